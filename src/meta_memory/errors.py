@@ -1,0 +1,238 @@
+"""Every refusal the product can give, one class per kind.
+
+Domain code raises these; the JSON-RPC surfaces translate them in exactly one
+place (:func:`meta_memory.rpc.dispatch.error_response`) through
+:meth:`MetaError.to_jsonrpc`. The codes and ``data.kind`` values are the table
+in the spec README ("JSON-RPC errors"):
+
+=========  ==========================================  ===================================
+code       class                                       ``data``
+=========  ==========================================  ===================================
+-32700     :class:`ParseError`                         ``{kind: "parse_error"}``
+-32600     :class:`InvalidRequest`                     ``{kind: "invalid_request", field?}``
+-32601     :class:`MethodNotFound`                     ``{kind: "method_not_found"}``
+-32602     :class:`InvalidParams`                      ``{kind: "invalid_params", field?}``
+-32603     :class:`InternalError`                      ``{kind: "internal"}``
+-32001     :class:`RecordNotFound`                     ``{kind: "not_found", memory_id}``
+-32004     :class:`AccessControlNotConfigured`         ``{kind: "access_control_not_configured"}``
+-32010     :class:`MemoryBackendUnavailable`           ``{kind: "memory_backend"}``
+-32030     :class:`AccessDenied`                       ``{kind: "access_denied", action, resource}``
+-32040     :class:`AgentMemoryError`                   ``{kind: "agent_memory", reason, op_index?}``
+-32043     :class:`QuarantineReviewRefused`            ``{kind: "memory_quarantine_review_refused", reason, ...}``
+=========  ==========================================  ===================================
+
+Start-up refusals (bad configuration, a predecessor ledger, file-name twins,
+a malformed ledger file) are :class:`StartupError`; they never reach a client
+because the gateway does not start.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+__all__ = [
+    "MetaError",
+    "ParseError",
+    "InvalidRequest",
+    "MethodNotFound",
+    "InvalidParams",
+    "InternalError",
+    "RecordNotFound",
+    "AccessControlNotConfigured",
+    "MemoryBackendUnavailable",
+    "AccessDenied",
+    "AgentMemoryError",
+    "QuarantineReviewRefused",
+    "StartupError",
+    "ConfigError",
+]
+
+
+class MetaError(Exception):
+    """Base of every refusal that maps to a JSON-RPC error.
+
+    Attributes:
+        code: the JSON-RPC error code (class constant).
+        kind: the ``data.kind`` string (class constant).
+        message: the human-readable ``error.message``.
+        data: extra ``error.data`` members (``kind`` is always added).
+    """
+
+    code: ClassVar[int] = -32603
+    kind: ClassVar[str] = "internal"
+
+    def __init__(self, message: str, **data: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        self.data: dict[str, Any] = {k: v for k, v in data.items() if v is not None}
+
+    def to_jsonrpc(self) -> dict[str, Any]:
+        """The JSON-RPC ``error`` object: ``{code, message, data: {kind, ...}}``."""
+        return {"code": self.code, "message": self.message, "data": {"kind": self.kind, **self.data}}
+
+    def __repr__(self) -> str:  # pragma: no cover - debugging aid
+        return f"{type(self).__name__}({self.message!r}, {self.data!r})"
+
+
+class ParseError(MetaError):
+    """-32700: the request body is not valid JSON (or not valid UTF-8)."""
+
+    code = -32700
+    kind = "parse_error"
+
+    def __init__(self, detail: str = "invalid JSON") -> None:
+        super().__init__(f"Parse error: {detail}")
+
+
+class InvalidRequest(MetaError):
+    """-32600: valid JSON that is not a JSON-RPC 2.0 request object."""
+
+    code = -32600
+    kind = "invalid_request"
+
+    def __init__(self, rule: str, field: str | None = None) -> None:
+        super().__init__(f"Invalid request: {rule}", field=field)
+        self.rule = rule
+
+
+class MethodNotFound(MetaError):
+    """-32601: no such method in the method table (or it is unadvertised)."""
+
+    code = -32601
+    kind = "method_not_found"
+
+    def __init__(self, method: str, message: str | None = None) -> None:
+        super().__init__(message or f"Method not found: {method}", method=method)
+
+
+class InvalidParams(MetaError):
+    """-32602: params broke a rule. ``message`` is ``Invalid params: <rule>``; ``data.field`` names the field."""
+
+    code = -32602
+    kind = "invalid_params"
+
+    def __init__(self, rule: str, field: str | None = None) -> None:
+        super().__init__(f"Invalid params: {rule}", field=field)
+        self.rule = rule
+        self.field = field
+
+
+class InternalError(MetaError):
+    """-32603: an unexpected failure. The message never carries a traceback."""
+
+    code = -32603
+    kind = "internal"
+
+    def __init__(self, message: str = "Internal error") -> None:
+        super().__init__(message)
+
+
+class RecordNotFound(MetaError):
+    """-32001: unknown memory record (panel ``record`` and similar look-ups)."""
+
+    code = -32001
+    kind = "not_found"
+
+    def __init__(self, memory_id: str) -> None:
+        super().__init__(f"unknown memory record '{memory_id}'", memory_id=memory_id)
+
+
+class AccessControlNotConfigured(MetaError):
+    """-32004: the method needs access control and none is configured."""
+
+    code = -32004
+    kind = "access_control_not_configured"
+
+    def __init__(self, message: str = "access control is not configured") -> None:
+        super().__init__(message)
+
+
+class MemoryBackendUnavailable(MetaError):
+    """-32010: the ledger backend failed its health check or its persist.
+
+    Message: ``Memory backend unavailable: <reason>`` (seed: Health checks; reference §1.12).
+    """
+
+    code = -32010
+    kind = "memory_backend"
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(f"Memory backend unavailable: {reason}")
+        self.reason = reason
+
+
+class AccessDenied(MetaError):
+    """-32030: ``access denied: <action>`` with ``data {action, resource}``."""
+
+    code = -32030
+    kind = "access_denied"
+
+    def __init__(self, action: str, resource: str | None = None) -> None:
+        super().__init__(f"access denied: {action}", action=action, resource=resource)
+        self.action = action
+        self.resource = resource
+
+
+class AgentMemoryError(MetaError):
+    """-32040: the agent-memory store refused.
+
+    ``reason`` is one of ``invalid_record``, ``secret_detected``,
+    ``scope_not_writable``, ``timeout``, ``unsupported``, ``invalid_config``,
+    ``io``. ``op_index`` names the op of a staged batch when one is at fault.
+    The message carries the reference's Display prefix, e.g.
+    ``invalid agent memory record: op 0: title must not be empty``.
+    """
+
+    code = -32040
+    kind = "agent_memory"
+
+    PREFIXES: ClassVar[dict[str, str]] = {
+        "invalid_record": "invalid agent memory record: ",
+        "secret_detected": "invalid agent memory record: ",
+        "scope_not_writable": "invalid agent memory record: ",
+        "invalid_config": "invalid agent memory config: ",
+        "io": "agent memory I/O error: ",
+        "parse": "agent memory parse error: ",
+        "timeout": "agent memory timeout: ",
+        "unsupported": "agent memory unsupported operation: ",
+    }
+
+    def __init__(
+        self,
+        reason: str,
+        detail: str,
+        *,
+        op_index: int | None = None,
+        secret_class: str | None = None,
+    ) -> None:
+        prefix = self.PREFIXES.get(reason, "agent memory error: ")
+        super().__init__(prefix + detail, reason=reason, op_index=op_index, secret_class=secret_class)
+        self.reason = reason
+        self.detail = detail
+        self.op_index = op_index
+        self.secret_class = secret_class
+
+
+class QuarantineReviewRefused(MetaError):
+    """-32043: a quarantine decision was refused (seed: Reviewing quarantined records).
+
+    ``reason``: ``not_found``, ``content_mismatch``, ``not_quarantined``,
+    ``gate_pending`` (+ ``expires_at_ms``), ``successor_conflict``,
+    ``secret_detected`` (+ ``class``), ``stale_update``.
+    """
+
+    code = -32043
+    kind = "memory_quarantine_review_refused"
+
+    def __init__(self, reason: str, detail: str, **extra: Any) -> None:
+        super().__init__(f"quarantine review refused: {detail}", reason=reason, **extra)
+        self.reason = reason
+        self.detail = detail
+
+
+class StartupError(Exception):
+    """The runtime refuses to start (predecessor ledger, twins, malformed ledger file, bad config)."""
+
+
+class ConfigError(StartupError, ValueError):
+    """Configuration refused at decode; the message names the key and the rule."""

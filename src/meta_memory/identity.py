@@ -1,0 +1,63 @@
+"""Agent identities and realms as the memory layer names them.
+
+Memory identity is *logical*: a roster id that carries a respawn generation
+(``rt:identity:parent-1:0``, ``rt:identity:parent-1:1``) names the same memory
+scope as ``identity:parent-1``, so writes, recall and injection share one scope
+across respawns (reference §4, "Memory scope identity is LOGICAL").
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["DEFAULT_REALM", "parse_identity", "logical_identity", "parse_realm"]
+
+DEFAULT_REALM = "default"
+MAX_IDENTITY_BYTES = 512
+MAX_REALM_BYTES = 256
+
+_ROSTER = re.compile(r"^rt:(?P<base>.+):(?P<generation>\d+)$")
+
+
+def _has_control(value: str) -> bool:
+    return any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in value)
+
+
+def logical_identity(identity: str) -> str:
+    """Map a roster id with a respawn generation to its logical identity.
+
+    ``rt:identity:parent-1:3`` -> ``identity:parent-1``; any other id is returned unchanged.
+    """
+    m = _ROSTER.match(identity)
+    return m.group("base") if m else identity
+
+
+def parse_identity(value: object) -> str:
+    """Validate and normalise an agent identity.
+
+    Input: any JSON value. Output: the trimmed, logical identity (``str``).
+    Raises ``ValueError("identity must be a valid non-empty string")`` for a
+    non-string, an empty/blank string, control characters, or more than 512 bytes.
+    A missing identity is never defaulted.
+    """
+    if not isinstance(value, str):
+        raise ValueError("identity must be a valid non-empty string")
+    trimmed = value.strip()
+    if not trimmed or _has_control(trimmed) or len(trimmed.encode("utf-8", "surrogatepass")) > MAX_IDENTITY_BYTES:
+        raise ValueError("identity must be a valid non-empty string")
+    return logical_identity(trimmed)
+
+
+def parse_realm(value: object) -> str:
+    """Validate a realm name: optional (``None`` -> ``"default"``), else a non-empty trimmed string.
+
+    Raises ``ValueError("realm must be a non-empty string when provided")``.
+    """
+    if value is None:
+        return DEFAULT_REALM
+    if not isinstance(value, str):
+        raise ValueError("realm must be a non-empty string when provided")
+    trimmed = value.strip()
+    if not trimmed or _has_control(trimmed) or len(trimmed.encode("utf-8", "surrogatepass")) > MAX_REALM_BYTES:
+        raise ValueError("realm must be a non-empty string when provided")
+    return trimmed

@@ -1,0 +1,1 @@
+"""Recall: text normalisation, the full-text index, ranking and recall providers."""
