@@ -236,3 +236,47 @@ class StartupError(Exception):
 
 class ConfigError(StartupError, ValueError):
     """Configuration refused at decode; the message names the key and the rule."""
+
+
+_BY_CODE: dict[int, type[MetaError]] = {
+    cls.code: cls
+    for cls in (
+        ParseError,
+        InvalidRequest,
+        MethodNotFound,
+        InvalidParams,
+        InternalError,
+        RecordNotFound,
+        AccessControlNotConfigured,
+        MemoryBackendUnavailable,
+        AccessDenied,
+        AgentMemoryError,
+        QuarantineReviewRefused,
+    )
+}
+
+
+def from_jsonrpc(error: dict[str, Any]) -> MetaError:
+    """Rebuild the typed error a gateway sent (the remote SDK raises the same classes as embedded).
+
+    ``error`` is a JSON-RPC error object ``{code, message, data?}``. Unknown codes become a
+    plain :class:`MetaError` carrying the code.
+    """
+    code = error.get("code")
+    message = str(error.get("message", ""))
+    data = dict(error.get("data") or {})
+    cls = _BY_CODE.get(code) if isinstance(code, int) else None
+    exc = (cls or MetaError).__new__(cls or MetaError)
+    Exception.__init__(exc, message)
+    exc.message = message
+    data.pop("kind", None)
+    exc.data = data
+    if cls is None:
+        exc.code = code if isinstance(code, int) else -32603  # type: ignore[misc]
+    for key, value in data.items():
+        if key not in ("message", "data", "code", "kind"):
+            setattr(exc, key, value)
+    return exc
+
+
+__all__.append("from_jsonrpc")

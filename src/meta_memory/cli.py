@@ -1,0 +1,188 @@
+"""The ``meta-memory`` (alias ``meta_gateway``) command line.
+
+Commands: ``serve`` (HTTP gateway), ``gateway --stdio``, ``doctor``,
+``storage-adopt-predecessor``, ``replay`` (LoCoMo replay over HTTP), ``mcp``
+(the ``memory`` tool over MCP stdio), ``token-hash``.
+Exit codes: 0 success, 1 a refusal (startup refused, bad config), 2 usage error.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import socket
+import sys
+from pathlib import Path
+
+import click
+
+from .config import MetaConfig, load_config
+from .errors import StartupError
+
+DEFAULT_STATE_DIR = ".meta/state"
+
+_state_dir_option = click.option(
+    "--state-dir", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_STATE_DIR,
+    show_default=True, help="Persistent state directory (ledger file, agent-memory databases, events).",
+)
+_config_option = click.option(
+    "--config", "config_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+    help="TOML configuration file.",
+)
+
+
+def _load(config_path: Path | None) -> MetaConfig:
+    config = load_config(config_path) if config_path is not None else MetaConfig()
+    if config.memory is None:
+        from .ledger.config import LedgerConfig
+
+        config = config.with_memory(LedgerConfig(kind="local_json"))
+    return config
+
+
+def build_runtime(state_dir: Path, config_path: Path | None):
+    """The runtime ``serve``/``gateway``/``mcp`` run: ledger persisted under ``state_dir`` as
+    ``local_json`` unless the config says otherwise. Raises StartupError/ConfigError."""
+    from .runtime import Runtime
+
+    return Runtime(_load(config_path), state_dir)
+
+
+def _fail(exc: Exception) -> None:
+    click.echo(f"meta-memory: {exc}", err=True)
+    sys.exit(1)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="meta-memory")
+def main() -> None:
+    """Identity-first memory for multi-agent LLM runtimes."""
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+
+
+def _graceful_server_class():
+    import contextlib
+    import signal as _signal
+
+    import uvicorn
+
+    class GracefulServer(uvicorn.Server):
+        """uvicorn's server, but SIGINT/SIGTERM finish in-flight requests and the process exits 0
+        (uvicorn would re-raise the signal after shutdown)."""
+
+        @contextlib.contextmanager
+        def capture_signals(self):  # type: ignore[override]
+            def handler(signum, frame):  # noqa: ARG001
+                if self.should_exit and signum == _signal.SIGINT:
+                    self.force_exit = True
+                self.should_exit = True
+
+            previous = {sig: _signal.signal(sig, handler) for sig in (_signal.SIGINT, _signal.SIGTERM)}
+            try:
+                yield
+            finally:
+                for sig, old in previous.items():
+                    _signal.signal(sig, old)
+
+    return GracefulServer
+
+
+def _GracefulServer(config):  # noqa: N802 - factory keeps uvicorn imports lazy
+    return _graceful_server_class()(config)
+
+
+@main.command()
+@_state_dir_option
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", default=8765, show_default=True, type=click.IntRange(0, 65535), help="0 picks a free port.")
+@_config_option
+def serve(state_dir: Path, host: str, port: int, config_path: Path | None) -> None:
+    """Run the HTTP gateway: JSON-RPC at POST /rpc, GET /v1/health, /events, /console/."""
+    import uvicorn
+
+    from .server.gateway import Gateway
+    from .server.http import create_app
+
+    try:
+        runtime = build_runtime(state_dir, config_path)
+    except StartupError as exc:
+        _fail(exc)
+    gateway = Gateway.for_runtime(runtime)
+    app = create_app(gateway)
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        runtime.close()
+        _fail(StartupError(f"cannot listen on {host}:{port}: {exc.strerror}"))
+    sock.listen(2048)
+    bound_port = sock.getsockname()[1]
+    shown_host = f"[{host}]" if family == socket.AF_INET6 else host
+    config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=5, lifespan="off")
+    server = _GracefulServer(config)
+    click.echo(f"meta-memory gateway listening on http://{shown_host}:{bound_port} (state dir {state_dir})", err=False)
+    sys.stdout.flush()
+    try:
+        server.run(sockets=[sock])
+    finally:
+        runtime.close()
+    sys.exit(0)
+
+
+@main.command()
+@click.option("--stdio", is_flag=True, required=True, help="Serve newline-delimited JSON-RPC on stdin/stdout.")
+@_state_dir_option
+@_config_option
+def gateway(stdio: bool, state_dir: Path, config_path: Path | None) -> None:
+    """Serve the same method table over stdin/stdout (what an SDK spawns)."""
+    from .server.gateway import Gateway
+    from .server.stdio import serve_stdio
+
+    try:
+        runtime = build_runtime(state_dir, config_path)
+    except StartupError as exc:
+        _fail(exc)
+    try:
+        code = serve_stdio(Gateway.for_runtime(runtime))
+    finally:
+        runtime.close()
+    sys.exit(code)
+
+
+@main.command()
+@_state_dir_option
+def doctor(state_dir: Path) -> None:
+    """Report storage slots, file-name twins, predecessor files and leftover stages, with fixes."""
+    from .storage.layout import StorageLayout
+
+    report = StorageLayout(state_dir).doctor()
+    click.echo(json.dumps(report, indent=2))
+
+
+@main.command("storage-adopt-predecessor")
+@click.option("--state-dir", type=click.Path(file_okay=False, path_type=Path), required=True)
+@click.option("--apply", "apply_", is_flag=True, help="Rename the file; without it, print what would happen.")
+def storage_adopt_predecessor(state_dir: Path, apply_: bool) -> None:
+    """Adopt a predecessor ledger (elephant-memory-state.json) in place, byte for byte."""
+    from .storage.adopt import adopt_predecessor
+
+    try:
+        report = adopt_predecessor(state_dir, apply=apply_)
+    except StartupError as exc:
+        _fail(exc)
+    click.echo("\n".join(report.lines))
+
+
+@main.command("token-hash")
+@click.argument("token")
+def token_hash(token: str) -> None:
+    """Print the sha256 hash of a bearer token, for [[access.tokens]] in the config file."""
+    import hashlib
+
+    click.echo(hashlib.sha256(token.encode("utf-8")).hexdigest())
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,105 @@
+"""The configuration file: one TOML document, decoded strictly.
+
+Top-level tables, each owned and validated by its domain:
+
+``[memory]``        the assertion ledger (:mod:`meta_memory.ledger.config`)
+``[agent_memory]``  agent memory, injection, firewall, steward (:mod:`meta_memory.agent_memory.config`)
+``[access]``        authentication and access control (:mod:`meta_memory.access.config`)
+``[gateway]``       transport limits (:class:`GatewayConfig` here)
+
+Unknown tables and unknown keys anywhere are refused with a
+:class:`~meta_memory.errors.ConfigError` naming them; nothing is ignored.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from .errors import ConfigError
+
+__all__ = ["GatewayConfig", "MetaConfig", "load_config", "parse_config"]
+
+DEFAULT_MAX_REQUEST_BYTES = 8 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class GatewayConfig:
+    """``[gateway]``: ``max_request_bytes`` (int, bytes; default 8 MiB): a request body over it is
+    refused before it is parsed; ``max_batch`` (int; default 10,000 calls per JSON-RPC batch);
+    ``events_retention`` (int; timeline events kept durably, default 10,000)."""
+
+    max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES
+    max_batch: int = 10_000
+    events_retention: int = 10_000
+
+
+def _parse_gateway(raw: Any) -> GatewayConfig:
+    if not isinstance(raw, dict):
+        raise ConfigError("[gateway] must be a table")
+    allowed = {"max_request_bytes", "max_batch", "events_retention"}
+    unknown = sorted(set(raw) - allowed)
+    if unknown:
+        raise ConfigError(f"unknown key gateway.{unknown[0]}")
+    values: dict[str, int] = {}
+    for key in allowed & set(raw):
+        value = raw[key]
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise ConfigError(f"gateway.{key} must be a positive integer")
+        values[key] = value
+    return GatewayConfig(**values)
+
+
+@dataclass(frozen=True)
+class MetaConfig:
+    """The whole configuration. ``memory is None`` means "no ledger backend": the
+    ledger is held in memory only (the SDK builder without ``.memory(...)``);
+    ``meta-memory serve`` fills in ``local_json`` under its state dir."""
+
+    memory: Any = None
+    agent_memory: Any = None
+    access: Any = None
+    gateway: GatewayConfig = field(default_factory=GatewayConfig)
+
+    def with_memory(self, memory: Any) -> "MetaConfig":
+        return replace(self, memory=memory)
+
+
+def parse_config(raw: dict[str, Any]) -> MetaConfig:
+    """Decode a TOML document (already parsed into a dict). Raises :class:`ConfigError`."""
+    known = {"memory", "agent_memory", "access", "gateway"}
+    unknown = sorted(set(raw) - known)
+    if unknown:
+        raise ConfigError(f"unknown configuration table [{unknown[0]}] (known: {', '.join(sorted(known))})")
+    memory = agent_memory = access = None
+    if "memory" in raw:
+        from .ledger.config import parse_memory_section
+
+        memory = parse_memory_section(raw["memory"])
+    if "agent_memory" in raw:
+        from .agent_memory.config import parse_agent_memory_section
+
+        agent_memory = parse_agent_memory_section(raw["agent_memory"])
+    if "access" in raw:
+        from .access.config import parse_access_section
+
+        access = parse_access_section(raw["access"])
+    gateway = _parse_gateway(raw["gateway"]) if "gateway" in raw else GatewayConfig()
+    return MetaConfig(memory=memory, agent_memory=agent_memory, access=access, gateway=gateway)
+
+
+def load_config(path: Path | str) -> MetaConfig:
+    """Read and decode a TOML config file. Raises :class:`ConfigError` naming the file on a
+    read or syntax error, or naming the key on a rule violation."""
+    p = Path(path)
+    try:
+        data = p.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"cannot read config file {p}: {exc.strerror}") from None
+    try:
+        raw = tomllib.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"config file {p} is not valid TOML: {exc}") from None
+    return parse_config(raw)

@@ -1,0 +1,149 @@
+"""Event bus for memory lifecycle events (seed: Console Memory panel, timeline).
+
+An envelope is ``{event_id, identity, event_type, timestamp_ms, data}`` where
+``event_id`` is ``console-evt-<seq>`` with ``seq`` strictly increasing (it
+survives restarts when the bus is durable), ``identity`` is the identity the
+event concerns or ``"_system"``. With a ``path`` the events are kept in a
+small SQLite file (WAL) and the oldest beyond ``retention`` are dropped;
+without one they live in memory only.
+
+Consumers either page with :meth:`EventBus.list` (``after`` = a sequence
+number or an ``event_id``) or block for new ones with :meth:`EventBus.wait`.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections import deque
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..clock import Clock
+
+__all__ = ["EventBus", "EventEnvelope", "parse_event_seq", "SYSTEM_IDENTITY"]
+
+SYSTEM_IDENTITY = "_system"
+_PREFIX = "console-evt-"
+
+
+@dataclass(frozen=True)
+class EventEnvelope:
+    seq: int
+    identity: str
+    event_type: str
+    timestamp_ms: int
+    data: dict[str, Any]
+
+    @property
+    def event_id(self) -> str:
+        return f"{_PREFIX}{self.seq}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "event_id": self.event_id,
+            "identity": self.identity,
+            "event_type": self.event_type,
+            "timestamp_ms": self.timestamp_ms,
+            "data": self.data,
+        }
+
+
+def parse_event_seq(value: Any) -> int | None:
+    """``console-evt-12`` / ``"12"`` / ``12`` -> 12; anything else -> ``None``."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value if value >= 0 else None
+    if isinstance(value, str):
+        text = value.strip()
+        if text.startswith(_PREFIX):
+            text = text[len(_PREFIX):]
+        if text.isascii() and text.isdigit():
+            return int(text)
+    return None
+
+
+class EventBus:
+    """Thread-safe publish/list/wait over lifecycle events.
+
+    Args:
+        clock: time source for ``timestamp_ms``.
+        path: SQLite file for durable events, or ``None`` for memory only.
+        retention: how many newest events are kept (older ones are dropped).
+    """
+
+    def __init__(self, clock: Clock, *, path: Path | None = None, retention: int = 10_000) -> None:
+        self._clock = clock
+        self._retention = max(1, retention)
+        self._cond = threading.Condition()
+        self._recent: deque[EventEnvelope] = deque(maxlen=self._retention)
+        self._conn: sqlite3.Connection | None = None
+        self._seq = 0
+        self._closed = False
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._conn = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
+            self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute("PRAGMA synchronous=NORMAL")
+            self._conn.execute(
+                "CREATE TABLE IF NOT EXISTS events (seq INTEGER PRIMARY KEY, identity TEXT NOT NULL, "
+                "event_type TEXT NOT NULL, timestamp_ms INTEGER NOT NULL, data TEXT NOT NULL)"
+            )
+            rows = self._conn.execute(
+                "SELECT seq, identity, event_type, timestamp_ms, data FROM events ORDER BY seq DESC LIMIT ?",
+                (self._retention,),
+            ).fetchall()
+            for seq, identity, event_type, ts, data in reversed(rows):
+                self._recent.append(EventEnvelope(seq, identity, event_type, ts, json.loads(data)))
+            row = self._conn.execute("SELECT COALESCE(MAX(seq), 0) FROM events").fetchone()
+            self._seq = int(row[0])
+
+    def emit(self, event_type: str, data: dict[str, Any], *, identity: str | None = None) -> EventEnvelope:
+        """Publish one event; returns its envelope. Never raises for a storage failure (logged)."""
+        with self._cond:
+            self._seq += 1
+            env = EventEnvelope(self._seq, identity or SYSTEM_IDENTITY, event_type, self._clock.now_ms(), dict(data))
+            if self._conn is not None and not self._closed:
+                try:
+                    self._conn.execute(
+                        "INSERT INTO events (seq, identity, event_type, timestamp_ms, data) VALUES (?, ?, ?, ?, ?)",
+                        (env.seq, env.identity, env.event_type, env.timestamp_ms, json.dumps(env.data)),
+                    )
+                    if env.seq % 256 == 0:
+                        self._conn.execute("DELETE FROM events WHERE seq <= ?", (env.seq - self._retention,))
+                except sqlite3.Error:
+                    import logging
+
+                    logging.getLogger("meta_memory.events").exception("could not persist event %s", event_type)
+            self._recent.append(env)
+            self._cond.notify_all()
+            return env
+
+    @property
+    def last_seq(self) -> int:
+        with self._cond:
+            return self._seq
+
+    def list(self, after: int | None = None, limit: int = 100) -> list[EventEnvelope]:
+        """Events with ``seq > after`` (all retained when ``None``), oldest first, at most ``limit``."""
+        floor = after or 0
+        with self._cond:
+            return [e for e in self._recent if e.seq > floor][: max(0, limit)]
+
+    def wait(self, after: int, timeout_s: float) -> list[EventEnvelope]:
+        """Block up to ``timeout_s`` seconds for events newer than ``after``; returns them (maybe empty)."""
+        with self._cond:
+            if self._seq <= after and not self._closed:
+                self._cond.wait(timeout=timeout_s)
+            return [e for e in self._recent if e.seq > after]
+
+    def close(self) -> None:
+        with self._cond:
+            self._closed = True
+            self._cond.notify_all()
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None

@@ -1,0 +1,128 @@
+"""JSON-RPC 2.0 framing over the method table: single calls, batches, notifications.
+
+Transports hand raw bytes (or a decoded JSON value) to :class:`Dispatcher`
+and write back whatever it returns; ``None`` means "no response" (a
+notification, or a batch of notifications). Errors are mapped in exactly one
+place, :func:`error_response`: a :class:`~meta_memory.errors.MetaError` keeps
+its code and data; anything else is logged with its traceback and answered
+with a bare ``-32603 Internal error``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import TYPE_CHECKING, Any
+
+from ..errors import InternalError, InvalidRequest, MetaError, ParseError
+from .registry import CallContext, MethodTable
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..runtime import Runtime
+
+__all__ = ["Dispatcher", "error_response", "decode_body", "encode"]
+
+log = logging.getLogger("meta_memory.rpc")
+
+_MISSING = object()
+
+
+def error_response(request_id: Any, exc: BaseException) -> dict[str, Any]:
+    """The JSON-RPC error response for ``exc`` (the single error-mapping point)."""
+    if isinstance(exc, MetaError):
+        err = exc.to_jsonrpc()
+    else:
+        log.exception("internal error while serving a request", exc_info=exc)
+        err = InternalError().to_jsonrpc()
+    return {"jsonrpc": "2.0", "error": err, "id": request_id}
+
+
+def decode_body(body: bytes | str) -> Any:
+    """Decode a request body. Raises :class:`ParseError` on invalid UTF-8 or invalid JSON."""
+    if isinstance(body, bytes):
+        try:
+            text = body.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ParseError(f"request body is not valid UTF-8 (byte {exc.start})") from None
+    else:
+        text = body
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ParseError("request nesting is too deep") from None
+    except ValueError as exc:
+        raise ParseError(f"invalid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
+
+
+def encode(payload: Any) -> bytes:
+    """Serialise a response (UTF-8, no ASCII escaping, lone surrogates escaped)."""
+    try:
+        return json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(payload, ensure_ascii=True, separators=(",", ":")).encode("ascii")
+
+
+def _valid_id(value: Any) -> bool:
+    return value is None or isinstance(value, str) or (isinstance(value, (int, float)) and not isinstance(value, bool))
+
+
+class Dispatcher:
+    """Runs decoded JSON-RPC messages against one runtime through one method table.
+
+    ``max_batch`` bounds the number of calls in one batch (larger batches are
+    refused with ``-32600`` naming ``batch``).
+    """
+
+    def __init__(self, table: MethodTable, runtime: "Runtime", *, max_batch: int = 10_000) -> None:
+        self.table = table
+        self.runtime = runtime
+        self.max_batch = max_batch
+
+    def handle_bytes(self, body: bytes | str, ctx: CallContext) -> bytes | None:
+        """Full pipeline for a transport: decode, dispatch, encode. ``None`` = no response."""
+        try:
+            message = decode_body(body)
+        except ParseError as exc:
+            return encode(error_response(None, exc))
+        response = self.handle_message(message, ctx)
+        return None if response is None else encode(response)
+
+    def handle_message(self, message: Any, ctx: CallContext) -> Any:
+        """Dispatch a decoded message (object or batch array)."""
+        if isinstance(message, list):
+            if not message:
+                return error_response(None, InvalidRequest("batch must not be empty", "batch"))
+            if len(message) > self.max_batch:
+                return error_response(
+                    None, InvalidRequest(f"batch has {len(message)} calls; the cap is {self.max_batch}", "batch")
+                )
+            responses = [r for r in (self._handle_one(m, ctx) for m in message) if r is not None]
+            return responses or None
+        return self._handle_one(message, ctx)
+
+    def _handle_one(self, message: Any, ctx: CallContext) -> dict[str, Any] | None:
+        if not isinstance(message, dict):
+            return error_response(None, InvalidRequest("request must be a JSON object"))
+        raw_id = message.get("id", _MISSING)
+        request_id = raw_id if raw_id is not _MISSING and _valid_id(raw_id) else None
+        if raw_id is not _MISSING and not _valid_id(raw_id):
+            return error_response(None, InvalidRequest("id must be a string, a number or null", "id"))
+        if message.get("jsonrpc") != "2.0":
+            return error_response(request_id, InvalidRequest('jsonrpc must be exactly "2.0"', "jsonrpc"))
+        method = message.get("method")
+        if not isinstance(method, str) or not method:
+            return error_response(request_id, InvalidRequest("method must be a non-empty string", "method"))
+        extra = set(message) - {"jsonrpc", "method", "params", "id"}
+        if extra:
+            return error_response(request_id, InvalidRequest(f"unknown member '{sorted(extra)[0]}'", sorted(extra)[0]))
+        params = message.get("params")
+        if "params" in message and not isinstance(params, (dict, list)):
+            return error_response(request_id, InvalidRequest("params must be an object or an array", "params"))
+        is_notification = raw_id is _MISSING
+        try:
+            result = self.table.call(self.runtime, ctx, method, params)
+        except Exception as exc:  # noqa: BLE001 - mapped in one place
+            return None if is_notification else error_response(request_id, exc)
+        if is_notification:
+            return None
+        return {"jsonrpc": "2.0", "result": result, "id": request_id}

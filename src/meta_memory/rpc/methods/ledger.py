@@ -1,0 +1,28 @@
+"""``meta/memory/index``, ``meta/memory/query``, ``meta/memory/stores`` (seed: Indexing, Querying, Memory store info)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ...ledger.model import parse_index_params, parse_query_params, parse_stores_params
+from ..registry import CallContext, MethodTable
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ...runtime import Runtime
+
+
+def register(table: MethodTable) -> None:
+    @table.method("meta/memory/index", parse_index_params)
+    def index(runtime: "Runtime", ctx: CallContext, req: Any) -> Any:
+        """Index an assertion and/or a conflict signal; persists the whole ledger (-32010 on failure)."""
+        return runtime.ledger.index(req)
+
+    @table.method("meta/memory/query", parse_query_params)
+    def query(runtime: "Runtime", ctx: CallContext, req: Any) -> Any:
+        """Exact filters on entity/topic/store plus an optional substring ``query``."""
+        return runtime.ledger.query(req)
+
+    @table.method("meta/memory/stores", parse_stores_params)
+    def stores(runtime: "Runtime", ctx: CallContext, req: Any) -> dict[str, Any]:
+        """One ``{store, record_count}`` per supported store, in the fixed order."""
+        return {"stores": runtime.ledger.stores()}

@@ -1,0 +1,69 @@
+"""``meta/status``, ``meta/storage/doctor``, ``meta/capabilities``, ``meta/events/list``."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from pydantic import Field, field_validator
+
+from ...events.bus import parse_event_seq
+from ..params import Params
+from ..registry import CallContext, MethodTable
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ...runtime import Runtime
+
+
+class EventsListParams(Params):
+    after: str | int | None = None
+    limit: int = Field(default=100)
+
+    @field_validator("after")
+    @classmethod
+    def _after(cls, value: Any) -> Any:
+        if value is not None and parse_event_seq(value) is None:
+            raise ValueError("after must be an event_id ('console-evt-<n>') or a non-negative integer")
+        return value
+
+    @field_validator("limit")
+    @classmethod
+    def _limit(cls, value: int) -> int:
+        if not 1 <= value <= 1000:
+            raise ValueError("limit must be between 1 and 1000")
+        return value
+
+
+def register(table: MethodTable) -> None:
+    @table.method("meta/status")
+    def status(runtime: "Runtime", ctx: CallContext, params: Any) -> dict[str, Any]:
+        """Version, ledger backend and the storage census (``storage.slots``)."""
+        return runtime.status()
+
+    @table.method("meta/storage/doctor")
+    def doctor(runtime: "Runtime", ctx: CallContext, params: Any) -> dict[str, Any]:
+        """Slots, file-name twins, predecessor files and leftover stages, each with a fix."""
+        if runtime.layout is None:
+            return {"state_dir": None, "slots": [], "findings": []}
+        return runtime.layout.doctor()
+
+    @table.method("meta/capabilities")
+    def capabilities(runtime: "Runtime", ctx: CallContext, params: Any) -> dict[str, Any]:
+        """The methods advertised on this gateway and the caller's memory capabilities."""
+        can_read = True
+        access = getattr(runtime, "access", None)
+        if access is not None:
+            can_read = access.memory_can_read(ctx.principal)
+        return {"methods": table.names(runtime), "memory": {"can_read": can_read}}
+
+    @table.method("meta/events/list", EventsListParams)
+    def events_list(runtime: "Runtime", ctx: CallContext, params: EventsListParams) -> dict[str, Any]:
+        """Timeline events after ``after`` (an event_id or sequence number), oldest first."""
+        after = parse_event_seq(params.after) if params.after is not None else None
+        events = runtime.events.list(after, params.limit)
+        visible = [e for e in events if _event_visible(runtime, ctx, e)]
+        return {"events": [e.to_dict() for e in visible], "last_event_id": events[-1].event_id if events else None}
+
+
+def _event_visible(runtime: "Runtime", ctx: CallContext, event: Any) -> bool:
+    access = getattr(runtime, "access", None)
+    return True if access is None else access.event_visible(ctx.principal, event)

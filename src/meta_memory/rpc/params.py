@@ -1,0 +1,87 @@
+"""Params validation shared by every method: pydantic models to ``InvalidParams``.
+
+Every params model derives from :class:`Params` (``extra="forbid"``, strict
+types, so ``"1"`` is not an integer and an unknown field is refused). A
+``ValidationError`` becomes ``-32602`` with ``message = "Invalid params: <rule>"``
+and ``data.field`` naming the first offending field.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from ..errors import InvalidParams
+
+__all__ = ["Params", "parse_params", "validation_to_invalid_params"]
+
+P = TypeVar("P", bound=BaseModel)
+
+
+class Params(BaseModel):
+    """Base class of every RPC params model: unknown fields refused, no type coercion."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+_TYPE_RULES = {
+    "string_type": "must be a string",
+    "int_type": "must be an integer",
+    "int_from_float": "must be an integer",
+    "bool_type": "must be a boolean",
+    "list_type": "must be an array",
+    "dict_type": "must be a JSON object",
+    "model_type": "must be a JSON object",
+    "model_attributes_type": "must be a JSON object",
+    "float_type": "must be a number",
+    "none_required": "must be null",
+    "string_unicode": "must be valid Unicode text",
+}
+
+
+def _field_name(loc: tuple[Any, ...]) -> str | None:
+    parts = [str(p) for p in loc if not (isinstance(p, str) and p.startswith("function-"))]
+    return ".".join(parts) if parts else None
+
+
+def validation_to_invalid_params(exc: ValidationError) -> InvalidParams:
+    """Translate the first pydantic error into an :class:`InvalidParams` naming the field."""
+    err = exc.errors(include_url=False)[0]
+    field = _field_name(tuple(err.get("loc", ())))
+    etype = err.get("type", "")
+    label = field or "params"
+    if etype == "missing":
+        rule = f"{label} is required"
+    elif etype == "extra_forbidden":
+        rule = f"unknown field '{label}'"
+    elif etype in _TYPE_RULES:
+        rule = f"{label} {_TYPE_RULES[etype]}"
+    elif etype == "literal_error":
+        expected = (err.get("ctx") or {}).get("expected", "")
+        rule = f"{label} must be one of {expected}"
+    elif etype in ("value_error", "assertion_error"):
+        msg = str(err.get("msg", ""))
+        for prefix in ("Value error, ", "Assertion failed, "):
+            if msg.startswith(prefix):
+                msg = msg[len(prefix):]
+        rule = msg
+    else:
+        rule = f"{label}: {err.get('msg', 'invalid value')}"
+    return InvalidParams(rule, field)
+
+
+def parse_params(model: type[P], raw: Any) -> P:
+    """Validate raw JSON-RPC ``params`` (object or absent) into ``model``.
+
+    Raises :class:`InvalidParams` for positional (array) params, a non-object,
+    or any rule the model enforces.
+    """
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, dict):
+        raise InvalidParams("params must be a JSON object", "params")
+    try:
+        return model.model_validate(raw)
+    except ValidationError as exc:
+        raise validation_to_invalid_params(exc) from None

@@ -1,0 +1,145 @@
+"""The one method table: ``name -> (params parser, handler)``.
+
+Every surface (HTTP, stdio, the embedded SDK, MCP) dispatches through a
+:class:`MethodTable`, so behaviour cannot drift between transports. Domain
+modules contribute their methods with :meth:`MethodTable.method`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel
+
+from ..errors import MethodNotFound
+from .params import parse_params
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..runtime import Runtime
+
+__all__ = ["CallContext", "MethodSpec", "MethodTable", "to_jsonable"]
+
+
+@dataclass(frozen=True)
+class CallContext:
+    """Who is calling and how.
+
+    ``principal`` is the authenticated principal (``None`` only before access
+    control is consulted); ``transport`` is ``"http"``, ``"stdio"``,
+    ``"embedded"`` or ``"mcp"``.
+    """
+
+    principal: Any = None
+    transport: str = "embedded"
+
+
+Handler = Callable[["Runtime", CallContext, Any], Any]
+
+
+@dataclass(frozen=True)
+class MethodSpec:
+    """One RPC method.
+
+    ``parse`` turns raw ``params`` into a typed value (raising ``InvalidParams``);
+    ``handler(runtime, ctx, parsed)`` returns a pydantic model, a dict/list, or
+    ``None``. ``available`` decides whether the method is advertised on a given
+    runtime (e.g. panel methods need a panel-capable store).
+    """
+
+    name: str
+    parse: Callable[[Any], Any]
+    handler: Handler
+    summary: str = ""
+    available: Callable[["Runtime"], bool] = field(default=lambda runtime: True)
+
+
+def to_jsonable(value: Any) -> Any:
+    """Results to JSON-compatible data: pydantic models dumped in JSON mode, recursively."""
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json", exclude_none=False)
+    if isinstance(value, dict):
+        return {k: to_jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [to_jsonable(v) for v in value]
+    return value
+
+
+def _first_line(doc: str | None) -> str:
+    lines = (doc or "").strip().splitlines()
+    return lines[0] if lines else ""
+
+
+class MethodTable:
+    """Registry of :class:`MethodSpec` by name."""
+
+    def __init__(self) -> None:
+        self._methods: dict[str, MethodSpec] = {}
+
+    def add(self, spec: MethodSpec) -> None:
+        if spec.name in self._methods:
+            raise ValueError(f"method {spec.name!r} registered twice")
+        self._methods[spec.name] = spec
+
+    def method(
+        self,
+        name: str,
+        params: type[BaseModel] | Callable[[Any], Any] | None = None,
+        *,
+        summary: str = "",
+        available: Callable[["Runtime"], bool] | None = None,
+    ) -> Callable[[Handler], Handler]:
+        """Decorator registering ``handler`` under ``name``.
+
+        ``params`` is a :class:`~meta_memory.rpc.params.Params` model, a parser
+        callable, or ``None`` (params must be absent or an empty object).
+        """
+
+        if params is None:
+            from .params import Params
+
+            class _NoParams(Params):
+                pass
+
+            parser: Callable[[Any], Any] = lambda raw: parse_params(_NoParams, raw)
+        elif isinstance(params, type) and issubclass(params, BaseModel):
+            model = params
+            parser = lambda raw: parse_params(model, raw)
+        else:
+            parser = params
+
+        def register(handler: Handler) -> Handler:
+            self.add(
+                MethodSpec(
+                    name=name,
+                    parse=parser,
+                    handler=handler,
+                    summary=summary or _first_line(handler.__doc__),
+                    available=available or (lambda runtime: True),
+                )
+            )
+            return handler
+
+        return register
+
+    def extend(self, specs: Iterable[MethodSpec]) -> None:
+        for spec in specs:
+            self.add(spec)
+
+    def get(self, name: str, runtime: "Runtime") -> MethodSpec:
+        """The spec for ``name``; raises :class:`MethodNotFound` if unknown or unadvertised."""
+        spec = self._methods.get(name)
+        if spec is None or not spec.available(runtime):
+            raise MethodNotFound(name)
+        return spec
+
+    def names(self, runtime: "Runtime | None" = None) -> list[str]:
+        """Sorted names of the methods advertised on ``runtime`` (all when ``None``)."""
+        return sorted(n for n, s in self._methods.items() if runtime is None or s.available(runtime))
+
+    def call(self, runtime: "Runtime", ctx: CallContext, name: str, params: Any) -> Any:
+        """Parse, run and serialise one call. Raises :class:`~meta_memory.errors.MetaError` on refusal."""
+        spec = self.get(name, runtime)
+        parsed = spec.parse(params)
+        return to_jsonable(spec.handler(runtime, ctx, parsed))

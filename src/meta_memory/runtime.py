@@ -1,0 +1,110 @@
+"""The runtime: one object that owns every authority, built from one validated config.
+
+It holds the assertion ledger, the agent-memory stores, the firewall's taint
+tracker, the injection coordinator, the event bus and the access policy.
+Surfaces never touch these directly: they call the method table
+(:mod:`meta_memory.rpc.methods`), whose handlers call the runtime.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from pathlib import Path
+from typing import Any
+
+from .clock import Clock, SystemClock
+from .config import MetaConfig
+from .errors import StartupError
+
+__all__ = ["Runtime"]
+
+log = logging.getLogger("meta_memory.runtime")
+
+
+class Runtime:
+    """The composed memory runtime.
+
+    Args:
+        config: the validated configuration. ``config.memory is None`` keeps the
+            assertion ledger in memory only.
+        state_dir: the persistent state directory (``None``: nothing on disk;
+            agent memory then needs an explicit store).
+        clock: time source (UTC epoch ms); the system clock by default.
+
+    Raises:
+        StartupError: a predecessor ledger file or file-name twins under the
+            state dir, a malformed ledger file, a failed startup health check,
+            or a configuration refused at gateway init.
+    """
+
+    def __init__(self, config: MetaConfig | None = None, state_dir: Path | str | None = None, *, clock: Clock | None = None) -> None:
+        self.config = config or MetaConfig()
+        self.state_dir = Path(state_dir) if state_dir is not None else None
+        self.clock: Clock = clock or SystemClock()
+        self._lock = threading.RLock()
+        self._closed = False
+
+        from .events.bus import EventBus
+        from .ledger.ledger import AssertionLedger
+        from .storage.layout import StorageLayout
+
+        self.layout = StorageLayout(self.state_dir) if self.state_dir is not None else None
+        if self.layout is not None:
+            self.layout.check_startup()
+
+        self.events = EventBus(self.clock, path=(self.state_dir / "events.sqlite3") if self.state_dir else None,
+                               retention=self.config.gateway.events_retention)
+
+        memory = self.config.memory
+        if memory is not None and self.layout is None:
+            raise StartupError("the ledger's local_json backend needs a persistent state directory")
+        self.ledger = AssertionLedger(
+            self.layout.ledger_path if memory is not None and self.layout is not None else None,
+            health_check_endpoint=getattr(memory, "health_check_endpoint", None) if memory is not None else None,
+            clock=self.clock,
+        )
+        self.ledger.load()
+        self._init_features()
+
+    # Feature wiring lives in one place so the order of construction is explicit.
+    def _init_features(self) -> None:
+        from .features import wire_features
+
+        wire_features(self)
+
+    def status(self) -> dict[str, Any]:
+        """``meta/status`` payload: version, advertised features, and the storage census."""
+        from . import __version__
+
+        slots = self.layout.slots() if self.layout is not None else []
+        return {
+            "version": __version__,
+            "state_dir": str(self.state_dir) if self.state_dir is not None else None,
+            "ledger": {"persisted": self.config.memory is not None, "backend": "local_json" if self.config.memory is not None else "in_memory"},
+            "storage": {"slots": slots},
+        }
+
+    def close(self) -> None:
+        """Release stores, pools and threads. Idempotent."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+        for closer in getattr(self, "_closers", []):
+            try:
+                closer()
+            except Exception:  # noqa: BLE001 - best effort on shutdown
+                log.exception("error while closing the runtime")
+        self.events.close()
+
+    def add_closer(self, fn: Any) -> None:
+        if not hasattr(self, "_closers"):
+            self._closers = []
+        self._closers.append(fn)
+
+    def __enter__(self) -> "Runtime":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

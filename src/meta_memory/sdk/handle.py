@@ -1,0 +1,208 @@
+"""The handle: one interface over every mode (embedded or remote; sync or async).
+
+Method bodies are written once in :class:`_HandleMethods`; each builds the
+JSON-RPC params of the spec's method and names the result parser. The sync
+handles return values; the async handles return awaitables of the same
+values. Every method raises the typed :class:`~meta_memory.errors.MetaError`
+the gateway gave (e.g. ``InvalidParams`` -32602, ``MemoryBackendUnavailable``
+-32010, ``AgentMemoryError`` -32040).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ..ledger.model import MemoryIndexResult, MemoryQueryResult, MemoryStoreInfo
+from .models import (
+    AgentMemoryForgetResult,
+    AgentMemoryRecord,
+    AgentMemoryRecordMeta,
+    AgentMemoryUpdateResult,
+)
+
+__all__ = ["MetaHandle", "AsyncMetaHandle"]
+
+
+def _drop_none(**params: Any) -> dict[str, Any]:
+    return {k: v for k, v in params.items() if v is not None}
+
+
+def _identity(value: Any) -> Any:
+    return value
+
+
+class _HandleMethods:
+    """Shared method bodies; subclasses define ``_invoke(method, params, parse)``."""
+
+    def _invoke(self, method: str, params: dict[str, Any] | None, parse: Callable[[Any], Any]) -> Any:  # pragma: no cover
+        raise NotImplementedError
+
+    # -- generic -----------------------------------------------------------------------------
+    def call(self, method: str, params: dict[str, Any] | None = None) -> Any:
+        """Call any method of the table by name; returns the raw JSON result."""
+        return self._invoke(method, params, _identity)
+
+    def status(self) -> Any:
+        """``meta/status``: version, ledger backend, ``storage.slots``."""
+        return self._invoke("meta/status", None, _identity)
+
+    def storage_doctor(self) -> Any:
+        """``meta/storage/doctor``: slots, twins, predecessor files, leftover stages, with fixes."""
+        return self._invoke("meta/storage/doctor", None, _identity)
+
+    # -- assertion ledger (seed: Indexing, Querying, Memory store info) ---------------------------
+    def memory_index(
+        self,
+        entity: str,
+        topic: str,
+        store: str | None = None,
+        *,
+        fact: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        conflict: bool | None = None,
+        conflict_reason: str | None = None,
+    ) -> MemoryIndexResult:
+        """Index an assertion (``fact``) and/or a conflict signal (``conflict=True``).
+
+        Returns :class:`MemoryIndexResult` (canonical entity/topic/store, ``assertion_id`` or
+        ``None``, ``conflict_active``). Raises ``InvalidParams`` (e.g. ``fact is required unless
+        conflict=true``) or ``MemoryBackendUnavailable`` when the persist or health check fails
+        (the write is rolled back).
+        """
+        params = _drop_none(entity=entity, topic=topic, store=store, fact=fact, metadata=metadata,
+                            conflict=conflict, conflict_reason=conflict_reason)
+        return self._invoke("meta/memory/index", params, MemoryIndexResult.model_validate)
+
+    def memory_query(self, query: str | dict[str, Any] | None = None, **filters: Any) -> MemoryQueryResult:
+        """Query assertions and conflict signals: exact ``entity``/``topic``/``store`` filters
+        (trimmed, ASCII-lowercased) and an optional case-insensitive substring ``query``.
+
+        ``query`` may be the substring (str), a dict of filters, or ``None``.
+        Raises ``TypeError`` for another type, ``InvalidParams`` for bad filters.
+        """
+        if isinstance(query, str):
+            params = {"query": query, **filters}
+        elif isinstance(query, dict):
+            params = {**query, **filters}
+        elif query is None:
+            params = dict(filters)
+        else:
+            raise TypeError("memory_query query must be a string, dict, or None")
+        return self._invoke("meta/memory/query", params, MemoryQueryResult.model_validate)
+
+    def memory_stores(self) -> list[MemoryStoreInfo]:
+        """One :class:`MemoryStoreInfo` per supported store, in the fixed order."""
+        return self._invoke(
+            "meta/memory/stores", None, lambda r: [MemoryStoreInfo.model_validate(s) for s in r["stores"]]
+        )
+
+    # -- agent memory (seed: Agent memory injection) -------------------------------------------
+    def remember_agent_memory(
+        self, identity: str, *, title: str, body: str, tags: list[str] | None = None, realm: str | None = None
+    ) -> AgentMemoryRecord:
+        """Write one identity-scoped record (application author; never quarantined).
+
+        Exact-content dedup: an active record with the same content hash is returned
+        instead of writing. Raises ``InvalidParams`` (field caps) or ``AgentMemoryError``
+        (secret detected, ...)."""
+        params = _drop_none(identity=identity, title=title, body=body, tags=tags, realm=realm)
+        return self._invoke("meta/agent_memory/remember", params, AgentMemoryRecord.model_validate)
+
+    def recall_agent_memory(
+        self,
+        identity: str,
+        *,
+        realm: str | None = None,
+        selection: str | None = None,
+        query_text: str | None = None,
+        query_terms: list[str] | None = None,
+        max_entries: int | None = None,
+    ) -> list[AgentMemoryRecord]:
+        """Recall active records of ``identity`` (``selection`` contextual by default; 1..64 entries)."""
+        params = _drop_none(identity=identity, realm=realm, selection=selection, query_text=query_text,
+                            query_terms=query_terms, max_entries=max_entries)
+        return self._invoke(
+            "meta/agent_memory/recall", params, lambda r: [AgentMemoryRecord.model_validate(x) for x in r["records"]]
+        )
+
+    def forget_agent_memory(self, identity: str, memory_id: str, *, realm: str | None = None) -> AgentMemoryForgetResult:
+        """Tombstone one record: it leaves every recall and injection path at once."""
+        params = _drop_none(identity=identity, memory_id=memory_id, realm=realm)
+        return self._invoke("meta/agent_memory/forget", params, AgentMemoryForgetResult.model_validate)
+
+    def update_agent_memory(
+        self, identity: str, memory_id: str, *, title: str, body: str, tags: list[str] | None = None,
+        realm: str | None = None,
+    ) -> AgentMemoryUpdateResult:
+        """Supersede ``memory_id`` with a new version (same identity scope)."""
+        params = _drop_none(identity=identity, memory_id=memory_id, title=title, body=body, tags=tags, realm=realm)
+        return self._invoke("meta/agent_memory/update", params, AgentMemoryUpdateResult.model_validate)
+
+    def manifest_agent_memory(
+        self, identity: str, *, realm: str | None = None, tier: str | None = None, k: int | None = None
+    ) -> list[AgentMemoryRecordMeta]:
+        """Metadata of active records (``tier`` ``working_set`` (default, ``k`` 1..512) or ``full``)."""
+        params = _drop_none(identity=identity, realm=realm, tier=tier, k=k)
+        return self._invoke(
+            "meta/agent_memory/manifest", params, lambda r: [AgentMemoryRecordMeta.model_validate(x) for x in r["records"]]
+        )
+
+
+class MetaHandle(_HandleMethods):
+    """Synchronous handle over a transport (embedded, HTTP or stdio). Use as a context manager."""
+
+    def __init__(self, transport: Any) -> None:
+        self._transport = transport
+
+    def _invoke(self, method: str, params: dict[str, Any] | None, parse: Callable[[Any], Any]) -> Any:
+        return parse(self._transport.call(method, params))
+
+    @property
+    def runtime(self) -> Any:
+        """The in-process runtime (embedded mode only; ``None`` when remote)."""
+        gateway = getattr(self._transport, "gateway", None)
+        return gateway.runtime if gateway is not None else None
+
+    def close(self) -> None:
+        self._transport.close()
+
+    def __enter__(self) -> "MetaHandle":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class AsyncMetaHandle(_HandleMethods):
+    """Asynchronous handle: every method returns an awaitable. Use with ``async with``."""
+
+    def __init__(self, transport: Any) -> None:
+        self._transport = transport
+
+    def _invoke(self, method: str, params: dict[str, Any] | None, parse: Callable[[Any], Any]) -> Any:
+        async def run() -> Any:
+            if hasattr(self._transport, "acall"):
+                raw = await self._transport.acall(method, params)
+            else:
+                raw = await self._transport.call(method, params)
+            return parse(raw)
+
+        return run()
+
+    @property
+    def runtime(self) -> Any:
+        gateway = getattr(self._transport, "gateway", None)
+        return gateway.runtime if gateway is not None else None
+
+    async def aclose(self) -> None:
+        if hasattr(self._transport, "aclose"):
+            await self._transport.aclose()
+        else:
+            self._transport.close()
+
+    async def __aenter__(self) -> "AsyncMetaHandle":
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()

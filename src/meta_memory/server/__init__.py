@@ -1,0 +1,1 @@
+"""Transports: HTTP (Starlette under uvicorn) and newline-delimited stdio."""

@@ -1,0 +1,128 @@
+"""HTTP transport: ``POST /rpc`` (JSON-RPC 2.0), ``GET /v1/health``, ``GET /events`` (SSE), ``/console/``.
+
+A request body larger than ``[gateway] max_request_bytes`` is refused with
+HTTP 413 and a JSON-RPC ``-32600`` error before any of it is parsed. Blocking
+work (SQLite, fsync) runs in a worker thread so the event loop stays
+responsive.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from ..errors import InvalidRequest
+from ..events.bus import parse_event_seq
+from ..rpc.dispatch import encode, error_response
+from ..rpc.registry import CallContext
+from .gateway import Gateway
+
+__all__ = ["create_app"]
+
+log = logging.getLogger("meta_memory.http")
+
+_JSON = "application/json"
+
+
+class _TooLarge(Exception):
+    pass
+
+
+async def _read_body(request: Request, limit: int) -> bytes:
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise _TooLarge
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise _TooLarge
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _auth_error(exc: Exception) -> Response:
+    body = {"jsonrpc": "2.0", "error": {"code": -32030, "message": f"authentication failed: {exc}",
+                                          "data": {"kind": "unauthenticated"}}, "id": None}
+    return JSONResponse(body, status_code=401, headers={"WWW-Authenticate": "Bearer"})
+
+
+def create_app(gateway: Gateway) -> Starlette:
+    """The ASGI application for one gateway."""
+    limit = gateway.runtime.config.gateway.max_request_bytes
+
+    async def rpc(request: Request) -> Response:
+        try:
+            body = await _read_body(request, limit)
+        except _TooLarge:
+            err = error_response(None, InvalidRequest(f"request body exceeds {limit} bytes", "body"))
+            return Response(encode(err), status_code=413, media_type=_JSON)
+        try:
+            principal = gateway.authenticate(request.headers.get("authorization"))
+        except Exception as exc:  # AuthenticationFailed
+            return _auth_error(exc)
+        ctx = CallContext(principal=principal, transport="http")
+        out = await run_in_threadpool(gateway.dispatcher.handle_bytes, body, ctx)
+        if out is None:
+            return Response(status_code=204)
+        return Response(out, media_type=_JSON)
+
+    async def health(request: Request) -> Response:
+        return JSONResponse({"status": "ok", "methods": len(gateway.table.names(gateway.runtime))})
+
+    async def events(request: Request) -> Response:
+        try:
+            principal = gateway.authenticate(request.headers.get("authorization") or _query_token(request))
+        except Exception as exc:
+            return _auth_error(exc)
+        start = parse_event_seq(request.headers.get("last-event-id") or request.query_params.get("after") or 0) or 0
+        bus = gateway.runtime.events
+        access = getattr(gateway.runtime, "access", None)
+
+        async def stream():
+            after = start
+            yield b": meta-memory timeline\n\n"
+            while True:
+                if await request.is_disconnected():
+                    break
+                batch = await run_in_threadpool(bus.wait, after, 15.0)
+                if not batch:
+                    yield b": keep-alive\n\n"
+                    continue
+                for env in batch:
+                    after = env.seq
+                    if access is not None and not access.event_visible(principal, env):
+                        continue
+                    payload = json.dumps(env.to_dict(), ensure_ascii=False)
+                    yield f"id: {env.event_id}\nevent: {env.event_type}\ndata: {payload}\n\n".encode()
+                await asyncio.sleep(0)
+
+        return StreamingResponse(stream(), media_type="text/event-stream",
+                                 headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+
+    routes = [
+        Route("/rpc", rpc, methods=["POST"]),
+        Route("/v1/health", health, methods=["GET"]),
+        Route("/events", events, methods=["GET"]),
+    ]
+    try:
+        from ..console.routes import console_routes
+    except ImportError:  # the console package is optional at import time
+        console_routes = None
+    if console_routes is not None:
+        routes.extend(console_routes(gateway))
+    return Starlette(routes=routes)
+
+
+def _query_token(request: Request) -> str | None:
+    token = request.query_params.get("token")
+    return f"Bearer {token}" if token else None

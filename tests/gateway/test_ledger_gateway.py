@@ -1,0 +1,218 @@
+"""The assertion ledger through the real gateway: persistence, restart, health checks, concurrency, crashes."""
+
+from __future__ import annotations
+
+import json
+import random
+import signal
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import httpx
+import pytest
+
+from support import start_gateway
+
+
+def _index(gw, fact, **kw):
+    return gw.result("meta/memory/index", {"entity": "identity:ops", "topic": "deployment", "fact": fact, **kw})
+
+
+def test_index_query_stores_and_conflicts(gateway):
+    r = _index(gateway, "Production deploys require approval.", store="Knowledge_Graph", metadata={"source": "runbook"})
+    assert r == {"entity": "identity:ops", "topic": "deployment", "store": "knowledge_graph",
+                 "assertion_id": r["assertion_id"], "conflict_active": False}
+    c = gateway.result("meta/memory/index", {"entity": "IDENTITY:OPS", "topic": "deployment", "store": "todo",
+                                             "conflict": True, "conflict_reason": "  two runbooks disagree "})
+    assert c["assertion_id"] is None and c["conflict_active"] is True
+    # conflict_active ignores the store
+    assert _index(gateway, "another")["conflict_active"] is True
+    q = gateway.result("meta/memory/query", {"query": "RUNBOOKS"})
+    assert q["assertions"] == [] and q["conflicts"][0]["reason"] == "two runbooks disagree"
+    q = gateway.result("meta/memory/query", {"entity": " identity:OPS ", "store": "knowledge_graph", "query": "approval"})
+    assert [a["fact"] for a in q["assertions"]] == ["Production deploys require approval."]
+    assert q["assertions"][0]["metadata"] == {"source": "runbook"}
+    counts = {s["store"]: s["record_count"] for s in gateway.result("meta/memory/stores")["stores"]}
+    assert counts == {"knowledge_graph": 2, "vector": 0, "timeline": 0, "todo": 1, "top_of_mind": 0}
+    err = gateway.error("meta/memory/index", {"entity": "e", "topic": "t"})
+    assert err["message"] == "Invalid params: fact is required unless conflict=true"
+    err = gateway.error("meta/memory/index", {"entity": "e", "topic": "t", "fact": "f", "store": "Graph"})
+    assert "store 'graph' is unsupported" in err["message"]
+
+
+def test_restart_reloads_state(gateway_factory, tmp_path):
+    gw = gateway_factory(tmp_path / "s")
+    ids = [_index(gw, f"fact {i}")["assertion_id"] for i in range(3)]
+    assert gw.stop() == 0
+    gw2 = gateway_factory(tmp_path / "s")
+    facts = gw2.result("meta/memory/query", {})["assertions"]
+    assert [a["assertion_id"] for a in facts] == ids
+    nxt = _index(gw2, "after restart")["assertion_id"]
+    assert int(nxt.rsplit("-", 1)[1]) == int(ids[-1].rsplit("-", 1)[1]) + 1
+
+
+def test_hand_edited_file_loads_normalised_and_drops_bad_rows(tmp_path, gateway_factory):
+    state = tmp_path / "s"
+    state.mkdir()
+    (state / "memory-ledger-state.json").write_text(json.dumps({
+        "assertions": [
+            {"assertion_id": "memory-assert-000007", "entity": "  Identity:OPS ", "topic": " Deploy ", "store": " TODO ",
+             "fact": "  kept  ", "metadata": None, "indexed_at_ms": 1},
+            {"assertion_id": "memory-assert-000008", "entity": "e", "topic": "t", "store": "graph", "fact": "dropped",
+             "metadata": None, "indexed_at_ms": 2},
+        ],
+        "conflicts": [],
+    }))
+    gw = gateway_factory(state)
+    q = gw.result("meta/memory/query", {})
+    assert [(a["entity"], a["topic"], a["store"], a["fact"]) for a in q["assertions"]] == [("identity:ops", "deploy", "todo", "kept")]
+
+
+def test_invalid_json_refuses_boot_naming_the_file(tmp_path):
+    state = tmp_path / "s"
+    state.mkdir()
+    (state / "memory-ledger-state.json").write_text("{not json")
+    gw = start_gateway(state, expect_failure=True)
+    assert gw.proc.returncode == 1
+    assert "memory-ledger-state.json" in gw.proc.stderr.read()
+
+
+class _Health(BaseHTTPRequestHandler):
+    status = 200
+
+    def do_GET(self):  # noqa: N802
+        self.send_response(type(self).status)
+        self.end_headers()
+        self.wfile.write(b"{}")
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def health_server():
+    handler = type("H", (_Health,), {"status": 200})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    t = threading.Thread(target=server.serve_forever, daemon=True)
+    t.start()
+    yield server, handler
+    server.shutdown()
+
+
+def test_health_check_failure_returns_32010_and_changes_nothing(tmp_path, gateway_factory, health_server):
+    server, handler = health_server
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(f'[memory]\nkind = "local_json"\nhealth_check_endpoint = "http://127.0.0.1:{server.server_port}"\n')
+    gw = gateway_factory(tmp_path / "s", config=cfg)
+    _index(gw, "before")
+    path = tmp_path / "s" / "memory-ledger-state.json"
+    before = path.read_bytes()
+    handler.status = 503
+    err = gw.error("meta/memory/index", {"entity": "e", "topic": "t", "fact": "during outage"})
+    assert err["code"] == -32010 and err["data"]["kind"] == "memory_backend"
+    assert err["message"].startswith("Memory backend unavailable: ")
+    assert path.read_bytes() == before
+    assert [a["fact"] for a in gw.result("meta/memory/query", {})["assertions"]] == ["before"]
+    server.shutdown()
+    server.server_close()
+    err = gw.error("meta/memory/index", {"entity": "e", "topic": "t", "fact": "no answer"})
+    assert err["code"] == -32010
+    assert path.read_bytes() == before
+
+
+def test_elephant_kind_refused_at_startup(tmp_path):
+    cfg = tmp_path / "c.toml"
+    cfg.write_text('[memory]\nkind = "elephant"\nendpoint = "http://127.0.0.1:1"\n')
+    gw = start_gateway(tmp_path / "s", config=cfg, expect_failure=True)
+    err = gw.proc.stderr.read()
+    assert gw.proc.returncode == 1 and "local_json" in err and "health_check_endpoint" in err
+
+
+def test_predecessor_ledger_refuses_startup_until_adopted(tmp_path):
+    import subprocess
+    import sys
+
+    state = tmp_path / "s"
+    state.mkdir()
+    content = json.dumps({"assertions": [], "conflicts": []}).encode() + b"\n"
+    (state / "elephant-memory-state.json").write_bytes(content)
+    gw = start_gateway(state, expect_failure=True)
+    assert gw.proc.returncode == 1 and str(state) in gw.proc.stderr.read()
+    dry = subprocess.run([sys.executable, "-m", "meta_memory.cli", "storage-adopt-predecessor", "--state-dir", str(state)],
+                         capture_output=True, text=True)
+    assert dry.returncode == 0 and (state / "elephant-memory-state.json").exists()
+    applied = subprocess.run([sys.executable, "-m", "meta_memory.cli", "storage-adopt-predecessor", "--state-dir",
+                              str(state), "--apply"], capture_output=True, text=True)
+    assert applied.returncode == 0, applied.stderr
+    assert (state / "memory-ledger-state.json").read_bytes() == content
+    assert not (state / "elephant-memory-state.json").exists()
+
+
+def test_eight_concurrent_clients_lose_nothing(gateway):
+    def client(c: int) -> list[str]:
+        with httpx.Client(timeout=30) as http:
+            ids = []
+            for i in range(50):
+                body = http.post(gateway.url + "/rpc", json={"jsonrpc": "2.0", "method": "meta/memory/index",
+                                 "params": {"entity": f"c{c}", "topic": "t", "fact": f"{c}-{i}"}, "id": i}).json()
+                ids.append(body["result"]["assertion_id"])
+            return ids
+
+    with ThreadPoolExecutor(8) as pool:
+        ids = [i for chunk in pool.map(client, range(8)) for i in chunk]
+    assert len(set(ids)) == 400
+    state = json.loads((gateway.state_dir / "memory-ledger-state.json").read_text())
+    assert len(state["assertions"]) == 400
+    assert {a["fact"] for a in state["assertions"]} == {f"{c}-{i}" for c in range(8) for i in range(50)}
+
+
+def test_4097th_index_evicts_the_oldest(gateway):
+    batch = [{"jsonrpc": "2.0", "method": "meta/memory/index",
+              "params": {"entity": "e", "topic": "t", "fact": f"f{i}"}, "id": i} for i in range(4097)]
+    body = httpx.post(gateway.url + "/rpc", json=batch, timeout=300).json()
+    assert all("result" in r for r in body)
+    facts = [a["fact"] for a in gateway.result("meta/memory/query", {})["assertions"]]
+    assert len(facts) == 4096 and facts[0] == "f1" and facts[-1] == "f4096"
+
+
+@pytest.mark.slow
+def test_sigkill_at_random_moments_keeps_every_acknowledged_assertion(tmp_path):
+    rng = random.Random(1234)
+    state = tmp_path / "s"
+    acknowledged: set[str] = set()
+    rounds = 6
+    for round_no in range(rounds):
+        gw = start_gateway(state)
+        stop = threading.Event()
+
+        def writer() -> None:
+            i = 0
+            with httpx.Client(timeout=5) as http:
+                while not stop.is_set() and i < 150:  # stays far below the 4,096 cap
+                    fact = f"r{round_no}-{i}-{threading.get_ident()}"
+                    try:
+                        body = http.post(gw.url + "/rpc", json={"jsonrpc": "2.0", "method": "meta/memory/index",
+                                         "params": {"entity": "e", "topic": "t", "fact": fact}, "id": i}).json()
+                    except (httpx.HTTPError, ValueError):
+                        return
+                    if "result" in body:
+                        acknowledged.add(fact)
+                    i += 1
+
+        threads = [threading.Thread(target=writer) for _ in range(2)]
+        for t in threads:
+            t.start()
+        time.sleep(rng.uniform(0.2, 0.8))
+        gw.proc.send_signal(signal.SIGKILL)
+        gw.proc.wait()
+        stop.set()
+        for t in threads:
+            t.join()
+        gw2 = start_gateway(state)
+        facts = {a["fact"] for a in gw2.result("meta/memory/query", {})["assertions"]}
+        gw2.stop()
+        missing = acknowledged - facts
+        assert not missing, f"round {round_no}: lost {sorted(missing)[:5]}"
+    assert len(acknowledged) > 20
