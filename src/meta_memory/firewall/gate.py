@@ -1,0 +1,160 @@
+"""The LLM write gate: which memory writes land quarantined (seed: "Content trust and session taint").
+
+The record store asks the gate once per staged batch; the verdict applies to
+every create/supersede op in the batch. Reasons, first match wins (reference
+notes §5):
+
+1. a non-LLM author (``operator``, ``application``) is never quarantined;
+2. posture ``llm_writes = "quarantined"`` quarantines every LLM-authored batch
+   except a ``review_verdict`` batch: ``llm_writes=quarantined policy``;
+3. an ``agent`` author whose identity's session is tainted (pending taint
+   included): ``session tainted by <source>``;
+4. an evidence ref citing a tainted session:
+   ``evidence session tainted by <source> (session-tainted ⇒ range-tainted)``;
+   or a session closed at a reset boundary:
+   ``evidence session closed at a reset boundary; distillates quarantine pending
+   steward review (§8.4)``;
+5. otherwise ``None`` (the write lands active).
+
+Authors are duck-typed so any record model fits: an object with a ``kind``
+attribute (a string or an enum whose ``value`` is the string) in
+``operator | application | agent | steward | distiller`` and, for agents, an
+``identity`` attribute; a mapping with ``kind`` (or the serialised tag
+``author``) and ``identity`` keys works too. An unknown kind is treated as an
+LLM author (fail closed). Evidence refs are objects or mappings with a
+``session_id``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any, Final
+
+from meta_memory.errors import ConfigError
+from meta_memory.firewall.taint import TaintTracker
+
+__all__ = [
+    "LLM_WRITES_POSTURES",
+    "NON_LLM_AUTHOR_KINDS",
+    "POLICY_REASON",
+    "LlmWriteGate",
+    "author_identity",
+    "author_kind",
+    "is_llm_author",
+]
+
+#: Accepted values of ``agent_memory.llm_writes``.
+LLM_WRITES_POSTURES: Final = ("observed", "quarantined")
+
+#: Author kinds the gate never quarantines.
+NON_LLM_AUTHOR_KINDS: Final = frozenset({"operator", "application"})
+
+#: Reason recorded for every LLM write under ``llm_writes = "quarantined"``.
+POLICY_REASON: Final = "llm_writes=quarantined policy"
+
+_REVIEW_VERDICT: Final = "review_verdict"
+
+
+def _text(value: Any) -> str | None:
+    if value is None:
+        return None
+    value = getattr(value, "value", value)
+    return value if isinstance(value, str) else str(value)
+
+
+def _field(obj: Any, *names: str) -> Any:
+    for name in names:
+        if isinstance(obj, Mapping):
+            if name in obj:
+                return obj[name]
+        elif hasattr(obj, name):
+            return getattr(obj, name)
+    return None
+
+
+def author_kind(author: Any) -> str:
+    """The author's kind string (``""`` when it has none)."""
+    kind = _text(_field(author, "kind", "author"))
+    return (kind or "").strip().lower()
+
+
+def author_identity(author: Any) -> str | None:
+    """The author's agent identity, or ``None`` when the author has none."""
+    identity = _field(author, "identity")
+    return identity if isinstance(identity, str) and identity.strip() else None
+
+
+def is_llm_author(author: Any) -> bool:
+    """True for ``agent``, ``steward``, ``distiller`` and any unknown kind (fail closed)."""
+    return author_kind(author) not in NON_LLM_AUTHOR_KINDS
+
+
+class LlmWriteGate:
+    """Decides the quarantine reason of a staged write batch.
+
+    Args:
+        tracker: the shared :class:`~meta_memory.firewall.taint.TaintTracker`.
+        llm_writes: ``"observed"`` (default; quarantine tainted-session writes)
+            or ``"quarantined"`` (quarantine every LLM-authored write).
+
+    Raises:
+        ConfigError: ``llm_writes`` is not one of the two postures.
+    """
+
+    def __init__(self, tracker: TaintTracker, llm_writes: str = "observed") -> None:
+        if llm_writes not in LLM_WRITES_POSTURES:
+            raise ConfigError(f"agent_memory.llm_writes must be 'observed' or 'quarantined' (got '{llm_writes}')")
+        self._tracker = tracker
+        self._posture = llm_writes
+
+    @property
+    def llm_writes(self) -> str:
+        """The configured posture."""
+        return self._posture
+
+    @property
+    def tracker(self) -> TaintTracker:
+        """The taint tracker this gate reads."""
+        return self._tracker
+
+    def quarantine_reason(
+        self,
+        author: Any,
+        batch_kind: Any = "fresh_write",
+        evidence: Iterable[Any] | None = (),
+        *,
+        session_key: str | None = None,
+    ) -> str | None:
+        """The reason this batch must land quarantined, or ``None`` to land it active.
+
+        Args:
+            author: the batch author (duck-typed; module docstring).
+            batch_kind: ``"fresh_write"`` or ``"review_verdict"`` (string or enum).
+            evidence: the batch's evidence refs (objects/mappings with ``session_id``).
+            session_key: the session the write comes from, when the caller knows
+                it (the recorder tool's dispatch does). Its taint counts in
+                addition to the identity's current-session and pending taint;
+                naming a session never clears taint.
+
+        Returns:
+            ``None`` or one reason string of the module docstring.
+        """
+        if not is_llm_author(author):
+            return None
+        if self._posture == "quarantined" and _text(batch_kind) != _REVIEW_VERDICT:
+            return POLICY_REASON
+        if author_kind(author) == "agent":
+            identity = author_identity(author)
+            taint = self._tracker.identity_taint(identity) if identity else None
+            if taint is None and session_key:
+                taint = self._tracker.session_taint(session_key)
+            if taint is not None:
+                return f"session tainted by {taint.source}"
+        for ref in evidence or ():
+            session_id = _field(ref, "session_id")
+            if not isinstance(session_id, str) or not session_id:
+                continue
+            reason = self._tracker.evidence_reason(session_id)
+            if reason is not None:
+                return reason
+        return None

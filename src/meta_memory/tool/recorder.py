@@ -1,0 +1,279 @@
+"""The ``memory`` recorder tool's dispatch (seed: "The `memory` recorder tool"; reference notes §4).
+
+:class:`RecorderTool` turns one model tool call into one store operation and a
+:class:`ToolResult`. The scope is pinned to the calling identity: the schema
+has no field that names an identity, realm or scope, so arguments can never
+retarget a write. Every write carries agent authorship, and the store's write
+gate decides whether it lands quarantined. Store failures become tool errors
+(``is_error=True`` carrying the error's message); :meth:`RecorderTool.dispatch`
+raises only for bad *host* parameters (identity, session key, mob).
+
+The store side is the :class:`RecorderOps` protocol; a host adapts its record
+store to it (bound to the configured realm).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final, NamedTuple, Protocol, runtime_checkable
+
+from meta_memory.errors import InvalidParams, MetaError
+from meta_memory.identity import parse_identity
+from meta_memory.tool.args import (
+    ForgetAction,
+    ProposeToMobAction,
+    RecallAction,
+    RecordDraft,
+    RememberAction,
+    ToolArgumentError,
+    UpdateAction,
+    parse_arguments,
+)
+from meta_memory.tool.schema import MAX_RECALL_ENTRIES
+
+__all__ = [
+    "DEFAULT_MAX_ENTRIES",
+    "NO_MATCHES_TEXT",
+    "NO_MOB_TEXT",
+    "RecorderOps",
+    "RecorderTool",
+    "ToolResult",
+    "WriteOutcome",
+    "default_agent_author",
+]
+
+_log = logging.getLogger(__name__)
+
+#: Default ``max_entries`` for ``recall`` when the call names none (``agent_memory.max_entries``).
+DEFAULT_MAX_ENTRIES: Final = 8
+
+NO_MATCHES_TEXT: Final = "No matching memory records."
+NO_MOB_TEXT: Final = "propose_to_mob is unavailable: this member is not running inside a mob"
+_AVAILABLE: Final = (
+    "It becomes available to prompt assembly from the next build; this confirmation is your in-turn awareness of it."
+)
+_QUARANTINED: Final = (
+    "stored but QUARANTINED pending review ({reason}). It will not be injected or recalled until a steward "
+    "or operator promotes it."
+)
+_PRIOR_STAYS: Final = " The prior record remains active until review."
+_FORGOT: Final = (
+    "Forgot memory {id}. It stops being injected immediately; text already in a live context is only revoked "
+    "by reset/respawn."
+)
+_NOT_FOUND: Final = "memory {id} was not found in your scope"
+_PROPOSED: Final = (
+    "Proposed to mob scope as {id}. A steward or operator must review and commit it before it becomes shared memory."
+)
+_RECALL_FIELDS: Final = ("memory_id", "title", "body", "tags", "updated_at_ms")
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResult:
+    """What the model sees for one tool call.
+
+    Attributes:
+        text: the result text.
+        is_error: True for refusals and store failures.
+        exclude_from_indexing: always True: tool results are an indexing-excluded
+            message class, so confirmations and recall payloads never echo into
+            session semantic memory.
+    """
+
+    text: str
+    is_error: bool = False
+    exclude_from_indexing: bool = True
+
+    def to_dict(self) -> dict[str, Any]:
+        """Wire shape ``{text, is_error, exclude_from_indexing}``."""
+        return {"text": self.text, "is_error": self.is_error, "exclude_from_indexing": self.exclude_from_indexing}
+
+
+class WriteOutcome(NamedTuple):
+    """Result of an authored write: the new (or deduplicated) record id and the
+    quarantine reason it landed with (``None`` when active)."""
+
+    memory_id: str
+    quarantined: str | None = None
+
+
+@runtime_checkable
+class RecorderOps(Protocol):
+    """The store operations the recorder needs, bound to one realm.
+
+    ``identity`` is always the caller's logical identity and names the scope
+    ``identity{realm, identity}``; ``author`` is the agent author built by the
+    tool (the record model's ``Author.agent(identity)`` by default);
+    ``session_key`` is the session the call comes from (``None`` when the host
+    did not say), for the write gate. Any exception is reported to the model as a
+    tool error carrying its message.
+    """
+
+    def remember_authored(
+        self, identity: str, record: RecordDraft, author: Any, session_key: str | None
+    ) -> tuple[str, str | None]:
+        """Create ``record`` in the identity scope through the gate (exact-content dedup
+        returns the existing id). Returns ``(memory_id, quarantine_reason | None)``."""
+        ...
+
+    def supersede_authored(
+        self, identity: str, prior_id: str, record: RecordDraft, author: Any, session_key: str | None
+    ) -> tuple[str, str | None]:
+        """Supersede ``prior_id`` (must be in the identity scope) with ``record``.
+        Returns ``(new_memory_id, quarantine_reason | None)``."""
+        ...
+
+    def forget_authored(self, identity: str, memory_id: str, author: Any, session_key: str | None) -> bool:
+        """Tombstone ``memory_id`` if it exists in the identity scope and is not
+        tombstoned already; returns whether it did."""
+        ...
+
+    def recall(
+        self, identity: str, query_text: str | None, selection: str, max_entries: int
+    ) -> Sequence[Mapping[str, Any]]:
+        """Active records of the identity scope, best first, at most ``max_entries``;
+        ``selection`` is ``"contextual"`` (with ``query_text``) or ``"always"``.
+        Each row has ``memory_id, title, body, tags, updated_at_ms``."""
+        ...
+
+    def mark_recalled(self, identity: str, memory_ids: Sequence[str]) -> None:
+        """Count an explicit recall for each id (failures are ignored by the tool)."""
+        ...
+
+    def propose(self, identity: str, mob: str, record: RecordDraft, author: Any, session_key: str | None) -> str:
+        """Queue ``record`` as a proposal for scope ``mob{realm, mob}``; returns the proposal id."""
+        ...
+
+
+def default_agent_author(identity: str) -> Any:
+    """The record model's agent author for ``identity`` (``Author.agent``)."""
+    from meta_memory.agent_memory.model import Author
+
+    return Author.agent(identity)
+
+
+def _error_text(exc: BaseException) -> str:
+    if isinstance(exc, MetaError):
+        return exc.message
+    return str(exc) or type(exc).__name__
+
+
+def _row(record: Any) -> dict[str, Any]:
+    get = record.get if isinstance(record, Mapping) else (lambda k: getattr(record, k, None))
+    row = {name: get(name) for name in _RECALL_FIELDS}
+    row["tags"] = list(row["tags"] or [])
+    return row
+
+
+class RecorderTool:
+    """Dispatches ``memory`` tool calls for one realm's store.
+
+    Args:
+        ops: the store, adapted to :class:`RecorderOps`.
+        max_entries: ``recall``'s default when the call names none
+            (``agent_memory.max_entries``; clamped to 1..64).
+        author_factory: builds the agent author from the caller's identity
+            (default :func:`default_agent_author`).
+    """
+
+    def __init__(
+        self,
+        ops: RecorderOps,
+        *,
+        max_entries: int = DEFAULT_MAX_ENTRIES,
+        author_factory: Callable[[str], Any] = default_agent_author,
+    ) -> None:
+        self._ops = ops
+        self._max_entries = max(1, min(int(max_entries), MAX_RECALL_ENTRIES))
+        self._author_factory = author_factory
+
+    def dispatch(
+        self,
+        identity: str,
+        session_key: str | None,
+        mob: str | None,
+        arguments: object,
+    ) -> ToolResult:
+        """Run one tool call made by ``identity`` from ``session_key``.
+
+        Args:
+            identity: the calling member's identity (normalised to its logical identity).
+            session_key: the calling session, or ``None``.
+            mob: the mob the member runs in, or ``None`` (``propose_to_mob`` needs one).
+            arguments: the model's arguments (object or its JSON text).
+
+        Returns:
+            A :class:`ToolResult`; refusals and store failures have ``is_error=True``.
+
+        Raises:
+            InvalidParams: bad host parameters only (``identity``, ``session_key``, ``mob``).
+        """
+        try:
+            caller = parse_identity(identity)
+        except ValueError as exc:
+            raise InvalidParams(str(exc), "identity") from None
+        if session_key is not None and (not isinstance(session_key, str) or not session_key.strip()):
+            raise InvalidParams("session_key must be a non-empty string when provided", "session_key")
+        if mob is not None and not isinstance(mob, str):
+            raise InvalidParams("mob must be a string when provided", "mob")
+        mob = mob.strip() if mob else None
+        try:
+            action = parse_arguments(arguments)
+        except ToolArgumentError as exc:
+            return ToolResult(exc.message, is_error=True)
+        try:
+            return self._run(caller, session_key, mob or None, action)
+        except Exception as exc:  # noqa: BLE001 - store failures are tool errors, never exceptions
+            if not isinstance(exc, MetaError):
+                _log.warning("memory tool %s failed for %s: %r", action.action, caller, exc)
+            return ToolResult(_error_text(exc), is_error=True)
+
+    # ------------------------------------------------------------------ actions
+
+    def _run(self, caller: str, session_key: str | None, mob: str | None, action: Any) -> ToolResult:
+        if isinstance(action, RememberAction):
+            author = self._author_factory(caller)
+            memory_id, reason = self._ops.remember_authored(caller, action.record, author, session_key)
+            return ToolResult(self._written("Stored", memory_id, reason))
+        if isinstance(action, UpdateAction):
+            author = self._author_factory(caller)
+            memory_id, reason = self._ops.supersede_authored(
+                caller, action.memory_id, action.record, author, session_key
+            )
+            text = self._written("Updated: new record", memory_id, reason)
+            return ToolResult(text + _PRIOR_STAYS if reason else text)
+        if isinstance(action, ForgetAction):
+            author = self._author_factory(caller)
+            if self._ops.forget_authored(caller, action.memory_id, author, session_key):
+                return ToolResult(_FORGOT.format(id=action.memory_id))
+            return ToolResult(_NOT_FOUND.format(id=action.memory_id), is_error=True)
+        if isinstance(action, RecallAction):
+            return self._recall(caller, action)
+        if isinstance(action, ProposeToMobAction):
+            if not mob:
+                return ToolResult(NO_MOB_TEXT, is_error=True)
+            author = self._author_factory(caller)
+            proposal_id = self._ops.propose(caller, mob, action.record, author, session_key)
+            return ToolResult(_PROPOSED.format(id=proposal_id))
+        raise AssertionError(f"unhandled action {action!r}")  # pragma: no cover
+
+    @staticmethod
+    def _written(verb: str, memory_id: str, reason: str | None) -> str:
+        if reason:
+            return f"{verb} memory {memory_id} — " + _QUARANTINED.format(reason=reason)
+        return f"{verb} memory {memory_id}. {_AVAILABLE}"
+
+    def _recall(self, caller: str, action: RecallAction) -> ToolResult:
+        limit = action.max_entries if action.max_entries is not None else self._max_entries
+        limit = max(1, min(limit, MAX_RECALL_ENTRIES))
+        rows = [_row(r) for r in self._ops.recall(caller, action.query_text, action.selection, limit)][:limit]
+        if not rows:
+            return ToolResult(NO_MATCHES_TEXT)
+        try:
+            self._ops.mark_recalled(caller, [str(r["memory_id"]) for r in rows])
+        except Exception:  # noqa: BLE001 - usage marking never fails a recall
+            _log.warning("memory tool: marking explicit recall failed for %s", caller, exc_info=True)
+        return ToolResult(json.dumps(rows, indent=2, ensure_ascii=False))

@@ -1,0 +1,158 @@
+"""The ``memory`` recorder tool's definition: name, description, JSON input schema
+and protocol instructions (seed: "The `memory` recorder tool"; reference notes §4).
+
+A host offers the tool to any model by handing it :func:`memory_tool_definition`
+(``{name, description, input_schema}``); the ``meta/agent_memory/tool_schema``
+RPC returns the same object. Calls come back through
+:class:`meta_memory.tool.recorder.RecorderTool`.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any, Final
+
+__all__ = [
+    "ACTIONS",
+    "ALLOWED_FIELDS",
+    "MAX_RECALL_ENTRIES",
+    "EPISTEMIC_STATUSES",
+    "MEMORY_TOOL_NAME",
+    "MEMORY_TOOL_DESCRIPTION",
+    "MEMORY_TOOL_PROVENANCE",
+    "RECORD_KINDS",
+    "RECORDER_PROTOCOL_INSTRUCTIONS",
+    "memory_tool_definition",
+    "memory_tool_schema",
+]
+
+#: The tool's name as models see it.
+MEMORY_TOOL_NAME: Final = "memory"
+
+#: Typed provenance of the tool in a host's catalog (``{kind, source_id}``).
+MEMORY_TOOL_PROVENANCE: Final = {"kind": "memory", "source_id": "meta_agent_memory"}
+
+#: Actions, in the order error messages list them.
+ACTIONS: Final = ("remember", "update", "forget", "recall", "propose_to_mob")
+
+#: Record kinds a model may choose (default ``fact``).
+RECORD_KINDS: Final = ("preference", "fact", "gotcha", "procedure", "relationship", "open_loop", "reference")
+
+#: How the model came to know the content (default ``observed``).
+EPISTEMIC_STATUSES: Final = ("observed", "operator_said", "verified_claim")
+
+#: Upper bound of ``max_entries`` for ``recall`` (larger values are clamped).
+MAX_RECALL_ENTRIES: Final = 64
+
+MEMORY_TOOL_DESCRIPTION: Final = (
+    "Your durable memory, scoped to your own identity; it survives session resets and respawns. "
+    "Actions: remember (store a new record), update (replace one of your records by memory_id), "
+    "forget (remove one of your records by memory_id), recall (search your records; omit query_text "
+    "to list the newest), propose_to_mob (suggest a record for your mob's shared memory; a steward or "
+    "operator must commit it)."
+)
+
+_SCHEMA: Final[dict[str, Any]] = {
+    "type": "object",
+    "properties": {
+        "action": {
+            "type": "string",
+            "enum": list(ACTIONS),
+            "description": "What to do.",
+        },
+        "title": {
+            "type": "string",
+            "description": "Short title of the record (remember, update, propose_to_mob).",
+        },
+        "body": {
+            "type": "string",
+            "description": "The record's content: one fact, preference or procedure per record.",
+        },
+        "description": {
+            "type": "string",
+            "description": "One-line retrieval hook: when should this record come back to mind?",
+        },
+        "tags": {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": "Optional lowercase tags.",
+        },
+        "kind": {
+            "type": "string",
+            "enum": list(RECORD_KINDS),
+            "description": "Kind of record (default fact). An open_loop says what resolves it.",
+        },
+        "epistemic": {
+            "type": "string",
+            "enum": list(EPISTEMIC_STATUSES),
+            "description": (
+                "How you know it: observed (default), operator_said (a person told you), or "
+                "verified_claim (you checked it; give verification_evidence)."
+            ),
+        },
+        "verification_evidence": {
+            "type": "string",
+            "description": "Required with epistemic=verified_claim: what you checked, and how.",
+        },
+        "memory_id": {
+            "type": "string",
+            "description": "The record to update or forget.",
+        },
+        "query_text": {
+            "type": "string",
+            "description": "recall: what to look for. Omit to list your newest records.",
+        },
+        "max_entries": {
+            "type": "integer",
+            "minimum": 1,
+            "description": f"recall: at most this many records (capped at {MAX_RECALL_ENTRIES}).",
+        },
+    },
+    "required": ["action"],
+    "additionalProperties": False,
+}
+
+#: The fields the schema allows, in schema order.
+ALLOWED_FIELDS: Final = tuple(_SCHEMA["properties"])
+
+RECORDER_PROTOCOL_INSTRUCTIONS: Final = """\
+Memory recorder protocol: you have a `memory` tool for durable records that outlive this session, \
+its resets and your respawns.
+- Record knowledge (facts, preferences, gotchas, procedures, relationships), not task progress; \
+keep one fact per record.
+- Before remembering, check what you already hold (recall); when a record changed, use "update" \
+on it instead of adding a near-duplicate.
+- Give each record a one-line description that says when it should come back to mind.
+- Be honest about how you know: epistemic "operator_said" when a person told you, "observed" \
+(the default) for what you saw, "verified_claim" only with verification_evidence saying what you checked.
+- Write absolute dates, never "today" or "next week".
+- An open_loop record must say what resolves it ("resolved when ...").
+- Do not record what the repository, configuration or documentation already holds, and never \
+record credentials.
+- Knowledge the whole mob should share goes through "propose_to_mob"; a steward or operator commits it.
+"""
+
+
+def memory_tool_schema() -> dict[str, Any]:
+    """The tool's JSON input schema (a fresh deep copy the caller may mutate).
+
+    Shape: ``{"type": "object", "properties": {...}, "required": ["action"],
+    "additionalProperties": false}`` with the fields ``action`` (enum of
+    :data:`ACTIONS`), ``title``, ``body``, ``description``, ``tags`` (array of
+    strings), ``kind`` (enum of :data:`RECORD_KINDS`), ``epistemic`` (enum of
+    :data:`EPISTEMIC_STATUSES`), ``verification_evidence``, ``memory_id``,
+    ``query_text`` and ``max_entries`` (integer, minimum 1).
+    """
+    return copy.deepcopy(_SCHEMA)
+
+
+def memory_tool_definition() -> dict[str, Any]:
+    """``{name, description, input_schema}``: what a host hands its model.
+
+    This is also the result of the ``meta/agent_memory/tool_schema`` RPC.
+    """
+    return {
+        "name": MEMORY_TOOL_NAME,
+        "description": MEMORY_TOOL_DESCRIPTION,
+        "input_schema": memory_tool_schema(),
+    }

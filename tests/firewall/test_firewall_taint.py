@@ -1,0 +1,222 @@
+"""Session-sticky taint lifecycle (seed: Content trust and session taint)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from meta_memory.clock import ManualClock
+from meta_memory.firewall.classify import Classification
+from meta_memory.firewall.taint import (
+    RESET_BOUNDARY_REASON,
+    TAINT_EVENT,
+    TaintState,
+    TaintTracker,
+)
+
+WEB = Classification(False, "web tool 'web_search'")
+MCP = Classification(False, "MCP server 'scraper' (tool 'q')")
+CLEAN = Classification(True)
+
+
+class Events:
+    def __init__(self) -> None:
+        self.items: list[tuple[str, str, dict[str, Any]]] = []
+
+    def __call__(self, event_type: str, identity: str, data: dict[str, Any]) -> None:
+        self.items.append((event_type, identity, data))
+
+    def kinds(self) -> list[str]:
+        return [data["kind"] for _, _, data in self.items]
+
+
+@pytest.fixture
+def clock() -> ManualClock:
+    return ManualClock(1_000)
+
+
+@pytest.fixture
+def events() -> Events:
+    return Events()
+
+
+@pytest.fixture
+def tracker(clock: ManualClock, events: Events) -> TaintTracker:
+    return TaintTracker(clock, events)
+
+
+def test_clean_until_untrusted_content_arrives(tracker: TaintTracker, events: Events) -> None:
+    tracker.note_session("lead:main", "s1")
+    assert tracker.observe("lead:main", "s1", CLEAN) is None
+    assert tracker.identity_taint("lead:main") is None
+    assert events.items == []
+
+
+def test_first_taint_wins_and_emits_one_event(tracker: TaintTracker, clock: ManualClock, events: Events) -> None:
+    tracker.note_session("lead:main", "s1")
+    first = tracker.observe("lead:main", "s1", WEB)
+    clock.advance(50)
+    second = tracker.observe("lead:main", "s1", MCP)
+    assert first == second == TaintState(1_000, "web tool 'web_search'")
+    assert tracker.session_taint("s1") == first
+    assert events.items == [
+        (
+            TAINT_EVENT,
+            "lead:main",
+            {"identity": "lead:main", "session_key": "s1", "kind": "tainted", "source": "web tool 'web_search'"},
+        )
+    ]
+
+
+def test_trusted_content_never_clears_taint(tracker: TaintTracker) -> None:
+    tracker.observe("a:1", "s1", WEB)
+    assert tracker.observe("a:1", "s1", CLEAN) is not None
+    assert tracker.identity_taint("a:1") is not None
+
+
+def test_compaction_does_not_clear_taint(tracker: TaintTracker, events: Events) -> None:
+    tracker.observe("a:1", "s1", WEB)
+    assert tracker.compacted("s1") is not None
+    assert tracker.identity_taint("a:1") is not None
+    assert events.kinds() == ["tainted"]
+
+
+def test_rotation_starts_clean_and_keeps_the_old_session_fact(tracker: TaintTracker, events: Events) -> None:
+    tracker.observe("a:1", "s1", WEB)
+    tracker.note_session("a:1", "s2")
+    assert tracker.identity_taint("a:1") is None
+    assert tracker.session_taint("s1") is not None  # sticky, retained after rotation
+    assert events.kinds() == ["tainted", "rotated_clean"]
+    assert events.items[-1][2]["session_key"] == "s2"
+
+
+def test_rotating_between_clean_sessions_is_silent(tracker: TaintTracker, events: Events) -> None:
+    tracker.note_session("a:1", "s1")
+    tracker.note_session("a:1", "s2")
+    tracker.note_session("a:1", "s2")
+    assert events.items == []
+
+
+def test_returning_to_a_tainted_session_is_tainted_again(tracker: TaintTracker) -> None:
+    tracker.observe("a:1", "s1", WEB)
+    tracker.note_session("a:1", "s2")
+    tracker.note_session("a:1", "s1")
+    assert tracker.identity_taint("a:1") is not None
+
+
+def test_pending_taint_lands_on_the_next_noted_session(tracker: TaintTracker, events: Events) -> None:
+    state = tracker.observe("a:1", None, WEB)
+    assert state is not None and tracker.identity_taint("a:1") == state
+    assert events.items[0][2] == {"identity": "a:1", "session_key": None, "kind": "tainted", "source": WEB.source}
+    tracker.note_session("a:1", "s7")
+    assert tracker.session_taint("s7") == state
+    assert tracker.identity_taint("a:1") == state
+    assert events.kinds() == ["tainted", "tainted"]
+    assert events.items[1][2]["session_key"] == "s7"
+
+
+def test_observe_without_session_uses_the_current_session(tracker: TaintTracker) -> None:
+    tracker.note_session("a:1", "s1")
+    tracker.observe("a:1", None, WEB)
+    assert tracker.session_taint("s1") is not None
+
+
+def test_pending_first_taint_wins(tracker: TaintTracker, clock: ManualClock) -> None:
+    tracker.observe("a:1", None, WEB)
+    clock.advance(10)
+    tracker.observe("a:1", None, MCP)
+    tracker.note_session("a:1", "s1")
+    assert tracker.session_taint("s1") == TaintState(1_000, WEB.source)
+
+
+def test_reset_clears_current_and_pending(tracker: TaintTracker, events: Events) -> None:
+    tracker.observe("a:1", "s1", WEB)
+    tracker.reset("a:1")
+    assert tracker.identity_taint("a:1") is None
+    assert tracker.current_session("a:1") is None
+    assert events.kinds() == ["tainted", "reset_boundary"]
+    assert events.items[-1][2] == {"identity": "a:1", "session_key": "s1", "kind": "reset_boundary",
+                                   "source": WEB.source}
+    # pending taint is dropped too
+    tracker.observe("b:1", None, WEB)
+    tracker.reset("b:1")
+    tracker.note_session("b:1", "s9")
+    assert tracker.identity_taint("b:1") is None
+
+
+def test_reset_session_key_can_be_reused_clean_but_evidence_remembers(tracker: TaintTracker) -> None:
+    tracker.observe("a:1", "s1", WEB)
+    tracker.reset("a:1", "s1")
+    tracker.note_session("a:1", "s1")
+    assert tracker.identity_taint("a:1") is None
+    assert tracker.evidence_reason("s1") == (
+        "evidence session tainted by web tool 'web_search' (session-tainted ⇒ range-tainted)"
+    )
+
+
+def test_reset_of_a_clean_session_marks_a_boundary(tracker: TaintTracker, events: Events) -> None:
+    tracker.note_session("a:1", "s1")
+    tracker.reset("a:1", "s1")
+    tracker.reset("a:1", "s1")  # idempotent
+    assert tracker.evidence_reason("s1") == RESET_BOUNDARY_REASON
+    assert tracker.reset_boundary("s1") is not None
+    assert events.kinds() == ["reset_boundary"]
+    assert tracker.evidence_reason("never-seen") is None
+
+
+def test_reset_without_any_session_and_without_taint_is_silent(tracker: TaintTracker, events: Events) -> None:
+    tracker.reset("ghost:1")
+    assert events.items == []
+
+
+def test_identities_are_logical(tracker: TaintTracker) -> None:
+    tracker.observe("rt:identity:parent-1:0", "s1", WEB)
+    assert tracker.identity_taint("identity:parent-1") is not None
+    assert tracker.current_session("rt:identity:parent-1:1") == "s1"
+
+
+def test_maps_are_bounded_oldest_first(clock: ManualClock) -> None:
+    tracker = TaintTracker(clock, max_entries=3)
+    for i in range(5):
+        tracker.observe(f"a:{i}", f"s{i}", WEB)
+        tracker.observe(f"p:{i}", None, WEB)
+    stats = tracker.stats()
+    assert stats == {"identities": 3, "tainted_sessions": 3, "pending": 3, "reset_boundaries": 0}
+    assert tracker.session_taint("s0") is None and tracker.session_taint("s4") is not None
+    assert tracker.identity_taint("p:0") is None and tracker.identity_taint("p:4") is not None
+    for i in range(5):
+        tracker.reset(f"a:{i}", f"r{i}")
+    assert tracker.stats()["reset_boundaries"] == 3
+    assert tracker.reset_boundary("r0") is None
+
+
+def test_default_bound_is_4096(clock: ManualClock) -> None:
+    tracker = TaintTracker(clock)
+    for i in range(4100):
+        tracker.observe("a:1", f"s{i}", WEB)
+    assert tracker.stats()["tainted_sessions"] == 4096
+    assert tracker.session_taint("s3") is None and tracker.session_taint("s4") is not None
+
+
+def test_a_failing_event_sink_never_breaks_tracking(clock: ManualClock) -> None:
+    def boom(*_: Any) -> None:
+        raise RuntimeError("bus down")
+
+    tracker = TaintTracker(clock, boom)
+    assert tracker.observe("a:1", "s1", WEB) is not None
+    assert tracker.identity_taint("a:1") is not None
+
+
+def test_peer_messages_carry_the_senders_taint(tracker: TaintTracker) -> None:
+    tracker.observe("scout:1", "s-scout", WEB)
+    state = tracker.observe_peer_content("lead:main", "s-lead", "scout:1")
+    assert state is not None
+    assert state.source == "peer message from tainted sender 'scout:1' (sender session tainted by web tool 'web_search')"
+    assert tracker.observe_peer_content("lead:main", "s-lead", "clean:1") == state  # sticky, first wins
+    assert tracker.observe_peer_content("other:1", "s-other", "clean:1") is None
+    declared = tracker.observe_peer_content("third:1", "s-third", "remote:9", declared_tainted=True)
+    assert declared is not None and declared.source == "peer content declared tainted by sender 'remote:9'"
+    # a sender that rotated to a clean session no longer taints receivers
+    tracker.note_session("scout:1", "s-scout-2")
+    assert tracker.observe_peer_content("fourth:1", "s-fourth", "scout:1") is None

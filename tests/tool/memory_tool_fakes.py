@@ -1,0 +1,124 @@
+"""An in-memory store implementing RecorderOps, gated by the real firewall (test helper)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from meta_memory.clock import ManualClock
+from meta_memory.errors import AgentMemoryError
+from meta_memory.firewall import Firewall
+from meta_memory.firewall.gate import author_identity
+from meta_memory.tool.args import RecordDraft
+
+
+@dataclass
+class Row:
+    memory_id: str
+    identity: str
+    record: RecordDraft
+    author: Any
+    status: str = "active"
+    quarantine_reason: str | None = None
+    supersedes: str | None = None
+    updated_at_ms: int = 0
+    recalls: int = 0
+
+
+@dataclass
+class FakeStore:
+    """Identity-scoped records with exact-content dedup, supersede and tombstone."""
+
+    firewall: Firewall
+    clock: ManualClock
+    rows: dict[str, Row] = field(default_factory=dict)
+    proposals: dict[str, dict[str, Any]] = field(default_factory=dict)
+    fail_with: Exception | None = None
+    seq: int = 0
+
+    def _id(self, prefix: str = "mem") -> str:
+        self.seq += 1
+        return f"{prefix}-{self.seq}"
+
+    def _gate(self, author: Any, session_key: str | None) -> str | None:
+        assert author_identity(author) is not None
+        return self.firewall.gate.quarantine_reason(author, "fresh_write", (), session_key=session_key)
+
+    def remember_authored(self, identity: str, record: RecordDraft, author: Any, session_key: str | None):
+        if self.fail_with is not None:
+            raise self.fail_with
+        for row in self.rows.values():
+            if row.identity == identity and row.status == "active" and (row.record.title, row.record.body) == (
+                record.title,
+                record.body,
+            ):
+                return row.memory_id, None
+        reason = self._gate(author, session_key)
+        memory_id = self._id()
+        self.clock.advance(1)
+        self.rows[memory_id] = Row(
+            memory_id, identity, record, author, "quarantined" if reason else "active", reason,
+            updated_at_ms=self.clock.now_ms(),
+        )
+        return memory_id, reason
+
+    def supersede_authored(self, identity, prior_id, record, author, session_key):
+        prior = self.rows.get(prior_id)
+        if prior is None:
+            raise AgentMemoryError("invalid_record", f"op 0: record '{prior_id}' does not exist", op_index=0)
+        if prior.identity != identity:
+            raise AgentMemoryError(
+                "scope_not_writable",
+                f"op 0: scope not writable: agent '{identity}' may only write its own identity scope",
+                op_index=0,
+            )
+        reason = self._gate(author, session_key)
+        memory_id = self._id()
+        self.clock.advance(1)
+        self.rows[memory_id] = Row(
+            memory_id, identity, record, author, "quarantined" if reason else "active", reason,
+            supersedes=prior_id, updated_at_ms=self.clock.now_ms(),
+        )
+        if not reason:
+            prior.status = "superseded"
+        return memory_id, reason
+
+    def forget_authored(self, identity, memory_id, author, session_key) -> bool:
+        row = self.rows.get(memory_id)
+        if row is None or row.identity != identity or row.status == "tombstoned":
+            return False
+        row.status = "tombstoned"
+        return True
+
+    def recall(self, identity, query_text, selection, max_entries) -> Sequence[Mapping[str, Any]]:
+        rows = [r for r in self.rows.values() if r.identity == identity and r.status == "active"]
+        if selection == "contextual":
+            terms = (query_text or "").lower().split()
+            rows = [r for r in rows if any(t in (r.record.title + " " + r.record.body).lower() for t in terms)]
+        rows.sort(key=lambda r: -r.updated_at_ms)
+        return [
+            {
+                "memory_id": r.memory_id,
+                "title": r.record.title,
+                "body": r.record.body,
+                "tags": list(r.record.tags),
+                "updated_at_ms": r.updated_at_ms,
+                "kind": r.record.kind,  # extra columns must not leak into the tool result
+            }
+            for r in rows[:max_entries]
+        ]
+
+    def mark_recalled(self, identity, memory_ids) -> None:
+        for memory_id in memory_ids:
+            self.rows[memory_id].recalls += 1
+
+    def propose(self, identity, mob, record, author, session_key) -> str:
+        proposal_id = self._id("prop")
+        self.proposals[proposal_id] = {
+            "mob": mob,
+            "record": record,
+            "author": author,
+            "taint": self.firewall.gate.quarantine_reason(author, "fresh_write", (), session_key=session_key),
+        }
+        return proposal_id

@@ -1,0 +1,170 @@
+"""Strict parsing of the memory tool's arguments, with its exact error texts."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from meta_memory.tool.args import (
+    ForgetAction,
+    ProposeToMobAction,
+    RecallAction,
+    RecordDraft,
+    RememberAction,
+    ToolArgumentError,
+    UpdateAction,
+    parse_arguments,
+)
+from meta_memory.tool.schema import ALLOWED_FIELDS
+
+
+def error(args: Any) -> str:
+    with pytest.raises(ToolArgumentError) as info:
+        parse_arguments(args)
+    return info.value.message
+
+
+def test_remember_normalises_title_body_and_description() -> None:
+    got = parse_arguments(
+        {"action": "remember", "title": "  Deploy\n  rule ", "body": "\n Needs approval. \n",
+         "description": " when   deploying ", "tags": [" ops ", "ops", "", "prod"]}
+    )
+    assert got == RememberAction(
+        RecordDraft(title="Deploy rule", body="Needs approval.", description="when deploying", tags=("ops", "prod"))
+    )
+    assert got.record.kind == "fact" and got.record.trust == "agent_observed" and got.record.verification is None
+
+
+@pytest.mark.parametrize("action", ["remember", "propose_to_mob"])
+def test_title_and_body_are_required(action: str) -> None:
+    assert error({"action": action, "body": "b"}) == f'`title` is required for action "{action}"'
+    assert error({"action": action, "title": " \t ", "body": "b"}) == f'`title` is required for action "{action}"'
+    assert error({"action": action, "title": "t"}) == f'`body` is required for action "{action}"'
+    assert error({"action": action, "title": "t", "body": "  "}) == f'`body` is required for action "{action}"'
+
+
+def test_update_requires_memory_id_then_title_and_body() -> None:
+    assert error({"action": "update", "title": "t", "body": "b"}) == '`memory_id` is required for action "update"'
+    assert error({"action": "update", "memory_id": " "}) == '`memory_id` is required for action "update"'
+    assert error({"action": "update", "memory_id": "m1", "body": "b"}) == '`title` is required for action "update"'
+    got = parse_arguments({"action": "update", "memory_id": " m1 ", "title": "t", "body": "b", "kind": "gotcha"})
+    assert got == UpdateAction("m1", RecordDraft(title="t", body="b", kind="gotcha"))
+
+
+def test_forget_requires_memory_id() -> None:
+    assert error({"action": "forget"}) == '`memory_id` is required for action "forget"'
+    assert parse_arguments({"action": "forget", "memory_id": "mem-1"}) == ForgetAction("mem-1")
+
+
+def test_unknown_kind_and_epistemic() -> None:
+    base = {"action": "remember", "title": "t", "body": "b"}
+    assert error({**base, "kind": "rumour"}) == "unknown record kind 'rumour'"
+    assert error({**base, "epistemic": "guessed"}) == "unknown epistemic status 'guessed'"
+
+
+def test_operator_said_adds_the_epistemic_tag_once() -> None:
+    got = parse_arguments({"action": "remember", "title": "t", "body": "b", "epistemic": "operator_said",
+                           "tags": ["epistemic:operator_said", "x"]})
+    assert got.record.tags == ("epistemic:operator_said", "x")
+    got = parse_arguments({"action": "remember", "title": "t", "body": "b", "epistemic": "operator_said"})
+    assert got.record.tags == ("epistemic:operator_said",)
+    assert got.record.trust == "agent_observed" and got.record.verification is None
+
+
+def test_verified_claim_needs_evidence_and_becomes_a_provenance_claim() -> None:
+    base = {"action": "remember", "title": "t", "body": "b", "epistemic": "verified_claim"}
+    message = '`verification_evidence` is required with epistemic="verified_claim": describe what you checked'
+    assert error(base) == message
+    assert error({**base, "verification_evidence": "   "}) == message
+    got = parse_arguments({**base, "verification_evidence": " ran the test suite "})
+    assert got.record.verification == {"checked": "ran the test suite", "evidence": []}
+    assert got.record.trust == "agent_observed" and got.record.tags == ()
+    assert got.record.to_json()["verification"] == {"checked": "ran the test suite", "evidence": []}
+
+
+def test_unknown_action() -> None:
+    expected = "unknown action 'delete' (expected remember, update, forget, recall, or propose_to_mob)"
+    assert error({"action": "delete"}) == expected
+    assert error({}) == "`action` is required (expected remember, update, forget, recall, or propose_to_mob)"
+    assert error({"action": 3}).startswith("`action` must be a string")
+
+
+def test_unknown_fields_are_refused_by_name() -> None:
+    msg = error({"action": "remember", "title": "t", "body": "b", "identity": "boss:1"})
+    assert msg.startswith("unknown field 'identity' (the memory tool accepts: action, title, body,")
+    msg = error({"action": "recall", "scope": "mob", "realm": "x"})
+    assert msg.startswith("unknown fields 'scope', 'realm' (")
+
+
+def test_types_are_checked() -> None:
+    assert error({"action": "remember", "title": 5, "body": "b"}) == "`title` must be a string"
+    assert error({"action": "remember", "title": "t", "body": "b", "tags": "x"}) == "`tags` must be an array of strings"
+    assert error({"action": "remember", "title": "t", "body": "b", "tags": [1]}) == "`tags` must be an array of strings"
+    for bad in (0, -1, True, 2.0, "3"):
+        assert error({"action": "recall", "max_entries": bad}) == "`max_entries` must be an integer of at least 1"
+
+
+def test_recall_arguments() -> None:
+    assert parse_arguments({"action": "recall"}) == RecallAction(None, None)
+    assert parse_arguments({"action": "recall", "query_text": "   "}).selection == "always"
+    got = parse_arguments({"action": "recall", "query_text": " passport ", "max_entries": 500})
+    assert got == RecallAction("passport", 64) and got.selection == "contextual"
+
+
+def test_nulls_count_as_absent() -> None:
+    got = parse_arguments({"action": "remember", "title": "t", "body": "b", "kind": None, "epistemic": None,
+                           "tags": None, "memory_id": None})
+    assert got == RememberAction(RecordDraft(title="t", body="b"))
+
+
+def test_json_text_and_non_objects() -> None:
+    assert parse_arguments(json.dumps({"action": "forget", "memory_id": "m"})) == ForgetAction("m")
+    for bad in ("not json", "[1]", [], 3, None):
+        assert error(bad) == "memory tool arguments must be a JSON object"
+
+
+def test_propose_parses_a_record() -> None:
+    got = parse_arguments({"action": "propose_to_mob", "title": "t", "body": "b", "kind": "procedure"})
+    assert got == ProposeToMobAction(RecordDraft(title="t", body="b", kind="procedure"))
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+    max_leaves=8,
+)
+field_names = st.sampled_from(list(ALLOWED_FIELDS)) | st.text(max_size=12)
+actions = st.sampled_from(["remember", "update", "forget", "recall", "propose_to_mob", "nope", ""])
+
+
+@settings(max_examples=250)
+@given(st.dictionaries(field_names, json_values, max_size=8), actions, st.booleans())
+def test_random_arguments_only_ever_raise_tool_errors(args: dict[str, Any], action: str, set_action: bool) -> None:
+    if set_action:
+        args["action"] = action
+    try:
+        got = parse_arguments(args)
+    except ToolArgumentError as exc:
+        assert exc.message and isinstance(exc.message, str)
+        return
+    assert got.action == args["action"]
+    assert set(args) <= set(ALLOWED_FIELDS)
+    record = getattr(got, "record", None)
+    if record is not None:
+        assert record.title and record.title == " ".join(record.title.split())
+        assert record.body == record.body.strip() and record.body
+        assert record.trust == "agent_observed"
+
+
+@given(st.text(max_size=40), st.text(max_size=200))
+def test_valid_title_and_body_always_parse(title: str, body: str) -> None:
+    args = {"action": "remember", "title": title, "body": body}
+    if not title.split() or not body.strip():
+        assert "is required" in error(args)
+    else:
+        got = parse_arguments(args)
+        assert got.record.title == " ".join(title.split()) and got.record.body == body.strip()
