@@ -1,0 +1,104 @@
+"""The build-time memory index: per-scope, metadata-only, budgeted (reference §3B build-time).
+
+The index budget (8,192 bytes) is split between the build's scopes by weight
+(identity 4, mob 2, operator 1, realm 1) with floor shares plus largest
+remainder, so the shares sum to the budget exactly. Each scope section is
+``"<Label>:"`` followed by rows ``"\\n- {id} [{kind}, {age}] {title}[ — {description}]"``
+appended until the next row would overflow the section's share. Row text is
+compacted to one line, truncated and ``<``/``>``/``&``-escaped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from .constants import (
+    BUILD_INDEX_BUDGET_BYTES,
+    MAX_INDEX_DESCRIPTION_BYTES,
+    MAX_INJECTED_TITLE_BYTES,
+    SCOPE_INDEX_LABELS,
+    SCOPE_INDEX_WEIGHTS,
+)
+from .model import IndexRow, ScopeRef
+from .protocol import MEMORY_INDEX_TITLE
+from .text_util import (
+    days_phrase,
+    compact_whitespace,
+    escape_xml_text,
+    scrub_surrogates,
+    truncate_utf8_boundary,
+    utf8_len,
+)
+
+
+def scope_budgets(kinds: Sequence[str], total: int = BUILD_INDEX_BUDGET_BYTES) -> list[int]:
+    """Split ``total`` bytes between scopes by kind weight; result sums to ``total`` exactly.
+
+    Each scope gets ``floor(total * w / W)``; the bytes left over go one each
+    to the largest fractional remainders, ties broken by position (earlier
+    first). Unknown kinds weigh 1. An empty ``kinds`` gives ``[]``.
+    """
+    if not kinds:
+        return []
+    weights = [SCOPE_INDEX_WEIGHTS.get(kind, 1) for kind in kinds]
+    whole = sum(weights)
+    shares = [total * w // whole for w in weights]
+    remainders = [total * w % whole for w in weights]
+    left = total - sum(shares)
+    order = sorted(range(len(kinds)), key=lambda i: (-remainders[i], i))
+    for i in order[:left]:
+        shares[i] += 1
+    return shares
+
+
+def _one_line(value: str, max_bytes: int) -> str:
+    return escape_xml_text(truncate_utf8_boundary(compact_whitespace(scrub_surrogates(value)), max_bytes))
+
+
+def render_index_row(row: IndexRow) -> str:
+    """``"\\n- {id} [{kind}, {age}] {title}"`` plus ``" — {description}"`` when it has one."""
+    age = days_phrase(row.age_days) if row.age_days is not None else None
+    kind = _one_line(row.kind, 64)
+    tag = f"[{kind}, {age}]" if age else f"[{kind}]"
+    text = f"\n- {_one_line(row.memory_id, 256)} {tag} {_one_line(row.title, MAX_INJECTED_TITLE_BYTES)}"
+    description = _one_line(row.description, MAX_INDEX_DESCRIPTION_BYTES)
+    if description:
+        text += f" \u2014 {description}"
+    return text
+
+
+def render_section(scope: ScopeRef, rows: Sequence[IndexRow], budget: int) -> str | None:
+    """One scope's section within ``budget`` bytes, or ``None`` when no row fits (or there are none)."""
+    section = SCOPE_INDEX_LABELS.get(scope.kind, f"{scope.kind.capitalize()} records") + ":"
+    size = utf8_len(section)
+    count = 0
+    for row in rows:
+        line = render_index_row(row)
+        line_size = utf8_len(line)
+        if size + line_size > budget:
+            break
+        section += line
+        size += line_size
+        count += 1
+    return section if count else None
+
+
+def render_index(
+    scopes: Sequence[ScopeRef],
+    rows_by_scope: Mapping[int, Sequence[IndexRow]],
+    total: int = BUILD_INDEX_BUDGET_BYTES,
+) -> str | None:
+    """The whole index: title line then non-empty sections joined by a blank line.
+
+    ``rows_by_scope`` maps a scope's position in ``scopes`` to its rows
+    (positions missing = no rows). ``None`` when every section is empty.
+    """
+    budgets = scope_budgets([s.kind for s in scopes], total)
+    sections = []
+    for i, scope in enumerate(scopes):
+        section = render_section(scope, rows_by_scope.get(i, ()), budgets[i])
+        if section:
+            sections.append(section)
+    if not sections:
+        return None
+    return MEMORY_INDEX_TITLE + "\n" + "\n\n".join(sections)
