@@ -1,0 +1,248 @@
+"""The record listing's pager: one keyset-paged listing across every realm, cut from readable rows.
+
+Seed: "Console Memory panel" — ``meta/memory/panel/records``: newest-updated
+first; without ``realm`` every realm is one listing and its cursor resumes them
+all; the page is cut from the rows the caller may read; ``next_cursor`` names
+the page's last row and comes exactly when more readable rows follow; a page
+holds at most ``limit`` rows, more only to keep together the rows two realms
+hold under one memory id and update time; a store whose cursor does not move
+is refused.
+
+The pager is pure: each realm is a :class:`RowSource` (the store's
+``records_page`` with the request's filters bound), visibility is a predicate.
+
+Order
+    ``(updated_at_ms DESC, memory_id DESC)``, ties of the same key across realms
+    in the order the realms are given. A cursor ``u:id`` resumes every realm
+    strictly after ``(u, id)``; hence all rows sharing the page's last key stay
+    on that page.
+
+Guarantee of a walk (first page, then each ``next_cursor`` until ``None``)
+    * every page holds only rows the predicate accepted when the page was cut;
+    * pages are in listing order and no row appears twice, provided a row's
+      ``updated_at_ms`` never decreases (an update moves a row to the front,
+      behind the cursor, so a row already listed is not listed again);
+    * every row that is readable and keeps its ``(updated_at_ms, memory_id)``
+      key for the whole walk appears exactly once — no gaps. Rows created or
+      updated during the walk land in front of the cursor and are not part of
+      it (a fresh walk shows them), and a row whose readability changes is
+      judged when its page is cut;
+    * ``next_cursor`` is ``None`` exactly when no readable row follows the
+      page's last row at the time the page is cut.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Generic, Protocol, TypeVar
+
+from ..errors import AgentMemoryError, InvalidParams
+from .cursor import Cursor
+
+__all__ = [
+    "DEFAULT_LIMIT",
+    "MAX_LIMIT",
+    "Page",
+    "RowSource",
+    "SourcePage",
+    "StalledCursor",
+    "default_key",
+    "limit_then_filter",
+    "page_records",
+    "parse_limit",
+]
+
+DEFAULT_LIMIT = 50
+MAX_LIMIT = 200
+
+Row = TypeVar("Row")
+
+
+def parse_limit(value: Any, default: int = DEFAULT_LIMIT, maximum: int = MAX_LIMIT) -> int:
+    """The ``limit`` param: ``None`` => ``default``; an integer is clamped to ``[1, maximum]``;
+    anything else (bools, floats, strings) raises ``InvalidParams("limit must be an integer", "limit")``."""
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidParams("limit must be an integer", "limit")
+    return max(1, min(maximum, value))
+
+
+def default_key(row: Any) -> Cursor:
+    """The listing key of a row: ``updated_at_ms`` and ``memory_id`` (or ``id``), read as
+    attributes or mapping keys."""
+    if isinstance(row, Mapping):
+        ms, mid = row.get("updated_at_ms"), row.get("memory_id", row.get("id"))
+    else:
+        ms, mid = getattr(row, "updated_at_ms", None), getattr(row, "memory_id", getattr(row, "id", None))
+    if not isinstance(ms, int) or not isinstance(mid, str):
+        raise TypeError("a listed row needs int updated_at_ms and str memory_id/id")
+    return Cursor(ms, mid)
+
+
+@dataclass(frozen=True)
+class SourcePage(Generic[Row]):
+    """One answer of a :class:`RowSource`: up to ``limit`` rows strictly after the given cursor,
+    in listing order, and ``next_cursor`` (``None`` when the source has nothing more)."""
+
+    rows: Sequence[Row]
+    next_cursor: Cursor | None
+
+
+class RowSource(Protocol[Row]):
+    """One realm's filtered rows: ``fetch(after, limit)`` returns rows strictly after ``after``
+    (``None`` = from the newest) in ``(updated_at_ms DESC, memory_id DESC)`` order, at most
+    ``limit`` of them, and a ``next_cursor`` past ``after`` (or ``None`` when exhausted).
+    A source may return fewer rows than ``limit`` and still a ``next_cursor``."""
+
+    def __call__(self, after: Cursor | None, limit: int) -> SourcePage[Row]: ...
+
+
+class StalledCursor(AgentMemoryError):
+    """The store broke the paging contract (a ``next_cursor`` or a row not past the given cursor).
+
+    -32040, ``reason = "io"``. The listing refuses rather than loop or repeat rows.
+    """
+
+    def __init__(self, realm: str, detail: str) -> None:
+        super().__init__("io", f"memory panel store for realm '{realm}' {detail}")
+        self.realm = realm
+
+
+@dataclass(frozen=True)
+class Page(Generic[Row]):
+    """A listing page: ``rows`` as ``(realm, row)`` pairs in listing order, and ``next_cursor``
+    (``"<updated_at_ms>:<memory_id>"`` of the last row) or ``None``."""
+
+    rows: list[tuple[str, Row]]
+    next_cursor: str | None
+    fetches: int = field(default=0, compare=False)
+
+
+class _RealmStream(Generic[Row]):
+    """Readable rows of one realm, fetched lazily in growing batches."""
+
+    def __init__(
+        self,
+        realm: str,
+        source: RowSource[Row],
+        after: Cursor | None,
+        readable: Callable[[str, Row], bool],
+        key: Callable[[Row], Cursor],
+        batch: int,
+        max_batch: int,
+    ) -> None:
+        self.realm = realm
+        self.source = source
+        self.after = after
+        self.readable = readable
+        self.key = key
+        self.batch = batch
+        self.max_batch = max_batch
+        self.buffer: list[tuple[Cursor, Row]] = []
+        self.pos = 0
+        self.done = False
+        self.fetches = 0
+
+    def _fill(self) -> None:
+        while self.pos >= len(self.buffer) and not self.done:
+            answer = self.source(self.after, self.batch)
+            self.fetches += 1
+            self.buffer, self.pos = [], 0
+            last: Cursor | None = self.after
+            if len(answer.rows) > self.batch:
+                raise StalledCursor(self.realm, f"returned {len(answer.rows)} rows for a limit of {self.batch}")
+            for row in answer.rows:
+                k = self.key(row)
+                if last is not None and not k < last:
+                    raise StalledCursor(
+                        self.realm, f"returned row '{k.encode()}' that is not past cursor '{last.encode()}'"
+                    )
+                last = k
+                if self.readable(self.realm, row):
+                    self.buffer.append((k, row))
+            nxt = answer.next_cursor
+            if nxt is None:
+                self.done = True
+            else:
+                if self.after is not None and not nxt < self.after:
+                    raise StalledCursor(
+                        self.realm, f"returned next_cursor '{nxt.encode()}' that does not move past '{self.after.encode()}'"
+                    )
+                if last is not None and last < nxt:
+                    raise StalledCursor(
+                        self.realm, f"returned next_cursor '{nxt.encode()}' before its own last row '{last.encode()}'"
+                    )
+                self.after = nxt
+            self.batch = min(self.max_batch, self.batch * 2)
+
+    def peek(self) -> tuple[Cursor, Row] | None:
+        self._fill()
+        return self.buffer[self.pos] if self.pos < len(self.buffer) else None
+
+    def pop(self) -> tuple[Cursor, Row]:
+        item = self.peek()
+        assert item is not None
+        self.pos += 1
+        return item
+
+
+def page_records(
+    sources: Mapping[str, RowSource[Row]],
+    readable: Callable[[str, Row], bool],
+    limit: int,
+    cursor: Cursor | None = None,
+    key: Callable[[Row], Cursor] = default_key,
+    max_batch: int = 1000,
+) -> Page[Row]:
+    """Cut one page of the listing (see the module docstring for order and guarantee).
+
+    ``sources`` maps realm -> :class:`RowSource` (iteration order breaks ties of one key
+    across realms); ``readable(realm, row)`` is the caller's visibility;
+    ``limit >= 1`` (use :func:`parse_limit`); ``cursor`` is the parsed ``cursor``
+    param. Each source is asked for ``limit + 1`` rows first, then for doubling
+    batches (capped at ``max_batch``) while its rows are unreadable.
+
+    Raises :class:`StalledCursor` when a source returns a row or a ``next_cursor``
+    that does not move past the cursor it was given, more rows than asked, or a
+    ``next_cursor`` before its own last row; ``ValueError`` for ``limit < 1``.
+    """
+    if limit < 1:
+        raise ValueError("limit must be at least 1")
+    streams = [
+        _RealmStream(realm, source, cursor, readable, key, limit + 1, max(max_batch, limit + 1))
+        for realm, source in sources.items()
+    ]
+    rows: list[tuple[str, Row]] = []
+    last: Cursor | None = None
+
+    def best() -> _RealmStream[Row] | None:
+        chosen: _RealmStream[Row] | None = None
+        chosen_key: Cursor | None = None
+        for stream in streams:
+            head = stream.peek()
+            if head is not None and (chosen_key is None or chosen_key < head[0]):
+                chosen, chosen_key = stream, head[0]
+        return chosen
+
+    while True:
+        stream = best()
+        if stream is None:
+            break
+        head_key = stream.peek()[0]  # type: ignore[index]
+        if len(rows) >= limit and head_key != last:
+            break
+        k, row = stream.pop()
+        rows.append((stream.realm, row))
+        last = k
+    more = any(s.peek() is not None for s in streams)
+    fetches = sum(s.fetches for s in streams)
+    return Page(rows=rows, next_cursor=last.encode() if more and last is not None else None, fetches=fetches)
+
+
+def limit_then_filter(rows: Sequence[Row], limit: int, readable: Callable[[Row], bool]) -> list[Row]:
+    """The other filtered listings (``quarantine``, ``injections``, ``proposals``, ...): ``limit`` is
+    applied to the store's rows first, then the access filter, so a restricted caller can receive
+    fewer than ``limit`` rows (seed). ``rows`` are in the listing's order."""
+    return [row for row in rows[: max(0, limit)] if readable(row)]

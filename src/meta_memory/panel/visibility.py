@@ -1,0 +1,243 @@
+"""Which panel rows a caller may see: one decision per row kind.
+
+Seed: "Console Memory panel" (visibility) and "Reviewing quarantined records"
+(quarantined content stays reviewer-only after it is decided).
+
+Rules (access control off => everything is visible):
+
+* a **scope** (a record's, a proposal's, an overview row's): identity =>
+  ``agent.memory.read`` + ``agent.view`` on the identity; mob =>
+  ``mob.memory.read`` on the mob; operator => ``operator.memory.read``
+  (unscoped grant); realm => an unscoped ``agent.memory.read`` grant;
+* a **record**: its scope, and when it holds quarantined content
+  (:func:`holds_quarantined_content`) also ``memory.quarantine.review`` on that
+  scope. A released successor is ordinary memory;
+* a **proposal** and an **overview scope row**: by its scope;
+* a **harvest**: by its identity's scope;
+* an **audit verdict**: by its record (withheld when the record is unknown);
+* an **injection-ledger row**: the record AND the identity it went into;
+* a **gated promotion**: its target scope and every source scope (unresolved
+  sources => withheld);
+* a realm's **dream history**: unscoped ``agent.memory.read``, every memory
+  scope the realm names, and — while the realm holds quarantined content —
+  ``memory.quarantine.review`` held unscoped. ``withheld_by_access`` is true
+  when that withholds at least one realm's history.
+
+Identities are judged under the console's name for them
+(:class:`~meta_memory.access.resources.Resources`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..access.policy import AccessPolicy
+from ..access.principal import Principal
+from ..access.resources import Resource, Resources
+
+__all__ = [
+    "DreamAccess",
+    "RealmFacts",
+    "RecordFacts",
+    "Visibility",
+    "holds_quarantined_content",
+    "record_facts",
+]
+
+READ = "agent.memory.read"
+VIEW = "agent.view"
+REVIEW = "memory.quarantine.review"
+
+
+@dataclass(frozen=True)
+class RecordFacts:
+    """What visibility needs of a record: ``scope_kind`` (identity|mob|operator|realm),
+    ``scope_key`` (identity / mob / operator name, ``""`` for realm), ``status``
+    (active|superseded|quarantined|tombstoned) and ``ever_quarantined``."""
+
+    scope_kind: str
+    scope_key: str
+    status: str
+    ever_quarantined: bool = False
+
+
+def _get(obj: Any, name: str) -> Any:
+    if isinstance(obj, Mapping):
+        return obj.get(name)
+    return getattr(obj, name, None)
+
+
+def record_facts(record: Any) -> RecordFacts:
+    """Read :class:`RecordFacts` from a store record, a panel row dict or a ``RecordFacts``.
+
+    Understands ``scope`` as an object with ``kind``/``key`` or a JSON object
+    ``{"scope": kind, <kind>: key}``, or flat ``scope_kind``/``scope_key``; and
+    ``status`` as a string, an object with ``kind`` or ``{"status": kind}``.
+    Raises ``ValueError`` when the scope or status cannot be read.
+    """
+    if isinstance(record, RecordFacts):
+        return record
+    scope = _get(record, "scope")
+    if isinstance(scope, Mapping):
+        kind = scope.get("scope")
+        key = scope.get(kind, "") if isinstance(kind, str) and kind != "realm" else ""
+    elif scope is not None:
+        kind, key = _get(scope, "kind"), _get(scope, "key")
+    else:
+        kind, key = _get(record, "scope_kind"), _get(record, "scope_key")
+    status = _get(record, "status")
+    if isinstance(status, Mapping):
+        status = status.get("status")
+    elif status is not None and not isinstance(status, str):
+        status = _get(status, "kind")
+    if kind is None or status is None:
+        raise ValueError("record has no readable scope or status")
+    kind = str(kind)
+    return RecordFacts(kind, "" if kind == "realm" else str(key or ""), str(status), bool(_get(record, "ever_quarantined")))
+
+
+def holds_quarantined_content(record: Any) -> bool:
+    """Quarantined content: status ``quarantined``, or ``tombstoned`` with ``ever_quarantined``
+    (a released or tombstoned original, a quarantined write removed by ``forget``)."""
+    facts = record_facts(record)
+    return facts.status == "quarantined" or (facts.status == "tombstoned" and facts.ever_quarantined)
+
+
+@dataclass(frozen=True)
+class RealmFacts:
+    """What the dream-history check needs of one realm: the memory scopes it names
+    (``(scope_kind, scope_key)`` of its records, proposals, gated promotions and
+    harvested identities) and whether it holds quarantined content."""
+
+    scopes: frozenset[tuple[str, str]]
+    holds_quarantine: bool
+
+
+@dataclass(frozen=True)
+class DreamAccess:
+    """Outcome of the dream-history check: ``realms`` whose runs may be listed, and
+    ``withheld_by_access`` (true when at least one realm's history is withheld)."""
+
+    realms: tuple[str, ...]
+    withheld_by_access: bool
+
+
+class Visibility:
+    """Row decisions for one caller. Pure: every fact arrives as an argument.
+
+    ``policy`` decides, ``principal`` is the caller, ``resources`` names
+    identities and mobs the console's way and knows their attributes.
+    """
+
+    def __init__(self, policy: AccessPolicy, principal: Principal, resources: Resources | None = None) -> None:
+        self.policy = policy
+        self.principal = principal
+        self.resources = resources or Resources()
+
+    def _ok(self, action: str, resource: Resource) -> bool:
+        return self.policy.check(self.principal, action, resource)
+
+    # ------------------------------------------------------------------ scopes and records
+
+    def scope_denial(self, realm: str, scope_kind: str, scope_key: str) -> str | None:
+        """The first action the caller lacks to read the scope, or ``None``.
+
+        Raises ``ValueError`` for an unknown scope kind.
+        """
+        resource = self.resources.scope(realm, scope_kind, scope_key)
+        if scope_kind == "identity":
+            needs = (READ, VIEW)
+        elif scope_kind == "mob":
+            needs = ("mob.memory.read",)
+        elif scope_kind == "operator":
+            needs = ("operator.memory.read",)
+        else:
+            needs = (READ,)
+        for action in needs:
+            if not self._ok(action, resource):
+                return action
+        return None
+
+    def scope(self, realm: str, scope_kind: str, scope_key: str) -> bool:
+        """May the caller read memory of this scope (quarantine aside)?"""
+        return self.scope_denial(realm, scope_kind, scope_key) is None
+
+    def record_denial(self, realm: str, record: Any) -> str | None:
+        """The first action the caller lacks to read ``record`` (for ``AccessDenied``), or ``None``."""
+        facts = record_facts(record)
+        missing = self.scope_denial(realm, facts.scope_kind, facts.scope_key)
+        if missing is not None:
+            return missing
+        if holds_quarantined_content(facts):
+            resource = self.resources.scope(realm, facts.scope_kind, facts.scope_key)
+            if not self._ok(REVIEW, resource):
+                return REVIEW
+        return None
+
+    def record(self, realm: str, record: Any) -> bool:
+        """May the caller see ``record`` (list row, detail, chain row)?"""
+        return self.record_denial(realm, record) is None
+
+    # ------------------------------------------------------------------ realm-level rows
+
+    def proposal(self, realm: str, scope_kind: str, scope_key: str) -> bool:
+        """A pending proposal is judged by its target scope."""
+        return self.scope(realm, scope_kind, scope_key)
+
+    def overview_row(self, realm: str, scope_kind: str, scope_key: str) -> bool:
+        """An overview (per-scope counts) row is judged by its scope."""
+        return self.scope(realm, scope_kind, scope_key)
+
+    def harvest(self, realm: str, identity: str) -> bool:
+        """A pending exit-interview harvest is judged by its identity."""
+        return self.scope(realm, "identity", identity)
+
+    def audit_verdict(self, realm: str, record: Any | None) -> bool:
+        """An open usage-audit verdict is judged by its record; an unknown record is
+        withheld under access control."""
+        if record is None:
+            return not self.policy.enabled
+        return self.record(realm, record)
+
+    def injection(self, realm: str, record: Any | None, identity: str) -> bool:
+        """An injection-ledger row: the caller may read both the record and the identity it went into.
+        An unknown record is withheld under access control."""
+        if record is None:
+            return not self.policy.enabled
+        return self.record(realm, record) and self.scope(realm, "identity", identity)
+
+    def promotion(
+        self,
+        realm: str,
+        scope_kind: str,
+        scope_key: str,
+        source_scopes: Iterable[tuple[str, str]] | None,
+    ) -> bool:
+        """A pending gated promotion: its target scope and every source scope (the scope of the
+        promoted record, or of the proposal it was made from). ``source_scopes=None`` (unresolved)
+        is withheld under access control."""
+        if not self.policy.enabled:
+            return True
+        if source_scopes is None or not self.scope(realm, scope_kind, scope_key):
+            return False
+        return all(self.scope(realm, kind, key) for kind, key in source_scopes)
+
+    # ------------------------------------------------------------------ dream history
+
+    def dream_history(self, realm: str, facts: RealmFacts) -> bool:
+        """May the caller see the realm's dream runs (``dreams``, ``dream_runs``)?"""
+        if not self.policy.enabled:
+            return True
+        if not self._ok(READ, self.resources.realm(realm)):
+            return False
+        if not all(self.scope(realm, kind, key) for kind, key in facts.scopes):
+            return False
+        return not facts.holds_quarantine or self._ok(REVIEW, self.resources.realm(realm))
+
+    def dream_listing(self, realms: Mapping[str, RealmFacts]) -> DreamAccess:
+        """Judge every realm: the realms whose history is listed (in the given order) and
+        ``withheld_by_access`` (true when at least one realm is withheld, whether or not it has runs)."""
+        shown = tuple(realm for realm, facts in realms.items() if self.dream_history(realm, facts))
+        return DreamAccess(realms=shown, withheld_by_access=len(shown) != len(realms))
