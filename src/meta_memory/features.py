@@ -1,15 +1,114 @@
-"""Wires the optional features (agent memory, firewall, injection, review, access) onto a runtime."""
+"""Wires agent memory (store, recall, firewall, injection, recorder tool) onto a runtime.
+
+Agent memory is on by default whenever the runtime has a state directory
+(``[agent_memory] enabled = false`` turns it off); the bundled store is one
+SQLite database per realm under ``<state-dir>/agent-memory/``. Everything is
+constructed here, once, in dependency order:
+
+    events -> firewall (taint tracker, write gate) -> store (gated) -> recall provider
+    -> AgentMemoryService -> InjectionCoordinator -> recorder tool -> HostService
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import logging
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from .errors import StartupError
 
 if TYPE_CHECKING:  # pragma: no cover
     from .runtime import Runtime
 
-__all__ = ["wire_features"]
+__all__ = ["wire_features", "AgentMemoryFeature"]
+
+log = logging.getLogger("meta_memory.features")
+
+
+@dataclass
+class AgentMemoryFeature:
+    """The agent-memory services a runtime holds when agent memory is enabled."""
+
+    config: Any
+    store: Any
+    firewall: Any
+    service: Any
+    injection: Any
+    tool: Any
+    host: Any
+
+
+def _agent_memory_config(runtime: "Runtime") -> Any:
+    from .agent_memory.config import AgentMemoryConfig
+
+    cfg = runtime.config.agent_memory
+    if cfg is None:
+        return AgentMemoryConfig() if runtime.state_dir is not None else None
+    return cfg if cfg.enabled else None
+
+
+def _open_store(runtime: "Runtime", cfg: Any, gate: Any) -> Any:
+    if cfg.store == "postgres":
+        try:
+            from .agent_memory.store.postgres import PostgresAgentMemoryStore
+        except ImportError as exc:  # pragma: no cover - optional extra
+            raise StartupError(f"agent_memory.store = \"postgres\" needs the postgres extra: {exc}") from None
+        if not cfg.dsn:
+            raise StartupError("agent_memory.store = \"postgres\" needs agent_memory.dsn")
+        return PostgresAgentMemoryStore(cfg.dsn, runtime.clock, gate=gate)
+    if runtime.layout is None:
+        raise StartupError("agent memory with the sqlite store needs a persistent state directory")
+    from .agent_memory.store.sqlite import SqliteAgentMemoryStore
+
+    return SqliteAgentMemoryStore(runtime.layout.ensure_agent_memory_root(), runtime.clock, gate=gate)
 
 
 def wire_features(runtime: "Runtime") -> None:
-    """Attach feature services to ``runtime`` according to its config (extended as features land)."""
-    return None
+    """Attach ``runtime.agent_memory`` (an :class:`AgentMemoryFeature` or ``None``)."""
+    runtime.agent_memory = None
+    cfg = _agent_memory_config(runtime)
+    if cfg is None:
+        return
+    from .agent_memory.model import Scope, ScopeKind
+    from .agent_memory.store.base import InjectionRow
+    from .firewall.service import Firewall
+    from .injection import InjectionCoordinator, InjectionOptions
+    from .injection.timebox import TimeBox
+    from .recall.lexical import LexicalRecallProvider
+    from .services.agent_memory import AgentMemoryService
+    from .services.host import HostService, QuarantineEventOps
+    from .tool.recorder import RecorderTool
+
+    def emit(event_type: str, identity: str | None, data: dict[str, Any]) -> None:
+        runtime.events.emit(event_type, data, identity=identity)
+
+    firewall = Firewall(cfg.content_trust, runtime.clock, on_event=emit, llm_writes=cfg.llm_writes)
+    store = _open_store(runtime, cfg, firewall.gate)
+    runtime.add_closer(store.close)
+    timebox = TimeBox()
+    service = AgentMemoryService(store, cfg, LexicalRecallProvider(), timebox)
+
+    def manifest_fn(scope_ref: Any, k: int = 24) -> Any:
+        scope = Scope.from_storage(scope_ref.realm, scope_ref.kind, scope_ref.key)
+        return store.manifest(scope_ref.realm, scope, "working_set", k)
+
+    def log_injections_fn(realm: str, rows: Any) -> None:
+        store.log_injections(realm, [InjectionRow(r.record_id, r.identity, r.surface, r.at_ms, r.session_key)
+                                     for r in rows])
+
+    injection = InjectionCoordinator(
+        InjectionOptions.from_config(cfg),
+        recall_fn=service.recall_for_injection,
+        manifest_fn=manifest_fn,
+        log_injections_fn=log_injections_fn,
+        mark_usage_fn=store.mark_usage,
+        clock=runtime.clock,
+        timebox=timebox,
+    )
+    tool = None
+    if cfg.recorder_tool:
+        ops = QuarantineEventOps(store, cfg.realm, firewall.gate, service, emit)
+        tool = RecorderTool(ops, max_entries=cfg.max_entries)
+    host = HostService(cfg, firewall, injection, tool, store)
+    del ScopeKind
+    runtime.agent_memory = AgentMemoryFeature(cfg, store, firewall, service, injection, tool, host)

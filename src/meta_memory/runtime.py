@@ -49,6 +49,9 @@ class Runtime:
         from .ledger.ledger import AssertionLedger
         from .storage.layout import StorageLayout
 
+        from .services.access import AccessService
+
+        self.access = AccessService(self.config.access)
         self.layout = StorageLayout(self.state_dir) if self.state_dir is not None else None
         if self.layout is not None:
             self.layout.check_startup()

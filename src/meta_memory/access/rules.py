@@ -108,6 +108,10 @@ UNGATED_METHODS: frozenset[str] = frozenset(
         "meta/turn/tool_result",
         "meta/turn/defang",
         "meta/agent_memory/tool_schema",
+        "meta/capabilities",
+        "meta/events/list",
+        "meta/session/retire",
+        "meta/gating/check",
     }
 )
 

@@ -1,42 +1,110 @@
 """The full-text index contract between the record store and recall.
 
-The store calls :func:`create_statements` in its schema migration, writes
-:func:`document` for a record into ``records_fts`` (``rowid`` = the record's
-``rowid``) in the same transaction as the record, and deletes that row in the
-same transaction as any change that takes the record out of ``active``.
-Recall builds a ``MATCH`` expression with :func:`match_expression`.
+The store runs :func:`create_statements` in its schema migration, writes
+:func:`document` for a record into :data:`FTS_TABLE` (``rowid`` = the
+record's ``rowid``) in the same transaction as the record, and deletes that
+row in the same transaction as any change that takes the record out of
+``active``. A record is in the index iff it is active. Recall builds a
+``MATCH`` expression with :func:`match_expression` and orders candidates by
+:data:`BM25_EXPR` (smaller = better, as FTS5 reports it).
 
-(Initial simple version; the recall module owns and refines it.)
+How it works: the text is tokenised *in Python* by :mod:`meta_memory.recall.text`
+(NFKC + casefold, letters of every script, CJK bigrams, stopwords dropped)
+and stored as space-separated tokens. The FTS5 tokenizer is configured to
+split on whitespace only (every letter, mark, number, punctuation, symbol,
+private-use and unassigned code point is a token character), so SQLite's
+idea of a token is exactly ours, whatever Unicode version SQLite was built
+with. Every query term is a double-quoted FTS5 string, so no user text can
+ever be read as FTS5 syntax (``AND``, ``NEAR``, ``*``, ``-x``, ``a:b``, ``"``).
+
+Columns (all indexed; bm25 weights in :data:`BM25_WEIGHTS`):
+
+* ``title``  — tokens of the title;
+* ``body``   — tokens of the description and the body;
+* ``tags``   — tokens of the tags.
+
+Spec: README "Going beyond the reference" (Unicode-aware recall); reference
+notes §3.1-§3.3.
 """
 
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Iterable, Sequence
+
+from meta_memory.recall import text
+
+__all__ = [
+    "FTS_TABLE",
+    "INDEX_VERSION",
+    "COLUMNS",
+    "TOKENIZE",
+    "BM25_WEIGHTS",
+    "BM25_EXPR",
+    "create_statements",
+    "document",
+    "match_expression",
+    "quote",
+]
 
 FTS_TABLE = "records_fts"
 
+#: Version of what :func:`document` writes (tokenisation, stemming, columns).
+#: A store must rebuild its index when this (or the DDL) changes.
+INDEX_VERSION = 2
+
+#: The indexed columns, in table order.
+COLUMNS: tuple[str, ...] = ("title", "body", "tags")
+
+#: Split on whitespace (Z*) and control characters only: the text is pre-tokenised.
+TOKENIZE = "unicode61 remove_diacritics 0 categories 'L* M* N* P* S* Co Cn'"
+
+#: bm25 column weights, in :data:`COLUMNS` order (the reference's field weights:
+#: title 4, body 2, tags 5).
+BM25_WEIGHTS: tuple[float, ...] = (4.0, 2.0, 5.0)
+
+#: The ranking expression to ``ORDER BY`` (ascending: best first).
+BM25_EXPR = f"bm25({FTS_TABLE}, {', '.join(f'{w:g}' for w in BM25_WEIGHTS)})"
+
 
 def create_statements() -> list[str]:
-    """DDL for the full-text index (idempotent)."""
-    return [
-        f"CREATE VIRTUAL TABLE IF NOT EXISTS {FTS_TABLE} USING fts5("
-        "title, body, tags, tokenize = 'unicode61 remove_diacritics 0')"
-    ]
+    """DDL for the full-text index (idempotent: safe to run at every open).
 
-
-def _norm(text: str) -> str:
-    return unicodedata.normalize("NFKC", text).casefold()
+    Returns a list of SQL statements to execute in order.
+    """
+    columns = ", ".join(COLUMNS)
+    return [f'CREATE VIRTUAL TABLE IF NOT EXISTS {FTS_TABLE} USING fts5({columns}, tokenize = "{TOKENIZE}")']
 
 
 def document(title: str, description: str, body: str, tags: Sequence[str]) -> dict[str, str]:
-    """Column -> text to index for one record."""
-    return {"title": _norm(title), "body": _norm(description + "\n" + body), "tags": _norm(" ".join(tags))}
+    """Column -> text to index for one record.
+
+    Input: the record's title, description, body and tags (raw, as stored).
+    Output: ``{"title": ..., "body": ..., "tags": ...}``, each the record's
+    tokens joined by single spaces (repeats kept, so bm25 sees term
+    frequencies). Insert with ``INSERT INTO records_fts(rowid, <keys>)``.
+    Never raises.
+    """
+    return {
+        "title": " ".join(text.tokens(title)),
+        "body": " ".join(text.tokens(description + "\n" + body)),
+        "tags": " ".join(text.tokens(" ".join(tags))),
+    }
+
+
+def quote(term: str) -> str:
+    """One FTS5 string literal: ``"term"`` with inner ``"`` doubled."""
+    return '"' + term.replace('"', '""') + '"'
 
 
 def match_expression(query_text: str | None, query_terms: Iterable[str] = ()) -> str | None:
-    """An FTS5 MATCH expression with every token quoted, or ``None`` when nothing is searchable."""
-    words = [w for w in _norm(" ".join([query_text or "", *query_terms])).split() if w]
-    if not words:
+    """An FTS5 ``MATCH`` expression: the query's terms, each quoted, joined by ``OR``.
+
+    Input: the raw query text (or ``None``) and extra query terms (raw strings,
+    normalised and tokenised here). Output: e.g. ``'"passport" OR "travel"'``,
+    or ``None`` when the query has no searchable term (only stopwords, short
+    words or punctuation). The result is always valid FTS5 syntax.
+    """
+    terms = text.query_terms(query_text, query_terms)
+    if not terms:
         return None
-    return " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
+    return " OR ".join(quote(t) for t in terms)

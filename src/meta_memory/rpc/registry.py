@@ -142,4 +142,5 @@ class MethodTable:
         """Parse, run and serialise one call. Raises :class:`~meta_memory.errors.MetaError` on refusal."""
         spec = self.get(name, runtime)
         parsed = spec.parse(params)
+        runtime.access.authorize(ctx.principal, name, params)
         return to_jsonable(spec.handler(runtime, ctx, parsed))

@@ -30,10 +30,7 @@ class Gateway:
         """The principal for an ``Authorization`` header (anonymous when access is not configured).
 
         Raises :class:`~meta_memory.access.principal.AuthenticationFailed` for a bad token."""
-        access = getattr(self.runtime, "access", None)
-        if access is None:
-            return None
-        return access.authenticate(authorization)
+        return self.runtime.access.authenticate(authorization)
 
     def call(self, method: str, params: Any, ctx: CallContext | None = None) -> Any:
         """One call through the table (the embedded SDK's path). Raises ``MetaError``."""

@@ -19,6 +19,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from ..access.principal import AuthenticationFailed
 from ..errors import InvalidRequest
 from ..events.bus import parse_event_seq
 from ..rpc.dispatch import encode, error_response
@@ -50,10 +51,10 @@ async def _read_body(request: Request, limit: int) -> bytes:
     return b"".join(chunks)
 
 
-def _auth_error(exc: Exception) -> Response:
+def _auth_error(exc: AuthenticationFailed) -> Response:
     body = {"jsonrpc": "2.0", "error": {"code": -32030, "message": f"authentication failed: {exc}",
-                                          "data": {"kind": "unauthenticated"}}, "id": None}
-    return JSONResponse(body, status_code=401, headers={"WWW-Authenticate": "Bearer"})
+                                          "data": {"kind": "access_denied", "action": "authenticate"}}, "id": None}
+    return JSONResponse(body, status_code=exc.status, headers={"WWW-Authenticate": exc.www_authenticate})
 
 
 def create_app(gateway: Gateway) -> Starlette:
@@ -68,7 +69,7 @@ def create_app(gateway: Gateway) -> Starlette:
             return Response(encode(err), status_code=413, media_type=_JSON)
         try:
             principal = gateway.authenticate(request.headers.get("authorization"))
-        except Exception as exc:  # AuthenticationFailed
+        except AuthenticationFailed as exc:
             return _auth_error(exc)
         ctx = CallContext(principal=principal, transport="http")
         out = await run_in_threadpool(gateway.dispatcher.handle_bytes, body, ctx)
@@ -82,11 +83,11 @@ def create_app(gateway: Gateway) -> Starlette:
     async def events(request: Request) -> Response:
         try:
             principal = gateway.authenticate(request.headers.get("authorization") or _query_token(request))
-        except Exception as exc:
+        except AuthenticationFailed as exc:
             return _auth_error(exc)
         start = parse_event_seq(request.headers.get("last-event-id") or request.query_params.get("after") or 0) or 0
         bus = gateway.runtime.events
-        access = getattr(gateway.runtime, "access", None)
+        access = gateway.runtime.access
 
         async def stream():
             after = start
@@ -100,7 +101,7 @@ def create_app(gateway: Gateway) -> Starlette:
                     continue
                 for env in batch:
                     after = env.seq
-                    if access is not None and not access.event_visible(principal, env):
+                    if not access.event_visible(principal, env):
                         continue
                     payload = json.dumps(env.to_dict(), ensure_ascii=False)
                     yield f"id: {env.event_id}\nevent: {env.event_type}\ndata: {payload}\n\n".encode()

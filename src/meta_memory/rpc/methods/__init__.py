@@ -16,9 +16,9 @@ __all__ = ["build_method_table"]
 
 @lru_cache(maxsize=1)
 def build_method_table() -> MethodTable:
-    from . import ledger, system
+    from . import agent_memory, host, ledger, system
 
     table = MethodTable()
-    for module in (system, ledger):
+    for module in (system, ledger, agent_memory, host):
         module.register(table)
     return table

@@ -49,11 +49,7 @@ def register(table: MethodTable) -> None:
     @table.method("meta/capabilities")
     def capabilities(runtime: "Runtime", ctx: CallContext, params: Any) -> dict[str, Any]:
         """The methods advertised on this gateway and the caller's memory capabilities."""
-        can_read = True
-        access = getattr(runtime, "access", None)
-        if access is not None:
-            can_read = access.memory_can_read(ctx.principal)
-        return {"methods": table.names(runtime), "memory": {"can_read": can_read}}
+        return {"methods": table.names(runtime), "memory": {"can_read": runtime.access.memory_can_read(ctx.principal)}}
 
     @table.method("meta/events/list", EventsListParams)
     def events_list(runtime: "Runtime", ctx: CallContext, params: EventsListParams) -> dict[str, Any]:
@@ -65,5 +61,4 @@ def register(table: MethodTable) -> None:
 
 
 def _event_visible(runtime: "Runtime", ctx: CallContext, event: Any) -> bool:
-    access = getattr(runtime, "access", None)
-    return True if access is None else access.event_visible(ctx.principal, event)
+    return runtime.access.event_visible(ctx.principal, event)

@@ -1,0 +1,1 @@
+"""Agent memory: the record model, the one write validator, and the per-realm stores."""

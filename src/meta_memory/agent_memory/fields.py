@@ -1,0 +1,95 @@
+"""Record field caps and normalisation (reference §2B field caps, §3.6 helpers).
+
+One place for the rules every write path shares: the staged-batch validator,
+the RPC parameter parsers and the markdown importer call these.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+__all__ = [
+    "MAX_TITLE_BYTES",
+    "MAX_DESCRIPTION_BYTES",
+    "MAX_BODY_BYTES",
+    "MAX_MEMORY_TAGS",
+    "MAX_MEMORY_TAG_BYTES",
+    "FieldError",
+    "compact_whitespace",
+    "ascii_lower",
+    "normalize_tags",
+    "validate_record_fields",
+]
+
+MAX_TITLE_BYTES = 200
+MAX_DESCRIPTION_BYTES = 400
+MAX_BODY_BYTES = 65_536
+MAX_MEMORY_TAGS = 32
+MAX_MEMORY_TAG_BYTES = 64
+
+_ASCII_LOWER = str.maketrans({chr(c): chr(c + 32) for c in range(ord("A"), ord("Z") + 1)})
+
+
+class FieldError(ValueError):
+    """A record field broke a cap. ``rule`` is the reference's message (e.g.
+    ``title must be at most 200 bytes``); ``field`` names the field."""
+
+    def __init__(self, rule: str, field: str) -> None:
+        super().__init__(rule)
+        self.rule = rule
+        self.field = field
+
+
+def _nbytes(text: str) -> int:
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+def compact_whitespace(text: str) -> str:
+    """Split on Unicode whitespace and join with single spaces (also trims)."""
+    return " ".join(text.split())
+
+
+def ascii_lower(text: str) -> str:
+    """Lowercase ``A``-``Z`` only; other characters are unchanged."""
+    return text.translate(_ASCII_LOWER)
+
+
+def normalize_tags(tags: Iterable[str]) -> tuple[str, ...]:
+    """Trim and ASCII-lowercase each tag, drop empties, sort and dedup.
+
+    Raises :class:`FieldError` ``tags must contain at most 32 entries`` (more
+    than 32 given) or ``tags must be at most 64 bytes`` (a trimmed tag over 64
+    UTF-8 bytes).
+    """
+    raw = list(tags)
+    if len(raw) > MAX_MEMORY_TAGS:
+        raise FieldError(f"tags must contain at most {MAX_MEMORY_TAGS} entries", "tags")
+    out: set[str] = set()
+    for tag in raw:
+        if not isinstance(tag, str):
+            raise FieldError("tags must be an array of strings", "tags")
+        norm = ascii_lower(tag.strip())
+        if _nbytes(norm) > MAX_MEMORY_TAG_BYTES:
+            raise FieldError(f"tags must be at most {MAX_MEMORY_TAG_BYTES} bytes", "tags")
+        if norm:
+            out.add(norm)
+    return tuple(sorted(out))
+
+
+def validate_record_fields(title: str, description: str, body: str) -> None:
+    """Check the caps, in order: title non-empty (trimmed), title <= 200 bytes,
+    description <= 400 bytes, body non-empty (trimmed), body <= 65536 bytes.
+
+    Raises :class:`FieldError` with the reference message, e.g.
+    ``title must not be empty``.
+    """
+    if not title.strip():
+        raise FieldError("title must not be empty", "title")
+    if _nbytes(title) > MAX_TITLE_BYTES:
+        raise FieldError(f"title must be at most {MAX_TITLE_BYTES} bytes", "title")
+    if _nbytes(description) > MAX_DESCRIPTION_BYTES:
+        raise FieldError(f"description must be at most {MAX_DESCRIPTION_BYTES} bytes", "description")
+    if not body.strip():
+        raise FieldError("body must not be empty", "body")
+    if _nbytes(body) > MAX_BODY_BYTES:
+        raise FieldError(f"body must be at most {MAX_BODY_BYTES} bytes", "body")

@@ -1,0 +1,127 @@
+"""Parser for legacy per-identity markdown memory files (import-only; reference §2C).
+
+A file ``<root>/<encode(realm)>/<encode(identity)>.md`` holds records laid out as::
+
+    ## <title>
+    <!-- mobkit-agent-memory {"memory_id": "...", "tags": [...], "created_at_ms": 1, "updated_at_ms": 2} -->
+    body lines...
+    <!-- /mobkit-agent-memory -->
+
+The predecessor's ``mobkit-agent-memory`` markers and our ``meta-agent-memory``
+markers are both read. A body line that starts with ``\\`` followed by a
+structural line (an end marker or a metadata line) is unescaped. A record ends
+at its end marker or at end of file; while a record's heading has no valid
+metadata line, the next ``## `` heading starts over. Records with an empty
+body or missing/invalid metadata are dropped with a warning — never promoted.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+__all__ = ["MAX_MARKDOWN_FILE_BYTES", "ParsedRecord", "ParseResult", "parse_markdown"]
+
+MAX_MARKDOWN_FILE_BYTES = 8 * 1024 * 1024
+
+_MARKERS = ("mobkit-agent-memory", "meta-agent-memory")
+_META_PREFIXES = tuple(f"<!-- {m} " for m in _MARKERS)
+_END_MARKERS = tuple(f"<!-- /{m} -->" for m in _MARKERS)
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedRecord:
+    """One record read from a markdown file (fields unvalidated beyond shape)."""
+
+    memory_id: str
+    title: str
+    body: str
+    tags: tuple[str, ...]
+    created_at_ms: int
+    updated_at_ms: int
+
+
+@dataclass(slots=True)
+class ParseResult:
+    """Parsed records in file order, and one warning per dropped record."""
+
+    records: list[ParsedRecord] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+def _is_meta_line(line: str) -> bool:
+    s = line.strip()
+    return s.startswith(_META_PREFIXES) and s.endswith("-->")
+
+
+def _is_structural(line: str) -> bool:
+    return line.strip() in _END_MARKERS or line.strip().startswith(_META_PREFIXES)
+
+
+def _parse_meta(line: str) -> dict[str, object] | None:
+    s = line.strip()
+    for prefix in _META_PREFIXES:
+        if s.startswith(prefix):
+            payload = s[len(prefix) : -len("-->")].strip()
+            try:
+                value = json.loads(payload)
+            except ValueError:
+                return None
+            return value if isinstance(value, dict) else None
+    return None
+
+
+def _meta_fields(meta: dict[str, object]) -> tuple[str, tuple[str, ...], int, int] | None:
+    memory_id = meta.get("memory_id")
+    tags = meta.get("tags", [])
+    created = meta.get("created_at_ms")
+    updated = meta.get("updated_at_ms")
+    if not isinstance(memory_id, str) or not memory_id.strip():
+        return None
+    if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
+        return None
+    for ts in (created, updated):
+        if isinstance(ts, bool) or not isinstance(ts, int) or ts < 0:
+            return None
+    return memory_id.strip(), tuple(tags), int(created), int(updated)  # type: ignore[arg-type]
+
+
+def parse_markdown(text: str) -> ParseResult:
+    """Parse a legacy markdown memory file (see module doc). Never raises for bad content."""
+    result = ParseResult()
+    lines = text.splitlines()
+    i = 0
+    n = len(lines)
+    while i < n:
+        line = lines[i]
+        if not line.startswith("## "):
+            i += 1
+            continue
+        title = line[3:].strip()
+        heading_line = i + 1
+        i += 1
+        if i >= n or not _is_meta_line(lines[i]):
+            result.warnings.append(f"line {heading_line}: record '{title}' has no metadata line; skipped")
+            continue
+        meta = _parse_meta(lines[i])
+        fields = _meta_fields(meta) if meta is not None else None
+        if fields is None:
+            result.warnings.append(f"line {heading_line}: record '{title}' has invalid metadata; skipped")
+            i += 1
+            continue
+        i += 1
+        body_lines: list[str] = []
+        while i < n and lines[i].strip() not in _END_MARKERS:
+            body_line = lines[i]
+            if body_line.startswith("\\") and _is_structural(body_line[1:]):
+                body_line = body_line[1:]
+            body_lines.append(body_line)
+            i += 1
+        i += 1  # past the end marker (or EOF)
+        body = "\n".join(body_lines).strip()
+        memory_id, tags, created, updated = fields
+        if not title or not body:
+            result.warnings.append(f"line {heading_line}: record '{memory_id}' has an empty title or body; skipped")
+            continue
+        result.records.append(ParsedRecord(memory_id, title, body, tags, created, updated))
+    return result

@@ -1,0 +1,727 @@
+"""The agent-memory record model (reference §2B "Record model").
+
+Domain values are frozen dataclasses with explicit JSON encodings that match
+the persisted/wire shapes exactly (internally tagged unions: ``scope``,
+``status``, ``author``). The two wire projections returned by RPC methods,
+:class:`AgentMemoryRecord` and :class:`RecordMeta`, are pydantic v2 models.
+
+All timestamps are UTC epoch milliseconds (``int``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from meta_memory.identity import logical_identity
+
+__all__ = [
+    "DAY_MS",
+    "ScopeKind",
+    "Scope",
+    "Kind",
+    "TrustTier",
+    "StatusKind",
+    "Status",
+    "AuthorKind",
+    "Author",
+    "EvidenceRef",
+    "CalibrationRef",
+    "VerificationClaim",
+    "Provenance",
+    "UsageEvent",
+    "UsageStats",
+    "NewMemoryRecord",
+    "MemoryRecord",
+    "AgentMemoryRecord",
+    "RecordMeta",
+    "age_days",
+]
+
+DAY_MS = 86_400_000
+
+
+def age_days(updated_at_ms: int, now_ms: int) -> int:
+    """Whole days between ``updated_at_ms`` and ``now_ms`` (saturating at 0)."""
+    return max(0, now_ms - updated_at_ms) // DAY_MS
+
+
+def _req_str(data: dict[str, Any], key: str, what: str) -> str:
+    value = data.get(key)
+    if not isinstance(value, str):
+        raise ValueError(f"{what}.{key} must be a string")
+    return value
+
+
+def _opt_int(data: dict[str, Any], key: str) -> int | None:
+    value = data.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"{key} must be an integer")
+    return value
+
+
+# --------------------------------------------------------------------------- scope
+
+
+class ScopeKind(StrEnum):
+    """Storage ``scope_kind`` values."""
+
+    IDENTITY = "identity"
+    MOB = "mob"
+    OPERATOR = "operator"
+    REALM = "realm"
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """Where a record lives: ``identity{realm, identity}``, ``mob{realm, mob}``,
+    ``operator{realm, operator}`` or ``realm{realm}``.
+
+    ``key`` is the identity / mob / operator name ("" for realm scope). Identity
+    keys are always logical identities (respawn generations stripped).
+    JSON: ``{"scope": "identity", "realm": "default", "identity": "lead:main"}``.
+    Storage: ``(scope_kind, scope_key)``; the realm is implied by the database.
+    """
+
+    kind: ScopeKind
+    realm: str
+    key: str = ""
+
+    def __post_init__(self) -> None:
+        if self.kind is ScopeKind.REALM and self.key:
+            raise ValueError("realm scope carries no key")
+        if self.kind is ScopeKind.IDENTITY:
+            object.__setattr__(self, "key", logical_identity(self.key))
+
+    @classmethod
+    def identity(cls, realm: str, identity: str) -> Scope:
+        return cls(ScopeKind.IDENTITY, realm, identity)
+
+    @classmethod
+    def mob(cls, realm: str, mob: str) -> Scope:
+        return cls(ScopeKind.MOB, realm, mob)
+
+    @classmethod
+    def operator(cls, realm: str, operator: str) -> Scope:
+        return cls(ScopeKind.OPERATOR, realm, operator)
+
+    @classmethod
+    def realm_scope(cls, realm: str) -> Scope:
+        return cls(ScopeKind.REALM, realm, "")
+
+    def storage(self) -> tuple[str, str]:
+        """``(scope_kind, scope_key)`` as stored in the ``records`` table."""
+        return self.kind.value, self.key
+
+    @classmethod
+    def from_storage(cls, realm: str, scope_kind: str, scope_key: str) -> Scope:
+        """Decode a stored scope. Raises ``ValueError("unknown scope kind '<k>'")``."""
+        try:
+            kind = ScopeKind(scope_kind)
+        except ValueError:
+            raise ValueError(f"unknown scope kind '{scope_kind}'") from None
+        return cls(kind, realm, "" if kind is ScopeKind.REALM else scope_key)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"scope": self.kind.value, "realm": self.realm}
+        if self.kind is not ScopeKind.REALM:
+            out[self.kind.value] = self.key
+        return out
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Scope:
+        """Decode ``{"scope": kind, "realm": ..., <kind>: key}``; raises ``ValueError``."""
+        if not isinstance(data, dict):
+            raise ValueError("scope must be an object")
+        kind_raw = data.get("scope")
+        try:
+            kind = ScopeKind(kind_raw)
+        except ValueError:
+            raise ValueError(f"unknown scope kind '{kind_raw}'") from None
+        realm = _req_str(data, "realm", "scope")
+        key = "" if kind is ScopeKind.REALM else _req_str(data, kind.value, "scope")
+        return cls(kind, realm, key)
+
+    def describe(self) -> str:
+        """Human label, e.g. ``identity scope 'lead:main'``."""
+        if self.kind is ScopeKind.REALM:
+            return f"realm scope '{self.realm}'"
+        return f"{self.kind.value} scope '{self.key}'"
+
+
+# --------------------------------------------------------------------------- enums
+
+
+class Kind(StrEnum):
+    """Record kinds."""
+
+    PREFERENCE = "preference"
+    FACT = "fact"
+    GOTCHA = "gotcha"
+    PROCEDURE = "procedure"
+    RELATIONSHIP = "relationship"
+    OPEN_LOOP = "open_loop"
+    REFERENCE = "reference"
+
+
+_TIER_ORDER = ["untrusted", "agent_observed", "agent_verified", "application", "operator"]
+
+
+class TrustTier(StrEnum):
+    """Trust lattice, lowest to highest:
+    ``untrusted < agent_observed < agent_verified < application < operator``.
+
+    Comparison operators follow the lattice, not the alphabet.
+    """
+
+    UNTRUSTED = "untrusted"
+    AGENT_OBSERVED = "agent_observed"
+    AGENT_VERIFIED = "agent_verified"
+    APPLICATION = "application"
+    OPERATOR = "operator"
+
+    @property
+    def level(self) -> int:
+        return _TIER_ORDER.index(self.value)
+
+    def __lt__(self, other: object) -> bool:
+        if not isinstance(other, TrustTier):
+            return NotImplemented
+        return self.level < other.level
+
+    def __le__(self, other: object) -> bool:
+        if not isinstance(other, TrustTier):
+            return NotImplemented
+        return self.level <= other.level
+
+    def __gt__(self, other: object) -> bool:
+        if not isinstance(other, TrustTier):
+            return NotImplemented
+        return self.level > other.level
+
+    def __ge__(self, other: object) -> bool:
+        if not isinstance(other, TrustTier):
+            return NotImplemented
+        return self.level >= other.level
+
+
+
+# --------------------------------------------------------------------------- status
+
+
+class StatusKind(StrEnum):
+    ACTIVE = "active"
+    SUPERSEDED = "superseded"
+    QUARANTINED = "quarantined"
+    TOMBSTONED = "tombstoned"
+
+
+@dataclass(frozen=True, slots=True)
+class Status:
+    """Record status: ``active`` | ``superseded{by}`` | ``quarantined{reason}`` | ``tombstoned``.
+
+    ``detail`` is the successor id (superseded) or the reason (quarantined),
+    else ``None`` — exactly the ``status_detail`` column.
+    JSON: ``{"status": "superseded", "by": "mem-..."}``.
+    """
+
+    kind: StatusKind
+    detail: str | None = None
+
+    @classmethod
+    def active(cls) -> Status:
+        return cls(StatusKind.ACTIVE)
+
+    @classmethod
+    def superseded(cls, by: str) -> Status:
+        return cls(StatusKind.SUPERSEDED, by)
+
+    @classmethod
+    def quarantined(cls, reason: str) -> Status:
+        return cls(StatusKind.QUARANTINED, reason)
+
+    @classmethod
+    def tombstoned(cls) -> Status:
+        return cls(StatusKind.TOMBSTONED)
+
+    @property
+    def is_active(self) -> bool:
+        return self.kind is StatusKind.ACTIVE
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"status": self.kind.value}
+        if self.kind is StatusKind.SUPERSEDED:
+            out["by"] = self.detail
+        elif self.kind is StatusKind.QUARANTINED:
+            out["reason"] = self.detail
+        return out
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Status:
+        if not isinstance(data, dict):
+            raise ValueError("status must be an object")
+        try:
+            kind = StatusKind(data.get("status"))
+        except ValueError:
+            raise ValueError(f"unknown status '{data.get('status')}'") from None
+        if kind is StatusKind.SUPERSEDED:
+            return cls(kind, _req_str(data, "by", "status"))
+        if kind is StatusKind.QUARANTINED:
+            return cls(kind, _req_str(data, "reason", "status"))
+        return cls(kind)
+
+    @classmethod
+    def from_storage(cls, status_kind: str, status_detail: str | None) -> Status:
+        kind = StatusKind(status_kind)
+        if kind in (StatusKind.SUPERSEDED, StatusKind.QUARANTINED):
+            return cls(kind, status_detail or "")
+        return cls(kind)
+
+    def describe(self) -> str:
+        return self.kind.value
+
+
+# --------------------------------------------------------------------------- author
+
+
+class AuthorKind(StrEnum):
+    OPERATOR = "operator"
+    APPLICATION = "application"
+    AGENT = "agent"
+    STEWARD = "steward"
+    DISTILLER = "distiller"
+
+
+_LLM_AUTHORS = {AuthorKind.AGENT, AuthorKind.STEWARD, AuthorKind.DISTILLER}
+
+
+@dataclass(frozen=True, slots=True)
+class Author:
+    """Who wrote: ``operator{principal?}`` | ``application`` | ``agent{identity}`` |
+    ``steward{run_id}`` | ``distiller{run_id}``.
+
+    ``is_llm`` is true for agent, steward and distiller authors.
+    JSON: ``{"author": "agent", "identity": "lead:main"}``.
+    """
+
+    kind: AuthorKind
+    identity: str | None = None
+    run_id: str | None = None
+    principal: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind is AuthorKind.AGENT:
+            if not self.identity:
+                raise ValueError("agent author needs an identity")
+            object.__setattr__(self, "identity", logical_identity(self.identity))
+        if self.kind in (AuthorKind.STEWARD, AuthorKind.DISTILLER) and self.run_id is None:
+            raise ValueError(f"{self.kind.value} author needs a run_id")
+
+    @classmethod
+    def operator(cls, principal: str | None = None) -> Author:
+        return cls(AuthorKind.OPERATOR, principal=principal)
+
+    @classmethod
+    def application(cls) -> Author:
+        return cls(AuthorKind.APPLICATION)
+
+    @classmethod
+    def agent(cls, identity: str) -> Author:
+        return cls(AuthorKind.AGENT, identity=identity)
+
+    @classmethod
+    def steward(cls, run_id: str) -> Author:
+        return cls(AuthorKind.STEWARD, run_id=run_id)
+
+    @classmethod
+    def distiller(cls, run_id: str) -> Author:
+        return cls(AuthorKind.DISTILLER, run_id=run_id)
+
+    @property
+    def is_llm(self) -> bool:
+        return self.kind in _LLM_AUTHORS
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"author": self.kind.value}
+        if self.kind is AuthorKind.AGENT:
+            out["identity"] = self.identity
+        elif self.kind in (AuthorKind.STEWARD, AuthorKind.DISTILLER):
+            out["run_id"] = self.run_id
+        elif self.kind is AuthorKind.OPERATOR and self.principal is not None:
+            out["principal"] = self.principal
+        return out
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Author:
+        if not isinstance(data, dict):
+            raise ValueError("author must be an object")
+        try:
+            kind = AuthorKind(data.get("author"))
+        except ValueError:
+            raise ValueError(f"unknown author '{data.get('author')}'") from None
+        if kind is AuthorKind.AGENT:
+            return cls(kind, identity=_req_str(data, "identity", "author"))
+        if kind in (AuthorKind.STEWARD, AuthorKind.DISTILLER):
+            return cls(kind, run_id=_req_str(data, "run_id", "author"))
+        if kind is AuthorKind.OPERATOR:
+            principal = data.get("principal")
+            return cls(kind, principal=principal if isinstance(principal, str) else None)
+        return cls(kind)
+
+    def describe(self) -> str:
+        """A short label for events and logs, e.g. ``Agent { identity: "lead:main" }``."""
+        if self.kind is AuthorKind.AGENT:
+            return f'Agent {{ identity: "{self.identity}" }}'
+        if self.kind in (AuthorKind.STEWARD, AuthorKind.DISTILLER):
+            return f'{self.kind.value.capitalize()} {{ run_id: "{self.run_id}" }}'
+        if self.kind is AuthorKind.OPERATOR:
+            return f'Operator {{ principal: {self.principal!r} }}' if self.principal else "Operator { principal: None }"
+        return "Application"
+
+
+# --------------------------------------------------------------------------- provenance
+
+
+@dataclass(frozen=True, slots=True)
+class EvidenceRef:
+    """A pointer into a session transcript: ``{session_id, generation, revision?, range?: [start, end]}``."""
+
+    session_id: str
+    generation: int = 0
+    revision: int | None = None
+    range: tuple[int, int] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"session_id": self.session_id, "generation": self.generation}
+        if self.revision is not None:
+            out["revision"] = self.revision
+        if self.range is not None:
+            out["range"] = [self.range[0], self.range[1]]
+        return out
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> EvidenceRef:
+        if not isinstance(data, dict):
+            raise ValueError("evidence ref must be an object")
+        rng = data.get("range")
+        range_value: tuple[int, int] | None = None
+        if rng is not None:
+            if not (isinstance(rng, list) and len(rng) == 2 and all(isinstance(x, int) for x in rng)):
+                raise ValueError("evidence range must be [start, end]")
+            range_value = (rng[0], rng[1])
+        return cls(
+            session_id=_req_str(data, "session_id", "evidence"),
+            generation=_opt_int(data, "generation") or 0,
+            revision=_opt_int(data, "revision"),
+            range=range_value,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class CalibrationRef:
+    """The prompt bundle that produced an LLM-authored record: ``{stage, bundle, version, model}``."""
+
+    stage: str
+    bundle: str
+    version: str
+    model: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"stage": self.stage, "bundle": self.bundle, "version": self.version, "model": self.model}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> CalibrationRef:
+        return cls(*(_req_str(data, k, "profile") for k in ("stage", "bundle", "version", "model")))
+
+
+@dataclass(frozen=True, slots=True)
+class VerificationClaim:
+    """An agent's claim that it verified a fact: ``{checked, evidence: [EvidenceRef]}``."""
+
+    checked: str
+    evidence: tuple[EvidenceRef, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {"checked": self.checked, "evidence": [e.to_json() for e in self.evidence]}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> VerificationClaim:
+        return cls(
+            checked=_req_str(data, "checked", "verification"),
+            evidence=tuple(EvidenceRef.from_json(e) for e in data.get("evidence") or []),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Provenance:
+    """Where a record came from: ``{evidence: [...], author, profile?, verification?}``."""
+
+    author: Author
+    evidence: tuple[EvidenceRef, ...] = ()
+    profile: CalibrationRef | None = None
+    verification: VerificationClaim | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"evidence": [e.to_json() for e in self.evidence], "author": self.author.to_json()}
+        if self.profile is not None:
+            out["profile"] = self.profile.to_json()
+        if self.verification is not None:
+            out["verification"] = self.verification.to_json()
+        return out
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Provenance:
+        if not isinstance(data, dict):
+            raise ValueError("provenance must be an object")
+        profile = data.get("profile")
+        verification = data.get("verification")
+        return cls(
+            author=Author.from_json(data.get("author")),  # type: ignore[arg-type]
+            evidence=tuple(EvidenceRef.from_json(e) for e in data.get("evidence") or []),
+            profile=CalibrationRef.from_json(profile) if profile else None,
+            verification=VerificationClaim.from_json(verification) if verification else None,
+        )
+
+
+# --------------------------------------------------------------------------- usage
+
+
+class UsageEvent(StrEnum):
+    """What :meth:`mark_usage` counts."""
+
+    INJECTED = "injected"
+    EXPLICIT_RECALL = "explicit_recall"
+    JUDGED_USEFUL = "judged_useful"
+
+
+@dataclass(frozen=True, slots=True)
+class UsageStats:
+    """Usage counters. JSON omits the ``last_*`` timestamps when ``None``."""
+
+    injected_count: int = 0
+    last_injected_at_ms: int | None = None
+    explicit_recall_count: int = 0
+    last_recalled_at_ms: int | None = None
+    judged_useful_count: int = 0
+    last_useful_at_ms: int | None = None
+
+    def bump(self, event: UsageEvent, at_ms: int) -> UsageStats:
+        """A copy with ``event`` counted at ``at_ms``."""
+        if event is UsageEvent.INJECTED:
+            return replace(self, injected_count=self.injected_count + 1, last_injected_at_ms=at_ms)
+        if event is UsageEvent.EXPLICIT_RECALL:
+            return replace(self, explicit_recall_count=self.explicit_recall_count + 1, last_recalled_at_ms=at_ms)
+        return replace(self, judged_useful_count=self.judged_useful_count + 1, last_useful_at_ms=at_ms)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for name in (
+            "injected_count",
+            "last_injected_at_ms",
+            "explicit_recall_count",
+            "last_recalled_at_ms",
+            "judged_useful_count",
+            "last_useful_at_ms",
+        ):
+            value = getattr(self, name)
+            if value is not None:
+                out[name] = value
+        return out
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any] | None) -> UsageStats:
+        data = data or {}
+        return cls(
+            injected_count=_opt_int(data, "injected_count") or 0,
+            last_injected_at_ms=_opt_int(data, "last_injected_at_ms"),
+            explicit_recall_count=_opt_int(data, "explicit_recall_count") or 0,
+            last_recalled_at_ms=_opt_int(data, "last_recalled_at_ms"),
+            judged_useful_count=_opt_int(data, "judged_useful_count") or 0,
+            last_useful_at_ms=_opt_int(data, "last_useful_at_ms"),
+        )
+
+
+# --------------------------------------------------------------------------- records
+
+
+@dataclass(frozen=True, slots=True)
+class NewMemoryRecord:
+    """A record payload before it has an id, scope, tier or status.
+
+    JSON: ``{kind, title, description, body, tags, provenance}``.
+    """
+
+    title: str
+    body: str
+    provenance: Provenance
+    kind: Kind = Kind.FACT
+    description: str = ""
+    tags: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind.value,
+            "title": self.title,
+            "description": self.description,
+            "body": self.body,
+            "tags": list(self.tags),
+            "provenance": self.provenance.to_json(),
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> NewMemoryRecord:
+        if not isinstance(data, dict):
+            raise ValueError("record must be an object")
+        tags = data.get("tags") or []
+        if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
+            raise ValueError("record.tags must be an array of strings")
+        return cls(
+            kind=Kind(data.get("kind", "fact")),
+            title=_req_str(data, "title", "record"),
+            description=data.get("description") or "",
+            body=_req_str(data, "body", "record"),
+            tags=tuple(tags),
+            provenance=Provenance.from_json(data.get("provenance")),  # type: ignore[arg-type]
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryRecord:
+    """A stored record (reference §2B).
+
+    ``rank_set_at_ms`` mirrors the storage column used by the working-set
+    manifest; it is not part of the JSON encoding.
+    """
+
+    id: str
+    scope: Scope
+    kind: Kind
+    title: str
+    body: str
+    provenance: Provenance
+    trust: TrustTier
+    status: Status
+    created_at_ms: int
+    updated_at_ms: int
+    description: str = ""
+    tags: tuple[str, ...] = ()
+    supersedes: str | None = None
+    derived_from: tuple[str, ...] = ()
+    working_set_rank: int | None = None
+    usage: UsageStats = field(default_factory=UsageStats)
+    ever_quarantined: bool = False
+    rank_set_at_ms: int | None = None
+    tombstoned_at_ms: int | None = None
+
+    @property
+    def content_hash(self) -> str:
+        from meta_memory.agent_memory.hashing import content_hash
+
+        return content_hash(self.title, self.body)
+
+    @property
+    def author(self) -> Author:
+        return self.provenance.author
+
+    def to_json(self) -> dict[str, Any]:
+        """The persisted/panel encoding (serde field names)."""
+        out: dict[str, Any] = {
+            "id": self.id,
+            "scope": self.scope.to_json(),
+            "kind": self.kind.value,
+            "title": self.title,
+            "description": self.description,
+            "body": self.body,
+            "tags": list(self.tags),
+            "provenance": self.provenance.to_json(),
+            "trust": self.trust.value,
+            "status": self.status.to_json(),
+        }
+        if self.supersedes is not None:
+            out["supersedes"] = self.supersedes
+        out["derived_from"] = list(self.derived_from)
+        if self.working_set_rank is not None:
+            out["working_set_rank"] = self.working_set_rank
+        out["created_at_ms"] = self.created_at_ms
+        out["updated_at_ms"] = self.updated_at_ms
+        out["usage"] = self.usage.to_json()
+        out["ever_quarantined"] = self.ever_quarantined
+        return out
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> MemoryRecord:
+        if not isinstance(data, dict):
+            raise ValueError("record must be an object")
+        rank = data.get("working_set_rank")
+        return cls(
+            id=_req_str(data, "id", "record"),
+            scope=Scope.from_json(data.get("scope")),  # type: ignore[arg-type]
+            kind=Kind(data.get("kind")),
+            title=_req_str(data, "title", "record"),
+            description=data.get("description") or "",
+            body=_req_str(data, "body", "record"),
+            tags=tuple(data.get("tags") or ()),
+            provenance=Provenance.from_json(data.get("provenance")),  # type: ignore[arg-type]
+            trust=TrustTier(data.get("trust")),
+            status=Status.from_json(data.get("status")),  # type: ignore[arg-type]
+            supersedes=data.get("supersedes"),
+            derived_from=tuple(data.get("derived_from") or ()),
+            working_set_rank=rank if isinstance(rank, int) else None,
+            created_at_ms=int(data.get("created_at_ms", 0)),
+            updated_at_ms=int(data.get("updated_at_ms", 0)),
+            usage=UsageStats.from_json(data.get("usage")),
+            ever_quarantined=bool(data.get("ever_quarantined", False)),
+        )
+
+    def project(self) -> AgentMemoryRecord:
+        """The wire projection returned by remember/recall/update."""
+        return AgentMemoryRecord(
+            memory_id=self.id,
+            title=self.title,
+            body=self.body,
+            tags=list(self.tags),
+            created_at_ms=self.created_at_ms,
+            updated_at_ms=self.updated_at_ms,
+        )
+
+    def meta(self, now_ms: int) -> RecordMeta:
+        """The body-free manifest row (``age_days`` from ``updated_at_ms``)."""
+        return RecordMeta(
+            id=self.id,
+            kind=self.kind.value,
+            title=self.title,
+            description=self.description,
+            age_days=age_days(self.updated_at_ms, now_ms),
+            rank=self.working_set_rank,
+        )
+
+
+class AgentMemoryRecord(BaseModel):
+    """Wire projection of a record: ``{memory_id, title, body, tags, created_at_ms, updated_at_ms}``."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    memory_id: str
+    title: str
+    body: str
+    tags: list[str] = []
+    created_at_ms: int
+    updated_at_ms: int
+
+
+class RecordMeta(BaseModel):
+    """Manifest row: ``{id, kind, title, description, age_days, rank}`` (no body)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str
+    kind: str
+    title: str
+    description: str = ""
+    age_days: int
+    rank: int | None = None

@@ -1,0 +1,1 @@
+"""Agent-memory store backends behind one interface (:mod:`.base`)."""

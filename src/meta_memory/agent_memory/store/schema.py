@@ -1,0 +1,228 @@
+"""SQLite schema of one realm database, applied as recorded migrations (reference §2B "Tables").
+
+Every applied migration is a row of ``schema_migrations`` (domain, version,
+name, applied_at_ms) in the database file itself, so a file always says which
+schema it holds. Domains:
+
+- ``meta-memory``: the record tables (:data:`MIGRATIONS`).
+- ``records-fts``: the full-text index owned by :mod:`meta_memory.recall.fts`.
+  Its row name carries a fingerprint of ``create_statements()``; when recall
+  changes its index definition, the index is dropped, recreated and refilled
+  from the active records at the next open.
+
+Deviation from the predecessor, on purpose: ``records`` has an explicit
+``rid INTEGER PRIMARY KEY`` (the stable rowid the FTS row points at; a plain
+rowid may be renumbered by ``VACUUM``) and ``memory_id`` is ``UNIQUE``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+
+from meta_memory.recall import fts
+
+__all__ = ["SCHEMA_DOMAIN", "FTS_DOMAIN", "MIGRATIONS", "migrate", "is_current", "fts_fingerprint", "insert_fts", "delete_fts"]
+
+SCHEMA_DOMAIN = "meta-memory"
+FTS_DOMAIN = "records-fts"
+
+_BASE_SCHEMA = [
+    """CREATE TABLE IF NOT EXISTS records (
+        rid INTEGER PRIMARY KEY,
+        memory_id TEXT NOT NULL UNIQUE,
+        scope_kind TEXT NOT NULL,
+        scope_key TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        title TEXT NOT NULL,
+        description TEXT NOT NULL DEFAULT '',
+        body TEXT NOT NULL,
+        tags TEXT NOT NULL DEFAULT '[]',
+        provenance TEXT NOT NULL,
+        trust TEXT NOT NULL,
+        status_kind TEXT NOT NULL,
+        status_detail TEXT,
+        supersedes TEXT,
+        derived_from TEXT NOT NULL DEFAULT '[]',
+        working_set_rank INTEGER,
+        rank_set_at_ms INTEGER,
+        content_hash TEXT NOT NULL,
+        created_at_ms INTEGER NOT NULL,
+        updated_at_ms INTEGER NOT NULL,
+        usage_stats TEXT NOT NULL DEFAULT '{}',
+        tombstoned_at_ms INTEGER,
+        ever_quarantined INTEGER NOT NULL DEFAULT 0
+    )""",
+    "CREATE INDEX IF NOT EXISTS records_scope_idx ON records(scope_kind, scope_key, status_kind)",
+    "CREATE INDEX IF NOT EXISTS records_scope_hash_idx ON records(scope_kind, scope_key, content_hash)",
+    "CREATE INDEX IF NOT EXISTS records_updated_idx ON records(updated_at_ms DESC, memory_id DESC)",
+    "CREATE INDEX IF NOT EXISTS records_supersedes_idx ON records(supersedes)",
+    """CREATE TABLE IF NOT EXISTS proposals (
+        proposal_id TEXT PRIMARY KEY,
+        scope_kind TEXT NOT NULL,
+        scope_key TEXT NOT NULL,
+        record TEXT NOT NULL,
+        author TEXT NOT NULL,
+        status TEXT NOT NULL DEFAULT 'pending',
+        created_at_ms INTEGER NOT NULL,
+        taint TEXT
+    )""",
+    """CREATE TABLE IF NOT EXISTS audit (
+        audit_id INTEGER PRIMARY KEY AUTOINCREMENT,
+        stage_token TEXT NOT NULL,
+        op_index INTEGER NOT NULL,
+        op_kind TEXT NOT NULL,
+        memory_id TEXT,
+        detail TEXT NOT NULL,
+        applied_at_ms INTEGER NOT NULL
+    )""",
+    "CREATE INDEX IF NOT EXISTS audit_memory_idx ON audit(memory_id, audit_id)",
+    "CREATE INDEX IF NOT EXISTS audit_token_idx ON audit(stage_token)",
+    """CREATE TABLE IF NOT EXISTS stage (
+        token TEXT PRIMARY KEY,
+        batch TEXT NOT NULL,
+        created_at_ms INTEGER NOT NULL
+    )""",
+    """CREATE TABLE IF NOT EXISTS injections (
+        injection_id INTEGER PRIMARY KEY AUTOINCREMENT,
+        record_id TEXT NOT NULL,
+        identity TEXT NOT NULL,
+        session_key TEXT,
+        surface TEXT NOT NULL CHECK (surface IN ('build', 'turn')),
+        at_ms INTEGER NOT NULL
+    )""",
+    "CREATE INDEX IF NOT EXISTS injections_record_idx ON injections(record_id, at_ms)",
+    """CREATE TABLE IF NOT EXISTS pending_harvests (
+        identity TEXT NOT NULL,
+        session_key TEXT,
+        cause TEXT NOT NULL,
+        retired_at_ms INTEGER NOT NULL,
+        status TEXT NOT NULL DEFAULT 'pending',
+        PRIMARY KEY (identity, retired_at_ms)
+    )""",
+    """CREATE TABLE IF NOT EXISTS pending_promotions (
+        pending_id TEXT PRIMARY KEY,
+        stage_token TEXT NOT NULL,
+        record_id TEXT NOT NULL,
+        scope_kind TEXT NOT NULL,
+        scope_key TEXT NOT NULL,
+        rationale TEXT,
+        status TEXT NOT NULL DEFAULT 'pending',
+        created_at_ms INTEGER NOT NULL,
+        resolved_at_ms INTEGER
+    )""",
+    "CREATE INDEX IF NOT EXISTS pending_promotions_record_idx ON pending_promotions(record_id, status)",
+    """CREATE TABLE IF NOT EXISTS dream_runs (
+        run_id TEXT PRIMARY KEY,
+        partition_label TEXT NOT NULL DEFAULT 'realm',
+        started_at_ms INTEGER NOT NULL,
+        completed_at_ms INTEGER NOT NULL,
+        ops_committed INTEGER NOT NULL,
+        detail TEXT NOT NULL
+    )""",
+    "CREATE INDEX IF NOT EXISTS dream_runs_completed ON dream_runs(completed_at_ms DESC)",
+    """CREATE TABLE IF NOT EXISTS dream_audit_verdicts (
+        run_id TEXT NOT NULL,
+        record_id TEXT NOT NULL,
+        verdict TEXT NOT NULL,
+        rationale TEXT,
+        created_at_ms INTEGER NOT NULL,
+        resolved_at_ms INTEGER,
+        resolution TEXT,
+        PRIMARY KEY (run_id, record_id)
+    )""",
+    "CREATE INDEX IF NOT EXISTS dream_audit_verdicts_record_idx ON dream_audit_verdicts(record_id, resolved_at_ms)",
+]
+
+MIGRATIONS: list[tuple[int, str, list[str]]] = [(1, "base-schema", _BASE_SCHEMA)]
+"""``(version, name, statements)`` of domain :data:`SCHEMA_DOMAIN`, applied in order."""
+
+_LEDGER = """CREATE TABLE IF NOT EXISTS schema_migrations (
+    domain TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    name TEXT NOT NULL,
+    applied_at_ms INTEGER NOT NULL,
+    PRIMARY KEY (domain, version)
+)"""
+
+
+def fts_fingerprint() -> str:
+    """A short hash of the current full-text index DDL."""
+    return hashlib.sha256("\n".join(fts.create_statements()).encode()).hexdigest()[:16]
+
+
+def is_current(conn: sqlite3.Connection) -> bool:
+    """Whether every migration (and the current FTS definition) is already applied. Read-only."""
+    try:
+        rows = conn.execute("SELECT domain, version, name FROM schema_migrations").fetchall()
+    except sqlite3.OperationalError:
+        return False
+    versions = {v for d, v, _ in rows if d == SCHEMA_DOMAIN}
+    if any(version not in versions for version, _, _ in MIGRATIONS):
+        return False
+    fts_rows = sorted((v, n) for d, v, n in rows if d == FTS_DOMAIN)
+    return bool(fts_rows) and fts_rows[-1][1] == f"fts-{fts_fingerprint()}"
+
+
+def migrate(conn: sqlite3.Connection, now_ms: int) -> list[str]:
+    """Apply missing migrations inside the caller's open write transaction.
+
+    Returns the names applied (empty when the file was current). Rebuilds the
+    full-text index when its fingerprint changed (or on first creation).
+    """
+    conn.execute(_LEDGER)
+    applied: list[str] = []
+    done = {row[0] for row in conn.execute("SELECT version FROM schema_migrations WHERE domain = ?", (SCHEMA_DOMAIN,))}
+    for version, name, statements in MIGRATIONS:
+        if version in done:
+            continue
+        for stmt in statements:
+            conn.execute(stmt)
+        conn.execute(
+            "INSERT INTO schema_migrations(domain, version, name, applied_at_ms) VALUES (?, ?, ?, ?)",
+            (SCHEMA_DOMAIN, version, name, now_ms),
+        )
+        applied.append(name)
+
+    fingerprint = f"fts-{fts_fingerprint()}"
+    row = conn.execute(
+        "SELECT version, name FROM schema_migrations WHERE domain = ? ORDER BY version DESC LIMIT 1", (FTS_DOMAIN,)
+    ).fetchone()
+    if row is None or row[1] != fingerprint:
+        conn.execute(f"DROP TABLE IF EXISTS {fts.FTS_TABLE}")
+        for stmt in fts.create_statements():
+            conn.execute(stmt)
+        for rid, title, description, body, tags_json in conn.execute(
+            "SELECT rid, title, description, body, tags FROM records WHERE status_kind = 'active'"
+        ).fetchall():
+            insert_fts(conn, rid, title, description, body, _json_tags(tags_json))
+        conn.execute(
+            "INSERT INTO schema_migrations(domain, version, name, applied_at_ms) VALUES (?, ?, ?, ?)",
+            (FTS_DOMAIN, (row[0] + 1) if row else 1, fingerprint, now_ms),
+        )
+        applied.append(fingerprint)
+    return applied
+
+
+def _json_tags(text: str) -> list[str]:
+    import json
+
+    value = json.loads(text or "[]")
+    return [t for t in value if isinstance(t, str)]
+
+
+def insert_fts(
+    conn: sqlite3.Connection, rid: int, title: str, description: str, body: str, tags: list[str] | tuple[str, ...]
+) -> None:
+    """Index one active record (``rowid`` = the record's ``rid``) with :func:`meta_memory.recall.fts.document`."""
+    doc = fts.document(title, description, body, list(tags))
+    cols = list(doc)
+    conn.execute(
+        f"INSERT INTO {fts.FTS_TABLE}(rowid, {', '.join(cols)}) VALUES (?, {', '.join('?' for _ in cols)})",
+        (rid, *(doc[c] for c in cols)),
+    )
+
+
+def delete_fts(conn: sqlite3.Connection, rid: int) -> None:
+    """Remove a record's full-text row (when it leaves ``active``)."""
+    conn.execute(f"DELETE FROM {fts.FTS_TABLE} WHERE rowid = ?", (rid,))

@@ -1,0 +1,972 @@
+"""The bundled agent-memory store: one SQLite database per realm (reference §2B, §2C).
+
+Layout: ``<root>/<encode_path_segment(realm)>.sqlite3``; legacy markdown for
+import at ``<root>/<encode(realm)>/<encode(identity)>.md``.
+
+Durability and concurrency:
+
+- WAL journal, ``synchronous=FULL`` (an acknowledged write survives power
+  loss), ``busy_timeout`` on every connection.
+- Every write is one ``BEGIN IMMEDIATE`` transaction: validate against live
+  rows (:func:`~meta_memory.agent_memory.validator.plan_batch`), write the
+  records, keep the full-text index in step (a record has an FTS row iff it is
+  active), write one audit row per op, commit.
+- Writes are serialised per realm by a lock around one writer connection;
+  across processes SQLite's write lock (waited on via ``busy_timeout``) does
+  the same. Reads use per-thread connections (WAL readers), so they never wait
+  for writers.
+
+At a realm's first open in this process: migrations (:mod:`.schema`), stage
+garbage collection (24 h, keeping stages a pending promotion references), then
+the one-shot markdown import.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import logging
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, TypeVar
+
+from meta_memory.agent_memory._paths import decode_path_segment, encode_path_segment
+from meta_memory.agent_memory.batch import (
+    MAX_BATCH_OPS,
+    BatchKind,
+    BatchReceipt,
+    CreateOp,
+    StagedBatch,
+    SupersedeOp,
+    TombstoneOp,
+)
+from meta_memory.agent_memory.fields import FieldError, compact_whitespace, normalize_tags, validate_record_fields
+from meta_memory.agent_memory.hashing import content_hash, mint_token
+from meta_memory.agent_memory.markdown import MAX_MARKDOWN_FILE_BYTES, parse_markdown
+from meta_memory.agent_memory.model import (
+    AgentMemoryRecord,
+    Author,
+    Kind,
+    MemoryRecord,
+    NewMemoryRecord,
+    Provenance,
+    RecordMeta,
+    Scope,
+    Status,
+    StatusKind,
+    TrustTier,
+    UsageEvent,
+    UsageStats,
+)
+from meta_memory.agent_memory.secrets import scan
+from meta_memory.agent_memory.store.base import (
+    DEFAULT_MANIFEST_K,
+    MAX_MANIFEST_K,
+    AgentMemoryStore,
+    InjectionRow,
+    ManifestTier,
+    WriteGate,
+)
+from meta_memory.agent_memory.store.schema import delete_fts, insert_fts, is_current, migrate
+from meta_memory.agent_memory.validator import normalize_record, plan_batch, secret_refusal_detail
+from meta_memory.clock import Clock, SystemClock
+from meta_memory.errors import AgentMemoryError
+from meta_memory.identity import parse_identity, parse_realm
+from meta_memory.recall import fts
+
+__all__ = [
+    "SqliteAgentMemoryStore",
+    "SqliteTx",
+    "STAGE_GC_MAX_AGE_MS",
+    "DEFAULT_SCOPE_FLOOR_RECORDS",
+    "DEFAULT_SCOPE_FLOOR_BYTES",
+    "realm_db_path",
+]
+
+log = logging.getLogger(__name__)
+
+STAGE_GC_MAX_AGE_MS = 24 * 60 * 60 * 1000
+DEFAULT_SCOPE_FLOOR_RECORDS = 4000
+DEFAULT_SCOPE_FLOOR_BYTES = 32 * 1024 * 1024
+MAX_IMPORT_SKIP_REASONS = 8
+
+_T = TypeVar("_T")
+
+_COLS = (
+    "rid, memory_id, scope_kind, scope_key, kind, title, description, body, tags, provenance, trust, "
+    "status_kind, status_detail, supersedes, derived_from, working_set_rank, rank_set_at_ms, "
+    "created_at_ms, updated_at_ms, usage_stats, tombstoned_at_ms, ever_quarantined"
+)
+_RCOLS = ", ".join("r." + c.strip() for c in _COLS.split(","))
+
+
+MAX_FILE_NAME_BYTES = 255
+
+
+def realm_db_path(root: Path, realm: str) -> Path:
+    """``<root>/<encode_path_segment(realm)>.sqlite3``.
+
+    Raises ``AgentMemoryError("invalid_record", "realm name is too long ...")``
+    when the encoded file name exceeds 255 bytes.
+    """
+    name = f"{encode_path_segment(realm)}.sqlite3"
+    if len(name) > MAX_FILE_NAME_BYTES:
+        raise AgentMemoryError(
+            "invalid_record",
+            f"realm name is too long for a database file name ({len(name)} bytes once encoded, "
+            f"at most {MAX_FILE_NAME_BYTES})",
+        )
+    return root / name
+
+
+def _row_to_record(realm: str, row: sqlite3.Row) -> MemoryRecord:
+    return MemoryRecord(
+        id=row["memory_id"],
+        scope=Scope.from_storage(realm, row["scope_kind"], row["scope_key"]),
+        kind=Kind(row["kind"]),
+        title=row["title"],
+        description=row["description"],
+        body=row["body"],
+        tags=tuple(json.loads(row["tags"] or "[]")),
+        provenance=Provenance.from_json(json.loads(row["provenance"])),
+        trust=TrustTier(row["trust"]),
+        status=Status.from_storage(row["status_kind"], row["status_detail"]),
+        supersedes=row["supersedes"],
+        derived_from=tuple(json.loads(row["derived_from"] or "[]")),
+        working_set_rank=row["working_set_rank"],
+        rank_set_at_ms=row["rank_set_at_ms"],
+        created_at_ms=row["created_at_ms"],
+        updated_at_ms=row["updated_at_ms"],
+        usage=UsageStats.from_json(json.loads(row["usage_stats"] or "{}")),
+        tombstoned_at_ms=row["tombstoned_at_ms"],
+        ever_quarantined=bool(row["ever_quarantined"]),
+    )
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+class _Reader:
+    """The validator's read interface over a connection inside the write transaction."""
+
+    def __init__(self, conn: sqlite3.Connection, realm: str) -> None:
+        self.conn = conn
+        self.realm = realm
+
+    def get_record(self, memory_id: str) -> MemoryRecord | None:
+        row = self.conn.execute(f"SELECT {_COLS} FROM records WHERE memory_id = ?", (memory_id,)).fetchone()
+        return _row_to_record(self.realm, row) if row else None
+
+    def tombstoned_since(self, scope: Scope, content_hash: str, since_ms: int) -> bool:
+        kind, key = scope.storage()
+        row = self.conn.execute(
+            "SELECT 1 FROM records WHERE scope_kind = ? AND scope_key = ? AND content_hash = ? "
+            "AND status_kind = 'tombstoned' AND tombstoned_at_ms >= ? LIMIT 1",
+            (kind, key, content_hash, since_ms),
+        ).fetchone()
+        return row is not None
+
+
+class SqliteTx:
+    """An open ``BEGIN IMMEDIATE`` write transaction on one realm (see
+    :meth:`SqliteAgentMemoryStore.run_in_transaction`).
+
+    ``conn`` is the raw connection (for reads/writes of side tables such as
+    ``pending_promotions``); :meth:`get` reads live records; :meth:`apply`
+    validates and applies a batch inside this same transaction.
+    """
+
+    def __init__(self, store: SqliteAgentMemoryStore, conn: sqlite3.Connection, realm: str) -> None:
+        self._store = store
+        self.conn = conn
+        self.realm = realm
+        self.now_ms = store.clock.now_ms()
+
+    def get(self, memory_id: str) -> MemoryRecord | None:
+        """The live record (any status) or ``None``."""
+        return _Reader(self.conn, self.realm).get_record(memory_id)
+
+    def apply(self, batch: StagedBatch, *, gate: WriteGate | None = None, token: str | None = None) -> BatchReceipt:
+        """Validate and apply ``batch`` in this transaction (no default gate: pass one explicitly)."""
+        if batch.realm != self.realm:
+            raise AgentMemoryError(
+                "scope_not_writable", f"batch realm '{batch.realm}' does not match transaction realm '{self.realm}'"
+            )
+        return self._store._apply_in_tx(self.conn, batch, gate, token or mint_token("direct"))
+
+
+class _RealmDb:
+    def __init__(self, name: str, path: Path, writer: sqlite3.Connection) -> None:
+        self.name = name
+        self.path = path
+        self.writer = writer
+        self.write_lock = threading.Lock()
+
+
+class SqliteAgentMemoryStore(AgentMemoryStore):
+    """Per-realm SQLite store implementing :class:`~meta_memory.agent_memory.store.base.AgentMemoryStore`.
+
+    Args:
+        root: the agent-memory root directory (created if missing).
+        clock: time source (epoch ms); defaults to the system clock.
+        gate: default write gate for LLM-authored writes (per-call ``gate`` overrides).
+        busy_timeout_ms: how long a connection waits for another process's write lock.
+        import_markdown: run the one-shot legacy markdown import at each realm's first open.
+
+    Raises ``AgentMemoryError("invalid_config", "agent memory root path must not be empty")``.
+    """
+
+    def __init__(
+        self,
+        root: Path | str,
+        clock: Clock | None = None,
+        *,
+        gate: WriteGate | None = None,
+        busy_timeout_ms: int = 10_000,
+        import_markdown: bool = True,
+    ) -> None:
+        if not str(root).strip():
+            raise AgentMemoryError("invalid_config", "agent memory root path must not be empty")
+        self.root = Path(root)
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.clock: Clock = clock or SystemClock()
+        self.gate = gate
+        self.busy_timeout_ms = busy_timeout_ms
+        self.import_markdown = import_markdown
+        self._realms: dict[str, _RealmDb] = {}
+        self._open_lock = threading.Lock()
+        self._local = threading.local()
+        self._readers: list[sqlite3.Connection] = []
+        self._readers_lock = threading.Lock()
+        self._closed = False
+
+    # ================================================================ connections
+
+    def _connect(self, path: Path) -> sqlite3.Connection:
+        conn = sqlite3.connect(
+            path, timeout=self.busy_timeout_ms / 1000, isolation_level=None, check_same_thread=False
+        )
+        conn.row_factory = sqlite3.Row
+        conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_ms)}")
+        self._retry_locked(lambda: conn.execute("PRAGMA journal_mode = WAL").fetchone())
+        conn.execute("PRAGMA synchronous = FULL")
+        return conn
+
+    def _retry_locked(self, fn: Callable[[], _T]) -> _T:
+        deadline = time.monotonic() + self.busy_timeout_ms / 1000
+        while True:
+            try:
+                return fn()
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) and "busy" not in str(exc):
+                    raise
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.01)
+
+    def _realm_name(self, realm: str) -> str:
+        try:
+            return parse_realm(realm)
+        except ValueError as exc:
+            raise AgentMemoryError("invalid_record", str(exc)) from None
+
+    def _db(self, realm: str) -> _RealmDb:
+        if self._closed:
+            raise AgentMemoryError("io", "agent memory store is closed")
+        name = self._realm_name(realm)
+        db = self._realms.get(name)
+        if db is not None:
+            return db
+        with self._open_lock:
+            db = self._realms.get(name)
+            if db is None:
+                db = self._open_realm(name)
+                self._realms[name] = db
+        return db
+
+    def _open_realm(self, realm: str) -> _RealmDb:
+        path = realm_db_path(self.root, realm)
+        try:
+            writer = self._connect(path)
+            db = _RealmDb(realm, path, writer)
+            now = self.clock.now_ms()
+
+            gc_sql = (
+                "FROM stage WHERE created_at_ms < ? AND token NOT IN "
+                "(SELECT stage_token FROM pending_promotions WHERE status = 'pending')"
+            )
+
+            def setup(conn: sqlite3.Connection) -> None:
+                migrate(conn, now)
+                conn.execute("DELETE " + gc_sql, (now - STAGE_GC_MAX_AGE_MS,))
+
+            # Take the write lock only when there is something to do, so opening a
+            # realm never waits behind another process's writers.
+            if not is_current(writer) or writer.execute(
+                "SELECT 1 " + gc_sql + " LIMIT 1", (now - STAGE_GC_MAX_AGE_MS,)
+            ).fetchone():
+                self._tx(db, setup)
+        except sqlite3.Error as exc:
+            raise AgentMemoryError("io", f"cannot open realm database '{path.name}': {exc}") from None
+        if self.import_markdown:
+            self._import_markdown(db)
+        return db
+
+    @contextlib.contextmanager
+    def _read(self, realm: str) -> Iterator[sqlite3.Connection]:
+        db = self._db(realm)
+        conns: dict[str, sqlite3.Connection] | None = getattr(self._local, "conns", None)
+        if conns is None:
+            conns = self._local.conns = {}
+        conn = conns.get(db.name)
+        if conn is None:
+            try:
+                conn = self._connect(db.path)
+                conn.execute("PRAGMA query_only = ON")
+            except sqlite3.Error as exc:
+                raise AgentMemoryError("io", f"cannot open realm database '{db.path.name}': {exc}") from None
+            conns[db.name] = conn
+            with self._readers_lock:
+                self._readers.append(conn)
+        try:
+            conn.execute("BEGIN")
+            try:
+                yield conn
+            finally:
+                conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            raise AgentMemoryError("io", f"read failed: {exc}") from None
+
+    def _tx(self, db: _RealmDb, fn: Callable[[sqlite3.Connection], _T]) -> _T:
+        """Run ``fn`` in one ``BEGIN IMMEDIATE`` transaction on the realm's writer, serialised per realm."""
+        with db.write_lock:
+            conn = db.writer
+            try:
+                self._retry_locked(lambda: conn.execute("BEGIN IMMEDIATE"))
+            except sqlite3.Error as exc:
+                raise AgentMemoryError("io", f"cannot begin write transaction: {exc}") from None
+            try:
+                result = fn(conn)
+                conn.execute("COMMIT")
+                return result
+            except BaseException as exc:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                if isinstance(exc, sqlite3.Error):
+                    raise AgentMemoryError("io", f"write failed: {exc}") from None
+                raise
+
+    def _write(self, realm: str, fn: Callable[[sqlite3.Connection], _T]) -> _T:
+        return self._tx(self._db(realm), fn)
+
+    def run_in_transaction(self, realm: str, fn: Callable[[SqliteTx], _T]) -> _T:
+        """Run ``fn`` inside one ``BEGIN IMMEDIATE`` write transaction on ``realm``.
+
+        For operations whose checks and writes must be atomic together (the
+        quarantine review: read, check, apply, expire promotions). ``fn``
+        raising rolls everything back; SQLite errors become
+        ``AgentMemoryError("io", ...)``.
+        """
+        name = self._realm_name(realm)
+        return self._write(name, lambda conn: fn(SqliteTx(self, conn, name)))
+
+    # ================================================================ batches
+
+    def _effective_gate(self, gate: WriteGate | None) -> WriteGate | None:
+        return gate if gate is not None else self.gate
+
+    def _apply_in_tx(
+        self, conn: sqlite3.Connection, batch: StagedBatch, gate: WriteGate | None, token: str
+    ) -> BatchReceipt:
+        now = self.clock.now_ms()
+        reason = gate.quarantine_reason(batch.author, batch.kind.value, batch.evidence()) if gate else None
+        plan = plan_batch(batch, _Reader(conn, batch.realm), now_ms=now, quarantine_reason=reason)
+        for memory_id, rec in plan.records.items():
+            before = plan.before.get(memory_id)
+            if before is None:
+                rid = self._insert_record(conn, rec)
+                if rec.status.is_active:
+                    insert_fts(conn, rid, rec.title, rec.description, rec.body, rec.tags)
+            else:
+                rid = self._update_record(conn, rec)
+                if before.status.is_active and not rec.status.is_active:
+                    delete_fts(conn, rid)
+                elif rec.status.is_active and not before.status.is_active:
+                    insert_fts(conn, rid, rec.title, rec.description, rec.body, rec.tags)
+        for entry in plan.audit:
+            conn.execute(
+                "INSERT INTO audit(stage_token, op_index, op_kind, memory_id, detail, applied_at_ms) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (token, entry.op_index, entry.op_kind, entry.memory_id, _dumps(entry.detail), now),
+            )
+        if reason is not None:
+            log.info("agent memory write quarantined in realm %s: %s", batch.realm, reason)
+        return BatchReceipt(
+            token=token,
+            realm=batch.realm,
+            applied_at_ms=now,
+            results=tuple(plan.results),
+            records=dict(plan.records),
+            quarantined=reason,
+        )
+
+    def _insert_record(self, conn: sqlite3.Connection, rec: MemoryRecord) -> int:
+        kind, key = rec.scope.storage()
+        cur = conn.execute(
+            "INSERT INTO records(memory_id, scope_kind, scope_key, kind, title, description, body, tags, "
+            "provenance, trust, status_kind, status_detail, supersedes, derived_from, working_set_rank, "
+            "rank_set_at_ms, content_hash, created_at_ms, updated_at_ms, usage_stats, tombstoned_at_ms, "
+            "ever_quarantined) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                rec.id,
+                kind,
+                key,
+                rec.kind.value,
+                rec.title,
+                rec.description,
+                rec.body,
+                _dumps(list(rec.tags)),
+                _dumps(rec.provenance.to_json()),
+                rec.trust.value,
+                rec.status.kind.value,
+                rec.status.detail,
+                rec.supersedes,
+                _dumps(list(rec.derived_from)),
+                rec.working_set_rank,
+                rec.rank_set_at_ms,
+                rec.content_hash,
+                rec.created_at_ms,
+                rec.updated_at_ms,
+                _dumps(rec.usage.to_json()),
+                rec.tombstoned_at_ms,
+                int(rec.ever_quarantined),
+            ),
+        )
+        return int(cur.lastrowid)  # type: ignore[arg-type]
+
+    def _update_record(self, conn: sqlite3.Connection, rec: MemoryRecord) -> int:
+        # Ops never change a stored record's content, scope or lineage; only its state.
+        row = conn.execute(
+            "UPDATE records SET trust = ?, status_kind = ?, status_detail = ?, working_set_rank = ?, "
+            "rank_set_at_ms = ?, updated_at_ms = ?, tombstoned_at_ms = ?, ever_quarantined = ? "
+            "WHERE memory_id = ? RETURNING rid",
+            (
+                rec.trust.value,
+                rec.status.kind.value,
+                rec.status.detail,
+                rec.working_set_rank,
+                rec.rank_set_at_ms,
+                rec.updated_at_ms,
+                rec.tombstoned_at_ms,
+                int(rec.ever_quarantined),
+                rec.id,
+            ),
+        ).fetchone()
+        return int(row[0])
+
+    def apply_batch(self, batch: StagedBatch, *, gate: WriteGate | None = None) -> BatchReceipt:
+        """See :meth:`AgentMemoryStore.apply_batch`. The audit token has prefix ``direct``."""
+        g = self._effective_gate(gate)
+        return self._write(batch.realm, lambda conn: self._apply_in_tx(conn, batch, g, mint_token("direct")))
+
+    def stage(self, batch: StagedBatch) -> str:
+        """See :meth:`AgentMemoryStore.stage`. The batch is validated (without a gate) before it is staged."""
+        token = mint_token("stage")
+
+        def fn(conn: sqlite3.Connection) -> str:
+            plan_batch(batch, _Reader(conn, batch.realm), now_ms=self.clock.now_ms())
+            conn.execute(
+                "INSERT INTO stage(token, batch, created_at_ms) VALUES (?, ?, ?)",
+                (token, _dumps(batch.to_json()), self.clock.now_ms()),
+            )
+            return token
+
+        return self._write(batch.realm, fn)
+
+    def commit_staged(self, realm: str, token: str, *, gate: WriteGate | None = None) -> BatchReceipt:
+        """See :meth:`AgentMemoryStore.commit_staged`."""
+        g = self._effective_gate(gate)
+
+        def fn(conn: sqlite3.Connection) -> BatchReceipt:
+            row = conn.execute("SELECT batch FROM stage WHERE token = ?", (token,)).fetchone()
+            if row is None:
+                raise AgentMemoryError("invalid_record", f"unknown stage token '{token}'")
+            batch = StagedBatch.from_json(json.loads(row["batch"]))
+            receipt = self._apply_in_tx(conn, batch, g, token)
+            conn.execute("DELETE FROM stage WHERE token = ?", (token,))
+            return receipt
+
+        return self._write(realm, fn)
+
+    def discard_staged(self, realm: str, token: str) -> bool:
+        """See :meth:`AgentMemoryStore.discard_staged`."""
+        return self._write(realm, lambda conn: conn.execute("DELETE FROM stage WHERE token = ?", (token,)).rowcount > 0)
+
+    # ================================================================ reads
+
+    def get(self, realm: str, memory_id: str) -> MemoryRecord | None:
+        """See :meth:`AgentMemoryStore.get`."""
+        with self._read(realm) as conn:
+            return _Reader(conn, self._realm_name(realm)).get_record(memory_id)
+
+    def active_records(self, realm: str, scope: Scope) -> list[MemoryRecord]:
+        """See :meth:`AgentMemoryStore.active_records` (updated DESC, created DESC, rowid DESC)."""
+        kind, key = scope.storage()
+        name = self._realm_name(realm)
+        with self._read(realm) as conn:
+            rows = conn.execute(
+                f"SELECT {_COLS} FROM records WHERE scope_kind = ? AND scope_key = ? AND status_kind = 'active' "
+                "ORDER BY updated_at_ms DESC, created_at_ms DESC, rid DESC",
+                (kind, key),
+            ).fetchall()
+        return [_row_to_record(name, r) for r in rows]
+
+    def search(self, realm: str, scope: Scope, match_expression: str, limit: int) -> list[tuple[MemoryRecord, float]]:
+        """See :meth:`AgentMemoryStore.search`; ordered by ``recall.fts.BM25_EXPR`` (weighted bm25)."""
+        if limit <= 0 or not match_expression:
+            return []
+        kind, key = scope.storage()
+        name = self._realm_name(realm)
+        with self._read(realm) as conn:
+            try:
+                rows = conn.execute(
+                    f"SELECT {_RCOLS}, {fts.BM25_EXPR} AS score FROM {fts.FTS_TABLE} "
+                    f"JOIN records r ON r.rid = {fts.FTS_TABLE}.rowid "
+                    f"WHERE {fts.FTS_TABLE} MATCH ? AND r.scope_kind = ? AND r.scope_key = ? "
+                    "AND r.status_kind = 'active' ORDER BY score, r.updated_at_ms DESC LIMIT ?",
+                    (match_expression, kind, key, limit),
+                ).fetchall()
+            except sqlite3.OperationalError as exc:
+                raise AgentMemoryError("io", f"full-text query failed: {exc}") from None
+        return [(_row_to_record(name, r), float(r["score"])) for r in rows]
+
+    def manifest(
+        self, realm: str, scope: Scope, tier: ManifestTier | str = ManifestTier.WORKING_SET, k: int = DEFAULT_MANIFEST_K
+    ) -> list[RecordMeta]:
+        """See :meth:`AgentMemoryStore.manifest`.
+
+        ``working_set``: ranked (rank ASC, updated DESC, rowid DESC, limit k) then
+        recent (unranked or updated since ranked; updated DESC, created DESC,
+        rowid DESC, limit 2k), de-duplicated, capped at 2k. ``full``: every active
+        record, ranked first. ``k`` must be 1..512.
+        """
+        tier = ManifestTier(tier)
+        if tier is ManifestTier.WORKING_SET and not 1 <= k <= MAX_MANIFEST_K:
+            raise AgentMemoryError("invalid_record", f"k must be between 1 and {MAX_MANIFEST_K}")
+        kind, key = scope.storage()
+        name = self._realm_name(realm)
+        base = f"SELECT {_COLS} FROM records WHERE scope_kind = ? AND scope_key = ? AND status_kind = 'active'"
+        with self._read(realm) as conn:
+            if tier is ManifestTier.FULL:
+                rows = conn.execute(
+                    base + " ORDER BY (working_set_rank IS NULL) ASC, working_set_rank ASC, updated_at_ms DESC, "
+                    "created_at_ms DESC, rid DESC",
+                    (kind, key),
+                ).fetchall()
+            else:
+                ranked = conn.execute(
+                    base + " AND working_set_rank IS NOT NULL ORDER BY working_set_rank ASC, updated_at_ms DESC, "
+                    "rid DESC LIMIT ?",
+                    (kind, key, k),
+                ).fetchall()
+                recent = conn.execute(
+                    base + " AND (working_set_rank IS NULL OR updated_at_ms > COALESCE(rank_set_at_ms, 0)) "
+                    "ORDER BY updated_at_ms DESC, created_at_ms DESC, rid DESC LIMIT ?",
+                    (kind, key, 2 * k),
+                ).fetchall()
+                seen: set[str] = set()
+                rows = []
+                for r in [*ranked, *recent]:
+                    if r["memory_id"] not in seen:
+                        seen.add(r["memory_id"])
+                        rows.append(r)
+                rows = rows[: 2 * k]
+        now = self.clock.now_ms()
+        return [_row_to_record(name, r).meta(now) for r in rows]
+
+    def list_realms(self) -> list[str]:
+        """Realms with a database file under the root (decoded file stems), sorted."""
+        return sorted(decode_path_segment(p.name[: -len(".sqlite3")]) for p in self.root.glob("*.sqlite3"))
+
+    # ================================================================ writes
+
+    def _find_active_duplicate(self, conn: sqlite3.Connection, scope: Scope, chash: str) -> MemoryRecord | None:
+        kind, key = scope.storage()
+        row = conn.execute(
+            f"SELECT {_COLS} FROM records WHERE scope_kind = ? AND scope_key = ? AND content_hash = ? "
+            "AND status_kind = 'active' ORDER BY created_at_ms ASC, rid ASC LIMIT 1",
+            (kind, key, chash),
+        ).fetchone()
+        return _row_to_record(scope.realm, row) if row else None
+
+    def _warn_floor(self, conn: sqlite3.Connection, scope: Scope) -> None:
+        kind, key = scope.storage()
+        count, nbytes = conn.execute(
+            "SELECT COUNT(*), COALESCE(SUM(LENGTH(CAST(title AS BLOB)) + LENGTH(CAST(description AS BLOB)) "
+            "+ LENGTH(CAST(body AS BLOB))), 0) FROM records WHERE scope_kind = ? AND scope_key = ? "
+            "AND status_kind != 'tombstoned'",
+            (kind, key),
+        ).fetchone()
+        if count > DEFAULT_SCOPE_FLOOR_RECORDS or nbytes > DEFAULT_SCOPE_FLOOR_BYTES:
+            log.warning(
+                "agent memory %s holds %d records / %d bytes, above the retention floor (%d records / %d bytes); "
+                "records are never evicted",
+                scope.describe(),
+                count,
+                nbytes,
+                DEFAULT_SCOPE_FLOOR_RECORDS,
+                DEFAULT_SCOPE_FLOOR_BYTES,
+            )
+
+    @staticmethod
+    def _app_fields(title: str, body: str, tags: Iterable[str]) -> tuple[str, str, tuple[str, ...]]:
+        title = compact_whitespace(title)
+        body = body.strip()
+        try:
+            validate_record_fields(title, "", body)
+            norm_tags = normalize_tags(tags)
+        except FieldError as exc:
+            raise AgentMemoryError("invalid_record", exc.rule) from None
+        return title, body, norm_tags
+
+    def _check_scope_realm(self, realm: str, scope: Scope) -> str:
+        name = self._realm_name(realm)
+        if scope.realm != name:
+            raise AgentMemoryError(
+                "scope_not_writable", f"scope realm '{scope.realm}' does not match batch realm '{name}'"
+            )
+        return name
+
+    def remember(
+        self, realm: str, identity: str, title: str, body: str, tags: Iterable[str] = ()
+    ) -> tuple[AgentMemoryRecord, bool]:
+        """See :meth:`AgentMemoryStore.remember` (author ``application``, kind ``fact``, tier ``agent_observed``)."""
+        name = self._realm_name(realm)
+        title, body, norm_tags = self._app_fields(title, body, tags)
+        record = NewMemoryRecord(title=title, body=body, tags=norm_tags, provenance=Provenance(Author.application()))
+        rec, created = self._remember(name, Scope.identity(name, identity), record, Author.application(), None)
+        return rec.project(), created
+
+    def remember_authored(
+        self, realm: str, scope: Scope, record: NewMemoryRecord, author: Author, *, gate: WriteGate | None = None
+    ) -> tuple[MemoryRecord, bool]:
+        """See :meth:`AgentMemoryStore.remember_authored`. The provenance author is set to ``author``."""
+        name = self._check_scope_realm(realm, scope)
+        try:
+            norm = normalize_record(record)
+        except FieldError as exc:
+            raise AgentMemoryError("invalid_record", f"op 0: invalid record: {exc.rule}", op_index=0) from None
+        norm = replace(norm, provenance=replace(norm.provenance, author=author))
+        return self._remember(name, scope, norm, author, gate)
+
+    def _remember(
+        self, realm: str, scope: Scope, record: NewMemoryRecord, author: Author, gate: WriteGate | None
+    ) -> tuple[MemoryRecord, bool]:
+        g = self._effective_gate(gate)
+        chash = content_hash(record.title, record.body)
+
+        def fn(conn: sqlite3.Connection) -> tuple[MemoryRecord, bool]:
+            existing = self._find_active_duplicate(conn, scope, chash)
+            if existing is not None:
+                return existing, False
+            batch = StagedBatch(realm=realm, author=author, ops=(CreateOp(scope=scope, record=record),))
+            receipt = self._apply_in_tx(conn, batch, g, mint_token("direct"))
+            self._warn_floor(conn, scope)
+            return receipt.records[receipt.results[0].memory_id], True
+
+        return self._write(realm, fn)
+
+    def supersede(
+        self,
+        realm: str,
+        scope: Scope,
+        prior_id: str,
+        record: NewMemoryRecord,
+        author: Author,
+        *,
+        gate: WriteGate | None = None,
+    ) -> MemoryRecord:
+        """See :meth:`AgentMemoryStore.supersede`.
+
+        Refusals: ``record '<id>' does not exist``, ``record '<id>' does not
+        belong to the requested scope``, then the validator's.
+        """
+        name = self._check_scope_realm(realm, scope)
+        record = replace(record, provenance=replace(record.provenance, author=author))
+        g = self._effective_gate(gate)
+
+        def fn(conn: sqlite3.Connection) -> MemoryRecord:
+            prior = _Reader(conn, name).get_record(prior_id)
+            if prior is None:
+                raise AgentMemoryError("invalid_record", f"record '{prior_id}' does not exist")
+            if prior.scope != scope:
+                raise AgentMemoryError("invalid_record", f"record '{prior_id}' does not belong to the requested scope")
+            batch = StagedBatch(realm=name, author=author, ops=(SupersedeOp(prior=prior_id, record=record),))
+            receipt = self._apply_in_tx(conn, batch, g, mint_token("direct"))
+            return receipt.records[receipt.results[0].memory_id]
+
+        return self._write(name, fn)
+
+    def update(
+        self, realm: str, identity: str, memory_id: str, title: str, body: str, tags: Iterable[str] = ()
+    ) -> tuple[AgentMemoryRecord, str]:
+        """See :meth:`AgentMemoryStore.update` (author ``application``)."""
+        name = self._realm_name(realm)
+        memory_id = memory_id.strip()
+        if not memory_id:
+            raise AgentMemoryError("invalid_record", "memory_id must not be empty")
+        title, body, norm_tags = self._app_fields(title, body, tags)
+        record = NewMemoryRecord(title=title, body=body, tags=norm_tags, provenance=Provenance(Author.application()))
+        new = self.supersede(name, Scope.identity(name, identity), memory_id, record, Author.application())
+        return new.project(), memory_id
+
+    def forget(self, realm: str, scope: Scope, memory_id: str, author: Author) -> bool:
+        """See :meth:`AgentMemoryStore.forget`. Raises ``memory_id must not be empty`` for a blank id."""
+        name = self._check_scope_realm(realm, scope)
+        memory_id = memory_id.strip()
+        if not memory_id:
+            raise AgentMemoryError("invalid_record", "memory_id must not be empty")
+
+        def fn(conn: sqlite3.Connection) -> bool:
+            rec = _Reader(conn, name).get_record(memory_id)
+            if rec is None or rec.scope != scope or rec.status.kind is StatusKind.TOMBSTONED:
+                return False
+            batch = StagedBatch(realm=name, author=author, ops=(TombstoneOp(id=memory_id),))
+            self._apply_in_tx(conn, batch, None, mint_token("direct"))
+            return True
+
+        return self._write(name, fn)
+
+    def propose(
+        self, realm: str, scope: Scope, record: NewMemoryRecord, author: Author, taint: str | None = None
+    ) -> str:
+        """See :meth:`AgentMemoryStore.propose`. ``taint`` is the gate's reason at propose time (None = clean)."""
+        name = self._check_scope_realm(realm, scope)
+        try:
+            norm = normalize_record(record)
+            validate_record_fields(norm.title, norm.description, norm.body)
+        except FieldError as exc:
+            raise AgentMemoryError("invalid_record", f"op 0: invalid record: {exc.rule}", op_index=0) from None
+        secret_class = scan(norm.title, norm.description, norm.body, norm.tags)
+        if secret_class is not None:
+            raise AgentMemoryError(
+                "secret_detected", secret_refusal_detail(0, secret_class), op_index=0, secret_class=secret_class
+            )
+        norm = replace(norm, provenance=replace(norm.provenance, author=author))
+        proposal_id = mint_token("prop")
+        kind, key = scope.storage()
+        self._write(
+            name,
+            lambda conn: conn.execute(
+                "INSERT INTO proposals(proposal_id, scope_kind, scope_key, record, author, status, created_at_ms, "
+                "taint) VALUES (?, ?, ?, ?, ?, 'pending', ?, ?)",
+                (
+                    proposal_id,
+                    kind,
+                    key,
+                    _dumps(norm.to_json()),
+                    _dumps(author.to_json()),
+                    self.clock.now_ms(),
+                    taint,
+                ),
+            ),
+        )
+        return proposal_id
+
+    def mark_usage(self, realm: str, ids: Sequence[str], event: UsageEvent | str) -> None:
+        """See :meth:`AgentMemoryStore.mark_usage` (one transaction; not audited)."""
+        ev = UsageEvent(event)
+        if not ids:
+            return
+        now = self.clock.now_ms()
+
+        def fn(conn: sqlite3.Connection) -> None:
+            for memory_id in dict.fromkeys(ids):
+                row = conn.execute("SELECT usage_stats FROM records WHERE memory_id = ?", (memory_id,)).fetchone()
+                if row is None:
+                    continue
+                stats = UsageStats.from_json(json.loads(row[0] or "{}")).bump(ev, now)
+                conn.execute(
+                    "UPDATE records SET usage_stats = ? WHERE memory_id = ?", (_dumps(stats.to_json()), memory_id)
+                )
+
+        self._write(realm, fn)
+
+    def log_injections(self, realm: str, rows: Sequence[InjectionRow]) -> None:
+        """See :meth:`AgentMemoryStore.log_injections` (plain inserts, one transaction)."""
+        if not rows:
+            return
+        self._write(
+            realm,
+            lambda conn: conn.executemany(
+                "INSERT INTO injections(record_id, identity, session_key, surface, at_ms) VALUES (?, ?, ?, ?, ?)",
+                [(r.record_id, r.identity, r.session_key, r.surface, r.at_ms) for r in rows],
+            ),
+        )
+
+    # ================================================================ audit (read)
+
+    def audit_rows(self, realm: str, memory_id: str | None = None) -> list[dict[str, Any]]:
+        """Audit rows, oldest first (all, or those naming ``memory_id``):
+        ``{audit_id, stage_token, op_index, op_kind, memory_id, detail, applied_at_ms}``."""
+        with self._read(realm) as conn:
+            if memory_id is None:
+                rows = conn.execute("SELECT * FROM audit ORDER BY audit_id").fetchall()
+            else:
+                rows = conn.execute("SELECT * FROM audit WHERE memory_id = ? ORDER BY audit_id", (memory_id,)).fetchall()
+        return [{**dict(r), "detail": json.loads(r["detail"])} for r in rows]
+
+    # ================================================================ markdown import
+
+    def _import_markdown(self, db: _RealmDb) -> None:
+        folder = self.root / encode_path_segment(db.name)
+        if not folder.is_dir():
+            return
+        for path in sorted(folder.glob("*.md")):
+            try:
+                self._import_file(db, path)
+            except FileNotFoundError:
+                continue  # another process imported it first
+
+    def _import_file(self, db: _RealmDb, path: Path) -> None:
+        realm = db.name
+        try:
+            identity = parse_identity(decode_path_segment(path.stem))
+        except ValueError:
+            self._import_failed(db, path, "file name does not decode to a valid agent identity")
+            return
+        if path.stat().st_size > MAX_MARKDOWN_FILE_BYTES:
+            self._import_failed(
+                db, path, f"agent memory file exceeds bundled retention cap of {MAX_MARKDOWN_FILE_BYTES} bytes"
+            )
+            return
+        with path.open("rb") as fh:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_SH)
+            try:
+                raw = fh.read()
+            finally:
+                fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            self._import_failed(db, path, "file is not valid UTF-8")
+            return
+        parsed = parse_markdown(text)
+        scope = Scope.identity(realm, identity)
+        author = Author.agent(identity)
+
+        def fn(conn: sqlite3.Connection) -> tuple[int, list[str]]:
+            skips = list(parsed.warnings)
+            reader = _Reader(conn, realm)
+            seen: set[str] = set()
+            ops: list[CreateOp] = []
+            for rec in parsed.records:
+                if rec.memory_id in seen:
+                    skips.append(f"duplicate memory id '{rec.memory_id}' in file")
+                    continue
+                seen.add(rec.memory_id)
+                if reader.get_record(rec.memory_id) is not None:
+                    skips.append(f"memory id '{rec.memory_id}' already exists")
+                    continue
+                title = compact_whitespace(rec.title)
+                try:
+                    validate_record_fields(title, "", rec.body)
+                    tags = normalize_tags(rec.tags)
+                except FieldError as exc:
+                    skips.append(f"record '{rec.memory_id}': {exc.rule}")
+                    continue
+                secret_class = scan(title, "", rec.body, tags)
+                if secret_class is not None:
+                    skips.append(
+                        f"record '{rec.memory_id}' matches the '{secret_class}' secret pattern class (§10.4)"
+                    )
+                    continue
+                ops.append(
+                    CreateOp(
+                        id=rec.memory_id,
+                        scope=scope,
+                        record=NewMemoryRecord(title=title, body=rec.body, tags=tags, provenance=Provenance(author)),
+                        trust=TrustTier.AGENT_OBSERVED,
+                        rationale="markdown import",
+                        created_at_ms=rec.created_at_ms,
+                        updated_at_ms=rec.updated_at_ms,
+                    )
+                )
+            for start in range(0, len(ops), MAX_BATCH_OPS):
+                batch = StagedBatch(
+                    realm=realm, author=author, kind=BatchKind.FRESH_WRITE, ops=tuple(ops[start : start + MAX_BATCH_OPS])
+                )
+                self._apply_in_tx(conn, batch, None, mint_token("import"))
+            if skips:
+                self._import_summary(conn, path.name, len(ops), len(skips), skips)
+            return len(ops), skips
+
+        try:
+            imported, skips = self._tx(db, fn)
+        except AgentMemoryError as exc:
+            if exc.reason == "io":
+                raise
+            self._import_failed(db, path, exc.detail)
+            return
+        for reason in skips:
+            log.warning("agent memory import %s: %s", path.name, reason)
+        self._rename(path, ".imported")
+        log.info("agent memory import %s: %d imported, %d skipped", path.name, imported, len(skips))
+
+    def _import_summary(
+        self, conn: sqlite3.Connection, file: str, imported: int, skipped: int, reasons: list[str]
+    ) -> None:
+        detail = {
+            "op": "markdown_import",
+            "file": file,
+            "imported": imported,
+            "skipped": skipped,
+            "skip_reasons": reasons[:MAX_IMPORT_SKIP_REASONS],
+        }
+        conn.execute(
+            "INSERT INTO audit(stage_token, op_index, op_kind, memory_id, detail, applied_at_ms) "
+            "VALUES (?, 0, 'import_summary', NULL, ?, ?)",
+            (mint_token("import-audit"), _dumps(detail), self.clock.now_ms()),
+        )
+
+    def _import_failed(self, db: _RealmDb, path: Path, reason: str) -> None:
+        log.warning("agent memory import %s failed: %s", path.name, reason)
+        self._tx(db, lambda conn: self._import_summary(conn, path.name, 0, 1, [reason]))
+        self._rename(path, ".import-failed")
+
+    @staticmethod
+    def _rename(path: Path, suffix: str) -> None:
+        try:
+            path.rename(path.with_name(path.name + suffix))
+        except FileNotFoundError:
+            pass  # another process renamed it first
+        except OSError as exc:
+            log.warning("agent memory import: cannot rename %s to *%s: %s", path.name, suffix, exc)
+
+    # ================================================================ lifecycle
+
+    def close(self) -> None:
+        """Close every connection (writers and all threads' readers)."""
+        self._closed = True
+        with self._readers_lock:
+            for conn in self._readers:
+                with contextlib.suppress(sqlite3.Error):
+                    conn.close()
+            self._readers.clear()
+        with self._open_lock:
+            for db in self._realms.values():
+                with db.write_lock, contextlib.suppress(sqlite3.Error):
+                    db.writer.close()
+            self._realms.clear()
+
+    def __enter__(self) -> SqliteAgentMemoryStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

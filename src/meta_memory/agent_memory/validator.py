@@ -1,0 +1,457 @@
+"""THE one validator every agent-memory write passes (reference §2D).
+
+:func:`plan_batch` checks a :class:`~meta_memory.agent_memory.batch.StagedBatch`
+op by op against an *overlay*: the live store (through the small
+:class:`RecordReader` interface, so any backend can serve it) plus the effect
+of the batch's earlier ops. It returns a :class:`BatchPlan` — the final state
+of every record the batch touches and one audit entry per op — which a store
+writes in one transaction. Nothing is written when validation fails.
+
+Refusals raise :class:`~meta_memory.errors.AgentMemoryError` with ``reason``
+``invalid_record`` | ``secret_detected`` (+ ``secret_class``) |
+``scope_not_writable`` and the detail ``op {i}: ...`` (``op_index=i``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
+from typing import Any, Protocol
+
+from meta_memory.agent_memory.batch import (
+    MAX_BATCH_OPS,
+    TOMBSTONE_RECREATE_WINDOW_MS,
+    CreateOp,
+    Op,
+    OpResult,
+    RetierOp,
+    SetRankOp,
+    StagedBatch,
+    SupersedeOp,
+    TombstoneOp,
+)
+from meta_memory.agent_memory.fields import (
+    FieldError,
+    compact_whitespace,
+    normalize_tags,
+    validate_record_fields,
+)
+from meta_memory.agent_memory.hashing import content_hash, new_memory_id
+from meta_memory.agent_memory.model import (
+    AuthorKind,
+    MemoryRecord,
+    NewMemoryRecord,
+    Scope,
+    ScopeKind,
+    Status,
+    StatusKind,
+    TrustTier,
+    UsageStats,
+)
+from meta_memory.agent_memory.secrets import scan
+from meta_memory.errors import AgentMemoryError
+
+__all__ = [
+    "RecordReader",
+    "AuditEntry",
+    "BatchPlan",
+    "normalize_record",
+    "validate_record_fields",
+    "normalize_tags",
+    "plan_batch",
+    "secret_refusal_detail",
+    "MAX_CHAIN_WALK",
+]
+
+MAX_CHAIN_WALK = 4096
+"""Upper bound on records visited by the transitive taint walk."""
+
+LLM_TIER_CEILING = TrustTier.AGENT_OBSERVED
+
+
+class RecordReader(Protocol):
+    """The read side the validator needs from a store (inside the write transaction)."""
+
+    def get_record(self, memory_id: str) -> MemoryRecord | None:
+        """The live record with this id in the batch's realm, or ``None``."""
+        ...
+
+    def tombstoned_since(self, scope: Scope, content_hash: str, since_ms: int) -> bool:
+        """Whether a record in ``scope`` with ``content_hash`` was tombstoned at or after ``since_ms``."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class AuditEntry:
+    """One audit row: ``op_index``, ``op_kind``, ``memory_id`` and the ``detail`` JSON object."""
+
+    op_index: int
+    op_kind: str
+    memory_id: str | None
+    detail: dict[str, Any]
+
+
+@dataclass(slots=True)
+class BatchPlan:
+    """The validated effect of a batch.
+
+    ``records``: final state of every touched record, in first-touch order.
+    ``before``: each touched record's live state before the batch (None = new).
+    """
+
+    records: dict[str, MemoryRecord] = field(default_factory=dict)
+    before: dict[str, MemoryRecord | None] = field(default_factory=dict)
+    audit: list[AuditEntry] = field(default_factory=list)
+    results: list[OpResult] = field(default_factory=list)
+
+
+def secret_refusal_detail(op_index: int, secret_class: str) -> str:
+    """The reference's refusal text for a secret-bearing write (names the class, never the text)."""
+    return (
+        f"op {op_index}: write refused: content matches the '{secret_class}' secret pattern class (§10.4). "
+        "Durable memory must never hold credentials — store a reference to where the credential lives "
+        "instead. Do not retry with the secret paraphrased or split."
+    )
+
+
+def normalize_record(record: NewMemoryRecord) -> NewMemoryRecord:
+    """Canonical fields: title and description whitespace-compacted, body trimmed, tags normalised.
+
+    Raises :class:`~meta_memory.agent_memory.fields.FieldError` for tag caps.
+    """
+    return replace(
+        record,
+        title=compact_whitespace(record.title),
+        description=compact_whitespace(record.description),
+        body=record.body.strip(),
+        tags=normalize_tags(record.tags),
+    )
+
+
+def _invalid(i: int, message: str) -> AgentMemoryError:
+    return AgentMemoryError("invalid_record", f"op {i}: {message}", op_index=i)
+
+
+class _Overlay:
+    """Live reads with the batch's earlier effects layered on top."""
+
+    def __init__(self, reader: RecordReader, plan: BatchPlan) -> None:
+        self.reader = reader
+        self.plan = plan
+
+    def get(self, memory_id: str) -> MemoryRecord | None:
+        if memory_id in self.plan.records:
+            return self.plan.records[memory_id]
+        return self.reader.get_record(memory_id)
+
+    def put(self, record: MemoryRecord) -> None:
+        if record.id not in self.plan.before:
+            self.plan.before[record.id] = None
+        self.plan.records[record.id] = record
+
+    def touch(self, record: MemoryRecord) -> None:
+        """Record the pre-batch state of an existing record before it is changed."""
+        if record.id not in self.plan.before:
+            self.plan.before[record.id] = record
+
+    def tombstoned_recently(self, scope: Scope, chash: str, since_ms: int) -> bool:
+        for rec in self.plan.records.values():
+            if rec.status.kind is StatusKind.TOMBSTONED and rec.scope == scope and rec.content_hash == chash:
+                if (rec.tombstoned_at_ms or 0) >= since_ms:
+                    return True
+        return self.reader.tombstoned_since(scope, chash, since_ms)
+
+
+def _check_scope_writable(i: int, batch: StagedBatch, scope: Scope) -> None:
+    if scope.realm != batch.realm:
+        raise AgentMemoryError(
+            "scope_not_writable",
+            f"op {i}: scope realm '{scope.realm}' does not match batch realm '{batch.realm}'",
+            op_index=i,
+        )
+    author = batch.author
+    if author.kind is AuthorKind.AGENT:
+        if scope.kind is not ScopeKind.IDENTITY or scope.key != author.identity:
+            raise AgentMemoryError(
+                "scope_not_writable",
+                f"op {i}: scope not writable: agent '{author.identity}' may only write its own identity scope, "
+                f"not {scope.kind.value} scope (mob/operator writes go through proposals)",
+                op_index=i,
+            )
+
+
+def _chain_reaches_taint(overlay: _Overlay, start: Iterable[str]) -> bool:
+    """Walk supersedes + derived_from edges from ``start``: any untrusted, quarantined or ever-quarantined record?"""
+    seen: set[str] = set()
+    todo = list(start)
+    while todo and len(seen) < MAX_CHAIN_WALK:
+        rid = todo.pop()
+        if rid in seen:
+            continue
+        seen.add(rid)
+        rec = overlay.get(rid)
+        if rec is None:
+            continue
+        if rec.trust is TrustTier.UNTRUSTED or rec.ever_quarantined or rec.status.kind is StatusKind.QUARANTINED:
+            return True
+        if rec.supersedes:
+            todo.append(rec.supersedes)
+        todo.extend(rec.derived_from)
+    return False
+
+
+def _check_tier(
+    i: int,
+    batch: StagedBatch,
+    overlay: _Overlay,
+    trust: TrustTier,
+    chain_start: list[str],
+    *,
+    retier_target: MemoryRecord | None = None,
+) -> None:
+    if trust in (TrustTier.APPLICATION, TrustTier.OPERATOR):
+        raise _invalid(i, f"trust tier '{trust.value}' is never assignable via a staged batch")
+    author = batch.author
+    if author.is_llm and trust > LLM_TIER_CEILING:
+        steward_verified = (
+            retier_target is not None
+            and trust is TrustTier.AGENT_VERIFIED
+            and author.kind is AuthorKind.STEWARD
+            and retier_target.provenance.verification is not None
+        )
+        if retier_target is not None and trust is TrustTier.AGENT_VERIFIED and not steward_verified:
+            raise _invalid(i, "retier to agent_verified requires a steward author and a verification claim on the record")
+        if not steward_verified:
+            raise _invalid(i, f"trust tier '{trust.value}' exceeds the author's ceiling '{LLM_TIER_CEILING.value}'")
+    if trust > LLM_TIER_CEILING and _chain_reaches_taint(overlay, chain_start):
+        raise _invalid(
+            i,
+            f"trust tier '{trust.value}' rejected: provenance chain reaches untrusted/quarantined content "
+            f"(capped at {LLM_TIER_CEILING.value})",
+        )
+
+
+def _checked_payload(i: int, record: NewMemoryRecord) -> NewMemoryRecord:
+    try:
+        norm = normalize_record(record)
+        validate_record_fields(norm.title, norm.description, norm.body)
+    except FieldError as exc:
+        raise _invalid(i, f"invalid record: {exc.rule}") from None
+    secret_class = scan(norm.title, norm.description, norm.body, norm.tags)
+    if secret_class is not None:
+        raise AgentMemoryError(
+            "secret_detected", secret_refusal_detail(i, secret_class), op_index=i, secret_class=secret_class
+        )
+    return norm
+
+
+def _require(i: int, overlay: _Overlay, memory_id: str) -> MemoryRecord:
+    rec = overlay.get(memory_id)
+    if rec is None:
+        raise _invalid(i, f"record '{memory_id}' does not exist")
+    return rec
+
+
+def _check_recreation(
+    i: int, batch: StagedBatch, overlay: _Overlay, scope: Scope, chash: str, now_ms: int, window_ms: int
+) -> None:
+    if not batch.author.is_llm:
+        return
+    if overlay.tombstoned_recently(scope, chash, now_ms - window_ms):
+        raise _invalid(i, f"content (hash {chash}) was tombstoned within the recreation window and cannot be re-created")
+
+
+def _new_id(i: int, overlay: _Overlay, explicit: str | None, record: NewMemoryRecord) -> str:
+    if explicit is None:
+        return new_memory_id(record.title, record.body)
+    if not explicit.strip():
+        raise _invalid(i, "record id must not be empty")
+    if overlay.get(explicit) is not None:
+        raise _invalid(i, f"record '{explicit}' already exists")
+    return explicit
+
+
+def _ancestor_quarantined(overlay: _Overlay, ids: Iterable[str]) -> bool:
+    for rid in ids:
+        rec = overlay.get(rid)
+        if rec is not None and (rec.ever_quarantined or rec.status.kind is StatusKind.QUARANTINED):
+            return True
+    return False
+
+
+def _detail(batch: StagedBatch, op: Op, quarantined: str | None) -> dict[str, Any]:
+    detail: dict[str, Any] = {
+        "op": op.op,
+        "author": batch.author.to_json(),
+        "rationale": getattr(op, "rationale", None),
+        "quarantined": quarantined,
+    }
+    if batch.review is not None:
+        detail["review"] = batch.review
+    return detail
+
+
+def plan_batch(
+    batch: StagedBatch,
+    reader: RecordReader,
+    *,
+    now_ms: int,
+    quarantine_reason: str | None = None,
+    recreate_window_ms: int = TOMBSTONE_RECREATE_WINDOW_MS,
+) -> BatchPlan:
+    """Validate ``batch`` against ``reader`` + its own earlier ops and compute its effect.
+
+    ``quarantine_reason`` is the write gate's verdict for the whole batch: when
+    set, every create/supersede lands ``quarantined{reason}`` (a quarantined
+    supersede leaves its prior active). Raises ``AgentMemoryError`` (see module
+    doc); batch-level refusals (empty, over 1024 ops) carry no ``op_index``.
+    """
+    n = len(batch.ops)
+    if n == 0:
+        raise AgentMemoryError("invalid_record", "staged batch must contain at least one op")
+    if n > MAX_BATCH_OPS:
+        raise AgentMemoryError("invalid_record", f"staged batch has {n} ops; the cap is {MAX_BATCH_OPS}")
+
+    plan = BatchPlan()
+    overlay = _Overlay(reader, plan)
+    for i, op in enumerate(batch.ops):
+        if isinstance(op, CreateOp):
+            rec = _plan_create(i, batch, overlay, op, now_ms, quarantine_reason, recreate_window_ms)
+            q = quarantine_reason
+        elif isinstance(op, SupersedeOp):
+            rec = _plan_supersede(i, batch, overlay, op, now_ms, quarantine_reason, recreate_window_ms)
+            q = quarantine_reason
+        elif isinstance(op, (TombstoneOp, RetierOp, SetRankOp)):
+            rec = _plan_mutation(i, batch, overlay, op, now_ms)
+            q = None
+        else:  # pragma: no cover - the Op union is closed
+            raise _invalid(i, f"unknown op {op!r}")
+        plan.audit.append(AuditEntry(i, op.op, rec.id, _detail(batch, op, q)))
+        plan.results.append(OpResult(i, op.op, rec.id, rec.status))
+    return plan
+
+
+def _plan_create(
+    i: int,
+    batch: StagedBatch,
+    overlay: _Overlay,
+    op: CreateOp,
+    now_ms: int,
+    quarantine_reason: str | None,
+    window_ms: int,
+) -> MemoryRecord:
+    record = _checked_payload(i, op.record)
+    _check_scope_writable(i, batch, op.scope)
+    for rid in op.derived_from:
+        _require(i, overlay, rid)
+    _check_tier(i, batch, overlay, op.trust, list(op.derived_from))
+    memory_id = _new_id(i, overlay, op.id, record)
+    chash = content_hash(record.title, record.body)
+    _check_recreation(i, batch, overlay, op.scope, chash, now_ms, window_ms)
+    created = op.created_at_ms if op.created_at_ms is not None else now_ms
+    updated = op.updated_at_ms if op.updated_at_ms is not None else created
+    status = Status.quarantined(quarantine_reason) if quarantine_reason is not None else Status.active()
+    new = MemoryRecord(
+        id=memory_id,
+        scope=op.scope,
+        kind=record.kind,
+        title=record.title,
+        description=record.description,
+        body=record.body,
+        tags=record.tags,
+        provenance=record.provenance,
+        trust=op.trust,
+        status=status,
+        derived_from=tuple(op.derived_from),
+        created_at_ms=created,
+        updated_at_ms=updated,
+        usage=UsageStats(),
+        ever_quarantined=quarantine_reason is not None or _ancestor_quarantined(overlay, op.derived_from),
+    )
+    overlay.put(new)
+    return new
+
+
+def _plan_supersede(
+    i: int,
+    batch: StagedBatch,
+    overlay: _Overlay,
+    op: SupersedeOp,
+    now_ms: int,
+    quarantine_reason: str | None,
+    window_ms: int,
+) -> MemoryRecord:
+    record = _checked_payload(i, op.record)
+    prior = _require(i, overlay, op.prior)
+    _check_scope_writable(i, batch, prior.scope)
+    if not prior.status.is_active:
+        raise _invalid(i, f"record '{op.prior}' is not active")
+    for rid in op.derived_from:
+        _require(i, overlay, rid)
+    _check_tier(i, batch, overlay, op.trust, [op.prior, *op.derived_from])
+    memory_id = _new_id(i, overlay, op.id, record)
+    if op.id is not None:
+        _check_cycle(i, overlay, prior, memory_id)
+    chash = content_hash(record.title, record.body)
+    _check_recreation(i, batch, overlay, prior.scope, chash, now_ms, window_ms)
+    status = Status.quarantined(quarantine_reason) if quarantine_reason is not None else Status.active()
+    new = MemoryRecord(
+        id=memory_id,
+        scope=prior.scope,
+        kind=record.kind,
+        title=record.title,
+        description=record.description,
+        body=record.body,
+        tags=record.tags,
+        provenance=record.provenance,
+        trust=op.trust,
+        status=status,
+        supersedes=prior.id,
+        derived_from=tuple(op.derived_from),
+        working_set_rank=prior.working_set_rank,
+        rank_set_at_ms=None,
+        created_at_ms=now_ms,
+        updated_at_ms=now_ms,
+        usage=UsageStats(),
+        ever_quarantined=quarantine_reason is not None
+        or _ancestor_quarantined(overlay, [prior.id, *op.derived_from]),
+    )
+    overlay.put(new)
+    if quarantine_reason is None:
+        overlay.touch(prior)
+        overlay.put(replace(prior, status=Status.superseded(memory_id), updated_at_ms=now_ms))
+    return new
+
+
+def _check_cycle(i: int, overlay: _Overlay, prior: MemoryRecord, new_id: str) -> None:
+    seen: set[str] = set()
+    cur: MemoryRecord | None = prior
+    while cur is not None and cur.supersedes and len(seen) < MAX_CHAIN_WALK:
+        if cur.supersedes == new_id:
+            raise _invalid(i, f"supersede chain through '{new_id}' would form a cycle")
+        if cur.supersedes in seen:
+            break
+        seen.add(cur.supersedes)
+        cur = overlay.get(cur.supersedes)
+
+
+def _plan_mutation(
+    i: int, batch: StagedBatch, overlay: _Overlay, op: TombstoneOp | RetierOp | SetRankOp, now_ms: int
+) -> MemoryRecord:
+    target = _require(i, overlay, op.id)
+    _check_scope_writable(i, batch, target.scope)
+    if target.status.kind is StatusKind.TOMBSTONED:
+        raise _invalid(i, f"record '{op.id}' is already tombstoned")
+    overlay.touch(target)
+    if isinstance(op, TombstoneOp):
+        new = replace(target, status=Status.tombstoned(), tombstoned_at_ms=now_ms, updated_at_ms=now_ms)
+    elif isinstance(op, RetierOp):
+        _check_tier(i, batch, overlay, op.trust, [target.id], retier_target=target)
+        new = replace(target, trust=op.trust, updated_at_ms=now_ms)
+    else:
+        new = replace(
+            target, working_set_rank=op.rank, rank_set_at_ms=now_ms if op.rank is not None else None
+        )
+    overlay.put(new)
+    return new
+

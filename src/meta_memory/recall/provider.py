@@ -1,0 +1,169 @@
+"""The typed recall-provider interface.
+
+A recall provider turns a :class:`RecallRequest` into a ranked
+:class:`RecallOutcome`. It reads only through the :class:`RecallReader` it
+is handed, which the runtime binds to the caller's own scope (the active
+records of one identity in one realm), and the runtime re-checks every
+record it returns with :func:`meta_memory.recall.guard.enforce_scope`: a
+provider can rank, never widen access.
+
+Spec: seed "Agent memory injection" (providers receive raw ``query_text`` and
+normalised ``query_terms``; contextual vs always selection; ``maxEntries``);
+reference notes §3.4.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Generic, Literal, Protocol, TypeVar, runtime_checkable
+
+from meta_memory.errors import InvalidParams
+from meta_memory.recall.text import query_terms as normalize_query_terms
+
+__all__ = [
+    "Selection",
+    "SELECTIONS",
+    "MAX_ENTRIES_LIMIT",
+    "SKIP_NO_QUERY_TERMS",
+    "RecallableRecord",
+    "RecallReader",
+    "RecallRequest",
+    "ScoredRecord",
+    "RecallOutcome",
+    "RecallProvider",
+    "record_id",
+]
+
+Selection = Literal["contextual", "always"]
+SELECTIONS: tuple[str, ...] = ("contextual", "always")
+
+#: Upper bound on ``max_entries`` a request may ask for.
+MAX_ENTRIES_LIMIT = 512
+
+#: ``skip_reason`` of a contextual recall whose query has no searchable term.
+SKIP_NO_QUERY_TERMS = "no_query_terms"
+
+
+@runtime_checkable
+class RecallableRecord(Protocol):
+    """What recall needs of a stored record (the store's record type satisfies it).
+
+    The id is read by :func:`record_id` from ``memory_id`` or, failing that,
+    ``id`` (the store's ``MemoryRecord``). Times are UTC epoch milliseconds;
+    ``tags`` are the normalised tags.
+    """
+
+    @property
+    def title(self) -> str: ...
+    @property
+    def description(self) -> str: ...
+    @property
+    def body(self) -> str: ...
+    @property
+    def tags(self) -> Sequence[str]: ...
+    @property
+    def created_at_ms(self) -> int: ...
+    @property
+    def updated_at_ms(self) -> int: ...
+
+
+R = TypeVar("R", bound=RecallableRecord)
+
+
+def record_id(record: object) -> str | None:
+    """The record's id: its ``memory_id`` attribute, else its ``id``; ``None`` when neither is a string."""
+    value = getattr(record, "memory_id", None)
+    if not isinstance(value, str):
+        value = getattr(record, "id", None)
+    return value if isinstance(value, str) else None
+
+
+class RecallReader(Protocol[R]):
+    """Read access to the ACTIVE records of one scope (one identity in one realm).
+
+    Every method returns only active records of that scope.
+    """
+
+    def search(self, match: str, limit: int) -> list[tuple[R, float]]:
+        """Full-text candidates for an FTS5 ``MATCH`` expression (from
+        :func:`meta_memory.recall.fts.match_expression`), best first, at most
+        ``limit``, each with its raw FTS5 bm25 score (negative; smaller = better,
+        ordered by :data:`meta_memory.recall.fts.BM25_EXPR`)."""
+        ...
+
+    def active_records(self) -> list[R]:
+        """Every active record of the scope (full-scan providers; avoid on large scopes)."""
+        ...
+
+    def recent(self, limit: int) -> list[R]:
+        """The newest records: ``updated_at_ms`` desc, ``created_at_ms`` desc, at most ``limit``."""
+        ...
+
+    def neighbours(self, anchors: Sequence[R], window_ms: int, limit: int) -> list[R]:
+        """Records created within ``window_ms`` of any anchor's ``created_at_ms``
+        (anchors themselves excluded), closest first, at most ``limit``."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class RecallRequest:
+    """One recall.
+
+    Fields: ``identity`` (logical identity), ``realm``, ``query_text`` (raw,
+    may be ``None``), ``query_terms`` (extra raw terms; normalised by the
+    provider through :func:`meta_memory.recall.text.query_terms`),
+    ``selection`` (``"contextual"`` | ``"always"``), ``max_entries`` (1..512).
+
+    Raises :class:`meta_memory.errors.InvalidParams` on a bad ``selection`` or
+    ``max_entries``.
+    """
+
+    identity: str
+    realm: str
+    query_text: str | None = None
+    query_terms: tuple[str, ...] = ()
+    selection: Selection = "contextual"
+    max_entries: int = 8
+
+    def __post_init__(self) -> None:
+        if self.selection not in SELECTIONS:
+            raise InvalidParams("selection must be 'contextual' or 'always'", "selection")
+        if (
+            not isinstance(self.max_entries, int)
+            or isinstance(self.max_entries, bool)
+            or not 1 <= self.max_entries <= MAX_ENTRIES_LIMIT
+        ):
+            raise InvalidParams(f"max_entries must be an integer between 1 and {MAX_ENTRIES_LIMIT}", "max_entries")
+        object.__setattr__(self, "query_terms", tuple(self.query_terms))
+
+    def terms(self) -> list[str]:
+        """The normalised search terms (sorted, distinct) of this request."""
+        return normalize_query_terms(self.query_text, self.query_terms)
+
+
+@dataclass(frozen=True, slots=True)
+class ScoredRecord(Generic[R]):
+    """A recalled record and its relevance score (higher = better; provider-specific scale)."""
+
+    record: R
+    score: float
+
+
+@dataclass(frozen=True, slots=True)
+class RecallOutcome(Generic[R]):
+    """The ranked records of one recall, best first, and why it is empty when it is.
+
+    ``skip_reason`` is ``None`` or a stable label, e.g. :data:`SKIP_NO_QUERY_TERMS`.
+    """
+
+    records: list[ScoredRecord[R]] = field(default_factory=list)
+    skip_reason: str | None = None
+
+
+class RecallProvider(Protocol):
+    """A ranking strategy. Must be side-effect free and read only through ``reader``."""
+
+    def recall(self, request: RecallRequest, reader: RecallReader[R]) -> RecallOutcome[R]:
+        """Rank the active records ``reader`` exposes for ``request``; at most ``request.max_entries``."""
+        ...

@@ -1,0 +1,48 @@
+"""``meta/agent_memory/remember|recall|forget|update|manifest`` (seed: Agent memory injection)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ..registry import CallContext, MethodTable
+from .agent_memory_params import ForgetParams, ManifestParams, RecallParams, RememberParams, UpdateParams
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ...runtime import Runtime
+
+
+def agent_memory_enabled(runtime: "Runtime") -> bool:
+    """Agent-memory methods are advertised only when agent memory is wired."""
+    return getattr(runtime, "agent_memory", None) is not None
+
+
+def register(table: MethodTable) -> None:
+    on = agent_memory_enabled
+
+    @table.method("meta/agent_memory/remember", RememberParams, available=on)
+    def remember(runtime: "Runtime", ctx: CallContext, p: RememberParams) -> dict[str, Any]:
+        """Store a record in the identity's scope (application author, never quarantined; exact-content dedup)."""
+        return runtime.agent_memory.service.remember(p.realm, p.identity, p.title, p.body, p.tags or [])
+
+    @table.method("meta/agent_memory/recall", RecallParams, available=on)
+    def recall(runtime: "Runtime", ctx: CallContext, p: RecallParams) -> dict[str, Any]:
+        """Recall the identity's active records: ``{records, skip_reason}``."""
+        return runtime.agent_memory.service.recall(
+            p.realm, p.identity, selection=p.selection, query_text=p.query_text, query_terms=p.query_terms,
+            max_entries=p.max_entries,
+        )
+
+    @table.method("meta/agent_memory/forget", ForgetParams, available=on)
+    def forget(runtime: "Runtime", ctx: CallContext, p: ForgetParams) -> dict[str, Any]:
+        """Tombstone a record of the identity: ``{memory_id, deleted}``."""
+        return runtime.agent_memory.service.forget(p.realm, p.identity, p.memory_id)
+
+    @table.method("meta/agent_memory/update", UpdateParams, available=on)
+    def update(runtime: "Runtime", ctx: CallContext, p: UpdateParams) -> dict[str, Any]:
+        """Supersede a record with a new version: ``{memory_id, supersedes, record}``."""
+        return runtime.agent_memory.service.update(p.realm, p.identity, p.memory_id, p.title, p.body, p.tags or [])
+
+    @table.method("meta/agent_memory/manifest", ManifestParams, available=on)
+    def manifest(runtime: "Runtime", ctx: CallContext, p: ManifestParams) -> dict[str, Any]:
+        """Body-free metadata of the identity's active records: ``{records: [RecordMeta]}``."""
+        return runtime.agent_memory.service.manifest(p.realm, p.identity, p.tier, p.k)

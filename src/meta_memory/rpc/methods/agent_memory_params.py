@@ -1,0 +1,202 @@
+"""Params models of ``meta/agent_memory/*`` (reference §10 "agent_memory param rules").
+
+Field caps come from :mod:`meta_memory.agent_memory.fields` (the same rules
+the store's validator enforces), so a request is refused early with the field
+named (-32602) and the store can never disagree.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from ...agent_memory.fields import FieldError, compact_whitespace, normalize_tags, validate_record_fields
+from ...identity import parse_identity, parse_realm
+from ..params import Params
+
+__all__ = [
+    "IdentityParams",
+    "RememberParams",
+    "RecallParams",
+    "ForgetParams",
+    "UpdateParams",
+    "ManifestParams",
+    "MAX_QUERY_TEXT_BYTES",
+]
+
+MAX_QUERY_TEXT_BYTES = 16_384
+MAX_RECALL_ENTRIES = 64
+MAX_MANIFEST_K = 512
+
+
+def _nbytes(text: str) -> int:
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+class IdentityParams(Params):
+    """``identity`` (required, logical, trimmed) and ``realm`` (optional, default ``"default"``)."""
+
+    identity: Any = Field(default=None, validate_default=True)
+    realm: Any = Field(default=None, validate_default=True)
+
+    @field_validator("identity", mode="before")
+    @classmethod
+    def _identity(cls, value: Any) -> str:
+        return parse_identity(value)
+
+    @field_validator("realm", mode="before")
+    @classmethod
+    def _realm(cls, value: Any) -> str:
+        return parse_realm(value)
+
+
+def _title(value: str) -> str:
+    title = compact_whitespace(value)
+    try:
+        validate_record_fields(title, "", "x")
+    except FieldError as exc:
+        raise ValueError(exc.rule) from None
+    return title
+
+
+def _body(value: str) -> str:
+    body = value.strip()
+    try:
+        validate_record_fields("x", "", body)
+    except FieldError as exc:
+        raise ValueError(exc.rule) from None
+    return body
+
+
+def _tags(value: list[str] | None) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    for tag in value:
+        if not tag.strip():
+            raise ValueError("tags must contain only non-empty strings")
+    try:
+        return normalize_tags(value)
+    except FieldError as exc:
+        raise ValueError(exc.rule) from None
+
+
+class _ContentParams(IdentityParams):
+    title: str
+    body: str
+    tags: list[str] | None = None
+
+    _v_title = field_validator("title")(lambda cls, v: _title(v))
+    _v_body = field_validator("body")(lambda cls, v: _body(v))
+    _v_tags = field_validator("tags")(lambda cls, v: list(_tags(v)))
+
+
+class RememberParams(_ContentParams):
+    """``meta/agent_memory/remember``: identity, realm?, title, body, tags?"""
+
+
+class UpdateParams(_ContentParams):
+    """``meta/agent_memory/update``: identity, realm?, memory_id, title, body, tags?"""
+
+    memory_id: str
+
+    @field_validator("memory_id")
+    @classmethod
+    def _memory_id(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("memory_id must not be empty")
+        return value.strip()
+
+
+class ForgetParams(IdentityParams):
+    """``meta/agent_memory/forget``: identity, realm?, memory_id."""
+
+    memory_id: str
+
+    @field_validator("memory_id")
+    @classmethod
+    def _memory_id(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("memory_id must not be empty")
+        return value.strip()
+
+
+class RecallParams(IdentityParams):
+    """``meta/agent_memory/recall``: identity, realm?, selection? (contextual|always), query_text?,
+    query_terms?, max_entries? (1..64; default from config)."""
+
+    selection: str | None = None
+    query_text: str | None = None
+    query_terms: list[str] | None = None
+    max_entries: Any = None
+
+    @field_validator("selection")
+    @classmethod
+    def _selection(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        norm = value.strip().lower()
+        if norm not in ("always", "contextual"):
+            raise ValueError("selection must be 'always' or 'contextual'")
+        return norm
+
+    @field_validator("query_text")
+    @classmethod
+    def _query_text(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        text = value.strip()
+        if not text:
+            raise ValueError("query_text must be a non-empty string when provided")
+        if _nbytes(text) > MAX_QUERY_TEXT_BYTES:
+            raise ValueError(f"query_text must be at most {MAX_QUERY_TEXT_BYTES} bytes")
+        return text
+
+    @field_validator("query_terms")
+    @classmethod
+    def _query_terms(cls, value: list[str] | None) -> list[str] | None:
+        if value is None:
+            return None
+        if len(value) > 256:
+            raise ValueError("query_terms must contain at most 256 entries")
+        for term in value:
+            if not term.strip():
+                raise ValueError("query_terms must be an array of non-empty strings")
+            if _nbytes(term) > 1024:
+                raise ValueError("query_terms entries must be at most 1024 bytes")
+        return [t.strip() for t in value]
+
+    @field_validator("max_entries", mode="before")
+    @classmethod
+    def _max_entries(cls, value: Any) -> int | None:
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError("max_entries must be a positive integer when provided")
+        if value > MAX_RECALL_ENTRIES:
+            raise ValueError(f"max_entries must be between 1 and {MAX_RECALL_ENTRIES}")
+        return value
+
+
+class ManifestParams(IdentityParams):
+    """``meta/agent_memory/manifest``: identity, realm?, tier? (working_set|full), k? (1..512, working_set only)."""
+
+    tier: Literal["working_set", "full"] | None = None
+    k: Any = None
+
+    @field_validator("k", mode="before")
+    @classmethod
+    def _k(cls, value: Any) -> int | None:
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError("k must be a positive integer when provided")
+        if value > MAX_MANIFEST_K:
+            raise ValueError(f"k must be between 1 and {MAX_MANIFEST_K}")
+        return value
+
+    @model_validator(mode="after")
+    def _k_only_with_working_set(self) -> "ManifestParams":
+        if self.k is not None and self.tier == "full":
+            raise ValueError("k is only valid with tier 'working_set'")
+        return self

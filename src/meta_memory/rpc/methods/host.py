@@ -1,0 +1,161 @@
+"""The host surface: ``meta/session/*``, ``meta/turn/*``, ``meta/agent_memory/tool|tool_schema`` (spec README)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from ...identity import parse_identity, parse_realm
+from ..params import Params
+from ..registry import CallContext, MethodTable
+from .agent_memory import agent_memory_enabled
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ...runtime import Runtime
+
+MAX_KEY_BYTES = 512
+MAX_TEXT_BYTES = 1_048_576
+
+
+def _key(value: str | None, name: str, required: bool) -> str | None:
+    if value is None:
+        if required:
+            raise ValueError(f"{name} must be a non-empty string")
+        return None
+    text = value.strip()
+    if not text or len(text.encode("utf-8", "surrogatepass")) > MAX_KEY_BYTES:
+        raise ValueError(f"{name} must be a non-empty string of at most {MAX_KEY_BYTES} bytes")
+    return text
+
+
+class _Identity(Params):
+    identity: Any = Field(default=None, validate_default=True)
+
+    @field_validator("identity", mode="before")
+    @classmethod
+    def _identity(cls, value: Any) -> str:
+        return parse_identity(value)
+
+
+class SessionNoteParams(_Identity):
+    session_key: str | None = Field(default=None, validate_default=True)
+    _v = field_validator("session_key")(lambda cls, v: _key(v, "session_key", True))
+
+
+class SessionResetParams(_Identity):
+    session_key: str | None = None
+    _v = field_validator("session_key")(lambda cls, v: _key(v, "session_key", False))
+
+
+class SessionCompactedParams(Params):
+    session_key: str | None = Field(default=None, validate_default=True)
+    _v = field_validator("session_key")(lambda cls, v: _key(v, "session_key", True))
+
+
+class Provenance(Params):
+    kind: str
+    source_id: str | None = None
+
+
+class ToolResultParams(_Identity):
+    session_key: str | None = Field(default=None, validate_default=True)
+    tool_name: str
+    provenance: Provenance | None = None
+    is_error: bool = False
+    server_tool: bool = False
+    _v = field_validator("session_key")(lambda cls, v: _key(v, "session_key", True))
+
+    @field_validator("tool_name")
+    @classmethod
+    def _tool_name(cls, value: str) -> str:
+        return _key(value, "tool_name", True) or ""
+
+
+class InjectParams(_Identity):
+    realm: Any = Field(default=None, validate_default=True)
+    session_key: str | None = None
+    query_text: str = ""
+    surface: Literal["turn", "build"] = "turn"
+    mobs: list[str] = Field(default_factory=list)
+    operator: str | None = None
+    _v = field_validator("session_key")(lambda cls, v: _key(v, "session_key", False))
+
+    @field_validator("realm", mode="before")
+    @classmethod
+    def _realm(cls, value: Any) -> str | None:
+        return None if value is None else parse_realm(value)
+
+    @field_validator("query_text")
+    @classmethod
+    def _query_text(cls, value: str) -> str:
+        if len(value.encode("utf-8", "surrogatepass")) > MAX_TEXT_BYTES:
+            raise ValueError(f"query_text must be at most {MAX_TEXT_BYTES} bytes")
+        return value
+
+
+class DefangParams(Params):
+    text: str | None = None
+    blocks: list[Any] | None = None
+
+    @model_validator(mode="after")
+    def _one_of(self) -> "DefangParams":
+        if (self.text is None) == (self.blocks is None):
+            raise ValueError("exactly one of text or blocks is required")
+        return self
+
+
+class ToolParams(_Identity):
+    session_key: str | None = None
+    mob: str | None = None
+    arguments: dict[str, Any]
+    _v = field_validator("session_key")(lambda cls, v: _key(v, "session_key", False))
+    _m = field_validator("mob")(lambda cls, v: _key(v, "mob", False))
+
+
+def register(table: MethodTable) -> None:
+    on = agent_memory_enabled
+
+    def host(runtime: "Runtime") -> Any:
+        return runtime.agent_memory.host
+
+    @table.method("meta/session/note", SessionNoteParams, available=on)
+    def session_note(runtime: "Runtime", ctx: CallContext, p: SessionNoteParams) -> dict[str, Any]:
+        """The identity now speaks from ``session_key`` (a new key starts a clean session)."""
+        return host(runtime).note(p.identity, p.session_key)
+
+    @table.method("meta/session/reset", SessionResetParams, available=on)
+    def session_reset(runtime: "Runtime", ctx: CallContext, p: SessionResetParams) -> dict[str, Any]:
+        """Fresh-context boundary: clears the identity's taint and the session's injection state."""
+        return host(runtime).reset(p.identity, p.session_key)
+
+    @table.method("meta/session/compacted", SessionCompactedParams, available=on)
+    def session_compacted(runtime: "Runtime", ctx: CallContext, p: SessionCompactedParams) -> dict[str, Any]:
+        """The session was compacted: taint kept, injection dedup and byte budget cleared."""
+        return host(runtime).compacted(p.session_key)
+
+    @table.method("meta/turn/tool_result", ToolResultParams, available=on)
+    def tool_result(runtime: "Runtime", ctx: CallContext, p: ToolResultParams) -> dict[str, Any]:
+        """Classify a tool result before the model sees it: ``{trusted, source?, session_tainted}``."""
+        prov = p.provenance.model_dump() if p.provenance is not None else None
+        return host(runtime).tool_result(p.identity, p.session_key, p.tool_name, prov, p.is_error, p.server_tool)
+
+    @table.method("meta/turn/inject", InjectParams, available=on)
+    def turn_inject(runtime: "Runtime", ctx: CallContext, p: InjectParams) -> dict[str, Any]:
+        """The quoted observation block for this turn/build, or a typed ``skip_reason``."""
+        return host(runtime).inject(p.identity, p.realm, p.session_key, p.query_text, p.surface, p.mobs, p.operator)
+
+    @table.method("meta/turn/defang", DefangParams, available=on)
+    def turn_defang(runtime: "Runtime", ctx: CallContext, p: DefangParams) -> dict[str, Any]:
+        """Neutralise forged memory markers in inbound text: ``{text, hits}``."""
+        return host(runtime).defang(p.text, p.blocks)
+
+    @table.method("meta/agent_memory/tool_schema", available=on)
+    def tool_schema(runtime: "Runtime", ctx: CallContext, p: Any) -> dict[str, Any]:
+        """The ``memory`` tool definition for a host to offer its model."""
+        return host(runtime).tool_schema()
+
+    @table.method("meta/agent_memory/tool", ToolParams, available=on)
+    def tool(runtime: "Runtime", ctx: CallContext, p: ToolParams) -> dict[str, Any]:
+        """Dispatch one ``memory`` tool call (an LLM-authored write, gated by the firewall)."""
+        return host(runtime).dispatch_tool(p.identity, p.session_key, p.mob, p.arguments)

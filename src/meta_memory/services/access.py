@@ -1,0 +1,66 @@
+"""Access control as the runtime applies it: authenticate, authorise each call, judge rows and events.
+
+Wraps :mod:`meta_memory.access` (policy, principals, per-RPC rules) and
+:mod:`meta_memory.panel.visibility`. With no ``[access]`` table, or
+``enabled = false``, everything is allowed and the principal is the anonymous
+"no principal known" caller.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..access.policy import AccessPolicy
+from ..access.principal import ANONYMOUS, Principal, authenticate
+from ..access.resources import Resource, Resources
+from ..access.rules import authorize
+from ..events.bus import SYSTEM_IDENTITY, EventEnvelope
+from ..identity import DEFAULT_REALM
+from ..panel.visibility import Visibility
+
+__all__ = ["AccessService"]
+
+
+class AccessService:
+    """The runtime's access authority (one per runtime)."""
+
+    def __init__(self, config: Any | None) -> None:
+        self.config = config
+        self.policy = AccessPolicy(config)
+        self.resources = Resources()
+
+    @property
+    def enabled(self) -> bool:
+        return self.policy.enabled
+
+    def authenticate(self, authorization: str | None) -> Principal:
+        """The principal of an ``Authorization`` header. Raises ``AuthenticationFailed`` (HTTP 401)."""
+        return authenticate(authorization, self.config)
+
+    def authorize(self, principal: Principal | None, method: str, params: Any) -> None:
+        """Enforce ``method``'s entry gates (``access.rules``). Raises ``AccessDenied`` (-32030)."""
+        authorize(self.policy, principal or ANONYMOUS, method, params, self.resources)
+
+    def visibility(self, principal: Principal | None) -> Visibility:
+        """Row-visibility judge for one caller (panel listings, record detail, injections)."""
+        return Visibility(self.policy, principal or ANONYMOUS, self.resources)
+
+    def memory_can_read(self, principal: Principal | None) -> bool:
+        """``memory.can_read`` of the experience projection: may the caller open the Memory panel?"""
+        return self.policy.can_read_memory(principal or ANONYMOUS)
+
+    def event_visible(self, principal: Principal | None, event: EventEnvelope) -> bool:
+        """A timeline event about an identity needs read + view on it; a system event needs
+        an unscoped ``agent.memory.read``."""
+        if not self.policy.enabled:
+            return True
+        who = principal or ANONYMOUS
+        if event.identity == SYSTEM_IDENTITY:
+            return self.policy.check(who, "agent.memory.read", Resource.unscoped())
+        realm = event.data.get("realm") if isinstance(event.data.get("realm"), str) else DEFAULT_REALM
+        res = self.resources.identity(realm, event.identity)
+        return self.policy.check(who, "agent.memory.read", res) and self.policy.check(who, "agent.view", res)
+
+    def reviewer(self, principal: Principal | None) -> dict[str, Any]:
+        """The reviewer a decision records: the authenticated principal, never a caller-supplied name."""
+        return (principal or ANONYMOUS).reviewer()

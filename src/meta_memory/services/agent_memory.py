@@ -1,0 +1,112 @@
+"""App-facing agent memory: ``meta/agent_memory/remember|recall|forget|update|manifest``.
+
+Seed: "Agent memory injection". Application writes carry the ``application``
+author and are never quarantined. Explicit recall runs the configured recall
+provider under ``recall_timeout_ms`` and always returns provider errors
+(there is no "skip" for an explicit call); automatic recall for injection
+goes through :meth:`AgentMemoryService.recall_for_injection`, whose failures
+the injection coordinator handles under ``recall_failure_policy``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ..agent_memory.model import Author, MemoryRecord, Scope, UsageEvent
+from ..errors import AgentMemoryError, MetaError
+from ..injection.timebox import ProviderSaturated, ProviderTimeout, TimeBox
+from ..recall.provider import RecallOutcome, RecallProvider, RecallRequest
+from .recall_reader import guarded_recall
+
+__all__ = ["AgentMemoryService"]
+
+
+class AgentMemoryService:
+    """Remember / recall / forget / update / manifest for applications and the injection path.
+
+    Args:
+        store: an :class:`~meta_memory.agent_memory.store.base.AgentMemoryStore`.
+        config: the ``[agent_memory]`` config (defaults: selection, max_entries, timeouts).
+        provider: the recall provider (lexical by default).
+        timebox: shared deadline runner for provider calls.
+    """
+
+    def __init__(self, store: Any, config: Any, provider: RecallProvider, timebox: TimeBox) -> None:
+        self.store = store
+        self.config = config
+        self.provider = provider
+        self.timebox = timebox
+
+    # -- writes ---------------------------------------------------------------------------------
+    def remember(self, realm: str, identity: str, title: str, body: str, tags: Sequence[str]) -> dict[str, Any]:
+        """Store one record in ``identity``'s scope. Output: the wire record plus ``created``
+        (``False`` when an active record with the same content was returned instead)."""
+        record, created = self.store.remember(realm, identity, title, body, tags)
+        return {**record.model_dump(mode="json"), "created": created}
+
+    def update(self, realm: str, identity: str, memory_id: str, title: str, body: str,
+               tags: Sequence[str]) -> dict[str, Any]:
+        """Supersede ``memory_id`` in ``identity``'s scope. Output ``{memory_id, supersedes, record}``.
+        Raises ``AgentMemoryError`` when the prior does not exist, is not active or is in another scope."""
+        record, prior = self.store.update(realm, identity, memory_id, title, body, tags)
+        return {"memory_id": record.memory_id, "supersedes": prior, "record": record.model_dump(mode="json")}
+
+    def forget(self, realm: str, identity: str, memory_id: str) -> dict[str, Any]:
+        """Tombstone ``memory_id`` if it is in ``identity``'s scope: ``{memory_id, deleted}``."""
+        deleted = self.store.forget(realm, Scope.identity(realm, identity), memory_id, Author.application())
+        return {"memory_id": memory_id, "deleted": deleted}
+
+    # -- reads ----------------------------------------------------------------------------------
+    def _run_provider(self, request: RecallRequest) -> RecallOutcome[Any]:
+        scope = Scope.identity(request.realm, request.identity)
+        timeout = int(self.config.recall_timeout_ms)
+        try:
+            return self.timebox.call(lambda: guarded_recall(self.provider, self.store, request, scope), timeout)
+        except ProviderTimeout:
+            raise AgentMemoryError("timeout", f"recall exceeded {timeout} ms") from None
+        except ProviderSaturated as exc:
+            raise AgentMemoryError("timeout", f"recall refused: {exc}") from None
+
+    def recall(self, realm: str, identity: str, *, selection: str | None, query_text: str | None,
+               query_terms: Sequence[str] | None, max_entries: int | None) -> dict[str, Any]:
+        """Explicit recall. Output ``{records: [wire record...], skip_reason}``; ``skip_reason`` says
+        why a contextual recall found nothing to search for (e.g. only stopwords).
+        Raises the provider's error, or ``AgentMemoryError`` (reason ``timeout``) past the time budget."""
+        request = RecallRequest(
+            identity=identity,
+            realm=realm,
+            query_text=query_text,
+            query_terms=tuple(query_terms or ()),
+            selection=selection or self.config.selection,  # type: ignore[arg-type]
+            max_entries=max_entries or self.config.max_entries,
+        )
+        try:
+            outcome = self._run_provider(request)
+        except MetaError:
+            raise
+        except Exception as exc:  # a provider bug is still the provider's error, not ours
+            raise AgentMemoryError("io", f"recall provider failed: {type(exc).__name__}") from exc
+        ids = [s.record.memory_id for s in outcome.records]
+        if ids:
+            self.store.mark_usage(realm, ids, UsageEvent("explicit_recall"))
+        return {"records": [s.record.project().model_dump(mode="json") for s in outcome.records],
+                "skip_reason": outcome.skip_reason}
+
+    def recall_for_injection(self, request: Any) -> list[MemoryRecord]:
+        """The injection coordinator's ``recall_fn``: records only (the coordinator times it)."""
+        req = RecallRequest(
+            identity=request.identity,
+            realm=request.realm,
+            query_text=request.query_text,
+            query_terms=tuple(request.query_terms or ()),
+            selection=request.selection,
+            max_entries=request.max_entries,
+        )
+        scope = Scope.identity(req.realm, req.identity)
+        return [s.record for s in guarded_recall(self.provider, self.store, req, scope).records]
+
+    def manifest(self, realm: str, identity: str, tier: str | None, k: int | None) -> dict[str, Any]:
+        """Body-free rows of ``identity``'s active records: ``{records: [{id, kind, title, description, age_days, rank}]}``."""
+        rows = self.store.manifest(realm, Scope.identity(realm, identity), tier or "working_set", k or 32)
+        return {"records": [r.model_dump(mode="json") for r in rows]}

@@ -1,0 +1,146 @@
+"""The host surface: session lifecycle, per-turn firewall and injection, and the ``memory`` tool.
+
+Spec README, "The host surface". A host (any agent loop) calls these at the
+same seams the seed's runtime would:
+
+- ``meta/session/note|reset|compacted|retire``: taint and injection budgets
+  follow the session; a fresh-context boundary (reset) clears taint,
+  compaction keeps it but lets injection start over;
+- ``meta/turn/tool_result``: classify a tool result BEFORE the model sees it
+  (the taint is visible to the very next memory write of that session);
+- ``meta/turn/inject``: the quoted observation block for this turn or build;
+- ``meta/turn/defang``: neutralise forged memory markers in inbound text;
+- ``meta/agent_memory/tool`` / ``tool_schema``: the recorder tool (an LLM-authored write).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ..errors import AgentMemoryError
+from ..firewall.classify import ToolProvenance
+from ..injection.build import build_scope_set
+from ..tool.schema import memory_tool_definition
+from ..tool.store_ops import StoreRecorderOps
+
+__all__ = ["HostService", "QuarantineEventOps"]
+
+EventSink = Callable[[str, "str | None", dict[str, Any]], None]
+
+
+class QuarantineEventOps(StoreRecorderOps):
+    """The recorder tool's store operations, plus a ``memory.write.quarantined`` event after a
+    quarantined write commits, and recall through the configured recall provider."""
+
+    def __init__(self, store: Any, realm: str, gate: Any, service: Any, emit: EventSink) -> None:
+        super().__init__(store, realm, gate, recall=self._recall_rows)
+        self._service = service
+        self._emit = emit
+        self._realm_name = realm
+
+    def _recall_rows(self, identity: str, query_text: str | None, selection: str, max_entries: int) -> Sequence[Any]:
+        out = self._service.recall(self._realm_name, identity, selection=selection, query_text=query_text,
+                                   query_terms=None, max_entries=max_entries)
+        # rows already carry the wire fields the tool renders
+        from types import SimpleNamespace
+
+        return [SimpleNamespace(**r) for r in out["records"]]
+
+    def _after(self, identity: str, memory_id: str, reason: str | None) -> None:
+        if reason is not None:
+            self._emit("memory.write.quarantined", identity,
+                       {"realm": self._realm_name, "record_id": memory_id, "author": f"agent:{identity}", "reason": reason})
+
+    def remember_authored(self, identity: str, record: Any, author: Any, session_key: str | None) -> tuple[str, str | None]:
+        memory_id, reason = super().remember_authored(identity, record, author, session_key)
+        self._after(identity, memory_id, reason)
+        return memory_id, reason
+
+    def supersede_authored(self, identity: str, prior_id: str, record: Any, author: Any,
+                           session_key: str | None) -> tuple[str, str | None]:
+        memory_id, reason = super().supersede_authored(identity, prior_id, record, author, session_key)
+        self._after(identity, memory_id, reason)
+        return memory_id, reason
+
+
+class HostService:
+    """Session, turn and tool operations for a host's agent loop (one per runtime)."""
+
+    def __init__(self, config: Any, firewall: Any, injection: Any, tool: Any | None, store: Any) -> None:
+        self.config = config
+        self.firewall = firewall
+        self.injection = injection
+        self.tool = tool
+        self.store = store
+
+    # -- sessions -------------------------------------------------------------------------------
+    def note(self, identity: str, session_key: str) -> dict[str, Any]:
+        """``identity`` now speaks from ``session_key``; rotating to another session starts clean."""
+        self.firewall.note_session(identity, session_key)
+        return {"identity": identity, "session_key": session_key, "tainted": self._tainted(identity)}
+
+    def reset(self, identity: str, session_key: str | None) -> dict[str, Any]:
+        """A fresh-context boundary: clears taint, the session's injection budget and dedup, rotates the nonce."""
+        self.firewall.reset(identity, session_key)
+        self.injection.session_reset(identity, session_key)
+        return {"identity": identity, "session_key": session_key, "tainted": self._tainted(identity)}
+
+    def compacted(self, session_key: str) -> dict[str, Any]:
+        """Compaction: taint is kept; the session's injection dedup set and byte counter are cleared."""
+        taint = self.firewall.compacted(session_key)
+        self.injection.session_compacted(session_key)
+        return {"session_key": session_key, "tainted": taint is not None}
+
+    def _tainted(self, identity: str) -> bool:
+        return self.firewall.tracker.identity_taint(identity) is not None
+
+    # -- turns ----------------------------------------------------------------------------------
+    def tool_result(self, identity: str, session_key: str, tool_name: str, provenance: Any,
+                    is_error: bool, server_tool: bool) -> dict[str, Any]:
+        """Classify one tool result (``{trusted, source?, session_tainted}``); taint sticks to the session."""
+        prov = ToolProvenance.parse(provenance) if provenance is not None else None
+        verdict = self.firewall.tool_result(identity, session_key, tool_name, prov, is_error=is_error,
+                                            server_tool=server_tool)
+        return verdict.to_dict()
+
+    def inject(self, identity: str, realm: str | None, session_key: str | None, query_text: str,
+               surface: str, mobs: Sequence[str] = (), operator: str | None = None) -> dict[str, Any]:
+        """The observation block for a turn (``surface="turn"``) or a build (``"build"``).
+
+        Output: ``{text, skip_reason, included_ids, rendered_bytes, surface}``; ``text`` is ``None``
+        with a typed ``skip_reason`` when nothing is injected. Raises ``AgentMemoryError`` only under
+        ``recall_failure_policy = "fail"``."""
+        realm_name = realm or self.config.realm
+        if surface == "build":
+            scopes = build_scope_set(realm_name, identity, mobs=mobs, operator=operator,
+                                     operator_scope=self.config.operator_scope)
+            result = self.injection.assemble_build(identity, realm_name, query_text, None, scopes)
+        else:
+            result = self.injection.inject_for_turn(identity, realm_name, session_key, query_text)
+        return result.to_dict()
+
+    def defang(self, text: str | None, blocks: Any) -> dict[str, Any]:
+        """Neutralise forged memory markers: ``{text, hits}`` or ``{blocks, hits}``."""
+        if blocks is not None:
+            out, hits = self.injection.defang_content(blocks)
+            return {"blocks": out, "hits": hits}
+        out, hits = self.injection.defang(text or "")
+        return {"text": out, "hits": hits}
+
+    # -- the memory tool --------------------------------------------------------------------------
+    def tool_schema(self) -> dict[str, Any]:
+        """The ``memory`` tool's definition ``{name, description, input_schema}`` (and its protocol text)."""
+        from ..tool.schema import RECORDER_PROTOCOL_INSTRUCTIONS
+
+        self._require_tool()
+        return {**memory_tool_definition(), "protocol": RECORDER_PROTOCOL_INSTRUCTIONS}
+
+    def dispatch_tool(self, identity: str, session_key: str | None, mob: str | None, arguments: Any) -> dict[str, Any]:
+        """One ``memory`` tool call by ``identity``: ``{text, is_error, exclude_from_indexing}``."""
+        self._require_tool()
+        return self.tool.dispatch(identity, session_key, mob, arguments).to_dict()
+
+    def _require_tool(self) -> None:
+        if self.tool is None:
+            raise AgentMemoryError("unsupported", "the memory recorder tool is disabled (agent_memory.recorder_tool = false)")

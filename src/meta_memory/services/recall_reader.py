@@ -1,0 +1,83 @@
+"""Binds a store to one scope as the :class:`~meta_memory.recall.provider.RecallReader` a provider reads through.
+
+The reader only ever yields ACTIVE records of the one scope it was built for;
+the runtime additionally re-checks what the provider returns
+(:func:`guarded_recall`), so a provider can rank but never widen access.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+from ..agent_memory.model import MemoryRecord, Scope
+from ..recall.guard import enforce_scope
+from ..recall.provider import RecallOutcome, RecallProvider, RecallRequest, ScoredRecord
+
+__all__ = ["ScopeReader", "guarded_recall"]
+
+
+class ScopeReader:
+    """Read access to the active records of ``scope`` in ``realm`` of ``store``."""
+
+    def __init__(self, store: Any, realm: str, scope: Scope) -> None:
+        self.store = store
+        self.realm = realm
+        self.scope = scope
+
+    def search(self, match: str, limit: int) -> list[tuple[MemoryRecord, float]]:
+        return self.store.search(self.realm, self.scope, match, limit)
+
+    def active_records(self) -> list[MemoryRecord]:
+        return self.store.active_records(self.realm, self.scope)
+
+    def recent(self, limit: int) -> list[MemoryRecord]:
+        return self.store.recent(self.realm, self.scope, limit)
+
+    def neighbours(self, anchors: Sequence[MemoryRecord], window_ms: int, limit: int) -> list[MemoryRecord]:
+        return self.store.neighbours(self.realm, self.scope, anchors, window_ms, limit)
+
+
+class _LiveScope(Mapping[str, MemoryRecord]):
+    """``memory_id -> stored record`` for ids that are active in the scope, looked up on demand."""
+
+    def __init__(self, store: Any, realm: str, scope: Scope) -> None:
+        self._store, self._realm, self._scope = store, realm, scope
+        self._cache: dict[str, MemoryRecord | None] = {}
+
+    def _lookup(self, memory_id: object) -> MemoryRecord | None:
+        if not isinstance(memory_id, str):
+            return None
+        if memory_id not in self._cache:
+            rec = self._store.get(self._realm, memory_id)
+            ok = rec is not None and rec.scope == self._scope and rec.status.is_active()
+            self._cache[memory_id] = rec if ok else None
+        return self._cache[memory_id]
+
+    def __contains__(self, memory_id: object) -> bool:
+        return self._lookup(memory_id) is not None
+
+    def __getitem__(self, memory_id: str) -> MemoryRecord:
+        rec = self._lookup(memory_id)
+        if rec is None:
+            raise KeyError(memory_id)
+        return rec
+
+    def __iter__(self) -> Iterator[str]:
+        return (k for k, v in self._cache.items() if v is not None)
+
+    def __len__(self) -> int:
+        return sum(1 for v in self._cache.values() if v is not None)
+
+
+def guarded_recall(provider: RecallProvider, store: Any, request: RecallRequest, scope: Scope) -> RecallOutcome[Any]:
+    """Run ``provider`` for ``request`` over ``scope`` and keep only active in-scope records.
+
+    Output: a :class:`RecallOutcome` whose records are the stored versions (not
+    the provider's objects), at most ``request.max_entries``, provider order kept.
+    Provider exceptions propagate.
+    """
+    outcome = provider.recall(request, ScopeReader(store, request.realm, scope))
+    kept: list[ScoredRecord[Any]] = enforce_scope(outcome.records, _LiveScope(store, request.realm, scope),
+                                                  request.max_entries)
+    return RecallOutcome(kept, outcome.skip_reason)

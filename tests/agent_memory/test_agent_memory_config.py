@@ -1,0 +1,122 @@
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from meta_memory.agent_memory.config import (
+    AgentMemoryConfig,
+    ContentTrustConfig,
+    parse_agent_memory_section,
+    parse_content_trust,
+)
+from meta_memory.errors import ConfigError
+
+
+def test_defaults() -> None:
+    cfg = parse_agent_memory_section({})
+    assert cfg == parse_agent_memory_section(None) == parse_agent_memory_section(True)
+    assert cfg.model_dump() == {
+        "enabled": True,
+        "realm": "default",
+        "selection": "contextual",
+        "max_entries": 8,
+        "recall_timeout_ms": 500,
+        "recall_failure_policy": "skip",
+        "instruction_header": None,
+        "per_turn_injection": "budgeted",
+        "defang_inbound": True,
+        "llm_writes": "observed",
+        "recorder_tool": True,
+        "operator_scope": "off",
+        "content_trust": {"trusted_mcp_servers": (), "untrusted_tools": (), "trusted_tools": ()},
+        "store": "sqlite",
+        "dsn": None,
+    }
+    assert cfg.header == "Agent memory"
+    assert parse_agent_memory_section(False).enabled is False
+
+
+def test_clamps_and_normalisation() -> None:
+    cfg = parse_agent_memory_section(
+        {"realm": "  ", "max_entries": 0, "recall_timeout_ms": 0, "selection": " Always ", "instruction_header": "Remember"}
+    )
+    assert (cfg.realm, cfg.max_entries, cfg.recall_timeout_ms, cfg.selection) == ("default", 8, 500, "always")
+    assert cfg.header == "Remember"
+    cfg = parse_agent_memory_section({"realm": " family ", "max_entries": 1000, "recall_timeout_ms": 99_999})
+    assert (cfg.realm, cfg.max_entries, cfg.recall_timeout_ms) == ("family", 64, 30_000)
+
+
+def test_config_is_frozen() -> None:
+    cfg = parse_agent_memory_section({})
+    with pytest.raises(Exception):
+        cfg.realm = "x"  # type: ignore[misc]
+    with pytest.raises(Exception):
+        AgentMemoryConfig(unknown=1)  # type: ignore[call-arg]
+
+
+@pytest.mark.parametrize(
+    ("raw", "needle"),
+    [
+        ({"maxEntries": 3}, "'maxEntries'"),
+        ({"steward": {"enabled": True}}, "'steward'"),
+        ({"selector": "off", "realm": "x"}, "'selector'"),
+        ({"max_entries": -1}, "agent_memory.max_entries"),
+        ({"max_entries": True}, "agent_memory.max_entries"),
+        ({"max_entries": "8"}, "agent_memory.max_entries"),
+        ({"selection": "semantic"}, "agent_memory.selection"),
+        ({"recall_failure_policy": "retry"}, "agent_memory.recall_failure_policy"),
+        ({"per_turn_injection": "always"}, "agent_memory.per_turn_injection"),
+        ({"llm_writes": "never"}, "agent_memory.llm_writes"),
+        ({"operator_scope": "on"}, "agent_memory.operator_scope"),
+        ({"defang_inbound": "yes"}, "agent_memory.defang_inbound"),
+        ({"realm": 3}, "agent_memory.realm"),
+        ({"instruction_header": 3}, "agent_memory.instruction_header"),
+        ({"store": "redis"}, "agent_memory.store"),
+        ({"store": "postgres"}, "agent_memory.dsn"),
+        ({"dsn": "postgresql://x"}, "agent_memory.dsn"),
+        ({"content_trust": []}, "content_trust must be an object"),
+    ],
+)
+def test_refusals_name_the_key(raw: dict, needle: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        parse_agent_memory_section(raw)
+    assert needle in str(info.value)
+
+
+def test_markdown_store_is_refused() -> None:
+    with pytest.raises(ConfigError, match="markdown"):
+        parse_agent_memory_section({"store": "markdown"})
+    with pytest.raises(ConfigError, match='llm_writes require store = "sqlite"'):
+        parse_agent_memory_section({"store": "markdown", "llm_writes": "observed"})
+    with pytest.raises(ConfigError, match="content_trust require"):
+        parse_agent_memory_section({"store": "markdown", "content_trust": {}})
+
+
+def test_postgres_with_dsn() -> None:
+    cfg = parse_agent_memory_section({"store": "postgres", "dsn": " postgresql://localhost/meta "})
+    assert (cfg.store, cfg.dsn) == ("postgres", "postgresql://localhost/meta")
+
+
+def test_content_trust_strict_messages() -> None:
+    assert parse_content_trust({"trusted_mcp_servers": [" knowledge_graph "], "untrusted_tools": ["scrape_page"]}) == (
+        ContentTrustConfig(trusted_mcp_servers=("knowledge_graph",), untrusted_tools=("scrape_page",))
+    )
+    with pytest.raises(ConfigError, match="^content_trust must be an object$"):
+        parse_content_trust("x")
+    with pytest.raises(ConfigError, match="^unsupported content_trust fields: a, b$"):
+        parse_content_trust({"b": [], "a": [], "trusted_tools": []})
+    with pytest.raises(ConfigError, match=r"^content_trust.trusted_tools must be an array$"):
+        parse_content_trust({"trusted_tools": "x"})
+    with pytest.raises(ConfigError, match=r"^content_trust.untrusted_tools entries must be non-empty strings$"):
+        parse_content_trust({"untrusted_tools": ["ok", " "]})
+    with pytest.raises(ConfigError, match=r"agent_memory.unsupported content_trust fields: x"):
+        parse_agent_memory_section({"content_trust": {"x": []}})
+
+
+@given(st.integers(min_value=0, max_value=10**9), st.integers(min_value=0, max_value=10**9))
+def test_numeric_clamps_property(max_entries: int, timeout: int) -> None:
+    cfg = parse_agent_memory_section({"max_entries": max_entries, "recall_timeout_ms": timeout})
+    assert 1 <= cfg.max_entries <= 64 and 1 <= cfg.recall_timeout_ms <= 30_000
+    assert cfg.max_entries == (8 if max_entries == 0 else min(max_entries, 64))
+    assert cfg.recall_timeout_ms == (500 if timeout == 0 else min(timeout, 30_000))

@@ -1,0 +1,60 @@
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from meta_memory.agent_memory.secrets import scan, scan_text
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("found AKIAIOSFODNN7EXAMPLE in the logs", "aws-access-key-id"),
+        ("ASIAIOSFODNN7EXAMPLE", "aws-access-key-id"),
+        ("xAKIAIOSFODNN7EXAMPLE", None),
+        ("AKIAIOSFODNN7EXAMPLEX", None),
+        ("akiaiosfodnn7example", None),
+        ("key=AKIAIOSFODNN7EXAMPLE.", "aws-access-key-id"),
+        ("token ghp_" + "a1" * 18 + " here", "github-token"),
+        ("ghp_" + "a" * 35, None),
+        ("xghp_" + "a" * 36, None),
+        ("github_pat_" + "A_1" * 8, "github-token"),
+        ("-----BEGIN RSA PRIVATE KEY-----\nMIIE...", "private-key"),
+        ("-----BEGIN CERTIFICATE-----", None),
+        ('api_key = "zXy1aB2cD3eF4gH5iJ6k"', "credential-assignment"),
+        ("API-KEY: zXy1aB2cD3eF4gH5iJ6k", "credential-assignment"),
+        ("client_secret='abcdefghijklmnop9'", "credential-assignment"),
+        ("x-auth-token=abcdefghijklmnop9", "credential-assignment"),
+        ("api_key = your-api-key-goes-here", None),
+        ("api_key = abc123", None),
+        ("myapi_key = zXy1aB2cD3eF4gH5iJ6k", None),
+        ("the api key is somewhere safe", None),
+    ],
+)
+def test_secret_classes(text: str, expected: str | None) -> None:
+    assert scan_text(text) == expected
+
+
+def test_first_match_wins_in_field_order() -> None:
+    aws = "AKIAIOSFODNN7EXAMPLE"
+    pk = "-----BEGIN PRIVATE KEY-----"
+    assert scan("title " + pk, "", "body " + aws, ()) == "private-key"
+    assert scan("t", "d", "b", ("fine", "api_key=zXy1aB2cD3eF4gH5iJ6k")) == "credential-assignment"
+    # Within one field, the class order decides.
+    assert scan("t", "", f"{pk} and {aws}", ()) == "aws-access-key-id"
+    assert scan("plain title", "plain", "plain body", ("tag",)) is None
+
+
+_words = st.text(alphabet=st.characters(codec="utf-8"), max_size=40)
+
+
+@given(_words, _words)
+def test_aws_key_is_found_between_separators(before: str, after: str) -> None:
+    text = f"{before} AKIAIOSFODNN7EXAMPLE {after}"
+    assert scan_text(text) is not None
+
+
+@given(st.text(max_size=300))
+def test_scan_never_crashes(text: str) -> None:
+    assert scan_text(text) in (None, "aws-access-key-id", "github-token", "private-key", "credential-assignment")
