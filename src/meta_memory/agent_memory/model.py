@@ -619,6 +619,11 @@ class MemoryRecord:
     tombstoned_at_ms: int | None = None
 
     @property
+    def memory_id(self) -> str:
+        """Alias of :attr:`id` (the name the wire and the recall providers use)."""
+        return self.id
+
+    @property
     def content_hash(self) -> str:
         from meta_memory.agent_memory.hashing import content_hash
 

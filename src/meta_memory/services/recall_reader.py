@@ -50,7 +50,7 @@ class _LiveScope(Mapping[str, MemoryRecord]):
             return None
         if memory_id not in self._cache:
             rec = self._store.get(self._realm, memory_id)
-            ok = rec is not None and rec.scope == self._scope and rec.status.is_active()
+            ok = rec is not None and rec.scope == self._scope and rec.status.is_active
             self._cache[memory_id] = rec if ok else None
         return self._cache[memory_id]
 

@@ -110,6 +110,18 @@ class AgentMemoryStore(ABC):
         """Every active record of ``scope``, newest updated first."""
 
     @abstractmethod
+    def recent(self, realm: str, scope: Scope, limit: int) -> list[MemoryRecord]:
+        """The newest active records of ``scope``: ``updated_at_ms`` desc, ``created_at_ms`` desc, at most ``limit``
+        (an index range scan, not a full read: the ``always`` selection of recall)."""
+
+    @abstractmethod
+    def neighbours(
+        self, realm: str, scope: Scope, anchors: Sequence[MemoryRecord], window_ms: int, limit: int
+    ) -> list[MemoryRecord]:
+        """Active records of ``scope`` created within ``window_ms`` (ms) of any anchor's ``created_at_ms``,
+        anchors excluded, closest in time first, at most ``limit`` (context-aware recall)."""
+
+    @abstractmethod
     def search(self, realm: str, scope: Scope, match_expression: str, limit: int) -> list[tuple[MemoryRecord, float]]:
         """Full-text candidates among the active records of ``scope``.
 

@@ -134,7 +134,17 @@ _BASE_SCHEMA = [
     "CREATE INDEX IF NOT EXISTS dream_audit_verdicts_record_idx ON dream_audit_verdicts(record_id, resolved_at_ms)",
 ]
 
-MIGRATIONS: list[tuple[int, str, list[str]]] = [(1, "base-schema", _BASE_SCHEMA)]
+_RECALL_INDEXES = [
+    "CREATE INDEX IF NOT EXISTS records_scope_updated_idx "
+    "ON records(scope_kind, scope_key, status_kind, updated_at_ms DESC, created_at_ms DESC)",
+    "CREATE INDEX IF NOT EXISTS records_scope_created_idx "
+    "ON records(scope_kind, scope_key, status_kind, created_at_ms)",
+]
+
+MIGRATIONS: list[tuple[int, str, list[str]]] = [
+    (1, "base-schema", _BASE_SCHEMA),
+    (2, "recall-recency-indexes", _RECALL_INDEXES),
+]
 """``(version, name, statements)`` of domain :data:`SCHEMA_DOMAIN`, applied in order."""
 
 _LEDGER = """CREATE TABLE IF NOT EXISTS schema_migrations (

@@ -318,6 +318,12 @@ class SqliteAgentMemoryStore(AgentMemoryStore):
             self._import_markdown(db)
         return db
 
+    def read(self, realm: str) -> contextlib.AbstractContextManager[sqlite3.Connection]:
+        """A read-only snapshot of ``realm``'s database: a per-thread WAL reader connection inside one
+        deferred transaction (consistent for the ``with`` block; never blocks or is blocked by writers).
+        For read models (the console panel). Raises ``AgentMemoryError("io")`` on a database error."""
+        return self._read(realm)
+
     @contextlib.contextmanager
     def _read(self, realm: str) -> Iterator[sqlite3.Connection]:
         db = self._db(realm)
@@ -526,6 +532,46 @@ class SqliteAgentMemoryStore(AgentMemoryStore):
                 (kind, key),
             ).fetchall()
         return [_row_to_record(name, r) for r in rows]
+
+    def recent(self, realm: str, scope: Scope, limit: int) -> list[MemoryRecord]:
+        """See :meth:`AgentMemoryStore.recent`."""
+        kind, key = scope.storage()
+        name = self._realm_name(realm)
+        with self._read(realm) as conn:
+            rows = conn.execute(
+                f"SELECT {_COLS} FROM records WHERE scope_kind = ? AND scope_key = ? AND status_kind = 'active' "
+                "ORDER BY updated_at_ms DESC, created_at_ms DESC, rid DESC LIMIT ?",
+                (kind, key, max(0, limit)),
+            ).fetchall()
+        return [_row_to_record(name, r) for r in rows]
+
+    def neighbours(
+        self, realm: str, scope: Scope, anchors: Sequence[MemoryRecord], window_ms: int, limit: int
+    ) -> list[MemoryRecord]:
+        """See :meth:`AgentMemoryStore.neighbours`."""
+        if not anchors or limit <= 0:
+            return []
+        kind, key = scope.storage()
+        name = self._realm_name(realm)
+        anchor_ids = {a.memory_id for a in anchors}
+        found: dict[str, tuple[int, MemoryRecord]] = {}
+        with self._read(realm) as conn:
+            for anchor in anchors:
+                rows = conn.execute(
+                    f"SELECT {_COLS} FROM records WHERE scope_kind = ? AND scope_key = ? AND status_kind = 'active' "
+                    "AND created_at_ms BETWEEN ? AND ? ORDER BY ABS(created_at_ms - ?), rid LIMIT ?",
+                    (kind, key, anchor.created_at_ms - window_ms, anchor.created_at_ms + window_ms,
+                     anchor.created_at_ms, limit + len(anchor_ids)),
+                ).fetchall()
+                for row in rows:
+                    rec = _row_to_record(name, row)
+                    if rec.memory_id in anchor_ids:
+                        continue
+                    distance = abs(rec.created_at_ms - anchor.created_at_ms)
+                    if rec.memory_id not in found or distance < found[rec.memory_id][0]:
+                        found[rec.memory_id] = (distance, rec)
+        ordered = sorted(found.values(), key=lambda item: (item[0], item[1].memory_id))
+        return [rec for _, rec in ordered[:limit]]
 
     def search(self, realm: str, scope: Scope, match_expression: str, limit: int) -> list[tuple[MemoryRecord, float]]:
         """See :meth:`AgentMemoryStore.search`; ordered by ``recall.fts.BM25_EXPR`` (weighted bm25)."""

@@ -1,0 +1,130 @@
+"""Decoding of the ``[memory]`` configuration table (seed: Architecture; reference §1.9–1.11).
+
+The assertion ledger has one backend kind, ``local_json``. Its state file is
+not configurable: the runtime derives it as
+``<persistent_state>/memory-ledger-state.json`` (see
+:class:`meta_memory.storage.layout.StorageLayout`). The only other key is an
+optional HTTP health-check base URL.
+
+Example TOML::
+
+    [memory]
+    kind = "local_json"
+    health_check_endpoint = "http://localhost:3000"
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+from pydantic import BaseModel, ConfigDict
+
+from meta_memory.errors import ConfigError
+from meta_memory.ledger.normalise import trim
+
+__all__ = ["LedgerConfig", "parse_memory_section", "validate_health_check_endpoint"]
+
+#: Keys the predecessor accepted that never had an effect; refused so they do not become silent no-ops.
+UNSUPPORTED_KEYS: tuple[str, ...] = ("stores", "space_id", "collection")
+
+_KNOWN_KEYS: frozenset[str] = frozenset({"kind", "health_check_endpoint"})
+
+
+class LedgerConfig(BaseModel):
+    """The validated ``[memory]`` table.
+
+    Attributes:
+        kind: always ``"local_json"``.
+        health_check_endpoint: HTTP(S) base URL whose ``/v1/health`` must answer
+            2xx at the startup load and before every persist; ``None`` disables
+            the check. Stored trimmed.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kind: Literal["local_json"] = "local_json"
+    health_check_endpoint: str | None = None
+
+
+def validate_health_check_endpoint(value: object, key: str = "memory.health_check_endpoint") -> str:
+    """Check a health-check base URL and return it trimmed.
+
+    Rules: a string; not empty or blank ("memory backend health_check_endpoint
+    must not be empty when provided"); starts with ``http://`` or ``https://``;
+    names a host.
+
+    Raises:
+        ConfigError: naming ``key`` and the broken rule.
+    """
+    if not isinstance(value, str):
+        raise ConfigError(f"{key} must be a string (got {type(value).__name__})")
+    endpoint = trim(value)
+    if not endpoint:
+        raise ConfigError("memory backend health_check_endpoint must not be empty when provided")
+    if not (endpoint.startswith("http://") or endpoint.startswith("https://")):
+        raise ConfigError(f"{key} must start with http:// or https:// (got '{endpoint}')")
+    try:
+        parts = urlsplit(endpoint)
+        _ = parts.port  # raises ValueError on a non-numeric or out-of-range port
+    except ValueError as exc:
+        raise ConfigError(f"{key} is not a valid URL (got '{endpoint}'): {exc}") from None
+    if not parts.hostname:
+        raise ConfigError(f"{key} must name a host (got '{endpoint}')")
+    if parts.query or parts.fragment:
+        raise ConfigError(f"{key} must be a base URL without query or fragment (got '{endpoint}')")
+    return endpoint
+
+
+def parse_memory_section(raw: dict[str, Any]) -> LedgerConfig:
+    """Decode the TOML ``[memory]`` table strictly.
+
+    Args:
+        raw: the table as decoded by ``tomllib`` (``{"kind": ..., ...}``).
+
+    Returns:
+        The frozen :class:`LedgerConfig`.
+
+    Raises:
+        ConfigError: ``kind`` missing or not ``"local_json"`` (the removed
+            ``"elephant"`` kind gets a message naming ``local_json`` and telling
+            to move ``endpoint`` to ``health_check_endpoint``); one of
+            ``stores``/``space_id``/``collection`` present ("unsupported");
+            ``state_path`` present (it is derived); any other unknown key; an
+            invalid ``health_check_endpoint``.
+    """
+    if not isinstance(raw, dict):
+        raise ConfigError("[memory] must be a table")
+    kind = raw.get("kind")
+    if kind is None:
+        raise ConfigError('memory.kind is required: the only backend kind is "local_json"')
+    if kind == "elephant":
+        hint = ""
+        if isinstance(raw.get("endpoint"), str) and raw["endpoint"].strip():
+            hint = f' (here: health_check_endpoint = "{raw["endpoint"].strip()}")'
+        raise ConfigError(
+            'memory.kind = "elephant" was removed and has no alias: '
+            'set kind = "local_json" and move endpoint to health_check_endpoint' + hint
+        )
+    if kind != "local_json":
+        raise ConfigError(f'memory.kind {kind!r} is unsupported: the only backend kind is "local_json"')
+    for key in UNSUPPORTED_KEYS:
+        if key in raw:
+            raise ConfigError(
+                f"memory.{key} is unsupported: the assertion ledger has no per-store, space or collection "
+                "settings; remove it"
+            )
+    if "state_path" in raw:
+        raise ConfigError(
+            "memory.state_path is unsupported: the ledger file is always "
+            "<persistent_state>/memory-ledger-state.json; remove it"
+        )
+    if "endpoint" in raw:
+        raise ConfigError("memory.endpoint is unsupported: rename it to health_check_endpoint")
+    for key in sorted(raw):
+        if key not in _KNOWN_KEYS:
+            raise ConfigError(f"memory.{key} is an unknown key (allowed: kind, health_check_endpoint)")
+    endpoint = raw.get("health_check_endpoint")
+    if endpoint is not None:
+        endpoint = validate_health_check_endpoint(endpoint)
+    return LedgerConfig(kind="local_json", health_check_endpoint=endpoint)

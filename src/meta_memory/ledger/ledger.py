@@ -1,0 +1,348 @@
+"""The runtime-owned assertion ledger (seed: Architecture, Indexing, Querying,
+Conflict detection, Health checks, Memory store info; reference §1.3–1.9).
+
+The in-memory state is the authority. The state file is read once, by
+:meth:`AssertionLedger.load` at bootstrap; every :meth:`AssertionLedger.index`
+rewrites the whole file atomically. Concurrent callers are serialised by one
+lock around mutate-and-persist, so no acknowledged write is lost. When a
+persist fails (health check or I/O) the in-memory change is rolled back and
+:class:`~meta_memory.errors.MemoryBackendUnavailable` is raised.
+"""
+
+from __future__ import annotations
+
+import bisect
+import threading
+from collections import deque
+from pathlib import Path
+
+from meta_memory.clock import Clock
+from meta_memory.errors import ConfigError, InvalidParams, MemoryBackendUnavailable, StartupError
+from meta_memory.ledger import persistence
+from meta_memory.ledger.config import LedgerConfig
+from meta_memory.ledger.health import HEALTHCHECK_TIMEOUT_S, HealthChecker, HealthCheckFailed
+from meta_memory.ledger.model import (
+    IndexRequest,
+    MemoryAssertion,
+    MemoryConflictSignal,
+    MemoryIndexResult,
+    MemoryQueryResult,
+    MemoryStoreInfo,
+    QueryRequest,
+    canonical_index,
+)
+from meta_memory.ledger.normalise import SUPPORTED_STORES, canonical_store, canonical_token, trim
+
+__all__ = ["ASSERTION_ID_PREFIX", "LEDGER_FILE_NAME", "AssertionLedger", "format_assertion_id"]
+
+#: Prefix of every assertion id; the suffix is a sequence number of at least six digits.
+ASSERTION_ID_PREFIX: str = "memory-assert-"
+
+#: The ledger file's name under the persistent state directory.
+LEDGER_FILE_NAME: str = "memory-ledger-state.json"
+
+_ConflictKey = tuple[str, str, str]
+
+
+def format_assertion_id(sequence: int) -> str:
+    """``memory-assert-`` plus ``sequence`` zero-padded to six digits (``memory-assert-000042``)."""
+    return f"{ASSERTION_ID_PREFIX}{sequence:06d}"
+
+
+def _sequence_after(assertions: list[MemoryAssertion]) -> int:
+    """Bootstrap counter: highest parsed id suffix + 1; when no id parses, the number of assertions."""
+    highest = -1
+    for assertion in assertions:
+        suffix = assertion.assertion_id.removeprefix(ASSERTION_ID_PREFIX)
+        if suffix != assertion.assertion_id and suffix.isascii() and suffix.isdigit():
+            highest = max(highest, int(suffix))
+    return highest + 1 if highest >= 0 else len(assertions)
+
+
+class AssertionLedger:
+    """Assertions and conflict signals, held in memory and persisted as one JSON file.
+
+    Args:
+        state_path: the ledger file (``<persistent_state>/memory-ledger-state.json``),
+            or ``None`` for an in-memory ledger that never persists (SDK builder
+            without ``.memory(...)``).
+        health_check_endpoint: HTTP(S) base URL checked (``GET /v1/health``, 2 s)
+            at :meth:`load` and before every persist; ``None`` disables it.
+        clock: source of ``indexed_at_ms`` / ``updated_at_ms`` (UTC epoch ms).
+        health_timeout_s: per-phase health-check timeout in seconds (2 by default).
+
+    Call :meth:`load` once before use. All methods are thread-safe.
+    """
+
+    def __init__(
+        self,
+        state_path: Path | None,
+        health_check_endpoint: str | None,
+        clock: Clock,
+        *,
+        health_timeout_s: float = HEALTHCHECK_TIMEOUT_S,
+    ) -> None:
+        self.state_path = Path(state_path) if state_path is not None else None
+        self.health_check_endpoint = health_check_endpoint
+        self._clock = clock
+        self._checker = (
+            HealthChecker(health_check_endpoint, health_timeout_s) if health_check_endpoint else None
+        )
+        self._lock = threading.Lock()
+        self._loaded = False
+        self._assertions: deque[MemoryAssertion] = deque()
+        self._fragments: deque[bytes] = deque()  # parallel to _assertions
+        self._conflicts: dict[_ConflictKey, tuple[MemoryConflictSignal, bytes]] = {}
+        self._conflict_keys: list[_ConflictKey] = []  # sorted
+        self._sequence = 0
+
+    # ------------------------------------------------------------------ bootstrap
+
+    @classmethod
+    def from_config(cls, config: LedgerConfig | None, state_dir: Path | None, clock: Clock) -> AssertionLedger:
+        """Build and :meth:`load` the ledger the runtime should use.
+
+        ``config`` is the decoded ``[memory]`` table (``None`` when absent):
+        absent => an in-memory ledger; present => persisted at
+        ``<state_dir>/memory-ledger-state.json``.
+
+        Raises:
+            ConfigError: memory is configured without a persistent state directory.
+            StartupError: from :meth:`load`.
+        """
+        if config is None:
+            ledger = cls(None, None, clock)
+        else:
+            if state_dir is None:
+                raise ConfigError("[memory] needs a persistent state directory (persistent_state)")
+            ledger = cls(Path(state_dir) / LEDGER_FILE_NAME, config.health_check_endpoint, clock)
+        ledger.load()
+        return ledger
+
+    def load(self) -> None:
+        """Read the state file, once, at bootstrap (health check first when configured).
+
+        Raises:
+            StartupError: health check failed, or the file is unreadable or
+                malformed (the message names the path).
+            RuntimeError: called twice.
+        """
+        with self._lock:
+            if self._loaded:
+                raise RuntimeError("the assertion ledger is loaded once, at bootstrap")
+            if self.state_path is not None:
+                if self._checker is not None:
+                    try:
+                        self._checker.check()
+                    except HealthCheckFailed as exc:
+                        raise StartupError(
+                            f"memory ledger health check failed at startup: {exc.reason}"
+                        ) from None
+                assertions, conflicts = persistence.load(self.state_path)
+                for assertion in assertions:
+                    self._assertions.append(assertion)
+                    self._fragments.append(persistence.assertion_fragment(assertion))
+                for signal in conflicts:
+                    key = (signal.entity, signal.topic, signal.store)
+                    self._conflicts[key] = (signal, persistence.conflict_fragment(signal))
+                self._conflict_keys = sorted(self._conflicts)
+                self._sequence = _sequence_after(assertions)
+            self._loaded = True
+
+    def close(self) -> None:
+        """Release the health checker's HTTP client."""
+        if self._checker is not None:
+            self._checker.close()
+
+    # ------------------------------------------------------------------ writes
+
+    def index(self, req: IndexRequest) -> MemoryIndexResult:
+        """Record an assertion and/or a conflict signal, then persist (``meta/memory/index``).
+
+        With a ``fact``: appends ``memory-assert-NNNNNN`` (``indexed_at_ms`` = now)
+        and evicts the oldest beyond 4,096. With ``conflict=true``: upserts the
+        signal for ``(entity, topic, store)`` (reason, ``updated_at_ms`` = now).
+        Both when both are given.
+
+        Returns:
+            canonical entity/topic/store, the new ``assertion_id`` (``None`` for a
+            conflict-only write) and ``conflict_active`` (a signal exists for this
+            entity and topic in any store).
+
+        Raises:
+            InvalidParams: the request breaks a rule (see :func:`canonical_index`),
+                or ``metadata`` cannot be encoded as JSON.
+            MemoryBackendUnavailable: the health check or the file write failed;
+                memory and file are unchanged.
+        """
+        c = canonical_index(req)
+        with self._lock:
+            self._require_loaded()
+            now = self._clock.now_ms()
+            new_assertion: tuple[MemoryAssertion, bytes] | None = None
+            if c.fact is not None:
+                assertion = MemoryAssertion(
+                    assertion_id=format_assertion_id(self._sequence),
+                    entity=c.entity,
+                    topic=c.topic,
+                    store=c.store,
+                    fact=c.fact,
+                    metadata=c.metadata,
+                    indexed_at_ms=now,
+                )
+                try:
+                    new_assertion = (assertion, persistence.assertion_fragment(assertion))
+                except (TypeError, ValueError):
+                    raise InvalidParams("metadata must be a JSON object when provided", "metadata") from None
+            new_conflict: tuple[MemoryConflictSignal, bytes] | None = None
+            key = (c.entity, c.topic, c.store)
+            if c.conflict:
+                signal = MemoryConflictSignal(
+                    entity=c.entity, topic=c.topic, store=c.store, reason=c.conflict_reason, updated_at_ms=now
+                )
+                new_conflict = (signal, persistence.conflict_fragment(signal))
+
+            # Mutate, remembering how to undo.
+            previous_sequence = self._sequence
+            evicted: list[tuple[MemoryAssertion, bytes]] = []
+            previous_conflict = self._conflicts.get(key)
+            if new_assertion is not None:
+                self._sequence += 1
+                self._assertions.append(new_assertion[0])
+                self._fragments.append(new_assertion[1])
+                while len(self._assertions) > persistence.MAX_RETAINED:
+                    evicted.append((self._assertions.popleft(), self._fragments.popleft()))
+            if new_conflict is not None:
+                self._conflicts[key] = new_conflict
+                if previous_conflict is None:
+                    bisect.insort(self._conflict_keys, key)
+            try:
+                self._persist()
+            except BaseException as exc:
+                if new_assertion is not None:
+                    self._assertions.pop()
+                    self._fragments.pop()
+                    for assertion, fragment in reversed(evicted):
+                        self._assertions.appendleft(assertion)
+                        self._fragments.appendleft(fragment)
+                self._sequence = previous_sequence
+                if new_conflict is not None:
+                    if previous_conflict is None:
+                        del self._conflicts[key]
+                        self._conflict_keys.remove(key)
+                    else:
+                        self._conflicts[key] = previous_conflict
+                if isinstance(exc, HealthCheckFailed):
+                    raise MemoryBackendUnavailable(exc.reason) from None
+                if isinstance(exc, OSError):
+                    detail = exc.strerror or str(exc)
+                    raise MemoryBackendUnavailable(f"memory ledger persist failed: {detail}") from None
+                raise
+            return MemoryIndexResult(
+                entity=c.entity,
+                topic=c.topic,
+                store=c.store,
+                assertion_id=new_assertion[0].assertion_id if new_assertion is not None else None,
+                conflict_active=self._first_conflict(c.entity, c.topic) is not None,
+            )
+
+    def _persist(self) -> None:
+        if self.state_path is None:
+            return
+        if self._checker is not None:
+            self._checker.check()
+        data = persistence.assemble(
+            list(self._fragments), [self._conflicts[key][1] for key in self._conflict_keys]
+        )
+        persistence.write_atomic(self.state_path, data)
+
+    # ------------------------------------------------------------------ reads
+
+    def query(self, req: QueryRequest | None = None) -> MemoryQueryResult:
+        """Filter assertions and conflict signals (``meta/memory/query``).
+
+        ``entity``, ``topic``, ``store`` are exact matches on canonical tokens;
+        a filter that is empty after trimming, or an unsupported store, is
+        absent. ``query`` then keeps entries whose entity, topic or fact
+        (reason, for signals) contains it, case-insensitively (Unicode
+        casefold on both sides).
+
+        Returns:
+            assertions oldest first, conflicts in (entity, topic, store) order.
+        """
+        req = req or QueryRequest()
+        entity = canonical_token(req.entity)
+        topic = canonical_token(req.topic)
+        store = canonical_store(req.store)
+        needle = trim(req.query).casefold() if req.query is not None else ""
+
+        def keep(e: str, t: str, s: str, text: str | None) -> bool:
+            if entity is not None and e != entity:
+                return False
+            if topic is not None and t != topic:
+                return False
+            if store is not None and s != store:
+                return False
+            if not needle:
+                return True
+            return (
+                needle in e.casefold()
+                or needle in t.casefold()
+                or (text is not None and needle in text.casefold())
+            )
+
+        with self._lock:
+            self._require_loaded()
+            assertions = [
+                a.model_copy(deep=True) if a.metadata is not None else a
+                for a in self._assertions
+                if keep(a.entity, a.topic, a.store, a.fact)
+            ]
+            conflicts = [
+                signal
+                for signal, _ in (self._conflicts[key] for key in self._conflict_keys)
+                if keep(signal.entity, signal.topic, signal.store, signal.reason)
+            ]
+        return MemoryQueryResult(assertions=assertions, conflicts=conflicts)
+
+    def stores(self) -> list[MemoryStoreInfo]:
+        """One entry per supported store, in fixed order: assertions plus conflict signals in it."""
+        counts = dict.fromkeys(SUPPORTED_STORES, 0)
+        with self._lock:
+            self._require_loaded()
+            for assertion in self._assertions:
+                counts[assertion.store] += 1
+            for _, _, store in self._conflict_keys:
+                counts[store] += 1
+        return [MemoryStoreInfo(store=store, record_count=count) for store, count in counts.items()]
+
+    def conflict_for_reference(
+        self, entity: str | None = None, topic: str | None = None
+    ) -> MemoryConflictSignal | None:
+        """The conflict signal gating should honour, or ``None`` (reference §1.6).
+
+        Both given: the first signal (key order) with that entity and topic, in
+        any store; only ``entity``: the first with that entity; only ``topic``:
+        the first with that topic; neither (or both empty): ``None``.
+        """
+        e = canonical_token(entity)
+        t = canonical_token(topic)
+        if e is None and t is None:
+            return None
+        with self._lock:
+            return self._first_conflict(e, t)
+
+    def _first_conflict(self, entity: str | None, topic: str | None) -> MemoryConflictSignal | None:
+        for key in self._conflict_keys:
+            if (entity is None or key[0] == entity) and (topic is None or key[1] == topic):
+                return self._conflicts[key][0]
+        return None
+
+    @property
+    def assertion_count(self) -> int:
+        """Number of assertions held."""
+        return len(self._assertions)
+
+    def _require_loaded(self) -> None:
+        if not self._loaded:
+            raise RuntimeError("AssertionLedger.load() must run once before use")

@@ -1,0 +1,294 @@
+"""Wire models of the assertion ledger and the strict parsers of its RPC params.
+
+Seed: Indexing, Querying, Conflict detection, Memory store info. Reference §1.2
+(field names, serialised exactly as shown), §1.7 and §1.12 (refusal rules).
+
+Every parser raises :class:`meta_memory.errors.InvalidParams` (JSON-RPC -32602,
+message ``Invalid params: <rule>``, ``data.field`` naming the field). Unknown
+param members are refused with ``unknown field '<name>'``. A JSON ``null`` for
+an optional member means *absent*.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from meta_memory.errors import InvalidParams
+from meta_memory.ledger.normalise import (
+    DEFAULT_STORE,
+    SUPPORTED_STORES,
+    canonical_text,
+    canonical_token,
+    unsupported_store_rule,
+)
+
+__all__ = [
+    "MemoryAssertion",
+    "MemoryConflictSignal",
+    "MemoryStoreInfo",
+    "MemoryIndexResult",
+    "MemoryQueryResult",
+    "IndexRequest",
+    "QueryRequest",
+    "CanonicalIndex",
+    "canonical_index",
+    "parse_index_params",
+    "parse_query_params",
+    "parse_stores_params",
+]
+
+_FROZEN = ConfigDict(frozen=True, extra="forbid", strict=True)
+
+
+class MemoryAssertion(BaseModel):
+    """One stored assertion.
+
+    JSON: ``{"assertion_id": "memory-assert-000001", "entity", "topic", "store",
+    "fact", "metadata": {...} | null, "indexed_at_ms": <UTC epoch ms>}``.
+    ``metadata`` is kept verbatim (treat it as read-only).
+    """
+
+    model_config = _FROZEN
+
+    assertion_id: str
+    entity: str
+    topic: str
+    store: str
+    fact: str
+    metadata: Any = None
+    indexed_at_ms: int
+
+
+class MemoryConflictSignal(BaseModel):
+    """One conflict signal, unique per ``(entity, topic, store)``.
+
+    JSON: ``{"entity", "topic", "store", "reason": str | null, "updated_at_ms": <UTC epoch ms>}``.
+    """
+
+    model_config = _FROZEN
+
+    entity: str
+    topic: str
+    store: str
+    reason: str | None = None
+    updated_at_ms: int
+
+
+class MemoryStoreInfo(BaseModel):
+    """``{"store": <name>, "record_count": <assertions + conflict signals in that store>}``."""
+
+    model_config = _FROZEN
+
+    store: str
+    record_count: int
+
+
+class MemoryIndexResult(BaseModel):
+    """Result of ``meta/memory/index``.
+
+    ``entity``/``topic``/``store`` are canonical; ``assertion_id`` is ``null`` when
+    only a conflict was recorded; ``conflict_active`` is true when any conflict
+    signal exists for this entity and topic, in any store.
+    """
+
+    model_config = _FROZEN
+
+    entity: str
+    topic: str
+    store: str
+    assertion_id: str | None = None
+    conflict_active: bool = False
+
+
+class MemoryQueryResult(BaseModel):
+    """Result of ``meta/memory/query``: assertions in insertion order, conflicts in key order."""
+
+    model_config = _FROZEN
+
+    assertions: list[MemoryAssertion]
+    conflicts: list[MemoryConflictSignal]
+
+
+class IndexRequest(BaseModel):
+    """Params of ``meta/memory/index`` (raw, as the caller gave them).
+
+    ``entity`` and ``topic`` are required; ``store`` defaults to
+    ``knowledge_graph``; ``fact`` is required unless ``conflict`` is true.
+    """
+
+    model_config = _FROZEN
+
+    entity: str
+    topic: str
+    store: str | None = None
+    fact: str | None = None
+    metadata: dict[str, Any] | None = None
+    conflict: bool | None = None
+    conflict_reason: str | None = None
+
+
+class QueryRequest(BaseModel):
+    """Params of ``meta/memory/query``; every filter optional (raw, canonicalised by the ledger)."""
+
+    model_config = _FROZEN
+
+    entity: str | None = None
+    topic: str | None = None
+    store: str | None = None
+    query: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CanonicalIndex:
+    """An index request after canonicalisation: what the ledger actually writes."""
+
+    entity: str
+    topic: str
+    store: str
+    fact: str | None
+    metadata: dict[str, Any] | None
+    conflict: bool
+    conflict_reason: str | None
+
+
+def canonical_index(req: IndexRequest) -> CanonicalIndex:
+    """Canonicalise and check an :class:`IndexRequest` (reference §1.5).
+
+    Raises:
+        InvalidParams: empty entity/topic, empty or unsupported store, a blank
+            fact, or no fact without ``conflict=true``.
+    """
+    entity = canonical_token(req.entity)
+    if entity is None:
+        raise InvalidParams("entity must be a non-empty string", "entity")
+    topic = canonical_token(req.topic)
+    if topic is None:
+        raise InvalidParams("topic must be a non-empty string", "topic")
+    if req.store is None:
+        store = DEFAULT_STORE
+    else:
+        token = canonical_token(req.store)
+        if token is None:
+            raise InvalidParams("store must be a non-empty string when provided", "store")
+        if token not in SUPPORTED_STORES:
+            raise InvalidParams(unsupported_store_rule(token), "store")
+        store = token
+    fact = None
+    if req.fact is not None:
+        fact = canonical_text(req.fact)
+        if fact is None:
+            raise InvalidParams("fact must be a non-empty string when provided", "fact")
+    conflict = req.conflict is True
+    if fact is None and not conflict:
+        raise InvalidParams("fact is required unless conflict=true", "fact")
+    return CanonicalIndex(
+        entity=entity,
+        topic=topic,
+        store=store,
+        fact=fact,
+        metadata=req.metadata,
+        conflict=conflict,
+        conflict_reason=canonical_text(req.conflict_reason),
+    )
+
+
+def _as_object(params: object) -> dict[str, Any]:
+    if params is None:
+        return {}
+    if not isinstance(params, dict):
+        raise InvalidParams("params must be a JSON object")
+    return params
+
+
+def _refuse_unknown(params: dict[str, Any], allowed: tuple[str, ...]) -> None:
+    for key in params:
+        if key not in allowed:
+            raise InvalidParams(f"unknown field '{key}'", str(key))
+
+
+def _optional(params: dict[str, Any], key: str) -> Any:
+    return params.get(key)
+
+
+def parse_index_params(params: object) -> IndexRequest:
+    """Parse ``meta/memory/index`` params.
+
+    Shape: ``{entity: str, topic: str, store?: str, fact?: str, metadata?: object,
+    conflict?: bool, conflict_reason?: str}``.
+
+    Raises:
+        InvalidParams: with the reference's rule text, e.g.
+            ``entity must be a non-empty string``,
+            ``store 'x' is unsupported (allowed: knowledge_graph, vector, timeline, todo, top_of_mind)``,
+            ``fact is required unless conflict=true``, ``params must be a JSON object``,
+            ``unknown field 'x'``.
+    """
+    if params is None or not isinstance(params, dict):
+        raise InvalidParams("params must be a JSON object")
+    _refuse_unknown(params, ("entity", "topic", "store", "fact", "metadata", "conflict", "conflict_reason"))
+    entity = params.get("entity")
+    if not isinstance(entity, str) or canonical_token(entity) is None:
+        raise InvalidParams("entity must be a non-empty string", "entity")
+    topic = params.get("topic")
+    if not isinstance(topic, str) or canonical_token(topic) is None:
+        raise InvalidParams("topic must be a non-empty string", "topic")
+    store = _optional(params, "store")
+    if store is not None and not isinstance(store, str):
+        raise InvalidParams("store must be a non-empty string when provided", "store")
+    fact = _optional(params, "fact")
+    if fact is not None and not isinstance(fact, str):
+        raise InvalidParams("fact must be a non-empty string when provided", "fact")
+    metadata = _optional(params, "metadata")
+    if metadata is not None and not isinstance(metadata, dict):
+        raise InvalidParams("metadata must be a JSON object when provided", "metadata")
+    conflict = _optional(params, "conflict")
+    if conflict is not None and not isinstance(conflict, bool):
+        raise InvalidParams("conflict must be a boolean when provided", "conflict")
+    reason = _optional(params, "conflict_reason")
+    if reason is not None and not isinstance(reason, str):
+        raise InvalidParams("conflict_reason must be a string when provided", "conflict_reason")
+    req = IndexRequest(
+        entity=entity,
+        topic=topic,
+        store=store,
+        fact=fact,
+        metadata=metadata,
+        conflict=conflict,
+        conflict_reason=reason,
+    )
+    canonical_index(req)  # store, fact and the fact-or-conflict rule
+    return req
+
+
+def parse_query_params(params: object) -> QueryRequest:
+    """Parse ``meta/memory/query`` params: ``null`` or ``{entity?, topic?, store?, query?}`` (all strings).
+
+    Empty filters and unsupported store names are *not* refused here: the seed
+    treats them as absent filters (Querying).
+
+    Raises:
+        InvalidParams: ``params must be a JSON object``, ``unknown field 'x'``,
+            ``entity filter must be a string`` (likewise topic, store, query).
+    """
+    obj = _as_object(params)
+    _refuse_unknown(obj, ("entity", "topic", "store", "query"))
+    values: dict[str, str | None] = {}
+    for key in ("entity", "topic", "store", "query"):
+        value = obj.get(key)
+        if value is not None and not isinstance(value, str):
+            raise InvalidParams(f"{key} filter must be a string", key)
+        values[key] = value
+    return QueryRequest(**values)
+
+
+def parse_stores_params(params: object) -> None:
+    """Check ``meta/memory/stores`` params: ``null`` or ``{}``.
+
+    Raises:
+        InvalidParams: ``params must be a JSON object`` or ``unknown field 'x'``.
+    """
+    obj = _as_object(params)
+    _refuse_unknown(obj, ())

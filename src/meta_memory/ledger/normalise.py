@@ -1,0 +1,82 @@
+"""Canonical forms for the assertion ledger (seed: Indexing, Querying; reference §1.4–1.5).
+
+One module decides how entity, topic, store, fact, reason and the query needle
+are normalised, so index, query and load can never disagree.
+
+* Tokens (entity, topic, store, the query needle): leading/trailing whitespace
+  trimmed, then ASCII-only lowercasing (``"ÉTÉ"`` keeps its accents and case;
+  ``"Ops"`` becomes ``"ops"``). Empty after trimming means *absent*.
+* Stores: a canonical token that must be one of :data:`SUPPORTED_STORES`.
+* Facts and conflict reasons: trimmed, case preserved; empty means *absent*.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "SUPPORTED_STORES",
+    "DEFAULT_STORE",
+    "WHITESPACE",
+    "trim",
+    "ascii_lower",
+    "canonical_token",
+    "canonical_store",
+    "canonical_text",
+    "unsupported_store_rule",
+]
+
+#: The five stores an assertion may name, in the order ``meta/memory/stores`` reports them.
+SUPPORTED_STORES: tuple[str, ...] = ("knowledge_graph", "vector", "timeline", "todo", "top_of_mind")
+
+#: The store used when an index request names none.
+DEFAULT_STORE: str = "knowledge_graph"
+
+#: Unicode ``White_Space`` characters: what "trim" removes. (Python's bare
+#: ``str.strip()`` would also remove U+001C..U+001F, which are not White_Space.)
+WHITESPACE: str = (
+    "\t\n\x0b\x0c\r \x85\xa0\u1680"
+    + "".join(chr(c) for c in range(0x2000, 0x200B))
+    + "\u2028\u2029\u202f\u205f\u3000"
+)
+
+_ASCII_UPPER_TO_LOWER = str.maketrans({chr(c): chr(c + 32) for c in range(ord("A"), ord("Z") + 1)})
+
+
+def trim(value: str) -> str:
+    """Remove leading and trailing Unicode ``White_Space`` characters."""
+    return value.strip(WHITESPACE)
+
+
+def ascii_lower(value: str) -> str:
+    """Lowercase ``A``–``Z`` only; every other character is left untouched."""
+    return value.translate(_ASCII_UPPER_TO_LOWER)
+
+
+def canonical_token(value: str | None) -> str | None:
+    """Trim then ASCII-lowercase ``value``; ``None`` when absent or empty after trimming."""
+    if value is None:
+        return None
+    trimmed = trim(value)
+    if not trimmed:
+        return None
+    return ascii_lower(trimmed)
+
+
+def canonical_store(value: str | None) -> str | None:
+    """The canonical store name, or ``None`` when ``value`` is absent, empty or unsupported."""
+    token = canonical_token(value)
+    if token is None or token not in SUPPORTED_STORES:
+        return None
+    return token
+
+
+def canonical_text(value: str | None) -> str | None:
+    """Trim ``value`` keeping its case; ``None`` when absent or empty after trimming (facts, reasons)."""
+    if value is None:
+        return None
+    trimmed = trim(value)
+    return trimmed or None
+
+
+def unsupported_store_rule(store: str) -> str:
+    """The refusal text for an unsupported store name (reference §1.12)."""
+    return f"store '{store}' is unsupported (allowed: {', '.join(SUPPORTED_STORES)})"

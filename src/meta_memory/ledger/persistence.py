@@ -1,0 +1,277 @@
+"""The ledger's local JSON file: encoding, atomic replace, and the bootstrap load.
+
+Seed: "The runtime owns the assertion ledger"; reference §1.9.
+
+File shape (pretty-printed, two-space indent, UTF-8)::
+
+    {
+      "assertions": [ {MemoryAssertion}, ... ],   // insertion order, oldest first
+      "conflicts": [ {MemoryConflictSignal}, ... ] // (entity, topic, store) order
+    }
+
+Each entry is encoded once into a *fragment* (its pretty JSON already indented
+for its place in the file); a persist joins the cached fragments instead of
+re-serialising every assertion. :func:`assemble` is byte-identical to
+``json.dumps(state, indent=2, ensure_ascii=False)`` (tested).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from meta_memory.errors import StartupError
+from meta_memory.ledger.model import MemoryAssertion, MemoryConflictSignal
+from meta_memory.ledger.normalise import SUPPORTED_STORES, canonical_text, canonical_token
+
+__all__ = [
+    "MAX_RETAINED",
+    "stage_path",
+    "assertion_fragment",
+    "conflict_fragment",
+    "assemble",
+    "dump_state",
+    "write_atomic",
+    "load",
+]
+
+#: The most assertions kept (``MEMORY_ASSERTIONS_MAX_RETAINED``); the oldest are evicted beyond it.
+MAX_RETAINED: int = 4096
+
+_U64_MAX = 2**64 - 1
+_ENTRY_INDENT = " " * 4  # entries sit two levels deep: {"assertions": [ <here> ]}
+
+
+def stage_path(path: Path) -> Path:
+    """The scratch file of an atomic write: the extension replaced by ``.tmp``.
+
+    ``memory-ledger-state.json`` is staged as ``memory-ledger-state.tmp``.
+    """
+    return path.with_suffix(".tmp")
+
+
+def _fragment(obj: dict[str, Any]) -> bytes:
+    text = json.dumps(obj, indent=2, ensure_ascii=False, allow_nan=False)
+    return "\n".join(_ENTRY_INDENT + line for line in text.split("\n")).encode("utf-8")
+
+
+def assertion_fragment(assertion: MemoryAssertion) -> bytes:
+    """The assertion's pretty JSON, indented for the ``assertions`` list, as UTF-8.
+
+    Raises:
+        ValueError: ``metadata`` holds NaN/Infinity.
+        TypeError: ``metadata`` holds a value JSON cannot encode.
+    """
+    return _fragment(
+        {
+            "assertion_id": assertion.assertion_id,
+            "entity": assertion.entity,
+            "topic": assertion.topic,
+            "store": assertion.store,
+            "fact": assertion.fact,
+            "metadata": assertion.metadata,
+            "indexed_at_ms": assertion.indexed_at_ms,
+        }
+    )
+
+
+def conflict_fragment(conflict: MemoryConflictSignal) -> bytes:
+    """The conflict signal's pretty JSON, indented for the ``conflicts`` list, as UTF-8."""
+    return _fragment(
+        {
+            "entity": conflict.entity,
+            "topic": conflict.topic,
+            "store": conflict.store,
+            "reason": conflict.reason,
+            "updated_at_ms": conflict.updated_at_ms,
+        }
+    )
+
+
+def _list(name: str, fragments: list[bytes], last: bool) -> list[bytes]:
+    tail = b"\n" if last else b",\n"
+    if not fragments:
+        return [b'  "', name.encode(), b'": []', tail]
+    return [b'  "', name.encode(), b'": [\n', b",\n".join(fragments), b"\n  ]", tail]
+
+
+def assemble(assertion_fragments: list[bytes], conflict_fragments: list[bytes]) -> bytes:
+    """The whole file from cached fragments (no trailing newline, like a pretty dump)."""
+    parts = [b"{\n"]
+    parts += _list("assertions", assertion_fragments, last=False)
+    parts += _list("conflicts", conflict_fragments, last=True)
+    parts.append(b"}")
+    return b"".join(parts)
+
+
+def dump_state(assertions: list[MemoryAssertion], conflicts: list[MemoryConflictSignal]) -> bytes:
+    """Encode a whole state from scratch (what :func:`assemble` must equal)."""
+    return assemble([assertion_fragment(a) for a in assertions], [conflict_fragment(c) for c in conflicts])
+
+
+def _fsync_dir(directory: Path) -> None:
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:  # pragma: no cover - platforms that cannot open directories
+        return
+    try:
+        os.fsync(fd)
+    except OSError:  # pragma: no cover - file systems without directory fsync
+        pass
+    finally:
+        os.close(fd)
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Durably replace ``path`` with ``data``.
+
+    Steps: create the parent directory if missing; write ``stage_path(path)``;
+    flush and ``fsync`` it; ``os.replace`` it over ``path``; ``fsync`` the
+    directory. Readers see the old bytes or the new, never a mix. On failure
+    the stage is removed (best effort) and ``path`` is untouched.
+
+    Raises:
+        OSError: any I/O failure.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    stage = stage_path(path)
+    fd = os.open(stage, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0), 0o600)
+    try:
+        try:
+            view = memoryview(data)
+            while view:
+                written = os.write(fd, view)
+                view = view[written:]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(stage, path)
+    except BaseException:
+        try:
+            os.unlink(stage)
+        except OSError:
+            pass
+        raise
+    _fsync_dir(path.parent)
+
+
+class _Malformed(Exception):
+    pass
+
+
+def _reject_constant(name: str) -> Any:
+    raise _Malformed(f"invalid JSON number {name}")
+
+
+def _require(row: dict[str, Any], where: str, key: str, kind: str) -> Any:
+    if key not in row:
+        raise _Malformed(f"{where}: missing required field '{key}'")
+    value = row[key]
+    if kind == "str":
+        if not isinstance(value, str):
+            raise _Malformed(f"{where}.{key}: expected a string")
+    elif kind == "u64":
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= _U64_MAX:
+            raise _Malformed(f"{where}.{key}: expected a non-negative integer (epoch milliseconds)")
+    return value
+
+
+def _rows(state: dict[str, Any], key: str) -> list[dict[str, Any]]:
+    if key not in state:
+        return []
+    rows = state[key]
+    if not isinstance(rows, list):
+        raise _Malformed(f"'{key}' must be a list")
+    for i, row in enumerate(rows):
+        if not isinstance(row, dict):
+            raise _Malformed(f"{key}[{i}]: expected an object")
+    return rows
+
+
+def _decode(raw: bytes) -> tuple[list[MemoryAssertion], list[MemoryConflictSignal]]:
+    try:
+        state = json.loads(raw.decode("utf-8"), parse_constant=_reject_constant)
+    except UnicodeDecodeError as exc:
+        raise _Malformed(f"not UTF-8 ({exc})") from None
+    except json.JSONDecodeError as exc:
+        raise _Malformed(f"invalid JSON ({exc})") from None
+    if not isinstance(state, dict):
+        raise _Malformed("the top level must be a JSON object with 'assertions' and 'conflicts'")
+
+    assertions: list[MemoryAssertion] = []
+    for i, row in enumerate(_rows(state, "assertions")):
+        where = f"assertions[{i}]"
+        assertion_id = _require(row, where, "assertion_id", "str")
+        entity = canonical_token(_require(row, where, "entity", "str"))
+        topic = canonical_token(_require(row, where, "topic", "str"))
+        store = canonical_token(_require(row, where, "store", "str"))
+        fact = canonical_text(_require(row, where, "fact", "str"))
+        indexed_at_ms = _require(row, where, "indexed_at_ms", "u64")
+        if entity is None or topic is None or store not in SUPPORTED_STORES or fact is None:
+            continue  # fails normalisation: dropped silently
+        assertions.append(
+            MemoryAssertion(
+                assertion_id=assertion_id,
+                entity=entity,
+                topic=topic,
+                store=store,
+                fact=fact,
+                metadata=row.get("metadata"),
+                indexed_at_ms=indexed_at_ms,
+            )
+        )
+
+    conflicts: dict[tuple[str, str, str], MemoryConflictSignal] = {}
+    for i, row in enumerate(_rows(state, "conflicts")):
+        where = f"conflicts[{i}]"
+        entity = canonical_token(_require(row, where, "entity", "str"))
+        topic = canonical_token(_require(row, where, "topic", "str"))
+        store = canonical_token(_require(row, where, "store", "str"))
+        reason = row.get("reason")
+        if reason is not None and not isinstance(reason, str):
+            raise _Malformed(f"{where}.reason: expected a string or null")
+        updated_at_ms = _require(row, where, "updated_at_ms", "u64")
+        if entity is None or topic is None or store not in SUPPORTED_STORES:
+            continue
+        conflicts[(entity, topic, store)] = MemoryConflictSignal(
+            entity=entity,
+            topic=topic,
+            store=store,
+            reason=canonical_text(reason),
+            updated_at_ms=updated_at_ms,
+        )
+
+    if len(assertions) > MAX_RETAINED:
+        assertions = assertions[-MAX_RETAINED:]
+    return assertions, [conflicts[key] for key in sorted(conflicts)]
+
+
+def load(path: Path) -> tuple[list[MemoryAssertion], list[MemoryConflictSignal]]:
+    """Read the ledger file once, at bootstrap.
+
+    Returns ``(assertions, conflicts)``: assertions oldest first, at most
+    :data:`MAX_RETAINED` (the oldest evicted); conflicts one per
+    ``(entity, topic, store)`` (a later duplicate wins), sorted by that key.
+    Entity, topic and store are trimmed and ASCII-lowercased, facts and reasons
+    trimmed; rows that are empty afterwards or name an unsupported store are
+    dropped silently. A missing file is an empty ledger.
+
+    Raises:
+        StartupError: the file cannot be read, is not valid JSON, or has an
+            entry missing a required field or of the wrong type; the message
+            names the file path.
+    """
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return [], []
+    except OSError as exc:
+        raise StartupError(f"memory ledger file '{path}' cannot be read: {exc}") from exc
+    try:
+        return _decode(raw)
+    except _Malformed as exc:
+        raise StartupError(
+            f"memory ledger file '{path}' is malformed: {exc}; fix or remove the entry, then restart"
+        ) from None

@@ -1,0 +1,129 @@
+"""``[agent_memory.steward]``: the memory steward's configuration (reference §9 defaults).
+
+::
+
+    [agent_memory.steward]
+    enabled = true
+    cadence = "*/6h"            # or "*/30m", "12h", "1d", or an interval in seconds (int)
+    kind = "policy"             # "policy" (default, deterministic) | "llm"
+    base_url = "http://127.0.0.1:8080/v1"   # llm only: an OpenAI-compatible endpoint
+    model = "qwen2.5-7b-instruct"           # llm only
+    api_key_env = "STEWARD_API_KEY"         # llm only, optional: env var holding the key
+    timeout_s = 30.0
+    open_loop_age_days = 14
+    caps = { proposals = 32, quarantine = 16, harvests = 4 }
+
+Parsing is strict: unknown keys, wrong types and inconsistent settings raise
+:class:`~meta_memory.errors.ConfigError` naming the key.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from meta_memory.errors import ConfigError
+
+__all__ = ["StewardCaps", "StewardConfig", "parse_cadence", "DEFAULT_CADENCE"]
+
+DEFAULT_CADENCE = "*/6h"
+_UNITS = {"s": 1_000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
+_CADENCE = re.compile(r"^(?:\*/)?(\d+)\s*([smhd])$")
+
+
+def parse_cadence(value: Any) -> int:
+    """A cadence as an interval in milliseconds.
+
+    ``"*/6h"`` / ``"6h"`` -> 21_600_000; units ``s m h d``; an ``int`` is seconds.
+    Raises ``ValueError`` for anything else or for a zero interval.
+    """
+    if isinstance(value, bool):
+        raise ValueError("cadence must be like '*/6h' or a positive number of seconds")
+    if isinstance(value, int):
+        if value <= 0:
+            raise ValueError("cadence must be a positive number of seconds")
+        return value * 1_000
+    if isinstance(value, str):
+        m = _CADENCE.match(value.strip())
+        if m and int(m.group(1)) > 0:
+            return int(m.group(1)) * _UNITS[m.group(2)]
+    raise ValueError("cadence must be like '*/6h' (units s, m, h, d) or a positive number of seconds")
+
+
+class StewardCaps(BaseModel):
+    """Per-dream caps: how many proposals, quarantined records and harvests one dream considers."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    proposals: int = Field(32, ge=0, le=1024)
+    quarantine: int = Field(16, ge=0, le=1024)
+    harvests: int = Field(4, ge=0, le=1024)
+    open_loops: int = Field(16, ge=0, le=1024)
+    audit: int = Field(16, ge=0, le=1024)
+
+
+class StewardConfig(BaseModel):
+    """The steward section. ``interval_ms`` is the parsed ``cadence``."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    enabled: bool = False
+    cadence: str | int = DEFAULT_CADENCE
+    kind: Literal["policy", "llm"] = "policy"
+    base_url: str | None = None
+    model: str | None = None
+    api_key_env: str | None = None
+    timeout_s: float = Field(30.0, gt=0, le=600)
+    open_loop_age_days: int = Field(14, ge=1, le=3650)
+    caps: StewardCaps = StewardCaps()
+
+    @field_validator("cadence")
+    @classmethod
+    def _cadence(cls, value: str | int) -> str | int:
+        parse_cadence(value)
+        return value
+
+    @field_validator("base_url")
+    @classmethod
+    def _base_url(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        value = value.strip()
+        if not re.match(r"^https?://[^/\s]+", value):
+            raise ValueError("base_url must be an http(s) URL")
+        return value.rstrip("/")
+
+    @model_validator(mode="after")
+    def _llm_needs_endpoint(self) -> StewardConfig:
+        if self.kind == "llm" and (not self.base_url or not (self.model or "").strip()):
+            raise ValueError("kind 'llm' needs base_url and model")
+        return self
+
+    @property
+    def interval_ms(self) -> int:
+        return parse_cadence(self.cadence)
+
+    @classmethod
+    def parse(cls, raw: Any, *, section: str = "agent_memory.steward") -> StewardConfig:
+        """Decode the section: ``None`` (absent, disabled), a bool (``true`` = enabled with defaults) or a table.
+
+        Raises :class:`ConfigError` ``"<section>.<key>: <rule>"``.
+        """
+        if raw is None:
+            return cls()
+        if isinstance(raw, bool):
+            return cls(enabled=raw)
+        if not isinstance(raw, dict):
+            raise ConfigError(f"{section} must be a table or a boolean")
+        try:
+            return cls.model_validate(raw)
+        except ValidationError as exc:
+            err = exc.errors(include_url=False)[0]
+            loc = ".".join(str(p) for p in err.get("loc", ()))
+            where = f"{section}.{loc}" if loc else section
+            msg = str(err.get("msg", "invalid value")).removeprefix("Value error, ")
+            if err.get("type") == "extra_forbidden":
+                msg = "unknown key"
+            raise ConfigError(f"{where}: {msg}") from None

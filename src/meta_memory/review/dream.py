@@ -1,0 +1,482 @@
+"""The steward's dream: one pass over a realm's review work (reference §9; seed: "Reviewing quarantined records").
+
+``run_dream`` does, in order:
+
+1. expire gated promotions older than seven days (their staged batches are discarded);
+2. gather, within per-dream caps: the quarantine queue (records a gated
+   promotion waits on are left to the gate), open proposals, pending
+   harvests, ``open_loop`` records older than the configured age (not
+   escalated by a recent dream) and usage-audit candidates (injected records
+   with no open verdict). Nothing to do: ``memory.dream.skipped`` and no run;
+3. ``memory.dream.started``; ask the steward (:mod:`meta_memory.review.steward`);
+4. apply what it decided, checking every verdict against what was offered:
+   ``release`` / ``tombstone`` through the same review operation as an
+   operator's (reviewer ``{"kind": "steward", "run_id"}``; a refusal or a
+   replay is noted, never retried), ``hold`` changes nothing and emits
+   nothing, ``promote_pending_gate`` stages a gated promotion; a steward
+   ``accept`` of a tainted proposal is downgraded to a gated promotion;
+   harvests are decided; open-loop escalations emit
+   ``memory.quarantine.verdict`` {realm, record_id, verdict:
+   "open_loop_escalated"}; operational contradictions become ledger conflict
+   signals (``memory.conflict.signal``); usage-audit verdicts are stored in
+   ``dream_audit_verdicts``;
+5. store the run in ``dream_runs`` (run id, partition, start/end, committed
+   ops, detail with per-record verdicts and rationales) and emit
+   ``memory.dream.completed``. A steward that cannot answer still completes
+   the run, with ``detail.error`` and nothing applied.
+
+Per-record rationales of applied ops are in the audit rows (the review's
+rationale); held and refused verdicts are in the run's detail.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+from meta_memory.agent_memory.hashing import content_hash, mint_token
+from meta_memory.agent_memory.model import DAY_MS, Kind, Scope
+from meta_memory.agent_memory.secrets import scan
+from meta_memory.agent_memory.validator import normalize_record
+from meta_memory.clock import Clock
+from meta_memory.errors import AgentMemoryError, MetaError, QuarantineReviewRefused
+from meta_memory.identity import parse_realm
+from meta_memory.review import sql
+from meta_memory.review.config import StewardCaps
+from meta_memory.review.harvest import decide_harvest, harvest_records
+from meta_memory.review.model import Reviewer
+from meta_memory.review.promotions import expire_promotions, promote_pending_gate
+from meta_memory.review.proposals import _proposal, accept_proposal, hold_proposal, reject_proposal
+from meta_memory.review.quarantine import review_quarantined
+from meta_memory.review.steward import (
+    DreamInputs,
+    HarvestItem,
+    ProposalItem,
+    QuarantineItem,
+    Steward,
+    StewardDecision,
+    StewardUnavailable,
+)
+
+__all__ = ["DreamReport", "run_dream", "ESCALATION_MEMORY_RUNS"]
+
+log = logging.getLogger(__name__)
+
+ESCALATION_MEMORY_RUNS = 50
+"""An open loop escalated by one of this many recent dreams is not escalated again."""
+
+_USE_STORE_GATE: Any = object()
+_running: dict[str, threading.Lock] = {}
+_running_guard = threading.Lock()
+
+
+@dataclass(slots=True)
+class DreamReport:
+    """What a dream did. ``status``: ``completed`` | ``skipped`` (then ``reason``)."""
+
+    realm: str
+    run_id: str | None
+    status: str
+    started_at_ms: int
+    completed_at_ms: int
+    ops_committed: int = 0
+    reason: str | None = None
+    detail: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{realm, run_id, status, reason?, started_at_ms, completed_at_ms, ops_committed, detail}``."""
+        out: dict[str, Any] = {"realm": self.realm, "run_id": self.run_id, "status": self.status}
+        if self.reason is not None:
+            out["reason"] = self.reason
+        out.update(
+            started_at_ms=self.started_at_ms,
+            completed_at_ms=self.completed_at_ms,
+            ops_committed=self.ops_committed,
+            detail=self.detail,
+        )
+        return out
+
+
+def _realm_lock(store: Any, realm: str) -> threading.Lock:
+    key = f"{getattr(store, 'root', id(store))}::{realm}"
+    with _running_guard:
+        return _running.setdefault(key, threading.Lock())
+
+
+def run_dream(
+    store: Any,
+    realm: str | None,
+    steward: Steward,
+    *,
+    clock: Clock,
+    events: Any = None,
+    ledger: Any = None,
+    caps: StewardCaps | None = None,
+    open_loop_age_days: int = 14,
+    partition: str = "realm",
+    gate: Any = _USE_STORE_GATE,
+) -> DreamReport:
+    """Run one dream over ``realm`` with ``steward`` (module doc).
+
+    Args:
+        store: the agent-memory store (``run_in_transaction``).
+        steward: a :class:`~meta_memory.review.steward.Steward`.
+        clock: time source (epoch ms).
+        events: event bus (``emit``) or ``None``.
+        ledger: the :class:`~meta_memory.ledger.AssertionLedger` for conflict signals, or ``None``.
+        caps: per-dream caps (defaults: proposals 32, quarantine 16, harvests 4).
+        open_loop_age_days: age after which an ``open_loop`` record is escalated.
+        partition: the ``dream_runs.partition_label``.
+
+    Returns:
+        :class:`DreamReport`. A dream already running for this realm in this
+        process makes this one ``skipped``.
+    """
+    name = parse_realm(realm)
+    caps = caps or StewardCaps()
+    write_gate = getattr(store, "gate", None) if gate is _USE_STORE_GATE else gate
+    lock = _realm_lock(store, name)
+    started = clock.now_ms()
+    if not lock.acquire(blocking=False):
+        return _skip(name, started, clock, events, "a dream is already running for this realm")
+    try:
+        run_id = mint_token("dream")
+        expired = expire_promotions(store, name, clock=clock)
+        inputs = _gather(store, name, run_id, clock.now_ms(), caps, open_loop_age_days)
+        if inputs.empty:
+            report = _skip(name, started, clock, events, "nothing to review")
+            report.detail = {"expired_promotions": expired} if expired else {}
+            return report
+        if events is not None:
+            events.emit("memory.dream.started", {"realm": name, "run_id": run_id})
+        detail: dict[str, Any] = {
+            "steward": getattr(steward, "kind", type(steward).__name__),
+            "offered": {
+                "quarantine": len(inputs.quarantine),
+                "proposals": len(inputs.proposals),
+                "harvests": len(inputs.harvests),
+                "open_loops": len(inputs.open_loops),
+                "audit": len(inputs.audit),
+            },
+            "expired_promotions": expired,
+            "verdicts": [],
+            "escalated": [],
+            "conflicts": [],
+            "refused": [],
+        }
+        ops = 0
+        try:
+            decision = steward.consolidate(inputs)
+        except StewardUnavailable as exc:
+            detail["error"] = str(exc)
+            decision = None
+        except Exception as exc:  # a custom steward failing must not kill the scheduler
+            log.exception("steward %s failed", detail["steward"])
+            detail["error"] = f"steward failed: {type(exc).__name__}"
+            decision = None
+        if decision is not None:
+            detail["refused"].extend(decision.refused)
+            ops = _apply(store, name, run_id, inputs, decision, caps, detail, clock, events, ledger, write_gate)
+        completed = clock.now_ms()
+        store.run_in_transaction(
+            name, lambda tx: sql.upsert_dream_run(tx.conn, run_id, partition, started, completed, ops, detail)
+        )
+        if events is not None:
+            events.emit(
+                "memory.dream.completed",
+                {"realm": name, "run_id": run_id, "ops_committed": ops, "detail": _event_summary(detail)},
+            )
+        return DreamReport(name, run_id, "completed", started, completed, ops, None, detail)
+    finally:
+        lock.release()
+
+
+def _skip(realm: str, started: int, clock: Clock, events: Any, reason: str) -> DreamReport:
+    if events is not None:
+        events.emit("memory.dream.skipped", {"realm": realm, "reason": reason})
+    return DreamReport(realm, None, "skipped", started, clock.now_ms(), 0, reason)
+
+
+def _event_summary(detail: dict[str, Any]) -> dict[str, Any]:
+    """Counts only: the timeline never carries rationales or record content."""
+    counts: dict[str, int] = {}
+    for v in detail["verdicts"]:
+        key = f"{v['category']}.{v['verdict']}"
+        counts[key] = counts.get(key, 0) + 1
+    out: dict[str, Any] = {
+        "steward": detail["steward"],
+        "verdicts": counts,
+        "escalated": len(detail["escalated"]),
+        "conflicts": len(detail["conflicts"]),
+        "refused": len(detail["refused"]),
+        "expired_promotions": len(detail["expired_promotions"]),
+    }
+    if "error" in detail:
+        out["error"] = detail["error"]
+    return out
+
+
+# --------------------------------------------------------------------------- gather
+
+
+def _gather(store: Any, realm: str, run_id: str, now: int, caps: StewardCaps, loop_age_days: int) -> DreamInputs:
+    def fn(tx: Any) -> DreamInputs:
+        conn = tx.conn
+        quarantine: list[QuarantineItem] = []
+        for rid in sql.quarantined_records(conn, caps.quarantine * 4 + 16):
+            if len(quarantine) >= caps.quarantine:
+                break
+            if sql.pending_promotions_for(conn, rid):
+                continue
+            rec = tx.get(rid)
+            if rec is None:
+                continue
+            quarantine.append(
+                QuarantineItem(
+                    rec,
+                    duplicate_of=sql.active_duplicate(conn, rec.scope, rec.content_hash, rec.id),
+                    secret_class=scan(rec.title, rec.description, rec.body, rec.tags),
+                )
+            )
+        proposals: list[ProposalItem] = []
+        for row in sql.list_proposals(conn, ("pending", "held"), caps.proposals * 4 + 16):
+            if len(proposals) >= caps.proposals:
+                break
+            if sql.pending_promotions_for(conn, row.proposal_id):
+                continue
+            try:
+                prop = _proposal(realm, row)
+                norm = normalize_record(prop.record)
+            except (ValueError, KeyError):
+                continue
+            dup = sql.active_duplicate(conn, prop.scope, content_hash(norm.title, norm.body), "")
+            proposals.append(ProposalItem(prop, dup))
+        harvests = [
+            HarvestItem(h, tuple(harvest_records(tx, realm, h))) for h in sql.pending_harvests(conn, caps.harvests)
+        ]
+        recently = set()
+        for d in sql.recent_dream_details(conn, ESCALATION_MEMORY_RUNS):
+            recently.update(x for x in d.get("escalated", []) if isinstance(x, str))
+        queued = {q.record.id for q in quarantine}
+        open_loops = []
+        for rid in sql.open_loop_records(conn, now - loop_age_days * DAY_MS, caps.open_loops + len(recently) + 16):
+            if len(open_loops) >= caps.open_loops:
+                break
+            if rid in recently or rid in queued:
+                continue
+            rec = tx.get(rid)
+            if rec is not None and rec.kind is Kind.OPEN_LOOP:
+                open_loops.append(rec)
+        audit = []
+        for rid in sql.audit_candidates(conn, caps.audit * 4 + 16):
+            if len(audit) >= caps.audit:
+                break
+            if sql.has_open_audit_verdict(conn, rid):
+                continue
+            rec = tx.get(rid)
+            if rec is not None:
+                audit.append(rec)
+        return DreamInputs(
+            realm=realm,
+            run_id=run_id,
+            now_ms=now,
+            open_loop_age_days=loop_age_days,
+            quarantine=tuple(quarantine),
+            proposals=tuple(proposals),
+            harvests=tuple(harvests),
+            open_loops=tuple(open_loops),
+            audit=tuple(audit),
+            recently_escalated=frozenset(recently),
+        )
+
+    return store.run_in_transaction(realm, fn)
+
+
+# --------------------------------------------------------------------------- apply
+
+
+def _note(detail: dict[str, Any], category: str, target: str, verdict: str, rationale: str | None, **extra: Any) -> None:
+    entry: dict[str, Any] = {"category": category, "target": target, "verdict": verdict, "rationale": rationale}
+    entry.update({k: v for k, v in extra.items() if v is not None})
+    detail["verdicts"].append(entry)
+
+
+def _apply(
+    store: Any,
+    realm: str,
+    run_id: str,
+    inputs: DreamInputs,
+    decision: StewardDecision,
+    caps: StewardCaps,
+    detail: dict[str, Any],
+    clock: Clock,
+    events: Any,
+    ledger: Any,
+    gate: Any,
+) -> int:
+    ops = 0
+    reviewer = Reviewer.steward(run_id)
+    offered_q = {q.record.id: q for q in inputs.quarantine}
+    offered_p = {p.proposal.proposal_id: p for p in inputs.proposals}
+    offered_h = {h.key: h for h in inputs.harvests}
+    offered_a = {r.id for r in inputs.audit}
+    loops = {r.id for r in inputs.open_loops} | {i for i, q in offered_q.items() if q.record.kind is Kind.OPEN_LOOP}
+
+    def once(seen: set[str], category: str, target: str) -> bool:
+        if target in seen:
+            detail["refused"].append(f"{category} {target}: more than one verdict; the first one counts")
+            return False
+        seen.add(target)
+        return True
+
+    # Quarantine.
+    seen: set[str] = set()
+    for v in decision.quarantine[: caps.quarantine]:
+        item = offered_q.get(v.target)
+        if item is None:
+            detail["refused"].append(f"quarantine {v.target}: not offered to this dream")
+            continue
+        if not once(seen, "quarantine", v.target):
+            continue
+        rec = item.record
+        try:
+            if v.verdict in ("release", "tombstone"):
+                out = review_quarantined(
+                    store, rec.scope, rec.id, v.verdict, rec.content_hash, v.rationale, reviewer,
+                    clock=clock, events=events, gate=gate,
+                )
+                ops += 0 if not out.applied else (2 if v.verdict == "release" else 1)
+                _note(detail, "quarantine", rec.id, v.verdict, v.rationale, outcome=out.outcome,
+                      successor_id=out.successor_id)
+            elif v.verdict == "promote_pending_gate":
+                target = Scope.mob(realm, v.target_mob) if v.target_mob else None
+                staged = promote_pending_gate(
+                    store, realm, rec.id, run_id=run_id, clock=clock, target_scope=target, rationale=v.rationale,
+                    events=events,
+                )
+                _note(detail, "quarantine", rec.id, v.verdict, v.rationale, pending_id=staged.pending_id)
+            elif v.verdict == "hold":
+                _note(detail, "quarantine", rec.id, "hold", v.rationale)
+            else:
+                detail["refused"].append(f"quarantine {rec.id}: unknown verdict '{v.verdict}'")
+        except QuarantineReviewRefused as exc:
+            _note(detail, "quarantine", rec.id, v.verdict, v.rationale, refused=exc.reason)
+        except (AgentMemoryError, ValueError) as exc:
+            _note(detail, "quarantine", rec.id, v.verdict, v.rationale, error=str(exc))
+
+    # Proposals.
+    seen = set()
+    for v in decision.proposals[: caps.proposals]:
+        item = offered_p.get(v.target)
+        if item is None:
+            detail["refused"].append(f"proposal {v.target}: not offered to this dream")
+            continue
+        if not once(seen, "proposal", v.target):
+            continue
+        verdict = v.verdict
+        downgraded = None
+        if verdict == "accept" and item.proposal.tainted:
+            verdict, downgraded = "promote_pending_gate", True
+        try:
+            if verdict == "accept":
+                acc = accept_proposal(store, realm, v.target, reviewer, v.rationale, events=events, gate=gate)
+                ops += 1 if acc.created else 0
+                _note(detail, "proposal", v.target, verdict, v.rationale, record_id=acc.record_id)
+            elif verdict == "reject":
+                reject_proposal(store, realm, v.target)
+                _note(detail, "proposal", v.target, verdict, v.rationale)
+            elif verdict == "hold":
+                hold_proposal(store, realm, v.target)
+                _note(detail, "proposal", v.target, verdict, v.rationale)
+            elif verdict == "promote_pending_gate":
+                staged = promote_pending_gate(
+                    store, realm, v.target, run_id=run_id, clock=clock, rationale=v.rationale, events=events
+                )
+                _note(detail, "proposal", v.target, verdict, v.rationale, pending_id=staged.pending_id,
+                      downgraded_from_accept=downgraded)
+            else:
+                detail["refused"].append(f"proposal {v.target}: unknown verdict '{verdict}'")
+        except (AgentMemoryError, ValueError) as exc:
+            _note(detail, "proposal", v.target, verdict, v.rationale, error=str(exc))
+
+    # Harvests.
+    seen = set()
+    for v in decision.harvests[: caps.harvests]:
+        item = offered_h.get(v.target)
+        if item is None:
+            detail["refused"].append(f"harvest {v.target}: not offered to this dream")
+            continue
+        if not once(seen, "harvest", v.target):
+            continue
+        try:
+            res = decide_harvest(
+                store, realm, item.harvest, v.verdict, run_id=run_id, clock=clock, rationale=v.rationale,
+                events=events, gate=gate,
+            )
+            ops += res["ops"]
+            _note(detail, "harvest", v.target, v.verdict, v.rationale, promoted=res["promoted"],
+                  tombstoned=res["tombstoned"])
+        except (AgentMemoryError, ValueError) as exc:
+            _note(detail, "harvest", v.target, v.verdict, v.rationale, error=str(exc))
+
+    # Open-loop escalations: the event names only the record.
+    seen = set()
+    for v in decision.escalations[: caps.open_loops]:
+        if v.target not in loops:
+            detail["refused"].append(f"open loop {v.target}: not offered to this dream")
+            continue
+        if v.target in inputs.recently_escalated:
+            continue
+        if not once(seen, "open loop", v.target):
+            continue
+        detail["escalated"].append(v.target)
+        _note(detail, "open_loop", v.target, "open_loop_escalated", v.rationale)
+        if events is not None:
+            events.emit(
+                "memory.quarantine.verdict",
+                {"realm": realm, "record_id": v.target, "verdict": "open_loop_escalated"},
+            )
+
+    # Contradictions: operational ones become conflict signals in the assertion ledger.
+    for c in decision.contradictions:
+        entry = {"record_ids": list(c.record_ids), "operational": c.operational, "entity": c.entity,
+                 "topic": c.topic, "reason": c.reason, "signalled": False}
+        if c.operational and ledger is not None and c.entity and c.topic:
+            from meta_memory.ledger.model import IndexRequest
+
+            try:
+                result = ledger.index(
+                    IndexRequest(entity=c.entity, topic=c.topic, conflict=True, conflict_reason=c.reason)
+                )
+                entry["signalled"] = True
+                if events is not None:
+                    events.emit(
+                        "memory.conflict.signal",
+                        {"realm": realm, "entity": result.entity, "topic": result.topic, "reason": c.reason},
+                    )
+            except MetaError as exc:
+                entry["error"] = exc.message
+        detail["conflicts"].append(entry)
+
+    # Usage-audit verdicts, stored for operator action.
+    audit_seen: set[str] = set()
+    rows = []
+    for v in decision.audit[: caps.audit]:
+        if v.target not in offered_a:
+            detail["refused"].append(f"usage audit {v.target}: not offered to this dream")
+            continue
+        if not once(audit_seen, "usage audit", v.target):
+            continue
+        rows.append(v)
+        _note(detail, "usage_audit", v.target, v.verdict, v.rationale)
+    if rows:
+        now = clock.now_ms()
+
+        def write(tx: Any) -> None:
+            for v in rows:
+                sql.insert_audit_verdict(tx.conn, run_id, v.target, v.verdict, v.rationale, now)
+
+        store.run_in_transaction(realm, write)
+    return ops

@@ -1,0 +1,143 @@
+"""Exit-interview harvests (reference §2B ``pending_harvests``, §9; spec README "The host surface").
+
+When a host retires a session (``meta/session/retire`` {identity, session_key,
+cause}) it records a *pending harvest*; the next dream decides it:
+
+- ``promote``: copy the session's active records of the identity (those whose
+  provenance evidence cites the session) into the realm scope, derived from
+  them, at ``agent_observed`` (skipping content the realm scope already holds);
+- ``tombstone``: tombstone those records;
+- ``keep``: leave them (the default).
+
+Either way the harvest becomes ``harvested`` and ``memory.harvest.completed``
+{realm, identity, promoted, tombstoned} is emitted.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from meta_memory.agent_memory.batch import BatchKind, CreateOp, StagedBatch, TombstoneOp
+from meta_memory.agent_memory.hashing import mint_token
+from meta_memory.agent_memory.model import Author, NewMemoryRecord, Provenance, Scope, TrustTier
+from meta_memory.clock import Clock
+from meta_memory.identity import parse_identity, parse_realm
+from meta_memory.review import sql
+
+__all__ = ["record_harvest", "list_harvests", "harvest_records", "decide_harvest"]
+
+
+def record_harvest(
+    store: Any, realm: str | None, identity: str, session_key: str | None, cause: str, *, clock: Clock
+) -> dict[str, Any]:
+    """Record a pending harvest for a retired session (``INSERT OR IGNORE``).
+
+    Returns ``{realm, identity, session_key, cause, retired_at_ms, recorded}``;
+    ``recorded`` is false when the same identity was already retired at that
+    millisecond. ``identity`` is stored as its logical identity.
+    """
+    name = parse_realm(realm)
+    ident = parse_identity(identity)
+    now = clock.now_ms()
+    recorded = store.run_in_transaction(name, lambda tx: sql.insert_harvest(tx.conn, ident, session_key, cause, now))
+    return {
+        "realm": name,
+        "identity": ident,
+        "session_key": session_key,
+        "cause": cause,
+        "retired_at_ms": now,
+        "recorded": recorded,
+    }
+
+
+def list_harvests(store: Any, realm: str | None, limit: int = 50) -> list[dict[str, Any]]:
+    """Pending harvests of ``realm``, oldest first."""
+    name = parse_realm(realm)
+    rows = store.run_in_transaction(name, lambda tx: sql.pending_harvests(tx.conn, limit))
+    return [{"realm": name, **r.to_json()} for r in rows]
+
+
+def harvest_records(tx: Any, realm: str, harvest: sql.HarvestRow) -> list[Any]:
+    """The retired session's active records (none when the harvest names no session)."""
+    if not harvest.session_key:
+        return []
+    ids = sql.records_citing_session(tx.conn, Scope.identity(realm, harvest.identity), harvest.session_key)
+    return [rec for rec in (tx.get(i) for i in ids) if rec is not None]
+
+
+def decide_harvest(
+    store: Any,
+    realm: str,
+    harvest: sql.HarvestRow,
+    verdict: str,
+    *,
+    run_id: str,
+    clock: Clock,
+    rationale: str | None = None,
+    events: Any = None,
+    gate: Any = None,
+) -> dict[str, Any]:
+    """Apply a harvest verdict (``promote`` | ``tombstone`` | ``keep``) in one transaction.
+
+    Returns ``{identity, retired_at_ms, verdict, promoted, tombstoned, ops}``
+    (``ops`` = audit rows written). A harvest that is no longer pending is left
+    alone (``ops`` 0, ``skipped`` true).
+    """
+    if verdict not in ("promote", "tombstone", "keep"):
+        raise ValueError("harvest verdict must be 'promote', 'tombstone' or 'keep'")
+    suffix = f": {rationale}" if rationale else ""
+    why = f"harvest {verdict} ({harvest.cause}){suffix}"
+
+    def fn(tx: Any) -> dict[str, Any]:
+        result = {
+            "identity": harvest.identity,
+            "retired_at_ms": harvest.retired_at_ms,
+            "verdict": verdict,
+            "promoted": 0,
+            "tombstoned": 0,
+            "ops": 0,
+        }
+        if not sql.mark_harvested(tx.conn, harvest.identity, harvest.retired_at_ms):
+            return {**result, "skipped": True}
+        records = [r for r in harvest_records(tx, realm, harvest) if r.status.is_active]
+        ops: list[Any] = []
+        if verdict == "promote":
+            target = Scope.realm_scope(realm)
+            seen: set[str] = set()
+            for rec in records:
+                if rec.content_hash in seen or sql.active_duplicate(tx.conn, target, rec.content_hash, "") is not None:
+                    continue
+                seen.add(rec.content_hash)
+                copy = NewMemoryRecord(
+                    title=rec.title,
+                    body=rec.body,
+                    kind=rec.kind,
+                    description=rec.description,
+                    tags=rec.tags,
+                    provenance=replace(Provenance(rec.provenance.author), evidence=rec.provenance.evidence),
+                )
+                ops.append(
+                    CreateOp(scope=target, record=copy, trust=TrustTier.AGENT_OBSERVED, derived_from=(rec.id,), rationale=why)
+                )
+        elif verdict == "tombstone":
+            ops = [TombstoneOp(id=rec.id, rationale=why) for rec in records]
+        if ops:
+            batch = StagedBatch(
+                realm=realm, author=Author.steward(run_id), ops=tuple(ops), kind=BatchKind.REVIEW_VERDICT
+            )
+            tx.apply(batch, gate=gate, token=mint_token("harvest"))
+        key = "promoted" if verdict == "promote" else "tombstoned"
+        if verdict != "keep":
+            result[key] = len(ops)
+        result["ops"] = len(ops)
+        return result
+
+    out: dict[str, Any] = store.run_in_transaction(realm, fn)
+    if not out.get("skipped") and events is not None:
+        events.emit(
+            "memory.harvest.completed",
+            {"realm": realm, "identity": harvest.identity, "promoted": out["promoted"], "tombstoned": out["tombstoned"]},
+            identity=harvest.identity,
+        )
+    return out

@@ -1,0 +1,368 @@
+"""Gated promotions and conflict-aware gating (seed: "Reviewing quarantined records", "Conflict detection"; reference §9).
+
+A steward verdict ``promote_pending_gate`` does not write: it *stages* the
+promotion (a ``stage`` row holding the batch plus a ``pending_promotions``
+row) and emits ``memory.promotion.pending_gate``. The gating flow then
+decides it (``meta/gating/decide``):
+
+- ``approve`` commits the staged batch (``memory.record.promoted``), status ``committed``;
+- ``deny`` discards it, status ``denied``;
+- seven days after staging it expires (at the next decision, review or dream), status ``expired``.
+
+A promotion that is no longer pending (invalidated by an operator's
+tombstone, expired, decided) stays as it is on a late decision.
+
+Sources: a quarantined record (the batch creates the promoted copy, derived
+from the origin, and tombstones the origin), an active record (the batch
+creates the copy only), or a proposal (the batch creates the proposed record
+in its scope; the proposal is ``held`` while gated, then ``accepted`` /
+``rejected``; an expired gate returns it to ``pending``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from meta_memory.agent_memory.batch import BatchKind, CreateOp, StagedBatch, TombstoneOp
+from meta_memory.agent_memory.hashing import mint_token
+from meta_memory.agent_memory.model import (
+    Author,
+    NewMemoryRecord,
+    Provenance,
+    Scope,
+    ScopeKind,
+    StatusKind,
+    TrustTier,
+)
+from meta_memory.agent_memory.validator import plan_batch
+from meta_memory.clock import Clock
+from meta_memory.errors import AgentMemoryError
+from meta_memory.identity import parse_realm
+from meta_memory.review import sql
+from meta_memory.review.model import PROMOTION_EXPIRY_MS
+
+__all__ = [
+    "StagedPromotion",
+    "GatingOutcome",
+    "GatingCheck",
+    "promote_pending_gate",
+    "gating_decide",
+    "gating_check",
+    "expire_promotions",
+    "list_pending_promotions",
+]
+
+_USE_STORE_GATE: Any = object()
+
+
+def _refuse(detail: str) -> AgentMemoryError:
+    return AgentMemoryError("invalid_record", detail)
+
+
+@dataclass(frozen=True, slots=True)
+class StagedPromotion:
+    """A promotion waiting for a gating decision."""
+
+    realm: str
+    pending_id: str
+    record_id: str
+    scope: Scope
+    created_at_ms: int
+    rationale: str | None
+
+    @property
+    def expires_at_ms(self) -> int:
+        return self.created_at_ms + PROMOTION_EXPIRY_MS
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{realm, pending_id, record_id, scope_kind, scope_key, rationale, created_at_ms, expires_at_ms}``."""
+        kind, key = self.scope.storage()
+        return {
+            "realm": self.realm,
+            "pending_id": self.pending_id,
+            "record_id": self.record_id,
+            "scope_kind": kind,
+            "scope_key": key,
+            "rationale": self.rationale,
+            "created_at_ms": self.created_at_ms,
+            "expires_at_ms": self.expires_at_ms,
+        }
+
+
+def promote_pending_gate(
+    store: Any,
+    realm: str | None,
+    source_id: str,
+    *,
+    run_id: str,
+    clock: Clock,
+    target_scope: Scope | None = None,
+    rationale: str | None = None,
+    events: Any = None,
+) -> StagedPromotion:
+    """Stage a steward's promotion of ``source_id`` (a record id or a ``prop-...`` proposal id).
+
+    ``target_scope`` defaults to the proposal's scope, or the record's own scope
+    (a mob target is usual for records: ``Scope.mob(realm, mob)``). The batch is
+    authored ``steward{run_id}``, kind ``review_verdict``, every record at
+    ``agent_observed``; it is validated now and again at approval.
+
+    Raises:
+        AgentMemoryError: unknown source, a source in the wrong state, a source
+            with a promotion already pending, or the validator's refusal.
+
+    Emits ``memory.promotion.pending_gate`` {realm, pending_ref, pending_id,
+    record_id, scope_kind, scope_key} after commit.
+    """
+    name = parse_realm(realm)
+    author = Author.steward(run_id)
+
+    def fn(tx: Any) -> StagedPromotion:
+        now = clock.now_ms()
+        conn = tx.conn
+        if sql.pending_promotions_for(conn, source_id):
+            raise _refuse(f"'{source_id}' already has a promotion awaiting a gating decision")
+        prop = sql.proposal(conn, source_id)
+        if prop is not None:
+            if prop.status not in ("pending", "held"):
+                raise _refuse(f"proposal '{source_id}' is {prop.status}, not pending")
+            scope = target_scope or Scope.from_storage(name, prop.scope_kind, prop.scope_key)
+            record = NewMemoryRecord.from_json(prop.record)
+            ops: tuple[Any, ...] = (
+                CreateOp(
+                    scope=scope,
+                    record=record,
+                    trust=TrustTier.AGENT_OBSERVED,
+                    rationale=f"gated promotion of proposal {source_id}",
+                ),
+            )
+            sql.set_proposal_status(conn, source_id, "held", ("pending", "held"))
+        else:
+            rec = tx.get(source_id)
+            if rec is None:
+                raise _refuse(f"record '{source_id}' does not exist")
+            if rec.status.kind not in (StatusKind.QUARANTINED, StatusKind.ACTIVE):
+                raise _refuse(f"record '{source_id}' is {rec.status.kind.value}; only quarantined or active records promote")
+            scope = target_scope or rec.scope
+            copy = NewMemoryRecord(
+                title=rec.title,
+                body=rec.body,
+                kind=rec.kind,
+                description=rec.description,
+                tags=rec.tags,
+                provenance=Provenance(author=rec.provenance.author, verification=rec.provenance.verification),
+            )
+            create = CreateOp(
+                scope=scope,
+                record=copy,
+                trust=TrustTier.AGENT_OBSERVED,
+                derived_from=(rec.id,),
+                rationale=f"gated promotion of {rec.id}",
+            )
+            if rec.status.kind is StatusKind.QUARANTINED:
+                ops = (create, TombstoneOp(id=rec.id, rationale="superseded by gated promotion"))
+            else:
+                ops = (create,)
+        batch = StagedBatch(realm=name, author=author, ops=ops, kind=BatchKind.REVIEW_VERDICT)
+        plan_batch(batch, sql.TxRecordReader(conn, tx.get), now_ms=now)
+        token = mint_token("stage")
+        sql.insert_stage(conn, token, batch, now)
+        kind, key = scope.storage()
+        pending_id = mint_token("gate")
+        sql.insert_pending_promotion(
+            conn, sql.PendingPromotion(pending_id, token, source_id, kind, key, rationale, "pending", now, None)
+        )
+        return StagedPromotion(name, pending_id, source_id, scope, now, rationale)
+
+    staged: StagedPromotion = store.run_in_transaction(name, fn)
+    if events is not None:
+        kind, key = staged.scope.storage()
+        events.emit(
+            "memory.promotion.pending_gate",
+            {
+                "realm": name,
+                "pending_ref": staged.pending_id,
+                "pending_id": staged.pending_id,
+                "record_id": source_id,
+                "scope_kind": kind,
+                "scope_key": key,
+            },
+        )
+    return staged
+
+
+@dataclass(frozen=True, slots=True)
+class GatingOutcome:
+    """The answer of ``meta/gating/decide``.
+
+    ``status``: the promotion's status after the call (``committed`` |
+    ``denied`` | ``expired``, or its earlier status when ``changed`` is false).
+    ``promoted_id``: the record the approval created.
+    """
+
+    realm: str
+    pending_id: str
+    record_id: str
+    decision: str
+    status: str
+    changed: bool
+    promoted_id: str | None = None
+    scope_kind: str | None = None
+    scope_key: str | None = None
+    proposal_id: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{pending_id, record_id, decision, status, changed, promoted_id}``."""
+        return {
+            "pending_id": self.pending_id,
+            "record_id": self.record_id,
+            "decision": self.decision,
+            "status": self.status,
+            "changed": self.changed,
+            "promoted_id": self.promoted_id,
+        }
+
+
+def gating_decide(
+    store: Any,
+    realm: str | None,
+    pending_id: str,
+    decision: str,
+    *,
+    clock: Clock,
+    events: Any = None,
+    gate: Any = _USE_STORE_GATE,
+) -> GatingOutcome:
+    """Approve or deny a staged promotion (``meta/gating/decide``), in one transaction.
+
+    Args:
+        decision: ``"approve"`` or ``"deny"``.
+
+    Returns:
+        :class:`GatingOutcome`. A promotion that is no longer pending is
+        reported unchanged; one older than seven days is expired instead.
+
+    Raises:
+        AgentMemoryError: unknown ``pending_id``; the validator refused the
+            staged batch at approval (the promotion stays pending).
+
+    Emits ``memory.record.promoted`` {realm, record_id, source_record_id,
+    scope_kind, scope_key, proposal_id, gated: true} after an approval commits.
+    """
+    if decision not in ("approve", "deny"):
+        raise ValueError("decision must be 'approve' or 'deny'")
+    name = parse_realm(realm)
+    write_gate = getattr(store, "gate", None) if gate is _USE_STORE_GATE else gate
+
+    def fn(tx: Any) -> GatingOutcome:
+        now = clock.now_ms()
+        conn = tx.conn
+        row = sql.pending_promotion(conn, pending_id)
+        if row is None:
+            raise _refuse(f"unknown pending promotion '{pending_id}'")
+        is_proposal = sql.proposal(conn, row.record_id) is not None
+        base = {
+            "realm": name,
+            "pending_id": pending_id,
+            "record_id": row.record_id,
+            "decision": decision,
+            "scope_kind": row.scope_kind,
+            "scope_key": row.scope_key,
+            "proposal_id": row.record_id if is_proposal else None,
+        }
+        if row.status != "pending":
+            return GatingOutcome(status=row.status, changed=False, **base)
+        batch = sql.load_stage(conn, row.stage_token)
+        if now >= row.created_at_ms + PROMOTION_EXPIRY_MS or batch is None:
+            _close(conn, row, "expired", now, is_proposal, "pending")
+            return GatingOutcome(status="expired", changed=True, **base)
+        if decision == "deny":
+            _close(conn, row, "denied", now, is_proposal, "rejected")
+            return GatingOutcome(status="denied", changed=True, **base)
+        applied = tx.apply(batch, gate=write_gate, token=row.stage_token)
+        _close(conn, row, "committed", now, is_proposal, "accepted")
+        return GatingOutcome(status="committed", changed=True, promoted_id=applied.results[0].memory_id, **base)
+
+    outcome: GatingOutcome = store.run_in_transaction(name, fn)
+    if outcome.status == "committed" and outcome.changed and events is not None:
+        events.emit(
+            "memory.record.promoted",
+            {
+                "realm": name,
+                "record_id": outcome.promoted_id,
+                "source_record_id": None if outcome.proposal_id else outcome.record_id,
+                "scope_kind": outcome.scope_kind,
+                "scope_key": outcome.scope_key,
+                "proposal_id": outcome.proposal_id,
+                "gated": True,
+            },
+            identity=outcome.scope_key if outcome.scope_kind == ScopeKind.IDENTITY.value else None,
+        )
+    return outcome
+
+
+def _close(conn: Any, row: sql.PendingPromotion, status: str, now: int, is_proposal: bool, proposal_status: str) -> None:
+    sql.resolve_promotion(conn, row.pending_id, status, now)
+    sql.delete_stage(conn, row.stage_token)
+    if is_proposal:
+        sql.set_proposal_status(conn, row.record_id, proposal_status, ("held", "pending"))
+
+
+def expire_promotions(store: Any, realm: str | None, *, clock: Clock) -> list[str]:
+    """Expire every unresolved promotion older than seven days (discarding its staged batch); returns their ids."""
+    name = parse_realm(realm)
+
+    def fn(tx: Any) -> list[str]:
+        now = clock.now_ms()
+        out: list[str] = []
+        for row in sql.expired_pending_promotions(tx.conn, now - PROMOTION_EXPIRY_MS):
+            _close(tx.conn, row, "expired", now, sql.proposal(tx.conn, row.record_id) is not None, "pending")
+            out.append(row.pending_id)
+        return out
+
+    return store.run_in_transaction(name, fn)
+
+
+def list_pending_promotions(store: Any, realm: str | None, limit: int = 50) -> list[dict[str, Any]]:
+    """Unresolved promotions of ``realm``, newest first, in the panel's shape (stage token never surfaced)."""
+    name = parse_realm(realm)
+    rows = store.run_in_transaction(name, lambda tx: sql.list_pending_promotions(tx.conn, limit))
+    return [{"realm": name, **row.to_json()} for row in rows]
+
+
+@dataclass(frozen=True, slots=True)
+class GatingCheck:
+    """The answer of ``meta/gating/check``: ``allowed`` is false while a conflict signal is active."""
+
+    entity: str
+    topic: str
+    store: str | None
+    allowed: bool
+    conflict: dict[str, Any] | None
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{entity, topic, store, allowed, reason?, conflict}`` (``reason`` = ``"conflict_active"`` when refused)."""
+        out: dict[str, Any] = {"entity": self.entity, "topic": self.topic, "store": self.store, "allowed": self.allowed}
+        if not self.allowed:
+            out["reason"] = "conflict_active"
+        out["conflict"] = self.conflict
+        return out
+
+
+def gating_check(ledger: Any, entity: str, topic: str, store: str | None = None) -> GatingCheck:
+    """Conflict-aware gating (seed: "Conflict detection"): refuse while the ledger holds a conflict signal.
+
+    Without ``store`` any store's signal for ``(entity, topic)`` counts
+    (:meth:`AssertionLedger.conflict_for_reference`); with one, only that
+    store's. Entity, topic and store are compared in the ledger's canonical form.
+    """
+    if store is None:
+        signal = ledger.conflict_for_reference(entity, topic)
+    else:
+        from meta_memory.ledger.model import QueryRequest
+
+        conflicts = ledger.query(QueryRequest(entity=entity, topic=topic, store=store)).conflicts
+        signal = conflicts[0] if conflicts else None
+    conflict = signal.model_dump() if signal is not None else None
+    return GatingCheck(entity, topic, store, signal is None, conflict)

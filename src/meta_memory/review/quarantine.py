@@ -1,0 +1,419 @@
+"""Quarantine review: ``meta/memory/quarantine/decide`` (seed: "Reviewing quarantined records"; reference §6).
+
+A decision is ONE store transaction: read the record, check it, expire or
+invalidate gated promotions, and apply the verdict as a ``review_verdict``
+staged batch through the same validator as every other write. Only an applied
+decision changes anything; a refusal or a replay writes nothing.
+
+Check order (the first failing check answers):
+
+1. the record is missing or lives in another scope -> ``not_found``;
+2. its content hash is not ``expected_content_hash`` -> ``content_mismatch``;
+3. tombstoned -> the replay path (below); not quarantined -> ``not_quarantined``;
+4. pending gated promotions of the record: older than seven days -> expired
+   here (``expired_promotions``); an operator's tombstone -> invalidated here
+   (``invalidated_promotions``); otherwise -> ``gate_pending`` (+ ``expires_at_ms``);
+5. release only: a secret in the content -> ``secret_detected`` (+ ``class``);
+   a quarantined update whose prior is no longer active -> ``stale_update``;
+   another record holding ``<id>-released`` -> ``successor_conflict``.
+
+Release writes the successor first (``Create`` of ``<id>-released`` at
+``agent_observed``, ``derived_from [origin]``, or ``Supersede`` of the prior
+for a quarantined update), then tombstones the origin. Tombstone writes one
+``Tombstone`` op. Every op's audit row carries ``detail.review``.
+
+Replay: a tombstoned origin whose tombstone audit row carries this origin's
+review answers ``already_released`` / ``already_tombstoned`` (same verdict) or
+``not_quarantined`` (other verdict, or no review evidence: a plain forget is
+not a review).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from meta_memory.agent_memory.batch import BatchKind, CreateOp, StagedBatch, SupersedeOp, TombstoneOp
+from meta_memory.agent_memory.hashing import mint_token
+from meta_memory.agent_memory.model import (
+    MemoryRecord,
+    NewMemoryRecord,
+    Provenance,
+    Scope,
+    ScopeKind,
+    StatusKind,
+    TrustTier,
+)
+from meta_memory.agent_memory.secrets import scan
+from meta_memory.clock import Clock
+from meta_memory.errors import AgentMemoryError, QuarantineReviewRefused
+from meta_memory.identity import parse_identity, parse_realm
+from meta_memory.review import sql
+from meta_memory.review.model import PROMOTION_EXPIRY_MS, Reviewer, receipt
+
+__all__ = [
+    "RELEASE",
+    "TOMBSTONE",
+    "VERDICTS",
+    "ReviewOutcome",
+    "decide",
+    "review_quarantined",
+    "successor_id",
+]
+
+RELEASE = "release"
+TOMBSTONE = "tombstone"
+VERDICTS = (RELEASE, TOMBSTONE)
+
+_USE_STORE_GATE: Any = object()
+
+
+def successor_id(origin_id: str) -> str:
+    """The id a release gives the successor: ``<origin>-released``."""
+    return f"{origin_id}-released"
+
+
+@dataclass(frozen=True, slots=True)
+class ReviewOutcome:
+    """The answer of a decision (applied or replayed).
+
+    ``outcome``: ``released`` | ``tombstoned`` | ``already_released`` |
+    ``already_tombstoned``. ``origin``/``successor``/``superseded_prior`` are
+    receipts (:func:`meta_memory.review.model.receipt`) of the records as they
+    stand now. ``decision`` = ``{audit_token, decided_at_ms, review}``.
+    ``applied`` is false for a replay (nothing was written).
+    """
+
+    outcome: str
+    realm: str
+    verdict: str
+    origin: dict[str, Any]
+    successor: dict[str, Any] | None
+    decision: dict[str, Any]
+    superseded_prior: dict[str, Any] | None = None
+    applied: bool = True
+
+    def to_dict(self) -> dict[str, Any]:
+        """Wire shape ``{outcome, origin, successor, superseded_prior?, decision}``."""
+        out: dict[str, Any] = {"outcome": self.outcome, "origin": self.origin, "successor": self.successor}
+        if self.superseded_prior is not None:
+            out["superseded_prior"] = self.superseded_prior
+        out["decision"] = self.decision
+        return out
+
+    @property
+    def record_id(self) -> str:
+        return str(self.origin["memory_id"])
+
+    @property
+    def successor_id(self) -> str | None:
+        return None if self.successor is None else str(self.successor["memory_id"])
+
+
+def _refuse(reason: str, detail: str, **extra: Any) -> QuarantineReviewRefused:
+    return QuarantineReviewRefused(reason, detail, **extra)
+
+
+def decide(
+    store: Any,
+    realm: str | None,
+    identity: str,
+    memory_id: str,
+    verdict: str,
+    expected_content_hash: str,
+    rationale: str | None,
+    reviewer: Reviewer,
+    *,
+    clock: Clock,
+    events: Any = None,
+    gate: Any = _USE_STORE_GATE,
+) -> ReviewOutcome:
+    """Decide a quarantined record of ``identity``'s scope (``meta/memory/quarantine/decide``).
+
+    Args:
+        store: a store offering ``run_in_transaction(realm, fn)`` (the SQLite store).
+        realm: realm name (``None`` = ``"default"``).
+        identity: the identity whose scope holds the record (logical identity).
+        memory_id: the quarantined record.
+        verdict: ``"release"`` or ``"tombstone"``.
+        expected_content_hash: the content hash the reviewer read.
+        rationale: optional free text (already trimmed and <= 400 bytes).
+        reviewer: the authenticated operator (or ``Reviewer.operator(None)``) or a steward run.
+        clock: time source for promotion expiry (epoch ms).
+        events: an :class:`~meta_memory.events.bus.EventBus` (or ``None``).
+        gate: write gate for the batch; default the store's own gate.
+
+    Returns:
+        :class:`ReviewOutcome`.
+
+    Raises:
+        QuarantineReviewRefused: -32043 with ``reason`` (module doc).
+        AgentMemoryError: the validator refused the batch, or the store failed.
+
+    Events (after commit only): ``memory.quarantine.verdict`` {realm, record_id,
+    verdict, successor_id}; on a ``secret_detected`` refusal
+    ``memory.quarantine.release_blocked`` {realm, record_id, verdict, class}.
+    """
+    name = parse_realm(realm)
+    scope = Scope.identity(name, parse_identity(identity))
+    return review_quarantined(
+        store, scope, memory_id, verdict, expected_content_hash, rationale, reviewer, clock=clock, events=events, gate=gate
+    )
+
+
+def review_quarantined(
+    store: Any,
+    scope: Scope,
+    memory_id: str,
+    verdict: str,
+    expected_content_hash: str,
+    rationale: str | None,
+    reviewer: Reviewer,
+    *,
+    clock: Clock,
+    events: Any = None,
+    gate: Any = _USE_STORE_GATE,
+) -> ReviewOutcome:
+    """The review operation for a record of any ``scope`` (the steward reviews mob/operator/realm records too).
+
+    Same contract as :func:`decide`, which binds ``scope`` to an identity.
+    """
+    if verdict not in VERDICTS:
+        raise ValueError(f"verdict must be 'release' or 'tombstone' (got '{verdict}')")
+    write_gate = getattr(store, "gate", None) if gate is _USE_STORE_GATE else gate
+
+    def fn(tx: Any) -> ReviewOutcome:
+        return _review_in_tx(
+            tx, scope, memory_id, verdict, expected_content_hash, rationale, reviewer, clock.now_ms(), write_gate
+        )
+
+    try:
+        outcome: ReviewOutcome = store.run_in_transaction(scope.realm, fn)
+    except QuarantineReviewRefused as exc:
+        if exc.reason == "secret_detected" and events is not None:
+            events.emit(
+                "memory.quarantine.release_blocked",
+                {"realm": scope.realm, "record_id": memory_id, "verdict": verdict, "class": exc.data.get("class")},
+                identity=_event_identity(scope),
+            )
+        raise
+    if outcome.applied and events is not None:
+        events.emit(
+            "memory.quarantine.verdict",
+            {
+                "realm": scope.realm,
+                "record_id": outcome.record_id,
+                "verdict": verdict,
+                "successor_id": outcome.successor_id,
+            },
+            identity=_event_identity(scope),
+        )
+    return outcome
+
+
+def _event_identity(scope: Scope) -> str | None:
+    return scope.key if scope.kind is ScopeKind.IDENTITY else None
+
+
+def _review_in_tx(
+    tx: Any,
+    scope: Scope,
+    memory_id: str,
+    verdict: str,
+    expected_hash: str,
+    rationale: str | None,
+    reviewer: Reviewer,
+    now_ms: int,
+    gate: Any,
+) -> ReviewOutcome:
+    origin: MemoryRecord | None = tx.get(memory_id)
+    if origin is None or origin.scope != scope:
+        raise _refuse("not_found", "no such memory record in this scope")
+    if origin.content_hash != expected_hash:
+        raise _refuse("content_mismatch", "the record's content is not the content that was reviewed")
+    status = origin.status.kind
+    if status is StatusKind.TOMBSTONED:
+        return _replay(tx, origin, verdict)
+    if status is not StatusKind.QUARANTINED:
+        raise _refuse("not_quarantined", f"record is {status.value}, not quarantined", status=status.value)
+
+    expired, invalidated = _settle_promotions(tx, origin.id, verdict, reviewer, now_ms)
+
+    succ_id = successor_id(origin.id)
+    if verdict == RELEASE:
+        secret_class = scan(origin.title, origin.description, origin.body, origin.tags)
+        if secret_class is not None:
+            raise _refuse(
+                "secret_detected",
+                f"release refused: content matches the '{secret_class}' secret pattern class (§10.4); "
+                "tombstone is the only exit",
+                **{"class": secret_class},
+            )
+        if origin.supersedes is not None:
+            prior = tx.get(origin.supersedes)
+            if prior is None or not prior.status.is_active:
+                state = "missing" if prior is None else prior.status.kind.value
+                raise _refuse(
+                    "stale_update",
+                    f"release refused: this quarantined update's prior '{origin.supersedes}' is {state}, not active",
+                    prior=origin.supersedes,
+                )
+        if tx.get(succ_id) is not None:
+            raise _refuse(
+                "successor_conflict", f"another record already holds the release successor id '{succ_id}'"
+            )
+
+    review: dict[str, Any] = {"verdict": verdict, "reviewer": reviewer.to_json(), "origin": origin.id}
+    if verdict == RELEASE:
+        review["successor"] = succ_id
+    review["expected_content_hash"] = expected_hash
+    review["origin_quarantine_reason"] = origin.status.detail
+    if expired:
+        review["expired_promotions"] = expired
+    if invalidated:
+        review["invalidated_promotions"] = invalidated
+    if rationale:
+        review["rationale"] = rationale
+
+    who = "operator " if reviewer.is_operator else ""
+    suffix = f": {rationale}" if rationale else ""
+    if verdict == RELEASE:
+        copy = NewMemoryRecord(
+            title=origin.title,
+            body=origin.body,
+            kind=origin.kind,
+            description=origin.description,
+            tags=origin.tags,
+            provenance=Provenance(
+                author=origin.provenance.author,
+                evidence=(),
+                profile=origin.provenance.profile,
+                verification=origin.provenance.verification,
+            ),
+        )
+        release_rationale = f"{who}quarantine release{suffix}"
+        first: CreateOp | SupersedeOp
+        if origin.supersedes is not None:
+            first = SupersedeOp(
+                prior=origin.supersedes,
+                record=copy,
+                trust=TrustTier.AGENT_OBSERVED,
+                id=succ_id,
+                derived_from=(origin.id,),
+                rationale=release_rationale,
+            )
+        else:
+            first = CreateOp(
+                scope=origin.scope,
+                record=copy,
+                trust=TrustTier.AGENT_OBSERVED,
+                id=succ_id,
+                derived_from=(origin.id,),
+                rationale=release_rationale,
+            )
+        ops: tuple[Any, ...] = (first, TombstoneOp(id=origin.id, rationale=f"superseded by {who}quarantine release"))
+    else:
+        ops = (TombstoneOp(id=origin.id, rationale=f"{who}quarantine tombstone{suffix}"),)
+
+    batch = StagedBatch(
+        realm=scope.realm, author=reviewer.author(), ops=ops, kind=BatchKind.REVIEW_VERDICT, review=review
+    )
+    applied = tx.apply(batch, gate=gate, token=mint_token("review"))
+    records = applied.records
+    prior_receipt = None
+    if verdict == RELEASE and origin.supersedes is not None and origin.supersedes in records:
+        prior_receipt = receipt(records[origin.supersedes])
+    return ReviewOutcome(
+        outcome="released" if verdict == RELEASE else "tombstoned",
+        realm=scope.realm,
+        verdict=verdict,
+        origin=receipt(records[origin.id]),
+        successor=receipt(records[succ_id]) if verdict == RELEASE else None,
+        superseded_prior=prior_receipt,
+        decision={"audit_token": applied.token, "decided_at_ms": applied.applied_at_ms, "review": review},
+    )
+
+
+def _settle_promotions(
+    tx: Any, record_id: str, verdict: str, reviewer: Reviewer, now_ms: int
+) -> tuple[list[str], list[str]]:
+    """Expire old promotions, invalidate them for an operator tombstone, else refuse ``gate_pending``."""
+    expired: list[str] = []
+    invalidated: list[str] = []
+    for promo in sql.pending_promotions_for(tx.conn, record_id):
+        expires_at = promo.created_at_ms + PROMOTION_EXPIRY_MS
+        if now_ms >= expires_at:
+            target = expired
+        elif verdict == TOMBSTONE and reviewer.is_operator:
+            target = invalidated
+        else:
+            raise _refuse(
+                "gate_pending",
+                f"a gated promotion of this record awaits a gating decision ('{promo.pending_id}'); "
+                f"it expires at {expires_at} ms",
+                expires_at_ms=expires_at,
+                pending_id=promo.pending_id,
+            )
+        sql.resolve_promotion(tx.conn, promo.pending_id, "expired", now_ms)
+        sql.delete_stage(tx.conn, promo.stage_token)
+        target.append(promo.pending_id)
+    return expired, invalidated
+
+
+def _replay(tx: Any, origin: MemoryRecord, verdict: str) -> ReviewOutcome:
+    """Answer a repeated decision from the review's own audit evidence; writes nothing."""
+    evidence = None
+    for row in sql.review_tombstones(tx.conn, origin.id):
+        review = row.detail.get("review")
+        if isinstance(review, dict) and review.get("origin") == origin.id:
+            evidence = row
+            break
+    if evidence is None:
+        raise _refuse("not_quarantined", "record is tombstoned, not quarantined", status="tombstoned")
+    review = evidence.detail["review"]
+    recorded = review.get("verdict")
+    succ_id = review.get("successor") if recorded == RELEASE else None
+    if recorded != verdict:
+        if recorded == RELEASE:
+            raise _refuse(
+                "not_quarantined",
+                f"record is tombstoned, not quarantined: it was released as '{succ_id}'",
+                status="tombstoned",
+                released_as=succ_id,
+            )
+        raise _refuse("not_quarantined", "record is tombstoned, not quarantined", status="tombstoned")
+    decision = {"audit_token": evidence.stage_token, "decided_at_ms": evidence.applied_at_ms, "review": review}
+    if recorded == TOMBSTONE:
+        return ReviewOutcome(
+            outcome="already_tombstoned",
+            realm=origin.scope.realm,
+            verdict=verdict,
+            origin=receipt(origin),
+            successor=None,
+            decision=decision,
+            applied=False,
+        )
+    first = sql.audit_row_at(tx.conn, evidence.stage_token, 0)
+    successor = tx.get(succ_id) if isinstance(succ_id, str) else None
+    problem = None
+    if first is None or first.memory_id != succ_id or first.op_kind not in ("create", "supersede"):
+        problem = "the successor was not written by the review's first op"
+    elif successor is None:
+        problem = f"successor '{succ_id}' is missing"
+    elif successor.scope != origin.scope:
+        problem = f"successor '{succ_id}' is in another scope"
+    elif successor.derived_from != (origin.id,):
+        problem = f"successor '{succ_id}' does not derive from the origin alone"
+    elif successor.content_hash != origin.content_hash:
+        problem = f"successor '{succ_id}' holds different content"
+    if problem is not None or successor is None:
+        raise AgentMemoryError("io", f"quarantine review evidence for '{origin.id}' is inconsistent: {problem}")
+    return ReviewOutcome(
+        outcome="already_released",
+        realm=origin.scope.realm,
+        verdict=verdict,
+        origin=receipt(origin),
+        successor=receipt(successor),
+        decision=decision,
+        applied=False,
+    )

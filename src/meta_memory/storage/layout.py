@@ -1,0 +1,378 @@
+"""Where everything lives under the persistent state directory.
+
+Seed: Architecture ("The runtime owns the assertion ledger", the predecessor
+ledger refusal, agent-memory root), spec README ("Where the seed and the
+reference differ"); reference §2B "Layout" and §2C (path-segment encoding).
+
+Layout of ``<state>``::
+
+    memory-ledger-state.json        the assertion ledger (durable: fsync + replace)
+    memory-ledger-state.tmp         its stage during a write (only while writing)
+    agent-memory/                   agent-memory root (legacy spelling: agent-memory-sqlite/)
+        <encode(realm)>.sqlite3     one SQLite database per realm (WAL)
+        <encode(realm)>/<encode(identity)>.md   legacy markdown, import-only
+
+Startup refuses (:class:`~meta_memory.errors.StartupError`) while a
+predecessor ledger ``elephant-memory-state.json`` sits in ``<state>``, or while
+both spellings of the agent-memory root exist ("file-name twins").
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from meta_memory.errors import StartupError
+
+__all__ = [
+    "LEDGER_FILE",
+    "LEDGER_STAGE_FILE",
+    "PREDECESSOR_LEDGER_FILE",
+    "PREDECESSOR_STAGE_FILE",
+    "AGENT_MEMORY_DIR",
+    "LEGACY_AGENT_MEMORY_DIR",
+    "REALM_DB_SUFFIX",
+    "MAX_FILE_NAME_BYTES",
+    "RealmPathError",
+    "RootResolution",
+    "StorageLayout",
+    "adopt_command",
+    "encode_path_segment",
+    "decode_path_segment",
+]
+
+LEDGER_FILE = "memory-ledger-state.json"
+LEDGER_STAGE_FILE = "memory-ledger-state.tmp"
+PREDECESSOR_LEDGER_FILE = "elephant-memory-state.json"
+PREDECESSOR_STAGE_FILE = "elephant-memory-state.tmp"
+AGENT_MEMORY_DIR = "agent-memory"
+LEGACY_AGENT_MEMORY_DIR = "agent-memory-sqlite"
+REALM_DB_SUFFIX = ".sqlite3"
+#: Longest file name most file systems accept, in bytes.
+MAX_FILE_NAME_BYTES = 255
+
+_KEEP = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+_HEX = frozenset(b"0123456789abcdefABCDEF")
+
+
+def encode_path_segment(value: str) -> str:
+    """Encode ``value`` as one safe file-name segment (reference §2C).
+
+    Every UTF-8 byte that is not an ASCII letter, digit, ``-`` or ``_`` becomes
+    ``%XX`` (uppercase hex); the empty string becomes ``_``. The result never
+    contains ``/``, ``\\``, ``.``, NUL or any other separator, so it can never
+    name a parent or a nested path. Lone surrogates are encoded as their
+    ``surrogatepass`` bytes, so every ``str`` is accepted.
+    """
+    if not value:
+        return "_"
+    out: list[str] = []
+    for byte in value.encode("utf-8", "surrogatepass"):
+        out.append(chr(byte) if byte in _KEEP else f"%{byte:02X}")
+    return "".join(out)
+
+
+def decode_path_segment(segment: str) -> str:
+    """Reverse :func:`encode_path_segment`: ``%XX`` becomes the byte; malformed escapes pass through.
+
+    A segment whose escapes do not decode as UTF-8 is returned unchanged.
+    """
+    raw = segment.encode("utf-8", "surrogatepass")
+    out = bytearray()
+    i = 0
+    while i < len(raw):
+        if raw[i] == 0x25 and i + 2 < len(raw) and raw[i + 1] in _HEX and raw[i + 2] in _HEX:
+            out.append(int(raw[i + 1 : i + 3], 16))
+            i += 3
+        else:
+            out.append(raw[i])
+            i += 1
+    try:
+        return out.decode("utf-8", "surrogatepass")
+    except UnicodeDecodeError:
+        return segment  # escapes that do not spell UTF-8: not an encoding we produce
+
+
+def adopt_command(state_dir: Path) -> str:
+    """The shell command that adopts a predecessor ledger in ``state_dir``."""
+    return f"meta_gateway storage-adopt-predecessor --state-dir {shlex.quote(str(state_dir))} --apply"
+
+
+class RealmPathError(ValueError):
+    """A realm name that cannot be a database file name (too long once encoded)."""
+
+
+@dataclass(frozen=True, slots=True)
+class RootResolution:
+    """Which agent-memory root is in use: ``path`` and ``resolution`` (``"canonical"`` or ``"legacy"``)."""
+
+    path: Path
+    resolution: Literal["canonical", "legacy"]
+
+
+class StorageLayout:
+    """Paths and start-up checks for one persistent state directory.
+
+    Args:
+        state_dir: the ``persistent_state`` directory (need not exist yet).
+
+    Nothing here creates files except :meth:`ensure_agent_memory_root`.
+    """
+
+    def __init__(self, state_dir: Path) -> None:
+        self.state_dir = Path(state_dir)
+
+    # ------------------------------------------------------------------ ledger
+
+    @property
+    def ledger_path(self) -> Path:
+        """``<state>/memory-ledger-state.json``: the only file the ledger reads or writes."""
+        return self.state_dir / LEDGER_FILE
+
+    @property
+    def ledger_stage_path(self) -> Path:
+        """``<state>/memory-ledger-state.tmp``: the ledger's stage during a write."""
+        return self.state_dir / LEDGER_STAGE_FILE
+
+    @property
+    def predecessor_ledger_path(self) -> Path:
+        """``<state>/elephant-memory-state.json``: a predecessor ledger that must be adopted."""
+        return self.state_dir / PREDECESSOR_LEDGER_FILE
+
+    @property
+    def predecessor_stage_path(self) -> Path:
+        """``<state>/elephant-memory-state.tmp``: a predecessor's interrupted write."""
+        return self.state_dir / PREDECESSOR_STAGE_FILE
+
+    # ------------------------------------------------------------------ agent memory root
+
+    @property
+    def canonical_agent_memory_root(self) -> Path:
+        """``<state>/agent-memory``."""
+        return self.state_dir / AGENT_MEMORY_DIR
+
+    @property
+    def legacy_agent_memory_root(self) -> Path:
+        """``<state>/agent-memory-sqlite`` (legacy spelling, still readable)."""
+        return self.state_dir / LEGACY_AGENT_MEMORY_DIR
+
+    def _twins_message(self) -> str:
+        return (
+            f"file-name twins: both {self.canonical_agent_memory_root} and {self.legacy_agent_memory_root} "
+            "exist; the agent-memory root must have one spelling. Run meta/storage/doctor "
+            f"(or: meta-memory doctor --state-dir {shlex.quote(str(self.state_dir))}) for details, keep one directory "
+            f"(preferably {AGENT_MEMORY_DIR}/) and move the other away"
+        )
+
+    def resolve_agent_memory_root(self) -> RootResolution:
+        """Pick the agent-memory root: canonical first; the legacy spelling when it is the only one.
+
+        When neither exists the canonical path is returned (it is created on first use).
+
+        Raises:
+            StartupError: both spellings exist ("file-name twins"), naming both
+                paths and ``meta/storage/doctor``.
+        """
+        canonical = self.canonical_agent_memory_root
+        legacy = self.legacy_agent_memory_root
+        if canonical.exists() and legacy.exists():
+            raise StartupError(self._twins_message())
+        if legacy.exists():
+            return RootResolution(legacy, "legacy")
+        return RootResolution(canonical, "canonical")
+
+    @property
+    def agent_memory_root(self) -> Path:
+        """The resolved agent-memory root (see :meth:`resolve_agent_memory_root`)."""
+        return self.resolve_agent_memory_root().path
+
+    def ensure_agent_memory_root(self) -> Path:
+        """Create the resolved agent-memory root if missing and return it."""
+        root = self.agent_memory_root
+        root.mkdir(parents=True, exist_ok=True)
+        return root
+
+    def realm_db_path(self, realm: str) -> Path:
+        """``<root>/<encode_path_segment(realm)>.sqlite3``; always a direct child of the root.
+
+        Raises:
+            RealmPathError: the encoded name exceeds 255 bytes.
+            StartupError: file-name twins (see :meth:`resolve_agent_memory_root`).
+        """
+        name = encode_path_segment(realm) + REALM_DB_SUFFIX
+        if len(name) > MAX_FILE_NAME_BYTES:
+            raise RealmPathError(
+                f"realm name is too long for a database file name ({len(name)} bytes once encoded, "
+                f"at most {MAX_FILE_NAME_BYTES})"
+            )
+        root = self.agent_memory_root
+        path = root / name
+        if path.parent != root:  # unreachable by construction; kept as a guard
+            raise RealmPathError("realm name escapes the agent-memory root")
+        return path
+
+    def legacy_markdown_dir(self, realm: str) -> Path:
+        """``<root>/<encode(realm)>/``: where a realm's legacy markdown files live."""
+        return self.agent_memory_root / encode_path_segment(realm)
+
+    def list_realms(self) -> list[str]:
+        """Realms that have a database: ``*.sqlite3`` in the root, stems decoded, sorted."""
+        root = self.agent_memory_root
+        if not root.is_dir():
+            return []
+        return sorted(
+            decode_path_segment(p.name[: -len(REALM_DB_SUFFIX)])
+            for p in root.iterdir()
+            if p.name.endswith(REALM_DB_SUFFIX) and p.is_file()
+        )
+
+    # ------------------------------------------------------------------ checks
+
+    def check_startup(self) -> None:
+        """Refuse to start on a predecessor ledger or agent-memory file-name twins.
+
+        Runs whether or not memory is configured.
+
+        Raises:
+            StartupError: ``elephant-memory-state.json`` exists (the message names
+                the directory and the adoption command), or both agent-memory
+                root spellings exist.
+        """
+        if self.predecessor_ledger_path.exists():
+            raise StartupError(
+                f"a predecessor ledger file {PREDECESSOR_LEDGER_FILE} is in the state directory "
+                f"{self.state_dir}; stop every gateway using it and adopt it once with: "
+                f"{adopt_command(self.state_dir)}"
+            )
+        self.resolve_agent_memory_root()
+
+    def slots(self) -> list[dict[str, Any]]:
+        """Every storage slot: ``[{slot, path, durability, resolution}, ...]``.
+
+        Slots: ``ledger`` (durability ``durable-fsync-replace``), ``agent-memory-root``
+        (``directory``; ``canonical`` or ``legacy``; both listed when twins exist)
+        and one ``realm:<name>`` per realm database (``sqlite-wal``, ``derived``).
+        Paths are strings. Never raises on twins.
+        """
+        slots: list[dict[str, Any]] = [
+            {
+                "slot": "ledger",
+                "path": str(self.ledger_path),
+                "durability": "durable-fsync-replace",
+                "resolution": "canonical",
+                "exists": self.ledger_path.is_file(),
+            }
+        ]
+        canonical = self.canonical_agent_memory_root
+        legacy = self.legacy_agent_memory_root
+        roots: list[tuple[Path, str]]
+        if canonical.exists() and legacy.exists():
+            roots = [(canonical, "canonical"), (legacy, "legacy")]
+        elif legacy.exists():
+            roots = [(legacy, "legacy")]
+        else:
+            roots = [(canonical, "canonical")]
+        for root, resolution in roots:
+            slots.append(
+                {
+                    "slot": "agent-memory-root",
+                    "path": str(root),
+                    "durability": "directory",
+                    "resolution": resolution,
+                    "exists": root.is_dir(),
+                }
+            )
+            if root.is_dir():
+                for db in sorted(p for p in root.iterdir() if p.name.endswith(REALM_DB_SUFFIX)):
+                    realm = decode_path_segment(db.name[: -len(REALM_DB_SUFFIX)])
+                    slots.append(
+                        {
+                            "slot": f"realm:{realm}",
+                            "path": str(db),
+                            "durability": "sqlite-wal",
+                            "resolution": "derived",
+                            "exists": True,
+                        }
+                    )
+        return slots
+
+    def doctor(self) -> dict[str, Any]:
+        """Inspect the state directory without changing it (``meta/storage/doctor``).
+
+        Returns:
+            ``{state_dir, ok, slots, findings}`` where each finding is
+            ``{kind, severity, paths, message, fix}``. Kinds:
+            ``predecessor_ledger`` (blocks start-up), ``file_name_twins`` (blocks
+            start-up), ``leftover_stage`` (a ``.tmp`` from an interrupted write),
+            ``non_canonical_realm_file`` (a ``*.sqlite3`` whose name is not the
+            encoding of its decoded realm: it would never be opened).
+            ``ok`` is false when any finding blocks start-up.
+        """
+        findings: list[dict[str, Any]] = []
+        if self.predecessor_ledger_path.exists():
+            findings.append(
+                {
+                    "kind": "predecessor_ledger",
+                    "severity": "blocks_startup",
+                    "paths": [str(self.predecessor_ledger_path)],
+                    "message": f"a predecessor ledger is in {self.state_dir}",
+                    "fix": f"stop every gateway using this directory, then run: {adopt_command(self.state_dir)}",
+                }
+            )
+        canonical = self.canonical_agent_memory_root
+        legacy = self.legacy_agent_memory_root
+        if canonical.exists() and legacy.exists():
+            findings.append(
+                {
+                    "kind": "file_name_twins",
+                    "severity": "blocks_startup",
+                    "paths": [str(canonical), str(legacy)],
+                    "message": "both spellings of the agent-memory root exist",
+                    "fix": (
+                        f"stop the gateway, keep one directory (preferably {AGENT_MEMORY_DIR}/): move the realm "
+                        f"databases you want to keep into it, then move {LEGACY_AGENT_MEMORY_DIR}/ out of "
+                        "the state directory"
+                    ),
+                }
+            )
+        for stage in (self.ledger_stage_path, self.predecessor_stage_path):
+            if stage.exists():
+                findings.append(
+                    {
+                        "kind": "leftover_stage",
+                        "severity": "warning",
+                        "paths": [str(stage)],
+                        "message": f"{stage.name} is left over from an interrupted write",
+                        "fix": (
+                            f"with the gateway stopped, the committed file is the .json beside it; "
+                            f"inspect {stage.name}, then delete it"
+                        ),
+                    }
+                )
+        for root in (canonical, legacy):
+            if not root.is_dir():
+                continue
+            for db in sorted(p for p in root.iterdir() if p.name.endswith(REALM_DB_SUFFIX)):
+                stem = db.name[: -len(REALM_DB_SUFFIX)]
+                if encode_path_segment(decode_path_segment(stem)) != stem:
+                    findings.append(
+                        {
+                            "kind": "non_canonical_realm_file",
+                            "severity": "warning",
+                            "paths": [str(db)],
+                            "message": f"{db.name} is not the canonical file name of any realm",
+                            "fix": (
+                                "rename it to "
+                                f"{encode_path_segment(decode_path_segment(stem))}{REALM_DB_SUFFIX} "
+                                "or move it out of the root"
+                            ),
+                        }
+                    )
+        return {
+            "state_dir": str(self.state_dir),
+            "ok": not any(f["severity"] == "blocks_startup" for f in findings),
+            "slots": self.slots(),
+            "findings": findings,
+        }
