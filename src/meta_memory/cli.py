@@ -110,7 +110,7 @@ def serve(state_dir: Path, host: str, port: int, config_path: Path | None) -> No
     gateway = Gateway.for_runtime(runtime)
     app = create_app(gateway)
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)  # proto set: asyncio then enables TCP_NODELAY
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host, port))
@@ -175,6 +175,46 @@ def storage_adopt_predecessor(state_dir: Path, apply_: bool) -> None:
     click.echo("\n".join(report.lines))
 
 
+@main.command()
+@click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--url", default="http://127.0.0.1:8765", show_default=True, help="Gateway base URL.")
+@click.option("--token", default=None, help="Bearer token, when the gateway requires one.")
+@click.option("--inject", is_flag=True, help="Also ask each question through meta/turn/inject.")
+@click.option("--realm", default=None, help="Realm to write into (default: the gateway's).")
+@click.option("--limit", type=int, default=None, help="Replay only the first N conversations.")
+@click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
+def replay(path: Path, url: str, token: str | None, inject: bool, realm: str | None, limit: int | None,
+           as_json: bool) -> None:
+    """Replay a LoCoMo file through a gateway: remember every turn, ask every question, print recall@k."""
+    from rich.console import Console
+    from rich.progress import Progress
+    from rich.table import Table
+
+    from .replay import CATEGORIES, KS, replay as run_replay
+
+    console = Console(stderr=as_json)
+    with Progress(console=console, transient=True) as progress:
+        try:
+            report = run_replay(path, url, token=token, inject=inject, realm=realm, limit=limit, progress=progress)
+        except (RuntimeError, OSError) as exc:
+            _fail(exc)
+    data = report.to_dict()
+    if as_json:
+        click.echo(json.dumps(data, indent=2))
+        return
+    table = Table(title=f"recall@k over {data['questions']} questions ({data['turns']} turns)")
+    table.add_column("category")
+    for k in KS:
+        table.add_column(f"@{k}", justify="right")
+    for name in ["overall", *CATEGORIES.values()]:
+        table.add_row(name, *(f"{data['recall_at'][name][k]:.3f}" for k in KS))
+    console.print(table)
+    console.print(f"skipped questions: {data['skipped_questions']}, malformed evidence ids: "
+                  f"{data['malformed_evidence_ids']}, recall latency ms: {data['recall_latency_ms']}")
+    if "inject" in data:
+        console.print(f"inject: {data['inject']}")
+
+
 @main.command("token-hash")
 @click.argument("token")
 def token_hash(token: str) -> None:
@@ -182,6 +222,55 @@ def token_hash(token: str) -> None:
     import hashlib
 
     click.echo(hashlib.sha256(token.encode("utf-8")).hexdigest())
+
+
+@main.command("mcp")
+@_state_dir_option
+@click.option("--identity", required=True, help="The agent identity whose memory the tool reads and writes.")
+@click.option("--realm", default=None, help="Realm of the store (overrides agent_memory.realm of the config).")
+@_config_option
+@click.option("--session-key", default=None, help="Session the calls come from (default: a fresh mcp-<hex> key).")
+@click.option("--mob", default=None, help="Mob the agent runs in (enables propose_to_mob).")
+def mcp_command(state_dir: Path, identity: str, realm: str | None, config_path: Path | None,
+                session_key: str | None, mob: str | None) -> None:
+    """Serve the `memory` tool over MCP stdio; every call is an LLM-authored write of IDENTITY."""
+    from dataclasses import replace
+
+    from .agent_memory.config import AgentMemoryConfig
+    from .identity import parse_identity, parse_realm
+    from .mcp_server import McpMemoryBridge, default_session_key, serve_mcp_stdio
+    from .rpc.registry import CallContext
+    from .runtime import Runtime
+    from .server.gateway import Gateway
+
+    try:
+        identity = parse_identity(identity)
+        realm = parse_realm(realm) if realm is not None else None
+    except ValueError as exc:
+        click.echo(f"meta-memory: {exc}", err=True)
+        sys.exit(2)
+    if session_key is not None and not session_key.strip():
+        click.echo("meta-memory: --session-key must be a non-empty string", err=True)
+        sys.exit(2)
+    try:
+        config = _load(config_path)
+        agent_memory = config.agent_memory or AgentMemoryConfig()
+        if not agent_memory.enabled:
+            raise StartupError("agent memory is disabled (agent_memory.enabled = false); the memory tool needs it")
+        if realm is not None:
+            agent_memory = agent_memory.model_copy(update={"realm": realm})
+        runtime = Runtime(replace(config, agent_memory=agent_memory), state_dir)
+    except StartupError as exc:
+        _fail(exc)
+    gateway = Gateway.for_runtime(runtime)
+    ctx = CallContext(transport="mcp")
+    bridge = McpMemoryBridge(lambda method, params: gateway.call(method, params, ctx), identity,
+                             session_key.strip() if session_key else default_session_key(), mob or None)
+    try:
+        serve_mcp_stdio(bridge)
+    finally:
+        runtime.close()
+    sys.exit(0)
 
 
 if __name__ == "__main__":  # pragma: no cover

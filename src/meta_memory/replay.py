@@ -1,0 +1,214 @@
+"""Replay a LoCoMo conversation file through a running gateway and measure recall (and injection).
+
+Each turn becomes one memory of its conversation's identity (``locomo:<sample_id>``): title
+``"<speaker> — <session date>"``, body the turn text plus ``" [image: <caption>]"`` when the turn
+shares an image. Every question of categories 1–4 is then asked through
+``meta/agent_memory/recall`` (``max_entries`` 10) and, with ``inject=True``, through
+``meta/turn/inject`` with one session per conversation. A hit at *k* means an evidence turn is
+among the first *k* records (or inside the injected block).
+
+Evidence labels are noisy (``D8:6; D9:17``, ``D``, ``D:11:26``, ids that name no turn): every
+well-formed ``D<session>:<turn>`` id is used, the rest are counted as skipped; a question left
+with no usable evidence is skipped and counted.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import statistics
+import time
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+__all__ = ["ReplayReport", "load_conversations", "replay"]
+
+KS = (1, 5, 8, 10)
+CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
+_EVIDENCE = re.compile(r"D\d+:\d+")
+
+
+@dataclass
+class ReplayReport:
+    """Figures of one replay. ``hits[category][k]`` counts questions with an evidence turn in the top k."""
+
+    turns: int = 0
+    questions: dict[int, int] = field(default_factory=lambda: defaultdict(int))
+    hits: dict[int, dict[int, int]] = field(default_factory=lambda: defaultdict(lambda: defaultdict(int)))
+    skipped_questions: int = 0
+    malformed_evidence: int = 0
+    remember_seconds: float = 0.0
+    recall_ms: list[float] = field(default_factory=list)
+    inject_ms: list[float] = field(default_factory=list)
+    inject_hits: int = 0
+    inject_questions: int = 0
+    inject_bytes: list[int] = field(default_factory=list)
+    inject_skips: Counter = field(default_factory=Counter)
+
+    def recall_at(self, k: int, category: int | None = None) -> float:
+        cats = [category] if category is not None else list(CATEGORIES)
+        total = sum(self.questions[c] for c in cats)
+        return sum(self.hits[c][k] for c in cats) / total if total else 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        def pct(values: list[float], q: float) -> float | None:
+            if not values:
+                return None
+            ordered = sorted(values)
+            return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))], 2)
+
+        out: dict[str, Any] = {
+            "turns": self.turns,
+            "questions": sum(self.questions.values()),
+            "skipped_questions": self.skipped_questions,
+            "malformed_evidence_ids": self.malformed_evidence,
+            "remember_seconds": round(self.remember_seconds, 2),
+            "recall_at": {
+                "overall": {k: round(self.recall_at(k), 4) for k in KS},
+                **{CATEGORIES[c]: {k: round(self.recall_at(k, c), 4) for k in KS} for c in CATEGORIES},
+            },
+            "recall_latency_ms": {"p50": pct(self.recall_ms, 0.5), "p99": pct(self.recall_ms, 0.99)},
+        }
+        if self.inject_questions:
+            out["inject"] = {
+                "questions": self.inject_questions,
+                "evidence_in_block": round(self.inject_hits / self.inject_questions, 4),
+                "block_bytes": {"p50": pct(self.inject_bytes, 0.5), "p90": pct(self.inject_bytes, 0.9),
+                                "max": max(self.inject_bytes) if self.inject_bytes else None,
+                                "mean": round(statistics.mean(self.inject_bytes), 1) if self.inject_bytes else None},
+                "skip_reasons": dict(self.inject_skips),
+                "latency_ms": {"p50": pct(self.inject_ms, 0.5), "p99": pct(self.inject_ms, 0.99)},
+            }
+        return out
+
+
+def load_conversations(path: Path | str) -> list[dict[str, Any]]:
+    """The samples of a LoCoMo JSON file (a list of ``{sample_id, conversation, qa}``)."""
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    if not isinstance(data, list):
+        raise ValueError(f"{path}: expected a JSON list of LoCoMo samples")
+    return data
+
+
+def _turns(sample: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """``(dia_id, title, body)`` for every turn of a sample, in order."""
+    conv = sample["conversation"]
+    sessions = sorted((int(k.split("_")[1]), k) for k in conv if re.fullmatch(r"session_\d+", k))
+    out = []
+    for number, key in sessions:
+        date = conv.get(f"session_{number}_date_time", "")
+        for turn in conv[key]:
+            body = turn.get("text", "").strip()
+            caption = turn.get("blip_caption")
+            if caption:
+                body = f"{body} [image: {caption}]".strip()
+            if not body:
+                continue
+            out.append((turn["dia_id"], f"{turn['speaker']} — {date}".strip(" —"), body))
+    return out
+
+
+def _evidence(raw: list[Any], known: set[str], report: ReplayReport) -> set[str]:
+    ids: set[str] = set()
+    for item in raw or []:
+        found = _EVIDENCE.findall(str(item))
+        if not found or "".join(found) != re.sub(r"[\s;,]", "", str(item)):
+            report.malformed_evidence += 1
+        ids.update(f for f in found if f in known)
+    return ids
+
+
+class _Rpc:
+    def __init__(self, url: str, token: str | None) -> None:
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        self.client = httpx.Client(base_url=url.rstrip("/"), headers=headers, timeout=60)
+        self.n = 0
+
+    def batch(self, calls: list[tuple[str, dict[str, Any]]]) -> list[Any]:
+        payload = []
+        for method, params in calls:
+            self.n += 1
+            payload.append({"jsonrpc": "2.0", "id": self.n, "method": method, "params": params})
+        body = self.client.post("/rpc", json=payload).json()
+        by_id = {r["id"]: r for r in body}
+        out = []
+        for call in payload:
+            r = by_id[call["id"]]
+            if "error" in r:
+                raise RuntimeError(f"{call['method']} failed: {r['error']['message']}")
+            out.append(r["result"])
+        return out
+
+    def call(self, method: str, params: dict[str, Any]) -> Any:
+        return self.batch([(method, params)])[0]
+
+
+def replay(path: Path | str, url: str, *, token: str | None = None, inject: bool = False, realm: str | None = None,
+           limit: int | None = None, progress: Any = None) -> ReplayReport:
+    """Run the replay. ``progress`` is an optional ``rich.progress.Progress``. Raises ``RuntimeError``
+    when the gateway refuses a call."""
+    samples = load_conversations(path)[: limit or None]
+    rpc = _Rpc(url, token)
+    report = ReplayReport()
+    total_turns = sum(len(_turns(s)) for s in samples)
+    total_q = sum(1 for s in samples for q in s.get("qa", []) if q.get("category") in CATEGORIES)
+    t_write = progress.add_task("remember turns", total=total_turns) if progress else None
+    t_ask = progress.add_task("ask questions", total=total_q) if progress else None
+    extra = {"realm": realm} if realm else {}
+    for sample in samples:
+        identity = f"locomo:{sample['sample_id']}"
+        turns = _turns(sample)
+        id_of: dict[str, str] = {}
+        start = time.perf_counter()
+        for i in range(0, len(turns), 64):
+            chunk = turns[i:i + 64]
+            results = rpc.batch([("meta/agent_memory/remember", {"identity": identity, "title": t, "body": b, **extra})
+                                 for _, t, b in chunk])
+            for (dia, _, _), res in zip(chunk, results):
+                id_of[res["memory_id"]] = dia
+            if progress:
+                progress.advance(t_write, len(chunk))
+        report.remember_seconds += time.perf_counter() - start
+        report.turns += len(turns)
+        known = set(id_of.values())
+        session = f"replay-{sample['sample_id']}"
+        if inject:
+            rpc.call("meta/session/note", {"identity": identity, "session_key": session})
+        for qa in sample.get("qa", []):
+            cat = qa.get("category")
+            if cat not in CATEGORIES:
+                continue
+            if progress:
+                progress.advance(t_ask)
+            evidence = _evidence(qa.get("evidence", []), known, report)
+            if not evidence:
+                report.skipped_questions += 1
+                continue
+            report.questions[cat] += 1
+            t0 = time.perf_counter()
+            got = rpc.call("meta/agent_memory/recall", {"identity": identity, "query_text": qa["question"],
+                                                        "max_entries": max(KS), **extra})
+            report.recall_ms.append((time.perf_counter() - t0) * 1000)
+            ranked = [id_of.get(r["memory_id"]) for r in got["records"]]
+            for k in KS:
+                if evidence & set(ranked[:k]):
+                    report.hits[cat][k] += 1
+            if inject:
+                t0 = time.perf_counter()
+                block = rpc.call("meta/turn/inject", {"identity": identity, "session_key": session,
+                                                      "query_text": qa["question"], "surface": "turn", **extra})
+                report.inject_ms.append((time.perf_counter() - t0) * 1000)
+                report.inject_questions += 1
+                if block.get("text"):
+                    report.inject_bytes.append(block["rendered_bytes"])
+                    if evidence & {id_of.get(i) for i in block["included_ids"]}:
+                        report.inject_hits += 1
+                else:
+                    report.inject_skips[block.get("skip_reason") or "none"] += 1
+                # each question stands for a fresh turn of a long conversation whose context was compacted
+                rpc.call("meta/session/compacted", {"session_key": session})
+    return report

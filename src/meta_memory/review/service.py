@@ -1,0 +1,148 @@
+"""One object the runtime holds for the review area: every review RPC maps to one method here.
+
+Method table (params parsed by :mod:`meta_memory.review.params`):
+
+=====================================  ==========================================
+``meta/memory/quarantine/decide``      :meth:`ReviewService.decide`
+``meta/gating/decide``                 :meth:`ReviewService.gating_decide`
+``meta/gating/check``                  :meth:`ReviewService.gating_check`
+``meta/memory/steward/dream``          :meth:`ReviewService.dream`
+``meta/session/retire``                :meth:`ReviewService.retire`
+``meta/memory/proposals/list``         :meth:`ReviewService.proposals`
+``meta/memory/proposals/decide``       :meth:`ReviewService.decide_proposal`
+=====================================  ==========================================
+
+Each method returns the JSON-ready result dict.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from meta_memory.clock import Clock
+from meta_memory.review import harvest, params, promotions, proposals
+from meta_memory.review.config import StewardConfig
+from meta_memory.review.dream import DreamReport, run_dream
+from meta_memory.review.model import Reviewer
+from meta_memory.review.quarantine import decide
+from meta_memory.review.scheduler import DreamScheduler
+from meta_memory.review.steward import LlmSteward, PolicySteward, Steward
+
+__all__ = ["ReviewService", "build_steward"]
+
+
+def build_steward(config: StewardConfig) -> Steward:
+    """The steward ``config`` names: :class:`PolicySteward`, or :class:`LlmSteward` (key from ``api_key_env``)."""
+    if config.kind == "llm":
+        key = os.environ.get(config.api_key_env) if config.api_key_env else None
+        return LlmSteward(config.base_url or "", config.model or "", key, timeout_s=config.timeout_s)
+    return PolicySteward()
+
+
+class ReviewService:
+    """Review operations over one agent-memory store.
+
+    Args:
+        store: the agent-memory store (``run_in_transaction``; the SQLite store).
+        clock: the runtime clock.
+        events: the runtime's :class:`~meta_memory.events.bus.EventBus` (or ``None``).
+        ledger: the :class:`~meta_memory.ledger.AssertionLedger` (or ``None``).
+        steward_config: ``[agent_memory.steward]`` (defaults: disabled policy steward).
+        steward: override the steward the config would build (tests, embedders).
+    """
+
+    def __init__(
+        self,
+        store: Any,
+        clock: Clock,
+        events: Any = None,
+        ledger: Any = None,
+        steward_config: StewardConfig | None = None,
+        steward: Steward | None = None,
+    ) -> None:
+        self.store = store
+        self.clock = clock
+        self.events = events
+        self.ledger = ledger
+        self.config = steward_config or StewardConfig()
+        self.steward = steward or build_steward(self.config)
+        self._scheduler: DreamScheduler | None = None
+
+    # ----------------------------------------------------------------- RPC
+
+    def decide(self, raw: Any, principal: str | None = None) -> dict[str, Any]:
+        """``meta/memory/quarantine/decide``; ``principal`` is the authenticated caller (``None`` = unknown)."""
+        p = params.parse_decide_params(raw)
+        out = decide(
+            self.store, p.realm, p.identity, p.memory_id, p.verdict, p.expected_content_hash, p.rationale,
+            Reviewer.operator(principal), clock=self.clock, events=self.events,
+        )
+        return out.to_dict()
+
+    def gating_decide(self, raw: Any) -> dict[str, Any]:
+        """``meta/gating/decide`` {realm?, pending_id, decision}."""
+        p = params.parse_gating_decide_params(raw)
+        return promotions.gating_decide(
+            self.store, p.realm, p.pending_id, p.decision, clock=self.clock, events=self.events
+        ).to_dict()
+
+    def gating_check(self, raw: Any) -> dict[str, Any]:
+        """``meta/gating/check`` {entity, topic, store?}: ``allowed`` false while a conflict is active."""
+        p = params.parse_gating_check_params(raw)
+        if self.ledger is None:
+            return promotions.GatingCheck(p.entity, p.topic, p.store, True, None).to_dict()
+        return promotions.gating_check(self.ledger, p.entity, p.topic, p.store).to_dict()
+
+    def dream(self, raw: Any) -> dict[str, Any]:
+        """``meta/memory/steward/dream`` {realm?}: one dream now (whether or not the schedule is enabled)."""
+        p = params.parse_dream_params(raw)
+        return self.run_dream(p.realm).to_dict()
+
+    def retire(self, raw: Any) -> dict[str, Any]:
+        """``meta/session/retire`` {identity, realm?, session_key?, cause}: record a pending harvest."""
+        p = params.parse_retire_params(raw)
+        return harvest.record_harvest(self.store, p.realm, p.identity, p.session_key, p.cause, clock=self.clock)
+
+    def proposals(self, raw: Any) -> dict[str, Any]:
+        """``meta/memory/proposals/list`` {realm?, status?, limit?}: body-free rows."""
+        p = params.parse_proposal_list_params(raw)
+        rows = proposals.list_proposals(self.store, p.realm, status=p.status, limit=p.limit)
+        return {"proposals": [r.summary() for r in rows]}
+
+    def decide_proposal(self, raw: Any, principal: str | None = None) -> dict[str, Any]:
+        """``meta/memory/proposals/decide`` {realm?, proposal_id, action: accept|hold|reject, rationale?}."""
+        p = params.parse_proposal_action_params(raw)
+        if p.action == "accept":
+            out = proposals.accept_proposal(
+                self.store, p.realm, p.proposal_id, Reviewer.operator(principal), p.rationale, events=self.events
+            )
+            return {"status": "accepted", **out.to_dict()}
+        if p.action == "hold":
+            return {"proposal_id": p.proposal_id, "status": proposals.hold_proposal(self.store, p.realm, p.proposal_id)}
+        return {"proposal_id": p.proposal_id, "status": proposals.reject_proposal(self.store, p.realm, p.proposal_id)}
+
+    # ----------------------------------------------------------------- dreams
+
+    def run_dream(self, realm: str) -> DreamReport:
+        return run_dream(
+            self.store, realm, self.steward, clock=self.clock, events=self.events, ledger=self.ledger,
+            caps=self.config.caps, open_loop_age_days=self.config.open_loop_age_days,
+        )
+
+    def dream_all_realms(self) -> list[DreamReport]:
+        """One dream per realm the store holds (what the schedule runs)."""
+        return [self.run_dream(realm) for realm in self.store.list_realms()]
+
+    def start_schedule(self, *, tick_s: float = 1.0) -> DreamScheduler | None:
+        """Start the cadence thread when the steward is enabled; returns it (``None`` when disabled)."""
+        if not self.config.enabled:
+            return None
+        if self._scheduler is None:
+            self._scheduler = DreamScheduler(self.dream_all_realms, self.config.interval_ms, self.clock, tick_s=tick_s)
+        self._scheduler.start()
+        return self._scheduler
+
+    def stop_schedule(self) -> None:
+        if self._scheduler is not None:
+            self._scheduler.stop()

@@ -1,0 +1,231 @@
+"""Param parsing (reference §6 messages), the steward config, the dream scheduler, and the service end to end."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from meta_memory.clock import ManualClock
+from meta_memory.errors import ConfigError, InvalidParams, QuarantineReviewRefused
+from meta_memory.recall import fts
+from meta_memory.review import sql
+from meta_memory.review.config import StewardConfig, parse_cadence
+from meta_memory.review.params import (
+    parse_decide_params,
+    parse_gating_check_params,
+    parse_gating_decide_params,
+    parse_retire_params,
+)
+from meta_memory.review.scheduler import DreamScheduler
+from meta_memory.review.service import ReviewService
+from meta_memory.review.steward import LlmSteward, PolicySteward
+
+from .conftest import IDENTITY, REALM, Env
+
+BASE = {"identity": " lead:main ", "memory_id": "mem-1", "verdict": "release", "expected_content_hash": "abc"}
+
+
+def rule(raw: Any) -> str:
+    with pytest.raises(InvalidParams) as info:
+        parse_decide_params(raw)
+    return info.value.message
+
+
+def test_decide_params_bind_scope_verdict_and_content() -> None:
+    p = parse_decide_params({**BASE, "rationale": "  confirmed  "})
+    assert (p.realm, p.identity, p.memory_id, p.verdict, p.rationale) == ("default", "lead:main", "mem-1", "release", "confirmed")
+    assert parse_decide_params({**BASE, "verdict": " tombstone ", "rationale": None}).verdict == "tombstone"
+    assert parse_decide_params({**BASE, "rationale": "   "}).rationale is None
+    assert rule({**BASE, "verdict": "hold"}) == "Invalid params: verdict must be 'release' or 'tombstone' (got 'hold')"
+    assert rule({**BASE, "verdict": 1}) == "Invalid params: verdict must be 'release' or 'tombstone'"
+    assert rule({k: v for k, v in BASE.items() if k != "verdict"}) == "Invalid params: verdict must be 'release' or 'tombstone'"
+    assert rule({**BASE, "expected_content_hash": " "}) == (
+        "Invalid params: expected_content_hash must be the non-empty content_hash of the reviewed record"
+    )
+    assert rule({**BASE, "rationale": 7}) == "Invalid params: rationale must be a string when provided"
+    assert rule({**BASE, "rationale": "x" * 401}) == "Invalid params: rationale must be at most 400 bytes"
+    assert rule({**BASE, "memory_id": ""}) == "Invalid params: memory_id must not be empty"
+    assert rule({**BASE, "identity": ""}) == "Invalid params: identity must be a valid non-empty string"
+    assert rule({**BASE, "reviewer": "mallory"}) == "Invalid params: unknown field 'reviewer'"
+    assert rule([1]) == "Invalid params: params must be an object"
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.text(max_size=500))
+def test_rationale_rule_holds_for_any_text(text: str) -> None:
+    trimmed = text.strip()
+    try:
+        p = parse_decide_params({**BASE, "rationale": text})
+    except InvalidParams as exc:
+        assert exc.field == "rationale"
+        assert len(trimmed.encode("utf-8", "surrogatepass")) > 400
+    else:
+        assert p.rationale == (trimmed or None)
+        assert len(trimmed.encode("utf-8", "surrogatepass")) <= 400
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.text(max_size=30))
+def test_only_two_verdicts_parse(verdict: str) -> None:
+    try:
+        p = parse_decide_params({**BASE, "verdict": verdict})
+    except InvalidParams:
+        assert verdict.strip() not in ("release", "tombstone")
+    else:
+        assert p.verdict == verdict.strip() in ("release", "tombstone")
+
+
+def test_other_params() -> None:
+    assert parse_gating_decide_params({"pending_id": "gate-1", "decision": "approve"}).decision == "approve"
+    with pytest.raises(InvalidParams, match="decision must be 'approve' or 'deny'"):
+        parse_gating_decide_params({"pending_id": "gate-1", "decision": "maybe"})
+    assert parse_gating_check_params({"entity": "acme", "topic": "price"}).store is None
+    with pytest.raises(InvalidParams, match="topic must be a non-empty string"):
+        parse_gating_check_params({"entity": "acme"})
+    p = parse_retire_params({"identity": "lead:main", "cause": "respawn"})
+    assert p.session_key is None and p.cause == "respawn"
+    with pytest.raises(InvalidParams, match="cause must be a non-empty string"):
+        parse_retire_params({"identity": "lead:main"})
+
+
+# ----------------------------------------------------------------------------- config
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(min_value=1, max_value=10**6), st.sampled_from(["s", "m", "h", "d"]), st.booleans())
+def test_cadence_forms(n: int, unit: str, star: bool) -> None:
+    factor = {"s": 1_000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}[unit]
+    assert parse_cadence(f"{'*/' if star else ''}{n}{unit}") == n * factor
+    assert parse_cadence(n) == n * 1_000
+
+
+@pytest.mark.parametrize("bad", ["", "*/0h", "6 hours", "*/6w", "-5s", 0, -1, True, 1.5])
+def test_bad_cadences_are_refused(bad: Any) -> None:
+    with pytest.raises(ValueError):
+        parse_cadence(bad)
+
+
+def test_steward_config_defaults_and_strict_parsing() -> None:
+    cfg = StewardConfig.parse(None)
+    assert (cfg.enabled, cfg.kind, cfg.interval_ms, cfg.caps.proposals, cfg.caps.quarantine, cfg.caps.harvests) == (
+        False, "policy", 6 * 3_600_000, 32, 16, 4,
+    )
+    assert StewardConfig.parse(True).enabled
+    cfg = StewardConfig.parse({"enabled": True, "kind": "llm", "base_url": "http://127.0.0.1:9/v1/", "model": "m",
+                               "cadence": 3600, "caps": {"quarantine": 2}})
+    assert cfg.base_url == "http://127.0.0.1:9/v1" and cfg.interval_ms == 3_600_000 and cfg.caps.quarantine == 2
+    for raw, message in [
+        ({"bogus": 1}, "agent_memory.steward.bogus: unknown key"),
+        ({"kind": "llm"}, "agent_memory.steward: kind 'llm' needs base_url and model"),
+        ({"cadence": "sometimes"}, "agent_memory.steward.cadence: cadence must be like"),
+        ({"caps": {"harvests": -1}}, "agent_memory.steward.caps.harvests"),
+        ({"enabled": "yes"}, "agent_memory.steward.enabled"),
+        ({"base_url": "ftp://x"}, "agent_memory.steward.base_url: base_url must be an http(s) URL"),
+        ("on", "agent_memory.steward must be a table or a boolean"),
+    ]:
+        with pytest.raises(ConfigError) as info:
+            StewardConfig.parse(raw)
+        assert str(info.value).startswith(message)
+
+
+# ----------------------------------------------------------------------------- scheduler
+
+
+def wait_for(predicate: Any, timeout_s: float = 5.0) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.005)
+    return False
+
+
+def test_scheduler_runs_on_the_cadence_and_stops() -> None:
+    clock = ManualClock(0)
+    calls: list[int] = []
+    sched = DreamScheduler(lambda: calls.append(clock.now_ms()), 60_000, clock, tick_s=0.005)
+    sched.start()
+    try:
+        time.sleep(0.05)
+        assert calls == []
+        clock.advance(60_000)
+        assert wait_for(lambda: len(calls) == 1)
+        clock.advance(30_000)
+        time.sleep(0.05)
+        assert len(calls) == 1
+        clock.advance(30_000)
+        assert wait_for(lambda: len(calls) == 2)
+    finally:
+        sched.stop()
+    assert not sched.running
+    clock.advance(600_000)
+    time.sleep(0.05)
+    assert len(calls) == 2
+
+
+def test_scheduler_survives_a_failing_run() -> None:
+    clock = ManualClock(0)
+
+    def boom() -> None:
+        raise RuntimeError("x")
+
+    sched = DreamScheduler(boom, 1_000, clock, tick_s=0.005)
+    sched.start()
+    try:
+        clock.advance(1_000)
+        assert wait_for(lambda: sched.failures == 1)
+        clock.advance(1_000)
+        assert wait_for(lambda: sched.failures == 2)
+    finally:
+        sched.stop()
+
+
+def test_service_schedule_runs_dreams_for_every_realm(env: Env) -> None:
+    env.poisoned()
+    cfg = StewardConfig.parse({"enabled": True, "cadence": "*/1h"})
+    svc = ReviewService(env.store, env.clock, env.events, steward_config=cfg)
+    assert isinstance(svc.steward, PolicySteward)
+    sched = svc.start_schedule(tick_s=0.005)
+    assert sched is not None
+    try:
+        env.clock.advance(3_600_000)
+        assert wait_for(lambda: len(env.events_of("memory.dream.completed")) == 1)
+    finally:
+        svc.stop_schedule()
+    assert ReviewService(env.store, env.clock, steward_config=StewardConfig()).start_schedule() is None
+    llm_cfg = StewardConfig.parse({"kind": "llm", "base_url": "http://127.0.0.1:1/v1", "model": "m"})
+    assert isinstance(ReviewService(env.store, env.clock, steward_config=llm_cfg).steward, LlmSteward)
+
+
+# ----------------------------------------------------------------------------- end to end through the service
+
+
+@pytest.mark.parametrize("verdict", ["release", "tombstone"])
+def test_poisoned_write_to_decision_through_the_service(env: Env, verdict: str) -> None:
+    svc = ReviewService(env.store, env.clock, env.events)
+    origin = env.poisoned(body="The reader prefers weekly summaries on Fridays.")
+    # The operator finds it in the queue and reads it (content hash).
+    queue = env.store.run_in_transaction(
+        REALM, lambda tx: [tx.get(i) for i in sql.quarantined_records(tx.conn, 50)]
+    )
+    assert [r.id for r in queue] == [origin.id]
+    expr = fts.match_expression("weekly summaries")
+    assert env.store.search(REALM, env.scope(), expr, 5) == []
+    raw = {"realm": REALM, "identity": IDENTITY, "memory_id": origin.id, "verdict": verdict,
+           "expected_content_hash": queue[0].content_hash, "rationale": "checked"}
+    out = svc.decide(raw, principal=None)
+    assert out["decision"]["review"]["reviewer"] == {"kind": "operator", "principal": None}
+    recalled = [r.id for r, _ in env.store.search(REALM, env.scope(), expr, 5)]
+    if verdict == "release":
+        assert out["outcome"] == "released" and recalled == [f"{origin.id}-released"]
+    else:
+        assert out["outcome"] == "tombstoned" and recalled == []
+    again = svc.decide(raw, principal="someone-else")
+    assert again["outcome"] == f"already_{'released' if verdict == 'release' else 'tombstoned'}"
+    assert again["decision"] == out["decision"]
+    with pytest.raises(QuarantineReviewRefused):
+        svc.decide({**raw, "verdict": "tombstone" if verdict == "release" else "release"})
