@@ -64,8 +64,10 @@ def _open_store(runtime: "Runtime", cfg: Any, gate: Any) -> Any:
 
 
 def wire_features(runtime: "Runtime") -> None:
-    """Attach ``runtime.agent_memory`` (an :class:`AgentMemoryFeature` or ``None``)."""
+    """Attach ``runtime.agent_memory`` (an :class:`AgentMemoryFeature` or ``None``) and
+    ``runtime.memory_panel_store`` (the console Memory panel's read models, or ``None``)."""
     runtime.agent_memory = None
+    runtime.memory_panel_store = None
     cfg = _agent_memory_config(runtime)
     if cfg is None:
         return
@@ -112,3 +114,23 @@ def wire_features(runtime: "Runtime") -> None:
     host = HostService(cfg, firewall, injection, tool, store)
     del ScopeKind
     runtime.agent_memory = AgentMemoryFeature(cfg, store, firewall, service, injection, tool, host)
+
+    from .review.service import ReviewService
+
+    runtime.review = ReviewService(store, runtime.clock, events=runtime.events, ledger=runtime.ledger,
+                                   steward_config=cfg.steward)
+    if runtime.start_background:
+        runtime.review.start_schedule()
+        runtime.add_closer(runtime.review.stop_schedule)
+    _wire_memory_panel(runtime, store)
+
+
+def _wire_memory_panel(runtime: "Runtime", store: Any) -> None:
+    """The bundled SQLite store serves the console Memory panel (seed: Console Memory panel);
+    other backends leave the panel methods unadvertised until an embedder calls
+    ``runtime.set_memory_panel_store(store)``."""
+    from .agent_memory.store.sqlite import SqliteAgentMemoryStore
+    from .panel.store import SqlitePanelStore
+
+    if isinstance(store, SqliteAgentMemoryStore):
+        runtime.set_memory_panel_store(SqlitePanelStore(store))

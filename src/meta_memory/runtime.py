@@ -15,7 +15,6 @@ from typing import Any
 
 from .clock import Clock, SystemClock
 from .config import MetaConfig
-from .errors import StartupError
 
 __all__ = ["Runtime"]
 
@@ -31,6 +30,7 @@ class Runtime:
         state_dir: the persistent state directory (``None``: nothing on disk;
             agent memory then needs an explicit store).
         clock: time source (UTC epoch ms); the system clock by default.
+        start_background: start background work (the steward's dream schedule, when enabled).
 
     Raises:
         StartupError: a predecessor ledger file or file-name twins under the
@@ -38,12 +38,14 @@ class Runtime:
             or a configuration refused at gateway init.
     """
 
-    def __init__(self, config: MetaConfig | None = None, state_dir: Path | str | None = None, *, clock: Clock | None = None) -> None:
+    def __init__(self, config: MetaConfig | None = None, state_dir: Path | str | None = None, *, clock: Clock | None = None,
+                 start_background: bool = True) -> None:
         self.config = config or MetaConfig()
         self.state_dir = Path(state_dir) if state_dir is not None else None
         self.clock: Clock = clock or SystemClock()
         self._lock = threading.RLock()
         self._closed = False
+        self.start_background = start_background
 
         from .events.bus import EventBus
         from .ledger.ledger import AssertionLedger
@@ -59,15 +61,7 @@ class Runtime:
         self.events = EventBus(self.clock, path=(self.state_dir / "events.sqlite3") if self.state_dir else None,
                                retention=self.config.gateway.events_retention)
 
-        memory = self.config.memory
-        if memory is not None and self.layout is None:
-            raise StartupError("the ledger's local_json backend needs a persistent state directory")
-        self.ledger = AssertionLedger(
-            self.layout.ledger_path if memory is not None and self.layout is not None else None,
-            health_check_endpoint=getattr(memory, "health_check_endpoint", None) if memory is not None else None,
-            clock=self.clock,
-        )
-        self.ledger.load()
+        self.ledger = AssertionLedger.from_config(self.config.memory, self.state_dir, self.clock)
         self._init_features()
 
     # Feature wiring lives in one place so the order of construction is explicit.
@@ -88,6 +82,21 @@ class Runtime:
             "storage": {"slots": slots},
         }
 
+    def set_memory_panel_store(self, store: Any) -> None:
+        """Wire the console Memory panel's read models (seed: Console Memory panel).
+
+        ``store`` is any :class:`~meta_memory.panel.store.MemoryPanelStore` (inherit
+        :class:`~meta_memory.panel.store.PanelStoreDefaults` for the conservative
+        defaults), or ``None`` to leave the ten ``meta/memory/panel/*`` methods
+        unadvertised. Raises ``TypeError`` for an object without the protocol's methods.
+        """
+        if store is not None:
+            from .panel.store import MemoryPanelStore
+
+            if not isinstance(store, MemoryPanelStore):
+                raise TypeError("the memory panel store must implement MemoryPanelStore")
+        self.memory_panel_store = store
+
     def close(self) -> None:
         """Release stores, pools and threads. Idempotent."""
         with self._lock:
@@ -99,6 +108,7 @@ class Runtime:
                 closer()
             except Exception:  # noqa: BLE001 - best effort on shutdown
                 log.exception("error while closing the runtime")
+        self.ledger.close()
         self.events.close()
 
     def add_closer(self, fn: Any) -> None:

@@ -19,7 +19,6 @@ from meta_memory.ledger import (
     QueryRequest,
 )
 from meta_memory.ledger.persistence import MAX_RETAINED
-from meta_memory.ledger.rpc import METHODS, memory_index, memory_query, memory_stores
 
 
 @pytest.fixture
@@ -357,19 +356,27 @@ def test_from_config(tmp_path: Path, clock: ManualClock) -> None:
         AssertionLedger.from_config(LedgerConfig(), None, clock)
 
 
-def test_rpc_handlers_return_wire_json(state_path: Path, clock: ManualClock) -> None:
-    ledger = open_ledger(state_path, clock)
-    assert set(METHODS) == {"meta/memory/index", "meta/memory/query", "meta/memory/stores"}
-    indexed = memory_index(ledger, {"entity": "E", "topic": "T", "fact": "F", "metadata": {"source": "runbook"}})
-    assert indexed == {
-        "entity": "e",
-        "topic": "t",
-        "store": "knowledge_graph",
-        "assertion_id": "memory-assert-000000",
-        "conflict_active": False,
-    }
-    result = memory_query(ledger, {"query": "f"})
-    assert result["assertions"][0]["metadata"] == {"source": "runbook"}
-    assert result["conflicts"] == []
-    assert memory_stores(ledger, None)["stores"][0] == {"store": "knowledge_graph", "record_count": 1}
-    json.dumps(result)
+def test_method_table_returns_wire_json(clock: ManualClock) -> None:
+    from meta_memory.rpc.methods import build_method_table
+    from meta_memory.rpc.registry import CallContext
+    from meta_memory.runtime import Runtime
+
+    table = build_method_table()
+    with Runtime(clock=clock) as runtime:
+        def call(method: str, params: object) -> dict:
+            return table.call(runtime, CallContext(), method, params)
+
+        assert {"meta/memory/index", "meta/memory/query", "meta/memory/stores"} <= set(table.names(runtime))
+        indexed = call("meta/memory/index", {"entity": "E", "topic": "T", "fact": "F", "metadata": {"source": "runbook"}})
+        assert indexed == {
+            "entity": "e",
+            "topic": "t",
+            "store": "knowledge_graph",
+            "assertion_id": "memory-assert-000000",
+            "conflict_active": False,
+        }
+        result = call("meta/memory/query", {"query": "f"})
+        assert result["assertions"][0]["metadata"] == {"source": "runbook"}
+        assert result["conflicts"] == []
+        assert call("meta/memory/stores", None)["stores"][0] == {"store": "knowledge_graph", "record_count": 1}
+        json.dumps(result)

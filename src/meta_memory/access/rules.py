@@ -91,6 +91,9 @@ MUTATING_METHODS: frozenset[str] = frozenset(
         "meta/agent_memory/forget",
         "meta/agent_memory/tool",
         "meta/memory/quarantine/decide",
+        "meta/gating/decide",
+        "meta/memory/steward/dream",
+        "meta/memory/proposals/decide",
     }
 )
 
@@ -235,6 +238,10 @@ def _review_anywhere(p: Mapping[str, Any], r: Resources) -> list[Requirement]:
     return [Requirement(REVIEW, Resource.anywhere())]
 
 
+def _commit_anywhere(p: Mapping[str, Any], r: Resources) -> list[Requirement]:
+    return [Requirement("mob.memory.commit", Resource.anywhere())]
+
+
 _Rule = Callable[[Mapping[str, Any], Resources], list[Requirement]]
 
 RULES: dict[str, _Rule] = {
@@ -246,6 +253,10 @@ RULES: dict[str, _Rule] = {
     "meta/turn/inject": _read,
     "meta/agent_memory/tool": _tool,
     "meta/memory/quarantine/decide": _decide,
+    "meta/gating/decide": _review_anywhere,
+    "meta/memory/steward/dream": _review_anywhere,
+    "meta/memory/proposals/list": _unscoped_read,
+    "meta/memory/proposals/decide": _commit_anywhere,
     PANEL + "records": _records,
     PANEL + "record": _none,
     PANEL + "quarantine": _review_anywhere,

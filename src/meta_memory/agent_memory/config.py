@@ -91,6 +91,8 @@ class AgentMemoryConfig(BaseModel):
     content_trust: ContentTrustConfig = ContentTrustConfig()
     store: Literal["sqlite", "postgres"] = "sqlite"
     dsn: str | None = None
+    steward: Any = None
+    """``[agent_memory.steward]``: a :class:`meta_memory.review.config.StewardConfig` (``None`` = disabled)."""
 
     @property
     def header(self) -> str:
@@ -235,4 +237,11 @@ def parse_agent_memory_section(raw: dict[str, Any] | bool | None) -> AgentMemory
         content_trust=content_trust,
         store=store,  # type: ignore[arg-type]
         dsn=dsn.strip() if dsn else None,
+        steward=_steward(raw.get("steward")),
     )
+
+
+def _steward(raw: Any) -> Any:
+    from meta_memory.review.config import StewardConfig
+
+    return StewardConfig.parse(raw)

@@ -2,7 +2,7 @@
 signals held by the runtime and persisted as one local JSON file.
 
 Public entry points: :class:`AssertionLedger`, :func:`parse_memory_section`,
-the wire models, and the RPC handlers in :mod:`meta_memory.ledger.rpc`.
+the wire models and their param parsers (the RPC methods are registered in :mod:`meta_memory.rpc.methods.ledger`).
 """
 
 from meta_memory.ledger.config import LedgerConfig, parse_memory_section

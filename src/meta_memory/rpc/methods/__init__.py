@@ -16,9 +16,9 @@ __all__ = ["build_method_table"]
 
 @lru_cache(maxsize=1)
 def build_method_table() -> MethodTable:
-    from . import agent_memory, host, ledger, system
+    from . import agent_memory, host, ledger, panel, review, system
 
     table = MethodTable()
-    for module in (system, ledger, agent_memory, host):
+    for module in (system, ledger, agent_memory, host, review, panel):
         module.register(table)
     return table

@@ -1,0 +1,221 @@
+"""``meta/memory/panel/*``: the console Memory panel's ten read methods (seed: Console Memory panel).
+
+==================================  =====================================================  ==================
+method                              params                                                 limit (default/max)
+==================================  =====================================================  ==================
+``records``                         realm?, scope?, identity?, scope_key?, status?,        50 / 200
+                                    limit?, cursor?
+``record``                          memory_id, realm?                                      —
+``quarantine``                      realm?, limit?                                         50 / 200
+``dreams``, ``dream_runs``          realm?, limit?                                         20 / 100
+``audit_verdicts``, ``proposals``,  realm?, limit?                                         50 / 200
+``injections``, ``harvests``
+``overview``                        realm?                                                 —
+==================================  =====================================================  ==================
+
+Advertised only when a panel-capable store is wired (``runtime.memory_panel_store``,
+set by the bundled SQLite store or by ``runtime.set_memory_panel_store``). Entry
+gates are checked by the registry (``access.rules``); rows are judged by
+:class:`~meta_memory.panel.service.PanelService`. ``limit`` is clamped to
+``[1, max]``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from pydantic import field_validator
+
+from ...identity import parse_identity, parse_realm
+from ...panel.cursor import parse_cursor
+from ...panel.paging import DEFAULT_LIMIT, MAX_LIMIT, parse_limit
+from ...panel.service import DREAMS_DEFAULT_LIMIT, DREAMS_MAX_LIMIT, PanelService
+from ..params import Params
+from ..registry import CallContext, MethodTable
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ...runtime import Runtime
+
+__all__ = [
+    "PanelListParams",
+    "PanelRealmParams",
+    "PanelRecordParams",
+    "PanelRecordsParams",
+    "panel_enabled",
+    "register",
+]
+
+SCOPES = ("identity", "mob", "operator", "realm")
+STATUSES = ("active", "quarantined", "superseded", "tombstoned")
+
+
+def _realm(value: str | None) -> str | None:
+    if value is None:
+        return None
+    return parse_realm(value)
+
+
+class PanelRealmParams(Params):
+    """``{realm?}``: a non-empty trimmed realm; absent = every realm."""
+
+    realm: str | None = None
+
+    @field_validator("realm")
+    @classmethod
+    def _realm(cls, value: str | None) -> str | None:
+        return _realm(value)
+
+
+class PanelListParams(PanelRealmParams):
+    """``{realm?, limit?}`` (``limit`` an integer, clamped per method)."""
+
+    limit: int | None = None
+
+
+class PanelRecordsParams(PanelListParams):
+    """``meta/memory/panel/records`` params.
+
+    ``scope`` is ``identity|mob|operator|realm`` (``unknown scope '<s>'``);
+    ``identity`` implies ``scope = "identity"`` and ``scope_key = identity``
+    when ``scope_key`` is absent; ``status`` is
+    ``active|quarantined|superseded|tombstoned`` (``unknown status '<s>'``);
+    ``cursor`` is ``"<updated_at_ms>:<memory_id>"`` (``malformed cursor``).
+    """
+
+    scope: str | None = None
+    identity: str | None = None
+    scope_key: str | None = None
+    status: str | None = None
+    cursor: str | None = None
+
+    @field_validator("scope")
+    @classmethod
+    def _scope(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        if value.strip() not in SCOPES:
+            raise ValueError(f"unknown scope '{value}'")
+        return value.strip()
+
+    @field_validator("status")
+    @classmethod
+    def _status(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        if value.strip() not in STATUSES:
+            raise ValueError(f"unknown status '{value}'")
+        return value.strip()
+
+    @field_validator("identity")
+    @classmethod
+    def _identity(cls, value: str | None) -> str | None:
+        return None if value is None else parse_identity(value)
+
+    @field_validator("scope_key")
+    @classmethod
+    def _scope_key(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        if not value.strip():
+            raise ValueError("scope_key must be a non-empty string when provided")
+        return value.strip()
+
+    def filters(self) -> tuple[str | None, str | None]:
+        """The effective ``(scope_kind, scope_key)`` filter."""
+        scope, key = self.scope, self.scope_key
+        if self.identity is not None:
+            scope = scope or "identity"
+            if key is None:
+                key = self.identity
+        if scope == "identity" and key is not None:
+            key = parse_identity(key)
+        if scope == "realm":
+            key = None
+        return scope, key
+
+
+class PanelRecordParams(PanelRealmParams):
+    """``meta/memory/panel/record`` params: ``memory_id`` (required, non-empty), ``realm?``."""
+
+    memory_id: str
+
+    @field_validator("memory_id")
+    @classmethod
+    def _memory_id(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("memory_id is required")
+        return value.strip()
+
+
+def panel_enabled(runtime: "Runtime") -> bool:
+    """Panel methods are advertised only when a panel-capable store is wired."""
+    return getattr(runtime, "memory_panel_store", None) is not None
+
+
+def _service(runtime: "Runtime", ctx: CallContext) -> PanelService:
+    return PanelService(runtime.memory_panel_store, runtime.access.visibility(ctx.principal))
+
+
+def register(table: MethodTable) -> None:
+    on = panel_enabled
+    base = "meta/memory/panel/"
+
+    @table.method(base + "records", PanelRecordsParams, available=on)
+    def records(runtime: "Runtime", ctx: CallContext, p: PanelRecordsParams) -> dict[str, Any]:
+        """Records newest-updated first, body-free, keyset-paged across realms: ``{records, next_cursor, realms}``."""
+        scope, key = p.filters()
+        return _service(runtime, ctx).records(
+            realm=p.realm,
+            scope_kind=scope,
+            scope_key=key,
+            status=p.status,
+            limit=parse_limit(p.limit, DEFAULT_LIMIT, MAX_LIMIT),
+            cursor=parse_cursor(p.cursor),
+        )
+
+    @table.method(base + "record", PanelRecordParams, available=on)
+    def record(runtime: "Runtime", ctx: CallContext, p: PanelRecordParams) -> dict[str, Any]:
+        """One record with body and content hash, its supersede chain and injection usage."""
+        return _service(runtime, ctx).record(memory_id=p.memory_id, realm=p.realm)
+
+    @table.method(base + "quarantine", PanelListParams, available=on)
+    def quarantine(runtime: "Runtime", ctx: CallContext, p: PanelListParams) -> dict[str, Any]:
+        """The quarantine queue and pending gated promotions: ``{records, pending_promotions, realms}``."""
+        return _service(runtime, ctx).quarantine(realm=p.realm, limit=parse_limit(p.limit))
+
+    @table.method(base + "dreams", PanelListParams, available=on)
+    def dreams(runtime: "Runtime", ctx: CallContext, p: PanelListParams) -> dict[str, Any]:
+        """Steward dream summaries from the audit rows: ``{runs, realms, withheld_by_access}``."""
+        limit = parse_limit(p.limit, DREAMS_DEFAULT_LIMIT, DREAMS_MAX_LIMIT)
+        return _service(runtime, ctx).dreams(realm=p.realm, limit=limit)
+
+    @table.method(base + "dream_runs", PanelListParams, available=on)
+    def dream_runs(runtime: "Runtime", ctx: CallContext, p: PanelListParams) -> dict[str, Any]:
+        """Durable dream-run rows: ``{runs, realms, withheld_by_access}``."""
+        limit = parse_limit(p.limit, DREAMS_DEFAULT_LIMIT, DREAMS_MAX_LIMIT)
+        return _service(runtime, ctx).dream_runs(realm=p.realm, limit=limit)
+
+    @table.method(base + "audit_verdicts", PanelListParams, available=on)
+    def audit_verdicts(runtime: "Runtime", ctx: CallContext, p: PanelListParams) -> dict[str, Any]:
+        """Open usage-audit verdicts: ``{verdicts, realms}``."""
+        return _service(runtime, ctx).audit_verdicts(realm=p.realm, limit=parse_limit(p.limit))
+
+    @table.method(base + "overview", PanelRealmParams, available=on)
+    def overview(runtime: "Runtime", ctx: CallContext, p: PanelRealmParams) -> dict[str, Any]:
+        """Per-scope status counts and body bytes with floors and pressure: ``{scopes, totals, floors, realms}``."""
+        return _service(runtime, ctx).overview(realm=p.realm)
+
+    @table.method(base + "proposals", PanelListParams, available=on)
+    def proposals(runtime: "Runtime", ctx: CallContext, p: PanelListParams) -> dict[str, Any]:
+        """Pending mob/operator proposals (metadata and taint flag, no bodies): ``{proposals, realms}``."""
+        return _service(runtime, ctx).proposals(realm=p.realm, limit=parse_limit(p.limit))
+
+    @table.method(base + "injections", PanelListParams, available=on)
+    def injections(runtime: "Runtime", ctx: CallContext, p: PanelListParams) -> dict[str, Any]:
+        """Recent injection-ledger rows, newest first: ``{injections, realms}``."""
+        return _service(runtime, ctx).injections(realm=p.realm, limit=parse_limit(p.limit))
+
+    @table.method(base + "harvests", PanelListParams, available=on)
+    def harvests(runtime: "Runtime", ctx: CallContext, p: PanelListParams) -> dict[str, Any]:
+        """Pending exit-interview harvests: ``{harvests, realms}``."""
+        return _service(runtime, ctx).harvests(realm=p.realm, limit=parse_limit(p.limit))
