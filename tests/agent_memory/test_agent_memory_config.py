@@ -16,7 +16,9 @@ from meta_memory.errors import ConfigError
 def test_defaults() -> None:
     cfg = parse_agent_memory_section({})
     assert cfg == parse_agent_memory_section(None) == parse_agent_memory_section(True)
-    assert cfg.model_dump() == {
+    dumped = cfg.model_dump()
+    assert dumped.pop("steward")["enabled"] is False
+    assert dumped == {
         "enabled": True,
         "realm": "default",
         "selection": "contextual",
@@ -59,7 +61,7 @@ def test_config_is_frozen() -> None:
     ("raw", "needle"),
     [
         ({"maxEntries": 3}, "'maxEntries'"),
-        ({"steward": {"enabled": True}}, "'steward'"),
+        ({"steward": {"cadence": "sometimes"}}, "agent_memory.steward.cadence"),
         ({"selector": "off", "realm": "x"}, "'selector'"),
         ({"max_entries": -1}, "agent_memory.max_entries"),
         ({"max_entries": True}, "agent_memory.max_entries"),

@@ -91,8 +91,8 @@ class AgentMemoryConfig(BaseModel):
     content_trust: ContentTrustConfig = ContentTrustConfig()
     store: Literal["sqlite", "postgres"] = "sqlite"
     dsn: str | None = None
-    steward: Any = None
-    """``[agent_memory.steward]``: a :class:`meta_memory.review.config.StewardConfig` (``None`` = disabled)."""
+    steward: Any = Field(default_factory=lambda: _steward(None))
+    """``[agent_memory.steward]``: a :class:`meta_memory.review.config.StewardConfig` (disabled by default)."""
 
     @property
     def header(self) -> str:
