@@ -1,0 +1,416 @@
+/**
+ * `Meta.builder()`: configure and spawn a gateway, or connect to a running one
+ * (seed: "Agent memory injection" TypeScript snippet; "The runtime owns the assertion ledger").
+ *
+ * ```ts
+ * const handle = await Meta.builder()
+ *   .persistentState(".meta/state")
+ *   .memory(memory.localJson({ healthCheckEndpoint: "http://localhost:3000" }))
+ *   .agentMemory({ realm: "default", selection: "contextual", maxEntries: 8 })
+ *   .spawn();
+ * ```
+ *
+ * Option names are checked as the Python SDK checks them: `agentMemory` takes the
+ * `[agent_memory]` keys in snake_case or camelCase, and an unknown one is refused
+ * with `ConfigError("agent_memory: unsupported key 'x' (allowed: ...)")`; `memory()`
+ * takes only `memory.localJson(...)`. Values are then decoded by the gateway itself
+ * at spawn, and a refusal rejects `spawn()` with a `StartupError` carrying its message.
+ */
+
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+import { paramsToWire, toSnake } from "./case.js";
+import { ConfigError, StartupError } from "./errors.js";
+import { MetaHandle } from "./handle.js";
+import { toToml } from "./toml.js";
+import {
+  DEFAULT_GATEWAY_COMMAND,
+  HttpTransport,
+  StdioTransport,
+  spawnHttpGateway,
+  type GatewayCommand,
+  type HttpOptions,
+  type SpawnOptions,
+  type Transport,
+} from "./transport.js";
+
+// ---------------------------------------------------------------- memory.localJson()
+
+/** The `local_json` ledger backend; the gateway keeps it at `<persistentState>/memory-ledger-state.json`. */
+export class LocalJsonMemoryConfig {
+  readonly kind = "local_json" as const;
+  /** Optional `http(s)://host[:port]` base URL; `GET <it>/v1/health` must answer 2xx at startup and before every persist. */
+  readonly healthCheckEndpoint: string | undefined;
+
+  constructor(healthCheckEndpoint?: string) {
+    this.healthCheckEndpoint = healthCheckEndpoint;
+  }
+
+  /** The `[memory]` table: `{kind: "local_json", health_check_endpoint?}`. */
+  toWire(): Record<string, unknown> {
+    const out: Record<string, unknown> = { kind: "local_json" };
+    if (this.healthCheckEndpoint !== undefined) out.health_check_endpoint = this.healthCheckEndpoint;
+    return out;
+  }
+}
+
+export interface LocalJsonOptions {
+  healthCheckEndpoint?: string;
+}
+
+function unsupported(where: string, names: string[]): ConfigError {
+  return new ConfigError(`${where} got unsupported option(s): ${[...names].sort().join(", ")}`);
+}
+
+function checkEndpoint(raw: unknown): string {
+  const key = "memory.health_check_endpoint";
+  if (typeof raw !== "string") throw new ConfigError(`${key} must be a string (got ${raw === null ? "null" : typeof raw})`);
+  const endpoint = raw.trim();
+  if (!endpoint) throw new ConfigError("memory backend health_check_endpoint must not be empty when provided");
+  if (!endpoint.startsWith("http://") && !endpoint.startsWith("https://")) {
+    throw new ConfigError(`${key} must start with http:// or https:// (got '${endpoint}')`);
+  }
+  return endpoint;
+}
+
+/**
+ * `memory.localJson({healthCheckEndpoint?})`: the only ledger backend.
+ * `memory.elephant(...)` always throws, pointing to `localJson`.
+ */
+export const memory = {
+  localJson(options: LocalJsonOptions = {}): LocalJsonMemoryConfig {
+    if (typeof options !== "object" || options === null) throw new ConfigError("localJson() takes an options object");
+    const known = new Set(["healthCheckEndpoint", "health_check_endpoint"]);
+    const extra = Object.keys(options).filter((k) => !known.has(k));
+    if (extra.length) throw unsupported("localJson()", extra);
+    const raw = (options as Record<string, unknown>).healthCheckEndpoint ?? (options as Record<string, unknown>).health_check_endpoint;
+    return new LocalJsonMemoryConfig(raw === undefined ? undefined : checkEndpoint(raw));
+  },
+
+  elephant(..._args: unknown[]): never {
+    throw new ConfigError(
+      "memory.elephant() was removed: the only ledger backend is local_json. " +
+        "Use memory.localJson({ healthCheckEndpoint }) and pass the old endpoint as healthCheckEndpoint",
+    );
+  },
+};
+
+// ---------------------------------------------------------------- agentMemory({...})
+
+/** The `[agent_memory]` keys, in the gateway's order (mirrors `AgentMemoryConfig`). */
+export const AGENT_MEMORY_KEYS: readonly string[] = [
+  "enabled",
+  "realm",
+  "selection",
+  "max_entries",
+  "recall_timeout_ms",
+  "recall_failure_policy",
+  "instruction_header",
+  "per_turn_injection",
+  "defang_inbound",
+  "llm_writes",
+  "recorder_tool",
+  "operator_scope",
+  "content_trust",
+  "store",
+  "dsn",
+  "steward",
+];
+
+const CONTENT_TRUST_KEYS: readonly string[] = ["trusted_mcp_servers", "untrusted_tools", "trusted_tools"];
+
+/** Content-trust overrides (`agent_memory.content_trust`). */
+export interface ContentTrustOptions {
+  trustedMcpServers?: string[];
+  untrustedTools?: string[];
+  trustedTools?: string[];
+}
+
+/** The memory steward (`agent_memory.steward`); keys camelCase or snake_case, decoded by the gateway. */
+export interface StewardOptions {
+  enabled?: boolean;
+  /** An interval such as `"6h"`, `"30m"` or `"1d"` (cron-like step prefix accepted), or seconds. */
+  cadence?: string | number;
+  kind?: "policy" | "llm";
+  baseUrl?: string;
+  model?: string;
+  apiKeyEnv?: string;
+  timeoutS?: number;
+  openLoopAgeDays?: number;
+  caps?: { proposals?: number; quarantine?: number; harvests?: number };
+  [key: string]: unknown;
+}
+
+/** `agentMemory({...})` options (camelCase; snake_case is accepted too). Defaults are the gateway's. */
+export interface AgentMemoryOptions {
+  enabled?: boolean;
+  realm?: string;
+  selection?: "contextual" | "always";
+  maxEntries?: number;
+  recallTimeoutMs?: number;
+  recallFailurePolicy?: "skip" | "fail";
+  instructionHeader?: string;
+  perTurnInjection?: "off" | "budgeted";
+  defangInbound?: boolean;
+  llmWrites?: "observed" | "quarantined";
+  recorderTool?: boolean;
+  operatorScope?: "off" | "provisional";
+  contentTrust?: ContentTrustOptions;
+  store?: "sqlite" | "postgres";
+  dsn?: string;
+  steward?: boolean | StewardOptions;
+  [key: string]: unknown;
+}
+
+function snakeKey(name: string, allowed: readonly string[]): string | null {
+  if (allowed.includes(name)) return name;
+  const snake = toSnake(name);
+  return allowed.includes(snake) ? snake : null;
+}
+
+function contentTrustToWire(raw: unknown): Record<string, unknown> {
+  const fail = (rule: string) => new ConfigError(`agent_memory.${rule}`);
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) throw fail("content_trust must be an object");
+  const out: Record<string, unknown> = {};
+  const unknown: string[] = [];
+  for (const [name, value] of Object.entries(raw)) {
+    const key = snakeKey(name, CONTENT_TRUST_KEYS);
+    if (key === null) unknown.push(name);
+    else out[key] = value;
+  }
+  if (unknown.length) throw fail(`unsupported content_trust fields: ${unknown.sort().join(", ")}`);
+  for (const [key, value] of Object.entries(out)) {
+    if (!Array.isArray(value)) throw fail(`content_trust.${key} must be an array`);
+    if (!value.every((e) => typeof e === "string" && e.trim() !== "")) {
+      throw fail(`content_trust.${key} entries must be non-empty strings`);
+    }
+  }
+  return out;
+}
+
+/**
+ * Validate `agentMemory` option names and return the `[agent_memory]` table (snake_case).
+ * `true`/`undefined` -> `{}` (all defaults); `false` -> `{enabled: false}`.
+ * Throws {@link ConfigError} naming unknown keys, with the allowed list, as the Python SDK does.
+ */
+export function agentMemoryToWire(options: boolean | AgentMemoryOptions | undefined): Record<string, unknown> {
+  if (options === undefined || options === true) return {};
+  if (options === false) return { enabled: false };
+  if (typeof options !== "object" || options === null || Array.isArray(options)) {
+    throw new ConfigError("agent_memory must be a table (or a boolean)");
+  }
+  const out: Record<string, unknown> = {};
+  const unknown: string[] = [];
+  for (const [name, value] of Object.entries(options)) {
+    if (value === undefined) continue;
+    const key = snakeKey(name, AGENT_MEMORY_KEYS);
+    if (key === null) unknown.push(name);
+    else out[key] = value;
+  }
+  if (unknown.length) {
+    unknown.sort();
+    const names = unknown.map((k) => `'${k}'`).join(", ");
+    throw new ConfigError(
+      `agent_memory: unsupported key${unknown.length > 1 ? "s" : ""} ${names} (allowed: ${AGENT_MEMORY_KEYS.join(", ")})`,
+    );
+  }
+  if ("content_trust" in out && out.content_trust !== null) out.content_trust = contentTrustToWire(out.content_trust);
+  if (typeof out.steward === "object" && out.steward !== null) out.steward = paramsToWire(out.steward);
+  return out;
+}
+
+// ---------------------------------------------------------------- the builder
+
+/** How `spawn()` talks to the gateway it starts. */
+export interface BuilderSpawnOptions extends HttpOptions {
+  /** `"stdio"` (default): `gateway --stdio` over pipes; `"http"`: `serve --port 0` on 127.0.0.1. */
+  transport?: "stdio" | "http";
+  /** Extra environment for the gateway process. */
+  env?: Record<string, string>;
+  /** `"capture"` (default) or `"inherit"` the gateway's stderr. */
+  stderr?: "capture" | "inherit";
+  /** Start-up timeout in milliseconds (default 30,000). */
+  startTimeoutMs?: number;
+}
+
+/** Removes the generated configuration directory when the transport closes. */
+class OwnedConfigTransport implements Transport {
+  constructor(
+    private readonly inner: Transport,
+    private readonly configDir: string,
+  ) {}
+
+  call(method: string, params?: Record<string, unknown>): Promise<unknown> {
+    return this.inner.call(method, params);
+  }
+
+  async close(): Promise<void> {
+    try {
+      await this.inner.close();
+    } finally {
+      rmSync(this.configDir, { recursive: true, force: true });
+    }
+  }
+}
+
+/** Fluent builder; see the module documentation. */
+export class MetaBuilder {
+  private stateDir: string | undefined;
+  private ledger: LocalJsonMemoryConfig | undefined;
+  private agentMemoryTable: Record<string, unknown> | undefined;
+  private accessTable: Record<string, unknown> | undefined;
+  private command: GatewayCommand = DEFAULT_GATEWAY_COMMAND;
+
+  /** The state directory: ledger file, agent-memory databases, events. Required by `spawn()`. */
+  persistentState(path: string): this {
+    if (typeof path !== "string" || !path.trim()) throw new ConfigError("persistentState() takes a non-empty path");
+    this.stateDir = path;
+    return this;
+  }
+
+  /**
+   * The ledger backend: `memory.localJson(...)` (the only one). Anything else, e.g.
+   * `{ stores: [...] }`, is refused: unsupported configuration is never a silent no-op.
+   */
+  memory(config?: LocalJsonMemoryConfig): this {
+    if (config === undefined) {
+      this.ledger = new LocalJsonMemoryConfig();
+      return this;
+    }
+    if (config instanceof LocalJsonMemoryConfig) {
+      this.ledger = config;
+      return this;
+    }
+    if (typeof config === "object" && config !== null && Object.keys(config).length > 0) {
+      throw unsupported("memory()", Object.keys(config));
+    }
+    throw new ConfigError("memory() takes memory.localJson(...): local_json is the only ledger backend");
+  }
+
+  /** Agent-memory options: the `[agent_memory]` keys, camelCase or snake_case; `false` disables it. */
+  agentMemory(options?: boolean | AgentMemoryOptions): this {
+    this.agentMemoryTable = agentMemoryToWire(options);
+    return this;
+  }
+
+  /** Access-control options: the `[access]` keys (camelCase converted), decoded by the gateway. */
+  access(options: Record<string, unknown>): this {
+    if (typeof options !== "object" || options === null) throw new ConfigError("access() takes an options object");
+    this.accessTable = Object.fromEntries(Object.entries(options).map(([k, v]) => [toSnake(k), v]));
+    return this;
+  }
+
+  /** The command that starts the gateway (default `["meta-memory"]`, e.g. `["python3", "-m", "meta_memory.cli"]`). */
+  gatewayCommand(command: readonly string[]): this {
+    if (!Array.isArray(command) || command.length === 0 || !command.every((c) => typeof c === "string" && c)) {
+      throw new ConfigError("gatewayCommand() takes a non-empty array of strings");
+    }
+    this.command = [...command];
+    return this;
+  }
+
+  /** The TOML document the spawned gateway is given (empty when nothing was configured). */
+  configToml(): string {
+    const tables: Record<string, Record<string, unknown>> = {};
+    if (this.ledger) tables.memory = this.ledger.toWire();
+    if (this.agentMemoryTable) tables.agent_memory = this.agentMemoryTable;
+    if (this.accessTable) tables.access = this.accessTable;
+    return Object.keys(tables).length ? toToml(tables) : "";
+  }
+
+  /**
+   * Start a gateway on `persistentState` with this configuration and return a handle on it.
+   * `handle.close()` stops the process. Rejects with {@link ConfigError} when `persistentState`
+   * is missing, or {@link StartupError} carrying the gateway's refusal.
+   */
+  async spawn(options: BuilderSpawnOptions = {}): Promise<MetaHandle> {
+    if (this.stateDir === undefined) {
+      throw new ConfigError("spawn() needs persistentState(dir): the gateway keeps its ledger and agent memory there");
+    }
+    const text = this.configToml();
+    const configDir = mkdtempSync(join(tmpdir(), "meta-memory-config-"));
+    const configPath = join(configDir, "meta-memory.toml");
+    writeFileSync(configPath, text);
+    const spawnOptions: SpawnOptions = {
+      stateDir: this.stateDir,
+      configPath,
+      command: this.command,
+      ...(options.env ? { env: options.env } : {}),
+      ...(options.stderr ? { stderr: options.stderr } : {}),
+      ...(options.startTimeoutMs ? { startTimeoutMs: options.startTimeoutMs } : {}),
+    };
+    let inner: Transport;
+    try {
+      inner =
+        options.transport === "http"
+          ? await spawnHttpGateway({ ...spawnOptions, ...httpOptions(options) })
+          : await startStdio(spawnOptions);
+    } catch (err) {
+      rmSync(configDir, { recursive: true, force: true });
+      throw err;
+    }
+    return new MetaHandle(new OwnedConfigTransport(inner, configDir));
+  }
+
+  /**
+   * A handle on a running gateway at `url` (`http://host:port`). That gateway keeps its own
+   * configuration, so gateway options set on this builder are refused rather than ignored.
+   */
+  connect(url: string, options: HttpOptions = {}): MetaHandle {
+    const set = [
+      this.stateDir !== undefined && "persistentState()",
+      this.ledger !== undefined && "memory()",
+      this.agentMemoryTable !== undefined && "agentMemory()",
+      this.accessTable !== undefined && "access()",
+    ].filter(Boolean);
+    if (set.length) {
+      throw new ConfigError(
+        `connect() reaches a running gateway that keeps its own configuration; ${set.join(", ")} apply to spawn() only`,
+      );
+    }
+    return Meta.connect(url, options);
+  }
+}
+
+function httpOptions(options: HttpOptions): HttpOptions {
+  return {
+    ...(options.token !== undefined ? { token: options.token } : {}),
+    ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
+  };
+}
+
+async function startStdio(options: SpawnOptions): Promise<StdioTransport> {
+  const transport = new StdioTransport(options);
+  try {
+    await transport.call("meta/capabilities");
+  } catch (err) {
+    const refusal = await transport.startupFailure();
+    await transport.close();
+    if (refusal !== null) throw new StartupError(refusal);
+    throw err;
+  }
+  return transport;
+}
+
+/** Entry points. */
+export const Meta = {
+  /** A builder for a spawned gateway (or a connection). */
+  builder(): MetaBuilder {
+    return new MetaBuilder();
+  },
+
+  /** A handle on a running gateway over HTTP (`http://host:port` or its `/rpc` URL). */
+  connect(url: string, options: HttpOptions = {}): MetaHandle {
+    return new MetaHandle(new HttpTransport(url, options));
+  },
+
+  /** Spawn `gateway --stdio` on `stateDir` with its default configuration (or `configPath`). */
+  async spawn(
+    stateDir: string,
+    options: { configPath?: string; command?: readonly string[]; env?: Record<string, string>; stderr?: "capture" | "inherit" } = {},
+  ): Promise<MetaHandle> {
+    return new MetaHandle(await startStdio({ stateDir, ...options }));
+  },
+};

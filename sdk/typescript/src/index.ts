@@ -1,0 +1,23 @@
+/**
+ * meta-memory for Node.js hosts: a typed client of the meta-memory gateway
+ * (assertion ledger, identity-first agent memory, the host surface for sessions,
+ * turns and the `memory` tool, review and the console panel) over HTTP JSON-RPC
+ * or a spawned stdio gateway.
+ */
+
+export { Meta, MetaBuilder, memory, LocalJsonMemoryConfig, AGENT_MEMORY_KEYS, agentMemoryToWire } from "./builder.js";
+export type { AgentMemoryOptions, ContentTrustOptions, StewardOptions, LocalJsonOptions, BuilderSpawnOptions } from "./builder.js";
+export { MetaHandle } from "./handle.js";
+export { METHODS, wireMethods } from "./methods.js";
+export type { MethodName, MethodSpec, Methods, NoParams } from "./methods.js";
+export {
+  HttpTransport,
+  StdioTransport,
+  SpawnedHttpTransport,
+  spawnHttpGateway,
+  DEFAULT_GATEWAY_COMMAND,
+} from "./transport.js";
+export type { Transport, HttpOptions, SpawnOptions, GatewayCommand } from "./transport.js";
+export * from "./errors.js";
+export { paramsToWire, resultFromWire, toCamel, toSnake } from "./case.js";
+export type * from "./types.js";

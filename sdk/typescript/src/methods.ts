@@ -1,0 +1,114 @@
+/**
+ * The client's method table: one line per gateway method.
+ *
+ * Each entry names the TypeScript method, the wire method, the params and result
+ * types, and (optionally) how to shape the result. {@link MetaHandle} gets one
+ * method per entry; adding a gateway method to the client is one line here.
+ *
+ * Naming rule: the wire path after `meta/`, camelCased (`meta/turn/tool_result` ->
+ * `turnToolResult`, `meta/memory/panel/dream_runs` -> `memoryPanelDreamRuns`), except the
+ * agent-memory record methods, which keep the seed's names (`rememberAgentMemory`,
+ * `recallAgentMemory`, `forgetAgentMemory`, `updateAgentMemory`, `manifestAgentMemory`).
+ */
+
+import type * as T from "./types.js";
+
+/** A method of the table. `P` and `R` are phantom: they type the generated handle method. */
+export interface MethodSpec<P, R> {
+  /** The wire method name, e.g. `meta/memory/index`. */
+  readonly wire: string;
+  /** Turns the TypeScript argument into params (default: the argument object itself). */
+  readonly prepare?: (arg: P) => Record<string, unknown> | undefined;
+  /** Shapes the camelCased result (default: returned as is). */
+  readonly shape?: (result: any) => R;
+  /** @internal phantom types */
+  readonly _types?: (p: P) => R;
+}
+
+/** No params. */
+export type NoParams = Record<string, never>;
+
+function m<P = NoParams, R = T.Open>(
+  wire: string,
+  shape?: (result: any) => R,
+  prepare?: (arg: P) => Record<string, unknown> | undefined,
+): MethodSpec<P, R> {
+  return { wire, ...(shape ? { shape } : {}), ...(prepare ? { prepare } : {}) };
+}
+
+const records = <R>(r: { records: R[] }): R[] => r.records;
+
+function queryParams(arg: string | T.MemoryQueryParams | undefined): Record<string, unknown> | undefined {
+  if (arg === undefined || arg === null) return undefined;
+  if (typeof arg === "string") return { query: arg };
+  if (typeof arg === "object" && !Array.isArray(arg)) return arg as Record<string, unknown>;
+  throw new TypeError("memoryQuery query must be a string, an object, or undefined");
+}
+
+export const METHODS = {
+  // system
+  status: m<NoParams, T.Status>("meta/status"),
+  storageDoctor: m<NoParams, T.Open>("meta/storage/doctor"),
+  capabilities: m<NoParams, T.Capabilities>("meta/capabilities"),
+  eventsList: m<T.EventsListParams, T.EventsListResult>("meta/events/list"),
+
+  // assertion ledger (seed: Indexing, Querying)
+  memoryIndex: m<T.MemoryIndexParams, T.MemoryIndexResult>("meta/memory/index"),
+  memoryQuery: m<string | T.MemoryQueryParams | undefined, T.MemoryQueryResult>("meta/memory/query", undefined, queryParams),
+  memoryStores: m<NoParams, T.MemoryStoreInfo[]>("meta/memory/stores", (r) => r.stores),
+
+  // agent memory (seed: Agent memory injection)
+  rememberAgentMemory: m<T.RememberParams, T.RememberResult>("meta/agent_memory/remember"),
+  recallAgentMemory: m<T.RecallParams, T.AgentMemoryRecord[]>("meta/agent_memory/recall", records),
+  forgetAgentMemory: m<T.ForgetParams, T.ForgetResult>("meta/agent_memory/forget"),
+  updateAgentMemory: m<T.UpdateParams, T.UpdateResult>("meta/agent_memory/update"),
+  manifestAgentMemory: m<T.ManifestParams, T.AgentMemoryRecordMeta[]>("meta/agent_memory/manifest", records),
+
+  // host surface: sessions, turns, the memory tool
+  sessionNote: m<T.SessionNoteParams, T.SessionState>("meta/session/note"),
+  sessionReset: m<T.SessionResetParams, T.SessionState>("meta/session/reset"),
+  sessionCompacted: m<T.SessionCompactedParams, T.SessionState>("meta/session/compacted"),
+  sessionRetire: m<T.SessionRetireParams, T.Open>("meta/session/retire"),
+  turnToolResult: m<T.ToolResultParams, T.ToolResultVerdict>("meta/turn/tool_result"),
+  turnInject: m<T.InjectParams, T.InjectResult>("meta/turn/inject"),
+  turnDefang: m<T.DefangParams, T.DefangResult>("meta/turn/defang"),
+  agentMemoryTool: m<T.MemoryToolParams, T.MemoryToolResult>("meta/agent_memory/tool"),
+  agentMemoryToolSchema: m<NoParams, T.MemoryToolSchema>("meta/agent_memory/tool_schema"),
+
+  // review: quarantine, gating, steward, proposals
+  memoryQuarantineDecide: m<T.QuarantineDecideParams, T.Open>("meta/memory/quarantine/decide"),
+  gatingDecide: m<T.GatingDecideParams, T.Open>("meta/gating/decide"),
+  gatingCheck: m<T.GatingCheckParams, T.Open>("meta/gating/check"),
+  memoryStewardDream: m<T.RealmParams, T.Open>("meta/memory/steward/dream"),
+  memoryProposalsList: m<T.ProposalListParams, T.Open>("meta/memory/proposals/list"),
+  memoryProposalsDecide: m<T.ProposalDecideParams, T.Open>("meta/memory/proposals/decide"),
+
+  // console memory panel
+  memoryPanelRecords: m<T.PanelParams, T.Open>("meta/memory/panel/records"),
+  memoryPanelRecord: m<T.PanelRecordParams, T.Open>("meta/memory/panel/record"),
+  memoryPanelQuarantine: m<T.PanelParams, T.Open>("meta/memory/panel/quarantine"),
+  memoryPanelDreams: m<T.PanelParams, T.Open>("meta/memory/panel/dreams"),
+  memoryPanelOverview: m<T.PanelParams, T.Open>("meta/memory/panel/overview"),
+  memoryPanelProposals: m<T.PanelParams, T.Open>("meta/memory/panel/proposals"),
+  memoryPanelInjections: m<T.PanelParams, T.Open>("meta/memory/panel/injections"),
+  memoryPanelHarvests: m<T.PanelParams, T.Open>("meta/memory/panel/harvests"),
+  memoryPanelDreamRuns: m<T.PanelParams, T.Open>("meta/memory/panel/dream_runs"),
+  memoryPanelAuditVerdicts: m<T.PanelParams, T.Open>("meta/memory/panel/audit_verdicts"),
+} as const;
+
+export type MethodName = keyof typeof METHODS;
+
+/** The handle method generated for a table entry (params optional when every field is). */
+export type MethodFn<S> = S extends MethodSpec<infer P, infer R>
+  ? {} extends P
+    ? (params?: P) => Promise<R>
+    : (params: P) => Promise<R>
+  : never;
+
+/** Every generated handle method, typed. */
+export type Methods = { [K in MethodName]: MethodFn<(typeof METHODS)[K]> };
+
+/** Every wire method name the client speaks. */
+export function wireMethods(): string[] {
+  return Object.values(METHODS).map((s) => s.wire);
+}

@@ -1,0 +1,308 @@
+/**
+ * JSON-RPC 2.0 transports to a meta-memory gateway.
+ *
+ * - {@link HttpTransport}: `POST <url>/rpc` with the global `fetch` (Node >= 20).
+ * - {@link StdioTransport}: spawns `meta-memory gateway --stdio` and speaks
+ *   newline-delimited JSON-RPC over its pipes; responses are matched by id.
+ * - {@link spawnHttpGateway}: spawns `meta-memory serve --port 0` and returns an
+ *   {@link HttpTransport} on the port it printed, stopping the process on close.
+ *
+ * Every transport resolves with the raw wire `result` (snake_case) and rejects
+ * with the typed error of `errors.ts` for a JSON-RPC error, or
+ * {@link TransportError} when the gateway cannot be reached.
+ */
+
+import { spawn, type ChildProcess } from "node:child_process";
+
+import { StartupError, TransportError, fromJsonRpcError } from "./errors.js";
+
+/** One connection to a gateway. `params` and the result are wire (snake_case) JSON. */
+export interface Transport {
+  call(method: string, params?: Record<string, unknown>): Promise<unknown>;
+  close(): Promise<void>;
+}
+
+/** The gateway command: the executable and its leading arguments. Default `["meta-memory"]`. */
+export type GatewayCommand = readonly string[];
+
+export const DEFAULT_GATEWAY_COMMAND: GatewayCommand = ["meta-memory"];
+
+function unwrap(body: unknown): unknown {
+  if (typeof body !== "object" || body === null || (body as { jsonrpc?: unknown }).jsonrpc !== "2.0") {
+    throw new TransportError("malformed JSON-RPC response from the gateway");
+  }
+  const response = body as { result?: unknown; error?: unknown };
+  if ("error" in response && response.error !== undefined) throw fromJsonRpcError(response.error);
+  return response.result ?? null;
+}
+
+/** Options of {@link HttpTransport}. */
+export interface HttpOptions {
+  /** Sent as `Authorization: Bearer <token>`. */
+  token?: string;
+  /** Per-call timeout in milliseconds (default 30,000). */
+  timeoutMs?: number;
+}
+
+/** JSON-RPC over HTTP. `url` is the gateway base (`http://host:port`) or its `/rpc` endpoint. */
+export class HttpTransport implements Transport {
+  readonly url: string;
+  private readonly headers: Record<string, string>;
+  private readonly timeoutMs: number;
+  private nextId = 1;
+
+  constructor(url: string, options: HttpOptions = {}) {
+    const base = url.replace(/\/+$/, "");
+    this.url = base.endsWith("/rpc") ? base : `${base}/rpc`;
+    this.headers = { "content-type": "application/json" };
+    if (options.token) this.headers.authorization = `Bearer ${options.token}`;
+    this.timeoutMs = options.timeoutMs ?? 30_000;
+  }
+
+  async call(method: string, params?: Record<string, unknown>): Promise<unknown> {
+    const payload = { jsonrpc: "2.0", method, params: params ?? {}, id: this.nextId++ };
+    let response: Response;
+    try {
+      response = await fetch(this.url, {
+        method: "POST",
+        headers: this.headers,
+        body: JSON.stringify(payload),
+        signal: AbortSignal.timeout(this.timeoutMs),
+      });
+    } catch (err) {
+      throw new TransportError(`cannot reach the gateway at ${this.url}: ${(err as Error).message}`);
+    }
+    const text = await response.text();
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      throw new TransportError(`gateway answered HTTP ${response.status} without JSON`);
+    }
+    return unwrap(body);
+  }
+
+  async close(): Promise<void> {
+    /* fetch keeps no connection state that needs closing */
+  }
+}
+
+/** Options for spawning a gateway process. */
+export interface SpawnOptions {
+  /** The state directory (`--state-dir`). */
+  stateDir: string;
+  /** A TOML configuration file (`--config`). */
+  configPath?: string;
+  /** The gateway command (default `["meta-memory"]`; e.g. `["python3", "-m", "meta_memory.cli"]`). */
+  command?: GatewayCommand;
+  /** Extra environment for the child (merged over `process.env`). */
+  env?: Record<string, string>;
+  /** `"capture"` (default) keeps the child's stderr for error messages; `"inherit"` shows it. */
+  stderr?: "capture" | "inherit";
+  /** How long to wait for the gateway to come up, in milliseconds (default 30,000). */
+  startTimeoutMs?: number;
+}
+
+const STDERR_KEEP = 16_384;
+
+/** @internal A spawned gateway process with its captured stderr. */
+export class ChildGateway {
+  readonly child: ChildProcess;
+  private stderrTail = "";
+  readonly exited: Promise<number | null>;
+
+  constructor(args: string[], options: SpawnOptions) {
+    const command = options.command ?? DEFAULT_GATEWAY_COMMAND;
+    if (command.length === 0) throw new StartupError("the gateway command must not be empty");
+    const full = [...command.slice(1), ...args, "--state-dir", options.stateDir];
+    if (options.configPath !== undefined) full.push("--config", options.configPath);
+    const inherit = options.stderr === "inherit";
+    this.child = spawn(command[0]!, full, {
+      stdio: ["pipe", "pipe", inherit ? "inherit" : "pipe"],
+      env: { ...process.env, ...(options.env ?? {}) },
+    });
+    this.child.stderr?.setEncoding("utf8");
+    this.child.stderr?.on("data", (chunk: string) => {
+      this.stderrTail = (this.stderrTail + chunk).slice(-STDERR_KEEP);
+    });
+    this.exited = new Promise((resolve) => {
+      this.child.once("exit", (code) => resolve(code));
+      this.child.once("error", (err) => {
+        this.stderrTail += `\n${err.message}`;
+        resolve(null);
+      });
+    });
+  }
+
+  /** The gateway's own refusal line(s), e.g. `meta-memory: agent_memory: unsupported key 'x' ...`. */
+  stderr(): string {
+    return this.stderrTail.trim();
+  }
+
+  refusal(): string {
+    const lines = this.stderr().split("\n").filter((l) => l.startsWith("meta-memory: "));
+    const last = lines.at(-1);
+    return last !== undefined ? last.slice("meta-memory: ".length) : this.stderr() || "no output";
+  }
+
+  get running(): boolean {
+    return this.child.exitCode === null && this.child.signalCode === null;
+  }
+
+  async stop(signal: NodeJS.Signals | "stdin"): Promise<void> {
+    if (!this.running) return;
+    if (signal === "stdin") this.child.stdin?.end();
+    else this.child.kill(signal);
+    const timer = setTimeout(() => this.child.kill("SIGKILL"), 10_000);
+    try {
+      await this.exited;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}
+
+interface Pending {
+  resolve: (value: unknown) => void;
+  reject: (err: Error) => void;
+}
+
+/**
+ * Spawns `<command> gateway --stdio --state-dir DIR [--config FILE]` and talks
+ * newline-delimited JSON-RPC over its stdin/stdout. Several calls may be in
+ * flight; each answer is matched to its call by id. The child exits when the
+ * transport is closed (stdin is closed; killed after 10 s if it lingers).
+ */
+export class StdioTransport implements Transport {
+  private readonly proc: ChildGateway;
+  private readonly pending = new Map<number, Pending>();
+  private buffer = "";
+  private nextId = 1;
+  private gone: Error | null = null;
+
+  constructor(options: SpawnOptions) {
+    this.proc = new ChildGateway(["gateway", "--stdio"], options);
+    const stdout = this.proc.child.stdout!;
+    stdout.setEncoding("utf8");
+    stdout.on("data", (chunk: string) => this.onData(chunk));
+    void this.proc.exited.then((code) => {
+      this.gone = new TransportError(`stdio gateway exited (code ${code}): ${this.proc.refusal()}`);
+      for (const p of this.pending.values()) p.reject(this.gone);
+      this.pending.clear();
+    });
+    this.proc.child.stdin!.on("error", () => {
+      /* reported through the exit handler */
+    });
+  }
+
+  /** The child's captured stderr (diagnostics). */
+  stderr(): string {
+    return this.proc.stderr();
+  }
+
+  /** The gateway's refusal when it exited at start-up (`StartupError` text). */
+  async startupFailure(): Promise<string | null> {
+    if (this.proc.running) return null;
+    await this.proc.exited;
+    return this.proc.refusal();
+  }
+
+  private onData(chunk: string): void {
+    this.buffer += chunk;
+    let nl: number;
+    while ((nl = this.buffer.indexOf("\n")) >= 0) {
+      const line = this.buffer.slice(0, nl).trim();
+      this.buffer = this.buffer.slice(nl + 1);
+      if (line) this.onLine(line);
+    }
+  }
+
+  private onLine(line: string): void {
+    let body: unknown;
+    try {
+      body = JSON.parse(line);
+    } catch {
+      return; // not a response line
+    }
+    const id = (body as { id?: unknown }).id;
+    const waiter = typeof id === "number" ? this.pending.get(id) : undefined;
+    if (waiter === undefined) return;
+    this.pending.delete(id as number);
+    try {
+      waiter.resolve(unwrap(body));
+    } catch (err) {
+      waiter.reject(err as Error);
+    }
+  }
+
+  call(method: string, params?: Record<string, unknown>): Promise<unknown> {
+    if (this.gone) return Promise.reject(this.gone);
+    const id = this.nextId++;
+    const line = JSON.stringify({ jsonrpc: "2.0", method, params: params ?? {}, id }) + "\n";
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      this.proc.child.stdin!.write(line, (err) => {
+        if (err && this.pending.delete(id)) reject(new TransportError(`stdio gateway is gone: ${err.message}`));
+      });
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.proc.stop("stdin");
+  }
+}
+
+/** An {@link HttpTransport} that owns the `serve` process it talks to. */
+export class SpawnedHttpTransport extends HttpTransport {
+  private readonly proc: ChildGateway;
+
+  /** @internal use {@link spawnHttpGateway}. */
+  constructor(url: string, proc: ChildGateway, options: HttpOptions) {
+    super(url, options);
+    this.proc = proc;
+  }
+
+  /** The gateway's process id. */
+  get pid(): number | undefined {
+    return this.proc.child.pid;
+  }
+
+  override async close(): Promise<void> {
+    await this.proc.stop("SIGTERM");
+  }
+}
+
+/**
+ * Spawn `<command> serve --port 0 --state-dir DIR [--config FILE]`, wait for its
+ * first stdout line (`meta-memory gateway listening on http://127.0.0.1:<port> ...`)
+ * and return a transport on that URL. Rejects with {@link StartupError} carrying the
+ * gateway's refusal when it exits first, or after `startTimeoutMs`.
+ */
+export async function spawnHttpGateway(options: SpawnOptions & HttpOptions): Promise<SpawnedHttpTransport> {
+  const proc = new ChildGateway(["serve", "--host", "127.0.0.1", "--port", "0"], options);
+  const stdout = proc.child.stdout!;
+  stdout.setEncoding("utf8");
+  const url = await new Promise<string>((resolve, reject) => {
+    let seen = "";
+    const timer = setTimeout(() => {
+      void proc.stop("SIGKILL");
+      reject(new StartupError(`gateway did not start within ${options.startTimeoutMs ?? 30_000} ms: ${proc.stderr()}`));
+    }, options.startTimeoutMs ?? 30_000);
+    const onData = (chunk: string): void => {
+      seen += chunk;
+      const match = /listening on (http:\/\/\S+)/.exec(seen);
+      if (match) {
+        clearTimeout(timer);
+        stdout.off("data", onData);
+        stdout.resume();
+        resolve(match[1]!);
+      }
+    };
+    stdout.on("data", onData);
+    void proc.exited.then(() => {
+      clearTimeout(timer);
+      reject(new StartupError(proc.refusal()));
+    });
+  });
+  return new SpawnedHttpTransport(url, proc, options);
+}

@@ -1,0 +1,377 @@
+/**
+ * Params and results of the gateway's methods, TypeScript side (camelCase).
+ *
+ * The handle converts keys to the wire's snake_case and back (see `case.ts`);
+ * `metadata`, `arguments`, `blocks`, `inputSchema` and `opKinds` are opaque JSON and
+ * keep their keys as given. Timestamps are UTC epoch milliseconds. Result
+ * interfaces list the members the gateway documents; extra members it adds are
+ * kept on the object (index signature) rather than dropped.
+ */
+
+/** Any JSON value. */
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+
+/** Members the gateway may add beyond those typed. */
+export interface Open {
+  [key: string]: unknown;
+}
+
+// ---------------------------------------------------------------- assertion ledger
+
+/** The five ledger stores, in their fixed order. */
+export type LedgerStore = "knowledge_graph" | "vector" | "timeline" | "todo" | "top_of_mind";
+
+/** `meta/memory/index` (seed: Indexing). `fact` is required unless `conflict` is true. */
+export interface MemoryIndexParams {
+  entity: string;
+  topic: string;
+  /** Default `knowledge_graph`; trimmed and ASCII-lowercased; must be a supported store. */
+  store?: string;
+  fact?: string;
+  /** Opaque JSON object kept on the assertion. */
+  metadata?: Record<string, unknown>;
+  conflict?: boolean;
+  conflictReason?: string;
+}
+
+export interface MemoryIndexResult extends Open {
+  entity: string;
+  topic: string;
+  store: string;
+  /** `null` for a conflict-only write. */
+  assertionId: string | null;
+  /** A conflict signal exists for this entity and topic (any store). */
+  conflictActive: boolean;
+}
+
+/** `meta/memory/query` (seed: Querying): exact filters plus a case-insensitive substring `query`. */
+export interface MemoryQueryParams {
+  entity?: string;
+  topic?: string;
+  store?: string;
+  query?: string;
+}
+
+export interface MemoryAssertion extends Open {
+  assertionId: string;
+  entity: string;
+  topic: string;
+  store: string;
+  fact: string;
+  metadata: Record<string, unknown> | null;
+  indexedAtMs: number;
+}
+
+export interface MemoryConflictSignal extends Open {
+  entity: string;
+  topic: string;
+  store: string;
+  reason: string | null;
+  updatedAtMs: number;
+}
+
+export interface MemoryQueryResult extends Open {
+  assertions: MemoryAssertion[];
+  conflicts: MemoryConflictSignal[];
+}
+
+export interface MemoryStoreInfo extends Open {
+  store: string;
+  recordCount: number;
+}
+
+// ---------------------------------------------------------------- agent memory
+
+interface IdentityScoped {
+  /** The agent identity (trimmed; roster ids `rt:<id>:<n>` name the logical identity `<id>`). */
+  identity: string;
+  /** Default `"default"`. */
+  realm?: string;
+}
+
+/** `meta/agent_memory/remember`: title <= 200 bytes, body <= 65,536 bytes, <= 32 tags of <= 64 bytes. */
+export interface RememberParams extends IdentityScoped {
+  title: string;
+  body: string;
+  tags?: string[];
+}
+
+/** A record as recall and remember return it. */
+export interface AgentMemoryRecord extends Open {
+  memoryId: string;
+  title: string;
+  body: string;
+  tags: string[];
+  createdAtMs: number;
+  updatedAtMs: number;
+}
+
+/** `remember`'s result: the record, and whether it was written (`false`: an exact duplicate was returned). */
+export interface RememberResult extends AgentMemoryRecord {
+  created?: boolean;
+}
+
+/** `meta/agent_memory/recall`: `selection` `contextual` (default) or `always`; `maxEntries` 1..64. */
+export interface RecallParams extends IdentityScoped {
+  selection?: "contextual" | "always";
+  queryText?: string;
+  queryTerms?: string[];
+  maxEntries?: number;
+}
+
+export interface ForgetParams extends IdentityScoped {
+  memoryId: string;
+}
+
+export interface ForgetResult extends Open {
+  memoryId: string;
+  deleted: boolean;
+}
+
+export interface UpdateParams extends RememberParams {
+  memoryId: string;
+}
+
+export interface UpdateResult extends Open {
+  /** The new version's id. */
+  memoryId: string;
+  /** The id it replaced. */
+  supersedes: string;
+  record?: AgentMemoryRecord;
+}
+
+/** `meta/agent_memory/manifest`: `tier` `working_set` (default; `k` 1..512) or `full`. */
+export interface ManifestParams extends IdentityScoped {
+  tier?: "working_set" | "full";
+  k?: number;
+}
+
+/** Body-free metadata of one active record. */
+export interface AgentMemoryRecordMeta extends Open {
+  id: string;
+  kind: string;
+  title: string;
+  description: string;
+  ageDays: number;
+  rank: number | null;
+}
+
+// ---------------------------------------------------------------- host surface
+
+export interface SessionNoteParams {
+  identity: string;
+  sessionKey: string;
+}
+
+export interface SessionResetParams {
+  identity: string;
+  sessionKey?: string;
+}
+
+export interface SessionCompactedParams {
+  sessionKey: string;
+}
+
+export interface SessionState extends Open {
+  identity?: string;
+  sessionKey?: string | null;
+  tainted: boolean;
+}
+
+/** Where a tool came from (typed MCP provenance uses `sourceId` as the server name). */
+export interface ToolProvenance {
+  kind: string;
+  sourceId?: string;
+}
+
+/** `meta/turn/tool_result`: classify a tool result before the model sees it. */
+export interface ToolResultParams {
+  identity: string;
+  sessionKey: string;
+  toolName: string;
+  provenance?: ToolProvenance;
+  isError?: boolean;
+  /** A provider-native server-tool block (always untrusted). */
+  serverTool?: boolean;
+}
+
+export interface ToolResultVerdict extends Open {
+  trusted: boolean;
+  /** Why the content is untrusted (only when untrusted). */
+  source?: string;
+  sessionTainted: boolean;
+}
+
+/** `meta/turn/inject`: the observation block for a turn (`surface: "turn"`) or a build. */
+export interface InjectParams {
+  identity: string;
+  realm?: string;
+  sessionKey?: string;
+  queryText?: string;
+  surface?: "turn" | "build";
+  mobs?: string[];
+  operator?: string;
+}
+
+export interface InjectResult extends Open {
+  /** The quoted observation block, or `null` with a `skipReason`. */
+  text: string | null;
+  skipReason: string | null;
+  includedIds: string[];
+  renderedBytes: number;
+  surface: "turn" | "build";
+}
+
+/** `meta/turn/defang`: exactly one of `text` or `blocks`. */
+export interface DefangParams {
+  text?: string;
+  blocks?: unknown[];
+}
+
+export interface DefangResult extends Open {
+  text?: string;
+  blocks?: unknown[];
+  hits: number;
+}
+
+/** `meta/agent_memory/tool`: one `memory` tool call, an LLM-authored write gated by the firewall. */
+export interface MemoryToolParams {
+  identity: string;
+  sessionKey?: string;
+  mob?: string;
+  /** The model's tool arguments, verbatim (`{action: "remember", title, body, ...}`). */
+  arguments: Record<string, unknown>;
+}
+
+/** The tool result to hand back to the model. */
+export interface MemoryToolResult extends Open {
+  text: string;
+  isError: boolean;
+  excludeFromIndexing: boolean;
+}
+
+/** The `memory` tool definition for a host to offer its model. */
+export interface MemoryToolSchema extends Open {
+  name: string;
+  description: string;
+  /** A JSON Schema, verbatim. */
+  inputSchema: Record<string, unknown>;
+  /** The recorder protocol instructions. */
+  protocol?: string;
+}
+
+// ---------------------------------------------------------------- system
+
+export interface Capabilities extends Open {
+  /** Every method advertised on this gateway, sorted. */
+  methods: string[];
+  memory: { canRead: boolean };
+}
+
+export interface StorageSlot extends Open {
+  slot: string;
+  path: string;
+  durability: string;
+  resolution: string;
+  exists: boolean;
+}
+
+export interface Status extends Open {
+  version: string;
+  stateDir: string | null;
+  ledger: Open;
+  storage: { slots: StorageSlot[] } & Open;
+}
+
+export interface EventsListParams {
+  /** An event id (`console-evt-<n>`) or a sequence number. */
+  after?: string | number;
+  /** 1..1000, default 100. */
+  limit?: number;
+}
+
+export interface TimelineEvent extends Open {
+  eventId: string;
+  identity: string;
+  eventType: string;
+  timestampMs: number;
+  data: Open;
+}
+
+export interface EventsListResult extends Open {
+  events: TimelineEvent[];
+  lastEventId: string | null;
+}
+
+// ---------------------------------------------------------------- review
+
+/** `meta/memory/quarantine/decide` (seed: Reviewing quarantined records). */
+export interface QuarantineDecideParams {
+  identity: string;
+  realm?: string;
+  memoryId: string;
+  verdict: "release" | "tombstone";
+  /** The `content_hash` of the record as it was reviewed. */
+  expectedContentHash: string;
+  /** At most 400 bytes. */
+  rationale?: string;
+}
+
+/** `meta/gating/decide`: approve or deny a gated promotion. */
+export interface GatingDecideParams {
+  realm?: string;
+  pendingId: string;
+  decision: "approve" | "deny";
+}
+
+/** `meta/gating/check`: is there an active conflict for this entity/topic? */
+export interface GatingCheckParams {
+  entity: string;
+  topic: string;
+  store?: string;
+}
+
+export interface RealmParams {
+  realm?: string;
+}
+
+/** `meta/session/retire`: a session ends (`cause` at most 400 bytes). */
+export interface SessionRetireParams {
+  identity: string;
+  realm?: string;
+  sessionKey?: string;
+  cause: string;
+}
+
+export interface ProposalListParams {
+  realm?: string;
+  status?: "pending" | "held" | "accepted" | "rejected";
+  limit?: number;
+}
+
+export interface ProposalDecideParams {
+  realm?: string;
+  proposalId: string;
+  action: "accept" | "hold" | "reject";
+  rationale?: string;
+}
+
+// ---------------------------------------------------------------- console memory panel
+
+/** Common panel filters; the panel methods accept the subset they document. */
+export interface PanelParams {
+  realm?: string;
+  scope?: "identity" | "mob" | "operator" | "realm";
+  identity?: string;
+  scopeKey?: string;
+  status?: "active" | "quarantined" | "superseded" | "tombstoned";
+  limit?: number;
+  /** `<updated_at_ms>:<memory_id>` from a previous page's `nextCursor`. */
+  cursor?: string;
+  [key: string]: unknown;
+}
+
+export interface PanelRecordParams {
+  memoryId: string;
+  realm?: string;
+}

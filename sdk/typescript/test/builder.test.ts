@@ -1,0 +1,244 @@
+/**
+ * The builder: option names checked as the Python SDK checks them (compared with the Python
+ * SDK's own messages), `memory.localJson()` / `memory.elephant()`, and spawned gateways that
+ * really run with the options given (health check, llm_writes, recorder_tool, bad values).
+ */
+
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+
+import {
+  AGENT_MEMORY_KEYS,
+  AgentMemoryError,
+  ConfigError,
+  MemoryBackendUnavailable,
+  Meta,
+  MetaMemoryError,
+  StartupError,
+  agentMemoryToWire,
+  memory,
+} from "../src/index.js";
+import { GATEWAY_COMMAND, PYTHON, rejection, tempDir } from "./support.js";
+
+/** The Python SDK's refusal for the same agent_memory options (or "ok"). */
+function pythonRefusal(options: unknown): string {
+  const script = [
+    "import json, sys",
+    "from meta_memory.sdk import Meta",
+    "try:",
+    "    Meta.builder().agent_memory(json.loads(sys.argv[1]))._config()",
+    "    print('ok')",
+    "except Exception as exc:",
+    "    print(exc)",
+  ].join("\n");
+  return execFileSync(PYTHON, ["-c", script, JSON.stringify(options)], { encoding: "utf8" }).trim();
+}
+
+function tsRefusal(options: Record<string, unknown>): string {
+  try {
+    agentMemoryToWire(options);
+    return "ok";
+  } catch (err) {
+    assert.ok(err instanceof ConfigError, `${err}`);
+    return (err as Error).message;
+  }
+}
+
+describe("agentMemory options", () => {
+  it("camelCase options go on the wire as exactly the snake_case keys given", () => {
+    const wire = agentMemoryToWire({
+      realm: "family",
+      selection: "contextual",
+      maxEntries: 3,
+      recallTimeoutMs: 1200,
+      recallFailurePolicy: "fail",
+      instructionHeader: "Remember",
+    });
+    assert.deepEqual(wire, {
+      realm: "family",
+      selection: "contextual",
+      max_entries: 3,
+      recall_timeout_ms: 1200,
+      recall_failure_policy: "fail",
+      instruction_header: "Remember",
+    });
+    assert.deepEqual(agentMemoryToWire({ max_entries: 2, contentTrust: { trustedMcpServers: ["docs"] } }), {
+      max_entries: 2,
+      content_trust: { trusted_mcp_servers: ["docs"] },
+    });
+    assert.deepEqual(agentMemoryToWire(false), { enabled: false });
+    assert.deepEqual(agentMemoryToWire(true), {});
+  });
+
+  it("knows the same keys as the Python configuration", () => {
+    const keys = execFileSync(
+      PYTHON,
+      ["-c", "from meta_memory.agent_memory.config import AgentMemoryConfig; print(' '.join(AgentMemoryConfig.model_fields))"],
+      { encoding: "utf8" },
+    ).trim();
+    assert.deepEqual([...AGENT_MEMORY_KEYS], keys.split(" "));
+  });
+
+  const refused: Record<string, unknown>[] = [
+    { maxEntriez: 3 },
+    { bogus: 1, other: 2, realm: "r" },
+    { contentTrust: { trustedTool: ["x"] } },
+    { content_trust: { trustedTools: "x" } },
+    { contentTrust: { untrustedTools: ["ok", " "] } },
+    { contentTrust: ["x"] },
+  ];
+  for (const options of refused) {
+    it(`refuses ${JSON.stringify(options)} with the Python SDK's message`, () => {
+      const ours = tsRefusal(options);
+      assert.notEqual(ours, "ok");
+      assert.equal(ours, pythonRefusal(options));
+    });
+  }
+
+  it("the builder method refuses unknown options at once", () => {
+    assert.throws(() => Meta.builder().agentMemory({ maxEntriez: 3 }), (err: unknown) => {
+      assert.ok(err instanceof ConfigError);
+      assert.match((err as Error).message, /^agent_memory: unsupported key 'maxEntriez' \(allowed: enabled, realm, /);
+      return true;
+    });
+  });
+});
+
+describe("memory backends", () => {
+  it("localJson takes only healthCheckEndpoint", () => {
+    assert.deepEqual(memory.localJson().toWire(), { kind: "local_json" });
+    assert.deepEqual(memory.localJson({ healthCheckEndpoint: " http://127.0.0.1:9/ " }).toWire(), {
+      kind: "local_json",
+      health_check_endpoint: "http://127.0.0.1:9/",
+    });
+    assert.throws(() => memory.localJson({ endpoint: "http://x" } as never), /^ConfigError: localJson\(\) got unsupported option\(s\): endpoint$/);
+    assert.throws(() => memory.localJson({ healthCheckEndpoint: "  " }), /health_check_endpoint must not be empty when provided/);
+    assert.throws(() => memory.localJson({ healthCheckEndpoint: "ftp://x" }), /must start with http:\/\/ or https:\/\//);
+  });
+
+  it("elephant() is refused with a pointer to localJson", () => {
+    assert.throws(() => memory.elephant("http://localhost:3000"), (err: unknown) => {
+      assert.ok(err instanceof ConfigError);
+      assert.match((err as Error).message, /local_json/);
+      assert.match((err as Error).message, /memory\.localJson\(\{ healthCheckEndpoint \}\)/);
+      return true;
+    });
+  });
+
+  it("memory() refuses anything but localJson, naming unsupported options", () => {
+    assert.throws(() => Meta.builder().memory({ stores: ["x"], collection: "c" } as never), /^ConfigError: memory\(\) got unsupported option\(s\): collection, stores$/);
+    assert.throws(() => Meta.builder().memory("elephant" as never), /local_json is the only ledger backend/);
+  });
+});
+
+describe("spawn and connect", () => {
+  it("spawn() needs persistentState", async () => {
+    await assert.rejects(Meta.builder().spawn(), (err: unknown) => err instanceof ConfigError && /persistentState/.test((err as Error).message));
+  });
+
+  it("connect() refuses gateway options instead of ignoring them", () => {
+    assert.throws(() => Meta.builder().persistentState("/tmp/x").agentMemory({ maxEntries: 2 }).connect("http://127.0.0.1:1"), /persistentState\(\), agentMemory\(\) apply to spawn\(\) only/);
+  });
+
+  it("a value the gateway refuses rejects spawn() with its message", async () => {
+    const err = await rejection(
+      Meta.builder().persistentState(join(tempDir(), "s")).agentMemory({ selection: "sometimes" as never }).gatewayCommand(GATEWAY_COMMAND).spawn(),
+    );
+    assert.ok(err instanceof StartupError, `${err}`);
+    assert.match(err.message, /agent_memory\.selection: must be one of 'always', 'contextual' \(got 'sometimes'\)/);
+  });
+
+  it("spawned with llmWrites 'quarantined', every memory-tool write is quarantined", async () => {
+    const h = await Meta.builder()
+      .persistentState(join(tempDir(), "s"))
+      .agentMemory({ llmWrites: "quarantined", maxEntries: 4 })
+      .gatewayCommand(GATEWAY_COMMAND)
+      .spawn();
+    try {
+      await h.sessionNote({ identity: "a", sessionKey: "k" });
+      const out = await h.agentMemoryTool({ identity: "a", sessionKey: "k", arguments: { action: "remember", title: "t", body: "clean session write" } });
+      assert.match(out.text, /QUARANTINED/);
+    } finally {
+      await h.close();
+    }
+  });
+
+  it("spawned with recorderTool false, the memory tool is refused as unsupported", async () => {
+    const h = await Meta.builder()
+      .persistentState(join(tempDir(), "s"))
+      .agentMemory({ recorderTool: false })
+      .gatewayCommand(GATEWAY_COMMAND)
+      .spawn({ transport: "http" });
+    try {
+      const err = await rejection(h.agentMemoryToolSchema());
+      assert.ok(err instanceof AgentMemoryError, `${err}`);
+      assert.equal(err.reason, "unsupported");
+      assert.equal(err.code, -32040);
+    } finally {
+      await h.close();
+    }
+  });
+});
+
+describe("health-checked ledger (memory.localJson({ healthCheckEndpoint }))", () => {
+  let healthy = true;
+  let server: Server;
+  let endpoint: string;
+
+  before(async () => {
+    server = createServer((req, res) => {
+      res.statusCode = req.url === "/v1/health" && healthy ? 200 : 503;
+      res.end();
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  after(async () => {
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  it("a failed health check is MemoryBackendUnavailable (-32010) and the write is rolled back", async () => {
+    healthy = true;
+    const h = await Meta.builder()
+      .persistentState(join(tempDir(), "s"))
+      .memory(memory.localJson({ healthCheckEndpoint: endpoint }))
+      .gatewayCommand(GATEWAY_COMMAND)
+      .spawn({ transport: "http" });
+    try {
+      await h.memoryIndex({ entity: "svc:a", topic: "t", fact: "kept" });
+      healthy = false;
+      const err = await rejection(h.memoryIndex({ entity: "svc:a", topic: "t", fact: "rolled back" }));
+      assert.ok(err instanceof MemoryBackendUnavailable, `${err}`);
+      assert.ok(err instanceof MetaMemoryError);
+      assert.equal(err.code, -32010);
+      assert.equal(err.kind, "memory_backend");
+      assert.match(err.message, /^Memory backend unavailable: /);
+      assert.match(err.reason ?? "", /503/);
+      const q = await h.memoryQuery({ entity: "svc:a" });
+      assert.deepEqual(q.assertions.map((a) => a.fact), ["kept"]);
+      healthy = true;
+      await h.memoryIndex({ entity: "svc:a", topic: "t", fact: "back" });
+      assert.equal((await h.memoryQuery({ entity: "svc:a" })).assertions.length, 2);
+    } finally {
+      healthy = true;
+      await h.close();
+    }
+  });
+
+  it("an unhealthy endpoint at start-up refuses the gateway", async () => {
+    healthy = false;
+    try {
+      const err = await rejection(
+        Meta.builder().persistentState(join(tempDir(), "s")).memory(memory.localJson({ healthCheckEndpoint: endpoint })).gatewayCommand(GATEWAY_COMMAND).spawn(),
+      );
+      assert.ok(err instanceof StartupError, `${err}`);
+      assert.match(err.message, /503/);
+    } finally {
+      healthy = true;
+    }
+  });
+});
