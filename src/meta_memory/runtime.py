@@ -75,11 +75,24 @@ class Runtime:
         from . import __version__
 
         slots = self.layout.slots() if self.layout is not None else []
+        feature = getattr(self, "agent_memory", None)
+        agent_memory: dict[str, Any] = {"enabled": feature is not None}
+        if feature is not None:
+            agent_memory.update({
+                "store": feature.config.store,
+                "realm": feature.config.realm,
+                "realms": feature.store.list_realms(),
+                "taint_tracker": feature.firewall.tracker.stats(),
+                "injection_sessions": feature.injection.sessions.stats(),
+                "recorder_tool": feature.tool is not None,
+            })
         return {
             "version": __version__,
             "state_dir": str(self.state_dir) if self.state_dir is not None else None,
             "ledger": {"persisted": self.config.memory is not None, "backend": "local_json" if self.config.memory is not None else "in_memory"},
             "storage": {"slots": slots},
+            "agent_memory": agent_memory,
+            "events": {"last_event_id": f"console-evt-{self.events.last_seq}" if self.events.last_seq else None},
         }
 
     def set_memory_panel_store(self, store: Any) -> None:

@@ -119,6 +119,12 @@ class InjectionSessions:
             if session_key is not None:
                 self._sessions.pop(session_key, None)
 
+    def stats(self) -> dict[str, int]:
+        """``{sessions, max_sessions, nonce_identities, max_nonce_identities}`` (never the nonces)."""
+        with self._lock:
+            return {"sessions": len(self._sessions), "max_sessions": self._max_sessions,
+                    "nonce_identities": len(self._nonces), "max_nonce_identities": self._max_identities}
+
     def tracked_sessions(self) -> int:
         """Number of session keys currently tracked (for tests and status)."""
         with self._lock:
