@@ -349,27 +349,41 @@ class SqliteAgentMemoryStore(AgentMemoryStore):
         except sqlite3.Error as exc:
             raise AgentMemoryError("io", f"read failed: {exc}") from None
 
-    def _tx(self, db: _RealmDb, fn: Callable[[sqlite3.Connection], _T]) -> _T:
-        """Run ``fn`` in one ``BEGIN IMMEDIATE`` transaction on the realm's writer, serialised per realm."""
+    def _tx(self, db: _RealmDb, fn: Callable[[sqlite3.Connection], _T], *, durable: bool = True) -> _T:
+        """Run ``fn`` in one ``BEGIN IMMEDIATE`` transaction on the realm's writer, serialised per realm.
+
+        ``durable=False`` is for telemetry (usage marks, injection-ledger rows): the commit is atomic
+        and survives a process crash, but skips the WAL fsync (``synchronous=NORMAL``), so the hot
+        path of a turn never waits for the disk; memory records are always written ``durable``.
+        """
         with db.write_lock:
             conn = db.writer
-            try:
-                self._retry_locked(lambda: conn.execute("BEGIN IMMEDIATE"))
-            except sqlite3.Error as exc:
-                raise AgentMemoryError("io", f"cannot begin write transaction: {exc}") from None
-            try:
-                result = fn(conn)
-                conn.execute("COMMIT")
-                return result
-            except BaseException as exc:
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
-                if isinstance(exc, sqlite3.Error):
-                    raise AgentMemoryError("io", f"write failed: {exc}") from None
-                raise
+            if not durable:
+                conn.execute("PRAGMA synchronous=NORMAL")
+                try:
+                    return self._tx_body(conn, fn)
+                finally:
+                    conn.execute("PRAGMA synchronous=FULL")
+            return self._tx_body(conn, fn)
 
-    def _write(self, realm: str, fn: Callable[[sqlite3.Connection], _T]) -> _T:
-        return self._tx(self._db(realm), fn)
+    def _tx_body(self, conn: sqlite3.Connection, fn: Callable[[sqlite3.Connection], _T]) -> _T:
+        try:
+            self._retry_locked(lambda: conn.execute("BEGIN IMMEDIATE"))
+        except sqlite3.Error as exc:
+            raise AgentMemoryError("io", f"cannot begin write transaction: {exc}") from None
+        try:
+            result = fn(conn)
+            conn.execute("COMMIT")
+            return result
+        except BaseException as exc:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            if isinstance(exc, sqlite3.Error):
+                raise AgentMemoryError("io", f"write failed: {exc}") from None
+            raise
+
+    def _write(self, realm: str, fn: Callable[[sqlite3.Connection], _T], *, durable: bool = True) -> _T:
+        return self._tx(self._db(realm), fn, durable=durable)
 
     def run_in_transaction(self, realm: str, fn: Callable[[SqliteTx], _T]) -> _T:
         """Run ``fn`` inside one ``BEGIN IMMEDIATE`` write transaction on ``realm``.
@@ -842,7 +856,7 @@ class SqliteAgentMemoryStore(AgentMemoryStore):
                     "UPDATE records SET usage_stats = ? WHERE memory_id = ?", (_dumps(stats.to_json()), memory_id)
                 )
 
-        self._write(realm, fn)
+        self._write(realm, fn, durable=False)
 
     def log_injections(self, realm: str, rows: Sequence[InjectionRow]) -> None:
         """See :meth:`AgentMemoryStore.log_injections` (plain inserts, one transaction)."""
@@ -854,6 +868,7 @@ class SqliteAgentMemoryStore(AgentMemoryStore):
                 "INSERT INTO injections(record_id, identity, session_key, surface, at_ms) VALUES (?, ?, ?, ?, ?)",
                 [(r.record_id, r.identity, r.session_key, r.surface, r.at_ms) for r in rows],
             ),
+            durable=False,
         )
 
     # ================================================================ audit (read)
