@@ -1,0 +1,623 @@
+/*
+ * The console Memory panel (seed: "Console Memory panel").
+ *
+ * A small, dependency-free script: it calls the gateway's JSON-RPC endpoint
+ * (POST ../rpc) with the bearer token entered once per browser session and
+ * kept in sessionStorage, and reads the live timeline from GET ../events.
+ * Every value is rendered with textContent / DOM nodes, never as HTML.
+ */
+"use strict";
+
+(function () {
+  const TOKEN_KEY = "meta-memory-console-token";
+  const RPC_URL = new URL("../rpc", window.location.href).toString();
+  const EVENTS_URL = new URL("../events", window.location.href).toString();
+  const TIMELINE_MAX = 200;
+  const PANEL = "meta/memory/panel/";
+
+  const state = {
+    token: null,
+    anonymous: false,
+    methods: [],
+    records: { filters: {}, cursors: [null], page: 0, next: null, realms: [] },
+    timeline: { lastId: null, controller: null, retry: null },
+    seq: 0,
+  };
+
+  // ------------------------------------------------------------------ DOM helpers
+
+  const $ = (id) => document.getElementById(id);
+
+  /** Build an element; children may be strings (text nodes) or nodes; attrs never take HTML. */
+  function el(tag, attrs, ...children) {
+    const node = document.createElement(tag);
+    for (const [key, value] of Object.entries(attrs || {})) {
+      if (value === null || value === undefined || value === false) continue;
+      if (key === "class") node.className = value;
+      else if (key === "text") node.textContent = String(value);
+      else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
+      else if (key === "dataset") Object.assign(node.dataset, value);
+      else node.setAttribute(key, value === true ? "" : String(value));
+    }
+    for (const child of children.flat()) {
+      if (child === null || child === undefined || child === false) continue;
+      node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+    }
+    return node;
+  }
+
+  function clear(node) {
+    while (node.firstChild) node.removeChild(node.firstChild);
+  }
+
+  function fmtTime(ms) {
+    if (typeof ms !== "number") return "—";
+    return new Date(ms).toISOString().replace("T", " ").slice(0, 19) + "Z";
+  }
+
+  function fmtScope(scope) {
+    if (!scope || typeof scope !== "object") return "—";
+    const kind = scope.scope;
+    return kind === "realm" ? "realm" : `${kind}:${scope[kind]}`;
+  }
+
+  function fmtStatus(status) {
+    if (!status || typeof status !== "object") return String(status);
+    if (status.status === "superseded") return `superseded by ${status.by}`;
+    if (status.status === "quarantined") return `quarantined (${status.reason})`;
+    return status.status;
+  }
+
+  function table(caption, headers, rows, emptyText) {
+    const t = el("table", {},
+      el("caption", { text: caption }),
+      el("thead", {}, el("tr", {}, headers.map((h) => el("th", { scope: "col", text: h })))));
+    const body = el("tbody");
+    if (!rows.length) {
+      body.append(el("tr", {}, el("td", { colspan: headers.length, class: "muted", text: emptyText || "Nothing to show." })));
+    }
+    for (const cells of rows) body.append(el("tr", {}, cells.map((c) => el("td", {}, c))));
+    t.append(body);
+    return el("div", { class: "table-wrap" }, t);
+  }
+
+  function recordLink(id, realm, label) {
+    const href = `#record/${encodeURIComponent(realm || "")}/${encodeURIComponent(id)}`;
+    return el("a", { href, class: "record-link" }, label || id);
+  }
+
+  function setNotice(text) { $("notice").textContent = text || ""; }
+
+  function setError(err) {
+    $("error").textContent = err ? describeError(err) : "";
+  }
+
+  function describeError(err) {
+    if (err && err.rpc) {
+      const data = err.rpc.data || {};
+      let text = `${err.rpc.message} (code ${err.rpc.code})`;
+      if (data.kind === "access_denied") text = `Access denied: you lack ${data.action}${data.resource ? ` on ${data.resource}` : ""}.`;
+      if (data.reason && data.kind !== "access_denied") text += ` — reason: ${data.reason}`;
+      return text;
+    }
+    return String(err && err.message ? err.message : err);
+  }
+
+  // ------------------------------------------------------------------ RPC
+
+  class RpcError extends Error {
+    constructor(error, status) {
+      super(error.message);
+      this.rpc = error;
+      this.status = status;
+    }
+  }
+
+  async function rpc(method, params) {
+    const headers = { "Content-Type": "application/json" };
+    if (state.token) headers.Authorization = `Bearer ${state.token}`;
+    const body = JSON.stringify({ jsonrpc: "2.0", id: ++state.seq, method, params: params || {} });
+    const resp = await fetch(RPC_URL, { method: "POST", headers, body, cache: "no-store" });
+    let payload;
+    try {
+      payload = await resp.json();
+    } catch (e) {
+      throw new Error(`the gateway answered HTTP ${resp.status} without JSON`);
+    }
+    if (resp.status === 401) {
+      signOut();
+      $("login-error").textContent = payload.error ? payload.error.message : "authentication failed";
+      throw new RpcError(payload.error || { code: -32030, message: "authentication failed" }, 401);
+    }
+    if (payload.error) throw new RpcError(payload.error, resp.status);
+    return payload.result;
+  }
+
+  // ------------------------------------------------------------------ session
+
+  function showLogin() {
+    $("app").hidden = true;
+    $("login").hidden = false;
+    $("sign-out").hidden = true;
+    $("who").textContent = "";
+    $("token").focus();
+  }
+
+  function signOut() {
+    sessionStorage.removeItem(TOKEN_KEY);
+    state.token = null;
+    state.anonymous = false;
+    stopTimeline();
+    showLogin();
+  }
+
+  async function start() {
+    $("login").hidden = true;
+    $("no-memory").hidden = true;
+    let caps;
+    try {
+      caps = await rpc("meta/capabilities");
+    } catch (err) {
+      if (!(err && err.status === 401)) {
+        showLogin();
+        $("login-error").textContent = describeError(err);
+      }
+      return;
+    }
+    state.methods = caps.methods || [];
+    $("sign-out").hidden = false;
+    $("who").textContent = state.token ? "Signed in with a token." : "No token (anonymous caller).";
+    const canRead = caps.memory && caps.memory.can_read;
+    const hasPanel = state.methods.includes(PANEL + "records");
+    if (!canRead || !hasPanel) {
+      $("app").hidden = true;
+      const msg = $("no-memory");
+      msg.hidden = false;
+      msg.textContent = !hasPanel
+        ? "The Memory panel is not available on this gateway (no panel-capable store is wired)."
+        : "Your grants do not let you read memory, so the Memory panel is not shown.";
+      return;
+    }
+    $("app").hidden = false;
+    startTimeline();
+    route();
+  }
+
+  // ------------------------------------------------------------------ routing
+
+  function route() {
+    if ($("app").hidden) return;
+    const hash = decodeURIComponent(window.location.hash || "#records").slice(1);
+    const [view, ...rest] = window.location.hash.slice(1).split("/");
+    setError(null);
+    setNotice("");
+    for (const link of document.querySelectorAll("nav a[data-view]")) {
+      if (link.dataset.view === (view || "records")) link.setAttribute("aria-current", "page");
+      else link.removeAttribute("aria-current");
+    }
+    const handlers = {
+      records: showRecords,
+      record: () => showRecord(decodeURIComponent(rest[0] || ""), decodeURIComponent(rest.slice(1).join("/"))),
+      quarantine: showQuarantine,
+      dreams: showDreams,
+      overview: showOverview,
+      proposals: showProposals,
+      injections: showInjections,
+      harvests: showHarvests,
+    };
+    (handlers[view] || showRecords)(hash);
+  }
+
+  function beginView(title) {
+    const view = $("view");
+    clear(view);
+    const h = el("h2", { id: "view-title", tabindex: "-1", text: title });
+    view.append(h);
+    view.setAttribute("aria-labelledby", "view-title");
+    view.setAttribute("aria-busy", "true");
+    return view;
+  }
+
+  function endView(focus) {
+    const view = $("view");
+    view.setAttribute("aria-busy", "false");
+    if (focus !== false) {
+      const h = $("view-title");
+      if (h) h.focus();
+    }
+  }
+
+  async function load(view, fn) {
+    try {
+      await fn();
+    } catch (err) {
+      setError(err);
+    } finally {
+      endView();
+    }
+  }
+
+  // ------------------------------------------------------------------ records
+
+  function recordsParams() {
+    const f = state.records.filters;
+    const p = {};
+    for (const key of ["realm", "scope", "identity", "scope_key", "status"]) if (f[key]) p[key] = f[key];
+    if (f.limit) p.limit = f.limit;
+    const cursor = state.records.cursors[state.records.page];
+    if (cursor) p.cursor = cursor;
+    return p;
+  }
+
+  function filterForm() {
+    const f = state.records.filters;
+    const field = (id, label, input) => el("div", { class: "field" }, el("label", { for: id, text: label }), input);
+    const select = (id, options, value) => el("select", { id, name: id },
+      options.map(([v, t]) => el("option", { value: v, selected: v === (value || "") }, t)));
+    const realms = el("datalist", { id: "realm-list" }, state.records.realms.map((r) => el("option", { value: r })));
+    const form = el("form", { class: "filters", "aria-label": "Record filters" },
+      field("f-realm", "Realm", el("input", { id: "f-realm", name: "realm", list: "realm-list", value: f.realm || "", placeholder: "all realms" })),
+      realms,
+      field("f-scope", "Scope", select("f-scope", [["", "any"], ["identity", "identity"], ["mob", "mob"], ["operator", "operator"], ["realm", "realm"]], f.scope)),
+      field("f-key", "Identity / scope key", el("input", { id: "f-key", name: "scope_key", value: f.scope_key || f.identity || "" })),
+      field("f-status", "Status", select("f-status", [["", "any"], ["active", "active"], ["quarantined", "quarantined"], ["superseded", "superseded"], ["tombstoned", "tombstoned"]], f.status)),
+      field("f-limit", "Per page", el("input", { id: "f-limit", name: "limit", type: "number", min: "1", max: "200", value: f.limit || 50 })),
+      el("div", { class: "actions" }, el("button", { type: "submit" }, "Apply filters")));
+    form.addEventListener("submit", (ev) => {
+      ev.preventDefault();
+      const key = $("f-key").value.trim();
+      const scope = $("f-scope").value;
+      const filters = { realm: $("f-realm").value.trim() || null, scope: scope || null, status: $("f-status").value || null };
+      if (key && (scope === "" || scope === "identity")) filters.identity = key;
+      else if (key) filters.scope_key = key;
+      const limit = parseInt($("f-limit").value, 10);
+      filters.limit = Number.isFinite(limit) ? limit : 50;
+      state.records = { ...state.records, filters, cursors: [null], page: 0, next: null };
+      showRecords();
+    });
+    return form;
+  }
+
+  async function showRecords() {
+    const view = beginView("Records");
+    view.append(filterForm());
+    const holder = el("div", { id: "records-holder" });
+    view.append(holder);
+    await load(view, async () => {
+      const result = await rpc(PANEL + "records", recordsParams());
+      state.records.next = result.next_cursor;
+      state.records.realms = result.realms || [];
+      const list = $("realm-list");
+      if (list) { clear(list); for (const r of state.records.realms) list.append(el("option", { value: r })); }
+      const rows = result.records.map((r) => [
+        fmtTime(r.updated_at_ms),
+        recordLink(r.id, r.scope && r.scope.realm, r.title),
+        fmtScope(r.scope),
+        fmtStatus(r.status),
+        r.trust,
+        String(r.body_bytes),
+        el("code", {}, r.id),
+      ]);
+      holder.append(table(`Page ${state.records.page + 1}: ${result.records.length} records, newest updated first`,
+        ["Updated", "Title", "Scope", "Status", "Trust", "Body bytes", "Id"], rows, "No records you may read match."));
+      const prev = el("button", { type: "button", id: "records-prev", disabled: state.records.page === 0 }, "Previous page");
+      const next = el("button", { type: "button", id: "records-next", disabled: !result.next_cursor }, "Next page");
+      prev.addEventListener("click", () => {
+        if (state.records.page === 0) return;
+        state.records.page -= 1;
+        state.records.cursors.length = state.records.page + 1;
+        showRecords();
+      });
+      next.addEventListener("click", () => {
+        if (!state.records.next) return;
+        state.records.cursors[state.records.page + 1] = state.records.next;
+        state.records.page += 1;
+        showRecords();
+      });
+      holder.append(el("div", { class: "pager" }, prev,
+        el("span", { id: "records-page", text: `Page ${state.records.page + 1}` }), next));
+    });
+  }
+
+  // ------------------------------------------------------------------ record detail
+
+  async function showRecord(realm, memoryId) {
+    const view = beginView("Record");
+    await load(view, async () => {
+      const params = { memory_id: memoryId };
+      if (realm) params.realm = realm;
+      const result = await rpc(PANEL + "record", params);
+      const rec = result.record;
+      $("view-title").textContent = `Record: ${rec.title}`;
+      const dl = el("dl", { class: "facts" });
+      const fact = (k, v) => dl.append(el("dt", { text: k }), el("dd", {}, v));
+      fact("Id", el("code", {}, rec.id));
+      fact("Realm", result.realm);
+      fact("Scope", fmtScope(rec.scope));
+      fact("Status", el("span", { id: "record-status" }, fmtStatus(rec.status)));
+      fact("Kind", rec.kind);
+      fact("Trust", rec.trust);
+      fact("Ever quarantined", rec.ever_quarantined ? "yes" : "no");
+      fact("Created", fmtTime(rec.created_at_ms));
+      fact("Updated", fmtTime(rec.updated_at_ms));
+      fact("Tags", (rec.tags || []).join(", ") || "—");
+      if (rec.description) fact("Description", rec.description);
+      fact("Content hash", el("code", { id: "content-hash" }, rec.content_hash));
+      view.append(dl);
+      view.append(el("h3", { text: "Body" }), el("pre", { class: "body", id: "record-body" }, rec.body));
+
+      if (rec.status && rec.status.status === "quarantined") view.append(reviewForm(result));
+
+      view.append(el("h3", { text: "Supersede chain" }));
+      view.append(table("Supersede chain (ancestors, this record, successors, claimants)",
+        ["Role", "Id", "Title", "Status", "Updated"],
+        result.chain.map((c) => [c.chain_role, c.id === rec.id ? el("code", {}, c.id) : recordLink(c.id, result.realm),
+          c.title, fmtStatus(c.status), fmtTime(c.updated_at_ms)])));
+      view.append(el("h3", { text: "Injection usage" }));
+      view.append(table("Injection-ledger rows for this record, newest first",
+        ["At", "Identity", "Session", "Surface"],
+        result.injections.map((i) => [fmtTime(i.at_ms), i.identity, i.session_key || "—", i.surface]),
+        "Never injected (or not into an identity you may read)."));
+    });
+  }
+
+  function reviewForm(result) {
+    const rec = result.record;
+    const scope = rec.scope || {};
+    const box = el("section", { class: "review", "aria-labelledby": "review-title" });
+    box.append(el("h3", { id: "review-title", text: "Review this quarantined record" }));
+    if (scope.scope !== "identity") {
+      box.append(el("p", { class: "muted" }, "Mob-, operator- and realm-scoped quarantine is decided by the steward and the gating flow."));
+      return box;
+    }
+    box.append(el("p", {}, "Release makes the content active memory of ", el("strong", {}, scope.identity),
+      "; Discard tombstones it. The decision is bound to the content hash shown above."));
+    const rationale = el("textarea", { id: "review-rationale", name: "rationale", rows: "2", maxlength: "400" });
+    const status = el("p", { id: "review-result", role: "status", "aria-live": "polite" });
+    const decide = async (verdict) => {
+      status.textContent = "Deciding…";
+      for (const b of box.querySelectorAll("button")) b.disabled = true;
+      try {
+        const params = {
+          realm: result.realm,
+          identity: scope.identity,
+          memory_id: rec.id,
+          verdict,
+          expected_content_hash: rec.content_hash,
+        };
+        const why = rationale.value.trim();
+        if (why) params.rationale = why;
+        const out = await rpc("meta/memory/quarantine/decide", params);
+        const successor = out.successor && out.successor.memory_id;
+        status.textContent = `Decision committed: ${out.outcome}${successor ? ` — successor ${successor}` : ""}.`;
+        setNotice(status.textContent);
+        const statusCell = $("record-status");
+        if (statusCell && out.origin) statusCell.textContent = fmtStatus(out.origin.status);
+        if (successor) box.append(el("p", {}, "Open the successor: ", recordLink(successor, result.realm)));
+      } catch (err) {
+        status.textContent = describeError(err);
+        for (const b of box.querySelectorAll("button")) b.disabled = false;
+      }
+    };
+    box.append(
+      el("div", { class: "field" }, el("label", { for: "review-rationale", text: "Rationale (optional, at most 400 bytes)" }), rationale),
+      el("div", { class: "actions" },
+        el("button", { type: "button", id: "release", class: "primary", onclick: () => decide("release") }, "Release"),
+        el("button", { type: "button", id: "discard", class: "danger", onclick: () => decide("tombstone") }, "Discard")),
+      status);
+    return box;
+  }
+
+  // ------------------------------------------------------------------ other views
+
+  async function showQuarantine() {
+    const view = beginView("Quarantine");
+    await load(view, async () => {
+      const result = await rpc(PANEL + "quarantine", { limit: 200 });
+      view.append(table("Quarantined records, newest first",
+        ["Created", "Title", "Scope", "Reason", "Id"],
+        result.records.map((r) => [fmtTime(r.created_at_ms), recordLink(r.id, r.scope && r.scope.realm, r.title),
+          fmtScope(r.scope), r.status && r.status.reason, el("code", {}, r.id)]),
+        "The queue is empty."));
+      view.append(table("Pending gated promotions (decided through the gating flow)",
+        ["Created", "Realm", "Pending id", "Record", "Target", "Rationale"],
+        result.pending_promotions.map((p) => [fmtTime(p.created_at_ms), p.realm, p.pending_id, p.record_id,
+          `${p.scope_kind}:${p.scope_key}`, p.rationale || "—"]),
+        "No promotion is waiting."));
+    });
+  }
+
+  async function showDreams() {
+    const view = beginView("Dreams");
+    await load(view, async () => {
+      const [dreams, runs, verdicts] = await Promise.all([
+        rpc(PANEL + "dreams", { limit: 50 }),
+        rpc(PANEL + "dream_runs", { limit: 50 }),
+        rpc(PANEL + "audit_verdicts", { limit: 100 }),
+      ]);
+      if (dreams.withheld_by_access || runs.withheld_by_access) {
+        view.append(el("p", { class: "notice", id: "dreams-withheld" },
+          "Some realms' dream history is withheld: it spans scopes (or quarantined content) you may not read."));
+      }
+      view.append(table("Dream runs (from the durable run log)",
+        ["Completed", "Realm", "Run", "Partition", "Ops committed", "Started"],
+        runs.runs.map((d) => [fmtTime(d.completed_at_ms), d.realm, el("code", {}, d.run_id), d.partition,
+          String(d.ops_committed), fmtTime(d.started_at_ms)]),
+        "No dream runs you may see."));
+      view.append(table("Steward operations by run (reconstructed from the audit rows)",
+        ["Last op", "Realm", "Run", "Ops", "Kinds", "Quarantined ops", "Records", "Rationales"],
+        dreams.runs.map((s) => [fmtTime(s.last_op_at_ms), s.realm, el("code", {}, s.run_id), String(s.ops),
+          Object.entries(s.op_kinds).map(([k, n]) => `${k}×${n}`).join(", "), String(s.quarantined_ops),
+          s.memory_ids.join(", "), s.rationales.join(" | ")]),
+        "No steward operations you may see."));
+      view.append(table("Open usage-audit verdicts",
+        ["Created", "Realm", "Run", "Record", "Verdict", "Rationale"],
+        verdicts.verdicts.map((v) => [fmtTime(v.created_at_ms), v.realm, v.run_id, recordLink(v.record_id, v.realm),
+          v.verdict, v.rationale || "—"]),
+        "No open verdicts."));
+    });
+  }
+
+  async function showOverview() {
+    const view = beginView("Overview");
+    await load(view, async () => {
+      const result = await rpc(PANEL + "overview", {});
+      const t = result.totals;
+      const dl = el("dl", { class: "facts", id: "overview-totals" });
+      const fact = (k, v) => dl.append(el("dt", { text: k }), el("dd", { text: v }));
+      fact("Records you may read", String(t.records));
+      for (const [status, n] of Object.entries(t.counts)) fact(status, String(n));
+      fact("Body bytes", String(t.body_bytes));
+      fact("Floors per scope", `${result.floors.records} records / ${result.floors.bytes} bytes`);
+      view.append(dl);
+      view.append(table("Per-scope counts and pressure",
+        ["Realm", "Scope", "Active", "Superseded", "Quarantined", "Tombstoned", "Body bytes", "Pressure"],
+        result.scopes.map((s) => [s.realm, s.scope_kind === "realm" ? "realm" : `${s.scope_kind}:${s.scope_key}`,
+          String(s.counts.active || 0), String(s.counts.superseded || 0),
+          s.quarantined_content_withheld ? "withheld" : String(s.counts.quarantined || 0),
+          String(s.counts.tombstoned || 0), String(s.body_bytes),
+          `${Math.round(s.pressure.records * 100)}% records, ${Math.round(s.pressure.bytes * 100)}% bytes${s.pressure.over_floor ? " — over floor" : ""}`]),
+        "No scope you may read."));
+    });
+  }
+
+  async function showProposals() {
+    const view = beginView("Proposals");
+    await load(view, async () => {
+      const result = await rpc(PANEL + "proposals", { limit: 200 });
+      view.append(table("Pending proposals (bodies withheld)",
+        ["Created", "Realm", "Proposal", "Target", "Title", "Kind", "Body bytes", "Tainted", "Status"],
+        result.proposals.map((p) => [fmtTime(p.created_at_ms), p.realm, el("code", {}, p.proposal_id),
+          `${p.scope_kind}:${p.scope_key}`, p.title || "—", p.kind || "—", String(p.body_bytes),
+          p.tainted ? "yes" : "no", p.status]),
+        "No pending proposals you may see."));
+    });
+  }
+
+  async function showInjections() {
+    const view = beginView("Injections");
+    await load(view, async () => {
+      const result = await rpc(PANEL + "injections", { limit: 200 });
+      view.append(table("Recent injection-ledger rows, newest first",
+        ["At", "Realm", "Record", "Identity", "Session", "Surface"],
+        result.injections.map((i) => [fmtTime(i.at_ms), i.realm, recordLink(i.record_id, i.realm), i.identity,
+          i.session_key || "—", i.surface]),
+        "No injections you may see."));
+    });
+  }
+
+  async function showHarvests() {
+    const view = beginView("Harvests");
+    await load(view, async () => {
+      const result = await rpc(PANEL + "harvests", { limit: 200 });
+      view.append(table("Pending exit-interview harvests",
+        ["Retired", "Realm", "Identity", "Session", "Cause"],
+        result.harvests.map((h) => [fmtTime(h.retired_at_ms), h.realm, h.identity, h.session_key || "—", h.cause]),
+        "No pending harvests you may see."));
+    });
+  }
+
+  // ------------------------------------------------------------------ timeline
+
+  function stopTimeline() {
+    if (state.timeline.controller) state.timeline.controller.abort();
+    if (state.timeline.retry) clearTimeout(state.timeline.retry);
+    state.timeline.controller = null;
+    state.timeline.retry = null;
+    clear($("timeline"));
+    state.timeline.lastId = null;
+    $("timeline-state").textContent = "Not connected.";
+  }
+
+  function summarise(data) {
+    if (!data || typeof data !== "object") return "";
+    const parts = [];
+    for (const key of ["realm", "record_id", "verdict", "successor_id", "run_id", "ops_committed", "reason", "kind", "session_key", "scope_kind", "scope_key"]) {
+      if (data[key] !== undefined && data[key] !== null) parts.push(`${key}=${typeof data[key] === "object" ? JSON.stringify(data[key]) : data[key]}`);
+    }
+    return parts.join(" · ");
+  }
+
+  function addEvent(env) {
+    const list = $("timeline");
+    const item = el("li", { class: "event", dataset: { type: env.event_type } },
+      el("span", { class: "event-type" }, env.event_type),
+      el("time", { datetime: new Date(env.timestamp_ms).toISOString() }, fmtTime(env.timestamp_ms)),
+      el("span", { class: "event-identity" }, env.identity),
+      el("span", { class: "event-data" }, summarise(env.data)));
+    list.insertBefore(item, list.firstChild);
+    while (list.children.length > TIMELINE_MAX) list.removeChild(list.lastChild);
+  }
+
+  /** Read GET ../events as a stream (fetch, so the token travels in a header and every event type is seen). */
+  async function startTimeline() {
+    if (state.timeline.controller) return;
+    const controller = new AbortController();
+    state.timeline.controller = controller;
+    const headers = { Accept: "text/event-stream" };
+    if (state.token) headers.Authorization = `Bearer ${state.token}`;
+    if (state.timeline.lastId) headers["Last-Event-ID"] = state.timeline.lastId;
+    try {
+      const resp = await fetch(EVENTS_URL, { headers, signal: controller.signal, cache: "no-store" });
+      if (!resp.ok || !resp.body) throw new Error(`HTTP ${resp.status}`);
+      $("timeline-state").textContent = "Live.";
+      const reader = resp.body.getReader();
+      const decoder = new TextDecoder();
+      let buffer = "";
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buffer += decoder.decode(value, { stream: true });
+        let cut;
+        while ((cut = buffer.indexOf("\n\n")) >= 0) {
+          const block = buffer.slice(0, cut);
+          buffer = buffer.slice(cut + 2);
+          let id = null;
+          const data = [];
+          for (const line of block.split("\n")) {
+            if (line.startsWith("id:")) id = line.slice(3).trim();
+            else if (line.startsWith("data:")) data.push(line.slice(5).replace(/^ /, ""));
+          }
+          if (!data.length) continue;
+          try {
+            addEvent(JSON.parse(data.join("\n")));
+          } catch (e) { /* a malformed event is skipped */ }
+          if (id) state.timeline.lastId = id;
+        }
+      }
+    } catch (err) {
+      if (controller.signal.aborted) return;
+      $("timeline-state").textContent = `Disconnected (${err.message}); retrying…`;
+    }
+    if (controller.signal.aborted) return;
+    state.timeline.controller = null;
+    state.timeline.retry = setTimeout(() => { state.timeline.retry = null; startTimeline(); }, 2000);
+  }
+
+  // ------------------------------------------------------------------ wiring
+
+  document.addEventListener("DOMContentLoaded", () => {
+    $("login-form").addEventListener("submit", (ev) => {
+      ev.preventDefault();
+      const token = $("token").value.trim();
+      if (!token) { $("login-error").textContent = "Enter a token, or continue without one."; return; }
+      $("login-error").textContent = "";
+      state.token = token;
+      sessionStorage.setItem(TOKEN_KEY, token);
+      $("token").value = "";
+      start();
+    });
+    $("no-token").addEventListener("click", () => {
+      $("login-error").textContent = "";
+      state.token = null;
+      state.anonymous = true;
+      sessionStorage.setItem(TOKEN_KEY, "");
+      start();
+    });
+    $("sign-out").addEventListener("click", signOut);
+    window.addEventListener("hashchange", route);
+    const saved = sessionStorage.getItem(TOKEN_KEY);
+    if (saved === null) showLogin();
+    else { state.token = saved || null; start(); }
+  });
+})();

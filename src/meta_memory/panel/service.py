@@ -1,0 +1,402 @@
+"""The console Memory panel's ten reads, judged for one caller.
+
+Seed: "Console Memory panel" (every row rule) and "Reviewing quarantined
+records" (quarantined content stays reviewer-only); reference §7 (constants
+and result shapes).
+
+A :class:`PanelService` binds a :class:`~meta_memory.panel.store.MemoryPanelStore`
+to one caller's :class:`~meta_memory.panel.visibility.Visibility`; each method
+returns the JSON-ready result of one ``meta/memory/panel/*`` RPC. Entry gates
+(``access.rules``) run before these methods; here every row is judged:
+
+* ``records`` pages across realms with :func:`~meta_memory.panel.paging.page_records`,
+  cutting pages from readable rows only;
+* the other listings apply ``limit`` to the store's rows first and filter after
+  (:func:`~meta_memory.panel.paging.limit_then_filter`), so a restricted caller
+  can receive fewer than ``limit`` rows;
+* ``dreams`` / ``dream_runs`` list a realm's runs only when the caller may read
+  its whole dream history, and report ``withheld_by_access``;
+* ``overview`` shows a scope row when its scope is readable, and leaves out the
+  records holding quarantined content unless the caller may review them there
+  (``quarantined_content_withheld``), so no count covers a row the caller may not read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from functools import partial
+from typing import Any, TypeVar
+
+from ..errors import AccessDenied, RecordNotFound
+from .cursor import Cursor
+from .paging import limit_then_filter, page_records
+from .store import (
+    MemoryPanelStore,
+    PromotionRow,
+    RecordFilters,
+    RecordRow,
+    ScopeOverviewRow,
+)
+from .visibility import DreamAccess, RealmFacts, RecordFacts, Visibility
+
+__all__ = [
+    "CHAIN_MAX",
+    "DREAMS_DEFAULT_LIMIT",
+    "DREAMS_MAX_LIMIT",
+    "PanelService",
+    "RECORD_INJECTIONS_MAX",
+]
+
+#: Supersede chain length bound (reference §7).
+CHAIN_MAX = 32
+#: Injection-ledger rows shown in a record's detail (reference §7).
+RECORD_INJECTIONS_MAX = 50
+#: ``dreams`` / ``dream_runs`` limit default and maximum (reference §7).
+DREAMS_DEFAULT_LIMIT = 20
+DREAMS_MAX_LIMIT = 100
+
+T = TypeVar("T")
+
+
+def _merge(per_realm: Iterable[Sequence[T]], key: Callable[[T], Any], limit: int) -> list[T]:
+    """Merge realm listings newest first (stable: realm order breaks ties) and keep ``limit`` rows."""
+    rows = [row for rows in per_realm for row in rows]
+    rows.sort(key=key, reverse=True)
+    return rows[:limit]
+
+
+class PanelService:
+    """The panel reads for one caller.
+
+    Args:
+        store: the wired :class:`MemoryPanelStore`.
+        visibility: the caller's row judge (``runtime.access.visibility(principal)``).
+
+    Store failures surface as :class:`~meta_memory.errors.AgentMemoryError` (-32040).
+    """
+
+    def __init__(self, store: MemoryPanelStore, visibility: Visibility) -> None:
+        self.store = store
+        self.vis = visibility
+
+    @property
+    def _enforced(self) -> bool:
+        return self.vis.policy.enabled
+
+    # ------------------------------------------------------------------ helpers
+
+    def realms(self, realm: str | None) -> list[str]:
+        """The realms a call covers: ``[realm]`` when it exists, ``[]`` when it does not, else every realm."""
+        known = list(self.store.list_realms())
+        if realm is None:
+            return known
+        return [realm] if realm in known else []
+
+    def _record_visible(self, realm: str, row: RecordRow) -> bool:
+        return self.vis.record(realm, row.facts)
+
+    # ------------------------------------------------------------------ records
+
+    def records(
+        self,
+        *,
+        realm: str | None,
+        scope_kind: str | None,
+        scope_key: str | None,
+        status: str | None,
+        limit: int,
+        cursor: Cursor | None,
+    ) -> dict[str, Any]:
+        """``meta/memory/panel/records``: ``{records: [body-free row + body_bytes], next_cursor, realms}``.
+
+        Newest updated first across every selected realm; the page is cut from the rows
+        the caller may read; ``next_cursor`` (``"<updated_at_ms>:<memory_id>"``) comes
+        exactly when more readable rows follow. Raises ``StalledCursor`` (-32040) for a
+        store whose cursor does not move.
+        """
+        realms = self.realms(realm)
+        filters = RecordFilters(scope_kind, scope_key, status)
+        sources = {r: partial(self.store.records_page, r, filters) for r in realms}
+        page = page_records(sources, lambda r, row: self._record_visible(r, row), limit, cursor)
+        return {
+            "records": [row.listing_json() for _, row in page.rows],
+            "next_cursor": page.next_cursor,
+            "realms": realms,
+        }
+
+    def record(self, *, memory_id: str, realm: str | None) -> dict[str, Any]:
+        """``meta/memory/panel/record``: ``{realm, record (with body and content_hash), chain, injections}``.
+
+        Realms are searched in order. Raises :class:`RecordNotFound` (-32001) when no
+        realm holds the id and :class:`AccessDenied` (-32030, ``resource`` = the id) when
+        the caller may not read the record. ``chain`` lists the readable rows of the
+        supersede chain (ancestors oldest first, the record, committed successors, then
+        trailing uncommitted claimants), each with ``chain_role``; ``injections`` the
+        newest 50 ledger rows whose identity the caller may also read.
+        """
+        for r in self.realms(realm):
+            row = self.store.record(r, memory_id)
+            if row is None:
+                continue
+            missing = self.vis.record_denial(r, row.facts)
+            if missing is not None:
+                raise AccessDenied(missing, memory_id)
+            chain = [
+                {**link.listing_json(), "chain_role": role}
+                for role, link in self._chain(r, row)
+                if self._record_visible(r, link)
+            ]
+            injections = [
+                inj.to_json()
+                for inj in self.store.record_injections(r, memory_id, RECORD_INJECTIONS_MAX)
+                if self.vis.injection(r, row.facts, inj.identity)
+            ]
+            return {"realm": r, "record": row.detail_json(), "chain": chain, "injections": injections}
+        raise RecordNotFound(memory_id)
+
+    def _chain(self, realm: str, row: RecordRow) -> list[tuple[str, RecordRow]]:
+        """The supersede chain around ``row`` (cycle-safe, at most :data:`CHAIN_MAX` rows)."""
+        seen = {row.memory_id}
+        ancestors: list[RecordRow] = []
+        cur = row
+        while cur.supersedes and len(seen) < CHAIN_MAX:
+            prev = self.store.records_by_ids(realm, [cur.supersedes]).get(cur.supersedes)
+            if prev is None or prev.memory_id in seen:
+                break
+            seen.add(prev.memory_id)
+            ancestors.append(prev)
+            cur = prev
+        chain: list[tuple[str, RecordRow]] = [("ancestor", a) for a in reversed(ancestors)]
+        chain.append(("self", row))
+        tip = row
+        while tip.superseded_by and len(seen) < CHAIN_MAX:
+            nxt = self.store.records_by_ids(realm, [tip.superseded_by]).get(tip.superseded_by)
+            if nxt is None or nxt.memory_id in seen:
+                break
+            seen.add(nxt.memory_id)
+            chain.append(("successor", nxt))
+            tip = nxt
+        committed = tip.superseded_by is not None and tip.superseded_by in seen
+        if not committed and len(seen) < CHAIN_MAX:
+            for claimant in self.store.claimants(realm, tip.memory_id, CHAIN_MAX):
+                if claimant.memory_id in seen or len(seen) >= CHAIN_MAX:
+                    continue
+                seen.add(claimant.memory_id)
+                chain.append(("claimant", claimant))
+        return chain
+
+    # ------------------------------------------------------------------ quarantine
+
+    def quarantine(self, *, realm: str | None, limit: int) -> dict[str, Any]:
+        """``meta/memory/panel/quarantine``: ``{records, pending_promotions, realms}``.
+
+        ``records``: quarantined rows (body-free), newest created first, ``limit`` applied
+        before the access filter. ``pending_promotions``: unresolved gated promotions a
+        caller may see (target scope, every source scope, and a source record's own
+        visibility; an unresolved source is withheld under access control).
+        """
+        realms = self.realms(realm)
+        rows = _merge(
+            (self.store.quarantined(r, limit) for r in realms), lambda x: (x.created_at_ms, x.memory_id), limit
+        )
+        records = limit_then_filter(rows, limit, lambda x: self._record_visible(x.realm, x))
+        promos = _merge(
+            (self.store.pending_promotions(r, limit) for r in realms),
+            lambda p: (p.created_at_ms, p.pending_id),
+            limit,
+        )
+        visible = self._visible_promotions(promos)
+        return {
+            "records": [x.listing_json() for x in records],
+            "pending_promotions": [p.to_json() for p in visible],
+            "realms": realms,
+        }
+
+    def _visible_promotions(self, promos: list[PromotionRow]) -> list[PromotionRow]:
+        if not self._enforced:
+            return promos
+        out: list[PromotionRow] = []
+        by_realm: dict[str, list[PromotionRow]] = {}
+        for p in promos:
+            by_realm.setdefault(p.realm, []).append(p)
+        allowed: set[tuple[str, str]] = set()
+        for r, group in by_realm.items():
+            records = self.store.records_by_ids(r, [p.record_id for p in group if not p.from_proposal])
+            scopes = self.store.proposal_scopes(r, [p.record_id for p in group if p.from_proposal])
+            for p in group:
+                sources: list[tuple[str, str]] | None
+                if p.from_proposal:
+                    src = scopes.get(p.record_id)
+                    sources = [src] if src is not None else None
+                else:
+                    rec = records.get(p.record_id)
+                    if rec is None:
+                        sources = None
+                    elif not self._record_visible(r, rec):
+                        continue
+                    else:
+                        sources = [(rec.scope_kind, rec.scope_key)]
+                if self.vis.promotion(r, p.scope_kind, p.scope_key, sources):
+                    allowed.add((r, p.pending_id))
+        for p in promos:
+            if (p.realm, p.pending_id) in allowed:
+                out.append(p)
+        return out
+
+    # ------------------------------------------------------------------ dreams
+
+    def dream_access(self, realms: Sequence[str]) -> DreamAccess:
+        """Which realms' dream history the caller may see, and ``withheld_by_access``."""
+        if not self._enforced:
+            return DreamAccess(tuple(realms), False)
+        facts = {
+            r: RealmFacts(frozenset(self.store.realm_scopes(r)), bool(self.store.holds_quarantine_evidence(r)))
+            for r in realms
+        }
+        return self.vis.dream_listing(facts)
+
+    def dreams(self, *, realm: str | None, limit: int) -> dict[str, Any]:
+        """``meta/memory/panel/dreams``: ``{runs: [summary], realms, withheld_by_access}`` (newest last op first)."""
+        realms = self.realms(realm)
+        access = self.dream_access(realms)
+        runs = _merge(
+            (self.store.dream_summaries(r, limit) for r in access.realms),
+            lambda s: (s.last_op_at_ms, s.run_id),
+            limit,
+        )
+        return {"runs": [s.to_json() for s in runs], "realms": realms, "withheld_by_access": access.withheld_by_access}
+
+    def dream_runs(self, *, realm: str | None, limit: int) -> dict[str, Any]:
+        """``meta/memory/panel/dream_runs``: ``{runs: [row], realms, withheld_by_access}`` (newest completed first)."""
+        realms = self.realms(realm)
+        access = self.dream_access(realms)
+        runs = _merge(
+            (self.store.dream_runs(r, limit) for r in access.realms),
+            lambda d: (d.completed_at_ms, d.run_id),
+            limit,
+        )
+        return {"runs": [d.to_json() for d in runs], "realms": realms, "withheld_by_access": access.withheld_by_access}
+
+    # ------------------------------------------------------------------ realm-level reads
+
+    def audit_verdicts(self, *, realm: str | None, limit: int) -> dict[str, Any]:
+        """``meta/memory/panel/audit_verdicts``: ``{verdicts, realms}``; a verdict is judged by its record."""
+        realms = self.realms(realm)
+        rows = _merge(
+            (self.store.audit_verdicts(r, limit) for r in realms),
+            lambda v: (v.created_at_ms, v.run_id, v.record_id),
+            limit,
+        )
+        records = self._records_for(rows, lambda v: v.record_id)
+        kept = limit_then_filter(
+            rows, limit, lambda v: self.vis.audit_verdict(v.realm, _facts(records.get((v.realm, v.record_id))))
+        )
+        return {"verdicts": [v.to_json() for v in kept], "realms": realms}
+
+    def injections(self, *, realm: str | None, limit: int) -> dict[str, Any]:
+        """``meta/memory/panel/injections``: ``{injections, realms}`` newest first; a row needs both its
+        record and its identity to be readable."""
+        realms = self.realms(realm)
+        rows = _merge(
+            (self.store.injections(r, limit) for r in realms), lambda i: (i.at_ms, i.injection_id), limit
+        )
+        records = self._records_for(rows, lambda i: i.record_id)
+        kept = limit_then_filter(
+            rows,
+            limit,
+            lambda i: self.vis.injection(i.realm, _facts(records.get((i.realm, i.record_id))), i.identity),
+        )
+        return {"injections": [i.to_json() for i in kept], "realms": realms}
+
+    def proposals(self, *, realm: str | None, limit: int) -> dict[str, Any]:
+        """``meta/memory/panel/proposals``: ``{proposals, realms}``; metadata and the taint flag, never bodies."""
+        realms = self.realms(realm)
+        rows = _merge(
+            (self.store.proposals(r, limit) for r in realms), lambda p: (p.created_at_ms, p.proposal_id), limit
+        )
+        kept = limit_then_filter(rows, limit, lambda p: self.vis.proposal(p.realm, p.scope_kind, p.scope_key))
+        return {"proposals": [p.to_json() for p in kept], "realms": realms}
+
+    def harvests(self, *, realm: str | None, limit: int) -> dict[str, Any]:
+        """``meta/memory/panel/harvests``: ``{harvests, realms}``; a harvest is judged by its identity."""
+        realms = self.realms(realm)
+        rows = _merge(
+            (self.store.harvests(r, limit) for r in realms), lambda h: (h.retired_at_ms, h.identity), limit
+        )
+        kept = limit_then_filter(rows, limit, lambda h: self.vis.harvest(h.realm, h.identity))
+        return {"harvests": [h.to_json() for h in kept], "realms": realms}
+
+    def overview(self, *, realm: str | None) -> dict[str, Any]:
+        """``meta/memory/panel/overview``: ``{scopes, totals, floors, realms}``.
+
+        Each scope row: ``{realm, scope_kind, scope_key, counts{status: n}, records, body_bytes,
+        floor_records, floor_bytes, pressure{records, bytes, over_floor},
+        quarantined_content_withheld}``. Figures leave out records holding quarantined
+        content unless the caller holds ``memory.quarantine.review`` on the scope; a row
+        left with no readable record is omitted. ``pressure`` ratios are the floor
+        figures over the store floors.
+        """
+        realms = self.realms(realm)
+        floors = self.store.floors()
+        scopes: list[dict[str, Any]] = []
+        totals: dict[str, Any] = {"records": 0, "body_bytes": 0, "counts": {}}
+        for r in realms:
+            for row in self.store.scope_overview(r):
+                if not self.vis.overview_row(r, row.scope_kind, row.scope_key):
+                    continue
+                shown = self._overview_row(r, row, floors.records, floors.bytes)
+                if shown is None:
+                    continue
+                scopes.append(shown)
+                totals["records"] += shown["records"]
+                totals["body_bytes"] += shown["body_bytes"]
+                for status, n in shown["counts"].items():
+                    totals["counts"][status] = totals["counts"].get(status, 0) + n
+        scopes.sort(key=lambda s: (s["realm"], s["scope_kind"], s["scope_key"]))
+        return {"scopes": scopes, "totals": totals, "floors": floors.to_json(), "realms": realms}
+
+    def _overview_row(self, realm: str, row: ScopeOverviewRow, floor_records: int, floor_bytes: int) -> dict[str, Any] | None:
+        reviewer = self.vis.record(realm, RecordFacts(row.scope_kind, row.scope_key, "quarantined", True))
+        counts = dict(row.counts)
+        body_bytes, fr, fb = row.body_bytes, row.floor_records, row.floor_bytes
+        if not reviewer:
+            for status, n in row.quarantined_counts.items():
+                counts[status] = counts.get(status, 0) - n
+            counts = {s: n for s, n in counts.items() if n > 0}
+            body_bytes -= row.quarantined_body_bytes
+            fr -= row.quarantined_floor_records
+            fb -= row.quarantined_floor_bytes
+        records = sum(counts.values())
+        if records == 0:
+            return None
+        return {
+            "realm": realm,
+            "scope_kind": row.scope_kind,
+            "scope_key": row.scope_key,
+            "counts": counts,
+            "records": records,
+            "body_bytes": body_bytes,
+            "floor_records": fr,
+            "floor_bytes": fb,
+            "pressure": {
+                "records": round(fr / floor_records, 4) if floor_records else 0.0,
+                "bytes": round(fb / floor_bytes, 4) if floor_bytes else 0.0,
+                "over_floor": fr > floor_records or fb > floor_bytes,
+            },
+            "quarantined_content_withheld": not reviewer,
+        }
+
+    def _records_for(self, rows: Sequence[Any], record_id: Callable[[Any], str]) -> dict[tuple[str, str], RecordRow]:
+        """Body-free records named by ``rows`` (each has ``realm``), keyed ``(realm, memory_id)``."""
+        wanted: dict[str, set[str]] = {}
+        for row in rows:
+            wanted.setdefault(row.realm, set()).add(record_id(row))
+        out: dict[tuple[str, str], RecordRow] = {}
+        for r, ids in wanted.items():
+            for mid, rec in self.store.records_by_ids(r, ids).items():
+                out[(r, mid)] = rec
+        return out
+
+
+def _facts(row: RecordRow | None) -> RecordFacts | None:
+    return row.facts if row is not None else None
