@@ -141,9 +141,15 @@ _RECALL_INDEXES = [
     "ON records(scope_kind, scope_key, status_kind, created_at_ms)",
 ]
 
+_PANEL_INDEXES = [
+    "CREATE INDEX IF NOT EXISTS records_status_created_idx ON records(status_kind, created_at_ms DESC, memory_id DESC)",
+    "CREATE INDEX IF NOT EXISTS injections_at_idx ON injections(at_ms DESC, injection_id DESC)",
+]
+
 MIGRATIONS: list[tuple[int, str, list[str]]] = [
     (1, "base-schema", _BASE_SCHEMA),
     (2, "recall-recency-indexes", _RECALL_INDEXES),
+    (3, "panel-listing-indexes", _PANEL_INDEXES),
 ]
 """``(version, name, statements)`` of domain :data:`SCHEMA_DOMAIN`, applied in order."""
 
