@@ -1,0 +1,331 @@
+"""PostgreSQL schema of the agent-memory store, applied as versioned migrations at start.
+
+Layout (one PostgreSQL schema, default ``meta_memory``; realms are rows):
+
+- The SQLite tables of :mod:`.schema` (``records``, ``proposals``, ``audit``,
+  ``stage``, ``injections``, ``pending_harvests``, ``pending_promotions``,
+  ``dream_runs``, ``dream_audit_verdicts``), each with a leading ``realm``
+  column that is part of every key and every index, plus ``realms`` (the
+  realm list).
+- The full-text index, kept in step with the records exactly like the FTS5
+  table (a record has an index row iff it is active):
+
+  * ``records_fts``: one row per active record: ``doc`` (a ``tsvector`` of the
+    record's distinct tokens from :func:`meta_memory.recall.fts.document`, GIN
+    indexed, matched with a ``tsquery`` of the query's terms), ``tf`` (jsonb
+    ``token -> bm25-weighted term frequency``) and ``ntok`` (token count);
+  * ``fts_stats``: per realm, active row count and total token count;
+  * ``fts_terms``: per realm and token, how many active records hold it.
+
+  These are the statistics FTS5's ``bm25()`` uses, so the PostgreSQL score is
+  the SQLite score (see :mod:`.postgres`).
+- A second schema ``<schema>_realm`` with one view per table, named like
+  the table, without the ``realm`` column and filtered on the transaction's
+  realm (``current_setting('meta_memory.realm')``), ``WITH CHECK OPTION``.
+  Inside :meth:`PostgresAgentMemoryStore.run_in_transaction` and
+  :meth:`~PostgresAgentMemoryStore.read` the search path puts these views
+  first, so SQL written for one SQLite realm file (``SELECT ... FROM records
+  WHERE memory_id = %s``) sees only that realm and inserts land in it.
+
+Why the index is not ``to_tsvector('simple', text)``: PostgreSQL's parser
+would split our tokens again (``multi-agent`` -> ``multi-agent``, ``multi``,
+``agent``; ``a_b`` -> ``a``, ``b``) and its idea of a letter depends on the
+server locale. The tokens come from :mod:`meta_memory.recall.text` (the one
+normalisation) and go into the ``tsvector`` as they are (``array_to_tsvector``),
+which is what the ``simple`` configuration would do with pre-split words.
+
+Every applied migration is a row of ``schema_migrations`` (domain, version,
+name, applied_at_ms); migrations run under a transaction-level advisory lock,
+so gateways starting together apply them once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+
+from meta_memory.recall import fts
+
+__all__ = [
+    "SCHEMA_DOMAIN",
+    "FTS_DOMAIN",
+    "REALM_SETTING",
+    "TABLES",
+    "MIGRATIONS",
+    "fts_fingerprint",
+    "lexeme",
+    "fts_row",
+    "tsquery_literal",
+    "quote_ident",
+]
+
+SCHEMA_DOMAIN = "meta-memory"
+FTS_DOMAIN = "records-fts"
+
+#: The transaction-local setting naming the realm of the realm views and column defaults.
+REALM_SETTING = "meta_memory.realm"
+
+#: Layout version of the PostgreSQL full-text rows (bump when :func:`fts_row` changes).
+FTS_LAYOUT_VERSION = 1
+
+#: Lexemes longer than this (UTF-8 bytes) are indexed by a digest (PostgreSQL caps lexemes at 2 KiB).
+MAX_LEXEME_BYTES = 1000
+
+_REALM_COL = "realm TEXT NOT NULL DEFAULT current_setting('meta_memory.realm') CHECK (realm <> '')"
+
+#: table -> its columns other than ``realm``, in order (the realm views expose exactly these).
+TABLES: dict[str, tuple[str, ...]] = {
+    "records": (
+        "rid", "memory_id", "scope_kind", "scope_key", "kind", "title", "description", "body", "tags",
+        "provenance", "trust", "status_kind", "status_detail", "supersedes", "derived_from", "working_set_rank",
+        "rank_set_at_ms", "content_hash", "created_at_ms", "updated_at_ms", "usage_stats", "tombstoned_at_ms",
+        "ever_quarantined",
+    ),
+    "proposals": ("proposal_id", "scope_kind", "scope_key", "record", "author", "status", "created_at_ms", "taint"),
+    "audit": ("audit_id", "stage_token", "op_index", "op_kind", "memory_id", "detail", "applied_at_ms"),
+    "stage": ("token", "batch", "created_at_ms"),
+    "injections": ("injection_id", "record_id", "identity", "session_key", "surface", "at_ms"),
+    "pending_harvests": ("identity", "session_key", "cause", "retired_at_ms", "status"),
+    "pending_promotions": (
+        "pending_id", "stage_token", "record_id", "scope_kind", "scope_key", "rationale", "status",
+        "created_at_ms", "resolved_at_ms",
+    ),
+    "dream_runs": ("run_id", "partition_label", "started_at_ms", "completed_at_ms", "ops_committed", "detail"),
+    "dream_audit_verdicts": (
+        "run_id", "record_id", "verdict", "rationale", "created_at_ms", "resolved_at_ms", "resolution",
+    ),
+}
+
+_BASE = [
+    f"""CREATE TABLE IF NOT EXISTS realms (
+        realm TEXT PRIMARY KEY CHECK (realm <> ''),
+        created_at_ms BIGINT NOT NULL
+    )""",
+    f"""CREATE TABLE IF NOT EXISTS records (
+        {_REALM_COL},
+        rid BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        memory_id TEXT NOT NULL,
+        scope_kind TEXT NOT NULL,
+        scope_key TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        title TEXT NOT NULL,
+        description TEXT NOT NULL DEFAULT '',
+        body TEXT NOT NULL,
+        tags TEXT NOT NULL DEFAULT '[]',
+        provenance TEXT NOT NULL,
+        trust TEXT NOT NULL,
+        status_kind TEXT NOT NULL,
+        status_detail TEXT,
+        supersedes TEXT,
+        derived_from TEXT NOT NULL DEFAULT '[]',
+        working_set_rank BIGINT,
+        rank_set_at_ms BIGINT,
+        content_hash TEXT NOT NULL,
+        created_at_ms BIGINT NOT NULL,
+        updated_at_ms BIGINT NOT NULL,
+        usage_stats TEXT NOT NULL DEFAULT '{{}}',
+        tombstoned_at_ms BIGINT,
+        ever_quarantined INTEGER NOT NULL DEFAULT 0,
+        UNIQUE (realm, memory_id)
+    )""",
+    "CREATE INDEX IF NOT EXISTS records_scope_updated_idx ON records"
+    "(realm, scope_kind, scope_key, status_kind, updated_at_ms DESC, created_at_ms DESC, rid DESC)",
+    "CREATE INDEX IF NOT EXISTS records_scope_created_idx ON records"
+    "(realm, scope_kind, scope_key, status_kind, created_at_ms)",
+    "CREATE INDEX IF NOT EXISTS records_scope_hash_idx ON records(realm, scope_kind, scope_key, content_hash)",
+    "CREATE INDEX IF NOT EXISTS records_supersedes_idx ON records(realm, supersedes)",
+    "CREATE INDEX IF NOT EXISTS records_status_idx ON records(realm, status_kind, created_at_ms)",
+    f"""CREATE TABLE IF NOT EXISTS proposals (
+        {_REALM_COL},
+        proposal_id TEXT NOT NULL,
+        scope_kind TEXT NOT NULL,
+        scope_key TEXT NOT NULL,
+        record TEXT NOT NULL,
+        author TEXT NOT NULL,
+        status TEXT NOT NULL DEFAULT 'pending',
+        created_at_ms BIGINT NOT NULL,
+        taint TEXT,
+        PRIMARY KEY (realm, proposal_id)
+    )""",
+    f"""CREATE TABLE IF NOT EXISTS audit (
+        {_REALM_COL},
+        audit_id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        stage_token TEXT NOT NULL,
+        op_index INTEGER NOT NULL,
+        op_kind TEXT NOT NULL,
+        memory_id TEXT,
+        detail TEXT NOT NULL,
+        applied_at_ms BIGINT NOT NULL
+    )""",
+    "CREATE INDEX IF NOT EXISTS audit_realm_idx ON audit(realm, audit_id)",
+    "CREATE INDEX IF NOT EXISTS audit_memory_idx ON audit(realm, memory_id, audit_id)",
+    "CREATE INDEX IF NOT EXISTS audit_token_idx ON audit(realm, stage_token)",
+    f"""CREATE TABLE IF NOT EXISTS stage (
+        {_REALM_COL},
+        token TEXT NOT NULL,
+        batch TEXT NOT NULL,
+        created_at_ms BIGINT NOT NULL,
+        PRIMARY KEY (realm, token)
+    )""",
+    f"""CREATE TABLE IF NOT EXISTS injections (
+        {_REALM_COL},
+        injection_id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        record_id TEXT NOT NULL,
+        identity TEXT NOT NULL,
+        session_key TEXT,
+        surface TEXT NOT NULL CHECK (surface IN ('build', 'turn')),
+        at_ms BIGINT NOT NULL
+    )""",
+    "CREATE INDEX IF NOT EXISTS injections_record_idx ON injections(realm, record_id, at_ms)",
+    f"""CREATE TABLE IF NOT EXISTS pending_harvests (
+        {_REALM_COL},
+        identity TEXT NOT NULL,
+        session_key TEXT,
+        cause TEXT NOT NULL,
+        retired_at_ms BIGINT NOT NULL,
+        status TEXT NOT NULL DEFAULT 'pending',
+        PRIMARY KEY (realm, identity, retired_at_ms)
+    )""",
+    f"""CREATE TABLE IF NOT EXISTS pending_promotions (
+        {_REALM_COL},
+        pending_id TEXT NOT NULL,
+        stage_token TEXT NOT NULL,
+        record_id TEXT NOT NULL,
+        scope_kind TEXT NOT NULL,
+        scope_key TEXT NOT NULL,
+        rationale TEXT,
+        status TEXT NOT NULL DEFAULT 'pending',
+        created_at_ms BIGINT NOT NULL,
+        resolved_at_ms BIGINT,
+        PRIMARY KEY (realm, pending_id)
+    )""",
+    "CREATE INDEX IF NOT EXISTS pending_promotions_record_idx ON pending_promotions(realm, record_id, status)",
+    f"""CREATE TABLE IF NOT EXISTS dream_runs (
+        {_REALM_COL},
+        run_id TEXT NOT NULL,
+        partition_label TEXT NOT NULL DEFAULT 'realm',
+        started_at_ms BIGINT NOT NULL,
+        completed_at_ms BIGINT NOT NULL,
+        ops_committed INTEGER NOT NULL,
+        detail TEXT NOT NULL,
+        PRIMARY KEY (realm, run_id)
+    )""",
+    "CREATE INDEX IF NOT EXISTS dream_runs_completed ON dream_runs(realm, completed_at_ms DESC)",
+    f"""CREATE TABLE IF NOT EXISTS dream_audit_verdicts (
+        {_REALM_COL},
+        run_id TEXT NOT NULL,
+        record_id TEXT NOT NULL,
+        verdict TEXT NOT NULL,
+        rationale TEXT,
+        created_at_ms BIGINT NOT NULL,
+        resolved_at_ms BIGINT,
+        resolution TEXT,
+        PRIMARY KEY (realm, run_id, record_id)
+    )""",
+    "CREATE INDEX IF NOT EXISTS dream_audit_verdicts_record_idx "
+    "ON dream_audit_verdicts(realm, record_id, resolved_at_ms)",
+    """CREATE TABLE IF NOT EXISTS records_fts (
+        rid BIGINT PRIMARY KEY REFERENCES records(rid) ON DELETE CASCADE,
+        realm TEXT NOT NULL,
+        scope_kind TEXT NOT NULL,
+        scope_key TEXT NOT NULL,
+        doc tsvector NOT NULL,
+        tf jsonb NOT NULL,
+        ntok INTEGER NOT NULL
+    )""",
+    "CREATE INDEX IF NOT EXISTS records_fts_doc_idx ON records_fts USING gin (doc)",
+    "CREATE INDEX IF NOT EXISTS records_fts_scope_idx ON records_fts(realm, scope_kind, scope_key)",
+    """CREATE TABLE IF NOT EXISTS fts_stats (
+        realm TEXT PRIMARY KEY,
+        n_rows BIGINT NOT NULL,
+        n_tokens BIGINT NOT NULL
+    )""",
+    """CREATE TABLE IF NOT EXISTS fts_terms (
+        realm TEXT NOT NULL,
+        term TEXT NOT NULL,
+        df BIGINT NOT NULL,
+        PRIMARY KEY (realm, term)
+    )""",
+]
+
+
+def _realm_views(schema: str) -> list[str]:
+    base, views = quote_ident(schema), quote_ident(schema + "_realm")
+    out = [f"CREATE SCHEMA IF NOT EXISTS {views}"]
+    for table, cols in TABLES.items():
+        col_list = ", ".join(cols)
+        out.append(
+            f"CREATE OR REPLACE VIEW {views}.{table} AS SELECT {col_list} FROM {base}.{table} "
+            f"WHERE realm = current_setting('{REALM_SETTING}') WITH CASCADED CHECK OPTION"
+        )
+    return out
+
+
+def migrations(schema: str) -> list[tuple[int, str, list[str]]]:
+    """``(version, name, statements)`` of domain :data:`SCHEMA_DOMAIN` for ``schema``, applied in order.
+
+    Statements use unqualified table names (run with ``search_path`` = ``schema``).
+    """
+    return [
+        (1, "base-schema", list(_BASE)),
+        (2, "realm-views", _realm_views(schema)),
+    ]
+
+
+MIGRATIONS = migrations
+"""Alias of :func:`migrations` (the versions are the same for every schema name)."""
+
+
+def quote_ident(name: str) -> str:
+    """A PostgreSQL quoted identifier (``"`` doubled). Raises ``ValueError`` for an empty name or a NUL."""
+    if not name or "\x00" in name:
+        raise ValueError("identifier must be a non-empty string without NUL")
+    return '"' + name.replace('"', '""') + '"'
+
+
+def fts_fingerprint() -> str:
+    """A short hash of what the full-text rows hold: recall's index version, column weights and our layout."""
+    text = json.dumps([fts.INDEX_VERSION, list(fts.COLUMNS), list(fts.BM25_WEIGHTS), FTS_LAYOUT_VERSION])
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def lexeme(token: str) -> str:
+    """The index lexeme of one token: the token itself, or ``#`` + a digest when it exceeds
+    :data:`MAX_LEXEME_BYTES` (tokens never contain ``#``, so the two cannot collide)."""
+    raw = token.encode("utf-8", "surrogatepass")
+    if len(raw) <= MAX_LEXEME_BYTES:
+        return token
+    return "#" + hashlib.sha256(raw).hexdigest()
+
+
+def fts_row(title: str, description: str, body: str, tags: Sequence[str]) -> tuple[list[str], dict[str, float], int]:
+    """The full-text row of one record: ``(distinct lexemes, {lexeme: weighted frequency}, token count)``.
+
+    The weighted frequency is FTS5's bm25 ``aFreq``: each occurrence counts the
+    weight of its column (:data:`meta_memory.recall.fts.BM25_WEIGHTS`). The
+    token count is FTS5's ``xColumnSize(-1)``: all tokens of all columns.
+    """
+    doc = fts.document(title, description, body, list(tags))
+    freq: dict[str, float] = {}
+    ntok = 0
+    for column, weight in zip(fts.COLUMNS, fts.BM25_WEIGHTS, strict=True):
+        text = doc[column]
+        if not text:
+            continue
+        for token in text.split(" "):
+            if not token:
+                continue
+            ntok += 1
+            lex = lexeme(token)
+            freq[lex] = freq.get(lex, 0.0) + weight
+    return sorted(freq), freq, ntok
+
+
+def tsquery_literal(lexemes: Sequence[str]) -> str:
+    """A ``tsquery`` input string: every lexeme quoted (``'`` and ``\\`` doubled), joined by ``|``.
+
+    The text is cast with ``::tsquery``, which does not run a parser, so no query
+    text is ever read as tsquery syntax (``&``, ``!``, ``:*``, ``<->``).
+    """
+    return " | ".join("'" + lex.replace("\\", "\\\\").replace("'", "''") + "'" for lex in lexemes)

@@ -1,0 +1,1281 @@
+"""The PostgreSQL agent-memory store: one database for several gateways (issue "scale past one machine").
+
+Same contract and semantics as :class:`~meta_memory.agent_memory.store.sqlite.SqliteAgentMemoryStore`
+(spec README "Going beyond the reference": a second backend passing the same
+contract tests; reference notes §2B tables and write paths, §2D validator):
+
+- Realms are rows: every table has a ``realm`` column, every key and index
+  starts with it, and every statement filters on it exactly (``realm = %s``,
+  never ``LIKE``, never filtered afterwards in Python). Layout in :mod:`.pg_schema`.
+- Every write is one transaction that first takes a transaction-level advisory
+  lock on ``(schema, realm)``: writes to one realm are serialised across every
+  process and host (as SQLite's ``BEGIN IMMEDIATE`` does per file); reads never
+  wait. Inside it: validate against live rows with the one validator
+  (:func:`~meta_memory.agent_memory.validator.plan_batch`), write the records,
+  keep the full-text rows in step (a record has one iff it is active), write
+  one audit row per op, commit. ``synchronous_commit`` is the server's (``on``
+  by default): an acknowledged write is durable.
+- Full-text search returns FTS5's ``bm25()`` computed over the same tokens
+  (:func:`meta_memory.recall.fts.document`), the same column weights and the
+  same per-realm statistics, so scores (lower is better) and orders equal
+  SQLite's and :mod:`meta_memory.recall.lexical` works unchanged.
+- Connections come from a ``psycopg_pool.ConnectionPool``; schema migrations
+  are versioned in ``schema_migrations`` and applied at start under an
+  advisory lock, so gateways starting together do not race.
+
+Not carried over from SQLite: the one-shot legacy markdown import (markdown
+files live beside a SQLite state directory; import them with a SQLite store
+first). Text containing NUL characters is refused (PostgreSQL text cannot hold
+them).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import logging
+import re
+import threading
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, TypeVar
+
+import psycopg
+from psycopg import conninfo
+from psycopg.types.json import Jsonb
+from psycopg_pool import ConnectionPool, PoolTimeout
+
+from meta_memory.agent_memory.batch import BatchReceipt, CreateOp, StagedBatch, SupersedeOp, TombstoneOp
+from meta_memory.agent_memory.fields import FieldError, compact_whitespace, normalize_tags, validate_record_fields
+from meta_memory.agent_memory.hashing import content_hash, mint_token
+from meta_memory.agent_memory.model import (
+    AgentMemoryRecord,
+    Author,
+    Kind,
+    MemoryRecord,
+    NewMemoryRecord,
+    Provenance,
+    RecordMeta,
+    Scope,
+    Status,
+    StatusKind,
+    TrustTier,
+    UsageEvent,
+    UsageStats,
+)
+from meta_memory.agent_memory.secrets import scan
+from meta_memory.agent_memory.store import pg_schema
+from meta_memory.agent_memory.store.sqlite import realm_db_path
+from meta_memory.agent_memory.store.base import (
+    DEFAULT_MANIFEST_K,
+    MAX_MANIFEST_K,
+    AgentMemoryStore,
+    InjectionRow,
+    ManifestTier,
+    WriteGate,
+)
+from meta_memory.agent_memory.validator import normalize_record, plan_batch, secret_refusal_detail
+from meta_memory.clock import Clock, SystemClock
+from meta_memory.errors import AgentMemoryError
+from meta_memory.identity import parse_realm
+
+__all__ = [
+    "PostgresAgentMemoryStore",
+    "PgTx",
+    "PgRow",
+    "DEFAULT_SCHEMA",
+    "DEFAULT_POOL_SIZE",
+    "STAGE_GC_MAX_AGE_MS",
+    "schema_from_dsn",
+    "parse_match_expression",
+]
+
+log = logging.getLogger(__name__)
+
+DEFAULT_SCHEMA = "meta_memory"
+DEFAULT_POOL_SIZE = 8
+STAGE_GC_MAX_AGE_MS = 24 * 60 * 60 * 1000
+DEFAULT_SCOPE_FLOOR_RECORDS = 4000
+DEFAULT_SCOPE_FLOOR_BYTES = 32 * 1024 * 1024
+MAX_SCHEMA_NAME_BYTES = 50  # leaves room for the "_realm" view schema within PostgreSQL's 63-byte names
+
+#: FTS5's bm25 constants.
+BM25_K1 = 1.2
+BM25_B = 0.75
+
+_T = TypeVar("_T")
+
+_COLS = (
+    "rid, memory_id, scope_kind, scope_key, kind, title, description, body, tags, provenance, trust, "
+    "status_kind, status_detail, supersedes, derived_from, working_set_rank, rank_set_at_ms, "
+    "created_at_ms, updated_at_ms, usage_stats, tombstoned_at_ms, ever_quarantined"
+)
+_RCOLS = ", ".join("r." + c.strip() for c in _COLS.split(","))
+_SCHEMA_RE = re.compile(r"-c\s*search_path\s*=\s*([^\s,]+)")
+
+
+# ============================================================================ rows
+
+
+class PgRow(tuple):  # noqa: SLOT001 - a tuple that also answers by column name
+    """A result row readable like ``sqlite3.Row``: ``row[0]``, ``row["title"]``, ``tuple(row)``, ``dict(row)``."""
+
+    _index: dict[str, int]
+
+    def __new__(cls, index: dict[str, int], values: Sequence[Any]) -> PgRow:
+        row = super().__new__(cls, values)
+        row._index = index
+        return row
+
+    def __getitem__(self, key: Any) -> Any:  # type: ignore[override]
+        if isinstance(key, str):
+            return tuple.__getitem__(self, self._index[key])
+        return tuple.__getitem__(self, key)
+
+    def keys(self) -> list[str]:
+        """Column names, in order."""
+        return list(self._index)
+
+
+def _pg_row_factory(cursor: Any) -> Callable[[Sequence[Any]], Any]:
+    desc = cursor.description
+    if desc is None:
+        return tuple
+    index = {d.name: i for i, d in enumerate(desc)}
+    return lambda values: PgRow(index, values)
+
+
+def _row_to_record(realm: str, row: Any) -> MemoryRecord:
+    return MemoryRecord(
+        id=row["memory_id"],
+        scope=Scope.from_storage(realm, row["scope_kind"], row["scope_key"]),
+        kind=Kind(row["kind"]),
+        title=row["title"],
+        description=row["description"],
+        body=row["body"],
+        tags=tuple(json.loads(row["tags"] or "[]")),
+        provenance=Provenance.from_json(json.loads(row["provenance"])),
+        trust=TrustTier(row["trust"]),
+        status=Status.from_storage(row["status_kind"], row["status_detail"]),
+        supersedes=row["supersedes"],
+        derived_from=tuple(json.loads(row["derived_from"] or "[]")),
+        working_set_rank=row["working_set_rank"],
+        rank_set_at_ms=row["rank_set_at_ms"],
+        created_at_ms=row["created_at_ms"],
+        updated_at_ms=row["updated_at_ms"],
+        usage=UsageStats.from_json(json.loads(row["usage_stats"] or "{}")),
+        tombstoned_at_ms=row["tombstoned_at_ms"],
+        ever_quarantined=bool(row["ever_quarantined"]),
+    )
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+# ============================================================================ helpers
+
+
+def schema_from_dsn(dsn: str) -> str | None:
+    """The first ``search_path`` entry named in the DSN's ``options`` (``-c search_path=name``), or ``None``.
+
+    Lets a deployment (or a test) point gateways at a schema through the DSN alone:
+    ``postgresql://host/db?options=-c%20search_path%3Dteam_a``.
+    """
+    try:
+        opts = conninfo.conninfo_to_dict(dsn).get("options")
+    except psycopg.ProgrammingError:
+        return None
+    if not isinstance(opts, str):
+        return None
+    match = _SCHEMA_RE.search(opts)
+    if not match:
+        return None
+    first = match.group(1).split(",")[0].strip().strip('"')
+    return first or None
+
+
+def parse_match_expression(expression: str) -> list[str]:
+    """The terms of an FTS5 ``MATCH`` string built by :func:`meta_memory.recall.fts.match_expression`.
+
+    Accepts double-quoted strings (``""`` inside is a quote) joined by ``OR``;
+    a bare word counts as one term. Anything else (``(``, ``NEAR``, ``*``...)
+    raises ``AgentMemoryError("io", "full-text query failed: ...")``, as an
+    FTS5 syntax error does on SQLite.
+    """
+    terms: list[str] = []
+    i, n = 0, len(expression)
+    expect_term = True
+    while i < n:
+        ch = expression[i]
+        if ch.isspace():
+            i += 1
+            continue
+        if expect_term:
+            if ch == '"':
+                j, buf = i + 1, []
+                while True:
+                    k = expression.find('"', j)
+                    if k < 0:
+                        raise AgentMemoryError("io", "full-text query failed: unterminated string")
+                    buf.append(expression[j:k])
+                    if k + 1 < n and expression[k + 1] == '"':
+                        buf.append('"')
+                        j = k + 2
+                        continue
+                    i = k + 1
+                    break
+                terms.append("".join(buf))
+            else:
+                m = re.match(r"[\w\-]+", expression[i:])
+                if not m or m.group(0) == "OR":
+                    raise AgentMemoryError("io", f"full-text query failed: syntax error near {expression[i:i + 10]!r}")
+                terms.append(m.group(0))
+                i += len(m.group(0))
+            expect_term = False
+        else:
+            if expression.startswith("OR", i) and (i + 2 == n or expression[i + 2].isspace() or expression[i + 2] == '"'):
+                i += 2
+                expect_term = True
+                continue
+            raise AgentMemoryError("io", f"full-text query failed: syntax error near {expression[i:i + 10]!r}")
+    if expect_term and terms:
+        raise AgentMemoryError("io", "full-text query failed: expression ends with OR")
+    return list(dict.fromkeys(terms))
+
+
+def _lock_key(*parts: str) -> int:
+    digest = hashlib.sha256("\x00".join(parts).encode("utf-8", "surrogatepass")).digest()
+    return int.from_bytes(digest[:8], "big", signed=True)
+
+
+def _has_nul(*values: Any) -> bool:
+    for v in values:
+        if isinstance(v, str) and "\x00" in v:
+            return True
+        if isinstance(v, (tuple, list)) and any(isinstance(x, str) and "\x00" in x for x in v):
+            return True
+    return False
+
+
+# ============================================================================ the validator's reader
+
+
+class _Reader:
+    """The validator's read interface over a connection inside the realm's write transaction."""
+
+    def __init__(self, store: PostgresAgentMemoryStore, conn: psycopg.Connection[Any], realm: str) -> None:
+        self.store = store
+        self.conn = conn
+        self.realm = realm
+
+    def get_record(self, memory_id: str) -> MemoryRecord | None:
+        row = self.conn.execute(
+            self.store._sql(f"SELECT {_COLS} FROM §records WHERE realm = %s AND memory_id = %s"),
+            (self.realm, memory_id),
+        ).fetchone()
+        return _row_to_record(self.realm, row) if row else None
+
+    def tombstoned_since(self, scope: Scope, content_hash: str, since_ms: int) -> bool:
+        kind, key = scope.storage()
+        row = self.conn.execute(
+            self.store._sql(
+                "SELECT 1 FROM §records WHERE realm = %s AND scope_kind = %s AND scope_key = %s "
+                "AND content_hash = %s AND status_kind = 'tombstoned' AND tombstoned_at_ms >= %s LIMIT 1"
+            ),
+            (self.realm, kind, key, content_hash, since_ms),
+        ).fetchone()
+        return row is not None
+
+
+class PgTx:
+    """An open write transaction on one realm (see :meth:`PostgresAgentMemoryStore.run_in_transaction`).
+
+    Same surface as :class:`~meta_memory.agent_memory.store.sqlite.SqliteTx`:
+
+    - ``conn``: the psycopg connection (``%s`` placeholders; rows are
+      :class:`PgRow`). Its search path puts the realm views first, so plain
+      table names (``records``, ``pending_promotions``, ``stage``...) read
+      only this realm and inserts land in it.
+    - ``realm``: the realm name; ``now_ms``: the transaction's clock reading.
+    - :meth:`get` reads a live record; :meth:`apply` validates and applies a
+      batch inside this same transaction.
+    """
+
+    def __init__(self, store: PostgresAgentMemoryStore, conn: psycopg.Connection[Any], realm: str) -> None:
+        self._store = store
+        self.conn = conn
+        self.realm = realm
+        self.now_ms = store.clock.now_ms()
+
+    def get(self, memory_id: str) -> MemoryRecord | None:
+        """The live record (any status) or ``None``."""
+        return _Reader(self._store, self.conn, self.realm).get_record(memory_id)
+
+    def apply(self, batch: StagedBatch, *, gate: WriteGate | None = None, token: str | None = None) -> BatchReceipt:
+        """Validate and apply ``batch`` in this transaction (no default gate: pass one explicitly)."""
+        if batch.realm != self.realm:
+            raise AgentMemoryError(
+                "scope_not_writable", f"batch realm '{batch.realm}' does not match transaction realm '{self.realm}'"
+            )
+        return self._store._apply_in_tx(self.conn, batch, gate, token or mint_token("direct"))
+
+
+# ============================================================================ the store
+
+
+class PostgresAgentMemoryStore(AgentMemoryStore):
+    """PostgreSQL store implementing :class:`~meta_memory.agent_memory.store.base.AgentMemoryStore`.
+
+    Args:
+        dsn: a libpq connection string or URI (``postgresql://user@host:5432/db``).
+        clock: time source (epoch ms); defaults to the system clock.
+        gate: default write gate for LLM-authored writes (per-call ``gate`` overrides).
+        schema: the PostgreSQL schema holding the tables (created if missing; a
+            second schema ``<schema>_realm`` holds the realm views). ``None``:
+            the first ``search_path`` entry of the DSN's ``options``, else
+            ``meta_memory``.
+        pool_size: most pooled connections this process opens.
+        connect_timeout_s: how long start-up and each pool checkout may wait.
+
+    Raises ``AgentMemoryError("invalid_config", ...)`` for an empty DSN or a bad
+    schema name, ``AgentMemoryError("io", "cannot connect ...")`` when the
+    server is unreachable or a migration fails.
+    """
+
+    def __init__(
+        self,
+        dsn: str,
+        clock: Clock | None = None,
+        *,
+        gate: WriteGate | None = None,
+        schema: str | None = None,
+        pool_size: int = DEFAULT_POOL_SIZE,
+        connect_timeout_s: float = 10.0,
+    ) -> None:
+        if not isinstance(dsn, str) or not dsn.strip():
+            raise AgentMemoryError("invalid_config", "agent memory dsn must not be empty")
+        schema = schema or schema_from_dsn(dsn) or DEFAULT_SCHEMA
+        if (
+            "\x00" in schema
+            or not schema.strip()
+            or len(schema.encode()) > MAX_SCHEMA_NAME_BYTES
+            or schema.lower().startswith("pg_")
+        ):
+            raise AgentMemoryError(
+                "invalid_config", f"agent memory schema name must be 1..{MAX_SCHEMA_NAME_BYTES} bytes, not pg_*"
+            )
+        if pool_size < 1:
+            raise AgentMemoryError("invalid_config", "agent memory pool_size must be at least 1")
+        self.dsn = dsn
+        self.schema = schema
+        self.clock: Clock = clock or SystemClock()
+        self.gate = gate
+        self.pool_size = pool_size
+        self.connect_timeout_s = connect_timeout_s
+        self._qs = pg_schema.quote_ident(schema) + "."
+        self._views = pg_schema.quote_ident(schema + "_realm")
+        self._sql_cache: dict[str, str] = {}
+        self._known_realms: set[str] = set()
+        self._realm_lock = threading.Lock()
+        self._closed = False
+        self.applied_migrations = self._migrate()
+        self._pool = ConnectionPool(
+            dsn,
+            min_size=1,
+            max_size=pool_size,
+            kwargs={"autocommit": True, "connect_timeout": max(1, int(connect_timeout_s))},
+            configure=self._configure,
+            timeout=connect_timeout_s,
+            name=f"meta-memory-{schema}",
+            open=False,
+        )
+        try:
+            self._pool.open(wait=True, timeout=connect_timeout_s)
+        except PoolTimeout as exc:
+            self._pool.close()
+            raise AgentMemoryError("io", f"cannot connect to the agent memory database: {exc}") from None
+
+    # ================================================================ connections
+
+    @staticmethod
+    def _configure(conn: psycopg.Connection[Any]) -> None:
+        conn.row_factory = _pg_row_factory  # type: ignore[assignment]
+        conn.prepare_threshold = None
+
+    def _sql(self, text: str) -> str:
+        """``text`` with every ``§`` replaced by the quoted schema and a dot."""
+        out = self._sql_cache.get(text)
+        if out is None:
+            out = self._sql_cache[text] = text.replace("§", self._qs)
+        return out
+
+    def _migrate(self) -> list[str]:
+        """Create the schema and apply missing migrations under an advisory lock; returns the names applied."""
+        try:
+            with psycopg.connect(self.dsn, autocommit=True, connect_timeout=max(1, int(self.connect_timeout_s))) as conn:
+                conn.execute("BEGIN")
+                try:
+                    applied = self._migrate_in_tx(conn)
+                    conn.execute("COMMIT")
+                except BaseException:
+                    with contextlib.suppress(psycopg.Error):
+                        conn.execute("ROLLBACK")
+                    raise
+        except psycopg.Error as exc:
+            raise AgentMemoryError("io", f"cannot connect to or migrate the agent memory database: {exc}") from None
+        if applied:
+            log.info("agent memory schema %s: applied %s", self.schema, ", ".join(applied))
+        return applied
+
+    def _migrate_in_tx(self, conn: psycopg.Connection[Any]) -> list[str]:
+        now = self.clock.now_ms()
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (_lock_key("meta-memory-migrate", self.schema),))
+        conn.execute(f"CREATE SCHEMA IF NOT EXISTS {pg_schema.quote_ident(self.schema)}")
+        conn.execute(f"SET LOCAL search_path TO {pg_schema.quote_ident(self.schema)}")
+        conn.execute(
+            "CREATE TABLE IF NOT EXISTS schema_migrations (domain TEXT NOT NULL, version INTEGER NOT NULL, "
+            "name TEXT NOT NULL, applied_at_ms BIGINT NOT NULL, PRIMARY KEY (domain, version))"
+        )
+        done = {
+            r[0] for r in conn.execute("SELECT version FROM schema_migrations WHERE domain = %s", (pg_schema.SCHEMA_DOMAIN,))
+        }
+        applied: list[str] = []
+        for version, name, statements in pg_schema.migrations(self.schema):
+            if version in done:
+                continue
+            for stmt in statements:
+                conn.execute(stmt)
+            conn.execute(
+                "INSERT INTO schema_migrations(domain, version, name, applied_at_ms) VALUES (%s, %s, %s, %s)",
+                (pg_schema.SCHEMA_DOMAIN, version, name, now),
+            )
+            applied.append(name)
+        fingerprint = f"fts-{pg_schema.fts_fingerprint()}"
+        row = conn.execute(
+            "SELECT version, name FROM schema_migrations WHERE domain = %s ORDER BY version DESC LIMIT 1",
+            (pg_schema.FTS_DOMAIN,),
+        ).fetchone()
+        if row is None or row[1] != fingerprint:
+            self._rebuild_fts(conn)
+            conn.execute(
+                "INSERT INTO schema_migrations(domain, version, name, applied_at_ms) VALUES (%s, %s, %s, %s)",
+                (pg_schema.FTS_DOMAIN, (row[0] + 1) if row else 1, fingerprint, now),
+            )
+            applied.append(fingerprint)
+        return applied
+
+    def _rebuild_fts(self, conn: psycopg.Connection[Any]) -> None:
+        conn.execute(self._sql("DELETE FROM §records_fts"))
+        conn.execute(self._sql("DELETE FROM §fts_stats"))
+        conn.execute(self._sql("DELETE FROM §fts_terms"))
+        rows = conn.execute(
+            self._sql(
+                "SELECT rid, realm, scope_kind, scope_key, title, description, body, tags FROM §records "
+                "WHERE status_kind = 'active' ORDER BY rid"
+            )
+        ).fetchall()
+        for rid, realm, kind, key, title, description, body, tags in rows:
+            self._insert_fts(conn, realm, rid, kind, key, title, description, body, json.loads(tags or "[]"))
+
+    @contextlib.contextmanager
+    def _conn(self) -> Iterator[psycopg.Connection[Any]]:
+        if self._closed:
+            raise AgentMemoryError("io", "agent memory store is closed")
+        try:
+            with self._pool.connection() as conn:
+                yield conn
+        except PoolTimeout as exc:
+            raise AgentMemoryError("io", f"no database connection available: {exc}") from None
+
+    def _realm_name(self, realm: str) -> str:
+        try:
+            name = parse_realm(realm)
+        except ValueError as exc:
+            raise AgentMemoryError("invalid_record", str(exc)) from None
+        if "\x00" in name:
+            raise AgentMemoryError("invalid_record", "realm must not contain NUL characters")
+        # The SQLite backend's cap (a realm is a file name there), kept so that a realm
+        # valid on one backend is valid on the other.
+        realm_db_path(Path("."), name)
+        return name
+
+    def _ensure_realm(self, name: str) -> None:
+        """First use of a realm in this process: register it and collect stale stages (24 h)."""
+        if name in self._known_realms:
+            return
+        with self._realm_lock:
+            if name in self._known_realms:
+                return
+            now = self.clock.now_ms()
+
+            def setup(conn: psycopg.Connection[Any]) -> None:
+                conn.execute(
+                    self._sql("INSERT INTO §realms(realm, created_at_ms) VALUES (%s, %s) ON CONFLICT (realm) DO NOTHING"),
+                    (name, now),
+                )
+                conn.execute(
+                    self._sql(
+                        "DELETE FROM §stage s WHERE s.realm = %s AND s.created_at_ms < %s AND NOT EXISTS "
+                        "(SELECT 1 FROM §pending_promotions p WHERE p.realm = s.realm AND p.stage_token = s.token "
+                        "AND p.status = 'pending')"
+                    ),
+                    (name, now - STAGE_GC_MAX_AGE_MS),
+                )
+
+            self._tx(name, setup)
+            self._known_realms.add(name)
+
+    def _tx(
+        self, name: str, fn: Callable[[psycopg.Connection[Any]], _T], *, lock: bool = True, views: bool = False
+    ) -> _T:
+        """Run ``fn`` in one transaction on realm ``name``.
+
+        ``lock``: take the realm's write lock first (every validated write).
+        ``views``: put the realm views first on the search path (raw SQL of callers).
+        psycopg errors become ``AgentMemoryError("io", ...)``; anything raised rolls back.
+        """
+        with self._conn() as conn:
+            try:
+                conn.execute("BEGIN")
+                if lock:
+                    conn.execute("SELECT pg_advisory_xact_lock(%s)", (_lock_key("meta-memory-realm", self.schema, name),))
+                conn.execute("SELECT set_config(%s, %s, true)", (pg_schema.REALM_SETTING, name))
+                if views:
+                    conn.execute(f"SET LOCAL search_path TO {self._views}, {self._qs[:-1]}")
+                result = fn(conn)
+                conn.execute("COMMIT")
+                return result
+            except BaseException as exc:
+                with contextlib.suppress(psycopg.Error):
+                    conn.execute("ROLLBACK")
+                if isinstance(exc, psycopg.Error):
+                    raise AgentMemoryError("io", f"write failed: {exc}") from None
+                raise
+
+    def _write(self, realm: str, fn: Callable[[psycopg.Connection[Any]], _T]) -> _T:
+        name = self._realm_name(realm)
+        self._ensure_realm(name)
+        return self._tx(name, fn)
+
+    @contextlib.contextmanager
+    def _read_tx(self, name: str, *, views: bool = False) -> Iterator[psycopg.Connection[Any]]:
+        self._ensure_realm(name)
+        with self._conn() as conn:
+            try:
+                conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                conn.execute("SELECT set_config(%s, %s, true)", (pg_schema.REALM_SETTING, name))
+                if views:
+                    conn.execute(f"SET LOCAL search_path TO {self._views}, {self._qs[:-1]}")
+                yield conn
+                conn.execute("COMMIT")
+            except BaseException as exc:
+                with contextlib.suppress(psycopg.Error):
+                    conn.execute("ROLLBACK")
+                if isinstance(exc, psycopg.Error):
+                    raise AgentMemoryError("io", f"read failed: {exc}") from None
+                raise
+
+    def _query(self, realm: str, sql: str, params: Sequence[Any]) -> list[Any]:
+        """One read statement (its own snapshot) on ``realm``."""
+        name = self._realm_name(realm)
+        self._ensure_realm(name)
+        with self._conn() as conn:
+            try:
+                return conn.execute(self._sql(sql), params).fetchall()
+            except psycopg.Error as exc:
+                raise AgentMemoryError("io", f"read failed: {exc}") from None
+
+    def read(self, realm: str) -> contextlib.AbstractContextManager[psycopg.Connection[Any]]:
+        """A read-only snapshot of ``realm``: a pooled connection inside one ``REPEATABLE READ READ ONLY``
+        transaction whose search path puts the realm views first (plain table names see only ``realm``).
+        Placeholders are ``%s``; rows are :class:`PgRow`. For read models (the console panel).
+        Raises ``AgentMemoryError("io")`` on a database error."""
+        return self._read_tx(self._realm_name(realm), views=True)
+
+    def run_in_transaction(self, realm: str, fn: Callable[[PgTx], _T]) -> _T:
+        """Run ``fn`` inside one write transaction on ``realm`` holding the realm's write lock.
+
+        ``fn`` receives a :class:`PgTx`. For operations whose checks and writes
+        must be atomic together (the quarantine review). ``fn`` raising rolls
+        everything back; database errors become ``AgentMemoryError("io", ...)``.
+        """
+        name = self._realm_name(realm)
+        self._ensure_realm(name)
+        return self._tx(name, lambda conn: fn(PgTx(self, conn, name)), views=True)
+
+    # ================================================================ full-text rows
+
+    def _insert_fts(
+        self,
+        conn: psycopg.Connection[Any],
+        realm: str,
+        rid: int,
+        scope_kind: str,
+        scope_key: str,
+        title: str,
+        description: str,
+        body: str,
+        tags: Sequence[str],
+    ) -> None:
+        lexemes, freq, ntok = pg_schema.fts_row(title, description, body, tags)
+        conn.execute(
+            self._sql(
+                "INSERT INTO §records_fts(rid, realm, scope_kind, scope_key, doc, tf, ntok) "
+                "VALUES (%s, %s, %s, %s, array_to_tsvector(%s::text[]), %s, %s)"
+            ),
+            (rid, realm, scope_kind, scope_key, lexemes, Jsonb(freq), ntok),
+        )
+        conn.execute(
+            self._sql(
+                "INSERT INTO §fts_stats(realm, n_rows, n_tokens) VALUES (%s, 1, %s) ON CONFLICT (realm) DO UPDATE "
+                "SET n_rows = §fts_stats.n_rows + 1, n_tokens = §fts_stats.n_tokens + EXCLUDED.n_tokens"
+            ),
+            (realm, ntok),
+        )
+        if lexemes:
+            conn.execute(
+                self._sql(
+                    "INSERT INTO §fts_terms(realm, term, df) SELECT %s, t, 1 FROM unnest(%s::text[]) AS t "
+                    "ON CONFLICT (realm, term) DO UPDATE SET df = §fts_terms.df + 1"
+                ),
+                (realm, lexemes),
+            )
+
+    def _delete_fts(self, conn: psycopg.Connection[Any], realm: str, rid: int) -> None:
+        row = conn.execute(
+            self._sql("DELETE FROM §records_fts WHERE rid = %s RETURNING ntok, tsvector_to_array(doc)"), (rid,)
+        ).fetchone()
+        if row is None:
+            return
+        ntok, lexemes = row[0], list(row[1] or [])
+        conn.execute(
+            self._sql("UPDATE §fts_stats SET n_rows = n_rows - 1, n_tokens = n_tokens - %s WHERE realm = %s"),
+            (ntok, realm),
+        )
+        if lexemes:
+            conn.execute(
+                self._sql("UPDATE §fts_terms SET df = df - 1 WHERE realm = %s AND term = ANY(%s::text[])"),
+                (realm, lexemes),
+            )
+
+    # ================================================================ batches
+
+    def _effective_gate(self, gate: WriteGate | None) -> WriteGate | None:
+        return gate if gate is not None else self.gate
+
+    def _apply_in_tx(
+        self, conn: psycopg.Connection[Any], batch: StagedBatch, gate: WriteGate | None, token: str
+    ) -> BatchReceipt:
+        now = self.clock.now_ms()
+        reason = gate.quarantine_reason(batch.author, batch.kind.value, batch.evidence()) if gate else None
+        plan = plan_batch(batch, _Reader(self, conn, batch.realm), now_ms=now, quarantine_reason=reason)
+        for i, (memory_id, rec) in enumerate(plan.records.items()):
+            if _has_nul(rec.id, rec.title, rec.description, rec.body, rec.tags, rec.supersedes, rec.derived_from):
+                raise AgentMemoryError("invalid_record", f"record '{memory_id}' contains a NUL character")
+            before = plan.before.get(memory_id)
+            kind, key = rec.scope.storage()
+            if before is None:
+                rid = self._insert_record(conn, batch.realm, rec)
+                if rec.status.is_active:
+                    self._insert_fts(conn, batch.realm, rid, kind, key, rec.title, rec.description, rec.body, rec.tags)
+            else:
+                rid = self._update_record(conn, batch.realm, rec)
+                if before.status.is_active and not rec.status.is_active:
+                    self._delete_fts(conn, batch.realm, rid)
+                elif rec.status.is_active and not before.status.is_active:
+                    self._insert_fts(conn, batch.realm, rid, kind, key, rec.title, rec.description, rec.body, rec.tags)
+            del i
+        if plan.audit:
+            try:
+                details = [_dumps(entry.detail) for entry in plan.audit]
+                if any("\x00" in d for d in details):
+                    raise AgentMemoryError("invalid_record", "audit detail contains a NUL character")
+            except TypeError as exc:  # pragma: no cover - details are plain JSON
+                raise AgentMemoryError("io", f"audit detail is not JSON: {exc}") from None
+            with conn.cursor() as cur:
+                cur.executemany(
+                    self._sql(
+                        "INSERT INTO §audit(realm, stage_token, op_index, op_kind, memory_id, detail, applied_at_ms) "
+                        "VALUES (%s, %s, %s, %s, %s, %s, %s)"
+                    ),
+                    [
+                        (batch.realm, token, e.op_index, e.op_kind, e.memory_id, d, now)
+                        for e, d in zip(plan.audit, details, strict=True)
+                    ],
+                )
+        if reason is not None:
+            log.info("agent memory write quarantined in realm %s: %s", batch.realm, reason)
+        return BatchReceipt(
+            token=token,
+            realm=batch.realm,
+            applied_at_ms=now,
+            results=tuple(plan.results),
+            records=dict(plan.records),
+            quarantined=reason,
+        )
+
+    def _insert_record(self, conn: psycopg.Connection[Any], realm: str, rec: MemoryRecord) -> int:
+        kind, key = rec.scope.storage()
+        row = conn.execute(
+            self._sql(
+                "INSERT INTO §records(realm, memory_id, scope_kind, scope_key, kind, title, description, body, tags, "
+                "provenance, trust, status_kind, status_detail, supersedes, derived_from, working_set_rank, "
+                "rank_set_at_ms, content_hash, created_at_ms, updated_at_ms, usage_stats, tombstoned_at_ms, "
+                "ever_quarantined) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, "
+                "%s, %s, %s, %s, %s) RETURNING rid"
+            ),
+            (
+                realm,
+                rec.id,
+                kind,
+                key,
+                rec.kind.value,
+                rec.title,
+                rec.description,
+                rec.body,
+                _dumps(list(rec.tags)),
+                _dumps(rec.provenance.to_json()),
+                rec.trust.value,
+                rec.status.kind.value,
+                rec.status.detail,
+                rec.supersedes,
+                _dumps(list(rec.derived_from)),
+                rec.working_set_rank,
+                rec.rank_set_at_ms,
+                rec.content_hash,
+                rec.created_at_ms,
+                rec.updated_at_ms,
+                _dumps(rec.usage.to_json()),
+                rec.tombstoned_at_ms,
+                int(rec.ever_quarantined),
+            ),
+        ).fetchone()
+        return int(row[0])
+
+    def _update_record(self, conn: psycopg.Connection[Any], realm: str, rec: MemoryRecord) -> int:
+        # Ops never change a stored record's content, scope or lineage; only its state.
+        row = conn.execute(
+            self._sql(
+                "UPDATE §records SET trust = %s, status_kind = %s, status_detail = %s, working_set_rank = %s, "
+                "rank_set_at_ms = %s, updated_at_ms = %s, tombstoned_at_ms = %s, ever_quarantined = %s "
+                "WHERE realm = %s AND memory_id = %s RETURNING rid"
+            ),
+            (
+                rec.trust.value,
+                rec.status.kind.value,
+                rec.status.detail,
+                rec.working_set_rank,
+                rec.rank_set_at_ms,
+                rec.updated_at_ms,
+                rec.tombstoned_at_ms,
+                int(rec.ever_quarantined),
+                realm,
+                rec.id,
+            ),
+        ).fetchone()
+        return int(row[0])
+
+    def apply_batch(self, batch: StagedBatch, *, gate: WriteGate | None = None) -> BatchReceipt:
+        """See :meth:`AgentMemoryStore.apply_batch`. The audit token has prefix ``direct``."""
+        g = self._effective_gate(gate)
+        return self._write(batch.realm, lambda conn: self._apply_in_tx(conn, batch, g, mint_token("direct")))
+
+    def stage(self, batch: StagedBatch) -> str:
+        """See :meth:`AgentMemoryStore.stage`. The batch is validated (without a gate) before it is staged."""
+        token = mint_token("stage")
+
+        def fn(conn: psycopg.Connection[Any]) -> str:
+            plan_batch(batch, _Reader(self, conn, batch.realm), now_ms=self.clock.now_ms())
+            payload = _dumps(batch.to_json())
+            if "\x00" in payload:
+                raise AgentMemoryError("invalid_record", "staged batch contains a NUL character")
+            conn.execute(
+                self._sql("INSERT INTO §stage(realm, token, batch, created_at_ms) VALUES (%s, %s, %s, %s)"),
+                (batch.realm, token, payload, self.clock.now_ms()),
+            )
+            return token
+
+        return self._write(batch.realm, fn)
+
+    def commit_staged(self, realm: str, token: str, *, gate: WriteGate | None = None) -> BatchReceipt:
+        """See :meth:`AgentMemoryStore.commit_staged`."""
+        g = self._effective_gate(gate)
+        name = self._realm_name(realm)
+
+        def fn(conn: psycopg.Connection[Any]) -> BatchReceipt:
+            row = conn.execute(
+                self._sql("SELECT batch FROM §stage WHERE realm = %s AND token = %s"), (name, token)
+            ).fetchone()
+            if row is None:
+                raise AgentMemoryError("invalid_record", f"unknown stage token '{token}'")
+            batch = StagedBatch.from_json(json.loads(row["batch"]))
+            receipt = self._apply_in_tx(conn, batch, g, token)
+            conn.execute(self._sql("DELETE FROM §stage WHERE realm = %s AND token = %s"), (name, token))
+            return receipt
+
+        return self._write(name, fn)
+
+    def discard_staged(self, realm: str, token: str) -> bool:
+        """See :meth:`AgentMemoryStore.discard_staged`."""
+        name = self._realm_name(realm)
+        return self._write(
+            name,
+            lambda conn: conn.execute(
+                self._sql("DELETE FROM §stage WHERE realm = %s AND token = %s"), (name, token)
+            ).rowcount
+            > 0,
+        )
+
+    # ================================================================ reads
+
+    def get(self, realm: str, memory_id: str) -> MemoryRecord | None:
+        """See :meth:`AgentMemoryStore.get`."""
+        name = self._realm_name(realm)
+        if "\x00" in memory_id:
+            return None
+        rows = self._query(name, f"SELECT {_COLS} FROM §records WHERE realm = %s AND memory_id = %s", (name, memory_id))
+        return _row_to_record(name, rows[0]) if rows else None
+
+    def active_records(self, realm: str, scope: Scope) -> list[MemoryRecord]:
+        """See :meth:`AgentMemoryStore.active_records` (updated DESC, created DESC, rid DESC)."""
+        kind, key = scope.storage()
+        name = self._realm_name(realm)
+        rows = self._query(
+            name,
+            f"SELECT {_COLS} FROM §records WHERE realm = %s AND scope_kind = %s AND scope_key = %s "
+            "AND status_kind = 'active' ORDER BY updated_at_ms DESC, created_at_ms DESC, rid DESC",
+            (name, kind, key),
+        )
+        return [_row_to_record(name, r) for r in rows]
+
+    def recent(self, realm: str, scope: Scope, limit: int) -> list[MemoryRecord]:
+        """See :meth:`AgentMemoryStore.recent`."""
+        kind, key = scope.storage()
+        name = self._realm_name(realm)
+        rows = self._query(
+            name,
+            f"SELECT {_COLS} FROM §records WHERE realm = %s AND scope_kind = %s AND scope_key = %s "
+            "AND status_kind = 'active' ORDER BY updated_at_ms DESC, created_at_ms DESC, rid DESC LIMIT %s",
+            (name, kind, key, max(0, limit)),
+        )
+        return [_row_to_record(name, r) for r in rows]
+
+    def neighbours(
+        self, realm: str, scope: Scope, anchors: Sequence[MemoryRecord], window_ms: int, limit: int
+    ) -> list[MemoryRecord]:
+        """See :meth:`AgentMemoryStore.neighbours` (one statement over all anchors)."""
+        if not anchors or limit <= 0:
+            return []
+        kind, key = scope.storage()
+        name = self._realm_name(realm)
+        anchor_ids = list(dict.fromkeys(a.memory_id for a in anchors))
+        times = [a.created_at_ms for a in anchors]
+        per_anchor = limit + len(anchor_ids)
+        rows = self._query(
+            name,
+            f"SELECT a.t AS anchor_at, {_RCOLS} FROM unnest(%s::bigint[]) AS a(t) CROSS JOIN LATERAL ("
+            f"SELECT {_COLS} FROM §records WHERE realm = %s AND scope_kind = %s AND scope_key = %s "
+            "AND status_kind = 'active' AND created_at_ms BETWEEN a.t - %s AND a.t + %s "
+            "ORDER BY abs(created_at_ms - a.t), rid LIMIT %s) r",
+            (times, name, kind, key, window_ms, window_ms, per_anchor),
+        )
+        found: dict[str, tuple[int, MemoryRecord]] = {}
+        skip = set(anchor_ids)
+        for row in rows:
+            memory_id = row["memory_id"]
+            if memory_id in skip:
+                continue
+            distance = abs(row["created_at_ms"] - row["anchor_at"])
+            if memory_id not in found or distance < found[memory_id][0]:
+                found[memory_id] = (distance, _row_to_record(name, row))
+        ordered = sorted(found.values(), key=lambda item: (item[0], item[1].memory_id))
+        return [rec for _, rec in ordered[:limit]]
+
+    def search(self, realm: str, scope: Scope, match_expression: str, limit: int) -> list[tuple[MemoryRecord, float]]:
+        """See :meth:`AgentMemoryStore.search`: FTS5's weighted ``bm25`` (lower is better), computed in SQL.
+
+        Candidates: active records of ``scope`` whose ``tsvector`` holds any
+        term (GIN index). Score per record: ``-sum_i idf_i * f_i * (k1 + 1) /
+        (f_i + k1 * (1 - b + b * ntok / avgdl))`` with ``k1 = 1.2``, ``b =
+        0.75``, ``f_i`` the column-weighted frequency of term ``i``, ``idf_i =
+        ln((N - n_i + 0.5) / (n_i + 0.5))`` (``1e-6`` when not positive), ``N``
+        the realm's active records and ``n_i`` those holding term ``i`` — as
+        FTS5 computes it over a realm's file. Order: score, then
+        ``updated_at_ms`` desc, then insertion order.
+        """
+        if limit <= 0 or not match_expression:
+            return []
+        kind, key = scope.storage()
+        name = self._realm_name(realm)
+        terms = [t for t in parse_match_expression(match_expression) if t and "\x00" not in t]
+        lexemes = list(dict.fromkeys(pg_schema.lexeme(t) for t in terms))
+        if not lexemes:
+            return []
+        rows = self._query(
+            name,
+            "WITH st AS (SELECT n_rows::float8 AS n, n_tokens::float8 / n_rows AS avgdl FROM §fts_stats "
+            "  WHERE realm = %(realm)s AND n_rows > 0), "
+            "q AS MATERIALIZED (SELECT t.term, CASE WHEN x.idf <= 0 THEN 1e-6 ELSE x.idf END AS idf "
+            "  FROM unnest(%(terms)s::text[]) AS t(term) CROSS JOIN st "
+            "  LEFT JOIN §fts_terms ft ON ft.realm = %(realm)s AND ft.term = t.term "
+            "  CROSS JOIN LATERAL (SELECT ln((st.n - COALESCE(ft.df, 0) + 0.5) / (COALESCE(ft.df, 0) + 0.5)) AS idf) x), "
+            "hits AS (SELECT f.rid, (SELECT -SUM(q.idf * (w.freq * (%(k1)s::float8 + 1)) / (w.freq + %(k1)s::float8 "
+            "    * (1 - %(b)s::float8 + %(b)s::float8 * f.ntok / NULLIF(st.avgdl, 0)))) "
+            "    FROM q CROSS JOIN LATERAL (SELECT COALESCE((f.tf ->> q.term)::float8, 0) AS freq) w) AS score "
+            "  FROM §records_fts f CROSS JOIN st "
+            "  WHERE f.realm = %(realm)s AND f.scope_kind = %(kind)s AND f.scope_key = %(key)s "
+            "  AND f.doc @@ %(tsq)s::tsquery) "
+            # Joined on the primary key only: a full-text row exists iff its record is active
+            # (same transaction), and rid is unique across realms.
+            f"SELECT {_RCOLS}, hits.score AS score FROM hits JOIN §records r ON r.rid = hits.rid "
+            "WHERE r.status_kind = 'active' "
+            "ORDER BY hits.score, r.updated_at_ms DESC, r.rid LIMIT %(limit)s",
+            {
+                "realm": name,
+                "terms": lexemes,
+                "kind": kind,
+                "key": key,
+                "tsq": pg_schema.tsquery_literal(lexemes),
+                "k1": BM25_K1,
+                "b": BM25_B,
+                "limit": limit,
+            },
+        )
+        return [(_row_to_record(name, r), float(r["score"])) for r in rows]
+
+    def manifest(
+        self, realm: str, scope: Scope, tier: ManifestTier | str = ManifestTier.WORKING_SET, k: int = DEFAULT_MANIFEST_K
+    ) -> list[RecordMeta]:
+        """See :meth:`AgentMemoryStore.manifest` (same tiers and order as SQLite; ``k`` must be 1..512)."""
+        tier = ManifestTier(tier)
+        if tier is ManifestTier.WORKING_SET and not 1 <= k <= MAX_MANIFEST_K:
+            raise AgentMemoryError("invalid_record", f"k must be between 1 and {MAX_MANIFEST_K}")
+        kind, key = scope.storage()
+        name = self._realm_name(realm)
+        base = self._sql(
+            f"SELECT {_COLS} FROM §records WHERE realm = %s AND scope_kind = %s AND scope_key = %s "
+            "AND status_kind = 'active'"
+        )
+        with self._read_tx(name) as conn:
+            if tier is ManifestTier.FULL:
+                rows = conn.execute(
+                    base + " ORDER BY (working_set_rank IS NULL) ASC, working_set_rank ASC, updated_at_ms DESC, "
+                    "created_at_ms DESC, rid DESC",
+                    (name, kind, key),
+                ).fetchall()
+            else:
+                ranked = conn.execute(
+                    base + " AND working_set_rank IS NOT NULL ORDER BY working_set_rank ASC, updated_at_ms DESC, "
+                    "rid DESC LIMIT %s",
+                    (name, kind, key, k),
+                ).fetchall()
+                recent = conn.execute(
+                    base + " AND (working_set_rank IS NULL OR updated_at_ms > COALESCE(rank_set_at_ms, 0)) "
+                    "ORDER BY updated_at_ms DESC, created_at_ms DESC, rid DESC LIMIT %s",
+                    (name, kind, key, 2 * k),
+                ).fetchall()
+                seen: set[str] = set()
+                rows = []
+                for r in [*ranked, *recent]:
+                    if r["memory_id"] not in seen:
+                        seen.add(r["memory_id"])
+                        rows.append(r)
+                rows = rows[: 2 * k]
+        now = self.clock.now_ms()
+        return [_row_to_record(name, r).meta(now) for r in rows]
+
+    def list_realms(self) -> list[str]:
+        """Every realm this database has held (registered at a realm's first use), sorted."""
+        with self._conn() as conn:
+            try:
+                rows = conn.execute(self._sql("SELECT realm FROM §realms")).fetchall()
+            except psycopg.Error as exc:
+                raise AgentMemoryError("io", f"read failed: {exc}") from None
+        return sorted(r[0] for r in rows)
+
+    # ================================================================ writes
+
+    def _find_active_duplicate(self, conn: psycopg.Connection[Any], scope: Scope, chash: str) -> MemoryRecord | None:
+        kind, key = scope.storage()
+        row = conn.execute(
+            self._sql(
+                f"SELECT {_COLS} FROM §records WHERE realm = %s AND scope_kind = %s AND scope_key = %s "
+                "AND content_hash = %s AND status_kind = 'active' ORDER BY created_at_ms ASC, rid ASC LIMIT 1"
+            ),
+            (scope.realm, kind, key, chash),
+        ).fetchone()
+        return _row_to_record(scope.realm, row) if row else None
+
+    def _warn_floor(self, conn: psycopg.Connection[Any], scope: Scope) -> None:
+        kind, key = scope.storage()
+        count, nbytes = conn.execute(
+            self._sql(
+                "SELECT COUNT(*), COALESCE(SUM(octet_length(title) + octet_length(description) + octet_length(body)), 0) "
+                "FROM §records WHERE realm = %s AND scope_kind = %s AND scope_key = %s AND status_kind <> 'tombstoned'"
+            ),
+            (scope.realm, kind, key),
+        ).fetchone()
+        if count > DEFAULT_SCOPE_FLOOR_RECORDS or nbytes > DEFAULT_SCOPE_FLOOR_BYTES:
+            log.warning(
+                "agent memory %s holds %d records / %d bytes, above the retention floor (%d records / %d bytes); "
+                "records are never evicted",
+                scope.describe(),
+                count,
+                nbytes,
+                DEFAULT_SCOPE_FLOOR_RECORDS,
+                DEFAULT_SCOPE_FLOOR_BYTES,
+            )
+
+    @staticmethod
+    def _app_fields(title: str, body: str, tags: Iterable[str]) -> tuple[str, str, tuple[str, ...]]:
+        title = compact_whitespace(title)
+        body = body.strip()
+        try:
+            validate_record_fields(title, "", body)
+            norm_tags = normalize_tags(tags)
+        except FieldError as exc:
+            raise AgentMemoryError("invalid_record", exc.rule) from None
+        return title, body, norm_tags
+
+    def _check_scope_realm(self, realm: str, scope: Scope) -> str:
+        name = self._realm_name(realm)
+        if scope.realm != name:
+            raise AgentMemoryError(
+                "scope_not_writable", f"scope realm '{scope.realm}' does not match batch realm '{name}'"
+            )
+        return name
+
+    def remember(
+        self, realm: str, identity: str, title: str, body: str, tags: Iterable[str] = ()
+    ) -> tuple[AgentMemoryRecord, bool]:
+        """See :meth:`AgentMemoryStore.remember` (author ``application``, kind ``fact``, tier ``agent_observed``)."""
+        name = self._realm_name(realm)
+        title, body, norm_tags = self._app_fields(title, body, tags)
+        record = NewMemoryRecord(title=title, body=body, tags=norm_tags, provenance=Provenance(Author.application()))
+        rec, created = self._remember(name, Scope.identity(name, identity), record, Author.application(), None)
+        return rec.project(), created
+
+    def remember_authored(
+        self, realm: str, scope: Scope, record: NewMemoryRecord, author: Author, *, gate: WriteGate | None = None
+    ) -> tuple[MemoryRecord, bool]:
+        """See :meth:`AgentMemoryStore.remember_authored`. The provenance author is set to ``author``."""
+        name = self._check_scope_realm(realm, scope)
+        try:
+            norm = normalize_record(record)
+        except FieldError as exc:
+            raise AgentMemoryError("invalid_record", f"op 0: invalid record: {exc.rule}", op_index=0) from None
+        norm = replace(norm, provenance=replace(norm.provenance, author=author))
+        return self._remember(name, scope, norm, author, gate)
+
+    def _remember(
+        self, realm: str, scope: Scope, record: NewMemoryRecord, author: Author, gate: WriteGate | None
+    ) -> tuple[MemoryRecord, bool]:
+        g = self._effective_gate(gate)
+        chash = content_hash(record.title, record.body)
+
+        def fn(conn: psycopg.Connection[Any]) -> tuple[MemoryRecord, bool]:
+            existing = self._find_active_duplicate(conn, scope, chash)
+            if existing is not None:
+                return existing, False
+            batch = StagedBatch(realm=realm, author=author, ops=(CreateOp(scope=scope, record=record),))
+            receipt = self._apply_in_tx(conn, batch, g, mint_token("direct"))
+            self._warn_floor(conn, scope)
+            return receipt.records[receipt.results[0].memory_id], True
+
+        return self._write(realm, fn)
+
+    def supersede(
+        self,
+        realm: str,
+        scope: Scope,
+        prior_id: str,
+        record: NewMemoryRecord,
+        author: Author,
+        *,
+        gate: WriteGate | None = None,
+    ) -> MemoryRecord:
+        """See :meth:`AgentMemoryStore.supersede` (same refusals as SQLite)."""
+        name = self._check_scope_realm(realm, scope)
+        record = replace(record, provenance=replace(record.provenance, author=author))
+        g = self._effective_gate(gate)
+
+        def fn(conn: psycopg.Connection[Any]) -> MemoryRecord:
+            prior = _Reader(self, conn, name).get_record(prior_id)
+            if prior is None:
+                raise AgentMemoryError("invalid_record", f"record '{prior_id}' does not exist")
+            if prior.scope != scope:
+                raise AgentMemoryError("invalid_record", f"record '{prior_id}' does not belong to the requested scope")
+            batch = StagedBatch(realm=name, author=author, ops=(SupersedeOp(prior=prior_id, record=record),))
+            receipt = self._apply_in_tx(conn, batch, g, mint_token("direct"))
+            return receipt.records[receipt.results[0].memory_id]
+
+        return self._write(name, fn)
+
+    def update(
+        self, realm: str, identity: str, memory_id: str, title: str, body: str, tags: Iterable[str] = ()
+    ) -> tuple[AgentMemoryRecord, str]:
+        """See :meth:`AgentMemoryStore.update` (author ``application``)."""
+        name = self._realm_name(realm)
+        memory_id = memory_id.strip()
+        if not memory_id:
+            raise AgentMemoryError("invalid_record", "memory_id must not be empty")
+        title, body, norm_tags = self._app_fields(title, body, tags)
+        record = NewMemoryRecord(title=title, body=body, tags=norm_tags, provenance=Provenance(Author.application()))
+        new = self.supersede(name, Scope.identity(name, identity), memory_id, record, Author.application())
+        return new.project(), memory_id
+
+    def forget(self, realm: str, scope: Scope, memory_id: str, author: Author) -> bool:
+        """See :meth:`AgentMemoryStore.forget`. Raises ``memory_id must not be empty`` for a blank id."""
+        name = self._check_scope_realm(realm, scope)
+        memory_id = memory_id.strip()
+        if not memory_id:
+            raise AgentMemoryError("invalid_record", "memory_id must not be empty")
+        if "\x00" in memory_id:
+            return False
+
+        def fn(conn: psycopg.Connection[Any]) -> bool:
+            rec = _Reader(self, conn, name).get_record(memory_id)
+            if rec is None or rec.scope != scope or rec.status.kind is StatusKind.TOMBSTONED:
+                return False
+            batch = StagedBatch(realm=name, author=author, ops=(TombstoneOp(id=memory_id),))
+            self._apply_in_tx(conn, batch, None, mint_token("direct"))
+            return True
+
+        return self._write(name, fn)
+
+    def propose(
+        self, realm: str, scope: Scope, record: NewMemoryRecord, author: Author, taint: str | None = None
+    ) -> str:
+        """See :meth:`AgentMemoryStore.propose`. ``taint`` is the gate's reason at propose time (None = clean)."""
+        name = self._check_scope_realm(realm, scope)
+        try:
+            norm = normalize_record(record)
+            validate_record_fields(norm.title, norm.description, norm.body)
+        except FieldError as exc:
+            raise AgentMemoryError("invalid_record", f"op 0: invalid record: {exc.rule}", op_index=0) from None
+        secret_class = scan(norm.title, norm.description, norm.body, norm.tags)
+        if secret_class is not None:
+            raise AgentMemoryError(
+                "secret_detected", secret_refusal_detail(0, secret_class), op_index=0, secret_class=secret_class
+            )
+        norm = replace(norm, provenance=replace(norm.provenance, author=author))
+        record_json, author_json = _dumps(norm.to_json()), _dumps(author.to_json())
+        if "\x00" in record_json or "\x00" in author_json or (taint and "\x00" in taint):
+            raise AgentMemoryError("invalid_record", "op 0: invalid record: text must not contain NUL", op_index=0)
+        proposal_id = mint_token("prop")
+        kind, key = scope.storage()
+        self._write(
+            name,
+            lambda conn: conn.execute(
+                self._sql(
+                    "INSERT INTO §proposals(realm, proposal_id, scope_kind, scope_key, record, author, status, "
+                    "created_at_ms, taint) VALUES (%s, %s, %s, %s, %s, %s, 'pending', %s, %s)"
+                ),
+                (name, proposal_id, kind, key, record_json, author_json, self.clock.now_ms(), taint),
+            ),
+        )
+        return proposal_id
+
+    def mark_usage(self, realm: str, ids: Sequence[str], event: UsageEvent | str) -> None:
+        """See :meth:`AgentMemoryStore.mark_usage` (one transaction; not audited).
+
+        Takes row locks (in id order) instead of the realm write lock, so
+        injections on several gateways do not queue behind each other's writes.
+        """
+        ev = UsageEvent(event)
+        unique = [i for i in dict.fromkeys(ids) if isinstance(i, str) and "\x00" not in i]
+        if not unique:
+            return
+        name = self._realm_name(realm)
+        self._ensure_realm(name)
+        now = self.clock.now_ms()
+
+        def fn(conn: psycopg.Connection[Any]) -> None:
+            rows = conn.execute(
+                self._sql(
+                    "SELECT memory_id, usage_stats FROM §records WHERE realm = %s AND memory_id = ANY(%s::text[]) "
+                    "ORDER BY memory_id FOR UPDATE"
+                ),
+                (name, unique),
+            ).fetchall()
+            updates = [
+                (_dumps(UsageStats.from_json(json.loads(r[1] or "{}")).bump(ev, now).to_json()), name, r[0])
+                for r in rows
+            ]
+            if updates:
+                with conn.cursor() as cur:
+                    cur.executemany(
+                        self._sql("UPDATE §records SET usage_stats = %s WHERE realm = %s AND memory_id = %s"), updates
+                    )
+
+        self._tx(name, fn, lock=False)
+
+    def log_injections(self, realm: str, rows: Sequence[InjectionRow]) -> None:
+        """See :meth:`AgentMemoryStore.log_injections` (plain inserts, one transaction, no realm lock)."""
+        if not rows:
+            return
+        name = self._realm_name(realm)
+        self._ensure_realm(name)
+        values = [(name, r.record_id, r.identity, r.session_key, r.surface, r.at_ms) for r in rows]
+        if any(_has_nul(*v) for v in values):
+            raise AgentMemoryError("invalid_record", "injection rows must not contain NUL characters")
+
+        def fn(conn: psycopg.Connection[Any]) -> None:
+            with conn.cursor() as cur:
+                cur.executemany(
+                    self._sql(
+                        "INSERT INTO §injections(realm, record_id, identity, session_key, surface, at_ms) "
+                        "VALUES (%s, %s, %s, %s, %s, %s)"
+                    ),
+                    values,
+                )
+
+        self._tx(name, fn, lock=False)
+
+    # ================================================================ audit (read)
+
+    def audit_rows(self, realm: str, memory_id: str | None = None) -> list[dict[str, Any]]:
+        """Audit rows, oldest first (all, or those naming ``memory_id``):
+        ``{audit_id, stage_token, op_index, op_kind, memory_id, detail, applied_at_ms}``."""
+        name = self._realm_name(realm)
+        cols = "audit_id, stage_token, op_index, op_kind, memory_id, detail, applied_at_ms"
+        if memory_id is None:
+            rows = self._query(name, f"SELECT {cols} FROM §audit WHERE realm = %s ORDER BY audit_id", (name,))
+        else:
+            rows = self._query(
+                name,
+                f"SELECT {cols} FROM §audit WHERE realm = %s AND memory_id = %s ORDER BY audit_id",
+                (name, memory_id),
+            )
+        return [{**dict(r), "detail": json.loads(r["detail"])} for r in rows]
+
+    # ================================================================ lifecycle
+
+    @classmethod
+    def drop_schema(cls, dsn: str, schema: str) -> None:
+        """Drop ``schema`` and its realm-view schema with everything in them (tests, decommissioning).
+
+        Raises ``AgentMemoryError("io", ...)`` on a database error.
+        """
+        try:
+            with psycopg.connect(dsn, autocommit=True) as conn:
+                conn.execute(f"DROP SCHEMA IF EXISTS {pg_schema.quote_ident(schema + '_realm')} CASCADE")
+                conn.execute(f"DROP SCHEMA IF EXISTS {pg_schema.quote_ident(schema)} CASCADE")
+        except psycopg.Error as exc:
+            raise AgentMemoryError("io", f"cannot drop schema '{schema}': {exc}") from None
+
+    def close(self) -> None:
+        """Close the pool. The store must not be used afterwards."""
+        if self._closed:
+            return
+        self._closed = True
+        self._pool.close()
+
+    def __enter__(self) -> PostgresAgentMemoryStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,178 @@
+"""Several gateways, one PostgreSQL store (issue "Scale past one machine", Must show).
+
+Two ``meta-memory serve`` processes with their own state directories share
+one PostgreSQL schema: a write acknowledged by one is read by the other, and
+SIGKILL of one mid-write loses no acknowledged write while the other keeps
+serving. Taint and per-session injection state live in each gateway's memory:
+the rule (docs/deployment.md) is that a session is routed to one gateway, and
+the tests show what that rule buys and what breaks without it.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from meta_memory.agent_memory.store.postgres import PostgresAgentMemoryStore
+from support import GatewayProcess, start_gateway, write_config
+
+from contract.pgsupport import DSN, dsn_with_schema, require_postgres, throwaway_schema
+
+pytestmark = pytest.mark.gateway
+
+ID = "lead:main"
+
+
+@pytest.fixture
+def pg_schema() -> Iterator[str]:
+    require_postgres()
+    with throwaway_schema() as schema:
+        yield schema
+
+
+@pytest.fixture
+def two_gateways(tmp_path: Path, pg_schema: str) -> Iterator[tuple[GatewayProcess, GatewayProcess, Path]]:
+    config = write_config(
+        tmp_path / "gateway.toml",
+        f'[agent_memory]\nstore = "postgres"\ndsn = "{dsn_with_schema(pg_schema)}"\n',
+    )
+    started: list[GatewayProcess] = []
+    try:
+        for name in ("a", "b"):
+            started.append(start_gateway(tmp_path / f"state-{name}", config=config))
+        yield started[0], started[1], config
+    finally:
+        for gw in started:
+            gw.stop()
+
+
+def remember(gw: GatewayProcess, title: str, body: str, identity: str = ID) -> str:
+    return gw.result("meta/agent_memory/remember", {"identity": identity, "title": title, "body": body})["memory_id"]
+
+
+def recall_titles(gw: GatewayProcess, query: str, identity: str = ID) -> list[str]:
+    result = gw.result("meta/agent_memory/recall", {"identity": identity, "query_text": query})
+    return [r["title"] for r in result["records"]]
+
+
+def test_a_write_on_one_gateway_is_read_on_the_other(two_gateways: Any) -> None:
+    a, b, _ = two_gateways
+    mid = remember(a, "Kiwi", "the kiwi lives in the greenhouse")
+    assert recall_titles(b, "kiwi greenhouse") == ["Kiwi"]
+    # Dedup is decided in the shared database: the same content through b is not a second record.
+    again = b.result("meta/agent_memory/remember", {"identity": ID, "title": "Kiwi", "body": "the kiwi lives in the greenhouse"})
+    assert again["memory_id"] == mid and again["created"] is False
+    b.result("meta/agent_memory/forget", {"identity": ID, "memory_id": mid})
+    assert recall_titles(a, "kiwi") == []
+
+
+def test_killing_one_gateway_mid_write_loses_no_acknowledged_write(two_gateways: Any, pg_schema: str) -> None:
+    a, b, config = two_gateways
+    acknowledged: dict[str, str] = {}  # memory_id -> unique word
+    errors: list[str] = []
+    stop = threading.Event()
+    lock = threading.Lock()
+
+    def writer(gw: GatewayProcess, prefix: str) -> None:
+        i = 0
+        with httpx.Client(timeout=10) as client:
+            while not stop.is_set():
+                word = f"{prefix}word{i:05d}"
+                payload = {
+                    "jsonrpc": "2.0", "id": i, "method": "meta/agent_memory/remember",
+                    "params": {"identity": ID, "title": f"Note {word}", "body": f"body of {word}"},
+                }
+                try:
+                    body = client.post(gw.url + "/rpc", json=payload).json()
+                except (httpx.HTTPError, ValueError):
+                    return  # the gateway died: this write was never acknowledged
+                if "result" in body:
+                    with lock:
+                        acknowledged[body["result"]["memory_id"]] = word
+                else:
+                    errors.append(str(body))
+                i += 1
+
+    threads = [threading.Thread(target=writer, args=(gw, p)) for gw, p in ((a, "alpha"), (a, "apple"), (b, "bravo"))]
+    for t in threads:
+        t.start()
+    time.sleep(1.5)
+    a.stop(signal.SIGKILL)  # mid-write: two clients are writing through it
+    time.sleep(1.0)  # b keeps writing after the kill
+    stop.set()
+    for t in threads:
+        t.join(timeout=15)
+    assert errors == []
+    from_a = [w for w in acknowledged.values() if not w.startswith("bravo")]
+    after_kill = [w for w in acknowledged.values() if w.startswith("bravo")]
+    assert len(from_a) > 5 and len(after_kill) > 5
+
+    # The survivor serves every acknowledged write, including a's.
+    for word in [*from_a[-5:], *after_kill[-3:]]:
+        assert recall_titles(b, word) == [f"Note {word}"]
+    with PostgresAgentMemoryStore(DSN, schema=pg_schema) as store:
+        for memory_id, word in acknowledged.items():
+            rec = store.get("default", memory_id)
+            assert rec is not None and rec.title == f"Note {word}" and rec.status.is_active
+        # A killed transaction leaves no half-written record: every record has its audit row.
+        audited = {row["memory_id"] for row in store.audit_rows("default")}
+        with store.read("default") as conn:
+            ids = {r[0] for r in conn.execute("SELECT memory_id FROM records")}
+        assert ids == audited
+
+    # A restarted gateway on the same schema joins without migrating again.
+    c = start_gateway(a.state_dir.parent / "state-c", config=config)
+    try:
+        assert recall_titles(c, after_kill[-1]) == [f"Note {after_kill[-1]}"]
+    finally:
+        c.stop()
+
+
+def test_taint_is_sticky_to_the_gateway_that_saw_the_tool_result(two_gateways: Any) -> None:
+    a, b, _ = two_gateways
+    session = "sess-taint-1"
+
+    def llm_remember(gw: GatewayProcess, title: str) -> dict[str, Any]:
+        return gw.result(
+            "meta/agent_memory/tool",
+            {"identity": ID, "session_key": session, "arguments": {"action": "remember", "title": title, "body": f"{title} body"}},
+        )
+
+    verdict = a.result("meta/turn/tool_result", {"identity": ID, "session_key": session, "tool_name": "web_search"})
+    assert verdict["session_tainted"] is True
+    # Routed to the gateway that saw the web result, the session's LLM write is quarantined ...
+    on_a = llm_remember(a, "Tainted on a")
+    assert "quarantin" in str(on_a).lower(), on_a
+    assert recall_titles(b, "tainted") == []  # ... and that verdict is in the shared store for everyone.
+    # Sent to the other gateway, the same session is unknown there: its write lands as a clean one.
+    on_b = llm_remember(b, "Written via b")
+    assert "quarantin" not in str(on_b).lower(), on_b
+    assert recall_titles(a, "written") == ["Written via b"]
+
+
+def test_session_injection_dedup_holds_on_one_gateway_only(two_gateways: Any) -> None:
+    a, b, _ = two_gateways
+    remember(a, "Walrus", "the walrus prefers cold water")
+    params = {"identity": ID, "query_text": "walrus", "session_key": "sess-inject-1"}
+    first = a.result("meta/turn/inject", params)
+    assert len(first["included_ids"]) == 1
+    # Same session, same gateway: the record is not injected twice.
+    assert a.result("meta/turn/inject", params)["included_ids"] == []
+    # Same session on another gateway: that gateway has no session state and injects it again.
+    assert b.result("meta/turn/inject", params)["included_ids"] == first["included_ids"]
+    # Both injections are in the shared injection ledger.
+    with PostgresAgentMemoryStore(DSN, schema=_schema_of(a)) as store, store.read("default") as conn:
+        rows = conn.execute("SELECT record_id, session_key FROM injections ORDER BY injection_id").fetchall()
+    assert [tuple(r) for r in rows] == [(first["included_ids"][0], "sess-inject-1")] * 2
+
+
+def _schema_of(gw: GatewayProcess) -> str:
+    config = Path(gw.args[gw.args.index("--config") + 1]).read_text()
+    return config.split("search_path%3D", 1)[1].split('"', 1)[0]
