@@ -231,17 +231,13 @@ def token_hash(token: str) -> None:
 @_config_option
 @click.option("--session-key", default=None, help="Session the calls come from (default: a fresh mcp-<hex> key).")
 @click.option("--mob", default=None, help="Mob the agent runs in (enables propose_to_mob).")
+@click.option("--url", default=None,
+              help="Forward to a running gateway (http://host:port) instead of opening --state-dir: the host's "
+                   "meta/turn/tool_result calls to that gateway then taint this server's session.")
 def mcp_command(state_dir: Path, identity: str, realm: str | None, config_path: Path | None,
-                session_key: str | None, mob: str | None) -> None:
+                session_key: str | None, mob: str | None, url: str | None) -> None:
     """Serve the `memory` tool over MCP stdio; every call is an LLM-authored write of IDENTITY."""
-    from dataclasses import replace
-
-    from .agent_memory.config import AgentMemoryConfig
     from .identity import parse_identity, parse_realm
-    from .mcp_server import McpMemoryBridge, default_session_key, serve_mcp_stdio
-    from .rpc.registry import CallContext
-    from .runtime import Runtime
-    from .server.gateway import Gateway
 
     try:
         identity = parse_identity(identity)
@@ -252,6 +248,30 @@ def mcp_command(state_dir: Path, identity: str, realm: str | None, config_path: 
     if session_key is not None and not session_key.strip():
         click.echo("meta-memory: --session-key must be a non-empty string", err=True)
         sys.exit(2)
+    if url is not None and (realm is not None or config_path is not None):
+        click.echo("meta-memory: --url serves the gateway's own realm and config; drop --realm/--config", err=True)
+        sys.exit(2)
+
+    from dataclasses import replace
+
+    from .agent_memory.config import AgentMemoryConfig
+    from .mcp_server import McpMemoryBridge, default_session_key, serve_mcp_stdio
+
+    session = session_key.strip() if session_key else default_session_key()
+    if url is not None:
+        from .sdk import Meta
+
+        handle = Meta.connect(url)
+        try:
+            serve_mcp_stdio(McpMemoryBridge(handle.call, identity, session, mob or None))
+        finally:
+            handle.close()
+        sys.exit(0)
+
+    from .rpc.registry import CallContext
+    from .runtime import Runtime
+    from .server.gateway import Gateway
+
     try:
         config = _load(config_path)
         agent_memory = config.agent_memory or AgentMemoryConfig()
@@ -264,8 +284,7 @@ def mcp_command(state_dir: Path, identity: str, realm: str | None, config_path: 
         _fail(exc)
     gateway = Gateway.for_runtime(runtime)
     ctx = CallContext(transport="mcp")
-    bridge = McpMemoryBridge(lambda method, params: gateway.call(method, params, ctx), identity,
-                             session_key.strip() if session_key else default_session_key(), mob or None)
+    bridge = McpMemoryBridge(lambda method, params: gateway.call(method, params, ctx), identity, session, mob or None)
     try:
         serve_mcp_stdio(bridge)
     finally:

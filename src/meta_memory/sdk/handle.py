@@ -19,6 +19,13 @@ from .models import (
     AgentMemoryRecord,
     AgentMemoryRecordMeta,
     AgentMemoryUpdateResult,
+    DefangResult,
+    InjectionBlock,
+    MemoryToolDefinition,
+    MemoryToolResult,
+    SessionCompactedResult,
+    SessionState,
+    TurnToolResult,
 )
 
 __all__ = ["MetaHandle", "AsyncMetaHandle"]
@@ -147,6 +154,75 @@ class _HandleMethods:
         return self._invoke(
             "meta/agent_memory/manifest", params, lambda r: [AgentMemoryRecordMeta.model_validate(x) for x in r["records"]]
         )
+
+    # -- the host surface (spec README, "The host surface") ---------------------------------------
+    def session_note(self, identity: str, session_key: str) -> SessionState:
+        """``meta/session/note``: ``identity`` now speaks from ``session_key`` (a new key starts clean)."""
+        return self._invoke("meta/session/note", {"identity": identity, "session_key": session_key},
+                            SessionState.model_validate)
+
+    def session_reset(self, identity: str, session_key: str | None = None) -> SessionState:
+        """``meta/session/reset``: a fresh-context boundary; clears taint, the session's injection
+        budget and dedup set, and rotates the injection nonce."""
+        params = _drop_none(identity=identity, session_key=session_key)
+        return self._invoke("meta/session/reset", params, SessionState.model_validate)
+
+    def session_compacted(self, session_key: str) -> SessionCompactedResult:
+        """``meta/session/compacted``: taint is kept; injection dedup and byte budget start over."""
+        return self._invoke("meta/session/compacted", {"session_key": session_key},
+                            SessionCompactedResult.model_validate)
+
+    def turn_tool_result(
+        self, identity: str, session_key: str, tool_name: str, *, provenance: dict[str, Any] | None = None,
+        is_error: bool = False, server_tool: bool = False,
+    ) -> TurnToolResult:
+        """``meta/turn/tool_result``: classify one tool result BEFORE the model sees it.
+
+        ``provenance`` is the tool catalog's ``{kind, source_id}`` (``kind = "mcp"`` names the
+        server in ``source_id``); ``server_tool`` marks provider-native server-tool content.
+        An untrusted result taints the session before this call returns."""
+        params = _drop_none(identity=identity, session_key=session_key, tool_name=tool_name, provenance=provenance)
+        params["is_error"] = is_error
+        params["server_tool"] = server_tool
+        return self._invoke("meta/turn/tool_result", params, TurnToolResult.model_validate)
+
+    def turn_inject(
+        self, identity: str, *, query_text: str = "", session_key: str | None = None, realm: str | None = None,
+        surface: str = "turn", mobs: list[str] | None = None, operator: str | None = None,
+    ) -> InjectionBlock:
+        """``meta/turn/inject``: the quoted observation block for this turn (``surface="turn"``) or
+        build (``"build"``), or a typed ``skip_reason``. Raises ``AgentMemoryError`` only under
+        ``recall_failure_policy = "fail"``."""
+        params = _drop_none(identity=identity, query_text=query_text, session_key=session_key, realm=realm,
+                            surface=surface, mobs=mobs, operator=operator)
+        return self._invoke("meta/turn/inject", params, InjectionBlock.model_validate)
+
+    def turn_defang(self, text: str | None = None, *, blocks: list[Any] | None = None) -> DefangResult:
+        """``meta/turn/defang``: neutralise forged memory markers in inbound ``text`` (or ``blocks``)."""
+        return self._invoke("meta/turn/defang", _drop_none(text=text, blocks=blocks), DefangResult.model_validate)
+
+    def agent_memory_tool(
+        self, identity: str, arguments: dict[str, Any] | str, *, session_key: str | None = None,
+        mob: str | None = None,
+    ) -> MemoryToolResult:
+        """``meta/agent_memory/tool``: dispatch one ``memory`` tool call (an LLM-authored write,
+        gated by the firewall). Refusals come back as ``is_error`` results, not exceptions;
+        ``arguments`` that are not a JSON object raise ``InvalidParams`` (field ``arguments``)."""
+        if isinstance(arguments, str):  # the model's JSON text; anything but an object is refused (-32602)
+            import json
+
+            try:
+                arguments = json.loads(arguments)
+            except ValueError:
+                pass
+        params = _drop_none(identity=identity, session_key=session_key, mob=mob)
+        params["arguments"] = arguments
+        return self._invoke("meta/agent_memory/tool", params, MemoryToolResult.model_validate)
+
+    def agent_memory_tool_schema(self) -> MemoryToolDefinition:
+        """``meta/agent_memory/tool_schema``: the ``memory`` tool's definition for a model.
+        Raises ``AgentMemoryError`` (reason ``unsupported``) when ``recorder_tool = false``."""
+        return self._invoke("meta/agent_memory/tool_schema", None, MemoryToolDefinition.model_validate)
 
 
 class MetaHandle(_HandleMethods):

@@ -1,0 +1,182 @@
+"""The ``memory`` recorder tool over MCP (spec README, "Going beyond the reference": an MCP server).
+
+``meta-memory mcp --state-dir DIR --identity ID`` (or ``--url http://host:port`` to
+use a running gateway) serves one tool, ``memory``,
+over the MCP stdio transport with the official ``mcp`` Python SDK, so any MCP
+client (an IDE agent, a desktop assistant, another runtime) can use an
+identity's durable memory unchanged.
+
+Every ``tools/call`` is dispatched through the gateway's method table as
+``meta/agent_memory/tool`` for the configured identity and session: it is an
+LLM-authored write, so the firewall's write gate decides whether it lands
+quarantined (``llm_writes = "quarantined"`` quarantines every write; under the
+default ``"observed"`` posture a write lands quarantined only when the
+session has been tainted). The identity, realm, session and mob are fixed by
+the server's command line; nothing in the tool arguments can retarget them.
+
+Results map onto MCP like this:
+
+- a tool result (``{text, is_error, exclude_from_indexing}``) becomes a
+  ``CallToolResult`` with one text block, ``isError`` as given, and
+  ``_meta = {"meta_memory/exclude_from_indexing": true}`` (tool results are an
+  indexing-excluded message class);
+- a refusal by the gateway (for instance the tool disabled with
+  ``recorder_tool = false``, or an unknown tool name) is a tool error
+  (``isError: true`` with the refusal's message), never a protocol error.
+
+The server notes its session at start (``meta/session/note``), so the
+identity speaks from that session. Taint lives in the runtime that serves the
+calls: with ``--state-dir`` that is this process (which sees no tool results,
+so only ``llm_writes = "quarantined"`` quarantines); with ``--url`` the calls
+go to a running gateway, where the host's ``meta/turn/tool_result`` calls for
+the same identity and ``--session-key`` taint this server's writes.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.server import Server
+
+from .clock import new_nonce
+from .errors import MetaError
+from .tool.schema import MEMORY_TOOL_NAME, memory_tool_definition
+
+__all__ = [
+    "EXCLUDE_FROM_INDEXING_META",
+    "MCP_SERVER_NAME",
+    "McpMemoryBridge",
+    "build_mcp_server",
+    "serve_mcp_stdio",
+]
+
+log = logging.getLogger("meta_memory.mcp")
+
+#: The MCP server's advertised name.
+MCP_SERVER_NAME = "meta-memory"
+
+#: ``_meta`` key set on every tool result: hosts must keep it out of semantic indexing.
+EXCLUDE_FROM_INDEXING_META = "meta_memory/exclude_from_indexing"
+
+#: ``call(method, params) -> result``; raises :class:`~meta_memory.errors.MetaError` on a refusal.
+RpcCall = Callable[[str, "dict[str, Any] | None"], Any]
+
+
+@dataclass
+class McpMemoryBridge:
+    """Maps MCP ``tools/list`` and ``tools/call`` onto the method table for one identity.
+
+    Args:
+        call: how to reach the method table (``Gateway.call`` bound to a context, or any
+            SDK handle's ``call``); raises ``MetaError`` on a refusal.
+        identity: the calling agent's identity (every write is scoped to it).
+        session_key: the session the calls come from (taint and the write gate follow it).
+        mob: the mob the agent runs in (``propose_to_mob`` needs one), or ``None``.
+    """
+
+    call: RpcCall
+    identity: str
+    session_key: str
+    mob: str | None = None
+
+    def note_session(self) -> None:
+        """Tell the runtime that ``identity`` now speaks from ``session_key`` (``meta/session/note``)."""
+        self.call("meta/session/note", {"identity": self.identity, "session_key": self.session_key})
+
+    def tools(self) -> list[types.Tool]:
+        """The tool list: ``memory`` with its JSON input schema, or nothing when the tool is disabled."""
+        try:
+            definition = self.call("meta/agent_memory/tool_schema", None)
+        except MetaError as exc:
+            log.info("memory tool unavailable: %s", exc.message)
+            return []
+        except Exception as exc:  # noqa: BLE001 - nothing to offer while the gateway is unreachable
+            log.warning("memory tool schema unavailable: %r", exc)
+            return []
+        return [_tool(definition)]
+
+    def call_tool(self, name: str, arguments: dict[str, Any] | None) -> types.CallToolResult:
+        """Run one tool call. Never raises for a refusal: refusals are tool errors (``isError``)."""
+        if name != MEMORY_TOOL_NAME:
+            return _result(f"unknown tool '{name}' (this server offers '{MEMORY_TOOL_NAME}')", True)
+        params: dict[str, Any] = {
+            "identity": self.identity,
+            "session_key": self.session_key,
+            "arguments": arguments if arguments is not None else {},
+        }
+        if self.mob:
+            params["mob"] = self.mob
+        try:
+            out = self.call("meta/agent_memory/tool", params)
+        except MetaError as exc:
+            return _result(exc.message, True)
+        except Exception as exc:  # noqa: BLE001 - a lost gateway is a tool error, not a protocol failure
+            log.warning("memory tool call failed: %r", exc)
+            return _result(f"the memory service is unavailable ({type(exc).__name__})", True)
+        return _result(str(out.get("text", "")), bool(out.get("is_error", False)))
+
+
+def _tool(definition: dict[str, Any]) -> types.Tool:
+    fallback = memory_tool_definition()
+    return types.Tool(
+        name=definition.get("name", fallback["name"]),
+        description=definition.get("description", fallback["description"]),
+        input_schema=definition.get("input_schema", fallback["input_schema"]),
+    )
+
+
+def _result(text: str, is_error: bool) -> types.CallToolResult:
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=text)],
+        is_error=is_error,
+        _meta={EXCLUDE_FROM_INDEXING_META: True},
+    )
+
+
+def build_mcp_server(bridge: McpMemoryBridge) -> Server[Any]:
+    """An MCP low-level server whose ``tools/list`` and ``tools/call`` go through ``bridge``.
+
+    Blocking method-table calls run on worker threads, so the MCP event loop never waits on SQLite.
+    """
+    from . import __version__
+
+    async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=await anyio.to_thread.run_sync(bridge.tools))
+
+    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        arguments = dict(params.arguments) if params.arguments is not None else None
+        return await anyio.to_thread.run_sync(bridge.call_tool, params.name, arguments)
+
+    return Server(
+        MCP_SERVER_NAME,
+        version=__version__,
+        instructions=(
+            f"Durable memory of identity '{bridge.identity}'. Use the '{MEMORY_TOOL_NAME}' tool to remember, "
+            "update, forget and recall records; writes may be quarantined pending review."
+        ),
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
+
+
+def default_session_key() -> str:
+    """A fresh session key for a server started without ``--session-key`` (``mcp-<32 hex>``)."""
+    return f"mcp-{new_nonce()}"
+
+
+async def _serve(server: Server[Any]) -> None:
+    from mcp.server.stdio import stdio_server
+
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())
+
+
+def serve_mcp_stdio(bridge: McpMemoryBridge) -> None:
+    """Note the bridge's session, then serve MCP on stdin/stdout until the client closes stdin."""
+    bridge.note_session()
+    anyio.run(_serve, build_mcp_server(bridge))
