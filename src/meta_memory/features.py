@@ -126,11 +126,19 @@ def wire_features(runtime: "Runtime") -> None:
 
 
 def _wire_memory_panel(runtime: "Runtime", store: Any) -> None:
-    """The bundled SQLite store serves the console Memory panel (seed: Console Memory panel);
-    other backends leave the panel methods unadvertised until an embedder calls
-    ``runtime.set_memory_panel_store(store)``."""
+    """The bundled stores serve the console Memory panel (seed: Console Memory panel):
+    SQLite through :class:`~meta_memory.panel.store.SqlitePanelStore`, PostgreSQL through
+    :class:`~meta_memory.panel.store.PostgresPanelStore`. Other backends leave the panel
+    methods unadvertised until an embedder calls ``runtime.set_memory_panel_store(store)``."""
     from .agent_memory.store.sqlite import SqliteAgentMemoryStore
-    from .panel.store import SqlitePanelStore
+    from .panel.store import PostgresPanelStore, SqlitePanelStore
 
     if isinstance(store, SqliteAgentMemoryStore):
         runtime.set_memory_panel_store(SqlitePanelStore(store))
+        return
+    try:
+        from .agent_memory.store.postgres import PostgresAgentMemoryStore
+    except ImportError:  # pragma: no cover - psycopg is optional
+        return
+    if isinstance(store, PostgresAgentMemoryStore):
+        runtime.set_memory_panel_store(PostgresPanelStore(store))

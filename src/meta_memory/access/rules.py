@@ -129,7 +129,7 @@ def _params(params: Any) -> Mapping[str, Any]:
     if params is None:
         return {}
     if not isinstance(params, Mapping):
-        raise InvalidParams("params must be an object")
+        raise InvalidParams("params must be an object", "params")
     return params
 
 

@@ -69,9 +69,17 @@ def scan_text(text: str) -> str | None:
 
 
 def scan(title: str, description: str, body: str, tags: Iterable[str] = ()) -> str | None:
-    """Scan a record's fields in order (title, description, body, each tag); first class found or ``None``."""
-    for text in (title, description, body, *tags):
+    """Scan a record's fields in order (title, description, body, each tag); first class found or ``None``.
+
+    Tags are stored ASCII-lowercased, which would hide a case-sensitive key id (``AKIA...``), so
+    each tag is also scanned upper-cased.
+    """
+    for text in (title, description, body):
         found = scan_text(text)
+        if found is not None:
+            return found
+    for tag in tags:
+        found = scan_text(tag) or scan_text(tag.upper())
         if found is not None:
             return found
     return None

@@ -114,6 +114,18 @@ def secret_refusal_detail(op_index: int, secret_class: str) -> str:
     )
 
 
+def refuse_secrets(record: NewMemoryRecord, op_index: int = 0) -> None:
+    """Raise ``AgentMemoryError("secret_detected")`` when any field of ``record`` matches a secret class.
+
+    The batch validator runs the same scan; stores also call this before an exact-content dedup
+    short-circuit, so a secret carried only in the tags of a duplicate is refused, never dropped silently.
+    """
+    found = scan(record.title, record.description, record.body, record.tags)
+    if found is not None:
+        raise AgentMemoryError("secret_detected", secret_refusal_detail(op_index, found), op_index=op_index,
+                               secret_class=found)
+
+
 def normalize_record(record: NewMemoryRecord) -> NewMemoryRecord:
     """Canonical fields: title and description whitespace-compacted, body trimmed, tags normalised.
 

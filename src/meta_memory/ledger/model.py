@@ -199,7 +199,7 @@ def _as_object(params: object) -> dict[str, Any]:
     if params is None:
         return {}
     if not isinstance(params, dict):
-        raise InvalidParams("params must be a JSON object")
+        raise InvalidParams("params must be a JSON object", "params")
     return params
 
 
@@ -227,7 +227,7 @@ def parse_index_params(params: object) -> IndexRequest:
             ``unknown field 'x'``.
     """
     if params is None or not isinstance(params, dict):
-        raise InvalidParams("params must be a JSON object")
+        raise InvalidParams("params must be a JSON object", "params")
     _refuse_unknown(params, ("entity", "topic", "store", "fact", "metadata", "conflict", "conflict_reason"))
     entity = params.get("entity")
     if not isinstance(entity, str) or canonical_token(entity) is None:

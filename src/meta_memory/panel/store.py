@@ -1,4 +1,4 @@
-"""The console Memory panel's read models: the :class:`MemoryPanelStore` protocol and its SQLite implementation.
+"""The console Memory panel's read models: the :class:`MemoryPanelStore` protocol and its SQL implementations.
 
 Seed: "Console Memory panel" (ten ``meta/memory/panel/*`` methods, the
 ``MemoryPanelStore`` an embedder may wire, its conservative defaults);
@@ -10,17 +10,19 @@ carries what :mod:`meta_memory.panel.visibility` needs to judge it
 and :mod:`meta_memory.panel.service` filters. All times are UTC epoch ms.
 
 :class:`SqlitePanelStore` serves the bundled store
-(:class:`~meta_memory.agent_memory.store.sqlite.SqliteAgentMemoryStore`):
-every query runs inside ``store.read(realm)`` (a read-only WAL snapshot),
-filters in SQL, and pages the record listing by the keyset
-``(updated_at_ms DESC, memory_id DESC)`` over the existing
-``records_updated_idx`` index.
+(:class:`~meta_memory.agent_memory.store.sqlite.SqliteAgentMemoryStore`) and
+:class:`PostgresPanelStore` the PostgreSQL one
+(:class:`~meta_memory.agent_memory.store.postgres.PostgresAgentMemoryStore`).
+Both are :class:`SqlPanelStore`: the same queries, run inside
+``store.read(realm)`` (one read-only snapshot of one realm), filtering in SQL,
+paging the record listing by the keyset ``(updated_at_ms DESC, memory_id
+DESC)``; a :class:`PanelDialect` supplies the few spellings that differ, so
+both return the same rows in the same order.
 """
 
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
@@ -40,12 +42,15 @@ __all__ = [
     "HarvestRow",
     "InjectionLedgerRow",
     "MemoryPanelStore",
+    "PanelDialect",
     "PanelStoreDefaults",
+    "PostgresPanelStore",
     "PromotionRow",
     "ProposalRow",
     "RecordFilters",
     "RecordRow",
     "ScopeOverviewRow",
+    "SqlPanelStore",
     "SqlitePanelStore",
     "StoreFloors",
     "summarise_dreams",
@@ -508,15 +513,53 @@ def summarise_dreams(realm: str, rows: Iterable[tuple[str, str, str | None, Mapp
     return out
 
 
-# --------------------------------------------------------------------------- SQLite
+# --------------------------------------------------------------------------- SQL dialects
 
 
-_LIST_COLS = (
+@dataclass(frozen=True)
+class PanelDialect:
+    """The SQL spellings the panel queries need per backend.
+
+    ``octets``: a format string giving the UTF-8 byte length of a text column;
+    ``collate``: the suffix making a text column compare by code point (the
+    order of :class:`~meta_memory.panel.cursor.Cursor`); ``steward_audit``: a
+    boolean over ``audit.detail`` true for rows a steward wrote; ``pg``: whether
+    placeholders are ``%s`` (queries are written with ``?``).
+    """
+
+    name: str
+    octets: str
+    collate: str
+    steward_audit: str
+    pg: bool
+
+    def sql(self, text: str) -> str:
+        """``text`` with ``?`` placeholders in this dialect."""
+        return text.replace("%", "%%").replace("?", "%s") if self.pg else text
+
+
+SQLITE_DIALECT = PanelDialect(
+    name="sqlite",
+    octets="LENGTH(CAST({} AS BLOB))",
+    collate="",
+    steward_audit="CASE WHEN json_valid(detail) THEN json_extract(detail, '$.author.author') END = 'steward'",
+    pg=False,
+)
+
+# Audit details are written by the store as JSON (never by hand), so the cast cannot fail.
+POSTGRES_DIALECT = PanelDialect(
+    name="postgres",
+    octets="octet_length({})",
+    collate=' COLLATE "C"',
+    steward_audit="(detail::jsonb #>> '{author,author}') = 'steward'",
+    pg=True,
+)
+
+_LIST_BASE = (
     "memory_id, scope_kind, scope_key, kind, title, description, tags, provenance, trust, status_kind, "
     "status_detail, supersedes, derived_from, working_set_rank, created_at_ms, updated_at_ms, usage_stats, "
-    "ever_quarantined, LENGTH(CAST(body AS BLOB)) AS body_bytes"
+    "ever_quarantined"
 )
-_DETAIL_COLS = _LIST_COLS + ", body, content_hash"
 _QCONTENT = "(status_kind = 'quarantined' OR (status_kind = 'tombstoned' AND ever_quarantined = 1))"
 
 
@@ -529,7 +572,7 @@ def _loads(text: Any, default: Any) -> Any:
         return default
 
 
-def _row(realm: str, row: sqlite3.Row, *, detail: bool = False) -> RecordRow:
+def _row(realm: str, row: Any, *, detail: bool = False) -> RecordRow:
     scope = Scope.from_storage(realm, row["scope_kind"], row["scope_key"])
     status = Status.from_storage(row["status_kind"], row["status_detail"])
     data: dict[str, Any] = {
@@ -578,33 +621,49 @@ def _injection(realm: str, row: Sequence[Any]) -> InjectionLedgerRow:
 _INJ_COLS = "injection_id, record_id, identity, session_key, surface, at_ms"
 
 
-class SqlitePanelStore(PanelStoreDefaults):
-    """:class:`MemoryPanelStore` over the bundled SQLite agent-memory store.
+class SqlPanelStore(PanelStoreDefaults):
+    """:class:`MemoryPanelStore` over an agent-memory store that serves SQL read snapshots.
 
-    ``store`` needs ``list_realms()`` and ``read(realm)`` (a context manager yielding a
-    read-only ``sqlite3.Connection`` with ``Row`` rows, one snapshot per block).
-    Realms that have no database file are never opened (opening would create one).
+    ``store`` needs ``list_realms()`` and ``read(realm)``: a context manager yielding a
+    read-only connection of one realm (plain table names see only that realm; rows
+    readable by index and by column name), one snapshot per block. The queries are
+    the same on every backend; :attr:`dialect` supplies the few spellings that differ.
+    Use :class:`SqlitePanelStore` or :class:`PostgresPanelStore`.
     """
+
+    dialect: PanelDialect = SQLITE_DIALECT
 
     def __init__(self, store: Any, floors: StoreFloors | None = None) -> None:
         self.store = store
         self._floors = floors or StoreFloors()
+        d = self.dialect
+        self._list_cols = f"{_LIST_BASE}, {d.octets.format('body')} AS body_bytes"
+        self._detail_cols = self._list_cols + ", body, content_hash"
 
     # ---------------------------------------------------------------- realms
 
     def list_realms(self) -> list[str]:
         return list(self.store.list_realms())
 
-    def _query(self, realm: str, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
+    def _query(self, realm: str, sql: str, params: Sequence[Any] = ()) -> list[Any]:
         with self.store.read(realm) as conn:
-            return conn.execute(sql, tuple(params)).fetchall()
+            return conn.execute(self.dialect.sql(sql), tuple(params)).fetchall()
 
     # ---------------------------------------------------------------- records
+
+    def _after_clause(self, after: Cursor) -> tuple[str, list[Any]]:
+        """The keyset condition "strictly after ``after``" in listing order."""
+        c = self.dialect.collate
+        return (
+            f"(updated_at_ms < ? OR (updated_at_ms = ? AND memory_id{c} < ?))",
+            [after.updated_at_ms, after.updated_at_ms, after.memory_id],
+        )
 
     def records_page(
         self, realm: str, filters: RecordFilters, after: Cursor | None, limit: int
     ) -> SourcePage[RecordRow]:
         """See :meth:`MemoryPanelStore.records_page`. Fetches ``limit + 1`` rows to know whether more follow."""
+        c = self.dialect.collate
         where: list[str] = []
         params: list[Any] = []
         if filters.scope_kind is not None:
@@ -617,12 +676,13 @@ class SqlitePanelStore(PanelStoreDefaults):
             where.append("status_kind = ?")
             params.append(filters.status)
         if after is not None:
-            where.append("(updated_at_ms < ? OR (updated_at_ms = ? AND memory_id < ?))")
-            params += [after.updated_at_ms, after.updated_at_ms, after.memory_id]
-        sql = f"SELECT {_LIST_COLS} FROM records"
+            clause, values = self._after_clause(after)
+            where.append(clause)
+            params += values
+        sql = f"SELECT {self._list_cols} FROM records"
         if where:
             sql += " WHERE " + " AND ".join(where)
-        sql += " ORDER BY updated_at_ms DESC, memory_id DESC LIMIT ?"
+        sql += f" ORDER BY updated_at_ms DESC, memory_id{c} DESC LIMIT ?"
         params.append(limit + 1)
         rows = [_row(realm, r) for r in self._query(realm, sql, params)]
         more = len(rows) > limit
@@ -631,7 +691,7 @@ class SqlitePanelStore(PanelStoreDefaults):
         return SourcePage(rows, nxt)
 
     def record(self, realm: str, memory_id: str) -> RecordRow | None:
-        rows = self._query(realm, f"SELECT {_DETAIL_COLS} FROM records WHERE memory_id = ?", (memory_id,))
+        rows = self._query(realm, f"SELECT {self._detail_cols} FROM records WHERE memory_id = ?", (memory_id,))
         return _row(realm, rows[0], detail=True) if rows else None
 
     def records_by_ids(self, realm: str, ids: Iterable[str]) -> dict[str, RecordRow]:
@@ -643,15 +703,17 @@ class SqlitePanelStore(PanelStoreDefaults):
             for start in range(0, len(wanted), 500):
                 chunk = wanted[start : start + 500]
                 marks = ", ".join("?" for _ in chunk)
-                for r in conn.execute(f"SELECT {_LIST_COLS} FROM records WHERE memory_id IN ({marks})", chunk):
+                sql = self.dialect.sql(f"SELECT {self._list_cols} FROM records WHERE memory_id IN ({marks})")
+                for r in conn.execute(sql, tuple(chunk)).fetchall():
                     row = _row(realm, r)
                     out[row.memory_id] = row
         return out
 
     def claimants(self, realm: str, memory_id: str, limit: int) -> list[RecordRow]:
+        c = self.dialect.collate
         rows = self._query(
             realm,
-            f"SELECT {_LIST_COLS} FROM records WHERE supersedes = ? ORDER BY created_at_ms, memory_id LIMIT ?",
+            f"SELECT {self._list_cols} FROM records WHERE supersedes = ? ORDER BY created_at_ms, memory_id{c} LIMIT ?",
             (memory_id, limit),
         )
         return [_row(realm, r) for r in rows]
@@ -665,10 +727,11 @@ class SqlitePanelStore(PanelStoreDefaults):
         return [_injection(realm, r) for r in rows]
 
     def quarantined(self, realm: str, limit: int) -> list[RecordRow]:
+        c = self.dialect.collate
         rows = self._query(
             realm,
-            f"SELECT {_LIST_COLS} FROM records WHERE status_kind = 'quarantined' "
-            "ORDER BY created_at_ms DESC, memory_id DESC LIMIT ?",
+            f"SELECT {self._list_cols} FROM records WHERE status_kind = 'quarantined' "
+            f"ORDER BY created_at_ms DESC, memory_id{c} DESC LIMIT ?",
             (limit,),
         )
         return [_row(realm, r) for r in rows]
@@ -676,10 +739,11 @@ class SqlitePanelStore(PanelStoreDefaults):
     # ---------------------------------------------------------------- review side tables
 
     def pending_promotions(self, realm: str, limit: int) -> list[PromotionRow]:
+        c = self.dialect.collate
         rows = self._query(
             realm,
             "SELECT pending_id, record_id, scope_kind, scope_key, rationale, status, created_at_ms "
-            "FROM pending_promotions WHERE status = 'pending' ORDER BY created_at_ms DESC, pending_id DESC LIMIT ?",
+            f"FROM pending_promotions WHERE status = 'pending' ORDER BY created_at_ms DESC, pending_id{c} DESC LIMIT ?",
             (limit,),
         )
         return [PromotionRow(realm, *tuple(r)) for r in rows]
@@ -688,8 +752,7 @@ class SqlitePanelStore(PanelStoreDefaults):
         rows = self._query(
             realm,
             "SELECT op_kind, memory_id, detail, applied_at_ms FROM audit "
-            "WHERE CASE WHEN json_valid(detail) THEN json_extract(detail, '$.author.author') END = 'steward' "
-            "ORDER BY audit_id DESC LIMIT ?",
+            f"WHERE {self.dialect.steward_audit} ORDER BY audit_id DESC LIMIT ?",
             (DREAM_AUDIT_ROWS,),
         )
         parsed = []
@@ -703,28 +766,31 @@ class SqlitePanelStore(PanelStoreDefaults):
         return summarise_dreams(realm, parsed)[:limit]
 
     def dream_runs(self, realm: str, limit: int) -> list[DreamRunRow]:
+        c = self.dialect.collate
         rows = self._query(
             realm,
             "SELECT run_id, partition_label, started_at_ms, completed_at_ms, ops_committed, detail FROM dream_runs "
-            "ORDER BY completed_at_ms DESC, run_id DESC LIMIT ?",
+            f"ORDER BY completed_at_ms DESC, run_id{c} DESC LIMIT ?",
             (limit,),
         )
         return [DreamRunRow(realm, r[0], r[1], r[2], r[3], r[4], _loads(r[5], r[5])) for r in rows]
 
     def audit_verdicts(self, realm: str, limit: int) -> list[AuditVerdictRow]:
+        c = self.dialect.collate
         rows = self._query(
             realm,
             "SELECT run_id, record_id, verdict, rationale, created_at_ms FROM dream_audit_verdicts "
-            "WHERE resolved_at_ms IS NULL ORDER BY created_at_ms DESC, run_id DESC, record_id DESC LIMIT ?",
+            f"WHERE resolved_at_ms IS NULL ORDER BY created_at_ms DESC, run_id{c} DESC, record_id{c} DESC LIMIT ?",
             (limit,),
         )
         return [AuditVerdictRow(realm, *tuple(r)) for r in rows]
 
     def proposals(self, realm: str, limit: int) -> list[ProposalRow]:
+        c = self.dialect.collate
         rows = self._query(
             realm,
             "SELECT proposal_id, scope_kind, scope_key, status, created_at_ms, author, record, taint FROM proposals "
-            "WHERE status IN ('pending', 'held') ORDER BY created_at_ms DESC, proposal_id DESC LIMIT ?",
+            f"WHERE status IN ('pending', 'held') ORDER BY created_at_ms DESC, proposal_id{c} DESC LIMIT ?",
             (limit,),
         )
         out = []
@@ -757,10 +823,11 @@ class SqlitePanelStore(PanelStoreDefaults):
         return [_injection(realm, r) for r in rows]
 
     def harvests(self, realm: str, limit: int) -> list[HarvestRow]:
+        c = self.dialect.collate
         rows = self._query(
             realm,
             "SELECT identity, session_key, cause, retired_at_ms, status FROM pending_harvests "
-            "WHERE status = 'pending' ORDER BY retired_at_ms DESC, identity DESC LIMIT ?",
+            f"WHERE status = 'pending' ORDER BY retired_at_ms DESC, identity{c} DESC LIMIT ?",
             (limit,),
         )
         return [HarvestRow(realm, *tuple(r)) for r in rows]
@@ -768,32 +835,33 @@ class SqlitePanelStore(PanelStoreDefaults):
     # ---------------------------------------------------------------- overview
 
     def scope_overview(self, realm: str) -> list[ScopeOverviewRow]:
+        c, octets = self.dialect.collate, self.dialect.octets
+        all_bytes = " + ".join(octets.format(col) for col in ("title", "description", "body"))
         rows = self._query(
             realm,
             f"SELECT scope_kind, scope_key, status_kind, {_QCONTENT} AS q, COUNT(*), "
-            "COALESCE(SUM(LENGTH(CAST(body AS BLOB))), 0), "
-            "COALESCE(SUM(LENGTH(CAST(title AS BLOB)) + LENGTH(CAST(description AS BLOB)) "
-            "+ LENGTH(CAST(body AS BLOB))), 0) "
-            "FROM records GROUP BY scope_kind, scope_key, status_kind, q ORDER BY scope_kind, scope_key",
+            f"COALESCE(SUM({octets.format('body')}), 0), COALESCE(SUM({all_bytes}), 0) "
+            f"FROM records GROUP BY scope_kind, scope_key, status_kind, q ORDER BY scope_kind{c}, scope_key{c}",
         )
         acc: dict[tuple[str, str], dict[str, Any]] = {}
-        for kind, key, status, q, count, body_bytes, all_bytes in rows:
+        for kind, key, status, q, count, body_bytes, all_bytes_sum in rows:
             a = acc.setdefault(
                 (kind, key),
                 {"counts": {}, "body": 0, "fr": 0, "fb": 0, "qcounts": {}, "qbody": 0, "qfr": 0, "qfb": 0},
             )
+            count, body_bytes, all_bytes_sum = int(count), int(body_bytes), int(all_bytes_sum)
             a["counts"][status] = a["counts"].get(status, 0) + count
             a["body"] += body_bytes
             live = status != "tombstoned"
             if live:
                 a["fr"] += count
-                a["fb"] += all_bytes
+                a["fb"] += all_bytes_sum
             if q:
                 a["qcounts"][status] = a["qcounts"].get(status, 0) + count
                 a["qbody"] += body_bytes
                 if live:
                     a["qfr"] += count
-                    a["qfb"] += all_bytes
+                    a["qfb"] += all_bytes_sum
         return [
             ScopeOverviewRow(
                 realm, kind, key, a["counts"], a["body"], a["fr"], a["fb"], a["qcounts"], a["qbody"], a["qfr"], a["qfb"]
@@ -830,3 +898,61 @@ class SqlitePanelStore(PanelStoreDefaults):
             realm, f"SELECT proposal_id, scope_kind, scope_key FROM proposals WHERE proposal_id IN ({marks})", wanted
         )
         return {r[0]: (r[1], r[2]) for r in rows}
+
+
+class SqlitePanelStore(SqlPanelStore):
+    """:class:`MemoryPanelStore` over the bundled SQLite agent-memory store
+    (:class:`~meta_memory.agent_memory.store.sqlite.SqliteAgentMemoryStore`).
+
+    ``store.read(realm)`` yields a read-only ``sqlite3.Connection`` with ``Row`` rows
+    (one WAL snapshot per block). Realms that have no database file are never opened
+    (opening would create one). The record listing pages by the keyset
+    ``(updated_at_ms DESC, memory_id DESC)`` (``BINARY`` collation: code point order).
+    """
+
+    dialect = SQLITE_DIALECT
+
+
+class PostgresPanelStore(SqlPanelStore):
+    """:class:`MemoryPanelStore` over the PostgreSQL agent-memory store
+    (:class:`~meta_memory.agent_memory.store.postgres.PostgresAgentMemoryStore`).
+
+    ``store.read(realm)`` yields a pooled connection inside one ``REPEATABLE READ
+    READ ONLY`` transaction whose plain table names are that realm's views, so
+    every query filters on the realm in SQL. Results equal :class:`SqlitePanelStore`'s
+    for the same rows: text keys sort and compare with ``COLLATE "C"`` (code point
+    order, the cursor's order) whatever the server locale, and byte sizes are
+    ``octet_length``. Cursors are plain ``<updated_at_ms>:<memory_id>`` keys, so a
+    cursor issued by one gateway pages on any other gateway of the same database.
+
+    PostgreSQL text cannot hold NUL; no stored id contains one, so an id with a NUL
+    matches nothing, and a cursor id ``p + "\\x00" + ...`` is answered as "ids
+    ``<= p``" (the same rows SQLite's code point comparison selects).
+    """
+
+    dialect = POSTGRES_DIALECT
+
+    def _after_clause(self, after: Cursor) -> tuple[str, list[Any]]:
+        head, nul, _ = after.memory_id.partition("\x00")
+        if not nul:
+            return super()._after_clause(after)
+        c = self.dialect.collate
+        return (
+            f"(updated_at_ms < ? OR (updated_at_ms = ? AND memory_id{c} <= ?))",
+            [after.updated_at_ms, after.updated_at_ms, head],
+        )
+
+    def record(self, realm: str, memory_id: str) -> RecordRow | None:
+        return None if "\x00" in memory_id else super().record(realm, memory_id)
+
+    def records_by_ids(self, realm: str, ids: Iterable[str]) -> dict[str, RecordRow]:
+        return super().records_by_ids(realm, [i for i in ids if "\x00" not in i])
+
+    def claimants(self, realm: str, memory_id: str, limit: int) -> list[RecordRow]:
+        return [] if "\x00" in memory_id else super().claimants(realm, memory_id, limit)
+
+    def record_injections(self, realm: str, memory_id: str, limit: int) -> list[InjectionLedgerRow]:
+        return [] if "\x00" in memory_id else super().record_injections(realm, memory_id, limit)
+
+    def proposal_scopes(self, realm: str, proposal_ids: Iterable[str]) -> dict[str, tuple[str, str]]:
+        return super().proposal_scopes(realm, [i for i in proposal_ids if "\x00" not in i])

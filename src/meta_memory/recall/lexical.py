@@ -175,35 +175,34 @@ class LexicalRecallProvider:
             if points < cfg.min_relevance:
                 continue
             scored[record_id(record) or ""] = ScoredRecord(record, cfg.field_weight * points + cfg.bm25_weight * -bm25)
-        if cfg.context_window_ms > 0 and scored and hasattr(reader, "neighbours"):
+        if cfg.context_window_ms > 0 and scored:
             scored = self._with_context(scored, reader)
         ranked = sorted(scored.values(), key=_order_key)
         return ranked[:max_entries]
 
     def _with_context(self, scored: dict[str, ScoredRecord[Any]], reader: RecallReader[Any]) -> dict[str, ScoredRecord[Any]]:
-        """Lend each top match's score to records written just before/after it."""
+        """Lend each top match's score to records written just before/after it.
+
+        Only the matched candidates are considered, unless
+        ``context_admits_unmatched`` asks the reader for the anchors' neighbours.
+        """
         cfg = self.config
         anchors = sorted(scored.values(), key=_order_key)[: cfg.context_anchors]
-        neighbours = reader.neighbours([a.record for a in anchors], cfg.context_window_ms, cfg.context_neighbours)
-        if not neighbours:
-            return scored
-        pool = {record_id(a.record): a for a in anchors}
+        records: dict[str, Any] = {rid: item.record for rid, item in scored.items()}
+        if cfg.context_admits_unmatched and hasattr(reader, "neighbours"):
+            found = reader.neighbours([a.record for a in anchors], cfg.context_window_ms, cfg.context_neighbours)
+            for rec in found:
+                records.setdefault(record_id(rec) or "", rec)
         bonus: dict[str, float] = {}
-        records: dict[str, Any] = {}
-        for rec in (*neighbours, *(a.record for a in anchors)):
-            rid = record_id(rec) or ""
-            records[rid] = rec
-            for anchor_id, anchor in pool.items():
-                if anchor_id == rid:
-                    continue
-                if abs(anchor.record.created_at_ms - rec.created_at_ms) <= cfg.context_window_ms:
-                    lent = cfg.context_weight * anchor.score
+        for anchor in anchors:
+            anchor_id = record_id(anchor.record)
+            lent = cfg.context_weight * anchor.score
+            for rid, rec in records.items():
+                if rid != anchor_id and abs(anchor.record.created_at_ms - rec.created_at_ms) <= cfg.context_window_ms:
                     if lent > bonus.get(rid, 0.0):
                         bonus[rid] = lent
         out = dict(scored)
         for rid, extra in bonus.items():
             base = out.get(rid)
-            if base is None and not cfg.context_admits_unmatched:
-                continue
             out[rid] = ScoredRecord(records[rid], (base.score if base else 0.0) + extra)
         return out

@@ -176,14 +176,35 @@ class StandaloneReader:
         self.scope_key = scope_key
 
     def search(self, match: str, limit: int) -> list[tuple[IndexedRecord, float]]:
-        """Full-text candidates, best bm25 first (see the reader protocol)."""
+        """Full-text candidates, best bm25 first (see the reader protocol).
+
+        Two steps, both exact: rank the full-text rows alone (no join) and keep
+        this scope's among the best ``limit``; only when that leaves fewer than
+        ``limit`` while more rows matched (other scopes share the table) is the
+        ranked join over the scope's rows run instead (when at least ``limit``
+        rows matched, some of this scope's may rank below them).
+        """
+        if limit <= 0:
+            return []
         rows = self.conn.execute(
-            f"SELECT {_COLS}, {fts.BM25_EXPR} AS score FROM {fts.FTS_TABLE}"
-            f" JOIN records r ON r.rowid = {fts.FTS_TABLE}.rowid"
-            f" WHERE {fts.FTS_TABLE} MATCH ? AND r.scope_key = ? AND r.status_kind = 'active'"
-            " ORDER BY score LIMIT ?",
-            (match, self.scope_key, limit),
+            f"SELECT {_COLS}, f.score FROM (SELECT rowid AS rid, {fts.BM25_EXPR} AS score FROM {fts.FTS_TABLE}"
+            f" WHERE {fts.FTS_TABLE} MATCH ? ORDER BY score LIMIT ?) f"
+            " JOIN records r ON r.rowid = f.rid WHERE r.scope_key = ? AND r.status_kind = 'active' ORDER BY f.score",
+            (match, limit, self.scope_key),
         ).fetchall()
+        if len(rows) < limit:
+            total = self.conn.execute(
+                f"SELECT count(*) FROM (SELECT 1 FROM {fts.FTS_TABLE} WHERE {fts.FTS_TABLE} MATCH ? LIMIT ?)",
+                (match, limit + 1),
+            ).fetchone()[0]
+            if total >= limit:
+                rows = self.conn.execute(
+                    f"SELECT {_COLS}, {fts.BM25_EXPR} AS score FROM {fts.FTS_TABLE}"
+                    f" JOIN records r ON r.rowid = {fts.FTS_TABLE}.rowid"
+                    f" WHERE {fts.FTS_TABLE} MATCH ? AND r.scope_key = ? AND r.status_kind = 'active'"
+                    " ORDER BY score LIMIT ?",
+                    (match, self.scope_key, limit),
+                ).fetchall()
         return [(_row_to_record(row), float(row[-1])) for row in rows]
 
     def recent(self, limit: int) -> list[IndexedRecord]:

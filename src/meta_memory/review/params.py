@@ -41,7 +41,7 @@ def _object(raw: Any, allowed: Iterable[str]) -> dict[str, Any]:
     if raw is None:
         raw = {}
     if not isinstance(raw, dict):
-        raise InvalidParams("params must be an object")
+        raise InvalidParams("params must be an object", "params")
     allowed_set = set(allowed)
     for key in raw:
         if key not in allowed_set:

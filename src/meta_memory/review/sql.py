@@ -4,9 +4,27 @@ The decision logic of :mod:`meta_memory.review` is plain Python over records,
 audit rows and the small row types below; only this module knows the side
 tables (``proposals``, ``pending_promotions``, ``stage``, ``audit``,
 ``pending_harvests``, ``dream_runs``, ``dream_audit_verdicts``) and speaks
-SQL. Each function takes the raw connection of an open write transaction
-(:attr:`meta_memory.agent_memory.store.sqlite.SqliteTx.conn`). A second
-backend re-implements this module and nothing else of the review logic.
+SQL. Each function takes the raw connection of an open write transaction:
+``SqliteTx.conn`` (:mod:`meta_memory.agent_memory.store.sqlite`) or
+``PgTx.conn`` (:mod:`meta_memory.agent_memory.store.postgres`).
+
+Both backends run the same statements through a small dialect layer
+(:class:`Dialect`, chosen from the connection's type):
+
+- placeholders are written ``?`` and become ``%s`` for psycopg;
+- JSON reads: SQLite ``json_extract``/``json_each``, PostgreSQL ``jsonb``
+  operators over the same TEXT columns;
+- ``INSERT OR IGNORE`` is ``ON CONFLICT DO NOTHING`` on PostgreSQL, and
+  ``INSERT OR REPLACE`` is a delete then an insert (the same effect: the old
+  row and every column not given are gone), which is race-free because the
+  review transaction holds the realm's write lock;
+- text tie-breakers sort by code point on both (``COLLATE "C"`` on
+  PostgreSQL, whose default collation follows the server locale), so
+  listings come back in the same order.
+
+On PostgreSQL, plain table names inside the transaction are the realm views,
+so every statement here sees (and writes) exactly one realm, as a SQLite
+realm file does.
 """
 
 from __future__ import annotations
@@ -15,12 +33,17 @@ import json
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from meta_memory.agent_memory.batch import StagedBatch
 from meta_memory.agent_memory.model import MemoryRecord, Scope
 
 __all__ = [
+    "Dialect",
+    "SQLITE",
+    "POSTGRES",
+    "dialect_of",
     "PendingPromotion",
     "AuditRow",
     "ProposalRow",
@@ -61,16 +84,89 @@ def _dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
+# --------------------------------------------------------------------------- dialects
+
+
+@dataclass(frozen=True, slots=True)
+class Dialect:
+    """The few SQL spellings that differ between SQLite and PostgreSQL.
+
+    ``name``: ``"sqlite"`` | ``"postgres"``; ``collate``: the suffix that makes a
+    text column sort by code point; ``injected_count``: an integer expression
+    (``NULL`` when absent) over ``records.usage_stats``; ``evidence_session``:
+    a boolean expression true when a record's provenance evidence cites the
+    session bound to its one ``?``; ``insert_ignore``: ``(prefix, suffix)``
+    around ``INTO table(cols) VALUES (...)``.
+    """
+
+    name: str
+    collate: str
+    injected_count: str
+    evidence_session: str
+    insert_ignore: tuple[str, str]
+
+    def execute(self, conn: Any, sql: str, params: Sequence[Any] = ()) -> Any:
+        """Run ``sql`` (``?`` placeholders) on ``conn``; returns the cursor."""
+        return conn.execute(_placeholders(sql) if self.name == "postgres" else sql, tuple(params))
+
+
+@lru_cache(maxsize=512)
+def _placeholders(sql: str) -> str:
+    return sql.replace("%", "%%").replace("?", "%s")
+
+
+SQLITE = Dialect(
+    name="sqlite",
+    collate="",
+    injected_count="json_extract(usage_stats, '$.injected_count')",
+    evidence_session=(
+        "EXISTS (SELECT 1 FROM json_each(json_extract(provenance, '$.evidence')) "
+        "WHERE json_extract(value, '$.session_id') = ?)"
+    ),
+    insert_ignore=("INSERT OR IGNORE", ""),
+)
+
+POSTGRES = Dialect(
+    name="postgres",
+    collate=' COLLATE "C"',
+    injected_count="(usage_stats::jsonb ->> 'injected_count')::bigint",
+    evidence_session=(
+        "EXISTS (SELECT 1 FROM jsonb_array_elements(CASE WHEN jsonb_typeof(provenance::jsonb -> 'evidence') = 'array' "
+        "THEN provenance::jsonb -> 'evidence' ELSE '[]'::jsonb END) AS ev(value) "
+        "WHERE ev.value ->> 'session_id' = ?)"
+    ),
+    insert_ignore=("INSERT", " ON CONFLICT DO NOTHING"),
+)
+
+
+def dialect_of(conn: Any) -> Dialect:
+    """:data:`SQLITE` for a ``sqlite3.Connection``, :data:`POSTGRES` for a psycopg connection.
+
+    Raises ``TypeError`` for anything else.
+    """
+    if isinstance(conn, sqlite3.Connection):
+        return SQLITE
+    if type(conn).__module__.split(".")[0] == "psycopg":
+        return POSTGRES
+    raise TypeError(f"review SQL needs a sqlite3 or psycopg connection, not {type(conn).__name__}")
+
+
+def _q(conn: Any, sql: str, params: Sequence[Any] = ()) -> Any:
+    """Run ``sql`` (``?`` placeholders) in ``conn``'s dialect; returns the cursor."""
+    return dialect_of(conn).execute(conn, sql, params)
+
+
 # --------------------------------------------------------------------------- record reads
 
 
 class TxRecordReader:
     """The validator's :class:`~meta_memory.agent_memory.validator.RecordReader` over an open transaction.
 
-    ``get`` is the transaction's record reader (``SqliteTx.get``).
+    ``conn`` is the transaction's connection (either dialect); ``get`` is its
+    record reader (``SqliteTx.get`` / ``PgTx.get``).
     """
 
-    def __init__(self, conn: sqlite3.Connection, get: Any) -> None:
+    def __init__(self, conn: Any, get: Any) -> None:
         self._conn = conn
         self._get = get
 
@@ -79,7 +175,8 @@ class TxRecordReader:
 
     def tombstoned_since(self, scope: Scope, content_hash: str, since_ms: int) -> bool:
         kind, key = scope.storage()
-        row = self._conn.execute(
+        row = _q(
+            self._conn,
             "SELECT 1 FROM records WHERE scope_kind = ? AND scope_key = ? AND content_hash = ? "
             "AND status_kind = 'tombstoned' AND tombstoned_at_ms >= ? LIMIT 1",
             (kind, key, content_hash, since_ms),
@@ -87,14 +184,15 @@ class TxRecordReader:
         return row is not None
 
 
-def _ids(conn: sqlite3.Connection, sql: str, params: Sequence[Any]) -> list[str]:
-    return [row[0] for row in conn.execute(sql, params).fetchall()]
+def _ids(conn: Any, sql: str, params: Sequence[Any]) -> list[str]:
+    return [row[0] for row in _q(conn, sql, params).fetchall()]
 
 
-def active_duplicate(conn: sqlite3.Connection, scope: Scope, content_hash: str, exclude: str) -> str | None:
+def active_duplicate(conn: Any, scope: Scope, content_hash: str, exclude: str) -> str | None:
     """The oldest active record of ``scope`` with ``content_hash`` other than ``exclude``, or ``None``."""
     kind, key = scope.storage()
-    row = conn.execute(
+    row = _q(
+        conn,
         "SELECT memory_id FROM records WHERE scope_kind = ? AND scope_key = ? AND content_hash = ? "
         "AND status_kind = 'active' AND memory_id != ? ORDER BY created_at_ms, rid LIMIT 1",
         (kind, key, content_hash, exclude),
@@ -102,7 +200,7 @@ def active_duplicate(conn: sqlite3.Connection, scope: Scope, content_hash: str, 
     return row[0] if row else None
 
 
-def quarantined_records(conn: sqlite3.Connection, limit: int) -> list[str]:
+def quarantined_records(conn: Any, limit: int) -> list[str]:
     """Ids of quarantined records, oldest first, at most ``limit``."""
     return _ids(
         conn,
@@ -111,7 +209,7 @@ def quarantined_records(conn: sqlite3.Connection, limit: int) -> list[str]:
     )
 
 
-def open_loop_records(conn: sqlite3.Connection, updated_before_ms: int, limit: int) -> list[str]:
+def open_loop_records(conn: Any, updated_before_ms: int, limit: int) -> list[str]:
     """Ids of active or quarantined ``open_loop`` records last updated before ``updated_before_ms``."""
     return _ids(
         conn,
@@ -121,25 +219,24 @@ def open_loop_records(conn: sqlite3.Connection, updated_before_ms: int, limit: i
     )
 
 
-def audit_candidates(conn: sqlite3.Connection, limit: int) -> list[str]:
+def audit_candidates(conn: Any, limit: int) -> list[str]:
     """Ids of active records that have been injected at least once, most injected first."""
+    count = dialect_of(conn).injected_count
     return _ids(
         conn,
-        "SELECT memory_id FROM records WHERE status_kind = 'active' "
-        "AND COALESCE(json_extract(usage_stats, '$.injected_count'), 0) > 0 "
-        "ORDER BY json_extract(usage_stats, '$.injected_count') DESC, rid LIMIT ?",
+        f"SELECT memory_id FROM records WHERE status_kind = 'active' AND COALESCE({count}, 0) > 0 "
+        f"ORDER BY COALESCE({count}, 0) DESC, rid LIMIT ?",
         (limit,),
     )
 
 
-def records_citing_session(conn: sqlite3.Connection, scope: Scope, session_key: str) -> list[str]:
+def records_citing_session(conn: Any, scope: Scope, session_key: str) -> list[str]:
     """Ids of active records of ``scope`` whose provenance evidence cites session ``session_key``."""
     kind, key = scope.storage()
     return _ids(
         conn,
         "SELECT memory_id FROM records WHERE scope_kind = ? AND scope_key = ? AND status_kind = 'active' "
-        "AND EXISTS (SELECT 1 FROM json_each(json_extract(provenance, '$.evidence')) "
-        "WHERE json_extract(value, '$.session_id') = ?) ORDER BY created_at_ms, rid",
+        f"AND {dialect_of(conn).evidence_session} ORDER BY created_at_ms, rid",
         (kind, key, session_key),
     )
 
@@ -147,22 +244,20 @@ def records_citing_session(conn: sqlite3.Connection, scope: Scope, session_key: 
 # --------------------------------------------------------------------------- stage
 
 
-def insert_stage(conn: sqlite3.Connection, token: str, batch: StagedBatch, now_ms: int) -> None:
+def insert_stage(conn: Any, token: str, batch: StagedBatch, now_ms: int) -> None:
     """Keep ``batch`` uncommitted under ``token``."""
-    conn.execute(
-        "INSERT INTO stage(token, batch, created_at_ms) VALUES (?, ?, ?)", (token, _dumps(batch.to_json()), now_ms)
-    )
+    _q(conn, "INSERT INTO stage(token, batch, created_at_ms) VALUES (?, ?, ?)", (token, _dumps(batch.to_json()), now_ms))
 
 
-def load_stage(conn: sqlite3.Connection, token: str) -> StagedBatch | None:
+def load_stage(conn: Any, token: str) -> StagedBatch | None:
     """The staged batch under ``token``, or ``None`` when it is gone."""
-    row = conn.execute("SELECT batch FROM stage WHERE token = ?", (token,)).fetchone()
+    row = _q(conn, "SELECT batch FROM stage WHERE token = ?", (token,)).fetchone()
     return StagedBatch.from_json(json.loads(row[0])) if row else None
 
 
-def delete_stage(conn: sqlite3.Connection, token: str) -> bool:
+def delete_stage(conn: Any, token: str) -> bool:
     """Drop a staged batch; ``False`` when it was already gone."""
-    return conn.execute("DELETE FROM stage WHERE token = ?", (token,)).rowcount > 0
+    return _q(conn, "DELETE FROM stage WHERE token = ?", (token,)).rowcount > 0
 
 
 # --------------------------------------------------------------------------- promotions
@@ -205,44 +300,52 @@ def _promotion(row: Sequence[Any]) -> PendingPromotion:
     return PendingPromotion(*row)
 
 
-def pending_promotions_for(conn: sqlite3.Connection, record_id: str) -> list[PendingPromotion]:
+def pending_promotions_for(conn: Any, record_id: str) -> list[PendingPromotion]:
     """Unresolved promotions of ``record_id``, oldest first."""
-    rows = conn.execute(
+    c = dialect_of(conn).collate
+    rows = _q(
+        conn,
         f"SELECT {_PROMO_COLS} FROM pending_promotions WHERE record_id = ? AND status = 'pending' "
-        "ORDER BY created_at_ms, pending_id",
+        f"ORDER BY created_at_ms, pending_id{c}",
         (record_id,),
     ).fetchall()
     return [_promotion(r) for r in rows]
 
 
-def pending_promotion(conn: sqlite3.Connection, pending_id: str) -> PendingPromotion | None:
+def pending_promotion(conn: Any, pending_id: str) -> PendingPromotion | None:
     """The promotion row ``pending_id`` (any status), or ``None``."""
-    row = conn.execute(f"SELECT {_PROMO_COLS} FROM pending_promotions WHERE pending_id = ?", (pending_id,)).fetchone()
+    row = _q(conn, f"SELECT {_PROMO_COLS} FROM pending_promotions WHERE pending_id = ?", (pending_id,)).fetchone()
     return _promotion(row) if row else None
 
 
-def list_pending_promotions(conn: sqlite3.Connection, limit: int) -> list[PendingPromotion]:
+def list_pending_promotions(conn: Any, limit: int) -> list[PendingPromotion]:
     """Unresolved promotions, newest first."""
-    rows = conn.execute(
+    c = dialect_of(conn).collate
+    rows = _q(
+        conn,
         f"SELECT {_PROMO_COLS} FROM pending_promotions WHERE status = 'pending' "
-        "ORDER BY created_at_ms DESC, pending_id DESC LIMIT ?",
+        f"ORDER BY created_at_ms DESC, pending_id{c} DESC LIMIT ?",
         (limit,),
     ).fetchall()
     return [_promotion(r) for r in rows]
 
 
-def expired_pending_promotions(conn: sqlite3.Connection, created_before_ms: int) -> list[PendingPromotion]:
-    """Unresolved promotions created at or before ``created_before_ms``."""
-    rows = conn.execute(
+def expired_pending_promotions(conn: Any, created_before_ms: int) -> list[PendingPromotion]:
+    """Unresolved promotions created at or before ``created_before_ms``, oldest first."""
+    c = dialect_of(conn).collate
+    rows = _q(
+        conn,
         f"SELECT {_PROMO_COLS} FROM pending_promotions WHERE status = 'pending' AND created_at_ms <= ? "
-        "ORDER BY created_at_ms",
+        f"ORDER BY created_at_ms, pending_id{c}",
         (created_before_ms,),
     ).fetchall()
     return [_promotion(r) for r in rows]
 
 
-def insert_pending_promotion(conn: sqlite3.Connection, row: PendingPromotion) -> None:
-    conn.execute(
+def insert_pending_promotion(conn: Any, row: PendingPromotion) -> None:
+    """Insert one ``pending_promotions`` row (its stage row must be inserted in the same transaction)."""
+    _q(
+        conn,
         f"INSERT INTO pending_promotions({_PROMO_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             row.pending_id,
@@ -258,10 +361,11 @@ def insert_pending_promotion(conn: sqlite3.Connection, row: PendingPromotion) ->
     )
 
 
-def resolve_promotion(conn: sqlite3.Connection, pending_id: str, status: str, now_ms: int) -> bool:
+def resolve_promotion(conn: Any, pending_id: str, status: str, now_ms: int) -> bool:
     """Move a still-pending promotion to ``status`` (committed|denied|expired); ``False`` if it was not pending."""
     return (
-        conn.execute(
+        _q(
+            conn,
             "UPDATE pending_promotions SET status = ?, resolved_at_ms = ? WHERE pending_id = ? AND status = 'pending'",
             (status, now_ms, pending_id),
         ).rowcount
@@ -292,18 +396,20 @@ def _audit(row: Sequence[Any]) -> AuditRow:
 _AUDIT_COLS = "audit_id, stage_token, op_index, op_kind, memory_id, detail, applied_at_ms"
 
 
-def review_tombstones(conn: sqlite3.Connection, memory_id: str) -> list[AuditRow]:
+def review_tombstones(conn: Any, memory_id: str) -> list[AuditRow]:
     """The tombstone audit rows of ``memory_id``, newest first (callers look for review evidence)."""
-    rows = conn.execute(
+    rows = _q(
+        conn,
         f"SELECT {_AUDIT_COLS} FROM audit WHERE memory_id = ? AND op_kind = 'tombstone' ORDER BY audit_id DESC",
         (memory_id,),
     ).fetchall()
     return [_audit(r) for r in rows]
 
 
-def audit_row_at(conn: sqlite3.Connection, stage_token: str, op_index: int) -> AuditRow | None:
+def audit_row_at(conn: Any, stage_token: str, op_index: int) -> AuditRow | None:
     """The audit row written by op ``op_index`` of the batch ``stage_token``."""
-    row = conn.execute(
+    row = _q(
+        conn,
         f"SELECT {_AUDIT_COLS} FROM audit WHERE stage_token = ? AND op_index = ? ORDER BY audit_id LIMIT 1",
         (stage_token, op_index),
     ).fetchone()
@@ -334,26 +440,31 @@ def _proposal(row: Sequence[Any]) -> ProposalRow:
     return ProposalRow(row[0], row[1], row[2], json.loads(row[3]), json.loads(row[4]), row[5], row[6], row[7])
 
 
-def proposal(conn: sqlite3.Connection, proposal_id: str) -> ProposalRow | None:
-    row = conn.execute(f"SELECT {_PROP_COLS} FROM proposals WHERE proposal_id = ?", (proposal_id,)).fetchone()
+def proposal(conn: Any, proposal_id: str) -> ProposalRow | None:
+    """The proposal ``proposal_id`` (any status), or ``None``."""
+    row = _q(conn, f"SELECT {_PROP_COLS} FROM proposals WHERE proposal_id = ?", (proposal_id,)).fetchone()
     return _proposal(row) if row else None
 
 
-def list_proposals(conn: sqlite3.Connection, statuses: Sequence[str], limit: int) -> list[ProposalRow]:
+def list_proposals(conn: Any, statuses: Sequence[str], limit: int) -> list[ProposalRow]:
     """Proposals in ``statuses``, oldest first, at most ``limit``."""
     marks = ", ".join("?" for _ in statuses)
-    rows = conn.execute(
-        f"SELECT {_PROP_COLS} FROM proposals WHERE status IN ({marks}) ORDER BY created_at_ms, proposal_id LIMIT ?",
+    c = dialect_of(conn).collate
+    rows = _q(
+        conn,
+        f"SELECT {_PROP_COLS} FROM proposals WHERE status IN ({marks}) "
+        f"ORDER BY created_at_ms, proposal_id{c} LIMIT ?",
         (*statuses, limit),
     ).fetchall()
     return [_proposal(r) for r in rows]
 
 
-def set_proposal_status(conn: sqlite3.Connection, proposal_id: str, status: str, from_statuses: Sequence[str]) -> bool:
+def set_proposal_status(conn: Any, proposal_id: str, status: str, from_statuses: Sequence[str]) -> bool:
     """Move a proposal to ``status`` if it is in one of ``from_statuses``."""
     marks = ", ".join("?" for _ in from_statuses)
     return (
-        conn.execute(
+        _q(
+            conn,
             f"UPDATE proposals SET status = ? WHERE proposal_id = ? AND status IN ({marks})",
             (status, proposal_id, *from_statuses),
         ).rowcount
@@ -384,31 +495,37 @@ class HarvestRow:
         }
 
 
-def insert_harvest(conn: sqlite3.Connection, identity: str, session_key: str | None, cause: str, at_ms: int) -> bool:
-    """``INSERT OR IGNORE`` a pending harvest; ``False`` when that (identity, time) was already recorded."""
+def insert_harvest(conn: Any, identity: str, session_key: str | None, cause: str, at_ms: int) -> bool:
+    """Record a pending harvest unless that (identity, time) is already recorded; ``False`` then."""
+    prefix, suffix = dialect_of(conn).insert_ignore
     return (
-        conn.execute(
-            "INSERT OR IGNORE INTO pending_harvests(identity, session_key, cause, retired_at_ms, status) "
-            "VALUES (?, ?, ?, ?, 'pending')",
+        _q(
+            conn,
+            f"{prefix} INTO pending_harvests(identity, session_key, cause, retired_at_ms, status) "
+            f"VALUES (?, ?, ?, ?, 'pending'){suffix}",
             (identity, session_key, cause, at_ms),
         ).rowcount
         > 0
     )
 
 
-def pending_harvests(conn: sqlite3.Connection, limit: int) -> list[HarvestRow]:
+def pending_harvests(conn: Any, limit: int) -> list[HarvestRow]:
     """Pending harvests, oldest first."""
-    rows = conn.execute(
+    c = dialect_of(conn).collate
+    rows = _q(
+        conn,
         "SELECT identity, session_key, cause, retired_at_ms, status FROM pending_harvests WHERE status = 'pending' "
-        "ORDER BY retired_at_ms, identity LIMIT ?",
+        f"ORDER BY retired_at_ms, identity{c} LIMIT ?",
         (limit,),
     ).fetchall()
     return [HarvestRow(*r) for r in rows]
 
 
-def mark_harvested(conn: sqlite3.Connection, identity: str, retired_at_ms: int) -> bool:
+def mark_harvested(conn: Any, identity: str, retired_at_ms: int) -> bool:
+    """Move a pending harvest to ``harvested``; ``False`` when it was not pending (already harvested)."""
     return (
-        conn.execute(
+        _q(
+            conn,
             "UPDATE pending_harvests SET status = 'harvested' WHERE identity = ? AND retired_at_ms = ? "
             "AND status = 'pending'",
             (identity, retired_at_ms),
@@ -420,8 +537,19 @@ def mark_harvested(conn: sqlite3.Connection, identity: str, retired_at_ms: int) 
 # --------------------------------------------------------------------------- dreams
 
 
+def _replace(conn: Any, table: str, cols: Sequence[str], key_cols: Sequence[str], values: Sequence[Any]) -> None:
+    """``INSERT OR REPLACE``: the row keyed by ``key_cols`` (a prefix of ``cols``) is replaced whole."""
+    marks = ", ".join("?" for _ in cols)
+    if dialect_of(conn) is SQLITE:
+        _q(conn, f"INSERT OR REPLACE INTO {table}({', '.join(cols)}) VALUES ({marks})", values)
+        return
+    where = " AND ".join(f"{k} = ?" for k in key_cols)
+    _q(conn, f"DELETE FROM {table} WHERE {where}", values[: len(key_cols)])
+    _q(conn, f"INSERT INTO {table}({', '.join(cols)}) VALUES ({marks})", values)
+
+
 def upsert_dream_run(
-    conn: sqlite3.Connection,
+    conn: Any,
     run_id: str,
     partition: str,
     started_at_ms: int,
@@ -430,17 +558,20 @@ def upsert_dream_run(
     detail: dict[str, Any],
 ) -> None:
     """Insert-or-replace one ``dream_runs`` row."""
-    conn.execute(
-        "INSERT OR REPLACE INTO dream_runs(run_id, partition_label, started_at_ms, completed_at_ms, ops_committed, "
-        "detail) VALUES (?, ?, ?, ?, ?, ?)",
+    _replace(
+        conn,
+        "dream_runs",
+        ("run_id", "partition_label", "started_at_ms", "completed_at_ms", "ops_committed", "detail"),
+        ("run_id",),
         (run_id, partition, started_at_ms, completed_at_ms, ops_committed, _dumps(detail)),
     )
 
 
-def recent_dream_details(conn: sqlite3.Connection, limit: int) -> list[dict[str, Any]]:
+def recent_dream_details(conn: Any, limit: int) -> list[dict[str, Any]]:
     """The ``detail`` of the newest ``limit`` dream runs."""
-    rows = conn.execute(
-        "SELECT detail FROM dream_runs ORDER BY completed_at_ms DESC LIMIT ?", (limit,)
+    c = dialect_of(conn).collate
+    rows = _q(
+        conn, f"SELECT detail FROM dream_runs ORDER BY completed_at_ms DESC, run_id{c} DESC LIMIT ?", (limit,)
     ).fetchall()
     out: list[dict[str, Any]] = []
     for (text,) in rows:
@@ -453,39 +584,43 @@ def recent_dream_details(conn: sqlite3.Connection, limit: int) -> list[dict[str,
     return out
 
 
-def insert_audit_verdict(
-    conn: sqlite3.Connection, run_id: str, record_id: str, verdict: str, rationale: str | None, now_ms: int
-) -> None:
-    conn.execute(
-        "INSERT OR REPLACE INTO dream_audit_verdicts(run_id, record_id, verdict, rationale, created_at_ms) "
-        "VALUES (?, ?, ?, ?, ?)",
+def insert_audit_verdict(conn: Any, run_id: str, record_id: str, verdict: str, rationale: str | None, now_ms: int) -> None:
+    """Insert-or-replace the verdict of ``run_id`` on ``record_id`` (a replaced verdict is open again)."""
+    _replace(
+        conn,
+        "dream_audit_verdicts",
+        ("run_id", "record_id", "verdict", "rationale", "created_at_ms"),
+        ("run_id", "record_id"),
         (run_id, record_id, verdict, rationale, now_ms),
     )
 
 
-def has_open_audit_verdict(conn: sqlite3.Connection, record_id: str) -> bool:
-    row = conn.execute(
-        "SELECT 1 FROM dream_audit_verdicts WHERE record_id = ? AND resolved_at_ms IS NULL LIMIT 1", (record_id,)
+def has_open_audit_verdict(conn: Any, record_id: str) -> bool:
+    """Whether an unresolved usage-audit verdict names ``record_id``."""
+    row = _q(
+        conn, "SELECT 1 FROM dream_audit_verdicts WHERE record_id = ? AND resolved_at_ms IS NULL LIMIT 1", (record_id,)
     ).fetchone()
     return row is not None
 
 
-def open_audit_verdicts(conn: sqlite3.Connection, limit: int) -> list[dict[str, Any]]:
+def open_audit_verdicts(conn: Any, limit: int) -> list[dict[str, Any]]:
     """Unresolved usage-audit verdicts, newest first: ``{run_id, record_id, verdict, rationale, created_at_ms}``."""
-    rows = conn.execute(
+    c = dialect_of(conn).collate
+    rows = _q(
+        conn,
         "SELECT run_id, record_id, verdict, rationale, created_at_ms FROM dream_audit_verdicts "
-        "WHERE resolved_at_ms IS NULL ORDER BY created_at_ms DESC, record_id LIMIT ?",
+        f"WHERE resolved_at_ms IS NULL ORDER BY created_at_ms DESC, record_id{c} LIMIT ?",
         (limit,),
     ).fetchall()
     keys = ("run_id", "record_id", "verdict", "rationale", "created_at_ms")
     return [dict(zip(keys, r, strict=True)) for r in rows]
 
 
-def resolve_audit_verdict(
-    conn: sqlite3.Connection, run_id: str, record_id: str, resolution: str, now_ms: int
-) -> bool:
+def resolve_audit_verdict(conn: Any, run_id: str, record_id: str, resolution: str, now_ms: int) -> bool:
+    """Resolve an open verdict with ``resolution``; ``False`` when it was not open."""
     return (
-        conn.execute(
+        _q(
+            conn,
             "UPDATE dream_audit_verdicts SET resolved_at_ms = ?, resolution = ? WHERE run_id = ? AND record_id = ? "
             "AND resolved_at_ms IS NULL",
             (now_ms, resolution, run_id, record_id),

@@ -98,7 +98,7 @@ TABLES: dict[str, tuple[str, ...]] = {
 }
 
 _BASE = [
-    f"""CREATE TABLE IF NOT EXISTS realms (
+    """CREATE TABLE IF NOT EXISTS realms (
         realm TEXT PRIMARY KEY CHECK (realm <> ''),
         created_at_ms BIGINT NOT NULL
     )""",

@@ -65,7 +65,6 @@ from meta_memory.agent_memory.model import (
     UsageEvent,
     UsageStats,
 )
-from meta_memory.agent_memory.secrets import scan
 from meta_memory.agent_memory.store import pg_schema
 from meta_memory.agent_memory.store.sqlite import realm_db_path
 from meta_memory.agent_memory.store.base import (
@@ -76,7 +75,7 @@ from meta_memory.agent_memory.store.base import (
     ManifestTier,
     WriteGate,
 )
-from meta_memory.agent_memory.validator import normalize_record, plan_batch, secret_refusal_detail
+from meta_memory.agent_memory.validator import normalize_record, plan_batch, refuse_secrets
 from meta_memory.clock import Clock, SystemClock
 from meta_memory.errors import AgentMemoryError
 from meta_memory.identity import parse_realm
@@ -1077,6 +1076,7 @@ class PostgresAgentMemoryStore(AgentMemoryStore):
         chash = content_hash(record.title, record.body)
 
         def fn(conn: psycopg.Connection[Any]) -> tuple[MemoryRecord, bool]:
+            refuse_secrets(record)
             existing = self._find_active_duplicate(conn, scope, chash)
             if existing is not None:
                 return existing, False
@@ -1156,11 +1156,7 @@ class PostgresAgentMemoryStore(AgentMemoryStore):
             validate_record_fields(norm.title, norm.description, norm.body)
         except FieldError as exc:
             raise AgentMemoryError("invalid_record", f"op 0: invalid record: {exc.rule}", op_index=0) from None
-        secret_class = scan(norm.title, norm.description, norm.body, norm.tags)
-        if secret_class is not None:
-            raise AgentMemoryError(
-                "secret_detected", secret_refusal_detail(0, secret_class), op_index=0, secret_class=secret_class
-            )
+        refuse_secrets(norm)
         norm = replace(norm, provenance=replace(norm.provenance, author=author))
         record_json, author_json = _dumps(norm.to_json()), _dumps(author.to_json())
         if "\x00" in record_json or "\x00" in author_json or (taint and "\x00" in taint):

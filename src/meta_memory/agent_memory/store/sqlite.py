@@ -73,7 +73,7 @@ from meta_memory.agent_memory.store.base import (
     WriteGate,
 )
 from meta_memory.agent_memory.store.schema import delete_fts, insert_fts, is_current, migrate
-from meta_memory.agent_memory.validator import normalize_record, plan_batch, secret_refusal_detail
+from meta_memory.agent_memory.validator import normalize_record, plan_batch, refuse_secrets
 from meta_memory.clock import Clock, SystemClock
 from meta_memory.errors import AgentMemoryError
 from meta_memory.identity import parse_identity, parse_realm
@@ -242,7 +242,9 @@ class SqliteAgentMemoryStore(AgentMemoryStore):
         self._realms: dict[str, _RealmDb] = {}
         self._open_lock = threading.Lock()
         self._local = threading.local()
-        self._readers: list[sqlite3.Connection] = []
+        # (owning thread, connection): a dead thread's reader is closed when the next one opens,
+        # so short-lived threads (the recall time box runs each call in a new thread) cannot leak fds.
+        self._readers: list[tuple[threading.Thread, sqlite3.Connection]] = []
         self._readers_lock = threading.Lock()
         self._closed = False
 
@@ -318,6 +320,17 @@ class SqliteAgentMemoryStore(AgentMemoryStore):
             self._import_markdown(db)
         return db
 
+    def _close_dead_readers(self) -> None:
+        """Close the reader connections of threads that have exited (caller holds ``_readers_lock``)."""
+        alive = []
+        for thread, conn in self._readers:
+            if thread.is_alive():
+                alive.append((thread, conn))
+            else:
+                with contextlib.suppress(sqlite3.Error):
+                    conn.close()
+        self._readers = alive
+
     def read(self, realm: str) -> contextlib.AbstractContextManager[sqlite3.Connection]:
         """A read-only snapshot of ``realm``'s database: a per-thread WAL reader connection inside one
         deferred transaction (consistent for the ``with`` block; never blocks or is blocked by writers).
@@ -339,7 +352,8 @@ class SqliteAgentMemoryStore(AgentMemoryStore):
                 raise AgentMemoryError("io", f"cannot open realm database '{db.path.name}': {exc}") from None
             conns[db.name] = conn
             with self._readers_lock:
-                self._readers.append(conn)
+                self._close_dead_readers()
+                self._readers.append((threading.current_thread(), conn))
         try:
             conn.execute("BEGIN")
             try:
@@ -732,6 +746,7 @@ class SqliteAgentMemoryStore(AgentMemoryStore):
         chash = content_hash(record.title, record.body)
 
         def fn(conn: sqlite3.Connection) -> tuple[MemoryRecord, bool]:
+            refuse_secrets(record)
             existing = self._find_active_duplicate(conn, scope, chash)
             if existing is not None:
                 return existing, False
@@ -813,11 +828,7 @@ class SqliteAgentMemoryStore(AgentMemoryStore):
             validate_record_fields(norm.title, norm.description, norm.body)
         except FieldError as exc:
             raise AgentMemoryError("invalid_record", f"op 0: invalid record: {exc.rule}", op_index=0) from None
-        secret_class = scan(norm.title, norm.description, norm.body, norm.tags)
-        if secret_class is not None:
-            raise AgentMemoryError(
-                "secret_detected", secret_refusal_detail(0, secret_class), op_index=0, secret_class=secret_class
-            )
+        refuse_secrets(norm)
         norm = replace(norm, provenance=replace(norm.provenance, author=author))
         proposal_id = mint_token("prop")
         kind, key = scope.storage()
@@ -1016,7 +1027,7 @@ class SqliteAgentMemoryStore(AgentMemoryStore):
         """Close every connection (writers and all threads' readers)."""
         self._closed = True
         with self._readers_lock:
-            for conn in self._readers:
+            for _, conn in self._readers:
                 with contextlib.suppress(sqlite3.Error):
                     conn.close()
             self._readers.clear()

@@ -147,7 +147,7 @@ class RecallParams(IdentityParams):
             return None
         text = value.strip()
         if not text:
-            raise ValueError("query_text must be a non-empty string when provided")
+            return None  # nothing to search for: contextual recall answers skip_reason "no_query_terms"
         if _nbytes(text) > MAX_QUERY_TEXT_BYTES:
             raise ValueError(f"query_text must be at most {MAX_QUERY_TEXT_BYTES} bytes")
         return text

@@ -1,0 +1,288 @@
+"""Recall quality on LoCoMo: recall@k of the default provider beside two baselines.
+
+Data: ``<repo>/../shared/data/locomo-dev.json`` (five LoCoMo conversations,
+CC BY-NC 4.0, evaluation only; never packaged). Override with ``--data``.
+
+Each dialogue turn is indexed as one memory of its conversation's identity
+(title ``"<speaker> — <session date>"``, body = the turn text plus
+``" [image: <caption>]"`` when the turn shares an image; created at the
+session's date-time plus one minute per turn). Every question of categories
+1-4 (multi-hop, temporal, open-domain, single-hop) is asked as a contextual
+recall; a question is a hit at k when any of its evidence turns is among the
+first k results. Evidence strings are read leniently (every ``D<n>:<m>`` in
+them); the ones that name no turn are counted and reported.
+
+Systems, all in one run:
+
+* ``ours``       — :class:`meta_memory.recall.lexical.LexicalRecallProvider`
+  with its default configuration, over :class:`StandaloneIndex` (the same
+  schema and full-text table as the record store);
+* ``fts5-bm25``  — bare FTS5: ``MATCH <quoted OR of the terms> ORDER BY bm25
+  LIMIT k`` over the raw turn text (default ``unicode61`` tokenizer);
+* ``reference``  — the predecessor's full-scan scorer
+  (:class:`meta_memory.recall.fullscan.FullScanRecallProvider`).
+
+Run: ``python benchmarks/locomo_recall.py`` (add ``--sweep`` for the ranking
+ablations).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sqlite3
+import statistics
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from meta_memory.recall.fullscan import FullScanRecallProvider, ascii_terms
+from meta_memory.recall.lexical import LexicalConfig, LexicalRecallProvider
+from meta_memory.recall.provider import RecallRequest
+from meta_memory.recall.standalone import IndexedRecord, StandaloneIndex
+
+DEFAULT_DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "locomo-dev.json"
+KS = (1, 5, 8, 10)
+CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
+TURN_SPACING_MS = 60_000
+_EVIDENCE = re.compile(r"D\d+:\d+")
+
+
+@dataclass
+class Question:
+    identity: str
+    text: str
+    category: int
+    evidence: set[str]
+
+
+@dataclass
+class Corpus:
+    records: list[IndexedRecord]
+    questions: list[Question]
+    malformed_evidence: int  # evidence strings that are not exactly one "D<n>:<m>"
+    dangling_evidence: int  # evidence ids naming no turn
+    no_evidence_questions: int
+
+
+def _session_time_ms(value: str) -> int:
+    try:
+        dt = datetime.strptime(value.strip(), "%I:%M %p on %d %B, %Y")
+    except ValueError:
+        return 0
+    return int(dt.replace(tzinfo=timezone.utc).timestamp() * 1000)
+
+
+def load(path: Path) -> Corpus:
+    """Read the LoCoMo file into turn records and scorable questions."""
+    samples = json.loads(path.read_text(encoding="utf-8"))
+    records: list[IndexedRecord] = []
+    questions: list[Question] = []
+    malformed = dangling = no_evidence = 0
+    for sample in samples:
+        identity = str(sample["sample_id"])
+        conv = sample["conversation"]
+        turn_ids: set[str] = set()
+        n = 1
+        while f"session_{n}" in conv:
+            date = str(conv.get(f"session_{n}_date_time", ""))
+            start = _session_time_ms(date)
+            for i, turn in enumerate(conv[f"session_{n}"]):
+                body = str(turn.get("text", ""))
+                if turn.get("blip_caption"):
+                    body += f" [image: {turn['blip_caption']}]"
+                at = start + i * TURN_SPACING_MS
+                turn_ids.add(turn["dia_id"])
+                records.append(
+                    IndexedRecord(
+                        memory_id=f"{identity}/{turn['dia_id']}",
+                        title=f"{turn['speaker']} — {date}",
+                        body=body,
+                        created_at_ms=at,
+                        updated_at_ms=at,
+                        scope_key=identity,
+                    )
+                )
+            n += 1
+        for qa in sample["qa"]:
+            if qa.get("category") not in CATEGORIES:
+                continue
+            evidence: set[str] = set()
+            for raw in qa.get("evidence") or []:
+                found = _EVIDENCE.findall(str(raw))
+                if len(found) != 1 or found[0] != str(raw).strip():
+                    malformed += 1
+                for ev in found:
+                    if ev in turn_ids:
+                        evidence.add(ev)
+                    else:
+                        dangling += 1
+            if not evidence:
+                no_evidence += 1
+                continue
+            questions.append(
+                Question(identity, str(qa["question"]), int(qa["category"]), {f"{identity}/{e}" for e in evidence})
+            )
+    return Corpus(records, questions, malformed, dangling, no_evidence)
+
+
+Ranker = Callable[[Question, int], list[str]]
+
+
+@dataclass
+class Result:
+    name: str
+    hits: dict[int, dict[int, int]]  # k -> category -> hits
+    totals: dict[int, int]
+    latencies_ms: list[float]
+
+    def recall(self, k: int, category: int | None = None) -> float:
+        if category is None:
+            total = sum(self.totals.values())
+            return sum(self.hits[k].values()) / total if total else 0.0
+        return self.hits[k][category] / self.totals[category] if self.totals[category] else 0.0
+
+
+def evaluate(name: str, ranker: Ranker, questions: Sequence[Question]) -> Result:
+    """Ask every question, record hits at each k and the per-call latency."""
+    kmax = max(KS)
+    hits: dict[int, dict[int, int]] = {k: defaultdict(int) for k in KS}
+    totals: dict[int, int] = defaultdict(int)
+    latencies: list[float] = []
+    for q in questions:
+        t0 = time.perf_counter()
+        ranked = ranker(q, kmax)
+        latencies.append((time.perf_counter() - t0) * 1000)
+        totals[q.category] += 1
+        for k in KS:
+            if q.evidence.intersection(ranked[:k]):
+                hits[k][q.category] += 1
+    return Result(name, hits, totals, latencies)
+
+
+def provider_ranker(index: StandaloneIndex, provider: Any) -> Ranker:
+    readers: dict[str, Any] = {}
+
+    def rank(q: Question, k: int) -> list[str]:
+        reader = readers.get(q.identity) or readers.setdefault(q.identity, index.reader(q.identity))
+        req = RecallRequest(identity=q.identity, realm="default", query_text=q.text, max_entries=k)
+        return [s.record.memory_id for s in provider.recall(req, reader).records]
+
+    return rank
+
+
+def bare_fts_ranker(records: Sequence[IndexedRecord]) -> tuple[Ranker, float]:
+    """Bare FTS5 over the raw turn text with the default tokenizer."""
+    conn = sqlite3.connect(":memory:")
+    t0 = time.perf_counter()
+    conn.execute("CREATE VIRTUAL TABLE bare USING fts5(text, scope UNINDEXED, memory_id UNINDEXED)")
+    with conn:
+        conn.executemany(
+            "INSERT INTO bare(text, scope, memory_id) VALUES (?,?,?)",
+            [(r.body, r.scope_key, r.memory_id) for r in records],
+        )
+    build = time.perf_counter() - t0
+
+    def rank(q: Question, k: int) -> list[str]:
+        terms = sorted(ascii_terms(q.text))
+        if not terms:
+            return []
+        match = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+        rows = conn.execute(
+            "SELECT memory_id FROM bare WHERE bare MATCH ? AND scope = ? ORDER BY bm25(bare) LIMIT ?",
+            (match, q.identity, k),
+        ).fetchall()
+        return [r[0] for r in rows]
+
+    return rank, build
+
+
+def _pct(values: Sequence[float], p: float) -> float:
+    ordered = sorted(values)
+    if not ordered:
+        return 0.0
+    idx = min(len(ordered) - 1, max(0, int(round(p / 100 * (len(ordered) - 1)))))
+    return ordered[idx]
+
+
+def report(results: Sequence[Result]) -> None:
+    header = f"{'system':<28}" + "".join(f"{'R@' + str(k):>8}" for k in KS) + f"{'p50 ms':>9}{'p99 ms':>9}"
+    print(header)
+    for r in results:
+        print(
+            f"{r.name:<28}"
+            + "".join(f"{r.recall(k):>8.3f}" for k in KS)
+            + f"{statistics.median(r.latencies_ms):>9.2f}{_pct(r.latencies_ms, 99):>9.2f}"
+        )
+    print()
+    print("recall@k per category (" + ", ".join(f"{c}={n}" for c, n in CATEGORIES.items()) + ")")
+    for r in results:
+        cells = []
+        for c in CATEGORIES:
+            cells.append(f"{c}:" + "/".join(f"{r.recall(k, c):.2f}" for k in KS) + f" (n={r.totals[c]})")
+        print(f"  {r.name:<26} " + "  ".join(cells))
+
+
+SWEEP: dict[str, LexicalConfig] = {
+    "field only, no context": LexicalConfig(bm25_weight=0.0, context_window_ms=0),
+    "bm25 only, no context": LexicalConfig(field_weight=0.0, min_relevance=0, context_window_ms=0),
+    "field + bm25, no context": LexicalConfig(context_window_ms=0),
+    "ctx rerank 2 turns w=0.3": LexicalConfig(context_window_ms=2 * TURN_SPACING_MS),
+    "ctx rerank, 50 candidates": LexicalConfig(context_window_ms=2 * TURN_SPACING_MS, candidate_limit=50),
+    "ctx rerank, 32 candidates": LexicalConfig(context_window_ms=2 * TURN_SPACING_MS, candidate_limit=32),
+    "ctx rerank 2 turns w=0.5": LexicalConfig(context_window_ms=2 * TURN_SPACING_MS, context_weight=0.5),
+    "ctx rerank 3 turns w=0.3": LexicalConfig(context_window_ms=3 * TURN_SPACING_MS),
+    "ctx rerank a=30 w=0.3": LexicalConfig(context_window_ms=2 * TURN_SPACING_MS, context_anchors=30),
+    "ctx admit 1 turn w=0.3": LexicalConfig(context_window_ms=TURN_SPACING_MS, context_admits_unmatched=True),
+    "ctx admit 2 turns w=0.3": LexicalConfig(context_window_ms=2 * TURN_SPACING_MS, context_admits_unmatched=True),
+    "ctx admit 2 turns w=0.2": LexicalConfig(
+        context_window_ms=2 * TURN_SPACING_MS, context_weight=0.2, context_admits_unmatched=True
+    ),
+}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--sweep", action="store_true", help="also run the ranking ablations")
+    args = parser.parse_args(argv)
+    if not args.data.exists():
+        print(f"data file not found: {args.data}", file=sys.stderr)
+        return 2
+    corpus = load(args.data)
+    print(
+        f"LoCoMo: {len(corpus.records)} turns, {len(corpus.questions)} questions (categories 1-4);"
+        f" skipped: {corpus.malformed_evidence} malformed evidence strings (salvaged where a turn id"
+        f" was readable), {corpus.dangling_evidence} evidence ids naming no turn,"
+        f" {corpus.no_evidence_questions} questions left without evidence"
+    )
+    index = StandaloneIndex()
+    t0 = time.perf_counter()
+    index.add_many(corpus.records)
+    build_s = time.perf_counter() - t0
+    bare, bare_build_s = bare_fts_ranker(corpus.records)
+    print(
+        f"index build: {build_s * 1000:.0f} ms ours ({len(corpus.records) / build_s:.0f} records/s),"
+        f" {bare_build_s * 1000:.0f} ms bare FTS5"
+    )
+    print()
+    results = [
+        evaluate("ours (default)", provider_ranker(index, LexicalRecallProvider()), corpus.questions),
+        evaluate("fts5-bm25 (bare)", bare, corpus.questions),
+        evaluate("reference (full scan)", provider_ranker(index, FullScanRecallProvider()), corpus.questions),
+    ]
+    if args.sweep:
+        for name, cfg in SWEEP.items():
+            results.append(evaluate(name, provider_ranker(index, LexicalRecallProvider(cfg)), corpus.questions))
+    report(results)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
