@@ -1,4 +1,4 @@
-"""Binds a store to one scope as the :class:`~meta_memory.recall.provider.RecallReader` a provider reads through.
+"""Runs a recall provider over one scope of a store and re-checks what it returns.
 
 The reader only ever yields ACTIVE records of the one scope it was built for;
 the runtime additionally re-checks what the provider returns
@@ -7,35 +7,15 @@ the runtime additionally re-checks what the provider returns
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from ..agent_memory.model import MemoryRecord, Scope
 from ..recall.guard import enforce_scope
 from ..recall.provider import RecallOutcome, RecallProvider, RecallRequest, ScoredRecord
+from ..recall.store_reader import StoreReader
 
-__all__ = ["ScopeReader", "guarded_recall"]
-
-
-class ScopeReader:
-    """Read access to the active records of ``scope`` in ``realm`` of ``store``."""
-
-    def __init__(self, store: Any, realm: str, scope: Scope) -> None:
-        self.store = store
-        self.realm = realm
-        self.scope = scope
-
-    def search(self, match: str, limit: int) -> list[tuple[MemoryRecord, float]]:
-        return self.store.search(self.realm, self.scope, match, limit)
-
-    def active_records(self) -> list[MemoryRecord]:
-        return self.store.active_records(self.realm, self.scope)
-
-    def recent(self, limit: int) -> list[MemoryRecord]:
-        return self.store.recent(self.realm, self.scope, limit)
-
-    def neighbours(self, anchors: Sequence[MemoryRecord], window_ms: int, limit: int) -> list[MemoryRecord]:
-        return self.store.neighbours(self.realm, self.scope, anchors, window_ms, limit)
+__all__ = ["guarded_recall"]
 
 
 class _LiveScope(Mapping[str, MemoryRecord]):
@@ -77,7 +57,7 @@ def guarded_recall(provider: RecallProvider, store: Any, request: RecallRequest,
     the provider's objects), at most ``request.max_entries``, provider order kept.
     Provider exceptions propagate.
     """
-    outcome = provider.recall(request, ScopeReader(store, request.realm, scope))
+    outcome = provider.recall(request, StoreReader(store, request.realm, scope))
     kept: list[ScoredRecord[Any]] = enforce_scope(outcome.records, _LiveScope(store, request.realm, scope),
                                                   request.max_entries)
     return RecallOutcome(kept, outcome.skip_reason)

@@ -164,7 +164,8 @@ _LEDGER = """CREATE TABLE IF NOT EXISTS schema_migrations (
 
 def fts_fingerprint() -> str:
     """A short hash of the current full-text index DDL."""
-    return hashlib.sha256("\n".join(fts.create_statements()).encode()).hexdigest()[:16]
+    text = f"index-version {getattr(fts, 'INDEX_VERSION', 0)}\n" + "\n".join(fts.create_statements())
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def is_current(conn: sqlite3.Connection) -> bool:
