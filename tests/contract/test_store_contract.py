@@ -142,12 +142,24 @@ def test_recent_and_neighbours(agent_store: AgentMemoryStore, clock: ManualClock
     agent_store.remember(R, "other:x", "Elsewhere", "another identity")
     assert [r.id for r in agent_store.recent(R, ME, 2)] == [recs[4].memory_id, recs[3].memory_id]
     anchor = agent_store.get(R, recs[2].memory_id)
-    near = agent_store.neighbours(R, ME, [anchor], 60_000, 10)
-    assert sorted(r.id for r in near) == sorted([recs[1].memory_id, recs[3].memory_id])
-    wider = [r.id for r in agent_store.neighbours(R, ME, [anchor], 120_000, 3)]
-    assert set(wider[:2]) == {recs[1].memory_id, recs[3].memory_id}  # closest first
-    assert len(wider) == 3 and wider[2] in {recs[0].memory_id, recs[4].memory_id}
-    assert agent_store.neighbours(R, ME, [], 60_000, 10) == []
+    ids = [r.memory_id for r in recs]
+    # write order, nearest first, alternating before/after, bounded by span and by the window
+    near = agent_store.neighbours(R, ME, [anchor], 1, 600_000)
+    assert [r.id for r in near[anchor.id]] == [ids[1], ids[3]]
+    wide = agent_store.neighbours(R, ME, [anchor], 2, 600_000)
+    assert [r.id for r in wide[anchor.id]] == [ids[1], ids[3], ids[0], ids[4]]
+    tight = agent_store.neighbours(R, ME, [anchor], 2, 60_000)
+    assert [r.id for r in tight[anchor.id]] == [ids[1], ids[3]]
+    assert agent_store.neighbours(R, ME, [], 2, 60_000) == {}
+
+
+def test_neighbours_follow_write_order_when_written_in_a_burst(agent_store: AgentMemoryStore) -> None:
+    # a host replaying a conversation writes every turn within the same millisecond:
+    # neighbours are still the turns written just before and after
+    recs = [agent_store.remember(R, ID, f"Burst {i}", f"burst body {i}")[0] for i in range(6)]
+    anchor = agent_store.get(R, recs[3].memory_id)
+    near = agent_store.neighbours(R, ME, [anchor], 1, 120_000)
+    assert [r.id for r in near[anchor.id]] == [recs[2].memory_id, recs[4].memory_id]
 
 
 def test_staged_batch_without_commit_leaves_store_unchanged(agent_store: AgentMemoryStore) -> None:

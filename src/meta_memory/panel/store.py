@@ -560,6 +560,8 @@ _LIST_BASE = (
     "status_detail, supersedes, derived_from, working_set_rank, created_at_ms, updated_at_ms, usage_stats, "
     "ever_quarantined"
 )
+#: The largest time a store can hold (SQLite INTEGER / PostgreSQL BIGINT).
+_MAX_STORED_MS = 2**63 - 1
 _QCONTENT = "(status_kind = 'quarantined' OR (status_kind = 'tombstoned' AND ever_quarantined = 1))"
 
 
@@ -675,7 +677,8 @@ class SqlPanelStore(PanelStoreDefaults):
         if filters.status is not None:
             where.append("status_kind = ?")
             params.append(filters.status)
-        if after is not None:
+        # A stored time fits a signed 64-bit integer, so a cursor beyond it is before every row.
+        if after is not None and after.updated_at_ms <= _MAX_STORED_MS:
             clause, values = self._after_clause(after)
             where.append(clause)
             params += values

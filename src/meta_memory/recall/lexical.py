@@ -14,11 +14,13 @@ Contextual selection (reference notes §3.3-§3.4, made Unicode-aware):
 4. score = ``field_weight`` x field score + ``bm25_weight`` x (-bm25) — the
    field score keeps the reference's preferences (tags and titles first), bm25
    adds term rarity and frequency.
-5. context (``context_window_ms`` > 0, default 2 minutes): records the same
-   identity wrote within the window of one of the ``context_anchors`` best
-   matches receive ``context_weight`` (0.3) x that match's score; a record that
-   matched nothing itself can enter this way (a question often names the
-   turn *before* its answer). Skipped when the reader has no ``neighbours``.
+5. context (``context_window_ms`` > 0, default 2 minutes): the records the
+   same identity wrote just before and after one of the ``context_anchors``
+   best matches (``context_span`` per side in write order, within the window)
+   receive ``context_weight`` (0.3) x that match's score, halved per further
+   step; only records that matched themselves gain, unless
+   ``context_admits_unmatched`` (a question often names the turn *before* its
+   answer).
 6. order: score desc, then ``updated_at_ms`` desc, ``created_at_ms`` desc,
    ``memory_id`` asc; truncate to ``max_entries``.
 
@@ -69,8 +71,9 @@ class LexicalConfig:
     ``field_weight`` / ``bm25_weight``: mix of field score and -bm25.
     ``context_window_ms``: neighbour window (0 disables context).
     ``context_anchors``: how many top matches lend score to their neighbours.
-    ``context_weight``: share of an anchor's score a neighbour receives.
-    ``context_neighbours``: cap on neighbours fetched per recall.
+    ``context_weight``: share of an anchor's score its nearest neighbour receives (halved per
+    further step in write order).
+    ``context_span``: neighbours per side of an anchor, in write order.
     ``context_admits_unmatched``: let a neighbour that matched no term in
     (off by default: the reference's "only matching records" rule holds).
     """
@@ -82,7 +85,7 @@ class LexicalConfig:
     context_window_ms: int = 120_000
     context_anchors: int = 10
     context_weight: float = 0.3
-    context_neighbours: int = 60
+    context_span: int = 2
     context_admits_unmatched: bool = False
 
 
@@ -181,26 +184,29 @@ class LexicalRecallProvider:
         return ranked[:max_entries]
 
     def _with_context(self, scored: dict[str, ScoredRecord[Any]], reader: RecallReader[Any]) -> dict[str, ScoredRecord[Any]]:
-        """Lend each top match's score to records written just before/after it.
+        """Lend each top match's score to the records written just before/after it.
 
-        Only the matched candidates are considered, unless
-        ``context_admits_unmatched`` asks the reader for the anchors' neighbours.
+        Neighbours are by write order (at most ``context_span`` per side, within
+        ``context_window_ms``), so the signal is the same whether a host wrote
+        the turns as they happened or replayed them in a burst. Only matched
+        candidates gain, unless ``context_admits_unmatched``.
         """
         cfg = self.config
         anchors = sorted(scored.values(), key=_order_key)[: cfg.context_anchors]
+        adjacency = reader.neighbours([a.record for a in anchors], cfg.context_span, cfg.context_window_ms)
         records: dict[str, Any] = {rid: item.record for rid, item in scored.items()}
-        if cfg.context_admits_unmatched and hasattr(reader, "neighbours"):
-            found = reader.neighbours([a.record for a in anchors], cfg.context_window_ms, cfg.context_neighbours)
-            for rec in found:
-                records.setdefault(record_id(rec) or "", rec)
         bonus: dict[str, float] = {}
         for anchor in anchors:
-            anchor_id = record_id(anchor.record)
-            lent = cfg.context_weight * anchor.score
-            for rid, rec in records.items():
-                if rid != anchor_id and abs(anchor.record.created_at_ms - rec.created_at_ms) <= cfg.context_window_ms:
-                    if lent > bonus.get(rid, 0.0):
-                        bonus[rid] = lent
+            anchor_id = record_id(anchor.record) or ""
+            for step, rec in enumerate(adjacency.get(anchor_id, ())):
+                rid = record_id(rec) or ""
+                if rid == anchor_id or (rid not in records and not cfg.context_admits_unmatched):
+                    continue
+                records.setdefault(rid, rec)
+                distance = step // 2 + 1  # neighbours come before/after alternately, nearest first
+                lent = cfg.context_weight * anchor.score / (2 ** (distance - 1))
+                if lent > bonus.get(rid, 0.0):
+                    bonus[rid] = lent
         out = dict(scored)
         for rid, extra in bonus.items():
             base = out.get(rid)

@@ -100,9 +100,11 @@ class RecallReader(Protocol[R]):
         """The newest records: ``updated_at_ms`` desc, ``created_at_ms`` desc, at most ``limit``."""
         ...
 
-    def neighbours(self, anchors: Sequence[R], window_ms: int, limit: int) -> list[R]:
-        """Records created within ``window_ms`` of any anchor's ``created_at_ms``
-        (anchors themselves excluded), closest first, at most ``limit``."""
+    def neighbours(self, anchors: Sequence[R], span: int, window_ms: int) -> dict[str, list[R]]:
+        """For each anchor (by ``memory_id``): the records the same scope wrote just before and after
+        it — at most ``span`` on each side in write order (``created_at_ms``, then insertion), each
+        within ``window_ms`` of the anchor — nearest in write order first, anchors included as
+        neighbours of each other."""
         ...
 
 

@@ -13,6 +13,8 @@ enough. One scope key stands for one identity.
 
 from __future__ import annotations
 
+from itertools import zip_longest
+
 import json
 import sqlite3
 from collections.abc import Iterable, Sequence
@@ -223,25 +225,28 @@ class StandaloneReader:
         ).fetchall()
         return [_row_to_record(row) for row in rows]
 
-    def neighbours(self, anchors: Sequence[IndexedRecord], window_ms: int, limit: int) -> list[IndexedRecord]:
-        """Records created within ``window_ms`` of an anchor, closest first, anchors excluded."""
-        if not anchors or window_ms <= 0 or limit <= 0:
-            return []
-        found: dict[str, tuple[int, IndexedRecord]] = {}
-        anchor_ids = {a.memory_id for a in anchors}
+    def neighbours(self, anchors: Sequence[IndexedRecord], span: int, window_ms: int) -> dict[str, list[IndexedRecord]]:
+        """Write-order neighbours of each anchor: at most ``span`` records on each side (by
+        ``created_at_ms`` then ``rowid``), each within ``window_ms`` of it, nearest first."""
+        if not anchors or span <= 0:
+            return {}
+        out: dict[str, list[IndexedRecord]] = {}
+        base = f"SELECT {_COLS} FROM records r WHERE r.scope_key = ? AND r.status_kind = 'active' "
         for anchor in anchors:
-            rows = self.conn.execute(
-                f"SELECT {_COLS} FROM records r WHERE r.scope_key = ? AND r.status_kind = 'active'"
-                " AND r.created_at_ms BETWEEN ? AND ?",
-                (self.scope_key, anchor.created_at_ms - window_ms, anchor.created_at_ms + window_ms),
+            row = self.conn.execute("SELECT rowid FROM records WHERE memory_id = ?", (anchor.memory_id,)).fetchone()
+            if row is None:
+                continue
+            at, rid = anchor.created_at_ms, row[0]
+            before = self.conn.execute(
+                base + "AND r.created_at_ms >= ? AND (r.created_at_ms < ? OR (r.created_at_ms = ? AND r.rowid < ?))"
+                " ORDER BY r.created_at_ms DESC, r.rowid DESC LIMIT ?",
+                (self.scope_key, at - window_ms, at, at, rid, span),
             ).fetchall()
-            for row in rows:
-                rec = _row_to_record(row)
-                if rec.memory_id in anchor_ids:
-                    continue
-                distance = abs(rec.created_at_ms - anchor.created_at_ms)
-                prev = found.get(rec.memory_id)
-                if prev is None or distance < prev[0]:
-                    found[rec.memory_id] = (distance, rec)
-        ordered = sorted(found.values(), key=lambda item: (item[0], item[1].memory_id))
-        return [rec for _, rec in ordered[:limit]]
+            after = self.conn.execute(
+                base + "AND r.created_at_ms <= ? AND (r.created_at_ms > ? OR (r.created_at_ms = ? AND r.rowid > ?))"
+                " ORDER BY r.created_at_ms, r.rowid LIMIT ?",
+                (self.scope_key, at + window_ms, at, at, rid, span),
+            ).fetchall()
+            pairs = zip_longest(before, after)
+            out[anchor.memory_id] = [_row_to_record(r) for pair in pairs for r in pair if r is not None]
+        return out

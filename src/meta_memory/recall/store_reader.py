@@ -15,7 +15,7 @@ from typing import Any
 
 from meta_memory.recall.provider import record_id
 
-__all__ = ["StoreReader"]
+__all__ = ["StoreReader", "neighbours_from"]
 
 
 class StoreReader:
@@ -43,21 +43,30 @@ class StoreReader:
         records.sort(key=lambda r: (-r.updated_at_ms, -r.created_at_ms, record_id(r) or ""))
         return records[:limit]
 
-    def neighbours(self, anchors: Sequence[Any], window_ms: int, limit: int) -> list[Any]:
-        """Records created within ``window_ms`` of an anchor, closest first, anchors excluded."""
+    def neighbours(self, anchors: Sequence[Any], span: int, window_ms: int) -> dict[str, list[Any]]:
+        """Write-order neighbours of each anchor (see :class:`~meta_memory.recall.provider.RecallReader`)."""
         native = getattr(self.store, "neighbours", None)
         if native is not None:
-            return list(native(self.realm, self.scope, anchors, window_ms, limit))
-        if not anchors or window_ms <= 0 or limit <= 0:
-            return []
-        anchor_ids = {record_id(a) for a in anchors}
-        best: dict[str, tuple[int, Any]] = {}
-        for rec in self.active_records():
-            rid = record_id(rec)
-            if rid is None or rid in anchor_ids:
-                continue
-            distance = min(abs(rec.created_at_ms - a.created_at_ms) for a in anchors)
-            if distance <= window_ms and (rid not in best or distance < best[rid][0]):
-                best[rid] = (distance, rec)
-        ordered = sorted(best.items(), key=lambda item: (item[1][0], item[0]))
-        return [rec for _, (_, rec) in ordered[:limit]]
+            return dict(native(self.realm, self.scope, anchors, span, window_ms))
+        return neighbours_from(self.active_records(), anchors, span, window_ms)
+
+
+def neighbours_from(records: Sequence[Any], anchors: Sequence[Any], span: int, window_ms: int) -> dict[str, list[Any]]:
+    """Write-order neighbours computed from a scope's full record list (for readers without an index)."""
+    if not anchors or span <= 0:
+        return {}
+    ordered = sorted(records, key=lambda r: (r.created_at_ms, record_id(r) or ""))
+    position = {record_id(r): i for i, r in enumerate(ordered)}
+    out: dict[str, list[Any]] = {}
+    for anchor in anchors:
+        aid = record_id(anchor)
+        i = position.get(aid)
+        if aid is None or i is None:
+            continue
+        found: list[Any] = []
+        for step in range(1, span + 1):
+            for j in (i - step, i + step):
+                if 0 <= j < len(ordered) and abs(ordered[j].created_at_ms - anchor.created_at_ms) <= window_ms:
+                    found.append(ordered[j])
+        out[aid] = found
+    return out

@@ -116,10 +116,12 @@ class AgentMemoryStore(ABC):
 
     @abstractmethod
     def neighbours(
-        self, realm: str, scope: Scope, anchors: Sequence[MemoryRecord], window_ms: int, limit: int
-    ) -> list[MemoryRecord]:
-        """Active records of ``scope`` created within ``window_ms`` (ms) of any anchor's ``created_at_ms``,
-        anchors excluded, closest in time first, at most ``limit`` (context-aware recall)."""
+        self, realm: str, scope: Scope, anchors: Sequence[MemoryRecord], span: int, window_ms: int
+    ) -> dict[str, list[MemoryRecord]]:
+        """Write-order neighbours for context-aware recall: for each anchor id, the active records of
+        ``scope`` written just before and after it — at most ``span`` on each side in write order
+        (``created_at_ms``, then insertion order), each created within ``window_ms`` (ms) of the
+        anchor — nearest in write order first (before-side first on ties)."""
 
     @abstractmethod
     def search(self, realm: str, scope: Scope, match_expression: str, limit: int) -> list[tuple[MemoryRecord, float]]:

@@ -863,35 +863,38 @@ class PostgresAgentMemoryStore(AgentMemoryStore):
         return [_row_to_record(name, r) for r in rows]
 
     def neighbours(
-        self, realm: str, scope: Scope, anchors: Sequence[MemoryRecord], window_ms: int, limit: int
-    ) -> list[MemoryRecord]:
-        """See :meth:`AgentMemoryStore.neighbours` (one statement over all anchors)."""
-        if not anchors or limit <= 0:
-            return []
+        self, realm: str, scope: Scope, anchors: Sequence[MemoryRecord], span: int, window_ms: int
+    ) -> dict[str, list[MemoryRecord]]:
+        """See :meth:`AgentMemoryStore.neighbours` (one statement: two lateral range scans per anchor)."""
+        if not anchors or span <= 0:
+            return {}
         kind, key = scope.storage()
         name = self._realm_name(realm)
-        anchor_ids = list(dict.fromkeys(a.memory_id for a in anchors))
-        times = [a.created_at_ms for a in anchors]
-        per_anchor = limit + len(anchor_ids)
+        ids = list(dict.fromkeys(a.memory_id for a in anchors))
+        side = (
+            f"SELECT {_COLS} FROM §records WHERE realm = %s AND scope_kind = %s AND scope_key = %s "
+            "AND status_kind = 'active' AND "
+        )
         rows = self._query(
             name,
-            f"SELECT a.t AS anchor_at, {_RCOLS} FROM unnest(%s::bigint[]) AS a(t) CROSS JOIN LATERAL ("
-            f"SELECT {_COLS} FROM §records WHERE realm = %s AND scope_kind = %s AND scope_key = %s "
-            "AND status_kind = 'active' AND created_at_ms BETWEEN a.t - %s AND a.t + %s "
-            "ORDER BY abs(created_at_ms - a.t), rid LIMIT %s) r",
-            (times, name, kind, key, window_ms, window_ms, per_anchor),
+            f"SELECT a.memory_id AS anchor_id, n.* FROM §records a "
+            "CROSS JOIN LATERAL ("
+            f"  (SELECT 'b' AS side, row_number() OVER (ORDER BY x.created_at_ms DESC, x.rid DESC) AS pos, x.* FROM ({side}"
+            "    created_at_ms >= a.created_at_ms - %s AND (created_at_ms, rid) < (a.created_at_ms, a.rid) "
+            "    ORDER BY created_at_ms DESC, rid DESC LIMIT %s) x)"
+            "  UNION ALL "
+            f"  (SELECT 'a' AS side, row_number() OVER (ORDER BY y.created_at_ms, y.rid) AS pos, y.* FROM ({side}"
+            "    created_at_ms <= a.created_at_ms + %s AND (created_at_ms, rid) > (a.created_at_ms, a.rid) "
+            "    ORDER BY created_at_ms, rid LIMIT %s) y)"
+            ") n WHERE a.realm = %s AND a.memory_id = ANY(%s)",
+            (name, kind, key, window_ms, span, name, kind, key, window_ms, span, name, ids),
         )
-        found: dict[str, tuple[int, MemoryRecord]] = {}
-        skip = set(anchor_ids)
+        grouped: dict[str, list[tuple[int, int, MemoryRecord]]] = {}
         for row in rows:
-            memory_id = row["memory_id"]
-            if memory_id in skip:
-                continue
-            distance = abs(row["created_at_ms"] - row["anchor_at"])
-            if memory_id not in found or distance < found[memory_id][0]:
-                found[memory_id] = (distance, _row_to_record(name, row))
-        ordered = sorted(found.values(), key=lambda item: (item[0], item[1].memory_id))
-        return [rec for _, rec in ordered[:limit]]
+            grouped.setdefault(row["anchor_id"], []).append(
+                (int(row["pos"]), 0 if row["side"] == "b" else 1, _row_to_record(name, row))
+            )
+        return {aid: [rec for _, _, rec in sorted(items, key=lambda t: (t[0], t[1]))] for aid, items in grouped.items()}
 
     def search(self, realm: str, scope: Scope, match_expression: str, limit: int) -> list[tuple[MemoryRecord, float]]:
         """See :meth:`AgentMemoryStore.search`: FTS5's weighted ``bm25`` (lower is better), computed in SQL.

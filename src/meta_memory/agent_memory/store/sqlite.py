@@ -31,6 +31,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from itertools import zip_longest
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
@@ -574,32 +575,34 @@ class SqliteAgentMemoryStore(AgentMemoryStore):
         return [_row_to_record(name, r) for r in rows]
 
     def neighbours(
-        self, realm: str, scope: Scope, anchors: Sequence[MemoryRecord], window_ms: int, limit: int
-    ) -> list[MemoryRecord]:
-        """See :meth:`AgentMemoryStore.neighbours`."""
-        if not anchors or limit <= 0:
-            return []
+        self, realm: str, scope: Scope, anchors: Sequence[MemoryRecord], span: int, window_ms: int
+    ) -> dict[str, list[MemoryRecord]]:
+        """See :meth:`AgentMemoryStore.neighbours` (two index range scans per anchor)."""
+        if not anchors or span <= 0:
+            return {}
         kind, key = scope.storage()
         name = self._realm_name(realm)
-        anchor_ids = {a.memory_id for a in anchors}
-        found: dict[str, tuple[int, MemoryRecord]] = {}
+        out: dict[str, list[MemoryRecord]] = {}
+        base = f"SELECT {_COLS} FROM records WHERE scope_kind = ? AND scope_key = ? AND status_kind = 'active' "
         with self._read(realm) as conn:
             for anchor in anchors:
-                rows = conn.execute(
-                    f"SELECT {_COLS} FROM records WHERE scope_kind = ? AND scope_key = ? AND status_kind = 'active' "
-                    "AND created_at_ms BETWEEN ? AND ? ORDER BY ABS(created_at_ms - ?), rid LIMIT ?",
-                    (kind, key, anchor.created_at_ms - window_ms, anchor.created_at_ms + window_ms,
-                     anchor.created_at_ms, limit + len(anchor_ids)),
+                row = conn.execute("SELECT rid FROM records WHERE memory_id = ?", (anchor.memory_id,)).fetchone()
+                if row is None:
+                    continue
+                at, rid = anchor.created_at_ms, row[0]
+                before = conn.execute(
+                    base + "AND created_at_ms >= ? AND (created_at_ms < ? OR (created_at_ms = ? AND rid < ?)) "
+                    "ORDER BY created_at_ms DESC, rid DESC LIMIT ?",
+                    (kind, key, at - window_ms, at, at, rid, span),
                 ).fetchall()
-                for row in rows:
-                    rec = _row_to_record(name, row)
-                    if rec.memory_id in anchor_ids:
-                        continue
-                    distance = abs(rec.created_at_ms - anchor.created_at_ms)
-                    if rec.memory_id not in found or distance < found[rec.memory_id][0]:
-                        found[rec.memory_id] = (distance, rec)
-        ordered = sorted(found.values(), key=lambda item: (item[0], item[1].memory_id))
-        return [rec for _, rec in ordered[:limit]]
+                after = conn.execute(
+                    base + "AND created_at_ms <= ? AND (created_at_ms > ? OR (created_at_ms = ? AND rid > ?)) "
+                    "ORDER BY created_at_ms, rid LIMIT ?",
+                    (kind, key, at + window_ms, at, at, rid, span),
+                ).fetchall()
+                ordered = [r for pair in zip_longest(before, after) for r in pair if r is not None]
+                out[anchor.memory_id] = [_row_to_record(name, r) for r in ordered]
+        return out
 
     def search(self, realm: str, scope: Scope, match_expression: str, limit: int) -> list[tuple[MemoryRecord, float]]:
         """See :meth:`AgentMemoryStore.search`; ordered by ``recall.fts.BM25_EXPR`` (weighted bm25).
