@@ -27,7 +27,12 @@ from meta_memory.agent_memory.store.sqlite import SqliteAgentMemoryStore
 from meta_memory.clock import ManualClock
 from meta_memory.panel.cursor import MAX_CURSOR_MS, Cursor, parse_cursor
 from meta_memory.panel.service import PanelService
-from meta_memory.panel.store import PostgresPanelStore, RecordFilters, SqlitePanelStore, SqlPanelStore
+from meta_memory.panel.store import (
+    PostgresPanelStore,
+    RecordFilters,
+    SqlitePanelStore,
+    SqlPanelStore,
+)
 from meta_memory.panel.visibility import Visibility
 from meta_memory.review import sql
 from meta_memory.review.dream import run_dream
@@ -69,16 +74,19 @@ def insert_record(mid: str, kind: str, key: str, status: str, updated: int, *, e
                   body: str | None = None) -> tuple[str, tuple[Any, ...]]:
     body = body if body is not None else f"body {mid}"
     return (
-        "INSERT INTO records(memory_id, scope_kind, scope_key, kind, title, body, provenance, trust, status_kind, "
-        "status_detail, content_hash, created_at_ms, updated_at_ms, ever_quarantined) "
-        "VALUES (?, ?, ?, 'fact', ?, ?, ?, 'agent_observed', ?, ?, ?, ?, ?, ?)",
+        (
+            "INSERT INTO records(memory_id, scope_kind, scope_key, kind, title, body, provenance, trust, status_kind, "
+            "status_detail, content_hash, created_at_ms, updated_at_ms, ever_quarantined) "
+            "VALUES (?, ?, ?, 'fact', ?, ?, ?, 'agent_observed', ?, ?, ?, ?, ?, ?)"
+        ),
         (mid, kind, key, f"title {mid}", body, json.dumps({"evidence": [], "author": {"author": "application"}}),
          status, {"superseded": "mem-x", "quarantined": "tainted"}.get(status), content_hash(f"title {mid}", body),
          updated, updated, int(everq)),
     )
 
 
-def walk(panel: SqlPanelStore, realm: str, limit: int, filters: RecordFilters = RecordFilters()) -> list[tuple[int, str]]:
+def walk(panel: SqlPanelStore, realm: str, limit: int, filters: RecordFilters | None = None) -> list[tuple[int, str]]:
+    filters = filters or RecordFilters()
     seen: list[tuple[int, str]] = []
     after: Cursor | None = None
     while True:

@@ -109,7 +109,8 @@ def test_hostile_query_strings_are_just_words(agent_store: AgentMemoryStore, que
     if expr is None:
         return
     hits = agent_store.search(R, ME, expr, 10)
-    assert all(r.scope == ME and r.status.is_active for r, _ in hits)
+    stored = [agent_store.get(R, r.id) for r, _ in hits]
+    assert all(x is not None and x.scope == ME and x.status.is_active for x in stored)
     if "passport" in query.lower():
         assert [r.id for r, _ in hits] == [rec.memory_id]
     assert agent_store.get(R, rec.memory_id) is not None  # nothing was dropped
@@ -137,7 +138,8 @@ def test_any_query_text_searches_safely_and_finds_its_own_words(agent_store: Age
         return  # e.g. a string that looks like a secret, or NUL on PostgreSQL
     hits = agent_store.search(R, ME, expr, 500)
     assert rec.memory_id in {r.id for r, _ in hits}
-    assert all(r.scope == ME and r.status.is_active for r, _ in hits)
+    stored = [agent_store.get(R, r.id) for r, _ in hits]
+    assert all(x is not None and x.scope == ME and x.status.is_active for x in stored)
 
 
 def test_quoted_term_with_quote_character_round_trips(agent_store: AgentMemoryStore) -> None:

@@ -39,7 +39,13 @@ from meta_memory.review.promotions import (
     list_pending_promotions,
     promote_pending_gate,
 )
-from meta_memory.review.proposals import accept_proposal, get_proposal, hold_proposal, list_proposals, reject_proposal
+from meta_memory.review.proposals import (
+    accept_proposal,
+    get_proposal,
+    hold_proposal,
+    list_proposals,
+    reject_proposal,
+)
 from meta_memory.review.quarantine import decide
 from meta_memory.review.steward import PolicySteward
 
@@ -269,7 +275,7 @@ def test_proposals_list_in_the_same_order_and_move_the_same_way(rv: Review) -> N
     listed = [p.proposal_id for p in list_proposals(rv.store, REALM)]
     assert listed == [*sorted(same_ms), later]
     assert list_proposals(rv.store, REALM)[-1].summary()["tainted"] is True
-    first = sorted(same_ms)[0]
+    first = min(same_ms)
     assert hold_proposal(rv.store, REALM, first) == "held"
     assert reject_proposal(rv.other(), REALM, later) == "rejected"
     assert [p.proposal_id for p in list_proposals(rv.store, REALM, status="rejected")] == [later]
@@ -403,3 +409,11 @@ def test_side_tables_are_per_realm(rv: Review) -> None:
 def test_dialect_of_refuses_other_connections() -> None:
     with pytest.raises(TypeError):
         sql.dialect_of(object())
+
+
+def test_unknown_ids_with_a_nul_are_unknown_on_both(rv: Review) -> None:
+    with pytest.raises(AgentMemoryError, match="unknown pending promotion"):
+        gating_decide(rv.store, REALM, "gate-\x00x", "approve", clock=rv.clock)
+    with pytest.raises(AgentMemoryError, match="unknown proposal"):
+        reject_proposal(rv.store, REALM, "prop-\x00x")
+    assert get_proposal(rv.store, REALM, "prop-\x00x") is None

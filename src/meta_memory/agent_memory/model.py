@@ -706,6 +706,25 @@ class MemoryRecord:
         )
 
 
+@dataclass(frozen=True, slots=True)
+class RecordView:
+    """The fields recall reads, without decoding provenance, usage or lineage: what the store's
+    ``search`` and ``neighbours`` return for ranking. The runtime re-reads the full
+    :class:`MemoryRecord` of every record it keeps (``services.recall_reader.guarded_recall``)."""
+
+    id: str
+    title: str
+    description: str
+    body: str
+    tags: tuple[str, ...]
+    created_at_ms: int
+    updated_at_ms: int
+
+    @property
+    def memory_id(self) -> str:
+        return self.id
+
+
 class AgentMemoryRecord(BaseModel):
     """Wire projection of a record: ``{memory_id, title, body, tags, created_at_ms, updated_at_ms}``."""
 

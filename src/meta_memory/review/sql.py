@@ -151,6 +151,12 @@ def dialect_of(conn: Any) -> Dialect:
     raise TypeError(f"review SQL needs a sqlite3 or psycopg connection, not {type(conn).__name__}")
 
 
+def _unstorable(conn: Any, *keys: str) -> bool:
+    """Whether a lookup key cannot name any row: PostgreSQL text cannot hold NUL, so no stored
+    key contains one (answering "not found" instead of a driver error, as SQLite does)."""
+    return dialect_of(conn) is POSTGRES and any("\x00" in k for k in keys)
+
+
 def _q(conn: Any, sql: str, params: Sequence[Any] = ()) -> Any:
     """Run ``sql`` (``?`` placeholders) in ``conn``'s dialect; returns the cursor."""
     return dialect_of(conn).execute(conn, sql, params)
@@ -302,6 +308,8 @@ def _promotion(row: Sequence[Any]) -> PendingPromotion:
 
 def pending_promotions_for(conn: Any, record_id: str) -> list[PendingPromotion]:
     """Unresolved promotions of ``record_id``, oldest first."""
+    if _unstorable(conn, record_id):
+        return []
     c = dialect_of(conn).collate
     rows = _q(
         conn,
@@ -314,6 +322,8 @@ def pending_promotions_for(conn: Any, record_id: str) -> list[PendingPromotion]:
 
 def pending_promotion(conn: Any, pending_id: str) -> PendingPromotion | None:
     """The promotion row ``pending_id`` (any status), or ``None``."""
+    if _unstorable(conn, pending_id):
+        return None
     row = _q(conn, f"SELECT {_PROMO_COLS} FROM pending_promotions WHERE pending_id = ?", (pending_id,)).fetchone()
     return _promotion(row) if row else None
 
@@ -442,6 +452,8 @@ def _proposal(row: Sequence[Any]) -> ProposalRow:
 
 def proposal(conn: Any, proposal_id: str) -> ProposalRow | None:
     """The proposal ``proposal_id`` (any status), or ``None``."""
+    if _unstorable(conn, proposal_id):
+        return None
     row = _q(conn, f"SELECT {_PROP_COLS} FROM proposals WHERE proposal_id = ?", (proposal_id,)).fetchone()
     return _proposal(row) if row else None
 

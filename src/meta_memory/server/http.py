@@ -30,6 +30,9 @@ __all__ = ["create_app"]
 log = logging.getLogger("meta_memory.http")
 
 _JSON = "application/json"
+_SSE_POLL_S = 0.1  # how often an idle ``GET /events`` stream checks the bus for new events
+_SSE_KEEPALIVE_S = 15.0  # an idle stream sends a comment line this often
+_SSE_BATCH = 1000  # events sent per check at most
 
 
 class _TooLarge(Exception):
@@ -89,15 +92,24 @@ def create_app(gateway: Gateway) -> Starlette:
         access = gateway.runtime.access
 
         async def stream():
+            # Poll the in-memory bus from the event loop (an O(1) check per tick) instead of
+            # blocking a worker thread per subscriber: worker threads are shared with POST /rpc,
+            # so subscribers parked in a blocking wait would starve every JSON-RPC call.
             after = start
+            idle_s = 0.0
             yield b": meta-memory timeline\n\n"
             while True:
                 if await request.is_disconnected():
                     break
-                batch = await run_in_threadpool(bus.wait, after, 15.0)
+                batch = bus.list(after, _SSE_BATCH) if bus.last_seq > after else []
                 if not batch:
-                    yield b": keep-alive\n\n"
+                    await asyncio.sleep(_SSE_POLL_S)
+                    idle_s += _SSE_POLL_S
+                    if idle_s >= _SSE_KEEPALIVE_S:
+                        idle_s = 0.0
+                        yield b": keep-alive\n\n"
                     continue
+                idle_s = 0.0
                 for env in batch:
                     after = env.seq
                     if not access.event_visible(principal, env):

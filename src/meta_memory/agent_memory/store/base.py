@@ -28,6 +28,7 @@ from meta_memory.agent_memory.model import (
     MemoryRecord,
     NewMemoryRecord,
     RecordMeta,
+    RecordView,
     Scope,
     UsageEvent,
 )
@@ -117,15 +118,15 @@ class AgentMemoryStore(ABC):
     @abstractmethod
     def neighbours(
         self, realm: str, scope: Scope, anchors: Sequence[MemoryRecord], span: int, window_ms: int
-    ) -> dict[str, list[MemoryRecord]]:
+    ) -> dict[str, list[RecordView]]:
         """Write-order neighbours for context-aware recall: for each anchor id, the active records of
         ``scope`` written just before and after it — at most ``span`` on each side in write order
         (``created_at_ms``, then insertion order), each created within ``window_ms`` (ms) of the
         anchor — nearest in write order first (before-side first on ties)."""
 
     @abstractmethod
-    def search(self, realm: str, scope: Scope, match_expression: str, limit: int) -> list[tuple[MemoryRecord, float]]:
-        """Full-text candidates among the active records of ``scope``.
+    def search(self, realm: str, scope: Scope, match_expression: str, limit: int) -> list[tuple[RecordView, float]]:
+        """Full-text candidates among the active records of ``scope``, as light :class:`RecordView` rows.
 
         ``match_expression`` is an FTS5 MATCH string from
         :func:`meta_memory.recall.fts.match_expression`. Returns

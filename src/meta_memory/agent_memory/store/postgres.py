@@ -58,6 +58,7 @@ from meta_memory.agent_memory.model import (
     NewMemoryRecord,
     Provenance,
     RecordMeta,
+    RecordView,
     Scope,
     Status,
     StatusKind,
@@ -144,6 +145,17 @@ def _pg_row_factory(cursor: Any) -> Callable[[Sequence[Any]], Any]:
         return tuple
     index = {d.name: i for i, d in enumerate(desc)}
     return lambda values: PgRow(index, values)
+
+
+_VCOLS = "r.rid, r.memory_id, r.title, r.description, r.body, r.tags, r.created_at_ms, r.updated_at_ms"
+
+
+def _row_to_view(row: Any) -> RecordView:
+    tags = row["tags"]
+    if isinstance(tags, str):
+        tags = json.loads(tags or "[]")
+    return RecordView(row["memory_id"], row["title"], row["description"], row["body"], tuple(tags or ()),
+                      row["created_at_ms"], row["updated_at_ms"])
 
 
 def _row_to_record(realm: str, row: Any) -> MemoryRecord:
@@ -864,7 +876,7 @@ class PostgresAgentMemoryStore(AgentMemoryStore):
 
     def neighbours(
         self, realm: str, scope: Scope, anchors: Sequence[MemoryRecord], span: int, window_ms: int
-    ) -> dict[str, list[MemoryRecord]]:
+    ) -> dict[str, list[RecordView]]:
         """See :meth:`AgentMemoryStore.neighbours` (one statement: two lateral range scans per anchor)."""
         if not anchors or span <= 0:
             return {}
@@ -872,7 +884,7 @@ class PostgresAgentMemoryStore(AgentMemoryStore):
         name = self._realm_name(realm)
         ids = list(dict.fromkeys(a.memory_id for a in anchors))
         side = (
-            f"SELECT {_COLS} FROM §records WHERE realm = %s AND scope_kind = %s AND scope_key = %s "
+            f"SELECT {_VCOLS} FROM §records r WHERE realm = %s AND scope_kind = %s AND scope_key = %s "
             "AND status_kind = 'active' AND "
         )
         rows = self._query(
@@ -889,14 +901,14 @@ class PostgresAgentMemoryStore(AgentMemoryStore):
             ") n WHERE a.realm = %s AND a.memory_id = ANY(%s)",
             (name, kind, key, window_ms, span, name, kind, key, window_ms, span, name, ids),
         )
-        grouped: dict[str, list[tuple[int, int, MemoryRecord]]] = {}
+        grouped: dict[str, list[tuple[int, int, RecordView]]] = {}
         for row in rows:
             grouped.setdefault(row["anchor_id"], []).append(
-                (int(row["pos"]), 0 if row["side"] == "b" else 1, _row_to_record(name, row))
+                (int(row["pos"]), 0 if row["side"] == "b" else 1, _row_to_view(row))
             )
         return {aid: [rec for _, _, rec in sorted(items, key=lambda t: (t[0], t[1]))] for aid, items in grouped.items()}
 
-    def search(self, realm: str, scope: Scope, match_expression: str, limit: int) -> list[tuple[MemoryRecord, float]]:
+    def search(self, realm: str, scope: Scope, match_expression: str, limit: int) -> list[tuple[RecordView, float]]:
         """See :meth:`AgentMemoryStore.search`: FTS5's weighted ``bm25`` (lower is better), computed in SQL.
 
         Candidates: active records of ``scope`` whose ``tsvector`` holds any
@@ -932,9 +944,9 @@ class PostgresAgentMemoryStore(AgentMemoryStore):
             "  AND f.doc @@ %(tsq)s::tsquery) "
             # Joined on the primary key only: a full-text row exists iff its record is active
             # (same transaction), and rid is unique across realms.
-            f"SELECT {_RCOLS}, hits.score AS score FROM hits JOIN §records r ON r.rid = hits.rid "
+            f"SELECT {_VCOLS}, hits.score AS score FROM hits JOIN §records r ON r.rid = hits.rid "
             "WHERE r.status_kind = 'active' "
-            "ORDER BY hits.score, r.updated_at_ms DESC, r.rid LIMIT %(limit)s",
+            "ORDER BY hits.score, r.rid LIMIT %(limit)s",
             {
                 "realm": name,
                 "terms": lexemes,
@@ -946,7 +958,7 @@ class PostgresAgentMemoryStore(AgentMemoryStore):
                 "limit": limit,
             },
         )
-        return [(_row_to_record(name, r), float(r["score"])) for r in rows]
+        return [(_row_to_view(r), float(r["score"])) for r in rows]
 
     def manifest(
         self, realm: str, scope: Scope, tier: ManifestTier | str = ManifestTier.WORKING_SET, k: int = DEFAULT_MANIFEST_K

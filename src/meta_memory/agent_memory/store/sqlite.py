@@ -57,6 +57,7 @@ from meta_memory.agent_memory.model import (
     NewMemoryRecord,
     Provenance,
     RecordMeta,
+    RecordView,
     Scope,
     Status,
     StatusKind,
@@ -104,6 +105,12 @@ _COLS = (
     "created_at_ms, updated_at_ms, usage_stats, tombstoned_at_ms, ever_quarantined"
 )
 _RCOLS = ", ".join("r." + c.strip() for c in _COLS.split(","))
+_VCOLS = "r.rid, r.memory_id, r.title, r.description, r.body, r.tags, r.created_at_ms, r.updated_at_ms"
+
+
+def _row_to_view(row: sqlite3.Row) -> RecordView:
+    return RecordView(row["memory_id"], row["title"], row["description"], row["body"],
+                      tuple(json.loads(row["tags"] or "[]")), row["created_at_ms"], row["updated_at_ms"])
 
 
 MAX_FILE_NAME_BYTES = 255
@@ -576,14 +583,14 @@ class SqliteAgentMemoryStore(AgentMemoryStore):
 
     def neighbours(
         self, realm: str, scope: Scope, anchors: Sequence[MemoryRecord], span: int, window_ms: int
-    ) -> dict[str, list[MemoryRecord]]:
+    ) -> dict[str, list[RecordView]]:
         """See :meth:`AgentMemoryStore.neighbours` (two index range scans per anchor)."""
         if not anchors or span <= 0:
             return {}
         kind, key = scope.storage()
-        name = self._realm_name(realm)
-        out: dict[str, list[MemoryRecord]] = {}
-        base = f"SELECT {_COLS} FROM records WHERE scope_kind = ? AND scope_key = ? AND status_kind = 'active' "
+        self._realm_name(realm)  # validates the realm name
+        out: dict[str, list[RecordView]] = {}
+        base = f"SELECT {_VCOLS} FROM records r WHERE scope_kind = ? AND scope_key = ? AND status_kind = 'active' "
         with self._read(realm) as conn:
             for anchor in anchors:
                 row = conn.execute("SELECT rid FROM records WHERE memory_id = ?", (anchor.memory_id,)).fetchone()
@@ -601,11 +608,12 @@ class SqliteAgentMemoryStore(AgentMemoryStore):
                     (kind, key, at + window_ms, at, at, rid, span),
                 ).fetchall()
                 ordered = [r for pair in zip_longest(before, after) for r in pair if r is not None]
-                out[anchor.memory_id] = [_row_to_record(name, r) for r in ordered]
+                out[anchor.memory_id] = [_row_to_view(r) for r in ordered]
         return out
 
-    def search(self, realm: str, scope: Scope, match_expression: str, limit: int) -> list[tuple[MemoryRecord, float]]:
-        """See :meth:`AgentMemoryStore.search`; ordered by ``recall.fts.BM25_EXPR`` (weighted bm25).
+    def search(self, realm: str, scope: Scope, match_expression: str, limit: int) -> list[tuple[RecordView, float]]:
+        """See :meth:`AgentMemoryStore.search`; ordered by ``recall.fts.BM25_EXPR`` (weighted bm25), ties by
+        insertion order (``rid``), like the PostgreSQL store.
 
         Two exact steps: rank the full-text rows alone (no join) and keep this scope's active rows
         among the best ``limit``; only when that leaves fewer than ``limit`` while at least ``limit``
@@ -615,15 +623,15 @@ class SqliteAgentMemoryStore(AgentMemoryStore):
         if limit <= 0 or not match_expression:
             return []
         kind, key = scope.storage()
-        name = self._realm_name(realm)
+        self._realm_name(realm)  # validates the realm name
         table = fts.FTS_TABLE
         with self._read(realm) as conn:
             try:
                 rows = conn.execute(
-                    f"SELECT {_RCOLS}, f.score AS score FROM (SELECT rowid AS fid, {fts.BM25_EXPR} AS score "
-                    f"FROM {table} WHERE {table} MATCH ? ORDER BY score LIMIT ?) f "
+                    f"SELECT {_VCOLS}, f.score AS score FROM (SELECT rowid AS fid, {fts.BM25_EXPR} AS score "
+                    f"FROM {table} WHERE {table} MATCH ? ORDER BY score, rowid LIMIT ?) f "
                     "JOIN records r ON r.rid = f.fid WHERE r.scope_kind = ? AND r.scope_key = ? "
-                    "AND r.status_kind = 'active' ORDER BY f.score, r.updated_at_ms DESC",
+                    "AND r.status_kind = 'active' ORDER BY f.score, r.rid",
                     (match_expression, limit, kind, key),
                 ).fetchall()
                 if len(rows) < limit:
@@ -633,15 +641,15 @@ class SqliteAgentMemoryStore(AgentMemoryStore):
                     ).fetchone()[0]
                     if matched >= limit:
                         rows = conn.execute(
-                            f"SELECT {_RCOLS}, {fts.BM25_EXPR} AS score FROM {table} "
+                            f"SELECT {_VCOLS}, {fts.BM25_EXPR} AS score FROM {table} "
                             f"JOIN records r ON r.rid = {table}.rowid "
                             f"WHERE {table} MATCH ? AND r.scope_kind = ? AND r.scope_key = ? "
-                            "AND r.status_kind = 'active' ORDER BY score, r.updated_at_ms DESC LIMIT ?",
+                            "AND r.status_kind = 'active' ORDER BY score, r.rid LIMIT ?",
                             (match_expression, kind, key, limit),
                         ).fetchall()
             except sqlite3.OperationalError as exc:
                 raise AgentMemoryError("io", f"full-text query failed: {exc}") from None
-        return [(_row_to_record(name, r), float(r["score"])) for r in rows]
+        return [(_row_to_view(r), float(r["score"])) for r in rows]
 
     def manifest(
         self, realm: str, scope: Scope, tier: ManifestTier | str = ManifestTier.WORKING_SET, k: int = DEFAULT_MANIFEST_K

@@ -1,0 +1,299 @@
+"""The same size caps on every write path: JSON-RPC remember and update, the Python SDK (embedded
+and remote), the ``memory`` tool (remember, update, propose_to_mob, and accepting the proposal),
+and the MCP server's bridge. Exactly-at-cap values are stored byte for byte; cap+1 is refused
+with the field named and nothing is written; multi-byte characters count in UTF-8 bytes."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from caps_support import (
+    BODY,
+    DESCRIPTION,
+    TAG_BYTES,
+    TAG_COUNT,
+    TITLE,
+    Case,
+    Outcome,
+    cases_for,
+    expected_stored,
+    fill,
+    memory_id_of,
+    proposal_id_of,
+    uniq,
+)
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from meta_memory.errors import InvalidParams, MetaError
+from meta_memory.mcp_server import McpMemoryBridge
+
+Call = Callable[[str, dict[str, Any] | None], Any]
+
+
+def _read(call: Call, memory_id: str) -> dict[str, Any]:
+    rec = call("meta/memory/panel/record", {"memory_id": memory_id})["record"]
+    return {k: rec[k] for k in ("title", "description", "body", "tags")}
+
+
+def _scope_ids(call: Call, identity: str) -> list[str]:
+    rows = call("meta/memory/panel/records", {"scope": "identity", "identity": identity, "limit": 200})["records"]
+    return sorted(r["id"] for r in rows)
+
+
+def _mob_proposals(call: Call, mob: str) -> list[dict[str, Any]]:
+    rows = call("meta/memory/panel/proposals", {"limit": 200})["proposals"]
+    return [p for p in rows if p["scope_kind"] == "mob" and p["scope_key"] == mob]
+
+
+# ----------------------------------------------------------------------------- paths
+
+
+def _app_fields(fields: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in fields.items() if k in ("title", "body", "tags")}
+
+
+def rpc_remember(env: Env, ident: str, fields: dict[str, Any]) -> Outcome:
+    body = env.raw.rpc("meta/agent_memory/remember", {"identity": ident, **_app_fields(fields)})
+    if "error" in body:
+        assert body["error"]["code"] == -32602, body
+        return Outcome(None, body["error"]["message"], body["error"]["data"].get("field"))
+    return Outcome(_read(env.raw.result, body["result"]["memory_id"]))
+
+
+def rpc_update(env: Env, ident: str, fields: dict[str, Any]) -> Outcome:
+    prior = env.raw.result("meta/agent_memory/remember", {"identity": ident, "title": "Prior", "body": f"prior {uniq()}"})
+    body = env.raw.rpc("meta/agent_memory/update", {"identity": ident, "memory_id": prior["memory_id"],
+                                                    **_app_fields(fields)})
+    if "error" in body:
+        assert body["error"]["code"] == -32602, body
+        return Outcome(None, body["error"]["message"], body["error"]["data"].get("field"),
+                       {"prior": prior["memory_id"]})
+    return Outcome(_read(env.raw.result, body["result"]["memory_id"]), extra={"prior": prior["memory_id"]})
+
+
+def _sdk_remember(handle: Any, ident: str, fields: dict[str, Any]) -> Outcome:
+    try:
+        rec = handle.remember_agent_memory(ident, **_app_fields(fields))
+    except InvalidParams as exc:
+        return Outcome(None, exc.message, exc.field)
+    return Outcome(_read(handle.call, rec.memory_id))
+
+
+def _sdk_update(handle: Any, ident: str, fields: dict[str, Any]) -> Outcome:
+    prior = handle.remember_agent_memory(ident, title="Prior", body=f"prior {uniq()}")
+    try:
+        out = handle.update_agent_memory(ident, prior.memory_id, **_app_fields(fields))
+    except InvalidParams as exc:
+        return Outcome(None, exc.message, exc.field, {"prior": prior.memory_id})
+    return Outcome(_read(handle.call, out.memory_id), extra={"prior": prior.memory_id})
+
+
+def sdk_embedded_remember(env: Env, ident: str, fields: dict[str, Any]) -> Outcome:
+    return _sdk_remember(env.embedded, ident, fields)
+
+
+def sdk_embedded_update(env: Env, ident: str, fields: dict[str, Any]) -> Outcome:
+    return _sdk_update(env.embedded, ident, fields)
+
+
+def sdk_remote_remember(env: Env, ident: str, fields: dict[str, Any]) -> Outcome:
+    return _sdk_remember(env.remote, ident, fields)
+
+
+def sdk_remote_update(env: Env, ident: str, fields: dict[str, Any]) -> Outcome:
+    return _sdk_update(env.remote, ident, fields)
+
+
+class _ToolCaller:
+    """The ``memory`` tool, through ``meta/agent_memory/tool`` or through the MCP bridge."""
+
+    def __init__(self, env: Env, ident: str, mob: str | None, via_mcp: bool) -> None:
+        self.env = env
+        self.bridge = McpMemoryBridge(env.remote.call, ident, f"sess-{uniq()}", mob) if via_mcp else None
+        self.ident, self.mob = ident, mob
+
+    def __call__(self, arguments: dict[str, Any]) -> tuple[str, bool]:
+        if self.bridge is not None:
+            res = self.bridge.call_tool("memory", arguments)
+            assert len(res.content) == 1
+            return res.content[0].text, bool(res.is_error)
+        params: dict[str, Any] = {"identity": self.ident, "session_key": "s", "arguments": arguments}
+        if self.mob:
+            params["mob"] = self.mob
+        out = self.env.raw.result("meta/agent_memory/tool", params)
+        return out["text"], out["is_error"]
+
+
+def _tool_remember(env: Env, ident: str, fields: dict[str, Any], via_mcp: bool) -> Outcome:
+    text, is_error = _ToolCaller(env, ident, None, via_mcp)({"action": "remember", **fields})
+    if is_error:
+        return Outcome(None, text)
+    return Outcome(_read(env.raw.result, memory_id_of(text)))
+
+
+def _tool_update(env: Env, ident: str, fields: dict[str, Any], via_mcp: bool) -> Outcome:
+    tool = _ToolCaller(env, ident, None, via_mcp)
+    text, is_error = tool({"action": "remember", "title": "Prior", "body": f"prior {uniq()}"})
+    assert not is_error, text
+    prior = memory_id_of(text)
+    text, is_error = tool({"action": "update", "memory_id": prior, **fields})
+    if is_error:
+        return Outcome(None, text, extra={"prior": prior})
+    return Outcome(_read(env.raw.result, memory_id_of(text)), extra={"prior": prior})
+
+
+def _tool_propose(env: Env, ident: str, fields: dict[str, Any], via_mcp: bool) -> Outcome:
+    mob = f"mob-{uniq()}"
+    text, is_error = _ToolCaller(env, ident, mob, via_mcp)({"action": "propose_to_mob", **fields})
+    if is_error:
+        return Outcome(None, text, extra={"mob": mob})
+    listed = _mob_proposals(env.raw.result, mob)
+    assert [p["status"] for p in listed] == ["pending"], listed
+    accepted = env.raw.result("meta/memory/proposals/decide", {"proposal_id": proposal_id_of(text), "action": "accept"})
+    assert accepted["status"] == "accepted" and accepted["scope_key"] == mob, accepted
+    return Outcome(_read(env.raw.result, accepted["record_id"]), extra={"mob": mob})
+
+
+def tool_remember(env: Env, ident: str, fields: dict[str, Any]) -> Outcome:
+    return _tool_remember(env, ident, fields, via_mcp=False)
+
+
+def tool_update(env: Env, ident: str, fields: dict[str, Any]) -> Outcome:
+    return _tool_update(env, ident, fields, via_mcp=False)
+
+
+def tool_propose_to_mob(env: Env, ident: str, fields: dict[str, Any]) -> Outcome:
+    return _tool_propose(env, ident, fields, via_mcp=False)
+
+
+def mcp_remember(env: Env, ident: str, fields: dict[str, Any]) -> Outcome:
+    return _tool_remember(env, ident, fields, via_mcp=True)
+
+
+def mcp_update(env: Env, ident: str, fields: dict[str, Any]) -> Outcome:
+    return _tool_update(env, ident, fields, via_mcp=True)
+
+
+def mcp_propose_to_mob(env: Env, ident: str, fields: dict[str, Any]) -> Outcome:
+    return _tool_propose(env, ident, fields, via_mcp=True)
+
+
+APP_PATHS = [rpc_remember, rpc_update, sdk_embedded_remember, sdk_embedded_update, sdk_remote_remember,
+             sdk_remote_update]
+TOOL_PATHS = [tool_remember, tool_update, tool_propose_to_mob, mcp_remember, mcp_update, mcp_propose_to_mob]
+MATRIX = [(p, c) for p in APP_PATHS for c in cases_for(description=False)] + \
+         [(p, c) for p in TOOL_PATHS for c in cases_for(description=True)]
+
+
+class Env:
+    def __init__(self, raw: Any, remote: Any, embedded: Any) -> None:
+        self.raw, self.remote, self.embedded = raw, remote, embedded
+
+
+@pytest.fixture(scope="module")
+def env(raw: Any, remote: Any, embedded: Any) -> Env:
+    return Env(raw, remote, embedded)
+
+
+@pytest.mark.parametrize(("path", "case"), MATRIX, ids=[f"{p.__name__}-{c.name}" for p, c in MATRIX])
+def test_caps_hold_on_every_write_path(env: Env, path: Callable[..., Outcome], case: Case) -> None:
+    ident = f"agent:caps-{uniq()}"
+    fields = case.fields()
+    out = path(env, ident, fields)
+    reader: Call = env.embedded.call if path.__name__.startswith("sdk_embedded") else env.raw.result
+    if case.accepted:
+        assert out.stored is not None, out.text
+        assert out.stored == expected_stored(fields)  # stored byte for byte
+        return
+    assert out.stored is None, f"{case.name} was stored through {path.__name__}"
+    assert case.rule in out.text, out.text
+    if out.field is not None:
+        assert out.field == case.field
+    # nothing was written: the scope holds at most the prior of an update, still active
+    ids = _scope_ids(reader, ident)
+    prior = out.extra.get("prior")
+    assert ids == ([prior] if prior else []), ids
+    if prior:
+        assert reader("meta/memory/panel/record", {"memory_id": prior})["record"]["status"]["status"] == "active"
+    if "mob" in out.extra:
+        assert _mob_proposals(env.raw.result, out.extra["mob"]) == []
+
+
+def test_the_matrix_covers_every_capped_field_on_every_path() -> None:
+    for path in APP_PATHS + TOOL_PATHS:
+        fields = {c.field for p, c in MATRIX if p is path}
+        assert fields >= {"title", "body", "tags"}
+        if path in TOOL_PATHS:
+            assert "description" in fields
+
+
+# ----------------------------------------------------------------------------- properties
+
+
+_WIDE = st.sampled_from(["a", "Z", " ", "é", "ß", "€", "中", "😀", "👩‍💻", "\u200b", "\t"])
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(title=st.lists(_WIDE, min_size=1, max_size=120).map("".join))
+def test_title_is_accepted_exactly_when_its_compacted_utf8_bytes_fit(embedded: Any, title: str) -> None:
+    compacted = " ".join(title.split())
+    ident = f"agent:prop-{uniq()}"
+    try:
+        rec = embedded.remember_agent_memory(ident, title=title, body=f"body {uniq()}")
+    except InvalidParams as exc:
+        assert exc.field == "title"
+        assert not compacted or len(compacted.encode()) > TITLE
+        return
+    assert compacted and len(compacted.encode()) <= TITLE
+    assert rec.title == compacted
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(unit=st.sampled_from(["a", "é", "€", "😀"]), delta=st.integers(min_value=-3, max_value=3))
+def test_body_is_accepted_exactly_when_its_utf8_bytes_fit(embedded: Any, unit: str, delta: int) -> None:
+    body = fill(BODY + delta, unit, prefix=uniq())
+    try:
+        rec = embedded.remember_agent_memory(f"agent:prop-{uniq()}", title="Sized body", body=body)
+    except InvalidParams as exc:
+        assert exc.field == "body" and delta > 0
+        return
+    assert delta <= 0 and rec.body == body
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(tags=st.lists(st.lists(_WIDE, min_size=1, max_size=40).map("".join), max_size=36))
+def test_tags_are_accepted_exactly_when_count_and_bytes_fit(embedded: Any, tags: list[str]) -> None:
+    ident = f"agent:prop-{uniq()}"
+    try:
+        rec = embedded.remember_agent_memory(ident, title="Tagged", body=f"body {uniq()}", tags=tags)
+    except InvalidParams as exc:
+        assert exc.field == "tags"
+        assert (len(tags) > TAG_COUNT or any(len(t.strip().encode()) > TAG_BYTES for t in tags)
+                or any(not t.strip() for t in tags))
+        return
+    assert len(tags) <= TAG_COUNT and all(len(t.strip().encode()) <= TAG_BYTES for t in tags)
+    assert all(len(t.encode()) <= TAG_BYTES for t in rec.tags)
+
+
+def test_description_cap_is_the_same_through_the_tool_and_the_store(env: Env) -> None:
+    """The tool compacts whitespace first; the cap applies to what is stored."""
+    padded = "  " + fill(DESCRIPTION, "é") + "   \n "
+    out = tool_remember(env, f"agent:caps-{uniq()}", {"title": "Described", "body": f"b {uniq()}",
+                                                       "description": padded})
+    assert out.stored is not None and out.stored["description"] == fill(DESCRIPTION, "é")
+    out = tool_remember(env, f"agent:caps-{uniq()}", {"title": "Described", "body": f"b {uniq()}",
+                                                       "description": fill(DESCRIPTION - 1, "é") + " x"})
+    assert out.stored is None and "description must be at most 400 bytes" in out.text
+
+
+def test_refusals_on_the_sdk_paths_are_typed_errors_naming_the_field(env: Env) -> None:
+    for handle in (env.embedded, env.remote):
+        with pytest.raises(InvalidParams) as info:
+            handle.remember_agent_memory(f"agent:caps-{uniq()}", title="é" * 101, body="b")
+        assert info.value.code == -32602 and info.value.field == "title"
+        assert info.value.message == "Invalid params: title must be at most 200 bytes"
+        with pytest.raises(MetaError):
+            handle.update_agent_memory(f"agent:caps-{uniq()}", "mem-x", title="t", body=fill(BODY + 1))

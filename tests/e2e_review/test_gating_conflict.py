@@ -1,0 +1,72 @@
+"""Conflict-aware gating over RPC (seed: "Conflict detection"): ``meta/gating/check`` refuses while
+a conflict signal recorded through ``meta/memory/index`` is active in the assertion ledger.
+
+The ledger offers no way to clear a conflict signal (there is no truth maintenance today), so
+the refusal stands until then: later assertions on the same entity/topic do not lift it, and
+it survives a restart. Other stores and other topics stay allowed.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from e2e_review_support import Client, uid
+from support import start_gateway
+
+
+def _check(client: Client, entity: str, topic: str, store: str | None = None) -> dict:
+    params = {"entity": entity, "topic": topic, **({"store": store} if store else {})}
+    return client.result("meta/gating/check", params)
+
+
+def test_gating_check_refuses_while_a_conflict_signal_is_active(client: Client) -> None:
+    entity = uid("acme").replace(":", "-")
+    before = _check(client, entity, "pricing")
+    assert before["allowed"] is True and before["conflict"] is None
+    indexed = client.result("meta/memory/index", {"entity": entity, "topic": "pricing", "conflict": True,
+                                                  "conflict_reason": "two sources disagree on the list price"})
+    assert indexed["conflict_active"] is True and indexed["assertion_id"] is None
+
+    refused = _check(client, entity, "pricing")
+    assert refused["allowed"] is False
+    conflict = refused["conflict"]
+    assert (conflict["entity"], conflict["topic"], conflict["store"]) == (entity, "pricing", "knowledge_graph")
+    assert conflict["reason"] == "two sources disagree on the list price"
+    assert isinstance(conflict["updated_at_ms"], int)
+    # the ledger's canonical form: trimmed, ASCII-lowercased
+    assert _check(client, f"  {entity.upper()} ", " PRICING ")["allowed"] is False
+    # scoped to the signal: its store, its entity/topic
+    assert _check(client, entity, "pricing", "knowledge_graph")["allowed"] is False
+    assert _check(client, entity, "pricing", "vector")["allowed"] is True
+    assert _check(client, entity, "headcount")["allowed"] is True
+    # a new assertion on the same entity/topic does not clear the conflict
+    again = client.result("meta/memory/index", {"entity": entity, "topic": "pricing", "fact": "list price is 10"})
+    assert again["conflict_active"] is True
+    assert _check(client, entity, "pricing")["allowed"] is False
+
+
+def test_gating_check_params_are_validated(client: Client) -> None:
+    for params, field in (({"topic": "t"}, "entity"), ({"entity": "e"}, "topic"), ({"entity": " ", "topic": "t"}, "entity"),
+                          ({"entity": "e", "topic": "t", "extra": 1}, "extra")):
+        err = client.error("meta/gating/check", params)
+        assert err["code"] == -32602 and err["data"]["field"] == field, err
+
+
+def test_conflict_signal_survives_a_restart(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    gw = start_gateway(state)
+    c = Client(gw)
+    try:
+        c.result("meta/memory/index", {"entity": "acme", "topic": "pricing", "store": "vector", "conflict": True})
+    finally:
+        c.close()
+        gw.stop()
+    gw = start_gateway(state)
+    c = Client(gw)
+    try:
+        assert _check(c, "acme", "pricing")["allowed"] is False
+        assert _check(c, "acme", "pricing", "vector")["allowed"] is False
+        assert _check(c, "acme", "pricing", "knowledge_graph")["allowed"] is True
+    finally:
+        c.close()
+        gw.stop()
