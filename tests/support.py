@@ -66,6 +66,24 @@ class GatewayProcess:
             self.proc.wait()
 
 
+def _drain(proc: subprocess.Popen) -> None:
+    """Keep reading the gateway's stdout and stderr so a chatty gateway never blocks on a full pipe;
+    the last lines are kept on ``proc.log_tail`` for failure messages."""
+    import threading
+    from collections import deque
+
+    tail: deque[str] = deque(maxlen=5000)
+    proc.log_tail = tail  # type: ignore[attr-defined]
+
+    def pump(stream) -> None:  # noqa: ANN001
+        for line in iter(stream.readline, ""):
+            tail.append(line)
+
+    for stream in (proc.stdout, proc.stderr):
+        if stream is not None:
+            threading.Thread(target=pump, args=(stream,), daemon=True).start()
+
+
 def start_gateway(state_dir: Path, *extra: str, config: Path | None = None, env: dict[str, str] | None = None,
                   expect_failure: bool = False, timeout: float = 30.0) -> GatewayProcess:
     """Start ``meta-memory serve --port 0`` and wait for its URL line on stdout."""
@@ -85,6 +103,7 @@ def start_gateway(state_dir: Path, *extra: str, config: Path | None = None, env:
         err = proc.stderr.read() if proc.stderr else ""
         raise AssertionError(f"gateway did not start: stdout={line!r} stderr={err[-2000:]}")
     url = line.split("listening on ", 1)[1].split()[0]
+    _drain(proc)
     while time.monotonic() < deadline:
         try:
             if httpx.get(url + "/v1/health", timeout=2).status_code == 200:

@@ -6,6 +6,7 @@ SQLite database per realm under ``<state-dir>/agent-memory/``. Everything is
 constructed here, once, in dependency order:
 
     events -> firewall (taint tracker, write gate) -> store (gated) -> recall provider
+    (``[agent_memory] recall_provider``: lexical, or hybrid with its background vector indexer)
     -> AgentMemoryService -> InjectionCoordinator -> recorder tool -> HostService
 """
 
@@ -76,7 +77,7 @@ def wire_features(runtime: "Runtime") -> None:
     from .firewall.service import Firewall
     from .injection import InjectionCoordinator, InjectionOptions
     from .injection.timebox import TimeBox
-    from .recall.lexical import LexicalRecallProvider
+    from .recall.semantic.setup import build_recall_provider
     from .services.agent_memory import AgentMemoryService
     from .services.host import HostService, QuarantineEventOps
     from .tool.recorder import RecorderTool
@@ -84,11 +85,22 @@ def wire_features(runtime: "Runtime") -> None:
     def emit(event_type: str, identity: str | None, data: dict[str, Any]) -> None:
         runtime.events.emit(event_type, data, identity=identity)
 
+    provider_kind = getattr(cfg, "recall_provider", "lexical")
+    if provider_kind == "hybrid" and cfg.store == "postgres":
+        raise StartupError('agent_memory.recall_provider = "hybrid" is not supported on the postgres store; '
+                           'use store = "sqlite" or recall_provider = "lexical"')
     firewall = Firewall(cfg.content_trust, runtime.clock, on_event=emit, llm_writes=cfg.llm_writes)
     store = _open_store(runtime, cfg, firewall.gate)
+    try:
+        recall = build_recall_provider(provider_kind, store, start=False)
+    except BaseException:
+        store.close()
+        raise
+    runtime.add_closer(recall.close)  # the vector indexer stops before the store closes
     runtime.add_closer(store.close)
+    recall.start()
     timebox = TimeBox()
-    service = AgentMemoryService(store, cfg, LexicalRecallProvider(), timebox)
+    service = AgentMemoryService(store, cfg, recall.provider, timebox)
 
     def manifest_fn(scope_ref: Any, k: int = 24) -> Any:
         scope = Scope.from_storage(scope_ref.realm, scope_ref.kind, scope_ref.key)

@@ -34,6 +34,7 @@ def test_defaults() -> None:
         "content_trust": {"trusted_mcp_servers": (), "untrusted_tools": (), "trusted_tools": ()},
         "store": "sqlite",
         "dsn": None,
+        "recall_provider": "lexical",
     }
     assert cfg.header == "Agent memory"
     assert parse_agent_memory_section(False).enabled is False

@@ -297,3 +297,28 @@ def test_refusals_on_the_sdk_paths_are_typed_errors_naming_the_field(env: Env) -
         assert info.value.message == "Invalid params: title must be at most 200 bytes"
         with pytest.raises(MetaError):
             handle.update_agent_memory(f"agent:caps-{uniq()}", "mem-x", title="t", body=fill(BODY + 1))
+
+
+@pytest.mark.parametrize(("text", "accepted"), [("é" * 200, True), ("é" * 200 + "a", False), (fill(400), True),
+                                                (fill(401), False)],
+                         ids=["2-byte at cap", "2-byte cap+1", "ascii at cap", "ascii cap+1"])
+def test_review_free_text_is_capped_at_400_bytes(env: Env, text: str, accepted: bool) -> None:
+    """The other free text a caller writes: a harvest's ``cause``, a proposal decision's ``rationale``."""
+    ident, mob = f"agent:caps-{uniq()}", f"mob-{uniq()}"
+    retire = env.raw.rpc("meta/session/retire", {"identity": ident, "session_key": "s", "cause": text})
+    out = env.raw.result("meta/agent_memory/tool", {"identity": ident, "session_key": "s", "mob": mob, "arguments": {
+        "action": "propose_to_mob", "title": "Proposal", "body": f"b {uniq()}"}})
+    proposal_id = proposal_id_of(out["text"])
+    decide = env.raw.rpc("meta/memory/proposals/decide", {"proposal_id": proposal_id,
+                                                         "action": "reject", "rationale": text})
+    harvests = env.raw.result("meta/memory/panel/harvests", {"limit": 200})["harvests"]
+    for body, field in ((retire, "cause"), (decide, "rationale")):
+        if accepted:
+            assert "result" in body, body
+        else:
+            assert body["error"]["code"] == -32602 and body["error"]["data"]["field"] == field, body
+            assert body["error"]["message"] == f"Invalid params: {field} must be at most 400 bytes"
+    assert any(h["identity"] == ident for h in harvests) is accepted
+    status = "rejected" if accepted else "pending"
+    listed = env.raw.result("meta/memory/proposals/list", {"status": status, "limit": 200})["proposals"]
+    assert proposal_id in [p["proposal_id"] for p in listed]

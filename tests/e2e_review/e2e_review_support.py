@@ -178,13 +178,13 @@ def in_process(state_dir: Path, config: Path | None, clock: Clock | None = None)
 class FakeStewardLlm:
     """A local OpenAI-compatible ``POST /v1/chat/completions`` endpoint for the LLM steward.
 
-    ``decide(payload) -> dict`` builds the steward's JSON reply from the user payload the dream
-    sends (``{"quarantine": [{"record_id", ...}], ...}``); the default holds nothing back and
-    decides nothing (``{}``). ``delay_s`` sleeps before answering (to widen races).
+    ``decide(payload) -> dict | str`` builds the steward's reply from the user payload the dream
+    sends (``{"quarantine": [{"record_id", ...}], ...}``): a dict is sent as JSON, a string as
+    is (to send malformed replies); the default decides nothing (``{}``). ``delay_s`` sleeps before answering (to widen races).
     """
 
     def __init__(self) -> None:
-        self.decide: Callable[[dict[str, Any]], dict[str, Any]] = lambda payload: {}
+        self.decide: Callable[[dict[str, Any]], dict[str, Any] | str] = lambda payload: {}
         self.delay_s = 0.0
         self.calls = 0
         fake = self
@@ -197,7 +197,8 @@ class FakeStewardLlm:
                 payload = json.loads(request["messages"][-1]["content"])
                 if fake.delay_s:
                     time.sleep(fake.delay_s)
-                content = json.dumps(fake.decide(payload))
+                reply = fake.decide(payload)
+                content = reply if isinstance(reply, str) else json.dumps(reply)
                 body = json.dumps({"id": "fake", "object": "chat.completion", "choices": [
                     {"index": 0, "message": {"role": "assistant", "content": content}}]}).encode()
                 self.send_response(200)

@@ -186,7 +186,7 @@ def test_stale_update_when_the_prior_was_forgotten_then_tombstone_still_works(cl
     ({"expected_content_hash": "  "}, "expected_content_hash"),
     ({"rationale": "x" * 401}, "rationale"),
     ({"memory_id": ""}, "memory_id"),
-])
+], ids=["reviewer", "verdict", "blank hash", "rationale 401 bytes", "blank memory_id"])
 def test_bad_params_are_invalid_params_naming_the_field(client: Client, params: dict[str, Any], field: str) -> None:
     ident = uid()
     mid = client.poisoned(ident, TITLE, BODY)
@@ -253,31 +253,49 @@ def test_replay_receipts_show_a_later_forget_of_the_successor(client: Client) ->
 # ----------------------------------------------------------------------------- racing reviewers
 
 
-def test_two_operators_racing_with_different_verdicts_apply_exactly_one_decision(client: Client) -> None:
+@pytest.mark.parametrize("verdicts", [("release", "tombstone"), ("release", "release"), ("tombstone", "tombstone")])
+def test_two_operators_racing_apply_exactly_one_decision(client: Client, verdicts: tuple[str, str]) -> None:
     ident = uid()
     mids = [client.poisoned(ident, f"Claim {i}", f"Claim number {i} from the page.") for i in range(6)]
     hashes = {m: client.content_hash(m) for m in mids}
-    results: dict[tuple[str, str], dict[str, Any]] = {}
+    results: dict[tuple[str, int], dict[str, Any]] = {}
     barrier = threading.Barrier(2)
 
-    def reviewer(verdict: str) -> None:
+    def reviewer(n: int) -> None:
         barrier.wait()
         for m in mids:
-            results[(m, verdict)] = client.decide(ident, m, verdict, hashes[m])
+            results[(m, n)] = client.decide(ident, m, verdicts[n], hashes[m])
 
-    threads = [threading.Thread(target=reviewer, args=(v,)) for v in ("release", "tombstone")]
+    threads = [threading.Thread(target=reviewer, args=(n,)) for n in (0, 1)]
     for t in threads:
         t.start()
     for t in threads:
         t.join(timeout=60)
     verdict_events = [e for e in client.events() if e["event_type"] == "memory.quarantine.verdict"]
     for m in mids:
-        rel, tomb = results[(m, "release")], results[(m, "tombstone")]
-        applied = [r for r in (rel, tomb) if "result" in r and r["result"]["outcome"] in ("released", "tombstoned")]
-        assert len(applied) == 1, (rel, tomb)
-        loser = tomb if applied[0] is rel else rel
-        # the loser sees the record already decided the other way
-        assert loser["error"]["code"] == REFUSED and loser["error"]["data"]["reason"] == "not_quarantined", loser
+        pair = [results[(m, 0)], results[(m, 1)]]
+        applied = [r for r in pair if "result" in r and r["result"]["outcome"] in ("released", "tombstoned")]
+        assert len(applied) == 1, pair
+        winner = applied[0]["result"]
+        loser = pair[1] if applied[0] is pair[0] else pair[0]
+        if verdicts[0] == verdicts[1]:
+            # the same verdict: the loser gets the replay of the winner's decision
+            assert loser["result"]["outcome"] == f"already_{winner['outcome']}", loser
+            assert loser["result"]["decision"] == winner["decision"]
+        else:
+            # the other verdict: the record is already decided the other way
+            assert loser["error"]["code"] == REFUSED and loser["error"]["data"]["reason"] == "not_quarantined", loser
         decisions = {r["stage_token"] for r in review_rows(client.gw.state_dir, m)}
-        assert decisions == {applied[0]["result"]["decision"]["audit_token"]}
+        assert decisions == {winner["decision"]["audit_token"]}
         assert len([e for e in verdict_events if e["data"]["record_id"] == m]) == 1
+
+
+def test_a_roster_id_names_the_logical_identity_when_deciding(client: Client) -> None:
+    logical = uid("scout")
+    mid = client.poisoned(f"rt:{logical}:2", TITLE, BODY)  # written by generation 2
+    row = client.result("meta/memory/panel/record", {"memory_id": mid})["record"]
+    assert row["scope"]["identity"] == logical
+    out = client.result("meta/memory/quarantine/decide", {  # decided while generation 7 runs
+        "identity": f"rt:{logical}:7", "memory_id": mid, "verdict": "release", "expected_content_hash": row["content_hash"]})
+    assert out["outcome"] == "released"
+    assert client.recall_ids(logical, "weekly summaries") == [f"{mid}-released"]

@@ -335,3 +335,53 @@ def test_steward_operational_contradiction_becomes_a_conflict_that_gating_honour
     assert check["allowed"] is False and check["conflict"]["reason"] == "two prices"
     signals = [e["data"] for e in c.events() if e["event_type"] == "memory.conflict.signal"]
     assert {"realm": "default", "entity": "widget", "topic": "price", "reason": "two prices"} in signals
+
+
+# ----------------------------------------------------------------------------- the dream on the timeline
+
+
+def test_a_dream_on_the_timeline_names_records_and_counts_never_rationales(staged: Staged) -> None:
+    c, ident = staged.client, uid()
+    mid = c.poisoned(ident, "Dreamt", "A claim the steward discards in its dream.")
+    mark = c.events()[-1]["event_id"]
+    staged.llm.decide = verdicts_for({mid}, "tombstone")
+    run = _dream(staged)
+    events = c.events(after=mark)
+    kinds = [e["event_type"] for e in events]
+    assert kinds[0] == "memory.dream.started" and kinds[-1] == "memory.dream.completed", kinds
+    assert events[0]["data"] == {"realm": "default", "run_id": run["run_id"]}
+    verdict = [e for e in events if e["event_type"] == "memory.quarantine.verdict"]
+    assert [e["data"] for e in verdict] == [{"realm": "default", "record_id": mid, "verdict": "tombstone",
+                                             "successor_id": None}]
+    completed = events[-1]["data"]
+    assert completed["run_id"] == run["run_id"] and completed["ops_committed"] == run["ops_committed"] >= 1
+    assert completed["detail"]["verdicts"].get("quarantine.tombstone", 0) >= 1
+    assert "steward says so" not in str(events) and "steward" not in str(verdict)
+    assert c.result("meta/memory/panel/dream_runs", {})["runs"][0]["run_id"] == run["run_id"]
+
+
+@pytest.mark.parametrize("reply", ['{"quarantine_verdicts": [{"record_id": ', "not json at all", "[1, 2]"])
+def test_a_malformed_steward_reply_applies_nothing(staged: Staged, reply: str) -> None:
+    c, ident = staged.client, uid()
+    mid = c.poisoned(ident, "Malformed", "A claim a broken steward reply must not touch.")
+    staged.llm.decide = lambda payload: reply
+    run = _dream(staged)
+    assert run["status"] == "completed" and run["ops_committed"] == 0
+    assert run["detail"]["refused"] and run["detail"]["verdicts"] == []
+    assert c.result("meta/memory/panel/record", {"memory_id": mid})["record"]["status"]["status"] == "quarantined"
+    assert review_rows(staged.state, mid) == []
+
+
+def test_a_partly_bad_steward_reply_is_refused_verdict_by_verdict(staged: Staged) -> None:
+    c, ident = staged.client, uid()
+    good, bad = (c.poisoned(ident, f"Partial {i}", f"Partial reply claim {i}.") for i in range(2))
+    staged.llm.decide = lambda payload: {"quarantine_verdicts": [
+        {"record_id": good, "verdict": "tombstone"},
+        {"record_id": bad, "verdict": "obliterate"},
+        {"record_id": "mem-never-offered", "verdict": "release"},
+        "not an object"]}
+    run = _dream(staged)
+    assert [(v["target"], v["verdict"]) for v in run["detail"]["verdicts"]] == [(good, "tombstone")]
+    assert len(run["detail"]["refused"]) == 3
+    assert c.result("meta/memory/panel/record", {"memory_id": good})["record"]["status"]["status"] == "tombstoned"
+    assert c.result("meta/memory/panel/record", {"memory_id": bad})["record"]["status"]["status"] == "quarantined"

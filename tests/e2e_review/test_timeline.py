@@ -165,6 +165,25 @@ def test_events_survive_a_restart_and_ids_keep_increasing(tmp_path: Path) -> Non
         gw.stop()
 
 
+def test_events_acknowledged_before_a_kill_are_still_there(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    gw = start_gateway(state)
+    c = Client(gw)
+    try:
+        _taint_events(c, 5)
+        before = c.events()
+    finally:
+        c.close()
+        gw.kill()  # SIGKILL: no graceful shutdown
+    gw = start_gateway(state)
+    c = Client(gw)
+    try:
+        assert c.events() == before
+    finally:
+        c.close()
+        gw.stop()
+
+
 def test_retention_keeps_only_the_newest_events_across_restarts(tmp_path: Path) -> None:
     state = tmp_path / "state"
     config = write_config(tmp_path / "config.toml", "[gateway]\nevents_retention = 5\n")

@@ -10,7 +10,6 @@ from __future__ import annotations
 import collections
 import json
 import os
-import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -60,16 +59,8 @@ class Fuzzed:
 
 
 def start_fuzzed(state_dir: Path, config: Path | None = None) -> Fuzzed:
-    gw = start_gateway(state_dir, config=config)
-    tail: collections.deque[str] = collections.deque(maxlen=200)
-
-    def drain() -> None:
-        assert gw.proc.stderr is not None
-        for line in gw.proc.stderr:
-            tail.append(line)
-
-    threading.Thread(target=drain, daemon=True).start()
-    return Fuzzed(gw, httpx.Client(timeout=60), tail)
+    gw = start_gateway(state_dir, config=config)  # support.start_gateway drains stdout/stderr into log_tail
+    return Fuzzed(gw, httpx.Client(timeout=60), gw.proc.log_tail)  # type: ignore[attr-defined]
 
 
 def proc_stats(pid: int) -> dict[str, int]:

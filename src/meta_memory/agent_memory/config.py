@@ -27,6 +27,9 @@ key                        values                                         defaul
                            refused)
 ``dsn``                    string; required with, and only with,          absent
                            ``store = "postgres"``
+``recall_provider``        ``"lexical"`` | ``"hybrid"`` (``"hybrid"``      ``"lexical"``
+                           needs the ``semantic`` extra and the sqlite
+                           store; checked when the runtime starts)
 =========================  =============================================  ================
 """
 
@@ -91,6 +94,7 @@ class AgentMemoryConfig(BaseModel):
     content_trust: ContentTrustConfig = ContentTrustConfig()
     store: Literal["sqlite", "postgres"] = "sqlite"
     dsn: str | None = None
+    recall_provider: Literal["lexical", "hybrid"] = "lexical"
     steward: Any = Field(default_factory=lambda: _steward(None))
     """``[agent_memory.steward]``: a :class:`meta_memory.review.config.StewardConfig` (disabled by default)."""
 
@@ -237,6 +241,7 @@ def parse_agent_memory_section(raw: dict[str, Any] | bool | None) -> AgentMemory
         content_trust=content_trust,
         store=store,  # type: ignore[arg-type]
         dsn=dsn.strip() if dsn else None,
+        recall_provider=_choice(raw, "recall_provider", ("lexical", "hybrid"), "lexical"),  # type: ignore[arg-type]
         steward=_steward(raw.get("steward")),
     )
 

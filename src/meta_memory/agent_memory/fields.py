@@ -68,6 +68,8 @@ def normalize_tags(tags: Iterable[str]) -> tuple[str, ...]:
     for tag in raw:
         if not isinstance(tag, str):
             raise FieldError("tags must be an array of strings", "tags")
+        if "\x00" in tag:
+            raise FieldError("tags must not contain NUL characters", "tags")
         norm = ascii_lower(tag.strip())
         if _nbytes(norm) > MAX_MEMORY_TAG_BYTES:
             raise FieldError(f"tags must be at most {MAX_MEMORY_TAG_BYTES} bytes", "tags")
@@ -78,11 +80,16 @@ def normalize_tags(tags: Iterable[str]) -> tuple[str, ...]:
 
 def validate_record_fields(title: str, description: str, body: str) -> None:
     """Check the caps, in order: title non-empty (trimmed), title <= 200 bytes,
-    description <= 400 bytes, body non-empty (trimmed), body <= 65536 bytes.
+    description <= 400 bytes, body non-empty (trimmed), body <= 65536 bytes,
+    and no NUL character in any of them (text is stored the same way on every backend;
+    PostgreSQL text cannot hold NUL).
 
     Raises :class:`FieldError` with the reference message, e.g.
-    ``title must not be empty``.
+    ``title must not be empty``, or ``<field> must not contain NUL characters``.
     """
+    for name, value in (("title", title), ("description", description), ("body", body)):
+        if "\x00" in value:
+            raise FieldError(f"{name} must not contain NUL characters", name)
     if not title.strip():
         raise FieldError("title must not be empty", "title")
     if _nbytes(title) > MAX_TITLE_BYTES:

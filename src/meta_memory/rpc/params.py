@@ -14,7 +14,45 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ..errors import InvalidParams
 
-__all__ = ["Params", "parse_params", "validation_to_invalid_params"]
+__all__ = ["Params", "parse_params", "validation_to_invalid_params", "check_json_value", "MAX_PARAMS_DEPTH"]
+
+#: Deepest nesting accepted in params (objects and arrays), so nothing stored can later exhaust
+#: the interpreter's recursion limit when it is copied or serialised.
+MAX_PARAMS_DEPTH = 64
+
+
+def check_json_value(value: Any, path: str = "params") -> None:
+    """Refuse, before any method sees them, params that no store can hold faithfully:
+
+    - a string (key or value) with a lone surrogate (``"\\ud800"``): not valid Unicode text;
+    - nesting deeper than :data:`MAX_PARAMS_DEPTH`.
+
+    Raises :class:`InvalidParams` naming the field path (``tags.0``, ``metadata.a.b``).
+    """
+    stack: list[tuple[Any, str, int]] = [(value, path, 0)]
+    while stack:
+        item, where, depth = stack.pop()
+        if isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                raise InvalidParams(f"{_leaf(where)} must be valid Unicode text (lone surrogate)", _leaf(where)) from None
+        elif isinstance(item, (dict, list)):
+            if depth >= MAX_PARAMS_DEPTH:
+                raise InvalidParams(f"{_leaf(where)} nests deeper than {MAX_PARAMS_DEPTH} levels", _leaf(where))
+            pairs = item.items() if isinstance(item, dict) else enumerate(item)
+            for key, child in pairs:
+                if isinstance(key, str):
+                    try:
+                        key.encode("utf-8")
+                    except UnicodeEncodeError:
+                        raise InvalidParams(f"{_leaf(where)} has a key that is not valid Unicode text",
+                                            _leaf(where)) from None
+                stack.append((child, f"{where}.{key}", depth + 1))
+
+
+def _leaf(where: str) -> str:
+    return where[len("params."):] if where.startswith("params.") else where
 
 P = TypeVar("P", bound=BaseModel)
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel
 
 from ..errors import MethodNotFound
-from .params import parse_params
+from .params import check_json_value, parse_params
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..runtime import Runtime
@@ -141,6 +141,7 @@ class MethodTable:
     def call(self, runtime: "Runtime", ctx: CallContext, name: str, params: Any) -> Any:
         """Parse, run and serialise one call. Raises :class:`~meta_memory.errors.MetaError` on refusal."""
         spec = self.get(name, runtime)
+        check_json_value(params)
         parsed = spec.parse(params)
         runtime.access.authorize(ctx.principal, name, params)
         return to_jsonable(spec.handler(runtime, ctx, parsed))

@@ -270,6 +270,13 @@ def migrations(schema: str) -> list[tuple[int, str, list[str]]]:
     return [
         (1, "base-schema", list(_BASE)),
         (2, "realm-views", _realm_views(schema)),
+        (3, "panel-listing-indexes", [
+            'CREATE INDEX IF NOT EXISTS records_realm_updated_idx '
+            'ON records (realm, updated_at_ms DESC, memory_id COLLATE "C" DESC)',
+            'CREATE INDEX IF NOT EXISTS records_realm_status_created_idx '
+            'ON records (realm, status_kind, created_at_ms DESC, memory_id COLLATE "C" DESC)',
+            "CREATE INDEX IF NOT EXISTS injections_realm_at_idx ON injections (realm, at_ms DESC, injection_id DESC)",
+        ]),
     ]
 
 

@@ -283,6 +283,8 @@ class _Reader:
         self.realm = realm
 
     def get_record(self, memory_id: str) -> MemoryRecord | None:
+        if "\x00" in memory_id:  # no stored id can hold NUL (PostgreSQL text cannot)
+            return None
         row = self.conn.execute(
             self.store._sql(f"SELECT {_COLS} FROM §records WHERE realm = %s AND memory_id = %s"),
             (self.realm, memory_id),

@@ -21,8 +21,19 @@ import hashlib
 import sqlite3
 
 from meta_memory.recall import fts
+from meta_memory.recall.semantic import vectors as vector_index
 
-__all__ = ["SCHEMA_DOMAIN", "FTS_DOMAIN", "MIGRATIONS", "migrate", "is_current", "fts_fingerprint", "insert_fts", "delete_fts"]
+__all__ = [
+    "SCHEMA_DOMAIN",
+    "FTS_DOMAIN",
+    "MIGRATIONS",
+    "migrate",
+    "is_current",
+    "fts_fingerprint",
+    "insert_fts",
+    "delete_fts",
+    "delete_vector",
+]
 
 SCHEMA_DOMAIN = "meta-memory"
 FTS_DOMAIN = "records-fts"
@@ -150,6 +161,8 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
     (1, "base-schema", _BASE_SCHEMA),
     (2, "recall-recency-indexes", _RECALL_INDEXES),
     (3, "panel-listing-indexes", _PANEL_INDEXES),
+    # Vectors of the semantic recall extra (a row only while its record is active; filled in the background).
+    (4, "record-vectors", vector_index.create_statements()),
 ]
 """``(version, name, statements)`` of domain :data:`SCHEMA_DOMAIN`, applied in order."""
 
@@ -243,3 +256,8 @@ def insert_fts(
 def delete_fts(conn: sqlite3.Connection, rid: int) -> None:
     """Remove a record's full-text row (when it leaves ``active``)."""
     conn.execute(f"DELETE FROM {fts.FTS_TABLE} WHERE rowid = ?", (rid,))
+
+
+def delete_vector(conn: sqlite3.Connection, rid: int) -> None:
+    """Remove a record's vector, if any (when it leaves ``active``; same transaction)."""
+    vector_index.delete_vector(conn, rid)

@@ -74,12 +74,13 @@ from meta_memory.agent_memory.store.base import (
     ManifestTier,
     WriteGate,
 )
-from meta_memory.agent_memory.store.schema import delete_fts, insert_fts, is_current, migrate
+from meta_memory.agent_memory.store.schema import delete_fts, delete_vector, insert_fts, is_current, migrate
 from meta_memory.agent_memory.validator import normalize_record, plan_batch, refuse_secrets
 from meta_memory.clock import Clock, SystemClock
 from meta_memory.errors import AgentMemoryError
 from meta_memory.identity import parse_identity, parse_realm
 from meta_memory.recall import fts
+from meta_memory.recall.semantic import vectors as vector_index
 
 __all__ = [
     "SqliteAgentMemoryStore",
@@ -439,6 +440,7 @@ class SqliteAgentMemoryStore(AgentMemoryStore):
                 rid = self._update_record(conn, rec)
                 if before.status.is_active and not rec.status.is_active:
                     delete_fts(conn, rid)
+                    delete_vector(conn, rid)
                 elif rec.status.is_active and not before.status.is_active:
                     insert_fts(conn, rid, rec.title, rec.description, rec.body, rec.tags)
         for entry in plan.audit:
@@ -694,6 +696,33 @@ class SqliteAgentMemoryStore(AgentMemoryStore):
                 rows = rows[: 2 * k]
         now = self.clock.now_ms()
         return [_row_to_record(name, r).meta(now) for r in rows]
+
+    # ================================================================ vectors (semantic recall extra)
+
+    def missing_vectors(self, realm: str, model: str, limit: int) -> list[vector_index.VectorJob]:
+        """Up to ``limit`` active records of ``realm`` without a vector of ``model`` (oldest first), with
+        the text to embed. See :mod:`meta_memory.recall.semantic.vectors`."""
+        with self._read(realm) as conn:
+            return vector_index.missing_vectors(conn, model, limit)
+
+    def put_vectors(self, realm: str, model: str, items: Sequence[tuple[int, bytes]]) -> int:
+        """Store ``(rid, float32 blob)`` vectors in one transaction, each only if its record is still
+        active. Written without the WAL fsync: a vector lost to a power cut is embedded again."""
+        if not items:
+            return 0
+        return self._write(realm, lambda conn: vector_index.put_vectors(conn, model, items), durable=False)
+
+    def vector_signature(self, realm: str, scope: Scope, model: str) -> tuple[int, int]:
+        """``(count, max vid)`` of the scope's vectors of ``model``: changes on any insert or delete."""
+        kind, key = scope.storage()
+        with self._read(realm) as conn:
+            return vector_index.scope_signature(conn, kind, key, model)
+
+    def scope_vectors(self, realm: str, scope: Scope, model: str) -> list[tuple[str, bytes]]:
+        """``(memory_id, blob)`` of the scope's active records that have a vector of ``model``."""
+        kind, key = scope.storage()
+        with self._read(realm) as conn:
+            return vector_index.scope_vectors(conn, kind, key, model)
 
     def list_realms(self) -> list[str]:
         """Realms with a database file under the root (decoded file stems), sorted."""

@@ -1,0 +1,134 @@
+"""The background embedder: fills the vectors of active records that lack one.
+
+Why in the background rather than in the write: embedding a record costs
+roughly 5-20 ms of CPU on the bundled model (more under load), and a write
+holds its realm's write lock while it runs; doing it there would add that to
+every ``remember`` and serialise other writers behind the model. Instead a
+write commits the record (and its full-text row) at once, and this thread
+embeds the records that have no vector yet, in batches (one forward pass for
+up to ``batch`` records), writing each batch in one short transaction that
+stores a vector only if its record is still active. Until its vector lands
+(normally well under a second after the write) a record is ranked lexically
+only by the hybrid provider. Removing a vector never waits for this thread:
+the store deletes it in the very transaction that takes the record out of
+``active``.
+
+The same loop backfills a realm that was written before ``hybrid`` was
+selected, or under another model (vectors carry the model id).
+
+Store contract (the SQLite store implements it): ``list_realms()``,
+``missing_vectors(realm, model, limit) -> list[VectorJob]``,
+``put_vectors(realm, model, [(rid, blob)]) -> int``.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import Any
+
+from meta_memory.recall.semantic.embedder import Embedder
+from meta_memory.recall.semantic.vectors import encode_vector
+
+__all__ = ["VectorIndexer"]
+
+log = logging.getLogger(__name__)
+
+
+class VectorIndexer:
+    """Fills missing vectors of every realm of ``store`` with ``embedder``.
+
+    Args:
+        store: a store with the vector methods (see module doc).
+        embedder: the embedder the hybrid provider uses (same ``model_id``).
+        batch: records per embedding call.
+        poll_s: seconds between scans when idle (:meth:`kick` wakes it early).
+        error_backoff_s: pause after a failed pass.
+    """
+
+    def __init__(
+        self, store: Any, embedder: Embedder, *, batch: int = 32, poll_s: float = 0.5, error_backoff_s: float = 5.0
+    ) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.batch = max(1, batch)
+        self.poll_s = poll_s
+        self.error_backoff_s = error_backoff_s
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._idle = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.embedded = 0
+        self.last_error: str | None = None
+
+    def run_once(self) -> int:
+        """One pass over every realm: embed and store up to ``batch`` records per realm.
+        Returns how many vectors were stored. Raises what the embedder or store raise."""
+        stored = 0
+        model = self.embedder.model_id
+        for realm in self.store.list_realms():
+            jobs = self.store.missing_vectors(realm, model, self.batch)
+            if not jobs:
+                continue
+            embedded = self.embedder.embed([j.text for j in jobs])
+            stored += self.store.put_vectors(realm, model, [(j.rid, encode_vector(v)) for j, v in zip(jobs, embedded)])
+        self.embedded += stored
+        return stored
+
+    def drain(self) -> int:
+        """Run passes until nothing is missing (synchronous); returns the vectors stored."""
+        total = 0
+        while True:
+            n = self.run_once()
+            if n == 0:
+                return total
+            total += n
+
+    def _loop(self) -> None:
+        load = getattr(self.embedder, "load", None)
+        try:
+            if callable(load):
+                load()
+        except Exception as exc:  # the model cannot load: recall stays lexical
+            self.last_error = f"{type(exc).__name__}: {exc}"
+            log.error("semantic recall: the embedding model failed to load (%s); recall stays lexical", exc)
+            return
+        while not self._stop.is_set():
+            try:
+                worked = self.run_once() > 0
+            except Exception as exc:
+                self.last_error = f"{type(exc).__name__}: {exc}"
+                log.warning("semantic recall: vector indexing pass failed: %s", exc)
+                self._stop.wait(self.error_backoff_s)
+                continue
+            if worked:
+                self._idle.clear()
+                continue
+            self._idle.set()
+            self._wake.wait(self.poll_s)
+            self._wake.clear()
+
+    def start(self) -> None:
+        """Start the daemon thread (loads the model first). Idempotent."""
+        if self._thread is not None:
+            return
+        self._thread = threading.Thread(target=self._loop, name="meta-memory-vector-indexer", daemon=True)
+        self._thread.start()
+
+    def kick(self) -> None:
+        """Wake the thread for a pass now (e.g. after a write)."""
+        self._wake.set()
+
+    def wait_idle(self, timeout_s: float) -> bool:
+        """Block until a pass found nothing to embed (True) or ``timeout_s`` passed (False)."""
+        self._idle.clear()
+        self.kick()
+        return self._idle.wait(timeout_s)
+
+    def stop(self, timeout_s: float = 5.0) -> None:
+        """Stop the thread and wait for it (at most ``timeout_s``)."""
+        self._stop.set()
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join(timeout_s)
+            self._thread = None

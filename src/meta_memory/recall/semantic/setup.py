@@ -1,0 +1,78 @@
+"""Build the configured recall provider for a runtime.
+
+``[agent_memory] recall_provider``:
+
+* ``"lexical"`` (default): :class:`~meta_memory.recall.lexical.LexicalRecallProvider`; nothing else runs.
+* ``"hybrid"``: :class:`~meta_memory.recall.semantic.hybrid.HybridRecallProvider` over the bundled
+  model, with a started :class:`~meta_memory.recall.semantic.indexer.VectorIndexer` that fills the
+  store's vectors in the background. Refused (``StartupError``) when the ``semantic`` extra is not
+  installed (the message gives the ``pip install`` command) or when the store has no vector support
+  (the PostgreSQL store: hybrid recall is SQLite-only for now).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from meta_memory.errors import StartupError
+from meta_memory.recall.lexical import LexicalRecallProvider
+
+__all__ = ["RecallSetup", "build_recall_provider", "VECTOR_STORE_METHODS"]
+
+#: What a store must offer for ``hybrid`` (the SQLite store does).
+VECTOR_STORE_METHODS = ("missing_vectors", "put_vectors", "vector_signature", "scope_vectors", "list_realms")
+
+
+@dataclass
+class RecallSetup:
+    """The provider to hand to the agent-memory service, and the indexer (``None`` for lexical)
+    to stop at shutdown."""
+
+    provider: Any
+    indexer: Any = None
+
+    def start(self) -> None:
+        """Start the background indexer, if any (idempotent)."""
+        if self.indexer is not None:
+            self.indexer.start()
+
+    def close(self) -> None:
+        """Stop the background indexer, if any."""
+        if self.indexer is not None:
+            self.indexer.stop()
+
+
+def build_recall_provider(kind: str, store: Any, *, embedder: Any = None, start: bool = True) -> RecallSetup:
+    """The provider named by ``kind`` (``"lexical"`` | ``"hybrid"``) over ``store``.
+
+    ``embedder``: overrides the bundled model (tests); ``start``: start the indexer thread.
+    Raises :class:`StartupError` for an unknown kind, a store without vector support, or a
+    missing ``semantic`` extra.
+    """
+    if kind == "lexical":
+        return RecallSetup(LexicalRecallProvider())
+    if kind != "hybrid":
+        raise StartupError(f"agent_memory.recall_provider: unknown provider {kind!r} (allowed: 'lexical', 'hybrid')")
+    missing = [m for m in VECTOR_STORE_METHODS if not callable(getattr(store, m, None))]
+    if missing:
+        raise StartupError(
+            f'agent_memory.recall_provider = "hybrid" is not supported on this store ({type(store).__name__}: '
+            f'no {", ".join(missing)}); hybrid recall needs store = "sqlite"'
+        )
+    if embedder is None:
+        from meta_memory.recall.semantic.model import MiniLMEmbedder
+
+        embedder = MiniLMEmbedder()  # raises StartupError with the install command when the extra is missing
+    try:
+        from meta_memory.recall.semantic.hybrid import HybridRecallProvider
+        from meta_memory.recall.semantic.indexer import VectorIndexer
+    except ImportError as exc:  # numpy missing
+        raise StartupError(
+            f"agent_memory.recall_provider = \"hybrid\" needs the semantic extra ({exc}): "
+            "pip install 'meta-memory[semantic]'"
+        ) from None
+    indexer = VectorIndexer(store, embedder)
+    if start:
+        indexer.start()
+    return RecallSetup(HybridRecallProvider(embedder), indexer)
