@@ -62,6 +62,14 @@ def remote(gateway_proc: GatewayProcess) -> Iterator[Any]:
 
 
 @pytest.fixture(scope="module")
+def spawned(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """The Python SDK over a spawned stdio gateway (``Meta.spawn``)."""
+    handle = Meta.spawn(tmp_path_factory.mktemp("spawned") / "state")
+    yield handle
+    handle.close()
+
+
+@pytest.fixture(scope="module")
 def embedded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     """The Python SDK with the runtime embedded in this process."""
     handle = Meta.builder().persistent_state(tmp_path_factory.mktemp("embedded") / "state").build()

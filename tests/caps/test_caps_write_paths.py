@@ -107,6 +107,14 @@ def sdk_remote_update(env: Env, ident: str, fields: dict[str, Any]) -> Outcome:
     return _sdk_update(env.remote, ident, fields)
 
 
+def sdk_stdio_remember(env: Env, ident: str, fields: dict[str, Any]) -> Outcome:
+    return _sdk_remember(env.spawned, ident, fields)
+
+
+def sdk_stdio_update(env: Env, ident: str, fields: dict[str, Any]) -> Outcome:
+    return _sdk_update(env.spawned, ident, fields)
+
+
 class _ToolCaller:
     """The ``memory`` tool, through ``meta/agent_memory/tool`` or through the MCP bridge."""
 
@@ -182,20 +190,23 @@ def mcp_propose_to_mob(env: Env, ident: str, fields: dict[str, Any]) -> Outcome:
 
 
 APP_PATHS = [rpc_remember, rpc_update, sdk_embedded_remember, sdk_embedded_update, sdk_remote_remember,
-             sdk_remote_update]
+             sdk_remote_update, sdk_stdio_remember, sdk_stdio_update]
 TOOL_PATHS = [tool_remember, tool_update, tool_propose_to_mob, mcp_remember, mcp_update, mcp_propose_to_mob]
 MATRIX = [(p, c) for p in APP_PATHS for c in cases_for(description=False)] + \
          [(p, c) for p in TOOL_PATHS for c in cases_for(description=True)]
 
 
 class Env:
-    def __init__(self, raw: Any, remote: Any, embedded: Any) -> None:
-        self.raw, self.remote, self.embedded = raw, remote, embedded
+    """Every way in: raw JSON-RPC and the SDK over HTTP (one gateway), the embedded SDK, and the
+    SDK over a spawned stdio gateway (each with its own state)."""
+
+    def __init__(self, raw: Any, remote: Any, embedded: Any, spawned: Any) -> None:
+        self.raw, self.remote, self.embedded, self.spawned = raw, remote, embedded, spawned
 
 
 @pytest.fixture(scope="module")
-def env(raw: Any, remote: Any, embedded: Any) -> Env:
-    return Env(raw, remote, embedded)
+def env(raw: Any, remote: Any, embedded: Any, spawned: Any) -> Env:
+    return Env(raw, remote, embedded, spawned)
 
 
 @pytest.mark.parametrize(("path", "case"), MATRIX, ids=[f"{p.__name__}-{c.name}" for p, c in MATRIX])
@@ -203,7 +214,7 @@ def test_caps_hold_on_every_write_path(env: Env, path: Callable[..., Outcome], c
     ident = f"agent:caps-{uniq()}"
     fields = case.fields()
     out = path(env, ident, fields)
-    reader: Call = env.embedded.call if path.__name__.startswith("sdk_embedded") else env.raw.result
+    reader = _reader(env, path.__name__)
     if case.accepted:
         assert out.stored is not None, out.text
         assert out.stored == expected_stored(fields)  # stored byte for byte
@@ -228,6 +239,15 @@ def test_the_matrix_covers_every_capped_field_on_every_path() -> None:
         assert fields >= {"title", "body", "tags"}
         if path in TOOL_PATHS:
             assert "description" in fields
+
+
+def _reader(env: Env, path_name: str) -> Call:
+    """Where a path's writes can be read back (the embedded and stdio SDKs have their own state)."""
+    if path_name.startswith("sdk_embedded"):
+        return env.embedded.call
+    if path_name.startswith("sdk_stdio"):
+        return env.spawned.call
+    return env.raw.result
 
 
 # ----------------------------------------------------------------------------- properties
@@ -290,7 +310,7 @@ def test_description_cap_is_the_same_through_the_tool_and_the_store(env: Env) ->
 
 
 def test_refusals_on_the_sdk_paths_are_typed_errors_naming_the_field(env: Env) -> None:
-    for handle in (env.embedded, env.remote):
+    for handle in (env.embedded, env.remote, env.spawned):
         with pytest.raises(InvalidParams) as info:
             handle.remember_agent_memory(f"agent:caps-{uniq()}", title="é" * 101, body="b")
         assert info.value.code == -32602 and info.value.field == "title"

@@ -19,7 +19,8 @@ from e2e_review_support import (
 )
 from support import GatewayProcess, start_gateway, write_config
 
-ALICE, HOST, CAROL = "alice-review-token", "agent-host-token", "carol-discard-token"
+ALICE, HOST, CAROL, DAVE = "alice-review-token", "agent-host-token", "carol-discard-token", "dave-watch-token"
+WATCHED = "agent:watched"  # the one identity dave may read
 REVIEWER_ACTIONS = ("memory.quarantine.review", "agent.view", "agent.memory.read", "agent.memory.write",
                     "agent.memory.delete")
 HOST_ACTIONS = ("agent.view", "agent.memory.read", "agent.memory.write")
@@ -29,12 +30,15 @@ DISCARDER_ACTIONS = ("memory.quarantine.review", "agent.view", "agent.memory.rea
 def _config() -> str:
     lines = ["[access]", "enabled = true"]
     for token, principal, role in ((ALICE, "alice", "reviewer"), (HOST, "agent-host", "host"),
-                                   (CAROL, "carol", "discarder")):
+                                   (CAROL, "carol", "discarder"), (DAVE, "dave", "watcher")):
         lines += ["[[access.tokens]]", f'sha256 = "{hashlib.sha256(token.encode()).hexdigest()}"',
                   f'principal = "{principal}"', f'roles = ["{role}"]']
     for role, actions in (("reviewer", REVIEWER_ACTIONS), ("host", HOST_ACTIONS), ("discarder", DISCARDER_ACTIONS)):
         for action in actions:
             lines += ["[[access.grants]]", f'action = "{action}"', f'who = {{ role = "{role}" }}']
+    for action in ("agent.memory.read", "agent.view"):
+        lines += ["[[access.grants]]", f'action = "{action}"', 'who = { role = "watcher" }',
+                  f'on = {{ identity = "{WATCHED}" }}']
     return "\n".join(lines) + "\n"
 
 
@@ -173,3 +177,19 @@ def test_a_read_only_console_refuses_the_decision(tmp_path) -> None:
     finally:
         alice.close()
         proc.stop()
+
+
+def test_the_timeline_shows_a_caller_only_the_identities_it_may_read(gw: GatewayProcess) -> None:
+    host, alice, dave = Client(gw, HOST), Client(gw, ALICE), Client(gw, DAVE)
+    other = uid()
+    watched_id = host.poisoned(WATCHED, "Watched", "A claim about the watched identity.")
+    other_id = host.poisoned(other, "Unwatched", "A claim about another identity.")
+    everything = alice.events()
+    assert {watched_id, other_id} <= {e["data"].get("record_id") for e in everything}
+    seen = dave.events()
+    assert seen and all(e["identity"] == WATCHED for e in seen)
+    assert watched_id in {e["data"].get("record_id") for e in seen}
+    streamed = read_sse(gw.url, len(everything), token=DAVE, timeout_s=1.5)
+    assert [e["data"] for e in streamed] == seen
+    for c in (host, alice, dave):
+        c.close()

@@ -12,7 +12,8 @@ Contextual selection, for a request with at least one search term:
    reached it) gets the mean cosine of the candidates that have one, so it
    is neither helped nor hurt;
 4. the ``dense_candidates`` records of the scope nearest the query that the
-   lexical ranking did not find join with ``dense_prior + dense_weight x cosine``
+   lexical ranking did not find, with a cosine of at least ``dense_min_cosine``,
+   join with ``dense_prior + dense_weight x cosine``
    (``dense_prior`` is on the normalised lexical scale: a dense-only record
    counts as half as relevant, lexically, as the best lexical match);
 5. order by score desc, then ``updated_at_ms`` desc and id; keep ``max_entries``.
@@ -28,7 +29,8 @@ dense alone 0.60; reciprocal-rank fusion 0.70-0.77 depending on its constant;
 min-max weighted fusion 0.76-0.77; this re-ranking 0.774 without dense-only
 candidates and 0.776-0.784 with them across ``dense_weight`` 0.3-0.5,
 ``dense_candidates`` 10-40, ``dense_prior`` 0.5-0.6 (defaults are the middle of
-that plateau, not its peak).
+that plateau, not its peak); a ``dense_min_cosine`` of 0.2-0.5 costs at most
+one question in 760.
 
 Spec: issue "optional semantic extra" (fusion justified by measurement); the
 provider contract of :mod:`meta_memory.recall.provider` (read only through
@@ -65,6 +67,8 @@ class HybridConfig:
     ``dense_weight``: weight of the cosine (unit vectors) beside the normalised lexical score.
     ``dense_candidates``: nearest records added without a lexical match (0 = pure re-ranking).
     ``dense_prior``: normalised lexical score credited to a dense-only candidate.
+    ``dense_min_cosine``: a dense-only candidate needs at least this cosine (so a query that
+    matches nothing does not return the scope's least-unrelated records).
     ``query_cache``: query vectors kept (LRU). ``scope_cache``: scope matrices kept (LRU).
     """
 
@@ -72,6 +76,7 @@ class HybridConfig:
     dense_weight: float = 0.4
     dense_candidates: int = 20
     dense_prior: float = 0.5
+    dense_min_cosine: float = 0.35
     query_cache: int = 256
     scope_cache: int = 32
 
@@ -259,12 +264,14 @@ class HybridRecallProvider:
             n = min(len(matrix.ids), cfg.dense_candidates + len(seen))
             top = np.argpartition(-cosines, n - 1)[:n] if n < len(matrix.ids) else np.arange(len(matrix.ids))
             for i in sorted(top.tolist(), key=lambda j: -float(cosines[j])):
-                rid = matrix.ids[i]
-                if rid not in seen and len(dense_only) < cfg.dense_candidates:
-                    dense_only[rid] = cfg.dense_prior + cfg.dense_weight * float(cosines[i])
+                cos = float(cosines[i])
+                if cos < cfg.dense_min_cosine or len(dense_only) >= cfg.dense_candidates:
+                    break
+                if matrix.ids[i] not in seen:
+                    dense_only[matrix.ids[i]] = cfg.dense_prior + cfg.dense_weight * cos
         # Fetch records only for dense-only ids that can still make the cut.
         floor = sorted((s.score for s in scored), reverse=True)[max_entries - 1] if len(scored) >= max_entries else None
-        wanted = [rid for rid, score in dense_only.items() if floor is None or score > floor]
+        wanted = [rid for rid, score in dense_only.items() if floor is None or score >= floor]
         if wanted:
             for rid, rec in source.records(wanted).items():
                 scored.append(ScoredRecord(rec, dense_only[rid]))

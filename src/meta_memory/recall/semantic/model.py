@@ -133,9 +133,11 @@ class MiniLMEmbedder:
 
         self.load()
         model = self._model
+        # Longest first, so each forward pass pads to similar lengths; the order is restored below.
+        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
         chunks = []
-        for start in range(0, len(texts), self.max_batch):
-            batch = [t if t.strip() else " " for t in texts[start : start + self.max_batch]]
+        for start in range(0, len(order), self.max_batch):
+            batch = [texts[i] if texts[i].strip() else " " for i in order[start : start + self.max_batch]]
             with self._tok_lock:
                 prepare = getattr(model, "preprocess", None) or model.tokenize
                 features = prepare(batch)
@@ -145,4 +147,6 @@ class MiniLMEmbedder:
             chunks.append(out.detach().cpu().numpy().astype(np.float32, copy=False))
         if not chunks:
             return np.zeros((0, self.DIM), dtype=np.float32)
-        return np.concatenate(chunks, axis=0)
+        out = np.empty((len(texts), self.DIM), dtype=np.float32)
+        out[np.asarray(order)] = np.concatenate(chunks, axis=0)
+        return out
