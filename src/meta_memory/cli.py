@@ -68,7 +68,9 @@ def _graceful_server_class():
 
     class GracefulServer(uvicorn.Server):
         """uvicorn's server, but SIGINT/SIGTERM finish in-flight requests and the process exits 0
-        (uvicorn would re-raise the signal after shutdown)."""
+        (uvicorn would re-raise the signal after shutdown); open ``/events`` streams end at once."""
+
+        stopping = None  # a threading.Event the gateway's streams watch
 
         @contextlib.contextmanager
         def capture_signals(self):  # type: ignore[override]
@@ -76,6 +78,8 @@ def _graceful_server_class():
                 if self.should_exit and signum == _signal.SIGINT:
                     self.force_exit = True
                 self.should_exit = True
+                if self.stopping is not None:
+                    self.stopping.set()
 
             previous = {sig: _signal.signal(sig, handler) for sig in (_signal.SIGINT, _signal.SIGTERM)}
             try:
@@ -122,6 +126,7 @@ def serve(state_dir: Path, host: str, port: int, config_path: Path | None) -> No
     shown_host = f"[{host}]" if family == socket.AF_INET6 else host
     config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=5, lifespan="off")
     server = _GracefulServer(config)
+    server.stopping = gateway.stopping
     click.echo(f"meta-memory gateway listening on http://{shown_host}:{bound_port} (state dir {state_dir})", err=False)
     sys.stdout.flush()
     try:

@@ -112,8 +112,7 @@ class EventBus:
                         "INSERT INTO events (seq, identity, event_type, timestamp_ms, data) VALUES (?, ?, ?, ?, ?)",
                         (env.seq, env.identity, env.event_type, env.timestamp_ms, json.dumps(env.data)),
                     )
-                    if env.seq % 256 == 0:
-                        self._conn.execute("DELETE FROM events WHERE seq <= ?", (env.seq - self._retention,))
+                    self._conn.execute("DELETE FROM events WHERE seq <= ?", (env.seq - self._retention,))
                 except sqlite3.Error:
                     import logging
 

@@ -11,6 +11,8 @@ an optional member means *absent*.
 
 from __future__ import annotations
 
+import json
+
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,6 +41,10 @@ __all__ = [
     "parse_query_params",
     "parse_stores_params",
 ]
+
+#: Cap on each text field and on the JSON of ``metadata`` (bytes). The ledger rewrites its whole
+#: file on every index and keeps 4,096 assertions, so the file stays bounded (about 4,096 × 64 KiB at most).
+MAX_LEDGER_TEXT_BYTES = 65_536
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid", strict=True)
 
@@ -250,6 +256,12 @@ def parse_index_params(params: object) -> IndexRequest:
     reason = _optional(params, "conflict_reason")
     if reason is not None and not isinstance(reason, str):
         raise InvalidParams("conflict_reason must be a string when provided", "conflict_reason")
+    for name, value in (("entity", entity), ("topic", topic), ("store", store), ("fact", fact),
+                        ("conflict_reason", reason)):
+        if value is not None and len(value.encode("utf-8", "surrogatepass")) > MAX_LEDGER_TEXT_BYTES:
+            raise InvalidParams(f"{name} must be at most {MAX_LEDGER_TEXT_BYTES} bytes", name)
+    if metadata is not None and len(json.dumps(metadata, ensure_ascii=False).encode("utf-8", "surrogatepass")) > MAX_LEDGER_TEXT_BYTES:
+        raise InvalidParams(f"metadata must be at most {MAX_LEDGER_TEXT_BYTES} bytes as JSON", "metadata")
     req = IndexRequest(
         entity=entity,
         topic=topic,

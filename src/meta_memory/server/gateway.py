@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import threading
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..rpc.dispatch import Dispatcher
@@ -20,6 +21,8 @@ class Gateway:
     runtime: Runtime
     table: MethodTable
     dispatcher: Dispatcher
+    stopping: threading.Event = field(default_factory=threading.Event)
+    """Set when the server begins a graceful shutdown: long-lived streams (``/events``) end."""
 
     @classmethod
     def for_runtime(cls, runtime: Runtime) -> "Gateway":

@@ -98,7 +98,7 @@ def create_app(gateway: Gateway) -> Starlette:
             after = start
             idle_s = 0.0
             yield b": meta-memory timeline\n\n"
-            while True:
+            while not gateway.stopping.is_set():
                 if await request.is_disconnected():
                     break
                 batch = bus.list(after, _SSE_BATCH) if bus.last_seq > after else []

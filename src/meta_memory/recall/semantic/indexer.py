@@ -8,7 +8,8 @@ write commits the record (and its full-text row) at once, and this thread
 embeds the records that have no vector yet, in batches (one forward pass for
 up to ``batch`` records), writing each batch in one short transaction that
 stores a vector only if its record is still active. Until its vector lands
-(normally well under a second after the write) a record is ranked lexically
+(within ``max_poll_s`` plus the embedding time after the write; at once after
+:meth:`VectorIndexer.kick`) a record is ranked lexically
 only by the hybrid provider. Removing a vector never waits for this thread:
 the store deletes it in the very transaction that takes the record out of
 ``active``.
@@ -42,17 +43,22 @@ class VectorIndexer:
         store: a store with the vector methods (see module doc).
         embedder: the embedder the hybrid provider uses (same ``model_id``).
         batch: records per embedding call.
-        poll_s: seconds between scans when idle (:meth:`kick` wakes it early).
+        poll_s: seconds between scans right after work; each idle scan doubles the pause up to
+            ``max_poll_s`` (a scan of a large realm is a join over its active records), and work
+            or :meth:`kick` resets it.
+        max_poll_s: longest pause between idle scans.
         error_backoff_s: pause after a failed pass.
     """
 
     def __init__(
-        self, store: Any, embedder: Embedder, *, batch: int = 32, poll_s: float = 0.5, error_backoff_s: float = 5.0
+        self, store: Any, embedder: Embedder, *, batch: int = 32, poll_s: float = 0.5, max_poll_s: float = 4.0,
+        error_backoff_s: float = 5.0,
     ) -> None:
         self.store = store
         self.embedder = embedder
         self.batch = max(1, batch)
         self.poll_s = poll_s
+        self.max_poll_s = max(poll_s, max_poll_s)
         self.error_backoff_s = error_backoff_s
         self._wake = threading.Event()
         self._stop = threading.Event()
@@ -93,6 +99,7 @@ class VectorIndexer:
             self.last_error = f"{type(exc).__name__}: {exc}"
             log.error("semantic recall: the embedding model failed to load (%s); recall stays lexical", exc)
             return
+        pause = self.poll_s
         while not self._stop.is_set():
             try:
                 worked = self.run_once() > 0
@@ -103,9 +110,13 @@ class VectorIndexer:
                 continue
             if worked:
                 self._idle.clear()
+                pause = self.poll_s
                 continue
             self._idle.set()
-            self._wake.wait(self.poll_s)
+            if self._wake.wait(pause):
+                pause = self.poll_s
+            else:
+                pause = min(self.max_poll_s, pause * 2)
             self._wake.clear()
 
     def start(self) -> None:
