@@ -116,6 +116,7 @@ export const AGENT_MEMORY_KEYS: readonly string[] = [
   "content_trust",
   "store",
   "dsn",
+  "recall_provider",
   "steward",
 ];
 

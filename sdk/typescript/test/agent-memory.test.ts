@@ -127,10 +127,13 @@ describe("agent-memory refusals", () => {
     ["title over 200 bytes", () => h.rememberAgentMemory({ identity: "a", title: "é".repeat(101), body: "b" }), "title", /title must be at most 200 bytes/],
     ["max_entries over 64", () => h.recallAgentMemory({ identity: "a", maxEntries: 65 }), "max_entries", /max_entries must be between 1 and 64/],
     ["max_entries zero", () => h.recallAgentMemory({ identity: "a", maxEntries: 0 }), "max_entries", /max_entries must be a positive integer when provided/],
-    ["empty query_text", () => h.recallAgentMemory({ identity: "a", queryText: "  " }), "query_text", /query_text must be a non-empty string when provided/],
     ["k with tier full", () => h.manifestAgentMemory({ identity: "a", tier: "full", k: 3 }), "", /k is only valid with tier 'working_set'/],
     ["update without memory_id", () => h.updateAgentMemory({ identity: "a", memoryId: " ", title: "t", body: "b" }), "memory_id", /memory_id must not be empty/],
   ];
+  it("a whitespace-only query_text returns no records and says why", async () => {
+    const out = await h.call("meta/agent_memory/recall", { identity: "a", query_text: "   " });
+    assert.deepEqual(out, { records: [], skip_reason: "no_query_terms" });
+  });
   for (const [label, call, field, message] of invalid) {
     it(`${label} is InvalidParams`, async () => {
       const err = await rejection(call());

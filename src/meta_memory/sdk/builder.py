@@ -33,6 +33,7 @@ _AGENT_MEMORY_ALIASES = {
     "recorderTool": "recorder_tool",
     "contentTrust": "content_trust",
     "operatorScope": "operator_scope",
+    "recallProvider": "recall_provider",
     "trustedMcpServers": "trusted_mcp_servers",
     "untrustedTools": "untrusted_tools",
     "trustedTools": "trusted_tools",
