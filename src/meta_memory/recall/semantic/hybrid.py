@@ -23,14 +23,17 @@ still loading), a reader with no vector access, no vector in the scope —
 yields the lexical ranking unchanged. ``always`` selection and term-less
 queries are the lexical provider's answers.
 
-Why this fusion (LoCoMo dev file, recall@8, categories 1-4; see
+Why this fusion (LoCoMo dev file, recall@8, categories 1-4, one run of
 ``benchmarks/locomo_recall.py --provider hybrid --sweep``): lexical alone 0.763;
-dense alone 0.60; reciprocal-rank fusion 0.70-0.77 depending on its constant;
-min-max weighted fusion 0.76-0.77; this re-ranking 0.774 without dense-only
-candidates and 0.776-0.784 with them across ``dense_weight`` 0.3-0.5,
-``dense_candidates`` 10-40, ``dense_prior`` 0.5-0.6 (defaults are the middle of
-that plateau, not its peak); a ``dense_min_cosine`` of 0.2-0.5 costs at most
-one question in 760.
+dense (cosine) alone 0.600; re-ranking the lexical candidates only 0.767-0.774
+(``dense_weight`` 1.0-0.3); with dense-only candidates 0.776-0.779 across
+``dense_weight`` 0.3-0.5, ``dense_candidates`` 10-40 and ``dense_prior`` 0.3-0.5,
+but 0.742 with ``dense_prior`` 0.7 (dense-only records then crowd out lexical
+matches). Defaults sit in the middle of the plateau: 0.779, recall@10 0.801
+(lexical 0.776). Offline, reciprocal-rank fusion scored 0.70-0.77 and min-max
+weighted fusion 0.76-0.77, both below this. The ``dense_min_cosine`` floor
+(0.35) costs one question in 760 and keeps a query that matches nothing from
+returning arbitrary records.
 
 Spec: issue "optional semantic extra" (fusion justified by measurement); the
 provider contract of :mod:`meta_memory.recall.provider` (read only through
