@@ -47,16 +47,26 @@ class Runtime:
         self._closed = False
         self.start_background = start_background
 
-        from .events.bus import EventBus
-        from .ledger.ledger import AssertionLedger
-        from .storage.layout import StorageLayout
-
         from .services.access import AccessService
+        from .storage.layout import StorageLayout
 
         self.access = AccessService(self.config.access)
         self.layout = StorageLayout(self.state_dir) if self.state_dir is not None else None
+        self._state_lock = None
         if self.layout is not None:
             self.layout.check_startup()
+            from .storage.lock import StateDirLock
+
+            self._state_lock = StateDirLock(self.layout.state_dir)
+        try:
+            self._build()
+        except BaseException:
+            self.close()
+            raise
+
+    def _build(self) -> None:
+        from .events.bus import EventBus
+        from .ledger.ledger import AssertionLedger
 
         self.events = EventBus(self.clock, path=(self.state_dir / "events.sqlite3") if self.state_dir else None,
                                retention=self.config.gateway.events_retention)
@@ -121,8 +131,12 @@ class Runtime:
                 closer()
             except Exception:  # noqa: BLE001 - best effort on shutdown
                 log.exception("error while closing the runtime")
-        self.ledger.close()
-        self.events.close()
+        if getattr(self, "ledger", None) is not None:
+            self.ledger.close()
+        if getattr(self, "events", None) is not None:
+            self.events.close()
+        if self._state_lock is not None:
+            self._state_lock.release()
 
     def add_closer(self, fn: Any) -> None:
         if not hasattr(self, "_closers"):

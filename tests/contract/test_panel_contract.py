@@ -23,6 +23,7 @@ from meta_memory.access.principal import ANONYMOUS
 from meta_memory.agent_memory.hashing import content_hash
 from meta_memory.agent_memory.model import Author, NewMemoryRecord, Provenance, Scope
 from meta_memory.agent_memory.store.base import AgentMemoryStore, InjectionRow
+from meta_memory.agent_memory.store.dialect import dialect_of
 from meta_memory.agent_memory.store.sqlite import SqliteAgentMemoryStore
 from meta_memory.clock import ManualClock
 from meta_memory.panel.cursor import MAX_CURSOR_MS, Cursor, parse_cursor
@@ -63,7 +64,7 @@ def execute(store: Any, realm: str, statements: list[tuple[str, tuple[Any, ...]]
     """Run ``?``-placeholder statements in one write transaction, in the store's dialect."""
 
     def fn(tx: Any) -> None:
-        d = sql.dialect_of(tx.conn)
+        d = dialect_of(tx.conn)
         for text, params in statements:
             d.execute(tx.conn, text, params)
 

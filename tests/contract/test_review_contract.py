@@ -25,6 +25,7 @@ from meta_memory.agent_memory.model import (
     Scope,
 )
 from meta_memory.agent_memory.store.base import AgentMemoryStore
+from meta_memory.agent_memory.store.dialect import dialect_of
 from meta_memory.clock import ManualClock
 from meta_memory.errors import AgentMemoryError, QuarantineReviewRefused
 from meta_memory.events.bus import EventBus
@@ -110,7 +111,7 @@ class Review:
 
     def count(self, table: str) -> int:
         def fn(tx: Any) -> int:
-            return int(sql.dialect_of(tx.conn).execute(tx.conn, f"SELECT COUNT(*) FROM {table}").fetchone()[0])
+            return int(dialect_of(tx.conn).execute(tx.conn, f"SELECT COUNT(*) FROM {table}").fetchone()[0])
 
         return self.store.run_in_transaction(REALM, fn)
 
@@ -408,7 +409,7 @@ def test_side_tables_are_per_realm(rv: Review) -> None:
 
 def test_dialect_of_refuses_other_connections() -> None:
     with pytest.raises(TypeError):
-        sql.dialect_of(object())
+        dialect_of(object())
 
 
 def test_unknown_ids_with_a_nul_are_unknown_on_both(rv: Review) -> None:

@@ -216,3 +216,21 @@ def test_sigkill_at_random_moments_keeps_every_acknowledged_assertion(tmp_path):
         missing = acknowledged - facts
         assert not missing, f"round {round_no}: lost {sorted(missing)[:5]}"
     assert len(acknowledged) > 20
+
+
+def test_a_second_runtime_on_the_same_state_dir_is_refused(gateway, tmp_path):
+    """Two ledgers on one file would overwrite each other's acknowledged writes: the second start is refused."""
+    from meta_memory import Meta
+    from meta_memory.errors import StartupError
+
+    _index(gateway, "owned by the running gateway")
+    second = start_gateway(gateway.state_dir, expect_failure=True)
+    err = second.proc.stderr.read()
+    assert second.proc.returncode == 1 and "already in use" in err and str(gateway.state_dir.resolve()) in err
+    with pytest.raises(StartupError, match="already in use"):
+        Meta.builder().persistent_state(gateway.state_dir).build()
+    # the running gateway is untouched and keeps serving
+    assert [a["fact"] for a in gateway.result("meta/memory/query", {})["assertions"]] == ["owned by the running gateway"]
+    gateway.stop()
+    with Meta.builder().persistent_state(gateway.state_dir).build() as handle:  # free again once it stopped
+        assert len(handle.memory_query().assertions) == 1

@@ -20,6 +20,7 @@ from contract.pgsupport import DSN, require_postgres
 from psycopg import conninfo
 
 from meta_memory.agent_memory.hashing import content_hash
+from meta_memory.agent_memory.store.dialect import dialect_of
 from meta_memory.agent_memory.store.postgres import PostgresAgentMemoryStore
 from meta_memory.clock import ManualClock
 from meta_memory.panel.cursor import Cursor
@@ -56,7 +57,7 @@ def test_listings_use_code_point_order_under_a_linguistic_collation(icu_dsn: str
 
         def fill(tx: Any) -> None:
             c = tx.conn
-            d = sql.dialect_of(c)
+            d = dialect_of(c)
             for mid in IDS:
                 d.execute(c, (
                     "INSERT INTO records(memory_id, scope_kind, scope_key, kind, title, body, provenance, trust, "

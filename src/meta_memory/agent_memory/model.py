@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
@@ -43,10 +43,26 @@ __all__ = [
 
 DAY_MS = 86_400_000
 
+_E = TypeVar("_E", bound=StrEnum)
+
 
 def age_days(updated_at_ms: int, now_ms: int) -> int:
     """Whole days between ``updated_at_ms`` and ``now_ms`` (saturating at 0)."""
     return max(0, now_ms - updated_at_ms) // DAY_MS
+
+
+def _tag(data: Any, what: str, enum: type[_E], label: str) -> _E:
+    """The ``enum`` member a JSON object names in its ``what`` key (``{"scope": "identity", ...}``).
+
+    Raises ``ValueError("<what> must be an object")`` or ``ValueError("unknown <label> '<value>'")``.
+    """
+    if not isinstance(data, dict):
+        raise ValueError(f"{what} must be an object")
+    raw = data.get(what)
+    try:
+        return enum(raw)
+    except ValueError:
+        raise ValueError(f"unknown {label} '{raw}'") from None
 
 
 def _req_str(data: dict[str, Any], key: str, what: str) -> str:
@@ -136,13 +152,7 @@ class Scope:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Scope:
         """Decode ``{"scope": kind, "realm": ..., <kind>: key}``; raises ``ValueError``."""
-        if not isinstance(data, dict):
-            raise ValueError("scope must be an object")
-        kind_raw = data.get("scope")
-        try:
-            kind = ScopeKind(kind_raw)
-        except ValueError:
-            raise ValueError(f"unknown scope kind '{kind_raw}'") from None
+        kind = _tag(data, "scope", ScopeKind, "scope kind")
         realm = _req_str(data, "realm", "scope")
         key = "" if kind is ScopeKind.REALM else _req_str(data, kind.value, "scope")
         return cls(kind, realm, key)
@@ -263,12 +273,7 @@ class Status:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Status:
-        if not isinstance(data, dict):
-            raise ValueError("status must be an object")
-        try:
-            kind = StatusKind(data.get("status"))
-        except ValueError:
-            raise ValueError(f"unknown status '{data.get('status')}'") from None
+        kind = _tag(data, "status", StatusKind, "status")
         if kind is StatusKind.SUPERSEDED:
             return cls(kind, _req_str(data, "by", "status"))
         if kind is StatusKind.QUARANTINED:
@@ -358,12 +363,7 @@ class Author:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Author:
-        if not isinstance(data, dict):
-            raise ValueError("author must be an object")
-        try:
-            kind = AuthorKind(data.get("author"))
-        except ValueError:
-            raise ValueError(f"unknown author '{data.get('author')}'") from None
+        kind = _tag(data, "author", AuthorKind, "author")
         if kind is AuthorKind.AGENT:
             return cls(kind, identity=_req_str(data, "identity", "author"))
         if kind in (AuthorKind.STEWARD, AuthorKind.DISTILLER):

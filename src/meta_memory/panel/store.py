@@ -16,18 +16,20 @@ and :mod:`meta_memory.panel.service` filters. All times are UTC epoch ms.
 Both are :class:`SqlPanelStore`: the same queries, run inside
 ``store.read(realm)`` (one read-only snapshot of one realm), filtering in SQL,
 paging the record listing by the keyset ``(updated_at_ms DESC, memory_id
-DESC)``; a :class:`PanelDialect` supplies the few spellings that differ, so
-both return the same rows in the same order.
+DESC)``; the store's SQL dialect
+(:class:`~meta_memory.agent_memory.store.dialect.Dialect`) supplies the few
+spellings that differ, so both return the same rows in the same order.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from ..agent_memory.model import Scope, Status, UsageStats
+from ..agent_memory.store.dialect import POSTGRES, SQLITE, Dialect
 from .cursor import Cursor
 from .paging import SourcePage
 from .visibility import RecordFacts
@@ -42,7 +44,6 @@ __all__ = [
     "HarvestRow",
     "InjectionLedgerRow",
     "MemoryPanelStore",
-    "PanelDialect",
     "PanelStoreDefaults",
     "PostgresPanelStore",
     "PromotionRow",
@@ -343,14 +344,7 @@ class HarvestRow:
     status: str
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "realm": self.realm,
-            "identity": self.identity,
-            "session_key": self.session_key,
-            "cause": self.cause,
-            "retired_at_ms": self.retired_at_ms,
-            "status": self.status,
-        }
+        return asdict(self)
 
 
 # --------------------------------------------------------------------------- the protocol
@@ -513,48 +507,6 @@ def summarise_dreams(realm: str, rows: Iterable[tuple[str, str, str | None, Mapp
     return out
 
 
-# --------------------------------------------------------------------------- SQL dialects
-
-
-@dataclass(frozen=True)
-class PanelDialect:
-    """The SQL spellings the panel queries need per backend.
-
-    ``octets``: a format string giving the UTF-8 byte length of a text column;
-    ``collate``: the suffix making a text column compare by code point (the
-    order of :class:`~meta_memory.panel.cursor.Cursor`); ``steward_audit``: a
-    boolean over ``audit.detail`` true for rows a steward wrote; ``pg``: whether
-    placeholders are ``%s`` (queries are written with ``?``).
-    """
-
-    name: str
-    octets: str
-    collate: str
-    steward_audit: str
-    pg: bool
-
-    def sql(self, text: str) -> str:
-        """``text`` with ``?`` placeholders in this dialect."""
-        return text.replace("%", "%%").replace("?", "%s") if self.pg else text
-
-
-SQLITE_DIALECT = PanelDialect(
-    name="sqlite",
-    octets="LENGTH(CAST({} AS BLOB))",
-    collate="",
-    steward_audit="CASE WHEN json_valid(detail) THEN json_extract(detail, '$.author.author') END = 'steward'",
-    pg=False,
-)
-
-# Audit details are written by the store as JSON (never by hand), so the cast cannot fail.
-POSTGRES_DIALECT = PanelDialect(
-    name="postgres",
-    octets="octet_length({})",
-    collate=' COLLATE "C"',
-    steward_audit="(detail::jsonb #>> '{author,author}') = 'steward'",
-    pg=True,
-)
-
 _LIST_BASE = (
     "memory_id, scope_kind, scope_key, kind, title, description, tags, provenance, trust, status_kind, "
     "status_detail, supersedes, derived_from, working_set_rank, created_at_ms, updated_at_ms, usage_stats, "
@@ -633,7 +585,7 @@ class SqlPanelStore(PanelStoreDefaults):
     Use :class:`SqlitePanelStore` or :class:`PostgresPanelStore`.
     """
 
-    dialect: PanelDialect = SQLITE_DIALECT
+    dialect: Dialect = SQLITE
 
     def __init__(self, store: Any, floors: StoreFloors | None = None) -> None:
         self.store = store
@@ -649,7 +601,7 @@ class SqlPanelStore(PanelStoreDefaults):
 
     def _query(self, realm: str, sql: str, params: Sequence[Any] = ()) -> list[Any]:
         with self.store.read(realm) as conn:
-            return conn.execute(self.dialect.sql(sql), tuple(params)).fetchall()
+            return self.dialect.execute(conn, sql, params).fetchall()
 
     # ---------------------------------------------------------------- records
 
@@ -913,7 +865,7 @@ class SqlitePanelStore(SqlPanelStore):
     ``(updated_at_ms DESC, memory_id DESC)`` (``BINARY`` collation: code point order).
     """
 
-    dialect = SQLITE_DIALECT
+    dialect = SQLITE
 
 
 class PostgresPanelStore(SqlPanelStore):
@@ -933,7 +885,7 @@ class PostgresPanelStore(SqlPanelStore):
     ``<= p``" (the same rows SQLite's code point comparison selects).
     """
 
-    dialect = POSTGRES_DIALECT
+    dialect = POSTGRES
 
     def _after_clause(self, after: Cursor) -> tuple[str, list[Any]]:
         head, nul, _ = after.memory_id.partition("\x00")

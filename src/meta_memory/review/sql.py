@@ -8,19 +8,12 @@ SQL. Each function takes the raw connection of an open write transaction:
 ``SqliteTx.conn`` (:mod:`meta_memory.agent_memory.store.sqlite`) or
 ``PgTx.conn`` (:mod:`meta_memory.agent_memory.store.postgres`).
 
-Both backends run the same statements through a small dialect layer
-(:class:`Dialect`, chosen from the connection's type):
-
-- placeholders are written ``?`` and become ``%s`` for psycopg;
-- JSON reads: SQLite ``json_extract``/``json_each``, PostgreSQL ``jsonb``
-  operators over the same TEXT columns;
-- ``INSERT OR IGNORE`` is ``ON CONFLICT DO NOTHING`` on PostgreSQL, and
-  ``INSERT OR REPLACE`` is a delete then an insert (the same effect: the old
-  row and every column not given are gone), which is race-free because the
-  review transaction holds the realm's write lock;
-- text tie-breakers sort by code point on both (``COLLATE "C"`` on
-  PostgreSQL, whose default collation follows the server locale), so
-  listings come back in the same order.
+Both backends run the same statements through the store's dialect layer
+(:mod:`meta_memory.agent_memory.store.dialect`, chosen from the connection's
+type: placeholders, JSON reads, ``INSERT OR IGNORE``, code point order). An
+``INSERT OR REPLACE`` is a delete then an insert on PostgreSQL (the same
+effect: the old row and every column not given are gone), which is race-free
+because the review transaction holds the realm's write lock.
 
 On PostgreSQL, plain table names inside the transaction are the realm views,
 so every statement here sees (and writes) exactly one realm, as a SQLite
@@ -30,20 +23,15 @@ realm file does.
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Sequence
-from dataclasses import dataclass
-from functools import lru_cache
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from meta_memory.agent_memory.batch import StagedBatch
 from meta_memory.agent_memory.model import MemoryRecord, Scope
+from meta_memory.agent_memory.store.dialect import SQLITE, dialect_of
 
 __all__ = [
-    "Dialect",
-    "SQLITE",
-    "POSTGRES",
-    "dialect_of",
     "PendingPromotion",
     "AuditRow",
     "ProposalRow",
@@ -84,77 +72,10 @@ def _dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
-# --------------------------------------------------------------------------- dialects
-
-
-@dataclass(frozen=True, slots=True)
-class Dialect:
-    """The few SQL spellings that differ between SQLite and PostgreSQL.
-
-    ``name``: ``"sqlite"`` | ``"postgres"``; ``collate``: the suffix that makes a
-    text column sort by code point; ``injected_count``: an integer expression
-    (``NULL`` when absent) over ``records.usage_stats``; ``evidence_session``:
-    a boolean expression true when a record's provenance evidence cites the
-    session bound to its one ``?``; ``insert_ignore``: ``(prefix, suffix)``
-    around ``INTO table(cols) VALUES (...)``.
-    """
-
-    name: str
-    collate: str
-    injected_count: str
-    evidence_session: str
-    insert_ignore: tuple[str, str]
-
-    def execute(self, conn: Any, sql: str, params: Sequence[Any] = ()) -> Any:
-        """Run ``sql`` (``?`` placeholders) on ``conn``; returns the cursor."""
-        return conn.execute(_placeholders(sql) if self.name == "postgres" else sql, tuple(params))
-
-
-@lru_cache(maxsize=512)
-def _placeholders(sql: str) -> str:
-    return sql.replace("%", "%%").replace("?", "%s")
-
-
-SQLITE = Dialect(
-    name="sqlite",
-    collate="",
-    injected_count="json_extract(usage_stats, '$.injected_count')",
-    evidence_session=(
-        "EXISTS (SELECT 1 FROM json_each(json_extract(provenance, '$.evidence')) "
-        "WHERE json_extract(value, '$.session_id') = ?)"
-    ),
-    insert_ignore=("INSERT OR IGNORE", ""),
-)
-
-POSTGRES = Dialect(
-    name="postgres",
-    collate=' COLLATE "C"',
-    injected_count="(usage_stats::jsonb ->> 'injected_count')::bigint",
-    evidence_session=(
-        "EXISTS (SELECT 1 FROM jsonb_array_elements(CASE WHEN jsonb_typeof(provenance::jsonb -> 'evidence') = 'array' "
-        "THEN provenance::jsonb -> 'evidence' ELSE '[]'::jsonb END) AS ev(value) "
-        "WHERE ev.value ->> 'session_id' = ?)"
-    ),
-    insert_ignore=("INSERT", " ON CONFLICT DO NOTHING"),
-)
-
-
-def dialect_of(conn: Any) -> Dialect:
-    """:data:`SQLITE` for a ``sqlite3.Connection``, :data:`POSTGRES` for a psycopg connection.
-
-    Raises ``TypeError`` for anything else.
-    """
-    if isinstance(conn, sqlite3.Connection):
-        return SQLITE
-    if type(conn).__module__.split(".")[0] == "psycopg":
-        return POSTGRES
-    raise TypeError(f"review SQL needs a sqlite3 or psycopg connection, not {type(conn).__name__}")
-
-
 def _unstorable(conn: Any, *keys: str) -> bool:
     """Whether a lookup key cannot name any row: PostgreSQL text cannot hold NUL, so no stored
     key contains one (answering "not found" instead of a driver error, as SQLite does)."""
-    return dialect_of(conn) is POSTGRES and any("\x00" in k for k in keys)
+    return dialect_of(conn).refuses_nul and any("\x00" in k for k in keys)
 
 
 def _q(conn: Any, sql: str, params: Sequence[Any] = ()) -> Any:
@@ -498,13 +419,8 @@ class HarvestRow:
     status: str
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "identity": self.identity,
-            "session_key": self.session_key,
-            "cause": self.cause,
-            "retired_at_ms": self.retired_at_ms,
-            "status": self.status,
-        }
+        """The row's fields by name."""
+        return asdict(self)
 
 
 def insert_harvest(conn: Any, identity: str, session_key: str | None, cause: str, at_ms: int) -> bool:

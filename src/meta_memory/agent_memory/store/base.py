@@ -1,9 +1,19 @@
-"""The agent-memory store interface: one contract, several backends (SQLite now, PostgreSQL later).
+"""The agent-memory store interface: one contract, two backends (SQLite and PostgreSQL).
 
 Every write is a :class:`~meta_memory.agent_memory.batch.StagedBatch` checked
 by the one validator (:func:`~meta_memory.agent_memory.validator.plan_batch`)
 and applied in one transaction with one audit row per op. The convenience
-writers (``remember``, ``supersede``, ``forget``...) only build batches.
+writers (``remember``, ``supersede``, ``forget``...) only build batches: they
+are written once, here, over a few backend primitives (open a write
+transaction, read a live record, find an active duplicate, apply a batch
+inside the transaction, insert rows into a realm's table). What the SQL
+backends share beyond that lives in :mod:`.common`, their differing SQL
+spellings in :mod:`.dialect`.
+
+Retention floors (reference §2B): a scope above
+:data:`DEFAULT_SCOPE_FLOOR_RECORDS` non-tombstoned records or
+:data:`DEFAULT_SCOPE_FLOOR_BYTES` bytes of text logs a warning at each
+``remember``; records are never evicted.
 
 Write gate: any object with
 ``quarantine_reason(author: Author, batch_kind: str, evidence: list) -> str | None``
@@ -15,23 +25,47 @@ overrides it.
 
 from __future__ import annotations
 
+import json
+import logging
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
 from enum import StrEnum
-from typing import Any, Literal, Protocol
+from typing import Any, ClassVar, Literal, Protocol, TypeVar
 
-from meta_memory.agent_memory.batch import BatchReceipt, StagedBatch
+from meta_memory.agent_memory.batch import (
+    BatchReceipt,
+    CreateOp,
+    StagedBatch,
+    SupersedeOp,
+    TombstoneOp,
+)
+from meta_memory.agent_memory.fields import (
+    FieldError,
+    compact_whitespace,
+    normalize_tags,
+    validate_record_fields,
+)
+from meta_memory.agent_memory.hashing import content_hash, mint_token
 from meta_memory.agent_memory.model import (
     AgentMemoryRecord,
     Author,
     MemoryRecord,
     NewMemoryRecord,
+    Provenance,
     RecordMeta,
     RecordView,
     Scope,
+    StatusKind,
     UsageEvent,
 )
+from meta_memory.agent_memory.validator import (
+    RecordReader,
+    normalize_record,
+    refuse_secrets,
+)
+from meta_memory.clock import Clock
+from meta_memory.errors import AgentMemoryError
 
 __all__ = [
     "WriteGate",
@@ -39,11 +73,23 @@ __all__ = [
     "ManifestTier",
     "DEFAULT_MANIFEST_K",
     "MAX_MANIFEST_K",
+    "DEFAULT_SCOPE_FLOOR_RECORDS",
+    "DEFAULT_SCOPE_FLOOR_BYTES",
     "AgentMemoryStore",
+    "dumps",
 ]
 
 DEFAULT_MANIFEST_K = 32
 MAX_MANIFEST_K = 512
+DEFAULT_SCOPE_FLOOR_RECORDS = 4000
+DEFAULT_SCOPE_FLOOR_BYTES = 32 * 1024 * 1024
+
+_T = TypeVar("_T")
+
+
+def dumps(value: Any) -> str:
+    """Compact JSON text as the stores write it to TEXT columns (UTF-8 kept, no spaces)."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 class WriteGate(Protocol):
@@ -77,7 +123,16 @@ class AgentMemoryStore(ABC):
     match. All times are epoch ms from the store's injected clock. Refusals
     raise :class:`~meta_memory.errors.AgentMemoryError`; backend failures
     raise ``AgentMemoryError("io", ...)``.
+
+    A backend sets ``clock`` (the time source), ``gate`` (its default write
+    gate, per-call ``gate`` overrides) and ``refuses_nul`` (whether its text
+    cannot hold NUL: ids with one then name no record, and text with one is
+    refused by name rather than by a driver error).
     """
+
+    clock: Clock
+    gate: WriteGate | None
+    refuses_nul: ClassVar[bool] = False
 
     # ----------------------------------------------------------------- batches
 
@@ -144,28 +199,39 @@ class AgentMemoryStore(ABC):
     def list_realms(self) -> list[str]:
         """Every realm the backend holds, sorted."""
 
-    # ----------------------------------------------------------------- writes
+    # ----------------------------------------------------------------- writes (batch builders)
 
-    @abstractmethod
     def remember(
         self, realm: str, identity: str, title: str, body: str, tags: Iterable[str] = ()
     ) -> tuple[AgentMemoryRecord, bool]:
-        """Application write into ``identity``'s scope: ``(record, created)``.
+        """Application write into ``identity``'s scope: ``(record, created)`` (author ``application``,
+        kind ``fact``, tier ``agent_observed``).
 
         Exact-content dedup: when an active record of that scope has the same
         content hash, it is returned with ``created=False`` and nothing is written.
+        Refusals: ``invalid_record`` naming the field rule, ``secret_detected``.
         """
+        name = self._realm_name(realm)
+        record = self._app_record(title, body, tags)
+        rec, created = self._remember(name, Scope.identity(name, identity), record, Author.application(), None)
+        return rec.project(), created
 
-    @abstractmethod
     def remember_authored(
         self, realm: str, scope: Scope, record: NewMemoryRecord, author: Author, *, gate: WriteGate | None = None
     ) -> tuple[MemoryRecord, bool]:
         """Write with a given author (recorder tool, distiller): same dedup as :meth:`remember`.
 
-        Returns the stored (possibly quarantined) record and whether it was created.
+        The provenance author is set to ``author``. Returns the stored (possibly
+        quarantined) record and whether it was created.
         """
+        name = self._check_scope_realm(realm, scope)
+        try:
+            norm = normalize_record(record)
+        except FieldError as exc:
+            raise AgentMemoryError("invalid_record", f"op 0: invalid record: {exc.rule}", op_index=0) from None
+        norm = replace(norm, provenance=replace(norm.provenance, author=author))
+        return self._remember(name, scope, norm, author, gate)
 
-    @abstractmethod
     def supersede(
         self,
         realm: str,
@@ -176,23 +242,187 @@ class AgentMemoryStore(ABC):
         *,
         gate: WriteGate | None = None,
     ) -> MemoryRecord:
-        """Write a new version of ``prior_id`` (which must be in ``scope``); returns the new record."""
+        """Write a new version of ``prior_id`` (which must be in ``scope``); returns the new record.
 
-    @abstractmethod
+        Refusals: ``record '<id>' does not exist``, ``record '<id>' does not
+        belong to the requested scope``, then the validator's.
+        """
+        name = self._check_scope_realm(realm, scope)
+        record = replace(record, provenance=replace(record.provenance, author=author))
+        g = self._effective_gate(gate)
+
+        def fn(conn: Any) -> MemoryRecord:
+            prior = self._reader(conn, name).get_record(prior_id)
+            if prior is None:
+                raise AgentMemoryError("invalid_record", f"record '{prior_id}' does not exist")
+            if prior.scope != scope:
+                raise AgentMemoryError("invalid_record", f"record '{prior_id}' does not belong to the requested scope")
+            batch = StagedBatch(realm=name, author=author, ops=(SupersedeOp(prior=prior_id, record=record),))
+            receipt = self._apply_in_tx(conn, batch, g, mint_token("direct"))
+            return receipt.records[receipt.results[0].memory_id]
+
+        return self._write(name, fn)
+
     def update(
         self, realm: str, identity: str, memory_id: str, title: str, body: str, tags: Iterable[str] = ()
     ) -> tuple[AgentMemoryRecord, str]:
-        """Application update of an identity record: ``(new record, superseded id)``."""
+        """Application update of an identity record (author ``application``): ``(new record, superseded id)``.
 
-    @abstractmethod
+        Raises ``memory_id must not be empty`` for a blank id, then as :meth:`remember` and :meth:`supersede`.
+        """
+        name = self._realm_name(realm)
+        memory_id = memory_id.strip()
+        if not memory_id:
+            raise AgentMemoryError("invalid_record", "memory_id must not be empty")
+        record = self._app_record(title, body, tags)
+        new = self.supersede(name, Scope.identity(name, identity), memory_id, record, Author.application())
+        return new.project(), memory_id
+
     def forget(self, realm: str, scope: Scope, memory_id: str, author: Author) -> bool:
-        """Tombstone ``memory_id`` if it exists in ``scope`` and is not already tombstoned; else ``False``."""
+        """Tombstone ``memory_id`` if it exists in ``scope`` and is not already tombstoned; else ``False``.
 
-    @abstractmethod
+        Raises ``memory_id must not be empty`` for a blank id.
+        """
+        name = self._check_scope_realm(realm, scope)
+        memory_id = memory_id.strip()
+        if not memory_id:
+            raise AgentMemoryError("invalid_record", "memory_id must not be empty")
+        if self.refuses_nul and "\x00" in memory_id:
+            return False
+
+        def fn(conn: Any) -> bool:
+            rec = self._reader(conn, name).get_record(memory_id)
+            if rec is None or rec.scope != scope or rec.status.kind is StatusKind.TOMBSTONED:
+                return False
+            batch = StagedBatch(realm=name, author=author, ops=(TombstoneOp(id=memory_id),))
+            self._apply_in_tx(conn, batch, None, mint_token("direct"))
+            return True
+
+        return self._write(name, fn)
+
     def propose(
         self, realm: str, scope: Scope, record: NewMemoryRecord, author: Author, taint: str | None = None
     ) -> str:
-        """Queue a proposal for a shared (mob/operator) scope; returns ``prop-...``. Secrets are refused."""
+        """Queue a proposal for a shared (mob/operator) scope; returns ``prop-...``. Secrets are refused.
+
+        ``taint`` is the gate's reason at propose time (``None`` = clean).
+        """
+        name = self._check_scope_realm(realm, scope)
+        try:
+            norm = normalize_record(record)
+            validate_record_fields(norm.title, norm.description, norm.body)
+        except FieldError as exc:
+            raise AgentMemoryError("invalid_record", f"op 0: invalid record: {exc.rule}", op_index=0) from None
+        refuse_secrets(norm)
+        norm = replace(norm, provenance=replace(norm.provenance, author=author))
+        record_json, author_json = dumps(norm.to_json()), dumps(author.to_json())
+        if self.refuses_nul and ("\x00" in record_json or "\x00" in author_json or (taint and "\x00" in taint)):
+            raise AgentMemoryError("invalid_record", "op 0: invalid record: text must not contain NUL", op_index=0)
+        proposal_id = mint_token("prop")
+        kind, key = scope.storage()
+        self._write(
+            name,
+            lambda conn: self._insert_rows(
+                conn,
+                name,
+                "proposals",
+                "proposal_id, scope_kind, scope_key, record, author, status, created_at_ms, taint",
+                [(proposal_id, kind, key, record_json, author_json, "pending", self.clock.now_ms(), taint)],
+            ),
+        )
+        return proposal_id
+
+    def _remember(
+        self, realm: str, scope: Scope, record: NewMemoryRecord, author: Author, gate: WriteGate | None
+    ) -> tuple[MemoryRecord, bool]:
+        g = self._effective_gate(gate)
+        chash = content_hash(record.title, record.body)
+
+        def fn(conn: Any) -> tuple[MemoryRecord, bool]:
+            refuse_secrets(record)
+            existing = self._find_active_duplicate(conn, scope, chash)
+            if existing is not None:
+                return existing, False
+            batch = StagedBatch(realm=realm, author=author, ops=(CreateOp(scope=scope, record=record),))
+            receipt = self._apply_in_tx(conn, batch, g, mint_token("direct"))
+            self._warn_floor(conn, scope)
+            return receipt.records[receipt.results[0].memory_id], True
+
+        return self._write(realm, fn)
+
+    def _warn_floor(self, conn: Any, scope: Scope) -> None:
+        count, nbytes = self._scope_footprint(conn, scope)
+        if count > DEFAULT_SCOPE_FLOOR_RECORDS or nbytes > DEFAULT_SCOPE_FLOOR_BYTES:
+            self._log.warning(
+                "agent memory %s holds %d records / %d bytes, above the retention floor (%d records / %d bytes); "
+                "records are never evicted",
+                scope.describe(),
+                count,
+                nbytes,
+                DEFAULT_SCOPE_FLOOR_RECORDS,
+                DEFAULT_SCOPE_FLOOR_BYTES,
+            )
+
+    @staticmethod
+    def _app_record(title: str, body: str, tags: Iterable[str]) -> NewMemoryRecord:
+        """An application write's record: title whitespace compacted, body trimmed, fields checked, tags normalised."""
+        title = compact_whitespace(title)
+        body = body.strip()
+        try:
+            validate_record_fields(title, "", body)
+            norm_tags = normalize_tags(tags)
+        except FieldError as exc:
+            raise AgentMemoryError("invalid_record", exc.rule) from None
+        return NewMemoryRecord(title=title, body=body, tags=norm_tags, provenance=Provenance(Author.application()))
+
+    def _check_scope_realm(self, realm: str, scope: Scope) -> str:
+        name = self._realm_name(realm)
+        if scope.realm != name:
+            raise AgentMemoryError(
+                "scope_not_writable", f"scope realm '{scope.realm}' does not match batch realm '{name}'"
+            )
+        return name
+
+    def _effective_gate(self, gate: WriteGate | None) -> WriteGate | None:
+        return gate if gate is not None else self.gate
+
+    @property
+    def _log(self) -> logging.Logger:
+        """The backend module's logger."""
+        return logging.getLogger(type(self).__module__)
+
+    # ----------------------------------------------------------------- backend primitives (writes)
+
+    @abstractmethod
+    def _realm_name(self, realm: str) -> str:
+        """The validated realm name; refusals raise ``AgentMemoryError("invalid_record", ...)``."""
+
+    @abstractmethod
+    def _write(self, realm: str, fn: Callable[[Any], _T]) -> _T:
+        """Run ``fn(conn)`` in one write transaction on ``realm`` holding the realm's write lock; anything
+        raised rolls back, backend errors become ``AgentMemoryError("io", ...)``."""
+
+    @abstractmethod
+    def _reader(self, conn: Any, realm: str) -> RecordReader:
+        """The validator's reader over ``conn`` (an open write transaction of ``realm``)."""
+
+    @abstractmethod
+    def _apply_in_tx(self, conn: Any, batch: StagedBatch, gate: WriteGate | None, token: str) -> BatchReceipt:
+        """Validate and apply ``batch`` inside the open write transaction ``conn``; audit token ``token``."""
+
+    @abstractmethod
+    def _find_active_duplicate(self, conn: Any, scope: Scope, chash: str) -> MemoryRecord | None:
+        """The oldest active record of ``scope`` with content hash ``chash``, or ``None``."""
+
+    @abstractmethod
+    def _scope_footprint(self, conn: Any, scope: Scope) -> tuple[int, int]:
+        """``(records, UTF-8 bytes of title + description + body)`` over the non-tombstoned records of ``scope``."""
+
+    @abstractmethod
+    def _insert_rows(self, conn: Any, realm: str, table: str, columns: str, rows: Sequence[tuple[Any, ...]]) -> None:
+        """Insert ``rows`` (values of ``columns``, a comma-separated list) into ``realm``'s ``table``."""
+
+    # ----------------------------------------------------------------- telemetry
 
     @abstractmethod
     def mark_usage(self, realm: str, ids: Sequence[str], event: UsageEvent | str) -> None:

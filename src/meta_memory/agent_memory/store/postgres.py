@@ -37,8 +37,7 @@ import json
 import logging
 import re
 import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import replace
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -47,36 +46,33 @@ from psycopg import conninfo
 from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from meta_memory.agent_memory.batch import BatchReceipt, CreateOp, StagedBatch, SupersedeOp, TombstoneOp
-from meta_memory.agent_memory.fields import FieldError, compact_whitespace, normalize_tags, validate_record_fields
-from meta_memory.agent_memory.hashing import content_hash, mint_token
 from meta_memory.agent_memory.model import (
-    AgentMemoryRecord,
-    Author,
-    Kind,
     MemoryRecord,
-    NewMemoryRecord,
-    Provenance,
-    RecordMeta,
     RecordView,
     Scope,
-    Status,
-    StatusKind,
-    TrustTier,
     UsageEvent,
     UsageStats,
 )
 from meta_memory.agent_memory.store import pg_schema
-from meta_memory.agent_memory.store.sqlite import realm_db_path
-from meta_memory.agent_memory.store.base import (
-    DEFAULT_MANIFEST_K,
-    MAX_MANIFEST_K,
-    AgentMemoryStore,
-    InjectionRow,
-    ManifestTier,
-    WriteGate,
+from meta_memory.agent_memory.store.base import InjectionRow, WriteGate, dumps
+from meta_memory.agent_memory.store.common import (
+    INJECTION_COLUMNS,
+    INSERT_COLUMNS,
+    RECORD_COLUMNS,
+    STAGE_GC_MAX_AGE_MS,
+    STATE_ASSIGNMENTS,
+    VIEW_COLUMNS,
+    SqlAgentMemoryStore,
+    StoreTx,
+    has_nul,
+    injection_values,
+    insert_values,
+    row_to_record,
+    row_to_view,
+    state_values,
 )
-from meta_memory.agent_memory.validator import normalize_record, plan_batch, refuse_secrets
+from meta_memory.agent_memory.store.dialect import POSTGRES
+from meta_memory.agent_memory.store.sqlite import realm_db_path
 from meta_memory.clock import Clock, SystemClock
 from meta_memory.errors import AgentMemoryError
 from meta_memory.identity import parse_realm
@@ -96,9 +92,6 @@ log = logging.getLogger(__name__)
 
 DEFAULT_SCHEMA = "meta_memory"
 DEFAULT_POOL_SIZE = 8
-STAGE_GC_MAX_AGE_MS = 24 * 60 * 60 * 1000
-DEFAULT_SCOPE_FLOOR_RECORDS = 4000
-DEFAULT_SCOPE_FLOOR_BYTES = 32 * 1024 * 1024
 MAX_SCHEMA_NAME_BYTES = 50  # leaves room for the "_realm" view schema within PostgreSQL's 63-byte names
 
 #: FTS5's bm25 constants.
@@ -107,12 +100,6 @@ BM25_B = 0.75
 
 _T = TypeVar("_T")
 
-_COLS = (
-    "rid, memory_id, scope_kind, scope_key, kind, title, description, body, tags, provenance, trust, "
-    "status_kind, status_detail, supersedes, derived_from, working_set_rank, rank_set_at_ms, "
-    "created_at_ms, updated_at_ms, usage_stats, tombstoned_at_ms, ever_quarantined"
-)
-_RCOLS = ", ".join("r." + c.strip() for c in _COLS.split(","))
 _SCHEMA_RE = re.compile(r"-c\s*search_path\s*=\s*([^\s,]+)")
 
 
@@ -145,45 +132,6 @@ def _pg_row_factory(cursor: Any) -> Callable[[Sequence[Any]], Any]:
         return tuple
     index = {d.name: i for i, d in enumerate(desc)}
     return lambda values: PgRow(index, values)
-
-
-_VCOLS = "r.rid, r.memory_id, r.title, r.description, r.body, r.tags, r.created_at_ms, r.updated_at_ms"
-
-
-def _row_to_view(row: Any) -> RecordView:
-    tags = row["tags"]
-    if isinstance(tags, str):
-        tags = json.loads(tags or "[]")
-    return RecordView(row["memory_id"], row["title"], row["description"], row["body"], tuple(tags or ()),
-                      row["created_at_ms"], row["updated_at_ms"])
-
-
-def _row_to_record(realm: str, row: Any) -> MemoryRecord:
-    return MemoryRecord(
-        id=row["memory_id"],
-        scope=Scope.from_storage(realm, row["scope_kind"], row["scope_key"]),
-        kind=Kind(row["kind"]),
-        title=row["title"],
-        description=row["description"],
-        body=row["body"],
-        tags=tuple(json.loads(row["tags"] or "[]")),
-        provenance=Provenance.from_json(json.loads(row["provenance"])),
-        trust=TrustTier(row["trust"]),
-        status=Status.from_storage(row["status_kind"], row["status_detail"]),
-        supersedes=row["supersedes"],
-        derived_from=tuple(json.loads(row["derived_from"] or "[]")),
-        working_set_rank=row["working_set_rank"],
-        rank_set_at_ms=row["rank_set_at_ms"],
-        created_at_ms=row["created_at_ms"],
-        updated_at_ms=row["updated_at_ms"],
-        usage=UsageStats.from_json(json.loads(row["usage_stats"] or "{}")),
-        tombstoned_at_ms=row["tombstoned_at_ms"],
-        ever_quarantined=bool(row["ever_quarantined"]),
-    )
-
-
-def _dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 # ============================================================================ helpers
@@ -262,15 +210,6 @@ def _lock_key(*parts: str) -> int:
     return int.from_bytes(digest[:8], "big", signed=True)
 
 
-def _has_nul(*values: Any) -> bool:
-    for v in values:
-        if isinstance(v, str) and "\x00" in v:
-            return True
-        if isinstance(v, (tuple, list)) and any(isinstance(x, str) and "\x00" in x for x in v):
-            return True
-    return False
-
-
 # ============================================================================ the validator's reader
 
 
@@ -286,10 +225,10 @@ class _Reader:
         if "\x00" in memory_id:  # no stored id can hold NUL (PostgreSQL text cannot)
             return None
         row = self.conn.execute(
-            self.store._sql(f"SELECT {_COLS} FROM §records WHERE realm = %s AND memory_id = %s"),
+            self.store._sql(f"SELECT {RECORD_COLUMNS} FROM §records WHERE realm = %s AND memory_id = %s"),
             (self.realm, memory_id),
         ).fetchone()
-        return _row_to_record(self.realm, row) if row else None
+        return row_to_record(self.realm, row) if row else None
 
     def tombstoned_since(self, scope: Scope, content_hash: str, since_ms: int) -> bool:
         kind, key = scope.storage()
@@ -303,7 +242,7 @@ class _Reader:
         return row is not None
 
 
-class PgTx:
+class PgTx(StoreTx):
     """An open write transaction on one realm (see :meth:`PostgresAgentMemoryStore.run_in_transaction`).
 
     Same surface as :class:`~meta_memory.agent_memory.store.sqlite.SqliteTx`:
@@ -317,29 +256,11 @@ class PgTx:
       batch inside this same transaction.
     """
 
-    def __init__(self, store: PostgresAgentMemoryStore, conn: psycopg.Connection[Any], realm: str) -> None:
-        self._store = store
-        self.conn = conn
-        self.realm = realm
-        self.now_ms = store.clock.now_ms()
-
-    def get(self, memory_id: str) -> MemoryRecord | None:
-        """The live record (any status) or ``None``."""
-        return _Reader(self._store, self.conn, self.realm).get_record(memory_id)
-
-    def apply(self, batch: StagedBatch, *, gate: WriteGate | None = None, token: str | None = None) -> BatchReceipt:
-        """Validate and apply ``batch`` in this transaction (no default gate: pass one explicitly)."""
-        if batch.realm != self.realm:
-            raise AgentMemoryError(
-                "scope_not_writable", f"batch realm '{batch.realm}' does not match transaction realm '{self.realm}'"
-            )
-        return self._store._apply_in_tx(self.conn, batch, gate, token or mint_token("direct"))
-
 
 # ============================================================================ the store
 
 
-class PostgresAgentMemoryStore(AgentMemoryStore):
+class PostgresAgentMemoryStore(SqlAgentMemoryStore):
     """PostgreSQL store implementing :class:`~meta_memory.agent_memory.store.base.AgentMemoryStore`.
 
     Args:
@@ -357,6 +278,8 @@ class PostgresAgentMemoryStore(AgentMemoryStore):
     schema name, ``AgentMemoryError("io", "cannot connect ...")`` when the
     server is unreachable or a migration fails.
     """
+
+    refuses_nul = True
 
     def __init__(
         self,
@@ -674,173 +597,74 @@ class PostgresAgentMemoryStore(AgentMemoryStore):
                 (realm, lexemes),
             )
 
-    # ================================================================ batches
+    # ================================================================ row primitives (see SqlAgentMemoryStore)
 
-    def _effective_gate(self, gate: WriteGate | None) -> WriteGate | None:
-        return gate if gate is not None else self.gate
-
-    def _apply_in_tx(
-        self, conn: psycopg.Connection[Any], batch: StagedBatch, gate: WriteGate | None, token: str
-    ) -> BatchReceipt:
-        now = self.clock.now_ms()
-        reason = gate.quarantine_reason(batch.author, batch.kind.value, batch.evidence()) if gate else None
-        plan = plan_batch(batch, _Reader(self, conn, batch.realm), now_ms=now, quarantine_reason=reason)
-        for i, (memory_id, rec) in enumerate(plan.records.items()):
-            if _has_nul(rec.id, rec.title, rec.description, rec.body, rec.tags, rec.supersedes, rec.derived_from):
-                raise AgentMemoryError("invalid_record", f"record '{memory_id}' contains a NUL character")
-            before = plan.before.get(memory_id)
-            kind, key = rec.scope.storage()
-            if before is None:
-                rid = self._insert_record(conn, batch.realm, rec)
-                if rec.status.is_active:
-                    self._insert_fts(conn, batch.realm, rid, kind, key, rec.title, rec.description, rec.body, rec.tags)
-            else:
-                rid = self._update_record(conn, batch.realm, rec)
-                if before.status.is_active and not rec.status.is_active:
-                    self._delete_fts(conn, batch.realm, rid)
-                elif rec.status.is_active and not before.status.is_active:
-                    self._insert_fts(conn, batch.realm, rid, kind, key, rec.title, rec.description, rec.body, rec.tags)
-            del i
-        if plan.audit:
-            try:
-                details = [_dumps(entry.detail) for entry in plan.audit]
-                if any("\x00" in d for d in details):
-                    raise AgentMemoryError("invalid_record", "audit detail contains a NUL character")
-            except TypeError as exc:  # pragma: no cover - details are plain JSON
-                raise AgentMemoryError("io", f"audit detail is not JSON: {exc}") from None
-            with conn.cursor() as cur:
-                cur.executemany(
-                    self._sql(
-                        "INSERT INTO §audit(realm, stage_token, op_index, op_kind, memory_id, detail, applied_at_ms) "
-                        "VALUES (%s, %s, %s, %s, %s, %s, %s)"
-                    ),
-                    [
-                        (batch.realm, token, e.op_index, e.op_kind, e.memory_id, d, now)
-                        for e, d in zip(plan.audit, details, strict=True)
-                    ],
-                )
-        if reason is not None:
-            log.info("agent memory write quarantined in realm %s: %s", batch.realm, reason)
-        return BatchReceipt(
-            token=token,
-            realm=batch.realm,
-            applied_at_ms=now,
-            results=tuple(plan.results),
-            records=dict(plan.records),
-            quarantined=reason,
-        )
+    def _reader(self, conn: psycopg.Connection[Any], realm: str) -> _Reader:
+        return _Reader(self, conn, realm)
 
     def _insert_record(self, conn: psycopg.Connection[Any], realm: str, rec: MemoryRecord) -> int:
-        kind, key = rec.scope.storage()
         row = conn.execute(
-            self._sql(
-                "INSERT INTO §records(realm, memory_id, scope_kind, scope_key, kind, title, description, body, tags, "
-                "provenance, trust, status_kind, status_detail, supersedes, derived_from, working_set_rank, "
-                "rank_set_at_ms, content_hash, created_at_ms, updated_at_ms, usage_stats, tombstoned_at_ms, "
-                "ever_quarantined) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, "
-                "%s, %s, %s, %s, %s) RETURNING rid"
-            ),
-            (
-                realm,
-                rec.id,
-                kind,
-                key,
-                rec.kind.value,
-                rec.title,
-                rec.description,
-                rec.body,
-                _dumps(list(rec.tags)),
-                _dumps(rec.provenance.to_json()),
-                rec.trust.value,
-                rec.status.kind.value,
-                rec.status.detail,
-                rec.supersedes,
-                _dumps(list(rec.derived_from)),
-                rec.working_set_rank,
-                rec.rank_set_at_ms,
-                rec.content_hash,
-                rec.created_at_ms,
-                rec.updated_at_ms,
-                _dumps(rec.usage.to_json()),
-                rec.tombstoned_at_ms,
-                int(rec.ever_quarantined),
-            ),
+            self._sql(f"INSERT INTO §records(realm, {INSERT_COLUMNS}) VALUES ({', '.join(['%s'] * 23)}) RETURNING rid"),
+            (realm, *insert_values(rec)),
         ).fetchone()
         return int(row[0])
 
     def _update_record(self, conn: psycopg.Connection[Any], realm: str, rec: MemoryRecord) -> int:
-        # Ops never change a stored record's content, scope or lineage; only its state.
         row = conn.execute(
-            self._sql(
-                "UPDATE §records SET trust = %s, status_kind = %s, status_detail = %s, working_set_rank = %s, "
-                "rank_set_at_ms = %s, updated_at_ms = %s, tombstoned_at_ms = %s, ever_quarantined = %s "
-                "WHERE realm = %s AND memory_id = %s RETURNING rid"
-            ),
-            (
-                rec.trust.value,
-                rec.status.kind.value,
-                rec.status.detail,
-                rec.working_set_rank,
-                rec.rank_set_at_ms,
-                rec.updated_at_ms,
-                rec.tombstoned_at_ms,
-                int(rec.ever_quarantined),
-                realm,
-                rec.id,
-            ),
+            self._sql(POSTGRES.sql(f"UPDATE §records SET {STATE_ASSIGNMENTS} WHERE realm = ? AND memory_id = ? RETURNING rid")),
+            (*state_values(rec), realm, rec.id),
         ).fetchone()
         return int(row[0])
 
-    def apply_batch(self, batch: StagedBatch, *, gate: WriteGate | None = None) -> BatchReceipt:
-        """See :meth:`AgentMemoryStore.apply_batch`. The audit token has prefix ``direct``."""
-        g = self._effective_gate(gate)
-        return self._write(batch.realm, lambda conn: self._apply_in_tx(conn, batch, g, mint_token("direct")))
+    def _index_record(self, conn: psycopg.Connection[Any], realm: str, rid: int, rec: MemoryRecord) -> None:
+        kind, key = rec.scope.storage()
+        self._insert_fts(conn, realm, rid, kind, key, rec.title, rec.description, rec.body, rec.tags)
 
-    def stage(self, batch: StagedBatch) -> str:
-        """See :meth:`AgentMemoryStore.stage`. The batch is validated (without a gate) before it is staged."""
-        token = mint_token("stage")
+    def _unindex_record(self, conn: psycopg.Connection[Any], realm: str, rid: int) -> None:
+        self._delete_fts(conn, realm, rid)
 
-        def fn(conn: psycopg.Connection[Any]) -> str:
-            plan_batch(batch, _Reader(self, conn, batch.realm), now_ms=self.clock.now_ms())
-            payload = _dumps(batch.to_json())
-            if "\x00" in payload:
-                raise AgentMemoryError("invalid_record", "staged batch contains a NUL character")
-            conn.execute(
-                self._sql("INSERT INTO §stage(realm, token, batch, created_at_ms) VALUES (%s, %s, %s, %s)"),
-                (batch.realm, token, payload, self.clock.now_ms()),
-            )
-            return token
+    def _insert_rows(
+        self, conn: psycopg.Connection[Any], realm: str, table: str, columns: str, rows: Sequence[tuple[Any, ...]]
+    ) -> None:
+        marks = ", ".join(["%s"] * (columns.count(",") + 2))
+        sql = self._sql(f"INSERT INTO §{table}(realm, {columns}) VALUES ({marks})")
+        if len(rows) == 1:
+            conn.execute(sql, (realm, *rows[0]))
+            return
+        with conn.cursor() as cur:
+            cur.executemany(sql, [(realm, *r) for r in rows])
 
-        return self._write(batch.realm, fn)
+    def _load_stage(self, conn: psycopg.Connection[Any], realm: str, token: str) -> str | None:
+        row = conn.execute(self._sql("SELECT batch FROM §stage WHERE realm = %s AND token = %s"), (realm, token)).fetchone()
+        return None if row is None else row["batch"]
 
-    def commit_staged(self, realm: str, token: str, *, gate: WriteGate | None = None) -> BatchReceipt:
-        """See :meth:`AgentMemoryStore.commit_staged`."""
-        g = self._effective_gate(gate)
-        name = self._realm_name(realm)
+    def _delete_stage(self, conn: psycopg.Connection[Any], realm: str, token: str) -> bool:
+        return conn.execute(self._sql("DELETE FROM §stage WHERE realm = %s AND token = %s"), (realm, token)).rowcount > 0
 
-        def fn(conn: psycopg.Connection[Any]) -> BatchReceipt:
-            row = conn.execute(
-                self._sql("SELECT batch FROM §stage WHERE realm = %s AND token = %s"), (name, token)
-            ).fetchone()
-            if row is None:
-                raise AgentMemoryError("invalid_record", f"unknown stage token '{token}'")
-            batch = StagedBatch.from_json(json.loads(row["batch"]))
-            receipt = self._apply_in_tx(conn, batch, g, token)
-            conn.execute(self._sql("DELETE FROM §stage WHERE realm = %s AND token = %s"), (name, token))
-            return receipt
-
-        return self._write(name, fn)
-
-    def discard_staged(self, realm: str, token: str) -> bool:
-        """See :meth:`AgentMemoryStore.discard_staged`."""
-        name = self._realm_name(realm)
-        return self._write(
-            name,
-            lambda conn: conn.execute(
-                self._sql("DELETE FROM §stage WHERE realm = %s AND token = %s"), (name, token)
-            ).rowcount
-            > 0,
+    def _active_sql(self, realm: str, scope: Scope, tail: str, params: Sequence[Any]) -> tuple[str, tuple[Any, ...]]:
+        kind, key = scope.storage()
+        sql = (
+            f"SELECT {RECORD_COLUMNS} FROM §records WHERE realm = ? AND scope_kind = ? AND scope_key = ? "
+            "AND status_kind = 'active' " + tail
         )
+        return self._sql(POSTGRES.sql(sql)), (realm, kind, key, *params)
+
+    def _read_all(self, realm: str, statements: Sequence[tuple[str, tuple[Any, ...]]]) -> list[list[Any]]:
+        if len(statements) == 1:  # one statement is its own snapshot
+            return [self._query(realm, *statements[0])]
+        with self._read_tx(realm) as conn:
+            return [conn.execute(sql, params).fetchall() for sql, params in statements]
+
+    def _scope_footprint(self, conn: psycopg.Connection[Any], scope: Scope) -> tuple[int, int]:
+        kind, key = scope.storage()
+        count, nbytes = conn.execute(
+            self._sql(
+                "SELECT COUNT(*), COALESCE(SUM(octet_length(title) + octet_length(description) + octet_length(body)), 0) "
+                "FROM §records WHERE realm = %s AND scope_kind = %s AND scope_key = %s AND status_kind <> 'tombstoned'"
+            ),
+            (scope.realm, kind, key),
+        ).fetchone()
+        return count, nbytes
 
     # ================================================================ reads
 
@@ -849,32 +673,8 @@ class PostgresAgentMemoryStore(AgentMemoryStore):
         name = self._realm_name(realm)
         if "\x00" in memory_id:
             return None
-        rows = self._query(name, f"SELECT {_COLS} FROM §records WHERE realm = %s AND memory_id = %s", (name, memory_id))
-        return _row_to_record(name, rows[0]) if rows else None
-
-    def active_records(self, realm: str, scope: Scope) -> list[MemoryRecord]:
-        """See :meth:`AgentMemoryStore.active_records` (updated DESC, created DESC, rid DESC)."""
-        kind, key = scope.storage()
-        name = self._realm_name(realm)
-        rows = self._query(
-            name,
-            f"SELECT {_COLS} FROM §records WHERE realm = %s AND scope_kind = %s AND scope_key = %s "
-            "AND status_kind = 'active' ORDER BY updated_at_ms DESC, created_at_ms DESC, rid DESC",
-            (name, kind, key),
-        )
-        return [_row_to_record(name, r) for r in rows]
-
-    def recent(self, realm: str, scope: Scope, limit: int) -> list[MemoryRecord]:
-        """See :meth:`AgentMemoryStore.recent`."""
-        kind, key = scope.storage()
-        name = self._realm_name(realm)
-        rows = self._query(
-            name,
-            f"SELECT {_COLS} FROM §records WHERE realm = %s AND scope_kind = %s AND scope_key = %s "
-            "AND status_kind = 'active' ORDER BY updated_at_ms DESC, created_at_ms DESC, rid DESC LIMIT %s",
-            (name, kind, key, max(0, limit)),
-        )
-        return [_row_to_record(name, r) for r in rows]
+        rows = self._query(name, f"SELECT {RECORD_COLUMNS} FROM §records WHERE realm = %s AND memory_id = %s", (name, memory_id))
+        return row_to_record(name, rows[0]) if rows else None
 
     def neighbours(
         self, realm: str, scope: Scope, anchors: Sequence[MemoryRecord], span: int, window_ms: int
@@ -886,7 +686,7 @@ class PostgresAgentMemoryStore(AgentMemoryStore):
         name = self._realm_name(realm)
         ids = list(dict.fromkeys(a.memory_id for a in anchors))
         side = (
-            f"SELECT {_VCOLS} FROM §records r WHERE realm = %s AND scope_kind = %s AND scope_key = %s "
+            f"SELECT {VIEW_COLUMNS} FROM §records r WHERE realm = %s AND scope_kind = %s AND scope_key = %s "
             "AND status_kind = 'active' AND "
         )
         rows = self._query(
@@ -906,7 +706,7 @@ class PostgresAgentMemoryStore(AgentMemoryStore):
         grouped: dict[str, list[tuple[int, int, RecordView]]] = {}
         for row in rows:
             grouped.setdefault(row["anchor_id"], []).append(
-                (int(row["pos"]), 0 if row["side"] == "b" else 1, _row_to_view(row))
+                (int(row["pos"]), 0 if row["side"] == "b" else 1, row_to_view(row))
             )
         return {aid: [rec for _, _, rec in sorted(items, key=lambda t: (t[0], t[1]))] for aid, items in grouped.items()}
 
@@ -946,7 +746,7 @@ class PostgresAgentMemoryStore(AgentMemoryStore):
             "  AND f.doc @@ %(tsq)s::tsquery) "
             # Joined on the primary key only: a full-text row exists iff its record is active
             # (same transaction), and rid is unique across realms.
-            f"SELECT {_VCOLS}, hits.score AS score FROM hits JOIN §records r ON r.rid = hits.rid "
+            f"SELECT {VIEW_COLUMNS}, hits.score AS score FROM hits JOIN §records r ON r.rid = hits.rid "
             "WHERE r.status_kind = 'active' "
             "ORDER BY hits.score, r.rid LIMIT %(limit)s",
             {
@@ -960,48 +760,7 @@ class PostgresAgentMemoryStore(AgentMemoryStore):
                 "limit": limit,
             },
         )
-        return [(_row_to_view(r), float(r["score"])) for r in rows]
-
-    def manifest(
-        self, realm: str, scope: Scope, tier: ManifestTier | str = ManifestTier.WORKING_SET, k: int = DEFAULT_MANIFEST_K
-    ) -> list[RecordMeta]:
-        """See :meth:`AgentMemoryStore.manifest` (same tiers and order as SQLite; ``k`` must be 1..512)."""
-        tier = ManifestTier(tier)
-        if tier is ManifestTier.WORKING_SET and not 1 <= k <= MAX_MANIFEST_K:
-            raise AgentMemoryError("invalid_record", f"k must be between 1 and {MAX_MANIFEST_K}")
-        kind, key = scope.storage()
-        name = self._realm_name(realm)
-        base = self._sql(
-            f"SELECT {_COLS} FROM §records WHERE realm = %s AND scope_kind = %s AND scope_key = %s "
-            "AND status_kind = 'active'"
-        )
-        with self._read_tx(name) as conn:
-            if tier is ManifestTier.FULL:
-                rows = conn.execute(
-                    base + " ORDER BY (working_set_rank IS NULL) ASC, working_set_rank ASC, updated_at_ms DESC, "
-                    "created_at_ms DESC, rid DESC",
-                    (name, kind, key),
-                ).fetchall()
-            else:
-                ranked = conn.execute(
-                    base + " AND working_set_rank IS NOT NULL ORDER BY working_set_rank ASC, updated_at_ms DESC, "
-                    "rid DESC LIMIT %s",
-                    (name, kind, key, k),
-                ).fetchall()
-                recent = conn.execute(
-                    base + " AND (working_set_rank IS NULL OR updated_at_ms > COALESCE(rank_set_at_ms, 0)) "
-                    "ORDER BY updated_at_ms DESC, created_at_ms DESC, rid DESC LIMIT %s",
-                    (name, kind, key, 2 * k),
-                ).fetchall()
-                seen: set[str] = set()
-                rows = []
-                for r in [*ranked, *recent]:
-                    if r["memory_id"] not in seen:
-                        seen.add(r["memory_id"])
-                        rows.append(r)
-                rows = rows[: 2 * k]
-        now = self.clock.now_ms()
-        return [_row_to_record(name, r).meta(now) for r in rows]
+        return [(row_to_view(r), float(r["score"])) for r in rows]
 
     def list_realms(self) -> list[str]:
         """Every realm this database has held (registered at a realm's first use), sorted."""
@@ -1012,185 +771,7 @@ class PostgresAgentMemoryStore(AgentMemoryStore):
                 raise AgentMemoryError("io", f"read failed: {exc}") from None
         return sorted(r[0] for r in rows)
 
-    # ================================================================ writes
-
-    def _find_active_duplicate(self, conn: psycopg.Connection[Any], scope: Scope, chash: str) -> MemoryRecord | None:
-        kind, key = scope.storage()
-        row = conn.execute(
-            self._sql(
-                f"SELECT {_COLS} FROM §records WHERE realm = %s AND scope_kind = %s AND scope_key = %s "
-                "AND content_hash = %s AND status_kind = 'active' ORDER BY created_at_ms ASC, rid ASC LIMIT 1"
-            ),
-            (scope.realm, kind, key, chash),
-        ).fetchone()
-        return _row_to_record(scope.realm, row) if row else None
-
-    def _warn_floor(self, conn: psycopg.Connection[Any], scope: Scope) -> None:
-        kind, key = scope.storage()
-        count, nbytes = conn.execute(
-            self._sql(
-                "SELECT COUNT(*), COALESCE(SUM(octet_length(title) + octet_length(description) + octet_length(body)), 0) "
-                "FROM §records WHERE realm = %s AND scope_kind = %s AND scope_key = %s AND status_kind <> 'tombstoned'"
-            ),
-            (scope.realm, kind, key),
-        ).fetchone()
-        if count > DEFAULT_SCOPE_FLOOR_RECORDS or nbytes > DEFAULT_SCOPE_FLOOR_BYTES:
-            log.warning(
-                "agent memory %s holds %d records / %d bytes, above the retention floor (%d records / %d bytes); "
-                "records are never evicted",
-                scope.describe(),
-                count,
-                nbytes,
-                DEFAULT_SCOPE_FLOOR_RECORDS,
-                DEFAULT_SCOPE_FLOOR_BYTES,
-            )
-
-    @staticmethod
-    def _app_fields(title: str, body: str, tags: Iterable[str]) -> tuple[str, str, tuple[str, ...]]:
-        title = compact_whitespace(title)
-        body = body.strip()
-        try:
-            validate_record_fields(title, "", body)
-            norm_tags = normalize_tags(tags)
-        except FieldError as exc:
-            raise AgentMemoryError("invalid_record", exc.rule) from None
-        return title, body, norm_tags
-
-    def _check_scope_realm(self, realm: str, scope: Scope) -> str:
-        name = self._realm_name(realm)
-        if scope.realm != name:
-            raise AgentMemoryError(
-                "scope_not_writable", f"scope realm '{scope.realm}' does not match batch realm '{name}'"
-            )
-        return name
-
-    def remember(
-        self, realm: str, identity: str, title: str, body: str, tags: Iterable[str] = ()
-    ) -> tuple[AgentMemoryRecord, bool]:
-        """See :meth:`AgentMemoryStore.remember` (author ``application``, kind ``fact``, tier ``agent_observed``)."""
-        name = self._realm_name(realm)
-        title, body, norm_tags = self._app_fields(title, body, tags)
-        record = NewMemoryRecord(title=title, body=body, tags=norm_tags, provenance=Provenance(Author.application()))
-        rec, created = self._remember(name, Scope.identity(name, identity), record, Author.application(), None)
-        return rec.project(), created
-
-    def remember_authored(
-        self, realm: str, scope: Scope, record: NewMemoryRecord, author: Author, *, gate: WriteGate | None = None
-    ) -> tuple[MemoryRecord, bool]:
-        """See :meth:`AgentMemoryStore.remember_authored`. The provenance author is set to ``author``."""
-        name = self._check_scope_realm(realm, scope)
-        try:
-            norm = normalize_record(record)
-        except FieldError as exc:
-            raise AgentMemoryError("invalid_record", f"op 0: invalid record: {exc.rule}", op_index=0) from None
-        norm = replace(norm, provenance=replace(norm.provenance, author=author))
-        return self._remember(name, scope, norm, author, gate)
-
-    def _remember(
-        self, realm: str, scope: Scope, record: NewMemoryRecord, author: Author, gate: WriteGate | None
-    ) -> tuple[MemoryRecord, bool]:
-        g = self._effective_gate(gate)
-        chash = content_hash(record.title, record.body)
-
-        def fn(conn: psycopg.Connection[Any]) -> tuple[MemoryRecord, bool]:
-            refuse_secrets(record)
-            existing = self._find_active_duplicate(conn, scope, chash)
-            if existing is not None:
-                return existing, False
-            batch = StagedBatch(realm=realm, author=author, ops=(CreateOp(scope=scope, record=record),))
-            receipt = self._apply_in_tx(conn, batch, g, mint_token("direct"))
-            self._warn_floor(conn, scope)
-            return receipt.records[receipt.results[0].memory_id], True
-
-        return self._write(realm, fn)
-
-    def supersede(
-        self,
-        realm: str,
-        scope: Scope,
-        prior_id: str,
-        record: NewMemoryRecord,
-        author: Author,
-        *,
-        gate: WriteGate | None = None,
-    ) -> MemoryRecord:
-        """See :meth:`AgentMemoryStore.supersede` (same refusals as SQLite)."""
-        name = self._check_scope_realm(realm, scope)
-        record = replace(record, provenance=replace(record.provenance, author=author))
-        g = self._effective_gate(gate)
-
-        def fn(conn: psycopg.Connection[Any]) -> MemoryRecord:
-            prior = _Reader(self, conn, name).get_record(prior_id)
-            if prior is None:
-                raise AgentMemoryError("invalid_record", f"record '{prior_id}' does not exist")
-            if prior.scope != scope:
-                raise AgentMemoryError("invalid_record", f"record '{prior_id}' does not belong to the requested scope")
-            batch = StagedBatch(realm=name, author=author, ops=(SupersedeOp(prior=prior_id, record=record),))
-            receipt = self._apply_in_tx(conn, batch, g, mint_token("direct"))
-            return receipt.records[receipt.results[0].memory_id]
-
-        return self._write(name, fn)
-
-    def update(
-        self, realm: str, identity: str, memory_id: str, title: str, body: str, tags: Iterable[str] = ()
-    ) -> tuple[AgentMemoryRecord, str]:
-        """See :meth:`AgentMemoryStore.update` (author ``application``)."""
-        name = self._realm_name(realm)
-        memory_id = memory_id.strip()
-        if not memory_id:
-            raise AgentMemoryError("invalid_record", "memory_id must not be empty")
-        title, body, norm_tags = self._app_fields(title, body, tags)
-        record = NewMemoryRecord(title=title, body=body, tags=norm_tags, provenance=Provenance(Author.application()))
-        new = self.supersede(name, Scope.identity(name, identity), memory_id, record, Author.application())
-        return new.project(), memory_id
-
-    def forget(self, realm: str, scope: Scope, memory_id: str, author: Author) -> bool:
-        """See :meth:`AgentMemoryStore.forget`. Raises ``memory_id must not be empty`` for a blank id."""
-        name = self._check_scope_realm(realm, scope)
-        memory_id = memory_id.strip()
-        if not memory_id:
-            raise AgentMemoryError("invalid_record", "memory_id must not be empty")
-        if "\x00" in memory_id:
-            return False
-
-        def fn(conn: psycopg.Connection[Any]) -> bool:
-            rec = _Reader(self, conn, name).get_record(memory_id)
-            if rec is None or rec.scope != scope or rec.status.kind is StatusKind.TOMBSTONED:
-                return False
-            batch = StagedBatch(realm=name, author=author, ops=(TombstoneOp(id=memory_id),))
-            self._apply_in_tx(conn, batch, None, mint_token("direct"))
-            return True
-
-        return self._write(name, fn)
-
-    def propose(
-        self, realm: str, scope: Scope, record: NewMemoryRecord, author: Author, taint: str | None = None
-    ) -> str:
-        """See :meth:`AgentMemoryStore.propose`. ``taint`` is the gate's reason at propose time (None = clean)."""
-        name = self._check_scope_realm(realm, scope)
-        try:
-            norm = normalize_record(record)
-            validate_record_fields(norm.title, norm.description, norm.body)
-        except FieldError as exc:
-            raise AgentMemoryError("invalid_record", f"op 0: invalid record: {exc.rule}", op_index=0) from None
-        refuse_secrets(norm)
-        norm = replace(norm, provenance=replace(norm.provenance, author=author))
-        record_json, author_json = _dumps(norm.to_json()), _dumps(author.to_json())
-        if "\x00" in record_json or "\x00" in author_json or (taint and "\x00" in taint):
-            raise AgentMemoryError("invalid_record", "op 0: invalid record: text must not contain NUL", op_index=0)
-        proposal_id = mint_token("prop")
-        kind, key = scope.storage()
-        self._write(
-            name,
-            lambda conn: conn.execute(
-                self._sql(
-                    "INSERT INTO §proposals(realm, proposal_id, scope_kind, scope_key, record, author, status, "
-                    "created_at_ms, taint) VALUES (%s, %s, %s, %s, %s, %s, 'pending', %s, %s)"
-                ),
-                (name, proposal_id, kind, key, record_json, author_json, self.clock.now_ms(), taint),
-            ),
-        )
-        return proposal_id
+    # ================================================================ telemetry writes
 
     def mark_usage(self, realm: str, ids: Sequence[str], event: UsageEvent | str) -> None:
         """See :meth:`AgentMemoryStore.mark_usage` (one transaction; not audited).
@@ -1215,7 +796,7 @@ class PostgresAgentMemoryStore(AgentMemoryStore):
                 (name, unique),
             ).fetchall()
             updates = [
-                (_dumps(UsageStats.from_json(json.loads(r[1] or "{}")).bump(ev, now).to_json()), name, r[0])
+                (dumps(UsageStats.from_json(json.loads(r[1] or "{}")).bump(ev, now).to_json()), name, r[0])
                 for r in rows
             ]
             if updates:
@@ -1232,21 +813,10 @@ class PostgresAgentMemoryStore(AgentMemoryStore):
             return
         name = self._realm_name(realm)
         self._ensure_realm(name)
-        values = [(name, r.record_id, r.identity, r.session_key, r.surface, r.at_ms) for r in rows]
-        if any(_has_nul(*v) for v in values):
+        values = injection_values(rows)
+        if any(has_nul(*v) for v in values):
             raise AgentMemoryError("invalid_record", "injection rows must not contain NUL characters")
-
-        def fn(conn: psycopg.Connection[Any]) -> None:
-            with conn.cursor() as cur:
-                cur.executemany(
-                    self._sql(
-                        "INSERT INTO §injections(realm, record_id, identity, session_key, surface, at_ms) "
-                        "VALUES (%s, %s, %s, %s, %s, %s)"
-                    ),
-                    values,
-                )
-
-        self._tx(name, fn, lock=False)
+        self._tx(name, lambda conn: self._insert_rows(conn, name, "injections", INJECTION_COLUMNS, values), lock=False)
 
     # ================================================================ audit (read)
 

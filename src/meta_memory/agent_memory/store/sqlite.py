@@ -30,9 +30,8 @@ import logging
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from itertools import zip_longest
-from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -40,42 +39,58 @@ from meta_memory.agent_memory._paths import decode_path_segment, encode_path_seg
 from meta_memory.agent_memory.batch import (
     MAX_BATCH_OPS,
     BatchKind,
-    BatchReceipt,
     CreateOp,
     StagedBatch,
-    SupersedeOp,
-    TombstoneOp,
 )
-from meta_memory.agent_memory.fields import FieldError, compact_whitespace, normalize_tags, validate_record_fields
-from meta_memory.agent_memory.hashing import content_hash, mint_token
+from meta_memory.agent_memory.fields import (
+    FieldError,
+    compact_whitespace,
+    normalize_tags,
+    validate_record_fields,
+)
+from meta_memory.agent_memory.hashing import mint_token
 from meta_memory.agent_memory.markdown import MAX_MARKDOWN_FILE_BYTES, parse_markdown
 from meta_memory.agent_memory.model import (
-    AgentMemoryRecord,
     Author,
-    Kind,
     MemoryRecord,
     NewMemoryRecord,
     Provenance,
-    RecordMeta,
     RecordView,
     Scope,
-    Status,
-    StatusKind,
     TrustTier,
     UsageEvent,
     UsageStats,
 )
 from meta_memory.agent_memory.secrets import scan
 from meta_memory.agent_memory.store.base import (
-    DEFAULT_MANIFEST_K,
-    MAX_MANIFEST_K,
-    AgentMemoryStore,
+    DEFAULT_SCOPE_FLOOR_BYTES,
+    DEFAULT_SCOPE_FLOOR_RECORDS,
     InjectionRow,
-    ManifestTier,
     WriteGate,
+    dumps,
 )
-from meta_memory.agent_memory.store.schema import delete_fts, delete_vector, insert_fts, is_current, migrate
-from meta_memory.agent_memory.validator import normalize_record, plan_batch, refuse_secrets
+from meta_memory.agent_memory.store.common import (
+    INJECTION_COLUMNS,
+    INSERT_COLUMNS,
+    RECORD_COLUMNS,
+    STAGE_GC_MAX_AGE_MS,
+    STATE_ASSIGNMENTS,
+    VIEW_COLUMNS,
+    SqlAgentMemoryStore,
+    StoreTx,
+    injection_values,
+    insert_values,
+    row_to_record,
+    row_to_view,
+    state_values,
+)
+from meta_memory.agent_memory.store.schema import (
+    delete_fts,
+    delete_vector,
+    insert_fts,
+    is_current,
+    migrate,
+)
 from meta_memory.clock import Clock, SystemClock
 from meta_memory.errors import AgentMemoryError
 from meta_memory.identity import parse_identity, parse_realm
@@ -93,26 +108,9 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-STAGE_GC_MAX_AGE_MS = 24 * 60 * 60 * 1000
-DEFAULT_SCOPE_FLOOR_RECORDS = 4000
-DEFAULT_SCOPE_FLOOR_BYTES = 32 * 1024 * 1024
 MAX_IMPORT_SKIP_REASONS = 8
 
 _T = TypeVar("_T")
-
-_COLS = (
-    "rid, memory_id, scope_kind, scope_key, kind, title, description, body, tags, provenance, trust, "
-    "status_kind, status_detail, supersedes, derived_from, working_set_rank, rank_set_at_ms, "
-    "created_at_ms, updated_at_ms, usage_stats, tombstoned_at_ms, ever_quarantined"
-)
-_RCOLS = ", ".join("r." + c.strip() for c in _COLS.split(","))
-_VCOLS = "r.rid, r.memory_id, r.title, r.description, r.body, r.tags, r.created_at_ms, r.updated_at_ms"
-
-
-def _row_to_view(row: sqlite3.Row) -> RecordView:
-    return RecordView(row["memory_id"], row["title"], row["description"], row["body"],
-                      tuple(json.loads(row["tags"] or "[]")), row["created_at_ms"], row["updated_at_ms"])
-
 
 MAX_FILE_NAME_BYTES = 255
 
@@ -133,34 +131,6 @@ def realm_db_path(root: Path, realm: str) -> Path:
     return root / name
 
 
-def _row_to_record(realm: str, row: sqlite3.Row) -> MemoryRecord:
-    return MemoryRecord(
-        id=row["memory_id"],
-        scope=Scope.from_storage(realm, row["scope_kind"], row["scope_key"]),
-        kind=Kind(row["kind"]),
-        title=row["title"],
-        description=row["description"],
-        body=row["body"],
-        tags=tuple(json.loads(row["tags"] or "[]")),
-        provenance=Provenance.from_json(json.loads(row["provenance"])),
-        trust=TrustTier(row["trust"]),
-        status=Status.from_storage(row["status_kind"], row["status_detail"]),
-        supersedes=row["supersedes"],
-        derived_from=tuple(json.loads(row["derived_from"] or "[]")),
-        working_set_rank=row["working_set_rank"],
-        rank_set_at_ms=row["rank_set_at_ms"],
-        created_at_ms=row["created_at_ms"],
-        updated_at_ms=row["updated_at_ms"],
-        usage=UsageStats.from_json(json.loads(row["usage_stats"] or "{}")),
-        tombstoned_at_ms=row["tombstoned_at_ms"],
-        ever_quarantined=bool(row["ever_quarantined"]),
-    )
-
-
-def _dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-
-
 class _Reader:
     """The validator's read interface over a connection inside the write transaction."""
 
@@ -169,8 +139,8 @@ class _Reader:
         self.realm = realm
 
     def get_record(self, memory_id: str) -> MemoryRecord | None:
-        row = self.conn.execute(f"SELECT {_COLS} FROM records WHERE memory_id = ?", (memory_id,)).fetchone()
-        return _row_to_record(self.realm, row) if row else None
+        row = self.conn.execute(f"SELECT {RECORD_COLUMNS} FROM records WHERE memory_id = ?", (memory_id,)).fetchone()
+        return row_to_record(self.realm, row) if row else None
 
     def tombstoned_since(self, scope: Scope, content_hash: str, since_ms: int) -> bool:
         kind, key = scope.storage()
@@ -182,32 +152,14 @@ class _Reader:
         return row is not None
 
 
-class SqliteTx:
+class SqliteTx(StoreTx):
     """An open ``BEGIN IMMEDIATE`` write transaction on one realm (see
     :meth:`SqliteAgentMemoryStore.run_in_transaction`).
 
-    ``conn`` is the raw connection (for reads/writes of side tables such as
+    ``conn`` is the raw ``sqlite3`` connection (for reads/writes of side tables such as
     ``pending_promotions``); :meth:`get` reads live records; :meth:`apply`
     validates and applies a batch inside this same transaction.
     """
-
-    def __init__(self, store: SqliteAgentMemoryStore, conn: sqlite3.Connection, realm: str) -> None:
-        self._store = store
-        self.conn = conn
-        self.realm = realm
-        self.now_ms = store.clock.now_ms()
-
-    def get(self, memory_id: str) -> MemoryRecord | None:
-        """The live record (any status) or ``None``."""
-        return _Reader(self.conn, self.realm).get_record(memory_id)
-
-    def apply(self, batch: StagedBatch, *, gate: WriteGate | None = None, token: str | None = None) -> BatchReceipt:
-        """Validate and apply ``batch`` in this transaction (no default gate: pass one explicitly)."""
-        if batch.realm != self.realm:
-            raise AgentMemoryError(
-                "scope_not_writable", f"batch realm '{batch.realm}' does not match transaction realm '{self.realm}'"
-            )
-        return self._store._apply_in_tx(self.conn, batch, gate, token or mint_token("direct"))
 
 
 class _RealmDb:
@@ -218,7 +170,7 @@ class _RealmDb:
         self.write_lock = threading.Lock()
 
 
-class SqliteAgentMemoryStore(AgentMemoryStore):
+class SqliteAgentMemoryStore(SqlAgentMemoryStore):
     """Per-realm SQLite store implementing :class:`~meta_memory.agent_memory.store.base.AgentMemoryStore`.
 
     Args:
@@ -419,138 +371,64 @@ class SqliteAgentMemoryStore(AgentMemoryStore):
         name = self._realm_name(realm)
         return self._write(name, lambda conn: fn(SqliteTx(self, conn, name)))
 
-    # ================================================================ batches
+    # ================================================================ row primitives (see SqlAgentMemoryStore)
 
-    def _effective_gate(self, gate: WriteGate | None) -> WriteGate | None:
-        return gate if gate is not None else self.gate
+    def _reader(self, conn: sqlite3.Connection, realm: str) -> _Reader:
+        return _Reader(conn, realm)
 
-    def _apply_in_tx(
-        self, conn: sqlite3.Connection, batch: StagedBatch, gate: WriteGate | None, token: str
-    ) -> BatchReceipt:
-        now = self.clock.now_ms()
-        reason = gate.quarantine_reason(batch.author, batch.kind.value, batch.evidence()) if gate else None
-        plan = plan_batch(batch, _Reader(conn, batch.realm), now_ms=now, quarantine_reason=reason)
-        for memory_id, rec in plan.records.items():
-            before = plan.before.get(memory_id)
-            if before is None:
-                rid = self._insert_record(conn, rec)
-                if rec.status.is_active:
-                    insert_fts(conn, rid, rec.title, rec.description, rec.body, rec.tags)
-            else:
-                rid = self._update_record(conn, rec)
-                if before.status.is_active and not rec.status.is_active:
-                    delete_fts(conn, rid)
-                    delete_vector(conn, rid)
-                elif rec.status.is_active and not before.status.is_active:
-                    insert_fts(conn, rid, rec.title, rec.description, rec.body, rec.tags)
-        for entry in plan.audit:
-            conn.execute(
-                "INSERT INTO audit(stage_token, op_index, op_kind, memory_id, detail, applied_at_ms) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
-                (token, entry.op_index, entry.op_kind, entry.memory_id, _dumps(entry.detail), now),
-            )
-        if reason is not None:
-            log.info("agent memory write quarantined in realm %s: %s", batch.realm, reason)
-        return BatchReceipt(
-            token=token,
-            realm=batch.realm,
-            applied_at_ms=now,
-            results=tuple(plan.results),
-            records=dict(plan.records),
-            quarantined=reason,
-        )
-
-    def _insert_record(self, conn: sqlite3.Connection, rec: MemoryRecord) -> int:
-        kind, key = rec.scope.storage()
+    def _insert_record(self, conn: sqlite3.Connection, realm: str, rec: MemoryRecord) -> int:
         cur = conn.execute(
-            "INSERT INTO records(memory_id, scope_kind, scope_key, kind, title, description, body, tags, "
-            "provenance, trust, status_kind, status_detail, supersedes, derived_from, working_set_rank, "
-            "rank_set_at_ms, content_hash, created_at_ms, updated_at_ms, usage_stats, tombstoned_at_ms, "
-            "ever_quarantined) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                rec.id,
-                kind,
-                key,
-                rec.kind.value,
-                rec.title,
-                rec.description,
-                rec.body,
-                _dumps(list(rec.tags)),
-                _dumps(rec.provenance.to_json()),
-                rec.trust.value,
-                rec.status.kind.value,
-                rec.status.detail,
-                rec.supersedes,
-                _dumps(list(rec.derived_from)),
-                rec.working_set_rank,
-                rec.rank_set_at_ms,
-                rec.content_hash,
-                rec.created_at_ms,
-                rec.updated_at_ms,
-                _dumps(rec.usage.to_json()),
-                rec.tombstoned_at_ms,
-                int(rec.ever_quarantined),
-            ),
+            f"INSERT INTO records({INSERT_COLUMNS}) VALUES ({', '.join('?' * 22)})", insert_values(rec)
         )
         return int(cur.lastrowid)  # type: ignore[arg-type]
 
-    def _update_record(self, conn: sqlite3.Connection, rec: MemoryRecord) -> int:
-        # Ops never change a stored record's content, scope or lineage; only its state.
+    def _update_record(self, conn: sqlite3.Connection, realm: str, rec: MemoryRecord) -> int:
         row = conn.execute(
-            "UPDATE records SET trust = ?, status_kind = ?, status_detail = ?, working_set_rank = ?, "
-            "rank_set_at_ms = ?, updated_at_ms = ?, tombstoned_at_ms = ?, ever_quarantined = ? "
-            "WHERE memory_id = ? RETURNING rid",
-            (
-                rec.trust.value,
-                rec.status.kind.value,
-                rec.status.detail,
-                rec.working_set_rank,
-                rec.rank_set_at_ms,
-                rec.updated_at_ms,
-                rec.tombstoned_at_ms,
-                int(rec.ever_quarantined),
-                rec.id,
-            ),
+            f"UPDATE records SET {STATE_ASSIGNMENTS} WHERE memory_id = ? RETURNING rid", (*state_values(rec), rec.id)
         ).fetchone()
         return int(row[0])
 
-    def apply_batch(self, batch: StagedBatch, *, gate: WriteGate | None = None) -> BatchReceipt:
-        """See :meth:`AgentMemoryStore.apply_batch`. The audit token has prefix ``direct``."""
-        g = self._effective_gate(gate)
-        return self._write(batch.realm, lambda conn: self._apply_in_tx(conn, batch, g, mint_token("direct")))
+    def _index_record(self, conn: sqlite3.Connection, realm: str, rid: int, rec: MemoryRecord) -> None:
+        insert_fts(conn, rid, rec.title, rec.description, rec.body, rec.tags)
 
-    def stage(self, batch: StagedBatch) -> str:
-        """See :meth:`AgentMemoryStore.stage`. The batch is validated (without a gate) before it is staged."""
-        token = mint_token("stage")
+    def _unindex_record(self, conn: sqlite3.Connection, realm: str, rid: int) -> None:
+        delete_fts(conn, rid)
+        delete_vector(conn, rid)
 
-        def fn(conn: sqlite3.Connection) -> str:
-            plan_batch(batch, _Reader(conn, batch.realm), now_ms=self.clock.now_ms())
-            conn.execute(
-                "INSERT INTO stage(token, batch, created_at_ms) VALUES (?, ?, ?)",
-                (token, _dumps(batch.to_json()), self.clock.now_ms()),
-            )
-            return token
+    def _insert_rows(
+        self, conn: sqlite3.Connection, realm: str, table: str, columns: str, rows: Sequence[tuple[Any, ...]]
+    ) -> None:
+        marks = ", ".join("?" * (columns.count(",") + 1))
+        conn.executemany(f"INSERT INTO {table}({columns}) VALUES ({marks})", rows)
 
-        return self._write(batch.realm, fn)
+    def _load_stage(self, conn: sqlite3.Connection, realm: str, token: str) -> str | None:
+        row = conn.execute("SELECT batch FROM stage WHERE token = ?", (token,)).fetchone()
+        return None if row is None else row["batch"]
 
-    def commit_staged(self, realm: str, token: str, *, gate: WriteGate | None = None) -> BatchReceipt:
-        """See :meth:`AgentMemoryStore.commit_staged`."""
-        g = self._effective_gate(gate)
+    def _delete_stage(self, conn: sqlite3.Connection, realm: str, token: str) -> bool:
+        return conn.execute("DELETE FROM stage WHERE token = ?", (token,)).rowcount > 0
 
-        def fn(conn: sqlite3.Connection) -> BatchReceipt:
-            row = conn.execute("SELECT batch FROM stage WHERE token = ?", (token,)).fetchone()
-            if row is None:
-                raise AgentMemoryError("invalid_record", f"unknown stage token '{token}'")
-            batch = StagedBatch.from_json(json.loads(row["batch"]))
-            receipt = self._apply_in_tx(conn, batch, g, token)
-            conn.execute("DELETE FROM stage WHERE token = ?", (token,))
-            return receipt
+    def _active_sql(self, realm: str, scope: Scope, tail: str, params: Sequence[Any]) -> tuple[str, tuple[Any, ...]]:
+        kind, key = scope.storage()
+        return (
+            f"SELECT {RECORD_COLUMNS} FROM records WHERE scope_kind = ? AND scope_key = ? AND status_kind = 'active' "
+            + tail,
+            (kind, key, *params),
+        )
 
-        return self._write(realm, fn)
+    def _read_all(self, realm: str, statements: Sequence[tuple[str, tuple[Any, ...]]]) -> list[list[Any]]:
+        with self._read(realm) as conn:
+            return [conn.execute(sql, params).fetchall() for sql, params in statements]
 
-    def discard_staged(self, realm: str, token: str) -> bool:
-        """See :meth:`AgentMemoryStore.discard_staged`."""
-        return self._write(realm, lambda conn: conn.execute("DELETE FROM stage WHERE token = ?", (token,)).rowcount > 0)
+    def _scope_footprint(self, conn: sqlite3.Connection, scope: Scope) -> tuple[int, int]:
+        kind, key = scope.storage()
+        count, nbytes = conn.execute(
+            "SELECT COUNT(*), COALESCE(SUM(LENGTH(CAST(title AS BLOB)) + LENGTH(CAST(description AS BLOB)) "
+            "+ LENGTH(CAST(body AS BLOB))), 0) FROM records WHERE scope_kind = ? AND scope_key = ? "
+            "AND status_kind != 'tombstoned'",
+            (kind, key),
+        ).fetchone()
+        return count, nbytes
 
     # ================================================================ reads
 
@@ -558,30 +436,6 @@ class SqliteAgentMemoryStore(AgentMemoryStore):
         """See :meth:`AgentMemoryStore.get`."""
         with self._read(realm) as conn:
             return _Reader(conn, self._realm_name(realm)).get_record(memory_id)
-
-    def active_records(self, realm: str, scope: Scope) -> list[MemoryRecord]:
-        """See :meth:`AgentMemoryStore.active_records` (updated DESC, created DESC, rowid DESC)."""
-        kind, key = scope.storage()
-        name = self._realm_name(realm)
-        with self._read(realm) as conn:
-            rows = conn.execute(
-                f"SELECT {_COLS} FROM records WHERE scope_kind = ? AND scope_key = ? AND status_kind = 'active' "
-                "ORDER BY updated_at_ms DESC, created_at_ms DESC, rid DESC",
-                (kind, key),
-            ).fetchall()
-        return [_row_to_record(name, r) for r in rows]
-
-    def recent(self, realm: str, scope: Scope, limit: int) -> list[MemoryRecord]:
-        """See :meth:`AgentMemoryStore.recent`."""
-        kind, key = scope.storage()
-        name = self._realm_name(realm)
-        with self._read(realm) as conn:
-            rows = conn.execute(
-                f"SELECT {_COLS} FROM records WHERE scope_kind = ? AND scope_key = ? AND status_kind = 'active' "
-                "ORDER BY updated_at_ms DESC, created_at_ms DESC, rid DESC LIMIT ?",
-                (kind, key, max(0, limit)),
-            ).fetchall()
-        return [_row_to_record(name, r) for r in rows]
 
     def neighbours(
         self, realm: str, scope: Scope, anchors: Sequence[MemoryRecord], span: int, window_ms: int
@@ -592,7 +446,7 @@ class SqliteAgentMemoryStore(AgentMemoryStore):
         kind, key = scope.storage()
         self._realm_name(realm)  # validates the realm name
         out: dict[str, list[RecordView]] = {}
-        base = f"SELECT {_VCOLS} FROM records r WHERE scope_kind = ? AND scope_key = ? AND status_kind = 'active' "
+        base = f"SELECT {VIEW_COLUMNS} FROM records r WHERE scope_kind = ? AND scope_key = ? AND status_kind = 'active' "
         with self._read(realm) as conn:
             for anchor in anchors:
                 row = conn.execute("SELECT rid FROM records WHERE memory_id = ?", (anchor.memory_id,)).fetchone()
@@ -610,7 +464,7 @@ class SqliteAgentMemoryStore(AgentMemoryStore):
                     (kind, key, at + window_ms, at, at, rid, span),
                 ).fetchall()
                 ordered = [r for pair in zip_longest(before, after) for r in pair if r is not None]
-                out[anchor.memory_id] = [_row_to_view(r) for r in ordered]
+                out[anchor.memory_id] = [row_to_view(r) for r in ordered]
         return out
 
     def search(self, realm: str, scope: Scope, match_expression: str, limit: int) -> list[tuple[RecordView, float]]:
@@ -630,7 +484,7 @@ class SqliteAgentMemoryStore(AgentMemoryStore):
         with self._read(realm) as conn:
             try:
                 rows = conn.execute(
-                    f"SELECT {_VCOLS}, f.score AS score FROM (SELECT rowid AS fid, {fts.BM25_EXPR} AS score "
+                    f"SELECT {VIEW_COLUMNS}, f.score AS score FROM (SELECT rowid AS fid, {fts.BM25_EXPR} AS score "
                     f"FROM {table} WHERE {table} MATCH ? ORDER BY score, rowid LIMIT ?) f "
                     "JOIN records r ON r.rid = f.fid WHERE r.scope_kind = ? AND r.scope_key = ? "
                     "AND r.status_kind = 'active' ORDER BY f.score, r.rid",
@@ -643,7 +497,7 @@ class SqliteAgentMemoryStore(AgentMemoryStore):
                     ).fetchone()[0]
                     if matched >= limit:
                         rows = conn.execute(
-                            f"SELECT {_VCOLS}, {fts.BM25_EXPR} AS score FROM {table} "
+                            f"SELECT {VIEW_COLUMNS}, {fts.BM25_EXPR} AS score FROM {table} "
                             f"JOIN records r ON r.rid = {table}.rowid "
                             f"WHERE {table} MATCH ? AND r.scope_kind = ? AND r.scope_key = ? "
                             "AND r.status_kind = 'active' ORDER BY score, r.rid LIMIT ?",
@@ -651,51 +505,7 @@ class SqliteAgentMemoryStore(AgentMemoryStore):
                         ).fetchall()
             except sqlite3.OperationalError as exc:
                 raise AgentMemoryError("io", f"full-text query failed: {exc}") from None
-        return [(_row_to_view(r), float(r["score"])) for r in rows]
-
-    def manifest(
-        self, realm: str, scope: Scope, tier: ManifestTier | str = ManifestTier.WORKING_SET, k: int = DEFAULT_MANIFEST_K
-    ) -> list[RecordMeta]:
-        """See :meth:`AgentMemoryStore.manifest`.
-
-        ``working_set``: ranked (rank ASC, updated DESC, rowid DESC, limit k) then
-        recent (unranked or updated since ranked; updated DESC, created DESC,
-        rowid DESC, limit 2k), de-duplicated, capped at 2k. ``full``: every active
-        record, ranked first. ``k`` must be 1..512.
-        """
-        tier = ManifestTier(tier)
-        if tier is ManifestTier.WORKING_SET and not 1 <= k <= MAX_MANIFEST_K:
-            raise AgentMemoryError("invalid_record", f"k must be between 1 and {MAX_MANIFEST_K}")
-        kind, key = scope.storage()
-        name = self._realm_name(realm)
-        base = f"SELECT {_COLS} FROM records WHERE scope_kind = ? AND scope_key = ? AND status_kind = 'active'"
-        with self._read(realm) as conn:
-            if tier is ManifestTier.FULL:
-                rows = conn.execute(
-                    base + " ORDER BY (working_set_rank IS NULL) ASC, working_set_rank ASC, updated_at_ms DESC, "
-                    "created_at_ms DESC, rid DESC",
-                    (kind, key),
-                ).fetchall()
-            else:
-                ranked = conn.execute(
-                    base + " AND working_set_rank IS NOT NULL ORDER BY working_set_rank ASC, updated_at_ms DESC, "
-                    "rid DESC LIMIT ?",
-                    (kind, key, k),
-                ).fetchall()
-                recent = conn.execute(
-                    base + " AND (working_set_rank IS NULL OR updated_at_ms > COALESCE(rank_set_at_ms, 0)) "
-                    "ORDER BY updated_at_ms DESC, created_at_ms DESC, rid DESC LIMIT ?",
-                    (kind, key, 2 * k),
-                ).fetchall()
-                seen: set[str] = set()
-                rows = []
-                for r in [*ranked, *recent]:
-                    if r["memory_id"] not in seen:
-                        seen.add(r["memory_id"])
-                        rows.append(r)
-                rows = rows[: 2 * k]
-        now = self.clock.now_ms()
-        return [_row_to_record(name, r).meta(now) for r in rows]
+        return [(row_to_view(r), float(r["score"])) for r in rows]
 
     # ================================================================ vectors (semantic recall extra)
 
@@ -728,187 +538,7 @@ class SqliteAgentMemoryStore(AgentMemoryStore):
         """Realms with a database file under the root (decoded file stems), sorted."""
         return sorted(decode_path_segment(p.name[: -len(".sqlite3")]) for p in self.root.glob("*.sqlite3"))
 
-    # ================================================================ writes
-
-    def _find_active_duplicate(self, conn: sqlite3.Connection, scope: Scope, chash: str) -> MemoryRecord | None:
-        kind, key = scope.storage()
-        row = conn.execute(
-            f"SELECT {_COLS} FROM records WHERE scope_kind = ? AND scope_key = ? AND content_hash = ? "
-            "AND status_kind = 'active' ORDER BY created_at_ms ASC, rid ASC LIMIT 1",
-            (kind, key, chash),
-        ).fetchone()
-        return _row_to_record(scope.realm, row) if row else None
-
-    def _warn_floor(self, conn: sqlite3.Connection, scope: Scope) -> None:
-        kind, key = scope.storage()
-        count, nbytes = conn.execute(
-            "SELECT COUNT(*), COALESCE(SUM(LENGTH(CAST(title AS BLOB)) + LENGTH(CAST(description AS BLOB)) "
-            "+ LENGTH(CAST(body AS BLOB))), 0) FROM records WHERE scope_kind = ? AND scope_key = ? "
-            "AND status_kind != 'tombstoned'",
-            (kind, key),
-        ).fetchone()
-        if count > DEFAULT_SCOPE_FLOOR_RECORDS or nbytes > DEFAULT_SCOPE_FLOOR_BYTES:
-            log.warning(
-                "agent memory %s holds %d records / %d bytes, above the retention floor (%d records / %d bytes); "
-                "records are never evicted",
-                scope.describe(),
-                count,
-                nbytes,
-                DEFAULT_SCOPE_FLOOR_RECORDS,
-                DEFAULT_SCOPE_FLOOR_BYTES,
-            )
-
-    @staticmethod
-    def _app_fields(title: str, body: str, tags: Iterable[str]) -> tuple[str, str, tuple[str, ...]]:
-        title = compact_whitespace(title)
-        body = body.strip()
-        try:
-            validate_record_fields(title, "", body)
-            norm_tags = normalize_tags(tags)
-        except FieldError as exc:
-            raise AgentMemoryError("invalid_record", exc.rule) from None
-        return title, body, norm_tags
-
-    def _check_scope_realm(self, realm: str, scope: Scope) -> str:
-        name = self._realm_name(realm)
-        if scope.realm != name:
-            raise AgentMemoryError(
-                "scope_not_writable", f"scope realm '{scope.realm}' does not match batch realm '{name}'"
-            )
-        return name
-
-    def remember(
-        self, realm: str, identity: str, title: str, body: str, tags: Iterable[str] = ()
-    ) -> tuple[AgentMemoryRecord, bool]:
-        """See :meth:`AgentMemoryStore.remember` (author ``application``, kind ``fact``, tier ``agent_observed``)."""
-        name = self._realm_name(realm)
-        title, body, norm_tags = self._app_fields(title, body, tags)
-        record = NewMemoryRecord(title=title, body=body, tags=norm_tags, provenance=Provenance(Author.application()))
-        rec, created = self._remember(name, Scope.identity(name, identity), record, Author.application(), None)
-        return rec.project(), created
-
-    def remember_authored(
-        self, realm: str, scope: Scope, record: NewMemoryRecord, author: Author, *, gate: WriteGate | None = None
-    ) -> tuple[MemoryRecord, bool]:
-        """See :meth:`AgentMemoryStore.remember_authored`. The provenance author is set to ``author``."""
-        name = self._check_scope_realm(realm, scope)
-        try:
-            norm = normalize_record(record)
-        except FieldError as exc:
-            raise AgentMemoryError("invalid_record", f"op 0: invalid record: {exc.rule}", op_index=0) from None
-        norm = replace(norm, provenance=replace(norm.provenance, author=author))
-        return self._remember(name, scope, norm, author, gate)
-
-    def _remember(
-        self, realm: str, scope: Scope, record: NewMemoryRecord, author: Author, gate: WriteGate | None
-    ) -> tuple[MemoryRecord, bool]:
-        g = self._effective_gate(gate)
-        chash = content_hash(record.title, record.body)
-
-        def fn(conn: sqlite3.Connection) -> tuple[MemoryRecord, bool]:
-            refuse_secrets(record)
-            existing = self._find_active_duplicate(conn, scope, chash)
-            if existing is not None:
-                return existing, False
-            batch = StagedBatch(realm=realm, author=author, ops=(CreateOp(scope=scope, record=record),))
-            receipt = self._apply_in_tx(conn, batch, g, mint_token("direct"))
-            self._warn_floor(conn, scope)
-            return receipt.records[receipt.results[0].memory_id], True
-
-        return self._write(realm, fn)
-
-    def supersede(
-        self,
-        realm: str,
-        scope: Scope,
-        prior_id: str,
-        record: NewMemoryRecord,
-        author: Author,
-        *,
-        gate: WriteGate | None = None,
-    ) -> MemoryRecord:
-        """See :meth:`AgentMemoryStore.supersede`.
-
-        Refusals: ``record '<id>' does not exist``, ``record '<id>' does not
-        belong to the requested scope``, then the validator's.
-        """
-        name = self._check_scope_realm(realm, scope)
-        record = replace(record, provenance=replace(record.provenance, author=author))
-        g = self._effective_gate(gate)
-
-        def fn(conn: sqlite3.Connection) -> MemoryRecord:
-            prior = _Reader(conn, name).get_record(prior_id)
-            if prior is None:
-                raise AgentMemoryError("invalid_record", f"record '{prior_id}' does not exist")
-            if prior.scope != scope:
-                raise AgentMemoryError("invalid_record", f"record '{prior_id}' does not belong to the requested scope")
-            batch = StagedBatch(realm=name, author=author, ops=(SupersedeOp(prior=prior_id, record=record),))
-            receipt = self._apply_in_tx(conn, batch, g, mint_token("direct"))
-            return receipt.records[receipt.results[0].memory_id]
-
-        return self._write(name, fn)
-
-    def update(
-        self, realm: str, identity: str, memory_id: str, title: str, body: str, tags: Iterable[str] = ()
-    ) -> tuple[AgentMemoryRecord, str]:
-        """See :meth:`AgentMemoryStore.update` (author ``application``)."""
-        name = self._realm_name(realm)
-        memory_id = memory_id.strip()
-        if not memory_id:
-            raise AgentMemoryError("invalid_record", "memory_id must not be empty")
-        title, body, norm_tags = self._app_fields(title, body, tags)
-        record = NewMemoryRecord(title=title, body=body, tags=norm_tags, provenance=Provenance(Author.application()))
-        new = self.supersede(name, Scope.identity(name, identity), memory_id, record, Author.application())
-        return new.project(), memory_id
-
-    def forget(self, realm: str, scope: Scope, memory_id: str, author: Author) -> bool:
-        """See :meth:`AgentMemoryStore.forget`. Raises ``memory_id must not be empty`` for a blank id."""
-        name = self._check_scope_realm(realm, scope)
-        memory_id = memory_id.strip()
-        if not memory_id:
-            raise AgentMemoryError("invalid_record", "memory_id must not be empty")
-
-        def fn(conn: sqlite3.Connection) -> bool:
-            rec = _Reader(conn, name).get_record(memory_id)
-            if rec is None or rec.scope != scope or rec.status.kind is StatusKind.TOMBSTONED:
-                return False
-            batch = StagedBatch(realm=name, author=author, ops=(TombstoneOp(id=memory_id),))
-            self._apply_in_tx(conn, batch, None, mint_token("direct"))
-            return True
-
-        return self._write(name, fn)
-
-    def propose(
-        self, realm: str, scope: Scope, record: NewMemoryRecord, author: Author, taint: str | None = None
-    ) -> str:
-        """See :meth:`AgentMemoryStore.propose`. ``taint`` is the gate's reason at propose time (None = clean)."""
-        name = self._check_scope_realm(realm, scope)
-        try:
-            norm = normalize_record(record)
-            validate_record_fields(norm.title, norm.description, norm.body)
-        except FieldError as exc:
-            raise AgentMemoryError("invalid_record", f"op 0: invalid record: {exc.rule}", op_index=0) from None
-        refuse_secrets(norm)
-        norm = replace(norm, provenance=replace(norm.provenance, author=author))
-        proposal_id = mint_token("prop")
-        kind, key = scope.storage()
-        self._write(
-            name,
-            lambda conn: conn.execute(
-                "INSERT INTO proposals(proposal_id, scope_kind, scope_key, record, author, status, created_at_ms, "
-                "taint) VALUES (?, ?, ?, ?, ?, 'pending', ?, ?)",
-                (
-                    proposal_id,
-                    kind,
-                    key,
-                    _dumps(norm.to_json()),
-                    _dumps(author.to_json()),
-                    self.clock.now_ms(),
-                    taint,
-                ),
-            ),
-        )
-        return proposal_id
+    # ================================================================ telemetry writes
 
     def mark_usage(self, realm: str, ids: Sequence[str], event: UsageEvent | str) -> None:
         """See :meth:`AgentMemoryStore.mark_usage` (one transaction; not audited)."""
@@ -924,7 +554,7 @@ class SqliteAgentMemoryStore(AgentMemoryStore):
                     continue
                 stats = UsageStats.from_json(json.loads(row[0] or "{}")).bump(ev, now)
                 conn.execute(
-                    "UPDATE records SET usage_stats = ? WHERE memory_id = ?", (_dumps(stats.to_json()), memory_id)
+                    "UPDATE records SET usage_stats = ? WHERE memory_id = ?", (dumps(stats.to_json()), memory_id)
                 )
 
         self._write(realm, fn, durable=False)
@@ -933,13 +563,9 @@ class SqliteAgentMemoryStore(AgentMemoryStore):
         """See :meth:`AgentMemoryStore.log_injections` (plain inserts, one transaction)."""
         if not rows:
             return
+        values = injection_values(rows)
         self._write(
-            realm,
-            lambda conn: conn.executemany(
-                "INSERT INTO injections(record_id, identity, session_key, surface, at_ms) VALUES (?, ?, ?, ?, ?)",
-                [(r.record_id, r.identity, r.session_key, r.surface, r.at_ms) for r in rows],
-            ),
-            durable=False,
+            realm, lambda conn: self._insert_rows(conn, realm, "injections", INJECTION_COLUMNS, values), durable=False
         )
 
     # ================================================================ audit (read)
@@ -1064,7 +690,7 @@ class SqliteAgentMemoryStore(AgentMemoryStore):
         conn.execute(
             "INSERT INTO audit(stage_token, op_index, op_kind, memory_id, detail, applied_at_ms) "
             "VALUES (?, 0, 'import_summary', NULL, ?, ?)",
-            (mint_token("import-audit"), _dumps(detail), self.clock.now_ms()),
+            (mint_token("import-audit"), dumps(detail), self.clock.now_ms()),
         )
 
     def _import_failed(self, db: _RealmDb, path: Path, reason: str) -> None:

@@ -1,0 +1,416 @@
+"""What the SQL store backends share: row encoding, batch application, staging and scope reads.
+
+:class:`SqlAgentMemoryStore` implements the parts of
+:class:`~meta_memory.agent_memory.store.base.AgentMemoryStore` that are the
+same on SQLite and PostgreSQL apart from the SQL text (reference §2B tables
+and write paths, §2D validator):
+
+- applying a batch inside an open write transaction: validate against live
+  rows with the one validator
+  (:func:`~meta_memory.agent_memory.validator.plan_batch`), write the
+  records, keep the full-text index in step (a record has an index row iff it
+  is active), write one audit row per op;
+- ``apply_batch``, ``stage``, ``commit_staged``, ``discard_staged``;
+- the active-record reads ``active_records``, ``recent`` and ``manifest``.
+
+A backend supplies the transaction (``_write``), the validator's reader
+(``_reader``) and a few row primitives (insert rows into a realm's table,
+insert/update a record, index or unindex it, read and drop a stage row, the
+SQL selecting one scope's active records). :class:`StoreTx` is the handle of
+``run_in_transaction`` on both backends.
+"""
+
+from __future__ import annotations
+
+import json
+from abc import abstractmethod
+from collections.abc import Sequence
+from typing import Any
+
+from meta_memory.agent_memory.batch import BatchReceipt, StagedBatch
+from meta_memory.agent_memory.hashing import mint_token
+from meta_memory.agent_memory.model import (
+    Kind,
+    MemoryRecord,
+    Provenance,
+    RecordMeta,
+    RecordView,
+    Scope,
+    Status,
+    TrustTier,
+    UsageStats,
+)
+from meta_memory.agent_memory.store.base import (
+    DEFAULT_MANIFEST_K,
+    MAX_MANIFEST_K,
+    AgentMemoryStore,
+    InjectionRow,
+    ManifestTier,
+    WriteGate,
+    dumps,
+)
+from meta_memory.agent_memory.validator import plan_batch
+from meta_memory.errors import AgentMemoryError
+
+__all__ = [
+    "RECORD_COLUMNS",
+    "VIEW_COLUMNS",
+    "INSERT_COLUMNS",
+    "INJECTION_COLUMNS",
+    "STATE_ASSIGNMENTS",
+    "STAGE_GC_MAX_AGE_MS",
+    "SqlAgentMemoryStore",
+    "StoreTx",
+    "dumps",
+    "has_nul",
+    "injection_values",
+    "insert_values",
+    "row_to_record",
+    "row_to_view",
+    "state_values",
+]
+
+#: Staged batches older than this (24 h, ms) are collected at a realm's first use, unless a pending
+#: promotion references them.
+STAGE_GC_MAX_AGE_MS = 24 * 60 * 60 * 1000
+
+#: The ``records`` columns a :class:`MemoryRecord` is read from (see :func:`row_to_record`).
+RECORD_COLUMNS = (
+    "rid, memory_id, scope_kind, scope_key, kind, title, description, body, tags, provenance, trust, "
+    "status_kind, status_detail, supersedes, derived_from, working_set_rank, rank_set_at_ms, "
+    "created_at_ms, updated_at_ms, usage_stats, tombstoned_at_ms, ever_quarantined"
+)
+#: The columns of a light :class:`RecordView` over ``records r`` (see :func:`row_to_view`).
+VIEW_COLUMNS = "r.rid, r.memory_id, r.title, r.description, r.body, r.tags, r.created_at_ms, r.updated_at_ms"
+#: The columns :func:`insert_values` fills, in order.
+INSERT_COLUMNS = (
+    "memory_id, scope_kind, scope_key, kind, title, description, body, tags, provenance, trust, status_kind, "
+    "status_detail, supersedes, derived_from, working_set_rank, rank_set_at_ms, content_hash, created_at_ms, "
+    "updated_at_ms, usage_stats, tombstoned_at_ms, ever_quarantined"
+)
+#: The ``SET`` list of a state update (``?`` placeholders), filled by :func:`state_values`.
+STATE_ASSIGNMENTS = (
+    "trust = ?, status_kind = ?, status_detail = ?, working_set_rank = ?, rank_set_at_ms = ?, "
+    "updated_at_ms = ?, tombstoned_at_ms = ?, ever_quarantined = ?"
+)
+
+#: The ``injections`` columns :func:`injection_values` fills, in order.
+INJECTION_COLUMNS = "record_id, identity, session_key, surface, at_ms"
+
+# The tails of the active-record reads, after "<active records of the scope>" (``?`` placeholders).
+_NEWEST_FIRST = "ORDER BY updated_at_ms DESC, created_at_ms DESC, rid DESC"
+_FULL_MANIFEST = (
+    "ORDER BY (working_set_rank IS NULL) ASC, working_set_rank ASC, updated_at_ms DESC, created_at_ms DESC, rid DESC"
+)
+_RANKED = "AND working_set_rank IS NOT NULL ORDER BY working_set_rank ASC, updated_at_ms DESC, rid DESC LIMIT ?"
+_RECENT_UNRANKED = f"AND (working_set_rank IS NULL OR updated_at_ms > COALESCE(rank_set_at_ms, 0)) {_NEWEST_FIRST} LIMIT ?"
+_OLDEST_DUPLICATE = "AND content_hash = ? ORDER BY created_at_ms ASC, rid ASC LIMIT 1"
+
+
+def has_nul(*values: Any) -> bool:
+    """Whether any string, or any string in a tuple/list, among ``values`` holds a NUL character."""
+    for v in values:
+        if isinstance(v, str) and "\x00" in v:
+            return True
+        if isinstance(v, (tuple, list)) and any(isinstance(x, str) and "\x00" in x for x in v):
+            return True
+    return False
+
+
+def _json_list(value: Any) -> list[Any]:
+    if isinstance(value, str):
+        return json.loads(value or "[]")
+    return list(value or ())
+
+
+def row_to_record(realm: str, row: Any) -> MemoryRecord:
+    """The :class:`MemoryRecord` of a row holding :data:`RECORD_COLUMNS` (readable by column name)."""
+    return MemoryRecord(
+        id=row["memory_id"],
+        scope=Scope.from_storage(realm, row["scope_kind"], row["scope_key"]),
+        kind=Kind(row["kind"]),
+        title=row["title"],
+        description=row["description"],
+        body=row["body"],
+        tags=tuple(_json_list(row["tags"])),
+        provenance=Provenance.from_json(json.loads(row["provenance"])),
+        trust=TrustTier(row["trust"]),
+        status=Status.from_storage(row["status_kind"], row["status_detail"]),
+        supersedes=row["supersedes"],
+        derived_from=tuple(_json_list(row["derived_from"])),
+        working_set_rank=row["working_set_rank"],
+        rank_set_at_ms=row["rank_set_at_ms"],
+        created_at_ms=row["created_at_ms"],
+        updated_at_ms=row["updated_at_ms"],
+        usage=UsageStats.from_json(json.loads(row["usage_stats"] or "{}")),
+        tombstoned_at_ms=row["tombstoned_at_ms"],
+        ever_quarantined=bool(row["ever_quarantined"]),
+    )
+
+
+def row_to_view(row: Any) -> RecordView:
+    """The :class:`RecordView` of a row holding :data:`VIEW_COLUMNS`."""
+    return RecordView(row["memory_id"], row["title"], row["description"], row["body"],
+                      tuple(_json_list(row["tags"])), row["created_at_ms"], row["updated_at_ms"])
+
+
+def insert_values(rec: MemoryRecord) -> tuple[Any, ...]:
+    """The values of :data:`INSERT_COLUMNS` for ``rec``."""
+    kind, key = rec.scope.storage()
+    return (
+        rec.id,
+        kind,
+        key,
+        rec.kind.value,
+        rec.title,
+        rec.description,
+        rec.body,
+        dumps(list(rec.tags)),
+        dumps(rec.provenance.to_json()),
+        rec.trust.value,
+        rec.status.kind.value,
+        rec.status.detail,
+        rec.supersedes,
+        dumps(list(rec.derived_from)),
+        rec.working_set_rank,
+        rec.rank_set_at_ms,
+        rec.content_hash,
+        rec.created_at_ms,
+        rec.updated_at_ms,
+        dumps(rec.usage.to_json()),
+        rec.tombstoned_at_ms,
+        int(rec.ever_quarantined),
+    )
+
+
+def injection_values(rows: Sequence[InjectionRow]) -> list[tuple[Any, ...]]:
+    """The values of :data:`INJECTION_COLUMNS` for each injection-ledger row."""
+    return [(r.record_id, r.identity, r.session_key, r.surface, r.at_ms) for r in rows]
+
+
+def state_values(rec: MemoryRecord) -> tuple[Any, ...]:
+    """The values of :data:`STATE_ASSIGNMENTS` for ``rec``. Ops never change a stored record's
+    content, scope or lineage; only its state."""
+    return (
+        rec.trust.value,
+        rec.status.kind.value,
+        rec.status.detail,
+        rec.working_set_rank,
+        rec.rank_set_at_ms,
+        rec.updated_at_ms,
+        rec.tombstoned_at_ms,
+        int(rec.ever_quarantined),
+    )
+
+
+class StoreTx:
+    """An open write transaction on one realm, holding the realm's write lock (see the stores'
+    ``run_in_transaction``).
+
+    ``conn`` is the backend's raw connection (for reads/writes of side tables such as
+    ``pending_promotions``); ``realm`` the realm name; ``now_ms`` the transaction's clock
+    reading. :meth:`get` reads a live record; :meth:`apply` validates and applies a batch
+    inside this same transaction.
+    """
+
+    def __init__(self, store: SqlAgentMemoryStore, conn: Any, realm: str) -> None:
+        self._store = store
+        self.conn = conn
+        self.realm = realm
+        self.now_ms = store.clock.now_ms()
+
+    def get(self, memory_id: str) -> MemoryRecord | None:
+        """The live record (any status) or ``None``."""
+        return self._store._reader(self.conn, self.realm).get_record(memory_id)
+
+    def apply(self, batch: StagedBatch, *, gate: WriteGate | None = None, token: str | None = None) -> BatchReceipt:
+        """Validate and apply ``batch`` in this transaction (no default gate: pass one explicitly).
+
+        A batch of another realm -> ``AgentMemoryError("scope_not_writable", ...)``.
+        """
+        if batch.realm != self.realm:
+            raise AgentMemoryError(
+                "scope_not_writable", f"batch realm '{batch.realm}' does not match transaction realm '{self.realm}'"
+            )
+        return self._store._apply_in_tx(self.conn, batch, gate, token or mint_token("direct"))
+
+
+class SqlAgentMemoryStore(AgentMemoryStore):
+    """The backend-neutral half of a SQL agent-memory store (see the module docstring).
+
+    Subclasses implement the row primitives below with their own SQL; every one
+    runs on the connection of an open write transaction (``conn``) of realm
+    ``realm`` unless said otherwise.
+    """
+
+    # ----------------------------------------------------------------- row primitives
+
+    @abstractmethod
+    def _insert_record(self, conn: Any, realm: str, rec: MemoryRecord) -> int:
+        """Insert ``rec`` (:func:`insert_values`); returns its row id."""
+
+    @abstractmethod
+    def _update_record(self, conn: Any, realm: str, rec: MemoryRecord) -> int:
+        """Write ``rec``'s state (:func:`state_values`) over the stored row; returns its row id."""
+
+    @abstractmethod
+    def _index_record(self, conn: Any, realm: str, rid: int, rec: MemoryRecord) -> None:
+        """Add the full-text row of a record that became active."""
+
+    @abstractmethod
+    def _unindex_record(self, conn: Any, realm: str, rid: int) -> None:
+        """Remove the index rows (full text and any other) of a record that stopped being active."""
+
+    @abstractmethod
+    def _load_stage(self, conn: Any, realm: str, token: str) -> str | None:
+        """The batch JSON staged under ``token``, or ``None``."""
+
+    @abstractmethod
+    def _delete_stage(self, conn: Any, realm: str, token: str) -> bool:
+        """Drop the ``stage`` row of ``token``; whether there was one."""
+
+    @abstractmethod
+    def _active_sql(self, realm: str, scope: Scope, tail: str, params: Sequence[Any]) -> tuple[str, tuple[Any, ...]]:
+        """The backend's statement ``SELECT <RECORD_COLUMNS> FROM <realm's records> WHERE <scope> AND
+        status_kind = 'active' <tail>`` and its parameters; ``tail`` is written with ``?`` placeholders
+        bound to ``params``."""
+
+    @abstractmethod
+    def _read_all(self, realm: str, statements: Sequence[tuple[str, tuple[Any, ...]]]) -> list[list[Any]]:
+        """The rows of each statement (from :meth:`_active_sql`), all read from one snapshot of ``realm``
+        (not inside a write transaction)."""
+
+    # ----------------------------------------------------------------- batches
+
+    def _apply_in_tx(self, conn: Any, batch: StagedBatch, gate: WriteGate | None, token: str) -> BatchReceipt:
+        now = self.clock.now_ms()
+        reason = gate.quarantine_reason(batch.author, batch.kind.value, batch.evidence()) if gate else None
+        plan = plan_batch(batch, self._reader(conn, batch.realm), now_ms=now, quarantine_reason=reason)
+        for memory_id, rec in plan.records.items():
+            if self.refuses_nul and has_nul(
+                rec.id, rec.title, rec.description, rec.body, rec.tags, rec.supersedes, rec.derived_from
+            ):
+                raise AgentMemoryError("invalid_record", f"record '{memory_id}' contains a NUL character")
+            before = plan.before.get(memory_id)
+            if before is None:
+                rid = self._insert_record(conn, batch.realm, rec)
+                if rec.status.is_active:
+                    self._index_record(conn, batch.realm, rid, rec)
+            else:
+                rid = self._update_record(conn, batch.realm, rec)
+                if before.status.is_active and not rec.status.is_active:
+                    self._unindex_record(conn, batch.realm, rid)
+                elif rec.status.is_active and not before.status.is_active:
+                    self._index_record(conn, batch.realm, rid, rec)
+        if plan.audit:
+            details = [dumps(entry.detail) for entry in plan.audit]
+            if self.refuses_nul and any("\x00" in d for d in details):
+                raise AgentMemoryError("invalid_record", "audit detail contains a NUL character")
+            self._insert_rows(
+                conn,
+                batch.realm,
+                "audit",
+                "stage_token, op_index, op_kind, memory_id, detail, applied_at_ms",
+                [(token, e.op_index, e.op_kind, e.memory_id, d, now) for e, d in zip(plan.audit, details, strict=True)],
+            )
+        if reason is not None:
+            self._log.info("agent memory write quarantined in realm %s: %s", batch.realm, reason)
+        return BatchReceipt(
+            token=token,
+            realm=batch.realm,
+            applied_at_ms=now,
+            results=tuple(plan.results),
+            records=dict(plan.records),
+            quarantined=reason,
+        )
+
+    def apply_batch(self, batch: StagedBatch, *, gate: WriteGate | None = None) -> BatchReceipt:
+        """See :meth:`AgentMemoryStore.apply_batch`. The audit token has prefix ``direct``."""
+        g = self._effective_gate(gate)
+        return self._write(batch.realm, lambda conn: self._apply_in_tx(conn, batch, g, mint_token("direct")))
+
+    def stage(self, batch: StagedBatch) -> str:
+        """See :meth:`AgentMemoryStore.stage`. The batch is validated (without a gate) before it is staged."""
+        token = mint_token("stage")
+
+        def fn(conn: Any) -> str:
+            plan_batch(batch, self._reader(conn, batch.realm), now_ms=self.clock.now_ms())
+            payload = dumps(batch.to_json())
+            if self.refuses_nul and "\x00" in payload:
+                raise AgentMemoryError("invalid_record", "staged batch contains a NUL character")
+            self._insert_rows(
+                conn, batch.realm, "stage", "token, batch, created_at_ms", [(token, payload, self.clock.now_ms())]
+            )
+            return token
+
+        return self._write(batch.realm, fn)
+
+    def commit_staged(self, realm: str, token: str, *, gate: WriteGate | None = None) -> BatchReceipt:
+        """See :meth:`AgentMemoryStore.commit_staged`."""
+        g = self._effective_gate(gate)
+        name = self._realm_name(realm)
+
+        def fn(conn: Any) -> BatchReceipt:
+            payload = self._load_stage(conn, name, token)
+            if payload is None:
+                raise AgentMemoryError("invalid_record", f"unknown stage token '{token}'")
+            receipt = self._apply_in_tx(conn, StagedBatch.from_json(json.loads(payload)), g, token)
+            self._delete_stage(conn, name, token)
+            return receipt
+
+        return self._write(name, fn)
+
+    def discard_staged(self, realm: str, token: str) -> bool:
+        """See :meth:`AgentMemoryStore.discard_staged`."""
+        name = self._realm_name(realm)
+        return self._write(name, lambda conn: self._delete_stage(conn, name, token))
+
+    # ----------------------------------------------------------------- active-record reads
+
+    def _find_active_duplicate(self, conn: Any, scope: Scope, chash: str) -> MemoryRecord | None:
+        row = conn.execute(*self._active_sql(scope.realm, scope, _OLDEST_DUPLICATE, (chash,))).fetchone()
+        return row_to_record(scope.realm, row) if row else None
+
+    def _active_reads(self, realm: str, scope: Scope, queries: Sequence[tuple[str, tuple[Any, ...]]]) -> list[list[Any]]:
+        return self._read_all(realm, [self._active_sql(realm, scope, tail, params) for tail, params in queries])
+
+    def active_records(self, realm: str, scope: Scope) -> list[MemoryRecord]:
+        """See :meth:`AgentMemoryStore.active_records` (updated DESC, created DESC, insertion DESC)."""
+        name = self._realm_name(realm)
+        (rows,) = self._active_reads(name, scope, [(_NEWEST_FIRST, ())])
+        return [row_to_record(name, r) for r in rows]
+
+    def recent(self, realm: str, scope: Scope, limit: int) -> list[MemoryRecord]:
+        """See :meth:`AgentMemoryStore.recent`."""
+        name = self._realm_name(realm)
+        (rows,) = self._active_reads(name, scope, [(_NEWEST_FIRST + " LIMIT ?", (max(0, limit),))])
+        return [row_to_record(name, r) for r in rows]
+
+    def manifest(
+        self, realm: str, scope: Scope, tier: ManifestTier | str = ManifestTier.WORKING_SET, k: int = DEFAULT_MANIFEST_K
+    ) -> list[RecordMeta]:
+        """See :meth:`AgentMemoryStore.manifest`.
+
+        ``working_set``: ranked (rank ASC, updated DESC, insertion DESC, limit k) then
+        recent (unranked or updated since ranked; updated DESC, created DESC,
+        insertion DESC, limit 2k), de-duplicated, capped at 2k. ``full``: every active
+        record, ranked first. ``k`` must be 1..512 (else ``AgentMemoryError("invalid_record",
+        "k must be between 1 and 512")``).
+        """
+        tier = ManifestTier(tier)
+        if tier is ManifestTier.WORKING_SET and not 1 <= k <= MAX_MANIFEST_K:
+            raise AgentMemoryError("invalid_record", f"k must be between 1 and {MAX_MANIFEST_K}")
+        name = self._realm_name(realm)
+        if tier is ManifestTier.FULL:
+            (rows,) = self._active_reads(name, scope, [(_FULL_MANIFEST, ())])
+        else:
+            ranked, recent = self._active_reads(name, scope, [(_RANKED, (k,)), (_RECENT_UNRANKED, (2 * k,))])
+            seen: set[str] = set()
+            rows = []
+            for r in [*ranked, *recent]:
+                if r["memory_id"] not in seen:
+                    seen.add(r["memory_id"])
+                    rows.append(r)
+            rows = rows[: 2 * k]
+        now = self.clock.now_ms()
+        return [row_to_record(name, r).meta(now) for r in rows]

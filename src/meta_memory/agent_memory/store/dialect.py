@@ -1,0 +1,112 @@
+"""The SQL spellings that differ between the two store backends (SQLite and PostgreSQL).
+
+Shared SQL (the review area's :mod:`meta_memory.review.sql`, the console
+panel's :mod:`meta_memory.panel.store`, the stores' shared reads) is written
+once, for SQLite, with ``?`` placeholders; a :class:`Dialect` turns it into
+the backend's spelling and supplies the few expressions that differ:
+
+- placeholders: ``?`` stays for ``sqlite3``, becomes ``%s`` for psycopg (a
+  literal ``%`` is doubled);
+- JSON reads: SQLite ``json_extract``/``json_each``, PostgreSQL ``jsonb``
+  operators over the same TEXT columns;
+- byte lengths: ``LENGTH(CAST(x AS BLOB))`` vs ``octet_length(x)``;
+- ``INSERT OR IGNORE`` is ``INSERT ... ON CONFLICT DO NOTHING``;
+- text order: code point on both (``COLLATE "C"`` on PostgreSQL, whose default
+  collation follows the server locale), so listings come back in the same order;
+- NUL: PostgreSQL text cannot hold it, so no stored key contains one.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+__all__ = ["Dialect", "SQLITE", "POSTGRES", "dialect_of"]
+
+
+@dataclass(frozen=True, slots=True)
+class Dialect:
+    """The SQL spellings of one backend.
+
+    ``name``: ``"sqlite"`` | ``"postgres"``; ``pg``: whether placeholders are
+    ``%s``; ``refuses_nul``: whether text cannot hold NUL (so a key with one
+    names no row); ``collate``: the suffix that makes a text column sort by
+    code point; ``octets``: a format string giving the UTF-8 byte length of a
+    text column (``octets.format("body")``); ``injected_count``: an integer
+    expression (``NULL`` when absent) over ``records.usage_stats``;
+    ``evidence_session``: a boolean expression true when a record's provenance
+    evidence cites the session bound to its one ``?``; ``steward_audit``: a
+    boolean over ``audit.detail`` true for rows a steward wrote;
+    ``insert_ignore``: ``(prefix, suffix)`` around ``INTO table(cols) VALUES (...)``.
+    """
+
+    name: str
+    pg: bool
+    refuses_nul: bool
+    collate: str
+    octets: str
+    injected_count: str
+    evidence_session: str
+    steward_audit: str
+    insert_ignore: tuple[str, str]
+
+    def sql(self, text: str) -> str:
+        """``text`` (``?`` placeholders) in this dialect's placeholder style."""
+        return _placeholders(text) if self.pg else text
+
+    def execute(self, conn: Any, sql: str, params: Sequence[Any] = ()) -> Any:
+        """Run ``sql`` (``?`` placeholders) on ``conn``; returns the cursor."""
+        return conn.execute(self.sql(sql), tuple(params))
+
+
+@lru_cache(maxsize=512)
+def _placeholders(sql: str) -> str:
+    return sql.replace("%", "%%").replace("?", "%s")
+
+
+SQLITE = Dialect(
+    name="sqlite",
+    pg=False,
+    refuses_nul=False,
+    collate="",
+    octets="LENGTH(CAST({} AS BLOB))",
+    injected_count="json_extract(usage_stats, '$.injected_count')",
+    evidence_session=(
+        "EXISTS (SELECT 1 FROM json_each(json_extract(provenance, '$.evidence')) "
+        "WHERE json_extract(value, '$.session_id') = ?)"
+    ),
+    steward_audit="CASE WHEN json_valid(detail) THEN json_extract(detail, '$.author.author') END = 'steward'",
+    insert_ignore=("INSERT OR IGNORE", ""),
+)
+
+# Audit details are written by the store as JSON (never by hand), so the jsonb casts cannot fail.
+POSTGRES = Dialect(
+    name="postgres",
+    pg=True,
+    refuses_nul=True,
+    collate=' COLLATE "C"',
+    octets="octet_length({})",
+    injected_count="(usage_stats::jsonb ->> 'injected_count')::bigint",
+    evidence_session=(
+        "EXISTS (SELECT 1 FROM jsonb_array_elements(CASE WHEN jsonb_typeof(provenance::jsonb -> 'evidence') = 'array' "
+        "THEN provenance::jsonb -> 'evidence' ELSE '[]'::jsonb END) AS ev(value) "
+        "WHERE ev.value ->> 'session_id' = ?)"
+    ),
+    steward_audit="(detail::jsonb #>> '{author,author}') = 'steward'",
+    insert_ignore=("INSERT", " ON CONFLICT DO NOTHING"),
+)
+
+
+def dialect_of(conn: Any) -> Dialect:
+    """:data:`SQLITE` for a ``sqlite3.Connection``, :data:`POSTGRES` for a psycopg connection.
+
+    Raises ``TypeError`` for anything else.
+    """
+    if isinstance(conn, sqlite3.Connection):
+        return SQLITE
+    if type(conn).__module__.split(".")[0] == "psycopg":
+        return POSTGRES
+    raise TypeError(f"review SQL needs a sqlite3 or psycopg connection, not {type(conn).__name__}")
