@@ -220,7 +220,7 @@ def test_sigkill_at_random_moments_keeps_every_acknowledged_assertion(tmp_path):
 
 def test_a_second_runtime_on_the_same_state_dir_is_refused(gateway, tmp_path):
     """Two ledgers on one file would overwrite each other's acknowledged writes: the second start is refused."""
-    from meta_memory import Meta
+    from meta_memory import Meta, memory
     from meta_memory.errors import StartupError
 
     _index(gateway, "owned by the running gateway")
@@ -232,5 +232,5 @@ def test_a_second_runtime_on_the_same_state_dir_is_refused(gateway, tmp_path):
     # the running gateway is untouched and keeps serving
     assert [a["fact"] for a in gateway.result("meta/memory/query", {})["assertions"]] == ["owned by the running gateway"]
     gateway.stop()
-    with Meta.builder().persistent_state(gateway.state_dir).build() as handle:  # free again once it stopped
+    with Meta.builder().persistent_state(gateway.state_dir).memory(memory.local_json()).build() as handle:  # free again
         assert len(handle.memory_query().assertions) == 1
