@@ -2,7 +2,7 @@
 
 Commands: ``serve`` (HTTP gateway), ``gateway --stdio``, ``doctor``,
 ``storage-adopt-predecessor``, ``replay`` (LoCoMo replay over HTTP), ``mcp``
-(the ``memory`` tool over MCP stdio), ``token-hash``.
+(the ``memory`` tool over MCP stdio), ``token hash``.
 Exit codes: 0 success, 1 a refusal (startup refused, bad config), 2 usage error.
 """
 
@@ -58,6 +58,7 @@ def _fail(exc: Exception) -> None:
 def main() -> None:
     """Identity-first memory for multi-agent LLM runtimes."""
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per request drowns the output
 
 
 def _graceful_server_class():
@@ -127,7 +128,12 @@ def serve(state_dir: Path, host: str, port: int, config_path: Path | None) -> No
     config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=5, lifespan="off")
     server = _GracefulServer(config)
     server.stopping = gateway.stopping
-    click.echo(f"meta-memory gateway listening on http://{shown_host}:{bound_port} (state dir {state_dir})", err=False)
+    url = f"http://{shown_host}:{bound_port}"
+    click.echo(f"meta-memory gateway listening on {url} (state dir {state_dir.resolve()})", err=False)
+    click.echo(f"console: {url}/console/", err=True)
+    if not runtime.access.enabled and host not in ("127.0.0.1", "localhost", "::1"):
+        click.echo(f"warning: listening on {host} with no [access] configuration: any caller that reaches this "
+                   "port can read and change memory. Configure bearer tokens (see docs/access.md).", err=True)
     sys.stdout.flush()
     try:
         server.run(sockets=[sock])
@@ -220,15 +226,6 @@ def replay(path: Path, url: str, token: str | None, inject: bool, realm: str | N
         console.print(f"inject: {data['inject']}")
 
 
-@main.command("token-hash")
-@click.argument("token")
-def token_hash(token: str) -> None:
-    """Print the sha256 hash of a bearer token, for [[access.tokens]] in the config file."""
-    import hashlib
-
-    click.echo(hashlib.sha256(token.encode("utf-8")).hexdigest())
-
-
 @main.command("mcp")
 @_state_dir_option
 @click.option("--identity", required=True, help="The agent identity whose memory the tool reads and writes.")
@@ -295,6 +292,15 @@ def mcp_command(state_dir: Path, identity: str, realm: str | None, config_path: 
     finally:
         runtime.close()
     sys.exit(0)
+
+
+def _register_token_group() -> None:
+    from .access.cli import token_group
+
+    main.add_command(token_group)
+
+
+_register_token_group()
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -2,7 +2,7 @@
 
 No browser is downloaded: the module is skipped when ``/usr/bin/chromium`` is
 absent (or Playwright is not installed). Screenshots of the main views are
-saved to ``docs/img/``.
+saved to ``docs/img/`` when ``META_UPDATE_SCREENSHOTS=1``.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 import os
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +33,9 @@ pytestmark = pytest.mark.gateway
 
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
         "--disable-sync", "--no-first-run"]
-IMG = REPO_ROOT / "docs" / "img"
+# Screenshots go to docs/img/ only when asked (META_UPDATE_SCREENSHOTS=1), so the test run never
+# rewrites tracked files; otherwise to a temporary directory.
+IMG = (REPO_ROOT / "docs" / "img") if os.environ.get("META_UPDATE_SCREENSHOTS") else Path(tempfile.mkdtemp(prefix="console-shots-"))
 LEAD = "lead:main"
 ADMIN_TOKEN = "console-admin-token-0001"
 READER_TOKEN = "console-reader-token-0002"

@@ -48,8 +48,8 @@ Example (every key shown)::
 
 Actions: ``agent.memory.read``, ``agent.view``, ``agent.memory.write``,
 ``agent.memory.delete``, ``mob.memory.read``, ``operator.memory.read``,
-``memory.quarantine.review`` and the reserved ``mob.memory.propose`` and
-``mob.memory.commit`` (accepted, not yet required by any method).
+``memory.quarantine.review``, ``mob.memory.commit`` (deciding proposals) and the
+reserved ``mob.memory.propose`` (accepted, not yet required by any method).
 
 Identity names in ``on = { identity = ... }`` are the names the console gives an
 identity: the logical identity on a single-realm console, ``<realm>/<identity>``

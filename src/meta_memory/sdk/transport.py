@@ -23,7 +23,7 @@ import httpx
 from ..errors import InternalError, MetaError, from_jsonrpc
 from ..rpc.registry import CallContext
 
-__all__ = ["Transport", "AsyncTransport", "EmbeddedTransport", "HttpTransport", "AsyncHttpTransport", "StdioTransport"]
+__all__ = ["GatewayUnreachable", "Transport", "AsyncTransport", "EmbeddedTransport", "HttpTransport", "AsyncHttpTransport", "StdioTransport"]
 
 
 class Transport(Protocol):
@@ -34,6 +34,14 @@ class Transport(Protocol):
 class AsyncTransport(Protocol):
     async def call(self, method: str, params: dict[str, Any] | None) -> Any: ...
     async def aclose(self) -> None: ...
+
+
+class GatewayUnreachable(ConnectionError):
+    """The gateway could not be reached (refused, reset, timed out). ``url`` names it."""
+
+    def __init__(self, url: str, cause: Exception) -> None:
+        super().__init__(f"cannot reach the meta-memory gateway at {url}: {cause}")
+        self.url = url
 
 
 def _unwrap(response: Any) -> Any:
@@ -72,7 +80,10 @@ class HttpTransport:
 
     def call(self, method: str, params: dict[str, Any] | None) -> Any:
         payload = {"jsonrpc": "2.0", "method": method, "params": params or {}, "id": next(self._ids)}
-        resp = self._client.post(self.url, json=payload)
+        try:
+            resp = self._client.post(self.url, json=payload)
+        except httpx.TransportError as exc:
+            raise GatewayUnreachable(self.url, exc) from None
         try:
             body = resp.json()
         except ValueError:
@@ -94,7 +105,10 @@ class AsyncHttpTransport:
 
     async def call(self, method: str, params: dict[str, Any] | None) -> Any:
         payload = {"jsonrpc": "2.0", "method": method, "params": params or {}, "id": next(self._ids)}
-        resp = await self._client.post(self.url, json=payload)
+        try:
+            resp = await self._client.post(self.url, json=payload)
+        except httpx.TransportError as exc:
+            raise GatewayUnreachable(self.url, exc) from None
         try:
             body = resp.json()
         except ValueError:
