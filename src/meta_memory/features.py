@@ -89,7 +89,8 @@ def wire_features(runtime: "Runtime") -> None:
     if provider_kind == "hybrid" and cfg.store == "postgres":
         raise StartupError('agent_memory.recall_provider = "hybrid" is not supported on the postgres store; '
                            'use store = "sqlite" or recall_provider = "lexical"')
-    firewall = Firewall(cfg.content_trust, runtime.clock, on_event=emit, llm_writes=cfg.llm_writes)
+    firewall = Firewall(cfg.content_trust, runtime.clock, on_event=emit, llm_writes=cfg.llm_writes,
+                        state_path=runtime.layout.state_dir / "firewall-taint.json" if runtime.layout else None)
     store = _open_store(runtime, cfg, firewall.gate)
     try:
         recall = build_recall_provider(provider_kind, store, start=False)

@@ -8,7 +8,11 @@ This is what a runtime holds and what the host-surface RPCs call
 
 from __future__ import annotations
 
+import json
+import logging
+import threading
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from meta_memory.clock import Clock
@@ -22,6 +26,8 @@ from meta_memory.firewall.gate import LlmWriteGate
 from meta_memory.firewall.taint import MAX_TRACKED_ENTRIES, EventSink, TaintState, TaintTracker
 
 __all__ = ["Firewall", "ToolResultVerdict"]
+
+_log = logging.getLogger("meta_memory.firewall")
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +67,8 @@ class Firewall:
             (``on_event(event_type, identity, data)``).
         llm_writes: ``"observed"`` (default) or ``"quarantined"``.
         max_entries: bound of each taint map (default 4,096).
+        state_path: where the durable taint state lives (``<state-dir>/firewall-taint.json``); ``None``
+            keeps taint in memory only.
 
     Raises:
         ValueError: a malformed policy; ConfigError: an unknown ``llm_writes``.
@@ -74,10 +82,40 @@ class Firewall:
         *,
         llm_writes: str = "observed",
         max_entries: int = MAX_TRACKED_ENTRIES,
+        state_path: Path | None = None,
     ) -> None:
         self.policy = ContentTrustPolicy.from_config(policy)
-        self.tracker = TaintTracker(clock, on_event, max_entries=max_entries)
+        self._state_path = state_path
+        self._on_event = on_event
+        self._save_lock = threading.Lock()
+        self.tracker = TaintTracker(clock, self._transition if state_path is not None else on_event,
+                                    max_entries=max_entries)
+        if state_path is not None:
+            self._load()
         self.gate = LlmWriteGate(self.tracker, llm_writes)
+
+    # Taint survives a gateway restart: a restart is not a fresh-context boundary for the host's
+    # sessions, so the durable part of the tracker is saved (atomically, fsynced) at every transition.
+    def _load(self) -> None:
+        assert self._state_path is not None
+        try:
+            data = json.loads(self._state_path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return
+        except (OSError, ValueError):
+            _log.warning("taint state file %s is unreadable; starting with no recorded taint", self._state_path.name)
+            return
+        if isinstance(data, dict):
+            self.tracker.import_state(data)
+
+    def _transition(self, event_type: str, identity: str, data: dict[str, Any]) -> None:
+        with self._save_lock:
+            from ..ledger.persistence import write_atomic
+
+            assert self._state_path is not None
+            write_atomic(self._state_path, json.dumps(self.tracker.export_state()).encode("utf-8"))
+        if self._on_event is not None:
+            self._on_event(event_type, identity, data)
 
     def classify(
         self, tool_name: str, provenance: ToolProvenance | None = None, *, server_tool: bool = False

@@ -328,6 +328,43 @@ class TaintTracker:
                 "reset_boundaries": len(self._boundaries),
             }
 
+    # ------------------------------------------------------------------ persistence
+
+    def export_state(self) -> dict[str, Any]:
+        """The durable part of the state (tainted sessions, pending taints, reset marks), as JSON data:
+        ``{tainted: {session: [at_ms, source]}, pending: {identity: [at_ms, source]},
+        boundaries: {session: [marked_at_ms, prior_at_ms | null, prior_source | null]}}``, oldest first.
+        Which session an identity speaks from is not kept: the host notes it again on its next turn."""
+        with self._lock:
+            return {
+                "tainted": {k: [v.tainted_at_ms, v.source] for k, v in self._tainted.items()},
+                "pending": {k: [v.tainted_at_ms, v.source] for k, v in self._pending.items()},
+                "boundaries": {
+                    k: [b.marked_at_ms, b.prior_taint.tainted_at_ms if b.prior_taint else None,
+                        b.prior_taint.source if b.prior_taint else None]
+                    for k, b in self._boundaries.items()
+                },
+            }
+
+    def import_state(self, state: dict[str, Any]) -> None:
+        """Restore what :meth:`export_state` returned (after a restart). Malformed entries are skipped."""
+        def pairs(name: str) -> list[tuple[str, list[Any]]]:
+            table = state.get(name)
+            return [(k, v) for k, v in table.items() if isinstance(k, str) and isinstance(v, list)] \
+                if isinstance(table, dict) else []
+
+        with self._lock:
+            for key, (at, source) in ((k, v[:2]) for k, v in pairs("tainted") if len(v) >= 2):
+                if isinstance(at, int) and isinstance(source, str):
+                    _put_bounded(self._tainted, key, TaintState(at, source), self._limit)
+            for key, (at, source) in ((k, v[:2]) for k, v in pairs("pending") if len(v) >= 2):
+                if isinstance(at, int) and isinstance(source, str):
+                    _put_bounded(self._pending, key, TaintState(at, source), self._limit)
+            for key, v in pairs("boundaries"):
+                if len(v) >= 3 and isinstance(v[0], int):
+                    prior = TaintState(v[1], v[2]) if isinstance(v[1], int) and isinstance(v[2], str) else None
+                    _put_bounded(self._boundaries, key, ResetBoundary(v[0], prior), self._limit)
+
     # ------------------------------------------------------------------ internals
 
     def _identity_taint_locked(self, ident: str) -> TaintState | None:

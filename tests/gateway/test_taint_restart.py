@@ -1,0 +1,33 @@
+"""Session taint survives a gateway restart: a restart is not a fresh-context boundary for the host."""
+
+from __future__ import annotations
+
+
+def _remember(gw, session: str, title: str) -> str:
+    out = gw.result("meta/agent_memory/tool", {"identity": "lead:main", "session_key": session,
+                                               "arguments": {"action": "remember", "title": title, "body": f"{title} body"}})
+    return out["text"]
+
+
+def test_taint_survives_restart_and_only_a_reset_clears_it(gateway_factory, tmp_path):
+    state = tmp_path / "s"
+    gw = gateway_factory(state)
+    verdict = gw.result("meta/turn/tool_result", {"identity": "lead:main", "session_key": "web1", "tool_name": "web_fetch"})
+    assert verdict["session_tainted"] is True
+    assert "QUARANTINED" in _remember(gw, "web1", "before restart")
+    assert gw.stop() == 0
+
+    gw = gateway_factory(state)
+    assert gw.result("meta/session/note", {"identity": "lead:main", "session_key": "web1"})["tainted"] is True
+    assert "QUARANTINED" in _remember(gw, "web1", "after restart")
+    gw.proc.kill()  # even a crash keeps it: the transition was saved before tool_result answered
+    gw.proc.wait()
+
+    gw = gateway_factory(state)
+    assert gw.result("meta/session/note", {"identity": "lead:main", "session_key": "web1"})["tainted"] is True
+    gw.result("meta/session/reset", {"identity": "lead:main", "session_key": "web1"})
+    assert "QUARANTINED" not in _remember(gw, "web2", "clean after reset")
+    assert gw.stop() == 0
+
+    gw = gateway_factory(state)  # the reset is durable too
+    assert gw.result("meta/session/note", {"identity": "lead:main", "session_key": "web2"})["tainted"] is False
