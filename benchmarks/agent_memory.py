@@ -36,7 +36,7 @@ from recall import IDENTITY, Vocabulary, make_queries, make_records  # noqa: E40
 
 from meta_memory.agent_memory.batch import CreateOp, StagedBatch  # noqa: E402
 from meta_memory.agent_memory.model import Author, NewMemoryRecord, Provenance, Scope  # noqa: E402
-from meta_memory.config import MetaConfig  # noqa: E402
+from meta_memory.config import MetaConfig, parse_config  # noqa: E402
 from meta_memory.recall import fts  # noqa: E402
 from meta_memory.rpc.registry import CallContext  # noqa: E402
 from meta_memory.runtime import Runtime  # noqa: E402
@@ -96,7 +96,8 @@ def bulk_load(runtime: Runtime, size: int, seed: int) -> tuple[list[str], float]
 
 def latency(size: int, n_queries: int, seed: int) -> dict[str, float]:
     with tempfile.TemporaryDirectory() as tmp:
-        runtime = Runtime(MetaConfig(), Path(tmp) / "state")
+        # the largest time budget, so the figures measure recall rather than the cut-off
+        runtime = Runtime(parse_config({"agent_memory": {"recall_timeout_ms": 30_000}}), Path(tmp) / "state")
         queries, load_s = bulk_load(runtime, size, seed)
         queries = queries[:n_queries]
         gateway = Gateway.for_runtime(runtime)
