@@ -238,14 +238,14 @@ class StandaloneReader:
                 continue
             at, rid = anchor.created_at_ms, row[0]
             before = self.conn.execute(
-                base + "AND r.created_at_ms >= ? AND (r.created_at_ms < ? OR (r.created_at_ms = ? AND r.rowid < ?))"
+                base + "AND r.created_at_ms >= ? AND (r.created_at_ms, r.rowid) < (?, ?)"
                 " ORDER BY r.created_at_ms DESC, r.rowid DESC LIMIT ?",
-                (self.scope_key, at - window_ms, at, at, rid, span),
+                (self.scope_key, at - window_ms, at, rid, span),
             ).fetchall()
             after = self.conn.execute(
-                base + "AND r.created_at_ms <= ? AND (r.created_at_ms > ? OR (r.created_at_ms = ? AND r.rowid > ?))"
+                base + "AND r.created_at_ms <= ? AND (r.created_at_ms, r.rowid) > (?, ?)"
                 " ORDER BY r.created_at_ms, r.rowid LIMIT ?",
-                (self.scope_key, at + window_ms, at, at, rid, span),
+                (self.scope_key, at + window_ms, at, rid, span),
             ).fetchall()
             pairs = zip_longest(before, after)
             out[anchor.memory_id] = [_row_to_record(r) for pair in pairs for r in pair if r is not None]

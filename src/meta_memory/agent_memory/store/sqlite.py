@@ -440,7 +440,8 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
     def neighbours(
         self, realm: str, scope: Scope, anchors: Sequence[MemoryRecord], span: int, window_ms: int
     ) -> dict[str, list[RecordView]]:
-        """See :meth:`AgentMemoryStore.neighbours` (two index range scans per anchor)."""
+        """See :meth:`AgentMemoryStore.neighbours`: two index range scans per anchor, each bounded on both
+        sides (the window and the anchor's ``(created_at_ms, rid)``), so the cost does not grow with the scope."""
         if not anchors or span <= 0:
             return {}
         kind, key = scope.storage()
@@ -454,14 +455,14 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
                     continue
                 at, rid = anchor.created_at_ms, row[0]
                 before = conn.execute(
-                    base + "AND created_at_ms >= ? AND (created_at_ms < ? OR (created_at_ms = ? AND rid < ?)) "
+                    base + "AND created_at_ms >= ? AND (created_at_ms, rid) < (?, ?) "
                     "ORDER BY created_at_ms DESC, rid DESC LIMIT ?",
-                    (kind, key, at - window_ms, at, at, rid, span),
+                    (kind, key, at - window_ms, at, rid, span),
                 ).fetchall()
                 after = conn.execute(
-                    base + "AND created_at_ms <= ? AND (created_at_ms > ? OR (created_at_ms = ? AND rid > ?)) "
+                    base + "AND created_at_ms <= ? AND (created_at_ms, rid) > (?, ?) "
                     "ORDER BY created_at_ms, rid LIMIT ?",
-                    (kind, key, at + window_ms, at, at, rid, span),
+                    (kind, key, at + window_ms, at, rid, span),
                 ).fetchall()
                 ordered = [r for pair in zip_longest(before, after) for r in pair if r is not None]
                 out[anchor.memory_id] = [row_to_view(r) for r in ordered]
