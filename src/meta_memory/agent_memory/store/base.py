@@ -350,7 +350,16 @@ class AgentMemoryStore(ABC):
 
         return self._write(realm, fn)
 
+    #: The retention-floor check reads the whole scope, so it runs on the first write of a scope in this
+    #: process and then every this many writes, never on every write (it only ever logs).
+    FLOOR_CHECK_EVERY = 256
+
     def _warn_floor(self, conn: Any, scope: Scope) -> None:
+        counters = self.__dict__.setdefault("_floor_writes", {})
+        seen = counters.get(scope, 0)
+        counters[scope] = seen + 1
+        if seen % self.FLOOR_CHECK_EVERY:
+            return
         count, nbytes = self._scope_footprint(conn, scope)
         if count > DEFAULT_SCOPE_FLOOR_RECORDS or nbytes > DEFAULT_SCOPE_FLOOR_BYTES:
             self._log.warning(
