@@ -95,30 +95,24 @@ class RememberParams(_ContentParams):
     """``meta/agent_memory/remember``: identity, realm?, title, body, tags?"""
 
 
+def _memory_id(value: str) -> str:
+    if not value.strip():
+        raise ValueError("memory_id must not be empty")
+    return value.strip()
+
+
 class UpdateParams(_ContentParams):
     """``meta/agent_memory/update``: identity, realm?, memory_id, title, body, tags?"""
 
     memory_id: str
-
-    @field_validator("memory_id")
-    @classmethod
-    def _memory_id(cls, value: str) -> str:
-        if not value.strip():
-            raise ValueError("memory_id must not be empty")
-        return value.strip()
+    _v_memory_id = field_validator("memory_id")(lambda cls, v: _memory_id(v))
 
 
 class ForgetParams(IdentityParams):
     """``meta/agent_memory/forget``: identity, realm?, memory_id."""
 
     memory_id: str
-
-    @field_validator("memory_id")
-    @classmethod
-    def _memory_id(cls, value: str) -> str:
-        if not value.strip():
-            raise ValueError("memory_id must not be empty")
-        return value.strip()
+    _v_memory_id = field_validator("memory_id")(lambda cls, v: _memory_id(v))
 
 
 class RecallParams(IdentityParams):
