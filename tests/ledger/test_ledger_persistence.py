@@ -198,3 +198,30 @@ def test_a_directory_in_place_of_the_file_refuses_boot(tmp_path: Path) -> None:
     path.mkdir()
     with pytest.raises(StartupError, match="cannot be read"):
         persistence.load(path)
+
+
+def test_file_stays_exact_after_a_failed_persist_and_evictions(tmp_path, monkeypatch) -> None:
+    """The cached assertions section (appends, evictions, rollback) always writes a file equal to a full dump."""
+    from meta_memory.clock import ManualClock
+    from meta_memory.errors import MemoryBackendUnavailable
+    from meta_memory.ledger import persistence
+    from meta_memory.ledger.ledger import AssertionLedger
+    from meta_memory.ledger.model import parse_index_params
+
+    path = tmp_path / "memory-ledger-state.json"
+    ledger = AssertionLedger(path, None, ManualClock())
+    ledger.load()
+    real_write = persistence.write_atomic
+    for i in range(persistence.MAX_RETAINED + 3):
+        if i == 7:
+            def failing(*args, **kwargs):
+                raise OSError(28, "No space left on device")
+
+            monkeypatch.setattr(persistence, "write_atomic", failing)
+            with pytest.raises(MemoryBackendUnavailable):
+                ledger.index(parse_index_params({"entity": "e", "topic": "t", "fact": "lost"}))
+            monkeypatch.setattr(persistence, "write_atomic", real_write)
+        ledger.index(parse_index_params({"entity": "e", "topic": "t", "fact": f"f{i}", "conflict": i % 50 == 0}))
+    q = ledger.query()
+    assert len(q.assertions) == persistence.MAX_RETAINED and q.assertions[0].fact == "f3"
+    assert path.read_bytes() == persistence.dump_state(q.assertions, q.conflicts)

@@ -92,6 +92,10 @@ class AssertionLedger:
         self._loaded = False
         self._assertions: deque[MemoryAssertion] = deque()
         self._fragments: deque[bytes] = deque()  # parallel to _assertions
+        # The assertions section of the file, kept as one buffer: appends at the end, evictions from the
+        # front (cheap for a bytearray), so a persist writes a few contiguous pieces instead of joining
+        # 4,096 fragments. ``None`` = rebuild from ``_fragments`` before the next persist.
+        self._section: bytearray | None = None
         self._conflicts: dict[_ConflictKey, tuple[MemoryConflictSignal, bytes]] = {}
         self._conflict_keys: list[_ConflictKey] = []  # sorted
         self._sequence = 0
@@ -210,8 +214,10 @@ class AssertionLedger:
                 self._sequence += 1
                 self._assertions.append(new_assertion[0])
                 self._fragments.append(new_assertion[1])
+                self._section_append(new_assertion[1])
                 while len(self._assertions) > persistence.MAX_RETAINED:
                     evicted.append((self._assertions.popleft(), self._fragments.popleft()))
+                    self._section_drop_front(len(evicted[-1][1]))
             if new_conflict is not None:
                 self._conflicts[key] = new_conflict
                 if previous_conflict is None:
@@ -219,6 +225,7 @@ class AssertionLedger:
             try:
                 self._persist()
             except BaseException as exc:
+                self._section = None  # rebuilt from the restored fragments on the next persist
                 if new_assertion is not None:
                     self._assertions.pop()
                     self._fragments.pop()
@@ -246,15 +253,32 @@ class AssertionLedger:
                 conflict_active=self._first_conflict(c.entity, c.topic) is not None,
             )
 
+    def _section_append(self, fragment: bytes) -> None:
+        if self._section is None:
+            return
+        if self._section:
+            self._section += b",\n"
+        self._section += fragment
+
+    def _section_drop_front(self, fragment_len: int) -> None:
+        if self._section is None:
+            return
+        if len(self._section) <= fragment_len:
+            self._section.clear()
+        else:
+            del self._section[: fragment_len + 2]  # the fragment and its ",\n"
+
     def _persist(self) -> None:
         if self.state_path is None:
             return
         if self._checker is not None:
             self._checker.check()
-        data = persistence.assemble(
-            list(self._fragments), [self._conflicts[key][1] for key in self._conflict_keys]
+        if self._section is None:
+            self._section = bytearray(b",\n".join(self._fragments))
+        parts = persistence.assemble_section_parts(
+            self._section, [self._conflicts[key][1] for key in self._conflict_keys]
         )
-        persistence.write_atomic(self.state_path, data)
+        persistence.write_atomic(self.state_path, parts)
 
     # ------------------------------------------------------------------ reads
 
