@@ -292,3 +292,15 @@ def test_rendered_values_are_text_never_markup(page: Any, console: Any) -> None:
     sync_api.expect(page.locator("#record-body")).to_have_text(evil + " body")
     assert page.evaluate("window.__pwned") is None
     assert page.locator("#view img").count() == 0
+
+
+def test_a_gateway_without_access_control_opens_without_a_token(page: Any, tmp_path: Path) -> None:
+    gw = start_gateway(tmp_path / "open")
+    try:
+        gw.result("meta/agent_memory/remember", {"identity": "lead:main", "title": "Open console", "body": "no token needed"})
+        page.goto(gw.url + "/")  # the root redirects to the console
+        page.get_by_role("link", name="Open console").wait_for(timeout=15_000)
+        assert page.locator("#login").is_hidden()
+        assert page.locator("#sign-out").is_hidden()
+    finally:
+        gw.stop()

@@ -15,7 +15,7 @@ import logging
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.responses import JSONResponse, RedirectResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from ..access.principal import AuthenticationFailed
@@ -125,6 +125,7 @@ def create_app(gateway: Gateway) -> Starlette:
         Route("/rpc", rpc, methods=["POST"]),
         Route("/v1/health", health, methods=["GET"]),
         Route("/events", events, methods=["GET"]),
+        Route("/", lambda request: RedirectResponse("/console/"), methods=["GET"]),
     ]
     try:
         from ..console.routes import console_routes

@@ -165,8 +165,10 @@
       return;
     }
     state.methods = caps.methods || [];
-    $("sign-out").hidden = false;
-    $("who").textContent = state.token ? "Signed in with a token." : "No token (anonymous caller).";
+    const open = caps.access && caps.access.enabled === false;
+    $("sign-out").hidden = open;
+    $("who").textContent = open ? "No access control on this gateway." :
+      (state.token ? "Signed in with a token." : "No token (anonymous caller).");
     const canRead = caps.memory && caps.memory.can_read;
     const hasPanel = state.methods.includes(PANEL + "records");
     if (!canRead || !hasPanel) {
@@ -617,7 +619,11 @@
     $("sign-out").addEventListener("click", signOut);
     window.addEventListener("hashchange", route);
     const saved = sessionStorage.getItem(TOKEN_KEY);
-    if (saved === null) showLogin();
-    else { state.token = saved || null; start(); }
+    if (saved !== null) { state.token = saved || null; start(); return; }
+    // A gateway without access control needs no token: go straight in.
+    rpc("meta/capabilities").then(
+      (caps) => { if (caps.access && caps.access.enabled === false) { state.anonymous = true; start(); } else showLogin(); },
+      () => showLogin(),
+    );
   });
 })();

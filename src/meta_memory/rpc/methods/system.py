@@ -49,7 +49,8 @@ def register(table: MethodTable) -> None:
     @table.method("meta/capabilities")
     def capabilities(runtime: "Runtime", ctx: CallContext, params: Any) -> dict[str, Any]:
         """The methods advertised on this gateway and the caller's memory capabilities."""
-        return {"methods": table.names(runtime), "memory": {"can_read": runtime.access.memory_can_read(ctx.principal)}}
+        return {"methods": table.names(runtime), "memory": {"can_read": runtime.access.memory_can_read(ctx.principal)},
+                "access": {"enabled": runtime.access.enabled}}
 
     @table.method("meta/events/list", EventsListParams)
     def events_list(runtime: "Runtime", ctx: CallContext, params: EventsListParams) -> dict[str, Any]:
