@@ -362,26 +362,50 @@ def _plan_create(
     _check_recreation(i, batch, overlay, op.scope, chash, now_ms, window_ms)
     created = op.created_at_ms if op.created_at_ms is not None else now_ms
     updated = op.updated_at_ms if op.updated_at_ms is not None else created
-    status = Status.quarantined(quarantine_reason) if quarantine_reason is not None else Status.active()
-    new = MemoryRecord(
+    new = _landing_record(
+        memory_id, op.scope, record, op.trust, quarantine_reason,
+        ever_quarantined=quarantine_reason is not None or _ancestor_quarantined(overlay, op.derived_from),
+        derived_from=tuple(op.derived_from), created_at_ms=created, updated_at_ms=updated,
+    )
+    overlay.put(new)
+    return new
+
+
+def _landing_record(
+    memory_id: str,
+    scope: Scope,
+    record: NewMemoryRecord,
+    trust: TrustTier,
+    quarantine_reason: str | None,
+    *,
+    ever_quarantined: bool,
+    derived_from: tuple[str, ...],
+    created_at_ms: int,
+    updated_at_ms: int,
+    supersedes: str | None = None,
+    working_set_rank: int | None = None,
+) -> MemoryRecord:
+    """The record a create or supersede op lands: active, or quarantined with the gate's reason."""
+    return MemoryRecord(
         id=memory_id,
-        scope=op.scope,
+        scope=scope,
         kind=record.kind,
         title=record.title,
         description=record.description,
         body=record.body,
         tags=record.tags,
         provenance=record.provenance,
-        trust=op.trust,
-        status=status,
-        derived_from=tuple(op.derived_from),
-        created_at_ms=created,
-        updated_at_ms=updated,
+        trust=trust,
+        status=Status.quarantined(quarantine_reason) if quarantine_reason is not None else Status.active(),
+        supersedes=supersedes,
+        derived_from=derived_from,
+        working_set_rank=working_set_rank,
+        rank_set_at_ms=None,
+        created_at_ms=created_at_ms,
+        updated_at_ms=updated_at_ms,
         usage=UsageStats(),
-        ever_quarantined=quarantine_reason is not None or _ancestor_quarantined(overlay, op.derived_from),
+        ever_quarantined=ever_quarantined,
     )
-    overlay.put(new)
-    return new
 
 
 def _plan_supersede(
@@ -406,27 +430,12 @@ def _plan_supersede(
         _check_cycle(i, overlay, prior, memory_id)
     chash = content_hash(record.title, record.body)
     _check_recreation(i, batch, overlay, prior.scope, chash, now_ms, window_ms)
-    status = Status.quarantined(quarantine_reason) if quarantine_reason is not None else Status.active()
-    new = MemoryRecord(
-        id=memory_id,
-        scope=prior.scope,
-        kind=record.kind,
-        title=record.title,
-        description=record.description,
-        body=record.body,
-        tags=record.tags,
-        provenance=record.provenance,
-        trust=op.trust,
-        status=status,
-        supersedes=prior.id,
-        derived_from=tuple(op.derived_from),
-        working_set_rank=prior.working_set_rank,
-        rank_set_at_ms=None,
-        created_at_ms=now_ms,
-        updated_at_ms=now_ms,
-        usage=UsageStats(),
+    new = _landing_record(
+        memory_id, prior.scope, record, op.trust, quarantine_reason,
         ever_quarantined=quarantine_reason is not None
         or _ancestor_quarantined(overlay, [prior.id, *op.derived_from]),
+        derived_from=tuple(op.derived_from), created_at_ms=now_ms, updated_at_ms=now_ms,
+        supersedes=prior.id, working_set_rank=prior.working_set_rank,
     )
     overlay.put(new)
     if quarantine_reason is None:
