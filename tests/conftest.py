@@ -32,3 +32,17 @@ def gateway(gateway_factory: Any) -> GatewayProcess:
     return gateway_factory()
 
 
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """One line per missing optional extra, instead of one per skipped test."""
+    from extras import INSTALL_HINT
+
+    counts: dict[str, int] = {}
+    for report in terminalreporter.stats.get("skipped", []):
+        reason = str(report.longrepr[-1]) if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        for extra in INSTALL_HINT:
+            if f"needs the {extra!r} extra" in reason:
+                counts[extra] = counts.get(extra, 0) + 1
+    for extra, n in sorted(counts.items()):
+        terminalreporter.write_line(f"skipped {n} test(s) or module(s) that need the {extra!r} extra: {INSTALL_HINT[extra]}")

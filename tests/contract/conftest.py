@@ -21,7 +21,7 @@ from meta_memory.clock import ManualClock
 
 from .pgsupport import DSN, require_postgres, throwaway_schema
 
-BACKENDS = ["sqlite", "postgres"]
+BACKENDS = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
 
 
 class FakeGate:

@@ -3,6 +3,7 @@
 The server is ``META_MEMORY_TEST_DSN`` (default: the local trust-auth server,
 database ``test``). When it cannot be reached, PostgreSQL cases FAIL if the
 ``CI`` environment variable is set and are skipped (with the reason) otherwise.
+Without the ``postgres`` extra (psycopg) they are skipped with its install hint.
 """
 
 from __future__ import annotations
@@ -15,16 +16,16 @@ from functools import lru_cache
 
 import pytest
 
+from extras import require_extra
+
 DSN = os.environ.get("META_MEMORY_TEST_DSN", "postgresql://postgres@127.0.0.1:5432/test")
 
 
 @lru_cache(maxsize=1)
 def unavailable_reason() -> str | None:
     """``None`` when the test server answers, else why not."""
-    try:
-        import psycopg
-    except ImportError as exc:  # pragma: no cover - psycopg is a test dependency
-        return f"psycopg is not installed: {exc}"
+    import psycopg
+
     try:
         with psycopg.connect(DSN, connect_timeout=3) as conn:
             conn.execute("SELECT 1")
@@ -34,7 +35,8 @@ def unavailable_reason() -> str | None:
 
 
 def require_postgres() -> None:
-    """Fail (under ``CI``) or skip when the test server is unreachable."""
+    """Skip without the ``postgres`` extra; fail (under ``CI``) or skip when the test server is unreachable."""
+    require_extra("postgres", "psycopg")
     reason = unavailable_reason()
     if reason is None:
         return

@@ -20,12 +20,16 @@ from typing import Any
 import httpx
 import pytest
 
+from extras import require_extra
+
+psycopg = require_extra("postgres", "psycopg")  # before the modules that import it
+
 from meta_memory.agent_memory.store.postgres import PostgresAgentMemoryStore
 from support import GatewayProcess, start_gateway, write_config
 
 from contract.pgsupport import DSN, dsn_with_schema, require_postgres, throwaway_schema
 
-pytestmark = pytest.mark.gateway
+pytestmark = [pytest.mark.gateway, pytest.mark.postgres]
 
 ID = "lead:main"
 

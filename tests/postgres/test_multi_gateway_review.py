@@ -14,6 +14,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from extras import require_extra
+
+psycopg = require_extra("postgres", "psycopg")  # before the modules that import it
+
 from contract.pgsupport import DSN, dsn_with_schema, require_postgres, throwaway_schema
 from support import GatewayProcess, start_gateway, write_config
 
@@ -22,7 +26,7 @@ from meta_memory.agent_memory.store.postgres import PostgresAgentMemoryStore
 from meta_memory.clock import ManualClock
 from meta_memory.review.promotions import promote_pending_gate
 
-pytestmark = pytest.mark.gateway
+pytestmark = [pytest.mark.gateway, pytest.mark.postgres]
 
 REALM = "default"
 ID = "lead:main"

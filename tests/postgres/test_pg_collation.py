@@ -14,10 +14,14 @@ import secrets
 from collections.abc import Iterator
 from typing import Any
 
-import psycopg
 import pytest
+
+from extras import require_extra
+
+psycopg = require_extra("postgres", "psycopg")  # before the modules that import it
+conninfo = require_extra("postgres", "psycopg.conninfo")
+
 from contract.pgsupport import DSN, require_postgres
-from psycopg import conninfo
 
 from meta_memory.agent_memory.hashing import content_hash
 from meta_memory.agent_memory.store.dialect import dialect_of
@@ -26,6 +30,8 @@ from meta_memory.clock import ManualClock
 from meta_memory.panel.cursor import Cursor
 from meta_memory.panel.store import PostgresPanelStore, RecordFilters
 from meta_memory.review import sql
+
+pytestmark = pytest.mark.postgres
 
 REALM = "default"
 IDS = ["mem-a", "mem-B", "mem-b", "mem-A", "mem-\u00e9", "mem-e", "mem-Z"]

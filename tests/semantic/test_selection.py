@@ -19,6 +19,8 @@ from meta_memory.recall.lexical import LexicalRecallProvider
 from meta_memory.recall.semantic.setup import build_recall_provider
 from meta_memory.runtime import Runtime
 
+pytestmark = pytest.mark.semantic
+
 REPO = Path(__file__).resolve().parents[2]
 
 

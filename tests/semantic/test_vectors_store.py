@@ -15,6 +15,8 @@ from meta_memory.recall.semantic.vectors import decode_vector, embedding_text, e
 
 from .semantic_support import ConceptEmbedder, vector_rows
 
+pytestmark = pytest.mark.semantic
+
 R = "default"
 ID = "lead:main"
 ME = Scope.identity(R, ID)
