@@ -2,7 +2,8 @@
 
 Commands: ``serve`` (HTTP gateway), ``gateway --stdio``, ``doctor``,
 ``storage-adopt-predecessor``, ``replay`` (LoCoMo replay over HTTP), ``mcp``
-(the ``memory`` tool over MCP stdio), ``token hash``.
+(the ``memory`` tool over MCP stdio), ``token hash``, and agent memory from the
+shell: ``remember``, ``recall``, ``forget``, ``list`` (``shell.py``).
 Exit codes: 0 success, 1 a refusal (startup refused, bad config), 2 usage error.
 """
 
@@ -300,7 +301,14 @@ def _register_token_group() -> None:
     main.add_command(token_group)
 
 
+def _register_memory_commands() -> None:
+    from .shell import register
+
+    register(main)
+
+
 _register_token_group()
+_register_memory_commands()
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,0 +1,199 @@
+"""Agent memory from the shell: ``meta-memory remember | recall | forget | list``.
+
+Each command works on one identity (``--identity``, optionally ``--realm``), either against a running
+gateway (``--url``, default ``http://127.0.0.1:8765``; ``--token`` or ``META_MEMORY_TOKEN`` for a
+bearer token) or embedded on a state directory (``--state-dir``: the runtime runs in this process,
+and is refused while a gateway holds that directory). Output is a ``rich`` table by default and the
+RPC result as JSON with ``--json``.
+
+Writes from the shell are application writes (``meta/agent_memory/remember|forget``), exactly like an
+app calling the RPC: they are never quarantined, and they pass the same validator (caps, secret
+refusal). Exit codes: 0 success; 1 a refusal by the gateway (the JSON-RPC error's message and
+``data.kind`` are printed), an unreachable gateway or a refused start; 2 a usage error.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import click
+
+__all__ = ["register"]
+
+DEFAULT_URL = "http://127.0.0.1:8765"
+
+
+def _target_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """The options every memory command shares: who, where, and how to print."""
+    options = [
+        click.option("--identity", required=True, help="Agent identity whose memory this reads or writes."),
+        click.option("--realm", default=None, help="Realm of the store (default: the gateway's agent_memory.realm)."),
+        click.option("--url", default=None, help=f"Gateway base URL (default {DEFAULT_URL}; not with --state-dir)."),
+        click.option("--token", default=None, envvar="META_MEMORY_TOKEN", show_envvar=True,
+                     help="Bearer token for a gateway with access control (prefer the environment variable)."),
+        click.option("--state-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+                     help="Run embedded on this state directory instead of calling a gateway."),
+        click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+                     help="TOML configuration (embedded mode only)."),
+        click.option("--json", "as_json", is_flag=True, help="Print the RPC result as JSON."),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+@contextmanager
+def _handle(url: str | None, token: str | None, state_dir: Path | None, config_path: Path | None) -> Iterator[Any]:
+    """A synchronous SDK handle on the gateway or on an embedded runtime; closed on exit."""
+    from .sdk.handle import MetaHandle
+    from .sdk.transport import EmbeddedTransport, HttpTransport
+
+    if state_dir is not None and url is not None:
+        raise click.UsageError("give either --url or --state-dir, not both")
+    if state_dir is None and config_path is not None:
+        raise click.UsageError("--config applies to embedded mode (--state-dir) only")
+    if state_dir is not None:
+        from .cli import build_runtime
+        from .server.gateway import Gateway
+
+        handle = MetaHandle(EmbeddedTransport(Gateway.for_runtime(build_runtime(state_dir, config_path))))
+    else:
+        handle = MetaHandle(HttpTransport(url or DEFAULT_URL, token=token))
+    try:
+        yield handle
+    finally:
+        handle.close()
+
+
+def _run(ctx: dict[str, Any], call: Callable[[Any], Any], show: Callable[[Any], None]) -> None:
+    """Run ``call(handle)``; print its result (table or JSON); map every failure to exit code 1."""
+    from .errors import MetaError, StartupError
+    from .rpc.registry import to_jsonable
+    from .sdk.transport import GatewayUnreachable
+
+    try:
+        with _handle(ctx["url"], ctx["token"], ctx["state_dir"], ctx["config_path"]) as handle:
+            result = call(handle)
+    except MetaError as exc:
+        detail = ", ".join(f"{k}={v}" for k, v in exc.data.items() if k in ("field", "reason", "action"))
+        click.echo(f"meta-memory: refused ({exc.kind}): {exc.message}" + (f" [{detail}]" if detail else ""), err=True)
+        sys.exit(1)
+    except (GatewayUnreachable, StartupError) as exc:
+        click.echo(f"meta-memory: {exc}", err=True)
+        sys.exit(1)
+    if ctx["as_json"]:
+        click.echo(json.dumps(to_jsonable(result), ensure_ascii=False, indent=2))
+    else:
+        show(result)
+
+
+def _console() -> Any:
+    from rich.console import Console
+
+    # a pipe gets a wide table (ids never wrap); a terminal gets its own width
+    return Console(soft_wrap=False, width=None if sys.stdout.isatty() else 160)
+
+
+def _records_table(title: str, records: list[Any], *, with_body: bool) -> Any:
+    from rich.table import Table
+
+    table = Table(title=title, title_justify="left")
+    table.add_column("memory_id", no_wrap=True, style="cyan")
+    table.add_column("title")
+    if with_body:
+        table.add_column("body", overflow="fold", max_width=60)
+    table.add_column("tags")
+    for r in records:
+        row = [r.memory_id, r.title] + ([r.body] if with_body else []) + [", ".join(r.tags)]
+        table.add_row(*row)
+    return table
+
+
+def _ctx(**kw: Any) -> dict[str, Any]:
+    return {k: kw[k] for k in ("url", "token", "state_dir", "config_path", "as_json")}
+
+
+def _read_body(body: str) -> str:
+    if body == "-":
+        return sys.stdin.read()
+    return body
+
+
+@click.command("remember")
+@click.argument("title")
+@click.argument("body")
+@click.option("--tag", "tags", multiple=True, help="A tag (repeat for several).")
+@_target_options
+def remember_command(title: str, body: str, tags: tuple[str, ...], identity: str, realm: str | None, **kw: Any) -> None:
+    """Remember TITLE with BODY (``-`` reads the body from stdin) for one identity."""
+    text = _read_body(body)
+
+    def show(record: Any) -> None:
+        _console().print(_records_table(f"remembered for {identity}", [record], with_body=False))
+
+    _run(_ctx(**kw), lambda h: h.remember_agent_memory(identity, title=title, body=text, tags=list(tags) or None,
+                                                       realm=realm), show)
+
+
+@click.command("recall")
+@click.argument("query")
+@click.option("-k", "--max-entries", "k", type=click.IntRange(1, 64), default=None,
+              help="How many records at most (1..64; default: the gateway's agent_memory.max_entries).")
+@_target_options
+def recall_command(query: str, k: int | None, identity: str, realm: str | None, **kw: Any) -> None:
+    """Recall the records of one identity that best match QUERY, best first."""
+
+    def show(records: list[Any]) -> None:
+        if not records:
+            _console().print(f"no memory of {identity} matches {query!r}")
+            return
+        _console().print(_records_table(f"recall for {identity}: {query!r}", records, with_body=True))
+
+    _run(_ctx(**kw), lambda h: h.recall_agent_memory(identity, realm=realm, query_text=query, max_entries=k), show)
+
+
+@click.command("forget")
+@click.argument("memory_id")
+@_target_options
+def forget_command(memory_id: str, identity: str, realm: str | None, **kw: Any) -> None:
+    """Forget MEMORY_ID of one identity (a tombstone: it leaves recall and injection at once)."""
+
+    def show(result: Any) -> None:
+        word = "forgotten" if result.deleted else "was not active (nothing changed)"
+        _console().print(f"{result.memory_id} {word}")
+
+    _run(_ctx(**kw), lambda h: h.forget_agent_memory(identity, memory_id, realm=realm), show)
+
+
+@click.command("list")
+@click.option("--limit", type=click.IntRange(1, 512), default=None,
+              help="The newest-working-set size (1..512); without it every active record is listed.")
+@_target_options
+def list_command(limit: int | None, identity: str, realm: str | None, **kw: Any) -> None:
+    """List the active records of one identity (metadata, no bodies)."""
+    from rich.table import Table
+
+    def show(metas: list[Any]) -> None:
+        table = Table(title=f"memory of {identity} ({len(metas)} records)", title_justify="left")
+        table.add_column("memory_id", no_wrap=True, style="cyan")
+        table.add_column("title")
+        table.add_column("description", overflow="fold", max_width=60)
+        table.add_column("age (days)", justify="right")
+        for m in metas:
+            table.add_row(m.id, m.title, m.description, str(m.age_days))
+        _console().print(table)
+
+    tier = "working_set" if limit is not None else "full"
+    _run(_ctx(**kw), lambda h: h.manifest_agent_memory(identity, realm=realm, tier=tier, k=limit), show)
+
+
+def register(group: click.Group) -> None:
+    """Add the memory commands to the ``meta-memory`` group."""
+    for command in (remember_command, recall_command, forget_command, list_command):
+        group.add_command(command)
+

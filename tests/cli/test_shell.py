@@ -1,0 +1,115 @@
+"""``meta-memory remember | recall | forget | list``: agent memory from the shell.
+
+Driven as a user would: the installed command in a subprocess, against a real gateway over HTTP
+(with and without a bearer token) and embedded on a state directory.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from meta_memory.access.config import hash_token
+from support import write_config
+
+pytestmark = pytest.mark.gateway
+
+ID = "lead:main"
+TOKEN = "tok-shell-user-0123456789"
+
+
+def mm(*args: str, stdin: str | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "meta_memory.cli", *args], input=stdin, capture_output=True,
+                          text=True, timeout=120, env={**os.environ, "COLUMNS": "200", **(env or {})})
+
+
+def as_json(proc: subprocess.CompletedProcess[str]) -> Any:
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def test_remember_recall_list_forget_over_a_gateway(gateway: Any) -> None:
+    url = ["--url", gateway.url, "--identity", ID]
+    made = as_json(mm("remember", "Passport location", "Top drawer of the desk.", "--tag", "travel", *url, "--json"))
+    assert made["title"] == "Passport location" and made["tags"] == ["travel"]
+    # the record is really in the gateway: a plain RPC recall sees it
+    rpc = gateway.rpc("meta/agent_memory/recall", {"identity": ID, "query_text": "passport"})
+    assert [r["memory_id"] for r in rpc["result"]["records"]] == [made["memory_id"]]
+
+    found = as_json(mm("recall", "where is my passport?", *url, "--json"))
+    assert [r["memory_id"] for r in found] == [made["memory_id"]]
+    table = mm("recall", "where is my passport?", *url)
+    assert table.returncode == 0 and made["memory_id"] in table.stdout and "Top drawer" in table.stdout
+
+    listed = as_json(mm("list", *url, "--json"))
+    assert [m["id"] for m in listed] == [made["memory_id"]]
+
+    gone = as_json(mm("forget", made["memory_id"], *url, "--json"))
+    assert gone == {"memory_id": made["memory_id"], "deleted": True}
+    assert as_json(mm("recall", "passport", *url, "--json")) == []
+    assert "does not match" not in mm("recall", "passport", *url).stdout
+
+
+def test_body_from_stdin_and_other_identities_stay_apart(gateway: Any) -> None:
+    body = "Line one.\nLine two of a body piped in."
+    made = as_json(mm("remember", "Piped", "-", "--url", gateway.url, "--identity", ID, "--json", stdin=body))
+    assert made["body"] == body
+    other = as_json(mm("recall", "piped body", "--url", gateway.url, "--identity", "lead:other", "--json"))
+    assert other == []
+
+
+def test_refusals_exit_non_zero_with_a_clear_message(gateway: Any) -> None:
+    url = ["--url", gateway.url, "--identity", ID]
+    secret = mm("remember", "keys", "aws AKIAIOSFODNN7EXAMPLE", *url)
+    assert secret.returncode == 1 and "secret_detected" in secret.stderr and "AKIAIOSFODNN7EXAMPLE" not in secret.stderr
+    empty = mm("remember", "t", "b", "--url", gateway.url, "--identity", " ")
+    assert empty.returncode == 1 and "identity" in empty.stderr
+    unknown = mm("forget", "mem-does-not-exist", *url)  # the RPC's answer: deleted false, nothing changed
+    assert unknown.returncode == 0 and "nothing changed" in unknown.stdout
+    k = mm("recall", "x", *url, "-k", "0")
+    assert k.returncode == 2  # usage error: -k is 1..64
+    both = mm("list", "--url", gateway.url, "--state-dir", "somewhere", "--identity", ID)
+    assert both.returncode == 2 and "either --url or --state-dir" in both.stderr
+
+
+def test_unreachable_gateway_is_one_line_exit_1() -> None:
+    proc = mm("recall", "x", "--url", "http://127.0.0.1:9", "--identity", ID)
+    assert proc.returncode == 1
+    assert "cannot reach the meta-memory gateway" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_token_from_the_environment_and_refusal_without_it(tmp_path: Path, gateway_factory: Any) -> None:
+    cfg = write_config(tmp_path / "access.toml", "\n".join([
+        "[access]", "enabled = true", "",
+        "[[access.tokens]]", f'sha256 = "{hash_token(TOKEN)}"', 'principal = "shell-user"', "",
+        *[line for action in ("agent.memory.write", "agent.memory.read", "agent.view", "agent.memory.delete")
+          for line in ("[[access.grants]]", f'action = "{action}"', 'who = { principal = "shell-user" }',
+                       f'on = {{ identity = "{ID}" }}', "")],
+    ]))
+    gw = gateway_factory(tmp_path / "state", config=cfg)
+    url = ["--url", gw.url, "--identity", ID]
+    anonymous = mm("remember", "t", "b", *url)
+    assert anonymous.returncode == 1 and "access_denied" in anonymous.stderr
+    made = as_json(mm("remember", "Door code", "Ask the concierge.", *url, "--json", env={"META_MEMORY_TOKEN": TOKEN}))
+    assert as_json(mm("list", *url, "--json", env={"META_MEMORY_TOKEN": TOKEN}))[0]["id"] == made["memory_id"]
+    # the token grants lead:main only
+    other = mm("recall", "door", "--url", gw.url, "--identity", "lead:other", env={"META_MEMORY_TOKEN": TOKEN})
+    assert other.returncode == 1 and "access_denied" in other.stderr
+
+
+def test_embedded_state_dir_persists_and_refuses_a_dir_a_gateway_holds(tmp_path: Path, gateway_factory: Any) -> None:
+    state = tmp_path / "embedded"
+    made = as_json(mm("remember", "Plant care", "Water the fern on Sundays.", "--state-dir", str(state),
+                      "--identity", ID, "--json"))
+    again = as_json(mm("recall", "fern", "--state-dir", str(state), "--identity", ID, "--json"))
+    assert [r["memory_id"] for r in again] == [made["memory_id"]]
+    gw = gateway_factory(state)
+    held = mm("list", "--state-dir", str(state), "--identity", ID)
+    assert held.returncode == 1 and "Traceback" not in held.stderr
+    assert gw.rpc("meta/agent_memory/manifest", {"identity": ID, "tier": "full"})["result"]["records"][0]["id"] == made["memory_id"]
