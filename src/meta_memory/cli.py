@@ -302,9 +302,11 @@ def _register_token_group() -> None:
 
 
 def _register_memory_commands() -> None:
+    from .portability.cli import register as register_portability
     from .shell import register
 
     register(main)
+    register_portability(main)
 
 
 _register_token_group()

@@ -8,6 +8,7 @@ default) or ``review_verdict``. Ops are internally tagged on ``op``:
 - ``tombstone{id, rationale?}``
 - ``retier{id, trust, rationale?}``
 - ``set_rank{id, rank?}``
+- ``restore{record}``: an exported record landed as it was (``meta-memory import``); never raises trust
 
 The op kind strings are also the ``audit.op_kind`` values. A batch is
 validated (:mod:`meta_memory.agent_memory.validator`) and applied in one
@@ -38,6 +39,7 @@ __all__ = [
     "TombstoneOp",
     "RetierOp",
     "SetRankOp",
+    "RestoreOp",
     "Op",
     "StagedBatch",
     "OpResult",
@@ -154,7 +156,31 @@ class SetRankOp:
         return {"op": "set_rank", "id": self.id, "rank": self.rank}
 
 
-Op = Union[CreateOp, SupersedeOp, TombstoneOp, RetierOp, SetRankOp]
+@dataclass(frozen=True, slots=True)
+class RestoreOp:
+    """Land an exported ``record`` as it was: same id, scope, status, links and timestamps.
+
+    The import path (``meta-memory import``). The validator checks it like a create (fields,
+    secrets, scope, id not taken, links present) and only ever *lowers* its trust: to at most
+    ``agent_verified``, and to at most ``agent_observed`` when its chain reaches untrusted or
+    quarantined content or a link it cannot follow. Its ``usage`` is kept (recall ranks on it).
+    """
+
+    record: MemoryRecord
+    rationale: str | None = None
+
+    op = "restore"
+
+    @property
+    def id(self) -> str:
+        return self.record.id
+
+    def to_json(self) -> dict[str, Any]:
+        return {"op": "restore", "record": self.record.to_json(), "rationale": self.rationale,
+                "tombstoned_at_ms": self.record.tombstoned_at_ms, "rank_set_at_ms": self.record.rank_set_at_ms}
+
+
+Op = Union[CreateOp, SupersedeOp, TombstoneOp, RetierOp, SetRankOp, RestoreOp]
 
 
 def op_from_json(data: dict[str, Any]) -> Op:
@@ -189,6 +215,12 @@ def op_from_json(data: dict[str, Any]) -> Op:
         return RetierOp(id=data["id"], trust=TrustTier(data["trust"]), rationale=rationale)
     if kind == "set_rank":
         return SetRankOp(id=data["id"], rank=data.get("rank"))
+    if kind == "restore":
+        from dataclasses import replace
+
+        rec = replace(MemoryRecord.from_json(data["record"]), tombstoned_at_ms=data.get("tombstoned_at_ms"),
+                      rank_set_at_ms=data.get("rank_set_at_ms"))
+        return RestoreOp(record=rec, rationale=rationale)
     raise ValueError(f"unknown op '{kind}'")
 
 

@@ -24,6 +24,7 @@ from meta_memory.agent_memory.batch import (
     CreateOp,
     Op,
     OpResult,
+    RestoreOp,
     RetierOp,
     SetRankOp,
     StagedBatch,
@@ -336,10 +337,14 @@ def plan_batch(
         elif isinstance(op, (TombstoneOp, RetierOp, SetRankOp)):
             rec = _plan_mutation(i, batch, overlay, op, now_ms)
             q = None
+        elif isinstance(op, RestoreOp):
+            rec = _plan_restore(i, batch, overlay, op, now_ms)
+            q = rec.status.detail if rec.status.kind is StatusKind.QUARANTINED else None
         else:  # pragma: no cover - the Op union is closed
             raise _invalid(i, f"unknown op {op!r}")
         plan.audit.append(AuditEntry(i, op.op, rec.id, _detail(batch, op, q)))
         plan.results.append(OpResult(i, op.op, rec.id, rec.status))
+    _check_restored_links(batch, overlay)
     return plan
 
 
@@ -476,3 +481,65 @@ def _plan_mutation(
     overlay.put(new)
     return new
 
+
+
+#: How far in the future (ms) a restored record's timestamps may lie: clocks of two hosts disagree.
+RESTORE_CLOCK_SKEW_MS = 24 * 60 * 60 * 1000
+#: The longest memory id a restore accepts (minted ids are under 64 characters).
+MAX_MEMORY_ID_CHARS = 200
+
+
+def _plan_restore(i: int, batch: StagedBatch, overlay: _Overlay, op: RestoreOp, now_ms: int) -> MemoryRecord:
+    """A restore lands the exported record as it was, after the checks a create gets; trust only goes down."""
+    rec = op.record
+    if not rec.id or len(rec.id) > MAX_MEMORY_ID_CHARS or any(c.isspace() or not c.isprintable() for c in rec.id):
+        raise _invalid(i, f"record id must be 1..{MAX_MEMORY_ID_CHARS} printable characters without spaces")
+    payload = _checked_payload(i, NewMemoryRecord(
+        title=rec.title, body=rec.body, description=rec.description, tags=rec.tags, kind=rec.kind,
+        provenance=rec.provenance,
+    ))
+    _check_scope_writable(i, batch, rec.scope)
+    if overlay.get(rec.id) is not None:
+        raise _invalid(i, f"record '{rec.id}' already exists")
+    stamps = [t for t in (rec.created_at_ms, rec.updated_at_ms, rec.tombstoned_at_ms, rec.rank_set_at_ms) if t is not None]
+    if any(t < 0 or t > now_ms + RESTORE_CLOCK_SKEW_MS for t in stamps) or rec.updated_at_ms < rec.created_at_ms:
+        raise _invalid(i, "timestamps must be epoch ms between 0 and now (+24 h), with updated_at_ms >= created_at_ms")
+    if (rec.status.kind is StatusKind.TOMBSTONED) != (rec.tombstoned_at_ms is not None):
+        raise _invalid(i, "tombstoned_at_ms is set exactly when the status is tombstoned")
+    links_unknown = False
+    if rec.supersedes is not None:
+        prior = overlay.get(rec.supersedes)
+        if prior is None:
+            raise _invalid(i, f"supersedes '{rec.supersedes}', which is neither stored nor earlier in the batch")
+        if prior.scope != rec.scope:
+            raise _invalid(i, f"supersedes '{rec.supersedes}' of another scope")
+    for rid in rec.derived_from:
+        links_unknown = links_unknown or overlay.get(rid) is None
+    tainted = (
+        rec.ever_quarantined
+        or rec.status.kind is StatusKind.QUARANTINED
+        or links_unknown
+        or _chain_reaches_taint(overlay, [r for r in (rec.supersedes, *rec.derived_from) if r is not None])
+    )
+    ceiling = LLM_TIER_CEILING if tainted else TrustTier.AGENT_VERIFIED
+    trust = rec.trust if rec.trust <= ceiling else ceiling
+    ever_quarantined = rec.ever_quarantined or _ancestor_quarantined(
+        overlay, [r for r in (rec.supersedes, *rec.derived_from) if r is not None]
+    )
+    new = replace(
+        rec, title=payload.title, description=payload.description, body=payload.body, tags=payload.tags,
+        trust=trust, ever_quarantined=ever_quarantined,
+    )
+    overlay.put(new)
+    return new
+
+
+def _check_restored_links(batch: StagedBatch, overlay: _Overlay) -> None:
+    """After a batch: a restored ``superseded{by}`` names a successor that exists and supersedes it."""
+    for i, op in enumerate(batch.ops):
+        if not isinstance(op, RestoreOp) or op.record.status.kind is not StatusKind.SUPERSEDED:
+            continue
+        successor = overlay.get(op.record.status.detail or "")
+        if successor is None or successor.supersedes != op.record.id:
+            raise _invalid(i, f"superseded by '{op.record.status.detail}', which is not in the batch or the store "
+                              "as its successor (export and import whole supersede chains)")

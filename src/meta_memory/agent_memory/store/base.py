@@ -195,6 +195,17 @@ class AgentMemoryStore(ABC):
     ) -> list[RecordMeta]:
         """Body-free rows of ``scope`` (reference §2B "Recall / manifest")."""
 
+    def records_page(
+        self, realm: str, *, after: int = 0, limit: int = 1000, scope: Scope | None = None
+    ) -> list[tuple[int, MemoryRecord]]:
+        """Every record of ``realm`` (any status, ``scope`` optional), in insertion order, one page:
+        ``[(cursor, record)]`` with cursor values above ``after``; pass the last cursor to continue.
+
+        For export (``meta-memory export``). Backends that cannot page raise
+        ``AgentMemoryError("unsupported")``.
+        """
+        raise AgentMemoryError("unsupported", f"{type(self).__name__} cannot list every record")
+
     @abstractmethod
     def list_realms(self) -> list[str]:
         """Every realm the backend holds, sorted."""

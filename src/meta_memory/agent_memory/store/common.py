@@ -374,6 +374,18 @@ class SqlAgentMemoryStore(AgentMemoryStore):
     def _active_reads(self, realm: str, scope: Scope, queries: Sequence[tuple[str, tuple[Any, ...]]]) -> list[list[Any]]:
         return self._read_all(realm, [self._active_sql(realm, scope, tail, params) for tail, params in queries])
 
+    @abstractmethod
+    def _page_sql(self, realm: str, after_rid: int, limit: int, scope: Scope | None) -> tuple[str, tuple[Any, ...]]:
+        """The SQL reading ``limit`` records of ``realm`` (every status), ``rid > after_rid``, by ``rid``."""
+
+    def records_page(
+        self, realm: str, *, after: int = 0, limit: int = 1000, scope: Scope | None = None
+    ) -> list[tuple[int, MemoryRecord]]:
+        """See :meth:`AgentMemoryStore.records_page`."""
+        name = self._realm_name(realm)
+        (rows,) = self._read_all(name, [self._page_sql(name, after, max(1, limit), scope)])
+        return [(r["rid"], row_to_record(name, r)) for r in rows]
+
     def active_records(self, realm: str, scope: Scope) -> list[MemoryRecord]:
         """See :meth:`AgentMemoryStore.active_records` (updated DESC, created DESC, insertion DESC)."""
         name = self._realm_name(realm)

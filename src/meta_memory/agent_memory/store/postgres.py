@@ -649,6 +649,15 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore):
         )
         return self._sql(POSTGRES.sql(sql)), (realm, kind, key, *params)
 
+    def _page_sql(self, realm: str, after_rid: int, limit: int, scope: Scope | None) -> tuple[str, tuple[Any, ...]]:
+        if scope is None:
+            sql = f"SELECT {RECORD_COLUMNS} FROM §records WHERE realm = %s AND rid > %s ORDER BY rid LIMIT %s"
+            return self._sql(sql), (realm, after_rid, limit)
+        kind, key = scope.storage()
+        sql = (f"SELECT {RECORD_COLUMNS} FROM §records WHERE realm = %s AND scope_kind = %s AND scope_key = %s "
+               "AND rid > %s ORDER BY rid LIMIT %s")
+        return self._sql(sql), (realm, kind, key, after_rid, limit)
+
     def _read_all(self, realm: str, statements: Sequence[tuple[str, tuple[Any, ...]]]) -> list[list[Any]]:
         if len(statements) == 1:  # one statement is its own snapshot
             return [self._query(realm, *statements[0])]

@@ -416,6 +416,15 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
             (kind, key, *params),
         )
 
+    def _page_sql(self, realm: str, after_rid: int, limit: int, scope: Scope | None) -> tuple[str, tuple[Any, ...]]:
+        if scope is None:
+            return f"SELECT {RECORD_COLUMNS} FROM records WHERE rid > ? ORDER BY rid LIMIT ?", (after_rid, limit)
+        kind, key = scope.storage()
+        return (
+            f"SELECT {RECORD_COLUMNS} FROM records WHERE scope_kind = ? AND scope_key = ? AND rid > ? ORDER BY rid LIMIT ?",
+            (kind, key, after_rid, limit),
+        )
+
     def _read_all(self, realm: str, statements: Sequence[tuple[str, tuple[Any, ...]]]) -> list[list[Any]]:
         with self._read(realm) as conn:
             return [conn.execute(sql, params).fetchall() for sql, params in statements]

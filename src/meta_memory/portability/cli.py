@@ -1,0 +1,130 @@
+"""``meta-memory export`` and ``meta-memory import`` (see :mod:`meta_memory.portability`).
+
+Both run on a state directory (and the ``--config`` that names its stores, e.g. PostgreSQL) with no
+gateway holding it: the state-directory lock refuses a second runtime. A ``rich`` progress bar goes
+to stderr on long runs; the summary goes to stdout (JSON with ``--json``). Exit codes: 0 success,
+1 a refusal (damaged file, refused record, busy state directory), 2 a usage error.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import click
+
+__all__ = ["register"]
+
+_state = click.option("--state-dir", type=click.Path(file_okay=False, path_type=Path), default=".meta/state",
+                      show_default=True, help="State directory (no gateway may be running on it).")
+_config = click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+                       help="TOML configuration naming the stores (e.g. agent_memory.store = \"postgres\").")
+
+
+@contextmanager
+def _progress(enabled: bool, label: str, total: int | None) -> Iterator[Any]:
+    if not enabled:
+        yield lambda n: None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task(label, total=total)
+        yield lambda n: bar.advance(task, n)
+
+
+def _runtime(state_dir: Path, config_path: Path | None) -> Any:
+    from ..cli import build_runtime
+    from ..errors import StartupError
+
+    try:
+        return build_runtime(state_dir, config_path)
+    except StartupError as exc:
+        click.echo(f"meta-memory: {exc}", err=True)
+        sys.exit(1)
+
+
+@click.command("export")
+@_state
+@_config
+@click.option("--realm", default=None, help="Only this realm (default: every realm).")
+@click.option("--identity", default=None, help="Only this identity's records (implies --no-ledger).")
+@click.option("--ledger/--no-ledger", default=None, help="Include the assertion ledger (default: unless filtered).")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write here (default: stdout).")
+@click.option("--quiet", is_flag=True, help="No progress bar.")
+def export_command(state_dir: Path, config_path: Path | None, realm: str | None, identity: str | None,
+                   ledger: bool | None, output: Path | None, quiet: bool) -> None:
+    """Export memory as JSON Lines: records (every status, with provenance and links) and the ledger."""
+    from .exporter import export_jsonl
+
+    include_ledger = ledger if ledger is not None else (realm is None and identity is None)
+    runtime = _runtime(state_dir, config_path)
+    try:
+        out = output.open("w", encoding="utf-8") if output is not None else sys.stdout
+        try:
+            with _progress(not quiet and output is not None, "exporting records", None) as advance:
+                summary = export_jsonl(runtime, out, realm=realm, identity=identity, ledger=include_ledger,
+                                       progress=advance)
+        finally:
+            if output is not None:
+                out.close()
+    except ValueError as exc:
+        click.echo(f"meta-memory: {exc}", err=True)
+        sys.exit(1)
+    finally:
+        runtime.close()
+    if output is not None:
+        click.echo(f"exported {summary.total_records} records ({', '.join(f'{r}: {n}' for r, n in summary.records.items()) or 'no realms'}), "
+                   f"{summary.assertions} assertions, {summary.conflicts} conflict signals to {output}")
+
+
+@click.command("import")
+@click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path, allow_dash=True))
+@_state
+@_config
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@click.option("--quiet", is_flag=True, help="No progress bar.")
+def import_command(path: Path, state_dir: Path, config_path: Path | None, as_json: bool, quiet: bool) -> None:
+    """Import an export file (``-`` for stdin) through the validator: idempotent, trust never raised."""
+    from ..errors import MetaError
+    from .importer import ImportError_, import_jsonl
+
+    lines = sys.stdin.buffer.read().splitlines() if str(path) == "-" else path.read_bytes().splitlines()
+    total = sum(1 for raw in lines if b'"type":"record"' in raw or b'"type": "record"' in raw)
+    runtime = _runtime(state_dir, config_path)
+    try:
+        with _progress(not quiet and total >= 1000, "importing records", total) as advance:
+            summary = import_jsonl(runtime, lines, progress=advance)
+    except (ImportError_, MetaError) as exc:
+        click.echo(f"meta-memory: import refused: {exc}", err=True)
+        sys.exit(1)
+    finally:
+        runtime.close()
+    figures = {"created": summary.created, "skipped_present": summary.skipped_present,
+               "conflicts": summary.conflicts, "trust_lowered": summary.trust_lowered,
+               "assertions": summary.assertions, "assertions_present": summary.assertions_present,
+               "conflict_signals": summary.conflict_signals}
+    if as_json:
+        click.echo(json.dumps(figures, indent=2))
+        return
+    click.echo(
+        f"imported {summary.total_created} records ({summary.skipped_present} already present, "
+        f"{len(summary.conflicts)} conflicting ids kept as they were, {summary.trust_lowered} with trust lowered), "
+        f"{summary.assertions} assertions ({summary.assertions_present} already present), "
+        f"{summary.conflict_signals} conflict signals"
+    )
+    if summary.conflicts:
+        click.echo("conflicting ids (stored with other content, not overwritten): " + ", ".join(summary.conflicts[:20])
+                   + (" …" if len(summary.conflicts) > 20 else ""), err=True)
+
+
+def register(group: click.Group) -> None:
+    group.add_command(export_command)
+    group.add_command(import_command)

@@ -1,0 +1,90 @@
+"""``meta-memory export``: a state's memory as JSON Lines (:mod:`.format`).
+
+Reads through the store interface (:meth:`~meta_memory.agent_memory.store.base.AgentMemoryStore.records_page`,
+one page per read snapshot) and the ledger's query, so it works on SQLite and PostgreSQL alike and
+never writes. Records come in insertion order, which keeps every supersede chain oldest first.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import IO, Any
+
+from ..agent_memory.model import Scope
+from .format import FORMAT, VERSION, record_line
+
+__all__ = ["ExportSummary", "export_jsonl"]
+
+PAGE = 1000
+
+
+@dataclass
+class ExportSummary:
+    """What an export wrote: records per realm, ledger assertions and conflict signals."""
+
+    records: dict[str, int] = field(default_factory=dict)
+    assertions: int = 0
+    conflicts: int = 0
+
+    @property
+    def total_records(self) -> int:
+        return sum(self.records.values())
+
+
+def _write(out: IO[str], obj: dict[str, Any]) -> None:
+    out.write(json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n")
+
+
+def export_jsonl(
+    runtime: Any,
+    out: IO[str],
+    *,
+    realm: str | None = None,
+    identity: str | None = None,
+    ledger: bool = True,
+    progress: Callable[[int], None] | None = None,
+) -> ExportSummary:
+    """Write the header, then the records of ``realm`` (all realms when ``None``; only ``identity``'s
+    scope when given), then — when ``ledger`` — every assertion and conflict signal.
+
+    ``progress(n)`` is called after each page with the number of records just written. Raises
+    ``ValueError`` when ``identity`` is given without agent memory, or for an unknown realm.
+    """
+    feature = getattr(runtime, "agent_memory", None)
+    store = feature.store if feature is not None else None
+    if store is None and identity is not None:
+        raise ValueError("agent memory is disabled in this configuration: there are no records to export")
+    realms = store.list_realms() if store is not None else []
+    if realm is not None:
+        if realm not in realms:
+            raise ValueError(f"realm '{realm}' holds no agent memory here (realms: {', '.join(realms) or 'none'})")
+        realms = [realm]
+    summary = ExportSummary()
+    _write(out, {"type": "header", "format": FORMAT, "version": VERSION, "exported_at_ms": runtime.clock.now_ms(),
+                 "realms": realms, "identity": identity})
+    for name in realms:
+        scope = Scope.identity(name, identity) if identity is not None else None
+        after, count = 0, 0
+        while True:
+            page = store.records_page(name, after=after, limit=PAGE, scope=scope)
+            for cursor, rec in page:
+                _write(out, record_line(rec))
+                after = cursor
+            count += len(page)
+            if progress is not None and page:
+                progress(len(page))
+            if len(page) < PAGE:
+                break
+        summary.records[name] = count
+    if ledger and runtime.ledger is not None:
+        result = runtime.ledger.query()
+        for a in result.assertions:
+            _write(out, {"type": "assertion", "entity": a.entity, "topic": a.topic, "store": a.store, "fact": a.fact,
+                         "metadata": a.metadata, "indexed_at_ms": a.indexed_at_ms})
+        for c in result.conflicts:
+            _write(out, {"type": "conflict", "entity": c.entity, "topic": c.topic, "store": c.store,
+                         "reason": c.reason, "updated_at_ms": c.updated_at_ms})
+        summary.assertions, summary.conflicts = len(result.assertions), len(result.conflicts)
+    return summary

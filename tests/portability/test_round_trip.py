@@ -1,0 +1,245 @@
+"""``meta-memory export`` / ``meta-memory import``: a state's memory out and back, on SQLite and PostgreSQL.
+
+The source state is built through the embedded SDK (remember, update, forget, a quarantined tool write
+from a web-tainted session, a released one, ledger facts and a conflict signal); export and import run
+as the installed command, as a user would; the imported state is read back through the SDK.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from meta_memory.cli import build_runtime
+from meta_memory.sdk.handle import MetaHandle
+from meta_memory.sdk.transport import EmbeddedTransport
+from meta_memory.server.gateway import Gateway
+
+from contract.pgsupport import dsn_with_schema, require_postgres, throwaway_schema
+from support import write_config
+
+ID, OTHER = "lead:main", "lead:other"
+QUERIES = ["passport travel", "tea", "web page claim", "door code", "garden"]
+
+
+def mm(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run([sys.executable, "-m", "meta_memory.cli", *args], input=stdin, capture_output=True,
+                          timeout=300, env={**os.environ})
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def configs(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[Path | None, Path | None]]:
+    """(source config, target config): ``None`` for the default SQLite stores, else two PostgreSQL schemas."""
+    if request.param == "sqlite":
+        yield None, None
+        return
+    require_postgres()
+    with throwaway_schema() as a, throwaway_schema() as b:
+        yield tuple(  # type: ignore[misc]
+            write_config(tmp_path / f"{n}.toml", f'[agent_memory]\nstore = "postgres"\ndsn = "{dsn_with_schema(s)}"\n')
+            for n, s in (("source", a), ("target", b))
+        )
+
+
+def handle_on(state: Path, config: Path | None) -> MetaHandle:
+    return MetaHandle(EmbeddedTransport(Gateway.for_runtime(build_runtime(state, config))))
+
+
+def config_args(config: Path | None) -> list[str]:
+    return ["--config", str(config)] if config is not None else []
+
+
+def build_source(h: MetaHandle) -> dict[str, str]:
+    ids: dict[str, str] = {}
+    ids["passport"] = h.remember_agent_memory(ID, title="Passport location", body="Top drawer of the desk.",
+                                              tags=["travel"]).memory_id
+    tea = h.remember_agent_memory(ID, title="Tea", body="Prefers green tea in the morning.").memory_id
+    ids["tea"] = h.update_agent_memory(ID, tea, title="Tea", body="Prefers jasmine tea in the morning.").memory_id
+    ids["tea_v1"] = tea
+    gone = h.remember_agent_memory(ID, title="Door code", body="The door code is on the fridge.").memory_id
+    h.forget_agent_memory(ID, gone)
+    ids["gone"] = gone
+    ids["other"] = h.remember_agent_memory(OTHER, title="Garden", body="Water the garden on Fridays.").memory_id
+    h.remember_agent_memory(ID, title="Garden plan", body="Tomatoes by the fence.", realm="hr")
+    # a web-tainted session's writes are quarantined; one of them is released by an operator
+    h.session_note(ID, "s1")
+    h.turn_tool_result(ID, "s1", "web_fetch")
+    for text in ("The web page claim says the office moved.", "Another web page claim about parking."):
+        out = h.agent_memory_tool(ID, {"action": "remember", "title": text[:20], "body": text}, session_key="s1")
+        assert not out.is_error, out
+    queue = h.call("meta/memory/panel/quarantine", {})
+    quarantined = [r["id"] for r in queue["records"] if r["scope"].get("identity") == ID]
+    assert len(quarantined) == 2
+    detail = h.call("meta/memory/panel/record", {"realm": "default", "memory_id": quarantined[0]})
+    h.call("meta/memory/quarantine/decide", {
+        "realm": "default", "identity": ID, "memory_id": quarantined[0], "verdict": "release",
+        "expected_content_hash": detail["record"]["content_hash"], "rationale": "checked",
+    })
+    h.memory_index("identity:ops", "deployment", fact="Production deploys require approval.", metadata={"source": "runbook"})
+    h.memory_index("identity:ops", "rollback", conflict=True, conflict_reason="two runbooks disagree")
+    return ids
+
+
+def snapshot(h: MetaHandle) -> dict[str, Any]:
+    """What a user sees: manifests, recall answers per identity and realm, the ledger, record states."""
+    out: dict[str, Any] = {}
+    for realm, ident in (("default", ID), ("default", OTHER), ("hr", ID)):
+        out[f"{realm}/{ident}/manifest"] = [m.model_dump() for m in h.manifest_agent_memory(ident, realm=realm, tier="full")]
+        for q in QUERIES:
+            out[f"{realm}/{ident}/recall/{q}"] = [r.model_dump() for r in
+                                                  h.recall_agent_memory(ident, realm=realm, query_text=q)]
+    ledger = h.memory_query(None)
+    out["assertions"] = [(a.entity, a.topic, a.store, a.fact, a.metadata) for a in ledger.assertions]
+    out["conflicts"] = [(c.entity, c.topic, c.store, c.reason) for c in ledger.conflicts]
+    return out
+
+
+def export_lines(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()][1:]  # without the header
+
+
+def test_export_then_import_into_an_empty_state_gives_the_same_memory(tmp_path: Path, configs: Any) -> None:
+    src_cfg, dst_cfg = configs
+    src, dst = tmp_path / "src", tmp_path / "dst"
+    with handle_on(src, src_cfg) as h:
+        ids = build_source(h)
+        before = snapshot(h)
+    dump = tmp_path / "memory.jsonl"
+    done = mm("export", "--state-dir", str(src), *config_args(src_cfg), "-o", str(dump))
+    assert done.returncode == 0, done.stderr
+    lines = export_lines(dump)
+    by_id = {line["record"]["id"]: line for line in lines if line["type"] == "record"}
+    assert by_id[ids["tea_v1"]]["record"]["status"] == {"status": "superseded", "by": ids["tea"]}
+    assert by_id[ids["tea"]]["record"]["supersedes"] == ids["tea_v1"]
+    assert by_id[ids["gone"]]["record"]["status"]["status"] == "tombstoned"
+    assert by_id[ids["gone"]]["tombstoned_at_ms"] is not None
+    statuses = sorted(line["record"]["status"]["status"] for line in by_id.values())
+    assert statuses.count("quarantined") == 1 and statuses.count("tombstoned") == 2  # forgotten + released original
+    assert {line["type"] for line in lines} == {"record", "assertion", "conflict"}
+
+    imported = mm("import", str(dump), "--state-dir", str(dst), *config_args(dst_cfg), "--json")
+    assert imported.returncode == 0, imported.stderr
+    figures = json.loads(imported.stdout)
+    assert sum(figures["created"].values()) == len(by_id) and figures["trust_lowered"] == 0
+    assert figures["assertions"] == 1 and figures["conflict_signals"] == 1
+
+    again = mm("export", "--state-dir", str(dst), *config_args(dst_cfg), "-o", str(tmp_path / "again.jsonl"))
+    assert again.returncode == 0, again.stderr
+    # identical records (links, timestamps, usage); ledger lines are re-stamped when indexed again
+    unstamped = [{k: v for k, v in x.items() if k not in ("indexed_at_ms", "updated_at_ms")} for x in lines]
+    assert [{k: v for k, v in x.items() if k not in ("indexed_at_ms", "updated_at_ms")}
+            for x in export_lines(tmp_path / "again.jsonl")] == unstamped
+    assert [x for x in export_lines(tmp_path / "again.jsonl") if x["type"] == "record"] == list(by_id.values())
+    with handle_on(dst, dst_cfg) as h:
+        assert snapshot(h) == before
+        # quarantined content stays quarantined (not recalled, still in the review queue)
+        queue = h.call("meta/memory/panel/quarantine", {})
+        assert len([r for r in queue["records"]]) == 1
+
+    # idempotent: a second import writes nothing
+    twice = mm("import", str(dump), "--state-dir", str(dst), *config_args(dst_cfg), "--json")
+    assert twice.returncode == 0, twice.stderr
+    assert json.loads(twice.stdout) | {"created": {}} == {
+        "created": {}, "skipped_present": len(by_id), "conflicts": [], "trust_lowered": 0, "assertions": 0,
+        "assertions_present": 1, "conflict_signals": 1}
+    assert json.loads(twice.stdout)["created"] == {}
+
+
+def test_export_of_one_identity_has_its_records_only(tmp_path: Path) -> None:
+    src = tmp_path / "src"
+    with handle_on(src, None) as h:
+        build_source(h)
+    out = mm("export", "--state-dir", str(src), "--realm", "default", "--identity", OTHER)
+    assert out.returncode == 0, out.stderr
+    lines = [json.loads(x) for x in out.stdout.decode().splitlines()]
+    assert lines[0]["type"] == "header" and lines[0]["identity"] == OTHER
+    assert [(x["record"]["title"], x["record"]["scope"]["identity"]) for x in lines[1:]] == [("Garden", OTHER)]
+
+
+def _write_export(path: Path, records: list[dict[str, Any]]) -> Path:
+    header = {"type": "header", "format": "meta-memory-export", "version": 1, "exported_at_ms": 1, "realms": ["default"]}
+    path.write_text("\n".join(json.dumps(x) for x in [header, *records]) + "\n", encoding="utf-8")
+    return path
+
+
+def _record(memory_id: str, body: str, **over: Any) -> dict[str, Any]:
+    rec = {"id": memory_id, "scope": {"scope": "identity", "realm": "default", "identity": ID}, "kind": "fact",
+           "title": "Imported", "description": "", "body": body, "tags": [],
+           "provenance": {"evidence": [], "author": {"author": "application"}}, "trust": "agent_observed",
+           "status": {"status": "active"}, "derived_from": [], "created_at_ms": 1_700_000_000_000,
+           "updated_at_ms": 1_700_000_000_000, "usage": {}, "ever_quarantined": False}
+    rec.update(over)
+    return {"type": "record", "realm": "default", "record": rec, "tombstoned_at_ms": None, "rank_set_at_ms": None}
+
+
+def _manifest(state: Path) -> list[str]:
+    with handle_on(state, None) as h:
+        return [m.id for m in h.manifest_agent_memory(ID, tier="full")]
+
+
+def test_a_secret_anywhere_in_the_file_refuses_it_before_anything_is_written(tmp_path: Path) -> None:
+    dump = _write_export(tmp_path / "x.jsonl", [_record("mem-ok-1", "fine"),
+                                                _record("mem-bad", "key AKIAIOSFODNN7EXAMPLE here")])
+    out = mm("import", str(dump), "--state-dir", str(tmp_path / "dst"))
+    assert out.returncode == 1
+    err = out.stderr.decode()
+    assert "line 3" in err and "secret_detected" in err and "AKIAIOSFODNN7EXAMPLE" not in err
+    assert _manifest(tmp_path / "dst") == []
+
+
+@pytest.mark.parametrize("bad, rule", [
+    ({"type": "record", "realm": "default"}, "record"),
+    ({"type": "nonsense"}, "type must be one of"),
+    (_record("mem x", "space in the id"), "printable characters without spaces"),
+    (_record("mem-future", "far future", created_at_ms=10**18, updated_at_ms=10**18), "timestamps"),
+    (_record("mem-dangling", "superseded by nobody", status={"status": "superseded", "by": "mem-missing"}), "successor"),
+])
+def test_damaged_lines_are_refused_by_line_number(tmp_path: Path, bad: dict[str, Any], rule: str) -> None:
+    dump = _write_export(tmp_path / "x.jsonl", [_record("mem-ok-1", "fine"), bad])
+    out = mm("import", str(dump), "--state-dir", str(tmp_path / "dst"))
+    assert out.returncode == 1, out.stdout
+    assert rule in out.stderr.decode() and "line 3" in out.stderr.decode()
+    assert _manifest(tmp_path / "dst") == []
+
+
+def test_import_never_raises_trust_and_keeps_quarantine(tmp_path: Path) -> None:
+    dump = _write_export(tmp_path / "x.jsonl", [
+        _record("mem-op", "claims operator trust", trust="operator"),
+        _record("mem-q", "held for review", status={"status": "quarantined", "reason": "session tainted"},
+                ever_quarantined=True, trust="agent_verified"),
+    ])
+    out = mm("import", str(dump), "--state-dir", str(tmp_path / "dst"), "--json")
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["trust_lowered"] == 2
+    with handle_on(tmp_path / "dst", None) as h:
+        assert [r.memory_id for r in h.recall_agent_memory(ID, query_text="held review operator trust")] == ["mem-op"]
+        op = h.call("meta/memory/panel/record", {"realm": "default", "memory_id": "mem-op"})["record"]
+        q = h.call("meta/memory/panel/record", {"realm": "default", "memory_id": "mem-q"})["record"]
+    assert op["trust"] == "agent_verified" and q["trust"] == "agent_observed"
+    assert q["status"]["status"] == "quarantined"
+
+
+def test_an_id_stored_with_other_content_is_kept_not_overwritten(tmp_path: Path) -> None:
+    dst = tmp_path / "dst"
+    assert mm("import", str(_write_export(tmp_path / "a.jsonl", [_record("mem-1", "first text")])),
+              "--state-dir", str(dst)).returncode == 0
+    out = mm("import", str(_write_export(tmp_path / "b.jsonl", [_record("mem-1", "other text")])),
+             "--state-dir", str(dst), "--json")
+    assert out.returncode == 0
+    assert json.loads(out.stdout)["conflicts"] == ["mem-1"]
+    with handle_on(dst, None) as h:
+        assert [r.body for r in h.recall_agent_memory(ID, query_text="text")] == ["first text"]
+
+
+def test_a_state_dir_a_gateway_holds_is_refused(tmp_path: Path, gateway_factory: Any) -> None:
+    gw = gateway_factory(tmp_path / "held")
+    gw.rpc("meta/agent_memory/remember", {"identity": ID, "title": "t", "body": "b"})
+    out = mm("export", "--state-dir", str(tmp_path / "held"))
+    assert out.returncode == 1 and b"Traceback" not in out.stderr
