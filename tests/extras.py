@@ -2,7 +2,7 @@
 
 The README's test command installs only ``.[test]``; tests that need an
 optional extra skip with the command that brings it, and ``.ci/run`` installs
-the extras afterwards and runs those tests (``-m "semantic or postgres"``).
+the extras afterwards and runs those tests (``-m "semantic or postgres or langgraph"``).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import pytest
 INSTALL_HINT = {
     "semantic": "pip install torch==2.13.0 && pip install -e '.[test,semantic]'",
     "postgres": "pip install -e '.[test,postgres]'",
+    "langgraph": "pip install -e '.[test,langgraph]'",
 }
 
 

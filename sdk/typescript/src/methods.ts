@@ -63,6 +63,7 @@ export const METHODS = {
   forgetAgentMemory: m<T.ForgetParams, T.ForgetResult>("meta/agent_memory/forget"),
   updateAgentMemory: m<T.UpdateParams, T.UpdateResult>("meta/agent_memory/update"),
   manifestAgentMemory: m<T.ManifestParams, T.AgentMemoryRecordMeta[]>("meta/agent_memory/manifest", records),
+  listAgentMemory: m<T.ListParams, T.AgentMemoryPage>("meta/agent_memory/list"),
 
   // host surface: sessions, turns, the memory tool
   sessionNote: m<T.SessionNoteParams, T.SessionState>("meta/session/note"),

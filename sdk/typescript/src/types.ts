@@ -140,6 +140,19 @@ export interface UpdateResult extends Open {
   record?: AgentMemoryRecord;
 }
 
+/** `meta/agent_memory/list`: every tag must be held; `limit` 1..500 (default 100). */
+export interface ListParams extends IdentityScoped {
+  tags?: string[];
+  limit?: number;
+  cursor?: string;
+}
+
+/** One page of `meta/agent_memory/list`; `next_cursor` is null at the end. */
+export interface AgentMemoryPage extends Open {
+  records: AgentMemoryRecord[];
+  next_cursor: string | null;
+}
+
 /** `meta/agent_memory/manifest`: `tier` `working_set` (default; `k` 1..512) or `full`. */
 export interface ManifestParams extends IdentityScoped {
   tier?: "working_set" | "full";

@@ -250,6 +250,7 @@ RULES: dict[str, _Rule] = {
     "meta/agent_memory/forget": _delete,
     "meta/agent_memory/recall": _read,
     "meta/agent_memory/manifest": _read,
+    "meta/agent_memory/list": _read,
     "meta/turn/inject": _read,
     "meta/agent_memory/tool": _tool,
     "meta/memory/quarantine/decide": _decide,

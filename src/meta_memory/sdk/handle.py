@@ -17,6 +17,7 @@ from ..ledger.model import MemoryIndexResult, MemoryQueryResult, MemoryStoreInfo
 from .models import (
     AgentMemoryForgetResult,
     AgentMemoryRecord,
+    AgentMemoryPage,
     AgentMemoryRecordMeta,
     AgentMemoryUpdateResult,
     DefangResult,
@@ -154,6 +155,15 @@ class _HandleMethods:
         return self._invoke(
             "meta/agent_memory/manifest", params, lambda r: [AgentMemoryRecordMeta.model_validate(x) for x in r["records"]]
         )
+
+    def list_agent_memory(
+        self, identity: str, *, realm: str | None = None, tags: list[str] | None = None, limit: int | None = None,
+        cursor: str | None = None,
+    ) -> AgentMemoryPage:
+        """One page of ``identity``'s active records holding every tag in ``tags``, newest updated first
+        (``limit`` 1..500, default 100); pass ``next_cursor`` back as ``cursor`` for the next page."""
+        params = _drop_none(identity=identity, realm=realm, tags=tags, limit=limit, cursor=cursor)
+        return self._invoke("meta/agent_memory/list", params, AgentMemoryPage.model_validate)
 
     # -- the host surface (spec README, "The host surface") ---------------------------------------
     def session_note(self, identity: str, session_key: str) -> SessionState:

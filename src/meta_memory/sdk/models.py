@@ -14,7 +14,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["AgentMemoryRecord", "AgentMemoryForgetResult", "AgentMemoryUpdateResult", "AgentMemoryRecordMeta"]
+__all__ = ["AgentMemoryRecord", "AgentMemoryForgetResult", "AgentMemoryUpdateResult", "AgentMemoryRecordMeta",
+           "AgentMemoryPage"]
 
 _OPEN = ConfigDict(extra="allow", frozen=True)
 
@@ -39,6 +40,14 @@ class AgentMemoryUpdateResult(BaseModel):
     model_config = _OPEN
     memory_id: str
     supersedes: str
+
+
+class AgentMemoryPage(BaseModel):
+    """``meta/agent_memory/list``: one page of records and the cursor of the next (``None`` at the end)."""
+
+    model_config = _OPEN
+    records: list[AgentMemoryRecord]
+    next_cursor: str | None = None
 
 
 class AgentMemoryRecordMeta(BaseModel):

@@ -106,6 +106,19 @@ class AgentMemoryService:
         scope = Scope.identity(req.realm, req.identity)
         return [s.record for s in guarded_recall(self.provider, self.store, req, scope).records]
 
+    def list_records(self, realm: str, identity: str, *, tags: Sequence[str], limit: int,
+                     cursor: str | None) -> dict[str, Any]:
+        """Active records of ``identity`` holding every tag, newest updated first, one page:
+        ``{records: [wire record...], next_cursor: str | None}`` (``next_cursor`` exactly when more follow).
+        No usage marks: listing is not recall."""
+        before = tuple(int(x) for x in cursor.split(":")) if cursor else None
+        rows = self.store.list_active(realm, Scope.identity(realm, identity), tags=tags, limit=limit + 1,
+                                      before=before)  # type: ignore[arg-type]
+        page = rows[:limit]
+        more = len(rows) > limit
+        return {"records": [rec.project().model_dump(mode="json") for _, rec in page],
+                "next_cursor": f"{page[-1][0][0]}:{page[-1][0][1]}" if more else None}
+
     def manifest(self, realm: str, identity: str, tier: str | None, k: int | None) -> dict[str, Any]:
         """Body-free rows of ``identity``'s active records: ``{records: [{id, kind, title, description, age_days, rank}]}``."""
         rows = self.store.manifest(realm, Scope.identity(realm, identity), tier or "working_set", k or 32)

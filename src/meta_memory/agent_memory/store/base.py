@@ -195,6 +195,17 @@ class AgentMemoryStore(ABC):
     ) -> list[RecordMeta]:
         """Body-free rows of ``scope`` (reference §2B "Recall / manifest")."""
 
+    def list_active(
+        self, realm: str, scope: Scope, *, tags: Sequence[str] = (), limit: int = 100,
+        before: tuple[int, int] | None = None,
+    ) -> list[tuple[tuple[int, int], MemoryRecord]]:
+        """Active records of ``scope`` holding every tag of ``tags`` (exact, normalised tags), newest
+        updated first: ``[(cursor, record)]``, at most ``limit``; pass the last cursor as ``before``
+        to continue. Backs ``meta/agent_memory/list``. Backends that cannot list raise
+        ``AgentMemoryError("unsupported")``.
+        """
+        raise AgentMemoryError("unsupported", f"{type(self).__name__} cannot list records by tag")
+
     def records_page(
         self, realm: str, *, after: int = 0, limit: int = 1000, scope: Scope | None = None
     ) -> list[tuple[int, MemoryRecord]]:

@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 from abc import abstractmethod
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from meta_memory.agent_memory.batch import BatchReceipt, StagedBatch
 from meta_memory.agent_memory.hashing import mint_token
@@ -40,6 +40,7 @@ from meta_memory.agent_memory.model import (
     TrustTier,
     UsageStats,
 )
+from meta_memory.agent_memory.store.dialect import Dialect
 from meta_memory.agent_memory.store.base import (
     DEFAULT_MANIFEST_K,
     MAX_MANIFEST_K,
@@ -373,6 +374,24 @@ class SqlAgentMemoryStore(AgentMemoryStore):
 
     def _active_reads(self, realm: str, scope: Scope, queries: Sequence[tuple[str, tuple[Any, ...]]]) -> list[list[Any]]:
         return self._read_all(realm, [self._active_sql(realm, scope, tail, params) for tail, params in queries])
+
+    #: The backend's SQL spellings (:mod:`~meta_memory.agent_memory.store.dialect`).
+    dialect: ClassVar[Dialect]
+
+    def list_active(
+        self, realm: str, scope: Scope, *, tags: Sequence[str] = (), limit: int = 100,
+        before: tuple[int, int] | None = None,
+    ) -> list[tuple[tuple[int, int], MemoryRecord]]:
+        """See :meth:`AgentMemoryStore.list_active`."""
+        name = self._realm_name(realm)
+        tail = "".join(f"AND {self.dialect.has_tag} " for _ in tags)
+        params: list[Any] = list(tags)
+        if before is not None:
+            tail += "AND (updated_at_ms, rid) < (?, ?) "
+            params += [before[0], before[1]]
+        (rows,) = self._active_reads(name, scope, [(tail + "ORDER BY updated_at_ms DESC, rid DESC LIMIT ?",
+                                                    (*params, max(1, limit)))])
+        return [((r["updated_at_ms"], r["rid"]), row_to_record(name, r)) for r in rows]
 
     @abstractmethod
     def _page_sql(self, realm: str, after_rid: int, limit: int, scope: Scope | None) -> tuple[str, tuple[Any, ...]]:

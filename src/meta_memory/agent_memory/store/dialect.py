@@ -40,7 +40,9 @@ class Dialect:
     ``evidence_session``: a boolean expression true when a record's provenance
     evidence cites the session bound to its one ``?``; ``steward_audit``: a
     boolean over ``audit.detail`` true for rows a steward wrote;
-    ``insert_ignore``: ``(prefix, suffix)`` around ``INTO table(cols) VALUES (...)``.
+    ``insert_ignore``: ``(prefix, suffix)`` around ``INTO table(cols) VALUES (...)``;
+    ``has_tag``: a boolean expression true when ``records.tags`` (a JSON array) holds the tag bound
+    to its one ``?``.
     """
 
     name: str
@@ -52,6 +54,7 @@ class Dialect:
     evidence_session: str
     steward_audit: str
     insert_ignore: tuple[str, str]
+    has_tag: str
 
     def sql(self, text: str) -> str:
         """``text`` (``?`` placeholders) in this dialect's placeholder style."""
@@ -80,6 +83,7 @@ SQLITE = Dialect(
     ),
     steward_audit="CASE WHEN json_valid(detail) THEN json_extract(detail, '$.author.author') END = 'steward'",
     insert_ignore=("INSERT OR IGNORE", ""),
+    has_tag="EXISTS (SELECT 1 FROM json_each(tags) WHERE value = ?)",
 )
 
 # Audit details are written by the store as JSON (never by hand), so the jsonb casts cannot fail.
@@ -97,6 +101,7 @@ POSTGRES = Dialect(
     ),
     steward_audit="(detail::jsonb #>> '{author,author}') = 'steward'",
     insert_ignore=("INSERT", " ON CONFLICT DO NOTHING"),
+    has_tag="jsonb_exists(tags::jsonb, ?)",
 )
 
 

@@ -649,6 +649,8 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore):
         )
         return self._sql(POSTGRES.sql(sql)), (realm, kind, key, *params)
 
+    dialect = POSTGRES
+
     def _page_sql(self, realm: str, after_rid: int, limit: int, scope: Scope | None) -> tuple[str, tuple[Any, ...]]:
         if scope is None:
             sql = f"SELECT {RECORD_COLUMNS} FROM §records WHERE realm = %s AND rid > %s ORDER BY rid LIMIT %s"

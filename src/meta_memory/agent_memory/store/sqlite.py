@@ -69,6 +69,7 @@ from meta_memory.agent_memory.store.base import (
     WriteGate,
     dumps,
 )
+from meta_memory.agent_memory.store.dialect import SQLITE
 from meta_memory.agent_memory.store.common import (
     INJECTION_COLUMNS,
     INSERT_COLUMNS,
@@ -415,6 +416,8 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
             + tail,
             (kind, key, *params),
         )
+
+    dialect = SQLITE
 
     def _page_sql(self, realm: str, after_rid: int, limit: int, scope: Scope | None) -> tuple[str, tuple[Any, ...]]:
         if scope is None:

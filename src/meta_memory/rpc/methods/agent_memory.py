@@ -1,11 +1,12 @@
-"""``meta/agent_memory/remember|recall|forget|update|manifest`` (seed: Agent memory injection)."""
+"""``meta/agent_memory/remember|recall|forget|update|manifest`` (seed: Agent memory injection) and
+``meta/agent_memory/list`` (beyond the seed: an identity's active records by tag, paged)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
 from ..registry import CallContext, MethodTable
-from .agent_memory_params import ForgetParams, ManifestParams, RecallParams, RememberParams, UpdateParams
+from .agent_memory_params import ForgetParams, ListParams, ManifestParams, RecallParams, RememberParams, UpdateParams
 
 if TYPE_CHECKING:  # pragma: no cover
     from ...runtime import Runtime
@@ -46,3 +47,9 @@ def register(table: MethodTable) -> None:
     def manifest(runtime: "Runtime", ctx: CallContext, p: ManifestParams) -> dict[str, Any]:
         """Body-free metadata of the identity's active records: ``{records: [RecordMeta]}``."""
         return runtime.agent_memory.service.manifest(p.realm, p.identity, p.tier, p.k)
+
+    @table.method("meta/agent_memory/list", ListParams, available=on)
+    def list_records(runtime: "Runtime", ctx: CallContext, p: ListParams) -> dict[str, Any]:
+        """The identity's active records holding every tag, newest updated first: ``{records, next_cursor}``."""
+        return runtime.agent_memory.service.list_records(p.realm, p.identity, tags=p.tags or [], limit=p.limit,
+                                                         cursor=p.cursor)

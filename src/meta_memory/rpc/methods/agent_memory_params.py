@@ -22,12 +22,15 @@ __all__ = [
     "ForgetParams",
     "UpdateParams",
     "ManifestParams",
+    "ListParams",
     "MAX_QUERY_TEXT_BYTES",
+    "MAX_LIST_LIMIT",
 ]
 
 MAX_QUERY_TEXT_BYTES = 16_384
 MAX_RECALL_ENTRIES = 64
 MAX_MANIFEST_K = 512
+MAX_LIST_LIMIT = 500
 
 
 def _nbytes(text: str) -> int:
@@ -194,3 +197,42 @@ class ManifestParams(IdentityParams):
         if self.k is not None and self.tier == "full":
             raise ValueError("k is only valid with tier 'working_set'")
         return self
+
+
+class ListParams(IdentityParams):
+    """``meta/agent_memory/list``: identity, realm?, tags? (every one must be held; normalised like a
+    write's tags, at most 32), limit? (1..500, default 100), cursor? (the ``next_cursor`` of the page
+    before)."""
+
+    tags: list[str] | None = None
+    limit: Any = Field(default=None, validate_default=True)
+    cursor: str | None = None
+
+    @field_validator("tags")
+    @classmethod
+    def _tags(cls, value: list[str] | None) -> list[str] | None:
+        if value is None:
+            return None
+        try:
+            return list(normalize_tags(value))
+        except FieldError as exc:
+            raise ValueError(exc.rule) from None
+
+    @field_validator("limit", mode="before")
+    @classmethod
+    def _limit(cls, value: Any) -> int:
+        if value is None:
+            return 100
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_LIST_LIMIT:
+            raise ValueError(f"limit must be an integer between 1 and {MAX_LIST_LIMIT}")
+        return value
+
+    @field_validator("cursor")
+    @classmethod
+    def _cursor(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        parts = value.split(":")
+        if len(parts) != 2 or not all(p.isdigit() and len(p) <= 19 for p in parts):
+            raise ValueError("cursor must be a next_cursor this method returned")
+        return value

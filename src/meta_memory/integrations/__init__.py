@@ -1,0 +1,1 @@
+"""Adapters that plug meta-memory into other frameworks (optional extras)."""

@@ -1,0 +1,286 @@
+"""A LangGraph ``BaseStore`` over meta-memory (the ``langgraph`` extra: ``pip install 'meta-memory[langgraph]'``).
+
+``MetaMemoryStore(handle)`` gives a compiled graph (``graph.compile(store=...)``, ``get_store()``) a store
+whose items are meta-memory records, on any handle: embedded (``Meta.builder()...build()``), over
+HTTP (``Meta.connect(url)``) or stdio.
+
+Mapping (one record per item, newest version active; an update supersedes it):
+
+==================  ====================================================================================
+LangGraph           meta-memory
+==================  ====================================================================================
+store instance      one ``realm`` and one ``identity`` (default ``"langgraph"``), or ``identity_segment=i``:
+                    the namespace's ``i``-th label names the identity, so each user's items live (and are
+                    access-controlled) under their own identity
+``(namespace, key)`` the record title is ``key``; tags ``lg:item``, ``lg:k:<hash of namespace+key>`` and one
+                    ``lg:n<d>:<hash of the first d labels>`` per depth: a prefix is matched on whole labels
+                    (``("tenant", "acme")`` never matches ``("tenant", "acme-corp")``)
+``value``           the record body: ``{"namespace", "key", "value", "created_at_ms"}`` as JSON (at most
+                    the body cap, 64 KiB)
+``put`` / ``delete`` ``meta/agent_memory/remember`` or ``update``; ``forget`` (a tombstone)
+``get``             ``meta/agent_memory/list`` on the item's key tag
+``search(query=)``  ``meta/agent_memory/recall`` (at most 64 ranked records), then the prefix, ``filter``,
+                    ``offset`` and ``limit``; ``score`` falls with the rank (1.0, 0.5, 0.33, ...)
+``search()``        ``meta/agent_memory/list`` on the prefix tag, newest updated first
+``list_namespaces`` every item's namespace (one listing of the identity), matched, truncated, de-duplicated
+==================  ====================================================================================
+
+These are application writes (the ``meta/agent_memory/*`` RPCs): they are never quarantined. Writes a
+*model* makes through a tool keep going through the firewall: give the model meta-memory's ``memory``
+tool (``meta/agent_memory/tool``), not this store. ``index=`` and ``ttl=`` are accepted and ignored
+(every record is full-text indexed; records never expire). ``abatch`` runs ``batch`` in a worker thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+from collections.abc import Iterable
+from datetime import datetime, timezone
+from typing import Any
+
+try:
+    from langgraph.store.base import (
+        BaseStore,
+        GetOp,
+        Item,
+        ListNamespacesOp,
+        MatchCondition,
+        Op,
+        PutOp,
+        Result,
+        SearchItem,
+        SearchOp,
+    )
+except ImportError as exc:  # pragma: no cover - exercised only without the extra
+    raise ImportError("meta_memory.integrations.langgraph needs the langgraph extra: "
+                      "pip install 'meta-memory[langgraph]'") from exc
+
+__all__ = ["MetaMemoryStore"]
+
+ITEM_TAG = "lg:item"
+RECALL_MAX = 64
+_PAGE = 500
+
+
+def _h(labels: Iterable[str]) -> str:
+    return hashlib.sha256(json.dumps(list(labels), ensure_ascii=False).encode("utf-8")).hexdigest()[:40]
+
+
+def _key_tag(namespace: tuple[str, ...], key: str) -> str:
+    return f"lg:k:{_h((*namespace, key))}"
+
+
+def _prefix_tag(prefix: tuple[str, ...]) -> str:
+    return f"lg:n{len(prefix)}:{_h(prefix)}"
+
+
+def _dt(ms: int) -> datetime:
+    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc)
+
+
+def _compare(actual: Any, cond: Any) -> bool:
+    if not isinstance(cond, dict) or not cond or not all(str(k).startswith("$") for k in cond):
+        return actual == cond
+    for op, expected in cond.items():
+        try:
+            ok = {"$eq": lambda: actual == expected, "$ne": lambda: actual != expected,
+                  "$gt": lambda: actual > expected, "$gte": lambda: actual >= expected,
+                  "$lt": lambda: actual < expected, "$lte": lambda: actual <= expected}[op]()
+        except KeyError:
+            raise ValueError(f"unsupported filter operator {op!r} (use $eq, $ne, $gt, $gte, $lt, $lte)") from None
+        except TypeError:
+            ok = False
+        if not ok:
+            return False
+    return True
+
+
+def _matches(value: dict[str, Any], flt: dict[str, Any] | None) -> bool:
+    if not flt:
+        return True
+    for path, cond in flt.items():
+        cur: Any = value
+        for part in str(path).split("."):
+            if not isinstance(cur, dict) or part not in cur:
+                return False
+            cur = cur[part]
+        if not _compare(cur, cond):
+            return False
+    return True
+
+
+def _condition_holds(namespace: tuple[str, ...], cond: MatchCondition) -> bool:
+    path = tuple(cond.path)
+    if len(path) > len(namespace):
+        return False
+    part = namespace[: len(path)] if cond.match_type == "prefix" else namespace[len(namespace) - len(path):]
+    return all(p == "*" or p == n for p, n in zip(path, part, strict=True))
+
+
+class MetaMemoryStore(BaseStore):
+    """LangGraph's ``BaseStore`` on a meta-memory handle (see the module doc for the mapping).
+
+    Args:
+        handle: a synchronous ``MetaHandle`` (embedded, HTTP or stdio).
+        realm: the realm of every record (default: the gateway's ``agent_memory.realm``).
+        identity: the identity that owns every item (default ``"langgraph"``), unless ``identity_segment``.
+        identity_segment: when set, ``namespace[identity_segment]`` names the owning identity; then
+            every search and ``list_namespaces`` prefix must reach that label (``ValueError`` otherwise).
+
+    Raises ``ValueError`` for a value that is not JSON or larger than the record body cap, and the
+    handle's typed errors (``AccessDenied``, ``AgentMemoryError``, ...) as they come.
+    """
+
+    supports_ttl = False
+
+    def __init__(self, handle: Any, *, realm: str | None = None, identity: str = "langgraph",
+                 identity_segment: int | None = None) -> None:
+        self.handle = handle
+        self.realm = realm
+        self.identity = identity
+        self.identity_segment = identity_segment
+
+    # -- the one entry point -------------------------------------------------------------------
+    def batch(self, ops: Iterable[Op]) -> list[Result]:
+        """Run ``ops`` in order; one result per op (``Item | None``, ``list[SearchItem]``,
+        ``list[tuple[str, ...]]`` or ``None`` for a put)."""
+        results: list[Result] = []
+        for op in ops:
+            if isinstance(op, GetOp):
+                results.append(self._get(tuple(op.namespace), op.key))
+            elif isinstance(op, PutOp):
+                self._put(tuple(op.namespace), op.key, op.value)
+                results.append(None)
+            elif isinstance(op, SearchOp):
+                results.append(self._search(op))
+            elif isinstance(op, ListNamespacesOp):
+                results.append(self._list_namespaces(op))
+            else:
+                raise ValueError(f"unknown LangGraph store op {type(op).__name__}")
+        return results
+
+    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
+        """``batch`` in a worker thread (the handle is synchronous)."""
+        return await asyncio.to_thread(self.batch, list(ops))
+
+    # -- helpers ---------------------------------------------------------------------------------
+    def _owner(self, namespace: tuple[str, ...]) -> str:
+        if self.identity_segment is None:
+            return self.identity
+        if len(namespace) <= self.identity_segment:
+            raise ValueError(f"namespace {namespace} does not reach label {self.identity_segment}, "
+                             "which names the identity (identity_segment)")
+        return namespace[self.identity_segment]
+
+    def _page(self, identity: str, tags: list[str], cursor: str | None) -> Any:
+        return self.handle.list_agent_memory(identity, realm=self.realm, tags=tags, limit=_PAGE, cursor=cursor)
+
+    def _find(self, namespace: tuple[str, ...], key: str) -> tuple[Any, dict[str, Any]] | None:
+        page = self.handle.list_agent_memory(self._owner(namespace), realm=self.realm,
+                                             tags=[_key_tag(namespace, key)], limit=8)
+        for rec in page.records:  # newest first; the key tag hashes namespace and key together
+            env = self._envelope(rec)
+            if env is not None and tuple(env["namespace"]) == namespace and env["key"] == key:
+                return rec, env
+        return None
+
+    @staticmethod
+    def _envelope(rec: Any) -> dict[str, Any] | None:
+        try:
+            env = json.loads(rec.body)
+        except ValueError:
+            return None
+        if not isinstance(env, dict) or not {"namespace", "key", "value"} <= env.keys():
+            return None
+        return env
+
+    @staticmethod
+    def _item(rec: Any, env: dict[str, Any], score: float | None = None, search: bool = False) -> Item:
+        created = _dt(int(env.get("created_at_ms") or rec.created_at_ms))
+        kw = dict(namespace=tuple(env["namespace"]), key=env["key"], value=env["value"],
+                  created_at=created, updated_at=_dt(rec.updated_at_ms))
+        return SearchItem(**kw, score=score) if search else Item(**kw)
+
+    # -- ops -------------------------------------------------------------------------------------
+    def _get(self, namespace: tuple[str, ...], key: str) -> Item | None:
+        found = self._find(namespace, key)
+        return None if found is None else self._item(*found)
+
+    def _put(self, namespace: tuple[str, ...], key: str, value: dict[str, Any] | None) -> None:
+        identity = self._owner(namespace)
+        found = self._find(namespace, key)
+        if value is None:
+            if found is not None:
+                self.handle.forget_agent_memory(identity, found[0].memory_id, realm=self.realm)
+            return
+        if found is not None and found[1]["value"] == value:
+            return  # the same value: nothing to write
+        # an update keeps the item's first creation time (the record's own is the new version's)
+        created_ms = (found[1].get("created_at_ms") or found[0].created_at_ms) if found is not None else None
+        try:
+            body = json.dumps({"namespace": list(namespace), "key": key, "value": value,
+                               "created_at_ms": created_ms}, ensure_ascii=False, sort_keys=True)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"LangGraph store values must be JSON: {exc}") from None
+        tags = [ITEM_TAG, _key_tag(namespace, key), *(_prefix_tag(namespace[:d]) for d in range(1, len(namespace) + 1))]
+        if len(tags) > 32:
+            raise ValueError("a namespace deeper than 30 labels cannot be stored (32 tags per record)")
+        title = key if len(key.encode("utf-8")) <= 200 else key.encode("utf-8")[:200].decode("utf-8", "ignore")
+        if found is None:
+            self.handle.remember_agent_memory(identity, title=title or "item", body=body, tags=tags, realm=self.realm)
+        else:
+            self.handle.update_agent_memory(identity, found[0].memory_id, title=title or "item", body=body, tags=tags,
+                                            realm=self.realm)
+
+    def _search(self, op: SearchOp) -> list[SearchItem]:
+        prefix = tuple(op.namespace_prefix)
+        identity = self._owner(prefix) if self.identity_segment is not None else self.identity
+        tag = _prefix_tag(prefix) if prefix else ITEM_TAG
+        want = op.offset + op.limit
+        out: list[SearchItem] = []
+        if op.query:
+            records = self.handle.recall_agent_memory(identity, realm=self.realm, query_text=op.query,
+                                                      max_entries=RECALL_MAX)
+            for rank, rec in enumerate(records):
+                env = self._envelope(rec)
+                if tag in rec.tags and env is not None and _matches(env["value"], op.filter):
+                    out.append(self._item(rec, env, score=1.0 / (rank + 1), search=True))  # type: ignore[arg-type]
+            return out[op.offset:want]
+        cursor: str | None = None
+        while len(out) < want:
+            page = self._page(identity, [tag], cursor)
+            for rec in page.records:
+                env = self._envelope(rec)
+                if env is not None and _matches(env["value"], op.filter):
+                    out.append(self._item(rec, env, search=True))  # type: ignore[arg-type]
+            cursor = page.next_cursor
+            if cursor is None:
+                break
+        return out[op.offset:want]
+
+    def _list_namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
+        conditions = tuple(op.match_conditions or ())
+        if self.identity_segment is None:
+            identity = self.identity
+        else:
+            prefix = next((tuple(c.path) for c in conditions if c.match_type == "prefix"), ())
+            if len(prefix) <= self.identity_segment or prefix[self.identity_segment] == "*":
+                raise ValueError("with identity_segment, list_namespaces needs a prefix that names the identity")
+            identity = prefix[self.identity_segment]
+        seen: set[tuple[str, ...]] = set()
+        cursor: str | None = None
+        while True:
+            page = self._page(identity, [ITEM_TAG], cursor)
+            for rec in page.records:
+                env = self._envelope(rec)
+                if env is None:
+                    continue
+                ns = tuple(env["namespace"])
+                if all(_condition_holds(ns, c) for c in conditions):
+                    seen.add(ns[: op.max_depth] if op.max_depth is not None else ns)
+            cursor = page.next_cursor
+            if cursor is None:
+                break
+        return sorted(seen)[op.offset: op.offset + op.limit]

@@ -1,0 +1,188 @@
+"""The LangGraph store over meta-memory: LangGraph's own API, a compiled graph, SQLite, PostgreSQL, HTTP."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, TypedDict
+
+import pytest
+
+from extras import require_extra
+
+require_extra("langgraph", "langgraph")
+
+from langgraph.graph import END, START, StateGraph  # noqa: E402
+from langgraph.store.base import BaseStore  # noqa: E402
+
+from meta_memory.access.config import hash_token  # noqa: E402
+from meta_memory.cli import build_runtime  # noqa: E402
+from meta_memory.errors import AccessDenied  # noqa: E402
+from meta_memory.integrations.langgraph import MetaMemoryStore  # noqa: E402
+from meta_memory.sdk import Meta  # noqa: E402
+from meta_memory.sdk.handle import MetaHandle  # noqa: E402
+from meta_memory.sdk.transport import EmbeddedTransport  # noqa: E402
+from meta_memory.server.gateway import Gateway  # noqa: E402
+
+from contract.pgsupport import dsn_with_schema, require_postgres, throwaway_schema  # noqa: E402
+from support import write_config  # noqa: E402
+
+pytestmark = pytest.mark.langgraph
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def handle(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[MetaHandle]:
+    config = None
+    if request.param == "postgres":
+        require_postgres()
+        with throwaway_schema() as schema:
+            config = write_config(tmp_path / "pg.toml",
+                                  f'[agent_memory]\nstore = "postgres"\ndsn = "{dsn_with_schema(schema)}"\n')
+            h = MetaHandle(EmbeddedTransport(Gateway.for_runtime(build_runtime(tmp_path / "state", config))))
+            yield h
+            h.close()
+        return
+    h = MetaHandle(EmbeddedTransport(Gateway.for_runtime(build_runtime(tmp_path / "state", None))))
+    yield h
+    h.close()
+
+
+@pytest.fixture
+def store(handle: MetaHandle) -> MetaMemoryStore:
+    return MetaMemoryStore(handle)
+
+
+def test_put_get_update_delete(store: MetaMemoryStore, handle: MetaHandle) -> None:
+    ns = ("users", "u1", "prefs")
+    assert store.get(ns, "tea") is None
+    store.put(ns, "tea", {"kind": "green", "cups": 2})
+    first = store.get(ns, "tea")
+    assert first is not None and first.value == {"kind": "green", "cups": 2} and first.namespace == ns
+    store.put(ns, "tea", {"kind": "jasmine", "cups": 3})
+    second = store.get(ns, "tea")
+    assert second is not None and second.value["kind"] == "jasmine"
+    assert second.created_at == first.created_at and second.updated_at >= first.updated_at
+    # one active record per item: the update superseded the first version
+    assert len(handle.list_agent_memory("langgraph", tags=["lg:item"]).records) == 1
+    store.delete(ns, "tea")
+    assert store.get(ns, "tea") is None
+    assert store.search(("users",)) == []
+
+
+def test_prefixes_match_whole_labels_only(store: MetaMemoryStore) -> None:
+    store.put(("tenant", "acme"), "a", {"v": 1})
+    store.put(("tenant", "acme-corp"), "b", {"v": 2})
+    store.put(("tenant", "acme", "sub"), "c", {"v": 3})
+    assert sorted(i.key for i in store.search(("tenant", "acme"))) == ["a", "c"]
+    assert [i.key for i in store.search(("tenant", "acme-corp"))] == ["b"]
+    assert store.search(("tenant", "acm")) == []
+    assert sorted(i.key for i in store.search(("tenant",))) == ["a", "b", "c"]
+    # the same key under two namespaces is two items
+    store.put(("tenant", "acme-corp"), "a", {"v": 4})
+    assert store.get(("tenant", "acme"), "a").value == {"v": 1}  # type: ignore[union-attr]
+    assert store.get(("tenant", "acme-corp"), "a").value == {"v": 4}  # type: ignore[union-attr]
+
+
+def test_search_by_query_uses_recall_and_filters_and_pages(store: MetaMemoryStore) -> None:
+    ns = ("docs",)
+    store.put(ns, "passport", {"text": "The passport is in the top drawer of the desk", "year": 2024})
+    store.put(ns, "garden", {"text": "Water the tomatoes in the garden on Fridays", "year": 2023})
+    store.put(("other",), "passport2", {"text": "Another passport note elsewhere", "year": 2024})
+    hits = store.search(ns, query="where is my passport?")
+    assert [h.key for h in hits] == ["passport"] and hits[0].score == 1.0
+    assert [h.key for h in store.search(ns, filter={"year": {"$gte": 2024}})] == ["passport"]
+    assert [h.key for h in store.search(ns, filter={"year": 2023})] == ["garden"]
+    assert len(store.search(ns, limit=1)) == 1 and len(store.search(ns, limit=1, offset=1)) == 1
+    assert {h.key for h in store.search(ns, limit=1)} | {h.key for h in store.search(ns, limit=1, offset=1)} == {
+        "passport", "garden"}
+    with pytest.raises(ValueError, match="unsupported filter operator"):
+        store.search(ns, filter={"year": {"$regex": "x"}})
+
+
+def test_list_namespaces(store: MetaMemoryStore) -> None:
+    for ns in [("a", "b", "c"), ("a", "b", "d"), ("a", "x"), ("z", "b")]:
+        store.put(ns, "k", {"v": 1})
+    assert store.list_namespaces() == [("a", "b", "c"), ("a", "b", "d"), ("a", "x"), ("z", "b")]
+    assert store.list_namespaces(prefix=("a", "b")) == [("a", "b", "c"), ("a", "b", "d")]
+    assert store.list_namespaces(suffix=("b",)) == [("z", "b")]
+    assert store.list_namespaces(prefix=("a",), max_depth=2) == [("a", "b"), ("a", "x")]
+    assert store.list_namespaces(prefix=("*", "b")) == [("a", "b", "c"), ("a", "b", "d"), ("z", "b")]
+    assert store.list_namespaces(limit=1, offset=1) == [("a", "b", "d")]
+
+
+def test_async_twins(store: MetaMemoryStore) -> None:
+    async def run() -> Any:
+        await store.aput(("n",), "k", {"text": "async value about apricots"})
+        got = await store.aget(("n",), "k")
+        found = await store.asearch(("n",), query="apricots")
+        names = await store.alist_namespaces()
+        await store.adelete(("n",), "k")
+        return got, found, names, await store.aget(("n",), "k")
+
+    got, found, names, gone = asyncio.run(run())
+    assert got.value == {"text": "async value about apricots"}
+    assert [f.key for f in found] == ["k"] and names == [("n",)] and gone is None
+
+
+def test_values_must_be_json_and_fit_a_record(store: MetaMemoryStore) -> None:
+    with pytest.raises(ValueError, match="JSON"):
+        store.put(("n",), "k", {"when": object()})
+    with pytest.raises(Exception, match="body"):
+        store.put(("n",), "big", {"text": "x" * 70_000})
+    assert store.get(("n",), "big") is None
+
+
+class State(TypedDict):
+    user: str
+    message: str
+    recalled: list[str]
+
+
+def test_a_compiled_graph_reads_and_writes_through_the_store(store: MetaMemoryStore) -> None:
+    def remember(state: State, *, store: BaseStore) -> dict[str, Any]:
+        store.put(("memories", state["user"]), f"m{len(store.search(('memories', state['user'])))}",
+                  {"text": state["message"]})
+        return {}
+
+    def recall(state: State, *, store: BaseStore) -> dict[str, Any]:
+        hits = store.search(("memories", state["user"]), query=state["message"], limit=5)
+        return {"recalled": [h.value["text"] for h in hits]}
+
+    graph = StateGraph(State)
+    graph.add_node("remember", remember)
+    graph.add_node("recall", recall)
+    graph.add_edge(START, "remember")
+    graph.add_edge("remember", "recall")
+    graph.add_edge("recall", END)
+    app = graph.compile(store=store)
+    app.invoke({"user": "alice", "message": "I keep my bicycle in the garage", "recalled": []})
+    app.invoke({"user": "bob", "message": "my bicycle is red", "recalled": []})
+    out = app.invoke({"user": "alice", "message": "where is the bicycle garage", "recalled": []})
+    assert "I keep my bicycle in the garage" in out["recalled"]  # (the turn's own message was stored first)
+    assert all("red" not in t for t in out["recalled"])  # bob's memory stays in bob's namespace
+
+
+def test_identity_segment_puts_each_user_under_their_identity_and_access_control_holds(
+    tmp_path: Path, gateway_factory: Any
+) -> None:
+    token = "tok-alice-0123456789"
+    cfg = write_config(tmp_path / "access.toml", "\n".join([
+        "[access]", "enabled = true", "",
+        "[[access.tokens]]", f'sha256 = "{hash_token(token)}"', 'principal = "alice-app"', "",
+        *[line for action in ("agent.memory.write", "agent.memory.read", "agent.view", "agent.memory.delete")
+          for line in ("[[access.grants]]", f'action = "{action}"', 'who = { principal = "alice-app" }',
+                       'on = { identity = "alice" }', "")],
+    ]))
+    gw = gateway_factory(tmp_path / "state", config=cfg)
+    remote = MetaMemoryStore(Meta.connect(gw.url, token=token), identity_segment=0)
+    remote.put(("alice", "notes"), "n1", {"text": "alice's note over HTTP"})
+    assert remote.get(("alice", "notes"), "n1").value == {"text": "alice's note over HTTP"}  # type: ignore[union-attr]
+    page = gw.rpc("meta/agent_memory/list", {"identity": "alice"}, token=token)["result"]
+    assert len(page["records"]) == 1  # stored under the identity the namespace names
+    with pytest.raises(AccessDenied):
+        remote.put(("bob", "notes"), "n1", {"text": "written into bob's memory"})
+    with pytest.raises(AccessDenied):
+        remote.search(("bob",))
+    with pytest.raises(ValueError, match="identity"):
+        remote.search(())
