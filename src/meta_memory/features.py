@@ -135,6 +135,19 @@ def wire_features(runtime: "Runtime") -> None:
     if runtime.start_background:
         runtime.review.start_schedule()
         runtime.add_closer(runtime.review.stop_schedule)
+    runtime.retention = None
+    if cfg.erase_tombstoned_after_days is not None:
+        from .agent_memory.retention import SWEEP_INTERVAL_MS, TombstoneRetention
+        from .review.scheduler import DreamScheduler
+
+        runtime.retention = TombstoneRetention(store, cfg.erase_tombstoned_after_days, runtime.clock,
+                                               emit=runtime.events.emit)
+        if runtime.start_background:
+            runtime.retention.sweep()
+            sweeper = DreamScheduler(runtime.retention.sweep, SWEEP_INTERVAL_MS, runtime.clock, tick_s=5.0,
+                                     name="tombstone retention")
+            sweeper.start()
+            runtime.add_closer(sweeper.stop)
     _wire_memory_panel(runtime, store)
 
 

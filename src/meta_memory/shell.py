@@ -192,8 +192,32 @@ def list_command(limit: int | None, identity: str, realm: str | None, **kw: Any)
     _run(_ctx(**kw), lambda h: h.manifest_agent_memory(identity, realm=realm, tier=tier, k=limit), show)
 
 
+@click.command("erase")
+@click.argument("memory_id", required=False)
+@click.option("--all", "everything", is_flag=True, help="Erase every record of the identity.")
+@click.option("--dry-run", is_flag=True, help="Only count what would be erased.")
+@click.option("--reason", default=None, help="Why (kept in the erase audit rows).")
+@_target_options
+def erase_command(memory_id: str | None, everything: bool, dry_run: bool, reason: str | None, identity: str,
+                  realm: str | None, **kw: Any) -> None:
+    """Erase MEMORY_ID (or --all of the identity) for good: every version and derived copy, no tombstone."""
+    if bool(memory_id) == everything:
+        raise click.UsageError("give a MEMORY_ID or --all (not both)")
+
+    def show(result: dict[str, Any]) -> None:
+        verb = "would erase" if result["dry_run"] else "erased"
+        _console().print(f"{verb} {result['count']} record(s) in {', '.join(result['scopes']) or 'no scope'}")
+
+    def call(h: Any) -> Any:
+        if everything:
+            return h.erase_identity_agent_memory(identity, realm=realm, dry_run=dry_run, reason=reason)
+        return h.erase_agent_memory(identity, memory_id, realm=realm, dry_run=dry_run, reason=reason)
+
+    _run(_ctx(**kw), call, show)
+
+
 def register(group: click.Group) -> None:
     """Add the memory commands to the ``meta-memory`` group."""
-    for command in (remember_command, recall_command, forget_command, list_command):
+    for command in (remember_command, recall_command, forget_command, list_command, erase_command):
         group.add_command(command)
 

@@ -113,3 +113,21 @@ def test_embedded_state_dir_persists_and_refuses_a_dir_a_gateway_holds(tmp_path:
     held = mm("list", "--state-dir", str(state), "--identity", ID)
     assert held.returncode == 1 and "Traceback" not in held.stderr
     assert gw.rpc("meta/agent_memory/manifest", {"identity": ID, "tier": "full"})["result"]["records"][0]["id"] == made["memory_id"]
+
+
+def test_erase_from_the_shell(gateway: Any) -> None:
+    url = ["--url", gateway.url, "--identity", ID]
+    made = as_json(mm("remember", "Old address", "12 Elm Street", *url, "--json"))
+    dry = as_json(mm("erase", made["memory_id"], "--dry-run", *url, "--json"))
+    assert dry["dry_run"] is True and dry["count"] == 1
+    assert "would erase 1 record" in mm("erase", made["memory_id"], "--dry-run", *url).stdout
+    done = mm("erase", made["memory_id"], "--reason", "moved", *url)
+    assert done.returncode == 0 and "erased 1 record" in done.stdout
+    assert as_json(mm("list", *url, "--json")) == []
+    gone = mm("erase", made["memory_id"], *url)
+    assert gone.returncode == 1 and "not_found" in gone.stderr
+    assert mm("erase", *url).returncode == 2  # neither an id nor --all
+    as_json(mm("remember", "a", "first", *url, "--json"))
+    as_json(mm("remember", "b", "second", *url, "--json"))
+    assert as_json(mm("erase", "--all", "--dry-run", *url, "--json"))["count"] == 2
+    assert as_json(mm("erase", "--all", *url, "--json"))["count"] == 2

@@ -64,6 +64,8 @@ export const METHODS = {
   updateAgentMemory: m<T.UpdateParams, T.UpdateResult>("meta/agent_memory/update"),
   manifestAgentMemory: m<T.ManifestParams, T.AgentMemoryRecordMeta[]>("meta/agent_memory/manifest", records),
   listAgentMemory: m<T.ListParams, T.AgentMemoryPage>("meta/agent_memory/list"),
+  eraseAgentMemory: m<T.EraseParams, T.Open>("meta/agent_memory/erase"),
+  eraseIdentityAgentMemory: m<T.EraseIdentityParams, T.Open>("meta/agent_memory/erase_identity"),
 
   // host surface: sessions, turns, the memory tool
   sessionNote: m<T.SessionNoteParams, T.SessionState>("meta/session/note"),

@@ -147,6 +147,17 @@ export interface ListParams extends IdentityScoped {
   cursor?: string;
 }
 
+/** `meta/agent_memory/erase_identity`: `dry_run` only counts what would go. */
+export interface EraseIdentityParams extends IdentityScoped {
+  dry_run?: boolean;
+  reason?: string;
+}
+
+/** `meta/agent_memory/erase`: a record and its content closure, for good. */
+export interface EraseParams extends EraseIdentityParams {
+  memory_id: string;
+}
+
 /** One page of `meta/agent_memory/list`; `next_cursor` is null at the end. */
 export interface AgentMemoryPage extends Open {
   records: AgentMemoryRecord[];

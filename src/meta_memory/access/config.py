@@ -95,6 +95,7 @@ ACTIONS: frozenset[str] = frozenset(
         "agent.view",
         "agent.memory.write",
         "agent.memory.delete",
+        "agent.memory.erase",
         "mob.memory.read",
         "operator.memory.read",
         "memory.quarantine.review",

@@ -89,6 +89,8 @@ MUTATING_METHODS: frozenset[str] = frozenset(
         "meta/agent_memory/remember",
         "meta/agent_memory/update",
         "meta/agent_memory/forget",
+        "meta/agent_memory/erase",
+        "meta/agent_memory/erase_identity",
         "meta/agent_memory/tool",
         "meta/memory/quarantine/decide",
         "meta/gating/decide",
@@ -122,6 +124,7 @@ READ = "agent.memory.read"
 VIEW = "agent.view"
 WRITE = "agent.memory.write"
 DELETE = "agent.memory.delete"
+ERASE = "agent.memory.erase"
 REVIEW = "memory.quarantine.review"
 
 
@@ -157,6 +160,10 @@ def _write(p: Mapping[str, Any], r: Resources) -> list[Requirement]:
 
 def _delete(p: Mapping[str, Any], r: Resources) -> list[Requirement]:
     return [Requirement(DELETE, _identity_resource(p, r))]
+
+
+def _erase(p: Mapping[str, Any], r: Resources) -> list[Requirement]:
+    return [Requirement(ERASE, _identity_resource(p, r))]
 
 
 def _read(p: Mapping[str, Any], r: Resources) -> list[Requirement]:
@@ -248,6 +255,8 @@ RULES: dict[str, _Rule] = {
     "meta/agent_memory/remember": _write,
     "meta/agent_memory/update": _write,
     "meta/agent_memory/forget": _delete,
+    "meta/agent_memory/erase": _erase,
+    "meta/agent_memory/erase_identity": _erase,
     "meta/agent_memory/recall": _read,
     "meta/agent_memory/manifest": _read,
     "meta/agent_memory/list": _read,

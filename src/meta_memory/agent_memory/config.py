@@ -30,6 +30,9 @@ key                        values                                         defaul
 ``recall_provider``        ``"lexical"`` | ``"hybrid"`` (``"hybrid"``      ``"lexical"``
                            needs the ``semantic`` extra and the sqlite
                            store; checked when the runtime starts)
+``erase_tombstoned_after_  int days, 1..36500, or absent: a background      absent (keep)
+days``                     sweep erases tombstoned content older than
+                           this (see ``agent_memory/retention.py``)
 =========================  =============================================  ================
 """
 
@@ -74,6 +77,10 @@ class ContentTrustConfig(BaseModel):
     trusted_tools: tuple[str, ...] = ()
 
 
+#: The longest tombstone retention accepted (100 years).
+MAX_RETENTION_DAYS = 36_500
+
+
 class AgentMemoryConfig(BaseModel):
     """The decoded ``[agent_memory]`` section (see the module table). Frozen; unknown keys forbidden."""
 
@@ -95,6 +102,7 @@ class AgentMemoryConfig(BaseModel):
     store: Literal["sqlite", "postgres"] = "sqlite"
     dsn: str | None = None
     recall_provider: Literal["lexical", "hybrid"] = "lexical"
+    erase_tombstoned_after_days: int | None = Field(None, ge=1, le=MAX_RETENTION_DAYS)
     steward: Any = Field(default_factory=lambda: _steward(None))
     """``[agent_memory.steward]``: a :class:`meta_memory.review.config.StewardConfig` (disabled by default)."""
 
@@ -242,8 +250,19 @@ def parse_agent_memory_section(raw: dict[str, Any] | bool | None) -> AgentMemory
         store=store,  # type: ignore[arg-type]
         dsn=dsn.strip() if dsn else None,
         recall_provider=_choice(raw, "recall_provider", ("lexical", "hybrid"), "lexical"),  # type: ignore[arg-type]
+        erase_tombstoned_after_days=_retention_days(raw),
         steward=_steward(raw.get("steward")),
     )
+
+
+
+def _retention_days(raw: dict[str, Any]) -> int | None:
+    value = raw.get("erase_tombstoned_after_days")
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_RETENTION_DAYS:
+        raise _fail("erase_tombstoned_after_days", f"must be an integer number of days from 1 to {MAX_RETENTION_DAYS}")
+    return value
 
 
 def _steward(raw: Any) -> Any:

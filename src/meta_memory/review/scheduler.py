@@ -29,15 +29,18 @@ class DreamScheduler:
         interval_ms: the cadence (:attr:`meta_memory.review.config.StewardConfig.interval_ms`).
         clock: time source; a ``ManualClock`` makes the schedule testable.
         tick_s: how often the thread checks the clock (seconds).
+        name: what runs (the thread name and the failure log line say it).
     """
 
-    def __init__(self, run_once: Callable[[], Any], interval_ms: int, clock: Clock, *, tick_s: float = 1.0) -> None:
+    def __init__(self, run_once: Callable[[], Any], interval_ms: int, clock: Clock, *, tick_s: float = 1.0,
+                 name: str = "steward dream") -> None:
         if interval_ms <= 0:
             raise ValueError("interval_ms must be positive")
         self._run_once = run_once
         self.interval_ms = interval_ms
         self._clock = clock
         self._tick_s = tick_s
+        self.name = name
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
@@ -56,7 +59,8 @@ class DreamScheduler:
                 return
             self._stop.clear()
             self.next_due_ms = self._clock.now_ms() + self.interval_ms
-            self._thread = threading.Thread(target=self._loop, name="meta-memory-steward", daemon=True)
+            self._thread = threading.Thread(target=self._loop, name=f"meta-memory-{self.name.replace(' ', '-')}",
+                                            daemon=True)
             self._thread.start()
 
     def stop(self, timeout_s: float = 10.0) -> None:
@@ -79,5 +83,5 @@ class DreamScheduler:
                 self.runs += 1
             except Exception:  # keep the schedule alive; the failure is logged
                 self.failures += 1
-                log.exception("scheduled steward dream failed")
+                log.exception("scheduled %s failed", self.name)
             self.next_due_ms = self._clock.now_ms() + self.interval_ms

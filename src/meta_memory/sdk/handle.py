@@ -156,6 +156,25 @@ class _HandleMethods:
             "meta/agent_memory/manifest", params, lambda r: [AgentMemoryRecordMeta.model_validate(x) for x in r["records"]]
         )
 
+    def erase_agent_memory(
+        self, identity: str, memory_id: str, *, realm: str | None = None, dry_run: bool = False,
+        reason: str | None = None,
+    ) -> dict[str, Any]:
+        """Erase ``memory_id`` and its content closure (every version, every derived copy) for good:
+        ``{dry_run, erased_at_ms, count, scopes, records}``. Needs ``agent.memory.erase``; refused
+        (``review_pending``) while any of it awaits quarantine review."""
+        params = _drop_none(identity=identity, memory_id=memory_id, realm=realm, reason=reason)
+        params["dry_run"] = dry_run
+        return self._invoke("meta/agent_memory/erase", params, _identity)
+
+    def erase_identity_agent_memory(
+        self, identity: str, *, realm: str | None = None, dry_run: bool = False, reason: str | None = None,
+    ) -> dict[str, Any]:
+        """Erase every record of ``identity`` (and their closures); ``dry_run=True`` only counts."""
+        params = _drop_none(identity=identity, realm=realm, reason=reason)
+        params["dry_run"] = dry_run
+        return self._invoke("meta/agent_memory/erase_identity", params, _identity)
+
     def list_agent_memory(
         self, identity: str, *, realm: str | None = None, tags: list[str] | None = None, limit: int | None = None,
         cursor: str | None = None,

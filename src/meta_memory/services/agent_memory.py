@@ -106,6 +106,15 @@ class AgentMemoryService:
         scope = Scope.identity(req.realm, req.identity)
         return [s.record for s in guarded_recall(self.provider, self.store, req, scope).records]
 
+    def erase(self, realm: str, identity: str, memory_id: str | None, *, erased_by: str, reason: str | None,
+              dry_run: bool, may_erase: Any = None) -> dict[str, Any]:
+        """Erase one record (``memory_id``) or every record of ``identity`` (``None``) with its content
+        closure. Output: :meth:`~meta_memory.agent_memory.erase.EraseReport.to_json`. Raises
+        ``RecordNotFound`` or ``AgentMemoryError`` (``review_pending``, ``scope_not_writable``)."""
+        report = self.store.erase(realm, Scope.identity(realm, identity), memory_id, erased_by=erased_by,
+                                  reason=reason, dry_run=dry_run, may_erase=may_erase)
+        return report.to_json()
+
     def list_records(self, realm: str, identity: str, *, tags: Sequence[str], limit: int,
                      cursor: str | None) -> dict[str, Any]:
         """Active records of ``identity`` holding every tag, newest updated first, one page:

@@ -65,6 +65,7 @@ from meta_memory.agent_memory.validator import (
     refuse_secrets,
 )
 from meta_memory.clock import Clock
+from meta_memory.agent_memory.erase import EraseReport
 from meta_memory.errors import AgentMemoryError
 
 __all__ = [
@@ -194,6 +195,25 @@ class AgentMemoryStore(ABC):
         self, realm: str, scope: Scope, tier: ManifestTier | str = ManifestTier.WORKING_SET, k: int = DEFAULT_MANIFEST_K
     ) -> list[RecordMeta]:
         """Body-free rows of ``scope`` (reference §2B "Recall / manifest")."""
+
+    def erase(
+        self, realm: str, scope: Scope, memory_id: str | None = None, *, erased_by: str,
+        reason: str | None = None, dry_run: bool = False, may_erase: Callable[[Scope], bool] | None = None,
+    ) -> EraseReport:
+        """Erase ``memory_id`` (or, when ``None``, every record of ``scope``) with its content closure, in one
+        transaction (see :mod:`meta_memory.agent_memory.erase`). ``dry_run`` reports what would go and
+        changes nothing. ``may_erase(scope)`` judges every scope the closure reaches.
+
+        Raises :class:`~meta_memory.errors.RecordNotFound` (unknown id, or one outside ``scope``),
+        ``AgentMemoryError`` ``review_pending`` (a quarantined record or a pending gated promotion in the
+        closure), ``scope_not_writable`` (``may_erase`` refused a scope) or ``unsupported``.
+        """
+        raise AgentMemoryError("unsupported", f"{type(self).__name__} cannot erase")
+
+    def tombstoned_closures_before(self, realm: str, cutoff_ms: int, limit: int = 1000) -> list[str]:
+        """Tombstoned records (before ``cutoff_ms``) whose whole content closure is out of use: what the
+        tombstone-retention sweep erases."""
+        return []
 
     def list_active(
         self, realm: str, scope: Scope, *, tags: Sequence[str] = (), limit: int = 100,

@@ -24,10 +24,11 @@ from __future__ import annotations
 
 import json
 from abc import abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
 from meta_memory.agent_memory.batch import BatchReceipt, StagedBatch
+from meta_memory.agent_memory.erase import EraseReport, ErasedRecord, content_closure
 from meta_memory.agent_memory.hashing import mint_token
 from meta_memory.agent_memory.model import (
     Kind,
@@ -37,10 +38,10 @@ from meta_memory.agent_memory.model import (
     RecordView,
     Scope,
     Status,
+    StatusKind,
     TrustTier,
     UsageStats,
 )
-from meta_memory.agent_memory.store.dialect import Dialect
 from meta_memory.agent_memory.store.base import (
     DEFAULT_MANIFEST_K,
     MAX_MANIFEST_K,
@@ -50,8 +51,9 @@ from meta_memory.agent_memory.store.base import (
     WriteGate,
     dumps,
 )
+from meta_memory.agent_memory.store.dialect import Dialect
 from meta_memory.agent_memory.validator import plan_batch
-from meta_memory.errors import AgentMemoryError
+from meta_memory.errors import AgentMemoryError, RecordNotFound
 
 __all__ = [
     "RECORD_COLUMNS",
@@ -392,6 +394,109 @@ class SqlAgentMemoryStore(AgentMemoryStore):
         (rows,) = self._active_reads(name, scope, [(tail + "ORDER BY updated_at_ms DESC, rid DESC LIMIT ?",
                                                     (*params, max(1, limit)))])
         return [((r["updated_at_ms"], r["rid"]), row_to_record(name, r)) for r in rows]
+
+    # ----------------------------------------------------------------- erase (beyond the spec)
+
+    @abstractmethod
+    def _scope_records(self, conn: Any, realm: str, scope: Scope) -> list[MemoryRecord]:
+        """Every record of ``scope`` (any status), inside a write transaction."""
+
+    @abstractmethod
+    def _linked_children(self, conn: Any, realm: str, ids: Sequence[str]) -> list[MemoryRecord]:
+        """Records that supersede, or derive from, any of ``ids``."""
+
+    @abstractmethod
+    def _pending_promotion_records(self, conn: Any, realm: str, ids: Sequence[str]) -> list[str]:
+        """The ids among ``ids`` that a *pending* gated promotion waits on."""
+
+    @abstractmethod
+    def _delete_content(self, conn: Any, realm: str, ids: Sequence[str]) -> None:
+        """Delete the records' rows and every row that carries their content (see :mod:`..erase`)."""
+
+    def _after_erase(self, realm: str) -> None:
+        """Backend clean-up after an erase committed (SQLite: rewrite the full-text index, truncate the WAL)."""
+
+    def erase(
+        self, realm: str, scope: Scope, memory_id: str | None = None, *, erased_by: str,
+        reason: str | None = None, dry_run: bool = False, may_erase: Callable[[Scope], bool] | None = None,
+    ) -> EraseReport:
+        """See :meth:`AgentMemoryStore.erase`."""
+        name = self._check_scope_realm(realm, scope)
+
+        def fn(conn: Any) -> EraseReport:
+            reader = self._reader(conn, name)
+            if memory_id is None:
+                start = self._scope_records(conn, name, scope)
+            else:
+                rec = reader.get_record(memory_id) if not (self.refuses_nul and "\x00" in memory_id) else None
+                if rec is None or rec.scope != scope:
+                    raise RecordNotFound(memory_id)
+                start = [rec]
+            try:
+                closure = content_closure(start, reader.get_record, lambda ids: self._linked_children(conn, name, ids))
+            except ValueError as exc:
+                raise AgentMemoryError("invalid_record", f"erase refused: {exc}") from None
+            held = [r.id for r in closure if r.status.kind is StatusKind.QUARANTINED]
+            held += self._pending_promotion_records(conn, name, [r.id for r in closure])
+            if held:
+                raise AgentMemoryError(
+                    "review_pending",
+                    f"erase refused: {len(held)} record(s) of its content closure await review ({', '.join(sorted(set(held))[:5])}); "
+                    "decide them (meta/memory/quarantine/decide or the gating flow) first",
+                )
+            if may_erase is not None:
+                denied = sorted({r.scope.describe() for r in closure if not may_erase(r.scope)})
+                if denied:
+                    raise AgentMemoryError(
+                        "scope_not_writable",
+                        f"erase refused: the record's content reached {', '.join(denied)}, which this caller may not erase",
+                    )
+            erased = tuple(ErasedRecord(r.id, r.scope, r.content_hash, r.status.kind.value) for r in closure)
+            if dry_run:
+                return EraseReport(erased, True, None)
+            now = self.clock.now_ms()
+            ids = [r.id for r in closure]
+            for i in range(0, len(ids), 500):
+                self._delete_content(conn, name, ids[i:i + 500])
+            token = mint_token("erase")
+            self._insert_rows(conn, name, "audit", "stage_token, op_index, op_kind, memory_id, detail, applied_at_ms", [
+                (token, i, "erase", e.memory_id, dumps({"op": "erase", "erased_by": erased_by, "reason": reason,
+                                                        "scope": e.scope.to_json(), "content_hash": e.content_hash,
+                                                        "status": e.status}), now)
+                for i, e in enumerate(erased)
+            ])
+            return EraseReport(erased, False, now)
+
+        report = self._write(name, fn)
+        if report.records and not report.dry_run:
+            self._after_erase(name)
+        return report
+
+    def tombstoned_closures_before(self, realm: str, cutoff_ms: int, limit: int = 1000) -> list[str]:
+        """Ids of tombstoned records (tombstoned before ``cutoff_ms``) whose content closure holds no active or
+        quarantined record: what a tombstone-retention sweep may erase. At most ``limit`` starting ids."""
+        name = self._realm_name(realm)
+
+        def fn(conn: Any) -> list[str]:
+            reader = self._reader(conn, name)
+            out: list[str] = []
+            seen: set[str] = set()
+            for rec in self._tombstoned_before(conn, name, cutoff_ms, limit):
+                if rec.id in seen:
+                    continue
+                closure = content_closure([rec], reader.get_record, lambda ids: self._linked_children(conn, name, ids))
+                seen.update(r.id for r in closure)
+                if all(r.status.kind in (StatusKind.TOMBSTONED, StatusKind.SUPERSEDED) for r in closure) and all(
+                    (r.tombstoned_at_ms or 0) < cutoff_ms for r in closure if r.status.kind is StatusKind.TOMBSTONED
+                ):
+                    out.append(rec.id)
+            return out
+
+        return self._write(name, fn)
+
+    @abstractmethod
+    def _tombstoned_before(self, conn: Any, realm: str, cutoff_ms: int, limit: int) -> list[MemoryRecord]:
+        """Tombstoned records with ``tombstoned_at_ms < cutoff_ms``, oldest first, at most ``limit``."""
 
     @abstractmethod
     def _page_sql(self, realm: str, after_rid: int, limit: int, scope: Scope | None) -> tuple[str, tuple[Any, ...]]:

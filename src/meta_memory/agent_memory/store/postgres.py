@@ -651,6 +651,52 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore):
 
     dialect = POSTGRES
 
+    # ----------------------------------------------------------------- erase primitives
+
+    def _scope_records(self, conn: psycopg.Connection[Any], realm: str, scope: Scope) -> list[MemoryRecord]:
+        kind, key = scope.storage()
+        rows = conn.execute(self._sql(f"SELECT {RECORD_COLUMNS} FROM §records WHERE realm = %s AND scope_kind = %s "
+                                      "AND scope_key = %s ORDER BY rid"), (realm, kind, key)).fetchall()
+        return [row_to_record(realm, r) for r in rows]
+
+    def _linked_children(self, conn: psycopg.Connection[Any], realm: str, ids: Sequence[str]) -> list[MemoryRecord]:
+        rows = conn.execute(self._sql(
+            f"SELECT {RECORD_COLUMNS} FROM §records WHERE realm = %s AND (supersedes = ANY(%s) "
+            "OR (derived_from <> '[]' AND jsonb_exists_any(derived_from::jsonb, %s)))"), (realm, list(ids), list(ids)),
+        ).fetchall()
+        return [row_to_record(realm, r) for r in rows]
+
+    def _pending_promotion_records(self, conn: psycopg.Connection[Any], realm: str, ids: Sequence[str]) -> list[str]:
+        rows = conn.execute(self._sql(
+            "SELECT DISTINCT record_id FROM §pending_promotions WHERE realm = %s AND status = 'pending' "
+            "AND record_id = ANY(%s)"), (realm, list(ids))).fetchall()
+        return [r["record_id"] for r in rows]
+
+    def _delete_content(self, conn: psycopg.Connection[Any], realm: str, ids: Sequence[str]) -> None:
+        ids = list(ids)
+        for row in conn.execute(self._sql("SELECT rid FROM §records WHERE realm = %s AND memory_id = ANY(%s)"),
+                                (realm, ids)).fetchall():
+            self._unindex_record(conn, realm, int(row["rid"]))
+        conn.execute(self._sql("DELETE FROM §stage WHERE realm = %s AND token IN (SELECT stage_token FROM "
+                               "§pending_promotions WHERE realm = %s AND record_id = ANY(%s))"), (realm, realm, ids))
+        for memory_id in ids:  # staged batches that carry the content (a JSON string match on the id)
+            conn.execute(self._sql("DELETE FROM §stage WHERE realm = %s AND strpos(batch, %s) > 0"),
+                         (realm, json.dumps(memory_id)))
+        conn.execute(self._sql("UPDATE §pending_promotions SET status = 'expired', resolved_at_ms = "
+                               "COALESCE(resolved_at_ms, %s) WHERE realm = %s AND record_id = ANY(%s)"),
+                     (self.clock.now_ms(), realm, ids))
+        conn.execute(self._sql("DELETE FROM §injections WHERE realm = %s AND record_id = ANY(%s)"), (realm, ids))
+        conn.execute(self._sql("DELETE FROM §dream_audit_verdicts WHERE realm = %s AND record_id = ANY(%s)"), (realm, ids))
+        conn.execute(self._sql("UPDATE §audit SET detail = '{\"erased\": true}' WHERE realm = %s AND memory_id = ANY(%s)"),
+                     (realm, ids))
+        conn.execute(self._sql("DELETE FROM §records WHERE realm = %s AND memory_id = ANY(%s)"), (realm, ids))
+
+    def _tombstoned_before(self, conn: psycopg.Connection[Any], realm: str, cutoff_ms: int, limit: int) -> list[MemoryRecord]:
+        rows = conn.execute(self._sql(
+            f"SELECT {RECORD_COLUMNS} FROM §records WHERE realm = %s AND status_kind = 'tombstoned' "
+            "AND tombstoned_at_ms < %s ORDER BY tombstoned_at_ms LIMIT %s"), (realm, cutoff_ms, limit)).fetchall()
+        return [row_to_record(realm, r) for r in rows]
+
     def _page_sql(self, realm: str, after_rid: int, limit: int, scope: Scope | None) -> tuple[str, tuple[Any, ...]]:
         if scope is None:
             sql = f"SELECT {RECORD_COLUMNS} FROM §records WHERE realm = %s AND rid > %s ORDER BY rid LIMIT %s"

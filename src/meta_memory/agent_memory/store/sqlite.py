@@ -69,7 +69,6 @@ from meta_memory.agent_memory.store.base import (
     WriteGate,
     dumps,
 )
-from meta_memory.agent_memory.store.dialect import SQLITE
 from meta_memory.agent_memory.store.common import (
     INJECTION_COLUMNS,
     INSERT_COLUMNS,
@@ -85,6 +84,7 @@ from meta_memory.agent_memory.store.common import (
     row_to_view,
     state_values,
 )
+from meta_memory.agent_memory.store.dialect import SQLITE
 from meta_memory.agent_memory.store.schema import (
     delete_fts,
     delete_vector,
@@ -220,6 +220,7 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
         conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_ms)}")
         self._retry_locked(lambda: conn.execute("PRAGMA journal_mode = WAL").fetchone())
         conn.execute("PRAGMA synchronous = FULL")
+        conn.execute("PRAGMA secure_delete = ON")  # freed pages are zeroed: erased content leaves the file
         return conn
 
     def _retry_locked(self, fn: Callable[[], _T]) -> _T:
@@ -418,6 +419,67 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
         )
 
     dialect = SQLITE
+
+    # ----------------------------------------------------------------- erase primitives
+
+    def _scope_records(self, conn: sqlite3.Connection, realm: str, scope: Scope) -> list[MemoryRecord]:
+        kind, key = scope.storage()
+        rows = conn.execute(f"SELECT {RECORD_COLUMNS} FROM records WHERE scope_kind = ? AND scope_key = ? ORDER BY rid",
+                            (kind, key)).fetchall()
+        return [row_to_record(realm, r) for r in rows]
+
+    def _linked_children(self, conn: sqlite3.Connection, realm: str, ids: Sequence[str]) -> list[MemoryRecord]:
+        marks = ", ".join("?" * len(ids))
+        rows = conn.execute(
+            f"SELECT {RECORD_COLUMNS} FROM records WHERE supersedes IN ({marks}) "
+            f"OR (derived_from != '[]' AND EXISTS (SELECT 1 FROM json_each(records.derived_from) WHERE value IN ({marks})))",
+            (*ids, *ids),
+        ).fetchall()
+        return [row_to_record(realm, r) for r in rows]
+
+    def _pending_promotion_records(self, conn: sqlite3.Connection, realm: str, ids: Sequence[str]) -> list[str]:
+        out: list[str] = []
+        for i in range(0, len(ids), 500):
+            part = ids[i:i + 500]
+            marks = ", ".join("?" * len(part))
+            out += [r[0] for r in conn.execute(
+                f"SELECT DISTINCT record_id FROM pending_promotions WHERE status = 'pending' AND record_id IN ({marks})",
+                tuple(part)).fetchall()]
+        return out
+
+    def _delete_content(self, conn: sqlite3.Connection, realm: str, ids: Sequence[str]) -> None:
+        marks = ", ".join("?" * len(ids))
+        for (rid,) in conn.execute(f"SELECT rid FROM records WHERE memory_id IN ({marks})", tuple(ids)).fetchall():
+            self._unindex_record(conn, realm, rid)
+        tokens = [r[0] for r in conn.execute(
+            f"SELECT stage_token FROM pending_promotions WHERE record_id IN ({marks})", tuple(ids)).fetchall()]
+        for token in tokens:
+            conn.execute("DELETE FROM stage WHERE token = ?", (token,))
+        for memory_id in ids:  # staged batches that carry the content (a JSON string match on the id)
+            conn.execute("DELETE FROM stage WHERE instr(batch, ?) > 0", (json.dumps(memory_id),))
+        conn.execute(f"UPDATE pending_promotions SET status = 'expired', resolved_at_ms = COALESCE(resolved_at_ms, ?) "
+                     f"WHERE record_id IN ({marks})", (self.clock.now_ms(), *ids))
+        conn.execute(f"DELETE FROM injections WHERE record_id IN ({marks})", tuple(ids))
+        conn.execute(f"DELETE FROM dream_audit_verdicts WHERE record_id IN ({marks})", tuple(ids))
+        conn.execute(f"UPDATE audit SET detail = '{{\"erased\": true}}' WHERE memory_id IN ({marks})", tuple(ids))
+        conn.execute(f"DELETE FROM records WHERE memory_id IN ({marks})", tuple(ids))
+
+    def _tombstoned_before(self, conn: sqlite3.Connection, realm: str, cutoff_ms: int, limit: int) -> list[MemoryRecord]:
+        rows = conn.execute(
+            f"SELECT {RECORD_COLUMNS} FROM records WHERE status_kind = 'tombstoned' AND tombstoned_at_ms < ? "
+            "ORDER BY tombstoned_at_ms LIMIT ?", (cutoff_ms, limit)).fetchall()
+        return [row_to_record(realm, r) for r in rows]
+
+    def _after_erase(self, realm: str) -> None:
+        """Rewrite the full-text index without the erased rows' terms, then checkpoint and truncate the WAL
+        (``secure_delete`` has zeroed the freed pages)."""
+        db = self._db(realm)
+        with db.write_lock:
+            try:
+                db.writer.execute(f"INSERT INTO {fts.FTS_TABLE}({fts.FTS_TABLE}) VALUES ('optimize')")
+                db.writer.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+            except sqlite3.Error as exc:
+                self._log.warning("after an erase in realm %s, the index rewrite or checkpoint failed: %s", realm, exc)
 
     def _page_sql(self, realm: str, after_rid: int, limit: int, scope: Scope | None) -> tuple[str, tuple[Any, ...]]:
         if scope is None:

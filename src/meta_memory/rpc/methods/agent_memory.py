@@ -1,12 +1,22 @@
-"""``meta/agent_memory/remember|recall|forget|update|manifest`` (seed: Agent memory injection) and
-``meta/agent_memory/list`` (beyond the seed: an identity's active records by tag, paged)."""
+"""``meta/agent_memory/remember|recall|forget|update|manifest`` (seed: Agent memory injection), and
+beyond the seed ``meta/agent_memory/list`` (an identity's active records by tag, paged) and
+``meta/agent_memory/erase|erase_identity`` (content removed for good; see ``agent_memory/erase.py``)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
 from ..registry import CallContext, MethodTable
-from .agent_memory_params import ForgetParams, ListParams, ManifestParams, RecallParams, RememberParams, UpdateParams
+from .agent_memory_params import (
+    EraseIdentityParams,
+    EraseParams,
+    ForgetParams,
+    ListParams,
+    ManifestParams,
+    RecallParams,
+    RememberParams,
+    UpdateParams,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from ...runtime import Runtime
@@ -53,3 +63,40 @@ def register(table: MethodTable) -> None:
         """The identity's active records holding every tag, newest updated first: ``{records, next_cursor}``."""
         return runtime.agent_memory.service.list_records(p.realm, p.identity, tags=p.tags or [], limit=p.limit,
                                                          cursor=p.cursor)
+
+    _register_erase(table)
+
+
+def _erase(runtime: "Runtime", ctx: CallContext, realm: str, identity: str, memory_id: str | None,
+           dry_run: bool, reason: str | None) -> dict[str, Any]:
+    from ...access.principal import ANONYMOUS
+
+    access = runtime.access
+    principal = ctx.principal or ANONYMOUS
+
+    def may_erase(scope: Any) -> bool:  # every scope the content closure reaches needs the erase grant
+        kind, key = scope.storage()
+        return access.policy.check(principal, "agent.memory.erase", access.resources.scope(scope.realm, kind, key))
+
+    who = principal.name if getattr(principal, "name", None) else ("anonymous" if access.policy.enabled else "no principal known")
+    result = runtime.agent_memory.service.erase(realm, identity, memory_id, erased_by=who, reason=reason,
+                                                dry_run=dry_run, may_erase=may_erase)
+    if not dry_run and result["count"]:
+        runtime.events.emit("memory.record.erased", {"realm": realm, "identity": identity, "count": result["count"],
+                                                     "memory_ids": [r["memory_id"] for r in result["records"]][:100]},
+                            identity=identity)
+    return result
+
+
+def _register_erase(table: MethodTable) -> None:
+    on = agent_memory_enabled
+
+    @table.method("meta/agent_memory/erase", EraseParams, available=on)
+    def erase(runtime: "Runtime", ctx: CallContext, p: EraseParams) -> dict[str, Any]:
+        """Erase a record and its content closure for good: ``{dry_run, erased_at_ms, count, scopes, records}``."""
+        return _erase(runtime, ctx, p.realm, p.identity, p.memory_id, p.dry_run, p.reason)
+
+    @table.method("meta/agent_memory/erase_identity", EraseIdentityParams, available=on)
+    def erase_identity(runtime: "Runtime", ctx: CallContext, p: EraseIdentityParams) -> dict[str, Any]:
+        """Erase every record of the identity (and their content closures); ``dry_run`` counts what would go."""
+        return _erase(runtime, ctx, p.realm, p.identity, None, p.dry_run, p.reason)

@@ -23,6 +23,8 @@ __all__ = [
     "UpdateParams",
     "ManifestParams",
     "ListParams",
+    "EraseParams",
+    "EraseIdentityParams",
     "MAX_QUERY_TEXT_BYTES",
     "MAX_LIST_LIMIT",
 ]
@@ -236,3 +238,25 @@ class ListParams(IdentityParams):
         if len(parts) != 2 or not all(p.isdigit() and len(p) <= 19 for p in parts):
             raise ValueError("cursor must be a next_cursor this method returned")
         return value
+
+
+class EraseIdentityParams(IdentityParams):
+    """``meta/agent_memory/erase_identity``: identity, realm?, dry_run? (default false), reason? (at most
+    400 bytes, kept in the erase audit rows)."""
+
+    dry_run: bool = False
+    reason: str | None = None
+
+    @field_validator("reason")
+    @classmethod
+    def _reason(cls, value: str | None) -> str | None:
+        if value is not None and _nbytes(value) > 400:
+            raise ValueError("reason must be at most 400 bytes")
+        return value
+
+
+class EraseParams(EraseIdentityParams):
+    """``meta/agent_memory/erase``: identity, realm?, memory_id, dry_run?, reason?"""
+
+    memory_id: str
+    _v_memory_id = field_validator("memory_id")(lambda cls, v: _memory_id(v))

@@ -1,0 +1,61 @@
+"""Tombstone retention: erase tombstoned content after ``agent_memory.erase_tombstoned_after_days``.
+
+By default tombstoned records are kept (the spec: reviewers may still read them). With the key set,
+a background sweep (every hour, and once at start-up) erases, realm by realm, every tombstoned record
+whose whole content closure is out of use — every version tombstoned or superseded, each tombstone
+older than the retention — through the same :meth:`~meta_memory.agent_memory.store.base.AgentMemoryStore.erase`
+as ``meta/agent_memory/erase`` (author ``retention``). A tombstoned original whose released successor
+is still active is kept: its content is still in use.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from ..clock import Clock
+from ..errors import AgentMemoryError, RecordNotFound
+
+__all__ = ["TombstoneRetention", "SWEEP_INTERVAL_MS"]
+
+log = logging.getLogger(__name__)
+
+#: How often the background sweep runs (ms).
+SWEEP_INTERVAL_MS = 60 * 60 * 1000
+DAY_MS = 24 * 60 * 60 * 1000
+
+
+class TombstoneRetention:
+    """Erase tombstoned content older than ``after_days`` from every realm of ``store``.
+
+    ``sweep()`` returns the number of records erased; ``emit(event_type, data)`` (optional) publishes
+    one ``memory.record.erased`` timeline event per erased closure.
+    """
+
+    def __init__(self, store: Any, after_days: int, clock: Clock, emit: Any = None) -> None:
+        self.store = store
+        self.after_days = after_days
+        self.clock = clock
+        self.emit = emit
+
+    def sweep(self) -> int:
+        cutoff = self.clock.now_ms() - self.after_days * DAY_MS
+        erased = 0
+        for realm in self.store.list_realms():
+            for memory_id in self.store.tombstoned_closures_before(realm, cutoff):
+                rec = self.store.get(realm, memory_id)
+                if rec is None:  # erased with an earlier closure of this sweep
+                    continue
+                try:
+                    report = self.store.erase(realm, rec.scope, memory_id, erased_by="retention",
+                                              reason=f"tombstoned more than {self.after_days} days ago")
+                except (RecordNotFound, AgentMemoryError) as exc:  # changed under us: the next sweep sees it again
+                    log.info("retention skipped %s in realm %s: %s", memory_id, realm, exc)
+                    continue
+                erased += len(report.records)
+                if self.emit is not None:
+                    self.emit("memory.record.erased", {"realm": realm, "count": len(report.records), "by": "retention",
+                                                       "memory_ids": [r.memory_id for r in report.records][:100]})
+        if erased:
+            log.info("tombstone retention erased %d record(s)", erased)
+        return erased

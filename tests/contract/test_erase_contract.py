@@ -1,0 +1,92 @@
+"""Erase and tombstone retention on both backends (the store contract)."""
+
+from __future__ import annotations
+
+import pytest
+
+from meta_memory.agent_memory.batch import CreateOp, StagedBatch
+from meta_memory.agent_memory.model import Author, NewMemoryRecord, Provenance, Scope, StatusKind
+from meta_memory.agent_memory.retention import DAY_MS, TombstoneRetention
+from meta_memory.agent_memory.store.base import AgentMemoryStore, InjectionRow
+from meta_memory.clock import ManualClock
+from meta_memory.errors import AgentMemoryError, RecordNotFound
+
+from .conftest import FakeGate
+
+R, ID, OTHER = "default", "lead:main", "lead:other"
+ME = Scope.identity(R, ID)
+
+
+def _chain(store: AgentMemoryStore) -> tuple[str, str]:
+    v1 = store.remember(R, ID, "Plan", "the key is under the mat")[0].memory_id
+    v2 = store.update(R, ID, v1, "Plan", "the key is in the shed")[0].memory_id
+    return v1, v2
+
+
+def test_erase_takes_the_whole_chain_and_its_side_rows(agent_store: AgentMemoryStore) -> None:
+    v1, v2 = _chain(agent_store)
+    other = agent_store.remember(R, ID, "Other", "unrelated")[0].memory_id
+    agent_store.log_injections(R, [InjectionRow(v2, ID, "turn", 1, session_key="s1")])
+    report = agent_store.erase(R, ME, v1, erased_by="dpo", reason="request")
+    assert {r.memory_id for r in report.records} == {v1, v2} and not report.dry_run
+    assert agent_store.get(R, v1) is None and agent_store.get(R, v2) is None
+    assert [r.id for r in agent_store.active_records(R, ME)] == [other]
+    with pytest.raises(RecordNotFound):
+        agent_store.erase(R, ME, v1, erased_by="dpo")
+
+
+def test_dry_run_changes_nothing(agent_store: AgentMemoryStore) -> None:
+    v1, v2 = _chain(agent_store)
+    report = agent_store.erase(R, ME, v2, erased_by="dpo", dry_run=True)
+    assert report.dry_run and report.erased_at_ms is None and len(report.records) == 2
+    assert agent_store.get(R, v2) is not None and agent_store.get(R, v1) is not None
+
+
+def test_another_scopes_record_is_not_found_in_mine(agent_store: AgentMemoryStore) -> None:
+    theirs = agent_store.remember(R, OTHER, "Theirs", "their content")[0].memory_id
+    with pytest.raises(RecordNotFound):
+        agent_store.erase(R, ME, theirs, erased_by="dpo")
+    assert agent_store.get(R, theirs) is not None
+
+
+def test_a_derived_copy_in_another_scope_needs_that_scope(agent_store: AgentMemoryStore) -> None:
+    src = agent_store.remember(R, ID, "Fact", "shared fact")[0].memory_id
+    mob = Scope.mob(R, "team")
+    agent_store.apply_batch(StagedBatch(R, Author.operator("op"), (CreateOp(
+        scope=mob, record=NewMemoryRecord(title="Fact", body="shared fact (team copy)",
+                                          provenance=Provenance(Author.operator("op"))), derived_from=(src,)),)))
+    with pytest.raises(AgentMemoryError) as exc:
+        agent_store.erase(R, ME, src, erased_by="dpo", may_erase=lambda scope: scope == ME)
+    assert exc.value.data["reason"] == "scope_not_writable"
+    assert agent_store.get(R, src) is not None
+    report = agent_store.erase(R, ME, src, erased_by="dpo", may_erase=lambda scope: True)
+    assert {r.scope for r in report.records} == {ME, mob}
+
+
+def test_quarantined_content_is_refused_until_reviewed(open_store: object) -> None:
+    store = open_store(gate=FakeGate("session tainted"))  # type: ignore[operator]
+    rec, _ = store.remember_authored(R, ME, NewMemoryRecord(title="Web", body="claim from a page",
+                                                            provenance=Provenance(Author.agent(ID))), Author.agent(ID))
+    assert rec.status.kind is StatusKind.QUARANTINED
+    with pytest.raises(AgentMemoryError) as exc:
+        store.erase(R, ME, rec.id, erased_by="dpo")
+    assert exc.value.data["reason"] == "review_pending"
+    with pytest.raises(AgentMemoryError):
+        store.erase(R, ME, None, erased_by="dpo")  # erase-by-identity is refused too
+
+
+def test_retention_erases_dead_chains_older_than_the_setting(agent_store: AgentMemoryStore, clock: ManualClock) -> None:
+    v1, v2 = _chain(agent_store)
+    agent_store.forget(R, ME, v2, Author.application())  # the whole chain is now out of use
+    live = agent_store.remember(R, ID, "Live", "still in use")[0].memory_id
+    recent = agent_store.remember(R, ID, "Recent", "forgotten just now")[0].memory_id
+    sweeper = TombstoneRetention(agent_store, 3, clock)
+    clock.advance(2 * DAY_MS)
+    agent_store.forget(R, ME, recent, Author.application())
+    assert sweeper.sweep() == 0  # nothing is older than 3 days yet
+    clock.advance(2 * DAY_MS)
+    assert sweeper.sweep() == 2
+    assert agent_store.get(R, v1) is None and agent_store.get(R, v2) is None
+    assert agent_store.get(R, recent) is not None and agent_store.get(R, live) is not None
+    clock.advance(2 * DAY_MS)
+    assert sweeper.sweep() == 1 and agent_store.get(R, recent) is None
