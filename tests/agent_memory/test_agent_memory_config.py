@@ -35,6 +35,7 @@ def test_defaults() -> None:
         "store": "sqlite",
         "dsn": None,
         "recall_provider": "lexical",
+        "erase_tombstoned_after_days": None,
     }
     assert cfg.header == "Agent memory"
     assert parse_agent_memory_section(False).enabled is False
@@ -123,3 +124,13 @@ def test_numeric_clamps_property(max_entries: int, timeout: int) -> None:
     assert 1 <= cfg.max_entries <= 64 and 1 <= cfg.recall_timeout_ms <= 30_000
     assert cfg.max_entries == (8 if max_entries == 0 else min(max_entries, 64))
     assert cfg.recall_timeout_ms == (500 if timeout == 0 else min(timeout, 30_000))
+
+
+@pytest.mark.parametrize("value", [0, -1, 36_501, "30", True, 1.5])
+def test_tombstone_retention_days_out_of_range_are_refused(value: object) -> None:
+    with pytest.raises(ConfigError, match="erase_tombstoned_after_days"):
+        parse_agent_memory_section({"erase_tombstoned_after_days": value})
+
+
+def test_tombstone_retention_days() -> None:
+    assert parse_agent_memory_section({"erase_tombstoned_after_days": 30}).erase_tombstoned_after_days == 30
