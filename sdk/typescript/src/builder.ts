@@ -117,6 +117,7 @@ export const AGENT_MEMORY_KEYS: readonly string[] = [
   "store",
   "dsn",
   "recall_provider",
+  "erase_tombstoned_after_days",
   "steward",
 ];
 
@@ -161,6 +162,8 @@ export interface AgentMemoryOptions {
   contentTrust?: ContentTrustOptions;
   store?: "sqlite" | "postgres";
   dsn?: string;
+  /** Erase tombstoned content older than this many days (1..36500); absent keeps tombstones. */
+  eraseTombstonedAfterDays?: number;
   steward?: boolean | StewardOptions;
   [key: string]: unknown;
 }
