@@ -188,12 +188,14 @@ class PanelService:
     # ------------------------------------------------------------------ quarantine
 
     def quarantine(self, *, realm: str | None, limit: int) -> dict[str, Any]:
-        """``meta/memory/panel/quarantine``: ``{records, pending_promotions, realms}``.
+        """``meta/memory/panel/quarantine``: ``{records, pending_promotions, pending_forgets, realms}``.
 
         ``records``: quarantined rows (body-free), newest created first, ``limit`` applied
         before the access filter. ``pending_promotions``: unresolved gated promotions a
         caller may see (target scope, every source scope, and a source record's own
         visibility; an unresolved source is withheld under access control).
+        ``pending_forgets``: forgets held for review whose record still stands, newest first,
+        shown to callers who may review quarantined content of the record's scope.
         """
         realms = self.realms(realm)
         rows = _merge(
@@ -206,9 +208,16 @@ class PanelService:
             limit,
         )
         visible = self._visible_promotions(promos)
+        forgets = _merge(
+            (self.store.held_forgets(r, limit) for r in realms), lambda f: (f.created_at_ms, f.forget_id), limit
+        )
+        held = limit_then_filter(
+            forgets, limit, lambda f: self.vis.record(f.realm, RecordFacts(f.scope_kind, f.scope_key, "quarantined", True))
+        )
         return {
             "records": [x.listing_json() for x in records],
             "pending_promotions": [p.to_json() for p in visible],
+            "pending_forgets": [f.to_json() for f in held],
             "realms": realms,
         }
 

@@ -57,6 +57,14 @@ class QuarantineEventOps(StoreRecorderOps):
         self._after(identity, memory_id, reason)
         return memory_id, reason
 
+    def forget_authored(self, identity: str, memory_id: str, author: Any, session_key: str | None) -> Any:
+        out = super().forget_authored(identity, memory_id, author, session_key)
+        if out.held and out.created:
+            self._emit("memory.forget.held", identity,
+                       {"realm": self._realm_name, "record_id": out.memory_id, "forget_id": out.forget_id,
+                        "reason": out.reason})
+        return out
+
     def supersede_authored(self, identity: str, prior_id: str, record: Any, author: Any,
                            session_key: str | None) -> tuple[str, str | None]:
         memory_id, reason = super().supersede_authored(identity, prior_id, record, author, session_key)
