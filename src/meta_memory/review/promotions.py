@@ -51,6 +51,7 @@ __all__ = [
     "gating_check",
     "expire_promotions",
     "list_pending_promotions",
+    "promotion_scopes",
 ]
 
 _USE_STORE_GATE: Any = object()
@@ -300,6 +301,29 @@ def gating_decide(
             identity=outcome.scope_key if outcome.scope_kind == ScopeKind.IDENTITY.value else None,
         )
     return outcome
+
+
+def promotion_scopes(store: Any, realm: str | None, pending_id: str) -> list[tuple[str, str]] | None:
+    """The scopes a gated promotion touches: its target scope, then its source's scope (the promoted
+    record's, or the proposal's); ``None`` for an unknown ``pending_id``. A source that no longer
+    resolves is left out (the target still counts)."""
+    name = parse_realm(realm)
+
+    def fn(tx: Any) -> list[tuple[str, str]] | None:
+        row = sql.pending_promotion(tx.conn, pending_id)
+        if row is None:
+            return None
+        scopes = [(row.scope_kind, row.scope_key)]
+        prop = sql.proposal(tx.conn, row.record_id)
+        if prop is not None:
+            scopes.append((prop.scope_kind, prop.scope_key))
+        else:
+            rec = tx.get(row.record_id)
+            if rec is not None:
+                scopes.append(rec.scope.storage())
+        return scopes
+
+    return store.run_in_transaction(name, fn)
 
 
 def _close(conn: Any, row: sql.PendingPromotion, status: str, now: int, is_proposal: bool, proposal_status: str) -> None:
