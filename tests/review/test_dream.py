@@ -426,3 +426,65 @@ def test_dream_expires_old_promotions_at_start(env: Env) -> None:
     report = dream(env)
     assert report.detail["expired_promotions"] == [staged.pending_id]
     assert rec.id in [v["target"] for v in report.detail["verdicts"]]
+
+
+# ----------------------------------------------------------------------------- held forgets
+
+
+def _hold(env: Env, rec: Any) -> str:
+    from meta_memory.review.forgets import request_forget
+
+    out = request_forget(env.store, env.scope(), rec.id, Author.agent(IDENTITY), "session tainted by web tool 'fetch'",
+                         session_key="s1", clock=env.clock, events=env.events)
+    assert out.held
+    return str(out.forget_id)
+
+
+def test_policy_steward_holds_a_held_forget_for_an_operator(env: Env) -> None:
+    rec = env.clean()
+    _hold(env, rec)
+    report = dream(env)
+    assert status(env, rec.id) == "active"
+    assert [v["verdict"] for v in report.detail["verdicts"] if v["target"] == rec.id] == ["hold"]
+
+
+@pytest.mark.parametrize(("verdict", "after"), [("tombstone", "tombstoned"), ("release", "active")])
+def test_llm_steward_decides_a_held_forget(env: Env, llm: FakeLlm, verdict: str, after: str) -> None:
+    rec = env.clean()
+    forget_id = _hold(env, rec)
+    llm.reply = json.dumps({"quarantine_verdicts": [{"record_id": rec.id, "verdict": verdict, "rationale": "r"}]})
+    report = dream(env, LlmSteward(llm.base_url, "m"))
+    shown = llm.last_user_payload()["quarantine"]
+    assert [(q["record_id"], q["held"], q["quarantine_reason"]) for q in shown] == [
+        (rec.id, "forget", "session tainted by web tool 'fetch'")]
+    assert status(env, rec.id) == after
+    noted = [v for v in report.detail["verdicts"] if v["target"] == rec.id]
+    # a release of a held forget keeps the record: never downgraded to a promotion
+    assert noted[0]["verdict"] == verdict and noted[0]["outcome"] == ("tombstoned" if verdict == "tombstone" else "released")
+    rows = [r for r in env.audit(rec.id) if "review" in r["detail"]]
+    assert len(rows) == 1 and rows[0]["detail"]["review"]["forget_id"] == forget_id
+    assert rows[0]["detail"]["review"]["reviewer"]["kind"] == "steward"
+
+
+def test_a_held_forget_is_never_promoted(env: Env, llm: FakeLlm) -> None:
+    rec = env.clean()
+    _hold(env, rec)
+    llm.reply = json.dumps({"quarantine_verdicts": [{"record_id": rec.id, "verdict": "promote_pending_gate",
+                                                     "target_mob": "team"}]})
+    report = dream(env, LlmSteward(llm.base_url, "m"))
+    assert any("not promoted" in r for r in report.detail["refused"])
+    assert env.events_of("memory.promotion.pending_gate") == []
+
+
+def test_a_scoped_dream_offers_only_the_scopes_it_may_act_on(env: Env, llm: FakeLlm) -> None:
+    mine = env.poisoned("Mine", "Mine to review.")
+    theirs = env.poisoned("Theirs", "Someone else's.", identity="worker:other")
+    pid = propose(env, "A team proposal.")
+    llm.reply = json.dumps({"quarantine_verdicts": [{"record_id": theirs.id, "verdict": "tombstone"}],
+                            "proposal_verdicts": [{"proposal_id": pid, "verdict": "accept"}]})
+    report = dream(env, LlmSteward(llm.base_url, "m"), may_act=lambda scope: scope == env.scope())
+    shown = llm.last_user_payload()
+    assert [q["record_id"] for q in shown["quarantine"]] == [mine.id] and shown["proposals"] == []
+    assert status(env, theirs.id) == "quarantined" and get_proposal(env.store, REALM, pid).status == "pending"
+    assert {"quarantine_verdicts[0]: unknown record_id", "proposal_verdicts[0]: unknown proposal_id"} <= set(
+        report.detail["refused"])
