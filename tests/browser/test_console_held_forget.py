@@ -77,6 +77,11 @@ def test_pending_forgets_are_listed_and_decided_in_the_console(browser: Any, hel
         sync_api.expect(table).to_contain_text(f"agent:{AGENT}")
         # both records are still active while their forgets wait
         assert _status(gw, ids["a"]) == "active" and _status(gw, ids["b"]) == "active"
+        # the record's own page says a forget is held, and offers the decision too
+        page.get_by_role("link", name="On-call rota").click()
+        sync_api.expect(page.get_by_role("heading", name="A forget of this record is held for review")).to_be_visible()
+        sync_api.expect(page.get_by_role("button", name="Keep On-call rota")).to_be_visible()
+        page.get_by_role("link", name="Quarantine").click()
         page.get_by_role("button", name="Approve forget of Release checklist").click()
         sync_api.expect(table.locator(".forget-result").filter(has_text="Forget approved")).to_have_count(1)
         page.get_by_role("button", name="Keep On-call rota").click()

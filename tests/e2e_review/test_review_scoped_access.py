@@ -193,3 +193,40 @@ def test_build_injection_shows_a_mob_section_only_to_its_readers(world: World) -
     hidden = world.host.result("meta/turn/inject", params)  # the host token reads identities, not the mob
     text = hidden["text"] or ""
     assert "Mob build fact" not in text and "Mob records:" not in text and "Retro notes" not in text, hidden
+
+
+def _held(c: Client, identity: str, title: str) -> str:
+    sess = uid("sess")
+    mid = c.result("meta/agent_memory/remember", {"identity": identity, "title": title,
+                                                  "body": f"{title}: the team's own note."})["memory_id"]
+    c.result("meta/turn/tool_result", {"identity": identity, "session_key": sess, "tool_name": "web_fetch"})
+    out = _tool(c, identity, sess, action="forget", memory_id=mid)["result"]
+    assert "HELD pending review" in out["text"], out
+    return mid
+
+
+def test_held_forgets_are_shown_and_decided_only_by_reviewers_of_their_scope(world: World) -> None:
+    xmid, ymid = _held(world.host, X, "X held note"), _held(world.host, Y, "Y held note")
+    # the host reads the record but is no reviewer: no hold is shown, the queue is closed to it
+    detail = world.host.result("meta/memory/panel/record", {"memory_id": xmid})
+    assert detail["record"]["status"]["status"] == "active" and "pending_forget" not in detail
+    assert world.host.error("meta/memory/panel/quarantine", {})["code"] == -32030
+    # rex sees X's hold, not Y's
+    queue = {f["memory_id"] for f in world.rex.result("meta/memory/panel/quarantine", {})["pending_forgets"]}
+    assert xmid in queue and ymid not in queue
+    assert world.rex.result("meta/memory/panel/record", {"memory_id": xmid})["pending_forget"]["memory_id"] == xmid
+    ychash = world.admin.result("meta/memory/panel/record", {"memory_id": ymid})["record"]["content_hash"]
+    err = world.rex.error("meta/memory/quarantine/decide", {"identity": Y, "memory_id": ymid, "verdict": "tombstone",
+                                                           "expected_content_hash": ychash})
+    assert err["code"] == -32030
+    # an anonymous caller cannot decide either, and the record is still active
+    anon = Client(world.gw)
+    assert anon.error("meta/memory/quarantine/decide", {"identity": Y, "memory_id": ymid, "verdict": "tombstone",
+                                                       "expected_content_hash": ychash})["code"] == -32030
+    anon.close()
+    assert world.admin.result("meta/memory/panel/record", {"memory_id": ymid})["record"]["status"]["status"] == "active"
+    xchash = world.rex.result("meta/memory/panel/record", {"memory_id": xmid})["record"]["content_hash"]
+    out = world.rex.result("meta/memory/quarantine/decide", {"identity": X, "memory_id": xmid, "verdict": "tombstone",
+                                                            "expected_content_hash": xchash})
+    assert out["outcome"] == "tombstoned" and out["decision"]["review"]["reviewer"] == {"kind": "operator",
+                                                                                        "principal": "rex"}

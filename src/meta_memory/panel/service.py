@@ -132,7 +132,8 @@ class PanelService:
         the caller may not read the record. ``chain`` lists the readable rows of the
         supersede chain (ancestors oldest first, the record, committed successors, then
         trailing uncommitted claimants), each with ``chain_role``; ``injections`` the
-        newest 50 ledger rows whose identity the caller may also read.
+        newest 50 ledger rows whose identity the caller may also read. ``pending_forget`` (the
+        held forget waiting on this record) is added for callers who may review its scope.
         """
         for r in self.realms(realm):
             row = self.store.record(r, memory_id)
@@ -151,7 +152,11 @@ class PanelService:
                 for inj in self.store.record_injections(r, memory_id, RECORD_INJECTIONS_MAX)
                 if self.vis.injection(r, row.facts, inj.identity)
             ]
-            return {"realm": r, "record": row.detail_json(), "chain": chain, "injections": injections}
+            out = {"realm": r, "record": row.detail_json(), "chain": chain, "injections": injections}
+            held = self.store.held_forget(r, memory_id)
+            if held is not None and self.vis.record(r, RecordFacts(held.scope_kind, held.scope_key, "quarantined", True)):
+                out["pending_forget"] = held.to_json()
+            return out
         raise RecordNotFound(memory_id)
 
     def _chain(self, realm: str, row: RecordRow) -> list[tuple[str, RecordRow]]:

@@ -439,6 +439,10 @@ class MemoryPanelStore(Protocol):
         """Forgets held for review whose record still stands, newest first."""
         ...
 
+    def held_forget(self, realm: str, memory_id: str) -> HeldForgetRow | None:
+        """The waiting held forget of one standing record, or ``None``."""
+        ...
+
     def dream_summaries(self, realm: str, limit: int) -> list[DreamSummary]:
         """Steward dream runs reconstructed from the audit rows, newest last op first."""
         ...
@@ -503,6 +507,10 @@ class PanelStoreDefaults:
     def held_forgets(self, realm: str, limit: int) -> list[HeldForgetRow]:
         """Default: a store that cannot hold forgets lists none."""
         return []
+
+    def held_forget(self, realm: str, memory_id: str) -> HeldForgetRow | None:
+        """Default: no held forget."""
+        return None
 
     def realm_scopes(self, realm: str) -> frozenset[tuple[str, str]]:
         """Default: the scopes of the realm's records, via ``scope_overview``."""
@@ -746,20 +754,30 @@ class SqlPanelStore(PanelStoreDefaults):
         )
         return [PromotionRow(realm, *tuple(r)) for r in rows]
 
+    _HELD_SELECT = (
+        "SELECT f.forget_id, f.memory_id, f.scope_kind, f.scope_key, f.content_hash, f.author, f.reason, "
+        "f.created_at_ms, r.title, r.status_kind FROM pending_forgets f JOIN records r ON r.memory_id = f.memory_id "
+        "WHERE f.status = 'pending' AND r.status_kind <> 'tombstoned' "
+    )
+
     def held_forgets(self, realm: str, limit: int) -> list[HeldForgetRow]:
         c = self.dialect.collate
         rows = self._query(
-            realm,
-            "SELECT f.forget_id, f.memory_id, f.scope_kind, f.scope_key, f.content_hash, f.author, f.reason, "
-            "f.created_at_ms, r.title, r.status_kind FROM pending_forgets f JOIN records r ON r.memory_id = f.memory_id "
-            "WHERE f.status = 'pending' AND r.status_kind <> 'tombstoned' "
-            f"ORDER BY f.created_at_ms DESC, f.forget_id{c} DESC LIMIT ?",
-            (limit,),
+            realm, self._HELD_SELECT + f"ORDER BY f.created_at_ms DESC, f.forget_id{c} DESC LIMIT ?", (limit,)
         )
-        return [
-            HeldForgetRow(realm, r[0], r[1], r[2], r[3], r[4], _loads(r[5], {}), r[6], r[7], r[8], r[9])
-            for r in rows
-        ]
+        return [self._held(realm, r) for r in rows]
+
+    def held_forget(self, realm: str, memory_id: str) -> HeldForgetRow | None:
+        if self.dialect.refuses_nul and "\x00" in memory_id:
+            return None
+        rows = self._query(
+            realm, self._HELD_SELECT + "AND f.memory_id = ? ORDER BY f.created_at_ms, f.forget_id LIMIT 1", (memory_id,)
+        )
+        return self._held(realm, rows[0]) if rows else None
+
+    @staticmethod
+    def _held(realm: str, r: Any) -> HeldForgetRow:
+        return HeldForgetRow(realm, r[0], r[1], r[2], r[3], r[4], _loads(r[5], {}), r[6], r[7], r[8], r[9])
 
     def dream_summaries(self, realm: str, limit: int) -> list[DreamSummary]:
         rows = self._query(

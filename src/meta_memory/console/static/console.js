@@ -349,6 +349,14 @@
       view.append(el("h3", { text: "Body" }), el("pre", { class: "body", id: "record-body" }, rec.body));
 
       if (rec.status && rec.status.status === "quarantined") view.append(reviewForm(result));
+      if (result.pending_forget) {
+        const f = { ...result.pending_forget, realm: result.realm };
+        const box = el("section", { class: "review", "aria-labelledby": "held-forget-title" });
+        box.append(el("h3", { id: "held-forget-title", text: "A forget of this record is held for review" }),
+          el("p", {}, `Requested by ${requester(f.requested_by)}: ${f.reason}. The record stays active until you decide.`),
+          forgetActions(f));
+        view.append(box);
+      }
 
       view.append(el("h3", { text: "Supersede chain" }));
       view.append(table("Supersede chain (ancestors, this record, successors, claimants)",
