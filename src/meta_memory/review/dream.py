@@ -253,8 +253,9 @@ def _gather(
     def fn(tx: Any) -> DreamInputs:
         conn = tx.conn
         quarantine: list[QuarantineItem] = []
+        # Held forgets take at most half of the quarantine cap, so a flood of them never starves the queue.
         for held in sql.list_pending_forgets(conn, caps.quarantine * 4 + 16):
-            if len(quarantine) >= caps.quarantine // 2 + 1:
+            if len(quarantine) >= (caps.quarantine + 1) // 2:
                 break
             rec = tx.get(held.memory_id)
             if rec is None or not allowed(rec.scope) or sql.pending_promotions_for(conn, rec.id):
