@@ -93,7 +93,3 @@ class ReviewAuthority:
         missing = self.denial(scope_kind, scope_key, realm)
         if missing is not None:
             raise AccessDenied(*missing)
-
-    def may_read(self, visibility: Any, realm: str, scope_kind: str, scope_key: str) -> bool:
-        """Row visibility for listings: the panel's rule (``Visibility.proposal``)."""
-        return visibility is None or visibility.proposal(realm, scope_kind, scope_key)
