@@ -488,3 +488,22 @@ def test_a_scoped_dream_offers_only_the_scopes_it_may_act_on(env: Env, llm: Fake
     assert status(env, theirs.id) == "quarantined" and get_proposal(env.store, REALM, pid).status == "pending"
     assert {"quarantine_verdicts[0]: unknown record_id", "proposal_verdicts[0]: unknown proposal_id"} <= set(
         report.detail["refused"])
+
+
+def test_llm_gated_release_of_a_quarantined_update_supersedes_its_prior(env: Env, llm: FakeLlm) -> None:
+    from meta_memory.review.promotions import gating_decide
+
+    prior = env.clean("Standup", "Standup is at 9:00.")
+    update = env.store.supersede(
+        REALM, env.scope(), prior.id,
+        NewMemoryRecord(title="Standup", body="Standup is at 9:30.", provenance=Provenance(Author.agent(IDENTITY))),
+        Author.agent(IDENTITY))
+    assert update.status.kind.value == "quarantined" and status(env, prior.id) == "active"
+    llm.reply = json.dumps({"quarantine_verdicts": [{"record_id": update.id, "verdict": "release"}]})
+    report = dream(env, LlmSteward(llm.base_url, "m"))
+    pending = report.detail["verdicts"][0]["pending_id"]
+    out = gating_decide(env.store, REALM, pending, "approve", clock=env.clock, events=env.events)
+    assert out.status == "committed"
+    active = [r.id for r in env.store.active_records(REALM, env.scope())]
+    assert active == [out.promoted_id] and status(env, prior.id) == "superseded"
+    assert status(env, update.id) == "tombstoned"

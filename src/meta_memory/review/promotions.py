@@ -13,7 +13,8 @@ A promotion that is no longer pending (invalidated by an operator's
 tombstone, expired, decided) stays as it is on a late decision.
 
 Sources: a quarantined record (the batch creates the promoted copy, derived
-from the origin, and tombstones the origin), an active record (the batch
+from the origin, and tombstones the origin; a quarantined update promoted into
+its own scope supersedes its prior instead, so one version stays active), an active record (the batch
 creates the copy only), or a proposal (the batch creates the proposed record
 in its scope; the proposal is ``held`` while gated, then ``accepted`` /
 ``rejected``; an expired gate returns it to ``pending``).
@@ -24,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from meta_memory.agent_memory.batch import BatchKind, CreateOp, StagedBatch, TombstoneOp
+from meta_memory.agent_memory.batch import BatchKind, CreateOp, StagedBatch, SupersedeOp, TombstoneOp
 from meta_memory.agent_memory.hashing import mint_token
 from meta_memory.agent_memory.model import (
     Author,
@@ -154,13 +155,25 @@ def promote_pending_gate(
                 tags=rec.tags,
                 provenance=Provenance(author=rec.provenance.author, verification=rec.provenance.verification),
             )
-            create = CreateOp(
-                scope=scope,
-                record=copy,
-                trust=TrustTier.AGENT_OBSERVED,
-                derived_from=(rec.id,),
-                rationale=f"gated promotion of {rec.id}",
-            )
+            create: CreateOp | SupersedeOp
+            if rec.status.kind is StatusKind.QUARANTINED and rec.supersedes is not None and scope == rec.scope:
+                # A quarantined update promoted into its own scope supersedes its prior, as a release
+                # would: one version stays active (the validator re-checks the prior at approval).
+                create = SupersedeOp(
+                    prior=rec.supersedes,
+                    record=copy,
+                    trust=TrustTier.AGENT_OBSERVED,
+                    derived_from=(rec.id,),
+                    rationale=f"gated promotion of {rec.id}",
+                )
+            else:
+                create = CreateOp(
+                    scope=scope,
+                    record=copy,
+                    trust=TrustTier.AGENT_OBSERVED,
+                    derived_from=(rec.id,),
+                    rationale=f"gated promotion of {rec.id}",
+                )
             if rec.status.kind is StatusKind.QUARANTINED:
                 ops = (create, TombstoneOp(id=rec.id, rationale="superseded by gated promotion"))
             else:
