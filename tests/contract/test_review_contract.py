@@ -463,3 +463,11 @@ def test_forgetting_quarantined_content_is_not_held(rv: Review) -> None:
     missing = request_forget(rv.store, rv.scope(), rec.id, Author.agent(IDENTITY), TAINT, session_key=None,
                              clock=rv.clock)
     assert missing.outcome == "not_found"
+
+
+def test_erasing_a_record_drops_its_held_forget(rv: Review) -> None:
+    rec = rv.clean("Deploy window", "Tuesdays after 14:00 UTC.")
+    request_forget(rv.store, rv.scope(), rec.id, Author.agent(IDENTITY), TAINT, session_key="s1", clock=rv.clock)
+    assert rv.count("pending_forgets") == 1
+    rv.store.erase(REALM, rv.scope(), rec.id, erased_by="operator")
+    assert rv.count("pending_forgets") == 0 and list_held_forgets(rv.store, REALM) == []
