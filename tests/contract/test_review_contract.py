@@ -48,6 +48,8 @@ from meta_memory.review.proposals import (
     reject_proposal,
 )
 from meta_memory.review.quarantine import decide
+from meta_memory.review.config import StewardConfig
+from meta_memory.review.forgets import list_held_forgets, request_forget
 from meta_memory.review.steward import PolicySteward
 
 REALM = "default"
@@ -116,7 +118,8 @@ class Review:
         return self.store.run_in_transaction(REALM, fn)
 
     def dream(self, **kw: Any) -> Any:
-        return run_dream(self.store, REALM, PolicySteward(), clock=self.clock, events=self.events, **kw)
+        steward = PolicySteward(StewardConfig(auto_accept_proposals=["*"]).auto_accepts)
+        return run_dream(self.store, REALM, steward, clock=self.clock, events=self.events, **kw)
 
 
 @pytest.fixture
@@ -418,3 +421,53 @@ def test_unknown_ids_with_a_nul_are_unknown_on_both(rv: Review) -> None:
     with pytest.raises(AgentMemoryError, match="unknown proposal"):
         reject_proposal(rv.store, REALM, "prop-\x00x")
     assert get_proposal(rv.store, REALM, "prop-\x00x") is None
+
+
+# --------------------------------------------------------------------------- held forgets
+
+
+def test_a_held_forget_is_decided_the_same_on_every_backend(rv: Review) -> None:
+    keep = rv.clean("Deploy window", "Tuesdays after 14:00 UTC.")
+    drop = rv.clean("Build host", "ci-7 builds the release.")
+    agent = Author.agent(IDENTITY)
+    held = [request_forget(rv.store, rv.scope(), r.id, agent, TAINT, session_key="s1", clock=rv.clock,
+                           events=rv.events) for r in (keep, drop)]
+    assert [h.outcome for h in held] == ["held", "held"] and all(h.created for h in held)
+    again = request_forget(rv.store, rv.scope(), keep.id, agent, TAINT, session_key="s1", clock=rv.clock)
+    assert again.forget_id == held[0].forget_id and not again.created
+    assert rv.count("pending_forgets") == 2
+    assert {f.memory_id for f in list_held_forgets(rv.store, REALM)} == {keep.id, drop.id}
+    assert set(rv.recall("deploy window")) == {keep.id}
+    # a second gateway on the same backing decides one, the first replays it
+    out = rv.decide(drop, "tombstone", store=rv.other())
+    assert out.outcome == "tombstoned" and out.forget is not None
+    assert out.decision["review"]["subject"] == "forget"
+    assert rv.decide(drop, "tombstone").outcome == "already_tombstoned"
+    kept = rv.decide(keep, "release")
+    assert kept.outcome == "released" and kept.origin["status"] == {"status": "active"}
+    replay = rv.decide(keep, "release", store=rv.other())
+    assert replay.outcome == "already_released" and replay.decision == kept.decision
+    with pytest.raises(QuarantineReviewRefused) as exc:
+        rv.decide(keep, "tombstone")
+    assert exc.value.reason == "not_quarantined"
+    assert list_held_forgets(rv.store, REALM) == []
+    assert set(rv.recall("deploy window")) == {keep.id} and rv.recall("build host") == []
+
+
+def test_forgetting_quarantined_content_is_not_held(rv: Review) -> None:
+    rec = rv.poisoned()
+    out = request_forget(rv.store, rv.scope(), rec.id, Author.agent(IDENTITY), TAINT, session_key=None,
+                         clock=rv.clock)
+    assert out.outcome == "forgotten" and rv.store.get(REALM, rec.id).status.kind.value == "tombstoned"
+    assert rv.count("pending_forgets") == 0
+    missing = request_forget(rv.store, rv.scope(), rec.id, Author.agent(IDENTITY), TAINT, session_key=None,
+                             clock=rv.clock)
+    assert missing.outcome == "not_found"
+
+
+def test_erasing_a_record_drops_its_held_forget(rv: Review) -> None:
+    rec = rv.clean("Deploy window", "Tuesdays after 14:00 UTC.")
+    request_forget(rv.store, rv.scope(), rec.id, Author.agent(IDENTITY), TAINT, session_key="s1", clock=rv.clock)
+    assert rv.count("pending_forgets") == 1
+    rv.store.erase(REALM, rv.scope(), rec.id, erased_by="operator")
+    assert rv.count("pending_forgets") == 0 and list_held_forgets(rv.store, REALM) == []

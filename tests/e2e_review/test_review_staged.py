@@ -65,7 +65,7 @@ def staged(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Staged]:
     llm = FakeStewardLlm()
     config = write_config(root / "config.toml", (
         "[agent_memory]\n[agent_memory.steward]\n"
-        f'kind = "llm"\nbase_url = "{llm.base_url}"\nmodel = "fake-steward"\n'))
+        f'kind = "llm"\nbase_url = "{llm.base_url}"\nmodel = "fake-steward"\nllm_release = "direct"\n'))
     state = root / "state"
     ident = uid()
     with in_process(state, config) as gw:

@@ -193,3 +193,25 @@ def test_same_thread_observe_then_write_sees_taint_every_time() -> None:
     for t in threads:
         t.join(30)
     assert errors == []
+
+
+# --------------------------------------------------------------------------- forgets
+
+
+@pytest.mark.parametrize("author", NON_LLM)
+def test_a_non_llm_forget_is_never_held(tracker: TaintTracker, author: Author) -> None:
+    tracker.observe("lead:main", "s1", WEB)
+    assert LlmWriteGate(tracker, "quarantined").forget_hold_reason(author, session_key="s1") is None
+
+
+def test_a_tainted_agent_forget_is_held_and_a_clean_one_is_not(tracker: TaintTracker) -> None:
+    gate = LlmWriteGate(tracker)
+    assert gate.forget_hold_reason(AGENT, session_key="s1") is None
+    tracker.observe("lead:main", "s1", WEB)
+    assert gate.forget_hold_reason(AGENT, session_key="s1") == "session tainted by web tool 'web_search'"
+    assert gate.forget_hold_reason(OTHER, session_key="s2") is None
+
+
+@pytest.mark.parametrize("author", LLM)
+def test_the_strict_posture_holds_every_llm_forget(tracker: TaintTracker, author: Author) -> None:
+    assert LlmWriteGate(tracker, "quarantined").forget_hold_reason(author) == POLICY_REASON

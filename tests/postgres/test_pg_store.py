@@ -81,7 +81,7 @@ def test_gateways_starting_together_migrate_once(schema: str) -> None:
         t.join()
     try:
         assert errors == []
-        assert sorted(len(s.applied_migrations) for s in stores) == [0, 0, 0, 4]  # 3 schema versions + the search index
+        assert sorted(len(s.applied_migrations) for s in stores) == [0, 0, 0, 5]  # 4 schema versions + the search index
     finally:
         for s in stores:
             s.close()

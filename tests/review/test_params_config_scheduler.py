@@ -126,10 +126,24 @@ def test_steward_config_defaults_and_strict_parsing() -> None:
         ({"enabled": "yes"}, "agent_memory.steward.enabled"),
         ({"base_url": "ftp://x"}, "agent_memory.steward.base_url: base_url must be an http(s) URL"),
         ("on", "agent_memory.steward must be a table or a boolean"),
+        ({"auto_accept_proposals": "team"}, "agent_memory.steward.auto_accept_proposals: auto_accept_proposals must"),
+        ({"auto_accept_proposals": ["team", " "]}, "agent_memory.steward.auto_accept_proposals"),
+        ({"llm_release": "always"}, "agent_memory.steward.llm_release"),
     ]:
         with pytest.raises(ConfigError) as info:
             StewardConfig.parse(raw)
         assert str(info.value).startswith(message)
+
+
+def test_auto_accept_and_llm_release_keys() -> None:
+    cfg = StewardConfig.parse(None)
+    assert cfg.auto_accept_proposals == () and cfg.llm_release == "gated"
+    assert not cfg.auto_accepts("mob", "team")
+    cfg = StewardConfig.parse({"auto_accept_proposals": [" team ", "ops", "team"], "llm_release": "direct"})
+    assert cfg.auto_accept_proposals == ("ops", "team") and cfg.llm_release == "direct"
+    assert cfg.auto_accepts("mob", "team") and not cfg.auto_accepts("mob", "finance")
+    assert not cfg.auto_accepts("operator", "team")
+    assert StewardConfig.parse({"auto_accept_proposals": ["*"]}).auto_accepts("operator", "ana")
 
 
 # ----------------------------------------------------------------------------- scheduler

@@ -123,3 +123,23 @@ def test_propose_to_mob_records_the_taint(tool: RecorderTool, store: SqliteAgent
         ok.text.split()[5].rstrip("."): None,
         tainted.text.split()[5].rstrip("."): "session tainted by web tool 'web_fetch'",
     }
+
+
+def test_a_tainted_forget_is_held_and_a_fresh_session_forgets_at_once(
+    tool: RecorderTool, store: SqliteAgentMemoryStore, firewall: Firewall
+) -> None:
+    firewall.note_session(ME, "s1")
+    mid = stored_id(run(tool, action="remember", title="Keep", body="Written before browsing.").text)
+    firewall.tool_result(ME, "s1", "web_search")
+    held = run(tool, action="forget", memory_id=mid)
+    assert held.is_error is False
+    assert held.text == (
+        f"Forget of memory {mid} is HELD pending review (session tainted by web tool 'web_search'). The record "
+        "stays active, and is still recalled and injected, until a steward or operator approves the forget.")
+    assert store.get("default", mid).status.kind is StatusKind.ACTIVE
+    assert [r["memory_id"] for r in json.loads(run(tool, action="recall").text)] == [mid]
+    firewall.reset(ME, "s1")
+    firewall.note_session(ME, "s2")
+    done = run(tool, session="s2", action="forget", memory_id=mid)
+    assert done.text.startswith(f"Forgot memory {mid}.")
+    assert store.get("default", mid).status.kind is StatusKind.TOMBSTONED

@@ -48,8 +48,9 @@ Example (every key shown)::
 
 Actions: ``agent.memory.read``, ``agent.view``, ``agent.memory.write``,
 ``agent.memory.delete``, ``mob.memory.read``, ``operator.memory.read``,
-``memory.quarantine.review``, ``mob.memory.commit`` (deciding proposals) and the
-reserved ``mob.memory.propose`` (accepted, not yet required by any method).
+``memory.quarantine.review``, ``mob.memory.commit`` (deciding proposals and
+gated promotions into a mob) and ``mob.memory.propose`` (the memory tool's
+``propose_to_mob`` into that mob).
 
 Identity names in ``on = { identity = ... }`` are the names the console gives an
 identity: the logical identity on a single-realm console, ``<realm>/<identity>``
@@ -103,8 +104,8 @@ ACTIONS: frozenset[str] = frozenset(
         "mob.memory.commit",
     }
 )
-#: Accepted in configuration, required by no method yet.
-RESERVED_ACTIONS: frozenset[str] = frozenset({"mob.memory.propose", "mob.memory.commit"})
+#: Accepted in configuration, required by no method yet (none left: every action is required somewhere).
+RESERVED_ACTIONS: frozenset[str] = frozenset()
 
 _HEX64 = re.compile(r"^[0-9a-fA-F]{64}$")
 

@@ -16,6 +16,11 @@ notes §5):
    steward review (§8.4)``;
 5. otherwise ``None`` (the write lands active).
 
+A **forget** asks the same gate (:meth:`LlmWriteGate.forget_hold_reason`): the
+reasons of steps 1-3 hold the tombstone for review instead of applying it, so
+a tainted session (or any LLM author under the strict posture) cannot destroy
+active memory on its own; the record stays active until a reviewer decides.
+
 Authors are duck-typed so any record model fits: an object with a ``kind``
 attribute (a string or an enum whose ``value`` is the string) in
 ``operator | application | agent | steward | distiller`` and, for agents, an
@@ -116,6 +121,16 @@ class LlmWriteGate:
     def tracker(self) -> TaintTracker:
         """The taint tracker this gate reads."""
         return self._tracker
+
+    def forget_hold_reason(self, author: Any, *, session_key: str | None = None) -> str | None:
+        """The reason a forget by ``author`` must be held for review, or ``None`` to apply it now.
+
+        The same decision as :meth:`quarantine_reason` for a fresh write from that
+        session (no evidence refs): ``llm_writes=quarantined policy`` for any LLM
+        author under the strict posture, ``session tainted by <source>`` for an
+        agent whose session is tainted; never for ``operator``/``application``.
+        """
+        return self.quarantine_reason(author, "fresh_write", (), session_key=session_key)
 
     def quarantine_reason(
         self,

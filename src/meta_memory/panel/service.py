@@ -132,7 +132,8 @@ class PanelService:
         the caller may not read the record. ``chain`` lists the readable rows of the
         supersede chain (ancestors oldest first, the record, committed successors, then
         trailing uncommitted claimants), each with ``chain_role``; ``injections`` the
-        newest 50 ledger rows whose identity the caller may also read.
+        newest 50 ledger rows whose identity the caller may also read. ``pending_forget`` (the
+        held forget waiting on this record) is added for callers who may review its scope.
         """
         for r in self.realms(realm):
             row = self.store.record(r, memory_id)
@@ -151,7 +152,11 @@ class PanelService:
                 for inj in self.store.record_injections(r, memory_id, RECORD_INJECTIONS_MAX)
                 if self.vis.injection(r, row.facts, inj.identity)
             ]
-            return {"realm": r, "record": row.detail_json(), "chain": chain, "injections": injections}
+            out = {"realm": r, "record": row.detail_json(), "chain": chain, "injections": injections}
+            held = self.store.held_forget(r, memory_id)
+            if held is not None and self.vis.record(r, RecordFacts(held.scope_kind, held.scope_key, "quarantined", True)):
+                out["pending_forget"] = held.to_json()
+            return out
         raise RecordNotFound(memory_id)
 
     def _chain(self, realm: str, row: RecordRow) -> list[tuple[str, RecordRow]]:
@@ -188,12 +193,14 @@ class PanelService:
     # ------------------------------------------------------------------ quarantine
 
     def quarantine(self, *, realm: str | None, limit: int) -> dict[str, Any]:
-        """``meta/memory/panel/quarantine``: ``{records, pending_promotions, realms}``.
+        """``meta/memory/panel/quarantine``: ``{records, pending_promotions, pending_forgets, realms}``.
 
         ``records``: quarantined rows (body-free), newest created first, ``limit`` applied
         before the access filter. ``pending_promotions``: unresolved gated promotions a
         caller may see (target scope, every source scope, and a source record's own
         visibility; an unresolved source is withheld under access control).
+        ``pending_forgets``: forgets held for review whose record still stands, newest first,
+        shown to callers who may review quarantined content of the record's scope.
         """
         realms = self.realms(realm)
         rows = _merge(
@@ -206,9 +213,16 @@ class PanelService:
             limit,
         )
         visible = self._visible_promotions(promos)
+        forgets = _merge(
+            (self.store.held_forgets(r, limit) for r in realms), lambda f: (f.created_at_ms, f.forget_id), limit
+        )
+        held = limit_then_filter(
+            forgets, limit, lambda f: self.vis.record(f.realm, RecordFacts(f.scope_kind, f.scope_key, "quarantined", True))
+        )
         return {
             "records": [x.listing_json() for x in records],
             "pending_promotions": [p.to_json() for p in visible],
+            "pending_forgets": [f.to_json() for f in held],
             "realms": realms,
         }
 

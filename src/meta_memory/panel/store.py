@@ -189,6 +189,41 @@ class PromotionRow:
 
 
 @dataclass(frozen=True)
+class HeldForgetRow:
+    """A forget held for review whose record still stands (``pending_forgets``, status ``pending``).
+
+    ``record_status`` is the record's status now (``active`` or ``superseded``); ``title`` its title.
+    ``requested_by`` is the requesting author (``{"author": "agent", "identity": ...}``)."""
+
+    realm: str
+    forget_id: str
+    memory_id: str
+    scope_kind: str
+    scope_key: str
+    content_hash: str
+    requested_by: dict[str, Any]
+    reason: str
+    created_at_ms: int
+    title: str
+    record_status: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "realm": self.realm,
+            "forget_id": self.forget_id,
+            "memory_id": self.memory_id,
+            "scope_kind": self.scope_kind,
+            "scope_key": self.scope_key,
+            "title": self.title,
+            "record_status": self.record_status,
+            "content_hash": self.content_hash,
+            "requested_by": self.requested_by,
+            "reason": self.reason,
+            "created_at_ms": self.created_at_ms,
+        }
+
+
+@dataclass(frozen=True)
 class DreamSummary:
     """A steward dream run reconstructed from its audit rows (reference §7 ``dreams``):
     op count, op kinds, quarantined ops, up to 12 sampled record ids and 6 rationales."""
@@ -400,6 +435,14 @@ class MemoryPanelStore(Protocol):
         """Unresolved gated promotions, newest first."""
         ...
 
+    def held_forgets(self, realm: str, limit: int) -> list[HeldForgetRow]:
+        """Forgets held for review whose record still stands, newest first."""
+        ...
+
+    def held_forget(self, realm: str, memory_id: str) -> HeldForgetRow | None:
+        """The waiting held forget of one standing record, or ``None``."""
+        ...
+
     def dream_summaries(self, realm: str, limit: int) -> list[DreamSummary]:
         """Steward dream runs reconstructed from the audit rows, newest last op first."""
         ...
@@ -460,6 +503,14 @@ class PanelStoreDefaults:
     def holds_quarantine_evidence(self, realm: str) -> bool:
         """Default: assume the realm holds quarantined content."""
         return True
+
+    def held_forgets(self, realm: str, limit: int) -> list[HeldForgetRow]:
+        """Default: a store that cannot hold forgets lists none."""
+        return []
+
+    def held_forget(self, realm: str, memory_id: str) -> HeldForgetRow | None:
+        """Default: no held forget."""
+        return None
 
     def realm_scopes(self, realm: str) -> frozenset[tuple[str, str]]:
         """Default: the scopes of the realm's records, via ``scope_overview``."""
@@ -702,6 +753,31 @@ class SqlPanelStore(PanelStoreDefaults):
             (limit,),
         )
         return [PromotionRow(realm, *tuple(r)) for r in rows]
+
+    _HELD_SELECT = (
+        "SELECT f.forget_id, f.memory_id, f.scope_kind, f.scope_key, f.content_hash, f.author, f.reason, "
+        "f.created_at_ms, r.title, r.status_kind FROM pending_forgets f JOIN records r ON r.memory_id = f.memory_id "
+        "WHERE f.status = 'pending' AND r.status_kind <> 'tombstoned' "
+    )
+
+    def held_forgets(self, realm: str, limit: int) -> list[HeldForgetRow]:
+        c = self.dialect.collate
+        rows = self._query(
+            realm, self._HELD_SELECT + f"ORDER BY f.created_at_ms DESC, f.forget_id{c} DESC LIMIT ?", (limit,)
+        )
+        return [self._held(realm, r) for r in rows]
+
+    def held_forget(self, realm: str, memory_id: str) -> HeldForgetRow | None:
+        if self.dialect.refuses_nul and "\x00" in memory_id:
+            return None
+        rows = self._query(
+            realm, self._HELD_SELECT + "AND f.memory_id = ? ORDER BY f.created_at_ms, f.forget_id LIMIT 1", (memory_id,)
+        )
+        return self._held(realm, rows[0]) if rows else None
+
+    @staticmethod
+    def _held(realm: str, r: Any) -> HeldForgetRow:
+        return HeldForgetRow(realm, r[0], r[1], r[2], r[3], r[4], _loads(r[5], {}), r[6], r[7], r[8], r[9])
 
     def dream_summaries(self, realm: str, limit: int) -> list[DreamSummary]:
         rows = self._query(

@@ -1,7 +1,9 @@
 """Review: quarantine decisions, proposals, gated promotions, the steward's dream, harvests.
 
 Seed: "Reviewing quarantined records", "Conflict detection"; reference §6, §9.
-Modules: :mod:`.quarantine` (the decision), :mod:`.promotions` (gated
+Modules: :mod:`.quarantine` (the decision), :mod:`.forgets` (forgets the
+write gate holds for review), :mod:`.authority` (which scopes a review call may
+touch), :mod:`.promotions` (gated
 promotions, gating check), :mod:`.proposals`, :mod:`.harvest`, :mod:`.steward`
 (policy and LLM deciders), :mod:`.dream`, :mod:`.scheduler`, :mod:`.config`
 (``[agent_memory.steward]``), :mod:`.params` (RPC params), :mod:`.service`

@@ -12,6 +12,8 @@
     timeout_s = 30.0
     open_loop_age_days = 14
     caps = { proposals = 32, quarantine = 16, harvests = 4 }
+    auto_accept_proposals = []  # mobs whose clean proposals the policy steward accepts ("*" = every scope)
+    llm_release = "gated"       # llm only: a steward "release" stages a gated promotion ("direct" = opt out)
 
 Parsing is strict: unknown keys, wrong types and inconsistent settings raise
 :class:`~meta_memory.errors.ConfigError` naming the key.
@@ -78,6 +80,28 @@ class StewardConfig(BaseModel):
     timeout_s: float = Field(30.0, gt=0, le=600)
     open_loop_age_days: int = Field(14, ge=1, le=3650)
     caps: StewardCaps = StewardCaps()
+    auto_accept_proposals: tuple[str, ...] = ()
+    """Mob names whose clean (untainted) proposals the policy steward accepts on its own; ``"*"``
+    accepts them for every scope. Default: none — proposals wait for an operator (held)."""
+    llm_release: Literal["gated", "direct"] = "gated"
+    """What the LLM steward's ``release`` of quarantined content does: ``gated`` (default) stages a
+    gated promotion an operator decides through ``meta/gating/decide``; ``direct`` (explicit opt-in)
+    releases it at once, as the policy steward's verdicts would."""
+
+    @field_validator("auto_accept_proposals", mode="before")
+    @classmethod
+    def _auto_accept(cls, value: Any) -> tuple[str, ...]:
+        if isinstance(value, tuple):
+            value = list(value)
+        if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+            raise ValueError("auto_accept_proposals must be a list of mob names (or \"*\")")
+        return tuple(sorted({v.strip() for v in value}))
+
+    def auto_accepts(self, scope_kind: str, scope_key: str) -> bool:
+        """Whether the policy steward may accept a clean proposal for this scope on its own."""
+        if "*" in self.auto_accept_proposals:
+            return True
+        return scope_kind == "mob" and scope_key in self.auto_accept_proposals
 
     @field_validator("cadence")
     @classmethod

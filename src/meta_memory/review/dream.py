@@ -27,12 +27,28 @@
 
 Per-record rationales of applied ops are in the audit rows (the review's
 rationale); held and refused verdicts are in the run's detail.
+
+Held forgets (:mod:`meta_memory.review.forgets`) are offered with the
+quarantine queue (``QuarantineItem.held_forget``): ``tombstone`` approves the
+forget, ``release`` keeps the record, through the same review operation.
+
+Two guards keep a steward from spreading what an injection controls:
+
+- ``gate_releases`` (on for every steward but the policy steward unless
+  ``[agent_memory.steward] llm_release = "direct"``): a ``release`` of
+  quarantined content becomes a gated promotion into the record's own scope
+  (``promote_pending_gate``), which an operator decides through
+  ``meta/gating/decide``; the run's detail notes ``downgraded_from_release``;
+- ``may_act(scope) -> bool`` (a dream an RPC caller asked for): only records,
+  proposals, harvests and promotion targets of scopes the caller may review
+  and commit are offered or written; the rest of the realm is left alone.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -117,6 +133,8 @@ def run_dream(
     open_loop_age_days: int = 14,
     partition: str = "realm",
     gate: Any = _USE_STORE_GATE,
+    gate_releases: bool | None = None,
+    may_act: Callable[[Scope], bool] | None = None,
 ) -> DreamReport:
     """Run one dream over ``realm`` with ``steward`` (module doc).
 
@@ -129,6 +147,9 @@ def run_dream(
         caps: per-dream caps (defaults: proposals 32, quarantine 16, harvests 4).
         open_loop_age_days: age after which an ``open_loop`` record is escalated.
         partition: the ``dream_runs.partition_label``.
+        gate_releases: turn a steward ``release`` of quarantined content into a gated promotion;
+            ``None`` = on for every steward whose ``kind`` is not ``"policy"``.
+        may_act: the scopes this dream may touch (``None`` = the whole realm: the schedule).
 
     Returns:
         :class:`DreamReport`. A dream already running for this realm in this
@@ -136,6 +157,9 @@ def run_dream(
     """
     name = parse_realm(realm)
     caps = caps or StewardCaps()
+    if gate_releases is None:
+        gate_releases = getattr(steward, "kind", None) != "policy"
+    allowed: Callable[[Scope], bool] = may_act or (lambda scope: True)
     write_gate = getattr(store, "gate", None) if gate is _USE_STORE_GATE else gate
     lock = _realm_lock(store, name)
     started = clock.now_ms()
@@ -144,7 +168,7 @@ def run_dream(
     try:
         run_id = mint_token("dream")
         expired = expire_promotions(store, name, clock=clock)
-        inputs = _gather(store, name, run_id, clock.now_ms(), caps, open_loop_age_days)
+        inputs = _gather(store, name, run_id, clock.now_ms(), caps, open_loop_age_days, allowed)
         if inputs.empty:
             report = _skip(name, started, clock, events, "nothing to review")
             report.detail = {"expired_promotions": expired} if expired else {}
@@ -178,7 +202,8 @@ def run_dream(
             decision = None
         if decision is not None:
             detail["refused"].extend(decision.refused)
-            ops = _apply(store, name, run_id, inputs, decision, caps, detail, clock, events, ledger, write_gate)
+            ops = _apply(store, name, run_id, inputs, decision, caps, detail, clock, events, ledger, write_gate,
+                         gate_releases, allowed)
         completed = clock.now_ms()
         store.run_in_transaction(
             name, lambda tx: sql.upsert_dream_run(tx.conn, run_id, partition, started, completed, ops, detail)
@@ -221,17 +246,28 @@ def _event_summary(detail: dict[str, Any]) -> dict[str, Any]:
 # --------------------------------------------------------------------------- gather
 
 
-def _gather(store: Any, realm: str, run_id: str, now: int, caps: StewardCaps, loop_age_days: int) -> DreamInputs:
+def _gather(
+    store: Any, realm: str, run_id: str, now: int, caps: StewardCaps, loop_age_days: int,
+    allowed: Callable[[Scope], bool],
+) -> DreamInputs:
     def fn(tx: Any) -> DreamInputs:
         conn = tx.conn
         quarantine: list[QuarantineItem] = []
+        # Held forgets take at most half of the quarantine cap, so a flood of them never starves the queue.
+        for held in sql.list_pending_forgets(conn, caps.quarantine * 4 + 16):
+            if len(quarantine) >= (caps.quarantine + 1) // 2:
+                break
+            rec = tx.get(held.memory_id)
+            if rec is None or not allowed(rec.scope) or sql.pending_promotions_for(conn, rec.id):
+                continue
+            quarantine.append(QuarantineItem(rec, held_forget=held.to_json()))
         for rid in sql.quarantined_records(conn, caps.quarantine * 4 + 16):
             if len(quarantine) >= caps.quarantine:
                 break
             if sql.pending_promotions_for(conn, rid):
                 continue
             rec = tx.get(rid)
-            if rec is None:
+            if rec is None or not allowed(rec.scope):
                 continue
             quarantine.append(
                 QuarantineItem(
@@ -251,11 +287,15 @@ def _gather(store: Any, realm: str, run_id: str, now: int, caps: StewardCaps, lo
                 norm = normalize_record(prop.record)
             except (ValueError, KeyError):
                 continue
+            if not allowed(prop.scope):
+                continue
             dup = sql.active_duplicate(conn, prop.scope, content_hash(norm.title, norm.body), "")
             proposals.append(ProposalItem(prop, dup))
         harvests = [
-            HarvestItem(h, tuple(harvest_records(tx, realm, h))) for h in sql.pending_harvests(conn, caps.harvests)
-        ]
+            HarvestItem(h, tuple(harvest_records(tx, realm, h)))
+            for h in sql.pending_harvests(conn, caps.harvests * 4 + 16)
+            if allowed(Scope.identity(realm, h.identity))
+        ][: caps.harvests]
         recently = set()
         for d in sql.recent_dream_details(conn, ESCALATION_MEMORY_RUNS):
             recently.update(x for x in d.get("escalated", []) if isinstance(x, str))
@@ -267,7 +307,7 @@ def _gather(store: Any, realm: str, run_id: str, now: int, caps: StewardCaps, lo
             if rid in recently or rid in queued:
                 continue
             rec = tx.get(rid)
-            if rec is not None and rec.kind is Kind.OPEN_LOOP:
+            if rec is not None and rec.kind is Kind.OPEN_LOOP and allowed(rec.scope):
                 open_loops.append(rec)
         audit = []
         for rid in sql.audit_candidates(conn, caps.audit * 4 + 16):
@@ -276,7 +316,7 @@ def _gather(store: Any, realm: str, run_id: str, now: int, caps: StewardCaps, lo
             if sql.has_open_audit_verdict(conn, rid):
                 continue
             rec = tx.get(rid)
-            if rec is not None:
+            if rec is not None and allowed(rec.scope):
                 audit.append(rec)
         return DreamInputs(
             realm=realm,
@@ -315,6 +355,8 @@ def _apply(
     events: Any,
     ledger: Any,
     gate: Any,
+    gate_releases: bool,
+    allowed: Callable[[Scope], bool],
 ) -> int:
     ops = 0
     reviewer = Reviewer.steward(run_id)
@@ -342,7 +384,14 @@ def _apply(
             continue
         rec = item.record
         try:
-            if v.verdict in ("release", "tombstone"):
+            if v.verdict == "release" and gate_releases and item.held_forget is None:
+                staged = promote_pending_gate(
+                    store, realm, rec.id, run_id=run_id, clock=clock, target_scope=rec.scope, rationale=v.rationale,
+                    events=events,
+                )
+                _note(detail, "quarantine", rec.id, "promote_pending_gate", v.rationale, pending_id=staged.pending_id,
+                      downgraded_from_release=True)
+            elif v.verdict in ("release", "tombstone"):
                 out = review_quarantined(
                     store, rec.scope, rec.id, v.verdict, rec.content_hash, v.rationale, reviewer,
                     clock=clock, events=events, gate=gate,
@@ -351,7 +400,13 @@ def _apply(
                 _note(detail, "quarantine", rec.id, v.verdict, v.rationale, outcome=out.outcome,
                       successor_id=out.successor_id)
             elif v.verdict == "promote_pending_gate":
+                if item.held_forget is not None:
+                    detail["refused"].append(f"quarantine {rec.id}: a held forget is approved or released, not promoted")
+                    continue
                 target = Scope.mob(realm, v.target_mob) if v.target_mob else None
+                if not allowed(target or rec.scope):
+                    detail["refused"].append(f"quarantine {rec.id}: the promotion target is not a scope this dream may commit")
+                    continue
                 staged = promote_pending_gate(
                     store, realm, rec.id, run_id=run_id, clock=clock, target_scope=target, rationale=v.rationale,
                     events=events,
@@ -409,6 +464,9 @@ def _apply(
             detail["refused"].append(f"harvest {v.target}: not offered to this dream")
             continue
         if not once(seen, "harvest", v.target):
+            continue
+        if v.verdict == "promote" and not allowed(Scope.realm_scope(realm)):
+            detail["refused"].append(f"harvest {v.target}: promoting into realm scope is not allowed to this dream")
             continue
         try:
             res = decide_harvest(

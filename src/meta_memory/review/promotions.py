@@ -13,7 +13,8 @@ A promotion that is no longer pending (invalidated by an operator's
 tombstone, expired, decided) stays as it is on a late decision.
 
 Sources: a quarantined record (the batch creates the promoted copy, derived
-from the origin, and tombstones the origin), an active record (the batch
+from the origin, and tombstones the origin; a quarantined update promoted into
+its own scope supersedes its prior instead, so one version stays active), an active record (the batch
 creates the copy only), or a proposal (the batch creates the proposed record
 in its scope; the proposal is ``held`` while gated, then ``accepted`` /
 ``rejected``; an expired gate returns it to ``pending``).
@@ -24,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from meta_memory.agent_memory.batch import BatchKind, CreateOp, StagedBatch, TombstoneOp
+from meta_memory.agent_memory.batch import BatchKind, CreateOp, StagedBatch, SupersedeOp, TombstoneOp
 from meta_memory.agent_memory.hashing import mint_token
 from meta_memory.agent_memory.model import (
     Author,
@@ -51,6 +52,7 @@ __all__ = [
     "gating_check",
     "expire_promotions",
     "list_pending_promotions",
+    "promotion_scopes",
 ]
 
 _USE_STORE_GATE: Any = object()
@@ -153,13 +155,25 @@ def promote_pending_gate(
                 tags=rec.tags,
                 provenance=Provenance(author=rec.provenance.author, verification=rec.provenance.verification),
             )
-            create = CreateOp(
-                scope=scope,
-                record=copy,
-                trust=TrustTier.AGENT_OBSERVED,
-                derived_from=(rec.id,),
-                rationale=f"gated promotion of {rec.id}",
-            )
+            create: CreateOp | SupersedeOp
+            if rec.status.kind is StatusKind.QUARANTINED and rec.supersedes is not None and scope == rec.scope:
+                # A quarantined update promoted into its own scope supersedes its prior, as a release
+                # would: one version stays active (the validator re-checks the prior at approval).
+                create = SupersedeOp(
+                    prior=rec.supersedes,
+                    record=copy,
+                    trust=TrustTier.AGENT_OBSERVED,
+                    derived_from=(rec.id,),
+                    rationale=f"gated promotion of {rec.id}",
+                )
+            else:
+                create = CreateOp(
+                    scope=scope,
+                    record=copy,
+                    trust=TrustTier.AGENT_OBSERVED,
+                    derived_from=(rec.id,),
+                    rationale=f"gated promotion of {rec.id}",
+                )
             if rec.status.kind is StatusKind.QUARANTINED:
                 ops = (create, TombstoneOp(id=rec.id, rationale="superseded by gated promotion"))
             else:
@@ -300,6 +314,29 @@ def gating_decide(
             identity=outcome.scope_key if outcome.scope_kind == ScopeKind.IDENTITY.value else None,
         )
     return outcome
+
+
+def promotion_scopes(store: Any, realm: str | None, pending_id: str) -> list[tuple[str, str]] | None:
+    """The scopes a gated promotion touches: its target scope, then its source's scope (the promoted
+    record's, or the proposal's); ``None`` for an unknown ``pending_id``. A source that no longer
+    resolves is left out (the target still counts)."""
+    name = parse_realm(realm)
+
+    def fn(tx: Any) -> list[tuple[str, str]] | None:
+        row = sql.pending_promotion(tx.conn, pending_id)
+        if row is None:
+            return None
+        scopes = [(row.scope_kind, row.scope_key)]
+        prop = sql.proposal(tx.conn, row.record_id)
+        if prop is not None:
+            scopes.append((prop.scope_kind, prop.scope_key))
+        else:
+            rec = tx.get(row.record_id)
+            if rec is not None:
+                scopes.append(rec.scope.storage())
+        return scopes
+
+    return store.run_in_transaction(name, fn)
 
 
 def _close(conn: Any, row: sql.PendingPromotion, status: str, now: int, is_proposal: bool, proposal_status: str) -> None:

@@ -26,6 +26,17 @@ Replay: a tombstoned origin whose tombstone audit row carries this origin's
 review answers ``already_released`` / ``already_tombstoned`` (same verdict) or
 ``not_quarantined`` (other verdict, or no review evidence: a plain forget is
 not a review).
+
+Held forgets (:mod:`meta_memory.review.forgets`): a record that is not
+quarantined but has a held forget is decided here too, after the same checks 1
+and 2 (scope, content hash). ``tombstone`` approves the forget (one
+``Tombstone`` op, after step 4's promotion settlement); ``release`` keeps the
+record and writes one ``forget_released`` audit row. Either way the held
+forget is resolved with the decision, the review carries ``subject:
+"forget"``, ``forget_id`` and ``requested_by`` (``origin_quarantine_reason`` is
+the hold reason), and the result carries ``forget``. A repeated ``release``
+answers ``already_released`` from the resolved held forget; a repeated
+``tombstone`` replays from the tombstone's audit row like any other.
 """
 
 from __future__ import annotations
@@ -49,6 +60,7 @@ from meta_memory.clock import Clock
 from meta_memory.errors import AgentMemoryError, QuarantineReviewRefused
 from meta_memory.identity import parse_identity, parse_realm
 from meta_memory.review import sql
+from meta_memory.review.forgets import FORGET_SUBJECT
 from meta_memory.review.model import PROMOTION_EXPIRY_MS, Reviewer, receipt
 
 __all__ = [
@@ -92,12 +104,17 @@ class ReviewOutcome:
     decision: dict[str, Any]
     superseded_prior: dict[str, Any] | None = None
     applied: bool = True
+    forget: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """Wire shape ``{outcome, origin, successor, superseded_prior?, decision}``."""
+        """Wire shape ``{outcome, origin, successor, superseded_prior?, forget?, decision}``; ``forget``
+        (the held forget decided: ``{forget_id, memory_id, requested_by, reason, status, ...}``) only for
+        a decision about a held forget."""
         out: dict[str, Any] = {"outcome": self.outcome, "origin": self.origin, "successor": self.successor}
         if self.superseded_prior is not None:
             out["superseded_prior"] = self.superseded_prior
+        if self.forget is not None:
+            out["forget"] = self.forget
         out["decision"] = self.decision
         return out
 
@@ -198,16 +215,15 @@ def review_quarantined(
             )
         raise
     if outcome.applied and events is not None:
-        events.emit(
-            "memory.quarantine.verdict",
-            {
-                "realm": scope.realm,
-                "record_id": outcome.record_id,
-                "verdict": verdict,
-                "successor_id": outcome.successor_id,
-            },
-            identity=_event_identity(scope),
-        )
+        data = {
+            "realm": scope.realm,
+            "record_id": outcome.record_id,
+            "verdict": verdict,
+            "successor_id": outcome.successor_id,
+        }
+        if outcome.forget is not None:
+            data["subject"] = FORGET_SUBJECT
+        events.emit("memory.quarantine.verdict", data, identity=_event_identity(scope))
     return outcome
 
 
@@ -235,7 +251,10 @@ def _review_in_tx(
     if status is StatusKind.TOMBSTONED:
         return _replay(tx, origin, verdict)
     if status is not StatusKind.QUARANTINED:
-        raise _refuse("not_quarantined", f"record is {status.value}, not quarantined", status=status.value)
+        held = sql.pending_forget_for(tx.conn, origin.id)
+        if held is not None:
+            return _decide_forget(tx, origin, held, verdict, expected_hash, rationale, reviewer, now_ms, gate)
+        return _replay_forget_release(tx, origin, verdict)
 
     expired, invalidated = _settle_promotions(tx, origin.id, verdict, reviewer, now_ms)
 
@@ -331,6 +350,102 @@ def _review_in_tx(
         successor=receipt(records[succ_id]) if verdict == RELEASE else None,
         superseded_prior=prior_receipt,
         decision={"audit_token": applied.token, "decided_at_ms": applied.applied_at_ms, "review": review},
+    )
+
+
+def _decide_forget(
+    tx: Any,
+    origin: MemoryRecord,
+    held: sql.PendingForgetRow,
+    verdict: str,
+    expected_hash: str,
+    rationale: str | None,
+    reviewer: Reviewer,
+    now_ms: int,
+    gate: Any,
+) -> ReviewOutcome:
+    """Approve (``tombstone``) or release (``release``) a held forget of a standing record."""
+    review: dict[str, Any] = {
+        "verdict": verdict,
+        "reviewer": reviewer.to_json(),
+        "origin": origin.id,
+        "subject": FORGET_SUBJECT,
+        "forget_id": held.forget_id,
+        "requested_by": held.author,
+        "expected_content_hash": expected_hash,
+        "origin_quarantine_reason": held.reason,
+    }
+    who = "operator " if reviewer.is_operator else ""
+    suffix = f": {rationale}" if rationale else ""
+    if verdict == TOMBSTONE:
+        expired, invalidated = _settle_promotions(tx, origin.id, verdict, reviewer, now_ms)
+        if expired:
+            review["expired_promotions"] = expired
+        if invalidated:
+            review["invalidated_promotions"] = invalidated
+        if rationale:
+            review["rationale"] = rationale
+        batch = StagedBatch(
+            realm=origin.scope.realm,
+            author=reviewer.author(),
+            ops=(TombstoneOp(id=origin.id, rationale=f"{who}approved held forget{suffix}"),),
+            kind=BatchKind.REVIEW_VERDICT,
+            review=review,
+        )
+        applied = tx.apply(batch, gate=gate, token=mint_token("review"))
+        decision = {"audit_token": applied.token, "decided_at_ms": applied.applied_at_ms, "review": review}
+        sql.resolve_pending_forget(tx.conn, held.forget_id, "tombstoned", applied.applied_at_ms, decision)
+        record = applied.records[origin.id]
+        outcome = "tombstoned"
+    else:
+        if rationale:
+            review["rationale"] = rationale
+        token = mint_token("review")
+        detail = {
+            "op": "forget_released",
+            "author": reviewer.author().to_json(),
+            "rationale": f"{who}released from held forget{suffix}",
+            "quarantined": None,
+            "review": review,
+        }
+        sql.insert_audit_row(tx.conn, token, 0, "forget_released", origin.id, detail, now_ms)
+        decision = {"audit_token": token, "decided_at_ms": now_ms, "review": review}
+        sql.resolve_pending_forget(tx.conn, held.forget_id, "released", now_ms, decision)
+        record = origin
+        outcome = "released"
+    forget = {**held.to_json(), "status": "tombstoned" if verdict == TOMBSTONE else "released"}
+    return ReviewOutcome(
+        outcome=outcome,
+        realm=origin.scope.realm,
+        verdict=verdict,
+        origin=receipt(record),
+        successor=None,
+        decision=decision,
+        forget=forget,
+    )
+
+
+def _replay_forget_release(tx: Any, origin: MemoryRecord, verdict: str) -> ReviewOutcome:
+    """A standing record without a held forget: replay a released hold, else ``not_quarantined``."""
+    status = origin.status.kind.value
+    resolved = sql.latest_resolved_forget(tx.conn, origin.id)
+    if resolved is None or resolved.status != "released" or resolved.decision is None:
+        raise _refuse("not_quarantined", f"record is {status}, not quarantined", status=status)
+    if verdict != RELEASE:
+        raise _refuse(
+            "not_quarantined",
+            f"record is {status}, not quarantined: its held forget '{resolved.forget_id}' was released",
+            status=status,
+        )
+    return ReviewOutcome(
+        outcome="already_released",
+        realm=origin.scope.realm,
+        verdict=verdict,
+        origin=receipt(origin),
+        successor=None,
+        decision=resolved.decision,
+        applied=False,
+        forget=resolved.to_json(),
     )
 
 

@@ -22,6 +22,7 @@ from typing import Any
 
 from meta_memory.clock import Clock
 from meta_memory.review import harvest, params, promotions, proposals
+from meta_memory.review.authority import ReviewAuthority
 from meta_memory.review.config import StewardConfig
 from meta_memory.review.dream import DreamReport, run_dream
 from meta_memory.review.model import Reviewer
@@ -37,7 +38,7 @@ def build_steward(config: StewardConfig) -> Steward:
     if config.kind == "llm":
         key = os.environ.get(config.api_key_env) if config.api_key_env else None
         return LlmSteward(config.base_url or "", config.model or "", key, timeout_s=config.timeout_s)
-    return PolicySteward()
+    return PolicySteward(config.auto_accepts)
 
 
 class ReviewService:
@@ -80,9 +81,18 @@ class ReviewService:
         )
         return out.to_dict()
 
-    def gating_decide(self, raw: Any) -> dict[str, Any]:
-        """``meta/gating/decide`` {realm?, pending_id, decision}."""
+    def gating_decide(self, raw: Any, authority: ReviewAuthority | None = None) -> dict[str, Any]:
+        """``meta/gating/decide`` {realm?, pending_id, decision}.
+
+        Under access control the caller must be able to review and commit in the promotion's target
+        scope and its source's scope (:class:`~meta_memory.review.authority.ReviewAuthority`), else
+        :class:`~meta_memory.errors.AccessDenied` (-32030) and nothing changes.
+        """
         p = params.parse_gating_decide_params(raw)
+        if authority is not None and authority.enforced:
+            scopes = promotions.promotion_scopes(self.store, p.realm, p.pending_id)
+            for kind, key in scopes or ():
+                authority.require(p.realm, kind, key)
         return promotions.gating_decide(
             self.store, p.realm, p.pending_id, p.decision, clock=self.clock, events=self.events
         ).to_dict()
@@ -94,25 +104,48 @@ class ReviewService:
             return promotions.GatingCheck(p.entity, p.topic, p.store, True, None).to_dict()
         return promotions.gating_check(self.ledger, p.entity, p.topic, p.store).to_dict()
 
-    def dream(self, raw: Any) -> dict[str, Any]:
-        """``meta/memory/steward/dream`` {realm?}: one dream now (whether or not the schedule is enabled)."""
+    def dream(self, raw: Any, authority: ReviewAuthority | None = None) -> dict[str, Any]:
+        """``meta/memory/steward/dream`` {realm?}: one dream now (whether or not the schedule is enabled).
+
+        Under access control the dream offers and writes only what lies in scopes the caller may
+        review and commit (:meth:`ReviewAuthority.may_act`); the rest of the realm waits for a
+        dream of someone who may, or for the schedule.
+        """
         p = params.parse_dream_params(raw)
-        return self.run_dream(p.realm).to_dict()
+        may_act = authority.may_act if authority is not None and authority.enforced else None
+        return self.run_dream(p.realm, may_act=may_act).to_dict()
 
     def retire(self, raw: Any) -> dict[str, Any]:
         """``meta/session/retire`` {identity, realm?, session_key?, cause}: record a pending harvest."""
         p = params.parse_retire_params(raw)
         return harvest.record_harvest(self.store, p.realm, p.identity, p.session_key, p.cause, clock=self.clock)
 
-    def proposals(self, raw: Any) -> dict[str, Any]:
-        """``meta/memory/proposals/list`` {realm?, status?, limit?}: body-free rows."""
+    def proposals(self, raw: Any, visibility: Any = None) -> dict[str, Any]:
+        """``meta/memory/proposals/list`` {realm?, status?, limit?}: body-free rows.
+
+        ``visibility`` (the caller's :class:`~meta_memory.panel.visibility.Visibility`) keeps the
+        rows whose target scope the caller may read, the rule of ``meta/memory/panel/proposals``;
+        ``limit`` applies before that filter, as there.
+        """
         p = params.parse_proposal_list_params(raw)
         rows = proposals.list_proposals(self.store, p.realm, status=p.status, limit=p.limit)
+        if visibility is not None:
+            rows = [r for r in rows if visibility.proposal(r.realm, *r.scope.storage())]
         return {"proposals": [r.summary() for r in rows]}
 
-    def decide_proposal(self, raw: Any, principal: str | None = None) -> dict[str, Any]:
-        """``meta/memory/proposals/decide`` {realm?, proposal_id, action: accept|hold|reject, rationale?}."""
+    def decide_proposal(
+        self, raw: Any, principal: str | None = None, authority: ReviewAuthority | None = None
+    ) -> dict[str, Any]:
+        """``meta/memory/proposals/decide`` {realm?, proposal_id, action: accept|hold|reject, rationale?}.
+
+        Under access control the caller must be able to review and commit in the proposal's
+        target scope (-32030 otherwise); an unknown proposal is refused as before.
+        """
         p = params.parse_proposal_action_params(raw)
+        if authority is not None and authority.enforced:
+            found = proposals.get_proposal(self.store, p.realm, p.proposal_id)
+            if found is not None:
+                authority.require(p.realm, *found.scope.storage())
         if p.action == "accept":
             out = proposals.accept_proposal(
                 self.store, p.realm, p.proposal_id, Reviewer.operator(principal), p.rationale, events=self.events
@@ -124,10 +157,14 @@ class ReviewService:
 
     # ----------------------------------------------------------------- dreams
 
-    def run_dream(self, realm: str) -> DreamReport:
+    def run_dream(self, realm: str, *, may_act: Any = None) -> DreamReport:
+        """One dream over ``realm``. A ``release`` by any steward but the policy steward is a gated
+        promotion unless ``llm_release = "direct"``; ``may_act`` bounds the scopes it touches."""
+        gate_releases = getattr(self.steward, "kind", None) != "policy" and self.config.llm_release == "gated"
         return run_dream(
             self.store, realm, self.steward, clock=self.clock, events=self.events, ledger=self.ledger,
             caps=self.config.caps, open_loop_age_days=self.config.open_loop_age_days,
+            gate_releases=gate_releases, may_act=may_act,
         )
 
     def dream_all_realms(self) -> list[DreamReport]:

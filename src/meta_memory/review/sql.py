@@ -3,7 +3,8 @@
 The decision logic of :mod:`meta_memory.review` is plain Python over records,
 audit rows and the small row types below; only this module knows the side
 tables (``proposals``, ``pending_promotions``, ``stage``, ``audit``,
-``pending_harvests``, ``dream_runs``, ``dream_audit_verdicts``) and speaks
+``pending_harvests``, ``dream_runs``, ``dream_audit_verdicts``,
+``pending_forgets``) and speaks
 SQL. Each function takes the raw connection of an open write transaction:
 ``SqliteTx.conn`` (:mod:`meta_memory.agent_memory.store.sqlite`) or
 ``PgTx.conn`` (:mod:`meta_memory.agent_memory.store.postgres`).
@@ -65,6 +66,13 @@ __all__ = [
     "open_audit_verdicts",
     "resolve_audit_verdict",
     "has_open_audit_verdict",
+    "PendingForgetRow",
+    "insert_pending_forget",
+    "pending_forget_for",
+    "latest_resolved_forget",
+    "list_pending_forgets",
+    "resolve_pending_forget",
+    "insert_audit_row",
 ]
 
 
@@ -345,6 +353,137 @@ def audit_row_at(conn: Any, stage_token: str, op_index: int) -> AuditRow | None:
         (stage_token, op_index),
     ).fetchone()
     return _audit(row) if row else None
+
+
+def insert_audit_row(
+    conn: Any, stage_token: str, op_index: int, op_kind: str, memory_id: str | None, detail: dict[str, Any],
+    now_ms: int,
+) -> None:
+    """Append one ``audit`` row for a review step that changes no record (a released forget hold)."""
+    _q(
+        conn,
+        "INSERT INTO audit(stage_token, op_index, op_kind, memory_id, detail, applied_at_ms) VALUES (?, ?, ?, ?, ?, ?)",
+        (stage_token, op_index, op_kind, memory_id, _dumps(detail), now_ms),
+    )
+
+
+# --------------------------------------------------------------------------- held forgets
+
+
+@dataclass(frozen=True, slots=True)
+class PendingForgetRow:
+    """A ``pending_forgets`` row: a forget held for review. ``author`` is the decoded requesting author;
+    ``decision`` the decoded decision once resolved (``None`` while pending). ``status``:
+    ``pending`` | ``tombstoned`` (approved) | ``released`` (the record stays) | ``obsolete``."""
+
+    forget_id: str
+    memory_id: str
+    scope_kind: str
+    scope_key: str
+    content_hash: str
+    author: dict[str, Any]
+    reason: str
+    session_key: str | None
+    status: str
+    created_at_ms: int
+    resolved_at_ms: int | None
+    decision: dict[str, Any] | None
+
+    def to_json(self) -> dict[str, Any]:
+        """The queue's shape (no decision body): ``{forget_id, memory_id, scope_kind, scope_key,
+        content_hash, requested_by, reason, status, created_at_ms}``."""
+        return {
+            "forget_id": self.forget_id,
+            "memory_id": self.memory_id,
+            "scope_kind": self.scope_kind,
+            "scope_key": self.scope_key,
+            "content_hash": self.content_hash,
+            "requested_by": self.author,
+            "reason": self.reason,
+            "status": self.status,
+            "created_at_ms": self.created_at_ms,
+        }
+
+
+_FORGET_COLS = (
+    "forget_id, memory_id, scope_kind, scope_key, content_hash, author, reason, session_key, status, "
+    "created_at_ms, resolved_at_ms, decision"
+)
+
+
+def _forget(row: Sequence[Any]) -> PendingForgetRow:
+    decision = json.loads(row[11]) if row[11] else None
+    return PendingForgetRow(
+        row[0], row[1], row[2], row[3], row[4], json.loads(row[5]), row[6], row[7], row[8], row[9], row[10], decision
+    )
+
+
+def insert_pending_forget(conn: Any, row: PendingForgetRow) -> None:
+    """Insert one ``pending_forgets`` row (status ``pending``)."""
+    _q(
+        conn,
+        f"INSERT INTO pending_forgets({_FORGET_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            row.forget_id, row.memory_id, row.scope_kind, row.scope_key, row.content_hash, _dumps(row.author),
+            row.reason, row.session_key, row.status, row.created_at_ms, row.resolved_at_ms,
+            None if row.decision is None else _dumps(row.decision),
+        ),
+    )
+
+
+def pending_forget_for(conn: Any, memory_id: str) -> PendingForgetRow | None:
+    """The oldest unresolved held forget of ``memory_id``, or ``None``."""
+    if _unstorable(conn, memory_id):
+        return None
+    row = _q(
+        conn,
+        f"SELECT {_FORGET_COLS} FROM pending_forgets WHERE memory_id = ? AND status = 'pending' "
+        "ORDER BY created_at_ms, forget_id LIMIT 1",
+        (memory_id,),
+    ).fetchone()
+    return _forget(row) if row else None
+
+
+def latest_resolved_forget(conn: Any, memory_id: str) -> PendingForgetRow | None:
+    """The newest decided (``tombstoned`` or ``released``) held forget of ``memory_id``, or ``None``."""
+    if _unstorable(conn, memory_id):
+        return None
+    row = _q(
+        conn,
+        f"SELECT {_FORGET_COLS} FROM pending_forgets WHERE memory_id = ? AND status IN ('tombstoned', 'released') "
+        "ORDER BY resolved_at_ms DESC, forget_id DESC LIMIT 1",
+        (memory_id,),
+    ).fetchone()
+    return _forget(row) if row else None
+
+
+def list_pending_forgets(conn: Any, limit: int) -> list[PendingForgetRow]:
+    """Unresolved held forgets whose record still stands (not tombstoned), newest first."""
+    c = dialect_of(conn).collate
+    rows = _q(
+        conn,
+        f"SELECT {', '.join('f.' + col.strip() for col in _FORGET_COLS.split(','))} FROM pending_forgets f "
+        "JOIN records r ON r.memory_id = f.memory_id "
+        f"WHERE f.status = 'pending' AND r.status_kind <> 'tombstoned' "
+        f"ORDER BY f.created_at_ms DESC, f.forget_id{c} DESC LIMIT ?",
+        (limit,),
+    ).fetchall()
+    return [_forget(r) for r in rows]
+
+
+def resolve_pending_forget(
+    conn: Any, forget_id: str, status: str, now_ms: int, decision: dict[str, Any] | None
+) -> bool:
+    """Move a ``pending`` held forget to ``status`` with its decision; whether it was pending."""
+    return (
+        _q(
+            conn,
+            "UPDATE pending_forgets SET status = ?, resolved_at_ms = ?, decision = ? "
+            "WHERE forget_id = ? AND status = 'pending'",
+            (status, now_ms, None if decision is None else _dumps(decision), forget_id),
+        ).rowcount
+        > 0
+    )
 
 
 # --------------------------------------------------------------------------- proposals

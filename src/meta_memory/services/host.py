@@ -57,6 +57,14 @@ class QuarantineEventOps(StoreRecorderOps):
         self._after(identity, memory_id, reason)
         return memory_id, reason
 
+    def forget_authored(self, identity: str, memory_id: str, author: Any, session_key: str | None) -> Any:
+        out = super().forget_authored(identity, memory_id, author, session_key)
+        if out.held and out.created:
+            self._emit("memory.forget.held", identity,
+                       {"realm": self._realm_name, "record_id": out.memory_id, "forget_id": out.forget_id,
+                        "reason": out.reason})
+        return out
+
     def supersede_authored(self, identity: str, prior_id: str, record: Any, author: Any,
                            session_key: str | None) -> tuple[str, str | None]:
         memory_id, reason = super().supersede_authored(identity, prior_id, record, author, session_key)
@@ -105,8 +113,13 @@ class HostService:
         return verdict.to_dict()
 
     def inject(self, identity: str, realm: str | None, session_key: str | None, query_text: str,
-               surface: str, mobs: Sequence[str] = (), operator: str | None = None) -> dict[str, Any]:
+               surface: str, mobs: Sequence[str] = (), operator: str | None = None,
+               may_read: Callable[[str, str, str], bool] | None = None) -> dict[str, Any]:
         """The observation block for a turn (``surface="turn"``) or a build (``"build"``).
+
+        ``may_read(realm, scope_kind, scope_key)`` (the caller's panel visibility under
+        ``[access]``) keeps a build's mob, operator and realm sections only where the caller may
+        read them; the identity's own section is gated at entry.
 
         Output: ``{text, skip_reason, included_ids, rendered_bytes, surface}``; ``text`` is ``None``
         with a typed ``skip_reason`` when nothing is injected. Raises ``AgentMemoryError`` only under
@@ -115,6 +128,9 @@ class HostService:
         if surface == "build":
             scopes = build_scope_set(realm_name, identity, mobs=mobs, operator=operator,
                                      operator_scope=self.config.operator_scope)
+            if may_read is not None:
+                scopes = tuple(s for s in scopes
+                               if s.kind == "identity" or may_read(s.realm, s.kind, s.key or ""))
             result = self.injection.assemble_build(identity, realm_name, query_text, None, scopes)
         else:
             result = self.injection.inject_for_turn(identity, realm_name, session_key, query_text)

@@ -65,6 +65,10 @@ _FORGOT: Final = (
     "by reset/respawn."
 )
 _NOT_FOUND: Final = "memory {id} was not found in your scope"
+_FORGET_HELD: Final = (
+    "Forget of memory {id} is HELD pending review ({reason}). The record stays active, and is still recalled "
+    "and injected, until a steward or operator approves the forget."
+)
 _PROPOSED: Final = (
     "Proposed to mob scope as {id}. A steward or operator must review and commit it before it becomes shared memory."
 )
@@ -126,9 +130,12 @@ class RecorderOps(Protocol):
         Returns ``(new_memory_id, quarantine_reason | None)``."""
         ...
 
-    def forget_authored(self, identity: str, memory_id: str, author: Any, session_key: str | None) -> bool:
+    def forget_authored(self, identity: str, memory_id: str, author: Any, session_key: str | None) -> Any:
         """Tombstone ``memory_id`` if it exists in the identity scope and is not
-        tombstoned already; returns whether it did."""
+        tombstoned already. Returns whether it did (``bool``), or an object with
+        ``outcome`` ``forgotten`` | ``held`` | ``not_found`` and, when held, the
+        gate's ``reason`` (:class:`meta_memory.review.forgets.ForgetRequest`): a
+        forget the write gate holds leaves the record active until review."""
         ...
 
     def recall(
@@ -247,7 +254,11 @@ class RecorderTool:
             return ToolResult(text + _PRIOR_STAYS if reason else text)
         if isinstance(action, ForgetAction):
             author = self._author_factory(caller)
-            if self._ops.forget_authored(caller, action.memory_id, author, session_key):
+            done = self._ops.forget_authored(caller, action.memory_id, author, session_key)
+            outcome = getattr(done, "outcome", None)
+            if outcome == "held":
+                return ToolResult(_FORGET_HELD.format(id=action.memory_id, reason=getattr(done, "reason", None)))
+            if outcome == "forgotten" or (outcome is None and done):
                 return ToolResult(_FORGOT.format(id=action.memory_id))
             return ToolResult(_NOT_FOUND.format(id=action.memory_id), is_error=True)
         if isinstance(action, RecallAction):

@@ -4,7 +4,9 @@
 :class:`~meta_memory.agent_memory.store.base.AgentMemoryStore` to the recorder
 tool: scope ``identity{realm, identity}`` for every write, the firewall's write
 gate bound to the calling session, and ``propose`` into ``mob{realm, mob}`` with
-the gate's verdict recorded as the proposal's taint.
+the gate's verdict recorded as the proposal's taint. A ``forget`` the gate would
+quarantine is held for review instead of applied
+(:func:`meta_memory.review.forgets.request_forget`): the record stays active.
 
 Recall is injected (``recall``): a host passes its recall provider's selection.
 Without one, ``always`` lists the newest active records and ``contextual``
@@ -29,6 +31,7 @@ from meta_memory.agent_memory.model import (
 from meta_memory.agent_memory.store.base import AgentMemoryStore
 from meta_memory.firewall.gate import LlmWriteGate
 from meta_memory.recall.fts import match_expression
+from meta_memory.review.forgets import ForgetRequest, request_forget
 from meta_memory.tool.args import RecordDraft
 
 __all__ = ["RecallFn", "StoreRecorderOps", "new_memory_record"]
@@ -134,8 +137,17 @@ class StoreRecorderOps:
         )
         return stored.id, _quarantine_of(stored)
 
-    def forget_authored(self, identity: str, memory_id: str, author: Any, session_key: str | None) -> bool:
-        return self._store.forget(self._realm, self._scope(identity), memory_id, author)
+    def forget_authored(
+        self, identity: str, memory_id: str, author: Any, session_key: str | None
+    ) -> ForgetRequest:
+        reason = self._gate.forget_hold_reason(author, session_key=session_key) if self._gate is not None else None
+        if reason is None:
+            found = self._store.forget(self._realm, self._scope(identity), memory_id, author)
+            return ForgetRequest("forgotten" if found else "not_found", memory_id.strip())
+        return request_forget(
+            self._store, self._scope(identity), memory_id, author, reason, session_key=session_key,
+            clock=self._store.clock,
+        )
 
     def recall(
         self, identity: str, query_text: str | None, selection: str, max_entries: int

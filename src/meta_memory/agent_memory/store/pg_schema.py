@@ -95,7 +95,14 @@ TABLES: dict[str, tuple[str, ...]] = {
     "dream_audit_verdicts": (
         "run_id", "record_id", "verdict", "rationale", "created_at_ms", "resolved_at_ms", "resolution",
     ),
+    "pending_forgets": (
+        "forget_id", "memory_id", "scope_kind", "scope_key", "content_hash", "author", "reason", "session_key",
+        "status", "created_at_ms", "resolved_at_ms", "decision",
+    ),
 }
+
+#: Tables added after the first release, with the migration that creates them (and their realm view).
+_LATER_TABLES: frozenset[str] = frozenset({"pending_forgets"})
 
 _BASE = [
     """CREATE TABLE IF NOT EXISTS realms (
@@ -250,16 +257,45 @@ _BASE = [
 ]
 
 
-def _realm_views(schema: str) -> list[str]:
+def _realm_view(schema: str, table: str) -> str:
     base, views = quote_ident(schema), quote_ident(schema + "_realm")
+    col_list = ", ".join(TABLES[table])
+    return (
+        f"CREATE OR REPLACE VIEW {views}.{table} AS SELECT {col_list} FROM {base}.{table} "
+        f"WHERE realm = current_setting('{REALM_SETTING}') WITH CASCADED CHECK OPTION"
+    )
+
+
+def _realm_views(schema: str) -> list[str]:
+    views = quote_ident(schema + "_realm")
     out = [f"CREATE SCHEMA IF NOT EXISTS {views}"]
-    for table, cols in TABLES.items():
-        col_list = ", ".join(cols)
-        out.append(
-            f"CREATE OR REPLACE VIEW {views}.{table} AS SELECT {col_list} FROM {base}.{table} "
-            f"WHERE realm = current_setting('{REALM_SETTING}') WITH CASCADED CHECK OPTION"
-        )
+    out.extend(_realm_view(schema, table) for table in TABLES if table not in _LATER_TABLES)
     return out
+
+
+def _pending_forgets(schema: str) -> list[str]:
+    """A forget held for review (the record stays active until a reviewer decides)."""
+    return [
+        f"""CREATE TABLE IF NOT EXISTS pending_forgets (
+            {_REALM_COL},
+            forget_id TEXT NOT NULL,
+            memory_id TEXT NOT NULL,
+            scope_kind TEXT NOT NULL,
+            scope_key TEXT NOT NULL,
+            content_hash TEXT NOT NULL,
+            author TEXT NOT NULL,
+            reason TEXT NOT NULL,
+            session_key TEXT,
+            status TEXT NOT NULL DEFAULT 'pending',
+            created_at_ms BIGINT NOT NULL,
+            resolved_at_ms BIGINT,
+            decision TEXT,
+            PRIMARY KEY (realm, forget_id)
+        )""",
+        "CREATE INDEX IF NOT EXISTS pending_forgets_record_idx ON pending_forgets(realm, memory_id, status)",
+        "CREATE INDEX IF NOT EXISTS pending_forgets_status_idx ON pending_forgets(realm, status, created_at_ms DESC)",
+        _realm_view(schema, "pending_forgets"),
+    ]
 
 
 def migrations(schema: str) -> list[tuple[int, str, list[str]]]:
@@ -277,6 +313,7 @@ def migrations(schema: str) -> list[tuple[int, str, list[str]]]:
             'ON records (realm, status_kind, created_at_ms DESC, memory_id COLLATE "C" DESC)',
             "CREATE INDEX IF NOT EXISTS injections_realm_at_idx ON injections (realm, at_ms DESC, injection_id DESC)",
         ]),
+        (4, "pending-forgets", _pending_forgets(schema)),
     ]
 
 

@@ -687,6 +687,7 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore):
                      (self.clock.now_ms(), realm, ids))
         conn.execute(self._sql("DELETE FROM §injections WHERE realm = %s AND record_id = ANY(%s)"), (realm, ids))
         conn.execute(self._sql("DELETE FROM §dream_audit_verdicts WHERE realm = %s AND record_id = ANY(%s)"), (realm, ids))
+        conn.execute(self._sql("DELETE FROM §pending_forgets WHERE realm = %s AND memory_id = ANY(%s)"), (realm, ids))
         conn.execute(self._sql("UPDATE §audit SET detail = '{\"erased\": true}' WHERE realm = %s AND memory_id = ANY(%s)"),
                      (realm, ids))
         conn.execute(self._sql("DELETE FROM §records WHERE realm = %s AND memory_id = ANY(%s)"), (realm, ids))

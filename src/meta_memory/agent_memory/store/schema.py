@@ -157,12 +157,34 @@ _PANEL_INDEXES = [
     "CREATE INDEX IF NOT EXISTS injections_at_idx ON injections(at_ms DESC, injection_id DESC)",
 ]
 
+# A forget held for review: the record stays active until a reviewer approves the tombstone
+# (``meta/memory/quarantine/decide``) or releases the record from the hold.
+_PENDING_FORGETS = [
+    """CREATE TABLE IF NOT EXISTS pending_forgets (
+        forget_id TEXT PRIMARY KEY,
+        memory_id TEXT NOT NULL,
+        scope_kind TEXT NOT NULL,
+        scope_key TEXT NOT NULL,
+        content_hash TEXT NOT NULL,
+        author TEXT NOT NULL,
+        reason TEXT NOT NULL,
+        session_key TEXT,
+        status TEXT NOT NULL DEFAULT 'pending',
+        created_at_ms INTEGER NOT NULL,
+        resolved_at_ms INTEGER,
+        decision TEXT
+    )""",
+    "CREATE INDEX IF NOT EXISTS pending_forgets_record_idx ON pending_forgets(memory_id, status)",
+    "CREATE INDEX IF NOT EXISTS pending_forgets_status_idx ON pending_forgets(status, created_at_ms DESC)",
+]
+
 MIGRATIONS: list[tuple[int, str, list[str]]] = [
     (1, "base-schema", _BASE_SCHEMA),
     (2, "recall-recency-indexes", _RECALL_INDEXES),
     (3, "panel-listing-indexes", _PANEL_INDEXES),
     # Vectors of the semantic recall extra (a row only while its record is active; filled in the background).
     (4, "record-vectors", vector_index.create_statements()),
+    (5, "pending-forgets", _PENDING_FORGETS),
 ]
 """``(version, name, statements)`` of domain :data:`SCHEMA_DOMAIN`, applied in order."""
 

@@ -461,6 +461,7 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
                      f"WHERE record_id IN ({marks})", (self.clock.now_ms(), *ids))
         conn.execute(f"DELETE FROM injections WHERE record_id IN ({marks})", tuple(ids))
         conn.execute(f"DELETE FROM dream_audit_verdicts WHERE record_id IN ({marks})", tuple(ids))
+        conn.execute(f"DELETE FROM pending_forgets WHERE memory_id IN ({marks})", tuple(ids))
         conn.execute(f"UPDATE audit SET detail = '{{\"erased\": true}}' WHERE memory_id IN ({marks})", tuple(ids))
         conn.execute(f"DELETE FROM records WHERE memory_id IN ({marks})", tuple(ids))
 

@@ -349,6 +349,14 @@
       view.append(el("h3", { text: "Body" }), el("pre", { class: "body", id: "record-body" }, rec.body));
 
       if (rec.status && rec.status.status === "quarantined") view.append(reviewForm(result));
+      if (result.pending_forget) {
+        const f = { ...result.pending_forget, realm: result.realm };
+        const box = el("section", { class: "review", "aria-labelledby": "held-forget-title" });
+        box.append(el("h3", { id: "held-forget-title", text: "A forget of this record is held for review" }),
+          el("p", {}, `Requested by ${requester(f.requested_by)}: ${f.reason}. The record stays active until you decide.`),
+          forgetActions(f));
+        view.append(box);
+      }
 
       view.append(el("h3", { text: "Supersede chain" }));
       view.append(table("Supersede chain (ancestors, this record, successors, claimants)",
@@ -426,7 +434,49 @@
         result.pending_promotions.map((p) => [fmtTime(p.created_at_ms), p.realm, p.pending_id, p.record_id,
           `${p.scope_kind}:${p.scope_key}`, p.rationale || "—"]),
         "No promotion is waiting."));
+      view.append(el("h3", { text: "Pending forgets" }));
+      view.append(el("p", { class: "muted" }, "A forget from a tainted session (or under the strict llm_writes posture) is held: ",
+        "the record stays active until you approve the forget or keep the record. The decision is bound to the content hash."));
+      view.append(table("Pending forgets (held for review), newest first",
+        ["Requested", "Record", "Scope", "Reason", "Requested by", "Decision"],
+        (result.pending_forgets || []).map((f) => [fmtTime(f.created_at_ms), recordLink(f.memory_id, f.realm, f.title),
+          `${f.scope_kind}:${f.scope_key}`, f.reason, requester(f.requested_by), forgetActions(f)]),
+        "No forget is waiting."));
     });
+  }
+
+  function requester(author) {
+    if (!author) return "—";
+    return author.identity ? `${author.author}:${author.identity}` : String(author.author);
+  }
+
+  function forgetActions(f) {
+    const cell = el("div", { class: "actions", "data-forget": f.forget_id });
+    const status = el("span", { role: "status", "aria-live": "polite", class: "forget-result" });
+    if (f.scope_kind !== "identity") {
+      cell.append(el("span", { class: "muted" }, "decided by the steward"));
+      return cell;
+    }
+    const decide = async (verdict) => {
+      for (const b of cell.querySelectorAll("button")) b.disabled = true;
+      status.textContent = "Deciding…";
+      try {
+        const out = await rpc("meta/memory/quarantine/decide", {
+          realm: f.realm, identity: f.scope_key, memory_id: f.memory_id, verdict, expected_content_hash: f.content_hash,
+        });
+        status.textContent = out.outcome === "tombstoned" || out.outcome === "already_tombstoned"
+          ? "Forget approved: the record is tombstoned." : "Kept: the record stays active.";
+        setNotice(status.textContent);
+      } catch (err) {
+        status.textContent = describeError(err);
+        for (const b of cell.querySelectorAll("button")) b.disabled = false;
+      }
+    };
+    cell.append(
+      el("button", { type: "button", class: "danger", "aria-label": `Approve forget of ${f.title}`, onclick: () => decide("tombstone") }, "Approve forget"),
+      el("button", { type: "button", class: "primary", "aria-label": `Keep ${f.title}`, onclick: () => decide("release") }, "Keep record"),
+      status);
+    return cell;
   }
 
   async function showDreams() {

@@ -8,6 +8,7 @@ from pydantic import Field, field_validator, model_validator
 
 from ...identity import parse_identity, parse_realm
 from ..params import Params
+from ...access.principal import ANONYMOUS
 from ..registry import CallContext, MethodTable
 from .agent_memory import agent_memory_enabled
 
@@ -143,7 +144,9 @@ def register(table: MethodTable) -> None:
     @table.method("meta/turn/inject", InjectParams, available=on)
     def turn_inject(runtime: "Runtime", ctx: CallContext, p: InjectParams) -> dict[str, Any]:
         """The quoted observation block for this turn/build, or a typed ``skip_reason``."""
-        return host(runtime).inject(p.identity, p.realm, p.session_key, p.query_text, p.surface, p.mobs, p.operator)
+        may_read = runtime.access.visibility(ctx.principal).scope if runtime.access.enabled else None
+        return host(runtime).inject(p.identity, p.realm, p.session_key, p.query_text, p.surface, p.mobs, p.operator,
+                                    may_read=may_read)
 
     @table.method("meta/turn/defang", DefangParams, available=on)
     def turn_defang(runtime: "Runtime", ctx: CallContext, p: DefangParams) -> dict[str, Any]:
@@ -157,5 +160,19 @@ def register(table: MethodTable) -> None:
 
     @table.method("meta/agent_memory/tool", ToolParams, available=on)
     def tool(runtime: "Runtime", ctx: CallContext, p: ToolParams) -> dict[str, Any]:
-        """Dispatch one ``memory`` tool call (an LLM-authored write, gated by the firewall)."""
+        """Dispatch one ``memory`` tool call (an LLM-authored write, gated by the firewall).
+
+        ``propose_to_mob`` also needs ``mob.memory.propose`` on the target mob (``mob``, in the
+        host's realm) under ``[access]``: -32030 otherwise, and nothing is queued.
+        """
+        if p.mob and _action(p.arguments) == "propose_to_mob":
+            access = runtime.access
+            realm = runtime.agent_memory.config.realm
+            access.policy.require(ctx.principal or ANONYMOUS, "mob.memory.propose", access.resources.mob(realm, p.mob))
         return host(runtime).dispatch_tool(p.identity, p.session_key, p.mob, p.arguments)
+
+
+def _action(arguments: Any) -> str | None:
+    """The tool call's ``action`` as the tool reads it (trimmed, lowercase), or ``None``."""
+    action = arguments.get("action") if isinstance(arguments, dict) else None
+    return action.strip().lower() if isinstance(action, str) else None

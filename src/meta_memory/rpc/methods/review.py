@@ -28,6 +28,12 @@ def _principal(ctx: CallContext) -> str | None:
     return getattr(ctx.principal, "name", None)
 
 
+def _authority(runtime: "Runtime", ctx: CallContext) -> Any:
+    from ...review.authority import ReviewAuthority
+
+    return ReviewAuthority.of(getattr(runtime, "access", None), ctx.principal)
+
+
 def register(table: MethodTable) -> None:
     on = _review_enabled
 
@@ -39,7 +45,7 @@ def register(table: MethodTable) -> None:
     @table.method("meta/gating/decide", _raw, available=on)
     def gating_decide(runtime: "Runtime", ctx: CallContext, raw: Any) -> dict[str, Any]:
         """Approve (publish the staged batch) or deny (discard it) a gated promotion."""
-        return runtime.review.gating_decide(raw)
+        return runtime.review.gating_decide(raw, _authority(runtime, ctx))
 
     @table.method("meta/gating/check", _raw)
     def gating_check(runtime: "Runtime", ctx: CallContext, raw: Any) -> dict[str, Any]:
@@ -53,7 +59,7 @@ def register(table: MethodTable) -> None:
     @table.method("meta/memory/steward/dream", _raw, available=on)
     def dream(runtime: "Runtime", ctx: CallContext, raw: Any) -> dict[str, Any]:
         """Run one steward dream over a realm now."""
-        return runtime.review.dream(raw)
+        return runtime.review.dream(raw, _authority(runtime, ctx))
 
     @table.method("meta/session/retire", _raw, available=on)
     def retire(runtime: "Runtime", ctx: CallContext, raw: Any) -> dict[str, Any]:
@@ -63,9 +69,9 @@ def register(table: MethodTable) -> None:
     @table.method("meta/memory/proposals/list", _raw, available=on)
     def proposals(runtime: "Runtime", ctx: CallContext, raw: Any) -> dict[str, Any]:
         """Proposals (body-free) by status."""
-        return runtime.review.proposals(raw)
+        return runtime.review.proposals(raw, runtime.access.visibility(ctx.principal))
 
     @table.method("meta/memory/proposals/decide", _raw, available=on)
     def proposals_decide(runtime: "Runtime", ctx: CallContext, raw: Any) -> dict[str, Any]:
         """Accept (commit into mob scope), hold or reject a proposal."""
-        return runtime.review.decide_proposal(raw, principal=_principal(ctx))
+        return runtime.review.decide_proposal(raw, principal=_principal(ctx), authority=_authority(runtime, ctx))
