@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import logging
-import socket
 import sys
 from pathlib import Path
 
@@ -44,13 +43,30 @@ def _load(config_path: Path | None) -> MetaConfig:
 def build_runtime(state_dir: Path, config_path: Path | None):
     """The runtime ``serve``/``gateway``/``mcp`` run: ledger persisted under ``state_dir`` as
     ``local_json`` unless the config says otherwise. Raises StartupError/ConfigError."""
+    return _start_runtime(_load(config_path), state_dir)
+
+
+def _start_runtime(config: MetaConfig, state_dir: Path):
+    """``Runtime(config, state_dir)``, with a store that cannot open (an unreachable PostgreSQL, an
+    unwritable directory) turned into a one-line :class:`StartupError` instead of a traceback."""
+    from .errors import MetaError
     from .runtime import Runtime
 
-    return Runtime(_load(config_path), state_dir)
+    try:
+        return Runtime(config, state_dir)
+    except MetaError as exc:
+        raise StartupError(f"cannot start: {_one_line(exc.message)}") from None
+    except OSError as exc:
+        where = f" ({exc.filename})" if exc.filename else ""
+        raise StartupError(f"cannot start: {exc.strerror or exc}{where}") from None
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())
 
 
 def _fail(exc: Exception) -> None:
-    click.echo(f"meta-memory: {exc}", err=True)
+    click.echo(f"meta-memory: {_one_line(str(exc))}", err=True)
     sys.exit(1)
 
 
@@ -62,39 +78,15 @@ def main() -> None:
     logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per request drowns the output
 
 
-def _graceful_server_class():
-    import contextlib
-    import signal as _signal
+def _is_loopback(host: str) -> bool:
+    import ipaddress
 
-    import uvicorn
-
-    class GracefulServer(uvicorn.Server):
-        """uvicorn's server, but SIGINT/SIGTERM finish in-flight requests and the process exits 0
-        (uvicorn would re-raise the signal after shutdown); open ``/events`` streams end at once."""
-
-        stopping = None  # a threading.Event the gateway's streams watch
-
-        @contextlib.contextmanager
-        def capture_signals(self):  # type: ignore[override]
-            def handler(signum, frame):  # noqa: ARG001
-                if self.should_exit and signum == _signal.SIGINT:
-                    self.force_exit = True
-                self.should_exit = True
-                if self.stopping is not None:
-                    self.stopping.set()
-
-            previous = {sig: _signal.signal(sig, handler) for sig in (_signal.SIGINT, _signal.SIGTERM)}
-            try:
-                yield
-            finally:
-                for sig, old in previous.items():
-                    _signal.signal(sig, old)
-
-    return GracefulServer
-
-
-def _GracefulServer(config):  # noqa: N802 - factory keeps uvicorn imports lazy
-    return _graceful_server_class()(config)
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
 
 
 @main.command()
@@ -102,42 +94,49 @@ def _GracefulServer(config):  # noqa: N802 - factory keeps uvicorn imports lazy
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", default=8765, show_default=True, type=click.IntRange(0, 65535), help="0 picks a free port.")
 @_config_option
-def serve(state_dir: Path, host: str, port: int, config_path: Path | None) -> None:
+@click.option("--ssl-certfile", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+              help="Terminate TLS: PEM certificate (chain) file. Needs --ssl-keyfile.")
+@click.option("--ssl-keyfile", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+              help="Terminate TLS: PEM private key file. Needs --ssl-certfile.")
+@click.option("--ssl-keyfile-password", envvar="META_MEMORY_SSL_KEYFILE_PASSWORD", default=None, show_envvar=True,
+              help="Password of an encrypted --ssl-keyfile (prefer the environment variable).")
+def serve(state_dir: Path, host: str, port: int, config_path: Path | None, ssl_certfile: Path | None,
+          ssl_keyfile: Path | None, ssl_keyfile_password: str | None) -> None:
     """Run the HTTP gateway: JSON-RPC at POST /rpc, GET /v1/health, /events, /console/."""
-    import uvicorn
-
     from .server.gateway import Gateway
-    from .server.http import create_app
+    from .server.run import TlsFiles, base_url, build_server, listen, serve_http
 
+    if (ssl_certfile is None) != (ssl_keyfile is None):
+        click.echo("meta-memory: --ssl-certfile and --ssl-keyfile go together", err=True)
+        sys.exit(2)
+    tls = TlsFiles(ssl_certfile, ssl_keyfile, ssl_keyfile_password) if ssl_certfile and ssl_keyfile else None
     try:
         runtime = build_runtime(state_dir, config_path)
     except StartupError as exc:
         _fail(exc)
     gateway = Gateway.for_runtime(runtime)
-    app = create_app(gateway)
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)  # proto set: asyncio then enables TCP_NODELAY
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
-        sock.bind((host, port))
-    except OSError as exc:
+        server = build_server(gateway, host, tls)
+        sock = listen(host, port)
+    except StartupError as exc:
         runtime.close()
-        _fail(StartupError(f"cannot listen on {host}:{port}: {exc.strerror}"))
-    sock.listen(2048)
-    bound_port = sock.getsockname()[1]
-    shown_host = f"[{host}]" if family == socket.AF_INET6 else host
-    config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=5, lifespan="off")
-    server = _GracefulServer(config)
-    server.stopping = gateway.stopping
-    url = f"http://{shown_host}:{bound_port}"
+        _fail(exc)
+    url = base_url(sock, host, tls)
     click.echo(f"meta-memory gateway listening on {url} (state dir {state_dir.resolve()})", err=False)
     click.echo(f"console: {url}/console/", err=True)
-    if not runtime.access.enabled and host not in ("127.0.0.1", "localhost", "::1"):
-        click.echo(f"warning: listening on {host} with no [access] configuration: any caller that reaches this "
-                   "port can read and change memory. Configure bearer tokens (see docs/access.md).", err=True)
+    if not _is_loopback(host):
+        if not runtime.access.enabled:
+            click.echo(f"warning: listening on {host} with no [access] configuration: any caller that reaches this "
+                       "port can read and change memory. Configure bearer tokens (see docs/access.md).", err=True)
+        if tls is None:
+            click.echo(f"warning: listening on {host} without TLS: bearer tokens and memory cross the network in "
+                       "clear. Use --ssl-certfile/--ssl-keyfile or a TLS proxy (see docs/security.md).", err=True)
+        if not runtime.config.gateway.allowed_hosts:
+            click.echo("note: only requests whose Host is a loopback name or the bind address are served; list the "
+                       "names clients use in [gateway] allowed_hosts (see docs/security.md).", err=True)
     sys.stdout.flush()
     try:
-        server.run(sockets=[sock])
+        serve_http(server, sock)
     finally:
         runtime.close()
     sys.exit(0)
@@ -156,10 +155,15 @@ def gateway(stdio: bool, state_dir: Path, config_path: Path | None) -> None:
         runtime = build_runtime(state_dir, config_path)
     except StartupError as exc:
         _fail(exc)
+    refused: StartupError | None = None
     try:
         code = serve_stdio(Gateway.for_runtime(runtime))
+    except StartupError as exc:
+        refused = exc
     finally:
         runtime.close()
+    if refused is not None:
+        _fail(refused)
     sys.exit(code)
 
 
@@ -237,8 +241,11 @@ def replay(path: Path, url: str, token: str | None, inject: bool, realm: str | N
 @click.option("--url", default=None,
               help="Forward to a running gateway (http://host:port) instead of opening --state-dir: the host's "
                    "meta/turn/tool_result calls to that gateway then taint this server's session.")
+@click.option("--token", envvar="META_MEMORY_TOKEN", show_envvar=True, default=None,
+              help="Bearer token sent to the --url gateway (prefer the environment variable: a command line "
+                   "is visible to other local users).")
 def mcp_command(state_dir: Path, identity: str, realm: str | None, config_path: Path | None,
-                session_key: str | None, mob: str | None, url: str | None) -> None:
+                session_key: str | None, mob: str | None, url: str | None, token: str | None) -> None:
     """Serve the `memory` tool over MCP stdio; every call is an LLM-authored write of IDENTITY."""
     from .identity import parse_identity, parse_realm
 
@@ -264,7 +271,7 @@ def mcp_command(state_dir: Path, identity: str, realm: str | None, config_path: 
     if url is not None:
         from .sdk import Meta
 
-        handle = Meta.connect(url)
+        handle = Meta.connect(url, token=token.strip() if token and token.strip() else None)
         try:
             serve_mcp_stdio(McpMemoryBridge(handle.call, identity, session, mob or None))
         finally:
@@ -272,7 +279,6 @@ def mcp_command(state_dir: Path, identity: str, realm: str | None, config_path: 
         sys.exit(0)
 
     from .rpc.registry import CallContext
-    from .runtime import Runtime
     from .server.gateway import Gateway
 
     try:
@@ -282,7 +288,7 @@ def mcp_command(state_dir: Path, identity: str, realm: str | None, config_path: 
             raise StartupError("agent memory is disabled (agent_memory.enabled = false); the memory tool needs it")
         if realm is not None:
             agent_memory = agent_memory.model_copy(update={"realm": realm})
-        runtime = Runtime(replace(config, agent_memory=agent_memory), state_dir)
+        runtime = _start_runtime(replace(config, agent_memory=agent_memory), state_dir)
     except StartupError as exc:
         _fail(exc)
     gateway = Gateway.for_runtime(runtime)

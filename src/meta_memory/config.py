@@ -5,7 +5,7 @@ Top-level tables, each owned and validated by its domain:
 ``[memory]``        the assertion ledger (:mod:`meta_memory.ledger.config`)
 ``[agent_memory]``  agent memory, injection, firewall, steward (:mod:`meta_memory.agent_memory.config`)
 ``[access]``        authentication and access control (:mod:`meta_memory.access.config`)
-``[gateway]``       transport limits (:class:`GatewayConfig` here)
+``[gateway]``       transport limits and the HTTP perimeter (:mod:`meta_memory.server.config`)
 
 Unknown tables and unknown keys anywhere are refused with a
 :class:`~meta_memory.errors.ConfigError` naming them; nothing is ignored.
@@ -19,37 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from .errors import ConfigError
+from .server.config import DEFAULT_MAX_REQUEST_BYTES, GatewayConfig, parse_gateway_section
 
-__all__ = ["GatewayConfig", "MetaConfig", "load_config", "parse_config"]
-
-DEFAULT_MAX_REQUEST_BYTES = 8 * 1024 * 1024
-
-
-@dataclass(frozen=True)
-class GatewayConfig:
-    """``[gateway]``: ``max_request_bytes`` (int, bytes; default 8 MiB): a request body over it is
-    refused before it is parsed; ``max_batch`` (int; default 10,000 calls per JSON-RPC batch);
-    ``events_retention`` (int; timeline events kept durably, default 10,000)."""
-
-    max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES
-    max_batch: int = 10_000
-    events_retention: int = 10_000
-
-
-def _parse_gateway(raw: Any) -> GatewayConfig:
-    if not isinstance(raw, dict):
-        raise ConfigError("[gateway] must be a table")
-    allowed = {"max_request_bytes", "max_batch", "events_retention"}
-    unknown = sorted(set(raw) - allowed)
-    if unknown:
-        raise ConfigError(f"unknown key gateway.{unknown[0]}")
-    values: dict[str, int] = {}
-    for key in allowed & set(raw):
-        value = raw[key]
-        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-            raise ConfigError(f"gateway.{key} must be a positive integer")
-        values[key] = value
-    return GatewayConfig(**values)
+__all__ = ["DEFAULT_MAX_REQUEST_BYTES", "GatewayConfig", "MetaConfig", "load_config", "parse_config"]
 
 
 @dataclass(frozen=True)
@@ -86,7 +58,7 @@ def parse_config(raw: dict[str, Any]) -> MetaConfig:
         from .access.config import parse_access_section
 
         access = parse_access_section(raw["access"])
-    gateway = _parse_gateway(raw["gateway"]) if "gateway" in raw else GatewayConfig()
+    gateway = parse_gateway_section(raw["gateway"]) if "gateway" in raw else GatewayConfig()
     return MetaConfig(memory=memory, agent_memory=agent_memory, access=access, gateway=gateway)
 
 

@@ -15,6 +15,7 @@ code       class                                       ``data``
 -32603     :class:`InternalError`                      ``{kind: "internal"}``
 -32001     :class:`RecordNotFound`                     ``{kind: "not_found", memory_id}``
 -32004     :class:`AccessControlNotConfigured`         ``{kind: "access_control_not_configured"}``
+-32005     :class:`CapacityExceeded`                   ``{kind: "capacity_exceeded", resource, limit}``
 -32010     :class:`MemoryBackendUnavailable`           ``{kind: "memory_backend"}``
 -32030     :class:`AccessDenied`                       ``{kind: "access_denied", action, resource}``
 -32040     :class:`AgentMemoryError`                   ``{kind: "agent_memory", reason, op_index?}``
@@ -39,6 +40,7 @@ __all__ = [
     "InternalError",
     "RecordNotFound",
     "AccessControlNotConfigured",
+    "CapacityExceeded",
     "MemoryBackendUnavailable",
     "AccessDenied",
     "AgentMemoryError",
@@ -145,6 +147,20 @@ class AccessControlNotConfigured(MetaError):
 
     def __init__(self, message: str = "access control is not configured") -> None:
         super().__init__(message)
+
+
+class CapacityExceeded(MetaError):
+    """-32005: a server-wide capacity is full (e.g. ``resource = "event_subscribers"``); retry later.
+
+    ``data``: ``resource`` (what is full) and ``limit`` (the configured cap)."""
+
+    code = -32005
+    kind = "capacity_exceeded"
+
+    def __init__(self, message: str, *, resource: str, limit: int) -> None:
+        super().__init__(message, resource=resource, limit=limit)
+        self.resource = resource
+        self.limit = limit
 
 
 class MemoryBackendUnavailable(MetaError):

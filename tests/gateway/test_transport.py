@@ -27,10 +27,13 @@ def test_single_call_and_unknown_method(gateway):
     assert err["code"] == -32601 and err["data"]["kind"] == "method_not_found"
 
 
+JSON = {"Content-Type": "application/json"}
+
+
 def test_parse_error_and_invalid_utf8(gateway):
-    resp = httpx.post(gateway.url + "/rpc", content=b'{"jsonrpc": "2.0", "method": ')
+    resp = httpx.post(gateway.url + "/rpc", content=b'{"jsonrpc": "2.0", "method": ', headers=JSON)
     assert resp.json()["error"]["code"] == -32700
-    resp = httpx.post(gateway.url + "/rpc", content=b'{"jsonrpc":"2.0","method":"meta/status","id":"\xff"}')
+    resp = httpx.post(gateway.url + "/rpc", content=b'{"jsonrpc":"2.0","method":"meta/status","id":"\xff"}', headers=JSON)
     body = resp.json()
     assert body["error"]["code"] == -32700 and "UTF-8" in body["error"]["message"]
 
@@ -85,7 +88,7 @@ def test_oversized_body_refused_before_parsing(gateway_factory, tmp_path):
     cfg = tmp_path / "c.toml"
     cfg.write_text("[gateway]\nmax_request_bytes = 1024\n")
     gw = gateway_factory(tmp_path / "s", config=cfg)
-    resp = httpx.post(gw.url + "/rpc", content=b"{" + b" " * 4096)
+    resp = httpx.post(gw.url + "/rpc", content=b"{" + b" " * 4096, headers=JSON)
     assert resp.status_code == 413
     assert resp.json()["error"]["code"] == -32600
     assert resp.json()["error"]["data"]["field"] == "body"

@@ -3,24 +3,47 @@
 One JSON message per line in, one response per line out (nothing for a
 notification). Logs go to stderr, never stdout. EOF or SIGTERM ends the loop
 after the call in flight.
+
+The caller is the principal of the bearer token in the ``META_MEMORY_TOKEN``
+environment variable (anonymous without it). When ``[access]`` lists tokens
+with access control off, the tokens are the only guard: without a valid
+token the gateway refuses to start (:class:`~meta_memory.errors.StartupError`,
+one line), it never serves anonymously.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import BinaryIO
 
+from ..access.principal import AuthenticationFailed
+from ..errors import StartupError
 from ..rpc.registry import CallContext
 from .gateway import Gateway
 
-__all__ = ["serve_stdio"]
+__all__ = ["TOKEN_ENV", "serve_stdio"]
+
+#: The environment variable holding the stdio caller's bearer token.
+TOKEN_ENV = "META_MEMORY_TOKEN"
 
 
 def serve_stdio(gateway: Gateway, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> int:
-    """Serve until EOF. Returns the process exit code (0)."""
+    """Serve until EOF. Returns the process exit code (0).
+
+    Raises :class:`StartupError` when the token in ``META_MEMORY_TOKEN`` is refused (or missing
+    while tokens are the only guard)."""
     inp = stdin or sys.stdin.buffer
     out = stdout or sys.stdout.buffer
-    ctx = CallContext(principal=gateway.authenticate(None), transport="stdio")
+    token = os.environ.get(TOKEN_ENV, "").strip()
+    try:
+        principal = gateway.authenticate(f"Bearer {token}" if token else None)
+    except AuthenticationFailed as exc:
+        raise StartupError(
+            f"stdio cannot serve: {exc.message} ([access] tokens are configured; set {TOKEN_ENV} to one of them"
+            + (")" if token else ", or enable access control to serve an anonymous caller under its grants)")
+        ) from None
+    ctx = CallContext(principal=principal, transport="stdio")
     limit = gateway.runtime.config.gateway.max_request_bytes
     while True:
         line = inp.readline(limit + 1)

@@ -1,0 +1,139 @@
+"""``[gateway]``: transport limits and the HTTP perimeter, decoded strictly.
+
+Keys (all optional):
+
+=========================  =====================================================  ==========
+key                        meaning                                                default
+=========================  =====================================================  ==========
+``max_request_bytes``      request bodies (and stdio lines) above it are refused  8 MiB
+``max_batch``              calls per JSON-RPC batch                               10,000
+``events_retention``       timeline events kept durably                           10,000
+``max_event_subscribers``  concurrent ``GET /events`` streams                     64
+``header_timeout_s``       seconds a connection may take to send request headers  10
+``body_timeout_s``         seconds a request may take to send its whole body      30
+``allowed_hosts``          extra ``Host`` names served (besides loopback, bind)   ``[]``
+``allowed_origins``        extra browser origins allowed (enables CORS for them)  ``[]``
+=========================  =====================================================  ==========
+
+``allowed_hosts`` entries are host names or IP literals without a port, or a
+``*.domain`` wildcard (any sub-domain, not the domain itself). ``allowed_origins``
+entries are ``http(s)://host[:port]`` with no path. A bare ``*`` is refused in
+both: a wildcard would switch the perimeter off (see ``docs/security.md``).
+Every rule violation is a :class:`~meta_memory.errors.ConfigError` naming the key.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+from ..errors import ConfigError
+
+__all__ = ["DEFAULT_MAX_REQUEST_BYTES", "GatewayConfig", "normalise_host", "normalise_origin", "parse_gateway_section"]
+
+DEFAULT_MAX_REQUEST_BYTES = 8 * 1024 * 1024
+
+_HOST_NAME = re.compile(r"(?:\*\.)?[a-z0-9_](?:[a-z0-9_-]{0,62})(?:\.[a-z0-9_](?:[a-z0-9_-]{0,62}))*\.?")
+
+
+@dataclass(frozen=True)
+class GatewayConfig:
+    """``[gateway]`` (see the module docstring for each key, its unit and default)."""
+
+    max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES
+    max_batch: int = 10_000
+    events_retention: int = 10_000
+    max_event_subscribers: int = 64
+    header_timeout_s: float = 10.0
+    body_timeout_s: float = 30.0
+    allowed_hosts: tuple[str, ...] = ()
+    allowed_origins: tuple[str, ...] = ()
+
+
+_INT_KEYS = ("max_request_bytes", "max_batch", "events_retention", "max_event_subscribers")
+_SECONDS_KEYS = ("header_timeout_s", "body_timeout_s")
+_LIST_KEYS = ("allowed_hosts", "allowed_origins")
+_MAX_TIMEOUT_S = 3600.0
+
+
+def normalise_host(value: str) -> str:
+    """A ``Host`` name as the perimeter compares it: lower-case, no trailing dot, IPv6 unbracketed
+    and compressed. Raises ``ValueError`` when ``value`` is neither a host name nor an IP literal."""
+    text = value.strip().lower()
+    if text.startswith("[") and text.endswith("]"):
+        text = text[1:-1]
+    try:
+        return str(ipaddress.ip_address(text))
+    except ValueError:
+        pass
+    if not _HOST_NAME.fullmatch(text) or len(text) > 253:
+        raise ValueError(f"{value!r} is not a host name or IP address (no scheme, port or path)")
+    return text.rstrip(".")
+
+
+def normalise_origin(value: str) -> str:
+    """A browser origin as the perimeter compares it: ``scheme://host[:port]``, lower-case, default
+    port dropped. Raises ``ValueError`` for anything else (a path, a query, user info, ``null``)."""
+    text = value.strip()
+    parts = urlsplit(text)
+    if parts.scheme.lower() not in ("http", "https"):
+        raise ValueError(f"{value!r} is not an origin: the scheme must be http or https")
+    if parts.path or parts.query or parts.fragment or parts.username is not None or parts.password is not None:
+        raise ValueError(f"{value!r} is not an origin: write scheme://host[:port] with no path or trailing slash")
+    try:
+        port = parts.port
+    except ValueError:
+        raise ValueError(f"{value!r} is not an origin: the port is not a number from 0 to 65535") from None
+    if not parts.hostname:
+        raise ValueError(f"{value!r} is not an origin: it names no host")
+    host = normalise_host(parts.hostname)
+    if host.startswith("*"):
+        raise ValueError(f"{value!r} is not an origin: wildcards are not allowed")
+    scheme = parts.scheme.lower()
+    shown = f"[{host}]" if ":" in host else host
+    if port is None or port == (443 if scheme == "https" else 80):
+        return f"{scheme}://{shown}"
+    return f"{scheme}://{shown}:{port}"
+
+
+def parse_gateway_section(raw: Any) -> GatewayConfig:
+    """Decode ``[gateway]``. Raises :class:`ConfigError` naming the first bad key."""
+    if not isinstance(raw, dict):
+        raise ConfigError("[gateway] must be a table")
+    allowed = set(_INT_KEYS) | set(_SECONDS_KEYS) | set(_LIST_KEYS)
+    unknown = sorted(set(raw) - allowed)
+    if unknown:
+        raise ConfigError(f"unknown key gateway.{unknown[0]} (known: {', '.join(sorted(allowed))})")
+    values: dict[str, Any] = {}
+    for key in _INT_KEYS:
+        if key in raw:
+            value = raw[key]
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ConfigError(f"gateway.{key} must be a positive integer")
+            values[key] = value
+    for key in _SECONDS_KEYS:
+        if key in raw:
+            value = raw[key]
+            if not isinstance(value, (int, float)) or isinstance(value, bool) or not 0 < value <= _MAX_TIMEOUT_S:
+                raise ConfigError(f"gateway.{key} must be a number of seconds above 0 and at most {_MAX_TIMEOUT_S:g}")
+            values[key] = float(value)
+    for key, normalise in (("allowed_hosts", normalise_host), ("allowed_origins", normalise_origin)):
+        if key in raw:
+            items = raw[key]
+            if not isinstance(items, list) or not all(isinstance(v, str) for v in items):
+                raise ConfigError(f"gateway.{key} must be an array of strings")
+            out: list[str] = []
+            for i, item in enumerate(items):
+                if item.strip() == "*":
+                    raise ConfigError(f"gateway.{key}[{i}]: '*' is refused; list each name explicitly")
+                try:
+                    norm = normalise(item)
+                except ValueError as exc:
+                    raise ConfigError(f"gateway.{key}[{i}]: {exc}") from None
+                if norm not in out:
+                    out.append(norm)
+            values[key] = tuple(out)
+    return GatewayConfig(**values)

@@ -1,0 +1,113 @@
+"""``GET /events``: the timeline as Server-Sent Events, for a bounded number of subscribers.
+
+* Authentication is the ``Authorization: Bearer`` header only. A ``token`` in the
+  query string is refused (HTTP 400, ``data.field = "token"``): URLs end up in
+  logs, histories and ``Referer`` headers. The console reads the stream with
+  ``fetch()`` and sends the header like any other client.
+* Resume with ``Last-Event-ID`` (or ``?after=<seq>``).
+* At most ``[gateway] max_event_subscribers`` streams are open at once; one more
+  is refused with HTTP 503, ``Retry-After`` and a JSON-RPC shaped error
+  (``-32005``, ``data.kind = "capacity_exceeded"``, ``data.resource = "event_subscribers"``,
+  ``data.limit``).
+* Each event is filtered by the caller's access (``AccessService.event_visible``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import Response, StreamingResponse
+from starlette.types import Receive, Scope, Send
+
+from ..access.principal import AuthenticationFailed
+from ..errors import CapacityExceeded, InvalidRequest
+from ..events.bus import parse_event_seq
+from ..rpc.dispatch import encode, error_response
+from .gateway import Gateway
+
+__all__ = ["EventsEndpoint"]
+
+_SSE_POLL_S = 0.1  # how often an idle stream checks the bus for new events
+_SSE_KEEPALIVE_S = 15.0  # an idle stream sends a comment line this often
+_SSE_BATCH = 1000  # events sent per check at most
+_URL_TOKEN_PARAMS = ("token", "access_token")
+
+
+class _Subscription(StreamingResponse):
+    """A stream that gives its subscriber slot back however it ends."""
+
+    def __init__(self, content: Any, release: Any, **kw: Any) -> None:
+        super().__init__(content, **kw)
+        self._release = release
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            self._release()
+
+
+class EventsEndpoint:
+    """The ``/events`` route of one gateway (:meth:`handle`; ``auth_error`` renders a 401)."""
+
+    def __init__(self, gateway: Gateway, auth_error: Any) -> None:
+        self.gateway = gateway
+        self.auth_error = auth_error
+        self.cap = gateway.runtime.config.gateway.max_event_subscribers
+        self.open = 0
+
+    def _release(self) -> None:
+        self.open -= 1
+
+    async def handle(self, request: Request) -> Response:
+        """Serve one ``GET /events`` (see the module docstring for refusals)."""
+        for name in _URL_TOKEN_PARAMS:
+            if name in request.query_params:
+                exc = InvalidRequest("a bearer token is accepted only in the Authorization header, never in the URL",
+                                     name)
+                return Response(encode(error_response(None, exc)), status_code=400, media_type="application/json")
+        try:
+            principal = self.gateway.authenticate(request.headers.get("authorization"))
+        except AuthenticationFailed as exc:
+            return self.auth_error(exc)
+        if self.open >= self.cap:
+            exc = CapacityExceeded(f"too many event subscribers (at most {self.cap} streams are open at once)",
+                                   resource="event_subscribers", limit=self.cap)
+            return Response(encode(error_response(None, exc)), status_code=503, media_type="application/json",
+                            headers={"Retry-After": "5"})
+        start = parse_event_seq(request.headers.get("last-event-id") or request.query_params.get("after") or 0) or 0
+        self.open += 1  # the event loop is single-threaded: check and take happen without a yield between
+        return _Subscription(self._stream(request, principal, start), self._release, media_type="text/event-stream",
+                             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+
+    async def _stream(self, request: Request, principal: Any, start: int):
+        # Poll the in-memory bus from the event loop (an O(1) check per tick) instead of
+        # blocking a worker thread per subscriber: worker threads are shared with POST /rpc,
+        # so subscribers parked in a blocking wait would starve every JSON-RPC call.
+        bus = self.gateway.runtime.events
+        access = self.gateway.runtime.access
+        after = start
+        idle_s = 0.0
+        yield b": meta-memory timeline\n\n"
+        while not self.gateway.stopping.is_set():
+            if await request.is_disconnected():
+                break
+            batch = bus.list(after, _SSE_BATCH) if bus.last_seq > after else []
+            if not batch:
+                await asyncio.sleep(_SSE_POLL_S)
+                idle_s += _SSE_POLL_S
+                if idle_s >= _SSE_KEEPALIVE_S:
+                    idle_s = 0.0
+                    yield b": keep-alive\n\n"
+                continue
+            idle_s = 0.0
+            for env in batch:
+                after = env.seq
+                if not access.event_visible(principal, env):
+                    continue
+                payload = json.dumps(env.to_dict(), ensure_ascii=False)
+                yield f"id: {env.event_id}\nevent: {env.event_type}\ndata: {payload}\n\n".encode()
+            await asyncio.sleep(0)

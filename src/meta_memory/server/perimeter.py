@@ -1,0 +1,195 @@
+"""The HTTP perimeter: which requests a browser or a rebinding page may make at all.
+
+Applied to every HTTP request (``/rpc``, ``/events``, ``/v1/health``, ``/console/``)
+before any route runs (``docs/security.md``, "Perimeter"):
+
+* **Host.** The ``Host`` header must name a loopback host (``localhost``, a
+  ``*.localhost`` name, ``127.0.0.0/8``, ``::1``), the address the gateway is
+  bound to (unless that is a wildcard such as ``0.0.0.0``), or an entry of
+  ``[gateway] allowed_hosts``. Otherwise HTTP 421: a DNS-rebinding page reaches
+  the port under its own name and is refused before it can read anything.
+* **Origin.** A present ``Origin`` must be the gateway's own origin (the
+  request's scheme and ``Host``) or an entry of ``[gateway] allowed_origins``.
+  Otherwise HTTP 403, nothing executed (``Origin: null`` is always refused).
+* **Fetch metadata.** A request without ``Origin`` that a browser marks
+  ``Sec-Fetch-Site: cross-site`` or ``same-site`` is refused (HTTP 403) unless it
+  is a top-level ``GET`` navigation, so a page cannot open ``/events`` or read
+  the console with a ``no-cors`` request either.
+
+Refusals are JSON-RPC shaped (``-32600``, ``data.kind = "invalid_request"``,
+``data.field`` = ``host`` | ``origin`` | ``sec-fetch-site``), logged as one line,
+and never reach a handler. CORS (preflights and ``Access-Control-Allow-Origin``)
+is answered only for ``allowed_origins``, by Starlette's ``CORSMiddleware``
+placed behind this guard.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+import re
+from dataclasses import dataclass
+
+from starlette.datastructures import Headers
+from starlette.responses import Response
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from ..errors import InvalidRequest
+from ..rpc.dispatch import encode, error_response
+from .config import normalise_host, normalise_origin
+
+__all__ = ["Perimeter", "PerimeterRules", "json_refusal", "rpc_media_type_refusal"]
+
+log = logging.getLogger("meta_memory.http")
+
+_HOST_HEADER = re.compile(r"(?:\[(?P<v6>[0-9A-Fa-f:.]+)\]|(?P<name>[^:\[\]/@\s]+))(?::(?P<port>[0-9]{1,5}))?")
+_WILDCARD_BINDS = {"0.0.0.0", "::", ""}
+_CROSS = {"cross-site", "same-site"}
+
+
+def json_refusal(status: int, exc: InvalidRequest, headers: dict[str, str] | None = None) -> Response:
+    """An HTTP error whose body is the JSON-RPC error for ``exc`` (``id: null``)."""
+    return Response(encode(error_response(None, exc)), status_code=status, media_type="application/json",
+                    headers=headers)
+
+
+def rpc_media_type_refusal(content_type: str | None) -> str | None:
+    """Why a ``POST /rpc`` body of this ``Content-Type`` is refused (HTTP 415), or ``None``.
+
+    Accepted: ``application/json``, with an optional ``charset=utf-8`` parameter (any case)."""
+    if not content_type:
+        return "Content-Type must be application/json (none was sent)"
+    media, _, params = content_type.partition(";")
+    if media.strip().lower() != "application/json":
+        return f"Content-Type must be application/json, not {media.strip()[:64]!r}"
+    for param in params.split(";"):
+        name, _, value = param.partition("=")
+        if name.strip().lower() == "charset" and value.strip().strip('"').lower() not in ("utf-8", "utf8"):
+            return f"Content-Type charset must be utf-8, not {value.strip()[:32]!r}"
+    return None
+
+
+def _host_of(header: str | None) -> tuple[str, int | None] | None:
+    """``(normalised host, port)`` of a ``Host`` header value, or ``None`` when malformed."""
+    if not header:
+        return None
+    match = _HOST_HEADER.fullmatch(header.strip())
+    if match is None:
+        return None
+    port = int(match["port"]) if match["port"] else None
+    if port is not None and port > 65535:
+        return None
+    try:
+        return normalise_host(match["v6"] or match["name"]), port
+    except ValueError:
+        return None
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+@dataclass(frozen=True)
+class PerimeterRules:
+    """The perimeter's decisions, free of ASGI (unit-testable).
+
+    ``allowed_hosts`` and ``allowed_origins`` are already normalised
+    (:func:`~meta_memory.server.config.normalise_host` / ``normalise_origin``);
+    ``bind_host`` is the address the server listens on."""
+
+    allowed_hosts: tuple[str, ...] = ()
+    allowed_origins: tuple[str, ...] = ()
+    bind_host: str | None = None
+
+    def _bind(self) -> str | None:
+        if self.bind_host is None or self.bind_host.strip("[]") in _WILDCARD_BINDS:
+            return None
+        try:
+            return normalise_host(self.bind_host)
+        except ValueError:
+            return None
+
+    def host_allowed(self, host: str) -> bool:
+        """Is the (normalised) host name served?"""
+        if _is_loopback(host) or host == self._bind():
+            return True
+        for entry in self.allowed_hosts:
+            if host == entry or (entry.startswith("*.") and host.endswith(entry[1:])):
+                return True
+        return False
+
+    def host_refusal(self, header: str | None) -> str | None:
+        """Why a request with this ``Host`` header is refused, or ``None``."""
+        parsed = _host_of(header)
+        if parsed is None:
+            return "the Host header is missing or malformed"
+        if not self.host_allowed(parsed[0]):
+            return (f"Host {parsed[0]!r} is not served here (loopback names, the bind address and "
+                    "[gateway] allowed_hosts are)")
+        return None
+
+    def origin_allowed(self, origin: str, scheme: str, host_header: str) -> bool:
+        """Is a browser ``Origin`` the gateway's own (``scheme://Host``) or configured?"""
+        try:
+            normal = normalise_origin(origin)
+        except ValueError:
+            return False
+        if normal in self.allowed_origins:
+            return True
+        try:
+            own = normalise_origin(f"{scheme}://{host_header.strip()}")
+        except ValueError:
+            return False
+        return normal == own
+
+    def origin_refusal(self, headers: Headers, scheme: str, method: str) -> tuple[str, str] | None:
+        """``(field, reason)`` when the request's ``Origin`` / fetch metadata is refused, or ``None``."""
+        origin = headers.get("origin")
+        if origin is not None:
+            if self.origin_allowed(origin, scheme, headers.get("host", "")):
+                return None
+            return "origin", f"Origin {origin[:200]!r} is not allowed (add it to [gateway] allowed_origins)"
+        site = (headers.get("sec-fetch-site") or "").strip().lower()
+        if site in _CROSS:
+            navigation = method in ("GET", "HEAD") and headers.get("sec-fetch-mode", "").lower() == "navigate"
+            if not navigation:
+                return "sec-fetch-site", f"a {site} browser request without an allowed Origin is refused"
+        return None
+
+
+class Perimeter:
+    """ASGI middleware enforcing :class:`PerimeterRules` on every HTTP request."""
+
+    def __init__(self, app: ASGIApp, rules: PerimeterRules) -> None:
+        self.app = app
+        self.rules = rules
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = Headers(scope=scope)
+        client = _client(scope)
+        reason = self.rules.host_refusal(headers.get("host"))
+        if reason is not None:
+            log.warning("refused %s %s from %s: %s", scope["method"], scope["path"], client, reason)
+            await json_refusal(421, InvalidRequest(reason, "host"))(scope, receive, send)
+            return
+        refusal = self.rules.origin_refusal(headers, scope.get("scheme", "http"), scope["method"])
+        if refusal is not None:
+            field, reason = refusal
+            log.warning("refused %s %s from %s: %s", scope["method"], scope["path"], client, reason)
+            await json_refusal(403, InvalidRequest(reason, field), {"Vary": "Origin"})(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+
+def _client(scope: Scope) -> str:
+    client = scope.get("client")
+    return f"{client[0]}:{client[1]}" if client else "an unknown client"
+

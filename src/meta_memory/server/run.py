@@ -1,0 +1,105 @@
+"""Running the HTTP gateway under uvicorn: the listening socket, TLS, deadlines, graceful stop.
+
+``meta-memory serve`` calls :func:`listen` then :func:`serve_http`. The
+server uses :mod:`meta_memory.server.protocol` (header and body deadlines from
+``[gateway]``), terminates TLS itself when given a certificate and key, and on
+SIGINT/SIGTERM finishes in-flight requests, ends open ``/events`` streams and
+returns (exit code 0).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import socket
+from dataclasses import dataclass
+from pathlib import Path
+
+import uvicorn
+
+from ..errors import StartupError
+from .gateway import Gateway
+from .http import create_app
+from .protocol import guarded_protocol
+
+__all__ = ["TlsFiles", "base_url", "build_server", "listen", "serve_http"]
+
+
+@dataclass(frozen=True)
+class TlsFiles:
+    """A PEM certificate chain and its private key (``keyfile_password`` for an encrypted key)."""
+
+    certfile: Path
+    keyfile: Path
+    keyfile_password: str | None = None
+
+
+def listen(host: str, port: int) -> socket.socket:
+    """A listening TCP socket on ``host:port`` (``0`` picks a free port). Raises :class:`StartupError`."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)  # proto set: asyncio then enables TCP_NODELAY
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise StartupError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
+    sock.listen(2048)
+    return sock
+
+
+def base_url(sock: socket.socket, host: str, tls: TlsFiles | None) -> str:
+    """``http(s)://host:port`` of a listening socket."""
+    shown = f"[{host}]" if sock.family == socket.AF_INET6 else host
+    return f"{'https' if tls else 'http'}://{shown}:{sock.getsockname()[1]}"
+
+
+class _GracefulServer(uvicorn.Server):
+    """uvicorn's server, but SIGINT/SIGTERM finish in-flight requests and the process exits 0
+    (uvicorn would re-raise the signal after shutdown); open ``/events`` streams end at once."""
+
+    stopping = None  # a threading.Event the gateway's streams watch
+
+    @contextlib.contextmanager
+    def capture_signals(self):  # type: ignore[override]
+        def handler(signum, frame):  # noqa: ARG001
+            if self.should_exit and signum == signal.SIGINT:
+                self.force_exit = True
+            self.should_exit = True
+            if self.stopping is not None:
+                self.stopping.set()
+
+        previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            yield
+        finally:
+            for sig, old in previous.items():
+                signal.signal(sig, old)
+
+
+def build_server(gateway: Gateway, host: str, tls: TlsFiles | None = None) -> uvicorn.Server:
+    """The uvicorn server for ``gateway`` bound (for the ``Host`` rule) to ``host``.
+
+    Raises :class:`StartupError` when the certificate or key cannot be loaded."""
+    settings = gateway.runtime.config.gateway
+    app = create_app(gateway, bind_host=host)
+    ssl_args = {}
+    if tls is not None:
+        ssl_args = {"ssl_certfile": str(tls.certfile), "ssl_keyfile": str(tls.keyfile),
+                    "ssl_keyfile_password": tls.keyfile_password}
+    config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=5, lifespan="off",
+                            http=guarded_protocol(settings.header_timeout_s, settings.body_timeout_s),
+                            server_header=False, **ssl_args)
+    try:
+        config.load()
+    except (OSError, ValueError) as exc:  # ssl.SSLError is an OSError
+        reason = getattr(exc, "strerror", None) or getattr(exc, "reason", None) or str(exc)
+        raise StartupError(f"cannot load the TLS certificate or key: {reason}") from None
+    server = _GracefulServer(config)
+    server.stopping = gateway.stopping
+    return server
+
+
+def serve_http(server: uvicorn.Server, sock: socket.socket) -> None:
+    """Serve on ``sock`` until SIGINT/SIGTERM."""
+    server.run(sockets=[sock])
