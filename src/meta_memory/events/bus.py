@@ -84,7 +84,10 @@ class EventBus:
         self._seq = 0
         self._closed = False
         if path is not None:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            from ..storage.perms import private_dir, private_sqlite
+
+            private_dir(path.parent)
+            private_sqlite(path)  # 0600 before SQLite creates it: its -wal/-shm files copy the mode
             self._conn = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
             self._conn.execute("PRAGMA journal_mode=WAL")
             self._conn.execute("PRAGMA synchronous=NORMAL")

@@ -177,6 +177,7 @@ def write_atomic(path: Path, data: bytes | Sequence[bytes]) -> None:
     fd = os.open(stage, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0), 0o600)
     try:
         try:
+            os.fchmod(fd, 0o600)  # a leftover stage keeps its old mode through O_TRUNC
             _write_all(fd, [data] if isinstance(data, (bytes, bytearray)) else data)
             os.fsync(fd)
         finally:

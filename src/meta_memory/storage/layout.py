@@ -190,9 +190,9 @@ class StorageLayout:
 
     def ensure_agent_memory_root(self) -> Path:
         """Create the resolved agent-memory root if missing and return it."""
-        root = self.agent_memory_root
-        root.mkdir(parents=True, exist_ok=True)
-        return root
+        from .perms import private_dir
+
+        return private_dir(self.agent_memory_root)
 
     def realm_db_path(self, realm: str) -> Path:
         """``<root>/<encode_path_segment(realm)>.sqlite3``; always a direct child of the root.

@@ -4,7 +4,8 @@ The ledger file is single-writer by design (seed: "Run one runtime per state fil
 one state directory would each hold their own in-memory ledger and overwrite each other's persists,
 losing acknowledged writes. The lock makes that mistake a clear start-up refusal instead. It is an
 ``flock`` on an open file descriptor, so the kernel releases it when the process exits, even on
-SIGKILL; no stale lock is ever left behind.
+SIGKILL; no stale lock is ever left behind. Taking it also makes the directory owner-only
+(:mod:`meta_memory.storage.perms`).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import os
 from pathlib import Path
 
 from ..errors import StartupError
+from .perms import PRIVATE_FILE_MODE, private_dir, tighten_state_dir
 
 __all__ = ["StateDirLock", "LOCK_FILE"]
 
@@ -28,9 +30,11 @@ class StateDirLock:
     """
 
     def __init__(self, state_dir: Path) -> None:
-        state_dir.mkdir(parents=True, exist_ok=True)
+        private_dir(state_dir)
         self.path = state_dir / LOCK_FILE
-        self._fd: int | None = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        self._fd: int | None = os.open(self.path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0),
+                                       PRIVATE_FILE_MODE)
+        os.fchmod(self._fd, PRIVATE_FILE_MODE)
         try:
             fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -45,6 +49,7 @@ class StateDirLock:
             ) from None
         os.ftruncate(self._fd, 0)
         os.write(self._fd, f"{os.getpid()}\n".encode())
+        tighten_state_dir(state_dir)  # files an older version or a wider umask left readable
 
     def _holder(self) -> str | None:
         try:

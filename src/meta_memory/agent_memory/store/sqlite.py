@@ -97,6 +97,7 @@ from meta_memory.errors import AgentMemoryError
 from meta_memory.identity import parse_identity, parse_realm
 from meta_memory.recall import fts
 from meta_memory.recall.semantic import vectors as vector_index
+from meta_memory.storage.perms import private_dir, private_sqlite
 
 __all__ = [
     "SqliteAgentMemoryStore",
@@ -195,8 +196,7 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
     ) -> None:
         if not str(root).strip():
             raise AgentMemoryError("invalid_config", "agent memory root path must not be empty")
-        self.root = Path(root)
-        self.root.mkdir(parents=True, exist_ok=True)
+        self.root = private_dir(Path(root))
         self.clock: Clock = clock or SystemClock()
         self.gate = gate
         self.busy_timeout_ms = busy_timeout_ms
@@ -213,6 +213,10 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
     # ================================================================ connections
 
     def _connect(self, path: Path) -> sqlite3.Connection:
+        try:
+            private_sqlite(path)  # 0600 before SQLite creates it: its -wal/-shm files copy the mode
+        except OSError as exc:
+            raise sqlite3.OperationalError(f"cannot make {path.name} owner-only: {exc.strerror}") from None
         conn = sqlite3.connect(
             path, timeout=self.busy_timeout_ms / 1000, isolation_level=None, check_same_thread=False
         )
