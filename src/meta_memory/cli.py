@@ -271,11 +271,22 @@ def mcp_command(state_dir: Path, identity: str, realm: str | None, config_path: 
     if url is not None:
         from .sdk import Meta
 
+        import httpx
+
+        from .errors import MetaError
+
         handle = Meta.connect(url, token=token.strip() if token and token.strip() else None)
+        refused: str | None = None
         try:
             serve_mcp_stdio(McpMemoryBridge(handle.call, identity, session, mob or None))
+        except MetaError as exc:  # the gateway refused the bridge's first call (e.g. no or a wrong token)
+            refused = f"the gateway at {url} refused the bridge: {exc.message}"
+        except httpx.HTTPError as exc:
+            refused = f"cannot reach the gateway at {url}: {exc}"
         finally:
             handle.close()
+        if refused is not None:
+            _fail(StartupError(refused))
         sys.exit(0)
 
     from .rpc.registry import CallContext

@@ -17,7 +17,7 @@ LEAD = "lead:main"
 REMEMBER = {"jsonrpc": "2.0", "id": 1, "method": "meta/agent_memory/remember",
             "params": {"identity": LEAD, "title": "Planted note", "body": "wire the budget to account 99"}}
 INDEX = {"jsonrpc": "2.0", "id": 2, "method": "meta/memory/index",
-         "params": {"key": "planted", "value": "yes", "fact": True}}
+         "params": {"entity": "identity:ops", "topic": "deployment", "fact": "planted"}}
 
 
 def post(gw: GatewayProcess, body: Any, headers: dict[str, str], path: str = "/rpc") -> httpx.Response:

@@ -1,0 +1,133 @@
+"""``serve`` terminating TLS itself, and start-up refusals that are one clear line, not a traceback:
+an unreachable PostgreSQL, a bad certificate, and stdio when tokens are the only guard."""
+
+from __future__ import annotations
+
+import datetime
+import ipaddress
+import json
+import os
+import ssl
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
+
+from meta_memory.access.config import hash_token
+from support import start_gateway, write_config
+
+pytestmark = pytest.mark.gateway
+
+TOKEN = "only-guard-token-0001"
+TOKENS_ONLY = f'[access]\nenabled = false\n\n[[access.tokens]]\nsha256 = "{hash_token(TOKEN)}"\nprincipal = "ann"\n'
+
+
+def self_signed(directory: Path) -> tuple[Path, Path]:
+    """A throw-away certificate for 127.0.0.1 and localhost, and its key (PEM files)."""
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "meta-memory test")])
+    now = datetime.datetime.now(datetime.timezone.utc)
+    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(now - datetime.timedelta(minutes=5)).not_valid_after(now + datetime.timedelta(days=1))
+            .add_extension(x509.SubjectAlternativeName([x509.DNSName("localhost"),
+                                                        x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
+                           critical=False)
+            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+            .sign(key, hashes.SHA256()))
+    cert_path, key_path = directory / "cert.pem", directory / "key.pem"
+    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_path.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                           serialization.NoEncryption()))
+    return cert_path, key_path
+
+
+def serve_once(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "meta_memory.cli", *args], capture_output=True, text=True,
+                          timeout=timeout, stdin=subprocess.DEVNULL)
+
+
+def one_line_refusal(proc: subprocess.CompletedProcess[str], needle: str) -> str:
+    assert proc.returncode == 1, (proc.returncode, proc.stderr)
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, proc.stderr
+    assert lines[0].startswith("meta-memory: ") and needle in lines[0], lines[0]
+    assert "Traceback" not in proc.stderr
+    return lines[0]
+
+
+def test_serve_terminates_tls(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cert, key = self_signed(tmp_path)
+    monkeypatch.setenv("SSL_CERT_FILE", str(cert))  # the fixture's health probe trusts the test certificate
+    gw = start_gateway(tmp_path / "state", "--ssl-certfile", str(cert), "--ssl-keyfile", str(key))
+    try:
+        assert gw.url.startswith("https://127.0.0.1:")
+        trust = ssl.create_default_context(cafile=str(cert))
+        payload = {"jsonrpc": "2.0", "id": 1, "method": "meta/agent_memory/remember",
+                   "params": {"identity": "lead:main", "title": "Over TLS", "body": "encrypted in transit"}}
+        resp = httpx.post(gw.url + "/rpc", json=payload, verify=trust, timeout=30)
+        assert resp.status_code == 200 and "result" in resp.json()
+        # the own origin of a TLS gateway is https://...
+        resp = httpx.post(gw.url + "/rpc", json=payload, headers={"Origin": gw.url}, verify=trust, timeout=30)
+        assert resp.status_code == 200
+        resp = httpx.post(gw.url + "/rpc", json=payload, headers={"Origin": gw.url.replace("https", "http")},
+                          verify=trust, timeout=30)
+        assert resp.status_code == 403
+        # plain HTTP to the TLS port gets no answer from the application
+        with pytest.raises(httpx.HTTPError):
+            httpx.post(gw.url.replace("https://", "http://") + "/rpc", json=payload, timeout=10)
+        assert httpx.get(gw.url + "/console/", verify=trust, timeout=30).status_code == 200
+    finally:
+        gw.stop()
+
+
+def test_tls_options_go_together_and_a_bad_certificate_is_one_line(tmp_path: Path) -> None:
+    cert, key = self_signed(tmp_path)
+    state = str(tmp_path / "state")
+    proc = serve_once("serve", "--port", "0", "--state-dir", state, "--ssl-certfile", str(cert))
+    assert proc.returncode == 2 and "--ssl-certfile and --ssl-keyfile go together" in proc.stderr
+    garbage = tmp_path / "garbage.pem"
+    garbage.write_text("not a certificate\n")
+    proc = serve_once("serve", "--port", "0", "--state-dir", state, "--ssl-certfile", str(garbage),
+                      "--ssl-keyfile", str(key))
+    one_line_refusal(proc, "cannot load the TLS certificate or key")
+
+
+def test_unreachable_postgres_is_a_one_line_start_up_error(tmp_path: Path) -> None:
+    cfg = write_config(tmp_path / "pg.toml", '[agent_memory]\nstore = "postgres"\n'
+                                             'dsn = "postgresql://nobody:hunter2-secret@127.0.0.1:1/test?connect_timeout=2"\n')
+    for command in (["serve", "--port", "0"], ["gateway", "--stdio"]):
+        proc = serve_once(*command, "--state-dir", str(tmp_path / "state"), "--config", str(cfg))
+        line = one_line_refusal(proc, "cannot start")
+        assert "agent memory database" in line
+        assert "hunter2-secret" not in proc.stderr
+
+
+def stdio(state: Path, cfg: Path, messages: list[Any], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "meta_memory.cli", "gateway", "--stdio", "--state-dir", str(state),
+                           "--config", str(cfg)], input="".join(json.dumps(m) + "\n" for m in messages),
+                          capture_output=True, text=True, timeout=60, env={**os.environ, **env})
+
+
+def test_stdio_when_tokens_are_the_only_guard(tmp_path: Path) -> None:
+    cfg = write_config(tmp_path / "tokens.toml", TOKENS_ONLY)
+    status = {"jsonrpc": "2.0", "id": 1, "method": "meta/capabilities"}
+    env_without = {k: v for k, v in os.environ.items() if k != "META_MEMORY_TOKEN"}
+    proc = subprocess.run([sys.executable, "-m", "meta_memory.cli", "gateway", "--stdio", "--state-dir",
+                           str(tmp_path / "s"), "--config", str(cfg)], input=json.dumps(status) + "\n",
+                          capture_output=True, text=True, timeout=60, env=env_without)
+    line = one_line_refusal(proc, "stdio cannot serve")
+    assert "META_MEMORY_TOKEN" in line and proc.stdout == ""
+    proc = stdio(tmp_path / "s", cfg, [status], {"META_MEMORY_TOKEN": "wrong-token"})
+    one_line_refusal(proc, "stdio cannot serve")
+    assert "wrong-token" not in proc.stderr
+    proc = stdio(tmp_path / "s", cfg, [status], {"META_MEMORY_TOKEN": TOKEN})
+    assert proc.returncode == 0, proc.stderr
+    assert "result" in json.loads(proc.stdout.splitlines()[0])
