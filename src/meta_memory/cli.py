@@ -194,7 +194,8 @@ def storage_adopt_predecessor(state_dir: Path, apply_: bool) -> None:
 @main.command()
 @click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--url", default="http://127.0.0.1:8765", show_default=True, help="Gateway base URL.")
-@click.option("--token", default=None, help="Bearer token, when the gateway requires one.")
+@click.option("--token", envvar="META_MEMORY_TOKEN", show_envvar=True, default=None,
+              help="Bearer token, when the gateway requires one (prefer the environment variable).")
 @click.option("--inject", is_flag=True, help="Also ask each question through meta/turn/inject.")
 @click.option("--realm", default=None, help="Realm to write into (default: the gateway's).")
 @click.option("--limit", type=int, default=None, help="Replay only the first N conversations.")

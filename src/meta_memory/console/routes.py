@@ -7,7 +7,10 @@
 The page is static: it holds no data and no secret. It asks for a bearer token
 once per browser session (``sessionStorage``), then calls ``POST /rpc`` and
 reads ``GET /events`` like any other client, so the gateway's authentication
-and access rules apply unchanged. Every response carries a strict
+and access rules apply unchanged. The timeline is read with ``fetch()``
+streaming so the token travels in the ``Authorization`` header, never in a URL;
+the page is same-origin, so the perimeter (``server/perimeter.py``) never
+stands in its way while other pages are refused. Every response carries a strict
 Content-Security-Policy (scripts and styles from this origin only, no inline
 code, no framing) and ``Cache-Control: no-store`` for the page itself.
 """
