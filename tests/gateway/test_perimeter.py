@@ -214,3 +214,16 @@ def test_events_refuses_a_token_in_the_url(gateway_factory: Any, tmp_path: Any) 
         assert resp.status_code == 200
         assert resp.headers["content-type"].startswith("text/event-stream")
         assert next(resp.iter_lines()).startswith(": meta-memory timeline")
+
+
+def test_a_websocket_upgrade_is_never_accepted(gateway: GatewayProcess) -> None:
+    import socket
+
+    host, port = gateway.url.split("//", 1)[1].rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=30) as sock:
+        sock.sendall(b"GET /events HTTP/1.1\r\nHost: rebind.attacker.example\r\nUpgrade: websocket\r\n"
+                     b"Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+                     b"Sec-WebSocket-Version: 13\r\nOrigin: http://evil.example\r\n\r\n")
+        answer = sock.recv(4096)
+    assert not answer.startswith(b"HTTP/1.1 101"), answer
+    assert answer.startswith(b"HTTP/1.1 421"), answer

@@ -170,6 +170,9 @@ class Perimeter:
         self.rules = rules
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "websocket":  # no route speaks WebSocket: refuse before any check is needed
+            await send({"type": "websocket.close", "code": 1008})
+            return
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return

@@ -89,7 +89,7 @@ def build_server(gateway: Gateway, host: str, tls: TlsFiles | None = None) -> uv
                     "ssl_keyfile_password": tls.keyfile_password}
     config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=5, lifespan="off",
                             http=guarded_protocol(settings.header_timeout_s, settings.body_timeout_s),
-                            server_header=False, **ssl_args)
+                            ws="none", server_header=False, **ssl_args)  # no route speaks WebSocket
     try:
         config.load()
     except (OSError, ValueError) as exc:  # ssl.SSLError is an OSError
