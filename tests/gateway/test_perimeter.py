@@ -136,6 +136,10 @@ def test_a_configured_origin_gets_a_correct_cors_answer(gateway_factory: Any, tm
     assert "access-control-allow-origin" not in resp.headers
     # the media-type rule still holds for the allowed origin
     refusal(post(gw, INDEX, {"Content-Type": "text/plain", "Origin": origin}), 415, "content-type")
+    # its pages may read the timeline (an EventSource sends Origin)
+    with httpx.stream("GET", gw.url + "/events", headers={"Origin": origin}, timeout=30) as stream:
+        assert stream.status_code == 200
+        assert stream.headers["access-control-allow-origin"] == origin
 
 
 # ------------------------------------------------------------------ Host (DNS rebinding)
@@ -227,3 +231,15 @@ def test_a_websocket_upgrade_is_never_accepted(gateway: GatewayProcess) -> None:
         answer = sock.recv(4096)
     assert not answer.startswith(b"HTTP/1.1 101"), answer
     assert answer.startswith(b"HTTP/1.1 421"), answer
+
+
+def test_huge_perimeter_headers_are_refused_and_the_gateway_stays_up(gateway: GatewayProcess) -> None:
+    for name in ("Origin", "Host", "Content-Type"):
+        try:
+            resp = httpx.post(gateway.url + "/rpc", content=json.dumps(REMEMBER).encode(),
+                              headers={"Content-Type": "application/json", name: "http://x" + "a" * 200_000},
+                              timeout=30)
+            assert resp.status_code in (400, 403, 415, 421, 431), resp.status_code
+        except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError):
+            pass  # the server closed the connection on an oversized header block
+    nothing_landed(gateway)
