@@ -152,6 +152,20 @@ def test_export_then_import_into_an_empty_state_gives_the_same_memory(tmp_path: 
     assert json.loads(twice.stdout)["created"] == {}
 
 
+def test_the_export_file_is_owner_only(tmp_path: Path) -> None:
+    with handle_on(tmp_path / "src", None) as h:
+        h.remember_agent_memory(ID, title="t", body="b")
+    out = tmp_path / "dump.jsonl"
+    out.write_text("old", encoding="utf-8")
+    out.chmod(0o644)
+    old = os.umask(0)
+    try:
+        assert mm("export", "--state-dir", str(tmp_path / "src"), "-o", str(out)).returncode == 0
+    finally:
+        os.umask(old)
+    assert out.stat().st_mode & 0o777 == 0o600 and out.read_text().startswith('{"type":"header"')
+
+
 def test_export_of_one_identity_has_its_records_only(tmp_path: Path) -> None:
     src = tmp_path / "src"
     with handle_on(src, None) as h:

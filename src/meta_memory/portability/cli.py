@@ -39,6 +39,15 @@ def _progress(enabled: bool, label: str, total: int | None) -> Iterator[Any]:
         yield lambda n: bar.advance(task, n)
 
 
+def _private_output(path: Path) -> Any:
+    """The export file, created (or truncated) owner-only (``0600``) whatever the umask: it holds every memory."""
+    import os
+
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    os.fchmod(fd, 0o600)
+    return os.fdopen(fd, "w", encoding="utf-8")
+
+
 def _runtime(state_dir: Path, config_path: Path | None) -> Any:
     from ..cli import build_runtime
     from ..errors import StartupError
@@ -67,7 +76,7 @@ def export_command(state_dir: Path, config_path: Path | None, realm: str | None,
     include_ledger = ledger if ledger is not None else (realm is None and identity is None)
     runtime = _runtime(state_dir, config_path)
     try:
-        out = output.open("w", encoding="utf-8") if output is not None else sys.stdout
+        out = _private_output(output) if output is not None else sys.stdout
         try:
             with _progress(not quiet and output is not None, "exporting records", None) as advance:
                 summary = export_jsonl(runtime, out, realm=realm, identity=identity, ledger=include_ledger,
