@@ -102,6 +102,7 @@ class SqliteSessionBackend:
             if self.path != ":memory:":
                 self._conn.execute("PRAGMA journal_mode=WAL")
             self._conn.execute("PRAGMA synchronous=FULL")
+            self._conn.execute("PRAGMA secure_delete=ON")  # a cleared nonce does not linger in free pages
             self._conn.execute("BEGIN IMMEDIATE")
             try:
                 migrate_session_state(self._conn, now_ms)
