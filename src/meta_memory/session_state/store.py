@@ -19,10 +19,12 @@ touched (note, tool result, reset, injection) for ``expiry_ms`` is deleted by a
 sweep that runs at most once a minute on the next write. The number of rows is
 capped at ``limit``; at the cap the store is *at capacity* and fails closed:
 
-* rows that only add permissive state (a new identity noted, a nonce or an
-  injection budget for a new session, a reset mark for an unknown session) are
-  refused with ``AgentMemoryError(reason="session_limit")``;
-* taint is always written (it only ever makes writes stricter);
+* rows that only add permissive state (a new identity noted or reporting a
+  trusted tool result, a nonce or an injection budget for a new session, a
+  reset mark for an unknown session) are refused with
+  ``AgentMemoryError(reason="session_limit")``;
+* taint is always written, with the rows it needs (it only ever makes writes
+  stricter), so an untrusted tool result is never refused;
 * :meth:`SessionStateStore.at_capacity` is true, and the write gate then
   quarantines every LLM-authored write until expiry frees room.
 
@@ -266,8 +268,9 @@ class SessionStateStore:
         row = self._session_row(sql, realm, ident, session)
         return row is not None and row[0] is not None
 
-    def _note(self, sql: Sql, realm: str, ident: str, session: str, now: int, out: list[Transition]) -> None:
-        before = self._touch_identity(sql, realm, ident, now, permissive=True)
+    def _note(self, sql: Sql, realm: str, ident: str, session: str, now: int, out: list[Transition],
+              *, permissive: bool = True) -> None:
+        before = self._touch_identity(sql, realm, ident, now, permissive=permissive)
         assert before is not None
         previous, pending = before[0], _taint(before[1], before[2])
         if previous != session or pending is not None:
@@ -310,8 +313,8 @@ class SessionStateStore:
 
         def fn(sql: Sql) -> TaintState | None:
             self._maintain(sql, now)
-            if session is not None:
-                self._note(sql, realm, ident, session, now, out)
+            if session is not None:  # an untrusted result is recorded even at capacity: taint must land
+                self._note(sql, realm, ident, session, now, out, permissive=untrusted_source is None)
             if untrusted_source is not None:
                 state = TaintState(now, untrusted_source)
                 row = self._touch_identity(sql, realm, ident, now, permissive=False)
