@@ -8,8 +8,11 @@ PostgreSQL, nothing in SQLite, whose ``BEGIN IMMEDIATE`` already serialises
 writers).
 
 * :class:`SqliteSessionBackend`: ``<state-dir>/session-state.db``
-  (or ``:memory:`` for a runtime without a state directory), WAL,
-  ``synchronous=FULL``, one connection under a lock, migrations of domain
+  (or ``:memory:`` for a runtime without a state directory), WAL, one
+  connection under a lock; commits that record taint or a reset are
+  ``synchronous=FULL`` (fsynced before the call answers), the others (a
+  session noted, an injection counted, a nonce minted) ``NORMAL`` (they
+  survive a process crash; a power loss may drop the last few, never a taint), migrations of domain
   ``session-state`` from :mod:`meta_memory.agent_memory.store.schema`.
 * :class:`PostgresSessionBackend`: the tables of domain ``session-state`` in the
   PostgreSQL store's schema (migrated with the store), on its connection pool,
@@ -46,8 +49,9 @@ class Sql(Protocol):
 class SessionBackend(Protocol):
     """One database holding the session-state tables."""
 
-    def write(self, fn: Callable[[Sql], T]) -> T:
-        """Run ``fn`` in one write transaction (committed when it returns, rolled back when it raises)."""
+    def write(self, fn: Callable[[Sql], T], *, durable: bool = True) -> T:
+        """Run ``fn`` in one write transaction (committed when it returns, rolled back when it raises).
+        ``durable=False`` allows a commit that survives a process crash but maybe not a power loss."""
         ...
 
     def read(self, fn: Callable[[Sql], T]) -> T:
@@ -113,12 +117,16 @@ class SqliteSessionBackend:
         except sqlite3.Error as exc:
             raise AgentMemoryError("io", f"cannot open the session-state database: {exc}") from None
         self._closed = False
+        self._durable = True
 
-    def _run(self, fn: Callable[[Sql], T], begin: str) -> T:
+    def _run(self, fn: Callable[[Sql], T], begin: str, durable: bool = True) -> T:
         with self._lock:
             if self._closed:
                 raise AgentMemoryError("io", "the session-state database is closed")
             try:
+                if begin != "BEGIN" and durable != self._durable:
+                    self._conn.execute(f"PRAGMA synchronous={'FULL' if durable else 'NORMAL'}")
+                    self._durable = durable
                 self._conn.execute(begin)
                 try:
                     out = fn(_Cursor(self._conn, self._fmt))
@@ -130,8 +138,8 @@ class SqliteSessionBackend:
             except sqlite3.Error as exc:
                 raise AgentMemoryError("io", f"session-state database error: {exc}") from None
 
-    def write(self, fn: Callable[[Sql], T]) -> T:
-        return self._run(fn, "BEGIN IMMEDIATE")
+    def write(self, fn: Callable[[Sql], T], *, durable: bool = True) -> T:
+        return self._run(fn, "BEGIN IMMEDIATE", durable)
 
     def read(self, fn: Callable[[Sql], T]) -> T:
         return self._run(fn, "BEGIN")
@@ -178,8 +186,8 @@ class PostgresSessionBackend:
         except psycopg.Error as exc:
             raise AgentMemoryError("io", f"session-state database error: {exc}") from None
 
-    def write(self, fn: Callable[[Sql], T]) -> T:
-        return self._run(fn, False)
+    def write(self, fn: Callable[[Sql], T], *, durable: bool = True) -> T:
+        return self._run(fn, False)  # every PostgreSQL commit is durable
 
     def read(self, fn: Callable[[Sql], T]) -> T:
         return self._run(fn, True)

@@ -298,7 +298,7 @@ class SessionStateStore:
             self._maintain(sql, now)
             self._note(sql, realm, ident, session, now, out)
 
-        self._db.write(fn)
+        self._db.write(fn, durable=False)  # a pending taint moved onto the session stays taint if lost
         return out
 
     def observe(self, realm: str, ident: str, session: str | None, untrusted_source: str | None
@@ -329,7 +329,7 @@ class SessionStateStore:
 
         if session is None and untrusted_source is None:
             return self.identity_taint(realm, ident), out
-        result = self._db.write(fn)
+        result = self._db.write(fn, durable=untrusted_source is not None)
         return result, out
 
     def reset(self, realm: str, ident: str, session: str | None) -> list[Transition]:
@@ -475,7 +475,7 @@ class SessionStateStore:
                     (nonce, session, realm, ident))
             return nonce
 
-        return self._db.write(fn)
+        return self._db.write(fn, durable=False)
 
     def injection_state(self, realm: str, ident: str, session: str) -> tuple[int, frozenset[str]]:
         """``(bytes injected so far, record ids already injected)`` in ``ident``'s ``session``."""
@@ -503,7 +503,7 @@ class SessionStateStore:
                 sql.run("INSERT INTO {t}session_injected (realm, identity, session_key, record_id) VALUES (?, ?, ?, ?) "
                         "ON CONFLICT DO NOTHING", (realm, ident, session, rid))
 
-        self._db.write(fn)
+        self._db.write(fn, durable=False)
 
     def reset_injection(self, realm: str, ident: str, session: str | None) -> None:
         """Drop ``ident``'s nonce and, when ``session`` is named, that session's dedup set and byte counter."""
