@@ -9,8 +9,9 @@ Runs an embedded runtime (a temporary state directory, the bundled SQLite store)
 method table as the gateway, so the figures exclude HTTP. Every figure is a ratio to a baseline
 measured in the same run: ``meta/turn/defang`` of a short text, a call that touches no state.
 
-1. Per-call cost, empty state: note (a new identity; the same identity hopping sessions),
-   tool result (trusted; untrusted on a fresh session, the call that records taint).
+1. Per-call cost, empty state: note (a new identity; the same identity hopping sessions; the
+   identity's current session again, the per-turn case), tool result (trusted, in the current
+   session; untrusted on a fresh session, the call that records taint).
 2. Fills the state with ``--sessions`` sessions, one identity each: every ``--taint-every``-th is
    tainted through ``meta/turn/tool_result`` (an fsynced commit), the others noted through
    ``meta/session/note``.
@@ -71,6 +72,8 @@ def measure(b: Bench, ops: int, tag: str, run: str) -> dict[str, float]:
             "meta/session/note", {"identity": f"{run}-{tag}-n:{i}", "session_key": "s"})),
         "note_same_identity_new_session": b.timed(ops, lambda i: (
             "meta/session/note", {"identity": f"{run}-{tag}-hop", "session_key": f"hop-{i}"})),
+        "note_repeat_current_session": b.timed(ops, lambda i: (
+            "meta/session/note", {"identity": f"{run}-{tag}-hop", "session_key": "hop-0"})),
         "tool_result_trusted": b.timed(ops, lambda i: (
             "meta/turn/tool_result", {"identity": f"{run}-{tag}-hop", "session_key": "calc",
                                       "tool_name": "calculator"})),

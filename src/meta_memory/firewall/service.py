@@ -156,9 +156,9 @@ class Firewall:
         return self.tracker.observe_peer_content(identity, session_key, sender, declared_tainted=declared_tainted,
                                                  realm=realm)
 
-    def note_session(self, identity: str, session_key: str, *, realm: str | None = None) -> None:
-        """``meta/session/note``: ``identity`` now speaks from ``session_key``."""
-        self.tracker.note_session(identity, session_key, realm=realm)
+    def note_session(self, identity: str, session_key: str, *, realm: str | None = None) -> TaintState | None:
+        """``meta/session/note``: ``identity`` now speaks from ``session_key``; returns its taint afterwards."""
+        return self.tracker.note_session(identity, session_key, realm=realm)
 
     def reset(self, identity: str, session_key: str | None = None, *, realm: str | None = None) -> None:
         """``meta/session/reset``: a fresh-context boundary of ``identity``'s session; clears its taint."""

@@ -128,8 +128,8 @@ class TaintTracker:
 
     # ------------------------------------------------------------------ lifecycle
 
-    def note_session(self, identity: str, session_key: str, *, realm: str | None = None) -> None:
-        """Record that ``identity`` now speaks from ``session_key``.
+    def note_session(self, identity: str, session_key: str, *, realm: str | None = None) -> TaintState | None:
+        """Record that ``identity`` now speaks from ``session_key``; returns its effective taint afterwards.
 
         A pending taint of the identity lands on this session (``tainted`` event
         if the session was clean). Moving from a tainted session to a session
@@ -137,7 +137,9 @@ class TaintTracker:
         its taint.
         """
         ident = _key(identity)
-        self._emit(ident, self.state.note_session(self._realm(realm), ident, session_key))
+        taint, events = self.state.note_session(self._realm(realm), ident, session_key)
+        self._emit(ident, events)
+        return taint
 
     def reset(self, identity: str, session_key: str | None = None, *, realm: str | None = None) -> None:
         """A fresh-context boundary for ``identity`` (reset, respawn, fresh spawn).

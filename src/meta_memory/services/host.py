@@ -91,9 +91,8 @@ class HostService:
     def note(self, identity: str, session_key: str, realm: str | None = None) -> dict[str, Any]:
         """``identity`` now speaks from ``session_key``; rotating to another session starts clean.
         Output ``{identity, session_key, tainted}``."""
-        realm = self._realm(realm)
-        self.firewall.note_session(identity, session_key, realm=realm)
-        return {"identity": identity, "session_key": session_key, "tainted": self._tainted(identity, realm)}
+        taint = self.firewall.note_session(identity, session_key, realm=self._realm(realm))
+        return {"identity": identity, "session_key": session_key, "tainted": taint is not None}
 
     def reset(self, identity: str, session_key: str | None, realm: str | None = None) -> dict[str, Any]:
         """A fresh-context boundary of the identity's session: clears its taint, the session's injection

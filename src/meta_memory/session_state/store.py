@@ -64,6 +64,9 @@ DEFAULT_LIMIT = 1_000_000
 #: The expiry sweep runs at most this often (by the store clock, or by the monotonic clock).
 SWEEP_INTERVAL_MS = 60_000
 _RECOUNT_INTERVAL_S = 1.0
+#: A note or trusted tool result repeating the identity's current session rewrites nothing when its rows
+#: were touched less than this long ago (expiry is counted in days).
+TOUCH_INTERVAL_MS = 60_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -224,8 +227,11 @@ class SessionStateStore:
                         + ("{lock}" if lock else ""), (realm, ident, session))
         return rows[0] if rows else None
 
-    def _touch_identity(self, sql: Sql, realm: str, ident: str, now: int, *, permissive: bool) -> tuple[Any, ...] | None:
-        """Lock (creating when needed) the identity row; returns its state before the call (None if new)."""
+    def _touch_identity(self, sql: Sql, realm: str, ident: str, now: int, *, permissive: bool,
+                        current: str | None = None) -> tuple[Any, ...] | None:
+        """Lock (creating when needed) the identity row and touch it; returns its state before the call.
+        With ``current``, the row's current session becomes ``current`` and its pending taint is cleared
+        (the returned state still shows both as they were)."""
         row = self._identity_row(sql, realm, ident, lock=True)
         if row is None:
             if permissive:
@@ -233,8 +239,14 @@ class SessionStateStore:
             sql.run("INSERT INTO {t}session_identities (realm, identity, touched_ms) VALUES (?, ?, ?) "
                     "ON CONFLICT (realm, identity) DO UPDATE SET touched_ms = excluded.touched_ms", (realm, ident, now))
             self._added()
-            return self._identity_row(sql, realm, ident, lock=True)
-        sql.run("UPDATE {t}session_identities SET touched_ms = ? WHERE realm = ? AND identity = ?", (now, realm, ident))
+            row = self._identity_row(sql, realm, ident, lock=True)
+            assert row is not None
+        if current is not None:
+            sql.run("UPDATE {t}session_identities SET touched_ms = ?, current_session = ?, pending_at_ms = NULL, "
+                    "pending_source = NULL WHERE realm = ? AND identity = ?", (now, current, realm, ident))
+        else:
+            sql.run("UPDATE {t}session_identities SET touched_ms = ? WHERE realm = ? AND identity = ?",
+                    (now, realm, ident))
         return row
 
     def _touch_session(self, sql: Sql, realm: str, ident: str, session: str, now: int,
@@ -270,12 +282,9 @@ class SessionStateStore:
 
     def _note(self, sql: Sql, realm: str, ident: str, session: str, now: int, out: list[Transition],
               *, permissive: bool = True) -> None:
-        before = self._touch_identity(sql, realm, ident, now, permissive=permissive)
+        before = self._touch_identity(sql, realm, ident, now, permissive=permissive, current=session)
         assert before is not None
         previous, pending = before[0], _taint(before[1], before[2])
-        if previous != session or pending is not None:
-            sql.run("UPDATE {t}session_identities SET current_session = ?, pending_at_ms = NULL, "
-                    "pending_source = NULL WHERE realm = ? AND identity = ?", (session, realm, ident))
         if pending is not None:
             self._taint_session(sql, realm, ident, session, pending, now, out)
         else:
@@ -289,17 +298,38 @@ class SessionStateStore:
 
     # ------------------------------------------------------------------ taint lifecycle
 
-    def note_session(self, realm: str, ident: str, session: str) -> list[Transition]:
-        """``ident`` now speaks from ``session``; a pending taint lands on it. Returns the transitions."""
+    def _unchanged(self, realm: str, ident: str, session: str, now: int) -> tuple[bool, TaintState | None]:
+        """Read-only fast path: ``(True, taint)`` when ``session`` is already the identity's current session,
+        nothing is pending and its rows were touched within :data:`TOUCH_INTERVAL_MS`."""
+        rows = self._db.read(lambda sql: sql.rows(
+            "SELECT i.current_session, i.pending_at_ms, i.touched_ms, s.touched_ms, s.tainted_at_ms, s.taint_source "
+            "FROM {t}session_identities i LEFT JOIN {t}session_states s ON s.realm = i.realm "
+            "AND s.identity = i.identity AND s.session_key = i.current_session "
+            "WHERE i.realm = ? AND i.identity = ?", (realm, ident)))
+        if not rows:
+            return False, None
+        current, pending, touched, s_touched, s_at, s_source = rows[0]
+        fresh = now - int(touched) < TOUCH_INTERVAL_MS and (s_touched is None or now - int(s_touched) < TOUCH_INTERVAL_MS)
+        if current != session or pending is not None or not fresh:
+            return False, None
+        return True, _taint(s_at, s_source)
+
+    def note_session(self, realm: str, ident: str, session: str) -> tuple[TaintState | None, list[Transition]]:
+        """``ident`` now speaks from ``session``; a pending taint lands on it. Returns the identity's
+        effective taint afterwards and the transitions."""
         now = self._clock.now_ms()
         out: list[Transition] = []
 
-        def fn(sql: Sql) -> None:
+        def fn(sql: Sql) -> TaintState | None:
             self._maintain(sql, now)
             self._note(sql, realm, ident, session, now, out)
+            return self._identity_taint(sql, realm, ident)
 
-        self._db.write(fn, durable=False)  # a pending taint moved onto the session stays taint if lost
-        return out
+        same, taint = self._unchanged(realm, ident, session, now)
+        if same:
+            return taint, out
+        taint = self._db.write(fn, durable=False)  # a pending taint moved onto the session stays taint if lost
+        return taint, out
 
     def observe(self, realm: str, ident: str, session: str | None, untrusted_source: str | None
                 ) -> tuple[TaintState | None, list[Transition]]:
@@ -317,6 +347,9 @@ class SessionStateStore:
                 self._note(sql, realm, ident, session, now, out, permissive=untrusted_source is None)
             if untrusted_source is not None:
                 state = TaintState(now, untrusted_source)
+                if session is not None:  # just noted: it is the current session
+                    self._taint_session(sql, realm, ident, session, state, now, out)
+                    return self._identity_taint(sql, realm, ident)
                 row = self._touch_identity(sql, realm, ident, now, permissive=False)
                 assert row is not None
                 if row[0] is not None:
@@ -327,8 +360,12 @@ class SessionStateStore:
                     out.append(("tainted", None, state.source))
             return self._identity_taint(sql, realm, ident)
 
-        if session is None and untrusted_source is None:
-            return self.identity_taint(realm, ident), out
+        if untrusted_source is None:
+            if session is None:
+                return self.identity_taint(realm, ident), out
+            same, taint = self._unchanged(realm, ident, session, now)
+            if same:
+                return taint, out
         result = self._db.write(fn, durable=untrusted_source is not None)
         return result, out
 
