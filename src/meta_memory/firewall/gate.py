@@ -124,7 +124,7 @@ class LlmWriteGate:
         """The taint tracker this gate reads."""
         return self._tracker
 
-    def forget_hold_reason(self, author: Any, *, session_key: str | None = None) -> str | None:
+    def forget_hold_reason(self, author: Any, *, session_key: str | None = None, realm: str | None = None) -> str | None:
         """The reason a forget by ``author`` must be held for review, or ``None`` to apply it now.
 
         The same decision as :meth:`quarantine_reason` for a fresh write from that
@@ -132,7 +132,7 @@ class LlmWriteGate:
         author under the strict posture, ``session tainted by <source>`` for an
         agent whose session is tainted; never for ``operator``/``application``.
         """
-        return self.quarantine_reason(author, "fresh_write", (), session_key=session_key)
+        return self.quarantine_reason(author, "fresh_write", (), session_key=session_key, realm=realm)
 
     def quarantine_reason(
         self,

@@ -142,7 +142,8 @@ class StoreRecorderOps:
     def forget_authored(
         self, identity: str, memory_id: str, author: Any, session_key: str | None
     ) -> ForgetRequest:
-        reason = self._gate.forget_hold_reason(author, session_key=session_key) if self._gate is not None else None
+        reason = (self._gate.forget_hold_reason(author, session_key=session_key, realm=self._realm)
+                  if self._gate is not None else None)
         if reason is None:
             found = self._store.forget(self._realm, self._scope(identity), memory_id, author)
             return ForgetRequest("forgotten" if found else "not_found", memory_id.strip())
