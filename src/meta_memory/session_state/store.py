@@ -64,6 +64,8 @@ DEFAULT_LIMIT = 1_000_000
 #: The expiry sweep runs at most this often (by the store clock, or by the monotonic clock).
 SWEEP_INTERVAL_MS = 60_000
 _RECOUNT_INTERVAL_S = 1.0
+#: How long :meth:`SessionStateStore.stats` answers from its last count.
+STATS_TTL_S = 5.0
 #: A note or trusted tool result repeating the identity's current session rewrites nothing when its rows
 #: were touched less than this long ago (expiry is counted in days).
 TOUCH_INTERVAL_MS = 60_000
@@ -146,6 +148,7 @@ class SessionStateStore:
         self._last_sweep_ms = -(2**62)
         self._last_sweep_mono = time.monotonic()
         self._last_recount = 0.0
+        self._stats: tuple[float, dict[str, int]] | None = None
 
     def close(self) -> None:
         """Close the backend (idempotent)."""
@@ -477,7 +480,15 @@ class SessionStateStore:
         return live, (marks[0] if marks else None)
 
     def stats(self) -> dict[str, int]:
-        """``{identities, tainted_sessions, pending, reset_boundaries, sessions, limit, expiry_ms}``."""
+        """``{identities, tainted_sessions, pending, reset_boundaries, sessions, injection_sessions,
+        nonce_identities, limit, expiry_ms}``; counted at most once per :data:`STATS_TTL_S` (status pages
+        must not turn into table scans on demand)."""
+        mono = time.monotonic()
+        with self._lock:
+            cached = self._stats
+            if cached is not None and mono - cached[0] < STATS_TTL_S:
+                return dict(cached[1])
+
         def fn(sql: Sql) -> dict[str, int]:
             one = lambda q: int(sql.rows(q)[0][0])  # noqa: E731
             return {
@@ -492,6 +503,8 @@ class SessionStateStore:
 
         out = self._db.read(fn)
         out.update(limit=self.limit, expiry_ms=self.expiry_ms)
+        with self._lock:
+            self._stats = (mono, dict(out))
         return out
 
     # ------------------------------------------------------------------ injection budgets and nonces
