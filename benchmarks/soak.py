@@ -8,8 +8,8 @@ Usage::
 Traffic per worker, in a loop: remember (fresh content), recall (query and ``always``), a turn
 injection on a fresh session key, a tool result on a fresh identity (every tenth from a web tool,
 so the session taints), a tool write, forget of an older record, a ledger index and query. Fresh
-session keys and identities on every loop push the injection session map (cap 1,024), the nonce
-map (cap 4,096) and the taint tracker (cap 4,096 per map) past their caps.
+session keys and identities on every loop grow the session-state tables (taint, budgets, nonces;
+bounded by age and ``session_state_limit``, never evicted).
 
 Prints one line per sample and a summary; exits 1 when growth after warm-up exceeds the bounds
 (``--rss-mib``, ``--fds``, ``--threads``).

@@ -194,7 +194,8 @@ class AgentMemoryError(MetaError):
 
     ``reason`` is one of ``invalid_record``, ``secret_detected``,
     ``scope_not_writable``, ``timeout``, ``unsupported``, ``invalid_config``,
-    ``io``. ``op_index`` names the op of a staged batch when one is at fault.
+    ``io``, ``session_limit`` (the session state is at its row cap; new
+    sessions are refused, never an old one evicted). ``op_index`` names the op of a staged batch when one is at fault.
     The message carries the reference's Display prefix, e.g.
     ``invalid agent memory record: op 0: title must not be empty``.
     """
@@ -211,6 +212,7 @@ class AgentMemoryError(MetaError):
         "parse": "agent memory parse error: ",
         "timeout": "agent memory timeout: ",
         "unsupported": "agent memory unsupported operation: ",
+        "session_limit": "agent memory session limit: ",
     }
 
     def __init__(

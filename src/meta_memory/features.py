@@ -5,7 +5,8 @@ Agent memory is on by default whenever the runtime has a state directory
 SQLite database per realm under ``<state-dir>/agent-memory/``. Everything is
 constructed here, once, in dependency order:
 
-    events -> firewall (taint tracker, write gate) -> store (gated) -> recall provider
+    events -> firewall (taint tracker, write gate) -> store (gated) -> session state (taint, budgets, nonces
+    in the store's database) -> recall provider
     (``[agent_memory] recall_provider``: lexical, or hybrid with its background vector indexer)
     -> AgentMemoryService -> InjectionCoordinator -> recorder tool -> HostService
 """
@@ -64,6 +65,16 @@ def _open_store(runtime: "Runtime", cfg: Any, gate: Any) -> Any:
     return SqliteAgentMemoryStore(runtime.layout.ensure_agent_memory_root(), runtime.clock, gate=gate)
 
 
+def _open_session_state(runtime: "Runtime", cfg: Any, store: Any) -> Any:
+    """Taint, reset marks, injection budgets and nonces: in the PostgreSQL store's schema (shared by every
+    gateway on the database) or in ``<state-dir>/session-state.db``."""
+    from .session_state import open_session_state
+
+    root = runtime.layout.state_dir if runtime.layout is not None else None
+    return open_session_state(store, root, runtime.clock, expiry_ms=cfg.session_state_expiry_days * 86_400_000,
+                              limit=cfg.session_state_limit)
+
+
 def wire_features(runtime: "Runtime") -> None:
     """Attach ``runtime.agent_memory`` (an :class:`AgentMemoryFeature` or ``None``) and
     ``runtime.memory_panel_store`` (the console Memory panel's read models, or ``None``)."""
@@ -75,7 +86,7 @@ def wire_features(runtime: "Runtime") -> None:
     from .agent_memory.model import Scope, ScopeKind
     from .agent_memory.store.base import InjectionRow
     from .firewall.service import Firewall
-    from .injection import InjectionCoordinator, InjectionOptions
+    from .injection import InjectionCoordinator, InjectionOptions, InjectionSessions
     from .injection.timebox import TimeBox
     from .recall.semantic.setup import build_recall_provider
     from .services.agent_memory import AgentMemoryService
@@ -90,8 +101,16 @@ def wire_features(runtime: "Runtime") -> None:
         raise StartupError('agent_memory.recall_provider = "hybrid" is not supported on the postgres store; '
                            'use store = "sqlite" or recall_provider = "lexical"')
     firewall = Firewall(cfg.content_trust, runtime.clock, on_event=emit, llm_writes=cfg.llm_writes,
-                        state_path=runtime.layout.state_dir / "firewall-taint.json" if runtime.layout else None)
+                        realm=cfg.realm)
     store = _open_store(runtime, cfg, firewall.gate)
+    try:
+        session_state = _open_session_state(runtime, cfg, store)
+    except BaseException:
+        store.close()
+        raise
+    runtime.add_closer(session_state.close)
+    firewall.attach_state(session_state,
+                          legacy_state_path=runtime.layout.state_dir / "firewall-taint.json" if runtime.layout else None)
     try:
         recall = build_recall_provider(provider_kind, store, start=False)
     except BaseException:
@@ -118,6 +137,7 @@ def wire_features(runtime: "Runtime") -> None:
         log_injections_fn=log_injections_fn,
         mark_usage_fn=store.mark_usage,
         clock=runtime.clock,
+        sessions=InjectionSessions(session_state),
         timebox=timebox,
     )
     tool = None

@@ -210,5 +210,5 @@ def replay(path: Path | str, url: str, *, token: str | None = None, inject: bool
                 else:
                     report.inject_skips[block.get("skip_reason") or "none"] += 1
                 # each question stands for a fresh turn of a long conversation whose context was compacted
-                rpc.call("meta/session/compacted", {"session_key": session})
+                rpc.call("meta/session/compacted", {"identity": identity, "session_key": session})
     return report

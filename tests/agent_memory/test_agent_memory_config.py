@@ -36,6 +36,8 @@ def test_defaults() -> None:
         "dsn": None,
         "recall_provider": "lexical",
         "erase_tombstoned_after_days": None,
+        "session_state_expiry_days": 30,
+        "session_state_limit": 1_000_000,
     }
     assert cfg.header == "Agent memory"
     assert parse_agent_memory_section(False).enabled is False

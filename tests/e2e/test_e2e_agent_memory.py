@@ -232,6 +232,8 @@ BAD_PARAMS = [
     ("meta/turn/inject", {"query_text": "x", "session_key": " "}, "session_key"),
     ("meta/session/note", {}, "session_key"),
     ("meta/session/compacted", {}, "session_key"),
+    ("meta/session/compacted", {"identity": None, "session_key": "s"}, "identity"),
+    ("meta/session/reset", {"realm": 5}, "realm"),
     ("meta/turn/tool_result", {"session_key": "s"}, "tool_name"),
     ("meta/turn/tool_result", {"session_key": "s", "tool_name": "t", "provenance": {"kind": "mcp"}}, "provenance.source_id"),
     ("meta/turn/tool_result", {"session_key": "s", "tool_name": "t", "provenance": "mcp"}, "provenance"),
@@ -243,8 +245,9 @@ BAD_PARAMS = [
 @pytest.mark.parametrize("method,params,field", BAD_PARAMS)
 def test_every_param_error_names_the_field(rpc: Rpc, method: str, params: dict, field: str) -> None:
     params = dict(params)
-    if method != "meta/session/compacted":
-        params.setdefault("identity", "agent:fields")
+    params.setdefault("identity", "agent:fields")
+    if params["identity"] is None:
+        del params["identity"]
     err = rpc.error(method, params)
     assert err["code"] == -32602, err
     assert err["data"]["kind"] == "invalid_params"

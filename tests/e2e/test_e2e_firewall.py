@@ -106,7 +106,7 @@ def test_taint_lifecycle(fw: Rpc) -> None:
     fw.tool_result(ident, s1, "http_request")
     assert "(session tainted by web tool 'web_fetch')" in write(s1, 2)
     # compaction keeps taint
-    assert fw.result("meta/session/compacted", {"session_key": s1})["tainted"] is True
+    assert fw.result("meta/session/compacted", {"identity": ident, "session_key": s1})["tainted"] is True
     assert "QUARANTINED" in write(s1, 3)
     # rotating to another session starts clean; the old session stays tainted
     assert fw.result("meta/session/note", {"identity": ident, "session_key": s2})["tainted"] is False

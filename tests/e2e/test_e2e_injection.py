@@ -107,7 +107,7 @@ def test_session_budget_exhausts_within_eight_turns_but_not_before_the_third(rpc
     assert len(seen) == len(set(seen))  # never the same record twice in one session
     # another session has its own budget; compaction gives this one its budget back
     assert rpc.inject(ident, GROUPS[0], uid("sess"))["skip_reason"] is None
-    assert rpc.result("meta/session/compacted", {"session_key": session})["tainted"] is False
+    assert rpc.result("meta/session/compacted", {"identity": ident, "session_key": session})["tainted"] is False
     again = rpc.inject(ident, GROUPS[0], session)
     assert again["skip_reason"] is None and set(again["included_ids"]) & set(outcomes[0]["included_ids"])
 
@@ -122,8 +122,8 @@ def test_dedup_within_a_session_not_across_sessions_and_compaction_resets(rpc: R
     assert rpc.inject(ident, "heron lake", b)["included_ids"] == [mid]
     assert rpc.inject(ident, "heron lake")["included_ids"] == [mid]  # no session: no dedup
     assert rpc.inject(ident, "heron lake")["included_ids"] == [mid]
-    compacted = rpc.result("meta/session/compacted", {"session_key": a})
-    assert compacted == {"session_key": a, "tainted": False}
+    compacted = rpc.result("meta/session/compacted", {"identity": ident, "session_key": a})
+    assert compacted == {"identity": ident, "session_key": a, "tainted": False}
     assert rpc.inject(ident, "heron lake", a)["included_ids"] == [mid]
 
 
@@ -132,7 +132,7 @@ def test_nonce_rotates_with_the_session_key_and_on_reset(rpc: Rpc) -> None:
     rpc.remember(ident, "Lark", "the lark sings at dawn")
     a, b = uid("sess"), uid("sess")
     n1 = nonce_of(rpc.inject(ident, "lark dawn", a)["text"])
-    rpc.result("meta/session/compacted", {"session_key": a})
+    rpc.result("meta/session/compacted", {"identity": ident, "session_key": a})
     assert nonce_of(rpc.inject(ident, "lark dawn", a)["text"]) == n1  # same key, same nonce
     n2 = nonce_of(rpc.inject(ident, "lark dawn", b)["text"])
     assert n2 != n1
@@ -173,15 +173,16 @@ def test_ledger_rows_usage_marks_and_no_nonce_anywhere_but_the_block(rpc_with) -
         json.dumps(rpc.result("meta/agent_memory/manifest", {"identity": ident})),
         json.dumps(rpc.result("meta/status")),
         json.dumps(rpc.result("meta/session/note", {"identity": ident, "session_key": session})),
-        json.dumps(rpc.result("meta/session/compacted", {"session_key": session})),
+        json.dumps(rpc.result("meta/session/compacted", {"identity": ident, "session_key": session})),
         json.dumps(rpc.tool(ident, {"action": "recall", "query_text": "finch"}, session)),
     ]
     for text in leaks:
         assert nonce not in text and build_nonce not in text
-    # nor any file the gateway wrote (realm databases, WAL, events), nor its log
+    # nor any file the gateway wrote (realm databases, WAL, events), nor its log; the live nonce of a
+    # session is kept only in the session-state database, so every gateway of a deployment mints alike
     rpc.gw.stop()
     for path in rpc.gw.state_dir.rglob("*"):
-        if path.is_file():
+        if path.is_file() and not path.name.startswith("session-state.db"):
             data = path.read_bytes()
             assert nonce.encode() not in data and build_nonce.encode() not in data, path
     log = "".join(getattr(rpc.gw.proc, "log_tail", ()))

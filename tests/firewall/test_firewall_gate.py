@@ -84,7 +84,7 @@ def test_named_session_taint_counts_but_never_clears(tracker: TaintTracker) -> N
 def test_tainted_session_survives_compaction_and_clears_at_reset(tracker: TaintTracker) -> None:
     gate = LlmWriteGate(tracker)
     tracker.observe("lead:main", "s1", WEB)
-    tracker.compacted("s1")
+    tracker.compacted("lead:main", "s1")
     assert gate.quarantine_reason(AGENT) is not None
     tracker.reset("lead:main")
     tracker.note_session("lead:main", "s2")
@@ -215,3 +215,19 @@ def test_a_tainted_agent_forget_is_held_and_a_clean_one_is_not(tracker: TaintTra
 @pytest.mark.parametrize("author", LLM)
 def test_the_strict_posture_holds_every_llm_forget(tracker: TaintTracker, author: Author) -> None:
     assert LlmWriteGate(tracker, "quarantined").forget_hold_reason(author) == POLICY_REASON
+
+
+def test_at_capacity_every_llm_write_quarantines_fail_closed() -> None:
+    from meta_memory.clock import ManualClock
+    from meta_memory.firewall.taint import CAPACITY_REASON
+    from meta_memory.session_state import memory_session_state
+
+    clock = ManualClock()
+    tracker = TaintTracker(clock, state=memory_session_state(clock, limit=2))
+    gate = LlmWriteGate(tracker)
+    tracker.note_session("lead:main", "s1")
+    assert gate.quarantine_reason(AGENT) is None
+    tracker.note_session("scout:1", "s2")
+    assert gate.quarantine_reason(AGENT) == CAPACITY_REASON
+    assert gate.quarantine_reason(Author.distiller("run-1")) == CAPACITY_REASON
+    assert gate.quarantine_reason(Author.application()) is None  # non-LLM authors are never gated

@@ -49,7 +49,7 @@ def test_session_lifecycle_through_the_facade() -> None:
     fw.tool_result("lead:main", "s1", "scrape_page")
     author = {"author": "agent", "identity": "lead:main"}
     assert fw.gate.quarantine_reason(author) == "session tainted by configured untrusted tool 'scrape_page'"
-    assert fw.compacted("s1") is not None
+    assert fw.compacted("lead:main", "s1") is not None
     assert fw.gate.quarantine_reason(author) is not None
     fw.reset("lead:main")
     fw.note_session("lead:main", "s2")

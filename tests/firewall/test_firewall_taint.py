@@ -59,7 +59,7 @@ def test_first_taint_wins_and_emits_one_event(tracker: TaintTracker, clock: Manu
     clock.advance(50)
     second = tracker.observe("lead:main", "s1", MCP)
     assert first == second == TaintState(1_000, "web tool 'web_search'")
-    assert tracker.session_taint("s1") == first
+    assert tracker.session_taint("lead:main", "s1") == first
     assert events.items == [
         (
             TAINT_EVENT,
@@ -77,7 +77,7 @@ def test_trusted_content_never_clears_taint(tracker: TaintTracker) -> None:
 
 def test_compaction_does_not_clear_taint(tracker: TaintTracker, events: Events) -> None:
     tracker.observe("a:1", "s1", WEB)
-    assert tracker.compacted("s1") is not None
+    assert tracker.compacted("a:1", "s1") is not None
     assert tracker.identity_taint("a:1") is not None
     assert events.kinds() == ["tainted"]
 
@@ -86,7 +86,7 @@ def test_rotation_starts_clean_and_keeps_the_old_session_fact(tracker: TaintTrac
     tracker.observe("a:1", "s1", WEB)
     tracker.note_session("a:1", "s2")
     assert tracker.identity_taint("a:1") is None
-    assert tracker.session_taint("s1") is not None  # sticky, retained after rotation
+    assert tracker.session_taint("a:1", "s1") is not None  # sticky, retained after rotation
     assert events.kinds() == ["tainted", "rotated_clean"]
     assert events.items[-1][2]["session_key"] == "s2"
 
@@ -110,7 +110,7 @@ def test_pending_taint_lands_on_the_next_noted_session(tracker: TaintTracker, ev
     assert state is not None and tracker.identity_taint("a:1") == state
     assert events.items[0][2] == {"identity": "a:1", "session_key": None, "kind": "tainted", "source": WEB.source}
     tracker.note_session("a:1", "s7")
-    assert tracker.session_taint("s7") == state
+    assert tracker.session_taint("a:1", "s7") == state
     assert tracker.identity_taint("a:1") == state
     assert events.kinds() == ["tainted", "tainted"]
     assert events.items[1][2]["session_key"] == "s7"
@@ -119,7 +119,7 @@ def test_pending_taint_lands_on_the_next_noted_session(tracker: TaintTracker, ev
 def test_observe_without_session_uses_the_current_session(tracker: TaintTracker) -> None:
     tracker.note_session("a:1", "s1")
     tracker.observe("a:1", None, WEB)
-    assert tracker.session_taint("s1") is not None
+    assert tracker.session_taint("a:1", "s1") is not None
 
 
 def test_pending_first_taint_wins(tracker: TaintTracker, clock: ManualClock) -> None:
@@ -127,7 +127,7 @@ def test_pending_first_taint_wins(tracker: TaintTracker, clock: ManualClock) -> 
     clock.advance(10)
     tracker.observe("a:1", None, MCP)
     tracker.note_session("a:1", "s1")
-    assert tracker.session_taint("s1") == TaintState(1_000, WEB.source)
+    assert tracker.session_taint("a:1", "s1") == TaintState(1_000, WEB.source)
 
 
 def test_reset_clears_current_and_pending(tracker: TaintTracker, events: Events) -> None:
@@ -160,7 +160,7 @@ def test_reset_of_a_clean_session_marks_a_boundary(tracker: TaintTracker, events
     tracker.reset("a:1", "s1")
     tracker.reset("a:1", "s1")  # idempotent
     assert tracker.evidence_reason("s1") == RESET_BOUNDARY_REASON
-    assert tracker.reset_boundary("s1") is not None
+    assert tracker.reset_boundary("a:1", "s1") is not None
     assert events.kinds() == ["reset_boundary"]
     assert tracker.evidence_reason("never-seen") is None
 
@@ -176,27 +176,66 @@ def test_identities_are_logical(tracker: TaintTracker) -> None:
     assert tracker.current_session("rt:identity:parent-1:1") == "s1"
 
 
-def test_maps_are_bounded_oldest_first(clock: ManualClock) -> None:
-    tracker = TaintTracker(clock, max_entries=3)
-    for i in range(5):
-        tracker.observe(f"a:{i}", f"s{i}", WEB)
-        tracker.observe(f"p:{i}", None, WEB)
-    stats = tracker.stats()
-    assert stats == {"identities": 3, "tainted_sessions": 3, "pending": 3, "reset_boundaries": 0}
-    assert tracker.session_taint("s0") is None and tracker.session_taint("s4") is not None
-    assert tracker.identity_taint("p:0") is None and tracker.identity_taint("p:4") is not None
-    for i in range(5):
-        tracker.reset(f"a:{i}", f"r{i}")
-    assert tracker.stats()["reset_boundaries"] == 3
-    assert tracker.reset_boundary("r0") is None
+def test_state_is_keyed_by_identity_another_identity_cannot_reset_it(tracker: TaintTracker) -> None:
+    tracker.observe("victim:1", "s1", WEB)
+    tracker.reset("attacker:1", "s1")  # names the victim's session key
+    tracker.note_session("attacker:1", "s1")
+    assert tracker.identity_taint("victim:1") is not None
+    assert tracker.session_taint("victim:1", "s1") is not None
+    assert tracker.reset_boundary("victim:1", "s1") is None
+    assert tracker.identity_taint("attacker:1") is None
 
 
-def test_default_bound_is_4096(clock: ManualClock) -> None:
-    tracker = TaintTracker(clock)
-    for i in range(4100):
+def test_state_is_keyed_by_realm(tracker: TaintTracker) -> None:
+    tracker.observe("a:1", "s1", WEB, realm="r1")
+    assert tracker.identity_taint("a:1", realm="r1") is not None
+    assert tracker.identity_taint("a:1", realm="r2") is None
+    tracker.reset("a:1", "s1", realm="r2")
+    assert tracker.session_taint("a:1", "s1", realm="r1") is not None
+
+
+def test_no_capacity_eviction_taint_survives_thousands_of_sessions(tracker: TaintTracker) -> None:
+    tracker.observe("a:1", "s-tainted", WEB)
+    for i in range(5000):
         tracker.observe("a:1", f"s{i}", WEB)
-    assert tracker.stats()["tainted_sessions"] == 4096
-    assert tracker.session_taint("s3") is None and tracker.session_taint("s4") is not None
+        tracker.note_session(f"other:{i}", f"o{i}")
+    assert tracker.session_taint("a:1", "s-tainted") is not None
+    assert tracker.stats()["tainted_sessions"] == 5001
+    tracker.note_session("a:1", "s-tainted")
+    assert tracker.identity_taint("a:1") is not None
+
+
+def test_at_the_row_cap_new_sessions_are_refused_and_taint_still_lands(clock: ManualClock) -> None:
+    from meta_memory.errors import AgentMemoryError
+    from meta_memory.session_state import memory_session_state
+
+    tracker = TaintTracker(clock, state=memory_session_state(clock, limit=4))
+    tracker.observe("a:1", "s1", WEB)  # identity row + session row
+    tracker.note_session("b:1", "s2")
+    tracker.note_session("c:1", "s3")
+    assert tracker.at_capacity()
+    with pytest.raises(AgentMemoryError) as err:
+        tracker.note_session("d:1", "s4")
+    assert err.value.reason == "session_limit" and "limit of 4" in err.value.message
+    tracker.note_session("b:1", "s-other")  # known identities keep working
+    assert tracker.observe("b:1", None, WEB) is not None  # taint is never refused
+    assert tracker.session_taint("a:1", "s1") is not None
+    assert tracker.observe("e:1", None, WEB) is not None  # pending taint of a new identity lands too
+
+
+def test_state_expires_by_age_only(clock: ManualClock) -> None:
+    from meta_memory.session_state import memory_session_state
+
+    day = 86_400_000
+    tracker = TaintTracker(clock, state=memory_session_state(clock, expiry_ms=30 * day))
+    tracker.observe("a:1", "s1", WEB)
+    tracker.observe("b:1", "s2", WEB)
+    clock.advance(20 * day)
+    tracker.note_session("b:1", "s2")  # touched: b's session lives on
+    clock.advance(11 * day)
+    tracker.note_session("c:1", "s3")  # a write runs the sweep
+    assert tracker.session_taint("a:1", "s1") is None
+    assert tracker.session_taint("b:1", "s2") is not None
 
 
 def test_a_failing_event_sink_never_breaks_tracking(clock: ManualClock) -> None:

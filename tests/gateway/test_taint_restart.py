@@ -31,3 +31,22 @@ def test_taint_survives_restart_and_only_a_reset_clears_it(gateway_factory, tmp_
 
     gw = gateway_factory(state)  # the reset is durable too
     assert gw.result("meta/session/note", {"identity": "lead:main", "session_key": "web2"})["tainted"] is False
+
+
+def test_taint_file_of_an_earlier_version_is_adopted_not_dropped(gateway_factory, tmp_path):
+    import json
+
+    state = tmp_path / "legacy"
+    state.mkdir()
+    (state / "firewall-taint.json").write_text(json.dumps({
+        "tainted": {"old-s": [1_700_000_000_000, "web tool 'web_fetch'"]},
+        "pending": {"lead:main": [1_700_000_000_000, "web tool 'web_search'"]},
+        "boundaries": {},
+    }))
+    gw = gateway_factory(state)
+    assert not (state / "firewall-taint.json").exists() and (state / "firewall-taint.json.imported").exists()
+    # the pending taint lands on the identity's next session; the old session key stays tainted for anyone
+    assert gw.result("meta/session/note", {"identity": "lead:main", "session_key": "new-s"})["tainted"] is True
+    out = gw.result("meta/agent_memory/tool", {"identity": "other:1", "session_key": "old-s", "arguments": {
+        "action": "remember", "title": "legacy", "body": "legacy body"}})
+    assert "QUARANTINED" in out["text"] and "web_fetch" in out["text"]

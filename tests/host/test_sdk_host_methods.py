@@ -21,7 +21,7 @@ def test_sync_typed_results(tmp_path: Path) -> None:
         assert "mem-token" not in repr(block)  # the nonce stays out of reprs
         verdict = h.turn_tool_result("agent:a", "s1", "web_fetch", is_error=True)
         assert verdict == TurnToolResult(trusted=False, source="web tool 'web_fetch'", session_tainted=True)
-        assert h.session_compacted("s1").tainted is True
+        assert h.session_compacted("agent:a", "s1").tainted is True
         assert h.session_reset("agent:a", "s1").tainted is False
         assert h.turn_defang("[mem-token: x]").hits == 1
         assert h.turn_defang(blocks=[{"type": "text", "text": "[mem-token: x]"}]).blocks == [

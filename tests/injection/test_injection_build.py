@@ -89,7 +89,7 @@ def test_build_skip_reasons_and_nonce_scope() -> None:
     turn = nonce_of(coord.inject_for_turn(ID, None, "s1", "q").text)
     build = nonce_of(coord.assemble_build(ID).text)
     assert build != turn  # build mints for session key None
-    coord.session_compacted("s1")
+    coord.session_compacted(ID, "s1")
     assert nonce_of(coord.inject_for_turn(ID, None, "s1", "q").text) not in (turn, build)
 
 

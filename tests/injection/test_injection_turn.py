@@ -66,7 +66,7 @@ def test_session_budget_is_exhausted_within_eight_turns_but_not_before_the_third
     assert all(o.text is None for o in outcomes[empty[0]:])  # once spent, the session stays spent
     assert {o.skip_reason for o in outcomes[empty[0]:]} <= {"budget_exhausted", "nothing_renderable"}
     assert sum(o.rendered_bytes for o in outcomes) <= 61440
-    assert coord.sessions.used_bytes("s1") == sum(o.rendered_bytes for o in outcomes)
+    assert coord.sessions.used_bytes("default", ID, "s1") == sum(o.rendered_bytes for o in outcomes)
     # another session still has its full budget
     assert blocks(coord.inject_for_turn(ID, None, "s2", "turn").text) > 0
 
@@ -117,7 +117,7 @@ def test_nonce_present_and_rotates_across_session_keys() -> None:
     coord = coordinator(store)
     a = nonce_of(coord.inject_for_turn(ID, None, "s1", "q").text)
     assert len(a) == 32
-    coord.session_compacted("s1")
+    coord.session_compacted(ID, "s1")
     assert nonce_of(coord.inject_for_turn(ID, None, "s1", "q").text) == a
     b = nonce_of(coord.inject_for_turn(ID, None, "s2", "q").text)
     assert b != a and len(b) == 32
@@ -152,9 +152,9 @@ def test_every_skip_reason() -> None:
     assert coordinator(FakeStore()).inject_for_turn(ID, query_text="q").skip_reason == "no_records"
     store = FakeStore(records=[record(1, 2048)])
     coord = coordinator(store)
-    coord.sessions.commit("full", [], 61440 - 511)
+    coord.sessions.commit("default", ID, "full", [], 61440 - 511)
     assert coord.inject_for_turn(ID, None, "full", "q").skip_reason == "budget_exhausted"
-    coord.sessions.commit("almost", [], 61440 - 512)
+    coord.sessions.commit("default", ID, "almost", [], 61440 - 512)
     assert coord.inject_for_turn(ID, None, "almost", "q").skip_reason == "nothing_renderable"  # no block fits
     coord.inject_for_turn(ID, None, "s", "q")
     assert coord.inject_for_turn(ID, None, "s", "q").skip_reason == "nothing_renderable"
@@ -188,12 +188,12 @@ def test_compaction_resets_budget_and_dedup_and_allows_reinjection() -> None:
     coord = coordinator(store)
     first = coord.inject_for_turn(ID, None, "s1", "q")
     assert coord.inject_for_turn(ID, None, "s1", "q").skip_reason == "nothing_renderable"
-    coord.sessions.commit("s1", [], 61440)
+    coord.sessions.commit("default", ID, "s1", [], 61440)
     assert coord.inject_for_turn(ID, None, "s1", "q").skip_reason == "budget_exhausted"
-    coord.session_compacted("s1")
+    coord.session_compacted(ID, "s1")
     again = coord.inject_for_turn(ID, None, "s1", "q")
     assert again.included_ids == first.included_ids
-    assert coord.sessions.used_bytes("s1") == again.rendered_bytes
+    assert coord.sessions.used_bytes("default", ID, "s1") == again.rendered_bytes
 
 
 def test_session_dedup_is_shared_across_clones() -> None:
@@ -232,7 +232,7 @@ def test_sleeping_provider_times_out_and_turn_is_delivered_quickly() -> None:
     result = coord.inject_for_turn(ID, None, "s1", "q")
     assert time.monotonic() - t0 < 0.5
     assert result.skip_reason == "recall_failed" and result.text is None
-    assert store.ledger == [] and coord.sessions.used_bytes("s1") == 0
+    assert store.ledger == [] and coord.sessions.used_bytes("default", ID, "s1") == 0
 
 
 def test_sleeping_provider_under_fail_policy_raises_timeout() -> None:

@@ -3,9 +3,9 @@
 Two ``meta-memory serve`` processes with their own state directories share
 one PostgreSQL schema: a write acknowledged by one is read by the other, and
 SIGKILL of one mid-write loses no acknowledged write while the other keeps
-serving. Taint and per-session injection state live in each gateway's memory:
-the rule (docs/deployment.md) is that a session is routed to one gateway, and
-the tests show what that rule buys and what breaks without it.
+serving. Session state (taint, reset marks, injection dedup and budgets,
+nonces) lives in the shared database too, so a host that fails over or
+load-balances a session between gateways cannot launder its taint.
 """
 
 from __future__ import annotations
@@ -139,42 +139,62 @@ def test_killing_one_gateway_mid_write_loses_no_acknowledged_write(two_gateways:
         c.stop()
 
 
-def test_taint_is_sticky_to_the_gateway_that_saw_the_tool_result(two_gateways: Any) -> None:
+def _llm_remember(gw: GatewayProcess, session: str, title: str, identity: str = ID) -> str:
+    out = gw.result(
+        "meta/agent_memory/tool",
+        {"identity": identity, "session_key": session,
+         "arguments": {"action": "remember", "title": title, "body": f"{title} body"}},
+    )
+    return out["text"]
+
+
+def test_taint_recorded_on_one_gateway_quarantines_writes_through_the_other(two_gateways: Any) -> None:
     a, b, _ = two_gateways
     session = "sess-taint-1"
-
-    def llm_remember(gw: GatewayProcess, title: str) -> dict[str, Any]:
-        return gw.result(
-            "meta/agent_memory/tool",
-            {"identity": ID, "session_key": session, "arguments": {"action": "remember", "title": title, "body": f"{title} body"}},
-        )
-
     verdict = a.result("meta/turn/tool_result", {"identity": ID, "session_key": session, "tool_name": "web_search"})
     assert verdict["session_tainted"] is True
-    # Routed to the gateway that saw the web result, the session's LLM write is quarantined ...
-    on_a = llm_remember(a, "Tainted on a")
-    assert "quarantin" in str(on_a).lower(), on_a
-    assert recall_titles(b, "tainted") == []  # ... and that verdict is in the shared store for everyone.
-    # Sent to the other gateway, the same session is unknown there: its write lands as a clean one.
-    on_b = llm_remember(b, "Written via b")
-    assert "quarantin" not in str(on_b).lower(), on_b
-    assert recall_titles(a, "written") == ["Written via b"]
+    assert "QUARANTINED" in _llm_remember(a, session, "Tainted on a")
+    # Failed over to the other gateway, the same session is still tainted there.
+    assert b.result("meta/session/note", {"identity": ID, "session_key": session})["tainted"] is True
+    assert "QUARANTINED" in _llm_remember(b, session, "Written via b")
+    assert recall_titles(a, "written") == [] and recall_titles(b, "tainted") == []
+    # Another identity resetting that session key on b clears nothing of ours.
+    b.result("meta/session/reset", {"identity": "intruder:1", "session_key": session})
+    assert "QUARANTINED" in _llm_remember(a, session, "Still tainted")
+    # Our own reset on b is seen by a: the host's next session there starts clean.
+    b.result("meta/session/reset", {"identity": ID, "session_key": session})
+    a.result("meta/session/note", {"identity": ID, "session_key": "sess-clean-2"})
+    assert "QUARANTINED" not in _llm_remember(a, "sess-clean-2", "Clean after reset")
+    assert recall_titles(b, "clean reset") == ["Clean after reset"]
 
 
-def test_session_injection_dedup_holds_on_one_gateway_only(two_gateways: Any) -> None:
+def test_session_injection_dedup_budget_and_nonce_are_shared(two_gateways: Any) -> None:
     a, b, _ = two_gateways
     remember(a, "Walrus", "the walrus prefers cold water")
     params = {"identity": ID, "query_text": "walrus", "session_key": "sess-inject-1"}
     first = a.result("meta/turn/inject", params)
     assert len(first["included_ids"]) == 1
-    # Same session, same gateway: the record is not injected twice.
-    assert a.result("meta/turn/inject", params)["included_ids"] == []
-    # Same session on another gateway: that gateway has no session state and injects it again.
-    assert b.result("meta/turn/inject", params)["included_ids"] == first["included_ids"]
-    # Both injections are in the shared injection ledger.
+    # Same session on the other gateway: the record is not injected twice, and no fresh budget is handed out.
+    second = b.result("meta/turn/inject", params)
+    assert second["included_ids"] == [] and second["skip_reason"] == "nothing_renderable"
+    # One nonce per session, whichever gateway renders the block.
+    remember(a, "Walrus diet", "the walrus eats clams")
+    third = b.result("meta/turn/inject", {**params, "query_text": "walrus clams"})
+    assert third["included_ids"] and _nonce(third["text"]) == _nonce(first["text"])
+    # Compaction through a lets b inject again.
+    a.result("meta/session/compacted", {"identity": ID, "session_key": "sess-inject-1"})
+    assert first["included_ids"][0] in b.result("meta/turn/inject", params)["included_ids"]
     with PostgresAgentMemoryStore(DSN, schema=_schema_of(a)) as store, store.read("default") as conn:
-        rows = conn.execute("SELECT record_id, session_key FROM injections ORDER BY injection_id").fetchall()
-    assert [tuple(r) for r in rows] == [(first["included_ids"][0], "sess-inject-1")] * 2
+        rows = conn.execute("SELECT record_id FROM injections ORDER BY injection_id").fetchall()
+    assert [r[0] for r in rows].count(first["included_ids"][0]) == 2
+
+
+def _nonce(text: str) -> str:
+    import re
+
+    found = re.search(r"\[mem-token: ([0-9a-f]{32})\]", text)
+    assert found, text
+    return found.group(1)
 
 
 def _schema_of(gw: GatewayProcess) -> str:

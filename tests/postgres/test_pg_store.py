@@ -59,6 +59,7 @@ def test_migrations_are_recorded_once_and_idempotent(schema: str) -> None:
             f"SELECT domain, version, name FROM {pg_schema.quote_ident(schema)}.schema_migrations ORDER BY domain, version"
         ).fetchall()
     assert ("meta-memory", 1, "base-schema") in rows and ("meta-memory", 2, "realm-views") in rows
+    assert ("session-state", 1, "session-state-tables") in rows
     assert [r for r in rows if r[0] == "records-fts"] == [("records-fts", 1, f"fts-{pg_schema.fts_fingerprint()}")]
 
 
@@ -81,7 +82,8 @@ def test_gateways_starting_together_migrate_once(schema: str) -> None:
         t.join()
     try:
         assert errors == []
-        assert sorted(len(s.applied_migrations) for s in stores) == [0, 0, 0, 5]  # 4 schema versions + the search index
+        # 4 schema versions + the session-state tables + the search index
+        assert sorted(len(s.applied_migrations) for s in stores) == [0, 0, 0, 6]
     finally:
         for s in stores:
             s.close()

@@ -1,6 +1,6 @@
 """Bounded resources (issue "Reliability", item 6): a short soak of mixed loopback traffic shows no
-growth of RSS, fds or threads after warm-up, and the in-memory maps (taint tracker, injection
-sessions and nonces) stay within their caps when driven far past them."""
+growth of RSS, fds or threads after warm-up, and session state (taint, injection budgets, nonces)
+driven far past its row cap fails closed instead of evicting."""
 
 from __future__ import annotations
 
@@ -11,9 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from meta_memory.config import MetaConfig
-from meta_memory.firewall.taint import MAX_TRACKED_ENTRIES
-from meta_memory.injection.constants import MAX_TRACKED_INJECTION_SESSIONS, MAX_TRACKED_NONCE_IDENTITIES
+from meta_memory.config import parse_config
 from meta_memory.rpc.dispatch import Dispatcher
 from meta_memory.rpc.methods import build_method_table
 from meta_memory.rpc.registry import CallContext
@@ -57,45 +55,42 @@ def test_short_soak_has_no_resource_growth(tmp_path: Path) -> None:
     assert g["threads"] <= THREAD_GROWTH, g
 
 
-def test_taint_tracker_sessions_and_nonces_stay_within_their_caps(tmp_path: Path) -> None:
-    """``meta/status`` does not expose these counts, so they are read from an embedded runtime
-    driven through the same method table as the gateway."""
-    rt = Runtime(MetaConfig(), tmp_path / "state", start_background=False)
+def test_session_state_holds_taint_past_its_row_cap_and_fails_closed(tmp_path: Path) -> None:
+    """Driven far past ``session_state_limit``, session state never evicts: new identities are refused
+    (``session_limit``), every untrusted tool result is still recorded, the first tainted session's
+    write is still quarantined, and while at the cap every LLM write quarantines."""
+    limit = 300
+    rt = Runtime(parse_config({"agent_memory": {"session_state_limit": limit}}), tmp_path / "state",
+                 start_background=False)
     try:
         d = Dispatcher(build_method_table(), rt)
         ctx = CallContext(transport="embedded")
         rt_mem = rt.agent_memory
         assert rt_mem is not None
-        d.handle_message({"jsonrpc": "2.0", "id": 0, "method": "meta/agent_memory/remember",
-                          "params": {"identity": "cap:0", "title": "cap", "body": "cap words here"}}, ctx)
-        n_ident = MAX_TRACKED_ENTRIES + 1200
-        for i in range(n_ident):
+        refused = 0
+        for i in range(3 * limit):
             ident, session = f"cap:{i}", f"cap-s:{i}"
-            batch = [
+            out = d.handle_message([
                 {"jsonrpc": "2.0", "id": 1, "method": "meta/session/note",
                  "params": {"identity": ident, "session_key": session}},
                 {"jsonrpc": "2.0", "id": 2, "method": "meta/turn/tool_result",
                  "params": {"identity": ident, "session_key": session, "tool_name": "web_fetch"}},
-            ]
-            if i % 3 == 0:  # injections on fresh sessions (each mints a nonce and a session budget)
-                batch.append({"jsonrpc": "2.0", "id": 3, "method": "meta/turn/inject",
-                              "params": {"identity": "cap:0" if i % 2 else ident, "session_key": session,
-                                         "query_text": "cap words"}})
-            out = d.handle_message(batch, ctx)
-            assert all("result" in o for o in out), out
-            stats = rt_mem.firewall.tracker.stats()
-            assert max(stats.values()) <= MAX_TRACKED_ENTRIES, stats
-            assert rt_mem.injection.sessions.tracked_sessions() <= MAX_TRACKED_INJECTION_SESSIONS
+            ], ctx)
+            note, verdict = sorted(out, key=lambda o: o["id"])
+            if "error" in note:
+                assert note["error"]["data"] == {"kind": "agent_memory", "reason": "session_limit"}, note
+                refused += 1
+            assert verdict["result"]["session_tainted"] is True, verdict  # taint is never refused
         stats = rt_mem.firewall.tracker.stats()
-        assert stats["identities"] == MAX_TRACKED_ENTRIES and stats["tainted_sessions"] == MAX_TRACKED_ENTRIES
-        nonces = len(rt_mem.injection.sessions._nonces)  # no public count: reported as a gap
-        assert 0 < nonces <= MAX_TRACKED_NONCE_IDENTITIES
-        assert 0 < rt_mem.injection.sessions.tracked_sessions() <= MAX_TRACKED_INJECTION_SESSIONS
-        # The newest identities are still tracked (eviction is oldest-first): a write from the last
-        # tainted session is still quarantined.
-        out = d.handle_message({"jsonrpc": "2.0", "id": 9, "method": "meta/agent_memory/tool", "params": {
-            "identity": f"cap:{n_ident - 1}", "session_key": f"cap-s:{n_ident - 1}",
-            "arguments": {"action": "remember", "title": "late", "body": "late write"}}}, ctx)
-        assert "QUARANTINED" in out["result"]["text"], out
+        assert refused > 0 and stats["tainted_sessions"] == 3 * limit
+        for i in (0, 3 * limit - 1):
+            out = d.handle_message({"jsonrpc": "2.0", "id": 9, "method": "meta/agent_memory/tool", "params": {
+                "identity": f"cap:{i}", "session_key": f"cap-s:{i}",
+                "arguments": {"action": "remember", "title": f"late {i}", "body": "late write"}}}, ctx)
+            assert "QUARANTINED" in out["result"]["text"], out
+        clean = d.handle_message({"jsonrpc": "2.0", "id": 10, "method": "meta/agent_memory/tool", "params": {
+            "identity": "fresh:1", "session_key": "never-tainted",
+            "arguments": {"action": "remember", "title": "clean", "body": "clean write"}}}, ctx)
+        assert "QUARANTINED" in clean["result"]["text"] and "capacity" in clean["result"]["text"], clean
     finally:
         rt.close()

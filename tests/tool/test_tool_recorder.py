@@ -193,7 +193,7 @@ def test_recorder_gate_quarantines_tainted_session_writes(tool: RecorderTool, st
     assert store.rows["mem-1"].status == "active"
     assert [r["memory_id"] for r in json.loads(call(tool, action="recall").text)] == ["mem-1"]
     # compaction keeps the taint
-    firewall.compacted("s1")
+    firewall.compacted("lead:main", "s1")
     assert "QUARANTINED" in remember(tool, "still", "tainted").text
     # a new session starts clean
     firewall.note_session(ME, "session-2")

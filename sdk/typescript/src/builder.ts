@@ -118,6 +118,8 @@ export const AGENT_MEMORY_KEYS: readonly string[] = [
   "dsn",
   "recall_provider",
   "erase_tombstoned_after_days",
+  "session_state_expiry_days",
+  "session_state_limit",
   "steward",
 ];
 
@@ -164,6 +166,10 @@ export interface AgentMemoryOptions {
   dsn?: string;
   /** Erase tombstoned content older than this many days (1..36500); absent keeps tombstones. */
   eraseTombstonedAfterDays?: number;
+  /** Days after which untouched session state (taint, reset marks, budgets, nonces) expires (default 30). */
+  sessionStateExpiryDays?: number;
+  /** Cap on session-state rows; at it new sessions are refused and LLM writes quarantine (default 1,000,000). */
+  sessionStateLimit?: number;
   steward?: boolean | StewardOptions;
   [key: string]: unknown;
 }

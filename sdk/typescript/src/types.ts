@@ -185,15 +185,20 @@ export interface AgentMemoryRecordMeta extends Open {
 export interface SessionNoteParams {
   identity: string;
   sessionKey: string;
+  realm?: string;
 }
 
 export interface SessionResetParams {
   identity: string;
   sessionKey?: string;
+  realm?: string;
 }
 
+/** Compaction of one identity's session (the identity is required: session state is per identity). */
 export interface SessionCompactedParams {
+  identity: string;
   sessionKey: string;
+  realm?: string;
 }
 
 export interface SessionState extends Open {
@@ -217,6 +222,7 @@ export interface ToolResultParams {
   isError?: boolean;
   /** A provider-native server-tool block (always untrusted). */
   serverTool?: boolean;
+  realm?: string;
 }
 
 export interface ToolResultVerdict extends Open {

@@ -106,7 +106,7 @@ describe("poisoning", () => {
     const who = "compact-bot";
     await h.sessionNote({ identity: who, sessionKey: "c1" });
     await h.turnToolResult({ identity: who, sessionKey: "c1", toolName: "fetch" });
-    const compacted = await h.sessionCompacted({ sessionKey: "c1" });
+    const compacted = await h.sessionCompacted({ identity: who, sessionKey: "c1" });
     assert.equal(compacted.tainted, true);
     const write = await h.agentMemoryTool({ identity: who, sessionKey: "c1", arguments: { action: "remember", title: "t", body: "after compaction" } });
     assert.match(write.text, /QUARANTINED/);

@@ -33,6 +33,12 @@ key                        values                                         defaul
 ``erase_tombstoned_after_  int days, 1..36500, or absent: a background      absent (keep)
 days``                     sweep erases tombstoned content older than
                            this (see ``agent_memory/retention.py``)
+``session_state_expiry_days``  int days; 0 -> 30; > 3650 -> 3650          ``30``
+                           (session taint, reset marks, budgets, nonces
+                           untouched this long are deleted)
+``session_state_limit``    int rows; 0 -> 1,000,000; > 100,000,000 ->    ``1000000``
+                           100,000,000 (at the cap new sessions are
+                           refused and LLM writes quarantine)
 =========================  =============================================  ================
 """
 
@@ -63,6 +69,10 @@ MAX_MEMORY_ENTRIES = 64
 DEFAULT_RECALL_TIMEOUT_MS = 500
 MAX_RECALL_TIMEOUT_MS = 30_000
 DEFAULT_INSTRUCTION_HEADER = "Agent memory"
+DEFAULT_SESSION_STATE_EXPIRY_DAYS = 30
+MAX_SESSION_STATE_EXPIRY_DAYS = 3650
+DEFAULT_SESSION_STATE_LIMIT = 1_000_000
+MAX_SESSION_STATE_LIMIT = 100_000_000
 
 _CONTENT_TRUST_KEYS = ("trusted_mcp_servers", "untrusted_tools", "trusted_tools")
 
@@ -103,6 +113,8 @@ class AgentMemoryConfig(BaseModel):
     dsn: str | None = None
     recall_provider: Literal["lexical", "hybrid"] = "lexical"
     erase_tombstoned_after_days: int | None = Field(None, ge=1, le=MAX_RETENTION_DAYS)
+    session_state_expiry_days: int = Field(DEFAULT_SESSION_STATE_EXPIRY_DAYS, ge=1, le=MAX_SESSION_STATE_EXPIRY_DAYS)
+    session_state_limit: int = Field(DEFAULT_SESSION_STATE_LIMIT, ge=1, le=MAX_SESSION_STATE_LIMIT)
     steward: Any = Field(default_factory=lambda: _steward(None))
     """``[agent_memory.steward]``: a :class:`meta_memory.review.config.StewardConfig` (disabled by default)."""
 
@@ -251,6 +263,10 @@ def parse_agent_memory_section(raw: dict[str, Any] | bool | None) -> AgentMemory
         dsn=dsn.strip() if dsn else None,
         recall_provider=_choice(raw, "recall_provider", ("lexical", "hybrid"), "lexical"),  # type: ignore[arg-type]
         erase_tombstoned_after_days=_retention_days(raw),
+        session_state_expiry_days=_clamped_int(raw, "session_state_expiry_days", DEFAULT_SESSION_STATE_EXPIRY_DAYS,
+                                               MAX_SESSION_STATE_EXPIRY_DAYS),
+        session_state_limit=_clamped_int(raw, "session_state_limit", DEFAULT_SESSION_STATE_LIMIT,
+                                         MAX_SESSION_STATE_LIMIT),
         steward=_steward(raw.get("steward")),
     )
 

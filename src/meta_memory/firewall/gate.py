@@ -7,6 +7,8 @@ notes §5):
 1. a non-LLM author (``operator``, ``application``) is never quarantined;
 2. posture ``llm_writes = "quarantined"`` quarantines every LLM-authored batch
    except a ``review_verdict`` batch: ``llm_writes=quarantined policy``;
+2b. the session state is at its row cap (fail closed, same exception):
+   ``session state at capacity; ...`` (:data:`~meta_memory.firewall.taint.CAPACITY_REASON`);
 3. an ``agent`` author whose identity's session is tainted (pending taint
    included): ``session tainted by <source>``;
 4. an evidence ref citing a tainted session:
@@ -36,7 +38,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
 from meta_memory.errors import ConfigError
-from meta_memory.firewall.taint import TaintTracker
+from meta_memory.firewall.taint import CAPACITY_REASON, TaintTracker
 
 __all__ = [
     "LLM_WRITES_POSTURES",
@@ -122,7 +124,7 @@ class LlmWriteGate:
         """The taint tracker this gate reads."""
         return self._tracker
 
-    def forget_hold_reason(self, author: Any, *, session_key: str | None = None) -> str | None:
+    def forget_hold_reason(self, author: Any, *, session_key: str | None = None, realm: str | None = None) -> str | None:
         """The reason a forget by ``author`` must be held for review, or ``None`` to apply it now.
 
         The same decision as :meth:`quarantine_reason` for a fresh write from that
@@ -130,7 +132,7 @@ class LlmWriteGate:
         author under the strict posture, ``session tainted by <source>`` for an
         agent whose session is tainted; never for ``operator``/``application``.
         """
-        return self.quarantine_reason(author, "fresh_write", (), session_key=session_key)
+        return self.quarantine_reason(author, "fresh_write", (), session_key=session_key, realm=realm)
 
     def quarantine_reason(
         self,
@@ -139,6 +141,7 @@ class LlmWriteGate:
         evidence: Iterable[Any] | None = (),
         *,
         session_key: str | None = None,
+        realm: str | None = None,
     ) -> str | None:
         """The reason this batch must land quarantined, or ``None`` to land it active.
 
@@ -150,6 +153,7 @@ class LlmWriteGate:
                 it (the recorder tool's dispatch does). Its taint counts in
                 addition to the identity's current-session and pending taint;
                 naming a session never clears taint.
+            realm: the realm written to (``None``: the tracker's configured realm).
 
         Returns:
             ``None`` or one reason string of the module docstring.
@@ -158,18 +162,18 @@ class LlmWriteGate:
             return None
         if self._posture == "quarantined" and _text(batch_kind) != _REVIEW_VERDICT:
             return POLICY_REASON
+        if _text(batch_kind) != _REVIEW_VERDICT and self._tracker.at_capacity():
+            return CAPACITY_REASON
         if author_kind(author) == "agent":
             identity = author_identity(author)
-            taint = self._tracker.identity_taint(identity) if identity else None
-            if taint is None and session_key:
-                taint = self._tracker.session_taint(session_key)
+            taint = self._tracker.write_taint(identity, session_key, realm=realm) if identity else None
             if taint is not None:
                 return f"session tainted by {taint.source}"
         for ref in evidence or ():
             session_id = _field(ref, "session_id")
             if not isinstance(session_id, str) or not session_id:
                 continue
-            reason = self._tracker.evidence_reason(session_id)
+            reason = self._tracker.evidence_reason(session_id, realm=realm)
             if reason is not None:
                 return reason
         return None

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import logging
-import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,7 +22,8 @@ from meta_memory.firewall.classify import (
     classify_tool_result,
 )
 from meta_memory.firewall.gate import LlmWriteGate
-from meta_memory.firewall.taint import MAX_TRACKED_ENTRIES, EventSink, TaintState, TaintTracker
+from meta_memory.firewall.taint import EventSink, TaintState, TaintTracker
+from meta_memory.session_state import SessionStateStore
 
 __all__ = ["Firewall", "ToolResultVerdict"]
 
@@ -66,9 +66,10 @@ class Firewall:
         on_event: sink for ``memory.taint.transition`` envelopes
             (``on_event(event_type, identity, data)``).
         llm_writes: ``"observed"`` (default) or ``"quarantined"``.
-        max_entries: bound of each taint map (default 4,096).
-        state_path: where the durable taint state lives (``<state-dir>/firewall-taint.json``); ``None``
-            keeps taint in memory only.
+        state: the durable session state (SQLite or PostgreSQL; default a process-local in-memory one).
+        realm: the realm of calls that name none (``agent_memory.realm``).
+        legacy_state_path: the former ``<state-dir>/firewall-taint.json``; when present its taint is adopted
+            into ``state`` once and the file renamed ``firewall-taint.json.imported``.
 
     Raises:
         ValueError: a malformed policy; ConfigError: an unknown ``llm_writes``.
@@ -81,41 +82,41 @@ class Firewall:
         on_event: EventSink | None = None,
         *,
         llm_writes: str = "observed",
-        max_entries: int = MAX_TRACKED_ENTRIES,
-        state_path: Path | None = None,
+        state: SessionStateStore | None = None,
+        realm: str = "default",
+        legacy_state_path: Path | None = None,
     ) -> None:
         self.policy = ContentTrustPolicy.from_config(policy)
-        self._state_path = state_path
-        self._on_event = on_event
-        self._save_lock = threading.Lock()
-        self.tracker = TaintTracker(clock, self._transition if state_path is not None else on_event,
-                                    max_entries=max_entries)
-        if state_path is not None:
-            self._load()
+        self.tracker = TaintTracker(clock, on_event, state=state, realm=realm)
+        if legacy_state_path is not None:
+            self._adopt_legacy(legacy_state_path)
         self.gate = LlmWriteGate(self.tracker, llm_writes)
 
-    # Taint survives a gateway restart: a restart is not a fresh-context boundary for the host's
-    # sessions, so the durable part of the tracker is saved (atomically, fsynced) at every transition.
-    def _load(self) -> None:
-        assert self._state_path is not None
+    def attach_state(self, state: SessionStateStore, *, legacy_state_path: Path | None = None) -> None:
+        """Move the tracker onto ``state`` (the runtime opens it after the record store, which the gate
+        is handed first); adopts ``legacy_state_path`` when present. Call before serving requests."""
+        self.tracker.state = state
+        if legacy_state_path is not None:
+            self._adopt_legacy(legacy_state_path)
+
+    @property
+    def state(self) -> SessionStateStore:
+        """The session state this firewall reads and writes."""
+        return self.tracker.state
+
+    # Taint recorded before session state moved into the database is kept: adopted once, never dropped.
+    def _adopt_legacy(self, path: Path) -> None:
         try:
-            data = json.loads(self._state_path.read_text(encoding="utf-8"))
+            data = json.loads(path.read_text(encoding="utf-8"))
         except FileNotFoundError:
             return
         except (OSError, ValueError):
-            _log.warning("taint state file %s is unreadable; starting with no recorded taint", self._state_path.name)
+            _log.warning("legacy taint file %s is unreadable; left in place", path.name)
             return
         if isinstance(data, dict):
-            self.tracker.import_state(data)
-
-    def _transition(self, event_type: str, identity: str, data: dict[str, Any]) -> None:
-        with self._save_lock:
-            from ..ledger.persistence import write_atomic
-
-            assert self._state_path is not None
-            write_atomic(self._state_path, json.dumps(self.tracker.export_state()).encode("utf-8"))
-        if self._on_event is not None:
-            self._on_event(event_type, identity, data)
+            n = self.tracker.state.import_legacy(self.tracker.realm, data)
+            _log.info("adopted %d legacy taint entries from %s", n, path.name)
+        path.replace(path.with_name(path.name + ".imported"))
 
     def classify(
         self, tool_name: str, provenance: ToolProvenance | None = None, *, server_tool: bool = False
@@ -132,33 +133,37 @@ class Firewall:
         *,
         is_error: bool = False,
         server_tool: bool = False,
+        realm: str | None = None,
     ) -> ToolResultVerdict:
         """Classify one tool result and record it before the model sees it.
 
         Tool errors classify like results (``is_error`` is accepted for the
         record; an error body is still text from the source). When this call
-        returns, any taint it caused is visible to every later gate decision.
+        returns, any taint it caused is committed and visible to every later
+        gate decision, on every gateway sharing the session state.
         """
         del is_error  # errors taint exactly like results
         verdict = self.classify(tool_name, provenance, server_tool=server_tool)
-        taint = self.tracker.observe(identity, session_key, verdict)
+        taint = self.tracker.observe(identity, session_key, verdict, realm=realm)
         return ToolResultVerdict(verdict.trusted, verdict.source, taint is not None, taint)
 
     def peer_content(
-        self, identity: str, session_key: str | None, sender: str, *, declared_tainted: bool = False
+        self, identity: str, session_key: str | None, sender: str, *, declared_tainted: bool = False,
+        realm: str | None = None,
     ) -> TaintState | None:
         """A peer message from ``sender`` reached ``identity``; taints it when the sender is
         tainted (see :meth:`TaintTracker.observe_peer_content`). Returns the receiver's taint."""
-        return self.tracker.observe_peer_content(identity, session_key, sender, declared_tainted=declared_tainted)
+        return self.tracker.observe_peer_content(identity, session_key, sender, declared_tainted=declared_tainted,
+                                                 realm=realm)
 
-    def note_session(self, identity: str, session_key: str) -> None:
-        """``meta/session/note``: ``identity`` now speaks from ``session_key``."""
-        self.tracker.note_session(identity, session_key)
+    def note_session(self, identity: str, session_key: str, *, realm: str | None = None) -> TaintState | None:
+        """``meta/session/note``: ``identity`` now speaks from ``session_key``; returns its taint afterwards."""
+        return self.tracker.note_session(identity, session_key, realm=realm)
 
-    def reset(self, identity: str, session_key: str | None = None) -> None:
-        """``meta/session/reset``: a fresh-context boundary; clears the identity's taint."""
-        self.tracker.reset(identity, session_key)
+    def reset(self, identity: str, session_key: str | None = None, *, realm: str | None = None) -> None:
+        """``meta/session/reset``: a fresh-context boundary of ``identity``'s session; clears its taint."""
+        self.tracker.reset(identity, session_key, realm=realm)
 
-    def compacted(self, session_key: str) -> TaintState | None:
+    def compacted(self, identity: str, session_key: str, *, realm: str | None = None) -> TaintState | None:
         """``meta/session/compacted``: taint is kept; returns it."""
-        return self.tracker.compacted(session_key)
+        return self.tracker.compacted(identity, session_key, realm=realm)

@@ -86,8 +86,8 @@ class MemoryHost:
     def compacted(self) -> None:
         """The host compacted this session's context (``meta/session/compacted``): records already
         injected may be injected again; taint is kept."""
-        _, session_key = self._session()
-        state = self.handle.session_compacted(session_key)
+        identity, session_key = self._session()
+        state = self.handle.session_compacted(identity, session_key)
         self.session_tainted = state.tainted
 
     # -- per turn -------------------------------------------------------------------------------

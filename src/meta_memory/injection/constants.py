@@ -19,10 +19,6 @@ MAX_INJECTED_ASSEMBLY_BYTES: Final = 20480
 MAX_INJECTED_SESSION_BYTES: Final = 61440
 #: A remaining budget below this skips the turn (``budget_exhausted``).
 MIN_INJECTION_BUDGET_BYTES: Final = 512
-#: Per-session state is cleared wholesale when a new key would exceed this.
-MAX_TRACKED_INJECTION_SESSIONS: Final = 1024
-#: Nonce state is cleared wholesale when a new identity would exceed this.
-MAX_TRACKED_NONCE_IDENTITIES: Final = 4096
 
 BUILD_INDEX_BUDGET_BYTES: Final = 8192
 BUILD_INDEX_WORKING_SET_K: Final = 24

@@ -173,13 +173,16 @@ class InjectionCoordinator:
         return twin
 
     # -- session lifecycle ---------------------------------------------------------
-    def session_compacted(self, session_key: str) -> None:
-        """``meta/session/compacted``: clear the session's dedup set and byte counter."""
-        self.sessions.compacted(session_key)
+    def session_compacted(self, identity: str, session_key: str, realm: str | None = None) -> None:
+        """``meta/session/compacted``: clear the identity's session's dedup set and byte counter."""
+        self.sessions.compacted(self._realm(realm), logical_identity(identity.strip()), session_key)
 
-    def session_reset(self, identity: str, session_key: str | None = None) -> None:
-        """``meta/session/reset``: new nonce for the identity; the named session starts afresh."""
-        self.sessions.reset(logical_identity(identity.strip()), session_key)
+    def session_reset(self, identity: str, session_key: str | None = None, realm: str | None = None) -> None:
+        """``meta/session/reset``: new nonce for the identity; its named session starts afresh."""
+        self.sessions.reset(self._realm(realm), logical_identity(identity.strip()), session_key)
+
+    def _realm(self, realm: str | None) -> str:
+        return (realm or "").strip() or self.options.realm
 
     # -- inbound defanging -----------------------------------------------------------
     def defang(self, text: str) -> tuple[str, int]:
@@ -239,7 +242,7 @@ class InjectionCoordinator:
 
         budget = MAX_INJECTED_ASSEMBLY_BYTES
         if session_key is not None:
-            budget = min(budget, MAX_INJECTED_SESSION_BYTES - self.sessions.used_bytes(session_key))
+            budget = min(budget, MAX_INJECTED_SESSION_BYTES - self.sessions.used_bytes(realm, identity, session_key))
         if budget < MIN_INJECTION_BUDGET_BYTES:
             return self._skip(identity, SKIP_BUDGET_EXHAUSTED, SURFACE_TURN)
 
@@ -257,12 +260,12 @@ class InjectionCoordinator:
         if not records:
             return self._skip(identity, SKIP_NO_RECORDS, SURFACE_TURN)
 
-        skip_ids = self.sessions.injected_ids(session_key) if session_key is not None else frozenset()
+        skip_ids = self.sessions.injected_ids(realm, identity, session_key) if session_key is not None else frozenset()
         rendered = render_injection(
             header=opts.header,
             identity=identity,
             realm=realm,
-            nonce=self.sessions.nonce_for(identity, session_key),
+            nonce=self.sessions.nonce_for(realm, identity, session_key),
             records=records,
             budget_bytes=budget,
             now_ms=self._clock.now_ms(),
@@ -272,7 +275,7 @@ class InjectionCoordinator:
         if rendered is None:
             return self._skip(identity, SKIP_NOTHING_RENDERABLE, SURFACE_TURN)
         if session_key is not None:
-            self.sessions.commit(session_key, rendered.included_ids, rendered.rendered_bytes)
+            self.sessions.commit(realm, identity, session_key, rendered.included_ids, rendered.rendered_bytes)
         self._record(realm, identity, session_key, SURFACE_TURN, rendered.included_ids)
         return InjectionResult(
             text=rendered.text,
@@ -350,7 +353,7 @@ class InjectionCoordinator:
             header=opts.header,
             identity=identity,
             realm=realm,
-            nonce=self.sessions.nonce_for(identity, None),
+            nonce=self.sessions.nonce_for(realm, identity, None),
             records=records_list,
             budget_bytes=MAX_INJECTED_ASSEMBLY_BYTES,
             now_ms=now,

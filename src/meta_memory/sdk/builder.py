@@ -34,6 +34,8 @@ _AGENT_MEMORY_ALIASES = {
     "contentTrust": "content_trust",
     "operatorScope": "operator_scope",
     "recallProvider": "recall_provider",
+    "sessionStateExpiryDays": "session_state_expiry_days",
+    "sessionStateLimit": "session_state_limit",
     "trustedMcpServers": "trusted_mcp_servers",
     "untrustedTools": "untrusted_tools",
     "trustedTools": "trusted_tools",

@@ -185,32 +185,34 @@ class _HandleMethods:
         return self._invoke("meta/agent_memory/list", params, AgentMemoryPage.model_validate)
 
     # -- the host surface (spec README, "The host surface") ---------------------------------------
-    def session_note(self, identity: str, session_key: str) -> SessionState:
+    def session_note(self, identity: str, session_key: str, *, realm: str | None = None) -> SessionState:
         """``meta/session/note``: ``identity`` now speaks from ``session_key`` (a new key starts clean)."""
-        return self._invoke("meta/session/note", {"identity": identity, "session_key": session_key},
-                            SessionState.model_validate)
+        params = _drop_none(identity=identity, session_key=session_key, realm=realm)
+        return self._invoke("meta/session/note", params, SessionState.model_validate)
 
-    def session_reset(self, identity: str, session_key: str | None = None) -> SessionState:
-        """``meta/session/reset``: a fresh-context boundary; clears taint, the session's injection
-        budget and dedup set, and rotates the injection nonce."""
-        params = _drop_none(identity=identity, session_key=session_key)
+    def session_reset(self, identity: str, session_key: str | None = None, *, realm: str | None = None) -> SessionState:
+        """``meta/session/reset``: a fresh-context boundary of ``identity``'s session; clears its taint,
+        the session's injection budget and dedup set, and rotates the injection nonce."""
+        params = _drop_none(identity=identity, session_key=session_key, realm=realm)
         return self._invoke("meta/session/reset", params, SessionState.model_validate)
 
-    def session_compacted(self, session_key: str) -> SessionCompactedResult:
-        """``meta/session/compacted``: taint is kept; injection dedup and byte budget start over."""
-        return self._invoke("meta/session/compacted", {"session_key": session_key},
-                            SessionCompactedResult.model_validate)
+    def session_compacted(self, identity: str, session_key: str, *, realm: str | None = None) -> SessionCompactedResult:
+        """``meta/session/compacted``: ``identity``'s session was compacted; taint is kept, injection
+        dedup and byte budget start over."""
+        params = _drop_none(identity=identity, session_key=session_key, realm=realm)
+        return self._invoke("meta/session/compacted", params, SessionCompactedResult.model_validate)
 
     def turn_tool_result(
         self, identity: str, session_key: str, tool_name: str, *, provenance: dict[str, Any] | None = None,
-        is_error: bool = False, server_tool: bool = False,
+        is_error: bool = False, server_tool: bool = False, realm: str | None = None,
     ) -> TurnToolResult:
         """``meta/turn/tool_result``: classify one tool result BEFORE the model sees it.
 
         ``provenance`` is the tool catalog's ``{kind, source_id}`` (``kind = "mcp"`` names the
         server in ``source_id``); ``server_tool`` marks provider-native server-tool content.
         An untrusted result taints the session before this call returns."""
-        params = _drop_none(identity=identity, session_key=session_key, tool_name=tool_name, provenance=provenance)
+        params = _drop_none(identity=identity, session_key=session_key, tool_name=tool_name, provenance=provenance,
+                            realm=realm)
         params["is_error"] = is_error
         params["server_tool"] = server_tool
         return self._invoke("meta/turn/tool_result", params, TurnToolResult.model_validate)

@@ -86,9 +86,10 @@ class SessionState(BaseModel):
 
 
 class SessionCompactedResult(BaseModel):
-    """``meta/session/compacted``: ``{session_key, tainted}`` (compaction keeps taint)."""
+    """``meta/session/compacted``: ``{identity, session_key, tainted}`` (compaction keeps taint)."""
 
     model_config = _OPEN
+    identity: str | None = None
     session_key: str
     tainted: bool
 

@@ -83,33 +83,44 @@ class HostService:
         self.store = store
 
     # -- sessions -------------------------------------------------------------------------------
-    def note(self, identity: str, session_key: str) -> dict[str, Any]:
-        """``identity`` now speaks from ``session_key``; rotating to another session starts clean."""
-        self.firewall.note_session(identity, session_key)
-        return {"identity": identity, "session_key": session_key, "tainted": self._tainted(identity)}
+    # Every call names the identity (and optionally the realm) whose session it changes; state of
+    # another identity under the same session key is never read or cleared.
+    def _realm(self, realm: str | None) -> str:
+        return realm or self.config.realm
 
-    def reset(self, identity: str, session_key: str | None) -> dict[str, Any]:
-        """A fresh-context boundary: clears taint, the session's injection budget and dedup, rotates the nonce."""
-        self.firewall.reset(identity, session_key)
-        self.injection.session_reset(identity, session_key)
-        return {"identity": identity, "session_key": session_key, "tainted": self._tainted(identity)}
+    def note(self, identity: str, session_key: str, realm: str | None = None) -> dict[str, Any]:
+        """``identity`` now speaks from ``session_key``; rotating to another session starts clean.
+        Output ``{identity, session_key, tainted}``."""
+        taint = self.firewall.note_session(identity, session_key, realm=self._realm(realm))
+        return {"identity": identity, "session_key": session_key, "tainted": taint is not None}
 
-    def compacted(self, session_key: str) -> dict[str, Any]:
-        """Compaction: taint is kept; the session's injection dedup set and byte counter are cleared."""
-        taint = self.firewall.compacted(session_key)
-        self.injection.session_compacted(session_key)
-        return {"session_key": session_key, "tainted": taint is not None}
+    def reset(self, identity: str, session_key: str | None, realm: str | None = None) -> dict[str, Any]:
+        """A fresh-context boundary of the identity's session: clears its taint, the session's injection
+        budget and dedup, rotates its nonce. Output ``{identity, session_key, tainted}``."""
+        realm = self._realm(realm)
+        self.firewall.reset(identity, session_key, realm=realm)
+        self.injection.session_reset(identity, session_key, realm)
+        return {"identity": identity, "session_key": session_key, "tainted": self._tainted(identity, realm)}
 
-    def _tainted(self, identity: str) -> bool:
-        return self.firewall.tracker.identity_taint(identity) is not None
+    def compacted(self, identity: str, session_key: str, realm: str | None = None) -> dict[str, Any]:
+        """Compaction of the identity's session: taint is kept; its injection dedup set and byte counter
+        are cleared. Output ``{identity, session_key, tainted}``."""
+        realm = self._realm(realm)
+        taint = self.firewall.compacted(identity, session_key, realm=realm)
+        self.injection.session_compacted(identity, session_key, realm)
+        return {"identity": identity, "session_key": session_key, "tainted": taint is not None}
+
+    def _tainted(self, identity: str, realm: str) -> bool:
+        return self.firewall.tracker.identity_taint(identity, realm=realm) is not None
 
     # -- turns ----------------------------------------------------------------------------------
     def tool_result(self, identity: str, session_key: str, tool_name: str, provenance: Any,
-                    is_error: bool, server_tool: bool) -> dict[str, Any]:
-        """Classify one tool result (``{trusted, source?, session_tainted}``); taint sticks to the session."""
+                    is_error: bool, server_tool: bool, realm: str | None = None) -> dict[str, Any]:
+        """Classify one tool result (``{trusted, source?, session_tainted}``); taint sticks to the
+        identity's session in ``realm`` (default ``agent_memory.realm``), committed before the answer."""
         prov = ToolProvenance.parse(provenance) if provenance is not None else None
         verdict = self.firewall.tool_result(identity, session_key, tool_name, prov, is_error=is_error,
-                                            server_tool=server_tool)
+                                            server_tool=server_tool, realm=self._realm(realm))
         return verdict.to_dict()
 
     def inject(self, identity: str, realm: str | None, session_key: str | None, query_text: str,

@@ -3,7 +3,7 @@
 :class:`StoreRecorderOps` binds one realm of an
 :class:`~meta_memory.agent_memory.store.base.AgentMemoryStore` to the recorder
 tool: scope ``identity{realm, identity}`` for every write, the firewall's write
-gate bound to the calling session, and ``propose`` into ``mob{realm, mob}`` with
+gate bound to the calling session and realm, and ``propose`` into ``mob{realm, mob}`` with
 the gate's verdict recorded as the proposal's taint. A ``forget`` the gate would
 quarantine is held for review instead of applied
 (:func:`meta_memory.review.forgets.request_forget`): the record stays active.
@@ -61,12 +61,14 @@ def new_memory_record(draft: RecordDraft, author: Any) -> NewMemoryRecord:
 class _SessionGate:
     """The write gate as the store calls it, bound to the calling session."""
 
-    def __init__(self, gate: LlmWriteGate, session_key: str | None) -> None:
+    def __init__(self, gate: LlmWriteGate, session_key: str | None, realm: str) -> None:
         self._gate = gate
         self._session_key = session_key
+        self._realm = realm
 
     def quarantine_reason(self, author: Any, batch_kind: Any, evidence: Any) -> str | None:
-        return self._gate.quarantine_reason(author, batch_kind, evidence, session_key=self._session_key)
+        return self._gate.quarantine_reason(author, batch_kind, evidence, session_key=self._session_key,
+                                            realm=self._realm)
 
 
 def _quarantine_of(record: MemoryRecord) -> str | None:
@@ -110,7 +112,7 @@ class StoreRecorderOps:
         return Scope.identity(self._realm, identity)
 
     def _bound_gate(self, session_key: str | None) -> _SessionGate | None:
-        return _SessionGate(self._gate, session_key) if self._gate is not None else None
+        return _SessionGate(self._gate, session_key, self._realm) if self._gate is not None else None
 
     def remember_authored(
         self, identity: str, record: RecordDraft, author: Any, session_key: str | None
@@ -140,7 +142,8 @@ class StoreRecorderOps:
     def forget_authored(
         self, identity: str, memory_id: str, author: Any, session_key: str | None
     ) -> ForgetRequest:
-        reason = self._gate.forget_hold_reason(author, session_key=session_key) if self._gate is not None else None
+        reason = (self._gate.forget_hold_reason(author, session_key=session_key, realm=self._realm)
+                  if self._gate is not None else None)
         if reason is None:
             found = self._store.forget(self._realm, self._scope(identity), memory_id, author)
             return ForgetRequest("forgotten" if found else "not_found", memory_id.strip())
@@ -171,7 +174,7 @@ class StoreRecorderOps:
 
     def propose(self, identity: str, mob: str, record: RecordDraft, author: Any, session_key: str | None) -> str:
         taint = (
-            self._gate.quarantine_reason(author, _FRESH_WRITE, [], session_key=session_key)
+            self._gate.quarantine_reason(author, _FRESH_WRITE, [], session_key=session_key, realm=self._realm)
             if self._gate is not None
             else None
         )

@@ -58,6 +58,8 @@ __all__ = [
     "fts_row",
     "tsquery_literal",
     "quote_ident",
+    "SESSION_STATE_DOMAIN",
+    "session_state_migrations",
 ]
 
 SCHEMA_DOMAIN = "meta-memory"
@@ -319,6 +321,18 @@ def migrations(schema: str) -> list[tuple[int, str, list[str]]]:
 
 MIGRATIONS = migrations
 """Alias of :func:`migrations` (the versions are the same for every schema name)."""
+
+#: Domain of the session-state tables shared by every gateway on one database (taint, budgets, nonces).
+SESSION_STATE_DOMAIN = "session-state"
+
+
+def session_state_migrations() -> list[tuple[int, str, list[str]]]:
+    """``(version, name, statements)`` of domain :data:`SESSION_STATE_DOMAIN`: the tables of
+    :func:`meta_memory.agent_memory.store.schema.session_state_statements` with ``BIGINT`` times
+    (unqualified names; applied with ``search_path`` = the store's schema)."""
+    from meta_memory.agent_memory.store.schema import session_state_statements
+
+    return [(1, "session-state-tables", session_state_statements(bigint="BIGINT"))]
 
 
 def quote_ident(name: str) -> str:

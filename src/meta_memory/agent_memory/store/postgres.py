@@ -389,6 +389,7 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore):
                 (pg_schema.SCHEMA_DOMAIN, version, name, now),
             )
             applied.append(name)
+        applied += self._migrate_domain(conn, pg_schema.SESSION_STATE_DOMAIN, pg_schema.session_state_migrations(), now)
         fingerprint = f"fts-{pg_schema.fts_fingerprint()}"
         row = conn.execute(
             "SELECT version, name FROM schema_migrations WHERE domain = %s ORDER BY version DESC LIMIT 1",
@@ -402,6 +403,32 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore):
             )
             applied.append(fingerprint)
         return applied
+
+    @staticmethod
+    def _migrate_domain(
+        conn: psycopg.Connection[Any], domain: str, steps: list[tuple[int, str, list[str]]], now: int
+    ) -> list[str]:
+        """Apply the missing ``(version, name, statements)`` of ``domain`` (inside the migration transaction)."""
+        done = {r[0] for r in conn.execute("SELECT version FROM schema_migrations WHERE domain = %s", (domain,))}
+        applied: list[str] = []
+        for version, name, statements in steps:
+            if version in done:
+                continue
+            for stmt in statements:
+                conn.execute(stmt)
+            conn.execute(
+                "INSERT INTO schema_migrations(domain, version, name, applied_at_ms) VALUES (%s, %s, %s, %s)",
+                (domain, version, name, now),
+            )
+            applied.append(name)
+        return applied
+
+    @contextlib.contextmanager
+    def session_state_connection(self) -> Iterator[psycopg.Connection[Any]]:
+        """A pooled autocommit connection for the session-state tables (``§session_*``, domain
+        :data:`~.pg_schema.SESSION_STATE_DOMAIN`); used by :mod:`meta_memory.session_state.store`."""
+        with self._conn() as conn:
+            yield conn
 
     def _rebuild_fts(self, conn: psycopg.Connection[Any]) -> None:
         conn.execute(self._sql("DELETE FROM §records_fts"))

@@ -33,6 +33,10 @@ __all__ = [
     "insert_fts",
     "delete_fts",
     "delete_vector",
+    "SESSION_STATE_DOMAIN",
+    "SESSION_STATE_MIGRATIONS",
+    "session_state_statements",
+    "migrate_session_state",
 ]
 
 SCHEMA_DOMAIN = "meta-memory"
@@ -188,6 +192,57 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
 ]
 """``(version, name, statements)`` of domain :data:`SCHEMA_DOMAIN`, applied in order."""
 
+#: Domain of the session-state tables (taint, reset boundaries, injection budgets, nonces); in SQLite they
+#: live in the gateway's own ``<state-dir>/session-state.db`` (one gateway per state dir).
+SESSION_STATE_DOMAIN = "session-state"
+
+
+def session_state_statements(prefix: str = "", *, bigint: str = "INTEGER") -> list[str]:
+    """The session-state tables (see :mod:`meta_memory.session_state.store`); ``prefix`` qualifies table
+    names (``""`` in SQLite, ``"<schema>".`` in PostgreSQL) and ``bigint`` is the 64-bit integer type."""
+    return [
+        f"""CREATE TABLE IF NOT EXISTS {prefix}session_identities (
+            realm TEXT NOT NULL,
+            identity TEXT NOT NULL,
+            current_session TEXT,
+            pending_at_ms {bigint},
+            pending_source TEXT,
+            nonce TEXT,
+            nonce_session TEXT,
+            touched_ms {bigint} NOT NULL,
+            PRIMARY KEY (realm, identity)
+        )""",
+        f"""CREATE TABLE IF NOT EXISTS {prefix}session_states (
+            realm TEXT NOT NULL,
+            identity TEXT NOT NULL,
+            session_key TEXT NOT NULL,
+            tainted_at_ms {bigint},
+            taint_source TEXT,
+            boundary_at_ms {bigint},
+            prior_at_ms {bigint},
+            prior_source TEXT,
+            injected_bytes {bigint} NOT NULL DEFAULT 0,
+            touched_ms {bigint} NOT NULL,
+            PRIMARY KEY (realm, identity, session_key)
+        )""",
+        f"CREATE INDEX IF NOT EXISTS session_states_key_idx ON {prefix}session_states (realm, session_key)",
+        f"CREATE INDEX IF NOT EXISTS session_states_touched_idx ON {prefix}session_states (touched_ms)",
+        f"CREATE INDEX IF NOT EXISTS session_identities_touched_idx ON {prefix}session_identities (touched_ms)",
+        f"""CREATE TABLE IF NOT EXISTS {prefix}session_injected (
+            realm TEXT NOT NULL,
+            identity TEXT NOT NULL,
+            session_key TEXT NOT NULL,
+            record_id TEXT NOT NULL,
+            PRIMARY KEY (realm, identity, session_key, record_id)
+        )""",
+    ]
+
+
+SESSION_STATE_MIGRATIONS: list[tuple[int, str, list[str]]] = [
+    (1, "session-state-tables", session_state_statements()),
+]
+"""``(version, name, statements)`` of domain :data:`SESSION_STATE_DOMAIN` (SQLite), applied in order."""
+
 _LEDGER = """CREATE TABLE IF NOT EXISTS schema_migrations (
     domain TEXT NOT NULL,
     version INTEGER NOT NULL,
@@ -214,6 +269,24 @@ def is_current(conn: sqlite3.Connection) -> bool:
         return False
     fts_rows = sorted((v, n) for d, v, n in rows if d == FTS_DOMAIN)
     return bool(fts_rows) and fts_rows[-1][1] == f"fts-{fts_fingerprint()}"
+
+
+def migrate_session_state(conn: sqlite3.Connection, now_ms: int) -> list[str]:
+    """Apply missing :data:`SESSION_STATE_MIGRATIONS` inside the caller's open write transaction."""
+    conn.execute(_LEDGER)
+    done = {r[0] for r in conn.execute("SELECT version FROM schema_migrations WHERE domain = ?", (SESSION_STATE_DOMAIN,))}
+    applied: list[str] = []
+    for version, name, statements in SESSION_STATE_MIGRATIONS:
+        if version in done:
+            continue
+        for stmt in statements:
+            conn.execute(stmt)
+        conn.execute(
+            "INSERT INTO schema_migrations(domain, version, name, applied_at_ms) VALUES (?, ?, ?, ?)",
+            (SESSION_STATE_DOMAIN, version, name, now_ms),
+        )
+        applied.append(name)
+    return applied
 
 
 def migrate(conn: sqlite3.Connection, now_ms: int) -> list[str]:

@@ -39,17 +39,28 @@ class _Identity(Params):
         return parse_identity(value)
 
 
-class SessionNoteParams(_Identity):
+class _Realm(Params):
+    realm: Any = Field(default=None, validate_default=True)
+
+    @field_validator("realm", mode="before")
+    @classmethod
+    def _realm(cls, value: Any) -> str | None:
+        return None if value is None else parse_realm(value)
+
+
+class SessionNoteParams(_Identity, _Realm):
     session_key: str | None = Field(default=None, validate_default=True)
     _v = field_validator("session_key")(lambda cls, v: _key(v, "session_key", True))
 
 
-class SessionResetParams(_Identity):
+class SessionResetParams(_Identity, _Realm):
     session_key: str | None = None
     _v = field_validator("session_key")(lambda cls, v: _key(v, "session_key", False))
 
 
-class SessionCompactedParams(Params):
+class SessionCompactedParams(_Identity, _Realm):
+    """``{identity, session_key, realm?}``: compaction of that identity's session (identity required)."""
+
     session_key: str | None = Field(default=None, validate_default=True)
     _v = field_validator("session_key")(lambda cls, v: _key(v, "session_key", True))
 
@@ -59,7 +70,7 @@ class Provenance(Params):
     source_id: str | None = None
 
 
-class ToolResultParams(_Identity):
+class ToolResultParams(_Identity, _Realm):
     session_key: str | None = Field(default=None, validate_default=True)
     tool_name: str
     provenance: Provenance | None = None
@@ -123,23 +134,24 @@ def register(table: MethodTable) -> None:
     @table.method("meta/session/note", SessionNoteParams, available=on)
     def session_note(runtime: "Runtime", ctx: CallContext, p: SessionNoteParams) -> dict[str, Any]:
         """The identity now speaks from ``session_key`` (a new key starts a clean session)."""
-        return host(runtime).note(p.identity, p.session_key)
+        return host(runtime).note(p.identity, p.session_key, p.realm)
 
     @table.method("meta/session/reset", SessionResetParams, available=on)
     def session_reset(runtime: "Runtime", ctx: CallContext, p: SessionResetParams) -> dict[str, Any]:
-        """Fresh-context boundary: clears the identity's taint and the session's injection state."""
-        return host(runtime).reset(p.identity, p.session_key)
+        """Fresh-context boundary of the identity's own session: clears its taint and injection state."""
+        return host(runtime).reset(p.identity, p.session_key, p.realm)
 
     @table.method("meta/session/compacted", SessionCompactedParams, available=on)
     def session_compacted(runtime: "Runtime", ctx: CallContext, p: SessionCompactedParams) -> dict[str, Any]:
-        """The session was compacted: taint kept, injection dedup and byte budget cleared."""
-        return host(runtime).compacted(p.session_key)
+        """The identity's session was compacted: taint kept, injection dedup and byte budget cleared."""
+        return host(runtime).compacted(p.identity, p.session_key, p.realm)
 
     @table.method("meta/turn/tool_result", ToolResultParams, available=on)
     def tool_result(runtime: "Runtime", ctx: CallContext, p: ToolResultParams) -> dict[str, Any]:
         """Classify a tool result before the model sees it: ``{trusted, source?, session_tainted}``."""
         prov = p.provenance.model_dump() if p.provenance is not None else None
-        return host(runtime).tool_result(p.identity, p.session_key, p.tool_name, prov, p.is_error, p.server_tool)
+        return host(runtime).tool_result(p.identity, p.session_key, p.tool_name, prov, p.is_error, p.server_tool,
+                                         p.realm)
 
     @table.method("meta/turn/inject", InjectParams, available=on)
     def turn_inject(runtime: "Runtime", ctx: CallContext, p: InjectParams) -> dict[str, Any]:

@@ -1,0 +1,626 @@
+"""Durable session state: taint, reset boundaries, injection budgets and nonces (spec README, "The host surface").
+
+Every row is keyed by **realm, logical identity and session key**: one identity
+can neither read nor clear another's state, whatever session key it names.
+
+Tables (migrations of domain ``session-state``):
+
+* ``session_identities`` (realm, identity): the session the identity speaks
+  from, its *pending* taint (untrusted content seen before any session was
+  noted), its block nonce and the session key the nonce was minted for;
+* ``session_states`` (realm, identity, session_key): the session's taint (first
+  taint wins), its reset-boundary mark (with the taint it had when reset), and
+  the bytes injected so far;
+* ``session_injected`` (realm, identity, session_key, record_id): the injection
+  dedup set.
+
+Bounds. Nothing is ever evicted for room. Rows expire by **age**: a row not
+touched (note, tool result, reset, injection) for ``expiry_ms`` is deleted by a
+sweep that runs at most once a minute on the next write. The number of rows is
+capped at ``limit``; at the cap the store is *at capacity* and fails closed:
+
+* rows that only add permissive state (a new identity noted or reporting a
+  trusted tool result, a nonce or an injection budget for a new session, a
+  reset mark for an unknown session) are refused with
+  ``AgentMemoryError(reason="session_limit")``;
+* taint is always written, with the rows it needs (it only ever makes writes
+  stricter), so an untrusted tool result is never refused;
+* :meth:`SessionStateStore.at_capacity` is true, and the write gate then
+  quarantines every LLM-authored write until expiry frees room.
+
+Clean sessions cost nothing: noting a new session only moves the identity's
+``current_session``, so a flood of ``meta/session/note`` calls adds no rows.
+The cap is checked against a count taken at each sweep plus the rows this
+process added since, so several gateways may overshoot it by what they add
+between two sweeps.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from meta_memory.clock import Clock, new_nonce
+from meta_memory.errors import AgentMemoryError
+
+from .backends import SessionBackend, Sql
+
+__all__ = [
+    "DEFAULT_EXPIRY_MS",
+    "DEFAULT_LIMIT",
+    "SWEEP_INTERVAL_MS",
+    "TaintState",
+    "ResetBoundary",
+    "SessionStateStore",
+]
+
+#: Default age after which an untouched row expires (30 days).
+DEFAULT_EXPIRY_MS = 30 * 86_400_000
+#: Default cap on rows (identities + sessions).
+DEFAULT_LIMIT = 1_000_000
+#: The expiry sweep runs at most this often (by the store clock, or by the monotonic clock).
+SWEEP_INTERVAL_MS = 60_000
+_RECOUNT_INTERVAL_S = 1.0
+#: How long :meth:`SessionStateStore.stats` answers from its last count.
+STATS_TTL_S = 5.0
+#: A note or trusted tool result repeating the identity's current session rewrites nothing when its rows
+#: were touched less than this long ago (expiry is counted in days).
+TOUCH_INTERVAL_MS = 60_000
+
+
+@dataclass(frozen=True, slots=True)
+class TaintState:
+    """Why and when a session became tainted.
+
+    Attributes:
+        tainted_at_ms: UTC epoch milliseconds of the first untrusted ingestion.
+        source: the classification source, e.g. ``"web tool 'web_search'"``.
+    """
+
+    tainted_at_ms: int
+    source: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """Wire shape ``{tainted_at_ms, source}``."""
+        return {"tainted_at_ms": self.tainted_at_ms, "source": self.source}
+
+
+@dataclass(frozen=True, slots=True)
+class ResetBoundary:
+    """A session closed by a fresh-context reset.
+
+    Attributes:
+        marked_at_ms: when the reset was recorded (UTC epoch ms).
+        prior_taint: the session's taint at the reset, if it was tainted.
+    """
+
+    marked_at_ms: int
+    prior_taint: TaintState | None
+
+
+#: One transition ``(kind, session_key | None, source)``; ``kind`` in tainted | rotated_clean | reset_boundary.
+Transition = tuple[str, "str | None", str]
+
+_ROTATED_SOURCE = "rotated away from a tainted session; the new session starts clean"
+_RESET_SOURCE = "fresh-context reset boundary"
+
+
+def _taint(at: Any, source: Any) -> TaintState | None:
+    return TaintState(int(at), str(source)) if at is not None and source is not None else None
+
+
+class SessionStateStore:
+    """The one authority over session state (module docstring); thread-safe, shared by gateways on PostgreSQL.
+
+    Args:
+        backend: where the tables live (:mod:`.backends`).
+        clock: source of ``touched_ms``, taint and boundary times.
+        expiry_ms: age (ms since last touched) after which a row is swept.
+        limit: row cap (identities + sessions); at it the store fails closed.
+        nonce_fn: nonce source (32 hex chars by default).
+
+    All methods take an already-normalised realm and logical identity. Raises
+    ``AgentMemoryError("io")`` when the database fails and
+    ``AgentMemoryError("session_limit")`` at capacity (see the module docstring).
+    """
+
+    def __init__(
+        self,
+        backend: SessionBackend,
+        clock: Clock,
+        *,
+        expiry_ms: int = DEFAULT_EXPIRY_MS,
+        limit: int = DEFAULT_LIMIT,
+        nonce_fn: Callable[[], str] = new_nonce,
+    ) -> None:
+        if expiry_ms < 1 or limit < 1:
+            raise ValueError("expiry_ms and limit must be at least 1")
+        self._db = backend
+        self._clock = clock
+        self.expiry_ms = expiry_ms
+        self.limit = limit
+        self._nonce_fn = nonce_fn
+        self._lock = threading.Lock()
+        self._rows: int | None = None
+        self._last_sweep_ms = -(2**62)
+        self._last_sweep_mono = time.monotonic()
+        self._last_recount = 0.0
+        self._stats: tuple[float, dict[str, int]] | None = None
+
+    def close(self) -> None:
+        """Close the backend (idempotent)."""
+        self._db.close()
+
+    # ------------------------------------------------------------------ capacity and expiry
+
+    def _maintain(self, sql: Sql, now: int) -> None:
+        mono = time.monotonic()
+        with self._lock:
+            due = (self._rows is None or now - self._last_sweep_ms >= SWEEP_INTERVAL_MS
+                   or (mono - self._last_sweep_mono) * 1000 >= SWEEP_INTERVAL_MS)
+            recount = due or (self._rows >= self.limit and mono - self._last_recount >= _RECOUNT_INTERVAL_S)
+            if due:
+                self._last_sweep_ms, self._last_sweep_mono = now, mono
+            if recount:
+                self._last_recount = mono
+        if due:
+            cutoff = now - self.expiry_ms
+            sql.run("DELETE FROM {t}session_injected WHERE EXISTS (SELECT 1 FROM {t}session_states s WHERE "
+                    "s.realm = {t}session_injected.realm AND s.identity = {t}session_injected.identity AND "
+                    "s.session_key = {t}session_injected.session_key AND s.touched_ms < ?)", (cutoff,))
+            sql.run("DELETE FROM {t}session_states WHERE touched_ms < ?", (cutoff,))
+            sql.run("DELETE FROM {t}session_identities WHERE touched_ms < ?", (cutoff,))
+        if recount:
+            count = sum(int(sql.rows(f"SELECT COUNT(*) FROM {{t}}{table}")[0][0])
+                        for table in ("session_identities", "session_states"))
+            with self._lock:
+                self._rows = count
+
+    def _added(self, n: int = 1) -> None:
+        with self._lock:
+            self._rows = (self._rows or 0) + n
+
+    def _full(self) -> bool:
+        with self._lock:
+            return self._rows is not None and self._rows >= self.limit
+
+    def _refuse_new(self, what: str) -> None:
+        if self._full():
+            raise AgentMemoryError(
+                "session_limit",
+                f"session state is at its limit of {self.limit} rows; {what} is refused until idle sessions "
+                f"expire (agent_memory.session_state_expiry_days); taint is kept and LLM writes quarantine meanwhile",
+            )
+
+    def at_capacity(self) -> bool:
+        """Whether the row cap is reached (the write gate then quarantines every LLM write)."""
+        if self._rows is None:
+            self._db.read(lambda sql: self._maintain_read(sql))
+        return self._full()
+
+    def _maintain_read(self, sql: Sql) -> None:
+        count = sum(int(sql.rows(f"SELECT COUNT(*) FROM {{t}}{table}")[0][0])
+                    for table in ("session_identities", "session_states"))
+        with self._lock:
+            if self._rows is None:
+                self._rows = count
+
+    def sweep(self) -> None:
+        """Delete expired rows and recount now (normally done at most once a minute on a write)."""
+        with self._lock:
+            self._rows = None
+        self._db.write(lambda sql: self._maintain(sql, self._clock.now_ms()))
+
+    # ------------------------------------------------------------------ row helpers
+
+    @staticmethod
+    def _identity_row(sql: Sql, realm: str, ident: str, lock: bool = False) -> tuple[Any, ...] | None:
+        rows = sql.rows("SELECT current_session, pending_at_ms, pending_source, nonce, nonce_session "
+                        "FROM {t}session_identities WHERE realm = ? AND identity = ?" + ("{lock}" if lock else ""),
+                        (realm, ident))
+        return rows[0] if rows else None
+
+    @staticmethod
+    def _session_row(sql: Sql, realm: str, ident: str, session: str, lock: bool = False) -> tuple[Any, ...] | None:
+        rows = sql.rows("SELECT tainted_at_ms, taint_source, boundary_at_ms, prior_at_ms, prior_source, "
+                        "injected_bytes FROM {t}session_states WHERE realm = ? AND identity = ? AND session_key = ?"
+                        + ("{lock}" if lock else ""), (realm, ident, session))
+        return rows[0] if rows else None
+
+    def _touch_identity(self, sql: Sql, realm: str, ident: str, now: int, *, permissive: bool,
+                        current: str | None = None) -> tuple[Any, ...] | None:
+        """Lock (creating when needed) the identity row and touch it; returns its state before the call.
+        With ``current``, the row's current session becomes ``current`` and its pending taint is cleared
+        (the returned state still shows both as they were)."""
+        row = self._identity_row(sql, realm, ident, lock=True)
+        if row is None:
+            if permissive:
+                self._refuse_new("a new identity")
+            sql.run("INSERT INTO {t}session_identities (realm, identity, touched_ms) VALUES (?, ?, ?) "
+                    "ON CONFLICT (realm, identity) DO UPDATE SET touched_ms = excluded.touched_ms", (realm, ident, now))
+            self._added()
+            row = self._identity_row(sql, realm, ident, lock=True)
+            assert row is not None
+        if current is not None:
+            sql.run("UPDATE {t}session_identities SET touched_ms = ?, current_session = ?, pending_at_ms = NULL, "
+                    "pending_source = NULL WHERE realm = ? AND identity = ?", (now, current, realm, ident))
+        else:
+            sql.run("UPDATE {t}session_identities SET touched_ms = ? WHERE realm = ? AND identity = ?",
+                    (now, realm, ident))
+        return row
+
+    def _touch_session(self, sql: Sql, realm: str, ident: str, session: str, now: int,
+                       *, permissive: bool) -> tuple[Any, ...]:
+        row = self._session_row(sql, realm, ident, session, lock=True)
+        if row is None:
+            if permissive:
+                self._refuse_new("a new session")
+            sql.run("INSERT INTO {t}session_states (realm, identity, session_key, touched_ms) VALUES (?, ?, ?, ?) "
+                    "ON CONFLICT (realm, identity, session_key) DO UPDATE SET touched_ms = excluded.touched_ms",
+                    (realm, ident, session, now))
+            self._added()
+            row = self._session_row(sql, realm, ident, session, lock=True)
+            assert row is not None
+            return row
+        sql.run("UPDATE {t}session_states SET touched_ms = ? WHERE realm = ? AND identity = ? AND session_key = ?",
+                (now, realm, ident, session))
+        return row
+
+    def _taint_session(self, sql: Sql, realm: str, ident: str, session: str, state: TaintState, now: int,
+                       out: list[Transition]) -> None:
+        row = self._touch_session(sql, realm, ident, session, now, permissive=False)
+        if row[0] is not None:
+            return
+        sql.run("UPDATE {t}session_states SET tainted_at_ms = ?, taint_source = ? "
+                "WHERE realm = ? AND identity = ? AND session_key = ?",
+                (state.tainted_at_ms, state.source, realm, ident, session))
+        out.append(("tainted", session, state.source))
+
+    def _session_tainted(self, sql: Sql, realm: str, ident: str, session: str) -> bool:
+        row = self._session_row(sql, realm, ident, session)
+        return row is not None and row[0] is not None
+
+    def _note(self, sql: Sql, realm: str, ident: str, session: str, now: int, out: list[Transition],
+              *, permissive: bool = True) -> None:
+        before = self._touch_identity(sql, realm, ident, now, permissive=permissive, current=session)
+        assert before is not None
+        previous, pending = before[0], _taint(before[1], before[2])
+        if pending is not None:
+            self._taint_session(sql, realm, ident, session, pending, now, out)
+        else:
+            row = self._session_row(sql, realm, ident, session)
+            if row is not None:
+                sql.run("UPDATE {t}session_states SET touched_ms = ? WHERE realm = ? AND identity = ? "
+                        "AND session_key = ?", (now, realm, ident, session))
+        if (previous is not None and previous != session and self._session_tainted(sql, realm, ident, previous)
+                and not self._session_tainted(sql, realm, ident, session)):
+            out.append(("rotated_clean", session, _ROTATED_SOURCE))
+
+    # ------------------------------------------------------------------ taint lifecycle
+
+    def _unchanged(self, realm: str, ident: str, session: str, now: int) -> tuple[bool, TaintState | None]:
+        """Read-only fast path: ``(True, taint)`` when ``session`` is already the identity's current session,
+        nothing is pending and its rows were touched within :data:`TOUCH_INTERVAL_MS`."""
+        rows = self._db.read(lambda sql: sql.rows(
+            "SELECT i.current_session, i.pending_at_ms, i.touched_ms, s.touched_ms, s.tainted_at_ms, s.taint_source "
+            "FROM {t}session_identities i LEFT JOIN {t}session_states s ON s.realm = i.realm "
+            "AND s.identity = i.identity AND s.session_key = i.current_session "
+            "WHERE i.realm = ? AND i.identity = ?", (realm, ident)))
+        if not rows:
+            return False, None
+        current, pending, touched, s_touched, s_at, s_source = rows[0]
+        fresh = now - int(touched) < TOUCH_INTERVAL_MS and (s_touched is None or now - int(s_touched) < TOUCH_INTERVAL_MS)
+        if current != session or pending is not None or not fresh:
+            return False, None
+        return True, _taint(s_at, s_source)
+
+    def note_session(self, realm: str, ident: str, session: str) -> tuple[TaintState | None, list[Transition]]:
+        """``ident`` now speaks from ``session``; a pending taint lands on it. Returns the identity's
+        effective taint afterwards and the transitions."""
+        now = self._clock.now_ms()
+        out: list[Transition] = []
+
+        def fn(sql: Sql) -> TaintState | None:
+            self._maintain(sql, now)
+            self._note(sql, realm, ident, session, now, out)
+            return self._identity_taint(sql, realm, ident)
+
+        same, taint = self._unchanged(realm, ident, session, now)
+        if same:
+            return taint, out
+        taint = self._db.write(fn, durable=False)  # a pending taint moved onto the session stays taint if lost
+        return taint, out
+
+    def observe(self, realm: str, ident: str, session: str | None, untrusted_source: str | None
+                ) -> tuple[TaintState | None, list[Transition]]:
+        """One classified tool result: ``untrusted_source`` is ``None`` for trusted content.
+
+        Notes ``session`` first when given; untrusted content taints the current
+        session (first taint wins) or becomes the identity's pending taint.
+        Returns the identity's effective taint afterwards and the transitions."""
+        now = self._clock.now_ms()
+        out: list[Transition] = []
+
+        def fn(sql: Sql) -> TaintState | None:
+            self._maintain(sql, now)
+            if session is not None:  # an untrusted result is recorded even at capacity: taint must land
+                self._note(sql, realm, ident, session, now, out, permissive=untrusted_source is None)
+            if untrusted_source is not None:
+                state = TaintState(now, untrusted_source)
+                if session is not None:  # just noted: it is the current session
+                    self._taint_session(sql, realm, ident, session, state, now, out)
+                    return self._identity_taint(sql, realm, ident)
+                row = self._touch_identity(sql, realm, ident, now, permissive=False)
+                assert row is not None
+                if row[0] is not None:
+                    self._taint_session(sql, realm, ident, row[0], state, now, out)
+                elif row[1] is None:
+                    sql.run("UPDATE {t}session_identities SET pending_at_ms = ?, pending_source = ? "
+                            "WHERE realm = ? AND identity = ?", (now, state.source, realm, ident))
+                    out.append(("tainted", None, state.source))
+            return self._identity_taint(sql, realm, ident)
+
+        if untrusted_source is None:
+            if session is None:
+                return self.identity_taint(realm, ident), out
+            same, taint = self._unchanged(realm, ident, session, now)
+            if same:
+                return taint, out
+        result = self._db.write(fn, durable=untrusted_source is not None)
+        return result, out
+
+    def reset(self, realm: str, ident: str, session: str | None) -> list[Transition]:
+        """A fresh-context boundary of ``ident``'s ``session`` (``None``: its current session).
+
+        Clears the identity's current session and pending taint, moves the
+        session's live taint onto its reset mark and resets its injection state.
+        Touches only rows of ``(realm, ident)``."""
+        now = self._clock.now_ms()
+        out: list[Transition] = []
+
+        def fn(sql: Sql) -> None:
+            self._maintain(sql, now)
+            row = self._identity_row(sql, realm, ident, lock=True)
+            pending = _taint(row[1], row[2]) if row else None
+            target = session if session is not None else (row[0] if row else None)
+            if row is not None:
+                sql.run("UPDATE {t}session_identities SET current_session = NULL, pending_at_ms = NULL, "
+                        "pending_source = NULL, nonce = NULL, nonce_session = NULL, touched_ms = ? "
+                        "WHERE realm = ? AND identity = ?", (now, realm, ident))
+            if target is None:
+                if pending is not None:
+                    out.append(("reset_boundary", None, pending.source))
+                return
+            srow = self._session_row(sql, realm, ident, target, lock=True)
+            live = _taint(srow[0], srow[1]) if srow else None
+            prior = live or pending
+            marked = srow is not None and srow[2] is not None
+            if srow is None:
+                if prior is None:
+                    self._refuse_new("a reset mark for a new session")
+                srow = self._touch_session(sql, realm, ident, target, now, permissive=False)
+            if not marked or prior is not None:
+                keep = prior or _taint(srow[3], srow[4])
+                sql.run("UPDATE {t}session_states SET tainted_at_ms = NULL, taint_source = NULL, boundary_at_ms = ?, "
+                        "prior_at_ms = ?, prior_source = ?, injected_bytes = 0, touched_ms = ? "
+                        "WHERE realm = ? AND identity = ? AND session_key = ?",
+                        (now, keep.tainted_at_ms if keep else None, keep.source if keep else None, now,
+                         realm, ident, target))
+                out.append(("reset_boundary", target, prior.source if prior else _RESET_SOURCE))
+            else:
+                sql.run("UPDATE {t}session_states SET injected_bytes = 0, touched_ms = ? "
+                        "WHERE realm = ? AND identity = ? AND session_key = ?", (now, realm, ident, target))
+            sql.run("DELETE FROM {t}session_injected WHERE realm = ? AND identity = ? AND session_key = ?",
+                    (realm, ident, target))
+
+        self._db.write(fn)
+        return out
+
+    # ------------------------------------------------------------------ taint queries
+
+    @staticmethod
+    def _identity_taint(sql: Sql, realm: str, ident: str) -> TaintState | None:
+        rows = sql.rows("SELECT i.pending_at_ms, i.pending_source, s.tainted_at_ms, s.taint_source "
+                        "FROM {t}session_identities i LEFT JOIN {t}session_states s ON s.realm = i.realm "
+                        "AND s.identity = i.identity AND s.session_key = i.current_session "
+                        "WHERE i.realm = ? AND i.identity = ?", (realm, ident))
+        if not rows:
+            return None
+        return _taint(rows[0][0], rows[0][1]) or _taint(rows[0][2], rows[0][3])
+
+    def identity_taint(self, realm: str, ident: str) -> TaintState | None:
+        """The identity's pending taint, else its current session's taint, else ``None``."""
+        return self._db.read(lambda sql: self._identity_taint(sql, realm, ident))
+
+    def session_taint(self, realm: str, ident: str, session: str) -> TaintState | None:
+        """The live taint of ``ident``'s ``session`` (``None`` when clean or reset)."""
+        row = self._db.read(lambda sql: self._session_row(sql, realm, ident, session))
+        return _taint(row[0], row[1]) if row else None
+
+    def write_taint(self, realm: str, ident: str, session: str | None) -> TaintState | None:
+        """The taint a write by ``ident`` from ``session`` carries: its pending taint, its current session's,
+        else the live taint of the named ``session`` key in ``realm`` (its own first, else any identity's:
+        naming a session can only add quarantine, never clear it)."""
+        def fn(sql: Sql) -> TaintState | None:
+            taint = self._identity_taint(sql, realm, ident)
+            if taint is None and session:
+                rows = sql.rows("SELECT tainted_at_ms, taint_source FROM {t}session_states WHERE realm = ? "
+                                "AND session_key = ? AND tainted_at_ms IS NOT NULL "
+                                "ORDER BY identity <> ? LIMIT 1", (realm, session, ident))
+                taint = _taint(rows[0][0], rows[0][1]) if rows else None
+            return taint
+
+        return self._db.read(fn)
+
+    def current_session(self, realm: str, ident: str) -> str | None:
+        """The session ``ident`` currently speaks from, if known."""
+        row = self._db.read(lambda sql: self._identity_row(sql, realm, ident))
+        return row[0] if row else None
+
+    def reset_boundary(self, realm: str, ident: str, session: str) -> ResetBoundary | None:
+        """The reset mark of ``ident``'s ``session``, if it was closed by a reset."""
+        row = self._db.read(lambda sql: self._session_row(sql, realm, ident, session))
+        if row is None or row[2] is None:
+            return None
+        return ResetBoundary(int(row[2]), _taint(row[3], row[4]))
+
+    def evidence_state(self, realm: str, session: str) -> tuple[TaintState | None, ResetBoundary | None]:
+        """For a write citing ``session`` as evidence: any live taint of that key in ``realm`` (whichever
+        identity holds it), else any reset mark (a tainted one first)."""
+        rows = self._db.read(lambda sql: sql.rows(
+            "SELECT tainted_at_ms, taint_source, boundary_at_ms, prior_at_ms, prior_source FROM {t}session_states "
+            "WHERE realm = ? AND session_key = ? AND (tainted_at_ms IS NOT NULL OR boundary_at_ms IS NOT NULL)",
+            (realm, session)))
+        live = next((t for t in (_taint(r[0], r[1]) for r in rows) if t is not None), None)
+        marks = [ResetBoundary(int(r[2]), _taint(r[3], r[4])) for r in rows if r[2] is not None]
+        marks.sort(key=lambda b: b.prior_taint is None)
+        return live, (marks[0] if marks else None)
+
+    def stats(self) -> dict[str, int]:
+        """``{identities, tainted_sessions, pending, reset_boundaries, sessions, injection_sessions,
+        nonce_identities, limit, expiry_ms}``; counted at most once per :data:`STATS_TTL_S` (status pages
+        must not turn into table scans on demand)."""
+        mono = time.monotonic()
+        with self._lock:
+            cached = self._stats
+            if cached is not None and mono - cached[0] < STATS_TTL_S:
+                return dict(cached[1])
+
+        def fn(sql: Sql) -> dict[str, int]:
+            one = lambda q: int(sql.rows(q)[0][0])  # noqa: E731
+            return {
+                "identities": one("SELECT COUNT(*) FROM {t}session_identities WHERE current_session IS NOT NULL"),
+                "tainted_sessions": one("SELECT COUNT(*) FROM {t}session_states WHERE tainted_at_ms IS NOT NULL"),
+                "pending": one("SELECT COUNT(*) FROM {t}session_identities WHERE pending_at_ms IS NOT NULL"),
+                "reset_boundaries": one("SELECT COUNT(*) FROM {t}session_states WHERE boundary_at_ms IS NOT NULL"),
+                "sessions": one("SELECT COUNT(*) FROM {t}session_states"),
+                "injection_sessions": one("SELECT COUNT(*) FROM {t}session_states WHERE injected_bytes > 0"),
+                "nonce_identities": one("SELECT COUNT(*) FROM {t}session_identities WHERE nonce IS NOT NULL"),
+            }
+
+        out = self._db.read(fn)
+        out.update(limit=self.limit, expiry_ms=self.expiry_ms)
+        with self._lock:
+            self._stats = (mono, dict(out))
+        return out
+
+    # ------------------------------------------------------------------ injection budgets and nonces
+
+    def nonce_for(self, realm: str, ident: str, session: str | None) -> str:
+        """The identity's block nonce for ``session`` (``None`` = build time), minting a fresh one when the
+        last was minted for another key. The nonce is never logged or returned elsewhere."""
+        now = self._clock.now_ms()
+
+        def fn(sql: Sql) -> str:
+            self._maintain(sql, now)
+            row = self._touch_identity(sql, realm, ident, now, permissive=True)
+            assert row is not None
+            if row[3] is not None and row[4] == session:
+                return str(row[3])
+            nonce = self._nonce_fn()
+            sql.run("UPDATE {t}session_identities SET nonce = ?, nonce_session = ? WHERE realm = ? AND identity = ?",
+                    (nonce, session, realm, ident))
+            return nonce
+
+        return self._db.write(fn, durable=False)
+
+    def injection_state(self, realm: str, ident: str, session: str) -> tuple[int, frozenset[str]]:
+        """``(bytes injected so far, record ids already injected)`` in ``ident``'s ``session``."""
+        def fn(sql: Sql) -> tuple[int, frozenset[str]]:
+            row = self._session_row(sql, realm, ident, session)
+            ids = sql.rows("SELECT record_id FROM {t}session_injected WHERE realm = ? AND identity = ? "
+                           "AND session_key = ?", (realm, ident, session))
+            return (int(row[5]) if row else 0), frozenset(r[0] for r in ids)
+
+        return self._db.read(fn)
+
+    def commit_injection(self, realm: str, ident: str, session: str, record_ids: Iterable[str],
+                         rendered_bytes: int) -> None:
+        """Add ``rendered_bytes`` to the session's counter and ``record_ids`` to its dedup set."""
+        now = self._clock.now_ms()
+        ids = sorted(set(record_ids))
+
+        def fn(sql: Sql) -> None:
+            self._maintain(sql, now)
+            self._touch_session(sql, realm, ident, session, now, permissive=True)
+            sql.run("UPDATE {t}session_states SET injected_bytes = injected_bytes + ? "
+                    "WHERE realm = ? AND identity = ? AND session_key = ?",
+                    (max(0, rendered_bytes), realm, ident, session))
+            for rid in ids:
+                sql.run("INSERT INTO {t}session_injected (realm, identity, session_key, record_id) VALUES (?, ?, ?, ?) "
+                        "ON CONFLICT DO NOTHING", (realm, ident, session, rid))
+
+        self._db.write(fn, durable=False)
+
+    def reset_injection(self, realm: str, ident: str, session: str | None) -> None:
+        """Drop ``ident``'s nonce and, when ``session`` is named, that session's dedup set and byte counter."""
+        now = self._clock.now_ms()
+
+        def fn(sql: Sql) -> None:
+            sql.run("UPDATE {t}session_identities SET nonce = NULL, nonce_session = NULL, touched_ms = ? "
+                    "WHERE realm = ? AND identity = ?", (now, realm, ident))
+            if session is not None:
+                sql.run("UPDATE {t}session_states SET injected_bytes = 0, touched_ms = ? "
+                        "WHERE realm = ? AND identity = ? AND session_key = ?", (now, realm, ident, session))
+                sql.run("DELETE FROM {t}session_injected WHERE realm = ? AND identity = ? AND session_key = ?",
+                        (realm, ident, session))
+
+        self._db.write(fn)
+
+    def compacted(self, realm: str, ident: str, session: str) -> TaintState | None:
+        """Compaction of ``ident``'s ``session``: taint kept, dedup set and byte counter cleared; returns the taint."""
+        now = self._clock.now_ms()
+
+        def fn(sql: Sql) -> TaintState | None:
+            row = self._session_row(sql, realm, ident, session, lock=True)
+            if row is None:
+                return None
+            sql.run("UPDATE {t}session_states SET injected_bytes = 0, touched_ms = ? "
+                    "WHERE realm = ? AND identity = ? AND session_key = ?", (now, realm, ident, session))
+            sql.run("DELETE FROM {t}session_injected WHERE realm = ? AND identity = ? AND session_key = ?",
+                    (realm, ident, session))
+            return _taint(row[0], row[1])
+
+        return self._db.write(fn)
+
+    # ------------------------------------------------------------------ legacy import
+
+    def import_legacy(self, realm: str, data: dict[str, Any]) -> int:
+        """Adopt the former ``firewall-taint.json`` state (keyed by session key alone): each tainted session
+        and reset mark is recorded under the identity ``""`` of ``realm`` (so evidence checks still see it) and
+        each pending taint under its identity. Returns how many entries were adopted."""
+        now = self._clock.now_ms()
+        count = 0
+
+        def entries(name: str) -> list[tuple[str, list[Any]]]:
+            table = data.get(name)
+            return [(k, v) for k, v in table.items() if isinstance(k, str) and isinstance(v, list)] \
+                if isinstance(table, dict) else []
+
+        def fn(sql: Sql) -> None:
+            nonlocal count
+            out: list[Transition] = []
+            for key, v in entries("tainted"):
+                if len(v) >= 2 and isinstance(v[0], int) and isinstance(v[1], str):
+                    self._taint_session(sql, realm, "", key, TaintState(v[0], v[1]), now, out)
+                    count += 1
+            for ident, v in entries("pending"):
+                if len(v) >= 2 and isinstance(v[0], int) and isinstance(v[1], str):
+                    self._touch_identity(sql, realm, ident, now, permissive=False)
+                    sql.run("UPDATE {t}session_identities SET pending_at_ms = ?, pending_source = ? "
+                            "WHERE realm = ? AND identity = ? AND pending_at_ms IS NULL", (v[0], v[1], realm, ident))
+                    count += 1
+            for key, v in entries("boundaries"):
+                if len(v) >= 3 and isinstance(v[0], int):
+                    self._touch_session(sql, realm, "", key, now, permissive=False)
+                    prior_ok = isinstance(v[1], int) and isinstance(v[2], str)
+                    sql.run("UPDATE {t}session_states SET boundary_at_ms = ?, prior_at_ms = ?, prior_source = ? "
+                            "WHERE realm = ? AND identity = '' AND session_key = ?",
+                            (v[0], v[1] if prior_ok else None, v[2] if prior_ok else None, realm, key))
+                    count += 1
+
+        self._db.write(fn)
+        return count

@@ -1,0 +1,77 @@
+"""Property tests: whatever other identities and realms do, an identity's taint ends only by its own reset.
+
+Random interleavings of note / tool result / reset / compaction / injection by several identities, in
+two realms, over a handful of shared session keys. The reference is a small model of *who tainted what
+and who reset it*; the tracker must agree on every (realm, identity, session) after every step.
+"""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from meta_memory.clock import ManualClock
+from meta_memory.firewall.classify import Classification
+from meta_memory.firewall.gate import LlmWriteGate
+from meta_memory.firewall.taint import TaintTracker
+from meta_memory.injection import InjectionSessions
+from meta_memory.session_state import memory_session_state
+
+IDENTITIES = ("a:1", "b:1", "c:1")
+SESSIONS = ("s1", "s2", "s3")
+REALMS = ("r1", "r2")
+WEB = Classification(False, "web tool 'web_fetch'")
+
+op = st.tuples(
+    st.sampled_from(("note", "taint", "trusted", "reset", "reset_current", "compacted", "inject")),
+    st.sampled_from(IDENTITIES),
+    st.sampled_from(SESSIONS),
+    st.sampled_from(REALMS),
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(op, min_size=1, max_size=40))
+def test_taint_is_cleared_only_by_the_owners_reset(ops: list[tuple[str, str, str, str]]) -> None:
+    clock = ManualClock()
+    state = memory_session_state(clock)
+    tracker = TaintTracker(clock, state=state)
+    sessions = InjectionSessions(state)
+    gate = LlmWriteGate(tracker)
+    tainted: set[tuple[str, str, str]] = set()
+    current: dict[tuple[str, str], str] = {}
+    for kind, ident, session, realm in ops:
+        clock.advance(1)
+        if kind == "note":
+            tracker.note_session(ident, session, realm=realm)
+            current[(realm, ident)] = session
+        elif kind in ("taint", "trusted"):
+            tracker.observe(ident, session, WEB if kind == "taint" else Classification(True), realm=realm)
+            current[(realm, ident)] = session
+            if kind == "taint":
+                tainted.add((realm, ident, session))
+        elif kind == "reset":
+            tracker.reset(ident, session, realm=realm)
+            sessions.reset(realm, ident, session)
+            tainted.discard((realm, ident, session))
+            current.pop((realm, ident), None)
+        elif kind == "reset_current":
+            closed = current.pop((realm, ident), None)
+            tracker.reset(ident, None, realm=realm)
+            if closed is not None:
+                tainted.discard((realm, ident, closed))
+        elif kind == "compacted":
+            tracker.compacted(ident, session, realm=realm)
+            sessions.compacted(realm, ident, session)
+        else:
+            sessions.commit(realm, ident, session, [f"m-{session}"], 100)
+        for r in REALMS:
+            for i in IDENTITIES:
+                for s in SESSIONS:
+                    assert (tracker.session_taint(i, s, realm=r) is not None) == ((r, i, s) in tainted), (r, i, s)
+                cur = current.get((r, i))
+                assert tracker.current_session(i, realm=r) == cur
+                expect = cur is not None and (r, i, cur) in tainted
+                assert (tracker.identity_taint(i, realm=r) is not None) == expect
+                author = {"author": "agent", "identity": i}
+                assert (gate.quarantine_reason(author, realm=r) is not None) == expect
