@@ -392,18 +392,23 @@ class AgentMemoryStore(ABC):
 
         return self._write(realm, fn)
 
-    #: The retention-floor check reads the whole scope, so it runs on the first write of a scope in this
-    #: process and then every this many writes, never on every write (it only ever logs).
+    #: The retention-floor check runs on the first write of a scope in this process and then every this
+    #: many writes, never on every write (it only ever logs). It reads at most the floor's record count
+    #: plus one row, and once a scope is found above the floor it is not checked again in this process,
+    #: so its cost never grows with the scope.
     FLOOR_CHECK_EVERY = 256
 
     def _warn_floor(self, conn: Any, scope: Scope) -> None:
         counters = self.__dict__.setdefault("_floor_writes", {})
         seen = counters.get(scope, 0)
+        if seen < 0:
+            return  # already reported above the floor
         counters[scope] = seen + 1
         if seen % self.FLOOR_CHECK_EVERY:
             return
-        count, nbytes = self._scope_footprint(conn, scope)
+        count, nbytes = self._scope_footprint(conn, scope, DEFAULT_SCOPE_FLOOR_RECORDS + 1)
         if count > DEFAULT_SCOPE_FLOOR_RECORDS or nbytes > DEFAULT_SCOPE_FLOOR_BYTES:
+            counters[scope] = -1
             self._log.warning(
                 "agent memory %s holds %d records / %d bytes, above the retention floor (%d records / %d bytes); "
                 "records are never evicted",
@@ -466,8 +471,9 @@ class AgentMemoryStore(ABC):
         """The oldest active record of ``scope`` with content hash ``chash``, or ``None``."""
 
     @abstractmethod
-    def _scope_footprint(self, conn: Any, scope: Scope) -> tuple[int, int]:
-        """``(records, UTF-8 bytes of title + description + body)`` over the non-tombstoned records of ``scope``."""
+    def _scope_footprint(self, conn: Any, scope: Scope, limit: int) -> tuple[int, int]:
+        """``(records, UTF-8 bytes of title + description + body)`` over at most ``limit`` non-tombstoned
+        records of ``scope`` (a bounded read: the count stops at ``limit``)."""
 
     @abstractmethod
     def _insert_rows(self, conn: Any, realm: str, table: str, columns: str, rows: Sequence[tuple[Any, ...]]) -> None:

@@ -740,14 +740,15 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore):
         with self._read_tx(realm) as conn:
             return [conn.execute(sql, params).fetchall() for sql, params in statements]
 
-    def _scope_footprint(self, conn: psycopg.Connection[Any], scope: Scope) -> tuple[int, int]:
+    def _scope_footprint(self, conn: psycopg.Connection[Any], scope: Scope, limit: int) -> tuple[int, int]:
         kind, key = scope.storage()
         count, nbytes = conn.execute(
             self._sql(
-                "SELECT COUNT(*), COALESCE(SUM(octet_length(title) + octet_length(description) + octet_length(body)), 0) "
-                "FROM §records WHERE realm = %s AND scope_kind = %s AND scope_key = %s AND status_kind <> 'tombstoned'"
+                "SELECT COUNT(*), COALESCE(SUM(n), 0) FROM (SELECT octet_length(title) + octet_length(description) "
+                "+ octet_length(body) AS n FROM §records WHERE realm = %s AND scope_kind = %s AND scope_key = %s "
+                "AND status_kind <> 'tombstoned' LIMIT %s) AS footprint"
             ),
-            (scope.realm, kind, key),
+            (scope.realm, kind, key, limit),
         ).fetchone()
         return count, nbytes
 

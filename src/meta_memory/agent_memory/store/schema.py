@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 
+from meta_memory.agent_memory.store import planner
 from meta_memory.recall import fts
 from meta_memory.recall.semantic import vectors as vector_index
 
@@ -182,6 +183,24 @@ _PENDING_FORGETS = [
     "CREATE INDEX IF NOT EXISTS pending_forgets_status_idx ON pending_forgets(status, created_at_ms DESC)",
 ]
 
+# The per-write lookups by content (exact-duplicate check, recreation window, review's duplicate
+# lookup) name scope, status and hash by equality and read the oldest first. This index answers
+# them with four equality columns and the order already in the index, so it dominates every other
+# index for those queries with or without planner statistics (tests assert the plans). It makes
+# the older scope and scope+hash indexes redundant (both are prefixes of an index kept here or
+# above), and every index dropped is one less b-tree write per record.
+_HOT_QUERY_INDEXES = [
+    "CREATE INDEX IF NOT EXISTS records_scope_status_hash_idx "
+    "ON records(scope_kind, scope_key, status_kind, content_hash, created_at_ms)",
+    # The working-set manifest's ranked half: only ranked active rows, already in rank order.
+    "CREATE INDEX IF NOT EXISTS records_scope_ranked_idx "
+    "ON records(scope_kind, scope_key, working_set_rank, updated_at_ms DESC) "
+    "WHERE status_kind = 'active' AND working_set_rank IS NOT NULL",
+    "DROP INDEX IF EXISTS records_scope_idx",
+    "DROP INDEX IF EXISTS records_scope_hash_idx",
+    *planner.TABLE_STATEMENTS,
+]
+
 MIGRATIONS: list[tuple[int, str, list[str]]] = [
     (1, "base-schema", _BASE_SCHEMA),
     (2, "recall-recency-indexes", _RECALL_INDEXES),
@@ -189,6 +208,7 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
     # Vectors of the semantic recall extra (a row only while its record is active; filled in the background).
     (4, "record-vectors", vector_index.create_statements()),
     (5, "pending-forgets", _PENDING_FORGETS),
+    (6, "hot-query-indexes", _HOT_QUERY_INDEXES),
 ]
 """``(version, name, statements)`` of domain :data:`SCHEMA_DOMAIN`, applied in order."""
 

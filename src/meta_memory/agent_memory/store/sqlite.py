@@ -84,6 +84,7 @@ from meta_memory.agent_memory.store.common import (
     row_to_view,
     state_values,
 )
+from meta_memory.agent_memory.store import planner
 from meta_memory.agent_memory.store.dialect import SQLITE
 from meta_memory.agent_memory.store.schema import (
     delete_fts,
@@ -170,6 +171,7 @@ class _RealmDb:
         self.path = path
         self.writer = writer
         self.write_lock = threading.Lock()
+        self.writes = 0  # write transactions since open, for the planner-statistics check
 
 
 class SqliteAgentMemoryStore(SqlAgentMemoryStore):
@@ -281,6 +283,8 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
                 "SELECT 1 " + gc_sql + " LIMIT 1", (now - STAGE_GC_MAX_AGE_MS,)
             ).fetchone():
                 self._tx(db, setup)
+            if planner.stale(writer):
+                self._tx(db, planner.refresh)
         except sqlite3.Error as exc:
             raise AgentMemoryError("io", f"cannot open realm database '{path.name}': {exc}") from None
         if self.import_markdown:
@@ -339,6 +343,9 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
         """
         with db.write_lock:
             conn = db.writer
+            db.writes += 1
+            if db.writes % planner.CHECK_EVERY_WRITES == 0 and planner.stale(conn):
+                self._tx_body(conn, planner.refresh)
             if not durable:
                 conn.execute("PRAGMA synchronous=NORMAL")
                 try:
@@ -499,13 +506,13 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
         with self._read(realm) as conn:
             return [conn.execute(sql, params).fetchall() for sql, params in statements]
 
-    def _scope_footprint(self, conn: sqlite3.Connection, scope: Scope) -> tuple[int, int]:
+    def _scope_footprint(self, conn: sqlite3.Connection, scope: Scope, limit: int) -> tuple[int, int]:
         kind, key = scope.storage()
         count, nbytes = conn.execute(
-            "SELECT COUNT(*), COALESCE(SUM(LENGTH(CAST(title AS BLOB)) + LENGTH(CAST(description AS BLOB)) "
-            "+ LENGTH(CAST(body AS BLOB))), 0) FROM records WHERE scope_kind = ? AND scope_key = ? "
-            "AND status_kind != 'tombstoned'",
-            (kind, key),
+            "SELECT COUNT(*), COALESCE(SUM(n), 0) FROM (SELECT LENGTH(CAST(title AS BLOB)) "
+            "+ LENGTH(CAST(description AS BLOB)) + LENGTH(CAST(body AS BLOB)) AS n FROM records "
+            "WHERE scope_kind = ? AND scope_key = ? AND status_kind != 'tombstoned' LIMIT ?)",
+            (kind, key, limit),
         ).fetchone()
         return count, nbytes
 
@@ -800,6 +807,7 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
         with self._open_lock:
             for db in self._realms.values():
                 with db.write_lock, contextlib.suppress(sqlite3.Error):
+                    db.writer.execute("PRAGMA optimize")  # refresh planner statistics the planner asked for
                     db.writer.close()
             self._realms.clear()
 

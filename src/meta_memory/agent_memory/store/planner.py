@@ -1,0 +1,79 @@
+"""Query-planner statistics of a SQLite realm database (``sqlite_stat1``), kept current.
+
+The hot queries (exact-duplicate check, recreation window, record by id, recall's
+full-text join, write-order neighbours, recency reads) are written so that one index
+answers each of them with every equality column and the requested order, which makes
+the right plan the cheapest one whatever the statistics say (see
+:mod:`.schema`, migration ``hot-query-indexes``; the plans are asserted in the tests).
+Statistics are still kept current, so the planner's row estimates stay close to the
+data for every other query (panel listings, review scans):
+
+- at a realm's first open in a process, when the statistics are missing or stale;
+- every :data:`CHECK_EVERY_WRITES` write transactions on a realm, the same check;
+- ``PRAGMA optimize`` when the store closes.
+
+*Stale* means there are no statistics for the current indexes, or the ``records``
+row count has grown past twice (or fallen below half) the count noted in
+``planner_stats`` when they were taken (``ANALYZE`` under an analysis limit only
+estimates counts, so the exact count is noted beside it). Refreshing runs ``ANALYZE`` with ``PRAGMA analysis_limit`` =
+:data:`ANALYSIS_LIMIT`, so its cost is bounded (a few milliseconds) however large the
+realm grows.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+
+__all__ = ["ANALYSIS_LIMIT", "CHECK_EVERY_WRITES", "TABLE_STATEMENTS", "analysed_rows", "refresh", "stale"]
+
+#: Rows sampled per index by ``ANALYZE`` (``PRAGMA analysis_limit``).
+ANALYSIS_LIMIT = 1000
+
+#: How many write transactions on a realm between two staleness checks.
+CHECK_EVERY_WRITES = 1000
+
+#: An index whose statistics row must exist for the statistics to count as current.
+_PROBE_INDEX = "records_scope_status_hash_idx"
+
+#: The one-row table noting the exact ``records`` count at the last refresh (schema migration 5).
+TABLE_STATEMENTS = [
+    "CREATE TABLE IF NOT EXISTS planner_stats (id INTEGER PRIMARY KEY CHECK (id = 1), "
+    "records INTEGER NOT NULL, analysed_at_ms INTEGER NOT NULL)"
+]
+
+
+def analysed_rows(conn: sqlite3.Connection) -> int | None:
+    """The ``records`` row count noted when the statistics were last taken, or ``None`` when there are
+    none for the current indexes (no ``sqlite_stat1`` row for the duplicate-check index, or no note)."""
+    try:
+        stat = conn.execute("SELECT 1 FROM sqlite_stat1 WHERE tbl = 'records' AND idx = ?", (_PROBE_INDEX,)).fetchone()
+        note = conn.execute("SELECT records FROM planner_stats WHERE id = 1").fetchone()
+    except sqlite3.OperationalError:
+        return None
+    if stat is None or note is None:
+        return None
+    return int(note[0])
+
+
+def stale(conn: sqlite3.Connection) -> bool:
+    """Whether the statistics are missing, predate the current indexes, or were taken at a row count
+    less than half or more than twice today's (an empty table with no statistics is not stale)."""
+    rows = int(conn.execute("SELECT count(*) FROM records").fetchone()[0])
+    analysed = analysed_rows(conn)
+    if analysed is None:
+        return rows > 0
+    return rows > 2 * analysed + 64 or rows < analysed // 2
+
+
+def refresh(conn: sqlite3.Connection) -> None:
+    """``ANALYZE`` every table with a bounded sample and note the exact ``records`` count, on ``conn``
+    inside the caller's write transaction (which holds the realm's write lock)."""
+    conn.execute(f"PRAGMA analysis_limit = {int(ANALYSIS_LIMIT)}")
+    conn.execute("ANALYZE")
+    rows = int(conn.execute("SELECT count(*) FROM records").fetchone()[0])
+    conn.execute(
+        "INSERT INTO planner_stats(id, records, analysed_at_ms) VALUES (1, ?, ?) "
+        "ON CONFLICT(id) DO UPDATE SET records = excluded.records, analysed_at_ms = excluded.analysed_at_ms",
+        (rows, int(time.time() * 1000)),
+    )

@@ -1,0 +1,245 @@
+"""The hot queries of a write and a recall use the right index by construction (SQLite).
+
+Every statement the store runs during a public ``remember`` (application and agent authors),
+a recall, an injection and a manifest is captured on the store's own connections and explained
+(``EXPLAIN QUERY PLAN``) on copies of the realm database, one without planner statistics and
+one after ``ANALYZE``, on a realm with enough rows (several thousand in the identity, other
+identities, tombstones, ranked rows) that a plan walking the scope would show. A second test
+counts SQLite virtual-machine steps of one ``remember`` at two store sizes: the cost of a write
+must not grow with the identity's record count.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import sqlite3
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from meta_memory.agent_memory.batch import CreateOp, SetRankOp, StagedBatch, TombstoneOp
+from meta_memory.agent_memory.model import Author, NewMemoryRecord, Provenance, Scope
+from meta_memory.agent_memory.store import planner
+from meta_memory.agent_memory.store.sqlite import SqliteAgentMemoryStore
+from meta_memory.config import parse_config
+from meta_memory.rpc.registry import CallContext
+from meta_memory.runtime import Runtime
+from meta_memory.server.gateway import Gateway
+
+R = "default"
+ME = "lead:main"
+OTHER = "scout:main"
+
+
+def _words(i: int) -> str:
+    return " ".join(f"term{(i * 7 + k * 13) % 997}" for k in range(12))
+
+
+def _load(store: SqliteAgentMemoryStore, identity: str, n: int, start: int = 0) -> list[str]:
+    scope = Scope.identity(R, identity)
+    ids: list[str] = []
+    for first in range(start, start + n, 1000):
+        ops = tuple(
+            CreateOp(
+                scope=scope,
+                record=NewMemoryRecord(title=f"note {i} {identity}", body=_words(i),
+                                       provenance=Provenance(Author.application())),
+                created_at_ms=1_700_000_000_000 + i * 60_000,
+            )
+            for i in range(first, min(start + n, first + 1000))
+        )
+        receipt = store.apply_batch(StagedBatch(R, Author.application(), ops))
+        ids.extend(r.memory_id for r in receipt.results)
+    return ids
+
+
+class Captured:
+    """Every statement run on the store's connections (SQL with its values bound)."""
+
+    def __init__(self, store: SqliteAgentMemoryStore) -> None:
+        self.sql: list[str] = []
+        self.steps = 0
+        self._store = store
+        original = store._connect
+
+        def connect(path: Path) -> sqlite3.Connection:
+            conn = original(path)
+            self.attach(conn)
+            return conn
+
+        store._connect = connect  # type: ignore[method-assign]
+        for db in store._realms.values():
+            self.attach(db.writer)
+        for _, conn in store._readers:
+            self.attach(conn)
+
+    def attach(self, conn: sqlite3.Connection) -> None:
+        conn.set_trace_callback(self.sql.append)
+
+        def step() -> int:
+            self.steps += 1
+            return 0
+
+        conn.set_progress_handler(step, 1)
+
+
+@pytest.fixture(scope="module")
+def realm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    tmp = tmp_path_factory.mktemp("plans")
+    runtime = Runtime(parse_config({"agent_memory": {"recall_timeout_ms": 30_000}}), tmp / "state")
+    store: SqliteAgentMemoryStore = runtime.agent_memory.store
+    mine = _load(store, ME, 6000)
+    _load(store, OTHER, 1500, start=10_000)
+    scope = Scope.identity(R, ME)
+    store.apply_batch(StagedBatch(R, Author.application(), tuple(TombstoneOp(id=i) for i in mine[:300])))
+    store.apply_batch(StagedBatch(R, Author.application(),
+                                  tuple(SetRankOp(id=i, rank=n) for n, i in enumerate(mine[300:340]))))
+    captured = Captured(store)
+    gateway = Gateway.for_runtime(runtime)
+    ctx = CallContext(transport="embedded")
+    runtime.agent_memory.service.remember(R, ME, "fresh title", "a new body about term5 and term9", [])
+    runtime.agent_memory.service.remember(R, ME, "fresh title", "a new body about term5 and term9", [])  # duplicate
+    store.remember_authored(R, scope, NewMemoryRecord(title="agent note", body="seen term3 today",
+                                                      provenance=Provenance(Author.agent(ME))), Author.agent(ME))
+    gateway.call("meta/agent_memory/recall", {"identity": ME, "query_text": "term5 term9 term12"}, ctx)
+    gateway.call("meta/turn/inject", {"identity": ME, "query_text": "term7 term20"}, ctx)
+    gateway.call("meta/agent_memory/recall", {"identity": ME, "selection": "always"}, ctx)
+    gateway.call("meta/agent_memory/manifest", {"identity": ME}, ctx)
+    db_path = store._db(R).path
+    store._db(R).writer.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    copies = {}
+    for variant in ("no-stats", "analysed"):
+        dest = tmp / f"{variant}.sqlite3"
+        shutil.copy(db_path, dest)
+        conn = sqlite3.connect(dest)
+        if variant == "no-stats":
+            conn.execute("DROP TABLE IF EXISTS sqlite_stat1")
+        else:
+            conn.execute("ANALYZE")
+        conn.commit()
+        conn.close()
+        copies[variant] = sqlite3.connect(dest)
+    yield {"sql": list(dict.fromkeys(captured.sql)), "copies": copies}
+    for conn in copies.values():
+        conn.close()
+    runtime.close()
+
+
+def _plan(conn: sqlite3.Connection, sql: str) -> list[str]:
+    return [row[-1] for row in conn.execute("EXPLAIN QUERY PLAN " + sql).fetchall()]
+
+
+def _matching(sqls: list[str], pattern: str) -> list[str]:
+    found = [s for s in sqls if re.search(pattern, s, re.S)]
+    assert found, f"no captured statement matches {pattern!r}"
+    return found
+
+
+# (what, a pattern selecting the captured statements, what every line set of their plans must show)
+HOT_QUERIES: list[tuple[str, str, Callable[[list[str]], bool]]] = [
+    (
+        "exact-duplicate check",
+        r"^SELECT .* FROM records WHERE .*status_kind = 'active' AND content_hash = ",
+        lambda plan: any("records_scope_status_hash_idx" in p and "content_hash=?" in p for p in plan)
+        and not any("TEMP B-TREE" in p for p in plan),
+    ),
+    (
+        "recreation window (agent author)",
+        r"^SELECT 1 FROM records WHERE .*content_hash = .*status_kind = 'tombstoned'",
+        lambda plan: any("records_scope_status_hash_idx" in p and "content_hash=?" in p for p in plan),
+    ),
+    (
+        "record by id",
+        r"^SELECT [^()]* FROM records WHERE memory_id = '[^']*'$",
+        lambda plan: all("(memory_id=?)" in p for p in plan),
+    ),
+    (
+        "full-text candidates",
+        r"MATCH .* JOIN records r ON r\.rid = f\.fid",
+        lambda plan: any("SEARCH r USING INTEGER PRIMARY KEY" in p for p in plan)
+        and not any(re.match(r"SCAN (r|records)\b", p) for p in plan),
+    ),
+    (
+        "write-order neighbours",
+        r"FROM records r WHERE .*status_kind = 'active' AND created_at_ms [<>]=",
+        lambda plan: any("records_scope_created_idx" in p and "created_at_ms>?" in p and "created_at_ms<?" in p
+                         for p in plan),
+    ),
+    (
+        "newest records",
+        r"status_kind = 'active' ORDER BY updated_at_ms DESC, created_at_ms DESC, rid DESC LIMIT",
+        lambda plan: any("records_scope_updated_idx" in p for p in plan)
+        and not any("USE TEMP B-TREE FOR ORDER BY" in p for p in plan),
+    ),
+    (
+        "manifest, ranked half",
+        r"AND working_set_rank IS NOT NULL ORDER BY working_set_rank",
+        lambda plan: any("records_scope_ranked_idx" in p for p in plan)
+        and not any("USE TEMP B-TREE FOR ORDER BY" in p for p in plan),
+    ),
+    (
+        "usage mark",
+        r"^UPDATE records SET usage_stats = .* WHERE memory_id = ",
+        lambda plan: any("(memory_id=?)" in p for p in plan),
+    ),
+]
+
+
+@pytest.mark.parametrize("variant", ["no-stats", "analysed"])
+@pytest.mark.parametrize("what,pattern,good", HOT_QUERIES, ids=[q[0] for q in HOT_QUERIES])
+def test_hot_query_plan(realm: dict[str, Any], variant: str, what: str, pattern: str,
+                        good: Callable[[list[str]], bool]) -> None:
+    conn = realm["copies"][variant]
+    for sql in _matching(realm["sql"], pattern):
+        plan = _plan(conn, sql)
+        assert good(plan), f"{what} ({variant}): {sql[:160]}... planned as {plan}"
+
+
+@pytest.mark.parametrize("variant", ["no-stats", "analysed"])
+def test_no_captured_statement_scans_the_records_table(realm: dict[str, Any], variant: str) -> None:
+    conn = realm["copies"][variant]
+    for sql in realm["sql"]:
+        if not re.match(r"^(SELECT|UPDATE|DELETE)\b", sql):
+            continue
+        for line in _plan(conn, sql):
+            assert not re.match(r"SCAN (records|r)\b(?! VIRTUAL)", line), f"{sql[:160]} planned as {line}"
+
+
+def _remember_steps(tmp: Path, size: int) -> int:
+    with SqliteAgentMemoryStore(tmp / f"steps-{size}") as store:
+        _load(store, ME, size)
+        _load(store, OTHER, 200, start=50_000)
+        store.remember(R, ME, "first write", "the retention-floor check runs on a scope's first write")
+        captured = Captured(store)
+        store.remember(R, ME, "measured write", "its body mentions term42 once")
+        return captured.steps
+
+
+def test_remember_cost_does_not_grow_with_the_identity(tmp_path: Path) -> None:
+    """VM steps of one public remember (dedup check, validator reads, record, full-text and audit rows)
+    with 500 and with 8,000 records in the identity: a scope walk would multiply them by ~16."""
+    small = _remember_steps(tmp_path, 500)
+    large = _remember_steps(tmp_path, 8000)
+    assert large <= small * 1.3, (small, large)
+
+
+def test_statistics_are_taken_when_missing_and_refreshed_as_the_realm_grows(tmp_path: Path) -> None:
+    root = tmp_path / "am"
+    with SqliteAgentMemoryStore(root) as store:
+        _load(store, ME, 2500)
+    conn = sqlite3.connect(root / "default.sqlite3")
+    conn.execute("DROP TABLE IF EXISTS sqlite_stat1")
+    conn.commit()
+    conn.close()
+    with SqliteAgentMemoryStore(root) as store:
+        store.remember(R, ME, "after reopen", "statistics were missing at open")
+        writer = store._db(R).writer
+        assert planner.analysed_rows(writer) == 2500  # taken at open, before this write
+        _load(store, ME, 3000, start=10_000)
+        for i in range(planner.CHECK_EVERY_WRITES):
+            store.remember(R, ME, f"grow {i}", f"body {i}")
+        assert planner.analysed_rows(writer) >= 5500
+        assert not planner.stale(writer)
