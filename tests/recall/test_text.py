@@ -8,7 +8,9 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from meta_memory.recall.text import (
+    SHORT_STOPWORDS,
     STOPWORDS,
+    is_cjk,
     compact_whitespace,
     normalize,
     query_terms,
@@ -38,6 +40,7 @@ def test_sharp_s_folds() -> None:
 def test_stopword_only_and_short_queries_have_no_terms() -> None:
     assert query_terms("where did I put the") == []
     assert query_terms("a an to of it is") == []
+    assert query_terms("I am at the office, is it up to us?") == [stem("office")]
     assert query_terms("") == []
     assert query_terms(None, ["", "the", "!!"]) == []
 
@@ -53,12 +56,14 @@ def test_hyphenated_words_yield_whole_and_parts() -> None:
     assert tokens("--leading-dash--") == ["leading-dash", "lead", "dash"]
 
 
-def test_cjk_runs_become_bigrams() -> None:
-    assert tokens("我喜欢喝绿茶") == ["我喜", "喜欢", "欢喝", "喝绿", "绿茶"]
+def test_cjk_runs_index_characters_and_bigrams_and_query_bigrams() -> None:
+    assert tokens("我喜欢喝绿茶") == ["我", "喜", "欢", "喝", "绿", "茶", "我喜", "喜欢", "欢喝", "喝绿", "绿茶"]
+    assert query_terms("我喜欢喝绿茶") == sorted(["我喜", "喜欢", "欢喝", "喝绿", "绿茶"])
     assert "绿茶" in token_set("我喜欢喝绿茶")
-    assert tokens("茶") == ["茶"]
-    assert tokens("カタカナ") == ["カタ", "タカ", "カナ"]
-    assert tokens("한국어") == ["한국", "국어"]
+    assert tokens("茶") == ["茶"] == query_terms("茶")
+    assert set(query_terms("茶")) <= token_set("我喜欢喝绿茶")
+    assert query_terms("カタカナ") == sorted(["カタ", "タカ", "カナ"])
+    assert query_terms("한국어") == sorted(["한국", "국어"])
 
 
 def test_other_scripts_are_words() -> None:
@@ -68,7 +73,8 @@ def test_other_scripts_are_words() -> None:
 
 
 def test_mixed_latin_and_cjk_word_splits() -> None:
-    assert tokens("abc绿茶") == ["abc", "绿茶"]
+    assert tokens("abc绿茶") == ["abc", "绿", "茶", "绿茶"]
+    assert query_terms("abc绿茶") == ["abc", "绿茶"]
 
 
 def test_light_stemming() -> None:
@@ -97,11 +103,18 @@ def test_normalize_is_idempotent(text: str) -> None:
     assert normalize(once) == once
 
 
+def _is_emoji(tok: str) -> bool:
+    return all(unicodedata.category(ch) == "So" for ch in tok) and len(tok) <= 2
+
+
 @settings(max_examples=300, deadline=None)
 @given(_TEXT)
-def test_tokens_are_letters_marks_digits_and_joiners_only(text: str) -> None:
+def test_tokens_are_words_or_emoji(text: str) -> None:
     for tok in tokens(text):
         assert tok and tok[0] not in "-_" and tok[-1] not in "-_"
+        assert not any(ch.isspace() for ch in tok)
+        if _is_emoji(tok):
+            continue
         for ch in tok:
             assert ch in "-_" or unicodedata.category(ch)[0] in "LMN", (tok, ch)
 
@@ -121,6 +134,7 @@ def test_query_terms_are_sorted_distinct_and_stable(text: str) -> None:
     assert terms == sorted(set(terms))
     assert query_terms(" ".join(terms)) == sorted(set(query_terms(" ".join(terms))))
     assert all(t not in STOPWORDS for t in terms)
+    assert all(len(t) >= 2 or is_cjk(t) or _is_emoji(t) for t in terms)
 
 
 @settings(max_examples=200, deadline=None)
@@ -128,4 +142,69 @@ def test_query_terms_are_sorted_distinct_and_stable(text: str) -> None:
 def test_case_does_not_matter(word: str) -> None:
     # Letters whose upper case folds elsewhere (Turkish dotless i) are a known limit of casefolding.
     assume(word.upper().casefold() == word.casefold() == word.lower().casefold())
+    # A two-letter word in capitals is an acronym ("US", "IT"), kept even when it spells a short stopword.
+    assume(word.lower() not in SHORT_STOPWORDS)
     assert query_terms(word.upper()) == query_terms(word.lower()) == query_terms(word)
+
+
+# -- every word a user types is searchable ---------------------------------------------------------
+
+
+def test_short_alphanumeric_tokens_are_kept() -> None:
+    for word in ("S3", "AI", "Q3", "v2", "Go", "UK", "ok", "4k", "tv"):
+        assert query_terms(word) == [word.lower()], word
+        assert word.lower() in token_set(f"notes about {word} here")
+    assert query_terms("a I") == []
+
+
+def test_capitalised_two_letter_stopwords_are_acronyms() -> None:
+    assert query_terms("US") == ["us"] and query_terms("IT department") == ["department", "it"]
+    assert query_terms("us") == [] and query_terms("it") == []
+    assert {"us", "it"} <= token_set("The US office runs IT support")
+    assert "it" not in token_set("is it done")
+
+
+def test_turkish_dotted_and_dotless_i_fold_after_casefold() -> None:
+    body = token_set("İstanbul ofisi ılık")
+    for query in ("istanbul", "ISTANBUL", "İSTANBUL", "İstanbul"):
+        assert query_terms(query) == ["istanbul"], query
+    assert query_terms("ILIK") == query_terms("ılık") == query_terms("ilik") == ["ilik"]
+    assert {"istanbul", "ilik", "ofisi"} <= body
+    assert normalize("İ") == "i" and normalize("ı") == "i"
+
+
+def test_emoji_are_tokens() -> None:
+    assert query_terms("🍵") == ["🍵"]
+    assert query_terms("❤️") == query_terms("❤") == ["❤"]  # the variation selector is dropped
+    assert "🍵" in token_set("morning tea🍵 with friends")
+    assert tokens("👍🏽") == ["👍"]  # skin-tone modifier is not a token
+    assert tokens("🇬🇧 🇫🇷") == ["🇬🇧", "🇫🇷"]  # a flag is one token
+    assert tokens("👨\u200d👩\u200d👧") == ["👨", "👩", "👧"]
+
+
+_WORD_CHARS = st.characters(categories=("Lu", "Ll", "Lo", "Nd", "So"), exclude_characters="\u0130\u0131")
+_WORDS = st.lists(st.text(alphabet=_WORD_CHARS, min_size=1, max_size=8), min_size=1, max_size=8)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_TEXT)
+def test_query_terms_of_a_text_are_among_its_index_tokens(text: str) -> None:
+    assert set(query_terms(text)) <= token_set(text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_WORDS)
+def test_each_word_finds_the_text_it_is_written_in(words: list[str]) -> None:
+    doc = token_set(" ".join(words))
+    for word in words:
+        assert set(query_terms(word)) <= doc, word
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.text(alphabet="abcdefgiIıİklmnoprstuzçğöşüÇĞÖŞÜ", min_size=1, max_size=10), max_size=6))
+def test_turkish_spellings_of_i_give_the_same_terms(words: list[str]) -> None:
+    text = " ".join(words)
+    ascii_i = text.translate(str.maketrans({"ı": "i", "İ": "I"}))
+    assert query_terms(text) == query_terms(ascii_i)
+    assert token_set(text) == token_set(ascii_i)
+    assert normalize(normalize(text)) == normalize(text)

@@ -50,7 +50,7 @@ FTS_TABLE = "records_fts"
 
 #: Version of what :func:`document` writes (tokenisation, stemming, columns).
 #: A store must rebuild its index when this (or the DDL) changes.
-INDEX_VERSION = 2
+INDEX_VERSION = 3
 
 #: The indexed columns, in table order.
 COLUMNS: tuple[str, ...] = ("title", "body", "tags")

@@ -107,10 +107,10 @@ class _TokenCache:
             return hit
         title_norm = normalize(record.title)
         body_norm = normalize(body_text)
-        value = (
+        value = (  # token sets from the text as written, exactly as the full-text index sees it
             token_set(" ".join(record.tags)),
-            token_set(title_norm),
-            token_set(body_norm),
+            token_set(record.title),
+            token_set(body_text),
             title_norm,
             body_norm,
         )

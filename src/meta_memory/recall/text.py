@@ -10,16 +10,31 @@ Rules:
 * :func:`normalize` — NFKC, then Unicode case folding (repeated until
   stable, so it is idempotent): ``ｃａｆé``, ``café`` (NFC) and ``cafe\\u0301``
   (NFD) all become ``café``; ``STRASSE`` and ``straße`` both become ``strasse``.
+  Turkish and Azerbaijani dotted and dotless i fold onto ``i`` after case
+  folding (``İstanbul``, ``istanbul`` and ``ISTANBUL`` agree; ``ılık`` and
+  ``ILIK`` too), and emoji variation selectors are dropped.
 * A *word* is a run of letters, combining marks and digits of any script, with
   ``_`` and ``-`` allowed inside (as the reference keeps them). Leading and
   trailing ``_``/``-`` are dropped.
 * A hyphenated or underscored word yields itself *and* its parts:
   ``multi-agent`` -> ``multi-agent``, ``multi``, ``agent``.
 * Runs of CJK characters (Han, Hiragana, Katakana, Hangul) have no spaces
-  between words, so they are split into overlapping character bigrams
-  (``我喜欢`` -> ``我喜``, ``喜欢``); a one-character run stays one token.
+  between words. The index side (:func:`tokens`, :func:`token_set`) keeps every
+  character and every overlapping bigram (``我喜欢`` -> ``我``, ``喜``, ``欢``,
+  ``我喜``, ``喜欢``); the query side (:func:`query_terms`) asks for the bigrams
+  of a longer run and for the character itself of a one-character run, so a
+  single character (``茶``) finds ``我喜欢喝绿茶`` while a longer query still
+  matches on bigrams.
+* Each emoji (a pictographic symbol; a pair of regional indicators, i.e. a
+  flag, counts as one) is a token of its own, on both sides; skin-tone
+  modifiers and joiners are not tokens.
 * A non-CJK token is kept when it has at least :data:`MIN_TOKEN_CHARS`
-  characters and is not one of the reference's 45 :data:`STOPWORDS`.
+  characters (so ``S3``, ``AI``, ``Q3``, ``v2``, ``Go``, ``UK`` are searchable)
+  and is neither one of the reference's 45 :data:`STOPWORDS` nor one of the
+  two-letter function words :data:`SHORT_STOPWORDS` (``is``, ``of``, ``it``...).
+  A two-letter word written in capitals in the text is an acronym and is kept
+  even when it spells a short stopword (``US``, ``IT``): both sides apply the
+  rule to the text they are given, so they still agree.
 * A kept all-ASCII-letter token is reduced by a light English suffix
   stemmer (:func:`stem`): ``travels`` -> ``travel``, ``researching`` ->
   ``research``; ``hiking``, ``hikes``, ``hike`` -> ``hik``. Measured on LoCoMo it adds
@@ -40,6 +55,7 @@ from itertools import chain
 
 __all__ = [
     "STOPWORDS",
+    "SHORT_STOPWORDS",
     "MIN_TOKEN_CHARS",
     "normalize",
     "compact_whitespace",
@@ -57,8 +73,16 @@ STOPWORDS: frozenset[str] = frozenset(
     who why with would you your""".split()
 )
 
-#: Minimum length, in characters, of a non-CJK token (reference: 3).
-MIN_TOKEN_CHARS = 3
+#: Two-letter English function words, dropped like :data:`STOPWORDS` (the reference needed no
+#: list of them: it dropped every word under three characters).
+SHORT_STOPWORDS: frozenset[str] = frozenset(
+    "am an as at be by do he if in is it me my no of oh on or so to up us we".split()
+)
+
+_DROPPED = STOPWORDS | SHORT_STOPWORDS
+
+#: Minimum length, in characters, of a non-CJK token (the reference: 3).
+MIN_TOKEN_CHARS = 2
 
 # Code point ranges treated as CJK (split into bigrams). NFKC has already
 # mapped half-width katakana and compatibility jamo/ideographs onto these.
@@ -94,9 +118,40 @@ def _mark_ranges() -> list[tuple[int, int]]:
     return ranges
 
 
+# Blocks holding emoji; only their pictographic symbols (category So) are emoji tokens, so
+# skin-tone modifiers (Sk) and anything else in these blocks are not.
+_EMOJI_BLOCKS: tuple[tuple[int, int], ...] = (
+    (0x2300, 0x23FF),
+    (0x2600, 0x27BF),
+    (0x2B00, 0x2BFF),
+    (0x1F000, 0x1F2FF),
+    (0x1F300, 0x1FAFF),
+)
+_REGIONAL_INDICATORS = (0x1F1E6, 0x1F1FF)
+
+
+def _emoji_ranges() -> list[tuple[int, int]]:
+    ranges: list[tuple[int, int]] = []
+    lo_ri, hi_ri = _REGIONAL_INDICATORS
+    for lo, hi in _EMOJI_BLOCKS:
+        for cp in range(lo, hi + 1):
+            if unicodedata.category(chr(cp)) != "So" or lo_ri <= cp <= hi_ri:
+                continue
+            if ranges and ranges[-1][1] == cp - 1:
+                ranges[-1] = (ranges[-1][0], cp)
+            else:
+                ranges.append((cp, cp))
+    return ranges
+
+
 _CJK_CLASS = _char_class(_CJK_RANGES)
-# A word: letters/digits (\w, which also admits "_"), combining marks, "-".
-_WORD = re.compile(r"[\w" + _char_class(_mark_ranges()) + r"\-]+")
+_WORD_CLASS = r"[\w" + _char_class(_mark_ranges()) + r"\-]+"
+# A token source: a word (letters/digits: \w, which also admits "_"; combining marks; "-"),
+# a flag (two regional indicators) or one emoji.
+_WORD_ONLY = re.compile(_WORD_CLASS)
+_WORD = re.compile(
+    f"({_WORD_CLASS})|([{_char_class([_REGIONAL_INDICATORS])}]{{2}}|[{_char_class(_emoji_ranges())}])"
+)
 # Within a word: CJK runs and everything else.
 _CJK_SPLIT = re.compile(f"([{_CJK_CLASS}]+)|([^{_CJK_CLASS}]+)")
 _CJK_CHAR = re.compile(f"[{_CJK_CLASS}]")
@@ -105,17 +160,25 @@ _JOINERS = re.compile(r"[-_]+")
 _MAX_NORMALIZE_ROUNDS = 4
 
 
+# After case folding: dotted capital I folds to "i" + combining dot above; dotless i stays "ı".
+# Both become "i", so Turkish text and its ASCII spelling agree. Variation selectors only pick
+# an emoji's or a character's presentation.
+_FOLD_AFTER_CASEFOLD = str.maketrans({"\u0131": "i", "\ufe0e": None, "\ufe0f": None})
+_DOT_ABOVE_AFTER_I = re.compile("(?<=[ij])\u0307")
+
+
 def normalize(text: str) -> str:
-    """NFKC + casefold, repeated until stable (idempotent). Never raises.
+    """NFKC + casefold + the Turkish i fold, repeated until stable (idempotent). Never raises.
 
     Input: any ``str``. Output: the normalised ``str`` (may be longer, e.g.
-    ``ß`` -> ``ss``).
+    ``ß`` -> ``ss``; ``İ`` -> ``i``; ``ı`` -> ``i``; variation selectors removed).
     """
     if text.isascii():
         return text.lower()  # NFKC leaves ASCII unchanged; casefold of ASCII is lower()
     current = text
     for _ in range(_MAX_NORMALIZE_ROUNDS):
-        nxt = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", current).casefold())
+        folded = unicodedata.normalize("NFKC", current).casefold().translate(_FOLD_AFTER_CASEFOLD)
+        nxt = unicodedata.normalize("NFKC", _DOT_ABOVE_AFTER_I.sub("", folded))
         if nxt == current:
             break
         current = nxt
@@ -132,8 +195,10 @@ def is_cjk(char: str) -> bool:
     return bool(_CJK_CHAR.match(char))
 
 
-def _keep(token: str) -> bool:
-    return len(token) >= MIN_TOKEN_CHARS and token not in STOPWORDS
+def _keep(token: str, acronym: bool = False) -> bool:
+    if len(token) < MIN_TOKEN_CHARS:
+        return False
+    return token not in _DROPPED or (acronym and len(token) == 2 and token in SHORT_STOPWORDS)
 
 
 _VOWELS = frozenset("aeiouy")
@@ -174,12 +239,12 @@ def stem(token: str) -> str:
     return word
 
 
-def _word_tokens(segment: str) -> Iterator[str]:
+def _word_tokens(segment: str, acronym: bool) -> Iterator[str]:
     """Tokens of one non-CJK segment of a word (already normalised)."""
     word = segment.strip("-_")
     if not word:
         return
-    if _keep(word):
+    if _keep(word, acronym):
         yield stem(word)
     if "-" in word or "_" in word:
         for part in _JOINERS.split(word):
@@ -187,56 +252,70 @@ def _word_tokens(segment: str) -> Iterator[str]:
                 yield stem(part)
 
 
-def _cjk_tokens(run: str) -> Iterator[str]:
+def _cjk_tokens(run: str, index: bool) -> Iterator[str]:
     if len(run) == 1:
         yield run
         return
+    if index:
+        yield from run
     for i in range(len(run) - 1):
         yield run[i : i + 2]
 
 
 @lru_cache(maxsize=65_536)
-def _word_variants(word: str) -> tuple[str, ...]:
-    """The tokens one normalised word yields (cached: natural text repeats its words)."""
-    if word.isascii():
-        return tuple(_word_tokens(word))
+def _word_variants(word: str, index: bool) -> tuple[str, ...]:
+    """The tokens one word of the text (as written) yields, on the index or the query side (cached:
+    natural text repeats its words)."""
+    acronym = len(word) == 2 and word.isupper()
+    norm = normalize(word)
+    if norm.isascii() and _WORD_ONLY.fullmatch(norm):
+        return tuple(_word_tokens(norm, acronym))
     out: list[str] = []
-    for cjk, other in _CJK_SPLIT.findall(word):
-        out.extend(_cjk_tokens(cjk) if cjk else _word_tokens(other))
+    # Case folding may yield characters that are not word characters: split again.
+    for part in _WORD_ONLY.findall(norm):
+        for cjk, other in _CJK_SPLIT.findall(part):
+            out.extend(_cjk_tokens(cjk, index) if cjk else _word_tokens(other, acronym))
     return tuple(out)
 
 
-def _iter_tokens(normalized: str) -> Iterator[str]:
-    return chain.from_iterable(map(_word_variants, _WORD.findall(normalized)))
+def _iter_tokens(text: str, index: bool) -> Iterator[str]:
+    # Words are found after NFKC but before case folding (so a capitalised acronym is recognised),
+    # then each is normalised on its own (case folding maps characters one by one).
+    for word, emoji in _WORD.findall(text if text.isascii() else unicodedata.normalize("NFKC", text)):
+        if emoji:
+            yield emoji
+        else:
+            yield from _word_variants(word, index)
 
 
 def tokens(text: str) -> list[str]:
-    """All tokens of ``text`` in order, with repeats (for the full-text index).
+    """All index tokens of ``text`` in order, with repeats (for the full-text index).
 
-    ``text`` is normalised first. Example: ``"The Multi-Agent café, 我喜欢"`` ->
-    ``["multi-agent", "multi", "agent", "café", "我喜", "喜欢"]``.
+    Example: ``"The Multi-Agent café, S3 我喜欢 🍵"`` ->
+    ``["multi-agent", "multi", "agent", "café", "s3", "我", "喜", "欢", "我喜", "喜欢", "🍵"]``.
     """
-    return list(_iter_tokens(normalize(text)))
+    return list(_iter_tokens(text, True))
 
 
 def token_set(text: str) -> frozenset[str]:
-    """The distinct tokens of ``text`` (reference ``insert_terms``)."""
-    return frozenset(_iter_tokens(normalize(text)))
+    """The distinct index tokens of ``text`` (reference ``insert_terms``)."""
+    return frozenset(_iter_tokens(text, True))
 
 
 def query_terms(query_text: str | None, extra_terms: Iterable[str] = ()) -> list[str]:
     """The sorted, distinct search terms of a query (reference §3.1).
 
-    Tokens of ``query_text`` united with the tokens of every string in
+    Query tokens of ``query_text`` united with those of every string in
     ``extra_terms`` (the caller's ``query_terms``), all through the same
-    tokeniser. A query made only of stopwords and short words yields ``[]``:
+    tokeniser. Every query term of a text is among the index tokens of the same
+    text. A query made only of stopwords and one-letter words yields ``[]``:
     ``query_terms("where did I put the") == []``.
     """
     terms: set[str] = set()
     if query_text:
-        terms.update(_iter_tokens(normalize(query_text)))
+        terms.update(_iter_tokens(query_text, False))
     for extra in extra_terms:
         if isinstance(extra, str) and extra:
-            terms.update(_iter_tokens(normalize(extra)))
+            terms.update(_iter_tokens(extra, False))
     return sorted(terms)
 
