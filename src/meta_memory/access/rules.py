@@ -6,7 +6,8 @@ decision's grants, read-only consoles) and "Console Memory panel"; reference §7
 ==========================================  ================================================
 method                                      required (in order of checking)
 ==========================================  ================================================
-``meta/agent_memory/remember``, ``update``  ``agent.memory.write`` on the identity
+``meta/agent_memory/remember``, ``update``, ``agent.memory.write`` on the identity
+``remember_batch``
 ``meta/agent_memory/forget``                ``agent.memory.delete`` on the identity
 ``meta/agent_memory/recall``, ``manifest``  ``agent.memory.read`` + ``agent.view`` on the identity
 ``meta/turn/inject``                        as recall (it reads the identity's memory)
@@ -87,6 +88,7 @@ PANEL_METHODS: tuple[str, ...] = tuple(
 MUTATING_METHODS: frozenset[str] = frozenset(
     {
         "meta/agent_memory/remember",
+        "meta/agent_memory/remember_batch",
         "meta/agent_memory/update",
         "meta/agent_memory/forget",
         "meta/agent_memory/erase",
@@ -253,6 +255,7 @@ _Rule = Callable[[Mapping[str, Any], Resources], list[Requirement]]
 
 RULES: dict[str, _Rule] = {
     "meta/agent_memory/remember": _write,
+    "meta/agent_memory/remember_batch": _write,
     "meta/agent_memory/update": _write,
     "meta/agent_memory/forget": _delete,
     "meta/agent_memory/erase": _erase,

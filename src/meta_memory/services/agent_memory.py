@@ -1,4 +1,4 @@
-"""App-facing agent memory: ``meta/agent_memory/remember|recall|forget|update|manifest``.
+"""App-facing agent memory: ``meta/agent_memory/remember|remember_batch|recall|forget|update|manifest``.
 
 Seed: "Agent memory injection". Application writes carry the ``application``
 author and are never quarantined. Explicit recall runs the configured recall
@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..agent_memory.model import Author, MemoryRecord, Scope, UsageEvent
+from ..agent_memory.store.base import RememberItem
 from ..errors import AgentMemoryError, MetaError
 from ..injection.timebox import ProviderSaturated, ProviderTimeout, TimeBox
 from ..recall.provider import RecallOutcome, RecallProvider, RecallRequest
@@ -44,6 +45,30 @@ class AgentMemoryService:
         (``False`` when an active record with the same content was returned instead)."""
         record, created = self.store.remember(realm, identity, title, body, tags)
         return {**record.model_dump(mode="json"), "created": created}
+
+    def remember_batch(self, realm: str, identity: str,
+                       records: Sequence[tuple[str, str, Sequence[str]]]) -> dict[str, Any]:
+        """Store ``records`` (``(title, body, tags)`` each) in ``identity``'s scope in one transaction.
+
+        Output ``{results, created, existing, refused}``: ``results[i]`` is
+        ``{op_index, memory_id, created}`` for a stored or deduplicated record, or
+        ``{op_index, error: {code, message, data}}`` (the JSON-RPC error that record alone would
+        get, e.g. ``-32040`` with ``data.reason`` ``invalid_record`` or ``secret_detected``); the
+        counts sum to ``len(records)``. Refusals are per item: a refused record writes nothing,
+        the others commit. See :meth:`AgentMemoryStore.remember_many`."""
+        outcomes = self.store.remember_many(
+            realm, identity, [RememberItem(title, body, tuple(tags)) for title, body, tags in records]
+        )
+        results: list[dict[str, Any]] = []
+        counts = {"created": 0, "existing": 0, "refused": 0}
+        for o in outcomes:
+            if o.error is not None:
+                counts["refused"] += 1
+                results.append({"op_index": o.op_index, "error": o.error.to_jsonrpc()})
+            else:
+                counts["created" if o.created else "existing"] += 1
+                results.append({"op_index": o.op_index, "memory_id": o.record.memory_id, "created": o.created})
+        return {"results": results, **counts}
 
     def update(self, realm: str, identity: str, memory_id: str, title: str, body: str,
                tags: Sequence[str]) -> dict[str, Any]:

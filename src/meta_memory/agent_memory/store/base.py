@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
@@ -34,6 +35,7 @@ from enum import StrEnum
 from typing import Any, ClassVar, Literal, Protocol, TypeVar
 
 from meta_memory.agent_memory.batch import (
+    MAX_BATCH_OPS,
     BatchReceipt,
     CreateOp,
     StagedBatch,
@@ -77,6 +79,9 @@ __all__ = [
     "DEFAULT_SCOPE_FLOOR_RECORDS",
     "DEFAULT_SCOPE_FLOOR_BYTES",
     "AgentMemoryStore",
+    "RememberItem",
+    "RememberOutcome",
+    "MAX_REMEMBER_BATCH_ITEMS",
     "dumps",
 ]
 
@@ -84,6 +89,8 @@ DEFAULT_MANIFEST_K = 32
 MAX_MANIFEST_K = 512
 DEFAULT_SCOPE_FLOOR_RECORDS = 4000
 DEFAULT_SCOPE_FLOOR_BYTES = 32 * 1024 * 1024
+#: Most items one :meth:`AgentMemoryStore.remember_many` call takes (the staged-batch op cap).
+MAX_REMEMBER_BATCH_ITEMS = MAX_BATCH_OPS
 
 _T = TypeVar("_T")
 
@@ -108,6 +115,37 @@ class InjectionRow:
     surface: Literal["build", "turn"]
     at_ms: int
     session_key: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RememberItem:
+    """One application write of a bulk remember: raw ``title``, ``body`` and ``tags`` (normalised and
+    checked by the store, like :meth:`AgentMemoryStore.remember`)."""
+
+    title: str
+    body: str
+    tags: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class RememberOutcome:
+    """What became of item ``op_index`` of a bulk remember: ``record`` and ``created`` (``False`` when an
+    active record with the same content, stored earlier or earlier in the same call, was returned), or
+    ``error``, the refusal of that item alone (nothing of it was written)."""
+
+    op_index: int
+    record: AgentMemoryRecord | None = None
+    created: bool = False
+    error: AgentMemoryError | None = None
+
+
+_OP_PREFIX = re.compile(r"^op \d+: ")
+
+
+def _item_error(exc: AgentMemoryError, index: int) -> AgentMemoryError:
+    """``exc`` restated for item ``index`` of a bulk write (its ``op N:`` prefix and ``op_index``)."""
+    detail = f"op {index}: " + _OP_PREFIX.sub("", exc.detail)
+    return AgentMemoryError(exc.reason, detail, op_index=index, secret_class=exc.secret_class)
 
 
 class ManifestTier(StrEnum):
@@ -257,6 +295,109 @@ class AgentMemoryStore(ABC):
         record = self._app_record(title, body, tags)
         rec, created = self._remember(name, Scope.identity(name, identity), record, Author.application(), None)
         return rec.project(), created
+
+    def remember_many(self, realm: str, identity: str, items: Sequence[RememberItem]) -> list[RememberOutcome]:
+        """Bulk application write into ``identity``'s scope: one :class:`RememberOutcome` per item, in order.
+
+        Every item is what :meth:`remember` would write (author ``application``, same field rules,
+        secret scan, exact-content dedup, the one validator) and all accepted items commit in **one**
+        transaction with one audit row each. Refusals are **per item**: a refused item writes nothing
+        and is reported with its ``op_index``; the others still commit. An item whose content equals
+        an active record's, or an earlier item's of the same call, returns that record with
+        ``created=False``. Over :data:`MAX_REMEMBER_BATCH_ITEMS` items, or none, raises
+        ``AgentMemoryError("invalid_record")`` and writes nothing; a backend failure raises
+        ``AgentMemoryError("io")`` and writes nothing.
+        """
+        name = self._realm_name(realm)
+        if not items:
+            raise AgentMemoryError("invalid_record", "records must contain at least one record")
+        if len(items) > MAX_REMEMBER_BATCH_ITEMS:
+            raise AgentMemoryError(
+                "invalid_record", f"records holds {len(items)} records; the cap is {MAX_REMEMBER_BATCH_ITEMS}"
+            )
+        scope = Scope.identity(name, identity)
+        author = Author.application()
+        prepared: list[NewMemoryRecord | AgentMemoryError] = []
+        for i, item in enumerate(items):
+            try:
+                record = self._app_record(item.title, item.body, item.tags)
+                refuse_secrets(record, i)
+                if self.refuses_nul and any("\x00" in t for t in (record.title, record.body, *record.tags)):
+                    raise AgentMemoryError("invalid_record", "text must not contain NUL")
+                prepared.append(record)
+            except AgentMemoryError as exc:
+                prepared.append(_item_error(exc, i))
+        g = self._effective_gate(None)
+
+        def fn(conn: Any) -> list[RememberOutcome]:
+            refused = {i: e for i, e in enumerate(prepared) if isinstance(e, AgentMemoryError)}
+            while True:
+                out, receipt = self._remember_attempt(conn, scope, author, g, prepared, refused)
+                if receipt is not None and receipt[0] is not None:
+                    refused[receipt[0]] = receipt[1]  # refused at validation: retry without that item
+                    continue
+                break
+            if any(o.created for o in out):
+                self._warn_floor(conn, scope)
+            return out
+
+        return self._write(name, fn)
+
+    def _remember_attempt(
+        self,
+        conn: Any,
+        scope: Scope,
+        author: Author,
+        gate: WriteGate | None,
+        prepared: Sequence[NewMemoryRecord | AgentMemoryError],
+        refused: dict[int, AgentMemoryError],
+    ) -> tuple[list[RememberOutcome], tuple[int | None, AgentMemoryError] | None]:
+        """One pass of :meth:`remember_many` inside its transaction. Returns the outcomes, or
+        ``(item, error)`` when the validator refused one item (everything of this pass rolled back)."""
+        outcomes: list[RememberOutcome | None] = [None] * len(prepared)
+        first: dict[str, int | MemoryRecord] = {}  # content hash -> the item creating it, or the stored record
+        ops: list[CreateOp] = []
+        op_items: list[int] = []
+        for i, rec in enumerate(prepared):
+            if i in refused or isinstance(rec, AgentMemoryError):
+                outcomes[i] = RememberOutcome(i, error=refused[i])
+                continue
+            chash = content_hash(rec.title, rec.body)
+            known = first.get(chash)
+            if known is None:
+                known = self._find_active_duplicate(conn, scope, chash)
+                if known is None:
+                    first[chash] = i
+                    ops.append(CreateOp(scope=scope, record=rec))
+                    op_items.append(i)
+                    continue
+                first[chash] = known
+            if isinstance(known, MemoryRecord):
+                outcomes[i] = RememberOutcome(i, record=known.project(), created=False)
+        if ops:
+            conn.execute("SAVEPOINT remember_many")
+            try:
+                receipt = self._apply_in_tx(
+                    conn, StagedBatch(realm=scope.realm, author=author, ops=tuple(ops)), gate, mint_token("direct")
+                )
+            except AgentMemoryError as exc:
+                conn.execute("ROLLBACK TO SAVEPOINT remember_many")
+                conn.execute("RELEASE SAVEPOINT remember_many")
+                if exc.op_index is None or not 0 <= exc.op_index < len(op_items):
+                    raise
+                item = op_items[exc.op_index]
+                return [], (item, _item_error(exc, item))
+            conn.execute("RELEASE SAVEPOINT remember_many")
+            created = {}
+            for result, item in zip(receipt.results, op_items, strict=True):
+                created[item] = receipt.records[result.memory_id].project()
+                outcomes[item] = RememberOutcome(item, record=created[item], created=True)
+            for i, rec in enumerate(prepared):
+                if outcomes[i] is None and not isinstance(rec, AgentMemoryError):
+                    source = first[content_hash(rec.title, rec.body)]
+                    assert isinstance(source, int)
+                    outcomes[i] = RememberOutcome(i, record=created[source], created=False)
+        return [o for o in outcomes if o is not None], None
 
     def remember_authored(
         self, realm: str, scope: Scope, record: NewMemoryRecord, author: Author, *, gate: WriteGate | None = None

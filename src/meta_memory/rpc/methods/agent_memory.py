@@ -1,5 +1,6 @@
 """``meta/agent_memory/remember|recall|forget|update|manifest`` (seed: Agent memory injection), and
-beyond the seed ``meta/agent_memory/list`` (an identity's active records by tag, paged) and
+beyond the seed ``meta/agent_memory/remember_batch`` (the bulk write for hosts that replay or import),
+``meta/agent_memory/list`` (an identity's active records by tag, paged) and
 ``meta/agent_memory/erase|erase_identity`` (content removed for good; see ``agent_memory/erase.py``)."""
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from .agent_memory_params import (
     ListParams,
     ManifestParams,
     RecallParams,
+    RememberBatchParams,
     RememberParams,
     UpdateParams,
 )
@@ -34,6 +36,13 @@ def register(table: MethodTable) -> None:
     def remember(runtime: "Runtime", ctx: CallContext, p: RememberParams) -> dict[str, Any]:
         """Store a record in the identity's scope (application author, never quarantined; exact-content dedup)."""
         return runtime.agent_memory.service.remember(p.realm, p.identity, p.title, p.body, p.tags or [])
+
+    @table.method("meta/agent_memory/remember_batch", RememberBatchParams, available=on)
+    def remember_batch(runtime: "Runtime", ctx: CallContext, p: RememberBatchParams) -> dict[str, Any]:
+        """Store many records in the identity's scope in one transaction: a result per item, in order."""
+        return runtime.agent_memory.service.remember_batch(
+            p.realm, p.identity, [(r.title, r.body, r.tags or []) for r in p.records]
+        )
 
     @table.method("meta/agent_memory/recall", RecallParams, available=on)
     def recall(runtime: "Runtime", ctx: CallContext, p: RecallParams) -> dict[str, Any]:

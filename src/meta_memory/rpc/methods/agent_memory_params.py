@@ -12,12 +12,17 @@ from typing import Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from ...agent_memory.fields import FieldError, compact_whitespace, normalize_tags, validate_record_fields
+from ...agent_memory.store.base import MAX_REMEMBER_BATCH_ITEMS
 from ...identity import parse_identity, parse_realm
 from ..params import Params
 
 __all__ = [
     "IdentityParams",
     "RememberParams",
+    "RememberBatchItem",
+    "RememberBatchParams",
+    "MAX_REMEMBER_BATCH_RECORDS",
+    "MAX_REMEMBER_BATCH_BYTES",
     "RecallParams",
     "ForgetParams",
     "UpdateParams",
@@ -33,6 +38,10 @@ MAX_QUERY_TEXT_BYTES = 16_384
 MAX_RECALL_ENTRIES = 64
 MAX_MANIFEST_K = 512
 MAX_LIST_LIMIT = 500
+#: Most records one ``meta/agent_memory/remember_batch`` call takes.
+MAX_REMEMBER_BATCH_RECORDS = MAX_REMEMBER_BATCH_ITEMS
+#: Most UTF-8 bytes of titles, bodies and tags together in one ``remember_batch`` call (4 MiB).
+MAX_REMEMBER_BATCH_BYTES = 4 * 1024 * 1024
 
 
 def _nbytes(text: str) -> int:
@@ -98,6 +107,37 @@ class _ContentParams(IdentityParams):
 
 class RememberParams(_ContentParams):
     """``meta/agent_memory/remember``: identity, realm?, title, body, tags?"""
+
+
+class RememberBatchItem(Params):
+    """One record of ``meta/agent_memory/remember_batch``: title, body, tags? (shapes only; the content
+    rules are the store's, applied per item so one bad record refuses only itself)."""
+
+    title: str
+    body: str
+    tags: list[str] | None = None
+
+
+class RememberBatchParams(IdentityParams):
+    """``meta/agent_memory/remember_batch``: identity, realm?, records (1..1024 items, at most 4 MiB of
+    text together). A malformed item (not an object, a field of the wrong type, an unknown field)
+    refuses the whole call naming ``records.<i>.<field>``."""
+
+    records: list[RememberBatchItem]
+
+    @field_validator("records")
+    @classmethod
+    def _records(cls, value: list[RememberBatchItem]) -> list[RememberBatchItem]:
+        if not value:
+            raise ValueError("records must contain at least one record")
+        if len(value) > MAX_REMEMBER_BATCH_RECORDS:
+            raise ValueError(f"records must contain at most {MAX_REMEMBER_BATCH_RECORDS} records (got {len(value)})")
+        total = 0
+        for item in value:
+            total += _nbytes(item.title) + _nbytes(item.body) + sum(_nbytes(t) for t in item.tags or ())
+            if total > MAX_REMEMBER_BATCH_BYTES:
+                raise ValueError(f"records must hold at most {MAX_REMEMBER_BATCH_BYTES} bytes of text together")
+        return value
 
 
 def _memory_id(value: str) -> str:
