@@ -2,7 +2,8 @@
 
 Each turn becomes one memory of its conversation's identity (``locomo:<sample_id>``): title
 ``"<speaker> — <session date>"``, body the turn text plus ``" [image: <caption>]"`` when the turn
-shares an image. Every question of categories 1–4 is then asked through
+shares an image. Turns are written in order through ``meta/agent_memory/remember_batch``, up to
+:data:`WRITE_CHUNK` per call (one transaction each), as a host importing a conversation would. Every question of categories 1–4 is then asked through
 ``meta/agent_memory/recall`` (``max_entries`` 10) and, with ``inject=True``, through
 ``meta/turn/inject`` with one session per conversation. A hit at *k* means an evidence turn is
 among the first *k* records (or inside the injected block).
@@ -28,6 +29,8 @@ import httpx
 __all__ = ["ReplayReport", "load_conversations", "replay"]
 
 KS = (1, 5, 8, 10)
+#: Turns written per ``meta/agent_memory/remember_batch`` call.
+WRITE_CHUNK = 512
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 _EVIDENCE = re.compile(r"D\d+:\d+")
 
@@ -164,11 +167,13 @@ def replay(path: Path | str, url: str, *, token: str | None = None, inject: bool
         turns = _turns(sample)
         id_of: dict[str, str] = {}
         start = time.perf_counter()
-        for i in range(0, len(turns), 64):
-            chunk = turns[i:i + 64]
-            results = rpc.batch([("meta/agent_memory/remember", {"identity": identity, "title": t, "body": b, **extra})
-                                 for _, t, b in chunk])
-            for (dia, _, _), res in zip(chunk, results):
+        for i in range(0, len(turns), WRITE_CHUNK):
+            chunk = turns[i:i + WRITE_CHUNK]
+            out = rpc.call("meta/agent_memory/remember_batch",
+                           {"identity": identity, "records": [{"title": t, "body": b} for _, t, b in chunk], **extra})
+            for (dia, _, _), res in zip(chunk, out["results"], strict=True):
+                if "error" in res:
+                    raise RuntimeError(f"meta/agent_memory/remember_batch refused turn {dia}: {res['error']['message']}")
                 id_of[res["memory_id"]] = dia
             if progress:
                 progress.advance(t_write, len(chunk))

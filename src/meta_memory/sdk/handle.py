@@ -24,6 +24,7 @@ from .models import (
     InjectionBlock,
     MemoryToolDefinition,
     MemoryToolResult,
+    RememberBatchResult,
     SessionCompactedResult,
     SessionState,
     TurnToolResult,
@@ -116,6 +117,22 @@ class _HandleMethods:
         (secret detected, ...)."""
         params = _drop_none(identity=identity, title=title, body=body, tags=tags, realm=realm)
         return self._invoke("meta/agent_memory/remember", params, AgentMemoryRecord.model_validate)
+
+    def remember_agent_memory_batch(
+        self, identity: str, records: list[dict[str, Any]] | list[tuple[Any, ...]], *, realm: str | None = None
+    ) -> RememberBatchResult:
+        """Write many identity-scoped records in one transaction (``meta/agent_memory/remember_batch``).
+
+        ``records``: up to 1,024 items, 4 MiB of text together, each ``{"title", "body", "tags"?}`` or a
+        ``(title, body)`` / ``(title, body, tags)`` tuple. Returns a result per record, in order: its
+        ``memory_id`` and ``created`` (``False`` for exact-content duplicates, of a stored record or of an
+        earlier item), or the ``error`` refusing that record alone (nothing of it was written). Raises
+        ``InvalidParams`` for a malformed call (nothing written) and ``AccessDenied`` without
+        ``agent.memory.write`` on the identity."""
+        items = [r if isinstance(r, dict) else _drop_none(title=r[0], body=r[1], tags=r[2] if len(r) > 2 else None)
+                 for r in records]
+        params = _drop_none(identity=identity, records=items, realm=realm)
+        return self._invoke("meta/agent_memory/remember_batch", params, RememberBatchResult.model_validate)
 
     def recall_agent_memory(
         self,

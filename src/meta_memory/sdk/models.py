@@ -4,7 +4,8 @@ Wire shapes (reference §2A "Wire-level record", §10 "Handle methods"):
 ``AgentMemoryRecord {memory_id, title, body, tags, created_at_ms, updated_at_ms}``,
 ``AgentMemoryForgetResult {memory_id, deleted}``,
 ``AgentMemoryUpdateResult {memory_id, supersedes}``,
-``AgentMemoryRecordMeta {id, kind, title, description, age_days, rank}``.
+``AgentMemoryRecordMeta {id, kind, title, description, age_days, rank}``,
+``RememberBatchResult {results: [{op_index, memory_id?, created?, error?}], created, existing, refused}``.
 Extra members the gateway adds (e.g. ``status``) are kept, not refused.
 """
 
@@ -15,7 +16,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = ["AgentMemoryRecord", "AgentMemoryForgetResult", "AgentMemoryUpdateResult", "AgentMemoryRecordMeta",
-           "AgentMemoryPage"]
+           "AgentMemoryPage", "RememberBatchItemResult", "RememberBatchResult"]
 
 _OPEN = ConfigDict(extra="allow", frozen=True)
 
@@ -28,6 +29,32 @@ class AgentMemoryRecord(BaseModel):
     tags: list[str] = Field(default_factory=list)
     created_at_ms: int
     updated_at_ms: int
+
+
+class RememberBatchItemResult(BaseModel):
+    """One item of ``meta/agent_memory/remember_batch``: ``memory_id`` and ``created`` when the record was
+    stored or deduplicated, else ``error`` (``{code, message, data}``, ``data.op_index`` = ``op_index``)."""
+
+    model_config = _OPEN
+    op_index: int
+    memory_id: str | None = None
+    created: bool | None = None
+    error: dict[str, Any] | None = None
+
+    @property
+    def ok(self) -> bool:
+        """Whether the record is stored (created now or already there)."""
+        return self.error is None
+
+
+class RememberBatchResult(BaseModel):
+    """``meta/agent_memory/remember_batch``: a result per record, in order, and the counts."""
+
+    model_config = _OPEN
+    results: list[RememberBatchItemResult]
+    created: int
+    existing: int
+    refused: int
 
 
 class AgentMemoryForgetResult(BaseModel):

@@ -1,0 +1,44 @@
+"""``meta-memory replay`` writes a conversation through ``remember_batch`` and scores recall."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+
+def _sample() -> list[dict[str, Any]]:
+    turns = [{"speaker": "Ana" if i % 2 else "Ben", "dia_id": f"D1:{i}", "text": f"turn {i} mentions topic{i}"}
+             for i in range(1, 601)]
+    turns[10]["text"] = "We moved the backups to S3 last week"
+    return [{
+        "sample_id": "t1",
+        "conversation": {"speaker_a": "Ana", "speaker_b": "Ben", "session_1": turns,
+                         "session_1_date_time": "1:00 pm on 8 May, 2023"},
+        "qa": [{"question": "Where are the backups now? S3?", "evidence": ["D1:11"], "category": 4},
+               {"question": "What about topic300?", "evidence": ["D1:300"], "category": 4}],
+    }]
+
+
+def test_replay_uses_the_bulk_write(gateway: Any, tmp_path: Path) -> None:
+    data = tmp_path / "conv.json"
+    data.write_text(json.dumps(_sample()), encoding="utf-8")
+    out = subprocess.run(
+        [sys.executable, "-m", "meta_memory.cli", "replay", str(data), "--url", gateway.url, "--json"],
+        capture_output=True, text=True, timeout=300, env=os.environ.copy(), check=True,
+    )
+    report = json.loads(out.stdout)
+    assert report["turns"] == 600 and report["questions"] == 2
+    assert report["recall_at"]["overall"]["1"] == 1.0
+    conn = sqlite3.connect(f"file:{gateway.state_dir / 'agent-memory' / 'default.sqlite3'}?mode=ro", uri=True)
+    try:
+        records = conn.execute("SELECT count(*) FROM records WHERE scope_key = 'locomo:t1'").fetchone()[0]
+        calls = conn.execute("SELECT count(DISTINCT stage_token) FROM audit WHERE op_kind = 'create'").fetchone()[0]
+    finally:
+        conn.close()
+    assert records == 600
+    assert calls == 2  # 512 + 88 turns: two remember_batch transactions

@@ -1,0 +1,68 @@
+"""``remember_agent_memory_batch`` on every handle: embedded and remote, sync and async."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from meta_memory import Meta
+from meta_memory.errors import InvalidParams
+from meta_memory.sdk.models import RememberBatchResult
+
+ME = "sdk:importer"
+RECORDS: list[Any] = [
+    {"title": "Trip", "body": "Flight to Lisbon, seat 12A", "tags": ["travel"]},
+    ("Diet", "Prefers green tea over coffee"),
+    ("Diet", "Prefers green tea over coffee", ["food"]),  # same content as the previous item
+    ("", "no title here"),
+]
+
+
+def _check(out: RememberBatchResult) -> None:
+    assert isinstance(out, RememberBatchResult)
+    assert (out.created, out.existing, out.refused) == (2, 1, 1)
+    assert [r.op_index for r in out.results] == [0, 1, 2, 3]
+    assert out.results[2].memory_id == out.results[1].memory_id and out.results[2].created is False
+    assert not out.results[3].ok and out.results[3].error["data"]["reason"] == "invalid_record"
+
+
+def _exercise(handle: Any) -> None:
+    _check(handle.remember_agent_memory_batch(ME, RECORDS))
+    found = handle.recall_agent_memory(ME, query_text="Lisbon")
+    assert [r.title for r in found] == ["Trip"]
+    with pytest.raises(InvalidParams) as exc:
+        handle.remember_agent_memory_batch(ME, [])
+    assert exc.value.data["field"] == "records"
+
+
+async def _exercise_async(handle: Any) -> None:
+    _check(await handle.remember_agent_memory_batch(ME, RECORDS))
+    found = await handle.recall_agent_memory(ME, query_text="Lisbon")
+    assert [r.title for r in found] == ["Trip"]
+
+
+def test_embedded_sync(tmp_path: Any) -> None:
+    with Meta.builder().persistent_state(tmp_path).build() as handle:
+        _exercise(handle)
+
+
+def test_embedded_async(tmp_path: Any) -> None:
+    async def run() -> None:
+        async with Meta.builder().persistent_state(tmp_path).build_async() as handle:
+            await _exercise_async(handle)
+
+    asyncio.run(run())
+
+
+def test_remote_sync_and_async(gateway: Any) -> None:
+    with Meta.connect(gateway.url) as handle:
+        _exercise(handle)
+
+    async def run() -> None:
+        async with Meta.connect_async(gateway.url) as handle:
+            out = await handle.remember_agent_memory_batch("sdk:other", RECORDS)
+            assert (out.created, out.existing, out.refused) == (2, 1, 1)
+
+    asyncio.run(run())
