@@ -1,14 +1,23 @@
-"""Agent memory through the real store and runtime: remember throughput, recall and inject latency.
+"""Agent memory through the real store and runtime: write cost at scale, bulk writes, recall and inject latency.
 
-Run: ``python benchmarks/agent_memory.py [--sizes 1000,10000,100000] [--queries 200] [--remembers 300]``
+Run: ``python benchmarks/agent_memory.py [--parts remember,bulk,latency] [--sizes 1000,10000,100000]
+[--writes 300] [--bulk-records 20000] [--queries 200]``
 
-Part 1 — remember throughput: ``AgentMemoryService.remember`` (validator, dedup check, record row,
-full-text row, audit row, one ``BEGIN IMMEDIATE`` transaction, WAL with ``synchronous=FULL``)
-beside a raw SQLite insert + commit of the same text into a table and an FTS5 table at the same
-durability (WAL, ``synchronous=FULL``), in the same run. Ratio = ours / raw (records per second).
+Part ``remember`` — the public write at scale: ``meta/agent_memory/remember`` through the method
+table in process (params, access, service, the store: dedup check, the one validator, record row,
+full-text row, audit row, one ``BEGIN IMMEDIATE`` transaction, WAL with ``synchronous=FULL``) into
+one identity holding 1k, 10k and 100k records (filled between sizes through staged batches, not
+timed). Interleaved write by write with it, in the same run: a raw SQLite insert of the same text
+into a table and an FTS5 table, one transaction and commit per record at the same durability (WAL,
+``synchronous=FULL``), into a database filled to the same size. Reported per size: p50/p99 of both,
+throughput ratio ours / raw, and p99 at the largest size over p99 at the smallest.
 
-Part 2 — latency at each size, records of one identity in one realm database (bulk-loaded through
-staged batches of 1,000 create ops, one record a minute), the same queries timed query by query:
+Part ``bulk`` — a real HTTP gateway (``meta-memory serve`` in a subprocess, loopback): records/s of
+``meta/agent_memory/remember_batch`` at 1,000 records per call, beside one
+``meta/agent_memory/remember`` per HTTP request, in the same run, same identity, same text.
+
+Part ``latency`` — latency at each size, records of one identity in one realm database (bulk-loaded
+through staged batches of 1,000 create ops, one record a minute), the same queries timed query by query:
 
 * ``recall``  — ``meta/agent_memory/recall`` through the method table in process (params, access,
   provider under the time box, scope guard, usage marks);
@@ -22,13 +31,20 @@ Synthetic text comes from ``benchmarks/recall.py`` (Zipf vocabulary, 4–9 word 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import random
+import socket
 import sqlite3
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
+
+import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -48,32 +64,149 @@ def pct(values: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
 
 
-def remember_throughput(n: int) -> dict[str, float]:
-    vocab = Vocabulary(random.Random(3))
-    texts = [(vocab.sentence(5).capitalize(), vocab.sentence(40)) for _ in range(n)]
+class RawSqlite:
+    """The baseline: a record table with a unique id and an FTS5 table, one transaction per record."""
+
+    def __init__(self, path: Path) -> None:
+        self.conn = sqlite3.connect(path, isolation_level=None)
+        self.conn.execute("PRAGMA journal_mode=WAL")
+        self.conn.execute("PRAGMA synchronous=FULL")
+        self.conn.execute("CREATE TABLE r (rid INTEGER PRIMARY KEY, id TEXT UNIQUE, title TEXT, body TEXT)")
+        self.conn.execute("CREATE VIRTUAL TABLE rf USING fts5(title, body)")
+        self.n = 0
+
+    def fill(self, texts: list[tuple[str, str]]) -> None:
+        self.conn.execute("BEGIN IMMEDIATE")
+        for title, body in texts:
+            self._insert(title, body)
+        self.conn.execute("COMMIT")
+
+    def _insert(self, title: str, body: str) -> None:
+        self.n += 1
+        cur = self.conn.execute("INSERT INTO r (id, title, body) VALUES (?, ?, ?)", (f"raw-{self.n}", title, body))
+        self.conn.execute("INSERT INTO rf (rowid, title, body) VALUES (?, ?, ?)", (cur.lastrowid, title, body))
+
+    def write(self, title: str, body: str) -> None:
+        self.conn.execute("BEGIN IMMEDIATE")
+        self._insert(title, body)
+        self.conn.execute("COMMIT")
+
+
+def _fill_store(runtime: Runtime, vocab: Vocabulary, count: int, start_ms: int) -> None:
+    store = runtime.agent_memory.store
+    scope = Scope.identity("default", IDENTITY)
+    for first in range(0, count, 1000):
+        ops = tuple(
+            CreateOp(scope=scope, record=NewMemoryRecord(title=vocab.sentence(5).capitalize(), body=vocab.sentence(40),
+                                                         provenance=Provenance(Author.application())),
+                     created_at_ms=start_ms + (first + i) * 60_000)
+            for i in range(min(1000, count - first))
+        )
+        store.apply_batch(StagedBatch("default", Author.application(), ops))
+
+
+def remember_at_scale(sizes: list[int], writes: int, seed: int) -> list[dict[str, float]]:
+    """Public remember vs the raw baseline, interleaved, at each store size (see the module doc)."""
+    vocab = Vocabulary(random.Random(seed))
+    rows = []
     with tempfile.TemporaryDirectory() as tmp:
         runtime = Runtime(MetaConfig(), Path(tmp) / "state")
-        service = runtime.agent_memory.service
-        t0 = time.perf_counter()
-        for title, body in texts:
-            service.remember("default", IDENTITY, title, body, [])
-        ours = n / (time.perf_counter() - t0)
+        gateway = Gateway.for_runtime(runtime)
+        ctx = CallContext(transport="embedded")
+        raw = RawSqlite(Path(tmp) / "raw.sqlite3")
+        held = 0
+        for size in sizes:
+            fill = max(0, size - held)
+            texts = [(vocab.sentence(5).capitalize(), vocab.sentence(40)) for _ in range(fill)]
+            _fill_store(runtime, vocab, fill, 1_600_000_000_000 + held * 60_000)
+            raw.fill(texts)
+            held += fill
+            batch = [(vocab.sentence(5).capitalize(), vocab.sentence(40)) for _ in range(writes + 20)]
+            ours_ms: list[float] = []
+            raw_ms: list[float] = []
+            for i, (title, body) in enumerate(batch):
+                t0 = time.perf_counter()
+                gateway.call("meta/agent_memory/remember", {"identity": IDENTITY, "title": title, "body": body}, ctx)
+                t1 = time.perf_counter()
+                raw.write(title, body)
+                t2 = time.perf_counter()
+                if i >= 20:  # warm-up
+                    ours_ms.append((t1 - t0) * 1000)
+                    raw_ms.append((t2 - t1) * 1000)
+            held += len(batch)
+            rows.append({
+                "size": size, "ours_p50": statistics.median(ours_ms), "ours_p99": pct(ours_ms, 99),
+                "raw_p50": statistics.median(raw_ms), "raw_p99": pct(raw_ms, 99),
+                "ratio": sum(raw_ms) / sum(ours_ms),  # throughput ours / raw = time raw / time ours
+            })
+        raw.conn.close()
         runtime.close()
+    return rows
 
-        conn = sqlite3.connect(Path(tmp) / "raw.sqlite3", isolation_level=None)
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute("PRAGMA synchronous=FULL")
-        conn.execute("CREATE TABLE r (rid INTEGER PRIMARY KEY, id TEXT UNIQUE, title TEXT, body TEXT)")
-        conn.execute("CREATE VIRTUAL TABLE rf USING fts5(title, body)")
-        t0 = time.perf_counter()
-        for i, (title, body) in enumerate(texts):
-            conn.execute("BEGIN IMMEDIATE")
-            cur = conn.execute("INSERT INTO r (id, title, body) VALUES (?, ?, ?)", (f"raw-{i}", title, body))
-            conn.execute("INSERT INTO rf (rowid, title, body) VALUES (?, ?, ?)", (cur.lastrowid, title, body))
-            conn.execute("COMMIT")
-        raw = n / (time.perf_counter() - t0)
-        conn.close()
-    return {"ours_per_s": ours, "raw_per_s": raw, "ratio": ours / raw}
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _start_gateway(state_dir: Path) -> tuple[subprocess.Popen[bytes], str]:
+    port = _free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "meta_memory.cli", "serve", "--state-dir", str(state_dir), "--port", str(port)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=os.environ.copy(),
+    )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(url + "/v1/health", timeout=1).status_code == 200:
+                return proc, url
+        except httpx.HTTPError:
+            time.sleep(0.2)
+    proc.kill()
+    raise RuntimeError("gateway did not start")
+
+
+def bulk_over_http(records: int, per_call: int, single: int, seed: int) -> dict[str, float]:
+    """remember_batch records/s through a real HTTP gateway, beside one remember per request."""
+    vocab = Vocabulary(random.Random(seed))
+    texts = [(vocab.sentence(5).capitalize(), vocab.sentence(40)) for _ in range(records + single)]
+    with tempfile.TemporaryDirectory() as tmp:
+        proc, url = _start_gateway(Path(tmp) / "state")
+        try:
+            client = httpx.Client(base_url=url, timeout=120)
+            n = 0
+
+            def post(method: str, params: dict[str, Any]) -> Any:
+                nonlocal n
+                n += 1
+                body = client.post("/rpc", content=json.dumps({"jsonrpc": "2.0", "id": n, "method": method,
+                                                               "params": params}),
+                                   headers={"Content-Type": "application/json"}).json()
+                if "error" in body:
+                    raise RuntimeError(body["error"]["message"])
+                return body["result"]
+
+            post("meta/agent_memory/remember", {"identity": IDENTITY, "title": "warm-up", "body": "opens the realm"})
+            t0 = time.perf_counter()
+            for title, body in texts[records:]:
+                post("meta/agent_memory/remember", {"identity": IDENTITY, "title": title, "body": body})
+            single_rate = single / (time.perf_counter() - t0)
+            created = 0
+            t0 = time.perf_counter()
+            for first in range(0, records, per_call):
+                chunk = texts[first:first + per_call]
+                out = post("meta/agent_memory/remember_batch",
+                           {"identity": IDENTITY, "records": [{"title": t, "body": b} for t, b in chunk]})
+                created += out["created"]
+            bulk_rate = records / (time.perf_counter() - t0)
+            client.close()
+        finally:
+            proc.terminate()
+            proc.wait(timeout=30)
+    return {"bulk_per_s": bulk_rate, "single_per_s": single_rate, "speedup": bulk_rate / single_rate,
+            "created": created}
 
 
 def bulk_load(runtime: Runtime, size: int, seed: int) -> tuple[list[str], float]:
@@ -141,19 +274,40 @@ def latency(size: int, n_queries: int, seed: int) -> dict[str, float]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--parts", default="remember,bulk,latency")
     parser.add_argument("--sizes", default="1000,10000,100000")
+    parser.add_argument("--writes", type=int, default=300, help="timed public remembers per size")
+    parser.add_argument("--bulk-records", type=int, default=20_000)
+    parser.add_argument("--bulk-per-call", type=int, default=1000)
+    parser.add_argument("--single-requests", type=int, default=500)
     parser.add_argument("--queries", type=int, default=200)
-    parser.add_argument("--remembers", type=int, default=300)
     parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args()
+    parts = set(args.parts.split(","))
+    sizes = [int(s) for s in args.sizes.split(",")]
 
-    r = remember_throughput(args.remembers)
-    print(f"remember: ours {r['ours_per_s']:.0f}/s, raw SQLite insert+FTS+commit {r['raw_per_s']:.0f}/s, "
-          f"ratio {r['ratio']:.2f} (target >= 0.50)")
-    print()
+    if "remember" in parts:
+        rows = remember_at_scale(sizes, args.writes, args.seed)
+        print("public remember (meta/agent_memory/remember in process) vs raw SQLite insert + FTS5 + commit, "
+              "interleaved; ms")
+        print(f"{'records':>8} {'ours p50':>9} {'ours p99':>9} {'raw p50':>8} {'raw p99':>8} {'throughput ours/raw':>20}")
+        for row in rows:
+            print(f"{row['size']:>8} {row['ours_p50']:>9.3f} {row['ours_p99']:>9.3f} {row['raw_p50']:>8.3f} "
+                  f"{row['raw_p99']:>8.3f} {row['ratio']:>20.2f}")
+        print(f"p99 at {rows[-1]['size']} / p99 at {rows[0]['size']}: {rows[-1]['ours_p99'] / rows[0]['ours_p99']:.2f} "
+              f"(target <= 1.5); throughput ratio min {min(r['ratio'] for r in rows):.2f} (target >= 0.5)")
+        print()
+    if "bulk" in parts:
+        b = bulk_over_http(args.bulk_records, args.bulk_per_call, args.single_requests, args.seed)
+        print(f"HTTP gateway: remember_batch ({args.bulk_per_call}/call) {b['bulk_per_s']:.0f} records/s, "
+              f"one remember per request {b['single_per_s']:.0f} records/s, speedup {b['speedup']:.1f}x "
+              f"(target >= 5000 records/s)")
+        print()
+    if "latency" not in parts:
+        return 0
     print(f"{'records':>8} {'load s':>7} {'recall p50':>10} {'p99':>7} {'inject p50':>10} {'p99':>7} "
           f"{'fts5 p50':>8} {'p99':>7} {'recall/fts p99':>14} {'inject/fts p99':>14}")
-    for size in (int(s) for s in args.sizes.split(",")):
+    for size in sizes:
         row = latency(size, args.queries, args.seed)
         print(f"{size:>8} {row['load_s']:>7.1f} {row['recall_p50']:>10.2f} {row['recall_p99']:>7.2f} "
               f"{row['inject_p50']:>10.2f} {row['inject_p99']:>7.2f} {row['fts5_p50']:>8.2f} {row['fts5_p99']:>7.2f} "

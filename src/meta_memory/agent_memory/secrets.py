@@ -55,16 +55,20 @@ _DIGIT = re.compile(r"[0-9]")
 
 
 def scan_text(text: str) -> str | None:
-    """The first secret class found in ``text``, or ``None``."""
-    if _AWS.search(text):
+    """The first secret class found in ``text``, or ``None``.
+
+    Each pattern runs only when ``text`` holds a substring every match of it must contain (``AKIA``
+    or ``ASIA``; ``_``; ``=`` or ``:``), so ordinary prose costs a few substring checks."""
+    if ("AKIA" in text or "ASIA" in text) and _AWS.search(text):
         return "aws-access-key-id"
-    if _GITHUB.search(text):
+    if "_" in text and _GITHUB.search(text):
         return "github-token"
     if "-----BEGIN" in text and "PRIVATE KEY-----" in text:
         return "private-key"
-    for match in _CREDENTIAL.finditer(text):
-        if _DIGIT.search(match.group(1)):
-            return "credential-assignment"
+    if "=" in text or ":" in text:
+        for match in _CREDENTIAL.finditer(text):
+            if _DIGIT.search(match.group(1)):
+                return "credential-assignment"
     return None
 
 

@@ -149,9 +149,10 @@ _WORD_CLASS = r"[\w" + _char_class(_mark_ranges()) + r"\-]+"
 # A token source: a word (letters/digits: \w, which also admits "_"; combining marks; "-"),
 # a flag (two regional indicators) or one emoji.
 _WORD_ONLY = re.compile(_WORD_CLASS)
-_WORD = re.compile(
-    f"({_WORD_CLASS})|([{_char_class([_REGIONAL_INDICATORS])}]{{2}}|[{_char_class(_emoji_ranges())}])"
-)
+_EMOJI = re.compile(f"[{_char_class([_REGIONAL_INDICATORS])}]{{2}}|[{_char_class(_emoji_ranges())}]")
+_WORD = re.compile(f"{_WORD_CLASS}|{_EMOJI.pattern}")
+# The same words in ASCII text (no marks, no emoji there; \w of ASCII is [A-Za-z0-9_]), much faster.
+_ASCII_WORD = re.compile(r"[A-Za-z0-9_\-]+")
 # Within a word: CJK runs and everything else.
 _CJK_SPLIT = re.compile(f"([{_CJK_CLASS}]+)|([^{_CJK_CLASS}]+)")
 _CJK_CHAR = re.compile(f"[{_CJK_CLASS}]")
@@ -262,10 +263,10 @@ def _cjk_tokens(run: str, index: bool) -> Iterator[str]:
         yield run[i : i + 2]
 
 
-@lru_cache(maxsize=65_536)
 def _word_variants(word: str, index: bool) -> tuple[str, ...]:
-    """The tokens one word of the text (as written) yields, on the index or the query side (cached:
-    natural text repeats its words)."""
+    """The tokens one word or emoji of the text (as written) yields, on the index or the query side."""
+    if _EMOJI.fullmatch(word):
+        return (word,)
     acronym = len(word) == 2 and word.isupper()
     norm = normalize(word)
     if norm.isascii() and _WORD_ONLY.fullmatch(norm):
@@ -278,14 +279,17 @@ def _word_variants(word: str, index: bool) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _iter_tokens(text: str, index: bool) -> Iterator[str]:
+# Cached per side: natural text repeats its words.
+_index_variants = lru_cache(maxsize=65_536)(lambda word: _word_variants(word, True))
+_query_variants = lru_cache(maxsize=65_536)(lambda word: _word_variants(word, False))
+
+
+def _token_list(text: str, index: bool) -> list[str]:
     # Words are found after NFKC but before case folding (so a capitalised acronym is recognised),
     # then each is normalised on its own (case folding maps characters one by one).
-    for word, emoji in _WORD.findall(text if text.isascii() else unicodedata.normalize("NFKC", text)):
-        if emoji:
-            yield emoji
-        else:
-            yield from _word_variants(word, index)
+    variants = _index_variants if index else _query_variants
+    words = _ASCII_WORD.findall(text) if text.isascii() else _WORD.findall(unicodedata.normalize("NFKC", text))
+    return list(chain.from_iterable(map(variants, words)))
 
 
 def tokens(text: str) -> list[str]:
@@ -294,12 +298,12 @@ def tokens(text: str) -> list[str]:
     Example: ``"The Multi-Agent café, S3 我喜欢 🍵"`` ->
     ``["multi-agent", "multi", "agent", "café", "s3", "我", "喜", "欢", "我喜", "喜欢", "🍵"]``.
     """
-    return list(_iter_tokens(text, True))
+    return _token_list(text, True)
 
 
 def token_set(text: str) -> frozenset[str]:
     """The distinct index tokens of ``text`` (reference ``insert_terms``)."""
-    return frozenset(_iter_tokens(text, True))
+    return frozenset(_token_list(text, True))
 
 
 def query_terms(query_text: str | None, extra_terms: Iterable[str] = ()) -> list[str]:
@@ -313,9 +317,9 @@ def query_terms(query_text: str | None, extra_terms: Iterable[str] = ()) -> list
     """
     terms: set[str] = set()
     if query_text:
-        terms.update(_iter_tokens(query_text, False))
+        terms.update(_token_list(query_text, False))
     for extra in extra_terms:
         if isinstance(extra, str) and extra:
-            terms.update(_iter_tokens(extra, False))
+            terms.update(_token_list(extra, False))
     return sorted(terms)
 

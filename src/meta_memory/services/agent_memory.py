@@ -67,7 +67,7 @@ class AgentMemoryService:
                 results.append({"op_index": o.op_index, "error": o.error.to_jsonrpc()})
             else:
                 counts["created" if o.created else "existing"] += 1
-                results.append({"op_index": o.op_index, "memory_id": o.record.memory_id, "created": o.created})
+                results.append({"op_index": o.op_index, "memory_id": o.record.id, "created": o.created})
         return {"results": results, **counts}
 
     def update(self, realm: str, identity: str, memory_id: str, title: str, body: str,

@@ -95,9 +95,12 @@ MAX_REMEMBER_BATCH_ITEMS = MAX_BATCH_OPS
 _T = TypeVar("_T")
 
 
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
+
 def dumps(value: Any) -> str:
     """Compact JSON text as the stores write it to TEXT columns (UTF-8 kept, no spaces)."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return _ENCODER.encode(value)
 
 
 class WriteGate(Protocol):
@@ -134,7 +137,7 @@ class RememberOutcome:
     ``error``, the refusal of that item alone (nothing of it was written)."""
 
     op_index: int
-    record: AgentMemoryRecord | None = None
+    record: MemoryRecord | None = None
     created: bool = False
     error: AgentMemoryError | None = None
 
@@ -355,25 +358,24 @@ class AgentMemoryStore(ABC):
         """One pass of :meth:`remember_many` inside its transaction. Returns the outcomes, or
         ``(item, error)`` when the validator refused one item (everything of this pass rolled back)."""
         outcomes: list[RememberOutcome | None] = [None] * len(prepared)
-        first: dict[str, int | MemoryRecord] = {}  # content hash -> the item creating it, or the stored record
+        hashes = {i: content_hash(r.title, r.body) for i, r in enumerate(prepared) if isinstance(r, NewMemoryRecord)}
+        # content hash -> the stored active record holding it, or the item of this call creating it
+        first: dict[str, int | MemoryRecord] = dict(self._find_active_duplicates(conn, scope, list(hashes.values())))
         ops: list[CreateOp] = []
         op_items: list[int] = []
         for i, rec in enumerate(prepared):
             if i in refused or isinstance(rec, AgentMemoryError):
                 outcomes[i] = RememberOutcome(i, error=refused[i])
                 continue
-            chash = content_hash(rec.title, rec.body)
+            chash = hashes[i]
             known = first.get(chash)
             if known is None:
-                known = self._find_active_duplicate(conn, scope, chash)
-                if known is None:
-                    first[chash] = i
-                    ops.append(CreateOp(scope=scope, record=rec))
-                    op_items.append(i)
-                    continue
-                first[chash] = known
+                first[chash] = i
+                ops.append(CreateOp(scope=scope, record=rec))
+                op_items.append(i)
+                continue
             if isinstance(known, MemoryRecord):
-                outcomes[i] = RememberOutcome(i, record=known.project(), created=False)
+                outcomes[i] = RememberOutcome(i, record=known, created=False)
         if ops:
             conn.execute("SAVEPOINT remember_many")
             try:
@@ -390,11 +392,11 @@ class AgentMemoryStore(ABC):
             conn.execute("RELEASE SAVEPOINT remember_many")
             created = {}
             for result, item in zip(receipt.results, op_items, strict=True):
-                created[item] = receipt.records[result.memory_id].project()
+                created[item] = receipt.records[result.memory_id]
                 outcomes[item] = RememberOutcome(item, record=created[item], created=True)
             for i, rec in enumerate(prepared):
                 if outcomes[i] is None and not isinstance(rec, AgentMemoryError):
-                    source = first[content_hash(rec.title, rec.body)]
+                    source = first[hashes[i]]
                     assert isinstance(source, int)
                     outcomes[i] = RememberOutcome(i, record=created[source], created=False)
         return [o for o in outcomes if o is not None], None
@@ -610,6 +612,10 @@ class AgentMemoryStore(ABC):
     @abstractmethod
     def _find_active_duplicate(self, conn: Any, scope: Scope, chash: str) -> MemoryRecord | None:
         """The oldest active record of ``scope`` with content hash ``chash``, or ``None``."""
+
+    @abstractmethod
+    def _find_active_duplicates(self, conn: Any, scope: Scope, hashes: Sequence[str]) -> dict[str, MemoryRecord]:
+        """For each hash of ``hashes`` an active record of ``scope`` holds, the oldest such record."""
 
     @abstractmethod
     def _scope_footprint(self, conn: Any, scope: Scope, limit: int) -> tuple[int, int]:

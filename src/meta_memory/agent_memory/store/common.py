@@ -374,6 +374,23 @@ class SqlAgentMemoryStore(AgentMemoryStore):
         row = conn.execute(*self._active_sql(scope.realm, scope, _OLDEST_DUPLICATE, (chash,))).fetchone()
         return row_to_record(scope.realm, row) if row else None
 
+    #: Content hashes looked up per statement by :meth:`_find_active_duplicates`.
+    DUPLICATE_LOOKUP_CHUNK = 256
+
+    def _find_active_duplicates(self, conn: Any, scope: Scope, hashes: Sequence[str]) -> dict[str, MemoryRecord]:
+        """For each of ``hashes`` held by an active record of ``scope``, the oldest such record: the
+        exact-duplicate check of a bulk write, a few statements instead of one per record (each an
+        ``IN`` list of seeks on the scope/status/hash index)."""
+        found: dict[str, MemoryRecord] = {}
+        distinct = list(dict.fromkeys(hashes))
+        for first in range(0, len(distinct), self.DUPLICATE_LOOKUP_CHUNK):
+            chunk = distinct[first : first + self.DUPLICATE_LOOKUP_CHUNK]
+            tail = f"AND content_hash IN ({', '.join('?' * len(chunk))}) ORDER BY content_hash, created_at_ms, rid"
+            for row in conn.execute(*self._active_sql(scope.realm, scope, tail, chunk)).fetchall():
+                rec = row_to_record(scope.realm, row)
+                found.setdefault(rec.content_hash, rec)
+        return found
+
     def _active_reads(self, realm: str, scope: Scope, queries: Sequence[tuple[str, tuple[Any, ...]]]) -> list[list[Any]]:
         return self._read_all(realm, [self._active_sql(realm, scope, tail, params) for tail, params in queries])
 
