@@ -82,8 +82,8 @@ def test_gateways_starting_together_migrate_once(schema: str) -> None:
         t.join()
     try:
         assert errors == []
-        # 4 schema versions + the session-state tables + the search index
-        assert sorted(len(s.applied_migrations) for s in stores) == [0, 0, 0, 6]
+        # 5 schema versions + the session-state tables + the search index
+        assert sorted(len(s.applied_migrations) for s in stores) == [0, 0, 0, 7]
     finally:
         for s in stores:
             s.close()

@@ -316,6 +316,18 @@ def migrations(schema: str) -> list[tuple[int, str, list[str]]]:
             "CREATE INDEX IF NOT EXISTS injections_realm_at_idx ON injections (realm, at_ms DESC, injection_id DESC)",
         ]),
         (4, "pending-forgets", _pending_forgets(schema)),
+        # The duplicate check, recreation window and review's duplicate lookup name realm, scope, status
+        # and hash by equality and read the oldest first: this index answers them with every equality
+        # column and the order, so no statistics can make a scope walk look cheaper (the plans are
+        # asserted in the tests). The ranked half of the working-set manifest gets its own partial index.
+        (5, "hot-query-indexes", [
+            "CREATE INDEX IF NOT EXISTS records_scope_status_hash_idx ON records"
+            "(realm, scope_kind, scope_key, status_kind, content_hash, created_at_ms, rid)",
+            "CREATE INDEX IF NOT EXISTS records_scope_ranked_idx ON records"
+            "(realm, scope_kind, scope_key, working_set_rank, updated_at_ms DESC, rid DESC) "
+            "WHERE status_kind = 'active' AND working_set_rank IS NOT NULL",
+            "DROP INDEX IF EXISTS records_scope_hash_idx",
+        ]),
     ]
 
 

@@ -1,4 +1,4 @@
-"""Query-planner statistics of a SQLite realm database (``sqlite_stat1``), kept current.
+"""Query-planner statistics of the record store, kept current (SQLite ``sqlite_stat1``; PostgreSQL ``ANALYZE``).
 
 The hot queries (exact-duplicate check, recreation window, record by id, recall's
 full-text join, write-order neighbours, recency reads) are written so that one index
@@ -18,14 +18,30 @@ row count has grown past twice (or fallen below half) the count noted in
 estimates counts, so the exact count is noted beside it). Refreshing runs ``ANALYZE`` with ``PRAGMA analysis_limit`` =
 :data:`ANALYSIS_LIMIT`, so its cost is bounded (a few milliseconds) however large the
 realm grows.
+
+PostgreSQL: without statistics its planner answers the duplicate check by walking the realm's
+active records in creation order (measured: the plan tests show it), so the PostgreSQL store runs
+``ANALYZE`` on ``records`` when the table has never been analysed or its rows changed by more than
+its analysed row count since (:func:`pg_stale`), at open and every :data:`CHECK_EVERY_WRITES` writes
+of a process; autovacuum keeps doing the same in the background.
 """
 
 from __future__ import annotations
 
 import sqlite3
 import time
+from typing import Any
 
-__all__ = ["ANALYSIS_LIMIT", "CHECK_EVERY_WRITES", "TABLE_STATEMENTS", "analysed_rows", "refresh", "stale"]
+__all__ = [
+    "ANALYSIS_LIMIT",
+    "CHECK_EVERY_WRITES",
+    "TABLE_STATEMENTS",
+    "analysed_rows",
+    "pg_refresh",
+    "pg_stale",
+    "refresh",
+    "stale",
+]
 
 #: Rows sampled per index by ``ANALYZE`` (``PRAGMA analysis_limit``).
 ANALYSIS_LIMIT = 1000
@@ -77,3 +93,24 @@ def refresh(conn: sqlite3.Connection) -> None:
         "ON CONFLICT(id) DO UPDATE SET records = excluded.records, analysed_at_ms = excluded.analysed_at_ms",
         (rows, int(time.time() * 1000)),
     )
+
+
+def pg_stale(conn: Any, table: str) -> bool:
+    """Whether PostgreSQL's statistics of ``table`` (a schema-qualified, quoted name) are missing while
+    it has rows, or more rows changed since the last analysis than it held then."""
+    row = conn.execute(
+        "SELECT c.reltuples, COALESCE(s.n_mod_since_analyze, 0), COALESCE(s.n_live_tup, 0) "
+        "FROM pg_class c LEFT JOIN pg_stat_user_tables s ON s.relid = c.oid WHERE c.oid = %s::regclass",
+        (table,),
+    ).fetchone()
+    if row is None:
+        return False
+    reltuples, modified, live = float(row[0]), int(row[1]), int(row[2])
+    if reltuples < 0:  # never analysed
+        return live > 0 or modified > 0
+    return modified > max(64.0, reltuples)
+
+
+def pg_refresh(conn: Any, table: str) -> None:
+    """``ANALYZE`` ``table`` on ``conn`` (autocommit, or inside the caller's transaction)."""
+    conn.execute(f"ANALYZE {table}")

@@ -36,6 +36,7 @@ import hashlib
 import json
 import logging
 import re
+import itertools
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -53,7 +54,7 @@ from meta_memory.agent_memory.model import (
     UsageEvent,
     UsageStats,
 )
-from meta_memory.agent_memory.store import pg_schema
+from meta_memory.agent_memory.store import pg_schema, planner
 from meta_memory.agent_memory.store.base import InjectionRow, WriteGate, dumps
 from meta_memory.agent_memory.store.common import (
     INJECTION_COLUMNS,
@@ -333,6 +334,19 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore):
         except PoolTimeout as exc:
             self._pool.close()
             raise AgentMemoryError("io", f"cannot connect to the agent memory database: {exc}") from None
+        self._writes = itertools.count(1)
+        self._refresh_statistics()
+
+    def _refresh_statistics(self) -> None:
+        """``ANALYZE`` the records table when its planner statistics are missing or stale (see
+        :mod:`.planner`). A failure only logs: statistics are an optimisation, never a write's outcome."""
+        table = self._qs + "records"
+        try:
+            with self._conn() as conn:
+                if planner.pg_stale(conn, table):
+                    planner.pg_refresh(conn, table)
+        except psycopg.Error as exc:
+            log.warning("agent memory schema %s: cannot refresh planner statistics: %s", self.schema, exc)
 
     # ================================================================ connections
 
@@ -521,6 +535,8 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore):
     def _write(self, realm: str, fn: Callable[[psycopg.Connection[Any]], _T]) -> _T:
         name = self._realm_name(realm)
         self._ensure_realm(name)
+        if next(self._writes) % planner.CHECK_EVERY_WRITES == 0:
+            self._refresh_statistics()
         return self._tx(name, fn)
 
     @contextlib.contextmanager
