@@ -243,3 +243,19 @@ def test_statistics_are_taken_when_missing_and_refreshed_as_the_realm_grows(tmp_
             store.remember(R, ME, f"grow {i}", f"body {i}")
         assert planner.analysed_rows(writer) >= 5500
         assert not planner.stale(writer)
+
+
+def test_retention_floor_check_is_bounded_and_warns_once(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """The floor check reads at most floor + 1 rows and stops once a scope was reported above it."""
+    from meta_memory.agent_memory.store.base import DEFAULT_SCOPE_FLOOR_RECORDS
+
+    with SqliteAgentMemoryStore(tmp_path / "floor") as store:
+        _load(store, ME, DEFAULT_SCOPE_FLOOR_RECORDS + 500)
+        captured = Captured(store)
+        with caplog.at_level("WARNING"):
+            for i in range(store.FLOOR_CHECK_EVERY + 2):
+                store.remember(R, ME, f"write {i}", f"body {i}")
+        warnings = [r for r in caplog.records if "above the retention floor" in r.getMessage()]
+        assert len(warnings) == 1 and f"more than {DEFAULT_SCOPE_FLOOR_RECORDS} records" in warnings[0].getMessage()
+        footprints = [s for s in captured.sql if "LENGTH(CAST(title AS BLOB))" in s]
+        assert len(footprints) == 1 and f"LIMIT {DEFAULT_SCOPE_FLOOR_RECORDS + 1}" in footprints[0]

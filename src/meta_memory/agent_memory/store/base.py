@@ -553,11 +553,11 @@ class AgentMemoryStore(ABC):
         if count > DEFAULT_SCOPE_FLOOR_RECORDS or nbytes > DEFAULT_SCOPE_FLOOR_BYTES:
             counters[scope] = -1
             self._log.warning(
-                "agent memory %s holds %d records / %d bytes, above the retention floor (%d records / %d bytes); "
+                "agent memory %s holds %s records / %s bytes, above the retention floor (%d records / %d bytes); "
                 "records are never evicted",
                 scope.describe(),
-                count,
-                nbytes,
+                f"more than {DEFAULT_SCOPE_FLOOR_RECORDS}" if count > DEFAULT_SCOPE_FLOOR_RECORDS else count,
+                f"at least {nbytes}" if count > DEFAULT_SCOPE_FLOOR_RECORDS else nbytes,
                 DEFAULT_SCOPE_FLOOR_RECORDS,
                 DEFAULT_SCOPE_FLOOR_BYTES,
             )
