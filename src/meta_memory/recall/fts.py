@@ -9,7 +9,8 @@ row in the same transaction as any change that takes the record out of
 :data:`BM25_EXPR` (smaller = better, as FTS5 reports it).
 
 How it works: the text is tokenised *in Python* by :mod:`meta_memory.recall.text`
-(NFKC + casefold, letters of every script, CJK bigrams, stopwords dropped)
+(NFKC + casefold + the Turkish i fold, words of every script from two characters, CJK
+characters and bigrams, emoji, stopwords dropped)
 and stored as space-separated tokens. The FTS5 tokenizer is configured to
 split on whitespace only (every letter, mark, number, punctuation, symbol,
 private-use and unassigned code point is a token character), so SQLite's
@@ -49,7 +50,8 @@ __all__ = [
 FTS_TABLE = "records_fts"
 
 #: Version of what :func:`document` writes (tokenisation, stemming, columns).
-#: A store must rebuild its index when this (or the DDL) changes.
+#: A store must rebuild its index when this (or the DDL) changes. 3: two-letter words, the
+#: Turkish i fold, CJK characters beside their bigrams, emoji.
 INDEX_VERSION = 3
 
 #: The indexed columns, in table order.
