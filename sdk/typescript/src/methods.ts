@@ -59,6 +59,7 @@ export const METHODS = {
 
   // agent memory (seed: Agent memory injection)
   rememberAgentMemory: m<T.RememberParams, T.RememberResult>("meta/agent_memory/remember"),
+  rememberAgentMemoryBatch: m<T.RememberBatchParams, T.RememberBatchResult>("meta/agent_memory/remember_batch"),
   recallAgentMemory: m<T.RecallParams, T.AgentMemoryRecord[]>("meta/agent_memory/recall", records),
   forgetAgentMemory: m<T.ForgetParams, T.ForgetResult>("meta/agent_memory/forget"),
   updateAgentMemory: m<T.UpdateParams, T.UpdateResult>("meta/agent_memory/update"),

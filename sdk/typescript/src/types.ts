@@ -111,6 +111,30 @@ export interface RememberResult extends AgentMemoryRecord {
   created?: boolean;
 }
 
+/**
+ * `meta/agent_memory/remember_batch`: 1..1,024 records and at most 4 MiB of title, body and tag text
+ * together, all committed in one transaction; each record is what `remember` would write.
+ */
+export interface RememberBatchParams extends IdentityScoped {
+  records: { title: string; body: string; tags?: string[] }[];
+}
+
+/** One record's result: `memoryId` and `created` (`false`: an exact duplicate), or the `error` refusing it alone. */
+export interface RememberBatchItem extends Open {
+  opIndex: number;
+  memoryId?: string;
+  created?: boolean;
+  error?: { code: number; message: string; data?: Open };
+}
+
+/** `remember_batch`'s result: one item per record, in order, and the counts. */
+export interface RememberBatchResult extends Open {
+  results: RememberBatchItem[];
+  created: number;
+  existing: number;
+  refused: number;
+}
+
 /** `meta/agent_memory/recall`: `selection` `contextual` (default) or `always`; `maxEntries` 1..64. */
 export interface RecallParams extends IdentityScoped {
   selection?: "contextual" | "always";

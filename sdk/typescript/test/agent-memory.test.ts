@@ -43,6 +43,24 @@ describe("remember / recall / forget / update / manifest", () => {
     assert.deepEqual(roster.map((r) => r.memoryId), [rec.memoryId], "a roster id names the logical identity");
   });
 
+  it("writes many records in one call with a result per record", async () => {
+    const out = await h.rememberAgentMemoryBatch({
+      identity: "importer",
+      records: [
+        { title: "Trip", body: "Flight to Lisbon, seat 12A" },
+        { title: "Trip", body: "Flight to Lisbon, seat 12A", tags: ["travel"] },
+        { title: "", body: "untitled" },
+      ],
+    });
+    assert.deepEqual([out.created, out.existing, out.refused], [1, 1, 1]);
+    assert.deepEqual(out.results.map((r) => r.opIndex), [0, 1, 2]);
+    assert.equal(out.results[1].memoryId, out.results[0].memoryId);
+    assert.equal(out.results[1].created, false);
+    assert.equal(out.results[2].error?.code, -32040);
+    const hit = await h.recallAgentMemory({ identity: "importer", queryText: "Lisbon" });
+    assert.deepEqual(hit.map((r) => r.memoryId), [out.results[0].memoryId]);
+  });
+
   it("returns the existing record for an exact duplicate", async () => {
     const first = await h.rememberAgentMemory({ identity: "dup", title: "Same", body: "Same body" });
     const again = await h.rememberAgentMemory({ identity: "dup", title: "Same", body: "Same body" });
