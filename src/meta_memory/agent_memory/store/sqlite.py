@@ -17,8 +17,9 @@ Durability and concurrency:
   for writers.
 
 At a realm's first open in this process: migrations (:mod:`.schema`), stage
-garbage collection (24 h, keeping stages a pending promotion references), then
-the one-shot markdown import.
+garbage collection (24 h, keeping stages a pending promotion references), planner
+statistics when missing or stale (:mod:`.planner`; checked again every 1,000 write
+transactions, ``PRAGMA optimize`` at close), then the one-shot markdown import.
 """
 
 from __future__ import annotations
@@ -807,7 +808,9 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
         with self._open_lock:
             for db in self._realms.values():
                 with db.write_lock, contextlib.suppress(sqlite3.Error):
-                    db.writer.execute("PRAGMA optimize")  # refresh planner statistics the planner asked for
+                    # refresh the statistics the planner asked for, sampled so closing stays quick
+                    db.writer.execute(f"PRAGMA analysis_limit = {planner.ANALYSIS_LIMIT}")
+                    db.writer.execute("PRAGMA optimize")
                     db.writer.close()
             self._realms.clear()
 
