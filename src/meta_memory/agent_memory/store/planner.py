@@ -99,15 +99,15 @@ def pg_stale(conn: Any, table: str) -> bool:
     """Whether PostgreSQL's statistics of ``table`` (a schema-qualified, quoted name) are missing while
     it has rows, or more rows changed since the last analysis than it held then."""
     row = conn.execute(
-        "SELECT c.reltuples, COALESCE(s.n_mod_since_analyze, 0), COALESCE(s.n_live_tup, 0) "
+        "SELECT c.reltuples, COALESCE(s.n_mod_since_analyze, 0) "
         "FROM pg_class c LEFT JOIN pg_stat_user_tables s ON s.relid = c.oid WHERE c.oid = %s::regclass",
         (table,),
     ).fetchone()
     if row is None:
         return False
-    reltuples, modified, live = float(row[0]), int(row[1]), int(row[2])
-    if reltuples < 0:  # never analysed
-        return live > 0 or modified > 0
+    reltuples, modified = float(row[0]), int(row[1])
+    if reltuples < 0:  # never analysed: stale as soon as it holds a row (the activity counters may lag)
+        return conn.execute(f"SELECT EXISTS (SELECT 1 FROM {table})").fetchone()[0] is True
     return modified > max(64.0, reltuples)
 
 
