@@ -52,7 +52,7 @@ CHECK_EVERY_WRITES = 1000
 #: An index whose statistics row must exist for the statistics to count as current.
 _PROBE_INDEX = "records_scope_status_hash_idx"
 
-#: The one-row table noting the exact ``records`` count at the last refresh (schema migration 5).
+#: The one-row table noting the exact ``records`` count at the last refresh (created by the ``hot-query-indexes`` migration).
 TABLE_STATEMENTS = [
     "CREATE TABLE IF NOT EXISTS planner_stats (id INTEGER PRIMARY KEY CHECK (id = 1), "
     "records INTEGER NOT NULL, analysed_at_ms INTEGER NOT NULL)"
