@@ -194,7 +194,7 @@ class AgentMemoryError(MetaError):
 
     ``reason`` is one of ``invalid_record``, ``secret_detected``,
     ``scope_not_writable``, ``timeout``, ``unsupported``, ``invalid_config``,
-    ``io``. ``op_index`` names the op of a staged batch when one is at fault.
+    ``io``, ``limit`` (a configured resource cap, named in the message, e.g. ``max_realms``). ``op_index`` names the op of a staged batch when one is at fault.
     The message carries the reference's Display prefix, e.g.
     ``invalid agent memory record: op 0: title must not be empty``.
     """
@@ -211,6 +211,7 @@ class AgentMemoryError(MetaError):
         "parse": "agent memory parse error: ",
         "timeout": "agent memory timeout: ",
         "unsupported": "agent memory unsupported operation: ",
+        "limit": "agent memory limit reached: ",
     }
 
     def __init__(

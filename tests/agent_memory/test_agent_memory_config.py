@@ -36,6 +36,8 @@ def test_defaults() -> None:
         "dsn": None,
         "recall_provider": "lexical",
         "erase_tombstoned_after_days": None,
+        "max_realms": 4096,
+        "max_open_realms": 64,
     }
     assert cfg.header == "Agent memory"
     assert parse_agent_memory_section(False).enabled is False

@@ -33,6 +33,10 @@ key                        values                                         defaul
 ``erase_tombstoned_after_  int days, 1..36500, or absent: a background      absent (keep)
 days``                     sweep erases tombstoned content older than
                            this (see ``agent_memory/retention.py``)
+``max_realms``             int; 0 -> 4096; > 1000000 -> 1000000; most     ``4096``
+                           realms (a write creating one more is refused)
+``max_open_realms``        int; 0 -> 64; > 4096 -> 4096; most realms       ``64``
+                           with open SQLite connections (LRU-closed)
 =========================  =============================================  ================
 """
 
@@ -63,6 +67,10 @@ MAX_MEMORY_ENTRIES = 64
 DEFAULT_RECALL_TIMEOUT_MS = 500
 MAX_RECALL_TIMEOUT_MS = 30_000
 DEFAULT_INSTRUCTION_HEADER = "Agent memory"
+DEFAULT_MAX_REALMS = 4096
+MAX_MAX_REALMS = 1_000_000
+DEFAULT_MAX_OPEN_REALMS = 64
+MAX_MAX_OPEN_REALMS = 4096
 
 _CONTENT_TRUST_KEYS = ("trusted_mcp_servers", "untrusted_tools", "trusted_tools")
 
@@ -103,6 +111,8 @@ class AgentMemoryConfig(BaseModel):
     dsn: str | None = None
     recall_provider: Literal["lexical", "hybrid"] = "lexical"
     erase_tombstoned_after_days: int | None = Field(None, ge=1, le=MAX_RETENTION_DAYS)
+    max_realms: int = Field(DEFAULT_MAX_REALMS, ge=1, le=MAX_MAX_REALMS)
+    max_open_realms: int = Field(DEFAULT_MAX_OPEN_REALMS, ge=1, le=MAX_MAX_OPEN_REALMS)
     steward: Any = Field(default_factory=lambda: _steward(None))
     """``[agent_memory.steward]``: a :class:`meta_memory.review.config.StewardConfig` (disabled by default)."""
 
@@ -251,6 +261,8 @@ def parse_agent_memory_section(raw: dict[str, Any] | bool | None) -> AgentMemory
         dsn=dsn.strip() if dsn else None,
         recall_provider=_choice(raw, "recall_provider", ("lexical", "hybrid"), "lexical"),  # type: ignore[arg-type]
         erase_tombstoned_after_days=_retention_days(raw),
+        max_realms=_clamped_int(raw, "max_realms", DEFAULT_MAX_REALMS, MAX_MAX_REALMS),
+        max_open_realms=_clamped_int(raw, "max_open_realms", DEFAULT_MAX_OPEN_REALMS, MAX_MAX_OPEN_REALMS),
         steward=_steward(raw.get("steward")),
     )
 

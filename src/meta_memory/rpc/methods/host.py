@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from ...identity import parse_identity, parse_realm
+from ...recall.query_limits import truncate_query_text
 from ..params import Params
 from ...access.principal import ANONYMOUS
 from ..registry import CallContext, MethodTable
@@ -92,7 +93,7 @@ class InjectParams(_Identity):
     def _query_text(cls, value: str) -> str:
         if len(value.encode("utf-8", "surrogatepass")) > MAX_TEXT_BYTES:
             raise ValueError(f"query_text must be at most {MAX_TEXT_BYTES} bytes")
-        return value
+        return truncate_query_text(value)  # the one query-size rule: a turn searches with its first 16 KiB
 
 
 class DefangParams(Params):
