@@ -361,11 +361,15 @@ class SqlAgentMemoryStore(AgentMemoryStore):
             self._delete_stage(conn, name, token)
             return receipt
 
+        if not self._has_realm(name):
+            raise AgentMemoryError("invalid_record", f"unknown stage token '{token}'")
         return self._write(name, fn)
 
     def discard_staged(self, realm: str, token: str) -> bool:
         """See :meth:`AgentMemoryStore.discard_staged`."""
         name = self._realm_name(realm)
+        if not self._has_realm(name):
+            return False
         return self._write(name, lambda conn: self._delete_stage(conn, name, token))
 
     # ----------------------------------------------------------------- active-record reads

@@ -443,6 +443,12 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore):
         realm_db_path(Path("."), name)
         return name
 
+    def _has_realm(self, name: str) -> bool:
+        """See :meth:`AgentMemoryStore._has_realm`: registered by a write (here or on another gateway)."""
+        return name in self._known_realms or bool(
+            self._query(name, "SELECT 1 FROM §realms WHERE realm = %s", (name,))
+        )
+
     def _ensure_realm(self, name: str) -> None:
         """First write to a realm in this process: register it (refused past ``max_realms``) and collect
         stale stages (24 h). Reads never call this: a realm nobody wrote to reads as empty and stays unregistered."""
@@ -900,7 +906,7 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore):
         if not rows:
             return
         name = self._realm_name(realm)
-        if name not in self._known_realms and not self._query(name, "SELECT 1 FROM §realms WHERE realm = %s", (name,)):
+        if not self._has_realm(name):
             return  # nothing was injected from a realm nobody wrote to; telemetry never creates a realm
         values = injection_values(rows)
         if any(has_nul(*v) for v in values):

@@ -299,6 +299,11 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
         path = realm_db_path(self.root, name)
         return path.exists() or (self.import_markdown and (self.root / encode_path_segment(name)).is_dir())
 
+    def _has_realm(self, name: str) -> bool:
+        """See :meth:`AgentMemoryStore._has_realm`: open, or a database (or markdown to import) on disk."""
+        with self._open_lock:
+            return name in self._realms or self._realm_exists(name)
+
     def _check_realm_cap(self, name: str) -> None:
         count = sum(1 for p in self.root.glob("*.sqlite3"))
         if count >= self.max_realms:
