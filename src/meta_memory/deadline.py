@@ -8,7 +8,8 @@ call past its budget stops consuming CPU instead of running on unobserved:
   running statement once :func:`expired` is true (the statement fails with
   ``interrupted``);
 - PostgreSQL sets ``statement_timeout`` of each read transaction to
-  :func:`remaining_ms`;
+  :func:`remaining_ms` and sends a cancel request when the waiter gives up
+  (:meth:`Deadline.on_cancel`);
 - Python loops between statements call :func:`check`.
 
 Outside a time-boxed call there is no deadline: :func:`expired` is ``False``,
@@ -20,7 +21,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from meta_memory.errors import AgentMemoryError
 
@@ -36,11 +37,13 @@ class Deadline:
     from then on :attr:`expired` is true whatever ``at`` says.
     """
 
-    __slots__ = ("at", "_cancelled")
+    __slots__ = ("at", "_cancelled", "_lock", "_on_cancel")
 
     def __init__(self, at: float | None = None) -> None:
         self.at = at
         self._cancelled = threading.Event()
+        self._lock = threading.Lock()
+        self._on_cancel: list[Callable[[], None]] = []
 
     @classmethod
     def after_ms(cls, timeout_ms: int | None) -> Deadline:
@@ -48,8 +51,28 @@ class Deadline:
         return cls(None if timeout_ms is None else time.monotonic() + timeout_ms / 1000)
 
     def cancel(self) -> None:
-        """Mark the call abandoned: the work it is still doing should stop."""
-        self._cancelled.set()
+        """Mark the call abandoned and run the registered cancel hooks (e.g. a database cancel request)."""
+        with self._lock:
+            self._cancelled.set()
+            hooks = list(self._on_cancel)
+        for hook in hooks:
+            with contextlib.suppress(Exception):
+                hook()
+
+    @contextlib.contextmanager
+    def on_cancel(self, hook: Callable[[], None]) -> Iterator[None]:
+        """Run ``hook`` if the call is cancelled during the ``with`` block (at once if it already is)."""
+        with self._lock:
+            self._on_cancel.append(hook)
+            already = self._cancelled.is_set()
+        if already:
+            with contextlib.suppress(Exception):
+                hook()
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._on_cancel.remove(hook)
 
     @property
     def cancelled(self) -> bool:

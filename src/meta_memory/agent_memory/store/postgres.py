@@ -520,7 +520,8 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore):
     @contextlib.contextmanager
     def _read_tx(self, name: str, *, views: bool = False) -> Iterator[psycopg.Connection[Any]]:
         deadline.check()
-        with self._conn() as conn:
+        current = deadline.current()
+        with self._conn() as conn, (current.on_cancel(conn.cancel_safe) if current else contextlib.nullcontext()):
             try:
                 conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
                 self._bound_statements(conn)
