@@ -37,7 +37,7 @@ def test_defaults() -> None:
         "recall_provider": "lexical",
         "erase_tombstoned_after_days": None,
         "max_realms": 4096,
-        "max_open_realms": 64,
+        "max_open_realms": 32,
     }
     assert cfg.header == "Agent memory"
     assert parse_agent_memory_section(False).enabled is False

@@ -35,7 +35,7 @@ days``                     sweep erases tombstoned content older than
                            this (see ``agent_memory/retention.py``)
 ``max_realms``             int; 0 -> 4096; > 1000000 -> 1000000; most     ``4096``
                            realms (a write creating one more is refused)
-``max_open_realms``        int; 0 -> 64; > 4096 -> 4096; most realms       ``64``
+``max_open_realms``        int; 0 -> 32; > 4096 -> 4096; most realms       ``32``
                            with open SQLite connections (LRU-closed)
 =========================  =============================================  ================
 """
@@ -69,7 +69,7 @@ MAX_RECALL_TIMEOUT_MS = 30_000
 DEFAULT_INSTRUCTION_HEADER = "Agent memory"
 DEFAULT_MAX_REALMS = 4096
 MAX_MAX_REALMS = 1_000_000
-DEFAULT_MAX_OPEN_REALMS = 64
+DEFAULT_MAX_OPEN_REALMS = 32
 MAX_MAX_OPEN_REALMS = 4096
 
 _CONTENT_TRUST_KEYS = ("trusted_mcp_servers", "untrusted_tools", "trusted_tools")

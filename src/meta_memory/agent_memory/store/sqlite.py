@@ -123,9 +123,9 @@ MAX_FILE_NAME_BYTES = 255
 #: Default of ``[agent_memory] max_realms``: most realm databases under the root.
 DEFAULT_MAX_REALMS = 4096
 #: Default of ``[agent_memory] max_open_realms``: most realms with open connections at once.
-DEFAULT_MAX_OPEN_REALMS = 64
+DEFAULT_MAX_OPEN_REALMS = 32
 #: Idle reader connections kept per open realm.
-MAX_IDLE_READERS = 4
+MAX_IDLE_READERS = 2
 #: SQLite VM steps between two checks of the recall's time budget.
 PROGRESS_STEPS = 10_000
 
