@@ -110,3 +110,50 @@ def _scope(realm: str) -> Any:
     from meta_memory.agent_memory.model import Scope
 
     return Scope.identity(realm, IDENT)
+
+
+def test_concurrent_creations_cannot_overshoot_the_cap(tmp_path: Path) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    with SqliteAgentMemoryStore(tmp_path / "am", max_realms=3) as store:
+        def create(i: int) -> bool:
+            try:
+                store.remember(f"c{i}", IDENT, "Title", "body")
+                return True
+            except AgentMemoryError as exc:
+                assert exc.reason == "limit"
+                return False
+
+        with ThreadPoolExecutor(8) as pool:
+            created = sum(pool.map(create, range(16)))
+        assert created == 3 and len(list((tmp_path / "am").glob("*.sqlite3"))) == 3
+
+
+def test_postgres_reads_register_nothing_and_the_cap_holds() -> None:
+    from contract.pgsupport import DSN, require_postgres, throwaway_schema
+
+    require_postgres()
+    from meta_memory.agent_memory.store.postgres import PostgresAgentMemoryStore
+
+    with throwaway_schema() as schema:
+        store = PostgresAgentMemoryStore(DSN, schema=schema, max_realms=2)
+        try:
+            for i in range(5):
+                assert store.get(f"ghost{i}", "mem-x") is None
+                assert store.search(f"ghost{i}", _scope(f"ghost{i}"), '"x"', 5) == []
+                assert store.forget(f"ghost{i}", _scope(f"ghost{i}"), "mem-x", _app()) is False
+            assert store.list_realms() == []
+            store.remember("a", IDENT, "Title", "body")
+            store.remember("b", IDENT, "Title", "body")
+            with pytest.raises(AgentMemoryError) as info:
+                store.remember("c", IDENT, "Title", "body")
+            assert info.value.reason == "limit" and "max_realms = 2" in str(info.value)
+            assert store.list_realms() == ["a", "b"]
+        finally:
+            store.close()
+
+
+def _app() -> Any:
+    from meta_memory.agent_memory.model import Author
+
+    return Author.application()

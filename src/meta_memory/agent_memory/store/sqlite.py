@@ -251,6 +251,8 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
         self._realms: OrderedDict[str, _RealmDb] = OrderedDict()  # least recently used first
         self._open_lock = threading.Lock()
         self._empty_idle: list[sqlite3.Connection] = []
+        self._opening: dict[str, threading.Lock] = {}  # per-realm locks of realms being opened
+        self._creating: set[str] = set()  # realms being opened now (counted by the realm cap)
         self._closed = False
 
     # ================================================================ connections
@@ -305,7 +307,11 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
             return name in self._realms or self._realm_exists(name)
 
     def _check_realm_cap(self, name: str) -> None:
-        count = sum(1 for p in self.root.glob("*.sqlite3"))
+        """Refuse creating ``name`` past ``max_realms`` (caller holds ``_open_lock``; realms being created
+        by other threads count, so concurrent creations cannot overshoot the cap)."""
+        on_disk = {p.name for p in self.root.glob("*.sqlite3")}
+        pending = {realm_db_path(self.root, n).name for n in self._creating} - on_disk
+        count = len(on_disk) + len(pending)
         if count >= self.max_realms:
             raise AgentMemoryError(
                 "limit",
@@ -315,23 +321,52 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
 
     def _acquire(self, realm: str, *, create: bool) -> _RealmDb | None:
         """The open realm ``realm`` with one more user, opening it if needed; ``None`` when it has no
-        database and ``create`` is false (a read). Creating a realm past ``max_realms`` is refused."""
+        database and ``create`` is false (a read). Creating a realm past ``max_realms`` is refused.
+
+        Opening (migrations, markdown import) runs outside the store-wide lock, under a per-realm
+        lock, so creating or opening one realm never holds up reads and writes of the others.
+        """
         if self._closed:
             raise AgentMemoryError("io", "agent memory store is closed")
         name = self._realm_name(realm)
         with self._open_lock:
-            db = self._realms.get(name)
-            if db is None:
+            db = self._hold_locked(name)
+            if db is not None:
+                return db
+            opening = self._opening.setdefault(name, threading.Lock())
+        with opening:
+            with self._open_lock:
+                db = self._hold_locked(name)
+                if db is not None:
+                    return db
                 if not self._realm_exists(name):
                     if not create:
                         return None
                     self._check_realm_cap(name)
+                self._creating.add(name)
+            try:
                 db = self._open_realm(name)
+            finally:
+                with self._open_lock:
+                    self._creating.discard(name)
+            with self._open_lock:
+                self._opening.pop(name, None)
+                if self._closed:
+                    db.close()
+                    raise AgentMemoryError("io", "agent memory store is closed")
                 self._realms[name] = db
-            else:
-                self._realms.move_to_end(name)
-            db.users += 1
-            self._evict_locked()
+                db.users += 1
+                self._evict_locked()
+            return db
+
+    def _hold_locked(self, name: str) -> _RealmDb | None:
+        """The open realm ``name`` with one more user, or ``None`` (caller holds ``_open_lock``)."""
+        db = self._realms.get(name)
+        if db is None:
+            return None
+        self._realms.move_to_end(name)
+        db.users += 1
+        self._evict_locked()
         return db
 
     def _db(self, realm: str) -> _RealmDb:
