@@ -471,6 +471,10 @@ class SqlAgentMemoryStore(AgentMemoryStore):
             ])
             return EraseReport(erased, False, now)
 
+        if not self._has_realm(name):  # nothing to erase in a realm nobody wrote to; never create it
+            if memory_id is not None:
+                raise RecordNotFound(memory_id)
+            return EraseReport((), dry_run, None if dry_run else self.clock.now_ms())
         report = self._write(name, fn)
         if report.records and not report.dry_run:
             self._after_erase(name)

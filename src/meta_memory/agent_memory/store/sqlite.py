@@ -644,13 +644,16 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
     def _after_erase(self, realm: str) -> None:
         """Rewrite the full-text index without the erased rows' terms, then checkpoint and truncate the WAL
         (``secure_delete`` has zeroed the freed pages)."""
-        db = self._db(realm)
-        with db.write_lock:
-            try:
-                db.writer.execute(f"INSERT INTO {fts.FTS_TABLE}({fts.FTS_TABLE}) VALUES ('optimize')")
-                db.writer.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
-            except sqlite3.Error as exc:
-                self._log.warning("after an erase in realm %s, the index rewrite or checkpoint failed: %s", realm, exc)
+        with self._using(realm, create=False) as db:  # held: the pool cannot close it meanwhile
+            if db is None:
+                return
+            with db.write_lock:
+                try:
+                    db.writer.execute(f"INSERT INTO {fts.FTS_TABLE}({fts.FTS_TABLE}) VALUES ('optimize')")
+                    db.writer.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+                except sqlite3.Error as exc:
+                    self._log.warning("after an erase in realm %s, the index rewrite or checkpoint failed: %s",
+                                      realm, exc)
 
     def _page_sql(self, realm: str, after_rid: int, limit: int, scope: Scope | None) -> tuple[str, tuple[Any, ...]]:
         if scope is None:
