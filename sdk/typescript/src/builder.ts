@@ -118,6 +118,8 @@ export const AGENT_MEMORY_KEYS: readonly string[] = [
   "dsn",
   "recall_provider",
   "erase_tombstoned_after_days",
+  "max_realms",
+  "max_open_realms",
   "steward",
 ];
 
@@ -164,6 +166,10 @@ export interface AgentMemoryOptions {
   dsn?: string;
   /** Erase tombstoned content older than this many days (1..36500); absent keeps tombstones. */
   eraseTombstonedAfterDays?: number;
+  /** Most realms; a write creating one more is refused (`limit`). Default 4096. */
+  maxRealms?: number;
+  /** SQLite: most realms with open connections at once (LRU-closed). Default 32. */
+  maxOpenRealms?: number;
   steward?: boolean | StewardOptions;
   [key: string]: unknown;
 }
