@@ -195,7 +195,8 @@ class AgentMemoryError(MetaError):
     ``reason`` is one of ``invalid_record``, ``secret_detected``,
     ``scope_not_writable``, ``timeout``, ``unsupported``, ``invalid_config``,
     ``io``, ``session_limit`` (the session state is at its row cap; new
-    sessions are refused, never an old one evicted). ``op_index`` names the op of a staged batch when one is at fault.
+    sessions are refused, never an old one evicted), ``limit`` (a configured resource cap, named in
+    the message, e.g. ``max_realms``). ``op_index`` names the op of a staged batch when one is at fault.
     The message carries the reference's Display prefix, e.g.
     ``invalid agent memory record: op 0: title must not be empty``.
     """
@@ -213,6 +214,7 @@ class AgentMemoryError(MetaError):
         "timeout": "agent memory timeout: ",
         "unsupported": "agent memory unsupported operation: ",
         "session_limit": "agent memory session limit: ",
+        "limit": "agent memory limit reached: ",
     }
 
     def __init__(

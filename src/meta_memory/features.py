@@ -57,12 +57,13 @@ def _open_store(runtime: "Runtime", cfg: Any, gate: Any) -> Any:
             raise StartupError(f"agent_memory.store = \"postgres\" needs the postgres extra: {exc}") from None
         if not cfg.dsn:
             raise StartupError("agent_memory.store = \"postgres\" needs agent_memory.dsn")
-        return PostgresAgentMemoryStore(cfg.dsn, runtime.clock, gate=gate)
+        return PostgresAgentMemoryStore(cfg.dsn, runtime.clock, gate=gate, max_realms=cfg.max_realms)
     if runtime.layout is None:
         raise StartupError("agent memory with the sqlite store needs a persistent state directory")
     from .agent_memory.store.sqlite import SqliteAgentMemoryStore
 
-    return SqliteAgentMemoryStore(runtime.layout.ensure_agent_memory_root(), runtime.clock, gate=gate)
+    return SqliteAgentMemoryStore(runtime.layout.ensure_agent_memory_root(), runtime.clock, gate=gate,
+                                  max_realms=cfg.max_realms, max_open_realms=cfg.max_open_realms)
 
 
 def _open_session_state(runtime: "Runtime", cfg: Any, store: Any) -> Any:

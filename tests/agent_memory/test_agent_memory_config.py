@@ -38,6 +38,8 @@ def test_defaults() -> None:
         "erase_tombstoned_after_days": None,
         "session_state_expiry_days": 30,
         "session_state_limit": 1_000_000,
+        "max_realms": 4096,
+        "max_open_realms": 32,
     }
     assert cfg.header == "Agent memory"
     assert parse_agent_memory_section(False).enabled is False

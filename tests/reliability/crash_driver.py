@@ -52,6 +52,27 @@ def open_ro(path: Path) -> Iterator[sqlite3.Connection]:
         conn.close()
 
 
+@contextmanager
+def open_ro_or_empty(path: Path) -> Iterator[sqlite3.Connection]:
+    """:func:`open_ro`, or an empty database with the realm schema when ``path`` does not exist
+    (reads never create a realm: a gateway killed before its first write committed left no file)."""
+    if path.exists():
+        with open_ro(path) as conn:
+            yield conn
+        return
+    from meta_memory.agent_memory.store.schema import migrate
+
+    conn = sqlite3.connect(":memory:", isolation_level=None)
+    conn.row_factory = sqlite3.Row
+    try:
+        conn.execute("BEGIN")
+        migrate(conn, 0)
+        conn.execute("COMMIT")
+        yield conn
+    finally:
+        conn.close()
+
+
 def check_realm_invariants(conn: sqlite3.Connection) -> list[str]:
     """Every structural invariant of one realm database; returns the violations (empty = consistent).
 
@@ -384,7 +405,8 @@ def verify_after_restart(j: Journal, state_dir: Path, url: str) -> dict[str, int
 
         # Touch every imported realm (an in-doubt import completes on open), then every DB is checked.
         # (A realm is opened lazily: a DB file killed before its first migration committed is empty
-        # until the next open migrates it, so "default" is touched too.)
+        # until the next open migrates it, so "default" is touched too; a realm nobody wrote to has
+        # no file at all.)
         rpc("meta/agent_memory/manifest", {"identity": "app:0", "tier": "full"})
         for realm in j.imports:
             rpc("meta/agent_memory/manifest", {"identity": "agent:legacy", "realm": realm, "tier": "full"})
@@ -392,15 +414,16 @@ def verify_after_restart(j: Journal, state_dir: Path, url: str) -> dict[str, int
         for realm in realms:
             path = realm_db(state_dir, realm)
             if not path.exists():
-                problems.append(f"realm DB {path.name} missing")
-                continue
+                if realm != "default":  # a legacy import is opened (and created) at first access
+                    problems.append(f"realm DB {path.name} missing")
+                continue  # "default" is created by its first write only; lost writes are caught below
             with open_ro(path) as conn:
                 try:
                     problems += [f"{realm}: {p}" for p in check_realm_invariants(conn)]
                 except sqlite3.Error as exc:
                     problems.append(f"{realm}: {exc}")
 
-        with open_ro(realm_db(state_dir, "default")) as conn:
+        with open_ro_or_empty(realm_db(state_dir, "default")) as conn:
             rows = {r["memory_id"]: r for r in conn.execute("SELECT * FROM records")}
             by_body = lambda tok: [r for r in rows.values() if tok in r["body"]]  # noqa: E731
             # In-doubt writes: all or nothing, then adopted into the journal.

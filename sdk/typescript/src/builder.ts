@@ -120,6 +120,8 @@ export const AGENT_MEMORY_KEYS: readonly string[] = [
   "erase_tombstoned_after_days",
   "session_state_expiry_days",
   "session_state_limit",
+  "max_realms",
+  "max_open_realms",
   "steward",
 ];
 
@@ -170,6 +172,10 @@ export interface AgentMemoryOptions {
   sessionStateExpiryDays?: number;
   /** Cap on session-state rows; at it new sessions are refused and LLM writes quarantine (default 1,000,000). */
   sessionStateLimit?: number;
+  /** Most realms; a write creating one more is refused (`limit`). Default 4096. */
+  maxRealms?: number;
+  /** SQLite: most realms with open connections at once (LRU-closed). Default 32. */
+  maxOpenRealms?: number;
   steward?: boolean | StewardOptions;
   [key: string]: unknown;
 }

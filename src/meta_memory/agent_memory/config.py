@@ -39,6 +39,10 @@ days``                     sweep erases tombstoned content older than
 ``session_state_limit``    int rows; 0 -> 1,000,000; > 100,000,000 ->    ``1000000``
                            100,000,000 (at the cap new sessions are
                            refused and LLM writes quarantine)
+``max_realms``             int; 0 -> 4096; > 1000000 -> 1000000; most     ``4096``
+                           realms (a write creating one more is refused)
+``max_open_realms``        int; 0 -> 32; > 4096 -> 4096; most realms       ``32``
+                           with open SQLite connections (LRU-closed)
 =========================  =============================================  ================
 """
 
@@ -73,6 +77,10 @@ DEFAULT_SESSION_STATE_EXPIRY_DAYS = 30
 MAX_SESSION_STATE_EXPIRY_DAYS = 3650
 DEFAULT_SESSION_STATE_LIMIT = 1_000_000
 MAX_SESSION_STATE_LIMIT = 100_000_000
+DEFAULT_MAX_REALMS = 4096
+MAX_MAX_REALMS = 1_000_000
+DEFAULT_MAX_OPEN_REALMS = 32
+MAX_MAX_OPEN_REALMS = 4096
 
 _CONTENT_TRUST_KEYS = ("trusted_mcp_servers", "untrusted_tools", "trusted_tools")
 
@@ -115,6 +123,8 @@ class AgentMemoryConfig(BaseModel):
     erase_tombstoned_after_days: int | None = Field(None, ge=1, le=MAX_RETENTION_DAYS)
     session_state_expiry_days: int = Field(DEFAULT_SESSION_STATE_EXPIRY_DAYS, ge=1, le=MAX_SESSION_STATE_EXPIRY_DAYS)
     session_state_limit: int = Field(DEFAULT_SESSION_STATE_LIMIT, ge=1, le=MAX_SESSION_STATE_LIMIT)
+    max_realms: int = Field(DEFAULT_MAX_REALMS, ge=1, le=MAX_MAX_REALMS)
+    max_open_realms: int = Field(DEFAULT_MAX_OPEN_REALMS, ge=1, le=MAX_MAX_OPEN_REALMS)
     steward: Any = Field(default_factory=lambda: _steward(None))
     """``[agent_memory.steward]``: a :class:`meta_memory.review.config.StewardConfig` (disabled by default)."""
 
@@ -267,6 +277,8 @@ def parse_agent_memory_section(raw: dict[str, Any] | bool | None) -> AgentMemory
                                                MAX_SESSION_STATE_EXPIRY_DAYS),
         session_state_limit=_clamped_int(raw, "session_state_limit", DEFAULT_SESSION_STATE_LIMIT,
                                          MAX_SESSION_STATE_LIMIT),
+        max_realms=_clamped_int(raw, "max_realms", DEFAULT_MAX_REALMS, MAX_MAX_REALMS),
+        max_open_realms=_clamped_int(raw, "max_open_realms", DEFAULT_MAX_OPEN_REALMS, MAX_MAX_OPEN_REALMS),
         steward=_steward(raw.get("steward")),
     )
 

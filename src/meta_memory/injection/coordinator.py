@@ -254,7 +254,8 @@ class InjectionCoordinator:
             selection=opts.selection,
             max_entries=opts.max_entries,
         )
-        records = self._await(self._start(lambda: self._recall(request)), time.monotonic(), "recall")
+        started = time.monotonic()
+        records = self._await(self._start(lambda: self._recall(request), (realm, identity)), started, "recall")
         if isinstance(records, _Failed):
             return self._skip(identity, SKIP_RECALL_FAILED, SURFACE_TURN)
         if not records:
@@ -325,12 +326,13 @@ class InjectionCoordinator:
             scopes=scope_list,
         )
         started = time.monotonic()
-        recall_call = self._start(lambda: self._recall(request))
+        key = (realm, identity)
+        recall_call = self._start(lambda: self._recall(request), key)
         manifest_calls: list[Pending[list[IndexRow]] | BaseException] = []
         manifest_fn = self._manifest_fn
         if manifest_fn is not None:
             for scope in scope_list:
-                manifest_calls.append(self._start(lambda scope=scope: self._manifest(manifest_fn, scope)))
+                manifest_calls.append(self._start(lambda scope=scope: self._manifest(manifest_fn, scope), key))
         records = self._await(recall_call, started, "recall")
         rows_by_scope: dict[int, list[IndexRow]] = {}
         manifest_failed = False
@@ -395,10 +397,11 @@ class InjectionCoordinator:
         self._skips.note(identity, reason, surface)
         return InjectionResult.skipped(reason, surface)
 
-    def _start(self, fn: Any) -> Pending[Any] | BaseException:
-        """Start a provider call, or return the saturation error to be judged by policy later."""
+    def _start(self, fn: Any, key: Any) -> Pending[Any] | BaseException:
+        """Start a provider call under ``recall_timeout_ms`` for ``key`` (the ``(realm, identity)`` whose
+        calls share the per-identity cap), or return the saturation error to be judged by policy later."""
         try:
-            return self._timebox.start(fn)
+            return self._timebox.start(fn, timeout_ms=self.options.recall_timeout_ms, key=key)
         except ProviderSaturated as exc:
             return exc
 

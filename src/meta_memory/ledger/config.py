@@ -23,12 +23,26 @@ from pydantic import BaseModel, ConfigDict
 from meta_memory.errors import ConfigError
 from meta_memory.ledger.normalise import trim
 
-__all__ = ["LedgerConfig", "parse_memory_section", "validate_health_check_endpoint"]
+__all__ = [
+    "LedgerConfig",
+    "parse_memory_section",
+    "validate_health_check_endpoint",
+    "DEFAULT_MAX_STATE_BYTES",
+    "MIN_MAX_STATE_BYTES",
+    "MAX_MAX_STATE_BYTES",
+]
 
 #: Keys the predecessor accepted that never had an effect; refused so they do not become silent no-ops.
 UNSUPPORTED_KEYS: tuple[str, ...] = ("stores", "space_id", "collection")
 
-_KNOWN_KEYS: frozenset[str] = frozenset({"kind", "health_check_endpoint"})
+_KNOWN_KEYS: frozenset[str] = frozenset({"kind", "health_check_endpoint", "max_state_bytes"})
+
+#: Default of ``max_state_bytes``: the serialised assertions and conflict signals together (64 MiB).
+DEFAULT_MAX_STATE_BYTES = 64 * 1024 * 1024
+#: Smallest accepted ``max_state_bytes`` (room for a few maximal assertions).
+MIN_MAX_STATE_BYTES = 1024 * 1024
+#: Largest accepted ``max_state_bytes`` (every index rewrites the file: 1 GiB is already slow).
+MAX_MAX_STATE_BYTES = 1024 * 1024 * 1024
 
 
 class LedgerConfig(BaseModel):
@@ -39,12 +53,16 @@ class LedgerConfig(BaseModel):
         health_check_endpoint: HTTP(S) base URL whose ``/v1/health`` must answer
             2xx at the startup load and before every persist; ``None`` disables
             the check. Stored trimmed.
+        max_state_bytes: bound on the serialised assertions and conflict signals
+            (1 MiB .. 1 GiB, default 64 MiB): older assertions are evicted to stay
+            under it, and a write that cannot fit beside the conflict signals is refused.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     kind: Literal["local_json"] = "local_json"
     health_check_endpoint: str | None = None
+    max_state_bytes: int = DEFAULT_MAX_STATE_BYTES
 
 
 def validate_health_check_endpoint(value: object, key: str = "memory.health_check_endpoint") -> str:
@@ -123,8 +141,15 @@ def parse_memory_section(raw: dict[str, Any]) -> LedgerConfig:
         raise ConfigError("memory.endpoint is unsupported: rename it to health_check_endpoint")
     for key in sorted(raw):
         if key not in _KNOWN_KEYS:
-            raise ConfigError(f"memory.{key} is an unknown key (allowed: kind, health_check_endpoint)")
+            raise ConfigError(
+                f"memory.{key} is an unknown key (allowed: kind, health_check_endpoint, max_state_bytes)"
+            )
     endpoint = raw.get("health_check_endpoint")
     if endpoint is not None:
         endpoint = validate_health_check_endpoint(endpoint)
-    return LedgerConfig(kind="local_json", health_check_endpoint=endpoint)
+    limit = raw.get("max_state_bytes", DEFAULT_MAX_STATE_BYTES)
+    if isinstance(limit, bool) or not isinstance(limit, int) or not MIN_MAX_STATE_BYTES <= limit <= MAX_MAX_STATE_BYTES:
+        raise ConfigError(
+            f"memory.max_state_bytes must be an integer between {MIN_MAX_STATE_BYTES} and {MAX_MAX_STATE_BYTES}"
+        )
+    return LedgerConfig(kind="local_json", health_check_endpoint=endpoint, max_state_bytes=limit)

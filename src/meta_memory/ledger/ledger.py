@@ -19,7 +19,7 @@ from pathlib import Path
 from meta_memory.clock import Clock
 from meta_memory.errors import ConfigError, InvalidParams, MemoryBackendUnavailable, StartupError
 from meta_memory.ledger import persistence
-from meta_memory.ledger.config import LedgerConfig
+from meta_memory.ledger.config import DEFAULT_MAX_STATE_BYTES, MIN_MAX_STATE_BYTES, LedgerConfig
 from meta_memory.ledger.health import HEALTHCHECK_TIMEOUT_S, HealthChecker, HealthCheckFailed
 from meta_memory.ledger.model import (
     IndexRequest,
@@ -81,7 +81,11 @@ class AssertionLedger:
         clock: Clock,
         *,
         health_timeout_s: float = HEALTHCHECK_TIMEOUT_S,
+        max_state_bytes: int = DEFAULT_MAX_STATE_BYTES,
     ) -> None:
+        if max_state_bytes < MIN_MAX_STATE_BYTES:
+            raise ValueError(f"max_state_bytes must be at least {MIN_MAX_STATE_BYTES}")
+        self.max_state_bytes = max_state_bytes
         self.state_path = Path(state_path) if state_path is not None else None
         self.health_check_endpoint = health_check_endpoint
         self._clock = clock
@@ -99,6 +103,9 @@ class AssertionLedger:
         self._conflicts: dict[_ConflictKey, tuple[MemoryConflictSignal, bytes]] = {}
         self._conflict_keys: list[_ConflictKey] = []  # sorted
         self._sequence = 0
+        # Serialised bytes of the assertions and of the conflict signals (their file fragments).
+        self._assertion_bytes = 0
+        self._conflict_bytes = 0
 
     # ------------------------------------------------------------------ bootstrap
 
@@ -119,7 +126,8 @@ class AssertionLedger:
         else:
             if state_dir is None:
                 raise ConfigError("[memory] needs a persistent state directory (persistent_state)")
-            ledger = cls(Path(state_dir) / LEDGER_FILE_NAME, config.health_check_endpoint, clock)
+            ledger = cls(Path(state_dir) / LEDGER_FILE_NAME, config.health_check_endpoint, clock,
+                         max_state_bytes=config.max_state_bytes)
         ledger.load()
         return ledger
 
@@ -146,9 +154,11 @@ class AssertionLedger:
                 for assertion in assertions:
                     self._assertions.append(assertion)
                     self._fragments.append(persistence.assertion_fragment(assertion))
+                    self._assertion_bytes += len(self._fragments[-1])
                 for signal in conflicts:
                     key = (signal.entity, signal.topic, signal.store)
                     self._conflicts[key] = (signal, persistence.conflict_fragment(signal))
+                    self._conflict_bytes += len(self._conflicts[key][1])
                 self._conflict_keys = sorted(self._conflicts)
                 self._sequence = _sequence_after(assertions)
             self._loaded = True
@@ -164,9 +174,13 @@ class AssertionLedger:
         """Record an assertion and/or a conflict signal, then persist (``meta/memory/index``).
 
         With a ``fact``: appends ``memory-assert-NNNNNN`` (``indexed_at_ms`` = now)
-        and evicts the oldest beyond 4,096. With ``conflict=true``: upserts the
-        signal for ``(entity, topic, store)`` (reason, ``updated_at_ms`` = now).
-        Both when both are given.
+        and evicts the oldest beyond 4,096, or while the serialised assertions and
+        conflict signals together exceed ``max_state_bytes`` (``[memory] max_state_bytes``,
+        default 64 MiB). With ``conflict=true``: upserts the signal for
+        ``(entity, topic, store)`` (reason, ``updated_at_ms`` = now). Both when both are given.
+        Conflict signals are never evicted: a write whose conflict signal, or whose
+        assertion beside the conflict signals, cannot fit in ``max_state_bytes`` is refused
+        with :class:`MemoryBackendUnavailable` ("memory ledger is full ...") and changes nothing.
 
         Returns:
             canonical entity/topic/store, the new ``assertion_id`` (``None`` for a
@@ -206,20 +220,39 @@ class AssertionLedger:
                 )
                 new_conflict = (signal, persistence.conflict_fragment(signal))
 
+            # The byte bound (checked before anything changes): conflict signals are never evicted (they
+            # gate actions), so they and the new assertion must fit; older assertions make room below.
+            previous_conflict = self._conflicts.get(key)
+            conflict_bytes = self._conflict_bytes
+            if new_conflict is not None:
+                conflict_bytes += len(new_conflict[1]) - (len(previous_conflict[1]) if previous_conflict else 0)
+            new_bytes = len(new_assertion[1]) if new_assertion is not None else 0
+            if conflict_bytes + new_bytes > self.max_state_bytes:
+                raise MemoryBackendUnavailable(
+                    f"memory ledger is full: this write needs {new_bytes + max(0, conflict_bytes - self._conflict_bytes)} "
+                    f"bytes and conflict signals hold {self._conflict_bytes} of "
+                    f"[memory] max_state_bytes = {self.max_state_bytes}"
+                )
+
             # Mutate, remembering how to undo.
             previous_sequence = self._sequence
+            previous_bytes = (self._assertion_bytes, self._conflict_bytes)
             evicted: list[tuple[MemoryAssertion, bytes]] = []
-            previous_conflict = self._conflicts.get(key)
             if new_assertion is not None:
                 self._sequence += 1
                 self._assertions.append(new_assertion[0])
                 self._fragments.append(new_assertion[1])
+                self._assertion_bytes += new_bytes
                 self._section_append(new_assertion[1])
-                while len(self._assertions) > persistence.MAX_RETAINED:
+                while len(self._assertions) > persistence.MAX_RETAINED or (
+                    self._assertion_bytes + conflict_bytes > self.max_state_bytes and len(self._assertions) > 1
+                ):
                     evicted.append((self._assertions.popleft(), self._fragments.popleft()))
+                    self._assertion_bytes -= len(evicted[-1][1])
                     self._section_drop_front(len(evicted[-1][1]))
             if new_conflict is not None:
                 self._conflicts[key] = new_conflict
+                self._conflict_bytes = conflict_bytes
                 if previous_conflict is None:
                     bisect.insort(self._conflict_keys, key)
             try:
@@ -233,6 +266,7 @@ class AssertionLedger:
                         self._assertions.appendleft(assertion)
                         self._fragments.appendleft(fragment)
                 self._sequence = previous_sequence
+                self._assertion_bytes, self._conflict_bytes = previous_bytes
                 if new_conflict is not None:
                     if previous_conflict is None:
                         del self._conflicts[key]

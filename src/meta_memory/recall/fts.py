@@ -33,6 +33,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from meta_memory.recall import text
+from meta_memory.recall.query_limits import bounded_terms
 
 __all__ = [
     "FTS_TABLE",
@@ -104,9 +105,10 @@ def match_expression(query_text: str | None, query_terms: Iterable[str] = ()) ->
     Input: the raw query text (or ``None``) and extra query terms (raw strings,
     normalised and tokenised here). Output: e.g. ``'"passport" OR "travel"'``,
     or ``None`` when the query has no searchable term (only stopwords, short
-    words or punctuation). The result is always valid FTS5 syntax.
+    words or punctuation). The result is always valid FTS5 syntax. At most 64 terms
+    (:mod:`meta_memory.recall.query_limits`).
     """
-    terms = text.query_terms(query_text, query_terms)
+    terms = bounded_terms(query_text, query_terms)
     if not terms:
         return None
     return " OR ".join(quote(t) for t in terms)

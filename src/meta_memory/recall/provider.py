@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Generic, Literal, Protocol, TypeVar, runtime_checkable
 
 from meta_memory.errors import InvalidParams
-from meta_memory.recall.text import query_terms as normalize_query_terms
+from meta_memory.recall.query_limits import bounded_terms
 
 __all__ = [
     "Selection",
@@ -140,8 +140,8 @@ class RecallRequest:
         object.__setattr__(self, "query_terms", tuple(self.query_terms))
 
     def terms(self) -> list[str]:
-        """The normalised search terms (sorted, distinct) of this request."""
-        return normalize_query_terms(self.query_text, self.query_terms)
+        """The normalised search terms (sorted, distinct, at most 64: see :mod:`meta_memory.recall.query_limits`)."""
+        return bounded_terms(self.query_text, self.query_terms)
 
 
 @dataclass(frozen=True, slots=True)

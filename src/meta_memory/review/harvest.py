@@ -54,7 +54,8 @@ def record_harvest(
 def list_harvests(store: Any, realm: str | None, limit: int = 50) -> list[dict[str, Any]]:
     """Pending harvests of ``realm``, oldest first."""
     name = parse_realm(realm)
-    rows = store.run_in_transaction(name, lambda tx: sql.pending_harvests(tx.conn, limit))
+    with store.read(name) as conn:  # a listing: never creates a realm
+        rows = sql.pending_harvests(conn, limit)
     return [{"realm": name, **r.to_json()} for r in rows]
 
 

@@ -364,7 +364,8 @@ def expire_promotions(store: Any, realm: str | None, *, clock: Clock) -> list[st
 def list_pending_promotions(store: Any, realm: str | None, limit: int = 50) -> list[dict[str, Any]]:
     """Unresolved promotions of ``realm``, newest first, in the panel's shape (stage token never surfaced)."""
     name = parse_realm(realm)
-    rows = store.run_in_transaction(name, lambda tx: sql.list_pending_promotions(tx.conn, limit))
+    with store.read(name) as conn:  # a listing: never creates a realm
+        rows = sql.list_pending_promotions(conn, limit)
     return [{"realm": name, **row.to_json()} for row in rows]
 
 

@@ -99,14 +99,16 @@ def list_proposals(store: Any, realm: str | None, *, status: str | None = None, 
     """Proposals of ``realm``, oldest first; ``status`` ``None`` = the open ones (pending and held)."""
     name = parse_realm(realm)
     statuses = (status,) if status is not None else OPEN_STATUSES
-    rows = store.run_in_transaction(name, lambda tx: sql.list_proposals(tx.conn, statuses, limit))
+    with store.read(name) as conn:  # a listing: never creates a realm
+        rows = sql.list_proposals(conn, statuses, limit)
     return [_proposal(name, r) for r in rows]
 
 
 def get_proposal(store: Any, realm: str | None, proposal_id: str) -> Proposal | None:
     """One proposal, or ``None``."""
     name = parse_realm(realm)
-    row = store.run_in_transaction(name, lambda tx: sql.proposal(tx.conn, proposal_id))
+    with store.read(name) as conn:  # a lookup: never creates a realm
+        row = sql.proposal(conn, proposal_id)
     return _proposal(name, row) if row is not None else None
 
 

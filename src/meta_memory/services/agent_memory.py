@@ -87,7 +87,8 @@ class AgentMemoryService:
         scope = Scope.identity(request.realm, request.identity)
         timeout = int(self.config.recall_timeout_ms)
         try:
-            return self.timebox.call(lambda: guarded_recall(self.provider, self.store, request, scope), timeout)
+            return self.timebox.call(lambda: guarded_recall(self.provider, self.store, request, scope), timeout,
+                                     key=(request.realm, request.identity))
         except ProviderTimeout:
             raise AgentMemoryError("timeout", f"recall exceeded {timeout} ms") from None
         except ProviderSaturated as exc:

@@ -32,6 +32,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from meta_memory.recall.query_limits import query_size_error
 from meta_memory.tool.schema import (
     ACTIONS,
     ALLOWED_FIELDS,
@@ -292,6 +293,9 @@ def parse_arguments(arguments: object) -> ToolAction:
         return ForgetAction(_required_text(args, "memory_id", action, compact=False))
     if action == "recall":
         query = (args.get("query_text") or "").strip() or None
+        problem = query_size_error(query)
+        if problem is not None:
+            raise ToolArgumentError(f"`query_text` {problem[1].removeprefix('query_text ')}")
         max_entries = args.get("max_entries")
         if max_entries is not None:
             max_entries = min(max_entries, MAX_RECALL_ENTRIES)

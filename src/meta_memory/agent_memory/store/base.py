@@ -446,6 +446,8 @@ class AgentMemoryStore(ABC):
             receipt = self._apply_in_tx(conn, batch, g, mint_token("direct"))
             return receipt.records[receipt.results[0].memory_id]
 
+        if not self._has_realm(name):
+            raise AgentMemoryError("invalid_record", f"record '{prior_id}' does not exist")
         return self._write(name, fn)
 
     def update(
@@ -483,6 +485,8 @@ class AgentMemoryStore(ABC):
             self._apply_in_tx(conn, batch, None, mint_token("direct"))
             return True
 
+        if not self._has_realm(name):
+            return False
         return self._write(name, fn)
 
     def propose(
@@ -595,6 +599,11 @@ class AgentMemoryStore(ABC):
     @abstractmethod
     def _realm_name(self, realm: str) -> str:
         """The validated realm name; refusals raise ``AgentMemoryError("invalid_record", ...)``."""
+
+    def _has_realm(self, name: str) -> bool:
+        """Whether realm ``name`` may hold records (a backend without a database for it says no, so an
+        update or forget of a record there is answered without creating the realm)."""
+        return True
 
     @abstractmethod
     def _write(self, realm: str, fn: Callable[[Any], _T]) -> _T:

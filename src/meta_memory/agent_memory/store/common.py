@@ -361,11 +361,15 @@ class SqlAgentMemoryStore(AgentMemoryStore):
             self._delete_stage(conn, name, token)
             return receipt
 
+        if not self._has_realm(name):
+            raise AgentMemoryError("invalid_record", f"unknown stage token '{token}'")
         return self._write(name, fn)
 
     def discard_staged(self, realm: str, token: str) -> bool:
         """See :meth:`AgentMemoryStore.discard_staged`."""
         name = self._realm_name(realm)
+        if not self._has_realm(name):
+            return False
         return self._write(name, lambda conn: self._delete_stage(conn, name, token))
 
     # ----------------------------------------------------------------- active-record reads
@@ -484,6 +488,10 @@ class SqlAgentMemoryStore(AgentMemoryStore):
             ])
             return EraseReport(erased, False, now)
 
+        if not self._has_realm(name):  # nothing to erase in a realm nobody wrote to; never create it
+            if memory_id is not None:
+                raise RecordNotFound(memory_id)
+            return EraseReport((), dry_run, None if dry_run else self.clock.now_ms())
         report = self._write(name, fn)
         if report.records and not report.dry_run:
             self._after_erase(name)

@@ -74,6 +74,7 @@ from meta_memory.agent_memory.store.common import (
 )
 from meta_memory.agent_memory.store.dialect import POSTGRES
 from meta_memory.agent_memory.store.sqlite import realm_db_path
+from meta_memory import deadline
 from meta_memory.clock import Clock, SystemClock
 from meta_memory.errors import AgentMemoryError
 from meta_memory.identity import parse_realm
@@ -274,6 +275,8 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore):
             ``meta_memory``.
         pool_size: most pooled connections this process opens.
         connect_timeout_s: how long start-up and each pool checkout may wait.
+        max_realms: most realms (``[agent_memory] max_realms``); registering one more is refused
+            with ``AgentMemoryError("limit", ...)``.
 
     Raises ``AgentMemoryError("invalid_config", ...)`` for an empty DSN or a bad
     schema name, ``AgentMemoryError("io", "cannot connect ...")`` when the
@@ -291,6 +294,7 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore):
         schema: str | None = None,
         pool_size: int = DEFAULT_POOL_SIZE,
         connect_timeout_s: float = 10.0,
+        max_realms: int = 4096,
     ) -> None:
         if not isinstance(dsn, str) or not dsn.strip():
             raise AgentMemoryError("invalid_config", "agent memory dsn must not be empty")
@@ -311,6 +315,7 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore):
         self.clock: Clock = clock or SystemClock()
         self.gate = gate
         self.pool_size = pool_size
+        self.max_realms = max_realms
         self.connect_timeout_s = connect_timeout_s
         self._qs = pg_schema.quote_ident(schema) + "."
         self._views = pg_schema.quote_ident(schema + "_realm")
@@ -479,8 +484,15 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore):
         realm_db_path(Path("."), name)
         return name
 
+    def _has_realm(self, name: str) -> bool:
+        """See :meth:`AgentMemoryStore._has_realm`: registered by a write (here or on another gateway)."""
+        return name in self._known_realms or bool(
+            self._query(name, "SELECT 1 FROM §realms WHERE realm = %s", (name,))
+        )
+
     def _ensure_realm(self, name: str) -> None:
-        """First use of a realm in this process: register it and collect stale stages (24 h)."""
+        """First write to a realm in this process: register it (refused past ``max_realms``) and collect
+        stale stages (24 h). Reads never call this: a realm nobody wrote to reads as empty and stays unregistered."""
         if name in self._known_realms:
             return
         with self._realm_lock:
@@ -489,6 +501,15 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore):
             now = self.clock.now_ms()
 
             def setup(conn: psycopg.Connection[Any]) -> None:
+                known = conn.execute(self._sql("SELECT 1 FROM §realms WHERE realm = %s"), (name,)).fetchone()
+                if known is None:
+                    count = conn.execute(self._sql("SELECT count(*) FROM §realms")).fetchone()[0]
+                    if count >= self.max_realms:
+                        raise AgentMemoryError(
+                            "limit",
+                            f"cannot create realm '{name}': {count} realms exist and "
+                            f"[agent_memory] max_realms = {self.max_realms}",
+                        )
                 conn.execute(
                     self._sql("INSERT INTO §realms(realm, created_at_ms) VALUES (%s, %s) ON CONFLICT (realm) DO NOTHING"),
                     (name, now),
@@ -541,10 +562,12 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore):
 
     @contextlib.contextmanager
     def _read_tx(self, name: str, *, views: bool = False) -> Iterator[psycopg.Connection[Any]]:
-        self._ensure_realm(name)
-        with self._conn() as conn:
+        deadline.check()
+        current = deadline.current()
+        with self._conn() as conn, (current.on_cancel(conn.cancel_safe) if current else contextlib.nullcontext()):
             try:
                 conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                self._bound_statements(conn)
                 conn.execute("SELECT set_config(%s, %s, true)", (pg_schema.REALM_SETTING, name))
                 if views:
                     conn.execute(f"SET LOCAL search_path TO {self._views}, {self._qs[:-1]}")
@@ -554,18 +577,33 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore):
                 with contextlib.suppress(psycopg.Error):
                     conn.execute("ROLLBACK")
                 if isinstance(exc, psycopg.Error):
-                    raise AgentMemoryError("io", f"read failed: {exc}") from None
+                    raise self._read_error(exc) from None
                 raise
+
+    @staticmethod
+    def _bound_statements(conn: psycopg.Connection[Any]) -> None:
+        """Inside a read transaction: cap every statement at what is left of the recall's time budget."""
+        left = deadline.remaining_ms()
+        if left is not None:
+            conn.execute(f"SET LOCAL statement_timeout = {max(1, int(left))}")
+
+    @staticmethod
+    def _read_error(exc: psycopg.Error) -> AgentMemoryError:
+        if isinstance(exc, psycopg.errors.QueryCanceled) or deadline.expired():
+            return AgentMemoryError("timeout", "recall stopped: its time budget ran out")
+        return AgentMemoryError("io", f"read failed: {exc}")
 
     def _query(self, realm: str, sql: str, params: Sequence[Any]) -> list[Any]:
         """One read statement (its own snapshot) on ``realm``."""
         name = self._realm_name(realm)
-        self._ensure_realm(name)
+        if deadline.current() is not None:
+            with self._read_tx(name) as conn:
+                return conn.execute(self._sql(sql), params).fetchall()
         with self._conn() as conn:
             try:
                 return conn.execute(self._sql(sql), params).fetchall()
             except psycopg.Error as exc:
-                raise AgentMemoryError("io", f"read failed: {exc}") from None
+                raise self._read_error(exc) from None
 
     def read(self, realm: str) -> contextlib.AbstractContextManager[psycopg.Connection[Any]]:
         """A read-only snapshot of ``realm``: a pooled connection inside one ``REPEATABLE READ READ ONLY``
@@ -885,8 +923,7 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore):
         unique = [i for i in dict.fromkeys(ids) if isinstance(i, str) and "\x00" not in i]
         if not unique:
             return
-        name = self._realm_name(realm)
-        self._ensure_realm(name)
+        name = self._realm_name(realm)  # no registration: marks only touch existing records
         now = self.clock.now_ms()
 
         def fn(conn: psycopg.Connection[Any]) -> None:
@@ -914,7 +951,8 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore):
         if not rows:
             return
         name = self._realm_name(realm)
-        self._ensure_realm(name)
+        if not self._has_realm(name):
+            return  # nothing was injected from a realm nobody wrote to; telemetry never creates a realm
         values = injection_values(rows)
         if any(has_nul(*v) for v in values):
             raise AgentMemoryError("invalid_record", "injection rows must not contain NUL characters")

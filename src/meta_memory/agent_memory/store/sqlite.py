@@ -31,6 +31,7 @@ import logging
 import sqlite3
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from itertools import zip_longest
 from pathlib import Path
@@ -94,6 +95,7 @@ from meta_memory.agent_memory.store.schema import (
     is_current,
     migrate,
 )
+from meta_memory import deadline
 from meta_memory.clock import Clock, SystemClock
 from meta_memory.errors import AgentMemoryError
 from meta_memory.identity import parse_identity, parse_realm
@@ -108,6 +110,8 @@ __all__ = [
     "DEFAULT_SCOPE_FLOOR_RECORDS",
     "DEFAULT_SCOPE_FLOOR_BYTES",
     "realm_db_path",
+    "DEFAULT_MAX_REALMS",
+    "DEFAULT_MAX_OPEN_REALMS",
 ]
 
 log = logging.getLogger(__name__)
@@ -117,6 +121,15 @@ MAX_IMPORT_SKIP_REASONS = 8
 _T = TypeVar("_T")
 
 MAX_FILE_NAME_BYTES = 255
+
+#: Default of ``[agent_memory] max_realms``: most realm databases under the root.
+DEFAULT_MAX_REALMS = 4096
+#: Default of ``[agent_memory] max_open_realms``: most realms with open connections at once.
+DEFAULT_MAX_OPEN_REALMS = 32
+#: Idle reader connections kept per open realm.
+MAX_IDLE_READERS = 2
+#: SQLite VM steps between two checks of the recall's time budget.
+PROGRESS_STEPS = 10_000
 
 
 def realm_db_path(root: Path, realm: str) -> Path:
@@ -167,12 +180,35 @@ class SqliteTx(StoreTx):
 
 
 class _RealmDb:
+    """One open realm database: its writer connection and a few idle WAL reader connections.
+
+    ``users`` counts the reads and writes in flight; only a realm with none is closed by the LRU.
+    """
+
     def __init__(self, name: str, path: Path, writer: sqlite3.Connection) -> None:
         self.name = name
         self.path = path
         self.writer = writer
         self.write_lock = threading.Lock()
         self.writes = 0  # write transactions since open, for the planner-statistics check
+        self.idle: list[sqlite3.Connection] = []
+        self.users = 0
+
+    def close(self) -> None:
+        with self.write_lock:
+            with contextlib.suppress(sqlite3.Error):
+                # refresh the statistics the planner asked for, sampled so closing stays quick
+                self.writer.execute(f"PRAGMA analysis_limit = {planner.ANALYSIS_LIMIT}")
+                self.writer.execute("PRAGMA optimize")
+            for conn in [self.writer, *self.idle]:
+                with contextlib.suppress(sqlite3.Error):
+                    conn.close()
+            self.idle.clear()
+
+
+def _stop_when_expired() -> int:
+    """SQLite progress handler: non-zero aborts the running statement (``interrupted``)."""
+    return 1 if deadline.expired() else 0
 
 
 class SqliteAgentMemoryStore(SqlAgentMemoryStore):
@@ -184,6 +220,15 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
         gate: default write gate for LLM-authored writes (per-call ``gate`` overrides).
         busy_timeout_ms: how long a connection waits for another process's write lock.
         import_markdown: run the one-shot legacy markdown import at each realm's first open.
+        max_realms: most realm databases under ``root`` (``[agent_memory] max_realms``); a write
+            that would create one more is refused with ``AgentMemoryError("limit", ...)``.
+        max_open_realms: most realms kept open at once (``[agent_memory] max_open_realms``); past
+            it the least recently used idle realm's connections are closed (reopened on demand).
+
+    Connections: a realm's database is opened (and created) only by a write; a read of a realm
+    without a database answers from an empty, schema-only in-memory database and creates nothing.
+    Each open realm has one writer and at most :data:`MAX_IDLE_READERS` idle readers; readers
+    stop their statement when the calling recall's time budget is spent (:mod:`meta_memory.deadline`).
 
     Raises ``AgentMemoryError("invalid_config", "agent memory root path must not be empty")``.
     """
@@ -196,21 +241,25 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
         gate: WriteGate | None = None,
         busy_timeout_ms: int = 10_000,
         import_markdown: bool = True,
+        max_realms: int = DEFAULT_MAX_REALMS,
+        max_open_realms: int = DEFAULT_MAX_OPEN_REALMS,
     ) -> None:
         if not str(root).strip():
             raise AgentMemoryError("invalid_config", "agent memory root path must not be empty")
+        if max_realms < 1 or max_open_realms < 1:
+            raise AgentMemoryError("invalid_config", "max_realms and max_open_realms must be at least 1")
         self.root = private_dir(Path(root))
         self.clock: Clock = clock or SystemClock()
         self.gate = gate
         self.busy_timeout_ms = busy_timeout_ms
         self.import_markdown = import_markdown
-        self._realms: dict[str, _RealmDb] = {}
+        self.max_realms = max_realms
+        self.max_open_realms = max_open_realms
+        self._realms: OrderedDict[str, _RealmDb] = OrderedDict()  # least recently used first
         self._open_lock = threading.Lock()
-        self._local = threading.local()
-        # (owning thread, connection): a dead thread's reader is closed when the next one opens,
-        # so short-lived threads (the recall time box runs each call in a new thread) cannot leak fds.
-        self._readers: list[tuple[threading.Thread, sqlite3.Connection]] = []
-        self._readers_lock = threading.Lock()
+        self._empty_idle: list[sqlite3.Connection] = []
+        self._opening: dict[str, threading.Lock] = {}  # per-realm locks of realms being opened
+        self._creating: set[str] = set()  # realms being opened now (counted by the realm cap)
         self._closed = False
 
     # ================================================================ connections
@@ -231,14 +280,14 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
         return conn
 
     def _retry_locked(self, fn: Callable[[], _T]) -> _T:
-        deadline = time.monotonic() + self.busy_timeout_ms / 1000
+        deadline_at = time.monotonic() + self.busy_timeout_ms / 1000
         while True:
             try:
                 return fn()
             except sqlite3.OperationalError as exc:
                 if "locked" not in str(exc) and "busy" not in str(exc):
                     raise
-                if time.monotonic() > deadline:
+                if time.monotonic() > deadline_at:
                     raise
                 time.sleep(0.01)
 
@@ -248,19 +297,113 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
         except ValueError as exc:
             raise AgentMemoryError("invalid_record", str(exc)) from None
 
-    def _db(self, realm: str) -> _RealmDb:
+    @property
+    def open_realms(self) -> int:
+        """How many realms have open connections now (at most ``max_open_realms`` while none is busy)."""
+        with self._open_lock:
+            return len(self._realms)
+
+    def _realm_exists(self, name: str) -> bool:
+        """A database file exists, or a legacy markdown folder waits to be imported (spec: parsed at first access)."""
+        path = realm_db_path(self.root, name)
+        return path.exists() or (self.import_markdown and (self.root / encode_path_segment(name)).is_dir())
+
+    def _has_realm(self, name: str) -> bool:
+        """See :meth:`AgentMemoryStore._has_realm`: open, or a database (or markdown to import) on disk."""
+        with self._open_lock:
+            return name in self._realms or self._realm_exists(name)
+
+    def _check_realm_cap(self, name: str) -> None:
+        """Refuse creating ``name`` past ``max_realms`` (caller holds ``_open_lock``; realms being created
+        by other threads count, so concurrent creations cannot overshoot the cap)."""
+        on_disk = {p.name for p in self.root.glob("*.sqlite3")}
+        pending = {realm_db_path(self.root, n).name for n in self._creating} - on_disk
+        count = len(on_disk) + len(pending)
+        if count >= self.max_realms:
+            raise AgentMemoryError(
+                "limit",
+                f"cannot create realm '{name}': {count} realm databases exist and "
+                f"[agent_memory] max_realms = {self.max_realms}",
+            )
+
+    def _acquire(self, realm: str, *, create: bool) -> _RealmDb | None:
+        """The open realm ``realm`` with one more user, opening it if needed; ``None`` when it has no
+        database and ``create`` is false (a read). Creating a realm past ``max_realms`` is refused.
+
+        Opening (migrations, markdown import) runs outside the store-wide lock, under a per-realm
+        lock, so creating or opening one realm never holds up reads and writes of the others.
+        """
         if self._closed:
             raise AgentMemoryError("io", "agent memory store is closed")
         name = self._realm_name(realm)
-        db = self._realms.get(name)
-        if db is not None:
-            return db
         with self._open_lock:
-            db = self._realms.get(name)
-            if db is None:
+            db = self._hold_locked(name)
+            if db is not None:
+                return db
+            opening = self._opening.setdefault(name, threading.Lock())
+        with opening:
+            with self._open_lock:
+                db = self._hold_locked(name)
+                if db is not None:
+                    return db
+                if not self._realm_exists(name):
+                    if not create:
+                        return None
+                    self._check_realm_cap(name)
+                self._creating.add(name)
+            try:
                 db = self._open_realm(name)
+            finally:
+                with self._open_lock:
+                    self._creating.discard(name)
+            with self._open_lock:
+                self._opening.pop(name, None)
+                if self._closed:
+                    db.close()
+                    raise AgentMemoryError("io", "agent memory store is closed")
                 self._realms[name] = db
+                db.users += 1
+                self._evict_locked()
+            return db
+
+    def _hold_locked(self, name: str) -> _RealmDb | None:
+        """The open realm ``name`` with one more user, or ``None`` (caller holds ``_open_lock``)."""
+        db = self._realms.get(name)
+        if db is None:
+            return None
+        self._realms.move_to_end(name)
+        db.users += 1
+        self._evict_locked()
         return db
+
+    def _db(self, realm: str) -> _RealmDb:
+        """The open realm (opened, or created under ``max_realms``, if needed), not held: for diagnostics."""
+        db = self._acquire(realm, create=True)
+        assert db is not None
+        self._release(db)
+        return db
+
+    def _release(self, db: _RealmDb) -> None:
+        with self._open_lock:
+            db.users -= 1
+            self._evict_locked()
+
+    def _evict_locked(self) -> None:
+        """Close least recently used idle realms until at most ``max_open_realms`` are open (caller holds ``_open_lock``)."""
+        excess = len(self._realms) - self.max_open_realms
+        if excess <= 0:
+            return
+        for name in [n for n, db in self._realms.items() if db.users == 0][:excess]:
+            self._realms.pop(name).close()
+
+    @contextlib.contextmanager
+    def _using(self, realm: str, *, create: bool) -> Iterator[_RealmDb | None]:
+        db = self._acquire(realm, create=create)
+        try:
+            yield db
+        finally:
+            if db is not None:
+                self._release(db)
 
     def _open_realm(self, realm: str) -> _RealmDb:
         path = realm_db_path(self.root, realm)
@@ -292,48 +435,65 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
             self._import_markdown(db)
         return db
 
-    def _close_dead_readers(self) -> None:
-        """Close the reader connections of threads that have exited (caller holds ``_readers_lock``)."""
-        alive = []
-        for thread, conn in self._readers:
-            if thread.is_alive():
-                alive.append((thread, conn))
+    def _new_reader(self, db: _RealmDb | None) -> sqlite3.Connection:
+        try:
+            if db is None:  # a realm without a database: an empty schema, in memory
+                conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+                conn.row_factory = sqlite3.Row
+                conn.execute("BEGIN")
+                migrate(conn, self.clock.now_ms())
+                conn.execute("COMMIT")
             else:
-                with contextlib.suppress(sqlite3.Error):
-                    conn.close()
-        self._readers = alive
+                conn = self._connect(db.path)
+            conn.execute("PRAGMA query_only = ON")
+        except sqlite3.Error as exc:
+            where = db.path.name if db is not None else "(empty realm)"
+            raise AgentMemoryError("io", f"cannot open realm database '{where}': {exc}") from None
+        conn.set_progress_handler(_stop_when_expired, PROGRESS_STEPS)
+        return conn
+
+    def _checkout(self, db: _RealmDb | None) -> sqlite3.Connection:
+        idle = self._empty_idle if db is None else db.idle
+        with self._open_lock:
+            if idle:
+                return idle.pop()
+        return self._new_reader(db)
+
+    def _checkin(self, db: _RealmDb | None, conn: sqlite3.Connection) -> None:
+        idle = self._empty_idle if db is None else db.idle
+        with self._open_lock:
+            if len(idle) < MAX_IDLE_READERS and not self._closed and (db is None or self._realms.get(db.name) is db):
+                idle.append(conn)
+                return
+        with contextlib.suppress(sqlite3.Error):
+            conn.close()
 
     def read(self, realm: str) -> contextlib.AbstractContextManager[sqlite3.Connection]:
-        """A read-only snapshot of ``realm``'s database: a per-thread WAL reader connection inside one
+        """A read-only snapshot of ``realm``'s database: a pooled WAL reader connection inside one
         deferred transaction (consistent for the ``with`` block; never blocks or is blocked by writers).
-        For read models (the console panel). Raises ``AgentMemoryError("io")`` on a database error."""
+        A realm without a database reads as empty (nothing is created).
+        For read models (the console panel). Raises ``AgentMemoryError("io")`` on a database error,
+        ``AgentMemoryError("timeout")`` when the calling recall's time budget ran out."""
         return self._read(realm)
 
     @contextlib.contextmanager
     def _read(self, realm: str) -> Iterator[sqlite3.Connection]:
-        db = self._db(realm)
-        conns: dict[str, sqlite3.Connection] | None = getattr(self._local, "conns", None)
-        if conns is None:
-            conns = self._local.conns = {}
-        conn = conns.get(db.name)
-        if conn is None:
+        deadline.check()
+        with self._using(realm, create=False) as db:
+            conn = self._checkout(db)
             try:
-                conn = self._connect(db.path)
-                conn.execute("PRAGMA query_only = ON")
+                conn.execute("BEGIN")
+                try:
+                    yield conn
+                finally:
+                    if conn.in_transaction:
+                        conn.execute("COMMIT")
             except sqlite3.Error as exc:
-                raise AgentMemoryError("io", f"cannot open realm database '{db.path.name}': {exc}") from None
-            conns[db.name] = conn
-            with self._readers_lock:
-                self._close_dead_readers()
-                self._readers.append((threading.current_thread(), conn))
-        try:
-            conn.execute("BEGIN")
-            try:
-                yield conn
+                if deadline.expired():
+                    raise AgentMemoryError("timeout", "recall stopped: its time budget ran out") from None
+                raise AgentMemoryError("io", f"read failed: {exc}") from None
             finally:
-                conn.execute("COMMIT")
-        except sqlite3.Error as exc:
-            raise AgentMemoryError("io", f"read failed: {exc}") from None
+                self._checkin(db, conn)
 
     def _tx(self, db: _RealmDb, fn: Callable[[sqlite3.Connection], _T], *, durable: bool = True) -> _T:
         """Run ``fn`` in one ``BEGIN IMMEDIATE`` transaction on the realm's writer, serialised per realm.
@@ -372,7 +532,16 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
             raise
 
     def _write(self, realm: str, fn: Callable[[sqlite3.Connection], _T], *, durable: bool = True) -> _T:
-        return self._tx(self._db(realm), fn, durable=durable)
+        """A validated write: opens (creating, under ``max_realms``) the realm's database."""
+        with self._using(realm, create=True) as db:
+            assert db is not None
+            return self._tx(db, fn, durable=durable)
+
+    def _telemetry(self, realm: str, fn: Callable[[sqlite3.Connection], None]) -> None:
+        """A non-durable write that never creates a realm (nothing to mark in a realm without a database)."""
+        with self._using(realm, create=False) as db:
+            if db is not None:
+                self._tx(db, fn, durable=False)
 
     def run_in_transaction(self, realm: str, fn: Callable[[SqliteTx], _T]) -> _T:
         """Run ``fn`` inside one ``BEGIN IMMEDIATE`` write transaction on ``realm``.
@@ -380,7 +549,8 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
         For operations whose checks and writes must be atomic together (the
         quarantine review: read, check, apply, expire promotions). ``fn``
         raising rolls everything back; SQLite errors become
-        ``AgentMemoryError("io", ...)``.
+        ``AgentMemoryError("io", ...)``. A write: creates the realm's database (under
+        ``max_realms``) when it has none; listings read through :meth:`read` instead.
         """
         name = self._realm_name(realm)
         return self._write(name, lambda conn: fn(SqliteTx(self, conn, name)))
@@ -486,13 +656,16 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
     def _after_erase(self, realm: str) -> None:
         """Rewrite the full-text index without the erased rows' terms, then checkpoint and truncate the WAL
         (``secure_delete`` has zeroed the freed pages)."""
-        db = self._db(realm)
-        with db.write_lock:
-            try:
-                db.writer.execute(f"INSERT INTO {fts.FTS_TABLE}({fts.FTS_TABLE}) VALUES ('optimize')")
-                db.writer.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
-            except sqlite3.Error as exc:
-                self._log.warning("after an erase in realm %s, the index rewrite or checkpoint failed: %s", realm, exc)
+        with self._using(realm, create=False) as db:  # held: the pool cannot close it meanwhile
+            if db is None:
+                return
+            with db.write_lock:
+                try:
+                    db.writer.execute(f"INSERT INTO {fts.FTS_TABLE}({fts.FTS_TABLE}) VALUES ('optimize')")
+                    db.writer.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+                except sqlite3.Error as exc:
+                    self._log.warning("after an erase in realm %s, the index rewrite or checkpoint failed: %s",
+                                      realm, exc)
 
     def _page_sql(self, realm: str, after_rid: int, limit: int, scope: Scope | None) -> tuple[str, tuple[Any, ...]]:
         if scope is None:
@@ -608,7 +781,10 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
         active. Written without the WAL fsync: a vector lost to a power cut is embedded again."""
         if not items:
             return 0
-        return self._write(realm, lambda conn: vector_index.put_vectors(conn, model, items), durable=False)
+        with self._using(realm, create=False) as db:
+            if db is None:
+                return 0
+            return self._tx(db, lambda conn: vector_index.put_vectors(conn, model, items), durable=False)
 
     def vector_signature(self, realm: str, scope: Scope, model: str) -> tuple[int, int]:
         """``(count, max vid)`` of the scope's vectors of ``model``: changes on any insert or delete."""
@@ -645,16 +821,14 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
                     "UPDATE records SET usage_stats = ? WHERE memory_id = ?", (dumps(stats.to_json()), memory_id)
                 )
 
-        self._write(realm, fn, durable=False)
+        self._telemetry(realm, fn)
 
     def log_injections(self, realm: str, rows: Sequence[InjectionRow]) -> None:
         """See :meth:`AgentMemoryStore.log_injections` (plain inserts, one transaction)."""
         if not rows:
             return
         values = injection_values(rows)
-        self._write(
-            realm, lambda conn: self._insert_rows(conn, realm, "injections", INJECTION_COLUMNS, values), durable=False
-        )
+        self._telemetry(realm, lambda conn: self._insert_rows(conn, realm, "injections", INJECTION_COLUMNS, values))
 
     # ================================================================ audit (read)
 
@@ -798,21 +972,16 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
     # ================================================================ lifecycle
 
     def close(self) -> None:
-        """Close every connection (writers and all threads' readers)."""
-        self._closed = True
-        with self._readers_lock:
-            for _, conn in self._readers:
+        """Close every connection (writers and idle readers; a reader in use is closed when it is returned)."""
+        with self._open_lock:
+            self._closed = True
+            for db in self._realms.values():
+                db.close()
+            self._realms.clear()
+            for conn in self._empty_idle:
                 with contextlib.suppress(sqlite3.Error):
                     conn.close()
-            self._readers.clear()
-        with self._open_lock:
-            for db in self._realms.values():
-                with db.write_lock, contextlib.suppress(sqlite3.Error):
-                    # refresh the statistics the planner asked for, sampled so closing stays quick
-                    db.writer.execute(f"PRAGMA analysis_limit = {planner.ANALYSIS_LIMIT}")
-                    db.writer.execute("PRAGMA optimize")
-                    db.writer.close()
-            self._realms.clear()
+            self._empty_idle.clear()
 
     def __enter__(self) -> SqliteAgentMemoryStore:
         return self

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from ...agent_memory.fields import FieldError, compact_whitespace, normalize_tags, validate_record_fields
 from ...agent_memory.store.base import MAX_REMEMBER_BATCH_ITEMS
 from ...identity import parse_identity, parse_realm
+from ...recall.query_limits import MAX_QUERY_BYTES, MAX_QUERY_TERM_ENTRIES, query_size_error
 from ..params import Params
 
 __all__ = [
@@ -34,7 +35,7 @@ __all__ = [
     "MAX_LIST_LIMIT",
 ]
 
-MAX_QUERY_TEXT_BYTES = 16_384
+MAX_QUERY_TEXT_BYTES = MAX_QUERY_BYTES
 MAX_RECALL_ENTRIES = 64
 MAX_MANIFEST_K = 512
 MAX_LIST_LIMIT = 500
@@ -187,23 +188,28 @@ class RecallParams(IdentityParams):
         text = value.strip()
         if not text:
             return None  # nothing to search for: contextual recall answers skip_reason "no_query_terms"
-        if _nbytes(text) > MAX_QUERY_TEXT_BYTES:
-            raise ValueError(f"query_text must be at most {MAX_QUERY_TEXT_BYTES} bytes")
+        problem = query_size_error(text)
+        if problem is not None:
+            raise ValueError(problem[1])
         return text
 
     @field_validator("query_terms")
     @classmethod
-    def _query_terms(cls, value: list[str] | None) -> list[str] | None:
+    def _query_terms(cls, value: list[str] | None, info: ValidationInfo) -> list[str] | None:
         if value is None:
             return None
-        if len(value) > 256:
-            raise ValueError("query_terms must contain at most 256 entries")
+        if len(value) > MAX_QUERY_TERM_ENTRIES:
+            raise ValueError(f"query_terms must contain at most {MAX_QUERY_TERM_ENTRIES} entries")
         for term in value:
             if not term.strip():
                 raise ValueError("query_terms must be an array of non-empty strings")
             if _nbytes(term) > 1024:
                 raise ValueError("query_terms entries must be at most 1024 bytes")
-        return [t.strip() for t in value]
+        terms = [t.strip() for t in value]
+        problem = query_size_error(info.data.get("query_text"), terms)
+        if problem is not None:
+            raise ValueError(problem[1])
+        return terms
 
     @field_validator("max_entries", mode="before")
     @classmethod

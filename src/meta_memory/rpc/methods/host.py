@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from ...identity import parse_identity, parse_realm
+from ...recall.query_limits import truncate_query_text
 from ..params import Params
 from ...access.principal import ANONYMOUS
 from ..registry import CallContext, MethodTable
@@ -17,6 +18,14 @@ if TYPE_CHECKING:  # pragma: no cover
 
 MAX_KEY_BYTES = 512
 MAX_TEXT_BYTES = 1_048_576
+#: Most content blocks one ``meta/turn/defang`` call takes (their texts together stay under ``MAX_TEXT_BYTES``).
+MAX_DEFANG_BLOCKS = 1024
+#: Most mob names one ``meta/turn/inject`` (build surface) call takes.
+MAX_INJECT_MOBS = 64
+
+
+def _text_bytes(value: str) -> int:
+    return len(value.encode("utf-8", "surrogatepass"))
 
 
 def _key(value: str | None, name: str, required: bool) -> str | None:
@@ -98,17 +107,54 @@ class InjectParams(_Identity):
     def _realm(cls, value: Any) -> str | None:
         return None if value is None else parse_realm(value)
 
+    @field_validator("mobs")
+    @classmethod
+    def _mobs(cls, value: list[str]) -> list[str]:
+        if len(value) > MAX_INJECT_MOBS:
+            raise ValueError(f"mobs must contain at most {MAX_INJECT_MOBS} entries")
+        return value
+
     @field_validator("query_text")
     @classmethod
     def _query_text(cls, value: str) -> str:
         if len(value.encode("utf-8", "surrogatepass")) > MAX_TEXT_BYTES:
             raise ValueError(f"query_text must be at most {MAX_TEXT_BYTES} bytes")
-        return value
+        return truncate_query_text(value)  # the one query-size rule: a turn searches with its first 16 KiB
 
 
 class DefangParams(Params):
+    """``meta/turn/defang``: exactly one of ``text`` (at most 1 MiB) or ``blocks`` (at most 1,024 content
+    blocks, each a string or a JSON object; their ``text`` strings together at most 1 MiB)."""
+
     text: str | None = None
     blocks: list[Any] | None = None
+
+    @field_validator("text")
+    @classmethod
+    def _text(cls, value: str | None) -> str | None:
+        if value is not None and _text_bytes(value) > MAX_TEXT_BYTES:
+            raise ValueError(f"text must be at most {MAX_TEXT_BYTES} bytes")
+        return value
+
+    @field_validator("blocks")
+    @classmethod
+    def _blocks(cls, value: list[Any] | None) -> list[Any] | None:
+        if value is None:
+            return None
+        if len(value) > MAX_DEFANG_BLOCKS:
+            raise ValueError(f"blocks must contain at most {MAX_DEFANG_BLOCKS} entries")
+        total = 0
+        for block in value:
+            if isinstance(block, str):
+                total += _text_bytes(block)
+            elif isinstance(block, dict):
+                text = block.get("text")
+                total += _text_bytes(text) if isinstance(text, str) else 0
+            else:
+                raise ValueError("blocks entries must be strings or JSON objects")
+        if total > MAX_TEXT_BYTES:
+            raise ValueError(f"blocks texts must be at most {MAX_TEXT_BYTES} bytes together")
+        return value
 
     @model_validator(mode="after")
     def _one_of(self) -> "DefangParams":

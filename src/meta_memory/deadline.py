@@ -1,0 +1,127 @@
+"""The running call's time budget, readable by the code the call reaches (stores, providers).
+
+A :class:`~meta_memory.injection.timebox.TimeBox` worker runs each provider call
+under a :class:`Deadline` bound to its thread. The stores consult it so that a
+call past its budget stops consuming CPU instead of running on unobserved:
+
+- SQLite installs a progress handler on its reader connections that aborts the
+  running statement once :func:`expired` is true (the statement fails with
+  ``interrupted``);
+- PostgreSQL sets ``statement_timeout`` of each read transaction to
+  :func:`remaining_ms` and sends a cancel request when the waiter gives up
+  (:meth:`Deadline.on_cancel`);
+- Python loops between statements call :func:`check`.
+
+Outside a time-boxed call there is no deadline: :func:`expired` is ``False``,
+:func:`remaining_ms` is ``None`` and :func:`check` never raises.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from collections.abc import Callable, Iterator
+
+from meta_memory.errors import AgentMemoryError
+
+__all__ = ["Deadline", "bound", "current", "expired", "remaining_ms", "check"]
+
+_local = threading.local()
+
+
+class Deadline:
+    """A monotonic instant (``at``, seconds; ``None`` = no time limit) and a cancellation flag.
+
+    :meth:`cancel` is called by the waiter that gave up on the call (its budget passed);
+    from then on :attr:`expired` is true whatever ``at`` says.
+    """
+
+    __slots__ = ("at", "_cancelled", "_lock", "_on_cancel")
+
+    def __init__(self, at: float | None = None) -> None:
+        self.at = at
+        self._cancelled = threading.Event()
+        self._lock = threading.Lock()
+        self._on_cancel: list[Callable[[], None]] = []
+
+    @classmethod
+    def after_ms(cls, timeout_ms: int | None) -> Deadline:
+        """A deadline ``timeout_ms`` milliseconds from now (``None``: cancellation only)."""
+        return cls(None if timeout_ms is None else time.monotonic() + timeout_ms / 1000)
+
+    def cancel(self) -> None:
+        """Mark the call abandoned and run the registered cancel hooks (e.g. a database cancel request)."""
+        with self._lock:
+            self._cancelled.set()
+            hooks = list(self._on_cancel)
+        for hook in hooks:
+            with contextlib.suppress(Exception):
+                hook()
+
+    @contextlib.contextmanager
+    def on_cancel(self, hook: Callable[[], None]) -> Iterator[None]:
+        """Run ``hook`` if the call is cancelled during the ``with`` block (at once if it already is)."""
+        with self._lock:
+            self._on_cancel.append(hook)
+            already = self._cancelled.is_set()
+        if already:
+            with contextlib.suppress(Exception):
+                hook()
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._on_cancel.remove(hook)
+
+    @property
+    def cancelled(self) -> bool:
+        """True once :meth:`cancel` was called."""
+        return self._cancelled.is_set()
+
+    @property
+    def expired(self) -> bool:
+        """True when cancelled or past ``at``."""
+        return self._cancelled.is_set() or (self.at is not None and time.monotonic() >= self.at)
+
+    def remaining_ms(self) -> int | None:
+        """Milliseconds left (at least 1 while not expired, 0 once expired); ``None`` without a time limit."""
+        if self._cancelled.is_set():
+            return 0
+        if self.at is None:
+            return None
+        return max(0, int((self.at - time.monotonic()) * 1000))
+
+
+@contextlib.contextmanager
+def bound(deadline: Deadline) -> Iterator[Deadline]:
+    """Make ``deadline`` the current thread's deadline for the ``with`` block (nesting restores the outer one)."""
+    outer = getattr(_local, "deadline", None)
+    _local.deadline = deadline
+    try:
+        yield deadline
+    finally:
+        _local.deadline = outer
+
+
+def current() -> Deadline | None:
+    """The current thread's deadline, or ``None`` outside a time-boxed call."""
+    return getattr(_local, "deadline", None)
+
+
+def expired() -> bool:
+    """True when the current thread runs a time-boxed call that is past its budget or abandoned."""
+    d = getattr(_local, "deadline", None)
+    return d is not None and d.expired
+
+
+def remaining_ms() -> int | None:
+    """Milliseconds left of the current call's budget; ``None`` when it has none."""
+    d = getattr(_local, "deadline", None)
+    return None if d is None else d.remaining_ms()
+
+
+def check() -> None:
+    """Raise ``AgentMemoryError("timeout", ...)`` when the current call is past its budget; else nothing."""
+    if expired():
+        raise AgentMemoryError("timeout", "recall stopped: its time budget ran out")
