@@ -72,9 +72,8 @@ class Captured:
 
         store._connect = connect  # type: ignore[method-assign]
         for db in store._realms.values():
-            self.attach(db.writer)
-        for _, conn in store._readers:
-            self.attach(conn)
+            for conn in (db.writer, *db.idle):
+                self.attach(conn)
 
     def attach(self, conn: sqlite3.Connection) -> None:
         conn.set_trace_callback(self.sql.append)
