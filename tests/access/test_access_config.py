@@ -60,7 +60,7 @@ def test_absent_section_means_access_off() -> None:
         ({"grants": [{"action": "agent.view", "who": {"anyone": False}}]}, "anyone must be true"),
         ({"denies": [{"action": "agent.view", "who": {"anyone": True}, "on": {}}]}, "access.denies[0].on: on needs exactly one"),
         ({"denies": [{"action": "agent.view", "who": {"anyone": True}, "on": {"mob": "a", "identity": "b"}}]}, "access.denies[0].on: on needs exactly one"),
-        ({"denies": [{"action": "agent.view", "who": {"anyone": True}, "on": {"realm": "x"}}]}, "access.denies[0].on.realm: unknown key"),
+        ({"denies": [{"action": "agent.view", "who": {"anyone": True}, "on": {"realms": "x"}}]}, "access.denies[0].on.realms: unknown key"),
         ({"denies": [{"action": "agent.view", "who": {"principal": "  "}}]}, "access.denies[0].who.principal"),
         ({"tokens": [{"sha256": "abc", "principal": "a"}]}, "access.tokens[0].sha256: must be the 64-hex-digit"),
         ({"tokens": [{"sha256": DIGEST, "principal": "a", "roles": "admin"}]}, "access.tokens[0].roles: must be an array"),
