@@ -177,6 +177,19 @@ class AccessPolicy:
                 return False
         return any(_on_matches(rule, resource, False, d) for rule in grants)
 
+    def reaches_realm(self, principal: Principal, action: str, realm: str) -> bool:
+        """``True`` when some grant of ``action`` for ``principal`` can apply inside ``realm``
+        (unscoped, or scoped to a realm that covers it) and no unscoped deny refuses it.
+        Decides whether a realm's *name* is shown to the caller (panel ``realms`` lists)."""
+        if not self.config.enabled:
+            return True
+        if any(r.on is None and _who_matches(r.who, principal) for r in self._denies[action]):
+            return False
+        return any(
+            _who_matches(r.who, principal) and (r.on is None or _realm_covers(r.on, realm, False, self.default_realm))
+            for r in self._grants[action]
+        )
+
     def check_all(self, principal: Principal, pairs: Iterable[tuple[str, Resource]]) -> bool:
         """``True`` when every ``(action, resource)`` pair is allowed."""
         return all(self.check(principal, action, resource) for action, resource in pairs)

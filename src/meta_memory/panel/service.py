@@ -86,8 +86,10 @@ class PanelService:
     # ------------------------------------------------------------------ helpers
 
     def realms(self, realm: str | None) -> list[str]:
-        """The realms a call covers: ``[realm]`` when it exists, ``[]`` when it does not, else every realm."""
-        known = list(self.store.list_realms())
+        """The realms a call covers: ``[realm]`` when it exists, ``[]`` when it does not, else every realm;
+        under access control only realms the caller may know of (``Visibility.realm_named``), so an
+        unreachable realm is answered exactly like a missing one."""
+        known = [r for r in self.store.list_realms() if not self._enforced or self.vis.realm_named(r)]
         if realm is None:
             return known
         return [realm] if realm in known else []
