@@ -150,3 +150,17 @@ def test_a_grant_on_the_identity_does_not_reach_another_realm() -> None:
     with pytest.raises(AccessDenied) as info:
         authorize(policy, bob, spec, spec.parse({"identity": "lead:main", "realm": "hr"}), Resources())
     assert info.value.data["resource"] == "identity:hr/lead:main"
+
+
+def test_the_rpc_docs_list_every_method_with_its_writes_column() -> None:
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "rpc.md").read_text(encoding="utf-8")
+    section = text[text.index("## Access actions"):]
+    rows = [line for line in section.splitlines() if line.startswith("| `meta/")]
+    for name, spec in SPECS.items():
+        row = next((r for r in rows if f"`{name}`" in r), None)
+        assert row is not None, f"{name} missing from docs/rpc.md#access-actions"
+        writes = row.rstrip(" |").rsplit("|", 1)[1].strip()
+        if isinstance(spec.mutating, bool):
+            assert writes.startswith("yes" if spec.mutating else "no"), (name, writes)

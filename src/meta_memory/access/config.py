@@ -10,7 +10,7 @@ Example (every key shown)::
 
     [access]
     enabled = true          # off (the default): every caller may do everything
-    read_only = false       # true: the console refuses every memory mutation
+    read_only = false       # true: every state-changing method is refused
 
     # A bearer token is configured by its SHA-256 digest only
     # (``meta-memory token hash`` prints it); the token itself never sits in the file.
@@ -26,11 +26,12 @@ Example (every key shown)::
     #        (role/label here are the CALLER's roles/labels from its token;
     #         ``anyone`` also matches an anonymous caller)
     #   on:  omitted = unscoped (every resource, and the realm-level reads that
-    #        need an unscoped grant), or exactly one of
+    #        need an unscoped grant), or at most one of
     #        { identity = "lead:main" } | { mob = "research" }
     #        | { role = "support" } | { label = "customer-facing" }
-    #        (role/label here are the TARGET identity's roles/labels, as the
-    #         console knows them)
+    #        (role/label here are the TARGET identity's, from [[access.roster]])
+    #        plus optionally realm = "hr" | "*"; or realm alone.
+    #        Without realm: a grant covers the default realm, a deny every realm.
     [[access.grants]]
     action = "agent.memory.read"
     who = { role = "reviewer" }
@@ -38,7 +39,7 @@ Example (every key shown)::
     [[access.grants]]
     action = "memory.quarantine.review"
     who = { principal = "alice" }
-    on = { identity = "lead:main" }
+    on = { identity = "lead:main", realm = "hr" }
 
     # A deny that applies always wins over every grant.
     [[access.denies]]
@@ -46,15 +47,22 @@ Example (every key shown)::
     who = { anyone = true }
     on = { label = "confidential" }
 
+    # The roster: roles and labels of target identities (per realm).
+    [[access.roster]]
+    identity = "payroll:bot"
+    realm = "hr"
+    labels = ["confidential"]
+
 Actions: ``agent.memory.read``, ``agent.view``, ``agent.memory.write``,
 ``agent.memory.delete``, ``mob.memory.read``, ``operator.memory.read``,
-``memory.quarantine.review``, ``mob.memory.commit`` (deciding proposals and
-gated promotions into a mob) and ``mob.memory.propose`` (the memory tool's
-``propose_to_mob`` into that mob).
+``agent.memory.erase``, ``memory.quarantine.review``, ``mob.memory.commit``
+(deciding proposals and gated promotions into a mob), ``mob.memory.propose``
+(the memory tool's ``propose_to_mob`` into that mob), ``ledger.read``,
+``ledger.write``, ``agent.session.manage`` and ``operator.status``.
 
-Identity names in ``on = { identity = ... }`` are the names the console gives an
-identity: the logical identity on a single-realm console, ``<realm>/<identity>``
-on a shared console (see :mod:`meta_memory.access.resources`).
+Every identity is judged under its realm-qualified name ``<realm>/<identity>``:
+``on = { identity = ..., realm = ... }`` names both (see
+:mod:`meta_memory.access.policy` for a rule without a realm).
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ and result shapes).
 A :class:`PanelService` binds a :class:`~meta_memory.panel.store.MemoryPanelStore`
 to one caller's :class:`~meta_memory.panel.visibility.Visibility`; each method
 returns the JSON-ready result of one ``meta/memory/panel/*`` RPC. Entry gates
-(``access.rules``) run before these methods; here every row is judged:
+(each method's ``requires=``) run before these methods; here every row is judged:
 
 * ``records`` pages across realms with :func:`~meta_memory.panel.paging.page_records`,
   cutting pages from readable rows only;
