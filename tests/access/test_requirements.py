@@ -25,6 +25,7 @@ PARAMS: dict[str, Any] = {
     "meta/agent_memory/forget": {"identity": "lead:main", "realm": "hr", "memory_id": "m"},
     "meta/agent_memory/recall": {"identity": "lead:main", "realm": "hr"},
     "meta/agent_memory/manifest": {"identity": "lead:main", "realm": "hr"},
+    "meta/agent_memory/list": {"identity": "lead:main", "realm": "hr"},
     "meta/agent_memory/tool": {"identity": "lead:main", "arguments": {"action": "recall", "query": "x"}},
     "meta/agent_memory/tool_schema": None,
     "meta/capabilities": None,
