@@ -25,9 +25,10 @@ How a rule applies to ``(principal, action, resource)``:
 The decision: access control off => allowed. Otherwise a deny that applies
 refuses; else a grant that applies allows; else refused.
 
-An identity whose attributes the console does not know is withheld from
-``agent.memory.read`` and ``agent.view`` while a deny for that action that
-applies to the caller is scoped by a role, a label or another identity — the
+An identity the roster (``[[access.roster]]``) does not list in its realm has
+unknown attributes: it is withheld from ``agent.memory.read`` and
+``agent.view`` while a deny for that action that applies to the caller, and
+covers the realm, is scoped by a role, a label or another identity — the
 unknown name could hold that role or label (seed).
 
 The ``anywhere`` resource is an entry gate: allowed when some grant of the
