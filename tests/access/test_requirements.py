@@ -26,6 +26,8 @@ PARAMS: dict[str, Any] = {
     "meta/agent_memory/recall": {"identity": "lead:main", "realm": "hr"},
     "meta/agent_memory/manifest": {"identity": "lead:main", "realm": "hr"},
     "meta/agent_memory/list": {"identity": "lead:main", "realm": "hr"},
+    "meta/agent_memory/erase": {"identity": "lead:main", "memory_id": "m"},
+    "meta/agent_memory/erase_identity": {"identity": "lead:main"},
     "meta/agent_memory/tool": {"identity": "lead:main", "arguments": {"action": "recall", "query": "x"}},
     "meta/agent_memory/tool_schema": None,
     "meta/capabilities": None,
@@ -114,6 +116,9 @@ def test_state_changing_methods_are_declared_so() -> None:
             "meta/turn/tool_result", "meta/session/retire", "meta/agent_memory/remember",
             "meta/memory/quarantine/decide", "meta/gating/decide"} <= writes
     assert not writes & {"meta/status", "meta/memory/query", "meta/gating/check", "meta/agent_memory/recall"}
+    erase = SPECS["meta/agent_memory/erase_identity"]
+    assert erase.is_mutating(erase.parse({"identity": "x"}))
+    assert not erase.is_mutating(erase.parse({"identity": "x", "dry_run": True}))
     tool = SPECS["meta/agent_memory/tool"]
     assert tool.is_mutating(tool.parse({"identity": "x", "arguments": {"action": "Remember"}}))
     assert not tool.is_mutating(tool.parse({"identity": "x", "arguments": {"action": " RECALL "}}))
@@ -133,6 +138,11 @@ def test_identity_requirements_are_realm_qualified() -> None:
         ("agent.memory.delete", "identity:default/x")]
     assert _needs("meta/agent_memory/tool", {"identity": "x", "arguments": {"action": "nonsense"}}) == [
         ("agent.memory.write", "identity:default/x")]
+    assert _needs("meta/agent_memory/tool", {"identity": "x", "mob": "research",
+                                             "arguments": {"action": "propose_to_mob"}}) == [
+        ("agent.memory.write", "identity:default/x"), ("mob.memory.propose", "mob:default/research")]
+    assert _needs("meta/agent_memory/erase", {"identity": "x", "realm": "hr", "memory_id": "m"}) == [
+        ("agent.memory.erase", "identity:hr/x")]
     assert [a for a, _ in _needs("meta/memory/quarantine/decide", {**PARAMS["meta/memory/quarantine/decide"],
                                                                    "verdict": " tombstone "})] == [
         "memory.quarantine.review", "agent.view", "agent.memory.read", "agent.memory.delete"]
