@@ -42,7 +42,7 @@ PARAMS: dict[str, Any] = {
     "meta/memory/quarantine/decide": {"identity": "lead:main", "memory_id": "m", "verdict": "release",
                                       "expected_content_hash": "h"},
     "meta/memory/steward/dream": {},
-    "meta/session/compacted": {"session_key": "s"},
+    "meta/session/compacted": {"identity": "lead:main", "session_key": "s"},
     "meta/session/note": {"identity": "lead:main", "session_key": "s"},
     "meta/session/reset": {"identity": "lead:main", "session_key": "s"},
     "meta/session/retire": {"identity": "lead:main", "cause": "done"},

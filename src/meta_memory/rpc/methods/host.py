@@ -212,7 +212,7 @@ def register(table: MethodTable) -> None:
         """Fresh-context boundary of the identity's own session: clears its taint and injection state."""
         return host(runtime).reset(p.identity, p.session_key, p.realm)
 
-    @table.method("meta/session/compacted", SessionCompactedParams, requires=host_token, mutating=True,
+    @table.method("meta/session/compacted", SessionCompactedParams, requires=manage, mutating=True,
                   available=on)
     def session_compacted(runtime: "Runtime", ctx: CallContext, p: SessionCompactedParams) -> dict[str, Any]:
         """The identity's session was compacted: taint kept, injection dedup and byte budget cleared."""
