@@ -21,6 +21,8 @@ SPECS = {s.name: s for s in TABLE.specs()}
 #: Valid params per method, enough to parse (identity/realm where the method takes them).
 PARAMS: dict[str, Any] = {
     "meta/agent_memory/remember": {"identity": "lead:main", "realm": "hr", "title": "t", "body": "b"},
+    "meta/agent_memory/remember_batch": {"identity": "lead:main", "realm": "hr",
+                                         "records": [{"title": "t", "body": "b"}]},
     "meta/agent_memory/update": {"identity": "lead:main", "realm": "hr", "memory_id": "m", "title": "t", "body": "b"},
     "meta/agent_memory/forget": {"identity": "lead:main", "realm": "hr", "memory_id": "m"},
     "meta/agent_memory/recall": {"identity": "lead:main", "realm": "hr"},

@@ -40,7 +40,8 @@ def register(table: MethodTable) -> None:
         """Store a record in the identity's scope (application author, never quarantined; exact-content dedup)."""
         return runtime.agent_memory.service.remember(p.realm, p.identity, p.title, p.body, p.tags or [])
 
-    @table.method("meta/agent_memory/remember_batch", RememberBatchParams, requires=write, mutating=True, available=on)
+    @table.method("meta/agent_memory/remember_batch", RememberBatchParams, requires=write, mutating=True,
+                  available=on)
     def remember_batch(runtime: "Runtime", ctx: CallContext, p: RememberBatchParams) -> dict[str, Any]:
         """Store many records in the identity's scope in one transaction: a result per item, in order."""
         return runtime.agent_memory.service.remember_batch(
