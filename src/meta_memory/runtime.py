@@ -50,7 +50,8 @@ class Runtime:
         from .services.access import AccessService
         from .storage.layout import StorageLayout
 
-        self.access = AccessService(self.config.access)
+        am = self.config.agent_memory
+        self.access = AccessService(self.config.access, default_realm=am.realm if am is not None else "default")
         self.layout = StorageLayout(self.state_dir) if self.state_dir is not None else None
         self._state_lock = None
         if self.layout is not None:

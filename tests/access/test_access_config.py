@@ -60,8 +60,20 @@ def test_absent_section_means_access_off() -> None:
         ({"grants": [{"action": "agent.view", "who": {"anyone": False}}]}, "anyone must be true"),
         ({"denies": [{"action": "agent.view", "who": {"anyone": True}, "on": {}}]}, "access.denies[0].on: on needs exactly one"),
         ({"denies": [{"action": "agent.view", "who": {"anyone": True}, "on": {"mob": "a", "identity": "b"}}]}, "access.denies[0].on: on needs exactly one"),
-        ({"denies": [{"action": "agent.view", "who": {"anyone": True}, "on": {"realm": "x"}}]}, "access.denies[0].on.realm: unknown key"),
+        ({"denies": [{"action": "agent.view", "who": {"anyone": True}, "on": {"realms": "x"}}]}, "access.denies[0].on.realms: unknown key"),
         ({"denies": [{"action": "agent.view", "who": {"principal": "  "}}]}, "access.denies[0].who.principal"),
+        ({"grants": [{"action": "agent.view", "who": {"anyone": True}, "on": {"realm": " "}}]},
+         "access.grants[0].on.realm: realm must be a non-empty string when provided"),
+        ({"grants": [{"action": "agent.view", "who": {"anyone": True}, "on": {"identity": "a", "label": "b",
+                                                                            "realm": "hr"}}]},
+         "access.grants[0].on: on needs exactly one"),
+        ({"grants": [{"action": "agent.view", "who": {"anyone": True}, "on": {"identity": " "}}]},
+         "access.grants[0].on.identity: identity must be a valid non-empty string"),
+        ({"roster": [{"identity": "a", "labels": "x"}]}, "access.roster[0].labels: must be an array"),
+        ({"roster": [{"identity": "a", "team": "x"}]}, "access.roster[0].team: unknown key"),
+        ({"roster": [{"labels": ["x"]}]}, "access.roster[0].identity: required key is missing"),
+        ({"roster": [{"identity": "a"}, {"identity": " a ", "realm": "default"}]},
+         "access.roster: identity 'a' in realm 'default' is listed twice"),
         ({"tokens": [{"sha256": "abc", "principal": "a"}]}, "access.tokens[0].sha256: must be the 64-hex-digit"),
         ({"tokens": [{"sha256": DIGEST, "principal": "a", "roles": "admin"}]}, "access.tokens[0].roles: must be an array"),
         ({"tokens": [{"sha256": DIGEST, "principal": "a", "token": "password"}]}, "access.tokens[0].token: unknown key"),
@@ -133,3 +145,15 @@ def test_cli_token_new_prints_a_token_and_its_digest() -> None:
 
 def test_hash_from_stream_drops_crlf() -> None:
     assert hash_from_stream(io.StringIO("password\r\n")) == DIGEST
+
+
+def test_realm_and_roster_entries_are_normalised() -> None:
+    cfg = parse_access_section({
+        "enabled": True,
+        "grants": [{"action": "agent.view", "who": {"anyone": True}, "on": {"identity": " rt:lead:main:7 ", "realm": " hr "}},
+                   {"action": "agent.view", "who": {"anyone": True}, "on": {"realm": " * "}}],
+        "roster": [{"identity": "rt:lead:main:2", "labels": ["blue"]}, {"identity": "lead:main", "realm": "hr"}],
+    })
+    assert (cfg.grants[0].on.identity, cfg.grants[0].on.realm, cfg.grants[0].on.kind) == ("lead:main", "hr", "identity")
+    assert (cfg.grants[1].on.realm, cfg.grants[1].on.kind) == ("*", "realm")
+    assert [e.key for e in cfg.roster] == [("default", "lead:main"), ("hr", "lead:main")]

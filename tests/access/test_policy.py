@@ -276,3 +276,27 @@ def test_grants_only_widen_and_denies_only_narrow(a: AccessConfig, b: AccessConf
 @given(configs(enabled=True), principals, st.sampled_from(sorted(ACTIONS)), resources)
 def test_no_grant_no_access(cfg: AccessConfig, principal: Principal, action: str, res: Resource) -> None:
     assert not AccessPolicy(cfg.model_copy(update={"grants": ()})).check(principal, action, res)
+
+
+_REALMS = st.sampled_from(["default", "hr", "ops"])
+_SCOPED_ON = st.one_of(
+    st.builds(lambda i: {"identity": i}, st.sampled_from(["i1", "i2"])),
+    st.builds(lambda m: {"mob": m}, st.sampled_from(["m1", "m2"])),
+    st.just({"label": "secret"}),
+)
+
+
+@given(on=_SCOPED_ON, rule_realm=st.one_of(st.none(), _REALMS), realm=_REALMS, kind=st.sampled_from(["identity", "mob"]),
+       name=st.sampled_from(["i1", "i2", "m1", "m2"]))
+def test_a_scoped_grant_never_reaches_past_its_realm_and_a_scoped_deny_never_misses_one(
+        on: dict[str, str], rule_realm: str | None, realm: str, kind: str, name: str) -> None:
+    scoped = {**on, **({"realm": rule_realm} if rule_realm else {})}
+    attrs = IdentityAttributes(frozenset(), frozenset({"secret"})) if kind == "identity" else None
+    res = Resource(kind, name, attrs, realm)  # type: ignore[arg-type]
+    grant = policy([g("agent.view", {"principal": "bob"}, scoped)])
+    if grant.check(BOB, "agent.view", res):
+        assert realm == (rule_realm or "default")
+    deny = policy([g("agent.view", {"principal": "bob"})], [g("agent.view", {"principal": "bob"}, scoped)])
+    same_target = policy([g("agent.view", {"principal": "bob"}, {**on, "realm": "*"})]).check(BOB, "agent.view", res)
+    if same_target and (rule_realm is None or rule_realm == realm):
+        assert not deny.check(BOB, "agent.view", res)

@@ -10,9 +10,17 @@ from hypothesis import strategies as st
 from meta_memory.access.config import parse_access_section
 from meta_memory.access.policy import AccessPolicy
 from meta_memory.access.resources import Resources
-from meta_memory.access.rules import required_actions
 from meta_memory.agent_memory.model import Scope
 from meta_memory.review.authority import ReviewAuthority, scope_needs
+from meta_memory.rpc.methods import build_method_table
+
+DECIDE = next(s for s in build_method_table().specs() if s.name == "meta/memory/quarantine/decide")
+
+
+def required_actions(params: dict) -> list:
+    """What ``meta/memory/quarantine/decide`` declares for ``params`` (parsed as the gateway parses them)."""
+    full = {"memory_id": "m", "expected_content_hash": "h", **params}
+    return DECIDE.requires(DECIDE.parse(full), Resources())
 
 REALM = "default"
 SCOPES = (
@@ -32,8 +40,7 @@ def test_acting_on_an_identity_implies_deciding_its_quarantine_either_way(config
         if not authority.may_act(Scope.identity(REALM, ident)):
             continue
         for verdict in ("release", "tombstone"):
-            needs = required_actions("meta/memory/quarantine/decide", {"identity": ident, "verdict": verdict},
-                                     Resources())
+            needs = required_actions({"identity": ident, "verdict": verdict})
             assert policy.check_all(principal, needs), (ident, verdict)
 
 

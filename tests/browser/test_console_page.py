@@ -65,7 +65,7 @@ principal = "reader-rex"
 """ + "".join(
     f'\n[[access.grants]]\naction = "{a}"\nwho = {{ principal = "operator-ann" }}\n'
     for a in ("agent.memory.read", "agent.view", "agent.memory.write", "agent.memory.delete", "mob.memory.read",
-              "operator.memory.read", "memory.quarantine.review")
+              "operator.memory.read", "memory.quarantine.review", "agent.session.manage")
 ) + "".join(
     f'\n[[access.grants]]\naction = "{a}"\nwho = {{ principal = "reader-rex" }}\n'
     for a in ("agent.memory.read", "agent.view", "mob.memory.read", "operator.memory.read")
@@ -260,9 +260,10 @@ def test_a_principal_without_review_sees_no_quarantined_content_anywhere(page: A
     # the quarantine queue says clearly why it is empty
     page.get_by_role("link", name="Quarantine", exact=True).click()
     sync_api.expect(page.locator("#error")).to_contain_text("Access denied: you lack memory.quarantine.review")
-    # opening the quarantined record directly (by an id the caller typed) is refused too
+    # opening the quarantined record directly (by an id the caller typed) is refused too, exactly
+    # like an id that does not exist (no existence oracle)
     page.goto(gw.url + f"/console/#record/default/{ids['q2']}")
-    sync_api.expect(page.locator("#error")).to_contain_text("Access denied: you lack memory.quarantine.review")
+    sync_api.expect(page.locator("#error")).to_contain_text(f"unknown memory record '{ids['q2']}' (code -32001)")
     assert_clean("record detail", [SECOND_TITLE, SECOND_BODY])
 
 

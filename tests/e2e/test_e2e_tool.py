@@ -103,7 +103,7 @@ def test_update_of_another_identitys_record_is_refused(rpc: Rpc) -> None:
     mid = memory_id_of(rpc.tool(owner, {"action": "remember", "title": "Mine", "body": "owner's fact"})["text"])
     out = rpc.tool(intruder, {"action": "update", "memory_id": mid, "title": "Mine", "body": "hijacked"})
     assert out["is_error"] is True
-    assert out["text"] == f"invalid agent memory record: record '{mid}' does not belong to the requested scope"
+    assert out["text"] == f"invalid agent memory record: record '{mid}' does not exist"
     out = rpc.tool(intruder, {"action": "forget", "memory_id": mid})
     assert out == {"text": f"memory {mid} was not found in your scope", "is_error": True, "exclude_from_indexing": True}
     assert rpc.recall_ids(owner, "owner's fact") == [mid]

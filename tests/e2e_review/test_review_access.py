@@ -23,7 +23,7 @@ ALICE, HOST, CAROL, DAVE = "alice-review-token", "agent-host-token", "carol-disc
 WATCHED = "agent:watched"  # the one identity dave may read
 REVIEWER_ACTIONS = ("memory.quarantine.review", "agent.view", "agent.memory.read", "agent.memory.write",
                     "agent.memory.delete")
-HOST_ACTIONS = ("agent.view", "agent.memory.read", "agent.memory.write")
+HOST_ACTIONS = ("agent.view", "agent.memory.read", "agent.memory.write", "agent.session.manage")
 DISCARDER_ACTIONS = ("memory.quarantine.review", "agent.view", "agent.memory.read", "agent.memory.delete")
 
 
@@ -130,11 +130,11 @@ def test_decided_quarantine_content_stays_reviewer_only_while_the_successor_is_o
     ident = uid()
     mid = host.poisoned(ident, "Reader preference", "The reader prefers monthly digests.")
     before = host.error("meta/memory/panel/record", {"memory_id": mid})
-    assert before["code"] == -32030
+    assert before["code"] == -32001  # unreadable is refused like unknown (no existence oracle)
     out = alice.result("meta/memory/quarantine/decide", {"identity": ident, "memory_id": mid, "verdict": "release",
                                                          "expected_content_hash": alice.content_hash(mid)})
     succ = out["successor"]["memory_id"]
-    assert host.error("meta/memory/panel/record", {"memory_id": mid})["code"] == -32030
+    assert host.error("meta/memory/panel/record", {"memory_id": mid})["code"] == -32001
     assert host.result("meta/memory/panel/record", {"memory_id": succ})["record"]["body"] == \
         "The reader prefers monthly digests."
     assert host.recall_ids(ident, "monthly digests") == [succ]

@@ -38,7 +38,8 @@ def _config(llm_url: str) -> str:
                   f'principal = "{who}"']
     for action in ALL:
         lines += _grant(action, "admin")
-    for action in ("agent.view", "agent.memory.read", "agent.memory.write", "agent.memory.delete"):
+    for action in ("agent.view", "agent.memory.read", "agent.memory.write", "agent.memory.delete",
+                   "agent.session.manage"):
         lines += _grant(action, "host")
     lines += _grant("mob.memory.propose", "host", 'mob = "team"')
     for action in ("memory.quarantine.review", "agent.view", "agent.memory.read", "agent.memory.write",
@@ -114,7 +115,7 @@ def test_propose_to_mob_needs_mob_memory_propose_on_that_mob(world: World) -> No
     assert "Proposed to mob scope" in ok["result"]["text"], ok
     refused = _propose(world.host, uid(), "finance", "Wire the budget")
     assert refused["error"]["code"] == -32030
-    assert refused["error"]["data"] == {"kind": "access_denied", "action": "mob.memory.propose", "resource": "mob:finance"}
+    assert refused["error"]["data"] == {"kind": "access_denied", "action": "mob.memory.propose", "resource": "mob:default/finance"}
     titles = {r["title"] for r in world.admin.result("meta/memory/proposals/list", {})["proposals"]}
     assert "Retro notes" in titles and "Wire the budget" not in titles
 
@@ -162,7 +163,7 @@ def test_gating_decide_refuses_a_promotion_outside_the_callers_scopes(world: Wor
     pending = next(p["pending_id"] for p in promos if p["record_id"] == yid)
     for decision in ("approve", "deny"):
         err = world.rex.error("meta/gating/decide", {"pending_id": pending, "decision": decision})
-        assert err["code"] == -32030 and err["data"]["resource"] == f"identity:{Y}"
+        assert err["code"] == -32030 and err["data"]["resource"] == f"identity:default/{Y}"
     # nothing changed: the admin still finds it pending and decides it
     assert any(p["pending_id"] == pending for p in world.admin.result("meta/memory/panel/quarantine", {})[
         "pending_promotions"])

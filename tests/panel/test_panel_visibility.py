@@ -11,7 +11,7 @@ import pytest
 from meta_memory.access.config import parse_access_section
 from meta_memory.access.policy import AccessPolicy
 from meta_memory.access.principal import ANONYMOUS, Principal
-from meta_memory.access.resources import IdentityAttributes, Resources, shared_naming
+from meta_memory.access.resources import IdentityAttributes, Resources
 from meta_memory.panel.visibility import (
     RealmFacts,
     RecordFacts,
@@ -33,8 +33,9 @@ def grant(action: str, on: dict[str, str] | None = None) -> dict[str, Any]:
 
 def vis(grants: list[dict[str, Any]], denies: list[dict[str, Any]] = (), resources: Resources | None = None,
         principal: Principal = ALICE) -> Visibility:
+    # "r" plays the gateway's default realm: a rule without ``realm`` is a grant there only
     cfg = parse_access_section({"enabled": True, "grants": grants, "denies": list(denies)})
-    return Visibility(AccessPolicy(cfg), principal, resources)
+    return Visibility(AccessPolicy(cfg, "r"), principal, resources or Resources(default_realm="r"))
 
 
 def rec(kind: str = "identity", key: str = "lead", status: str = "active", ever: bool = False) -> RecordFacts:
@@ -93,11 +94,16 @@ def test_quarantined_content_needs_review(status: str, ever: bool, needs_review:
     assert not vis([grant(REVIEW)]).record("r", row)  # review alone does not open the scope
 
 
-def test_identities_are_judged_under_the_console_name() -> None:
-    shared = Resources(naming=shared_naming)
-    v = vis([grant(READ, {"identity": "r1/lead"}), grant(VIEW, {"identity": "r1/lead"})], resources=shared)
-    assert v.record("r1", rec()) and not v.record("r2", rec())
-    assert not vis([grant(READ, ON_LEAD), grant(VIEW, ON_LEAD)], resources=shared).record("r1", rec())
+def test_identities_are_judged_under_their_realm_qualified_name() -> None:
+    in_r1 = {"identity": "lead", "realm": "r1"}
+    v = vis([grant(READ, in_r1), grant(VIEW, in_r1)])
+    assert v.record("r1", rec()) and not v.record("r2", rec()) and not v.record("r", rec())
+    plain = vis([grant(READ, ON_LEAD), grant(VIEW, ON_LEAD)])  # no realm: the default realm only
+    assert plain.record("r", rec()) and not plain.record("r1", rec())
+    every = {"identity": "lead", "realm": "*"}
+    assert vis([grant(READ, every), grant(VIEW, every)]).record("r2", rec())
+    deny = {"action": VIEW, "who": {"anyone": True}, "on": ON_LEAD}  # a deny without realm: every realm
+    assert not vis([grant(READ, every), grant(VIEW, every)], [deny]).record("r2", rec())
 
 
 def test_unknown_identity_withheld_under_a_scoped_deny() -> None:

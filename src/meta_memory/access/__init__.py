@@ -2,21 +2,22 @@
 
 * :mod:`.config` — the ``[access]`` config section, :func:`hash_token`;
 * :mod:`.principal` — :class:`Principal`, :func:`authenticate` (bearer tokens);
-* :mod:`.resources` — :class:`Resource` and the console's naming of identities;
+* :mod:`.resources` — :class:`Resource`, realm-qualified identities and the roster;
 * :mod:`.policy` — :class:`AccessPolicy` (grants, denies, deny wins);
-* :mod:`.rules` — the per-RPC requirement table, :func:`authorize`;
+* :mod:`.requirements` — the requirements a method declares, :func:`authorize`;
 * :mod:`.cli` — ``meta-memory token hash``.
 """
 
 from .config import ACTIONS, AccessConfig, hash_token, parse_access_section
 from .policy import AccessPolicy, ReadOnlyConsole
 from .principal import ANONYMOUS, AuthenticationFailed, Principal, authenticate
-from .resources import IdentityAttributes, Resource, Resources, bare_naming, shared_naming
-from .rules import Requirement, authorize, required_actions
+from .requirements import PUBLIC, Requirement, Requires, anywhere, authorize, on_identity, requires, unscoped
+from .resources import IdentityAttributes, Resource, Resources, roster_directory
 
 __all__ = [
     "ACTIONS",
     "ANONYMOUS",
+    "PUBLIC",
     "AccessConfig",
     "AccessPolicy",
     "AuthenticationFailed",
@@ -24,13 +25,16 @@ __all__ = [
     "Principal",
     "ReadOnlyConsole",
     "Requirement",
+    "Requires",
     "Resource",
     "Resources",
     "authenticate",
+    "anywhere",
     "authorize",
-    "bare_naming",
     "hash_token",
+    "on_identity",
     "parse_access_section",
-    "required_actions",
-    "shared_naming",
+    "requires",
+    "roster_directory",
+    "unscoped",
 ]

@@ -10,7 +10,7 @@ Example (every key shown)::
 
     [access]
     enabled = true          # off (the default): every caller may do everything
-    read_only = false       # true: the console refuses every memory mutation
+    read_only = false       # true: every state-changing method is refused
 
     # A bearer token is configured by its SHA-256 digest only
     # (``meta-memory token hash`` prints it); the token itself never sits in the file.
@@ -26,11 +26,12 @@ Example (every key shown)::
     #        (role/label here are the CALLER's roles/labels from its token;
     #         ``anyone`` also matches an anonymous caller)
     #   on:  omitted = unscoped (every resource, and the realm-level reads that
-    #        need an unscoped grant), or exactly one of
+    #        need an unscoped grant), or at most one of
     #        { identity = "lead:main" } | { mob = "research" }
     #        | { role = "support" } | { label = "customer-facing" }
-    #        (role/label here are the TARGET identity's roles/labels, as the
-    #         console knows them)
+    #        (role/label here are the TARGET identity's, from [[access.roster]])
+    #        plus optionally realm = "hr" | "*"; or realm alone.
+    #        Without realm: a grant covers the default realm, a deny every realm.
     [[access.grants]]
     action = "agent.memory.read"
     who = { role = "reviewer" }
@@ -38,7 +39,7 @@ Example (every key shown)::
     [[access.grants]]
     action = "memory.quarantine.review"
     who = { principal = "alice" }
-    on = { identity = "lead:main" }
+    on = { identity = "lead:main", realm = "hr" }
 
     # A deny that applies always wins over every grant.
     [[access.denies]]
@@ -46,15 +47,22 @@ Example (every key shown)::
     who = { anyone = true }
     on = { label = "confidential" }
 
+    # The roster: roles and labels of target identities (per realm).
+    [[access.roster]]
+    identity = "payroll:bot"
+    realm = "hr"
+    labels = ["confidential"]
+
 Actions: ``agent.memory.read``, ``agent.view``, ``agent.memory.write``,
 ``agent.memory.delete``, ``mob.memory.read``, ``operator.memory.read``,
-``memory.quarantine.review``, ``mob.memory.commit`` (deciding proposals and
-gated promotions into a mob) and ``mob.memory.propose`` (the memory tool's
-``propose_to_mob`` into that mob).
+``agent.memory.erase``, ``memory.quarantine.review``, ``mob.memory.commit``
+(deciding proposals and gated promotions into a mob), ``mob.memory.propose``
+(the memory tool's ``propose_to_mob`` into that mob), ``ledger.read``,
+``ledger.write``, ``agent.session.manage`` and ``operator.status``.
 
-Identity names in ``on = { identity = ... }`` are the names the console gives an
-identity: the logical identity on a single-realm console, ``<realm>/<identity>``
-on a shared console (see :mod:`meta_memory.access.resources`).
+Every identity is judged under its realm-qualified name ``<realm>/<identity>``:
+``on = { identity = ..., realm = ... }`` names both (see
+:mod:`meta_memory.access.policy` for a rule without a realm).
 """
 
 from __future__ import annotations
@@ -76,12 +84,15 @@ from pydantic import (
 )
 
 from ..errors import ConfigError
+from ..identity import DEFAULT_REALM, parse_identity, parse_realm
 
 __all__ = [
     "ACTIONS",
+    "ANY_REALM",
     "RESERVED_ACTIONS",
     "AccessConfig",
     "AccessRule",
+    "RosterEntry",
     "RuleScope",
     "RuleSubject",
     "TokenEntry",
@@ -102,10 +113,17 @@ ACTIONS: frozenset[str] = frozenset(
         "memory.quarantine.review",
         "mob.memory.propose",
         "mob.memory.commit",
+        "ledger.read",
+        "ledger.write",
+        "agent.session.manage",
+        "operator.status",
     }
 )
 #: Accepted in configuration, required by no method yet (none left: every action is required somewhere).
 RESERVED_ACTIONS: frozenset[str] = frozenset()
+
+#: ``on.realm`` value naming every realm.
+ANY_REALM = "*"
 
 _HEX64 = re.compile(r"^[0-9a-fA-F]{64}$")
 
@@ -189,32 +207,56 @@ class RuleSubject(_Strict):
 
 
 class RuleScope(_Strict):
-    """``on``: exactly one of ``identity``, ``mob``, ``role``, ``label`` (the target identity's)."""
+    """``on``: at most one of ``identity``, ``mob``, ``role``, ``label`` (the target identity's),
+    and optionally ``realm`` (a realm name, or ``"*"`` for every realm).
+
+    ``realm`` alone (``on = { realm = "hr" }``) scopes the rule to every identity
+    and mob of that realm. Without ``realm``, a grant covers the default realm
+    only and a deny covers every realm (the safe reading of each; see
+    :mod:`meta_memory.access.policy`). ``identity`` is normalised like an RPC
+    identity (a roster id ``rt:<base>:<n>`` names ``<base>``).
+    """
 
     identity: StrictStr | None = None
     mob: StrictStr | None = None
     role: StrictStr | None = None
     label: StrictStr | None = None
+    realm: StrictStr | None = None
 
-    @field_validator("identity", "mob", "role", "label")
+    @field_validator("mob", "role", "label")
     @classmethod
     def _names(cls, value: str | None) -> str | None:
         return None if value is None else _name(value, "scope")
 
+    @field_validator("identity")
+    @classmethod
+    def _identity(cls, value: str | None) -> str | None:
+        return None if value is None else parse_identity(value)
+
+    @field_validator("realm")
+    @classmethod
+    def _realm(cls, value: str | None) -> str | None:
+        if value is None or value.strip() == ANY_REALM:
+            return None if value is None else ANY_REALM
+        return parse_realm(value)
+
     @model_validator(mode="after")
     def _exactly_one(self) -> RuleScope:
         given = [k for k in ("identity", "mob", "role", "label") if getattr(self, k) is not None]
-        if len(given) != 1:
-            raise ValueError("on needs exactly one of identity, mob, role, label (omit on for an unscoped rule)")
+        if len(given) > 1 or (not given and self.realm is None):
+            raise ValueError(
+                "on needs exactly one of identity, mob, role, label, optionally with realm, "
+                "or realm alone (omit on for an unscoped rule)"
+            )
         return self
 
     @property
     def kind(self) -> str:
-        """Which selector is set: ``identity`` | ``mob`` | ``role`` | ``label``."""
+        """Which selector is set: ``identity`` | ``mob`` | ``role`` | ``label`` | ``realm`` (realm alone)."""
         for key in ("identity", "mob", "role", "label"):
             if getattr(self, key) is not None:
                 return key
-        raise AssertionError("unreachable: validated to hold one selector")  # pragma: no cover
+        return "realm"
 
     @property
     def value(self) -> str:
@@ -237,12 +279,46 @@ class AccessRule(_Strict):
         return value
 
 
+class RosterEntry(_Strict):
+    """One ``[[access.roster]]`` entry: the roles and labels of an identity in a realm.
+
+    ``identity`` is normalised like an RPC identity; ``realm`` defaults to
+    ``"default"``. Matched by ``on.role`` / ``on.label``; an identity with no
+    entry has unknown attributes (see :mod:`meta_memory.access.policy`).
+    """
+
+    identity: StrictStr
+    realm: StrictStr | None = None
+    roles: tuple[StrictStr, ...] = ()
+    labels: tuple[StrictStr, ...] = ()
+
+    @field_validator("identity")
+    @classmethod
+    def _identity(cls, value: str) -> str:
+        return parse_identity(value)
+
+    @field_validator("realm")
+    @classmethod
+    def _realm(cls, value: str | None) -> str:
+        return parse_realm(value)
+
+    @field_validator("roles", "labels")
+    @classmethod
+    def _names(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(_name(v, "each entry") for v in value)
+
+    @property
+    def key(self) -> tuple[str, str]:
+        """``(realm, identity)``."""
+        return (self.realm or DEFAULT_REALM, self.identity)
+
+
 class AccessConfig(_Strict):
     """The decoded ``[access]`` section.
 
     ``enabled=False`` (default) lets every caller do everything; ``read_only``
-    makes the console refuse memory mutations whatever the grants say.
-    Token digests must be unique.
+    makes the gateway refuse every state-changing method whatever the grants say.
+    Token digests must be unique; a roster names each ``(realm, identity)`` once.
     """
 
     enabled: StrictBool = False
@@ -250,6 +326,17 @@ class AccessConfig(_Strict):
     tokens: tuple[TokenEntry, ...] = Field(default=())
     grants: tuple[AccessRule, ...] = Field(default=())
     denies: tuple[AccessRule, ...] = Field(default=())
+    roster: tuple[RosterEntry, ...] = Field(default=())
+
+    @field_validator("roster")
+    @classmethod
+    def _unique_roster(cls, value: tuple[RosterEntry, ...]) -> tuple[RosterEntry, ...]:
+        seen: set[tuple[str, str]] = set()
+        for entry in value:
+            if entry.key in seen:
+                raise ValueError(f"identity '{entry.identity}' in realm '{entry.key[0]}' is listed twice")
+            seen.add(entry.key)
+        return value
 
     @field_validator("tokens")
     @classmethod

@@ -9,18 +9,26 @@ How a rule applies to ``(principal, action, resource)``:
   (anonymous included); ``principal``/``role``/``label`` match a named
   principal's name/roles/labels and never an anonymous caller;
 * its ``on`` matches the resource: no ``on`` (unscoped) matches every
-  resource; ``on.identity`` matches the identity of that judged name;
-  ``on.mob`` the mob of that name; ``on.role``/``on.label`` an identity whose
-  known attributes hold that role/label. Operator, realm and unscoped resources
-  are matched by unscoped rules only — so realm rows and realm-level reads
-  need an *unscoped* grant.
+  resource; otherwise the rule's realm must cover the resource's realm and
+  ``on.identity`` matches that identity, ``on.mob`` that mob,
+  ``on.role``/``on.label`` an identity whose roster attributes hold that
+  role/label, and ``on.realm`` alone every identity, mob, operator and realm
+  row of the realm. Unscoped resources (realm-spanning reads, status) are
+  matched by unscoped rules only.
+* realm coverage (every identity resource is judged as ``<realm>/<identity>``):
+  ``on.realm = "*"`` covers every realm, ``on.realm = "<name>"`` that realm;
+  a rule without ``on.realm`` covers, when it is a *grant*, only the gateway's
+  default realm, and when it is a *deny*, every realm — the narrower reading
+  of a grant and the wider reading of a deny, so an omitted realm never opens
+  more than it says.
 
 The decision: access control off => allowed. Otherwise a deny that applies
 refuses; else a grant that applies allows; else refused.
 
-An identity whose attributes the console does not know is withheld from
-``agent.memory.read`` and ``agent.view`` while a deny for that action that
-applies to the caller is scoped by a role, a label or another identity — the
+An identity the roster (``[[access.roster]]``) does not list in its realm has
+unknown attributes: it is withheld from ``agent.memory.read`` and
+``agent.view`` while a deny for that action that applies to the caller, and
+covers the realm, is scoped by a role, a label or another identity — the
 unknown name could hold that role or label (seed).
 
 The ``anywhere`` resource is an entry gate: allowed when some grant of the
@@ -32,7 +40,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ..errors import AccessControlNotConfigured, AccessDenied
-from .config import ACTIONS, AccessConfig, AccessRule, RuleSubject
+from ..identity import DEFAULT_REALM
+from .config import ACTIONS, ANY_REALM, AccessConfig, AccessRule, RuleScope, RuleSubject
 from .principal import Principal
 from .resources import Resource
 
@@ -73,34 +82,53 @@ def _who_matches(who: RuleSubject, principal: Principal) -> bool:
     return False  # pragma: no cover - validated to hold one selector
 
 
-def _on_matches(rule: AccessRule, resource: Resource) -> bool:
+def _realm_covers(on: RuleScope, realm: str | None, deny: bool, default_realm: str) -> bool:
+    """Whether a scoped rule reaches ``realm``: ``"*"`` every realm; a named realm itself;
+    no realm => a deny every realm, a grant the default realm only (the safe reading of each)."""
+    if on.realm == ANY_REALM:
+        return True
+    if on.realm is None:
+        return deny or realm == default_realm
+    return on.realm == realm
+
+
+def _on_matches(rule: AccessRule, resource: Resource, deny: bool, default_realm: str) -> bool:
     on = rule.on
     if on is None:
         return True
+    if resource.kind in ("unscoped", "anywhere"):
+        return False
+    realm = resource.realm if resource.realm is not None else default_realm
+    if not _realm_covers(on, realm, deny, default_realm):
+        return False
+    kind = on.kind
+    if kind == "realm":
+        return True
     if resource.kind == "identity":
-        if on.identity is not None:
+        if kind == "identity":
             return on.identity == resource.name
         attrs = resource.attributes
-        if attrs is None:
+        if attrs is None or kind == "mob":
             return False
-        if on.role is not None:
+        if kind == "role":
             return on.role in attrs.roles
-        if on.label is not None:
-            return on.label in attrs.labels
-        return False
+        return on.label in attrs.labels
     if resource.kind == "mob":
-        return on.mob is not None and on.mob == resource.name
+        return kind == "mob" and on.mob == resource.name
     return False
 
 
-def _withholds_unknown(rule: AccessRule, resource: Resource) -> bool:
-    """A deny scoped by a role, a label or another identity withholds an identity of unknown attributes."""
+def _withholds_unknown(rule: AccessRule, resource: Resource, default_realm: str) -> bool:
+    """A deny scoped by a role, a label or another identity withholds an identity of unknown
+    attributes in the realms the deny covers."""
     on = rule.on
     if on is None or resource.kind != "identity" or resource.attributes is not None:
         return False
     if rule.action not in UNKNOWN_IDENTITY_GUARDED:
         return False
-    return on.role is not None or on.label is not None or on.identity is not None
+    if on.role is None and on.label is None and on.identity is None:
+        return False
+    return _realm_covers(on, resource.realm if resource.realm is not None else default_realm, True, default_realm)
 
 
 class AccessPolicy:
@@ -112,8 +140,9 @@ class AccessPolicy:
     already refuses them).
     """
 
-    def __init__(self, config: AccessConfig | None = None) -> None:
+    def __init__(self, config: AccessConfig | None = None, default_realm: str = DEFAULT_REALM) -> None:
         self.config = config if config is not None else AccessConfig()
+        self.default_realm = default_realm
         self._grants: dict[str, list[AccessRule]] = {a: [] for a in ACTIONS}
         self._denies: dict[str, list[AccessRule]] = {a: [] for a in ACTIONS}
         for rule in self.config.grants:
@@ -143,10 +172,24 @@ class AccessPolicy:
             if any(r.on is None for r in denies):
                 return False
             return bool(grants)
+        d = self.default_realm
         for rule in denies:
-            if _on_matches(rule, resource) or _withholds_unknown(rule, resource):
+            if _on_matches(rule, resource, True, d) or _withholds_unknown(rule, resource, d):
                 return False
-        return any(_on_matches(rule, resource) for rule in grants)
+        return any(_on_matches(rule, resource, False, d) for rule in grants)
+
+    def reaches_realm(self, principal: Principal, action: str, realm: str) -> bool:
+        """``True`` when some grant of ``action`` for ``principal`` can apply inside ``realm``
+        (unscoped, or scoped to a realm that covers it) and no unscoped deny refuses it.
+        Decides whether a realm's *name* is shown to the caller (panel ``realms`` lists)."""
+        if not self.config.enabled:
+            return True
+        if any(r.on is None and _who_matches(r.who, principal) for r in self._denies[action]):
+            return False
+        return any(
+            _who_matches(r.who, principal) and (r.on is None or _realm_covers(r.on, realm, False, self.default_realm))
+            for r in self._grants[action]
+        )
 
     def check_all(self, principal: Principal, pairs: Iterable[tuple[str, Resource]]) -> bool:
         """``True`` when every ``(action, resource)`` pair is allowed."""

@@ -1,38 +1,40 @@
-"""What an access decision is about: :class:`Resource`, and how the console names identities.
+"""What an access decision is about: :class:`Resource`, and the roster of identity attributes.
 
-Seed: "Console Memory panel" — rows are judged under the name the console gives
-an identity: on a shared console that is ``<realm>/<identity>``; an identity
-whose attributes the console does not know is judged conservatively (see
-:mod:`meta_memory.access.policy`).
+Seed: "Console Memory panel" — rows are judged under the realm-qualified name of
+an identity (``<realm>/<identity>``); an identity whose attributes the gateway
+does not know is judged conservatively (see :mod:`meta_memory.access.policy`).
 
-A :class:`Resources` factory binds the two console-specific choices (the naming
-and the attribute directory) so every caller builds resources the same way.
+A :class:`Resources` factory binds the gateway's default realm (the realm a
+method without a ``realm`` param acts in) and the attribute directory (the
+``[[access.roster]]``), so every caller builds resources the same way.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Literal
+
+from ..identity import DEFAULT_REALM
 
 __all__ = [
     "IdentityAttributes",
     "Resource",
     "ResourceKind",
     "Resources",
-    "bare_naming",
-    "shared_naming",
+    "roster_directory",
 ]
 
 #: ``identity`` | ``mob`` | ``operator`` | ``realm`` | ``unscoped`` | ``anywhere``.
-#: ``unscoped`` and ``realm`` are matched only by unscoped rules; ``anywhere`` is
-#: the entry gate "holds this action on at least one scope".
+#: ``unscoped`` is matched only by unscoped rules; ``realm`` and ``operator`` by
+#: unscoped rules and realm-only rules of their realm; ``anywhere`` is the entry
+#: gate "holds this action on at least one scope".
 ResourceKind = Literal["identity", "mob", "operator", "realm", "unscoped", "anywhere"]
 
 
 @dataclass(frozen=True)
 class IdentityAttributes:
-    """Roles and labels the console knows for an identity (matched by ``on.role``/``on.label``)."""
+    """Roles and labels the gateway knows for an identity (matched by ``on.role``/``on.label``)."""
 
     roles: frozenset[str] = frozenset()
     labels: frozenset[str] = frozenset()
@@ -42,27 +44,36 @@ class IdentityAttributes:
 class Resource:
     """The target of an access check.
 
-    ``name`` is the judged name: for ``identity`` the console's name for it, for
-    ``mob`` the console's name for the mob, for ``operator`` the operator key,
-    for ``realm`` the realm. ``attributes`` is set only for identities and is
-    ``None`` when the console does not know them.
+    ``name`` is the identity, mob or operator key (``""`` for a realm);
+    ``realm`` the realm it lives in (``None`` for ``unscoped``/``anywhere``).
+    ``attributes`` is set only for identities and is ``None`` when the gateway
+    does not know them.
     """
 
     kind: ResourceKind
     name: str = ""
     attributes: IdentityAttributes | None = None
+    realm: str | None = None
+
+    @property
+    def qualified(self) -> str:
+        """The judged name: ``<realm>/<name>`` (the spec's realm-qualified identity)."""
+        return f"{self.realm}/{self.name}" if self.realm is not None else self.name
 
     @property
     def label(self) -> str:
-        """A display string for ``AccessDenied.resource``: ``identity:<name>``, ``mob:<name>``,
-        ``operator:<name>``, ``realm:<name>``, ``*`` (unscoped / anywhere)."""
+        """A display string for ``AccessDenied.resource``: ``identity:<realm>/<name>``,
+        ``mob:<realm>/<name>``, ``operator:<realm>/<name>``, ``realm:<realm>``, ``*``
+        (unscoped / anywhere)."""
         if self.kind in ("unscoped", "anywhere"):
             return "*"
-        return f"{self.kind}:{self.name}"
+        if self.kind == "realm":
+            return f"realm:{self.realm}"
+        return f"{self.kind}:{self.qualified}"
 
     @staticmethod
     def unscoped() -> Resource:
-        """A realm-level read that needs an unscoped grant."""
+        """A realm-spanning read or operation that needs an unscoped grant."""
         return Resource("unscoped")
 
     @staticmethod
@@ -71,59 +82,57 @@ class Resource:
         return Resource("anywhere")
 
 
-Naming = Callable[[str, str], str]
 Directory = Callable[[str, str], IdentityAttributes | None]
-
-
-def bare_naming(realm: str, name: str) -> str:
-    """Single-realm console: an identity (or mob) is judged under its own name."""
-    return name
-
-
-def shared_naming(realm: str, name: str) -> str:
-    """Shared console: an identity (or mob) is judged as ``<realm>/<name>``."""
-    return f"{realm}/{name}"
 
 
 def _unknown(realm: str, identity: str) -> IdentityAttributes | None:
     return None
 
 
-class Resources:
-    """Builds :class:`Resource` values the console's way.
+def roster_directory(entries: Iterable[object]) -> Directory:
+    """A directory over ``[[access.roster]]`` entries (objects with ``key``, ``roles``, ``labels``).
 
-    ``naming(realm, name) -> str`` gives the judged name of an identity and of a
-    mob (:func:`bare_naming` by default, :func:`shared_naming` on a shared
-    console). ``directory(realm, identity) -> IdentityAttributes | None`` gives
-    the roles/labels of a known identity (e.g. from the roster), ``None`` when
-    the console does not know the identity (memory written for a name no member
-    holds). The default directory knows nobody.
+    ``directory(realm, identity)`` returns the entry's attributes, or ``None``
+    for an identity the roster does not list in that realm.
+    """
+    table: dict[tuple[str, str], IdentityAttributes] = {}
+    for entry in entries:
+        key = getattr(entry, "key")
+        table[key] = IdentityAttributes(frozenset(getattr(entry, "roles")), frozenset(getattr(entry, "labels")))
+    return lambda realm, identity: table.get((realm, identity))
+
+
+class Resources:
+    """Builds :class:`Resource` values the gateway's way.
+
+    ``default_realm`` is the realm used when a method names none (the
+    configured ``[agent_memory] realm``); ``directory(realm, identity)`` gives
+    the roles/labels of a known identity (the roster), ``None`` when unknown.
     """
 
-    def __init__(self, naming: Naming = bare_naming, directory: Directory = _unknown) -> None:
-        self.naming = naming
+    def __init__(self, directory: Directory = _unknown, default_realm: str = DEFAULT_REALM) -> None:
         self.directory = directory
+        self.default_realm = default_realm
 
-    @property
-    def names_need_realm(self) -> bool:
-        """Whether judged names depend on the realm (any naming but :func:`bare_naming`)."""
-        return self.naming is not bare_naming
+    def _realm(self, realm: str | None) -> str:
+        return realm if realm is not None else self.default_realm
 
-    def identity(self, realm: str, identity: str) -> Resource:
-        """The resource for an identity scope key in ``realm``."""
-        return Resource("identity", self.naming(realm, identity), self.directory(realm, identity))
+    def identity(self, realm: str | None, identity: str) -> Resource:
+        """The resource for an identity scope key in ``realm`` (``None`` = the default realm)."""
+        r = self._realm(realm)
+        return Resource("identity", identity, self.directory(r, identity), r)
 
-    def mob(self, realm: str, mob: str) -> Resource:
+    def mob(self, realm: str | None, mob: str) -> Resource:
         """The resource for a mob scope key in ``realm``."""
-        return Resource("mob", self.naming(realm, mob))
+        return Resource("mob", mob, None, self._realm(realm))
 
-    def operator(self, realm: str, operator: str) -> Resource:
-        """The resource for an operator scope key (matched by unscoped rules only)."""
-        return Resource("operator", operator)
+    def operator(self, realm: str | None, operator: str) -> Resource:
+        """The resource for an operator scope key."""
+        return Resource("operator", operator, None, self._realm(realm))
 
-    def realm(self, realm: str) -> Resource:
-        """The resource for a realm-scoped row (matched by unscoped rules only)."""
-        return Resource("realm", realm)
+    def realm(self, realm: str | None) -> Resource:
+        """The resource for a realm-scoped row."""
+        return Resource("realm", "", None, self._realm(realm))
 
     def scope(self, realm: str, scope_kind: str, scope_key: str) -> Resource:
         """The resource for a stored scope: ``scope_kind`` is ``identity|mob|operator|realm``.

@@ -7,7 +7,7 @@ and result shapes).
 A :class:`PanelService` binds a :class:`~meta_memory.panel.store.MemoryPanelStore`
 to one caller's :class:`~meta_memory.panel.visibility.Visibility`; each method
 returns the JSON-ready result of one ``meta/memory/panel/*`` RPC. Entry gates
-(``access.rules``) run before these methods; here every row is judged:
+(each method's ``requires=``) run before these methods; here every row is judged:
 
 * ``records`` pages across realms with :func:`~meta_memory.panel.paging.page_records`,
   cutting pages from readable rows only;
@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterable, Sequence
 from functools import partial
 from typing import Any, TypeVar
 
-from ..errors import AccessDenied, RecordNotFound
+from ..errors import RecordNotFound
 from .cursor import Cursor
 from .paging import limit_then_filter, page_records
 from .store import (
@@ -86,8 +86,10 @@ class PanelService:
     # ------------------------------------------------------------------ helpers
 
     def realms(self, realm: str | None) -> list[str]:
-        """The realms a call covers: ``[realm]`` when it exists, ``[]`` when it does not, else every realm."""
-        known = list(self.store.list_realms())
+        """The realms a call covers: ``[realm]`` when it exists, ``[]`` when it does not, else every realm;
+        under access control only realms the caller may know of (``Visibility.realm_named``), so an
+        unreachable realm is answered exactly like a missing one."""
+        known = [r for r in self.store.list_realms() if not self._enforced or self.vis.realm_named(r)]
         if realm is None:
             return known
         return [realm] if realm in known else []
@@ -128,8 +130,8 @@ class PanelService:
         """``meta/memory/panel/record``: ``{realm, record (with body and content_hash), chain, injections}``.
 
         Realms are searched in order. Raises :class:`RecordNotFound` (-32001) when no
-        realm holds the id and :class:`AccessDenied` (-32030, ``resource`` = the id) when
-        the caller may not read the record. ``chain`` lists the readable rows of the
+        realm holds the id *or* the caller may not read the record there: unknown and
+        unreadable ids get the same refusal, so the answer is no existence oracle. ``chain`` lists the readable rows of the
         supersede chain (ancestors oldest first, the record, committed successors, then
         trailing uncommitted claimants), each with ``chain_role``; ``injections`` the
         newest 50 ledger rows whose identity the caller may also read. ``pending_forget`` (the
@@ -139,9 +141,8 @@ class PanelService:
             row = self.store.record(r, memory_id)
             if row is None:
                 continue
-            missing = self.vis.record_denial(r, row.facts)
-            if missing is not None:
-                raise AccessDenied(missing, memory_id)
+            if self.vis.record_denial(r, row.facts) is not None:
+                continue
             chain = [
                 {**link.listing_json(), "chain_role": role}
                 for role, link in self._chain(r, row)

@@ -23,8 +23,10 @@ Rules (access control off => everything is visible):
   ``memory.quarantine.review`` held unscoped. ``withheld_by_access`` is true
   when that withholds at least one realm's history.
 
-Identities are judged under the console's name for them
-(:class:`~meta_memory.access.resources.Resources`).
+Identities are judged under their realm-qualified name ``<realm>/<identity>``
+(:class:`~meta_memory.access.resources.Resources`), so a grant names the realms it
+covers. A realm's name itself is shown only to a caller whose read grants can
+apply inside it (:meth:`Visibility.realm_named`).
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..access.policy import AccessPolicy
+from ..access.policy import READ_ACTIONS, AccessPolicy
 from ..access.principal import Principal
 from ..access.resources import Resource, Resources
 
@@ -179,6 +181,12 @@ class Visibility:
     def record(self, realm: str, record: Any) -> bool:
         """May the caller see ``record`` (list row, detail, chain row)?"""
         return self.record_denial(realm, record) is None
+
+    def realm_named(self, realm: str) -> bool:
+        """May the caller learn that ``realm`` exists? Only when some read action of its grants
+        can apply inside it (:data:`~meta_memory.access.policy.READ_ACTIONS`); otherwise the
+        realm is left out of every ``realms`` list and searched for nothing."""
+        return any(self.policy.reaches_realm(self.principal, a, realm) for a in sorted(READ_ACTIONS))
 
     # ------------------------------------------------------------------ realm-level rows
 

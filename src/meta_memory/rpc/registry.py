@@ -2,7 +2,11 @@
 
 Every surface (HTTP, stdio, the embedded SDK, MCP) dispatches through a
 :class:`MethodTable`, so behaviour cannot drift between transports. Domain
-modules contribute their methods with :meth:`MethodTable.method`.
+modules contribute their methods with :meth:`MethodTable.method`, and each
+registration declares what the method requires (``requires=``, a
+:class:`~meta_memory.access.requirements.Requires` evaluated on the parsed
+params) and whether it changes state (``mutating=``): that declaration is the
+only place access control learns about a method.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
+from ..access.requirements import Requires
 from ..errors import MethodNotFound
 from .params import check_json_value, parse_params
 
@@ -44,15 +49,32 @@ class MethodSpec:
 
     ``parse`` turns raw ``params`` into a typed value (raising ``InvalidParams``);
     ``handler(runtime, ctx, parsed)`` returns a pydantic model, a dict/list, or
-    ``None``. ``available`` decides whether the method is advertised on a given
-    runtime (e.g. panel methods need a panel-capable store).
+    ``None``. ``requires`` is the method's access requirement, evaluated on the
+    parsed value; ``mutating`` is ``True``/``False`` or a predicate on the parsed
+    value (a read-only gateway refuses a call for which it holds). ``available``
+    decides whether the method is advertised on a given runtime (e.g. panel
+    methods need a panel-capable store).
     """
 
     name: str
     parse: Callable[[Any], Any]
     handler: Handler
+    requires: Requires
+    mutating: bool | Callable[[Any], bool]
     summary: str = ""
     available: Callable[["Runtime"], bool] = field(default=lambda runtime: True)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.requires, Requires):
+            raise TypeError(f"method {self.name!r} must declare requires= (a Requires)")
+        if not (isinstance(self.mutating, bool) or callable(self.mutating)):
+            raise TypeError(f"method {self.name!r} must declare mutating= (a bool or a predicate)")
+
+    def is_mutating(self, parsed: Any) -> bool:
+        """Whether this call (with its parsed params) changes state."""
+        if isinstance(self.mutating, bool):
+            return self.mutating
+        return bool(self.mutating(parsed))
 
 
 def to_jsonable(value: Any) -> Any:
@@ -87,6 +109,8 @@ class MethodTable:
         name: str,
         params: type[BaseModel] | Callable[[Any], Any] | None = None,
         *,
+        requires: Requires,
+        mutating: bool | Callable[[Any], bool],
         summary: str = "",
         available: Callable[["Runtime"], bool] | None = None,
     ) -> Callable[[Handler], Handler]:
@@ -94,6 +118,7 @@ class MethodTable:
 
         ``params`` is a :class:`~meta_memory.rpc.params.Params` model, a parser
         callable, or ``None`` (params must be absent or an empty object).
+        ``requires`` and ``mutating`` are mandatory (see :class:`MethodSpec`).
         """
 
         if params is None:
@@ -115,6 +140,8 @@ class MethodTable:
                     name=name,
                     parse=parser,
                     handler=handler,
+                    requires=requires,
+                    mutating=mutating,
                     summary=summary or _first_line(handler.__doc__),
                     available=available or (lambda runtime: True),
                 )
@@ -126,6 +153,10 @@ class MethodTable:
     def extend(self, specs: Iterable[MethodSpec]) -> None:
         for spec in specs:
             self.add(spec)
+
+    def specs(self) -> list[MethodSpec]:
+        """Every registered spec, sorted by name (advertised or not)."""
+        return [self._methods[n] for n in sorted(self._methods)]
 
     def get(self, name: str, runtime: "Runtime") -> MethodSpec:
         """The spec for ``name``; raises :class:`MethodNotFound` if unknown or unadvertised."""
@@ -139,9 +170,13 @@ class MethodTable:
         return sorted(n for n, s in self._methods.items() if runtime is None or s.available(runtime))
 
     def call(self, runtime: "Runtime", ctx: CallContext, name: str, params: Any) -> Any:
-        """Parse, run and serialise one call. Raises :class:`~meta_memory.errors.MetaError` on refusal."""
+        """Parse, authorise (on the parsed params), run and serialise one call.
+
+        Raises :class:`~meta_memory.errors.MetaError` on refusal (``InvalidParams``
+        before access is judged, then ``AccessDenied``).
+        """
         spec = self.get(name, runtime)
         check_json_value(params)
         parsed = spec.parse(params)
-        runtime.access.authorize(ctx.principal, name, params)
+        runtime.access.authorize(ctx.principal, spec, parsed)
         return to_jsonable(spec.handler(runtime, ctx, parsed))

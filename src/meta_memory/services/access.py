@@ -12,8 +12,8 @@ from typing import Any
 
 from ..access.policy import AccessPolicy
 from ..access.principal import ANONYMOUS, Principal, authenticate
-from ..access.resources import Resource, Resources
-from ..access.rules import authorize
+from ..access.requirements import authorize
+from ..access.resources import Resource, Resources, roster_directory
 from ..events.bus import SYSTEM_IDENTITY, EventEnvelope
 from ..identity import DEFAULT_REALM
 from ..panel.visibility import Visibility
@@ -24,10 +24,11 @@ __all__ = ["AccessService"]
 class AccessService:
     """The runtime's access authority (one per runtime)."""
 
-    def __init__(self, config: Any | None) -> None:
+    def __init__(self, config: Any | None, default_realm: str = DEFAULT_REALM) -> None:
         self.config = config
-        self.policy = AccessPolicy(config)
-        self.resources = Resources()
+        self.policy = AccessPolicy(config, default_realm)
+        roster = config.roster if config is not None else ()
+        self.resources = Resources(roster_directory(roster), default_realm)
 
     @property
     def enabled(self) -> bool:
@@ -37,9 +38,11 @@ class AccessService:
         """The principal of an ``Authorization`` header. Raises ``AuthenticationFailed`` (HTTP 401)."""
         return authenticate(authorization, self.config)
 
-    def authorize(self, principal: Principal | None, method: str, params: Any) -> None:
-        """Enforce ``method``'s entry gates (``access.rules``). Raises ``AccessDenied`` (-32030)."""
-        authorize(self.policy, principal or ANONYMOUS, method, params, self.resources)
+    def authorize(self, principal: Principal | None, spec: Any, parsed: Any) -> None:
+        """Enforce a method's declared requirement (``spec.requires`` on its **parsed** params)
+        and, on a read-only gateway, its ``spec.mutating``. Raises ``AccessDenied`` (-32030)
+        or ``ReadOnlyConsole`` (-32030, ``data.read_only``)."""
+        authorize(self.policy, principal or ANONYMOUS, spec, parsed, self.resources)
 
     def visibility(self, principal: Principal | None) -> Visibility:
         """Row-visibility judge for one caller (panel listings, record detail, injections)."""
@@ -57,7 +60,7 @@ class AccessService:
         who = principal or ANONYMOUS
         if event.identity == SYSTEM_IDENTITY:
             return self.policy.check(who, "agent.memory.read", Resource.unscoped())
-        realm = event.data.get("realm") if isinstance(event.data.get("realm"), str) else DEFAULT_REALM
+        realm = event.data.get("realm") if isinstance(event.data.get("realm"), str) else self.resources.default_realm
         res = self.resources.identity(realm, event.identity)
         return self.policy.check(who, "agent.memory.read", res) and self.policy.check(who, "agent.view", res)
 

@@ -429,8 +429,9 @@ class AgentMemoryStore(ABC):
     ) -> MemoryRecord:
         """Write a new version of ``prior_id`` (which must be in ``scope``); returns the new record.
 
-        Refusals: ``record '<id>' does not exist``, ``record '<id>' does not
-        belong to the requested scope``, then the validator's.
+        Refusals: ``record '<id>' does not exist`` (also for a record of another
+        scope: the refusal does not reveal that the id exists elsewhere), then
+        the validator's.
         """
         name = self._check_scope_realm(realm, scope)
         record = replace(record, provenance=replace(record.provenance, author=author))
@@ -438,10 +439,8 @@ class AgentMemoryStore(ABC):
 
         def fn(conn: Any) -> MemoryRecord:
             prior = self._reader(conn, name).get_record(prior_id)
-            if prior is None:
+            if prior is None or prior.scope != scope:
                 raise AgentMemoryError("invalid_record", f"record '{prior_id}' does not exist")
-            if prior.scope != scope:
-                raise AgentMemoryError("invalid_record", f"record '{prior_id}' does not belong to the requested scope")
             batch = StagedBatch(realm=name, author=author, ops=(SupersedeOp(prior=prior_id, record=record),))
             receipt = self._apply_in_tx(conn, batch, g, mint_token("direct"))
             return receipt.records[receipt.results[0].memory_id]

@@ -6,10 +6,11 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from ...access.requirements import Requirement, anywhere, identity_resource, on_identity, requires
+from ...access.resources import Resources
 from ...identity import parse_identity, parse_realm
 from ...recall.query_limits import truncate_query_text
 from ..params import Params
-from ...access.principal import ANONYMOUS
 from ..registry import CallContext, MethodTable
 from .agent_memory import agent_memory_enabled
 
@@ -170,6 +171,27 @@ class ToolParams(_Identity):
     _v = field_validator("session_key")(lambda cls, v: _key(v, "session_key", False))
     _m = field_validator("mob")(lambda cls, v: _key(v, "mob", False))
 
+    @property
+    def action(self) -> str | None:
+        """``arguments.action`` trimmed and lower-cased (``None`` when absent or not a string)."""
+        value = self.arguments.get("action")
+        return value.strip().lower() if isinstance(value, str) else None
+
+
+@requires("by arguments.action on the identity: recall => agent.memory.read + agent.view; "
+          "forget => agent.memory.delete; any other => agent.memory.write; propose_to_mob with a mob also "
+          "mob.memory.propose on that mob (in the gateway's realm)")
+def _tool_requires(p: ToolParams, resources: Resources) -> list[Requirement]:
+    res = identity_resource(p, resources)
+    if p.action == "recall":
+        return [Requirement("agent.memory.read", res), Requirement("agent.view", res)]
+    if p.action == "forget":
+        return [Requirement("agent.memory.delete", res)]
+    needs = [Requirement("agent.memory.write", res)]
+    if p.action == "propose_to_mob" and p.mob:
+        needs.append(Requirement("mob.memory.propose", resources.mob(None, p.mob)))
+    return needs
+
 
 def register(table: MethodTable) -> None:
     on = agent_memory_enabled
@@ -177,60 +199,57 @@ def register(table: MethodTable) -> None:
     def host(runtime: "Runtime") -> Any:
         return runtime.agent_memory.host
 
-    @table.method("meta/session/note", SessionNoteParams, available=on)
+    manage = on_identity("agent.session.manage")
+    host_token = anywhere("agent.session.manage")
+
+    @table.method("meta/session/note", SessionNoteParams, requires=manage, mutating=True, available=on)
     def session_note(runtime: "Runtime", ctx: CallContext, p: SessionNoteParams) -> dict[str, Any]:
         """The identity now speaks from ``session_key`` (a new key starts a clean session)."""
         return host(runtime).note(p.identity, p.session_key, p.realm)
 
-    @table.method("meta/session/reset", SessionResetParams, available=on)
+    @table.method("meta/session/reset", SessionResetParams, requires=manage, mutating=True, available=on)
     def session_reset(runtime: "Runtime", ctx: CallContext, p: SessionResetParams) -> dict[str, Any]:
         """Fresh-context boundary of the identity's own session: clears its taint and injection state."""
         return host(runtime).reset(p.identity, p.session_key, p.realm)
 
-    @table.method("meta/session/compacted", SessionCompactedParams, available=on)
+    @table.method("meta/session/compacted", SessionCompactedParams, requires=manage, mutating=True,
+                  available=on)
     def session_compacted(runtime: "Runtime", ctx: CallContext, p: SessionCompactedParams) -> dict[str, Any]:
         """The identity's session was compacted: taint kept, injection dedup and byte budget cleared."""
         return host(runtime).compacted(p.identity, p.session_key, p.realm)
 
-    @table.method("meta/turn/tool_result", ToolResultParams, available=on)
+    @table.method("meta/turn/tool_result", ToolResultParams, requires=manage, mutating=True, available=on)
     def tool_result(runtime: "Runtime", ctx: CallContext, p: ToolResultParams) -> dict[str, Any]:
         """Classify a tool result before the model sees it: ``{trusted, source?, session_tainted}``."""
         prov = p.provenance.model_dump() if p.provenance is not None else None
         return host(runtime).tool_result(p.identity, p.session_key, p.tool_name, prov, p.is_error, p.server_tool,
                                          p.realm)
 
-    @table.method("meta/turn/inject", InjectParams, available=on)
+    @table.method("meta/turn/inject", InjectParams, requires=on_identity("agent.memory.read", "agent.view"),
+                  mutating=True, available=on)
     def turn_inject(runtime: "Runtime", ctx: CallContext, p: InjectParams) -> dict[str, Any]:
         """The quoted observation block for this turn/build, or a typed ``skip_reason``."""
         may_read = runtime.access.visibility(ctx.principal).scope if runtime.access.enabled else None
         return host(runtime).inject(p.identity, p.realm, p.session_key, p.query_text, p.surface, p.mobs, p.operator,
                                     may_read=may_read)
 
-    @table.method("meta/turn/defang", DefangParams, available=on)
+    @table.method("meta/turn/defang", DefangParams, requires=host_token, mutating=False, available=on)
     def turn_defang(runtime: "Runtime", ctx: CallContext, p: DefangParams) -> dict[str, Any]:
         """Neutralise forged memory markers in inbound text: ``{text, hits}``."""
         return host(runtime).defang(p.text, p.blocks)
 
-    @table.method("meta/agent_memory/tool_schema", available=on)
+    @table.method("meta/agent_memory/tool_schema", requires=host_token, mutating=False, available=on)
     def tool_schema(runtime: "Runtime", ctx: CallContext, p: Any) -> dict[str, Any]:
         """The ``memory`` tool definition for a host to offer its model."""
         return host(runtime).tool_schema()
 
-    @table.method("meta/agent_memory/tool", ToolParams, available=on)
+    @table.method("meta/agent_memory/tool", ToolParams, requires=_tool_requires,
+                  mutating=lambda p: p.action != "recall", available=on)
     def tool(runtime: "Runtime", ctx: CallContext, p: ToolParams) -> dict[str, Any]:
         """Dispatch one ``memory`` tool call (an LLM-authored write, gated by the firewall).
 
         ``propose_to_mob`` also needs ``mob.memory.propose`` on the target mob (``mob``, in the
-        host's realm) under ``[access]``: -32030 otherwise, and nothing is queued.
+        host's realm) under ``[access]`` (declared in ``_tool_requires``): -32030 otherwise, and
+        nothing is queued.
         """
-        if p.mob and _action(p.arguments) == "propose_to_mob":
-            access = runtime.access
-            realm = runtime.agent_memory.config.realm
-            access.policy.require(ctx.principal or ANONYMOUS, "mob.memory.propose", access.resources.mob(realm, p.mob))
         return host(runtime).dispatch_tool(p.identity, p.session_key, p.mob, p.arguments)
-
-
-def _action(arguments: Any) -> str | None:
-    """The tool call's ``action`` as the tool reads it (trimmed, lowercase), or ``None``."""
-    action = arguments.get("action") if isinstance(arguments, dict) else None
-    return action.strip().lower() if isinstance(action, str) else None

@@ -14,10 +14,10 @@ method                              params                                      
 ==================================  =====================================================  ==================
 
 Advertised only when a panel-capable store is wired (``runtime.memory_panel_store``,
-set by the bundled SQLite store or by ``runtime.set_memory_panel_store``). Entry
-gates are checked by the registry (``access.rules``); rows are judged by
+set by the bundled SQLite store or by ``runtime.set_memory_panel_store``). Each
+registration declares its entry gate (``requires=``); rows are judged by
 :class:`~meta_memory.panel.service.PanelService`. ``limit`` is clamped to
-``[1, max]``.
+``[1, max]``. Every panel method is a read (``mutating=False``).
 """
 
 from __future__ import annotations
@@ -30,6 +30,8 @@ from ...identity import parse_identity, parse_realm
 from ...panel.cursor import parse_cursor
 from ...panel.paging import DEFAULT_LIMIT, MAX_LIMIT, parse_limit
 from ...panel.service import DREAMS_DEFAULT_LIMIT, DREAMS_MAX_LIMIT, PanelService
+from ...access.requirements import Requirement, Requires, anywhere, requires, rows_judged, unscoped
+from ...access.resources import Resource, Resources
 from ..params import Params
 from ..registry import CallContext, MethodTable
 
@@ -147,6 +149,25 @@ class PanelRecordParams(PanelRealmParams):
         return value.strip()
 
 
+@requires("scope=identity (or identity given) with realm: agent.memory.read + agent.view on it; scope=mob with "
+          "realm: mob.memory.read on it; scope=operator: operator.memory.read; scope=realm: agent.memory.read "
+          "(on the realm given, else unscoped); otherwise none at entry (every row is judged)")
+def _records_requires(p: PanelRecordsParams, resources: Resources) -> list[Requirement]:
+    scope, key = p.filters()
+    realm = p.realm
+    if scope == "operator":
+        res = resources.operator(realm, key or "") if realm is not None else Resource.unscoped()
+        return [Requirement("operator.memory.read", res)]
+    if scope == "realm":
+        return [Requirement("agent.memory.read", resources.realm(realm) if realm is not None else Resource.unscoped())]
+    if scope is None or key is None or realm is None:
+        return []  # rows across realms are judged one by one under their realm-qualified names
+    if scope == "mob":
+        return [Requirement("mob.memory.read", resources.mob(realm, key))]
+    res = resources.identity(realm, key)
+    return [Requirement("agent.memory.read", res), Requirement("agent.view", res)]
+
+
 def panel_enabled(runtime: "Runtime") -> bool:
     """Panel methods are advertised only when a panel-capable store is wired."""
     return getattr(runtime, "memory_panel_store", None) is not None
@@ -159,8 +180,9 @@ def _service(runtime: "Runtime", ctx: CallContext) -> PanelService:
 def register(table: MethodTable) -> None:
     on = panel_enabled
     base = "meta/memory/panel/"
+    realm_read: Requires = unscoped("agent.memory.read")
 
-    @table.method(base + "records", PanelRecordsParams, available=on)
+    @table.method(base + "records", PanelRecordsParams, requires=_records_requires, mutating=False, available=on)
     def records(runtime: "Runtime", ctx: CallContext, p: PanelRecordsParams) -> dict[str, Any]:
         """Records newest-updated first, body-free, keyset-paged across realms: ``{records, next_cursor, realms}``."""
         scope, key = p.filters()
@@ -173,49 +195,50 @@ def register(table: MethodTable) -> None:
             cursor=parse_cursor(p.cursor),
         )
 
-    @table.method(base + "record", PanelRecordParams, available=on)
+    @table.method(base + "record", PanelRecordParams, requires=rows_judged(), mutating=False, available=on)
     def record(runtime: "Runtime", ctx: CallContext, p: PanelRecordParams) -> dict[str, Any]:
         """One record with body and content hash, its supersede chain and injection usage."""
         return _service(runtime, ctx).record(memory_id=p.memory_id, realm=p.realm)
 
-    @table.method(base + "quarantine", PanelListParams, available=on)
+    @table.method(base + "quarantine", PanelListParams, requires=anywhere("memory.quarantine.review"), mutating=False,
+                  available=on)
     def quarantine(runtime: "Runtime", ctx: CallContext, p: PanelListParams) -> dict[str, Any]:
         """The quarantine queue and pending gated promotions: ``{records, pending_promotions, realms}``."""
         return _service(runtime, ctx).quarantine(realm=p.realm, limit=parse_limit(p.limit))
 
-    @table.method(base + "dreams", PanelListParams, available=on)
+    @table.method(base + "dreams", PanelListParams, requires=realm_read, mutating=False, available=on)
     def dreams(runtime: "Runtime", ctx: CallContext, p: PanelListParams) -> dict[str, Any]:
         """Steward dream summaries from the audit rows: ``{runs, realms, withheld_by_access}``."""
         limit = parse_limit(p.limit, DREAMS_DEFAULT_LIMIT, DREAMS_MAX_LIMIT)
         return _service(runtime, ctx).dreams(realm=p.realm, limit=limit)
 
-    @table.method(base + "dream_runs", PanelListParams, available=on)
+    @table.method(base + "dream_runs", PanelListParams, requires=realm_read, mutating=False, available=on)
     def dream_runs(runtime: "Runtime", ctx: CallContext, p: PanelListParams) -> dict[str, Any]:
         """Durable dream-run rows: ``{runs, realms, withheld_by_access}``."""
         limit = parse_limit(p.limit, DREAMS_DEFAULT_LIMIT, DREAMS_MAX_LIMIT)
         return _service(runtime, ctx).dream_runs(realm=p.realm, limit=limit)
 
-    @table.method(base + "audit_verdicts", PanelListParams, available=on)
+    @table.method(base + "audit_verdicts", PanelListParams, requires=realm_read, mutating=False, available=on)
     def audit_verdicts(runtime: "Runtime", ctx: CallContext, p: PanelListParams) -> dict[str, Any]:
         """Open usage-audit verdicts: ``{verdicts, realms}``."""
         return _service(runtime, ctx).audit_verdicts(realm=p.realm, limit=parse_limit(p.limit))
 
-    @table.method(base + "overview", PanelRealmParams, available=on)
+    @table.method(base + "overview", PanelRealmParams, requires=realm_read, mutating=False, available=on)
     def overview(runtime: "Runtime", ctx: CallContext, p: PanelRealmParams) -> dict[str, Any]:
         """Per-scope status counts and body bytes with floors and pressure: ``{scopes, totals, floors, realms}``."""
         return _service(runtime, ctx).overview(realm=p.realm)
 
-    @table.method(base + "proposals", PanelListParams, available=on)
+    @table.method(base + "proposals", PanelListParams, requires=realm_read, mutating=False, available=on)
     def proposals(runtime: "Runtime", ctx: CallContext, p: PanelListParams) -> dict[str, Any]:
         """Pending mob/operator proposals (metadata and taint flag, no bodies): ``{proposals, realms}``."""
         return _service(runtime, ctx).proposals(realm=p.realm, limit=parse_limit(p.limit))
 
-    @table.method(base + "injections", PanelListParams, available=on)
+    @table.method(base + "injections", PanelListParams, requires=realm_read, mutating=False, available=on)
     def injections(runtime: "Runtime", ctx: CallContext, p: PanelListParams) -> dict[str, Any]:
         """Recent injection-ledger rows, newest first: ``{injections, realms}``."""
         return _service(runtime, ctx).injections(realm=p.realm, limit=parse_limit(p.limit))
 
-    @table.method(base + "harvests", PanelListParams, available=on)
+    @table.method(base + "harvests", PanelListParams, requires=realm_read, mutating=False, available=on)
     def harvests(runtime: "Runtime", ctx: CallContext, p: PanelListParams) -> dict[str, Any]:
         """Pending exit-interview harvests: ``{harvests, realms}``."""
         return _service(runtime, ctx).harvests(realm=p.realm, limit=parse_limit(p.limit))

@@ -8,16 +8,41 @@ Params are parsed by :mod:`meta_memory.review.params` with the reference's rules
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ...access.requirements import Requirement, anywhere, identity_resource, on_identity, requires, unscoped
+from ...access.resources import Resources
+from ...review import params as rp
 from ..registry import CallContext, MethodTable
 
 if TYPE_CHECKING:  # pragma: no cover
     from ...runtime import Runtime
 
 
-def _raw(params: Any) -> Any:
-    return params
+@dataclass(frozen=True)
+class Parsed:
+    """Params parsed by :mod:`meta_memory.review.params` (``typed``, judged by access control)
+    alongside the request's ``raw`` params (handed to the review service, which owns them)."""
+
+    typed: Any
+    raw: Any
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.typed, name)
+
+
+def _parsed(parse: Callable[[Any], Any]) -> Callable[[Any], Parsed]:
+    return lambda raw: Parsed(parse(raw), raw)
+
+
+@requires("memory.quarantine.review + agent.view + agent.memory.read, then agent.memory.write (release) "
+          "or agent.memory.delete (tombstone), on the identity")
+def _decide_requires(p: Parsed, resources: Resources) -> list[Requirement]:
+    res = identity_resource(p, resources)
+    last = "agent.memory.write" if p.verdict == "release" else "agent.memory.delete"
+    return [Requirement(a, res) for a in ("memory.quarantine.review", "agent.view", "agent.memory.read", last)]
 
 
 def _review_enabled(runtime: "Runtime") -> bool:
@@ -37,41 +62,45 @@ def _authority(runtime: "Runtime", ctx: CallContext) -> Any:
 def register(table: MethodTable) -> None:
     on = _review_enabled
 
-    @table.method("meta/memory/quarantine/decide", _raw, available=on)
-    def decide(runtime: "Runtime", ctx: CallContext, raw: Any) -> dict[str, Any]:
+    @table.method("meta/memory/quarantine/decide", _parsed(rp.parse_decide_params), requires=_decide_requires,
+                  mutating=True, available=on)
+    def decide(runtime: "Runtime", ctx: CallContext, p: Parsed) -> dict[str, Any]:
         """Release or tombstone a quarantined record (one transaction; -32043 on refusal)."""
-        return runtime.review.decide(raw, principal=_principal(ctx))
+        return runtime.review.decide(p.raw, principal=_principal(ctx))
 
-    @table.method("meta/gating/decide", _raw, available=on)
-    def gating_decide(runtime: "Runtime", ctx: CallContext, raw: Any) -> dict[str, Any]:
+    @table.method("meta/gating/decide", _parsed(rp.parse_gating_decide_params),
+                  requires=anywhere("memory.quarantine.review"), mutating=True, available=on)
+    def gating_decide(runtime: "Runtime", ctx: CallContext, p: Parsed) -> dict[str, Any]:
         """Approve (publish the staged batch) or deny (discard it) a gated promotion."""
-        return runtime.review.gating_decide(raw, _authority(runtime, ctx))
+        return runtime.review.gating_decide(p.raw, _authority(runtime, ctx))
 
-    @table.method("meta/gating/check", _raw)
-    def gating_check(runtime: "Runtime", ctx: CallContext, raw: Any) -> dict[str, Any]:
+    @table.method("meta/gating/check", rp.parse_gating_check_params, requires=unscoped("ledger.read"), mutating=False)
+    def gating_check(runtime: "Runtime", ctx: CallContext, p: Any) -> dict[str, Any]:
         """``{allowed, reason?, conflict?}``: refused while a conflict signal is active in the ledger."""
-        from ...review import params as review_params
         from ...review import promotions
 
-        p = review_params.parse_gating_check_params(raw)
         return promotions.gating_check(runtime.ledger, p.entity, p.topic, p.store).to_dict()
 
-    @table.method("meta/memory/steward/dream", _raw, available=on)
-    def dream(runtime: "Runtime", ctx: CallContext, raw: Any) -> dict[str, Any]:
+    @table.method("meta/memory/steward/dream", _parsed(rp.parse_dream_params),
+                  requires=anywhere("memory.quarantine.review"), mutating=True, available=on)
+    def dream(runtime: "Runtime", ctx: CallContext, p: Parsed) -> dict[str, Any]:
         """Run one steward dream over a realm now."""
-        return runtime.review.dream(raw, _authority(runtime, ctx))
+        return runtime.review.dream(p.raw, _authority(runtime, ctx))
 
-    @table.method("meta/session/retire", _raw, available=on)
-    def retire(runtime: "Runtime", ctx: CallContext, raw: Any) -> dict[str, Any]:
+    @table.method("meta/session/retire", _parsed(rp.parse_retire_params), requires=on_identity("agent.session.manage"),
+                  mutating=True, available=on)
+    def retire(runtime: "Runtime", ctx: CallContext, p: Parsed) -> dict[str, Any]:
         """Record an exit-interview harvest for the next dream."""
-        return runtime.review.retire(raw)
+        return runtime.review.retire(p.raw)
 
-    @table.method("meta/memory/proposals/list", _raw, available=on)
-    def proposals(runtime: "Runtime", ctx: CallContext, raw: Any) -> dict[str, Any]:
+    @table.method("meta/memory/proposals/list", _parsed(rp.parse_proposal_list_params),
+                  requires=unscoped("agent.memory.read"), mutating=False, available=on)
+    def proposals(runtime: "Runtime", ctx: CallContext, p: Parsed) -> dict[str, Any]:
         """Proposals (body-free) by status."""
-        return runtime.review.proposals(raw, runtime.access.visibility(ctx.principal))
+        return runtime.review.proposals(p.raw, runtime.access.visibility(ctx.principal))
 
-    @table.method("meta/memory/proposals/decide", _raw, available=on)
-    def proposals_decide(runtime: "Runtime", ctx: CallContext, raw: Any) -> dict[str, Any]:
+    @table.method("meta/memory/proposals/decide", _parsed(rp.parse_proposal_action_params),
+                  requires=anywhere("mob.memory.commit"), mutating=True, available=on)
+    def proposals_decide(runtime: "Runtime", ctx: CallContext, p: Parsed) -> dict[str, Any]:
         """Accept (commit into mob scope), hold or reject a proposal."""
-        return runtime.review.decide_proposal(raw, principal=_principal(ctx), authority=_authority(runtime, ctx))
+        return runtime.review.decide_proposal(p.raw, principal=_principal(ctx), authority=_authority(runtime, ctx))

@@ -8,6 +8,7 @@ from pydantic import Field, field_validator
 
 from ...events.bus import parse_event_seq
 from ..params import Params
+from ...access.requirements import PUBLIC, anywhere, unscoped
 from ..registry import CallContext, MethodTable
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -34,25 +35,25 @@ class EventsListParams(Params):
 
 
 def register(table: MethodTable) -> None:
-    @table.method("meta/status")
+    @table.method("meta/status", requires=unscoped("operator.status"), mutating=False)
     def status(runtime: "Runtime", ctx: CallContext, params: Any) -> dict[str, Any]:
         """Version, ledger backend and the storage census (``storage.slots``)."""
         return runtime.status()
 
-    @table.method("meta/storage/doctor")
+    @table.method("meta/storage/doctor", requires=unscoped("operator.status"), mutating=False)
     def doctor(runtime: "Runtime", ctx: CallContext, params: Any) -> dict[str, Any]:
         """Slots, file-name twins, predecessor files and leftover stages, each with a fix."""
         if runtime.layout is None:
             return {"state_dir": None, "slots": [], "findings": []}
         return runtime.layout.doctor()
 
-    @table.method("meta/capabilities")
+    @table.method("meta/capabilities", requires=PUBLIC, mutating=False)
     def capabilities(runtime: "Runtime", ctx: CallContext, params: Any) -> dict[str, Any]:
         """The methods advertised on this gateway and the caller's memory capabilities."""
         return {"methods": table.names(runtime), "memory": {"can_read": runtime.access.memory_can_read(ctx.principal)},
                 "access": {"enabled": runtime.access.enabled}}
 
-    @table.method("meta/events/list", EventsListParams)
+    @table.method("meta/events/list", EventsListParams, requires=anywhere("agent.memory.read"), mutating=False)
     def events_list(runtime: "Runtime", ctx: CallContext, params: EventsListParams) -> dict[str, Any]:
         """Timeline events after ``after`` (an event_id or sequence number), oldest first."""
         after = parse_event_seq(params.after) if params.after is not None else None
