@@ -349,3 +349,29 @@ def test_service_pages_with_a_cursor_from_another_store_object(world: World,
     assert len(quarantine["pending_promotions"]) == 2
     overview = b.overview(realm=None)
     assert overview["totals"]["records"] == sum(s["records"] for s in overview["scopes"])
+
+
+def test_text_search_matches_the_same_rows_on_both_backends(agent_store: AgentMemoryStore) -> None:
+    """``RecordFilters.terms``: every term a lowercase substring of title, description, body or tags."""
+    execute(agent_store, R, [
+        insert_record("mem-1", "identity", LEAD, "active", 9, body="Lead drinks Green TEA at nine."),
+        insert_record("mem-2", "identity", LEAD, "quarantined", 8, body="Wire the funds to Köln."),
+        insert_record("mem-3", "identity", WORKER, "superseded", 8, body="100% of the tea_cups are green."),
+        insert_record("mem-4", "mob", "research", "tombstoned", 7, body="ÉCOLE notes"),
+        ("UPDATE records SET tags = ?, description = ? WHERE memory_id = ?", ('["Roadmap","q3"]', "Quarterly PLAN", "mem-4")),
+    ])
+    panel = panel_for(agent_store)
+
+    def found(*terms: str, limit: int = 1, **kw: Any) -> list[str]:
+        return [mid for _, mid in walk(panel, R, limit, RecordFilters(terms=terms, **kw))]
+
+    assert found("tea") == ["mem-1", "mem-3"]  # case-insensitive, any status, cursor kept across pages
+    assert found("green", "nine") == ["mem-1"]  # every term must occur
+    assert found("köln") == ["mem-2"] and found("école") == ["mem-4"]  # non-ASCII letters fold too
+    assert found("roadmap") == ["mem-4"] and found("quarterly plan") == ["mem-4"]  # tags and description
+    assert found("title mem-3") == ["mem-3"]  # the title
+    assert found("%") == ["mem-3"] and found("_") == ["mem-3"]  # no wildcard: literal characters
+    assert found("'; drop table records; --") == []
+    assert found("tea", status="active") == ["mem-1"]
+    assert found("tea", scope_kind="identity", scope_key=WORKER) == ["mem-3"]
+    assert found("absent") == []

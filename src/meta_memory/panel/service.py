@@ -108,16 +108,18 @@ class PanelService:
         status: str | None,
         limit: int,
         cursor: Cursor | None,
+        terms: tuple[str, ...] = (),
     ) -> dict[str, Any]:
         """``meta/memory/panel/records``: ``{records: [body-free row + body_bytes], next_cursor, realms}``.
 
         Newest updated first across every selected realm; the page is cut from the rows
         the caller may read; ``next_cursor`` (``"<updated_at_ms>:<memory_id>"``) comes
-        exactly when more readable rows follow. Raises ``StalledCursor`` (-32040) for a
+        exactly when more readable rows follow. ``terms`` (lowercased) narrow the rows in the
+        store (:class:`RecordFilters`) before the page is cut. Raises ``StalledCursor`` (-32040) for a
         store whose cursor does not move.
         """
         realms = self.realms(realm)
-        filters = RecordFilters(scope_kind, scope_key, status)
+        filters = RecordFilters(scope_kind, scope_key, status, terms)
         sources = {r: partial(self.store.records_page, r, filters) for r in realms}
         page = page_records(sources, lambda r, row: self._record_visible(r, row), limit, cursor)
         return {

@@ -50,6 +50,7 @@ __all__ = [
     "ProposalRow",
     "RecordFilters",
     "RecordRow",
+    "SEARCHED_COLUMNS",
     "ScopeOverviewRow",
     "SqlPanelStore",
     "SqlitePanelStore",
@@ -73,12 +74,15 @@ DREAM_SAMPLE_RATIONALES = 6
 @dataclass(frozen=True)
 class RecordFilters:
     """The record listing's filters (``None`` = any): ``scope_kind`` (identity|mob|operator|realm),
-    ``scope_key`` (identity / mob / operator name, ``""`` for realm) and ``status``
-    (active|superseded|quarantined|tombstoned)."""
+    ``scope_key`` (identity / mob / operator name, ``""`` for realm), ``status``
+    (active|superseded|quarantined|tombstoned) and ``terms``: text search terms, each of which
+    must occur, lowercased, as a substring of the lowercased title, description, body or tags
+    (empty = no text filter; see :data:`SEARCHED_COLUMNS`)."""
 
     scope_kind: str | None = None
     scope_key: str | None = None
     status: str | None = None
+    terms: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -565,6 +569,8 @@ _LIST_BASE = (
 )
 #: The largest time a store can hold (SQLite INTEGER / PostgreSQL BIGINT).
 _MAX_STORED_MS = 2**63 - 1
+#: The columns a text search looks in (a term matches when it occurs in any of them).
+SEARCHED_COLUMNS = ("title", "description", "body", "tags")
 _QCONTENT = "(status_kind = 'quarantined' OR (status_kind = 'tombstoned' AND ever_quarantined = 1))"
 
 
@@ -652,7 +658,20 @@ class SqlPanelStore(PanelStoreDefaults):
 
     def _query(self, realm: str, sql: str, params: Sequence[Any] = ()) -> list[Any]:
         with self.store.read(realm) as conn:
+            self._prepare(conn)
             return self.dialect.execute(conn, sql, params).fetchall()
+
+    def _prepare(self, conn: Any) -> None:
+        """Hook run on each read connection before a query (SQLite registers its lowercase function)."""
+
+    def _lower(self, column: str) -> str:
+        """A SQL expression lowercasing ``column`` (Unicode letters included)."""
+        return f"lower({column})"
+
+    def _term_clause(self, term: str) -> tuple[str, list[Any]]:
+        """SQL true when ``term`` (already lowercased) occurs in one of :data:`SEARCHED_COLUMNS`."""
+        parts = [f"instr({self._lower(col)}, ?) > 0" for col in SEARCHED_COLUMNS]
+        return "(" + " OR ".join(parts) + ")", [term] * len(SEARCHED_COLUMNS)
 
     # ---------------------------------------------------------------- records
 
@@ -680,6 +699,10 @@ class SqlPanelStore(PanelStoreDefaults):
         if filters.status is not None:
             where.append("status_kind = ?")
             params.append(filters.status)
+        for term in filters.terms:
+            clause, values = self._term_clause(term)
+            where.append(clause)
+            params += values
         # A stored time fits a signed 64-bit integer, so a cursor beyond it is before every row.
         if after is not None and after.updated_at_ms <= _MAX_STORED_MS:
             clause, values = self._after_clause(after)
@@ -943,6 +966,17 @@ class SqlitePanelStore(SqlPanelStore):
 
     dialect = SQLITE
 
+    def _prepare(self, conn: Any) -> None:
+        # SQLite's own lower() folds ASCII letters only; search lowercases like Python (and PostgreSQL).
+        conn.create_function("mm_lower", 1, _lower_text, deterministic=True)
+
+    def _lower(self, column: str) -> str:
+        return f"mm_lower({column})"
+
+
+def _lower_text(value: Any) -> str | None:
+    return value.lower() if isinstance(value, str) else None
+
 
 class PostgresPanelStore(SqlPanelStore):
     """:class:`MemoryPanelStore` over the PostgreSQL agent-memory store
@@ -972,6 +1006,10 @@ class PostgresPanelStore(SqlPanelStore):
             f"(updated_at_ms < ? OR (updated_at_ms = ? AND memory_id{c} <= ?))",
             [after.updated_at_ms, after.updated_at_ms, head],
         )
+
+    def _term_clause(self, term: str) -> tuple[str, list[Any]]:
+        parts = [f"strpos({self._lower(col)}, ?) > 0" for col in SEARCHED_COLUMNS]
+        return "(" + " OR ".join(parts) + ")", [term] * len(SEARCHED_COLUMNS)
 
     def record(self, realm: str, memory_id: str) -> RecordRow | None:
         return None if "\x00" in memory_id else super().record(realm, memory_id)

@@ -4,7 +4,7 @@
 method                              params                                                 limit (default/max)
 ==================================  =====================================================  ==================
 ``records``                         realm?, scope?, identity?, scope_key?, status?,        50 / 200
-                                    limit?, cursor?
+                                    query?, limit?, cursor?
 ``record``                          memory_id, realm?                                      —
 ``quarantine``                      realm?, limit?                                         50 / 200
 ``dreams``, ``dream_runs``          realm?, limit?                                         20 / 100
@@ -18,10 +18,15 @@ set by the bundled SQLite store or by ``runtime.set_memory_panel_store``). Each
 registration declares its entry gate (``requires=``); rows are judged by
 :class:`~meta_memory.panel.service.PanelService`. ``limit`` is clamped to
 ``[1, max]``. Every panel method is a read (``mutating=False``).
+
+``records.query`` is an addition beyond the seed (docs/rpc.md): a text search over
+title, description, body and tags, applied before the page is cut, so rows the
+caller may not read are never returned and never counted.
 """
 
 from __future__ import annotations
 
+import unicodedata
 from typing import TYPE_CHECKING, Any
 
 from pydantic import field_validator
@@ -48,6 +53,9 @@ __all__ = [
 ]
 
 SCOPES = ("identity", "mob", "operator", "realm")
+#: ``records.query`` bounds: characters after trimming, and whitespace-separated terms.
+QUERY_MAX_CHARS = 200
+QUERY_MAX_TERMS = 8
 STATUSES = ("active", "quarantined", "superseded", "tombstoned")
 
 
@@ -82,13 +90,42 @@ class PanelRecordsParams(PanelListParams):
     when ``scope_key`` is absent; ``status`` is
     ``active|quarantined|superseded|tombstoned`` (``unknown status '<s>'``);
     ``cursor`` is ``"<updated_at_ms>:<memory_id>"`` (``malformed cursor``).
+
+    ``query`` (beyond the seed) is free text: trimmed, at most :data:`QUERY_MAX_CHARS`
+    characters and :data:`QUERY_MAX_TERMS` whitespace-separated terms, no control
+    characters; blank is refused. A row matches when every term occurs, case-insensitively,
+    in its title, description, body or tags. A cursor continues the listing it came from:
+    send it with the same filters and query.
     """
 
     scope: str | None = None
     identity: str | None = None
     scope_key: str | None = None
     status: str | None = None
+    query: str | None = None
     cursor: str | None = None
+
+    @field_validator("query")
+    @classmethod
+    def _query(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        text = value.strip()
+        if not text:
+            raise ValueError("query must be a non-empty string when provided")
+        if len(text) > QUERY_MAX_CHARS:
+            raise ValueError(f"query is longer than {QUERY_MAX_CHARS} characters")
+        if any(unicodedata.category(ch) in ("Cc", "Cs") and not ch.isspace() for ch in text):
+            raise ValueError("query must not contain control characters")
+        if len(text.split()) > QUERY_MAX_TERMS:
+            raise ValueError(f"query has more than {QUERY_MAX_TERMS} terms")
+        return text
+
+    def terms(self) -> tuple[str, ...]:
+        """The query's distinct lowercased terms, in order (``()`` without a query)."""
+        if self.query is None:
+            return ()
+        return tuple(dict.fromkeys(term.lower() for term in self.query.split()))
 
     @field_validator("scope")
     @classmethod
@@ -184,13 +221,15 @@ def register(table: MethodTable) -> None:
 
     @table.method(base + "records", PanelRecordsParams, requires=_records_requires, mutating=False, available=on)
     def records(runtime: "Runtime", ctx: CallContext, p: PanelRecordsParams) -> dict[str, Any]:
-        """Records newest-updated first, body-free, keyset-paged across realms: ``{records, next_cursor, realms}``."""
+        """Records newest-updated first, body-free, keyset-paged across realms, optionally
+        narrowed by ``query``: ``{records, next_cursor, realms}``."""
         scope, key = p.filters()
         return _service(runtime, ctx).records(
             realm=p.realm,
             scope_kind=scope,
             scope_key=key,
             status=p.status,
+            terms=p.terms(),
             limit=parse_limit(p.limit, DEFAULT_LIMIT, MAX_LIMIT),
             cursor=parse_cursor(p.cursor),
         )
