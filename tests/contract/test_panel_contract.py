@@ -375,3 +375,23 @@ def test_text_search_matches_the_same_rows_on_both_backends(agent_store: AgentMe
     assert found("tea", status="active") == ["mem-1"]
     assert found("tea", scope_kind="identity", scope_key=WORKER) == ["mem-3"]
     assert found("absent") == []
+
+
+def test_overview_counts_trust_tiers_of_the_counted_records(agent_store: AgentMemoryStore) -> None:
+    execute(agent_store, R, [
+        insert_record("mem-1", "identity", LEAD, "active", 1),
+        insert_record("mem-2", "identity", LEAD, "active", 2),
+        insert_record("mem-3", "identity", LEAD, "quarantined", 3),
+        insert_record("mem-4", "identity", LEAD, "tombstoned", 4, everq=True),
+        insert_record("mem-5", "mob", "research", "active", 5),
+        ("UPDATE records SET trust = 'operator' WHERE memory_id IN ('mem-2', 'mem-5')", ()),
+        ("UPDATE records SET trust = 'untrusted' WHERE memory_id = 'mem-3'", ()),
+    ])
+    panel = panel_for(agent_store)
+    rows = {(r.scope_kind, r.scope_key): r for r in panel.scope_overview(R)}
+    lead = rows[("identity", LEAD)]
+    assert dict(lead.trust_counts) == {"agent_observed": 2, "operator": 1, "untrusted": 1}
+    assert dict(lead.quarantined_trust_counts) == {"agent_observed": 1, "untrusted": 1}
+    assert dict(rows[("mob", "research")].trust_counts) == {"operator": 1}
+    shown = PanelService(panel, Visibility(AccessPolicy(), ANONYMOUS)).overview(realm=R)
+    assert shown["totals"]["trust"] == {"agent_observed": 2, "operator": 2, "untrusted": 1}

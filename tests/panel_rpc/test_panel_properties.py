@@ -190,4 +190,6 @@ def check_other_methods(world: World, service: PanelService, policy: AccessPolic
             expected.setdefault((realm, r[1][0], r[1][1]), Counter())[r[2]] += 1
     got = {(s["realm"], s["scope_kind"], s["scope_key"]): Counter(s["counts"]) for s in overview["scopes"]}
     assert got == expected
+    for s in overview["scopes"]:  # every World record is 'agent_observed'
+        assert s["trust"] == {"agent_observed": sum(s["counts"].values())}
     assert overview["totals"]["records"] == sum(sum(c.values()) for c in expected.values())

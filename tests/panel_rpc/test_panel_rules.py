@@ -317,6 +317,13 @@ def test_overview_counts_only_what_the_caller_may_read(panel: Any) -> None:
     # worker's only other record is quarantined content: its count is not revealed
     assert rrows[("identity", WORKER)]["counts"] == {"active": 1}
     assert reader["totals"]["records"] == sum(s["records"] for s in reader["scopes"])
+    # trust tiers count the same records as the statuses: the quarantined agent writes stay hidden
+    assert lead["trust"] == {"agent_observed": 5}
+    assert rrows[("identity", LEAD)]["trust"] == {"agent_observed": 3}
+    assert rrows[("identity", WORKER)]["trust"] == {"agent_observed": 1}
+    for view in (admin, reader):
+        assert all(sum(s["trust"].values()) == s["records"] for s in view["scopes"])
+        assert sum(view["totals"]["trust"].values()) == view["totals"]["records"]
     assert panel.result("noview", P + "overview", {"realm": "default"})["scopes"] == [
         {**rrows[("realm", "")], "quarantined_content_withheld": True}]
 

@@ -346,17 +346,18 @@ class PanelService:
     def overview(self, *, realm: str | None) -> dict[str, Any]:
         """``meta/memory/panel/overview``: ``{scopes, totals, floors, realms}``.
 
-        Each scope row: ``{realm, scope_kind, scope_key, counts{status: n}, records, body_bytes,
+        Each scope row: ``{realm, scope_kind, scope_key, counts{status: n}, trust{tier: n}, records, body_bytes,
         floor_records, floor_bytes, pressure{records, bytes, over_floor},
         quarantined_content_withheld}``. Figures leave out records holding quarantined
-        content unless the caller holds ``memory.quarantine.review`` on the scope; a row
+        content unless the caller holds ``memory.quarantine.review`` on the scope (``trust``
+        counts the same records as ``counts``, by trust tier); a row
         left with no readable record is omitted. ``pressure`` ratios are the floor
         figures over the store floors.
         """
         realms = self.realms(realm)
         floors = self.store.floors()
         scopes: list[dict[str, Any]] = []
-        totals: dict[str, Any] = {"records": 0, "body_bytes": 0, "counts": {}}
+        totals: dict[str, Any] = {"records": 0, "body_bytes": 0, "counts": {}, "trust": {}}
         for r in realms:
             for row in self.store.scope_overview(r):
                 if not self.vis.overview_row(r, row.scope_kind, row.scope_key):
@@ -369,17 +370,23 @@ class PanelService:
                 totals["body_bytes"] += shown["body_bytes"]
                 for status, n in shown["counts"].items():
                     totals["counts"][status] = totals["counts"].get(status, 0) + n
+                for tier, n in shown["trust"].items():
+                    totals["trust"][tier] = totals["trust"].get(tier, 0) + n
         scopes.sort(key=lambda s: (s["realm"], s["scope_kind"], s["scope_key"]))
         return {"scopes": scopes, "totals": totals, "floors": floors.to_json(), "realms": realms}
 
     def _overview_row(self, realm: str, row: ScopeOverviewRow, floor_records: int, floor_bytes: int) -> dict[str, Any] | None:
         reviewer = self.vis.record(realm, RecordFacts(row.scope_kind, row.scope_key, "quarantined", True))
         counts = dict(row.counts)
+        trust = dict(row.trust_counts)
         body_bytes, fr, fb = row.body_bytes, row.floor_records, row.floor_bytes
         if not reviewer:
             for status, n in row.quarantined_counts.items():
                 counts[status] = counts.get(status, 0) - n
             counts = {s: n for s, n in counts.items() if n > 0}
+            for tier, n in row.quarantined_trust_counts.items():
+                trust[tier] = trust.get(tier, 0) - n
+            trust = {t: n for t, n in trust.items() if n > 0}
             body_bytes -= row.quarantined_body_bytes
             fr -= row.quarantined_floor_records
             fb -= row.quarantined_floor_bytes
@@ -391,6 +398,7 @@ class PanelService:
             "scope_kind": row.scope_kind,
             "scope_key": row.scope_key,
             "counts": counts,
+            "trust": trust,
             "records": records,
             "body_bytes": body_bytes,
             "floor_records": fr,

@@ -312,6 +312,9 @@ class ScopeOverviewRow:
     ``quarantined_*`` are the parts of those figures that come from records holding
     quarantined content (quarantined, or tombstoned and ever quarantined), so a
     caller without ``memory.quarantine.review`` can be shown the rest only.
+    ``trust_counts`` maps trust tier -> number of records (the same records as
+    ``counts``), ``quarantined_trust_counts`` its quarantined-content part; a store
+    that leaves them empty shows no trust figures.
     """
 
     realm: str
@@ -325,6 +328,8 @@ class ScopeOverviewRow:
     quarantined_body_bytes: int = 0
     quarantined_floor_records: int = 0
     quarantined_floor_bytes: int = 0
+    trust_counts: Mapping[str, int] = field(default_factory=dict)
+    quarantined_trust_counts: Mapping[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -893,18 +898,20 @@ class SqlPanelStore(PanelStoreDefaults):
         all_bytes = " + ".join(octets.format(col) for col in ("title", "description", "body"))
         rows = self._query(
             realm,
-            f"SELECT scope_kind, scope_key, status_kind, {_QCONTENT} AS q, COUNT(*), "
+            f"SELECT scope_kind, scope_key, status_kind, trust, {_QCONTENT} AS q, COUNT(*), "
             f"COALESCE(SUM({octets.format('body')}), 0), COALESCE(SUM({all_bytes}), 0) "
-            f"FROM records GROUP BY scope_kind, scope_key, status_kind, q ORDER BY scope_kind{c}, scope_key{c}",
+            f"FROM records GROUP BY scope_kind, scope_key, status_kind, trust, q ORDER BY scope_kind{c}, scope_key{c}",
         )
         acc: dict[tuple[str, str], dict[str, Any]] = {}
-        for kind, key, status, q, count, body_bytes, all_bytes_sum in rows:
+        for kind, key, status, trust, q, count, body_bytes, all_bytes_sum in rows:
             a = acc.setdefault(
                 (kind, key),
-                {"counts": {}, "body": 0, "fr": 0, "fb": 0, "qcounts": {}, "qbody": 0, "qfr": 0, "qfb": 0},
+                {"counts": {}, "trust": {}, "body": 0, "fr": 0, "fb": 0,
+                 "qcounts": {}, "qtrust": {}, "qbody": 0, "qfr": 0, "qfb": 0},
             )
             count, body_bytes, all_bytes_sum = int(count), int(body_bytes), int(all_bytes_sum)
             a["counts"][status] = a["counts"].get(status, 0) + count
+            a["trust"][trust] = a["trust"].get(trust, 0) + count
             a["body"] += body_bytes
             live = status != "tombstoned"
             if live:
@@ -912,13 +919,15 @@ class SqlPanelStore(PanelStoreDefaults):
                 a["fb"] += all_bytes_sum
             if q:
                 a["qcounts"][status] = a["qcounts"].get(status, 0) + count
+                a["qtrust"][trust] = a["qtrust"].get(trust, 0) + count
                 a["qbody"] += body_bytes
                 if live:
                     a["qfr"] += count
                     a["qfb"] += all_bytes_sum
         return [
             ScopeOverviewRow(
-                realm, kind, key, a["counts"], a["body"], a["fr"], a["fb"], a["qcounts"], a["qbody"], a["qfr"], a["qfb"]
+                realm, kind, key, a["counts"], a["body"], a["fr"], a["fb"], a["qcounts"], a["qbody"], a["qfr"], a["qfb"],
+                a["trust"], a["qtrust"],
             )
             for (kind, key), a in acc.items()
         ]
