@@ -86,6 +86,28 @@
     return el("a", { href, class: "record-link" }, label || id);
   }
 
+  /** An id that never wraps the table: truncated, full id in the tooltip and the text, plus a copy button. */
+  function idCell(id) {
+    const code = el("code", { class: "id", title: id }, id);
+    const button = el("button", { type: "button", class: "copy", "aria-label": `Copy id ${id}`, title: "Copy id" }, "Copy");
+    button.addEventListener("click", async () => {
+      try {
+        await navigator.clipboard.writeText(id);
+        button.textContent = "Copied";
+      } catch (e) {
+        // No clipboard access: select the id so the user can copy it by hand.
+        const range = document.createRange();
+        range.selectNodeContents(code);
+        const selection = window.getSelection();
+        selection.removeAllRanges();
+        selection.addRange(range);
+        button.textContent = "Selected";
+      }
+      setTimeout(() => { button.textContent = "Copy"; }, 1500);
+    });
+    return el("span", { class: "id-cell" }, code, button);
+  }
+
   function setNotice(text) { $("notice").textContent = text || ""; }
 
   function setError(err) {
@@ -244,7 +266,7 @@
   function recordsParams() {
     const f = state.records.filters;
     const p = {};
-    for (const key of ["realm", "scope", "identity", "scope_key", "status"]) if (f[key]) p[key] = f[key];
+    for (const key of ["realm", "scope", "identity", "scope_key", "status", "query"]) if (f[key]) p[key] = f[key];
     if (f.limit) p.limit = f.limit;
     const cursor = state.records.cursors[state.records.page];
     if (cursor) p.cursor = cursor;
@@ -257,19 +279,28 @@
     const select = (id, options, value) => el("select", { id, name: id },
       options.map(([v, t]) => el("option", { value: v, selected: v === (value || "") }, t)));
     const realms = el("datalist", { id: "realm-list" }, state.records.realms.map((r) => el("option", { value: r })));
-    const form = el("form", { class: "filters", "aria-label": "Record filters" },
+    const form = el("form", { class: "filters", "aria-label": "Record filters", role: "search" },
+      field("f-query", "Search", el("input", {
+        id: "f-query", name: "query", type: "search", value: f.query || "", maxlength: "200", size: "28",
+        placeholder: "words in title, description, body or tags", spellcheck: "false",
+      })),
       field("f-realm", "Realm", el("input", { id: "f-realm", name: "realm", list: "realm-list", value: f.realm || "", placeholder: "all realms" })),
       realms,
       field("f-scope", "Scope", select("f-scope", [["", "any"], ["identity", "identity"], ["mob", "mob"], ["operator", "operator"], ["realm", "realm"]], f.scope)),
       field("f-key", "Identity / scope key", el("input", { id: "f-key", name: "scope_key", value: f.scope_key || f.identity || "" })),
       field("f-status", "Status", select("f-status", [["", "any"], ["active", "active"], ["quarantined", "quarantined"], ["superseded", "superseded"], ["tombstoned", "tombstoned"]], f.status)),
       field("f-limit", "Per page", el("input", { id: "f-limit", name: "limit", type: "number", min: "1", max: "200", value: f.limit || 50 })),
-      el("div", { class: "actions" }, el("button", { type: "submit" }, "Apply filters")));
+      el("div", { class: "actions" }, el("button", { type: "submit" }, "Apply filters"),
+        f.query ? el("button", { type: "button", id: "f-clear-query", onclick: () => {
+          state.records = { ...state.records, filters: { ...state.records.filters, query: null }, cursors: [null], page: 0, next: null };
+          showRecords();
+        } }, "Clear search") : null));
     form.addEventListener("submit", (ev) => {
       ev.preventDefault();
       const key = $("f-key").value.trim();
       const scope = $("f-scope").value;
-      const filters = { realm: $("f-realm").value.trim() || null, scope: scope || null, status: $("f-status").value || null };
+      const filters = { realm: $("f-realm").value.trim() || null, scope: scope || null, status: $("f-status").value || null,
+        query: $("f-query").value.trim() || null };
       if (key && (scope === "" || scope === "identity")) filters.identity = key;
       else if (key) filters.scope_key = key;
       const limit = parseInt($("f-limit").value, 10);
@@ -291,17 +322,10 @@
       state.records.realms = result.realms || [];
       const list = $("realm-list");
       if (list) { clear(list); for (const r of state.records.realms) list.append(el("option", { value: r })); }
-      const rows = result.records.map((r) => [
-        fmtTime(r.updated_at_ms),
-        recordLink(r.id, r.scope && r.scope.realm, r.title),
-        fmtScope(r.scope),
-        fmtStatus(r.status),
-        r.trust,
-        String(r.body_bytes),
-        el("code", {}, r.id),
-      ]);
-      holder.append(table(`Page ${state.records.page + 1}: ${result.records.length} records, newest updated first`,
-        ["Updated", "Title", "Scope", "Status", "Trust", "Body bytes", "Id"], rows, "No records you may read match."));
+      const query = state.records.filters.query;
+      const caption = `Page ${state.records.page + 1}: ${result.records.length} records` +
+        (query ? ` matching “${query}”` : "") + ", newest updated first";
+      holder.append(recordsTable(caption, result.records, query ? "No records you may read match this search." : "No records you may read match."));
       const prev = el("button", { type: "button", id: "records-prev", disabled: state.records.page === 0 }, "Previous page");
       const next = el("button", { type: "button", id: "records-next", disabled: !result.next_cursor }, "Next page");
       prev.addEventListener("click", () => {
@@ -321,6 +345,74 @@
     });
   }
 
+  /** The records listing: body-free rows, each with a preview toggle that fetches the one record. */
+  function recordsTable(caption, records, emptyText) {
+    const headers = ["Preview", "Updated", "Title", "Scope", "Status", "Trust", "Body bytes", "Id"];
+    const t = el("table", { class: "records" },
+      el("caption", { text: caption }),
+      el("thead", {}, el("tr", {}, headers.map((h) => el("th", { scope: "col", text: h })))));
+    const body = el("tbody");
+    if (!records.length) {
+      body.append(el("tr", {}, el("td", { colspan: headers.length, class: "muted", text: emptyText })));
+    }
+    records.forEach((r, i) => {
+      const realm = r.scope && r.scope.realm;
+      const paneId = `preview-${i}`;
+      const toggle = el("button", {
+        type: "button", class: "preview-toggle", "aria-expanded": "false", "aria-controls": paneId,
+        "aria-label": `Preview ${r.title}`,
+      }, "▸");
+      const row = el("tr", { dataset: { id: r.id } },
+        el("td", {}, toggle),
+        el("td", { class: "nowrap" }, fmtTime(r.updated_at_ms)),
+        el("td", {}, recordLink(r.id, realm, r.title)),
+        el("td", {}, fmtScope(r.scope)),
+        el("td", {}, fmtStatus(r.status)),
+        el("td", {}, r.trust),
+        el("td", { class: "num" }, String(r.body_bytes)),
+        el("td", { class: "nowrap" }, idCell(r.id)));
+      toggle.addEventListener("click", () => togglePreview(row, toggle, paneId, realm, r, headers.length));
+      body.append(row);
+    });
+    t.append(body);
+    return el("div", { class: "table-wrap" }, t);
+  }
+
+  async function togglePreview(row, toggle, paneId, realm, listed, span) {
+    const open = document.getElementById(paneId);
+    if (open) {
+      open.closest("tr").remove();
+      toggle.setAttribute("aria-expanded", "false");
+      toggle.textContent = "▸";
+      return;
+    }
+    toggle.setAttribute("aria-expanded", "true");
+    toggle.textContent = "▾";
+    const pane = el("section", { id: paneId, class: "preview", "aria-label": `Preview of ${listed.title}`, "aria-busy": "true" },
+      el("p", { class: "muted" }, "Loading…"));
+    row.after(el("tr", { class: "preview-row" }, el("td", { colspan: span }, pane)));
+    try {
+      const params = { memory_id: listed.id };
+      if (realm) params.realm = realm;
+      const result = await rpc(PANEL + "record", params);
+      const rec = result.record;
+      clear(pane);
+      const dl = el("dl", { class: "facts compact" });
+      const fact = (k, v) => dl.append(el("dt", { text: k }), el("dd", {}, v));
+      fact("Kind", rec.kind);
+      fact("Tags", (rec.tags || []).join(", ") || "—");
+      if (rec.description) fact("Description", rec.description);
+      fact("Content hash", el("samp", { class: "hash" }, rec.content_hash));
+      pane.append(dl, el("pre", { class: "body preview-body" }, rec.body),
+        el("p", {}, recordLink(rec.id, result.realm, "Open the full record (chain, injections, review)")));
+    } catch (err) {
+      clear(pane);
+      pane.append(el("p", { class: "error preview-error" }, describeError(err)));
+    } finally {
+      pane.setAttribute("aria-busy", "false");
+    }
+  }
+
   // ------------------------------------------------------------------ record detail
 
   async function showRecord(realm, memoryId) {
@@ -333,7 +425,7 @@
       $("view-title").textContent = `Record: ${rec.title}`;
       const dl = el("dl", { class: "facts" });
       const fact = (k, v) => dl.append(el("dt", { text: k }), el("dd", {}, v));
-      fact("Id", el("code", {}, rec.id));
+      fact("Id", idCell(rec.id));
       fact("Realm", result.realm);
       fact("Scope", fmtScope(rec.scope));
       fact("Status", el("span", { id: "record-status" }, fmtStatus(rec.status)));
@@ -361,7 +453,7 @@
       view.append(el("h3", { text: "Supersede chain" }));
       view.append(table("Supersede chain (ancestors, this record, successors, claimants)",
         ["Role", "Id", "Title", "Status", "Updated"],
-        result.chain.map((c) => [c.chain_role, c.id === rec.id ? el("code", {}, c.id) : recordLink(c.id, result.realm),
+        result.chain.map((c) => [c.chain_role, c.id === rec.id ? idCell(c.id) : recordLink(c.id, result.realm),
           c.title, fmtStatus(c.status), fmtTime(c.updated_at_ms)])));
       view.append(el("h3", { text: "Injection usage" }));
       view.append(table("Injection-ledger rows for this record, newest first",
@@ -427,7 +519,7 @@
       view.append(table("Quarantined records, newest first",
         ["Created", "Title", "Scope", "Reason", "Id"],
         result.records.map((r) => [fmtTime(r.created_at_ms), recordLink(r.id, r.scope && r.scope.realm, r.title),
-          fmtScope(r.scope), r.status && r.status.reason, el("code", {}, r.id)]),
+          fmtScope(r.scope), r.status && r.status.reason, idCell(r.id)]),
         "The queue is empty."));
       view.append(table("Pending gated promotions (decided through the gating flow)",
         ["Created", "Realm", "Pending id", "Record", "Target", "Rationale"],
@@ -522,6 +614,7 @@
       fact("Body bytes", String(t.body_bytes));
       fact("Floors per scope", `${result.floors.records} records / ${result.floors.bytes} bytes`);
       view.append(dl);
+      view.append(overviewCharts(result));
       view.append(table("Per-scope counts and pressure",
         ["Realm", "Scope", "Active", "Superseded", "Quarantined", "Tombstoned", "Body bytes", "Pressure"],
         result.scopes.map((s) => [s.realm, s.scope_kind === "realm" ? "realm" : `${s.scope_kind}:${s.scope_key}`,
@@ -531,6 +624,30 @@
           `${Math.round(s.pressure.records * 100)}% records, ${Math.round(s.pressure.bytes * 100)}% bytes${s.pressure.over_floor ? " — over floor" : ""}`]),
         "No scope you may read."));
     });
+  }
+
+  /** Small charts: every readable record by status and by trust tier, in total and per scope. */
+  function overviewCharts(result) {
+    const charts = window.MetaMemoryCharts;
+    const box = el("section", { id: "overview-charts", class: "charts", "aria-labelledby": "charts-title" },
+      el("h3", { id: "charts-title", text: "Status and trust per scope" }));
+    if (!charts) return box;
+    const card = (scopeLabel, realm, counts, trust, note) => {
+      const c = el("article", { class: "chart-card", dataset: { scope: scopeLabel, realm: realm || "" } },
+        el("h4", {}, scopeLabel, realm ? el("span", { class: "muted" }, ` · ${realm}`) : null));
+      c.append(charts.statusBar("Status", counts), charts.trustBar("Trust tier", trust || {}));
+      if (note) c.append(el("p", { class: "muted small" }, note));
+      return c;
+    };
+    const grid = el("div", { class: "chart-grid" });
+    grid.append(card("All readable records", null, result.totals.counts, result.totals.trust));
+    for (const s of result.scopes) {
+      const label = s.scope_kind === "realm" ? "realm" : `${s.scope_kind}:${s.scope_key}`;
+      grid.append(card(label, s.realm, s.counts, s.trust,
+        s.quarantined_content_withheld ? "Quarantined content is withheld (you do not review this scope)." : null));
+    }
+    box.append(grid);
+    return box;
   }
 
   async function showProposals() {
