@@ -282,7 +282,7 @@
     const form = el("form", { class: "filters", "aria-label": "Record filters", role: "search" },
       field("f-query", "Search", el("input", {
         id: "f-query", name: "query", type: "search", value: f.query || "", maxlength: "200", size: "28",
-        placeholder: "words in title, description, body or tags", spellcheck: "false",
+        placeholder: "title, body, tags…", title: "Every word must occur in the title, description, body or tags (any case)", spellcheck: "false",
       })),
       field("f-realm", "Realm", el("input", { id: "f-realm", name: "realm", list: "realm-list", value: f.realm || "", placeholder: "all realms" })),
       realms,
@@ -350,7 +350,8 @@
     const headers = ["Preview", "Updated", "Title", "Scope", "Status", "Trust", "Body bytes", "Id"];
     const t = el("table", { class: "records" },
       el("caption", { text: caption }),
-      el("thead", {}, el("tr", {}, headers.map((h) => el("th", { scope: "col", text: h })))));
+      el("thead", {}, el("tr", {}, headers.map((h, i) => el("th", { scope: "col" },
+        i === 0 ? el("span", { class: "visually-hidden" }, h) : h)))));
     const body = el("tbody");
     if (!records.length) {
       body.append(el("tr", {}, el("td", { colspan: headers.length, class: "muted", text: emptyText })));
@@ -367,8 +368,8 @@
         el("td", { class: "nowrap" }, fmtTime(r.updated_at_ms)),
         el("td", {}, recordLink(r.id, realm, r.title)),
         el("td", {}, fmtScope(r.scope)),
-        el("td", {}, fmtStatus(r.status)),
-        el("td", {}, r.trust),
+        el("td", { title: fmtStatus(r.status) }, (r.status && r.status.status) || String(r.status)),
+        el("td", { title: r.trust }, String(r.trust || "").replace(/_/g, " ")),
         el("td", { class: "num" }, String(r.body_bytes)),
         el("td", { class: "nowrap" }, idCell(r.id)));
       toggle.addEventListener("click", () => togglePreview(row, toggle, paneId, realm, r, headers.length));
@@ -399,6 +400,7 @@
       clear(pane);
       const dl = el("dl", { class: "facts compact" });
       const fact = (k, v) => dl.append(el("dt", { text: k }), el("dd", {}, v));
+      fact("Status", fmtStatus(rec.status));
       fact("Kind", rec.kind);
       fact("Tags", (rec.tags || []).join(", ") || "—");
       if (rec.description) fact("Description", rec.description);
