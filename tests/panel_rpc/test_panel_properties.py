@@ -92,14 +92,15 @@ class World:
         )
 
 
-def walk(service: PanelService, limit: int, between: Any = None) -> tuple[list[tuple[str, str, int]], list[int]]:
+def walk(service: PanelService, limit: int, between: Any = None,
+         terms: tuple[str, ...] = ()) -> tuple[list[tuple[str, str, int]], list[int]]:
     seen: list[tuple[str, str, int]] = []
     sizes: list[int] = []
     cursor = None
     step = 0
     while True:
         res = service.records(realm=None, scope_kind=None, scope_key=None, status=None, limit=limit,
-                              cursor=parse_cursor(cursor))
+                              cursor=parse_cursor(cursor), terms=terms)
         sizes.append(len(res["records"]))
         seen += [(r["scope"]["realm"], r["id"], r["updated_at_ms"]) for r in res["records"]]
         cursor = res["next_cursor"]
@@ -130,6 +131,35 @@ def test_pages_union_is_exactly_the_readable_rows_in_order(config: Any, principa
             for size in sizes:
                 assert size <= limit + len(REALMS) - 1
             check_other_methods(world, service, policy, principal)
+        finally:
+            world.store.close()
+
+
+@SETTINGS
+@given(config=configs(MEMORY_ACTIONS, enabled=True), principal=principals, rows=rows_strategy, limit=st.integers(1, 4),
+       query=st.lists(st.sampled_from(["mem-", "body", "TITLE", "mem-a", "mem-b", "e", "c", "body mem-d", "zz"]),
+                      min_size=1, max_size=3))
+def test_a_search_walk_is_exactly_the_readable_matching_rows(config: Any, principal: Any, rows: Any, limit: int,
+                                                              query: list[str]) -> None:
+    """The params model's terms (lowercased, distinct) through the service: no unreadable row, no gap."""
+    from meta_memory.rpc.methods.panel import PanelRecordsParams
+
+    terms = PanelRecordsParams(query=" ".join(query)).terms()
+    with tempfile.TemporaryDirectory() as tmp:
+        world = World(Path(tmp), rows)
+        try:
+            policy = AccessPolicy(config)
+            service = PanelService(world.panel, Visibility(policy, principal))
+            seen, sizes = walk(service, limit, terms=terms)
+            expected = [
+                (r[0], r[5], r[4]) for r in rows
+                if oracle(policy, principal, r[0], r[1][0], r[1][1], r[2], r[3])
+                and all(t in f"title {r[5]}\nbody {r[5]}" for t in terms)
+            ]
+            expected.sort(key=lambda x: (-x[2], [-ord(c) for c in x[1]], REALMS.index(x[0])))
+            assert seen == expected
+            for size in sizes:
+                assert size <= limit + len(REALMS) - 1
         finally:
             world.store.close()
 
