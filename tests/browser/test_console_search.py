@@ -230,6 +230,11 @@ def test_odd_query_text_gets_a_clear_refusal(page: Any, console: Any) -> None:
     login(page, gw, ANN)
     search(page, "a b c d e f g h i")
     expect(page.locator("#error")).to_contain_text("Invalid params: query has more than 8 terms")
+    # the query is echoed as text, never as markup
+    evil = '<img src=x onerror="window.__pwned=1">'
+    search(page, evil)
+    expect(page.locator("#view caption")).to_contain_text(f"0 records matching \u201c{evil}\u201d")
+    assert page.evaluate("window.__pwned") is None and page.locator("#view img").count() == 0
     # the box never sends more than 200 characters
     page.get_by_label("Search").fill("x" * 500)
     assert len(page.get_by_label("Search").input_value()) == 200
