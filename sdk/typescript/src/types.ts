@@ -419,6 +419,8 @@ export interface PanelParams {
   identity?: string;
   scopeKey?: string;
   status?: "active" | "quarantined" | "superseded" | "tombstoned";
+  /** `records` only: every whitespace-separated word must occur (any case) in the title, description, body or tags. */
+  query?: string;
   limit?: number;
   /** `<updated_at_ms>:<memory_id>` from a previous page's `nextCursor`. */
   cursor?: string;
