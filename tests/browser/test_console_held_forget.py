@@ -21,8 +21,6 @@ sync_api = pytest.importorskip("playwright.sync_api", reason="playwright for Pyt
 
 pytestmark = pytest.mark.gateway
 
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--disable-sync", "--no-first-run"]
 AGENT, SESSION = "lead:main", "browser-forget-s1"
 
 
@@ -44,17 +42,6 @@ def held(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[GatewayProc
         yield gw, ids
     finally:
         gw.stop()
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    pw = sync_api.sync_playwright().start()
-    b = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=ARGS)
-    try:
-        yield b
-    finally:
-        b.close()
-        pw.stop()
 
 
 def _status(gw: GatewayProcess, memory_id: str) -> str:

@@ -31,8 +31,6 @@ sync_api = pytest.importorskip("playwright.sync_api", reason="playwright for Pyt
 
 pytestmark = pytest.mark.gateway
 
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--disable-sync", "--no-first-run"]
 # Screenshots go to docs/img/ only when asked (META_UPDATE_SCREENSHOTS=1), so the test run never
 # rewrites tracked files; otherwise to a temporary directory.
 IMG = (REPO_ROOT / "docs" / "img") if os.environ.get("META_UPDATE_SCREENSHOTS") else Path(tempfile.mkdtemp(prefix="console-shots-"))
@@ -111,17 +109,6 @@ def console(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[GatewayP
         yield gw, ids
     finally:
         gw.stop()
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    pw = sync_api.sync_playwright().start()
-    b = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=ARGS)
-    try:
-        yield b
-    finally:
-        b.close()
-        pw.stop()
 
 
 @pytest.fixture

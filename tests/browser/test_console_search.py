@@ -35,8 +35,6 @@ expect = sync_api.expect
 
 pytestmark = pytest.mark.gateway
 
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--disable-sync", "--no-first-run"]
 IMG = (REPO_ROOT / "docs" / "img") if os.environ.get("META_UPDATE_SCREENSHOTS") else Path(tempfile.mkdtemp(prefix="console-shots-"))
 LEAD, WORKER, MOB = "lead:main", "worker:two", "research"
 ANN, BOB = "console-search-ann-0001", "console-search-bob-0002"
@@ -117,17 +115,6 @@ def console(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[GatewayP
         yield gw, ids
     finally:
         gw.stop()
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    pw = sync_api.sync_playwright().start()
-    b = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=ARGS)
-    try:
-        yield b
-    finally:
-        b.close()
-        pw.stop()
 
 
 @pytest.fixture
