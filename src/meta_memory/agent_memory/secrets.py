@@ -57,11 +57,10 @@ or written with look-alike letters from another script is not found.
 from __future__ import annotations
 
 import re
-import sys
-import unicodedata
 from collections.abc import Callable, Iterable, Mapping
-from functools import lru_cache
 from typing import Any
+
+from meta_memory.textfold import fold
 
 __all__ = [
     "SECRET_CLASSES",
@@ -210,32 +209,11 @@ _RULES: tuple[_Rule, ...] = (
 #: Every class :func:`scan` can report, in check order.
 SECRET_CLASSES: tuple[str, ...] = tuple(dict.fromkeys(name for name, _, _ in _RULES))
 
-# Format characters (zero-width space/joiners, word joiner, BOM, soft hyphen, bidi controls, tag characters,
-# ...) are deleted and dash punctuation is folded to '-' before matching.
-@lru_cache(maxsize=1)
-def _scan_table() -> dict[int, int | None]:
-    table: dict[int, int | None] = {}
-    for cp in range(0x80, sys.maxunicode + 1):
-        cat = unicodedata.category(chr(cp))
-        if cat == "Cf":
-            table[cp] = None
-        elif cat == "Pd":
-            table[cp] = ord("-")
-    table[0x2212] = ord("-")  # minus sign (Sm)
-    return table
-
-
 def normalise_for_scan(text: str) -> str:
-    """``text`` as the scanner reads it: NFKC, format characters removed, Unicode dashes as ``-``.
-
-    Plain ASCII is returned unchanged (nothing to fold). Lone surrogates are kept
-    (they match nothing). The stored text is never altered; this copy is only matched.
-    """
-    if text.isascii():
-        return text
-    folded = unicodedata.normalize("NFKC", text).translate(_scan_table())
-    # NFKC can compose new format or dash characters only from ones already removed; one more pass is cheap.
-    return folded.translate(_scan_table())
+    """``text`` as the scanner reads it: NFKC, format characters removed, Unicode dashes as ``-``
+    (:func:`meta_memory.textfold.fold`). Plain ASCII is returned unchanged. The stored text is never
+    altered; this copy is only matched."""
+    return fold(text)
 
 
 def _find(text: str) -> str | None:
