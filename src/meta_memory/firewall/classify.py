@@ -39,7 +39,7 @@ an error body is still text from the source.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from meta_memory.errors import InvalidParams
@@ -71,14 +71,27 @@ CONTENT_TRUST_DEFAULTS = ("trusted", "untrusted")
 _SEPARATORS = re.compile(r"[\s_.\-]+")
 
 
+def _stable(step: Callable[[str], str], text: str) -> str:
+    # Case folding and NFKC can each undo the other's normal form (``A`` + U+00B4): repeat until stable.
+    for _ in range(8):
+        nxt = step(text)
+        if nxt == text:
+            break
+        text = nxt
+    return text
+
+
 def _light(name: str) -> str:
     """Folded (:func:`meta_memory.textfold.fold`), stripped and case-folded; separators kept."""
-    return fold(name).strip().casefold()
+    return _stable(lambda t: fold(t).strip().casefold(), name)
 
 
 def name_key(name: str) -> str:
-    """The comparison key of a tool or server name (module docstring): ``"WebFetch"`` -> ``"webfetch"``."""
-    return _SEPARATORS.sub("", _light(name))
+    """The comparison key of a tool or server name (module docstring): ``"WebFetch"`` -> ``"webfetch"``.
+
+    Idempotent: ``name_key(name_key(x)) == name_key(x)``.
+    """
+    return _stable(lambda t: _SEPARATORS.sub("", _light(t)), name)
 
 
 _BUILTIN_KEYS: frozenset[str] = frozenset(name_key(n) for n in ALWAYS_UNTRUSTED_TOOLS)
