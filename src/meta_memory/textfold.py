@@ -10,6 +10,7 @@ dashes. :func:`fold` removes the first, applies NFKC and reads every dash as
 
 from __future__ import annotations
 
+import re
 import sys
 import unicodedata
 from functools import lru_cache
@@ -31,12 +32,35 @@ def fold_table() -> dict[int, int | None]:
     return table
 
 
+def _char_class(code_points: list[int]) -> str:
+    ranges: list[tuple[int, int]] = []
+    for cp in sorted(code_points):
+        if ranges and cp == ranges[-1][1] + 1:
+            ranges[-1] = (ranges[-1][0], cp)
+        else:
+            ranges.append((cp, cp))
+    return "[" + "".join(re.escape(chr(a)) if a == b else f"{re.escape(chr(a))}-{re.escape(chr(b))}"
+                         for a, b in ranges) + "]"
+
+
+@lru_cache(maxsize=1)
+def _patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    table = fold_table()
+    dropped = _char_class([cp for cp, to in table.items() if to is None])
+    dashes = _char_class([cp for cp, to in table.items() if to is not None])
+    return re.compile(dropped + "+"), re.compile(dashes)
+
+
+def _strip(text: str) -> str:
+    dropped, dashes = _patterns()
+    return dashes.sub("-", dropped.sub("", text))
+
+
 def fold(text: str) -> str:
     """NFKC, format characters removed, Unicode dashes as ``-`` (ASCII passes through untouched).
 
-    The translate runs before and after NFKC: a compatibility form can decompose into a dash.
+    The removal runs after NFKC, so a compatibility form that decomposes into a dash is folded too.
     """
     if text.isascii():
         return text
-    table = fold_table()
-    return unicodedata.normalize("NFKC", text.translate(table)).translate(table)
+    return _strip(unicodedata.normalize("NFKC", text))

@@ -57,7 +57,8 @@ or written with look-alike letters from another script is not found.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from meta_memory.textfold import fold
@@ -71,10 +72,9 @@ __all__ = [
     "secret_rule",
 ]
 
-_W = "A-Za-z0-9_"
-_NOT_WORD_BEFORE = rf"(?<![{_W}])"
-_NOT_WORD_AFTER = rf"(?![{_W}])"
-_NOT_TOKEN_BEFORE = rf"(?<![{_W}-])"
+_WORD = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+_WORD_DASH = _WORD | {"-"}
+_ALNUM = _WORD - {"_"}
 _DIGIT = re.compile(r"[0-9]")
 _UPPER = re.compile(r"[A-Z]")
 _LOWER = re.compile(r"[a-z]")
@@ -119,11 +119,30 @@ def _password_value_counts(value: str, separator: str, quoted: bool) -> bool:
     return not value.isalpha()
 
 
-_Rule = tuple[str, "re.Pattern[str]", "Callable[[re.Match[str]], bool] | None"]
+@dataclass(frozen=True, slots=True)
+class _Rule:
+    """One secret class: literal ``triggers`` (any present -> run ``pattern``), matched on the text or,
+    when ``lower``, on its lower-cased copy; ``verify`` decides each match (``None``: every match counts)."""
+
+    name: str
+    triggers: tuple[str, ...]
+    pattern: re.Pattern[str]
+    verify: Callable[[re.Match[str]], bool] | None = None
+    lower: bool = False
+    #: ``pattern`` starts with one of ``triggers``: try it only where a trigger occurs (common words).
+    anchored: bool = False
 
 
-def _always(_: re.Match[str]) -> bool:
-    return True
+def _after_boundary(match: re.Match[str], word: frozenset[str] = _WORD) -> bool:
+    """The match does not continue a word: start of text, or a character outside ``word`` before it."""
+    start = match.start()
+    return start == 0 or match.string[start - 1] not in word
+
+
+def _key_prefix_ok(match: re.Match[str]) -> bool:
+    """A key name may carry a prefix joined by ``_``/``.``/``-`` (``OPENAI_API_KEY``), never glued letters
+    (``myapi_key``): the character before the key name is not a letter or digit."""
+    return _after_boundary(match, _ALNUM)
 
 
 _CREDENTIAL_KEYS = (
@@ -132,82 +151,91 @@ _CREDENTIAL_KEYS = (
     "api-token", "refresh_token", "refresh-token", "session_token", "bearer_token", "accountkey", "account_key",
     "signing_key", "secret",
 )
+_KEY_NAMES = "|".join(re.escape(k) for k in sorted(_CREDENTIAL_KEYS, key=len, reverse=True))
+_KEY_NAME_AT_END = re.compile(r"(?<![a-z0-9])(?:" + _KEY_NAMES + r")$")
+_LONGEST_KEY = max(len(k) for k in _CREDENTIAL_KEYS)
+
+
+def _credential_key_before(match: re.Match[str]) -> bool:
+    """The text ending where the matched ``key``/``secret``/``token`` ends is a whole credential key
+    name (``api_key``, ``client_secret``, ...) that does not continue a word (see :func:`_key_prefix_ok`)."""
+    text = match.string
+    end = match.start() + next(len(w) for w in ("secret", "token", "key") if text.startswith(w, match.start()))
+    return _KEY_NAME_AT_END.search(text, max(0, end - _LONGEST_KEY), end) is not None
 
 _RULES: tuple[_Rule, ...] = (
-    (
-        "aws-access-key-id",
-        re.compile(_NOT_WORD_BEFORE + r"(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}" + _NOT_WORD_AFTER),
-        None,
-    ),
-    ("github-token", re.compile(_NOT_WORD_BEFORE + r"(?:gh[pousr]_[A-Za-z0-9]{36}|github_pat_[A-Za-z0-9_]{22})"), None),
-    (
-        "private-key",
-        re.compile(
-            r"-----BEGIN[^\n]{0,40}?PRIVATE KEY-----"
-            r"|(?:MII[A-Za-z0-9+/]{3}IBA(?:AK|DAN)|MIG[A-Za-z0-9+/]{2}gE(?:AMB|BBD)|MHcCAQEE|MC4CAQAwBQYDK2Vw"
-            r"|MII[A-Za-z0-9+/]{3}BfBgkqhkiG9w0BBQ0|b3BlbnNzaC1rZXktdjE)[A-Za-z0-9+/=\s]{40}"
-        ),
-        None,
-    ),
-    ("anthropic-api-key", re.compile(_NOT_TOKEN_BEFORE + r"sk-ant-[A-Za-z0-9_-]{24,}"), None),
-    (
-        "openai-api-key",
-        re.compile(_NOT_TOKEN_BEFORE + r"sk-(?:(?P<kind>proj|svcacct|admin)-)?(?P<v>[A-Za-z0-9_-]{20,})"),
-        lambda m: _has_digit_letter(m["v"]) if m["kind"] else (len(m["v"]) >= 32 and _mixed(m["v"])),
-    ),
-    (
-        "slack-token",
-        re.compile(
-            _NOT_TOKEN_BEFORE + r"(?:xox[abposr]-(?P<v>[A-Za-z0-9-]{10,})|xapp-[0-9]-[A-Za-z0-9-]{10,}"
-            r"|hooks\.slack\.com/services/T[A-Za-z0-9]+/B[A-Za-z0-9]+/[A-Za-z0-9]{8,})"
-        ),
-        lambda m: m["v"] is None or bool(_DIGIT.search(m["v"])),
-    ),
-    ("stripe-key", re.compile(_NOT_WORD_BEFORE + r"(?:(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}|whsec_[A-Za-z0-9]{24,})"), None),
-    ("google-api-key", re.compile(_NOT_WORD_BEFORE + r"AIza[A-Za-z0-9_-]{35}"), None),
-    ("google-oauth-secret", re.compile(_NOT_WORD_BEFORE + r"(?:GOCSPX-[A-Za-z0-9_-]{20,}|ya29\.[A-Za-z0-9_-]{20,})"), None),
-    ("gitlab-token", re.compile(_NOT_WORD_BEFORE + r"glpat-[A-Za-z0-9_-]{20,}"), None),
-    ("npm-token", re.compile(_NOT_WORD_BEFORE + r"npm_[A-Za-z0-9]{36}"), None),
-    ("pypi-token", re.compile(_NOT_WORD_BEFORE + r"pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{16,}"), None),
-    ("huggingface-token", re.compile(_NOT_WORD_BEFORE + r"hf_(?P<v>[A-Za-z0-9]{30,})"), lambda m: _mixed(m["v"])),
-    ("sendgrid-api-key", re.compile(_NOT_WORD_BEFORE + r"SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}"), None),
-    ("jwt", re.compile(r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*"), None),
-    (
-        "bearer-token",
-        re.compile(
-            r"(?i:\bbearer)[ \t]+(?P<v>[A-Za-z0-9._~+/-]{16,}=*)"
-            r"|(?i:\bauthorization)[ \t]*[:=][ \t]*(?i:basic|token|digest)[ \t]+(?P<b>[A-Za-z0-9._~+/-]{8,}=*)"
-        ),
-        lambda m: m["b"] is not None or _has_digit_letter(m["v"]),
-    ),
-    (
-        "url-credentials",
-        re.compile(r"\b[A-Za-z][A-Za-z0-9+.-]{1,15}://[^\s/:@]{1,64}:(?P<v>[^\s/@]{3,128})@[A-Za-z0-9\[]"),
-        lambda m: not m["v"].startswith(_PLACEHOLDER_START) and not set(m["v"]) <= _MASK_CHARS,
-    ),
-    (
-        "password-assignment",
-        re.compile(
-            r"(?<![A-Za-z0-9])(?:[A-Za-z0-9]+[_.-])*(?i:password|passwd|passphrase|pwd)(?P<kq>[\"'])?[ \t]*"
-            r"(?P<sep>[:=])[ \t]*(?:\"(?P<dq>[^\"\n]{1,256})\"|'(?P<sq>[^'\n]{1,256})'|(?P<v>[^\s\"',;]{1,256}))"
-        ),
-        lambda m: _password_value_counts(
-            m["dq"] or m["sq"] or m["v"] or "", m["sep"], m["dq"] is not None or m["sq"] is not None
-        ),
-    ),
-    (
-        "credential-assignment",
-        re.compile(
-            r"(?<![A-Za-z0-9])(?:[A-Za-z0-9]+[_.-])*(?i:"
-            + "|".join(re.escape(k) for k in _CREDENTIAL_KEYS)
-            + r")[\"']?[ \t]*[=:][ \t]*[\"']?(?P<v>[A-Za-z0-9_\-/+=.]{16,})"
-        ),
-        lambda m: bool(_DIGIT.search(m["v"])),
-    ),
+    _Rule("aws-access-key-id", ("AKIA", "ASIA", "ABIA", "ACCA", "A3T"),
+          re.compile(r"(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}(?![A-Za-z0-9_])"),
+          lambda m: _after_boundary(m, _WORD)),
+    _Rule("github-token", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+          re.compile(r"gh[pousr]_[A-Za-z0-9]{36}|github_pat_[A-Za-z0-9_]{22}"),
+          lambda m: _after_boundary(m, _WORD)),
+    _Rule("private-key", ("PRIVATE KEY-----", "MII", "MIG", "MHcCAQEE", "MC4CAQAw", "b3BlbnNzaC1rZXktdjE"),
+          re.compile(
+              r"-----BEGIN[^\n]{0,40}?PRIVATE KEY-----"
+              r"|(?:MII[A-Za-z0-9+/]{3}IBA(?:AK|DAN)|MIG[A-Za-z0-9+/]{2}gE(?:AMB|BBD)|MHcCAQEE|MC4CAQAwBQYDK2Vw"
+              r"|MII[A-Za-z0-9+/]{3}BfBgkqhkiG9w0BBQ0|b3BlbnNzaC1rZXktdjE)[A-Za-z0-9+/=\s]{40}"
+          )),
+    _Rule("anthropic-api-key", ("sk-ant-",), re.compile(r"sk-ant-[A-Za-z0-9_-]{24,}"),
+          lambda m: _after_boundary(m, _WORD_DASH)),
+    _Rule("openai-api-key", ("sk-",),
+          re.compile(r"sk-(?:(?P<kind>proj|svcacct|admin)-)?(?P<v>[A-Za-z0-9_-]{20,})"),
+          lambda m: _after_boundary(m, _WORD_DASH) and (
+              _has_digit_letter(m["v"]) if m["kind"] else (len(m["v"]) >= 32 and _mixed(m["v"])))),
+    _Rule("slack-token", ("xox", "xapp-", "hooks.slack.com"),
+          re.compile(r"xox[abposr]-(?P<v>[A-Za-z0-9-]{10,})|xapp-[0-9]-[A-Za-z0-9-]{10,}"
+                     r"|hooks\.slack\.com/services/T[A-Za-z0-9]+/B[A-Za-z0-9]+/[A-Za-z0-9]{8,}"),
+          lambda m: _after_boundary(m, _WORD_DASH) and (m["v"] is None or bool(_DIGIT.search(m["v"])))),
+    _Rule("stripe-key", ("sk_live_", "sk_test_", "rk_live_", "rk_test_", "whsec_"),
+          re.compile(r"(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}|whsec_[A-Za-z0-9]{24,}"),
+          lambda m: _after_boundary(m, _WORD)),
+    _Rule("google-api-key", ("AIza",), re.compile(r"AIza[A-Za-z0-9_-]{35}"), lambda m: _after_boundary(m, _WORD)),
+    _Rule("google-oauth-secret", ("GOCSPX-", "ya29."), re.compile(r"GOCSPX-[A-Za-z0-9_-]{20,}|ya29\.[A-Za-z0-9_-]{20,}"),
+          lambda m: _after_boundary(m, _WORD)),
+    _Rule("gitlab-token", ("glpat-",), re.compile(r"glpat-[A-Za-z0-9_-]{20,}"), lambda m: _after_boundary(m, _WORD)),
+    _Rule("npm-token", ("npm_",), re.compile(r"npm_[A-Za-z0-9]{36}"), lambda m: _after_boundary(m, _WORD)),
+    _Rule("pypi-token", ("pypi-AgEIcHlwaS5vcmc",), re.compile(r"pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{16,}")),
+    _Rule("huggingface-token", ("hf_",), re.compile(r"hf_(?P<v>[A-Za-z0-9]{30,})"),
+          lambda m: _after_boundary(m, _WORD) and _mixed(m["v"])),
+    _Rule("sendgrid-api-key", ("SG.",), re.compile(r"SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}"),
+          lambda m: _after_boundary(m, _WORD)),
+    _Rule("jwt", ("eyJ",), re.compile(r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*")),
+    _Rule("bearer-token", ("bearer", "authorization"),
+          re.compile(r"bearer[ \t]+(?P<v>[a-z0-9._~+/-]{16,}=*)"
+                     r"|authorization[ \t]*[:=][ \t]*(?:basic|token|digest)[ \t]+(?P<b>[a-z0-9._~+/-]{8,}=*)"),
+          lambda m: _after_boundary(m, _WORD) and (m["b"] is not None or _has_digit_letter(m["v"])), lower=True),
+    _Rule("url-credentials", ("://",),
+          re.compile(r"[A-Za-z][A-Za-z0-9+.-]{1,15}://[^\s/:@]{1,64}:(?P<v>[^\s/@]{3,128})@[A-Za-z0-9\[]"),
+          lambda m: _after_boundary(m, _WORD)
+          and not m["v"].startswith(_PLACEHOLDER_START) and not set(m["v"]) <= _MASK_CHARS),
+    _Rule("password-assignment", ("pass", "pwd"),
+          re.compile(r"(?:password|passwd|passphrase|pwd)(?P<kq>[\"'])?[ \t]*(?P<sep>[:=])[ \t]*"
+                     r"(?:\"(?P<dq>[^\"\n]{1,256})\"|'(?P<sq>[^'\n]{1,256})'|(?P<v>[^\s\"',;]{1,256}))",
+                     re.IGNORECASE),
+          lambda m: _key_prefix_ok(m) and _password_value_counts(
+              m["dq"] or m["sq"] or m["v"] or "", m["sep"], m["dq"] is not None or m["sq"] is not None),
+          lower=True, anchored=True),
+    # Every credential key name ends in key, secret or token: match that tail (fast), then check the
+    # whole key name and its prefix boundary just before it.
+    _Rule("credential-assignment", ("key", "secret", "token"),
+          re.compile(r"(?:key|secret|token)[\"']?[ \t]*[=:][ \t]*[\"']?(?P<v>[a-z0-9_\-/+=.]{16,})"),
+          lambda m: _credential_key_before(m) and bool(_DIGIT.search(m["v"])), lower=True, anchored=True),
 )
 
 #: Every class :func:`scan` can report, in check order.
-SECRET_CLASSES: tuple[str, ...] = tuple(dict.fromkeys(name for name, _, _ in _RULES))
+SECRET_CLASSES: tuple[str, ...] = tuple(rule.name for rule in _RULES)
+
+def _lower_keeping_offsets(text: str) -> str:
+    """``text.lower()`` when that keeps every offset (always for ASCII); otherwise only the characters
+    whose lower case is one character are lowered (``İ`` lowers to two)."""
+    lowered = text.lower()
+    if len(lowered) == len(text):
+        return lowered
+    return "".join(low if len(low := c.lower()) == 1 else c for c in text)
+
+#: How far either side of a seam between two fields the join is scanned (characters).
+_SEAM_WINDOW = 1024
+
 
 def normalise_for_scan(text: str) -> str:
     """``text`` as the scanner reads it: NFKC, format characters removed, Unicode dashes as ``-``
@@ -216,15 +244,38 @@ def normalise_for_scan(text: str) -> str:
     return fold(text)
 
 
-def _find(text: str) -> str | None:
-    for name, pattern, verify in _RULES:
-        if verify is None:
-            if pattern.search(text):
-                return name
+def _anchored(rule: _Rule, haystack: str) -> Iterator[re.Match[str]]:
+    """Matches of ``rule.pattern`` starting where one of its triggers occurs, in text order."""
+    starts: set[int] = set()
+    for trigger in rule.triggers:
+        at = haystack.find(trigger)
+        while at >= 0:
+            starts.add(at)
+            at = haystack.find(trigger, at + 1)
+    for start in sorted(starts):
+        match = rule.pattern.match(haystack, start)
+        if match is not None:
+            yield match
+
+
+def _find(text: str, seam: int | None = None) -> str | None:
+    """The first class matching in ``text`` (already folded); with ``seam``, only matches that
+    straddle that offset count (the parts either side were scanned on their own)."""
+    lowered: str | None = None
+    for rule in _RULES:
+        if rule.lower:
+            if lowered is None:
+                lowered = _lower_keeping_offsets(text)
+            haystack = lowered
+        else:
+            haystack = text
+        if not any(t in haystack for t in rule.triggers):
             continue
-        for match in pattern.finditer(text):
-            if verify(match):
-                return name
+        for match in _anchored(rule, haystack) if rule.anchored else rule.pattern.finditer(haystack):
+            if seam is not None and not match.start() < seam < match.end():
+                continue
+            if rule.verify is None or rule.verify(match):
+                return rule.name
     return None
 
 
@@ -233,14 +284,25 @@ def scan_text(text: str) -> str | None:
     return _find(normalise_for_scan(text))
 
 
-def _scan_parts(parts: list[str]) -> str | None:
+def _scan_parts(parts: list[str], scanned: int = 0) -> str | None:
+    """Each part alone (except the first ``scanned``, already scanned alone), then the join of all
+    parts around every seam (a secret split across parts)."""
     normalised = [normalise_for_scan(p) for p in parts if p]
-    for part in normalised:
+    skip = sum(1 for p in parts[:scanned] if p)
+    for part in normalised[skip:]:
         found = _find(part)
         if found is not None:
             return found
-    if len(normalised) > 1:
-        return _find("".join(normalised))
+    if len(normalised) < 2:
+        return None
+    joined = "".join(normalised)
+    offset = 0
+    for part in normalised[:-1]:
+        offset += len(part)
+        lo = max(0, offset - _SEAM_WINDOW)
+        found = _find(joined[lo : offset + _SEAM_WINDOW], seam=offset - lo)
+        if found is not None:
+            return found
     return None
 
 
@@ -254,7 +316,7 @@ def scan(title: str, description: str, body: str, tags: Iterable[str] = ()) -> s
     tags = list(tags)
     found = _scan_parts([title, description, body, *tags])
     if found is None and tags:
-        found = _scan_parts([title, description, body, *(t.upper() for t in tags)])
+        found = _scan_parts([title, description, body, *(t.upper() for t in tags)], scanned=3)
     return found
 
 
@@ -276,15 +338,16 @@ def _strings(value: Any, out: list[str], depth: int = 0) -> None:
 def scan_values(fields: Mapping[str, Any]) -> tuple[str, str] | None:
     """Scan named free-form values (strings, and every key and string inside JSON objects and arrays).
 
-    Each field is scanned on its own (its strings separately, then joined), then all
-    fields joined, in ``fields`` order. Returns ``(field, class)`` for the first hit --
-    ``field`` is the name of the field holding it, or ``"+".join(names)`` when only the
-    join of several fields holds it -- or ``None``.
+    Each field is scanned on its own (its strings separately, then across their seams), then all
+    fields across their seams, in ``fields`` order. Returns ``(field, class)`` for the first hit --
+    ``field`` is the name of the field holding it, or ``"+".join(names)`` when only the join of
+    several fields holds it -- or ``None``.
     """
     per_field: list[tuple[str, list[str]]] = []
     for name, value in fields.items():
         strings: list[str] = []
         _strings(value, strings)
+        strings = [s for s in strings if s]
         if not strings:
             continue
         found = _scan_parts(strings)
@@ -292,7 +355,7 @@ def scan_values(fields: Mapping[str, Any]) -> tuple[str, str] | None:
             return name, found
         per_field.append((name, strings))
     if len(per_field) > 1:
-        found = _find("".join(normalise_for_scan(s) for _, strings in per_field for s in strings))
+        found = _scan_parts(["".join(strings) for _, strings in per_field])
         if found is not None:
             return "+".join(name for name, _ in per_field), found
     return None
