@@ -1,7 +1,8 @@
 """Secret-scan cost per 64 KiB write, as a ratio to a raw SQLite insert of the same bytes.
 
-For three 64 KiB bodies -- ASCII prose, prose with non-ASCII text (so Unicode folding runs),
-and prose with a key at the very end (the worst case: every pattern scans everything) -- times
+For four 64 KiB bodies -- ASCII prose, prose with non-ASCII text (so Unicode folding runs),
+prose with a key at the very end, and an adversarial body of pattern prefixes repeated back to
+back (``eyJeyJ...``, ``key=key=...``: a backtracking pattern would go quadratic) -- times
 ``secrets.scan`` (each field, then the fields joined) and, interleaved in the same run, one
 durable SQLite insert of the same bytes (WAL, ``synchronous=FULL``, one explicit transaction,
 as the store writes). When ``detect-secrets`` is installed, its line-based plugins for the same
@@ -51,6 +52,9 @@ BODIES = {
     "ascii prose": _body(),
     "non-ascii prose": _body(NON_ASCII),
     "key at the end": _body(tail="deploy key AKIAIOSFODNN7EXAMPLE"),
+    # pattern prefixes repeated back to back: a backtracking pattern would go quadratic here
+    "adversarial": ("eyJ" * 3000 + "key=" * 3000 + "password=" * 1500 + "sk-" * 3000 + "a://" * 2000
+                    + "MII" * 3000)[:SIZE],
 }
 
 

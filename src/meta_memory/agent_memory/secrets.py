@@ -199,7 +199,9 @@ _RULES: tuple[_Rule, ...] = (
           lambda m: _after_boundary(m, _WORD) and _mixed(m["v"])),
     _Rule("sendgrid-api-key", ("SG.",), re.compile(r"SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}"),
           lambda m: _after_boundary(m, _WORD)),
-    _Rule("jwt", ("eyJ",), re.compile(r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*")),
+    # Only at the start of a token run, and possessive: ``eyJeyJeyJ...`` stays linear.
+    _Rule("jwt", ("eyJ",),
+          re.compile(r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,}+\.eyJ[A-Za-z0-9_-]{8,}+\.[A-Za-z0-9_-]*+")),
     _Rule("bearer-token", ("bearer", "authorization"),
           re.compile(r"bearer[ \t]+(?P<v>[a-z0-9._~+/-]{16,}=*)"
                      r"|authorization[ \t]*[:=][ \t]*(?:basic|token|digest)[ \t]+(?P<b>[a-z0-9._~+/-]{8,}=*)"),
@@ -218,7 +220,8 @@ _RULES: tuple[_Rule, ...] = (
     # Every credential key name ends in key, secret or token: match that tail (fast), then check the
     # whole key name and its prefix boundary just before it.
     _Rule("credential-assignment", ("key", "secret", "token"),
-          re.compile(r"(?:key|secret|token)[\"']?[ \t]*[=:][ \t]*[\"']?(?P<v>[a-z0-9_\-/+=.]{16,})"),
+          # ``=`` only as trailing padding, so ``key=key=key=...`` cannot make every attempt scan the rest.
+          re.compile(r"(?:key|secret|token)[\"']?[ \t]*[=:][ \t]*[\"']?(?P<v>[a-z0-9_\-/+.]{16,512}+={0,2})"),
           lambda m: _credential_key_before(m) and bool(_DIGIT.search(m["v"])), lower=True, anchored=True),
 )
 
