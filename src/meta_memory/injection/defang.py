@@ -80,20 +80,53 @@ def _fold_char(ch: str) -> str:
     return "".join(out)
 
 
+_ASCII_UPPER = {c: chr(c + 32) for c in range(ord("A"), ord("Z") + 1)}
+_FOLDS: dict[int, str] = dict(_ASCII_UPPER)
+_FOLDS_LIMIT = 65_536
+
+
+def _fill_folds(text: str) -> None:
+    """Cache the skeleton of every non-ASCII character of ``text`` (the cache is bounded: the
+    characters are attacker-chosen, so it is cleared rather than grown past the limit)."""
+    new = [ch for ch in set(text) if ch >= "\x80" and ord(ch) not in _FOLDS]
+    if len(_FOLDS) + len(new) > _FOLDS_LIMIT:
+        _FOLDS.clear()
+        _FOLDS.update(_ASCII_UPPER)
+        new = [ch for ch in set(text) if ch >= "\x80"]
+    for ch in new:
+        _FOLDS[ord(ch)] = _fold_char(ch)
+
+
+def _skeleton_text(text: str) -> str:
+    """The skeleton alone (no offsets), with one ``str.translate``."""
+    if text.isascii():
+        return text.lower()
+    _fill_folds(text)
+    return text.translate(_FOLDS)
+
+
 def marker_skeleton(text: str) -> tuple[str, list[int] | None]:
     """``(skeleton, origin)``: the folded text markers are matched on, and for each skeleton
     position the index of the original character it came from (plus one final entry,
-    ``len(text)``). ``origin`` is ``None`` when the mapping is the identity (ASCII text)."""
+    ``len(text)``). ``origin`` is ``None`` when the mapping is the identity (every character
+    folds to exactly one)."""
     if text.isascii():
         return text.lower(), None
-    parts: list[str] = []
+    _fill_folds(text)
+    irregular = sorted(ch for ch in set(text) if ch >= "\x80" and len(_FOLDS[ord(ch)]) != 1)
+    skeleton = text.translate(_FOLDS)
+    if not irregular:
+        return skeleton, None
     origin: list[int] = []
-    for i, ch in enumerate(text):
-        folded = ch.lower() if ch < "\x80" else _fold_char(ch)
-        parts.append(folded)
-        origin.extend([i] * len(folded))
+    pos = 0
+    for match in re.finditer("[" + "".join(re.escape(c) for c in irregular) + "]", text):
+        at = match.start()
+        origin.extend(range(pos, at))
+        origin.extend([at] * len(_FOLDS[ord(text[at])]))
+        pos = at + 1
+    origin.extend(range(pos, len(text)))
     origin.append(len(text))
-    return "".join(parts), origin
+    return skeleton, origin
 
 
 _SEP = r"[\s_-]*"
@@ -146,13 +179,17 @@ def defang(text: str, header: str = DEFAULT_INSTRUCTION_HEADER) -> tuple[str, in
     forged header line.
     """
     header = header.strip() or DEFAULT_INSTRUCTION_HEADER
-    text, hits = _replace_markers(text)
+    skeleton = _skeleton_text(text)
+    hits = 0
+    if _MARKERS.search(skeleton):  # only then build the offset map (the common case has no marker)
+        text, hits = _replace_markers(text)
+        skeleton = _skeleton_text(text)
     pattern = _header_pattern(header)
-    if pattern is None or not pattern.search(marker_skeleton(text)[0]):
+    if pattern is None or not pattern.search(skeleton):
         return text, hits
     out: list[str] = []
     for line in text.splitlines(keepends=True):
-        if not line.startswith(DEFANGED_LINE_PREFIX) and pattern.search(marker_skeleton(line)[0]):
+        if not line.startswith(DEFANGED_LINE_PREFIX) and pattern.search(_skeleton_text(line)):
             out.append(DEFANGED_LINE_PREFIX + line)
             hits += 1
         else:
