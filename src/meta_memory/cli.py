@@ -245,8 +245,14 @@ def replay(path: Path, url: str, token: str | None, inject: bool, realm: str | N
 @click.option("--token", envvar="META_MEMORY_TOKEN", show_envvar=True, default=None,
               help="Bearer token sent to the --url gateway (prefer the environment variable: a command line "
                    "is visible to other local users).")
+@click.option("--session-taint", type=click.Choice(["unknown", "reported"]), default="unknown", show_default=True,
+              help="unknown: this server cannot see the client's other tool results, so the session counts as "
+                   "tainted and every write is quarantined for review (fail closed). reported: the host reports "
+                   "every tool result of this identity and --session-key to the --url gateway "
+                   "(meta/turn/tool_result), so the normal posture applies.")
 def mcp_command(state_dir: Path, identity: str, realm: str | None, config_path: Path | None,
-                session_key: str | None, mob: str | None, url: str | None, token: str | None) -> None:
+                session_key: str | None, mob: str | None, url: str | None, token: str | None,
+                session_taint: str) -> None:
     """Serve the `memory` tool over MCP stdio; every call is an LLM-authored write of IDENTITY."""
     from .identity import parse_identity, parse_realm
 
@@ -269,6 +275,9 @@ def mcp_command(state_dir: Path, identity: str, realm: str | None, config_path: 
     from .mcp_server import McpMemoryBridge, default_session_key, serve_mcp_stdio
 
     session = session_key.strip() if session_key else default_session_key()
+    if session_taint == "reported" and url is None:
+        click.echo("meta-memory: warning: --session-taint reported without --url: nothing can report this "
+                   "session's tool results, so writes from a tainted session land active (firewall off)", err=True)
     if url is not None:
         from .sdk import Meta
 
@@ -279,7 +288,7 @@ def mcp_command(state_dir: Path, identity: str, realm: str | None, config_path: 
         handle = Meta.connect(url, token=token.strip() if token and token.strip() else None)
         refused: str | None = None
         try:
-            serve_mcp_stdio(McpMemoryBridge(handle.call, identity, session, mob or None))
+            serve_mcp_stdio(McpMemoryBridge(handle.call, identity, session, mob or None, session_taint))
         except MetaError as exc:  # the gateway refused the bridge's first call (e.g. no or a wrong token)
             refused = f"the gateway at {url} refused the bridge: {exc.message}"
         except httpx.HTTPError as exc:
@@ -305,7 +314,8 @@ def mcp_command(state_dir: Path, identity: str, realm: str | None, config_path: 
         _fail(exc)
     gateway = Gateway.for_runtime(runtime)
     ctx = CallContext(transport="mcp")
-    bridge = McpMemoryBridge(lambda method, params: gateway.call(method, params, ctx), identity, session, mob or None)
+    bridge = McpMemoryBridge(lambda method, params: gateway.call(method, params, ctx), identity, session, mob or None,
+                             session_taint)
     try:
         serve_mcp_stdio(bridge)
     finally:

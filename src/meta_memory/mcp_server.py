@@ -9,10 +9,21 @@ identity's durable memory unchanged.
 Every ``tools/call`` is dispatched through the gateway's method table as
 ``meta/agent_memory/tool`` for the configured identity and session: it is an
 LLM-authored write, so the firewall's write gate decides whether it lands
-quarantined (``llm_writes = "quarantined"`` quarantines every write; under the
-default ``"observed"`` posture a write lands quarantined only when the
-session has been tainted). The identity, realm, session and mob are fixed by
-the server's command line; nothing in the tool arguments can retarget them.
+quarantined. The identity, realm, session and mob are fixed by the server's
+command line; nothing in the tool arguments can retarget them.
+
+Fail closed on taint (``--session-taint``): an MCP server sees only the calls to
+its own tool, never the other tool results (web pages, files, other servers)
+that the client's model read, so it cannot know whether the session is tainted.
+By default (``unknown``) the server notes its session with
+``tool_results = "unreported"`` and the gateway treats the session as tainted
+from the start: every write lands quarantined pending review, under either
+``llm_writes`` posture. ``--session-taint reported`` restores the normal posture;
+it is meant for ``--url`` deployments whose host reports every tool result of
+this identity and ``--session-key`` to that gateway with
+``meta/turn/tool_result`` (then only writes after untrusted content quarantine).
+With ``--state-dir`` nothing can report tool results, so ``reported`` there is
+an explicit opt-out of the firewall and the CLI warns about it.
 
 Results map onto MCP like this:
 
@@ -26,10 +37,9 @@ Results map onto MCP like this:
 
 The server notes its session at start (``meta/session/note``), so the
 identity speaks from that session. Taint lives in the runtime that serves the
-calls: with ``--state-dir`` that is this process (which sees no tool results,
-so only ``llm_writes = "quarantined"`` quarantines); with ``--url`` the calls
-go to a running gateway, where the host's ``meta/turn/tool_result`` calls for
-the same identity and ``--session-key`` taint this server's writes.
+calls: with ``--state-dir`` that is this process; with ``--url`` the calls go to
+a running gateway, where the host's ``meta/turn/tool_result`` calls for the same
+identity and ``--session-key`` taint this server's writes.
 """
 
 from __future__ import annotations
@@ -48,6 +58,7 @@ from .errors import MetaError
 from .tool.schema import MEMORY_TOOL_NAME, memory_tool_definition
 
 __all__ = [
+    "SESSION_TAINT_CHOICES",
     "EXCLUDE_FROM_INDEXING_META",
     "MCP_SERVER_NAME",
     "McpMemoryBridge",
@@ -63,6 +74,9 @@ MCP_SERVER_NAME = "meta-memory"
 #: ``_meta`` key set on every tool result: hosts must keep it out of semantic indexing.
 EXCLUDE_FROM_INDEXING_META = "meta_memory/exclude_from_indexing"
 
+#: ``--session-taint`` values: ``unknown`` (default; fail closed) or ``reported`` (the host reports tool results).
+SESSION_TAINT_CHOICES = ("unknown", "reported")
+
 #: ``call(method, params) -> result``; raises :class:`~meta_memory.errors.MetaError` on a refusal.
 RpcCall = Callable[[str, "dict[str, Any] | None"], Any]
 
@@ -77,16 +91,27 @@ class McpMemoryBridge:
         identity: the calling agent's identity (every write is scoped to it).
         session_key: the session the calls come from (taint and the write gate follow it).
         mob: the mob the agent runs in (``propose_to_mob`` needs one), or ``None``.
+        session_taint: ``"unknown"`` (default: the session's tool results are not reported, so the
+            gateway treats it as tainted and every write lands quarantined) or ``"reported"`` (the host
+            reports them with ``meta/turn/tool_result``; the normal posture applies).
     """
 
     call: RpcCall
     identity: str
     session_key: str
     mob: str | None = None
+    session_taint: str = "unknown"
+
+    def __post_init__(self) -> None:
+        if self.session_taint not in SESSION_TAINT_CHOICES:
+            raise ValueError("session_taint must be 'unknown' or 'reported'")
 
     def note_session(self) -> None:
-        """Tell the runtime that ``identity`` now speaks from ``session_key`` (``meta/session/note``)."""
-        self.call("meta/session/note", {"identity": self.identity, "session_key": self.session_key})
+        """Tell the runtime that ``identity`` now speaks from ``session_key`` (``meta/session/note``),
+        and whether its tool results are reported (``tool_results``); raises when the runtime refuses."""
+        tool_results = "reported" if self.session_taint == "reported" else "unreported"
+        self.call("meta/session/note",
+                  {"identity": self.identity, "session_key": self.session_key, "tool_results": tool_results})
 
     def tools(self) -> list[types.Tool]:
         """The tool list: ``memory`` with its JSON input schema, or nothing when the tool is disabled."""

@@ -31,7 +31,7 @@ def test_defaults() -> None:
         "llm_writes": "observed",
         "recorder_tool": True,
         "operator_scope": "off",
-        "content_trust": {"trusted_mcp_servers": (), "untrusted_tools": (), "trusted_tools": ()},
+        "content_trust": {"trusted_mcp_servers": (), "untrusted_tools": (), "trusted_tools": (), "default": "trusted"},
         "store": "sqlite",
         "dsn": None,
         "recall_provider": "lexical",

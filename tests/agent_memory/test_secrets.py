@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from meta_memory.agent_memory.secrets import scan, scan_text
+from meta_memory.agent_memory.secrets import SECRET_CLASSES, scan, scan_text
 
 
 @pytest.mark.parametrize(
@@ -29,6 +29,7 @@ from meta_memory.agent_memory.secrets import scan, scan_text
         ("api_key = your-api-key-goes-here", None),
         ("api_key = abc123", None),
         ("myapi_key = zXy1aB2cD3eF4gH5iJ6k", None),
+        ("OPENAI_API_KEY=zXy1aB2cD3eF4gH5iJ6k", "credential-assignment"),
         ("the api key is somewhere safe", None),
     ],
 )
@@ -57,4 +58,4 @@ def test_aws_key_is_found_between_separators(before: str, after: str) -> None:
 
 @given(st.text(max_size=300))
 def test_scan_never_crashes(text: str) -> None:
-    assert scan_text(text) in (None, "aws-access-key-id", "github-token", "private-key", "credential-assignment")
+    assert scan_text(text) in (None, *SECRET_CLASSES)

@@ -52,9 +52,9 @@ PRECEDENCE = [
      "MCP server 'rogue' (tool 'mcp__rogue__query')"),
     ("mcp__rogue", {}, False, "MCP server 'rogue' (tool 'mcp__rogue')"),
     ("mcp__knowledge_graph__query", {}, True, None),
-    # 7. anything else is trusted; names match exactly
+    # 7. anything else is trusted; builtin names match in any spelling, even when listed as trusted
     ("calculator", {}, True, None),
-    ("Web_Fetch", {}, True, None),
+    ("Web_Fetch", {}, False, "web tool 'Web_Fetch'"),
     ("search_docs", {"provenance": {"kind": "function", "source_id": "rogue"}}, True, None),
     # tool errors classify like results
     ("web_search", {"is_error": True}, False, "web tool 'web_search'"),

@@ -16,6 +16,7 @@ from meta_memory.firewall.classify import (
     ToolProvenance,
     classify_tool_result,
     mcp_server_of,
+    name_key,
 )
 
 EMPTY = ContentTrustPolicy()
@@ -39,9 +40,10 @@ def test_trusted_tools_cannot_override_a_builtin_web_tool(name: str) -> None:
     assert got.source == f"web tool '{name}'"
 
 
-def test_builtin_names_match_exactly() -> None:
-    assert classify_tool_result("Web_Fetch", None, EMPTY).trusted
+def test_builtin_names_are_matched_by_key_not_by_prefix() -> None:
+    assert not classify_tool_result("Web_Fetch", None, EMPTY).trusted
     assert classify_tool_result("web_fetch2", None, EMPTY).trusted
+    assert classify_tool_result("prefetch", None, EMPTY).trusted
 
 
 def test_untrusted_tools_beat_trusted_tools() -> None:
@@ -163,7 +165,9 @@ def test_classification_is_total_and_sources_only_on_untrusted(tool, servers, un
     for prov in (None, ToolProvenance("mcp", source), ToolProvenance("builtin", source)):
         got = classify_tool_result(tool, prov, p)
         assert (got.source is None) == got.trusted
-        if tool in untrusted and tool not in ALWAYS_UNTRUSTED_TOOLS:
+        key = name_key(tool)
+        builtin = key in {name_key(n) for n in ALWAYS_UNTRUSTED_TOOLS}
+        if key in p.untrusted_tools and not builtin:
             assert got.source == f"configured untrusted tool '{tool}'"
-        if prov is not None and prov.is_mcp and tool not in ALWAYS_UNTRUSTED_TOOLS | untrusted | trusted:
-            assert got.trusted == (source in servers)
+        if prov is not None and prov.is_mcp and not builtin and key not in p.untrusted_tools | p.trusted_tools:
+            assert got.trusted == (name_key(source) in p.trusted_mcp_servers)

@@ -45,7 +45,9 @@ def test_a_tainted_mcp_forget_is_held_and_the_record_stays(tmp_path: Path) -> No
 
         params = StdioServerParameters(
             command=sys.executable,
-            args=["-m", "meta_memory.cli", "mcp", "--url", gw.url, "--identity", IDENTITY, "--session-key", SESSION],
+            # the host reports this session's tool results (the web_fetch above), so the normal posture applies
+            args=["-m", "meta_memory.cli", "mcp", "--url", gw.url, "--identity", IDENTITY, "--session-key", SESSION,
+                  "--session-taint", "reported"],
             env=SERVER_ENV,
         )
 

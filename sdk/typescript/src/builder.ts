@@ -125,13 +125,16 @@ export const AGENT_MEMORY_KEYS: readonly string[] = [
   "steward",
 ];
 
-const CONTENT_TRUST_KEYS: readonly string[] = ["trusted_mcp_servers", "untrusted_tools", "trusted_tools"];
+const CONTENT_TRUST_LISTS: readonly string[] = ["trusted_mcp_servers", "untrusted_tools", "trusted_tools"];
+const CONTENT_TRUST_KEYS: readonly string[] = [...CONTENT_TRUST_LISTS, "default"];
 
 /** Content-trust overrides (`agent_memory.content_trust`). */
 export interface ContentTrustOptions {
   trustedMcpServers?: string[];
   untrustedTools?: string[];
   trustedTools?: string[];
+  /** `"untrusted"`: only listed tools and servers are trusted (opt-in; default `"trusted"`). */
+  default?: "trusted" | "untrusted";
 }
 
 /** The memory steward (`agent_memory.steward`); keys camelCase or snake_case, decoded by the gateway. */
@@ -198,6 +201,12 @@ function contentTrustToWire(raw: unknown): Record<string, unknown> {
   }
   if (unknown.length) throw fail(`unsupported content_trust fields: ${unknown.sort().join(", ")}`);
   for (const [key, value] of Object.entries(out)) {
+    if (key === "default") {
+      if (value !== "trusted" && value !== "untrusted") {
+        throw fail("content_trust.default must be 'trusted' or 'untrusted'");
+      }
+      continue;
+    }
     if (!Array.isArray(value)) throw fail(`content_trust.${key} must be an array`);
     if (!value.every((e) => typeof e === "string" && e.trim() !== "")) {
       throw fail(`content_trust.${key} entries must be non-empty strings`);

@@ -210,6 +210,8 @@ export interface SessionNoteParams {
   identity: string;
   sessionKey: string;
   realm?: string;
+  /** `"unreported"`: this session's tool results never reach `turnToolResult`; it counts as tainted. */
+  toolResults?: "reported" | "unreported";
 }
 
 export interface SessionResetParams {

@@ -70,6 +70,9 @@ describe("agentMemory options", () => {
       max_entries: 2,
       content_trust: { trusted_mcp_servers: ["docs"] },
     });
+    assert.deepEqual(agentMemoryToWire({ contentTrust: { default: "untrusted", trustedTools: ["calc"] } }), {
+      content_trust: { default: "untrusted", trusted_tools: ["calc"] },
+    });
     assert.deepEqual(agentMemoryToWire(false), { enabled: false });
     assert.deepEqual(agentMemoryToWire(true), {});
   });
@@ -90,6 +93,7 @@ describe("agentMemory options", () => {
     { content_trust: { trustedTools: "x" } },
     { contentTrust: { untrustedTools: ["ok", " "] } },
     { contentTrust: ["x"] },
+    { contentTrust: { default: "paranoid" } },
   ];
   for (const options of refused) {
     it(`refuses ${JSON.stringify(options)} with the Python SDK's message`, () => {

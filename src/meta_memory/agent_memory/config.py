@@ -22,7 +22,9 @@ key                        values                                         defaul
 ``llm_writes``             ``"observed"`` | ``"quarantined"``             ``"observed"``
 ``recorder_tool``          bool                                           ``true``
 ``operator_scope``         ``"off"`` | ``"provisional"``                  ``"off"``
-``content_trust``          table (see :class:`ContentTrustConfig`)        empty lists
+``content_trust``          table (see :class:`ContentTrustConfig`)        empty lists,
+                                                                          ``default =
+                                                                          "trusted"``
 ``store``                  ``"sqlite"`` | ``"postgres"`` (``"markdown"``  ``"sqlite"``
                            refused)
 ``dsn``                    string; required with, and only with,          absent
@@ -86,13 +88,20 @@ _CONTENT_TRUST_KEYS = ("trusted_mcp_servers", "untrusted_tools", "trusted_tools"
 
 
 class ContentTrustConfig(BaseModel):
-    """``agent_memory.content_trust``: tool/MCP-server trust overrides (reference §5). Entries are trimmed."""
+    """``agent_memory.content_trust``: tool/MCP-server trust overrides (reference §5). Entries are trimmed
+    here and compared by the classifier's spelling-proof key (:func:`meta_memory.firewall.classify.name_key`).
+
+    ``default`` (beyond the spec, opt-in): ``"trusted"`` (the seed's rule: a tool no rule names is trusted)
+    or ``"untrusted"`` (only listed tools and listed MCP servers are trusted; every other tool result
+    taints). See ``docs/security.md`` for when to choose it.
+    """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     trusted_mcp_servers: tuple[str, ...] = ()
     untrusted_tools: tuple[str, ...] = ()
     trusted_tools: tuple[str, ...] = ()
+    default: Literal["trusted", "untrusted"] = "trusted"
 
 
 #: The longest tombstone retention accepted (100 years).
@@ -170,16 +179,20 @@ def parse_content_trust(raw: Any) -> ContentTrustConfig:
 
     Messages: ``content_trust must be an object``, ``unsupported content_trust
     fields: a, b``, ``content_trust.<key> must be an array``,
-    ``content_trust.<key> entries must be non-empty strings``.
+    ``content_trust.<key> entries must be non-empty strings``,
+    ``content_trust.default must be 'trusted' or 'untrusted'``.
     """
     if raw is None:
         return ContentTrustConfig()
     if not isinstance(raw, dict):
         raise ConfigError("content_trust must be an object")
-    unknown = sorted(k for k in raw if k not in _CONTENT_TRUST_KEYS)
+    unknown = sorted(k for k in raw if k not in (*_CONTENT_TRUST_KEYS, "default"))
     if unknown:
         raise ConfigError(f"unsupported content_trust fields: {', '.join(unknown)}")
-    out: dict[str, tuple[str, ...]] = {}
+    default = raw.get("default", "trusted")
+    if not isinstance(default, str) or default.strip().lower() not in ("trusted", "untrusted"):
+        raise ConfigError("content_trust.default must be 'trusted' or 'untrusted'")
+    out: dict[str, Any] = {"default": default.strip().lower()}
     for key in _CONTENT_TRUST_KEYS:
         value = raw.get(key, [])
         if not isinstance(value, (list, tuple)):

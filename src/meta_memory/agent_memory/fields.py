@@ -6,6 +6,7 @@ the RPC parameter parsers and the markdown importer call these.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 __all__ = [
@@ -19,6 +20,8 @@ __all__ = [
     "ascii_lower",
     "normalize_tags",
     "validate_record_fields",
+    "MEMORY_ID_RULE",
+    "is_well_formed_memory_id",
 ]
 
 MAX_TITLE_BYTES = 200
@@ -28,6 +31,17 @@ MAX_MEMORY_TAGS = 32
 MAX_MEMORY_TAG_BYTES = 64
 
 _ASCII_LOWER = str.maketrans({chr(c): chr(c + 32) for c in range(ord("A"), ord("Z") + 1)})
+
+
+#: What an explicit record id (markdown import) must look like: 1-128 ASCII letters, digits,
+#: ``.``, ``_``, ``:`` or ``-``, starting with a letter or digit (``mem-{ns}-{pid}-{seq}-{fnv}`` fits).
+MEMORY_ID_RULE = "memory_id must be 1-128 of [A-Za-z0-9._:-], starting with a letter or digit"
+_MEMORY_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}", re.ASCII)
+
+
+def is_well_formed_memory_id(value: object) -> bool:
+    """True when ``value`` is a string that satisfies :data:`MEMORY_ID_RULE` exactly (no trimming)."""
+    return isinstance(value, str) and _MEMORY_ID.fullmatch(value) is not None
 
 
 class FieldError(ValueError):

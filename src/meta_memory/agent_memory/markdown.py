@@ -12,13 +12,18 @@ markers are both read. A body line that starts with ``\\`` followed by a
 structural line (an end marker or a metadata line) is unescaped. A record ends
 at its end marker or at end of file; while a record's heading has no valid
 metadata line, the next ``## `` heading starts over. Records with an empty
-body or missing/invalid metadata are dropped with a warning — never promoted.
+body, missing/invalid metadata, or a ``memory_id`` that is not well-formed
+(:data:`~meta_memory.agent_memory.fields.MEMORY_ID_RULE`: no spaces, markup,
+path separators or control characters) are dropped with a warning — never
+promoted. The store opens the files themselves without following symlinks.
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+
+from meta_memory.agent_memory.fields import MEMORY_ID_RULE, is_well_formed_memory_id
 
 __all__ = ["MAX_MARKDOWN_FILE_BYTES", "ParsedRecord", "ParseResult", "parse_markdown"]
 
@@ -71,18 +76,21 @@ def _parse_meta(line: str) -> dict[str, object] | None:
     return None
 
 
-def _meta_fields(meta: dict[str, object]) -> tuple[str, tuple[str, ...], int, int] | None:
+def _meta_fields(meta: dict[str, object]) -> tuple[str, tuple[str, ...], int, int] | str:
+    """The metadata's fields, or the reason they are invalid."""
     memory_id = meta.get("memory_id")
     tags = meta.get("tags", [])
     created = meta.get("created_at_ms")
     updated = meta.get("updated_at_ms")
     if not isinstance(memory_id, str) or not memory_id.strip():
-        return None
+        return "invalid metadata"
+    if not is_well_formed_memory_id(memory_id.strip()):
+        return f"a malformed memory_id ({MEMORY_ID_RULE})"
     if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
-        return None
+        return "invalid metadata"
     for ts in (created, updated):
         if isinstance(ts, bool) or not isinstance(ts, int) or ts < 0:
-            return None
+            return "invalid metadata"
     return memory_id.strip(), tuple(tags), int(created), int(updated)  # type: ignore[arg-type]
 
 
@@ -104,9 +112,9 @@ def parse_markdown(text: str) -> ParseResult:
             result.warnings.append(f"line {heading_line}: record '{title}' has no metadata line; skipped")
             continue
         meta = _parse_meta(lines[i])
-        fields = _meta_fields(meta) if meta is not None else None
-        if fields is None:
-            result.warnings.append(f"line {heading_line}: record '{title}' has invalid metadata; skipped")
+        fields = _meta_fields(meta) if meta is not None else "invalid metadata"
+        if isinstance(fields, str):
+            result.warnings.append(f"line {heading_line}: record '{title}' has {fields}; skipped")
             i += 1
             continue
         i += 1

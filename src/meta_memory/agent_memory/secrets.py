@@ -1,89 +1,372 @@
-"""Secret detection for durable memory (reference §8).
+"""Secret detection for everything that becomes durable memory (reference §8, widened).
 
-Durable memory must never hold credentials. Four classes, checked in this
-order (first match wins), over title, then description, then body, then each
-tag:
+Durable memory must never hold credentials. This module is the one scanner: the
+staged-batch validator (every agent-memory write: remember, update, the
+``memory`` tool, markdown import, proposals), quarantine release, the steward's
+dream, the ledger (``meta/memory/index`` ``fact``, ``metadata``, conflict
+reason) and exit-interview harvest causes all call it.
 
-1. ``aws-access-key-id``: ``AKIA``/``ASIA`` + exactly 16 of ``[A-Z0-9]``,
-   bounded by non-word characters (word = ASCII alphanumeric or ``_``).
-2. ``github-token``: ``ghp_``/``gho_``/``ghu_``/``ghs_``/``ghr_`` + >= 36 ASCII
-   alphanumerics, or ``github_pat_`` + >= 22 of ``[A-Za-z0-9_]``.
-3. ``private-key``: both ``-----BEGIN`` and ``PRIVATE KEY-----`` appear.
-4. ``credential-assignment``: a credential key name (case-insensitive) at a
-   word boundary, ``=`` or ``:``, an optional quote, then a run of >= 16
-   ``[A-Za-z0-9_\\-/+=.]`` containing at least one digit.
+What is scanned (:func:`scan`, :func:`scan_values`):
 
-The refusal names the class, never the matched text.
+1. every field after :func:`normalise_for_scan`: Unicode NFKC (fullwidth
+   ``ＡＫＩＡ`` reads ``AKIA``), every format character removed (category ``Cf``:
+   zero-width space/joiners, word joiner, BOM, soft hyphen, bidi controls), and
+   Unicode dashes folded to ``-``; a value that is plain ASCII skips the work;
+2. each field on its own, in order (title, description, body, each tag -- tags
+   also upper-cased, as they are stored lower-cased);
+3. the fields joined with nothing between them, so a key split across the title
+   and the body is found.
+
+Classes, checked in this order (first found wins; the class is all a refusal
+names -- never the matched text):
+
+============================ ==============================================================
+``aws-access-key-id``        ``AKIA``/``ASIA``/``ABIA``/``ACCA``/``A3T?`` + 16 of ``[A-Z0-9]``, word-bounded
+``github-token``             ``gh[pousr]_`` + >= 36 alphanumerics; ``github_pat_`` + >= 22
+``private-key``              ``-----BEGIN`` + ``PRIVATE KEY-----``; or an unarmoured PEM body
+                             (PKCS#1/PKCS#8/EC/OpenSSH/encrypted PKCS#8 DER prefixes + >= 40 base64)
+``anthropic-api-key``        ``sk-ant-`` + >= 24 of ``[A-Za-z0-9_-]``
+``openai-api-key``           ``sk-proj-``/``sk-svcacct-``/``sk-admin-`` + >= 20 (letters and digits);
+                             bare ``sk-`` + >= 32 with upper, lower and digit
+``slack-token``              ``xox[abposr]-`` + >= 10 (with a digit); ``xapp-``; Slack webhook URLs
+``stripe-key``               ``sk_``/``rk_`` + ``live_``/``test_`` + >= 16; ``whsec_`` + >= 24
+``google-api-key``           ``AIza`` + 35 of ``[A-Za-z0-9_-]``
+``google-oauth-secret``      ``GOCSPX-`` + >= 20; ``ya29.`` access tokens
+``gitlab-token``             ``glpat-`` + >= 20
+``npm-token``                ``npm_`` + 36 alphanumerics
+``pypi-token``               ``pypi-AgEIcHlwaS5vcmc`` + >= 16
+``huggingface-token``        ``hf_`` + >= 30 alphanumerics
+``sendgrid-api-key``         ``SG.<22>.<43>``
+``jwt``                      ``eyJ<header>.eyJ<payload>.<signature>``
+``bearer-token``             ``Bearer`` + a token of >= 16 with a letter and a digit;
+                             ``Authorization: Basic|Token <credential>``
+``url-credentials``          ``scheme://user:password@`` (not a ``$VAR``/``{placeholder}``)
+``password-assignment``      ``password``/``passwd``/``passphrase``/``pwd`` (optionally prefixed,
+                             optionally quoted as a JSON key), ``=`` or ``:``, then a value; see
+                             :func:`_password_value_counts` for what counts (masked values and
+                             ``${VAR}`` references do not)
+``credential-assignment``    an API key/secret/token key name, ``=`` or ``:``, optional quote,
+                             >= 16 of ``[A-Za-z0-9_-/+=.]`` containing a digit
+============================ ==============================================================
+
+Limits (documented in ``docs/security.md``): a secret paraphrased in prose
+("my password is hunter2"), spelled out with spaces, encoded (base64 of a key),
+or written with look-alike letters from another script is not found.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
 
-__all__ = ["SECRET_CLASSES", "scan_text", "scan"]
+from meta_memory.textfold import fold
 
-SECRET_CLASSES = ("aws-access-key-id", "github-token", "private-key", "credential-assignment")
+__all__ = [
+    "SECRET_CLASSES",
+    "normalise_for_scan",
+    "scan",
+    "scan_text",
+    "scan_values",
+    "secret_rule",
+]
 
-_NOT_WORD_BEFORE = r"(?<![A-Za-z0-9_])"
-_NOT_WORD_AFTER = r"(?![A-Za-z0-9_])"
-
-_AWS = re.compile(_NOT_WORD_BEFORE + r"(?:AKIA|ASIA)[A-Z0-9]{16}" + _NOT_WORD_AFTER)
-_GITHUB = re.compile(_NOT_WORD_BEFORE + r"(?:gh[pousr]_[A-Za-z0-9]{36}|github_pat_[A-Za-z0-9_]{22})")
-_CREDENTIAL_KEYS = (
-    "api_key",
-    "api-key",
-    "apikey",
-    "secret_key",
-    "secret-key",
-    "client_secret",
-    "access_token",
-    "access-token",
-    "auth_token",
-    "auth-token",
-    "aws_secret_access_key",
-    "private_token",
-)
-_CREDENTIAL = re.compile(
-    _NOT_WORD_BEFORE
-    + "(?:"
-    + "|".join(re.escape(k) for k in _CREDENTIAL_KEYS)
-    + r")[ \t]*[=:][ \t]*[\"']?([A-Za-z0-9_\-/+=.]{16,})",
-    re.IGNORECASE,
-)
+_WORD = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+_WORD_DASH = _WORD | {"-"}
+_ALNUM = _WORD - {"_"}
 _DIGIT = re.compile(r"[0-9]")
+_UPPER = re.compile(r"[A-Z]")
+_LOWER = re.compile(r"[a-z]")
+_LETTER = re.compile(r"[A-Za-z]")
+
+
+def _has_digit_letter(value: str) -> bool:
+    return bool(_DIGIT.search(value) and _LETTER.search(value))
+
+
+def _mixed(value: str) -> bool:
+    return bool(_DIGIT.search(value) and _UPPER.search(value) and _LOWER.search(value))
+
+
+# Values that stand for a secret without being one: masked, empty-ish, or a reference to where it lives
+# (``${DB_PASSWORD}``, ``%PASSWORD%``, ``<password>``, ``{{ vault.pw }}``) -- the refusal text asks for
+# exactly such references.
+_PLACEHOLDER_START = tuple("$%<{[(")
+_PLACEHOLDER_WORDS = frozenset(
+    {"none", "null", "nil", "true", "false", "empty", "redacted", "hidden", "masked", "required", "optional",
+     "unset", "undefined", "string", "str", "secret", "password", "xxx", "todo", "n/a", "na", "tbd"}
+)
+_MASK_CHARS = frozenset("*xX•·.#-_?")
+
+
+def _password_value_counts(value: str, separator: str, quoted: bool) -> bool:
+    """Whether the value of a ``password``-like assignment is a credential.
+
+    Masked values (``****``), placeholder words (``null``, ``redacted``) and references
+    (``$VAR``, ``${VAR}``, ``<pw>``, ``{{ x }}``, ``%VAR%``) never count. A quoted value
+    or one after ``=`` counts from 3 characters; after a bare ``:`` (prose-like
+    ``password: ...``) the value must also hold a digit or a symbol, so
+    ``password: hunter2`` counts and ``Password: strong and unique`` does not.
+    """
+    value = value.strip().rstrip(".,;:!?)]}'\"")
+    if len(value) < 3 or value.startswith(_PLACEHOLDER_START):
+        return False
+    if value.lower() in _PLACEHOLDER_WORDS or set(value) <= _MASK_CHARS:
+        return False
+    if quoted or separator == "=":
+        return True
+    return not value.isalpha()
+
+
+@dataclass(frozen=True, slots=True)
+class _Rule:
+    """One secret class: literal ``triggers`` (any present -> run ``pattern``), matched on the text or,
+    when ``lower``, on its lower-cased copy; ``verify`` decides each match (``None``: every match counts)."""
+
+    name: str
+    triggers: tuple[str, ...]
+    pattern: re.Pattern[str]
+    verify: Callable[[re.Match[str]], bool] | None = None
+    lower: bool = False
+    #: ``pattern`` starts with one of ``triggers``: try it only where a trigger occurs (common words).
+    anchored: bool = False
+
+
+def _after_boundary(match: re.Match[str], word: frozenset[str] = _WORD) -> bool:
+    """The match does not continue a word: start of text, or a character outside ``word`` before it."""
+    start = match.start()
+    return start == 0 or match.string[start - 1] not in word
+
+
+def _key_prefix_ok(match: re.Match[str]) -> bool:
+    """A key name may carry a prefix joined by ``_``/``.``/``-`` (``OPENAI_API_KEY``), never glued letters
+    (``myapi_key``): the character before the key name is not a letter or digit."""
+    return _after_boundary(match, _ALNUM)
+
+
+_CREDENTIAL_KEYS = (
+    "api_key", "api-key", "apikey", "secret_key", "secret-key", "client_secret", "access_token", "access-token",
+    "auth_token", "auth-token", "aws_secret_access_key", "private_token", "secret_access_key", "api_token",
+    "api-token", "refresh_token", "refresh-token", "session_token", "bearer_token", "accountkey", "account_key",
+    "signing_key", "secret",
+)
+_KEY_NAMES = "|".join(re.escape(k) for k in sorted(_CREDENTIAL_KEYS, key=len, reverse=True))
+_KEY_NAME_AT_END = re.compile(r"(?<![a-z0-9])(?:" + _KEY_NAMES + r")$")
+_LONGEST_KEY = max(len(k) for k in _CREDENTIAL_KEYS)
+
+
+def _credential_key_before(match: re.Match[str]) -> bool:
+    """The text ending where the matched ``key``/``secret``/``token`` ends is a whole credential key
+    name (``api_key``, ``client_secret``, ...) that does not continue a word (see :func:`_key_prefix_ok`)."""
+    text = match.string
+    end = match.start() + next(len(w) for w in ("secret", "token", "key") if text.startswith(w, match.start()))
+    return _KEY_NAME_AT_END.search(text, max(0, end - _LONGEST_KEY), end) is not None
+
+_RULES: tuple[_Rule, ...] = (
+    _Rule("aws-access-key-id", ("AKIA", "ASIA", "ABIA", "ACCA", "A3T"),
+          re.compile(r"(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}(?![A-Za-z0-9_])"),
+          lambda m: _after_boundary(m, _WORD)),
+    _Rule("github-token", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+          re.compile(r"gh[pousr]_[A-Za-z0-9]{36}|github_pat_[A-Za-z0-9_]{22}"),
+          lambda m: _after_boundary(m, _WORD)),
+    _Rule("private-key", ("PRIVATE KEY-----", "MII", "MIG", "MHcCAQEE", "MC4CAQAw", "b3BlbnNzaC1rZXktdjE"),
+          re.compile(
+              r"-----BEGIN[^\n]{0,40}?PRIVATE KEY-----"
+              r"|(?:MII[A-Za-z0-9+/]{3}IBA(?:AK|DAN)|MIG[A-Za-z0-9+/]{2}gE(?:AMB|BBD)|MHcCAQEE|MC4CAQAwBQYDK2Vw"
+              r"|MII[A-Za-z0-9+/]{3}BfBgkqhkiG9w0BBQ0|b3BlbnNzaC1rZXktdjE)[A-Za-z0-9+/=\s]{40}"
+          )),
+    _Rule("anthropic-api-key", ("sk-ant-",), re.compile(r"sk-ant-[A-Za-z0-9_-]{24,}"),
+          lambda m: _after_boundary(m, _WORD_DASH)),
+    _Rule("openai-api-key", ("sk-",),
+          re.compile(r"sk-(?:(?P<kind>proj|svcacct|admin)-)?(?P<v>[A-Za-z0-9_-]{20,})"),
+          lambda m: _after_boundary(m, _WORD_DASH) and (
+              _has_digit_letter(m["v"]) if m["kind"] else (len(m["v"]) >= 32 and _mixed(m["v"])))),
+    _Rule("slack-token", ("xox", "xapp-", "hooks.slack.com"),
+          re.compile(r"xox[abposr]-(?P<v>[A-Za-z0-9-]{10,})|xapp-[0-9]-[A-Za-z0-9-]{10,}"
+                     r"|hooks\.slack\.com/services/T[A-Za-z0-9]+/B[A-Za-z0-9]+/[A-Za-z0-9]{8,}"),
+          lambda m: _after_boundary(m, _WORD_DASH) and (m["v"] is None or bool(_DIGIT.search(m["v"])))),
+    _Rule("stripe-key", ("sk_live_", "sk_test_", "rk_live_", "rk_test_", "whsec_"),
+          re.compile(r"(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}|whsec_[A-Za-z0-9]{24,}"),
+          lambda m: _after_boundary(m, _WORD)),
+    _Rule("google-api-key", ("AIza",), re.compile(r"AIza[A-Za-z0-9_-]{35}"), lambda m: _after_boundary(m, _WORD)),
+    _Rule("google-oauth-secret", ("GOCSPX-", "ya29."), re.compile(r"GOCSPX-[A-Za-z0-9_-]{20,}|ya29\.[A-Za-z0-9_-]{20,}"),
+          lambda m: _after_boundary(m, _WORD)),
+    _Rule("gitlab-token", ("glpat-",), re.compile(r"glpat-[A-Za-z0-9_-]{20,}"), lambda m: _after_boundary(m, _WORD)),
+    _Rule("npm-token", ("npm_",), re.compile(r"npm_[A-Za-z0-9]{36}"), lambda m: _after_boundary(m, _WORD)),
+    _Rule("pypi-token", ("pypi-AgEIcHlwaS5vcmc",), re.compile(r"pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{16,}")),
+    _Rule("huggingface-token", ("hf_",), re.compile(r"hf_(?P<v>[A-Za-z0-9]{30,})"),
+          lambda m: _after_boundary(m, _WORD) and _mixed(m["v"])),
+    _Rule("sendgrid-api-key", ("SG.",), re.compile(r"SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}"),
+          lambda m: _after_boundary(m, _WORD)),
+    # Only at the start of a token run, and possessive: ``eyJeyJeyJ...`` stays linear.
+    _Rule("jwt", ("eyJ",),
+          re.compile(r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,}+\.eyJ[A-Za-z0-9_-]{8,}+\.[A-Za-z0-9_-]*+")),
+    _Rule("bearer-token", ("bearer", "authorization"),
+          re.compile(r"bearer[ \t]+(?P<v>[a-z0-9._~+/-]{16,}=*)"
+                     r"|authorization[ \t]*[:=][ \t]*(?:basic|token|digest)[ \t]+(?P<b>[a-z0-9._~+/-]{8,}=*)"),
+          lambda m: _after_boundary(m, _WORD) and (m["b"] is not None or _has_digit_letter(m["v"])), lower=True),
+    _Rule("url-credentials", ("://",),
+          re.compile(r"[A-Za-z][A-Za-z0-9+.-]{1,15}://[^\s/:@]{1,64}:(?P<v>[^\s/@]{3,128})@[A-Za-z0-9\[]"),
+          lambda m: _after_boundary(m, _WORD)
+          and not m["v"].startswith(_PLACEHOLDER_START) and not set(m["v"]) <= _MASK_CHARS),
+    _Rule("password-assignment", ("pass", "pwd"),
+          re.compile(r"(?:password|passwd|passphrase|pwd)(?P<kq>[\"'])?[ \t]*(?P<sep>[:=])[ \t]*"
+                     r"(?:\"(?P<dq>[^\"\n]{1,256})\"|'(?P<sq>[^'\n]{1,256})'|(?P<v>[^\s\"',;]{1,256}))",
+                     re.IGNORECASE),
+          lambda m: _key_prefix_ok(m) and _password_value_counts(
+              m["dq"] or m["sq"] or m["v"] or "", m["sep"], m["dq"] is not None or m["sq"] is not None),
+          lower=True, anchored=True),
+    # Every credential key name ends in key, secret or token: match that tail (fast), then check the
+    # whole key name and its prefix boundary just before it.
+    _Rule("credential-assignment", ("key", "secret", "token"),
+          # ``=`` only as trailing padding, so ``key=key=key=...`` cannot make every attempt scan the rest.
+          re.compile(r"(?:key|secret|token)[\"']?[ \t]*[=:][ \t]*[\"']?(?P<v>[a-z0-9_\-/+.]{16,512}+={0,2})"),
+          lambda m: _credential_key_before(m) and bool(_DIGIT.search(m["v"])), lower=True, anchored=True),
+)
+
+#: Every class :func:`scan` can report, in check order.
+SECRET_CLASSES: tuple[str, ...] = tuple(rule.name for rule in _RULES)
+
+def _lower_keeping_offsets(text: str) -> str:
+    """``text.lower()`` when that keeps every offset (always for ASCII); otherwise only the characters
+    whose lower case is one character are lowered (``İ`` lowers to two)."""
+    lowered = text.lower()
+    if len(lowered) == len(text):
+        return lowered
+    return "".join(low if len(low := c.lower()) == 1 else c for c in text)
+
+#: How far either side of a seam between two fields the join is scanned (characters).
+_SEAM_WINDOW = 1024
+
+
+def normalise_for_scan(text: str) -> str:
+    """``text`` as the scanner reads it: NFKC, format characters removed, Unicode dashes as ``-``
+    (:func:`meta_memory.textfold.fold`). Plain ASCII is returned unchanged. The stored text is never
+    altered; this copy is only matched."""
+    return fold(text)
+
+
+def _anchored(rule: _Rule, haystack: str) -> Iterator[re.Match[str]]:
+    """Matches of ``rule.pattern`` starting where one of its triggers occurs, in text order."""
+    starts: set[int] = set()
+    for trigger in rule.triggers:
+        at = haystack.find(trigger)
+        while at >= 0:
+            starts.add(at)
+            at = haystack.find(trigger, at + 1)
+    for start in sorted(starts):
+        match = rule.pattern.match(haystack, start)
+        if match is not None:
+            yield match
+
+
+def _find(text: str, seam: int | None = None) -> str | None:
+    """The first class matching in ``text`` (already folded); with ``seam``, only matches that
+    straddle that offset count (the parts either side were scanned on their own)."""
+    lowered: str | None = None
+    for rule in _RULES:
+        if rule.lower:
+            if lowered is None:
+                lowered = _lower_keeping_offsets(text)
+            haystack = lowered
+        else:
+            haystack = text
+        if not any(t in haystack for t in rule.triggers):
+            continue
+        for match in _anchored(rule, haystack) if rule.anchored else rule.pattern.finditer(haystack):
+            if seam is not None and not match.start() < seam < match.end():
+                continue
+            if rule.verify is None or rule.verify(match):
+                return rule.name
+    return None
 
 
 def scan_text(text: str) -> str | None:
-    """The first secret class found in ``text``, or ``None``.
+    """The first secret class found in ``text`` after :func:`normalise_for_scan`, or ``None``."""
+    return _find(normalise_for_scan(text))
 
-    Each pattern runs only when ``text`` holds a substring every match of it must contain (``AKIA``
-    or ``ASIA``; ``_``; ``=`` or ``:``), so ordinary prose costs a few substring checks."""
-    if ("AKIA" in text or "ASIA" in text) and _AWS.search(text):
-        return "aws-access-key-id"
-    if "_" in text and _GITHUB.search(text):
-        return "github-token"
-    if "-----BEGIN" in text and "PRIVATE KEY-----" in text:
-        return "private-key"
-    if "=" in text or ":" in text:
-        for match in _CREDENTIAL.finditer(text):
-            if _DIGIT.search(match.group(1)):
-                return "credential-assignment"
+
+def _scan_parts(parts: list[str], scanned: int = 0) -> str | None:
+    """Each part alone (except the first ``scanned``, already scanned alone), then the join of all
+    parts around every seam (a secret split across parts)."""
+    normalised = [normalise_for_scan(p) for p in parts if p]
+    skip = sum(1 for p in parts[:scanned] if p)
+    for part in normalised[skip:]:
+        found = _find(part)
+        if found is not None:
+            return found
+    if len(normalised) < 2:
+        return None
+    joined = "".join(normalised)
+    offset = 0
+    for part in normalised[:-1]:
+        offset += len(part)
+        lo = max(0, offset - _SEAM_WINDOW)
+        found = _find(joined[lo : offset + _SEAM_WINDOW], seam=offset - lo)
+        if found is not None:
+            return found
     return None
 
 
 def scan(title: str, description: str, body: str, tags: Iterable[str] = ()) -> str | None:
-    """Scan a record's fields in order (title, description, body, each tag); first class found or ``None``.
+    """Scan a record's fields (title, description, body, each tag), then the fields joined.
 
-    Tags are stored ASCII-lowercased, which would hide a case-sensitive key id (``AKIA...``), so
-    each tag is also scanned upper-cased.
+    Returns the first class found (:data:`SECRET_CLASSES`) or ``None``. Tags are
+    stored ASCII-lowercased, which would hide a case-sensitive key id (``AKIA...``),
+    so each tag is also scanned upper-cased (alone, and in the join).
     """
-    for text in (title, description, body):
-        found = scan_text(text)
+    tags = list(tags)
+    found = _scan_parts([title, description, body, *tags])
+    if found is None and tags:
+        found = _scan_parts([title, description, body, *(t.upper() for t in tags)], scanned=3)
+    return found
+
+
+def _strings(value: Any, out: list[str], depth: int = 0) -> None:
+    if depth > 64:
+        return
+    if isinstance(value, str):
+        out.append(value)
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            if isinstance(key, str):
+                out.append(key)
+            _strings(item, out, depth + 1)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            _strings(item, out, depth + 1)
+
+
+def scan_values(fields: Mapping[str, Any]) -> tuple[str, str] | None:
+    """Scan named free-form values (strings, and every key and string inside JSON objects and arrays).
+
+    Each field is scanned on its own (its strings separately, then across their seams), then all
+    fields across their seams, in ``fields`` order. Returns ``(field, class)`` for the first hit --
+    ``field`` is the name of the field holding it, or ``"+".join(names)`` when only the join of
+    several fields holds it -- or ``None``.
+    """
+    per_field: list[tuple[str, list[str]]] = []
+    for name, value in fields.items():
+        strings: list[str] = []
+        _strings(value, strings)
+        strings = [s for s in strings if s]
+        if not strings:
+            continue
+        found = _scan_parts(strings)
         if found is not None:
-            return found
-    for tag in tags:
-        found = scan_text(tag) or scan_text(tag.upper())
+            return name, found
+        per_field.append((name, strings))
+    if len(per_field) > 1:
+        found = _scan_parts(["".join(strings) for _, strings in per_field])
         if found is not None:
-            return found
+            return "+".join(name for name, _ in per_field), found
     return None
+
+
+def secret_rule(what: str, secret_class: str) -> str:
+    """The refusal sentence for ``what`` (a field or "content") matching ``secret_class``; never the text."""
+    return (
+        f"{what} matches the '{secret_class}' secret pattern class (§10.4); durable memory must never hold "
+        "credentials — store a reference to where the credential lives instead"
+    )

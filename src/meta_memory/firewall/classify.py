@@ -19,28 +19,42 @@ Precedence, first match wins (seed; reference notes §5):
 6. when provenance is absent or not MCP, a qualified ``mcp__<server>__<tool>``
    name: the server is the text between ``mcp__`` and the next ``__`` (the whole
    rest when there is none); trusted only if listed in ``trusted_mcp_servers``;
-7. anything else: trusted.
+7. anything else: trusted -- or, under the opt-in stricter posture
+   ``content_trust.default = "untrusted"``, untrusted (``unlisted tool '<n>'``):
+   then only listed tools and servers are trusted.
 
-Tool names and policy entries match exactly (case-sensitive). Tool results and
-tool *errors* classify the same way: an error body is still text from the
-source.
+Names are compared by :func:`name_key`, never as raw strings, so spelling cannot
+sidestep a rule: NFKC (fullwidth forms), format and zero-width characters
+removed, Unicode dashes as ``-``, surrounding whitespace dropped, case folded,
+and every separator (``_``, ``-``, ``.``, spaces; camel-case humps simply fold
+together) removed. ``WebFetch``, ``WEB_FETCH``, ``web-fetch``, `` web fetch ``
+and ``web\u200bfetch`` are all ``web_fetch``. The same key is applied to every
+configured list entry and to MCP server names (``provenance.source_id`` and the
+server of a qualified name), and the ``mcp__`` prefix is recognised in any case
+(``MCP__kg__q``). Limits: look-alike letters from other scripts (Cyrillic ``е``
+for ``e``) are not folded. Tool results and tool *errors* classify the same way:
+an error body is still text from the source.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import re
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from meta_memory.errors import InvalidParams
+from meta_memory.textfold import fold
 
 __all__ = [
     "ALWAYS_UNTRUSTED_TOOLS",
+    "CONTENT_TRUST_DEFAULTS",
     "MCP_PREFIX",
     "Classification",
     "ContentTrustPolicy",
     "ToolProvenance",
     "classify_tool_result",
     "mcp_server_of",
+    "name_key",
 ]
 
 #: Builtin web-facing tool names that are untrusted whatever the policy says.
@@ -50,6 +64,37 @@ ALWAYS_UNTRUSTED_TOOLS: frozenset[str] = frozenset({"web_search", "web_fetch", "
 MCP_PREFIX = "mcp__"
 
 _POLICY_KEYS = ("trusted_mcp_servers", "untrusted_tools", "trusted_tools")
+
+#: Accepted values of ``content_trust.default``: what an unlisted, non-MCP tool is.
+CONTENT_TRUST_DEFAULTS = ("trusted", "untrusted")
+
+_SEPARATORS = re.compile(r"[\s_.\-]+")
+
+
+def _stable(step: Callable[[str], str], text: str) -> str:
+    # Case folding and NFKC can each undo the other's normal form (``A`` + U+00B4): repeat until stable.
+    for _ in range(8):
+        nxt = step(text)
+        if nxt == text:
+            break
+        text = nxt
+    return text
+
+
+def _light(name: str) -> str:
+    """Folded (:func:`meta_memory.textfold.fold`), stripped and case-folded; separators kept."""
+    return _stable(lambda t: fold(t).strip().casefold(), name)
+
+
+def name_key(name: str) -> str:
+    """The comparison key of a tool or server name (module docstring): ``"WebFetch"`` -> ``"webfetch"``.
+
+    Idempotent: ``name_key(name_key(x)) == name_key(x)``.
+    """
+    return _stable(lambda t: _SEPARATORS.sub("", _light(t)), name)
+
+
+_BUILTIN_KEYS: frozenset[str] = frozenset(name_key(n) for n in ALWAYS_UNTRUSTED_TOOLS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,65 +174,90 @@ def _names(value: object, key: str) -> frozenset[str]:
         raise ValueError(f"content_trust.{key} must be an array")
     out: set[str] = set()
     for entry in value:
-        if not isinstance(entry, str) or not entry.strip():
+        if not isinstance(entry, str) or not name_key(entry):
             raise ValueError(f"content_trust.{key} entries must be non-empty strings")
-        out.add(entry.strip())
+        out.add(name_key(entry))
     return frozenset(out)
+
+
+def _default(value: object) -> str:
+    if value is None:
+        return "trusted"
+    if not isinstance(value, str) or value.strip().lower() not in CONTENT_TRUST_DEFAULTS:
+        raise ValueError("content_trust.default must be 'trusted' or 'untrusted'")
+    return value.strip().lower()
 
 
 @dataclass(frozen=True, slots=True)
 class ContentTrustPolicy:
-    """The ``agent_memory.content_trust`` policy as three exact-match name sets.
+    """The ``agent_memory.content_trust`` policy: three name sets (held as :func:`name_key` keys) and a default.
 
     Attributes:
         trusted_mcp_servers: MCP servers whose tools do not taint.
         untrusted_tools: tool names that always taint (after the builtins).
         trusted_tools: tool names that never taint, unless they are builtin web
             tools or also listed in ``untrusted_tools``.
+        default: ``"trusted"`` (the seed's rule 7) or ``"untrusted"`` (opt-in: a
+            tool that no rule names taints).
+
+    Entries given directly to the constructor are keyed too, so a policy built in
+    code compares like one decoded from config.
     """
 
     trusted_mcp_servers: frozenset[str] = frozenset()
     untrusted_tools: frozenset[str] = frozenset()
     trusted_tools: frozenset[str] = frozenset()
+    default: str = "trusted"
+
+    def __post_init__(self) -> None:
+        for key in _POLICY_KEYS:
+            object.__setattr__(self, key, frozenset(name_key(n) for n in getattr(self, key)))
+        object.__setattr__(self, "default", _default(self.default))
 
     @classmethod
     def from_config(cls, config: object) -> ContentTrustPolicy:
         """Build a policy from any config shape.
 
         Accepts ``None`` (empty policy), a :class:`ContentTrustPolicy`, a mapping
-        with the three keys, or any object with the three list attributes (the
-        config model's ``content_trust``). Entries are trimmed. Raises
-        ``ValueError`` (``content_trust.<key> must be an array`` /
-        ``content_trust.<key> entries must be non-empty strings``) on bad shapes.
+        with the three list keys and ``default``, or any object with those
+        attributes (the config model's ``content_trust``). Entries are keyed by
+        :func:`name_key`. Raises ``ValueError`` (``content_trust.<key> must be an
+        array`` / ``content_trust.<key> entries must be non-empty strings`` /
+        ``content_trust.default must be 'trusted' or 'untrusted'``) on bad shapes.
         """
         if config is None:
             return cls()
         if isinstance(config, ContentTrustPolicy):
             return config
         if isinstance(config, Mapping):
-            unknown = sorted(str(k) for k in config if k not in _POLICY_KEYS)
+            unknown = sorted(str(k) for k in config if k not in (*_POLICY_KEYS, "default"))
             if unknown:
                 raise ValueError(f"unsupported content_trust fields: {', '.join(unknown)}")
             values = {key: config.get(key) for key in _POLICY_KEYS}
+            default = config.get("default")
         else:
             values = {key: getattr(config, key, None) for key in _POLICY_KEYS}
-        return cls(**{key: _names(values[key], key) for key in _POLICY_KEYS})
+            default = getattr(config, "default", None)
+        return cls(**{key: _names(values[key], key) for key in _POLICY_KEYS}, default=_default(default))
 
 
 def mcp_server_of(tool_name: str) -> str | None:
     """The server of a qualified ``mcp__<server>__<tool>`` name, else ``None``.
 
     ``mcp__kg__query`` -> ``kg``; ``mcp__kg`` -> ``kg`` (no second separator: the
-    whole rest); ``search`` -> ``None``.
+    whole rest); ``search`` -> ``None``. The prefix is matched after folding
+    (``MCP__kg__q``, fullwidth or zero-width-padded spellings); the server is
+    returned folded and case-folded.
     """
-    if not tool_name.startswith(MCP_PREFIX):
+    light = _light(tool_name)
+    if not light.startswith(MCP_PREFIX):
         return None
-    rest = tool_name[len(MCP_PREFIX) :]
+    rest = light[len(MCP_PREFIX) :]
     return rest.split("__", 1)[0]
 
 
 def _server_verdict(server: str, tool_name: str, policy: ContentTrustPolicy) -> Classification:
-    if server in policy.trusted_mcp_servers:
+    if name_key(server) in policy.trusted_mcp_servers:
         return TRUSTED
     return Classification.untrusted(f"MCP server '{server}' (tool '{tool_name}')")
 
@@ -202,7 +272,7 @@ def classify_tool_result(
     """Classify one tool result for memory purposes (precedence in the module docstring).
 
     Args:
-        tool_name: the tool's name as the model called it (exact match, no trimming).
+        tool_name: the tool's name as the model called it (compared by :func:`name_key`).
         provenance: the tool catalog's typed owner, or ``None`` when unknown.
         policy: the configured content-trust policy (any object with the three
             name collections is accepted, see :meth:`ContentTrustPolicy.from_config`).
@@ -212,23 +282,28 @@ def classify_tool_result(
 
     Returns:
         :class:`Classification`; untrusted sources read ``provider server tool '<n>'``,
-        ``web tool '<n>'``, ``configured untrusted tool '<n>'`` or
-        ``MCP server '<server>' (tool '<n>')``.
+        ``web tool '<n>'``, ``configured untrusted tool '<n>'``,
+        ``MCP server '<server>' (tool '<n>')`` or, under ``default = "untrusted"``,
+        ``unlisted tool '<n>' (content_trust.default = untrusted)``; ``<n>`` is the
+        name as given.
     """
     if not isinstance(policy, ContentTrustPolicy):
         policy = ContentTrustPolicy.from_config(policy)
     if server_tool:
         return Classification.untrusted(f"provider server tool '{tool_name}'")
-    if tool_name in ALWAYS_UNTRUSTED_TOOLS:
+    key = name_key(tool_name)
+    if key in _BUILTIN_KEYS:
         return Classification.untrusted(f"web tool '{tool_name}'")
-    if tool_name in policy.untrusted_tools:
+    if key in policy.untrusted_tools:
         return Classification.untrusted(f"configured untrusted tool '{tool_name}'")
-    if tool_name in policy.trusted_tools:
+    if key in policy.trusted_tools:
         return TRUSTED
     if provenance is not None and provenance.is_mcp:
         return _server_verdict(provenance.source_id, tool_name, policy)
     server = mcp_server_of(tool_name)
     if server is not None:
         return _server_verdict(server, tool_name, policy)
+    if policy.default == "untrusted":
+        return Classification.untrusted(f"unlisted tool '{tool_name}' (content_trust.default = untrusted)")
     return TRUSTED
 

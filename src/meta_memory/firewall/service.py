@@ -25,7 +25,13 @@ from meta_memory.firewall.gate import LlmWriteGate
 from meta_memory.firewall.taint import EventSink, TaintState, TaintTracker
 from meta_memory.session_state import SessionStateStore
 
-__all__ = ["Firewall", "ToolResultVerdict"]
+__all__ = ["TOOL_RESULTS_REPORTING", "UNREPORTED_TOOL_RESULTS_SOURCE", "Firewall", "ToolResultVerdict"]
+
+#: Values of ``meta/session/note``'s ``tool_results``: does the host report this session's tool results?
+TOOL_RESULTS_REPORTING = ("reported", "unreported")
+
+#: Taint source of a session whose tool results never reach the gateway (fail closed: its taint cannot be known).
+UNREPORTED_TOOL_RESULTS_SOURCE = "unreported tool results (the session's taint cannot be known)"
 
 _log = logging.getLogger("meta_memory.firewall")
 
@@ -156,9 +162,28 @@ class Firewall:
         return self.tracker.observe_peer_content(identity, session_key, sender, declared_tainted=declared_tainted,
                                                  realm=realm)
 
-    def note_session(self, identity: str, session_key: str, *, realm: str | None = None) -> TaintState | None:
-        """``meta/session/note``: ``identity`` now speaks from ``session_key``; returns its taint afterwards."""
-        return self.tracker.note_session(identity, session_key, realm=realm)
+    def note_session(
+        self, identity: str, session_key: str, *, realm: str | None = None, tool_results: str = "reported"
+    ) -> TaintState | None:
+        """``meta/session/note``: ``identity`` now speaks from ``session_key``; returns its taint afterwards.
+
+        ``tool_results = "unreported"`` declares that the tool results this session's model reads are
+        never reported through ``meta/turn/tool_result`` (an MCP client's session, seen only through its
+        ``memory`` tool calls). The gateway then cannot know the session's taint, so it fails closed: the
+        session is tainted from the start (source :data:`UNREPORTED_TOOL_RESULTS_SOURCE`) and its LLM
+        writes land quarantined. Only a fresh-context boundary (``meta/session/reset``) clears it.
+
+        Raises:
+            ValueError: ``tool_results`` is not ``"reported"`` or ``"unreported"``.
+        """
+        if tool_results not in TOOL_RESULTS_REPORTING:
+            raise ValueError("tool_results must be 'reported' or 'unreported'")
+        taint = self.tracker.note_session(identity, session_key, realm=realm)
+        if tool_results == "unreported":
+            taint = self.tracker.observe(
+                identity, session_key, Classification.untrusted(UNREPORTED_TOOL_RESULTS_SOURCE), realm=realm
+            )
+        return taint
 
     def reset(self, identity: str, session_key: str | None = None, *, realm: str | None = None) -> None:
         """``meta/session/reset``: a fresh-context boundary of ``identity``'s session; clears its taint."""

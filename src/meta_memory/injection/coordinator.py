@@ -343,7 +343,7 @@ class InjectionCoordinator:
             else:
                 rows_by_scope[i] = rows
         now = self._clock.now_ms()
-        index = render_index(scope_list, rows_by_scope) if rows_by_scope else None
+        index = render_index(scope_list, rows_by_scope, header=opts.header) if rows_by_scope else None
         extras = [BUILD_MEMORY_PROTOCOL, index] if index else []
 
         recall_failed = isinstance(records, _Failed)

@@ -5,7 +5,9 @@ The index budget (8,192 bytes) is split between the build's scopes by weight
 remainder, so the shares sum to the budget exactly. Each scope section is
 ``"<Label>:"`` followed by rows ``"\\n- {id} [{kind}, {age}] {title}[ — {description}]"``
 appended until the next row would overflow the section's share. Row text is
-compacted to one line, truncated and ``<``/``>``/``&``-escaped.
+compacted to one line, neutralised like every rendered memory text
+(:func:`.defang.neutralise`: no forged tag, nonce marker or header line survives),
+truncated and ``<``/``>``/``&``-escaped.
 """
 
 from __future__ import annotations
@@ -14,11 +16,13 @@ from collections.abc import Mapping, Sequence
 
 from .constants import (
     BUILD_INDEX_BUDGET_BYTES,
+    DEFAULT_INSTRUCTION_HEADER,
     MAX_INDEX_DESCRIPTION_BYTES,
     MAX_INJECTED_TITLE_BYTES,
     SCOPE_INDEX_LABELS,
     SCOPE_INDEX_WEIGHTS,
 )
+from .defang import neutralise
 from .model import IndexRow, ScopeRef
 from .protocol import MEMORY_INDEX_TITLE
 from .text_util import (
@@ -51,29 +55,32 @@ def scope_budgets(kinds: Sequence[str], total: int = BUILD_INDEX_BUDGET_BYTES) -
     return shares
 
 
-def _one_line(value: str, max_bytes: int) -> str:
-    return escape_xml_text(truncate_utf8_boundary(compact_whitespace(scrub_surrogates(value)), max_bytes))
+def _one_line(value: str, max_bytes: int, header: str = DEFAULT_INSTRUCTION_HEADER) -> str:
+    text = neutralise(compact_whitespace(scrub_surrogates(value)), header)
+    return escape_xml_text(truncate_utf8_boundary(text, max_bytes))
 
 
-def render_index_row(row: IndexRow) -> str:
+def render_index_row(row: IndexRow, header: str = DEFAULT_INSTRUCTION_HEADER) -> str:
     """``"\\n- {id} [{kind}, {age}] {title}"`` plus ``" — {description}"`` when it has one."""
     age = days_phrase(row.age_days) if row.age_days is not None else None
-    kind = _one_line(row.kind, 64)
+    kind = _one_line(row.kind, 64, header)
     tag = f"[{kind}, {age}]" if age else f"[{kind}]"
-    text = f"\n- {_one_line(row.memory_id, 256)} {tag} {_one_line(row.title, MAX_INJECTED_TITLE_BYTES)}"
-    description = _one_line(row.description, MAX_INDEX_DESCRIPTION_BYTES)
+    text = f"\n- {_one_line(row.memory_id, 256, header)} {tag} {_one_line(row.title, MAX_INJECTED_TITLE_BYTES, header)}"
+    description = _one_line(row.description, MAX_INDEX_DESCRIPTION_BYTES, header)
     if description:
         text += f" \u2014 {description}"
     return text
 
 
-def render_section(scope: ScopeRef, rows: Sequence[IndexRow], budget: int) -> str | None:
+def render_section(
+    scope: ScopeRef, rows: Sequence[IndexRow], budget: int, header: str = DEFAULT_INSTRUCTION_HEADER
+) -> str | None:
     """One scope's section within ``budget`` bytes, or ``None`` when no row fits (or there are none)."""
     section = SCOPE_INDEX_LABELS.get(scope.kind, f"{scope.kind.capitalize()} records") + ":"
     size = utf8_len(section)
     count = 0
     for row in rows:
-        line = render_index_row(row)
+        line = render_index_row(row, header)
         line_size = utf8_len(line)
         if size + line_size > budget:
             break
@@ -87,16 +94,19 @@ def render_index(
     scopes: Sequence[ScopeRef],
     rows_by_scope: Mapping[int, Sequence[IndexRow]],
     total: int = BUILD_INDEX_BUDGET_BYTES,
+    *,
+    header: str = DEFAULT_INSTRUCTION_HEADER,
 ) -> str | None:
     """The whole index: title line then non-empty sections joined by a blank line.
 
     ``rows_by_scope`` maps a scope's position in ``scopes`` to its rows
-    (positions missing = no rows). ``None`` when every section is empty.
+    (positions missing = no rows). ``header`` is the configured instruction header, whose
+    forged lines are neutralised. ``None`` when every section is empty.
     """
     budgets = scope_budgets([s.kind for s in scopes], total)
     sections = []
     for i, scope in enumerate(scopes):
-        section = render_section(scope, rows_by_scope.get(i, ()), budgets[i])
+        section = render_section(scope, rows_by_scope.get(i, ()), budgets[i], header)
         if section:
             sections.append(section)
     if not sections:

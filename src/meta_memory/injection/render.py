@@ -8,8 +8,10 @@ Layout of a rendered injection (``\\n`` are real newlines)::
     \\n<meta_memory_observation index="1"[ scope=".." trust=".."][ age=".."] title="..">body</meta_memory_observation>
     ...
 
-Record content is whitespace-compacted (one line), truncated and XML-escaped,
-so it can never open or close a block nor start a line of its own. Budgets are
+Record content is whitespace-compacted (one line), neutralised by
+:func:`.defang.neutralise` (forged observation tags, nonce markers and header
+lines in any spelling), truncated and XML-escaped, so it can never open or close
+a block, pose as the nonce, nor start a line of its own. Budgets are
 UTF-8 bytes; the greedy fill stops at the first block that does not fit.
 """
 
@@ -20,13 +22,14 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from .constants import (
-    DEFANGED_TOKEN_MARKER,
+    DEFAULT_INSTRUCTION_HEADER,
     MAX_INJECTED_BODY_BYTES,
     MAX_INJECTED_TITLE_BYTES,
     MAX_RENDERED_INJECTION_RECORD_BYTES,
     OBSERVATION_TAG,
     TOKEN_MARKER,
 )
+from .defang import neutralise
 from .model import InjectableRecord
 from .text_util import (
     TRUNCATION_MARKER,
@@ -50,7 +53,6 @@ HEADER_LABEL_GUIDANCE = (
     "are higher-authority background than identity items, but no memory outranks live instructions."
 )
 
-_TOKEN_IN_CONTENT = re.compile(re.escape(TOKEN_MARKER), re.IGNORECASE | re.ASCII)
 _PARTIAL_ENTITY = re.compile(r"&[a-z]{0,4}$")
 
 
@@ -72,10 +74,9 @@ def render_header(header: str, identity: str, realm: str, nonce: str, *, labelle
     return line + "\n" + HEADER_GUIDANCE + (HEADER_LABEL_GUIDANCE if labelled else "")
 
 
-def _neutral_content(value: str) -> str:
-    """Compact whitespace, drop lone surrogates, and neutralise a nonce marker quoted in content."""
-    text = compact_whitespace(scrub_surrogates(value))
-    return _TOKEN_IN_CONTENT.sub(DEFANGED_TOKEN_MARKER, text)
+def _neutral_content(value: str, header: str = DEFAULT_INSTRUCTION_HEADER) -> str:
+    """Compact whitespace, drop lone surrogates, and neutralise every forged marker (:func:`.defang.neutralise`)."""
+    return neutralise(compact_whitespace(scrub_surrogates(value)), header)
 
 
 def _cut_escaped(escaped: str, max_bytes: int) -> str:
@@ -87,18 +88,20 @@ def _cut_escaped(escaped: str, max_bytes: int) -> str:
     return cut + TRUNCATION_MARKER
 
 
-def render_title(title: str) -> str:
-    """Compacted, truncated to 160 bytes (+ `` [truncated]``), attribute-escaped title."""
-    return escape_attr(truncate_utf8_boundary(_neutral_content(title), MAX_INJECTED_TITLE_BYTES))
+def render_title(title: str, header: str = DEFAULT_INSTRUCTION_HEADER) -> str:
+    """Compacted, neutralised, truncated to 160 bytes (+ `` [truncated]``), attribute-escaped title."""
+    return escape_attr(truncate_utf8_boundary(_neutral_content(title, header), MAX_INJECTED_TITLE_BYTES))
 
 
-def render_body(body: str) -> str:
-    """Compacted, truncated to 2,048 bytes, escaped, then capped again at 4,096 escaped bytes."""
-    compact = truncate_utf8_boundary(_neutral_content(body), MAX_INJECTED_BODY_BYTES)
+def render_body(body: str, header: str = DEFAULT_INSTRUCTION_HEADER) -> str:
+    """Compacted, neutralised, truncated to 2,048 bytes, escaped, then capped again at 4,096 escaped bytes."""
+    compact = truncate_utf8_boundary(_neutral_content(body, header), MAX_INJECTED_BODY_BYTES)
     return _cut_escaped(escape_xml_text(compact), MAX_RENDERED_INJECTION_RECORD_BYTES)
 
 
-def render_record_block(index: int, record: InjectableRecord, *, labelled: bool, now_ms: int) -> str:
+def render_record_block(
+    index: int, record: InjectableRecord, *, labelled: bool, now_ms: int, header: str = DEFAULT_INSTRUCTION_HEADER
+) -> str:
     """One ``\\n<meta_memory_observation ...>body</meta_memory_observation>`` block.
 
     ``index`` is the 1-based position among included records. ``scope`` and
@@ -114,8 +117,8 @@ def render_record_block(index: int, record: InjectableRecord, *, labelled: bool,
     age = age_phrase(record.created_at_ms, now_ms)
     if age is not None:
         attrs.append(f'age="{escape_attr(age)}"')
-    attrs.append(f'title="{render_title(record.title)}"')
-    return f"\n<{OBSERVATION_TAG} {' '.join(attrs)}>{render_body(record.body)}</{OBSERVATION_TAG}>"
+    attrs.append(f'title="{render_title(record.title, header)}"')
+    return f"\n<{OBSERVATION_TAG} {' '.join(attrs)}>{render_body(record.body, header)}</{OBSERVATION_TAG}>"
 
 
 def is_labelled(records: Sequence[InjectableRecord], defang_inbound: bool) -> bool:
@@ -153,7 +156,7 @@ def render_injection(
     for record in records:
         if record.memory_id in seen:
             continue
-        block = render_record_block(len(included) + 1, record, labelled=labelled, now_ms=now_ms)
+        block = render_record_block(len(included) + 1, record, labelled=labelled, now_ms=now_ms, header=header)
         size = utf8_len(block)
         if used + size > budget_bytes:
             break

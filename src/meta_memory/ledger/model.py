@@ -18,6 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from meta_memory.agent_memory.secrets import scan_values, secret_rule
 from meta_memory.errors import InvalidParams
 from meta_memory.ledger.normalise import (
     DEFAULT_STORE,
@@ -165,7 +166,9 @@ def canonical_index(req: IndexRequest) -> CanonicalIndex:
 
     Raises:
         InvalidParams: empty entity/topic, empty or unsupported store, a blank
-            fact, or no fact without ``conflict=true``.
+            fact, or no fact without ``conflict=true``; a credential in any text
+            field or anywhere in ``metadata`` (keys and string values), named by
+            its secret class, never echoed (:mod:`meta_memory.agent_memory.secrets`).
     """
     entity = canonical_token(req.entity)
     if entity is None:
@@ -190,6 +193,13 @@ def canonical_index(req: IndexRequest) -> CanonicalIndex:
     conflict = req.conflict is True
     if fact is None and not conflict:
         raise InvalidParams("fact is required unless conflict=true", "fact")
+    conflict_reason = canonical_text(req.conflict_reason)
+    found = scan_values(
+        {"entity": entity, "topic": topic, "fact": fact, "conflict_reason": conflict_reason, "metadata": req.metadata}
+    )
+    if found is not None:
+        field, secret_class = found
+        raise InvalidParams(secret_rule(field, secret_class), field)
     return CanonicalIndex(
         entity=entity,
         topic=topic,
@@ -197,7 +207,7 @@ def canonical_index(req: IndexRequest) -> CanonicalIndex:
         fact=fact,
         metadata=req.metadata,
         conflict=conflict,
-        conflict_reason=canonical_text(req.conflict_reason),
+        conflict_reason=conflict_reason,
     )
 
 

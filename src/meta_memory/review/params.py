@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from meta_memory.agent_memory.secrets import scan_text, secret_rule
 from meta_memory.errors import InvalidParams
 from meta_memory.identity import parse_identity, parse_realm
 from meta_memory.review.model import MAX_REVIEW_RATIONALE_BYTES
@@ -212,6 +213,10 @@ def parse_retire_params(raw: Any) -> RetireParams:
     cause = _required_text(data, "cause", "cause must be a non-empty string")
     if len(cause.encode("utf-8", "surrogatepass")) > MAX_CAUSE_BYTES:
         raise InvalidParams(f"cause must be at most {MAX_CAUSE_BYTES} bytes", "cause")
+    # The cause is copied into the rationale of every record a harvest promotes: one scanner for all writes.
+    secret_class = scan_text(cause)
+    if secret_class is not None:
+        raise InvalidParams(secret_rule("cause", secret_class), "cause")
     return RetireParams(realm, identity, session_key, cause)
 
 

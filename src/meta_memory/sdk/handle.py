@@ -202,9 +202,14 @@ class _HandleMethods:
         return self._invoke("meta/agent_memory/list", params, AgentMemoryPage.model_validate)
 
     # -- the host surface (spec README, "The host surface") ---------------------------------------
-    def session_note(self, identity: str, session_key: str, *, realm: str | None = None) -> SessionState:
-        """``meta/session/note``: ``identity`` now speaks from ``session_key`` (a new key starts clean)."""
-        params = _drop_none(identity=identity, session_key=session_key, realm=realm)
+    def session_note(
+        self, identity: str, session_key: str, *, realm: str | None = None, tool_results: str | None = None
+    ) -> SessionState:
+        """``meta/session/note``: ``identity`` now speaks from ``session_key`` (a new key starts clean).
+
+        ``tool_results="unreported"`` declares that this session's tool results are never reported
+        (``turn_tool_result``): the session is then tainted from the start (fail closed)."""
+        params = _drop_none(identity=identity, session_key=session_key, realm=realm, tool_results=tool_results)
         return self._invoke("meta/session/note", params, SessionState.model_validate)
 
     def session_reset(self, identity: str, session_key: str | None = None, *, realm: str | None = None) -> SessionState:

@@ -88,10 +88,15 @@ class HostService:
     def _realm(self, realm: str | None) -> str:
         return realm or self.config.realm
 
-    def note(self, identity: str, session_key: str, realm: str | None = None) -> dict[str, Any]:
+    def note(
+        self, identity: str, session_key: str, realm: str | None = None, tool_results: str = "reported"
+    ) -> dict[str, Any]:
         """``identity`` now speaks from ``session_key``; rotating to another session starts clean.
-        Output ``{identity, session_key, tainted}``."""
-        taint = self.firewall.note_session(identity, session_key, realm=self._realm(realm))
+        Output ``{identity, session_key, tainted}``.
+
+        ``tool_results = "unreported"``: the session's tool results never reach the gateway, so it is
+        tainted from the start (fail closed; :meth:`meta_memory.firewall.Firewall.note_session`)."""
+        taint = self.firewall.note_session(identity, session_key, realm=self._realm(realm), tool_results=tool_results)
         return {"identity": identity, "session_key": session_key, "tainted": taint is not None}
 
     def reset(self, identity: str, session_key: str | None, realm: str | None = None) -> dict[str, Any]:

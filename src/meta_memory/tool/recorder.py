@@ -22,6 +22,7 @@ from typing import Any, Final, NamedTuple, Protocol, runtime_checkable
 
 from meta_memory.errors import InvalidParams, MetaError
 from meta_memory.identity import parse_identity
+from meta_memory.injection.defang import neutralise
 from meta_memory.tool.args import (
     ForgetAction,
     ProposeToMobAction,
@@ -169,9 +170,14 @@ def _error_text(exc: BaseException) -> str:
 
 
 def _row(record: Any) -> dict[str, Any]:
+    """One recall row; its text passes the renderers' marker neutralisation (a recalled record
+    cannot pose as an injected block, a nonce marker or a memory header in the tool result)."""
     get = record.get if isinstance(record, Mapping) else (lambda k: getattr(record, k, None))
     row = {name: get(name) for name in _RECALL_FIELDS}
-    row["tags"] = list(row["tags"] or [])
+    for name in ("title", "body"):
+        if isinstance(row[name], str):
+            row[name] = neutralise(row[name])
+    row["tags"] = [neutralise(t) if isinstance(t, str) else t for t in (row["tags"] or [])]
     return row
 
 

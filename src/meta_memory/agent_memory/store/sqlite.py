@@ -25,10 +25,13 @@ transactions, ``PRAGMA optimize`` at close), then the one-shot markdown import.
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import json
 import logging
+import os
 import sqlite3
+import stat
 import threading
 import time
 from collections import OrderedDict
@@ -846,6 +849,9 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
 
     def _import_markdown(self, db: _RealmDb) -> None:
         folder = self.root / encode_path_segment(db.name)
+        if folder.is_symlink():
+            log.warning("agent memory import: %s is a symbolic link; not followed", folder.name)
+            return
         if not folder.is_dir():
             return
         for path in sorted(folder.glob("*.md")):
@@ -861,17 +867,33 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
         except ValueError:
             self._import_failed(db, path, "file name does not decode to a valid agent identity")
             return
-        if path.stat().st_size > MAX_MARKDOWN_FILE_BYTES:
-            self._import_failed(
-                db, path, f"agent memory file exceeds bundled retention cap of {MAX_MARKDOWN_FILE_BYTES} bytes"
-            )
+        # Never follow a symbolic link (O_NOFOLLOW: no check-then-open race), and read only regular files
+        # (O_NONBLOCK: a FIFO planted under the name cannot stall the realm's first open).
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                self._import_failed(db, path, "file is a symbolic link; not followed")
+                return
+            raise
+        with os.fdopen(fd, "rb") as fh:
+            info = os.fstat(fh.fileno())
+            if not stat.S_ISREG(info.st_mode):
+                reason = "file is not a regular file"
+            elif info.st_size > MAX_MARKDOWN_FILE_BYTES:
+                reason = f"agent memory file exceeds bundled retention cap of {MAX_MARKDOWN_FILE_BYTES} bytes"
+            else:
+                reason = None
+                fcntl.flock(fh.fileno(), fcntl.LOCK_SH)
+                try:
+                    raw = fh.read(MAX_MARKDOWN_FILE_BYTES + 1)
+                finally:
+                    fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+                if len(raw) > MAX_MARKDOWN_FILE_BYTES:
+                    reason = f"agent memory file exceeds bundled retention cap of {MAX_MARKDOWN_FILE_BYTES} bytes"
+        if reason is not None:
+            self._import_failed(db, path, reason)
             return
-        with path.open("rb") as fh:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_SH)
-            try:
-                raw = fh.read()
-            finally:
-                fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError:

@@ -60,6 +60,8 @@ class _Realm(Params):
 
 class SessionNoteParams(_Identity, _Realm):
     session_key: str | None = Field(default=None, validate_default=True)
+    #: ``"unreported"``: this session's tool results never reach ``meta/turn/tool_result`` (fail closed: tainted).
+    tool_results: Literal["reported", "unreported"] = "reported"
     _v = field_validator("session_key")(lambda cls, v: _key(v, "session_key", True))
 
 
@@ -204,8 +206,9 @@ def register(table: MethodTable) -> None:
 
     @table.method("meta/session/note", SessionNoteParams, requires=manage, mutating=True, available=on)
     def session_note(runtime: "Runtime", ctx: CallContext, p: SessionNoteParams) -> dict[str, Any]:
-        """The identity now speaks from ``session_key`` (a new key starts a clean session)."""
-        return host(runtime).note(p.identity, p.session_key, p.realm)
+        """The identity now speaks from ``session_key`` (a new key starts a clean session, unless
+        ``tool_results = "unreported"``: then the gateway cannot know its taint and treats it as tainted)."""
+        return host(runtime).note(p.identity, p.session_key, p.realm, p.tool_results)
 
     @table.method("meta/session/reset", SessionResetParams, requires=manage, mutating=True, available=on)
     def session_reset(runtime: "Runtime", ctx: CallContext, p: SessionResetParams) -> dict[str, Any]:

@@ -1,0 +1,66 @@
+"""Unicode folding shared by the firewall's matchers (secret scan, tool-name classification).
+
+An attacker can hide a marker, a key or a tool name behind characters a reader
+never sees or reads as ASCII: zero-width spaces and joiners, the word joiner,
+the BOM, soft hyphens, bidi controls and tag characters (Unicode category
+``Cf``), fullwidth and other compatibility forms (folded by NFKC) and Unicode
+dashes. :func:`fold` removes the first, applies NFKC and reads every dash as
+``-``. It never raises; ASCII text is returned unchanged.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import unicodedata
+from functools import lru_cache
+
+__all__ = ["fold", "fold_table"]
+
+
+@lru_cache(maxsize=1)
+def fold_table() -> dict[int, int | None]:
+    """``str.translate`` table: every ``Cf`` code point deleted, every ``Pd`` dash and U+2212 as ``-``."""
+    table: dict[int, int | None] = {}
+    for cp in range(0x80, sys.maxunicode + 1):
+        category = unicodedata.category(chr(cp))
+        if category == "Cf":
+            table[cp] = None
+        elif category == "Pd":
+            table[cp] = ord("-")
+    table[0x2212] = ord("-")  # minus sign (Sm)
+    return table
+
+
+def _char_class(code_points: list[int]) -> str:
+    ranges: list[tuple[int, int]] = []
+    for cp in sorted(code_points):
+        if ranges and cp == ranges[-1][1] + 1:
+            ranges[-1] = (ranges[-1][0], cp)
+        else:
+            ranges.append((cp, cp))
+    return "[" + "".join(re.escape(chr(a)) if a == b else f"{re.escape(chr(a))}-{re.escape(chr(b))}"
+                         for a, b in ranges) + "]"
+
+
+@lru_cache(maxsize=1)
+def _patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    table = fold_table()
+    dropped = _char_class([cp for cp, to in table.items() if to is None])
+    dashes = _char_class([cp for cp, to in table.items() if to is not None])
+    return re.compile(dropped + "+"), re.compile(dashes)
+
+
+def _strip(text: str) -> str:
+    dropped, dashes = _patterns()
+    return dashes.sub("-", dropped.sub("", text))
+
+
+def fold(text: str) -> str:
+    """NFKC, format characters removed, Unicode dashes as ``-`` (ASCII passes through untouched).
+
+    The removal runs after NFKC, so a compatibility form that decomposes into a dash is folded too.
+    """
+    if text.isascii():
+        return text
+    return _strip(unicodedata.normalize("NFKC", text))

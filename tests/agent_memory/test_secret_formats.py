@@ -1,0 +1,182 @@
+"""The one secret scanner: Unicode folding, field joins, the formats people leak, and no false
+positives on ordinary conversation (LoCoMo turns)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from meta_memory.agent_memory.secrets import SECRET_CLASSES, normalise_for_scan, scan, scan_text, scan_values
+from support import SHARED_DATA
+
+AWS = "AKIAIOSFODNN7EXAMPLE"
+JWT = ("eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4ifQ"
+       ".SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c")
+PKCS1_BODY = ("MIIEpQIBAAKCAQEAl8vENbLI73Z/XfRgyAeTlp6FzQx1bW9sZ2Fzd2FzZGZhc2RmYXNkZmFzZGZh\n"
+              "c2RmYXNkZmFzZGZhc2RmYXNkZmFzZGY=")
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # vendor-prefixed keys
+        ("use sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4zAB7CD0EF here", "openai-api-key"),
+        ("OPENAI key sk-" + "Ab1" * 16, "openai-api-key"),
+        ("sk-ant-api03-" + "aB3_" * 10, "anthropic-api-key"),
+        ("bot token xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx", "slack-token"),
+        ("xoxp-1234567890-abcdefghij", "slack-token"),
+        ("https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX", "slack-token"),
+        ("stripe sk_live_4eC39HqLyjWDarjtT1zdp7dc", "stripe-key"),
+        ("rk_test_4eC39HqLyjWDarjtT1zdp7dc", "stripe-key"),
+        ("AIzaSyD-1234567890abcdefghijklmnopqrstu", "google-api-key"),
+        ("GOCSPX-abcdefghijklmnopqrstuvwx1234", "google-oauth-secret"),
+        ("glpat-abcdefghij1234567890", "gitlab-token"),
+        ("npm_" + "a1B2" * 9, "npm-token"),
+        ("pypi-AgEIcHlwaS5vcmcCJDEyMzQ1Njc4LWFiY2QtZWZnaA", "pypi-token"),
+        ("hf_" + "aB3" * 11, "huggingface-token"),
+        ("SG." + "a" * 22 + "." + "b" * 43, "sendgrid-api-key"),
+        # JWTs and authorization headers
+        (JWT, "jwt"),
+        ("Authorization: Bearer 8f3a9c2e1d7b4a6f9e0c3b2a1d4e5f6a", "bearer-token"),
+        ("curl -H 'Authorization: Basic dXNlcjpwYXNz' https://api", "bearer-token"),
+        # password assignments
+        ("password: hunter2", "password-assignment"),
+        ("password=letmein", "password-assignment"),
+        ('{"user": "bob", "password": "hunter2"}', "password-assignment"),
+        ("DB_PASSWORD='correct horse'", "password-assignment"),
+        ("postgres://bob:s3cr3t@db.internal:5432/app", "url-credentials"),
+        # PEM bodies with and without armour
+        ("-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA", "private-key"),
+        (PKCS1_BODY, "private-key"),
+        ("MC4CAQAwBQYDK2VwBCIEILvFUPpfzEvtZjo2JdzOaGVsbG8gd29ybGQgaGVsbG8gd29y", "private-key"),
+        ("b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW", "private-key"),
+        # not secrets
+        ("password: ********", None),
+        ("password=${DB_PASSWORD}", None),
+        ("password: <your password>", None),
+        ("Password: strong and unique", None),
+        ("Reset your password: it takes a minute", None),
+        ("MIIH0zCCBbugAwIBAgIIXsO3pkN/pOAwDQYJKoZIhvcNAQELBQAwgZ0xCzAJBgNVBAYTAkNO", None),  # a certificate
+        ("postgres://db.internal:5432/app", None),
+        ("the bearer of good news arrived at 10 o'clock", None),
+        ("sk-learn-compatible estimator", None),
+        ("xoxb-not-a-token", None),
+        ("see https://example.com/a:b@c for details", None),
+    ],
+)
+def test_formats(text: str, expected: str | None) -> None:
+    assert scan_text(text) == expected
+
+
+@pytest.mark.parametrize(
+    "spelled",
+    [
+        "AKIAIOSFOD\u200bNN7EXAMPLE",  # zero-width space
+        "AKIA\u2060IOSFODNN7EXAMPLE",  # word joiner
+        "\ufeffAKIAIOSFODNN7EXAM\u00adPLE",  # BOM and soft hyphen
+        "ＡＫＩＡＩＯＳＦＯＤＮＮ７ＥＸＡＭＰＬＥ",  # fullwidth
+        "AKIA\u202eIOSFODNN7EXAMPLE",  # bidi override
+    ],
+)
+def test_folded_spellings_of_a_key_are_found(spelled: str) -> None:
+    assert scan_text(f"key {spelled} in the logs") == "aws-access-key-id"
+
+
+def test_unicode_dashes_fold_for_dashed_prefixes() -> None:
+    assert scan_text("sk\u2010proj\u2011Ab3dEf6hIj9kLm2nOp5qRs8tUv") == "openai-api-key"
+    assert scan_text("xoxb\u2013123456789012\u2013AbCdEfGhIjKl") == "slack-token"
+
+
+def test_a_key_split_across_fields_is_found_in_the_join() -> None:
+    assert scan("Deploy key AKIAIOSFOD", "", "NN7EXAMPLE was rotated", ()) == "aws-access-key-id"
+    assert scan("AKIAIOSF", "ODNN7E", "XAMPLE", ()) == "aws-access-key-id"
+    assert scan("password", "", ": hunter2", ()) == "password-assignment"
+    # each part alone is innocent
+    assert scan_text("Deploy key AKIAIOSFOD") is None and scan_text("NN7EXAMPLE was rotated") is None
+
+
+def test_a_key_in_a_tag_is_found_despite_lower_casing() -> None:
+    assert scan("t", "", "b", ("akiaiosfodnn7example",)) == "aws-access-key-id"
+
+
+def test_scan_values_names_the_field_and_walks_json() -> None:
+    assert scan_values({"fact": f"key {AWS}", "metadata": None}) == ("fact", "aws-access-key-id")
+    assert scan_values({"fact": "ok", "metadata": {"creds": [{"note": "password=hunter2"}]}}) == (
+        "metadata", "password-assignment")
+    assert scan_values({"fact": "ok", "metadata": {"xoxb-123456789012-AbCdEfGhIjKl": 1}}) == (
+        "metadata", "slack-token")  # keys are scanned too
+    assert scan_values({"entity": "AKIAIOSFOD", "topic": "NN7EXAMPLE"}) == ("entity+topic", "aws-access-key-id")
+    assert scan_values({"fact": "the user likes tea", "metadata": {"source": "chat", "n": 3}}) is None
+
+
+def test_stored_text_is_never_altered_by_folding() -> None:
+    text = "ｆｕｌｌｗｉｄｔｈ\u200b"
+    assert normalise_for_scan(text) == "fullwidth"
+    assert normalise_for_scan("plain ascii") == "plain ascii"
+
+
+_invisible = st.sampled_from(["\u200b", "\u200c", "\u200d", "\u2060", "\ufeff", "\u00ad", "\u202e", "\u2066"])
+
+
+@given(st.lists(st.tuples(st.integers(0, 19), _invisible), max_size=6), st.booleans())
+def test_any_invisible_padding_or_fullwidth_spelling_is_refused(inserts: list, fullwidth: bool) -> None:
+    chars = list(AWS)
+    if fullwidth:
+        chars = [chr(ord(c) + 0xFEE0) for c in chars]
+    for pos, ch in sorted(inserts, reverse=True):
+        chars.insert(pos, ch)
+    assert scan_text("id " + "".join(chars) + " end") == "aws-access-key-id"
+
+
+@given(st.integers(1, len(AWS) - 1), st.sampled_from(["title", "description"]))
+def test_any_split_of_a_key_across_fields_is_refused(cut: int, first: str) -> None:
+    head, tail = "note " + AWS[:cut], AWS[cut:] + " rotated"
+    fields = {"title": "", "description": "", "body": ""}
+    fields[first] = head
+    fields["body"] = tail
+    assert scan(fields["title"], fields["description"], fields["body"], ()) == "aws-access-key-id"
+
+
+@settings(max_examples=200)
+@given(st.text(max_size=400), st.text(max_size=40), st.lists(st.text(max_size=20), max_size=4))
+def test_scan_is_total(body: str, title: str, tags: list[str]) -> None:
+    assert scan(title, "", body, tags) in (None, *SECRET_CLASSES)
+
+
+def _locomo_turns() -> list[str]:
+    path = SHARED_DATA / "locomo-dev.json"
+    if not path.is_file():
+        pytest.skip("LoCoMo dev file not available")
+    turns: list[str] = []
+    for sample in json.loads(path.read_text(encoding="utf-8")):
+        for value in sample["conversation"].values():
+            if isinstance(value, list):
+                turns += [t["text"] for t in value if isinstance(t.get("text"), str)]
+    return turns
+
+
+def test_ordinary_conversation_is_never_refused() -> None:
+    turns = _locomo_turns()
+    assert len(turns) > 2000
+    assert [t for t in turns if scan_text(t) is not None] == []
+    # adjacent turns as title and body, as a memory of the conversation would be written
+    assert [(a, b) for a, b in zip(turns, turns[1:]) if scan(a[:200], "", b, ())] == []
+
+
+def test_ordinary_technical_prose_is_never_refused() -> None:
+    prose = [
+        "Remember to rotate the API key every 90 days; the password policy needs 12 characters.",
+        "The token bucket refills at 10 tokens per second.",
+        "Set password authentication to scram-sha-256 in pg_hba.conf.",
+        "Our Slack channel is #deploys and the Stripe dashboard shows test mode.",
+        "Bearer tokens expire after one hour; refresh them with the refresh flow.",
+        "The secret to good bread is time: let the dough rest overnight.",
+        "ssh-keygen -t ed25519 writes the private key to ~/.ssh/id_ed25519.",
+        "Use sk-learn for the baseline and compare with xgboost.",
+        "password reset links are valid for 24 hours.",
+        "JWTs have three parts: header, payload and signature.",
+    ]
+    assert [p for p in prose if scan_text(p) is not None] == []

@@ -1,0 +1,134 @@
+"""Classification an attacker cannot sidestep by spelling, and the opt-in ``default = "untrusted"``
+posture (property tests over generated spellings)."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from meta_memory.agent_memory.config import parse_content_trust
+from meta_memory.errors import ConfigError
+from meta_memory.firewall.classify import (
+    ALWAYS_UNTRUSTED_TOOLS,
+    ContentTrustPolicy,
+    ToolProvenance,
+    classify_tool_result,
+    mcp_server_of,
+    name_key,
+)
+
+BUILTIN_WORDS = {"web_search": ["web", "search"], "web_fetch": ["web", "fetch"], "fetch": ["fetch"],
+                 "http_request": ["http", "request"]}
+
+_separator = st.sampled_from(["_", "-", "", " ", ".", "__", "\u2010", "\uff3f", "\u200b", "\u200d_"])
+_invisible = st.sampled_from(["", "\u200b", "\u2060", "\ufeff", "\u00ad", "\u200c"])
+_space = st.sampled_from(["", " ", "\t", "\u3000", "\n"])
+
+
+@st.composite
+def spellings(draw: st.DrawFn, words: list[str]) -> str:
+    style = draw(st.sampled_from(["lower", "upper", "camel", "pascal", "random"]))
+    parts = []
+    for i, word in enumerate(words):
+        if style == "upper":
+            word = word.upper()
+        elif style == "pascal" or (style == "camel" and i > 0):
+            word = word.capitalize()
+        elif style == "random":
+            word = "".join(c.upper() if draw(st.booleans()) else c for c in word)
+        if draw(st.booleans()):
+            word = "".join(chr(ord(c) + 0xFEE0) for c in word)  # fullwidth
+        pos = draw(st.integers(0, len(word)))
+        parts.append(word[:pos] + draw(_invisible) + word[pos:])
+    body = parts[0] + "".join(draw(_separator) + p for p in parts[1:])
+    return draw(_space) + body + draw(_space)
+
+
+@settings(max_examples=400)
+@given(st.data())
+def test_every_spelling_of_a_builtin_is_untrusted_under_any_policy(data: st.DataObject) -> None:
+    canonical = data.draw(st.sampled_from(sorted(BUILTIN_WORDS)))
+    spelled = data.draw(spellings(BUILTIN_WORDS[canonical]))
+    policy = ContentTrustPolicy(trusted_tools=frozenset({canonical, spelled.strip() or canonical}),
+                                trusted_mcp_servers=frozenset({"kg"}))
+    for provenance in (None, ToolProvenance("mcp", "kg"), ToolProvenance("builtin", "core")):
+        got = classify_tool_result(spelled, provenance, policy)
+        assert not got.trusted, (spelled, provenance)
+        assert got.source == f"web tool '{spelled}'"
+
+
+@pytest.mark.parametrize("name", ["WebFetch", "WEB_FETCH", "web-fetch", " web_fetch ", "webFetch", "Web.Fetch",
+                                  "web\u200bfetch", "ｗｅｂ＿ｆｅｔｃｈ", "HTTPRequest", "HttpRequest", "FETCH",
+                                  "web\u2010search", "WebSearch\ufeff"])
+def test_the_issue_spellings_are_untrusted(name: str) -> None:
+    assert not classify_tool_result(name, None, ContentTrustPolicy()).trusted
+
+
+def test_names_that_only_contain_a_builtin_stay_trusted() -> None:
+    for name in ("prefetch", "fetch_calendar", "web_fetcher", "http_requests_log", "calculator"):
+        assert classify_tool_result(name, None, ContentTrustPolicy()).trusted, name
+
+
+@settings(max_examples=200)
+@given(st.data())
+def test_configured_lists_match_in_any_spelling(data: st.DataObject) -> None:
+    words = data.draw(st.lists(st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=2, max_size=6),
+                               min_size=1, max_size=3))
+    if name_key("".join(words)) in {name_key(n) for n in ALWAYS_UNTRUSTED_TOOLS} or "".join(words).startswith("mcp"):
+        return
+    listed = data.draw(spellings(words))
+    called = data.draw(spellings(words))
+    untrusting = ContentTrustPolicy.from_config({"untrusted_tools": [listed], "trusted_tools": [called]})
+    assert classify_tool_result(called, None, untrusting).source == f"configured untrusted tool '{called}'"
+    strict = ContentTrustPolicy.from_config({"trusted_tools": [listed], "default": "untrusted"})
+    assert classify_tool_result(called, None, strict).trusted
+    servers = ContentTrustPolicy.from_config({"trusted_mcp_servers": [listed]})
+    assert classify_tool_result("query", ToolProvenance("mcp", called), servers).trusted
+
+
+@settings(max_examples=300)
+@given(st.text(max_size=40))
+def test_name_key_is_idempotent_and_total(name: str) -> None:
+    key = name_key(name)
+    assert name_key(key) == key
+    assert key == key.casefold()
+
+
+def test_mcp_prefix_is_recognised_in_any_case_and_servers_compare_by_key() -> None:
+    assert mcp_server_of("MCP__Knowledge_Graph__query") == "knowledge_graph"
+    assert mcp_server_of("ｍｃｐ__kg__q") == "kg"
+    policy = ContentTrustPolicy.from_config({"trusted_mcp_servers": ["Knowledge-Graph"]})
+    assert classify_tool_result("MCP__knowledge_graph__query", None, policy).trusted
+    assert classify_tool_result("q", ToolProvenance("mcp", " KNOWLEDGE_GRAPH\u200b"), policy).trusted
+    assert not classify_tool_result("MCP__rogue__query", None, policy).trusted
+
+
+def test_default_untrusted_trusts_only_what_is_listed() -> None:
+    policy = ContentTrustPolicy.from_config({"default": "untrusted", "trusted_tools": ["calculator", "memory"],
+                                             "trusted_mcp_servers": ["kg"]})
+    assert classify_tool_result("calculator", None, policy).trusted
+    assert classify_tool_result("Memory", None, policy).trusted
+    assert classify_tool_result("search", ToolProvenance("mcp", "kg"), policy).trusted
+    assert classify_tool_result("mcp__kg__search", None, policy).trusted
+    got = classify_tool_result("read_file", None, policy)
+    assert got.source == "unlisted tool 'read_file' (content_trust.default = untrusted)"
+    assert not classify_tool_result("read_file", ToolProvenance("builtin", "core"), policy).trusted
+    assert not classify_tool_result("mcp__rogue__q", None, policy).trusted
+    assert not classify_tool_result("web_fetch", None, policy).trusted
+    assert classify_tool_result("read_file", None, ContentTrustPolicy()).trusted  # the default stays the seed's
+
+
+@pytest.mark.parametrize("bad", ["strict", "", 1, True, None.__class__])
+def test_default_must_be_trusted_or_untrusted(bad: object) -> None:
+    with pytest.raises(ConfigError, match=r"^content_trust.default must be 'trusted' or 'untrusted'$"):
+        parse_content_trust({"default": bad})
+    with pytest.raises(ValueError):
+        ContentTrustPolicy.from_config({"default": bad})
+
+
+def test_config_default_round_trips_to_the_policy() -> None:
+    cfg = parse_content_trust({"default": " Untrusted ", "trusted_tools": ["calc"]})
+    assert cfg.default == "untrusted"
+    assert ContentTrustPolicy.from_config(cfg).default == "untrusted"
+    assert parse_content_trust({}).default == "trusted"
