@@ -1,7 +1,15 @@
-"""The Python SDK: ``Meta.builder()`` (embedded), ``Meta.connect(url)`` (HTTP), ``Meta.spawn(dir)`` (stdio)."""
+"""The Python SDK: ``Meta.builder()`` (embedded), ``Meta.connect(url)`` (HTTP), ``Meta.spawn(dir)`` (stdio).
 
-from . import memory
+``handle.agent(identity, realm=...)`` binds an identity (:class:`Agent`); ``agent.session(key)`` a
+session (:class:`Session`); ``handle.ledger`` is the assertion ledger. See docs/sdk.md.
+"""
+
+from . import memory, models
+from .agent import Agent, AsyncAgent, AsyncSession, Session
 from .builder import Meta, MetaBuilder
-from .handle import AsyncMetaHandle, MetaHandle
+from .handle import AsyncLedger, AsyncMetaHandle, Ledger, MetaHandle
+from .methods import HandleMethods
+from .transport import GatewayUnreachable
 
-__all__ = ["Meta", "MetaBuilder", "MetaHandle", "AsyncMetaHandle", "memory"]
+__all__ = ["Meta", "MetaBuilder", "MetaHandle", "AsyncMetaHandle", "Agent", "AsyncAgent", "Session", "AsyncSession",
+           "Ledger", "AsyncLedger", "HandleMethods", "GatewayUnreachable", "memory", "models"]

@@ -1,8 +1,10 @@
 """``Meta.builder()`` (embedded runtime) and ``Meta.connect(url)`` (remote gateway).
 
-Embedded: ``Meta.builder().persistent_state(path).memory(memory.local_json()).build()``
+Embedded: ``Meta.builder().persistent_state(path).ledger(memory.local_json()).build()``
 runs the runtime in-process and dispatches through the same method table as
-the gateway. Without ``.memory(...)`` the ledger is held in memory only.
+the gateway (``.memory(...)`` is the spec's name of ``.ledger(...)``). Without it
+the assertion ledger is held in memory only; agent memory always lives under the
+state directory.
 Remote: ``Meta.connect("http://127.0.0.1:8765", token=None)`` speaks JSON-RPC
 over HTTP; ``Meta.spawn(state_dir)`` starts ``meta-memory gateway --stdio``.
 """
@@ -64,15 +66,20 @@ class MetaBuilder:
         self._state = Path(path)
         return self
 
-    def memory(self, config: LocalJsonMemoryConfig | None = None, **kwargs: Any) -> "MetaBuilder":
-        """Ledger backend (``memory.local_json(...)``). Any keyword (``stores=``, ``space_id=``,
-        ``collection=``, ...) is refused: unsupported configuration is never a silent no-op."""
+    def ledger(self, config: LocalJsonMemoryConfig | None = None, **kwargs: Any) -> "MetaBuilder":
+        """The assertion ledger's backend (``memory.local_json(...)``), persisted under the state directory.
+        Any keyword (``stores=``, ``space_id=``, ``collection=``, ...) is refused: unsupported
+        configuration is never a silent no-op (``ConfigError``)."""
         if kwargs:
             raise ConfigError(f"memory() got unsupported option(s): {', '.join(sorted(kwargs))}")
         if config is not None and not isinstance(config, LocalJsonMemoryConfig):
             raise ConfigError("memory() takes memory.local_json(...): local_json is the only ledger backend")
         self._memory = config or LocalJsonMemoryConfig()
         return self
+
+    def memory(self, config: LocalJsonMemoryConfig | None = None, **kwargs: Any) -> "MetaBuilder":
+        """The spec's name of :meth:`ledger` (the builder's ``memory(...)`` configures the assertion ledger)."""
+        return self.ledger(config, **kwargs)
 
     def agent_memory(self, enabled: bool | dict[str, Any] | None = None, **options: Any) -> "MetaBuilder":
         """Agent-memory options with the ``[agent_memory]`` keys (snake_case or camelCase)."""

@@ -1,93 +1,15 @@
-"""Typed results of the agent-memory methods, as the SDK returns them (pydantic v2).
-
-Wire shapes (reference §2A "Wire-level record", §10 "Handle methods"):
-``AgentMemoryRecord {memory_id, title, body, tags, created_at_ms, updated_at_ms}``,
-``AgentMemoryForgetResult {memory_id, deleted}``,
-``AgentMemoryUpdateResult {memory_id, supersedes}``,
-``AgentMemoryRecordMeta {id, kind, title, description, age_days, rank}``,
-``RememberBatchResult {results: [{op_index, memory_id?, created?, error?}], created, existing, refused}``.
-Extra members the gateway adds (e.g. ``status``) are kept, not refused.
-"""
+"""Typed results of the host-surface methods (spec README, "The host surface")."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
-__all__ = ["AgentMemoryRecord", "AgentMemoryForgetResult", "AgentMemoryUpdateResult", "AgentMemoryRecordMeta",
-           "AgentMemoryPage", "RememberBatchItemResult", "RememberBatchResult"]
+from ._base import OPEN as _OPEN
 
-_OPEN = ConfigDict(extra="allow", frozen=True)
+__all__: list[str] = []
 
-
-class AgentMemoryRecord(BaseModel):
-    model_config = _OPEN
-    memory_id: str = Field(min_length=1)
-    title: str = Field(min_length=1)
-    body: str = Field(min_length=1)
-    tags: list[str] = Field(default_factory=list)
-    created_at_ms: int
-    updated_at_ms: int
-
-
-class RememberBatchItemResult(BaseModel):
-    """One item of ``meta/agent_memory/remember_batch``: ``memory_id`` and ``created`` when the record was
-    stored or deduplicated, else ``error`` (``{code, message, data}``, ``data.op_index`` = ``op_index``)."""
-
-    model_config = _OPEN
-    op_index: int
-    memory_id: str | None = None
-    created: bool | None = None
-    error: dict[str, Any] | None = None
-
-    @property
-    def ok(self) -> bool:
-        """Whether the record is stored (created now or already there)."""
-        return self.error is None
-
-
-class RememberBatchResult(BaseModel):
-    """``meta/agent_memory/remember_batch``: a result per record, in order, and the counts."""
-
-    model_config = _OPEN
-    results: list[RememberBatchItemResult]
-    created: int
-    existing: int
-    refused: int
-
-
-class AgentMemoryForgetResult(BaseModel):
-    model_config = _OPEN
-    memory_id: str
-    deleted: bool
-
-
-class AgentMemoryUpdateResult(BaseModel):
-    model_config = _OPEN
-    memory_id: str
-    supersedes: str
-
-
-class AgentMemoryPage(BaseModel):
-    """``meta/agent_memory/list``: one page of records and the cursor of the next (``None`` at the end)."""
-
-    model_config = _OPEN
-    records: list[AgentMemoryRecord]
-    next_cursor: str | None = None
-
-
-class AgentMemoryRecordMeta(BaseModel):
-    model_config = _OPEN
-    id: str
-    kind: str
-    title: str
-    description: str = ""
-    age_days: int
-    rank: int | None = None
-
-
-# -- the host surface (spec README, "The host surface") ----------------------------------------
 
 __all__ += [
     "SessionState",

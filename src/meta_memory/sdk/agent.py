@@ -1,0 +1,208 @@
+"""The bound objects: one agent identity (:class:`Agent`) and one of its sessions (:class:`Session`).
+
+``agent = handle.agent("lead:main", realm="default")`` binds the identity and realm every
+agent-memory call repeats; ``session = agent.session("s1")`` binds the session key of the host
+surface as well. Each method is one gateway call (see :mod:`meta_memory.sdk.methods` for the
+params' rules and the errors raised); on an async handle the same methods return awaitables
+(:class:`AsyncAgent`, :class:`AsyncSession`).
+
+Application writes (``remember``, ``update``, ``forget``) carry the ``application`` author and are
+never quarantined. ``session.tool(arguments)`` is the model's ``memory`` tool: an LLM-authored
+write that goes through the firewall (quarantined while the session is tainted). The tool and the
+session calls act in the gateway's host realm (the spec's host surface takes no realm); ``inject``
+uses the agent's realm.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .binding import AsyncSide, SyncSide, bound
+from .methods import Selection, Surface, Tier
+from .models import (
+    AgentMemoryForgetResult,
+    AgentMemoryPage,
+    AgentMemoryRecord,
+    AgentMemoryRecordMeta,
+    AgentMemoryUpdateResult,
+    DefangResult,
+    EraseResult,
+    Harvest,
+    InjectionBlock,
+    MemoryToolDefinition,
+    MemoryToolResult,
+    SessionCompactedResult,
+    SessionState,
+    TurnToolResult,
+)
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .handle import MetaHandle
+
+__all__ = ["Agent", "AsyncAgent", "Session", "AsyncSession"]
+
+
+class _AgentMethods:
+    # The bodies are checked against the sync handle; on the async side the handle returns awaitables
+    # and so do these methods (``bound`` types them so).
+    _handle: "MetaHandle"
+
+    def __init__(self, handle: Any, identity: str, realm: str | None = None) -> None:
+        self._handle = handle
+        self.identity = identity
+        self.realm = realm
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(identity={self.identity!r}, realm={self.realm!r})"
+
+    @bound
+    def remember(self, title: str, body: str, *, tags: list[str] | None = None) -> AgentMemoryRecord:
+        """Remember one record (``title`` <= 200 B, ``body`` <= 64 KiB, <= 32 ``tags``); an identical active
+        record is returned instead (``created=False``). ``meta/agent_memory/remember``."""
+        return self._handle.remember_agent_memory(self.identity, title=title, body=body, tags=tags, realm=self.realm)
+
+    @bound
+    def recall(
+        self, query: str | None = None, k: int = 8, *, selection: Selection | None = None,
+        terms: list[str] | None = None,
+    ) -> list[AgentMemoryRecord]:
+        """The ``k`` (1..64) records that best match ``query`` (or ``terms``), best first. Without a query
+        (and no ``selection``) every record is eligible (``selection="always"``). ``meta/agent_memory/recall``."""
+        if selection is None and query is None and terms is None:
+            selection = "always"
+        return self._handle.recall_agent_memory(self.identity, realm=self.realm, selection=selection,
+                                                query_text=query, query_terms=terms, max_entries=k)
+
+    @bound
+    def update(self, memory_id: str, title: str, body: str, *, tags: list[str] | None = None) -> AgentMemoryUpdateResult:
+        """Supersede ``memory_id`` with a new version (``title`` and ``body`` required, as a write);
+        the result names the new ``memory_id`` and the one it ``supersedes``. ``meta/agent_memory/update``."""
+        return self._handle.update_agent_memory(self.identity, memory_id, title=title, body=body, tags=tags,
+                                                realm=self.realm)
+
+    @bound
+    def forget(self, memory_id: str) -> AgentMemoryForgetResult:
+        """Tombstone ``memory_id`` (out of recall and injection at once). ``meta/agent_memory/forget``."""
+        return self._handle.forget_agent_memory(self.identity, memory_id, realm=self.realm)
+
+    @bound
+    def list(self, *, tags: list[str] | None = None, limit: int | None = None, cursor: str | None = None) -> AgentMemoryPage:
+        """One page of active records holding every tag in ``tags``, newest updated first (``limit``
+        1..500, default 100; pass ``next_cursor`` back as ``cursor``). ``meta/agent_memory/list``."""
+        return self._handle.list_agent_memory(self.identity, realm=self.realm, tags=tags, limit=limit, cursor=cursor)
+
+    @bound
+    def manifest(self, *, tier: Tier | None = None, k: int | None = None) -> list[AgentMemoryRecordMeta]:
+        """Body-free metadata of active records. ``meta/agent_memory/manifest``."""
+        return self._handle.manifest_agent_memory(self.identity, realm=self.realm, tier=tier, k=k)
+
+    @bound
+    def erase(self, memory_id: str, *, dry_run: bool = False, reason: str | None = None) -> EraseResult:
+        """Erase ``memory_id`` and its content closure for good (``dry_run`` only counts).
+        ``meta/agent_memory/erase``."""
+        return self._handle.erase_agent_memory(self.identity, memory_id, realm=self.realm, dry_run=dry_run,
+                                               reason=reason)
+
+    @bound
+    def erase_all(self, *, dry_run: bool = False, reason: str | None = None) -> EraseResult:
+        """Erase every record of this identity in this realm. ``meta/agent_memory/erase_identity``."""
+        return self._handle.erase_identity_agent_memory(self.identity, realm=self.realm, dry_run=dry_run,
+                                                        reason=reason)
+
+    @bound
+    def tool_schema(self) -> MemoryToolDefinition:
+        """The ``memory`` tool's definition to offer the model. ``meta/agent_memory/tool_schema``."""
+        return self._handle.agent_memory_tool_schema()
+
+
+class Agent(_AgentMethods, SyncSide):
+    """One identity on a sync handle: ``remember``, ``recall``, ``update``, ``forget``, ``list``,
+    ``manifest``, ``erase``, ``erase_all``, ``tool_schema`` and ``session(key)``."""
+
+    def session(self, session_key: str) -> "Session":
+        """The host surface for one session of this agent (nothing is sent until a method is called)."""
+        return Session(self, session_key)
+
+
+class AsyncAgent(_AgentMethods, AsyncSide):
+    """One identity on an async handle: the methods of :class:`Agent`, returning awaitables."""
+
+    def session(self, session_key: str) -> "AsyncSession":
+        """The host surface for one session of this agent."""
+        return AsyncSession(self, session_key)
+
+
+class _SessionMethods:
+    _handle: "MetaHandle"
+
+    def __init__(self, agent: _AgentMethods, session_key: str) -> None:
+        self.agent = agent
+        self._handle = agent._handle
+        self.session_key = session_key
+
+    @property
+    def identity(self) -> str:
+        return self.agent.identity
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(identity={self.identity!r}, session_key={self.session_key!r})"
+
+    @bound
+    def note(self) -> SessionState:
+        """The agent now speaks from this session (a new key starts clean). ``meta/session/note``."""
+        return self._handle.session_note(self.identity, self.session_key)
+
+    @bound
+    def tool_result(
+        self, tool_name: str, *, provenance: dict[str, Any] | None = None, is_error: bool = False,
+        server_tool: bool = False,
+    ) -> TurnToolResult:
+        """Classify a tool result BEFORE the model sees it; an untrusted one taints this session.
+        ``meta/turn/tool_result``."""
+        return self._handle.turn_tool_result(self.identity, self.session_key, tool_name, provenance=provenance,
+                                             is_error=is_error, server_tool=server_tool)
+
+    @bound
+    def inject(
+        self, query: str = "", *, surface: Surface = "turn", mobs: list[str] | None = None,
+        operator: str | None = None,
+    ) -> InjectionBlock:
+        """The observation block for this turn (``text``) or a typed ``skip_reason``. ``meta/turn/inject``."""
+        return self._handle.turn_inject(self.identity, query_text=query, session_key=self.session_key,
+                                        realm=self.agent.realm, surface=surface, mobs=mobs, operator=operator)
+
+    @bound
+    def tool(self, arguments: dict[str, Any] | str, *, mob: str | None = None) -> MemoryToolResult:
+        """Dispatch the model's ``memory`` tool call (gated by the firewall; refusals are ``is_error``
+        results). ``meta/agent_memory/tool``."""
+        return self._handle.agent_memory_tool(self.identity, arguments, session_key=self.session_key, mob=mob)
+
+    @bound
+    def defang(self, text: str | None = None, *, blocks: list[Any] | None = None) -> DefangResult:
+        """Neutralise forged memory markers in inbound content. ``meta/turn/defang``."""
+        return self._handle.turn_defang(text, blocks=blocks)
+
+    @bound
+    def reset(self) -> SessionState:
+        """A fresh-context boundary: clears taint, budget and dedup; new nonce. ``meta/session/reset``."""
+        return self._handle.session_reset(self.identity, self.session_key)
+
+    @bound
+    def compacted(self) -> SessionCompactedResult:
+        """The context was compacted: taint kept, dedup and budget start over. ``meta/session/compacted``."""
+        return self._handle.session_compacted(self.session_key)
+
+    @bound
+    def retire(self, cause: str) -> Harvest:
+        """The session ends: record the exit-interview harvest. ``meta/session/retire``."""
+        return self._handle.session_retire(self.identity, cause=cause, session_key=self.session_key,
+                                           realm=self.agent.realm)
+
+
+class Session(_SessionMethods, SyncSide):
+    """One session of an :class:`Agent`: ``note``, ``tool_result``, ``inject``, ``tool``, ``defang``,
+    ``reset``, ``compacted``, ``retire``."""
+
+
+class AsyncSession(_SessionMethods, AsyncSide):
+    """One session of an :class:`AsyncAgent`: the methods of :class:`Session`, returning awaitables."""

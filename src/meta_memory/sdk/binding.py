@@ -1,0 +1,114 @@
+"""How one declaration becomes a sync method and an async method, both typed.
+
+A method of the SDK is declared once, as a descriptor on a class shared by the sync and the
+async side. Reading it from an object of a :class:`SyncSide` class gives ``Callable[P, R]``;
+from an :class:`AsyncSide` class it gives ``Callable[P, Awaitable[R]]``. Type checkers see the
+difference through the overloads of ``__get__``; at run time the object's ``_invoke`` decides
+(the sync one returns the value, the async one a coroutine).
+
+- :func:`rpc` declares a gateway method: the decorated function turns the Python arguments
+  into the JSON-RPC params; ``parse`` turns the JSON result into the typed result.
+- :func:`bound` declares a convenience method whose body calls other SDK methods (the agent
+  and session objects): the body is written against the sync handle and returns, on the
+  async side, the awaitable the async handle gave.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Awaitable, Callable
+from typing import Any, Concatenate, Generic, ParamSpec, TypeVar, overload
+
+
+__all__ = ["SyncSide", "AsyncSide", "RpcMethod", "BoundMethod", "rpc", "bound", "rpc_methods"]
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+class SyncSide:
+    """Marker base: SDK methods read from this object return values."""
+
+
+class AsyncSide:
+    """Marker base: SDK methods read from this object return awaitables."""
+
+
+class RpcMethod(Generic[P, R]):
+    """One gateway method: ``wire`` name, params builder, result parser (see :func:`rpc`)."""
+
+    def __init__(self, wire: str, build: Callable[..., dict[str, Any] | None], parse: Callable[[Any], R]) -> None:
+        self.wire = wire
+        self.build = build
+        self.parse = parse
+        self.name = build.__name__
+        self.__doc__ = build.__doc__
+
+    @overload
+    def __get__(self, obj: None, owner: type | None = None) -> "RpcMethod[P, R]": ...
+    @overload
+    def __get__(self, obj: SyncSide, owner: type | None = None) -> Callable[P, R]: ...
+    @overload
+    def __get__(self, obj: AsyncSide, owner: type | None = None) -> Callable[P, Awaitable[R]]: ...
+    @overload
+    def __get__(self, obj: object, owner: type | None = None) -> Callable[P, Any]: ...
+
+    def __get__(self, obj: Any, owner: type | None = None) -> Any:
+        if obj is None:
+            return self
+        build, wire, parse = self.build, self.wire, self.parse
+
+        @functools.wraps(build)
+        def method(*args: Any, **kwargs: Any) -> Any:
+            return obj._invoke(wire, build(obj, *args, **kwargs), parse)
+
+        return method
+
+    def __repr__(self) -> str:
+        return f"<rpc {self.name} -> {self.wire}>"
+
+
+class BoundMethod(Generic[P, R]):
+    """A convenience method over other SDK methods (see :func:`bound`)."""
+
+    def __init__(self, func: Callable[..., Any]) -> None:
+        self.func = func
+        self.__doc__ = func.__doc__
+
+    @overload
+    def __get__(self, obj: None, owner: type | None = None) -> "BoundMethod[P, R]": ...
+    @overload
+    def __get__(self, obj: SyncSide, owner: type | None = None) -> Callable[P, R]: ...
+    @overload
+    def __get__(self, obj: AsyncSide, owner: type | None = None) -> Callable[P, Awaitable[R]]: ...
+    @overload
+    def __get__(self, obj: object, owner: type | None = None) -> Callable[P, Any]: ...
+
+    def __get__(self, obj: Any, owner: type | None = None) -> Any:
+        if obj is None:
+            return self
+        return functools.partial(self.func, obj)
+
+
+def rpc(wire: str, parse: Callable[[Any], R]) -> Callable[[Callable[Concatenate[Any, P], dict[str, Any] | None]], RpcMethod[P, R]]:
+    """Declare the SDK method of gateway method ``wire``; ``parse`` types its result."""
+
+    def declare(build: Callable[Concatenate[Any, P], dict[str, Any] | None]) -> RpcMethod[P, R]:
+        return RpcMethod(wire, build, parse)
+
+    return declare
+
+
+def bound(func: Callable[Concatenate[Any, P], R]) -> BoundMethod[P, R]:
+    """Declare a convenience method typed ``R`` on the sync side and ``Awaitable[R]`` on the async side."""
+    return BoundMethod(func)
+
+
+def rpc_methods(cls: type) -> dict[str, RpcMethod[Any, Any]]:
+    """Every :class:`RpcMethod` reachable on ``cls`` by attribute name (aliases included)."""
+    out: dict[str, RpcMethod[Any, Any]] = {}
+    for klass in reversed(cls.__mro__):
+        for name, value in vars(klass).items():
+            if isinstance(value, RpcMethod):
+                out[name] = value
+    return out

@@ -1,0 +1,87 @@
+"""Typed results of the agent-memory methods, as the SDK returns them (pydantic v2).
+
+Wire shapes (reference §2A "Wire-level record", §10 "Handle methods"):
+``AgentMemoryRecord {memory_id, title, body, tags, created_at_ms, updated_at_ms}``,
+``AgentMemoryForgetResult {memory_id, deleted}``,
+``AgentMemoryUpdateResult {memory_id, supersedes}``,
+``AgentMemoryRecordMeta {id, kind, title, description, age_days, rank}``,
+``EraseResult {dry_run, erased_at_ms, count, scopes, records}`` (beyond the seed: erase).
+Extra members the gateway adds (e.g. ``status``) are kept, not refused.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from ._base import OPEN as _OPEN
+
+__all__ = ["AgentMemoryRecord", "AgentMemoryForgetResult", "AgentMemoryUpdateResult", "AgentMemoryRecordMeta",
+           "AgentMemoryPage", "ErasedRecord", "EraseResult"]
+
+class AgentMemoryRecord(BaseModel):
+    model_config = _OPEN
+    memory_id: str = Field(min_length=1)
+    title: str = Field(min_length=1)
+    body: str = Field(min_length=1)
+    tags: list[str] = Field(default_factory=list)
+    created_at_ms: int
+    updated_at_ms: int
+    #: ``meta/agent_memory/remember`` only: ``False`` when an active exact-content duplicate was returned.
+    created: bool | None = None
+
+
+class AgentMemoryForgetResult(BaseModel):
+    model_config = _OPEN
+    memory_id: str
+    deleted: bool
+
+
+class AgentMemoryUpdateResult(BaseModel):
+    model_config = _OPEN
+    memory_id: str
+    supersedes: str
+    #: The new version as stored.
+    record: AgentMemoryRecord | None = None
+
+
+class AgentMemoryPage(BaseModel):
+    """``meta/agent_memory/list``: one page of records and the cursor of the next (``None`` at the end)."""
+
+    model_config = _OPEN
+    records: list[AgentMemoryRecord]
+    next_cursor: str | None = None
+
+
+class AgentMemoryRecordMeta(BaseModel):
+    model_config = _OPEN
+    id: str
+    kind: str
+    title: str
+    description: str = ""
+    age_days: int
+    rank: int | None = None
+
+
+class ErasedRecord(BaseModel):
+    """One record of an erase's content closure: ``{memory_id, scope, content_hash, status}``."""
+
+    model_config = _OPEN
+    memory_id: str
+    scope: dict[str, Any] = Field(default_factory=dict)
+    content_hash: str | None = None
+    status: str | None = None
+
+
+class EraseResult(BaseModel):
+    """``meta/agent_memory/erase`` and ``erase_identity``: what left (or, with ``dry_run``, would leave).
+
+    ``erased_at_ms`` is ``None`` for a dry run; ``scopes`` names every scope the closure reached."""
+
+    model_config = _OPEN
+    dry_run: bool
+    erased_at_ms: int | None = None
+    count: int
+    scopes: list[str] = Field(default_factory=list)
+    records: list[ErasedRecord] = Field(default_factory=list)

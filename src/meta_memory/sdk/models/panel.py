@@ -1,0 +1,162 @@
+"""Typed results of the console panel reads ``meta/memory/panel/*`` (seed: "Console Memory panel";
+docs/rpc.md, "Console panel methods"). List rows are body-free (``body_bytes`` stands in);
+``realms`` lists the realms the panel knows."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field
+
+from ._base import OpenModel
+
+__all__ = ["PanelRecord", "PanelRecordPage", "PanelRecordDetail", "PanelQuarantine", "PanelDreamSummary",
+           "PanelDreams", "PanelDreamRun", "PanelDreamRuns", "PanelAuditVerdicts", "PanelScope", "PanelOverview",
+           "PanelProposals", "PanelInjection", "PanelInjections", "PanelHarvests"]
+
+
+class PanelRecord(OpenModel):
+    """A record row: ``{id, scope, kind, title, description, tags, provenance, trust, status: {status, reason?},
+    derived_from, created_at_ms, updated_at_ms, usage, ever_quarantined, body_bytes}`` (plus ``realm`` in
+    listings; ``body`` and ``content_hash`` in ``record``; ``chain_role`` in a chain)."""
+
+    id: str
+    scope: dict[str, Any] = Field(default_factory=dict)
+    kind: str | None = None
+    title: str = ""
+    description: str = ""
+    tags: list[str] = Field(default_factory=list)
+    trust: str | None = None
+    status: dict[str, Any] = Field(default_factory=dict)
+    created_at_ms: int | None = None
+    updated_at_ms: int | None = None
+    body_bytes: int | None = None
+    realm: str | None = None
+    body: str | None = None
+    content_hash: str | None = None
+
+    @property
+    def state(self) -> str | None:
+        """The status name (``active``, ``quarantined``, ``superseded``, ``tombstoned``)."""
+        return self.status.get("status")
+
+
+class PanelRecordPage(OpenModel):
+    """``records``: newest updated first; pass ``next_cursor`` back as ``cursor`` (``None`` at the end)."""
+
+    records: list[PanelRecord] = Field(default_factory=list)
+    next_cursor: str | None = None
+    realms: list[str] = Field(default_factory=list)
+
+
+class PanelRecordDetail(OpenModel):
+    """``record``: the record with body and content hash, its supersede ``chain`` and ``injections``."""
+
+    realm: str
+    record: PanelRecord
+    chain: list[PanelRecord] = Field(default_factory=list)
+    injections: list[dict[str, Any]] = Field(default_factory=list)
+
+
+class PanelQuarantine(OpenModel):
+    """``quarantine``: quarantined rows, pending gated promotions and held forgets."""
+
+    records: list[PanelRecord] = Field(default_factory=list)
+    pending_promotions: list[dict[str, Any]] = Field(default_factory=list)
+    pending_forgets: list[dict[str, Any]] = Field(default_factory=list)
+    realms: list[str] = Field(default_factory=list)
+
+
+class PanelDreamSummary(OpenModel):
+    """One dream summarised from its audit rows."""
+
+    realm: str | None = None
+    run_id: str
+    ops: int | None = None
+
+
+class PanelDreams(OpenModel):
+    """``dreams``: ``{runs, withheld_by_access, realms}``."""
+
+    runs: list[PanelDreamSummary] = Field(default_factory=list)
+    withheld_by_access: bool = False
+    realms: list[str] = Field(default_factory=list)
+
+
+class PanelDreamRun(OpenModel):
+    """One durable dream-run row."""
+
+    realm: str | None = None
+    run_id: str
+    started_at_ms: int | None = None
+    completed_at_ms: int | None = None
+    ops_committed: int | None = None
+    detail: dict[str, Any] = Field(default_factory=dict)
+
+
+class PanelDreamRuns(OpenModel):
+    """``dream_runs``: ``{runs, withheld_by_access, realms}``."""
+
+    runs: list[PanelDreamRun] = Field(default_factory=list)
+    withheld_by_access: bool = False
+    realms: list[str] = Field(default_factory=list)
+
+
+class PanelAuditVerdicts(OpenModel):
+    """``audit_verdicts``: open usage-audit verdicts ``{realm, run_id, record_id, verdict, rationale, created_at_ms}``."""
+
+    verdicts: list[dict[str, Any]] = Field(default_factory=list)
+    realms: list[str] = Field(default_factory=list)
+
+
+class PanelScope(OpenModel):
+    """One scope of the overview: counts by status, body bytes, floors and pressure."""
+
+    realm: str
+    scope_kind: str
+    scope_key: str | None = None
+    counts: dict[str, int] = Field(default_factory=dict)
+    records: int = 0
+    body_bytes: int = 0
+    pressure: dict[str, Any] = Field(default_factory=dict)
+
+
+class PanelOverview(OpenModel):
+    """``overview``: ``{scopes, totals, floors, realms}``."""
+
+    scopes: list[PanelScope] = Field(default_factory=list)
+    totals: dict[str, Any] = Field(default_factory=dict)
+    floors: dict[str, Any] = Field(default_factory=dict)
+    realms: list[str] = Field(default_factory=list)
+
+
+class PanelProposals(OpenModel):
+    """``proposals``: pending mob/operator proposals, bodies withheld."""
+
+    proposals: list[dict[str, Any]] = Field(default_factory=list)
+    realms: list[str] = Field(default_factory=list)
+
+
+class PanelInjection(OpenModel):
+    """One injection-ledger row: ``{realm, injection_id, record_id, identity, session_key, surface, at_ms}``."""
+
+    realm: str | None = None
+    record_id: str
+    identity: str | None = None
+    session_key: str | None = None
+    surface: str | None = None
+    at_ms: int | None = None
+
+
+class PanelInjections(OpenModel):
+    """``injections``: newest first."""
+
+    injections: list[PanelInjection] = Field(default_factory=list)
+    realms: list[str] = Field(default_factory=list)
+
+
+class PanelHarvests(OpenModel):
+    """``harvests``: pending exit-interview harvests ``{realm, identity, session_key, cause, retired_at_ms, status}``."""
+
+    harvests: list[dict[str, Any]] = Field(default_factory=list)
+    realms: list[str] = Field(default_factory=list)

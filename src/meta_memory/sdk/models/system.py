@@ -1,0 +1,90 @@
+"""Typed results of the system methods: ``meta/status``, ``meta/storage/doctor``,
+``meta/capabilities``, ``meta/events/list`` (docs/rpc.md, "System")."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field
+
+from ._base import OpenModel
+
+__all__ = ["StorageSlot", "Status", "DoctorFinding", "DoctorReport", "Capabilities", "TimelineEvent", "EventPage"]
+
+
+class StorageSlot(OpenModel):
+    """One storage slot: ``{slot, path, durability, resolution, exists}``."""
+
+    slot: str
+    path: str | None = None
+    durability: str | None = None
+    resolution: str | None = None
+    exists: bool | None = None
+
+
+class _Storage(OpenModel):
+    slots: list[StorageSlot] = Field(default_factory=list)
+
+
+class Status(OpenModel):
+    """``meta/status``: ``{version, state_dir, ledger, storage: {slots}, agent_memory, events}``.
+
+    ``ledger`` is ``{persisted, backend}``; ``agent_memory`` (``enabled``, ``store``, ``realm``,
+    ``realms``, counters) and ``events`` (``last_event_id``) are kept as the gateway sends them."""
+
+    version: str
+    state_dir: str | None = None
+    ledger: dict[str, Any] = Field(default_factory=dict)
+    storage: _Storage = Field(default_factory=_Storage)
+    agent_memory: dict[str, Any] = Field(default_factory=dict)
+    events: dict[str, Any] = Field(default_factory=dict)
+
+
+class DoctorFinding(OpenModel):
+    """One storage finding (twin, predecessor file, leftover stage) and its ``fix``."""
+
+    kind: str
+    path: str | None = None
+    fix: str | None = None
+
+
+class DoctorReport(OpenModel):
+    """``meta/storage/doctor``: ``{state_dir, slots, findings}`` (``state_dir`` ``None`` in memory)."""
+
+    state_dir: str | None = None
+    slots: list[StorageSlot] = Field(default_factory=list)
+    findings: list[DoctorFinding] = Field(default_factory=list)
+
+
+class _CanRead(OpenModel):
+    can_read: bool = False
+
+
+class _AccessInfo(OpenModel):
+    enabled: bool = False
+
+
+class Capabilities(OpenModel):
+    """``meta/capabilities``: ``{methods (sorted wire names advertised to this caller), memory: {can_read},
+    access: {enabled}}``."""
+
+    methods: list[str]
+    memory: _CanRead = Field(default_factory=_CanRead)
+    access: _AccessInfo = Field(default_factory=_AccessInfo)
+
+
+class TimelineEvent(OpenModel):
+    """One timeline event: ``{event_id ("console-evt-<n>"), identity, event_type, timestamp_ms, data}``."""
+
+    event_id: str
+    identity: str | None = None
+    event_type: str
+    timestamp_ms: int
+    data: dict[str, Any] = Field(default_factory=dict)
+
+
+class EventPage(OpenModel):
+    """``meta/events/list``: events oldest first, and the id to pass back as ``after``."""
+
+    events: list[TimelineEvent] = Field(default_factory=list)
+    last_event_id: str | None = None
