@@ -86,12 +86,6 @@ class _AgentMethods:
         return self._handle.forget_agent_memory(self.identity, memory_id, realm=self.realm)
 
     @bound
-    def list(self, *, tags: list[str] | None = None, limit: int | None = None, cursor: str | None = None) -> AgentMemoryPage:
-        """One page of active records holding every tag in ``tags``, newest updated first (``limit``
-        1..500, default 100; pass ``next_cursor`` back as ``cursor``). ``meta/agent_memory/list``."""
-        return self._handle.list_agent_memory(self.identity, realm=self.realm, tags=tags, limit=limit, cursor=cursor)
-
-    @bound
     def manifest(self, *, tier: Tier | None = None, k: int | None = None) -> list[AgentMemoryRecordMeta]:
         """Body-free metadata of active records. ``meta/agent_memory/manifest``."""
         return self._handle.manifest_agent_memory(self.identity, realm=self.realm, tier=tier, k=k)
@@ -113,6 +107,13 @@ class _AgentMethods:
     def tool_schema(self) -> MemoryToolDefinition:
         """The ``memory`` tool's definition to offer the model. ``meta/agent_memory/tool_schema``."""
         return self._handle.agent_memory_tool_schema()
+
+    # ``list`` last: after it, ``list`` in this class body names the method, not the builtin.
+    @bound
+    def list(self, *, tags: list[str] | None = None, limit: int | None = None, cursor: str | None = None) -> AgentMemoryPage:
+        """One page of active records holding every tag in ``tags``, newest updated first (``limit``
+        1..500, default 100; pass ``next_cursor`` back as ``cursor``). ``meta/agent_memory/list``."""
+        return self._handle.list_agent_memory(self.identity, realm=self.realm, tags=tags, limit=limit, cursor=cursor)
 
 
 class Agent(_AgentMethods, SyncSide):

@@ -13,15 +13,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
-from ._base import OPEN as _OPEN
+from ._base import OpenModel
 
 __all__ = ["AgentMemoryRecord", "AgentMemoryForgetResult", "AgentMemoryUpdateResult", "AgentMemoryRecordMeta",
            "AgentMemoryPage", "ErasedRecord", "EraseResult"]
 
-class AgentMemoryRecord(BaseModel):
-    model_config = _OPEN
+class AgentMemoryRecord(OpenModel):
     memory_id: str = Field(min_length=1)
     title: str = Field(min_length=1)
     body: str = Field(min_length=1)
@@ -32,30 +31,26 @@ class AgentMemoryRecord(BaseModel):
     created: bool | None = None
 
 
-class AgentMemoryForgetResult(BaseModel):
-    model_config = _OPEN
+class AgentMemoryForgetResult(OpenModel):
     memory_id: str
     deleted: bool
 
 
-class AgentMemoryUpdateResult(BaseModel):
-    model_config = _OPEN
+class AgentMemoryUpdateResult(OpenModel):
     memory_id: str
     supersedes: str
     #: The new version as stored.
     record: AgentMemoryRecord | None = None
 
 
-class AgentMemoryPage(BaseModel):
+class AgentMemoryPage(OpenModel):
     """``meta/agent_memory/list``: one page of records and the cursor of the next (``None`` at the end)."""
 
-    model_config = _OPEN
     records: list[AgentMemoryRecord]
     next_cursor: str | None = None
 
 
-class AgentMemoryRecordMeta(BaseModel):
-    model_config = _OPEN
+class AgentMemoryRecordMeta(OpenModel):
     id: str
     kind: str
     title: str
@@ -64,22 +59,20 @@ class AgentMemoryRecordMeta(BaseModel):
     rank: int | None = None
 
 
-class ErasedRecord(BaseModel):
+class ErasedRecord(OpenModel):
     """One record of an erase's content closure: ``{memory_id, scope, content_hash, status}``."""
 
-    model_config = _OPEN
     memory_id: str
     scope: dict[str, Any] = Field(default_factory=dict)
     content_hash: str | None = None
     status: str | None = None
 
 
-class EraseResult(BaseModel):
+class EraseResult(OpenModel):
     """``meta/agent_memory/erase`` and ``erase_identity``: what left (or, with ``dry_run``, would leave).
 
     ``erased_at_ms`` is ``None`` for a dry run; ``scopes`` names every scope the closure reached."""
 
-    model_config = _OPEN
     dry_run: bool
     erased_at_ms: int | None = None
     count: int
