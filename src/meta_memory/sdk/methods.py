@@ -11,7 +11,7 @@ methods, which keep the seed's names (``remember_agent_memory``, ``recall_agent_
 
 Every method raises the typed :class:`~meta_memory.errors.MetaError` the gateway answered:
 ``InvalidParams`` (-32602, ``field`` names the field), ``MethodNotFound`` (-32601, e.g. the panel
-on a store without one), ``AccessDenied`` (-32030), ``NotFound`` (-32001),
+on a store without one), ``AccessDenied`` (-32030), ``RecordNotFound`` (-32001),
 ``MemoryBackendUnavailable`` (-32010), ``AgentMemoryError`` (-32040, ``reason``) or
 ``QuarantineReviewRefused`` (-32043, ``reason``). Remote handles raise ``GatewayUnreachable``
 when the gateway cannot be reached.
@@ -211,7 +211,7 @@ class HandleMethods:
     ) -> dict[str, Any] | None:
         """Erase ``memory_id`` and its content closure (every version, every derived copy) for good.
 
-        Needs ``agent.memory.erase``. Raises ``NotFound`` (-32001) for an unknown id or one outside the
+        Needs ``agent.memory.erase``. Raises ``RecordNotFound`` (-32001) for an unknown id or one outside the
         identity, ``AgentMemoryError`` ``review_pending`` while any of it awaits review."""
         return {**_params(identity=identity, memory_id=memory_id, realm=realm, reason=reason), "dry_run": dry_run}
 
@@ -358,7 +358,7 @@ class HandleMethods:
     @rpc("meta/memory/panel/record", PanelRecordDetail.model_validate)
     def memory_panel_record(self, memory_id: str, *, realm: str | None = None) -> dict[str, Any] | None:
         """One record with body and content hash, its supersede chain and injection usage.
-        Raises ``NotFound`` (-32001) or ``AccessDenied`` (-32030)."""
+        Raises ``RecordNotFound`` (-32001) or ``AccessDenied`` (-32030)."""
         return _params(memory_id=memory_id, realm=realm)
 
     @rpc("meta/memory/panel/quarantine", PanelQuarantine.model_validate)
