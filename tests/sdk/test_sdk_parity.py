@@ -74,3 +74,18 @@ def test_the_ledger_namespace_is_the_same_declarations() -> None:
     assert Ledger.index is HandleMethods.memory_index
     assert Ledger.query is HandleMethods.memory_query
     assert Ledger.stores is HandleMethods.memory_stores
+
+
+def test_docs_sdk_lists_every_method() -> None:
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "sdk.md").read_text(encoding="utf-8")
+    undocumented = [name for name in _sdk_wires().values() if f"`{name}(" not in doc]
+    assert undocumented == [], f"docs/sdk.md does not document: {undocumented}"
+    from meta_memory.sdk.agent import _AgentMethods, _SessionMethods
+    from meta_memory.sdk.binding import BoundMethod
+
+    for cls in (_AgentMethods, _SessionMethods):
+        for name, value in vars(cls).items():
+            if isinstance(value, BoundMethod):
+                assert f"`{name}(" in doc, f"docs/sdk.md does not document {cls.__name__}.{name}"
