@@ -147,13 +147,15 @@ def test_refusals_name_the_field_and_leave_nothing(handle: Any) -> None:
     _refusals(handle)
 
 
-@pytest.mark.parametrize("mode", ["embedded", "http"])
+@pytest.mark.parametrize("mode", ["embedded", "http", "stdio"])
 def test_async_agent_and_session(mode: str, tmp_path: Path, gateway_factory: Any) -> None:
     async def run() -> None:
         if mode == "embedded":
             h = Meta.builder().persistent_state(tmp_path / "a").build_async()
-        else:
+        elif mode == "http":
             h = Meta.connect_async(gateway_factory(tmp_path / "a").url)
+        else:
+            h = Meta.spawn_async(tmp_path / "a")
         async with h:
             agent = h.agent("lead:main", realm="default")
             assert isinstance(agent, AsyncAgent)

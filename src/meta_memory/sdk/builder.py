@@ -148,3 +148,8 @@ class Meta:
     def spawn(state_dir: str | Path, *, config: str | Path | None = None) -> MetaHandle:
         """Spawn ``meta-memory gateway --stdio`` on ``state_dir`` and return a handle over its pipes."""
         return MetaHandle(StdioTransport(state_dir, config=config))
+
+    @staticmethod
+    def spawn_async(state_dir: str | Path, *, config: str | Path | None = None) -> AsyncMetaHandle:
+        """:meth:`spawn` with an asynchronous handle (calls run one at a time, off the event loop)."""
+        return AsyncMetaHandle(StdioTransport(state_dir, config=config))

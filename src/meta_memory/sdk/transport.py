@@ -150,6 +150,10 @@ class StdioTransport:
                 raise MetaError(f"stdio gateway exited (code {self._proc.poll()})")
             return _unwrap(json.loads(out))
 
+    async def acall(self, method: str, params: dict[str, Any] | None) -> Any:
+        """:meth:`call` on a worker thread, so an async host's event loop is not blocked."""
+        return await asyncio.to_thread(self.call, method, params)
+
     def close(self) -> None:
         if self._proc.poll() is None:
             assert self._proc.stdin is not None
