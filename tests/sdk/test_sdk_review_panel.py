@@ -71,7 +71,17 @@ def _review_flow(handle: Any) -> None:
     assert isinstance(harvest, m.Harvest) and harvest.cause == "task done" and harvest.session_key == "s1"
     run = handle.memory_steward_dream()
     assert isinstance(run, m.DreamRun) and run.status == "completed"
-    assert isinstance(handle.memory_proposals_list(status="pending"), m.ProposalList)
+    proposed = session.tool({"action": "propose_to_mob", "title": "Team rule", "body": "Standups at nine."}, mob="team")
+    assert proposed.is_error is False
+    pending = handle.memory_proposals_list(status="pending")
+    assert isinstance(pending, m.ProposalList) and [p.title for p in pending.proposals] == ["Team rule"]
+    proposal = pending.proposals[0]
+    assert proposal.tainted is True and proposal["scope_key"] == "team"  # proposed from the tainted session
+    assert handle.memory_proposals_decide(proposal.proposal_id, "hold").status == "held"
+    accepted = handle.memory_proposals_decide(proposal.proposal_id, "accept", rationale="agreed by the team")
+    assert isinstance(accepted, m.ProposalDecision) and accepted.status == "accepted" and accepted.created
+    assert accepted.scope_kind == "mob" and accepted.record_id
+    assert handle.memory_proposals_list(status="pending").proposals == []
     with pytest.raises(AgentMemoryError):
         handle.gating_decide("pending-unknown", "approve")
     with pytest.raises(AgentMemoryError):

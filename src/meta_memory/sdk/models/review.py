@@ -59,7 +59,17 @@ class GatingCheck(OpenModel):
 
 
 class GatingDecision(OpenModel):
-    """``meta/gating/decide``: the promotion's resolution (members as the gateway sends them)."""
+    """``meta/gating/decide``: ``{pending_id, record_id, decision, status, changed, promoted_id}``.
+
+    ``status`` is the promotion's status after the call (``committed``, ``denied``, ``expired``, or its
+    earlier status when ``changed`` is false); ``promoted_id`` is the record an approval created."""
+
+    pending_id: str
+    record_id: str | None = None
+    decision: str
+    status: str
+    changed: bool
+    promoted_id: str | None = None
 
 
 class DreamRun(OpenModel):
@@ -104,4 +114,12 @@ class ProposalList(OpenModel):
 
 
 class ProposalDecision(OpenModel):
-    """``meta/memory/proposals/decide``: the proposal's new status (members as the gateway sends them)."""
+    """``meta/memory/proposals/decide``: ``{proposal_id, status}``; an accept adds the committed
+    ``record_id``, ``created`` (``False``: the record was already there), ``scope_kind``, ``scope_key``."""
+
+    proposal_id: str
+    status: str
+    record_id: str | None = None
+    created: bool | None = None
+    scope_kind: str | None = None
+    scope_key: str | None = None
