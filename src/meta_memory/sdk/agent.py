@@ -8,9 +8,9 @@ params' rules and the errors raised); on an async handle the same methods return
 
 Application writes (``remember``, ``update``, ``forget``) carry the ``application`` author and are
 never quarantined. ``session.tool(arguments)`` is the model's ``memory`` tool: an LLM-authored
-write that goes through the firewall (quarantined while the session is tainted). The tool and the
-session calls act in the gateway's host realm (the spec's host surface takes no realm); ``inject``
-uses the agent's realm.
+write that goes through the firewall (quarantined while the session is tainted). Session state is
+keyed by the agent's realm, identity and session key; the ``memory`` tool writes in the gateway's
+host realm (its params take no realm).
 """
 
 from __future__ import annotations
@@ -151,7 +151,7 @@ class _SessionMethods:
     @bound
     def note(self) -> SessionState:
         """The agent now speaks from this session (a new key starts clean). ``meta/session/note``."""
-        return self._handle.session_note(self.identity, self.session_key)
+        return self._handle.session_note(self.identity, self.session_key, realm=self.agent.realm)
 
     @bound
     def tool_result(
@@ -161,7 +161,7 @@ class _SessionMethods:
         """Classify a tool result BEFORE the model sees it; an untrusted one taints this session.
         ``meta/turn/tool_result``."""
         return self._handle.turn_tool_result(self.identity, self.session_key, tool_name, provenance=provenance,
-                                             is_error=is_error, server_tool=server_tool)
+                                             is_error=is_error, server_tool=server_tool, realm=self.agent.realm)
 
     @bound
     def inject(
@@ -186,12 +186,12 @@ class _SessionMethods:
     @bound
     def reset(self) -> SessionState:
         """A fresh-context boundary: clears taint, budget and dedup; new nonce. ``meta/session/reset``."""
-        return self._handle.session_reset(self.identity, self.session_key)
+        return self._handle.session_reset(self.identity, self.session_key, realm=self.agent.realm)
 
     @bound
     def compacted(self) -> SessionCompactedResult:
         """The context was compacted: taint kept, dedup and budget start over. ``meta/session/compacted``."""
-        return self._handle.session_compacted(self.session_key)
+        return self._handle.session_compacted(self.identity, self.session_key, realm=self.agent.realm)
 
     @bound
     def retire(self, cause: str) -> Harvest:

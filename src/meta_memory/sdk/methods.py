@@ -224,20 +224,23 @@ class HandleMethods:
 
     # -- the host surface (spec README, "The host surface") ----------------------------------------
     @rpc("meta/session/note", SessionState.model_validate)
-    def session_note(self, identity: str, session_key: str) -> dict[str, Any] | None:
-        """``identity`` now speaks from ``session_key`` (a new key starts clean)."""
-        return {"identity": identity, "session_key": session_key}
+    def session_note(self, identity: str, session_key: str, *, realm: str | None = None) -> dict[str, Any] | None:
+        """``identity`` now speaks from ``session_key`` (a new key starts clean). Session state
+        (taint, injection budget, nonce) is keyed by realm, identity and session key."""
+        return _params(identity=identity, session_key=session_key, realm=realm)
 
     @rpc("meta/session/reset", SessionState.model_validate)
-    def session_reset(self, identity: str, session_key: str | None = None) -> dict[str, Any] | None:
-        """A fresh-context boundary: clears taint, the session's injection budget and dedup set, and
-        rotates the injection nonce."""
-        return _params(identity=identity, session_key=session_key)
+    def session_reset(
+        self, identity: str, session_key: str | None = None, *, realm: str | None = None,
+    ) -> dict[str, Any] | None:
+        """A fresh-context boundary of ``identity``'s own session: clears its taint, the session's
+        injection budget and dedup set, and rotates the injection nonce."""
+        return _params(identity=identity, session_key=session_key, realm=realm)
 
     @rpc("meta/session/compacted", SessionCompactedResult.model_validate)
-    def session_compacted(self, session_key: str) -> dict[str, Any] | None:
-        """The host compacted its context: taint is kept; injection dedup and byte budget start over."""
-        return {"session_key": session_key}
+    def session_compacted(self, identity: str, session_key: str, *, realm: str | None = None) -> dict[str, Any] | None:
+        """``identity``'s session was compacted: taint is kept; injection dedup and byte budget start over."""
+        return _params(identity=identity, session_key=session_key, realm=realm)
 
     @rpc("meta/session/retire", Harvest.model_validate)
     def session_retire(
@@ -250,15 +253,15 @@ class HandleMethods:
     @rpc("meta/turn/tool_result", TurnToolResult.model_validate)
     def turn_tool_result(
         self, identity: str, session_key: str, tool_name: str, *, provenance: dict[str, Any] | None = None,
-        is_error: bool = False, server_tool: bool = False,
+        is_error: bool = False, server_tool: bool = False, realm: str | None = None,
     ) -> dict[str, Any] | None:
         """Classify one tool result BEFORE the model sees it.
 
         ``provenance`` is the tool catalog's ``{kind, source_id}`` (``kind = "mcp"`` names the server in
         ``source_id``); ``server_tool`` marks provider-native server-tool content. An untrusted result
         taints the session before this call returns."""
-        return {**_params(identity=identity, session_key=session_key, tool_name=tool_name, provenance=provenance),
-                "is_error": is_error, "server_tool": server_tool}
+        return {**_params(identity=identity, session_key=session_key, tool_name=tool_name, provenance=provenance,
+                          realm=realm), "is_error": is_error, "server_tool": server_tool}
 
     @rpc("meta/turn/inject", InjectionBlock.model_validate)
     def turn_inject(
