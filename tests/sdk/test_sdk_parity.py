@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import inspect
 import re
+import warnings
 from typing import Any
+
+import pytest
 
 from meta_memory import Meta
 from meta_memory.rpc.methods import build_method_table
@@ -38,7 +41,9 @@ def test_the_sdk_covers_every_method_of_the_table() -> None:
     missing = sorted(set(build_method_table().names()) - set(_sdk_wires()))
     assert missing == [], f"method-table entries the Python SDK lacks: {missing}"
     unknown = sorted(set(_sdk_wires()) - set(build_method_table().names()))
-    assert unknown == [], f"SDK methods the gateway does not know: {unknown}"
+    if unknown:  # e.g. rpc.discover against a gateway that serves no OpenRPC document
+        warnings.warn(f"SDK methods this gateway's table does not hold: {unknown}", stacklevel=1)
+    assert set(unknown) <= {"rpc.discover"}, f"SDK methods the gateway does not know: {unknown}"
 
 
 def test_the_sdk_covers_every_method_of_the_openrpc_document(gateway: Any) -> None:
@@ -47,19 +52,18 @@ def test_the_sdk_covers_every_method_of_the_openrpc_document(gateway: Any) -> No
 
     with Meta.connect(gateway.url) as handle:
         try:
-            doc = handle.call("rpc.discover")
+            doc = handle.discover()
         except MethodNotFound:
-            import pytest
-
             pytest.skip("this gateway serves no rpc.discover")
-    names = {m["name"] for m in doc["methods"]}
+    names = {m.name for m in doc.methods}
+    assert len(names) >= 30
     missing = sorted(names - set(_sdk_wires()) - {"rpc.discover"})
     assert missing == [], f"OpenRPC methods the Python SDK lacks: {missing}"
 
 
 def test_every_declaration_is_a_typed_method_on_both_handles() -> None:
     for wire, name in _sdk_wires().items():
-        assert re.fullmatch(r"meta/[a-z_]+(/[a-z_]+)*", wire), wire
+        assert re.fullmatch(r"meta/[a-z_]+(/[a-z_]+)*|rpc\.discover", wire), wire
         spec = getattr(HandleMethods, name)
         assert isinstance(spec, RpcMethod) and spec.__doc__, f"{name} needs a docstring"
         signature = inspect.signature(spec.build)

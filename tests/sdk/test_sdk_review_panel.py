@@ -93,7 +93,8 @@ def _review_flow(handle: Any) -> None:
     handle.ledger.index("deploy", "approval", fact="two approvals")
     handle.ledger.index("deploy", "approval", conflict=True, conflict_reason="runbooks disagree")
     check = handle.gating_check("deploy", "approval")
-    assert isinstance(check, m.GatingCheck) and check.allowed is False
+    assert isinstance(check, m.GatingCheck) and check.allowed is False and check.reason == "conflict_active"
+    assert check.conflict is not None and handle.gating_check("deploy", "rollback").allowed is True
 
     events = handle.events_list(limit=1000)
     assert isinstance(events, m.EventPage) and events.last_event_id

@@ -5,7 +5,7 @@ JSON-RPC params of the spec's method (docs/rpc.md). :class:`~meta_memory.sdk.han
 reads them as methods returning the typed result; :class:`~meta_memory.sdk.handle.AsyncMetaHandle`
 as methods returning awaitables of it (see :mod:`meta_memory.sdk.binding`).
 
-Naming: the wire path after ``meta/``, snake_cased (``meta/turn/tool_result`` -> ``turn_tool_result``,
+Naming: the wire path after ``meta/``, snake_cased (``rpc.discover`` is ``discover``) (``meta/turn/tool_result`` -> ``turn_tool_result``,
 ``meta/memory/panel/dream_runs`` -> ``memory_panel_dream_runs``), except the agent-memory record
 methods, which keep the seed's names (``remember_agent_memory``, ``recall_agent_memory``, ...).
 
@@ -39,6 +39,7 @@ from .models import (
     DreamRun,
     EraseResult,
     EventPage,
+    OpenRpcDocument,
     GatingCheck,
     GatingDecision,
     Harvest,
@@ -109,6 +110,12 @@ class HandleMethods:
     @rpc("meta/capabilities", Capabilities.model_validate)
     def capabilities(self) -> dict[str, Any] | None:
         """The methods this gateway advertises to this caller, and the caller's memory capabilities."""
+        return None
+
+    @rpc("rpc.discover", OpenRpcDocument.model_validate)
+    def discover(self) -> dict[str, Any] | None:
+        """The gateway's OpenRPC document (the JSON-RPC service-discovery convention). A gateway that
+        serves none answers ``MethodNotFound``."""
         return None
 
     @rpc("meta/events/list", EventPage.model_validate)

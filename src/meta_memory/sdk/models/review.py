@@ -49,12 +49,14 @@ class QuarantineDecision(OpenModel):
 
 
 class GatingCheck(OpenModel):
-    """``meta/gating/check``: ``allowed`` is ``False`` while a conflict signal is active (``conflict``)."""
+    """``meta/gating/check``: ``allowed`` is ``False`` while a conflict signal is active (``conflict``;
+    ``reason`` is then ``"conflict_active"``)."""
 
     entity: str
     topic: str
     store: str | None = None
     allowed: bool
+    reason: str | None = None
     conflict: dict[str, Any] | None = None
 
 

@@ -9,7 +9,7 @@ from pydantic import Field
 
 from ._base import OpenModel
 
-__all__ = ["StorageSlot", "Status", "DoctorFinding", "DoctorReport", "Capabilities", "TimelineEvent", "EventPage"]
+__all__ = ["OpenRpcMethod", "OpenRpcDocument", "StorageSlot", "Status", "DoctorFinding", "DoctorReport", "Capabilities", "TimelineEvent", "EventPage"]
 
 
 class StorageSlot(OpenModel):
@@ -41,17 +41,21 @@ class Status(OpenModel):
 
 
 class DoctorFinding(OpenModel):
-    """One storage finding (twin, predecessor file, leftover stage) and its ``fix``."""
+    """One storage finding: ``{kind, severity ("blocks_startup" | "warning"), paths, message, fix}``
+    (``kind``: ``predecessor_ledger``, ``file_name_twins``, ``leftover_stage``, ...)."""
 
     kind: str
-    path: str | None = None
+    severity: str | None = None
+    paths: list[str] = Field(default_factory=list)
+    message: str | None = None
     fix: str | None = None
 
 
 class DoctorReport(OpenModel):
-    """``meta/storage/doctor``: ``{state_dir, slots, findings}`` (``state_dir`` ``None`` in memory)."""
+    """``meta/storage/doctor``: ``{state_dir, ok, slots, findings}`` (``state_dir`` ``None`` in memory)."""
 
     state_dir: str | None = None
+    ok: bool | None = None
     slots: list[StorageSlot] = Field(default_factory=list)
     findings: list[DoctorFinding] = Field(default_factory=list)
 
@@ -88,3 +92,21 @@ class EventPage(OpenModel):
 
     events: list[TimelineEvent] = Field(default_factory=list)
     last_event_id: str | None = None
+
+
+class OpenRpcMethod(OpenModel):
+    """One method of the OpenRPC document: ``{name, summary?, params, result?}``."""
+
+    name: str
+    summary: str | None = None
+    params: list[dict[str, Any]] = Field(default_factory=list)
+    result: dict[str, Any] | None = None
+
+
+class OpenRpcDocument(OpenModel):
+    """``rpc.discover``: the gateway's OpenRPC document (``{openrpc, info, methods}``), built from its
+    method table."""
+
+    openrpc: str
+    info: dict[str, Any] = Field(default_factory=dict)
+    methods: list[OpenRpcMethod] = Field(default_factory=list)
