@@ -59,9 +59,22 @@ def _review_flow(handle: Any) -> None:
     assert isinstance(overview, m.PanelOverview)
     assert overview.scopes[0].scope_key == "lead:main" and overview.scopes[0].counts["active"] == 2
 
+    # a tainted session's forget through the model's tool is held for review, never applied
+    fig = next(r for r in agent.list().records if r.title == "Fig")
+    held_text = session.tool({"action": "forget", "memory_id": fig.memory_id}).text
+    assert "HELD pending review" in held_text
+    forgets = handle.memory_panel_quarantine().pending_forgets
+    assert [(f.memory_id, f.record_status) for f in forgets] == [(fig.memory_id, "active")]
+    kept = handle.memory_quarantine_decide("lead:main", fig.memory_id, verdict="release",
+                                           expected_content_hash=forgets[0].content_hash or "")
+    assert kept.outcome == "released" and kept.forget is not None
+    assert handle.memory_panel_quarantine().pending_forgets == []
+
     session.inject("fig tree")
     injections = handle.memory_panel_injections()
     assert isinstance(injections, m.PanelInjections) and injections.injections[0].session_key == "s1"
+    used = handle.memory_panel_record(injections.injections[0].record_id)
+    assert [i.session_key for i in used.injections] == ["s1"]
     for method, model in [(handle.memory_panel_dreams, m.PanelDreams), (handle.memory_panel_dream_runs, m.PanelDreamRuns),
                           (handle.memory_panel_audit_verdicts, m.PanelAuditVerdicts),
                           (handle.memory_panel_proposals, m.PanelProposals), (handle.memory_panel_harvests, m.PanelHarvests)]:

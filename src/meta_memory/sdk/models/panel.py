@@ -10,9 +10,62 @@ from pydantic import Field
 
 from ._base import OpenModel
 
-__all__ = ["PanelRecord", "PanelRecordPage", "PanelRecordDetail", "PanelQuarantine", "PanelDreamSummary",
+__all__ = ["PanelPendingForget", "PanelAuditVerdict", "PanelProposal", "PanelHarvest", "PanelRecord", "PanelRecordPage", "PanelRecordDetail", "PanelQuarantine", "PanelDreamSummary",
            "PanelDreams", "PanelDreamRun", "PanelDreamRuns", "PanelAuditVerdicts", "PanelScope", "PanelOverview",
            "PanelProposals", "PanelInjection", "PanelInjections", "PanelHarvests"]
+
+
+class PanelPendingForget(OpenModel):
+    """A held forget awaiting review: ``{realm, forget_id, memory_id, scope_kind, scope_key, title,
+    record_status, content_hash, requested_by, reason, created_at_ms}``."""
+
+    forget_id: str
+    memory_id: str
+    realm: str | None = None
+    scope_kind: str | None = None
+    scope_key: str | None = None
+    title: str | None = None
+    record_status: str | None = None
+    content_hash: str | None = None
+    requested_by: Any = None
+    reason: str | None = None
+    created_at_ms: int | None = None
+
+
+class PanelAuditVerdict(OpenModel):
+    """An open usage-audit verdict: ``{realm, run_id, record_id, verdict, rationale, created_at_ms}``."""
+
+    record_id: str
+    realm: str | None = None
+    run_id: str | None = None
+    verdict: str | None = None
+    rationale: str | None = None
+    created_at_ms: int | None = None
+
+
+class PanelProposal(OpenModel):
+    """A pending proposal row (no body): ``{realm, proposal_id, scope_kind, scope_key, title, status,
+    tainted, created_at_ms}``."""
+
+    proposal_id: str
+    realm: str | None = None
+    scope_kind: str | None = None
+    scope_key: str | None = None
+    title: str | None = None
+    status: str | None = None
+    tainted: bool | None = None
+    created_at_ms: int | None = None
+
+
+class PanelHarvest(OpenModel):
+    """A pending exit-interview harvest: ``{realm, identity, session_key, cause, retired_at_ms, status}``."""
+
+    identity: str
+    realm: str | None = None
+    session_key: str | None = None
+    cause: str | None = None
+    retired_at_ms: int | None = None
+    status: str | None = None
 
 
 class PanelRecord(OpenModel):
@@ -55,7 +108,7 @@ class PanelRecordDetail(OpenModel):
     realm: str
     record: PanelRecord
     chain: list[PanelRecord] = Field(default_factory=list)
-    injections: list[dict[str, Any]] = Field(default_factory=list)
+    injections: list["PanelInjection"] = Field(default_factory=list)
 
 
 class PanelQuarantine(OpenModel):
@@ -63,7 +116,7 @@ class PanelQuarantine(OpenModel):
 
     records: list[PanelRecord] = Field(default_factory=list)
     pending_promotions: list[dict[str, Any]] = Field(default_factory=list)
-    pending_forgets: list[dict[str, Any]] = Field(default_factory=list)
+    pending_forgets: list[PanelPendingForget] = Field(default_factory=list)
     realms: list[str] = Field(default_factory=list)
 
 
@@ -105,7 +158,7 @@ class PanelDreamRuns(OpenModel):
 class PanelAuditVerdicts(OpenModel):
     """``audit_verdicts``: open usage-audit verdicts ``{realm, run_id, record_id, verdict, rationale, created_at_ms}``."""
 
-    verdicts: list[dict[str, Any]] = Field(default_factory=list)
+    verdicts: list[PanelAuditVerdict] = Field(default_factory=list)
     realms: list[str] = Field(default_factory=list)
 
 
@@ -133,7 +186,7 @@ class PanelOverview(OpenModel):
 class PanelProposals(OpenModel):
     """``proposals``: pending mob/operator proposals, bodies withheld."""
 
-    proposals: list[dict[str, Any]] = Field(default_factory=list)
+    proposals: list[PanelProposal] = Field(default_factory=list)
     realms: list[str] = Field(default_factory=list)
 
 
@@ -158,5 +211,5 @@ class PanelInjections(OpenModel):
 class PanelHarvests(OpenModel):
     """``harvests``: pending exit-interview harvests ``{realm, identity, session_key, cause, retired_at_ms, status}``."""
 
-    harvests: list[dict[str, Any]] = Field(default_factory=list)
+    harvests: list[PanelHarvest] = Field(default_factory=list)
     realms: list[str] = Field(default_factory=list)
