@@ -111,6 +111,12 @@ def _refusals(handle: Any) -> None:
     with pytest.raises(InvalidParams) as exc:
         handle.agent("   ").remember("t", "b")
     assert exc.value.data.get("field") == "identity"
+    with pytest.raises(InvalidParams) as exc:  # a huge identity is refused, not stored
+        handle.agent("x" * 100_000).remember("t", "b")
+    assert exc.value.data.get("field") == "identity"
+    with pytest.raises(InvalidParams) as exc:
+        agent.list(tags=["t"] * 33)
+    assert exc.value.data.get("field", "").startswith("tags")
     with pytest.raises(RecordNotFound):
         agent.erase("mem-does-not-exist")
     mine = agent.remember("Mine", "A record of lead:main.")
@@ -176,6 +182,11 @@ def test_async_agent_and_session(mode: str, tmp_path: Path, gateway_factory: Any
             assert await agent.recall("elm") == []
             with pytest.raises(InvalidParams):
                 await agent.remember("", "b")
+            indexed = await h.ledger.index("identity:ops", "deploy", fact="two approvals")
+            assert indexed.assertion_id is not None
+            assert [a.fact for a in (await h.ledger.query("approvals")).assertions] == ["two approvals"]
+            assert (await h.ledger.stores())[0].record_count == 1
+            assert (await h.call("meta/capabilities"))["methods"]
 
     asyncio.run(run())
 
