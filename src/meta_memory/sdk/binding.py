@@ -16,6 +16,7 @@ difference through the overloads of ``__get__``; at run time the object's ``_inv
 from __future__ import annotations
 
 import functools
+import inspect
 from collections.abc import Awaitable, Callable
 from typing import Any, Concatenate, Generic, ParamSpec, TypeVar, overload
 
@@ -43,6 +44,10 @@ class RpcMethod(Generic[P, R]):
         self.parse = parse
         self.name = build.__name__
         self.__doc__ = build.__doc__
+        signature = inspect.signature(build)
+        # what ``help(handle.method)`` shows: the caller's arguments (no ``self``), no params-dict return
+        self.signature = signature.replace(parameters=list(signature.parameters.values())[1:],
+                                           return_annotation=inspect.Signature.empty)
 
     @overload
     def __get__(self, obj: None, owner: type | None = None) -> "RpcMethod[P, R]": ...
@@ -62,6 +67,8 @@ class RpcMethod(Generic[P, R]):
         def method(*args: Any, **kwargs: Any) -> Any:
             return obj._invoke(wire, build(obj, *args, **kwargs), parse)
 
+        del method.__wrapped__
+        method.__signature__ = self.signature  # type: ignore[attr-defined]
         return method
 
     def __repr__(self) -> str:

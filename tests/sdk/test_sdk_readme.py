@@ -1,0 +1,39 @@
+"""The README's first Python example runs as written and prints the output the README shows
+(ids and nonces aside)."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+_VOLATILE = [(re.compile(r"mem-[0-9a-f-]+"), "mem-ID"), (re.compile(r"mem-token: [0-9a-f]+"), "mem-token: NONCE")]
+
+
+def _blocks() -> tuple[str, str]:
+    text = README.read_text(encoding="utf-8")
+    start = text.index("From Python:")
+    code = re.search(r"```python\n(.*?)```", text[start:], re.S)
+    assert code is not None
+    shown = re.search(r"```text\n(.*?)```", text[start + code.end():], re.S)
+    assert shown is not None
+    return code.group(1), shown.group(1)
+
+
+def _normalise(out: str) -> list[str]:
+    lines = out.strip().splitlines()
+    for pattern, repl in _VOLATILE:
+        lines = [pattern.sub(repl, line) for line in lines]
+    return lines
+
+
+def test_the_readme_python_example_prints_what_the_readme_shows(tmp_path: Path) -> None:
+    code, shown = _blocks()
+    assert "meta.agent(" in code and "handle.call(" not in code
+    run = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                         env=os.environ.copy())
+    assert run.returncode == 0, run.stderr
+    assert _normalise(run.stdout) == _normalise(shown)
