@@ -25,6 +25,7 @@ from meta_memory.sdk.models import (
     EraseResult,
     InjectionBlock,
     MemoryToolResult,
+    RememberBatchResult,
     SessionState,
     TurnToolResult,
 )
@@ -39,6 +40,16 @@ def _lifecycle(handle: Any) -> None:
     again = agent.remember("Fig tree", "The fig tree in the yard fruits in June.", tags=["garden"])
     assert again.memory_id == fig.memory_id and again.created is False  # exact-content dedup
     agent.remember("Deploys", "Production deploys need two approvals.", tags=["ops"])
+
+    batch = handle.agent("lead:batch").remember_batch([("Desk", "Charger in the left drawer."),
+                                                       {"title": "Car", "body": "Level 2, bay 14.", "tags": ["car"]},
+                                                       ("Desk", "Charger in the left drawer."),
+                                                       ("", "no title")])
+    assert isinstance(batch, RememberBatchResult) and (batch.created, batch.existing, batch.refused) == (2, 1, 1)
+    assert [r.ok for r in batch.results] == [True, True, True, False]
+    assert batch.results[2].memory_id == batch.results[0].memory_id and batch.results[2].created is False
+    assert {r.title for r in handle.agent("lead:batch").list().records} == {"Desk", "Car"}
+    assert agent.recall("charger drawer") == []  # another identity's batch
 
     hits = agent.recall("when does the fig fruit", k=8)
     assert [r.memory_id for r in hits][:1] == [fig.memory_id]

@@ -22,7 +22,7 @@ from meta_memory.ledger.model import MemoryIndexResult, MemoryStoreInfo
 from meta_memory.sdk import Agent, AsyncAgent, AsyncMetaHandle, AsyncSession, MetaHandle, Session
 from meta_memory.sdk.models import (
     AgentMemoryPage, AgentMemoryRecord, Capabilities, EraseResult, EventPage, InjectionBlock, MemoryToolResult,
-    PanelOverview, PanelRecordPage, QuarantineDecision, SessionState, Status, TurnToolResult,
+    PanelOverview, PanelRecordPage, QuarantineDecision, RememberBatchResult, SessionState, Status, TurnToolResult,
 )
 
 
@@ -44,6 +44,7 @@ def sync(h: MetaHandle) -> None:
     assert_type(agent.recall("q", k=3), list[AgentMemoryRecord])
     assert_type(agent.list(), AgentMemoryPage)
     assert_type(agent.erase("m", dry_run=True), EraseResult)
+    assert_type(agent.remember_batch([("t", "b")]), RememberBatchResult)
     session = agent.session("s")
     assert_type(session, Session)
     assert_type(session.note(), SessionState)
@@ -64,6 +65,7 @@ async def asynchronous(h: AsyncMetaHandle) -> None:
     assert_type(agent, AsyncAgent)
     assert_type(agent.remember("t", "b"), Awaitable[AgentMemoryRecord])
     assert_type(await agent.recall("q"), list[AgentMemoryRecord])
+    assert_type(await h.remember_agent_memory_batch("a", [{"title": "t", "body": "b"}]), RememberBatchResult)
     session = agent.session("s")
     assert_type(session, AsyncSession)
     assert_type(await session.inject("q"), InjectionBlock)

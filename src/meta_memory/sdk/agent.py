@@ -31,6 +31,7 @@ from .models import (
     InjectionBlock,
     MemoryToolDefinition,
     MemoryToolResult,
+    RememberBatchResult,
     SessionCompactedResult,
     SessionState,
     TurnToolResult,
@@ -60,6 +61,13 @@ class _AgentMethods:
         """Remember one record (``title`` <= 200 B, ``body`` <= 64 KiB, <= 32 ``tags``); an identical active
         record is returned instead (``created=False``). ``meta/agent_memory/remember``."""
         return self._handle.remember_agent_memory(self.identity, title=title, body=body, tags=tags, realm=self.realm)
+
+    @bound
+    def remember_batch(self, records: "list[dict[str, Any]] | list[tuple[Any, ...]]") -> RememberBatchResult:
+        """Remember many records in one transaction: ``[(title, body), (title, body, tags), {"title": ...,
+        "body": ..., "tags": ...}, ...]`` (up to 1,024); a result per record, in order, refusals per
+        record. ``meta/agent_memory/remember_batch``."""
+        return self._handle.remember_agent_memory_batch(self.identity, records, realm=self.realm)
 
     @bound
     def recall(
@@ -117,7 +125,7 @@ class _AgentMethods:
 
 
 class Agent(_AgentMethods, SyncSide):
-    """One identity on a sync handle: ``remember``, ``recall``, ``update``, ``forget``, ``list``,
+    """One identity on a sync handle: ``remember``, ``remember_batch``, ``recall``, ``update``, ``forget``, ``list``,
     ``manifest``, ``erase``, ``erase_all``, ``tool_schema`` and ``session(key)``."""
 
     def session(self, session_key: str) -> "Session":

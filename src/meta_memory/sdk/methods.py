@@ -59,6 +59,7 @@ from .models import (
     ProposalDecision,
     ProposalList,
     QuarantineDecision,
+    RememberBatchResult,
     SessionCompactedResult,
     SessionState,
     Status,
@@ -169,6 +170,22 @@ class HandleMethods:
         the same content is returned instead of writing (``created=False``). Raises ``InvalidParams``
         (field caps) or ``AgentMemoryError`` (``secret_detected``, ...)."""
         return _params(identity=identity, title=title, body=body, tags=tags, realm=realm)
+
+    @rpc("meta/agent_memory/remember_batch", RememberBatchResult.model_validate)
+    def remember_agent_memory_batch(
+        self, identity: str, records: list[dict[str, Any]] | list[tuple[Any, ...]], *, realm: str | None = None,
+    ) -> dict[str, Any] | None:
+        """Write many identity-scoped records in one transaction.
+
+        ``records``: up to 1,024 items, 4 MiB of text together, each ``{"title", "body", "tags"?}`` or a
+        ``(title, body)`` / ``(title, body, tags)`` tuple. Returns a result per record, in order: its
+        ``memory_id`` and ``created`` (``False`` for exact-content duplicates, of a stored record or of an
+        earlier item), or the ``error`` refusing that record alone (nothing of it was written). Raises
+        ``InvalidParams`` for a malformed call (nothing written) and ``AccessDenied`` without
+        ``agent.memory.write`` on the identity."""
+        items = [r if isinstance(r, dict) else _params(title=r[0], body=r[1], tags=r[2] if len(r) > 2 else None)
+                 for r in records]
+        return _params(identity=identity, records=items, realm=realm)
 
     @rpc("meta/agent_memory/recall", _each(AgentMemoryRecord, "records"))
     def recall_agent_memory(

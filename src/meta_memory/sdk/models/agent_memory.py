@@ -5,6 +5,7 @@ Wire shapes (reference §2A "Wire-level record", §10 "Handle methods"):
 ``AgentMemoryForgetResult {memory_id, deleted}``,
 ``AgentMemoryUpdateResult {memory_id, supersedes}``,
 ``AgentMemoryRecordMeta {id, kind, title, description, age_days, rank}``,
+``RememberBatchResult {results: [{op_index, memory_id?, created?, error?}], created, existing, refused}``,
 ``EraseResult {dry_run, erased_at_ms, count, scopes, records}`` (beyond the seed: erase).
 Extra members the gateway adds (e.g. ``status``) are kept, not refused.
 """
@@ -18,7 +19,7 @@ from pydantic import Field
 from ._base import OpenModel
 
 __all__ = ["AgentMemoryRecord", "AgentMemoryForgetResult", "AgentMemoryUpdateResult", "AgentMemoryRecordMeta",
-           "AgentMemoryPage", "ErasedRecord", "EraseResult"]
+           "AgentMemoryPage", "RememberBatchItemResult", "RememberBatchResult", "ErasedRecord", "EraseResult"]
 
 class AgentMemoryRecord(OpenModel):
     memory_id: str = Field(min_length=1)
@@ -29,6 +30,30 @@ class AgentMemoryRecord(OpenModel):
     updated_at_ms: int
     #: ``meta/agent_memory/remember`` only: ``False`` when an active exact-content duplicate was returned.
     created: bool | None = None
+
+
+class RememberBatchItemResult(OpenModel):
+    """One item of ``meta/agent_memory/remember_batch``: ``memory_id`` and ``created`` when the record was
+    stored or deduplicated, else ``error`` (``{code, message, data}``, ``data.op_index`` = ``op_index``)."""
+
+    op_index: int
+    memory_id: str | None = None
+    created: bool | None = None
+    error: dict[str, Any] | None = None
+
+    @property
+    def ok(self) -> bool:
+        """Whether the record is stored (created now or already there)."""
+        return self.error is None
+
+
+class RememberBatchResult(OpenModel):
+    """``meta/agent_memory/remember_batch``: a result per record, in order, and the counts."""
+
+    results: list[RememberBatchItemResult]
+    created: int
+    existing: int
+    refused: int
 
 
 class AgentMemoryForgetResult(OpenModel):
