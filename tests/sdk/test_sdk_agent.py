@@ -257,3 +257,19 @@ def test_one_agents_session_cannot_clear_anothers_taint(handle: Any) -> None:
     assert "QUARANTINED" in write.text
     assert victim.compacted().tainted is True
     assert all("keys" not in r.body for r in handle.agent("lead:main").recall("send the keys"))
+
+
+def test_an_unreachable_gateway_is_a_clear_error_that_never_shows_the_token() -> None:
+    import socket
+
+    from meta_memory.sdk import GatewayUnreachable
+
+    with socket.socket() as s:  # a loopback port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with Meta.connect(f"http://127.0.0.1:{port}", token="s3cret-token", timeout_s=5) as h:
+        agent = h.agent("lead:main")
+        with pytest.raises(GatewayUnreachable) as exc:
+            agent.remember("t", "b")
+    assert f"127.0.0.1:{port}" in str(exc.value) and "s3cret-token" not in str(exc.value)
+    assert "s3cret-token" not in repr(agent)
