@@ -62,6 +62,8 @@ def _lifecycle(handle: Any) -> None:
     first = agent.list(limit=1)
     assert len(first.records) == 1 and first.next_cursor is not None
     assert len(agent.list(limit=1, cursor=first.next_cursor).records) == 1
+    assert sorted(r.title for r in agent.iter_records(page_size=1)) == ["Deploys", "Fig tree"]
+    assert [r.title for r in agent.iter_records(tags=["ops"])] == ["Deploys"]
 
     manifest = agent.manifest(tier="full")
     assert all(isinstance(m, AgentMemoryRecordMeta) for m in manifest) and len(manifest) == 2
@@ -180,6 +182,8 @@ def test_async_agent_and_session(mode: str, tmp_path: Path, gateway_factory: Any
             assert isinstance(rec, AgentMemoryRecord)
             assert [r.memory_id for r in await agent.recall("elm porch", k=3)] == [rec.memory_id]
             assert (await agent.list(tags=["garden"])).records[0].memory_id == rec.memory_id
+            await agent.remember("Ash", "The ash by the road.", tags=["garden"])
+            assert len([r async for r in agent.iter_records(tags=["garden"], page_size=1)]) == 2
             session = agent.session("s2")
             assert isinstance(session, AsyncSession)
             await session.note()

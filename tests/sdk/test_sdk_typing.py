@@ -16,7 +16,7 @@ mypy_api = pytest.importorskip("mypy.api", reason="needs mypy (the 'test' extra)
 SRC = Path(__file__).resolve().parents[2] / "src"
 
 TYPED = '''
-from typing import Awaitable, assert_type
+from typing import AsyncIterator, Awaitable, Iterator, assert_type
 
 from meta_memory.ledger.model import MemoryIndexResult, MemoryStoreInfo
 from meta_memory.sdk import Agent, AsyncAgent, AsyncMetaHandle, AsyncSession, MetaHandle, Session
@@ -45,6 +45,7 @@ def sync(h: MetaHandle) -> None:
     assert_type(agent.list(), AgentMemoryPage)
     assert_type(agent.erase("m", dry_run=True), EraseResult)
     assert_type(agent.remember_batch([("t", "b")]), RememberBatchResult)
+    assert_type(agent.iter_records(tags=["x"]), Iterator[AgentMemoryRecord])
     session = agent.session("s")
     assert_type(session, Session)
     assert_type(session.note(), SessionState)
@@ -65,6 +66,7 @@ async def asynchronous(h: AsyncMetaHandle) -> None:
     assert_type(agent, AsyncAgent)
     assert_type(agent.remember("t", "b"), Awaitable[AgentMemoryRecord])
     assert_type(await agent.recall("q"), list[AgentMemoryRecord])
+    assert_type(agent.iter_records(), AsyncIterator[AgentMemoryRecord])
     assert_type(await h.remember_agent_memory_batch("a", [{"title": "t", "body": "b"}]), RememberBatchResult)
     session = agent.session("s")
     assert_type(session, AsyncSession)

@@ -15,6 +15,7 @@ host realm (its params take no realm).
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator, Iterator
 from typing import TYPE_CHECKING, Any
 
 from .binding import AsyncSide, SyncSide, bound
@@ -126,11 +127,22 @@ class _AgentMethods:
 
 class Agent(_AgentMethods, SyncSide):
     """One identity on a sync handle: ``remember``, ``remember_batch``, ``recall``, ``update``, ``forget``, ``list``,
-    ``manifest``, ``erase``, ``erase_all``, ``tool_schema`` and ``session(key)``."""
+    ``manifest``, ``erase``, ``erase_all``, ``tool_schema``, ``iter_records`` and ``session(key)``."""
 
     def session(self, session_key: str) -> "Session":
         """The host surface for one session of this agent (nothing is sent until a method is called)."""
         return Session(self, session_key)
+
+    def iter_records(self, *, tags: "list[str] | None" = None, page_size: int = 100) -> Iterator[AgentMemoryRecord]:
+        """Every active record holding all ``tags``, newest updated first, fetched ``page_size`` (1..500)
+        at a time through :meth:`list`."""
+        cursor: str | None = None
+        while True:
+            page = self.list(tags=tags, limit=page_size, cursor=cursor)
+            yield from page.records
+            if page.next_cursor is None:
+                return
+            cursor = page.next_cursor
 
 
 class AsyncAgent(_AgentMethods, AsyncSide):
@@ -139,6 +151,19 @@ class AsyncAgent(_AgentMethods, AsyncSide):
     def session(self, session_key: str) -> "AsyncSession":
         """The host surface for one session of this agent."""
         return AsyncSession(self, session_key)
+
+    async def iter_records(
+        self, *, tags: "list[str] | None" = None, page_size: int = 100,
+    ) -> AsyncIterator[AgentMemoryRecord]:
+        """Every active record holding all ``tags``, newest updated first (``async for``)."""
+        cursor: str | None = None
+        while True:
+            page = await self.list(tags=tags, limit=page_size, cursor=cursor)
+            for record in page.records:
+                yield record
+            if page.next_cursor is None:
+                return
+            cursor = page.next_cursor
 
 
 class _SessionMethods:
