@@ -214,6 +214,15 @@ enabled = true
 sha256 = "5e884898da28047151d0e56f8dc6292773603d0d6aabbdd62a11ef721d1542d8"
 principal = "alice"
 
+[[access.tokens]]
+sha256 = "ea5ac2eb186bca34e2e6ba462c609ebc992b23924d693ab43a94508cb977f18f"
+principal = "host"
+
+[[access.grants]]
+action = "agent.session.manage"
+who = { principal = "host" }
+on = { identity = "lead:main" }
+
 [[access.grants]]
 action = "agent.memory.write"
 who = { principal = "alice" }
@@ -248,6 +257,16 @@ def test_agent_over_an_access_controlled_gateway(tmp_path: Path, gateway_factory
             forger.agent("lead:main").remember("Plan", "Forged plan.")
         assert exc.value.data["action"] == "authenticate"
         assert [r.memory_id for r in alice.agent("lead:main").recall("ship")] == [rec.memory_id]
+
+    with Meta.connect(gw.url, token="password") as alice, Meta.connect(gw.url, token="host-token") as host:
+        with pytest.raises(AccessDenied) as exc:  # a memory grant is no session grant
+            alice.agent("lead:main").session("s1").tool_result("web_fetch")
+        assert exc.value.data["action"] == "agent.session.manage"
+        session = host.agent("lead:main").session("s1")
+        assert session.tool_result("web_fetch").session_tainted
+        with pytest.raises(AccessDenied):  # the host cannot clear another identity's session
+            host.agent("lead:other").session("s1").reset()
+        assert session.note().tainted is True
 
 
 def test_one_agents_session_cannot_clear_anothers_taint(handle: Any) -> None:
