@@ -55,6 +55,14 @@ def _review_flow(handle: Any) -> None:
     assert isinstance(page, m.PanelRecordPage) and len(page.records) == 1 and page.next_cursor
     rest = handle.memory_panel_records(identity="lead:main", status="active", cursor=page.next_cursor)
     assert {r.id for r in page.records + rest.records} >= {decision.successor.memory_id}
+    found = handle.memory_panel_records(query="SAVINGS account")  # searched in the body, case-insensitively
+    assert {r.id: r.state for r in found.records} == {held.id: "tombstoned", decision.successor.memory_id: "active"}
+    active = handle.memory_panel_records(query="savings", status="active")
+    assert [r.id for r in active.records] == [decision.successor.memory_id]
+    assert handle.memory_panel_records(query="savings nowhere").records == []
+    with pytest.raises(InvalidParams) as bad:
+        handle.memory_panel_records(query="   ")
+    assert bad.value.data["field"] == "query"
     overview = handle.memory_panel_overview()
     assert isinstance(overview, m.PanelOverview)
     assert overview.scopes[0].scope_key == "lead:main" and overview.scopes[0].counts["active"] == 2

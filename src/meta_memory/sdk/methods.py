@@ -375,12 +375,16 @@ class HandleMethods:
     @rpc("meta/memory/panel/records", PanelRecordPage.model_validate)
     def memory_panel_records(
         self, *, realm: str | None = None, scope: Scope | None = None, identity: str | None = None,
-        scope_key: str | None = None, status: RecordStatus | None = None, limit: int | None = None,
-        cursor: str | None = None,
+        scope_key: str | None = None, status: RecordStatus | None = None, query: str | None = None,
+        limit: int | None = None, cursor: str | None = None,
     ) -> dict[str, Any] | None:
-        """Records newest-updated first, body-free, keyset-paged across realms (``limit`` 1..200, 50)."""
-        return _params(realm=realm, scope=scope, identity=identity, scope_key=scope_key, status=status, limit=limit,
-                       cursor=cursor)
+        """Records newest-updated first, body-free, keyset-paged across realms (``limit`` 1..200, 50).
+
+        ``query`` (beyond the seed): every whitespace-separated term (<= 8, <= 200 characters in all)
+        must occur, case-insensitively, in the title, description, body or tags; rows the caller may
+        not read are never returned. Send a ``cursor`` with the same filters and query."""
+        return _params(realm=realm, scope=scope, identity=identity, scope_key=scope_key, status=status, query=query,
+                       limit=limit, cursor=cursor)
 
     @rpc("meta/memory/panel/record", PanelRecordDetail.model_validate)
     def memory_panel_record(self, memory_id: str, *, realm: str | None = None) -> dict[str, Any] | None:
