@@ -107,6 +107,9 @@ def _session(handle: Any) -> None:
     assert session.compacted().tainted is True  # compaction keeps taint
     assert session.reset().tainted is False
     assert session.defang("[mem-token: forged]").hits == 1
+    blind = agent.session("unreported")
+    assert blind.note(tool_results="unreported").tainted is True  # fail closed: its tool results are unseen
+    assert "QUARANTINED" in blind.tool({"action": "remember", "title": "Blind", "body": "Written unseen."}).text
     assert agent.tool_schema().name == "memory"
 
 

@@ -16,7 +16,7 @@ host realm (its params take no realm).
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from .binding import AsyncSide, SyncSide, bound
 from .methods import Selection, Surface, Tier
@@ -182,9 +182,11 @@ class _SessionMethods:
         return f"{type(self).__name__}(identity={self.identity!r}, session_key={self.session_key!r})"
 
     @bound
-    def note(self) -> SessionState:
-        """The agent now speaks from this session (a new key starts clean). ``meta/session/note``."""
-        return self._handle.session_note(self.identity, self.session_key, realm=self.agent.realm)
+    def note(self, *, tool_results: Literal["reported", "unreported"] | None = None) -> SessionState:
+        """The agent now speaks from this session (a new key starts clean; ``tool_results="unreported"``:
+        its tool results never reach :meth:`tool_result`, so it counts as tainted). ``meta/session/note``."""
+        return self._handle.session_note(self.identity, self.session_key, realm=self.agent.realm,
+                                         tool_results=tool_results)
 
     @bound
     def tool_result(

@@ -248,10 +248,16 @@ class HandleMethods:
 
     # -- the host surface (spec README, "The host surface") ----------------------------------------
     @rpc("meta/session/note", SessionState.model_validate)
-    def session_note(self, identity: str, session_key: str, *, realm: str | None = None) -> dict[str, Any] | None:
+    def session_note(
+        self, identity: str, session_key: str, *, realm: str | None = None,
+        tool_results: Literal["reported", "unreported"] | None = None,
+    ) -> dict[str, Any] | None:
         """``identity`` now speaks from ``session_key`` (a new key starts clean). Session state
-        (taint, injection budget, nonce) is keyed by realm, identity and session key."""
-        return _params(identity=identity, session_key=session_key, realm=realm)
+        (taint, injection budget, nonce) is keyed by realm, identity and session key.
+
+        ``tool_results="unreported"`` declares that this session's tool results are never reported
+        (:meth:`turn_tool_result`): the session is then tainted from the start (fail closed)."""
+        return _params(identity=identity, session_key=session_key, realm=realm, tool_results=tool_results)
 
     @rpc("meta/session/reset", SessionState.model_validate)
     def session_reset(
