@@ -157,10 +157,11 @@ class _HandleMethods:
         return self._invoke("meta/agent_memory/forget", params, AgentMemoryForgetResult.model_validate)
 
     def update_agent_memory(
-        self, identity: str, memory_id: str, *, title: str, body: str, tags: list[str] | None = None,
-        realm: str | None = None,
+        self, identity: str, memory_id: str, *, title: str | None = None, body: str | None = None,
+        tags: list[str] | None = None, realm: str | None = None,
     ) -> AgentMemoryUpdateResult:
-        """Supersede ``memory_id`` with a new version (same identity scope)."""
+        """Supersede ``memory_id`` with a new version (same identity scope); an omitted ``title``,
+        ``body`` or ``tags`` keeps the prior's value (at least one is required)."""
         params = _drop_none(identity=identity, memory_id=memory_id, title=title, body=body, tags=tags, realm=realm)
         return self._invoke("meta/agent_memory/update", params, AgentMemoryUpdateResult.model_validate)
 

@@ -64,8 +64,8 @@ def register(table: MethodTable) -> None:
 
     @table.method("meta/agent_memory/update", UpdateParams, requires=write, mutating=True, available=on)
     def update(runtime: "Runtime", ctx: CallContext, p: UpdateParams) -> dict[str, Any]:
-        """Supersede a record with a new version: ``{memory_id, supersedes, record}``."""
-        return runtime.agent_memory.service.update(p.realm, p.identity, p.memory_id, p.title, p.body, p.tags or [])
+        """Supersede a record with a new version (omitted fields kept): ``{memory_id, supersedes, record}``."""
+        return runtime.agent_memory.service.update(p.realm, p.identity, p.memory_id, p.title, p.body, p.tags)
 
     @table.method("meta/agent_memory/manifest", ManifestParams, requires=read, mutating=False, available=on)
     def manifest(runtime: "Runtime", ctx: CallContext, p: ManifestParams) -> dict[str, Any]:

@@ -195,6 +195,10 @@ def _tool_requires(p: ToolParams, resources: Resources) -> list[Requirement]:
     return needs
 
 
+#: Why the tool methods are missing when they are.
+TOOL_OFF = "not advertised: agent memory is off or agent_memory.recorder_tool = false"
+
+
 def register(table: MethodTable) -> None:
     on = agent_memory_enabled
 
@@ -203,6 +207,11 @@ def register(table: MethodTable) -> None:
 
     manage = on_identity("agent.session.manage")
     host_token = anywhere("agent.session.manage")
+
+    
+    def tool_on(runtime: "Runtime") -> bool:
+        """The ``memory`` tool methods exist only with ``agent_memory.recorder_tool = true``."""
+        return on(runtime) and runtime.agent_memory.tool is not None
 
     @table.method("meta/session/note", SessionNoteParams, requires=manage, mutating=True, available=on)
     def session_note(runtime: "Runtime", ctx: CallContext, p: SessionNoteParams) -> dict[str, Any]:
@@ -241,13 +250,14 @@ def register(table: MethodTable) -> None:
         """Neutralise forged memory markers in inbound text: ``{text, hits}``."""
         return host(runtime).defang(p.text, p.blocks)
 
-    @table.method("meta/agent_memory/tool_schema", requires=host_token, mutating=False, available=on)
+    @table.method("meta/agent_memory/tool_schema", requires=host_token, mutating=False, available=tool_on,
+                  unavailable_hint=TOOL_OFF)
     def tool_schema(runtime: "Runtime", ctx: CallContext, p: Any) -> dict[str, Any]:
         """The ``memory`` tool definition for a host to offer its model."""
         return host(runtime).tool_schema()
 
     @table.method("meta/agent_memory/tool", ToolParams, requires=_tool_requires,
-                  mutating=lambda p: p.action != "recall", available=on)
+                  mutating=lambda p: p.action != "recall", available=tool_on, unavailable_hint=TOOL_OFF)
     def tool(runtime: "Runtime", ctx: CallContext, p: ToolParams) -> dict[str, Any]:
         """Dispatch one ``memory`` tool call (an LLM-authored write, gated by the firewall).
 
