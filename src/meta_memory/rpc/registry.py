@@ -132,13 +132,10 @@ class MethodTable:
 
         described: type[BaseModel] | None = params_model
         if params is None:
-            from .params import Params
+            from .params import NoParams
 
-            class _NoParams(Params):
-                pass
-
-            described = _NoParams
-            parser: Callable[[Any], Any] = lambda raw: parse_params(_NoParams, raw)
+            described = NoParams
+            parser: Callable[[Any], Any] = lambda raw: parse_params(NoParams, raw)
         elif isinstance(params, type) and issubclass(params, BaseModel):
             model = params
             described = model

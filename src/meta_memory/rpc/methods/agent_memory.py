@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ...access.requirements import on_identity
+from ..results import ForgetResult, ManifestResult, RecallResult, RememberBatchResult, RememberResult, UpdateResult
 from ..registry import CallContext, MethodTable
 from .agent_memory_params import (
     EraseIdentityParams,
@@ -35,20 +36,23 @@ def register(table: MethodTable) -> None:
     read = on_identity("agent.memory.read", "agent.view")
     write = on_identity("agent.memory.write")
 
-    @table.method("meta/agent_memory/remember", RememberParams, requires=write, mutating=True, available=on)
+    @table.method("meta/agent_memory/remember", RememberParams, requires=write, mutating=True, available=on,
+                  result=RememberResult)
     def remember(runtime: "Runtime", ctx: CallContext, p: RememberParams) -> dict[str, Any]:
         """Store a record in the identity's scope (application author, never quarantined; exact-content dedup)."""
         return runtime.agent_memory.service.remember(p.realm, p.identity, p.title, p.body, p.tags or [])
 
     @table.method("meta/agent_memory/remember_batch", RememberBatchParams, requires=write, mutating=True,
-                  available=on)
+                  available=on,
+                  result=RememberBatchResult)
     def remember_batch(runtime: "Runtime", ctx: CallContext, p: RememberBatchParams) -> dict[str, Any]:
         """Store many records in the identity's scope in one transaction: a result per item, in order."""
         return runtime.agent_memory.service.remember_batch(
             p.realm, p.identity, [(r.title, r.body, r.tags or []) for r in p.records]
         )
 
-    @table.method("meta/agent_memory/recall", RecallParams, requires=read, mutating=False, available=on)
+    @table.method("meta/agent_memory/recall", RecallParams, requires=read, mutating=False, available=on,
+                  result=RecallResult)
     def recall(runtime: "Runtime", ctx: CallContext, p: RecallParams) -> dict[str, Any]:
         """Recall the identity's active records: ``{records, skip_reason}``."""
         return runtime.agent_memory.service.recall(
@@ -57,17 +61,20 @@ def register(table: MethodTable) -> None:
         )
 
     @table.method("meta/agent_memory/forget", ForgetParams, requires=on_identity("agent.memory.delete"), mutating=True,
-                  available=on)
+                  available=on,
+                  result=ForgetResult)
     def forget(runtime: "Runtime", ctx: CallContext, p: ForgetParams) -> dict[str, Any]:
         """Tombstone a record of the identity: ``{memory_id, deleted}``."""
         return runtime.agent_memory.service.forget(p.realm, p.identity, p.memory_id)
 
-    @table.method("meta/agent_memory/update", UpdateParams, requires=write, mutating=True, available=on)
+    @table.method("meta/agent_memory/update", UpdateParams, requires=write, mutating=True, available=on,
+                  result=UpdateResult)
     def update(runtime: "Runtime", ctx: CallContext, p: UpdateParams) -> dict[str, Any]:
         """Supersede a record with a new version (omitted fields kept): ``{memory_id, supersedes, record}``."""
         return runtime.agent_memory.service.update(p.realm, p.identity, p.memory_id, p.title, p.body, p.tags)
 
-    @table.method("meta/agent_memory/manifest", ManifestParams, requires=read, mutating=False, available=on)
+    @table.method("meta/agent_memory/manifest", ManifestParams, requires=read, mutating=False, available=on,
+                  result=ManifestResult)
     def manifest(runtime: "Runtime", ctx: CallContext, p: ManifestParams) -> dict[str, Any]:
         """Body-free metadata of the identity's active records: ``{records: [RecordMeta]}``."""
         return runtime.agent_memory.service.manifest(p.realm, p.identity, p.tier, p.k)

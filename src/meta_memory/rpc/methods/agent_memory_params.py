@@ -16,6 +16,7 @@ from ...agent_memory.store.base import MAX_REMEMBER_BATCH_ITEMS
 from ...identity import parse_identity, parse_realm
 from ...recall.query_limits import MAX_QUERY_BYTES, MAX_QUERY_TERM_ENTRIES, query_size_error
 from ..params import Params
+from ..params import Params, required_text
 
 __all__ = [
     "IdentityParams",
@@ -52,8 +53,8 @@ def _nbytes(text: str) -> int:
 class IdentityParams(Params):
     """``identity`` (required, logical, trimmed) and ``realm`` (optional, default ``"default"``)."""
 
-    identity: Any = Field(default=None, validate_default=True)
-    realm: Any = Field(default=None, validate_default=True)
+    identity: Any = required_text(description="the identity (trimmed; rt:<id>:<generation> names <id>)")
+    realm: Any = Field(default=None, validate_default=True, json_schema_extra={"type": "string"})
 
     @field_validator("identity", mode="before")
     @classmethod
