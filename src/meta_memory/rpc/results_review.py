@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import ConfigDict
-
 from ..ledger.model import MemoryConflictSignal
 from .results import Result
 
@@ -24,20 +22,21 @@ __all__ = [
 
 
 class ScopeRef(Result):
-    """``{scope: identity|mob|operator, realm, identity? | mob?}``."""
+    """``{scope: identity|mob|operator|realm, realm, identity? | mob? | operator?}`` (the key named by ``scope``)."""
 
-    model_config = ConfigDict(extra="allow")
-
-    scope: Literal["identity", "mob", "operator"]
+    scope: Literal["identity", "mob", "operator", "realm"]
     realm: str
+    identity: str | None = None
+    mob: str | None = None
+    operator: str | None = None
 
 
 class StatusRef(Result):
-    """``{status: active|quarantined|superseded|tombstoned, reason? | by?}``."""
-
-    model_config = ConfigDict(extra="allow")
+    """``{status, by?, reason?}``: ``by`` the successor of a superseded record, ``reason`` a quarantine's."""
 
     status: Literal["active", "quarantined", "superseded", "tombstoned"]
+    by: str | None = None
+    reason: str | None = None
 
 
 # --------------------------------------------------------------------------- review
