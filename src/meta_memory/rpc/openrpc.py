@@ -9,6 +9,7 @@ so the document says what this gateway answers, like ``meta/capabilities``.
 
 from __future__ import annotations
 
+import threading
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, TypeAdapter
@@ -80,11 +81,29 @@ def method_entry(spec: "MethodSpec", defs: dict[str, Any]) -> dict[str, Any]:
 
 
 def build_openrpc(table: "MethodTable", runtime: "Runtime | None") -> dict[str, Any]:
-    """``{openrpc, info, methods, components}`` for the methods ``table`` advertises on ``runtime``."""
+    """``{openrpc, info, methods, components}`` for the methods ``table`` advertises on ``runtime``.
+
+    The document depends only on which methods are advertised, so it is built once per set
+    (schema generation is the expensive part) and served from the cache afterwards; callers
+    get the cached object and must not mutate it (the dispatcher serialises it)."""
+    names = tuple(table.names(runtime))
+    key = (id(table), names)
+    with _lock:
+        doc = _cache.get(key)
+        if doc is None:
+            doc = _cache[key] = _build(table.specs(runtime))
+    return doc
+
+
+_cache: dict[tuple[int, tuple[str, ...]], dict[str, Any]] = {}
+_lock = threading.Lock()
+
+
+def _build(specs: "list[MethodSpec]") -> dict[str, Any]:
     from .. import __version__
 
     defs: dict[str, Any] = {}
-    methods = [method_entry(spec, defs) for spec in table.specs(runtime)]
+    methods = [method_entry(spec, defs) for spec in specs]
     return {
         "openrpc": OPENRPC_VERSION,
         "info": {
