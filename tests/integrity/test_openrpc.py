@@ -79,6 +79,12 @@ def _exercise(gw: GatewayProcess) -> dict[str, Any]:
     call("meta/agent_memory/manifest", {"identity": ident})
     other = gw.result("meta/agent_memory/remember", {"identity": ident, "title": "Gone", "body": "soon forgotten"})
     call("meta/agent_memory/forget", {"identity": ident, "memory_id": other["memory_id"]})
+    call("meta/agent_memory/list", {"identity": ident, "tags": ["a"]})
+    doomed = gw.result("meta/agent_memory/remember", {"identity": ident, "title": "Doomed", "body": "to be erased"})
+    out["erase#dry"] = gw.result("meta/agent_memory/erase", {"identity": ident, "memory_id": doomed["memory_id"],
+                                                             "dry_run": True})
+    call("meta/agent_memory/erase", {"identity": ident, "memory_id": doomed["memory_id"]})
+    call("meta/agent_memory/erase_identity", {"identity": f"agent:{uuid.uuid4().hex[:8]}", "dry_run": True})
     call("meta/memory/index", {"entity": "e", "topic": "t", "fact": "f"})
     gw.result("meta/memory/index", {"entity": "e", "topic": "c", "conflict": True, "conflict_reason": "why"})
     call("meta/memory/query", {})
@@ -117,6 +123,7 @@ def test_real_results_validate_against_the_documented_schemas(gw: GatewayProcess
     results = _exercise(gw)
     results["meta/gating/check#allowed"] = results.pop("gating_check_allowed")
     results["meta/turn/defang#blocks"] = results.pop("defang_blocks")
+    results["meta/agent_memory/erase#dry"] = results.pop("erase#dry")
     for key, result in results.items():
         _validate(doc, key.split("#")[0], result)
     untested = set(_methods(doc)) - {k.split("#")[0] for k in results} - {"meta/gating/decide"}

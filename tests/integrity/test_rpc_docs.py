@@ -95,7 +95,7 @@ def doc_rows() -> dict[str, tuple[str, str]]:
             continue
         if set(cells) <= {"---", ""} or "result" not in header:
             continue
-        m = re.fullmatch(r"`([^`]+)`", cells[0])
+        m = re.match(r"`([^`]+)`", cells[0])  # the method, maybe followed by a remark
         if m:
             rows[m.group(1)] = (cells[header.index("params")], cells[header.index("result")])
     return rows

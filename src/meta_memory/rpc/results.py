@@ -18,7 +18,9 @@ __all__ = [
     "Result",
     "StatusResult", "DoctorResult", "CapabilitiesResult", "EventsListResult",
     "StoresResult",
-    "WireRecord", "RememberResult", "RememberBatchResult", "RecallResult", "ForgetResult", "UpdateResult", "ManifestResult",
+    "ScopeRef", "StatusRef",
+    "WireRecord", "RememberResult", "RememberBatchResult", "RecallResult", "ForgetResult", "UpdateResult",
+    "ManifestResult", "ListResult", "EraseResult",
     "SessionResult", "CompactedResult", "ToolResultVerdict", "InjectResult", "DefangResult",
     "ToolSchemaResult", "ToolCallResult",
 ]
@@ -28,6 +30,27 @@ class Result(BaseModel):
     """Base of every result model: the listed members only."""
 
     model_config = ConfigDict(extra="forbid")
+
+
+# --------------------------------------------------------------------------- shared
+
+
+class ScopeRef(Result):
+    """``{scope: identity|mob|operator|realm, realm, identity? | mob? | operator?}`` (the key named by ``scope``)."""
+
+    scope: Literal["identity", "mob", "operator", "realm"]
+    realm: str
+    identity: str | None = None
+    mob: str | None = None
+    operator: str | None = None
+
+
+class StatusRef(Result):
+    """``{status, by?, reason?}``: ``by`` the successor of a superseded record, ``reason`` a quarantine's."""
+
+    status: Literal["active", "quarantined", "superseded", "tombstoned"]
+    by: str | None = None
+    reason: str | None = None
 
 
 # --------------------------------------------------------------------------- system
@@ -199,6 +222,28 @@ class ManifestRow(Result):
 
 class ManifestResult(Result):
     records: list[ManifestRow]
+
+
+class ListResult(Result):
+    records: list[WireRecord]
+    next_cursor: str | None
+
+
+class ErasedRecord(Result):
+    memory_id: str
+    scope: ScopeRef
+    content_hash: str
+    status: str
+
+
+class EraseResult(Result):
+    """``erased_at_ms`` is ``None`` for a dry run (which only counts what would go)."""
+
+    dry_run: bool
+    erased_at_ms: int | None
+    count: int
+    scopes: list[str]
+    records: list[ErasedRecord]
 
 
 # --------------------------------------------------------------------------- host surface

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from ..ledger.model import MemoryConflictSignal
-from .results import Result
+from .results import Result, ScopeRef, StatusRef
 
 __all__ = [
     "DecideResult", "GatingDecideResult", "GatingCheckResult", "DreamResult", "RetireResult",
@@ -19,24 +19,6 @@ __all__ = [
     "PanelDreamRunsResult", "PanelAuditVerdictsResult", "PanelOverviewResult", "PanelProposalsResult",
     "PanelInjectionsResult", "PanelHarvestsResult",
 ]
-
-
-class ScopeRef(Result):
-    """``{scope: identity|mob|operator|realm, realm, identity? | mob? | operator?}`` (the key named by ``scope``)."""
-
-    scope: Literal["identity", "mob", "operator", "realm"]
-    realm: str
-    identity: str | None = None
-    mob: str | None = None
-    operator: str | None = None
-
-
-class StatusRef(Result):
-    """``{status, by?, reason?}``: ``by`` the successor of a superseded record, ``reason`` a quarantine's."""
-
-    status: Literal["active", "quarantined", "superseded", "tombstoned"]
-    by: str | None = None
-    reason: str | None = None
 
 
 # --------------------------------------------------------------------------- review
@@ -62,11 +44,26 @@ class Decision(Result):
     review: dict[str, Any]
 
 
+class HeldForget(Result):
+    forget_id: str
+    memory_id: str
+    scope_kind: str
+    scope_key: str
+    content_hash: str
+    requested_by: Any
+    reason: str | None
+    status: str
+    created_at_ms: int
+
+
 class DecideResult(Result):
+    """``forget`` is present when the decision was about a held forget."""
+
     outcome: Literal["released", "already_released", "tombstoned", "already_tombstoned"]
     origin: Receipt
     successor: Receipt | None
     superseded_prior: Receipt | None = None
+    forget: HeldForget | None = None
     decision: Decision
 
 
@@ -206,9 +203,24 @@ class PromotionRow(Result):
     created_at_ms: int
 
 
+class PendingForgetRow(Result):
+    realm: str
+    forget_id: str
+    memory_id: str
+    scope_kind: str
+    scope_key: str
+    title: str
+    record_status: str
+    content_hash: str
+    requested_by: Any
+    reason: str | None
+    created_at_ms: int
+
+
 class PanelQuarantineResult(Result):
     records: list[RecordRow]
     pending_promotions: list[PromotionRow]
+    pending_forgets: list[PendingForgetRow]
     realms: list[str]
 
 

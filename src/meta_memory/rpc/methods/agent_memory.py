@@ -8,7 +8,16 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ...access.requirements import on_identity
-from ..results import ForgetResult, ManifestResult, RecallResult, RememberBatchResult, RememberResult, UpdateResult
+from ..results import (
+    EraseResult,
+    ForgetResult,
+    ListResult,
+    ManifestResult,
+    RecallResult,
+    RememberBatchResult,
+    RememberResult,
+    UpdateResult,
+)
 from ..registry import CallContext, MethodTable
 from .agent_memory_params import (
     EraseIdentityParams,
@@ -79,7 +88,8 @@ def register(table: MethodTable) -> None:
         """Body-free metadata of the identity's active records: ``{records: [RecordMeta]}``."""
         return runtime.agent_memory.service.manifest(p.realm, p.identity, p.tier, p.k)
 
-    @table.method("meta/agent_memory/list", ListParams, requires=read, mutating=False, available=on)
+    @table.method("meta/agent_memory/list", ListParams, requires=read, mutating=False, available=on,
+                  result=ListResult)
     def list_records(runtime: "Runtime", ctx: CallContext, p: ListParams) -> dict[str, Any]:
         """The identity's active records holding every tag, newest updated first: ``{records, next_cursor}``."""
         return runtime.agent_memory.service.list_records(p.realm, p.identity, tags=p.tags or [], limit=p.limit,
@@ -114,13 +124,15 @@ def _register_erase(table: MethodTable) -> None:
     erase_grant = on_identity("agent.memory.erase")
     writes = lambda p: not p.dry_run  # noqa: E731 - a dry run changes nothing
 
-    @table.method("meta/agent_memory/erase", EraseParams, requires=erase_grant, mutating=writes, available=on)
+    @table.method("meta/agent_memory/erase", EraseParams, requires=erase_grant, mutating=writes, available=on,
+                  result=EraseResult)
     def erase(runtime: "Runtime", ctx: CallContext, p: EraseParams) -> dict[str, Any]:
         """Erase a record and its content closure for good: ``{dry_run, erased_at_ms, count, scopes, records}``."""
         return _erase(runtime, ctx, p.realm, p.identity, p.memory_id, p.dry_run, p.reason)
 
     @table.method("meta/agent_memory/erase_identity", EraseIdentityParams, requires=erase_grant, mutating=writes,
-                  available=on)
+                  available=on,
+                  result=EraseResult)
     def erase_identity(runtime: "Runtime", ctx: CallContext, p: EraseIdentityParams) -> dict[str, Any]:
         """Erase every record of the identity (and their content closures); ``dry_run`` counts what would go."""
         return _erase(runtime, ctx, p.realm, p.identity, None, p.dry_run, p.reason)
