@@ -80,6 +80,9 @@ def _exercise(gw: GatewayProcess) -> dict[str, Any]:
     other = gw.result("meta/agent_memory/remember", {"identity": ident, "title": "Gone", "body": "soon forgotten"})
     call("meta/agent_memory/forget", {"identity": ident, "memory_id": other["memory_id"]})
     call("meta/agent_memory/list", {"identity": ident, "tags": ["a"]})
+    call("meta/agent_memory/remember_batch", {"identity": ident, "records": [
+        {"title": "B1", "body": "batch one"}, {"title": "B1", "body": "batch one"},
+        {"title": "Key", "body": "AKIAABCDEFGHIJKLMNOP"}]})
     doomed = gw.result("meta/agent_memory/remember", {"identity": ident, "title": "Doomed", "body": "to be erased"})
     out["erase#dry"] = gw.result("meta/agent_memory/erase", {"identity": ident, "memory_id": doomed["memory_id"],
                                                              "dry_run": True})
@@ -98,7 +101,7 @@ def _exercise(gw: GatewayProcess) -> dict[str, Any]:
     call("meta/agent_memory/tool_schema")
     gw.result("meta/agent_memory/tool", {"identity": ident, "session_key": sess, "mob": "crew",
                                          "arguments": {"action": "propose_to_mob", "title": "P", "body": "shared"}})
-    call("meta/session/compacted", {"session_key": sess})
+    call("meta/session/compacted", {"identity": ident, "session_key": sess})
     call("meta/turn/inject", {"identity": ident, "query_text": "tea"})
     call("meta/turn/defang", {"text": "plain"})
     out["defang_blocks"] = gw.result("meta/turn/defang", {"blocks": [{"type": "text", "text": "plain"}]})

@@ -35,11 +35,11 @@ key                        values                                         defaul
 ``erase_tombstoned_after_  int days, 1..36500, or absent: a background      absent (keep)
 days``                     sweep erases tombstoned content older than
                            this (see ``agent_memory/retention.py``)
-``session_state_expiry_days``  int days; 0 -> 30; > 3650 -> 3650          ``30``
+``session_state_expiry_days``  int days 1..3650; 0 -> 30; above refused     ``30``
                            (session taint, reset marks, budgets, nonces
                            untouched this long are deleted)
-``session_state_limit``    int rows; 0 -> 1,000,000; > 100,000,000 ->    ``1000000``
-                           100,000,000 (at the cap new sessions are
+``session_state_limit``    int rows 1..100,000,000; 0 -> 1,000,000;    ``1000000``
+                           above refused (at the cap new sessions are
                            refused and LLM writes quarantine)
 ``max_realms``             int; 0 -> 4096; > 1000000 -> 1000000; most     ``4096``
                            realms (a write creating one more is refused)
@@ -286,12 +286,12 @@ def parse_agent_memory_section(raw: dict[str, Any] | bool | None) -> AgentMemory
         dsn=dsn.strip() if dsn else None,
         recall_provider=_choice(raw, "recall_provider", ("lexical", "hybrid"), "lexical"),  # type: ignore[arg-type]
         erase_tombstoned_after_days=_retention_days(raw),
-        session_state_expiry_days=_clamped_int(raw, "session_state_expiry_days", DEFAULT_SESSION_STATE_EXPIRY_DAYS,
+        session_state_expiry_days=_ranged_int(raw, "session_state_expiry_days", DEFAULT_SESSION_STATE_EXPIRY_DAYS,
                                                MAX_SESSION_STATE_EXPIRY_DAYS),
-        session_state_limit=_clamped_int(raw, "session_state_limit", DEFAULT_SESSION_STATE_LIMIT,
+        session_state_limit=_ranged_int(raw, "session_state_limit", DEFAULT_SESSION_STATE_LIMIT,
                                          MAX_SESSION_STATE_LIMIT),
-        max_realms=_clamped_int(raw, "max_realms", DEFAULT_MAX_REALMS, MAX_MAX_REALMS),
-        max_open_realms=_clamped_int(raw, "max_open_realms", DEFAULT_MAX_OPEN_REALMS, MAX_MAX_OPEN_REALMS),
+        max_realms=_ranged_int(raw, "max_realms", DEFAULT_MAX_REALMS, MAX_MAX_REALMS),
+        max_open_realms=_ranged_int(raw, "max_open_realms", DEFAULT_MAX_OPEN_REALMS, MAX_MAX_OPEN_REALMS),
         steward=_steward(raw.get("steward")),
     )
 
