@@ -131,6 +131,8 @@ METHODS: dict[str, dict[str, tuple[set[str], bool, Any]]] = {
     "meta/agent_memory/update": {"identity": (S, REQ, "fuzz:typed"), "realm": _REALM,
                                  "memory_id": (S, REQ, "mem-none"), "title": (S, OPT, "t"),
                                  "body": (S, OPT, "b"), "tags": (L, OPT, ["a"])},
+    "meta/agent_memory/remember_batch": {"identity": (S, REQ, "fuzz:typed"), "realm": _REALM,
+                                         "records": (L, REQ, [{"title": "t", "body": "b"}])},
     "meta/agent_memory/list": {"identity": (S, REQ, "fuzz:typed"), "realm": _REALM, "tags": (L, OPT, ["a"]),
                                "limit": ({"int"}, OPT, 5), "cursor": (S, OPT, None)},
     "meta/agent_memory/erase": {"identity": (S, REQ, "fuzz:typed"), "realm": _REALM,
