@@ -80,7 +80,7 @@ def test_update_of_another_identitys_record_keeps_nothing_of_it(gw: GatewayProce
     owner, thief = uid(), uid()
     theirs = remember(gw, owner, "Secret plan", "only mine", ["private"])
     err = gw.error("meta/agent_memory/update", {"identity": thief, "memory_id": theirs["memory_id"], "tags": ["x"]})
-    assert err["code"] == -32040 and "does not belong" in err["message"]
+    assert err["code"] == -32040 and "does not exist" in err["message"]  # no hint that it exists elsewhere
     assert recall_all(gw, thief) == []
     assert recall_all(gw, owner)[0]["tags"] == ["private"]
 

@@ -111,51 +111,51 @@ def register(table: MethodTable) -> None:
     on = _review_enabled
 
     @table.method("meta/memory/quarantine/decide", _parsed(rp.parse_decide_params), requires=_decide_requires,
-                  mutating=True, available=on)
-    def decide(runtime: "Runtime", ctx: CallContext, p: Parsed,
-                  result=R.DecideResult, params_model=DecideDoc) -> dict[str, Any]:
+                  mutating=True, available=on,
+                  result=R.DecideResult, params_model=DecideDoc)
+    def decide(runtime: "Runtime", ctx: CallContext, p: Parsed) -> dict[str, Any]:
         """Release or tombstone a quarantined record (one transaction; -32043 on refusal)."""
         return runtime.review.decide(p.raw, principal=_principal(ctx))
 
     @table.method("meta/gating/decide", _parsed(rp.parse_gating_decide_params),
-                  requires=anywhere("memory.quarantine.review"), mutating=True, available=on)
-    def gating_decide(runtime: "Runtime", ctx: CallContext, p: Parsed,
-                  result=R.GatingDecideResult, params_model=GatingDecideDoc) -> dict[str, Any]:
+                  requires=anywhere("memory.quarantine.review"), mutating=True, available=on,
+                  result=R.GatingDecideResult, params_model=GatingDecideDoc)
+    def gating_decide(runtime: "Runtime", ctx: CallContext, p: Parsed) -> dict[str, Any]:
         """Approve (publish the staged batch) or deny (discard it) a gated promotion."""
         return runtime.review.gating_decide(p.raw, _authority(runtime, ctx))
 
-    @table.method("meta/gating/check", rp.parse_gating_check_params, requires=unscoped("ledger.read"), mutating=False)
-    def gating_check(runtime: "Runtime", ctx: CallContext, p: Any,
-                  result=R.GatingCheckResult, params_model=GatingCheckDoc) -> dict[str, Any]:
+    @table.method("meta/gating/check", rp.parse_gating_check_params, requires=unscoped("ledger.read"), mutating=False,
+                  result=R.GatingCheckResult, params_model=GatingCheckDoc)
+    def gating_check(runtime: "Runtime", ctx: CallContext, p: Any) -> dict[str, Any]:
         """``{allowed, reason?, conflict?}``: refused while a conflict signal is active in the ledger."""
         from ...review import promotions
 
         return promotions.gating_check(runtime.ledger, p.entity, p.topic, p.store).to_dict()
 
     @table.method("meta/memory/steward/dream", _parsed(rp.parse_dream_params),
-                  requires=anywhere("memory.quarantine.review"), mutating=True, available=on)
-    def dream(runtime: "Runtime", ctx: CallContext, p: Parsed,
-                  result=R.DreamResult, params_model=_Realm) -> dict[str, Any]:
+                  requires=anywhere("memory.quarantine.review"), mutating=True, available=on,
+                  result=R.DreamResult, params_model=_Realm)
+    def dream(runtime: "Runtime", ctx: CallContext, p: Parsed) -> dict[str, Any]:
         """Run one steward dream over a realm now."""
         return runtime.review.dream(p.raw, _authority(runtime, ctx))
 
     @table.method("meta/session/retire", _parsed(rp.parse_retire_params), requires=on_identity("agent.session.manage"),
-                  mutating=True, available=on)
-    def retire(runtime: "Runtime", ctx: CallContext, p: Parsed,
-                  result=R.RetireResult, params_model=RetireDoc) -> dict[str, Any]:
+                  mutating=True, available=on,
+                  result=R.RetireResult, params_model=RetireDoc)
+    def retire(runtime: "Runtime", ctx: CallContext, p: Parsed) -> dict[str, Any]:
         """Record an exit-interview harvest for the next dream."""
         return runtime.review.retire(p.raw)
 
     @table.method("meta/memory/proposals/list", _parsed(rp.parse_proposal_list_params),
-                  requires=unscoped("agent.memory.read"), mutating=False, available=on)
-    def proposals(runtime: "Runtime", ctx: CallContext, p: Parsed,
-                  result=R.ProposalsListResult, params_model=ProposalListDoc) -> dict[str, Any]:
+                  requires=unscoped("agent.memory.read"), mutating=False, available=on,
+                  result=R.ProposalsListResult, params_model=ProposalListDoc)
+    def proposals(runtime: "Runtime", ctx: CallContext, p: Parsed) -> dict[str, Any]:
         """Proposals (body-free) by status."""
         return runtime.review.proposals(p.raw, runtime.access.visibility(ctx.principal))
 
     @table.method("meta/memory/proposals/decide", _parsed(rp.parse_proposal_action_params),
-                  requires=anywhere("mob.memory.commit"), mutating=True, available=on)
-    def proposals_decide(runtime: "Runtime", ctx: CallContext, p: Parsed,
-                  result=R.ProposalDecideResult, params_model=ProposalDecideDoc) -> dict[str, Any]:
+                  requires=anywhere("mob.memory.commit"), mutating=True, available=on,
+                  result=R.ProposalDecideResult, params_model=ProposalDecideDoc)
+    def proposals_decide(runtime: "Runtime", ctx: CallContext, p: Parsed) -> dict[str, Any]:
         """Accept (commit into mob scope), hold or reject a proposal."""
         return runtime.review.decide_proposal(p.raw, principal=_principal(ctx), authority=_authority(runtime, ctx))
