@@ -283,6 +283,7 @@ class ScopeOverview(Result):
     scope_kind: str
     scope_key: str
     counts: dict[str, int]
+    trust: dict[str, int] | None = None
     records: int
     body_bytes: int
     floor_records: int
@@ -295,6 +296,7 @@ class Totals(Result):
     records: int
     body_bytes: int
     counts: dict[str, int]
+    trust: dict[str, int] | None = None
 
 
 class Floors(Result):
