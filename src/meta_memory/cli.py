@@ -170,11 +170,15 @@ def gateway(stdio: bool, state_dir: Path, config_path: Path | None) -> None:
 @main.command()
 @_state_dir_option
 def doctor(state_dir: Path) -> None:
-    """Report storage slots, file-name twins, predecessor files and leftover stages, with fixes."""
+    """Report storage slots, file-name twins, predecessor files and leftover stages, with fixes.
+
+    Exits 1 when the report is not ``ok`` (a finding blocks start-up, or the directory is missing)."""
     from .storage.layout import StorageLayout
 
     report = StorageLayout(state_dir).doctor()
     click.echo(json.dumps(report, indent=2))
+    if not report["ok"]:
+        sys.exit(1)
 
 
 @main.command("storage-adopt-predecessor")

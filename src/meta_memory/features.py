@@ -121,7 +121,7 @@ def wire_features(runtime: "Runtime") -> None:
     runtime.add_closer(store.close)
     recall.start()
     timebox = TimeBox()
-    service = AgentMemoryService(store, cfg, recall.provider, timebox)
+    service = AgentMemoryService(store, cfg, recall.provider, timebox, emit)
 
     def manifest_fn(scope_ref: Any, k: int = 24) -> Any:
         scope = Scope.from_storage(scope_ref.realm, scope_ref.kind, scope_ref.key)

@@ -73,7 +73,13 @@ class Runtime:
                                retention=self.config.gateway.events_retention)
 
         self.ledger = AssertionLedger.from_config(self.config.memory, self.state_dir, self.clock)
+        self.ledger.on_eviction_started = self._ledger_eviction_started
+        self.ledger.announce_pending_eviction()
         self._init_features()
+
+    def _ledger_eviction_started(self, evicted: int, max_retained: int) -> None:
+        """Timeline signal: the ledger reached its cap and has started evicting its oldest assertions."""
+        self.events.emit("memory.ledger.eviction_started", {"evicted": evicted, "max_retained": max_retained})
 
     # Feature wiring lives in one place so the order of construction is explicit.
     def _init_features(self) -> None:
@@ -100,7 +106,9 @@ class Runtime:
         return {
             "version": __version__,
             "state_dir": str(self.state_dir) if self.state_dir is not None else None,
-            "ledger": {"persisted": self.config.memory is not None, "backend": "local_json" if self.config.memory is not None else "in_memory"},
+            "ledger": {"persisted": self.config.memory is not None,
+                       "backend": "local_json" if self.config.memory is not None else "in_memory",
+                       **self.ledger.stats()},
             "storage": {"slots": slots},
             "agent_memory": agent_memory,
             "events": {"last_event_id": f"console-evt-{self.events.last_seq}" if self.events.last_seq else None},

@@ -45,14 +45,27 @@ def test_defaults() -> None:
     assert parse_agent_memory_section(False).enabled is False
 
 
-def test_clamps_and_normalisation() -> None:
+def test_defaults_and_normalisation() -> None:
     cfg = parse_agent_memory_section(
         {"realm": "  ", "max_entries": 0, "recall_timeout_ms": 0, "selection": " Always ", "instruction_header": "Remember"}
     )
     assert (cfg.realm, cfg.max_entries, cfg.recall_timeout_ms, cfg.selection) == ("default", 8, 500, "always")
     assert cfg.header == "Remember"
-    cfg = parse_agent_memory_section({"realm": " family ", "max_entries": 1000, "recall_timeout_ms": 99_999})
+    cfg = parse_agent_memory_section({"realm": " family ", "max_entries": 64, "recall_timeout_ms": 30_000})
     assert (cfg.realm, cfg.max_entries, cfg.recall_timeout_ms) == ("family", 64, 30_000)
+
+
+@pytest.mark.parametrize("key,value,needle", [
+    ("max_entries", 1000, "agent_memory.max_entries: must be an integer between 1 and 64"),
+    ("max_entries", 65, "agent_memory.max_entries: must be an integer between 1 and 64"),
+    ("max_entries", -1, "agent_memory.max_entries: must be an integer between 1 and 64"),
+    ("recall_timeout_ms", 999_999, "agent_memory.recall_timeout_ms: must be an integer between 1 and 30000"),
+    ("recall_timeout_ms", 30_001, "agent_memory.recall_timeout_ms: must be an integer between 1 and 30000"),
+])
+def test_out_of_range_numbers_are_refused_naming_key_and_range(key: str, value: int, needle: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        parse_agent_memory_section({key: value})
+    assert needle in str(info.value) and repr(value) in str(info.value)
 
 
 def test_config_is_frozen() -> None:
@@ -122,12 +135,15 @@ def test_content_trust_strict_messages() -> None:
         parse_agent_memory_section({"content_trust": {"x": []}})
 
 
-@given(st.integers(min_value=0, max_value=10**9), st.integers(min_value=0, max_value=10**9))
-def test_numeric_clamps_property(max_entries: int, timeout: int) -> None:
-    cfg = parse_agent_memory_section({"max_entries": max_entries, "recall_timeout_ms": timeout})
-    assert 1 <= cfg.max_entries <= 64 and 1 <= cfg.recall_timeout_ms <= 30_000
-    assert cfg.max_entries == (8 if max_entries == 0 else min(max_entries, 64))
-    assert cfg.recall_timeout_ms == (500 if timeout == 0 else min(timeout, 30_000))
+@given(st.integers(min_value=-10, max_value=10**9), st.integers(min_value=-10, max_value=10**9))
+def test_numeric_range_property(max_entries: int, timeout: int) -> None:
+    raw = {"max_entries": max_entries, "recall_timeout_ms": timeout}
+    if 0 <= max_entries <= 64 and 0 <= timeout <= 30_000:
+        cfg = parse_agent_memory_section(raw)
+        assert cfg.max_entries == (max_entries or 8) and cfg.recall_timeout_ms == (timeout or 500)
+    else:
+        with pytest.raises(ConfigError, match="between 1 and"):
+            parse_agent_memory_section(raw)
 
 
 @pytest.mark.parametrize("value", [0, -1, 36_501, "30", True, 1.5])

@@ -43,11 +43,39 @@ def search_ids(store: AgentMemoryStore, text: str, scope: Scope = ME, realm: str
     return [rec.id for rec, _ in store.search(realm, scope, expr, 10)]
 
 
+def test_duplicate_remember_merges_new_tags_in_one_new_version(agent_store: AgentMemoryStore, clock: ManualClock) -> None:
+    first, _ = agent_store.remember(R, ID, "Passport location", "In the desk drawer", ["travel", "docs"])
+    clock.advance(1000)
+    merged, created, merge = agent_store.remember_merging(R, ID, "Passport location", "In the desk drawer",
+                                                          ["Docs", "home"])
+    assert not created and merge is not None
+    assert (merge.supersedes, merge.tags_added) == (first.memory_id, ("home",))
+    assert merged.memory_id != first.memory_id and merged.tags == ["docs", "home", "travel"]  # normalised: lowercased, sorted
+    assert (merged.title, merged.body) == (first.title, first.body)
+    assert [r.id for r in agent_store.active_records(R, ME)] == [merged.memory_id]
+    prior = agent_store.get(R, first.memory_id)
+    assert prior is not None and prior.status.kind is StatusKind.SUPERSEDED
+    # the same call again finds the merged version and writes nothing
+    audits = len(agent_store.audit_rows(R))
+    again, created_again, merge_again = agent_store.remember_merging(R, ID, "Passport location", "In the desk drawer",
+                                                                     ["home"])
+    assert (again, created_again, merge_again) == (merged, False, None)
+    assert len(agent_store.audit_rows(R)) == audits
+
+
+def test_tag_merge_over_the_cap_is_refused_and_changes_nothing(agent_store: AgentMemoryStore) -> None:
+    first, _ = agent_store.remember(R, ID, "Many tags", "body", [f"t{i}" for i in range(30)])
+    with pytest.raises(AgentMemoryError, match="merged tags"):
+        agent_store.remember(R, ID, "Many tags", "body", ["x1", "x2", "x3"])
+    assert [r.id for r in agent_store.active_records(R, ME)] == [first.memory_id]
+    assert agent_store.get(R, first.memory_id).tags == tuple(first.tags)
+
+
 def test_remember_dedups_exact_content_hash(agent_store: AgentMemoryStore, clock: ManualClock) -> None:
     first, created = agent_store.remember(R, ID, "Passport location", "In the desk drawer", ["Travel"])
     assert created and first.tags == ["travel"]
     clock.advance(1000)
-    again, created_again = agent_store.remember(R, ID, "  Passport   location ", "In the desk drawer\n", ["other"])
+    again, created_again = agent_store.remember(R, ID, "  Passport   location ", "In the desk drawer\n", ["travel"])
     assert not created_again and again == first
     assert len(agent_store.active_records(R, ME)) == 1
     assert len(agent_store.audit_rows(R)) == 1  # the dedup wrote nothing

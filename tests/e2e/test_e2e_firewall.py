@@ -192,10 +192,13 @@ def test_content_trust_config_is_parsed_strictly(tmp_path) -> None:
 def test_recorder_tool_false_disables_the_tool(rpc_with) -> None:
     rpc = rpc_with("[agent_memory]\nrecorder_tool = false\n")
     err = rpc.error("meta/agent_memory/tool_schema")
-    assert err["code"] == -32040 and err["data"]["reason"] == "unsupported"
+    assert err["code"] == -32601 and err["data"]["kind"] == "method_not_found"
     assert "recorder_tool = false" in err["message"]
     err = rpc.error("meta/agent_memory/tool", {"identity": "agent:x", "arguments": {"action": "recall"}})
-    assert err["code"] == -32040 and err["data"]["reason"] == "unsupported"
+    assert err["code"] == -32601 and err["data"]["method"] == "meta/agent_memory/tool"
+    methods = rpc.result("meta/capabilities")["methods"]
+    assert "meta/agent_memory/tool" not in methods and "meta/agent_memory/tool_schema" not in methods
+    assert "meta/agent_memory/remember" in methods
     # the rest of agent memory still works
     mid = rpc.remember("agent:x", "Still", "app writes still work")["memory_id"]
     assert rpc.recall_ids("agent:x", "app writes") == [mid]

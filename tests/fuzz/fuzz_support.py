@@ -109,6 +109,7 @@ _LIMIT = (I, OPT, 5)
 METHODS: dict[str, dict[str, tuple[set[str], bool, Any]]] = {
     "meta/status": {},
     "meta/capabilities": {},
+    "rpc.discover": {},
     "meta/storage/doctor": {},
     "meta/memory/stores": {},
     "meta/agent_memory/tool_schema": {},
@@ -128,8 +129,8 @@ METHODS: dict[str, dict[str, tuple[set[str], bool, Any]]] = {
     "meta/agent_memory/forget": {"identity": (S, REQ, "fuzz:typed"), "realm": _REALM,
                                  "memory_id": (S, REQ, "mem-none")},
     "meta/agent_memory/update": {"identity": (S, REQ, "fuzz:typed"), "realm": _REALM,
-                                 "memory_id": (S, REQ, "mem-none"), "title": (S, REQ, "t"),
-                                 "body": (S, REQ, "b"), "tags": (L, OPT, ["a"])},
+                                 "memory_id": (S, REQ, "mem-none"), "title": (S, OPT, "t"),
+                                 "body": (S, OPT, "b"), "tags": (L, OPT, ["a"])},
     "meta/agent_memory/manifest": {"identity": (S, REQ, "fuzz:typed"), "realm": _REALM,
                                    "tier": (S, OPT, "working_set"), "k": (I, OPT, 4)},
     "meta/agent_memory/list": {"identity": (S, REQ, "fuzz:typed"), "realm": _REALM, "tags": (L, OPT, ["a"]),

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from meta_memory.errors import AgentMemoryError
+from meta_memory.errors import MethodNotFound
 from meta_memory.host import MemoryHost, NoSessionError
 from meta_memory.sdk import Meta
 from support import REPO_ROOT, start_gateway
@@ -106,7 +106,7 @@ def test_disabled_recorder_tool(tmp_path: Path) -> None:
     with Meta.builder().persistent_state(tmp_path / "s").agent_memory(recorder_tool=False).build() as handle:
         host = MemoryHost(handle)
         host.start_session("agent:scout", "s")
-        with pytest.raises(AgentMemoryError, match="recorder_tool = false"):
+        with pytest.raises(MethodNotFound, match="recorder_tool = false"):
             host.memory_tool()
         out = host.dispatch_memory_tool({"action": "recall"})
         assert out["is_error"] is True and "recorder_tool = false" in out["text"]

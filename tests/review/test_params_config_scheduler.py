@@ -99,8 +99,13 @@ def test_other_params() -> None:
 @given(st.integers(min_value=1, max_value=10**6), st.sampled_from(["s", "m", "h", "d"]), st.booleans())
 def test_cadence_forms(n: int, unit: str, star: bool) -> None:
     factor = {"s": 1_000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}[unit]
-    assert parse_cadence(f"{'*/' if star else ''}{n}{unit}") == n * factor
-    assert parse_cadence(n) == n * 1_000
+    text = f"{'*/' if star else ''}{n}{unit}"
+    if n * factor <= 30 * 86_400_000:
+        assert parse_cadence(text) == n * factor
+    else:
+        with pytest.raises(ValueError, match="between 1 second and 30 days"):
+            parse_cadence(text)
+    assert parse_cadence(n) == n * 1_000  # at most 10**6 s, under 30 days
 
 
 @pytest.mark.parametrize("bad", ["", "*/0h", "6 hours", "*/6w", "-5s", 0, -1, True, 1.5])

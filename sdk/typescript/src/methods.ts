@@ -50,6 +50,7 @@ export const METHODS = {
   status: m<NoParams, T.Status>("meta/status"),
   storageDoctor: m<NoParams, T.Open>("meta/storage/doctor"),
   capabilities: m<NoParams, T.Capabilities>("meta/capabilities"),
+  discover: m<NoParams, T.Open>("rpc.discover"),
   eventsList: m<T.EventsListParams, T.EventsListResult>("meta/events/list"),
 
   // assertion ledger (seed: Indexing, Querying)

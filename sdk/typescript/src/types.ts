@@ -109,6 +109,10 @@ export interface AgentMemoryRecord extends Open {
 /** `remember`'s result: the record, and whether it was written (`false`: an exact duplicate was returned). */
 export interface RememberResult extends AgentMemoryRecord {
   created?: boolean;
+  /** Set when a duplicate remember merged new tags into a new version: the id it replaced. */
+  supersedes?: string | null;
+  /** The tags such a merge added (empty otherwise). */
+  tagsAdded?: string[];
 }
 
 /**
@@ -152,8 +156,12 @@ export interface ForgetResult extends Open {
   deleted: boolean;
 }
 
-export interface UpdateParams extends RememberParams {
+/** Omitted `title`, `body` or `tags` keep the prior version's value (at least one is required). */
+export interface UpdateParams extends IdentityScoped {
   memoryId: string;
+  title?: string;
+  body?: string;
+  tags?: string[];
 }
 
 export interface UpdateResult extends Open {

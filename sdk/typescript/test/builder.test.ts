@@ -17,6 +17,7 @@ import {
   ConfigError,
   MemoryBackendUnavailable,
   Meta,
+  MethodNotFound,
   MetaMemoryError,
   StartupError,
   agentMemoryToWire,
@@ -171,7 +172,7 @@ describe("spawn and connect", () => {
     }
   });
 
-  it("spawned with recorderTool false, the memory tool is refused as unsupported", async () => {
+  it("spawned with recorderTool false, the memory tool methods are not advertised", async () => {
     const h = await Meta.builder()
       .persistentState(join(tempDir(), "s"))
       .agentMemory({ recorderTool: false })
@@ -179,9 +180,11 @@ describe("spawn and connect", () => {
       .spawn({ transport: "http" });
     try {
       const err = await rejection(h.agentMemoryToolSchema());
-      assert.ok(err instanceof AgentMemoryError, `${err}`);
-      assert.equal(err.reason, "unsupported");
-      assert.equal(err.code, -32040);
+      assert.ok(err instanceof MethodNotFound, `${err}`);
+      assert.equal(err.code, -32601);
+      assert.match(err.message, /recorder_tool = false/);
+      const caps = await h.capabilities();
+      assert.ok(!caps.methods.includes("meta/agent_memory/tool"));
     } finally {
       await h.close();
     }

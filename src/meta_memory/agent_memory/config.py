@@ -13,8 +13,8 @@ key                        values                                         defaul
 ``enabled``                bool                                           ``true``
 ``realm``                  string (trimmed; empty -> ``"default"``)       ``"default"``
 ``selection``              ``"always"`` | ``"contextual"``                ``"contextual"``
-``max_entries``            int; 0 -> 8; > 64 -> 64                        ``8``
-``recall_timeout_ms``      int ms; 0 -> 500; > 30000 -> 30000             ``500``
+``max_entries``            int 1..64; 0 -> 8; above 64 refused            ``8``
+``recall_timeout_ms``      int ms 1..30000; 0 -> 500; above refused       ``500``
 ``recall_failure_policy``  ``"fail"`` | ``"skip"``                        ``"skip"``
 ``instruction_header``     string or absent (-> ``"Agent memory"``)       absent
 ``per_turn_injection``     ``"off"`` | ``"budgeted"``                     ``"budgeted"``
@@ -35,11 +35,11 @@ key                        values                                         defaul
 ``erase_tombstoned_after_  int days, 1..36500, or absent: a background      absent (keep)
 days``                     sweep erases tombstoned content older than
                            this (see ``agent_memory/retention.py``)
-``session_state_expiry_days``  int days; 0 -> 30; > 3650 -> 3650          ``30``
+``session_state_expiry_days``  int days 1..3650; 0 -> 30; above refused     ``30``
                            (session taint, reset marks, budgets, nonces
                            untouched this long are deleted)
-``session_state_limit``    int rows; 0 -> 1,000,000; > 100,000,000 ->    ``1000000``
-                           100,000,000 (at the cap new sessions are
+``session_state_limit``    int rows 1..100,000,000; 0 -> 1,000,000;    ``1000000``
+                           above refused (at the cap new sessions are
                            refused and LLM writes quarantine)
 ``max_realms``             int; 0 -> 4096; > 1000000 -> 1000000; most     ``4096``
                            realms (a write creating one more is refused)
@@ -165,13 +165,13 @@ def _choice(raw: dict[str, Any], key: str, allowed: tuple[str, ...], default: st
     return value.strip().lower()
 
 
-def _clamped_int(raw: dict[str, Any], key: str, default: int, maximum: int) -> int:
+def _ranged_int(raw: dict[str, Any], key: str, default: int, maximum: int) -> int:
+    """An integer in ``1..maximum``; ``0`` means the default. Anything else is refused naming the range."""
     value = raw.get(key, default)
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise _fail(key, "must be a non-negative integer")
-    if value == 0:
-        return default
-    return min(value, maximum)
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= maximum:
+        shown = value if isinstance(value, int) and not isinstance(value, bool) else type(value).__name__
+        raise _fail(key, f"must be an integer between 1 and {maximum} (0 = the default {default}); got {shown!r}")
+    return value or default
 
 
 def parse_content_trust(raw: Any) -> ContentTrustConfig:
@@ -272,8 +272,8 @@ def parse_agent_memory_section(raw: dict[str, Any] | bool | None) -> AgentMemory
         enabled=_bool(raw, "enabled", True),
         realm=realm,
         selection=_choice(raw, "selection", ("always", "contextual"), "contextual"),  # type: ignore[arg-type]
-        max_entries=_clamped_int(raw, "max_entries", DEFAULT_MAX_ENTRIES, MAX_MEMORY_ENTRIES),
-        recall_timeout_ms=_clamped_int(raw, "recall_timeout_ms", DEFAULT_RECALL_TIMEOUT_MS, MAX_RECALL_TIMEOUT_MS),
+        max_entries=_ranged_int(raw, "max_entries", DEFAULT_MAX_ENTRIES, MAX_MEMORY_ENTRIES),
+        recall_timeout_ms=_ranged_int(raw, "recall_timeout_ms", DEFAULT_RECALL_TIMEOUT_MS, MAX_RECALL_TIMEOUT_MS),
         recall_failure_policy=_choice(raw, "recall_failure_policy", ("fail", "skip"), "skip"),  # type: ignore[arg-type]
         instruction_header=header,
         per_turn_injection=_choice(raw, "per_turn_injection", ("off", "budgeted"), "budgeted"),  # type: ignore[arg-type]
@@ -286,12 +286,12 @@ def parse_agent_memory_section(raw: dict[str, Any] | bool | None) -> AgentMemory
         dsn=dsn.strip() if dsn else None,
         recall_provider=_choice(raw, "recall_provider", ("lexical", "hybrid"), "lexical"),  # type: ignore[arg-type]
         erase_tombstoned_after_days=_retention_days(raw),
-        session_state_expiry_days=_clamped_int(raw, "session_state_expiry_days", DEFAULT_SESSION_STATE_EXPIRY_DAYS,
+        session_state_expiry_days=_ranged_int(raw, "session_state_expiry_days", DEFAULT_SESSION_STATE_EXPIRY_DAYS,
                                                MAX_SESSION_STATE_EXPIRY_DAYS),
-        session_state_limit=_clamped_int(raw, "session_state_limit", DEFAULT_SESSION_STATE_LIMIT,
+        session_state_limit=_ranged_int(raw, "session_state_limit", DEFAULT_SESSION_STATE_LIMIT,
                                          MAX_SESSION_STATE_LIMIT),
-        max_realms=_clamped_int(raw, "max_realms", DEFAULT_MAX_REALMS, MAX_MAX_REALMS),
-        max_open_realms=_clamped_int(raw, "max_open_realms", DEFAULT_MAX_OPEN_REALMS, MAX_MAX_OPEN_REALMS),
+        max_realms=_ranged_int(raw, "max_realms", DEFAULT_MAX_REALMS, MAX_MAX_REALMS),
+        max_open_realms=_ranged_int(raw, "max_open_realms", DEFAULT_MAX_OPEN_REALMS, MAX_MAX_OPEN_REALMS),
         steward=_steward(raw.get("steward")),
     )
 

@@ -16,6 +16,9 @@ body, missing/invalid metadata, or a ``memory_id`` that is not well-formed
 (:data:`~meta_memory.agent_memory.fields.MEMORY_ID_RULE`: no spaces, markup,
 path separators or control characters) are dropped with a warning — never
 promoted. The store opens the files themselves without following symlinks.
+
+Timestamps must be integers in :data:`IMPORT_TIMESTAMP_RANGE_MS` (1970-01-01
+to 2099-12-31 UTC, epoch ms); a record outside it is dropped with a warning naming the field and the range.
 """
 
 from __future__ import annotations
@@ -25,9 +28,11 @@ from dataclasses import dataclass, field
 
 from meta_memory.agent_memory.fields import MEMORY_ID_RULE, is_well_formed_memory_id
 
-__all__ = ["MAX_MARKDOWN_FILE_BYTES", "ParsedRecord", "ParseResult", "parse_markdown"]
+__all__ = ["MAX_MARKDOWN_FILE_BYTES", "IMPORT_TIMESTAMP_RANGE_MS", "ParsedRecord", "ParseResult", "parse_markdown"]
 
 MAX_MARKDOWN_FILE_BYTES = 8 * 1024 * 1024
+#: Accepted imported timestamps, inclusive: 1970-01-01T00:00:00Z .. 2099-12-31T23:59:59.999Z (epoch ms).
+IMPORT_TIMESTAMP_RANGE_MS = (0, 4_102_444_799_999)
 
 _MARKERS = ("mobkit-agent-memory", "meta-agent-memory")
 _META_PREFIXES = tuple(f"<!-- {m} " for m in _MARKERS)
@@ -80,18 +85,22 @@ def _meta_fields(meta: dict[str, object]) -> tuple[str, tuple[str, ...], int, in
     """The metadata's fields, or the reason they are invalid."""
     memory_id = meta.get("memory_id")
     tags = meta.get("tags", [])
-    created = meta.get("created_at_ms")
-    updated = meta.get("updated_at_ms")
     if not isinstance(memory_id, str) or not memory_id.strip():
-        return "invalid metadata"
+        return "invalid metadata (memory_id must be a non-empty string)"
     if not is_well_formed_memory_id(memory_id.strip()):
         return f"a malformed memory_id ({MEMORY_ID_RULE})"
     if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
-        return "invalid metadata"
-    for ts in (created, updated):
-        if isinstance(ts, bool) or not isinstance(ts, int) or ts < 0:
-            return "invalid metadata"
-    return memory_id.strip(), tuple(tags), int(created), int(updated)  # type: ignore[arg-type]
+        return "invalid metadata (tags must be an array of strings)"
+    low, high = IMPORT_TIMESTAMP_RANGE_MS
+    stamps: list[int] = []
+    for key in ("created_at_ms", "updated_at_ms"):
+        ts = meta.get(key)
+        if isinstance(ts, bool) or not isinstance(ts, int):
+            return f"invalid metadata ({key} must be an integer)"
+        if not low <= ts <= high:
+            return f"invalid metadata ({key} {ts} is outside the accepted range {low}..{high} (1970-01-01 to 2099-12-31 UTC))"
+        stamps.append(ts)
+    return memory_id.strip(), tuple(tags), stamps[0], stamps[1]
 
 
 def parse_markdown(text: str) -> ParseResult:

@@ -20,6 +20,7 @@ from typing import Any, Protocol
 
 from meta_memory.agent_memory.batch import (
     MAX_BATCH_OPS,
+    BatchKind,
     TOMBSTONE_RECREATE_WINDOW_MS,
     CreateOp,
     Op,
@@ -470,7 +471,11 @@ def _plan_mutation(
         raise _invalid(i, f"record '{op.id}' is already tombstoned")
     overlay.touch(target)
     if isinstance(op, TombstoneOp):
-        new = replace(target, status=Status.tombstoned(), tombstoned_at_ms=now_ms, updated_at_ms=now_ms)
+        # A quarantine decision's original keeps its timestamps (seed: "the original keeps its body,
+        # provenance and timestamps"); the decision time is its tombstoned_at_ms.
+        reviewed = batch.kind is BatchKind.REVIEW_VERDICT and target.status.kind is StatusKind.QUARANTINED
+        updated = target.updated_at_ms if reviewed else now_ms
+        new = replace(target, status=Status.tombstoned(), tombstoned_at_ms=now_ms, updated_at_ms=updated)
     elif isinstance(op, RetierOp):
         _check_tier(i, batch, overlay, op.trust, [target.id], retier_target=target)
         new = replace(target, trust=op.trust, updated_at_ms=now_ms)

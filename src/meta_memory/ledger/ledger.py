@@ -12,8 +12,11 @@ persist fails (health check or I/O) the in-memory change is rolled back and
 from __future__ import annotations
 
 import bisect
+import logging
 import threading
 from collections import deque
+from collections.abc import Callable
+from typing import Any
 from pathlib import Path
 
 from meta_memory.clock import Clock
@@ -106,6 +109,9 @@ class AssertionLedger:
         # Serialised bytes of the assertions and of the conflict signals (their file fragments).
         self._assertion_bytes = 0
         self._conflict_bytes = 0
+        self._evicted = 0  # assertions evicted since this process loaded the ledger (load included)
+        #: ``on_eviction_started(evicted, max_retained)``: called once, at the first eviction of this process.
+        self.on_eviction_started: Callable[[int, int], None] | None = None
 
     # ------------------------------------------------------------------ bootstrap
 
@@ -150,7 +156,7 @@ class AssertionLedger:
                         raise StartupError(
                             f"memory ledger health check failed at startup: {exc.reason}"
                         ) from None
-                assertions, conflicts = persistence.load(self.state_path)
+                assertions, conflicts, self._evicted = persistence.load_counted(self.state_path)
                 for assertion in assertions:
                     self._assertions.append(assertion)
                     self._fragments.append(persistence.assertion_fragment(assertion))
@@ -162,6 +168,28 @@ class AssertionLedger:
                 self._conflict_keys = sorted(self._conflicts)
                 self._sequence = _sequence_after(assertions)
             self._loaded = True
+
+    def stats(self) -> dict[str, Any]:
+        """``{assertions, max_retained, evicted}``: how many assertions are held, the cap (4,096), and
+        how many the cap has evicted since this process loaded the ledger (the load included)."""
+        with self._lock:
+            return {"assertions": len(self._assertions), "max_retained": persistence.MAX_RETAINED,
+                    "evicted": self._evicted}
+
+    def announce_pending_eviction(self) -> None:
+        """Report an eviction done at load (the file held more than the cap) to ``on_eviction_started``."""
+        with self._lock:
+            if self._evicted:
+                self._announce_eviction()
+
+    def _announce_eviction(self) -> None:
+        if self.on_eviction_started is None or getattr(self, "_announced", False):
+            return
+        self._announced = True
+        try:
+            self.on_eviction_started(self._evicted, persistence.MAX_RETAINED)
+        except Exception:  # noqa: BLE001 - a signal must never fail a write
+            logging.getLogger(__name__).exception("could not report the ledger eviction")
 
     def close(self) -> None:
         """Release the health checker's HTTP client."""
@@ -279,6 +307,11 @@ class AssertionLedger:
                     detail = exc.strerror or str(exc)
                     raise MemoryBackendUnavailable(f"memory ledger persist failed: {detail}") from None
                 raise
+            if evicted:
+                first = self._evicted == 0
+                self._evicted += len(evicted)
+                if first:
+                    self._announce_eviction()
             return MemoryIndexResult(
                 entity=c.entity,
                 topic=c.topic,

@@ -29,6 +29,7 @@ from meta_memory.ledger.normalise import SUPPORTED_STORES, canonical_text, canon
 
 __all__ = [
     "MAX_RETAINED",
+    "load_counted",
     "stage_path",
     "assertion_fragment",
     "conflict_fragment",
@@ -278,9 +279,14 @@ def _decode(raw: bytes) -> tuple[list[MemoryAssertion], list[MemoryConflictSigna
             updated_at_ms=updated_at_ms,
         )
 
-    if len(assertions) > MAX_RETAINED:
-        assertions = assertions[-MAX_RETAINED:]
     return assertions, [conflicts[key] for key in sorted(conflicts)]
+
+
+def load_counted(path: Path) -> tuple[list[MemoryAssertion], list[MemoryConflictSignal], int]:
+    """:func:`load`, plus how many assertions the cap evicted from the file's (oldest first)."""
+    assertions, conflicts = _load_all(path)
+    evicted = max(0, len(assertions) - MAX_RETAINED)
+    return assertions[evicted:], conflicts, evicted
 
 
 def load(path: Path) -> tuple[list[MemoryAssertion], list[MemoryConflictSignal]]:
@@ -298,6 +304,11 @@ def load(path: Path) -> tuple[list[MemoryAssertion], list[MemoryConflictSignal]]
             entry missing a required field or of the wrong type; the message
             names the file path.
     """
+    assertions, conflicts, _evicted = load_counted(path)
+    return assertions, conflicts
+
+
+def _load_all(path: Path) -> tuple[list[MemoryAssertion], list[MemoryConflictSignal]]:
     try:
         raw = path.read_bytes()
     except FileNotFoundError:

@@ -35,23 +35,32 @@ _UNITS = {"s": 1_000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
 _CADENCE = re.compile(r"^(?:\*/)?(\d+)\s*([smhd])$")
 
 
+#: The longest accepted cadence: 30 days.
+MAX_CADENCE_MS = 30 * 86_400_000
+
+
 def parse_cadence(value: Any) -> int:
     """A cadence as an interval in milliseconds.
 
     ``"*/6h"`` / ``"6h"`` -> 21_600_000; units ``s m h d``; an ``int`` is seconds.
-    Raises ``ValueError`` for anything else or for a zero interval.
+    Raises ``ValueError`` for anything else, for a zero interval, or above 30 days.
     """
     if isinstance(value, bool):
         raise ValueError("cadence must be like '*/6h' or a positive number of seconds")
+    interval: int | None = None
     if isinstance(value, int):
         if value <= 0:
             raise ValueError("cadence must be a positive number of seconds")
-        return value * 1_000
-    if isinstance(value, str):
+        interval = value * 1_000
+    elif isinstance(value, str):
         m = _CADENCE.match(value.strip())
         if m and int(m.group(1)) > 0:
-            return int(m.group(1)) * _UNITS[m.group(2)]
-    raise ValueError("cadence must be like '*/6h' (units s, m, h, d) or a positive number of seconds")
+            interval = int(m.group(1)) * _UNITS[m.group(2)]
+    if interval is None:
+        raise ValueError("cadence must be like '*/6h' (units s, m, h, d) or a positive number of seconds")
+    if interval > MAX_CADENCE_MS:
+        raise ValueError(f"cadence must be between 1 second and 30 days; got {value!r}")
+    return interval
 
 
 class StewardCaps(BaseModel):
@@ -150,4 +159,35 @@ class StewardConfig(BaseModel):
             msg = str(err.get("msg", "invalid value")).removeprefix("Value error, ")
             if err.get("type") == "extra_forbidden":
                 msg = "unknown key"
+            bounds = _bounds(cls, tuple(err.get("loc", ())))
+            if bounds is not None and err.get("type") in _RANGE_ERRORS:
+                msg = f"must be {bounds}; got {err.get('input')!r}"
             raise ConfigError(f"{where}: {msg}") from None
+
+
+_RANGE_ERRORS = frozenset({"greater_than", "greater_than_equal", "less_than", "less_than_equal"})
+
+
+def _bounds(model: type[BaseModel] | None, loc: tuple[Any, ...]) -> str | None:
+    """The range declared on the field at ``loc`` (nested models followed) as words, or ``None``."""
+    field = None
+    for part in loc:
+        if model is None or not isinstance(part, str) or part not in model.model_fields:
+            return None
+        field = model.model_fields[part]
+        ann = field.annotation
+        model = ann if isinstance(ann, type) and issubclass(ann, BaseModel) else None
+    if field is None:
+        return None
+    found: dict[str, Any] = {}
+    for meta in field.metadata:
+        for name in ("ge", "gt", "le"):
+            if getattr(meta, name, None) is not None:
+                found[name] = getattr(meta, name)
+    if "le" not in found:
+        return None
+    if "ge" in found:
+        return f"between {found['ge']} and {found['le']}"
+    if "gt" in found:
+        return f"above {found['gt']} and at most {found['le']}"
+    return None

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..errors import InvalidParams
 
@@ -61,6 +61,20 @@ class Params(BaseModel):
     """Base class of every RPC params model: unknown fields refused, no type coercion."""
 
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+class NoParams(Params):
+    """A method without params: absent, or an empty object."""
+
+
+#: JSON-schema marker of a member that is required although its Python default is ``None``
+#: (a validator refuses it missing, naming the rule); the OpenRPC document lists it as required.
+REQUIRED_MARK = "x-required"
+
+
+def required_text(**extra: Any) -> Any:
+    """A string member checked by a ``mode="before"`` validator that refuses it when absent."""
+    return Field(default=None, validate_default=True, json_schema_extra={"type": "string", REQUIRED_MARK: True, **extra})
 
 
 _TYPE_RULES = {

@@ -53,7 +53,9 @@ class MethodSpec:
     parsed value; ``mutating`` is ``True``/``False`` or a predicate on the parsed
     value (a read-only gateway refuses a call for which it holds). ``available``
     decides whether the method is advertised on a given runtime (e.g. panel
-    methods need a panel-capable store).
+    methods need a panel-capable store). ``unavailable_hint`` is added to the method-not-found message when
+    it is not advertised; ``params_model`` and ``result`` (pydantic models, or ``None``) describe the
+    method in the OpenRPC document (``rpc.discover``).
     """
 
     name: str
@@ -63,6 +65,9 @@ class MethodSpec:
     mutating: bool | Callable[[Any], bool]
     summary: str = ""
     available: Callable[["Runtime"], bool] = field(default=lambda runtime: True)
+    unavailable_hint: str = ""
+    params_model: type[BaseModel] | None = None
+    result: Any = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.requires, Requires):
@@ -113,23 +118,27 @@ class MethodTable:
         mutating: bool | Callable[[Any], bool],
         summary: str = "",
         available: Callable[["Runtime"], bool] | None = None,
+        unavailable_hint: str = "",
+        result: Any = None,
+        params_model: type[BaseModel] | None = None,
     ) -> Callable[[Handler], Handler]:
         """Decorator registering ``handler`` under ``name``.
 
         ``params`` is a :class:`~meta_memory.rpc.params.Params` model, a parser
         callable, or ``None`` (params must be absent or an empty object).
-        ``requires`` and ``mutating`` are mandatory (see :class:`MethodSpec`).
+        ``requires`` and ``mutating`` are mandatory (see :class:`MethodSpec`). ``params_model`` documents a parser callable's params;
+        ``result`` is the result's model (documentation only, it does not validate).
         """
 
+        described: type[BaseModel] | None = params_model
         if params is None:
-            from .params import Params
+            from .params import NoParams
 
-            class _NoParams(Params):
-                pass
-
-            parser: Callable[[Any], Any] = lambda raw: parse_params(_NoParams, raw)
+            described = NoParams
+            parser: Callable[[Any], Any] = lambda raw: parse_params(NoParams, raw)
         elif isinstance(params, type) and issubclass(params, BaseModel):
             model = params
+            described = model
             parser = lambda raw: parse_params(model, raw)
         else:
             parser = params
@@ -144,6 +153,9 @@ class MethodTable:
                     mutating=mutating,
                     summary=summary or _first_line(handler.__doc__),
                     available=available or (lambda runtime: True),
+                    unavailable_hint=unavailable_hint,
+                    params_model=described,
+                    result=result,
                 )
             )
             return handler
@@ -161,9 +173,16 @@ class MethodTable:
     def get(self, name: str, runtime: "Runtime") -> MethodSpec:
         """The spec for ``name``; raises :class:`MethodNotFound` if unknown or unadvertised."""
         spec = self._methods.get(name)
-        if spec is None or not spec.available(runtime):
+        if spec is None:
             raise MethodNotFound(name)
+        if not spec.available(runtime):
+            hint = f" ({spec.unavailable_hint})" if spec.unavailable_hint else ""
+            raise MethodNotFound(name, f"Method not found: {name}{hint}")
         return spec
+
+    def specs(self, runtime: "Runtime | None" = None) -> list[MethodSpec]:
+        """The specs advertised on ``runtime`` (all when ``None``), sorted by name."""
+        return [self._methods[n] for n in self.names(runtime)]
 
     def names(self, runtime: "Runtime | None" = None) -> list[str]:
         """Sorted names of the methods advertised on ``runtime`` (all when ``None``)."""

@@ -83,9 +83,11 @@ class _AgentMethods:
                                                 query_text=query, query_terms=terms, max_entries=k)
 
     @bound
-    def update(self, memory_id: str, title: str, body: str, *, tags: list[str] | None = None) -> AgentMemoryUpdateResult:
-        """Supersede ``memory_id`` with a new version (``title`` and ``body`` required, as a write);
-        the result names the new ``memory_id`` and the one it ``supersedes``. ``meta/agent_memory/update``."""
+    def update(self, memory_id: str, title: str | None = None, body: str | None = None, *,
+               tags: list[str] | None = None) -> AgentMemoryUpdateResult:
+        """Supersede ``memory_id`` with a new version; an omitted ``title``, ``body`` or ``tags`` keeps the
+        prior's value (at least one is required). The result names the new ``memory_id`` and the one it
+        ``supersedes``. ``meta/agent_memory/update``."""
         return self._handle.update_agent_memory(self.identity, memory_id, title=title, body=body, tags=tags,
                                                 realm=self.realm)
 

@@ -206,10 +206,12 @@ class HandleMethods:
 
     @rpc("meta/agent_memory/update", AgentMemoryUpdateResult.model_validate)
     def update_agent_memory(
-        self, identity: str, memory_id: str, *, title: str, body: str, tags: list[str] | None = None,
-        realm: str | None = None,
+        self, identity: str, memory_id: str, *, title: str | None = None, body: str | None = None,
+        tags: list[str] | None = None, realm: str | None = None,
     ) -> dict[str, Any] | None:
-        """Supersede ``memory_id`` with a new version (same identity scope): ``{memory_id, supersedes, record}``."""
+        """Supersede ``memory_id`` with a new version (same identity scope): ``{memory_id, supersedes, record}``.
+        An omitted ``title``, ``body`` or ``tags`` keeps the prior's value (at least one is required;
+        ``tags=[]`` clears the tags)."""
         return _params(identity=identity, memory_id=memory_id, title=title, body=body, tags=tags, realm=realm)
 
     @rpc("meta/agent_memory/manifest", _each(AgentMemoryRecordMeta, "records"))

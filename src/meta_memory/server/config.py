@@ -54,6 +54,14 @@ class GatewayConfig:
 
 
 _INT_KEYS = ("max_request_bytes", "max_batch", "events_retention", "max_event_subscribers")
+#: Accepted ranges of the ``[gateway]`` integers (inclusive): request bodies from 1 KiB to 1 GiB,
+#: batches up to 100,000 calls, up to 10,000,000 retained timeline events, up to 10,000 SSE subscribers.
+GATEWAY_INT_RANGES: dict[str, tuple[int, int]] = {
+    "max_request_bytes": (1024, 1024 * 1024 * 1024),
+    "max_batch": (1, 100_000),
+    "events_retention": (1, 10_000_000),
+    "max_event_subscribers": (1, 10_000),
+}
 _SECONDS_KEYS = ("header_timeout_s", "body_timeout_s")
 _LIST_KEYS = ("allowed_hosts", "allowed_origins")
 _MAX_TIMEOUT_S = 3600.0
@@ -111,8 +119,10 @@ def parse_gateway_section(raw: Any) -> GatewayConfig:
     for key in _INT_KEYS:
         if key in raw:
             value = raw[key]
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ConfigError(f"gateway.{key} must be a positive integer")
+            low, high = GATEWAY_INT_RANGES[key]
+            if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
+                shown = value if isinstance(value, int) and not isinstance(value, bool) else type(value).__name__
+                raise ConfigError(f"gateway.{key} must be an integer between {low} and {high}; got {shown!r}")
             values[key] = value
     for key in _SECONDS_KEYS:
         if key in raw:

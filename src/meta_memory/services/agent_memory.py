@@ -10,7 +10,7 @@ the injection coordinator handles under ``recall_failure_policy``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..agent_memory.model import Author, MemoryRecord, Scope, UsageEvent
@@ -31,20 +31,44 @@ class AgentMemoryService:
         config: the ``[agent_memory]`` config (defaults: selection, max_entries, timeouts).
         provider: the recall provider (lexical by default).
         timebox: shared deadline runner for provider calls.
+        emit: ``emit(event_type, identity, data)`` publishing timeline events (none when ``None``).
+
+    Every write that changes a record emits one ``memory.record.*`` timeline event about the
+    identity, after its transaction commits: ``memory.record.created`` ``{realm, record_id}``,
+    ``memory.record.updated`` ``{realm, record_id, supersedes, tags_added?}`` (an update, or a
+    duplicate remember that merged tags) and ``memory.record.forgotten`` ``{realm, record_id}``.
+    Events name ids, never titles or bodies.
     """
 
-    def __init__(self, store: Any, config: Any, provider: RecallProvider, timebox: TimeBox) -> None:
+    def __init__(self, store: Any, config: Any, provider: RecallProvider, timebox: TimeBox,
+                 emit: Callable[[str, str | None, dict[str, Any]], None] | None = None) -> None:
         self.store = store
         self.config = config
         self.provider = provider
         self.timebox = timebox
+        self._emit = emit
+
+    def _event(self, event_type: str, identity: str, data: dict[str, Any]) -> None:
+        if self._emit is not None:
+            self._emit(event_type, identity, data)
 
     # -- writes ---------------------------------------------------------------------------------
     def remember(self, realm: str, identity: str, title: str, body: str, tags: Sequence[str]) -> dict[str, Any]:
         """Store one record in ``identity``'s scope. Output: the wire record plus ``created``
-        (``False`` when an active record with the same content was returned instead)."""
-        record, created = self.store.remember(realm, identity, title, body, tags)
-        return {**record.model_dump(mode="json"), "created": created}
+        (``False`` when an active record with the same content was found instead), ``supersedes``
+        and ``tags_added``: when that record lacked some of the given tags they were merged into a
+        new version (``supersedes`` = the old id, ``tags_added`` = the merged tags); otherwise
+        ``supersedes`` is ``None`` and ``tags_added`` empty."""
+        record, created, merge = self.store.remember_merging(realm, identity, title, body, tags)
+        if created:
+            self._event("memory.record.created", identity, {"realm": realm, "record_id": record.memory_id})
+        elif merge is not None:
+            self._event("memory.record.updated", identity, {"realm": realm, "record_id": record.memory_id,
+                                                             "supersedes": merge.supersedes,
+                                                             "tags_added": list(merge.tags_added)})
+        return {**record.model_dump(mode="json"), "created": created,
+                "supersedes": merge.supersedes if merge else None,
+                "tags_added": list(merge.tags_added) if merge else []}
 
     def remember_batch(self, realm: str, identity: str,
                        records: Sequence[tuple[str, str, Sequence[str]]]) -> dict[str, Any]:
@@ -70,16 +94,21 @@ class AgentMemoryService:
                 results.append({"op_index": o.op_index, "memory_id": o.record.id, "created": o.created})
         return {"results": results, **counts}
 
-    def update(self, realm: str, identity: str, memory_id: str, title: str, body: str,
-               tags: Sequence[str]) -> dict[str, Any]:
-        """Supersede ``memory_id`` in ``identity``'s scope. Output ``{memory_id, supersedes, record}``.
-        Raises ``AgentMemoryError`` when the prior does not exist, is not active or is in another scope."""
+    def update(self, realm: str, identity: str, memory_id: str, title: str | None, body: str | None,
+               tags: Sequence[str] | None) -> dict[str, Any]:
+        """Supersede ``memory_id`` in ``identity``'s scope; omitted (``None``) fields keep the prior's
+        values. Output ``{memory_id, supersedes, record}``. Raises ``AgentMemoryError`` when the prior
+        does not exist, is not active or is in another scope, or when nothing is given."""
         record, prior = self.store.update(realm, identity, memory_id, title, body, tags)
+        self._event("memory.record.updated", identity,
+                    {"realm": realm, "record_id": record.memory_id, "supersedes": prior})
         return {"memory_id": record.memory_id, "supersedes": prior, "record": record.model_dump(mode="json")}
 
     def forget(self, realm: str, identity: str, memory_id: str) -> dict[str, Any]:
         """Tombstone ``memory_id`` if it is in ``identity``'s scope: ``{memory_id, deleted}``."""
         deleted = self.store.forget(realm, Scope.identity(realm, identity), memory_id, Author.application())
+        if deleted:
+            self._event("memory.record.forgotten", identity, {"realm": realm, "record_id": memory_id})
         return {"memory_id": memory_id, "deleted": deleted}
 
     # -- reads ----------------------------------------------------------------------------------

@@ -307,10 +307,24 @@ class StorageLayout:
             ``predecessor_ledger`` (blocks start-up), ``file_name_twins`` (blocks
             start-up), ``leftover_stage`` (a ``.tmp`` from an interrupted write),
             ``non_canonical_realm_file`` (a ``*.sqlite3`` whose name is not the
-            encoding of its decoded realm: it would never be opened).
-            ``ok`` is false when any finding blocks start-up.
+            encoding of its decoded realm: it would never be opened),
+            ``state_dir_missing`` / ``state_dir_not_a_directory`` (severity
+            ``error``: there is nothing to inspect; usually a mistyped path).
+            ``ok`` is false when any finding blocks start-up or is an ``error``.
         """
         findings: list[dict[str, Any]] = []
+        if not self.state_dir.is_dir():
+            missing = not self.state_dir.exists()
+            findings.append(
+                {
+                    "kind": "state_dir_missing" if missing else "state_dir_not_a_directory",
+                    "severity": "error",
+                    "paths": [str(self.state_dir)],
+                    "message": f"{self.state_dir} {'does not exist' if missing else 'is not a directory'}",
+                    "fix": "check the --state-dir path; a gateway creates the directory on its first start",
+                }
+            )
+            return {"state_dir": str(self.state_dir), "ok": False, "slots": self.slots(), "findings": findings}
         if self.predecessor_ledger_path.exists():
             findings.append(
                 {
@@ -372,7 +386,7 @@ class StorageLayout:
                     )
         return {
             "state_dir": str(self.state_dir),
-            "ok": not any(f["severity"] == "blocks_startup" for f in findings),
+            "ok": not any(f["severity"] in ("blocks_startup", "error") for f in findings),
             "slots": self.slots(),
             "findings": findings,
         }

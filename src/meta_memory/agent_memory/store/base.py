@@ -73,6 +73,7 @@ from meta_memory.errors import AgentMemoryError
 __all__ = [
     "WriteGate",
     "InjectionRow",
+    "TagMerge",
     "ManifestTier",
     "DEFAULT_MANIFEST_K",
     "MAX_MANIFEST_K",
@@ -149,6 +150,14 @@ def _item_error(exc: AgentMemoryError, index: int) -> AgentMemoryError:
     """``exc`` restated for item ``index`` of a bulk write (its ``op N:`` prefix and ``op_index``)."""
     detail = f"op {index}: " + _OP_PREFIX.sub("", exc.detail)
     return AgentMemoryError(exc.reason, detail, op_index=index, secret_class=exc.secret_class)
+
+
+@dataclass(frozen=True, slots=True)
+class TagMerge:
+    """What a duplicate ``remember`` merged: the superseded record and the tags it added."""
+
+    supersedes: str
+    tags_added: tuple[str, ...]
 
 
 class ManifestTier(StrEnum):
@@ -287,17 +296,31 @@ class AgentMemoryStore(ABC):
     def remember(
         self, realm: str, identity: str, title: str, body: str, tags: Iterable[str] = ()
     ) -> tuple[AgentMemoryRecord, bool]:
-        """Application write into ``identity``'s scope: ``(record, created)`` (author ``application``,
-        kind ``fact``, tier ``agent_observed``).
+        """Application write into ``identity``'s scope: ``(record, created)``; see :meth:`remember_merging`."""
+        rec, created, _merge = self.remember_merging(realm, identity, title, body, tags)
+        return rec, created
+
+    def remember_merging(
+        self, realm: str, identity: str, title: str, body: str, tags: Iterable[str] = ()
+    ) -> tuple[AgentMemoryRecord, bool, TagMerge | None]:
+        """Application write into ``identity``'s scope: ``(record, created, tag merge)`` (author
+        ``application``, kind ``fact``, tier ``agent_observed``).
 
         Exact-content dedup: when an active record of that scope has the same
-        content hash, it is returned with ``created=False`` and nothing is written.
-        Refusals: ``invalid_record`` naming the field rule, ``secret_detected``.
+        content hash, nothing new is created (``created=False``). If the call
+        brings tags that record lacks, the tags are merged in the same
+        transaction: the record is superseded by a version carrying the union
+        of both tag lists (normalised like every tag list: lowercased, sorted), that version is returned and the third item
+        names the superseded id and the added tags; otherwise the record itself
+        is returned, nothing is written and the third item is ``None``.
+        Refusals: ``invalid_record`` naming the field rule (including a merged
+        tag list over the 32-tag cap), ``secret_detected``.
         """
         name = self._realm_name(realm)
         record = self._app_record(title, body, tags)
-        rec, created = self._remember(name, Scope.identity(name, identity), record, Author.application(), None)
-        return rec.project(), created
+        rec, created, merge = self._remember(name, Scope.identity(name, identity), record, Author.application(),
+                                             None, merge_tags=True)
+        return rec.project(), created, merge
 
     def remember_many(self, realm: str, identity: str, items: Sequence[RememberItem]) -> list[RememberOutcome]:
         """Bulk application write into ``identity``'s scope: one :class:`RememberOutcome` per item, in order.
@@ -415,7 +438,8 @@ class AgentMemoryStore(ABC):
         except FieldError as exc:
             raise AgentMemoryError("invalid_record", f"op 0: invalid record: {exc.rule}", op_index=0) from None
         norm = replace(norm, provenance=replace(norm.provenance, author=author))
-        return self._remember(name, scope, norm, author, gate)
+        rec, created, _merge = self._remember(name, scope, norm, author, gate)
+        return rec, created
 
     def supersede(
         self,
@@ -434,13 +458,26 @@ class AgentMemoryStore(ABC):
         the validator's.
         """
         name = self._check_scope_realm(realm, scope)
-        record = replace(record, provenance=replace(record.provenance, author=author))
+        return self._supersede(name, scope, prior_id, lambda prior: record, author, gate)
+
+    def _supersede(
+        self,
+        name: str,
+        scope: Scope,
+        prior_id: str,
+        make_record: Callable[[MemoryRecord], NewMemoryRecord],
+        author: Author,
+        gate: WriteGate | None,
+    ) -> MemoryRecord:
+        """One transaction: read ``prior_id``, check its scope, build the new version from it, apply."""
         g = self._effective_gate(gate)
 
         def fn(conn: Any) -> MemoryRecord:
             prior = self._reader(conn, name).get_record(prior_id)
             if prior is None or prior.scope != scope:
                 raise AgentMemoryError("invalid_record", f"record '{prior_id}' does not exist")
+            record = make_record(prior)
+            record = replace(record, provenance=replace(record.provenance, author=author))
             batch = StagedBatch(realm=name, author=author, ops=(SupersedeOp(prior=prior_id, record=record),))
             receipt = self._apply_in_tx(conn, batch, g, mint_token("direct"))
             return receipt.records[receipt.results[0].memory_id]
@@ -450,18 +487,40 @@ class AgentMemoryStore(ABC):
         return self._write(name, fn)
 
     def update(
-        self, realm: str, identity: str, memory_id: str, title: str, body: str, tags: Iterable[str] = ()
+        self,
+        realm: str,
+        identity: str,
+        memory_id: str,
+        title: str | None = None,
+        body: str | None = None,
+        tags: Iterable[str] | None = None,
     ) -> tuple[AgentMemoryRecord, str]:
         """Application update of an identity record (author ``application``): ``(new record, superseded id)``.
 
-        Raises ``memory_id must not be empty`` for a blank id, then as :meth:`remember` and :meth:`supersede`.
+        ``title``, ``body`` and ``tags`` that are ``None`` keep the prior's value (read inside the
+        write transaction, so a concurrent update cannot be half-merged); the prior's kind and
+        description are always kept. Raises ``memory_id must not be empty`` for a blank id,
+        ``update needs at least one of title, body, tags`` when all three are ``None``, then as
+        :meth:`remember` and :meth:`supersede`.
         """
         name = self._realm_name(realm)
         memory_id = memory_id.strip()
         if not memory_id:
             raise AgentMemoryError("invalid_record", "memory_id must not be empty")
-        record = self._app_record(title, body, tags)
-        new = self.supersede(name, Scope.identity(name, identity), memory_id, record, Author.application())
+        if title is None and body is None and tags is None:
+            raise AgentMemoryError("invalid_record", "update needs at least one of title, body, tags")
+        new_tags = None if tags is None else list(tags)
+
+        def revise(prior: MemoryRecord) -> NewMemoryRecord:
+            base = self._app_record(
+                prior.title if title is None else title,
+                prior.body if body is None else body,
+                prior.tags if new_tags is None else new_tags,
+            )
+            return replace(base, kind=prior.kind, description=prior.description)
+
+        scope = Scope.identity(name, identity)
+        new = self._supersede(name, scope, memory_id, revise, Author.application(), None)
         return new.project(), memory_id
 
     def forget(self, realm: str, scope: Scope, memory_id: str, author: Author) -> bool:
@@ -521,22 +580,43 @@ class AgentMemoryStore(ABC):
         return proposal_id
 
     def _remember(
-        self, realm: str, scope: Scope, record: NewMemoryRecord, author: Author, gate: WriteGate | None
-    ) -> tuple[MemoryRecord, bool]:
+        self, realm: str, scope: Scope, record: NewMemoryRecord, author: Author, gate: WriteGate | None,
+        *, merge_tags: bool = False,
+    ) -> tuple[MemoryRecord, bool, TagMerge | None]:
         g = self._effective_gate(gate)
         chash = content_hash(record.title, record.body)
 
-        def fn(conn: Any) -> tuple[MemoryRecord, bool]:
+        def fn(conn: Any) -> tuple[MemoryRecord, bool, TagMerge | None]:
             refuse_secrets(record)
             existing = self._find_active_duplicate(conn, scope, chash)
             if existing is not None:
-                return existing, False
+                missing = [t for t in record.tags if t not in existing.tags]
+                if not (merge_tags and missing):
+                    return existing, False, None
+                merged = self._merge_tags_in_tx(conn, realm, existing, missing, author, g)
+                return merged, False, TagMerge(supersedes=existing.id, tags_added=tuple(missing))
             batch = StagedBatch(realm=realm, author=author, ops=(CreateOp(scope=scope, record=record),))
             receipt = self._apply_in_tx(conn, batch, g, mint_token("direct"))
             self._warn_floor(conn, scope)
-            return receipt.records[receipt.results[0].memory_id], True
+            return receipt.records[receipt.results[0].memory_id], True, None
 
         return self._write(realm, fn)
+
+    def _merge_tags_in_tx(
+        self, conn: Any, realm: str, existing: MemoryRecord, missing: list[str], author: Author, gate: WriteGate | None
+    ) -> MemoryRecord:
+        """Supersede ``existing`` by a version whose tags are its own and ``missing`` (one transaction: the caller's)."""
+        try:
+            tags = normalize_tags([*existing.tags, *missing])
+        except FieldError as exc:
+            raise AgentMemoryError("invalid_record", f"merged tags: {exc.rule}") from None
+        merged = NewMemoryRecord(
+            title=existing.title, body=existing.body, kind=existing.kind, description=existing.description,
+            tags=tags, provenance=Provenance(author),
+        )
+        batch = StagedBatch(realm=realm, author=author, ops=(SupersedeOp(prior=existing.id, record=merged),))
+        receipt = self._apply_in_tx(conn, batch, gate, mint_token("direct"))
+        return receipt.records[receipt.results[0].memory_id]
 
     #: The retention-floor check runs on the first write of a scope in this process and then every this
     #: many writes, never on every write (it only ever logs). It reads at most the floor's record count

@@ -21,4 +21,5 @@ def build_method_table() -> MethodTable:
     table = MethodTable()
     for module in (system, ledger, agent_memory, host, review, panel):
         module.register(table)
+    system.register_discover(table)
     return table

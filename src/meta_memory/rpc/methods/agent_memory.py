@@ -8,6 +8,16 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ...access.requirements import on_identity
+from ..results import (
+    EraseResult,
+    ForgetResult,
+    ListResult,
+    ManifestResult,
+    RecallResult,
+    RememberBatchResult,
+    RememberResult,
+    UpdateResult,
+)
 from ..registry import CallContext, MethodTable
 from .agent_memory_params import (
     EraseIdentityParams,
@@ -35,20 +45,23 @@ def register(table: MethodTable) -> None:
     read = on_identity("agent.memory.read", "agent.view")
     write = on_identity("agent.memory.write")
 
-    @table.method("meta/agent_memory/remember", RememberParams, requires=write, mutating=True, available=on)
+    @table.method("meta/agent_memory/remember", RememberParams, requires=write, mutating=True, available=on,
+                  result=RememberResult)
     def remember(runtime: "Runtime", ctx: CallContext, p: RememberParams) -> dict[str, Any]:
         """Store a record in the identity's scope (application author, never quarantined; exact-content dedup)."""
         return runtime.agent_memory.service.remember(p.realm, p.identity, p.title, p.body, p.tags or [])
 
     @table.method("meta/agent_memory/remember_batch", RememberBatchParams, requires=write, mutating=True,
-                  available=on)
+                  available=on,
+                  result=RememberBatchResult)
     def remember_batch(runtime: "Runtime", ctx: CallContext, p: RememberBatchParams) -> dict[str, Any]:
         """Store many records in the identity's scope in one transaction: a result per item, in order."""
         return runtime.agent_memory.service.remember_batch(
             p.realm, p.identity, [(r.title, r.body, r.tags or []) for r in p.records]
         )
 
-    @table.method("meta/agent_memory/recall", RecallParams, requires=read, mutating=False, available=on)
+    @table.method("meta/agent_memory/recall", RecallParams, requires=read, mutating=False, available=on,
+                  result=RecallResult)
     def recall(runtime: "Runtime", ctx: CallContext, p: RecallParams) -> dict[str, Any]:
         """Recall the identity's active records: ``{records, skip_reason}``."""
         return runtime.agent_memory.service.recall(
@@ -57,22 +70,26 @@ def register(table: MethodTable) -> None:
         )
 
     @table.method("meta/agent_memory/forget", ForgetParams, requires=on_identity("agent.memory.delete"), mutating=True,
-                  available=on)
+                  available=on,
+                  result=ForgetResult)
     def forget(runtime: "Runtime", ctx: CallContext, p: ForgetParams) -> dict[str, Any]:
         """Tombstone a record of the identity: ``{memory_id, deleted}``."""
         return runtime.agent_memory.service.forget(p.realm, p.identity, p.memory_id)
 
-    @table.method("meta/agent_memory/update", UpdateParams, requires=write, mutating=True, available=on)
+    @table.method("meta/agent_memory/update", UpdateParams, requires=write, mutating=True, available=on,
+                  result=UpdateResult)
     def update(runtime: "Runtime", ctx: CallContext, p: UpdateParams) -> dict[str, Any]:
-        """Supersede a record with a new version: ``{memory_id, supersedes, record}``."""
-        return runtime.agent_memory.service.update(p.realm, p.identity, p.memory_id, p.title, p.body, p.tags or [])
+        """Supersede a record with a new version (omitted fields kept): ``{memory_id, supersedes, record}``."""
+        return runtime.agent_memory.service.update(p.realm, p.identity, p.memory_id, p.title, p.body, p.tags)
 
-    @table.method("meta/agent_memory/manifest", ManifestParams, requires=read, mutating=False, available=on)
+    @table.method("meta/agent_memory/manifest", ManifestParams, requires=read, mutating=False, available=on,
+                  result=ManifestResult)
     def manifest(runtime: "Runtime", ctx: CallContext, p: ManifestParams) -> dict[str, Any]:
         """Body-free metadata of the identity's active records: ``{records: [RecordMeta]}``."""
         return runtime.agent_memory.service.manifest(p.realm, p.identity, p.tier, p.k)
 
-    @table.method("meta/agent_memory/list", ListParams, requires=read, mutating=False, available=on)
+    @table.method("meta/agent_memory/list", ListParams, requires=read, mutating=False, available=on,
+                  result=ListResult)
     def list_records(runtime: "Runtime", ctx: CallContext, p: ListParams) -> dict[str, Any]:
         """The identity's active records holding every tag, newest updated first: ``{records, next_cursor}``."""
         return runtime.agent_memory.service.list_records(p.realm, p.identity, tags=p.tags or [], limit=p.limit,
@@ -107,13 +124,15 @@ def _register_erase(table: MethodTable) -> None:
     erase_grant = on_identity("agent.memory.erase")
     writes = lambda p: not p.dry_run  # noqa: E731 - a dry run changes nothing
 
-    @table.method("meta/agent_memory/erase", EraseParams, requires=erase_grant, mutating=writes, available=on)
+    @table.method("meta/agent_memory/erase", EraseParams, requires=erase_grant, mutating=writes, available=on,
+                  result=EraseResult)
     def erase(runtime: "Runtime", ctx: CallContext, p: EraseParams) -> dict[str, Any]:
         """Erase a record and its content closure for good: ``{dry_run, erased_at_ms, count, scopes, records}``."""
         return _erase(runtime, ctx, p.realm, p.identity, p.memory_id, p.dry_run, p.reason)
 
     @table.method("meta/agent_memory/erase_identity", EraseIdentityParams, requires=erase_grant, mutating=writes,
-                  available=on)
+                  available=on,
+                  result=EraseResult)
     def erase_identity(runtime: "Runtime", ctx: CallContext, p: EraseIdentityParams) -> dict[str, Any]:
         """Erase every record of the identity (and their content closures); ``dry_run`` counts what would go."""
         return _erase(runtime, ctx, p.realm, p.identity, None, p.dry_run, p.reason)

@@ -16,6 +16,7 @@ from ...agent_memory.store.base import MAX_REMEMBER_BATCH_ITEMS
 from ...identity import parse_identity, parse_realm
 from ...recall.query_limits import MAX_QUERY_BYTES, MAX_QUERY_TERM_ENTRIES, query_size_error
 from ..params import Params
+from ..params import Params, required_text
 
 __all__ = [
     "IdentityParams",
@@ -52,8 +53,8 @@ def _nbytes(text: str) -> int:
 class IdentityParams(Params):
     """``identity`` (required, logical, trimmed) and ``realm`` (optional, default ``"default"``)."""
 
-    identity: Any = Field(default=None, validate_default=True)
-    realm: Any = Field(default=None, validate_default=True)
+    identity: Any = required_text(description="the identity (trimmed; rt:<id>:<generation> names <id>)")
+    realm: Any = Field(default=None, validate_default=True, json_schema_extra={"type": "string"})
 
     @field_validator("identity", mode="before")
     @classmethod
@@ -147,11 +148,27 @@ def _memory_id(value: str) -> str:
     return value.strip()
 
 
-class UpdateParams(_ContentParams):
-    """``meta/agent_memory/update``: identity, realm?, memory_id, title, body, tags?"""
+class UpdateParams(IdentityParams):
+    """``meta/agent_memory/update``: identity, realm?, memory_id, title?, body?, tags?
+
+    An omitted (or ``null``) field keeps the prior version's value; at least one of
+    ``title``, ``body``, ``tags`` is required (``tags: []`` clears the tags)."""
 
     memory_id: str
+    title: str | None = None
+    body: str | None = None
+    tags: list[str] | None = None
+
     _v_memory_id = field_validator("memory_id")(lambda cls, v: _memory_id(v))
+    _v_title = field_validator("title")(lambda cls, v: None if v is None else _title(v))
+    _v_body = field_validator("body")(lambda cls, v: None if v is None else _body(v))
+    _v_tags = field_validator("tags")(lambda cls, v: None if v is None else list(_tags(v)))
+
+    @model_validator(mode="after")
+    def _something_to_change(self) -> "UpdateParams":
+        if self.title is None and self.body is None and self.tags is None:
+            raise ValueError("update needs at least one of title, body, tags")
+        return self
 
 
 class ForgetParams(IdentityParams):

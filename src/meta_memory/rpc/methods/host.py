@@ -11,6 +11,17 @@ from ...access.resources import Resources
 from ...identity import parse_identity, parse_realm
 from ...recall.query_limits import truncate_query_text
 from ..params import Params
+from ...access.principal import ANONYMOUS
+from ..params import Params, required_text
+from ..results import (
+    CompactedResult,
+    DefangResult,
+    InjectResult,
+    SessionResult,
+    ToolCallResult,
+    ToolResultVerdict,
+    ToolSchemaResult,
+)
 from ..registry import CallContext, MethodTable
 from .agent_memory import agent_memory_enabled
 
@@ -41,7 +52,7 @@ def _key(value: str | None, name: str, required: bool) -> str | None:
 
 
 class _Identity(Params):
-    identity: Any = Field(default=None, validate_default=True)
+    identity: Any = required_text()
 
     @field_validator("identity", mode="before")
     @classmethod
@@ -59,7 +70,7 @@ class _Realm(Params):
 
 
 class SessionNoteParams(_Identity, _Realm):
-    session_key: str | None = Field(default=None, validate_default=True)
+    session_key: str | None = required_text()
     #: ``"unreported"``: this session's tool results never reach ``meta/turn/tool_result`` (fail closed: tainted).
     tool_results: Literal["reported", "unreported"] = "reported"
     _v = field_validator("session_key")(lambda cls, v: _key(v, "session_key", True))
@@ -73,7 +84,7 @@ class SessionResetParams(_Identity, _Realm):
 class SessionCompactedParams(_Identity, _Realm):
     """``{identity, session_key, realm?}``: compaction of that identity's session (identity required)."""
 
-    session_key: str | None = Field(default=None, validate_default=True)
+    session_key: str | None = required_text()
     _v = field_validator("session_key")(lambda cls, v: _key(v, "session_key", True))
 
 
@@ -195,6 +206,10 @@ def _tool_requires(p: ToolParams, resources: Resources) -> list[Requirement]:
     return needs
 
 
+#: Why the tool methods are missing when they are.
+TOOL_OFF = "not advertised: agent memory is off or agent_memory.recorder_tool = false"
+
+
 def register(table: MethodTable) -> None:
     on = agent_memory_enabled
 
@@ -204,24 +219,33 @@ def register(table: MethodTable) -> None:
     manage = on_identity("agent.session.manage")
     host_token = anywhere("agent.session.manage")
 
-    @table.method("meta/session/note", SessionNoteParams, requires=manage, mutating=True, available=on)
+    
+    def tool_on(runtime: "Runtime") -> bool:
+        """The ``memory`` tool methods exist only with ``agent_memory.recorder_tool = true``."""
+        return on(runtime) and runtime.agent_memory.tool is not None
+
+    @table.method("meta/session/note", SessionNoteParams, requires=manage, mutating=True, available=on,
+                  result=SessionResult)
     def session_note(runtime: "Runtime", ctx: CallContext, p: SessionNoteParams) -> dict[str, Any]:
         """The identity now speaks from ``session_key`` (a new key starts a clean session, unless
         ``tool_results = "unreported"``: then the gateway cannot know its taint and treats it as tainted)."""
         return host(runtime).note(p.identity, p.session_key, p.realm, p.tool_results)
 
-    @table.method("meta/session/reset", SessionResetParams, requires=manage, mutating=True, available=on)
+    @table.method("meta/session/reset", SessionResetParams, requires=manage, mutating=True, available=on,
+                  result=SessionResult)
     def session_reset(runtime: "Runtime", ctx: CallContext, p: SessionResetParams) -> dict[str, Any]:
         """Fresh-context boundary of the identity's own session: clears its taint and injection state."""
         return host(runtime).reset(p.identity, p.session_key, p.realm)
 
     @table.method("meta/session/compacted", SessionCompactedParams, requires=manage, mutating=True,
-                  available=on)
+                  available=on,
+                  result=CompactedResult)
     def session_compacted(runtime: "Runtime", ctx: CallContext, p: SessionCompactedParams) -> dict[str, Any]:
         """The identity's session was compacted: taint kept, injection dedup and byte budget cleared."""
         return host(runtime).compacted(p.identity, p.session_key, p.realm)
 
-    @table.method("meta/turn/tool_result", ToolResultParams, requires=manage, mutating=True, available=on)
+    @table.method("meta/turn/tool_result", ToolResultParams, requires=manage, mutating=True, available=on,
+                  result=ToolResultVerdict)
     def tool_result(runtime: "Runtime", ctx: CallContext, p: ToolResultParams) -> dict[str, Any]:
         """Classify a tool result before the model sees it: ``{trusted, source?, session_tainted}``."""
         prov = p.provenance.model_dump() if p.provenance is not None else None
@@ -229,25 +253,30 @@ def register(table: MethodTable) -> None:
                                          p.realm)
 
     @table.method("meta/turn/inject", InjectParams, requires=on_identity("agent.memory.read", "agent.view"),
-                  mutating=True, available=on)
+                  mutating=True, available=on,
+                  result=InjectResult)
     def turn_inject(runtime: "Runtime", ctx: CallContext, p: InjectParams) -> dict[str, Any]:
         """The quoted observation block for this turn/build, or a typed ``skip_reason``."""
         may_read = runtime.access.visibility(ctx.principal).scope if runtime.access.enabled else None
         return host(runtime).inject(p.identity, p.realm, p.session_key, p.query_text, p.surface, p.mobs, p.operator,
                                     may_read=may_read)
 
-    @table.method("meta/turn/defang", DefangParams, requires=host_token, mutating=False, available=on)
+    @table.method("meta/turn/defang", DefangParams, requires=host_token, mutating=False, available=on,
+                  result=DefangResult)
     def turn_defang(runtime: "Runtime", ctx: CallContext, p: DefangParams) -> dict[str, Any]:
         """Neutralise forged memory markers in inbound text: ``{text, hits}``."""
         return host(runtime).defang(p.text, p.blocks)
 
-    @table.method("meta/agent_memory/tool_schema", requires=host_token, mutating=False, available=on)
+    @table.method("meta/agent_memory/tool_schema", requires=host_token, mutating=False, available=tool_on,
+                  unavailable_hint=TOOL_OFF,
+                  result=ToolSchemaResult)
     def tool_schema(runtime: "Runtime", ctx: CallContext, p: Any) -> dict[str, Any]:
         """The ``memory`` tool definition for a host to offer its model."""
         return host(runtime).tool_schema()
 
     @table.method("meta/agent_memory/tool", ToolParams, requires=_tool_requires,
-                  mutating=lambda p: p.action != "recall", available=on)
+                  mutating=lambda p: p.action != "recall", available=tool_on, unavailable_hint=TOOL_OFF,
+                  result=ToolCallResult)
     def tool(runtime: "Runtime", ctx: CallContext, p: ToolParams) -> dict[str, Any]:
         """Dispatch one ``memory`` tool call (an LLM-authored write, gated by the firewall).
 

@@ -6,6 +6,9 @@ from typing import TYPE_CHECKING, Any
 
 from ...ledger.model import parse_index_params, parse_query_params, parse_stores_params
 from ...access.requirements import unscoped
+from ...ledger.model import IndexRequest, MemoryIndexResult, MemoryQueryResult, QueryRequest
+from ..params import NoParams
+from ..results import StoresResult
 from ..registry import CallContext, MethodTable
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -13,17 +16,20 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 def register(table: MethodTable) -> None:
-    @table.method("meta/memory/index", parse_index_params, requires=unscoped("ledger.write"), mutating=True)
+    @table.method("meta/memory/index", parse_index_params, requires=unscoped("ledger.write"), mutating=True,
+                  result=MemoryIndexResult, params_model=IndexRequest)
     def index(runtime: "Runtime", ctx: CallContext, req: Any) -> Any:
         """Index an assertion and/or a conflict signal; persists the whole ledger (-32010 on failure)."""
         return runtime.ledger.index(req)
 
-    @table.method("meta/memory/query", parse_query_params, requires=unscoped("ledger.read"), mutating=False)
+    @table.method("meta/memory/query", parse_query_params, requires=unscoped("ledger.read"), mutating=False,
+                  result=MemoryQueryResult, params_model=QueryRequest)
     def query(runtime: "Runtime", ctx: CallContext, req: Any) -> Any:
         """Exact filters on entity/topic/store plus an optional substring ``query``."""
         return runtime.ledger.query(req)
 
-    @table.method("meta/memory/stores", parse_stores_params, requires=unscoped("ledger.read"), mutating=False)
+    @table.method("meta/memory/stores", parse_stores_params, requires=unscoped("ledger.read"), mutating=False,
+                  result=StoresResult, params_model=NoParams)
     def stores(runtime: "Runtime", ctx: CallContext, req: Any) -> dict[str, Any]:
         """One ``{store, record_count}`` per supported store, in the fixed order."""
         return {"stores": runtime.ledger.stores()}

@@ -38,6 +38,7 @@ from ...panel.service import DREAMS_DEFAULT_LIMIT, DREAMS_MAX_LIMIT, PanelServic
 from ...access.requirements import Requirement, Requires, anywhere, requires, rows_judged, unscoped
 from ...access.resources import Resource, Resources
 from ..params import Params
+from .. import results_review as R
 from ..registry import CallContext, MethodTable
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -219,7 +220,8 @@ def register(table: MethodTable) -> None:
     base = "meta/memory/panel/"
     realm_read: Requires = unscoped("agent.memory.read")
 
-    @table.method(base + "records", PanelRecordsParams, requires=_records_requires, mutating=False, available=on)
+    @table.method(base + "records", PanelRecordsParams, requires=_records_requires, mutating=False, available=on,
+                  result=R.PanelRecordsResult)
     def records(runtime: "Runtime", ctx: CallContext, p: PanelRecordsParams) -> dict[str, Any]:
         """Records newest-updated first, body-free, keyset-paged across realms, optionally
         narrowed by ``query``: ``{records, next_cursor, realms}``."""
@@ -234,50 +236,59 @@ def register(table: MethodTable) -> None:
             cursor=parse_cursor(p.cursor),
         )
 
-    @table.method(base + "record", PanelRecordParams, requires=rows_judged(), mutating=False, available=on)
+    @table.method(base + "record", PanelRecordParams, requires=rows_judged(), mutating=False, available=on,
+                  result=R.PanelRecordResult)
     def record(runtime: "Runtime", ctx: CallContext, p: PanelRecordParams) -> dict[str, Any]:
         """One record with body and content hash, its supersede chain and injection usage."""
         return _service(runtime, ctx).record(memory_id=p.memory_id, realm=p.realm)
 
     @table.method(base + "quarantine", PanelListParams, requires=anywhere("memory.quarantine.review"), mutating=False,
-                  available=on)
+                  available=on,
+                  result=R.PanelQuarantineResult)
     def quarantine(runtime: "Runtime", ctx: CallContext, p: PanelListParams) -> dict[str, Any]:
         """The quarantine queue and pending gated promotions: ``{records, pending_promotions, realms}``."""
         return _service(runtime, ctx).quarantine(realm=p.realm, limit=parse_limit(p.limit))
 
-    @table.method(base + "dreams", PanelListParams, requires=realm_read, mutating=False, available=on)
+    @table.method(base + "dreams", PanelListParams, requires=realm_read, mutating=False, available=on,
+                  result=R.PanelDreamsResult)
     def dreams(runtime: "Runtime", ctx: CallContext, p: PanelListParams) -> dict[str, Any]:
         """Steward dream summaries from the audit rows: ``{runs, realms, withheld_by_access}``."""
         limit = parse_limit(p.limit, DREAMS_DEFAULT_LIMIT, DREAMS_MAX_LIMIT)
         return _service(runtime, ctx).dreams(realm=p.realm, limit=limit)
 
-    @table.method(base + "dream_runs", PanelListParams, requires=realm_read, mutating=False, available=on)
+    @table.method(base + "dream_runs", PanelListParams, requires=realm_read, mutating=False, available=on,
+                  result=R.PanelDreamRunsResult)
     def dream_runs(runtime: "Runtime", ctx: CallContext, p: PanelListParams) -> dict[str, Any]:
         """Durable dream-run rows: ``{runs, realms, withheld_by_access}``."""
         limit = parse_limit(p.limit, DREAMS_DEFAULT_LIMIT, DREAMS_MAX_LIMIT)
         return _service(runtime, ctx).dream_runs(realm=p.realm, limit=limit)
 
-    @table.method(base + "audit_verdicts", PanelListParams, requires=realm_read, mutating=False, available=on)
+    @table.method(base + "audit_verdicts", PanelListParams, requires=realm_read, mutating=False, available=on,
+                  result=R.PanelAuditVerdictsResult)
     def audit_verdicts(runtime: "Runtime", ctx: CallContext, p: PanelListParams) -> dict[str, Any]:
         """Open usage-audit verdicts: ``{verdicts, realms}``."""
         return _service(runtime, ctx).audit_verdicts(realm=p.realm, limit=parse_limit(p.limit))
 
-    @table.method(base + "overview", PanelRealmParams, requires=realm_read, mutating=False, available=on)
+    @table.method(base + "overview", PanelRealmParams, requires=realm_read, mutating=False, available=on,
+                  result=R.PanelOverviewResult)
     def overview(runtime: "Runtime", ctx: CallContext, p: PanelRealmParams) -> dict[str, Any]:
         """Per-scope status counts and body bytes with floors and pressure: ``{scopes, totals, floors, realms}``."""
         return _service(runtime, ctx).overview(realm=p.realm)
 
-    @table.method(base + "proposals", PanelListParams, requires=realm_read, mutating=False, available=on)
+    @table.method(base + "proposals", PanelListParams, requires=realm_read, mutating=False, available=on,
+                  result=R.PanelProposalsResult)
     def proposals(runtime: "Runtime", ctx: CallContext, p: PanelListParams) -> dict[str, Any]:
         """Pending mob/operator proposals (metadata and taint flag, no bodies): ``{proposals, realms}``."""
         return _service(runtime, ctx).proposals(realm=p.realm, limit=parse_limit(p.limit))
 
-    @table.method(base + "injections", PanelListParams, requires=realm_read, mutating=False, available=on)
+    @table.method(base + "injections", PanelListParams, requires=realm_read, mutating=False, available=on,
+                  result=R.PanelInjectionsResult)
     def injections(runtime: "Runtime", ctx: CallContext, p: PanelListParams) -> dict[str, Any]:
         """Recent injection-ledger rows, newest first: ``{injections, realms}``."""
         return _service(runtime, ctx).injections(realm=p.realm, limit=parse_limit(p.limit))
 
-    @table.method(base + "harvests", PanelListParams, requires=realm_read, mutating=False, available=on)
+    @table.method(base + "harvests", PanelListParams, requires=realm_read, mutating=False, available=on,
+                  result=R.PanelHarvestsResult)
     def harvests(runtime: "Runtime", ctx: CallContext, p: PanelListParams) -> dict[str, Any]:
         """Pending exit-interview harvests: ``{harvests, realms}``."""
         return _service(runtime, ctx).harvests(realm=p.realm, limit=parse_limit(p.limit))

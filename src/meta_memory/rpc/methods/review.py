@@ -15,6 +15,10 @@ from typing import TYPE_CHECKING, Any
 from ...access.requirements import Requirement, anywhere, identity_resource, on_identity, requires, unscoped
 from ...access.resources import Resources
 from ...review import params as rp
+from typing import TYPE_CHECKING, Any, Literal
+from pydantic import Field
+from .. import results_review as R
+from ..params import Params, required_text
 from ..registry import CallContext, MethodTable
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -45,6 +49,50 @@ def _decide_requires(p: Parsed, resources: Resources) -> list[Requirement]:
     return [Requirement(a, res) for a in ("memory.quarantine.review", "agent.view", "agent.memory.read", last)]
 
 
+# The shapes of the params below document the methods (``rpc.discover``); the rules are applied by
+# :mod:`meta_memory.review.params`, and a test checks both accept exactly the same member names.
+
+
+class _Realm(Params):
+    realm: str | None = None
+
+
+class DecideDoc(_Realm):
+    identity: str = required_text()
+    memory_id: str = required_text()
+    verdict: Literal["release", "tombstone"]
+    expected_content_hash: str = required_text(description="the content_hash of the record as reviewed")
+    rationale: str | None = Field(default=None, description="at most 400 bytes")
+
+
+class GatingDecideDoc(_Realm):
+    pending_id: str = required_text()
+    decision: Literal["approve", "deny"]
+
+
+class GatingCheckDoc(Params):
+    entity: str = required_text()
+    topic: str = required_text()
+    store: str | None = None
+
+
+class RetireDoc(_Realm):
+    identity: str = required_text()
+    session_key: str | None = None
+    cause: str = required_text(description="at most 400 bytes")
+
+
+class ProposalListDoc(_Realm):
+    status: Literal["pending", "held", "accepted", "rejected"] | None = None
+    limit: int | None = None
+
+
+class ProposalDecideDoc(_Realm):
+    proposal_id: str = required_text()
+    action: Literal["accept", "hold", "reject"]
+    rationale: str | None = None
+
+
 def _review_enabled(runtime: "Runtime") -> bool:
     return getattr(runtime, "review", None) is not None
 
@@ -63,18 +111,21 @@ def register(table: MethodTable) -> None:
     on = _review_enabled
 
     @table.method("meta/memory/quarantine/decide", _parsed(rp.parse_decide_params), requires=_decide_requires,
-                  mutating=True, available=on)
+                  mutating=True, available=on,
+                  result=R.DecideResult, params_model=DecideDoc)
     def decide(runtime: "Runtime", ctx: CallContext, p: Parsed) -> dict[str, Any]:
         """Release or tombstone a quarantined record (one transaction; -32043 on refusal)."""
         return runtime.review.decide(p.raw, principal=_principal(ctx))
 
     @table.method("meta/gating/decide", _parsed(rp.parse_gating_decide_params),
-                  requires=anywhere("memory.quarantine.review"), mutating=True, available=on)
+                  requires=anywhere("memory.quarantine.review"), mutating=True, available=on,
+                  result=R.GatingDecideResult, params_model=GatingDecideDoc)
     def gating_decide(runtime: "Runtime", ctx: CallContext, p: Parsed) -> dict[str, Any]:
         """Approve (publish the staged batch) or deny (discard it) a gated promotion."""
         return runtime.review.gating_decide(p.raw, _authority(runtime, ctx))
 
-    @table.method("meta/gating/check", rp.parse_gating_check_params, requires=unscoped("ledger.read"), mutating=False)
+    @table.method("meta/gating/check", rp.parse_gating_check_params, requires=unscoped("ledger.read"), mutating=False,
+                  result=R.GatingCheckResult, params_model=GatingCheckDoc)
     def gating_check(runtime: "Runtime", ctx: CallContext, p: Any) -> dict[str, Any]:
         """``{allowed, reason?, conflict?}``: refused while a conflict signal is active in the ledger."""
         from ...review import promotions
@@ -82,25 +133,29 @@ def register(table: MethodTable) -> None:
         return promotions.gating_check(runtime.ledger, p.entity, p.topic, p.store).to_dict()
 
     @table.method("meta/memory/steward/dream", _parsed(rp.parse_dream_params),
-                  requires=anywhere("memory.quarantine.review"), mutating=True, available=on)
+                  requires=anywhere("memory.quarantine.review"), mutating=True, available=on,
+                  result=R.DreamResult, params_model=_Realm)
     def dream(runtime: "Runtime", ctx: CallContext, p: Parsed) -> dict[str, Any]:
         """Run one steward dream over a realm now."""
         return runtime.review.dream(p.raw, _authority(runtime, ctx))
 
     @table.method("meta/session/retire", _parsed(rp.parse_retire_params), requires=on_identity("agent.session.manage"),
-                  mutating=True, available=on)
+                  mutating=True, available=on,
+                  result=R.RetireResult, params_model=RetireDoc)
     def retire(runtime: "Runtime", ctx: CallContext, p: Parsed) -> dict[str, Any]:
         """Record an exit-interview harvest for the next dream."""
         return runtime.review.retire(p.raw)
 
     @table.method("meta/memory/proposals/list", _parsed(rp.parse_proposal_list_params),
-                  requires=unscoped("agent.memory.read"), mutating=False, available=on)
+                  requires=unscoped("agent.memory.read"), mutating=False, available=on,
+                  result=R.ProposalsListResult, params_model=ProposalListDoc)
     def proposals(runtime: "Runtime", ctx: CallContext, p: Parsed) -> dict[str, Any]:
         """Proposals (body-free) by status."""
         return runtime.review.proposals(p.raw, runtime.access.visibility(ctx.principal))
 
     @table.method("meta/memory/proposals/decide", _parsed(rp.parse_proposal_action_params),
-                  requires=anywhere("mob.memory.commit"), mutating=True, available=on)
+                  requires=anywhere("mob.memory.commit"), mutating=True, available=on,
+                  result=R.ProposalDecideResult, params_model=ProposalDecideDoc)
     def proposals_decide(runtime: "Runtime", ctx: CallContext, p: Parsed) -> dict[str, Any]:
         """Accept (commit into mob scope), hold or reject a proposal."""
         return runtime.review.decide_proposal(p.raw, principal=_principal(ctx), authority=_authority(runtime, ctx))

@@ -9,6 +9,8 @@ from pydantic import Field, field_validator
 from ...events.bus import parse_event_seq
 from ..params import Params
 from ...access.requirements import PUBLIC, anywhere, unscoped
+from ..openrpc import build_openrpc
+from ..results import CapabilitiesResult, DoctorResult, EventsListResult, StatusResult
 from ..registry import CallContext, MethodTable
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -35,31 +37,44 @@ class EventsListParams(Params):
 
 
 def register(table: MethodTable) -> None:
-    @table.method("meta/status", requires=unscoped("operator.status"), mutating=False)
+    @table.method("meta/status", requires=unscoped("operator.status"), mutating=False,
+                  result=StatusResult)
     def status(runtime: "Runtime", ctx: CallContext, params: Any) -> dict[str, Any]:
         """Version, ledger backend and the storage census (``storage.slots``)."""
         return runtime.status()
 
-    @table.method("meta/storage/doctor", requires=unscoped("operator.status"), mutating=False)
+    @table.method("meta/storage/doctor", requires=unscoped("operator.status"), mutating=False,
+                  result=DoctorResult)
     def doctor(runtime: "Runtime", ctx: CallContext, params: Any) -> dict[str, Any]:
         """Slots, file-name twins, predecessor files and leftover stages, each with a fix."""
         if runtime.layout is None:
             return {"state_dir": None, "slots": [], "findings": []}
         return runtime.layout.doctor()
 
-    @table.method("meta/capabilities", requires=PUBLIC, mutating=False)
+    @table.method("meta/capabilities", requires=PUBLIC, mutating=False,
+                  result=CapabilitiesResult)
     def capabilities(runtime: "Runtime", ctx: CallContext, params: Any) -> dict[str, Any]:
         """The methods advertised on this gateway and the caller's memory capabilities."""
         return {"methods": table.names(runtime), "memory": {"can_read": runtime.access.memory_can_read(ctx.principal)},
                 "access": {"enabled": runtime.access.enabled}}
 
-    @table.method("meta/events/list", EventsListParams, requires=anywhere("agent.memory.read"), mutating=False)
+    @table.method("meta/events/list", EventsListParams, requires=anywhere("agent.memory.read"), mutating=False,
+                  result=EventsListResult)
     def events_list(runtime: "Runtime", ctx: CallContext, params: EventsListParams) -> dict[str, Any]:
         """Timeline events after ``after`` (an event_id or sequence number), oldest first."""
         after = parse_event_seq(params.after) if params.after is not None else None
         events = runtime.events.list(after, params.limit)
         visible = [e for e in events if _event_visible(runtime, ctx, e)]
         return {"events": [e.to_dict() for e in visible], "last_event_id": events[-1].event_id if events else None}
+
+
+def register_discover(table: MethodTable) -> None:
+    """``rpc.discover`` (the OpenRPC convention), registered last so it describes every method."""
+
+    @table.method("rpc.discover", requires=PUBLIC, mutating=False, result=dict[str, Any])
+    def discover(runtime: "Runtime", ctx: CallContext, params: Any) -> dict[str, Any]:
+        """The OpenRPC document of the methods this gateway advertises (params and result schemas)."""
+        return build_openrpc(table, runtime)
 
 
 def _event_visible(runtime: "Runtime", ctx: CallContext, event: Any) -> bool:

@@ -30,6 +30,11 @@ class AgentMemoryRecord(OpenModel):
     updated_at_ms: int
     #: ``meta/agent_memory/remember`` only: ``False`` when an active exact-content duplicate was returned.
     created: bool | None = None
+    #: ``meta/agent_memory/remember`` only, when the duplicate lacked some of the given tags: they were
+    #: merged into a new version, which supersedes this id.
+    supersedes: str | None = None
+    #: ...and the tags that merge added.
+    tags_added: list[str] | None = None
 
 
 class RememberBatchItemResult(OpenModel):

@@ -1,0 +1,296 @@
+"""Result models of the system, ledger, agent-memory and host methods.
+
+They describe what each method returns (the OpenRPC document, ``rpc.discover``,
+is built from them and ``docs/rpc.md`` is checked against it); handlers still
+build their results themselves, and a test validates real results against these
+models, so the two cannot drift. Times are UTC epoch milliseconds, sizes UTF-8 bytes.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from ..ledger.model import MemoryStoreInfo
+
+__all__ = [
+    "Result",
+    "StatusResult", "DoctorResult", "CapabilitiesResult", "EventsListResult",
+    "StoresResult",
+    "ScopeRef", "StatusRef",
+    "WireRecord", "RememberResult", "RememberBatchResult", "RecallResult", "ForgetResult", "UpdateResult",
+    "ManifestResult", "ListResult", "EraseResult",
+    "SessionResult", "CompactedResult", "ToolResultVerdict", "InjectResult", "DefangResult",
+    "ToolSchemaResult", "ToolCallResult",
+]
+
+
+class Result(BaseModel):
+    """Base of every result model: the listed members only."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+# --------------------------------------------------------------------------- shared
+
+
+class ScopeRef(Result):
+    """``{scope: identity|mob|operator|realm, realm, identity? | mob? | operator?}`` (the key named by ``scope``)."""
+
+    scope: Literal["identity", "mob", "operator", "realm"]
+    realm: str
+    identity: str | None = None
+    mob: str | None = None
+    operator: str | None = None
+
+
+class StatusRef(Result):
+    """``{status, by?, reason?}``: ``by`` the successor of a superseded record, ``reason`` a quarantine's."""
+
+    status: Literal["active", "quarantined", "superseded", "tombstoned"]
+    by: str | None = None
+    reason: str | None = None
+
+
+# --------------------------------------------------------------------------- system
+
+
+class Slot(Result):
+    slot: str
+    path: str
+    durability: str
+    resolution: str
+    exists: bool
+
+
+class LedgerStatus(Result):
+    persisted: bool
+    backend: Literal["local_json", "in_memory"]
+    assertions: int
+    max_retained: int
+    evicted: int
+
+
+class StorageStatus(Result):
+    slots: list[Slot]
+
+
+class AgentMemoryStatus(Result):
+    enabled: bool
+    store: str | None = None
+    realm: str | None = None
+    realms: list[str] | None = None
+    taint_tracker: dict[str, Any] | None = None
+    injection_sessions: dict[str, Any] | None = None
+    recorder_tool: bool | None = None
+
+
+class EventsStatus(Result):
+    last_event_id: str | None
+
+
+class StatusResult(Result):
+    """``meta/status``. ``ledger.evicted`` counts assertions the 4,096 cap dropped since start."""
+
+    version: str
+    state_dir: str | None
+    ledger: LedgerStatus
+    storage: StorageStatus
+    agent_memory: AgentMemoryStatus
+    events: EventsStatus
+
+
+class Finding(Result):
+    kind: str
+    severity: Literal["blocks_startup", "warning", "error"]
+    paths: list[str]
+    message: str
+    fix: str
+
+
+class DoctorResult(Result):
+    """``meta/storage/doctor``: ``ok`` false when a finding blocks start-up or is an error."""
+
+    state_dir: str | None
+    ok: bool = True
+    slots: list[Slot]
+    findings: list[Finding]
+
+
+class CanRead(Result):
+    can_read: bool
+
+
+class AccessEnabled(Result):
+    enabled: bool
+
+
+class CapabilitiesResult(Result):
+    methods: list[str]
+    memory: CanRead
+    access: AccessEnabled
+
+
+class Event(Result):
+    event_id: str
+    identity: str
+    event_type: str
+    timestamp_ms: int
+    data: dict[str, Any]
+
+
+class EventsListResult(Result):
+    events: list[Event]
+    last_event_id: str | None
+
+
+# --------------------------------------------------------------------------- ledger
+
+
+class StoresResult(Result):
+    stores: list[MemoryStoreInfo]
+
+
+# --------------------------------------------------------------------------- agent memory
+
+
+class WireRecord(Result):
+    memory_id: str
+    title: str
+    body: str
+    tags: list[str]
+    created_at_ms: int
+    updated_at_ms: int
+
+
+class RememberResult(WireRecord):
+    """``created`` false: an active record with the same content existed; ``supersedes`` and
+    ``tags_added`` say whether the call's new tags were merged into a new version of it."""
+
+    created: bool
+    supersedes: str | None
+    tags_added: list[str]
+
+
+class BatchError(Result):
+    code: int
+    message: str
+    data: dict[str, Any] | None = None
+
+
+class BatchItem(Result):
+    """A stored or deduplicated item (``memory_id``, ``created``), or a refused one (``error``)."""
+
+    op_index: int
+    memory_id: str | None = None
+    created: bool | None = None
+    error: BatchError | None = None
+
+
+class RememberBatchResult(Result):
+    results: list[BatchItem]
+    created: int
+    existing: int
+    refused: int
+
+
+class RecallResult(Result):
+    records: list[WireRecord]
+    skip_reason: Literal["no_query_terms"] | None
+
+
+class ForgetResult(Result):
+    memory_id: str
+    deleted: bool
+
+
+class UpdateResult(Result):
+    memory_id: str
+    supersedes: str
+    record: WireRecord
+
+
+class ManifestRow(Result):
+    id: str
+    kind: str
+    title: str
+    description: str
+    age_days: int
+    rank: int | None
+
+
+class ManifestResult(Result):
+    records: list[ManifestRow]
+
+
+class ListResult(Result):
+    records: list[WireRecord]
+    next_cursor: str | None
+
+
+class ErasedRecord(Result):
+    memory_id: str
+    scope: ScopeRef
+    content_hash: str
+    status: str
+
+
+class EraseResult(Result):
+    """``erased_at_ms`` is ``None`` for a dry run (which only counts what would go)."""
+
+    dry_run: bool
+    erased_at_ms: int | None
+    count: int
+    scopes: list[str]
+    records: list[ErasedRecord]
+
+
+# --------------------------------------------------------------------------- host surface
+
+
+class SessionResult(Result):
+    identity: str
+    session_key: str | None
+    tainted: bool
+
+
+class CompactedResult(Result):
+    identity: str
+    session_key: str
+    tainted: bool
+
+
+class ToolResultVerdict(Result):
+    trusted: bool
+    source: str | None = None
+    session_tainted: bool
+
+
+class InjectResult(Result):
+    text: str | None
+    skip_reason: str | None
+    included_ids: list[str]
+    rendered_bytes: int
+    surface: Literal["turn", "build"]
+
+
+class DefangResult(Result):
+    """``{text, hits}`` for a ``text`` call, ``{blocks, hits}`` for a ``blocks`` call."""
+
+    text: str | None = None
+    blocks: list[Any] | None = None
+    hits: int
+
+
+class ToolSchemaResult(Result):
+    name: Literal["memory"]
+    description: str
+    input_schema: dict[str, Any]
+    protocol: str
+
+
+class ToolCallResult(Result):
+    text: str
+    is_error: bool
+    exclude_from_indexing: Literal[True]

@@ -1,0 +1,349 @@
+"""Result models of the review, gating and console panel methods (see :mod:`.results`).
+
+Record rows of the panel are the record's JSON (``scope`` carries the realm, ``status`` its
+kind and detail) without the body (``body_bytes`` stands in); nested payloads whose shape
+belongs to another module (provenance, usage, dream detail) are plain objects here.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from ..ledger.model import MemoryConflictSignal
+from .results import Result, ScopeRef, StatusRef
+
+__all__ = [
+    "DecideResult", "GatingDecideResult", "GatingCheckResult", "DreamResult", "RetireResult",
+    "ProposalsListResult", "ProposalDecideResult",
+    "PanelRecordsResult", "PanelRecordResult", "PanelQuarantineResult", "PanelDreamsResult",
+    "PanelDreamRunsResult", "PanelAuditVerdictsResult", "PanelOverviewResult", "PanelProposalsResult",
+    "PanelInjectionsResult", "PanelHarvestsResult",
+]
+
+
+# --------------------------------------------------------------------------- review
+
+
+class Receipt(Result):
+    memory_id: str
+    scope: ScopeRef
+    kind: str
+    status: StatusRef
+    trust: str
+    ever_quarantined: bool
+    content_hash: str
+    supersedes: str | None = None
+    derived_from: list[str]
+    created_at_ms: int
+    updated_at_ms: int
+
+
+class Decision(Result):
+    audit_token: str
+    decided_at_ms: int
+    review: dict[str, Any]
+
+
+class HeldForget(Result):
+    forget_id: str
+    memory_id: str
+    scope_kind: str
+    scope_key: str
+    content_hash: str
+    requested_by: Any
+    reason: str | None
+    status: str
+    created_at_ms: int
+
+
+class DecideResult(Result):
+    """``forget`` is present when the decision was about a held forget."""
+
+    outcome: Literal["released", "already_released", "tombstoned", "already_tombstoned"]
+    origin: Receipt
+    successor: Receipt | None
+    superseded_prior: Receipt | None = None
+    forget: HeldForget | None = None
+    decision: Decision
+
+
+class GatingDecideResult(Result):
+    pending_id: str
+    record_id: str
+    decision: Literal["approve", "deny"]
+    status: str
+    changed: bool
+    promoted_id: str | None
+
+
+class GatingCheckResult(Result):
+    """``allowed`` false (with ``reason: "conflict_active"``) while a conflict signal is active."""
+
+    entity: str
+    topic: str
+    store: str | None
+    allowed: bool
+    reason: Literal["conflict_active"] | None = None
+    conflict: MemoryConflictSignal | None
+
+
+class DreamResult(Result):
+    realm: str
+    run_id: str | None
+    status: str
+    reason: str | None = None
+    started_at_ms: int
+    completed_at_ms: int | None
+    ops_committed: int
+    detail: dict[str, Any]
+
+
+class RetireResult(Result):
+    realm: str
+    identity: str
+    session_key: str | None
+    cause: str
+    retired_at_ms: int
+    recorded: bool
+
+
+class ProposalListRow(Result):
+    realm: str
+    proposal_id: str
+    scope_kind: str
+    scope_key: str
+    kind: str | None
+    title: str
+    author: dict[str, Any]
+    status: str
+    created_at_ms: int
+    tainted: bool
+
+
+class ProposalsListResult(Result):
+    proposals: list[ProposalListRow]
+
+
+class ProposalDecideResult(Result):
+    """``{proposal_id, status}``; an accept also names ``record_id``, ``created``, ``scope_kind``, ``scope_key``."""
+
+    proposal_id: str
+    status: Literal["accepted", "held", "rejected"]
+    record_id: str | None = None
+    created: bool | None = None
+    scope_kind: str | None = None
+    scope_key: str | None = None
+
+
+# --------------------------------------------------------------------------- panel
+
+
+class RecordRow(Result):
+    id: str
+    scope: ScopeRef
+    kind: str
+    title: str
+    description: str
+    tags: list[str]
+    provenance: dict[str, Any]
+    trust: str
+    status: StatusRef
+    supersedes: str | None = None
+    derived_from: list[str]
+    working_set_rank: int | None = None
+    rank_set_at_ms: int | None = None
+    created_at_ms: int
+    updated_at_ms: int
+    tombstoned_at_ms: int | None = None
+    usage: dict[str, Any]
+    ever_quarantined: bool
+    body_bytes: int
+
+
+class RecordDetail(RecordRow):
+    body: str
+    content_hash: str
+
+
+class ChainRow(RecordRow):
+    chain_role: str
+
+
+class InjectionRow(Result):
+    realm: str
+    injection_id: int
+    record_id: str
+    identity: str
+    session_key: str | None
+    surface: Literal["build", "turn"]
+    at_ms: int
+
+
+class PanelRecordsResult(Result):
+    records: list[RecordRow]
+    next_cursor: str | None
+    realms: list[str]
+
+
+class PanelRecordResult(Result):
+    realm: str
+    record: RecordDetail
+    chain: list[ChainRow]
+    injections: list[InjectionRow]
+
+
+class PromotionRow(Result):
+    realm: str
+    pending_id: str
+    record_id: str
+    scope_kind: str
+    scope_key: str
+    rationale: str | None
+    status: str
+    created_at_ms: int
+
+
+class PendingForgetRow(Result):
+    realm: str
+    forget_id: str
+    memory_id: str
+    scope_kind: str
+    scope_key: str
+    title: str
+    record_status: str
+    content_hash: str
+    requested_by: Any
+    reason: str | None
+    created_at_ms: int
+
+
+class PanelQuarantineResult(Result):
+    records: list[RecordRow]
+    pending_promotions: list[PromotionRow]
+    pending_forgets: list[PendingForgetRow]
+    realms: list[str]
+
+
+class DreamSummaryRow(Result):
+    realm: str
+    run_id: str
+    first_op_at_ms: int
+    last_op_at_ms: int
+    ops: int
+    op_kinds: dict[str, int]
+    quarantined_ops: int
+    memory_ids: list[str]
+    rationales: list[str]
+
+
+class PanelDreamsResult(Result):
+    runs: list[DreamSummaryRow]
+    withheld_by_access: bool
+    realms: list[str]
+
+
+class DreamRunRow(Result):
+    realm: str
+    run_id: str
+    partition: str | None
+    started_at_ms: int
+    completed_at_ms: int | None
+    ops_committed: int
+    detail: Any
+
+
+class PanelDreamRunsResult(Result):
+    runs: list[DreamRunRow]
+    withheld_by_access: bool
+    realms: list[str]
+
+
+class AuditVerdictRow(Result):
+    realm: str
+    run_id: str
+    record_id: str
+    verdict: str
+    rationale: str | None
+    created_at_ms: int
+
+
+class PanelAuditVerdictsResult(Result):
+    verdicts: list[AuditVerdictRow]
+    realms: list[str]
+
+
+class Pressure(Result):
+    records: float
+    bytes: float
+    over_floor: bool
+
+
+class ScopeOverview(Result):
+    realm: str
+    scope_kind: str
+    scope_key: str
+    counts: dict[str, int]
+    trust: dict[str, int] | None = None
+    records: int
+    body_bytes: int
+    floor_records: int
+    floor_bytes: int
+    pressure: Pressure
+    quarantined_content_withheld: bool
+
+
+class Totals(Result):
+    records: int
+    body_bytes: int
+    counts: dict[str, int]
+    trust: dict[str, int] | None = None
+
+
+class Floors(Result):
+    records: int
+    bytes: int
+
+
+class PanelOverviewResult(Result):
+    scopes: list[ScopeOverview]
+    totals: Totals
+    floors: Floors
+    realms: list[str]
+
+
+class PanelProposalRow(Result):
+    realm: str
+    proposal_id: str
+    scope_kind: str
+    scope_key: str
+    status: str
+    created_at_ms: int
+    author: dict[str, Any]
+    kind: str | None
+    title: str
+    body_bytes: int
+    tainted: bool
+
+
+class PanelProposalsResult(Result):
+    proposals: list[PanelProposalRow]
+    realms: list[str]
+
+
+class PanelInjectionsResult(Result):
+    injections: list[InjectionRow]
+    realms: list[str]
+
+
+class HarvestRow(Result):
+    realm: str
+    identity: str
+    session_key: str | None
+    cause: str
+    retired_at_ms: int
+    status: str
+
+
+class PanelHarvestsResult(Result):
+    harvests: list[HarvestRow]
+    realms: list[str]
