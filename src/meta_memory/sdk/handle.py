@@ -10,6 +10,8 @@ the gateway gave (e.g. ``InvalidParams`` -32602, ``MemoryBackendUnavailable``
 
 from __future__ import annotations
 
+import asyncio
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -39,6 +41,18 @@ def _drop_none(**params: Any) -> dict[str, Any]:
 
 def _identity(value: Any) -> Any:
     return value
+
+
+def _vector_backlog(status: Any) -> dict[str, Any]:
+    report = ((status or {}).get("agent_memory") or {}).get("vector_backlog")
+    if not isinstance(report, dict):
+        raise ValueError("meta/status has no agent_memory.vector_backlog: agent memory is off on this gateway")
+    return report
+
+
+def _backlog_timeout(report: dict[str, Any], timeout_s: float) -> TimeoutError:
+    realms = ", ".join(f"{realm}: {n}" for realm, n in sorted(report.get("realms", {}).items()) if n)
+    return TimeoutError(f"{report.get('pending')} record(s) still wait for a vector after {timeout_s:g} s ({realms})")
 
 
 class _HandleMethods:
@@ -293,6 +307,24 @@ class MetaHandle(_HandleMethods):
         gateway = getattr(self._transport, "gateway", None)
         return gateway.runtime if gateway is not None else None
 
+    def wait_for_vectors(self, timeout_s: float = 60.0, poll_s: float = 0.25) -> dict[str, Any]:
+        """Poll ``meta/status`` until hybrid ranking is complete: no active record waits for a vector.
+
+        Returns the final ``agent_memory.vector_backlog`` report (``{"provider", "pending", "realms",
+        "complete", ...}``; at once for lexical recall, whose ``pending`` is always 0). ``timeout_s``
+        and ``poll_s`` are seconds. Raises ``TimeoutError`` naming the records still pending when
+        ``timeout_s`` passes, ``ValueError`` for a gateway without agent memory, and the typed
+        ``MetaError`` the gateway gave (e.g. ``PermissionDenied`` without ``operator.status``).
+        """
+        deadline = time.monotonic() + max(0.0, timeout_s)
+        while True:
+            report = _vector_backlog(self._invoke("meta/status", None, _identity))
+            if report.get("complete"):
+                return report
+            if time.monotonic() >= deadline:
+                raise _backlog_timeout(report, timeout_s)
+            time.sleep(max(0.01, poll_s))
+
     def close(self) -> None:
         self._transport.close()
 
@@ -323,6 +355,24 @@ class AsyncMetaHandle(_HandleMethods):
     def runtime(self) -> Any:
         gateway = getattr(self._transport, "gateway", None)
         return gateway.runtime if gateway is not None else None
+
+    async def wait_for_vectors(self, timeout_s: float = 60.0, poll_s: float = 0.25) -> dict[str, Any]:
+        """Poll ``meta/status`` (without blocking the loop) until hybrid ranking is complete: no active record waits for a vector.
+
+        Returns the final ``agent_memory.vector_backlog`` report (``{"provider", "pending", "realms",
+        "complete", ...}``; at once for lexical recall, whose ``pending`` is always 0). ``timeout_s``
+        and ``poll_s`` are seconds. Raises ``TimeoutError`` naming the records still pending when
+        ``timeout_s`` passes, ``ValueError`` for a gateway without agent memory, and the typed
+        ``MetaError`` the gateway gave (e.g. ``PermissionDenied`` without ``operator.status``).
+        """
+        deadline = time.monotonic() + max(0.0, timeout_s)
+        while True:
+            report = _vector_backlog(await self._invoke("meta/status", None, _identity))
+            if report.get("complete"):
+                return report
+            if time.monotonic() >= deadline:
+                raise _backlog_timeout(report, timeout_s)
+            await asyncio.sleep(max(0.01, poll_s))
 
     async def aclose(self) -> None:
         if hasattr(self._transport, "aclose"):
