@@ -57,11 +57,13 @@ def test_backlog_is_counted_per_realm_and_drains(store: SqliteAgentMemoryStore) 
     store.remember("north", ID, "Trip", "vacation in Paris", [])
     indexer = VectorIndexer(store, ConceptEmbedder())
     before = indexer.backlog()
-    assert before["pending"] == 3 and before["realms"] == {"default": 2, "north": 1}
+    assert before["pending"] == 3
+    assert sorted((r["realm"], r["pending"]) for r in before["realms"]) == [("default", 2), ("north", 1)]
     assert before["complete"] is False and before["indexing"] is False and before["model"] == "concepts-test"
     indexer.drain()
     after = indexer.backlog()
-    assert after["pending"] == 0 and after["realms"] == {"default": 0, "north": 0} and after["complete"] is True
+    assert after["pending"] == 0 and after["complete"] is True
+    assert after["realms"] == [{"realm": r, "pending": 0} for r in store.list_realms()]
     assert after["embedded"] == 3
 
 
@@ -91,7 +93,8 @@ def test_status_shows_the_backlog_until_vectors_land(tmp_path: Path, gated: Gate
         h.remember_agent_memory(ID, title="Garage", body="bought a blue sedan")
         h.remember_agent_memory_batch(ID, [("Kitchen", "the oven arrived"), ("Trip", "vacation in Paris")])
         report = h.status()["agent_memory"]["vector_backlog"]
-        assert report["provider"] == "hybrid" and report["pending"] == 3 and report["realms"] == {"default": 3}
+        assert report["provider"] == "hybrid" and report["pending"] == 3
+        assert report["realms"] == [{"realm": "default", "pending": 3}]
         assert report["complete"] is False and report["indexing"] is True
         with pytest.raises(TimeoutError, match=r"3 record\(s\) still wait for a vector .*default: 3"):
             h.wait_for_vectors(timeout_s=0.2, poll_s=0.05)
@@ -103,7 +106,8 @@ def test_status_shows_the_backlog_until_vectors_land(tmp_path: Path, gated: Gate
 
 def test_async_handle_waits_too(tmp_path: Path, gated: GatedEmbedder) -> None:
     async def run() -> dict[str, Any]:
-        async with Meta.builder().persistent_state(tmp_path / "s").agent_memory(recall_provider="hybrid").build_async() as h:
+        builder = Meta.builder().persistent_state(tmp_path / "s").agent_memory(recall_provider="hybrid")
+        async with builder.build_async() as h:
             await h.remember_agent_memory(ID, title="Garage", body="bought a blue sedan")
             with pytest.raises(TimeoutError):
                 await h.wait_for_vectors(timeout_s=0.1, poll_s=0.02)
@@ -123,7 +127,7 @@ def test_a_store_with_no_realm_yet_has_an_empty_complete_backlog(tmp_path: Path)
     store = _empty_store(tmp_path)
     try:
         report = build_recall_provider("hybrid", store, embedder=ConceptEmbedder(), start=False).backlog()
-        assert report["pending"] == 0 and report["realms"] == {} and report["complete"] is True
+        assert report["pending"] == 0 and report["realms"] == [] and report["complete"] is True
     finally:
         store.close()
 

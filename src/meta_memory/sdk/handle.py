@@ -51,7 +51,7 @@ def _vector_backlog(status: Any) -> dict[str, Any]:
 
 
 def _backlog_timeout(report: dict[str, Any], timeout_s: float) -> TimeoutError:
-    realms = ", ".join(f"{realm}: {n}" for realm, n in sorted(report.get("realms", {}).items()) if n)
+    realms = ", ".join(f"{r['realm']}: {r['pending']}" for r in report.get("realms") or [] if r.get("pending"))
     return TimeoutError(f"{report.get('pending')} record(s) still wait for a vector after {timeout_s:g} s ({realms})")
 
 

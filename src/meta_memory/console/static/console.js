@@ -643,7 +643,7 @@
     if (!b) return null;
     if (b.provider !== "hybrid") return "none (lexical recall)";
     if (b.complete) return "complete: every active record has a vector";
-    const realms = Object.entries(b.realms || {}).filter(([, n]) => n > 0).map(([r, n]) => `${r} ${n}`).join(", ");
+    const realms = (b.realms || []).filter((r) => r.pending > 0).map((r) => `${r.realm} ${r.pending}`).join(", ");
     return `${b.pending} records ranked lexically until their vector lands (${realms})`;
   }
 

@@ -85,15 +85,18 @@ class VectorIndexer:
     def backlog(self) -> dict[str, Any]:
         """The hybrid completeness report (``meta/status`` ``agent_memory.vector_backlog``).
 
-        Shape: ``{"provider": "hybrid", "model": str, "pending": int, "realms": {realm: int},
+        Shape: ``{"provider": "hybrid", "model": str, "pending": int, "realms": [{"realm": str,
+        "pending": int}],
         "complete": bool, "indexing": bool, "embedded": int, "last_error": str | None}`` where
         ``pending`` counts active records that have no vector of ``model`` yet (ranked lexically
-        until it lands), summed over ``realms``; ``indexing`` is whether the background thread runs;
+        until it lands), summed over ``realms`` (a list, so realm names stay values on every SDK; every open realm in
+        ``list_realms`` order); ``indexing`` is whether the background thread runs;
         ``embedded`` counts vectors stored since start. Raises what the store raises.
         """
         model = self.embedder.model_id
-        realms = {realm: int(self.store.vector_backlog(realm, model)) for realm in self.store.list_realms()}
-        pending = sum(realms.values())
+        realms = [{"realm": realm, "pending": int(self.store.vector_backlog(realm, model))}
+                  for realm in self.store.list_realms()]
+        pending = sum(r["pending"] for r in realms)
         thread = self._thread
         return {"provider": "hybrid", "model": model, "pending": pending, "realms": realms, "complete": pending == 0,
                 "indexing": thread is not None and thread.is_alive(), "embedded": self.embedded,

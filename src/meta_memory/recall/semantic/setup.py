@@ -40,11 +40,11 @@ class RecallSetup:
     def backlog(self) -> dict[str, Any]:
         """Records waiting for a vector, per realm (see :meth:`VectorIndexer.backlog` for the shape).
 
-        Lexical recall has no backlog: ``{"provider": "lexical", "pending": 0, "realms": {},
+        Lexical recall has no backlog: ``{"provider": "lexical", "pending": 0, "realms": [],
         "complete": True, "reason": ...}``.
         """
         if self.indexer is None:
-            return {"provider": "lexical", "pending": 0, "realms": {}, "complete": True,
+            return {"provider": "lexical", "pending": 0, "realms": [], "complete": True,
                     "reason": 'hybrid recall is off (agent_memory.recall_provider = "lexical"): no vectors are kept'}
         return self.indexer.backlog()
 
