@@ -32,8 +32,14 @@ Systems, all in one run:
   under new ids, with the vectors of their texts), with a fresh provider so
   every question's embedding is computed.
 
+The default report is leave-one-conversation-out: each conversation is one
+fold, scored on its own questions, with every fold, their mean and the worst
+fold per system; the configuration is fixed (nothing is fitted per fold), so a
+fold's score is the shipped configuration's score on a conversation kept out.
+The pooled table over every question follows.
+
 Run: ``python benchmarks/locomo_recall.py [--provider lexical|hybrid]`` (add
-``--sweep`` for the ranking ablations).
+``--sweep`` for the ranking ablations, ``--no-folds`` to skip the fold report).
 """
 
 from __future__ import annotations
@@ -174,6 +180,48 @@ def evaluate(name: str, ranker: Ranker, questions: Sequence[Question]) -> Result
             if q.evidence.intersection(ranked[:k]):
                 hits[k][q.category] += 1
     return Result(name, hits, totals, latencies)
+
+
+def merge(name: str, parts: Sequence[Result]) -> Result:
+    """The pooled result of several folds (hits, totals and latencies added up)."""
+    hits: dict[int, dict[int, int]] = {k: defaultdict(int) for k in KS}
+    totals: dict[int, int] = defaultdict(int)
+    latencies: list[float] = []
+    for part in parts:
+        for k in KS:
+            for c, n in part.hits[k].items():
+                hits[k][c] += n
+        for c, n in part.totals.items():
+            totals[c] += n
+        latencies += part.latencies_ms
+    return Result(name, hits, totals, latencies)
+
+
+def evaluate_folds(name: str, ranker: Ranker, questions: Sequence[Question]) -> tuple[Result, dict[str, Result]]:
+    """Leave-one-conversation-out: each conversation is one fold, scored on its own questions.
+
+    Nothing is fitted per fold (the configuration is fixed), so a fold's held-out score is the
+    configuration's score on that conversation; the report gives each fold and their mean.
+    Returns the pooled result and the per-fold results (conversation id -> result)."""
+    by_conversation: dict[str, list[Question]] = defaultdict(list)
+    for q in questions:
+        by_conversation[q.identity].append(q)
+    folds = {cid: evaluate(name, ranker, qs) for cid, qs in by_conversation.items()}
+    return merge(name, list(folds.values())), folds
+
+
+def report_folds(folds_by_system: Sequence[tuple[str, dict[str, Result]]]) -> None:
+    """Each held-out conversation's recall@k per system, then the fold mean and the worst fold."""
+    print("leave-one-conversation-out (each fold: one held-out conversation; nothing fitted per fold)")
+    print(f"{'system':<28}{'fold':<10}{'n':>5}" + "".join(f"{'R@' + str(k):>8}" for k in KS))
+    for name, folds in folds_by_system:
+        for cid, r in folds.items():
+            print(f"{name:<28}{cid:<10}{sum(r.totals.values()):>5}" + "".join(f"{r.recall(k):>8.3f}" for k in KS))
+        means = [statistics.fmean(r.recall(k) for r in folds.values()) for k in KS]
+        worst = [min(r.recall(k) for r in folds.values()) for k in KS]
+        print(f"{name:<28}{'mean':<10}{'':>5}" + "".join(f"{m:>8.3f}" for m in means))
+        print(f"{name:<28}{'worst':<10}{'':>5}" + "".join(f"{w:>8.3f}" for w in worst))
+    print()
 
 
 def provider_ranker(index: StandaloneIndex, provider: Any) -> Ranker:
@@ -362,6 +410,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--provider", choices=("lexical", "hybrid"), default="lexical")
     parser.add_argument("--latency-records", type=int, default=None,
                         help="hybrid: records in the latency scope (default 10000; 0 skips)")
+    parser.add_argument("--no-folds", action="store_true",
+                        help="skip the leave-one-conversation-out report (the default report)")
     args = parser.parse_args(argv)
     if not args.data.exists():
         print(f"data file not found: {args.data}", file=sys.stderr)
@@ -383,7 +433,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         f" {bare_build_s * 1000:.0f} ms bare FTS5"
     )
     print()
-    results = []
+    results: list[Result] = []
+    systems: list[tuple[str, Ranker]] = []
     sidecar = None
     if args.provider == "hybrid":
         from meta_memory.recall.semantic.hybrid import HybridRecallProvider
@@ -403,14 +454,20 @@ def main(argv: Sequence[str] | None = None) -> int:
             f" ({n / embed_s:.0f} records/s); hybrid index build = {(build_s + embed_s) * 1000:.0f} ms"
         )
         print()
-        results.append(
-            evaluate("hybrid (default)", provider_ranker_with(sidecar, HybridRecallProvider(embedder)), corpus.questions)
-        )
-    results += [
-        evaluate("ours (default)", provider_ranker(index, LexicalRecallProvider()), corpus.questions),
-        evaluate("fts5-bm25 (bare)", bare, corpus.questions),
-        evaluate("reference (full scan)", provider_ranker(index, FullScanRecallProvider()), corpus.questions),
+        systems.append(("hybrid (default)", provider_ranker_with(sidecar, HybridRecallProvider(embedder))))
+    systems += [
+        ("ours (default)", provider_ranker(index, LexicalRecallProvider())),
+        ("fts5-bm25 (bare)", bare),
+        ("reference (full scan)", provider_ranker(index, FullScanRecallProvider())),
     ]
+    folds_by_system = []
+    for name, ranker in systems:
+        pooled, folds = evaluate_folds(name, ranker, corpus.questions)
+        results.append(pooled)
+        folds_by_system.append((name, folds))
+    if not args.no_folds:
+        report_folds(folds_by_system)
+        print("pooled over every question:")
     if args.sweep and sidecar is None:
         for name, cfg in SWEEP.items():
             results.append(evaluate(name, provider_ranker(index, LexicalRecallProvider(cfg)), corpus.questions))

@@ -38,6 +38,7 @@ class AgentMemoryFeature:
     injection: Any
     tool: Any
     host: Any
+    recall: Any = None  # the RecallSetup: provider and (hybrid) vector indexer
 
 
 def _agent_memory_config(runtime: "Runtime") -> Any:
@@ -147,7 +148,7 @@ def wire_features(runtime: "Runtime") -> None:
         tool = RecorderTool(ops, max_entries=cfg.max_entries)
     host = HostService(cfg, firewall, injection, tool, store)
     del ScopeKind
-    runtime.agent_memory = AgentMemoryFeature(cfg, store, firewall, service, injection, tool, host)
+    runtime.agent_memory = AgentMemoryFeature(cfg, store, firewall, service, injection, tool, host, recall)
 
     from .review.service import ReviewService
 

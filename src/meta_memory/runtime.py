@@ -88,7 +88,11 @@ class Runtime:
         wire_features(self)
 
     def status(self) -> dict[str, Any]:
-        """``meta/status`` payload: version, advertised features, and the storage census."""
+        """``meta/status`` payload: version, advertised features, and the storage census.
+
+        With agent memory on, ``agent_memory.vector_backlog`` says whether hybrid ranking is
+        complete: ``pending`` active records still without a vector (per realm under ``realms``;
+        ``0`` with a ``reason`` when recall is lexical). See docs/rpc.md (meta/status)."""
         from . import __version__
 
         slots = self.layout.slots() if self.layout is not None else []
@@ -103,6 +107,8 @@ class Runtime:
                 "injection_sessions": feature.injection.sessions.stats(),
                 "recorder_tool": feature.tool is not None,
             })
+            if feature.recall is not None:
+                agent_memory["vector_backlog"] = feature.recall.backlog()
         return {
             "version": __version__,
             "state_dir": str(self.state_dir) if self.state_dir is not None else None,

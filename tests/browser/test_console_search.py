@@ -59,7 +59,7 @@ principal = "bob"
 """ + "".join(
     f'\n[[access.grants]]\naction = "{a}"\nwho = {{ principal = "ann" }}\n'
     for a in ("agent.memory.read", "agent.view", "agent.memory.write", "agent.memory.delete", "mob.memory.read",
-              "operator.memory.read", "memory.quarantine.review")
+              "operator.memory.read", "memory.quarantine.review", "operator.status")
 ) + "".join(
     f'\n[[access.grants]]\naction = "{a}"\nwho = {{ principal = "bob" }}\n{on}'
     for a, on in (("agent.memory.read", ""), ("agent.view", f'on = {{ identity = "{LEAD}" }}\n'))
@@ -308,6 +308,8 @@ def test_the_overview_draws_status_and_trust_per_scope(page: Any, console: Any) 
     assert "agent observed 61" in lead.locator('figure[data-chart="trust"] svg').get_attribute("aria-label")
     total = _card(page, "All readable records")
     assert sum(_segments(total, "status").values()) == truth["totals"]["records"]
+    expect(page.locator("#overview-totals")).to_contain_text("Vector backlog")
+    expect(page.locator("#overview-totals")).to_contain_text("none (lexical recall)")
     page.screenshot(path=str(IMG / "overview.png"), full_page=True)
 
 
@@ -322,6 +324,7 @@ def test_a_restricted_overview_charts_only_readable_records(page: Any, console: 
     assert _segments(lead, "status") == {"active": 61}  # the quarantined record is not counted
     assert _segments(lead, "trust") == {"agent_observed": 60, "application": 1}
     expect(lead).to_contain_text("Quarantined content is withheld")
+    expect(page.locator("#overview-totals")).not_to_contain_text("Vector backlog")  # no operator.status
 
 
 # ---------------------------------------------------------------------------- the quarantine decision

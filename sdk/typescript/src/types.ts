@@ -340,11 +340,31 @@ export interface StorageSlot extends Open {
   exists: boolean;
 }
 
+/**
+ * `meta/status` `agentMemory.vectorBacklog`: whether hybrid ranking is complete. `pending` counts
+ * active records without a vector yet (ranked lexically until it lands), per realm in `realms`.
+ * Lexical recall: `provider: "lexical"`, `pending: 0`, `complete: true` and a `reason`.
+ * To wait for it, poll `status()` until `complete` is true.
+ */
+export interface VectorBacklog extends Open {
+  provider: "lexical" | "hybrid";
+  pending: number;
+  realms: { realm: string; pending: number }[];
+  complete: boolean;
+  model?: string;
+  indexing?: boolean;
+  embedded?: number;
+  lastError?: string | null;
+  reason?: string;
+}
+
 export interface Status extends Open {
   version: string;
   stateDir: string | null;
   ledger: Open;
   storage: { slots: StorageSlot[] } & Open;
+  /** Absent members are open; `vectorBacklog` is there whenever agent memory is enabled. */
+  agentMemory?: { enabled: boolean; vectorBacklog?: VectorBacklog } & Open;
 }
 
 export interface EventsListParams {

@@ -16,6 +16,8 @@ Every method raises the typed :class:`~meta_memory.errors.MetaError` the gateway
 
 from __future__ import annotations
 
+import asyncio
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -48,6 +50,22 @@ class AsyncLedger(_LedgerMethods, AsyncSide):
     """``handle.ledger`` on an async handle: the same methods, returning awaitables."""
 
 
+def _identity(value: Any) -> Any:
+    return value
+
+
+def _vector_backlog(status: Any) -> dict[str, Any]:
+    report = ((status or {}).get("agent_memory") or {}).get("vector_backlog")
+    if not isinstance(report, dict):
+        raise ValueError("meta/status has no agent_memory.vector_backlog: agent memory is off on this gateway")
+    return report
+
+
+def _backlog_timeout(report: dict[str, Any], timeout_s: float) -> TimeoutError:
+    realms = ", ".join(f"{r['realm']}: {r['pending']}" for r in report.get("realms") or [] if r.get("pending"))
+    return TimeoutError(f"{report.get('pending')} record(s) still wait for a vector after {timeout_s:g} s ({realms})")
+
+
 def _runtime(transport: Any) -> Any:
     gateway = getattr(transport, "gateway", None)
     return gateway.runtime if gateway is not None else None
@@ -76,6 +94,24 @@ class MetaHandle(HandleMethods, SyncSide):
     def runtime(self) -> Any:
         """The in-process runtime (embedded mode only; ``None`` when remote)."""
         return _runtime(self._transport)
+
+    def wait_for_vectors(self, timeout_s: float = 60.0, poll_s: float = 0.25) -> dict[str, Any]:
+        """Poll ``meta/status`` until hybrid ranking is complete: no active record waits for a vector.
+
+        Returns the final ``agent_memory.vector_backlog`` report (``{"provider", "pending", "realms",
+        "complete", ...}``; at once for lexical recall, whose ``pending`` is always 0). ``timeout_s``
+        and ``poll_s`` are seconds. Raises ``TimeoutError`` naming the records still pending when
+        ``timeout_s`` passes, ``ValueError`` for a gateway without agent memory, and the typed
+        ``MetaError`` the gateway gave (e.g. ``PermissionDenied`` without ``operator.status``).
+        """
+        deadline = time.monotonic() + max(0.0, timeout_s)
+        while True:
+            report = _vector_backlog(self._invoke("meta/status", None, _identity))
+            if report.get("complete"):
+                return report
+            if time.monotonic() >= deadline:
+                raise _backlog_timeout(report, timeout_s)
+            time.sleep(max(0.01, poll_s))
 
     def close(self) -> None:
         self._transport.close()
@@ -116,6 +152,24 @@ class AsyncMetaHandle(HandleMethods, AsyncSide):
     def runtime(self) -> Any:
         """The in-process runtime (embedded mode only; ``None`` when remote)."""
         return _runtime(self._transport)
+
+    async def wait_for_vectors(self, timeout_s: float = 60.0, poll_s: float = 0.25) -> dict[str, Any]:
+        """Poll ``meta/status`` (without blocking the loop) until hybrid ranking is complete: no active record waits for a vector.
+
+        Returns the final ``agent_memory.vector_backlog`` report (``{"provider", "pending", "realms",
+        "complete", ...}``; at once for lexical recall, whose ``pending`` is always 0). ``timeout_s``
+        and ``poll_s`` are seconds. Raises ``TimeoutError`` naming the records still pending when
+        ``timeout_s`` passes, ``ValueError`` for a gateway without agent memory, and the typed
+        ``MetaError`` the gateway gave (e.g. ``PermissionDenied`` without ``operator.status``).
+        """
+        deadline = time.monotonic() + max(0.0, timeout_s)
+        while True:
+            report = _vector_backlog(await self._invoke("meta/status", None, _identity))
+            if report.get("complete"):
+                return report
+            if time.monotonic() >= deadline:
+                raise _backlog_timeout(report, timeout_s)
+            await asyncio.sleep(max(0.01, poll_s))
 
     async def aclose(self) -> None:
         if hasattr(self._transport, "aclose"):

@@ -779,6 +779,11 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
         with self._read(realm) as conn:
             return vector_index.missing_vectors(conn, model, limit)
 
+    def vector_backlog(self, realm: str, model: str) -> int:
+        """How many active records of ``realm`` wait for a vector of ``model`` (0 for an unopened realm)."""
+        with self._read(realm) as conn:
+            return vector_index.count_missing_vectors(conn, model)
+
     def put_vectors(self, realm: str, model: str, items: Sequence[tuple[int, bytes]]) -> int:
         """Store ``(rid, float32 blob)`` vectors in one transaction, each only if its record is still
         active. Written without the WAL fsync: a vector lost to a power cut is embedded again."""

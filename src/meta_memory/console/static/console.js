@@ -616,6 +616,8 @@
       fact("Body bytes", String(t.body_bytes));
       fact("Floors per scope", `${result.floors.records} records / ${result.floors.bytes} bytes`);
       view.append(dl);
+      const backlog = await vectorBacklog();
+      if (backlog) fact("Vector backlog", backlog);
       view.append(overviewCharts(result));
       view.append(table("Per-scope counts and pressure",
         ["Realm", "Scope", "Active", "Superseded", "Quarantined", "Tombstoned", "Body bytes", "Pressure"],
@@ -626,6 +628,23 @@
           `${Math.round(s.pressure.records * 100)}% records, ${Math.round(s.pressure.bytes * 100)}% bytes${s.pressure.over_floor ? " — over floor" : ""}`]),
         "No scope you may read."));
     });
+  }
+
+  /** Records still waiting for a vector (hybrid recall), from meta/status; null when the caller
+   *  lacks operator.status or agent memory is off (the row is then left out). */
+  async function vectorBacklog() {
+    let status;
+    try {
+      status = await rpc("meta/status", null);
+    } catch (err) {
+      return null;
+    }
+    const b = status && status.agent_memory && status.agent_memory.vector_backlog;
+    if (!b) return null;
+    if (b.provider !== "hybrid") return "none (lexical recall)";
+    if (b.complete) return "complete: every active record has a vector";
+    const realms = (b.realms || []).filter((r) => r.pending > 0).map((r) => `${r.realm} ${r.pending}`).join(", ");
+    return `${b.pending} records ranked lexically until their vector lands (${realms})`;
   }
 
   /** Small charts: every readable record by status and by trust tier, in total and per scope. */

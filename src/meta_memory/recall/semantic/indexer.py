@@ -19,7 +19,8 @@ selected, or under another model (vectors carry the model id).
 
 Store contract (the SQLite store implements it): ``list_realms()``,
 ``missing_vectors(realm, model, limit) -> list[VectorJob]``,
-``put_vectors(realm, model, [(rid, blob)]) -> int``.
+``put_vectors(realm, model, [(rid, blob)]) -> int``, and
+``vector_backlog(realm, model) -> int`` for :meth:`VectorIndexer.backlog`.
 """
 
 from __future__ import annotations
@@ -80,6 +81,26 @@ class VectorIndexer:
             stored += self.store.put_vectors(realm, model, [(j.rid, encode_vector(v)) for j, v in zip(jobs, embedded)])
         self.embedded += stored
         return stored
+
+    def backlog(self) -> dict[str, Any]:
+        """The hybrid completeness report (``meta/status`` ``agent_memory.vector_backlog``).
+
+        Shape: ``{"provider": "hybrid", "model": str, "pending": int, "realms": [{"realm": str,
+        "pending": int}],
+        "complete": bool, "indexing": bool, "embedded": int, "last_error": str | None}`` where
+        ``pending`` counts active records that have no vector of ``model`` yet (ranked lexically
+        until it lands), summed over ``realms`` (a list, so realm names stay values on every SDK; every open realm in
+        ``list_realms`` order); ``indexing`` is whether the background thread runs;
+        ``embedded`` counts vectors stored since start. Raises what the store raises.
+        """
+        model = self.embedder.model_id
+        realms = [{"realm": realm, "pending": int(self.store.vector_backlog(realm, model))}
+                  for realm in self.store.list_realms()]
+        pending = sum(r["pending"] for r in realms)
+        thread = self._thread
+        return {"provider": "hybrid", "model": model, "pending": pending, "realms": realms, "complete": pending == 0,
+                "indexing": thread is not None and thread.is_alive(), "embedded": self.embedded,
+                "last_error": self.last_error}
 
     def drain(self) -> int:
         """Run passes until nothing is missing (synchronous); returns the vectors stored."""

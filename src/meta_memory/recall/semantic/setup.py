@@ -21,7 +21,7 @@ from meta_memory.recall.lexical import LexicalRecallProvider
 __all__ = ["RecallSetup", "build_recall_provider", "VECTOR_STORE_METHODS"]
 
 #: What a store must offer for ``hybrid`` (the SQLite store does).
-VECTOR_STORE_METHODS = ("missing_vectors", "put_vectors", "vector_signature", "scope_vectors", "list_realms")
+VECTOR_STORE_METHODS = ("missing_vectors", "put_vectors", "vector_backlog", "vector_signature", "scope_vectors", "list_realms")
 
 
 @dataclass
@@ -36,6 +36,17 @@ class RecallSetup:
         """Start the background indexer, if any (idempotent)."""
         if self.indexer is not None:
             self.indexer.start()
+
+    def backlog(self) -> dict[str, Any]:
+        """Records waiting for a vector, per realm (see :meth:`VectorIndexer.backlog` for the shape).
+
+        Lexical recall has no backlog: ``{"provider": "lexical", "pending": 0, "realms": [],
+        "complete": True, "reason": ...}``.
+        """
+        if self.indexer is None:
+            return {"provider": "lexical", "pending": 0, "realms": [], "complete": True,
+                    "reason": 'hybrid recall is off (agent_memory.recall_provider = "lexical"): no vectors are kept'}
+        return self.indexer.backlog()
 
     def close(self) -> None:
         """Stop the background indexer, if any."""

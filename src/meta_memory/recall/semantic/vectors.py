@@ -45,6 +45,7 @@ __all__ = [
     "VectorJob",
     "delete_vector",
     "missing_vectors",
+    "count_missing_vectors",
     "put_vectors",
     "scope_signature",
     "scope_vectors",
@@ -131,6 +132,16 @@ def missing_vectors(conn: sqlite3.Connection, model: str, limit: int) -> list[Ve
             tags = []
         jobs.append(VectorJob(int(rid), str(memory_id), embedding_text(title, description or "", body, tags)))
     return jobs
+
+
+def count_missing_vectors(conn: sqlite3.Connection, model: str) -> int:
+    """How many active records have no vector of ``model`` yet (the indexer's backlog)."""
+    row = conn.execute(
+        f"SELECT count(*) FROM records r LEFT JOIN {VECTOR_TABLE} v ON v.rid = r.rowid AND v.model = ? "
+        "WHERE r.status_kind = 'active' AND v.rid IS NULL",
+        (model,),
+    ).fetchone()
+    return int(row[0])
 
 
 def put_vectors(conn: sqlite3.Connection, model: str, items: Sequence[tuple[int, bytes]]) -> int:

@@ -1,0 +1,202 @@
+"""Recall latency of meta-memory (durable, through the method table) beside bm25s (in memory), same records.
+
+One process, one run: the synthetic records of ``benchmarks/recall.py`` (Zipf
+vocabulary, one identity) are written through ``meta/agent_memory/remember_batch``
+into a fresh SQLite state directory of an embedded gateway, and indexed by
+``bm25s`` (English stopwords, batch-built, not durable). The same queries are
+then timed alternately, query by query:
+
+* ``ours``  — ``meta/agent_memory/recall`` (``max_entries`` 8) through the
+  embedded SDK handle, i.e. the same method table, validator, time box, store
+  and usage marks a gateway call runs (no socket);
+* ``bm25s`` — tokenising the query and ``BM25.retrieve(k=8)``.
+
+Reported: p50/p99 of both and ``ours p99 / bm25s p99`` (the goal is <= 3 at
+100k records). Then where our time goes, measured by timing wrappers this
+script installs around the product's functions (nothing in product code):
+
+* ``full-text query``  — ``StoreReader.search`` (the FTS5 candidate query),
+* ``neighbour reads``  — ``StoreReader.neighbours`` and ``recent`` (write-order context),
+* ``re-ranking``       — the provider call and scope guard, less the two above,
+* ``time-box hop``     — ``TimeBox.call`` less the provider call it ran,
+* ``usage marks``      — ``store.mark_usage`` (one write transaction per recall),
+* ``rest``             — dispatch, validation and projecting the records.
+
+Each is given as a mean per recall in ms and as a share of ours' mean. The
+explicit-recall time budget is raised to 30 s so slow queries are measured
+rather than cut off at the default 500 ms.
+
+``bm25s`` is a benchmark-only dependency (``pip install bm25s``); the package
+does not need it.
+
+Run: ``python benchmarks/recall_vs_bm25.py [--records 100000] [--queries 300] [--seed 7]``
+(``--records 20000`` for a quick run).
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from recall import Vocabulary, _pct, make_queries, make_records  # noqa: E402
+
+from meta_memory.recall import store_reader  # noqa: E402
+from meta_memory.sdk import Meta  # noqa: E402
+from meta_memory.services import recall_reader  # noqa: E402
+
+IDENTITY = "lead:bench"
+BATCH = 1000
+
+
+class Clockwork:
+    """Accumulates wall time per named phase while ``enabled``."""
+
+    def __init__(self) -> None:
+        self.totals: dict[str, float] = defaultdict(float)
+        self.enabled = False
+
+    @contextmanager
+    def phase(self, name: str) -> Iterator[None]:
+        t0 = time.perf_counter()
+        try:
+            yield
+        finally:
+            if self.enabled:
+                self.totals[name] += time.perf_counter() - t0
+
+    def wrap(self, name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            with self.phase(name):
+                return fn(*args, **kwargs)
+
+        return timed
+
+
+def instrument(handle: Any, clock: Clockwork) -> None:
+    """Install the timing wrappers (this process only; the product is not changed on disk)."""
+    cls = store_reader.StoreReader
+    cls.search = clock.wrap("search", cls.search)  # type: ignore[method-assign]
+    cls.neighbours = clock.wrap("neighbours", cls.neighbours)  # type: ignore[method-assign]
+    cls.recent = clock.wrap("neighbours", cls.recent)  # type: ignore[method-assign]
+    service = handle.runtime.agent_memory.service
+    recall_reader.guarded_recall = clock.wrap("provider", recall_reader.guarded_recall)
+    import meta_memory.services.agent_memory as service_module
+
+    service_module.guarded_recall = recall_reader.guarded_recall
+    service.timebox.call = clock.wrap("timebox", service.timebox.call)
+    service.store.mark_usage = clock.wrap("usage", service.store.mark_usage)
+
+
+def load_ours(handle: Any, records: Sequence[Any]) -> tuple[float, int]:
+    """Write every record through ``remember_batch``; returns (seconds, refused items)."""
+    refused = 0
+    t0 = time.perf_counter()
+    for i in range(0, len(records), BATCH):
+        items = [{"title": r.title, "body": r.body, "tags": list(r.tags)} for r in records[i:i + BATCH]]
+        out = handle.call("meta/agent_memory/remember_batch", {"identity": IDENTITY, "records": items})
+        refused += sum(1 for item in out["results"] if item.get("error"))
+    return time.perf_counter() - t0, refused
+
+
+def build_bm25(records: Sequence[Any]) -> tuple[Any, float]:
+    import bm25s
+
+    t0 = time.perf_counter()
+    corpus = [f"{r.title}\n{r.body}\n{' '.join(r.tags)}" for r in records]
+    retriever = bm25s.BM25()
+    retriever.index(bm25s.tokenize(corpus, stopwords="en", show_progress=False), show_progress=False)
+    return retriever, time.perf_counter() - t0
+
+
+def run(n_records: int, n_queries: int, seed: int) -> dict[str, Any]:
+    import bm25s
+
+    vocab = Vocabulary(random.Random(seed))
+    records = make_records(n_records, vocab)
+    queries = make_queries(n_queries, vocab)
+    with tempfile.TemporaryDirectory(prefix="recall-vs-bm25-") as tmp:
+        # the explicit-recall time budget is raised so a slow query is measured, not cut off
+        with Meta.builder().persistent_state(Path(tmp) / "state").agent_memory(recall_timeout_ms=30_000).build() as handle:
+            ingest_s, refused = load_ours(handle, records)
+            retriever, bm25_build_s = build_bm25(records)
+            clock = Clockwork()
+            instrument(handle, clock)
+
+            def ours(q: str) -> Any:
+                return handle.call("meta/agent_memory/recall",
+                                   {"identity": IDENTITY, "query_text": q, "max_entries": 8})
+
+            def theirs(q: str) -> Any:
+                tokens = bm25s.tokenize([q], stopwords="en", show_progress=False)
+                k = min(8, len(records))
+                return retriever.retrieve(tokens, k=k, show_progress=False)
+
+            for q in queries[:20]:  # warm both the same way
+                ours(q)
+                theirs(q)
+            ours_ms: list[float] = []
+            bm25_ms: list[float] = []
+            for q in queries:
+                clock.enabled = True
+                t0 = time.perf_counter()
+                ours(q)
+                ours_ms.append((time.perf_counter() - t0) * 1000)
+                clock.enabled = False
+                t0 = time.perf_counter()
+                theirs(q)
+                bm25_ms.append((time.perf_counter() - t0) * 1000)
+    n = len(queries)
+    per = {k: v * 1000 / n for k, v in clock.totals.items()}
+    mean = statistics.fmean(ours_ms)
+    search, neighbours = per.get("search", 0.0), per.get("neighbours", 0.0)
+    provider, timebox, usage = per.get("provider", 0.0), per.get("timebox", 0.0), per.get("usage", 0.0)
+    breakdown = {
+        "full-text query": search,
+        "neighbour reads": neighbours,
+        "re-ranking": provider - search - neighbours,
+        "time-box hop": timebox - provider,
+        "usage marks": usage,
+        "rest (dispatch, validation, projection)": mean - timebox - usage,
+    }
+    return {
+        "records": n_records, "queries": n, "ingest_s": ingest_s, "refused": refused, "bm25_build_s": bm25_build_s,
+        "ours_p50": statistics.median(ours_ms), "ours_p99": _pct(ours_ms, 99), "ours_mean": mean,
+        "bm25_p50": statistics.median(bm25_ms), "bm25_p99": _pct(bm25_ms, 99),
+        "breakdown": breakdown,
+    }
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--records", type=int, default=100_000)
+    parser.add_argument("--queries", type=int, default=300)
+    parser.add_argument("--seed", type=int, default=7)
+    args = parser.parse_args(argv)
+    if args.records < 1 or args.queries < 1:
+        parser.error("--records and --queries must be at least 1")
+    r = run(args.records, args.queries, args.seed)
+    print(f"{r['records']} records, {r['queries']} queries; ours ingest {r['ingest_s']:.1f} s through remember_batch "
+          f"({r['records'] / r['ingest_s']:.0f} records/s, {r['refused']} refused); bm25s build {r['bm25_build_s']:.1f} s")
+    print(f"{'system':<8} {'p50 ms':>8} {'p99 ms':>8}")
+    print(f"{'ours':<8} {r['ours_p50']:>8.2f} {r['ours_p99']:>8.2f}")
+    print(f"{'bm25s':<8} {r['bm25_p50']:>8.2f} {r['bm25_p99']:>8.2f}")
+    print(f"ours/bm25s: p50 {r['ours_p50'] / r['bm25_p50']:.2f}x, p99 {r['ours_p99'] / r['bm25_p99']:.2f}x (goal p99 <= 3x)")
+    print(f"where ours' time goes (mean {r['ours_mean']:.2f} ms per recall):")
+    for name, ms in r["breakdown"].items():
+        print(f"  {name:<42} {ms:>7.2f} ms  {ms / r['ours_mean']:>6.1%}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
