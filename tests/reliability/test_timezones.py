@@ -89,11 +89,12 @@ def test_equal_timestamps_are_ordered_stably_by_id(store: tuple[SqliteAgentMemor
     clock.advance(1)
     later = s.remember("default", "tz:tie", "later", "later body")[0].memory_id
     panel = SqlitePanelStore(s)
+    from meta_memory.access.policy import AccessPolicy
+    from meta_memory.access.principal import ANONYMOUS
     from meta_memory.panel.service import PanelService
+    from meta_memory.panel.visibility import Visibility
 
-    class _All:
-        def __getattr__(self, name: str):  # every visibility question answered "yes"
-            return lambda *a, **k: True
+    every_row = Visibility(AccessPolicy(), ANONYMOUS)  # access control off: every row is visible
 
     listings = []
     for _ in range(3):
@@ -101,7 +102,7 @@ def test_equal_timestamps_are_ordered_stably_by_id(store: tuple[SqliteAgentMemor
         while True:
             from meta_memory.panel.cursor import parse_cursor
 
-            page = PanelService(panel, _All()).records(realm="default", scope_kind=None, scope_key=None, status=None,
+            page = PanelService(panel, every_row).records(realm="default", scope_kind=None, scope_key=None, status=None,
                                                       limit=4, cursor=parse_cursor(cursor))
             rows += [r["id"] for r in page["records"]]
             cursor = page["next_cursor"]

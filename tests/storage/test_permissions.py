@@ -65,7 +65,7 @@ def test_embedded_runtime_creates_only_owner_only_files(tmp_path: Path, umask: i
     finally:
         runtime.close()
     names = set(found)
-    assert {"memory-ledger-state.json", "meta-memory.lock", "events.sqlite3", "firewall-taint.json",
+    assert {"memory-ledger-state.json", "meta-memory.lock", "events.sqlite3", "session-state.db",
             "agent-memory", "agent-memory/default.sqlite3", "agent-memory/hr.sqlite3"} <= names
     assert any(n.endswith("-wal") for n in names), names  # WAL files exist and are covered
     assert_owner_only(state)  # closing leaves nothing wider behind

@@ -102,6 +102,10 @@ class SqliteSessionBackend:
 
         self._fmt = fmt
         try:
+            if self.path != ":memory:":
+                from meta_memory.storage.perms import private_sqlite
+
+                private_sqlite(Path(self.path))  # 0600 before SQLite creates it: its -wal/-shm copy the mode
             self._conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=30.0)
             if self.path != ":memory:":
                 self._conn.execute("PRAGMA journal_mode=WAL")
