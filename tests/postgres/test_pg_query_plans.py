@@ -11,8 +11,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-import psycopg
 import pytest
+
+from extras import require_extra
+
+psycopg = require_extra("postgres", "psycopg")  # before the modules that import it
 
 from meta_memory.agent_memory.batch import CreateOp, StagedBatch, TombstoneOp
 from meta_memory.agent_memory.hashing import content_hash
@@ -20,6 +23,8 @@ from meta_memory.agent_memory.model import Author, NewMemoryRecord, Provenance, 
 from meta_memory.agent_memory.store import common, planner
 from meta_memory.agent_memory.store.postgres import PostgresAgentMemoryStore
 from contract.pgsupport import DSN, require_postgres, throwaway_schema
+
+pytestmark = pytest.mark.postgres
 
 R, ME = "default", "lead:main"
 

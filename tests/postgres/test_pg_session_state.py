@@ -8,6 +8,10 @@ from collections.abc import Iterator
 
 import pytest
 
+from extras import require_extra
+
+psycopg = require_extra("postgres", "psycopg")  # before the modules that import it
+
 from meta_memory.agent_memory.store.postgres import PostgresAgentMemoryStore
 from meta_memory.clock import ManualClock
 from meta_memory.errors import AgentMemoryError
@@ -17,6 +21,8 @@ from meta_memory.injection import InjectionSessions
 from meta_memory.session_state import PostgresSessionBackend, SessionStateStore
 
 from contract.pgsupport import DSN, require_postgres, throwaway_schema
+
+pytestmark = pytest.mark.postgres
 
 WEB = Classification(False, "web tool 'web_fetch'")
 
