@@ -90,3 +90,26 @@ def test_retention_erases_dead_chains_older_than_the_setting(agent_store: AgentM
     assert agent_store.get(R, recent) is not None and agent_store.get(R, live) is not None
     clock.advance(2 * DAY_MS)
     assert sweeper.sweep() == 1 and agent_store.get(R, recent) is None
+
+
+def test_a_swept_body_leaves_every_read_path_and_the_database_file(tmp_path: object, clock: ManualClock) -> None:
+    from pathlib import Path
+
+    from meta_memory.agent_memory.store.sqlite import SqliteAgentMemoryStore
+
+    root = Path(str(tmp_path)) / "agent-memory"
+    store = SqliteAgentMemoryStore(root, clock)
+    try:
+        mark = "quokkazanzibar"
+        gone = store.remember(R, ID, "Old address", f"{mark} lives at 12 Elm Street")[0].memory_id
+        keep = store.remember(R, ID, "Other", "unrelated note")[0].memory_id
+        store.forget(R, ME, gone, Author.application())
+        clock.advance(31 * DAY_MS)
+        assert TombstoneRetention(store, 30, clock).sweep() == 1
+        assert store.get(R, gone) is None
+        assert [r.id for _, r in store.records_page(R)] == [keep]  # not even as a tombstone
+        assert [r.id for _, r in store.list_active(R, ME)] == [keep]
+    finally:
+        store.close()
+    on_disk = b"".join(p.read_bytes() for p in root.rglob("*") if p.is_file())
+    assert mark.encode() not in on_disk
