@@ -118,10 +118,22 @@ def _ctx(**kw: Any) -> dict[str, Any]:
     return {k: kw[k] for k in ("url", "token", "state_dir", "config_path", "as_json")}
 
 
+def _utf8(name: str, text: str) -> str:
+    """``text`` unless it cannot be UTF-8 (bytes the shell passed undecoded): a usage error naming it."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise click.UsageError(f"{name} is not valid UTF-8 text") from None
+    return text
+
+
 def _read_body(body: str) -> str:
     if body == "-":
-        return sys.stdin.read()
-    return body
+        try:
+            return sys.stdin.buffer.read().decode("utf-8")
+        except UnicodeDecodeError:
+            raise click.UsageError("BODY from stdin is not valid UTF-8 text") from None
+    return _utf8("BODY", body)
 
 
 @click.command("remember")
@@ -132,6 +144,7 @@ def _read_body(body: str) -> str:
 def remember_command(title: str, body: str, tags: tuple[str, ...], identity: str, realm: str | None, **kw: Any) -> None:
     """Remember TITLE with BODY (``-`` reads the body from stdin) for one identity."""
     text = _read_body(body)
+    title = _utf8("TITLE", title)
 
     def show(record: Any) -> None:
         _console().print(_records_table(f"remembered for {identity}", [record], with_body=False))
@@ -147,6 +160,7 @@ def remember_command(title: str, body: str, tags: tuple[str, ...], identity: str
 @_target_options
 def recall_command(query: str, k: int | None, identity: str, realm: str | None, **kw: Any) -> None:
     """Recall the records of one identity that best match QUERY, best first."""
+    query = _utf8("QUERY", query)
 
     def show(records: list[Any]) -> None:
         if not records:

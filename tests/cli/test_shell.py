@@ -131,3 +131,9 @@ def test_erase_from_the_shell(gateway: Any) -> None:
     as_json(mm("remember", "b", "second", *url, "--json"))
     assert as_json(mm("erase", "--all", "--dry-run", *url, "--json"))["count"] == 2
     assert as_json(mm("erase", "--all", *url, "--json"))["count"] == 2
+
+
+def test_bytes_that_are_not_utf8_are_a_usage_error(gateway: Any) -> None:
+    proc = subprocess.run([sys.executable, "-m", "meta_memory.cli", "remember", "T", "-", "--identity", ID,
+                           "--url", gateway.url], input=b"\xff\xfe not text", capture_output=True, timeout=60)
+    assert proc.returncode == 2 and b"not valid UTF-8" in proc.stderr and b"Traceback" not in proc.stderr

@@ -257,3 +257,9 @@ def test_a_state_dir_a_gateway_holds_is_refused(tmp_path: Path, gateway_factory:
     gw.rpc("meta/agent_memory/remember", {"identity": ID, "title": "t", "body": "b"})
     out = mm("export", "--state-dir", str(tmp_path / "held"))
     assert out.returncode == 1 and b"Traceback" not in out.stderr
+
+
+def test_export_of_a_missing_state_dir_is_refused_and_creates_nothing(tmp_path: Path) -> None:
+    out = mm("export", "--state-dir", str(tmp_path / "typo"), "-o", str(tmp_path / "x.jsonl"))
+    assert out.returncode == 1 and b"no state directory" in out.stderr
+    assert not (tmp_path / "typo").exists() and not (tmp_path / "x.jsonl").exists()

@@ -74,6 +74,9 @@ def export_command(state_dir: Path, config_path: Path | None, realm: str | None,
     from .exporter import export_jsonl
 
     include_ledger = ledger if ledger is not None else (realm is None and identity is None)
+    if not state_dir.is_dir():  # an export never creates the state it is asked to read
+        click.echo(f"meta-memory: no state directory at {state_dir.resolve()} (pass --state-dir)", err=True)
+        sys.exit(1)
     runtime = _runtime(state_dir, config_path)
     try:
         out = _private_output(output) if output is not None else sys.stdout

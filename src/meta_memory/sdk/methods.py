@@ -77,6 +77,13 @@ Scope = Literal["identity", "mob", "operator", "realm"]
 RecordStatus = Literal["active", "quarantined", "superseded", "tombstoned"]
 
 
+def _batch_item(index: int, item: Any) -> dict[str, Any]:
+    """A ``(title, body)`` / ``(title, body, tags)`` tuple as a batch record; ``TypeError`` for any other shape."""
+    if not isinstance(item, (tuple, list)) or len(item) not in (2, 3):
+        raise TypeError(f"records[{index}] must be a dict or a (title, body[, tags]) tuple, not {item!r:.80}")
+    return _params(title=item[0], body=item[1], tags=item[2] if len(item) > 2 else None)
+
+
 def _params(**params: Any) -> dict[str, Any]:
     """The params object: members left as ``None`` are omitted (the gateway's defaults apply)."""
     return {k: v for k, v in params.items() if v is not None}
@@ -183,8 +190,7 @@ class HandleMethods:
         earlier item), or the ``error`` refusing that record alone (nothing of it was written). Raises
         ``InvalidParams`` for a malformed call (nothing written) and ``AccessDenied`` without
         ``agent.memory.write`` on the identity."""
-        items = [r if isinstance(r, dict) else _params(title=r[0], body=r[1], tags=r[2] if len(r) > 2 else None)
-                 for r in records]
+        items = [r if isinstance(r, dict) else _batch_item(i, r) for i, r in enumerate(records)]
         return _params(identity=identity, records=items, realm=realm)
 
     @rpc("meta/agent_memory/recall", _each(AgentMemoryRecord, "records"))
