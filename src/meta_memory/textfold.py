@@ -3,7 +3,9 @@
 An attacker can hide a marker, a key or a tool name behind characters a reader
 never sees or reads as ASCII: zero-width spaces and joiners, the word joiner,
 the BOM, soft hyphens, bidi controls and tag characters (Unicode category
-``Cf``), fullwidth and other compatibility forms (folded by NFKC) and Unicode
+``Cf``), combining marks and variation selectors (``Mn``, ``Me``), control
+characters (``Cc``, but tab and line breaks), blank-looking letters (Hangul
+fillers, the braille blank), fullwidth and other compatibility forms (folded by NFKC) and Unicode
 dashes. :func:`fold` removes the first, applies NFKC and reads every dash as
 ``-``. It never raises; ASCII text is returned unchanged.
 """
@@ -18,13 +20,22 @@ from functools import lru_cache
 __all__ = ["fold", "fold_table"]
 
 
+#: Letters and symbols that render as blank space: Hangul fillers, the braille blank, Khmer inherent vowels.
+INVISIBLE_FILLERS = frozenset({0x115F, 0x1160, 0x3164, 0xFFA0, 0x2800, 0x17B4, 0x17B5})
+#: Categories removed: format characters, combining marks (and variation selectors), controls.
+_DROPPED = frozenset({"Cf", "Mn", "Me", "Cc"})
+#: ASCII control characters removed (tab, line feed and carriage return stay: they separate words).
+_ASCII_CONTROLS = {cp: None for cp in [*range(0x00, 0x09), 0x0B, 0x0C, *range(0x0E, 0x20), 0x7F]}
+
+
 @lru_cache(maxsize=1)
 def fold_table() -> dict[int, int | None]:
-    """``str.translate`` table: every ``Cf`` code point deleted, every ``Pd`` dash and U+2212 as ``-``."""
+    """``str.translate`` table: every ``Cf``/``Mn``/``Me``/``Cc`` code point and invisible filler deleted,
+    every ``Pd`` dash and U+2212 as ``-``."""
     table: dict[int, int | None] = {}
     for cp in range(0x80, sys.maxunicode + 1):
         category = unicodedata.category(chr(cp))
-        if category == "Cf":
+        if category in _DROPPED or cp in INVISIBLE_FILLERS:
             table[cp] = None
         elif category == "Pd":
             table[cp] = ord("-")
@@ -62,5 +73,6 @@ def fold(text: str) -> str:
     The removal runs after NFKC, so a compatibility form that decomposes into a dash is folded too.
     """
     if text.isascii():
-        return text
-    return _strip(unicodedata.normalize("NFKC", text))
+        return text.translate(_ASCII_CONTROLS) if not text.isprintable() else text
+    # decomposed first, so a combining mark NFKC would compose into a letter (A + U+0301 -> Á) is dropped
+    return unicodedata.normalize("NFKC", _strip(unicodedata.normalize("NFKD", text))).translate(_ASCII_CONTROLS)

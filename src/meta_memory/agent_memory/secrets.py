@@ -165,7 +165,8 @@ def _credential_key_before(match: re.Match[str]) -> bool:
 
 _RULES: tuple[_Rule, ...] = (
     _Rule("aws-access-key-id", ("AKIA", "ASIA", "ABIA", "ACCA", "A3T"),
-          re.compile(r"(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}(?![A-Za-z0-9_])"),
+          # whole, or split by white space, dashes, dots or underscores between its characters
+          re.compile(r"(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])(?:[A-Z0-9]{16}|(?:[\s._-]{0,3}[A-Z0-9]){16})(?![A-Za-z0-9_])"),
           lambda m: _after_boundary(m, _WORD)),
     _Rule("github-token", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
           re.compile(r"gh[pousr]_[A-Za-z0-9]{36}|github_pat_[A-Za-z0-9_]{22}"),

@@ -68,7 +68,7 @@ _POLICY_KEYS = ("trusted_mcp_servers", "untrusted_tools", "trusted_tools")
 #: Accepted values of ``content_trust.default``: what an unlisted, non-MCP tool is.
 CONTENT_TRUST_DEFAULTS = ("trusted", "untrusted")
 
-_SEPARATORS = re.compile(r"[\s_.\-]+")
+_SEPARATORS = re.compile(r"[\W_]+")  # every character that is not a letter or digit
 
 
 def _stable(step: Callable[[str], str], text: str) -> str:
@@ -95,6 +95,13 @@ def name_key(name: str) -> str:
 
 
 _BUILTIN_KEYS: frozenset[str] = frozenset(name_key(n) for n in ALWAYS_UNTRUSTED_TOOLS)
+_NAMESPACE = re.compile(r"[./:\\]+")
+
+
+def _names_a_builtin(name: str) -> bool:
+    """A namespaced or versioned spelling (``functions.web_fetch``, ``web_fetch.v2``, ``tools/fetch``):
+    any of its segments is an always-untrusted builtin name."""
+    return any(name_key(part) in _BUILTIN_KEYS for part in _NAMESPACE.split(_light(name)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -292,7 +299,7 @@ def classify_tool_result(
     if server_tool:
         return Classification.untrusted(f"provider server tool '{tool_name}'")
     key = name_key(tool_name)
-    if key in _BUILTIN_KEYS:
+    if key in _BUILTIN_KEYS or _names_a_builtin(tool_name):
         return Classification.untrusted(f"web tool '{tool_name}'")
     if key in policy.untrusted_tools:
         return Classification.untrusted(f"configured untrusted tool '{tool_name}'")

@@ -37,6 +37,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
+from ..textfold import INVISIBLE_FILLERS
 from .constants import (
     DEFANGED_LINE_PREFIX,
     DEFANGED_OBSERVATION_TAG,
@@ -64,6 +65,8 @@ def _fold_char(ch: str) -> str:
         return _EXTRA_FOLDS[ch]
     if "\ud800" <= ch <= "\udfff":
         return "\ufffd"
+    if ord(ch) in INVISIBLE_FILLERS:  # blank-looking letters and symbols read as a space
+        return " "
     out: list[str] = []
     for c in unicodedata.normalize("NFKC", ch).casefold():
         category = unicodedata.category(c)
@@ -129,10 +132,11 @@ def marker_skeleton(text: str) -> tuple[str, list[int] | None]:
     return skeleton, origin
 
 
-_SEP = r"[\s_-]*"
+_WS = r"[\s\x00-\x1f\x7f]*"  # white space, or control characters a reader never sees
+_SEP = r"[\s\x00-\x1f\x7f_-]*"
 _MARKERS = re.compile(
-    r"<\s*(?P<close>/\s*)?(?:meta|mobkit)" + _SEP + "memory" + _SEP + "observation"
-    r"|(?P<token>\[\s*mem" + _SEP + r"token\s*:)"
+    r"<" + _WS + r"(?P<close>/" + _WS + r")?(?:meta|mobkit)" + _SEP + "memory" + _SEP + "observation"
+    r"|(?P<token>\[" + _WS + r"mem" + _SEP + r"token" + _WS + r":)"
 )
 _OPEN_REPLACEMENT = "<" + DEFANGED_OBSERVATION_TAG
 _CLOSE_REPLACEMENT = "</" + DEFANGED_OBSERVATION_TAG
