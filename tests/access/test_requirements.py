@@ -33,6 +33,7 @@ PARAMS: dict[str, Any] = {
     "meta/agent_memory/tool": {"identity": "lead:main", "arguments": {"action": "recall", "query": "x"}},
     "meta/agent_memory/tool_schema": None,
     "meta/capabilities": None,
+    "rpc.discover": None,
     "meta/events/list": {},
     "meta/gating/check": {"entity": "e", "topic": "t"},
     "meta/gating/decide": {"pending_id": "p", "decision": "deny"},
@@ -59,7 +60,7 @@ PARAMS: dict[str, Any] = {
     "meta/memory/panel/record": {"memory_id": "m"},
 }
 #: Methods that need no grant at all, deliberately. Adding one is a reviewed decision.
-PUBLIC = {"meta/capabilities"}
+PUBLIC = {"meta/capabilities", "rpc.discover"}
 #: Methods whose entry is open because the handler judges every row it returns.
 ROW_JUDGED = {"meta/memory/panel/record", "meta/memory/panel/records"}
 

@@ -208,7 +208,8 @@ def test_events_refuses_a_token_in_the_url(gateway_factory: Any, tmp_path: Any) 
 
     token = "perimeter-token-0001"
     cfg = write_config(tmp_path / "a.toml", f'[access]\nenabled = true\n\n[[access.tokens]]\nsha256 = "{hash_token(token)}"\n'
-                                            'principal = "ann"\n')
+                                            'principal = "ann"\n\n[[access.grants]]\naction = "agent.memory.read"\n'
+                                            'who = { principal = "ann" }\n')
     gw = gateway_factory(tmp_path / "s", config=cfg)
     for query in (f"token={token}", f"access_token={token}", "token="):
         refusal(httpx.get(f"{gw.url}/events?{query}", timeout=30), 400, query.split("=")[0])

@@ -15,6 +15,8 @@ from typing import Any
 
 import httpx
 import pytest
+
+from extras import require_extra
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
@@ -100,7 +102,9 @@ def test_tls_options_go_together_and_a_bad_certificate_is_one_line(tmp_path: Pat
     one_line_refusal(proc, "cannot load the TLS certificate or key")
 
 
+@pytest.mark.postgres
 def test_unreachable_postgres_is_a_one_line_start_up_error(tmp_path: Path) -> None:
+    require_extra("postgres", "psycopg")
     cfg = write_config(tmp_path / "pg.toml", '[agent_memory]\nstore = "postgres"\n'
                                              'dsn = "postgresql://nobody:hunter2-secret@127.0.0.1:1/test?connect_timeout=2"\n')
     for command in (["serve", "--port", "0"], ["gateway", "--stdio"]):

@@ -189,3 +189,32 @@ def open_stream_when_a_slot_is_free(gw: GatewayProcess) -> None:
 def test_finished_streams_give_their_slots_back(strict: GatewayProcess) -> None:
     for _ in range(9):  # three times the cap, one after the other
         open_stream_when_a_slot_is_free(strict)
+
+
+def test_under_access_control_streams_need_a_reader_and_one_caller_cannot_take_them_all(
+    tmp_path: Any, gateway_factory: Any
+) -> None:
+    from meta_memory.access.config import hash_token
+    from support import write_config
+
+    lines = ["[gateway]", "max_event_subscribers = 8", "", "[access]", "enabled = true", ""]
+    for name in ("greedy", "admin"):
+        lines += ["[[access.tokens]]", f'sha256 = "{hash_token("tok-" + name + "-0123456789")}"', f'principal = "{name}"',
+                  "", "[[access.grants]]", 'action = "agent.memory.read"', f'who = {{ principal = "{name}" }}', ""]
+    gw = gateway_factory(tmp_path / "state", config=write_config(tmp_path / "g.toml", "\n".join(lines)))
+    anonymous = httpx.get(gw.url + "/events", timeout=GUARD_S)
+    assert anonymous.status_code == 403 and anonymous.json()["error"]["code"] == -32030
+    greedy = {"Authorization": "Bearer tok-greedy-0123456789"}
+    admin = {"Authorization": "Bearer tok-admin-0123456789"}
+    with contextlib.ExitStack() as stack:
+        held = []
+        for _ in range(2):  # a quarter of 8
+            client = stack.enter_context(httpx.Client(timeout=GUARD_S, headers=greedy))
+            resp = stack.enter_context(client.stream("GET", gw.url + "/events"))
+            assert resp.status_code == 200
+            held.append(resp.iter_lines())
+            assert next(held[-1]).startswith(": meta-memory timeline")
+        third = httpx.get(gw.url + "/events", headers=greedy, timeout=GUARD_S)
+        assert third.status_code == 503 and third.json()["error"]["data"]["limit"] == 2
+        with httpx.stream("GET", gw.url + "/events", headers=admin, timeout=GUARD_S) as other:
+            assert other.status_code == 200

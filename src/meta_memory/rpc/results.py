@@ -84,6 +84,8 @@ class AgentMemoryStatus(Result):
     taint_tracker: dict[str, Any] | None = None
     injection_sessions: dict[str, Any] | None = None
     recorder_tool: bool | None = None
+    #: Records still waiting for a vector (hybrid recall), per realm: ``{provider, pending, realms, complete, ...}``.
+    vector_backlog: dict[str, Any] | None = None
 
 
 class EventsStatus(Result):

@@ -5,8 +5,10 @@
   logs, histories and ``Referer`` headers. The console reads the stream with
   ``fetch()`` and sends the header like any other client.
 * Resume with ``Last-Event-ID`` (or ``?after=<seq>``).
-* At most ``[gateway] max_event_subscribers`` streams are open at once; one more
-  is refused with HTTP 503, ``Retry-After`` and a JSON-RPC shaped error
+* Under ``[access]`` the caller must be able to read some memory (``memory.can_read``);
+  otherwise HTTP 403 before any slot is taken, so an anonymous caller cannot hold streams.
+* At most ``[gateway] max_event_subscribers`` streams are open at once and, under ``[access]``,
+  one principal holds at most a quarter of them; one more is refused with HTTP 503, ``Retry-After`` and a JSON-RPC shaped error
   (``-32005``, ``data.kind = "capacity_exceeded"``, ``data.resource = "event_subscribers"``,
   ``data.limit``).
 * Each event is filtered by the caller's access (``AccessService.event_visible``).
@@ -23,7 +25,7 @@ from starlette.responses import Response, StreamingResponse
 from starlette.types import Receive, Scope, Send
 
 from ..access.principal import AuthenticationFailed
-from ..errors import CapacityExceeded, InvalidRequest
+from ..errors import AccessDenied, CapacityExceeded, InvalidRequest
 from ..events.bus import parse_event_seq
 from ..rpc.dispatch import encode, error_response
 from .gateway import Gateway
@@ -57,10 +59,24 @@ class EventsEndpoint:
         self.gateway = gateway
         self.auth_error = auth_error
         self.cap = gateway.runtime.config.gateway.max_event_subscribers
+        self.per_caller = max(1, self.cap // 4)
         self.open = 0
+        self.by_caller: dict[str, int] = {}
 
-    def _release(self) -> None:
-        self.open -= 1
+    def _releaser(self, caller: str) -> Any:
+        def release() -> None:
+            self.open -= 1
+            left = self.by_caller.get(caller, 1) - 1
+            if left > 0:
+                self.by_caller[caller] = left
+            else:
+                self.by_caller.pop(caller, None)
+        return release
+
+    def _busy(self, message: str, limit: int) -> Response:
+        exc = CapacityExceeded(message, resource="event_subscribers", limit=limit)
+        return Response(encode(error_response(None, exc)), status_code=503, media_type="application/json",
+                        headers={"Retry-After": "5"})
 
     async def handle(self, request: Request) -> Response:
         """Serve one ``GET /events`` (see the module docstring for refusals)."""
@@ -73,14 +89,19 @@ class EventsEndpoint:
             principal = self.gateway.authenticate(request.headers.get("authorization"))
         except AuthenticationFailed as exc:
             return self.auth_error(exc)
+        access = self.gateway.runtime.access
+        if access.enabled and not access.memory_can_read(principal):
+            denied = AccessDenied("agent.memory.read", "events")
+            return Response(encode(error_response(None, denied)), status_code=403, media_type="application/json")
+        caller = getattr(principal, "name", None) or "anonymous"
         if self.open >= self.cap:
-            exc = CapacityExceeded(f"too many event subscribers (at most {self.cap} streams are open at once)",
-                                   resource="event_subscribers", limit=self.cap)
-            return Response(encode(error_response(None, exc)), status_code=503, media_type="application/json",
-                            headers={"Retry-After": "5"})
+            return self._busy(f"too many event subscribers (at most {self.cap} streams are open at once)", self.cap)
+        if access.enabled and self.by_caller.get(caller, 0) >= self.per_caller:
+            return self._busy(f"too many event streams for one caller (at most {self.per_caller})", self.per_caller)
         start = parse_event_seq(request.headers.get("last-event-id") or request.query_params.get("after") or 0) or 0
         self.open += 1  # the event loop is single-threaded: check and take happen without a yield between
-        return _Subscription(self._stream(request, principal, start), self._release, media_type="text/event-stream",
+        self.by_caller[caller] = self.by_caller.get(caller, 0) + 1
+        return _Subscription(self._stream(request, principal, start), self._releaser(caller), media_type="text/event-stream",
                              headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
 
     async def _stream(self, request: Request, principal: Any, start: int):
