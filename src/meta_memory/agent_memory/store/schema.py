@@ -303,22 +303,28 @@ def is_current(conn: sqlite3.Connection) -> bool:
     return bool(fts_rows) and fts_rows[-1][1] == f"fts-{fts_fingerprint()}"
 
 
-def migrate_session_state(conn: sqlite3.Connection, now_ms: int) -> list[str]:
-    """Apply missing :data:`SESSION_STATE_MIGRATIONS` inside the caller's open write transaction."""
+def _apply_domain(conn: sqlite3.Connection, domain: str, steps: list[tuple[int, str, list[str]]],
+                  now_ms: int) -> list[str]:
+    """Apply the missing ``(version, name, statements)`` of ``domain``, recording each in the ledger table."""
     conn.execute(_LEDGER)
-    done = {r[0] for r in conn.execute("SELECT version FROM schema_migrations WHERE domain = ?", (SESSION_STATE_DOMAIN,))}
+    done = {r[0] for r in conn.execute("SELECT version FROM schema_migrations WHERE domain = ?", (domain,))}
     applied: list[str] = []
-    for version, name, statements in SESSION_STATE_MIGRATIONS:
+    for version, name, statements in steps:
         if version in done:
             continue
         for stmt in statements:
             conn.execute(stmt)
         conn.execute(
             "INSERT INTO schema_migrations(domain, version, name, applied_at_ms) VALUES (?, ?, ?, ?)",
-            (SESSION_STATE_DOMAIN, version, name, now_ms),
+            (domain, version, name, now_ms),
         )
         applied.append(name)
     return applied
+
+
+def migrate_session_state(conn: sqlite3.Connection, now_ms: int) -> list[str]:
+    """Apply missing :data:`SESSION_STATE_MIGRATIONS` inside the caller's open write transaction."""
+    return _apply_domain(conn, SESSION_STATE_DOMAIN, SESSION_STATE_MIGRATIONS, now_ms)
 
 
 def migrate(conn: sqlite3.Connection, now_ms: int) -> list[str]:
@@ -327,19 +333,7 @@ def migrate(conn: sqlite3.Connection, now_ms: int) -> list[str]:
     Returns the names applied (empty when the file was current). Rebuilds the
     full-text index when its fingerprint changed (or on first creation).
     """
-    conn.execute(_LEDGER)
-    applied: list[str] = []
-    done = {row[0] for row in conn.execute("SELECT version FROM schema_migrations WHERE domain = ?", (SCHEMA_DOMAIN,))}
-    for version, name, statements in MIGRATIONS:
-        if version in done:
-            continue
-        for stmt in statements:
-            conn.execute(stmt)
-        conn.execute(
-            "INSERT INTO schema_migrations(domain, version, name, applied_at_ms) VALUES (?, ?, ?, ?)",
-            (SCHEMA_DOMAIN, version, name, now_ms),
-        )
-        applied.append(name)
+    applied = _apply_domain(conn, SCHEMA_DOMAIN, MIGRATIONS, now_ms)
 
     fingerprint = f"fts-{fts_fingerprint()}"
     row = conn.execute(
