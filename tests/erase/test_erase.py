@@ -130,3 +130,18 @@ def test_erase_needs_its_own_grant_and_leaks_no_existence(tmp_path: Path, gatewa
     assert gw.result("meta/agent_memory/erase", {"identity": ID, "memory_id": mine}, token=dpo)["count"] == 1
     again = gw.rpc("meta/agent_memory/erase", {"identity": ID, "memory_id": mine}, token=dpo)["error"]
     assert again["code"] == unknown["code"] and again["data"]["kind"] == unknown["data"]["kind"]
+
+
+def test_list_holds_its_access_and_input_rules(tmp_path: Path, gateway_factory: Any) -> None:
+    base = ["agent.memory.write", "agent.memory.read", "agent.view"]
+    gw = gateway_factory(tmp_path / "state", config=_access_config(tmp_path, {"app": base}))
+    app = "tok-app-0123456789"
+    remember(gw, "Mine", "listed body", token=app)
+    assert len(gw.result("meta/agent_memory/list", {"identity": ID}, token=app)["records"]) == 1
+    assert gw.rpc("meta/agent_memory/list", {"identity": ID})["error"]["code"] == -32030  # no token
+    assert gw.rpc("meta/agent_memory/list", {"identity": OTHER}, token=app)["error"]["code"] == -32030
+    assert gw.rpc("meta/agent_memory/list", {"identity": ID, "realm": "hr"}, token=app)["error"]["code"] == -32030
+    for params, field in (({"identity": ID, "limit": 501}, "limit"), ({"identity": ID, "tags": ["t"] * 40}, "tags"),
+                          ({"identity": ID, "cursor": "x" * 5000}, "cursor")):
+        err = gw.rpc("meta/agent_memory/list", params, token=app)["error"]
+        assert err["code"] == -32602 and err["data"].get("field") == field
