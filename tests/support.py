@@ -127,3 +127,18 @@ def jsonrpc_lines(proc: subprocess.Popen, messages: list[Any]) -> list[Any]:
         proc.stdin.flush()
         out.append(json.loads(proc.stdout.readline()))
     return out
+
+
+def raw_write(store: Any, realm: str, sql: str, params: tuple[Any, ...] = ()) -> int:
+    """Run one statement (``?`` placeholders) in a write transaction of ``realm``; returns its row count.
+
+    Tests only: it seeds or damages rows the store's public contract never writes that way.
+    """
+    with store.transaction(realm) as tx:
+        return int(tx._sql.run(sql, params).rowcount)
+
+
+def raw_rows(store: Any, realm: str, sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
+    """The rows of one statement (``?`` placeholders) read from a snapshot of ``realm`` (tests only)."""
+    with store.snapshot(realm) as tx:
+        return list(tx._sql.rows(sql, params))

@@ -23,7 +23,7 @@ from meta_memory.access.config import hash_token
 from meta_memory.agent_memory.model import Author, Kind, NewMemoryRecord, Provenance, Scope
 from meta_memory.agent_memory.store.sqlite import SqliteAgentMemoryStore
 from meta_memory.clock import ManualClock
-from support import REPO_ROOT, GatewayProcess, start_gateway, write_config
+from support import REPO_ROOT, GatewayProcess, raw_write, start_gateway, write_config
 
 CHROMIUM = Path("/usr/bin/chromium")
 if not CHROMIUM.exists():
@@ -97,8 +97,8 @@ def _seed(state: Path) -> dict[str, str]:
         assert rec.status.kind.value == "quarantined"
         ids["poison"] = rec.id
         # two trust tiers in lead's scope, one in the mob's, so the charts have something to tell apart
-        store.run_in_transaction("default", lambda tx: tx.conn.execute(
-            "UPDATE records SET trust = 'application' WHERE memory_id IN (?, ?)", (ids["fruit"], ids["mob"])))
+        raw_write(store, "default", "UPDATE records SET trust = 'application' WHERE memory_id IN (?, ?)",
+                  (ids["fruit"], ids["mob"]))
     finally:
         store.close()
     return ids

@@ -27,7 +27,7 @@ from caps_support import (
 from conftest import Raw
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
-from support import GatewayProcess, start_gateway, write_config
+from support import GatewayProcess, raw_rows, start_gateway, write_config
 
 from meta_memory.agent_memory._paths import encode_path_segment
 from meta_memory.agent_memory.model import Author, NewMemoryRecord, Provenance, Scope
@@ -168,8 +168,7 @@ def test_the_store_validator_refuses_an_over_cap_quarantined_write(tmp_path: Pat
             with pytest.raises(AgentMemoryError) as info:
                 store.remember_authored("default", scope, record, author)
             assert info.value.reason == "invalid_record" and rule in info.value.message
-        rows = store.run_in_transaction(
-            "default", lambda tx: tx.conn.execute("SELECT memory_id, status_kind FROM records").fetchall())
+        rows = raw_rows(store, "default", "SELECT memory_id, status_kind FROM records")
         assert [tuple(r) for r in rows] == [(ok.id, "quarantined")]
     finally:
         store.close()

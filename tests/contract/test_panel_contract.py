@@ -23,7 +23,6 @@ from meta_memory.access.principal import ANONYMOUS
 from meta_memory.agent_memory.hashing import content_hash
 from meta_memory.agent_memory.model import Author, NewMemoryRecord, Provenance, Scope
 from meta_memory.agent_memory.store.base import AgentMemoryStore, InjectionRow
-from meta_memory.agent_memory.store.dialect import dialect_of
 from meta_memory.agent_memory.store.sqlite import SqliteAgentMemoryStore
 from meta_memory.clock import ManualClock
 from meta_memory.panel.cursor import MAX_CURSOR_MS, Cursor, parse_cursor
@@ -33,9 +32,9 @@ from meta_memory.panel.store import (
     RecordFilters,
     SqlitePanelStore,
     SqlPanelStore,
+    proposal_json,
 )
 from meta_memory.panel.visibility import Visibility
-from meta_memory.review import sql
 from meta_memory.review.dream import run_dream
 from meta_memory.review.harvest import record_harvest
 from meta_memory.review.promotions import promote_pending_gate
@@ -63,12 +62,9 @@ def panel_for(store: Any) -> SqlPanelStore:
 def execute(store: Any, realm: str, statements: list[tuple[str, tuple[Any, ...]]]) -> None:
     """Run ``?``-placeholder statements in one write transaction, in the store's dialect."""
 
-    def fn(tx: Any) -> None:
-        d = dialect_of(tx.conn)
+    with store.transaction(realm) as tx:
         for text, params in statements:
-            d.execute(tx.conn, text, params)
-
-    store.run_in_transaction(realm, fn)
+            tx._sql.run(text, params)
 
 
 def insert_record(mid: str, kind: str, key: str, status: str, updated: int, *, everq: bool = False,
@@ -249,8 +245,8 @@ def world(open_store: Callable[..., AgentMemoryStore], clock: ManualClock) -> It
     clock.advance(1)
     w.pending["proposal"] = promote_pending_gate(store, R, w.ids["prop"], run_id="d0", clock=clock).pending_id
     clock.advance(1000)
-    store.run_in_transaction(R, lambda tx: sql.insert_audit_verdict(tx.conn, "dream-x", w.ids["office"],
-                                                                     "load_bearing", "used daily", now))
+    with store.transaction(R) as tx:
+        tx.verdicts.upsert("dream-x", w.ids["office"], "load_bearing", "used daily", now)
     # A steward dream: it tombstones the duplicate quarantined write and holds the tainted proposal.
     write("dup", lead, "Parking", "Visitors park behind the library.", Author.agent(LEAD))
     write("dup_clean", lead, "Parking", "Visitors park behind the library.")
@@ -294,12 +290,12 @@ def test_review_side_tables(world: World) -> None:
         (world.pending["record"], ids["quar"], "mob", "research"),
     ]
     assert promos[0].from_proposal and not promos[1].from_proposal
-    props = panel.proposals(R, 10)
-    assert [(p.proposal_id, p.status, p.tainted) for p in props] == [
+    props = [proposal_json(p) for p in panel.proposals(R, 10)]
+    assert [(p["proposal_id"], p["status"], p["tainted"]) for p in props] == [
         (ids["prop_tainted"], "held", True), (ids["prop"], "held", False)
     ]
-    assert props[0].body_bytes == len("Paste \u00e9 from a web page.".encode()) and props[0].title == "Tainted"
-    assert props[0].author == {"author": "agent", "identity": LEAD}
+    assert props[0]["body_bytes"] == len("Paste \u00e9 from a web page.".encode()) and props[0]["title"] == "Tainted"
+    assert props[0]["author"] == {"author": "agent", "identity": LEAD}
     assert [(h.identity, h.session_key, h.cause) for h in panel.harvests(R, 10)] == [
         (WORKER, "sess-w", "crashed"), (LEAD, "sess-lead", "retired")
     ]

@@ -25,12 +25,10 @@ from meta_memory.agent_memory.model import (
     Scope,
 )
 from meta_memory.agent_memory.store.base import AgentMemoryStore
-from meta_memory.agent_memory.store.dialect import dialect_of
 from meta_memory.clock import ManualClock
 from meta_memory.errors import AgentMemoryError, QuarantineReviewRefused
 from meta_memory.events.bus import EventBus
 from meta_memory.recall import fts
-from meta_memory.review import sql
 from meta_memory.review.dream import run_dream
 from meta_memory.review.harvest import list_harvests, record_harvest
 from meta_memory.review.model import PROMOTION_EXPIRY_MS, Reviewer
@@ -51,6 +49,7 @@ from meta_memory.review.quarantine import decide
 from meta_memory.review.config import StewardConfig
 from meta_memory.review.forgets import list_held_forgets, request_forget
 from meta_memory.review.steward import PolicySteward
+from support import raw_rows
 
 REALM = "default"
 IDENTITY = "lead:main"
@@ -112,10 +111,8 @@ class Review:
         return [r.id for r, _ in self.store.search(REALM, self.scope(), fts.match_expression(text), 10)]
 
     def count(self, table: str) -> int:
-        def fn(tx: Any) -> int:
-            return int(dialect_of(tx.conn).execute(tx.conn, f"SELECT COUNT(*) FROM {table}").fetchone()[0])
-
-        return self.store.run_in_transaction(REALM, fn)
+        ((n,),) = raw_rows(self.store, REALM, f"SELECT COUNT(*) FROM {table}")
+        return int(n)
 
     def dream(self, **kw: Any) -> Any:
         steward = PolicySteward(StewardConfig(auto_accept_proposals=["*"]).auto_accepts)
@@ -313,11 +310,9 @@ def test_harvests_are_insert_or_ignore_and_find_the_session_records(rv: Review) 
     assert [(h["identity"], h["session_key"]) for h in list_harvests(rv.store, REALM)] == [
         (IDENTITY, "s-1"), ("worker:two", None)
     ]
-    found = rv.store.run_in_transaction(
-        REALM, lambda tx: sql.records_citing_session(tx.conn, rv.scope(), "s-1")
-    )
-    assert found == [cited.id]
-    assert rv.store.run_in_transaction(REALM, lambda tx: sql.records_citing_session(tx.conn, rv.scope(), "s-2")) == []
+    with rv.store.snapshot(REALM) as tx:
+        assert tx.queues.citing_session(rv.scope(), "s-1") == [cited.id]
+        assert tx.queues.citing_session(rv.scope(), "s-2") == []
     rv.dream()
     assert list_harvests(rv.store, REALM) == []
 
@@ -334,8 +329,9 @@ def test_policy_dream_decides_the_same_and_keeps_a_run_row(rv: Review) -> None:
     assert rv.store.get(REALM, held.id).status.kind.value == "quarantined"
     assert get_proposal(rv.store, REALM, clean).status == "accepted"
     assert get_proposal(rv.store, REALM, tainted).status == "held"
-    details = rv.store.run_in_transaction(REALM, lambda tx: sql.recent_dream_details(tx.conn, 5))
-    assert len(details) == 1 and isinstance(details[0], dict)
+    with rv.store.snapshot(REALM) as tx:
+        runs = tx.dream_runs.recent(5)
+    assert len(runs) == 1 and runs[0].run_id == report.run_id and isinstance(runs[0].detail, dict)
     steward_rows = [r for r in rv.store.audit_rows(REALM) if r["detail"].get("author", {}).get("author") == "steward"]
     assert {r["detail"]["author"]["run_id"] for r in steward_rows} == {report.run_id}
 
@@ -355,46 +351,45 @@ def test_open_loops_and_usage_audit_verdicts(rv: Review) -> None:
     for _ in range(25):
         rv.store.mark_usage(REALM, [dead.id], "injected")
     rv.clock.advance(31 * DAY_MS)
-    assert rv.store.run_in_transaction(REALM, lambda tx: sql.audit_candidates(tx.conn, 10)) == [dead.id, used.id]
-    assert rv.store.run_in_transaction(
-        REALM, lambda tx: sql.open_loop_records(tx.conn, rv.clock.now_ms() - 14 * DAY_MS, 10)
-    ) == [loop.id]
+    with rv.store.snapshot(REALM) as tx:
+        assert tx.queues.audit_candidates(10) == [dead.id, used.id]
+        assert tx.queues.open_loops(rv.clock.now_ms() - 14 * DAY_MS, 10) == [loop.id]
     report = rv.dream(open_loop_age_days=14)
     verdicts = [e.to_dict()["data"] for e in rv.events.list(limit=1000) if e.event_type == "memory.quarantine.verdict"]
     assert verdicts == [{"realm": REALM, "record_id": loop.id, "verdict": "open_loop_escalated"}]
-    rows = rv.other().run_in_transaction(REALM, lambda tx: sql.open_audit_verdicts(tx.conn, 10))
-    assert {(r["record_id"], r["verdict"]) for r in rows} == {(used.id, "load_bearing"), (dead.id, "dead_weight")}
-    assert all(r["run_id"] == report.run_id for r in rows)
+    with rv.other().snapshot(REALM) as tx:
+        rows = tx.verdicts.open(10)
+    assert {(r.record_id, r.verdict) for r in rows} == {(used.id, "load_bearing"), (dead.id, "dead_weight")}
+    assert all(r.run_id == report.run_id for r in rows)
     assert rv.dream(open_loop_age_days=14).status == "skipped"
     now = rv.clock.now_ms()
-    assert rv.store.run_in_transaction(
-        REALM, lambda tx: sql.resolve_audit_verdict(tx.conn, report.run_id, dead.id, "tombstoned", now)
-    )
-    assert not rv.store.run_in_transaction(
-        REALM, lambda tx: sql.resolve_audit_verdict(tx.conn, report.run_id, dead.id, "kept", now)
-    )
-    assert [r["record_id"] for r in rv.store.run_in_transaction(REALM, lambda tx: sql.open_audit_verdicts(tx.conn, 10))] == [used.id]
+    with rv.store.transaction(REALM) as tx:
+        assert tx.verdicts.resolve(report.run_id, dead.id, "tombstoned", now)
+    with rv.store.transaction(REALM) as tx:
+        assert not tx.verdicts.resolve(report.run_id, dead.id, "kept", now)
+    with rv.store.snapshot(REALM) as tx:
+        assert [r.record_id for r in tx.verdicts.open(10)] == [used.id]
 
 
-# ----------------------------------------------------------------------------- the SQL layer itself
+# ----------------------------------------------------------------------------- the side-table repositories
 
 
 def test_replace_semantics_of_dream_runs_and_verdicts(rv: Review) -> None:
-    def fn(tx: Any) -> Any:
-        c = tx.conn
-        sql.upsert_dream_run(c, "run-b", "realm", 10, 20, 1, {"n": 1})
-        sql.upsert_dream_run(c, "run-a", "realm", 10, 20, 2, {"n": 2})
-        sql.upsert_dream_run(c, "run-b", "realm", 10, 30, 3, {"n": 3})  # replaces run-b
-        sql.insert_audit_verdict(c, "run-a", "mem-1", "dead_weight", "why", 5)
-        assert sql.resolve_audit_verdict(c, "run-a", "mem-1", "kept", 6)
-        assert not sql.has_open_audit_verdict(c, "mem-1")
-        sql.insert_audit_verdict(c, "run-a", "mem-1", "load_bearing", None, 7)  # replaced: open again
-        return sql.recent_dream_details(c, 10), sql.open_audit_verdicts(c, 10), sql.has_open_audit_verdict(c, "mem-1")
-
-    details, verdicts, open_again = rv.store.run_in_transaction(REALM, fn)
+    with rv.store.transaction(REALM) as tx:
+        tx.dream_runs.upsert("run-b", "realm", 10, 20, 1, {"n": 1})
+        tx.dream_runs.upsert("run-a", "realm", 10, 20, 2, {"n": 2})
+        tx.dream_runs.upsert("run-b", "realm", 10, 30, 3, {"n": 3})  # replaces run-b
+        tx.verdicts.upsert("run-a", "mem-1", "dead_weight", "why", 5)
+        assert tx.verdicts.resolve("run-a", "mem-1", "kept", 6)
+        assert not tx.verdicts.has_open("mem-1")
+        tx.verdicts.upsert("run-a", "mem-1", "load_bearing", None, 7)  # replaced: open again
+    with rv.other().snapshot(REALM) as tx:
+        details = [r.detail for r in tx.dream_runs.recent(10)]
+        verdicts = [r.to_json() for r in tx.verdicts.open(10)]
+        open_again = tx.verdicts.has_open("mem-1")
     assert details == [{"n": 3}, {"n": 2}]
-    assert verdicts == [{"run_id": "run-a", "record_id": "mem-1", "verdict": "load_bearing", "rationale": None,
-                         "created_at_ms": 7}]
+    assert verdicts == [{"realm": REALM, "run_id": "run-a", "record_id": "mem-1", "verdict": "load_bearing",
+                         "rationale": None, "created_at_ms": 7}]
     assert open_again is True
     assert rv.count("dream_runs") == 2
 
@@ -408,11 +403,6 @@ def test_side_tables_are_per_realm(rv: Review) -> None:
     # The same harvest key in another realm is a separate row.
     assert record_harvest(rv.store, other_realm, IDENTITY, "s-1", "retired", clock=rv.clock)["recorded"]
     assert len(list_harvests(rv.store, REALM)) == 1 and len(list_harvests(rv.store, other_realm)) == 1
-
-
-def test_dialect_of_refuses_other_connections() -> None:
-    with pytest.raises(TypeError):
-        dialect_of(object())
 
 
 def test_unknown_ids_with_a_nul_are_unknown_on_both(rv: Review) -> None:

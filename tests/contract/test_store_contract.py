@@ -25,6 +25,8 @@ from meta_memory.clock import ManualClock
 from meta_memory.errors import AgentMemoryError
 from meta_memory.recall.fts import match_expression
 
+from support import raw_rows
+
 from .conftest import FakeGate
 
 R = "default"
@@ -383,17 +385,17 @@ def test_usage_injections_and_proposals(agent_store: AgentMemoryStore, clock: Ma
     assert usage.last_recalled_at_ms == clock.now_ms()
     agent_store.log_injections(R, [InjectionRow(rec.memory_id, ID, "turn", clock.now_ms(), "sess-1")])
     agent_store.log_injections("elsewhere", [InjectionRow("mem-x", ID, "build", clock.now_ms(), None)])
-    # read(realm) is a snapshot of one realm, whatever the backend: the same SQL runs on both.
-    with agent_store.read(R) as conn:
-        rows = conn.execute("SELECT record_id, identity, session_key, surface FROM injections").fetchall()
+    # A snapshot reads one realm, whatever the backend.
+    rows = raw_rows(agent_store, R, "SELECT record_id, identity, session_key, surface FROM injections")
     assert [tuple(r) for r in rows] == [(rec.memory_id, ID, "sess-1", "turn")]
     mob = Scope.mob(R, "mob-1")
     pid = agent_store.propose(R, mob, new("Shared", "team fact"), Author.agent(ID), taint="session tainted by x")
     assert pid.startswith("prop-")
-    with agent_store.read(R) as conn:
-        row = conn.execute("SELECT scope_kind, scope_key, status, taint FROM proposals").fetchone()
-    assert tuple(row) == ("mob", "mob-1", "pending", "session tainted by x")
-    assert row["status"] == "pending"
+    with agent_store.snapshot(R) as tx:
+        (row,) = tx.proposals.listing(("pending",), 10)
+    assert (row.proposal_id, row.scope_kind, row.scope_key, row.status, row.taint) == (
+        pid, "mob", "mob-1", "pending", "session tainted by x")
+    assert row.record["title"] == "Shared" and row.author == Author.agent(ID).to_json()
     assert agent_store.active_records(R, mob) == []
     with pytest.raises(AgentMemoryError) as info:
         agent_store.propose(R, mob, new("Key", "-----BEGIN PRIVATE KEY----- x"), Author.agent(ID))
@@ -424,11 +426,11 @@ def test_retier_above_observed_is_refused_for_quarantine_descendants(agent_store
         )
 
 
-def test_run_in_transaction_is_all_or_nothing(agent_store: Any) -> None:
+def test_transaction_is_all_or_nothing(agent_store: AgentMemoryStore) -> None:
     rec, _ = agent_store.remember(R, ID, "Origin", "origin body")
-
-    def release(tx: Any) -> Any:
+    with agent_store.transaction(R) as tx:
         origin = tx.get(rec.memory_id)
+        assert origin is not None
         receipt = tx.apply(
             StagedBatch(
                 R,
@@ -442,31 +444,46 @@ def test_run_in_transaction_is_all_or_nothing(agent_store: Any) -> None:
             ),
             token="review-1",
         )
-        # Raw SQL on the transaction's connection lands in (and reads) this realm only.
-        tx.conn.execute(
-            "INSERT INTO dream_runs(run_id, started_at_ms, completed_at_ms, ops_committed, detail) "
-            "VALUES ('r', 0, 0, 2, '{}')"
-        )
-        return receipt
-
-    receipt = agent_store.run_in_transaction(R, release)
+        # Side-table writes in the same transaction land in (and read) this realm only.
+        tx.dream_runs.upsert("r", "realm", 0, 0, 2, {})
     assert receipt.token == "review-1"
     assert [a["detail"]["review"] for a in agent_store.audit_rows(R) if a["stage_token"] == "review-1"] == [
         {"verdict": "release"}
     ] * 2
-    with agent_store.read(R) as conn:
-        assert [tuple(r) for r in conn.execute("SELECT run_id, ops_committed FROM dream_runs").fetchall()] == [("r", 2)]
-    with agent_store.read("elsewhere") as conn:
-        assert conn.execute("SELECT run_id FROM dream_runs").fetchall() == []
+    with agent_store.snapshot(R) as snap:
+        assert [(r.run_id, r.ops_committed) for r in snap.dream_runs.recent(10)] == [("r", 2)]
+    with agent_store.snapshot("elsewhere") as snap:
+        assert snap.dream_runs.recent(10) == []
 
-    def failing(tx: Any) -> None:
+    with pytest.raises(RuntimeError), agent_store.transaction(R) as tx:
         tx.apply(StagedBatch(R, Author.application(), (TombstoneOp(f"{rec.memory_id}-released"),)))
+        tx.dream_runs.upsert("lost", "realm", 0, 0, 1, {})
         raise RuntimeError("check failed after apply")
-
-    with pytest.raises(RuntimeError):
-        agent_store.run_in_transaction(R, failing)
     assert agent_store.get(R, f"{rec.memory_id}-released").status.is_active
     assert search_ids(agent_store, "origin") == [f"{rec.memory_id}-released"]
-    with pytest.raises(AgentMemoryError) as info:
-        agent_store.run_in_transaction(R, lambda tx: tx.apply(StagedBatch("acme", Author.application(), (TombstoneOp("x"),))))
+    with agent_store.snapshot(R) as snap:
+        assert [r.run_id for r in snap.dream_runs.recent(10)] == ["r"]
+    with pytest.raises(AgentMemoryError) as info, agent_store.transaction(R) as tx:
+        tx.apply(StagedBatch("acme", Author.application(), (TombstoneOp("x"),)))
     assert info.value.reason == "scope_not_writable"
+
+
+def test_stage_composes_with_other_writes_in_one_transaction(agent_store: AgentMemoryStore) -> None:
+    """Staging inside an open transaction takes no second lock, and rolls back with it."""
+    rec, _ = agent_store.remember(R, ID, "Origin", "origin body")
+    batch = StagedBatch(R, Author.operator("alice"), (TombstoneOp(rec.memory_id),))
+    with agent_store.transaction(R) as tx:
+        token = tx.stage(batch)
+        staged = tx.staged(token)
+        assert staged is not None and staged.to_json() == batch.to_json()
+        tx.dream_runs.upsert("with-stage", "realm", 0, 0, 0, {})
+    assert agent_store.get(R, rec.memory_id).status.is_active  # staged, not applied
+    receipt = agent_store.commit_staged(R, token)
+    assert receipt.token == token and agent_store.get(R, rec.memory_id).status.kind is StatusKind.TOMBSTONED
+    with pytest.raises(RuntimeError), agent_store.transaction(R) as tx:
+        lost = tx.stage(StagedBatch(R, Author.application(), (CreateOp(scope=ME, record=new("Later", "later body")),)))
+        raise RuntimeError("roll back")
+    assert not agent_store.discard_staged(R, lost)
+    with pytest.raises(AgentMemoryError) as info, agent_store.transaction(R) as tx:
+        tx.stage(StagedBatch(R, Author.operator("alice"), (TombstoneOp("mem-unknown"),)))
+    assert info.value.reason == "invalid_record"

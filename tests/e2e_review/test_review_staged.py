@@ -24,7 +24,7 @@ from e2e_review_support import (
     uid,
     verdicts_for,
 )
-from support import start_gateway, write_config
+from support import raw_write, start_gateway, write_config
 
 from meta_memory.agent_memory.batch import CreateOp, StagedBatch
 from meta_memory.agent_memory.hashing import content_hash
@@ -71,9 +71,8 @@ def staged(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Staged]:
     with in_process(state, config) as gw:
         secret_id = _poison_in_process(gw, ident, "Deploy notes", "deploy with the usual vault credential please")
         store = gw.runtime.agent_memory.store
-        store.run_in_transaction("default", lambda tx: tx.conn.execute(
-            "UPDATE records SET body = ?, content_hash = ? WHERE memory_id = ?",
-            (SECRET_BODY, content_hash("Deploy notes", SECRET_BODY), secret_id)))
+        raw_write(store, "default", "UPDATE records SET body = ?, content_hash = ? WHERE memory_id = ?",
+                  (SECRET_BODY, content_hash("Deploy notes", SECRET_BODY), secret_id))
         squatted_id = _poison_in_process(gw, ident, "Squatted", "A quarantined claim whose successor id is taken.")
         store.apply_batch(StagedBatch(realm="default", author=Author.application(), ops=(
             CreateOp(scope=Scope.identity("default", ident), id=f"{squatted_id}-released",

@@ -20,7 +20,7 @@ from meta_memory import deadline
 from meta_memory.agent_memory.store.sqlite import SqliteAgentMemoryStore
 from meta_memory.errors import AgentMemoryError
 from meta_memory.injection.timebox import ProviderSaturated, ProviderTimeout, TimeBox
-from support import GatewayProcess
+from support import GatewayProcess, raw_rows
 
 IDENT = "agent:patient"
 ENDLESS_SQLITE = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c"
@@ -28,8 +28,7 @@ ENDLESS_PG = "SELECT pg_sleep(600)"
 
 
 def _endless_read(store: Any, realm: str, sql: str) -> Any:
-    with store.read(realm) as conn:
-        return conn.execute(sql).fetchall()
+    return raw_rows(store, realm, sql)
 
 
 def _assert_cancelled(store: Any, realm: str, sql: str) -> None:

@@ -151,7 +151,7 @@ def build_world(state_dir: Path, clock: ManualClock | None = None) -> World:
         ])
 
         def side_tables(tx: Any) -> None:
-            c = tx.conn
+            c = tx._sql.conn
             c.executemany(
                 "INSERT INTO pending_harvests(identity, session_key, cause, retired_at_ms, status) VALUES (?, ?, ?, ?, ?)",
                 [(LEAD, "sess-lead", "retired", now, "pending"), (WORKER, "sess-worker", "crashed", now + 5, "pending"),
@@ -172,21 +172,22 @@ def build_world(state_dir: Path, clock: ManualClock | None = None) -> World:
             )
             _dream(c, "dream-1", now, [("tombstone", w.ids["quar_worker"], "steward saw wire-fraud text", None)])
 
-        store.run_in_transaction(R, side_tables)
+        with store.transaction(R) as tx:
+            side_tables(tx)
         store.forget(R, Scope.identity(R, WORKER), w.ids["quar_worker"], Author.steward("dream-1"))
 
         # Realm "plain": identity scope only, nothing quarantined.
         P = "plain"
         _write(store, w, "plain_a", P, Scope.identity(P, LEAD), "Plain fact", "Plain realm fact.")
-        store.run_in_transaction(P, lambda tx: _dream(tx.conn, "dream-plain", clock.now_ms(),
-                                                      [("set_rank", w.ids["plain_a"], "rank it", None)]))
+        with store.transaction(P) as tx:
+            _dream(tx._sql.conn, "dream-plain", clock.now_ms(), [("set_rank", w.ids["plain_a"], "rank it", None)])
         # Realm "quiet": identity scope only, one quarantined record.
         Q = "quiet"
         _write(store, w, "quiet_a", Q, Scope.identity(Q, LEAD), "Quiet fact", "Quiet realm fact.")
         _write(store, w, "quiet_q", Q, Scope.identity(Q, LEAD), "Quiet poison", "Quiet tainted content.",
                Author.agent(LEAD))
-        store.run_in_transaction(Q, lambda tx: _dream(tx.conn, "dream-quiet", clock.now_ms(),
-                                                      [("hold", w.ids["quiet_q"], "looks tainted", "tainted")]))
+        with store.transaction(Q) as tx:
+            _dream(tx._sql.conn, "dream-quiet", clock.now_ms(), [("hold", w.ids["quiet_q"], "looks tainted", "tainted")])
     finally:
         store.close()
     return w

@@ -27,6 +27,7 @@ from meta_memory.panel.cursor import parse_cursor
 from meta_memory.panel.service import PanelService
 from meta_memory.panel.store import SqlitePanelStore
 from meta_memory.panel.visibility import Visibility
+from support import raw_write
 
 REALMS = ["r1", "r2"]
 SCOPES = [("identity", i) for i in IDENTITIES] + [("mob", m) for m in MOBS] + [("operator", "op"), ("realm", "")]
@@ -66,7 +67,7 @@ class World:
 
             def fill(tx: Any, mine: list[tuple[Any, ...]] = mine) -> None:
                 for _, (kind, key), status, everq, updated, mid in mine:
-                    tx.conn.execute(
+                    tx._sql.conn.execute(
                         "INSERT INTO records(memory_id, scope_kind, scope_key, kind, title, body, provenance, trust, "
                         "status_kind, status_detail, content_hash, created_at_ms, updated_at_ms, ever_quarantined) "
                         "VALUES (?, ?, ?, 'fact', ?, ?, ?, 'agent_observed', ?, ?, 'h', 0, ?, ?)",
@@ -74,22 +75,21 @@ class World:
                          status, {"superseded": "mem-x", "quarantined": "tainted"}.get(status), updated, int(everq)),
                     )
                 for i, (_, _, _, _, _, mid) in enumerate(mine):
-                    tx.conn.execute(
+                    tx._sql.conn.execute(
                         "INSERT INTO injections(record_id, identity, session_key, surface, at_ms) VALUES (?, ?, 's', 'turn', ?)",
                         (mid, IDENTITIES[i % len(IDENTITIES)], i),
                     )
-                    tx.conn.execute(
+                    tx._sql.conn.execute(
                         "INSERT OR IGNORE INTO pending_harvests(identity, session_key, cause, retired_at_ms) VALUES (?, 's', 'retired', ?)",
                         (IDENTITIES[i % len(IDENTITIES)], i),
                     )
 
-            self.store.run_in_transaction(realm, fill)
+            with self.store.transaction(realm) as tx:
+                fill(tx)
         self.panel = SqlitePanelStore(self.store)
 
     def bump(self, realm: str, mid: str, updated: int) -> None:
-        self.store.run_in_transaction(
-            realm, lambda tx: tx.conn.execute("UPDATE records SET updated_at_ms = ? WHERE memory_id = ?", (updated, mid))
-        )
+        raw_write(self.store, realm, "UPDATE records SET updated_at_ms = ? WHERE memory_id = ?", (updated, mid))
 
 
 def walk(service: PanelService, limit: int, between: Any = None,

@@ -83,7 +83,7 @@ class MinimalStore(PanelStoreDefaults):
         return [r for r in self.rows if r.status == "quarantined"][:limit]
 
     def pending_promotions(self, realm: str, limit: int) -> list[PromotionRow]:
-        return [PromotionRow("r", "pp-1", "prop-1", "identity", "i1", None, "pending", 5)]
+        return [PromotionRow("r", "pp-1", "stage-1", "prop-1", "identity", "i1", None, "pending", 5, None)]
 
     def dream_summaries(self, realm: str, limit: int) -> list[Any]:
         return []

@@ -25,7 +25,7 @@ from extras import require_extra
 psycopg = require_extra("postgres", "psycopg")  # before the modules that import it
 
 from meta_memory.agent_memory.store.postgres import PostgresAgentMemoryStore
-from support import GatewayProcess, start_gateway, write_config
+from support import GatewayProcess, raw_rows, start_gateway, write_config
 
 from contract.pgsupport import DSN, dsn_with_schema, require_postgres, throwaway_schema
 
@@ -127,8 +127,7 @@ def test_killing_one_gateway_mid_write_loses_no_acknowledged_write(two_gateways:
             assert rec is not None and rec.title == f"Note {word}" and rec.status.is_active
         # A killed transaction leaves no half-written record: every record has its audit row.
         audited = {row["memory_id"] for row in store.audit_rows("default")}
-        with store.read("default") as conn:
-            ids = {r[0] for r in conn.execute("SELECT memory_id FROM records")}
+        ids = {r[0] for r in raw_rows(store, "default", "SELECT memory_id FROM records")}
         assert ids == audited
 
     # A restarted gateway on the same schema joins without migrating again.
@@ -184,8 +183,8 @@ def test_session_injection_dedup_budget_and_nonce_are_shared(two_gateways: Any) 
     # Compaction through a lets b inject again.
     a.result("meta/session/compacted", {"identity": ID, "session_key": "sess-inject-1"})
     assert first["included_ids"][0] in b.result("meta/turn/inject", params)["included_ids"]
-    with PostgresAgentMemoryStore(DSN, schema=_schema_of(a)) as store, store.read("default") as conn:
-        rows = conn.execute("SELECT record_id FROM injections ORDER BY injection_id").fetchall()
+    with PostgresAgentMemoryStore(DSN, schema=_schema_of(a)) as store:
+        rows = raw_rows(store, "default", "SELECT record_id FROM injections ORDER BY injection_id")
     assert [r[0] for r in rows].count(first["included_ids"][0]) == 2
 
 

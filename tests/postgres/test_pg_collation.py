@@ -24,12 +24,11 @@ conninfo = require_extra("postgres", "psycopg.conninfo")
 from contract.pgsupport import DSN, require_postgres
 
 from meta_memory.agent_memory.hashing import content_hash
-from meta_memory.agent_memory.store.dialect import dialect_of
 from meta_memory.agent_memory.store.postgres import PostgresAgentMemoryStore
 from meta_memory.clock import ManualClock
 from meta_memory.panel.cursor import Cursor
 from meta_memory.panel.store import PostgresPanelStore, RecordFilters
-from meta_memory.review import sql
+from meta_memory.agent_memory.store.tables import PromotionRow
 
 pytestmark = pytest.mark.postgres
 
@@ -61,24 +60,18 @@ def test_listings_use_code_point_order_under_a_linguistic_collation(icu_dsn: str
         assert conn.execute("SELECT 'a' < 'B'").fetchone()[0] is True  # the server's own order differs
     with PostgresAgentMemoryStore(icu_dsn, ManualClock(1_000), pool_size=2) as store:
 
-        def fill(tx: Any) -> None:
-            c = tx.conn
-            d = dialect_of(c)
+        with store.transaction(REALM) as tx:
             for mid in IDS:
-                d.execute(c, (
+                tx._sql.run((
                     "INSERT INTO records(memory_id, scope_kind, scope_key, kind, title, body, provenance, trust, "
                     "status_kind, content_hash, created_at_ms, updated_at_ms) "
                     "VALUES (?, 'identity', 'lead:main', 'fact', ?, 'b', ?, 'agent_observed', 'active', ?, 7, 7)"
                 ), (mid, mid, json.dumps({"evidence": [], "author": {"author": "application"}}), content_hash(mid, "b")))
             for pid in ("gate-a", "gate-B"):
-                d.execute(c, "INSERT INTO stage(token, batch, created_at_ms) VALUES (?, '{}', 5)", (f"st-{pid}",))
-                sql.insert_pending_promotion(
-                    c, sql.PendingPromotion(pid, f"st-{pid}", "mem-a", "mob", "team", None, "pending", 5, None)
-                )
+                tx._sql.run("INSERT INTO stage(token, batch, created_at_ms) VALUES (?, '{}', 5)", (f"st-{pid}",))
+                tx.promotions.insert(PromotionRow(REALM, pid, f"st-{pid}", "mem-a", "mob", "team", None, "pending", 5, None))
             for ident in ("a:main", "B:main"):
-                sql.insert_harvest(c, ident, None, "retired", 9)
-
-        store.run_in_transaction(REALM, fill)
+                tx.harvests.insert(ident, None, "retired", 9)
         panel = PostgresPanelStore(store)
         expected = sorted(IDS, reverse=True)  # code point order, newest first
         seen: list[str] = []
@@ -93,7 +86,8 @@ def test_listings_use_code_point_order_under_a_linguistic_collation(icu_dsn: str
         assert [p.pending_id for p in panel.pending_promotions(REALM, 10)] == ["gate-a", "gate-B"]
         assert [h.identity for h in panel.harvests(REALM, 10)] == ["a:main", "B:main"]
         # The review side reads the same rows oldest first: ties broken by code point, ascending.
-        promos = store.run_in_transaction(REALM, lambda tx: sql.expired_pending_promotions(tx.conn, 10))
+        with store.snapshot(REALM) as snap:
+            promos = snap.promotions.expired(10)
+            harvests = snap.harvests.pending(10)
         assert [p.pending_id for p in promos] == ["gate-B", "gate-a"]
-        harvests = store.run_in_transaction(REALM, lambda tx: sql.pending_harvests(tx.conn, 10))
         assert [h.identity for h in harvests] == ["B:main", "a:main"]

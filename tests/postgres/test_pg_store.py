@@ -33,6 +33,7 @@ from meta_memory.recall.provider import RecallRequest
 from meta_memory.services.recall_reader import guarded_recall
 
 from contract.pgsupport import DSN, dsn_with_schema, require_postgres, throwaway_schema
+from support import raw_rows
 
 pytestmark = pytest.mark.postgres
 
@@ -133,26 +134,20 @@ def test_realm_views_scope_raw_sql_and_refuse_foreign_inserts(schema: str) -> No
     with PostgresAgentMemoryStore(DSN, schema=schema) as s:
         s.remember("acme", ID, "Acme note", "acme only")
         s.remember("john_doe", ID, "John note", "john only")
-        with s.read("john-doe") as conn:
-            assert conn.execute("SELECT count(*) FROM records").fetchone()[0] == 0
-        with s.read("john_doe") as conn:
-            assert [r["title"] for r in conn.execute("SELECT title FROM records")] == ["John note"]
+        assert raw_rows(s, "john-doe", "SELECT count(*) FROM records")[0][0] == 0
+        assert [r["title"] for r in raw_rows(s, "john_doe", "SELECT title FROM records")] == ["John note"]
 
-        def sneak(tx: object) -> None:
-            tx.conn.execute(  # type: ignore[attr-defined]
+        with s.transaction("john_doe") as tx:
+            tx._sql.run(
                 f"INSERT INTO {pg_schema.quote_ident(schema)}.proposals(realm, proposal_id, scope_kind, scope_key, "
                 "record, author, created_at_ms) VALUES ('acme', 'p', 'mob', 'm', '{}', '{}', 0)"
             )
-            tx.conn.execute(  # type: ignore[attr-defined]
+            tx._sql.run(
                 "INSERT INTO proposals(proposal_id, scope_kind, scope_key, record, author, created_at_ms) "
                 "VALUES ('p2', 'mob', 'm', '{}', '{}', 0)"
             )
-
-        s.run_in_transaction("john_doe", sneak)
-        with s.read("acme") as conn:
-            assert [r[0] for r in conn.execute("SELECT proposal_id FROM proposals")] == ["p"]
-        with s.read("john_doe") as conn:
-            assert [r[0] for r in conn.execute("SELECT proposal_id FROM proposals")] == ["p2"]
+        assert [r[0] for r in raw_rows(s, "acme", "SELECT proposal_id FROM proposals")] == ["p"]
+        assert [r[0] for r in raw_rows(s, "john_doe", "SELECT proposal_id FROM proposals")] == ["p2"]
 
 
 @settings(max_examples=60, deadline=None)

@@ -16,6 +16,7 @@ import pytest
 from meta_memory.agent_memory.store.sqlite import SqliteAgentMemoryStore
 from meta_memory.clock import ManualClock
 from meta_memory.panel.store import SqlitePanelStore
+from support import raw_rows
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -77,9 +78,8 @@ def test_timestamps_are_the_clock_value_in_utc_ms(store: tuple[SqliteAgentMemory
     s, clock = store
     rec, _ = s.remember("default", "tz:one", "title", "body")
     assert rec.created_at_ms == rec.updated_at_ms == 1_700_000_000_000
-    with s.read("default") as conn:
-        row = conn.execute("SELECT created_at_ms, updated_at_ms FROM records").fetchone()
-        audit = conn.execute("SELECT applied_at_ms FROM audit").fetchone()
+    (row,) = raw_rows(s, "default", "SELECT created_at_ms, updated_at_ms FROM records")
+    (audit,) = raw_rows(s, "default", "SELECT applied_at_ms FROM audit")
     assert tuple(row) == (1_700_000_000_000, 1_700_000_000_000) and audit[0] == 1_700_000_000_000
 
 

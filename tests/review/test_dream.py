@@ -19,12 +19,13 @@ from meta_memory.agent_memory.model import (
     Scope,
 )
 from meta_memory.ledger import AssertionLedger, QueryRequest
-from meta_memory.review import sql
 from meta_memory.review.config import StewardCaps, StewardConfig
 from meta_memory.review.dream import run_dream
 from meta_memory.review.harvest import list_harvests, record_harvest
 from meta_memory.review.proposals import get_proposal
 from meta_memory.review.steward import LlmSteward, PolicySteward, StewardDecision
+
+from support import raw_rows, raw_write
 
 from .conftest import IDENTITY, REALM, Env
 from .fake_llm import FakeLlm
@@ -44,13 +45,8 @@ def dream(env: Env, steward: Any = None, **kw: Any) -> Any:
 
 
 def put_secret(env: Env, rec: Any, body: str = "token: api_key = zXy1aB2cD3eF4gH5iJ6k") -> None:
-    env.store.run_in_transaction(
-        REALM,
-        lambda tx: tx.conn.execute(
-            "UPDATE records SET body = ?, content_hash = ? WHERE memory_id = ?",
-            (body, content_hash(rec.title, body), rec.id),
-        ),
-    )
+    raw_write(env.store, REALM, "UPDATE records SET body = ?, content_hash = ? WHERE memory_id = ?",
+              (body, content_hash(rec.title, body), rec.id))
 
 
 def status(env: Env, memory_id: str) -> str:
@@ -65,12 +61,10 @@ def propose(env: Env, body: str, taint: str | None = None) -> str:
 
 
 def dream_row(env: Env, run_id: str) -> dict[str, Any]:
-    row = env.store.run_in_transaction(
-        REALM,
-        lambda tx: tx.conn.execute(
-            "SELECT run_id, partition_label, started_at_ms, completed_at_ms, ops_committed, detail FROM dream_runs "
-            "WHERE run_id = ?", (run_id,),
-        ).fetchone(),
+    (row,) = raw_rows(
+        env.store, REALM,
+        "SELECT run_id, partition_label, started_at_ms, completed_at_ms, ops_committed, detail FROM dream_runs "
+        "WHERE run_id = ?", (run_id,),
     )
     keys = ("run_id", "partition_label", "started_at_ms", "completed_at_ms", "ops_committed", "detail")
     out = dict(zip(keys, row, strict=True))
@@ -193,14 +187,14 @@ def test_usage_audit_verdicts_are_stored_for_operator_action(env: Env) -> None:
         env.store.mark_usage(REALM, [dead.id], "injected")
     env.clock.advance(31 * DAY_MS)
     report = dream(env)
-    rows = env.store.run_in_transaction(REALM, lambda tx: sql.open_audit_verdicts(tx.conn, 10))
-    assert {(r["record_id"], r["verdict"]) for r in rows} == {(used.id, "load_bearing"), (dead.id, "dead_weight")}
-    assert all(r["run_id"] == report.run_id for r in rows)
+    with env.store.snapshot(REALM) as tx:
+        rows = tx.verdicts.open(10)
+    assert {(r.record_id, r.verdict) for r in rows} == {(used.id, "load_bearing"), (dead.id, "dead_weight")}
+    assert all(r.run_id == report.run_id for r in rows)
     # Open verdicts are not audited again; resolving one is the operator's action.
     assert dream(env).status == "skipped"
-    assert env.store.run_in_transaction(
-        REALM, lambda tx: sql.resolve_audit_verdict(tx.conn, report.run_id, dead.id, "tombstoned", env.clock.now_ms())
-    )
+    with env.store.transaction(REALM) as tx:
+        assert tx.verdicts.resolve(report.run_id, dead.id, "tombstoned", env.clock.now_ms())
 
 
 # ----------------------------------------------------------------------------- harvests

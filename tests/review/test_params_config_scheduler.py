@@ -12,7 +12,6 @@ from hypothesis import strategies as st
 from meta_memory.clock import ManualClock
 from meta_memory.errors import ConfigError, InvalidParams, QuarantineReviewRefused
 from meta_memory.recall import fts
-from meta_memory.review import sql
 from meta_memory.review.config import StewardConfig, parse_cadence
 from meta_memory.review.params import (
     parse_decide_params,
@@ -228,9 +227,8 @@ def test_poisoned_write_to_decision_through_the_service(env: Env, verdict: str) 
     svc = ReviewService(env.store, env.clock, env.events)
     origin = env.poisoned(body="The reader prefers weekly summaries on Fridays.")
     # The operator finds it in the queue and reads it (content hash).
-    queue = env.store.run_in_transaction(
-        REALM, lambda tx: [tx.get(i) for i in sql.quarantined_records(tx.conn, 50)]
-    )
+    with env.store.snapshot(REALM) as tx:
+        queue = [tx.get(i) for i in tx.queues.quarantined(50)]
     assert [r.id for r in queue] == [origin.id]
     expr = fts.match_expression("weekly summaries")
     assert env.store.search(REALM, env.scope(), expr, 5) == []

@@ -24,6 +24,8 @@ from meta_memory.review.proposals import (
     reject_proposal,
 )
 
+from support import raw_rows
+
 from .conftest import IDENTITY, REALM, Env
 
 TEAM = Scope.mob(REALM, "team")
@@ -117,7 +119,7 @@ def test_gated_denial_discards_the_staged_batch(env: Env) -> None:
     assert team_ids(env) == []
     assert env.store.get(REALM, origin.id).status.kind.value == "quarantined"
     assert env.events_of("memory.record.promoted") == []
-    stage_rows = env.store.run_in_transaction(REALM, lambda tx: tx.conn.execute("SELECT COUNT(*) FROM stage").fetchone()[0])
+    ((stage_rows,),) = raw_rows(env.store, REALM, "SELECT COUNT(*) FROM stage")
     assert stage_rows == 0
 
 

@@ -16,6 +16,8 @@ from meta_memory.review.model import PROMOTION_EXPIRY_MS, Reviewer
 from meta_memory.review.promotions import gating_decide, promote_pending_gate
 from meta_memory.review.quarantine import decide
 
+from support import raw_rows, raw_write
+
 from .conftest import IDENTITY, REALM, Env
 
 OPERATOR = Reviewer.operator("ana")
@@ -195,13 +197,8 @@ def test_secret_release_refused_with_class_and_event_then_tombstone_works(env: E
     origin = env.poisoned()
     # A record stored before its secret class existed: put the secret in place directly.
     body = "deploy with api_key = zXy1aB2cD3eF4gH5iJ6k please"
-    env.store.run_in_transaction(
-        REALM,
-        lambda tx: tx.conn.execute(
-            "UPDATE records SET body = ?, content_hash = ? WHERE memory_id = ?",
-            (body, content_hash(origin.title, body), origin.id),
-        ),
-    )
+    raw_write(env.store, REALM, "UPDATE records SET body = ?, content_hash = ? WHERE memory_id = ?",
+              (body, content_hash(origin.title, body), origin.id))
     rec = env.store.get(REALM, origin.id)
     audit_before = len(env.audit())
     err = refused(env, rec, "release")
@@ -315,9 +312,7 @@ def test_replay_receipts_show_records_as_they_stand_now(env: Env) -> None:
 def test_inconsistent_review_evidence_is_an_io_error(env: Env) -> None:
     origin = env.poisoned()
     out = run(env, origin, "release")
-    env.store.run_in_transaction(
-        REALM, lambda tx: tx.conn.execute("DELETE FROM records WHERE memory_id = ?", (out.successor_id,))
-    )
+    raw_write(env.store, REALM, "DELETE FROM records WHERE memory_id = ?", (out.successor_id,))
     with pytest.raises(AgentMemoryError) as info:
         run(env, origin, "release")
     assert info.value.reason == "io" and "inconsistent" in info.value.message
@@ -378,13 +373,10 @@ def test_promotion_orphaned_by_a_restart_expires_at_review(env: Env) -> None:
     out = run(env, origin, "release")
     assert out.outcome == "released"
     assert out.decision["review"]["expired_promotions"] == [staged.pending_id]
-    status, stage_rows = env.store.run_in_transaction(
-        REALM,
-        lambda tx: (
-            tx.conn.execute("SELECT status FROM pending_promotions WHERE pending_id = ?", (staged.pending_id,)).fetchone()[0],
-            tx.conn.execute("SELECT COUNT(*) FROM stage").fetchone()[0],
-        ),
-    )
+    with env.store.snapshot(REALM) as tx:
+        promo = tx.promotions.get(staged.pending_id)
+    ((stage_rows,),) = raw_rows(env.store, REALM, "SELECT COUNT(*) FROM stage")
+    status = promo.status if promo is not None else None
     assert status == "expired" and stage_rows == 0
 
 
@@ -393,9 +385,8 @@ def test_refused_review_keeps_promotion_expiry_uncommitted(env: Env) -> None:
     stage_promotion(env, origin)
     env.clock.advance(PROMOTION_EXPIRY_MS)
     refused(env, origin, "release", expected="0" * 64)
-    pending = env.store.run_in_transaction(
-        REALM, lambda tx: tx.conn.execute("SELECT COUNT(*) FROM pending_promotions WHERE status='pending'").fetchone()[0]
-    )
+    with env.store.snapshot(REALM) as tx:
+        pending = len(tx.promotions.pending(50))
     assert pending == 1
 
 

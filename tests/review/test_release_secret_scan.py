@@ -7,6 +7,8 @@ import pytest
 
 from meta_memory.agent_memory.hashing import content_hash
 
+from support import raw_write
+
 from .conftest import REALM, Env
 from .test_quarantine import refused, run
 
@@ -20,9 +22,8 @@ from .test_quarantine import refused, run
 def test_release_is_refused_for_content_the_scanner_now_knows(env: Env, title: str, body: str,
                                                                secret_class: str) -> None:
     origin = env.poisoned()
-    env.store.run_in_transaction(REALM, lambda tx: tx.conn.execute(
-        "UPDATE records SET title = ?, body = ?, content_hash = ? WHERE memory_id = ?",
-        (title, body, content_hash(title, body), origin.id)))
+    raw_write(env.store, REALM, "UPDATE records SET title = ?, body = ?, content_hash = ? WHERE memory_id = ?",
+              (title, body, content_hash(title, body), origin.id))
     rec = env.store.get(REALM, origin.id)
     err = refused(env, rec, "release")
     assert err.reason == "secret_detected"

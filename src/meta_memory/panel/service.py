@@ -36,8 +36,12 @@ from .store import (
     RecordFilters,
     RecordRow,
     ScopeOverviewRow,
+    dream_run_json,
+    held_forget_json,
+    promotion_json,
+    proposal_json,
 )
-from .visibility import DreamAccess, RealmFacts, RecordFacts, Visibility
+from .visibility import DreamAccess, RealmFacts, RecordFacts, Visibility, record_facts
 
 __all__ = [
     "CHAIN_MAX",
@@ -95,7 +99,7 @@ class PanelService:
         return [realm] if realm in known else []
 
     def _record_visible(self, realm: str, row: RecordRow) -> bool:
-        return self.vis.record(realm, row.facts)
+        return self.vis.record(realm, record_facts(row))
 
     # ------------------------------------------------------------------ records
 
@@ -143,7 +147,7 @@ class PanelService:
             row = self.store.record(r, memory_id)
             if row is None:
                 continue
-            if self.vis.record_denial(r, row.facts) is not None:
+            if self.vis.record_denial(r, record_facts(row)) is not None:
                 continue
             chain = [
                 {**link.listing_json(), "chain_role": role}
@@ -153,12 +157,12 @@ class PanelService:
             injections = [
                 inj.to_json()
                 for inj in self.store.record_injections(r, memory_id, RECORD_INJECTIONS_MAX)
-                if self.vis.injection(r, row.facts, inj.identity)
+                if self.vis.injection(r, record_facts(row), inj.identity)
             ]
             out = {"realm": r, "record": row.detail_json(), "chain": chain, "injections": injections}
             held = self.store.held_forget(r, memory_id)
             if held is not None and self.vis.record(r, RecordFacts(held.scope_kind, held.scope_key, "quarantined", True)):
-                out["pending_forget"] = held.to_json()
+                out["pending_forget"] = held_forget_json(held)
             return out
         raise RecordNotFound(memory_id)
 
@@ -224,8 +228,8 @@ class PanelService:
         )
         return {
             "records": [x.listing_json() for x in records],
-            "pending_promotions": [p.to_json() for p in visible],
-            "pending_forgets": [f.to_json() for f in held],
+            "pending_promotions": [promotion_json(p) for p in visible],
+            "pending_forgets": [held_forget_json(f) for f in held],
             "realms": realms,
         }
 
@@ -292,7 +296,7 @@ class PanelService:
             lambda d: (d.completed_at_ms, d.run_id),
             limit,
         )
-        return {"runs": [d.to_json() for d in runs], "realms": realms, "withheld_by_access": access.withheld_by_access}
+        return {"runs": [dream_run_json(d) for d in runs], "realms": realms, "withheld_by_access": access.withheld_by_access}
 
     # ------------------------------------------------------------------ realm-level reads
 
@@ -332,7 +336,7 @@ class PanelService:
             (self.store.proposals(r, limit) for r in realms), lambda p: (p.created_at_ms, p.proposal_id), limit
         )
         kept = limit_then_filter(rows, limit, lambda p: self.vis.proposal(p.realm, p.scope_kind, p.scope_key))
-        return {"proposals": [p.to_json() for p in kept], "realms": realms}
+        return {"proposals": [proposal_json(p) for p in kept], "realms": realms}
 
     def harvests(self, *, realm: str | None, limit: int) -> dict[str, Any]:
         """``meta/memory/panel/harvests``: ``{harvests, realms}``; a harvest is judged by its identity."""
@@ -424,4 +428,4 @@ class PanelService:
 
 
 def _facts(row: RecordRow | None) -> RecordFacts | None:
-    return row.facts if row is not None else None
+    return record_facts(row) if row is not None else None

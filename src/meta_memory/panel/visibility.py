@@ -149,6 +149,7 @@ class Visibility:
         Raises ``ValueError`` for an unknown scope kind.
         """
         resource = self.resources.scope(realm, scope_kind, scope_key)
+        needs: tuple[str, ...]
         if scope_kind == "identity":
             needs = (READ, VIEW)
         elif scope_kind == "mob":

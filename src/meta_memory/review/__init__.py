@@ -7,7 +7,8 @@ touch), :mod:`.promotions` (gated
 promotions, gating check), :mod:`.proposals`, :mod:`.harvest`, :mod:`.steward`
 (policy and LLM deciders), :mod:`.dream`, :mod:`.scheduler`, :mod:`.config`
 (``[agent_memory.steward]``), :mod:`.params` (RPC params), :mod:`.service`
-(one object per runtime), :mod:`.sql` (every SQL statement of the area).
+(one object per runtime). Review speaks no SQL: every step runs over a store transaction
+(:meth:`~meta_memory.agent_memory.store.base.AgentMemoryStore.transaction`) or snapshot.
 """
 
 from meta_memory.review.config import StewardCaps, StewardConfig

@@ -68,11 +68,11 @@ class StewardCaps(BaseModel):
 
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
-    proposals: int = Field(32, ge=0, le=1024)
-    quarantine: int = Field(16, ge=0, le=1024)
-    harvests: int = Field(4, ge=0, le=1024)
-    open_loops: int = Field(16, ge=0, le=1024)
-    audit: int = Field(16, ge=0, le=1024)
+    proposals: int = Field(default=32, ge=0, le=1024)
+    quarantine: int = Field(default=16, ge=0, le=1024)
+    harvests: int = Field(default=4, ge=0, le=1024)
+    open_loops: int = Field(default=16, ge=0, le=1024)
+    audit: int = Field(default=16, ge=0, le=1024)
 
 
 class StewardConfig(BaseModel):
@@ -86,8 +86,8 @@ class StewardConfig(BaseModel):
     base_url: str | None = None
     model: str | None = None
     api_key_env: str | None = None
-    timeout_s: float = Field(30.0, gt=0, le=600)
-    open_loop_age_days: int = Field(14, ge=1, le=3650)
+    timeout_s: float = Field(default=30.0, gt=0, le=600)
+    open_loop_age_days: int = Field(default=14, ge=1, le=3650)
     caps: StewardCaps = StewardCaps()
     auto_accept_proposals: tuple[str, ...] = ()
     """Mob names whose clean (untainted) proposals the policy steward accepts on its own; ``"*"``

@@ -53,17 +53,19 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from meta_memory.agent_memory.hashing import content_hash, mint_token
-from meta_memory.agent_memory.model import DAY_MS, Kind, Scope
+from meta_memory.agent_memory.model import DAY_MS, Kind, MemoryRecord, Scope
 from meta_memory.agent_memory.secrets import scan
 from meta_memory.agent_memory.validator import normalize_record
 from meta_memory.clock import Clock
 from meta_memory.errors import AgentMemoryError, MetaError, QuarantineReviewRefused
+from meta_memory.ledger.ledger import AssertionLedger
 from meta_memory.identity import parse_realm
-from meta_memory.review import sql
+from meta_memory.agent_memory.store.base import AgentMemoryStore, WriteGate
+from meta_memory.events.bus import EventBus
 from meta_memory.review.config import StewardCaps
 from meta_memory.review.harvest import decide_harvest, harvest_records
 from meta_memory.review.model import Reviewer
-from meta_memory.review.promotions import expire_promotions, promote_pending_gate
+from meta_memory.review.promotions import USE_STORE_GATE, _StoreGate, expire_promotions, promote_pending_gate, write_gate
 from meta_memory.review.proposals import _proposal, accept_proposal, hold_proposal, reject_proposal
 from meta_memory.review.quarantine import review_quarantined
 from meta_memory.review.steward import (
@@ -83,7 +85,6 @@ log = logging.getLogger(__name__)
 ESCALATION_MEMORY_RUNS = 50
 """An open loop escalated by one of this many recent dreams is not escalated again."""
 
-_USE_STORE_GATE: Any = object()
 _running: dict[str, threading.Lock] = {}
 _running_guard = threading.Lock()
 
@@ -115,31 +116,31 @@ class DreamReport:
         return out
 
 
-def _realm_lock(store: Any, realm: str) -> threading.Lock:
+def _realm_lock(store: AgentMemoryStore, realm: str) -> threading.Lock:
     key = f"{getattr(store, 'root', id(store))}::{realm}"
     with _running_guard:
         return _running.setdefault(key, threading.Lock())
 
 
 def run_dream(
-    store: Any,
+    store: AgentMemoryStore,
     realm: str | None,
     steward: Steward,
     *,
     clock: Clock,
-    events: Any = None,
-    ledger: Any = None,
+    events: EventBus | None = None,
+    ledger: AssertionLedger | None = None,
     caps: StewardCaps | None = None,
     open_loop_age_days: int = 14,
     partition: str = "realm",
-    gate: Any = _USE_STORE_GATE,
+    gate: WriteGate | None | _StoreGate = USE_STORE_GATE,
     gate_releases: bool | None = None,
     may_act: Callable[[Scope], bool] | None = None,
 ) -> DreamReport:
     """Run one dream over ``realm`` with ``steward`` (module doc).
 
     Args:
-        store: the agent-memory store (``run_in_transaction``).
+        store: the agent-memory store.
         steward: a :class:`~meta_memory.review.steward.Steward`.
         clock: time source (epoch ms).
         events: event bus (``emit``) or ``None``.
@@ -160,7 +161,7 @@ def run_dream(
     if gate_releases is None:
         gate_releases = getattr(steward, "kind", None) != "policy"
     allowed: Callable[[Scope], bool] = may_act or (lambda scope: True)
-    write_gate = getattr(store, "gate", None) if gate is _USE_STORE_GATE else gate
+    g = write_gate(store, gate)
     lock = _realm_lock(store, name)
     started = clock.now_ms()
     if not lock.acquire(blocking=False):
@@ -202,12 +203,11 @@ def run_dream(
             decision = None
         if decision is not None:
             detail["refused"].extend(decision.refused)
-            ops = _apply(store, name, run_id, inputs, decision, caps, detail, clock, events, ledger, write_gate,
+            ops = _apply(store, name, run_id, inputs, decision, caps, detail, clock, events, ledger, g,
                          gate_releases, allowed)
         completed = clock.now_ms()
-        store.run_in_transaction(
-            name, lambda tx: sql.upsert_dream_run(tx.conn, run_id, partition, started, completed, ops, detail)
-        )
+        with store.transaction(name) as tx:
+            tx.dream_runs.upsert(run_id, partition, started, completed, ops, detail)
         if events is not None:
             events.emit(
                 "memory.dream.completed",
@@ -218,7 +218,7 @@ def run_dream(
         lock.release()
 
 
-def _skip(realm: str, started: int, clock: Clock, events: Any, reason: str) -> DreamReport:
+def _skip(realm: str, started: int, clock: Clock, events: EventBus | None, reason: str) -> DreamReport:
     if events is not None:
         events.emit("memory.dream.skipped", {"realm": realm, "reason": reason})
     return DreamReport(realm, None, "skipped", started, clock.now_ms(), 0, reason)
@@ -247,61 +247,64 @@ def _event_summary(detail: dict[str, Any]) -> dict[str, Any]:
 
 
 def _gather(
-    store: Any, realm: str, run_id: str, now: int, caps: StewardCaps, loop_age_days: int,
+    store: AgentMemoryStore, realm: str, run_id: str, now: int, caps: StewardCaps, loop_age_days: int,
     allowed: Callable[[Scope], bool],
 ) -> DreamInputs:
-    def fn(tx: Any) -> DreamInputs:
-        conn = tx.conn
+    """What the dream offers its steward, read from one snapshot (no write lock: every decision is
+    re-checked in its own write transaction)."""
+    with store.snapshot(realm) as tx:
         quarantine: list[QuarantineItem] = []
         # Held forgets take at most half of the quarantine cap, so a flood of them never starves the queue.
-        for held in sql.list_pending_forgets(conn, caps.quarantine * 4 + 16):
+        for held in tx.forgets.standing(caps.quarantine * 4 + 16):
             if len(quarantine) >= (caps.quarantine + 1) // 2:
                 break
             rec = tx.get(held.memory_id)
-            if rec is None or not allowed(rec.scope) or sql.pending_promotions_for(conn, rec.id):
+            if rec is None or not allowed(rec.scope) or tx.promotions.pending_for(rec.id):
                 continue
             quarantine.append(QuarantineItem(rec, held_forget=held.to_json()))
-        for rid in sql.quarantined_records(conn, caps.quarantine * 4 + 16):
+        for rid in tx.queues.quarantined(caps.quarantine * 4 + 16):
             if len(quarantine) >= caps.quarantine:
                 break
-            if sql.pending_promotions_for(conn, rid):
+            if tx.promotions.pending_for(rid):
                 continue
             rec = tx.get(rid)
             if rec is None or not allowed(rec.scope):
                 continue
+            duplicate = tx.active_duplicate(rec.scope, rec.content_hash)
             quarantine.append(
                 QuarantineItem(
                     rec,
-                    duplicate_of=sql.active_duplicate(conn, rec.scope, rec.content_hash, rec.id),
+                    duplicate_of=duplicate.id if duplicate is not None and duplicate.id != rec.id else None,
                     secret_class=scan(rec.title, rec.description, rec.body, rec.tags),
                 )
             )
         proposals: list[ProposalItem] = []
-        for row in sql.list_proposals(conn, ("pending", "held"), caps.proposals * 4 + 16):
+        for row in tx.proposals.listing(("pending", "held"), caps.proposals * 4 + 16):
             if len(proposals) >= caps.proposals:
                 break
-            if sql.pending_promotions_for(conn, row.proposal_id):
+            if tx.promotions.pending_for(row.proposal_id):
                 continue
             try:
-                prop = _proposal(realm, row)
+                prop = _proposal(row)
                 norm = normalize_record(prop.record)
             except (ValueError, KeyError):
                 continue
             if not allowed(prop.scope):
                 continue
-            dup = sql.active_duplicate(conn, prop.scope, content_hash(norm.title, norm.body), "")
-            proposals.append(ProposalItem(prop, dup))
+            dup = tx.active_duplicate(prop.scope, content_hash(norm.title, norm.body))
+            proposals.append(ProposalItem(prop, dup.id if dup is not None else None))
         harvests = [
-            HarvestItem(h, tuple(harvest_records(tx, realm, h)))
-            for h in sql.pending_harvests(conn, caps.harvests * 4 + 16)
+            HarvestItem(h, tuple(harvest_records(tx, h)))
+            for h in tx.harvests.pending(caps.harvests * 4 + 16)
             if allowed(Scope.identity(realm, h.identity))
         ][: caps.harvests]
-        recently = set()
-        for d in sql.recent_dream_details(conn, ESCALATION_MEMORY_RUNS):
-            recently.update(x for x in d.get("escalated", []) if isinstance(x, str))
+        recently: set[str] = set()
+        for run in tx.dream_runs.recent(ESCALATION_MEMORY_RUNS):
+            escalated = run.detail.get("escalated", []) if isinstance(run.detail, dict) else []
+            recently.update(x for x in escalated if isinstance(x, str))
         queued = {q.record.id for q in quarantine}
-        open_loops = []
-        for rid in sql.open_loop_records(conn, now - loop_age_days * DAY_MS, caps.open_loops + len(recently) + 16):
+        open_loops: list[MemoryRecord] = []
+        for rid in tx.queues.open_loops(now - loop_age_days * DAY_MS, caps.open_loops + len(recently) + 16):
             if len(open_loops) >= caps.open_loops:
                 break
             if rid in recently or rid in queued:
@@ -309,11 +312,11 @@ def _gather(
             rec = tx.get(rid)
             if rec is not None and rec.kind is Kind.OPEN_LOOP and allowed(rec.scope):
                 open_loops.append(rec)
-        audit = []
-        for rid in sql.audit_candidates(conn, caps.audit * 4 + 16):
+        audit: list[MemoryRecord] = []
+        for rid in tx.queues.audit_candidates(caps.audit * 4 + 16):
             if len(audit) >= caps.audit:
                 break
-            if sql.has_open_audit_verdict(conn, rid):
+            if tx.verdicts.has_open(rid):
                 continue
             rec = tx.get(rid)
             if rec is not None and allowed(rec.scope):
@@ -331,8 +334,6 @@ def _gather(
             recently_escalated=frozenset(recently),
         )
 
-    return store.run_in_transaction(realm, fn)
-
 
 # --------------------------------------------------------------------------- apply
 
@@ -344,7 +345,7 @@ def _note(detail: dict[str, Any], category: str, target: str, verdict: str, rati
 
 
 def _apply(
-    store: Any,
+    store: AgentMemoryStore,
     realm: str,
     run_id: str,
     inputs: DreamInputs,
@@ -352,9 +353,9 @@ def _apply(
     caps: StewardCaps,
     detail: dict[str, Any],
     clock: Clock,
-    events: Any,
-    ledger: Any,
-    gate: Any,
+    events: EventBus | None,
+    ledger: AssertionLedger | None,
+    gate: WriteGate | None,
     gate_releases: bool,
     allowed: Callable[[Scope], bool],
 ) -> int:
@@ -424,15 +425,15 @@ def _apply(
     # Proposals.
     seen = set()
     for v in decision.proposals[: caps.proposals]:
-        item = offered_p.get(v.target)
-        if item is None:
+        proposal_item = offered_p.get(v.target)
+        if proposal_item is None:
             detail["refused"].append(f"proposal {v.target}: not offered to this dream")
             continue
         if not once(seen, "proposal", v.target):
             continue
         verdict = v.verdict
         downgraded = None
-        if verdict == "accept" and item.proposal.tainted:
+        if verdict == "accept" and proposal_item.proposal.tainted:
             verdict, downgraded = "promote_pending_gate", True
         try:
             if verdict == "accept":
@@ -459,8 +460,8 @@ def _apply(
     # Harvests.
     seen = set()
     for v in decision.harvests[: caps.harvests]:
-        item = offered_h.get(v.target)
-        if item is None:
+        harvest_item = offered_h.get(v.target)
+        if harvest_item is None:
             detail["refused"].append(f"harvest {v.target}: not offered to this dream")
             continue
         if not once(seen, "harvest", v.target):
@@ -470,7 +471,7 @@ def _apply(
             continue
         try:
             res = decide_harvest(
-                store, realm, item.harvest, v.verdict, run_id=run_id, clock=clock, rationale=v.rationale,
+                store, realm, harvest_item.harvest, v.verdict, run_id=run_id, clock=clock, rationale=v.rationale,
                 events=events, gate=gate,
             )
             ops += res["ops"]
@@ -532,9 +533,7 @@ def _apply(
     if rows:
         now = clock.now_ms()
 
-        def write(tx: Any) -> None:
+        with store.transaction(realm) as tx:
             for v in rows:
-                sql.insert_audit_verdict(tx.conn, run_id, v.target, v.verdict, v.rationale, now)
-
-        store.run_in_transaction(realm, write)
+                tx.verdicts.upsert(run_id, v.target, v.verdict, v.rationale, now)
     return ops

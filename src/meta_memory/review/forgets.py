@@ -23,13 +23,15 @@ forget is already held answers the same held forget (no second row).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from meta_memory.agent_memory.batch import StagedBatch, TombstoneOp
 from meta_memory.agent_memory.hashing import mint_token
 from meta_memory.agent_memory.model import Author, Scope, ScopeKind, StatusKind
+from meta_memory.agent_memory.store.base import AgentMemoryStore
+from meta_memory.agent_memory.store.tables import HeldForgetRow
+from meta_memory.agent_memory.store.tx import WriteTx
 from meta_memory.clock import Clock
-from meta_memory.review import sql
+from meta_memory.events.bus import EventBus
 
 __all__ = ["FORGET_SUBJECT", "ForgetRequest", "request_forget", "list_held_forgets"]
 
@@ -63,7 +65,7 @@ class ForgetRequest:
 
 
 def request_forget(
-    store: Any,
+    store: AgentMemoryStore,
     scope: Scope,
     memory_id: str,
     author: Author,
@@ -71,12 +73,12 @@ def request_forget(
     *,
     session_key: str | None,
     clock: Clock,
-    events: Any = None,
+    events: EventBus | None = None,
 ) -> ForgetRequest:
     """Forget ``memory_id`` of ``scope`` for ``author``, holding it for review when ``reason`` is set.
 
     Args:
-        store: the agent-memory store (``run_in_transaction``).
+        store: the agent-memory store.
         scope: the caller's scope (the tool pins it to the calling identity).
         memory_id: the record to forget (trimmed; blank => ``not_found``).
         author: the requesting author (an agent for the tool).
@@ -94,36 +96,8 @@ def request_forget(
     if not memory_id:
         return ForgetRequest("not_found", memory_id)
 
-    def fn(tx: Any) -> ForgetRequest:
-        rec = tx.get(memory_id)
-        if rec is None or rec.scope != scope or rec.status.kind is StatusKind.TOMBSTONED:
-            return ForgetRequest("not_found", memory_id)
-        if reason is None or rec.status.kind is StatusKind.QUARANTINED:
-            batch = StagedBatch(realm=scope.realm, author=author, ops=(TombstoneOp(id=memory_id),))
-            tx.apply(batch, gate=None, token=mint_token("direct"))
-            return ForgetRequest("forgotten", memory_id)
-        existing = sql.pending_forget_for(tx.conn, memory_id)
-        if existing is not None:
-            return ForgetRequest("held", memory_id, existing.forget_id, existing.reason, False)
-        kind, key = scope.storage()
-        row = sql.PendingForgetRow(
-            forget_id=mint_token("forget"),
-            memory_id=memory_id,
-            scope_kind=kind,
-            scope_key=key,
-            content_hash=rec.content_hash,
-            author=author.to_json(),
-            reason=reason,
-            session_key=session_key,
-            status="pending",
-            created_at_ms=clock.now_ms(),
-            resolved_at_ms=None,
-            decision=None,
-        )
-        sql.insert_pending_forget(tx.conn, row)
-        return ForgetRequest("held", memory_id, row.forget_id, reason, True)
-
-    out: ForgetRequest = store.run_in_transaction(scope.realm, fn)
+    with store.transaction(scope.realm) as tx:
+        out = _forget_in_tx(tx, scope, memory_id, author, reason, session_key, clock.now_ms())
     if out.held and out.created and events is not None:
         events.emit(
             "memory.forget.held",
@@ -133,6 +107,42 @@ def request_forget(
     return out
 
 
-def list_held_forgets(store: Any, realm: str, limit: int = 50) -> list[sql.PendingForgetRow]:
-    """Unresolved held forgets of ``realm`` whose record still stands, newest first."""
-    return store.run_in_transaction(realm, lambda tx: sql.list_pending_forgets(tx.conn, limit))
+def list_held_forgets(store: AgentMemoryStore, realm: str, limit: int = 50) -> list[HeldForgetRow]:
+    """Unresolved held forgets of ``realm`` whose record still stands, newest first. A snapshot read:
+    no write lock, never creates a realm."""
+    with store.snapshot(realm) as tx:
+        return tx.forgets.standing(limit)
+
+
+def _forget_in_tx(
+    tx: WriteTx, scope: Scope, memory_id: str, author: Author, reason: str | None, session_key: str | None,
+    now_ms: int,
+) -> ForgetRequest:
+    rec = tx.get(memory_id)
+    if rec is None or rec.scope != scope or rec.status.kind is StatusKind.TOMBSTONED:
+        return ForgetRequest("not_found", memory_id)
+    if reason is None or rec.status.kind is StatusKind.QUARANTINED:
+        batch = StagedBatch(realm=scope.realm, author=author, ops=(TombstoneOp(id=memory_id),))
+        tx.apply(batch, gate=None, token=mint_token("direct"))
+        return ForgetRequest("forgotten", memory_id)
+    existing = tx.forgets.pending_for(memory_id)
+    if existing is not None:
+        return ForgetRequest("held", memory_id, existing.forget_id, existing.reason, False)
+    kind, key = scope.storage()
+    row = HeldForgetRow(
+        realm=scope.realm,
+        forget_id=mint_token("forget"),
+        memory_id=memory_id,
+        scope_kind=kind,
+        scope_key=key,
+        content_hash=rec.content_hash,
+        author=author.to_json(),
+        reason=reason,
+        session_key=session_key,
+        status="pending",
+        created_at_ms=now_ms,
+        resolved_at_ms=None,
+        decision=None,
+    )
+    tx.forgets.insert(row)
+    return ForgetRequest("held", memory_id, row.forget_id, reason, True)

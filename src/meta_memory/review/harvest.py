@@ -15,21 +15,24 @@ Either way the harvest becomes ``harvested`` and ``memory.harvest.completed``
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
-from meta_memory.agent_memory.batch import BatchKind, CreateOp, StagedBatch, TombstoneOp
+from meta_memory.agent_memory.batch import BatchKind, CreateOp, Op, StagedBatch, TombstoneOp
 from meta_memory.agent_memory.hashing import mint_token
-from meta_memory.agent_memory.model import Author, NewMemoryRecord, Provenance, Scope, TrustTier
+from meta_memory.agent_memory.model import Author, MemoryRecord, Provenance, Scope, TrustTier
+from meta_memory.agent_memory.store.base import AgentMemoryStore, WriteGate
+from meta_memory.agent_memory.store.tables import HarvestRow
+from meta_memory.agent_memory.store.tx import ReadTx
 from meta_memory.clock import Clock
+from meta_memory.events.bus import EventBus
 from meta_memory.identity import parse_identity, parse_realm
-from meta_memory.review import sql
+from meta_memory.review.model import copy_of
 
 __all__ = ["record_harvest", "list_harvests", "harvest_records", "decide_harvest"]
 
 
 def record_harvest(
-    store: Any, realm: str | None, identity: str, session_key: str | None, cause: str, *, clock: Clock
+    store: AgentMemoryStore, realm: str | None, identity: str, session_key: str | None, cause: str, *, clock: Clock
 ) -> dict[str, Any]:
     """Record a pending harvest for a retired session (``INSERT OR IGNORE``).
 
@@ -40,7 +43,8 @@ def record_harvest(
     name = parse_realm(realm)
     ident = parse_identity(identity)
     now = clock.now_ms()
-    recorded = store.run_in_transaction(name, lambda tx: sql.insert_harvest(tx.conn, ident, session_key, cause, now))
+    with store.transaction(name) as tx:
+        recorded = tx.harvests.insert(ident, session_key, cause, now)
     return {
         "realm": name,
         "identity": ident,
@@ -51,33 +55,33 @@ def record_harvest(
     }
 
 
-def list_harvests(store: Any, realm: str | None, limit: int = 50) -> list[dict[str, Any]]:
-    """Pending harvests of ``realm``, oldest first."""
-    name = parse_realm(realm)
-    with store.read(name) as conn:  # a listing: never creates a realm
-        rows = sql.pending_harvests(conn, limit)
-    return [{"realm": name, **r.to_json()} for r in rows]
+def list_harvests(store: AgentMemoryStore, realm: str | None, limit: int = 50) -> list[dict[str, Any]]:
+    """Pending harvests of ``realm``, oldest first (:meth:`HarvestRow.to_json`). A snapshot read: no write
+    lock, never creates a realm."""
+    with store.snapshot(parse_realm(realm)) as tx:
+        rows = tx.harvests.pending(limit)
+    return [r.to_json() for r in rows]
 
 
-def harvest_records(tx: Any, realm: str, harvest: sql.HarvestRow) -> list[Any]:
+def harvest_records(tx: ReadTx, harvest: HarvestRow) -> list[MemoryRecord]:
     """The retired session's active records (none when the harvest names no session)."""
     if not harvest.session_key:
         return []
-    ids = sql.records_citing_session(tx.conn, Scope.identity(realm, harvest.identity), harvest.session_key)
+    ids = tx.queues.citing_session(Scope.identity(tx.realm, harvest.identity), harvest.session_key)
     return [rec for rec in (tx.get(i) for i in ids) if rec is not None]
 
 
 def decide_harvest(
-    store: Any,
+    store: AgentMemoryStore,
     realm: str,
-    harvest: sql.HarvestRow,
+    harvest: HarvestRow,
     verdict: str,
     *,
     run_id: str,
     clock: Clock,
     rationale: str | None = None,
-    events: Any = None,
-    gate: Any = None,
+    events: EventBus | None = None,
+    gate: WriteGate | None = None,
 ) -> dict[str, Any]:
     """Apply a harvest verdict (``promote`` | ``tombstone`` | ``keep``) in one transaction.
 
@@ -90,8 +94,8 @@ def decide_harvest(
     suffix = f": {rationale}" if rationale else ""
     why = f"harvest {verdict} ({harvest.cause}){suffix}"
 
-    def fn(tx: Any) -> dict[str, Any]:
-        result = {
+    with store.transaction(realm) as tx:
+        out: dict[str, Any] = {
             "identity": harvest.identity,
             "retired_at_ms": harvest.retired_at_ms,
             "verdict": verdict,
@@ -99,42 +103,31 @@ def decide_harvest(
             "tombstoned": 0,
             "ops": 0,
         }
-        if not sql.mark_harvested(tx.conn, harvest.identity, harvest.retired_at_ms):
-            return {**result, "skipped": True}
-        records = [r for r in harvest_records(tx, realm, harvest) if r.status.is_active]
-        ops: list[Any] = []
-        if verdict == "promote":
-            target = Scope.realm_scope(realm)
-            seen: set[str] = set()
-            for rec in records:
-                if rec.content_hash in seen or sql.active_duplicate(tx.conn, target, rec.content_hash, "") is not None:
-                    continue
-                seen.add(rec.content_hash)
-                copy = NewMemoryRecord(
-                    title=rec.title,
-                    body=rec.body,
-                    kind=rec.kind,
-                    description=rec.description,
-                    tags=rec.tags,
-                    provenance=replace(Provenance(rec.provenance.author), evidence=rec.provenance.evidence),
+        if not tx.harvests.mark_harvested(harvest.identity, harvest.retired_at_ms):
+            out["skipped"] = True
+        else:
+            records = [r for r in harvest_records(tx, harvest) if r.status.is_active]
+            ops: list[Op] = []
+            if verdict == "promote":
+                target = Scope.realm_scope(realm)
+                seen: set[str] = set()
+                for rec in records:
+                    if rec.content_hash in seen or tx.active_duplicate(target, rec.content_hash) is not None:
+                        continue
+                    seen.add(rec.content_hash)
+                    copy = copy_of(rec, Provenance(rec.provenance.author, evidence=rec.provenance.evidence))
+                    ops.append(CreateOp(scope=target, record=copy, trust=TrustTier.AGENT_OBSERVED,
+                                        derived_from=(rec.id,), rationale=why))
+            elif verdict == "tombstone":
+                ops = [TombstoneOp(id=rec.id, rationale=why) for rec in records]
+            if ops:
+                batch = StagedBatch(
+                    realm=realm, author=Author.steward(run_id), ops=tuple(ops), kind=BatchKind.REVIEW_VERDICT
                 )
-                ops.append(
-                    CreateOp(scope=target, record=copy, trust=TrustTier.AGENT_OBSERVED, derived_from=(rec.id,), rationale=why)
-                )
-        elif verdict == "tombstone":
-            ops = [TombstoneOp(id=rec.id, rationale=why) for rec in records]
-        if ops:
-            batch = StagedBatch(
-                realm=realm, author=Author.steward(run_id), ops=tuple(ops), kind=BatchKind.REVIEW_VERDICT
-            )
-            tx.apply(batch, gate=gate, token=mint_token("harvest"))
-        key = "promoted" if verdict == "promote" else "tombstoned"
-        if verdict != "keep":
-            result[key] = len(ops)
-        result["ops"] = len(ops)
-        return result
-
-    out: dict[str, Any] = store.run_in_transaction(realm, fn)
+                tx.apply(batch, gate=gate, token=mint_token("harvest"))
+            if verdict != "keep":
+                out["promoted" if verdict == "promote" else "tombstoned"] = len(ops)
+            out["ops"] = len(ops)
     if not out.get("skipped") and events is not None:
         events.emit(
             "memory.harvest.completed",

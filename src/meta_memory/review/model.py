@@ -8,9 +8,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from meta_memory.agent_memory.model import Author, MemoryRecord
+from meta_memory.agent_memory.model import Author, MemoryRecord, NewMemoryRecord, Provenance
 
 __all__ = [
+    "copy_of",
     "PROMOTION_EXPIRY_MS",
     "MAX_REVIEW_RATIONALE_BYTES",
     "Reviewer",
@@ -124,3 +125,12 @@ def clip_rationale(text: str | None, limit: int = MAX_REVIEW_RATIONALE_BYTES) ->
     if len(raw) <= limit:
         return text
     return raw[:limit].decode("utf-8", "ignore").rstrip() or None
+
+
+def copy_of(rec: MemoryRecord, provenance: Provenance) -> NewMemoryRecord:
+    """A new record carrying ``rec``'s content (title, body, kind, description, tags) under ``provenance``:
+    the copy a quarantine release, a gated promotion and a harvest write."""
+    return NewMemoryRecord(
+        title=rec.title, body=rec.body, kind=rec.kind, description=rec.description, tags=rec.tags,
+        provenance=provenance,
+    )

@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from meta_memory.agent_memory.batch import BatchKind, CreateOp, StagedBatch, SupersedeOp, TombstoneOp
+from meta_memory.agent_memory.batch import BatchKind, CreateOp, Op, StagedBatch, SupersedeOp, TombstoneOp
 from meta_memory.agent_memory.hashing import mint_token
 from meta_memory.agent_memory.model import (
     Author,
@@ -36,12 +36,15 @@ from meta_memory.agent_memory.model import (
     StatusKind,
     TrustTier,
 )
-from meta_memory.agent_memory.validator import plan_batch
+from meta_memory.agent_memory.store.base import AgentMemoryStore, WriteGate
+from meta_memory.agent_memory.store.tables import PromotionRow
+from meta_memory.agent_memory.store.tx import WriteTx
 from meta_memory.clock import Clock
 from meta_memory.errors import AgentMemoryError
+from meta_memory.events.bus import EventBus
 from meta_memory.identity import parse_realm
-from meta_memory.review import sql
-from meta_memory.review.model import PROMOTION_EXPIRY_MS
+from meta_memory.ledger.ledger import AssertionLedger
+from meta_memory.review.model import PROMOTION_EXPIRY_MS, copy_of
 
 __all__ = [
     "StagedPromotion",
@@ -55,7 +58,17 @@ __all__ = [
     "promotion_scopes",
 ]
 
-_USE_STORE_GATE: Any = object()
+class _StoreGate:
+    """The default of a ``gate`` parameter: the store's own write gate."""
+
+
+#: Pass as ``gate`` to use the store's own gate (the default).
+USE_STORE_GATE = _StoreGate()
+
+
+def write_gate(store: AgentMemoryStore, gate: WriteGate | None | _StoreGate) -> WriteGate | None:
+    """The gate a review batch is applied with: ``gate``, or the store's own for :data:`USE_STORE_GATE`."""
+    return store.gate if isinstance(gate, _StoreGate) else gate
 
 
 def _refuse(detail: str) -> AgentMemoryError:
@@ -93,7 +106,7 @@ class StagedPromotion:
 
 
 def promote_pending_gate(
-    store: Any,
+    store: AgentMemoryStore,
     realm: str | None,
     source_id: str,
     *,
@@ -101,7 +114,7 @@ def promote_pending_gate(
     clock: Clock,
     target_scope: Scope | None = None,
     rationale: str | None = None,
-    events: Any = None,
+    events: EventBus | None = None,
 ) -> StagedPromotion:
     """Stage a steward's promotion of ``source_id`` (a record id or a ``prop-...`` proposal id).
 
@@ -120,76 +133,8 @@ def promote_pending_gate(
     name = parse_realm(realm)
     author = Author.steward(run_id)
 
-    def fn(tx: Any) -> StagedPromotion:
-        now = clock.now_ms()
-        conn = tx.conn
-        if sql.pending_promotions_for(conn, source_id):
-            raise _refuse(f"'{source_id}' already has a promotion awaiting a gating decision")
-        prop = sql.proposal(conn, source_id)
-        if prop is not None:
-            if prop.status not in ("pending", "held"):
-                raise _refuse(f"proposal '{source_id}' is {prop.status}, not pending")
-            scope = target_scope or Scope.from_storage(name, prop.scope_kind, prop.scope_key)
-            record = NewMemoryRecord.from_json(prop.record)
-            ops: tuple[Any, ...] = (
-                CreateOp(
-                    scope=scope,
-                    record=record,
-                    trust=TrustTier.AGENT_OBSERVED,
-                    rationale=f"gated promotion of proposal {source_id}",
-                ),
-            )
-            sql.set_proposal_status(conn, source_id, "held", ("pending", "held"))
-        else:
-            rec = tx.get(source_id)
-            if rec is None:
-                raise _refuse(f"record '{source_id}' does not exist")
-            if rec.status.kind not in (StatusKind.QUARANTINED, StatusKind.ACTIVE):
-                raise _refuse(f"record '{source_id}' is {rec.status.kind.value}; only quarantined or active records promote")
-            scope = target_scope or rec.scope
-            copy = NewMemoryRecord(
-                title=rec.title,
-                body=rec.body,
-                kind=rec.kind,
-                description=rec.description,
-                tags=rec.tags,
-                provenance=Provenance(author=rec.provenance.author, verification=rec.provenance.verification),
-            )
-            create: CreateOp | SupersedeOp
-            if rec.status.kind is StatusKind.QUARANTINED and rec.supersedes is not None and scope == rec.scope:
-                # A quarantined update promoted into its own scope supersedes its prior, as a release
-                # would: one version stays active (the validator re-checks the prior at approval).
-                create = SupersedeOp(
-                    prior=rec.supersedes,
-                    record=copy,
-                    trust=TrustTier.AGENT_OBSERVED,
-                    derived_from=(rec.id,),
-                    rationale=f"gated promotion of {rec.id}",
-                )
-            else:
-                create = CreateOp(
-                    scope=scope,
-                    record=copy,
-                    trust=TrustTier.AGENT_OBSERVED,
-                    derived_from=(rec.id,),
-                    rationale=f"gated promotion of {rec.id}",
-                )
-            if rec.status.kind is StatusKind.QUARANTINED:
-                ops = (create, TombstoneOp(id=rec.id, rationale="superseded by gated promotion"))
-            else:
-                ops = (create,)
-        batch = StagedBatch(realm=name, author=author, ops=ops, kind=BatchKind.REVIEW_VERDICT)
-        plan_batch(batch, sql.TxRecordReader(conn, tx.get), now_ms=now)
-        token = mint_token("stage")
-        sql.insert_stage(conn, token, batch, now)
-        kind, key = scope.storage()
-        pending_id = mint_token("gate")
-        sql.insert_pending_promotion(
-            conn, sql.PendingPromotion(pending_id, token, source_id, kind, key, rationale, "pending", now, None)
-        )
-        return StagedPromotion(name, pending_id, source_id, scope, now, rationale)
-
-    staged: StagedPromotion = store.run_in_transaction(name, fn)
+    with store.transaction(name) as tx:
+        staged = _stage_promotion(tx, source_id, author, clock.now_ms(), target_scope, rationale)
     if events is not None:
         kind, key = staged.scope.storage()
         events.emit(
@@ -204,6 +149,66 @@ def promote_pending_gate(
             },
         )
     return staged
+
+
+def _stage_promotion(
+    tx: WriteTx, source_id: str, author: Author, now: int, target_scope: Scope | None, rationale: str | None
+) -> StagedPromotion:
+    """Inside ``tx``: build the promotion batch of ``source_id``, stage it and record the pending promotion."""
+    if tx.promotions.pending_for(source_id):
+        raise _refuse(f"'{source_id}' already has a promotion awaiting a gating decision")
+    prop = tx.proposals.get(source_id)
+    if prop is not None:
+        if prop.status not in ("pending", "held"):
+            raise _refuse(f"proposal '{source_id}' is {prop.status}, not pending")
+        scope = target_scope or Scope.from_storage(tx.realm, prop.scope_kind, prop.scope_key)
+        record = NewMemoryRecord.from_json(prop.record)
+        ops: tuple[Op, ...] = (
+            CreateOp(
+                scope=scope,
+                record=record,
+                trust=TrustTier.AGENT_OBSERVED,
+                rationale=f"gated promotion of proposal {source_id}",
+            ),
+        )
+        tx.proposals.set_status(source_id, "held", ("pending", "held"))
+    else:
+        rec = tx.get(source_id)
+        if rec is None:
+            raise _refuse(f"record '{source_id}' does not exist")
+        if rec.status.kind not in (StatusKind.QUARANTINED, StatusKind.ACTIVE):
+            raise _refuse(f"record '{source_id}' is {rec.status.kind.value}; only quarantined or active records promote")
+        scope = target_scope or rec.scope
+        copy = copy_of(rec, Provenance(author=rec.provenance.author, verification=rec.provenance.verification))
+        create: CreateOp | SupersedeOp
+        if rec.status.kind is StatusKind.QUARANTINED and rec.supersedes is not None and scope == rec.scope:
+            # A quarantined update promoted into its own scope supersedes its prior, as a release
+            # would: one version stays active (the validator re-checks the prior at approval).
+            create = SupersedeOp(
+                prior=rec.supersedes,
+                record=copy,
+                trust=TrustTier.AGENT_OBSERVED,
+                derived_from=(rec.id,),
+                rationale=f"gated promotion of {rec.id}",
+            )
+        else:
+            create = CreateOp(
+                scope=scope,
+                record=copy,
+                trust=TrustTier.AGENT_OBSERVED,
+                derived_from=(rec.id,),
+                rationale=f"gated promotion of {rec.id}",
+            )
+        if rec.status.kind is StatusKind.QUARANTINED:
+            ops = (create, TombstoneOp(id=rec.id, rationale="superseded by gated promotion"))
+        else:
+            ops = (create,)
+    batch = StagedBatch(realm=tx.realm, author=author, ops=ops, kind=BatchKind.REVIEW_VERDICT)
+    token = tx.stage(batch)
+    kind, key = scope.storage()
+    pending_id = mint_token("gate")
+    tx.promotions.insert(PromotionRow(tx.realm, pending_id, token, source_id, kind, key, rationale, "pending", now, None))
+    return StagedPromotion(tx.realm, pending_id, source_id, scope, now, rationale)
 
 
 @dataclass(frozen=True, slots=True)
@@ -239,14 +244,14 @@ class GatingOutcome:
 
 
 def gating_decide(
-    store: Any,
+    store: AgentMemoryStore,
     realm: str | None,
     pending_id: str,
     decision: str,
     *,
     clock: Clock,
-    events: Any = None,
-    gate: Any = _USE_STORE_GATE,
+    events: EventBus | None = None,
+    gate: WriteGate | None | _StoreGate = USE_STORE_GATE,
 ) -> GatingOutcome:
     """Approve or deny a staged promotion (``meta/gating/decide``), in one transaction.
 
@@ -267,38 +272,8 @@ def gating_decide(
     if decision not in ("approve", "deny"):
         raise ValueError("decision must be 'approve' or 'deny'")
     name = parse_realm(realm)
-    write_gate = getattr(store, "gate", None) if gate is _USE_STORE_GATE else gate
-
-    def fn(tx: Any) -> GatingOutcome:
-        now = clock.now_ms()
-        conn = tx.conn
-        row = sql.pending_promotion(conn, pending_id)
-        if row is None:
-            raise _refuse(f"unknown pending promotion '{pending_id}'")
-        is_proposal = sql.proposal(conn, row.record_id) is not None
-        base = {
-            "realm": name,
-            "pending_id": pending_id,
-            "record_id": row.record_id,
-            "decision": decision,
-            "scope_kind": row.scope_kind,
-            "scope_key": row.scope_key,
-            "proposal_id": row.record_id if is_proposal else None,
-        }
-        if row.status != "pending":
-            return GatingOutcome(status=row.status, changed=False, **base)
-        batch = sql.load_stage(conn, row.stage_token)
-        if now >= row.created_at_ms + PROMOTION_EXPIRY_MS or batch is None:
-            _close(conn, row, "expired", now, is_proposal, "pending")
-            return GatingOutcome(status="expired", changed=True, **base)
-        if decision == "deny":
-            _close(conn, row, "denied", now, is_proposal, "rejected")
-            return GatingOutcome(status="denied", changed=True, **base)
-        applied = tx.apply(batch, gate=write_gate, token=row.stage_token)
-        _close(conn, row, "committed", now, is_proposal, "accepted")
-        return GatingOutcome(status="committed", changed=True, promoted_id=applied.results[0].memory_id, **base)
-
-    outcome: GatingOutcome = store.run_in_transaction(name, fn)
+    with store.transaction(name) as tx:
+        outcome = _decide_in_tx(tx, pending_id, decision, clock.now_ms(), write_gate(store, gate))
     if outcome.status == "committed" and outcome.changed and events is not None:
         events.emit(
             "memory.record.promoted",
@@ -316,18 +291,41 @@ def gating_decide(
     return outcome
 
 
-def promotion_scopes(store: Any, realm: str | None, pending_id: str) -> list[tuple[str, str]] | None:
+def _decide_in_tx(tx: WriteTx, pending_id: str, decision: str, now: int, gate: WriteGate | None) -> GatingOutcome:
+    row = tx.promotions.get(pending_id)
+    if row is None:
+        raise _refuse(f"unknown pending promotion '{pending_id}'")
+    is_proposal = tx.proposals.get(row.record_id) is not None
+    proposal_id = row.record_id if is_proposal else None
+
+    def outcome(status: str, changed: bool, promoted_id: str | None = None) -> GatingOutcome:
+        return GatingOutcome(tx.realm, pending_id, row.record_id, decision, status, changed, promoted_id,
+                             row.scope_kind, row.scope_key, proposal_id)
+
+    if row.status != "pending":
+        return outcome(row.status, False)
+    batch = tx.staged(row.stage_token)
+    if now >= row.created_at_ms + PROMOTION_EXPIRY_MS or batch is None:
+        _close(tx, row, "expired", now, is_proposal, "pending")
+        return outcome("expired", True)
+    if decision == "deny":
+        _close(tx, row, "denied", now, is_proposal, "rejected")
+        return outcome("denied", True)
+    applied = tx.apply(batch, gate=gate, token=row.stage_token)
+    _close(tx, row, "committed", now, is_proposal, "accepted")
+    return outcome("committed", True, applied.results[0].memory_id)
+
+
+def promotion_scopes(store: AgentMemoryStore, realm: str | None, pending_id: str) -> list[tuple[str, str]] | None:
     """The scopes a gated promotion touches: its target scope, then its source's scope (the promoted
     record's, or the proposal's); ``None`` for an unknown ``pending_id``. A source that no longer
-    resolves is left out (the target still counts)."""
-    name = parse_realm(realm)
-
-    def fn(tx: Any) -> list[tuple[str, str]] | None:
-        row = sql.pending_promotion(tx.conn, pending_id)
+    resolves is left out (the target still counts). A read: never creates a realm."""
+    with store.snapshot(parse_realm(realm)) as tx:
+        row = tx.promotions.get(pending_id)
         if row is None:
             return None
         scopes = [(row.scope_kind, row.scope_key)]
-        prop = sql.proposal(tx.conn, row.record_id)
+        prop = tx.proposals.get(row.record_id)
         if prop is not None:
             scopes.append((prop.scope_kind, prop.scope_key))
         else:
@@ -336,37 +334,47 @@ def promotion_scopes(store: Any, realm: str | None, pending_id: str) -> list[tup
                 scopes.append(rec.scope.storage())
         return scopes
 
-    return store.run_in_transaction(name, fn)
 
-
-def _close(conn: Any, row: sql.PendingPromotion, status: str, now: int, is_proposal: bool, proposal_status: str) -> None:
-    sql.resolve_promotion(conn, row.pending_id, status, now)
-    sql.delete_stage(conn, row.stage_token)
+def _close(tx: WriteTx, row: PromotionRow, status: str, now: int, is_proposal: bool, proposal_status: str) -> None:
+    tx.promotions.resolve(row.pending_id, status, now)
+    tx.unstage(row.stage_token)
     if is_proposal:
-        sql.set_proposal_status(conn, row.record_id, proposal_status, ("held", "pending"))
+        tx.proposals.set_status(row.record_id, proposal_status, ("held", "pending"))
 
 
-def expire_promotions(store: Any, realm: str | None, *, clock: Clock) -> list[str]:
+def expire_promotions(store: AgentMemoryStore, realm: str | None, *, clock: Clock) -> list[str]:
     """Expire every unresolved promotion older than seven days (discarding its staged batch); returns their ids."""
-    name = parse_realm(realm)
-
-    def fn(tx: Any) -> list[str]:
+    with store.transaction(parse_realm(realm)) as tx:
         now = clock.now_ms()
         out: list[str] = []
-        for row in sql.expired_pending_promotions(tx.conn, now - PROMOTION_EXPIRY_MS):
-            _close(tx.conn, row, "expired", now, sql.proposal(tx.conn, row.record_id) is not None, "pending")
+        for row in tx.promotions.expired(now - PROMOTION_EXPIRY_MS):
+            _close(tx, row, "expired", now, tx.proposals.get(row.record_id) is not None, "pending")
             out.append(row.pending_id)
         return out
 
-    return store.run_in_transaction(name, fn)
+
+def promotion_json(row: PromotionRow) -> dict[str, Any]:
+    """A promotion as review lists it: ``{realm, pending_id, record_id, scope_kind, scope_key, rationale,
+    status, created_at_ms, resolved_at_ms}`` (the stage token is never surfaced)."""
+    return {
+        "realm": row.realm,
+        "pending_id": row.pending_id,
+        "record_id": row.record_id,
+        "scope_kind": row.scope_kind,
+        "scope_key": row.scope_key,
+        "rationale": row.rationale,
+        "status": row.status,
+        "created_at_ms": row.created_at_ms,
+        "resolved_at_ms": row.resolved_at_ms,
+    }
 
 
-def list_pending_promotions(store: Any, realm: str | None, limit: int = 50) -> list[dict[str, Any]]:
-    """Unresolved promotions of ``realm``, newest first, in the panel's shape (stage token never surfaced)."""
-    name = parse_realm(realm)
-    with store.read(name) as conn:  # a listing: never creates a realm
-        rows = sql.list_pending_promotions(conn, limit)
-    return [{"realm": name, **row.to_json()} for row in rows]
+def list_pending_promotions(store: AgentMemoryStore, realm: str | None, limit: int = 50) -> list[dict[str, Any]]:
+    """Unresolved promotions of ``realm``, newest first (:func:`promotion_json`). A snapshot read: no write
+    lock, never creates a realm."""
+    with store.snapshot(parse_realm(realm)) as tx:
+        rows = tx.promotions.pending(limit)
+    return [promotion_json(row) for row in rows]
 
 
 @dataclass(frozen=True, slots=True)
@@ -388,7 +396,7 @@ class GatingCheck:
         return out
 
 
-def gating_check(ledger: Any, entity: str, topic: str, store: str | None = None) -> GatingCheck:
+def gating_check(ledger: AssertionLedger, entity: str, topic: str, store: str | None = None) -> GatingCheck:
     """Conflict-aware gating (seed: "Conflict detection"): refuse while the ledger holds a conflict signal.
 
     Without ``store`` any store's signal for ``(entity, topic)`` counts

@@ -23,11 +23,15 @@ from typing import Any
 from meta_memory.agent_memory.batch import BatchKind, CreateOp, StagedBatch
 from meta_memory.agent_memory.hashing import content_hash, mint_token
 from meta_memory.agent_memory.model import NewMemoryRecord, Scope, TrustTier
+from meta_memory.agent_memory.store.base import AgentMemoryStore, WriteGate
+from meta_memory.agent_memory.store.tables import ProposalRow
+from meta_memory.agent_memory.store.tx import ReadTx, WriteTx
 from meta_memory.agent_memory.validator import normalize_record
 from meta_memory.errors import AgentMemoryError
+from meta_memory.events.bus import EventBus
 from meta_memory.identity import parse_realm
-from meta_memory.review import sql
 from meta_memory.review.model import Reviewer
+from meta_memory.review.promotions import USE_STORE_GATE, _StoreGate, write_gate
 
 __all__ = [
     "PROPOSAL_STATUSES",
@@ -43,9 +47,6 @@ __all__ = [
 
 PROPOSAL_STATUSES = ("pending", "held", "accepted", "rejected")
 OPEN_STATUSES = ("pending", "held")
-
-_USE_STORE_GATE: Any = object()
-
 
 @dataclass(frozen=True, slots=True)
 class Proposal:
@@ -82,11 +83,11 @@ class Proposal:
         }
 
 
-def _proposal(realm: str, row: sql.ProposalRow) -> Proposal:
+def _proposal(row: ProposalRow) -> Proposal:
     return Proposal(
-        realm=realm,
+        realm=row.realm,
         proposal_id=row.proposal_id,
-        scope=Scope.from_storage(realm, row.scope_kind, row.scope_key),
+        scope=Scope.from_storage(row.realm, row.scope_kind, row.scope_key),
         record=NewMemoryRecord.from_json(row.record),
         author=row.author,
         status=row.status,
@@ -95,46 +96,43 @@ def _proposal(realm: str, row: sql.ProposalRow) -> Proposal:
     )
 
 
-def list_proposals(store: Any, realm: str | None, *, status: str | None = None, limit: int = 50) -> list[Proposal]:
-    """Proposals of ``realm``, oldest first; ``status`` ``None`` = the open ones (pending and held)."""
-    name = parse_realm(realm)
+def list_proposals(
+    store: AgentMemoryStore, realm: str | None, *, status: str | None = None, limit: int = 50
+) -> list[Proposal]:
+    """Proposals of ``realm``, oldest first; ``status`` ``None`` = the open ones (pending and held).
+    A snapshot read: no write lock, never creates a realm."""
     statuses = (status,) if status is not None else OPEN_STATUSES
-    with store.read(name) as conn:  # a listing: never creates a realm
-        rows = sql.list_proposals(conn, statuses, limit)
-    return [_proposal(name, r) for r in rows]
+    with store.snapshot(parse_realm(realm)) as tx:
+        rows = tx.proposals.listing(statuses, limit)
+    return [_proposal(r) for r in rows]
 
 
-def get_proposal(store: Any, realm: str | None, proposal_id: str) -> Proposal | None:
-    """One proposal, or ``None``."""
-    name = parse_realm(realm)
-    with store.read(name) as conn:  # a lookup: never creates a realm
-        row = sql.proposal(conn, proposal_id)
-    return _proposal(name, row) if row is not None else None
+def get_proposal(store: AgentMemoryStore, realm: str | None, proposal_id: str) -> Proposal | None:
+    """One proposal, or ``None`` (a snapshot read)."""
+    with store.snapshot(parse_realm(realm)) as tx:
+        row = tx.proposals.get(proposal_id)
+    return _proposal(row) if row is not None else None
 
 
-def _require_open(conn: Any, proposal_id: str) -> sql.ProposalRow:
-    row = sql.proposal(conn, proposal_id)
+def _require_open(tx: ReadTx, proposal_id: str) -> ProposalRow:
+    row = tx.proposals.get(proposal_id)
     if row is None:
         raise AgentMemoryError("invalid_record", f"unknown proposal '{proposal_id}'")
     if row.status not in OPEN_STATUSES:
         raise AgentMemoryError("invalid_record", f"proposal '{proposal_id}' is {row.status}, not pending")
-    if sql.pending_promotions_for(conn, proposal_id):
+    if tx.promotions.pending_for(proposal_id):
         raise AgentMemoryError("invalid_record", f"proposal '{proposal_id}' awaits a gating decision")
     return row
 
 
-def _set(store: Any, realm: str | None, proposal_id: str, status: str) -> str:
-    name = parse_realm(realm)
-
-    def fn(tx: Any) -> str:
-        _require_open(tx.conn, proposal_id)
-        sql.set_proposal_status(tx.conn, proposal_id, status, OPEN_STATUSES)
-        return status
-
-    return store.run_in_transaction(name, fn)
+def _set(store: AgentMemoryStore, realm: str | None, proposal_id: str, status: str) -> str:
+    with store.transaction(parse_realm(realm)) as tx:
+        _require_open(tx, proposal_id)
+        tx.proposals.set_status(proposal_id, status, OPEN_STATUSES)
+    return status
 
 
-def hold_proposal(store: Any, realm: str | None, proposal_id: str) -> str:
+def hold_proposal(store: AgentMemoryStore, realm: str | None, proposal_id: str) -> str:
     """Mark an open proposal ``held``; returns the new status.
 
     Raises ``AgentMemoryError("invalid_record", ...)`` for an unknown, decided or gated proposal.
@@ -142,7 +140,7 @@ def hold_proposal(store: Any, realm: str | None, proposal_id: str) -> str:
     return _set(store, realm, proposal_id, "held")
 
 
-def reject_proposal(store: Any, realm: str | None, proposal_id: str) -> str:
+def reject_proposal(store: AgentMemoryStore, realm: str | None, proposal_id: str) -> str:
     """Mark an open proposal ``rejected`` (nothing is written); same refusals as :func:`hold_proposal`."""
     return _set(store, realm, proposal_id, "rejected")
 
@@ -168,15 +166,43 @@ class AcceptOutcome:
         }
 
 
+def _accept_in_tx(
+    tx: WriteTx, proposal_id: str, committer: Reviewer, rationale: str | None, gate: WriteGate | None
+) -> AcceptOutcome:
+    prop = _proposal(_require_open(tx, proposal_id))
+    record = normalize_record(prop.record)
+    duplicate = tx.active_duplicate(prop.scope, content_hash(record.title, record.body))
+    if duplicate is not None:
+        tx.proposals.set_status(proposal_id, "accepted", OPEN_STATUSES)
+        return AcceptOutcome(tx.realm, proposal_id, duplicate.id, False, prop.scope)
+    suffix = f": {rationale}" if rationale else ""
+    batch = StagedBatch(
+        realm=tx.realm,
+        author=committer.author(),
+        kind=BatchKind.REVIEW_VERDICT,
+        ops=(
+            CreateOp(
+                scope=prop.scope,
+                record=prop.record,
+                trust=TrustTier.AGENT_OBSERVED,
+                rationale=f"accepted proposal {proposal_id}{suffix}",
+            ),
+        ),
+    )
+    applied = tx.apply(batch, gate=gate, token=mint_token("prop-accept"))
+    tx.proposals.set_status(proposal_id, "accepted", OPEN_STATUSES)
+    return AcceptOutcome(tx.realm, proposal_id, applied.results[0].memory_id, True, prop.scope)
+
+
 def accept_proposal(
-    store: Any,
+    store: AgentMemoryStore,
     realm: str | None,
     proposal_id: str,
     committer: Reviewer,
     rationale: str | None = None,
     *,
-    events: Any = None,
-    gate: Any = _USE_STORE_GATE,
+    events: EventBus | None = None,
+    gate: WriteGate | None | _StoreGate = USE_STORE_GATE,
 ) -> AcceptOutcome:
     """Commit an open proposal into its scope, authored by ``committer`` (operator or steward), in one transaction.
 
@@ -187,35 +213,8 @@ def accept_proposal(
     scope_kind, scope_key, proposal_id, gated: false} after commit.
     """
     name = parse_realm(realm)
-    write_gate = getattr(store, "gate", None) if gate is _USE_STORE_GATE else gate
-
-    def fn(tx: Any) -> AcceptOutcome:
-        row = _require_open(tx.conn, proposal_id)
-        prop = _proposal(name, row)
-        record = normalize_record(prop.record)
-        duplicate = sql.active_duplicate(tx.conn, prop.scope, content_hash(record.title, record.body), "")
-        if duplicate is not None:
-            sql.set_proposal_status(tx.conn, proposal_id, "accepted", OPEN_STATUSES)
-            return AcceptOutcome(name, proposal_id, duplicate, False, prop.scope)
-        suffix = f": {rationale}" if rationale else ""
-        batch = StagedBatch(
-            realm=name,
-            author=committer.author(),
-            kind=BatchKind.REVIEW_VERDICT,
-            ops=(
-                CreateOp(
-                    scope=prop.scope,
-                    record=prop.record,
-                    trust=TrustTier.AGENT_OBSERVED,
-                    rationale=f"accepted proposal {proposal_id}{suffix}",
-                ),
-            ),
-        )
-        applied = tx.apply(batch, gate=write_gate, token=mint_token("prop-accept"))
-        sql.set_proposal_status(tx.conn, proposal_id, "accepted", OPEN_STATUSES)
-        return AcceptOutcome(name, proposal_id, applied.results[0].memory_id, True, prop.scope)
-
-    outcome: AcceptOutcome = store.run_in_transaction(name, fn)
+    with store.transaction(name) as tx:
+        outcome = _accept_in_tx(tx, proposal_id, committer, rationale, write_gate(store, gate))
     if outcome.created and events is not None:
         kind, key = outcome.scope.storage()
         events.emit(

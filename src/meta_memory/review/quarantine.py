@@ -44,11 +44,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from meta_memory.agent_memory.batch import BatchKind, CreateOp, StagedBatch, SupersedeOp, TombstoneOp
+from meta_memory.agent_memory.batch import BatchKind, CreateOp, Op, StagedBatch, SupersedeOp, TombstoneOp
 from meta_memory.agent_memory.hashing import mint_token
 from meta_memory.agent_memory.model import (
     MemoryRecord,
-    NewMemoryRecord,
     Provenance,
     Scope,
     ScopeKind,
@@ -59,9 +58,13 @@ from meta_memory.agent_memory.secrets import scan
 from meta_memory.clock import Clock
 from meta_memory.errors import AgentMemoryError, QuarantineReviewRefused
 from meta_memory.identity import parse_identity, parse_realm
-from meta_memory.review import sql
+from meta_memory.agent_memory.store.base import AgentMemoryStore, WriteGate
+from meta_memory.agent_memory.store.tables import HeldForgetRow
+from meta_memory.agent_memory.store.tx import ReadTx, WriteTx
+from meta_memory.events.bus import EventBus
 from meta_memory.review.forgets import FORGET_SUBJECT
-from meta_memory.review.model import PROMOTION_EXPIRY_MS, Reviewer, receipt
+from meta_memory.review.model import PROMOTION_EXPIRY_MS, Reviewer, copy_of, receipt
+from meta_memory.review.promotions import USE_STORE_GATE, _StoreGate, write_gate
 
 __all__ = [
     "RELEASE",
@@ -77,7 +80,6 @@ RELEASE = "release"
 TOMBSTONE = "tombstone"
 VERDICTS = (RELEASE, TOMBSTONE)
 
-_USE_STORE_GATE: Any = object()
 
 
 def successor_id(origin_id: str) -> str:
@@ -132,7 +134,7 @@ def _refuse(reason: str, detail: str, **extra: Any) -> QuarantineReviewRefused:
 
 
 def decide(
-    store: Any,
+    store: AgentMemoryStore,
     realm: str | None,
     identity: str,
     memory_id: str,
@@ -142,13 +144,13 @@ def decide(
     reviewer: Reviewer,
     *,
     clock: Clock,
-    events: Any = None,
-    gate: Any = _USE_STORE_GATE,
+    events: EventBus | None = None,
+    gate: WriteGate | None | _StoreGate = USE_STORE_GATE,
 ) -> ReviewOutcome:
     """Decide a quarantined record of ``identity``'s scope (``meta/memory/quarantine/decide``).
 
     Args:
-        store: a store offering ``run_in_transaction(realm, fn)`` (the SQLite store).
+        store: the agent-memory store.
         realm: realm name (``None`` = ``"default"``).
         identity: the identity whose scope holds the record (logical identity).
         memory_id: the quarantined record.
@@ -179,7 +181,7 @@ def decide(
 
 
 def review_quarantined(
-    store: Any,
+    store: AgentMemoryStore,
     scope: Scope,
     memory_id: str,
     verdict: str,
@@ -188,8 +190,8 @@ def review_quarantined(
     reviewer: Reviewer,
     *,
     clock: Clock,
-    events: Any = None,
-    gate: Any = _USE_STORE_GATE,
+    events: EventBus | None = None,
+    gate: WriteGate | None | _StoreGate = USE_STORE_GATE,
 ) -> ReviewOutcome:
     """The review operation for a record of any ``scope`` (the steward reviews mob/operator/realm records too).
 
@@ -197,15 +199,12 @@ def review_quarantined(
     """
     if verdict not in VERDICTS:
         raise ValueError(f"verdict must be 'release' or 'tombstone' (got '{verdict}')")
-    write_gate = getattr(store, "gate", None) if gate is _USE_STORE_GATE else gate
-
-    def fn(tx: Any) -> ReviewOutcome:
-        return _review_in_tx(
-            tx, scope, memory_id, verdict, expected_content_hash, rationale, reviewer, clock.now_ms(), write_gate
-        )
-
+    g = write_gate(store, gate)
     try:
-        outcome: ReviewOutcome = store.run_in_transaction(scope.realm, fn)
+        with store.transaction(scope.realm) as tx:
+            outcome = _review_in_tx(
+                tx, scope, memory_id, verdict, expected_content_hash, rationale, reviewer, clock.now_ms(), g
+            )
     except QuarantineReviewRefused as exc:
         if exc.reason == "secret_detected" and events is not None:
             events.emit(
@@ -232,7 +231,7 @@ def _event_identity(scope: Scope) -> str | None:
 
 
 def _review_in_tx(
-    tx: Any,
+    tx: WriteTx,
     scope: Scope,
     memory_id: str,
     verdict: str,
@@ -240,7 +239,7 @@ def _review_in_tx(
     rationale: str | None,
     reviewer: Reviewer,
     now_ms: int,
-    gate: Any,
+    gate: WriteGate | None,
 ) -> ReviewOutcome:
     origin: MemoryRecord | None = tx.get(memory_id)
     if origin is None or origin.scope != scope:
@@ -251,7 +250,7 @@ def _review_in_tx(
     if status is StatusKind.TOMBSTONED:
         return _replay(tx, origin, verdict)
     if status is not StatusKind.QUARANTINED:
-        held = sql.pending_forget_for(tx.conn, origin.id)
+        held = tx.forgets.pending_for(origin.id)
         if held is not None:
             return _decide_forget(tx, origin, held, verdict, expected_hash, rationale, reviewer, now_ms, gate)
         return _replay_forget_release(tx, origin, verdict)
@@ -297,19 +296,12 @@ def _review_in_tx(
     who = "operator " if reviewer.is_operator else ""
     suffix = f": {rationale}" if rationale else ""
     if verdict == RELEASE:
-        copy = NewMemoryRecord(
-            title=origin.title,
-            body=origin.body,
-            kind=origin.kind,
-            description=origin.description,
-            tags=origin.tags,
-            provenance=Provenance(
-                author=origin.provenance.author,
-                evidence=(),
-                profile=origin.provenance.profile,
-                verification=origin.provenance.verification,
-            ),
-        )
+        copy = copy_of(origin, Provenance(
+            author=origin.provenance.author,
+            evidence=(),
+            profile=origin.provenance.profile,
+            verification=origin.provenance.verification,
+        ))
         release_rationale = f"{who}quarantine release{suffix}"
         first: CreateOp | SupersedeOp
         if origin.supersedes is not None:
@@ -330,7 +322,7 @@ def _review_in_tx(
                 derived_from=(origin.id,),
                 rationale=release_rationale,
             )
-        ops: tuple[Any, ...] = (first, TombstoneOp(id=origin.id, rationale=f"superseded by {who}quarantine release"))
+        ops: tuple[Op, ...] = (first, TombstoneOp(id=origin.id, rationale=f"superseded by {who}quarantine release"))
     else:
         ops = (TombstoneOp(id=origin.id, rationale=f"{who}quarantine tombstone{suffix}"),)
 
@@ -354,15 +346,15 @@ def _review_in_tx(
 
 
 def _decide_forget(
-    tx: Any,
+    tx: WriteTx,
     origin: MemoryRecord,
-    held: sql.PendingForgetRow,
+    held: HeldForgetRow,
     verdict: str,
     expected_hash: str,
     rationale: str | None,
     reviewer: Reviewer,
     now_ms: int,
-    gate: Any,
+    gate: WriteGate | None,
 ) -> ReviewOutcome:
     """Approve (``tombstone``) or release (``release``) a held forget of a standing record."""
     review: dict[str, Any] = {
@@ -394,7 +386,7 @@ def _decide_forget(
         )
         applied = tx.apply(batch, gate=gate, token=mint_token("review"))
         decision = {"audit_token": applied.token, "decided_at_ms": applied.applied_at_ms, "review": review}
-        sql.resolve_pending_forget(tx.conn, held.forget_id, "tombstoned", applied.applied_at_ms, decision)
+        tx.forgets.resolve(held.forget_id, "tombstoned", applied.applied_at_ms, decision)
         record = applied.records[origin.id]
         outcome = "tombstoned"
     else:
@@ -408,9 +400,9 @@ def _decide_forget(
             "quarantined": None,
             "review": review,
         }
-        sql.insert_audit_row(tx.conn, token, 0, "forget_released", origin.id, detail, now_ms)
+        tx.audit.append(token, 0, "forget_released", origin.id, detail, now_ms)
         decision = {"audit_token": token, "decided_at_ms": now_ms, "review": review}
-        sql.resolve_pending_forget(tx.conn, held.forget_id, "released", now_ms, decision)
+        tx.forgets.resolve(held.forget_id, "released", now_ms, decision)
         record = origin
         outcome = "released"
     forget = {**held.to_json(), "status": "tombstoned" if verdict == TOMBSTONE else "released"}
@@ -425,10 +417,10 @@ def _decide_forget(
     )
 
 
-def _replay_forget_release(tx: Any, origin: MemoryRecord, verdict: str) -> ReviewOutcome:
+def _replay_forget_release(tx: ReadTx, origin: MemoryRecord, verdict: str) -> ReviewOutcome:
     """A standing record without a held forget: replay a released hold, else ``not_quarantined``."""
     status = origin.status.kind.value
-    resolved = sql.latest_resolved_forget(tx.conn, origin.id)
+    resolved = tx.forgets.latest_resolved(origin.id)
     if resolved is None or resolved.status != "released" or resolved.decision is None:
         raise _refuse("not_quarantined", f"record is {status}, not quarantined", status=status)
     if verdict != RELEASE:
@@ -450,12 +442,12 @@ def _replay_forget_release(tx: Any, origin: MemoryRecord, verdict: str) -> Revie
 
 
 def _settle_promotions(
-    tx: Any, record_id: str, verdict: str, reviewer: Reviewer, now_ms: int
+    tx: WriteTx, record_id: str, verdict: str, reviewer: Reviewer, now_ms: int
 ) -> tuple[list[str], list[str]]:
     """Expire old promotions, invalidate them for an operator tombstone, else refuse ``gate_pending``."""
     expired: list[str] = []
     invalidated: list[str] = []
-    for promo in sql.pending_promotions_for(tx.conn, record_id):
+    for promo in tx.promotions.pending_for(record_id):
         expires_at = promo.created_at_ms + PROMOTION_EXPIRY_MS
         if now_ms >= expires_at:
             target = expired
@@ -469,16 +461,16 @@ def _settle_promotions(
                 expires_at_ms=expires_at,
                 pending_id=promo.pending_id,
             )
-        sql.resolve_promotion(tx.conn, promo.pending_id, "expired", now_ms)
-        sql.delete_stage(tx.conn, promo.stage_token)
+        tx.promotions.resolve(promo.pending_id, "expired", now_ms)
+        tx.unstage(promo.stage_token)
         target.append(promo.pending_id)
     return expired, invalidated
 
 
-def _replay(tx: Any, origin: MemoryRecord, verdict: str) -> ReviewOutcome:
+def _replay(tx: ReadTx, origin: MemoryRecord, verdict: str) -> ReviewOutcome:
     """Answer a repeated decision from the review's own audit evidence; writes nothing."""
     evidence = None
-    for row in sql.review_tombstones(tx.conn, origin.id):
+    for row in tx.audit.tombstones_of(origin.id):
         review = row.detail.get("review")
         if isinstance(review, dict) and review.get("origin") == origin.id:
             evidence = row
@@ -508,7 +500,7 @@ def _replay(tx: Any, origin: MemoryRecord, verdict: str) -> ReviewOutcome:
             decision=decision,
             applied=False,
         )
-    first = sql.audit_row_at(tx.conn, evidence.stage_token, 0)
+    first = tx.audit.at(evidence.stage_token, 0)
     successor = tx.get(succ_id) if isinstance(succ_id, str) else None
     problem = None
     if first is None or first.memory_id != succ_id or first.op_kind not in ("create", "supersede"):

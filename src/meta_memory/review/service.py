@@ -18,9 +18,16 @@ Each method returns the JSON-ready result dict.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from typing import Any
 
+from meta_memory.agent_memory.model import Scope
+from meta_memory.agent_memory.store.base import AgentMemoryStore
+
 from meta_memory.clock import Clock
+from meta_memory.events.bus import EventBus
+from meta_memory.ledger.ledger import AssertionLedger
+from meta_memory.panel.visibility import Visibility
 from meta_memory.review import harvest, params, promotions, proposals
 from meta_memory.review.authority import ReviewAuthority
 from meta_memory.review.config import StewardConfig
@@ -45,7 +52,7 @@ class ReviewService:
     """Review operations over one agent-memory store.
 
     Args:
-        store: the agent-memory store (``run_in_transaction``; the SQLite store).
+        store: the agent-memory store (either backend).
         clock: the runtime clock.
         events: the runtime's :class:`~meta_memory.events.bus.EventBus` (or ``None``).
         ledger: the :class:`~meta_memory.ledger.AssertionLedger` (or ``None``).
@@ -55,10 +62,10 @@ class ReviewService:
 
     def __init__(
         self,
-        store: Any,
+        store: AgentMemoryStore,
         clock: Clock,
-        events: Any = None,
-        ledger: Any = None,
+        events: EventBus | None = None,
+        ledger: AssertionLedger | None = None,
         steward_config: StewardConfig | None = None,
         steward: Steward | None = None,
     ) -> None:
@@ -120,7 +127,7 @@ class ReviewService:
         p = params.parse_retire_params(raw)
         return harvest.record_harvest(self.store, p.realm, p.identity, p.session_key, p.cause, clock=self.clock)
 
-    def proposals(self, raw: Any, visibility: Any = None) -> dict[str, Any]:
+    def proposals(self, raw: Any, visibility: Visibility | None = None) -> dict[str, Any]:
         """``meta/memory/proposals/list`` {realm?, status?, limit?}: body-free rows.
 
         ``visibility`` (the caller's :class:`~meta_memory.panel.visibility.Visibility`) keeps the
@@ -157,7 +164,7 @@ class ReviewService:
 
     # ----------------------------------------------------------------- dreams
 
-    def run_dream(self, realm: str, *, may_act: Any = None) -> DreamReport:
+    def run_dream(self, realm: str, *, may_act: Callable[[Scope], bool] | None = None) -> DreamReport:
         """One dream over ``realm``. A ``release`` by any steward but the policy steward is a gated
         promotion unless ``llm_release = "direct"``; ``may_act`` bounds the scopes it touches."""
         gate_releases = getattr(self.steward, "kind", None) != "policy" and self.config.llm_release == "gated"

@@ -38,7 +38,7 @@ import httpx
 from meta_memory.agent_memory.model import DAY_MS, Kind, MemoryRecord, age_days
 from meta_memory.review.model import clip_rationale
 from meta_memory.review.proposals import Proposal
-from meta_memory.review.sql import HarvestRow
+from meta_memory.agent_memory.store.tables import HarvestRow
 
 __all__ = [
     "QUARANTINE_VERDICTS",

@@ -30,9 +30,10 @@ import logging
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from enum import StrEnum
-from typing import Any, ClassVar, Literal, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, TypeVar
 
 from meta_memory.agent_memory.batch import (
     MAX_BATCH_OPS,
@@ -69,6 +70,9 @@ from meta_memory.agent_memory.validator import (
 from meta_memory.clock import Clock
 from meta_memory.agent_memory.erase import EraseReport
 from meta_memory.errors import AgentMemoryError
+
+if TYPE_CHECKING:
+    from meta_memory.agent_memory.store.tx import ReadTx, WriteTx
 
 __all__ = [
     "WriteGate",
@@ -205,6 +209,26 @@ class AgentMemoryStore(ABC):
     @abstractmethod
     def discard_staged(self, realm: str, token: str) -> bool:
         """Drop a staged batch without applying it; ``False`` when the token is unknown."""
+
+    # ----------------------------------------------------------------- transactions
+
+    @abstractmethod
+    def transaction(self, realm: str) -> AbstractContextManager[WriteTx]:
+        """One write transaction on ``realm`` holding its write lock, as a context manager yielding a
+        :class:`~meta_memory.agent_memory.store.tx.WriteTx`: reads, batch application, staging and
+        side-table writes inside it commit together when the block ends; anything raised rolls back
+        (backend errors become ``AgentMemoryError("io", ...)``). A write: creates the realm when it
+        has none (under the backend's realm cap). Do not open a second transaction of the same realm
+        inside the block (use the handle).
+        """
+
+    @abstractmethod
+    def snapshot(self, realm: str) -> AbstractContextManager[ReadTx]:
+        """One consistent read-only view of ``realm`` (a :class:`~meta_memory.agent_memory.store.tx.ReadTx`)
+        that never takes or waits for the write lock; a realm without data reads as empty and is not
+        created. Raises ``AgentMemoryError("io")`` on a backend error, ``AgentMemoryError("timeout")``
+        when the calling recall's time budget ran out.
+        """
 
     # ----------------------------------------------------------------- reads
 

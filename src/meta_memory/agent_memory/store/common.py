@@ -16,15 +16,16 @@ and write paths, §2D validator):
 A backend supplies the transaction (``_write``), the validator's reader
 (``_reader``) and a few row primitives (insert rows into a realm's table,
 insert/update a record, index or unindex it, read and drop a stage row, the
-SQL selecting one scope's active records). :class:`StoreTx` is the handle of
-``run_in_transaction`` on both backends.
+SQL selecting one scope's active records) and the two transaction openers behind
+:meth:`transaction` and :meth:`snapshot` (:mod:`.tx` handles over :mod:`.tables`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 from abc import abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, ClassVar
 
 from meta_memory.agent_memory.batch import BatchReceipt, StagedBatch
@@ -52,6 +53,8 @@ from meta_memory.agent_memory.store.base import (
     dumps,
 )
 from meta_memory.agent_memory.store.dialect import Dialect
+from meta_memory.agent_memory.store.tables import Sql
+from meta_memory.agent_memory.store.tx import ReadTx, WriteTx
 from meta_memory.agent_memory.validator import plan_batch
 from meta_memory.errors import AgentMemoryError, RecordNotFound
 
@@ -63,7 +66,7 @@ __all__ = [
     "STATE_ASSIGNMENTS",
     "STAGE_GC_MAX_AGE_MS",
     "SqlAgentMemoryStore",
-    "StoreTx",
+    "SqlRecordReader",
     "dumps",
     "has_nul",
     "injection_values",
@@ -122,7 +125,8 @@ def has_nul(*values: Any) -> bool:
 
 def _json_list(value: Any) -> list[Any]:
     if isinstance(value, str):
-        return json.loads(value or "[]")
+        decoded = json.loads(value or "[]")
+        return list(decoded) if isinstance(decoded, list) else []
     return list(value or ())
 
 
@@ -206,36 +210,38 @@ def state_values(rec: MemoryRecord) -> tuple[Any, ...]:
     )
 
 
-class StoreTx:
-    """An open write transaction on one realm, holding the realm's write lock (see the stores'
-    ``run_in_transaction``).
+#: The validator's two record reads, after "<the realm's records> WHERE" (``?`` placeholders).
+_BY_ID = "memory_id = ?"
+_TOMBSTONED_SINCE = (
+    "scope_kind = ? AND scope_key = ? AND content_hash = ? AND status_kind = 'tombstoned' "
+    "AND tombstoned_at_ms >= ? LIMIT 1"
+)
 
-    ``conn`` is the backend's raw connection (for reads/writes of side tables such as
-    ``pending_promotions``); ``realm`` the realm name; ``now_ms`` the transaction's clock
-    reading. :meth:`get` reads a live record; :meth:`apply` validates and applies a batch
-    inside this same transaction.
-    """
+
+class SqlRecordReader:
+    """The validator's :class:`~meta_memory.agent_memory.validator.RecordReader` over a connection of an
+    open transaction of ``realm`` (either backend: the store supplies the SQL naming the realm's records)."""
+
+    __slots__ = ("_store", "_conn", "realm")
 
     def __init__(self, store: SqlAgentMemoryStore, conn: Any, realm: str) -> None:
         self._store = store
-        self.conn = conn
+        self._conn = conn
         self.realm = realm
-        self.now_ms = store.clock.now_ms()
 
-    def get(self, memory_id: str) -> MemoryRecord | None:
-        """The live record (any status) or ``None``."""
-        return self._store._reader(self.conn, self.realm).get_record(memory_id)
+    def get_record(self, memory_id: str) -> MemoryRecord | None:
+        """The record ``memory_id`` (any status), or ``None`` (also for an id no stored text can hold)."""
+        if self._store.refuses_nul and "\x00" in memory_id:
+            return None
+        sql, params = self._store._realm_records(self.realm, RECORD_COLUMNS, _BY_ID, (memory_id,))
+        row = self._conn.execute(sql, params).fetchone()
+        return row_to_record(self.realm, row) if row else None
 
-    def apply(self, batch: StagedBatch, *, gate: WriteGate | None = None, token: str | None = None) -> BatchReceipt:
-        """Validate and apply ``batch`` in this transaction (no default gate: pass one explicitly).
-
-        A batch of another realm -> ``AgentMemoryError("scope_not_writable", ...)``.
-        """
-        if batch.realm != self.realm:
-            raise AgentMemoryError(
-                "scope_not_writable", f"batch realm '{batch.realm}' does not match transaction realm '{self.realm}'"
-            )
-        return self._store._apply_in_tx(self.conn, batch, gate, token or mint_token("direct"))
+    def tombstoned_since(self, scope: Scope, content_hash: str, since_ms: int) -> bool:
+        """Whether a record of ``scope`` with ``content_hash`` was tombstoned at or after ``since_ms`` (epoch ms)."""
+        kind, key = scope.storage()
+        sql, params = self._store._realm_records(self.realm, "1", _TOMBSTONED_SINCE, (kind, key, content_hash, since_ms))
+        return self._conn.execute(sql, params).fetchone() is not None
 
 
 class SqlAgentMemoryStore(AgentMemoryStore):
@@ -246,7 +252,44 @@ class SqlAgentMemoryStore(AgentMemoryStore):
     ``realm`` unless said otherwise.
     """
 
+    # ----------------------------------------------------------------- transactions
+
+    @abstractmethod
+    def _write_conn(self, realm: str) -> contextlib.AbstractContextManager[Any]:
+        """The connection of one write transaction on realm ``realm`` (a validated name) holding its
+        write lock, plain table names reading that realm only; commits when the block ends, rolls back
+        on anything raised (backend errors become ``AgentMemoryError("io", ...)``)."""
+
+    @abstractmethod
+    def _snapshot_conn(self, realm: str) -> contextlib.AbstractContextManager[Any]:
+        """The connection of one read-only snapshot of realm ``realm`` (no write lock), plain table
+        names reading that realm only."""
+
+    @contextlib.contextmanager
+    def transaction(self, realm: str) -> Iterator[WriteTx]:
+        """See :meth:`AgentMemoryStore.transaction`."""
+        name = self._realm_name(realm)
+        with self._write_conn(name) as conn:
+            yield WriteTx(self, Sql(conn, self.dialect), name)
+
+    @contextlib.contextmanager
+    def snapshot(self, realm: str) -> Iterator[ReadTx]:
+        """See :meth:`AgentMemoryStore.snapshot`."""
+        name = self._realm_name(realm)
+        with self._snapshot_conn(name) as conn:
+            yield ReadTx(self, Sql(conn, self.dialect), name)
+
     # ----------------------------------------------------------------- row primitives
+
+    def _reader(self, conn: Any, realm: str) -> SqlRecordReader:
+        return SqlRecordReader(self, conn, realm)
+
+    @abstractmethod
+    def _realm_records(
+        self, realm: str, columns: str, where: str, params: tuple[Any, ...]
+    ) -> tuple[str, tuple[Any, ...]]:
+        """The backend's statement ``SELECT <columns> FROM <realm's records> WHERE <where>`` (``where`` written
+        with ``?`` placeholders bound to ``params``) and its parameters, for any connection of ``realm``."""
 
     @abstractmethod
     def _insert_record(self, conn: Any, realm: str, rec: MemoryRecord) -> int:
@@ -334,19 +377,8 @@ class SqlAgentMemoryStore(AgentMemoryStore):
 
     def stage(self, batch: StagedBatch) -> str:
         """See :meth:`AgentMemoryStore.stage`. The batch is validated (without a gate) before it is staged."""
-        token = mint_token("stage")
-
-        def fn(conn: Any) -> str:
-            plan_batch(batch, self._reader(conn, batch.realm), now_ms=self.clock.now_ms())
-            payload = dumps(batch.to_json())
-            if self.refuses_nul and "\x00" in payload:
-                raise AgentMemoryError("invalid_record", "staged batch contains a NUL character")
-            self._insert_rows(
-                conn, batch.realm, "stage", "token, batch, created_at_ms", [(token, payload, self.clock.now_ms())]
-            )
-            return token
-
-        return self._write(batch.realm, fn)
+        with self.transaction(batch.realm) as tx:
+            return tx.stage(batch)
 
     def commit_staged(self, realm: str, token: str, *, gate: WriteGate | None = None) -> BatchReceipt:
         """See :meth:`AgentMemoryStore.commit_staged`."""

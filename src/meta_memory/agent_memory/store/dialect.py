@@ -1,8 +1,9 @@
 """The SQL spellings that differ between the two store backends (SQLite and PostgreSQL).
 
-Shared SQL (the review area's :mod:`meta_memory.review.sql`, the console
-panel's :mod:`meta_memory.panel.store`, the stores' shared reads) is written
-once, for SQLite, with ``?`` placeholders; a :class:`Dialect` turns it into
+Shared SQL (the side tables of :mod:`.tables`, the panel read models of
+:mod:`.panel_reads`, the stores' shared reads in :mod:`.common`) is written
+once, for SQLite, with ``?`` placeholders; the store picks its backend's
+:class:`Dialect` (never sniffed from a connection), which turns it into
 the backend's spelling and supplies the few expressions that differ:
 
 - placeholders: ``?`` stays for ``sqlite3``, becomes ``%s`` for psycopg (a
@@ -18,13 +19,10 @@ the backend's spelling and supplies the few expressions that differ:
 
 from __future__ import annotations
 
-import sqlite3
-from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
 
-__all__ = ["Dialect", "SQLITE", "POSTGRES", "dialect_of"]
+__all__ = ["Dialect", "SQLITE", "POSTGRES"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,9 +58,6 @@ class Dialect:
         """``text`` (``?`` placeholders) in this dialect's placeholder style."""
         return _placeholders(text) if self.pg else text
 
-    def execute(self, conn: Any, sql: str, params: Sequence[Any] = ()) -> Any:
-        """Run ``sql`` (``?`` placeholders) on ``conn``; returns the cursor."""
-        return conn.execute(self.sql(sql), tuple(params))
 
 
 @lru_cache(maxsize=512)
@@ -104,14 +99,3 @@ POSTGRES = Dialect(
     has_tag="jsonb_exists(tags::jsonb, ?)",
 )
 
-
-def dialect_of(conn: Any) -> Dialect:
-    """:data:`SQLITE` for a ``sqlite3.Connection``, :data:`POSTGRES` for a psycopg connection.
-
-    Raises ``TypeError`` for anything else.
-    """
-    if isinstance(conn, sqlite3.Connection):
-        return SQLITE
-    if type(conn).__module__.split(".")[0] == "psycopg":
-        return POSTGRES
-    raise TypeError(f"review SQL needs a sqlite3 or psycopg connection, not {type(conn).__name__}")

@@ -22,10 +22,10 @@ Layout (one PostgreSQL schema, default ``meta_memory``; realms are rows):
 - A second schema ``<schema>_realm`` with one view per table, named like
   the table, without the ``realm`` column and filtered on the transaction's
   realm (``current_setting('meta_memory.realm')``), ``WITH CHECK OPTION``.
-  Inside :meth:`PostgresAgentMemoryStore.run_in_transaction` and
-  :meth:`~PostgresAgentMemoryStore.read` the search path puts these views
-  first, so SQL written for one SQLite realm file (``SELECT ... FROM records
-  WHERE memory_id = %s``) sees only that realm and inserts land in it.
+  Inside a store transaction or snapshot (``transaction(realm)`` /
+  ``snapshot(realm)``) the search path puts these views first, so SQL written
+  for one SQLite realm file (``SELECT ... FROM records WHERE memory_id = %s``)
+  sees only that realm and inserts land in it.
 
 Why the index is not ``to_tsvector('simple', text)``: PostgreSQL's parser
 would split our tokens again (``multi-agent`` -> ``multi-agent``, ``multi``,

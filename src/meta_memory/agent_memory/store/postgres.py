@@ -38,7 +38,7 @@ import logging
 import re
 import itertools
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -64,7 +64,6 @@ from meta_memory.agent_memory.store.common import (
     STATE_ASSIGNMENTS,
     VIEW_COLUMNS,
     SqlAgentMemoryStore,
-    StoreTx,
     has_nul,
     injection_values,
     insert_values,
@@ -81,7 +80,6 @@ from meta_memory.identity import parse_realm
 
 __all__ = [
     "PostgresAgentMemoryStore",
-    "PgTx",
     "PgRow",
     "DEFAULT_SCHEMA",
     "DEFAULT_POOL_SIZE",
@@ -108,7 +106,7 @@ _SCHEMA_RE = re.compile(r"-c\s*search_path\s*=\s*([^\s,]+)")
 # ============================================================================ rows
 
 
-class PgRow(tuple):  # noqa: SLOT001 - a tuple that also answers by column name
+class PgRow(tuple[Any, ...]):  # noqa: SLOT001 - a tuple that also answers by column name
     """A result row readable like ``sqlite3.Row``: ``row[0]``, ``row["title"]``, ``tuple(row)``, ``dict(row)``."""
 
     _index: dict[str, int]
@@ -118,7 +116,7 @@ class PgRow(tuple):  # noqa: SLOT001 - a tuple that also answers by column name
         row._index = index
         return row
 
-    def __getitem__(self, key: Any) -> Any:  # type: ignore[override]
+    def __getitem__(self, key: Any) -> Any:
         if isinstance(key, str):
             return tuple.__getitem__(self, self._index[key])
         return tuple.__getitem__(self, key)
@@ -126,6 +124,14 @@ class PgRow(tuple):  # noqa: SLOT001 - a tuple that also answers by column name
     def keys(self) -> list[str]:
         """Column names, in order."""
         return list(self._index)
+
+
+def _one(cursor: Any) -> Any:
+    """The one row a statement returns (``COUNT``, ``RETURNING``): ``AgentMemoryError("io")`` when it returned none."""
+    row = cursor.fetchone()
+    if row is None:
+        raise AgentMemoryError("io", "statement returned no row")
+    return row
 
 
 def _pg_row_factory(cursor: Any) -> Callable[[Sequence[Any]], Any]:
@@ -212,53 +218,6 @@ def _lock_key(*parts: str) -> int:
     return int.from_bytes(digest[:8], "big", signed=True)
 
 
-# ============================================================================ the validator's reader
-
-
-class _Reader:
-    """The validator's read interface over a connection inside the realm's write transaction."""
-
-    def __init__(self, store: PostgresAgentMemoryStore, conn: psycopg.Connection[Any], realm: str) -> None:
-        self.store = store
-        self.conn = conn
-        self.realm = realm
-
-    def get_record(self, memory_id: str) -> MemoryRecord | None:
-        if "\x00" in memory_id:  # no stored id can hold NUL (PostgreSQL text cannot)
-            return None
-        row = self.conn.execute(
-            self.store._sql(f"SELECT {RECORD_COLUMNS} FROM §records WHERE realm = %s AND memory_id = %s"),
-            (self.realm, memory_id),
-        ).fetchone()
-        return row_to_record(self.realm, row) if row else None
-
-    def tombstoned_since(self, scope: Scope, content_hash: str, since_ms: int) -> bool:
-        kind, key = scope.storage()
-        row = self.conn.execute(
-            self.store._sql(
-                "SELECT 1 FROM §records WHERE realm = %s AND scope_kind = %s AND scope_key = %s "
-                "AND content_hash = %s AND status_kind = 'tombstoned' AND tombstoned_at_ms >= %s LIMIT 1"
-            ),
-            (self.realm, kind, key, content_hash, since_ms),
-        ).fetchone()
-        return row is not None
-
-
-class PgTx(StoreTx):
-    """An open write transaction on one realm (see :meth:`PostgresAgentMemoryStore.run_in_transaction`).
-
-    Same surface as :class:`~meta_memory.agent_memory.store.sqlite.SqliteTx`:
-
-    - ``conn``: the psycopg connection (``%s`` placeholders; rows are
-      :class:`PgRow`). Its search path puts the realm views first, so plain
-      table names (``records``, ``pending_promotions``, ``stage``...) read
-      only this realm and inserts land in it.
-    - ``realm``: the realm name; ``now_ms``: the transaction's clock reading.
-    - :meth:`get` reads a live record; :meth:`apply` validates and applies a
-      batch inside this same transaction.
-    """
-
-
 # ============================================================================ the store
 
 
@@ -320,6 +279,7 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore):
         self._qs = pg_schema.quote_ident(schema) + "."
         self._views = pg_schema.quote_ident(schema + "_realm")
         self._sql_cache: dict[str, str] = {}
+        self._select_cache: dict[tuple[str, str], str] = {}
         self._known_realms: set[str] = set()
         self._realm_lock = threading.Lock()
         self._closed = False
@@ -357,7 +317,7 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore):
 
     @staticmethod
     def _configure(conn: psycopg.Connection[Any]) -> None:
-        conn.row_factory = _pg_row_factory  # type: ignore[assignment]
+        conn.row_factory = _pg_row_factory
         conn.prepare_threshold = None
 
     def _sql(self, text: str) -> str:
@@ -503,7 +463,7 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore):
             def setup(conn: psycopg.Connection[Any]) -> None:
                 known = conn.execute(self._sql("SELECT 1 FROM §realms WHERE realm = %s"), (name,)).fetchone()
                 if known is None:
-                    count = conn.execute(self._sql("SELECT count(*) FROM §realms")).fetchone()[0]
+                    (count,) = _one(conn.execute(self._sql("SELECT count(*) FROM §realms")))
                     if count >= self.max_realms:
                         raise AgentMemoryError(
                             "limit",
@@ -529,11 +489,17 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore):
     def _tx(
         self, name: str, fn: Callable[[psycopg.Connection[Any]], _T], *, lock: bool = True, views: bool = False
     ) -> _T:
-        """Run ``fn`` in one transaction on realm ``name``.
+        """Run ``fn`` in one transaction on realm ``name`` (see :meth:`_writing`)."""
+        with self._writing(name, lock=lock, views=views) as conn:
+            return fn(conn)
+
+    @contextlib.contextmanager
+    def _writing(self, name: str, *, lock: bool = True, views: bool = False) -> Iterator[psycopg.Connection[Any]]:
+        """One transaction on realm ``name``; commits when the block ends, rolls back on anything raised.
 
         ``lock``: take the realm's write lock first (every validated write).
-        ``views``: put the realm views first on the search path (raw SQL of callers).
-        psycopg errors become ``AgentMemoryError("io", ...)``; anything raised rolls back.
+        ``views``: put the realm views first on the search path (plain table names see only ``name``).
+        psycopg errors become ``AgentMemoryError("io", ...)``.
         """
         with self._conn() as conn:
             try:
@@ -543,9 +509,8 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore):
                 conn.execute("SELECT set_config(%s, %s, true)", (pg_schema.REALM_SETTING, name))
                 if views:
                     conn.execute(f"SET LOCAL search_path TO {self._views}, {self._qs[:-1]}")
-                result = fn(conn)
+                yield conn
                 conn.execute("COMMIT")
-                return result
             except BaseException as exc:
                 with contextlib.suppress(psycopg.Error):
                     conn.execute("ROLLBACK")
@@ -593,7 +558,7 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore):
             return AgentMemoryError("timeout", "recall stopped: its time budget ran out")
         return AgentMemoryError("io", f"read failed: {exc}")
 
-    def _query(self, realm: str, sql: str, params: Sequence[Any]) -> list[Any]:
+    def _query(self, realm: str, sql: str, params: Sequence[Any] | Mapping[str, Any]) -> list[Any]:
         """One read statement (its own snapshot) on ``realm``."""
         name = self._realm_name(realm)
         if deadline.current() is not None:
@@ -605,23 +570,18 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore):
             except psycopg.Error as exc:
                 raise self._read_error(exc) from None
 
-    def read(self, realm: str) -> contextlib.AbstractContextManager[psycopg.Connection[Any]]:
+    def _snapshot_conn(self, realm: str) -> contextlib.AbstractContextManager[psycopg.Connection[Any]]:
         """A read-only snapshot of ``realm``: a pooled connection inside one ``REPEATABLE READ READ ONLY``
-        transaction whose search path puts the realm views first (plain table names see only ``realm``).
-        Placeholders are ``%s``; rows are :class:`PgRow`. For read models (the console panel).
-        Raises ``AgentMemoryError("io")`` on a database error."""
-        return self._read_tx(self._realm_name(realm), views=True)
+        transaction (no advisory lock) whose search path puts the realm views first."""
+        return self._read_tx(realm, views=True)
 
-    def run_in_transaction(self, realm: str, fn: Callable[[PgTx], _T]) -> _T:
-        """Run ``fn`` inside one write transaction on ``realm`` holding the realm's write lock.
-
-        ``fn`` receives a :class:`PgTx`. For operations whose checks and writes
-        must be atomic together (the quarantine review). ``fn`` raising rolls
-        everything back; database errors become ``AgentMemoryError("io", ...)``.
-        """
-        name = self._realm_name(realm)
-        self._ensure_realm(name)
-        return self._tx(name, lambda conn: fn(PgTx(self, conn, name)), views=True)
+    @contextlib.contextmanager
+    def _write_conn(self, realm: str) -> Iterator[psycopg.Connection[Any]]:
+        """A validated write's transaction holding the realm's advisory lock, the realm views first on
+        the search path (see :meth:`SqlAgentMemoryStore._write_conn`)."""
+        self._ensure_realm(realm)
+        with self._writing(realm, views=True) as conn:
+            yield conn
 
     # ================================================================ full-text rows
 
@@ -680,22 +640,28 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore):
 
     # ================================================================ row primitives (see SqlAgentMemoryStore)
 
-    def _reader(self, conn: psycopg.Connection[Any], realm: str) -> _Reader:
-        return _Reader(self, conn, realm)
+    def _realm_records(
+        self, realm: str, columns: str, where: str, params: tuple[Any, ...]
+    ) -> tuple[str, tuple[Any, ...]]:
+        key = (columns, where)
+        sql = self._select_cache.get(key)
+        if sql is None:
+            sql = self._select_cache[key] = self._sql(POSTGRES.sql(f"SELECT {columns} FROM §records WHERE realm = ? AND {where}"))
+        return sql, (realm, *params)
 
     def _insert_record(self, conn: psycopg.Connection[Any], realm: str, rec: MemoryRecord) -> int:
         row = conn.execute(
             self._sql(f"INSERT INTO §records(realm, {INSERT_COLUMNS}) VALUES ({', '.join(['%s'] * 23)}) RETURNING rid"),
             (realm, *insert_values(rec)),
-        ).fetchone()
-        return int(row[0])
+        )
+        return int(_one(row)[0])
 
     def _update_record(self, conn: psycopg.Connection[Any], realm: str, rec: MemoryRecord) -> int:
         row = conn.execute(
             self._sql(POSTGRES.sql(f"UPDATE §records SET {STATE_ASSIGNMENTS} WHERE realm = ? AND memory_id = ? RETURNING rid")),
             (*state_values(rec), realm, rec.id),
-        ).fetchone()
-        return int(row[0])
+        )
+        return int(_one(row)[0])
 
     def _index_record(self, conn: psycopg.Connection[Any], realm: str, rid: int, rec: MemoryRecord) -> None:
         kind, key = rec.scope.storage()
@@ -796,15 +762,16 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore):
 
     def _scope_footprint(self, conn: psycopg.Connection[Any], scope: Scope, limit: int) -> tuple[int, int]:
         kind, key = scope.storage()
-        count, nbytes = conn.execute(
+        count_row = conn.execute(
             self._sql(
                 "SELECT COUNT(*), COALESCE(SUM(n), 0) FROM (SELECT octet_length(title) + octet_length(description) "
                 "+ octet_length(body) AS n FROM §records WHERE realm = %s AND scope_kind = %s AND scope_key = %s "
                 "AND status_kind <> 'tombstoned' LIMIT %s) AS footprint"
             ),
             (scope.realm, kind, key, limit),
-        ).fetchone()
-        return count, nbytes
+        )
+        count, nbytes = _one(count_row)
+        return int(count), int(nbytes)
 
     # ================================================================ reads
 

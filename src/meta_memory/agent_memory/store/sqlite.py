@@ -36,6 +36,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
+from functools import lru_cache
 from itertools import zip_longest
 from pathlib import Path
 from typing import Any, TypeVar
@@ -82,7 +83,6 @@ from meta_memory.agent_memory.store.common import (
     STATE_ASSIGNMENTS,
     VIEW_COLUMNS,
     SqlAgentMemoryStore,
-    StoreTx,
     injection_values,
     insert_values,
     row_to_record,
@@ -108,7 +108,6 @@ from meta_memory.storage.perms import private_dir, private_sqlite
 
 __all__ = [
     "SqliteAgentMemoryStore",
-    "SqliteTx",
     "STAGE_GC_MAX_AGE_MS",
     "DEFAULT_SCOPE_FLOOR_RECORDS",
     "DEFAULT_SCOPE_FLOOR_BYTES",
@@ -151,35 +150,9 @@ def realm_db_path(root: Path, realm: str) -> Path:
     return root / name
 
 
-class _Reader:
-    """The validator's read interface over a connection inside the write transaction."""
-
-    def __init__(self, conn: sqlite3.Connection, realm: str) -> None:
-        self.conn = conn
-        self.realm = realm
-
-    def get_record(self, memory_id: str) -> MemoryRecord | None:
-        row = self.conn.execute(f"SELECT {RECORD_COLUMNS} FROM records WHERE memory_id = ?", (memory_id,)).fetchone()
-        return row_to_record(self.realm, row) if row else None
-
-    def tombstoned_since(self, scope: Scope, content_hash: str, since_ms: int) -> bool:
-        kind, key = scope.storage()
-        row = self.conn.execute(
-            "SELECT 1 FROM records WHERE scope_kind = ? AND scope_key = ? AND content_hash = ? "
-            "AND status_kind = 'tombstoned' AND tombstoned_at_ms >= ? LIMIT 1",
-            (kind, key, content_hash, since_ms),
-        ).fetchone()
-        return row is not None
-
-
-class SqliteTx(StoreTx):
-    """An open ``BEGIN IMMEDIATE`` write transaction on one realm (see
-    :meth:`SqliteAgentMemoryStore.run_in_transaction`).
-
-    ``conn`` is the raw ``sqlite3`` connection (for reads/writes of side tables such as
-    ``pending_promotions``); :meth:`get` reads live records; :meth:`apply`
-    validates and applies a batch inside this same transaction.
-    """
+@lru_cache(maxsize=64)
+def _records_select(columns: str, where: str) -> str:
+    return f"SELECT {columns} FROM records WHERE {where}"
 
 
 class _RealmDb:
@@ -471,12 +444,10 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
         with contextlib.suppress(sqlite3.Error):
             conn.close()
 
-    def read(self, realm: str) -> contextlib.AbstractContextManager[sqlite3.Connection]:
+    def _snapshot_conn(self, realm: str) -> contextlib.AbstractContextManager[sqlite3.Connection]:
         """A read-only snapshot of ``realm``'s database: a pooled WAL reader connection inside one
         deferred transaction (consistent for the ``with`` block; never blocks or is blocked by writers).
-        A realm without a database reads as empty (nothing is created).
-        For read models (the console panel). Raises ``AgentMemoryError("io")`` on a database error,
-        ``AgentMemoryError("timeout")`` when the calling recall's time budget ran out."""
+        A realm without a database reads as empty (nothing is created)."""
         return self._read(realm)
 
     @contextlib.contextmanager
@@ -499,7 +470,14 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
                 self._checkin(db, conn)
 
     def _tx(self, db: _RealmDb, fn: Callable[[sqlite3.Connection], _T], *, durable: bool = True) -> _T:
-        """Run ``fn`` in one ``BEGIN IMMEDIATE`` transaction on the realm's writer, serialised per realm.
+        """Run ``fn`` in one write transaction on ``db`` (see :meth:`_writing`)."""
+        with self._writing(db, durable=durable) as conn:
+            return fn(conn)
+
+    @contextlib.contextmanager
+    def _writing(self, db: _RealmDb, *, durable: bool = True) -> Iterator[sqlite3.Connection]:
+        """One ``BEGIN IMMEDIATE`` transaction on the realm's writer, serialised per realm; commits
+        when the block ends, rolls back on anything raised (SQLite errors become ``AgentMemoryError("io")``).
 
         ``durable=False`` is for telemetry (usage marks, injection-ledger rows): the commit is atomic
         and survives a process crash, but skips the WAL fsync (``synchronous=NORMAL``), so the hot
@@ -509,24 +487,28 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
             conn = db.writer
             db.writes += 1
             if db.writes % planner.CHECK_EVERY_WRITES == 0 and planner.stale(conn):
-                self._tx_body(conn, planner.refresh)
-            if not durable:
-                conn.execute("PRAGMA synchronous=NORMAL")
-                try:
-                    return self._tx_body(conn, fn)
-                finally:
-                    conn.execute("PRAGMA synchronous=FULL")
-            return self._tx_body(conn, fn)
+                with self._begun(conn) as c:
+                    planner.refresh(c)
+            if durable:
+                with self._begun(conn) as c:
+                    yield c
+                return
+            conn.execute("PRAGMA synchronous=NORMAL")
+            try:
+                with self._begun(conn) as c:
+                    yield c
+            finally:
+                conn.execute("PRAGMA synchronous=FULL")
 
-    def _tx_body(self, conn: sqlite3.Connection, fn: Callable[[sqlite3.Connection], _T]) -> _T:
+    @contextlib.contextmanager
+    def _begun(self, conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
         try:
             self._retry_locked(lambda: conn.execute("BEGIN IMMEDIATE"))
         except sqlite3.Error as exc:
             raise AgentMemoryError("io", f"cannot begin write transaction: {exc}") from None
         try:
-            result = fn(conn)
+            yield conn
             conn.execute("COMMIT")
-            return result
         except BaseException as exc:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
@@ -546,22 +528,21 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
             if db is not None:
                 self._tx(db, fn, durable=False)
 
-    def run_in_transaction(self, realm: str, fn: Callable[[SqliteTx], _T]) -> _T:
-        """Run ``fn`` inside one ``BEGIN IMMEDIATE`` write transaction on ``realm``.
-
-        For operations whose checks and writes must be atomic together (the
-        quarantine review: read, check, apply, expire promotions). ``fn``
-        raising rolls everything back; SQLite errors become
-        ``AgentMemoryError("io", ...)``. A write: creates the realm's database (under
-        ``max_realms``) when it has none; listings read through :meth:`read` instead.
-        """
-        name = self._realm_name(realm)
-        return self._write(name, lambda conn: fn(SqliteTx(self, conn, name)))
+    @contextlib.contextmanager
+    def _write_conn(self, realm: str) -> Iterator[sqlite3.Connection]:
+        """A validated write's transaction (see :meth:`SqlAgentMemoryStore._write_conn`): opens (creating,
+        under ``max_realms``) the realm's database."""
+        with self._using(realm, create=True) as db:
+            assert db is not None
+            with self._writing(db) as conn:
+                yield conn
 
     # ================================================================ row primitives (see SqlAgentMemoryStore)
 
-    def _reader(self, conn: sqlite3.Connection, realm: str) -> _Reader:
-        return _Reader(conn, realm)
+    def _realm_records(
+        self, realm: str, columns: str, where: str, params: tuple[Any, ...]
+    ) -> tuple[str, tuple[Any, ...]]:
+        return _records_select(columns, where), params
 
     def _insert_record(self, conn: sqlite3.Connection, realm: str, rec: MemoryRecord) -> int:
         cur = conn.execute(
@@ -698,7 +679,7 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
     def get(self, realm: str, memory_id: str) -> MemoryRecord | None:
         """See :meth:`AgentMemoryStore.get`."""
         with self._read(realm) as conn:
-            return _Reader(conn, self._realm_name(realm)).get_record(memory_id)
+            return self._reader(conn, self._realm_name(realm)).get_record(memory_id)
 
     def neighbours(
         self, realm: str, scope: Scope, anchors: Sequence[MemoryRecord], span: int, window_ms: int
@@ -910,7 +891,7 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
 
         def fn(conn: sqlite3.Connection) -> tuple[int, list[str]]:
             skips = list(parsed.warnings)
-            reader = _Reader(conn, realm)
+            reader = self._reader(conn, realm)
             seen: set[str] = set()
             ops: list[CreateOp] = []
             for rec in parsed.records:

@@ -1,0 +1,397 @@
+"""The console Memory panel's read models over the ``records`` and ``injections`` tables (seed:
+"Console Memory panel"; reference §2B tables, §7 shapes).
+
+:class:`PanelReads` is what :attr:`ReadTx.panel <meta_memory.agent_memory.store.tx.ReadTx.panel>`
+hands out: the record listing (keyset paging by ``(updated_at_ms DESC, memory_id DESC)``, text
+search, filters), one record with its body, lineage lookups, the injection ledger, the per-scope
+counts and the realm's scopes. The side tables' listings are the repositories of :mod:`.tables`.
+
+Every statement is written once; the snapshot's dialect supplies what differs (code point order,
+byte lengths), and on SQLite a Unicode-aware lowercase function (``mm_lower``) is registered on the
+snapshot's connection, so both backends return the same rows in the same order. All times are
+UTC epoch ms. A read never judges access: every row carries what the panel's visibility rules need
+(scope, status, quarantine history).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from meta_memory.agent_memory.model import Scope, Status, UsageStats
+from meta_memory.agent_memory.store.dialect import SQLITE
+from meta_memory.agent_memory.store.tables import Row, Sql, loads
+
+__all__ = [
+    "SEARCHED_COLUMNS",
+    "QUARANTINED_CONTENT",
+    "RecordFilters",
+    "RecordRow",
+    "InjectionLedgerRow",
+    "ScopeOverviewRow",
+    "PanelReads",
+]
+
+#: The columns a text search looks in (a term matches when it occurs in any of them).
+SEARCHED_COLUMNS = ("title", "description", "body", "tags")
+#: SQL true for a record holding quarantined content (quarantined, or tombstoned and ever quarantined).
+QUARANTINED_CONTENT = "(status_kind = 'quarantined' OR (status_kind = 'tombstoned' AND ever_quarantined = 1))"
+#: The largest time a store can hold (SQLite INTEGER / PostgreSQL BIGINT).
+_MAX_STORED_MS = 2**63 - 1
+_LIST_BASE = (
+    "memory_id, scope_kind, scope_key, kind, title, description, tags, provenance, trust, status_kind, "
+    "status_detail, supersedes, derived_from, working_set_rank, created_at_ms, updated_at_ms, usage_stats, "
+    "ever_quarantined"
+)
+_INJ_COLS = "injection_id, record_id, identity, session_key, surface, at_ms"
+
+
+@dataclass(frozen=True)
+class RecordFilters:
+    """The record listing's filters (``None`` = any): ``scope_kind`` (identity|mob|operator|realm),
+    ``scope_key`` (identity / mob / operator name, ``""`` for realm), ``status``
+    (active|superseded|quarantined|tombstoned) and ``terms``: text search terms, each of which
+    must occur, lowercased, as a substring of the lowercased title, description, body or tags
+    (empty = no text filter; see :data:`SEARCHED_COLUMNS`)."""
+
+    scope_kind: str | None = None
+    scope_key: str | None = None
+    status: str | None = None
+    terms: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class RecordRow:
+    """One record as the panel shows it.
+
+    ``data`` is the record JSON (the serde shape of a stored record: ``id``,
+    ``scope{scope, realm, <kind>}``, ``kind``, ``title``, ``description``,
+    ``tags``, ``provenance``, ``trust``, ``status{status, by?|reason?}``,
+    ``supersedes?``, ``derived_from``, ``working_set_rank?``,
+    ``created_at_ms``, ``updated_at_ms``, ``usage``, ``ever_quarantined``)
+    WITHOUT ``body``, plus ``body_bytes`` (UTF-8 length of the body).
+    ``body`` and ``content_hash`` are set only by :meth:`PanelReads.record` (the detail view).
+    """
+
+    realm: str
+    memory_id: str
+    updated_at_ms: int
+    created_at_ms: int
+    scope_kind: str
+    scope_key: str
+    status: str
+    status_detail: str | None
+    ever_quarantined: bool
+    supersedes: str | None
+    body_bytes: int
+    data: Mapping[str, Any]
+    body: str | None = None
+    content_hash: str | None = None
+
+    @property
+    def superseded_by(self) -> str | None:
+        """The committed successor's id when the status is ``superseded``."""
+        return self.status_detail if self.status == "superseded" else None
+
+    def listing_json(self) -> dict[str, Any]:
+        """Body-free JSON: ``data`` (it already carries ``body_bytes``)."""
+        return dict(self.data)
+
+    def detail_json(self) -> dict[str, Any]:
+        """JSON with ``body`` and ``content_hash`` (lowercase hex SHA-256, see ``agent_memory.hashing``)."""
+        out = dict(self.data)
+        out["body"] = self.body
+        out["content_hash"] = self.content_hash
+        return out
+
+
+@dataclass(frozen=True)
+class InjectionLedgerRow:
+    """One ``injections`` row: ``record_id`` went into ``identity``'s context at ``at_ms``
+    via ``surface`` (``build`` | ``turn``); ``session_key`` is ``None`` for the build surface."""
+
+    realm: str
+    injection_id: int
+    record_id: str
+    identity: str
+    session_key: str | None
+    surface: str
+    at_ms: int
+
+    def to_json(self) -> dict[str, Any]:
+        """``{realm, injection_id, record_id, identity, session_key, surface, at_ms}``."""
+        return {
+            "realm": self.realm,
+            "injection_id": self.injection_id,
+            "record_id": self.record_id,
+            "identity": self.identity,
+            "session_key": self.session_key,
+            "surface": self.surface,
+            "at_ms": self.at_ms,
+        }
+
+
+@dataclass(frozen=True)
+class ScopeOverviewRow:
+    """One scope of a realm: record counts by status and body bytes.
+
+    ``counts`` maps status -> number of records; ``body_bytes`` is the UTF-8 size
+    of their bodies; ``floor_records``/``floor_bytes`` are what the retention floors
+    count (non-tombstoned rows; bytes of title + description + body).
+    ``quarantined_*`` are the parts of those figures that come from records holding
+    quarantined content (quarantined, or tombstoned and ever quarantined), so a
+    caller without ``memory.quarantine.review`` can be shown the rest only.
+    ``trust_counts`` maps trust tier -> number of records (the same records as
+    ``counts``), ``quarantined_trust_counts`` its quarantined-content part; a store
+    that leaves them empty shows no trust figures.
+    """
+
+    realm: str
+    scope_kind: str
+    scope_key: str
+    counts: Mapping[str, int]
+    body_bytes: int
+    floor_records: int
+    floor_bytes: int
+    quarantined_counts: Mapping[str, int] = field(default_factory=dict)
+    quarantined_body_bytes: int = 0
+    quarantined_floor_records: int = 0
+    quarantined_floor_bytes: int = 0
+    trust_counts: Mapping[str, int] = field(default_factory=dict)
+    quarantined_trust_counts: Mapping[str, int] = field(default_factory=dict)
+
+
+def _record_row(realm: str, row: Row, *, detail: bool = False) -> RecordRow:
+    scope = Scope.from_storage(realm, row["scope_kind"], row["scope_key"])
+    status = Status.from_storage(row["status_kind"], row["status_detail"])
+    data: dict[str, Any] = {
+        "id": row["memory_id"],
+        "scope": scope.to_json(),
+        "kind": row["kind"],
+        "title": row["title"],
+        "description": row["description"],
+        "tags": loads(row["tags"], []),
+        "provenance": loads(row["provenance"], {}),
+        "trust": row["trust"],
+        "status": status.to_json(),
+    }
+    if row["supersedes"] is not None:
+        data["supersedes"] = row["supersedes"]
+    data["derived_from"] = loads(row["derived_from"], [])
+    if row["working_set_rank"] is not None:
+        data["working_set_rank"] = row["working_set_rank"]
+    data["created_at_ms"] = row["created_at_ms"]
+    data["updated_at_ms"] = row["updated_at_ms"]
+    data["usage"] = UsageStats.from_json(loads(row["usage_stats"], {})).to_json()
+    data["ever_quarantined"] = bool(row["ever_quarantined"])
+    data["body_bytes"] = int(row["body_bytes"] or 0)
+    return RecordRow(
+        realm=realm,
+        memory_id=row["memory_id"],
+        updated_at_ms=row["updated_at_ms"],
+        created_at_ms=row["created_at_ms"],
+        scope_kind=scope.kind.value,
+        scope_key=scope.key,
+        status=status.kind.value,
+        status_detail=status.detail,
+        ever_quarantined=bool(row["ever_quarantined"]),
+        supersedes=row["supersedes"],
+        body_bytes=int(row["body_bytes"] or 0),
+        data=data,
+        body=row["body"] if detail else None,
+        content_hash=row["content_hash"] if detail else None,
+    )
+
+
+def _lower_text(value: object) -> str | None:
+    return value.lower() if isinstance(value, str) else None
+
+
+class PanelReads:
+    """The panel's reads of one realm inside one snapshot (see the module docstring)."""
+
+    __slots__ = ("_sql", "realm")
+
+    def __init__(self, sql: Sql, realm: str) -> None:
+        self._sql = sql
+        self.realm = realm
+
+    @property
+    def _list_cols(self) -> str:
+        return f"{_LIST_BASE}, {self._sql.dialect.octets.format('body')} AS body_bytes"
+
+    def _records(self, where: str, params: Sequence[Any], *, detail: bool = False) -> list[RecordRow]:
+        cols = self._list_cols + (", body, content_hash" if detail else "")
+        rows = self._sql.rows(f"SELECT {cols} FROM records {where}", params)
+        return [_record_row(self.realm, r, detail=detail) for r in rows]
+
+    def _lower(self, column: str) -> str:
+        """A SQL expression lowercasing ``column`` like Python does (Unicode letters included)."""
+        if self._sql.dialect is SQLITE:  # SQLite's own lower() folds ASCII letters only
+            conn = self._sql.conn
+            if isinstance(conn, sqlite3.Connection):
+                conn.create_function("mm_lower", 1, _lower_text, deterministic=True)
+            return f"mm_lower({column})"
+        return f"lower({column})"
+
+    def _term_clause(self, term: str) -> tuple[str, list[Any]]:
+        """SQL true when ``term`` (already lowercased) occurs in one of :data:`SEARCHED_COLUMNS`."""
+        find = "instr({}, ?) > 0" if self._sql.dialect is SQLITE else "strpos({}, ?) > 0"
+        parts = [find.format(self._lower(col)) for col in SEARCHED_COLUMNS]
+        return "(" + " OR ".join(parts) + ")", [term] * len(SEARCHED_COLUMNS)
+
+    def _after_clause(self, updated_at_ms: int, memory_id: str) -> tuple[str, list[Any]]:
+        """The keyset condition "strictly after ``(updated_at_ms, memory_id)``" in listing order.
+
+        Text without NUL cannot sort between ``p`` and ``p + "\\x00" + ...``, so on a backend that
+        refuses NUL such a key is answered as "ids ``<= p``" (the rows code point order selects)."""
+        c = self._sql.collate
+        head, nul, _ = memory_id.partition("\x00")
+        if nul and self._sql.dialect.refuses_nul:
+            return f"(updated_at_ms < ? OR (updated_at_ms = ? AND memory_id{c} <= ?))", [updated_at_ms, updated_at_ms, head]
+        return f"(updated_at_ms < ? OR (updated_at_ms = ? AND memory_id{c} < ?))", [updated_at_ms, updated_at_ms, memory_id]
+
+    # ---------------------------------------------------------------- records
+
+    def records_page(
+        self, filters: RecordFilters, after: tuple[int, str] | None, limit: int
+    ) -> tuple[list[RecordRow], bool]:
+        """Up to ``limit`` body-free rows matching ``filters``, strictly after the key ``after``
+        (``(updated_at_ms, memory_id)``; ``None`` = from the newest), ordered ``(updated_at_ms DESC,
+        memory_id DESC)``, and whether more rows follow."""
+        where: list[str] = []
+        params: list[Any] = []
+        for column, value in (("scope_kind", filters.scope_kind), ("scope_key", filters.scope_key),
+                              ("status_kind", filters.status)):
+            if value is not None:
+                where.append(f"{column} = ?")
+                params.append(value)
+        for term in filters.terms:
+            clause, values = self._term_clause(term)
+            where.append(clause)
+            params += values
+        # A stored time fits a signed 64-bit integer, so a cursor beyond it is before every row.
+        if after is not None and after[0] <= _MAX_STORED_MS:
+            clause, values = self._after_clause(*after)
+            where.append(clause)
+            params += values
+        tail = ("WHERE " + " AND ".join(where) + " ") if where else ""
+        tail += f"ORDER BY updated_at_ms DESC, memory_id{self._sql.collate} DESC LIMIT ?"
+        rows = self._records(tail, [*params, limit + 1])
+        return rows[:limit], len(rows) > limit
+
+    def record(self, memory_id: str) -> RecordRow | None:
+        """One record with ``body`` and ``content_hash``, or ``None``."""
+        if self._sql.unstorable(memory_id):
+            return None
+        rows = self._records("WHERE memory_id = ?", (memory_id,), detail=True)
+        return rows[0] if rows else None
+
+    def records_by_ids(self, ids: Iterable[str]) -> dict[str, RecordRow]:
+        """Body-free rows of the ids that exist (missing ids are absent)."""
+        wanted = sorted({i for i in ids if not self._sql.unstorable(i)})
+        out: dict[str, RecordRow] = {}
+        for start in range(0, len(wanted), 500):
+            chunk = wanted[start : start + 500]
+            for row in self._records(f"WHERE memory_id IN ({', '.join('?' for _ in chunk)})", chunk):
+                out[row.memory_id] = row
+        return out
+
+    def claimants(self, memory_id: str, limit: int) -> list[RecordRow]:
+        """Rows whose ``supersedes`` names ``memory_id`` (uncommitted claimants included), oldest created first."""
+        if self._sql.unstorable(memory_id):
+            return []
+        c = self._sql.collate
+        return self._records(f"WHERE supersedes = ? ORDER BY created_at_ms, memory_id{c} LIMIT ?", (memory_id, limit))
+
+    def quarantined(self, limit: int) -> list[RecordRow]:
+        """Quarantined records (body-free), newest created first."""
+        c = self._sql.collate
+        return self._records(
+            f"WHERE status_kind = 'quarantined' ORDER BY created_at_ms DESC, memory_id{c} DESC LIMIT ?", (limit,)
+        )
+
+    # ---------------------------------------------------------------- injections
+
+    def _injections(self, tail: str, params: Sequence[Any]) -> list[InjectionLedgerRow]:
+        rows = self._sql.rows(f"SELECT {_INJ_COLS} FROM injections {tail}", params)
+        return [InjectionLedgerRow(self.realm, *tuple(r)) for r in rows]
+
+    def record_injections(self, memory_id: str, limit: int) -> list[InjectionLedgerRow]:
+        """Injection-ledger rows of one record, newest first."""
+        if self._sql.unstorable(memory_id):
+            return []
+        return self._injections("WHERE record_id = ? ORDER BY at_ms DESC, injection_id DESC LIMIT ?", (memory_id, limit))
+
+    def injections(self, limit: int) -> list[InjectionLedgerRow]:
+        """Injection-ledger rows, newest first."""
+        return self._injections("ORDER BY at_ms DESC, injection_id DESC LIMIT ?", (limit,))
+
+    # ---------------------------------------------------------------- overview
+
+    def scope_overview(self) -> list[ScopeOverviewRow]:
+        """One row per scope of the realm's records, in scope order (code point)."""
+        c, octets = self._sql.collate, self._sql.dialect.octets
+        all_bytes = " + ".join(octets.format(col) for col in ("title", "description", "body"))
+        rows = self._sql.rows(
+            f"SELECT scope_kind, scope_key, status_kind, trust, {QUARANTINED_CONTENT} AS q, COUNT(*), "
+            f"COALESCE(SUM({octets.format('body')}), 0), COALESCE(SUM({all_bytes}), 0) "
+            f"FROM records GROUP BY scope_kind, scope_key, status_kind, trust, q ORDER BY scope_kind{c}, scope_key{c}",
+        )
+        acc: dict[tuple[str, str], _ScopeTotals] = {}
+        for r in rows:
+            kind, key, status, trust, q, count, body_bytes, all_bytes_sum = tuple(r)
+            acc.setdefault((kind, key), _ScopeTotals()).add(
+                status, trust, bool(q), int(count), int(body_bytes), int(all_bytes_sum)
+            )
+        return [a.row(self.realm, kind, key) for (kind, key), a in acc.items()]
+
+    def holds_quarantine_evidence(self) -> bool:
+        """Whether any record holds quarantined content (quarantined, or tombstoned and ever quarantined)."""
+        return self._sql.one(f"SELECT 1 FROM records WHERE {QUARANTINED_CONTENT} LIMIT 1") is not None
+
+    def realm_scopes(self) -> frozenset[tuple[str, str]]:
+        """Scopes of the realm's records, proposals and gated promotions, and its harvested identities."""
+        rows = self._sql.rows(
+            "SELECT scope_kind, scope_key FROM records "
+            "UNION SELECT scope_kind, scope_key FROM proposals "
+            "UNION SELECT scope_kind, scope_key FROM pending_promotions "
+            "UNION SELECT 'identity', identity FROM pending_harvests",
+        )
+        return frozenset((r[0], "" if r[0] == "realm" else r[1]) for r in rows)
+
+
+class _ScopeTotals:
+    """The figures of one scope, summed over its (status, trust, quarantined-content) groups."""
+
+    def __init__(self) -> None:
+        self.counts: dict[str, int] = {}
+        self.trust: dict[str, int] = {}
+        self.body = self.floor_records = self.floor_bytes = 0
+        self.q_counts: dict[str, int] = {}
+        self.q_trust: dict[str, int] = {}
+        self.q_body = self.q_floor_records = self.q_floor_bytes = 0
+
+    def add(self, status: str, trust: str, quarantined: bool, count: int, body_bytes: int, all_bytes: int) -> None:
+        live = status != "tombstoned"
+        self.counts[status] = self.counts.get(status, 0) + count
+        self.trust[trust] = self.trust.get(trust, 0) + count
+        self.body += body_bytes
+        if live:
+            self.floor_records += count
+            self.floor_bytes += all_bytes
+        if quarantined:
+            self.q_counts[status] = self.q_counts.get(status, 0) + count
+            self.q_trust[trust] = self.q_trust.get(trust, 0) + count
+            self.q_body += body_bytes
+            if live:
+                self.q_floor_records += count
+                self.q_floor_bytes += all_bytes
+
+    def row(self, realm: str, kind: str, key: str) -> ScopeOverviewRow:
+        return ScopeOverviewRow(
+            realm, kind, key, self.counts, self.body, self.floor_records, self.floor_bytes, self.q_counts, self.q_body,
+            self.q_floor_records, self.q_floor_bytes, self.trust, self.q_trust,
+        )

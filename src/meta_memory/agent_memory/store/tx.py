@@ -1,0 +1,206 @@
+"""The store's transaction handles: :class:`WriteTx` (one write transaction) and :class:`ReadTx` (one snapshot).
+
+They are what :meth:`~meta_memory.agent_memory.store.base.AgentMemoryStore.transaction` and
+:meth:`~meta_memory.agent_memory.store.base.AgentMemoryStore.snapshot` yield (reference §2B
+tables and write paths). Callers never see a connection or SQL: a handle offers the live
+records (:meth:`ReadTx.get`, :meth:`ReadTx.active_duplicate`), the side-table repositories
+of :mod:`.tables` and the panel's read models (:attr:`ReadTx.panel`); a write handle adds
+:meth:`WriteTx.apply` and :meth:`WriteTx.stage`, both inside the one open transaction, so
+a review step can read, check, stage or apply and update side tables atomically without
+taking the realm's write lock twice.
+
+A snapshot never takes the write lock (SQLite: a deferred read transaction on a pooled WAL
+reader; PostgreSQL: ``REPEATABLE READ READ ONLY`` without the advisory lock), so listings
+run while a write transaction is open.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+from meta_memory.agent_memory.batch import BatchReceipt, StagedBatch
+from meta_memory.agent_memory.hashing import mint_token
+from meta_memory.agent_memory.model import MemoryRecord, Scope
+from meta_memory.agent_memory.store.base import WriteGate, dumps
+from meta_memory.agent_memory.store.panel_reads import PanelReads
+from meta_memory.agent_memory.store.tables import (
+    AuditLog,
+    AuditReads,
+    DreamRunReads,
+    DreamRuns,
+    HarvestReads,
+    Harvests,
+    HeldForgetReads,
+    HeldForgets,
+    PromotionReads,
+    Promotions,
+    ProposalReads,
+    Proposals,
+    ReviewQueues,
+    Sql,
+    VerdictReads,
+    Verdicts,
+)
+from meta_memory.agent_memory.validator import RecordReader, plan_batch
+from meta_memory.errors import AgentMemoryError
+
+if TYPE_CHECKING:
+    from meta_memory.agent_memory.store.common import SqlAgentMemoryStore
+
+__all__ = ["ReadTx", "WriteTx"]
+
+
+class ReadTx:
+    """One consistent read of one realm (a snapshot, or the reads of an open write transaction).
+
+    ``realm`` is the realm name. Repositories (reads only): ``promotions``, ``proposals``,
+    ``harvests``, ``dream_runs``, ``verdicts``, ``forgets`` (held forgets), ``audit``, ``queues``
+    (review's record queues) and ``panel`` (the console panel's read models). Use it only inside
+    its ``with`` block.
+    """
+
+    def __init__(self, store: SqlAgentMemoryStore, sql: Sql, realm: str) -> None:
+        self._store = store
+        self._sql = sql
+        self.realm = realm
+        self._reader: RecordReader | None = None
+
+    @property
+    def reader(self) -> RecordReader:
+        """The validator's record reader over this transaction."""
+        if self._reader is None:
+            self._reader = self._store._reader(self._sql.conn, self.realm)
+        return self._reader
+
+    def get(self, memory_id: str) -> MemoryRecord | None:
+        """The record ``memory_id`` (any status), or ``None``."""
+        return self.reader.get_record(memory_id)
+
+    def active_duplicate(self, scope: Scope, content_hash: str) -> MemoryRecord | None:
+        """The oldest active record of ``scope`` whose content hash is ``content_hash``, or ``None``."""
+        return self._store._find_active_duplicate(self._sql.conn, scope, content_hash)
+
+    @property
+    def promotions(self) -> PromotionReads:
+        return PromotionReads(self._sql, self.realm)
+
+    @property
+    def proposals(self) -> ProposalReads:
+        return ProposalReads(self._sql, self.realm)
+
+    @property
+    def harvests(self) -> HarvestReads:
+        return HarvestReads(self._sql, self.realm)
+
+    @property
+    def dream_runs(self) -> DreamRunReads:
+        return DreamRunReads(self._sql, self.realm)
+
+    @property
+    def verdicts(self) -> VerdictReads:
+        return VerdictReads(self._sql, self.realm)
+
+    @property
+    def forgets(self) -> HeldForgetReads:
+        return HeldForgetReads(self._sql, self.realm)
+
+    @property
+    def audit(self) -> AuditReads:
+        return AuditReads(self._sql, self.realm)
+
+    @property
+    def queues(self) -> ReviewQueues:
+        return ReviewQueues(self._sql, self.realm)
+
+    @property
+    def panel(self) -> PanelReads:
+        return PanelReads(self._sql, self.realm)
+
+
+class WriteTx(ReadTx):
+    """One open write transaction on one realm, holding the realm's write lock.
+
+    ``now_ms`` is the transaction's clock reading (epoch ms). Everything done through it commits
+    together when the ``with`` block ends, or rolls back when it raises. The repositories are the
+    read-write ones of :mod:`.tables`.
+    """
+
+    def __init__(self, store: SqlAgentMemoryStore, sql: Sql, realm: str) -> None:
+        super().__init__(store, sql, realm)
+        self.now_ms = store.clock.now_ms()
+
+    def _check_realm(self, batch: StagedBatch) -> None:
+        if batch.realm != self.realm:
+            raise AgentMemoryError(
+                "scope_not_writable", f"batch realm '{batch.realm}' does not match transaction realm '{self.realm}'"
+            )
+
+    def apply(self, batch: StagedBatch, *, gate: WriteGate | None = None, token: str | None = None) -> BatchReceipt:
+        """Validate and apply ``batch`` in this transaction (no default gate: pass one explicitly);
+        audit token ``token`` (default a new ``direct-...``).
+
+        A batch of another realm -> ``AgentMemoryError("scope_not_writable", ...)``; the validator's
+        refusals as :meth:`~meta_memory.agent_memory.store.base.AgentMemoryStore.apply_batch`.
+        """
+        self._check_realm(batch)
+        return self._store._apply_in_tx(self._sql.conn, batch, gate, token or mint_token("direct"))
+
+    def stage(self, batch: StagedBatch) -> str:
+        """Validate ``batch`` (without a gate) and keep it uncommitted in ``stage``; returns its
+        ``stage-...`` token. Records are unchanged. Same refusals as :meth:`apply`, and
+        ``invalid_record`` for a batch holding NUL on a backend that cannot store it."""
+        self._check_realm(batch)
+        now = self._store.clock.now_ms()
+        plan_batch(batch, self.reader, now_ms=now)
+        payload = dumps(batch.to_json())
+        if self._sql.dialect.refuses_nul and "\x00" in payload:
+            raise AgentMemoryError("invalid_record", "staged batch contains a NUL character")
+        token = mint_token("stage")
+        self._sql.run("INSERT INTO stage(token, batch, created_at_ms) VALUES (?, ?, ?)", (token, payload, now))
+        return token
+
+    def staged(self, token: str) -> StagedBatch | None:
+        """The batch staged under ``token``, or ``None`` when it is gone."""
+        if self._sql.unstorable(token):
+            return None
+        row = self._sql.one("SELECT batch FROM stage WHERE token = ?", (token,))
+        if row is None:
+            return None
+        value = json.loads(row[0])
+        if not isinstance(value, dict):
+            raise AgentMemoryError("io", f"staged batch '{token}' is not a JSON object")
+        return StagedBatch.from_json(value)
+
+    def unstage(self, token: str) -> bool:
+        """Drop a staged batch without applying it; ``False`` when it was already gone."""
+        return self._sql.changed("DELETE FROM stage WHERE token = ?", (token,))
+
+    @property
+    def promotions(self) -> Promotions:
+        return Promotions(self._sql, self.realm)
+
+    @property
+    def proposals(self) -> Proposals:
+        return Proposals(self._sql, self.realm)
+
+    @property
+    def harvests(self) -> Harvests:
+        return Harvests(self._sql, self.realm)
+
+    @property
+    def dream_runs(self) -> DreamRuns:
+        return DreamRuns(self._sql, self.realm)
+
+    @property
+    def verdicts(self) -> Verdicts:
+        return Verdicts(self._sql, self.realm)
+
+    @property
+    def forgets(self) -> HeldForgets:
+        return HeldForgets(self._sql, self.realm)
+
+    @property
+    def audit(self) -> AuditLog:
+        return AuditLog(self._sql, self.realm)
+
