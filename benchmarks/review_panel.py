@@ -6,7 +6,7 @@ Usage::
     python benchmarks/review_panel.py --records 1000 --calls 50
 
 Seeds one realm of the bundled SQLite store with ``--records`` active records, a tenth as many
-quarantined ones, pending proposals, gated promotions, held harvests and dream runs. Then times,
+quarantined ones, pending proposals, gated promotions, pending harvests and held forgets. Then times,
 per case, the median of ``--calls`` calls of:
 
 - review listings (``list_pending_promotions``, ``list_proposals``, ``list_harvests``,
@@ -16,10 +16,12 @@ per case, the median of ``--calls`` calls of:
 - a round trip: ``promote_pending_gate`` then ``gating_decide(approve)`` of an active record, and a
   quarantine ``release`` (the record copy, its tombstone and the audit rows).
 
-Every figure is a ratio to a baseline measured in the same run on the same file: the equivalent
-statements run through a plain ``sqlite3`` connection (a listing's ``SELECT``; for the round trip,
-the same inserts and updates in one ``BEGIN IMMEDIATE`` transaction). Prints one ``key=value`` line
-per figure (``*_us`` medians in microseconds, ``*_ratio`` = store path / raw SQL).
+Every figure is a ratio to a baseline measured in the same run on the same file, call for call in
+alternation (both see the same machine load): the equivalent statements through a plain ``sqlite3``
+connection (a listing's ``SELECT`` of the same rows, undecoded; for the round trip, the stage and
+promotion inserts then the resolve, unstage and audit writes, in two ``BEGIN IMMEDIATE``
+transactions; for the release, a record read, an update and two audit rows in one). Prints one
+``key=value`` line per figure (``*_us`` medians in microseconds, ``*_ratio`` = store path / raw SQL).
 """
 
 from __future__ import annotations
@@ -51,14 +53,20 @@ class _TaintGate:
         return "bench taint" if author.kind.value == "agent" else None
 
 
-def _median_us(fn: Callable[[], object], calls: int) -> float:
-    fn()
-    times = []
+def _interleaved_us(ours: Callable[[], object], raw: Callable[[], object], calls: int) -> tuple[float, float]:
+    """Median microseconds of ``ours`` and of ``raw``, called alternately (so both see the same load)."""
+    ours()
+    raw()
+    a: list[float] = []
+    b: list[float] = []
     for _ in range(calls):
         start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times) * 1e6
+        ours()
+        a.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        raw()
+        b.append(time.perf_counter() - start)
+    return statistics.median(a) * 1e6, statistics.median(b) * 1e6
 
 
 def _seed(store: SqliteAgentMemoryStore, clock: ManualClock, n: int) -> tuple[list[str], list[str]]:
@@ -88,6 +96,11 @@ def _seed(store: SqliteAgentMemoryStore, clock: ManualClock, n: int) -> tuple[li
     for i in range(50):
         clock.advance(1)
         harvest.record_harvest(store, REALM, f"agent:{i}", f"s-{i}", "retired", clock=clock)
+    for mid in active[60:90]:
+        rec = store.get(REALM, mid)
+        assert rec is not None
+        forgets.request_forget(store, rec.scope, mid, Author.agent(rec.scope.key), "bench taint", session_key="s",
+                               clock=clock)
     return active, quarantined
 
 
@@ -106,9 +119,8 @@ def main() -> None:
             raw.execute("PRAGMA query_only = ON")
             figures: dict[str, float] = {}
 
-            def pair(key: str, ours: Callable[[], object], baseline: Callable[[], object]) -> None:
-                figures[f"{key}_us"] = _median_us(ours, args.calls)
-                figures[f"{key}_raw_us"] = _median_us(baseline, args.calls)
+            def pair(key: str, ours: Callable[[], object], baseline: Callable[[], object], calls: int) -> None:
+                figures[f"{key}_us"], figures[f"{key}_raw_us"] = _interleaved_us(ours, baseline, calls)
                 figures[f"{key}_ratio"] = figures[f"{key}_us"] / figures[f"{key}_raw_us"]
 
             def raw_rows(sql: str, params: tuple[object, ...] = ()) -> Callable[[], object]:
@@ -121,25 +133,25 @@ def main() -> None:
 
             pair("review_promotions", lambda: promotions.list_pending_promotions(store, REALM, 50),
                  raw_rows("SELECT * FROM pending_promotions WHERE status = 'pending' "
-                          "ORDER BY created_at_ms DESC, pending_id DESC LIMIT 50"))
+                          "ORDER BY created_at_ms DESC, pending_id DESC LIMIT 50"), args.calls)
             pair("review_proposals", lambda: proposals.list_proposals(store, REALM, limit=50),
                  raw_rows("SELECT * FROM proposals WHERE status IN ('pending', 'held') "
-                          "ORDER BY created_at_ms, proposal_id LIMIT 50"))
+                          "ORDER BY created_at_ms, proposal_id LIMIT 50"), args.calls)
             pair("review_harvests", lambda: harvest.list_harvests(store, REALM, 50),
                  raw_rows("SELECT * FROM pending_harvests WHERE status = 'pending' "
-                          "ORDER BY retired_at_ms, identity LIMIT 50"))
+                          "ORDER BY retired_at_ms, identity LIMIT 50"), args.calls)
             pair("review_held_forgets", lambda: forgets.list_held_forgets(store, REALM, 50),
                  raw_rows("SELECT f.* FROM pending_forgets f JOIN records r ON r.memory_id = f.memory_id "
                           "WHERE f.status = 'pending' AND r.status_kind <> 'tombstoned' "
-                          "ORDER BY f.created_at_ms DESC, f.forget_id DESC LIMIT 50"))
+                          "ORDER BY f.created_at_ms DESC, f.forget_id DESC LIMIT 50"), args.calls)
             pair("panel_list", lambda: panel.records_page(REALM, RecordFilters(), None, 50),
-                 raw_rows("SELECT * FROM records ORDER BY updated_at_ms DESC, memory_id DESC LIMIT 51"))
+                 raw_rows("SELECT * FROM records ORDER BY updated_at_ms DESC, memory_id DESC LIMIT 51"), args.calls)
             target = active[len(active) // 2]
             pair("panel_get", lambda: panel.record(REALM, target),
-                 raw_rows("SELECT * FROM records WHERE memory_id = ?", (target,)))
+                 raw_rows("SELECT * FROM records WHERE memory_id = ?", (target,)), args.calls)
             pair("panel_counts", lambda: panel.scope_overview(REALM),
                  raw_rows("SELECT scope_kind, scope_key, status_kind, trust, COUNT(*), SUM(LENGTH(body)) "
-                          "FROM records GROUP BY scope_kind, scope_key, status_kind, trust"))
+                          "FROM records GROUP BY scope_kind, scope_key, status_kind, trust"), args.calls)
 
             sources = iter(active[100:])
 
@@ -173,10 +185,7 @@ def main() -> None:
                 writer.execute("COMMIT")
                 return src
 
-            calls = min(args.calls, len(active) - 100)
-            pair_calls = args.calls
-            args.calls = calls
-            pair("promotion_round_trip", promotion_round_trip, raw_round_trip)
+            pair("promotion_round_trip", promotion_round_trip, raw_round_trip, min(args.calls, len(active) - 102))
             releases = iter(quarantined)
 
             def release() -> object:
@@ -186,9 +195,19 @@ def main() -> None:
                 return decide(store, REALM, rec.scope.key, mid, "release", rec.content_hash, None,
                               Reviewer.operator("bench"), clock=clock)
 
-            args.calls = min(pair_calls, len(quarantined) - 2) // 2 * 2 - 1
-            figures["release_us"] = _median_us(release, args.calls)
-            figures["release_ratio"] = figures["release_us"] / figures["promotion_round_trip_raw_us"]
+            def raw_release() -> object:
+                i = next(counter)
+                writer.execute("BEGIN IMMEDIATE")
+                src = writer.execute("SELECT * FROM records WHERE memory_id = ?", (active[i % 100],)).fetchone()
+                writer.execute("UPDATE records SET updated_at_ms = ? WHERE memory_id = ?", (src[-5], src[1]))
+                for op in range(2):
+                    writer.execute(
+                        "INSERT INTO audit(stage_token, op_index, op_kind, memory_id, detail, applied_at_ms) "
+                        "VALUES (?, ?, 'release', ?, '{}', ?)", (f"raw-review-{i}", op, src[1], i))
+                writer.execute("COMMIT")
+                return src
+
+            pair("release", release, raw_release, min(args.calls, len(quarantined) - 2))
             writer.close()
             raw.close()
         finally:

@@ -92,18 +92,11 @@ DREAM_SAMPLE_RATIONALES = 6
 
 
 def promotion_json(row: PromotionRow) -> dict[str, Any]:
-    """``{realm, pending_id, record_id, scope_kind, scope_key, rationale, status, created_at_ms}``
-    (the stage token is never surfaced)."""
-    return {
-        "realm": row.realm,
-        "pending_id": row.pending_id,
-        "record_id": row.record_id,
-        "scope_kind": row.scope_kind,
-        "scope_key": row.scope_key,
-        "rationale": row.rationale,
-        "status": row.status,
-        "created_at_ms": row.created_at_ms,
-    }
+    """``{realm, pending_id, record_id, scope_kind, scope_key, rationale, status, created_at_ms}`` (a pending
+    promotion: no resolution time; the stage token is never surfaced)."""
+    out = row.to_json()
+    del out["resolved_at_ms"]
+    return out
 
 
 def held_forget_json(row: HeldForgetRow) -> dict[str, Any]:

@@ -353,28 +353,12 @@ def expire_promotions(store: AgentMemoryStore, realm: str | None, *, clock: Cloc
         return out
 
 
-def promotion_json(row: PromotionRow) -> dict[str, Any]:
-    """A promotion as review lists it: ``{realm, pending_id, record_id, scope_kind, scope_key, rationale,
-    status, created_at_ms, resolved_at_ms}`` (the stage token is never surfaced)."""
-    return {
-        "realm": row.realm,
-        "pending_id": row.pending_id,
-        "record_id": row.record_id,
-        "scope_kind": row.scope_kind,
-        "scope_key": row.scope_key,
-        "rationale": row.rationale,
-        "status": row.status,
-        "created_at_ms": row.created_at_ms,
-        "resolved_at_ms": row.resolved_at_ms,
-    }
-
-
 def list_pending_promotions(store: AgentMemoryStore, realm: str | None, limit: int = 50) -> list[dict[str, Any]]:
-    """Unresolved promotions of ``realm``, newest first (:func:`promotion_json`). A snapshot read: no write
-    lock, never creates a realm."""
+    """Unresolved promotions of ``realm``, newest first (:meth:`PromotionRow.to_json`). A snapshot read: no
+    write lock, never creates a realm."""
     with store.snapshot(parse_realm(realm)) as tx:
         rows = tx.promotions.pending(limit)
-    return [promotion_json(row) for row in rows]
+    return [row.to_json() for row in rows]
 
 
 @dataclass(frozen=True, slots=True)

@@ -198,6 +198,21 @@ class PromotionRow:
         """Whether the promotion was made from a proposal."""
         return self.record_id.startswith("prop-")
 
+    def to_json(self) -> dict[str, Any]:
+        """``{realm, pending_id, record_id, scope_kind, scope_key, rationale, status, created_at_ms,
+        resolved_at_ms}`` (the stage token is never surfaced)."""
+        return {
+            "realm": self.realm,
+            "pending_id": self.pending_id,
+            "record_id": self.record_id,
+            "scope_kind": self.scope_kind,
+            "scope_key": self.scope_key,
+            "rationale": self.rationale,
+            "status": self.status,
+            "created_at_ms": self.created_at_ms,
+            "resolved_at_ms": self.resolved_at_ms,
+        }
+
 
 _PROMO_COLS = (
     "pending_id, stage_token, record_id, scope_kind, scope_key, rationale, status, created_at_ms, resolved_at_ms"
