@@ -11,16 +11,28 @@ Contextual selection (reference notes §3.3-§3.4, made Unicode-aware):
    has it, +4 when the title has it (else +1 for a term of >= 5 characters
    found inside the title), +2 when description/body has it (else the same
    +1 substring rule). Candidates under ``min_relevance`` (2) are dropped.
+   Each term's points are then scaled by its rarity among the candidates
+   (``rarity_weight``, :func:`rarity_weights`): a term nearly every candidate
+   holds — a speaker's name in every title, the current year — counts for
+   less than one only a few hold.
 4. score = ``field_weight`` x field score + ``bm25_weight`` x (-bm25) — the
    field score keeps the reference's preferences (tags and titles first), bm25
-   adds term rarity and frequency.
+   adds term rarity and frequency. When the query names a date (``on 9
+   November, 2022``, ``in July 2022``, ``in May``) and the record speaks of it
+   (its own day — the first full date of its title, else its creation day —
+   or a date or relative expression of its body, ``last night``, ``last
+   Friday``, resolved against that day: :mod:`meta_memory.recall.dates`), the
+   score is multiplied by ``1 + date_weight`` (0.25).
 5. context (``context_window_ms`` > 0, default 2 minutes): the records the
    same identity wrote just before and after one of the ``context_anchors``
    best matches (``context_span`` per side in write order, within the window)
    receive ``context_weight`` (0.3) x that match's score, halved per further
    step; only records that matched themselves gain, unless
    ``context_admits_unmatched`` (a question often names the turn *before* its
-   answer).
+   answer). A best match that is a question (its body ends with ``?``) lends
+   ``reply_weight`` (0.9) x its score to the record written next after it,
+   matched or not: in a dialogue the answer follows the question, often in
+   words the query does not share (:func:`written_after` decides the side).
 6. order: score desc, then ``updated_at_ms`` desc, ``created_at_ms`` desc,
    ``memory_id`` asc; truncate to ``max_entries``.
 
@@ -28,17 +40,22 @@ Always selection: the newest records (``updated_at_ms`` desc, ``created_at_ms``
 desc), score 0.
 
 LoCoMo figures for each knob are in the module's benchmark
-(``benchmarks/locomo_recall.py``).
+(``benchmarks/locomo_recall.py``): ``rarity_weight``, ``reply_weight`` and
+``date_weight`` are the values its leave-one-conversation-out grid search picks on all five
+conversations; each held-out conversation is scored with the values picked on
+the other four (``docs/benchmarks.md``).
 """
 
 from __future__ import annotations
 
+import math
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from meta_memory.recall import fts
+from meta_memory.recall.dates import DateQuery, query_dates, record_dates
 from meta_memory.recall.provider import (
     SKIP_NO_QUERY_TERMS,
     RecallableRecord,
@@ -76,6 +93,12 @@ class LexicalConfig:
     ``context_span``: neighbours per side of an anchor, in write order.
     ``context_admits_unmatched``: let a neighbour that matched no term in
     (off by default: the reference's "only matching records" rule holds).
+    ``rarity_weight``: in [0, 1]; how much a term's field points shrink when most candidates
+    hold it (:func:`rarity_weights`; 0 disables).
+    ``reply_weight``: share of a question anchor's score the record written next after it
+    receives, matched or not (0 disables; see the module doc, step 5).
+    ``date_weight``: a candidate that speaks of a date the query names scores ``1 + date_weight``
+    times as much (:mod:`meta_memory.recall.dates`; 0 disables).
     """
 
     candidate_limit: int = 100
@@ -87,6 +110,9 @@ class LexicalConfig:
     context_weight: float = 0.3
     context_span: int = 2
     context_admits_unmatched: bool = False
+    rarity_weight: float = 0.2
+    date_weight: float = 0.25
+    reply_weight: float = 0.9
 
 
 class _TokenCache:
@@ -127,24 +153,29 @@ def field_score(
     body_tokens: frozenset[str],
     title_norm: str,
     body_norm: str,
-) -> int:
+    weights: Mapping[str, float] | None = None,
+) -> float:
     """The reference's per-term field score (§3.3) over normalised tokens.
 
     Input: normalised query terms, the record's token sets and normalised
-    title/body text. Output: the summed points (int >= 0).
+    title/body text; optional per-term ``weights`` (a missing term weighs 1).
+    Output: the summed points, each term's multiplied by its weight (>= 0;
+    without weights, the reference's integer points).
     """
-    score = 0
+    score = 0.0
     for term in terms:
+        points = 0
         if term in tag_tokens:
-            score += TAG_POINTS
+            points += TAG_POINTS
         if term in title_tokens:
-            score += TITLE_POINTS
+            points += TITLE_POINTS
         elif len(term) >= SUBSTRING_MIN_CHARS and term in title_norm:
-            score += SUBSTRING_POINTS
+            points += SUBSTRING_POINTS
         if term in body_tokens:
-            score += BODY_POINTS
+            points += BODY_POINTS
         elif len(term) >= SUBSTRING_MIN_CHARS and term in body_norm:
-            score += SUBSTRING_POINTS
+            points += SUBSTRING_POINTS
+        score += points * (weights.get(term, 1.0) if weights is not None else 1.0)
     return score
 
 
@@ -168,16 +199,24 @@ class LexicalRecallProvider:
         if not terms:
             return RecallOutcome([], SKIP_NO_QUERY_TERMS)
         match = " OR ".join(fts.quote(t) for t in terms)
-        return RecallOutcome(self._rank(terms, match, reader, request.max_entries))
+        asked = query_dates(request.query_text) if self.config.date_weight > 0 else []
+        return RecallOutcome(self._rank(terms, match, reader, request.max_entries, asked))
 
-    def _rank(self, terms: list[str], match: str, reader: RecallReader[Any], max_entries: int) -> list[ScoredRecord[Any]]:
+    def _rank(
+        self, terms: list[str], match: str, reader: RecallReader[Any], max_entries: int, asked: Sequence[DateQuery] = ()
+    ) -> list[ScoredRecord[Any]]:
         cfg = self.config
+        candidates = [(record, bm25, self._tokens.get(record)) for record, bm25 in reader.search(match, cfg.candidate_limit)]
+        weights = rarity_weights(terms, [t[:3] for _, _, t in candidates], cfg.rarity_weight) if cfg.rarity_weight else None
         scored: dict[str, ScoredRecord[Any]] = {}
-        for record, bm25 in reader.search(match, cfg.candidate_limit):
-            points = field_score(terms, *self._tokens.get(record))
-            if points < cfg.min_relevance:
+        for record, bm25, toks in candidates:
+            if field_score(terms, *toks) < cfg.min_relevance:
                 continue
-            scored[record_id(record) or ""] = ScoredRecord(record, cfg.field_weight * points + cfg.bm25_weight * -bm25)
+            points = field_score(terms, *toks, weights) if weights is not None else field_score(terms, *toks)
+            score = cfg.field_weight * points + cfg.bm25_weight * -bm25
+            if asked and _speaks_of(record, asked):
+                score *= 1.0 + cfg.date_weight
+            scored[record_id(record) or ""] = ScoredRecord(record, score)
         if cfg.context_window_ms > 0 and scored:
             scored = self._with_context(scored, reader)
         ranked = sorted(scored.values(), key=_order_key)
@@ -198,13 +237,23 @@ class LexicalRecallProvider:
         bonus: dict[str, float] = {}
         for anchor in anchors:
             anchor_id = record_id(anchor.record) or ""
-            for step, rec in enumerate(adjacency.get(anchor_id, ())):
+            found = adjacency.get(anchor_id, [])
+            reply_id = None
+            if cfg.reply_weight > 0 and is_question(anchor.record.body):
+                full = len(found) == 2 * cfg.context_span
+                reply_id = next((record_id(r) for i, r in enumerate(found) if written_after(anchor.record, r, i, full)), None)
+            for step, rec in enumerate(found):
                 rid = record_id(rec) or ""
-                if rid == anchor_id or (rid not in records and not cfg.context_admits_unmatched):
+                if rid == anchor_id:
+                    continue
+                reply = rid == reply_id
+                if rid not in records and not (cfg.context_admits_unmatched or reply):
                     continue
                 records.setdefault(rid, rec)
                 distance = step // 2 + 1  # neighbours come before/after alternately, nearest first
                 lent = cfg.context_weight * anchor.score / (2 ** (distance - 1))
+                if reply:
+                    lent = max(lent, cfg.reply_weight * anchor.score)
                 if lent > bonus.get(rid, 0.0):
                     bonus[rid] = lent
         out = dict(scored)
@@ -212,3 +261,48 @@ class LexicalRecallProvider:
             base = out.get(rid)
             out[rid] = ScoredRecord(records[rid], (base.score if base else 0.0) + extra)
         return out
+
+
+def _speaks_of(record: RecallableRecord, asked: Sequence[DateQuery]) -> bool:
+    spans = record_dates(record.title, record.description + "\n" + record.body, record.created_at_ms)
+    return any(q.matches(spans) for q in asked)
+
+
+def written_after(anchor: RecallableRecord, neighbour: RecallableRecord, position: int, both_sides_full: bool) -> bool:
+    """Whether ``neighbour`` (at ``position`` in the reader's neighbour list of ``anchor``) was written after it.
+
+    Distinct ``created_at_ms`` decide. Records written in one batch share a timestamp; then the
+    list's order decides when both sides are full (before and after alternate, so odd positions are
+    after); otherwise the side is unknown and the answer is ``False``.
+    """
+    if neighbour.created_at_ms != anchor.created_at_ms:
+        return neighbour.created_at_ms > anchor.created_at_ms
+    return both_sides_full and position % 2 == 1
+
+
+def is_question(text: str) -> bool:
+    """True when ``text`` (a record's body) ends with a question mark (``?``, ``？``), trailing spaces ignored."""
+    return text.rstrip().endswith(("?", "\uff1f"))
+
+
+def rarity_weights(
+    terms: Sequence[str], candidate_tokens: Sequence[tuple[frozenset[str], ...]], strength: float
+) -> dict[str, float]:
+    """Per-term weights from how many of the candidates hold the term (an in-scope inverse document frequency).
+
+    Input: the query terms; each candidate's token sets (tags, title, body); ``strength`` in [0, 1].
+    A term held by ``df`` of ``n`` candidates weighs ``1 - strength + strength * idf / idf_max`` with
+    ``idf = ln((n + 1) / (df + 0.5))`` and ``idf_max`` the idf of a term held by one candidate: a term
+    found in one candidate keeps its full points, a term every candidate holds (a speaker's name, the
+    current year) keeps ``1 - strength`` of them. Output: term -> weight in [1 - strength, 1].
+    """
+    n = len(candidate_tokens)
+    if n == 0 or strength <= 0:
+        return {}
+    idf_max = math.log((n + 1) / 1.5)
+    out: dict[str, float] = {}
+    for term in terms:
+        df = sum(1 for sets in candidate_tokens if any(term in s for s in sets))
+        idf = math.log((n + 1) / (df + 0.5)) if df else idf_max
+        out[term] = 1.0 - strength + strength * min(1.0, max(0.0, idf / idf_max)) if idf_max > 0 else 1.0
+    return out
