@@ -264,18 +264,31 @@ def tuned_folds(index: StandaloneIndex, questions: Sequence[Question], grid: dic
     readers: dict[str, Any] = {}
     per_config = [evaluate_folds("tuned", provider_ranker(index, LexicalRecallProvider(c), readers), questions)[1]
                   for c in configs]
-    folds = list(per_config[0])
+    choice = choose_per_fold([{f: r.recall(TUNING_K) for f, r in folds.items()} for folds in per_config])
+    held_out = {fold: per_config[i][fold] for fold, i in choice.items() if fold != ALL_FOLDS}
+    chosen = {fold: configs[i] for fold, i in choice.items() if fold != ALL_FOLDS}
+    return held_out, chosen, configs[choice[ALL_FOLDS]]
+
+
+#: The key of :func:`choose_per_fold`'s choice made on every fold.
+ALL_FOLDS = "*"
+
+
+def choose_per_fold(scores: Sequence[dict[str, float]]) -> dict[str, int]:
+    """Leave-one-out choice: ``scores[i][fold]`` is grid point ``i``'s score on ``fold``.
+
+    For each fold, the grid point with the best mean score over the *other* folds (ties: the
+    lower index); under :data:`ALL_FOLDS`, the best over every fold. A fold's own scores never
+    take part in its choice."""
+    folds = list(scores[0]) if scores else []
 
     def best(train: Sequence[str]) -> int:
-        scores = [statistics.fmean(r[f].recall(TUNING_K) for f in train) for r in per_config]
-        return max(range(len(configs)), key=lambda i: (scores[i], -i))
+        means = [statistics.fmean(s[f] for f in train) if train else 0.0 for s in scores]
+        return max(range(len(scores)), key=lambda i: (means[i], -i))
 
-    held_out: dict[str, Result] = {}
-    chosen: dict[str, LexicalConfig] = {}
-    for fold in folds:
-        i = best([f for f in folds if f != fold])
-        held_out[fold], chosen[fold] = per_config[i][fold], configs[i]
-    return held_out, chosen, configs[best(folds)]
+    out = {fold: best([f for f in folds if f != fold]) for fold in folds}
+    out[ALL_FOLDS] = best(folds)
+    return out
 
 
 class MemoReader:

@@ -1,0 +1,66 @@
+"""The LoCoMo harness's leave-one-conversation-out tuning never reads the held-out conversation."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from meta_memory.recall.lexical import LexicalConfig
+from meta_memory.recall.standalone import IndexedRecord, StandaloneIndex
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _harness() -> Any:
+    spec = importlib.util.spec_from_file_location("locomo_recall_harness", REPO / "benchmarks" / "locomo_recall.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+H = _harness()
+FOLDS = ["c1", "c2", "c3", "c4", "c5"]
+scores_st = st.lists(
+    st.fixed_dictionaries({f: st.floats(0, 1, allow_nan=False) for f in FOLDS}), min_size=1, max_size=8
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(scores_st, st.sampled_from(FOLDS), st.lists(st.floats(0, 1, allow_nan=False), min_size=8, max_size=8))
+def test_a_folds_choice_ignores_its_own_scores(scores: list[dict[str, float]], fold: str, noise: list[float]) -> None:
+    before = H.choose_per_fold(scores)[fold]
+    changed = [dict(s, **{fold: noise[i]}) for i, s in enumerate(scores)]
+    assert H.choose_per_fold(changed)[fold] == before
+
+
+def test_each_fold_takes_the_best_of_the_others() -> None:
+    scores = [
+        {"a": 0.9, "b": 0.1, "c": 0.1},  # far best on a
+        {"a": 0.2, "b": 0.6, "c": 0.6},  # best on b and c, and on all three together
+    ]
+    # Held out b (or c), point 0 wins on the other two (0.5 vs 0.4): b's own 0.6 does not count.
+    assert H.choose_per_fold(scores) == {"a": 1, "b": 0, "c": 0, H.ALL_FOLDS: 1}
+    assert H.choose_per_fold([{"a": 0.5, "b": 0.5}, {"a": 0.5, "b": 0.5}]) == {"a": 0, "b": 0, H.ALL_FOLDS: 0}
+
+
+def test_tuned_folds_score_each_conversation_with_the_others_choice() -> None:
+    index = StandaloneIndex()
+    questions = []
+    for cid in ("x", "y", "z"):
+        for i, body in enumerate(["What is your favourite game?", "Chess, by far."]):
+            index.add(IndexedRecord(f"{cid}/{i}", "Chat", body, created_at_ms=i * 60_000,
+                                    updated_at_ms=i * 60_000, scope_key=cid))
+        questions.append(H.Question(cid, "favourite game", 4, {f"{cid}/1"}))
+    grid = {"reply_weight": (0.0, 0.9)}
+    held_out, chosen, overall = H.tuned_folds(index, questions, grid)
+    assert set(held_out) == {"x", "y", "z"}
+    assert all(c.reply_weight == 0.9 for c in chosen.values()) and overall.reply_weight == 0.9
+    assert all(r.recall(8) == 1.0 for r in held_out.values())  # the reply is the evidence
+    assert H.tuning_configs(grid) == [LexicalConfig(reply_weight=0.0), LexicalConfig(reply_weight=0.9)]
