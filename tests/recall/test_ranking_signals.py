@@ -73,8 +73,8 @@ def test_written_after_uses_time_then_list_order() -> None:
     assert not written_after(anchor, tied, 1, False)  # one side short: the side is unknown
 
 
-def _sets(*words: str) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
-    return frozenset(), frozenset(), frozenset(words)
+def _sets(*words: str) -> frozenset[str]:
+    return frozenset(words)
 
 
 def test_rarity_weights_shrink_a_term_every_candidate_holds() -> None:

@@ -68,6 +68,13 @@ _PHRASES: tuple[tuple[re.Pattern[str], int, int], ...] = tuple(
     )
 )
 
+# One pass that tells whether a body can hold any relative expression at all (most do not).
+_ANY_RELATIVE = re.compile(
+    r"\b(?:yesterday|today|tonight|tomorrow|last|next|this|recently|other day|ago|on\s+(?:"
+    + "|".join(_WEEKDAYS) + r"))\b",
+    re.I,
+)
+
 #: An inclusive span of days, as ``date.toordinal()`` values.
 Span = tuple[int, int]
 
@@ -123,6 +130,8 @@ def _month(year: int, month: int) -> Span | None:
 def _full_date_matches(text: str) -> list[tuple[int, int, Span]]:
     """``(start, end, day span)`` of every full date in ``text``, in text order."""
     found: list[tuple[int, int, Span]] = []
+    if not any(ch.isdigit() for ch in text):
+        return found
     for m in _DAY_MONTH_YEAR.finditer(text):
         span = _day(int(m.group(3)), _MONTHS[m.group(2).lower()], int(m.group(1)))
         if span:
@@ -141,8 +150,10 @@ def _full_dates(text: str) -> list[tuple[int, Span]]:
 
 def _month_years(text: str) -> list[Span]:
     """Month-of-a-year spans of ``text``, leaving out the month and year of a full date."""
+    out: list[Span] = []
+    if not any(ch.isdigit() for ch in text):
+        return out
     taken = [(a, b) for a, b, _ in _full_date_matches(text)]
-    out = []
     for m in _MONTH_YEAR.finditer(text):
         if any(a <= m.start() < b for a, b in taken):
             continue
@@ -191,6 +202,8 @@ def record_dates(title: str, body: str, created_at_ms: int) -> list[Span]:
         span = _month(anchor.year, _MONTHS[m.group(1).lower()])
         if span:
             spans.append(span)
+    if not _ANY_RELATIVE.search(body):
+        return list(dict.fromkeys(spans))
     for pattern, lo, hi in _PHRASES:
         if pattern.search(body):
             spans.append((day + lo, day + hi))

@@ -115,16 +115,31 @@ class LexicalConfig:
     reply_weight: float = 0.9
 
 
+_Tokens = tuple[frozenset[str], frozenset[str], frozenset[str], str, str, frozenset[str]]
+
+
 class _TokenCache:
-    """A small LRU of per-record token sets, keyed by id and content."""
+    """A small LRU of per-record token sets (tags, title, body, normalised title and body text, all
+    tokens) and, apart, of the day spans a record speaks of; keyed by id and content."""
 
     def __init__(self, capacity: int = 4096) -> None:
         self.capacity = capacity
-        self._items: OrderedDict[tuple[Any, ...], tuple[frozenset[str], frozenset[str], frozenset[str], str, str]] = (
-            OrderedDict()
-        )
+        self._items: OrderedDict[tuple[Any, ...], _Tokens] = OrderedDict()
+        self._dates: OrderedDict[tuple[Any, ...], list[tuple[int, int]]] = OrderedDict()
 
-    def get(self, record: RecallableRecord) -> tuple[frozenset[str], frozenset[str], frozenset[str], str, str]:
+    def dates(self, record: RecallableRecord) -> list[tuple[int, int]]:
+        body_text = record.description + "\n" + record.body if record.description else record.body
+        key = (record_id(record), record.title, body_text, record.created_at_ms)
+        hit = self._dates.get(key)
+        if hit is not None:
+            self._dates.move_to_end(key)
+            return hit
+        value = self._dates[key] = record_dates(record.title, body_text, record.created_at_ms)
+        if len(self._dates) > self.capacity:
+            self._dates.popitem(last=False)
+        return value
+
+    def get(self, record: RecallableRecord) -> _Tokens:
         body_text = record.description + "\n" + record.body if record.description else record.body
         key = (record_id(record), record.title, body_text, tuple(record.tags))
         hit = self._items.get(key)
@@ -133,13 +148,9 @@ class _TokenCache:
             return hit
         title_norm = normalize(record.title)
         body_norm = normalize(body_text)
-        value = (  # token sets from the text as written, exactly as the full-text index sees it
-            token_set(" ".join(record.tags)),
-            token_set(record.title),
-            token_set(body_text),
-            title_norm,
-            body_norm,
-        )
+        tags, title, body = token_set(" ".join(record.tags)), token_set(record.title), token_set(body_text)
+        # token sets from the text as written, exactly as the full-text index sees it
+        value = (tags, title, body, title_norm, body_norm, tags | title | body)
         self._items[key] = value
         if len(self._items) > self.capacity:
             self._items.popitem(last=False)
@@ -207,14 +218,15 @@ class LexicalRecallProvider:
     ) -> list[ScoredRecord[Any]]:
         cfg = self.config
         candidates = [(record, bm25, self._tokens.get(record)) for record, bm25 in reader.search(match, cfg.candidate_limit)]
-        weights = rarity_weights(terms, [t[:3] for _, _, t in candidates], cfg.rarity_weight) if cfg.rarity_weight else None
+        weights = rarity_weights(terms, [t[5] for _, _, t in candidates], cfg.rarity_weight) if cfg.rarity_weight else None
         scored: dict[str, ScoredRecord[Any]] = {}
         for record, bm25, toks in candidates:
-            if field_score(terms, *toks) < cfg.min_relevance:
+            fields = toks[:5]
+            if field_score(terms, *fields) < cfg.min_relevance:
                 continue
-            points = field_score(terms, *toks, weights) if weights is not None else field_score(terms, *toks)
+            points = field_score(terms, *fields, weights) if weights is not None else field_score(terms, *fields)
             score = cfg.field_weight * points + cfg.bm25_weight * -bm25
-            if asked and _speaks_of(record, asked):
+            if asked and any(q.matches(self._tokens.dates(record)) for q in asked):
                 score *= 1.0 + cfg.date_weight
             scored[record_id(record) or ""] = ScoredRecord(record, score)
         if cfg.context_window_ms > 0 and scored:
@@ -263,11 +275,6 @@ class LexicalRecallProvider:
         return out
 
 
-def _speaks_of(record: RecallableRecord, asked: Sequence[DateQuery]) -> bool:
-    spans = record_dates(record.title, record.description + "\n" + record.body, record.created_at_ms)
-    return any(q.matches(spans) for q in asked)
-
-
 def written_after(anchor: RecallableRecord, neighbour: RecallableRecord, position: int, both_sides_full: bool) -> bool:
     """Whether ``neighbour`` (at ``position`` in the reader's neighbour list of ``anchor``) was written after it.
 
@@ -285,12 +292,10 @@ def is_question(text: str) -> bool:
     return text.rstrip().endswith(("?", "\uff1f"))
 
 
-def rarity_weights(
-    terms: Sequence[str], candidate_tokens: Sequence[tuple[frozenset[str], ...]], strength: float
-) -> dict[str, float]:
+def rarity_weights(terms: Sequence[str], candidate_tokens: Sequence[frozenset[str]], strength: float) -> dict[str, float]:
     """Per-term weights from how many of the candidates hold the term (an in-scope inverse document frequency).
 
-    Input: the query terms; each candidate's token sets (tags, title, body); ``strength`` in [0, 1].
+    Input: the query terms; each candidate's tokens (all fields); ``strength`` in [0, 1].
     A term held by ``df`` of ``n`` candidates weighs ``1 - strength + strength * idf / idf_max`` with
     ``idf = ln((n + 1) / (df + 0.5))`` and ``idf_max`` the idf of a term held by one candidate: a term
     found in one candidate keeps its full points, a term every candidate holds (a speaker's name, the
@@ -302,7 +307,7 @@ def rarity_weights(
     idf_max = math.log((n + 1) / 1.5)
     out: dict[str, float] = {}
     for term in terms:
-        df = sum(1 for sets in candidate_tokens if any(term in s for s in sets))
+        df = sum(1 for tokens in candidate_tokens if term in tokens)
         idf = math.log((n + 1) / (df + 0.5)) if df else idf_max
         out[term] = 1.0 - strength + strength * min(1.0, max(0.0, idf / idf_max)) if idf_max > 0 else 1.0
     return out
