@@ -33,7 +33,9 @@ matches). Defaults sit in the middle of the plateau: 0.779, recall@10 0.801
 (lexical 0.776). Offline, reciprocal-rank fusion scored 0.70-0.77 and min-max
 weighted fusion 0.76-0.77, both below this. The ``dense_min_cosine`` floor
 (0.35) costs one question in 760 and keeps a query that matches nothing from
-returning arbitrary records.
+returning arbitrary records. Those figures predate the lexical ranking's
+reply, rarity and date signals: over them, leave-one-conversation-out recall@8
+is 0.791 hybrid vs 0.796 lexical (``docs/benchmarks.md``, "Lexical or hybrid?").
 
 Spec: issue "optional semantic extra" (fusion justified by measurement); the
 provider contract of :mod:`meta_memory.recall.provider` (read only through
