@@ -58,10 +58,13 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from meta_memory.recall.fullscan import FullScanRecallProvider, ascii_terms
-from meta_memory.recall.lexical import LexicalConfig, LexicalRecallProvider
-from meta_memory.recall.provider import RecallRequest
-from meta_memory.recall.standalone import IndexedRecord, StandaloneIndex
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import percentile  # noqa: E402
+from meta_memory.recall.fullscan import FullScanRecallProvider, ascii_terms  # noqa: E402
+from meta_memory.recall.lexical import LexicalConfig, LexicalRecallProvider  # noqa: E402
+from meta_memory.recall.provider import RecallRequest  # noqa: E402
+from meta_memory.recall.standalone import IndexedRecord, StandaloneIndex  # noqa: E402
 
 DEFAULT_DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "locomo-dev.json"
 KS = (1, 5, 8, 10)
@@ -224,23 +227,13 @@ def report_folds(folds_by_system: Sequence[tuple[str, dict[str, Result]]]) -> No
     print()
 
 
-def provider_ranker(index: StandaloneIndex, provider: Any) -> Ranker:
+def provider_ranker(source: Any, provider: Any) -> Ranker:
+    """``provider``'s ranking over ``source``'s per-identity readers (a :class:`StandaloneIndex`, or a
+    vector sidecar whose readers give vector access too)."""
     readers: dict[str, Any] = {}
 
     def rank(q: Question, k: int) -> list[str]:
-        reader = readers.get(q.identity) or readers.setdefault(q.identity, index.reader(q.identity))
-        req = RecallRequest(identity=q.identity, realm="default", query_text=q.text, max_entries=k)
-        return [s.record.memory_id for s in provider.recall(req, reader).records]
-
-    return rank
-
-
-def provider_ranker_with(sidecar: Any, provider: Any) -> Ranker:
-    """Like :func:`provider_ranker`, over a vector sidecar's readers (vector access included)."""
-    readers: dict[str, Any] = {}
-
-    def rank(q: Question, k: int) -> list[str]:
-        reader = readers.get(q.identity) or readers.setdefault(q.identity, sidecar.reader(q.identity))
+        reader = readers.get(q.identity) or readers.setdefault(q.identity, source.reader(q.identity))
         req = RecallRequest(identity=q.identity, realm="default", query_text=q.text, max_entries=k)
         return [s.record.memory_id for s in provider.recall(req, reader).records]
 
@@ -324,8 +317,8 @@ def latency_comparison(corpus: Corpus, sidecar: Any, size: int) -> None:
             t0 = time.perf_counter()
             provider.recall(req, reader)
             times[name].append((time.perf_counter() - t0) * 1000)
-    lp50, lp99 = statistics.median(times["lexical"]), _pct(times["lexical"], 99)
-    hp50, hp99 = statistics.median(times["hybrid"]), _pct(times["hybrid"], 99)
+    lp50, lp99 = statistics.median(times["lexical"]), percentile(times["lexical"], 99)
+    hp50, hp99 = statistics.median(times["hybrid"]), percentile(times["hybrid"], 99)
     print()
     print(f"latency at {size} records in one scope ({len(corpus.questions)} questions each, alternating;"
           f" lexical index build {lexical_build * 1000:.0f} ms):")
@@ -359,14 +352,6 @@ def bare_fts_ranker(records: Sequence[IndexedRecord]) -> tuple[Ranker, float]:
     return rank, build
 
 
-def _pct(values: Sequence[float], p: float) -> float:
-    ordered = sorted(values)
-    if not ordered:
-        return 0.0
-    idx = min(len(ordered) - 1, max(0, int(round(p / 100 * (len(ordered) - 1)))))
-    return ordered[idx]
-
-
 def report(results: Sequence[Result]) -> None:
     header = f"{'system':<28}" + "".join(f"{'R@' + str(k):>8}" for k in KS) + f"{'p50 ms':>9}{'p99 ms':>9}"
     print(header)
@@ -374,7 +359,7 @@ def report(results: Sequence[Result]) -> None:
         print(
             f"{r.name:<28}"
             + "".join(f"{r.recall(k):>8.3f}" for k in KS)
-            + f"{statistics.median(r.latencies_ms):>9.2f}{_pct(r.latencies_ms, 99):>9.2f}"
+            + f"{statistics.median(r.latencies_ms):>9.2f}{percentile(r.latencies_ms, 99):>9.2f}"
         )
     print()
     print("recall@k per category (" + ", ".join(f"{c}={n}" for c, n in CATEGORIES.items()) + ")")
@@ -454,7 +439,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             f" ({n / embed_s:.0f} records/s); hybrid index build = {(build_s + embed_s) * 1000:.0f} ms"
         )
         print()
-        systems.append(("hybrid (default)", provider_ranker_with(sidecar, HybridRecallProvider(embedder))))
+        systems.append(("hybrid (default)", provider_ranker(sidecar, HybridRecallProvider(embedder))))
     systems += [
         ("ours (default)", provider_ranker(index, LexicalRecallProvider())),
         ("fts5-bm25 (bare)", bare),
@@ -475,7 +460,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         results.append(evaluate("dense only (cosine)", dense_ranker(sidecar), corpus.questions))
         for name, hcfg in hybrid_sweep().items():
             provider = HybridRecallProvider(sidecar.embedder, hcfg)
-            results.append(evaluate(name, provider_ranker_with(sidecar, provider), corpus.questions))
+            results.append(evaluate(name, provider_ranker(sidecar, provider), corpus.questions))
     report(results)
     if sidecar is not None:
         size = 10_000 if args.latency_records is None else args.latency_records
