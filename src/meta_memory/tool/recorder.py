@@ -175,8 +175,9 @@ def _row(record: Any) -> dict[str, Any]:
     get = record.get if isinstance(record, Mapping) else (lambda k: getattr(record, k, None))
     row = {name: get(name) for name in _RECALL_FIELDS}
     for name in ("title", "body"):
-        if isinstance(row[name], str):
-            row[name] = neutralise(row[name])
+        text = row[name]
+        if isinstance(text, str):
+            row[name] = neutralise(text)
     row["tags"] = [neutralise(t) if isinstance(t, str) else t for t in (row["tags"] or [])]
     return row
 
