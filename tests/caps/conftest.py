@@ -12,13 +12,10 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # caps_support, under --import-mode=importlib
 
-from support import GatewayProcess, RpcClient, start_gateway
+from caps_support import Raw  # noqa: E402
+from support import GatewayProcess, start_gateway  # noqa: E402
 
 from meta_memory.sdk import Meta
-
-
-class Raw(RpcClient):
-    """Raw JSON-RPC over HTTP: the whole response object, so ``error.data.field`` can be checked."""
 
 
 @pytest.fixture(scope="module")

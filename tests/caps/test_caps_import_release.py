@@ -20,11 +20,11 @@ from caps_support import (
     TAG_BYTES,
     TAG_COUNT,
     TITLE,
+    Raw,
     fill,
     memory_id_of,
     uniq,
 )
-from conftest import Raw
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from support import GatewayProcess, legacy_markdown_file, markdown_record, serving, start_gateway, write_config

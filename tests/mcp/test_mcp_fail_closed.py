@@ -9,13 +9,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import anyio
 from mcp.client.session import ClientSession
 
 from support import start_gateway
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_mcp_server import SERVER_ENV, memory_id_of, records, run_mcp, text  # noqa: E402
+from test_mcp_server import SERVER_ENV, host_reports, memory_id_of, records, run_mcp, text  # noqa: E402
 
 
 def test_standalone_server_quarantines_every_write_by_default(tmp_path: Path) -> None:
@@ -79,12 +78,10 @@ def test_url_mode_fails_closed_unless_the_host_reports(tmp_path: Path) -> None:
         assert "QUARANTINED pending review (session tainted by unreported tool results" in text(blind)
 
         async def reported(s: ClientSession) -> tuple[Any, Any]:
-            calc = await anyio.to_thread.run_sync(lambda: gw.result("meta/turn/tool_result", {
-                "identity": "agent:mcp-user", "session_key": "ide-b", "tool_name": "calculator"}))
+            calc = await host_reports(gw, "ide-b", "calculator")
             assert calc["session_tainted"] is False
             clean = await s.call_tool("memory", {"action": "remember", "title": "B", "body": "after a calculator"})
-            await anyio.to_thread.run_sync(lambda: gw.result("meta/turn/tool_result", {
-                "identity": "agent:mcp-user", "session_key": "ide-b", "tool_name": "WebFetch"}))
+            await host_reports(gw, "ide-b", "WebFetch")
             tainted = await s.call_tool("memory", {"action": "remember", "title": "C", "body": "after a web page"})
             return clean, tainted
 

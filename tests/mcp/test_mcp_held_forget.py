@@ -8,13 +8,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import anyio
 from mcp.client.session import ClientSession
 
 from support import memory_id_of, start_gateway
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_mcp_server import run_mcp_command  # noqa: E402
+from test_mcp_server import host_reports, run_mcp_command  # noqa: E402
 
 
 IDENTITY, SESSION = "agent:mcp-forget", "ide-forget-1"
@@ -31,8 +30,7 @@ def test_a_tainted_mcp_forget_is_held_and_the_record_stays(tmp_path: Path) -> No
         async def scenario(s: ClientSession) -> tuple[str, str]:
             stored = _text(await s.call_tool("memory", {"action": "remember", "title": "Release train",
                                                         "body": "The release train leaves on Thursdays."}))
-            await anyio.to_thread.run_sync(lambda: gw.result("meta/turn/tool_result", {
-                "identity": IDENTITY, "session_key": SESSION, "tool_name": "web_fetch"}))
+            await host_reports(gw, SESSION, "web_fetch", IDENTITY)
             mid = memory_id_of(stored)
             forgot = await s.call_tool("memory", {"action": "forget", "memory_id": mid})
             assert forgot.is_error is False
