@@ -43,7 +43,8 @@ def error_of(body: dict[str, Any]) -> dict[str, Any]:
 
 @dataclass
 class GatewayProcess:
-    """A ``meta-memory serve`` subprocess. ``url`` is ``http://127.0.0.1:<port>``."""
+    """A ``meta-memory serve`` subprocess. ``url`` is ``http://127.0.0.1:<port>``; as a context
+    manager it is stopped when the block ends."""
 
     proc: subprocess.Popen
     url: str
@@ -68,6 +69,12 @@ class GatewayProcess:
     def error(self, method: str, params: Any = None, **kw: Any) -> dict[str, Any]:
         """POST one call that must fail; returns its ``error`` object."""
         return error_of(self.rpc(method, params, **kw))
+
+    def __enter__(self) -> GatewayProcess:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
 
     def stop(self, sig: int = signal.SIGTERM, timeout: float = 15.0) -> int:
         if self.proc.poll() is None:

@@ -192,15 +192,18 @@ def _ledger_file(state: Path, count: int) -> None:
     (state / "memory-ledger-state.json").write_text(json.dumps({"assertions": rows, "conflicts": []}), encoding="utf-8")
 
 
+def _gateway_on_ledger(state: Path, count: int) -> GatewayProcess:
+    """A gateway started on a state dir whose ledger file already holds ``count`` assertions."""
+    _ledger_file(state, count)
+    return start_gateway(state)
+
+
 def _eviction_events(gw: GatewayProcess) -> list[dict[str, Any]]:
     return [e for e in _events_after(gw, None) if e["event_type"] == "memory.ledger.eviction_started"]
 
 
 def test_the_first_eviction_at_index_time_is_signalled_once(tmp_path: Path) -> None:
-    state = tmp_path / "state"
-    _ledger_file(state, 4096)
-    gw = start_gateway(state)
-    try:
+    with _gateway_on_ledger(tmp_path / "state", 4096) as gw:
         ledger = gw.result("meta/status")["ledger"]
         assert (ledger["assertions"], ledger["max_retained"], ledger["evicted"]) == (4096, 4096, 0)
         assert _eviction_events(gw) == []
@@ -212,21 +215,14 @@ def test_the_first_eviction_at_index_time_is_signalled_once(tmp_path: Path) -> N
         assert event["identity"] == "_system" and event["data"] == {"evicted": 1, "max_retained": 4096}
         oldest = gw.result("meta/memory/query", {"topic": "t0"})["assertions"]
         assert oldest == []
-    finally:
-        gw.stop()
 
 
 def test_an_eviction_at_load_is_signalled(tmp_path: Path) -> None:
-    state = tmp_path / "state"
-    _ledger_file(state, 4100)
-    gw = start_gateway(state)
-    try:
+    with _gateway_on_ledger(tmp_path / "state", 4100) as gw:
         ledger = gw.result("meta/status")["ledger"]
         assert (ledger["assertions"], ledger["evicted"]) == (4096, 4)
         [event] = _eviction_events(gw)
         assert event["data"] == {"evicted": 4, "max_retained": 4096}
-    finally:
-        gw.stop()
 
 
 # --------------------------------------------------------------------------- config ranges at start-up
