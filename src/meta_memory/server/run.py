@@ -13,8 +13,10 @@ import contextlib
 import signal
 import socket
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 import uvicorn
@@ -63,8 +65,8 @@ class _GracefulServer(uvicorn.Server):
     stopping: threading.Event | None = None  # the gateway's streams watch it
 
     @contextlib.contextmanager
-    def capture_signals(self):  # type: ignore[override]
-        def handler(signum, frame):  # noqa: ARG001
+    def capture_signals(self) -> Iterator[None]:
+        def handler(signum: int, frame: FrameType | None) -> None:  # noqa: ARG001
             if self.should_exit and signum == signal.SIGINT:
                 self.force_exit = True
             self.should_exit = True
