@@ -189,6 +189,22 @@ class InjectionCoordinator:
             extras=extras,
         )
 
+    def _deliver(self, realm: str, identity: str, session_key: str | None, surface: str,
+                 rendered: RenderedInjection | None) -> InjectionResult:
+        """The result of an assembly: a skip when nothing rendered; else the block, after charging
+        the session's budget and dedup set (when there is a session) and recording the injection."""
+        if rendered is None:
+            return self._skip(identity, SKIP_NOTHING_RENDERABLE, surface)
+        if session_key is not None:
+            self.sessions.commit(realm, identity, session_key, rendered.included_ids, rendered.rendered_bytes)
+        self._record(realm, identity, session_key, surface, rendered.included_ids)
+        return InjectionResult(
+            text=rendered.text,
+            included_ids=rendered.included_ids,
+            rendered_bytes=rendered.rendered_bytes,
+            surface=surface,
+        )
+
     # -- session lifecycle ---------------------------------------------------------
     def session_compacted(self, identity: str, session_key: str, realm: str | None = None) -> None:
         """``meta/session/compacted``: clear the identity's session's dedup set and byte counter."""
@@ -277,17 +293,7 @@ class InjectionCoordinator:
         skip_ids = self.sessions.injected_ids(realm, identity, session_key) if session_key is not None else frozenset()
         rendered = self._render(realm, identity, session_key, records, budget, self._clock.now_ms(),
                                 skip_ids=skip_ids)
-        if rendered is None:
-            return self._skip(identity, SKIP_NOTHING_RENDERABLE, SURFACE_TURN)
-        if session_key is not None:
-            self.sessions.commit(realm, identity, session_key, rendered.included_ids, rendered.rendered_bytes)
-        self._record(realm, identity, session_key, SURFACE_TURN, rendered.included_ids)
-        return InjectionResult(
-            text=rendered.text,
-            included_ids=rendered.included_ids,
-            rendered_bytes=rendered.rendered_bytes,
-            surface=SURFACE_TURN,
-        )
+        return self._deliver(realm, identity, session_key, SURFACE_TURN, rendered)
 
     # -- build-time assembly -----------------------------------------------------------
     def assemble_build(
@@ -356,15 +362,7 @@ class InjectionCoordinator:
             reason = SKIP_RECALL_FAILED if recall_failed or manifest_failed else SKIP_NO_RECORDS
             return self._skip(identity, reason, SURFACE_BUILD)
         rendered = self._render(realm, identity, None, records_list, MAX_INJECTED_ASSEMBLY_BYTES, now, extras=extras)
-        if rendered is None:
-            return self._skip(identity, SKIP_NOTHING_RENDERABLE, SURFACE_BUILD)
-        self._record(realm, identity, None, SURFACE_BUILD, rendered.included_ids)
-        return InjectionResult(
-            text=rendered.text,
-            included_ids=rendered.included_ids,
-            rendered_bytes=rendered.rendered_bytes,
-            surface=SURFACE_BUILD,
-        )
+        return self._deliver(realm, identity, None, SURFACE_BUILD, rendered)
 
     # -- internals -------------------------------------------------------------------
     def _recall(self, request: RecallRequest) -> list[InjectableRecord]:
