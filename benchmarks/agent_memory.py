@@ -32,12 +32,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
-import socket
 import sqlite3
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -48,6 +45,7 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from _common import percentile, start_gateway  # noqa: E402
 from recall import IDENTITY, Vocabulary, make_queries, make_records  # noqa: E402
 
 from meta_memory.agent_memory.batch import CreateOp, StagedBatch  # noqa: E402
@@ -57,11 +55,6 @@ from meta_memory.recall import fts  # noqa: E402
 from meta_memory.rpc.registry import CallContext  # noqa: E402
 from meta_memory.runtime import Runtime  # noqa: E402
 from meta_memory.server.gateway import Gateway  # noqa: E402
-
-
-def pct(values: list[float], p: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
 
 
 class RawSqlite:
@@ -138,8 +131,8 @@ def remember_at_scale(sizes: list[int], writes: int, seed: int) -> list[dict[str
             held += 50
             rows.append({
                 "vm_steps": steps,
-                "size": size, "ours_p50": statistics.median(ours_ms), "ours_p99": pct(ours_ms, 99),
-                "raw_p50": statistics.median(raw_ms), "raw_p99": pct(raw_ms, 99),
+                "size": size, "ours_p50": statistics.median(ours_ms), "ours_p99": percentile(ours_ms, 99),
+                "raw_p50": statistics.median(raw_ms), "raw_p99": percentile(raw_ms, 99),
                 "ratio": sum(raw_ms) / sum(ours_ms),  # throughput ours / raw = time raw / time ours
             })
         raw.conn.close()
@@ -167,36 +160,12 @@ def _vm_steps_per_remember(runtime: Runtime, gateway: Gateway, ctx: CallContext,
     return count[0] / n
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _start_gateway(state_dir: Path) -> tuple[subprocess.Popen[bytes], str]:
-    port = _free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "meta_memory.cli", "serve", "--state-dir", str(state_dir), "--port", str(port)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=os.environ.copy(),
-    )
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(url + "/v1/health", timeout=1).status_code == 200:
-                return proc, url
-        except httpx.HTTPError:
-            time.sleep(0.2)
-    proc.kill()
-    raise RuntimeError("gateway did not start")
-
-
 def bulk_over_http(records: int, per_call: int, single: int, seed: int) -> dict[str, float]:
     """remember_batch records/s through a real HTTP gateway, beside one remember per request."""
     vocab = Vocabulary(random.Random(seed))
     texts = [(vocab.sentence(5).capitalize(), vocab.sentence(40)) for _ in range(records + single)]
     with tempfile.TemporaryDirectory() as tmp:
-        proc, url = _start_gateway(Path(tmp) / "state")
+        proc, url = start_gateway(Path(tmp) / "state", timeout_s=60)
         try:
             client = httpx.Client(base_url=url, timeout=120)
             n = 0
@@ -300,7 +269,7 @@ def latency(size: int, n_queries: int, seed: int) -> dict[str, float]:
     row: dict[str, float] = {"size": size, "load_s": load_s}
     for name, values in times.items():
         row[f"{name}_p50"] = statistics.median(values)
-        row[f"{name}_p99"] = pct(values, 99)
+        row[f"{name}_p99"] = percentile(values, 99)
     row["recall_over_fts_p99"] = row["recall_p99"] / row["fts5_p99"]
     row["inject_over_fts_p99"] = row["inject_p99"] / row["fts5_p99"]
     return row

@@ -46,6 +46,11 @@ from typing import Any
 
 import httpx
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import _common  # noqa: E402
+from _common import percentile  # noqa: E402
+
 WORDS = (
     "kiwi walrus garden tomato coffee deploy tuesday passport drawer travel budget invoice meeting standup "
     "release rollback database index query latency cache cluster region backup restore token session "
@@ -71,33 +76,11 @@ class PhaseResult:
 
 def start_gateway(state_dir: Path, config: Path | None) -> Gateway:
     """``meta-memory serve --port 0`` in a subprocess; waits for its URL line and its health endpoint."""
-    args = [sys.executable, "-m", "meta_memory.cli", "serve", "--port", "0", "--state-dir", str(state_dir)]
-    if config is not None:
-        args += ["--config", str(config)]
-    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    assert proc.stdout is not None
-    line = proc.stdout.readline()
-    if "listening on " not in line:
-        proc.kill()
-        raise RuntimeError(f"gateway did not start: {line!r}")
-    url = line.split("listening on ", 1)[1].split()[0]
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(url + "/v1/health", timeout=2).status_code == 200:
-                break
-        except httpx.HTTPError:
-            time.sleep(0.05)
-    return Gateway(proc, url)
+    return Gateway(*_common.start_gateway(state_dir, config=config))
 
 
 def stop_gateway(gw: Gateway) -> None:
-    gw.proc.terminate()
-    try:
-        gw.proc.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        gw.proc.kill()
-        gw.proc.wait()
+    _common.stop_gateway(gw.proc)
 
 
 def _text(rng: random.Random, lo: int, hi: int) -> str:
@@ -179,13 +162,6 @@ def seed_store(gw: Gateway, args: argparse.Namespace) -> None:
             _call(client, gw.url, method, params, i)
 
 
-def pct(values: list[float], p: float) -> float:
-    if not values:
-        return 0.0
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
-
-
 def report(name: str, phase: str, result: PhaseResult) -> dict[str, float]:
     """Print one block; returns ``op -> throughput``."""
     out: dict[str, float] = {}
@@ -199,7 +175,7 @@ def report(name: str, phase: str, result: PhaseResult) -> dict[str, float]:
         out[op] = rate
         print(
             f"      {op:<9} n={len(values):>6} err={result.errors.get(op, 0):>4} {rate:8.1f} ops/s "
-            f"p50={statistics.median(values):7.2f} ms p99={pct(values, 99):7.2f} ms"
+            f"p50={statistics.median(values):7.2f} ms p99={percentile(values, 99):7.2f} ms"
         )
     return out
 

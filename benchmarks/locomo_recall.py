@@ -63,7 +63,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from meta_memory.recall.fullscan import FullScanRecallProvider, ascii_terms
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import percentile  # noqa: E402
+from meta_memory.recall.fullscan import FullScanRecallProvider, ascii_terms  # noqa: E402
 from meta_memory.recall.lexical import LexicalConfig, LexicalRecallProvider
 from meta_memory.recall.provider import RecallRequest
 from meta_memory.recall.standalone import IndexedRecord, StandaloneIndex
@@ -420,8 +423,8 @@ def latency_comparison(corpus: Corpus, sidecar: Any, size: int) -> None:
             t0 = time.perf_counter()
             provider.recall(req, reader)
             times[name].append((time.perf_counter() - t0) * 1000)
-    lp50, lp99 = statistics.median(times["lexical"]), _pct(times["lexical"], 99)
-    hp50, hp99 = statistics.median(times["hybrid"]), _pct(times["hybrid"], 99)
+    lp50, lp99 = statistics.median(times["lexical"]), percentile(times["lexical"], 99)
+    hp50, hp99 = statistics.median(times["hybrid"]), percentile(times["hybrid"], 99)
     print()
     print(f"latency at {size} records in one scope ({len(corpus.questions)} questions each, alternating;"
           f" lexical index build {lexical_build * 1000:.0f} ms):")
@@ -455,13 +458,6 @@ def bare_fts_ranker(records: Sequence[IndexedRecord]) -> tuple[Ranker, float]:
     return rank, build
 
 
-def _pct(values: Sequence[float], p: float) -> float:
-    ordered = sorted(values)
-    if not ordered:
-        return 0.0
-    idx = min(len(ordered) - 1, max(0, int(round(p / 100 * (len(ordered) - 1)))))
-    return ordered[idx]
-
 
 def report(results: Sequence[Result]) -> None:
     header = f"{'system':<28}" + "".join(f"{'R@' + str(k):>8}" for k in KS) + f"{'p50 ms':>9}{'p99 ms':>9}"
@@ -470,7 +466,7 @@ def report(results: Sequence[Result]) -> None:
         print(
             f"{r.name:<28}"
             + "".join(f"{r.recall(k):>8.3f}" for k in KS)
-            + f"{statistics.median(r.latencies_ms):>9.2f}{_pct(r.latencies_ms, 99):>9.2f}"
+            + f"{statistics.median(r.latencies_ms):>9.2f}{percentile(r.latencies_ms, 99):>9.2f}"
         )
     print()
     print("recall@k per category (" + ", ".join(f"{c}={n}" for c, n in CATEGORIES.items()) + ")")

@@ -31,16 +31,21 @@ import argparse
 import importlib
 import random
 import statistics
+import sys
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any, Protocol
 
-from meta_memory.recall import fts
-from meta_memory.recall.fullscan import FullScanRecallProvider
-from meta_memory.recall.lexical import LexicalRecallProvider
-from meta_memory.recall.provider import RecallRequest
-from meta_memory.recall.standalone import IndexedRecord, StandaloneIndex
-from meta_memory.recall.text import STOPWORDS
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import percentile  # noqa: E402
+from meta_memory.recall import fts  # noqa: E402
+from meta_memory.recall.fullscan import FullScanRecallProvider  # noqa: E402
+from meta_memory.recall.lexical import LexicalRecallProvider  # noqa: E402
+from meta_memory.recall.provider import RecallRequest  # noqa: E402
+from meta_memory.recall.standalone import IndexedRecord, StandaloneIndex  # noqa: E402
+from meta_memory.recall.text import STOPWORDS  # noqa: E402
 
 IDENTITY = "identity:bench"
 T0 = 1_700_000_000_000
@@ -137,12 +142,6 @@ def make_queries(n: int, vocab: Vocabulary) -> list[str]:
     return [vocab.sentence(vocab.rng.randint(4, 9)) for _ in range(n)]
 
 
-def _pct(values: Sequence[float], p: float) -> float:
-    ordered = sorted(values)
-    idx = min(len(ordered) - 1, max(0, int(round(p / 100 * (len(ordered) - 1)))))
-    return ordered[idx]
-
-
 def timed(fns: Sequence[Callable[[str], Any]], queries: Sequence[str]) -> list[list[float]]:
     """Per-call milliseconds of each function; calls are interleaved query by query,
     so load changes on the machine hit every system alike."""
@@ -184,11 +183,11 @@ def run_size(size: int, n_queries: int, backend_factory: Callable[[], Backend], 
         "size": size,
         "build_s": build_s,
         "ours_p50": statistics.median(ours_ms),
-        "ours_p99": _pct(ours_ms, 99),
+        "ours_p99": percentile(ours_ms, 99),
         "fts_p50": statistics.median(bare_ms),
-        "fts_p99": _pct(bare_ms, 99),
+        "fts_p99": percentile(bare_ms, 99),
         "ref_p50": statistics.median(ref_ms),
-        "ref_p99": _pct(ref_ms, 99),
+        "ref_p99": percentile(ref_ms, 99),
         "ref_queries": len(ref_queries),
     }
     row["ours_over_fts_p99"] = row["ours_p99"] / row["fts_p99"]

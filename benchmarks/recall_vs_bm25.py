@@ -49,7 +49,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from recall import Vocabulary, _pct, make_queries, make_records  # noqa: E402
+from _common import percentile  # noqa: E402
+from recall import Vocabulary, make_queries, make_records  # noqa: E402
 
 from meta_memory.recall import store_reader  # noqa: E402
 from meta_memory.sdk import Meta  # noqa: E402
@@ -171,8 +172,8 @@ def run(n_records: int, n_queries: int, seed: int) -> dict[str, Any]:
     }
     return {
         "records": n_records, "queries": n, "ingest_s": ingest_s, "refused": refused, "bm25_build_s": bm25_build_s,
-        "ours_p50": statistics.median(ours_ms), "ours_p99": _pct(ours_ms, 99), "ours_mean": mean,
-        "bm25_p50": statistics.median(bm25_ms), "bm25_p99": _pct(bm25_ms, 99),
+        "ours_p50": statistics.median(ours_ms), "ours_p99": percentile(ours_ms, 99), "ours_mean": mean,
+        "bm25_p50": statistics.median(bm25_ms), "bm25_p99": percentile(bm25_ms, 99),
         "breakdown": breakdown,
     }
 

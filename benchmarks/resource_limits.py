@@ -21,9 +21,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -34,30 +31,9 @@ from typing import Any
 
 import httpx
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-def proc_stats(pid: int) -> tuple[int, int]:
-    """``(rss_kib, fds)`` of a live process (Linux ``/proc``)."""
-    status = dict(line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines() if ":" in line)
-    return int(status["VmRSS"].split()[0]), len(os.listdir(f"/proc/{pid}/fd"))
-
-
-def start_gateway(state_dir: Path) -> tuple[subprocess.Popen[str], str]:
-    log = open(state_dir.parent / "gateway.log", "w")  # noqa: SIM115 - owned by the child
-    proc = subprocess.Popen([sys.executable, "-m", "meta_memory.cli", "serve", "--port", "0", "--state-dir",
-                             str(state_dir)], stdout=subprocess.PIPE, stderr=log, text=True)
-    assert proc.stdout is not None
-    line = proc.stdout.readline()
-    if "listening on " not in line:
-        proc.kill()
-        raise RuntimeError(f"gateway did not start: {line!r}")
-    url = line.split("listening on ", 1)[1].split()[0]
-    for _ in range(200):
-        try:
-            if httpx.get(url + "/v1/health", timeout=2).status_code == 200:
-                break
-        except httpx.HTTPError:
-            time.sleep(0.05)
-    return proc, url
+from _common import percentile, proc_stats, start_gateway  # noqa: E402
 
 
 class Rpc:
@@ -74,11 +50,6 @@ class Rpc:
 
 def realm_files(state_dir: Path) -> int:
     return sum(1 for _ in (state_dir / "agent-memory").glob("*.sqlite3"))
-
-
-def pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
 def probe_latencies(rpc: Rpc, n: int) -> tuple[list[float], list[float], int]:
@@ -107,18 +78,18 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="mm-limits-") as tmp:
         state = Path(tmp) / "state"
         state.mkdir()
-        proc, url = start_gateway(state)
+        proc, url = start_gateway(state, log=state.parent / "gateway.log")
         rpc = Rpc(url)
         try:
             rpc.call("meta/agent_memory/remember", {"identity": "bench:patient", "title": "warm", "body": "up"})
-            rss0, fds0 = proc_stats(proc.pid)
+            rss0, fds0, _ = proc_stats(proc.pid)
             print(f"start: fds {fds0}, RSS {rss0 / 1024:.0f} MiB, realm databases {realm_files(state)}")
 
             t0 = time.perf_counter()
             with ThreadPoolExecutor(4) as pool:
                 list(pool.map(lambda i: rpc.call("meta/agent_memory/recall", {
                     "identity": "bench:reader", "realm": f"ghost-{i}", "query_text": "anything"}), range(args.reads)))
-            rss, fds = proc_stats(proc.pid)
+            rss, fds, _ = proc_stats(proc.pid)
             print(f"after {args.reads} new-realm reads ({time.perf_counter() - t0:.1f} s): fds {fds} "
                   f"({fds / fds0:.2f}x start), RSS {rss / 1024:.0f} MiB ({rss / rss0:.2f}x), "
                   f"realm databases {realm_files(state)}")
@@ -129,7 +100,7 @@ def main() -> int:
                     "identity": "bench:writer", "realm": f"new-{i}", "title": "t", "body": f"b {i}"}),
                     range(args.writes)))
             errors = sum("error" in o for o in outs)
-            rss, fds = proc_stats(proc.pid)
+            rss, fds, _ = proc_stats(proc.pid)
             print(f"after {args.writes} new-realm writes ({time.perf_counter() - t0:.1f} s, {errors} refused): "
                   f"fds {fds} ({fds / fds0:.2f}x start), RSS {rss / 1024:.0f} MiB ({rss / rss0:.2f}x), "
                   f"realm databases {realm_files(state)}")
@@ -165,7 +136,7 @@ def main() -> int:
                 t.join(timeout=60)
 
             def line(name: str, base: list[float], load: list[float]) -> str:
-                b50, b99, l50, l99 = pct(base, .5), pct(base, .99), pct(load, .5), pct(load, .99)
+                b50, b99, l50, l99 = (percentile(v, q) for v in (base, load) for q in (50, 99))
                 return (f"{name}: alone p50 {b50:.1f} ms p99 {b99:.1f} ms; under hostile load p50 {l50:.1f} ms "
                         f"p99 {l99:.1f} ms; ratio p50 {l50 / b50:.2f}x p99 {l99 / b99:.2f}x")
 

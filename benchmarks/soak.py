@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
-import os
 import subprocess
 import sys
 import tempfile
@@ -31,6 +30,10 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import proc_stats, start_gateway  # noqa: E402
 
 __all__ = ["Sample", "SoakResult", "proc_stats", "run_soak", "start_gateway_process"]
 
@@ -67,32 +70,10 @@ class SoakResult:
         }
 
 
-def proc_stats(pid: int) -> tuple[int, int, int]:
-    """``(rss_kib, fds, threads)`` of a live process (Linux ``/proc``)."""
-    status = dict(line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines() if ":" in line)
-    return int(status["VmRSS"].split()[0]), len(os.listdir(f"/proc/{pid}/fd")), int(status["Threads"])
-
-
 def start_gateway_process(state_dir: Path) -> tuple[subprocess.Popen[str], str]:
     """``meta-memory serve --port 0`` on ``state_dir``; returns the process and its base URL.
     Its stderr goes to ``<state_dir>/../soak-gateway.log`` (never an unread pipe)."""
-    state_dir.parent.mkdir(parents=True, exist_ok=True)
-    log = open(state_dir.parent / "soak-gateway.log", "w")  # noqa: SIM115 - owned by the child
-    proc = subprocess.Popen([sys.executable, "-m", "meta_memory.cli", "serve", "--port", "0", "--state-dir",
-                             str(state_dir)], stdout=subprocess.PIPE, stderr=log, text=True)
-    assert proc.stdout is not None
-    line = proc.stdout.readline()
-    if "listening on " not in line:
-        proc.kill()
-        raise RuntimeError(f"gateway did not start: {line!r}")
-    url = line.split("listening on ", 1)[1].split()[0]
-    for _ in range(200):
-        try:
-            if httpx.get(url + "/v1/health", timeout=2).status_code == 200:
-                break
-        except httpx.HTTPError:
-            time.sleep(0.05)
-    return proc, url
+    return start_gateway(state_dir, log=state_dir.parent / "soak-gateway.log")
 
 
 def _worker(url: str, wid: int, stop: threading.Event, counter: Any, result: SoakResult, lock: threading.Lock) -> None:

@@ -1,26 +1,50 @@
-"""Test support: a real gateway subprocess on a free port, and JSON-RPC helpers."""
+"""Test support: a real gateway subprocess on a free port, JSON-RPC clients, the access table of a
+config file, read-only access to a realm's SQLite file, and a local HTTP server for fake endpoints."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
+import threading
 import time
+import uuid
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import httpx
 
+from meta_memory.access.config import hash_token
+from meta_memory.storage.layout import encode_path_segment
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
 
 
+def result_of(body: dict[str, Any]) -> Any:
+    """A JSON-RPC response's ``result`` (fails the test when it is an error)."""
+    assert "error" not in body, body
+    return body["result"]
+
+
+def error_of(body: dict[str, Any]) -> dict[str, Any]:
+    """A JSON-RPC response's ``error`` (fails the test when it is a result)."""
+    assert "error" in body, body
+    return body["error"]
+
+
 @dataclass
 class GatewayProcess:
-    """A ``meta-memory serve`` subprocess. ``url`` is ``http://127.0.0.1:<port>``."""
+    """A ``meta-memory serve`` subprocess. ``url`` is ``http://127.0.0.1:<port>``; as a context
+    manager it is stopped when the block ends."""
 
     proc: subprocess.Popen
     url: str
@@ -40,15 +64,17 @@ class GatewayProcess:
 
     def result(self, method: str, params: Any = None, **kw: Any) -> Any:
         """POST one call and return its ``result`` (fails the test on an error)."""
-        body = self.rpc(method, params, **kw)
-        assert "error" not in body, body
-        return body["result"]
+        return result_of(self.rpc(method, params, **kw))
 
     def error(self, method: str, params: Any = None, **kw: Any) -> dict[str, Any]:
         """POST one call that must fail; returns its ``error`` object."""
-        body = self.rpc(method, params, **kw)
-        assert "error" in body, body
-        return body["error"]
+        return error_of(self.rpc(method, params, **kw))
+
+    def __enter__(self) -> GatewayProcess:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
 
     def stop(self, sig: int = signal.SIGTERM, timeout: float = 15.0) -> int:
         if self.proc.poll() is None:
@@ -116,6 +142,181 @@ def start_gateway(state_dir: Path, *extra: str, config: Path | None = None, env:
 def write_config(path: Path, text: str) -> Path:
     path.write_text(text, encoding="utf-8")
     return path
+
+
+#: One grant of an access table: ``(principal, action)`` or ``(principal, action, on)`` where ``on``
+#: is the grant's resource table, e.g. ``{"identity": "lead:main"}``.
+Grant = tuple[str, str] | tuple[str, str, Mapping[str, str]]
+
+
+def access_toml(tokens: Mapping[str, str], grants: Iterable[Grant], *, header: bool = True) -> str:
+    """The ``[access]`` table of a config file: ``tokens`` maps each bearer token to its principal
+    (stored as its SHA-256, as an operator would write it); each grant gives the principal an action,
+    on a resource when the grant names one. ``header=False`` leaves out ``[access] enabled = true``."""
+    parts = ["[access]\nenabled = true\n"] if header else []
+    parts += [f'[[access.tokens]]\nsha256 = "{hash_token(token)}"\nprincipal = "{who}"\n'
+              for token, who in tokens.items()]
+    for grant in grants:
+        who, action = grant[0], grant[1]
+        text = f'[[access.grants]]\naction = "{action}"\nwho = {{ principal = "{who}" }}\n'
+        if len(grant) == 3:
+            on = ", ".join(f'{k} = "{v}"' for k, v in grant[2].items())
+            text += f"on = {{ {on} }}\n"
+        parts.append(text)
+    return "\n".join(parts)
+
+
+class RpcClient:
+    """JSON-RPC over HTTP to one gateway: one keep-alive connection per thread, an optional bearer
+    token, the whole response object (``rpc``), its ``result`` or its ``error``."""
+
+    def __init__(self, gw: GatewayProcess, token: str | None = None, *, timeout: float = 30.0) -> None:
+        self.gw = gw
+        self.url = gw.url + "/rpc"
+        self.token = token
+        self.timeout = timeout
+        self._ids = itertools.count(1)
+        self._local = threading.local()
+
+    @property
+    def http(self) -> httpx.Client:
+        """This thread's client (created on first use)."""
+        client = getattr(self._local, "client", None)
+        if client is None:
+            headers = {"Authorization": f"Bearer {self.token}"} if self.token else {}
+            client = self._local.client = httpx.Client(timeout=self.timeout, headers=headers)
+        return client
+
+    def rpc(self, method: str, params: Any = None) -> dict[str, Any]:
+        payload: dict[str, Any] = {"jsonrpc": "2.0", "method": method, "id": next(self._ids)}
+        if params is not None:
+            payload["params"] = params
+        return self.http.post(self.url, json=payload).json()
+
+    def result(self, method: str, params: Any = None) -> Any:
+        """One call's ``result`` (fails the test on an error)."""
+        return result_of(self.rpc(method, params))
+
+    def error(self, method: str, params: Any = None) -> dict[str, Any]:
+        """One call that must fail: its ``error`` object."""
+        return error_of(self.rpc(method, params))
+
+    def close(self) -> None:
+        client = getattr(self._local, "client", None)
+        if client is not None:
+            client.close()
+
+
+@contextmanager
+def serving(state_dir: Path, client: type[RpcClient] = RpcClient, **kw: Any) -> Iterator[Any]:
+    """A gateway on ``state_dir`` (``start_gateway`` keywords) and a ``client`` on it; both stopped after."""
+    gw = start_gateway(state_dir, **kw)
+    c = client(gw)
+    try:
+        yield c
+    finally:
+        c.close()
+        gw.stop()
+
+
+def memory_id_of(tool_text: str) -> str:
+    """The record id in a ``memory`` tool text (``Stored memory <id>...``, ``Updated: new record memory <id>...``)."""
+    return tool_text.split("memory ", 1)[1].split(" ", 1)[0].rstrip(".")
+
+
+def poisoned_write(call: Callable[[str, dict[str, Any]], Any], identity: str, title: str, body: str, *,
+                   session: str | None = None) -> str:
+    """The poisoned-write recipe through ``call`` (method, params) -> result: a ``web_fetch`` result
+    taints the session, then the model's ``memory`` remember lands quarantined. Returns its id."""
+    session = session or f"sess:{uuid.uuid4().hex[:12]}"
+    verdict = call("meta/turn/tool_result", {"identity": identity, "session_key": session, "tool_name": "web_fetch"})
+    assert verdict["trusted"] is False and verdict["session_tainted"] is True, verdict
+    out = call("meta/agent_memory/tool", {"identity": identity, "session_key": session,
+                                          "arguments": {"action": "remember", "title": title, "body": body}})
+    assert out["is_error"] is False and "QUARANTINED" in out["text"], out
+    return memory_id_of(out["text"])
+
+
+# --------------------------------------------------------------------------- the realm file
+
+
+def realm_db(state_dir: Path, realm: str = "default") -> Path:
+    """``<state>/agent-memory/<encoded realm>.sqlite3``: one realm's SQLite file."""
+    return state_dir / "agent-memory" / f"{encode_path_segment(realm)}.sqlite3"
+
+
+@contextmanager
+def open_ro(path: Path) -> Iterator[sqlite3.Connection]:
+    """A read-only connection with ``Row`` rows (WAL readers see committed transactions only)."""
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=10)
+    conn.row_factory = sqlite3.Row
+    try:
+        yield conn
+    finally:
+        conn.close()
+
+
+def markdown_record(memory_id: str, title: str, body: str, *, tags: list[str] | None = None,
+                    created: Any = 1_700_000_000_000, updated: Any = 1_700_000_000_500) -> str:
+    """One record of a legacy markdown memory file, as the import reads it (``created`` and
+    ``updated`` go into the metadata as given, so a test can write any value)."""
+    meta = json.dumps({"memory_id": memory_id, "tags": tags or [], "created_at_ms": created, "updated_at_ms": updated},
+                      ensure_ascii=False)
+    return f"## {title}\n<!-- meta-agent-memory {meta} -->\n{body}\n<!-- /meta-agent-memory -->\n\n"
+
+
+def legacy_markdown_file(state_dir: Path, identity: str, realm: str = "default") -> Path:
+    """Where a gateway on ``state_dir`` looks for ``identity``'s legacy markdown memory (its folder is created)."""
+    folder = state_dir / "agent-memory" / encode_path_segment(realm)
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder / f"{encode_path_segment(identity)}.md"
+
+
+# --------------------------------------------------------------------------- local HTTP endpoints
+
+
+class LocalServer:
+    """A threaded HTTP server on a free loopback port running ``handler`` until :meth:`close`."""
+
+    def __init__(self, handler: type[BaseHTTPRequestHandler], poll_interval: float = 0.05) -> None:
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": poll_interval},
+                                       daemon=True)
+        self.thread.start()
+
+    @property
+    def url(self) -> str:
+        """``http://127.0.0.1:<port>``."""
+        return f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+class QuietHandler(BaseHTTPRequestHandler):
+    """A request handler that logs nothing and answers with :meth:`send_body`."""
+
+    def send_body(self, status: int, content_type: str, data: bytes) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def read_json(self) -> Any:
+        """The request body decoded as JSON (``{}`` when empty)."""
+        length = int(self.headers.get("Content-Length", "0"))
+        return json.loads(self.rfile.read(length) or b"{}")
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+def chat_completion(content: str) -> bytes:
+    """An OpenAI-compatible chat-completions response body whose one choice says ``content``."""
+    return json.dumps({"id": "fake", "object": "chat.completion", "choices": [
+        {"index": 0, "message": {"role": "assistant", "content": content}}]}).encode()
 
 
 def jsonrpc_lines(proc: subprocess.Popen, messages: list[Any]) -> list[Any]:

@@ -308,7 +308,7 @@ def mcp_command(state_dir: Path, identity: str, realm: str | None, config_path: 
 
     try:
         config = _load(config_path)
-        agent_memory = config.agent_memory or AgentMemoryConfig()
+        agent_memory = config.agent_memory or AgentMemoryConfig.model_validate({})
         if not agent_memory.enabled:
             raise StartupError("agent memory is disabled (agent_memory.enabled = false); the memory tool needs it")
         if realm is not None:

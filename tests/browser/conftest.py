@@ -1,21 +1,21 @@
 """The browser every console test drives: Debian's headless chromium under Playwright (no download).
 
 Each test module still skips itself (or fails under ``CI``) when ``/usr/bin/chromium`` or Playwright
-is missing; this file holds what they share: the launch flags and a module-scoped ``browser``.
+is missing (``browser_support.require_chromium``); this file holds the module-scoped ``browser``.
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-CHROMIUM = Path("/usr/bin/chromium")
-#: Flags for a sandbox-less, offline headless chromium (background networking would hit a closed network).
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--disable-sync", "--no-first-run"]
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # browser_support, under --import-mode=importlib
+
+from browser_support import ARGS, CHROMIUM  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -12,28 +12,18 @@ did arrive and was refused.
 from __future__ import annotations
 
 import json
-import os
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 from typing import Any
 
 import pytest
+from browser_support import open_page, require_chromium
 
-from support import GatewayProcess, start_gateway
+from support import GatewayProcess, LocalServer, QuietHandler
 
-CHROMIUM = Path("/usr/bin/chromium")
-if not CHROMIUM.exists():
-    if os.environ.get("CI"):
-        raise RuntimeError("Debian's /usr/bin/chromium is missing in CI")
-    pytest.skip("Debian's /usr/bin/chromium is not installed (apt-get install chromium)", allow_module_level=True)
-sync_api = pytest.importorskip("playwright.sync_api", reason="playwright for Python is not installed")
+sync_api = require_chromium()
 
 pytestmark = pytest.mark.gateway
 
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--disable-sync", "--no-first-run"]
 LEAD = "lead:main"
 
 
@@ -84,59 +74,37 @@ attack();
 
 
 @pytest.fixture
-def attacker_site() -> Iterator[tuple[ThreadingHTTPServer, dict[str, str]]]:
+def attacker_site() -> Iterator[tuple[LocalServer, dict[str, str]]]:
+    """Another local origin serving ``pages`` (path -> HTML), as a page the user opened would be."""
     pages: dict[str, str] = {}
 
-    class Handler(BaseHTTPRequestHandler):
+    class Handler(QuietHandler):
         def do_GET(self) -> None:  # noqa: N802
             html = pages.get(self.path)
             if html is None:
                 self.send_error(404)
                 return
-            data = html.encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "text/html; charset=utf-8")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+            self.send_body(200, "text/html; charset=utf-8", html.encode())
 
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
+    server = LocalServer(Handler, poll_interval=0.5)
     try:
         yield server, pages
     finally:
-        server.shutdown()
-        server.server_close()
+        server.close()
 
 
-@pytest.fixture
-def gateway(tmp_path: Path) -> Iterator[GatewayProcess]:
-    gw = start_gateway(tmp_path / "state")
-    try:
-        yield gw
-    finally:
-        gw.stop()
-
-
-def test_a_hostile_page_plants_nothing(gateway: GatewayProcess, attacker_site: Any) -> None:
-    server, pages = attacker_site
+def test_a_hostile_page_plants_nothing(gateway: GatewayProcess, attacker_site: Any, browser: Any) -> None:
+    site, pages = attacker_site
     pages["/"] = attack_page(gateway.url)
-    page_url = f"http://localhost:{server.server_address[1]}/"
-    pw = sync_api.sync_playwright().start()
-    browser = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=ARGS)
+    port = site.server.server_address[1]
+    page = browser.new_page()
     try:
-        page = browser.new_page()
         page.set_default_timeout(30_000)
-        page.goto(page_url)
+        page.goto(f"http://localhost:{port}/")
         page.wait_for_function("window.results && window.results.forms === 'submitted' && 'read' in window.results")
         results = page.evaluate("window.results")
     finally:
-        browser.close()
-        pw.stop()
+        page.context.close()
     assert results["remember"] == "opaque" and results["index"] == "opaque", results  # the requests went out
     assert results["read"] == "blocked", results
     # a legitimate client finds nothing planted
@@ -146,29 +114,19 @@ def test_a_hostile_page_plants_nothing(gateway: GatewayProcess, attacker_site: A
     ledger = gateway.result("meta/memory/query", {})
     assert ledger["assertions"] == [] and ledger["conflicts"] == []
     # ... and each attempt reached the gateway and was refused by the perimeter
-    refused = [line for line in gateway.proc.log_tail if "refused" in line and f"localhost:{server.server_address[1]}" in line]
+    refused = [line for line in gateway.proc.log_tail if "refused" in line and f"localhost:{port}" in line]
     assert sum("POST /rpc" in line for line in refused) >= 4, refused  # two fetches and two forms
     assert any("refused GET /events" in line and "cross-site browser request" in line
                for line in gateway.proc.log_tail), list(gateway.proc.log_tail)
 
 
-def test_the_console_still_works_same_origin(gateway: GatewayProcess) -> None:
+def test_the_console_still_works_same_origin(gateway: GatewayProcess, browser: Any) -> None:
     gateway.result("meta/agent_memory/remember", {"identity": LEAD, "title": "Visible in the console",
                                                    "body": "the console is same-origin"})
-    pw = sync_api.sync_playwright().start()
-    browser = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=ARGS)
-    errors: list[str] = []
-    try:
-        page = browser.new_page()
-        page.set_default_timeout(30_000)
-        page.on("pageerror", lambda exc: errors.append(str(exc)))
+    with open_page(browser, timeout_ms=30_000) as page:
         page.goto(gateway.url + "/console/")
         sync_api.expect(page.get_by_role("link", name="Visible in the console")).to_be_visible()
         # the live timeline streams over fetch() with no token in any URL
         sync_api.expect(page.locator("#timeline-state")).to_have_text("Live.")
         gateway.result("meta/agent_memory/remember", {"identity": LEAD, "title": "Second", "body": "live"})
-    finally:
-        browser.close()
-        pw.stop()
-    assert not errors, errors
     assert not any("refused" in line for line in gateway.proc.log_tail), list(gateway.proc.log_tail)

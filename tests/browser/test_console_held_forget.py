@@ -3,21 +3,15 @@ quarantine view lists the pending forget, and the reviewer approves one and keep
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
+from browser_support import open_page, require_chromium
 
-from support import GatewayProcess, start_gateway
+from support import GatewayProcess, memory_id_of, start_gateway
 
-CHROMIUM = Path("/usr/bin/chromium")
-if not CHROMIUM.exists():
-    if os.environ.get("CI"):
-        raise RuntimeError("Debian's /usr/bin/chromium is missing in CI")
-    pytest.skip("Debian's /usr/bin/chromium is not installed (apt-get install chromium)", allow_module_level=True)
-sync_api = pytest.importorskip("playwright.sync_api", reason="playwright for Python is not installed")
+sync_api = require_chromium()
 
 pytestmark = pytest.mark.gateway
 
@@ -35,7 +29,7 @@ def held(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[GatewayProc
         ids = {}
         for key, title in (("a", "Release checklist"), ("b", "On-call rota")):
             text = _tool(gw, action="remember", title=title, body=f"{title}: kept in the ops wiki.")["text"]
-            ids[key] = text.split("memory ", 1)[1].split(" ", 1)[0].rstrip(".")
+            ids[key] = memory_id_of(text)
         gw.result("meta/turn/tool_result", {"identity": AGENT, "session_key": SESSION, "tool_name": "web_fetch"})
         for key in ("a", "b"):
             assert "HELD pending review" in _tool(gw, action="forget", memory_id=ids[key])["text"]
@@ -50,12 +44,7 @@ def _status(gw: GatewayProcess, memory_id: str) -> str:
 
 def test_pending_forgets_are_listed_and_decided_in_the_console(browser: Any, held: Any) -> None:
     gw, ids = held
-    context = browser.new_context(viewport={"width": 1440, "height": 960})
-    page = context.new_page()
-    page.set_default_timeout(15_000)
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    try:
+    with open_page(browser) as page:
         page.goto(gw.url + "/console/")
         page.get_by_role("link", name="Quarantine").click()
         table = page.get_by_role("table", name="Pending forgets (held for review), newest first")
@@ -79,6 +68,3 @@ def test_pending_forgets_are_listed_and_decided_in_the_console(browser: Any, hel
         page.get_by_role("link", name="Quarantine").click()
         sync_api.expect(page.get_by_role("table", name="Pending forgets (held for review), newest first")
                         ).to_contain_text("No forget is waiting.")
-    finally:
-        context.close()
-    assert not errors, errors

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from dataclasses import field as dc_field
 from typing import Any
 
+from support import RpcClient, memory_id_of  # noqa: F401 - memory_id_of re-exported for the caps tests
+
 TITLE, DESCRIPTION, BODY, TAG_COUNT, TAG_BYTES = 200, 400, 65_536, 32, 64
 
 
@@ -28,6 +30,10 @@ def fill(nbytes: int, unit: str = "a", prefix: str = "") -> str:
     out = prefix + unit * (room // width) + "a" * (room % width)
     assert len(out.encode()) == nbytes
     return out
+
+
+class Raw(RpcClient):
+    """Raw JSON-RPC over HTTP: the whole response object, so ``error.data.field`` can be checked."""
 
 
 def uniq() -> str:
@@ -126,11 +132,6 @@ def expected_stored(case_fields: dict[str, Any]) -> dict[str, Any]:
         "body": case_fields["body"].strip(),
         "tags": tags,
     }
-
-
-def memory_id_of(tool_text: str) -> str:
-    """The record id in a ``Stored memory <id>...`` / ``Updated: ... memory <id>...`` tool text."""
-    return tool_text.split("memory ", 1)[1].split(" ", 1)[0].rstrip(".")
 
 
 def proposal_id_of(tool_text: str) -> str:

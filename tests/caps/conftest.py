@@ -8,35 +8,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # caps_support, under --import-mode=importlib
 
-from support import GatewayProcess, start_gateway
+from caps_support import Raw  # noqa: E402
+from support import GatewayProcess, start_gateway  # noqa: E402
 
 from meta_memory.sdk import Meta
-
-
-class Raw:
-    """Raw JSON-RPC over HTTP: the whole response object, so ``error.data.field`` can be checked."""
-
-    def __init__(self, gw: GatewayProcess) -> None:
-        self.gw = gw
-        self.http = httpx.Client(timeout=30)
-        self._id = 0
-
-    def rpc(self, method: str, params: Any = None) -> dict[str, Any]:
-        self._id += 1
-        payload: dict[str, Any] = {"jsonrpc": "2.0", "id": self._id, "method": method}
-        if params is not None:
-            payload["params"] = params
-        return self.http.post(self.gw.url + "/rpc", json=payload).json()
-
-    def result(self, method: str, params: Any = None) -> Any:
-        body = self.rpc(method, params)
-        assert "error" not in body, body
-        return body["result"]
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +29,7 @@ def gateway_proc(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GatewayPr
 def raw(gateway_proc: GatewayProcess) -> Iterator[Raw]:
     client = Raw(gateway_proc)
     yield client
-    client.http.close()
+    client.close()
 
 
 @pytest.fixture(scope="module")

@@ -20,14 +20,14 @@ from caps_support import (
     TAG_BYTES,
     TAG_COUNT,
     TITLE,
+    Raw,
     fill,
     memory_id_of,
     uniq,
 )
-from conftest import Raw
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
-from support import GatewayProcess, raw_rows, start_gateway, write_config
+from support import GatewayProcess, legacy_markdown_file, markdown_record, raw_rows, serving, start_gateway, write_config
 
 from meta_memory.agent_memory._paths import encode_path_segment
 from meta_memory.agent_memory.model import Author, NewMemoryRecord, Provenance, Scope
@@ -38,26 +38,18 @@ from meta_memory.errors import AgentMemoryError
 AT_CAP_TAGS = [fill(TAG_BYTES, "é", prefix=f"{i:02d}") for i in range(TAG_COUNT)]
 
 
-def _md_record(memory_id: str, title: str, body: str, tags: list[str] | None = None) -> str:
-    meta = json.dumps({"memory_id": memory_id, "tags": tags or [], "created_at_ms": 1_700_000_000_000,
-                       "updated_at_ms": 1_700_000_000_500}, ensure_ascii=False)
-    return f"## {title}\n<!-- meta-agent-memory {meta} -->\n{body}\n<!-- /meta-agent-memory -->\n\n"
-
-
 def test_markdown_import_skips_over_cap_records_and_audits_the_skips(tmp_path: Path) -> None:
     state = tmp_path / "state"
     ident = "agent:legacy"
-    folder = state / "agent-memory" / encode_path_segment("default")
-    folder.mkdir(parents=True)
     at_cap_body = fill(BODY, "€", prefix="legacy body ")
-    legacy = folder / f"{encode_path_segment(ident)}.md"
+    legacy = legacy_markdown_file(state, ident)
     legacy.write_text(
-        _md_record("mem-legacy-title-at-cap", "é" * 100, "title at the cap", AT_CAP_TAGS)
-        + _md_record("mem-legacy-body-at-cap", "Body at the cap", at_cap_body)
-        + _md_record("mem-legacy-title-over", "é" * 101, "title one byte over")
-        + _md_record("mem-legacy-body-over", "Body over the cap", fill(BODY + 1, prefix="over "))
-        + _md_record("mem-legacy-many-tags", "Too many tags", "33 tags", [f"t{i}" for i in range(TAG_COUNT + 1)])
-        + _md_record("mem-legacy-long-tag", "Tag over", "a tag of 65 bytes", [fill(TAG_BYTES + 1, "t")]),
+        markdown_record("mem-legacy-title-at-cap", "é" * 100, "title at the cap", tags=AT_CAP_TAGS)
+        + markdown_record("mem-legacy-body-at-cap", "Body at the cap", at_cap_body)
+        + markdown_record("mem-legacy-title-over", "é" * 101, "title one byte over")
+        + markdown_record("mem-legacy-body-over", "Body over the cap", fill(BODY + 1, prefix="over "))
+        + markdown_record("mem-legacy-many-tags", "Too many tags", "33 tags", tags=[f"t{i}" for i in range(TAG_COUNT + 1)])
+        + markdown_record("mem-legacy-long-tag", "Tag over", "a tag of 65 bytes", tags=[fill(TAG_BYTES + 1, "t")]),
         encoding="utf-8")
     gw = start_gateway(state)
     client = Raw(gw)
@@ -73,7 +65,7 @@ def test_markdown_import_skips_over_cap_records_and_audits_the_skips(tmp_path: P
         for skipped in ("mem-legacy-title-over", "mem-legacy-body-over", "mem-legacy-many-tags", "mem-legacy-long-tag"):
             assert client.rpc("meta/memory/panel/record", {"memory_id": skipped})["error"]["code"] == -32001
     finally:
-        client.http.close()
+        client.close()
         gw.stop()
     assert not legacy.exists() and legacy.with_name(legacy.name + ".imported").exists()
     conn = sqlite3.connect(state / "agent-memory" / f"{encode_path_segment('default')}.sqlite3")
@@ -100,12 +92,9 @@ def test_markdown_import_skips_over_cap_records_and_audits_the_skips(tmp_path: P
 def strict(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Raw]:
     """A gateway under the strict posture: every LLM-authored write lands quarantined."""
     root = tmp_path_factory.mktemp("strict")
-    gw = start_gateway(root / "state", config=write_config(root / "config.toml",
-                                                           '[agent_memory]\nllm_writes = "quarantined"\n'))
-    client = Raw(gw)
-    yield client
-    client.http.close()
-    gw.stop()
+    config = write_config(root / "config.toml", '[agent_memory]\nllm_writes = "quarantined"\n')
+    with serving(root / "state", Raw, config=config) as client:
+        yield client
 
 
 def _tool(client: Raw, ident: str, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -202,4 +191,4 @@ def test_the_mcp_server_process_enforces_the_caps(gateway_proc: GatewayProcess) 
         ids = [r["id"] for r in raw.result("meta/memory/panel/records", {"scope": "identity", "identity": ident})["records"]]
         assert ids == [rec["id"]]
     finally:
-        raw.http.close()
+        raw.close()

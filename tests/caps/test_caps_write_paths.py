@@ -91,28 +91,19 @@ def _sdk_update(handle: Any, ident: str, fields: dict[str, Any]) -> Outcome:
     return Outcome(_read(handle.call, out.memory_id), extra={"prior": prior.memory_id})
 
 
-def sdk_embedded_remember(env: Env, ident: str, fields: dict[str, Any]) -> Outcome:
-    return _sdk_remember(env.embedded, ident, fields)
+def _via_sdk(handle_name: str, write: Callable[[Any, str, dict[str, Any]], Outcome]) -> Callable[..., Outcome]:
+    """A write path through one SDK handle of the env (``embedded``, ``remote`` or ``spawned``), named
+    ``sdk_<transport>_<remember|update>`` (the name also picks where it reads back, see ``_reader``)."""
+
+    def path(env: Env, ident: str, fields: dict[str, Any]) -> Outcome:
+        return write(getattr(env, handle_name), ident, fields)
+
+    transport = {"embedded": "embedded", "remote": "remote", "spawned": "stdio"}[handle_name]
+    path.__name__ = path.__qualname__ = f"sdk_{transport}_{write.__name__.removeprefix('_sdk_')}"
+    return path
 
 
-def sdk_embedded_update(env: Env, ident: str, fields: dict[str, Any]) -> Outcome:
-    return _sdk_update(env.embedded, ident, fields)
-
-
-def sdk_remote_remember(env: Env, ident: str, fields: dict[str, Any]) -> Outcome:
-    return _sdk_remember(env.remote, ident, fields)
-
-
-def sdk_remote_update(env: Env, ident: str, fields: dict[str, Any]) -> Outcome:
-    return _sdk_update(env.remote, ident, fields)
-
-
-def sdk_stdio_remember(env: Env, ident: str, fields: dict[str, Any]) -> Outcome:
-    return _sdk_remember(env.spawned, ident, fields)
-
-
-def sdk_stdio_update(env: Env, ident: str, fields: dict[str, Any]) -> Outcome:
-    return _sdk_update(env.spawned, ident, fields)
+SDK_PATHS = [_via_sdk(handle, write) for handle in ("embedded", "remote", "spawned") for write in (_sdk_remember, _sdk_update)]
 
 
 class _ToolCaller:
@@ -165,33 +156,21 @@ def _tool_propose(env: Env, ident: str, fields: dict[str, Any], via_mcp: bool) -
     return Outcome(_read(env.raw.result, accepted["record_id"]), extra={"mob": mob})
 
 
-def tool_remember(env: Env, ident: str, fields: dict[str, Any]) -> Outcome:
-    return _tool_remember(env, ident, fields, via_mcp=False)
+def _via_tool(write: Callable[[Env, str, dict[str, Any], bool], Outcome], via_mcp: bool) -> Callable[..., Outcome]:
+    """A write path through the ``memory`` tool, over ``meta/agent_memory/tool`` (``tool_<action>``)
+    or the MCP bridge (``mcp_<action>``)."""
+
+    def path(env: Env, ident: str, fields: dict[str, Any]) -> Outcome:
+        return write(env, ident, fields, via_mcp)
+
+    action = {"_tool_remember": "remember", "_tool_update": "update", "_tool_propose": "propose_to_mob"}[write.__name__]
+    path.__name__ = path.__qualname__ = f"{'mcp' if via_mcp else 'tool'}_{action}"
+    return path
 
 
-def tool_update(env: Env, ident: str, fields: dict[str, Any]) -> Outcome:
-    return _tool_update(env, ident, fields, via_mcp=False)
-
-
-def tool_propose_to_mob(env: Env, ident: str, fields: dict[str, Any]) -> Outcome:
-    return _tool_propose(env, ident, fields, via_mcp=False)
-
-
-def mcp_remember(env: Env, ident: str, fields: dict[str, Any]) -> Outcome:
-    return _tool_remember(env, ident, fields, via_mcp=True)
-
-
-def mcp_update(env: Env, ident: str, fields: dict[str, Any]) -> Outcome:
-    return _tool_update(env, ident, fields, via_mcp=True)
-
-
-def mcp_propose_to_mob(env: Env, ident: str, fields: dict[str, Any]) -> Outcome:
-    return _tool_propose(env, ident, fields, via_mcp=True)
-
-
-APP_PATHS = [rpc_remember, rpc_update, sdk_embedded_remember, sdk_embedded_update, sdk_remote_remember,
-             sdk_remote_update, sdk_stdio_remember, sdk_stdio_update]
-TOOL_PATHS = [tool_remember, tool_update, tool_propose_to_mob, mcp_remember, mcp_update, mcp_propose_to_mob]
+APP_PATHS = [rpc_remember, rpc_update, *SDK_PATHS]
+TOOL_PATHS = [_via_tool(write, via_mcp) for via_mcp in (False, True)
+              for write in (_tool_remember, _tool_update, _tool_propose)]
 MATRIX = [(p, c) for p in APP_PATHS for c in cases_for(description=False)] + \
          [(p, c) for p in TOOL_PATHS for c in cases_for(description=True)]
 
@@ -301,11 +280,11 @@ def test_tags_are_accepted_exactly_when_count_and_bytes_fit(embedded: Any, tags:
 def test_description_cap_is_the_same_through_the_tool_and_the_store(env: Env) -> None:
     """The tool compacts whitespace first; the cap applies to what is stored."""
     padded = "  " + fill(DESCRIPTION, "é") + "   \n "
-    out = tool_remember(env, f"agent:caps-{uniq()}", {"title": "Described", "body": f"b {uniq()}",
-                                                       "description": padded})
+    out = _tool_remember(env, f"agent:caps-{uniq()}", {"title": "Described", "body": f"b {uniq()}",
+                                                        "description": padded}, via_mcp=False)
     assert out.stored is not None and out.stored["description"] == fill(DESCRIPTION, "é")
-    out = tool_remember(env, f"agent:caps-{uniq()}", {"title": "Described", "body": f"b {uniq()}",
-                                                       "description": fill(DESCRIPTION - 1, "é") + " x"})
+    out = _tool_remember(env, f"agent:caps-{uniq()}", {"title": "Described", "body": f"b {uniq()}",
+                                                        "description": fill(DESCRIPTION - 1, "é") + " x"}, via_mcp=False)
     assert out.stored is None and "description must be at most 400 bytes" in out.text
 
 

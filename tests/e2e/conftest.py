@@ -11,17 +11,14 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # e2e_support, under --import-mode=importlib
 
 from e2e_support import Rpc  # noqa: E402
-from support import GatewayProcess, start_gateway, write_config  # noqa: E402
+from support import GatewayProcess, serving, start_gateway, write_config  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def rpc(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Rpc]:
     """One default-configured gateway per test module (tests use fresh identities)."""
-    gw = start_gateway(tmp_path_factory.mktemp("e2e") / "state")
-    client = Rpc(gw)
-    yield client
-    client.close()
-    gw.stop()
+    with serving(tmp_path_factory.mktemp("e2e") / "state", Rpc) as client:
+        yield client
 
 
 @pytest.fixture

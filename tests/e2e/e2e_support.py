@@ -3,52 +3,17 @@ plus read-only access to a realm's SQLite file (what an operator would inspect).
 
 from __future__ import annotations
 
-import itertools
 import sqlite3
-import threading
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
-import httpx
-
-from meta_memory.agent_memory._paths import encode_path_segment
-from support import GatewayProcess
+from support import RpcClient, memory_id_of, open_ro, realm_db  # noqa: F401 - memory_id_of re-exported
 
 
-class Rpc:
-    """JSON-RPC over HTTP to a running gateway (one keep-alive client per thread)."""
-
-    def __init__(self, gw: GatewayProcess) -> None:
-        self.gw = gw
-        self.url = gw.url + "/rpc"
-        self._ids = itertools.count(1)
-        self._local = threading.local()
-
-    @property
-    def http(self) -> httpx.Client:
-        client = getattr(self._local, "client", None)
-        if client is None:
-            client = self._local.client = httpx.Client(timeout=30)
-        return client
-
-    def rpc(self, method: str, params: Any = None) -> dict[str, Any]:
-        payload: dict[str, Any] = {"jsonrpc": "2.0", "method": method, "id": next(self._ids)}
-        if params is not None:
-            payload["params"] = params
-        return self.http.post(self.url, json=payload).json()
-
-    def result(self, method: str, params: Any = None) -> Any:
-        body = self.rpc(method, params)
-        assert "error" not in body, body
-        return body["result"]
-
-    def error(self, method: str, params: Any = None) -> dict[str, Any]:
-        body = self.rpc(method, params)
-        assert "error" in body, body
-        return body["error"]
+class Rpc(RpcClient):
+    """JSON-RPC over HTTP to a running gateway (one keep-alive client per thread), with conveniences."""
 
     # -- conveniences ------------------------------------------------------------------------
     def remember(self, identity: str, title: str, body: str, **extra: Any) -> dict[str, Any]:
@@ -85,34 +50,17 @@ class Rpc:
 
     # -- the realm file ----------------------------------------------------------------------
     def realm_db_path(self, realm: str = "default") -> Path:
-        return self.gw.state_dir / "agent-memory" / f"{encode_path_segment(realm)}.sqlite3"
+        return realm_db(self.gw.state_dir, realm)
 
-    @contextmanager
-    def db(self, realm: str = "default") -> Iterator[sqlite3.Connection]:
+    def db(self, realm: str = "default") -> AbstractContextManager[sqlite3.Connection]:
         """A read-only connection to the realm's SQLite file (WAL: sees committed writes)."""
-        conn = sqlite3.connect(f"file:{self.realm_db_path(realm)}?mode=ro", uri=True, timeout=10)
-        conn.row_factory = sqlite3.Row
-        try:
-            yield conn
-        finally:
-            conn.close()
+        return open_ro(self.realm_db_path(realm))
 
     def record_row(self, memory_id: str, realm: str = "default") -> sqlite3.Row | None:
         with self.db(realm) as conn:
             return conn.execute("SELECT * FROM records WHERE memory_id = ?", (memory_id,)).fetchone()
 
-    def close(self) -> None:
-        client = getattr(self._local, "client", None)
-        if client is not None:
-            client.close()
-
 
 def uid(prefix: str = "agent") -> str:
     """A fresh identity (or session key) so tests sharing one gateway never see each other."""
     return f"{prefix}:{uuid.uuid4().hex[:12]}"
-
-
-def memory_id_of(tool_text: str) -> str:
-    """The record id in a ``Stored memory <id>...`` / ``Updated: new record memory <id>...`` text."""
-    after = tool_text.split("memory ", 1)[1]
-    return after.split(" ", 1)[0].rstrip(".")

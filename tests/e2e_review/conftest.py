@@ -11,14 +11,11 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # e2e_review_support, under --import-mode=importlib
 
 from e2e_review_support import Client
-from support import start_gateway
+from support import serving
 
 
 @pytest.fixture(scope="module")
 def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Client]:
     """One default-configured gateway per test module (tests use fresh identities)."""
-    gw = start_gateway(tmp_path_factory.mktemp("review") / "state")
-    c = Client(gw)
-    yield c
-    c.close()
-    gw.stop()
+    with serving(tmp_path_factory.mktemp("review") / "state", Client) as c:
+        yield c

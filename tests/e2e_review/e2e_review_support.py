@@ -4,22 +4,27 @@ read-only access to a realm's audit rows, and in-process staging on a gateway's 
 
 from __future__ import annotations
 
-import itertools
 import json
 import sqlite3
-import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
 import httpx
-from support import GatewayProcess
+from support import (  # noqa: F401 - memory_id_of and realm_db are re-exported for the tests
+    LocalServer,
+    QuietHandler,
+    RpcClient,
+    chat_completion,
+    memory_id_of,
+    open_ro,
+    poisoned_write,
+    realm_db,
+)
 
-from meta_memory.agent_memory._paths import encode_path_segment
 from meta_memory.clock import Clock
 from meta_memory.config import load_config
 from meta_memory.runtime import Runtime
@@ -35,56 +40,14 @@ def uid(prefix: str = "agent") -> str:
     return f"{prefix}:{uuid.uuid4().hex[:12]}"
 
 
-def memory_id_of(tool_text: str) -> str:
-    """The record id in a ``Stored memory <id>...`` / ``Updated: new record memory <id>...`` tool text."""
-    return tool_text.split("memory ", 1)[1].split(" ", 1)[0].rstrip(".")
-
-
-class Client:
-    """JSON-RPC over HTTP to one gateway; one keep-alive connection per thread; optional token."""
-
-    def __init__(self, gw: GatewayProcess, token: str | None = None) -> None:
-        self.gw = gw
-        self.token = token
-        self._ids = itertools.count(1)
-        self._local = threading.local()
-
-    @property
-    def http(self) -> httpx.Client:
-        client = getattr(self._local, "client", None)
-        if client is None:
-            headers = {"Authorization": f"Bearer {self.token}"} if self.token else {}
-            client = self._local.client = httpx.Client(timeout=30, headers=headers)
-        return client
-
-    def rpc(self, method: str, params: Any = None) -> dict[str, Any]:
-        payload: dict[str, Any] = {"jsonrpc": "2.0", "method": method, "id": next(self._ids)}
-        if params is not None:
-            payload["params"] = params
-        return self.http.post(self.gw.url + "/rpc", json=payload).json()
-
-    def result(self, method: str, params: Any = None) -> Any:
-        body = self.rpc(method, params)
-        assert "error" not in body, body
-        return body["result"]
-
-    def error(self, method: str, params: Any = None) -> dict[str, Any]:
-        body = self.rpc(method, params)
-        assert "error" in body, body
-        return body["error"]
+class Client(RpcClient):
+    """JSON-RPC over HTTP to one gateway (one keep-alive connection per thread, optional token),
+    with the review conveniences."""
 
     # -- review conveniences ------------------------------------------------------------------
     def poisoned(self, identity: str, title: str, body: str, *, session: str | None = None) -> str:
-        """The poisoned-write recipe: a ``web_fetch`` result taints the session, then the model's
-        ``memory`` remember lands quarantined. Returns the quarantined record's id."""
-        session = session or uid("sess")
-        verdict = self.result("meta/turn/tool_result",
-                              {"identity": identity, "session_key": session, "tool_name": "web_fetch"})
-        assert verdict["trusted"] is False and verdict["session_tainted"] is True
-        out = self.result("meta/agent_memory/tool", {"identity": identity, "session_key": session,
-                                                     "arguments": {"action": "remember", "title": title, "body": body}})
-        assert out["is_error"] is False and "QUARANTINED" in out["text"], out
-        return memory_id_of(out["text"])
+        """The poisoned-write recipe (:func:`support.poisoned_write`): the quarantined record's id."""
+        return poisoned_write(self.result, identity, title, body, session=session)
 
     def content_hash(self, memory_id: str) -> str:
         """What the operator reads in the console: the record detail's ``content_hash``."""
@@ -116,28 +79,14 @@ class Client:
             params["after"] = after
         return self.result("meta/events/list", params)["events"]
 
-    def close(self) -> None:
-        client = getattr(self._local, "client", None)
-        if client is not None:
-            client.close()
 
 
 # --------------------------------------------------------------------------- the realm file
 
 
-def realm_db(state_dir: Path, realm: str = "default") -> Path:
-    return state_dir / "agent-memory" / f"{encode_path_segment(realm)}.sqlite3"
-
-
-@contextmanager
-def read_db(state_dir: Path, realm: str = "default") -> Iterator[sqlite3.Connection]:
+def read_db(state_dir: Path, realm: str = "default") -> AbstractContextManager[sqlite3.Connection]:
     """A read-only connection to a realm's SQLite file (WAL: sees committed writes)."""
-    conn = sqlite3.connect(f"file:{realm_db(state_dir, realm)}?mode=ro", uri=True, timeout=10)
-    conn.row_factory = sqlite3.Row
-    try:
-        yield conn
-    finally:
-        conn.close()
+    return open_ro(realm_db(state_dir, realm))
 
 
 def audit_rows(state_dir: Path, memory_id: str | None = None, realm: str = "default") -> list[dict[str, Any]]:
@@ -189,39 +138,25 @@ class FakeStewardLlm:
         self.calls = 0
         fake = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(QuietHandler):
             def do_POST(self) -> None:
-                length = int(self.headers.get("Content-Length", "0"))
-                request = json.loads(self.rfile.read(length) or b"{}")
+                request = self.read_json()
                 fake.calls += 1
                 payload = json.loads(request["messages"][-1]["content"])
                 if fake.delay_s:
                     time.sleep(fake.delay_s)
                 reply = fake.decide(payload)
-                content = reply if isinstance(reply, str) else json.dumps(reply)
-                body = json.dumps({"id": "fake", "object": "chat.completion", "choices": [
-                    {"index": 0, "message": {"role": "assistant", "content": content}}]}).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
+                self.send_body(200, "application/json",
+                               chat_completion(reply if isinstance(reply, str) else json.dumps(reply)))
 
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05},
-                                       daemon=True)
-        self.thread.start()
+        self.local = LocalServer(Handler)
 
     @property
     def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        return self.local.url + "/v1"
 
     def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        self.local.close()
 
 
 def verdicts_for(ids: set[str], verdict: str, **extra: Any) -> Callable[[dict[str, Any]], dict[str, Any]]:

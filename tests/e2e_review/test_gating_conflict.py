@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from e2e_review_support import Client, uid
-from support import start_gateway
+from support import serving
 
 
 def _check(client: Client, entity: str, topic: str, store: str | None = None) -> dict:
@@ -54,19 +54,9 @@ def test_gating_check_params_are_validated(client: Client) -> None:
 
 def test_conflict_signal_survives_a_restart(tmp_path: Path) -> None:
     state = tmp_path / "state"
-    gw = start_gateway(state)
-    c = Client(gw)
-    try:
+    with serving(state, Client) as c:
         c.result("meta/memory/index", {"entity": "acme", "topic": "pricing", "store": "vector", "conflict": True})
-    finally:
-        c.close()
-        gw.stop()
-    gw = start_gateway(state)
-    c = Client(gw)
-    try:
+    with serving(state, Client) as c:
         assert _check(c, "acme", "pricing")["allowed"] is False
         assert _check(c, "acme", "pricing", "vector")["allowed"] is False
         assert _check(c, "acme", "pricing", "knowledge_graph")["allowed"] is True
-    finally:
-        c.close()
-        gw.stop()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import httpx
 import pytest
@@ -24,6 +24,7 @@ WATCHED = "agent:watched"  # the one identity dave may read
 REVIEWER_ACTIONS = ("memory.quarantine.review", "agent.view", "agent.memory.read", "agent.memory.write",
                     "agent.memory.delete")
 HOST_ACTIONS = ("agent.view", "agent.memory.read", "agent.memory.write", "agent.session.manage")
+Caller = Callable[[str | None], Client]  # a token (None: anonymous) -> its client
 DISCARDER_ACTIONS = ("memory.quarantine.review", "agent.view", "agent.memory.read", "agent.memory.delete")
 
 
@@ -50,8 +51,21 @@ def gw(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GatewayProcess]:
     proc.stop()
 
 
-def test_decision_records_the_authenticated_principal(gw: GatewayProcess) -> None:
-    host, alice = Client(gw, HOST), Client(gw, ALICE)
+@pytest.fixture(scope="module")
+def as_caller(gw: GatewayProcess) -> Iterator[Caller]:
+    """One client per bearer token (``None``: anonymous) on the shared gateway, closed after the module."""
+    clients: dict[str | None, Client] = {}
+
+    def client(token: str | None) -> Client:
+        return clients.setdefault(token, Client(gw, token))
+
+    yield client
+    for c in clients.values():
+        c.close()
+
+
+def test_decision_records_the_authenticated_principal(gw: GatewayProcess, as_caller: Caller) -> None:
+    host, alice = as_caller(HOST), as_caller(ALICE)
     ident = uid()
     mid = host.poisoned(ident, "Reader preference", "The reader prefers weekly summaries.")
     chash = alice.content_hash(mid)
@@ -72,12 +86,10 @@ def test_decision_records_the_authenticated_principal(gw: GatewayProcess) -> Non
     streamed = [e for e in read_sse(gw.url, 100, token=ALICE, timeout_s=2) if e["event"] == "memory.quarantine.verdict"]
     assert any(e["data"] == verdicts[0] for e in streamed)
     assert all("alice" not in json.dumps(e["data"]) for e in streamed)
-    host.close()
-    alice.close()
 
 
-def test_a_caller_supplied_reviewer_is_refused(gw: GatewayProcess) -> None:
-    host, alice = Client(gw, HOST), Client(gw, ALICE)
+def test_a_caller_supplied_reviewer_is_refused(gw: GatewayProcess, as_caller: Caller) -> None:
+    host, alice = as_caller(HOST), as_caller(ALICE)
     ident = uid()
     mid = host.poisoned(ident, "Claim", "A claim someone wants to release as another person.")
     err = alice.error("meta/memory/quarantine/decide", {
@@ -85,13 +97,11 @@ def test_a_caller_supplied_reviewer_is_refused(gw: GatewayProcess) -> None:
         "reviewer": "bob"})
     assert err["code"] == -32602 and err["data"]["field"] == "reviewer"
     assert review_rows(gw.state_dir, mid) == []
-    host.close()
-    alice.close()
 
 
-def test_callers_without_the_review_grant_are_denied(gw: GatewayProcess) -> None:
-    host, alice = Client(gw, HOST), Client(gw, ALICE)
-    anonymous = Client(gw)
+def test_callers_without_the_review_grant_are_denied(gw: GatewayProcess, as_caller: Caller) -> None:
+    host, alice = as_caller(HOST), as_caller(ALICE)
+    anonymous = as_caller(None)
     ident = uid()
     mid = host.poisoned(ident, "Claim", "A claim the host cannot review itself.")
     chash = alice.content_hash(mid)
@@ -105,12 +115,10 @@ def test_callers_without_the_review_grant_are_denied(gw: GatewayProcess) -> None
     assert resp.status_code == 401
     assert review_rows(gw.state_dir, mid) == []
     assert alice.result("meta/memory/quarantine/decide", params)["outcome"] == "released"
-    for c in (host, alice, anonymous):
-        c.close()
 
 
-def test_release_needs_write_and_tombstone_needs_delete(gw: GatewayProcess) -> None:
-    host, carol = Client(gw, HOST), Client(gw, CAROL)
+def test_release_needs_write_and_tombstone_needs_delete(gw: GatewayProcess, as_caller: Caller) -> None:
+    host, carol = as_caller(HOST), as_caller(CAROL)
     ident = uid()
     mid = host.poisoned(ident, "Claim", "A claim carol may discard but not release.")
     chash = carol.content_hash(mid)
@@ -120,13 +128,11 @@ def test_release_needs_write_and_tombstone_needs_delete(gw: GatewayProcess) -> N
     out = carol.result("meta/memory/quarantine/decide", {"identity": ident, "memory_id": mid, "verdict": "tombstone",
                                                          "expected_content_hash": chash})
     assert out["decision"]["review"]["reviewer"] == {"kind": "operator", "principal": "carol"}
-    host.close()
-    carol.close()
 
 
 def test_decided_quarantine_content_stays_reviewer_only_while_the_successor_is_ordinary_memory(
-        gw: GatewayProcess) -> None:
-    host, alice = Client(gw, HOST), Client(gw, ALICE)
+        gw: GatewayProcess, as_caller: Caller) -> None:
+    host, alice = as_caller(HOST), as_caller(ALICE)
     ident = uid()
     mid = host.poisoned(ident, "Reader preference", "The reader prefers monthly digests.")
     before = host.error("meta/memory/panel/record", {"memory_id": mid})
@@ -138,8 +144,6 @@ def test_decided_quarantine_content_stays_reviewer_only_while_the_successor_is_o
     assert host.result("meta/memory/panel/record", {"memory_id": succ})["record"]["body"] == \
         "The reader prefers monthly digests."
     assert host.recall_ids(ident, "monthly digests") == [succ]
-    host.close()
-    alice.close()
 
 
 def test_without_access_control_no_principal_is_known(client: Client) -> None:
@@ -179,8 +183,8 @@ def test_a_read_only_console_refuses_the_decision(tmp_path) -> None:
         proc.stop()
 
 
-def test_the_timeline_shows_a_caller_only_the_identities_it_may_read(gw: GatewayProcess) -> None:
-    host, alice, dave = Client(gw, HOST), Client(gw, ALICE), Client(gw, DAVE)
+def test_the_timeline_shows_a_caller_only_the_identities_it_may_read(gw: GatewayProcess, as_caller: Caller) -> None:
+    host, alice, dave = as_caller(HOST), as_caller(ALICE), as_caller(DAVE)
     other = uid()
     watched_id = host.poisoned(WATCHED, "Watched", "A claim about the watched identity.")
     other_id = host.poisoned(other, "Unwatched", "A claim about another identity.")
@@ -191,5 +195,3 @@ def test_the_timeline_shows_a_caller_only_the_identities_it_may_read(gw: Gateway
     assert watched_id in {e["data"].get("record_id") for e in seen}
     streamed = read_sse(gw.url, len(everything), token=DAVE, timeout_s=1.5)
     assert [e["data"] for e in streamed] == seen
-    for c in (host, alice, dave):
-        c.close()

@@ -19,12 +19,11 @@ from e2e_review_support import (
     FakeStewardLlm,
     audit_rows,
     in_process,
-    memory_id_of,
     review_rows,
     uid,
     verdicts_for,
 )
-from support import raw_write, start_gateway, write_config
+from support import poisoned_write, raw_write, start_gateway, write_config
 
 from meta_memory.agent_memory.batch import CreateOp, StagedBatch
 from meta_memory.agent_memory.hashing import content_hash
@@ -35,15 +34,6 @@ from meta_memory.review.promotions import promote_pending_gate
 
 SECRET_BODY = "deploy with api_key = zXy1aB2cD3eF4gH5iJ6k please"
 WEEK_MS = 7 * 24 * 3600 * 1000
-
-
-def _poison_in_process(gw: Any, identity: str, title: str, body: str) -> str:
-    session = uid("sess")
-    gw.call("meta/turn/tool_result", {"identity": identity, "session_key": session, "tool_name": "web_fetch"})
-    out = gw.call("meta/agent_memory/tool", {"identity": identity, "session_key": session,
-                                             "arguments": {"action": "remember", "title": title, "body": body}})
-    assert "QUARANTINED" in out["text"], out
-    return memory_id_of(out["text"])
 
 
 @dataclass
@@ -69,11 +59,11 @@ def staged(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Staged]:
     state = root / "state"
     ident = uid()
     with in_process(state, config) as gw:
-        secret_id = _poison_in_process(gw, ident, "Deploy notes", "deploy with the usual vault credential please")
+        secret_id = poisoned_write(gw.call, ident, "Deploy notes", "deploy with the usual vault credential please")
         store = gw.runtime.agent_memory.store
         raw_write(store, "default", "UPDATE records SET body = ?, content_hash = ? WHERE memory_id = ?",
                   (SECRET_BODY, content_hash("Deploy notes", SECRET_BODY), secret_id))
-        squatted_id = _poison_in_process(gw, ident, "Squatted", "A quarantined claim whose successor id is taken.")
+        squatted_id = poisoned_write(gw.call, ident, "Squatted", "A quarantined claim whose successor id is taken.")
         store.apply_batch(StagedBatch(realm="default", author=Author.application(), ops=(
             CreateOp(scope=Scope.identity("default", ident), id=f"{squatted_id}-released",
                      record=NewMemoryRecord(title="Squatter", body="Holds the successor id.",
@@ -274,7 +264,7 @@ def test_a_promotion_left_pending_by_a_restart_blocks_now_and_expires_at_review(
     t0 = SystemClock().now_ms()
     clock = ManualClock(t0)
     with in_process(state, None, clock) as gw:
-        mid = _poison_in_process(gw, ident, "Orphan", "A promotion of this record was staged before a restart.")
+        mid = poisoned_write(gw.call, ident, "Orphan", "A promotion of this record was staged before a restart.")
         staged = promote_pending_gate(gw.runtime.agent_memory.store, "default", mid, run_id="dream-before-restart",
                                       clock=clock, target_scope=Scope.mob("default", "team"))
         chash = gw.runtime.agent_memory.store.get("default", mid).content_hash

@@ -12,7 +12,7 @@ from typing import Any
 
 import httpx
 from e2e_review_support import Client, read_sse, review_rows, uid
-from support import start_gateway, write_config
+from support import serving, start_gateway, write_config
 
 ENVELOPE_KEYS = {"event_id", "identity", "event_type", "timestamp_ms", "data"}
 
@@ -141,28 +141,18 @@ def _lines_until(resp: httpx.Response, frames: int) -> list[str]:
 
 def test_events_survive_a_restart_and_ids_keep_increasing(tmp_path: Path) -> None:
     state = tmp_path / "state"
-    gw = start_gateway(state)
-    c = Client(gw)
-    try:
+    with serving(state, Client) as c:
         mid = c.poisoned(uid(), "Durable", "An event about this write must survive a restart.")
         before = c.events()
         assert any(e["data"].get("record_id") == mid for e in before)
-    finally:
-        c.close()
-        gw.stop()
-    gw = start_gateway(state)
-    c = Client(gw)
-    try:
+    with serving(state, Client) as c:
         assert c.events() == before
-        assert read_sse(gw.url, len(before), timeout_s=5)[-1]["data"] == before[-1]
+        assert read_sse(c.gw.url, len(before), timeout_s=5)[-1]["data"] == before[-1]
         _taint_events(c, 1)
         after = c.events()
         assert after[:-1] == before
         assert _seq(after[-1]["event_id"]) == _seq(before[-1]["event_id"]) + 1
         assert c.result("meta/status")["events"]["last_event_id"] == after[-1]["event_id"]
-    finally:
-        c.close()
-        gw.stop()
 
 
 def test_events_acknowledged_before_a_kill_are_still_there(tmp_path: Path) -> None:
@@ -175,13 +165,8 @@ def test_events_acknowledged_before_a_kill_are_still_there(tmp_path: Path) -> No
     finally:
         c.close()
         gw.kill()  # SIGKILL: no graceful shutdown
-    gw = start_gateway(state)
-    c = Client(gw)
-    try:
+    with serving(state, Client) as c:
         assert c.events() == before
-    finally:
-        c.close()
-        gw.stop()
 
 
 def test_retention_keeps_only_the_newest_events_across_restarts(tmp_path: Path) -> None:

@@ -38,6 +38,17 @@ def test_parse_error_and_invalid_utf8(gateway):
     assert body["error"]["code"] == -32700 and "UTF-8" in body["error"]["message"]
 
 
+def test_an_integer_past_the_digit_limit_is_a_parse_error(gateway):
+    """Python refuses to convert integer literals of more than 4,300 digits; such a body is malformed
+    JSON for the gateway (-32700 naming the limit), not an internal failure, and the gateway stays up."""
+    body = b'{"jsonrpc":"2.0","method":"meta/memory/index","id":1,"params":{"entity":"e","topic":"t","fact":"f","metadata":{"n":' \
+        + b"9" * 5000 + b"}}}"
+    resp = httpx.post(gateway.url + "/rpc", content=body, headers=JSON)
+    err = resp.json()["error"]
+    assert err["code"] == -32700 and "digits" in err["message"], err
+    assert gateway.result("meta/memory/query", {})["assertions"] == []
+
+
 def test_invalid_requests_name_the_field(gateway):
     cases = [
         ({"jsonrpc": "1.0", "method": "meta/status", "id": 1}, "jsonrpc"),

@@ -6,7 +6,6 @@ Everything here goes through a real gateway subprocess over HTTP, or the CLI.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import subprocess
 import sys
@@ -15,9 +14,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import GatewayProcess, start_gateway, write_config
-
-from meta_memory.agent_memory._paths import encode_path_segment
+from support import (
+    GatewayProcess,
+    access_toml,
+    legacy_markdown_file,
+    markdown_record,
+    poisoned_write,
+    start_gateway,
+    write_config,
+)
 
 
 def uid(prefix: str = "agent") -> str:
@@ -156,51 +161,13 @@ def test_a_plain_duplicate_and_a_refused_write_emit_nothing(gw: GatewayProcess) 
     assert [e for e in _events_after(gw, mark) if e["identity"] == ident] == []
 
 
-def _token(name: str) -> tuple[str, str]:
-    token = f"tok-{name}-{uuid.uuid4().hex}"
-    return token, hashlib.sha256(token.encode()).hexdigest()
-
-
 def test_record_events_follow_the_memory_event_access_rules(tmp_path: Path) -> None:
-    owner_tok, owner_sha = _token("owner")
-    other_tok, other_sha = _token("other")
-    config = write_config(tmp_path / "access.toml", f"""
-[access]
-enabled = true
-
-[[access.tokens]]
-sha256 = "{owner_sha}"
-principal = "owner"
-
-[[access.tokens]]
-sha256 = "{other_sha}"
-principal = "other"
-
-[[access.grants]]
-action = "agent.memory.write"
-who = {{ principal = "owner" }}
-on = {{ identity = "lead:main" }}
-
-[[access.grants]]
-action = "agent.memory.read"
-who = {{ principal = "owner" }}
-on = {{ identity = "lead:main" }}
-
-[[access.grants]]
-action = "agent.view"
-who = {{ principal = "owner" }}
-on = {{ identity = "lead:main" }}
-
-[[access.grants]]
-action = "agent.memory.read"
-who = {{ principal = "other" }}
-on = {{ identity = "someone:else" }}
-
-[[access.grants]]
-action = "agent.view"
-who = {{ principal = "other" }}
-on = {{ identity = "someone:else" }}
-""")
+    owner_tok, other_tok = f"tok-owner-{uuid.uuid4().hex}", f"tok-other-{uuid.uuid4().hex}"
+    reads = ("agent.memory.read", "agent.view")
+    config = write_config(tmp_path / "access.toml", access_toml({owner_tok: "owner", other_tok: "other"}, [
+        *(("owner", action, {"identity": "lead:main"}) for action in ("agent.memory.write", *reads)),
+        *(("other", action, {"identity": "someone:else"}) for action in reads),
+    ]))
     gw = start_gateway(tmp_path / "state", config=config)
     try:
         rec = gw.result("meta/agent_memory/remember", {"identity": "lead:main", "title": "Plan", "body": "ship friday"},
@@ -225,15 +192,18 @@ def _ledger_file(state: Path, count: int) -> None:
     (state / "memory-ledger-state.json").write_text(json.dumps({"assertions": rows, "conflicts": []}), encoding="utf-8")
 
 
+def _gateway_on_ledger(state: Path, count: int) -> GatewayProcess:
+    """A gateway started on a state dir whose ledger file already holds ``count`` assertions."""
+    _ledger_file(state, count)
+    return start_gateway(state)
+
+
 def _eviction_events(gw: GatewayProcess) -> list[dict[str, Any]]:
     return [e for e in _events_after(gw, None) if e["event_type"] == "memory.ledger.eviction_started"]
 
 
 def test_the_first_eviction_at_index_time_is_signalled_once(tmp_path: Path) -> None:
-    state = tmp_path / "state"
-    _ledger_file(state, 4096)
-    gw = start_gateway(state)
-    try:
+    with _gateway_on_ledger(tmp_path / "state", 4096) as gw:
         ledger = gw.result("meta/status")["ledger"]
         assert (ledger["assertions"], ledger["max_retained"], ledger["evicted"]) == (4096, 4096, 0)
         assert _eviction_events(gw) == []
@@ -245,21 +215,14 @@ def test_the_first_eviction_at_index_time_is_signalled_once(tmp_path: Path) -> N
         assert event["identity"] == "_system" and event["data"] == {"evicted": 1, "max_retained": 4096}
         oldest = gw.result("meta/memory/query", {"topic": "t0"})["assertions"]
         assert oldest == []
-    finally:
-        gw.stop()
 
 
 def test_an_eviction_at_load_is_signalled(tmp_path: Path) -> None:
-    state = tmp_path / "state"
-    _ledger_file(state, 4100)
-    gw = start_gateway(state)
-    try:
+    with _gateway_on_ledger(tmp_path / "state", 4100) as gw:
         ledger = gw.result("meta/status")["ledger"]
         assert (ledger["assertions"], ledger["evicted"]) == (4096, 4)
         [event] = _eviction_events(gw)
         assert event["data"] == {"evicted": 4, "max_retained": 4096}
-    finally:
-        gw.stop()
 
 
 # --------------------------------------------------------------------------- config ranges at start-up
@@ -345,23 +308,16 @@ def test_doctor_on_a_healthy_state_dir_is_ok(gw: GatewayProcess) -> None:
 # --------------------------------------------------------------------------- markdown import timestamps
 
 
-def _md(memory_id: str, title: str, body: str, created: Any, updated: Any) -> str:
-    meta = json.dumps({"memory_id": memory_id, "tags": [], "created_at_ms": created, "updated_at_ms": updated})
-    return f"## {title}\n<!-- meta-agent-memory {meta} -->\n{body}\n<!-- /meta-agent-memory -->\n\n"
-
-
 def test_markdown_import_refuses_absurd_timestamps(tmp_path: Path) -> None:
     state = tmp_path / "state"
     ident = "agent:legacy"
-    folder = state / "agent-memory" / encode_path_segment("default")
-    folder.mkdir(parents=True)
     top = 4_102_444_799_999
-    (folder / f"{encode_path_segment(ident)}.md").write_text(
-        _md("mem-ok", "Fine", "a normal record", 1_700_000_000_000, 1_700_000_000_500)
-        + _md("mem-edge", "Edge", "the last accepted instant", top, top)
-        + _md("mem-far", "Far future", "created in the year 33 million", 10**18, 10**18)
-        + _md("mem-updated-far", "Far update", "updated past 2099", 1_700_000_000_000, top + 1)
-        + _md("mem-negative", "Before 1970", "negative", -1, 0),
+    legacy_markdown_file(state, ident).write_text(
+        markdown_record("mem-ok", "Fine", "a normal record", created=1_700_000_000_000, updated=1_700_000_000_500)
+        + markdown_record("mem-edge", "Edge", "the last accepted instant", created=top, updated=top)
+        + markdown_record("mem-far", "Far future", "created in the year 33 million", created=10**18, updated=10**18)
+        + markdown_record("mem-updated-far", "Far update", "updated past 2099", created=1_700_000_000_000, updated=top + 1)
+        + markdown_record("mem-negative", "Before 1970", "negative", created=-1, updated=0),
         encoding="utf-8")
     gw = start_gateway(state)
     try:
@@ -378,19 +334,10 @@ def test_markdown_import_refuses_absurd_timestamps(tmp_path: Path) -> None:
 # --------------------------------------------------------------------------- reviewed originals keep their timestamps
 
 
-def _poisoned(gw: GatewayProcess, ident: str, title: str, body: str) -> str:
-    session = uid("sess")
-    gw.result("meta/turn/tool_result", {"identity": ident, "session_key": session, "tool_name": "web_fetch"})
-    out = gw.result("meta/agent_memory/tool", {"identity": ident, "session_key": session,
-                                               "arguments": {"action": "remember", "title": title, "body": body}})
-    assert "QUARANTINED" in out["text"], out
-    return out["text"].split("memory ", 1)[1].split(" ", 1)[0].rstrip(".")
-
-
 @pytest.mark.parametrize("verdict", ["release", "tombstone"])
 def test_a_reviewed_original_keeps_its_timestamps_and_its_place(gw: GatewayProcess, verdict: str) -> None:
     ident = uid()
-    origin = _poisoned(gw, ident, "From the web", f"a claim to review ({verdict})")
+    origin = poisoned_write(gw.result, ident, "From the web", f"a claim to review ({verdict})")
     before = gw.result("meta/memory/panel/record", {"memory_id": origin})["record"]
     later = remember(gw, ident, "Written after", "an ordinary record written after the quarantined one")
     out = gw.result("meta/memory/quarantine/decide", {"identity": ident, "memory_id": origin, "verdict": verdict,

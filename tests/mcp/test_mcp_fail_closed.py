@@ -9,14 +9,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import anyio
-import httpx
 from mcp.client.session import ClientSession
 
 from support import start_gateway
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_mcp_server import SERVER_ENV, memory_id_of, records, run_mcp, text  # noqa: E402
+from test_mcp_server import SERVER_ENV, host_reports, memory_id_of, records, run_mcp, text  # noqa: E402
 
 
 def test_standalone_server_quarantines_every_write_by_default(tmp_path: Path) -> None:
@@ -73,11 +71,6 @@ def test_opt_out_without_a_gateway_warns(tmp_path: Path) -> None:
 def test_url_mode_fails_closed_unless_the_host_reports(tmp_path: Path) -> None:
     gw = start_gateway(tmp_path / "gw-state")
     try:
-        def rpc(method: str, params: dict[str, Any]) -> Any:
-            body = httpx.post(gw.url + "/rpc", json={"jsonrpc": "2.0", "id": 1, "method": method, "params": params},
-                              timeout=30).json()
-            return body["result"]
-
         async def unreported(s: ClientSession) -> Any:
             return await s.call_tool("memory", {"action": "remember", "title": "A", "body": "host reports nothing"})
 
@@ -85,12 +78,10 @@ def test_url_mode_fails_closed_unless_the_host_reports(tmp_path: Path) -> None:
         assert "QUARANTINED pending review (session tainted by unreported tool results" in text(blind)
 
         async def reported(s: ClientSession) -> tuple[Any, Any]:
-            calc = await anyio.to_thread.run_sync(lambda: rpc("meta/turn/tool_result", {
-                "identity": "agent:mcp-user", "session_key": "ide-b", "tool_name": "calculator"}))
+            calc = await host_reports(gw, "ide-b", "calculator")
             assert calc["session_tainted"] is False
             clean = await s.call_tool("memory", {"action": "remember", "title": "B", "body": "after a calculator"})
-            await anyio.to_thread.run_sync(lambda: rpc("meta/turn/tool_result", {
-                "identity": "agent:mcp-user", "session_key": "ide-b", "tool_name": "WebFetch"}))
+            await host_reports(gw, "ide-b", "WebFetch")
             tainted = await s.call_tool("memory", {"action": "remember", "title": "C", "body": "after a web page"})
             return clean, tainted
 

@@ -20,8 +20,9 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from support import open_ro, realm_db  # re-exported: the harness reads realm files through them
 
-from meta_memory.agent_memory._paths import encode_path_segment
+from meta_memory.storage.layout import encode_path_segment
 from meta_memory.recall import fts
 
 LEDGER_FILE = "memory-ledger-state.json"
@@ -34,22 +35,6 @@ class Crashed(Exception):
 
 
 # ============================================================================ realm DB invariants
-
-
-def realm_db(state_dir: Path, realm: str) -> Path:
-    """``<state>/agent-memory/<encode(realm)>.sqlite3``."""
-    return state_dir / "agent-memory" / f"{encode_path_segment(realm)}.sqlite3"
-
-
-@contextmanager
-def open_ro(path: Path) -> Iterator[sqlite3.Connection]:
-    """A read-only connection (WAL readers see committed transactions only)."""
-    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=10)
-    conn.row_factory = sqlite3.Row
-    try:
-        yield conn
-    finally:
-        conn.close()
 
 
 @contextmanager

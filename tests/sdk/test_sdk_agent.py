@@ -29,7 +29,7 @@ from meta_memory.sdk.models import (
     SessionState,
     TurnToolResult,
 )
-from support import write_config
+from support import access_toml, write_config
 
 
 def _lifecycle(handle: Any) -> None:
@@ -209,38 +209,11 @@ def test_async_agent_and_session(mode: str, tmp_path: Path, gateway_factory: Any
     asyncio.run(run())
 
 
-ACCESS = """
-[access]
-enabled = true
-
-[[access.tokens]]
-sha256 = "5e884898da28047151d0e56f8dc6292773603d0d6aabbdd62a11ef721d1542d8"
-principal = "alice"
-
-[[access.tokens]]
-sha256 = "ea5ac2eb186bca34e2e6ba462c609ebc992b23924d693ab43a94508cb977f18f"
-principal = "host"
-
-[[access.grants]]
-action = "agent.session.manage"
-who = { principal = "host" }
-on = { identity = "lead:main" }
-
-[[access.grants]]
-action = "agent.memory.write"
-who = { principal = "alice" }
-on = { identity = "lead:main" }
-
-[[access.grants]]
-action = "agent.memory.read"
-who = { principal = "alice" }
-on = { identity = "lead:main" }
-
-[[access.grants]]
-action = "agent.view"
-who = { principal = "alice" }
-on = { identity = "lead:main" }
-"""
+LEAD = {"identity": "lead:main"}
+ACCESS = access_toml({"password": "alice", "host-token": "host"}, [
+    ("host", "agent.session.manage", LEAD),
+    *(("alice", action, LEAD) for action in ("agent.memory.write", "agent.memory.read", "agent.view")),
+])
 
 
 def test_agent_over_an_access_controlled_gateway(tmp_path: Path, gateway_factory: Any) -> None:

@@ -1,25 +1,16 @@
 /** Agent memory from TypeScript against a real gateway (seed: Agent memory injection). */
 
 import assert from "node:assert/strict";
-import { after, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 
-import { AgentMemoryError, InvalidParams, MetaMemoryError, type MetaHandle } from "../src/index.js";
-import { rejection, startHttpGateway, type RunningGateway } from "./support.js";
+import { AgentMemoryError, InvalidParams, MetaMemoryError } from "../src/index.js";
+import { rejection, sharedHttpGateway } from "./support.js";
 
-let gw: RunningGateway;
-let h: MetaHandle;
-
-before(async () => {
-  gw = await startHttpGateway();
-  h = gw.handle;
-});
-after(async () => {
-  await gw?.stop();
-});
+const shared = sharedHttpGateway();
 
 describe("remember / recall / forget / update / manifest", () => {
   it("remembers a record and recalls it for the same identity only", async () => {
-    const rec = await h.rememberAgentMemory({
+    const rec = await shared.handle.rememberAgentMemory({
       identity: " alice ",
       title: "  Coffee   order ",
       body: " Alice takes a double espresso, no sugar. ",
@@ -33,18 +24,18 @@ describe("remember / recall / forget / update / manifest", () => {
     assert.equal(rec.createdAtMs, rec.updatedAtMs);
     assert.equal(rec.created, true);
 
-    const recalled = await h.recallAgentMemory({ identity: "alice", queryText: "what espresso does alice drink?" });
+    const recalled = await shared.handle.recallAgentMemory({ identity: "alice", queryText: "what espresso does alice drink?" });
     assert.deepEqual(recalled.map((r) => r.memoryId), [rec.memoryId]);
 
-    const other = await h.recallAgentMemory({ identity: "bob", selection: "always" });
+    const other = await shared.handle.recallAgentMemory({ identity: "bob", selection: "always" });
     assert.equal(other.length, 0, "memory is identity-scoped");
 
-    const roster = await h.recallAgentMemory({ identity: "rt:alice:3", selection: "always" });
+    const roster = await shared.handle.recallAgentMemory({ identity: "rt:alice:3", selection: "always" });
     assert.deepEqual(roster.map((r) => r.memoryId), [rec.memoryId], "a roster id names the logical identity");
   });
 
   it("writes many records in one call with a result per record", async () => {
-    const out = await h.rememberAgentMemoryBatch({
+    const out = await shared.handle.rememberAgentMemoryBatch({
       identity: "importer",
       records: [
         { title: "Trip", body: "Flight to Lisbon, seat 12A" },
@@ -57,56 +48,56 @@ describe("remember / recall / forget / update / manifest", () => {
     assert.equal(out.results[1].memoryId, out.results[0].memoryId);
     assert.equal(out.results[1].created, false);
     assert.equal(out.results[2].error?.code, -32040);
-    const hit = await h.recallAgentMemory({ identity: "importer", queryText: "Lisbon" });
+    const hit = await shared.handle.recallAgentMemory({ identity: "importer", queryText: "Lisbon" });
     assert.deepEqual(hit.map((r) => r.memoryId), [out.results[0].memoryId]);
   });
 
   it("returns the existing record for an exact duplicate", async () => {
-    const first = await h.rememberAgentMemory({ identity: "dup", title: "Same", body: "Same body" });
-    const again = await h.rememberAgentMemory({ identity: "dup", title: "Same", body: "Same body" });
+    const first = await shared.handle.rememberAgentMemory({ identity: "dup", title: "Same", body: "Same body" });
+    const again = await shared.handle.rememberAgentMemory({ identity: "dup", title: "Same", body: "Same body" });
     assert.equal(again.memoryId, first.memoryId);
     assert.equal(again.created, false);
   });
 
   it("contextual recall ignores stopword-only queries; always lists records", async () => {
-    await h.rememberAgentMemory({ identity: "carol", title: "Passport", body: "Carol's passport expires in March 2031" });
-    const none = await h.recallAgentMemory({ identity: "carol", queryText: "the and of is" });
+    await shared.handle.rememberAgentMemory({ identity: "carol", title: "Passport", body: "Carol's passport expires in March 2031" });
+    const none = await shared.handle.recallAgentMemory({ identity: "carol", queryText: "the and of is" });
     assert.equal(none.length, 0);
-    const hit = await h.recallAgentMemory({ identity: "carol", queryText: "when does the passport expire" });
+    const hit = await shared.handle.recallAgentMemory({ identity: "carol", queryText: "when does the passport expire" });
     assert.equal(hit.length, 1);
-    const all = await h.recallAgentMemory({ identity: "carol", selection: "always", maxEntries: 1 });
+    const all = await shared.handle.recallAgentMemory({ identity: "carol", selection: "always", maxEntries: 1 });
     assert.equal(all.length, 1);
   });
 
   it("forget removes a record from recall and manifest", async () => {
-    const keep = await h.rememberAgentMemory({ identity: "dave", title: "Keep", body: "Dave's keeper note" });
-    const drop = await h.rememberAgentMemory({ identity: "dave", title: "Drop", body: "Dave's throwaway note" });
-    const forgotten = await h.forgetAgentMemory({ identity: "dave", memoryId: drop.memoryId });
+    const keep = await shared.handle.rememberAgentMemory({ identity: "dave", title: "Keep", body: "Dave's keeper note" });
+    const drop = await shared.handle.rememberAgentMemory({ identity: "dave", title: "Drop", body: "Dave's throwaway note" });
+    const forgotten = await shared.handle.forgetAgentMemory({ identity: "dave", memoryId: drop.memoryId });
     assert.deepEqual({ memoryId: forgotten.memoryId, deleted: forgotten.deleted }, { memoryId: drop.memoryId, deleted: true });
 
-    const recalled = await h.recallAgentMemory({ identity: "dave", selection: "always" });
+    const recalled = await shared.handle.recallAgentMemory({ identity: "dave", selection: "always" });
     assert.deepEqual(recalled.map((r) => r.memoryId), [keep.memoryId]);
-    const manifest = await h.manifestAgentMemory({ identity: "dave", tier: "full" });
+    const manifest = await shared.handle.manifestAgentMemory({ identity: "dave", tier: "full" });
     assert.deepEqual(manifest.map((m) => m.id), [keep.memoryId]);
 
-    const twice = await h.forgetAgentMemory({ identity: "dave", memoryId: drop.memoryId });
+    const twice = await shared.handle.forgetAgentMemory({ identity: "dave", memoryId: drop.memoryId });
     assert.equal(twice.deleted, false);
   });
 
   it("update supersedes a record with a new version", async () => {
-    const v1 = await h.rememberAgentMemory({ identity: "erin", title: "Desk", body: "Erin sits on floor 3" });
-    const up = await h.updateAgentMemory({ identity: "erin", memoryId: v1.memoryId, title: "Desk", body: "Erin sits on floor 5", tags: ["office"] });
+    const v1 = await shared.handle.rememberAgentMemory({ identity: "erin", title: "Desk", body: "Erin sits on floor 3" });
+    const up = await shared.handle.updateAgentMemory({ identity: "erin", memoryId: v1.memoryId, title: "Desk", body: "Erin sits on floor 5", tags: ["office"] });
     assert.equal(up.supersedes, v1.memoryId);
     assert.notEqual(up.memoryId, v1.memoryId);
 
-    const recalled = await h.recallAgentMemory({ identity: "erin", selection: "always" });
+    const recalled = await shared.handle.recallAgentMemory({ identity: "erin", selection: "always" });
     assert.deepEqual(recalled.map((r) => r.body), ["Erin sits on floor 5"]);
     assert.deepEqual(recalled[0]!.tags, ["office"]);
   });
 
   it("manifest returns body-free metadata", async () => {
-    const rec = await h.rememberAgentMemory({ identity: "frank", title: "Editor", body: "Frank uses vim" });
-    const rows = await h.manifestAgentMemory({ identity: "frank" });
+    const rec = await shared.handle.rememberAgentMemory({ identity: "frank", title: "Editor", body: "Frank uses vim" });
+    const rows = await shared.handle.manifestAgentMemory({ identity: "frank" });
     assert.equal(rows.length, 1);
     const row = rows[0]!;
     assert.equal(row.id, rec.memoryId);
@@ -117,16 +108,16 @@ describe("remember / recall / forget / update / manifest", () => {
   });
 
   it("realms are separate", async () => {
-    await h.rememberAgentMemory({ identity: "gina", realm: "family", title: "Birthday", body: "Gina's birthday is 4 May" });
-    assert.equal((await h.recallAgentMemory({ identity: "gina", selection: "always" })).length, 0);
-    assert.equal((await h.recallAgentMemory({ identity: "gina", realm: "family", selection: "always" })).length, 1);
+    await shared.handle.rememberAgentMemory({ identity: "gina", realm: "family", title: "Birthday", body: "Gina's birthday is 4 May" });
+    assert.equal((await shared.handle.recallAgentMemory({ identity: "gina", selection: "always" })).length, 0);
+    assert.equal((await shared.handle.recallAgentMemory({ identity: "gina", realm: "family", selection: "always" })).length, 1);
   });
 });
 
 describe("agent-memory refusals", () => {
   it("a secret is refused with AgentMemoryError (-32040, reason secret_detected)", async () => {
     const err = await rejection(
-      h.rememberAgentMemory({ identity: "alice", title: "AWS", body: "the key is AKIAIOSFODNN7EXAMPLE" }),
+      shared.handle.rememberAgentMemory({ identity: "alice", title: "AWS", body: "the key is AKIAIOSFODNN7EXAMPLE" }),
     );
     assert.ok(err instanceof AgentMemoryError, `${err}`);
     assert.ok(err instanceof MetaMemoryError);
@@ -141,15 +132,15 @@ describe("agent-memory refusals", () => {
   });
 
   const invalid: [string, () => Promise<unknown>, string, RegExp][] = [
-    ["blank identity", () => h.rememberAgentMemory({ identity: "  ", title: "t", body: "b" }), "identity", /identity must be a valid non-empty string/],
-    ["title over 200 bytes", () => h.rememberAgentMemory({ identity: "a", title: "é".repeat(101), body: "b" }), "title", /title must be at most 200 bytes/],
-    ["max_entries over 64", () => h.recallAgentMemory({ identity: "a", maxEntries: 65 }), "max_entries", /max_entries must be between 1 and 64/],
-    ["max_entries zero", () => h.recallAgentMemory({ identity: "a", maxEntries: 0 }), "max_entries", /max_entries must be a positive integer when provided/],
-    ["k with tier full", () => h.manifestAgentMemory({ identity: "a", tier: "full", k: 3 }), "", /k is only valid with tier 'working_set'/],
-    ["update without memory_id", () => h.updateAgentMemory({ identity: "a", memoryId: " ", title: "t", body: "b" }), "memory_id", /memory_id must not be empty/],
+    ["blank identity", () => shared.handle.rememberAgentMemory({ identity: "  ", title: "t", body: "b" }), "identity", /identity must be a valid non-empty string/],
+    ["title over 200 bytes", () => shared.handle.rememberAgentMemory({ identity: "a", title: "é".repeat(101), body: "b" }), "title", /title must be at most 200 bytes/],
+    ["max_entries over 64", () => shared.handle.recallAgentMemory({ identity: "a", maxEntries: 65 }), "max_entries", /max_entries must be between 1 and 64/],
+    ["max_entries zero", () => shared.handle.recallAgentMemory({ identity: "a", maxEntries: 0 }), "max_entries", /max_entries must be a positive integer when provided/],
+    ["k with tier full", () => shared.handle.manifestAgentMemory({ identity: "a", tier: "full", k: 3 }), "", /k is only valid with tier 'working_set'/],
+    ["update without memory_id", () => shared.handle.updateAgentMemory({ identity: "a", memoryId: " ", title: "t", body: "b" }), "memory_id", /memory_id must not be empty/],
   ];
   it("a whitespace-only query_text returns no records and says why", async () => {
-    const out = await h.call("meta/agent_memory/recall", { identity: "a", query_text: "   " });
+    const out = await shared.handle.call("meta/agent_memory/recall", { identity: "a", query_text: "   " });
     assert.deepEqual(out, { records: [], skip_reason: "no_query_terms" });
   });
   for (const [label, call, field, message] of invalid) {

@@ -3,25 +3,16 @@
 import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { after, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 
-import { InvalidParams, MetaMemoryError, type MetaHandle } from "../src/index.js";
-import { prng, rejection, startHttpGateway, type RunningGateway } from "./support.js";
+import { InvalidParams, MetaMemoryError } from "../src/index.js";
+import { prng, rejection, sharedHttpGateway } from "./support.js";
 
-let gw: RunningGateway;
-let h: MetaHandle;
-
-before(async () => {
-  gw = await startHttpGateway();
-  h = gw.handle;
-});
-after(async () => {
-  await gw?.stop();
-});
+const shared = sharedHttpGateway();
 
 describe("meta/memory/index", () => {
   it("stores a canonical assertion and persists the ledger file", async () => {
-    const r = await h.memoryIndex({
+    const r = await shared.handle.memoryIndex({
       entity: "  Identity:OPS ",
       topic: "Deployment",
       store: " Knowledge_Graph ",
@@ -34,7 +25,7 @@ describe("meta/memory/index", () => {
     assert.match(r.assertionId ?? "", /^memory-assert-\d{6,}$/);
     assert.equal(r.conflictActive, false);
 
-    const file = join(gw.stateDir, "memory-ledger-state.json");
+    const file = join(shared.gw.stateDir, "memory-ledger-state.json");
     assert.ok(existsSync(file), "the ledger is persisted under the state dir");
     const saved = JSON.parse(readFileSync(file, "utf8"));
     const row = saved.assertions.find((a: { assertion_id: string }) => a.assertion_id === r.assertionId);
@@ -42,14 +33,14 @@ describe("meta/memory/index", () => {
   });
 
   it("defaults the store to knowledge_graph", async () => {
-    const r = await h.memoryIndex({ entity: "svc:default-store", topic: "t", fact: "f" });
+    const r = await shared.handle.memoryIndex({ entity: "svc:default-store", topic: "t", fact: "f" });
     assert.equal(r.store, "knowledge_graph");
   });
 
   it("keeps metadata verbatim: its keys are never camelCased", async () => {
     const metadata = { source_url: "https://example.test/a", nested_obj: { inner_key: [1, "two"] } };
-    const r = await h.memoryIndex({ entity: "svc:meta", topic: "opaque", store: "todo", fact: "kept", metadata });
-    const q = await h.memoryQuery({ entity: "svc:meta" });
+    const r = await shared.handle.memoryIndex({ entity: "svc:meta", topic: "opaque", store: "todo", fact: "kept", metadata });
+    const q = await shared.handle.memoryQuery({ entity: "svc:meta" });
     assert.equal(q.assertions.length, 1);
     assert.equal(q.assertions[0]!.assertionId, r.assertionId);
     assert.deepEqual(q.assertions[0]!.metadata, metadata);
@@ -57,28 +48,28 @@ describe("meta/memory/index", () => {
   });
 
   it("a conflict-only write has no assertion and marks the entity/topic in conflict, in any store", async () => {
-    const c = await h.memoryIndex({ entity: "svc:pay", topic: "limits", conflict: true, conflictReason: " two runbooks disagree " });
+    const c = await shared.handle.memoryIndex({ entity: "svc:pay", topic: "limits", conflict: true, conflictReason: " two runbooks disagree " });
     assert.equal(c.assertionId, null);
     assert.equal(c.conflictActive, true);
 
-    const other = await h.memoryIndex({ entity: "SVC:PAY", topic: "LIMITS", store: "timeline", fact: "limit is 5" });
+    const other = await shared.handle.memoryIndex({ entity: "SVC:PAY", topic: "LIMITS", store: "timeline", fact: "limit is 5" });
     assert.notEqual(other.assertionId, null);
     assert.equal(other.conflictActive, true, "conflict_active ignores the store");
 
-    const unrelated = await h.memoryIndex({ entity: "svc:pay", topic: "fees", fact: "fees are flat" });
+    const unrelated = await shared.handle.memoryIndex({ entity: "svc:pay", topic: "fees", fact: "fees are flat" });
     assert.equal(unrelated.conflictActive, false);
 
-    const q = await h.memoryQuery({ entity: "svc:pay", topic: "limits" });
+    const q = await shared.handle.memoryQuery({ entity: "svc:pay", topic: "limits" });
     assert.equal(q.conflicts.length, 1);
     assert.equal(q.conflicts[0]!.reason, "two runbooks disagree");
     assert.equal(q.conflicts[0]!.store, "knowledge_graph");
   });
 
   it("a fact with conflict=true records both an assertion and a conflict signal", async () => {
-    const r = await h.memoryIndex({ entity: "svc:both", topic: "x", fact: "both", conflict: true });
+    const r = await shared.handle.memoryIndex({ entity: "svc:both", topic: "x", fact: "both", conflict: true });
     assert.notEqual(r.assertionId, null);
     assert.equal(r.conflictActive, true);
-    const q = await h.memoryQuery({ entity: "svc:both" });
+    const q = await shared.handle.memoryQuery({ entity: "svc:both" });
     assert.equal(q.assertions.length, 1);
     assert.equal(q.conflicts.length, 1);
   });
@@ -86,32 +77,32 @@ describe("meta/memory/index", () => {
 
 describe("meta/memory/query", () => {
   it("filters exactly on normalised tokens and by a case-insensitive substring", async () => {
-    await h.memoryIndex({ entity: "team:alpha", topic: "oncall", store: "vector", fact: "Pager rotates on MONDAY" });
-    await h.memoryIndex({ entity: "team:beta", topic: "oncall", store: "vector", fact: "Pager rotates weekly" });
+    await shared.handle.memoryIndex({ entity: "team:alpha", topic: "oncall", store: "vector", fact: "Pager rotates on MONDAY" });
+    await shared.handle.memoryIndex({ entity: "team:beta", topic: "oncall", store: "vector", fact: "Pager rotates weekly" });
 
-    const exact = await h.memoryQuery({ entity: "  TEAM:ALPHA ", topic: "OnCall", store: "VECTOR" });
+    const exact = await shared.handle.memoryQuery({ entity: "  TEAM:ALPHA ", topic: "OnCall", store: "VECTOR" });
     assert.deepEqual(exact.assertions.map((a) => a.entity), ["team:alpha"]);
 
-    const sub = await h.memoryQuery("monday");
+    const sub = await shared.handle.memoryQuery("monday");
     assert.deepEqual(sub.assertions.map((a) => a.fact), ["Pager rotates on MONDAY"]);
 
-    const both = await h.memoryQuery({ topic: "oncall", query: "PAGER" });
+    const both = await shared.handle.memoryQuery({ topic: "oncall", query: "PAGER" });
     assert.deepEqual(both.assertions.map((a) => a.entity), ["team:alpha", "team:beta"], "insertion order");
 
-    const prefix = await h.memoryQuery({ query: "team:" , store: "vector"});
+    const prefix = await shared.handle.memoryQuery({ query: "team:" , store: "vector"});
     assert.equal(prefix.assertions.length, 2, "the substring also matches the entity");
   });
 
   it("treats empty filters as absent", async () => {
-    const all = await h.memoryQuery();
-    const blank = await h.memoryQuery({ entity: "   ", topic: "" });
+    const all = await shared.handle.memoryQuery();
+    const blank = await shared.handle.memoryQuery({ entity: "   ", topic: "" });
     assert.equal(blank.assertions.length, all.assertions.length);
     assert.ok(all.assertions.length > 0);
   });
 
   it("matches the reason of a conflict signal", async () => {
-    await h.memoryIndex({ entity: "svc:q", topic: "r", conflict: true, conflictReason: "Stale Certificate" });
-    const q = await h.memoryQuery("stale certificate");
+    await shared.handle.memoryIndex({ entity: "svc:q", topic: "r", conflict: true, conflictReason: "Stale Certificate" });
+    const q = await shared.handle.memoryQuery("stale certificate");
     assert.deepEqual(q.conflicts.map((c) => c.entity), ["svc:q"]);
     assert.equal(q.assertions.length, 0);
   });
@@ -127,10 +118,10 @@ describe("meta/memory/query", () => {
       canonical = `gen${i}:${canonical}`;
       const spelled = [...canonical].map((c) => (rand() < 0.5 ? c.toUpperCase() : c)).join("");
       const padded = spaces[Math.floor(rand() * spaces.length)] + spelled + spaces[Math.floor(rand() * spaces.length)];
-      const r = await h.memoryIndex({ entity: padded, topic: " T ", fact: `fact ${i}` });
+      const r = await shared.handle.memoryIndex({ entity: padded, topic: " T ", fact: `fact ${i}` });
       assert.equal(r.entity, canonical, `${JSON.stringify(padded)} -> ${canonical}`);
       assert.equal(r.topic, "t");
-      const q = await h.memoryQuery({ entity: canonical.toUpperCase() });
+      const q = await shared.handle.memoryQuery({ entity: canonical.toUpperCase() });
       assert.deepEqual(q.assertions.map((a) => a.fact), [`fact ${i}`]);
     }
   });
@@ -138,12 +129,12 @@ describe("meta/memory/query", () => {
 
 describe("meta/memory/stores", () => {
   it("lists the five stores in the fixed order with their counts", async () => {
-    const before = await h.memoryStores();
+    const before = await shared.handle.memoryStores();
     assert.deepEqual(before.map((s) => s.store), ["knowledge_graph", "vector", "timeline", "todo", "top_of_mind"]);
     const topBefore = before.find((s) => s.store === "top_of_mind")!.recordCount;
-    await h.memoryIndex({ entity: "svc:s", topic: "a", store: "top_of_mind", fact: "one" });
-    await h.memoryIndex({ entity: "svc:s", topic: "b", store: "top_of_mind", conflict: true });
-    const afterStores = await h.memoryStores();
+    await shared.handle.memoryIndex({ entity: "svc:s", topic: "a", store: "top_of_mind", fact: "one" });
+    await shared.handle.memoryIndex({ entity: "svc:s", topic: "b", store: "top_of_mind", conflict: true });
+    const afterStores = await shared.handle.memoryStores();
     assert.equal(afterStores.find((s) => s.store === "top_of_mind")!.recordCount, topBefore + 2);
   });
 });
@@ -160,7 +151,7 @@ describe("ledger refusals are InvalidParams (-32602) naming the field", () => {
   ];
   for (const [label, params, field, message] of cases) {
     it(label, async () => {
-      const err = await rejection(h.memoryIndex(params as never));
+      const err = await rejection(shared.handle.memoryIndex(params as never));
       assert.ok(err instanceof InvalidParams, `${err}`);
       assert.ok(err instanceof MetaMemoryError);
       assert.equal(err.code, -32602);
@@ -172,13 +163,13 @@ describe("ledger refusals are InvalidParams (-32602) naming the field", () => {
   }
 
   it("a refused index writes nothing", async () => {
-    const before = await h.memoryQuery({ entity: "svc:refused" });
-    await rejection(h.memoryIndex({ entity: "svc:refused", topic: "t", store: "nope", fact: "f" }));
-    const after = await h.memoryQuery({ entity: "svc:refused" });
+    const before = await shared.handle.memoryQuery({ entity: "svc:refused" });
+    await rejection(shared.handle.memoryIndex({ entity: "svc:refused", topic: "t", store: "nope", fact: "f" }));
+    const after = await shared.handle.memoryQuery({ entity: "svc:refused" });
     assert.deepEqual(after, before);
   });
 
   it("memoryQuery refuses a query of another type before sending", async () => {
-    await assert.rejects(h.memoryQuery(42 as never), /memoryQuery query must be a string, an object, or undefined/);
+    await assert.rejects(shared.handle.memoryQuery(42 as never), /memoryQuery query must be a string, an object, or undefined/);
   });
 });

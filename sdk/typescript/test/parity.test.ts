@@ -5,22 +5,15 @@
  */
 
 import assert from "node:assert/strict";
-import { after, before, it } from "node:test";
+import { it } from "node:test";
 
 import { METHODS, MetaHandle, wireMethods } from "../src/index.js";
-import { startHttpGateway, type RunningGateway } from "./support.js";
+import { sharedHttpGateway } from "./support.js";
 
-let gw: RunningGateway;
-
-before(async () => {
-  gw = await startHttpGateway();
-});
-after(async () => {
-  await gw?.stop();
-});
+const shared = sharedHttpGateway();
 
 it("the client has a method for every method the gateway advertises", async (t) => {
-  const caps = await gw.handle.capabilities();
+  const caps = await shared.handle.capabilities();
   assert.ok(caps.methods.length >= 20, `capabilities lists ${caps.methods.length} methods`);
   const known = new Set(wireMethods());
   const missing = caps.methods.filter((m) => !known.has(m));

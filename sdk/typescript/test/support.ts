@@ -8,6 +8,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { after, before } from "node:test";
 
 import { MetaHandle, spawnHttpGateway, type SpawnedHttpTransport } from "../src/index.js";
 
@@ -51,6 +52,35 @@ export async function startHttpGateway(options: { configPath?: string } = {}): P
     async stop() {
       await handle.close();
       rmSync(join(stateDir, ".."), { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * One gateway for a whole test file: started before its first test, stopped after its last.
+ * Read `gw` and `handle` inside tests and hooks (they throw before the gateway has started).
+ */
+export function sharedHttpGateway(options: { configPath?: string } = {}): {
+  readonly gw: RunningGateway;
+  readonly handle: MetaHandle;
+} {
+  let running: RunningGateway | undefined;
+  before(async () => {
+    running = await startHttpGateway(options);
+  });
+  after(async () => {
+    await running?.stop();
+  });
+  const started = (): RunningGateway => {
+    if (!running) throw new Error("the shared gateway has not started yet");
+    return running;
+  };
+  return {
+    get gw() {
+      return started();
+    },
+    get handle() {
+      return started().handle;
     },
   };
 }

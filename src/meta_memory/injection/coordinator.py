@@ -21,7 +21,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import replace
 from typing import Any, TypeVar
 
@@ -40,7 +40,6 @@ from .constants import (
     SURFACE_TURN,
     USAGE_INJECTED,
 )
-from .defang import defang as _defang
 from .defang import defang_content as _defang_content
 from .index import render_index
 from .model import (
@@ -64,7 +63,7 @@ from .model import (
 )
 from .options import InjectionOptions
 from .protocol import BUILD_MEMORY_PROTOCOL
-from .render import render_injection
+from .render import RenderedInjection, render_injection
 from .sessions import InjectionSessions
 from .text_util import compact_whitespace
 from .timebox import Pending, ProviderSaturated, ProviderTimeout, TimeBox
@@ -172,6 +171,40 @@ class InjectionCoordinator:
         twin._skips = self._skips
         return twin
 
+    def _render(self, realm: str, identity: str, session_key: str | None, records: Sequence[InjectableRecord],
+                budget_bytes: int, now_ms: int, *, skip_ids: Collection[str] = (),
+                extras: Sequence[str] = ()) -> RenderedInjection | None:
+        """:func:`render_injection` under these options, with the nonce of ``session_key`` (the
+        build's when ``None``): the turn's records less ``skip_ids``, or the build's with ``extras``."""
+        return render_injection(
+            header=self.options.header,
+            identity=identity,
+            realm=realm,
+            nonce=self.sessions.nonce_for(realm, identity, session_key),
+            records=records,
+            budget_bytes=budget_bytes,
+            now_ms=now_ms,
+            defang_inbound=self.options.defang_inbound,
+            skip_ids=skip_ids,
+            extras=extras,
+        )
+
+    def _deliver(self, realm: str, identity: str, session_key: str | None, surface: str,
+                 rendered: RenderedInjection | None) -> InjectionResult:
+        """The result of an assembly: a skip when nothing rendered; else the block, after charging
+        the session's budget and dedup set (when there is a session) and recording the injection."""
+        if rendered is None:
+            return self._skip(identity, SKIP_NOTHING_RENDERABLE, surface)
+        if session_key is not None:
+            self.sessions.commit(realm, identity, session_key, rendered.included_ids, rendered.rendered_bytes)
+        self._record(realm, identity, session_key, surface, rendered.included_ids)
+        return InjectionResult(
+            text=rendered.text,
+            included_ids=rendered.included_ids,
+            rendered_bytes=rendered.rendered_bytes,
+            surface=surface,
+        )
+
     # -- session lifecycle ---------------------------------------------------------
     def session_compacted(self, identity: str, session_key: str, realm: str | None = None) -> None:
         """``meta/session/compacted``: clear the identity's session's dedup set and byte counter."""
@@ -191,14 +224,10 @@ class InjectionCoordinator:
         With ``defang_inbound`` off, returns ``(text, 0)`` unchanged. Logs a
         content-free warning when anything was neutralised.
         """
-        if not self.options.defang_inbound:
-            return text, 0
-        out, hits = _defang(text, self.options.header)
-        if hits:
-            log.warning("inbound content carried %d forged memory marker(s); neutralised", hits)
+        out, hits = self.defang_content(text)
         return out, hits
 
-    def defang_content(self, content: Any) -> tuple[Any, int]:
+    def defang_content(self, content: str | Sequence[Any]) -> tuple[Any, int]:
         """Like :meth:`defang` for a string or a list of content blocks."""
         if not self.options.defang_inbound:
             return content, 0
@@ -262,28 +291,9 @@ class InjectionCoordinator:
             return self._skip(identity, SKIP_NO_RECORDS, SURFACE_TURN)
 
         skip_ids = self.sessions.injected_ids(realm, identity, session_key) if session_key is not None else frozenset()
-        rendered = render_injection(
-            header=opts.header,
-            identity=identity,
-            realm=realm,
-            nonce=self.sessions.nonce_for(realm, identity, session_key),
-            records=records,
-            budget_bytes=budget,
-            now_ms=self._clock.now_ms(),
-            defang_inbound=opts.defang_inbound,
-            skip_ids=skip_ids,
-        )
-        if rendered is None:
-            return self._skip(identity, SKIP_NOTHING_RENDERABLE, SURFACE_TURN)
-        if session_key is not None:
-            self.sessions.commit(realm, identity, session_key, rendered.included_ids, rendered.rendered_bytes)
-        self._record(realm, identity, session_key, SURFACE_TURN, rendered.included_ids)
-        return InjectionResult(
-            text=rendered.text,
-            included_ids=rendered.included_ids,
-            rendered_bytes=rendered.rendered_bytes,
-            surface=SURFACE_TURN,
-        )
+        rendered = self._render(realm, identity, session_key, records, budget, self._clock.now_ms(),
+                                skip_ids=skip_ids)
+        return self._deliver(realm, identity, session_key, SURFACE_TURN, rendered)
 
     # -- build-time assembly -----------------------------------------------------------
     def assemble_build(
@@ -351,26 +361,8 @@ class InjectionCoordinator:
         if not records_list and not extras:
             reason = SKIP_RECALL_FAILED if recall_failed or manifest_failed else SKIP_NO_RECORDS
             return self._skip(identity, reason, SURFACE_BUILD)
-        rendered = render_injection(
-            header=opts.header,
-            identity=identity,
-            realm=realm,
-            nonce=self.sessions.nonce_for(realm, identity, None),
-            records=records_list,
-            budget_bytes=MAX_INJECTED_ASSEMBLY_BYTES,
-            now_ms=now,
-            defang_inbound=opts.defang_inbound,
-            extras=extras,
-        )
-        if rendered is None:
-            return self._skip(identity, SKIP_NOTHING_RENDERABLE, SURFACE_BUILD)
-        self._record(realm, identity, None, SURFACE_BUILD, rendered.included_ids)
-        return InjectionResult(
-            text=rendered.text,
-            included_ids=rendered.included_ids,
-            rendered_bytes=rendered.rendered_bytes,
-            surface=SURFACE_BUILD,
-        )
+        rendered = self._render(realm, identity, None, records_list, MAX_INJECTED_ASSEMBLY_BYTES, now, extras=extras)
+        return self._deliver(realm, identity, None, SURFACE_BUILD, rendered)
 
     # -- internals -------------------------------------------------------------------
     def _recall(self, request: RecallRequest) -> list[InjectableRecord]:

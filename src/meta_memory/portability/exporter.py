@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import IO, Any
 
 from ..agent_memory.model import Scope
+from ..agent_memory.store.base import AgentMemoryStore
 from .format import FORMAT, VERSION, record_line
 
 __all__ = ["ExportSummary", "export_jsonl"]
@@ -65,19 +66,8 @@ def export_jsonl(
     _write(out, {"type": "header", "format": FORMAT, "version": VERSION, "exported_at_ms": runtime.clock.now_ms(),
                  "realms": realms, "identity": identity})
     for name in realms:
-        scope = Scope.identity(name, identity) if identity is not None else None
-        after, count = 0, 0
-        while True:
-            page = store.records_page(name, after=after, limit=PAGE, scope=scope)
-            for cursor, rec in page:
-                _write(out, record_line(rec))
-                after = cursor
-            count += len(page)
-            if progress is not None and page:
-                progress(len(page))
-            if len(page) < PAGE:
-                break
-        summary.records[name] = count
+        if store is not None:  # realms is empty without a store
+            summary.records[name] = _export_realm(store, name, identity, out, progress)
     if ledger and runtime.ledger is not None:
         result = runtime.ledger.query()
         for a in result.assertions:
@@ -88,3 +78,20 @@ def export_jsonl(
                          "reason": c.reason, "updated_at_ms": c.updated_at_ms})
         summary.assertions, summary.conflicts = len(result.assertions), len(result.conflicts)
     return summary
+
+
+def _export_realm(store: AgentMemoryStore, realm: str, identity: str | None, out: IO[str],
+                  progress: Callable[[int], None] | None) -> int:
+    """Write every record of ``realm`` (of ``identity``'s scope when given), a page at a time; the count."""
+    scope = Scope.identity(realm, identity) if identity is not None else None
+    after, count = 0, 0
+    while True:
+        page = store.records_page(realm, after=after, limit=PAGE, scope=scope)
+        for cursor, rec in page:
+            _write(out, record_line(rec))
+            after = cursor
+        count += len(page)
+        if progress is not None and page:
+            progress(len(page))
+        if len(page) < PAGE:
+            return count

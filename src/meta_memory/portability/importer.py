@@ -23,6 +23,7 @@ from pydantic import ValidationError
 
 from ..agent_memory.batch import MAX_BATCH_OPS, RestoreOp, StagedBatch
 from ..agent_memory.model import Author, MemoryRecord, NewMemoryRecord, StatusKind
+from ..agent_memory.store.base import AgentMemoryStore
 from ..agent_memory.validator import normalize_record, refuse_secrets, validate_record_fields
 from ..errors import AgentMemoryError, MetaError
 from ..ledger.model import IndexRequest
@@ -160,31 +161,8 @@ def import_jsonl(
     for n, rec in parsed.records:
         by_realm.setdefault(rec.scope.realm, []).append((n, rec))
     for realm, recs in by_realm.items():
-        fresh: list[tuple[int, MemoryRecord]] = []
-        for n, rec in recs:
-            present = store.get(realm, rec.id)
-            if present is None:
-                fresh.append((n, rec))
-            elif present.content_hash == rec.content_hash:
-                summary.skipped_present += 1
-            else:
-                summary.conflicts.append(rec.id)
-        for batch in _batches(fresh):
-            ops = tuple(RestoreOp(record=rec, rationale="import") for _, rec in batch)
-            try:
-                receipt = store.apply_batch(StagedBatch(realm=realm, author=IMPORT_AUTHOR, ops=ops))
-            except AgentMemoryError as exc:
-                index = exc.data.get("op_index")
-                where = batch[index][0] if isinstance(index, int) and index < len(batch) else batch[0][0]
-                raise ImportError_(where, f"refused by the store: {exc.message}") from None
-            for _, rec in batch:
-                if receipt.records[rec.id].trust != rec.trust:
-                    summary.trust_lowered += 1
-            summary.created[realm] = summary.created.get(realm, 0) + len(batch)
-            if progress is not None:
-                progress(len(batch))
-        if progress is not None and len(fresh) < len(recs):
-            progress(len(recs) - len(fresh))
+        if store is not None:  # by_realm is empty without a store
+            _import_realm(store, realm, recs, summary, progress)
     _import_ledger(runtime, parsed.ledger, summary)
     return summary
 
@@ -213,3 +191,34 @@ def _import_ledger(runtime: Any, lines: list[tuple[int, AssertionLine | Conflict
                 summary.conflict_signals += 1
         except MetaError as exc:
             raise ImportError_(n, f"refused by the ledger: {exc.message}") from None
+
+
+def _import_realm(store: AgentMemoryStore, realm: str, recs: list[tuple[int, MemoryRecord]], summary: ImportSummary,
+                  progress: Callable[[int], None] | None) -> None:
+    """Land ``realm``'s records (line number, record) absent from the store, a batch at a time;
+    ``progress`` hears of each batch, then of the records skipped as present or conflicting."""
+    fresh: list[tuple[int, MemoryRecord]] = []
+    for n, rec in recs:
+        present = store.get(realm, rec.id)
+        if present is None:
+            fresh.append((n, rec))
+        elif present.content_hash == rec.content_hash:
+            summary.skipped_present += 1
+        else:
+            summary.conflicts.append(rec.id)
+    for batch in _batches(fresh):
+        ops = tuple(RestoreOp(record=rec, rationale="import") for _, rec in batch)
+        try:
+            receipt = store.apply_batch(StagedBatch(realm=realm, author=IMPORT_AUTHOR, ops=ops))
+        except AgentMemoryError as exc:
+            index = exc.data.get("op_index")
+            where = batch[index][0] if isinstance(index, int) and index < len(batch) else batch[0][0]
+            raise ImportError_(where, f"refused by the store: {exc.message}") from None
+        for _, rec in batch:
+            if receipt.records[rec.id].trust != rec.trust:
+                summary.trust_lowered += 1
+        summary.created[realm] = summary.created.get(realm, 0) + len(batch)
+        if progress is not None:
+            progress(len(batch))
+    if progress is not None and len(fresh) < len(recs):
+        progress(len(recs) - len(fresh))

@@ -50,8 +50,10 @@ def decode_body(body: bytes | str) -> Any:
         return json.loads(text)
     except RecursionError:
         raise ParseError("request nesting is too deep") from None
-    except ValueError as exc:
+    except json.JSONDecodeError as exc:
         raise ParseError(f"invalid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
+    except ValueError as exc:  # e.g. an integer literal past the interpreter's digit limit
+        raise ParseError(f"invalid JSON ({exc})") from None
 
 
 def encode(payload: Any) -> bytes:

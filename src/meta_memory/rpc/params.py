@@ -77,6 +77,19 @@ def required_text(**extra: Any) -> Any:
     return Field(default=None, validate_default=True, json_schema_extra={"type": "string", REQUIRED_MARK: True, **extra})
 
 
+def optional_count(value: Any, name: str, maximum: int) -> int | None:
+    """A ``mode="before"`` check of a count member: absent (``None``) or an integer 1..``maximum``
+    (a bool is no integer). Returns the value; raises ``ValueError`` naming the rule, which
+    :func:`parse_params` reports as ``-32602`` on that member."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{name} must be a positive integer when provided")
+    if value > maximum:
+        raise ValueError(f"{name} must be between 1 and {maximum}")
+    return value
+
+
 _TYPE_RULES = {
     "string_type": "must be a string",
     "int_type": "must be an integer",

@@ -166,10 +166,6 @@ class MethodTable:
         for spec in specs:
             self.add(spec)
 
-    def specs(self) -> list[MethodSpec]:
-        """Every registered spec, sorted by name (advertised or not)."""
-        return [self._methods[n] for n in sorted(self._methods)]
-
     def get(self, name: str, runtime: "Runtime") -> MethodSpec:
         """The spec for ``name``; raises :class:`MethodNotFound` if unknown or unadvertised."""
         spec = self._methods.get(name)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Awaitable, Callable
-from typing import Any, Concatenate, Generic, ParamSpec, TypeVar, overload
+from typing import Any, Concatenate, Generic, ParamSpec, Self, TypeVar, overload
 
 
 __all__ = ["SyncSide", "AsyncSide", "RpcMethod", "BoundMethod", "rpc", "bound", "rpc_methods"]
@@ -35,7 +35,27 @@ class AsyncSide:
     """Marker base: SDK methods read from this object return awaitables."""
 
 
-class RpcMethod(Generic[P, R]):
+class _SideMethod(Generic[P, R]):
+    """A descriptor typed by the side it is read from: ``Callable[P, R]`` from a :class:`SyncSide`
+    object, ``Callable[P, Awaitable[R]]`` from an :class:`AsyncSide` one, itself from the class."""
+
+    @overload
+    def __get__(self, obj: None, owner: type | None = None) -> Self: ...
+    @overload
+    def __get__(self, obj: SyncSide, owner: type | None = None) -> Callable[P, R]: ...
+    @overload
+    def __get__(self, obj: AsyncSide, owner: type | None = None) -> Callable[P, Awaitable[R]]: ...
+    @overload
+    def __get__(self, obj: object, owner: type | None = None) -> Callable[P, Any]: ...
+
+    def __get__(self, obj: Any, owner: type | None = None) -> Any:
+        return self if obj is None else self._bind(obj)
+
+    def _bind(self, obj: Any) -> Callable[..., Any]:  # pragma: no cover - each kind binds its own way
+        raise NotImplementedError
+
+
+class RpcMethod(_SideMethod[P, R]):
     """One gateway method: ``wire`` name, params builder, result parser (see :func:`rpc`)."""
 
     def __init__(self, wire: str, build: Callable[..., dict[str, Any] | None], parse: Callable[[Any], R]) -> None:
@@ -49,18 +69,7 @@ class RpcMethod(Generic[P, R]):
         self.signature = signature.replace(parameters=list(signature.parameters.values())[1:],
                                            return_annotation=inspect.Signature.empty)
 
-    @overload
-    def __get__(self, obj: None, owner: type | None = None) -> "RpcMethod[P, R]": ...
-    @overload
-    def __get__(self, obj: SyncSide, owner: type | None = None) -> Callable[P, R]: ...
-    @overload
-    def __get__(self, obj: AsyncSide, owner: type | None = None) -> Callable[P, Awaitable[R]]: ...
-    @overload
-    def __get__(self, obj: object, owner: type | None = None) -> Callable[P, Any]: ...
-
-    def __get__(self, obj: Any, owner: type | None = None) -> Any:
-        if obj is None:
-            return self
+    def _bind(self, obj: Any) -> Callable[..., Any]:
         build, wire, parse = self.build, self.wire, self.parse
 
         @functools.wraps(build)
@@ -75,25 +84,14 @@ class RpcMethod(Generic[P, R]):
         return f"<rpc {self.name} -> {self.wire}>"
 
 
-class BoundMethod(Generic[P, R]):
+class BoundMethod(_SideMethod[P, R]):
     """A convenience method over other SDK methods (see :func:`bound`)."""
 
     def __init__(self, func: Callable[..., Any]) -> None:
         self.func = func
         self.__doc__ = func.__doc__
 
-    @overload
-    def __get__(self, obj: None, owner: type | None = None) -> "BoundMethod[P, R]": ...
-    @overload
-    def __get__(self, obj: SyncSide, owner: type | None = None) -> Callable[P, R]: ...
-    @overload
-    def __get__(self, obj: AsyncSide, owner: type | None = None) -> Callable[P, Awaitable[R]]: ...
-    @overload
-    def __get__(self, obj: object, owner: type | None = None) -> Callable[P, Any]: ...
-
-    def __get__(self, obj: Any, owner: type | None = None) -> Any:
-        if obj is None:
-            return self
+    def _bind(self, obj: Any) -> Callable[..., Any]:
         return functools.partial(self.func, obj)
 
 

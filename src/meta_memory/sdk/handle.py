@@ -19,11 +19,15 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .agent import Agent, AsyncAgent
 from .binding import AsyncSide, SyncSide
 from .methods import HandleMethods
+from .transport import AsyncTransport, ThreadedTransport, Transport
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..runtime import Runtime
 
 __all__ = ["MetaHandle", "AsyncMetaHandle", "Ledger", "AsyncLedger"]
 
@@ -54,19 +58,30 @@ def _identity(value: Any) -> Any:
     return value
 
 
-def _vector_backlog(status: Any) -> dict[str, Any]:
-    report = ((status or {}).get("agent_memory") or {}).get("vector_backlog")
-    if not isinstance(report, dict):
-        raise ValueError("meta/status has no agent_memory.vector_backlog: agent memory is off on this gateway")
-    return report
+class _VectorWait:
+    """One wait for hybrid ranking to complete: ``done(status)`` reads a ``meta/status`` result and
+    returns the vector-backlog report once no record waits for a vector, ``None`` to poll again
+    after ``pause_s``; ``TimeoutError`` past the deadline, ``ValueError`` without agent memory."""
+
+    def __init__(self, timeout_s: float, poll_s: float) -> None:
+        self.timeout_s = timeout_s
+        self.deadline = time.monotonic() + max(0.0, timeout_s)
+        self.pause_s = max(0.01, poll_s)
+
+    def done(self, status: Any) -> dict[str, Any] | None:
+        report = ((status or {}).get("agent_memory") or {}).get("vector_backlog")
+        if not isinstance(report, dict):
+            raise ValueError("meta/status has no agent_memory.vector_backlog: agent memory is off on this gateway")
+        if report.get("complete"):
+            return report
+        if time.monotonic() >= self.deadline:
+            realms = ", ".join(f"{r['realm']}: {r['pending']}" for r in report.get("realms") or [] if r.get("pending"))
+            raise TimeoutError(f"{report.get('pending')} record(s) still wait for a vector after "
+                               f"{self.timeout_s:g} s ({realms})")
+        return None
 
 
-def _backlog_timeout(report: dict[str, Any], timeout_s: float) -> TimeoutError:
-    realms = ", ".join(f"{r['realm']}: {r['pending']}" for r in report.get("realms") or [] if r.get("pending"))
-    return TimeoutError(f"{report.get('pending')} record(s) still wait for a vector after {timeout_s:g} s ({realms})")
-
-
-def _runtime(transport: Any) -> Any:
+def _runtime(transport: object) -> Runtime | None:
     gateway = getattr(transport, "gateway", None)
     return gateway.runtime if gateway is not None else None
 
@@ -74,7 +89,7 @@ def _runtime(transport: Any) -> Any:
 class MetaHandle(HandleMethods, SyncSide):
     """Synchronous handle over a transport (embedded, HTTP or stdio). Use as a context manager."""
 
-    def __init__(self, transport: Any) -> None:
+    def __init__(self, transport: Transport) -> None:
         self._transport = transport
 
     def _invoke(self, method: str, params: dict[str, Any] | None, parse: Callable[[Any], Any]) -> Any:
@@ -104,14 +119,10 @@ class MetaHandle(HandleMethods, SyncSide):
         ``timeout_s`` passes, ``ValueError`` for a gateway without agent memory, and the typed
         ``MetaError`` the gateway gave (e.g. ``PermissionDenied`` without ``operator.status``).
         """
-        deadline = time.monotonic() + max(0.0, timeout_s)
-        while True:
-            report = _vector_backlog(self._invoke("meta/status", None, _identity))
-            if report.get("complete"):
-                return report
-            if time.monotonic() >= deadline:
-                raise _backlog_timeout(report, timeout_s)
-            time.sleep(max(0.01, poll_s))
+        wait = _VectorWait(timeout_s, poll_s)
+        while (report := wait.done(self._invoke("meta/status", None, _identity))) is None:
+            time.sleep(wait.pause_s)
+        return report
 
     def close(self) -> None:
         self._transport.close()
@@ -126,15 +137,16 @@ class MetaHandle(HandleMethods, SyncSide):
 class AsyncMetaHandle(HandleMethods, AsyncSide):
     """Asynchronous handle: every method returns an awaitable. Use with ``async with``."""
 
-    def __init__(self, transport: Any) -> None:
+    def __init__(self, transport: AsyncTransport | ThreadedTransport) -> None:
         self._transport = transport
 
     def _invoke(self, method: str, params: dict[str, Any] | None, parse: Callable[[Any], Any]) -> Any:
         async def run() -> Any:
-            if hasattr(self._transport, "acall"):
-                raw = await self._transport.acall(method, params)
+            transport = self._transport
+            if isinstance(transport, ThreadedTransport):
+                raw = await transport.acall(method, params)
             else:
-                raw = await self._transport.call(method, params)
+                raw = await transport.call(method, params)
             return parse(raw)
 
         return run()
@@ -154,28 +166,18 @@ class AsyncMetaHandle(HandleMethods, AsyncSide):
         return _runtime(self._transport)
 
     async def wait_for_vectors(self, timeout_s: float = 60.0, poll_s: float = 0.25) -> dict[str, Any]:
-        """Poll ``meta/status`` (without blocking the loop) until hybrid ranking is complete: no active record waits for a vector.
-
-        Returns the final ``agent_memory.vector_backlog`` report (``{"provider", "pending", "realms",
-        "complete", ...}``; at once for lexical recall, whose ``pending`` is always 0). ``timeout_s``
-        and ``poll_s`` are seconds. Raises ``TimeoutError`` naming the records still pending when
-        ``timeout_s`` passes, ``ValueError`` for a gateway without agent memory, and the typed
-        ``MetaError`` the gateway gave (e.g. ``PermissionDenied`` without ``operator.status``).
-        """
-        deadline = time.monotonic() + max(0.0, timeout_s)
-        while True:
-            report = _vector_backlog(await self._invoke("meta/status", None, _identity))
-            if report.get("complete"):
-                return report
-            if time.monotonic() >= deadline:
-                raise _backlog_timeout(report, timeout_s)
-            await asyncio.sleep(max(0.01, poll_s))
+        """:meth:`MetaHandle.wait_for_vectors` without blocking the event loop (same result and errors)."""
+        wait = _VectorWait(timeout_s, poll_s)
+        while (report := wait.done(await self._invoke("meta/status", None, _identity))) is None:
+            await asyncio.sleep(wait.pause_s)
+        return report
 
     async def aclose(self) -> None:
-        if hasattr(self._transport, "aclose"):
-            await self._transport.aclose()
+        transport = self._transport
+        if isinstance(transport, ThreadedTransport):
+            transport.close()
         else:
-            self._transport.close()
+            await transport.aclose()
 
     async def __aenter__(self) -> "AsyncMetaHandle":
         return self

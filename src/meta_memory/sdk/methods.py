@@ -147,7 +147,7 @@ class HandleMethods:
                        conflict_reason=conflict_reason)
 
     @rpc("meta/memory/query", MemoryQueryResult.model_validate)
-    def memory_query(self, query: str | dict[str, Any] | None = None, **filters: Any) -> dict[str, Any] | None:
+    def memory_query(self, /, query: str | dict[str, Any] | None = None, **filters: Any) -> dict[str, Any] | None:
         """Query assertions and conflict signals: exact ``entity``/``topic``/``store`` filters (trimmed,
         ASCII-lowercased) and an optional case-insensitive substring ``query``.
 

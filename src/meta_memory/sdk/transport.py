@@ -16,14 +16,18 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import httpx
 
 from ..errors import InternalError, MetaError, from_jsonrpc
 from ..rpc.registry import CallContext
 
-__all__ = ["GatewayUnreachable", "Transport", "AsyncTransport", "EmbeddedTransport", "HttpTransport", "AsyncHttpTransport", "StdioTransport"]
+if TYPE_CHECKING:  # pragma: no cover
+    from ..access.principal import Principal
+    from ..server.gateway import Gateway
+
+__all__ = ["GatewayUnreachable", "Transport", "AsyncTransport", "ThreadedTransport", "EmbeddedTransport", "HttpTransport", "AsyncHttpTransport", "StdioTransport"]
 
 
 class Transport(Protocol):
@@ -34,6 +38,13 @@ class Transport(Protocol):
 class AsyncTransport(Protocol):
     async def call(self, method: str, params: dict[str, Any] | None) -> Any: ...
     async def aclose(self) -> None: ...
+
+
+@runtime_checkable
+class ThreadedTransport(Transport, Protocol):
+    """A sync transport an async handle can use: ``acall`` runs ``call`` off the event loop."""
+
+    async def acall(self, method: str, params: dict[str, Any] | None) -> Any: ...
 
 
 class GatewayUnreachable(ConnectionError):
@@ -55,7 +66,7 @@ def _unwrap(response: Any) -> Any:
 class EmbeddedTransport:
     """Calls the method table in-process (the runtime lives inside the host)."""
 
-    def __init__(self, gateway: Any, principal: Any = None) -> None:
+    def __init__(self, gateway: Gateway, principal: Principal | None = None) -> None:
         self.gateway = gateway
         self.ctx = CallContext(principal=principal, transport="embedded")
 
@@ -69,51 +80,67 @@ class EmbeddedTransport:
         self.gateway.runtime.close()
 
 
-class HttpTransport:
-    """JSON-RPC over HTTP with httpx. ``token`` is sent as ``Authorization: Bearer <token>``."""
+def _rpc_url(url: str) -> str:
+    """The gateway's ``/rpc`` endpoint from its base URL (or the endpoint itself)."""
+    base = url.rstrip("/")
+    return base if base.endswith("/rpc") else base + "/rpc"
 
-    def __init__(self, url: str, *, token: str | None = None, timeout_s: float = 30.0) -> None:
-        self.url = url.rstrip("/") + ("" if url.rstrip("/").endswith("/rpc") else "/rpc")
-        headers = {"Authorization": f"Bearer {token}"} if token else {}
-        self._client = httpx.Client(timeout=timeout_s, headers=headers)
+
+def _bearer(token: str | None) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"} if token else {}
+
+
+class _HttpCalls:
+    """What the sync and async HTTP transports share: the endpoint, request ids and the decoding."""
+
+    def __init__(self, url: str) -> None:
+        self.url = _rpc_url(url)
         self._ids = itertools.count(1)
 
-    def call(self, method: str, params: dict[str, Any] | None) -> Any:
-        payload = {"jsonrpc": "2.0", "method": method, "params": params or {}, "id": next(self._ids)}
-        try:
-            resp = self._client.post(self.url, json=payload)
-        except httpx.TransportError as exc:
-            raise GatewayUnreachable(self.url, exc) from None
+    def _payload(self, method: str, params: dict[str, Any] | None) -> dict[str, Any]:
+        return {"jsonrpc": "2.0", "method": method, "params": params or {}, "id": next(self._ids)}
+
+    @staticmethod
+    def _decode(resp: httpx.Response) -> Any:
+        """The result of a JSON-RPC response; ``InternalError`` for a body that is not JSON."""
         try:
             body = resp.json()
         except ValueError:
             raise InternalError(f"gateway answered HTTP {resp.status_code} without JSON") from None
         return _unwrap(body)
+
+
+class HttpTransport(_HttpCalls):
+    """JSON-RPC over HTTP with httpx. ``token`` is sent as ``Authorization: Bearer <token>``."""
+
+    def __init__(self, url: str, *, token: str | None = None, timeout_s: float = 30.0) -> None:
+        super().__init__(url)
+        self._client = httpx.Client(timeout=timeout_s, headers=_bearer(token))
+
+    def call(self, method: str, params: dict[str, Any] | None) -> Any:
+        try:
+            resp = self._client.post(self.url, json=self._payload(method, params))
+        except httpx.TransportError as exc:
+            raise GatewayUnreachable(self.url, exc) from None
+        return self._decode(resp)
 
     def close(self) -> None:
         self._client.close()
 
 
-class AsyncHttpTransport:
+class AsyncHttpTransport(_HttpCalls):
     """Async JSON-RPC over HTTP with ``httpx.AsyncClient``."""
 
     def __init__(self, url: str, *, token: str | None = None, timeout_s: float = 30.0) -> None:
-        self.url = url.rstrip("/") + ("" if url.rstrip("/").endswith("/rpc") else "/rpc")
-        headers = {"Authorization": f"Bearer {token}"} if token else {}
-        self._client = httpx.AsyncClient(timeout=timeout_s, headers=headers)
-        self._ids = itertools.count(1)
+        super().__init__(url)
+        self._client = httpx.AsyncClient(timeout=timeout_s, headers=_bearer(token))
 
     async def call(self, method: str, params: dict[str, Any] | None) -> Any:
-        payload = {"jsonrpc": "2.0", "method": method, "params": params or {}, "id": next(self._ids)}
         try:
-            resp = await self._client.post(self.url, json=payload)
+            resp = await self._client.post(self.url, json=self._payload(method, params))
         except httpx.TransportError as exc:
             raise GatewayUnreachable(self.url, exc) from None
-        try:
-            body = resp.json()
-        except ValueError:
-            raise InternalError(f"gateway answered HTTP {resp.status_code} without JSON") from None
-        return _unwrap(body)
+        return self._decode(resp)
 
     async def aclose(self) -> None:
         await self._client.aclose()

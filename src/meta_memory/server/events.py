@@ -18,13 +18,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.types import Receive, Scope, Send
 
-from ..access.principal import AuthenticationFailed
+from ..access.principal import AuthenticationFailed, Principal
 from ..errors import AccessDenied, CapacityExceeded, InvalidRequest
 from ..events.bus import parse_event_seq
 from ..rpc.dispatch import encode, error_response
@@ -41,7 +42,7 @@ _URL_TOKEN_PARAMS = ("token", "access_token")
 class _Subscription(StreamingResponse):
     """A stream that gives its subscriber slot back however it ends."""
 
-    def __init__(self, content: Any, release: Any, **kw: Any) -> None:
+    def __init__(self, content: AsyncIterator[bytes], release: Callable[[], None], **kw: Any) -> None:
         super().__init__(content, **kw)
         self._release = release
 
@@ -55,7 +56,7 @@ class _Subscription(StreamingResponse):
 class EventsEndpoint:
     """The ``/events`` route of one gateway (:meth:`handle`; ``auth_error`` renders a 401)."""
 
-    def __init__(self, gateway: Gateway, auth_error: Any) -> None:
+    def __init__(self, gateway: Gateway, auth_error: Callable[[AuthenticationFailed], Response]) -> None:
         self.gateway = gateway
         self.auth_error = auth_error
         self.cap = gateway.runtime.config.gateway.max_event_subscribers
@@ -104,7 +105,7 @@ class EventsEndpoint:
         return _Subscription(self._stream(request, principal, start), self._releaser(caller), media_type="text/event-stream",
                              headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
 
-    async def _stream(self, request: Request, principal: Any, start: int):
+    async def _stream(self, request: Request, principal: Principal, start: int) -> AsyncIterator[bytes]:
         # Poll the in-memory bus from the event loop (an O(1) check per tick) instead of
         # blocking a worker thread per subscriber: worker threads are shared with POST /rpc,
         # so subscribers parked in a blocking wait would starve every JSON-RPC call.

@@ -25,7 +25,7 @@ from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
-from starlette.routing import Route
+from starlette.routing import BaseRoute, Route
 
 from ..access.principal import AuthenticationFailed
 from ..errors import InvalidRequest
@@ -101,7 +101,7 @@ def create_app(gateway: Gateway, *, bind_host: str | None = None) -> Starlette:
     async def health(request: Request) -> Response:
         return JSONResponse({"status": "ok", "methods": len(gateway.table.names(gateway.runtime))})
 
-    routes = [
+    routes: list[BaseRoute] = [
         Route("/rpc", rpc, methods=["POST"]),
         Route("/v1/health", health, methods=["GET"]),
         Route("/events", EventsEndpoint(gateway, _auth_error).handle, methods=["GET"]),
@@ -110,8 +110,8 @@ def create_app(gateway: Gateway, *, bind_host: str | None = None) -> Starlette:
     try:
         from ..console.routes import console_routes
     except ImportError:  # the console package is optional at import time
-        console_routes = None
-    if console_routes is not None:
+        pass
+    else:
         routes.extend(console_routes(gateway))
     rules = PerimeterRules(settings.allowed_hosts, settings.allowed_origins, bind_host)
     middleware = [Middleware(Perimeter, rules=rules)]

@@ -12,8 +12,12 @@ from __future__ import annotations
 import contextlib
 import signal
 import socket
+import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from types import FrameType
+from typing import Any
 
 import uvicorn
 
@@ -58,11 +62,11 @@ class _GracefulServer(uvicorn.Server):
     """uvicorn's server, but SIGINT/SIGTERM finish in-flight requests and the process exits 0
     (uvicorn would re-raise the signal after shutdown); open ``/events`` streams end at once."""
 
-    stopping = None  # a threading.Event the gateway's streams watch
+    stopping: threading.Event | None = None  # the gateway's streams watch it
 
     @contextlib.contextmanager
-    def capture_signals(self):  # type: ignore[override]
-        def handler(signum, frame):  # noqa: ARG001
+    def capture_signals(self) -> Iterator[None]:
+        def handler(signum: int, frame: FrameType | None) -> None:  # noqa: ARG001
             if self.should_exit and signum == signal.SIGINT:
                 self.force_exit = True
             self.should_exit = True
@@ -83,7 +87,7 @@ def build_server(gateway: Gateway, host: str, tls: TlsFiles | None = None) -> uv
     Raises :class:`StartupError` when the certificate or key cannot be loaded."""
     settings = gateway.runtime.config.gateway
     app = create_app(gateway, bind_host=host)
-    ssl_args = {}
+    ssl_args: dict[str, Any] = {}
     if tls is not None:
         ssl_args = {"ssl_certfile": str(tls.certfile), "ssl_keyfile": str(tls.keyfile),
                     "ssl_keyfile_password": tls.keyfile_password}

@@ -8,7 +8,7 @@ Wraps :mod:`meta_memory.access` (policy, principals, per-RPC rules) and
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..access.policy import AccessPolicy
 from ..access.principal import ANONYMOUS, Principal, authenticate
@@ -18,13 +18,17 @@ from ..events.bus import SYSTEM_IDENTITY, EventEnvelope
 from ..identity import DEFAULT_REALM
 from ..panel.visibility import Visibility
 
+if TYPE_CHECKING:  # pragma: no cover
+    from ..access.config import AccessConfig
+    from ..rpc.registry import MethodSpec
+
 __all__ = ["AccessService"]
 
 
 class AccessService:
     """The runtime's access authority (one per runtime)."""
 
-    def __init__(self, config: Any | None, default_realm: str = DEFAULT_REALM) -> None:
+    def __init__(self, config: AccessConfig | None, default_realm: str = DEFAULT_REALM) -> None:
         self.config = config
         self.policy = AccessPolicy(config, default_realm)
         roster = config.roster if config is not None else ()
@@ -38,7 +42,7 @@ class AccessService:
         """The principal of an ``Authorization`` header. Raises ``AuthenticationFailed`` (HTTP 401)."""
         return authenticate(authorization, self.config)
 
-    def authorize(self, principal: Principal | None, spec: Any, parsed: Any) -> None:
+    def authorize(self, principal: Principal | None, spec: MethodSpec, parsed: Any) -> None:
         """Enforce a method's declared requirement (``spec.requires`` on its **parsed** params)
         and, on a read-only gateway, its ``spec.mutating``. Raises ``AccessDenied`` (-32030)
         or ``ReadOnlyConsole`` (-32030, ``data.read_only``)."""

@@ -11,7 +11,7 @@ the injection coordinator handles under ``recall_failure_policy``.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..agent_memory.model import Author, MemoryRecord, Scope, UsageEvent
 from ..agent_memory.store.base import RememberItem
@@ -19,6 +19,10 @@ from ..errors import AgentMemoryError, MetaError
 from ..injection.timebox import ProviderSaturated, ProviderTimeout, TimeBox
 from ..recall.provider import RecallOutcome, RecallProvider, RecallRequest
 from .recall_reader import guarded_recall
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..agent_memory.config import AgentMemoryConfig
+    from ..agent_memory.store.base import AgentMemoryStore
 
 __all__ = ["AgentMemoryService"]
 
@@ -40,7 +44,7 @@ class AgentMemoryService:
     Events name ids, never titles or bodies.
     """
 
-    def __init__(self, store: Any, config: Any, provider: RecallProvider, timebox: TimeBox,
+    def __init__(self, store: AgentMemoryStore, config: AgentMemoryConfig, provider: RecallProvider, timebox: TimeBox,
                  emit: Callable[[str, str | None, dict[str, Any]], None] | None = None) -> None:
         self.store = store
         self.config = config
@@ -86,9 +90,9 @@ class AgentMemoryService:
         results: list[dict[str, Any]] = []
         counts = {"created": 0, "existing": 0, "refused": 0}
         for o in outcomes:
-            if o.error is not None:
+            if o.error is not None or o.record is None:  # an outcome holds its refusal or its record
                 counts["refused"] += 1
-                results.append({"op_index": o.op_index, "error": o.error.to_jsonrpc()})
+                results.append({"op_index": o.op_index, "error": o.error.to_jsonrpc() if o.error else None})
             else:
                 counts["created" if o.created else "existing"] += 1
                 results.append({"op_index": o.op_index, "memory_id": o.record.id, "created": o.created})

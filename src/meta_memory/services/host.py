@@ -16,13 +16,25 @@ same seams the seed's runtime would:
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import AgentMemoryError
 from ..firewall.classify import ToolProvenance
 from ..injection.build import build_scope_set
 from ..tool.schema import memory_tool_definition
 from ..tool.store_ops import StoreRecorderOps
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..agent_memory.config import AgentMemoryConfig
+    from ..agent_memory.model import Author
+    from ..agent_memory.store.base import AgentMemoryStore
+    from ..firewall.gate import LlmWriteGate
+    from ..firewall.service import Firewall
+    from ..injection.coordinator import InjectionCoordinator
+    from ..review.forgets import ForgetRequest
+    from ..tool.args import RecordDraft
+    from ..tool.recorder import RecorderTool
+    from .agent_memory import AgentMemoryService
 
 __all__ = ["HostService", "QuarantineEventOps"]
 
@@ -33,7 +45,8 @@ class QuarantineEventOps(StoreRecorderOps):
     """The recorder tool's store operations, plus a ``memory.write.quarantined`` event after a
     quarantined write commits, and recall through the configured recall provider."""
 
-    def __init__(self, store: Any, realm: str, gate: Any, service: Any, emit: EventSink) -> None:
+    def __init__(self, store: AgentMemoryStore, realm: str, gate: LlmWriteGate | None, service: AgentMemoryService,
+                 emit: EventSink) -> None:
         super().__init__(store, realm, gate, recall=self._recall_rows)
         self._service = service
         self._emit = emit
@@ -52,12 +65,13 @@ class QuarantineEventOps(StoreRecorderOps):
             self._emit("memory.write.quarantined", identity,
                        {"realm": self._realm_name, "record_id": memory_id, "author": f"agent:{identity}", "reason": reason})
 
-    def remember_authored(self, identity: str, record: Any, author: Any, session_key: str | None) -> tuple[str, str | None]:
+    def remember_authored(self, identity: str, record: RecordDraft, author: Author,
+                          session_key: str | None) -> tuple[str, str | None]:
         memory_id, reason = super().remember_authored(identity, record, author, session_key)
         self._after(identity, memory_id, reason)
         return memory_id, reason
 
-    def forget_authored(self, identity: str, memory_id: str, author: Any, session_key: str | None) -> Any:
+    def forget_authored(self, identity: str, memory_id: str, author: Author, session_key: str | None) -> ForgetRequest:
         out = super().forget_authored(identity, memory_id, author, session_key)
         if out.held and out.created:
             self._emit("memory.forget.held", identity,
@@ -65,7 +79,7 @@ class QuarantineEventOps(StoreRecorderOps):
                         "reason": out.reason})
         return out
 
-    def supersede_authored(self, identity: str, prior_id: str, record: Any, author: Any,
+    def supersede_authored(self, identity: str, prior_id: str, record: RecordDraft, author: Author,
                            session_key: str | None) -> tuple[str, str | None]:
         memory_id, reason = super().supersede_authored(identity, prior_id, record, author, session_key)
         self._after(identity, memory_id, reason)
@@ -75,7 +89,8 @@ class QuarantineEventOps(StoreRecorderOps):
 class HostService:
     """Session, turn and tool operations for a host's agent loop (one per runtime)."""
 
-    def __init__(self, config: Any, firewall: Any, injection: Any, tool: Any | None, store: Any) -> None:
+    def __init__(self, config: AgentMemoryConfig, firewall: Firewall, injection: InjectionCoordinator,
+                 tool: RecorderTool | None, store: AgentMemoryStore) -> None:
         self.config = config
         self.firewall = firewall
         self.injection = injection
@@ -170,9 +185,9 @@ class HostService:
 
     def dispatch_tool(self, identity: str, session_key: str | None, mob: str | None, arguments: Any) -> dict[str, Any]:
         """One ``memory`` tool call by ``identity``: ``{text, is_error, exclude_from_indexing}``."""
-        self._require_tool()
-        return self.tool.dispatch(identity, session_key, mob, arguments).to_dict()
+        return self._require_tool().dispatch(identity, session_key, mob, arguments).to_dict()
 
-    def _require_tool(self) -> None:
+    def _require_tool(self) -> RecorderTool:
         if self.tool is None:
             raise AgentMemoryError("unsupported", "the memory recorder tool is disabled (agent_memory.recorder_tool = false)")
+        return self.tool

@@ -8,12 +8,15 @@ the runtime additionally re-checks what the provider returns
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..agent_memory.model import MemoryRecord, Scope
 from ..recall.guard import enforce_scope
 from ..recall.provider import RecallOutcome, RecallProvider, RecallRequest, ScoredRecord
 from ..recall.store_reader import StoreReader
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..agent_memory.store.base import AgentMemoryStore
 
 __all__ = ["guarded_recall"]
 
@@ -21,7 +24,7 @@ __all__ = ["guarded_recall"]
 class _LiveScope(Mapping[str, MemoryRecord]):
     """``memory_id -> stored record`` for ids that are active in the scope, looked up on demand."""
 
-    def __init__(self, store: Any, realm: str, scope: Scope) -> None:
+    def __init__(self, store: AgentMemoryStore, realm: str, scope: Scope) -> None:
         self._store, self._realm, self._scope = store, realm, scope
         self._cache: dict[str, MemoryRecord | None] = {}
 
@@ -50,7 +53,7 @@ class _LiveScope(Mapping[str, MemoryRecord]):
         return sum(1 for v in self._cache.values() if v is not None)
 
 
-def guarded_recall(provider: RecallProvider, store: Any, request: RecallRequest, scope: Scope) -> RecallOutcome[Any]:
+def guarded_recall(provider: RecallProvider, store: AgentMemoryStore, request: RecallRequest, scope: Scope) -> RecallOutcome[Any]:
     """Run ``provider`` for ``request`` over ``scope`` and keep only active in-scope records.
 
     Output: a :class:`RecallOutcome` whose records are the stored versions (not

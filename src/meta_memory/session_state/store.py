@@ -159,9 +159,11 @@ class SessionStateStore:
     def _maintain(self, sql: Sql, now: int) -> None:
         mono = time.monotonic()
         with self._lock:
-            due = (self._rows is None or now - self._last_sweep_ms >= SWEEP_INTERVAL_MS
+            rows = self._rows
+            due = (rows is None or now - self._last_sweep_ms >= SWEEP_INTERVAL_MS
                    or (mono - self._last_sweep_mono) * 1000 >= SWEEP_INTERVAL_MS)
-            recount = due or (self._rows >= self.limit and mono - self._last_recount >= _RECOUNT_INTERVAL_S)
+            recount = due or (rows is not None and rows >= self.limit
+                              and mono - self._last_recount >= _RECOUNT_INTERVAL_S)
             if due:
                 self._last_sweep_ms, self._last_sweep_mono = now, mono
             if recount:

@@ -172,11 +172,14 @@ def _error_text(exc: BaseException) -> str:
 def _row(record: Any) -> dict[str, Any]:
     """One recall row; its text passes the renderers' marker neutralisation (a recalled record
     cannot pose as an injected block, a nonce marker or a memory header in the tool result)."""
-    get = record.get if isinstance(record, Mapping) else (lambda k: getattr(record, k, None))
-    row = {name: get(name) for name in _RECALL_FIELDS}
+    if isinstance(record, Mapping):
+        row = {name: record.get(name) for name in _RECALL_FIELDS}
+    else:
+        row = {name: getattr(record, name, None) for name in _RECALL_FIELDS}
     for name in ("title", "body"):
-        if isinstance(row[name], str):
-            row[name] = neutralise(row[name])
+        text = row[name]
+        if isinstance(text, str):
+            row[name] = neutralise(text)
     row["tags"] = [neutralise(t) if isinstance(t, str) else t for t in (row["tags"] or [])]
     return row
 

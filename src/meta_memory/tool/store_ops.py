@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from meta_memory.agent_memory.model import (
+    Author,
     Kind,
     MemoryRecord,
     NewMemoryRecord,
@@ -42,7 +43,7 @@ RecallFn = Callable[[str, "str | None", str, int], Sequence[Any]]
 _FRESH_WRITE = "fresh_write"
 
 
-def new_memory_record(draft: RecordDraft, author: Any) -> NewMemoryRecord:
+def new_memory_record(draft: RecordDraft, author: Author) -> NewMemoryRecord:
     """The store payload for a tool draft: kind, title, description, body, tags and a
     provenance carrying ``author`` and, for ``verified_claim``, the verification claim."""
     verification = (
@@ -66,7 +67,7 @@ class _SessionGate:
         self._session_key = session_key
         self._realm = realm
 
-    def quarantine_reason(self, author: Any, batch_kind: Any, evidence: Any) -> str | None:
+    def quarantine_reason(self, author: Author, batch_kind: str, evidence: list[Any]) -> str | None:
         return self._gate.quarantine_reason(author, batch_kind, evidence, session_key=self._session_key,
                                             realm=self._realm)
 
@@ -115,7 +116,7 @@ class StoreRecorderOps:
         return _SessionGate(self._gate, session_key, self._realm) if self._gate is not None else None
 
     def remember_authored(
-        self, identity: str, record: RecordDraft, author: Any, session_key: str | None
+        self, identity: str, record: RecordDraft, author: Author, session_key: str | None
     ) -> tuple[str, str | None]:
         stored, _created = self._store.remember_authored(
             self._realm,
@@ -127,7 +128,7 @@ class StoreRecorderOps:
         return stored.id, _quarantine_of(stored)
 
     def supersede_authored(
-        self, identity: str, prior_id: str, record: RecordDraft, author: Any, session_key: str | None
+        self, identity: str, prior_id: str, record: RecordDraft, author: Author, session_key: str | None
     ) -> tuple[str, str | None]:
         stored = self._store.supersede(
             self._realm,
@@ -140,7 +141,7 @@ class StoreRecorderOps:
         return stored.id, _quarantine_of(stored)
 
     def forget_authored(
-        self, identity: str, memory_id: str, author: Any, session_key: str | None
+        self, identity: str, memory_id: str, author: Author, session_key: str | None
     ) -> ForgetRequest:
         reason = (self._gate.forget_hold_reason(author, session_key=session_key, realm=self._realm)
                   if self._gate is not None else None)
@@ -172,7 +173,7 @@ class StoreRecorderOps:
     def mark_recalled(self, identity: str, memory_ids: Sequence[str]) -> None:
         self._store.mark_usage(self._realm, memory_ids, UsageEvent.EXPLICIT_RECALL)
 
-    def propose(self, identity: str, mob: str, record: RecordDraft, author: Any, session_key: str | None) -> str:
+    def propose(self, identity: str, mob: str, record: RecordDraft, author: Author, session_key: str | None) -> str:
         taint = (
             self._gate.quarantine_reason(author, _FRESH_WRITE, [], session_key=session_key, realm=self._realm)
             if self._gate is not None

@@ -15,8 +15,7 @@ from ...agent_memory.fields import FieldError, compact_whitespace, normalize_tag
 from ...agent_memory.store.base import MAX_REMEMBER_BATCH_ITEMS
 from ...identity import parse_identity, parse_realm
 from ...recall.query_limits import MAX_QUERY_BYTES, MAX_QUERY_TERM_ENTRIES, query_size_error
-from ..params import Params
-from ..params import Params, required_text
+from ..params import Params, optional_count, required_text
 
 __all__ = [
     "IdentityParams",
@@ -231,13 +230,7 @@ class RecallParams(IdentityParams):
     @field_validator("max_entries", mode="before")
     @classmethod
     def _max_entries(cls, value: Any) -> int | None:
-        if value is None:
-            return None
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError("max_entries must be a positive integer when provided")
-        if value > MAX_RECALL_ENTRIES:
-            raise ValueError(f"max_entries must be between 1 and {MAX_RECALL_ENTRIES}")
-        return value
+        return optional_count(value, "max_entries", MAX_RECALL_ENTRIES)
 
 
 class ManifestParams(IdentityParams):
@@ -249,13 +242,7 @@ class ManifestParams(IdentityParams):
     @field_validator("k", mode="before")
     @classmethod
     def _k(cls, value: Any) -> int | None:
-        if value is None:
-            return None
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError("k must be a positive integer when provided")
-        if value > MAX_MANIFEST_K:
-            raise ValueError(f"k must be between 1 and {MAX_MANIFEST_K}")
-        return value
+        return optional_count(value, "k", MAX_MANIFEST_K)
 
     @model_validator(mode="after")
     def _k_only_with_working_set(self) -> "ManifestParams":

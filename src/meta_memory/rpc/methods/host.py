@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from pydantic import Field, field_validator, model_validator
 
@@ -10,8 +10,6 @@ from ...access.requirements import Requirement, anywhere, identity_resource, on_
 from ...access.resources import Resources
 from ...identity import parse_identity, parse_realm
 from ...recall.query_limits import truncate_query_text
-from ..params import Params
-from ...access.principal import ANONYMOUS
 from ..params import Params, required_text
 from ..results import (
     CompactedResult,
@@ -26,7 +24,9 @@ from ..registry import CallContext, MethodTable
 from .agent_memory import agent_memory_enabled
 
 if TYPE_CHECKING:  # pragma: no cover
+    from ...features import AgentMemoryFeature
     from ...runtime import Runtime
+    from ...services.host import HostService
 
 MAX_KEY_BYTES = 512
 MAX_TEXT_BYTES = 1_048_576
@@ -38,6 +38,11 @@ MAX_INJECT_MOBS = 64
 
 def _text_bytes(value: str) -> int:
     return len(value.encode("utf-8", "surrogatepass"))
+
+
+def _required(value: str | None) -> str:
+    """A member its validator requires (``_key(..., required=True)``): never ``None`` once parsed."""
+    return cast(str, value)
 
 
 def _key(value: str | None, name: str, required: bool) -> str | None:
@@ -213,8 +218,15 @@ TOOL_OFF = "not advertised: agent memory is off or agent_memory.recorder_tool = 
 def register(table: MethodTable) -> None:
     on = agent_memory_enabled
 
-    def host(runtime: "Runtime") -> Any:
-        return runtime.agent_memory.host
+    def feature(runtime: "Runtime") -> "AgentMemoryFeature":
+        """The runtime's agent memory (the host methods are advertised only while it is wired)."""
+        wired: AgentMemoryFeature | None = getattr(runtime, "agent_memory", None)
+        if wired is None:  # pragma: no cover - ``available=on`` keeps such calls out
+            raise RuntimeError("agent memory is not wired on this runtime")
+        return wired
+
+    def host(runtime: "Runtime") -> "HostService":
+        return feature(runtime).host
 
     manage = on_identity("agent.session.manage")
     host_token = anywhere("agent.session.manage")
@@ -222,14 +234,14 @@ def register(table: MethodTable) -> None:
     
     def tool_on(runtime: "Runtime") -> bool:
         """The ``memory`` tool methods exist only with ``agent_memory.recorder_tool = true``."""
-        return on(runtime) and runtime.agent_memory.tool is not None
+        return on(runtime) and feature(runtime).tool is not None
 
     @table.method("meta/session/note", SessionNoteParams, requires=manage, mutating=True, available=on,
                   result=SessionResult)
     def session_note(runtime: "Runtime", ctx: CallContext, p: SessionNoteParams) -> dict[str, Any]:
         """The identity now speaks from ``session_key`` (a new key starts a clean session, unless
         ``tool_results = "unreported"``: then the gateway cannot know its taint and treats it as tainted)."""
-        return host(runtime).note(p.identity, p.session_key, p.realm, p.tool_results)
+        return host(runtime).note(p.identity, _required(p.session_key), p.realm, p.tool_results)
 
     @table.method("meta/session/reset", SessionResetParams, requires=manage, mutating=True, available=on,
                   result=SessionResult)
@@ -242,14 +254,14 @@ def register(table: MethodTable) -> None:
                   result=CompactedResult)
     def session_compacted(runtime: "Runtime", ctx: CallContext, p: SessionCompactedParams) -> dict[str, Any]:
         """The identity's session was compacted: taint kept, injection dedup and byte budget cleared."""
-        return host(runtime).compacted(p.identity, p.session_key, p.realm)
+        return host(runtime).compacted(p.identity, _required(p.session_key), p.realm)
 
     @table.method("meta/turn/tool_result", ToolResultParams, requires=manage, mutating=True, available=on,
                   result=ToolResultVerdict)
     def tool_result(runtime: "Runtime", ctx: CallContext, p: ToolResultParams) -> dict[str, Any]:
         """Classify a tool result before the model sees it: ``{trusted, source?, session_tainted}``."""
         prov = p.provenance.model_dump() if p.provenance is not None else None
-        return host(runtime).tool_result(p.identity, p.session_key, p.tool_name, prov, p.is_error, p.server_tool,
+        return host(runtime).tool_result(p.identity, _required(p.session_key), p.tool_name, prov, p.is_error, p.server_tool,
                                          p.realm)
 
     @table.method("meta/turn/inject", InjectParams, requires=on_identity("agent.memory.read", "agent.view"),

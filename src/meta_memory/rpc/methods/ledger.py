@@ -18,18 +18,18 @@ if TYPE_CHECKING:  # pragma: no cover
 def register(table: MethodTable) -> None:
     @table.method("meta/memory/index", parse_index_params, requires=unscoped("ledger.write"), mutating=True,
                   result=MemoryIndexResult, params_model=IndexRequest)
-    def index(runtime: "Runtime", ctx: CallContext, req: Any) -> Any:
+    def index(runtime: "Runtime", ctx: CallContext, req: IndexRequest) -> MemoryIndexResult:
         """Index an assertion and/or a conflict signal; persists the whole ledger (-32010 on failure)."""
         return runtime.ledger.index(req)
 
     @table.method("meta/memory/query", parse_query_params, requires=unscoped("ledger.read"), mutating=False,
                   result=MemoryQueryResult, params_model=QueryRequest)
-    def query(runtime: "Runtime", ctx: CallContext, req: Any) -> Any:
+    def query(runtime: "Runtime", ctx: CallContext, req: QueryRequest) -> MemoryQueryResult:
         """Exact filters on entity/topic/store plus an optional substring ``query``."""
         return runtime.ledger.query(req)
 
     @table.method("meta/memory/stores", parse_stores_params, requires=unscoped("ledger.read"), mutating=False,
                   result=StoresResult, params_model=NoParams)
-    def stores(runtime: "Runtime", ctx: CallContext, req: Any) -> dict[str, Any]:
+    def stores(runtime: "Runtime", ctx: CallContext, req: None) -> dict[str, Any]:
         """One ``{store, record_count}`` per supported store, in the fixed order."""
         return {"stores": runtime.ledger.stores()}

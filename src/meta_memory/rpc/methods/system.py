@@ -14,6 +14,7 @@ from ..results import CapabilitiesResult, DoctorResult, EventsListResult, Status
 from ..registry import CallContext, MethodTable
 
 if TYPE_CHECKING:  # pragma: no cover
+    from ...events.bus import EventEnvelope
     from ...runtime import Runtime
 
 
@@ -77,5 +78,5 @@ def register_discover(table: MethodTable) -> None:
         return build_openrpc(table, runtime)
 
 
-def _event_visible(runtime: "Runtime", ctx: CallContext, event: Any) -> bool:
+def _event_visible(runtime: "Runtime", ctx: CallContext, event: EventEnvelope) -> bool:
     return runtime.access.event_visible(ctx.principal, event)

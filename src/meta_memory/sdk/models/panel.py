@@ -15,13 +15,24 @@ __all__ = ["PanelPendingForget", "PanelAuditVerdict", "PanelProposal", "PanelHar
            "PanelProposals", "PanelInjection", "PanelInjections", "PanelHarvests"]
 
 
-class PanelPendingForget(OpenModel):
+class _PanelRow(OpenModel):
+    """A row of a panel listing: ``realm`` names the realm it was read from."""
+
+    realm: str | None = None
+
+
+class _PanelListing(OpenModel):
+    """A panel listing: its rows, and ``realms``, the realms the panel knows."""
+
+    realms: list[str] = Field(default_factory=list)
+
+
+class PanelPendingForget(_PanelRow):
     """A held forget awaiting review: ``{realm, forget_id, memory_id, scope_kind, scope_key, title,
     record_status, content_hash, requested_by, reason, created_at_ms}``."""
 
     forget_id: str
     memory_id: str
-    realm: str | None = None
     scope_kind: str | None = None
     scope_key: str | None = None
     title: str | None = None
@@ -32,23 +43,21 @@ class PanelPendingForget(OpenModel):
     created_at_ms: int | None = None
 
 
-class PanelAuditVerdict(OpenModel):
+class PanelAuditVerdict(_PanelRow):
     """An open usage-audit verdict: ``{realm, run_id, record_id, verdict, rationale, created_at_ms}``."""
 
     record_id: str
-    realm: str | None = None
     run_id: str | None = None
     verdict: str | None = None
     rationale: str | None = None
     created_at_ms: int | None = None
 
 
-class PanelProposal(OpenModel):
+class PanelProposal(_PanelRow):
     """A pending proposal row (no body): ``{realm, proposal_id, scope_kind, scope_key, title, status,
     tainted, created_at_ms}``."""
 
     proposal_id: str
-    realm: str | None = None
     scope_kind: str | None = None
     scope_key: str | None = None
     title: str | None = None
@@ -57,18 +66,17 @@ class PanelProposal(OpenModel):
     created_at_ms: int | None = None
 
 
-class PanelHarvest(OpenModel):
+class PanelHarvest(_PanelRow):
     """A pending exit-interview harvest: ``{realm, identity, session_key, cause, retired_at_ms, status}``."""
 
     identity: str
-    realm: str | None = None
     session_key: str | None = None
     cause: str | None = None
     retired_at_ms: int | None = None
     status: str | None = None
 
 
-class PanelRecord(OpenModel):
+class PanelRecord(_PanelRow):
     """A record row: ``{id, scope, kind, title, description, tags, provenance, trust, status: {status, reason?},
     derived_from, created_at_ms, updated_at_ms, usage, ever_quarantined, body_bytes}`` (plus ``realm`` in
     listings; ``body`` and ``content_hash`` in ``record``; ``chain_role`` in a chain)."""
@@ -84,7 +92,6 @@ class PanelRecord(OpenModel):
     created_at_ms: int | None = None
     updated_at_ms: int | None = None
     body_bytes: int | None = None
-    realm: str | None = None
     body: str | None = None
     content_hash: str | None = None
 
@@ -94,12 +101,11 @@ class PanelRecord(OpenModel):
         return self.status.get("status")
 
 
-class PanelRecordPage(OpenModel):
+class PanelRecordPage(_PanelListing):
     """``records``: newest updated first; pass ``next_cursor`` back as ``cursor`` (``None`` at the end)."""
 
     records: list[PanelRecord] = Field(default_factory=list)
     next_cursor: str | None = None
-    realms: list[str] = Field(default_factory=list)
 
 
 class PanelRecordDetail(OpenModel):
@@ -111,35 +117,31 @@ class PanelRecordDetail(OpenModel):
     injections: list["PanelInjection"] = Field(default_factory=list)
 
 
-class PanelQuarantine(OpenModel):
+class PanelQuarantine(_PanelListing):
     """``quarantine``: quarantined rows, pending gated promotions and held forgets."""
 
     records: list[PanelRecord] = Field(default_factory=list)
     pending_promotions: list[dict[str, Any]] = Field(default_factory=list)
     pending_forgets: list[PanelPendingForget] = Field(default_factory=list)
-    realms: list[str] = Field(default_factory=list)
 
 
-class PanelDreamSummary(OpenModel):
+class PanelDreamSummary(_PanelRow):
     """One dream summarised from its audit rows."""
 
-    realm: str | None = None
     run_id: str
     ops: int | None = None
 
 
-class PanelDreams(OpenModel):
+class PanelDreams(_PanelListing):
     """``dreams``: ``{runs, withheld_by_access, realms}``."""
 
     runs: list[PanelDreamSummary] = Field(default_factory=list)
     withheld_by_access: bool = False
-    realms: list[str] = Field(default_factory=list)
 
 
-class PanelDreamRun(OpenModel):
+class PanelDreamRun(_PanelRow):
     """One durable dream-run row."""
 
-    realm: str | None = None
     run_id: str
     started_at_ms: int | None = None
     completed_at_ms: int | None = None
@@ -147,19 +149,17 @@ class PanelDreamRun(OpenModel):
     detail: dict[str, Any] = Field(default_factory=dict)
 
 
-class PanelDreamRuns(OpenModel):
+class PanelDreamRuns(_PanelListing):
     """``dream_runs``: ``{runs, withheld_by_access, realms}``."""
 
     runs: list[PanelDreamRun] = Field(default_factory=list)
     withheld_by_access: bool = False
-    realms: list[str] = Field(default_factory=list)
 
 
-class PanelAuditVerdicts(OpenModel):
+class PanelAuditVerdicts(_PanelListing):
     """``audit_verdicts``: open usage-audit verdicts ``{realm, run_id, record_id, verdict, rationale, created_at_ms}``."""
 
     verdicts: list[PanelAuditVerdict] = Field(default_factory=list)
-    realms: list[str] = Field(default_factory=list)
 
 
 class PanelScope(OpenModel):
@@ -174,26 +174,23 @@ class PanelScope(OpenModel):
     pressure: dict[str, Any] = Field(default_factory=dict)
 
 
-class PanelOverview(OpenModel):
+class PanelOverview(_PanelListing):
     """``overview``: ``{scopes, totals, floors, realms}``."""
 
     scopes: list[PanelScope] = Field(default_factory=list)
     totals: dict[str, Any] = Field(default_factory=dict)
     floors: dict[str, Any] = Field(default_factory=dict)
-    realms: list[str] = Field(default_factory=list)
 
 
-class PanelProposals(OpenModel):
+class PanelProposals(_PanelListing):
     """``proposals``: pending mob/operator proposals, bodies withheld."""
 
     proposals: list[PanelProposal] = Field(default_factory=list)
-    realms: list[str] = Field(default_factory=list)
 
 
-class PanelInjection(OpenModel):
+class PanelInjection(_PanelRow):
     """One injection-ledger row: ``{realm, injection_id, record_id, identity, session_key, surface, at_ms}``."""
 
-    realm: str | None = None
     record_id: str
     identity: str | None = None
     session_key: str | None = None
@@ -201,15 +198,13 @@ class PanelInjection(OpenModel):
     at_ms: int | None = None
 
 
-class PanelInjections(OpenModel):
+class PanelInjections(_PanelListing):
     """``injections``: newest first."""
 
     injections: list[PanelInjection] = Field(default_factory=list)
-    realms: list[str] = Field(default_factory=list)
 
 
-class PanelHarvests(OpenModel):
+class PanelHarvests(_PanelListing):
     """``harvests``: pending exit-interview harvests ``{realm, identity, session_key, cause, retired_at_ms, status}``."""
 
     harvests: list[PanelHarvest] = Field(default_factory=list)
-    realms: list[str] = Field(default_factory=list)

@@ -1,0 +1,83 @@
+"""What the benchmarks share: a ``meta-memory serve`` subprocess on a free port, its stop, a live
+process's resource figures (Linux ``/proc``), and percentiles.
+
+The benchmarks run as scripts (``python benchmarks/<name>.py``), so this module is imported by
+its bare name from the ``benchmarks`` folder.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import IO, NamedTuple
+
+import httpx
+
+__all__ = ["ProcStats", "percentile", "proc_stats", "start_gateway", "stop_gateway"]
+
+
+def start_gateway(state_dir: Path, *, config: Path | None = None, log: Path | None = None,
+                  timeout_s: float = 30.0) -> tuple[subprocess.Popen[str], str]:
+    """``meta-memory serve --port 0`` on ``state_dir`` (with ``--config`` when given); waits for its
+    URL line and its health endpoint. Returns the process and its base URL (``http://127.0.0.1:<port>``).
+    Its stderr goes to ``log`` (never an unread pipe), or nowhere. Raises ``RuntimeError`` when it
+    does not start."""
+    args = [sys.executable, "-m", "meta_memory.cli", "serve", "--port", "0", "--state-dir", str(state_dir)]
+    if config is not None:
+        args += ["--config", str(config)]
+    err: IO[str] | int = subprocess.DEVNULL
+    if log is not None:
+        log.parent.mkdir(parents=True, exist_ok=True)
+        err = open(log, "w")  # noqa: SIM115 - owned by the child
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=err, text=True)
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    if "listening on " not in line:
+        proc.kill()
+        raise RuntimeError(f"gateway did not start: {line!r}")
+    url = line.split("listening on ", 1)[1].split()[0]
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(url + "/v1/health", timeout=2).status_code == 200:
+                return proc, url
+        except httpx.HTTPError:
+            time.sleep(0.05)
+    proc.kill()
+    raise RuntimeError(f"gateway at {url} never answered /v1/health")
+
+
+def stop_gateway(proc: subprocess.Popen[str], timeout_s: float = 15.0) -> None:
+    """SIGTERM, then SIGKILL when it has not exited after ``timeout_s``."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+class ProcStats(NamedTuple):
+    """A live process's resident memory (KiB), open file descriptors and threads."""
+
+    rss_kib: int
+    fds: int
+    threads: int
+
+
+def proc_stats(pid: int) -> ProcStats:
+    """:class:`ProcStats` of ``pid`` (Linux ``/proc``)."""
+    status = dict(line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines() if ":" in line)
+    return ProcStats(int(status["VmRSS"].split()[0]), len(os.listdir(f"/proc/{pid}/fd")), int(status["Threads"]))
+
+
+def percentile(values: Sequence[float], p: float) -> float:
+    """The ``p``-th percentile (0-100) of ``values`` by nearest rank; 0.0 for no values."""
+    ordered = sorted(values)
+    if not ordered:
+        return 0.0
+    return ordered[min(len(ordered) - 1, max(0, int(round(p / 100 * (len(ordered) - 1)))))]
