@@ -51,7 +51,8 @@ def test_markdown_import_skips_over_cap_records_and_audits_the_skips(tmp_path: P
         + markdown_record("mem-legacy-many-tags", "Too many tags", "33 tags", tags=[f"t{i}" for i in range(TAG_COUNT + 1)])
         + markdown_record("mem-legacy-long-tag", "Tag over", "a tag of 65 bytes", tags=[fill(TAG_BYTES + 1, "t")]),
         encoding="utf-8")
-    gw = start_gateway(state)
+    # the first recall of the identity runs the legacy import inside its time box: give it room on a loaded machine
+    gw = start_gateway(state, config=write_config(tmp_path / "config.toml", "[agent_memory]\nrecall_timeout_ms = 10000\n"))
     client = Raw(gw)
     try:
         ids = [r["memory_id"] for r in client.result("meta/agent_memory/recall", {
