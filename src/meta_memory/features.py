@@ -64,7 +64,8 @@ def _open_store(runtime: "Runtime", cfg: Any, gate: Any) -> Any:
     from .agent_memory.store.sqlite import SqliteAgentMemoryStore
 
     return SqliteAgentMemoryStore(runtime.layout.ensure_agent_memory_root(), runtime.clock, gate=gate,
-                                  max_realms=cfg.max_realms, max_open_realms=cfg.max_open_realms)
+                                  max_realms=cfg.max_realms, max_open_realms=cfg.max_open_realms,
+                                  recall_index_bytes=cfg.recall_index_mb * 1024 * 1024)
 
 
 def _open_session_state(runtime: "Runtime", cfg: Any, store: Any) -> Any:

@@ -40,6 +40,7 @@ def test_defaults() -> None:
         "session_state_limit": 1_000_000,
         "max_realms": 4096,
         "max_open_realms": 32,
+        "recall_index_mb": 256,
     }
     assert cfg.header == "Agent memory"
     assert parse_agent_memory_section(False).enabled is False
@@ -53,6 +54,10 @@ def test_defaults_and_normalisation() -> None:
     assert cfg.header == "Remember"
     cfg = parse_agent_memory_section({"realm": " family ", "max_entries": 64, "recall_timeout_ms": 30_000})
     assert (cfg.realm, cfg.max_entries, cfg.recall_timeout_ms) == ("family", 64, 30_000)
+    assert parse_agent_memory_section({"recall_index_mb": 0}).recall_index_mb == 256
+    assert parse_agent_memory_section({"recall_index_mb": 16}).recall_index_mb == 16
+    with pytest.raises(ConfigError, match="recall_index_mb"):
+        parse_agent_memory_section({"recall_index_mb": 70_000})
 
 
 @pytest.mark.parametrize("key,value,needle", [

@@ -45,6 +45,9 @@ days``                     sweep erases tombstoned content older than
                            realms (a write creating one more is refused)
 ``max_open_realms``        int; 0 -> 32; > 4096 -> 4096; most realms       ``32``
                            with open SQLite connections (LRU-closed)
+``recall_index_mb``        int MiB 1..65536; 0 -> 256; memory of the      ``256``
+                           in-process recall index, all realms together
+                           (SQLite; least recently searched realm evicted)
 =========================  =============================================  ================
 """
 
@@ -83,6 +86,8 @@ DEFAULT_MAX_REALMS = 4096
 MAX_MAX_REALMS = 1_000_000
 DEFAULT_MAX_OPEN_REALMS = 32
 MAX_MAX_OPEN_REALMS = 4096
+DEFAULT_RECALL_INDEX_MB = 256
+MAX_RECALL_INDEX_MB = 65536
 
 _CONTENT_TRUST_KEYS = ("trusted_mcp_servers", "untrusted_tools", "trusted_tools")
 
@@ -134,6 +139,7 @@ class AgentMemoryConfig(BaseModel):
     session_state_limit: int = Field(DEFAULT_SESSION_STATE_LIMIT, ge=1, le=MAX_SESSION_STATE_LIMIT)
     max_realms: int = Field(DEFAULT_MAX_REALMS, ge=1, le=MAX_MAX_REALMS)
     max_open_realms: int = Field(DEFAULT_MAX_OPEN_REALMS, ge=1, le=MAX_MAX_OPEN_REALMS)
+    recall_index_mb: int = Field(DEFAULT_RECALL_INDEX_MB, ge=1, le=MAX_RECALL_INDEX_MB)
     steward: Any = Field(default_factory=lambda: _steward(None))
     """``[agent_memory.steward]``: a :class:`meta_memory.review.config.StewardConfig` (disabled by default)."""
 
@@ -292,6 +298,7 @@ def parse_agent_memory_section(raw: dict[str, Any] | bool | None) -> AgentMemory
                                          MAX_SESSION_STATE_LIMIT),
         max_realms=_ranged_int(raw, "max_realms", DEFAULT_MAX_REALMS, MAX_MAX_REALMS),
         max_open_realms=_ranged_int(raw, "max_open_realms", DEFAULT_MAX_OPEN_REALMS, MAX_MAX_OPEN_REALMS),
+        recall_index_mb=_ranged_int(raw, "recall_index_mb", DEFAULT_RECALL_INDEX_MB, MAX_RECALL_INDEX_MB),
         steward=_steward(raw.get("steward")),
     )
 

@@ -710,7 +710,11 @@ class MemoryRecord:
 class RecordView:
     """The fields recall reads, without decoding provenance, usage or lineage: what the store's
     ``search`` and ``neighbours`` return for ranking. The runtime re-reads the full
-    :class:`MemoryRecord` of every record it keeps (``services.recall_reader.guarded_recall``)."""
+    :class:`MemoryRecord` of every record it keeps (``services.recall_reader.guarded_recall``).
+
+    ``index_tokens``: the record's full-text row when the store read it with the view (its
+    columns in :data:`meta_memory.recall.fts.COLUMNS` order, space-joined tokens), else ``None``;
+    not part of equality."""
 
     id: str
     title: str
@@ -719,6 +723,7 @@ class RecordView:
     tags: tuple[str, ...]
     created_at_ms: int
     updated_at_ms: int
+    index_tokens: tuple[str, ...] | None = field(default=None, compare=False, repr=False)
 
     @property
     def memory_id(self) -> str:

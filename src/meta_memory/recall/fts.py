@@ -24,6 +24,13 @@ Columns (all indexed; bm25 weights in :data:`BM25_WEIGHTS`):
 * ``body``   — tokens of the description and the body;
 * ``tags``   — tokens of the tags.
 
+The change log :data:`CHANGES_TABLE` (``rid`` -> ``seq``) is written by
+:func:`note_change` in the same transaction as every insert into or delete
+from the index: ``seq`` grows with each change, so any process can tell from
+``max(seq)`` whether the index changed since it last looked, and which rows
+(the in-process index of :mod:`meta_memory.recall.lexical_index` catches up
+this way). One row per ``rid`` ever indexed: it holds no content.
+
 Spec: README "Going beyond the reference" (Unicode-aware recall); reference
 notes §3.1-§3.3.
 """
@@ -31,12 +38,14 @@ notes §3.1-§3.3.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 from meta_memory.recall import text
 from meta_memory.recall.query_limits import bounded_terms
 
 __all__ = [
     "FTS_TABLE",
+    "CHANGES_TABLE",
     "INDEX_VERSION",
     "COLUMNS",
     "TOKENIZE",
@@ -45,10 +54,15 @@ __all__ = [
     "create_statements",
     "document",
     "match_expression",
+    "match_terms",
+    "note_change",
     "quote",
 ]
 
 FTS_TABLE = "records_fts"
+
+#: The change log of :data:`FTS_TABLE`: ``(rid INTEGER PRIMARY KEY, seq INTEGER)``, ``seq`` indexed.
+CHANGES_TABLE = "records_fts_changes"
 
 #: Version of what :func:`document` writes (tokenisation, stemming, columns).
 #: A store must rebuild its index when this (or the DDL) changes. 3: two-letter words, the
@@ -75,7 +89,24 @@ def create_statements() -> list[str]:
     Returns a list of SQL statements to execute in order.
     """
     columns = ", ".join(COLUMNS)
-    return [f'CREATE VIRTUAL TABLE IF NOT EXISTS {FTS_TABLE} USING fts5({columns}, tokenize = "{TOKENIZE}")']
+    return [
+        f'CREATE VIRTUAL TABLE IF NOT EXISTS {FTS_TABLE} USING fts5({columns}, tokenize = "{TOKENIZE}")',
+        f"CREATE TABLE IF NOT EXISTS {CHANGES_TABLE} (rid INTEGER PRIMARY KEY, seq INTEGER NOT NULL)",
+        f"CREATE INDEX IF NOT EXISTS {CHANGES_TABLE}_seq_idx ON {CHANGES_TABLE}(seq)",
+    ]
+
+
+def note_change(conn: Any, rid: int) -> None:
+    """Log that the full-text row of ``rid`` was inserted or deleted (call inside that change's transaction).
+
+    ``conn`` is a ``sqlite3`` connection; the row's ``seq`` becomes one more than the log's largest
+    (writes are serialised, so ``seq`` values are unique and only grow).
+    """
+    conn.execute(
+        f"INSERT INTO {CHANGES_TABLE}(rid, seq) VALUES (?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM {CHANGES_TABLE})) "
+        "ON CONFLICT(rid) DO UPDATE SET seq = excluded.seq",
+        (rid,),
+    )
 
 
 def document(title: str, description: str, body: str, tags: Sequence[str]) -> dict[str, str]:
@@ -112,3 +143,19 @@ def match_expression(query_text: str | None, query_terms: Iterable[str] = ()) ->
     if not terms:
         return None
     return " OR ".join(quote(t) for t in terms)
+
+
+def match_terms(expression: str) -> list[str] | None:
+    """The phrases of a ``MATCH`` string exactly as :func:`match_expression` writes it, in order.
+
+    Input: e.g. ``'"passport" OR "travel"'``. Output: ``["passport", "travel"]`` (repeats kept, as
+    FTS5 scores each phrase), or ``None`` when the string is not quoted tokens joined by ``OR``
+    (an inner quote, an empty phrase, bare words, other FTS5 syntax): such a query is left to FTS5.
+    Never raises.
+    """
+    if len(expression) < 3 or expression[0] != '"' or expression[-1] != '"':
+        return None
+    parts = expression[1:-1].split('" OR "')
+    if any(not part or '"' in part or any(ch.isspace() for ch in part) for part in parts):
+        return None
+    return parts

@@ -148,8 +148,12 @@ class _TokenCache:
             return hit
         title_norm = normalize(record.title)
         body_norm = normalize(body_text)
-        tags, title, body = token_set(" ".join(record.tags)), token_set(record.title), token_set(body_text)
-        # token sets from the text as written, exactly as the full-text index sees it
+        row = getattr(record, "index_tokens", None)  # the full-text row, when the store read it along
+        if row is not None:
+            columns = dict(zip(fts.COLUMNS, row))
+            tags, title, body = (frozenset(columns[c].split()) for c in ("tags", "title", "body"))
+        else:  # token sets from the text as written, exactly as the full-text index sees it
+            tags, title, body = token_set(" ".join(record.tags)), token_set(record.title), token_set(body_text)
         value = (tags, title, body, title_norm, body_norm, tags | title | body)
         self._items[key] = value
         if len(self._items) > self.capacity:

@@ -155,10 +155,10 @@ def row_to_record(realm: str, row: Any) -> MemoryRecord:
     )
 
 
-def row_to_view(row: Any) -> RecordView:
-    """The :class:`RecordView` of a row holding :data:`VIEW_COLUMNS`."""
+def row_to_view(row: Any, index_tokens: tuple[str, ...] | None = None) -> RecordView:
+    """The :class:`RecordView` of a row holding :data:`VIEW_COLUMNS` (and its full-text row, if read)."""
     return RecordView(row["memory_id"], row["title"], row["description"], row["body"],
-                      tuple(_json_list(row["tags"])), row["created_at_ms"], row["updated_at_ms"])
+                      tuple(_json_list(row["tags"])), row["created_at_ms"], row["updated_at_ms"], index_tokens)
 
 
 def insert_values(rec: MemoryRecord) -> tuple[Any, ...]:

@@ -372,11 +372,13 @@ def insert_fts(
         f"INSERT INTO {fts.FTS_TABLE}(rowid, {', '.join(cols)}) VALUES (?, {', '.join('?' for _ in cols)})",
         (rid, *(doc[c] for c in cols)),
     )
+    fts.note_change(conn, rid)
 
 
 def delete_fts(conn: sqlite3.Connection, rid: int) -> None:
     """Remove a record's full-text row (when it leaves ``active``)."""
-    conn.execute(f"DELETE FROM {fts.FTS_TABLE} WHERE rowid = ?", (rid,))
+    if conn.execute(f"DELETE FROM {fts.FTS_TABLE} WHERE rowid = ?", (rid,)).rowcount:
+        fts.note_change(conn, rid)
 
 
 def delete_vector(conn: sqlite3.Connection, rid: int) -> None:

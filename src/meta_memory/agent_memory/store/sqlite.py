@@ -103,6 +103,7 @@ from meta_memory.clock import Clock, SystemClock
 from meta_memory.errors import AgentMemoryError
 from meta_memory.identity import parse_identity, parse_realm
 from meta_memory.recall import fts
+from meta_memory.recall.lexical_index import DEFAULT_MAX_BYTES, LexicalIndexes
 from meta_memory.recall.semantic import vectors as vector_index
 from meta_memory.storage.perms import private_dir, private_sqlite
 
@@ -200,6 +201,8 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
             that would create one more is refused with ``AgentMemoryError("limit", ...)``.
         max_open_realms: most realms kept open at once (``[agent_memory] max_open_realms``); past
             it the least recently used idle realm's connections are closed (reopened on demand).
+        recall_index_bytes: memory budget of the in-process recall index
+            (:mod:`meta_memory.recall.lexical_index`; ``[agent_memory] recall_index_mb``); ``0`` = off.
 
     Connections: a realm's database is opened (and created) only by a write; a read of a realm
     without a database answers from an empty, schema-only in-memory database and creates nothing.
@@ -219,6 +222,7 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
         import_markdown: bool = True,
         max_realms: int = DEFAULT_MAX_REALMS,
         max_open_realms: int = DEFAULT_MAX_OPEN_REALMS,
+        recall_index_bytes: int = DEFAULT_MAX_BYTES,
     ) -> None:
         if not str(root).strip():
             raise AgentMemoryError("invalid_config", "agent memory root path must not be empty")
@@ -237,6 +241,7 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
         self._opening: dict[str, threading.Lock] = {}  # per-realm locks of realms being opened
         self._creating: set[str] = set()  # realms being opened now (counted by the realm cap)
         self._closed = False
+        self.lexical_index = LexicalIndexes(self._read, max_bytes=recall_index_bytes)
 
     # ================================================================ connections
 
@@ -643,6 +648,7 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
         with self._using(realm, create=False) as db:  # held: the pool cannot close it meanwhile
             if db is None:
                 return
+            self.lexical_index.drop(db.name)  # the erased rows' terms leave memory too
             with db.write_lock:
                 try:
                     db.writer.execute(f"INSERT INTO {fts.FTS_TABLE}({fts.FTS_TABLE}) VALUES ('optimize')")
@@ -685,31 +691,41 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
         self, realm: str, scope: Scope, anchors: Sequence[MemoryRecord], span: int, window_ms: int
     ) -> dict[str, list[RecordView]]:
         """See :meth:`AgentMemoryStore.neighbours`: two index range scans per anchor, each bounded on both
-        sides (the window and the anchor's ``(created_at_ms, rid)``), so the cost does not grow with the scope."""
+        sides (the window and the anchor's ``(created_at_ms, rid)``), so the cost does not grow with the scope.
+        All anchors are read with two statements (their rids, then every range as one ``UNION ALL``)."""
         if not anchors or span <= 0:
             return {}
         kind, key = scope.storage()
         self._realm_name(realm)  # validates the realm name
         out: dict[str, list[RecordView]] = {}
         base = f"SELECT {VIEW_COLUMNS} FROM records r WHERE scope_kind = ? AND scope_key = ? AND status_kind = 'active' "
+        before = (base + "AND created_at_ms >= ? AND (created_at_ms, rid) < (?, ?) "
+                  "ORDER BY created_at_ms DESC, rid DESC LIMIT ?")
+        after = base + "AND created_at_ms <= ? AND (created_at_ms, rid) > (?, ?) ORDER BY created_at_ms, rid LIMIT ?"
+        ids = list(dict.fromkeys(a.memory_id for a in anchors))
+        at_of = {a.memory_id: a.created_at_ms for a in anchors}
         with self._read(realm) as conn:
-            for anchor in anchors:
-                row = conn.execute("SELECT rid FROM records WHERE memory_id = ?", (anchor.memory_id,)).fetchone()
-                if row is None:
-                    continue
-                at, rid = anchor.created_at_ms, row[0]
-                before = conn.execute(
-                    base + "AND created_at_ms >= ? AND (created_at_ms, rid) < (?, ?) "
-                    "ORDER BY created_at_ms DESC, rid DESC LIMIT ?",
-                    (kind, key, at - window_ms, at, rid, span),
-                ).fetchall()
-                after = conn.execute(
-                    base + "AND created_at_ms <= ? AND (created_at_ms, rid) > (?, ?) "
-                    "ORDER BY created_at_ms, rid LIMIT ?",
-                    (kind, key, at + window_ms, at, rid, span),
-                ).fetchall()
-                ordered = [r for pair in zip_longest(before, after) for r in pair if r is not None]
-                out[anchor.memory_id] = [row_to_view(r) for r in ordered]
+            rids = dict(conn.execute(f"SELECT memory_id, rid FROM records WHERE memory_id IN ({', '.join('?' * len(ids))})",
+                                     ids).fetchall())
+            found = [mid for mid in ids if mid in rids]
+            for i in range(0, len(found), 100):  # SQLite allows 500 terms in one compound statement
+                part = found[i:i + 100]
+                parts: list[str] = []
+                params: list[Any] = []
+                for n, mid in enumerate(part):
+                    at, rid = at_of[mid], rids[mid]
+                    parts.append(f"SELECT {n} AS anchor, 0 AS side, * FROM ({before})")
+                    params += (kind, key, at - window_ms, at, rid, span)
+                    parts.append(f"SELECT {n} AS anchor, 1 AS side, * FROM ({after})")
+                    params += (kind, key, at + window_ms, at, rid, span)
+                sides: dict[tuple[int, int], list[Any]] = {}
+                for row in conn.execute(" UNION ALL ".join(parts), params).fetchall():
+                    sides.setdefault((row["anchor"], row["side"]), []).append(row)
+                for n, mid in enumerate(part):  # nearest first on each side, then alternating
+                    earlier = sorted(sides.get((n, 0), ()), key=lambda r: (r["created_at_ms"], r["rid"]), reverse=True)
+                    later = sorted(sides.get((n, 1), ()), key=lambda r: (r["created_at_ms"], r["rid"]))
+                    pairs = zip_longest(earlier, later)
+                    out[mid] = [row_to_view(r) for pair in pairs for r in pair if r is not None]
         return out
 
     def search(self, realm: str, scope: Scope, match_expression: str, limit: int) -> list[tuple[RecordView, float]]:
@@ -720,13 +736,20 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
         among the best ``limit``; only when that leaves fewer than ``limit`` while at least ``limit``
         rows matched (other scopes share the realm's index) does the ranked join over this scope run.
         The first step is what keeps recall near bare FTS5 speed on a large single-identity realm.
+
+        A realm with a warm in-process index (:mod:`meta_memory.recall.lexical_index`) is answered
+        from it instead — the same candidates and scores — and each candidate is re-read here, in
+        the same snapshot, and kept only if it is still active in ``scope``.
         """
         if limit <= 0 or not match_expression:
             return []
         kind, key = scope.storage()
-        self._realm_name(realm)  # validates the realm name
+        name = self._realm_name(realm)  # validates the realm name
         table = fts.FTS_TABLE
         with self._read(realm) as conn:
+            hits = self.lexical_index.search(conn, name, (kind, key), match_expression, limit)
+            if hits is not None:
+                return self._current_views(conn, kind, key, hits)
             try:
                 rows = conn.execute(
                     f"SELECT {VIEW_COLUMNS}, f.score AS score FROM (SELECT rowid AS fid, {fts.BM25_EXPR} AS score "
@@ -751,6 +774,25 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
             except sqlite3.OperationalError as exc:
                 raise AgentMemoryError("io", f"full-text query failed: {exc}") from None
         return [(row_to_view(r), float(r["score"])) for r in rows]
+
+    @staticmethod
+    def _current_views(
+        conn: sqlite3.Connection, kind: str, key: str, hits: Sequence[tuple[int, float]]
+    ) -> list[tuple[RecordView, float]]:
+        """``hits`` (``(rid, score)``, in order) whose records are active in the scope now, as views
+        carrying their full-text rows (so re-ranking need not tokenise them again)."""
+        if not hits:
+            return []
+        rows = conn.execute(
+            # by primary key (the unary + keeps the planner off the scope index, a scan of the whole scope)
+            f"SELECT {VIEW_COLUMNS}, {', '.join(f'f.{c} AS fts_{c}' for c in fts.COLUMNS)} FROM records r "
+            f"JOIN {fts.FTS_TABLE} f ON f.rowid = r.rid WHERE r.rid IN ({', '.join('?' * len(hits))}) "
+            "AND +r.scope_kind = ? AND +r.scope_key = ? AND +r.status_kind = 'active'",
+            (*(rid for rid, _ in hits), kind, key),
+        ).fetchall()
+        by_rid = {r["rid"]: r for r in rows}
+        return [(row_to_view(row, tuple(row[f"fts_{c}"] for c in fts.COLUMNS)), score)
+                for rid, score in hits if (row := by_rid.get(rid)) is not None]
 
     # ================================================================ vectors (semantic recall extra)
 
@@ -981,6 +1023,7 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
 
     def close(self) -> None:
         """Close every connection (writers and idle readers; a reader in use is closed when it is returned)."""
+        self.lexical_index.close()
         with self._open_lock:
             self._closed = True
             for db in self._realms.values():

@@ -1,0 +1,482 @@
+"""The in-process full-text index: FTS5's candidate query answered from memory.
+
+Recall's candidate stage (:meth:`RecallReader.search`) asks for a scope's best
+``limit`` active records by FTS5's weighted bm25 (:data:`meta_memory.recall.fts.BM25_EXPR`).
+On a large realm that query is most of a recall's time. This module keeps, per
+realm, the same index in memory — postings in numpy arrays, bm25 scored
+vectorised — and answers with the *same* candidates, scores and order as FTS5:
+
+* the documents are read from the full-text table itself (its columns hold the
+  tokens of :mod:`meta_memory.recall.text`, space-joined), so tokenisation and
+  normalisation cannot drift from the FTS path;
+* scores follow FTS5's ``bm25()`` step by step, in the same floating-point order:
+  per phrase ``i`` (in the ``MATCH`` order) ``idf_i = ln((N - n_i + 0.5) / (n_i + 0.5))``
+  (``1e-6`` when not positive), ``f`` = the column-weighted count of the phrase in
+  the row, ``D`` the row's token count, ``avgdl`` = all tokens / ``N``, summed as
+  ``idf_i * (f * (k1 + 1)) / (f + k1 * (1 - b + b * D / avgdl))`` with ``k1 = 1.2``,
+  ``b = 0.75``, negated; ``N`` and ``n_i`` count the realm's whole index (every
+  scope), as FTS5 does; ties by ``rid``.
+
+Coherence with the durable store (SQLite stays the source of truth):
+
+* every insert into or delete from the full-text table writes the change log
+  (:func:`meta_memory.recall.fts.note_change`, same transaction). Each search reads
+  ``max(seq)`` inside the caller's read transaction and, when it moved, re-reads the
+  changed rows in that same snapshot before scoring — so writes of this process
+  and of any other process or connection are seen by the next search;
+* a realm's first search starts its build on a worker thread (a realm with a change
+  log shorter than :data:`MIN_ROWS` is left to FTS5, fast at that size); past
+  :data:`CATCH_UP_LIMIT` changes, or with many removed rows, the realm is rebuilt
+  in the background; while a realm is cold, being rebuilt or evicted,
+  :meth:`LexicalIndexes.search` returns ``None`` and the caller runs the FTS5 query;
+* the caller re-checks every candidate against the store's current rows (active,
+  same scope) before returning it, so a tombstoned, superseded, quarantined, erased
+  or other-scope record can never come back, whatever the index holds.
+
+Memory: each realm's index is sized (:meth:`_RealmIndex.nbytes`, an estimate of
+its arrays and vocabulary) and the realms together are kept under ``max_bytes``
+(``[agent_memory] recall_index_mb``, :data:`DEFAULT_MAX_BYTES`) by evicting the
+least recently searched; a realm larger than the whole budget stays on FTS5.
+
+Spec: README "Going beyond the reference" (recall speed); reference notes §3.3.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import math
+import queue
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from meta_memory.recall import fts
+
+if TYPE_CHECKING:  # numpy is imported where first used: opening a store does not load it
+    import numpy as np
+
+__all__ = [
+    "DEFAULT_MAX_BYTES",
+    "CATCH_UP_LIMIT",
+    "MIN_ROWS",
+    "K1",
+    "B",
+    "LexicalIndexes",
+    "bm25_top",
+]
+
+#: Default memory budget of all realms' indexes together (256 MiB).
+DEFAULT_MAX_BYTES = 256 * 1024 * 1024
+
+#: Most logged changes a search applies in place; more and the realm is rebuilt in the background.
+CATCH_UP_LIMIT = 2000
+
+#: A realm whose change log is shorter than this (so it holds fewer rows) stays on FTS5, fast there.
+MIN_ROWS = 2000
+
+#: FTS5's bm25 constants.
+K1 = 1.2
+B = 0.75
+
+#: A realm refused for its size is tried again after this long (seconds).
+RETRY_REFUSED_S = 300.0
+
+_WEIGHTS = dict(zip(fts.COLUMNS, (float(w) for w in fts.BM25_WEIGHTS)))
+_WEIGHT_LIST = [_WEIGHTS[c] for c in fts.COLUMNS]
+_ROW_COLUMNS = ", ".join(f"f.{c}" for c in fts.COLUMNS)
+#: every indexed row with its scope (a full-text row exists iff its record is active); CROSS JOIN: read the
+#: full-text table in order, each record by its primary key
+_ALL_ROWS = (f"SELECT f.rowid, r.scope_kind, r.scope_key, {_ROW_COLUMNS} FROM {fts.FTS_TABLE} f CROSS "
+             "JOIN records r ON r.rid = f.rowid")
+_HEAD = f"SELECT COALESCE(MAX(seq), 0) FROM {fts.CHANGES_TABLE}"
+
+_log = logging.getLogger(__name__)
+
+Snapshot = Callable[[str], contextlib.AbstractContextManager[Any]]
+
+
+class _Postings:
+    """One term's postings: slots and column-weighted frequencies, plus appends not yet merged."""
+
+    __slots__ = ("slots", "freqs", "more_slots", "more_freqs")
+
+    def __init__(self, slots: np.ndarray, freqs: np.ndarray) -> None:
+        self.slots = slots
+        self.freqs = freqs
+        self.more_slots: list[int] = []
+        self.more_freqs: list[float] = []
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        import numpy as np
+        if self.more_slots:
+            self.slots = np.concatenate([self.slots, np.asarray(self.more_slots, dtype=np.int32)])
+            self.freqs = np.concatenate([self.freqs, np.asarray(self.more_freqs, dtype=np.float32)])
+            self.more_slots, self.more_freqs = [], []
+        return self.slots, self.freqs
+
+
+def _weighted(columns: Sequence[str]) -> tuple[dict[str, float], int]:
+    """``(term -> column-weighted count, token count)`` of one full-text row's columns."""
+    freq: dict[str, float] = {}
+    size = 0
+    for text, weight in zip(columns, _WEIGHT_LIST):
+        toks = text.split()
+        size += len(toks)
+        for t in toks:
+            freq[t] = freq.get(t, 0.0) + weight
+    return freq, size
+
+
+class _RealmIndex:
+    """The postings of one realm's full-text rows at change-log position ``seq``.
+
+    Rows live in slots (``slot_rid``, ``slot_scope``: the scope's number, -1 once removed,
+    ``slot_len``: token count). Not thread-safe: :class:`LexicalIndexes` holds ``lock``.
+    """
+
+    def __init__(self, seq: int) -> None:
+        import numpy as np
+        self.seq = seq
+        self.lock = threading.Lock()
+        self.postings: dict[str, _Postings] = {}
+        self.scopes: dict[tuple[str, str], int] = {}
+        self.slot_of: dict[int, int] = {}
+        self.slot_rid = np.zeros(0, dtype=np.int64)
+        self.slot_scope = np.zeros(0, dtype=np.int32)
+        self.slot_len = np.zeros(0, dtype=np.float64)
+        self.used = 0  # slots in use (live or removed)
+        self.live = 0  # rows in the index (FTS5's N)
+        self.tokens = 0  # tokens of the live rows
+        self.removed = 0
+        self.n_postings = 0
+        self.term_chars = 0
+
+    # ------------------------------------------------------------------ building
+
+    @classmethod
+    def build(cls, seq: int, rows: Sequence[Sequence[Any]]) -> _RealmIndex:
+        """An index of ``rows`` (``rid, scope_kind, scope_key, *columns``) at ``seq``."""
+        import numpy as np
+        index = cls(seq)
+        n = len(rows)
+        index._grow(n)
+        slots: dict[str, list[int]] = {}
+        freqs: dict[str, list[float]] = {}
+        for slot, row in enumerate(rows):
+            freq, size = _weighted(row[3:])
+            index._place(slot, row[0], (row[1], row[2]), size)
+            for term, f in freq.items():
+                s = slots.get(term)
+                if s is None:
+                    slots[term] = [slot]
+                    freqs[term] = [f]
+                else:
+                    s.append(slot)
+                    freqs[term].append(f)
+        index.used = n
+        for term, s in slots.items():
+            index.postings[term] = _Postings(np.asarray(s, dtype=np.int32), np.asarray(freqs[term], dtype=np.float32))
+            index.n_postings += len(s)
+            index.term_chars += len(term)
+        return index
+
+    def _grow(self, need: int) -> None:
+        import numpy as np
+        if need <= len(self.slot_rid):
+            return
+        size = max(need, 2 * len(self.slot_rid), 64)
+        for name, dtype in (("slot_rid", np.int64), ("slot_scope", np.int32), ("slot_len", np.float64)):
+            old = getattr(self, name)
+            new = np.zeros(size, dtype=dtype)
+            new[: len(old)] = old
+            setattr(self, name, new)
+
+    def _place(self, slot: int, rid: int, scope: tuple[str, str], size: int) -> None:
+        sid = self.scopes.setdefault(scope, len(self.scopes))
+        self.slot_rid[slot] = rid
+        self.slot_scope[slot] = sid
+        self.slot_len[slot] = size
+        self.slot_of[rid] = slot
+        self.live += 1
+        self.tokens += size
+
+    # ------------------------------------------------------------------ changes
+
+    def remove(self, rid: int) -> None:
+        slot = self.slot_of.pop(rid, None)
+        if slot is None:
+            return
+        self.slot_scope[slot] = -1
+        self.live -= 1
+        self.tokens -= int(self.slot_len[slot])
+        self.removed += 1
+
+    def add(self, row: Sequence[Any]) -> None:
+        """Index one row (``rid, scope_kind, scope_key, *columns``), replacing the rid's old row."""
+        import numpy as np
+        self.remove(row[0])
+        slot = self.used
+        self._grow(slot + 1)
+        freq, size = _weighted(row[3:])
+        self._place(slot, row[0], (row[1], row[2]), size)
+        self.used += 1
+        for term, f in freq.items():
+            p = self.postings.get(term)
+            if p is None:
+                p = self.postings[term] = _Postings(np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.float32))
+                self.term_chars += len(term)
+            p.more_slots.append(slot)
+            p.more_freqs.append(f)
+            self.n_postings += 1
+
+    def needs_rebuild(self) -> bool:
+        """Many removed rows: their postings cost memory and time until a rebuild drops them."""
+        return self.removed > max(1000, self.used // 4)
+
+    def nbytes(self) -> int:
+        """Estimated memory of the index in bytes (arrays, postings, vocabulary, rid map)."""
+        return (self.n_postings * 8 + len(self.slot_rid) * 20 + len(self.slot_of) * 100
+                + len(self.postings) * 200 + self.term_chars * 2)
+
+    # ------------------------------------------------------------------ search
+
+    def top(self, scope: tuple[str, str], terms: Sequence[str], limit: int) -> list[tuple[int, float]]:
+        """The scope's best ``limit`` rows for the ``OR`` of ``terms``: ``(rid, bm25)``, as FTS5 orders them."""
+        import numpy as np
+        sid = self.scopes.get(scope)
+        if sid is None or self.live <= 0 or limit <= 0:
+            return []
+        n_rows = self.live
+        avgdl = float(self.tokens) / float(n_rows)
+        acc = np.zeros(self.used, dtype=np.float64)
+        scope_of = self.slot_scope[: self.used]
+        matched = False
+        for term in terms:
+            p = self.postings.get(term)
+            if p is None:
+                continue  # no row has it: it adds 0 to every score
+            slots, freqs = p.arrays()
+            owners = scope_of[slots]
+            n_hit = int(np.count_nonzero(owners >= 0))
+            if n_hit == 0:
+                continue
+            idf = math.log((n_rows - n_hit + 0.5) / (n_hit + 0.5))
+            if idf <= 0.0:
+                idf = 1e-6
+            mine = owners == sid
+            s = slots[mine]
+            if not len(s):
+                continue
+            f = freqs[mine].astype(np.float64)
+            d = self.slot_len[s]
+            acc[s] += idf * ((f * (K1 + 1.0)) / (f + K1 * (1 - B + B * d / avgdl)))
+            matched = True
+        if not matched:
+            return []
+        return bm25_top(acc, self.slot_rid[: self.used], limit)
+
+
+def bm25_top(acc: np.ndarray, rids: np.ndarray, limit: int) -> list[tuple[int, float]]:
+    """``(rid, -acc)`` of the ``limit`` largest positive ``acc`` entries, ties by ``rid`` ascending."""
+    import numpy as np
+    cand = np.flatnonzero(acc > 0.0)
+    if len(cand) > limit:
+        values = acc[cand]
+        kth = np.partition(values, len(values) - limit)[len(values) - limit]
+        cand = cand[values >= kth]  # every tie at the boundary, ordered below
+    order = np.lexsort((rids[cand], -acc[cand]))[:limit]
+    picked = cand[order]
+    return [(int(rid), -1.0 * float(score)) for rid, score in zip(rids[picked], acc[picked])]
+
+
+class LexicalIndexes:
+    """The in-process indexes of a store's realms, bounded by ``max_bytes`` (LRU across realms).
+
+    Args:
+        snapshot: ``snapshot(realm)`` opens a read transaction on the realm's database (a
+            context manager yielding a ``sqlite3`` connection); used to build indexes.
+        max_bytes: memory budget of every realm's index together; ``0`` turns the index off.
+        background: build cold realms on a worker thread (``False``: only :meth:`warm` builds).
+        min_rows: realms with a shorter change log than this are left to FTS5 (:data:`MIN_ROWS`).
+    """
+
+    def __init__(self, snapshot: Snapshot, *, max_bytes: int = DEFAULT_MAX_BYTES, background: bool = True,
+                 min_rows: int = MIN_ROWS) -> None:
+        if max_bytes < 0 or min_rows < 0:
+            raise ValueError("max_bytes and min_rows must be >= 0")
+        self.snapshot = snapshot
+        self.max_bytes = max_bytes
+        self.background = background
+        self.min_rows = min_rows
+        self._lock = threading.Lock()
+        self._ready: OrderedDict[str, _RealmIndex] = OrderedDict()  # least recently searched first
+        self._pending: set[str] = set()
+        self._refused: dict[str, float] = {}
+        self._queue: queue.Queue[str | None] = queue.Queue()
+        self._worker: threading.Thread | None = None
+        self._closed = False
+
+    # ------------------------------------------------------------------ state
+
+    def ready(self, realm: str) -> bool:
+        """Whether ``realm`` is answered from memory now."""
+        with self._lock:
+            return realm in self._ready
+
+    def nbytes(self) -> int:
+        """Estimated memory of every realm's index, in bytes (at most ``max_bytes``)."""
+        with self._lock:
+            return sum(ix.nbytes() for ix in self._ready.values())
+
+    def drop(self, realm: str) -> None:
+        """Forget ``realm``'s index (after an erase: its terms leave memory too); rebuilt on demand."""
+        with self._lock:
+            self._ready.pop(realm, None)
+
+    def close(self) -> None:
+        """Stop the worker and drop every index."""
+        with self._lock:
+            self._closed = True
+            self._ready.clear()
+            worker, self._worker = self._worker, None
+        if worker is not None:
+            self._queue.put(None)
+            worker.join(timeout=10)
+
+    # ------------------------------------------------------------------ search
+
+    def search(self, conn: Any, realm: str, scope: tuple[str, str], match: str, limit: int) -> list[tuple[int, float]] | None:
+        """The scope's best ``limit`` ``(rid, bm25)`` for ``match``, best first, or ``None``: ask FTS5.
+
+        ``conn`` is the caller's open read transaction on ``realm`` (the index catches up to its
+        snapshot first). ``None`` when the index is off, the realm is cold (a build is started),
+        being rebuilt, too large for the budget, small (under ``min_rows``: no build is started), or
+        ``match`` is not plain quoted terms
+        (:func:`meta_memory.recall.fts.match_terms`). Raises what ``conn`` raises (``sqlite3.Error``,
+        e.g. when the time budget stops a statement); the index is left unchanged then.
+        """
+        if self.max_bytes == 0:
+            return None
+        terms = fts.match_terms(match)
+        if terms is None:
+            return None
+        with self._lock:
+            index = self._ready.get(realm)
+            if index is not None:
+                self._ready.move_to_end(realm)
+        if index is None:
+            if int(conn.execute(_HEAD).fetchone()[0]) >= self.min_rows:
+                self._schedule(realm)
+            return None
+        with index.lock:
+            if not self._catch_up(conn, realm, index):
+                return None
+            hits = index.top(scope, terms, limit)
+        self._fit(realm)
+        return hits
+
+    def _catch_up(self, conn: Any, realm: str, index: _RealmIndex) -> bool:
+        """Bring ``index`` to ``conn``'s snapshot; ``False`` (rebuild scheduled) when too far behind."""
+        head = int(conn.execute(_HEAD).fetchone()[0])
+        if head <= index.seq:
+            return True  # current (or newer than this snapshot: the caller's re-check fails closed)
+        changed = [r[0] for r in conn.execute(
+            f"SELECT rid FROM {fts.CHANGES_TABLE} WHERE seq > ? AND seq <= ? ORDER BY seq LIMIT ?",
+            (index.seq, head, CATCH_UP_LIMIT + 1)).fetchall()]
+        if len(changed) > CATCH_UP_LIMIT:
+            with self._lock:
+                if self._ready.get(realm) is index:
+                    self._ready.pop(realm)
+            self._schedule(realm)
+            return False
+        rows: list[Any] = []
+        for i in range(0, len(changed), 500):
+            part = changed[i:i + 500]
+            rows += conn.execute(
+                f"SELECT r.rid, r.scope_kind, r.scope_key, {_ROW_COLUMNS} FROM records r "
+                f"JOIN {fts.FTS_TABLE} f ON f.rowid = r.rid WHERE r.rid IN ({', '.join('?' * len(part))})",
+                part).fetchall()
+        present = {row[0] for row in rows}
+        for rid in changed:
+            if rid not in present:
+                index.remove(rid)
+        for row in rows:
+            index.add(row)
+        index.seq = head
+        if index.needs_rebuild():  # still exact; a rebuild drops the removed rows' postings
+            self._schedule(realm, force=True)
+        return True
+
+    # ------------------------------------------------------------------ building
+
+    def warm(self, realm: str) -> bool:
+        """Build ``realm``'s index now, in this thread; ``True`` when it is ready afterwards."""
+        if self.max_bytes == 0:
+            return False
+        self._build(realm)
+        return self.ready(realm)
+
+    def _schedule(self, realm: str, *, force: bool = False) -> None:
+        if not self.background:
+            return
+        with self._lock:
+            if self._closed or realm in self._pending:
+                return
+            if not force and realm in self._ready:
+                return
+            refused_at = self._refused.get(realm)
+            if refused_at is not None and time.monotonic() - refused_at < RETRY_REFUSED_S:
+                return
+            self._pending.add(realm)
+            if self._worker is None:
+                self._worker = threading.Thread(target=self._run, name="recall-index", daemon=True)
+                self._worker.start()
+        self._queue.put(realm)
+
+    def _run(self) -> None:
+        while True:
+            realm = self._queue.get()
+            if realm is None:
+                return
+            try:
+                self._build(realm)
+            except Exception as exc:  # a failed build leaves the realm on FTS5; the next search retries
+                _log.warning("recall index of realm %s not built: %s", realm, exc)
+            finally:
+                with self._lock:
+                    self._pending.discard(realm)
+
+    def _build(self, realm: str) -> None:
+        with self.snapshot(realm) as conn:
+            seq = int(conn.execute(_HEAD).fetchone()[0])
+            rows = conn.execute(_ALL_ROWS).fetchall()
+        index = _RealmIndex.build(seq, rows)
+        with self._lock:
+            if self._closed:
+                return
+            if index.nbytes() > self.max_bytes:
+                self._ready.pop(realm, None)
+                self._refused[realm] = time.monotonic()
+                _log.info("recall index of realm %s needs %d bytes, over the %d budget: FTS5 serves it",
+                          realm, index.nbytes(), self.max_bytes)
+                return
+            self._refused.pop(realm, None)
+            self._ready[realm] = index
+            self._ready.move_to_end(realm)
+        self._fit(realm)
+
+    def _fit(self, keep: str) -> None:
+        """Evict least recently searched realms (never ``keep``) until the budget holds."""
+        with self._lock:
+            total = sum(ix.nbytes() for ix in self._ready.values())
+            for name in list(self._ready):
+                if total <= self.max_bytes:
+                    break
+                if name == keep:
+                    continue
+                total -= self._ready.pop(name).nbytes()
+            if total > self.max_bytes and self._ready.pop(keep, None) is not None:
+                self._refused[keep] = time.monotonic()

@@ -1,0 +1,296 @@
+"""The in-process recall index answers the candidate query exactly as FTS5 does, and never returns a
+record the store no longer holds active in the caller's scope.
+
+Each comparison runs the same ``search`` twice on one store: from the warm index, then with the index
+turned off (budget 0), i.e. the FTS5 query.
+"""
+
+from __future__ import annotations
+
+import random
+import sqlite3
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from meta_memory.agent_memory.model import Author, Scope
+from meta_memory.agent_memory.store.base import RememberItem
+from meta_memory.agent_memory.store.sqlite import SqliteAgentMemoryStore, realm_db_path
+from meta_memory.recall import fts
+from meta_memory.recall.lexical_index import CATCH_UP_LIMIT, bm25_top
+from meta_memory.recall.text import token_set
+
+REALM = "default"
+A = "identity:ana"
+B = "identity:ben"
+WORDS = ["passport", "travel", "drawer", "tea", "green", "绿茶", "我喜欢", "café", "İstanbul", "multi-agent",
+         "hiking", "hikes", "S3", "🎉", "budget", "q3", "notes", "walk", "river", "kitchen"]
+
+
+def _search(store: SqliteAgentMemoryStore, scope: Scope, query: str, limit: int) -> list[tuple[str, float]]:
+    match = fts.match_expression(query)
+    assert match is not None
+    return [(v.memory_id, s) for v, s in store.search(REALM, scope, match, limit)]
+
+
+def _both(store: SqliteAgentMemoryStore, scope: Scope, query: str, limit: int = 100) -> tuple[list[Any], list[Any]]:
+    """(from the index, from FTS5) for the same query."""
+    assert store.lexical_index.ready(REALM)
+    budget = store.lexical_index.max_bytes
+    ours = _search(store, scope, query, limit)
+    store.lexical_index.max_bytes = 0
+    try:
+        theirs = _search(store, scope, query, limit)
+    finally:
+        store.lexical_index.max_bytes = budget
+    return ours, theirs
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[SqliteAgentMemoryStore]:
+    with SqliteAgentMemoryStore(tmp_path / "am") as s:
+        s.lexical_index.min_rows = 0  # small test realms are indexed too
+        yield s
+
+
+def _fill(store: SqliteAgentMemoryStore, rng: random.Random, n: int) -> list[str]:
+    ids = []
+    for i in range(n):
+        ident = A if rng.random() < 0.6 else B
+        title = " ".join(rng.choices(WORDS, k=rng.randint(1, 3)))
+        body = " ".join(rng.choices(WORDS, k=rng.randint(1, 25)))
+        rec, _ = store.remember(REALM, ident, f"{title} {i}", body, rng.sample(WORDS, rng.randint(0, 2)))
+        ids.append(rec.memory_id)
+    return ids
+
+
+# ---------------------------------------------------------------------------------------------- same answers
+
+corpus = st.lists(
+    st.tuples(st.sampled_from([A, B]), st.lists(st.sampled_from(WORDS), min_size=1, max_size=4),
+              st.lists(st.sampled_from(WORDS), min_size=1, max_size=30),
+              st.lists(st.sampled_from(WORDS), max_size=3)),
+    min_size=1, max_size=60,
+)
+queries = st.lists(st.lists(st.sampled_from(WORDS + ["absent", "nowhere"]), min_size=1, max_size=6),
+                   min_size=1, max_size=8)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(docs=corpus, asks=queries, limit=st.integers(1, 40))
+def test_index_matches_fts5_on_random_corpora(docs: list[Any], asks: list[list[str]], limit: int) -> None:
+    with tempfile.TemporaryDirectory() as tmp, SqliteAgentMemoryStore(Path(tmp) / "am") as store:
+        for i, (ident, title, body, tags) in enumerate(docs):
+            store.remember(REALM, ident, " ".join(title) + f" n{i}", " ".join(body), tags)
+        assert store.lexical_index.warm(REALM)
+        for words in asks:
+            for ident in (A, B):
+                ours, theirs = _both(store, Scope.identity(REALM, ident), " ".join(words), limit)
+                assert ours == theirs  # same records, same order, bit-identical bm25
+
+
+def test_index_matches_fts5_after_mixed_changes(store: SqliteAgentMemoryStore) -> None:
+    rng = random.Random(3)
+    ids = _fill(store, rng, 150)
+    assert store.lexical_index.warm(REALM)
+    scope_a = Scope.identity(REALM, A)
+    for memory_id in rng.sample(ids, 30):  # forgets and updates, caught up from the change log
+        rec = store.get(REALM, memory_id)
+        assert rec is not None
+        if rng.random() < 0.5:
+            store.forget(REALM, rec.scope, memory_id, Author.application())
+        else:
+            store.update(REALM, rec.scope.key, memory_id, body="passport river " + rec.body)
+    _fill(store, rng, 20)
+    for q in ["passport", "tea green", "绿茶 river", "hik", "multi-agent budget notes", "café istanbul 🎉"]:
+        ours, theirs = _both(store, scope_a, q)
+        assert ours == theirs and ours
+
+
+def test_ties_break_by_rowid() -> None:
+    acc = np.array([0.0, 2.0, 1.0, 2.0, 2.0, 0.5])
+    rids = np.array([10, 14, 11, 12, 13, 15])
+    assert bm25_top(acc, rids, 2) == [(12, -2.0), (13, -2.0)]
+    assert [rid for rid, _ in bm25_top(acc, rids, 10)] == [12, 13, 14, 11, 15]
+
+
+def test_only_plain_quoted_terms_use_the_index() -> None:
+    assert fts.match_terms('"a" OR "b"') == ["a", "b"]
+    assert fts.match_terms(fts.match_expression("passport travel")) == ["passport", "travel"]
+    for other in ['a OR b', '"a b"', '"a"" OR ""b"', '""', '"a" AND "b"', '"a" OR b']:
+        assert fts.match_terms(other) is None
+
+
+# ---------------------------------------------------------------------------------------------- coherence
+
+def test_a_write_after_warm_up_is_found_and_a_forget_is_gone(store: SqliteAgentMemoryStore) -> None:
+    _fill(store, random.Random(1), 40)
+    assert store.lexical_index.warm(REALM)
+    scope = Scope.identity(REALM, A)
+    rec, _ = store.remember(REALM, A, "Passport location", "Top drawer zanzibar", ["travel"])
+    assert store.lexical_index.ready(REALM)
+    assert _search(store, scope, "zanzibar", 8)[0][0] == rec.memory_id
+    assert store.forget(REALM, scope, rec.memory_id, Author.application())
+    assert _search(store, scope, "zanzibar", 8) == []
+
+
+def test_a_superseded_record_is_replaced_by_its_new_version(store: SqliteAgentMemoryStore) -> None:
+    rec, _ = store.remember(REALM, A, "Tea", "green tea in the kitchen zanzibar", [])
+    assert store.lexical_index.warm(REALM)
+    new, old_id = store.update(REALM, A, rec.memory_id, body="black tea now zanzibar")
+    found = [mid for mid, _ in _search(store, Scope.identity(REALM, A), "zanzibar tea", 8)]
+    assert found == [new.memory_id] and old_id == rec.memory_id
+
+
+def test_another_connections_write_and_forget_are_seen(tmp_path: Path) -> None:
+    with SqliteAgentMemoryStore(tmp_path / "am") as first, SqliteAgentMemoryStore(tmp_path / "am") as second:
+        first.remember(REALM, A, "Seed", "walk by the river", [])
+        first.lexical_index.min_rows = 0
+        assert first.lexical_index.warm(REALM)
+        rec, _ = second.remember(REALM, A, "Passport", "the passport is in the zanzibar drawer", [])
+        scope = Scope.identity(REALM, A)
+        assert first.lexical_index.ready(REALM)
+        assert [mid for mid, _ in _search(first, scope, "zanzibar", 8)] == [rec.memory_id]
+        assert second.forget(REALM, scope, rec.memory_id, Author.application())
+        assert _search(first, scope, "zanzibar", 8) == []
+        assert _search(first, Scope.identity(REALM, B), "river", 8) == []  # another identity's records never
+
+
+def test_a_row_the_store_no_longer_holds_active_never_comes_back(store: SqliteAgentMemoryStore) -> None:
+    """Fail closed: even an index that missed a change (here: a status changed behind the change log)
+    returns only records active in the caller's scope."""
+    hidden, _ = store.remember(REALM, A, "Secret plan", "zanzibar quarantined", [])
+    kept, _ = store.remember(REALM, A, "Open plan", "zanzibar public", [])
+    other, _ = store.remember(REALM, B, "Their plan", "zanzibar theirs", [])
+    assert store.lexical_index.warm(REALM)
+    conn = sqlite3.connect(realm_db_path(store.root, REALM))
+    with conn:
+        conn.execute("UPDATE records SET status_kind = 'quarantined' WHERE memory_id = ?", (hidden.memory_id,))
+    conn.close()
+    assert [mid for mid, _ in _search(store, Scope.identity(REALM, A), "zanzibar", 8)] == [kept.memory_id]
+    assert [mid for mid, _ in _search(store, Scope.identity(REALM, B), "zanzibar", 8)] == [other.memory_id]
+
+
+def test_erase_drops_the_realms_index(store: SqliteAgentMemoryStore) -> None:
+    rec, _ = store.remember(REALM, A, "Passport", "zanzibar drawer", [])
+    store.remember(REALM, A, "Walk", "river walk", [])
+    assert store.lexical_index.warm(REALM)
+    store.erase(REALM, Scope.identity(REALM, A), rec.memory_id, erased_by="test")
+    assert not store.lexical_index.ready(REALM)  # its terms left memory with the rows
+    assert _search(store, Scope.identity(REALM, A), "zanzibar", 8) == []
+
+
+def test_a_long_gap_falls_back_to_fts5_and_rebuilds(store: SqliteAgentMemoryStore) -> None:
+    store.remember(REALM, A, "Seed", "walk by the river", [])
+    assert store.lexical_index.warm(REALM)
+    items = [RememberItem(f"Note {i}", f"river zanzibar {i}") for i in range(CATCH_UP_LIMIT + 1)]
+    for i in range(0, len(items), 500):
+        store.remember_many(REALM, A, items[i:i + 500])
+    scope = Scope.identity(REALM, A)
+    found = _search(store, scope, "zanzibar", 5)  # too far behind: FTS5 answers, a rebuild starts
+    assert len(found) == 5
+    _wait_ready(store)
+    ours, theirs = _both(store, scope, "zanzibar river", 50)
+    assert ours == theirs and len(ours) == 50
+
+
+def test_the_budget_evicts_the_least_recently_searched_realm(tmp_path: Path) -> None:
+    with SqliteAgentMemoryStore(tmp_path / "am") as store:
+        store.lexical_index.min_rows = 0
+        for realm in ("r1", "r2"):
+            for i in range(30):
+                store.remember(realm, A, f"Note {i}", f"river walk {realm} {i}", [])
+        assert store.lexical_index.warm("r1")
+        one = store.lexical_index.nbytes()
+        store.lexical_index.max_bytes = int(one * 1.5)  # room for one realm only
+        assert store.lexical_index.warm("r2")
+        assert store.lexical_index.ready("r2") and not store.lexical_index.ready("r1")
+        assert store.lexical_index.nbytes() <= store.lexical_index.max_bytes
+        match = fts.match_expression("river")
+        assert match is not None
+        # the evicted realm is answered by FTS5 meanwhile, with the same records
+        assert len(store.search("r1", Scope.identity("r1", A), match, 100)) == 30
+        store.lexical_index.max_bytes = one // 2  # smaller than any realm: FTS5 only
+        assert not store.lexical_index.warm("r1")
+
+
+def test_a_small_realm_stays_on_fts5(tmp_path: Path) -> None:
+    with SqliteAgentMemoryStore(tmp_path / "am") as store:
+        assert store.lexical_index.min_rows > 1
+        rec, _ = store.remember(REALM, A, "Passport", "zanzibar drawer", [])
+        assert [mid for mid, _ in _search(store, Scope.identity(REALM, A), "zanzibar", 8)] == [rec.memory_id]
+        time.sleep(0.2)
+        assert not store.lexical_index.ready(REALM)  # no build was started
+
+
+def test_a_cold_realm_is_built_in_the_background(store: SqliteAgentMemoryStore) -> None:
+    rec, _ = store.remember(REALM, A, "Passport", "zanzibar drawer", [])
+    assert not store.lexical_index.ready(REALM)
+    assert [mid for mid, _ in _search(store, Scope.identity(REALM, A), "zanzibar", 8)] == [rec.memory_id]  # FTS5
+    _wait_ready(store)
+    assert [mid for mid, _ in _search(store, Scope.identity(REALM, A), "zanzibar", 8)] == [rec.memory_id]
+
+
+def _wait_ready(store: SqliteAgentMemoryStore, realm: str = REALM) -> None:
+    until = time.monotonic() + 30
+    while not store.lexical_index.ready(realm):
+        assert time.monotonic() < until, "the recall index was not built"
+        time.sleep(0.02)
+
+
+texts = st.text(st.characters(codec="utf-8", categories=["L", "M", "N", "P", "S", "Zs"]), max_size=60)
+
+
+@settings(max_examples=200, deadline=None)
+@given(title=texts, description=texts, body=texts, tags=st.lists(texts, max_size=3))
+def test_the_full_text_row_holds_the_token_sets_re_ranking_reads(title: str, description: str, body: str,
+                                                                  tags: list[str]) -> None:
+    """Re-ranking takes a candidate's token sets from its full-text row when the index served it: the
+    same sets it would compute from the text (``recall/lexical.py``)."""
+    doc = fts.document(title, description, body, tags)
+    body_text = description + "\n" + body if description else body
+    assert frozenset(doc["title"].split()) == token_set(title)
+    assert frozenset(doc["body"].split()) == token_set(body_text)
+    assert frozenset(doc["tags"].split()) == token_set(" ".join(tags))
+
+
+def test_candidates_from_the_index_carry_their_full_text_rows(store: SqliteAgentMemoryStore) -> None:
+    store.remember(REALM, A, "Passport", "the zanzibar drawer", ["travel"])
+    assert store.lexical_index.warm(REALM)
+    match = fts.match_expression("zanzibar")
+    assert match is not None
+    [(view, _)] = store.search(REALM, Scope.identity(REALM, A), match, 8)
+    assert view.index_tokens == ("passport", "zanzibar drawer", "travel")
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(gaps=st.lists(st.integers(1, 90_000), min_size=1, max_size=25), owners=st.lists(st.booleans(), max_size=25),
+       span=st.integers(1, 3), window_ms=st.integers(0, 200_000), picks=st.lists(st.integers(0, 24), max_size=6))
+def test_neighbours_in_one_statement_match_the_write_order_rule(gaps: list[int], owners: list[bool], span: int,
+                                                                window_ms: int, picks: list[int]) -> None:
+    """The store's neighbour read (all anchors at once) agrees with the rule computed from the whole scope."""
+    from meta_memory.clock import ManualClock
+    from meta_memory.recall.store_reader import neighbours_from
+
+    clock = ManualClock()
+    with tempfile.TemporaryDirectory() as tmp, SqliteAgentMemoryStore(Path(tmp) / "am", clock) as store:
+        for i, gap in enumerate(gaps):
+            clock.advance(gap)
+            mine = owners[i] if i < len(owners) else True
+            store.remember(REALM, A if mine else B, f"Note {i}", f"body {i}", [])
+        scope = Scope.identity(REALM, A)
+        records = store.active_records(REALM, scope)
+        if not records:
+            return
+        anchors = [records[p % len(records)] for p in picks] or records[:1]
+        got = store.neighbours(REALM, scope, anchors, span, window_ms)
+        want = neighbours_from(records, anchors, span, window_ms)
+        assert {k: [v.memory_id for v in vs] for k, vs in got.items()} == {
+            k: [v.id for v in vs] for k, vs in want.items()}
