@@ -163,9 +163,13 @@ HOT_QUERIES: list[tuple[str, str, Callable[[list[str]], bool]]] = [
     ),
     (
         "write-order neighbours",
-        r"FROM records r WHERE .*status_kind = 'active' AND created_at_ms [<>]=",
-        lambda plan: any("records_scope_created_idx" in p and "created_at_ms>?" in p and "created_at_ms<?" in p
-                         for p in plan),
+        r"FROM records r WHERE .*status_kind = 'active' AND created_at_ms [<=>]",
+        # each range bounded on both sides: the anchor's millisecond by rowid, the others by the window
+        lambda plan: bool(searches := [p for p in plan if p.startswith("SEARCH r")])
+        and all("records_scope_created_idx" in p and (
+            ("created_at_ms=?" in p and "rowid" in p) or ("created_at_ms>?" in p and "created_at_ms<?" in p))
+            for p in searches)
+        and not any(re.match(r"SCAN (r|records)\b", p) for p in plan),
     ),
     (
         "newest records",

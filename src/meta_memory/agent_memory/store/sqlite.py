@@ -690,42 +690,47 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
     def neighbours(
         self, realm: str, scope: Scope, anchors: Sequence[MemoryRecord], span: int, window_ms: int
     ) -> dict[str, list[RecordView]]:
-        """See :meth:`AgentMemoryStore.neighbours`: two index range scans per anchor, each bounded on both
-        sides (the window and the anchor's ``(created_at_ms, rid)``), so the cost does not grow with the scope.
-        All anchors are read with two statements (their rids, then every range as one ``UNION ALL``)."""
+        """See :meth:`AgentMemoryStore.neighbours`: per anchor and side, two index range scans of at most
+        ``span`` rows — the records written in the anchor's own millisecond (a batch shares one) by
+        ``rid``, and those of the earlier (later) milliseconds within the window — so the cost grows
+        neither with the scope nor with the size of a batch. Every anchor is read with two statements
+        (the anchors' rids, then all the ranges as one ``UNION ALL``)."""
         if not anchors or span <= 0:
             return {}
         kind, key = scope.storage()
         self._realm_name(realm)  # validates the realm name
-        out: dict[str, list[RecordView]] = {}
         base = f"SELECT {VIEW_COLUMNS} FROM records r WHERE scope_kind = ? AND scope_key = ? AND status_kind = 'active' "
-        before = (base + "AND created_at_ms >= ? AND (created_at_ms, rid) < (?, ?) "
-                  "ORDER BY created_at_ms DESC, rid DESC LIMIT ?")
-        after = base + "AND created_at_ms <= ? AND (created_at_ms, rid) > (?, ?) ORDER BY created_at_ms, rid LIMIT ?"
+        ranges = (  # (side, sql, params from the anchor's created_at_ms and rid)
+            (0, base + "AND created_at_ms = ? AND rid < ? ORDER BY rid DESC LIMIT ?", lambda at, rid: (at, rid)),
+            (0, base + "AND created_at_ms < ? AND created_at_ms >= ? ORDER BY created_at_ms DESC, rid DESC LIMIT ?",
+             lambda at, rid: (at, at - window_ms)),
+            (1, base + "AND created_at_ms = ? AND rid > ? ORDER BY rid LIMIT ?", lambda at, rid: (at, rid)),
+            (1, base + "AND created_at_ms > ? AND created_at_ms <= ? ORDER BY created_at_ms, rid LIMIT ?",
+             lambda at, rid: (at, at + window_ms)),
+        )
         ids = list(dict.fromkeys(a.memory_id for a in anchors))
         at_of = {a.memory_id: a.created_at_ms for a in anchors}
+        out: dict[str, list[RecordView]] = {}
         with self._read(realm) as conn:
             rids = dict(conn.execute(f"SELECT memory_id, rid FROM records WHERE memory_id IN ({', '.join('?' * len(ids))})",
                                      ids).fetchall())
             found = [mid for mid in ids if mid in rids]
             for i in range(0, len(found), 100):  # SQLite allows 500 terms in one compound statement
                 part = found[i:i + 100]
-                parts: list[str] = []
+                terms: list[str] = []
                 params: list[Any] = []
                 for n, mid in enumerate(part):
-                    at, rid = at_of[mid], rids[mid]
-                    parts.append(f"SELECT {n} AS anchor, 0 AS side, * FROM ({before})")
-                    params += (kind, key, at - window_ms, at, rid, span)
-                    parts.append(f"SELECT {n} AS anchor, 1 AS side, * FROM ({after})")
-                    params += (kind, key, at + window_ms, at, rid, span)
+                    for side, sql, bounds in ranges:
+                        terms.append(f"SELECT {n} AS anchor, {side} AS side, * FROM ({sql})")
+                        params += (kind, key, *bounds(at_of[mid], rids[mid]), span)
                 sides: dict[tuple[int, int], list[Any]] = {}
-                for row in conn.execute(" UNION ALL ".join(parts), params).fetchall():
+                for row in conn.execute(" UNION ALL ".join(terms), params).fetchall():
                     sides.setdefault((row["anchor"], row["side"]), []).append(row)
                 for n, mid in enumerate(part):  # nearest first on each side, then alternating
-                    earlier = sorted(sides.get((n, 0), ()), key=lambda r: (r["created_at_ms"], r["rid"]), reverse=True)
-                    later = sorted(sides.get((n, 1), ()), key=lambda r: (r["created_at_ms"], r["rid"]))
-                    pairs = zip_longest(earlier, later)
-                    out[mid] = [row_to_view(r) for pair in pairs for r in pair if r is not None]
+                    order = lambda r: (r["created_at_ms"], r["rid"])  # noqa: E731
+                    earlier = sorted(sides.get((n, 0), ()), key=order, reverse=True)[:span]
+                    later = sorted(sides.get((n, 1), ()), key=order)[:span]
+                    out[mid] = [row_to_view(r) for pair in zip_longest(earlier, later) for r in pair if r is not None]
         return out
 
     def search(self, realm: str, scope: Scope, match_expression: str, limit: int) -> list[tuple[RecordView, float]]:
