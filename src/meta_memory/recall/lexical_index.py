@@ -101,13 +101,18 @@ Snapshot = Callable[[str], contextlib.AbstractContextManager[Any]]
 class _Postings:
     """One term's postings: slots and column-weighted frequencies, plus appends not yet merged."""
 
-    __slots__ = ("slots", "freqs", "more_slots", "more_freqs")
+    __slots__ = ("slots", "freqs", "more_slots", "more_freqs", "saturation", "hits", "version")
 
     def __init__(self, slots: np.ndarray, freqs: np.ndarray) -> None:
         self.slots = slots
         self.freqs = freqs
         self.more_slots: list[int] = []
         self.more_freqs: list[float] = []
+        # per posting f * (k1 + 1) / (f + k1 * (1 - b + b * D / avgdl)), and the live postings' count, as of
+        # the index's ``version`` (any change to the index moves avgdl: both are recomputed on next use)
+        self.saturation: np.ndarray | None = None
+        self.hits = 0
+        self.version = -1
 
     def arrays(self) -> tuple[np.ndarray, np.ndarray]:
         import numpy as np
@@ -153,6 +158,8 @@ class _RealmIndex:
         self.removed = 0
         self.n_postings = 0
         self.term_chars = 0
+        self.version = 0  # moves with every added or removed row
+        self.cached = 0  # postings holding a saturation array
 
     # ------------------------------------------------------------------ building
 
@@ -202,6 +209,7 @@ class _RealmIndex:
         self.slot_of[rid] = slot
         self.live += 1
         self.tokens += size
+        self.version += 1
 
     # ------------------------------------------------------------------ changes
 
@@ -213,6 +221,7 @@ class _RealmIndex:
         self.live -= 1
         self.tokens -= int(self.slot_len[slot])
         self.removed += 1
+        self.version += 1
 
     def add(self, row: Sequence[Any]) -> None:
         """Index one row (``rid, scope_kind, scope_key, *columns``), replacing the rid's old row."""
@@ -238,8 +247,22 @@ class _RealmIndex:
 
     def nbytes(self) -> int:
         """Estimated memory of the index in bytes (arrays, postings, vocabulary, rid map)."""
-        return (self.n_postings * 8 + len(self.slot_rid) * 20 + len(self.slot_of) * 100
+        return (self.n_postings * 8 + self.cached * 8 + len(self.slot_rid) * 20 + len(self.slot_of) * 100
                 + len(self.postings) * 200 + self.term_chars * 2)
+
+    def _term(self, p: _Postings, avgdl: float) -> tuple[np.ndarray, np.ndarray, int]:
+        """``(slots, saturation, live count)`` of one term, recomputed only after the index changed."""
+        import numpy as np
+
+        slots, freqs = p.arrays()
+        if p.version != self.version or p.saturation is None or len(p.saturation) != len(slots):
+            f = freqs.astype(np.float64)
+            d = self.slot_len[slots]
+            self.cached += len(slots) - (0 if p.saturation is None else len(p.saturation))
+            p.saturation = (f * (K1 + 1.0)) / (f + K1 * (1 - B + B * d / avgdl))
+            p.hits = len(slots) if self.removed == 0 else int(np.count_nonzero(self.slot_scope[slots] >= 0))
+            p.version = self.version
+        return slots, p.saturation, p.hits
 
     # ------------------------------------------------------------------ search
 
@@ -252,27 +275,24 @@ class _RealmIndex:
         n_rows = self.live
         avgdl = float(self.tokens) / float(n_rows)
         acc = np.zeros(self.used, dtype=np.float64)
-        scope_of = self.slot_scope[: self.used]
+        whole = len(self.scopes) == 1 and self.removed == 0  # every posting is live and in this scope
         matched = False
         for term in terms:
             p = self.postings.get(term)
             if p is None:
                 continue  # no row has it: it adds 0 to every score
-            slots, freqs = p.arrays()
-            owners = scope_of[slots]
-            n_hit = int(np.count_nonzero(owners >= 0))
+            slots, saturation, n_hit = self._term(p, avgdl)
             if n_hit == 0:
                 continue
             idf = math.log((n_rows - n_hit + 0.5) / (n_hit + 0.5))
             if idf <= 0.0:
                 idf = 1e-6
-            mine = owners == sid
-            s = slots[mine]
-            if not len(s):
-                continue
-            f = freqs[mine].astype(np.float64)
-            d = self.slot_len[s]
-            acc[s] += idf * ((f * (K1 + 1.0)) / (f + K1 * (1 - B + B * d / avgdl)))
+            if not whole:
+                mine = self.slot_scope[slots] == sid
+                slots, saturation = slots[mine], saturation[mine]
+                if not len(slots):
+                    continue
+            acc[slots] += idf * saturation
             matched = True
         if not matched:
             return []
@@ -315,6 +335,7 @@ class LexicalIndexes:
         self._ready: OrderedDict[str, _RealmIndex] = OrderedDict()  # least recently searched first
         self._pending: set[str] = set()
         self._refused: dict[str, float] = {}
+        self._drops: dict[str, int] = {}  # per realm: how many times it was dropped (a build begun before is void)
         self._queue: queue.Queue[str | None] = queue.Queue()
         self._worker: threading.Thread | None = None
         self._closed = False
@@ -335,6 +356,7 @@ class LexicalIndexes:
         """Forget ``realm``'s index (after an erase: its terms leave memory too); rebuilt on demand."""
         with self._lock:
             self._ready.pop(realm, None)
+            self._drops[realm] = self._drops.get(realm, 0) + 1
 
     def close(self) -> None:
         """Stop the worker and drop every index."""
@@ -450,12 +472,14 @@ class LexicalIndexes:
                     self._pending.discard(realm)
 
     def _build(self, realm: str) -> None:
+        with self._lock:
+            drops = self._drops.get(realm, 0)
         with self.snapshot(realm) as conn:
             seq = int(conn.execute(_HEAD).fetchone()[0])
             rows = conn.execute(_ALL_ROWS).fetchall()
         index = _RealmIndex.build(seq, rows)
         with self._lock:
-            if self._closed:
+            if self._closed or self._drops.get(realm, 0) != drops:  # closed, or erased meanwhile: not kept
                 return
             if index.nbytes() > self.max_bytes:
                 self._ready.pop(realm, None)
