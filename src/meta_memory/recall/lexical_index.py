@@ -26,8 +26,8 @@ Coherence with the durable store (SQLite stays the source of truth):
   and of any other process or connection are seen by the next search;
 * a realm's first search starts its build on a worker thread (a realm with a change
   log shorter than :data:`MIN_ROWS` is left to FTS5, fast at that size); past
-  :data:`CATCH_UP_LIMIT` changes, or with many removed rows, the realm is rebuilt
-  in the background; while a realm is cold, being rebuilt or evicted,
+  :data:`CATCH_UP_LIMIT` changes the worker catches the realm up, and with many
+  removed rows rebuilds it; while a realm is cold, behind, being rebuilt or evicted,
   :meth:`LexicalIndexes.search` returns ``None`` and the caller runs the FTS5 query;
 * the caller re-checks every candidate against the store's current rows (active,
   same scope) before returning it, so a tombstoned, superseded, quarantined, erased
@@ -71,8 +71,9 @@ __all__ = [
 #: Default memory budget of all realms' indexes together (256 MiB).
 DEFAULT_MAX_BYTES = 256 * 1024 * 1024
 
-#: Most logged changes a search applies in place; more and the realm is rebuilt in the background.
-CATCH_UP_LIMIT = 2000
+#: Most logged changes a search applies in place (a few ms); past it the worker catches the realm up
+#: while FTS5 answers, so a large batch never holds a recall inside its time budget.
+CATCH_UP_LIMIT = 500
 
 #: A realm whose change log is shorter than this (so it holds fewer rows) stays on FTS5, fast there.
 MIN_ROWS = 2000
@@ -299,6 +300,40 @@ class _RealmIndex:
         return bm25_top(acc, self.slot_rid[: self.used], limit)
 
 
+def _changes(conn: Any, seq: int, limit: int | None) -> tuple[int, list[int], list[Any]] | None:
+    """``(head, changed rids, their current full-text rows)`` since change-log position ``seq`` in
+    ``conn``'s snapshot, or ``None`` when more than ``limit`` rows changed."""
+    head = int(conn.execute(_HEAD).fetchone()[0])
+    if head <= seq:
+        return head, [], []  # current (or newer than this snapshot: the caller's re-check fails closed)
+    changed = [r[0] for r in conn.execute(
+        f"SELECT rid FROM {fts.CHANGES_TABLE} WHERE seq > ? AND seq <= ? ORDER BY seq LIMIT ?",
+        (seq, head, -1 if limit is None else limit + 1)).fetchall()]
+    if limit is not None and len(changed) > limit:
+        return None
+    rows: list[Any] = []
+    for i in range(0, len(changed), 500):
+        part = changed[i:i + 500]
+        rows += conn.execute(
+            f"SELECT r.rid, r.scope_kind, r.scope_key, {_ROW_COLUMNS} FROM records r "
+            f"JOIN {fts.FTS_TABLE} f ON f.rowid = r.rid WHERE r.rid IN ({', '.join('?' * len(part))})",
+            part).fetchall()
+    return head, changed, rows
+
+
+def _apply(index: _RealmIndex, head: int, changed: Sequence[int], rows: Sequence[Any]) -> None:
+    """Apply :func:`_changes`' result: a changed rid without a full-text row left the index."""
+    if head <= index.seq:
+        return
+    present = {row[0] for row in rows}
+    for rid in changed:
+        if rid not in present:
+            index.remove(rid)
+    for row in rows:
+        index.add(row)
+    index.seq = head
+
+
 def bm25_top(acc: np.ndarray, rids: np.ndarray, limit: int) -> list[tuple[int, float]]:
     """``(rid, -acc)`` of the ``limit`` largest positive ``acc`` entries, ties by ``rid`` ascending."""
     import numpy as np
@@ -346,6 +381,12 @@ class LexicalIndexes:
         """Whether ``realm`` is answered from memory now."""
         with self._lock:
             return realm in self._ready
+
+    def position(self, realm: str) -> int | None:
+        """The change-log position ``realm``'s index reflects (``None`` without an index)."""
+        with self._lock:
+            index = self._ready.get(realm)
+        return None if index is None else index.seq
 
     def nbytes(self) -> int:
         """Estimated memory of every realm's index, in bytes (at most ``max_bytes``)."""
@@ -401,33 +442,13 @@ class LexicalIndexes:
         return hits
 
     def _catch_up(self, conn: Any, realm: str, index: _RealmIndex) -> bool:
-        """Bring ``index`` to ``conn``'s snapshot; ``False`` (rebuild scheduled) when too far behind."""
-        head = int(conn.execute(_HEAD).fetchone()[0])
-        if head <= index.seq:
-            return True  # current (or newer than this snapshot: the caller's re-check fails closed)
-        changed = [r[0] for r in conn.execute(
-            f"SELECT rid FROM {fts.CHANGES_TABLE} WHERE seq > ? AND seq <= ? ORDER BY seq LIMIT ?",
-            (index.seq, head, CATCH_UP_LIMIT + 1)).fetchall()]
-        if len(changed) > CATCH_UP_LIMIT:
-            with self._lock:
-                if self._ready.get(realm) is index:
-                    self._ready.pop(realm)
-            self._schedule(realm)
+        """Bring ``index`` to ``conn``'s snapshot (caller holds ``index.lock``); ``False`` when more than
+        :data:`CATCH_UP_LIMIT` rows changed: the worker catches up meanwhile (the caller asks FTS5)."""
+        found = _changes(conn, index.seq, CATCH_UP_LIMIT)
+        if found is None:
+            self._schedule(realm, force=True)
             return False
-        rows: list[Any] = []
-        for i in range(0, len(changed), 500):
-            part = changed[i:i + 500]
-            rows += conn.execute(
-                f"SELECT r.rid, r.scope_kind, r.scope_key, {_ROW_COLUMNS} FROM records r "
-                f"JOIN {fts.FTS_TABLE} f ON f.rowid = r.rid WHERE r.rid IN ({', '.join('?' * len(part))})",
-                part).fetchall()
-        present = {row[0] for row in rows}
-        for rid in changed:
-            if rid not in present:
-                index.remove(rid)
-        for row in rows:
-            index.add(row)
-        index.seq = head
+        _apply(index, *found)
         if index.needs_rebuild():  # still exact; a rebuild drops the removed rows' postings
             self._schedule(realm, force=True)
         return True
@@ -464,12 +485,29 @@ class LexicalIndexes:
             if realm is None:
                 return
             try:
-                self._build(realm)
+                self._refresh(realm)
             except Exception as exc:  # a failed build leaves the realm on FTS5; the next search retries
                 _log.warning("recall index of realm %s not built: %s", realm, exc)
             finally:
                 with self._lock:
                     self._pending.discard(realm)
+
+    def _refresh(self, realm: str) -> None:
+        """The worker's job for ``realm``: catch its index up (reading outside the index's lock, so
+        searches go on meanwhile), or build it when it has none or holds many removed rows."""
+        with self._lock:
+            index = self._ready.get(realm)
+        if index is None or index.needs_rebuild():
+            self._build(realm)
+            return
+        seq = index.seq
+        with self.snapshot(realm) as conn:
+            found = _changes(conn, seq, None)
+        assert found is not None
+        with index.lock:
+            if index.seq == seq:
+                _apply(index, *found)
+        self._fit(realm)
 
     def _build(self, realm: str) -> None:
         with self._lock:
