@@ -53,7 +53,7 @@ def export_jsonl(
     ``progress(n)`` is called after each page with the number of records just written. Raises
     ``ValueError`` when ``identity`` is given without agent memory, or for an unknown realm.
     """
-    feature = getattr(runtime, "agent_memory", None)
+    feature = runtime.agent_memory
     store = feature.store if feature is not None else None
     if store is None and identity is not None:
         raise ValueError("agent memory is disabled in this configuration: there are no records to export")

@@ -152,7 +152,7 @@ def import_jsonl(
     record lines.
     """
     parsed = parse_lines(lines)
-    feature = getattr(runtime, "agent_memory", None)
+    feature = runtime.agent_memory
     store = feature.store if feature is not None else None
     if parsed.records and store is None:
         raise ImportError_(parsed.records[0][0], "agent memory is disabled in this configuration")

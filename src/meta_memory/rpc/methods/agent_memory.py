@@ -37,7 +37,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 def agent_memory_enabled(runtime: "Runtime") -> bool:
     """Agent-memory methods are advertised only when agent memory is wired."""
-    return getattr(runtime, "agent_memory", None) is not None
+    return runtime.agent_memory is not None
 
 
 def register(table: MethodTable) -> None:

@@ -94,7 +94,7 @@ class ProposalDecideDoc(_Realm):
 
 
 def _review_enabled(runtime: "Runtime") -> bool:
-    return getattr(runtime, "review", None) is not None
+    return runtime.review is not None
 
 
 def _principal(ctx: CallContext) -> str | None:
@@ -104,7 +104,7 @@ def _principal(ctx: CallContext) -> str | None:
 def _authority(runtime: "Runtime", ctx: CallContext) -> Any:
     from ...review.authority import ReviewAuthority
 
-    return ReviewAuthority.of(getattr(runtime, "access", None), ctx.principal)
+    return ReviewAuthority.of(runtime.access, ctx.principal)
 
 
 def register(table: MethodTable) -> None:
