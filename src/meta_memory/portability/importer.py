@@ -26,6 +26,7 @@ from ..agent_memory.model import Author, MemoryRecord, NewMemoryRecord, StatusKi
 from ..agent_memory.store.base import AgentMemoryStore
 from ..agent_memory.validator import normalize_record, refuse_secrets, validate_record_fields
 from ..errors import AgentMemoryError, MetaError
+from ..ledger.errors import LedgerValidationError
 from ..ledger.model import IndexRequest
 from .format import MAX_LINE_BYTES, AssertionLine, ConflictLine, Header, RecordLine, parse_line
 
@@ -189,6 +190,8 @@ def _import_ledger(runtime: Any, lines: list[tuple[int, AssertionLine | Conflict
                 runtime.ledger.index(IndexRequest(entity=line.entity, topic=line.topic, store=line.store,
                                                   conflict=True, conflict_reason=line.reason))
                 summary.conflict_signals += 1
+        except LedgerValidationError as exc:
+            raise ImportError_(n, f"refused by the ledger: {exc.rule}") from None
         except MetaError as exc:
             raise ImportError_(n, f"refused by the ledger: {exc.message}") from None
 
