@@ -15,6 +15,7 @@ from typing import Any
 
 from ..clock import Clock
 from ..errors import AgentMemoryError, RecordNotFound
+from ..limits import DAY_MS
 
 __all__ = ["TombstoneRetention", "SWEEP_INTERVAL_MS"]
 
@@ -22,7 +23,6 @@ log = logging.getLogger(__name__)
 
 #: How often the background sweep runs (ms).
 SWEEP_INTERVAL_MS = 60 * 60 * 1000
-DAY_MS = 24 * 60 * 60 * 1000
 
 
 class TombstoneRetention:

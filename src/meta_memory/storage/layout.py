@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from meta_memory.errors import StartupError
+from meta_memory.limits import MAX_FILE_NAME_BYTES
 
 __all__ = [
     "LEDGER_FILE",
@@ -51,8 +52,6 @@ PREDECESSOR_STAGE_FILE = "elephant-memory-state.tmp"
 AGENT_MEMORY_DIR = "agent-memory"
 LEGACY_AGENT_MEMORY_DIR = "agent-memory-sqlite"
 REALM_DB_SUFFIX = ".sqlite3"
-#: Longest file name most file systems accept, in bytes.
-MAX_FILE_NAME_BYTES = 255
 
 _KEEP = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
 _HEX = frozenset(b"0123456789abcdefABCDEF")

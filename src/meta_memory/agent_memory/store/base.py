@@ -50,6 +50,9 @@ from meta_memory.agent_memory.fields import (
     validate_record_fields,
 )
 from meta_memory.agent_memory.hashing import content_hash, mint_token
+from meta_memory.limits import MAX_MANIFEST_K
+from meta_memory.limits import RETENTION_FLOOR_BYTES as DEFAULT_SCOPE_FLOOR_BYTES
+from meta_memory.limits import RETENTION_FLOOR_RECORDS as DEFAULT_SCOPE_FLOOR_RECORDS
 from meta_memory.agent_memory.model import (
     AgentMemoryRecord,
     Author,
@@ -91,9 +94,6 @@ __all__ = [
 ]
 
 DEFAULT_MANIFEST_K = 32
-MAX_MANIFEST_K = 512
-DEFAULT_SCOPE_FLOOR_RECORDS = 4000
-DEFAULT_SCOPE_FLOOR_BYTES = 32 * 1024 * 1024
 #: Most items one :meth:`AgentMemoryStore.remember_many` call takes (the staged-batch op cap).
 MAX_REMEMBER_BATCH_ITEMS = MAX_BATCH_OPS
 

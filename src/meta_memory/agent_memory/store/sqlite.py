@@ -104,6 +104,7 @@ from meta_memory.identity import parse_identity, parse_realm
 from meta_memory.recall import fts
 from meta_memory.recall.semantic import vectors as vector_index
 from meta_memory.storage.perms import private_dir, private_sqlite
+from meta_memory.limits import DEFAULT_MAX_OPEN_REALMS, DEFAULT_MAX_REALMS, MAX_FILE_NAME_BYTES
 from meta_memory.storage.layout import AgentMemoryPaths, RealmPathError
 
 __all__ = [
@@ -122,12 +123,6 @@ MAX_IMPORT_SKIP_REASONS = 8
 
 _T = TypeVar("_T")
 
-MAX_FILE_NAME_BYTES = 255
-
-#: Default of ``[agent_memory] max_realms``: most realm databases under the root.
-DEFAULT_MAX_REALMS = 4096
-#: Default of ``[agent_memory] max_open_realms``: most realms with open connections at once.
-DEFAULT_MAX_OPEN_REALMS = 32
 #: Idle reader connections kept per open realm.
 MAX_IDLE_READERS = 2
 #: SQLite VM steps between two checks of the recall's time budget.
