@@ -19,19 +19,20 @@ imports the runtime: it receives what it needs as a :class:`FeatureContext`.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from .agent_memory.config import AgentMemoryConfig
 from .agent_memory.retention import TombstoneRetention
-from .agent_memory.store.base import AgentMemoryStore
+from .agent_memory.store.base import AgentMemoryStore, WriteGate
 from .clock import Clock
 from .errors import StartupError
 from .events.bus import EventBus
 from .firewall.service import Firewall
 from .injection import InjectionCoordinator
+from .injection.model import LedgerRow, ScopeRef
 from .ledger.ledger import AssertionLedger
 from .panel.store import MemoryPanelStore
 from .recall.semantic.setup import RecallSetup
@@ -47,6 +48,10 @@ log = logging.getLogger("meta_memory.features")
 
 #: Registers a function the runtime calls, in order, when it closes.
 AddCloser = Callable[[Callable[[], object]], None]
+
+
+#: The injection surfaces the store's injection ledger records.
+_SURFACES: dict[str, Literal["build", "turn"]] = {"build": "build", "turn": "turn"}
 
 
 @dataclass(frozen=True)
@@ -94,7 +99,7 @@ def effective_agent_memory_config(cfg: AgentMemoryConfig | None, has_state_dir: 
     return cfg if cfg.enabled else None
 
 
-def _open_store(ctx: FeatureContext, cfg: AgentMemoryConfig, gate: Any) -> AgentMemoryStore:
+def _open_store(ctx: FeatureContext, cfg: AgentMemoryConfig, gate: WriteGate) -> AgentMemoryStore:
     if cfg.store == "postgres":
         try:
             from .agent_memory.store.postgres import PostgresAgentMemoryStore
@@ -165,13 +170,13 @@ def build_features(ctx: FeatureContext) -> Features:
     timebox = TimeBox()
     service = AgentMemoryService(store, cfg, recall.provider, timebox, emit)
 
-    def manifest_fn(scope_ref: Any, k: int = 24) -> Any:
+    def manifest_fn(scope_ref: ScopeRef, k: int = 24) -> Sequence[object]:
         scope = Scope.from_storage(scope_ref.realm, scope_ref.kind, scope_ref.key)
         return store.manifest(scope_ref.realm, scope, "working_set", k)
 
-    def log_injections_fn(realm: str, rows: Any) -> None:
-        store.log_injections(realm, [InjectionRow(r.record_id, r.identity, r.surface, r.at_ms, r.session_key)
-                                     for r in rows])
+    def log_injections_fn(realm: str, rows: Sequence[LedgerRow]) -> None:
+        store.log_injections(realm, [InjectionRow(r.record_id, r.identity, _SURFACES[r.surface], r.at_ms,
+                                                  r.session_key) for r in rows])
 
     injection = InjectionCoordinator(
         InjectionOptions.from_config(cfg),

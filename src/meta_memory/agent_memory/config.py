@@ -190,9 +190,9 @@ class AgentMemoryConfig(BaseModel):
     realm: Annotated[str, BeforeValidator(_realm)] = DEFAULT_REALM
     selection: Annotated[Literal["always", "contextual"], _choice("always", "contextual")] = "contextual"
     max_entries: Annotated[int, _ranged(DEFAULT_MAX_ENTRIES, MAX_MEMORY_ENTRIES)] = Field(
-        DEFAULT_MAX_ENTRIES, ge=1, le=MAX_MEMORY_ENTRIES)
+        default=DEFAULT_MAX_ENTRIES, ge=1, le=MAX_MEMORY_ENTRIES)
     recall_timeout_ms: Annotated[int, _ranged(DEFAULT_RECALL_TIMEOUT_MS, MAX_RECALL_TIMEOUT_MS)] = Field(
-        DEFAULT_RECALL_TIMEOUT_MS, ge=1, le=MAX_RECALL_TIMEOUT_MS)
+        default=DEFAULT_RECALL_TIMEOUT_MS, ge=1, le=MAX_RECALL_TIMEOUT_MS)
     recall_failure_policy: Annotated[Literal["fail", "skip"], _choice("fail", "skip")] = "skip"
     instruction_header: Annotated[str | None, BeforeValidator(_optional_text)] = None
     per_turn_injection: Annotated[Literal["off", "budgeted"], _choice("off", "budgeted")] = "budgeted"
@@ -205,16 +205,16 @@ class AgentMemoryConfig(BaseModel):
     dsn: Annotated[str | None, BeforeValidator(_dsn)] = None
     recall_provider: Annotated[Literal["lexical", "hybrid"], _choice("lexical", "hybrid")] = "lexical"
     erase_tombstoned_after_days: Annotated[int | None, BeforeValidator(_retention_days)] = Field(
-        None, ge=1, le=MAX_RETENTION_DAYS)
+        default=None, ge=1, le=MAX_RETENTION_DAYS)
     session_state_expiry_days: Annotated[int, _ranged(DEFAULT_SESSION_STATE_EXPIRY_DAYS,
                                                       MAX_SESSION_STATE_EXPIRY_DAYS)] = Field(
-        DEFAULT_SESSION_STATE_EXPIRY_DAYS, ge=1, le=MAX_SESSION_STATE_EXPIRY_DAYS)
+        default=DEFAULT_SESSION_STATE_EXPIRY_DAYS, ge=1, le=MAX_SESSION_STATE_EXPIRY_DAYS)
     session_state_limit: Annotated[int, _ranged(DEFAULT_SESSION_STATE_LIMIT, MAX_SESSION_STATE_LIMIT)] = Field(
-        DEFAULT_SESSION_STATE_LIMIT, ge=1, le=MAX_SESSION_STATE_LIMIT)
+        default=DEFAULT_SESSION_STATE_LIMIT, ge=1, le=MAX_SESSION_STATE_LIMIT)
     max_realms: Annotated[int, _ranged(DEFAULT_MAX_REALMS, MAX_MAX_REALMS)] = Field(
-        DEFAULT_MAX_REALMS, ge=1, le=MAX_MAX_REALMS)
+        default=DEFAULT_MAX_REALMS, ge=1, le=MAX_MAX_REALMS)
     max_open_realms: Annotated[int, _ranged(DEFAULT_MAX_OPEN_REALMS, MAX_MAX_OPEN_REALMS)] = Field(
-        DEFAULT_MAX_OPEN_REALMS, ge=1, le=MAX_MAX_OPEN_REALMS)
+        default=DEFAULT_MAX_OPEN_REALMS, ge=1, le=MAX_MAX_OPEN_REALMS)
     steward: StewardConfig = Field(default_factory=lambda: StewardConfig.parse(None))
     """``[agent_memory.steward]`` (disabled by default)."""
 
