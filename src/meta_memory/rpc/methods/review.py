@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from ...access.requirements import Requirement, anywhere, identity_resource, on_identity, requires, unscoped
 from ...access.resources import Resources
 from ...review import params as rp
+from ...review.authority import ReviewAuthority
 from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field
 from .. import results_review as R
@@ -101,9 +102,7 @@ def _principal(ctx: CallContext) -> str | None:
     return getattr(ctx.principal, "name", None)
 
 
-def _authority(runtime: "Runtime", ctx: CallContext) -> Any:
-    from ...review.authority import ReviewAuthority
-
+def _authority(runtime: "Runtime", ctx: CallContext) -> ReviewAuthority:
     return ReviewAuthority.of(runtime.access, ctx.principal)
 
 
