@@ -50,9 +50,6 @@ from meta_memory.agent_memory.fields import (
     validate_record_fields,
 )
 from meta_memory.agent_memory.hashing import content_hash, mint_token
-from meta_memory.limits import MAX_MANIFEST_K
-from meta_memory.limits import RETENTION_FLOOR_BYTES as DEFAULT_SCOPE_FLOOR_BYTES
-from meta_memory.limits import RETENTION_FLOOR_RECORDS as DEFAULT_SCOPE_FLOOR_RECORDS
 from meta_memory.agent_memory.model import (
     AgentMemoryRecord,
     Author,
@@ -73,6 +70,9 @@ from meta_memory.agent_memory.validator import (
 from meta_memory.clock import Clock
 from meta_memory.agent_memory.erase import EraseReport
 from meta_memory.errors import AgentMemoryError
+from meta_memory.limits import MAX_MANIFEST_K
+from meta_memory.limits import RETENTION_FLOOR_BYTES as DEFAULT_SCOPE_FLOOR_BYTES
+from meta_memory.limits import RETENTION_FLOOR_RECORDS as DEFAULT_SCOPE_FLOOR_RECORDS
 
 if TYPE_CHECKING:
     from meta_memory.agent_memory.store.tx import ReadTx, WriteTx

@@ -101,11 +101,11 @@ from meta_memory import deadline
 from meta_memory.clock import Clock, SystemClock
 from meta_memory.errors import AgentMemoryError
 from meta_memory.identity import parse_identity, parse_realm
+from meta_memory.limits import DEFAULT_MAX_OPEN_REALMS, DEFAULT_MAX_REALMS
 from meta_memory.recall import fts
 from meta_memory.recall.semantic import vectors as vector_index
-from meta_memory.storage.perms import private_dir, private_sqlite
-from meta_memory.limits import DEFAULT_MAX_OPEN_REALMS, DEFAULT_MAX_REALMS, MAX_FILE_NAME_BYTES
 from meta_memory.storage.layout import AgentMemoryPaths, RealmPathError
+from meta_memory.storage.perms import private_dir, private_sqlite
 
 __all__ = [
     "SqliteAgentMemoryStore",
@@ -136,8 +136,12 @@ def realm_db_path(root: Path, realm: str) -> Path:
     Raises ``AgentMemoryError("invalid_record", "realm name is too long ...")``
     when the encoded file name exceeds 255 bytes.
     """
+    return _realm_db_path(AgentMemoryPaths(root), realm)
+
+
+def _realm_db_path(paths: AgentMemoryPaths, realm: str) -> Path:
     try:
-        return AgentMemoryPaths(root).realm_db_path(realm)
+        return paths.realm_db_path(realm)
     except RealmPathError as exc:
         raise AgentMemoryError("invalid_record", str(exc)) from None
 
@@ -275,7 +279,7 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
 
     def _realm_exists(self, name: str) -> bool:
         """A database file exists, or a legacy markdown folder waits to be imported (spec: parsed at first access)."""
-        path = realm_db_path(self.root, name)
+        path = _realm_db_path(self.paths, name)
         return path.exists() or (self.import_markdown and self.paths.legacy_markdown_dir(name).is_dir())
 
     def _has_realm(self, name: str) -> bool:
@@ -287,7 +291,7 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
         """Refuse creating ``name`` past ``max_realms`` (caller holds ``_open_lock``; realms being created
         by other threads count, so concurrent creations cannot overshoot the cap)."""
         on_disk = self.paths.db_file_names()
-        pending = {realm_db_path(self.root, n).name for n in self._creating} - on_disk
+        pending = {_realm_db_path(self.paths, n).name for n in self._creating} - on_disk
         count = len(on_disk) + len(pending)
         if count >= self.max_realms:
             raise AgentMemoryError(
@@ -376,7 +380,7 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
                 self._release(db)
 
     def _open_realm(self, realm: str) -> _RealmDb:
-        path = realm_db_path(self.root, realm)
+        path = _realm_db_path(self.paths, realm)
         try:
             writer = self._connect(path)
             db = _RealmDb(realm, path, writer)
