@@ -246,7 +246,7 @@ def _config_error(exc: ValidationError) -> ConfigError:
     return ConfigError(f"agent_memory.{loc}: {err['msg']}" if loc else f"agent_memory.{err['msg']}")
 
 
-def parse_content_trust(raw: Any) -> ContentTrustConfig:
+def parse_content_trust(raw: object) -> ContentTrustConfig:
     """Decode ``content_trust`` strictly (reference §5 messages); raises :class:`ConfigError`.
 
     Messages: ``content_trust must be an object``, ``unsupported content_trust

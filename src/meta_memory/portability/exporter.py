@@ -14,6 +14,7 @@ from typing import IO, Any
 
 from ..agent_memory.model import Scope
 from ..agent_memory.store.base import AgentMemoryStore
+from ..runtime import Runtime
 from .format import FORMAT, VERSION, record_line
 
 __all__ = ["ExportSummary", "export_jsonl"]
@@ -39,7 +40,7 @@ def _write(out: IO[str], obj: dict[str, Any]) -> None:
 
 
 def export_jsonl(
-    runtime: Any,
+    runtime: Runtime,
     out: IO[str],
     *,
     realm: str | None = None,

@@ -28,6 +28,7 @@ from ..agent_memory.validator import normalize_record, refuse_secrets, validate_
 from ..errors import AgentMemoryError, MetaError
 from ..ledger.errors import LedgerValidationError
 from ..ledger.model import IndexRequest
+from ..runtime import Runtime
 from .format import MAX_LINE_BYTES, AssertionLine, ConflictLine, Header, RecordLine, parse_line
 
 __all__ = ["ImportError_", "ImportSummary", "import_jsonl", "IMPORT_AUTHOR"]
@@ -140,7 +141,7 @@ def _batches(records: list[tuple[int, MemoryRecord]]) -> Iterable[list[tuple[int
 
 
 def import_jsonl(
-    runtime: Any,
+    runtime: Runtime,
     lines: Iterable[str | bytes],
     *,
     progress: Callable[[int], None] | None = None,
@@ -168,7 +169,7 @@ def import_jsonl(
     return summary
 
 
-def _import_ledger(runtime: Any, lines: list[tuple[int, AssertionLine | ConflictLine]], summary: ImportSummary) -> None:
+def _import_ledger(runtime: Runtime, lines: list[tuple[int, AssertionLine | ConflictLine]], summary: ImportSummary) -> None:
     if not lines:
         return
     if runtime.ledger is None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ...access.requirements import on_identity
+from ...agent_memory.model import Scope
 from ..results import (
     EraseResult,
     ForgetResult,
@@ -105,7 +106,7 @@ def _erase(runtime: "Runtime", ctx: CallContext, realm: str, identity: str, memo
     access = runtime.access
     principal = ctx.principal or ANONYMOUS
 
-    def may_erase(scope: Any) -> bool:  # every scope the content closure reaches needs the erase grant
+    def may_erase(scope: Scope) -> bool:  # every scope the content closure reaches needs the erase grant
         kind, key = scope.storage()
         return access.policy.check(principal, "agent.memory.erase", access.resources.scope(scope.realm, kind, key))
 

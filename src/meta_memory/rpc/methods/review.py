@@ -125,7 +125,7 @@ def register(table: MethodTable) -> None:
 
     @table.method("meta/gating/check", rp.parse_gating_check_params, requires=unscoped("ledger.read"), mutating=False,
                   result=R.GatingCheckResult, params_model=GatingCheckDoc)
-    def gating_check(runtime: "Runtime", ctx: CallContext, p: Any) -> dict[str, Any]:
+    def gating_check(runtime: "Runtime", ctx: CallContext, p: rp.GatingCheckParams) -> dict[str, Any]:
         """``{allowed, reason?, conflict?}``: refused while a conflict signal is active in the ledger."""
         from ...review import promotions
 
