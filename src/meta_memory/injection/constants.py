@@ -7,7 +7,9 @@ from __future__ import annotations
 
 from typing import Final
 
-from ..limits import DAY_MS, DEFAULT_INSTRUCTION_HEADER  # noqa: F401 - injection's names for them
+# Defined once in meta_memory.limits; injection modules read them from this catalogue.
+from ..limits import DAY_MS as DAY_MS
+from ..limits import DEFAULT_INSTRUCTION_HEADER as DEFAULT_INSTRUCTION_HEADER
 
 MAX_INJECTED_TITLE_BYTES: Final = 160
 MAX_INJECTED_BODY_BYTES: Final = 2048
