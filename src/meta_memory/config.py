@@ -18,7 +18,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from .access.config import AccessConfig, parse_access_section
+from .agent_memory.config import AgentMemoryConfig, parse_agent_memory_section
 from .errors import ConfigError
+from .ledger.config import LedgerConfig, parse_memory_section
 from .server.config import DEFAULT_MAX_REQUEST_BYTES, GatewayConfig, parse_gateway_section
 
 __all__ = ["DEFAULT_MAX_REQUEST_BYTES", "GatewayConfig", "MetaConfig", "load_config", "parse_config"]
@@ -30,12 +33,13 @@ class MetaConfig:
     ledger is held in memory only (the SDK builder without ``.memory(...)``);
     ``meta-memory serve`` fills in ``local_json`` under its state dir."""
 
-    memory: Any = None
-    agent_memory: Any = None
-    access: Any = None
+    memory: LedgerConfig | None = None
+    agent_memory: AgentMemoryConfig | None = None
+    access: AccessConfig | None = None
     gateway: GatewayConfig = field(default_factory=GatewayConfig)
 
-    def with_memory(self, memory: Any) -> "MetaConfig":
+    def with_memory(self, memory: LedgerConfig | None) -> MetaConfig:
+        """This config with ``[memory]`` replaced (``serve`` fills in ``local_json`` under its state dir)."""
         return replace(self, memory=memory)
 
 
@@ -45,19 +49,9 @@ def parse_config(raw: dict[str, Any]) -> MetaConfig:
     unknown = sorted(set(raw) - known)
     if unknown:
         raise ConfigError(f"unknown configuration table [{unknown[0]}] (known: {', '.join(sorted(known))})")
-    memory = agent_memory = access = None
-    if "memory" in raw:
-        from .ledger.config import parse_memory_section
-
-        memory = parse_memory_section(raw["memory"])
-    if "agent_memory" in raw:
-        from .agent_memory.config import parse_agent_memory_section
-
-        agent_memory = parse_agent_memory_section(raw["agent_memory"])
-    if "access" in raw:
-        from .access.config import parse_access_section
-
-        access = parse_access_section(raw["access"])
+    memory = parse_memory_section(raw["memory"]) if "memory" in raw else None
+    agent_memory = parse_agent_memory_section(raw["agent_memory"]) if "agent_memory" in raw else None
+    access = parse_access_section(raw["access"]) if "access" in raw else None
     gateway = parse_gateway_section(raw["gateway"]) if "gateway" in raw else GatewayConfig()
     return MetaConfig(memory=memory, agent_memory=agent_memory, access=access, gateway=gateway)
 

@@ -22,6 +22,11 @@ code       class                                       ``data``
 -32043     :class:`QuarantineReviewRefused`            ``{kind: "memory_quarantine_review_refused", reason, ...}``
 =========  ==========================================  ===================================
 
+Domain rules broken by a value (the assertion ledger's field rules, a tool provenance's shape) are
+:class:`ValueRuleBroken` subclasses carrying ``field`` and ``rule``; they know nothing of JSON-RPC.
+The method table (:meth:`meta_memory.rpc.registry.MethodTable.call`, the path every transport takes)
+answers them as :class:`InvalidParams` through :func:`meta_memory.rpc.params.rule_to_invalid_params`.
+
 Start-up refusals (bad configuration, a predecessor ledger, file-name twins,
 a malformed ledger file) are :class:`StartupError`; they never reach a client
 because the gateway does not start.
@@ -47,7 +52,22 @@ __all__ = [
     "QuarantineReviewRefused",
     "StartupError",
     "ConfigError",
+    "ValueRuleBroken",
 ]
+
+
+class ValueRuleBroken(Exception):
+    """A value broke a domain rule. Not a JSON-RPC error: the RPC layer answers it as ``-32602``.
+
+    Attributes:
+        rule: the rule in words, e.g. ``fact is required unless conflict=true``.
+        field: the offending field's name (``None`` when the whole value is at fault).
+    """
+
+    def __init__(self, rule: str, field: str | None = None) -> None:
+        super().__init__(rule)
+        self.rule = rule
+        self.field = field
 
 
 class MetaError(Exception):

@@ -1,4 +1,4 @@
-"""Wires agent memory (store, recall, firewall, injection, recorder tool) onto a runtime.
+"""Builds agent memory's parts (store, recall, firewall, injection, recorder tool, review, panel) for a runtime.
 
 Agent memory is on by default whenever the runtime has a state directory
 (``[agent_memory] enabled = false`` turns it off); the bundled store is one
@@ -9,48 +9,97 @@ constructed here, once, in dependency order:
     in the store's database) -> recall provider
     (``[agent_memory] recall_provider``: lexical, or hybrid with its background vector indexer)
     -> AgentMemoryService -> InjectionCoordinator -> recorder tool -> HostService
+    -> ReviewService -> tombstone retention -> the console Memory panel's read models
+
+:func:`build_features` returns the parts as a :class:`Features`; the runtime
+(:mod:`meta_memory.runtime`) holds them as typed attributes. This module never
+imports the runtime: it receives what it needs as a :class:`FeatureContext`.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import Any, Literal
 
+from .agent_memory.config import AgentMemoryConfig
+from .agent_memory.retention import TombstoneRetention
+from .agent_memory.store.base import AgentMemoryStore, WriteGate
+from .clock import Clock
 from .errors import StartupError
+from .events.bus import EventBus
+from .firewall.service import Firewall
+from .injection import InjectionCoordinator
+from .injection.model import LedgerRow, ScopeRef
+from .ledger.ledger import AssertionLedger
+from .panel.store import MemoryPanelStore
+from .recall.semantic.setup import RecallSetup
+from .review.service import ReviewService
+from .services.agent_memory import AgentMemoryService
+from .services.host import HostService
+from .storage.layout import StorageLayout
+from .tool.recorder import RecorderTool
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .runtime import Runtime
-
-__all__ = ["wire_features", "AgentMemoryFeature"]
+__all__ = ["AgentMemoryFeature", "FeatureContext", "Features", "build_features"]
 
 log = logging.getLogger("meta_memory.features")
 
+#: Registers a function the runtime calls, in order, when it closes.
+AddCloser = Callable[[Callable[[], object]], None]
 
-@dataclass
+
+#: The injection surfaces the store's injection ledger records.
+_SURFACES: dict[str, Literal["build", "turn"]] = {"build": "build", "turn": "turn"}
+
+
+@dataclass(frozen=True)
 class AgentMemoryFeature:
     """The agent-memory services a runtime holds when agent memory is enabled."""
 
-    config: Any
-    store: Any
-    firewall: Any
-    service: Any
-    injection: Any
-    tool: Any
-    host: Any
-    recall: Any = None  # the RecallSetup: provider and (hybrid) vector indexer
+    config: AgentMemoryConfig
+    store: AgentMemoryStore
+    firewall: Firewall
+    service: AgentMemoryService
+    injection: InjectionCoordinator
+    tool: RecorderTool | None
+    host: HostService
+    recall: RecallSetup
 
 
-def _agent_memory_config(runtime: "Runtime") -> Any:
-    from .agent_memory.config import AgentMemoryConfig
+@dataclass(frozen=True)
+class FeatureContext:
+    """What building the features needs from the runtime: its config, storage, clock and authorities."""
 
-    cfg = runtime.config.agent_memory
+    config: AgentMemoryConfig | None
+    layout: StorageLayout | None
+    clock: Clock
+    events: EventBus
+    ledger: AssertionLedger
+    start_background: bool
+    add_closer: AddCloser
+
+
+@dataclass(frozen=True)
+class Features:
+    """The optional parts; every field is ``None`` when agent memory is off."""
+
+    agent_memory: AgentMemoryFeature | None = None
+    review: ReviewService | None = None
+    retention: TombstoneRetention | None = None
+    memory_panel_store: MemoryPanelStore | None = None
+
+
+def effective_agent_memory_config(cfg: AgentMemoryConfig | None, has_state_dir: bool) -> AgentMemoryConfig | None:
+    """The ``[agent_memory]`` config in force: the defaults when the section is absent and there is a
+    state directory, ``None`` when agent memory is off."""
     if cfg is None:
-        return AgentMemoryConfig() if runtime.state_dir is not None else None
+        return AgentMemoryConfig() if has_state_dir else None
     return cfg if cfg.enabled else None
 
 
-def _open_store(runtime: "Runtime", cfg: Any, gate: Any) -> Any:
+def _open_store(ctx: FeatureContext, cfg: AgentMemoryConfig, gate: WriteGate) -> AgentMemoryStore:
     if cfg.store == "postgres":
         try:
             from .agent_memory.store.postgres import PostgresAgentMemoryStore
@@ -58,80 +107,77 @@ def _open_store(runtime: "Runtime", cfg: Any, gate: Any) -> Any:
             raise StartupError(f"agent_memory.store = \"postgres\" needs the postgres extra: {exc}") from None
         if not cfg.dsn:
             raise StartupError("agent_memory.store = \"postgres\" needs agent_memory.dsn")
-        return PostgresAgentMemoryStore(cfg.dsn, runtime.clock, gate=gate, max_realms=cfg.max_realms)
-    if runtime.layout is None:
+        store: AgentMemoryStore = PostgresAgentMemoryStore(cfg.dsn, ctx.clock, gate=gate, max_realms=cfg.max_realms)
+        return store
+    if ctx.layout is None:
         raise StartupError("agent memory with the sqlite store needs a persistent state directory")
     from .agent_memory.store.sqlite import SqliteAgentMemoryStore
 
-    return SqliteAgentMemoryStore(runtime.layout.ensure_agent_memory_root(), runtime.clock, gate=gate,
+    return SqliteAgentMemoryStore(ctx.layout.agent_memory_paths(), ctx.clock, gate=gate,
                                   max_realms=cfg.max_realms, max_open_realms=cfg.max_open_realms,
                                   recall_index_bytes=cfg.recall_index_mb * 1024 * 1024)
 
 
-def _open_session_state(runtime: "Runtime", cfg: Any, store: Any) -> Any:
-    """Taint, reset marks, injection budgets and nonces: in the PostgreSQL store's schema (shared by every
-    gateway on the database) or in ``<state-dir>/session-state.db``."""
-    from .session_state import open_session_state
-
-    root = runtime.layout.state_dir if runtime.layout is not None else None
-    return open_session_state(store, root, runtime.clock, expiry_ms=cfg.session_state_expiry_days * 86_400_000,
-                              limit=cfg.session_state_limit)
+def _state_root(ctx: FeatureContext) -> Path | None:
+    return ctx.layout.state_dir if ctx.layout is not None else None
 
 
-def wire_features(runtime: "Runtime") -> None:
-    """Attach ``runtime.agent_memory`` (an :class:`AgentMemoryFeature` or ``None``) and
-    ``runtime.memory_panel_store`` (the console Memory panel's read models, or ``None``)."""
-    runtime.agent_memory = None
-    runtime.memory_panel_store = None
-    cfg = _agent_memory_config(runtime)
+def build_features(ctx: FeatureContext) -> Features:
+    """Build every optional part in dependency order (see the module doc).
+
+    Closers (indexer, store, session state, schedulers) are registered through ``ctx.add_closer`` in the
+    order the runtime must run them. Raises :class:`StartupError` for a configuration the stores refuse
+    (postgres without its extra or dsn, hybrid recall on postgres, sqlite without a state directory).
+    """
+    cfg = ctx.config
     if cfg is None:
-        return
-    from .agent_memory.model import Scope, ScopeKind
+        return Features()
+    from .agent_memory.model import Scope
     from .agent_memory.store.base import InjectionRow
-    from .firewall.service import Firewall
-    from .injection import InjectionCoordinator, InjectionOptions, InjectionSessions
+    from .injection import InjectionOptions, InjectionSessions
     from .injection.timebox import TimeBox
     from .recall.semantic.setup import build_recall_provider
-    from .services.agent_memory import AgentMemoryService
-    from .services.host import HostService, QuarantineEventOps
-    from .tool.recorder import RecorderTool
+    from .services.host import QuarantineEventOps
+    from .session_state import open_session_state
 
     def emit(event_type: str, identity: str | None, data: dict[str, Any]) -> None:
-        runtime.events.emit(event_type, data, identity=identity)
+        ctx.events.emit(event_type, data, identity=identity)
 
-    provider_kind = getattr(cfg, "recall_provider", "lexical")
-    if provider_kind == "hybrid" and cfg.store == "postgres":
+    if cfg.recall_provider == "hybrid" and cfg.store == "postgres":
         raise StartupError('agent_memory.recall_provider = "hybrid" is not supported on the postgres store; '
                            'use store = "sqlite" or recall_provider = "lexical"')
-    firewall = Firewall(cfg.content_trust, runtime.clock, on_event=emit, llm_writes=cfg.llm_writes,
-                        realm=cfg.realm)
-    store = _open_store(runtime, cfg, firewall.gate)
+    firewall = Firewall(cfg.content_trust, ctx.clock, on_event=emit, llm_writes=cfg.llm_writes, realm=cfg.realm)
+    store = _open_store(ctx, cfg, firewall.gate)
     try:
-        session_state = _open_session_state(runtime, cfg, store)
+        # Taint, reset marks, injection budgets and nonces: in the PostgreSQL store's schema (shared by every
+        # gateway on the database) or in ``<state-dir>/session-state.db``.
+        session_state = open_session_state(store, _state_root(ctx), ctx.clock,
+                                           expiry_ms=cfg.session_state_expiry_days * 86_400_000,
+                                           limit=cfg.session_state_limit)
     except BaseException:
         store.close()
         raise
-    runtime.add_closer(session_state.close)
-    firewall.attach_state(session_state,
-                          legacy_state_path=runtime.layout.state_dir / "firewall-taint.json" if runtime.layout else None)
+    ctx.add_closer(session_state.close)
+    root = _state_root(ctx)
+    firewall.attach_state(session_state, legacy_state_path=root / "firewall-taint.json" if root is not None else None)
     try:
-        recall = build_recall_provider(provider_kind, store, start=False)
+        recall = build_recall_provider(cfg.recall_provider, store, start=False)
     except BaseException:
         store.close()
         raise
-    runtime.add_closer(recall.close)  # the vector indexer stops before the store closes
-    runtime.add_closer(store.close)
+    ctx.add_closer(recall.close)  # the vector indexer stops before the store closes
+    ctx.add_closer(store.close)
     recall.start()
     timebox = TimeBox()
     service = AgentMemoryService(store, cfg, recall.provider, timebox, emit)
 
-    def manifest_fn(scope_ref: Any, k: int = 24) -> Any:
+    def manifest_fn(scope_ref: ScopeRef, k: int = 24) -> Sequence[object]:
         scope = Scope.from_storage(scope_ref.realm, scope_ref.kind, scope_ref.key)
         return store.manifest(scope_ref.realm, scope, "working_set", k)
 
-    def log_injections_fn(realm: str, rows: Any) -> None:
-        store.log_injections(realm, [InjectionRow(r.record_id, r.identity, r.surface, r.at_ms, r.session_key)
-                                     for r in rows])
+    def log_injections_fn(realm: str, rows: Sequence[LedgerRow]) -> None:
+        store.log_injections(realm, [InjectionRow(r.record_id, r.identity, _SURFACES[r.surface], r.at_ms,
+                                                  r.session_key) for r in rows])
 
     injection = InjectionCoordinator(
         InjectionOptions.from_config(cfg),
@@ -139,7 +185,7 @@ def wire_features(runtime: "Runtime") -> None:
         manifest_fn=manifest_fn,
         log_injections_fn=log_injections_fn,
         mark_usage_fn=store.mark_usage,
-        clock=runtime.clock,
+        clock=ctx.clock,
         sessions=InjectionSessions(session_state),
         timebox=timebox,
     )
@@ -148,46 +194,46 @@ def wire_features(runtime: "Runtime") -> None:
         ops = QuarantineEventOps(store, cfg.realm, firewall.gate, service, emit)
         tool = RecorderTool(ops, max_entries=cfg.max_entries)
     host = HostService(cfg, firewall, injection, tool, store)
-    del ScopeKind
-    runtime.agent_memory = AgentMemoryFeature(cfg, store, firewall, service, injection, tool, host, recall)
+    agent_memory = AgentMemoryFeature(cfg, store, firewall, service, injection, tool, host, recall)
 
-    from .review.service import ReviewService
-
-    runtime.review = ReviewService(store, runtime.clock, events=runtime.events, ledger=runtime.ledger,
-                                   steward_config=cfg.steward)
-    if runtime.start_background:
-        runtime.review.start_schedule()
-        runtime.add_closer(runtime.review.stop_schedule)
-    runtime.retention = None
-    if cfg.erase_tombstoned_after_days is not None:
-        from .agent_memory.retention import SWEEP_INTERVAL_MS, TombstoneRetention
-        from .review.scheduler import DreamScheduler
-
-        runtime.retention = TombstoneRetention(store, cfg.erase_tombstoned_after_days, runtime.clock,
-                                               emit=runtime.events.emit)
-        if runtime.start_background:
-            runtime.retention.sweep()
-            sweeper = DreamScheduler(runtime.retention.sweep, SWEEP_INTERVAL_MS, runtime.clock, tick_s=5.0,
-                                     name="tombstone retention")
-            sweeper.start()
-            runtime.add_closer(sweeper.stop)
-    _wire_memory_panel(runtime, store)
+    review = ReviewService(store, ctx.clock, events=ctx.events, ledger=ctx.ledger, steward_config=cfg.steward)
+    if ctx.start_background:
+        review.start_schedule()
+        ctx.add_closer(review.stop_schedule)
+    return Features(agent_memory=agent_memory, review=review, retention=_retention(ctx, cfg, store),
+                    memory_panel_store=bundled_panel_store(store))
 
 
-def _wire_memory_panel(runtime: "Runtime", store: Any) -> None:
+def _retention(ctx: FeatureContext, cfg: AgentMemoryConfig, store: AgentMemoryStore) -> TombstoneRetention | None:
+    """The tombstone-retention sweep (``erase_tombstoned_after_days``), run now and hourly in the background."""
+    if cfg.erase_tombstoned_after_days is None:
+        return None
+    from .agent_memory.retention import SWEEP_INTERVAL_MS
+    from .review.scheduler import DreamScheduler
+
+    retention = TombstoneRetention(store, cfg.erase_tombstoned_after_days, ctx.clock, emit=ctx.events.emit)
+    if ctx.start_background:
+        retention.sweep()
+        sweeper = DreamScheduler(retention.sweep, SWEEP_INTERVAL_MS, ctx.clock, tick_s=5.0, name="tombstone retention")
+        sweeper.start()
+        ctx.add_closer(sweeper.stop)
+    return retention
+
+
+def bundled_panel_store(store: AgentMemoryStore) -> MemoryPanelStore | None:
     """The bundled stores serve the console Memory panel (seed: Console Memory panel):
     SQLite through :class:`~meta_memory.panel.store.SqlitePanelStore`, PostgreSQL through
     :class:`~meta_memory.panel.store.PostgresPanelStore`. Other backends leave the panel
-    methods unadvertised until an embedder calls ``runtime.set_memory_panel_store(store)``."""
+    methods unadvertised (``None``) until an embedder calls ``runtime.set_memory_panel_store(store)``."""
     from .agent_memory.store.sqlite import SqliteAgentMemoryStore
     from .panel.store import PostgresPanelStore, SqlitePanelStore
 
     if isinstance(store, SqliteAgentMemoryStore):
-        runtime.set_memory_panel_store(SqlitePanelStore(store))
-        return
+        return SqlitePanelStore(store)
     try:
         from .agent_memory.store.postgres import PostgresAgentMemoryStore
     except ImportError:  # pragma: no cover - psycopg is optional
-        return
+        return None
     if isinstance(store, PostgresAgentMemoryStore):
-        runtime.set_memory_panel_store(PostgresPanelStore(store))
+        return PostgresPanelStore(store)
+    return None

@@ -10,11 +10,21 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from .agent_memory.retention import TombstoneRetention
 from .clock import Clock, SystemClock
 from .config import MetaConfig
+from .events.bus import EventBus
+from .features import AgentMemoryFeature, FeatureContext, Features, build_features, effective_agent_memory_config
+from .ledger.ledger import AssertionLedger
+from .panel.store import MemoryPanelStore
+from .review.service import ReviewService
+from .services.access import AccessService
+from .storage.layout import StorageLayout
+from .storage.lock import StateDirLock
 
 __all__ = ["Runtime"]
 
@@ -32,11 +42,32 @@ class Runtime:
         clock: time source (UTC epoch ms); the system clock by default.
         start_background: start background work (the steward's dream schedule, when enabled).
 
+    Attributes (set once, at construction):
+        access: the access policy every call goes through.
+        layout: the state directory's path authority (``None`` without a state directory).
+        events: the timeline bus. ``ledger``: the assertion ledger.
+        agent_memory: store, firewall, injection, recorder tool and host services, or ``None``
+            when agent memory is off.
+        review: quarantine decisions, proposals, promotions and the dream (``None`` when agent
+            memory is off).
+        retention: the tombstone-retention sweep (``None`` unless ``erase_tombstoned_after_days``).
+        memory_panel_store: the console Memory panel's read models (``None``: the panel
+            methods are unadvertised; see :meth:`set_memory_panel_store`).
+
     Raises:
         StartupError: a predecessor ledger file or file-name twins under the
             state dir, a malformed ledger file, a failed startup health check,
             or a configuration refused at gateway init.
     """
+
+    access: AccessService
+    layout: StorageLayout | None
+    events: EventBus
+    ledger: AssertionLedger
+    agent_memory: AgentMemoryFeature | None
+    review: ReviewService | None
+    retention: TombstoneRetention | None
+    memory_panel_store: MemoryPanelStore | None
 
     def __init__(self, config: MetaConfig | None = None, state_dir: Path | str | None = None, *, clock: Clock | None = None,
                  start_background: bool = True) -> None:
@@ -45,19 +76,18 @@ class Runtime:
         self.clock: Clock = clock or SystemClock()
         self._lock = threading.RLock()
         self._closed = False
+        self._closers: list[Callable[[], object]] = []
         self.start_background = start_background
-
-        from .services.access import AccessService
-        from .storage.layout import StorageLayout
+        self._install(Features())
 
         am = self.config.agent_memory
         self.access = AccessService(self.config.access, default_realm=am.realm if am is not None else "default")
         self.layout = StorageLayout(self.state_dir) if self.state_dir is not None else None
-        self._state_lock = None
+        self._state_lock: StateDirLock | None = None
+        self._ledger: AssertionLedger | None = None
+        self._events: EventBus | None = None
         if self.layout is not None:
             self.layout.check_startup()
-            from .storage.lock import StateDirLock
-
             self._state_lock = StateDirLock(self.layout.state_dir)
         try:
             self._build()
@@ -65,27 +95,30 @@ class Runtime:
             self.close()
             raise
 
+    def _install(self, features: Features) -> None:
+        """The one place the optional parts are set."""
+        self.agent_memory = features.agent_memory
+        self.review = features.review
+        self.retention = features.retention
+        self.memory_panel_store = features.memory_panel_store
+
     def _build(self) -> None:
-        from .events.bus import EventBus
-        from .ledger.ledger import AssertionLedger
+        self._events = self.events = EventBus(
+            self.clock, path=(self.state_dir / "events.sqlite3") if self.state_dir else None,
+            retention=self.config.gateway.events_retention)
 
-        self.events = EventBus(self.clock, path=(self.state_dir / "events.sqlite3") if self.state_dir else None,
-                               retention=self.config.gateway.events_retention)
-
-        self.ledger = AssertionLedger.from_config(self.config.memory, self.state_dir, self.clock)
+        self._ledger = self.ledger = AssertionLedger.from_config(self.config.memory, self.state_dir, self.clock)
         self.ledger.on_eviction_started = self._ledger_eviction_started
         self.ledger.announce_pending_eviction()
-        self._init_features()
+        # Feature construction lives in one place (features.py) so the order of construction is explicit.
+        self._install(build_features(FeatureContext(
+            config=effective_agent_memory_config(self.config.agent_memory, self.state_dir is not None),
+            layout=self.layout, clock=self.clock, events=self.events, ledger=self.ledger,
+            start_background=self.start_background, add_closer=self.add_closer)))
 
     def _ledger_eviction_started(self, evicted: int, max_retained: int) -> None:
         """Timeline signal: the ledger reached its cap and has started evicting its oldest assertions."""
         self.events.emit("memory.ledger.eviction_started", {"evicted": evicted, "max_retained": max_retained})
-
-    # Feature wiring lives in one place so the order of construction is explicit.
-    def _init_features(self) -> None:
-        from .features import wire_features
-
-        wire_features(self)
 
     def status(self) -> dict[str, Any]:
         """``meta/status`` payload: version, advertised features, and the storage census.
@@ -96,7 +129,7 @@ class Runtime:
         from . import __version__
 
         slots = self.layout.slots() if self.layout is not None else []
-        feature = getattr(self, "agent_memory", None)
+        feature = self.agent_memory
         agent_memory: dict[str, Any] = {"enabled": feature is not None}
         if feature is not None:
             agent_memory.update({
@@ -120,7 +153,7 @@ class Runtime:
             "events": {"last_event_id": f"console-evt-{self.events.last_seq}" if self.events.last_seq else None},
         }
 
-    def set_memory_panel_store(self, store: Any) -> None:
+    def set_memory_panel_store(self, store: MemoryPanelStore | None) -> None:
         """Wire the console Memory panel's read models (seed: Console Memory panel).
 
         ``store`` is any :class:`~meta_memory.panel.store.MemoryPanelStore` (inherit
@@ -128,11 +161,8 @@ class Runtime:
         defaults), or ``None`` to leave the ten ``meta/memory/panel/*`` methods
         unadvertised. Raises ``TypeError`` for an object without the protocol's methods.
         """
-        if store is not None:
-            from .panel.store import MemoryPanelStore
-
-            if not isinstance(store, MemoryPanelStore):
-                raise TypeError("the memory panel store must implement MemoryPanelStore")
+        if store is not None and not isinstance(store, MemoryPanelStore):
+            raise TypeError("the memory panel store must implement MemoryPanelStore")
         self.memory_panel_store = store
 
     def close(self) -> None:
@@ -141,21 +171,20 @@ class Runtime:
             if self._closed:
                 return
             self._closed = True
-        for closer in getattr(self, "_closers", []):
+        for closer in self._closers:
             try:
                 closer()
             except Exception:  # noqa: BLE001 - best effort on shutdown
                 log.exception("error while closing the runtime")
-        if getattr(self, "ledger", None) is not None:
-            self.ledger.close()
-        if getattr(self, "events", None) is not None:
-            self.events.close()
+        if self._ledger is not None:
+            self._ledger.close()
+        if self._events is not None:
+            self._events.close()
         if self._state_lock is not None:
             self._state_lock.release()
 
-    def add_closer(self, fn: Any) -> None:
-        if not hasattr(self, "_closers"):
-            self._closers = []
+    def add_closer(self, fn: Callable[[], object]) -> None:
+        """Run ``fn`` when the runtime closes (in registration order; failures are logged)."""
         self._closers.append(fn)
 
     def __enter__(self) -> "Runtime":

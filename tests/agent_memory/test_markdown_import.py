@@ -6,7 +6,7 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from meta_memory.agent_memory._paths import decode_path_segment, encode_path_segment
+from meta_memory.storage.layout import decode_path_segment, encode_path_segment
 from meta_memory.agent_memory.markdown import parse_markdown
 from meta_memory.agent_memory.model import Author, Scope
 from meta_memory.agent_memory.store.sqlite import SqliteAgentMemoryStore

@@ -29,7 +29,7 @@ from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from support import GatewayProcess, legacy_markdown_file, markdown_record, raw_rows, serving, start_gateway, write_config
 
-from meta_memory.agent_memory._paths import encode_path_segment
+from meta_memory.storage.layout import encode_path_segment
 from meta_memory.agent_memory.model import Author, NewMemoryRecord, Provenance, Scope
 from meta_memory.agent_memory.store.sqlite import SqliteAgentMemoryStore
 from meta_memory.clock import ManualClock

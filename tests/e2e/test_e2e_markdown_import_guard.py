@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from e2e_support import Rpc
-from meta_memory.agent_memory._paths import encode_path_segment
+from meta_memory.storage.layout import encode_path_segment
 from support import start_gateway
 
 IDENT = "agent:legacy"

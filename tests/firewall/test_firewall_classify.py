@@ -8,11 +8,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from meta_memory.errors import InvalidParams
 from meta_memory.firewall.classify import (
     ALWAYS_UNTRUSTED_TOOLS,
     Classification,
     ContentTrustPolicy,
+    ProvenanceError,
     ToolProvenance,
     classify_tool_result,
     mcp_server_of,
@@ -138,7 +138,7 @@ def test_provenance_wire_parsing() -> None:
         ({"kind": "mcp", "source_id": 5}, "provenance.source_id"),
         ({"kind": "mcp", "source_id": "kg", "x": 1}, "provenance"),
     ]:
-        with pytest.raises(InvalidParams) as info:
+        with pytest.raises(ProvenanceError) as info:
             ToolProvenance.parse(bad)
         assert info.value.field == field
 

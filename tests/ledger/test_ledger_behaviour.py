@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from meta_memory.clock import ManualClock
-from meta_memory.errors import ConfigError, InvalidParams, MemoryBackendUnavailable
+from meta_memory.errors import ConfigError, MemoryBackendUnavailable
+from meta_memory.ledger.errors import LedgerValidationError
 from meta_memory.ledger import (
     AssertionLedger,
     IndexRequest,
@@ -198,13 +199,13 @@ def test_conflict_false_with_fact_records_no_signal(clock: ManualClock) -> None:
 
 def test_index_refusals_change_nothing(state_path: Path, clock: ManualClock) -> None:
     ledger = open_ledger(state_path, clock)
-    with pytest.raises(InvalidParams, match="fact is required unless conflict=true"):
+    with pytest.raises(LedgerValidationError, match="fact is required unless conflict=true"):
         ledger.index(IndexRequest(entity="e", topic="t"))
-    with pytest.raises(InvalidParams, match="store 'graph' is unsupported"):
+    with pytest.raises(LedgerValidationError, match="store 'graph' is unsupported"):
         ledger.index(fact(store="Graph"))
-    with pytest.raises(InvalidParams, match="entity must be a non-empty string"):
+    with pytest.raises(LedgerValidationError, match="entity must be a non-empty string"):
         ledger.index(fact(entity=" "))
-    with pytest.raises(InvalidParams, match="metadata"):
+    with pytest.raises(LedgerValidationError, match="metadata"):
         ledger.index(fact(metadata={"x": float("nan")}))
     assert not state_path.exists()
     assert ledger.index(fact()).assertion_id == "memory-assert-000000"

@@ -6,7 +6,8 @@ from typing import Any
 
 import pytest
 
-from meta_memory.errors import InvalidParams
+from meta_memory.ledger.errors import LedgerValidationError
+from meta_memory.rpc.params import rule_to_invalid_params
 from meta_memory.ledger.model import (
     IndexRequest,
     QueryRequest,
@@ -18,11 +19,13 @@ from meta_memory.ledger.model import (
 BASE = {"entity": "identity:ops", "topic": "deployment", "fact": "Production deploys require approval."}
 
 
-def refusal(fn: Any, params: object) -> InvalidParams:
-    with pytest.raises(InvalidParams) as info:
+def refusal(fn: Any, params: object) -> LedgerValidationError:
+    with pytest.raises(LedgerValidationError) as info:
         fn(params)
-    assert info.value.to_jsonrpc()["code"] == -32602
-    assert info.value.message == f"Invalid params: {info.value.rule}"
+    answer = rule_to_invalid_params(info.value).to_jsonrpc()
+    assert answer["code"] == -32602
+    assert answer["message"] == f"Invalid params: {info.value.rule}"
+    assert answer["data"] == {"kind": "invalid_params", **({"field": info.value.field} if info.value.field else {})}
     return info.value
 
 
@@ -64,7 +67,7 @@ def test_index_param_rules(change: dict[str, Any], rule: str, field: str) -> Non
         del params["entity"]
     err = refusal(parse_index_params, params)
     assert err.rule == rule
-    assert err.to_jsonrpc()["data"] == {"kind": "invalid_params", "field": field}
+    assert rule_to_invalid_params(err).to_jsonrpc()["data"] == {"kind": "invalid_params", "field": field}
 
 
 def test_index_params_accept_the_full_shape_and_nulls_as_absent() -> None:

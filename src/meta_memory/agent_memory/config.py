@@ -53,11 +53,32 @@ days``                     sweep erases tombstoned content older than
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
+from pydantic_core import PydanticCustomError
 
 from meta_memory.errors import ConfigError
+from meta_memory.review.config import StewardConfig
+from meta_memory.identity import DEFAULT_REALM
+from meta_memory.limits import (
+    DEFAULT_INSTRUCTION_HEADER,
+    DEFAULT_MAX_ENTRIES,
+    DEFAULT_MAX_OPEN_REALMS,
+    DEFAULT_MAX_REALMS,
+    DEFAULT_RECALL_INDEX_MB,
+    DEFAULT_RECALL_TIMEOUT_MS,
+    DEFAULT_SESSION_STATE_EXPIRY_DAYS,
+    DEFAULT_SESSION_STATE_LIMIT,
+    MAX_MAX_OPEN_REALMS,
+    MAX_MAX_REALMS,
+    MAX_MEMORY_ENTRIES,
+    MAX_RECALL_INDEX_MB,
+    MAX_RECALL_TIMEOUT_MS,
+    MAX_RETENTION_DAYS,
+    MAX_SESSION_STATE_EXPIRY_DAYS,
+    MAX_SESSION_STATE_LIMIT,
+)
 
 __all__ = [
     "DEFAULT_REALM",
@@ -72,22 +93,6 @@ __all__ = [
     "parse_content_trust",
 ]
 
-DEFAULT_REALM = "default"
-DEFAULT_MAX_ENTRIES = 8
-MAX_MEMORY_ENTRIES = 64
-DEFAULT_RECALL_TIMEOUT_MS = 500
-MAX_RECALL_TIMEOUT_MS = 30_000
-DEFAULT_INSTRUCTION_HEADER = "Agent memory"
-DEFAULT_SESSION_STATE_EXPIRY_DAYS = 30
-MAX_SESSION_STATE_EXPIRY_DAYS = 3650
-DEFAULT_SESSION_STATE_LIMIT = 1_000_000
-MAX_SESSION_STATE_LIMIT = 100_000_000
-DEFAULT_MAX_REALMS = 4096
-MAX_MAX_REALMS = 1_000_000
-DEFAULT_MAX_OPEN_REALMS = 32
-MAX_MAX_OPEN_REALMS = 4096
-DEFAULT_RECALL_INDEX_MB = 256
-MAX_RECALL_INDEX_MB = 65536
 
 _CONTENT_TRUST_KEYS = ("trusted_mcp_servers", "untrusted_tools", "trusted_tools")
 
@@ -109,39 +114,124 @@ class ContentTrustConfig(BaseModel):
     default: Literal["trusted", "untrusted"] = "trusted"
 
 
-#: The longest tombstone retention accepted (100 years).
-MAX_RETENTION_DAYS = 36_500
+def _rule(message: str) -> PydanticCustomError:
+    """A config rule broken; the decoder reports it as ``agent_memory.<key>: <message>``."""
+    return PydanticCustomError("config_rule", message)
+
+
+def _choice(*allowed: str) -> BeforeValidator:
+    """One of ``allowed``, spelled in any case and with surrounding spaces."""
+
+    def check(value: object) -> str:
+        if isinstance(value, str) and value.strip().lower() in allowed:
+            return value.strip().lower()
+        shown = value if isinstance(value, str) else type(value).__name__
+        raise _rule(f"must be one of {', '.join(repr(a) for a in allowed)} (got {shown!r})")
+
+    return BeforeValidator(check)
+
+
+def _ranged(default: int, maximum: int) -> BeforeValidator:
+    """An integer in ``1..maximum``; ``0`` means ``default``. Anything else is refused naming the range."""
+
+    def check(value: object) -> int:
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= maximum:
+            shown = value if isinstance(value, int) and not isinstance(value, bool) else type(value).__name__
+            raise _rule(f"must be an integer between 1 and {maximum} (0 = the default {default}); got {shown!r}")
+        return value or default
+
+    return BeforeValidator(check)
+
+
+def _strict_bool(value: object) -> bool:
+    if not isinstance(value, bool):
+        raise _rule("must be a boolean")
+    return value
+
+
+def _realm(value: object) -> str:
+    """Trimmed; blank means the default realm."""
+    if not isinstance(value, str):
+        raise _rule("must be a string")
+    return value.strip() or DEFAULT_REALM
+
+
+def _optional_text(value: object) -> str | None:
+    if value is not None and not isinstance(value, str):
+        raise _rule("must be a string")
+    return value
+
+
+def _dsn(value: object) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise _rule("must be a non-empty string")
+    return value.strip()
+
+
+def _retention_days(value: object) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_RETENTION_DAYS:
+        raise _rule(f"must be an integer number of days from 1 to {MAX_RETENTION_DAYS}")
+    return value
+
+
+StrictBool = Annotated[bool, BeforeValidator(_strict_bool)]
 
 
 class AgentMemoryConfig(BaseModel):
-    """The decoded ``[agent_memory]`` section (see the module table). Frozen; unknown keys forbidden."""
+    """The decoded ``[agent_memory]`` section (see the module table). Frozen; unknown keys forbidden.
+
+    Every value is decoded here, once: enums are matched in any case and trimmed, ``0`` means a
+    number's default, out-of-range numbers and wrong types are refused (:func:`parse_agent_memory_section`
+    reports them as :class:`ConfigError` ``agent_memory.<key>: <rule>``).
+    """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    enabled: bool = True
-    realm: str = DEFAULT_REALM
-    selection: Literal["always", "contextual"] = "contextual"
-    max_entries: int = Field(DEFAULT_MAX_ENTRIES, ge=1, le=MAX_MEMORY_ENTRIES)
-    recall_timeout_ms: int = Field(DEFAULT_RECALL_TIMEOUT_MS, ge=1, le=MAX_RECALL_TIMEOUT_MS)
-    recall_failure_policy: Literal["fail", "skip"] = "skip"
-    instruction_header: str | None = None
-    per_turn_injection: Literal["off", "budgeted"] = "budgeted"
-    defang_inbound: bool = True
-    llm_writes: Literal["observed", "quarantined"] = "observed"
-    recorder_tool: bool = True
-    operator_scope: Literal["off", "provisional"] = "off"
+    enabled: StrictBool = True
+    realm: Annotated[str, BeforeValidator(_realm)] = DEFAULT_REALM
+    selection: Annotated[Literal["always", "contextual"], _choice("always", "contextual")] = "contextual"
+    max_entries: Annotated[int, _ranged(DEFAULT_MAX_ENTRIES, MAX_MEMORY_ENTRIES)] = Field(
+        default=DEFAULT_MAX_ENTRIES, ge=1, le=MAX_MEMORY_ENTRIES)
+    recall_timeout_ms: Annotated[int, _ranged(DEFAULT_RECALL_TIMEOUT_MS, MAX_RECALL_TIMEOUT_MS)] = Field(
+        default=DEFAULT_RECALL_TIMEOUT_MS, ge=1, le=MAX_RECALL_TIMEOUT_MS)
+    recall_failure_policy: Annotated[Literal["fail", "skip"], _choice("fail", "skip")] = "skip"
+    instruction_header: Annotated[str | None, BeforeValidator(_optional_text)] = None
+    per_turn_injection: Annotated[Literal["off", "budgeted"], _choice("off", "budgeted")] = "budgeted"
+    defang_inbound: StrictBool = True
+    llm_writes: Annotated[Literal["observed", "quarantined"], _choice("observed", "quarantined")] = "observed"
+    recorder_tool: StrictBool = True
+    operator_scope: Annotated[Literal["off", "provisional"], _choice("off", "provisional")] = "off"
     content_trust: ContentTrustConfig = ContentTrustConfig()
-    store: Literal["sqlite", "postgres"] = "sqlite"
-    dsn: str | None = None
-    recall_provider: Literal["lexical", "hybrid"] = "lexical"
-    erase_tombstoned_after_days: int | None = Field(None, ge=1, le=MAX_RETENTION_DAYS)
-    session_state_expiry_days: int = Field(DEFAULT_SESSION_STATE_EXPIRY_DAYS, ge=1, le=MAX_SESSION_STATE_EXPIRY_DAYS)
-    session_state_limit: int = Field(DEFAULT_SESSION_STATE_LIMIT, ge=1, le=MAX_SESSION_STATE_LIMIT)
-    max_realms: int = Field(DEFAULT_MAX_REALMS, ge=1, le=MAX_MAX_REALMS)
-    max_open_realms: int = Field(DEFAULT_MAX_OPEN_REALMS, ge=1, le=MAX_MAX_OPEN_REALMS)
-    recall_index_mb: int = Field(DEFAULT_RECALL_INDEX_MB, ge=1, le=MAX_RECALL_INDEX_MB)
-    steward: Any = Field(default_factory=lambda: _steward(None))
-    """``[agent_memory.steward]``: a :class:`meta_memory.review.config.StewardConfig` (disabled by default)."""
+    store: Annotated[Literal["sqlite", "postgres"], _choice("sqlite", "postgres")] = "sqlite"
+    dsn: Annotated[str | None, BeforeValidator(_dsn)] = None
+    recall_provider: Annotated[Literal["lexical", "hybrid"], _choice("lexical", "hybrid")] = "lexical"
+    erase_tombstoned_after_days: Annotated[int | None, BeforeValidator(_retention_days)] = Field(
+        default=None, ge=1, le=MAX_RETENTION_DAYS)
+    session_state_expiry_days: Annotated[int, _ranged(DEFAULT_SESSION_STATE_EXPIRY_DAYS,
+                                                      MAX_SESSION_STATE_EXPIRY_DAYS)] = Field(
+        default=DEFAULT_SESSION_STATE_EXPIRY_DAYS, ge=1, le=MAX_SESSION_STATE_EXPIRY_DAYS)
+    session_state_limit: Annotated[int, _ranged(DEFAULT_SESSION_STATE_LIMIT, MAX_SESSION_STATE_LIMIT)] = Field(
+        default=DEFAULT_SESSION_STATE_LIMIT, ge=1, le=MAX_SESSION_STATE_LIMIT)
+    max_realms: Annotated[int, _ranged(DEFAULT_MAX_REALMS, MAX_MAX_REALMS)] = Field(
+        default=DEFAULT_MAX_REALMS, ge=1, le=MAX_MAX_REALMS)
+    max_open_realms: Annotated[int, _ranged(DEFAULT_MAX_OPEN_REALMS, MAX_MAX_OPEN_REALMS)] = Field(
+        default=DEFAULT_MAX_OPEN_REALMS, ge=1, le=MAX_MAX_OPEN_REALMS)
+    recall_index_mb: Annotated[int, _ranged(DEFAULT_RECALL_INDEX_MB, MAX_RECALL_INDEX_MB)] = Field(
+        default=DEFAULT_RECALL_INDEX_MB, ge=1, le=MAX_RECALL_INDEX_MB)
+    steward: StewardConfig = Field(default_factory=lambda: StewardConfig.parse(None))
+    """``[agent_memory.steward]`` (disabled by default)."""
+
+    @model_validator(mode="after")
+    def _dsn_goes_with_postgres(self) -> AgentMemoryConfig:
+        if self.store == "postgres" and self.dsn is None:
+            raise _rule('dsn: is required with store = "postgres"')
+        if self.store != "postgres" and self.dsn is not None:
+            raise _rule('dsn: is only valid with store = "postgres"')
+        return self
 
     @property
     def header(self) -> str:
@@ -156,31 +246,14 @@ def _fail(key: str, rule: str) -> ConfigError:
     return ConfigError(f"agent_memory.{key}: {rule}")
 
 
-def _bool(raw: dict[str, Any], key: str, default: bool) -> bool:
-    value = raw.get(key, default)
-    if not isinstance(value, bool):
-        raise _fail(key, "must be a boolean")
-    return value
+def _config_error(exc: ValidationError) -> ConfigError:
+    """The first refusal as ``agent_memory.<key>: <rule>`` (a cross-key rule names its key itself)."""
+    err = exc.errors(include_url=False)[0]
+    loc = ".".join(str(part) for part in err["loc"])
+    return ConfigError(f"agent_memory.{loc}: {err['msg']}" if loc else f"agent_memory.{err['msg']}")
 
 
-def _choice(raw: dict[str, Any], key: str, allowed: tuple[str, ...], default: str) -> str:
-    value = raw.get(key, default)
-    if not isinstance(value, str) or value.strip().lower() not in allowed:
-        shown = value if isinstance(value, str) else type(value).__name__
-        raise _fail(key, f"must be one of {', '.join(repr(a) for a in allowed)} (got {shown!r})")
-    return value.strip().lower()
-
-
-def _ranged_int(raw: dict[str, Any], key: str, default: int, maximum: int) -> int:
-    """An integer in ``1..maximum``; ``0`` means the default. Anything else is refused naming the range."""
-    value = raw.get(key, default)
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= maximum:
-        shown = value if isinstance(value, int) and not isinstance(value, bool) else type(value).__name__
-        raise _fail(key, f"must be an integer between 1 and {maximum} (0 = the default {default}); got {shown!r}")
-    return value or default
-
-
-def parse_content_trust(raw: Any) -> ContentTrustConfig:
+def parse_content_trust(raw: object) -> ContentTrustConfig:
     """Decode ``content_trust`` strictly (reference §5 messages); raises :class:`ConfigError`.
 
     Messages: ``content_trust must be an object``, ``unsupported content_trust
@@ -250,70 +323,12 @@ def parse_agent_memory_section(raw: dict[str, Any] | bool | None) -> AgentMemory
             '"markdown" is refused: legacy markdown files are import-only. Use store = "sqlite" (the default); '
             "a realm's markdown files are imported when the realm is first opened",
         )
-    store = _choice(raw, "store", ("sqlite", "postgres"), "sqlite")
-
-    realm_raw = raw.get("realm", DEFAULT_REALM)
-    if not isinstance(realm_raw, str):
-        raise _fail("realm", "must be a string")
-    realm = realm_raw.strip() or DEFAULT_REALM
-
-    header = raw.get("instruction_header")
-    if header is not None and not isinstance(header, str):
-        raise _fail("instruction_header", "must be a string")
-
-    dsn = raw.get("dsn")
-    if dsn is not None and (not isinstance(dsn, str) or not dsn.strip()):
-        raise _fail("dsn", "must be a non-empty string")
-    if store == "postgres" and dsn is None:
-        raise _fail("dsn", 'is required with store = "postgres"')
-    if store != "postgres" and dsn is not None:
-        raise _fail("dsn", 'is only valid with store = "postgres"')
-
     try:
         content_trust = parse_content_trust(raw.get("content_trust"))
     except ConfigError as exc:
         raise ConfigError(f"agent_memory.{exc}") from None
-
-    return AgentMemoryConfig(
-        enabled=_bool(raw, "enabled", True),
-        realm=realm,
-        selection=_choice(raw, "selection", ("always", "contextual"), "contextual"),  # type: ignore[arg-type]
-        max_entries=_ranged_int(raw, "max_entries", DEFAULT_MAX_ENTRIES, MAX_MEMORY_ENTRIES),
-        recall_timeout_ms=_ranged_int(raw, "recall_timeout_ms", DEFAULT_RECALL_TIMEOUT_MS, MAX_RECALL_TIMEOUT_MS),
-        recall_failure_policy=_choice(raw, "recall_failure_policy", ("fail", "skip"), "skip"),  # type: ignore[arg-type]
-        instruction_header=header,
-        per_turn_injection=_choice(raw, "per_turn_injection", ("off", "budgeted"), "budgeted"),  # type: ignore[arg-type]
-        defang_inbound=_bool(raw, "defang_inbound", True),
-        llm_writes=_choice(raw, "llm_writes", ("observed", "quarantined"), "observed"),  # type: ignore[arg-type]
-        recorder_tool=_bool(raw, "recorder_tool", True),
-        operator_scope=_choice(raw, "operator_scope", ("off", "provisional"), "off"),  # type: ignore[arg-type]
-        content_trust=content_trust,
-        store=store,  # type: ignore[arg-type]
-        dsn=dsn.strip() if dsn else None,
-        recall_provider=_choice(raw, "recall_provider", ("lexical", "hybrid"), "lexical"),  # type: ignore[arg-type]
-        erase_tombstoned_after_days=_retention_days(raw),
-        session_state_expiry_days=_ranged_int(raw, "session_state_expiry_days", DEFAULT_SESSION_STATE_EXPIRY_DAYS,
-                                               MAX_SESSION_STATE_EXPIRY_DAYS),
-        session_state_limit=_ranged_int(raw, "session_state_limit", DEFAULT_SESSION_STATE_LIMIT,
-                                         MAX_SESSION_STATE_LIMIT),
-        max_realms=_ranged_int(raw, "max_realms", DEFAULT_MAX_REALMS, MAX_MAX_REALMS),
-        max_open_realms=_ranged_int(raw, "max_open_realms", DEFAULT_MAX_OPEN_REALMS, MAX_MAX_OPEN_REALMS),
-        recall_index_mb=_ranged_int(raw, "recall_index_mb", DEFAULT_RECALL_INDEX_MB, MAX_RECALL_INDEX_MB),
-        steward=_steward(raw.get("steward")),
-    )
-
-
-
-def _retention_days(raw: dict[str, Any]) -> int | None:
-    value = raw.get("erase_tombstoned_after_days")
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_RETENTION_DAYS:
-        raise _fail("erase_tombstoned_after_days", f"must be an integer number of days from 1 to {MAX_RETENTION_DAYS}")
-    return value
-
-
-def _steward(raw: Any) -> Any:
-    from meta_memory.review.config import StewardConfig
-
-    return StewardConfig.parse(raw)
+    try:
+        return AgentMemoryConfig.model_validate(
+            {**raw, "content_trust": content_trust, "steward": StewardConfig.parse(raw.get("steward"))})
+    except ValidationError as exc:
+        raise _config_error(exc) from None

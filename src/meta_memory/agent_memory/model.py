@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ConfigDict
 
 from meta_memory.identity import logical_identity
+from meta_memory.limits import DAY_MS
 
 __all__ = [
     "DAY_MS",
@@ -41,7 +42,6 @@ __all__ = [
     "age_days",
 ]
 
-DAY_MS = 86_400_000
 
 _E = TypeVar("_E", bound=StrEnum)
 

@@ -11,10 +11,13 @@ is still active is kept: its content is still in use.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from ..clock import Clock
 from ..errors import AgentMemoryError, RecordNotFound
+from ..limits import DAY_MS
+from .store.base import AgentMemoryStore
 
 __all__ = ["TombstoneRetention", "SWEEP_INTERVAL_MS"]
 
@@ -22,7 +25,6 @@ log = logging.getLogger(__name__)
 
 #: How often the background sweep runs (ms).
 SWEEP_INTERVAL_MS = 60 * 60 * 1000
-DAY_MS = 24 * 60 * 60 * 1000
 
 
 class TombstoneRetention:
@@ -32,7 +34,8 @@ class TombstoneRetention:
     one ``memory.record.erased`` timeline event per erased closure.
     """
 
-    def __init__(self, store: Any, after_days: int, clock: Clock, emit: Any = None) -> None:
+    def __init__(self, store: AgentMemoryStore, after_days: int, clock: Clock,
+                 emit: Callable[[str, dict[str, Any]], object] | None = None) -> None:
         self.store = store
         self.after_days = after_days
         self.clock = clock

@@ -42,7 +42,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
-from meta_memory.errors import InvalidParams
+from meta_memory.errors import ValueRuleBroken
 from meta_memory.textfold import fold
 
 __all__ = [
@@ -51,6 +51,7 @@ __all__ = [
     "MCP_PREFIX",
     "Classification",
     "ContentTrustPolicy",
+    "ProvenanceError",
     "ToolProvenance",
     "classify_tool_result",
     "mcp_server_of",
@@ -104,6 +105,11 @@ def _names_a_builtin(name: str) -> bool:
     return any(name_key(part) in _BUILTIN_KEYS for part in _NAMESPACE.split(_light(name)))
 
 
+class ProvenanceError(ValueRuleBroken):
+    """A tool result's provenance is not the wire shape ``{kind, source_id?}`` (``field`` names the
+    member; clients see ``-32602 Invalid params: <rule>``)."""
+
+
 @dataclass(frozen=True, slots=True)
 class ToolProvenance:
     """Typed owner of a tool, as the host's tool catalog knows it.
@@ -126,7 +132,7 @@ class ToolProvenance:
     def parse(cls, value: object, field: str = "provenance") -> ToolProvenance | None:
         """Parse the wire shape ``{kind, source_id?}`` (``None`` when absent).
 
-        Raises :class:`~meta_memory.errors.InvalidParams` naming ``field`` when the
+        Raises :class:`ProvenanceError` naming ``field`` when the
         value is not an object, ``kind`` is not a non-empty string, ``source_id`` is
         not a string, unknown keys are present, or an MCP provenance has no
         ``source_id`` (an MCP tool without a server cannot be attributed).
@@ -134,21 +140,21 @@ class ToolProvenance:
         if value is None:
             return None
         if not isinstance(value, Mapping):
-            raise InvalidParams(f"{field} must be an object with kind and source_id", field)
+            raise ProvenanceError(f"{field} must be an object with kind and source_id", field)
         unknown = sorted(str(k) for k in value if k not in ("kind", "source_id"))
         if unknown:
-            raise InvalidParams(f"unsupported {field} fields: {', '.join(unknown)}", field)
+            raise ProvenanceError(f"unsupported {field} fields: {', '.join(unknown)}", field)
         kind = value.get("kind")
         if not isinstance(kind, str) or not kind.strip():
-            raise InvalidParams(f"{field}.kind must be a non-empty string", f"{field}.kind")
+            raise ProvenanceError(f"{field}.kind must be a non-empty string", f"{field}.kind")
         source_id = value.get("source_id", "")
         if source_id is None:
             source_id = ""
         if not isinstance(source_id, str):
-            raise InvalidParams(f"{field}.source_id must be a string", f"{field}.source_id")
+            raise ProvenanceError(f"{field}.source_id must be a string", f"{field}.source_id")
         provenance = cls(kind=kind.strip(), source_id=source_id.strip())
         if provenance.is_mcp and not provenance.source_id:
-            raise InvalidParams(f"{field}.source_id must name the MCP server", f"{field}.source_id")
+            raise ProvenanceError(f"{field}.source_id must name the MCP server", f"{field}.source_id")
         return provenance
 
 

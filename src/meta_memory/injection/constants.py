@@ -7,7 +7,9 @@ from __future__ import annotations
 
 from typing import Final
 
-DEFAULT_INSTRUCTION_HEADER: Final = "Agent memory"
+# Defined once in meta_memory.limits; injection modules read them from this catalogue.
+from ..limits import DAY_MS as DAY_MS
+from ..limits import DEFAULT_INSTRUCTION_HEADER as DEFAULT_INSTRUCTION_HEADER
 
 MAX_INJECTED_TITLE_BYTES: Final = 160
 MAX_INJECTED_BODY_BYTES: Final = 2048
@@ -42,7 +44,6 @@ DEFANGED_OBSERVATION_TAG: Final = "defanged_memory_observation"
 DEFANGED_TOKEN_MARKER: Final = "[defanged-mem-token:"
 DEFANGED_LINE_PREFIX: Final = "[defanged] "
 
-DAY_MS: Final = 86_400_000
 
 #: Injection-ledger surfaces.
 SURFACE_TURN: Final = "turn"

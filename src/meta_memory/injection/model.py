@@ -211,10 +211,11 @@ class InjectionResult:
         }
 
 
-#: ``recall_fn(request) -> records`` (may block; run under the recall timeout).
-RecallFn = Callable[[RecallRequest], Sequence[InjectableRecord]]
+#: ``recall_fn(request) -> records`` (may block; run under the recall timeout): :class:`InjectableRecord`
+#: or any stored record :meth:`InjectableRecord.from_stored` adapts.
+RecallFn = Callable[[RecallRequest], Sequence[object]]
 #: ``manifest_fn(scope, limit) -> rows``: newest working set of a scope, metadata only.
-ManifestFn = Callable[[ScopeRef, int], Sequence[IndexRow]]
+ManifestFn = Callable[[ScopeRef, int], Sequence[object]]  # IndexRow, or a store row IndexRow.from_stored adapts
 #: ``log_injections_fn(realm, rows)``: append injection-ledger rows.
 LogInjectionsFn = Callable[[str, Sequence[LedgerRow]], None]
 #: ``mark_usage_fn(realm, record_ids, usage)``: usage is ``"injected"`` here.

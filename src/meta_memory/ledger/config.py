@@ -18,7 +18,8 @@ from __future__ import annotations
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+from pydantic_core import PydanticCustomError
 
 from meta_memory.errors import ConfigError
 from meta_memory.ledger.normalise import trim
@@ -63,6 +64,26 @@ class LedgerConfig(BaseModel):
     kind: Literal["local_json"] = "local_json"
     health_check_endpoint: str | None = None
     max_state_bytes: int = DEFAULT_MAX_STATE_BYTES
+
+    @field_validator("health_check_endpoint", mode="before")
+    @classmethod
+    def _endpoint(cls, value: object) -> str | None:
+        if value is None:
+            return None
+        try:
+            return validate_health_check_endpoint(value)
+        except ConfigError as exc:
+            raise PydanticCustomError("config_rule", str(exc)) from None
+
+    @field_validator("max_state_bytes", mode="before")
+    @classmethod
+    def _state_bytes(cls, value: object) -> int:
+        if isinstance(value, bool) or not isinstance(value, int) or not MIN_MAX_STATE_BYTES <= value <= MAX_MAX_STATE_BYTES:
+            raise PydanticCustomError(
+                "config_rule",
+                f"memory.max_state_bytes must be an integer between {MIN_MAX_STATE_BYTES} and {MAX_MAX_STATE_BYTES}",
+            )
+        return value
 
 
 def validate_health_check_endpoint(value: object, key: str = "memory.health_check_endpoint") -> str:
@@ -144,12 +165,7 @@ def parse_memory_section(raw: dict[str, Any]) -> LedgerConfig:
             raise ConfigError(
                 f"memory.{key} is an unknown key (allowed: kind, health_check_endpoint, max_state_bytes)"
             )
-    endpoint = raw.get("health_check_endpoint")
-    if endpoint is not None:
-        endpoint = validate_health_check_endpoint(endpoint)
-    limit = raw.get("max_state_bytes", DEFAULT_MAX_STATE_BYTES)
-    if isinstance(limit, bool) or not isinstance(limit, int) or not MIN_MAX_STATE_BYTES <= limit <= MAX_MAX_STATE_BYTES:
-        raise ConfigError(
-            f"memory.max_state_bytes must be an integer between {MIN_MAX_STATE_BYTES} and {MAX_MAX_STATE_BYTES}"
-        )
-    return LedgerConfig(kind="local_json", health_check_endpoint=endpoint, max_state_bytes=limit)
+    try:
+        return LedgerConfig.model_validate(raw)
+    except ValidationError as exc:
+        raise ConfigError(exc.errors(include_url=False)[0]["msg"]) from None

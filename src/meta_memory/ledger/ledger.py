@@ -20,7 +20,8 @@ from typing import Any
 from pathlib import Path
 
 from meta_memory.clock import Clock
-from meta_memory.errors import ConfigError, InvalidParams, MemoryBackendUnavailable, StartupError
+from meta_memory.errors import ConfigError, MemoryBackendUnavailable, StartupError
+from meta_memory.ledger.errors import LedgerValidationError
 from meta_memory.ledger import persistence
 from meta_memory.ledger.config import DEFAULT_MAX_STATE_BYTES, MIN_MAX_STATE_BYTES, LedgerConfig
 from meta_memory.ledger.health import HEALTHCHECK_TIMEOUT_S, HealthChecker, HealthCheckFailed
@@ -216,7 +217,7 @@ class AssertionLedger:
             entity and topic in any store).
 
         Raises:
-            InvalidParams: the request breaks a rule (see :func:`canonical_index`),
+            LedgerValidationError: the request breaks a rule (see :func:`canonical_index`),
                 or ``metadata`` cannot be encoded as JSON.
             MemoryBackendUnavailable: the health check or the file write failed;
                 memory and file are unchanged.
@@ -239,7 +240,7 @@ class AssertionLedger:
                 try:
                     new_assertion = (assertion, persistence.assertion_fragment(assertion))
                 except (TypeError, ValueError):
-                    raise InvalidParams("metadata must be a JSON object when provided", "metadata") from None
+                    raise LedgerValidationError("metadata must be a JSON object when provided", "metadata") from None
             new_conflict: tuple[MemoryConflictSignal, bytes] | None = None
             key = (c.entity, c.topic, c.store)
             if c.conflict:

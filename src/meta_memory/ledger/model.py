@@ -3,7 +3,8 @@
 Seed: Indexing, Querying, Conflict detection, Memory store info. Reference §1.2
 (field names, serialised exactly as shown), §1.7 and §1.12 (refusal rules).
 
-Every parser raises :class:`meta_memory.errors.InvalidParams` (JSON-RPC -32602,
+Every parser raises :class:`meta_memory.ledger.errors.LedgerValidationError`
+carrying ``field`` and ``rule`` (the RPC layer answers it as -32602,
 message ``Invalid params: <rule>``, ``data.field`` naming the field). Unknown
 param members are refused with ``unknown field '<name>'``. A JSON ``null`` for
 an optional member means *absent*.
@@ -19,7 +20,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from meta_memory.agent_memory.secrets import scan_values, secret_rule
-from meta_memory.errors import InvalidParams
+from meta_memory.ledger.errors import LedgerValidationError
 from meta_memory.ledger.normalise import (
     DEFAULT_STORE,
     SUPPORTED_STORES,
@@ -165,41 +166,41 @@ def canonical_index(req: IndexRequest) -> CanonicalIndex:
     """Canonicalise and check an :class:`IndexRequest` (reference §1.5).
 
     Raises:
-        InvalidParams: empty entity/topic, empty or unsupported store, a blank
+        LedgerValidationError: empty entity/topic, empty or unsupported store, a blank
             fact, or no fact without ``conflict=true``; a credential in any text
             field or anywhere in ``metadata`` (keys and string values), named by
             its secret class, never echoed (:mod:`meta_memory.agent_memory.secrets`).
     """
     entity = canonical_token(req.entity)
     if entity is None:
-        raise InvalidParams("entity must be a non-empty string", "entity")
+        raise LedgerValidationError("entity must be a non-empty string", "entity")
     topic = canonical_token(req.topic)
     if topic is None:
-        raise InvalidParams("topic must be a non-empty string", "topic")
+        raise LedgerValidationError("topic must be a non-empty string", "topic")
     if req.store is None:
         store = DEFAULT_STORE
     else:
         token = canonical_token(req.store)
         if token is None:
-            raise InvalidParams("store must be a non-empty string when provided", "store")
+            raise LedgerValidationError("store must be a non-empty string when provided", "store")
         if token not in SUPPORTED_STORES:
-            raise InvalidParams(unsupported_store_rule(token), "store")
+            raise LedgerValidationError(unsupported_store_rule(token), "store")
         store = token
     fact = None
     if req.fact is not None:
         fact = canonical_text(req.fact)
         if fact is None:
-            raise InvalidParams("fact must be a non-empty string when provided", "fact")
+            raise LedgerValidationError("fact must be a non-empty string when provided", "fact")
     conflict = req.conflict is True
     if fact is None and not conflict:
-        raise InvalidParams("fact is required unless conflict=true", "fact")
+        raise LedgerValidationError("fact is required unless conflict=true", "fact")
     conflict_reason = canonical_text(req.conflict_reason)
     found = scan_values(
         {"entity": entity, "topic": topic, "fact": fact, "conflict_reason": conflict_reason, "metadata": req.metadata}
     )
     if found is not None:
         field, secret_class = found
-        raise InvalidParams(secret_rule(field, secret_class), field)
+        raise LedgerValidationError(secret_rule(field, secret_class), field)
     return CanonicalIndex(
         entity=entity,
         topic=topic,
@@ -215,14 +216,14 @@ def _as_object(params: object) -> dict[str, Any]:
     if params is None:
         return {}
     if not isinstance(params, dict):
-        raise InvalidParams("params must be a JSON object", "params")
+        raise LedgerValidationError("params must be a JSON object", "params")
     return params
 
 
 def _refuse_unknown(params: dict[str, Any], allowed: tuple[str, ...]) -> None:
     for key in params:
         if key not in allowed:
-            raise InvalidParams(f"unknown field '{key}'", str(key))
+            raise LedgerValidationError(f"unknown field '{key}'", str(key))
 
 
 def _optional(params: dict[str, Any], key: str) -> Any:
@@ -236,42 +237,42 @@ def parse_index_params(params: object) -> IndexRequest:
     conflict?: bool, conflict_reason?: str}``.
 
     Raises:
-        InvalidParams: with the reference's rule text, e.g.
+        LedgerValidationError: with the reference's rule text, e.g.
             ``entity must be a non-empty string``,
             ``store 'x' is unsupported (allowed: knowledge_graph, vector, timeline, todo, top_of_mind)``,
             ``fact is required unless conflict=true``, ``params must be a JSON object``,
             ``unknown field 'x'``.
     """
     if params is None or not isinstance(params, dict):
-        raise InvalidParams("params must be a JSON object", "params")
+        raise LedgerValidationError("params must be a JSON object", "params")
     _refuse_unknown(params, ("entity", "topic", "store", "fact", "metadata", "conflict", "conflict_reason"))
     entity = params.get("entity")
     if not isinstance(entity, str) or canonical_token(entity) is None:
-        raise InvalidParams("entity must be a non-empty string", "entity")
+        raise LedgerValidationError("entity must be a non-empty string", "entity")
     topic = params.get("topic")
     if not isinstance(topic, str) or canonical_token(topic) is None:
-        raise InvalidParams("topic must be a non-empty string", "topic")
+        raise LedgerValidationError("topic must be a non-empty string", "topic")
     store = _optional(params, "store")
     if store is not None and not isinstance(store, str):
-        raise InvalidParams("store must be a non-empty string when provided", "store")
+        raise LedgerValidationError("store must be a non-empty string when provided", "store")
     fact = _optional(params, "fact")
     if fact is not None and not isinstance(fact, str):
-        raise InvalidParams("fact must be a non-empty string when provided", "fact")
+        raise LedgerValidationError("fact must be a non-empty string when provided", "fact")
     metadata = _optional(params, "metadata")
     if metadata is not None and not isinstance(metadata, dict):
-        raise InvalidParams("metadata must be a JSON object when provided", "metadata")
+        raise LedgerValidationError("metadata must be a JSON object when provided", "metadata")
     conflict = _optional(params, "conflict")
     if conflict is not None and not isinstance(conflict, bool):
-        raise InvalidParams("conflict must be a boolean when provided", "conflict")
+        raise LedgerValidationError("conflict must be a boolean when provided", "conflict")
     reason = _optional(params, "conflict_reason")
     if reason is not None and not isinstance(reason, str):
-        raise InvalidParams("conflict_reason must be a string when provided", "conflict_reason")
+        raise LedgerValidationError("conflict_reason must be a string when provided", "conflict_reason")
     for name, value in (("entity", entity), ("topic", topic), ("store", store), ("fact", fact),
                         ("conflict_reason", reason)):
         if value is not None and len(value.encode("utf-8", "surrogatepass")) > MAX_LEDGER_TEXT_BYTES:
-            raise InvalidParams(f"{name} must be at most {MAX_LEDGER_TEXT_BYTES} bytes", name)
+            raise LedgerValidationError(f"{name} must be at most {MAX_LEDGER_TEXT_BYTES} bytes", name)
     if metadata is not None and len(json.dumps(metadata, ensure_ascii=False).encode("utf-8", "surrogatepass")) > MAX_LEDGER_TEXT_BYTES:
-        raise InvalidParams(f"metadata must be at most {MAX_LEDGER_TEXT_BYTES} bytes as JSON", "metadata")
+        raise LedgerValidationError(f"metadata must be at most {MAX_LEDGER_TEXT_BYTES} bytes as JSON", "metadata")
     req = IndexRequest(
         entity=entity,
         topic=topic,
@@ -292,7 +293,7 @@ def parse_query_params(params: object) -> QueryRequest:
     treats them as absent filters (Querying).
 
     Raises:
-        InvalidParams: ``params must be a JSON object``, ``unknown field 'x'``,
+        LedgerValidationError: ``params must be a JSON object``, ``unknown field 'x'``,
             ``entity filter must be a string`` (likewise topic, store, query).
     """
     obj = _as_object(params)
@@ -301,7 +302,7 @@ def parse_query_params(params: object) -> QueryRequest:
     for key in ("entity", "topic", "store", "query"):
         value = obj.get(key)
         if value is not None and not isinstance(value, str):
-            raise InvalidParams(f"{key} filter must be a string", key)
+            raise LedgerValidationError(f"{key} filter must be a string", key)
         values[key] = value
     return QueryRequest(**values)
 
@@ -310,7 +311,7 @@ def parse_stores_params(params: object) -> None:
     """Check ``meta/memory/stores`` params: ``null`` or ``{}``.
 
     Raises:
-        InvalidParams: ``params must be a JSON object`` or ``unknown field 'x'``.
+        LedgerValidationError: ``params must be a JSON object`` or ``unknown field 'x'``.
     """
     obj = _as_object(params)
     _refuse_unknown(obj, ())

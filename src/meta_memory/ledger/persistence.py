@@ -113,7 +113,8 @@ def assemble_parts(assertion_fragments: Iterable[bytes], conflict_fragments: Ite
     return parts
 
 
-def assemble_section_parts(assertions_section: bytes | bytearray, conflict_fragments: Iterable[bytes]) -> list[bytes]:
+def assemble_section_parts(assertions_section: bytes | bytearray,
+                           conflict_fragments: Iterable[bytes]) -> list[bytes | bytearray]:
     """Like :func:`assemble_parts`, with the assertions already joined (``fragment,\\nfragment...``)
     into one buffer, so the file is written as a handful of contiguous pieces."""
     if assertions_section:
@@ -148,7 +149,7 @@ def _fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
-def _write_all(fd: int, pieces: Sequence[bytes]) -> None:
+def _write_all(fd: int, pieces: Sequence[bytes | bytearray]) -> None:
     """Write every piece, in order, with ``writev`` (at most ``IOV_MAX`` pieces a call), finishing any
     partial write."""
     limit = getattr(os, "IOV_MAX", 1024) or 1024
@@ -162,7 +163,7 @@ def _write_all(fd: int, pieces: Sequence[bytes]) -> None:
                 view = view[os.write(fd, view):]
 
 
-def write_atomic(path: Path, data: bytes | Sequence[bytes]) -> None:
+def write_atomic(path: Path, data: bytes | Sequence[bytes | bytearray]) -> None:
     """Durably replace ``path`` with ``data`` (bytes, or a sequence of byte pieces written in order).
 
     Steps: create the parent directory if missing; write ``stage_path(path)``;

@@ -46,6 +46,7 @@ from ..agent_memory.store.tables import (
     ProposalRow,
     VerdictRow,
 )
+from ..limits import RETENTION_FLOOR_BYTES, RETENTION_FLOOR_RECORDS
 from .cursor import Cursor
 from .paging import SourcePage
 
@@ -79,8 +80,8 @@ __all__ = [
 ]
 
 #: Retention floors (reference §2B): counted over non-tombstoned rows; they only warn.
-DEFAULT_FLOOR_RECORDS = 4000
-DEFAULT_FLOOR_BYTES = 32 * 1024 * 1024
+DEFAULT_FLOOR_RECORDS = RETENTION_FLOOR_RECORDS
+DEFAULT_FLOOR_BYTES = RETENTION_FLOOR_BYTES
 #: Dream summaries are rebuilt from at most this many newest steward audit rows per realm (reference §7).
 DREAM_AUDIT_ROWS = 5000
 #: A dream summary samples at most this many record ids and rationales (reference §7).

@@ -14,6 +14,7 @@ from typing import IO, Any
 
 from ..agent_memory.model import Scope
 from ..agent_memory.store.base import AgentMemoryStore
+from ..runtime import Runtime
 from .format import FORMAT, VERSION, record_line
 
 __all__ = ["ExportSummary", "export_jsonl"]
@@ -39,7 +40,7 @@ def _write(out: IO[str], obj: dict[str, Any]) -> None:
 
 
 def export_jsonl(
-    runtime: Any,
+    runtime: Runtime,
     out: IO[str],
     *,
     realm: str | None = None,
@@ -53,7 +54,7 @@ def export_jsonl(
     ``progress(n)`` is called after each page with the number of records just written. Raises
     ``ValueError`` when ``identity`` is given without agent memory, or for an unknown realm.
     """
-    feature = getattr(runtime, "agent_memory", None)
+    feature = runtime.agent_memory
     store = feature.store if feature is not None else None
     if store is None and identity is not None:
         raise ValueError("agent memory is disabled in this configuration: there are no records to export")

@@ -26,7 +26,9 @@ from ..agent_memory.model import Author, MemoryRecord, NewMemoryRecord, StatusKi
 from ..agent_memory.store.base import AgentMemoryStore
 from ..agent_memory.validator import normalize_record, refuse_secrets, validate_record_fields
 from ..errors import AgentMemoryError, MetaError
+from ..ledger.errors import LedgerValidationError
 from ..ledger.model import IndexRequest
+from ..runtime import Runtime
 from .format import MAX_LINE_BYTES, AssertionLine, ConflictLine, Header, RecordLine, parse_line
 
 __all__ = ["ImportError_", "ImportSummary", "import_jsonl", "IMPORT_AUTHOR"]
@@ -139,7 +141,7 @@ def _batches(records: list[tuple[int, MemoryRecord]]) -> Iterable[list[tuple[int
 
 
 def import_jsonl(
-    runtime: Any,
+    runtime: Runtime,
     lines: Iterable[str | bytes],
     *,
     progress: Callable[[int], None] | None = None,
@@ -152,7 +154,7 @@ def import_jsonl(
     record lines.
     """
     parsed = parse_lines(lines)
-    feature = getattr(runtime, "agent_memory", None)
+    feature = runtime.agent_memory
     store = feature.store if feature is not None else None
     if parsed.records and store is None:
         raise ImportError_(parsed.records[0][0], "agent memory is disabled in this configuration")
@@ -167,7 +169,7 @@ def import_jsonl(
     return summary
 
 
-def _import_ledger(runtime: Any, lines: list[tuple[int, AssertionLine | ConflictLine]], summary: ImportSummary) -> None:
+def _import_ledger(runtime: Runtime, lines: list[tuple[int, AssertionLine | ConflictLine]], summary: ImportSummary) -> None:
     if not lines:
         return
     if runtime.ledger is None:
@@ -189,6 +191,8 @@ def _import_ledger(runtime: Any, lines: list[tuple[int, AssertionLine | Conflict
                 runtime.ledger.index(IndexRequest(entity=line.entity, topic=line.topic, store=line.store,
                                                   conflict=True, conflict_reason=line.reason))
                 summary.conflict_signals += 1
+        except LedgerValidationError as exc:
+            raise ImportError_(n, f"refused by the ledger: {exc.rule}") from None
         except MetaError as exc:
             raise ImportError_(n, f"refused by the ledger: {exc.message}") from None
 

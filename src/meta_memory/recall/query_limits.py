@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from meta_memory.recall.text import tokens
+from meta_memory.recall.text import query_tokens
 
 __all__ = [
     "MAX_QUERY_BYTES",
@@ -83,7 +83,7 @@ def truncate_query_text(text: str) -> str:
 def bounded_terms(query_text: str | None, query_terms: Iterable[str] = ()) -> list[str]:
     """The sorted distinct search terms of a query, at most :data:`MAX_QUERY_TERMS`.
 
-    Terms come from :func:`meta_memory.recall.text.tokens` (the one normalisation),
+    Terms come from :func:`meta_memory.recall.text.query_tokens` (the one normalisation, query side),
     ``query_text`` first and then each ``query_terms`` entry; once 64 distinct terms
     are collected the rest are ignored. Stopword-only queries yield ``[]``.
     """
@@ -91,7 +91,7 @@ def bounded_terms(query_text: str | None, query_terms: Iterable[str] = ()) -> li
     sources = [query_text] if query_text else []
     sources.extend(t for t in query_terms if isinstance(t, str) and t)
     for source in sources:
-        for token in tokens(truncate_query_text(source)):
+        for token in query_tokens(truncate_query_text(source)):
             if token not in seen:
                 seen[token] = None
                 if len(seen) >= MAX_QUERY_TERMS:

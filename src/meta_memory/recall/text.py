@@ -60,6 +60,7 @@ __all__ = [
     "normalize",
     "compact_whitespace",
     "tokens",
+    "query_tokens",
     "token_set",
     "query_terms",
     "is_cjk",
@@ -299,6 +300,15 @@ def tokens(text: str) -> list[str]:
     ``["multi-agent", "multi", "agent", "café", "s3", "我", "喜", "欢", "我喜", "喜欢", "🍵"]``.
     """
     return _token_list(text, True)
+
+
+def query_tokens(text: str) -> list[str]:
+    """The query tokens of ``text`` in order, with repeats (what :func:`query_terms` collects).
+
+    They differ from :func:`tokens` only for CJK: a run of two or more CJK characters is
+    searched by its bigrams, not also by each character.
+    """
+    return _token_list(text, False)
 
 
 def token_set(text: str) -> frozenset[str]:

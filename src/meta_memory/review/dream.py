@@ -503,6 +503,7 @@ def _apply(
         entry = {"record_ids": list(c.record_ids), "operational": c.operational, "entity": c.entity,
                  "topic": c.topic, "reason": c.reason, "signalled": False}
         if c.operational and ledger is not None and c.entity and c.topic:
+            from meta_memory.ledger.errors import LedgerValidationError
             from meta_memory.ledger.model import IndexRequest
 
             try:
@@ -515,6 +516,8 @@ def _apply(
                         "memory.conflict.signal",
                         {"realm": realm, "entity": result.entity, "topic": result.topic, "reason": c.reason},
                     )
+            except LedgerValidationError as exc:
+                entry["error"] = f"Invalid params: {exc.rule}"
             except MetaError as exc:
                 entry["error"] = exc.message
         detail["conflicts"].append(entry)

@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ..errors import InvalidParams
+from ..errors import InvalidParams, ValueRuleBroken
 
 __all__ = ["Params", "parse_params", "validation_to_invalid_params", "check_json_value", "MAX_PARAMS_DEPTH"]
 
@@ -134,6 +134,11 @@ def validation_to_invalid_params(exc: ValidationError) -> InvalidParams:
     else:
         rule = f"{label}: {err.get('msg', 'invalid value')}"
     return InvalidParams(rule, field)
+
+
+def rule_to_invalid_params(exc: ValueRuleBroken) -> InvalidParams:
+    """A domain rule refusal as the client sees it: ``-32602 Invalid params: <rule>``, ``data.field``."""
+    return InvalidParams(exc.rule, exc.field)
 
 
 def parse_params(model: type[P], raw: Any) -> P:

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel
 
 from ..access.requirements import Requires
-from ..errors import MethodNotFound
-from .params import check_json_value, parse_params
+from ..errors import MethodNotFound, ValueRuleBroken
+from .params import check_json_value, parse_params, rule_to_invalid_params
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..runtime import Runtime
@@ -188,10 +188,15 @@ class MethodTable:
         """Parse, authorise (on the parsed params), run and serialise one call.
 
         Raises :class:`~meta_memory.errors.MetaError` on refusal (``InvalidParams``
-        before access is judged, then ``AccessDenied``).
+        before access is judged, then ``AccessDenied``). A domain rule refusal
+        (:class:`~meta_memory.errors.ValueRuleBroken`, from the parser or the handler) becomes
+        ``InvalidParams`` here, the one place every transport passes.
         """
         spec = self.get(name, runtime)
         check_json_value(params)
-        parsed = spec.parse(params)
-        runtime.access.authorize(ctx.principal, spec, parsed)
-        return to_jsonable(spec.handler(runtime, ctx, parsed))
+        try:
+            parsed = spec.parse(params)
+            runtime.access.authorize(ctx.principal, spec, parsed)
+            return to_jsonable(spec.handler(runtime, ctx, parsed))
+        except ValueRuleBroken as exc:
+            raise rule_to_invalid_params(exc) from None

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from meta_memory.errors import StartupError
+from meta_memory.limits import MAX_FILE_NAME_BYTES
 
 __all__ = [
     "LEDGER_FILE",
@@ -35,6 +36,7 @@ __all__ = [
     "LEGACY_AGENT_MEMORY_DIR",
     "REALM_DB_SUFFIX",
     "MAX_FILE_NAME_BYTES",
+    "AgentMemoryPaths",
     "RealmPathError",
     "RootResolution",
     "StorageLayout",
@@ -50,8 +52,6 @@ PREDECESSOR_STAGE_FILE = "elephant-memory-state.tmp"
 AGENT_MEMORY_DIR = "agent-memory"
 LEGACY_AGENT_MEMORY_DIR = "agent-memory-sqlite"
 REALM_DB_SUFFIX = ".sqlite3"
-#: Longest file name most file systems accept, in bytes.
-MAX_FILE_NAME_BYTES = 255
 
 _KEEP = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
 _HEX = frozenset(b"0123456789abcdefABCDEF")
@@ -102,6 +102,68 @@ def adopt_command(state_dir: Path) -> str:
 
 class RealmPathError(ValueError):
     """A realm name that cannot be a database file name (too long once encoded)."""
+
+
+def realm_db_file_name(realm: str) -> str:
+    """``<encode_path_segment(realm)>.sqlite3``: the realm database's file name.
+
+    Raises:
+        RealmPathError: the encoded name exceeds :data:`MAX_FILE_NAME_BYTES` (255) bytes.
+    """
+    name = encode_path_segment(realm) + REALM_DB_SUFFIX
+    if len(name) > MAX_FILE_NAME_BYTES:
+        raise RealmPathError(
+            f"realm name is too long for a database file name ({len(name)} bytes once encoded, "
+            f"at most {MAX_FILE_NAME_BYTES})"
+        )
+    return name
+
+
+@dataclass(frozen=True, slots=True)
+class AgentMemoryPaths:
+    """Every path under one agent-memory root: the only place they are computed.
+
+    The SQLite store receives this object and asks it for paths; it never builds a file name itself.
+
+    Attributes:
+        root: the agent-memory root (``<state>/agent-memory``, or any directory a caller chose).
+    """
+
+    root: Path
+
+    def realm_db_path(self, realm: str) -> Path:
+        """``<root>/<encode_path_segment(realm)>.sqlite3``; always a direct child of the root.
+
+        Raises:
+            RealmPathError: the encoded name exceeds 255 bytes.
+        """
+        path = self.root / realm_db_file_name(realm)
+        if path.parent != self.root:  # unreachable by construction; kept as a guard
+            raise RealmPathError("realm name escapes the agent-memory root")
+        return path
+
+    def legacy_markdown_dir(self, realm: str) -> Path:
+        """``<root>/<encode(realm)>/``: where a realm's legacy markdown files live."""
+        return self.root / encode_path_segment(realm)
+
+    def db_file_names(self) -> set[str]:
+        """File names of the realm databases under the root (``*.sqlite3``)."""
+        return {p.name for p in self.root.glob("*" + REALM_DB_SUFFIX)}
+
+    def list_realms(self) -> list[str]:
+        """Realms that have a database: ``*.sqlite3`` regular files in the root, stems decoded, sorted."""
+        if not self.root.is_dir():
+            return []
+        return sorted(
+            decode_path_segment(p.name[: -len(REALM_DB_SUFFIX)])
+            for p in self.root.glob("*" + REALM_DB_SUFFIX)
+            if p.is_file()
+        )
+
+    @staticmethod
+    def markdown_identity(path: Path) -> str:
+        """The identity a legacy markdown file ``<root>/<encode(realm)>/<encode(identity)>.md`` belongs to."""
+        return decode_path_segment(path.stem)
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,6 +256,14 @@ class StorageLayout:
 
         return private_dir(self.agent_memory_root)
 
+    def agent_memory_paths(self) -> AgentMemoryPaths:
+        """The path authority over the resolved agent-memory root, created owner-only if missing.
+
+        Raises:
+            StartupError: file-name twins (see :meth:`resolve_agent_memory_root`).
+        """
+        return AgentMemoryPaths(self.ensure_agent_memory_root())
+
     def realm_db_path(self, realm: str) -> Path:
         """``<root>/<encode_path_segment(realm)>.sqlite3``; always a direct child of the root.
 
@@ -201,32 +271,15 @@ class StorageLayout:
             RealmPathError: the encoded name exceeds 255 bytes.
             StartupError: file-name twins (see :meth:`resolve_agent_memory_root`).
         """
-        name = encode_path_segment(realm) + REALM_DB_SUFFIX
-        if len(name) > MAX_FILE_NAME_BYTES:
-            raise RealmPathError(
-                f"realm name is too long for a database file name ({len(name)} bytes once encoded, "
-                f"at most {MAX_FILE_NAME_BYTES})"
-            )
-        root = self.agent_memory_root
-        path = root / name
-        if path.parent != root:  # unreachable by construction; kept as a guard
-            raise RealmPathError("realm name escapes the agent-memory root")
-        return path
+        return AgentMemoryPaths(self.agent_memory_root).realm_db_path(realm)
 
     def legacy_markdown_dir(self, realm: str) -> Path:
         """``<root>/<encode(realm)>/``: where a realm's legacy markdown files live."""
-        return self.agent_memory_root / encode_path_segment(realm)
+        return AgentMemoryPaths(self.agent_memory_root).legacy_markdown_dir(realm)
 
     def list_realms(self) -> list[str]:
         """Realms that have a database: ``*.sqlite3`` in the root, stems decoded, sorted."""
-        root = self.agent_memory_root
-        if not root.is_dir():
-            return []
-        return sorted(
-            decode_path_segment(p.name[: -len(REALM_DB_SUFFIX)])
-            for p in root.iterdir()
-            if p.name.endswith(REALM_DB_SUFFIX) and p.is_file()
-        )
+        return AgentMemoryPaths(self.agent_memory_root).list_realms()
 
     # ------------------------------------------------------------------ checks
 

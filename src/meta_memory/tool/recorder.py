@@ -33,6 +33,7 @@ from meta_memory.tool.args import (
     UpdateAction,
     parse_arguments,
 )
+from meta_memory.limits import DEFAULT_MAX_ENTRIES
 from meta_memory.tool.schema import MAX_RECALL_ENTRIES
 
 __all__ = [
@@ -47,9 +48,6 @@ __all__ = [
 ]
 
 _log = logging.getLogger(__name__)
-
-#: Default ``max_entries`` for ``recall`` when the call names none (``agent_memory.max_entries``).
-DEFAULT_MAX_ENTRIES: Final = 8
 
 NO_MATCHES_TEXT: Final = "No matching memory records."
 NO_MOB_TEXT: Final = "propose_to_mob is unavailable: this member is not running inside a mob"

@@ -12,6 +12,8 @@ from __future__ import annotations
 import copy
 from typing import Any, Final
 
+from meta_memory.limits import MAX_MEMORY_ENTRIES
+
 __all__ = [
     "ACTIONS",
     "ALLOWED_FIELDS",
@@ -42,7 +44,7 @@ RECORD_KINDS: Final = ("preference", "fact", "gotcha", "procedure", "relationshi
 EPISTEMIC_STATUSES: Final = ("observed", "operator_said", "verified_claim")
 
 #: Upper bound of ``max_entries`` for ``recall`` (larger values are clamped).
-MAX_RECALL_ENTRIES: Final = 64
+MAX_RECALL_ENTRIES: Final = MAX_MEMORY_ENTRIES
 
 MEMORY_TOOL_DESCRIPTION: Final = (
     "Your durable memory, scoped to your own identity; it survives session resets and respawns. "
@@ -115,21 +117,26 @@ _SCHEMA: Final[dict[str, Any]] = {
 #: The fields the schema allows, in schema order.
 ALLOWED_FIELDS: Final = tuple(_SCHEMA["properties"])
 
+#: The recorder protocol: what a host adds to the model's instructions when it offers the tool
+#: (``meta/agent_memory/tool_schema`` ``protocol``, and the build instructions). Our own wording.
 RECORDER_PROTOCOL_INSTRUCTIONS: Final = """\
-Memory recorder protocol: you have a `memory` tool for durable records that outlive this session, \
-its resets and your respawns.
-- Record knowledge (facts, preferences, gotchas, procedures, relationships), not task progress; \
-keep one fact per record.
-- Before remembering, check what you already hold (recall); when a record changed, use "update" \
-on it instead of adding a near-duplicate.
-- Give each record a one-line description that says when it should come back to mind.
-- Be honest about how you know: epistemic "operator_said" when a person told you, "observed" \
-(the default) for what you saw, "verified_claim" only with verification_evidence saying what you checked.
-- Write absolute dates, never "today" or "next week".
-- An open_loop record must say what resolves it ("resolved when ...").
-- Do not record what the repository, configuration or documentation already holds, and never \
-record credentials.
-- Knowledge the whole mob should share goes through "propose_to_mob"; a steward or operator commits it.
+Memory recorder protocol: you have a `memory` tool for durable records that outlive session resets \
+and respawns. Use it deliberately:
+- Record knowledge worth having next time (facts, preferences, gotchas, procedures, relationships), \
+not the steps of the task in front of you; keep one fact per record.
+- Check the memory index (or recall) first. When a record already covers the subject, use action \
+"update" with its memory_id instead of writing a near-duplicate.
+- Give each record a short specific title and a one-line `description` naming the words you would \
+search for later.
+- Say how you know it: epistemic "operator_said" when a person told you, "observed" (the default) for \
+what you saw yourself, and "verified_claim" only together with `verification_evidence` describing what \
+you checked. None of these raises the record's trust.
+- Write absolute dates (2026-03-14), never relative ones such as "today" or "next week".
+- An open_loop record states its exit condition, phrased "resolved when ...".
+- Do not record what the repository, configuration or documentation already holds, and never record \
+credentials.
+- Knowledge the whole mob should share goes through action "propose_to_mob"; a steward or operator \
+reviews it before it becomes shared memory.
 """
 
 

@@ -70,6 +70,9 @@ from meta_memory.agent_memory.validator import (
 from meta_memory.clock import Clock
 from meta_memory.agent_memory.erase import EraseReport
 from meta_memory.errors import AgentMemoryError
+from meta_memory.limits import MAX_MANIFEST_K
+from meta_memory.limits import RETENTION_FLOOR_BYTES as DEFAULT_SCOPE_FLOOR_BYTES
+from meta_memory.limits import RETENTION_FLOOR_RECORDS as DEFAULT_SCOPE_FLOOR_RECORDS
 
 if TYPE_CHECKING:
     from meta_memory.agent_memory.store.tx import ReadTx, WriteTx
@@ -91,9 +94,6 @@ __all__ = [
 ]
 
 DEFAULT_MANIFEST_K = 32
-MAX_MANIFEST_K = 512
-DEFAULT_SCOPE_FLOOR_RECORDS = 4000
-DEFAULT_SCOPE_FLOOR_BYTES = 32 * 1024 * 1024
 #: Most items one :meth:`AgentMemoryStore.remember_many` call takes (the staged-batch op cap).
 MAX_REMEMBER_BATCH_ITEMS = MAX_BATCH_OPS
 

@@ -41,7 +41,6 @@ from itertools import zip_longest
 from pathlib import Path
 from typing import Any, TypeVar
 
-from meta_memory.agent_memory._paths import decode_path_segment, encode_path_segment
 from meta_memory.agent_memory.batch import (
     MAX_BATCH_OPS,
     BatchKind,
@@ -102,9 +101,11 @@ from meta_memory import deadline
 from meta_memory.clock import Clock, SystemClock
 from meta_memory.errors import AgentMemoryError
 from meta_memory.identity import parse_identity, parse_realm
+from meta_memory.limits import DEFAULT_MAX_OPEN_REALMS, DEFAULT_MAX_REALMS
 from meta_memory.recall import fts
 from meta_memory.recall.lexical_index import DEFAULT_MAX_BYTES, LexicalIndexes
 from meta_memory.recall.semantic import vectors as vector_index
+from meta_memory.storage.layout import AgentMemoryPaths, RealmPathError
 from meta_memory.storage.perms import private_dir, private_sqlite
 
 __all__ = [
@@ -123,12 +124,6 @@ MAX_IMPORT_SKIP_REASONS = 8
 
 _T = TypeVar("_T")
 
-MAX_FILE_NAME_BYTES = 255
-
-#: Default of ``[agent_memory] max_realms``: most realm databases under the root.
-DEFAULT_MAX_REALMS = 4096
-#: Default of ``[agent_memory] max_open_realms``: most realms with open connections at once.
-DEFAULT_MAX_OPEN_REALMS = 32
 #: Idle reader connections kept per open realm.
 MAX_IDLE_READERS = 2
 #: SQLite VM steps between two checks of the recall's time budget.
@@ -136,19 +131,20 @@ PROGRESS_STEPS = 10_000
 
 
 def realm_db_path(root: Path, realm: str) -> Path:
-    """``<root>/<encode_path_segment(realm)>.sqlite3``.
+    """``<root>/<encode_path_segment(realm)>.sqlite3``, from the path authority
+    (:class:`~meta_memory.storage.layout.AgentMemoryPaths`).
 
     Raises ``AgentMemoryError("invalid_record", "realm name is too long ...")``
     when the encoded file name exceeds 255 bytes.
     """
-    name = f"{encode_path_segment(realm)}.sqlite3"
-    if len(name) > MAX_FILE_NAME_BYTES:
-        raise AgentMemoryError(
-            "invalid_record",
-            f"realm name is too long for a database file name ({len(name)} bytes once encoded, "
-            f"at most {MAX_FILE_NAME_BYTES})",
-        )
-    return root / name
+    return _realm_db_path(AgentMemoryPaths(root), realm)
+
+
+def _realm_db_path(paths: AgentMemoryPaths, realm: str) -> Path:
+    try:
+        return paths.realm_db_path(realm)
+    except RealmPathError as exc:
+        raise AgentMemoryError("invalid_record", str(exc)) from None
 
 
 @lru_cache(maxsize=64)
@@ -214,7 +210,7 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
 
     def __init__(
         self,
-        root: Path | str,
+        root: AgentMemoryPaths | Path | str,
         clock: Clock | None = None,
         *,
         gate: WriteGate | None = None,
@@ -224,11 +220,13 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
         max_open_realms: int = DEFAULT_MAX_OPEN_REALMS,
         recall_index_bytes: int = DEFAULT_MAX_BYTES,
     ) -> None:
-        if not str(root).strip():
+        if not str(root.root if isinstance(root, AgentMemoryPaths) else root).strip():
             raise AgentMemoryError("invalid_config", "agent memory root path must not be empty")
         if max_realms < 1 or max_open_realms < 1:
             raise AgentMemoryError("invalid_config", "max_realms and max_open_realms must be at least 1")
-        self.root = private_dir(Path(root))
+        paths = root if isinstance(root, AgentMemoryPaths) else AgentMemoryPaths(Path(root))
+        self.paths = AgentMemoryPaths(private_dir(paths.root))
+        self.root = self.paths.root
         self.clock: Clock = clock or SystemClock()
         self.gate = gate
         self.busy_timeout_ms = busy_timeout_ms
@@ -286,8 +284,8 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
 
     def _realm_exists(self, name: str) -> bool:
         """A database file exists, or a legacy markdown folder waits to be imported (spec: parsed at first access)."""
-        path = realm_db_path(self.root, name)
-        return path.exists() or (self.import_markdown and (self.root / encode_path_segment(name)).is_dir())
+        path = _realm_db_path(self.paths, name)
+        return path.exists() or (self.import_markdown and self.paths.legacy_markdown_dir(name).is_dir())
 
     def _has_realm(self, name: str) -> bool:
         """See :meth:`AgentMemoryStore._has_realm`: open, or a database (or markdown to import) on disk."""
@@ -297,8 +295,8 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
     def _check_realm_cap(self, name: str) -> None:
         """Refuse creating ``name`` past ``max_realms`` (caller holds ``_open_lock``; realms being created
         by other threads count, so concurrent creations cannot overshoot the cap)."""
-        on_disk = {p.name for p in self.root.glob("*.sqlite3")}
-        pending = {realm_db_path(self.root, n).name for n in self._creating} - on_disk
+        on_disk = self.paths.db_file_names()
+        pending = {_realm_db_path(self.paths, n).name for n in self._creating} - on_disk
         count = len(on_disk) + len(pending)
         if count >= self.max_realms:
             raise AgentMemoryError(
@@ -387,7 +385,7 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
                 self._release(db)
 
     def _open_realm(self, realm: str) -> _RealmDb:
-        path = realm_db_path(self.root, realm)
+        path = _realm_db_path(self.paths, realm)
         try:
             writer = self._connect(path)
             db = _RealmDb(realm, path, writer)
@@ -836,7 +834,7 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
 
     def list_realms(self) -> list[str]:
         """Realms with a database file under the root (decoded file stems), sorted."""
-        return sorted(decode_path_segment(p.name[: -len(".sqlite3")]) for p in self.root.glob("*.sqlite3"))
+        return self.paths.list_realms()
 
     # ================================================================ telemetry writes
 
@@ -881,7 +879,7 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
     # ================================================================ markdown import
 
     def _import_markdown(self, db: _RealmDb) -> None:
-        folder = self.root / encode_path_segment(db.name)
+        folder = self.paths.legacy_markdown_dir(db.name)
         if folder.is_symlink():
             log.warning("agent memory import: %s is a symbolic link; not followed", folder.name)
             return
@@ -896,7 +894,7 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
     def _import_file(self, db: _RealmDb, path: Path) -> None:
         realm = db.name
         try:
-            identity = parse_identity(decode_path_segment(path.stem))
+            identity = parse_identity(AgentMemoryPaths.markdown_identity(path))
         except ValueError:
             self._import_failed(db, path, "file name does not decode to a valid agent identity")
             return

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ...access.requirements import on_identity
+from ...agent_memory.model import Scope
 from ..results import (
     EraseResult,
     ForgetResult,
@@ -37,7 +38,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 def agent_memory_enabled(runtime: "Runtime") -> bool:
     """Agent-memory methods are advertised only when agent memory is wired."""
-    return getattr(runtime, "agent_memory", None) is not None
+    return runtime.agent_memory is not None
 
 
 def register(table: MethodTable) -> None:
@@ -105,7 +106,7 @@ def _erase(runtime: "Runtime", ctx: CallContext, realm: str, identity: str, memo
     access = runtime.access
     principal = ctx.principal or ANONYMOUS
 
-    def may_erase(scope: Any) -> bool:  # every scope the content closure reaches needs the erase grant
+    def may_erase(scope: Scope) -> bool:  # every scope the content closure reaches needs the erase grant
         kind, key = scope.storage()
         return access.policy.check(principal, "agent.memory.erase", access.resources.scope(scope.realm, kind, key))
 

@@ -14,6 +14,7 @@ from pydantic import Field, ValidationInfo, field_validator, model_validator
 from ...agent_memory.fields import FieldError, compact_whitespace, normalize_tags, validate_record_fields
 from ...agent_memory.store.base import MAX_REMEMBER_BATCH_ITEMS
 from ...identity import parse_identity, parse_realm
+from ...limits import MAX_MANIFEST_K, MAX_MEMORY_ENTRIES
 from ...recall.query_limits import MAX_QUERY_BYTES, MAX_QUERY_TERM_ENTRIES, query_size_error
 from ..params import Params, optional_count, required_text
 
@@ -36,8 +37,7 @@ __all__ = [
 ]
 
 MAX_QUERY_TEXT_BYTES = MAX_QUERY_BYTES
-MAX_RECALL_ENTRIES = 64
-MAX_MANIFEST_K = 512
+MAX_RECALL_ENTRIES = MAX_MEMORY_ENTRIES
 MAX_LIST_LIMIT = 500
 #: Most records one ``meta/agent_memory/remember_batch`` call takes.
 MAX_REMEMBER_BATCH_RECORDS = MAX_REMEMBER_BATCH_ITEMS

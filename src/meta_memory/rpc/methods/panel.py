@@ -208,7 +208,7 @@ def _records_requires(p: PanelRecordsParams, resources: Resources) -> list[Requi
 
 def panel_enabled(runtime: "Runtime") -> bool:
     """Panel methods are advertised only when a panel-capable store is wired."""
-    return getattr(runtime, "memory_panel_store", None) is not None
+    return runtime.memory_panel_store is not None
 
 
 def _service(runtime: "Runtime", ctx: CallContext) -> PanelService:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from ...access.requirements import Requirement, anywhere, identity_resource, on_identity, requires, unscoped
 from ...access.resources import Resources
 from ...review import params as rp
+from ...review.authority import ReviewAuthority
 from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field
 from .. import results_review as R
@@ -94,17 +95,15 @@ class ProposalDecideDoc(_Realm):
 
 
 def _review_enabled(runtime: "Runtime") -> bool:
-    return getattr(runtime, "review", None) is not None
+    return runtime.review is not None
 
 
 def _principal(ctx: CallContext) -> str | None:
     return getattr(ctx.principal, "name", None)
 
 
-def _authority(runtime: "Runtime", ctx: CallContext) -> Any:
-    from ...review.authority import ReviewAuthority
-
-    return ReviewAuthority.of(getattr(runtime, "access", None), ctx.principal)
+def _authority(runtime: "Runtime", ctx: CallContext) -> ReviewAuthority:
+    return ReviewAuthority.of(runtime.access, ctx.principal)
 
 
 def register(table: MethodTable) -> None:
@@ -126,7 +125,7 @@ def register(table: MethodTable) -> None:
 
     @table.method("meta/gating/check", rp.parse_gating_check_params, requires=unscoped("ledger.read"), mutating=False,
                   result=R.GatingCheckResult, params_model=GatingCheckDoc)
-    def gating_check(runtime: "Runtime", ctx: CallContext, p: Any) -> dict[str, Any]:
+    def gating_check(runtime: "Runtime", ctx: CallContext, p: rp.GatingCheckParams) -> dict[str, Any]:
         """``{allowed, reason?, conflict?}``: refused while a conflict signal is active in the ledger."""
         from ...review import promotions
 

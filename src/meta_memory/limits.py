@@ -1,0 +1,84 @@
+"""Every cap and default that more than one module needs: the one place each number is written.
+
+Sizes are UTF-8 bytes, times milliseconds unless the name says days. Modules import what they
+use from here (config decoding, the injection options, the recorder tool, the RPC params, the
+stores, the panel); a number only one module uses stays in that module.
+
+Seed: "Agent memory injection" (entries, recall deadline), Console Memory panel (floors);
+reference §2A (config clamps), §2B (layout, retention floors), §3B (constants).
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+__all__ = [
+    "DAY_MS",
+    "DEFAULT_INSTRUCTION_HEADER",
+    "DEFAULT_MAX_ENTRIES",
+    "MAX_MEMORY_ENTRIES",
+    "DEFAULT_RECALL_TIMEOUT_MS",
+    "MAX_RECALL_TIMEOUT_MS",
+    "MAX_MANIFEST_K",
+    "RETENTION_FLOOR_RECORDS",
+    "RETENTION_FLOOR_BYTES",
+    "DEFAULT_MAX_REALMS",
+    "MAX_MAX_REALMS",
+    "DEFAULT_MAX_OPEN_REALMS",
+    "MAX_MAX_OPEN_REALMS",
+    "DEFAULT_RECALL_INDEX_MB",
+    "MAX_RECALL_INDEX_MB",
+    "MAX_FILE_NAME_BYTES",
+    "MAX_RETENTION_DAYS",
+    "DEFAULT_SESSION_STATE_EXPIRY_DAYS",
+    "MAX_SESSION_STATE_EXPIRY_DAYS",
+    "DEFAULT_SESSION_STATE_LIMIT",
+    "MAX_SESSION_STATE_LIMIT",
+]
+
+#: One day in milliseconds.
+DAY_MS: Final = 86_400_000
+
+#: The injection header when ``agent_memory.instruction_header`` is absent or blank.
+DEFAULT_INSTRUCTION_HEADER: Final = "Agent memory"
+
+#: ``agent_memory.max_entries``: records recalled per injection, and the recorder tool's default
+#: ``recall`` size; ``0`` means this default.
+DEFAULT_MAX_ENTRIES: Final = 8
+#: The largest ``agent_memory.max_entries``, and the most records one recall hands back (tool and RPC).
+MAX_MEMORY_ENTRIES: Final = 64
+
+#: ``agent_memory.recall_timeout_ms``: the recall provider's deadline; ``0`` means this default.
+DEFAULT_RECALL_TIMEOUT_MS: Final = 500
+MAX_RECALL_TIMEOUT_MS: Final = 30_000
+
+#: The largest ``k`` of a working-set manifest (store and ``meta/agent_memory/manifest``).
+MAX_MANIFEST_K: Final = 512
+
+#: Retention floors (reference §2B): a scope above either, counted over non-tombstoned rows, logs a
+#: warning and the panel shows it; nothing is refused.
+RETENTION_FLOOR_RECORDS: Final = 4000
+RETENTION_FLOOR_BYTES: Final = 32 * 1024 * 1024
+
+#: ``agent_memory.max_realms``: most realm databases (a write creating one more is refused).
+DEFAULT_MAX_REALMS: Final = 4096
+MAX_MAX_REALMS: Final = 1_000_000
+#: ``agent_memory.max_open_realms``: most realms with open SQLite connections (LRU-closed).
+DEFAULT_MAX_OPEN_REALMS: Final = 32
+MAX_MAX_OPEN_REALMS: Final = 4096
+#: ``agent_memory.recall_index_mb``: memory of the in-process recall index, all realms together (MiB).
+DEFAULT_RECALL_INDEX_MB: Final = 256
+MAX_RECALL_INDEX_MB: Final = 65536
+
+#: Longest file name most file systems accept, in bytes (a realm database's encoded name).
+MAX_FILE_NAME_BYTES: Final = 255
+
+#: The longest ``agent_memory.erase_tombstoned_after_days`` accepted (100 years).
+MAX_RETENTION_DAYS: Final = 36_500
+
+#: ``agent_memory.session_state_expiry_days``: session state untouched this long is deleted.
+DEFAULT_SESSION_STATE_EXPIRY_DAYS: Final = 30
+MAX_SESSION_STATE_EXPIRY_DAYS: Final = 3650
+#: ``agent_memory.session_state_limit``: most session-state rows (at the cap new sessions are refused).
+DEFAULT_SESSION_STATE_LIMIT: Final = 1_000_000
+MAX_SESSION_STATE_LIMIT: Final = 100_000_000

@@ -1,0 +1,55 @@
+"""A bad ``[agent_memory]`` value stops ``serve`` and ``gateway --stdio`` before anything opens: one line
+naming the key and the rule, exit code 1, and the state directory is not created."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from support import write_config
+
+pytestmark = pytest.mark.gateway
+
+
+def start(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "meta_memory.cli", *args], capture_output=True, text=True,
+                          timeout=60, stdin=subprocess.DEVNULL)
+
+
+@pytest.mark.parametrize(
+    ("section", "line"),
+    [
+        ('selection = "sometimes"',
+         "meta-memory: agent_memory.selection: must be one of 'always', 'contextual' (got 'sometimes')"),
+        ("max_entries = 65",
+         "meta-memory: agent_memory.max_entries: must be an integer between 1 and 64 (0 = the default 8); got 65"),
+        ("recall_timeout_ms = -1",
+         "meta-memory: agent_memory.recall_timeout_ms: must be an integer between 1 and 30000 "
+         "(0 = the default 500); got -1"),
+        ('llm_writes = 3', "meta-memory: agent_memory.llm_writes: must be one of 'observed', 'quarantined' (got 'int')"),
+    ],
+)
+@pytest.mark.parametrize("command", [["serve", "--port", "0"], ["gateway", "--stdio"]])
+def test_a_bad_agent_memory_value_is_one_line_naming_key_and_rule(tmp_path: Path, section: str, line: str,
+                                                                  command: list[str]) -> None:
+    cfg = write_config(tmp_path / "bad.toml", f"[agent_memory]\n{section}\n")
+    state = tmp_path / "state"
+    proc = start(*command, "--state-dir", str(state), "--config", str(cfg))
+    assert proc.returncode == 1, proc.stderr
+    assert [text for text in proc.stderr.splitlines() if text.strip()] == [line]
+    assert proc.stdout == ""
+    assert not state.exists()
+
+
+def test_in_range_spellings_start(tmp_path: Path) -> None:
+    """The decoder's normalisations (any-case enums, ``0`` = the default) are accepted at start-up."""
+    cfg = write_config(tmp_path / "ok.toml", '[agent_memory]\nselection = " Always "\nmax_entries = 0\n')
+    proc = subprocess.run([sys.executable, "-m", "meta_memory.cli", "gateway", "--stdio", "--state-dir",
+                           str(tmp_path / "state"), "--config", str(cfg)],
+                          input='{"jsonrpc":"2.0","id":1,"method":"meta/status"}\n', capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert '"agent_memory":{"enabled":true' in proc.stdout.replace(" ", "")
