@@ -64,12 +64,7 @@ class AgentMemoryService:
         new version (``supersedes`` = the old id, ``tags_added`` = the merged tags); otherwise
         ``supersedes`` is ``None`` and ``tags_added`` empty."""
         record, created, merge = self.store.remember_merging(realm, identity, title, body, tags)
-        if created:
-            self._event("memory.record.created", identity, {"realm": realm, "record_id": record.memory_id})
-        elif merge is not None:
-            self._event("memory.record.updated", identity, {"realm": realm, "record_id": record.memory_id,
-                                                             "supersedes": merge.supersedes,
-                                                             "tags_added": list(merge.tags_added)})
+        self._record_event(realm, identity, record.memory_id, created, merge)
         return {**record.model_dump(mode="json"), "created": created,
                 "supersedes": merge.supersedes if merge else None,
                 "tags_added": list(merge.tags_added) if merge else []}
@@ -79,11 +74,13 @@ class AgentMemoryService:
         """Store ``records`` (``(title, body, tags)`` each) in ``identity``'s scope in one transaction.
 
         Output ``{results, created, existing, refused}``: ``results[i]`` is
-        ``{op_index, memory_id, created}`` for a stored or deduplicated record, or
-        ``{op_index, error: {code, message, data}}`` (the JSON-RPC error that record alone would
+        ``{op_index, memory_id, created, supersedes, tags_added}`` for a stored or deduplicated record
+        (as :meth:`remember` answers it: a duplicate bringing new tags merges them into a new version),
+        or ``{op_index, error: {code, message, data}}`` (the JSON-RPC error that record alone would
         get, e.g. ``-32040`` with ``data.reason`` ``invalid_record`` or ``secret_detected``); the
         counts sum to ``len(records)``. Refusals are per item: a refused record writes nothing,
-        the others commit. See :meth:`AgentMemoryStore.remember_many`."""
+        the others commit. After the commit, each item emits the event :meth:`remember` would, in
+        order. See :meth:`AgentMemoryStore.remember_many`."""
         outcomes = self.store.remember_many(
             realm, identity, [RememberItem(title, body, tuple(tags)) for title, body, tags in records]
         )
@@ -93,10 +90,24 @@ class AgentMemoryService:
             if o.error is not None or o.record is None:  # an outcome holds its refusal or its record
                 counts["refused"] += 1
                 results.append({"op_index": o.op_index, "error": o.error.to_jsonrpc() if o.error else None})
-            else:
-                counts["created" if o.created else "existing"] += 1
-                results.append({"op_index": o.op_index, "memory_id": o.record.id, "created": o.created})
+                continue
+            counts["created" if o.created else "existing"] += 1
+            merge = o.merge
+            results.append({"op_index": o.op_index, "memory_id": o.record.id, "created": o.created,
+                            "supersedes": merge.supersedes if merge else None,
+                            "tags_added": list(merge.tags_added) if merge else []})
+            self._record_event(realm, identity, o.record.id, o.created, merge)
         return {"results": results, **counts}
+
+    def _record_event(self, realm: str, identity: str, record_id: str, created: bool, merge: Any) -> None:
+        """The event of one remember: ``memory.record.created``, or ``memory.record.updated`` for a tag
+        merge; a plain duplicate changes nothing and emits nothing."""
+        if created:
+            self._event("memory.record.created", identity, {"realm": realm, "record_id": record_id})
+        elif merge is not None:
+            self._event("memory.record.updated", identity, {"realm": realm, "record_id": record_id,
+                                                             "supersedes": merge.supersedes,
+                                                             "tags_added": list(merge.tags_added)})
 
     def update(self, realm: str, identity: str, memory_id: str, title: str | None, body: str | None,
                tags: Sequence[str] | None) -> dict[str, Any]:
