@@ -6,7 +6,8 @@ import at ``<root>/<encode(realm)>/<encode(identity)>.md``.
 Durability and concurrency:
 
 - WAL journal, ``synchronous=FULL`` (an acknowledged write survives power
-  loss), ``busy_timeout`` on every connection.
+  loss), ``busy_timeout`` on every connection. WAL checkpoints run off the
+  write path, on a background thread (:mod:`.checkpoint`).
 - Every write is one ``BEGIN IMMEDIATE`` transaction: validate against live
   rows (:func:`~meta_memory.agent_memory.validator.plan_batch`), write the
   records, keep the full-text index in step (a record has an FTS row iff it is
@@ -90,6 +91,7 @@ from meta_memory.agent_memory.store.common import (
     state_values,
 )
 from meta_memory.agent_memory.store import planner
+from meta_memory.agent_memory.store.checkpoint import WalCheckpointer, needs_inline_checkpoint
 from meta_memory.agent_memory.store.dialect import SQLITE
 from meta_memory.agent_memory.store.schema import (
     delete_fts,
@@ -169,6 +171,19 @@ class _RealmDb:
         self.writes = 0  # write transactions since open, for the planner-statistics check
         self.idle: list[sqlite3.Connection] = []
         self.users = 0
+        # WAL checkpoints run on a connection of their own, off the write path (see .checkpoint)
+        self.commits_since_checkpoint = 0
+        self.checkpoint_lock = threading.Lock()
+        self.checkpoint_conn: sqlite3.Connection | None = None
+
+    def checkpoint(self, connect: Callable[[Path], sqlite3.Connection]) -> None:
+        """One ``PASSIVE`` WAL checkpoint on the checkpoint connection (opened by ``connect`` once)."""
+        with self.checkpoint_lock:
+            if self.checkpoint_conn is None:
+                self.checkpoint_conn = connect(self.path)
+            busy, wal_frames, copied = self.checkpoint_conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+        if not busy and copied == wal_frames:
+            self.commits_since_checkpoint = 0
 
     def close(self) -> None:
         with self.write_lock:
@@ -176,9 +191,12 @@ class _RealmDb:
                 # refresh the statistics the planner asked for, sampled so closing stays quick
                 self.writer.execute(f"PRAGMA analysis_limit = {planner.ANALYSIS_LIMIT}")
                 self.writer.execute("PRAGMA optimize")
-            for conn in [self.writer, *self.idle]:
-                with contextlib.suppress(sqlite3.Error):
-                    conn.close()
+            with self.checkpoint_lock:
+                conns = [self.writer, *self.idle, *([self.checkpoint_conn] if self.checkpoint_conn else [])]
+                for conn in conns:
+                    with contextlib.suppress(sqlite3.Error):
+                        conn.close()
+                self.checkpoint_conn = None
             self.idle.clear()
 
 
@@ -237,6 +255,7 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
         self._opening: dict[str, threading.Lock] = {}  # per-realm locks of realms being opened
         self._creating: set[str] = set()  # realms being opened now (counted by the realm cap)
         self._closed = False
+        self._checkpointer = WalCheckpointer(self._checkpoint_realm)
 
     # ================================================================ connections
 
@@ -385,6 +404,7 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
         path = realm_db_path(self.root, realm)
         try:
             writer = self._connect(path)
+            writer.execute("PRAGMA wal_autocheckpoint = 0")  # checkpoints run off the write path (.checkpoint)
             db = _RealmDb(realm, path, writer)
             now = self.clock.now_ms()
 
@@ -492,13 +512,30 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
             if durable:
                 with self._begun(conn) as c:
                     yield c
-                return
-            conn.execute("PRAGMA synchronous=NORMAL")
-            try:
-                with self._begun(conn) as c:
-                    yield c
-            finally:
-                conn.execute("PRAGMA synchronous=FULL")
+            else:
+                conn.execute("PRAGMA synchronous=NORMAL")
+                try:
+                    with self._begun(conn) as c:
+                        yield c
+                finally:
+                    conn.execute("PRAGMA synchronous=FULL")
+            db.commits_since_checkpoint += 1
+            if needs_inline_checkpoint(db.commits_since_checkpoint):
+                with contextlib.suppress(sqlite3.Error):  # the background checkpoints fell behind: bound the WAL
+                    db.checkpoint(self._connect)
+            else:
+                self._checkpointer.wrote(db.name)
+
+    def _checkpoint_realm(self, name: str) -> None:
+        """The WAL checkpoint of realm ``name`` if it is open (held meanwhile, so the pool cannot close it)."""
+        with self._open_lock:
+            db = None if self._closed else self._hold_locked(name)
+        if db is None:
+            return
+        try:
+            db.checkpoint(self._connect)
+        finally:
+            self._release(db)
 
     @contextlib.contextmanager
     def _begun(self, conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
@@ -981,6 +1018,7 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
 
     def close(self) -> None:
         """Close every connection (writers and idle readers; a reader in use is closed when it is returned)."""
+        self._checkpointer.stop()
         with self._open_lock:
             self._closed = True
             for db in self._realms.values():
