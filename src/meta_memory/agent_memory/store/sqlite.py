@@ -6,8 +6,8 @@ import at ``<root>/<encode(realm)>/<encode(identity)>.md``.
 Durability and concurrency:
 
 - WAL journal, ``synchronous=FULL`` (an acknowledged write survives power
-  loss), ``busy_timeout`` on every connection. WAL checkpoints run off the
-  write path, on a background thread (:mod:`.checkpoint`).
+  loss), ``busy_timeout`` on every connection. Full-text segment merges and WAL
+  checkpoints run off the write path, on a background thread (:mod:`.upkeep`).
 - Every write is one ``BEGIN IMMEDIATE`` transaction: validate against live
   rows (:func:`~meta_memory.agent_memory.validator.plan_batch`), write the
   records, keep the full-text index in step (a record has an FTS row iff it is
@@ -91,7 +91,7 @@ from meta_memory.agent_memory.store.common import (
     state_values,
 )
 from meta_memory.agent_memory.store import planner
-from meta_memory.agent_memory.store.checkpoint import WalCheckpointer, needs_inline_checkpoint
+from meta_memory.agent_memory.store import upkeep
 from meta_memory.agent_memory.store.dialect import SQLITE
 from meta_memory.agent_memory.store.schema import (
     delete_fts,
@@ -255,7 +255,7 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
         self._opening: dict[str, threading.Lock] = {}  # per-realm locks of realms being opened
         self._creating: set[str] = set()  # realms being opened now (counted by the realm cap)
         self._closed = False
-        self._checkpointer = WalCheckpointer(self._checkpoint_realm)
+        self._upkeep = upkeep.BackgroundUpkeep(self._upkeep_realm)
 
     # ================================================================ connections
 
@@ -425,6 +425,8 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
                 self._tx(db, setup)
             if planner.stale(writer):
                 self._tx(db, planner.refresh)
+            if upkeep.automerge_enabled(writer):
+                self._tx(db, upkeep.disable_automerge)  # merged in bounded steps off the write path instead
         except sqlite3.Error as exc:
             raise AgentMemoryError("io", f"cannot open realm database '{path.name}': {exc}") from None
         if self.import_markdown:
@@ -520,19 +522,34 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
                 finally:
                     conn.execute("PRAGMA synchronous=FULL")
             db.commits_since_checkpoint += 1
-            if needs_inline_checkpoint(db.commits_since_checkpoint):
+            if upkeep.needs_inline_checkpoint(db.commits_since_checkpoint):
                 with contextlib.suppress(sqlite3.Error):  # the background checkpoints fell behind: bound the WAL
                     db.checkpoint(self._connect)
-            else:
-                self._checkpointer.wrote(db.name)
+            self._upkeep.wrote(db.name)
 
-    def _checkpoint_realm(self, name: str) -> None:
-        """The WAL checkpoint of realm ``name`` if it is open (held meanwhile, so the pool cannot close it)."""
+    def _upkeep_realm(self, name: str) -> None:
+        """One background round for realm ``name`` if it is open (held meanwhile, so the pool cannot
+        close it): full-text merge steps for at most ``upkeep.MERGE_ROUND_S``, the write lock taken
+        per step, then a WAL checkpoint (:mod:`.upkeep`)."""
         with self._open_lock:
             db = None if self._closed else self._hold_locked(name)
         if db is None:
             return
         try:
+            stop_at = time.monotonic() + upkeep.MERGE_ROUND_S
+            while True:
+                with db.write_lock:
+                    db.writer.execute("PRAGMA synchronous=NORMAL")  # a lost merge step is merged again
+                    try:
+                        with self._begun(db.writer) as conn:
+                            merged = upkeep.merge_step(conn)
+                    finally:
+                        db.writer.execute("PRAGMA synchronous=FULL")
+                if not merged:
+                    break
+                if time.monotonic() >= stop_at:
+                    self._upkeep.wrote(name)  # more to merge: continue next round
+                    break
             db.checkpoint(self._connect)
         finally:
             self._release(db)
@@ -1018,7 +1035,7 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
 
     def close(self) -> None:
         """Close every connection (writers and idle readers; a reader in use is closed when it is returned)."""
-        self._checkpointer.stop()
+        self._upkeep.stop()
         with self._open_lock:
             self._closed = True
             for db in self._realms.values():
