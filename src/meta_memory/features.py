@@ -122,7 +122,10 @@ def wire_features(runtime: "Runtime") -> None:
     runtime.add_closer(store.close)
     recall.start()
     timebox = TimeBox()
-    service = AgentMemoryService(store, cfg, recall.provider, timebox, emit)
+    service = AgentMemoryService(
+        store, cfg, recall.provider, timebox, emit,
+        emit_many=lambda events: runtime.events.emit_many([(t, d, i) for t, i, d in events]),
+    )
 
     def manifest_fn(scope_ref: Any, k: int = 24) -> Any:
         scope = Scope.from_storage(scope_ref.realm, scope_ref.kind, scope_ref.key)

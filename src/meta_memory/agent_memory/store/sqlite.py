@@ -416,17 +416,17 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
             def setup(conn: sqlite3.Connection) -> None:
                 migrate(conn, now)
                 conn.execute("DELETE " + gc_sql, (now - STAGE_GC_MAX_AGE_MS,))
+                if upkeep.automerge_enabled(conn):
+                    upkeep.disable_automerge(conn)  # merged in bounded steps off the write path instead
 
             # Take the write lock only when there is something to do, so opening a
             # realm never waits behind another process's writers.
             if not is_current(writer) or writer.execute(
                 "SELECT 1 " + gc_sql + " LIMIT 1", (now - STAGE_GC_MAX_AGE_MS,)
-            ).fetchone():
+            ).fetchone() or upkeep.automerge_enabled(writer):
                 self._tx(db, setup)
             if planner.stale(writer):
                 self._tx(db, planner.refresh)
-            if upkeep.automerge_enabled(writer):
-                self._tx(db, upkeep.disable_automerge)  # merged in bounded steps off the write path instead
         except sqlite3.Error as exc:
             raise AgentMemoryError("io", f"cannot open realm database '{path.name}': {exc}") from None
         if self.import_markdown:
