@@ -37,6 +37,7 @@ import sqlite3
 import statistics
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -142,21 +143,28 @@ def remember_at_scale(sizes: list[int], writes: int, seed: int) -> list[dict[str
 
 def _vm_steps_per_remember(runtime: Runtime, gateway: Gateway, ctx: CallContext, vocab: Vocabulary, n: int) -> float:
     """Mean SQLite virtual-machine steps of one public remember on the realm's writer (a measure of the
-    work a write does that no disk or CPU contention can blur)."""
-    writer = runtime.agent_memory.store._db("default").writer
+    work a write does that no disk or CPU contention can blur). Only the steps of this thread's writes
+    count, not the store's background index merges on the same connection; the handler is set and
+    cleared under the realm's write lock, as every use of the writer connection must be."""
+    db = runtime.agent_memory.store._db("default")
+    writer = db.writer
+    me = threading.get_ident()
     count = [0]
 
     def step() -> int:
-        count[0] += 1
+        if threading.get_ident() == me:
+            count[0] += 1
         return 0
 
-    writer.set_progress_handler(step, 1)
+    with db.write_lock:
+        writer.set_progress_handler(step, 1)
     try:
         for _ in range(n):
             gateway.call("meta/agent_memory/remember",
                          {"identity": IDENTITY, "title": vocab.sentence(5).capitalize(), "body": vocab.sentence(40)}, ctx)
     finally:
-        writer.set_progress_handler(None, 1)
+        with db.write_lock:
+            writer.set_progress_handler(None, 1)
     return count[0] / n
 
 

@@ -169,7 +169,10 @@ def build_features(ctx: FeatureContext) -> Features:
     ctx.add_closer(store.close)
     recall.start()
     timebox = TimeBox()
-    service = AgentMemoryService(store, cfg, recall.provider, timebox, emit)
+    service = AgentMemoryService(
+        store, cfg, recall.provider, timebox, emit,
+        emit_many=lambda events: runtime.events.emit_many([(t, d, i) for t, i, d in events]),
+    )
 
     def manifest_fn(scope_ref: ScopeRef, k: int = 24) -> Sequence[object]:
         scope = Scope.from_storage(scope_ref.realm, scope_ref.kind, scope_ref.key)

@@ -2,10 +2,10 @@ from __future__ import annotations
 
 import re
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from meta_memory.agent_memory.hashing import content_hash, fnv1a64, mint_token, new_memory_id
+from meta_memory.agent_memory.hashing import content_hash, fnv1a64, fnv1a64_many, mint_token, new_memory_id, new_memory_ids
 
 
 def test_content_hash_is_stable_and_boundary_safe() -> None:
@@ -43,3 +43,18 @@ def test_mint_token_shape() -> None:
     a, b = mint_token("stage"), mint_token("stage")
     assert a != b
     assert re.fullmatch(r"stage-\d+-[0-9a-f]+-[0-9a-f]+", a)
+
+
+@settings(deadline=None, max_examples=60)
+@given(st.lists(st.binary(max_size=600), max_size=40), st.lists(st.binary(min_size=4097, max_size=4200), max_size=2))
+def test_fnv1a64_many_equals_one_by_one(short: list[bytes], long: list[bytes]) -> None:
+    items = [*short, *long]
+    assert fnv1a64_many(items) == [fnv1a64(item) for item in items]
+
+
+def test_ids_minted_together_carry_each_record_own_hash() -> None:
+    contents = [("Title", "body one"), ("Title", "body one"), ("", ""), ("Другой", "текст 文字")]
+    ids = new_memory_ids(contents)
+    assert len(set(ids)) == len(ids)
+    for memory_id, (title, body) in zip(ids, contents, strict=True):
+        assert memory_id.endswith(f"-{fnv1a64(title.encode(), body.encode()):016x}")

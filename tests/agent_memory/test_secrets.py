@@ -1,9 +1,10 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from meta_memory.agent_memory import secrets as secrets_module
 from meta_memory.agent_memory.secrets import SECRET_CLASSES, scan, scan_text
 
 
@@ -50,6 +51,7 @@ def test_first_match_wins_in_field_order() -> None:
 _words = st.text(alphabet=st.characters(codec="utf-8"), max_size=40)
 
 
+@settings(deadline=None)  # the first non-ASCII text builds the folding table (a few hundred ms)
 @given(_words, _words)
 def test_aws_key_is_found_between_separators(before: str, after: str) -> None:
     text = f"{before} AKIAIOSFODNN7EXAMPLE {after}"
@@ -59,3 +61,30 @@ def test_aws_key_is_found_between_separators(before: str, after: str) -> None:
 @given(st.text(max_size=300))
 def test_scan_never_crashes(text: str) -> None:
     assert scan_text(text) in (None, *SECRET_CLASSES)
+
+
+# --------------------------------------------------------------------------- the scanner's shortcuts
+
+_TRIGGER_WORDS = sorted({t for rule in secrets_module._RULES for t in rule.triggers})
+_fragments = st.one_of(st.sampled_from(_TRIGGER_WORDS), st.sampled_from(["=", ": ", "'", '"', " ", "_", "-", "."]),
+                       st.text(alphabet="abcXYZ019+/=_-. :", max_size=30))
+
+
+@settings(deadline=None, max_examples=300)
+@given(st.lists(_fragments, max_size=12).map("".join))
+def test_the_trigger_prefilter_changes_no_answer(text: str) -> None:
+    assert secrets_module._find(text) == secrets_module._find(text, prefilter=False)
+
+
+def test_a_remembered_clean_record_does_not_hide_a_changed_one() -> None:
+    assert scan("Deploy notes", "", "rotate the keys on friday", ("ops",)) is None
+    assert scan("Deploy notes", "", "rotate the keys on friday", ("ops",)) is None
+    assert scan("Deploy notes", "", "rotate the keys on friday AKIAIOSFODNN7EXAMPLE", ("ops",)) == "aws-access-key-id"
+    assert scan("Deploy notes", "", "rotate the keys on friday", ("AKIAIOSFODNN7EXAMPLE",)) == "aws-access-key-id"
+    # the same fields moved between title and body are another record
+    assert scan("Deploy notesrotate", "", " the keys on friday", ("ops",)) is None
+
+
+def test_a_secret_is_refused_every_time_it_is_scanned() -> None:
+    for _ in range(3):
+        assert scan("t", "", "token: ghp_" + "a" * 36, ()) == "github-token"

@@ -355,3 +355,18 @@ def test_validator_never_crashes_and_refusals_name_an_op(ops, author, reason) ->
         if author.is_llm:
             assert rec.trust <= TrustTier.AGENT_OBSERVED or rec.trust is TrustTier.AGENT_VERIFIED and author.kind.value == "steward"
         assert rec.trust not in (TrustTier.APPLICATION, TrustTier.OPERATOR)
+
+
+def test_ids_of_a_many_op_batch_hash_each_record_as_stored() -> None:
+    from meta_memory.agent_memory.hashing import fnv1a64
+
+    ops = [CreateOp(scope=ME, record=new(title=f"  Note \t {i} ", body=f" body {i}\n")) for i in range(5)]
+    ops.append(SupersedeOp(prior="mem-old", record=new(title="New  version", body="v2 ")))
+    plan = plan_batch(StagedBatch(realm=REALM, author=Author.application(), ops=tuple(ops)),
+                      DictReader(stored("mem-old")), now_ms=NOW)
+    minted = [r.memory_id for r in plan.results]
+    assert len(set(minted)) == 6
+    for memory_id in minted:
+        rec = plan.records[memory_id]
+        assert memory_id.endswith(f"-{fnv1a64(rec.title.encode(), rec.body.encode()):016x}")
+    assert plan.records[minted[0]].title == "Note 0" and plan.records[minted[5]].supersedes == "mem-old"

@@ -52,20 +52,24 @@ def test_results_per_item_in_order_and_refusals_write_nothing(gateway: GatewayPr
     assert [r["op_index"] for r in res] == list(range(len(records)))
     assert (out["created"], out["existing"], out["refused"]) == (2, 2, 2)
     assert res[0]["created"] is True and res[5]["created"] is True
-    assert res[1] == {"op_index": 1, "memory_id": first["memory_id"], "created": False}
-    assert res[2] == {"op_index": 2, "memory_id": res[0]["memory_id"], "created": False}
+    assert res[1] == {"op_index": 1, "memory_id": first["memory_id"], "created": False, "supersedes": None,
+                      "tags_added": []}
+    # same content as item 0, bringing a tag: merged into a new version, as a single remember does
+    assert res[2]["created"] is False and res[2]["memory_id"] != res[0]["memory_id"]
+    assert (res[2]["supersedes"], res[2]["tags_added"]) == (res[0]["memory_id"], ["travel"])
     assert res[3]["error"]["code"] == -32040 and res[3]["error"]["data"]["reason"] == "invalid_record"
     assert res[3]["error"]["data"]["op_index"] == 3 and "op 3: title must not be empty" in res[3]["error"]["message"]
     assert res[4]["error"]["data"]["reason"] == "secret_detected" and res[4]["error"]["data"]["op_index"] == 4
     assert "AKIA" not in str(res[4])
     # stored records are recallable at once; refused ones left nothing behind
-    assert _recall(gateway, ME, "Lisbon seat") == [res[0]["memory_id"]]
+    assert _recall(gateway, ME, "Lisbon seat") == [res[2]["memory_id"]]
     assert _recall(gateway, ME, "🍵") == [res[5]["memory_id"]]
     assert _recall(gateway, ME, "mango") == [] and _recall(gateway, ME, "papaya") == []
     state = gateway.state_dir
-    assert _count(state, "SELECT count(*) FROM records WHERE scope_key = ?", (ME,)) == 3
+    assert _count(state, "SELECT count(*) FROM records WHERE scope_key = ?", (ME,)) == 4
     assert _count(state, "SELECT count(*) FROM records WHERE body LIKE '%mango%' OR body LIKE '%AKIA%'") == 0
     assert _count(state, "SELECT count(*) FROM audit WHERE op_kind = 'create'") == 3
+    assert _count(state, "SELECT count(*) FROM audit WHERE op_kind = 'supersede'") == 1
     # a write of the same records again creates nothing
     again = gateway.result(METHOD, {"identity": ME, "records": records})
     assert (again["created"], again["existing"], again["refused"]) == (0, 4, 2)
@@ -155,3 +159,86 @@ def test_access_write_on_the_identity_is_required(guarded: GatewayProcess) -> No
     # its own identity: allowed
     out = guarded.result(METHOD, {"identity": ME, "records": records}, token=WRITER)
     assert out["created"] == 1
+
+
+# --------------------------------------------------------------------------- items behave as single remembers
+
+_SEQUENCE = [
+    ("Plan", "ship on friday", ["work"]),        # stored before the call (below)
+    ("Plan", "ship on friday", ["urgent"]),      # duplicate of a stored record, new tag: merged
+    ("Plan", "ship on friday", ["urgent"]),      # nothing new: the merged version, nothing written
+    ("Plan", "ship on friday", ["q3", "work"]),  # merged again, onto the version this call wrote
+    ("Trip", "lisbon in may", []),               # new
+    ("Trip", "lisbon in may", ["travel"]),       # merged onto the record this call created
+    ("Key", "AKIAIOSFODNN7EXAMPLE", []),         # refused
+    ("Trip", "lisbon in may", []),               # plain duplicate of the merged version
+]
+
+
+def _active(gw: GatewayProcess, identity: str) -> list[tuple[str, str, list[str]]]:
+    got = gw.result("meta/agent_memory/recall", {"identity": identity, "selection": "always", "max_entries": 64})
+    return sorted((r["title"], r["body"], r["tags"]) for r in got["records"])
+
+
+def _record_events(gw: GatewayProcess, mark: str, identity: str) -> list[dict[str, Any]]:
+    events = gw.result("meta/events/list", {"after": mark, "limit": 1000})["events"]
+    return [e for e in events if e["identity"] == identity and e["event_type"].startswith("memory.record.")]
+
+
+def test_batch_items_merge_tags_and_emit_events_exactly_as_single_remembers(gateway: GatewayProcess) -> None:
+    one, many = "single:main", "batch:main"
+    for ident in (one, many):
+        gateway.result("meta/agent_memory/remember", {"identity": ident, "title": "Plan", "body": "ship on friday",
+                                                      "tags": ["work"]})
+    mark = gateway.result("meta/status")["events"]["last_event_id"]
+    singles: list[dict[str, Any]] = []
+    for title, body, tags in _SEQUENCE[1:]:
+        reply = gateway.rpc("meta/agent_memory/remember", {"identity": one, "title": title, "body": body, "tags": tags})
+        singles.append(reply.get("result") or {"error": reply["error"]})
+    out = gateway.result(METHOD, {"identity": many, "records": [{"title": t, "body": b, "tags": g}
+                                                                  for t, b, g in _SEQUENCE[1:]]})
+    batch = out["results"]
+    assert (out["created"], out["existing"], out["refused"]) == (1, 5, 1)
+    # every item answers what the single remember answered, ids aside
+    ids_single: dict[str, str] = {}
+    ids_batch: dict[str, str] = {}
+
+    def same_id(a: str | None, b: str | None) -> bool:
+        if a is None or b is None:
+            return a is b
+        return ids_single.setdefault(a, b) == b and ids_batch.setdefault(b, a) == a
+
+    for i, (single, item) in enumerate(zip(singles, batch, strict=True)):
+        assert item["op_index"] == i
+        if "error" in single:
+            assert item["error"]["data"]["reason"] == single["error"]["data"]["reason"] == "secret_detected"
+            continue
+        assert item["created"] == single["created"] and item["tags_added"] == single["tags_added"], i
+        assert same_id(single["memory_id"], item["memory_id"]) and same_id(single["supersedes"], item["supersedes"]), i
+    assert _active(gateway, many) == _active(gateway, one) == [
+        ("Plan", "ship on friday", ["q3", "urgent", "work"]), ("Trip", "lisbon in may", ["travel"])]
+    # the same events, in the same order, naming the corresponding ids
+    got_single = _record_events(gateway, mark, one)
+    got_batch = _record_events(gateway, mark, many)
+    assert [e["event_type"] for e in got_batch] == [e["event_type"] for e in got_single] == [
+        "memory.record.updated", "memory.record.updated", "memory.record.created", "memory.record.updated"]
+    for s_event, b_event in zip(got_single, got_batch, strict=True):
+        assert same_id(s_event["data"]["record_id"], b_event["data"]["record_id"])
+        assert same_id(s_event["data"].get("supersedes"), b_event["data"].get("supersedes"))
+        assert s_event["data"].get("tags_added") == b_event["data"].get("tags_added")
+
+
+def test_a_merge_breaking_the_tag_cap_refuses_that_item_alone(gateway: GatewayProcess) -> None:
+    full = [f"t{i:02d}" for i in range(32)]
+    stored = gateway.result("meta/agent_memory/remember", {"identity": ME, "title": "Tagged", "body": "many tags",
+                                                           "tags": full})
+    out = gateway.result(METHOD, {"identity": ME, "records": [
+        {"title": "Tagged", "body": "many tags", "tags": ["one-more"]},
+        {"title": "Other", "body": "still written"},
+    ]})
+    bad, ok = out["results"]
+    assert bad["error"]["code"] == -32040 and bad["error"]["data"]["op_index"] == 0
+    assert "merged tags" in bad["error"]["message"] and "32" in bad["error"]["message"]
+    assert ok["created"] is True
+    got = gateway.result("meta/agent_memory/recall", {"identity": ME, "query_text": "many tags"})["records"]
+    assert [(r["memory_id"], len(r["tags"])) for r in got] == [(stored["memory_id"], 32)]

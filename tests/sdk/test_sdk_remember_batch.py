@@ -15,7 +15,7 @@ ME = "sdk:importer"
 RECORDS: list[Any] = [
     {"title": "Trip", "body": "Flight to Lisbon, seat 12A", "tags": ["travel"]},
     ("Diet", "Prefers green tea over coffee"),
-    ("Diet", "Prefers green tea over coffee", ["food"]),  # same content as the previous item
+    ("Diet", "Prefers green tea over coffee", ["food"]),  # same content as the previous item, a new tag
     ("", "no title here"),
 ]
 
@@ -24,7 +24,11 @@ def _check(out: RememberBatchResult) -> None:
     assert isinstance(out, RememberBatchResult)
     assert (out.created, out.existing, out.refused) == (2, 1, 1)
     assert [r.op_index for r in out.results] == [0, 1, 2, 3]
-    assert out.results[2].memory_id == out.results[1].memory_id and out.results[2].created is False
+    # merged as a single remember would: a new version carrying the tag supersedes the previous item's record
+    merged = out.results[2]
+    assert merged.created is False and merged.memory_id != out.results[1].memory_id
+    assert (merged.supersedes, merged.tags_added) == (out.results[1].memory_id, ["food"])
+    assert (out.results[1].supersedes, out.results[1].tags_added) == (None, [])
     assert not out.results[3].ok and out.results[3].error["data"]["reason"] == "invalid_record"
 
 

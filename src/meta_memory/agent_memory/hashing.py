@@ -1,7 +1,8 @@
 """Content hashes, record ids and stage tokens (reference §2A, §2B).
 
 - :func:`content_hash` binds a review or a dedup to exact content.
-- :func:`new_memory_id` mints ``mem-{now_ns}-{pid:x}-{seq:x}-{fnv1a64:016x}``.
+- :func:`new_memory_id` mints ``mem-{now_ns}-{pid:x}-{seq:x}-{fnv1a64:016x}``; :func:`new_memory_ids`
+  mints one for each of many records, their FNV-1a hashes computed side by side (:func:`fnv1a64_many`).
 - :func:`mint_token` mints ``{prefix}-{now_ns}-{pid:x}-{seq:x}``.
 
 Ids are identifiers, not timestamps: the nanosecond component only makes
@@ -16,8 +17,9 @@ import itertools
 import os
 import threading
 import time
+from collections.abc import Sequence
 
-__all__ = ["content_hash", "fnv1a64", "new_memory_id", "mint_token"]
+__all__ = ["content_hash", "fnv1a64", "fnv1a64_many", "new_memory_id", "new_memory_ids", "mint_token"]
 
 _FNV_OFFSET = 14695981039346656037
 _FNV_PRIME = 1099511628211
@@ -55,10 +57,73 @@ def fnv1a64(*parts: bytes) -> int:
     return h
 
 
+#: Bits of one lane of :func:`fnv1a64_many`: a 64-bit state times the 41-bit prime stays below 2**105,
+#: so a lane's product never carries into the next lane.
+_LANE_BITS = 128
+_LANE_BYTES = _LANE_BITS // 8
+#: Inputs longer than this (bytes) are hashed one by one: side by side, every input is padded to the
+#: longest, and a few long ones would make the padding cost more than it saves.
+LANE_MAX_BYTES = 4096
+
+
+def fnv1a64_many(items: Sequence[bytes]) -> list[int]:
+    """``[fnv1a64(item) for item in items]``, computed side by side: the 64-bit states of all inputs
+    are lanes of one Python integer, so each byte position costs one XOR, one multiplication and one
+    mask over every input at once instead of one interpreted step per input byte.
+
+    Lanes are ordered longest input first; when inputs end, their lanes (the highest ones) are taken
+    off the top, so the lanes still running are always the low ones.
+    """
+    out = [0] * len(items)
+    short = [i for i, item in enumerate(items) if len(item) <= LANE_MAX_BYTES]
+    for i in set(range(len(items))) - set(short):
+        out[i] = fnv1a64(items[i])
+    if len(short) < 2:
+        for i in short:
+            out[i] = fnv1a64(items[i])
+        return out
+    order = sorted(short, key=lambda i: len(items[i]), reverse=True)
+    longest = len(items[order[0]])
+    padded = b"".join(items[i].ljust(longest, b"\0") for i in order)
+    lanes = len(order)
+    lane_basis = _FNV_OFFSET.to_bytes(_LANE_BYTES, "little")
+    lane_mask = _MASK64.to_bytes(_LANE_BYTES, "little")
+    state = int.from_bytes(lane_basis * lanes, "little")
+    mask = int.from_bytes(lane_mask * lanes, "little")
+    column = bytearray(_LANE_BYTES * lanes)
+    for pos in range(longest + 1):
+        running = lanes
+        while running and len(items[order[running - 1]]) <= pos:
+            running -= 1
+        if running < lanes:  # the inputs of lanes running..lanes-1 end here: take their states off the top
+            done = (state >> (_LANE_BITS * running)).to_bytes(_LANE_BYTES * (lanes - running), "little")
+            for lane in range(running, lanes):
+                at = (lane - running) * _LANE_BYTES
+                out[order[lane]] = int.from_bytes(done[at : at + 8], "little")
+            lanes = running
+            if not lanes:
+                break
+            state &= (1 << (_LANE_BITS * lanes)) - 1
+            mask &= (1 << (_LANE_BITS * lanes)) - 1
+            column = bytearray(_LANE_BYTES * lanes)
+        column[0::_LANE_BYTES] = padded[pos::longest][:lanes]
+        state = ((state ^ int.from_bytes(column, "little")) * _FNV_PRIME) & mask
+    return out
+
+
+def _memory_id(fnv: int) -> str:
+    return f"mem-{time.time_ns()}-{os.getpid():x}-{_next_seq():x}-{fnv:016x}"
+
+
 def new_memory_id(title: str, body: str) -> str:
     """A fresh record id ``mem-{now_ns}-{pid:x}-{seq:x}-{fnv:016x}``; unique even for identical content."""
-    fnv = fnv1a64(title.encode("utf-8", "surrogatepass"), body.encode("utf-8", "surrogatepass"))
-    return f"mem-{time.time_ns()}-{os.getpid():x}-{_next_seq():x}-{fnv:016x}"
+    return _memory_id(fnv1a64(title.encode("utf-8", "surrogatepass"), body.encode("utf-8", "surrogatepass")))
+
+
+def new_memory_ids(contents: Sequence[tuple[str, str]]) -> list[str]:
+    """:func:`new_memory_id` of each ``(title, body)``, in order (the hashes computed side by side)."""
+    fnvs = fnv1a64_many([t.encode("utf-8", "surrogatepass") + b.encode("utf-8", "surrogatepass") for t, b in contents])
+    return [_memory_id(fnv) for fnv in fnvs]
 
 
 def mint_token(prefix: str) -> str:

@@ -56,6 +56,8 @@ or written with look-alike letters from another script is not found.
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -262,10 +264,27 @@ def _anchored(rule: _Rule, haystack: str) -> Iterator[re.Match[str]]:
             yield match
 
 
-def _find(text: str, seam: int | None = None) -> str | None:
+def _any_trigger(rules: Iterable[_Rule]) -> re.Pattern[str]:
+    """One alternation of every literal trigger of ``rules``: a text holding none of them matches none of them."""
+    triggers = sorted({t for rule in rules for t in rule.triggers}, key=len, reverse=True)
+    return re.compile("|".join(re.escape(t) for t in triggers))
+
+
+#: The prefilter of :func:`_find`: the triggers of the rules matched on the text as written, and those
+#: of the rules matched on its lower-cased copy. One search each instead of a substring test per trigger.
+_CASED_TRIGGERS = _any_trigger(rule for rule in _RULES if not rule.lower)
+_LOWER_TRIGGERS = _any_trigger(rule for rule in _RULES if rule.lower)
+
+
+def _find(text: str, seam: int | None = None, *, prefilter: bool = True) -> str | None:
     """The first class matching in ``text`` (already folded); with ``seam``, only matches that
-    straddle that offset count (the parts either side were scanned on their own)."""
+    straddle that offset count (the parts either side were scanned on their own). ``prefilter``
+    (off only to test that it changes no answer) stops early when no trigger occurs."""
     lowered: str | None = None
+    if prefilter and _CASED_TRIGGERS.search(text) is None:
+        lowered = _lower_keeping_offsets(text)
+        if _LOWER_TRIGGERS.search(lowered) is None:
+            return None  # no rule's trigger occurs: no rule can match
     for rule in _RULES:
         if rule.lower:
             if lowered is None:
@@ -310,17 +329,46 @@ def _scan_parts(parts: list[str], scanned: int = 0) -> str | None:
     return None
 
 
+#: How many clean records :func:`scan` remembers (by digest) so the same content scanned twice in a
+#: row -- a store's check before its duplicate lookup, then the validator's -- is scanned once.
+CLEAN_MEMO_SIZE = 4096
+_clean_memo: dict[bytes, None] = {}
+
+
+def _record_digest(parts: list[str]) -> bytes:
+    """A 128-bit BLAKE2b digest of ``parts``, each length-prefixed (no two lists of parts share one).
+    The memo keeps digests only, never the text."""
+    digest = hashlib.blake2b(digest_size=16)
+    for part in parts:
+        data = part.encode("utf-8", "surrogatepass")
+        digest.update(len(data).to_bytes(8, "little"))
+        digest.update(data)
+    return digest.digest()
+
+
 def scan(title: str, description: str, body: str, tags: Iterable[str] = ()) -> str | None:
     """Scan a record's fields (title, description, body, each tag), then the fields joined.
 
     Returns the first class found (:data:`SECRET_CLASSES`) or ``None``. Tags are
     stored ASCII-lowercased, which would hide a case-sensitive key id (``AKIA...``),
     so each tag is also scanned upper-cased (alone, and in the join).
+
+    The scan is a pure function of the fields: the digests of the last :data:`CLEAN_MEMO_SIZE`
+    clean records are remembered and answer ``None`` again without rescanning (a record that
+    holds a secret is scanned every time).
     """
     tags = list(tags)
+    key = _record_digest([title, description, body, *tags])
+    if key in _clean_memo:
+        return None
     found = _scan_parts([title, description, body, *tags])
     if found is None and tags:
         found = _scan_parts([title, description, body, *(t.upper() for t in tags)], scanned=3)
+    if found is None:
+        _clean_memo[key] = None
+        if len(_clean_memo) > CLEAN_MEMO_SIZE:
+            with contextlib.suppress(StopIteration, KeyError, RuntimeError):  # another thread evicted it first
+                del _clean_memo[next(iter(_clean_memo))]
     return found
 
 

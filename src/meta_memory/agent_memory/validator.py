@@ -38,7 +38,7 @@ from meta_memory.agent_memory.fields import (
     normalize_tags,
     validate_record_fields,
 )
-from meta_memory.agent_memory.hashing import content_hash, new_memory_id
+from meta_memory.agent_memory.hashing import content_hash, new_memory_id, new_memory_ids
 from meta_memory.agent_memory.model import (
     AuthorKind,
     MemoryRecord,
@@ -152,6 +152,8 @@ class _Overlay:
     def __init__(self, reader: RecordReader, plan: BatchPlan) -> None:
         self.reader = reader
         self.plan = plan
+        #: op index -> (title, body, id) minted ahead for ops that mint an id (see :func:`_mint_ids`)
+        self.minted: dict[int, tuple[str, str, str]] = {}
 
     def get(self, memory_id: str) -> MemoryRecord | None:
         if memory_id in self.plan.records:
@@ -275,8 +277,23 @@ def _check_recreation(
         raise _invalid(i, f"content (hash {chash}) was tombstoned within the recreation window and cannot be re-created")
 
 
+def _mint_ids(ops: tuple[Op, ...]) -> dict[int, tuple[str, str, str]]:
+    """The ids of every create and supersede without an explicit id, minted together (their FNV-1a
+    hashes side by side, :func:`~meta_memory.agent_memory.hashing.new_memory_ids`) over the title and
+    body the op's payload normalises to; :func:`_new_id` uses one only for exactly that content."""
+    wanted = [(i, compact_whitespace(op.record.title), op.record.body.strip())
+              for i, op in enumerate(ops) if isinstance(op, (CreateOp, SupersedeOp)) and op.id is None]
+    if len(wanted) < 2:
+        return {}
+    ids = new_memory_ids([(title, body) for _, title, body in wanted])
+    return {i: (title, body, memory_id) for (i, title, body), memory_id in zip(wanted, ids, strict=True)}
+
+
 def _new_id(i: int, overlay: _Overlay, explicit: str | None, record: NewMemoryRecord) -> str:
     if explicit is None:
+        minted = overlay.minted.get(i)
+        if minted is not None and minted[0] == record.title and minted[1] == record.body:
+            return minted[2]
         return new_memory_id(record.title, record.body)
     if not explicit.strip():
         raise _invalid(i, "record id must not be empty")
@@ -328,6 +345,7 @@ def plan_batch(
 
     plan = BatchPlan()
     overlay = _Overlay(reader, plan)
+    overlay.minted = _mint_ids(batch.ops)
     for i, op in enumerate(batch.ops):
         if isinstance(op, CreateOp):
             rec = _plan_create(i, batch, overlay, op, now_ms, quarantine_reason, recreate_window_ms)

@@ -19,6 +19,7 @@ import threading
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
+from collections.abc import Sequence
 from typing import Any
 
 from ..clock import Clock
@@ -106,23 +107,36 @@ class EventBus:
 
     def emit(self, event_type: str, data: dict[str, Any], *, identity: str | None = None) -> EventEnvelope:
         """Publish one event; returns its envelope. Never raises for a storage failure (logged)."""
+        return self.emit_many([(event_type, data, identity)])[0]
+
+    def emit_many(self, events: Sequence[tuple[str, dict[str, Any], str | None]]) -> list[EventEnvelope]:
+        """Publish ``(event_type, data, identity)`` events in order, persisted in one transaction (a bulk
+        write's events cost one commit, not one each); returns their envelopes. Never raises for a
+        storage failure (logged)."""
         with self._cond:
-            self._seq += 1
-            env = EventEnvelope(self._seq, identity or SYSTEM_IDENTITY, event_type, self._clock.now_ms(), dict(data))
-            if self._conn is not None and not self._closed:
+            now = self._clock.now_ms()
+            envs = []
+            for event_type, data, identity in events:
+                self._seq += 1
+                envs.append(EventEnvelope(self._seq, identity or SYSTEM_IDENTITY, event_type, now, dict(data)))
+            if envs and self._conn is not None and not self._closed:
                 try:
-                    self._conn.execute(
+                    self._conn.execute("BEGIN")
+                    self._conn.executemany(
                         "INSERT INTO events (seq, identity, event_type, timestamp_ms, data) VALUES (?, ?, ?, ?, ?)",
-                        (env.seq, env.identity, env.event_type, env.timestamp_ms, json.dumps(env.data)),
+                        [(e.seq, e.identity, e.event_type, e.timestamp_ms, json.dumps(e.data)) for e in envs],
                     )
-                    self._conn.execute("DELETE FROM events WHERE seq <= ?", (env.seq - self._retention,))
+                    self._conn.execute("DELETE FROM events WHERE seq <= ?", (envs[-1].seq - self._retention,))
+                    self._conn.execute("COMMIT")
                 except sqlite3.Error:
                     import logging
 
-                    logging.getLogger("meta_memory.events").exception("could not persist event %s", event_type)
-            self._recent.append(env)
+                    if self._conn.in_transaction:
+                        self._conn.execute("ROLLBACK")
+                    logging.getLogger("meta_memory.events").exception("could not persist %d event(s)", len(envs))
+            self._recent.extend(envs)
             self._cond.notify_all()
-            return env
+            return envs
 
     @property
     def last_seq(self) -> int:

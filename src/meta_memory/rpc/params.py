@@ -29,16 +29,20 @@ def check_json_value(value: Any, path: str = "params") -> None:
 
     Raises :class:`InvalidParams` naming the field path (``tags.0``, ``metadata.a.b``).
     """
-    stack: list[tuple[Any, str, int]] = [(value, path, 0)]
+    # each entry: (value, its path as a chain (parent chain, key), depth); the dotted path is spelled
+    # out only for a refusal, so a large params object costs no string building
+    stack: list[tuple[Any, Any, int]] = [(value, path, 0)]
     while stack:
-        item, where, depth = stack.pop()
+        item, chain, depth = stack.pop()
         if isinstance(item, str):
             try:
                 item.encode("utf-8")
             except UnicodeEncodeError:
+                where = _spell(chain)
                 raise InvalidParams(f"{_leaf(where)} must be valid Unicode text (lone surrogate)", _leaf(where)) from None
         elif isinstance(item, (dict, list)):
             if depth >= MAX_PARAMS_DEPTH:
+                where = _spell(chain)
                 raise InvalidParams(f"{_leaf(where)} nests deeper than {MAX_PARAMS_DEPTH} levels", _leaf(where))
             pairs = item.items() if isinstance(item, dict) else enumerate(item)
             for key, child in pairs:
@@ -46,9 +50,20 @@ def check_json_value(value: Any, path: str = "params") -> None:
                     try:
                         key.encode("utf-8")
                     except UnicodeEncodeError:
+                        where = _spell(chain)
                         raise InvalidParams(f"{_leaf(where)} has a key that is not valid Unicode text",
                                             _leaf(where)) from None
-                stack.append((child, f"{where}.{key}", depth + 1))
+                if isinstance(child, (str, dict, list)):
+                    stack.append((child, (chain, key), depth + 1))
+
+
+def _spell(chain: Any) -> str:
+    """The dotted path of a chain ``((..(root, k1), k2)..)``."""
+    keys: list[str] = []
+    while isinstance(chain, tuple):
+        chain, key = chain
+        keys.append(str(key))
+    return ".".join([chain, *reversed(keys)])
 
 
 def _leaf(where: str) -> str:

@@ -182,11 +182,14 @@ class BatchError(Result):
 
 
 class BatchItem(Result):
-    """A stored or deduplicated item (``memory_id``, ``created``), or a refused one (``error``)."""
+    """A stored or deduplicated item (``memory_id``, ``created``, and as a single remember answers it
+    ``supersedes`` and ``tags_added`` of a tag merge), or a refused one (``error``)."""
 
     op_index: int
     memory_id: str | None = None
     created: bool | None = None
+    supersedes: str | None = None
+    tags_added: list[str] | None = None
     error: BatchError | None = None
 
 

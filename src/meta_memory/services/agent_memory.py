@@ -45,16 +45,27 @@ class AgentMemoryService:
     """
 
     def __init__(self, store: AgentMemoryStore, config: AgentMemoryConfig, provider: RecallProvider, timebox: TimeBox,
-                 emit: Callable[[str, str | None, dict[str, Any]], None] | None = None) -> None:
+                 emit: Callable[[str, str | None, dict[str, Any]], None] | None = None,
+                 emit_many: Callable[[list[tuple[str, str | None, dict[str, Any]]]], object] | None = None) -> None:
         self.store = store
         self.config = config
         self.provider = provider
         self.timebox = timebox
         self._emit = emit
+        self._emit_many = emit_many
 
     def _event(self, event_type: str, identity: str, data: dict[str, Any]) -> None:
         if self._emit is not None:
             self._emit(event_type, identity, data)
+
+    def _events(self, events: list[tuple[str, str | None, dict[str, Any]]]) -> None:
+        """Publish ``(event_type, identity, data)`` events in order (at once when the sink can)."""
+        if self._emit_many is not None:
+            self._emit_many(events)
+        else:
+            for event_type, identity, data in events:
+                if identity is not None:
+                    self._event(event_type, identity, data)
 
     # -- writes ---------------------------------------------------------------------------------
     def remember(self, realm: str, identity: str, title: str, body: str, tags: Sequence[str]) -> dict[str, Any]:
@@ -64,12 +75,9 @@ class AgentMemoryService:
         new version (``supersedes`` = the old id, ``tags_added`` = the merged tags); otherwise
         ``supersedes`` is ``None`` and ``tags_added`` empty."""
         record, created, merge = self.store.remember_merging(realm, identity, title, body, tags)
-        if created:
-            self._event("memory.record.created", identity, {"realm": realm, "record_id": record.memory_id})
-        elif merge is not None:
-            self._event("memory.record.updated", identity, {"realm": realm, "record_id": record.memory_id,
-                                                             "supersedes": merge.supersedes,
-                                                             "tags_added": list(merge.tags_added)})
+        event = self._record_event(realm, record_id=record.memory_id, created=created, merge=merge)
+        if event is not None:
+            self._event(event[0], identity, event[1])
         return {**record.model_dump(mode="json"), "created": created,
                 "supersedes": merge.supersedes if merge else None,
                 "tags_added": list(merge.tags_added) if merge else []}
@@ -79,24 +87,46 @@ class AgentMemoryService:
         """Store ``records`` (``(title, body, tags)`` each) in ``identity``'s scope in one transaction.
 
         Output ``{results, created, existing, refused}``: ``results[i]`` is
-        ``{op_index, memory_id, created}`` for a stored or deduplicated record, or
-        ``{op_index, error: {code, message, data}}`` (the JSON-RPC error that record alone would
+        ``{op_index, memory_id, created, supersedes, tags_added}`` for a stored or deduplicated record
+        (as :meth:`remember` answers it: a duplicate bringing new tags merges them into a new version),
+        or ``{op_index, error: {code, message, data}}`` (the JSON-RPC error that record alone would
         get, e.g. ``-32040`` with ``data.reason`` ``invalid_record`` or ``secret_detected``); the
         counts sum to ``len(records)``. Refusals are per item: a refused record writes nothing,
-        the others commit. See :meth:`AgentMemoryStore.remember_many`."""
+        the others commit. After the commit, each item emits the event :meth:`remember` would, in
+        order. See :meth:`AgentMemoryStore.remember_many`."""
         outcomes = self.store.remember_many(
             realm, identity, [RememberItem(title, body, tuple(tags)) for title, body, tags in records]
         )
         results: list[dict[str, Any]] = []
+        events: list[tuple[str, str | None, dict[str, Any]]] = []
         counts = {"created": 0, "existing": 0, "refused": 0}
         for o in outcomes:
             if o.error is not None or o.record is None:  # an outcome holds its refusal or its record
                 counts["refused"] += 1
                 results.append({"op_index": o.op_index, "error": o.error.to_jsonrpc() if o.error else None})
-            else:
-                counts["created" if o.created else "existing"] += 1
-                results.append({"op_index": o.op_index, "memory_id": o.record.id, "created": o.created})
+                continue
+            counts["created" if o.created else "existing"] += 1
+            merge = o.merge
+            results.append({"op_index": o.op_index, "memory_id": o.record.id, "created": o.created,
+                            "supersedes": merge.supersedes if merge else None,
+                            "tags_added": list(merge.tags_added) if merge else []})
+            event = self._record_event(realm, record_id=o.record.id, created=o.created, merge=merge)
+            if event is not None:
+                events.append((event[0], identity, event[1]))
+        if events:
+            self._events(events)
         return {"results": results, **counts}
+
+    @staticmethod
+    def _record_event(realm: str, *, record_id: str, created: bool, merge: Any) -> tuple[str, dict[str, Any]] | None:
+        """The event of one remember: ``memory.record.created``, or ``memory.record.updated`` for a tag
+        merge; ``None`` for a plain duplicate (it changes nothing)."""
+        if created:
+            return "memory.record.created", {"realm": realm, "record_id": record_id}
+        if merge is not None:
+            return "memory.record.updated", {"realm": realm, "record_id": record_id, "supersedes": merge.supersedes,
+                                             "tags_added": list(merge.tags_added)}
+        return None
 
     def update(self, realm: str, identity: str, memory_id: str, title: str | None, body: str | None,
                tags: Sequence[str] | None) -> dict[str, Any]:

@@ -42,8 +42,15 @@ EventSink = Callable[[str, "str | None", dict[str, Any]], None]
 
 
 class QuarantineEventOps(StoreRecorderOps):
-    """The recorder tool's store operations, plus a ``memory.write.quarantined`` event after a
-    quarantined write commits, and recall through the configured recall provider."""
+    """The recorder tool's store operations, plus timeline events after each write commits, and
+    recall through the configured recall provider.
+
+    Events, as the application writes emit them (ids only): ``memory.record.created`` ``{realm,
+    record_id}`` for a new active record, ``memory.record.updated`` ``{realm, record_id, supersedes}``
+    for an active new version, ``memory.record.forgotten`` ``{realm, record_id}``; a write the gate
+    quarantined emits ``memory.write.quarantined`` instead (the record is not in memory until
+    review releases it), a held forget ``memory.forget.held``. A duplicate remember emits nothing.
+    """
 
     def __init__(self, store: AgentMemoryStore, realm: str, gate: LlmWriteGate | None, service: AgentMemoryService,
                  emit: EventSink) -> None:
@@ -60,15 +67,17 @@ class QuarantineEventOps(StoreRecorderOps):
 
         return [SimpleNamespace(**r) for r in out["records"]]
 
-    def _after(self, identity: str, memory_id: str, reason: str | None) -> None:
-        if reason is not None:
-            self._emit("memory.write.quarantined", identity,
-                       {"realm": self._realm_name, "record_id": memory_id, "author": f"agent:{identity}", "reason": reason})
+    def _quarantined(self, identity: str, memory_id: str, reason: str) -> None:
+        self._emit("memory.write.quarantined", identity,
+                   {"realm": self._realm_name, "record_id": memory_id, "author": f"agent:{identity}", "reason": reason})
 
     def remember_authored(self, identity: str, record: RecordDraft, author: Author,
                           session_key: str | None) -> tuple[str, str | None]:
-        memory_id, reason = super().remember_authored(identity, record, author, session_key)
-        self._after(identity, memory_id, reason)
+        memory_id, reason, created = self.remember_authored_created(identity, record, author, session_key)
+        if reason is not None:
+            self._quarantined(identity, memory_id, reason)
+        elif created:
+            self._emit("memory.record.created", identity, {"realm": self._realm_name, "record_id": memory_id})
         return memory_id, reason
 
     def forget_authored(self, identity: str, memory_id: str, author: Author, session_key: str | None) -> ForgetRequest:
@@ -77,12 +86,18 @@ class QuarantineEventOps(StoreRecorderOps):
             self._emit("memory.forget.held", identity,
                        {"realm": self._realm_name, "record_id": out.memory_id, "forget_id": out.forget_id,
                         "reason": out.reason})
+        elif out.outcome == "forgotten":
+            self._emit("memory.record.forgotten", identity, {"realm": self._realm_name, "record_id": out.memory_id})
         return out
 
     def supersede_authored(self, identity: str, prior_id: str, record: RecordDraft, author: Author,
                            session_key: str | None) -> tuple[str, str | None]:
         memory_id, reason = super().supersede_authored(identity, prior_id, record, author, session_key)
-        self._after(identity, memory_id, reason)
+        if reason is not None:
+            self._quarantined(identity, memory_id, reason)
+        else:
+            self._emit("memory.record.updated", identity,
+                       {"realm": self._realm_name, "record_id": memory_id, "supersedes": prior_id})
         return memory_id, reason
 
 

@@ -118,14 +118,22 @@ class StoreRecorderOps:
     def remember_authored(
         self, identity: str, record: RecordDraft, author: Author, session_key: str | None
     ) -> tuple[str, str | None]:
-        stored, _created = self._store.remember_authored(
+        memory_id, reason, _created = self.remember_authored_created(identity, record, author, session_key)
+        return memory_id, reason
+
+    def remember_authored_created(
+        self, identity: str, record: RecordDraft, author: Any, session_key: str | None
+    ) -> tuple[str, str | None, bool]:
+        """:meth:`remember_authored` and whether a record was created (``False``: an active record of
+        the same content was returned)."""
+        stored, created = self._store.remember_authored(
             self._realm,
             self._scope(identity),
             new_memory_record(record, author),
             author,
             gate=self._bound_gate(session_key),
         )
-        return stored.id, _quarantine_of(stored)
+        return stored.id, _quarantine_of(stored), created
 
     def supersede_authored(
         self, identity: str, prior_id: str, record: RecordDraft, author: Author, session_key: str | None

@@ -49,7 +49,7 @@ from meta_memory.agent_memory.fields import (
     normalize_tags,
     validate_record_fields,
 )
-from meta_memory.agent_memory.hashing import content_hash, mint_token
+from meta_memory.agent_memory.hashing import content_hash, mint_token, new_memory_id
 from meta_memory.agent_memory.model import (
     AgentMemoryRecord,
     Author,
@@ -138,13 +138,15 @@ class RememberItem:
 @dataclass(frozen=True, slots=True)
 class RememberOutcome:
     """What became of item ``op_index`` of a bulk remember: ``record`` and ``created`` (``False`` when an
-    active record with the same content, stored earlier or earlier in the same call, was returned), or
-    ``error``, the refusal of that item alone (nothing of it was written)."""
+    active record with the same content, stored earlier or earlier in the same call, was returned;
+    ``merge`` then names what the item's new tags superseded, as :meth:`AgentMemoryStore.remember_merging`
+    does), or ``error``, the refusal of that item alone (nothing of it was written)."""
 
     op_index: int
     record: MemoryRecord | None = None
     created: bool = False
     error: AgentMemoryError | None = None
+    merge: TagMerge | None = None
 
 
 _OP_PREFIX = re.compile(r"^op \d+: ")
@@ -162,6 +164,75 @@ class TagMerge:
 
     supersedes: str
     tags_added: tuple[str, ...]
+
+
+@dataclass(slots=True)
+class _Head:
+    """The newest version of one content hash that an earlier item of a bulk remember writes: the op
+    writing it (its position) and the fields a later tag merge copies."""
+
+    op: int
+    record: NewMemoryRecord
+
+
+class _RememberPlan:
+    """The ops of one bulk remember, built item by item as single remembers would write them.
+
+    ``heads`` maps a content hash to its current version: an active stored record, or the
+    :class:`_Head` of an op of this call. ``items[i]`` is ``(op position or stored record, created,
+    tag merge)``; ``op_items[k]`` the item op ``k`` writes for.
+    """
+
+    def __init__(self, scope: Scope, author: Author) -> None:
+        self.scope = scope
+        self.author = author
+        self.heads: dict[str, MemoryRecord | _Head] = {}
+        self.ops: list[CreateOp | SupersedeOp] = []
+        self.op_items: list[int] = []
+        self.items: dict[int, tuple[int | MemoryRecord, bool, TagMerge | None]] = {}
+
+    def _append(self, item: int, op: CreateOp | SupersedeOp) -> int:
+        self.ops.append(op)
+        self.op_items.append(item)
+        return len(self.ops) - 1
+
+    def _head_id(self, head: MemoryRecord | _Head) -> str:
+        """The id of ``head``: an op of this call gets its id minted here, so a later op can name it."""
+        if isinstance(head, MemoryRecord):
+            return head.id
+        op = self.ops[head.op]
+        if op.id is None:
+            op = replace(op, id=new_memory_id(op.record.title, op.record.body))
+            self.ops[head.op] = op
+        assert op.id is not None
+        return op.id
+
+    def add(self, item: int, chash: str, record: NewMemoryRecord) -> None:
+        """Plan item ``item`` (normalised, scanned). Raises ``invalid_record`` (``merged tags: ...``)
+        when merging its tags would break the tag cap; nothing is planned for it then."""
+        head = self.heads.get(chash)
+        if head is None:
+            at = self._append(item, CreateOp(scope=self.scope, record=record))
+            self.heads[chash] = _Head(at, record)
+            self.items[item] = (at, True, None)
+            return
+        have = head.tags if isinstance(head, MemoryRecord) else head.record.tags
+        current: int | MemoryRecord = head if isinstance(head, MemoryRecord) else head.op
+        missing = [t for t in record.tags if t not in have]
+        if not missing:
+            self.items[item] = (current, False, None)
+            return
+        try:
+            tags = normalize_tags([*have, *missing])
+        except FieldError as exc:
+            raise AgentMemoryError("invalid_record", f"merged tags: {exc.rule}") from None
+        source = head if isinstance(head, MemoryRecord) else head.record
+        merged = NewMemoryRecord(title=source.title, body=source.body, kind=source.kind,
+                                 description=source.description, tags=tags, provenance=Provenance(self.author))
+        prior = self._head_id(head)
+        at = self._append(item, SupersedeOp(prior=prior, record=merged))
+        self.heads[chash] = _Head(at, merged)
+        self.items[item] = (at, False, TagMerge(supersedes=prior, tags_added=tuple(missing)))
 
 
 class ManifestTier(StrEnum):
@@ -349,12 +420,15 @@ class AgentMemoryStore(ABC):
     def remember_many(self, realm: str, identity: str, items: Sequence[RememberItem]) -> list[RememberOutcome]:
         """Bulk application write into ``identity``'s scope: one :class:`RememberOutcome` per item, in order.
 
-        Every item is what :meth:`remember` would write (author ``application``, same field rules,
-        secret scan, exact-content dedup, the one validator) and all accepted items commit in **one**
-        transaction with one audit row each. Refusals are **per item**: a refused item writes nothing
-        and is reported with its ``op_index``; the others still commit. An item whose content equals
-        an active record's, or an earlier item's of the same call, returns that record with
-        ``created=False``. Over :data:`MAX_REMEMBER_BATCH_ITEMS` items, or none, raises
+        Every item is what :meth:`remember_merging` would write, in order, as if the items were
+        remembered one after the other (author ``application``, same field rules, secret scan,
+        exact-content dedup with tag merge, the one validator), and all accepted items commit in
+        **one** transaction with one audit row per op. An item whose content equals an active
+        record's, or an earlier item's of the same call, returns that record with ``created=False``;
+        when it brings tags that record lacks, the record is superseded by a version carrying both
+        tag lists, as a single remember does (``merge`` names it). Refusals are **per item**: a
+        refused item writes nothing and is reported with its ``op_index``; the others still commit.
+        Over :data:`MAX_REMEMBER_BATCH_ITEMS` items, or none, raises
         ``AgentMemoryError("invalid_record")`` and writes nothing; a backend failure raises
         ``AgentMemoryError("io")`` and writes nothing.
         """
@@ -404,49 +478,43 @@ class AgentMemoryStore(ABC):
     ) -> tuple[list[RememberOutcome], tuple[int | None, AgentMemoryError] | None]:
         """One pass of :meth:`remember_many` inside its transaction. Returns the outcomes, or
         ``(item, error)`` when the validator refused one item (everything of this pass rolled back)."""
-        outcomes: list[RememberOutcome | None] = [None] * len(prepared)
-        hashes = {i: content_hash(r.title, r.body) for i, r in enumerate(prepared) if isinstance(r, NewMemoryRecord)}
-        # content hash -> the stored active record holding it, or the item of this call creating it
-        first: dict[str, int | MemoryRecord] = dict(self._find_active_duplicates(conn, scope, list(hashes.values())))
-        ops: list[CreateOp] = []
-        op_items: list[int] = []
+        plan = _RememberPlan(scope, author)
+        hashes = {i: content_hash(r.title, r.body) for i, r in enumerate(prepared)
+                  if isinstance(r, NewMemoryRecord) and i not in refused}
+        plan.heads.update(self._find_active_duplicates(conn, scope, list(hashes.values())))
         for i, rec in enumerate(prepared):
             if i in refused or isinstance(rec, AgentMemoryError):
-                outcomes[i] = RememberOutcome(i, error=refused[i])
                 continue
-            chash = hashes[i]
-            known = first.get(chash)
-            if known is None:
-                first[chash] = i
-                ops.append(CreateOp(scope=scope, record=rec))
-                op_items.append(i)
-                continue
-            if isinstance(known, MemoryRecord):
-                outcomes[i] = RememberOutcome(i, record=known, created=False)
-        if ops:
+            try:
+                plan.add(i, hashes[i], rec)
+            except AgentMemoryError as exc:
+                refused[i] = _item_error(exc, i)
+        receipt = None
+        if plan.ops:
             conn.execute("SAVEPOINT remember_many")
             try:
                 receipt = self._apply_in_tx(
-                    conn, StagedBatch(realm=scope.realm, author=author, ops=tuple(ops)), gate, mint_token("direct")
+                    conn, StagedBatch(realm=scope.realm, author=author, ops=tuple(plan.ops)), gate, mint_token("direct")
                 )
             except AgentMemoryError as exc:
                 conn.execute("ROLLBACK TO SAVEPOINT remember_many")
                 conn.execute("RELEASE SAVEPOINT remember_many")
-                if exc.op_index is None or not 0 <= exc.op_index < len(op_items):
+                if exc.op_index is None or not 0 <= exc.op_index < len(plan.op_items):
                     raise
-                item = op_items[exc.op_index]
+                item = plan.op_items[exc.op_index]
                 return [], (item, _item_error(exc, item))
             conn.execute("RELEASE SAVEPOINT remember_many")
-            created = {}
-            for result, item in zip(receipt.results, op_items, strict=True):
-                created[item] = receipt.records[result.memory_id]
-                outcomes[item] = RememberOutcome(item, record=created[item], created=True)
-            for i, rec in enumerate(prepared):
-                if outcomes[i] is None and not isinstance(rec, AgentMemoryError):
-                    source = first[hashes[i]]
-                    assert isinstance(source, int)
-                    outcomes[i] = RememberOutcome(i, record=created[source], created=False)
-        return [o for o in outcomes if o is not None], None
+        outcomes: list[RememberOutcome] = []
+        for i in range(len(prepared)):
+            if i in refused:
+                outcomes.append(RememberOutcome(i, error=refused[i]))
+                continue
+            target, created, merge = plan.items[i]
+            if isinstance(target, int):
+                assert receipt is not None
+                target = receipt.records[receipt.results[target].memory_id]
+            outcomes.append(RememberOutcome(i, record=target, created=created, merge=merge))
+        return outcomes, None
 
     def remember_authored(
         self, realm: str, scope: Scope, record: NewMemoryRecord, author: Author, *, gate: WriteGate | None = None

@@ -26,6 +26,7 @@ import contextlib
 import json
 from abc import abstractmethod
 from collections.abc import Callable, Iterator, Sequence
+from functools import lru_cache
 from typing import Any, ClassVar
 
 from meta_memory.agent_memory.batch import BatchReceipt, StagedBatch
@@ -161,6 +162,24 @@ def row_to_view(row: Any, index_tokens: tuple[str, ...] | None = None) -> Record
                       tuple(_json_list(row["tags"])), row["created_at_ms"], row["updated_at_ms"], index_tokens)
 
 
+@lru_cache(maxsize=256)
+def _encoded(value: Provenance | UsageStats) -> str:
+    """The JSON text of a provenance or usage value. Both are frozen values and a bulk write repeats
+    the same few (one author, fresh counters), so their encodings are kept."""
+    return dumps(value.to_json())
+
+
+def _encoded_json(value: Provenance | UsageStats) -> str:
+    try:
+        return _encoded(value)
+    except TypeError:  # a value holding something unhashable: encode it every time
+        return dumps(value.to_json())
+
+
+def _encoded_list(values: tuple[str, ...]) -> str:
+    return dumps(list(values)) if values else "[]"
+
+
 def insert_values(rec: MemoryRecord) -> tuple[Any, ...]:
     """The values of :data:`INSERT_COLUMNS` for ``rec``."""
     kind, key = rec.scope.storage()
@@ -172,19 +191,19 @@ def insert_values(rec: MemoryRecord) -> tuple[Any, ...]:
         rec.title,
         rec.description,
         rec.body,
-        dumps(list(rec.tags)),
-        dumps(rec.provenance.to_json()),
+        _encoded_list(rec.tags),
+        _encoded_json(rec.provenance),
         rec.trust.value,
         rec.status.kind.value,
         rec.status.detail,
         rec.supersedes,
-        dumps(list(rec.derived_from)),
+        _encoded_list(rec.derived_from),
         rec.working_set_rank,
         rec.rank_set_at_ms,
         rec.content_hash,
         rec.created_at_ms,
         rec.updated_at_ms,
-        dumps(rec.usage.to_json()),
+        _encoded_json(rec.usage),
         rec.tombstoned_at_ms,
         int(rec.ever_quarantined),
     )

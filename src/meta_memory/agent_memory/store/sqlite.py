@@ -6,7 +6,8 @@ import at ``<root>/<encode(realm)>/<encode(identity)>.md``.
 Durability and concurrency:
 
 - WAL journal, ``synchronous=FULL`` (an acknowledged write survives power
-  loss), ``busy_timeout`` on every connection.
+  loss), ``busy_timeout`` on every connection. Full-text segment merges and WAL
+  checkpoints run off the write path, on a background thread (:mod:`.upkeep`).
 - Every write is one ``BEGIN IMMEDIATE`` transaction: validate against live
   rows (:func:`~meta_memory.agent_memory.validator.plan_batch`), write the
   records, keep the full-text index in step (a record has an FTS row iff it is
@@ -89,6 +90,7 @@ from meta_memory.agent_memory.store.common import (
     state_values,
 )
 from meta_memory.agent_memory.store import planner
+from meta_memory.agent_memory.store import upkeep
 from meta_memory.agent_memory.store.dialect import SQLITE
 from meta_memory.agent_memory.store.schema import (
     delete_fts,
@@ -166,6 +168,19 @@ class _RealmDb:
         self.writes = 0  # write transactions since open, for the planner-statistics check
         self.idle: list[sqlite3.Connection] = []
         self.users = 0
+        # WAL checkpoints run on a connection of their own, off the write path (see .checkpoint)
+        self.commits_since_checkpoint = 0
+        self.checkpoint_lock = threading.Lock()
+        self.checkpoint_conn: sqlite3.Connection | None = None
+
+    def checkpoint(self, connect: Callable[[Path], sqlite3.Connection]) -> None:
+        """One ``PASSIVE`` WAL checkpoint on the checkpoint connection (opened by ``connect`` once)."""
+        with self.checkpoint_lock:
+            if self.checkpoint_conn is None:
+                self.checkpoint_conn = connect(self.path)
+            busy, wal_frames, copied = self.checkpoint_conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+        if not busy and copied == wal_frames:
+            self.commits_since_checkpoint = 0
 
     def close(self) -> None:
         with self.write_lock:
@@ -173,9 +188,12 @@ class _RealmDb:
                 # refresh the statistics the planner asked for, sampled so closing stays quick
                 self.writer.execute(f"PRAGMA analysis_limit = {planner.ANALYSIS_LIMIT}")
                 self.writer.execute("PRAGMA optimize")
-            for conn in [self.writer, *self.idle]:
-                with contextlib.suppress(sqlite3.Error):
-                    conn.close()
+            with self.checkpoint_lock:
+                conns = [self.writer, *self.idle, *([self.checkpoint_conn] if self.checkpoint_conn else [])]
+                for conn in conns:
+                    with contextlib.suppress(sqlite3.Error):
+                        conn.close()
+                self.checkpoint_conn = None
             self.idle.clear()
 
 
@@ -240,6 +258,7 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
         self._creating: set[str] = set()  # realms being opened now (counted by the realm cap)
         self._closed = False
         self.lexical_index = LexicalIndexes(self._read, max_bytes=recall_index_bytes)
+        self._upkeep = upkeep.BackgroundUpkeep(self._upkeep_realm)
 
     # ================================================================ connections
 
@@ -388,6 +407,7 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
         path = _realm_db_path(self.paths, realm)
         try:
             writer = self._connect(path)
+            writer.execute("PRAGMA wal_autocheckpoint = 0")  # checkpoints run off the write path (.checkpoint)
             db = _RealmDb(realm, path, writer)
             now = self.clock.now_ms()
 
@@ -399,12 +419,14 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
             def setup(conn: sqlite3.Connection) -> None:
                 migrate(conn, now)
                 conn.execute("DELETE " + gc_sql, (now - STAGE_GC_MAX_AGE_MS,))
+                if upkeep.automerge_enabled(conn):
+                    upkeep.disable_automerge(conn)  # merged in bounded steps off the write path instead
 
             # Take the write lock only when there is something to do, so opening a
             # realm never waits behind another process's writers.
             if not is_current(writer) or writer.execute(
                 "SELECT 1 " + gc_sql + " LIMIT 1", (now - STAGE_GC_MAX_AGE_MS,)
-            ).fetchone():
+            ).fetchone() or upkeep.automerge_enabled(writer):
                 self._tx(db, setup)
             if planner.stale(writer):
                 self._tx(db, planner.refresh)
@@ -495,13 +517,45 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
             if durable:
                 with self._begun(conn) as c:
                     yield c
-                return
-            conn.execute("PRAGMA synchronous=NORMAL")
-            try:
-                with self._begun(conn) as c:
-                    yield c
-            finally:
-                conn.execute("PRAGMA synchronous=FULL")
+            else:
+                conn.execute("PRAGMA synchronous=NORMAL")
+                try:
+                    with self._begun(conn) as c:
+                        yield c
+                finally:
+                    conn.execute("PRAGMA synchronous=FULL")
+            db.commits_since_checkpoint += 1
+            if upkeep.needs_inline_checkpoint(db.commits_since_checkpoint):
+                with contextlib.suppress(sqlite3.Error):  # the background checkpoints fell behind: bound the WAL
+                    db.checkpoint(self._connect)
+            self._upkeep.wrote(db.name)
+
+    def _upkeep_realm(self, name: str) -> None:
+        """One background round for realm ``name`` if it is open (held meanwhile, so the pool cannot
+        close it): full-text merge steps for at most ``upkeep.MERGE_ROUND_S``, the write lock taken
+        per step, then a WAL checkpoint (:mod:`.upkeep`)."""
+        with self._open_lock:
+            db = None if self._closed else self._hold_locked(name)
+        if db is None:
+            return
+        try:
+            stop_at = time.monotonic() + upkeep.MERGE_ROUND_S
+            while True:
+                with db.write_lock:
+                    db.writer.execute("PRAGMA synchronous=NORMAL")  # a lost merge step is merged again
+                    try:
+                        with self._begun(db.writer) as conn:
+                            merged = upkeep.merge_step(conn)
+                    finally:
+                        db.writer.execute("PRAGMA synchronous=FULL")
+                if not merged:
+                    break
+                if time.monotonic() >= stop_at:
+                    self._upkeep.wrote(name)  # more to merge: continue next round
+                    break
+            db.checkpoint(self._connect)
+        finally:
+            self._release(db)
 
     @contextlib.contextmanager
     def _begun(self, conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
@@ -1026,6 +1080,7 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
 
     def close(self) -> None:
         """Close every connection (writers and idle readers; a reader in use is closed when it is returned)."""
+        self._upkeep.stop()
         self.lexical_index.close()
         with self._open_lock:
             self._closed = True

@@ -5,7 +5,7 @@ Wire shapes (reference §2A "Wire-level record", §10 "Handle methods"):
 ``AgentMemoryForgetResult {memory_id, deleted}``,
 ``AgentMemoryUpdateResult {memory_id, supersedes}``,
 ``AgentMemoryRecordMeta {id, kind, title, description, age_days, rank}``,
-``RememberBatchResult {results: [{op_index, memory_id?, created?, error?}], created, existing, refused}``,
+``RememberBatchResult {results: [{op_index, memory_id?, created?, supersedes?, tags_added?, error?}], created, existing, refused}``,
 ``EraseResult {dry_run, erased_at_ms, count, scopes, records}`` (beyond the seed: erase).
 Extra members the gateway adds (e.g. ``status``) are kept, not refused.
 """
@@ -44,6 +44,10 @@ class RememberBatchItemResult(OpenModel):
     op_index: int
     memory_id: str | None = None
     created: bool | None = None
+    #: A duplicate that brought new tags: the record its merge superseded...
+    supersedes: str | None = None
+    #: ...and the tags that merge added.
+    tags_added: list[str] | None = None
     error: dict[str, Any] | None = None
 
     @property

@@ -1,0 +1,137 @@
+"""Index merges and WAL checkpoints off the write path, for the SQLite store.
+
+Two kinds of upkeep grow with the store and used to land on whichever write happened to trigger
+them, so the tail latency of a remember grew with the store:
+
+* **Full-text segment merges.** FTS5 writes each transaction's terms as a new segment and, with
+  its default ``automerge``, merges segments at commit; the merges that reach the large segments
+  cost tens of milliseconds of CPU inside one commit. The store turns ``automerge`` off
+  (:func:`disable_automerge`) and merges in small bounded steps instead (:func:`merge_step`: at
+  most :data:`MERGE_STEP_PAGES` pages each, the write lock released between steps), a moment
+  after commits, for at most :data:`MERGE_ROUND_S` per round. ``crisismerge`` stays: if merging
+  ever fell far behind, FTS5 would still merge a level of 16 segments at once.
+* **WAL checkpoints.** SQLite's default makes the commit that crosses 1,000 WAL pages copy them
+  back into the database file, pages that are more scattered as the database grows. The writer
+  connection never checkpoints (``wal_autocheckpoint = 0``); a ``PASSIVE`` checkpoint (it never
+  waits for, nor blocks, readers and writers) runs on a connection of its own after the merges.
+
+:class:`BackgroundUpkeep` is the thread doing both, per realm, for the realms that committed since
+its last round. Durability does not depend on it: with ``synchronous = FULL`` every commit is on
+disk in the WAL before it is acknowledged, a crash before a checkpoint replays the WAL at the next
+open, and a merge step is one atomic transaction like any other. The WAL stays bounded when the
+thread falls behind: past :data:`INLINE_CHECKPOINT_COMMITS` commits without a completed checkpoint
+the writer checkpoints itself (:func:`needs_inline_checkpoint`).
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+import threading
+from collections.abc import Callable
+
+from meta_memory.recall import fts
+
+__all__ = [
+    "UPKEEP_DELAY_S",
+    "INLINE_CHECKPOINT_COMMITS",
+    "MERGE_ROUND_S",
+    "MERGE_STEP_PAGES",
+    "BackgroundUpkeep",
+    "disable_automerge",
+    "merge_step",
+    "needs_inline_checkpoint",
+]
+
+log = logging.getLogger(__name__)
+
+#: How long (seconds) the upkeep thread waits after a commit before its round, gathering the commits
+#: of that moment into one round.
+UPKEEP_DELAY_S = 0.2
+#: Pages of merged output one merge step writes (FTS5 ``merge``; about a millisecond each).
+MERGE_STEP_PAGES = 16
+#: Most time (seconds) one round spends merging one realm; work left over continues next round.
+MERGE_ROUND_S = 0.05
+#: Commits since the last completed checkpoint past which the writer checkpoints inline.
+INLINE_CHECKPOINT_COMMITS = 4096
+
+
+def automerge_enabled(conn: sqlite3.Connection) -> bool:
+    """Whether the realm's full-text index still merges at commit (FTS5's default ``automerge``)."""
+    row = conn.execute(f"SELECT v FROM {fts.FTS_TABLE}_config WHERE k = 'automerge'").fetchone()
+    return row is None or int(row[0]) != 0
+
+
+def disable_automerge(conn: sqlite3.Connection) -> None:
+    """Stop merging segments at commit (a persistent FTS5 setting; inside a write transaction)."""
+    conn.execute(f"INSERT INTO {fts.FTS_TABLE}({fts.FTS_TABLE}, rank) VALUES ('automerge', 0)")
+
+
+def merge_step(conn: sqlite3.Connection, pages: int = MERGE_STEP_PAGES) -> bool:
+    """One bounded FTS5 merge (inside a write transaction): merges segments of a level holding at
+    least four, writing about ``pages`` pages. Returns whether there was anything to merge (FTS5
+    reports work done as two or more changes)."""
+    before = conn.total_changes
+    conn.execute(f"INSERT INTO {fts.FTS_TABLE}({fts.FTS_TABLE}, rank) VALUES ('merge', ?)", (pages,))
+    return conn.total_changes - before >= 2
+
+
+def needs_inline_checkpoint(commits_since_checkpoint: int) -> bool:
+    """Whether the writer must checkpoint itself: the background checkpoints have not kept up."""
+    return commits_since_checkpoint >= INLINE_CHECKPOINT_COMMITS
+
+
+class BackgroundUpkeep:
+    """One daemon thread running the upkeep of the realms that committed since its last round.
+
+    ``upkeep(realm)`` is one realm's round (the store's: merge steps, then a checkpoint; it skips a
+    realm that is no longer open). :meth:`wrote` is what a commit calls (cheap: a set insert and a
+    notify); the thread starts at the first one. :meth:`stop` ends it (the store's ``close``).
+    """
+
+    def __init__(self, upkeep: Callable[[str], None], delay_s: float = UPKEEP_DELAY_S) -> None:
+        self._upkeep = upkeep
+        self._delay_s = delay_s
+        self._pending: set[str] = set()
+        self._cond = threading.Condition()
+        self._thread: threading.Thread | None = None
+        self._stopped = False
+
+    def wrote(self, realm: str) -> None:
+        """Realm ``realm`` committed (or has merging left): run its round within about ``delay_s``."""
+        with self._cond:
+            if self._stopped:
+                return
+            fresh = not self._pending
+            self._pending.add(realm)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="agent-memory-upkeep", daemon=True)
+                self._thread.start()
+            elif fresh:
+                self._cond.notify()
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                while not self._pending and not self._stopped:
+                    self._cond.wait()
+                if self._stopped:
+                    return
+                self._cond.wait(self._delay_s)  # gather this moment's commits (a stop wakes it early)
+                if self._stopped:
+                    return
+                realms, self._pending = self._pending, set()
+            for realm in sorted(realms):
+                try:
+                    self._upkeep(realm)
+                except Exception:  # noqa: BLE001 - a failed round is retried after the next commit
+                    log.warning("index merge or WAL checkpoint of realm %s failed", realm, exc_info=True)
+
+    def stop(self, timeout_s: float = 10.0) -> None:
+        """Stop the thread (a round under way finishes first); later commits start none."""
+        with self._cond:
+            self._stopped = True
+            self._cond.notify_all()
+            thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout_s)

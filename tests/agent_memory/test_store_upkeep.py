@@ -1,0 +1,103 @@
+"""Index merges and WAL checkpoints run off the write path: the writer does neither, a background thread does."""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from pathlib import Path
+
+from meta_memory.agent_memory.store import upkeep as ckpt
+from meta_memory.agent_memory.store.upkeep import BackgroundUpkeep
+from meta_memory.agent_memory.store.sqlite import SqliteAgentMemoryStore, realm_db_path
+
+
+def _wait(predicate, timeout_s: float = 10.0) -> bool:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_committed_records_reach_the_database_file_without_the_writer_checkpointing(tmp_path: Path) -> None:
+    with SqliteAgentMemoryStore(tmp_path / "am") as store:
+        marker = uuid.uuid4().hex
+        store.remember("default", "lead:main", "Seed", "opens the realm")
+        db = store._db("default")
+        assert db.writer.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 0
+        store.remember("default", "lead:main", "Marked", f"the marker {marker}")
+        path = realm_db_path(tmp_path / "am", "default")
+        # the commit is in the WAL at once; the checkpoint thread copies it into the database file
+        assert _wait(lambda: marker.encode() in path.read_bytes())
+        assert _wait(lambda: db.commits_since_checkpoint == 0)
+
+
+def test_the_writer_checkpoints_itself_when_the_background_falls_behind(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setattr("meta_memory.agent_memory.store.upkeep.needs_inline_checkpoint", lambda n: n >= 1)  # every commit
+    with SqliteAgentMemoryStore(tmp_path / "am") as store:
+        store._upkeep.stop()  # no background rounds at all
+        marker = uuid.uuid4().hex
+        for i in range(3):
+            store.remember("default", "lead:main", f"Note {i}", f"{marker} {i}")
+        assert store._db("default").commits_since_checkpoint == 0
+        assert f"{marker} 2".encode() in realm_db_path(tmp_path / "am", "default").read_bytes()
+
+
+def test_one_checkpoint_covers_the_commits_of_a_moment_and_stop_ends_the_thread() -> None:
+    calls: list[str] = []
+    done = threading.Event()
+
+    def run(realm: str) -> None:
+        calls.append(realm)
+        done.set()
+
+    worker = BackgroundUpkeep(run, delay_s=0.3)
+    for _ in range(50):
+        worker.wrote("a")
+    worker.wrote("b")
+    assert done.wait(5)
+    time.sleep(0.2)
+    assert sorted(calls) == ["a", "b"]
+    worker.stop()
+    worker.wrote("a")
+    time.sleep(0.5)
+    assert sorted(calls) == ["a", "b"]
+    assert worker._thread is not None and not worker._thread.is_alive()
+
+
+def test_the_inline_bound_is_far_above_a_moment_of_writes() -> None:
+    assert ckpt.needs_inline_checkpoint(ckpt.INLINE_CHECKPOINT_COMMITS)
+    assert not ckpt.needs_inline_checkpoint(ckpt.INLINE_CHECKPOINT_COMMITS - 1)
+
+
+def _segments(path: Path) -> int:
+    import sqlite3
+
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        return int(conn.execute("SELECT count(DISTINCT segid) FROM records_fts_idx").fetchone()[0])
+    finally:
+        conn.close()
+
+
+def test_full_text_segments_are_merged_in_the_background_not_at_commit(tmp_path: Path) -> None:
+    from meta_memory.agent_memory.model import Scope
+    from meta_memory.recall.fts import match_expression
+
+    with SqliteAgentMemoryStore(tmp_path / "am") as store:
+        store.remember("default", "lead:main", "Seed", "opens the realm")
+        db = store._db("default")
+        assert not ckpt.automerge_enabled(db.writer)
+        store._upkeep.stop()  # first: no background rounds, so every write leaves its own segment
+        for i in range(12):
+            store.remember("default", "lead:main", f"Note {i}", f"kiwi number {i}")
+        path = realm_db_path(tmp_path / "am", "default")
+        piled = _segments(path)
+        assert piled >= 12
+        store._upkeep = BackgroundUpkeep(store._upkeep_realm)  # then a round after the next write
+        store.remember("default", "lead:main", "Last", "kiwi last")
+        assert _wait(lambda: _segments(path) <= 4)
+        hits = store.search("default", Scope.identity("default", "lead:main"), match_expression("kiwi") or "", 50)
+        assert len(hits) == 13
