@@ -171,7 +171,7 @@ def build_features(ctx: FeatureContext) -> Features:
     timebox = TimeBox()
     service = AgentMemoryService(
         store, cfg, recall.provider, timebox, emit,
-        emit_many=lambda events: runtime.events.emit_many([(t, d, i) for t, i, d in events]),
+        emit_many=lambda events: ctx.events.emit_many([(t, d, i) for t, i, d in events]),
     )
 
     def manifest_fn(scope_ref: ScopeRef, k: int = 24) -> Sequence[object]:

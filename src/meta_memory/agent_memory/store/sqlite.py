@@ -752,7 +752,8 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
         kind, key = scope.storage()
         self._realm_name(realm)  # validates the realm name
         base = f"SELECT {VIEW_COLUMNS} FROM records r WHERE scope_kind = ? AND scope_key = ? AND status_kind = 'active' "
-        ranges = (  # (side, sql, params from the anchor's created_at_ms and rid)
+        ranges: tuple[tuple[int, str, Callable[[int, int], tuple[int, int]]], ...] = (
+            # (side, sql, params from the anchor's created_at_ms and rid)
             (0, base + "AND created_at_ms = ? AND rid < ? ORDER BY rid DESC LIMIT ?", lambda at, rid: (at, rid)),
             (0, base + "AND created_at_ms < ? AND created_at_ms >= ? ORDER BY created_at_ms DESC, rid DESC LIMIT ?",
              lambda at, rid: (at, at - window_ms)),
