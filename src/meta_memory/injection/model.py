@@ -10,7 +10,7 @@ None of these objects ever holds an injection nonce, except
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 #: Typed reasons an injection produced no block (reference §3B "Per-turn injection").
@@ -169,13 +169,7 @@ class LedgerRow:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON shape ``{record_id, identity, session_key, surface, at_ms}``."""
-        return {
-            "record_id": self.record_id,
-            "identity": self.identity,
-            "session_key": self.session_key,
-            "surface": self.surface,
-            "at_ms": self.at_ms,
-        }
+        return asdict(self)
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,7 +14,7 @@ Run it with every gateway on the directory stopped.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -48,15 +48,7 @@ class AdoptReport:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
-        return {
-            "state_dir": self.state_dir,
-            "source": self.source,
-            "target": self.target,
-            "action": self.action,
-            "applied": self.applied,
-            "size_bytes": self.size_bytes,
-            "lines": list(self.lines),
-        }
+        return asdict(self)
 
 
 def _fsync_dir(directory: Path) -> None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from meta_memory.agent_memory.model import Scope, Status, UsageStats
@@ -122,15 +122,7 @@ class InjectionLedgerRow:
 
     def to_json(self) -> dict[str, Any]:
         """``{realm, injection_id, record_id, identity, session_key, surface, at_ms}``."""
-        return {
-            "realm": self.realm,
-            "injection_id": self.injection_id,
-            "record_id": self.record_id,
-            "identity": self.identity,
-            "session_key": self.session_key,
-            "surface": self.surface,
-            "at_ms": self.at_ms,
-        }
+        return asdict(self)
 
 
 @dataclass(frozen=True)
