@@ -48,9 +48,9 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from meta_memory.agent_memory.hashing import content_hash, mint_token
 from meta_memory.agent_memory.model import DAY_MS, Kind, MemoryRecord, Scope
@@ -338,6 +338,15 @@ def _gather(
 # --------------------------------------------------------------------------- apply
 
 
+class _Targeted(Protocol):
+    @property
+    def target(self) -> str: ...
+
+
+_V = TypeVar("_V", bound=_Targeted)
+_T = TypeVar("_T")
+
+
 def _note(detail: dict[str, Any], category: str, target: str, verdict: str, rationale: str | None, **extra: Any) -> None:
     entry: dict[str, Any] = {"category": category, "target": target, "verdict": verdict, "rationale": rationale}
     entry.update({k: v for k, v in extra.items() if v is not None})
@@ -374,15 +383,18 @@ def _apply(
         seen.add(target)
         return True
 
+    def offered(verdicts: Sequence[_V], by_target: Mapping[str, _T], category: str) -> Iterator[tuple[_V, _T]]:
+        """Each verdict with its offered item; unoffered and repeated targets are refused in ``detail``."""
+        seen: set[str] = set()
+        for v in verdicts:
+            item = by_target.get(v.target)
+            if item is None:
+                detail["refused"].append(f"{category} {v.target}: not offered to this dream")
+            elif once(seen, category, v.target):
+                yield v, item
+
     # Quarantine.
-    seen: set[str] = set()
-    for v in decision.quarantine[: caps.quarantine]:
-        item = offered_q.get(v.target)
-        if item is None:
-            detail["refused"].append(f"quarantine {v.target}: not offered to this dream")
-            continue
-        if not once(seen, "quarantine", v.target):
-            continue
+    for v, item in offered(decision.quarantine[: caps.quarantine], offered_q, "quarantine"):
         rec = item.record
         try:
             if v.verdict == "release" and gate_releases and item.held_forget is None:
@@ -423,14 +435,7 @@ def _apply(
             _note(detail, "quarantine", rec.id, v.verdict, v.rationale, error=str(exc))
 
     # Proposals.
-    seen = set()
-    for v in decision.proposals[: caps.proposals]:
-        proposal_item = offered_p.get(v.target)
-        if proposal_item is None:
-            detail["refused"].append(f"proposal {v.target}: not offered to this dream")
-            continue
-        if not once(seen, "proposal", v.target):
-            continue
+    for v, proposal_item in offered(decision.proposals[: caps.proposals], offered_p, "proposal"):
         verdict = v.verdict
         downgraded = None
         if verdict == "accept" and proposal_item.proposal.tainted:
@@ -458,14 +463,7 @@ def _apply(
             _note(detail, "proposal", v.target, verdict, v.rationale, error=str(exc))
 
     # Harvests.
-    seen = set()
-    for v in decision.harvests[: caps.harvests]:
-        harvest_item = offered_h.get(v.target)
-        if harvest_item is None:
-            detail["refused"].append(f"harvest {v.target}: not offered to this dream")
-            continue
-        if not once(seen, "harvest", v.target):
-            continue
+    for v, harvest_item in offered(decision.harvests[: caps.harvests], offered_h, "harvest"):
         if v.verdict == "promote" and not allowed(Scope.realm_scope(realm)):
             detail["refused"].append(f"harvest {v.target}: promoting into realm scope is not allowed to this dream")
             continue
@@ -481,7 +479,7 @@ def _apply(
             _note(detail, "harvest", v.target, v.verdict, v.rationale, error=str(exc))
 
     # Open-loop escalations: the event names only the record.
-    seen = set()
+    seen: set[str] = set()
     for v in decision.escalations[: caps.open_loops]:
         if v.target not in loops:
             detail["refused"].append(f"open loop {v.target}: not offered to this dream")

@@ -72,6 +72,7 @@ from meta_memory.agent_memory.store.common import (
     state_values,
 )
 from meta_memory.agent_memory.store.dialect import POSTGRES
+from meta_memory.agent_memory.store.migration_steps import apply_domain_steps
 from meta_memory.agent_memory.store.sqlite import realm_db_path
 from meta_memory import deadline
 from meta_memory.clock import Clock, SystemClock
@@ -354,21 +355,10 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore):
             "CREATE TABLE IF NOT EXISTS schema_migrations (domain TEXT NOT NULL, version INTEGER NOT NULL, "
             "name TEXT NOT NULL, applied_at_ms BIGINT NOT NULL, PRIMARY KEY (domain, version))"
         )
-        done = {
-            r[0] for r in conn.execute("SELECT version FROM schema_migrations WHERE domain = %s", (pg_schema.SCHEMA_DOMAIN,))
-        }
-        applied: list[str] = []
-        for version, name, statements in pg_schema.migrations(self.schema):
-            if version in done:
-                continue
-            for stmt in statements:
-                conn.execute(stmt)
-            conn.execute(
-                "INSERT INTO schema_migrations(domain, version, name, applied_at_ms) VALUES (%s, %s, %s, %s)",
-                (pg_schema.SCHEMA_DOMAIN, version, name, now),
-            )
-            applied.append(name)
-        applied += self._migrate_domain(conn, pg_schema.SESSION_STATE_DOMAIN, pg_schema.session_state_migrations(), now)
+        applied = apply_domain_steps(conn.execute, POSTGRES, pg_schema.SCHEMA_DOMAIN, pg_schema.migrations(self.schema), now)
+        applied += apply_domain_steps(
+            conn.execute, POSTGRES, pg_schema.SESSION_STATE_DOMAIN, pg_schema.session_state_migrations(), now
+        )
         fingerprint = f"fts-{pg_schema.fts_fingerprint()}"
         row = conn.execute(
             "SELECT version, name FROM schema_migrations WHERE domain = %s ORDER BY version DESC LIMIT 1",
@@ -381,25 +371,6 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore):
                 (pg_schema.FTS_DOMAIN, (row[0] + 1) if row else 1, fingerprint, now),
             )
             applied.append(fingerprint)
-        return applied
-
-    @staticmethod
-    def _migrate_domain(
-        conn: psycopg.Connection[Any], domain: str, steps: list[tuple[int, str, list[str]]], now: int
-    ) -> list[str]:
-        """Apply the missing ``(version, name, statements)`` of ``domain`` (inside the migration transaction)."""
-        done = {r[0] for r in conn.execute("SELECT version FROM schema_migrations WHERE domain = %s", (domain,))}
-        applied: list[str] = []
-        for version, name, statements in steps:
-            if version in done:
-                continue
-            for stmt in statements:
-                conn.execute(stmt)
-            conn.execute(
-                "INSERT INTO schema_migrations(domain, version, name, applied_at_ms) VALUES (%s, %s, %s, %s)",
-                (domain, version, name, now),
-            )
-            applied.append(name)
         return applied
 
     @contextlib.contextmanager

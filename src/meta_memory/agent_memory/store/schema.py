@@ -21,6 +21,8 @@ import hashlib
 import sqlite3
 
 from meta_memory.agent_memory.store import planner
+from meta_memory.agent_memory.store.dialect import SQLITE
+from meta_memory.agent_memory.store.migration_steps import apply_domain_steps
 from meta_memory.recall import fts
 from meta_memory.recall.semantic import vectors as vector_index
 
@@ -307,19 +309,7 @@ def _apply_domain(conn: sqlite3.Connection, domain: str, steps: list[tuple[int, 
                   now_ms: int) -> list[str]:
     """Apply the missing ``(version, name, statements)`` of ``domain``, recording each in the ledger table."""
     conn.execute(_LEDGER)
-    done = {r[0] for r in conn.execute("SELECT version FROM schema_migrations WHERE domain = ?", (domain,))}
-    applied: list[str] = []
-    for version, name, statements in steps:
-        if version in done:
-            continue
-        for stmt in statements:
-            conn.execute(stmt)
-        conn.execute(
-            "INSERT INTO schema_migrations(domain, version, name, applied_at_ms) VALUES (?, ?, ?, ?)",
-            (domain, version, name, now_ms),
-        )
-        applied.append(name)
-    return applied
+    return apply_domain_steps(conn.execute, SQLITE, domain, steps, now_ms)
 
 
 def migrate_session_state(conn: sqlite3.Connection, now_ms: int) -> list[str]:

@@ -60,6 +60,18 @@ QUERY_MAX_TERMS = 8
 STATUSES = ("active", "quarantined", "superseded", "tombstoned")
 
 
+def _one_of(value: str | None, allowed: tuple[str, ...], field: str) -> str | None:
+    """``value`` trimmed when it is one of ``allowed``; ``None`` stays ``None``.
+
+    Raises ``ValueError("unknown <field> '<value>'")`` otherwise.
+    """
+    if value is None:
+        return None
+    if value.strip() not in allowed:
+        raise ValueError(f"unknown {field} '{value}'")
+    return value.strip()
+
+
 def _realm(value: str | None) -> str | None:
     if value is None:
         return None
@@ -131,20 +143,12 @@ class PanelRecordsParams(PanelListParams):
     @field_validator("scope")
     @classmethod
     def _scope(cls, value: str | None) -> str | None:
-        if value is None:
-            return None
-        if value.strip() not in SCOPES:
-            raise ValueError(f"unknown scope '{value}'")
-        return value.strip()
+        return _one_of(value, SCOPES, "scope")
 
     @field_validator("status")
     @classmethod
     def _status(cls, value: str | None) -> str | None:
-        if value is None:
-            return None
-        if value.strip() not in STATUSES:
-            raise ValueError(f"unknown status '{value}'")
-        return value.strip()
+        return _one_of(value, STATUSES, "status")
 
     @field_validator("identity")
     @classmethod
