@@ -226,8 +226,13 @@ def _refuse_unknown(params: dict[str, Any], allowed: tuple[str, ...]) -> None:
             raise LedgerValidationError(f"unknown field '{key}'", str(key))
 
 
-def _optional(params: dict[str, Any], key: str) -> Any:
-    return params.get(key)
+def _optional(params: dict[str, Any], key: str, kind: type, what: str) -> Any:
+    """``params[key]``, ``None`` when absent or null; any other value not a ``kind`` is refused
+    with ``LedgerValidationError("<key> must be <what> when provided", key)``."""
+    value = params.get(key)
+    if value is not None and not isinstance(value, kind):
+        raise LedgerValidationError(f"{key} must be {what} when provided", key)
+    return value
 
 
 def parse_index_params(params: object) -> IndexRequest:
@@ -252,21 +257,11 @@ def parse_index_params(params: object) -> IndexRequest:
     topic = params.get("topic")
     if not isinstance(topic, str) or canonical_token(topic) is None:
         raise LedgerValidationError("topic must be a non-empty string", "topic")
-    store = _optional(params, "store")
-    if store is not None and not isinstance(store, str):
-        raise LedgerValidationError("store must be a non-empty string when provided", "store")
-    fact = _optional(params, "fact")
-    if fact is not None and not isinstance(fact, str):
-        raise LedgerValidationError("fact must be a non-empty string when provided", "fact")
-    metadata = _optional(params, "metadata")
-    if metadata is not None and not isinstance(metadata, dict):
-        raise LedgerValidationError("metadata must be a JSON object when provided", "metadata")
-    conflict = _optional(params, "conflict")
-    if conflict is not None and not isinstance(conflict, bool):
-        raise LedgerValidationError("conflict must be a boolean when provided", "conflict")
-    reason = _optional(params, "conflict_reason")
-    if reason is not None and not isinstance(reason, str):
-        raise LedgerValidationError("conflict_reason must be a string when provided", "conflict_reason")
+    store = _optional(params, "store", str, "a non-empty string")
+    fact = _optional(params, "fact", str, "a non-empty string")
+    metadata = _optional(params, "metadata", dict, "a JSON object")
+    conflict = _optional(params, "conflict", bool, "a boolean")
+    reason = _optional(params, "conflict_reason", str, "a string")
     for name, value in (("entity", entity), ("topic", topic), ("store", store), ("fact", fact),
                         ("conflict_reason", reason)):
         if value is not None and len(value.encode("utf-8", "surrogatepass")) > MAX_LEDGER_TEXT_BYTES:

@@ -278,25 +278,29 @@ class PanelService:
 
     def dreams(self, *, realm: str | None, limit: int) -> dict[str, Any]:
         """``meta/memory/panel/dreams``: ``{runs: [summary], realms, withheld_by_access}`` (newest last op first)."""
-        realms = self.realms(realm)
-        access = self.dream_access(realms)
-        runs = _merge(
-            (self.store.dream_summaries(r, limit) for r in access.realms),
-            lambda s: (s.last_op_at_ms, s.run_id),
-            limit,
+        return self._dream_listing(
+            realm, limit, self.store.dream_summaries, lambda s: (s.last_op_at_ms, s.run_id), lambda s: s.to_json()
         )
-        return {"runs": [s.to_json() for s in runs], "realms": realms, "withheld_by_access": access.withheld_by_access}
 
     def dream_runs(self, *, realm: str | None, limit: int) -> dict[str, Any]:
         """``meta/memory/panel/dream_runs``: ``{runs: [row], realms, withheld_by_access}`` (newest completed first)."""
+        return self._dream_listing(
+            realm, limit, self.store.dream_runs, lambda d: (d.completed_at_ms, d.run_id), dream_run_json
+        )
+
+    def _dream_listing(
+        self,
+        realm: str | None,
+        limit: int,
+        fetch: Callable[[str, int], Sequence[T]],
+        newest: Callable[[T], Any],
+        to_json: Callable[[T], dict[str, Any]],
+    ) -> dict[str, Any]:
+        """``{runs, realms, withheld_by_access}``: up to ``limit`` rows of the visible realms, newest first."""
         realms = self.realms(realm)
         access = self.dream_access(realms)
-        runs = _merge(
-            (self.store.dream_runs(r, limit) for r in access.realms),
-            lambda d: (d.completed_at_ms, d.run_id),
-            limit,
-        )
-        return {"runs": [dream_run_json(d) for d in runs], "realms": realms, "withheld_by_access": access.withheld_by_access}
+        runs = _merge((fetch(r, limit) for r in access.realms), newest, limit)
+        return {"runs": [to_json(d) for d in runs], "realms": realms, "withheld_by_access": access.withheld_by_access}
 
     # ------------------------------------------------------------------ realm-level reads
 

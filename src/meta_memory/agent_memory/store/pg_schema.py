@@ -45,6 +45,7 @@ import hashlib
 import json
 from collections.abc import Sequence
 
+from meta_memory.agent_memory.store.shared_ddl import AUDIT_COLUMNS, PROPOSAL_COLUMNS, RECORD_COLUMNS, columns
 from meta_memory.recall import fts
 
 __all__ = [
@@ -115,27 +116,7 @@ _BASE = [
         {_REALM_COL},
         rid BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
         memory_id TEXT NOT NULL,
-        scope_kind TEXT NOT NULL,
-        scope_key TEXT NOT NULL,
-        kind TEXT NOT NULL,
-        title TEXT NOT NULL,
-        description TEXT NOT NULL DEFAULT '',
-        body TEXT NOT NULL,
-        tags TEXT NOT NULL DEFAULT '[]',
-        provenance TEXT NOT NULL,
-        trust TEXT NOT NULL,
-        status_kind TEXT NOT NULL,
-        status_detail TEXT,
-        supersedes TEXT,
-        derived_from TEXT NOT NULL DEFAULT '[]',
-        working_set_rank BIGINT,
-        rank_set_at_ms BIGINT,
-        content_hash TEXT NOT NULL,
-        created_at_ms BIGINT NOT NULL,
-        updated_at_ms BIGINT NOT NULL,
-        usage_stats TEXT NOT NULL DEFAULT '{{}}',
-        tombstoned_at_ms BIGINT,
-        ever_quarantined INTEGER NOT NULL DEFAULT 0,
+        {columns(RECORD_COLUMNS, "BIGINT")},
         UNIQUE (realm, memory_id)
     )""",
     "CREATE INDEX IF NOT EXISTS records_scope_updated_idx ON records"
@@ -148,24 +129,13 @@ _BASE = [
     f"""CREATE TABLE IF NOT EXISTS proposals (
         {_REALM_COL},
         proposal_id TEXT NOT NULL,
-        scope_kind TEXT NOT NULL,
-        scope_key TEXT NOT NULL,
-        record TEXT NOT NULL,
-        author TEXT NOT NULL,
-        status TEXT NOT NULL DEFAULT 'pending',
-        created_at_ms BIGINT NOT NULL,
-        taint TEXT,
+        {columns(PROPOSAL_COLUMNS, "BIGINT")},
         PRIMARY KEY (realm, proposal_id)
     )""",
     f"""CREATE TABLE IF NOT EXISTS audit (
         {_REALM_COL},
         audit_id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-        stage_token TEXT NOT NULL,
-        op_index INTEGER NOT NULL,
-        op_kind TEXT NOT NULL,
-        memory_id TEXT,
-        detail TEXT NOT NULL,
-        applied_at_ms BIGINT NOT NULL
+        {columns(AUDIT_COLUMNS, "BIGINT")}
     )""",
     "CREATE INDEX IF NOT EXISTS audit_realm_idx ON audit(realm, audit_id)",
     "CREATE INDEX IF NOT EXISTS audit_memory_idx ON audit(realm, memory_id, audit_id)",

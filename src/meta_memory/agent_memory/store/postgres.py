@@ -104,6 +104,11 @@ _T = TypeVar("_T")
 _SCHEMA_RE = re.compile(r"-c\s*search_path\s*=\s*([^\s,]+)")
 
 
+def _write_error(exc: psycopg.Error) -> AgentMemoryError:
+    """A failed write's psycopg error as the store's ``io`` error."""
+    return AgentMemoryError("io", f"write failed: {exc}")
+
+
 # ============================================================================ rows
 
 
@@ -472,22 +477,13 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore):
         ``views``: put the realm views first on the search path (plain table names see only ``name``).
         psycopg errors become ``AgentMemoryError("io", ...)``.
         """
-        with self._conn() as conn:
-            try:
-                conn.execute("BEGIN")
-                if lock:
-                    conn.execute("SELECT pg_advisory_xact_lock(%s)", (_lock_key("meta-memory-realm", self.schema, name),))
-                conn.execute("SELECT set_config(%s, %s, true)", (pg_schema.REALM_SETTING, name))
-                if views:
-                    conn.execute(f"SET LOCAL search_path TO {self._views}, {self._qs[:-1]}")
-                yield conn
-                conn.execute("COMMIT")
-            except BaseException as exc:
-                with contextlib.suppress(psycopg.Error):
-                    conn.execute("ROLLBACK")
-                if isinstance(exc, psycopg.Error):
-                    raise AgentMemoryError("io", f"write failed: {exc}") from None
-                raise
+        def begin(conn: psycopg.Connection[Any]) -> None:
+            conn.execute("BEGIN")
+            if lock:
+                conn.execute("SELECT pg_advisory_xact_lock(%s)", (_lock_key("meta-memory-realm", self.schema, name),))
+
+        with self._conn() as conn, self._realm_tx(conn, name, begin, _write_error, views=views):
+            yield conn
 
     def _write(self, realm: str, fn: Callable[[psycopg.Connection[Any]], _T]) -> _T:
         name = self._realm_name(realm)
@@ -500,21 +496,40 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore):
     def _read_tx(self, name: str, *, views: bool = False) -> Iterator[psycopg.Connection[Any]]:
         deadline.check()
         current = deadline.current()
+        def begin(conn: psycopg.Connection[Any]) -> None:
+            conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            self._bound_statements(conn)
+
         with self._conn() as conn, (current.on_cancel(conn.cancel_safe) if current else contextlib.nullcontext()):
-            try:
-                conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
-                self._bound_statements(conn)
-                conn.execute("SELECT set_config(%s, %s, true)", (pg_schema.REALM_SETTING, name))
-                if views:
-                    conn.execute(f"SET LOCAL search_path TO {self._views}, {self._qs[:-1]}")
+            with self._realm_tx(conn, name, begin, self._read_error, views=views):
                 yield conn
-                conn.execute("COMMIT")
-            except BaseException as exc:
-                with contextlib.suppress(psycopg.Error):
-                    conn.execute("ROLLBACK")
-                if isinstance(exc, psycopg.Error):
-                    raise self._read_error(exc) from None
-                raise
+
+    @contextlib.contextmanager
+    def _realm_tx(
+        self,
+        conn: psycopg.Connection[Any],
+        name: str,
+        begin: Callable[[psycopg.Connection[Any]], None],
+        error: Callable[[psycopg.Error], AgentMemoryError],
+        *,
+        views: bool,
+    ) -> Iterator[None]:
+        """One transaction on ``conn`` bound to realm ``name``: ``begin(conn)`` opens it, the realm
+        setting (and with ``views`` the realm views' search path) is set, and the block's end commits.
+        Anything raised rolls back; a psycopg error is raised as ``error(exc)``."""
+        try:
+            begin(conn)
+            conn.execute("SELECT set_config(%s, %s, true)", (pg_schema.REALM_SETTING, name))
+            if views:
+                conn.execute(f"SET LOCAL search_path TO {self._views}, {self._qs[:-1]}")
+            yield
+            conn.execute("COMMIT")
+        except BaseException as exc:
+            with contextlib.suppress(psycopg.Error):
+                conn.execute("ROLLBACK")
+            if isinstance(exc, psycopg.Error):
+                raise error(exc) from None
+            raise
 
     @staticmethod
     def _bound_statements(conn: psycopg.Connection[Any]) -> None:

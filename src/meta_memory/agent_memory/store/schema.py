@@ -23,6 +23,7 @@ import sqlite3
 from meta_memory.agent_memory.store import planner
 from meta_memory.agent_memory.store.dialect import SQLITE
 from meta_memory.agent_memory.store.migration_steps import apply_domain_steps
+from meta_memory.agent_memory.store.shared_ddl import AUDIT_COLUMNS, PROPOSAL_COLUMNS, RECORD_COLUMNS, columns
 from meta_memory.recall import fts
 from meta_memory.recall.semantic import vectors as vector_index
 
@@ -46,53 +47,22 @@ SCHEMA_DOMAIN = "meta-memory"
 FTS_DOMAIN = "records-fts"
 
 _BASE_SCHEMA = [
-    """CREATE TABLE IF NOT EXISTS records (
+    f"""CREATE TABLE IF NOT EXISTS records (
         rid INTEGER PRIMARY KEY,
         memory_id TEXT NOT NULL UNIQUE,
-        scope_kind TEXT NOT NULL,
-        scope_key TEXT NOT NULL,
-        kind TEXT NOT NULL,
-        title TEXT NOT NULL,
-        description TEXT NOT NULL DEFAULT '',
-        body TEXT NOT NULL,
-        tags TEXT NOT NULL DEFAULT '[]',
-        provenance TEXT NOT NULL,
-        trust TEXT NOT NULL,
-        status_kind TEXT NOT NULL,
-        status_detail TEXT,
-        supersedes TEXT,
-        derived_from TEXT NOT NULL DEFAULT '[]',
-        working_set_rank INTEGER,
-        rank_set_at_ms INTEGER,
-        content_hash TEXT NOT NULL,
-        created_at_ms INTEGER NOT NULL,
-        updated_at_ms INTEGER NOT NULL,
-        usage_stats TEXT NOT NULL DEFAULT '{}',
-        tombstoned_at_ms INTEGER,
-        ever_quarantined INTEGER NOT NULL DEFAULT 0
+        {columns(RECORD_COLUMNS, "INTEGER")}
     )""",
     "CREATE INDEX IF NOT EXISTS records_scope_idx ON records(scope_kind, scope_key, status_kind)",
     "CREATE INDEX IF NOT EXISTS records_scope_hash_idx ON records(scope_kind, scope_key, content_hash)",
     "CREATE INDEX IF NOT EXISTS records_updated_idx ON records(updated_at_ms DESC, memory_id DESC)",
     "CREATE INDEX IF NOT EXISTS records_supersedes_idx ON records(supersedes)",
-    """CREATE TABLE IF NOT EXISTS proposals (
+    f"""CREATE TABLE IF NOT EXISTS proposals (
         proposal_id TEXT PRIMARY KEY,
-        scope_kind TEXT NOT NULL,
-        scope_key TEXT NOT NULL,
-        record TEXT NOT NULL,
-        author TEXT NOT NULL,
-        status TEXT NOT NULL DEFAULT 'pending',
-        created_at_ms INTEGER NOT NULL,
-        taint TEXT
+        {columns(PROPOSAL_COLUMNS, "INTEGER")}
     )""",
-    """CREATE TABLE IF NOT EXISTS audit (
+    f"""CREATE TABLE IF NOT EXISTS audit (
         audit_id INTEGER PRIMARY KEY AUTOINCREMENT,
-        stage_token TEXT NOT NULL,
-        op_index INTEGER NOT NULL,
-        op_kind TEXT NOT NULL,
-        memory_id TEXT,
-        detail TEXT NOT NULL,
-        applied_at_ms INTEGER NOT NULL
+        {columns(AUDIT_COLUMNS, "INTEGER")}
     )""",
     "CREATE INDEX IF NOT EXISTS audit_memory_idx ON audit(memory_id, audit_id)",
     "CREATE INDEX IF NOT EXISTS audit_token_idx ON audit(stage_token)",

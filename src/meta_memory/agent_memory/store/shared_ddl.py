@@ -1,0 +1,56 @@
+"""Column definitions that the SQLite and PostgreSQL schemas share, written once.
+
+Each is a fragment of a ``CREATE TABLE`` body (no leading or trailing comma) with
+``{int}`` where the backend's wide integer type goes: ``INTEGER`` on SQLite
+(64-bit already), ``BIGINT`` on PostgreSQL. Keys and the PostgreSQL realm column
+stay with each backend's schema (:mod:`.schema`, :mod:`.pg_schema`).
+"""
+
+from __future__ import annotations
+
+__all__ = ["RECORD_COLUMNS", "PROPOSAL_COLUMNS", "AUDIT_COLUMNS", "columns"]
+
+#: ``records`` after ``rid`` and ``memory_id``.
+RECORD_COLUMNS = """scope_kind TEXT NOT NULL,
+        scope_key TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        title TEXT NOT NULL,
+        description TEXT NOT NULL DEFAULT '',
+        body TEXT NOT NULL,
+        tags TEXT NOT NULL DEFAULT '[]',
+        provenance TEXT NOT NULL,
+        trust TEXT NOT NULL,
+        status_kind TEXT NOT NULL,
+        status_detail TEXT,
+        supersedes TEXT,
+        derived_from TEXT NOT NULL DEFAULT '[]',
+        working_set_rank {int},
+        rank_set_at_ms {int},
+        content_hash TEXT NOT NULL,
+        created_at_ms {int} NOT NULL,
+        updated_at_ms {int} NOT NULL,
+        usage_stats TEXT NOT NULL DEFAULT '{{}}',
+        tombstoned_at_ms {int},
+        ever_quarantined INTEGER NOT NULL DEFAULT 0"""
+
+#: ``proposals`` after ``proposal_id``.
+PROPOSAL_COLUMNS = """scope_kind TEXT NOT NULL,
+        scope_key TEXT NOT NULL,
+        record TEXT NOT NULL,
+        author TEXT NOT NULL,
+        status TEXT NOT NULL DEFAULT 'pending',
+        created_at_ms {int} NOT NULL,
+        taint TEXT"""
+
+#: ``audit`` after ``audit_id``.
+AUDIT_COLUMNS = """stage_token TEXT NOT NULL,
+        op_index INTEGER NOT NULL,
+        op_kind TEXT NOT NULL,
+        memory_id TEXT,
+        detail TEXT NOT NULL,
+        applied_at_ms {int} NOT NULL"""
+
+
+def columns(fragment: str, integer: str) -> str:
+    """``fragment`` with ``integer`` (``"INTEGER"`` or ``"BIGINT"``) as its wide integer type."""
+    return fragment.format(int=integer)
