@@ -166,28 +166,31 @@ class PanelService:
             return out
         raise RecordNotFound(memory_id)
 
-    def _chain(self, realm: str, row: RecordRow) -> list[tuple[str, RecordRow]]:
-        """The supersede chain around ``row`` (cycle-safe, at most :data:`CHAIN_MAX` rows)."""
-        seen = {row.memory_id}
-        ancestors: list[RecordRow] = []
-        cur = row
-        while cur.supersedes and len(seen) < CHAIN_MAX:
-            prev = self.store.records_by_ids(realm, [cur.supersedes]).get(cur.supersedes)
-            if prev is None or prev.memory_id in seen:
-                break
-            seen.add(prev.memory_id)
-            ancestors.append(prev)
-            cur = prev
-        chain: list[tuple[str, RecordRow]] = [("ancestor", a) for a in reversed(ancestors)]
-        chain.append(("self", row))
-        tip = row
-        while tip.superseded_by and len(seen) < CHAIN_MAX:
-            nxt = self.store.records_by_ids(realm, [tip.superseded_by]).get(tip.superseded_by)
+    def _walk(
+        self, realm: str, start: RecordRow, link: Callable[[RecordRow], str | None], seen: set[str]
+    ) -> list[RecordRow]:
+        """The rows reached from ``start`` by following ``link`` (nearest first), until a missing
+        or already ``seen`` row or :data:`CHAIN_MAX` seen rows; each row reached joins ``seen``."""
+        out: list[RecordRow] = []
+        cur = start
+        while (next_id := link(cur)) and len(seen) < CHAIN_MAX:
+            nxt = self.store.records_by_ids(realm, [next_id]).get(next_id)
             if nxt is None or nxt.memory_id in seen:
                 break
             seen.add(nxt.memory_id)
-            chain.append(("successor", nxt))
-            tip = nxt
+            out.append(nxt)
+            cur = nxt
+        return out
+
+    def _chain(self, realm: str, row: RecordRow) -> list[tuple[str, RecordRow]]:
+        """The supersede chain around ``row`` (cycle-safe, at most :data:`CHAIN_MAX` rows)."""
+        seen = {row.memory_id}
+        ancestors = self._walk(realm, row, lambda r: r.supersedes, seen)
+        chain: list[tuple[str, RecordRow]] = [("ancestor", a) for a in reversed(ancestors)]
+        chain.append(("self", row))
+        successors = self._walk(realm, row, lambda r: r.superseded_by, seen)
+        chain.extend(("successor", s) for s in successors)
+        tip = successors[-1] if successors else row
         committed = tip.superseded_by is not None and tip.superseded_by in seen
         if not committed and len(seen) < CHAIN_MAX:
             for claimant in self.store.claimants(realm, tip.memory_id, CHAIN_MAX):

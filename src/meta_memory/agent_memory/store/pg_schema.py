@@ -45,7 +45,13 @@ import hashlib
 import json
 from collections.abc import Sequence
 
-from meta_memory.agent_memory.store.shared_ddl import AUDIT_COLUMNS, PROPOSAL_COLUMNS, RECORD_COLUMNS, columns
+from meta_memory.agent_memory.store.shared_ddl import (
+    AUDIT_COLUMNS,
+    PENDING_FORGET_COLUMNS,
+    PROPOSAL_COLUMNS,
+    RECORD_COLUMNS,
+    columns,
+)
 from meta_memory.recall import fts
 
 __all__ = [
@@ -251,17 +257,7 @@ def _pending_forgets(schema: str) -> list[str]:
         f"""CREATE TABLE IF NOT EXISTS pending_forgets (
             {_REALM_COL},
             forget_id TEXT NOT NULL,
-            memory_id TEXT NOT NULL,
-            scope_kind TEXT NOT NULL,
-            scope_key TEXT NOT NULL,
-            content_hash TEXT NOT NULL,
-            author TEXT NOT NULL,
-            reason TEXT NOT NULL,
-            session_key TEXT,
-            status TEXT NOT NULL DEFAULT 'pending',
-            created_at_ms BIGINT NOT NULL,
-            resolved_at_ms BIGINT,
-            decision TEXT,
+            {columns(PENDING_FORGET_COLUMNS, "BIGINT")},
             PRIMARY KEY (realm, forget_id)
         )""",
         "CREATE INDEX IF NOT EXISTS pending_forgets_record_idx ON pending_forgets(realm, memory_id, status)",

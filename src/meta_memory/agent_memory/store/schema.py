@@ -23,7 +23,13 @@ import sqlite3
 from meta_memory.agent_memory.store import planner
 from meta_memory.agent_memory.store.dialect import SQLITE
 from meta_memory.agent_memory.store.migration_steps import apply_domain_steps
-from meta_memory.agent_memory.store.shared_ddl import AUDIT_COLUMNS, PROPOSAL_COLUMNS, RECORD_COLUMNS, columns
+from meta_memory.agent_memory.store.shared_ddl import (
+    AUDIT_COLUMNS,
+    PENDING_FORGET_COLUMNS,
+    PROPOSAL_COLUMNS,
+    RECORD_COLUMNS,
+    columns,
+)
 from meta_memory.recall import fts
 from meta_memory.recall.semantic import vectors as vector_index
 
@@ -137,19 +143,9 @@ _PANEL_INDEXES = [
 # A forget held for review: the record stays active until a reviewer approves the tombstone
 # (``meta/memory/quarantine/decide``) or releases the record from the hold.
 _PENDING_FORGETS = [
-    """CREATE TABLE IF NOT EXISTS pending_forgets (
+    f"""CREATE TABLE IF NOT EXISTS pending_forgets (
         forget_id TEXT PRIMARY KEY,
-        memory_id TEXT NOT NULL,
-        scope_kind TEXT NOT NULL,
-        scope_key TEXT NOT NULL,
-        content_hash TEXT NOT NULL,
-        author TEXT NOT NULL,
-        reason TEXT NOT NULL,
-        session_key TEXT,
-        status TEXT NOT NULL DEFAULT 'pending',
-        created_at_ms INTEGER NOT NULL,
-        resolved_at_ms INTEGER,
-        decision TEXT
+        {columns(PENDING_FORGET_COLUMNS, "INTEGER")}
     )""",
     "CREATE INDEX IF NOT EXISTS pending_forgets_record_idx ON pending_forgets(memory_id, status)",
     "CREATE INDEX IF NOT EXISTS pending_forgets_status_idx ON pending_forgets(status, created_at_ms DESC)",

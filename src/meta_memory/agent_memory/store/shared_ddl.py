@@ -8,7 +8,7 @@ stay with each backend's schema (:mod:`.schema`, :mod:`.pg_schema`).
 
 from __future__ import annotations
 
-__all__ = ["RECORD_COLUMNS", "PROPOSAL_COLUMNS", "AUDIT_COLUMNS", "columns"]
+__all__ = ["RECORD_COLUMNS", "PROPOSAL_COLUMNS", "AUDIT_COLUMNS", "PENDING_FORGET_COLUMNS", "columns"]
 
 #: ``records`` after ``rid`` and ``memory_id``.
 RECORD_COLUMNS = """scope_kind TEXT NOT NULL,
@@ -49,6 +49,20 @@ AUDIT_COLUMNS = """stage_token TEXT NOT NULL,
         memory_id TEXT,
         detail TEXT NOT NULL,
         applied_at_ms {int} NOT NULL"""
+
+
+#: ``pending_forgets`` after ``forget_id``.
+PENDING_FORGET_COLUMNS = """memory_id TEXT NOT NULL,
+        scope_kind TEXT NOT NULL,
+        scope_key TEXT NOT NULL,
+        content_hash TEXT NOT NULL,
+        author TEXT NOT NULL,
+        reason TEXT NOT NULL,
+        session_key TEXT,
+        status TEXT NOT NULL DEFAULT 'pending',
+        created_at_ms {int} NOT NULL,
+        resolved_at_ms {int},
+        decision TEXT"""
 
 
 def columns(fragment: str, integer: str) -> str:

@@ -27,6 +27,7 @@ caller may not read are never returned and never counted.
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from pydantic import field_validator
@@ -267,32 +268,29 @@ def register(table: MethodTable) -> None:
         limit = parse_limit(p.limit, DREAMS_DEFAULT_LIMIT, DREAMS_MAX_LIMIT)
         return _service(runtime, ctx).dream_runs(realm=p.realm, limit=limit)
 
-    @table.method(base + "audit_verdicts", PanelListParams, requires=realm_read, mutating=False, available=on,
-                  result=R.PanelAuditVerdictsResult)
-    def audit_verdicts(runtime: "Runtime", ctx: CallContext, p: PanelListParams) -> dict[str, Any]:
-        """Open usage-audit verdicts: ``{verdicts, realms}``."""
-        return _service(runtime, ctx).audit_verdicts(realm=p.realm, limit=parse_limit(p.limit))
-
     @table.method(base + "overview", PanelRealmParams, requires=realm_read, mutating=False, available=on,
                   result=R.PanelOverviewResult)
     def overview(runtime: "Runtime", ctx: CallContext, p: PanelRealmParams) -> dict[str, Any]:
         """Per-scope status counts and body bytes with floors and pressure: ``{scopes, totals, floors, realms}``."""
         return _service(runtime, ctx).overview(realm=p.realm)
 
-    @table.method(base + "proposals", PanelListParams, requires=realm_read, mutating=False, available=on,
-                  result=R.PanelProposalsResult)
-    def proposals(runtime: "Runtime", ctx: CallContext, p: PanelListParams) -> dict[str, Any]:
-        """Pending mob/operator proposals (metadata and taint flag, no bodies): ``{proposals, realms}``."""
-        return _service(runtime, ctx).proposals(realm=p.realm, limit=parse_limit(p.limit))
+    # Realm listings that take only ``{realm?, limit?}`` (default page size).
+    for listing, result, summary in (
+        ("audit_verdicts", R.PanelAuditVerdictsResult, "Open usage-audit verdicts: ``{verdicts, realms}``."),
+        ("proposals", R.PanelProposalsResult,
+         "Pending mob/operator proposals (metadata and taint flag, no bodies): ``{proposals, realms}``."),
+        ("injections", R.PanelInjectionsResult, "Recent injection-ledger rows, newest first: ``{injections, realms}``."),
+        ("harvests", R.PanelHarvestsResult, "Pending exit-interview harvests: ``{harvests, realms}``."),
+    ):
+        table.method(base + listing, PanelListParams, requires=realm_read, mutating=False, available=on,
+                     result=result, summary=summary)(_realm_listing(listing))
 
-    @table.method(base + "injections", PanelListParams, requires=realm_read, mutating=False, available=on,
-                  result=R.PanelInjectionsResult)
-    def injections(runtime: "Runtime", ctx: CallContext, p: PanelListParams) -> dict[str, Any]:
-        """Recent injection-ledger rows, newest first: ``{injections, realms}``."""
-        return _service(runtime, ctx).injections(realm=p.realm, limit=parse_limit(p.limit))
 
-    @table.method(base + "harvests", PanelListParams, requires=realm_read, mutating=False, available=on,
-                  result=R.PanelHarvestsResult)
-    def harvests(runtime: "Runtime", ctx: CallContext, p: PanelListParams) -> dict[str, Any]:
-        """Pending exit-interview harvests: ``{harvests, realms}``."""
-        return _service(runtime, ctx).harvests(realm=p.realm, limit=parse_limit(p.limit))
+def _realm_listing(listing: str) -> Callable[["Runtime", CallContext, PanelListParams], dict[str, Any]]:
+    """The handler of ``meta/memory/panel/<listing>``: :class:`PanelService`'s ``<listing>(realm=, limit=)``."""
+
+    def handler(runtime: "Runtime", ctx: CallContext, p: PanelListParams) -> dict[str, Any]:
+        result: dict[str, Any] = getattr(_service(runtime, ctx), listing)(realm=p.realm, limit=parse_limit(p.limit))
+        return result
+
+    return handler
