@@ -45,13 +45,7 @@ import hashlib
 import json
 from collections.abc import Sequence
 
-from meta_memory.agent_memory.store.shared_ddl import (
-    AUDIT_COLUMNS,
-    PENDING_FORGET_COLUMNS,
-    PROPOSAL_COLUMNS,
-    RECORD_COLUMNS,
-    columns,
-)
+from meta_memory.agent_memory.store import shared_ddl as ddl
 from meta_memory.recall import fts
 
 __all__ = [
@@ -82,6 +76,18 @@ FTS_LAYOUT_VERSION = 1
 MAX_LEXEME_BYTES = 1000
 
 _REALM_COL = "realm TEXT NOT NULL DEFAULT current_setting('meta_memory.realm') CHECK (realm <> '')"
+
+
+def _realm_keyed_table(table: str, key: str, fragment: str) -> str:
+    """``CREATE TABLE`` for ``table``: the realm column, the text ``key``, the shared
+    :mod:`.shared_ddl` ``fragment``, keyed by ``(realm, key)``."""
+    return f"""CREATE TABLE IF NOT EXISTS {table} (
+        {_REALM_COL},
+        {key} TEXT NOT NULL,
+        {ddl.columns(fragment, "BIGINT")},
+        PRIMARY KEY (realm, {key})
+    )"""
+
 
 #: table -> its columns other than ``realm``, in order (the realm views expose exactly these).
 TABLES: dict[str, tuple[str, ...]] = {
@@ -122,7 +128,7 @@ _BASE = [
         {_REALM_COL},
         rid BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
         memory_id TEXT NOT NULL,
-        {columns(RECORD_COLUMNS, "BIGINT")},
+        {ddl.columns(ddl.RECORD_COLUMNS, "BIGINT")},
         UNIQUE (realm, memory_id)
     )""",
     "CREATE INDEX IF NOT EXISTS records_scope_updated_idx ON records"
@@ -132,16 +138,11 @@ _BASE = [
     "CREATE INDEX IF NOT EXISTS records_scope_hash_idx ON records(realm, scope_kind, scope_key, content_hash)",
     "CREATE INDEX IF NOT EXISTS records_supersedes_idx ON records(realm, supersedes)",
     "CREATE INDEX IF NOT EXISTS records_status_idx ON records(realm, status_kind, created_at_ms)",
-    f"""CREATE TABLE IF NOT EXISTS proposals (
-        {_REALM_COL},
-        proposal_id TEXT NOT NULL,
-        {columns(PROPOSAL_COLUMNS, "BIGINT")},
-        PRIMARY KEY (realm, proposal_id)
-    )""",
+    _realm_keyed_table("proposals", "proposal_id", ddl.PROPOSAL_COLUMNS),
     f"""CREATE TABLE IF NOT EXISTS audit (
         {_REALM_COL},
         audit_id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-        {columns(AUDIT_COLUMNS, "BIGINT")}
+        {ddl.columns(ddl.AUDIT_COLUMNS, "BIGINT")}
     )""",
     "CREATE INDEX IF NOT EXISTS audit_realm_idx ON audit(realm, audit_id)",
     "CREATE INDEX IF NOT EXISTS audit_memory_idx ON audit(realm, memory_id, audit_id)",
@@ -254,12 +255,7 @@ def _realm_views(schema: str) -> list[str]:
 def _pending_forgets(schema: str) -> list[str]:
     """A forget held for review (the record stays active until a reviewer decides)."""
     return [
-        f"""CREATE TABLE IF NOT EXISTS pending_forgets (
-            {_REALM_COL},
-            forget_id TEXT NOT NULL,
-            {columns(PENDING_FORGET_COLUMNS, "BIGINT")},
-            PRIMARY KEY (realm, forget_id)
-        )""",
+        _realm_keyed_table("pending_forgets", "forget_id", ddl.PENDING_FORGET_COLUMNS),
         "CREATE INDEX IF NOT EXISTS pending_forgets_record_idx ON pending_forgets(realm, memory_id, status)",
         "CREATE INDEX IF NOT EXISTS pending_forgets_status_idx ON pending_forgets(realm, status, created_at_ms DESC)",
         _realm_view(schema, "pending_forgets"),

@@ -23,13 +23,7 @@ import sqlite3
 from meta_memory.agent_memory.store import planner
 from meta_memory.agent_memory.store.dialect import SQLITE
 from meta_memory.agent_memory.store.migration_steps import apply_domain_steps
-from meta_memory.agent_memory.store.shared_ddl import (
-    AUDIT_COLUMNS,
-    PENDING_FORGET_COLUMNS,
-    PROPOSAL_COLUMNS,
-    RECORD_COLUMNS,
-    columns,
-)
+from meta_memory.agent_memory.store import shared_ddl as ddl
 from meta_memory.recall import fts
 from meta_memory.recall.semantic import vectors as vector_index
 
@@ -56,7 +50,7 @@ _BASE_SCHEMA = [
     f"""CREATE TABLE IF NOT EXISTS records (
         rid INTEGER PRIMARY KEY,
         memory_id TEXT NOT NULL UNIQUE,
-        {columns(RECORD_COLUMNS, "INTEGER")}
+        {ddl.columns(ddl.RECORD_COLUMNS, "INTEGER")}
     )""",
     "CREATE INDEX IF NOT EXISTS records_scope_idx ON records(scope_kind, scope_key, status_kind)",
     "CREATE INDEX IF NOT EXISTS records_scope_hash_idx ON records(scope_kind, scope_key, content_hash)",
@@ -64,11 +58,11 @@ _BASE_SCHEMA = [
     "CREATE INDEX IF NOT EXISTS records_supersedes_idx ON records(supersedes)",
     f"""CREATE TABLE IF NOT EXISTS proposals (
         proposal_id TEXT PRIMARY KEY,
-        {columns(PROPOSAL_COLUMNS, "INTEGER")}
+        {ddl.columns(ddl.PROPOSAL_COLUMNS, "INTEGER")}
     )""",
     f"""CREATE TABLE IF NOT EXISTS audit (
         audit_id INTEGER PRIMARY KEY AUTOINCREMENT,
-        {columns(AUDIT_COLUMNS, "INTEGER")}
+        {ddl.columns(ddl.AUDIT_COLUMNS, "INTEGER")}
     )""",
     "CREATE INDEX IF NOT EXISTS audit_memory_idx ON audit(memory_id, audit_id)",
     "CREATE INDEX IF NOT EXISTS audit_token_idx ON audit(stage_token)",
@@ -145,7 +139,7 @@ _PANEL_INDEXES = [
 _PENDING_FORGETS = [
     f"""CREATE TABLE IF NOT EXISTS pending_forgets (
         forget_id TEXT PRIMARY KEY,
-        {columns(PENDING_FORGET_COLUMNS, "INTEGER")}
+        {ddl.columns(ddl.PENDING_FORGET_COLUMNS, "INTEGER")}
     )""",
     "CREATE INDEX IF NOT EXISTS pending_forgets_record_idx ON pending_forgets(memory_id, status)",
     "CREATE INDEX IF NOT EXISTS pending_forgets_status_idx ON pending_forgets(status, created_at_ms DESC)",
