@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
@@ -61,6 +61,7 @@ from meta_memory.errors import AgentMemoryError, MetaError, QuarantineReviewRefu
 from meta_memory.ledger.ledger import AssertionLedger
 from meta_memory.identity import parse_realm
 from meta_memory.agent_memory.store.base import AgentMemoryStore, WriteGate
+from meta_memory.agent_memory.store.tx import ReadTx
 from meta_memory.events.bus import EventBus
 from meta_memory.review.config import StewardCaps
 from meta_memory.review.harvest import decide_harvest, harvest_records
@@ -246,6 +247,23 @@ def _event_summary(detail: dict[str, Any]) -> dict[str, Any]:
 # --------------------------------------------------------------------------- gather
 
 
+def _offerable(
+    tx: ReadTx, ids: Iterable[str], cap: int, *, skip: Callable[[str], object], keep: Callable[[MemoryRecord], bool]
+) -> list[MemoryRecord]:
+    """Up to ``cap`` records of ``ids`` in order: ids for which ``skip`` is truthy are passed over
+    unread, and a record is kept when it exists and ``keep`` accepts it."""
+    out: list[MemoryRecord] = []
+    for rid in ids:
+        if len(out) >= cap:
+            break
+        if skip(rid):
+            continue
+        rec = tx.get(rid)
+        if rec is not None and keep(rec):
+            out.append(rec)
+    return out
+
+
 def _gather(
     store: AgentMemoryStore, realm: str, run_id: str, now: int, caps: StewardCaps, loop_age_days: int,
     allowed: Callable[[Scope], bool],
@@ -262,14 +280,11 @@ def _gather(
             if rec is None or not allowed(rec.scope) or tx.promotions.pending_for(rec.id):
                 continue
             quarantine.append(QuarantineItem(rec, held_forget=held.to_json()))
-        for rid in tx.queues.quarantined(caps.quarantine * 4 + 16):
-            if len(quarantine) >= caps.quarantine:
-                break
-            if tx.promotions.pending_for(rid):
-                continue
-            rec = tx.get(rid)
-            if rec is None or not allowed(rec.scope):
-                continue
+        queue = _offerable(
+            tx, tx.queues.quarantined(caps.quarantine * 4 + 16), caps.quarantine - len(quarantine),
+            skip=tx.promotions.pending_for, keep=lambda rec: allowed(rec.scope),
+        )
+        for rec in queue:
             duplicate = tx.active_duplicate(rec.scope, rec.content_hash)
             quarantine.append(
                 QuarantineItem(
@@ -303,24 +318,15 @@ def _gather(
             escalated = run.detail.get("escalated", []) if isinstance(run.detail, dict) else []
             recently.update(x for x in escalated if isinstance(x, str))
         queued = {q.record.id for q in quarantine}
-        open_loops: list[MemoryRecord] = []
-        for rid in tx.queues.open_loops(now - loop_age_days * DAY_MS, caps.open_loops + len(recently) + 16):
-            if len(open_loops) >= caps.open_loops:
-                break
-            if rid in recently or rid in queued:
-                continue
-            rec = tx.get(rid)
-            if rec is not None and rec.kind is Kind.OPEN_LOOP and allowed(rec.scope):
-                open_loops.append(rec)
-        audit: list[MemoryRecord] = []
-        for rid in tx.queues.audit_candidates(caps.audit * 4 + 16):
-            if len(audit) >= caps.audit:
-                break
-            if tx.verdicts.has_open(rid):
-                continue
-            rec = tx.get(rid)
-            if rec is not None and allowed(rec.scope):
-                audit.append(rec)
+        open_loops = _offerable(
+            tx, tx.queues.open_loops(now - loop_age_days * DAY_MS, caps.open_loops + len(recently) + 16),
+            caps.open_loops, skip=lambda rid: rid in recently or rid in queued,
+            keep=lambda rec: rec.kind is Kind.OPEN_LOOP and allowed(rec.scope),
+        )
+        audit = _offerable(
+            tx, tx.queues.audit_candidates(caps.audit * 4 + 16), caps.audit,
+            skip=tx.verdicts.has_open, keep=lambda rec: allowed(rec.scope),
+        )
         return DreamInputs(
             realm=realm,
             run_id=run_id,
