@@ -173,19 +173,7 @@ _BASE = [
         status TEXT NOT NULL DEFAULT 'pending',
         PRIMARY KEY (realm, identity, retired_at_ms)
     )""",
-    f"""CREATE TABLE IF NOT EXISTS pending_promotions (
-        {_REALM_COL},
-        pending_id TEXT NOT NULL,
-        stage_token TEXT NOT NULL,
-        record_id TEXT NOT NULL,
-        scope_kind TEXT NOT NULL,
-        scope_key TEXT NOT NULL,
-        rationale TEXT,
-        status TEXT NOT NULL DEFAULT 'pending',
-        created_at_ms BIGINT NOT NULL,
-        resolved_at_ms BIGINT,
-        PRIMARY KEY (realm, pending_id)
-    )""",
+    _realm_keyed_table("pending_promotions", "pending_id", ddl.PENDING_PROMOTION_COLUMNS),
     "CREATE INDEX IF NOT EXISTS pending_promotions_record_idx ON pending_promotions(realm, record_id, status)",
     f"""CREATE TABLE IF NOT EXISTS dream_runs (
         {_REALM_COL},

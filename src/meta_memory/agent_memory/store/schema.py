@@ -88,16 +88,9 @@ _BASE_SCHEMA = [
         status TEXT NOT NULL DEFAULT 'pending',
         PRIMARY KEY (identity, retired_at_ms)
     )""",
-    """CREATE TABLE IF NOT EXISTS pending_promotions (
+    f"""CREATE TABLE IF NOT EXISTS pending_promotions (
         pending_id TEXT PRIMARY KEY,
-        stage_token TEXT NOT NULL,
-        record_id TEXT NOT NULL,
-        scope_kind TEXT NOT NULL,
-        scope_key TEXT NOT NULL,
-        rationale TEXT,
-        status TEXT NOT NULL DEFAULT 'pending',
-        created_at_ms INTEGER NOT NULL,
-        resolved_at_ms INTEGER
+        {ddl.columns(ddl.PENDING_PROMOTION_COLUMNS, "INTEGER")}
     )""",
     "CREATE INDEX IF NOT EXISTS pending_promotions_record_idx ON pending_promotions(record_id, status)",
     """CREATE TABLE IF NOT EXISTS dream_runs (

@@ -8,7 +8,14 @@ stay with each backend's schema (:mod:`.schema`, :mod:`.pg_schema`).
 
 from __future__ import annotations
 
-__all__ = ["RECORD_COLUMNS", "PROPOSAL_COLUMNS", "AUDIT_COLUMNS", "PENDING_FORGET_COLUMNS", "columns"]
+__all__ = [
+    "RECORD_COLUMNS",
+    "PROPOSAL_COLUMNS",
+    "AUDIT_COLUMNS",
+    "PENDING_FORGET_COLUMNS",
+    "PENDING_PROMOTION_COLUMNS",
+    "columns",
+]
 
 #: ``records`` after ``rid`` and ``memory_id``.
 RECORD_COLUMNS = """scope_kind TEXT NOT NULL,
@@ -63,6 +70,17 @@ PENDING_FORGET_COLUMNS = """memory_id TEXT NOT NULL,
         created_at_ms {int} NOT NULL,
         resolved_at_ms {int},
         decision TEXT"""
+
+
+#: ``pending_promotions`` after ``pending_id``.
+PENDING_PROMOTION_COLUMNS = """stage_token TEXT NOT NULL,
+        record_id TEXT NOT NULL,
+        scope_kind TEXT NOT NULL,
+        scope_key TEXT NOT NULL,
+        rationale TEXT,
+        status TEXT NOT NULL DEFAULT 'pending',
+        created_at_ms {int} NOT NULL,
+        resolved_at_ms {int}"""
 
 
 def columns(fragment: str, integer: str) -> str:
