@@ -355,35 +355,40 @@ class PanelReads:
         return frozenset((r[0], "" if r[0] == "realm" else r[1]) for r in rows)
 
 
-class _ScopeTotals:
-    """The figures of one scope, summed over its (status, trust, quarantined-content) groups."""
+class _Tally:
+    """Record counts by status and by trust tier, body bytes, and what the retention floors count
+    (records not tombstoned, and their bytes)."""
 
     def __init__(self) -> None:
         self.counts: dict[str, int] = {}
         self.trust: dict[str, int] = {}
         self.body = self.floor_records = self.floor_bytes = 0
-        self.q_counts: dict[str, int] = {}
-        self.q_trust: dict[str, int] = {}
-        self.q_body = self.q_floor_records = self.q_floor_bytes = 0
 
-    def add(self, status: str, trust: str, quarantined: bool, count: int, body_bytes: int, all_bytes: int) -> None:
-        live = status != "tombstoned"
+    def add(self, status: str, trust: str, count: int, body_bytes: int, all_bytes: int) -> None:
         self.counts[status] = self.counts.get(status, 0) + count
         self.trust[trust] = self.trust.get(trust, 0) + count
         self.body += body_bytes
-        if live:
+        if status != "tombstoned":
             self.floor_records += count
             self.floor_bytes += all_bytes
+
+
+class _ScopeTotals:
+    """The figures of one scope, summed over its (status, trust, quarantined-content) groups:
+    over every record, and over those holding quarantined content."""
+
+    def __init__(self) -> None:
+        self.every = _Tally()
+        self.quarantined = _Tally()
+
+    def add(self, status: str, trust: str, quarantined: bool, count: int, body_bytes: int, all_bytes: int) -> None:
+        self.every.add(status, trust, count, body_bytes, all_bytes)
         if quarantined:
-            self.q_counts[status] = self.q_counts.get(status, 0) + count
-            self.q_trust[trust] = self.q_trust.get(trust, 0) + count
-            self.q_body += body_bytes
-            if live:
-                self.q_floor_records += count
-                self.q_floor_bytes += all_bytes
+            self.quarantined.add(status, trust, count, body_bytes, all_bytes)
 
     def row(self, realm: str, kind: str, key: str) -> ScopeOverviewRow:
+        e, q = self.every, self.quarantined
         return ScopeOverviewRow(
-            realm, kind, key, self.counts, self.body, self.floor_records, self.floor_bytes, self.q_counts, self.q_body,
-            self.q_floor_records, self.q_floor_bytes, self.trust, self.q_trust,
+            realm, kind, key, e.counts, e.body, e.floor_records, e.floor_bytes, q.counts, q.body,
+            q.floor_records, q.floor_bytes, e.trust, q.trust,
         )
