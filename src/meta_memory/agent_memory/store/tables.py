@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any, Protocol
 
 from meta_memory.agent_memory.model import Scope
@@ -367,8 +367,7 @@ class HarvestRow:
 
     def to_json(self) -> dict[str, Any]:
         """``{realm, identity, session_key, cause, retired_at_ms, status}``."""
-        return {"realm": self.realm, "identity": self.identity, "session_key": self.session_key, "cause": self.cause,
-                "retired_at_ms": self.retired_at_ms, "status": self.status}
+        return asdict(self)
 
 
 class HarvestReads(_Repo):
@@ -475,8 +474,7 @@ class VerdictRow:
 
     def to_json(self) -> dict[str, Any]:
         """``{realm, run_id, record_id, verdict, rationale, created_at_ms}``."""
-        return {"realm": self.realm, "run_id": self.run_id, "record_id": self.record_id, "verdict": self.verdict,
-                "rationale": self.rationale, "created_at_ms": self.created_at_ms}
+        return asdict(self)
 
 
 class VerdictReads(_Repo):
