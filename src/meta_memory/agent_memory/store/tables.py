@@ -592,31 +592,30 @@ class HeldForgetReads(_Repo):
 
     def standing_for(self, memory_id: str) -> HeldForgetRow | None:
         """The oldest unresolved held forget of ``memory_id`` while the record stands, or ``None``."""
-        if self._sql.unstorable(memory_id):
-            return None
-        rows = self._rows(_STANDING + "AND f.memory_id = ? ORDER BY f.created_at_ms, f.forget_id LIMIT 1", (memory_id,))
-        return rows[0] if rows else None
+        return self._first(memory_id, _STANDING + "AND f.memory_id = ? ORDER BY f.created_at_ms, f.forget_id LIMIT 1")
 
     def pending_for(self, memory_id: str) -> HeldForgetRow | None:
         """The oldest unresolved held forget of ``memory_id``, or ``None``."""
-        if self._sql.unstorable(memory_id):
-            return None
-        rows = self._rows(
+        return self._first(
+            memory_id,
             "LEFT JOIN records r ON r.memory_id = f.memory_id WHERE f.memory_id = ? AND f.status = 'pending' "
             "ORDER BY f.created_at_ms, f.forget_id LIMIT 1",
-            (memory_id,),
         )
-        return rows[0] if rows else None
 
     def latest_resolved(self, memory_id: str) -> HeldForgetRow | None:
         """The newest decided (``tombstoned`` or ``released``) held forget of ``memory_id``, or ``None``."""
-        if self._sql.unstorable(memory_id):
-            return None
-        rows = self._rows(
+        return self._first(
+            memory_id,
             "LEFT JOIN records r ON r.memory_id = f.memory_id WHERE f.memory_id = ? "
             "AND f.status IN ('tombstoned', 'released') ORDER BY f.resolved_at_ms DESC, f.forget_id DESC LIMIT 1",
-            (memory_id,),
         )
+
+    def _first(self, memory_id: str, tail: str) -> HeldForgetRow | None:
+        """The first row of the select ``tail`` with ``memory_id`` bound to its one ``?``, or ``None``
+        (also for an id no stored row can hold)."""
+        if self._sql.unstorable(memory_id):
+            return None
+        rows = self._rows(tail, (memory_id,))
         return rows[0] if rows else None
 
 
