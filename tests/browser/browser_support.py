@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from meta_memory.agent_memory.model import Author, MemoryRecord, NewMemoryRecord, Provenance, Scope
+from meta_memory.agent_memory.model import Author, Kind, MemoryRecord, NewMemoryRecord, Provenance, Scope
 from meta_memory.agent_memory.store.sqlite import SqliteAgentMemoryStore
 from support import REPO_ROOT, GatewayProcess, start_gateway, write_config
 
@@ -84,6 +84,15 @@ def remember_authored(store: SqliteAgentMemoryStore, scope: Scope, author: Autho
     return record
 
 
+def remember_quarantined(store: SqliteAgentMemoryStore, identity: str, title: str, body: str) -> str:
+    """Write one fact by agent ``identity`` into its own scope under a :class:`TaintedAgents` gate;
+    asserts it landed quarantined and returns its memory id."""
+    record = remember_authored(store, Scope.identity("default", identity), Author.agent(identity), title, body,
+                               kind=Kind.FACT)
+    assert record.status.kind.value == "quarantined"
+    return record.id
+
+
 @contextmanager
 def seeded_console(root: Path, seed: Callable[[Path], dict[str, str]], config: str
                    ) -> Iterator[tuple[GatewayProcess, dict[str, str]]]:
@@ -97,3 +106,15 @@ def seeded_console(root: Path, seed: Callable[[Path], dict[str, str]], config: s
         yield gw, ids
     finally:
         gw.stop()
+
+
+def console_fixture(name: str, seed: Callable[[Path], dict[str, str]], config: str) -> Any:
+    """A module-scoped pytest fixture yielding ``(gateway, ids)`` from :func:`seeded_console` on a fresh
+    temporary directory named after ``name``; assign it to ``console`` in the test module."""
+
+    @pytest.fixture(scope="module")
+    def console(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[GatewayProcess, dict[str, str]]]:
+        with seeded_console(tmp_path_factory.mktemp(name), seed, config) as running:
+            yield running
+
+    return console

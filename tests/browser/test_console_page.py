@@ -13,12 +13,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser_support import IMG, TaintedAgents, login, open_page, remember_authored, require_chromium, seeded_console
+from browser_support import (IMG, TaintedAgents, console_fixture, login, open_page, remember_authored,
+                             remember_quarantined, require_chromium)
 
-from meta_memory.agent_memory.model import Author, Kind, Scope
+from meta_memory.agent_memory.model import Author, Scope
 from meta_memory.agent_memory.store.sqlite import SqliteAgentMemoryStore
 from meta_memory.clock import ManualClock
-from support import GatewayProcess, access_toml, start_gateway
+from support import access_toml, start_gateway
 
 sync_api = require_chromium()
 
@@ -54,19 +55,13 @@ def _seed(state: Path) -> dict[str, str]:
                                        "Mob reading list", "The research mob reads one paper a week.").id
         for key, title, body in (("q1", QUARANTINED_TITLE, QUARANTINED_BODY), ("q2", SECOND_TITLE, SECOND_BODY)):
             clock.advance(1000)
-            rec = remember_authored(store, Scope.identity("default", LEAD), Author.agent(LEAD), title, body,
-                                    kind=Kind.FACT)
-            assert rec.status.kind.value == "quarantined"
-            ids[key] = rec.id
+            ids[key] = remember_quarantined(store, LEAD, title, body)
     finally:
         store.close()
     return ids
 
 
-@pytest.fixture(scope="module")
-def console(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[GatewayProcess, dict[str, str]]]:
-    with seeded_console(tmp_path_factory.mktemp("console"), _seed, CONFIG) as running:
-        yield running
+console = console_fixture("console", _seed, CONFIG)
 
 
 @pytest.fixture
