@@ -95,24 +95,20 @@ def test_restart_reloads_state_and_continues_the_sequence(state_path: Path, cloc
     assert second.index(fact(text="three")).assertion_id == "memory-assert-000002"
 
 
-def test_bootstrap_counter_is_highest_suffix_plus_one(state_path: Path, clock: ManualClock) -> None:
+@pytest.mark.parametrize(("stored_ids", "next_id"), [
+    pytest.param(("memory-assert-000041", "memory-assert-7", "custom"), "memory-assert-000042",
+                 id="highest-suffix-plus-one"),
+    pytest.param(("custom-a", "memory-assert-x1", "memory-assert-"), "memory-assert-000003",
+                 id="without-parsable-ids-is-the-count"),
+])
+def test_bootstrap_counter(state_path: Path, clock: ManualClock, stored_ids: tuple[str, ...], next_id: str) -> None:
     rows = [
         {"assertion_id": aid, "entity": "e", "topic": "t", "store": "todo", "fact": "f", "indexed_at_ms": 1}
-        for aid in ("memory-assert-000041", "memory-assert-7", "custom")
+        for aid in stored_ids
     ]
     state_path.parent.mkdir(parents=True)
     state_path.write_text(json.dumps({"assertions": rows}))
-    assert open_ledger(state_path, clock).index(fact()).assertion_id == "memory-assert-000042"
-
-
-def test_bootstrap_counter_without_parsable_ids_is_the_count(state_path: Path, clock: ManualClock) -> None:
-    rows = [
-        {"assertion_id": aid, "entity": "e", "topic": "t", "store": "todo", "fact": "f", "indexed_at_ms": 1}
-        for aid in ("custom-a", "memory-assert-x1", "memory-assert-")
-    ]
-    state_path.parent.mkdir(parents=True)
-    state_path.write_text(json.dumps({"assertions": rows}))
-    assert open_ledger(state_path, clock).index(fact()).assertion_id == "memory-assert-000003"
+    assert open_ledger(state_path, clock).index(fact()).assertion_id == next_id
 
 
 def test_ids_grow_past_six_digits(clock: ManualClock) -> None:
