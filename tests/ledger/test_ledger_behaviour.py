@@ -4,7 +4,6 @@ Querying, Conflict detection, Memory store info; reference §1.3–1.9)."""
 from __future__ import annotations
 
 import json
-import threading
 from pathlib import Path
 
 import pytest
@@ -20,6 +19,7 @@ from meta_memory.ledger import (
     QueryRequest,
 )
 from meta_memory.ledger.persistence import MAX_RETAINED
+from support import run_together
 
 
 @pytest.fixture
@@ -309,23 +309,12 @@ def test_rollback_restores_evicted_assertions(clock: ManualClock, tmp_path: Path
 
 def test_concurrent_index_calls_are_all_kept(state_path: Path, clock: ManualClock) -> None:
     ledger = open_ledger(state_path, clock)
-    errors: list[BaseException] = []
-    start = threading.Barrier(8)
 
     def worker(n: int) -> None:
-        try:
-            start.wait()
-            for i in range(50):
-                ledger.index(fact(entity=f"worker-{n}", text=f"fact {i}"))
-        except BaseException as exc:  # pragma: no cover - reported below
-            errors.append(exc)
+        for i in range(50):
+            ledger.index(fact(entity=f"worker-{n}", text=f"fact {i}"))
 
-    threads = [threading.Thread(target=worker, args=(n,)) for n in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert errors == []
+    run_together(worker, 8)
     saved = on_disk(state_path)["assertions"]
     assert len(saved) == 400
     assert len({row["assertion_id"] for row in saved}) == 400
