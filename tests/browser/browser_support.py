@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
@@ -74,6 +74,22 @@ class TaintedAgents:
 
     def quarantine_reason(self, author: Author, batch_kind: str, evidence: list[Any]) -> str | None:
         return self.reason if author.kind.value == "agent" else None
+
+
+def tainted_store(state: Path, clock: Any, tool: str) -> SqliteAgentMemoryStore:
+    """The agent-memory store of state directory ``state`` on ``clock``, gated by :class:`TaintedAgents`
+    for ``tool``; use it as a context manager so it is closed before the gateway opens the directory."""
+    return SqliteAgentMemoryStore(state / "agent-memory", clock, gate=TaintedAgents(tool))
+
+
+def remember_spaced(store: SqliteAgentMemoryStore, clock: Any, notes: Iterable[tuple[str, str, str]]) -> list[str]:
+    """Remember each ``(identity, title, body)`` in the default realm, one clock second apart (the clock
+    advances before each write), so listings have a stable newest-first order; returns the memory ids."""
+    ids = []
+    for identity, title, body in notes:
+        clock.advance(1000)
+        ids.append(store.remember("default", identity, title, body)[0].memory_id)
+    return ids
 
 
 def remember_authored(store: SqliteAgentMemoryStore, scope: Scope, author: Author, title: str, body: str,

@@ -13,11 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser_support import (IMG, TaintedAgents, console_fixture, login, open_page, remember_authored,
-                             remember_quarantined, require_chromium)
+from browser_support import (IMG, console_fixture, login, open_page, remember_authored, remember_quarantined,
+                             remember_spaced, require_chromium, tainted_store)
 
 from meta_memory.agent_memory.model import Author, Scope
-from meta_memory.agent_memory.store.sqlite import SqliteAgentMemoryStore
 from meta_memory.clock import ManualClock
 from support import access_toml, start_gateway
 
@@ -43,21 +42,16 @@ CONFIG = access_toml({ADMIN_TOKEN: "operator-ann", READER_TOKEN: "reader-rex"}, 
 
 def _seed(state: Path) -> dict[str, str]:
     clock = ManualClock(1_760_000_000_000)
-    store = SqliteAgentMemoryStore(state / "agent-memory", clock, gate=TaintedAgents("web_search"))
     ids: dict[str, str] = {}
-    try:
-        for i in range(248):
-            clock.advance(1000)
-            who = LEAD if i % 3 else "worker:two"
-            store.remember("default", who, f"Note {i:03d} about the roadmap", f"Body of note {i:03d}: milestone {i}.")
+    with tainted_store(state, clock, "web_search") as store:
+        remember_spaced(store, clock, ((LEAD if i % 3 else "worker:two", f"Note {i:03d} about the roadmap",
+                                        f"Body of note {i:03d}: milestone {i}.") for i in range(248)))
         clock.advance(1000)
         ids["mob"] = remember_authored(store, Scope.mob("default", "research"), Author.application(),
                                        "Mob reading list", "The research mob reads one paper a week.").id
         for key, title, body in (("q1", QUARANTINED_TITLE, QUARANTINED_BODY), ("q2", SECOND_TITLE, SECOND_BODY)):
             clock.advance(1000)
             ids[key] = remember_quarantined(store, LEAD, title, body)
-    finally:
-        store.close()
     return ids
 
 
