@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -40,13 +39,6 @@ R = "default"
 ID = "lead:main"
 ME = Scope.identity(R, ID)
 SHARED_DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data"
-
-
-@pytest.fixture
-def schema() -> Iterator[str]:
-    require_postgres()
-    with throwaway_schema() as name:
-        yield name
 
 
 def test_migrations_are_recorded_once_and_idempotent(schema: str) -> None:
