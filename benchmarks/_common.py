@@ -1,5 +1,6 @@
-"""What the benchmarks share: a ``meta-memory serve`` subprocess on a free port, its stop, a live
-process's resource figures (Linux ``/proc``), and percentiles.
+"""What the benchmarks share: a ``meta-memory serve`` subprocess on a free port, its stop, an
+in-process SQLite store on a throwaway directory, a live process's resource figures (Linux
+``/proc``), and percentiles.
 
 The benchmarks run as scripts (``python benchmarks/<name>.py``), so this module is imported by
 its bare name from the ``benchmarks`` folder.
@@ -10,14 +11,19 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, NamedTuple
+from typing import IO, Any, NamedTuple
 
 import httpx
 
-__all__ = ["ProcStats", "percentile", "proc_stats", "start_gateway", "stop_gateway"]
+from meta_memory.agent_memory.store.sqlite import SqliteAgentMemoryStore
+from meta_memory.clock import ManualClock
+
+__all__ = ["ProcStats", "percentile", "proc_stats", "start_gateway", "stop_gateway", "temp_store"]
 
 
 def start_gateway(state_dir: Path, *, config: Path | None = None, log: Path | None = None,
@@ -59,6 +65,20 @@ def stop_gateway(proc: subprocess.Popen[str], timeout_s: float = 15.0) -> None:
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait()
+
+
+@contextmanager
+def temp_store(*, gate: Any = None) -> Iterator[tuple[SqliteAgentMemoryStore, ManualClock, Path]]:
+    """``(store, clock, root)``: the bundled SQLite store on a fresh temporary directory ``root``,
+    with write gate ``gate`` and a :class:`ManualClock` at 1,700,000,000,000 ms; the store is closed
+    and the directory removed when the block ends."""
+    with tempfile.TemporaryDirectory() as tmp:
+        clock = ManualClock(1_700_000_000_000)
+        store = SqliteAgentMemoryStore(Path(tmp), clock, gate=gate)
+        try:
+            yield store, clock, Path(tmp)
+        finally:
+            store.close()
 
 
 class ProcStats(NamedTuple):

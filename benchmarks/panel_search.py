@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import tempfile
+import sys
 import time
 from pathlib import Path
 
@@ -29,6 +29,10 @@ from meta_memory.clock import ManualClock
 from meta_memory.panel.service import PanelService
 from meta_memory.panel.store import SqlitePanelStore
 from meta_memory.panel.visibility import Visibility
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import temp_store  # noqa: E402
 
 FILLER = "The team reviewed the roadmap, the budget and the hiring plan for the quarter. " * 4
 
@@ -54,18 +58,13 @@ def main() -> None:
     ap.add_argument("--records", type=int, default=20_000)
     ap.add_argument("--pages", type=int, default=30)
     args = ap.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        clock = ManualClock(1_700_000_000_000)
-        store = SqliteAgentMemoryStore(Path(tmp), clock)
-        try:
-            _seed(store, clock, args.records)
-            service = PanelService(SqlitePanelStore(store), Visibility(AccessPolicy(), ANONYMOUS))
-            base = _median_page(service, (), args.pages)
-            print(f"records={args.records}")
-            for name, terms in (("common_word", ("roadmap",)), ("one_in_100", ("kumquat",)), ("no_match", ("zzzqx",))):
-                print(f"{name}_page_vs_plain_listing={_median_page(service, terms, args.pages) / base:.1f}x")
-        finally:
-            store.close()
+    with temp_store() as (store, clock, _):
+        _seed(store, clock, args.records)
+        service = PanelService(SqlitePanelStore(store), Visibility(AccessPolicy(), ANONYMOUS))
+        base = _median_page(service, (), args.pages)
+        print(f"records={args.records}")
+        for name, terms in (("common_word", ("roadmap",)), ("one_in_100", ("kumquat",)), ("no_match", ("zzzqx",))):
+            print(f"{name}_page_vs_plain_listing={_median_page(service, terms, args.pages) / base:.1f}x")
 
 
 if __name__ == "__main__":

@@ -29,7 +29,7 @@ from __future__ import annotations
 import argparse
 import sqlite3
 import statistics
-import tempfile
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -41,6 +41,10 @@ from meta_memory.panel.store import RecordFilters, SqlitePanelStore
 from meta_memory.review import forgets, harvest, promotions, proposals
 from meta_memory.review.model import Reviewer
 from meta_memory.review.quarantine import decide
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import temp_store  # noqa: E402
 
 REALM = "bench"
 FILLER = "The team reviewed the roadmap, the budget and the hiring plan for the quarter. " * 2
@@ -109,109 +113,104 @@ def main() -> None:
     ap.add_argument("--records", type=int, default=5000)
     ap.add_argument("--calls", type=int, default=200)
     args = ap.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        clock = ManualClock(1_700_000_000_000)
-        store = SqliteAgentMemoryStore(Path(tmp), clock, gate=_TaintGate())
-        try:
-            active, quarantined = _seed(store, clock, args.records)
-            panel = SqlitePanelStore(store)
-            raw = sqlite3.connect(realm_db_path(Path(tmp), REALM), isolation_level=None)
-            raw.execute("PRAGMA query_only = ON")
-            figures: dict[str, float] = {}
+    with temp_store(gate=_TaintGate()) as (store, clock, root):
+        active, quarantined = _seed(store, clock, args.records)
+        panel = SqlitePanelStore(store)
+        raw = sqlite3.connect(realm_db_path(root, REALM), isolation_level=None)
+        raw.execute("PRAGMA query_only = ON")
+        figures: dict[str, float] = {}
 
-            def pair(key: str, ours: Callable[[], object], baseline: Callable[[], object], calls: int) -> None:
-                figures[f"{key}_us"], figures[f"{key}_raw_us"] = _interleaved_us(ours, baseline, calls)
-                figures[f"{key}_ratio"] = figures[f"{key}_us"] / figures[f"{key}_raw_us"]
+        def pair(key: str, ours: Callable[[], object], baseline: Callable[[], object], calls: int) -> None:
+            figures[f"{key}_us"], figures[f"{key}_raw_us"] = _interleaved_us(ours, baseline, calls)
+            figures[f"{key}_ratio"] = figures[f"{key}_us"] / figures[f"{key}_raw_us"]
 
-            def raw_rows(sql: str, params: tuple[object, ...] = ()) -> Callable[[], object]:
-                def run() -> object:
-                    raw.execute("BEGIN")
-                    rows = raw.execute(sql, params).fetchall()
-                    raw.execute("COMMIT")
-                    return rows
-                return run
+        def raw_rows(sql: str, params: tuple[object, ...] = ()) -> Callable[[], object]:
+            def run() -> object:
+                raw.execute("BEGIN")
+                rows = raw.execute(sql, params).fetchall()
+                raw.execute("COMMIT")
+                return rows
+            return run
 
-            pair("review_promotions", lambda: promotions.list_pending_promotions(store, REALM, 50),
-                 raw_rows("SELECT * FROM pending_promotions WHERE status = 'pending' "
-                          "ORDER BY created_at_ms DESC, pending_id DESC LIMIT 50"), args.calls)
-            pair("review_proposals", lambda: proposals.list_proposals(store, REALM, limit=50),
-                 raw_rows("SELECT * FROM proposals WHERE status IN ('pending', 'held') "
-                          "ORDER BY created_at_ms, proposal_id LIMIT 50"), args.calls)
-            pair("review_harvests", lambda: harvest.list_harvests(store, REALM, 50),
-                 raw_rows("SELECT * FROM pending_harvests WHERE status = 'pending' "
-                          "ORDER BY retired_at_ms, identity LIMIT 50"), args.calls)
-            pair("review_held_forgets", lambda: forgets.list_held_forgets(store, REALM, 50),
-                 raw_rows("SELECT f.* FROM pending_forgets f JOIN records r ON r.memory_id = f.memory_id "
-                          "WHERE f.status = 'pending' AND r.status_kind <> 'tombstoned' "
-                          "ORDER BY f.created_at_ms DESC, f.forget_id DESC LIMIT 50"), args.calls)
-            pair("panel_list", lambda: panel.records_page(REALM, RecordFilters(), None, 50),
-                 raw_rows("SELECT * FROM records ORDER BY updated_at_ms DESC, memory_id DESC LIMIT 51"), args.calls)
-            target = active[len(active) // 2]
-            pair("panel_get", lambda: panel.record(REALM, target),
-                 raw_rows("SELECT * FROM records WHERE memory_id = ?", (target,)), args.calls)
-            pair("panel_counts", lambda: panel.scope_overview(REALM),
-                 raw_rows("SELECT scope_kind, scope_key, status_kind, trust, COUNT(*), SUM(LENGTH(body)) "
-                          "FROM records GROUP BY scope_kind, scope_key, status_kind, trust"), args.calls)
+        pair("review_promotions", lambda: promotions.list_pending_promotions(store, REALM, 50),
+             raw_rows("SELECT * FROM pending_promotions WHERE status = 'pending' "
+                      "ORDER BY created_at_ms DESC, pending_id DESC LIMIT 50"), args.calls)
+        pair("review_proposals", lambda: proposals.list_proposals(store, REALM, limit=50),
+             raw_rows("SELECT * FROM proposals WHERE status IN ('pending', 'held') "
+                      "ORDER BY created_at_ms, proposal_id LIMIT 50"), args.calls)
+        pair("review_harvests", lambda: harvest.list_harvests(store, REALM, 50),
+             raw_rows("SELECT * FROM pending_harvests WHERE status = 'pending' "
+                      "ORDER BY retired_at_ms, identity LIMIT 50"), args.calls)
+        pair("review_held_forgets", lambda: forgets.list_held_forgets(store, REALM, 50),
+             raw_rows("SELECT f.* FROM pending_forgets f JOIN records r ON r.memory_id = f.memory_id "
+                      "WHERE f.status = 'pending' AND r.status_kind <> 'tombstoned' "
+                      "ORDER BY f.created_at_ms DESC, f.forget_id DESC LIMIT 50"), args.calls)
+        pair("panel_list", lambda: panel.records_page(REALM, RecordFilters(), None, 50),
+             raw_rows("SELECT * FROM records ORDER BY updated_at_ms DESC, memory_id DESC LIMIT 51"), args.calls)
+        target = active[len(active) // 2]
+        pair("panel_get", lambda: panel.record(REALM, target),
+             raw_rows("SELECT * FROM records WHERE memory_id = ?", (target,)), args.calls)
+        pair("panel_counts", lambda: panel.scope_overview(REALM),
+             raw_rows("SELECT scope_kind, scope_key, status_kind, trust, COUNT(*), SUM(LENGTH(body)) "
+                      "FROM records GROUP BY scope_kind, scope_key, status_kind, trust"), args.calls)
 
-            sources = iter(active[100:])
+        sources = iter(active[100:])
 
-            def promotion_round_trip() -> object:
-                staged = promotions.promote_pending_gate(store, REALM, next(sources), run_id="dream-bench",
-                                                         clock=clock, target_scope=Scope.realm_scope(REALM))
-                return promotions.gating_decide(store, REALM, staged.pending_id, "approve", clock=clock)
+        def promotion_round_trip() -> object:
+            staged = promotions.promote_pending_gate(store, REALM, next(sources), run_id="dream-bench",
+                                                     clock=clock, target_scope=Scope.realm_scope(REALM))
+            return promotions.gating_decide(store, REALM, staged.pending_id, "approve", clock=clock)
 
-            writer = sqlite3.connect(realm_db_path(Path(tmp), REALM), isolation_level=None)
-            counter = iter(range(10**9))
+        writer = sqlite3.connect(realm_db_path(root, REALM), isolation_level=None)
+        counter = iter(range(10**9))
 
-            def raw_round_trip() -> object:
-                i = next(counter)
-                writer.execute("BEGIN IMMEDIATE")
-                src = writer.execute("SELECT * FROM records WHERE memory_id = ?", (active[i % 100],)).fetchone()
-                writer.execute("INSERT INTO stage(token, batch, created_at_ms) VALUES (?, ?, ?)",
-                               (f"raw-stage-{i}", "{}", i))
-                writer.execute(
-                    "INSERT INTO pending_promotions(pending_id, stage_token, record_id, scope_kind, scope_key, "
-                    "rationale, status, created_at_ms, resolved_at_ms) VALUES (?, ?, ?, 'realm', '', NULL, "
-                    "'pending', ?, NULL)", (f"raw-gate-{i}", f"raw-stage-{i}", src[1], i))
-                writer.execute("COMMIT")
-                writer.execute("BEGIN IMMEDIATE")
-                writer.execute("SELECT batch FROM stage WHERE token = ?", (f"raw-stage-{i}",)).fetchone()
-                writer.execute("UPDATE pending_promotions SET status = 'committed', resolved_at_ms = ? "
-                               "WHERE pending_id = ?", (i, f"raw-gate-{i}"))
-                writer.execute("DELETE FROM stage WHERE token = ?", (f"raw-stage-{i}",))
+        def raw_round_trip() -> object:
+            i = next(counter)
+            writer.execute("BEGIN IMMEDIATE")
+            src = writer.execute("SELECT * FROM records WHERE memory_id = ?", (active[i % 100],)).fetchone()
+            writer.execute("INSERT INTO stage(token, batch, created_at_ms) VALUES (?, ?, ?)",
+                           (f"raw-stage-{i}", "{}", i))
+            writer.execute(
+                "INSERT INTO pending_promotions(pending_id, stage_token, record_id, scope_kind, scope_key, "
+                "rationale, status, created_at_ms, resolved_at_ms) VALUES (?, ?, ?, 'realm', '', NULL, "
+                "'pending', ?, NULL)", (f"raw-gate-{i}", f"raw-stage-{i}", src[1], i))
+            writer.execute("COMMIT")
+            writer.execute("BEGIN IMMEDIATE")
+            writer.execute("SELECT batch FROM stage WHERE token = ?", (f"raw-stage-{i}",)).fetchone()
+            writer.execute("UPDATE pending_promotions SET status = 'committed', resolved_at_ms = ? "
+                           "WHERE pending_id = ?", (i, f"raw-gate-{i}"))
+            writer.execute("DELETE FROM stage WHERE token = ?", (f"raw-stage-{i}",))
+            writer.execute(
+                "INSERT INTO audit(stage_token, op_index, op_kind, memory_id, detail, applied_at_ms) "
+                "VALUES (?, 0, 'create', ?, '{}', ?)", (f"raw-stage-{i}", src[1], i))
+            writer.execute("COMMIT")
+            return src
+
+        pair("promotion_round_trip", promotion_round_trip, raw_round_trip, min(args.calls, len(active) - 102))
+        releases = iter(quarantined)
+
+        def release() -> object:
+            mid = next(releases)
+            rec = store.get(REALM, mid)
+            assert rec is not None
+            return decide(store, REALM, rec.scope.key, mid, "release", rec.content_hash, None,
+                          Reviewer.operator("bench"), clock=clock)
+
+        def raw_release() -> object:
+            i = next(counter)
+            writer.execute("BEGIN IMMEDIATE")
+            src = writer.execute("SELECT * FROM records WHERE memory_id = ?", (active[i % 100],)).fetchone()
+            writer.execute("UPDATE records SET updated_at_ms = ? WHERE memory_id = ?", (src[-5], src[1]))
+            for op in range(2):
                 writer.execute(
                     "INSERT INTO audit(stage_token, op_index, op_kind, memory_id, detail, applied_at_ms) "
-                    "VALUES (?, 0, 'create', ?, '{}', ?)", (f"raw-stage-{i}", src[1], i))
-                writer.execute("COMMIT")
-                return src
+                    "VALUES (?, ?, 'release', ?, '{}', ?)", (f"raw-review-{i}", op, src[1], i))
+            writer.execute("COMMIT")
+            return src
 
-            pair("promotion_round_trip", promotion_round_trip, raw_round_trip, min(args.calls, len(active) - 102))
-            releases = iter(quarantined)
-
-            def release() -> object:
-                mid = next(releases)
-                rec = store.get(REALM, mid)
-                assert rec is not None
-                return decide(store, REALM, rec.scope.key, mid, "release", rec.content_hash, None,
-                              Reviewer.operator("bench"), clock=clock)
-
-            def raw_release() -> object:
-                i = next(counter)
-                writer.execute("BEGIN IMMEDIATE")
-                src = writer.execute("SELECT * FROM records WHERE memory_id = ?", (active[i % 100],)).fetchone()
-                writer.execute("UPDATE records SET updated_at_ms = ? WHERE memory_id = ?", (src[-5], src[1]))
-                for op in range(2):
-                    writer.execute(
-                        "INSERT INTO audit(stage_token, op_index, op_kind, memory_id, detail, applied_at_ms) "
-                        "VALUES (?, ?, 'release', ?, '{}', ?)", (f"raw-review-{i}", op, src[1], i))
-                writer.execute("COMMIT")
-                return src
-
-            pair("release", release, raw_release, min(args.calls, len(quarantined) - 2))
-            writer.close()
-            raw.close()
-        finally:
-            store.close()
+        pair("release", release, raw_release, min(args.calls, len(quarantined) - 2))
+        writer.close()
+        raw.close()
     print(f"records={args.records}")
     for key, value in figures.items():
         print(f"{key}={value:.2f}")

@@ -38,17 +38,22 @@ def recall(state: State, *, store: BaseStore) -> dict[str, Any]:
     return {"recalled": [h.value["text"] for h in hits if h.value["text"] != state["message"]]}
 
 
+def build_graph(store: BaseStore) -> Any:
+    """The compiled two-node graph (``remember`` then ``recall``) with ``store`` as its long-term memory."""
+    graph = StateGraph(State)
+    graph.add_node("remember", remember)
+    graph.add_node("recall", recall)
+    graph.add_edge(START, "remember")
+    graph.add_edge("remember", "recall")
+    graph.add_edge("recall", END)
+    return graph.compile(store=store)
+
+
 def main() -> None:
     with tempfile.TemporaryDirectory() as state_dir:
         handle = Meta.builder().persistent_state(state_dir).build()
         store = MetaMemoryStore(handle, identity_segment=1)
-        graph = StateGraph(State)
-        graph.add_node("remember", remember)
-        graph.add_node("recall", recall)
-        graph.add_edge(START, "remember")
-        graph.add_edge("remember", "recall")
-        graph.add_edge("recall", END)
-        app = graph.compile(store=store)
+        app = build_graph(store)
         for user, message in [("alice", "I keep my bicycle in the garage"), ("bob", "My bicycle is red"),
                               ("alice", "Where did I leave the bicycle?")]:
             out = app.invoke({"user": user, "message": message, "recalled": []})

@@ -343,3 +343,29 @@ def raw_rows(store: Any, realm: str, sql: str, params: tuple[Any, ...] = ()) -> 
     """The rows of one statement (``?`` placeholders) read from a snapshot of ``realm`` (tests only)."""
     with store.snapshot(realm) as tx:
         return list(tx._sql.rows(sql, params))
+
+
+def run_together(work: Callable[[int], Any], count: int, *, timeout_s: float = 60.0) -> list[Any]:
+    """Call ``work(0)`` .. ``work(count - 1)`` in ``count`` threads released at once by a barrier and
+    return their results in index order. Raises the first error a thread raised (after all have
+    ended) and ``AssertionError`` when one is still running after ``timeout_s`` seconds."""
+    barrier = threading.Barrier(count)
+    results: list[Any] = [None] * count
+    errors: list[BaseException] = []
+
+    def run(i: int) -> None:
+        try:
+            barrier.wait()
+            results[i] = work(i)
+        except BaseException as exc:  # re-raised below, in the calling thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(i,), daemon=True) for i in range(count)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout_s)
+    assert not any(t.is_alive() for t in threads), f"a thread still runs after {timeout_s} s"
+    if errors:
+        raise errors[0]
+    return results

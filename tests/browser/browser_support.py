@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from meta_memory.agent_memory.model import Author, MemoryRecord, NewMemoryRecord, Provenance, Scope
+from meta_memory.agent_memory.model import Author, Kind, MemoryRecord, NewMemoryRecord, Provenance, Scope
 from meta_memory.agent_memory.store.sqlite import SqliteAgentMemoryStore
 from support import REPO_ROOT, GatewayProcess, start_gateway, write_config
 
@@ -76,12 +76,37 @@ class TaintedAgents:
         return self.reason if author.kind.value == "agent" else None
 
 
+def tainted_store(state: Path, clock: Any, tool: str) -> SqliteAgentMemoryStore:
+    """The agent-memory store of state directory ``state`` on ``clock``, gated by :class:`TaintedAgents`
+    for ``tool``; use it as a context manager so it is closed before the gateway opens the directory."""
+    return SqliteAgentMemoryStore(state / "agent-memory", clock, gate=TaintedAgents(tool))
+
+
+def remember_spaced(store: SqliteAgentMemoryStore, clock: Any, notes: Iterable[tuple[str, str, str]]) -> list[str]:
+    """Remember each ``(identity, title, body)`` in the default realm, one clock second apart (the clock
+    advances before each write), so listings have a stable newest-first order; returns the memory ids."""
+    ids = []
+    for identity, title, body in notes:
+        clock.advance(1000)
+        ids.append(store.remember("default", identity, title, body)[0].memory_id)
+    return ids
+
+
 def remember_authored(store: SqliteAgentMemoryStore, scope: Scope, author: Author, title: str, body: str,
                       **fields: Any) -> MemoryRecord:
     """Write one record by ``author`` into ``scope`` of the default realm (the store's gate applies)."""
     record, _ = store.remember_authored(
         "default", scope, NewMemoryRecord(title=title, body=body, provenance=Provenance(author), **fields), author)
     return record
+
+
+def remember_quarantined(store: SqliteAgentMemoryStore, identity: str, title: str, body: str) -> str:
+    """Write one fact by agent ``identity`` into its own scope under a :class:`TaintedAgents` gate;
+    asserts it landed quarantined and returns its memory id."""
+    record = remember_authored(store, Scope.identity("default", identity), Author.agent(identity), title, body,
+                               kind=Kind.FACT)
+    assert record.status.kind.value == "quarantined"
+    return record.id
 
 
 @contextmanager
@@ -97,3 +122,15 @@ def seeded_console(root: Path, seed: Callable[[Path], dict[str, str]], config: s
         yield gw, ids
     finally:
         gw.stop()
+
+
+def console_fixture(name: str, seed: Callable[[Path], dict[str, str]], config: str) -> Any:
+    """A module-scoped pytest fixture yielding ``(gateway, ids)`` from :func:`seeded_console` on a fresh
+    temporary directory named after ``name``; assign it to ``console`` in the test module."""
+
+    @pytest.fixture(scope="module")
+    def console(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[GatewayProcess, dict[str, str]]]:
+        with seeded_console(tmp_path_factory.mktemp(name), seed, config) as running:
+            yield running
+
+    return console

@@ -13,12 +13,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser_support import IMG, TaintedAgents, login, open_page, remember_authored, require_chromium, seeded_console
+from browser_support import (IMG, console_fixture, login, open_page, remember_authored, remember_quarantined,
+                             remember_spaced, require_chromium, tainted_store)
 
-from meta_memory.agent_memory.model import Author, Kind, Scope
-from meta_memory.agent_memory.store.sqlite import SqliteAgentMemoryStore
+from meta_memory.agent_memory.model import Author, Scope
 from meta_memory.clock import ManualClock
-from support import GatewayProcess, access_toml, start_gateway
+from support import access_toml, start_gateway
 
 sync_api = require_chromium()
 
@@ -42,31 +42,20 @@ CONFIG = access_toml({ADMIN_TOKEN: "operator-ann", READER_TOKEN: "reader-rex"}, 
 
 def _seed(state: Path) -> dict[str, str]:
     clock = ManualClock(1_760_000_000_000)
-    store = SqliteAgentMemoryStore(state / "agent-memory", clock, gate=TaintedAgents("web_search"))
     ids: dict[str, str] = {}
-    try:
-        for i in range(248):
-            clock.advance(1000)
-            who = LEAD if i % 3 else "worker:two"
-            store.remember("default", who, f"Note {i:03d} about the roadmap", f"Body of note {i:03d}: milestone {i}.")
+    with tainted_store(state, clock, "web_search") as store:
+        remember_spaced(store, clock, ((LEAD if i % 3 else "worker:two", f"Note {i:03d} about the roadmap",
+                                        f"Body of note {i:03d}: milestone {i}.") for i in range(248)))
         clock.advance(1000)
         ids["mob"] = remember_authored(store, Scope.mob("default", "research"), Author.application(),
                                        "Mob reading list", "The research mob reads one paper a week.").id
         for key, title, body in (("q1", QUARANTINED_TITLE, QUARANTINED_BODY), ("q2", SECOND_TITLE, SECOND_BODY)):
             clock.advance(1000)
-            rec = remember_authored(store, Scope.identity("default", LEAD), Author.agent(LEAD), title, body,
-                                    kind=Kind.FACT)
-            assert rec.status.kind.value == "quarantined"
-            ids[key] = rec.id
-    finally:
-        store.close()
+            ids[key] = remember_quarantined(store, LEAD, title, body)
     return ids
 
 
-@pytest.fixture(scope="module")
-def console(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[GatewayProcess, dict[str, str]]]:
-    with seeded_console(tmp_path_factory.mktemp("console"), _seed, CONFIG) as running:
-        yield running
+console = console_fixture("console", _seed, CONFIG)
 
 
 @pytest.fixture

@@ -16,12 +16,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser_support import IMG, TaintedAgents, login, open_page, remember_authored, require_chromium, seeded_console
+from browser_support import (IMG, console_fixture, login, open_page, remember_authored, remember_quarantined,
+                             remember_spaced, require_chromium, tainted_store)
 
-from meta_memory.agent_memory.model import Author, Kind, Scope
-from meta_memory.agent_memory.store.sqlite import SqliteAgentMemoryStore
+from meta_memory.agent_memory.model import Author, Scope
 from meta_memory.clock import ManualClock
-from support import GatewayProcess, access_toml, raw_write
+from support import access_toml, raw_write
 
 sync_api = require_chromium()
 expect = sync_api.expect
@@ -46,34 +46,24 @@ CONFIG = access_toml({ANN: "ann", BOB: "bob"}, [
 
 def _seed(state: Path) -> dict[str, str]:
     clock = ManualClock(1_765_000_000_000)
-    store = SqliteAgentMemoryStore(state / "agent-memory", clock, gate=TaintedAgents("web_fetch"))
     ids: dict[str, str] = {}
-    try:
-        for i in range(60):
-            clock.advance(1000)
-            store.remember("default", LEAD, f"Roadmap milestone {i:02d}", f"Milestone {i} of the roadmap ships.")
+    with tainted_store(state, clock, "web_fetch") as store:
+        remember_spaced(store, clock, ((LEAD, f"Roadmap milestone {i:02d}", f"Milestone {i} of the roadmap ships.")
+                                       for i in range(60)))
         clock.advance(1000)
         ids["fruit"] = store.remember("default", LEAD, *FRUIT, tags=("offsite", "Catering"))[0].memory_id
-        clock.advance(1000)
-        ids["worker"] = store.remember("default", WORKER, *WORKER_FRUIT)[0].memory_id
+        ids["worker"], = remember_spaced(store, clock, [(WORKER, *WORKER_FRUIT)])
         clock.advance(1000)
         ids["mob"] = remember_authored(store, Scope.mob("default", MOB), Author.application(), *MOB_NOTE).id
         clock.advance(1000)
-        rec = remember_authored(store, Scope.identity("default", LEAD), Author.agent(LEAD), *POISON, kind=Kind.FACT)
-        assert rec.status.kind.value == "quarantined"
-        ids["poison"] = rec.id
+        ids["poison"] = remember_quarantined(store, LEAD, *POISON)
         # two trust tiers in lead's scope, one in the mob's, so the charts have something to tell apart
         raw_write(store, "default", "UPDATE records SET trust = 'application' WHERE memory_id IN (?, ?)",
                   (ids["fruit"], ids["mob"]))
-    finally:
-        store.close()
     return ids
 
 
-@pytest.fixture(scope="module")
-def console(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[GatewayProcess, dict[str, str]]]:
-    with seeded_console(tmp_path_factory.mktemp("console-search"), _seed, CONFIG) as running:
-        yield running
+console = console_fixture("console-search", _seed, CONFIG)
 
 
 @pytest.fixture

@@ -9,7 +9,6 @@ the same backing stands for a second gateway (or a restart).
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -49,7 +48,7 @@ from meta_memory.review.quarantine import decide
 from meta_memory.review.config import StewardConfig
 from meta_memory.review.forgets import list_held_forgets, request_forget
 from meta_memory.review.steward import PolicySteward
-from support import raw_rows
+from support import raw_rows, run_together
 
 REALM = "default"
 IDENTITY = "lead:main"
@@ -201,23 +200,7 @@ def test_refusals_are_the_same(rv: Review) -> None:
 def test_racing_decisions_on_two_stores_apply_exactly_once(rv: Review) -> None:
     origin = rv.poisoned()
     stores = [rv.store, rv.other()]
-    outcomes: list[str] = []
-    errors: list[BaseException] = []
-    barrier = threading.Barrier(2)
-
-    def run(store: Any) -> None:
-        barrier.wait()
-        try:
-            outcomes.append(rv.decide(origin, "release", store=store).outcome)
-        except BaseException as exc:  # noqa: BLE001 - reported below
-            errors.append(exc)
-
-    threads = [threading.Thread(target=run, args=(s,)) for s in stores]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=30)
-    assert errors == []
+    outcomes = run_together(lambda i: rv.decide(origin, "release", store=stores[i]).outcome, 2, timeout_s=30)
     assert sorted(outcomes) == ["already_released", "released"]
     assert [r.id for r in rv.store.active_records(REALM, rv.scope())] == [f"{origin.id}-released"]
     assert [r["op_kind"] for r in rv.store.audit_rows(REALM, f"{origin.id}-released")] == ["create"]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -25,7 +24,7 @@ from meta_memory.clock import ManualClock
 from meta_memory.errors import AgentMemoryError
 from meta_memory.recall.fts import match_expression
 
-from support import raw_rows
+from support import raw_rows, run_together
 
 from .conftest import FakeGate
 
@@ -331,37 +330,14 @@ def test_overlong_realm_is_refused_not_crashed(agent_store: AgentMemoryStore) ->
 
 
 def test_parallel_remembers_all_land_and_dedup_to_one(agent_store: AgentMemoryStore) -> None:
-    errors: list[BaseException] = []
-    barrier = threading.Barrier(7)
-
     def worker(i: int) -> None:
-        try:
-            barrier.wait()
-            agent_store.remember(R, ID, f"Parallel {i}", f"body {i}")
-            agent_store.active_records(R, ME)
-        except BaseException as exc:  # pragma: no cover - reported below
-            errors.append(exc)
+        agent_store.remember(R, ID, f"Parallel {i}", f"body {i}")
+        agent_store.active_records(R, ME)
 
-    threads = [threading.Thread(target=worker, args=(i,)) for i in range(7)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert errors == []
+    run_together(worker, 7)
     assert sorted(r.title for r in agent_store.active_records(R, ME)) == [f"Parallel {i}" for i in range(7)]
-    barrier2 = threading.Barrier(7)
-    results: list[bool] = []
-
-    def same() -> None:
-        barrier2.wait()
-        results.append(agent_store.remember(R, ID, "Same", "same body")[1])
-
-    threads = [threading.Thread(target=same) for _ in range(7)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert results.count(True) == 1
+    created = run_together(lambda _: agent_store.remember(R, ID, "Same", "same body")[1], 7)
+    assert created.count(True) == 1
 
 
 def test_two_stores_on_one_backing_see_each_others_writes(open_store: Callable[..., AgentMemoryStore]) -> None:

@@ -4,7 +4,6 @@ Querying, Conflict detection, Memory store info; reference §1.3–1.9)."""
 from __future__ import annotations
 
 import json
-import threading
 from pathlib import Path
 
 import pytest
@@ -20,6 +19,7 @@ from meta_memory.ledger import (
     QueryRequest,
 )
 from meta_memory.ledger.persistence import MAX_RETAINED
+from support import run_together
 
 
 @pytest.fixture
@@ -95,24 +95,20 @@ def test_restart_reloads_state_and_continues_the_sequence(state_path: Path, cloc
     assert second.index(fact(text="three")).assertion_id == "memory-assert-000002"
 
 
-def test_bootstrap_counter_is_highest_suffix_plus_one(state_path: Path, clock: ManualClock) -> None:
+@pytest.mark.parametrize(("stored_ids", "next_id"), [
+    pytest.param(("memory-assert-000041", "memory-assert-7", "custom"), "memory-assert-000042",
+                 id="highest-suffix-plus-one"),
+    pytest.param(("custom-a", "memory-assert-x1", "memory-assert-"), "memory-assert-000003",
+                 id="without-parsable-ids-is-the-count"),
+])
+def test_bootstrap_counter(state_path: Path, clock: ManualClock, stored_ids: tuple[str, ...], next_id: str) -> None:
     rows = [
         {"assertion_id": aid, "entity": "e", "topic": "t", "store": "todo", "fact": "f", "indexed_at_ms": 1}
-        for aid in ("memory-assert-000041", "memory-assert-7", "custom")
+        for aid in stored_ids
     ]
     state_path.parent.mkdir(parents=True)
     state_path.write_text(json.dumps({"assertions": rows}))
-    assert open_ledger(state_path, clock).index(fact()).assertion_id == "memory-assert-000042"
-
-
-def test_bootstrap_counter_without_parsable_ids_is_the_count(state_path: Path, clock: ManualClock) -> None:
-    rows = [
-        {"assertion_id": aid, "entity": "e", "topic": "t", "store": "todo", "fact": "f", "indexed_at_ms": 1}
-        for aid in ("custom-a", "memory-assert-x1", "memory-assert-")
-    ]
-    state_path.parent.mkdir(parents=True)
-    state_path.write_text(json.dumps({"assertions": rows}))
-    assert open_ledger(state_path, clock).index(fact()).assertion_id == "memory-assert-000003"
+    assert open_ledger(state_path, clock).index(fact()).assertion_id == next_id
 
 
 def test_ids_grow_past_six_digits(clock: ManualClock) -> None:
@@ -313,23 +309,12 @@ def test_rollback_restores_evicted_assertions(clock: ManualClock, tmp_path: Path
 
 def test_concurrent_index_calls_are_all_kept(state_path: Path, clock: ManualClock) -> None:
     ledger = open_ledger(state_path, clock)
-    errors: list[BaseException] = []
-    start = threading.Barrier(8)
 
     def worker(n: int) -> None:
-        try:
-            start.wait()
-            for i in range(50):
-                ledger.index(fact(entity=f"worker-{n}", text=f"fact {i}"))
-        except BaseException as exc:  # pragma: no cover - reported below
-            errors.append(exc)
+        for i in range(50):
+            ledger.index(fact(entity=f"worker-{n}", text=f"fact {i}"))
 
-    threads = [threading.Thread(target=worker, args=(n,)) for n in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert errors == []
+    run_together(worker, 8)
     saved = on_disk(state_path)["assertions"]
     assert len(saved) == 400
     assert len({row["assertion_id"] for row in saved}) == 400

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, TypedDict
+from types import ModuleType
+from typing import Any
 
 import pytest
 
@@ -13,8 +15,6 @@ from extras import require_extra
 
 require_extra("langgraph", "langgraph")
 
-from langgraph.graph import END, START, StateGraph  # noqa: E402
-from langgraph.store.base import BaseStore  # noqa: E402
 
 from meta_memory.access.config import hash_token  # noqa: E402
 from meta_memory.cli import build_runtime  # noqa: E402
@@ -26,7 +26,7 @@ from meta_memory.sdk.transport import EmbeddedTransport  # noqa: E402
 from meta_memory.server.gateway import Gateway  # noqa: E402
 
 from contract.pgsupport import dsn_with_schema, require_postgres, throwaway_schema  # noqa: E402
-from support import write_config  # noqa: E402
+from support import REPO_ROOT, write_config  # noqa: E402
 
 pytestmark = pytest.mark.langgraph
 
@@ -133,34 +133,24 @@ def test_values_must_be_json_and_fit_a_record(store: MetaMemoryStore) -> None:
     assert store.get(("n",), "big") is None
 
 
-class State(TypedDict):
-    user: str
-    message: str
-    recalled: list[str]
+def load_example(name: str) -> ModuleType:
+    """The module of ``examples/<name>.py``, imported from its file (examples are scripts, not a package)."""
+    spec = importlib.util.spec_from_file_location(f"example_{name}", REPO_ROOT / "examples" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
-def test_a_compiled_graph_reads_and_writes_through_the_store(store: MetaMemoryStore) -> None:
-    def remember(state: State, *, store: BaseStore) -> dict[str, Any]:
-        store.put(("memories", state["user"]), f"m{len(store.search(('memories', state['user'])))}",
-                  {"text": state["message"]})
-        return {}
-
-    def recall(state: State, *, store: BaseStore) -> dict[str, Any]:
-        hits = store.search(("memories", state["user"]), query=state["message"], limit=5)
-        return {"recalled": [h.value["text"] for h in hits]}
-
-    graph = StateGraph(State)
-    graph.add_node("remember", remember)
-    graph.add_node("recall", recall)
-    graph.add_edge(START, "remember")
-    graph.add_edge("remember", "recall")
-    graph.add_edge("recall", END)
-    app = graph.compile(store=store)
+def test_the_example_graph_reads_and_writes_through_the_store(store: MetaMemoryStore) -> None:
+    app = load_example("langgraph_store").build_graph(store)
     app.invoke({"user": "alice", "message": "I keep my bicycle in the garage", "recalled": []})
     app.invoke({"user": "bob", "message": "my bicycle is red", "recalled": []})
     out = app.invoke({"user": "alice", "message": "where is the bicycle garage", "recalled": []})
-    assert "I keep my bicycle in the garage" in out["recalled"]  # (the turn's own message was stored first)
+    assert "I keep my bicycle in the garage" in out["recalled"]
     assert all("red" not in t for t in out["recalled"])  # bob's memory stays in bob's namespace
+    # the turn's own message was stored before recall ran
+    assert "where is the bicycle garage" in [i.value["text"] for i in store.search(("memories", "alice"))]
 
 
 def test_identity_segment_puts_each_user_under_their_identity_and_access_control_holds(

@@ -14,7 +14,8 @@ from mcp.client.session import ClientSession
 from support import start_gateway
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_mcp_server import SERVER_ENV, host_reports, memory_id_of, records, run_mcp, text  # noqa: E402
+from test_mcp_server import (SERVER_ENV, assert_clean_then_tainted, host_reports, memory_id_of,  # noqa: E402
+                             records, run_mcp, text)
 
 
 def test_standalone_server_quarantines_every_write_by_default(tmp_path: Path) -> None:
@@ -87,11 +88,7 @@ def test_url_mode_fails_closed_unless_the_host_reports(tmp_path: Path) -> None:
 
         clean, tainted = run_mcp(tmp_path / "unused", reported, "--url", gw.url, "--session-key", "ide-b",
                                  "--session-taint", "reported")
-        assert "QUARANTINED" not in text(clean)
-        assert "QUARANTINED pending review (session tainted by web tool 'WebFetch')" in text(tainted)
-        rows = records(gw.state_dir)
+        rows = assert_clean_then_tainted(gw, clean, tainted, "WebFetch")
         assert rows[memory_id_of(text(blind))]["status_kind"] == "quarantined"
-        assert rows[memory_id_of(text(clean))]["status_kind"] == "active"
-        assert rows[memory_id_of(text(tainted))]["status_kind"] == "quarantined"
     finally:
         gw.stop()

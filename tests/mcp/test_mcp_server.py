@@ -55,6 +55,18 @@ async def host_reports(gw: GatewayProcess, session_key: str, tool_name: str, ide
         "identity": identity, "session_key": session_key, "tool_name": tool_name}))
 
 
+def assert_clean_then_tainted(gw: GatewayProcess, clean: Any, tainted: Any, tool: str) -> dict[str, sqlite3.Row]:
+    """``clean`` (an MCP remember before the host reported web tool ``tool``) stayed active and
+    ``tainted`` (one after it) landed quarantined naming that tool, in the tool text and in the
+    gateway's rows; returns those rows by memory id."""
+    assert "QUARANTINED" not in text(clean)
+    assert f"QUARANTINED pending review (session tainted by web tool '{tool}')" in text(tainted)
+    rows = records(gw.state_dir)
+    assert rows[memory_id_of(text(tainted))]["status_kind"] == "quarantined"
+    assert rows[memory_id_of(text(clean))]["status_kind"] == "active"
+    return rows
+
+
 def text(result: Any) -> str:
     assert len(result.content) == 1 and result.content[0].type == "text"
     return result.content[0].text
@@ -221,11 +233,7 @@ def test_url_mode_shares_the_gateways_taint(tmp_path: Path) -> None:
 
         clean, tainted = run_mcp(tmp_path / "unused", scenario, "--url", gw.url, "--session-key", "ide-7",
                                  "--session-taint", "reported")
-        assert "QUARANTINED" not in text(clean)
-        assert "QUARANTINED pending review (session tainted by web tool 'web_fetch')" in text(tainted)
-        rows = records(gw.state_dir)
-        assert rows[memory_id_of(text(tainted))]["status_kind"] == "quarantined"
-        assert rows[memory_id_of(text(clean))]["status_kind"] == "active"
+        assert_clean_then_tainted(gw, clean, tainted, "web_fetch")
         assert not (tmp_path / "unused").exists()
     finally:
         gw.stop()

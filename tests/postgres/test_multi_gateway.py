@@ -13,7 +13,6 @@ from __future__ import annotations
 import signal
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,36 +24,13 @@ from extras import require_extra
 psycopg = require_extra("postgres", "psycopg")  # before the modules that import it
 
 from meta_memory.agent_memory.store.postgres import PostgresAgentMemoryStore
-from support import GatewayProcess, raw_rows, start_gateway, write_config
+from support import GatewayProcess, raw_rows, start_gateway
 
-from contract.pgsupport import DSN, dsn_with_schema, require_postgres, throwaway_schema
+from contract.pgsupport import DSN
 
 pytestmark = [pytest.mark.gateway, pytest.mark.postgres]
 
 ID = "lead:main"
-
-
-@pytest.fixture
-def pg_schema() -> Iterator[str]:
-    require_postgres()
-    with throwaway_schema() as schema:
-        yield schema
-
-
-@pytest.fixture
-def two_gateways(tmp_path: Path, pg_schema: str) -> Iterator[tuple[GatewayProcess, GatewayProcess, Path]]:
-    config = write_config(
-        tmp_path / "gateway.toml",
-        f'[agent_memory]\nstore = "postgres"\ndsn = "{dsn_with_schema(pg_schema)}"\n',
-    )
-    started: list[GatewayProcess] = []
-    try:
-        for name in ("a", "b"):
-            started.append(start_gateway(tmp_path / f"state-{name}", config=config))
-        yield started[0], started[1], config
-    finally:
-        for gw in started:
-            gw.stop()
 
 
 def remember(gw: GatewayProcess, title: str, body: str, identity: str = ID) -> str:
@@ -77,7 +53,7 @@ def test_a_write_on_one_gateway_is_read_on_the_other(two_gateways: Any) -> None:
     assert recall_titles(a, "kiwi") == []
 
 
-def test_killing_one_gateway_mid_write_loses_no_acknowledged_write(two_gateways: Any, pg_schema: str) -> None:
+def test_killing_one_gateway_mid_write_loses_no_acknowledged_write(two_gateways: Any, schema: str) -> None:
     a, b, config = two_gateways
     acknowledged: dict[str, str] = {}  # memory_id -> unique word
     errors: list[str] = []
@@ -121,7 +97,7 @@ def test_killing_one_gateway_mid_write_loses_no_acknowledged_write(two_gateways:
     # The survivor serves every acknowledged write, including a's.
     for word in [*from_a[-5:], *after_kill[-3:]]:
         assert recall_titles(b, word) == [f"Note {word}"]
-    with PostgresAgentMemoryStore(DSN, schema=pg_schema) as store:
+    with PostgresAgentMemoryStore(DSN, schema=schema) as store:
         for memory_id, word in acknowledged.items():
             rec = store.get("default", memory_id)
             assert rec is not None and rec.title == f"Note {word}" and rec.status.is_active

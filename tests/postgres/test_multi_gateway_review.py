@@ -9,8 +9,6 @@ one pages correctly on the other.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,8 +16,8 @@ from extras import require_extra
 
 psycopg = require_extra("postgres", "psycopg")  # before the modules that import it
 
-from contract.pgsupport import DSN, dsn_with_schema, require_postgres, throwaway_schema
-from support import GatewayProcess, start_gateway, write_config
+from contract.pgsupport import DSN
+from support import GatewayProcess
 
 from meta_memory.agent_memory.model import Author, NewMemoryRecord, Provenance, Scope
 from meta_memory.agent_memory.store.postgres import PostgresAgentMemoryStore
@@ -39,28 +37,6 @@ class AgentGate:
         return "session tainted by web tool 'web_search'" if author.kind.value == "agent" else None
 
 
-@pytest.fixture
-def schema() -> Iterator[str]:
-    require_postgres()
-    with throwaway_schema() as name:
-        yield name
-
-
-@pytest.fixture
-def gateways(tmp_path: Path, schema: str) -> Iterator[tuple[GatewayProcess, GatewayProcess]]:
-    config = write_config(
-        tmp_path / "gateway.toml", f'[agent_memory]\nstore = "postgres"\ndsn = "{dsn_with_schema(schema)}"\n'
-    )
-    started: list[GatewayProcess] = []
-    try:
-        for name in ("a", "b"):
-            started.append(start_gateway(tmp_path / f"state-{name}", config=config))
-        yield started[0], started[1]
-    finally:
-        for gw in started:
-            gw.stop()
-
-
 def poisoned(schema: str, title: str, body: str) -> Any:
     """A quarantined record written straight into the shared schema."""
     with PostgresAgentMemoryStore(DSN, schema=schema, gate=AgentGate(), pool_size=1) as store:
@@ -78,8 +54,8 @@ def decide(gw: GatewayProcess, rec: Any, verdict: str) -> dict[str, Any]:
     })
 
 
-def test_a_decision_on_one_gateway_is_a_replay_on_the_other(gateways: Any, schema: str) -> None:
-    a, b = gateways
+def test_a_decision_on_one_gateway_is_a_replay_on_the_other(two_gateways: Any, schema: str) -> None:
+    a, b, _ = two_gateways
     rec = poisoned(schema, "Reader preference", "The reader prefers weekly summaries.")
     first = decide(a, rec, "release")
     assert first["outcome"] == "released"
@@ -109,8 +85,8 @@ def test_a_decision_on_one_gateway_is_a_replay_on_the_other(gateways: Any, schem
     assert decide(a, tomb, "tombstone")["outcome"] == "already_tombstoned"
 
 
-def test_a_gated_promotion_staged_anywhere_is_decided_once(gateways: Any, schema: str) -> None:
-    a, b = gateways
+def test_a_gated_promotion_staged_anywhere_is_decided_once(two_gateways: Any, schema: str) -> None:
+    a, b, _ = two_gateways
     rec = poisoned(schema, "Team convention", "Dates are written in ISO 8601.")
     with PostgresAgentMemoryStore(DSN, schema=schema, pool_size=1) as store:
         staged = promote_pending_gate(store, REALM, rec.id, run_id="dream-1", clock=ManualClock(store.clock.now_ms()),
@@ -124,8 +100,8 @@ def test_a_gated_promotion_staged_anywhere_is_decided_once(gateways: Any, schema
     assert a.result("meta/memory/panel/quarantine", {"realm": REALM})["pending_promotions"] == []
 
 
-def test_a_panel_cursor_from_one_gateway_pages_on_the_other(gateways: Any) -> None:
-    a, b = gateways
+def test_a_panel_cursor_from_one_gateway_pages_on_the_other(two_gateways: Any) -> None:
+    a, b, _ = two_gateways
     caps = b.result("meta/capabilities")
     assert "meta/memory/panel/records" in caps["methods"]
     for i in range(9):

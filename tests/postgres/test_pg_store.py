@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -33,7 +31,7 @@ from meta_memory.recall.provider import RecallRequest
 from meta_memory.services.recall_reader import guarded_recall
 
 from contract.pgsupport import DSN, dsn_with_schema, require_postgres, throwaway_schema
-from support import raw_rows
+from support import raw_rows, run_together
 
 pytestmark = pytest.mark.postgres
 
@@ -41,13 +39,6 @@ R = "default"
 ID = "lead:main"
 ME = Scope.identity(R, ID)
 SHARED_DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data"
-
-
-@pytest.fixture
-def schema() -> Iterator[str]:
-    require_postgres()
-    with throwaway_schema() as name:
-        yield name
 
 
 def test_migrations_are_recorded_once_and_idempotent(schema: str) -> None:
@@ -66,23 +57,12 @@ def test_migrations_are_recorded_once_and_idempotent(schema: str) -> None:
 
 def test_gateways_starting_together_migrate_once(schema: str) -> None:
     stores: list[PostgresAgentMemoryStore] = []
-    errors: list[BaseException] = []
-    barrier = threading.Barrier(4)
 
-    def start() -> None:
-        try:
-            barrier.wait()
-            stores.append(PostgresAgentMemoryStore(DSN, schema=schema, pool_size=1))
-        except BaseException as exc:  # pragma: no cover - reported below
-            errors.append(exc)
+    def start(_: int) -> None:
+        stores.append(PostgresAgentMemoryStore(DSN, schema=schema, pool_size=1))
 
-    threads = [threading.Thread(target=start) for _ in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
     try:
-        assert errors == []
+        run_together(start, 4)
         # 5 schema versions + the session-state tables + the search index
         assert sorted(len(s.applied_migrations) for s in stores) == [0, 0, 0, 7]
     finally:

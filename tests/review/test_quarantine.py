@@ -47,6 +47,17 @@ def recall(env: Env, text: str, identity: str = IDENTITY) -> list[str]:
     return [r.id for r, _ in env.store.search(REALM, env.scope(identity), expr, 10)]
 
 
+def quarantined_update(env: Env) -> tuple[Any, Any]:
+    """A clean prior and an agent's update of it, which the tainted session lands quarantined."""
+    prior = env.clean("Meeting day", "Standup is on Monday.")
+    update = env.store.supersede(
+        REALM, env.scope(), prior.id,
+        NewMemoryRecord(title="Meeting day", body="Standup moved to Tuesday.", provenance=Provenance(Author.agent(IDENTITY))),
+        Author.agent(IDENTITY),
+    )
+    return prior, update
+
+
 # ----------------------------------------------------------------------------- release
 
 
@@ -98,12 +109,7 @@ def test_release_creates_successor_and_tombstones_origin(env: Env) -> None:
 
 
 def test_release_of_quarantined_update_supersedes_the_prior(env: Env) -> None:
-    prior = env.clean("Meeting day", "Standup is on Monday.")
-    update = env.store.supersede(
-        REALM, env.scope(), prior.id,
-        NewMemoryRecord(title="Meeting day", body="Standup moved to Tuesday.", provenance=Provenance(Author.agent(IDENTITY))),
-        Author.agent(IDENTITY),
-    )
+    prior, update = quarantined_update(env)
     assert update.status.kind.value == "quarantined" and update.supersedes == prior.id
     assert env.store.get(REALM, prior.id).status.is_active
     out = run(env, update, "release").to_dict()
@@ -216,12 +222,7 @@ def test_secret_release_refused_with_class_and_event_then_tombstone_works(env: E
 
 
 def test_stale_update_when_the_prior_is_gone(env: Env) -> None:
-    prior = env.clean("Meeting day", "Standup is on Monday.")
-    update = env.store.supersede(
-        REALM, env.scope(), prior.id,
-        NewMemoryRecord(title="Meeting day", body="Standup moved to Tuesday.", provenance=Provenance(Author.agent(IDENTITY))),
-        Author.agent(IDENTITY),
-    )
+    prior, update = quarantined_update(env)
     assert env.store.forget(REALM, env.scope(), prior.id, Author.application())
     err = refused(env, update, "release")
     assert err.reason == "stale_update"
@@ -230,12 +231,7 @@ def test_stale_update_when_the_prior_is_gone(env: Env) -> None:
 
 
 def test_stale_update_when_the_prior_was_replaced(env: Env) -> None:
-    prior = env.clean("Meeting day", "Standup is on Monday.")
-    update = env.store.supersede(
-        REALM, env.scope(), prior.id,
-        NewMemoryRecord(title="Meeting day", body="Standup moved to Tuesday.", provenance=Provenance(Author.agent(IDENTITY))),
-        Author.agent(IDENTITY),
-    )
+    prior, update = quarantined_update(env)
     env.store.update(REALM, IDENTITY, prior.id, "Meeting day", "Standup is on Wednesday.")
     assert refused(env, update, "release").reason == "stale_update"
 
