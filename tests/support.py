@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+import importlib.util
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,23 @@ from meta_memory.storage.layout import encode_path_segment
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
+
+
+def load_benchmark(name: str, module_name: str) -> Any:
+    """Import ``benchmarks/<name>.py`` as ``module_name`` (kept in ``sys.modules`` so its dataclasses
+    resolve their annotations) without leaving ``benchmarks/`` on ``sys.path``: left there, its
+    ``agent_memory.py`` and ``recall.py`` would shadow the test packages of those names in every
+    process spawned later in the run."""
+    spec = importlib.util.spec_from_file_location(module_name, REPO_ROOT / "benchmarks" / f"{name}.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    saved = list(sys.path)
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.path[:] = saved
+    return module
 
 
 def result_of(body: dict[str, Any]) -> Any:

@@ -2,30 +2,19 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from meta_memory.recall.lexical import LexicalConfig
 from meta_memory.recall.standalone import IndexedRecord, StandaloneIndex
-
-REPO = Path(__file__).resolve().parents[2]
-
-
-def _harness() -> Any:
-    spec = importlib.util.spec_from_file_location("locomo_recall_harness", REPO / "benchmarks" / "locomo_recall.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+from support import load_benchmark
 
 
-H = _harness()
+
+
+
+H = load_benchmark("locomo_recall", "locomo_recall_harness")
 FOLDS = ["c1", "c2", "c3", "c4", "c5"]
 scores_st = st.lists(
     st.fixed_dictionaries({f: st.floats(0, 1, allow_nan=False) for f in FOLDS}), min_size=1, max_size=8

@@ -4,9 +4,7 @@ driven far past its row cap fails closed instead of evicting."""
 
 from __future__ import annotations
 
-import importlib.util
 import os
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,20 +14,15 @@ from meta_memory.rpc.dispatch import Dispatcher
 from meta_memory.rpc.methods import build_method_table
 from meta_memory.rpc.registry import CallContext
 from meta_memory.runtime import Runtime
+from support import load_benchmark
 
-REPO = Path(__file__).resolve().parents[2]
 SOAK_SECONDS = float(os.environ.get("META_SOAK_SECONDS", "24"))
 #: Bounds after warm-up (the first quarter of the samples).
 RSS_GROWTH_MIB, FD_GROWTH, THREAD_GROWTH = 48, 8, 8
 
 
 def _soak_module():
-    spec = importlib.util.spec_from_file_location("meta_soak", REPO / "benchmarks" / "soak.py")
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod  # dataclasses resolve their annotations through sys.modules
-    spec.loader.exec_module(mod)
-    return mod
+    return load_benchmark("soak", "meta_soak")
 
 
 @pytest.mark.gateway
