@@ -122,6 +122,7 @@ export const AGENT_MEMORY_KEYS: readonly string[] = [
   "session_state_limit",
   "max_realms",
   "max_open_realms",
+  "recall_index_mb",
   "steward",
 ];
 
@@ -179,6 +180,8 @@ export interface AgentMemoryOptions {
   maxRealms?: number;
   /** SQLite: most realms with open connections at once (LRU-closed). Default 32. */
   maxOpenRealms?: number;
+  /** SQLite: memory budget (MiB) of the in-process recall index, all realms together (LRU-evicted). Default 256. */
+  recallIndexMb?: number;
   steward?: boolean | StewardOptions;
   [key: string]: unknown;
 }

@@ -123,11 +123,17 @@ export interface RememberBatchParams extends IdentityScoped {
   records: { title: string; body: string; tags?: string[] }[];
 }
 
-/** One record's result: `memoryId` and `created` (`false`: an exact duplicate), or the `error` refusing it alone. */
+/**
+ * One record's result: `memoryId` and `created` (`false`: an exact duplicate), or the `error` refusing it
+ * alone. A duplicate bringing new tags is merged as `remember` merges it: a new version whose
+ * `supersedes` names the record it replaced, with the `tagsAdded`.
+ */
 export interface RememberBatchItem extends Open {
   opIndex: number;
   memoryId?: string;
   created?: boolean;
+  supersedes?: string | null;
+  tagsAdded?: string[];
   error?: { code: number; message: string; data?: Open };
 }
 

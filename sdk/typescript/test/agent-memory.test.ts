@@ -45,11 +45,15 @@ describe("remember / recall / forget / update / manifest", () => {
     });
     assert.deepEqual([out.created, out.existing, out.refused], [1, 1, 1]);
     assert.deepEqual(out.results.map((r) => r.opIndex), [0, 1, 2]);
-    assert.equal(out.results[1].memoryId, out.results[0].memoryId);
+    // the duplicate brings a new tag: merged as a single remember would, into a new version
     assert.equal(out.results[1].created, false);
+    assert.notEqual(out.results[1].memoryId, out.results[0].memoryId);
+    assert.equal(out.results[1].supersedes, out.results[0].memoryId);
+    assert.deepEqual(out.results[1].tagsAdded, ["travel"]);
     assert.equal(out.results[2].error?.code, -32040);
     const hit = await shared.handle.recallAgentMemory({ identity: "importer", queryText: "Lisbon" });
-    assert.deepEqual(hit.map((r) => r.memoryId), [out.results[0].memoryId]);
+    assert.deepEqual(hit.map((r) => r.memoryId), [out.results[1].memoryId]);
+    assert.deepEqual(hit[0].tags, ["travel"]);
   });
 
   it("returns the existing record for an exact duplicate", async () => {
