@@ -40,20 +40,21 @@ def _load(config_path: Path | None) -> MetaConfig:
     return config
 
 
-def build_runtime(state_dir: Path, config_path: Path | None):
+def build_runtime(state_dir: Path, config_path: Path | None, *, one_shot: bool = False):
     """The runtime ``serve``/``gateway``/``mcp`` run: ledger persisted under ``state_dir`` as
-    ``local_json`` unless the config says otherwise. Raises StartupError/ConfigError."""
-    return _start_runtime(_load(config_path), state_dir)
+    ``local_json`` unless the config says otherwise. ``one_shot``: a shell command that does one thing
+    and exits (it waits for another one-shot's turn on the directory). Raises StartupError/ConfigError."""
+    return _start_runtime(_load(config_path), state_dir, one_shot=one_shot)
 
 
-def _start_runtime(config: MetaConfig, state_dir: Path):
+def _start_runtime(config: MetaConfig, state_dir: Path, *, one_shot: bool = False):
     """``Runtime(config, state_dir)``, with a store that cannot open (an unreachable PostgreSQL, an
     unwritable directory) turned into a one-line :class:`StartupError` instead of a traceback."""
     from .errors import MetaError
     from .runtime import Runtime
 
     try:
-        return Runtime(config, state_dir)
+        return Runtime(config, state_dir, one_shot=one_shot)
     except MetaError as exc:
         raise StartupError(f"cannot start: {_one_line(exc.message)}") from None
     except OSError as exc:

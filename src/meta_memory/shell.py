@@ -3,7 +3,7 @@
 Each command works on one identity (``--identity``, optionally ``--realm``), either against a running
 gateway (``--url``, default ``http://127.0.0.1:8765``; ``--token`` or ``META_MEMORY_TOKEN`` for a
 bearer token) or embedded on a state directory (``--state-dir``: the runtime runs in this process,
-and is refused while a gateway holds that directory). Output is a ``rich`` table by default and the
+and is refused while a gateway holds that directory; two commands on one directory take turns). Output is a ``rich`` table by default and the
 RPC result as JSON with ``--json``.
 
 Writes from the shell are application writes (``meta/agent_memory/remember|forget``), exactly like an
@@ -61,7 +61,8 @@ def _handle(url: str | None, token: str | None, state_dir: Path | None, config_p
         from .cli import build_runtime
         from .server.gateway import Gateway
 
-        handle = MetaHandle(EmbeddedTransport(Gateway.for_runtime(build_runtime(state_dir, config_path))))
+        runtime = build_runtime(state_dir, config_path, one_shot=True)  # waits its turn behind another command
+        handle = MetaHandle(EmbeddedTransport(Gateway.for_runtime(runtime)))
     else:
         handle = MetaHandle(HttpTransport(url or DEFAULT_URL, token=token))
     try:

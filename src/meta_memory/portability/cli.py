@@ -53,7 +53,7 @@ def _runtime(state_dir: Path, config_path: Path | None) -> Any:
     from ..errors import StartupError
 
     try:
-        return build_runtime(state_dir, config_path)
+        return build_runtime(state_dir, config_path, one_shot=True)
     except StartupError as exc:
         click.echo(f"meta-memory: {exc}", err=True)
         sys.exit(1)
