@@ -111,15 +111,20 @@ def serve(state_dir: Path, host: str, port: int, config_path: Path | None, ssl_c
         click.echo("meta-memory: --ssl-certfile and --ssl-keyfile go together", err=True)
         sys.exit(2)
     tls = TlsFiles(ssl_certfile, ssl_keyfile, ssl_keyfile_password) if ssl_certfile and ssl_keyfile else None
+    try:  # the port first: a gateway that cannot listen never opens (or creates) its state directory
+        sock = listen(host, port)
+    except StartupError as exc:
+        _fail(exc)
     try:
         runtime = build_runtime(state_dir, config_path)
     except StartupError as exc:
+        sock.close()
         _fail(exc)
     gateway = Gateway.for_runtime(runtime)
     try:
         server = build_server(gateway, host, tls)
-        sock = listen(host, port)
     except StartupError as exc:
+        sock.close()
         runtime.close()
         _fail(exc)
     url = base_url(sock, host, tls)
