@@ -18,6 +18,7 @@ import click
 
 from .config import MetaConfig, load_config
 from .errors import StartupError
+from .shell import gateway_url_option
 
 DEFAULT_STATE_DIR = ".meta/state"
 
@@ -203,7 +204,8 @@ def storage_adopt_predecessor(state_dir: Path, apply_: bool) -> None:
 
 @main.command()
 @click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--url", default="http://127.0.0.1:8765", show_default=True, help="Gateway base URL.")
+@click.option("--url", default="http://127.0.0.1:8765", show_default=True, callback=gateway_url_option,
+              help="Gateway base URL.")
 @click.option("--token", envvar="META_MEMORY_TOKEN", show_envvar=True, default=None,
               help="Bearer token, when the gateway requires one (prefer the environment variable).")
 @click.option("--inject", is_flag=True, help="Also ask each question through meta/turn/inject.")
@@ -249,7 +251,7 @@ def replay(path: Path, url: str, token: str | None, inject: bool, realm: str | N
 @_config_option
 @click.option("--session-key", default=None, help="Session the calls come from (default: a fresh mcp-<hex> key).")
 @click.option("--mob", default=None, help="Mob the agent runs in (enables propose_to_mob).")
-@click.option("--url", default=None,
+@click.option("--url", default=None, callback=gateway_url_option,
               help="Forward to a running gateway (http://host:port) instead of opening --state-dir: the host's "
                    "meta/turn/tool_result calls to that gateway then taint this server's session.")
 @click.option("--token", envvar="META_MEMORY_TOKEN", show_envvar=True, default=None,

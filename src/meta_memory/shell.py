@@ -23,9 +23,22 @@ from typing import Any
 
 import click
 
-__all__ = ["register"]
+__all__ = ["register", "gateway_url_option"]
 
 DEFAULT_URL = "http://127.0.0.1:8765"
+
+
+def gateway_url_option(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """Click callback of every ``--url``: a URL that cannot name a gateway is a usage error (exit 2)."""
+    from .errors import ConfigError
+    from .sdk.transport import check_gateway_url
+
+    if value is None:
+        return None
+    try:
+        return check_gateway_url(value)
+    except ConfigError as exc:
+        raise click.BadParameter(str(exc)) from None
 
 
 def _target_options(command: Callable[..., Any]) -> Callable[..., Any]:
@@ -33,7 +46,8 @@ def _target_options(command: Callable[..., Any]) -> Callable[..., Any]:
     options = [
         click.option("--identity", required=True, help="Agent identity whose memory this reads or writes."),
         click.option("--realm", default=None, help="Realm of the store (default: the gateway's agent_memory.realm)."),
-        click.option("--url", default=None, help=f"Gateway base URL (default {DEFAULT_URL}; not with --state-dir)."),
+        click.option("--url", default=None, callback=gateway_url_option,
+                     help=f"Gateway base URL (default {DEFAULT_URL}; not with --state-dir)."),
         click.option("--token", default=None, envvar="META_MEMORY_TOKEN", show_envvar=True,
                      help="Bearer token for a gateway with access control (prefer the environment variable)."),
         click.option("--state-dir", type=click.Path(file_okay=False, path_type=Path), default=None,

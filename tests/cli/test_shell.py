@@ -163,3 +163,18 @@ def test_a_dir_a_gateway_holds_is_refused_at_once_naming_url(tmp_path: Path, gat
     assert held.returncode == 1 and time.monotonic() - started < 8  # no wait behind a gateway
     assert "already in use" in held.stderr and "--url instead of --state-dir" in held.stderr
     assert "Meta.connect" not in held.stderr
+
+
+@pytest.mark.parametrize("command", [
+    ["list", "--identity", ID],
+    ["mcp", "--identity", ID],
+    ["replay", __file__],
+])
+def test_a_url_without_a_scheme_is_a_usage_error_naming_the_rule(command: list[str]) -> None:
+    """``--url localhost:8765`` (no ``http://``) is refused before anything runs, exit 2, not a traceback
+    or a misleading 'cannot reach'."""
+    out = subprocess.run([sys.executable, "-m", "meta_memory.cli", *command, "--url", "localhost:8765"],
+                         capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert out.returncode == 2, out.stderr
+    assert "Invalid value for '--url'" in out.stderr and "must start with http:// or https://" in out.stderr
+    assert "Traceback" not in out.stderr and "cannot reach" not in out.stderr

@@ -16,11 +16,12 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
+from urllib.parse import urlsplit
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import httpx
 
-from ..errors import InternalError, MetaError, from_jsonrpc
+from ..errors import ConfigError, InternalError, MetaError, from_jsonrpc
 from ..rpc.registry import CallContext
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -80,9 +81,23 @@ class EmbeddedTransport:
         self.gateway.runtime.close()
 
 
+def check_gateway_url(url: str) -> str:
+    """``url`` (trimmed) when it can name a gateway: an ``http://`` or ``https://`` URL with a host.
+
+    Raises :class:`~meta_memory.errors.ConfigError` otherwise (``localhost:8765`` is the usual slip),
+    before anything is sent. Every client of a gateway URL (SDK, shell commands, ``mcp``, ``replay``)
+    checks it here."""
+    parts = urlsplit(url.strip()) if isinstance(url, str) else None
+    if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ConfigError(f"the gateway URL must start with http:// or https:// and name a host "
+                          f"(e.g. http://127.0.0.1:8765), not {url!r}")
+    return url.strip()
+
+
 def _rpc_url(url: str) -> str:
-    """The gateway's ``/rpc`` endpoint from its base URL (or the endpoint itself)."""
-    base = url.rstrip("/")
+    """The gateway's ``/rpc`` endpoint from its base URL (or the endpoint itself); see
+    :func:`check_gateway_url`."""
+    base = check_gateway_url(url).rstrip("/")
     return base if base.endswith("/rpc") else base + "/rpc"
 
 
