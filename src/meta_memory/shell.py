@@ -179,7 +179,13 @@ def recall_command(query: str, k: int | None, identity: str, realm: str | None, 
 
     def show(records: list[Any]) -> None:
         if not records:
-            _console().print(f"no memory of {identity} matches {query!r}")
+            from .recall.text import query_terms
+
+            if not query_terms(query):  # the gateway skipped the search (skip_reason "no_query_terms")
+                _console().print(f"nothing searched: {query!r} has no searchable word (one-letter and common "
+                                 "words such as 'the' are skipped); ask with the words the memory holds")
+            else:
+                _console().print(f"no memory of {identity} matches {query!r}")
             return
         _console().print(_records_table(f"recall for {identity}: {query!r}", records, with_body=True))
 

@@ -178,3 +178,14 @@ def test_a_url_without_a_scheme_is_a_usage_error_naming_the_rule(command: list[s
     assert out.returncode == 2, out.stderr
     assert "Invalid value for '--url'" in out.stderr and "must start with http:// or https://" in out.stderr
     assert "Traceback" not in out.stderr and "cannot reach" not in out.stderr
+
+
+def test_a_query_without_searchable_words_says_so(gateway: Any) -> None:
+    """``recall "the"`` searches nothing; the shell says why instead of 'no memory matches'."""
+    url = ["--url", gateway.url, "--identity", ID]
+    as_json(mm("remember", "The plan", "The plan is on the wall.", *url, "--json"))
+    for query in ("the", "a ?", ""):
+        out = mm("recall", query, *url)
+        assert out.returncode == 0 and "nothing searched" in out.stdout and "no searchable word" in out.stdout
+    out = mm("recall", "zebra", *url)
+    assert out.returncode == 0 and "no memory of lead:main matches 'zebra'" in out.stdout
