@@ -5,7 +5,8 @@ RPC the way the quickstart does (an application remember, a model's write from a
 tainted) plus the text real users paste: a 200-byte title without a space and a long identity.
 The page must load without a single browser console error (no missing icon), keep long text inside
 its table and the timeline, count "1 record" in the singular, and after a quarantine decision show the
-record's new status everywhere on the page, the supersede chain included.
+record's new status everywhere on the page, the supersede chain included. On a gateway that requires a
+token but has no grants, the header says who signed in (not "No access control") and Sign out works.
 """
 
 from __future__ import annotations
@@ -15,9 +16,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser_support import open_page, require_chromium
+from browser_support import login, open_page, require_chromium
 
-from support import GatewayProcess, start_gateway
+from meta_memory.access.config import hash_token
+from support import GatewayProcess, start_gateway, write_config
 
 sync_api = require_chromium()
 expect = sync_api.expect
@@ -120,3 +122,30 @@ def test_after_a_decision_the_chain_shows_the_new_status(page: Any, console: Any
     expect(p.locator("#review-result")).to_contain_text("Decision committed: tombstoned")
     expect(p.locator("#record-status")).to_have_text("tombstoned")
     expect(chain.locator("td").nth(3)).to_have_text("tombstoned")
+
+
+TOKEN = "first-visit-token-0001"
+
+
+@pytest.fixture(scope="module")
+def tokens_only(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GatewayProcess]:
+    """A gateway that requires a bearer token but has no grants (the quickstart's step 7)."""
+    root = tmp_path_factory.mktemp("tokens-only")
+    config = write_config(root / "meta.toml", f'[[access.tokens]]\nsha256 = "{hash_token(TOKEN)}"\nprincipal = "ops"\n')
+    gw = start_gateway(root / "state", config=config)
+    try:
+        yield gw
+    finally:
+        gw.stop()
+
+
+def test_a_token_only_gateway_says_who_is_signed_in_and_lets_them_sign_out(browser: Any, tokens_only: Any) -> None:
+    with open_page(browser) as p:
+        login(p, tokens_only, TOKEN)
+        expect(p.locator("#who")).to_contain_text("Signed in with a token")
+        expect(p.locator("#who")).to_contain_text("No grants on this gateway")
+        expect(p.locator("#who")).not_to_contain_text("No access control")
+        p.get_by_role("button", name="Sign out").click()
+        expect(p.get_by_label("Bearer token")).to_be_visible()
+        p.reload()
+        expect(p.get_by_label("Bearer token")).to_be_visible()  # the token is gone from the tab too

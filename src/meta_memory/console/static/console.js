@@ -188,10 +188,14 @@
       return;
     }
     state.methods = caps.methods || [];
-    const open = caps.access && caps.access.enabled === false;
+    // grants off: with a token the gateway still authenticates (tokens only), so the caller signed in
+    const grantsOff = caps.access && caps.access.enabled === false;
+    const open = grantsOff && !state.token;
     $("sign-out").hidden = open;
     $("who").textContent = open ? "No access control on this gateway." :
-      (state.token ? "Signed in with a token." : "No token (anonymous caller).");
+      !state.token ? "No token (anonymous caller)." :
+      grantsOff ? "Signed in with a token. No grants on this gateway: every token may read and change all memory." :
+      "Signed in with a token.";
     const canRead = caps.memory && caps.memory.can_read;
     const hasPanel = state.methods.includes(PANEL + "records");
     if (!canRead || !hasPanel) {
