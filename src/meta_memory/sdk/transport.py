@@ -9,6 +9,7 @@ so the same code handles errors identically in every mode.
 from __future__ import annotations
 
 import asyncio
+import collections
 import itertools
 import json
 import os
@@ -173,9 +174,33 @@ class StdioTransport:
         args = [*cmd, "gateway", "--stdio", "--state-dir", str(state_dir)]
         if config is not None:
             args += ["--config", str(config)]
-        self._proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=None, env=os.environ.copy())
+        self._proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                      env=os.environ.copy())
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
+        # the child's stderr still reaches ours; its last lines also explain an exit (a refused start)
+        self._stderr_tail: collections.deque[str] = collections.deque(maxlen=20)
+        self._stderr_pump = threading.Thread(target=self._pump_stderr, name="meta-memory-stdio-stderr", daemon=True)
+        self._stderr_pump.start()
+
+    def _pump_stderr(self) -> None:
+        assert self._proc.stderr is not None
+        for raw in iter(self._proc.stderr.readline, b""):
+            text = raw.decode("utf-8", "replace")
+            self._stderr_tail.append(text.strip())
+            try:
+                sys.stderr.write(text)
+                sys.stderr.flush()
+            except (OSError, ValueError):  # our stderr is closed: keep draining the child's
+                pass
+
+    def _exit_reason(self) -> str:
+        """Why the child exited: its exit code and its last ``meta-memory:`` line (else its last line)."""
+        code = self._proc.wait(timeout=10) if self._proc.poll() is None else self._proc.returncode
+        self._stderr_pump.join(timeout=5)
+        lines = [line for line in self._stderr_tail if line]
+        said = next((line for line in reversed(lines) if line.startswith("meta-memory:")), lines[-1] if lines else "")
+        return f"stdio gateway exited (code {code})" + (f": {said.removeprefix('meta-memory:').strip()}" if said else "")
 
     def call(self, method: str, params: dict[str, Any] | None) -> Any:
         with self._lock:
@@ -189,7 +214,7 @@ class StdioTransport:
             except (BrokenPipeError, OSError) as exc:
                 raise MetaError(f"stdio gateway is gone: {exc}") from None
             if not out:
-                raise MetaError(f"stdio gateway exited (code {self._proc.poll()})")
+                raise MetaError(self._exit_reason())
             return _unwrap(json.loads(out))
 
     async def acall(self, method: str, params: dict[str, Any] | None) -> Any:
@@ -205,3 +230,4 @@ class StdioTransport:
             except subprocess.TimeoutExpired:
                 self._proc.kill()
                 self._proc.wait()
+        self._stderr_pump.join(timeout=5)
