@@ -7,6 +7,7 @@ The page must load without a single browser console error (no missing icon), kee
 its table and the timeline, count "1 record" in the singular, and after a quarantine decision show the
 record's new status everywhere on the page, the supersede chain included. On a gateway that requires a
 token but has no grants, the header says who signed in (not "No access control") and Sign out works.
+An empty gateway says there is no memory yet and how memory gets there, not that nothing matches.
 """
 
 from __future__ import annotations
@@ -149,3 +150,18 @@ def test_a_token_only_gateway_says_who_is_signed_in_and_lets_them_sign_out(brows
         expect(p.get_by_label("Bearer token")).to_be_visible()
         p.reload()
         expect(p.get_by_label("Bearer token")).to_be_visible()  # the token is gone from the tab too
+
+
+def test_an_empty_gateway_says_there_is_no_memory_yet_not_that_nothing_matches(
+        browser: Any, tmp_path_factory: pytest.TempPathFactory) -> None:
+    gw = start_gateway(tmp_path_factory.mktemp("empty") / "state")
+    try:
+        with open_page(browser) as p:
+            _records(p, gw)
+            expect(p.locator("#view tbody")).to_contain_text("No memory you may read yet")
+            expect(p.locator("#view tbody")).to_contain_text("meta-memory remember TITLE BODY --identity ID")
+            p.get_by_label("Status").select_option("quarantined")
+            p.get_by_role("button", name="Apply filters").click()
+            expect(p.locator("#view tbody")).to_contain_text("No records you may read match these filters.")
+    finally:
+        gw.stop()

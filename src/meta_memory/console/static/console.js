@@ -331,7 +331,13 @@
       const count = result.records.length;
       const caption = `Page ${state.records.page + 1}: ${count} ${count === 1 ? "record" : "records"}` +
         (query ? ` matching “${query}”` : "") + ", newest updated first";
-      holder.append(recordsTable(caption, result.records, query ? "No records you may read match this search." : "No records you may read match."));
+      const f = state.records.filters;
+      const filtered = ["realm", "scope", "identity", "scope_key", "status"].some((key) => f[key]);
+      const emptyText = query ? "No records you may read match this search." :
+        filtered ? "No records you may read match these filters." :
+        "No memory you may read yet: records appear here as agents and applications remember them " +
+        "(meta/agent_memory/remember, or meta-memory remember TITLE BODY --identity ID).";
+      holder.append(recordsTable(caption, result.records, emptyText));
       const prev = el("button", { type: "button", id: "records-prev", disabled: state.records.page === 0 }, "Previous page");
       const next = el("button", { type: "button", id: "records-next", disabled: !result.next_cursor }, "Next page");
       prev.addEventListener("click", () => {
