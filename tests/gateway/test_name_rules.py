@@ -1,4 +1,5 @@
-"""An identity or realm that breaks a rule is refused with that rule named, not a generic message.
+"""An identity or realm (or a count) that breaks a rule is refused with that rule named, not a generic
+message.
 
 Driven over a real gateway: a caller who sends a 600-byte identity (or a realm with a tab in it)
 learns which rule it broke and the cap, with ``data.field`` naming the member; nothing is written.
@@ -37,3 +38,10 @@ def test_a_broken_name_rule_is_named(gateway: Any, field: str, value: Any, rule:
 def test_the_same_rules_hold_for_reads(gateway: Any) -> None:
     error = gateway.rpc("meta/agent_memory/recall", {"identity": "x" * 513, "query_text": "q"})["error"]
     assert error["data"]["field"] == "identity" and "at most 512 bytes (got 513)" in error["message"]
+
+
+@pytest.mark.parametrize("value", [0, -3, 2.5, "8", True])
+def test_a_count_out_of_range_names_the_range(gateway: Any, value: Any) -> None:
+    error = gateway.rpc("meta/agent_memory/recall", {"identity": "lead:main", "query_text": "q",
+                                                     "max_entries": value})["error"]
+    assert error["data"]["field"] == "max_entries" and "(1 to 64)" in error["message"]
