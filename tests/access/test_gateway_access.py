@@ -294,3 +294,22 @@ def test_a_read_only_gateway_refuses_every_state_change(tmp_path: Path) -> None:
         g.ok("admin", "meta/agent_memory/tool", {"identity": LEAD, "arguments": {"action": "recall", "query_text": "x"}})
     finally:
         proc.stop()
+
+
+def test_taint_events_carry_their_realm(gw: Gw) -> None:
+    """A taint transition of ``hr/lead:main`` (session key, taint source) is an event of that realm: a
+    caller granted ``lead:main`` in the default realm only does not see it, one granted it in ``hr`` does."""
+    after = gw.ok("admin", "meta/events/list", {"limit": 1})["last_event_id"]
+    session = f"hr-sess-{uid()}"
+    gw.ok("admin", "meta/turn/tool_result",
+          {"identity": LEAD, "realm": "hr", "session_key": session, "tool_name": "web_fetch"})
+
+    def taint_events(who: str) -> list[dict[str, Any]]:
+        events = gw.ok(who, "meta/events/list", {"after": after, "limit": 1000})["events"]
+        return [e for e in events if e["event_type"] == "memory.taint.transition"
+                and e["data"].get("session_key") == session]
+
+    seen = taint_events("admin")
+    assert seen and all(e["data"]["realm"] == "hr" for e in seen)
+    assert taint_events("plain") == []
+    assert taint_events("hr") and taint_events("star")
