@@ -54,6 +54,16 @@ _EXTRA_FOLDS: dict[str, str] = {
     **dict.fromkeys("꞉∶˸ː⁚჻᛬։׃", ":"),
     **dict.fromkeys("∕⁄⧸", "/"),
     "\u2212": "-",  # minus sign
+    **dict.fromkeys("\u30fc\uff70", "-"),  # katakana prolonged sound marks
+    # Letters of other scripts (and Latin small capitals) a reader takes for the Latin ones, so
+    # ``</mеta_memory_observation>`` with a Cyrillic ``е`` is the marker it looks like. Capitals are
+    # listed apart where their lower case looks like another letter (Greek ``Ν`` is N, ``ν`` is v).
+    **{c: t for t, cs in {
+        "a": "аАαΑɑᴀ", "b": "ВьЬΒʙ", "c": "сСϲᴄ", "d": "ԁᴅ", "e": "еЕёЁεΕᴇҽ", "g": "ɡɢ", "h": "һНΗʜհ",
+        "i": "іІıιΙɪ", "j": "јЈᴊ", "k": "кКκΚᴋ", "l": "ʟӏ", "m": "мМΜᴍ", "n": "пΝɴո", "o": "оОοΟᴏօ",
+        "p": "рРρΡᴘ", "q": "ԛ", "r": "гʀ", "s": "ѕЅꜱ", "t": "тТτΤᴛ", "u": "υᴜս", "v": "νᴠѵ", "w": "ԝᴡ",
+        "x": "хХΧ", "y": "уУүγΥʏ", "z": "Ζᴢ",
+    }.items() for c in cs},
 }
 _DROPPED_CATEGORIES = frozenset({"Cf", "Mn", "Me", "Cc"})
 
@@ -133,7 +143,7 @@ def marker_skeleton(text: str) -> tuple[str, list[int] | None]:
 
 
 _WS = r"[\s\x00-\x1f\x7f]*"  # white space, or control characters a reader never sees
-_SEP = r"[\s\x00-\x1f\x7f_-]*"
+_SEP = r"[\s\x00-\x1f\x7f_.:-]*"  # also ``.`` and ``:`` (``meta.memory.observation``, ``meta:memory:...``)
 _MARKERS = re.compile(
     r"<" + _WS + r"(?P<close>/" + _WS + r")?(?:meta|mobkit)" + _SEP + "memory" + _SEP + "observation"
     r"|(?P<token>\[" + _WS + r"mem" + _SEP + r"token" + _WS + r":)"
