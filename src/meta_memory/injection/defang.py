@@ -37,7 +37,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
-from ..textfold import INVISIBLE_FILLERS
+from ..textfold import INVISIBLE_FILLERS, LOOK_ALIKE_LETTERS
 from .constants import (
     DEFANGED_LINE_PREFIX,
     DEFANGED_OBSERVATION_TAG,
@@ -55,15 +55,8 @@ _EXTRA_FOLDS: dict[str, str] = {
     **dict.fromkeys("∕⁄⧸", "/"),
     "\u2212": "-",  # minus sign
     **dict.fromkeys("\u30fc\uff70", "-"),  # katakana prolonged sound marks
-    # Letters of other scripts (and Latin small capitals) a reader takes for the Latin ones, so
-    # ``</mеta_memory_observation>`` with a Cyrillic ``е`` is the marker it looks like. Capitals are
-    # listed apart where their lower case looks like another letter (Greek ``Ν`` is N, ``ν`` is v).
-    **{c: t for t, cs in {
-        "a": "аАαΑɑᴀ", "b": "ВьЬΒʙ", "c": "сСϲᴄ", "d": "ԁᴅ", "e": "еЕёЁεΕᴇҽ", "g": "ɡɢ", "h": "һНΗʜհ",
-        "i": "іІıιΙɪ", "j": "јЈᴊ", "k": "кКκΚᴋ", "l": "ʟӏ", "m": "мМΜᴍ", "n": "пΝɴո", "o": "оОοΟᴏօ",
-        "p": "рРρΡᴘ", "q": "ԛ", "r": "гʀ", "s": "ѕЅꜱ", "t": "тТτΤᴛ", "u": "υᴜս", "v": "νᴠѵ", "w": "ԝᴡ",
-        "x": "хХΧ", "y": "уУүγΥʏ", "z": "Ζᴢ",
-    }.items() for c in cs},
+    # letters of other scripts that look Latin: ``</mеta_memory_observation>`` with a Cyrillic ``е``
+    **LOOK_ALIKE_LETTERS,
 }
 _DROPPED_CATEGORIES = frozenset({"Cf", "Mn", "Me", "Cc"})
 
