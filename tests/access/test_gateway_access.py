@@ -30,6 +30,7 @@ PRINCIPALS: dict[str, list[tuple[str, dict[str, str] | None]]] = {
     "hrall": [(a, {"realm": "hr"}) for a in RV],
     "writer": [(a, {"identity": WRITER}) for a in (*RV, "agent.memory.write", "agent.memory.delete",
                                                       "memory.quarantine.review", "agent.session.manage")],
+    "wreader": [(a, {"identity": WRITER}) for a in RV],
     "conf": [(a, None) for a in RV],
     "supportrole": [(a, {"role": "support"}) for a in RV],
 }
@@ -313,3 +314,19 @@ def test_taint_events_carry_their_realm(gw: Gw) -> None:
     assert seen and all(e["data"]["realm"] == "hr" for e in seen)
     assert taint_events("plain") == []
     assert taint_events("hr") and taint_events("star")
+
+
+def test_a_reader_cannot_spend_a_hosts_session(gw: Gw) -> None:
+    """An injection into a session records what it delivered (the session's dedup set and byte
+    budget): a caller that may only read an identity must not use up the host's session, or the
+    host's next turn would be answered without those memories."""
+    session, mark = f"host-{uid()}", uid()
+    ids = {gw.remember(WRITER, "default", f"deploy rule {i} {mark}") for i in range(2)}
+    gw.ok("writer", "meta/session/note", {"identity": WRITER, "session_key": session})
+    err = gw.err("wreader", "meta/turn/inject", {"identity": WRITER, "session_key": session, "query_text": mark})
+    assert err["code"] == -32030 and err["data"]["action"] == "agent.session.manage"
+    assert err["data"]["resource"] == f"identity:default/{WRITER}"
+    # without a session nothing of a session is touched: the reader still reads
+    assert set(gw.ok("wreader", "meta/turn/inject", {"identity": WRITER, "query_text": mark})["included_ids"]) == ids
+    host = gw.ok("writer", "meta/turn/inject", {"identity": WRITER, "session_key": session, "query_text": mark})
+    assert set(host["included_ids"]) == ids
