@@ -8,6 +8,10 @@ characters (``Cc``, but tab and line breaks), blank-looking letters (Hangul
 fillers, the braille blank), fullwidth and other compatibility forms (folded by NFKC) and Unicode
 dashes. :func:`fold` removes the first, applies NFKC and reads every dash as
 ``-``. It never raises; ASCII text is returned unchanged.
+
+Letters of other scripts that look Latin (Cyrillic ``е``, Greek ``Η``, small capitals) are not
+folded by :func:`fold`; :func:`unconfuse` reads them as the Latin letters, for the matchers where a
+look-alike must count as the original (markers, and the rules that make a tool untrusted).
 """
 
 from __future__ import annotations
