@@ -201,7 +201,7 @@ def _names(value: object, key: str) -> frozenset[str]:
     for entry in value:
         if not isinstance(entry, str) or not name_key(entry):
             raise ValueError(f"content_trust.{key} entries must be non-empty strings")
-        out.add(name_key(entry))
+        out.add(entry)  # keyed by the policy (name_key, or deny_key for untrusted_tools)
     return frozenset(out)
 
 
