@@ -247,7 +247,7 @@ class ContentTrustPolicy:
         Accepts ``None`` (empty policy), a :class:`ContentTrustPolicy`, a mapping
         with the three list keys and ``default``, or any object with those
         attributes (the config model's ``content_trust``). Entries are keyed by
-        :func:`name_key`. Raises ``ValueError`` (``content_trust.<key> must be an
+        :func:`name_key` (``untrusted_tools`` by :func:`deny_key`). Raises ``ValueError`` (``content_trust.<key> must be an
         array`` / ``content_trust.<key> entries must be non-empty strings`` /
         ``content_trust.default must be 'trusted' or 'untrusted'``) on bad shapes.
         """
