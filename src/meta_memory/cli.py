@@ -18,6 +18,7 @@ import click
 
 from .config import MetaConfig, load_config
 from .errors import StartupError
+from .shell import gateway_url_option
 
 DEFAULT_STATE_DIR = ".meta/state"
 
@@ -40,20 +41,21 @@ def _load(config_path: Path | None) -> MetaConfig:
     return config
 
 
-def build_runtime(state_dir: Path, config_path: Path | None):
+def build_runtime(state_dir: Path, config_path: Path | None, *, one_shot: bool = False):
     """The runtime ``serve``/``gateway``/``mcp`` run: ledger persisted under ``state_dir`` as
-    ``local_json`` unless the config says otherwise. Raises StartupError/ConfigError."""
-    return _start_runtime(_load(config_path), state_dir)
+    ``local_json`` unless the config says otherwise. ``one_shot``: a shell command that does one thing
+    and exits (it waits for another one-shot's turn on the directory). Raises StartupError/ConfigError."""
+    return _start_runtime(_load(config_path), state_dir, one_shot=one_shot)
 
 
-def _start_runtime(config: MetaConfig, state_dir: Path):
+def _start_runtime(config: MetaConfig, state_dir: Path, *, one_shot: bool = False):
     """``Runtime(config, state_dir)``, with a store that cannot open (an unreachable PostgreSQL, an
     unwritable directory) turned into a one-line :class:`StartupError` instead of a traceback."""
     from .errors import MetaError
     from .runtime import Runtime
 
     try:
-        return Runtime(config, state_dir)
+        return Runtime(config, state_dir, one_shot=one_shot)
     except MetaError as exc:
         raise StartupError(f"cannot start: {_one_line(exc.message)}") from None
     except OSError as exc:
@@ -110,15 +112,20 @@ def serve(state_dir: Path, host: str, port: int, config_path: Path | None, ssl_c
         click.echo("meta-memory: --ssl-certfile and --ssl-keyfile go together", err=True)
         sys.exit(2)
     tls = TlsFiles(ssl_certfile, ssl_keyfile, ssl_keyfile_password) if ssl_certfile and ssl_keyfile else None
+    try:  # the port first: a gateway that cannot listen never opens (or creates) its state directory
+        sock = listen(host, port)
+    except StartupError as exc:
+        _fail(exc)
     try:
         runtime = build_runtime(state_dir, config_path)
     except StartupError as exc:
+        sock.close()
         _fail(exc)
     gateway = Gateway.for_runtime(runtime)
     try:
         server = build_server(gateway, host, tls)
-        sock = listen(host, port)
     except StartupError as exc:
+        sock.close()
         runtime.close()
         _fail(exc)
     url = base_url(sock, host, tls)
@@ -197,7 +204,8 @@ def storage_adopt_predecessor(state_dir: Path, apply_: bool) -> None:
 
 @main.command()
 @click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--url", default="http://127.0.0.1:8765", show_default=True, help="Gateway base URL.")
+@click.option("--url", default="http://127.0.0.1:8765", show_default=True, callback=gateway_url_option,
+              help="Gateway base URL.")
 @click.option("--token", envvar="META_MEMORY_TOKEN", show_envvar=True, default=None,
               help="Bearer token, when the gateway requires one (prefer the environment variable).")
 @click.option("--inject", is_flag=True, help="Also ask each question through meta/turn/inject.")
@@ -243,7 +251,7 @@ def replay(path: Path, url: str, token: str | None, inject: bool, realm: str | N
 @_config_option
 @click.option("--session-key", default=None, help="Session the calls come from (default: a fresh mcp-<hex> key).")
 @click.option("--mob", default=None, help="Mob the agent runs in (enables propose_to_mob).")
-@click.option("--url", default=None,
+@click.option("--url", default=None, callback=gateway_url_option,
               help="Forward to a running gateway (http://host:port) instead of opening --state-dir: the host's "
                    "meta/turn/tool_result calls to that gateway then taint this server's session.")
 @click.option("--token", envvar="META_MEMORY_TOKEN", show_envvar=True, default=None,

@@ -19,8 +19,15 @@ MAX_REALM_BYTES = 256
 _ROSTER = re.compile(r"^rt:(?P<base>.+):(?P<generation>\d+)$")
 
 
-def _has_control(value: str) -> bool:
-    return any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in value)
+def _checked_name(name: str, trimmed: str, max_bytes: int) -> str:
+    """``trimmed`` (a non-blank identity or realm) unless it breaks a rule: a ``ValueError`` naming
+    ``name`` and the rule it breaks (control characters, the byte cap)."""
+    if any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in trimmed):
+        raise ValueError(f"{name} must not contain control characters (tab, newline, NUL, ...)")
+    size = len(trimmed.encode("utf-8", "surrogatepass"))
+    if size > max_bytes:
+        raise ValueError(f"{name} must be at most {max_bytes} bytes (got {size})")
+    return trimmed
 
 
 def logical_identity(identity: str) -> str:
@@ -37,27 +44,23 @@ def parse_identity(value: object) -> str:
 
     Input: any JSON value. Output: the trimmed, logical identity (``str``).
     Raises ``ValueError("identity must be a valid non-empty string")`` for a
-    non-string, an empty/blank string, control characters, or more than 512 bytes.
+    non-string or an empty/blank string, and a ``ValueError`` naming the rule for control
+    characters or more than 512 bytes.
     A missing identity is never defaulted.
     """
-    if not isinstance(value, str):
+    if not isinstance(value, str) or not value.strip():
         raise ValueError("identity must be a valid non-empty string")
-    trimmed = value.strip()
-    if not trimmed or _has_control(trimmed) or len(trimmed.encode("utf-8", "surrogatepass")) > MAX_IDENTITY_BYTES:
-        raise ValueError("identity must be a valid non-empty string")
-    return logical_identity(trimmed)
+    return logical_identity(_checked_name("identity", value.strip(), MAX_IDENTITY_BYTES))
 
 
 def parse_realm(value: object) -> str:
     """Validate a realm name: optional (``None`` -> ``"default"``), else a non-empty trimmed string.
 
-    Raises ``ValueError("realm must be a non-empty string when provided")``.
+    Raises ``ValueError("realm must be a non-empty string when provided")`` for a non-string or a
+    blank string, and a ``ValueError`` naming the rule for control characters or more than 256 bytes.
     """
     if value is None:
         return DEFAULT_REALM
-    if not isinstance(value, str):
+    if not isinstance(value, str) or not value.strip():
         raise ValueError("realm must be a non-empty string when provided")
-    trimmed = value.strip()
-    if not trimmed or _has_control(trimmed) or len(trimmed.encode("utf-8", "surrogatepass")) > MAX_REALM_BYTES:
-        raise ValueError("realm must be a non-empty string when provided")
-    return trimmed
+    return _checked_name("realm", value.strip(), MAX_REALM_BYTES)

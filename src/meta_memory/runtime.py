@@ -70,7 +70,7 @@ class Runtime:
     memory_panel_store: MemoryPanelStore | None
 
     def __init__(self, config: MetaConfig | None = None, state_dir: Path | str | None = None, *, clock: Clock | None = None,
-                 start_background: bool = True) -> None:
+                 start_background: bool = True, one_shot: bool = False) -> None:
         self.config = config or MetaConfig()
         self.state_dir = Path(state_dir) if state_dir is not None else None
         self.clock: Clock = clock or SystemClock()
@@ -88,7 +88,7 @@ class Runtime:
         self._events: EventBus | None = None
         if self.layout is not None:
             self.layout.check_startup()
-            self._state_lock = StateDirLock(self.layout.state_dir)
+            self._state_lock = StateDirLock(self.layout.state_dir, one_shot=one_shot)
         try:
             self._build()
         except BaseException:

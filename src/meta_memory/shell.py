@@ -3,7 +3,7 @@
 Each command works on one identity (``--identity``, optionally ``--realm``), either against a running
 gateway (``--url``, default ``http://127.0.0.1:8765``; ``--token`` or ``META_MEMORY_TOKEN`` for a
 bearer token) or embedded on a state directory (``--state-dir``: the runtime runs in this process,
-and is refused while a gateway holds that directory). Output is a ``rich`` table by default and the
+and is refused while a gateway holds that directory; two commands on one directory take turns). Output is a ``rich`` table by default and the
 RPC result as JSON with ``--json``.
 
 Writes from the shell are application writes (``meta/agent_memory/remember|forget``), exactly like an
@@ -23,9 +23,22 @@ from typing import Any
 
 import click
 
-__all__ = ["register"]
+__all__ = ["register", "gateway_url_option"]
 
 DEFAULT_URL = "http://127.0.0.1:8765"
+
+
+def gateway_url_option(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """Click callback of every ``--url``: a URL that cannot name a gateway is a usage error (exit 2)."""
+    from .errors import ConfigError
+    from .sdk.transport import check_gateway_url
+
+    if value is None:
+        return None
+    try:
+        return check_gateway_url(value)
+    except ConfigError as exc:
+        raise click.BadParameter(str(exc)) from None
 
 
 def _target_options(command: Callable[..., Any]) -> Callable[..., Any]:
@@ -33,7 +46,8 @@ def _target_options(command: Callable[..., Any]) -> Callable[..., Any]:
     options = [
         click.option("--identity", required=True, help="Agent identity whose memory this reads or writes."),
         click.option("--realm", default=None, help="Realm of the store (default: the gateway's agent_memory.realm)."),
-        click.option("--url", default=None, help=f"Gateway base URL (default {DEFAULT_URL}; not with --state-dir)."),
+        click.option("--url", default=None, callback=gateway_url_option,
+                     help=f"Gateway base URL (default {DEFAULT_URL}; not with --state-dir)."),
         click.option("--token", default=None, envvar="META_MEMORY_TOKEN", show_envvar=True,
                      help="Bearer token for a gateway with access control (prefer the environment variable)."),
         click.option("--state-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
@@ -61,7 +75,8 @@ def _handle(url: str | None, token: str | None, state_dir: Path | None, config_p
         from .cli import build_runtime
         from .server.gateway import Gateway
 
-        handle = MetaHandle(EmbeddedTransport(Gateway.for_runtime(build_runtime(state_dir, config_path))))
+        runtime = build_runtime(state_dir, config_path, one_shot=True)  # waits its turn behind another command
+        handle = MetaHandle(EmbeddedTransport(Gateway.for_runtime(runtime)))
     else:
         handle = MetaHandle(HttpTransport(url or DEFAULT_URL, token=token))
     try:
@@ -164,7 +179,13 @@ def recall_command(query: str, k: int | None, identity: str, realm: str | None, 
 
     def show(records: list[Any]) -> None:
         if not records:
-            _console().print(f"no memory of {identity} matches {query!r}")
+            from .recall.text import query_terms
+
+            if not query_terms(query):  # the gateway skipped the search (skip_reason "no_query_terms")
+                _console().print(f"nothing searched: {query!r} has no searchable word (one-letter and common "
+                                 "words such as 'the' are skipped); ask with the words the memory holds")
+            else:
+                _console().print(f"no memory of {identity} matches {query!r}")
             return
         _console().print(_records_table(f"recall for {identity}: {query!r}", records, with_body=True))
 

@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -137,3 +138,54 @@ def test_bytes_that_are_not_utf8_are_a_usage_error(gateway: Any) -> None:
     proc = subprocess.run([sys.executable, "-m", "meta_memory.cli", "remember", "T", "-", "--identity", ID,
                            "--url", gateway.url], input=b"\xff\xfe not text", capture_output=True, timeout=60)
     assert proc.returncode == 2 and b"not valid UTF-8" in proc.stderr and b"Traceback" not in proc.stderr
+
+
+def test_commands_run_at_once_on_one_state_dir_take_turns(tmp_path: Path) -> None:
+    """Six shell commands started together on one directory all succeed: each waits for the one before."""
+    state = str(tmp_path / "shared")
+    procs = [subprocess.Popen([sys.executable, "-m", "meta_memory.cli", "remember", f"Note {i}", f"Body number {i}.",
+                               "--identity", ID, "--state-dir", state, "--json"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for i in range(6)]
+    outs = [(p.wait(timeout=120), p.stderr.read()) for p in procs]
+    for proc in procs:
+        proc.stdout.close()
+        proc.stderr.close()
+    assert [rc for rc, _ in outs] == [0] * 6, [err for _, err in outs]
+    listed = as_json(mm("list", "--state-dir", state, "--identity", ID, "--json"))
+    assert sorted(r["title"] for r in listed) == [f"Note {i}" for i in range(6)]
+
+
+def test_a_dir_a_gateway_holds_is_refused_at_once_naming_url(tmp_path: Path, gateway_factory: Any) -> None:
+    state = tmp_path / "held"
+    gateway_factory(state)
+    started = time.monotonic()
+    held = mm("remember", "t", "b", "--state-dir", str(state), "--identity", ID)
+    assert held.returncode == 1 and time.monotonic() - started < 8  # no wait behind a gateway
+    assert "already in use" in held.stderr and "--url instead of --state-dir" in held.stderr
+    assert "Meta.connect" not in held.stderr
+
+
+@pytest.mark.parametrize("command", [
+    ["list", "--identity", ID],
+    ["mcp", "--identity", ID],
+    ["replay", __file__],
+])
+def test_a_url_without_a_scheme_is_a_usage_error_naming_the_rule(command: list[str]) -> None:
+    """``--url localhost:8765`` (no ``http://``) is refused before anything runs, exit 2, not a traceback
+    or a misleading 'cannot reach'."""
+    out = subprocess.run([sys.executable, "-m", "meta_memory.cli", *command, "--url", "localhost:8765"],
+                         capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert out.returncode == 2, out.stderr
+    assert "Invalid value for '--url'" in out.stderr and "must start with http:// or https://" in out.stderr
+    assert "Traceback" not in out.stderr and "cannot reach" not in out.stderr
+
+
+def test_a_query_without_searchable_words_says_so(gateway: Any) -> None:
+    """``recall "the"`` searches nothing; the shell says why instead of 'no memory matches'."""
+    url = ["--url", gateway.url, "--identity", ID]
+    as_json(mm("remember", "The plan", "The plan is on the wall.", *url, "--json"))
+    for query in ("the", "a ?", ""):
+        out = mm("recall", query, *url)
+        assert out.returncode == 0 and "nothing searched" in out.stdout and "no searchable word" in out.stdout
+    out = mm("recall", "zebra", *url)
+    assert out.returncode == 0 and "no memory of lead:main matches 'zebra'" in out.stdout

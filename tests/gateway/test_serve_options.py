@@ -135,3 +135,13 @@ def test_stdio_when_tokens_are_the_only_guard(tmp_path: Path) -> None:
     proc = stdio(tmp_path / "s", cfg, [status], {"META_MEMORY_TOKEN": TOKEN})
     assert proc.returncode == 0, proc.stderr
     assert "result" in json.loads(proc.stdout.splitlines()[0])
+
+
+def test_a_port_in_use_is_refused_before_the_state_directory_is_made(tmp_path: Path, gateway: Any) -> None:
+    """A gateway that cannot listen leaves nothing behind: no new state directory, no lock file."""
+    port = gateway.url.rsplit(":", 1)[1]
+    state = tmp_path / "never-made"
+    proc = serve_once("serve", "--port", port, "--state-dir", str(state))
+    one_line_refusal(proc, f"cannot listen on 127.0.0.1:{port}")
+    assert "Address already in use" in proc.stderr
+    assert not state.exists()

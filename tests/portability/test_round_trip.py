@@ -223,6 +223,21 @@ def test_damaged_lines_are_refused_by_line_number(tmp_path: Path, bad: dict[str,
     assert _manifest(tmp_path / "dst") == []
 
 
+@pytest.mark.parametrize("tail, rule", [
+    (b"\xff\xfe not text\n", "line 2: not valid UTF-8 (byte 1 of the line)"),
+    (b"garbage\n", "line 2: Expecting value"),
+])
+def test_a_refused_file_leaves_no_state_directory_behind(tmp_path: Path, tail: bytes, rule: str) -> None:
+    """A file refused by the first pass never opens (or creates) the state directory, and bytes that
+    are not UTF-8 are refused by line number like any other damage, not with a traceback."""
+    dump = _write_export(tmp_path / "x.jsonl", [])
+    dump.write_bytes(dump.read_bytes() + tail)
+    out = mm("import", str(dump), "--state-dir", str(tmp_path / "dst"))
+    assert out.returncode == 1 and b"Traceback" not in out.stderr
+    assert rule in out.stderr.decode()
+    assert not (tmp_path / "dst").exists()
+
+
 def test_import_never_raises_trust_and_keeps_quarantine(tmp_path: Path) -> None:
     dump = _write_export(tmp_path / "x.jsonl", [
         _record("mem-op", "claims operator trust", trust="operator"),

@@ -446,6 +446,6 @@ def scan_values(fields: Mapping[str, Any]) -> tuple[str, str] | None:
 def secret_rule(what: str, secret_class: str) -> str:
     """The refusal sentence for ``what`` (a field or "content") matching ``secret_class``; never the text."""
     return (
-        f"{what} matches the '{secret_class}' secret pattern class (§10.4); durable memory must never hold "
+        f"{what} matches the '{secret_class}' secret pattern class; durable memory must never hold "
         "credentials — store a reference to where the credential lives instead"
     )

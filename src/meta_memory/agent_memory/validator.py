@@ -110,7 +110,7 @@ class BatchPlan:
 def secret_refusal_detail(op_index: int, secret_class: str) -> str:
     """The reference's refusal text for a secret-bearing write (names the class, never the text)."""
     return (
-        f"op {op_index}: write refused: content matches the '{secret_class}' secret pattern class (§10.4). "
+        f"op {op_index}: write refused: content matches the '{secret_class}' secret pattern class. "
         "Durable memory must never hold credentials — store a reference to where the credential lives "
         "instead. Do not retry with the secret paraphrased or split."
     )

@@ -53,7 +53,7 @@ def _runtime(state_dir: Path, config_path: Path | None) -> Any:
     from ..errors import StartupError
 
     try:
-        return build_runtime(state_dir, config_path)
+        return build_runtime(state_dir, config_path, one_shot=True)
     except StartupError as exc:
         click.echo(f"meta-memory: {exc}", err=True)
         sys.exit(1)
@@ -106,14 +106,19 @@ def export_command(state_dir: Path, config_path: Path | None, realm: str | None,
 def import_command(path: Path, state_dir: Path, config_path: Path | None, as_json: bool, quiet: bool) -> None:
     """Import an export file (``-`` for stdin) through the validator: idempotent, trust never raised."""
     from ..errors import MetaError
-    from .importer import ImportError_, import_jsonl
+    from .importer import ImportError_, import_jsonl, parse_lines
 
     lines = sys.stdin.buffer.read().splitlines() if str(path) == "-" else path.read_bytes().splitlines()
-    total = sum(1 for raw in lines if b'"type":"record"' in raw or b'"type": "record"' in raw)
+    try:  # the first pass, before the state directory is opened (or created): a bad file touches nothing
+        parsed = parse_lines(lines)
+    except ImportError_ as exc:
+        click.echo(f"meta-memory: import refused: {exc}", err=True)
+        sys.exit(1)
+    total = len(parsed.records)
     runtime = _runtime(state_dir, config_path)
     try:
         with _progress(not quiet and total >= 1000, "importing records", total) as advance:
-            summary = import_jsonl(runtime, lines, progress=advance)
+            summary = import_jsonl(runtime, parsed, progress=advance)
     except (ImportError_, MetaError) as exc:
         click.echo(f"meta-memory: import refused: {exc}", err=True)
         sys.exit(1)

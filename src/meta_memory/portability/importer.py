@@ -64,7 +64,7 @@ class ImportSummary:
 
 
 @dataclass
-class _Parsed:
+class ParsedExport:
     records: list[tuple[int, MemoryRecord]] = field(default_factory=list)
     ledger: list[tuple[int, AssertionLine | ConflictLine]] = field(default_factory=list)
 
@@ -81,14 +81,17 @@ def _check_record(n: int, rec: MemoryRecord) -> None:
         raise ImportError_(n, f"record '{rec.id}': {exc}") from None
 
 
-def parse_lines(lines: Iterable[str | bytes]) -> _Parsed:
+def parse_lines(lines: Iterable[str | bytes]) -> ParsedExport:
     """The first pass: every line decoded and checked. Raises :class:`ImportError_`."""
-    parsed = _Parsed()
+    parsed = ParsedExport()
     seen_header = False
     for n, raw in enumerate(lines, start=1):
         if len(raw) > MAX_LINE_BYTES:
             raise ImportError_(n, f"line longer than {MAX_LINE_BYTES} bytes")
-        text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
+        try:
+            text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
+        except UnicodeDecodeError as exc:
+            raise ImportError_(n, f"not valid UTF-8 (byte {exc.start + 1} of the line)") from None
         if not text.strip():
             continue
         try:
@@ -142,18 +145,19 @@ def _batches(records: list[tuple[int, MemoryRecord]]) -> Iterable[list[tuple[int
 
 def import_jsonl(
     runtime: Runtime,
-    lines: Iterable[str | bytes],
+    lines: Iterable[str | bytes] | ParsedExport,
     *,
     progress: Callable[[int], None] | None = None,
 ) -> ImportSummary:
-    """Import an export file (its lines) into ``runtime``'s stores and ledger.
+    """Import an export file (its lines, or what :func:`parse_lines` made of them) into ``runtime``'s
+    stores and ledger.
 
     Raises :class:`ImportError_` (nothing written) for a damaged or refused file, and
     :class:`~meta_memory.errors.MetaError` when the store or ledger refuses a batch (the batches
     before it stay; running the import again resumes). ``progress(n)`` after each batch of ``n``
     record lines.
     """
-    parsed = parse_lines(lines)
+    parsed = lines if isinstance(lines, ParsedExport) else parse_lines(lines)
     feature = runtime.agent_memory
     store = feature.store if feature is not None else None
     if parsed.records and store is None:

@@ -263,7 +263,7 @@ def _review_in_tx(
         if secret_class is not None:
             raise _refuse(
                 "secret_detected",
-                f"release refused: content matches the '{secret_class}' secret pattern class (§10.4); "
+                f"release refused: content matches the '{secret_class}' secret pattern class; "
                 "tombstone is the only exit",
                 **{"class": secret_class},
             )

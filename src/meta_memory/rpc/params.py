@@ -99,7 +99,7 @@ def optional_count(value: Any, name: str, maximum: int) -> int | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"{name} must be a positive integer when provided")
+        raise ValueError(f"{name} must be a positive integer when provided (1 to {maximum})")
     if value > maximum:
         raise ValueError(f"{name} must be between 1 and {maximum}")
     return value

@@ -9,6 +9,7 @@ so the same code handles errors identically in every mode.
 from __future__ import annotations
 
 import asyncio
+import collections
 import itertools
 import json
 import os
@@ -16,11 +17,12 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
+from urllib.parse import urlsplit
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import httpx
 
-from ..errors import InternalError, MetaError, from_jsonrpc
+from ..errors import ConfigError, InternalError, MetaError, from_jsonrpc
 from ..rpc.registry import CallContext
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -80,9 +82,23 @@ class EmbeddedTransport:
         self.gateway.runtime.close()
 
 
+def check_gateway_url(url: str) -> str:
+    """``url`` (trimmed) when it can name a gateway: an ``http://`` or ``https://`` URL with a host.
+
+    Raises :class:`~meta_memory.errors.ConfigError` otherwise (``localhost:8765`` is the usual slip),
+    before anything is sent. Every client of a gateway URL (SDK, shell commands, ``mcp``, ``replay``)
+    checks it here."""
+    parts = urlsplit(url.strip()) if isinstance(url, str) else None
+    if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ConfigError(f"the gateway URL must start with http:// or https:// and name a host "
+                          f"(e.g. http://127.0.0.1:8765), not {url!r}")
+    return url.strip()
+
+
 def _rpc_url(url: str) -> str:
-    """The gateway's ``/rpc`` endpoint from its base URL (or the endpoint itself)."""
-    base = url.rstrip("/")
+    """The gateway's ``/rpc`` endpoint from its base URL (or the endpoint itself); see
+    :func:`check_gateway_url`."""
+    base = check_gateway_url(url).rstrip("/")
     return base if base.endswith("/rpc") else base + "/rpc"
 
 
@@ -158,9 +174,33 @@ class StdioTransport:
         args = [*cmd, "gateway", "--stdio", "--state-dir", str(state_dir)]
         if config is not None:
             args += ["--config", str(config)]
-        self._proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=None, env=os.environ.copy())
+        self._proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                      env=os.environ.copy())
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
+        # the child's stderr still reaches ours; its last lines also explain an exit (a refused start)
+        self._stderr_tail: collections.deque[str] = collections.deque(maxlen=20)
+        self._stderr_pump = threading.Thread(target=self._pump_stderr, name="meta-memory-stdio-stderr", daemon=True)
+        self._stderr_pump.start()
+
+    def _pump_stderr(self) -> None:
+        assert self._proc.stderr is not None
+        for raw in iter(self._proc.stderr.readline, b""):
+            text = raw.decode("utf-8", "replace")
+            self._stderr_tail.append(text.strip())
+            try:
+                sys.stderr.write(text)
+                sys.stderr.flush()
+            except (OSError, ValueError):  # our stderr is closed: keep draining the child's
+                pass
+
+    def _exit_reason(self) -> str:
+        """Why the child exited: its exit code and its last ``meta-memory:`` line (else its last line)."""
+        code = self._proc.wait(timeout=10) if self._proc.poll() is None else self._proc.returncode
+        self._stderr_pump.join(timeout=5)
+        lines = [line for line in self._stderr_tail if line]
+        said = next((line for line in reversed(lines) if line.startswith("meta-memory:")), lines[-1] if lines else "")
+        return f"stdio gateway exited (code {code})" + (f": {said.removeprefix('meta-memory:').strip()}" if said else "")
 
     def call(self, method: str, params: dict[str, Any] | None) -> Any:
         with self._lock:
@@ -174,7 +214,7 @@ class StdioTransport:
             except (BrokenPipeError, OSError) as exc:
                 raise MetaError(f"stdio gateway is gone: {exc}") from None
             if not out:
-                raise MetaError(f"stdio gateway exited (code {self._proc.poll()})")
+                raise MetaError(self._exit_reason())
             return _unwrap(json.loads(out))
 
     async def acall(self, method: str, params: dict[str, Any] | None) -> Any:
@@ -190,3 +230,4 @@ class StdioTransport:
             except subprocess.TimeoutExpired:
                 self._proc.kill()
                 self._proc.wait()
+        self._stderr_pump.join(timeout=5)

@@ -6,20 +6,30 @@ losing acknowledged writes. The lock makes that mistake a clear start-up refusal
 ``flock`` on an open file descriptor, so the kernel releases it when the process exits, even on
 SIGKILL; no stale lock is ever left behind. Taking it also makes the directory owner-only
 (:mod:`meta_memory.storage.perms`).
+
+A *one-shot* holder (a shell command such as ``meta-memory remember --state-dir``, which opens the
+directory, does one thing and exits) marks itself in the lock file. Another one-shot that finds the
+directory held by one waits its turn (up to :data:`ONE_SHOT_WAIT_S`), so two shell commands run at once
+on one directory both succeed; a directory held by a long-lived runtime (a gateway, an SDK handle) is
+refused at once.
 """
 
 from __future__ import annotations
 
 import fcntl
 import os
+import time
 from pathlib import Path
 
 from ..errors import StartupError
 from .perms import PRIVATE_FILE_MODE, private_dir, tighten_state_dir
 
-__all__ = ["StateDirLock", "LOCK_FILE"]
+__all__ = ["StateDirLock", "LOCK_FILE", "ONE_SHOT_WAIT_S"]
 
 LOCK_FILE = "meta-memory.lock"
+#: How long a one-shot command waits for another one-shot command to release the directory.
+ONE_SHOT_WAIT_S = 10.0
+_ONE_SHOT_MARK = "one-shot"
 
 
 class StateDirLock:
@@ -29,34 +39,46 @@ class StateDirLock:
         StartupError: another process (named by its pid when known) holds the directory.
     """
 
-    def __init__(self, state_dir: Path) -> None:
+    def __init__(self, state_dir: Path, *, one_shot: bool = False) -> None:
         private_dir(state_dir)
         self.path = state_dir / LOCK_FILE
         self._fd: int | None = os.open(self.path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0),
                                        PRIVATE_FILE_MODE)
         os.fchmod(self._fd, PRIVATE_FILE_MODE)
-        try:
-            fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = self._holder()
-            os.close(self._fd)
-            self._fd = None
-            who = f" (pid {holder})" if holder else ""
-            raise StartupError(
-                f"the state directory {state_dir.resolve()} is already in use by another meta-memory runtime{who}; "
-                "run one runtime per state directory (connect to the running gateway with Meta.connect(url), "
-                "or give this one its own --state-dir)"
-            ) from None
+        deadline = time.monotonic() + (ONE_SHOT_WAIT_S if one_shot else 0.0)
+        while True:
+            try:
+                fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                pid, holder_one_shot = self._holder()
+                # a one-shot waits for another one-shot (or a holder still writing its mark) to finish
+                if time.monotonic() < deadline and (holder_one_shot or pid is None):
+                    time.sleep(0.05)
+                    continue
+                os.close(self._fd)
+                self._fd = None
+                raise StartupError(self._refusal(state_dir, pid, one_shot)) from None
         os.ftruncate(self._fd, 0)
-        os.write(self._fd, f"{os.getpid()}\n".encode())
+        os.write(self._fd, f"{os.getpid()}{' ' + _ONE_SHOT_MARK if one_shot else ''}\n".encode())
         tighten_state_dir(state_dir)  # files an older version or a wider umask left readable
 
-    def _holder(self) -> str | None:
+    @staticmethod
+    def _refusal(state_dir: Path, pid: str | None, one_shot: bool) -> str:
+        who = f" (pid {pid})" if pid else ""
+        instead = ("call the gateway running on it with --url instead of --state-dir" if one_shot else
+                   "connect to the running gateway with Meta.connect(url), or give this one its own --state-dir")
+        return (f"the state directory {state_dir.resolve()} is already in use by another meta-memory runtime{who}; "
+                f"run one runtime per state directory ({instead})")
+
+    def _holder(self) -> tuple[str | None, bool]:
+        """The holder's pid (``None`` when unknown) and whether it marked itself a one-shot."""
         try:
-            text = self.path.read_text(encoding="utf-8").strip()
+            words = self.path.read_text(encoding="utf-8").split()
         except OSError:
-            return None
-        return text if text.isdigit() else None
+            return None, False
+        pid = words[0] if words and words[0].isdigit() else None
+        return pid, pid is not None and words[1:] == [_ONE_SHOT_MARK]
 
     def release(self) -> None:
         """Give the directory up (idempotent)."""

@@ -1012,7 +1012,7 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
                 secret_class = scan(title, "", rec.body, tags)
                 if secret_class is not None:
                     skips.append(
-                        f"record '{rec.memory_id}' matches the '{secret_class}' secret pattern class (§10.4)"
+                        f"record '{rec.memory_id}' matches the '{secret_class}' secret pattern class"
                     )
                     continue
                 ops.append(

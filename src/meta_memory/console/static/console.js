@@ -58,7 +58,8 @@
   function fmtScope(scope) {
     if (!scope || typeof scope !== "object") return "—";
     const kind = scope.scope;
-    return kind === "realm" ? "realm" : `${kind}:${scope[kind]}`;
+    // a span that may wrap anywhere: a long identity or mob never widens its table
+    return el("span", { class: "wrap" }, kind === "realm" ? "realm" : `${kind}:${scope[kind]}`);
   }
 
   function fmtStatus(status) {
@@ -187,10 +188,14 @@
       return;
     }
     state.methods = caps.methods || [];
-    const open = caps.access && caps.access.enabled === false;
+    // grants off: with a token the gateway still authenticates (tokens only), so the caller signed in
+    const grantsOff = caps.access && caps.access.enabled === false;
+    const open = grantsOff && !state.token;
     $("sign-out").hidden = open;
     $("who").textContent = open ? "No access control on this gateway." :
-      (state.token ? "Signed in with a token." : "No token (anonymous caller).");
+      !state.token ? "No token (anonymous caller)." :
+      grantsOff ? "Signed in with a token. No grants on this gateway: every token may read and change all memory." :
+      "Signed in with a token.";
     const canRead = caps.memory && caps.memory.can_read;
     const hasPanel = state.methods.includes(PANEL + "records");
     if (!canRead || !hasPanel) {
@@ -323,9 +328,16 @@
       const list = $("realm-list");
       if (list) { clear(list); for (const r of state.records.realms) list.append(el("option", { value: r })); }
       const query = state.records.filters.query;
-      const caption = `Page ${state.records.page + 1}: ${result.records.length} records` +
+      const count = result.records.length;
+      const caption = `Page ${state.records.page + 1}: ${count} ${count === 1 ? "record" : "records"}` +
         (query ? ` matching “${query}”` : "") + ", newest updated first";
-      holder.append(recordsTable(caption, result.records, query ? "No records you may read match this search." : "No records you may read match."));
+      const f = state.records.filters;
+      const filtered = ["realm", "scope", "identity", "scope_key", "status"].some((key) => f[key]);
+      const emptyText = query ? "No records you may read match this search." :
+        filtered ? "No records you may read match these filters." :
+        "No memory you may read yet: records appear here as agents and applications remember them " +
+        "(meta/agent_memory/remember, or meta-memory remember TITLE BODY --identity ID).";
+      holder.append(recordsTable(caption, result.records, emptyText));
       const prev = el("button", { type: "button", id: "records-prev", disabled: state.records.page === 0 }, "Previous page");
       const next = el("button", { type: "button", id: "records-next", disabled: !result.next_cursor }, "Next page");
       prev.addEventListener("click", () => {
@@ -456,7 +468,8 @@
       view.append(table("Supersede chain (ancestors, this record, successors, claimants)",
         ["Role", "Id", "Title", "Status", "Updated"],
         result.chain.map((c) => [c.chain_role, c.id === rec.id ? idCell(c.id) : recordLink(c.id, result.realm),
-          c.title, fmtStatus(c.status), fmtTime(c.updated_at_ms)])));
+          c.title, c.id === rec.id ? el("span", { class: "chain-self-status" }, fmtStatus(c.status)) : fmtStatus(c.status),
+          fmtTime(c.updated_at_ms)])));
       view.append(el("h3", { text: "Injection usage" }));
       view.append(table("Injection-ledger rows for this record, newest first",
         ["At", "Identity", "Session", "Surface"],
@@ -495,8 +508,13 @@
         const successor = out.successor && out.successor.memory_id;
         status.textContent = `Decision committed: ${out.outcome}${successor ? ` — successor ${successor}` : ""}.`;
         setNotice(status.textContent);
-        const statusCell = $("record-status");
-        if (statusCell && out.origin) statusCell.textContent = fmtStatus(out.origin.status);
+        // every place on the page that shows this record's status says the same thing
+        if (out.origin) {
+          const shown = fmtStatus(out.origin.status);
+          const statusCell = $("record-status");
+          if (statusCell) statusCell.textContent = shown;
+          for (const cell of document.querySelectorAll(".chain-self-status")) cell.textContent = shown;
+        }
         if (successor) box.append(el("p", {}, "Open the successor: ", recordLink(successor, result.realm)));
       } catch (err) {
         status.textContent = describeError(err);

@@ -1,0 +1,47 @@
+"""An identity or realm (or a count) that breaks a rule is refused with that rule named, not a generic
+message.
+
+Driven over a real gateway: a caller who sends a 600-byte identity (or a realm with a tab in it)
+learns which rule it broke and the cap, with ``data.field`` naming the member; nothing is written.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.gateway
+
+
+def _remember(gw: Any, **params: Any) -> dict[str, Any]:
+    return gw.rpc("meta/agent_memory/remember", {"identity": "lead:main", "title": "t", "body": "b", **params})
+
+
+@pytest.mark.parametrize("field,value,rule", [
+    ("identity", "x" * 600, "identity must be at most 512 bytes (got 600)"),
+    ("identity", "é" * 300, "identity must be at most 512 bytes (got 600)"),
+    ("identity", "lead\tmain", "identity must not contain control characters"),
+    ("identity", "   ", "identity must be a valid non-empty string"),
+    ("identity", 7, "identity must be a valid non-empty string"),
+    ("realm", "r" * 300, "realm must be at most 256 bytes (got 300)"),
+    ("realm", "hr\nops", "realm must not contain control characters"),
+    ("realm", " ", "realm must be a non-empty string when provided"),
+])
+def test_a_broken_name_rule_is_named(gateway: Any, field: str, value: Any, rule: str) -> None:
+    error = _remember(gateway, **{field: value})["error"]
+    assert error["code"] == -32602 and error["data"] == {"kind": "invalid_params", "field": field}
+    assert rule in error["message"]
+    assert gateway.result("meta/agent_memory/list", {"identity": "lead:main"})["records"] == []
+
+
+def test_the_same_rules_hold_for_reads(gateway: Any) -> None:
+    error = gateway.rpc("meta/agent_memory/recall", {"identity": "x" * 513, "query_text": "q"})["error"]
+    assert error["data"]["field"] == "identity" and "at most 512 bytes (got 513)" in error["message"]
+
+
+@pytest.mark.parametrize("value", [0, -3, 2.5, "8", True])
+def test_a_count_out_of_range_names_the_range(gateway: Any, value: Any) -> None:
+    error = gateway.rpc("meta/agent_memory/recall", {"identity": "lead:main", "query_text": "q",
+                                                     "max_entries": value})["error"]
+    assert error["data"]["field"] == "max_entries" and "(1 to 64)" in error["message"]
