@@ -53,3 +53,22 @@ def test_in_range_spellings_start(tmp_path: Path) -> None:
                           timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert '"agent_memory":{"enabled":true' in proc.stdout.replace(" ", "")
+
+
+@pytest.mark.parametrize(
+    ("section", "line"),
+    [
+        ('kindd = "local_json"',
+         "meta-memory: memory.kindd is an unknown key (allowed: kind, health_check_endpoint, max_state_bytes)"),
+        ('health_check_endpoint = "http://127.0.0.1:9"',
+         'meta-memory: memory.kind is required: the only backend kind is "local_json"'),
+    ],
+)
+def test_a_misspelt_ledger_kind_is_named_as_the_unknown_key(tmp_path: Path, section: str, line: str) -> None:
+    """``[memory]`` without ``kind``: a misspelt key is named as unknown (not reported as a missing kind)."""
+    cfg = write_config(tmp_path / "bad.toml", f"[memory]\n{section}\n")
+    state = tmp_path / "state"
+    proc = start("serve", "--port", "0", "--state-dir", str(state), "--config", str(cfg))
+    assert proc.returncode == 1, proc.stderr
+    assert [text for text in proc.stderr.splitlines() if text.strip()] == [line]
+    assert not state.exists()

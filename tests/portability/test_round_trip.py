@@ -166,6 +166,20 @@ def test_the_export_file_is_owner_only(tmp_path: Path) -> None:
     assert out.stat().st_mode & 0o777 == 0o600 and out.read_text().startswith('{"type":"header"')
 
 
+def test_summaries_count_one_in_the_singular(tmp_path: Path) -> None:
+    with handle_on(tmp_path / "src", None) as h:
+        h.remember_agent_memory(ID, title="t", body="b")
+    out = tmp_path / "dump.jsonl"
+    done = mm("export", "--state-dir", str(tmp_path / "src"), "-o", str(out), "--no-ledger")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.decode().strip() == f"exported 1 record (default: 1), 0 assertions, 0 conflict signals to {out}"
+    landed = mm("import", str(out), "--state-dir", str(tmp_path / "dst"), "--quiet")
+    assert landed.returncode == 0, landed.stderr
+    assert landed.stdout.decode().strip() == (
+        "imported 1 record (0 already present, 0 conflicting ids kept as they were, 0 with trust lowered), "
+        "0 assertions (0 already present), 0 conflict signals")
+
+
 def test_export_of_one_identity_has_its_records_only(tmp_path: Path) -> None:
     src = tmp_path / "src"
     with handle_on(src, None) as h:

@@ -37,6 +37,7 @@ __all__ = [
 UNSUPPORTED_KEYS: tuple[str, ...] = ("stores", "space_id", "collection")
 
 _KNOWN_KEYS: frozenset[str] = frozenset({"kind", "health_check_endpoint", "max_state_bytes"})
+_OWN_MESSAGE_KEYS: frozenset[str] = frozenset({*UNSUPPORTED_KEYS, "state_path", "endpoint"})
 
 #: Default of ``max_state_bytes``: the serialised assertions and conflict signals together (64 MiB).
 DEFAULT_MAX_STATE_BYTES = 64 * 1024 * 1024
@@ -115,6 +116,16 @@ def validate_health_check_endpoint(value: object, key: str = "memory.health_chec
     return endpoint
 
 
+def _refuse_unknown_keys(raw: dict[str, Any]) -> None:
+    """Raise :class:`ConfigError` naming the first key (sorted) that ``[memory]`` does not know; the keys
+    refused with a message of their own (``stores``, ``state_path``, ``endpoint``, ...) are left to it."""
+    for key in sorted(raw):
+        if key not in _KNOWN_KEYS and key not in _OWN_MESSAGE_KEYS:
+            raise ConfigError(
+                f"memory.{key} is an unknown key (allowed: kind, health_check_endpoint, max_state_bytes)"
+            )
+
+
 def parse_memory_section(raw: dict[str, Any]) -> LedgerConfig:
     """Decode the TOML ``[memory]`` table strictly.
 
@@ -136,6 +147,7 @@ def parse_memory_section(raw: dict[str, Any]) -> LedgerConfig:
         raise ConfigError("[memory] must be a table")
     kind = raw.get("kind")
     if kind is None:
+        _refuse_unknown_keys(raw)  # a misspelt ``kind`` is named as the unknown key it is
         raise ConfigError('memory.kind is required: the only backend kind is "local_json"')
     if kind == "elephant":
         hint = ""
@@ -160,11 +172,7 @@ def parse_memory_section(raw: dict[str, Any]) -> LedgerConfig:
         )
     if "endpoint" in raw:
         raise ConfigError("memory.endpoint is unsupported: rename it to health_check_endpoint")
-    for key in sorted(raw):
-        if key not in _KNOWN_KEYS:
-            raise ConfigError(
-                f"memory.{key} is an unknown key (allowed: kind, health_check_endpoint, max_state_bytes)"
-            )
+    _refuse_unknown_keys(raw)
     try:
         return LedgerConfig.model_validate(raw)
     except ValidationError as exc:

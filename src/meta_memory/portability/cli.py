@@ -93,8 +93,10 @@ def export_command(state_dir: Path, config_path: Path | None, realm: str | None,
     finally:
         runtime.close()
     if output is not None:
-        click.echo(f"exported {summary.total_records} records ({', '.join(f'{r}: {n}' for r, n in summary.records.items()) or 'no realms'}), "
-                   f"{summary.assertions} assertions, {summary.conflicts} conflict signals to {output}")
+        realms = ", ".join(f"{r}: {n}" for r, n in summary.records.items()) or "no realms"
+        click.echo(f"exported {_count(summary.total_records, 'record')} ({realms}), "
+                   f"{_count(summary.assertions, 'assertion')}, {_count(summary.conflicts, 'conflict signal')} "
+                   f"to {output}")
 
 
 @click.command("import")
@@ -132,14 +134,19 @@ def import_command(path: Path, state_dir: Path, config_path: Path | None, as_jso
         click.echo(json.dumps(figures, indent=2))
         return
     click.echo(
-        f"imported {summary.total_created} records ({summary.skipped_present} already present, "
-        f"{len(summary.conflicts)} conflicting ids kept as they were, {summary.trust_lowered} with trust lowered), "
-        f"{summary.assertions} assertions ({summary.assertions_present} already present), "
-        f"{summary.conflict_signals} conflict signals"
+        f"imported {_count(summary.total_created, 'record')} ({summary.skipped_present} already present, "
+        f"{_count(len(summary.conflicts), 'conflicting id')} kept as they were, {summary.trust_lowered} with trust "
+        f"lowered), {_count(summary.assertions, 'assertion')} ({summary.assertions_present} already present), "
+        f"{_count(summary.conflict_signals, 'conflict signal')}"
     )
     if summary.conflicts:
         click.echo("conflicting ids (stored with other content, not overwritten): " + ", ".join(summary.conflicts[:20])
                    + (" …" if len(summary.conflicts) > 20 else ""), err=True)
+
+
+def _count(n: int, noun: str) -> str:
+    """``1 record``, ``2 records``: a count with its noun in the singular or the plural."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def register(group: click.Group) -> None:
