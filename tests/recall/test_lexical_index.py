@@ -300,3 +300,51 @@ def test_neighbours_in_one_statement_match_the_write_order_rule(gaps: list[int],
         want = neighbours_from(records, anchors, span, window_ms)
         assert {k: [v.memory_id for v in vs] for k, vs in got.items()} == {
             k: [v.id for v in vs] for k, vs in want.items()}
+
+
+# ---------------------------------------------------------------------------------------------- write-order neighbours
+
+class _SteppingClock:
+    """A clock the test moves: several records share a millisecond, some go back in time."""
+
+    def __init__(self) -> None:
+        self.now = 1_700_000_000_000
+
+    def now_ms(self) -> int:
+        return self.now
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(steps=st.lists(st.tuples(st.sampled_from([A, B]), st.sampled_from([0, 0, 1, 30_000, 200_000, -5_000])),
+                      min_size=2, max_size=60),
+       forgotten=st.lists(st.integers(0, 59), max_size=10), span=st.integers(1, 3),
+       window_ms=st.sampled_from([0, 60_000, 120_000]))
+def test_index_neighbours_match_the_database(steps: list[Any], forgotten: list[int], span: int, window_ms: int) -> None:
+    clock = _SteppingClock()
+    with tempfile.TemporaryDirectory() as tmp, SqliteAgentMemoryStore(Path(tmp) / "am", clock=clock) as store:
+        records = []
+        for i, (ident, step) in enumerate(steps):
+            clock.now += step
+            rec = store.get(REALM, store.remember(REALM, ident, f"note {i}", f"passport river {i}", [])[0].memory_id)
+            assert rec is not None
+            records.append(rec)
+        assert store.lexical_index.warm(REALM)
+        for i in set(forgotten):
+            if i < len(records):
+                store.forget(REALM, records[i].scope, records[i].memory_id, Author.application())
+        for ident in (A, B):
+            scope = Scope.identity(REALM, ident)
+            anchors = [r for r in records if r.scope == scope and _is_active(store, r.memory_id)]
+            ours = store.neighbours(REALM, scope, anchors, span, window_ms)
+            assert store.lexical_index.ready(REALM)
+            store.lexical_index.max_bytes = 0
+            try:
+                theirs = store.neighbours(REALM, scope, anchors, span, window_ms)
+            finally:
+                store.lexical_index.max_bytes = 256 * 1024 * 1024
+            assert ours == theirs
+
+
+def _is_active(store: SqliteAgentMemoryStore, memory_id: str) -> bool:
+    rec = store.get(REALM, memory_id)
+    return rec is not None and rec.status.is_active

@@ -202,6 +202,10 @@ def _order_key(item: ScoredRecord[Any]) -> tuple[float, int, int, str]:
 class LexicalRecallProvider:
     """The default :class:`meta_memory.recall.provider.RecallProvider` (see module doc)."""
 
+    #: its own work between reads is bounded (``candidate_limit`` candidates, ``context_anchors`` anchors),
+    #: so over a store that stops its statements at the deadline a recall ends by itself when time is up
+    stops_at_deadline = True
+
     def __init__(self, config: LexicalConfig | None = None) -> None:
         self.config = config or LexicalConfig()
         self._tokens = _TokenCache()

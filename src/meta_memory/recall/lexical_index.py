@@ -90,7 +90,7 @@ _WEIGHT_LIST = [_WEIGHTS[c] for c in fts.COLUMNS]
 _ROW_COLUMNS = ", ".join(f"f.{c}" for c in fts.COLUMNS)
 #: every indexed row with its scope (a full-text row exists iff its record is active); CROSS JOIN: read the
 #: full-text table in order, each record by its primary key
-_ALL_ROWS = (f"SELECT f.rowid, r.scope_kind, r.scope_key, {_ROW_COLUMNS} FROM {fts.FTS_TABLE} f CROSS "
+_ALL_ROWS = (f"SELECT f.rowid, r.scope_kind, r.scope_key, r.created_at_ms, {_ROW_COLUMNS} FROM {fts.FTS_TABLE} f CROSS "
              "JOIN records r ON r.rid = f.rowid")
 _HEAD = f"SELECT COALESCE(MAX(seq), 0) FROM {fts.CHANGES_TABLE}"
 
@@ -140,7 +140,9 @@ class _RealmIndex:
     """The postings of one realm's full-text rows at change-log position ``seq``.
 
     Rows live in slots (``slot_rid``, ``slot_scope``: the scope's number, -1 once removed,
-    ``slot_len``: token count). Not thread-safe: :class:`LexicalIndexes` holds ``lock``.
+    ``slot_len``: token count, ``slot_at``: the record's ``created_at_ms``). ``order`` lists the
+    first ``ordered`` slots in write order (``created_at_ms``, then ``rid``) and ``rank`` is each
+    slot's place in it. Not thread-safe: :class:`LexicalIndexes` holds ``lock``.
     """
 
     def __init__(self, seq: int) -> None:
@@ -153,6 +155,10 @@ class _RealmIndex:
         self.slot_rid = np.zeros(0, dtype=np.int64)
         self.slot_scope = np.zeros(0, dtype=np.int32)
         self.slot_len = np.zeros(0, dtype=np.float64)
+        self.slot_at = np.zeros(0, dtype=np.int64)
+        self.order = np.zeros(0, dtype=np.int64)
+        self.rank = np.zeros(0, dtype=np.int64)
+        self.ordered = 0
         self.used = 0  # slots in use (live or removed)
         self.live = 0  # rows in the index (FTS5's N)
         self.tokens = 0  # tokens of the live rows
@@ -166,7 +172,7 @@ class _RealmIndex:
 
     @classmethod
     def build(cls, seq: int, rows: Sequence[Sequence[Any]]) -> _RealmIndex:
-        """An index of ``rows`` (``rid, scope_kind, scope_key, *columns``) at ``seq``."""
+        """An index of ``rows`` (``rid, scope_kind, scope_key, created_at_ms, *columns``) at ``seq``."""
         import numpy as np
         index = cls(seq)
         n = len(rows)
@@ -174,8 +180,8 @@ class _RealmIndex:
         slots: dict[str, list[int]] = {}
         freqs: dict[str, list[float]] = {}
         for slot, row in enumerate(rows):
-            freq, size = _weighted(row[3:])
-            index._place(slot, row[0], (row[1], row[2]), size)
+            freq, size = _weighted(row[4:])
+            index._place(slot, row[0], (row[1], row[2]), row[3], size)
             for term, f in freq.items():
                 s = slots.get(term)
                 if s is None:
@@ -196,15 +202,17 @@ class _RealmIndex:
         if need <= len(self.slot_rid):
             return
         size = max(need, 2 * len(self.slot_rid), 64)
-        for name, dtype in (("slot_rid", np.int64), ("slot_scope", np.int32), ("slot_len", np.float64)):
+        for name, dtype in (("slot_rid", np.int64), ("slot_scope", np.int32), ("slot_len", np.float64),
+                            ("slot_at", np.int64)):
             old = getattr(self, name)
             new = np.zeros(size, dtype=dtype)
             new[: len(old)] = old
             setattr(self, name, new)
 
-    def _place(self, slot: int, rid: int, scope: tuple[str, str], size: int) -> None:
+    def _place(self, slot: int, rid: int, scope: tuple[str, str], created_at_ms: int, size: int) -> None:
         sid = self.scopes.setdefault(scope, len(self.scopes))
         self.slot_rid[slot] = rid
+        self.slot_at[slot] = created_at_ms
         self.slot_scope[slot] = sid
         self.slot_len[slot] = size
         self.slot_of[rid] = slot
@@ -225,13 +233,13 @@ class _RealmIndex:
         self.version += 1
 
     def add(self, row: Sequence[Any]) -> None:
-        """Index one row (``rid, scope_kind, scope_key, *columns``), replacing the rid's old row."""
+        """Index one row (``rid, scope_kind, scope_key, created_at_ms, *columns``), replacing the rid's old row."""
         import numpy as np
         self.remove(row[0])
         slot = self.used
         self._grow(slot + 1)
-        freq, size = _weighted(row[3:])
-        self._place(slot, row[0], (row[1], row[2]), size)
+        freq, size = _weighted(row[4:])
+        self._place(slot, row[0], (row[1], row[2]), row[3], size)
         self.used += 1
         for term, f in freq.items():
             p = self.postings.get(term)
@@ -248,7 +256,7 @@ class _RealmIndex:
 
     def nbytes(self) -> int:
         """Estimated memory of the index in bytes (arrays, postings, vocabulary, rid map)."""
-        return (self.n_postings * 8 + self.cached * 8 + len(self.slot_rid) * 20 + len(self.slot_of) * 100
+        return (self.n_postings * 8 + self.cached * 8 + len(self.slot_rid) * 44 + len(self.slot_of) * 100
                 + len(self.postings) * 200 + self.term_chars * 2)
 
     def _term(self, p: _Postings, avgdl: float) -> tuple[np.ndarray, np.ndarray, int]:
@@ -299,6 +307,72 @@ class _RealmIndex:
             return []
         return bm25_top(acc, self.slot_rid[: self.used], limit)
 
+    # ------------------------------------------------------------------ write order
+
+    def _write_order(self) -> None:
+        """Bring ``order``/``rank`` up to every used slot: new slots written after the last ordered one
+        (the usual case) are appended; otherwise the whole order is sorted again."""
+        import numpy as np
+        if self.ordered == self.used:
+            return
+        new = np.arange(self.ordered, self.used, dtype=np.int64)
+        at, rid = self.slot_at[new], self.slot_rid[new]
+        key_sorted = bool(np.all((at[1:] > at[:-1]) | ((at[1:] == at[:-1]) & (rid[1:] > rid[:-1]))))
+        if self.ordered and key_sorted:
+            last = int(self.order[self.ordered - 1])
+            first_at, last_at = int(at[0]), int(self.slot_at[last])
+            key_sorted = first_at > last_at or (first_at == last_at and int(rid[0]) > int(self.slot_rid[last]))
+        if key_sorted:
+            self.order = np.concatenate([self.order[: self.ordered], new])
+        else:
+            used = self.used
+            self.order = np.lexsort((self.slot_rid[:used], self.slot_at[:used])).astype(np.int64)
+        self.rank = np.empty(self.used, dtype=np.int64)
+        self.rank[self.order] = np.arange(self.used, dtype=np.int64)
+        self.ordered = self.used
+
+    def neighbours(self, scope: tuple[str, str], rid: int, span: int, window_ms: int) -> list[int] | None:
+        """The rids of the scope's rows written just before and after row ``rid``: at most ``span`` per
+        side in write order (``created_at_ms``, then ``rid``), each within ``window_ms`` of it, nearest
+        first and the sides alternating (before, after, before, ...). ``None`` when ``rid`` is not
+        indexed."""
+        from itertools import zip_longest
+        slot = self.slot_of.get(rid)
+        sid = self.scopes.get(scope)
+        if slot is None or sid is None:
+            return None
+        self._write_order()
+        at = int(self.slot_at[slot])
+        place = int(self.rank[slot])
+        earlier = self._side(sid, place, -1, span, at - window_ms, at + window_ms)
+        later = self._side(sid, place, 1, span, at - window_ms, at + window_ms)
+        return [int(r) for pair in zip_longest(earlier, later) for r in pair if r is not None]
+
+    def _side(self, sid: int, place: int, step: int, span: int, low: int, high: int) -> list[int]:
+        """Up to ``span`` rids of scope ``sid`` from write-order position ``place`` (excluded) in
+        direction ``step`` (-1 or 1), nearest first, while ``created_at_ms`` stays in ``[low, high]``."""
+        import numpy as np
+        found: list[int] = []
+        start, chunk = place + step, 16
+        while len(found) < span and 0 <= start < self.ordered:
+            if step < 0:
+                stop = max(start - chunk, -1)
+                slots = self.order[stop + 1:start + 1][::-1]
+            else:
+                stop = min(start + chunk, self.ordered)
+                slots = self.order[start:stop]
+            at = self.slot_at[slots]
+            inside = (at >= low) & (at <= high)
+            ends = not bool(inside.all())
+            if ends:
+                slots = slots[: int(np.argmin(inside))]  # write order is by time: past the window, no more
+            mine = slots[self.slot_scope[slots] == sid]
+            found += (int(r) for r in self.slot_rid[mine[: span - len(found)]])
+            if ends:
+                break
+            start, chunk = stop, chunk * 4
+        return found
+
 
 def _changes(conn: Any, seq: int, limit: int | None) -> tuple[int, list[int], list[Any]] | None:
     """``(head, changed rids, their current full-text rows)`` since change-log position ``seq`` in
@@ -315,7 +389,7 @@ def _changes(conn: Any, seq: int, limit: int | None) -> tuple[int, list[int], li
     for i in range(0, len(changed), 500):
         part = changed[i:i + 500]
         rows += conn.execute(
-            f"SELECT r.rid, r.scope_kind, r.scope_key, {_ROW_COLUMNS} FROM records r "
+            f"SELECT r.rid, r.scope_kind, r.scope_key, r.created_at_ms, {_ROW_COLUMNS} FROM records r "
             f"JOIN {fts.FTS_TABLE} f ON f.rowid = r.rid WHERE r.rid IN ({', '.join('?' * len(part))})",
             part).fetchall()
     return head, changed, rows
@@ -440,6 +514,30 @@ class LexicalIndexes:
             hits = index.top(scope, terms, limit)
         self._fit(realm)
         return hits
+
+    def neighbours(self, conn: Any, realm: str, scope: tuple[str, str], anchors: Sequence[int], span: int,
+                   window_ms: int) -> dict[int, list[int]] | None:
+        """Per anchor rid, the rids of ``scope``'s rows written just before and after it (see
+        :meth:`_RealmIndex.neighbours`: ``span`` per side in write order within ``window_ms``, nearest
+        first, alternating sides), from memory; ``None`` (ask the database) when the realm is not
+        answered from memory now or an anchor is not indexed in ``conn``'s snapshot. Raises what
+        ``conn`` raises."""
+        if self.max_bytes == 0:
+            return None
+        with self._lock:
+            index = self._ready.get(realm)
+        if index is None:
+            return None
+        out: dict[int, list[int]] = {}
+        with index.lock:
+            if not self._catch_up(conn, realm, index):
+                return None
+            for rid in anchors:
+                found = index.neighbours(scope, rid, span, window_ms)
+                if found is None:
+                    return None
+                out[rid] = found
+        return out
 
     def _catch_up(self, conn: Any, realm: str, index: _RealmIndex) -> bool:
         """Bring ``index`` to ``conn``'s snapshot (caller holds ``index.lock``); ``False`` when more than

@@ -226,6 +226,10 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
     Raises ``AgentMemoryError("invalid_config", "agent memory root path must not be empty")``.
     """
 
+    #: every read statement stops once the calling recall's deadline passes (reader progress handler),
+    #: so a time-boxed recall may run on the caller's thread (``TimeBox.call(inline=True)``)
+    stops_at_deadline = True
+
     def __init__(
         self,
         root: AgentMemoryPaths | Path | str,
@@ -768,6 +772,10 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
             rids = dict(conn.execute(f"SELECT memory_id, rid FROM records WHERE memory_id IN ({', '.join('?' * len(ids))})",
                                      ids).fetchall())
             found = [mid for mid in ids if mid in rids]
+            near = self.lexical_index.neighbours(conn, self._realm_name(realm), (kind, key),
+                                                 [rids[mid] for mid in found], span, window_ms)
+            if near is not None:
+                return self._neighbour_views(conn, kind, key, {mid: near[rids[mid]] for mid in found})
             for i in range(0, len(found), 100):  # SQLite allows 500 terms in one compound statement
                 part = found[i:i + 100]
                 terms: list[str] = []
@@ -832,6 +840,22 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
             except sqlite3.OperationalError as exc:
                 raise AgentMemoryError("io", f"full-text query failed: {exc}") from None
         return [(row_to_view(r), float(r["score"])) for r in rows]
+
+    @staticmethod
+    def _neighbour_views(conn: sqlite3.Connection, kind: str, key: str,
+                         near: dict[str, list[int]]) -> dict[str, list[RecordView]]:
+        """``near`` (memory_id -> neighbour rids, in order) as views of the records still active in the
+        scope in ``conn``'s snapshot (one read by primary key; the others are left out)."""
+        wanted = list(dict.fromkeys(rid for rids in near.values() for rid in rids))
+        views: dict[int, RecordView] = {}
+        for i in range(0, len(wanted), 500):
+            part = wanted[i:i + 500]
+            for row in conn.execute(
+                    f"SELECT {VIEW_COLUMNS} FROM records r WHERE r.rid IN ({', '.join('?' * len(part))}) "
+                    "AND +r.scope_kind = ? AND +r.scope_key = ? AND +r.status_kind = 'active'",
+                    (*part, kind, key)).fetchall():
+                views[row["rid"]] = row_to_view(row)
+        return {mid: [views[rid] for rid in rids if rid in views] for mid, rids in near.items()}
 
     @staticmethod
     def _current_views(
@@ -901,14 +925,14 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
         now = self.clock.now_ms()
 
         def fn(conn: sqlite3.Connection) -> None:
-            for memory_id in dict.fromkeys(ids):
-                row = conn.execute("SELECT usage_stats FROM records WHERE memory_id = ?", (memory_id,)).fetchone()
-                if row is None:
-                    continue
-                stats = UsageStats.from_json(json.loads(row[0] or "{}")).bump(ev, now)
-                conn.execute(
-                    "UPDATE records SET usage_stats = ? WHERE memory_id = ?", (dumps(stats.to_json()), memory_id)
-                )
+            wanted = list(dict.fromkeys(ids))
+            for i in range(0, len(wanted), 500):  # one read and one batched update per 500 ids
+                part = wanted[i:i + 500]
+                rows = conn.execute(f"SELECT memory_id, usage_stats FROM records WHERE memory_id IN "
+                                    f"({', '.join('?' * len(part))})", part).fetchall()
+                conn.executemany("UPDATE records SET usage_stats = ? WHERE memory_id = ?", [
+                    (dumps(UsageStats.from_json(json.loads(stats or "{}")).bump(ev, now).to_json()), memory_id)
+                    for memory_id, stats in rows])
 
         self._telemetry(realm, fn)
 
