@@ -750,7 +750,12 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
         ``span`` rows — the records written in the anchor's own millisecond (a batch shares one) by
         ``rid``, and those of the earlier (later) milliseconds within the window — so the cost grows
         neither with the scope nor with the size of a batch. Every anchor is read with two statements
-        (the anchors' rids, then all the ranges as one ``UNION ALL``)."""
+        (the anchors' rids, then all the ranges as one ``UNION ALL``).
+
+        A realm with a warm in-process index (:mod:`meta_memory.recall.lexical_index`) takes the
+        neighbours' rids from the index's write order instead (caught up to this snapshot first: a row
+        is there iff its record is active) and reads their records by primary key, each kept only if
+        it is still active in ``scope``."""
         if not anchors or span <= 0:
             return {}
         kind, key = scope.storage()
