@@ -283,9 +283,9 @@ class _RealmIndex:
             return []
         n_rows = self.live
         avgdl = float(self.tokens) / float(n_rows)
-        acc = np.zeros(self.used, dtype=np.float64)
         whole = len(self.scopes) == 1 and self.removed == 0  # every posting is live and in this scope
-        matched = False
+        hit_slots: list[np.ndarray] = []
+        hit_scores: list[np.ndarray] = []
         for term in terms:
             p = self.postings.get(term)
             if p is None:
@@ -301,10 +301,12 @@ class _RealmIndex:
                 slots, saturation = slots[mine], saturation[mine]
                 if not len(slots):
                     continue
-            acc[slots] += idf * saturation
-            matched = True
-        if not matched:
+            hit_slots.append(slots)
+            hit_scores.append(idf * saturation)
+        if not hit_slots:
             return []
+        # per slot, the terms' scores summed in the query's order (bincount adds in input order): FTS5's sum
+        acc = np.bincount(np.concatenate(hit_slots), weights=np.concatenate(hit_scores), minlength=self.used)
         return bm25_top(acc, self.slot_rid[: self.used], limit)
 
     # ------------------------------------------------------------------ write order
