@@ -26,6 +26,7 @@ from meta_memory.agent_memory.store.sqlite import SqliteAgentMemoryStore, realm_
 from meta_memory.recall import fts
 from meta_memory.recall.lexical_index import CATCH_UP_LIMIT, bm25_top
 from meta_memory.recall.text import token_set
+from support import raw_rows
 
 REALM = "default"
 A = "identity:ana"
@@ -267,13 +268,41 @@ def test_the_full_text_row_holds_the_token_sets_re_ranking_reads(title: str, des
     assert frozenset(doc["tags"].split()) == token_set(" ".join(tags))
 
 
-def test_candidates_from_the_index_carry_their_full_text_rows(store: SqliteAgentMemoryStore) -> None:
-    store.remember(REALM, A, "Passport", "the zanzibar drawer", ["travel"])
+def test_candidates_from_the_index_carry_the_columns_holding_each_term(store: SqliteAgentMemoryStore) -> None:
+    store.remember(REALM, A, "Passport drawer", "the zanzibar drawer", ["travel"])
     assert store.lexical_index.warm(REALM)
-    match = fts.match_expression("zanzibar")
+    match = fts.match_expression("zanzibar drawer travel absent")
     assert match is not None
     [(view, _)] = store.search(REALM, Scope.identity(REALM, A), match, 8)
-    assert view.index_tokens == ("passport", "zanzibar drawer", "travel")
+    bit = {c: 1 << i for i, c in enumerate(fts.COLUMNS)}
+    assert view.term_fields == {"zanzibar": bit["body"], "drawer": bit["title"] | bit["body"], "travel": bit["tags"]}
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(docs=corpus, asks=queries)
+def test_term_fields_match_the_full_text_rows(docs: list[Any], asks: list[list[str]]) -> None:
+    """After writes and forgets, each candidate's term fields are its full-text row's columns holding the term."""
+    with tempfile.TemporaryDirectory() as tmp, SqliteAgentMemoryStore(Path(tmp) / "am") as store:
+        ids = [store.remember(REALM, ident, " ".join(title) + f" n{i}", " ".join(body), tags)[0].memory_id
+               for i, (ident, title, body, tags) in enumerate(docs[: len(docs) // 2])]
+        assert store.lexical_index.warm(REALM)
+        for i, (ident, title, body, tags) in enumerate(docs[len(docs) // 2:]):  # caught up from the change log
+            store.remember(REALM, ident, " ".join(title) + f" m{i}", " ".join(body), tags)
+        for memory_id in ids[::3]:
+            rec = store.get(REALM, memory_id)
+            assert rec is not None
+            store.forget(REALM, rec.scope, memory_id, Author.application())
+        for words in asks:
+            match = fts.match_expression(" ".join(words))
+            assert match is not None
+            terms = fts.match_terms(match)
+            assert terms is not None
+            for ident in (A, B):
+                for view, _ in store.search(REALM, Scope.identity(REALM, ident), match, 40):
+                    row = raw_rows(store, REALM, f"SELECT f.title, f.body, f.tags FROM {fts.FTS_TABLE} f JOIN records r "
+                                   "ON r.rid = f.rowid WHERE r.memory_id = ?", (view.memory_id,))[0]
+                    expected = {t: sum(1 << i for i, col in enumerate(row) if t in col.split()) for t in terms}
+                    assert view.term_fields == {t: b for t, b in expected.items() if b}
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])

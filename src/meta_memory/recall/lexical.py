@@ -115,37 +115,42 @@ class LexicalConfig:
     reply_weight: float = 0.9
 
 
+#: bit of each full-text column in a record's ``term_fields`` (bit ``i`` = ``fts.COLUMNS[i]``)
+_TITLE_BIT, _BODY_BIT, _TAGS_BIT = (1 << fts.COLUMNS.index(c) for c in ("title", "body", "tags"))
+
+
 class _Fields:
-    """What the field score reads of one record: its tokens per field as space-padded strings
-    (``" a b c "``: a token ``t`` is held iff ``" t "`` is a substring) and its normalised title and
-    body text (for the substring rule)."""
+    """What the field score reads of one record: which of its fields hold a term — from the index's
+    ``term_fields`` when the store found it there, else from its tokens per field as space-padded
+    strings (``" a b c "``: a token ``t`` is held iff ``" t "`` is a substring) — and its normalised
+    title and body text (for the substring rule)."""
 
-    __slots__ = ("tags", "title", "body", "title_norm", "body_norm")
+    __slots__ = ("bits", "tags", "title", "body", "title_norm", "body_norm")
 
-    def __init__(self, tags: str, title: str, body: str, title_norm: str, body_norm: str) -> None:
-        self.tags, self.title, self.body = tags, title, body
+    def __init__(self, bits: Mapping[str, int] | None, tokens: tuple[str, str, str], title_norm: str,
+                 body_norm: str) -> None:
+        self.bits = bits
+        self.tags, self.title, self.body = tokens
         self.title_norm, self.body_norm = title_norm, body_norm
 
     @classmethod
     def of(cls, record: RecallableRecord) -> _Fields:
-        """The fields of ``record``, from its full-text row when the store read it along (no tokenising)."""
+        """The fields of ``record``; tokenised only when the store gave no ``term_fields``."""
         body_text = _body_text(record)
-        row = getattr(record, "index_tokens", None)
-        if row is not None:
-            columns = dict(zip(fts.COLUMNS, row))
-            tags, title, body = columns["tags"], columns["title"], columns["body"]
+        bits = getattr(record, "term_fields", None)
+        if bits is not None:
+            tokens = ("", "", "")
         else:  # tokens of the text as written, exactly as the full-text index sees it
-            tags, title, body = (" ".join(token_set(t)) for t in (" ".join(record.tags), record.title, body_text))
-        return cls(f" {tags} ", f" {title} ", f" {body} ", normalize(record.title), normalize(body_text))
+            tags, title, body = (f" {' '.join(token_set(t))} " for t in (" ".join(record.tags), record.title, body_text))
+            tokens = (tags, title, body)
+        return cls(bits, tokens, normalize(record.title), normalize(body_text))
 
-    def points(self, term: str, padded: str) -> int:
-        """The reference's points of one normalised ``term`` (``padded`` = ``" term "``) for this record."""
-        return term_points(term, padded in self.tags, padded in self.title, padded in self.body,
-                           self.title_norm, self.body_norm)
-
-    def holds(self, padded: str) -> bool:
-        """Whether any field holds the token (``padded`` = ``" term "``)."""
-        return padded in self.tags or padded in self.title or padded in self.body
+    def held(self, term: str, padded: str) -> tuple[bool, bool, bool]:
+        """Whether the tags, the title and the body hold the normalised ``term`` (``padded`` = ``" term "``)."""
+        if self.bits is not None:
+            bits = self.bits.get(term, 0)
+            return bool(bits & _TAGS_BIT), bool(bits & _TITLE_BIT), bool(bits & _BODY_BIT)
+        return padded in self.tags, padded in self.title, padded in self.body
 
 
 def _body_text(record: RecallableRecord) -> str:
@@ -174,7 +179,7 @@ class _FieldCache:
         return value
 
     def get(self, record: RecallableRecord) -> _Fields:
-        if getattr(record, "index_tokens", None) is not None:
+        if getattr(record, "term_fields", None) is not None:
             return _Fields.of(record)  # nothing to tokenise: cheaper than a cache entry
         key = (record_id(record), record.title, _body_text(record), tuple(record.tags))
         hit = self._items.get(key)
@@ -261,15 +266,18 @@ class LexicalRecallProvider:
         cfg = self.config
         padded = [f" {t} " for t in terms]
         candidates = []
+        held = [0] * len(terms)  # per term, how many candidates hold it
         for record, bm25 in reader.search(match, cfg.candidate_limit):
             fields = self._fields.get(record)
-            candidates.append((record, bm25, fields, [fields.points(t, p) for t, p in zip(terms, padded)]))
-        weights = None
-        if cfg.rarity_weight:
-            held = [sum(1 for _, _, fields, _ in candidates if fields.holds(p)) for p in padded]
-            weights = idf_weights(terms, held, len(candidates), cfg.rarity_weight)
+            points = []
+            for i, (term, pad) in enumerate(zip(terms, padded)):
+                in_tags, in_title, in_body = fields.held(term, pad)
+                held[i] += in_tags or in_title or in_body
+                points.append(term_points(term, in_tags, in_title, in_body, fields.title_norm, fields.body_norm))
+            candidates.append((record, bm25, points))
+        weights = idf_weights(terms, held, len(candidates), cfg.rarity_weight) if cfg.rarity_weight else None
         scored: dict[str, ScoredRecord[Any]] = {}
-        for record, bm25, fields, points in candidates:
+        for record, bm25, points in candidates:
             if sum(points) < cfg.min_relevance:
                 continue
             field_points = (sum(n * weights.get(t, 1.0) for t, n in zip(terms, points)) if weights is not None

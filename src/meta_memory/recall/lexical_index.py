@@ -100,15 +100,18 @@ Snapshot = Callable[[str], contextlib.AbstractContextManager[Any]]
 
 
 class _Postings:
-    """One term's postings: slots and column-weighted frequencies, plus appends not yet merged."""
+    """One term's postings: slots (ascending), column-weighted frequencies and the columns holding the
+    term (bit ``i`` = ``fts.COLUMNS[i]``), plus appends not yet merged."""
 
-    __slots__ = ("slots", "freqs", "more_slots", "more_freqs", "saturation", "hits", "version")
+    __slots__ = ("slots", "freqs", "fields", "more_slots", "more_freqs", "more_fields", "saturation", "hits", "version")
 
-    def __init__(self, slots: np.ndarray, freqs: np.ndarray) -> None:
+    def __init__(self, slots: np.ndarray, freqs: np.ndarray, fields: np.ndarray) -> None:
         self.slots = slots
         self.freqs = freqs
+        self.fields = fields
         self.more_slots: list[int] = []
         self.more_freqs: list[float] = []
+        self.more_fields: list[int] = []
         # per posting f * (k1 + 1) / (f + k1 * (1 - b + b * D / avgdl)), and the live postings' count, as of
         # the index's ``version`` (any change to the index moves avgdl: both are recomputed on next use)
         self.saturation: np.ndarray | None = None
@@ -120,20 +123,25 @@ class _Postings:
         if self.more_slots:
             self.slots = np.concatenate([self.slots, np.asarray(self.more_slots, dtype=np.int32)])
             self.freqs = np.concatenate([self.freqs, np.asarray(self.more_freqs, dtype=np.float32)])
-            self.more_slots, self.more_freqs = [], []
+            self.fields = np.concatenate([self.fields, np.asarray(self.more_fields, dtype=np.uint8)])
+            self.more_slots, self.more_freqs, self.more_fields = [], [], []
         return self.slots, self.freqs
 
 
-def _weighted(columns: Sequence[str]) -> tuple[dict[str, float], int]:
-    """``(term -> column-weighted count, token count)`` of one full-text row's columns."""
+def _weighted(columns: Sequence[str]) -> tuple[dict[str, float], int, dict[str, int]]:
+    """``(term -> column-weighted count, token count, term -> columns holding it)`` of one full-text
+    row's columns (bit ``i`` of the last = ``fts.COLUMNS[i]``)."""
     freq: dict[str, float] = {}
+    bits: dict[str, int] = {}
     size = 0
-    for text, weight in zip(columns, _WEIGHT_LIST):
+    for i, (text, weight) in enumerate(zip(columns, _WEIGHT_LIST)):
         toks = text.split()
         size += len(toks)
+        bit = 1 << i
         for t in toks:
             freq[t] = freq.get(t, 0.0) + weight
-    return freq, size
+            bits[t] = bits.get(t, 0) | bit
+    return freq, size, bits
 
 
 class _RealmIndex:
@@ -179,20 +187,24 @@ class _RealmIndex:
         index._grow(n)
         slots: dict[str, list[int]] = {}
         freqs: dict[str, list[float]] = {}
+        fields: dict[str, list[int]] = {}
         for slot, row in enumerate(rows):
-            freq, size = _weighted(row[4:])
+            freq, size, bits = _weighted(row[4:])
             index._place(slot, row[0], (row[1], row[2]), row[3], size)
             for term, f in freq.items():
                 s = slots.get(term)
                 if s is None:
                     slots[term] = [slot]
                     freqs[term] = [f]
+                    fields[term] = [bits[term]]
                 else:
                     s.append(slot)
                     freqs[term].append(f)
+                    fields[term].append(bits[term])
         index.used = n
         for term, s in slots.items():
-            index.postings[term] = _Postings(np.asarray(s, dtype=np.int32), np.asarray(freqs[term], dtype=np.float32))
+            index.postings[term] = _Postings(np.asarray(s, dtype=np.int32), np.asarray(freqs[term], dtype=np.float32),
+                                             np.asarray(fields[term], dtype=np.uint8))
             index.n_postings += len(s)
             index.term_chars += len(term)
         return index
@@ -238,16 +250,18 @@ class _RealmIndex:
         self.remove(row[0])
         slot = self.used
         self._grow(slot + 1)
-        freq, size = _weighted(row[4:])
+        freq, size, bits = _weighted(row[4:])
         self._place(slot, row[0], (row[1], row[2]), row[3], size)
         self.used += 1
         for term, f in freq.items():
             p = self.postings.get(term)
             if p is None:
-                p = self.postings[term] = _Postings(np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.float32))
+                p = self.postings[term] = _Postings(np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.float32),
+                                                    np.zeros(0, dtype=np.uint8))
                 self.term_chars += len(term)
             p.more_slots.append(slot)
             p.more_freqs.append(f)
+            p.more_fields.append(bits[term])
             self.n_postings += 1
 
     def needs_rebuild(self) -> bool:
@@ -256,7 +270,7 @@ class _RealmIndex:
 
     def nbytes(self) -> int:
         """Estimated memory of the index in bytes (arrays, postings, vocabulary, rid map)."""
-        return (self.n_postings * 8 + self.cached * 8 + len(self.slot_rid) * 44 + len(self.slot_of) * 100
+        return (self.n_postings * 9 + self.cached * 8 + len(self.slot_rid) * 44 + len(self.slot_of) * 100
                 + len(self.postings) * 200 + self.term_chars * 2)
 
     def _term(self, p: _Postings, avgdl: float) -> tuple[np.ndarray, np.ndarray, int]:
@@ -308,6 +322,24 @@ class _RealmIndex:
         # per slot, the terms' scores summed in the query's order (bincount adds in input order): FTS5's sum
         acc = np.bincount(np.concatenate(hit_slots), weights=np.concatenate(hit_scores), minlength=self.used)
         return bm25_top(acc, self.slot_rid[: self.used], limit)
+
+    def term_fields(self, terms: Sequence[str], rids: Sequence[int]) -> list[dict[str, int]]:
+        """Per rid (indexed), ``term -> columns of its full-text row holding the term`` (bit ``i`` =
+        ``fts.COLUMNS[i]``) for the ``terms`` it holds."""
+        import numpy as np
+        want = np.asarray([self.slot_of[rid] for rid in rids], dtype=np.int32)
+        out: list[dict[str, int]] = [{} for _ in rids]
+        for term in dict.fromkeys(terms):
+            p = self.postings.get(term)
+            if p is None:
+                continue
+            slots, _ = p.arrays()
+            if not len(slots):
+                continue
+            at = np.minimum(np.searchsorted(slots, want), len(slots) - 1)
+            for i in np.flatnonzero(slots[at] == want):
+                out[int(i)][term] = int(p.fields[at[i]])
+        return out
 
     # ------------------------------------------------------------------ write order
 
@@ -487,8 +519,11 @@ class LexicalIndexes:
 
     # ------------------------------------------------------------------ search
 
-    def search(self, conn: Any, realm: str, scope: tuple[str, str], match: str, limit: int) -> list[tuple[int, float]] | None:
-        """The scope's best ``limit`` ``(rid, bm25)`` for ``match``, best first, or ``None``: ask FTS5.
+    def search(self, conn: Any, realm: str, scope: tuple[str, str], match: str,
+               limit: int) -> list[tuple[int, float, dict[str, int]]] | None:
+        """The scope's best ``limit`` ``(rid, bm25, term fields)`` for ``match``, best first, or ``None``:
+        ask FTS5. ``term fields``: ``term -> columns holding it`` (bit ``i`` = ``fts.COLUMNS[i]``) for
+        the query's terms the row holds (:meth:`_RealmIndex.term_fields`).
 
         ``conn`` is the caller's open read transaction on ``realm`` (the index catches up to its
         snapshot first). ``None`` when the index is off, the realm is cold (a build is started),
@@ -514,8 +549,9 @@ class LexicalIndexes:
             if not self._catch_up(conn, realm, index):
                 return None
             hits = index.top(scope, terms, limit)
+            fields = index.term_fields(terms, [rid for rid, _ in hits])
         self._fit(realm)
-        return hits
+        return [(rid, score, held) for (rid, score), held in zip(hits, fields)]
 
     def neighbours(self, conn: Any, realm: str, scope: tuple[str, str], anchors: Sequence[int], span: int,
                    window_ms: int) -> dict[int, list[int]] | None:

@@ -36,7 +36,7 @@ import stat
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import lru_cache
 from itertools import zip_longest
 from pathlib import Path
@@ -864,22 +864,20 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
 
     @staticmethod
     def _current_views(
-        conn: sqlite3.Connection, kind: str, key: str, hits: Sequence[tuple[int, float]]
+        conn: sqlite3.Connection, kind: str, key: str, hits: Sequence[tuple[int, float, Mapping[str, int]]]
     ) -> list[tuple[RecordView, float]]:
-        """``hits`` (``(rid, score)``, in order) whose records are active in the scope now, as views
-        carrying their full-text rows (so re-ranking need not tokenise them again)."""
+        """``hits`` (``(rid, score, term fields)``, in order) whose records are active in the scope now,
+        as views carrying the index's term fields (so re-ranking need not tokenise them)."""
         if not hits:
             return []
         rows = conn.execute(
             # by primary key (the unary + keeps the planner off the scope index, a scan of the whole scope)
-            f"SELECT {VIEW_COLUMNS}, {', '.join(f'f.{c} AS fts_{c}' for c in fts.COLUMNS)} FROM records r "
-            f"JOIN {fts.FTS_TABLE} f ON f.rowid = r.rid WHERE r.rid IN ({', '.join('?' * len(hits))}) "
+            f"SELECT {VIEW_COLUMNS} FROM records r WHERE r.rid IN ({', '.join('?' * len(hits))}) "
             "AND +r.scope_kind = ? AND +r.scope_key = ? AND +r.status_kind = 'active'",
-            (*(rid for rid, _ in hits), kind, key),
+            (*(rid for rid, _, _ in hits), kind, key),
         ).fetchall()
         by_rid = {r["rid"]: r for r in rows}
-        return [(row_to_view(row, tuple(row[f"fts_{c}"] for c in fts.COLUMNS)), score)
-                for rid, score in hits if (row := by_rid.get(rid)) is not None]
+        return [(row_to_view(row, fields), score) for rid, score, fields in hits if (row := by_rid.get(rid)) is not None]
 
     # ================================================================ vectors (semantic recall extra)
 
