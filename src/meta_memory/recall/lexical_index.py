@@ -17,6 +17,10 @@ vectorised — and answers with the *same* candidates, scores and order as FTS5:
   ``b = 0.75``, negated; ``N`` and ``n_i`` count the realm's whole index (every
   scope), as FTS5 does; ties by ``rid``.
 
+Two more answers come from the same memory: which columns of a candidate's row hold each
+query term (a byte per posting, handed to re-ranking so it reads no full-text row), and the rows'
+write order (``created_at_ms``, then ``rid``) for recall's write-order neighbours.
+
 Coherence with the durable store (SQLite stays the source of truth):
 
 * every insert into or delete from the full-text table writes the change log
