@@ -116,7 +116,7 @@ class _Postings:
         self.more_slots: list[int] = []
         self.more_freqs: list[float] = []
         self.more_fields: list[int] = []
-        # per posting f * (k1 + 1) / (f + k1 * (1 - b + b * D / avgdl)), and the live postings' count, as of
+        # per posting idf * f * (k1 + 1) / (f + k1 * (1 - b + b * D / avgdl)), and the live postings' count, as of
         # the index's ``version`` (any change to the index moves avgdl: both are recomputed on next use)
         self.saturation: np.ndarray | None = None
         self.hits = 0
@@ -277,8 +277,9 @@ class _RealmIndex:
         return (self.n_postings * 9 + self.cached * 8 + len(self.slot_rid) * 44 + len(self.slot_of) * 100
                 + len(self.postings) * 200 + self.term_chars * 2)
 
-    def _term(self, p: _Postings, avgdl: float) -> tuple[np.ndarray, np.ndarray, int]:
-        """``(slots, saturation, live count)`` of one term, recomputed only after the index changed."""
+    def _term(self, p: _Postings, avgdl: float) -> tuple[np.ndarray, np.ndarray] | None:
+        """``(slots, per-posting score)`` of one term (``None`` when no live row holds it): the score is
+        ``idf * saturation`` as FTS5 computes it, recomputed only after the index changed."""
         import numpy as np
 
         slots, freqs = p.arrays()
@@ -286,10 +287,13 @@ class _RealmIndex:
             f = freqs.astype(np.float64)
             d = self.slot_len[slots]
             self.cached += len(slots) - (0 if p.saturation is None else len(p.saturation))
-            p.saturation = (f * (K1 + 1.0)) / (f + K1 * (1 - B + B * d / avgdl))
             p.hits = len(slots) if self.removed == 0 else int(np.count_nonzero(self.slot_scope[slots] >= 0))
+            idf = math.log((self.live - p.hits + 0.5) / (p.hits + 0.5))
+            if idf <= 0.0:
+                idf = 1e-6
+            p.saturation = idf * ((f * (K1 + 1.0)) / (f + K1 * (1 - B + B * d / avgdl)))
             p.version = self.version
-        return slots, p.saturation, p.hits
+        return (slots, p.saturation) if p.hits else None
 
     # ------------------------------------------------------------------ search
 
@@ -299,8 +303,7 @@ class _RealmIndex:
         sid = self.scopes.get(scope)
         if sid is None or self.live <= 0 or limit <= 0:
             return []
-        n_rows = self.live
-        avgdl = float(self.tokens) / float(n_rows)
+        avgdl = float(self.tokens) / float(self.live)
         whole = len(self.scopes) == 1 and self.removed == 0  # every posting is live and in this scope
         hit_slots: list[np.ndarray] = []
         hit_scores: list[np.ndarray] = []
@@ -308,19 +311,17 @@ class _RealmIndex:
             p = self.postings.get(term)
             if p is None:
                 continue  # no row has it: it adds 0 to every score
-            slots, saturation, n_hit = self._term(p, avgdl)
-            if n_hit == 0:
+            scored = self._term(p, avgdl)
+            if scored is None:
                 continue
-            idf = math.log((n_rows - n_hit + 0.5) / (n_hit + 0.5))
-            if idf <= 0.0:
-                idf = 1e-6
+            slots, scores = scored
             if not whole:
                 mine = self.slot_scope[slots] == sid
-                slots, saturation = slots[mine], saturation[mine]
+                slots, scores = slots[mine], scores[mine]
                 if not len(slots):
                     continue
             hit_slots.append(slots)
-            hit_scores.append(idf * saturation)
+            hit_scores.append(scores)
         if not hit_slots:
             return []
         # per slot, the terms' scores summed in the query's order (bincount adds in input order): FTS5's sum
