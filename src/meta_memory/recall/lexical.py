@@ -67,7 +67,8 @@ from meta_memory.recall.provider import (
 )
 from meta_memory.recall.text import normalize, token_set
 
-__all__ = ["LexicalConfig", "LexicalRecallProvider", "field_score", "MIN_CONTEXTUAL_RELEVANCE_SCORE"]
+__all__ = ["LexicalConfig", "LexicalRecallProvider", "field_score", "term_points", "idf_weights", "rarity_weights",
+           "MIN_CONTEXTUAL_RELEVANCE_SCORE"]
 
 #: The reference's floor on the field score of a contextual match.
 MIN_CONTEXTUAL_RELEVANCE_SCORE = 2.0
