@@ -8,6 +8,10 @@ characters (``Cc``, but tab and line breaks), blank-looking letters (Hangul
 fillers, the braille blank), fullwidth and other compatibility forms (folded by NFKC) and Unicode
 dashes. :func:`fold` removes the first, applies NFKC and reads every dash as
 ``-``. It never raises; ASCII text is returned unchanged.
+
+Letters of other scripts that look Latin (Cyrillic ``е``, Greek ``Η``, small capitals) are not
+folded by :func:`fold`; :func:`unconfuse` reads them as the Latin letters, for the matchers where a
+look-alike must count as the original (markers, and the rules that make a tool untrusted).
 """
 
 from __future__ import annotations
@@ -17,7 +21,26 @@ import sys
 import unicodedata
 from functools import lru_cache
 
-__all__ = ["fold", "fold_table"]
+__all__ = ["LOOK_ALIKE_LETTERS", "fold", "fold_table", "unconfuse"]
+
+
+#: Letters of other scripts (and Latin small capitals, the dotless i) a reader takes for a Latin letter,
+#: each mapped to that lower-case ASCII letter. Capitals are listed apart where their lower case looks
+#: like another letter (Greek ``Ν`` is N, ``ν`` is v). Used where a name or marker must match in
+#: whatever script it is spelled: the markers of :mod:`meta_memory.injection.defang` and the tool and
+#: server names of :mod:`meta_memory.firewall.classify`.
+LOOK_ALIKE_LETTERS: dict[str, str] = {c: t for t, cs in {
+    "a": "аАαΑɑᴀ", "b": "ВьЬΒʙ", "c": "сСϲᴄ", "d": "ԁᴅ", "e": "еЕёЁεΕᴇҽ", "g": "ɡɢ", "h": "һНΗʜհ",
+    "i": "іІıιΙɪ", "j": "јЈᴊ", "k": "кКκΚᴋ", "l": "ʟӏ", "m": "мМΜᴍ", "n": "пΝɴո", "o": "оОοΟᴏօ",
+    "p": "рРρΡᴘ", "q": "ԛ", "r": "гʀ", "s": "ѕЅꜱ", "t": "тТτΤᴛ", "u": "υᴜս", "v": "νᴠѵ", "w": "ԝᴡ",
+    "x": "хХΧ", "y": "уУүγΥʏ", "z": "Ζᴢ",
+}.items() for c in cs}
+_LOOK_ALIKE_TABLE = str.maketrans(LOOK_ALIKE_LETTERS)
+
+
+def unconfuse(text: str) -> str:
+    """``text`` with every :data:`LOOK_ALIKE_LETTERS` letter replaced by the Latin letter it looks like."""
+    return text if text.isascii() else text.translate(_LOOK_ALIKE_TABLE)
 
 
 #: Letters and symbols that render as blank space: Hangul fillers, the braille blank, Khmer inherent vowels.

@@ -30,6 +30,7 @@ PRINCIPALS: dict[str, list[tuple[str, dict[str, str] | None]]] = {
     "hrall": [(a, {"realm": "hr"}) for a in RV],
     "writer": [(a, {"identity": WRITER}) for a in (*RV, "agent.memory.write", "agent.memory.delete",
                                                       "memory.quarantine.review", "agent.session.manage")],
+    "wreader": [(a, {"identity": WRITER}) for a in RV],
     "conf": [(a, None) for a in RV],
     "supportrole": [(a, {"role": "support"}) for a in RV],
 }
@@ -294,3 +295,38 @@ def test_a_read_only_gateway_refuses_every_state_change(tmp_path: Path) -> None:
         g.ok("admin", "meta/agent_memory/tool", {"identity": LEAD, "arguments": {"action": "recall", "query_text": "x"}})
     finally:
         proc.stop()
+
+
+def test_taint_events_carry_their_realm(gw: Gw) -> None:
+    """A taint transition of ``hr/lead:main`` (session key, taint source) is an event of that realm: a
+    caller granted ``lead:main`` in the default realm only does not see it, one granted it in ``hr`` does."""
+    after = gw.ok("admin", "meta/events/list", {"limit": 1})["last_event_id"]
+    session = f"hr-sess-{uid()}"
+    gw.ok("admin", "meta/turn/tool_result",
+          {"identity": LEAD, "realm": "hr", "session_key": session, "tool_name": "web_fetch"})
+
+    def taint_events(who: str) -> list[dict[str, Any]]:
+        events = gw.ok(who, "meta/events/list", {"after": after, "limit": 1000})["events"]
+        return [e for e in events if e["event_type"] == "memory.taint.transition"
+                and e["data"].get("session_key") == session]
+
+    seen = taint_events("admin")
+    assert seen and all(e["data"]["realm"] == "hr" for e in seen)
+    assert taint_events("plain") == []
+    assert taint_events("hr") and taint_events("star")
+
+
+def test_a_reader_cannot_spend_a_hosts_session(gw: Gw) -> None:
+    """An injection into a session records what it delivered (the session's dedup set and byte
+    budget): a caller that may only read an identity must not use up the host's session, or the
+    host's next turn would be answered without those memories."""
+    session, mark = f"host-{uid()}", uid()
+    ids = {gw.remember(WRITER, "default", f"deploy rule {i} {mark}") for i in range(2)}
+    gw.ok("writer", "meta/session/note", {"identity": WRITER, "session_key": session})
+    err = gw.err("wreader", "meta/turn/inject", {"identity": WRITER, "session_key": session, "query_text": mark})
+    assert err["code"] == -32030 and err["data"]["action"] == "agent.session.manage"
+    assert err["data"]["resource"] == f"identity:default/{WRITER}"
+    # without a session nothing of a session is touched: the reader still reads
+    assert set(gw.ok("wreader", "meta/turn/inject", {"identity": WRITER, "query_text": mark})["included_ids"]) == ids
+    host = gw.ok("writer", "meta/turn/inject", {"identity": WRITER, "session_key": session, "query_text": mark})
+    assert set(host["included_ids"]) == ids

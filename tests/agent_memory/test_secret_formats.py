@@ -53,7 +53,17 @@ PKCS1_BODY = ("MIIEpQIBAAKCAQEAl8vENbLI73Z/XfRgyAeTlp6FzQx1bW9sZ2Fzd2FzZGZhc2RmY
         (PKCS1_BODY, "private-key"),
         ("MC4CAQAwBQYDK2VwBCIEILvFUPpfzEvtZjo2JdzOaGVsbG8gd29ybGQgaGVsbG8gd29y", "private-key"),
         ("b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW", "private-key"),
+        # any token or key name assigned a generated value
+        ("GITHUB_TOKEN=9f8e7d6c5b4a39281706f5e4d3c2b1a0", "credential-assignment"),
+        ('export HF_TOKEN="Xq7Lm2Np9Rs4Tv6Wy8Za1Bc3De5Fg"', "credential-assignment"),
+        ("token: 4f9c2e7a1b8d3f6e0a5c9b2d7e1f4a8c", "credential-assignment"),
+        ("ENCRYPTION_KEY=b7e4c1f8a2d5e9c3f6a0b4d8e2c5f9a1", "credential-assignment"),
+        ("stripe.key = 3a8f1c6e9b2d5f0a7c4e1b8d", "credential-assignment"),
         # not secrets
+        ("partition_key: tenant_id_and_date_2024", None),
+        ("the sort key: created_at_ms", None),
+        ("token_count: 12345678901234567", None),
+        ("monkey=9f8e7d6c5b4a39281706f5e4d3c2b1a0", None),
         ("password: ********", None),
         ("password=${DB_PASSWORD}", None),
         ("password: <your password>", None),

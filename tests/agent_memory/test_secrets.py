@@ -29,7 +29,8 @@ from meta_memory.agent_memory.secrets import SECRET_CLASSES, scan, scan_text
         ("x-auth-token=abcdefghijklmnop9", "credential-assignment"),
         ("api_key = your-api-key-goes-here", None),
         ("api_key = abc123", None),
-        ("myapi_key = zXy1aB2cD3eF4gH5iJ6k", None),
+        ("myapi_key = zXy1aB2cD3eF4gH5iJ6k", "credential-assignment"),  # any *_key name with a generated value
+        ("myapikey = zXy1aB2cD3eF4gH5iJ6k", None),  # glued letters: not a key name
         ("OPENAI_API_KEY=zXy1aB2cD3eF4gH5iJ6k", "credential-assignment"),
         ("the api key is somewhere safe", None),
     ],

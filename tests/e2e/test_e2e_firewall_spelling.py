@@ -10,7 +10,9 @@ import pytest
 from e2e_support import Rpc, uid
 
 SPELLINGS = ["WebFetch", "WEB_FETCH", "web-fetch", " web_fetch ", "web\u200bfetch", "ｗｅｂ＿ｆｅｔｃｈ", "HttpRequest",
-             "Web.Search"]
+             "Web.Search",
+             # letters of other scripts that look Latin: Cyrillic e, Cyrillic s/e/a/c, Greek capitals
+             "w\u0435b_fetch", "web_\u0455\u0435\u0430r\u0441h", "\u0397TTP_REQUEST"]
 
 
 @pytest.mark.parametrize("name", SPELLINGS)
@@ -40,6 +42,10 @@ def test_strict_default_trusts_only_listed_tools_and_servers(rpc_with: Callable[
         ("read_file", {}, False),
         ("read_file", {"provenance": {"kind": "builtin", "source_id": "core"}}, False),
         ("mcp__rogue__query", {}, False),
+        # a look-alike of a trusted server or tool is not trusted; a look-alike MCP prefix is still MCP
+        ("mcp__kn\u043ewledge_graph__query", {}, False),
+        ("search_docs", {"provenance": {"kind": "mcp", "source_id": "kn\u043ewledge_graph"}}, False),
+        ("\u0441alculator", {}, False),
         ("web_fetch", {}, False),
     ]
     for name, extra, trusted in cases:

@@ -20,8 +20,12 @@ EXAMPLES = {
     "jwt bearer header": ("API call", "send Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0"
                                       ".dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"),
     "password: hunter2": ("Router", "admin login, password: hunter2"),
+    "an env file's GITHUB_TOKEN": ("CI", "the runner has GITHUB_TOKEN=9f8e7d6c5b4a39281706f5e4d3c2b1a0 set"),
+    "a bare token assignment": ("Bot", 'config: token = "Xq7Lm2Np9Rs4Tv6Wy8Za1Bc3De5Fg"'),
+    "an ENCRYPTION_KEY": ("Backups", "ENCRYPTION_KEY: b7e4c1f8a2d5e9c3f6a0b4d8e2c5f9a1"),
 }
-FRAGMENTS = ("AKIAIOSFOD", "NN7EXAMPLE", "IOSFODNN", "Ab3dEf6h", "AbCdEfGh", "dozjgNry", "eyJzdWIi", "hunter2")
+FRAGMENTS = ("AKIAIOSFOD", "NN7EXAMPLE", "IOSFODNN", "Ab3dEf6h", "AbCdEfGh", "dozjgNry", "eyJzdWIi", "hunter2",
+             "9f8e7d6c5b4a", "Xq7Lm2Np", "b7e4c1f8a2")
 
 
 def _no_echo(obj: Any) -> None:

@@ -50,6 +50,27 @@ def test_erase_removes_the_chain_and_its_bytes_and_keeps_the_rest(gateway: Any, 
     assert MARK.encode() not in db_bytes(gateway.state_dir)
 
 
+def test_erase_leaves_no_merged_tag_on_the_timeline(gateway: Any) -> None:
+    """A duplicate remember that merges tags is an event; the tags are the record's content, so they
+    stay out of the timeline, which an erase does not rewrite (the timeline names ids only)."""
+    tag = f"diagnosis-{MARK}"
+    first = remember(gateway, "Clinic", "appointment on tuesday")
+    merged = gateway.result("meta/agent_memory/remember", {"identity": ID, "title": "Clinic",
+                                                           "body": "appointment on tuesday", "tags": [tag]})
+    assert merged["supersedes"] == first and merged["tags_added"] == [tag]  # the caller is told
+    batch = gateway.result("meta/agent_memory/remember_batch", {"identity": ID, "records": [
+        {"title": "Clinic", "body": "appointment on tuesday", "tags": [tag, f"second-{MARK}"]}]})
+    assert batch["results"][0]["tags_added"] == [f"second-{MARK}"]
+    updated = [e for e in gateway.result("meta/events/list", {"limit": 1000})["events"]
+               if e["event_type"] == "memory.record.updated"]
+    assert [e["data"]["tags_merged"] for e in updated] == [1, 1]
+    gateway.result("meta/agent_memory/erase", {"identity": ID, "memory_id": merged["memory_id"]})
+    assert MARK not in str(gateway.result("meta/events/list", {"limit": 1000}))
+    gateway.stop()
+    state = b"".join(p.read_bytes() for p in gateway.state_dir.rglob("*") if p.is_file())
+    assert MARK.encode() not in state
+
+
 def test_erase_follows_a_released_copy_and_refuses_while_review_is_pending(gateway: Any) -> None:
     gateway.result("meta/session/note", {"identity": ID, "session_key": "s1"})
     gateway.result("meta/turn/tool_result", {"identity": ID, "session_key": "s1", "tool_name": "web_fetch"})

@@ -64,7 +64,7 @@ def test_first_taint_wins_and_emits_one_event(tracker: TaintTracker, clock: Manu
         (
             TAINT_EVENT,
             "lead:main",
-            {"identity": "lead:main", "session_key": "s1", "kind": "tainted", "source": "web tool 'web_search'"},
+            {"realm": "default", "identity": "lead:main", "session_key": "s1", "kind": "tainted", "source": "web tool 'web_search'"},
         )
     ]
 
@@ -108,7 +108,7 @@ def test_returning_to_a_tainted_session_is_tainted_again(tracker: TaintTracker) 
 def test_pending_taint_lands_on_the_next_noted_session(tracker: TaintTracker, events: Events) -> None:
     state = tracker.observe("a:1", None, WEB)
     assert state is not None and tracker.identity_taint("a:1") == state
-    assert events.items[0][2] == {"identity": "a:1", "session_key": None, "kind": "tainted", "source": WEB.source}
+    assert events.items[0][2] == {"realm": "default", "identity": "a:1", "session_key": None, "kind": "tainted", "source": WEB.source}
     tracker.note_session("a:1", "s7")
     assert tracker.session_taint("a:1", "s7") == state
     assert tracker.identity_taint("a:1") == state
@@ -136,7 +136,7 @@ def test_reset_clears_current_and_pending(tracker: TaintTracker, events: Events)
     assert tracker.identity_taint("a:1") is None
     assert tracker.current_session("a:1") is None
     assert events.kinds() == ["tainted", "reset_boundary"]
-    assert events.items[-1][2] == {"identity": "a:1", "session_key": "s1", "kind": "reset_boundary",
+    assert events.items[-1][2] == {"realm": "default", "identity": "a:1", "session_key": "s1", "kind": "reset_boundary",
                                    "source": WEB.source}
     # pending taint is dropped too
     tracker.observe("b:1", None, WEB)

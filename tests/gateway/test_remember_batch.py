@@ -225,7 +225,8 @@ def test_batch_items_merge_tags_and_emit_events_exactly_as_single_remembers(gate
     for s_event, b_event in zip(got_single, got_batch, strict=True):
         assert same_id(s_event["data"]["record_id"], b_event["data"]["record_id"])
         assert same_id(s_event["data"].get("supersedes"), b_event["data"].get("supersedes"))
-        assert s_event["data"].get("tags_added") == b_event["data"].get("tags_added")
+        assert s_event["data"].get("tags_merged") == b_event["data"].get("tags_merged")
+        assert "tags_added" not in b_event["data"]  # tags are content: the timeline carries only their count
 
 
 def test_a_merge_breaking_the_tag_cap_refuses_that_item_alone(gateway: GatewayProcess) -> None:

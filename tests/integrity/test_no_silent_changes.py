@@ -144,7 +144,7 @@ def test_remember_update_forget_each_emit_a_record_event_naming_ids_only(gw: Gat
     assert [(e["event_type"], e["data"]) for e in mine] == [
         ("memory.record.created", {"realm": "default", "record_id": first["memory_id"]}),
         ("memory.record.updated", {"realm": "default", "record_id": merged["memory_id"],
-                                   "supersedes": first["memory_id"], "tags_added": ["b"]}),
+                                   "supersedes": first["memory_id"], "tags_merged": 1}),
         ("memory.record.updated", {"realm": "default", "record_id": upd["memory_id"],
                                    "supersedes": merged["memory_id"]}),
         ("memory.record.forgotten", {"realm": "default", "record_id": upd["memory_id"]}),

@@ -377,3 +377,52 @@ def test_index_neighbours_match_the_database(steps: list[Any], forgotten: list[i
 def _is_active(store: SqliteAgentMemoryStore, memory_id: str) -> bool:
     rec = store.get(REALM, memory_id)
     return rec is not None and rec.status.is_active
+
+
+def _traced(fn: Any) -> int:
+    """Bytes still allocated after ``fn()`` that were not before (tracemalloc)."""
+    import gc
+    import tracemalloc
+
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        fn()
+        gc.collect()
+        return tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+
+
+@pytest.mark.parametrize("distinct", [True, False], ids=["distinct-words", "shared-words"])
+def test_the_memory_figure_covers_what_the_index_holds(tmp_path: Path, distinct: bool) -> None:
+    """The budget is only as good as the figure it is held to: a realm written to be expensive (every
+    record of words no other record has, added after the build so they wait unmerged) must not hold
+    more memory than ``nbytes`` says."""
+
+    def items(start: int, count: int) -> list[RememberItem]:
+        return [RememberItem(f"Note {i}", " ".join(f"q{i:05d}w{j:02d}" if distinct else f"w{j:02d}x"
+                                                   for j in range(40)) + f" n{i:05d}z")
+                for i in range(start, start + count)]
+
+    with SqliteAgentMemoryStore(tmp_path / "am") as store:
+        index = store.lexical_index
+        index.min_rows = 0
+        index.background = False
+        store.remember_many(REALM, A, items(0, 1000))
+        built = _traced(lambda: index.warm(REALM))
+        assert index.ready(REALM)
+        assert built <= index.nbytes() * 1.15, (built, index.nbytes())
+        match = fts.match_expression("n00001z")
+        assert match is not None
+        at = index.position(REALM)
+
+        def grow() -> None:
+            for start in range(1000, 3000, CATCH_UP_LIMIT // 2):  # each search applies the changes in place
+                store.remember_many(REALM, B if start % 2 else A, items(start, CATCH_UP_LIMIT // 2))
+                store.search(REALM, Scope.identity(REALM, A), match, 8)
+
+        grown = _traced(grow)
+        assert index.position(REALM) > at  # type: ignore[operator]  # applied in place: appended postings wait unmerged
+        assert built + grown <= index.nbytes() * 1.15, (built + grown, index.nbytes())

@@ -165,6 +165,36 @@ def _credential_key_before(match: re.Match[str]) -> bool:
     end = match.start() + next(len(w) for w in ("secret", "token", "key") if text.startswith(w, match.start()))
     return _KEY_NAME_AT_END.search(text, max(0, end - _LONGEST_KEY), end) is not None
 
+
+#: A run of at least 16 letters and digits holding both: what a generated credential looks like, and what
+#: an identifier made of words (``tenant_id_and_date_2024``) or a number is not.
+_RUN = re.compile(r"[a-z0-9]{16,}")
+
+
+def _random_run(value: str) -> bool:
+    """Whether ``value`` (lower-cased) holds a run of 16+ letters and digits mixing both (linear time)."""
+    return any(not r.isalpha() and not r.isdigit() for r in _RUN.findall(value))  # runs are [a-z0-9]
+
+
+def _any_key_name_before(match: re.Match[str]) -> bool:
+    """Any other name of a token or key: a whole ``token`` word, or a name joined to ``token``/``key`` by
+    ``_``, ``-`` or ``.`` (``GITHUB_TOKEN``, ``HF_TOKEN``, ``ENCRYPTION_KEY``, ``stripe.key``)."""
+    text, start = match.string, match.start()
+    if text.startswith("secret", start):
+        return False  # every ``secret`` name is already a listed key name
+    joined = start >= 2 and text[start - 1] in "_-." and text[start - 2] in _ALNUM
+    if text.startswith("token", start):
+        return joined or _after_boundary(match, _ALNUM)
+    return joined
+
+
+def _credential_assignment(match: re.Match[str]) -> bool:
+    """A listed credential key name with a value holding a digit, or any other token/key name (see
+    :func:`_any_key_name_before`) with a value that looks generated (:func:`_random_run`)."""
+    if _credential_key_before(match):
+        return bool(_DIGIT.search(match["v"]))
+    return _any_key_name_before(match) and _random_run(match["v"])
+
 _RULES: tuple[_Rule, ...] = (
     _Rule("aws-access-key-id", ("AKIA", "ASIA", "ABIA", "ACCA", "A3T"),
           # whole, or split by white space, dashes, dots or underscores between its characters
@@ -225,7 +255,7 @@ _RULES: tuple[_Rule, ...] = (
     _Rule("credential-assignment", ("key", "secret", "token"),
           # ``=`` only as trailing padding, so ``key=key=key=...`` cannot make every attempt scan the rest.
           re.compile(r"(?:key|secret|token)[\"']?[ \t]*[=:][ \t]*[\"']?(?P<v>[a-z0-9_\-/+.]{16,512}+={0,2})"),
-          lambda m: _credential_key_before(m) and bool(_DIGIT.search(m["v"])), lower=True, anchored=True),
+          _credential_assignment, lower=True, anchored=True),
 )
 
 #: Every class :func:`scan` can report, in check order.

@@ -43,7 +43,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from meta_memory.errors import ValueRuleBroken
-from meta_memory.textfold import fold
+from meta_memory.textfold import fold, unconfuse
 
 __all__ = [
     "ALWAYS_UNTRUSTED_TOOLS",
@@ -54,6 +54,7 @@ __all__ = [
     "ProvenanceError",
     "ToolProvenance",
     "classify_tool_result",
+    "deny_key",
     "mcp_server_of",
     "name_key",
 ]
@@ -95,6 +96,17 @@ def name_key(name: str) -> str:
     return _stable(lambda t: _SEPARATORS.sub("", _light(t)), name)
 
 
+def deny_key(name: str) -> str:
+    """:func:`name_key` with letters of other scripts read as the Latin ones they look like
+    (:func:`meta_memory.textfold.unconfuse`): ``wеb_fetch`` with a Cyrillic ``е`` -> ``"webfetch"``.
+
+    The key of every rule that makes a tool *untrusted* (the builtins, ``untrusted_tools``, the
+    ``mcp__`` prefix), so a look-alike spelling still taints. Rules that *trust* a name compare
+    :func:`name_key`, so a look-alike of a trusted name is not trusted.
+    """
+    return _stable(lambda t: name_key(unconfuse(fold(t))), name)
+
+
 _BUILTIN_KEYS: frozenset[str] = frozenset(name_key(n) for n in ALWAYS_UNTRUSTED_TOOLS)
 _NAMESPACE = re.compile(r"[./:\\]+")
 
@@ -102,7 +114,7 @@ _NAMESPACE = re.compile(r"[./:\\]+")
 def _names_a_builtin(name: str) -> bool:
     """A namespaced or versioned spelling (``functions.web_fetch``, ``web_fetch.v2``, ``tools/fetch``):
     any of its segments is an always-untrusted builtin name."""
-    return any(name_key(part) in _BUILTIN_KEYS for part in _NAMESPACE.split(_light(name)))
+    return any(deny_key(part) in _BUILTIN_KEYS for part in _NAMESPACE.split(_light(name)))
 
 
 class ProvenanceError(ValueRuleBroken):
@@ -189,7 +201,7 @@ def _names(value: object, key: str) -> frozenset[str]:
     for entry in value:
         if not isinstance(entry, str) or not name_key(entry):
             raise ValueError(f"content_trust.{key} entries must be non-empty strings")
-        out.add(name_key(entry))
+        out.add(entry)  # keyed by the policy (name_key, or deny_key for untrusted_tools)
     return frozenset(out)
 
 
@@ -224,7 +236,8 @@ class ContentTrustPolicy:
 
     def __post_init__(self) -> None:
         for key in _POLICY_KEYS:
-            object.__setattr__(self, key, frozenset(name_key(n) for n in getattr(self, key)))
+            keyed = deny_key if key == "untrusted_tools" else name_key
+            object.__setattr__(self, key, frozenset(keyed(n) for n in getattr(self, key)))
         object.__setattr__(self, "default", _default(self.default))
 
     @classmethod
@@ -234,7 +247,7 @@ class ContentTrustPolicy:
         Accepts ``None`` (empty policy), a :class:`ContentTrustPolicy`, a mapping
         with the three list keys and ``default``, or any object with those
         attributes (the config model's ``content_trust``). Entries are keyed by
-        :func:`name_key`. Raises ``ValueError`` (``content_trust.<key> must be an
+        :func:`name_key` (``untrusted_tools`` by :func:`deny_key`). Raises ``ValueError`` (``content_trust.<key> must be an
         array`` / ``content_trust.<key> entries must be non-empty strings`` /
         ``content_trust.default must be 'trusted' or 'untrusted'``) on bad shapes.
         """
@@ -263,7 +276,7 @@ def mcp_server_of(tool_name: str) -> str | None:
     returned folded and case-folded.
     """
     light = _light(tool_name)
-    if not light.startswith(MCP_PREFIX):
+    if not unconfuse(light[: len(MCP_PREFIX)]).startswith(MCP_PREFIX):  # a look-alike prefix is still MCP
         return None
     rest = light[len(MCP_PREFIX) :]
     return rest.split("__", 1)[0]
@@ -304,10 +317,10 @@ def classify_tool_result(
         policy = ContentTrustPolicy.from_config(policy)
     if server_tool:
         return Classification.untrusted(f"provider server tool '{tool_name}'")
-    key = name_key(tool_name)
-    if key in _BUILTIN_KEYS or _names_a_builtin(tool_name):
+    key, denied = name_key(tool_name), deny_key(tool_name)
+    if denied in _BUILTIN_KEYS or _names_a_builtin(tool_name):
         return Classification.untrusted(f"web tool '{tool_name}'")
-    if key in policy.untrusted_tools:
+    if denied in policy.untrusted_tools:
         return Classification.untrusted(f"configured untrusted tool '{tool_name}'")
     if key in policy.trusted_tools:
         return TRUSTED

@@ -138,7 +138,7 @@ class TaintTracker:
         """
         ident = _key(identity)
         taint, events = self.state.note_session(self._realm(realm), ident, session_key)
-        self._emit(ident, events)
+        self._emit(self._realm(realm), ident, events)
         return taint
 
     def reset(self, identity: str, session_key: str | None = None, *, realm: str | None = None) -> None:
@@ -151,7 +151,7 @@ class TaintTracker:
         ``reset_boundary`` when anything changed.
         """
         ident = _key(identity)
-        self._emit(ident, self.state.reset(self._realm(realm), ident, session_key))
+        self._emit(self._realm(realm), ident, self.state.reset(self._realm(realm), ident, session_key))
 
     def compacted(self, identity: str, session_key: str, *, realm: str | None = None) -> TaintState | None:
         """Compaction of ``identity``'s ``session_key``: taint is NOT cleared. Returns the session's taint."""
@@ -176,7 +176,7 @@ class TaintTracker:
         ident = _key(identity)
         source = None if classification.trusted else (classification.source or "untrusted content")
         taint, events = self.state.observe(self._realm(realm), ident, session_key, source)
-        self._emit(ident, events)
+        self._emit(self._realm(realm), ident, events)
         return taint
 
     def observe_peer_content(
@@ -258,11 +258,13 @@ class TaintTracker:
 
     # ------------------------------------------------------------------ internals
 
-    def _emit(self, ident: str, transitions: list[tuple[str, str | None, str]]) -> None:
+    def _emit(self, realm: str, ident: str, transitions: list[tuple[str, str | None, str]]) -> None:
+        """Deliver ``transitions`` of ``realm``/``ident``; the realm is part of every event, so the
+        timeline's access filter judges it as ``<realm>/<identity>`` (never as the default realm's)."""
         if self._on_event is None:
             return
         for kind, session_key, source in transitions:
-            data = {"identity": ident, "session_key": session_key, "kind": kind, "source": source}
+            data = {"realm": realm, "identity": ident, "session_key": session_key, "kind": kind, "source": source}
             try:
                 self._on_event(TAINT_EVENT, ident, data)
             except Exception:  # noqa: BLE001 - an event sink must never break taint tracking

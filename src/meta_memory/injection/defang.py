@@ -37,7 +37,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
-from ..textfold import INVISIBLE_FILLERS
+from ..textfold import INVISIBLE_FILLERS, LOOK_ALIKE_LETTERS
 from .constants import (
     DEFANGED_LINE_PREFIX,
     DEFANGED_OBSERVATION_TAG,
@@ -54,6 +54,9 @@ _EXTRA_FOLDS: dict[str, str] = {
     **dict.fromkeys("꞉∶˸ː⁚჻᛬։׃", ":"),
     **dict.fromkeys("∕⁄⧸", "/"),
     "\u2212": "-",  # minus sign
+    **dict.fromkeys("\u30fc\uff70", "-"),  # katakana prolonged sound marks
+    # letters of other scripts that look Latin: ``</mеta_memory_observation>`` with a Cyrillic ``е``
+    **LOOK_ALIKE_LETTERS,
 }
 _DROPPED_CATEGORIES = frozenset({"Cf", "Mn", "Me", "Cc"})
 
@@ -133,7 +136,7 @@ def marker_skeleton(text: str) -> tuple[str, list[int] | None]:
 
 
 _WS = r"[\s\x00-\x1f\x7f]*"  # white space, or control characters a reader never sees
-_SEP = r"[\s\x00-\x1f\x7f_-]*"
+_SEP = r"[\s\x00-\x1f\x7f_.:-]*"  # also ``.`` and ``:`` (``meta.memory.observation``, ``meta:memory:...``)
 _MARKERS = re.compile(
     r"<" + _WS + r"(?P<close>/" + _WS + r")?(?:meta|mobkit)" + _SEP + "memory" + _SEP + "observation"
     r"|(?P<token>\[" + _WS + r"mem" + _SEP + r"token" + _WS + r":)"

@@ -89,6 +89,16 @@ B = 0.75
 #: A realm refused for its size is tried again after this long (seconds).
 RETRY_REFUSED_S = 300.0
 
+#: Measured memory (CPython 3.12, numpy 2) of one vocabulary term beyond its characters: its dict entry,
+#: key string, :class:`_Postings` object, three numpy arrays and three empty lists (slots, frequencies,
+#: columns). Many rare terms (a realm of distinct words, e.g. ids or generated text) cost this each, however
+#: few postings they hold.
+TERM_BYTES = 728
+#: Measured memory of one posting appended since the term's arrays were last merged (an int and a float object
+#: and a shared small int in three Python lists, with the lists' spare room), beyond the 9 bytes it takes once
+#: merged.
+PENDING_POSTING_BYTES = 96
+
 _WEIGHTS = dict(zip(fts.COLUMNS, (float(w) for w in fts.BM25_WEIGHTS)))
 _WEIGHT_LIST = [_WEIGHTS[c] for c in fts.COLUMNS]
 _ROW_COLUMNS = ", ".join(f"f.{c}" for c in fts.COLUMNS)
@@ -179,6 +189,7 @@ class _RealmIndex:
         self.term_chars = 0
         self.version = 0  # moves with every added or removed row
         self.cached = 0  # postings holding a saturation array
+        self.pending = 0  # postings appended to Python lists, not yet merged into their term's arrays
 
     # ------------------------------------------------------------------ building
 
@@ -267,21 +278,26 @@ class _RealmIndex:
             p.more_freqs.append(f)
             p.more_fields.append(bits[term])
             self.n_postings += 1
+            self.pending += 1
 
     def needs_rebuild(self) -> bool:
         """Many removed rows: their postings cost memory and time until a rebuild drops them."""
         return self.removed > max(1000, self.used // 4)
 
     def nbytes(self) -> int:
-        """Estimated memory of the index in bytes (arrays, postings, vocabulary, rid map)."""
-        return (self.n_postings * 9 + self.cached * 8 + len(self.slot_rid) * 44 + len(self.slot_of) * 100
-                + len(self.postings) * 200 + self.term_chars * 2)
+        """Memory of the index in bytes (arrays, postings, postings not yet merged, vocabulary, rid map,
+        write order), from measured per-item costs (:data:`TERM_BYTES`, :data:`PENDING_POSTING_BYTES`):
+        what the budget is held to, so a realm of many distinct words cannot take more than it says."""
+        return (self.n_postings * 9 + self.pending * PENDING_POSTING_BYTES + self.cached * 8
+                + len(self.slot_rid) * 44 + len(self.slot_of) * 100
+                + len(self.postings) * TERM_BYTES + self.term_chars)
 
     def _term(self, p: _Postings, avgdl: float) -> tuple[np.ndarray, np.ndarray] | None:
         """``(slots, per-posting score)`` of one term (``None`` when no live row holds it): the score is
         ``idf * saturation`` as FTS5 computes it, recomputed only after the index changed."""
         import numpy as np
 
+        self.pending -= len(p.more_slots)
         slots, freqs = p.arrays()
         if p.version != self.version or p.saturation is None or len(p.saturation) != len(slots):
             f = freqs.astype(np.float64)

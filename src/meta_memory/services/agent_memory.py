@@ -39,8 +39,8 @@ class AgentMemoryService:
 
     Every write that changes a record emits one ``memory.record.*`` timeline event about the
     identity, after its transaction commits: ``memory.record.created`` ``{realm, record_id}``,
-    ``memory.record.updated`` ``{realm, record_id, supersedes, tags_added?}`` (an update, or a
-    duplicate remember that merged tags) and ``memory.record.forgotten`` ``{realm, record_id}``.
+    ``memory.record.updated`` ``{realm, record_id, supersedes, tags_merged?}`` (an update, or a
+    duplicate remember that merged that many tags) and ``memory.record.forgotten`` ``{realm, record_id}``.
     Events name ids, never titles or bodies.
     """
 
@@ -124,8 +124,9 @@ class AgentMemoryService:
         if created:
             return "memory.record.created", {"realm": realm, "record_id": record_id}
         if merge is not None:
+            # how many tags, never which: tags are the record's content, and an erase does not reach the timeline
             return "memory.record.updated", {"realm": realm, "record_id": record_id, "supersedes": merge.supersedes,
-                                             "tags_added": list(merge.tags_added)}
+                                             "tags_merged": len(merge.tags_added)}
         return None
 
     def update(self, realm: str, identity: str, memory_id: str, title: str | None, body: str | None,

@@ -211,6 +211,16 @@ def _tool_requires(p: ToolParams, resources: Resources) -> list[Requirement]:
     return needs
 
 
+@requires("agent.memory.read + agent.view on the identity; with a session_key also agent.session.manage "
+          "on it (the injection spends that session's dedup set and byte budget)")
+def _inject_requires(p: InjectParams, resources: Resources) -> list[Requirement]:
+    res = identity_resource(p, resources)
+    needs = [Requirement("agent.memory.read", res), Requirement("agent.view", res)]
+    if p.session_key is not None:
+        needs.append(Requirement("agent.session.manage", res))
+    return needs
+
+
 #: Why the tool methods are missing when they are.
 TOOL_OFF = "not advertised: agent memory is off or agent_memory.recorder_tool = false"
 
@@ -264,7 +274,7 @@ def register(table: MethodTable) -> None:
         return host(runtime).tool_result(p.identity, _required(p.session_key), p.tool_name, prov, p.is_error, p.server_tool,
                                          p.realm)
 
-    @table.method("meta/turn/inject", InjectParams, requires=on_identity("agent.memory.read", "agent.view"),
+    @table.method("meta/turn/inject", InjectParams, requires=_inject_requires,
                   mutating=True, available=on,
                   result=InjectResult)
     def turn_inject(runtime: "Runtime", ctx: CallContext, p: InjectParams) -> dict[str, Any]:
