@@ -25,7 +25,7 @@ from __future__ import annotations
 import contextlib
 import json
 from abc import abstractmethod
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import lru_cache
 from typing import Any, ClassVar
 
@@ -156,10 +156,18 @@ def row_to_record(realm: str, row: Any) -> MemoryRecord:
     )
 
 
-def row_to_view(row: Any, index_tokens: tuple[str, ...] | None = None) -> RecordView:
-    """The :class:`RecordView` of a row holding :data:`VIEW_COLUMNS` (and its full-text row, if read)."""
+@lru_cache(maxsize=4096)
+def _tags_of(text: str) -> tuple[Any, ...]:
+    """The tags of a ``tags`` column's JSON text; kept, as many records share their tags."""
+    return tuple(_json_list(text))
+
+
+def row_to_view(row: Any, term_fields: Mapping[str, int] | None = None) -> RecordView:
+    """The :class:`RecordView` of a row holding :data:`VIEW_COLUMNS` (with the index's ``term_fields``, if any)."""
+    tags = row["tags"]
     return RecordView(row["memory_id"], row["title"], row["description"], row["body"],
-                      tuple(_json_list(row["tags"])), row["created_at_ms"], row["updated_at_ms"], index_tokens)
+                      _tags_of(tags) if isinstance(tags, str) else tuple(_json_list(tags)),
+                      row["created_at_ms"], row["updated_at_ms"], term_fields)
 
 
 @lru_cache(maxsize=256)
