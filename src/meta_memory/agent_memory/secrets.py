@@ -58,6 +58,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import itertools
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -295,15 +296,44 @@ def _anchored(rule: _Rule, haystack: str) -> Iterator[re.Match[str]]:
 
 
 def _any_trigger(rules: Iterable[_Rule]) -> re.Pattern[str]:
-    """One alternation of every literal trigger of ``rules``: a text holding none of them matches none of them."""
-    triggers = sorted({t for rule in rules for t in rule.triggers}, key=len, reverse=True)
-    return re.compile("|".join(re.escape(t) for t in triggers))
+    """One pattern finding any literal trigger of ``rules``: a text holding none of them matches none of them.
+
+    The triggers are written as a trie (``sk(?:-(?:ant-)?|_(?:live_|test_))``), so at each position
+    of the text at most one alternative per character is tried, not every trigger sharing its first letter."""
+    trie: dict[str, Any] = {}
+    for rule in rules:
+        for trigger in rule.triggers:
+            node = trie
+            for char in trigger:
+                node = node.setdefault(char, {})
+            node[""] = {}  # a trigger ends here
+    return re.compile(_trie_pattern(trie))
+
+
+def _trie_pattern(node: dict[str, Any]) -> str:
+    """The regular expression of a trie's node: its branches, optional when a trigger ends at the node
+    (finding that shorter trigger already answers the search)."""
+    if "" in node:
+        return ""
+    branches = [re.escape(char) + _trie_pattern(child) for char, child in sorted(node.items())]
+    return branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
 
 
 #: The prefilter of :func:`_find`: the triggers of the rules matched on the text as written, and those
 #: of the rules matched on its lower-cased copy. One search each instead of a substring test per trigger.
 _CASED_TRIGGERS = _any_trigger(rule for rule in _RULES if not rule.lower)
 _LOWER_TRIGGERS = _any_trigger(rule for rule in _RULES if rule.lower)
+#: The longest trigger (characters): a trigger crossing a seam between two parts lies within this
+#: many characters less one either side of it.
+_LONGEST_TRIGGER = max(len(t) for rule in _RULES for t in rule.triggers)
+
+
+def _has_trigger(text: str, lowered: str | None = None) -> bool:
+    """Whether any rule's trigger occurs in ``text`` (already folded); ``lowered`` is its lower-cased
+    copy when the caller has it. No trigger: no rule can match."""
+    if _CASED_TRIGGERS.search(text) is not None:
+        return True
+    return _LOWER_TRIGGERS.search(lowered if lowered is not None else _lower_keeping_offsets(text)) is not None
 
 
 def _find(text: str, seam: int | None = None, *, prefilter: bool = True) -> str | None:
@@ -313,7 +343,7 @@ def _find(text: str, seam: int | None = None, *, prefilter: bool = True) -> str 
     lowered: str | None = None
     if prefilter and _CASED_TRIGGERS.search(text) is None:
         lowered = _lower_keeping_offsets(text)
-        if _LOWER_TRIGGERS.search(lowered) is None:
+        if not _has_trigger(text, lowered):
             return None  # no rule's trigger occurs: no rule can match
     for rule in _RULES:
         if rule.lower:
@@ -339,19 +369,28 @@ def scan_text(text: str) -> str | None:
 
 def _scan_parts(parts: list[str], scanned: int = 0) -> str | None:
     """Each part alone (except the first ``scanned``, already scanned alone), then the join of all
-    parts around every seam (a secret split across parts)."""
+    parts around every seam (a secret split across parts).
+
+    The join is only scanned when a trigger occurs in it: when no part holds one (the common case),
+    only the few characters around each seam are searched for one crossing it."""
     normalised = [normalise_for_scan(p) for p in parts if p]
     skip = sum(1 for p in parts[:scanned] if p)
+    triggered = skip > 0  # the parts scanned before are not known to be trigger-free
     for part in normalised[skip:]:
-        found = _find(part)
+        if not _has_trigger(part):
+            continue
+        triggered = True
+        found = _find(part, prefilter=False)
         if found is not None:
             return found
     if len(normalised) < 2:
         return None
     joined = "".join(normalised)
-    offset = 0
-    for part in normalised[:-1]:
-        offset += len(part)
+    seams = list(itertools.accumulate(len(part) for part in normalised[:-1]))
+    reach = _LONGEST_TRIGGER - 1
+    if not triggered and not any(_has_trigger(joined[max(0, at - reach) : at + reach]) for at in seams):
+        return None  # every trigger of the join lies in a part or crosses a seam: there is none
+    for offset in seams:
         lo = max(0, offset - _SEAM_WINDOW)
         found = _find(joined[lo : offset + _SEAM_WINDOW], seam=offset - lo)
         if found is not None:
