@@ -19,8 +19,6 @@ import threading
 import time
 from collections.abc import Sequence
 
-import numpy as np
-
 __all__ = ["content_hash", "fnv1a64", "fnv1a64_many", "new_memory_id", "new_memory_ids", "mint_token"]
 
 _FNV_OFFSET = 14695981039346656037
@@ -72,6 +70,8 @@ def fnv1a64_many(items: Sequence[bytes]) -> list[int]:
 
     Inputs are ordered longest first, so the inputs still running at a byte position are always a prefix.
     """
+    import numpy as np  # here, not at import: a process that never mints ids together never loads it
+
     out = [0] * len(items)
     short = [i for i, item in enumerate(items) if len(item) <= LANE_MAX_BYTES]
     for i in set(range(len(items))) - set(short):
