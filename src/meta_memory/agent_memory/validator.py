@@ -69,6 +69,8 @@ MAX_CHAIN_WALK = 4096
 """Upper bound on records visited by the transitive taint walk."""
 
 LLM_TIER_CEILING = TrustTier.AGENT_OBSERVED
+#: The usage of a record that lands: no counts (a frozen value, shared).
+_NO_USAGE = UsageStats()
 
 
 class RecordReader(Protocol):
@@ -131,15 +133,16 @@ def refuse_secrets(record: NewMemoryRecord, op_index: int = 0) -> None:
 def normalize_record(record: NewMemoryRecord) -> NewMemoryRecord:
     """Canonical fields: title and description whitespace-compacted, body trimmed, tags normalised.
 
-    Raises :class:`~meta_memory.agent_memory.fields.FieldError` for tag caps.
+    Raises :class:`~meta_memory.agent_memory.fields.FieldError` for tag caps. A record already in
+    canonical form (every application write: its fields were normalised on the way in) is returned as is.
     """
-    return replace(
-        record,
-        title=compact_whitespace(record.title),
-        description=compact_whitespace(record.description),
-        body=record.body.strip(),
-        tags=normalize_tags(record.tags),
-    )
+    title = compact_whitespace(record.title)
+    description = compact_whitespace(record.description)
+    body = record.body.strip()
+    tags = normalize_tags(record.tags)
+    if title == record.title and description == record.description and body == record.body and tags == record.tags:
+        return record
+    return replace(record, title=title, description=description, body=body, tags=tags)
 
 
 def _invalid(i: int, message: str) -> AgentMemoryError:
@@ -427,7 +430,7 @@ def _landing_record(
         rank_set_at_ms=None,
         created_at_ms=created_at_ms,
         updated_at_ms=updated_at_ms,
-        usage=UsageStats(),
+        usage=_NO_USAGE,
         ever_quarantined=ever_quarantined,
     )
 

@@ -169,11 +169,26 @@ def _encoded(value: Provenance | UsageStats) -> str:
     return dumps(value.to_json())
 
 
+#: ``id(value) -> (value, its JSON)`` of the values :func:`_encoded_json` saw last: a bulk write passes
+#: the same provenance and usage objects for every record, and comparing by identity skips hashing
+#: them (a dataclass's hash is computed field by field on every call). Holding the value keeps its id
+#: from being reused.
+_ENCODED_BY_ID: dict[int, tuple[object, str]] = {}
+_ENCODED_BY_ID_SIZE = 64
+
+
 def _encoded_json(value: Provenance | UsageStats) -> str:
+    seen = _ENCODED_BY_ID.get(id(value))
+    if seen is not None and seen[0] is value:
+        return seen[1]
     try:
-        return _encoded(value)
+        text = _encoded(value)
     except TypeError:  # a value holding something unhashable: encode it every time
         return dumps(value.to_json())
+    if len(_ENCODED_BY_ID) >= _ENCODED_BY_ID_SIZE:
+        _ENCODED_BY_ID.clear()
+    _ENCODED_BY_ID[id(value)] = (value, text)
+    return text
 
 
 def _encoded_list(values: tuple[str, ...]) -> str:
