@@ -58,7 +58,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import itertools
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -323,17 +322,11 @@ def _trie_pattern(node: dict[str, Any]) -> str:
 #: of the rules matched on its lower-cased copy. One search each instead of a substring test per trigger.
 _CASED_TRIGGERS = _any_trigger(rule for rule in _RULES if not rule.lower)
 _LOWER_TRIGGERS = _any_trigger(rule for rule in _RULES if rule.lower)
-#: The longest trigger (characters): a trigger crossing a seam between two parts lies within this
-#: many characters less one either side of it.
-_LONGEST_TRIGGER = max(len(t) for rule in _RULES for t in rule.triggers)
 
 
-def _has_trigger(text: str, lowered: str | None = None) -> bool:
-    """Whether any rule's trigger occurs in ``text`` (already folded); ``lowered`` is its lower-cased
-    copy when the caller has it. No trigger: no rule can match."""
-    if _CASED_TRIGGERS.search(text) is not None:
-        return True
-    return _LOWER_TRIGGERS.search(lowered if lowered is not None else _lower_keeping_offsets(text)) is not None
+def _has_trigger(text: str) -> bool:
+    """Whether any rule's trigger occurs in ``text`` (already folded). No trigger: no rule can match."""
+    return _CASED_TRIGGERS.search(text) is not None or _LOWER_TRIGGERS.search(_lower_keeping_offsets(text)) is not None
 
 
 def _find(text: str, seam: int | None = None, *, prefilter: bool = True) -> str | None:
@@ -343,7 +336,7 @@ def _find(text: str, seam: int | None = None, *, prefilter: bool = True) -> str 
     lowered: str | None = None
     if prefilter and _CASED_TRIGGERS.search(text) is None:
         lowered = _lower_keeping_offsets(text)
-        if not _has_trigger(text, lowered):
+        if _LOWER_TRIGGERS.search(lowered) is None:
             return None  # no rule's trigger occurs: no rule can match
     for rule in _RULES:
         if rule.lower:
@@ -371,26 +364,22 @@ def _scan_parts(parts: list[str], scanned: int = 0) -> str | None:
     """Each part alone (except the first ``scanned``, already scanned alone), then the join of all
     parts around every seam (a secret split across parts).
 
-    The join is only scanned when a trigger occurs in it: when no part holds one (the common case),
-    only the few characters around each seam are searched for one crossing it."""
+    First the join is searched once for a trigger: every trigger of a part, or crossing a seam, is in
+    it, so a join without one (the common case) holds no secret anywhere."""
     normalised = [normalise_for_scan(p) for p in parts if p]
+    joined = "".join(normalised)
+    if not _has_trigger(joined):
+        return None
     skip = sum(1 for p in parts[:scanned] if p)
-    triggered = skip > 0  # the parts scanned before are not known to be trigger-free
     for part in normalised[skip:]:
-        if not _has_trigger(part):
-            continue
-        triggered = True
-        found = _find(part, prefilter=False)
+        found = _find(part)
         if found is not None:
             return found
     if len(normalised) < 2:
         return None
-    joined = "".join(normalised)
-    seams = list(itertools.accumulate(len(part) for part in normalised[:-1]))
-    reach = _LONGEST_TRIGGER - 1
-    if not triggered and not any(_has_trigger(joined[max(0, at - reach) : at + reach]) for at in seams):
-        return None  # every trigger of the join lies in a part or crosses a seam: there is none
-    for offset in seams:
+    offset = 0
+    for part in normalised[:-1]:
+        offset += len(part)
         lo = max(0, offset - _SEAM_WINDOW)
         found = _find(joined[lo : offset + _SEAM_WINDOW], seam=offset - lo)
         if found is not None:
