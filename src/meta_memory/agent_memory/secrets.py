@@ -294,57 +294,46 @@ def _anchored(rule: _Rule, haystack: str) -> Iterator[re.Match[str]]:
             yield match
 
 
-def _any_trigger(rules: Iterable[_Rule]) -> re.Pattern[str]:
-    """One pattern finding any literal trigger of ``rules``: a text holding none of them matches none of them.
-
-    The triggers are written as a trie (``sk(?:-(?:ant-)?|_(?:live_|test_))``), so at each position
-    of the text at most one alternative per character is tried, not every trigger sharing its first letter."""
-    trie: dict[str, Any] = {}
-    for rule in rules:
-        for trigger in rule.triggers:
-            node = trie
-            for char in trigger:
-                node = node.setdefault(char, {})
-            node[""] = {}  # a trigger ends here
-    return re.compile(_trie_pattern(trie))
-
-
-def _trie_pattern(node: dict[str, Any]) -> str:
-    """The regular expression of a trie's node: its branches, optional when a trigger ends at the node
-    (finding that shorter trigger already answers the search)."""
-    if "" in node:
-        return ""
-    branches = [re.escape(char) + _trie_pattern(child) for char, child in sorted(node.items())]
-    return branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+def _triggers(rules: Iterable[_Rule]) -> tuple[str, ...]:
+    """Every literal trigger of ``rules``, none listed twice nor after a shorter one it starts with (the
+    shorter one is found wherever the longer one is): a text holding none of them matches none of them."""
+    kept: list[str] = []
+    for trigger in sorted({t for rule in rules for t in rule.triggers}):
+        if not any(trigger.startswith(k) for k in kept):
+            kept.append(trigger)
+    return tuple(kept)
 
 
 #: The prefilter of :func:`_find`: the triggers of the rules matched on the text as written, and those
-#: of the rules matched on its lower-cased copy. One search each instead of a substring test per trigger.
-_CASED_TRIGGERS = _any_trigger(rule for rule in _RULES if not rule.lower)
-_LOWER_TRIGGERS = _any_trigger(rule for rule in _RULES if rule.lower)
+#: of the rules matched on its lower-cased copy. A substring test per trigger: cheaper than one
+#: alternation of them all, which the regular expression engine tries at every position.
+_CASED_TRIGGERS = _triggers(rule for rule in _RULES if not rule.lower)
+_LOWER_TRIGGERS = _triggers(rule for rule in _RULES if rule.lower)
 
 
-def _has_trigger(text: str) -> bool:
-    """Whether any rule's trigger occurs in ``text`` (already folded). No trigger: no rule can match."""
-    return _CASED_TRIGGERS.search(text) is not None or _LOWER_TRIGGERS.search(_lower_keeping_offsets(text)) is not None
+def _has_trigger(text: str, lowered: str | None = None) -> bool:
+    """Whether any rule's trigger occurs in ``text`` (already folded); ``lowered`` is its lower-cased
+    copy when the caller has one. No trigger: no rule can match."""
+    for trigger in _CASED_TRIGGERS:
+        if trigger in text:
+            return True
+    if lowered is None:
+        lowered = _lower_keeping_offsets(text)
+    for trigger in _LOWER_TRIGGERS:
+        if trigger in lowered:
+            return True
+    return False
 
 
 def _find(text: str, seam: int | None = None, *, prefilter: bool = True) -> str | None:
     """The first class matching in ``text`` (already folded); with ``seam``, only matches that
     straddle that offset count (the parts either side were scanned on their own). ``prefilter``
     (off only to test that it changes no answer) stops early when no trigger occurs."""
-    lowered: str | None = None
-    if prefilter and _CASED_TRIGGERS.search(text) is None:
-        lowered = _lower_keeping_offsets(text)
-        if _LOWER_TRIGGERS.search(lowered) is None:
-            return None  # no rule's trigger occurs: no rule can match
+    lowered = _lower_keeping_offsets(text)
+    if prefilter and not _has_trigger(text, lowered):
+        return None  # no rule's trigger occurs: no rule can match
     for rule in _RULES:
-        if rule.lower:
-            if lowered is None:
-                lowered = _lower_keeping_offsets(text)
-            haystack = lowered
-        else:
-            haystack = text
+        haystack = lowered if rule.lower else text
         if not any(t in haystack for t in rule.triggers):
             continue
         for match in _anchored(rule, haystack) if rule.anchored else rule.pattern.finditer(haystack):
