@@ -2,7 +2,8 @@
 
 - :func:`content_hash` binds a review or a dedup to exact content.
 - :func:`new_memory_id` mints ``mem-{now_ns}-{pid:x}-{seq:x}-{fnv1a64:016x}``; :func:`new_memory_ids`
-  mints one for each of many records, their FNV-1a hashes computed side by side (:func:`fnv1a64_many`).
+  mints one for each of many records, their FNV-1a hashes computed side by side in one numpy array
+  (:func:`fnv1a64_many`).
 - :func:`mint_token` mints ``{prefix}-{now_ns}-{pid:x}-{seq:x}``.
 
 Ids are identifiers, not timestamps: the nanosecond component only makes
