@@ -95,8 +95,9 @@ def _scan_parts_unfiltered(parts: list[str]) -> str | None:
 
 @settings(deadline=None, max_examples=300)
 @given(st.lists(st.lists(_fragments, max_size=6).map("".join), min_size=1, max_size=5))
-def test_the_seam_shortcut_changes_no_answer(parts: list[str]) -> None:
-    """A trigger split across parts (``AK`` + ``IA...``) is still looked for in the join."""
+def test_the_join_prefilter_changes_no_answer(parts: list[str]) -> None:
+    """One trigger search over the joined parts answers a clean record; a trigger split across parts
+    (``AK`` + ``IA...``) is in the join too."""
     assert secrets_module._scan_parts(parts) == _scan_parts_unfiltered(parts)
 
 
