@@ -154,6 +154,9 @@ def _records_select(columns: str, where: str) -> str:
     return f"SELECT {columns} FROM records WHERE {where}"
 
 
+#: The one statement inserting a record row (written once, not per row).
+_INSERT_RECORD = f"INSERT INTO records({INSERT_COLUMNS}) VALUES ({', '.join('?' * (INSERT_COLUMNS.count(',') + 1))})"
+
 class _RealmDb:
     """One open realm database: its writer connection and a few idle WAL reader connections.
 
@@ -606,9 +609,7 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
         return _records_select(columns, where), params
 
     def _insert_record(self, conn: sqlite3.Connection, realm: str, rec: MemoryRecord) -> int:
-        cur = conn.execute(
-            f"INSERT INTO records({INSERT_COLUMNS}) VALUES ({', '.join('?' * 22)})", insert_values(rec)
-        )
+        cur = conn.execute(_INSERT_RECORD, insert_values(rec))
         return int(cur.lastrowid)  # type: ignore[arg-type]
 
     def _update_record(self, conn: sqlite3.Connection, realm: str, rec: MemoryRecord) -> int:
