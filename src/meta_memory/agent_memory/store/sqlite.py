@@ -426,14 +426,14 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
             def setup(conn: sqlite3.Connection) -> None:
                 migrate(conn, now)
                 conn.execute("DELETE " + gc_sql, (now - STAGE_GC_MAX_AGE_MS,))
-                if upkeep.automerge_enabled(conn):
-                    upkeep.disable_automerge(conn)  # merged in bounded steps off the write path instead
+                if upkeep.merge_settings_due(conn):
+                    upkeep.apply_merge_settings(conn)  # merged in bounded steps off the write path instead
 
             # Take the write lock only when there is something to do, so opening a
             # realm never waits behind another process's writers.
             if not is_current(writer) or writer.execute(
                 "SELECT 1 " + gc_sql + " LIMIT 1", (now - STAGE_GC_MAX_AGE_MS,)
-            ).fetchone() or upkeep.automerge_enabled(writer):
+            ).fetchone() or upkeep.merge_settings_due(writer):
                 self._tx(db, setup)
             if planner.stale(writer):
                 self._tx(db, planner.refresh)
