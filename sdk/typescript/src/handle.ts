@@ -11,6 +11,7 @@
 
 import { paramsToWire, resultFromWire } from "./case.js";
 import { METHODS, type MethodName, type Methods, type MethodSpec } from "./methods.js";
+import { TransportError } from "./errors.js";
 import type { Transport } from "./transport.js";
 
 /** A connection to a gateway; every method of {@link METHODS} is available on it. */
@@ -29,7 +30,13 @@ export class MetaHandle {
    * raw wire result. Use it for a method this client version does not know yet.
    */
   call(method: string, params?: Record<string, unknown>): Promise<unknown> {
+    if (this.closed) return Promise.reject(closedError());
     return this.transport.call(method, params);
+  }
+
+  /** Whether {@link close} was called; every call on a closed handle rejects with a `TransportError`. */
+  get isClosed(): boolean {
+    return this.closed;
   }
 
   /** Close the connection (and stop the gateway process when this handle spawned it). Idempotent. */
@@ -40,7 +47,12 @@ export class MetaHandle {
   }
 }
 
+function closedError(): TransportError {
+  return new TransportError("this handle is closed; open a new one with Meta.connect() or Meta.spawn()");
+}
+
 async function invoke(handle: MetaHandle, spec: MethodSpec<unknown, unknown>, arg: unknown): Promise<unknown> {
+  if (handle.isClosed) throw closedError();
   const prepared = spec.prepare ? spec.prepare(arg) : (arg as Record<string, unknown> | undefined);
   const params = prepared === undefined ? undefined : (paramsToWire(prepared) as Record<string, unknown>);
   const raw = await handle.transport.call(spec.wire, params);
