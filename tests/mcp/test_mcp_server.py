@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -237,3 +238,28 @@ def test_url_mode_shares_the_gateways_taint(tmp_path: Path) -> None:
         assert not (tmp_path / "unused").exists()
     finally:
         gw.stop()
+
+
+def test_url_and_state_dir_together_are_refused(tmp_path: Path) -> None:
+    """``--url`` forwards to a gateway and ``--state-dir`` opens one here: given both, the bridge
+    refuses rather than silently ignoring the state directory."""
+    proc = subprocess.run([sys.executable, "-m", "meta_memory.cli", "mcp", "--identity", "agent:x",
+                           "--url", "http://127.0.0.1:9", "--state-dir", str(tmp_path / "s")],
+                          capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 2, proc.stderr
+    assert "give either --url or --state-dir, not both" in proc.stderr
+    assert not (tmp_path / "s").exists()
+
+
+def test_an_unreachable_gateway_is_one_line_not_a_traceback(tmp_path: Path) -> None:
+    with socket.socket() as sock:  # a loopback port nothing listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    proc = subprocess.run([sys.executable, "-m", "meta_memory.cli", "mcp", "--identity", "agent:x",
+                           "--url", f"http://127.0.0.1:{port}"],
+                          capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 1, proc.stderr
+    assert "Traceback" not in proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert lines[0].startswith(f"meta-memory: cannot reach the meta-memory gateway at http://127.0.0.1:{port}/rpc: ")
