@@ -262,3 +262,21 @@ def test_an_unreachable_gateway_is_one_line_not_a_traceback(tmp_path: Path) -> N
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1, proc.stderr
     assert lines[0].startswith(f"meta-memory: cannot reach the meta-memory gateway at http://127.0.0.1:{port}/rpc: ")
+
+
+def test_a_second_server_on_one_state_dir_is_told_to_use_url(tmp_path: Path) -> None:
+    """Two MCP clients (two editor windows) each spawning ``mcp --state-dir`` on one directory: the
+    second is refused, and told the command-line way to share it (a gateway and ``--url``), not only
+    the SDK's ``Meta.connect``."""
+    state = tmp_path / "shared"
+
+    async def hold(s: ClientSession) -> str:
+        proc = subprocess.run([sys.executable, "-m", "meta_memory.cli", "mcp", "--identity", "agent:x",
+                               "--state-dir", str(state)],
+                              capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+        assert proc.returncode == 1
+        return proc.stderr
+
+    stderr = run_mcp(state, hold)
+    assert "already in use by another meta-memory runtime" in stderr
+    assert "meta-memory serve" in stderr and "--url" in stderr, stderr
