@@ -280,3 +280,18 @@ def test_a_second_server_on_one_state_dir_is_told_to_use_url(tmp_path: Path) -> 
     stderr = run_mcp(state, hold)
     assert "already in use by another meta-memory runtime" in stderr
     assert "meta-memory serve" in stderr and "--url" in stderr, stderr
+
+
+def test_updating_an_own_quarantined_write_says_why_it_cannot(tmp_path: Path) -> None:
+    """A standalone server quarantines every write, so a model that corrects what it just stored meets a
+    quarantined record: the tool says so (and who can release it), not only 'is not active'."""
+    async def scenario(s: ClientSession) -> tuple[Any, Any]:
+        stored = await s.call_tool("memory", {"action": "remember", "title": "Deploy day", "body": "Tuesdays."})
+        mid = memory_id_of(text(stored))
+        return stored, await s.call_tool("memory", {"action": "update", "memory_id": mid, "title": "Deploy day",
+                                                    "body": "Wednesdays."})
+
+    stored, updated = run_mcp(tmp_path / "state", scenario)
+    assert "QUARANTINED" in text(stored)
+    assert updated.is_error is True
+    assert "quarantined pending review" in text(updated) and "steward or operator" in text(updated), text(updated)
