@@ -63,6 +63,18 @@ export function checkGatewayUrl(url: string): string {
   return text;
 }
 
+/**
+ * A call's time budget in milliseconds: a positive, finite number. Throws {@link ConfigError}
+ * otherwise, before anything is sent (a zero or negative budget would fail every call as an
+ * unreachable gateway).
+ */
+export function checkTimeoutMs(timeoutMs: unknown): number {
+  if (typeof timeoutMs !== "number" || !Number.isFinite(timeoutMs) || timeoutMs <= 0) {
+    throw new ConfigError(`timeoutMs must be a positive number of milliseconds (e.g. 30000), not ${String(timeoutMs)}`);
+  }
+  return Math.ceil(timeoutMs);
+}
+
 /** JSON-RPC over HTTP. `url` is the gateway base (`http://host:port`) or its `/rpc` endpoint. */
 export class HttpTransport implements Transport {
   readonly url: string;
@@ -75,7 +87,7 @@ export class HttpTransport implements Transport {
     this.url = base.endsWith("/rpc") ? base : `${base}/rpc`;
     this.headers = { "content-type": "application/json" };
     if (options.token) this.headers.authorization = `Bearer ${options.token}`;
-    this.timeoutMs = options.timeoutMs ?? 30_000;
+    this.timeoutMs = checkTimeoutMs(options.timeoutMs ?? 30_000);
   }
 
   async call(method: string, params?: Record<string, unknown>): Promise<unknown> {

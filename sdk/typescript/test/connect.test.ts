@@ -58,6 +58,22 @@ describe("Meta.connect(url)", () => {
   });
 });
 
+describe("Meta.connect(url, { timeoutMs })", () => {
+  for (const timeoutMs of [0, -1, Number.NaN, Number.POSITIVE_INFINITY, "30000"]) {
+    it(`refuses timeoutMs ${String(timeoutMs)} at once instead of failing every call as unreachable`, () => {
+      assert.throws(
+        () => Meta.connect("http://127.0.0.1:8765", { timeoutMs: timeoutMs as number }),
+        (err: unknown) => err instanceof ConfigError && /timeoutMs must be a positive number of milliseconds/.test(`${err}`),
+      );
+    });
+  }
+
+  it("a short positive budget still reaches the gateway", async () => {
+    const handle = Meta.connect(shared.gw.url, { timeoutMs: 5_000 });
+    assert.ok(Array.isArray(await handle.recallAgentMemory({ identity: "timer", selection: "always" })));
+  });
+});
+
 describe("a closed handle", () => {
   it("over HTTP refuses every call, typed and raw, instead of still sending it", async () => {
     const handle = Meta.connect(shared.gw.url);
