@@ -283,6 +283,10 @@ def mcp_command(state_dir: Path, identity: str, realm: str | None, config_path: 
         sys.exit(2)
     if url is not None and click.get_current_context().get_parameter_source("state_dir") is not ParameterSource.DEFAULT:
         raise click.UsageError("give either --url or --state-dir, not both")
+    if url is not None and session_taint == "reported" and session_key is None:
+        # a fresh mcp-<hex> key is one no host knows: nothing would report its tool results
+        raise click.UsageError("--session-taint reported with --url needs --session-key: the key the host "
+                               "reports this session's tool results under (meta/turn/tool_result)")
 
     from dataclasses import replace
 

@@ -92,3 +92,14 @@ def test_url_mode_fails_closed_unless_the_host_reports(tmp_path: Path) -> None:
         assert rows[memory_id_of(text(blind))]["status_kind"] == "quarantined"
     finally:
         gw.stop()
+
+
+def test_reported_through_a_gateway_needs_the_session_key_the_host_reports_under(tmp_path: Path) -> None:
+    """Without --session-key the bridge's session is a fresh key no host knows, so no tool result could
+    ever taint it: 'reported' would silently switch the firewall off. It is refused instead."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "meta_memory.cli", "mcp", "--url", "http://127.0.0.1:9", "--identity", "agent:x",
+         "--session-taint", "reported"],
+        capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL, env={**SERVER_ENV, "PATH": "/usr/bin"})
+    assert proc.returncode == 2, proc.stderr
+    assert "--session-taint reported with --url needs --session-key" in proc.stderr
