@@ -161,6 +161,15 @@ def test_a_negative_limit_or_offset_is_refused(store: MetaMemoryStore) -> None:
     assert [i.key for i in store.search(("n",), limit=1, offset=2)] == ["k0"]
 
 
+def test_index_is_ignored_and_a_ttl_is_refused(store: MetaMemoryStore) -> None:
+    """Records never expire: a ``ttl`` is refused rather than silently dropped; ``index`` changes nothing."""
+    store.put(("n",), "k", {"text": "kept"}, index=False)
+    assert store.get(("n",), "k").value == {"text": "kept"}
+    with pytest.raises(NotImplementedError, match="TTL"):
+        store.put(("n",), "t", {"text": "expiring"}, ttl=5)
+    assert store.get(("n",), "t") is None
+
+
 def test_concurrent_puts_of_one_key_leave_one_item(store: MetaMemoryStore) -> None:
     """Parallel nodes (or ``abatch`` threads) writing one key: every put succeeds, and the key is one
     item holding one of the values, never two items or a refused update."""

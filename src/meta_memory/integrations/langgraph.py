@@ -27,8 +27,9 @@ store instance      one ``realm`` and one ``identity`` (default ``"langgraph"``)
 
 These are application writes (the ``meta/agent_memory/*`` RPCs): they are never quarantined. Writes a
 *model* makes through a tool keep going through the firewall: give the model meta-memory's ``memory``
-tool (``meta/agent_memory/tool``), not this store. ``index=`` and ``ttl=`` are accepted and ignored
-(every record is full-text indexed; records never expire). ``abatch`` runs ``batch`` in a worker thread.
+tool (``meta/agent_memory/tool``), not this store. ``index=`` is accepted and ignored (every record is
+full-text indexed); records never expire, so ``supports_ttl`` is false and a ``ttl=`` other than ``None``
+is refused by LangGraph itself (``NotImplementedError``). ``abatch`` runs ``batch`` in a worker thread.
 
 A store instance writes one put at a time (a put reads the item, then writes it), so parallel nodes and
 ``abatch`` calls putting one key leave one item. Two processes putting one key at the same moment may
