@@ -11,6 +11,7 @@
 
 import { paramsToWire, resultFromWire } from "./case.js";
 import { METHODS, type MethodName, type Methods, type MethodSpec } from "./methods.js";
+import { RecallSlots } from "./slots.js";
 import type { Transport } from "./transport.js";
 
 /** A connection to a gateway; every method of {@link METHODS} is available on it. */
@@ -18,6 +19,8 @@ export interface MetaHandle extends Methods {}
 
 export class MetaHandle {
   readonly transport: Transport;
+  /** This handle's queue for recalls, within the gateway's caps (see `slots.ts`). */
+  readonly recallSlots = new RecallSlots();
   private closed = false;
 
   constructor(transport: Transport) {
@@ -29,7 +32,7 @@ export class MetaHandle {
    * raw wire result. Use it for a method this client version does not know yet.
    */
   call(method: string, params?: Record<string, unknown>): Promise<unknown> {
-    return this.transport.call(method, params);
+    return this.recallSlots.run(method, params, () => this.transport.call(method, params));
   }
 
   /** Close the connection (and stop the gateway process when this handle spawned it). Idempotent. */
@@ -43,7 +46,7 @@ export class MetaHandle {
 async function invoke(handle: MetaHandle, spec: MethodSpec<unknown, unknown>, arg: unknown): Promise<unknown> {
   const prepared = spec.prepare ? spec.prepare(arg) : (arg as Record<string, unknown> | undefined);
   const params = prepared === undefined ? undefined : (paramsToWire(prepared) as Record<string, unknown>);
-  const raw = await handle.transport.call(spec.wire, params);
+  const raw = await handle.call(spec.wire, params);
   const result = resultFromWire(raw);
   return spec.shape ? spec.shape(result) : result;
 }
