@@ -23,7 +23,7 @@ import httpx
 from meta_memory.agent_memory.store.sqlite import SqliteAgentMemoryStore
 from meta_memory.clock import ManualClock
 
-__all__ = ["ProcStats", "percentile", "proc_stats", "start_gateway", "stop_gateway", "temp_store"]
+__all__ = ["ProcStats", "percentile", "proc_cpu_s", "proc_stats", "start_gateway", "stop_gateway", "temp_store"]
 
 
 def start_gateway(state_dir: Path, *, config: Path | None = None, log: Path | None = None,
@@ -93,6 +93,12 @@ def proc_stats(pid: int) -> ProcStats:
     """:class:`ProcStats` of ``pid`` (Linux ``/proc``)."""
     status = dict(line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines() if ":" in line)
     return ProcStats(int(status["VmRSS"].split()[0]), len(os.listdir(f"/proc/{pid}/fd")), int(status["Threads"]))
+
+
+def proc_cpu_s(pid: int) -> float:
+    """CPU seconds (user + system, every thread) ``pid`` has used so far (Linux ``/proc``, clock ticks)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def percentile(values: Sequence[float], p: float) -> float:

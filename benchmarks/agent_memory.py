@@ -14,7 +14,9 @@ throughput ratio ours / raw, and p99 at the largest size over p99 at the smalles
 
 Part ``bulk`` — a real HTTP gateway (``meta-memory serve`` in a subprocess, loopback): records/s of
 ``meta/agent_memory/remember_batch`` at 1,000 records per call, beside one
-``meta/agent_memory/remember`` per HTTP request, in the same run, same identity, same text.
+``meta/agent_memory/remember`` per HTTP request, in the same run, same identity, same text; then the
+same bulk calls in process. Also records per CPU second of the gateway process and of the in-process
+calls, which follow the code rather than the machine's load.
 
 Part ``latency`` — latency at each size, records of one identity in one realm database (bulk-loaded
 through staged batches of 1,000 create ops, one record a minute), the same queries timed query by query:
@@ -32,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import sqlite3
 import statistics
@@ -46,7 +49,7 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import percentile, start_gateway  # noqa: E402
+from _common import percentile, proc_cpu_s, start_gateway  # noqa: E402
 from recall import IDENTITY, Vocabulary, make_queries, make_records  # noqa: E402
 
 from meta_memory.agent_memory.batch import CreateOp, StagedBatch  # noqa: E402
@@ -194,13 +197,14 @@ def bulk_over_http(records: int, per_call: int, single: int, seed: int) -> dict[
                 post("meta/agent_memory/remember", {"identity": IDENTITY, "title": title, "body": body})
             single_rate = single / (time.perf_counter() - t0)
             created = 0
-            t0 = time.perf_counter()
+            t0, cpu0 = time.perf_counter(), proc_cpu_s(proc.pid)
             for first in range(0, records, per_call):
                 chunk = texts[first:first + per_call]
                 out = post("meta/agent_memory/remember_batch",
                            {"identity": IDENTITY, "records": [{"title": t, "body": b} for t, b in chunk]})
                 created += out["created"]
             bulk_rate = records / (time.perf_counter() - t0)
+            gateway_cpu_rate = records / max(proc_cpu_s(proc.pid) - cpu0, 1e-9)
             client.close()
         finally:
             proc.terminate()
@@ -209,15 +213,17 @@ def bulk_over_http(records: int, per_call: int, single: int, seed: int) -> dict[
         runtime = Runtime(MetaConfig(), Path(tmp) / "in-process")
         gateway = Gateway.for_runtime(runtime)
         ctx = CallContext(transport="embedded")
-        t0 = time.perf_counter()
+        t0, cpu0 = time.perf_counter(), time.process_time()
         for first in range(0, records, per_call):
             gateway.call("meta/agent_memory/remember_batch",
                          {"identity": IDENTITY, "records": [{"title": t, "body": b} for t, b in texts[first:first + per_call]]},
                          ctx)
         in_process_rate = records / (time.perf_counter() - t0)
+        in_process_cpu_rate = records / max(time.process_time() - cpu0, 1e-9)
         runtime.close()
     return {"bulk_per_s": bulk_rate, "single_per_s": single_rate, "speedup": bulk_rate / single_rate,
-            "in_process_per_s": in_process_rate, "created": created}
+            "in_process_per_s": in_process_rate, "created": created,
+            "gateway_cpu_per_s": gateway_cpu_rate, "in_process_cpu_per_s": in_process_cpu_rate}
 
 
 def bulk_load(runtime: Runtime, size: int, seed: int) -> tuple[list[str], float]:
@@ -319,6 +325,10 @@ def main() -> int:
               f"one remember per request {b['single_per_s']:.0f} records/s, speedup {b['speedup']:.1f}x "
               f"(target >= 5000 records/s); the same remember_batch calls in process {b['in_process_per_s']:.0f} "
               f"records/s")
+        # CPU time follows the code, wall time the machine's load: records per CPU second of the gateway
+        # process (every thread: HTTP, the write, background upkeep) and of this process in process
+        print(f"CPU: gateway {b['gateway_cpu_per_s']:.0f} records/s of its CPU time; in process "
+              f"{b['in_process_cpu_per_s']:.0f} records/s of CPU time; load average {os.getloadavg()[0]:.1f}")
         print()
     if "latency" not in parts:
         return 0

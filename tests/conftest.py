@@ -7,8 +7,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import settings
 
 from support import GatewayProcess, start_gateway
+
+# Property tests assert behaviour, not speed (speed is the benchmarks' job): no per-example deadline, so
+# a loaded machine cannot fail them. A test that needs a deadline sets its own.
+settings.register_profile("behaviour", deadline=None)
+settings.load_profile("behaviour")
 
 
 @pytest.fixture

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 import shutil
 import sqlite3
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -57,11 +58,14 @@ def _load(store: SqliteAgentMemoryStore, identity: str, n: int, start: int = 0) 
 
 
 class Captured:
-    """Every statement run on the store's connections (SQL with its values bound)."""
+    """Every statement run on the store's connections (SQL with its values bound), and the VM steps the
+    creating thread runs on them (the store's background upkeep, which merges the full-text index on the
+    writer a moment after commits, is not counted: it would land on whichever write it overlaps)."""
 
     def __init__(self, store: SqliteAgentMemoryStore) -> None:
         self.sql: list[str] = []
         self.steps = 0
+        self._thread = threading.get_ident()
         self._store = store
         original = store._connect
 
@@ -79,7 +83,8 @@ class Captured:
         conn.set_trace_callback(self.sql.append)
 
         def step() -> int:
-            self.steps += 1
+            if threading.get_ident() == self._thread:
+                self.steps += 1
             return 0
 
         conn.set_progress_handler(step, 1)
@@ -216,9 +221,13 @@ def _remember_steps(tmp: Path, size: int) -> int:
         _load(store, ME, size)
         _load(store, OTHER, 200, start=50_000)
         store.remember(R, ME, "first write", "the retention-floor check runs on a scope's first write")
-        captured = Captured(store)
-        store.remember(R, ME, "measured write", "its body mentions term42 once")
-        return captured.steps
+        fewest = None
+        for i in range(3):  # the fewest of three: a commit that met a full-text crisis merge is not the norm
+            captured = Captured(store)
+            store.remember(R, ME, f"measured write {i}", f"its body mentions term42 once ({i})")
+            fewest = captured.steps if fewest is None else min(fewest, captured.steps)
+        assert fewest is not None
+        return fewest
 
 
 def test_remember_cost_does_not_grow_with_the_identity(tmp_path: Path) -> None:

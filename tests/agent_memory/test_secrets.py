@@ -77,6 +77,35 @@ def test_the_trigger_prefilter_changes_no_answer(text: str) -> None:
     assert secrets_module._find(text) == secrets_module._find(text, prefilter=False)
 
 
+def _scan_parts_unfiltered(parts: list[str]) -> str | None:
+    """The parts scan without any shortcut: each part, then the join around every seam, every rule tried."""
+    normalised = [secrets_module.normalise_for_scan(p) for p in parts if p]
+    for part in normalised:
+        if (found := secrets_module._find(part, prefilter=False)) is not None:
+            return found
+    joined, offset = "".join(normalised), 0
+    for part in normalised[:-1]:
+        offset += len(part)
+        lo = max(0, offset - secrets_module._SEAM_WINDOW)
+        window = joined[lo : offset + secrets_module._SEAM_WINDOW]
+        if (found := secrets_module._find(window, seam=offset - lo, prefilter=False)) is not None:
+            return found
+    return None
+
+
+@settings(deadline=None, max_examples=300)
+@given(st.lists(st.lists(_fragments, max_size=6).map("".join), min_size=1, max_size=5))
+def test_the_join_prefilter_changes_no_answer(parts: list[str]) -> None:
+    """One trigger search over the joined parts answers a clean record; a trigger split across parts
+    (``AK`` + ``IA...``) is in the join too."""
+    assert secrets_module._scan_parts(parts) == _scan_parts_unfiltered(parts)
+
+
+def test_a_secret_split_across_title_and_body_is_found() -> None:
+    assert scan("notes AK", "", "IAIOSFODNN7EXAMPLE here", ()) == "aws-access-key-id"
+    assert scan("gh", "", "p_" + "a1" * 18, ()) == "github-token"
+
+
 def test_a_remembered_clean_record_does_not_hide_a_changed_one() -> None:
     assert scan("Deploy notes", "", "rotate the keys on friday", ("ops",)) is None
     assert scan("Deploy notes", "", "rotate the keys on friday", ("ops",)) is None

@@ -89,15 +89,33 @@ def test_full_text_segments_are_merged_in_the_background_not_at_commit(tmp_path:
     with SqliteAgentMemoryStore(tmp_path / "am") as store:
         store.remember("default", "lead:main", "Seed", "opens the realm")
         db = store._db("default")
-        assert not ckpt.automerge_enabled(db.writer)
+        assert not ckpt.merge_settings_due(db.writer)
         store._upkeep.stop()  # first: no background rounds, so every write leaves its own segment
-        for i in range(12):
+        for i in range(24):  # past FTS5's default crisis merge (16 segments of a level, merged in a commit)
             store.remember("default", "lead:main", f"Note {i}", f"kiwi number {i}")
         path = realm_db_path(tmp_path / "am", "default")
         piled = _segments(path)
-        assert piled >= 12
+        assert piled >= 24
         store._upkeep = BackgroundUpkeep(store._upkeep_realm)  # then a round after the next write
         store.remember("default", "lead:main", "Last", "kiwi last")
         assert _wait(lambda: _segments(path) <= 4)
         hits = store.search("default", Scope.identity("default", "lead:main"), match_expression("kiwi") or "", 50)
-        assert len(hits) == 13
+        assert len(hits) == 25
+
+
+def test_a_realm_written_before_the_crisis_merge_setting_gets_it_at_open(tmp_path: Path) -> None:
+    import sqlite3
+
+    with SqliteAgentMemoryStore(tmp_path / "am") as store:
+        store.remember("default", "lead:main", "Seed", "opens the realm")
+    path = realm_db_path(tmp_path / "am", "default")
+    conn = sqlite3.connect(path)
+    conn.execute("DELETE FROM records_fts_config WHERE k = 'crisismerge'")  # as the previous version left it
+    conn.commit()
+    assert ckpt.merge_settings_due(conn)
+    conn.close()
+    with SqliteAgentMemoryStore(tmp_path / "am") as store:
+        store.remember("default", "lead:main", "Again", "reopens the realm")
+        assert not ckpt.merge_settings_due(store._db("default").writer)
+        crisis = store._db("default").writer.execute("SELECT v FROM records_fts_config WHERE k = 'crisismerge'")
+        assert crisis.fetchone()[0] == ckpt.CRISIS_MERGE_SEGMENTS

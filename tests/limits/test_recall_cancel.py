@@ -71,6 +71,24 @@ def test_sqlite_statement_past_the_budget_is_interrupted(tmp_path: Path) -> None
         assert store.get("default", "mem-none") is None
 
 
+def test_inline_call_past_the_budget_stops_its_statement_and_times_out(tmp_path: Path) -> None:
+    # a recall run on the caller's thread: the store stops the statement at the deadline, nothing waits for it
+    with SqliteAgentMemoryStore(tmp_path / "am") as store:
+        store.remember("default", IDENT, "Title", "body")
+        box = TimeBox()
+        with pytest.raises(ProviderTimeout):
+            box.call(lambda: _endless_read(store, "default", ENDLESS_SQLITE), 100, key=("default", IDENT), inline=True)
+        assert box.running == 0 and deadline.current() is None
+        assert store.get("default", "mem-none") is None
+
+
+def test_inline_call_runs_under_its_deadline_and_answers() -> None:
+    box = TimeBox()
+    left = box.call(deadline.remaining_ms, 5_000, key=("default", IDENT), inline=True)
+    assert left is not None and 0 < left <= 5_000
+    assert box.running == 0 and deadline.current() is None
+
+
 def test_postgres_statement_past_the_budget_is_cancelled(pg_store: Any) -> None:
     pg_store.remember("default", IDENT, "Title", "body")
     _assert_cancelled(pg_store, "default", ENDLESS_PG)

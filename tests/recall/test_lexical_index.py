@@ -26,6 +26,7 @@ from meta_memory.agent_memory.store.sqlite import SqliteAgentMemoryStore, realm_
 from meta_memory.recall import fts
 from meta_memory.recall.lexical_index import CATCH_UP_LIMIT, bm25_top
 from meta_memory.recall.text import token_set
+from support import raw_rows
 
 REALM = "default"
 A = "identity:ana"
@@ -267,13 +268,41 @@ def test_the_full_text_row_holds_the_token_sets_re_ranking_reads(title: str, des
     assert frozenset(doc["tags"].split()) == token_set(" ".join(tags))
 
 
-def test_candidates_from_the_index_carry_their_full_text_rows(store: SqliteAgentMemoryStore) -> None:
-    store.remember(REALM, A, "Passport", "the zanzibar drawer", ["travel"])
+def test_candidates_from_the_index_carry_the_columns_holding_each_term(store: SqliteAgentMemoryStore) -> None:
+    store.remember(REALM, A, "Passport drawer", "the zanzibar drawer", ["travel"])
     assert store.lexical_index.warm(REALM)
-    match = fts.match_expression("zanzibar")
+    match = fts.match_expression("zanzibar drawer travel absent")
     assert match is not None
     [(view, _)] = store.search(REALM, Scope.identity(REALM, A), match, 8)
-    assert view.index_tokens == ("passport", "zanzibar drawer", "travel")
+    bit = {c: 1 << i for i, c in enumerate(fts.COLUMNS)}
+    assert view.term_fields == {"zanzibar": bit["body"], "drawer": bit["title"] | bit["body"], "travel": bit["tags"]}
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(docs=corpus, asks=queries)
+def test_term_fields_match_the_full_text_rows(docs: list[Any], asks: list[list[str]]) -> None:
+    """After writes and forgets, each candidate's term fields are its full-text row's columns holding the term."""
+    with tempfile.TemporaryDirectory() as tmp, SqliteAgentMemoryStore(Path(tmp) / "am") as store:
+        ids = [store.remember(REALM, ident, " ".join(title) + f" n{i}", " ".join(body), tags)[0].memory_id
+               for i, (ident, title, body, tags) in enumerate(docs[: len(docs) // 2])]
+        assert store.lexical_index.warm(REALM)
+        for i, (ident, title, body, tags) in enumerate(docs[len(docs) // 2:]):  # caught up from the change log
+            store.remember(REALM, ident, " ".join(title) + f" m{i}", " ".join(body), tags)
+        for memory_id in ids[::3]:
+            rec = store.get(REALM, memory_id)
+            assert rec is not None
+            store.forget(REALM, rec.scope, memory_id, Author.application())
+        for words in asks:
+            match = fts.match_expression(" ".join(words))
+            assert match is not None
+            terms = fts.match_terms(match)
+            assert terms is not None
+            for ident in (A, B):
+                for view, _ in store.search(REALM, Scope.identity(REALM, ident), match, 40):
+                    row = raw_rows(store, REALM, f"SELECT f.title, f.body, f.tags FROM {fts.FTS_TABLE} f JOIN records r "
+                                   "ON r.rid = f.rowid WHERE r.memory_id = ?", (view.memory_id,))[0]
+                    expected = {t: sum(1 << i for i, col in enumerate(row) if t in col.split()) for t in terms}
+                    assert view.term_fields == {t: b for t, b in expected.items() if b}
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -300,6 +329,54 @@ def test_neighbours_in_one_statement_match_the_write_order_rule(gaps: list[int],
         want = neighbours_from(records, anchors, span, window_ms)
         assert {k: [v.memory_id for v in vs] for k, vs in got.items()} == {
             k: [v.id for v in vs] for k, vs in want.items()}
+
+
+# ---------------------------------------------------------------------------------------------- write-order neighbours
+
+class _SteppingClock:
+    """A clock the test moves: several records share a millisecond, some go back in time."""
+
+    def __init__(self) -> None:
+        self.now = 1_700_000_000_000
+
+    def now_ms(self) -> int:
+        return self.now
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(steps=st.lists(st.tuples(st.sampled_from([A, B]), st.sampled_from([0, 0, 1, 30_000, 200_000, -5_000])),
+                      min_size=2, max_size=60),
+       forgotten=st.lists(st.integers(0, 59), max_size=10), span=st.integers(1, 3),
+       window_ms=st.sampled_from([0, 60_000, 120_000]))
+def test_index_neighbours_match_the_database(steps: list[Any], forgotten: list[int], span: int, window_ms: int) -> None:
+    clock = _SteppingClock()
+    with tempfile.TemporaryDirectory() as tmp, SqliteAgentMemoryStore(Path(tmp) / "am", clock=clock) as store:
+        records = []
+        for i, (ident, step) in enumerate(steps):
+            clock.now += step
+            rec = store.get(REALM, store.remember(REALM, ident, f"note {i}", f"passport river {i}", [])[0].memory_id)
+            assert rec is not None
+            records.append(rec)
+        assert store.lexical_index.warm(REALM)
+        for i in set(forgotten):
+            if i < len(records):
+                store.forget(REALM, records[i].scope, records[i].memory_id, Author.application())
+        for ident in (A, B):
+            scope = Scope.identity(REALM, ident)
+            anchors = [r for r in records if r.scope == scope and _is_active(store, r.memory_id)]
+            ours = store.neighbours(REALM, scope, anchors, span, window_ms)
+            assert store.lexical_index.ready(REALM)
+            store.lexical_index.max_bytes = 0
+            try:
+                theirs = store.neighbours(REALM, scope, anchors, span, window_ms)
+            finally:
+                store.lexical_index.max_bytes = 256 * 1024 * 1024
+            assert ours == theirs
+
+
+def _is_active(store: SqliteAgentMemoryStore, memory_id: str) -> bool:
+    rec = store.get(REALM, memory_id)
+    return rec is not None and rec.status.is_active
 
 
 def _traced(fn: Any) -> int:

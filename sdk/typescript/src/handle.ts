@@ -12,6 +12,7 @@
 import { paramsToWire, resultFromWire } from "./case.js";
 import { METHODS, type MethodName, type Methods, type MethodSpec } from "./methods.js";
 import { TransportError } from "./errors.js";
+import { RecallSlots } from "./slots.js";
 import type { Transport } from "./transport.js";
 
 /** A connection to a gateway; every method of {@link METHODS} is available on it. */
@@ -19,6 +20,8 @@ export interface MetaHandle extends Methods {}
 
 export class MetaHandle {
   readonly transport: Transport;
+  /** This handle's queue for recalls, within the gateway's caps (see `slots.ts`). */
+  readonly recallSlots = new RecallSlots();
   private closed = false;
 
   constructor(transport: Transport) {
@@ -31,7 +34,10 @@ export class MetaHandle {
    */
   call(method: string, params?: Record<string, unknown>): Promise<unknown> {
     if (this.closed) return Promise.reject(closedError());
-    return this.transport.call(method, params);
+    // a recall queued behind the caps may start after close(): it is refused then too
+    return this.recallSlots.run(method, params, () =>
+      this.closed ? Promise.reject(closedError()) : this.transport.call(method, params),
+    );
   }
 
   /** Whether {@link close} was called; every call on a closed handle rejects with a `TransportError`. */
@@ -52,10 +58,9 @@ function closedError(): TransportError {
 }
 
 async function invoke(handle: MetaHandle, spec: MethodSpec<unknown, unknown>, arg: unknown): Promise<unknown> {
-  if (handle.isClosed) throw closedError();
   const prepared = spec.prepare ? spec.prepare(arg) : (arg as Record<string, unknown> | undefined);
   const params = prepared === undefined ? undefined : (paramsToWire(prepared) as Record<string, unknown>);
-  const raw = await handle.transport.call(spec.wire, params);
+  const raw = await handle.call(spec.wire, params);
   const result = resultFromWire(raw);
   return spec.shape ? spec.shape(result) : result;
 }

@@ -89,6 +89,18 @@ describe("a closed handle", () => {
     assert.deepEqual(titles, ["Before"]);
   });
 
+  it("refuses the recalls still queued behind the gateway's caps when it is closed", async () => {
+    const handle = Meta.connect(shared.gw.url);
+    const calls = Array.from({ length: 8 }, () => handle.recallAgentMemory({ identity: "queued", selection: "always" }));
+    await handle.close();
+    const settled = await Promise.allSettled(calls);
+    const refused = settled.filter((s) => s.status === "rejected").map((s) => (s as PromiseRejectedResult).reason);
+    assert.ok(refused.length >= 1, "the queued recalls are refused");
+    for (const err of refused) {
+      assert.ok(err instanceof TransportError && /handle is closed/.test(err.message), `${err}`);
+    }
+  });
+
   it("over stdio says the handle is closed, not that the gateway exited", async () => {
     const handle = await Meta.spawn(tempDir(), { command: GATEWAY_COMMAND });
     await handle.close();

@@ -76,6 +76,8 @@ def normalize_tags(tags: Iterable[str]) -> tuple[str, ...]:
     UTF-8 bytes).
     """
     raw = list(tags)
+    if not raw:
+        return ()
     if len(raw) > MAX_MEMORY_TAGS:
         raise FieldError(f"tags must contain at most {MAX_MEMORY_TAGS} entries", "tags")
     out: set[str] = set()

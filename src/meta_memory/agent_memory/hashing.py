@@ -2,7 +2,8 @@
 
 - :func:`content_hash` binds a review or a dedup to exact content.
 - :func:`new_memory_id` mints ``mem-{now_ns}-{pid:x}-{seq:x}-{fnv1a64:016x}``; :func:`new_memory_ids`
-  mints one for each of many records, their FNV-1a hashes computed side by side (:func:`fnv1a64_many`).
+  mints one for each of many records, their FNV-1a hashes computed side by side in one numpy array
+  (:func:`fnv1a64_many`).
 - :func:`mint_token` mints ``{prefix}-{now_ns}-{pid:x}-{seq:x}``.
 
 Ids are identifiers, not timestamps: the nanosecond component only makes
@@ -57,10 +58,6 @@ def fnv1a64(*parts: bytes) -> int:
     return h
 
 
-#: Bits of one lane of :func:`fnv1a64_many`: a 64-bit state times the 41-bit prime stays below 2**105,
-#: so a lane's product never carries into the next lane.
-_LANE_BITS = 128
-_LANE_BYTES = _LANE_BITS // 8
 #: Inputs longer than this (bytes) are hashed one by one: side by side, every input is padded to the
 #: longest, and a few long ones would make the padding cost more than it saves.
 LANE_MAX_BYTES = 4096
@@ -68,12 +65,14 @@ LANE_MAX_BYTES = 4096
 
 def fnv1a64_many(items: Sequence[bytes]) -> list[int]:
     """``[fnv1a64(item) for item in items]``, computed side by side: the 64-bit states of all inputs
-    are lanes of one Python integer, so each byte position costs one XOR, one multiplication and one
-    mask over every input at once instead of one interpreted step per input byte.
+    (up to :data:`LANE_MAX_BYTES` each) are one numpy ``uint64`` array, so each byte position costs one
+    vectorised XOR and one multiplication (wrapping modulo 2**64, as FNV-1a does) over every input at
+    once instead of one interpreted step per input byte. Longer inputs are hashed one by one.
 
-    Lanes are ordered longest input first; when inputs end, their lanes (the highest ones) are taken
-    off the top, so the lanes still running are always the low ones.
+    Inputs are ordered longest first, so the inputs still running at a byte position are always a prefix.
     """
+    import numpy as np  # here, not at import: a process that never mints ids together never loads it
+
     out = [0] * len(items)
     short = [i for i, item in enumerate(items) if len(item) <= LANE_MAX_BYTES]
     for i in set(range(len(items))) - set(short):
@@ -84,30 +83,22 @@ def fnv1a64_many(items: Sequence[bytes]) -> list[int]:
         return out
     order = sorted(short, key=lambda i: len(items[i]), reverse=True)
     longest = len(items[order[0]])
-    padded = b"".join(items[i].ljust(longest, b"\0") for i in order)
-    lanes = len(order)
-    lane_basis = _FNV_OFFSET.to_bytes(_LANE_BYTES, "little")
-    lane_mask = _MASK64.to_bytes(_LANE_BYTES, "little")
-    state = int.from_bytes(lane_basis * lanes, "little")
-    mask = int.from_bytes(lane_mask * lanes, "little")
-    column = bytearray(_LANE_BYTES * lanes)
-    for pos in range(longest + 1):
-        running = lanes
-        while running and len(items[order[running - 1]]) <= pos:
+    if longest:
+        padded = b"".join(items[i].ljust(longest, b"\0") for i in order)
+        # columns[pos, lane] = byte ``pos`` of the lane's input (0 past its end, never read)
+        columns = np.frombuffer(padded, dtype=np.uint8).reshape(len(order), longest).T.astype(np.uint64)
+    lengths = [len(items[i]) for i in order]
+    state = np.full(len(order), _FNV_OFFSET, dtype=np.uint64)
+    prime = np.uint64(_FNV_PRIME)
+    running = len(order)
+    for pos in range(longest):
+        while lengths[running - 1] <= pos:
             running -= 1
-        if running < lanes:  # the inputs of lanes running..lanes-1 end here: take their states off the top
-            done = (state >> (_LANE_BITS * running)).to_bytes(_LANE_BYTES * (lanes - running), "little")
-            for lane in range(running, lanes):
-                at = (lane - running) * _LANE_BYTES
-                out[order[lane]] = int.from_bytes(done[at : at + 8], "little")
-            lanes = running
-            if not lanes:
-                break
-            state &= (1 << (_LANE_BITS * lanes)) - 1
-            mask &= (1 << (_LANE_BITS * lanes)) - 1
-            column = bytearray(_LANE_BYTES * lanes)
-        column[0::_LANE_BYTES] = padded[pos::longest][:lanes]
-        state = ((state ^ int.from_bytes(column, "little")) * _FNV_PRIME) & mask
+        lane = state[:running]
+        np.bitwise_xor(lane, columns[pos, :running], out=lane)
+        np.multiply(lane, prime, out=lane)
+    for lane, i in enumerate(order):
+        out[i] = int(state[lane])
     return out
 
 

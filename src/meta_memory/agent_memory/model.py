@@ -10,6 +10,7 @@ All timestamps are UTC epoch milliseconds (``int``).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any, TypeVar
@@ -712,9 +713,10 @@ class RecordView:
     ``search`` and ``neighbours`` return for ranking. The runtime re-reads the full
     :class:`MemoryRecord` of every record it keeps (``services.recall_reader.guarded_recall``).
 
-    ``index_tokens``: the record's full-text row when the store read it with the view (its
-    columns in :data:`meta_memory.recall.fts.COLUMNS` order, space-joined tokens), else ``None``;
-    not part of equality."""
+    ``term_fields``: when the store's in-process index found the record (``search``), for each
+    query term the record holds, the full-text columns holding it (bit ``i`` =
+    :data:`meta_memory.recall.fts.COLUMNS` ``[i]``), so re-ranking need not tokenise the record;
+    else ``None``. Not part of equality."""
 
     id: str
     title: str
@@ -723,7 +725,7 @@ class RecordView:
     tags: tuple[str, ...]
     created_at_ms: int
     updated_at_ms: int
-    index_tokens: tuple[str, ...] | None = field(default=None, compare=False, repr=False)
+    term_fields: Mapping[str, int] | None = field(default=None, compare=False, repr=False)
 
     @property
     def memory_id(self) -> str:

@@ -294,34 +294,46 @@ def _anchored(rule: _Rule, haystack: str) -> Iterator[re.Match[str]]:
             yield match
 
 
-def _any_trigger(rules: Iterable[_Rule]) -> re.Pattern[str]:
-    """One alternation of every literal trigger of ``rules``: a text holding none of them matches none of them."""
-    triggers = sorted({t for rule in rules for t in rule.triggers}, key=len, reverse=True)
-    return re.compile("|".join(re.escape(t) for t in triggers))
+def _triggers(rules: Iterable[_Rule]) -> tuple[str, ...]:
+    """Every literal trigger of ``rules``, none listed twice nor after a shorter one it starts with (the
+    shorter one is found wherever the longer one is): a text holding none of them matches none of them."""
+    kept: list[str] = []
+    for trigger in sorted({t for rule in rules for t in rule.triggers}):
+        if not any(trigger.startswith(k) for k in kept):
+            kept.append(trigger)
+    return tuple(kept)
 
 
 #: The prefilter of :func:`_find`: the triggers of the rules matched on the text as written, and those
-#: of the rules matched on its lower-cased copy. One search each instead of a substring test per trigger.
-_CASED_TRIGGERS = _any_trigger(rule for rule in _RULES if not rule.lower)
-_LOWER_TRIGGERS = _any_trigger(rule for rule in _RULES if rule.lower)
+#: of the rules matched on its lower-cased copy. A substring test per trigger: cheaper than one
+#: alternation of them all, which the regular expression engine tries at every position.
+_CASED_TRIGGERS = _triggers(rule for rule in _RULES if not rule.lower)
+_LOWER_TRIGGERS = _triggers(rule for rule in _RULES if rule.lower)
+
+
+def _has_trigger(text: str, lowered: str | None = None) -> bool:
+    """Whether any rule's trigger occurs in ``text`` (already folded); ``lowered`` is its lower-cased
+    copy when the caller has one. No trigger: no rule can match."""
+    for trigger in _CASED_TRIGGERS:
+        if trigger in text:
+            return True
+    if lowered is None:
+        lowered = _lower_keeping_offsets(text)
+    for trigger in _LOWER_TRIGGERS:
+        if trigger in lowered:
+            return True
+    return False
 
 
 def _find(text: str, seam: int | None = None, *, prefilter: bool = True) -> str | None:
     """The first class matching in ``text`` (already folded); with ``seam``, only matches that
     straddle that offset count (the parts either side were scanned on their own). ``prefilter``
     (off only to test that it changes no answer) stops early when no trigger occurs."""
-    lowered: str | None = None
-    if prefilter and _CASED_TRIGGERS.search(text) is None:
-        lowered = _lower_keeping_offsets(text)
-        if _LOWER_TRIGGERS.search(lowered) is None:
-            return None  # no rule's trigger occurs: no rule can match
+    lowered = _lower_keeping_offsets(text)
+    if prefilter and not _has_trigger(text, lowered):
+        return None  # no rule's trigger occurs: no rule can match
     for rule in _RULES:
-        if rule.lower:
-            if lowered is None:
-                lowered = _lower_keeping_offsets(text)
-            haystack = lowered
-        else:
-            haystack = text
+        haystack = lowered if rule.lower else text
         if not any(t in haystack for t in rule.triggers):
             continue
         for match in _anchored(rule, haystack) if rule.anchored else rule.pattern.finditer(haystack):
@@ -339,8 +351,14 @@ def scan_text(text: str) -> str | None:
 
 def _scan_parts(parts: list[str], scanned: int = 0) -> str | None:
     """Each part alone (except the first ``scanned``, already scanned alone), then the join of all
-    parts around every seam (a secret split across parts)."""
+    parts around every seam (a secret split across parts).
+
+    First the join is searched once for a trigger: every trigger of a part, or crossing a seam, is in
+    it, so a join without one (the common case) holds no secret anywhere."""
     normalised = [normalise_for_scan(p) for p in parts if p]
+    joined = "".join(normalised)
+    if not _has_trigger(joined):
+        return None
     skip = sum(1 for p in parts[:scanned] if p)
     for part in normalised[skip:]:
         found = _find(part)
@@ -348,7 +366,6 @@ def _scan_parts(parts: list[str], scanned: int = 0) -> str | None:
             return found
     if len(normalised) < 2:
         return None
-    joined = "".join(normalised)
     offset = 0
     for part in normalised[:-1]:
         offset += len(part)

@@ -69,6 +69,8 @@ MAX_CHAIN_WALK = 4096
 """Upper bound on records visited by the transitive taint walk."""
 
 LLM_TIER_CEILING = TrustTier.AGENT_OBSERVED
+#: The usage of a record that lands: no counts (a frozen value, shared).
+_NO_USAGE = UsageStats()
 
 
 class RecordReader(Protocol):
@@ -85,7 +87,8 @@ class RecordReader(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class AuditEntry:
-    """One audit row: ``op_index``, ``op_kind``, ``memory_id`` and the ``detail`` JSON object."""
+    """One audit row: ``op_index``, ``op_kind``, ``memory_id`` and the ``detail`` JSON object (read-only:
+    entries of one plan with equal details share the object)."""
 
     op_index: int
     op_kind: str
@@ -131,15 +134,16 @@ def refuse_secrets(record: NewMemoryRecord, op_index: int = 0) -> None:
 def normalize_record(record: NewMemoryRecord) -> NewMemoryRecord:
     """Canonical fields: title and description whitespace-compacted, body trimmed, tags normalised.
 
-    Raises :class:`~meta_memory.agent_memory.fields.FieldError` for tag caps.
+    Raises :class:`~meta_memory.agent_memory.fields.FieldError` for tag caps. A record already in
+    canonical form (every application write: its fields were normalised on the way in) is returned as is.
     """
-    return replace(
-        record,
-        title=compact_whitespace(record.title),
-        description=compact_whitespace(record.description),
-        body=record.body.strip(),
-        tags=normalize_tags(record.tags),
-    )
+    title = compact_whitespace(record.title)
+    description = compact_whitespace(record.description)
+    body = record.body.strip()
+    tags = normalize_tags(record.tags)
+    if title == record.title and description == record.description and body == record.body and tags == record.tags:
+        return record
+    return replace(record, title=title, description=description, body=body, tags=tags)
 
 
 def _invalid(i: int, message: str) -> AgentMemoryError:
@@ -310,7 +314,15 @@ def _ancestor_quarantined(overlay: _Overlay, ids: Iterable[str]) -> bool:
     return False
 
 
-def _detail(batch: StagedBatch, op: Op, quarantined: str | None) -> dict[str, Any]:
+def _detail(
+    batch: StagedBatch, op: Op, quarantined: str | None, shared: dict[tuple[Any, ...], dict[str, Any]]
+) -> dict[str, Any]:
+    """The audit detail of ``op``. Ops of one batch with the same kind, rationale and quarantine share
+    one detail object (``shared``, per batch): a bulk write's thousand creates build and encode it once."""
+    key = (op.op, getattr(op, "rationale", None), quarantined)
+    found = shared.get(key)
+    if found is not None:
+        return found
     detail: dict[str, Any] = {
         "op": op.op,
         "author": batch.author.to_json(),
@@ -319,6 +331,7 @@ def _detail(batch: StagedBatch, op: Op, quarantined: str | None) -> dict[str, An
     }
     if batch.review is not None:
         detail["review"] = batch.review
+    shared[key] = detail
     return detail
 
 
@@ -346,6 +359,7 @@ def plan_batch(
     plan = BatchPlan()
     overlay = _Overlay(reader, plan)
     overlay.minted = _mint_ids(batch.ops)
+    details: dict[tuple[Any, ...], dict[str, Any]] = {}
     for i, op in enumerate(batch.ops):
         if isinstance(op, CreateOp):
             rec = _plan_create(i, batch, overlay, op, now_ms, quarantine_reason, recreate_window_ms)
@@ -361,7 +375,7 @@ def plan_batch(
             q = rec.status.detail if rec.status.kind is StatusKind.QUARANTINED else None
         else:  # pragma: no cover - the Op union is closed
             raise _invalid(i, f"unknown op {op!r}")
-        plan.audit.append(AuditEntry(i, op.op, rec.id, _detail(batch, op, q)))
+        plan.audit.append(AuditEntry(i, op.op, rec.id, _detail(batch, op, q, details)))
         plan.results.append(OpResult(i, op.op, rec.id, rec.status))
     _check_restored_links(batch, overlay)
     return plan
@@ -427,7 +441,7 @@ def _landing_record(
         rank_set_at_ms=None,
         created_at_ms=created_at_ms,
         updated_at_ms=updated_at_ms,
-        usage=UsageStats(),
+        usage=_NO_USAGE,
         ever_quarantined=ever_quarantined,
     )
 

@@ -120,14 +120,44 @@ class TimeBox:
             raise
         return pending
 
-    def call(self, fn: Callable[[], T], timeout_ms: int, *, key: Hashable | None = None) -> T:
+    def call(self, fn: Callable[[], T], timeout_ms: int, *, key: Hashable | None = None, inline: bool = False) -> T:
         """Run ``fn()`` and return its value within ``timeout_ms`` milliseconds.
+
+        ``inline``: run ``fn`` on the calling thread (no worker-thread handoff), for work that ends by
+        itself once its deadline passes: every store statement it runs is stopped at the deadline and
+        its own work between them is bounded (:func:`run_inline`). The caps apply all the same.
 
         Raises whatever ``fn`` raises, :class:`ProviderTimeout` when the deadline passes first
         (the call is cancelled: its store statements are interrupted and its result discarded),
         or :class:`ProviderSaturated` when the global or the per-key cap is reached.
         """
-        return self.start(fn, timeout_ms=timeout_ms, key=key).wait(timeout_ms / 1000, timeout_ms)
+        if not inline:
+            return self.start(fn, timeout_ms=timeout_ms, key=key).wait(timeout_ms / 1000, timeout_ms)
+        self._acquire(key)
+        try:
+            return run_inline(fn, timeout_ms)
+        finally:
+            self._release(key)
+
+
+def run_inline(fn: Callable[[], T], timeout_ms: int) -> T:
+    """Run ``fn()`` on this thread under a :class:`Deadline` of ``timeout_ms`` milliseconds.
+
+    The deadline is bound to the thread for the call, so the stores stop a statement past it.
+    A call that ends past its deadline, with a value or an error, raises :class:`ProviderTimeout`:
+    its result is discarded, as :meth:`Pending.wait` discards a late worker's.
+    """
+    limit = Deadline.after_ms(timeout_ms)
+    try:
+        with bound(limit):
+            value = fn()
+    except Exception:
+        if limit.expired:
+            raise ProviderTimeout(timeout_ms) from None
+        raise
+    if limit.expired:
+        raise ProviderTimeout(timeout_ms)
+    return value
 
 
 class Pending(Generic[T]):

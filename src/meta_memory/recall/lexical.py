@@ -67,7 +67,8 @@ from meta_memory.recall.provider import (
 )
 from meta_memory.recall.text import normalize, token_set
 
-__all__ = ["LexicalConfig", "LexicalRecallProvider", "field_score", "MIN_CONTEXTUAL_RELEVANCE_SCORE"]
+__all__ = ["LexicalConfig", "LexicalRecallProvider", "field_score", "term_points", "idf_weights", "rarity_weights",
+           "MIN_CONTEXTUAL_RELEVANCE_SCORE"]
 
 #: The reference's floor on the field score of a contextual match.
 MIN_CONTEXTUAL_RELEVANCE_SCORE = 2.0
@@ -115,20 +116,59 @@ class LexicalConfig:
     reply_weight: float = 0.9
 
 
-_Tokens = tuple[frozenset[str], frozenset[str], frozenset[str], str, str, frozenset[str]]
+#: bit of each full-text column in a record's ``term_fields`` (bit ``i`` = ``fts.COLUMNS[i]``)
+_TITLE_BIT, _BODY_BIT, _TAGS_BIT = (1 << fts.COLUMNS.index(c) for c in ("title", "body", "tags"))
 
 
-class _TokenCache:
-    """A small LRU of per-record token sets (tags, title, body, normalised title and body text, all
-    tokens) and, apart, of the day spans a record speaks of; keyed by id and content."""
+class _Fields:
+    """What the field score reads of one record: which of its fields hold a term — from the index's
+    ``term_fields`` when the store found it there, else from its tokens per field as space-padded
+    strings (``" a b c "``: a token ``t`` is held iff ``" t "`` is a substring) — and its normalised
+    title and body text (for the substring rule)."""
+
+    __slots__ = ("bits", "tags", "title", "body", "title_norm", "body_norm")
+
+    def __init__(self, bits: Mapping[str, int] | None, tokens: tuple[str, str, str], title_norm: str,
+                 body_norm: str) -> None:
+        self.bits = bits
+        self.tags, self.title, self.body = tokens
+        self.title_norm, self.body_norm = title_norm, body_norm
+
+    @classmethod
+    def of(cls, record: RecallableRecord) -> _Fields:
+        """The fields of ``record``; tokenised only when the store gave no ``term_fields``."""
+        body_text = _body_text(record)
+        bits = getattr(record, "term_fields", None)
+        if bits is not None:
+            tokens = ("", "", "")
+        else:  # tokens of the text as written, exactly as the full-text index sees it
+            tags, title, body = (f" {' '.join(token_set(t))} " for t in (" ".join(record.tags), record.title, body_text))
+            tokens = (tags, title, body)
+        return cls(bits, tokens, normalize(record.title), normalize(body_text))
+
+    def held(self, term: str, padded: str) -> tuple[bool, bool, bool]:
+        """Whether the tags, the title and the body hold the normalised ``term`` (``padded`` = ``" term "``)."""
+        if self.bits is not None:
+            bits = self.bits.get(term, 0)
+            return bool(bits & _TAGS_BIT), bool(bits & _TITLE_BIT), bool(bits & _BODY_BIT)
+        return padded in self.tags, padded in self.title, padded in self.body
+
+
+def _body_text(record: RecallableRecord) -> str:
+    return record.description + "\n" + record.body if record.description else record.body
+
+
+class _FieldCache:
+    """A small LRU of per-record :class:`_Fields` read without a full-text row (those are tokenised,
+    so worth keeping) and, apart, of the day spans a record speaks of; keyed by id and content."""
 
     def __init__(self, capacity: int = 4096) -> None:
         self.capacity = capacity
-        self._items: OrderedDict[tuple[Any, ...], _Tokens] = OrderedDict()
+        self._items: OrderedDict[tuple[Any, ...], _Fields] = OrderedDict()
         self._dates: OrderedDict[tuple[Any, ...], list[tuple[int, int]]] = OrderedDict()
 
     def dates(self, record: RecallableRecord) -> list[tuple[int, int]]:
-        body_text = record.description + "\n" + record.body if record.description else record.body
+        body_text = _body_text(record)
         key = (record_id(record), record.title, body_text, record.created_at_ms)
         hit = self._dates.get(key)
         if hit is not None:
@@ -139,26 +179,36 @@ class _TokenCache:
             self._dates.popitem(last=False)
         return value
 
-    def get(self, record: RecallableRecord) -> _Tokens:
-        body_text = record.description + "\n" + record.body if record.description else record.body
-        key = (record_id(record), record.title, body_text, tuple(record.tags))
+    def get(self, record: RecallableRecord) -> _Fields:
+        if getattr(record, "term_fields", None) is not None:
+            return _Fields.of(record)  # nothing to tokenise: cheaper than a cache entry
+        key = (record_id(record), record.title, _body_text(record), tuple(record.tags))
         hit = self._items.get(key)
         if hit is not None:
             self._items.move_to_end(key)
             return hit
-        title_norm = normalize(record.title)
-        body_norm = normalize(body_text)
-        row = getattr(record, "index_tokens", None)  # the full-text row, when the store read it along
-        if row is not None:
-            columns = dict(zip(fts.COLUMNS, row))
-            tags, title, body = (frozenset(columns[c].split()) for c in ("tags", "title", "body"))
-        else:  # token sets from the text as written, exactly as the full-text index sees it
-            tags, title, body = token_set(" ".join(record.tags)), token_set(record.title), token_set(body_text)
-        value = (tags, title, body, title_norm, body_norm, tags | title | body)
-        self._items[key] = value
+        value = self._items[key] = _Fields.of(record)
         if len(self._items) > self.capacity:
             self._items.popitem(last=False)
         return value
+
+
+def term_points(term: str, in_tags: bool, in_title: bool, in_body: bool, title_norm: str, body_norm: str) -> int:
+    """The reference's points of one normalised ``term`` (§3.3): +5 when a tag holds it, +4 when the
+    title does (else +1 for a term of >= 5 characters found inside the normalised title), +2 when
+    the description/body does (else the same +1 substring rule)."""
+    points = 0
+    if in_tags:
+        points += TAG_POINTS
+    if in_title:
+        points += TITLE_POINTS
+    elif len(term) >= SUBSTRING_MIN_CHARS and term in title_norm:
+        points += SUBSTRING_POINTS
+    if in_body:
+        points += BODY_POINTS
+    elif len(term) >= SUBSTRING_MIN_CHARS and term in body_norm:
+        points += SUBSTRING_POINTS
+    return points
 
 
 def field_score(
@@ -174,22 +224,12 @@ def field_score(
 
     Input: normalised query terms, the record's token sets and normalised
     title/body text; optional per-term ``weights`` (a missing term weighs 1).
-    Output: the summed points, each term's multiplied by its weight (>= 0;
+    Output: the summed points (:func:`term_points`), each term's multiplied by its weight (>= 0;
     without weights, the reference's integer points).
     """
     score = 0.0
     for term in terms:
-        points = 0
-        if term in tag_tokens:
-            points += TAG_POINTS
-        if term in title_tokens:
-            points += TITLE_POINTS
-        elif len(term) >= SUBSTRING_MIN_CHARS and term in title_norm:
-            points += SUBSTRING_POINTS
-        if term in body_tokens:
-            points += BODY_POINTS
-        elif len(term) >= SUBSTRING_MIN_CHARS and term in body_norm:
-            points += SUBSTRING_POINTS
+        points = term_points(term, term in tag_tokens, term in title_tokens, term in body_tokens, title_norm, body_norm)
         score += points * (weights.get(term, 1.0) if weights is not None else 1.0)
     return score
 
@@ -202,9 +242,13 @@ def _order_key(item: ScoredRecord[Any]) -> tuple[float, int, int, str]:
 class LexicalRecallProvider:
     """The default :class:`meta_memory.recall.provider.RecallProvider` (see module doc)."""
 
+    #: its own work between reads is bounded (``candidate_limit`` candidates, ``context_anchors`` anchors),
+    #: so over a store that stops its statements at the deadline a recall ends by itself when time is up
+    stops_at_deadline = True
+
     def __init__(self, config: LexicalConfig | None = None) -> None:
         self.config = config or LexicalConfig()
-        self._tokens = _TokenCache()
+        self._fields = _FieldCache()
 
     def recall(self, request: RecallRequest, reader: RecallReader[Any]) -> RecallOutcome[Any]:
         """Rank ``reader``'s records for ``request``; see the module doc for the rules."""
@@ -221,16 +265,26 @@ class LexicalRecallProvider:
         self, terms: list[str], match: str, reader: RecallReader[Any], max_entries: int, asked: Sequence[DateQuery] = ()
     ) -> list[ScoredRecord[Any]]:
         cfg = self.config
-        candidates = [(record, bm25, self._tokens.get(record)) for record, bm25 in reader.search(match, cfg.candidate_limit)]
-        weights = rarity_weights(terms, [t[5] for _, _, t in candidates], cfg.rarity_weight) if cfg.rarity_weight else None
+        padded = [f" {t} " for t in terms]
+        candidates = []
+        held = [0] * len(terms)  # per term, how many candidates hold it
+        for record, bm25 in reader.search(match, cfg.candidate_limit):
+            fields = self._fields.get(record)
+            points = []
+            for i, (term, pad) in enumerate(zip(terms, padded)):
+                in_tags, in_title, in_body = fields.held(term, pad)
+                held[i] += in_tags or in_title or in_body
+                points.append(term_points(term, in_tags, in_title, in_body, fields.title_norm, fields.body_norm))
+            candidates.append((record, bm25, points))
+        weights = idf_weights(terms, held, len(candidates), cfg.rarity_weight) if cfg.rarity_weight else None
         scored: dict[str, ScoredRecord[Any]] = {}
-        for record, bm25, toks in candidates:
-            fields = toks[:5]
-            if field_score(terms, *fields) < cfg.min_relevance:
+        for record, bm25, points in candidates:
+            if sum(points) < cfg.min_relevance:
                 continue
-            points = field_score(terms, *fields, weights) if weights is not None else field_score(terms, *fields)
-            score = cfg.field_weight * points + cfg.bm25_weight * -bm25
-            if asked and any(q.matches(self._tokens.dates(record)) for q in asked):
+            field_points = (sum(n * weights.get(t, 1.0) for t, n in zip(terms, points)) if weights is not None
+                            else float(sum(points)))
+            score = cfg.field_weight * field_points + cfg.bm25_weight * -bm25
+            if asked and any(q.matches(self._fields.dates(record)) for q in asked):
                 score *= 1.0 + cfg.date_weight
             scored[record_id(record) or ""] = ScoredRecord(record, score)
         if cfg.context_window_ms > 0 and scored:
@@ -300,18 +354,26 @@ def rarity_weights(terms: Sequence[str], candidate_tokens: Sequence[frozenset[st
     """Per-term weights from how many of the candidates hold the term (an in-scope inverse document frequency).
 
     Input: the query terms; each candidate's tokens (all fields); ``strength`` in [0, 1].
+    Output: :func:`idf_weights` of the terms' counts among the candidates.
+    """
+    held = [sum(1 for tokens in candidate_tokens if term in tokens) for term in terms]
+    return idf_weights(terms, held, len(candidate_tokens), strength)
+
+
+def idf_weights(terms: Sequence[str], held: Sequence[int], n: int, strength: float) -> dict[str, float]:
+    """Per-term weights from ``held[i]``, how many of ``n`` candidates hold ``terms[i]``.
+
     A term held by ``df`` of ``n`` candidates weighs ``1 - strength + strength * idf / idf_max`` with
     ``idf = ln((n + 1) / (df + 0.5))`` and ``idf_max`` the idf of a term held by one candidate: a term
     found in one candidate keeps its full points, a term every candidate holds (a speaker's name, the
-    current year) keeps ``1 - strength`` of them. Output: term -> weight in [1 - strength, 1].
+    current year) keeps ``1 - strength`` of them. Output: term -> weight in [1 - strength, 1]
+    (empty when ``n`` is 0 or ``strength`` is not positive).
     """
-    n = len(candidate_tokens)
     if n == 0 or strength <= 0:
         return {}
     idf_max = math.log((n + 1) / 1.5)
     out: dict[str, float] = {}
-    for term in terms:
-        df = sum(1 for tokens in candidate_tokens if term in tokens)
+    for term, df in zip(terms, held):
         idf = math.log((n + 1) / (df + 0.5)) if df else idf_max
         out[term] = 1.0 - strength + strength * min(1.0, max(0.0, idf / idf_max)) if idf_max > 0 else 1.0
     return out

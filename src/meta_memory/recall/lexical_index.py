@@ -17,6 +17,10 @@ vectorised — and answers with the *same* candidates, scores and order as FTS5:
   ``b = 0.75``, negated; ``N`` and ``n_i`` count the realm's whole index (every
   scope), as FTS5 does; ties by ``rid``.
 
+Two more answers come from the same memory: which columns of a candidate's row hold each
+query term (a byte per posting, handed to re-ranking so it reads no full-text row), and the rows'
+write order (``created_at_ms``, then ``rid``) for recall's write-order neighbours.
+
 Coherence with the durable store (SQLite stays the source of truth):
 
 * every insert into or delete from the full-text table writes the change log
@@ -86,19 +90,21 @@ B = 0.75
 RETRY_REFUSED_S = 300.0
 
 #: Measured memory (CPython 3.12, numpy 2) of one vocabulary term beyond its characters: its dict entry,
-#: key string, :class:`_Postings` object, two numpy arrays and two empty lists. Many rare terms (a realm of
-#: distinct words, e.g. ids or generated text) cost this each, however few postings they hold.
-TERM_BYTES = 560
+#: key string, :class:`_Postings` object, three numpy arrays and three empty lists (slots, frequencies,
+#: columns). Many rare terms (a realm of distinct words, e.g. ids or generated text) cost this each, however
+#: few postings they hold.
+TERM_BYTES = 728
 #: Measured memory of one posting appended since the term's arrays were last merged (an int and a float object
-#: in two Python lists), beyond the 8 bytes it takes once merged.
-PENDING_POSTING_BYTES = 64
+#: and a shared small int in three Python lists, with the lists' spare room), beyond the 9 bytes it takes once
+#: merged.
+PENDING_POSTING_BYTES = 96
 
 _WEIGHTS = dict(zip(fts.COLUMNS, (float(w) for w in fts.BM25_WEIGHTS)))
 _WEIGHT_LIST = [_WEIGHTS[c] for c in fts.COLUMNS]
 _ROW_COLUMNS = ", ".join(f"f.{c}" for c in fts.COLUMNS)
 #: every indexed row with its scope (a full-text row exists iff its record is active); CROSS JOIN: read the
 #: full-text table in order, each record by its primary key
-_ALL_ROWS = (f"SELECT f.rowid, r.scope_kind, r.scope_key, {_ROW_COLUMNS} FROM {fts.FTS_TABLE} f CROSS "
+_ALL_ROWS = (f"SELECT f.rowid, r.scope_kind, r.scope_key, r.created_at_ms, {_ROW_COLUMNS} FROM {fts.FTS_TABLE} f CROSS "
              "JOIN records r ON r.rid = f.rowid")
 _HEAD = f"SELECT COALESCE(MAX(seq), 0) FROM {fts.CHANGES_TABLE}"
 
@@ -108,16 +114,19 @@ Snapshot = Callable[[str], contextlib.AbstractContextManager[Any]]
 
 
 class _Postings:
-    """One term's postings: slots and column-weighted frequencies, plus appends not yet merged."""
+    """One term's postings: slots (ascending), column-weighted frequencies and the columns holding the
+    term (bit ``i`` = ``fts.COLUMNS[i]``), plus appends not yet merged."""
 
-    __slots__ = ("slots", "freqs", "more_slots", "more_freqs", "saturation", "hits", "version")
+    __slots__ = ("slots", "freqs", "fields", "more_slots", "more_freqs", "more_fields", "saturation", "hits", "version")
 
-    def __init__(self, slots: np.ndarray, freqs: np.ndarray) -> None:
+    def __init__(self, slots: np.ndarray, freqs: np.ndarray, fields: np.ndarray) -> None:
         self.slots = slots
         self.freqs = freqs
+        self.fields = fields
         self.more_slots: list[int] = []
         self.more_freqs: list[float] = []
-        # per posting f * (k1 + 1) / (f + k1 * (1 - b + b * D / avgdl)), and the live postings' count, as of
+        self.more_fields: list[int] = []
+        # per posting idf * f * (k1 + 1) / (f + k1 * (1 - b + b * D / avgdl)), and the live postings' count, as of
         # the index's ``version`` (any change to the index moves avgdl: both are recomputed on next use)
         self.saturation: np.ndarray | None = None
         self.hits = 0
@@ -128,27 +137,34 @@ class _Postings:
         if self.more_slots:
             self.slots = np.concatenate([self.slots, np.asarray(self.more_slots, dtype=np.int32)])
             self.freqs = np.concatenate([self.freqs, np.asarray(self.more_freqs, dtype=np.float32)])
-            self.more_slots, self.more_freqs = [], []
+            self.fields = np.concatenate([self.fields, np.asarray(self.more_fields, dtype=np.uint8)])
+            self.more_slots, self.more_freqs, self.more_fields = [], [], []
         return self.slots, self.freqs
 
 
-def _weighted(columns: Sequence[str]) -> tuple[dict[str, float], int]:
-    """``(term -> column-weighted count, token count)`` of one full-text row's columns."""
+def _weighted(columns: Sequence[str]) -> tuple[dict[str, float], int, dict[str, int]]:
+    """``(term -> column-weighted count, token count, term -> columns holding it)`` of one full-text
+    row's columns (bit ``i`` of the last = ``fts.COLUMNS[i]``)."""
     freq: dict[str, float] = {}
+    bits: dict[str, int] = {}
     size = 0
-    for text, weight in zip(columns, _WEIGHT_LIST):
+    for i, (text, weight) in enumerate(zip(columns, _WEIGHT_LIST)):
         toks = text.split()
         size += len(toks)
+        bit = 1 << i
         for t in toks:
             freq[t] = freq.get(t, 0.0) + weight
-    return freq, size
+            bits[t] = bits.get(t, 0) | bit
+    return freq, size, bits
 
 
 class _RealmIndex:
     """The postings of one realm's full-text rows at change-log position ``seq``.
 
     Rows live in slots (``slot_rid``, ``slot_scope``: the scope's number, -1 once removed,
-    ``slot_len``: token count). Not thread-safe: :class:`LexicalIndexes` holds ``lock``.
+    ``slot_len``: token count, ``slot_at``: the record's ``created_at_ms``). ``order`` lists the
+    first ``ordered`` slots in write order (``created_at_ms``, then ``rid``) and ``rank`` is each
+    slot's place in it. Not thread-safe: :class:`LexicalIndexes` holds ``lock``.
     """
 
     def __init__(self, seq: int) -> None:
@@ -161,6 +177,10 @@ class _RealmIndex:
         self.slot_rid = np.zeros(0, dtype=np.int64)
         self.slot_scope = np.zeros(0, dtype=np.int32)
         self.slot_len = np.zeros(0, dtype=np.float64)
+        self.slot_at = np.zeros(0, dtype=np.int64)
+        self.order = np.zeros(0, dtype=np.int64)
+        self.rank = np.zeros(0, dtype=np.int64)
+        self.ordered = 0
         self.used = 0  # slots in use (live or removed)
         self.live = 0  # rows in the index (FTS5's N)
         self.tokens = 0  # tokens of the live rows
@@ -175,27 +195,31 @@ class _RealmIndex:
 
     @classmethod
     def build(cls, seq: int, rows: Sequence[Sequence[Any]]) -> _RealmIndex:
-        """An index of ``rows`` (``rid, scope_kind, scope_key, *columns``) at ``seq``."""
+        """An index of ``rows`` (``rid, scope_kind, scope_key, created_at_ms, *columns``) at ``seq``."""
         import numpy as np
         index = cls(seq)
         n = len(rows)
         index._grow(n)
         slots: dict[str, list[int]] = {}
         freqs: dict[str, list[float]] = {}
+        fields: dict[str, list[int]] = {}
         for slot, row in enumerate(rows):
-            freq, size = _weighted(row[3:])
-            index._place(slot, row[0], (row[1], row[2]), size)
+            freq, size, bits = _weighted(row[4:])
+            index._place(slot, row[0], (row[1], row[2]), row[3], size)
             for term, f in freq.items():
                 s = slots.get(term)
                 if s is None:
                     slots[term] = [slot]
                     freqs[term] = [f]
+                    fields[term] = [bits[term]]
                 else:
                     s.append(slot)
                     freqs[term].append(f)
+                    fields[term].append(bits[term])
         index.used = n
         for term, s in slots.items():
-            index.postings[term] = _Postings(np.asarray(s, dtype=np.int32), np.asarray(freqs[term], dtype=np.float32))
+            index.postings[term] = _Postings(np.asarray(s, dtype=np.int32), np.asarray(freqs[term], dtype=np.float32),
+                                             np.asarray(fields[term], dtype=np.uint8))
             index.n_postings += len(s)
             index.term_chars += len(term)
         return index
@@ -205,15 +229,17 @@ class _RealmIndex:
         if need <= len(self.slot_rid):
             return
         size = max(need, 2 * len(self.slot_rid), 64)
-        for name, dtype in (("slot_rid", np.int64), ("slot_scope", np.int32), ("slot_len", np.float64)):
+        for name, dtype in (("slot_rid", np.int64), ("slot_scope", np.int32), ("slot_len", np.float64),
+                            ("slot_at", np.int64)):
             old = getattr(self, name)
             new = np.zeros(size, dtype=dtype)
             new[: len(old)] = old
             setattr(self, name, new)
 
-    def _place(self, slot: int, rid: int, scope: tuple[str, str], size: int) -> None:
+    def _place(self, slot: int, rid: int, scope: tuple[str, str], created_at_ms: int, size: int) -> None:
         sid = self.scopes.setdefault(scope, len(self.scopes))
         self.slot_rid[slot] = rid
+        self.slot_at[slot] = created_at_ms
         self.slot_scope[slot] = sid
         self.slot_len[slot] = size
         self.slot_of[rid] = slot
@@ -234,21 +260,23 @@ class _RealmIndex:
         self.version += 1
 
     def add(self, row: Sequence[Any]) -> None:
-        """Index one row (``rid, scope_kind, scope_key, *columns``), replacing the rid's old row."""
+        """Index one row (``rid, scope_kind, scope_key, created_at_ms, *columns``), replacing the rid's old row."""
         import numpy as np
         self.remove(row[0])
         slot = self.used
         self._grow(slot + 1)
-        freq, size = _weighted(row[3:])
-        self._place(slot, row[0], (row[1], row[2]), size)
+        freq, size, bits = _weighted(row[4:])
+        self._place(slot, row[0], (row[1], row[2]), row[3], size)
         self.used += 1
         for term, f in freq.items():
             p = self.postings.get(term)
             if p is None:
-                p = self.postings[term] = _Postings(np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.float32))
+                p = self.postings[term] = _Postings(np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.float32),
+                                                    np.zeros(0, dtype=np.uint8))
                 self.term_chars += len(term)
             p.more_slots.append(slot)
             p.more_freqs.append(f)
+            p.more_fields.append(bits[term])
             self.n_postings += 1
             self.pending += 1
 
@@ -257,15 +285,16 @@ class _RealmIndex:
         return self.removed > max(1000, self.used // 4)
 
     def nbytes(self) -> int:
-        """Memory of the index in bytes (arrays, postings, postings not yet merged, vocabulary, rid map),
-        from measured per-item costs (:data:`TERM_BYTES`, :data:`PENDING_POSTING_BYTES`): what the
-        budget is held to, so a realm of many distinct words cannot take more than it says."""
-        return (self.n_postings * 8 + self.pending * PENDING_POSTING_BYTES + self.cached * 8
-                + len(self.slot_rid) * 20 + len(self.slot_of) * 100
+        """Memory of the index in bytes (arrays, postings, postings not yet merged, vocabulary, rid map,
+        write order), from measured per-item costs (:data:`TERM_BYTES`, :data:`PENDING_POSTING_BYTES`):
+        what the budget is held to, so a realm of many distinct words cannot take more than it says."""
+        return (self.n_postings * 9 + self.pending * PENDING_POSTING_BYTES + self.cached * 8
+                + len(self.slot_rid) * 44 + len(self.slot_of) * 100
                 + len(self.postings) * TERM_BYTES + self.term_chars)
 
-    def _term(self, p: _Postings, avgdl: float) -> tuple[np.ndarray, np.ndarray, int]:
-        """``(slots, saturation, live count)`` of one term, recomputed only after the index changed."""
+    def _term(self, p: _Postings, avgdl: float) -> tuple[np.ndarray, np.ndarray] | None:
+        """``(slots, per-posting score)`` of one term (``None`` when no live row holds it): the score is
+        ``idf * saturation`` as FTS5 computes it, recomputed only after the index changed."""
         import numpy as np
 
         self.pending -= len(p.more_slots)
@@ -274,10 +303,13 @@ class _RealmIndex:
             f = freqs.astype(np.float64)
             d = self.slot_len[slots]
             self.cached += len(slots) - (0 if p.saturation is None else len(p.saturation))
-            p.saturation = (f * (K1 + 1.0)) / (f + K1 * (1 - B + B * d / avgdl))
             p.hits = len(slots) if self.removed == 0 else int(np.count_nonzero(self.slot_scope[slots] >= 0))
+            idf = math.log((self.live - p.hits + 0.5) / (p.hits + 0.5))
+            if idf <= 0.0:
+                idf = 1e-6
+            p.saturation = idf * ((f * (K1 + 1.0)) / (f + K1 * (1 - B + B * d / avgdl)))
             p.version = self.version
-        return slots, p.saturation, p.hits
+        return (slots, p.saturation) if p.hits else None
 
     # ------------------------------------------------------------------ search
 
@@ -287,31 +319,114 @@ class _RealmIndex:
         sid = self.scopes.get(scope)
         if sid is None or self.live <= 0 or limit <= 0:
             return []
-        n_rows = self.live
-        avgdl = float(self.tokens) / float(n_rows)
-        acc = np.zeros(self.used, dtype=np.float64)
+        avgdl = float(self.tokens) / float(self.live)
         whole = len(self.scopes) == 1 and self.removed == 0  # every posting is live and in this scope
-        matched = False
+        hit_slots: list[np.ndarray] = []
+        hit_scores: list[np.ndarray] = []
         for term in terms:
             p = self.postings.get(term)
             if p is None:
                 continue  # no row has it: it adds 0 to every score
-            slots, saturation, n_hit = self._term(p, avgdl)
-            if n_hit == 0:
+            scored = self._term(p, avgdl)
+            if scored is None:
                 continue
-            idf = math.log((n_rows - n_hit + 0.5) / (n_hit + 0.5))
-            if idf <= 0.0:
-                idf = 1e-6
+            slots, scores = scored
             if not whole:
                 mine = self.slot_scope[slots] == sid
-                slots, saturation = slots[mine], saturation[mine]
+                slots, scores = slots[mine], scores[mine]
                 if not len(slots):
                     continue
-            acc[slots] += idf * saturation
-            matched = True
-        if not matched:
+            hit_slots.append(slots)
+            hit_scores.append(scores)
+        if not hit_slots:
             return []
+        # per slot, the terms' scores summed in the query's order (bincount adds in input order): FTS5's sum
+        acc = np.bincount(np.concatenate(hit_slots), weights=np.concatenate(hit_scores), minlength=self.used)
         return bm25_top(acc, self.slot_rid[: self.used], limit)
+
+    def term_fields(self, terms: Sequence[str], rids: Sequence[int]) -> list[dict[str, int]]:
+        """Per rid (indexed), ``term -> columns of its full-text row holding the term`` (bit ``i`` =
+        ``fts.COLUMNS[i]``) for the ``terms`` it holds."""
+        import numpy as np
+        want = np.asarray([self.slot_of[rid] for rid in rids], dtype=np.int32)
+        out: list[dict[str, int]] = [{} for _ in rids]
+        for term in dict.fromkeys(terms):
+            p = self.postings.get(term)
+            if p is None:
+                continue
+            slots, _ = p.arrays()
+            if not len(slots):
+                continue
+            at = np.minimum(np.searchsorted(slots, want), len(slots) - 1)
+            for i in np.flatnonzero(slots[at] == want):
+                out[int(i)][term] = int(p.fields[at[i]])
+        return out
+
+    # ------------------------------------------------------------------ write order
+
+    def _write_order(self) -> None:
+        """Bring ``order``/``rank`` up to every used slot: new slots written after the last ordered one
+        (the usual case) are appended; otherwise the whole order is sorted again."""
+        import numpy as np
+        if self.ordered == self.used:
+            return
+        new = np.arange(self.ordered, self.used, dtype=np.int64)
+        at, rid = self.slot_at[new], self.slot_rid[new]
+        key_sorted = bool(np.all((at[1:] > at[:-1]) | ((at[1:] == at[:-1]) & (rid[1:] > rid[:-1]))))
+        if self.ordered and key_sorted:
+            last = int(self.order[self.ordered - 1])
+            first_at, last_at = int(at[0]), int(self.slot_at[last])
+            key_sorted = first_at > last_at or (first_at == last_at and int(rid[0]) > int(self.slot_rid[last]))
+        if key_sorted:
+            self.order = np.concatenate([self.order[: self.ordered], new])
+        else:
+            used = self.used
+            self.order = np.lexsort((self.slot_rid[:used], self.slot_at[:used])).astype(np.int64)
+        self.rank = np.empty(self.used, dtype=np.int64)
+        self.rank[self.order] = np.arange(self.used, dtype=np.int64)
+        self.ordered = self.used
+
+    def neighbours(self, scope: tuple[str, str], rid: int, span: int, window_ms: int) -> list[int] | None:
+        """The rids of the scope's rows written just before and after row ``rid``: at most ``span`` per
+        side in write order (``created_at_ms``, then ``rid``), each within ``window_ms`` of it, nearest
+        first and the sides alternating (before, after, before, ...). ``None`` when ``rid`` is not
+        indexed."""
+        from itertools import zip_longest
+        slot = self.slot_of.get(rid)
+        sid = self.scopes.get(scope)
+        if slot is None or sid is None:
+            return None
+        self._write_order()
+        at = int(self.slot_at[slot])
+        place = int(self.rank[slot])
+        earlier = self._side(sid, place, -1, span, at - window_ms, at + window_ms)
+        later = self._side(sid, place, 1, span, at - window_ms, at + window_ms)
+        return [int(r) for pair in zip_longest(earlier, later) for r in pair if r is not None]
+
+    def _side(self, sid: int, place: int, step: int, span: int, low: int, high: int) -> list[int]:
+        """Up to ``span`` rids of scope ``sid`` from write-order position ``place`` (excluded) in
+        direction ``step`` (-1 or 1), nearest first, while ``created_at_ms`` stays in ``[low, high]``."""
+        import numpy as np
+        found: list[int] = []
+        start, chunk = place + step, 16
+        while len(found) < span and 0 <= start < self.ordered:
+            if step < 0:
+                stop = max(start - chunk, -1)
+                slots = self.order[stop + 1:start + 1][::-1]
+            else:
+                stop = min(start + chunk, self.ordered)
+                slots = self.order[start:stop]
+            at = self.slot_at[slots]
+            inside = (at >= low) & (at <= high)
+            ends = not bool(inside.all())
+            if ends:
+                slots = slots[: int(np.argmin(inside))]  # write order is by time: past the window, no more
+            mine = slots[self.slot_scope[slots] == sid]
+            found += (int(r) for r in self.slot_rid[mine[: span - len(found)]])
+            if ends:
+                break
+            start, chunk = stop, chunk * 4
+        return found
 
 
 def _changes(conn: Any, seq: int, limit: int | None) -> tuple[int, list[int], list[Any]] | None:
@@ -329,7 +444,7 @@ def _changes(conn: Any, seq: int, limit: int | None) -> tuple[int, list[int], li
     for i in range(0, len(changed), 500):
         part = changed[i:i + 500]
         rows += conn.execute(
-            f"SELECT r.rid, r.scope_kind, r.scope_key, {_ROW_COLUMNS} FROM records r "
+            f"SELECT r.rid, r.scope_kind, r.scope_key, r.created_at_ms, {_ROW_COLUMNS} FROM records r "
             f"JOIN {fts.FTS_TABLE} f ON f.rowid = r.rid WHERE r.rid IN ({', '.join('?' * len(part))})",
             part).fetchall()
     return head, changed, rows
@@ -425,8 +540,11 @@ class LexicalIndexes:
 
     # ------------------------------------------------------------------ search
 
-    def search(self, conn: Any, realm: str, scope: tuple[str, str], match: str, limit: int) -> list[tuple[int, float]] | None:
-        """The scope's best ``limit`` ``(rid, bm25)`` for ``match``, best first, or ``None``: ask FTS5.
+    def search(self, conn: Any, realm: str, scope: tuple[str, str], match: str,
+               limit: int) -> list[tuple[int, float, dict[str, int]]] | None:
+        """The scope's best ``limit`` ``(rid, bm25, term fields)`` for ``match``, best first, or ``None``:
+        ask FTS5. ``term fields``: ``term -> columns holding it`` (bit ``i`` = ``fts.COLUMNS[i]``) for
+        the query's terms the row holds (:meth:`_RealmIndex.term_fields`).
 
         ``conn`` is the caller's open read transaction on ``realm`` (the index catches up to its
         snapshot first). ``None`` when the index is off, the realm is cold (a build is started),
@@ -452,8 +570,33 @@ class LexicalIndexes:
             if not self._catch_up(conn, realm, index):
                 return None
             hits = index.top(scope, terms, limit)
+            fields = index.term_fields(terms, [rid for rid, _ in hits])
         self._fit(realm)
-        return hits
+        return [(rid, score, held) for (rid, score), held in zip(hits, fields)]
+
+    def neighbours(self, conn: Any, realm: str, scope: tuple[str, str], anchors: Sequence[int], span: int,
+                   window_ms: int) -> dict[int, list[int]] | None:
+        """Per anchor rid, the rids of ``scope``'s rows written just before and after it (see
+        :meth:`_RealmIndex.neighbours`: ``span`` per side in write order within ``window_ms``, nearest
+        first, alternating sides), from memory; ``None`` (ask the database) when the realm is not
+        answered from memory now or an anchor is not indexed in ``conn``'s snapshot. Raises what
+        ``conn`` raises."""
+        if self.max_bytes == 0:
+            return None
+        with self._lock:
+            index = self._ready.get(realm)
+        if index is None:
+            return None
+        out: dict[int, list[int]] = {}
+        with index.lock:
+            if not self._catch_up(conn, realm, index):
+                return None
+            for rid in anchors:
+                found = index.neighbours(scope, rid, span, window_ms)
+                if found is None:
+                    return None
+                out[rid] = found
+        return out
 
     def _catch_up(self, conn: Any, realm: str, index: _RealmIndex) -> bool:
         """Bring ``index`` to ``conn``'s snapshot (caller holds ``index.lock``); ``False`` when more than

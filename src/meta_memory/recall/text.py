@@ -266,6 +266,8 @@ def _cjk_tokens(run: str, index: bool) -> Iterator[str]:
 
 def _word_variants(word: str, index: bool) -> tuple[str, ...]:
     """The tokens one word or emoji of the text (as written) yields, on the index or the query side."""
+    if word.isascii():  # letters, digits, "_" and "-" only: no emoji, and normalising is lower-casing
+        return tuple(_word_tokens(word.lower(), len(word) == 2 and word.isupper()))
     if _EMOJI.fullmatch(word):
         return (word,)
     acronym = len(word) == 2 and word.isupper()

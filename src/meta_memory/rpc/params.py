@@ -46,14 +46,15 @@ def check_json_value(value: Any, path: str = "params") -> None:
                 raise InvalidParams(f"{_leaf(where)} nests deeper than {MAX_PARAMS_DEPTH} levels", _leaf(where))
             pairs = item.items() if isinstance(item, dict) else enumerate(item)
             for key, child in pairs:
-                if isinstance(key, str):
+                if isinstance(key, str) and not key.isascii():
                     try:
                         key.encode("utf-8")
                     except UnicodeEncodeError:
                         where = _spell(chain)
                         raise InvalidParams(f"{_leaf(where)} has a key that is not valid Unicode text",
                                             _leaf(where)) from None
-                if isinstance(child, (str, dict, list)):
+                # an ASCII string (a flag of the string, no scan) holds no lone surrogate: not visited
+                if isinstance(child, (dict, list)) or (isinstance(child, str) and not child.isascii()):
                     stack.append((child, (chain, key), depth + 1))
 
 

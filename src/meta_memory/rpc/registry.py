@@ -82,14 +82,21 @@ class MethodSpec:
         return bool(self.mutating(parsed))
 
 
+#: Values :func:`to_jsonable` returns as they are (checked by exact type, before any other test).
+_PLAIN = frozenset({str, int, float, bool, type(None)})
+
+
 def to_jsonable(value: Any) -> Any:
-    """Results to JSON-compatible data: pydantic models dumped in JSON mode, recursively."""
+    """Results to JSON-compatible data: pydantic models dumped in JSON mode, recursively (dicts and
+    lists are copied; strings, numbers, booleans and ``None`` are kept without a call per value)."""
+    if type(value) in _PLAIN:
+        return value
     if isinstance(value, BaseModel):
         return value.model_dump(mode="json", exclude_none=False)
     if isinstance(value, dict):
-        return {k: to_jsonable(v) for k, v in value.items()}
+        return {k: v if type(v) in _PLAIN else to_jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [to_jsonable(v) for v in value]
+        return [v if type(v) in _PLAIN else to_jsonable(v) for v in value]
     return value
 
 

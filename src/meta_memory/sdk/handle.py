@@ -17,13 +17,16 @@ Every method raises the typed :class:`~meta_memory.errors.MetaError` the gateway
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable, Hashable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from .agent import Agent, AsyncAgent
 from .binding import AsyncSide, SyncSide
 from .methods import HandleMethods
+from ..injection.timebox import DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_PER_KEY
 from .transport import AsyncTransport, ThreadedTransport, Transport
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -56,6 +59,87 @@ class AsyncLedger(_LedgerMethods, AsyncSide):
 
 def _identity(value: Any) -> Any:
     return value
+
+
+#: Gateway methods whose recall runs under the gateway's caps of provider calls (``DEFAULT_MAX_PER_KEY``
+#: at once per ``(realm, identity)``, ``DEFAULT_MAX_IN_FLIGHT`` in all; beyond either a call is refused at
+#: once, ``agent_memory``/``timeout``).
+_CAPPED_METHODS = frozenset({"meta/agent_memory/recall", "meta/turn/inject", "meta/agent_memory/tool"})
+
+
+def _cap_key(method: str, params: dict[str, Any] | None) -> Hashable | None:
+    """The ``(realm, identity)`` a call of ``method`` counts against on the gateway, or ``None``."""
+    if method not in _CAPPED_METHODS or not isinstance(params, dict):
+        return None
+    identity, realm = params.get("identity"), params.get("realm")
+    if not isinstance(identity, str) or not (realm is None or isinstance(realm, str)):
+        return None  # the gateway refuses the params; nothing to queue for
+    return (realm, identity)
+
+
+class _ThreadSlots:
+    """At most ``limit`` calls in flight per key, and ``total`` in all, from one sync handle (its threads
+    queue for a slot), so a handle shared by many threads stays within the gateway's caps instead of
+    being refused. Keys with no call in flight or waiting are dropped."""
+
+    def __init__(self, limit: int, total: int = DEFAULT_MAX_IN_FLIGHT) -> None:
+        self._limit = limit
+        self._total = threading.Semaphore(total)
+        self._lock = threading.Lock()
+        self._slots: dict[Hashable, tuple[threading.Semaphore, int]] = {}
+
+    @contextlib.contextmanager
+    def slot(self, key: Hashable | None) -> Iterator[None]:
+        if key is None:
+            yield
+            return
+        with self._lock:
+            sem, users = self._slots.get(key) or (threading.Semaphore(self._limit), 0)
+            self._slots[key] = (sem, users + 1)
+        try:
+            with sem, self._total:  # always the key's slot first, then one of all: no deadlock
+                yield
+        finally:
+            with self._lock:
+                sem, users = self._slots[key]
+                if users == 1:
+                    del self._slots[key]
+                else:
+                    self._slots[key] = (sem, users - 1)
+
+    def idle(self) -> bool:
+        """No call in flight or waiting, for any key."""
+        with self._lock:
+            return not self._slots
+
+
+class _TaskSlots:
+    """:class:`_ThreadSlots` for the tasks of one event loop (an async handle)."""
+
+    def __init__(self, limit: int, total: int = DEFAULT_MAX_IN_FLIGHT) -> None:
+        self._limit = limit
+        self._total_limit = total
+        self._total: asyncio.Semaphore | None = None  # made in the handle's loop, at its first capped call
+        self._slots: dict[Hashable, tuple[asyncio.Semaphore, int]] = {}
+
+    @contextlib.asynccontextmanager
+    async def slot(self, key: Hashable | None) -> AsyncIterator[None]:
+        if key is None:
+            yield
+            return
+        sem, users = self._slots.get(key) or (asyncio.Semaphore(self._limit), 0)
+        self._slots[key] = (sem, users + 1)
+        if self._total is None:
+            self._total = asyncio.Semaphore(self._total_limit)
+        try:
+            async with sem, self._total:  # always the key's slot first, then one of all: no deadlock
+                yield
+        finally:
+            sem, users = self._slots[key]
+            if users == 1:
+                del self._slots[key]
+            else:
+                self._slots[key] = (sem, users - 1)
 
 
 class _VectorWait:
@@ -91,9 +175,11 @@ class MetaHandle(HandleMethods, SyncSide):
 
     def __init__(self, transport: Transport) -> None:
         self._transport = transport
+        self._slots = _ThreadSlots(DEFAULT_MAX_PER_KEY)
 
     def _invoke(self, method: str, params: dict[str, Any] | None, parse: Callable[[Any], Any]) -> Any:
-        return parse(self._transport.call(method, params))
+        with self._slots.slot(_cap_key(method, params)):  # this handle's recalls of one identity queue
+            return parse(self._transport.call(method, params))
 
     @property
     def ledger(self) -> Ledger:
@@ -139,14 +225,16 @@ class AsyncMetaHandle(HandleMethods, AsyncSide):
 
     def __init__(self, transport: AsyncTransport | ThreadedTransport) -> None:
         self._transport = transport
+        self._slots = _TaskSlots(DEFAULT_MAX_PER_KEY)
 
     def _invoke(self, method: str, params: dict[str, Any] | None, parse: Callable[[Any], Any]) -> Any:
         async def run() -> Any:
             transport = self._transport
-            if isinstance(transport, ThreadedTransport):
-                raw = await transport.acall(method, params)
-            else:
-                raw = await transport.call(method, params)
+            async with self._slots.slot(_cap_key(method, params)):  # this handle's recalls of one identity queue
+                if isinstance(transport, ThreadedTransport):
+                    raw = await transport.acall(method, params)
+                else:
+                    raw = await transport.call(method, params)
             return parse(raw)
 
         return run()

@@ -147,12 +147,19 @@ class AgentMemoryService:
         return {"memory_id": memory_id, "deleted": deleted}
 
     # -- reads ----------------------------------------------------------------------------------
+    def _recall_stops_at_deadline(self) -> bool:
+        """Whether a recall ends by itself at its deadline, so it may run on the calling thread: the
+        provider's own work is bounded and the store stops every statement past the deadline (both
+        declare ``stops_at_deadline``). Otherwise the time box runs it on a worker thread."""
+        return bool(getattr(self.provider, "stops_at_deadline", False)) and bool(
+            getattr(self.store, "stops_at_deadline", False))
+
     def _run_provider(self, request: RecallRequest) -> RecallOutcome[Any]:
         scope = Scope.identity(request.realm, request.identity)
         timeout = int(self.config.recall_timeout_ms)
         try:
             return self.timebox.call(lambda: guarded_recall(self.provider, self.store, request, scope), timeout,
-                                     key=(request.realm, request.identity))
+                                     key=(request.realm, request.identity), inline=self._recall_stops_at_deadline())
         except ProviderTimeout:
             raise AgentMemoryError("timeout", f"recall exceeded {timeout} ms") from None
         except ProviderSaturated as exc:

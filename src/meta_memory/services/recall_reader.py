@@ -7,12 +7,12 @@ the runtime additionally re-checks what the provider returns
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..agent_memory.model import MemoryRecord, Scope
 from ..recall.guard import enforce_scope
-from ..recall.provider import RecallOutcome, RecallProvider, RecallRequest, ScoredRecord
+from ..recall.provider import RecallOutcome, RecallProvider, RecallRequest, ScoredRecord, record_id
 from ..recall.store_reader import StoreReader
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -22,19 +22,32 @@ __all__ = ["guarded_recall"]
 
 
 class _LiveScope(Mapping[str, MemoryRecord]):
-    """``memory_id -> stored record`` for ids that are active in the scope, looked up on demand."""
+    """``memory_id -> stored record`` for ids that are active in the scope, looked up on demand
+    (:meth:`load` reads a list of ids at once, in one read snapshot)."""
 
     def __init__(self, store: AgentMemoryStore, realm: str, scope: Scope) -> None:
         self._store, self._realm, self._scope = store, realm, scope
         self._cache: dict[str, MemoryRecord | None] = {}
 
+    def _admit(self, memory_id: str, rec: MemoryRecord | None) -> MemoryRecord | None:
+        ok = rec is not None and rec.scope == self._scope and rec.status.is_active
+        self._cache[memory_id] = rec if ok else None
+        return self._cache[memory_id]
+
+    def load(self, ids: Iterable[object]) -> None:
+        """Read the records of ``ids`` (strings not read yet) in one snapshot of the realm."""
+        todo = [i for i in dict.fromkeys(ids) if isinstance(i, str) and i not in self._cache]
+        if not todo or not hasattr(self._store, "snapshot"):
+            return
+        with self._store.snapshot(self._realm) as tx:
+            for memory_id in todo:
+                self._admit(memory_id, tx.get(memory_id))
+
     def _lookup(self, memory_id: object) -> MemoryRecord | None:
         if not isinstance(memory_id, str):
             return None
         if memory_id not in self._cache:
-            rec = self._store.get(self._realm, memory_id)
-            ok = rec is not None and rec.scope == self._scope and rec.status.is_active
-            self._cache[memory_id] = rec if ok else None
+            return self._admit(memory_id, self._store.get(self._realm, memory_id))
         return self._cache[memory_id]
 
     def __contains__(self, memory_id: object) -> bool:
@@ -61,6 +74,8 @@ def guarded_recall(provider: RecallProvider, store: AgentMemoryStore, request: R
     Provider exceptions propagate.
     """
     outcome = provider.recall(request, StoreReader(store, request.realm, scope))
-    kept: list[ScoredRecord[Any]] = enforce_scope(outcome.records, _LiveScope(store, request.realm, scope),
-                                                  request.max_entries)
+    results = list(outcome.records)
+    live = _LiveScope(store, request.realm, scope)
+    live.load(record_id(item.record) for item in results[: request.max_entries] if isinstance(item, ScoredRecord))
+    kept: list[ScoredRecord[Any]] = enforce_scope(results, live, request.max_entries)
     return RecallOutcome(kept, outcome.skip_reason)

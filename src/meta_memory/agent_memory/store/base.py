@@ -101,6 +101,8 @@ _T = TypeVar("_T")
 
 
 _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+#: The provenance of every application write (a frozen value, shared: its JSON is encoded once).
+_APPLICATION_PROVENANCE = Provenance(Author.application())
 
 
 def dumps(value: Any) -> str:
@@ -747,7 +749,7 @@ class AgentMemoryStore(ABC):
             norm_tags = normalize_tags(tags)
         except FieldError as exc:
             raise AgentMemoryError("invalid_record", exc.rule) from None
-        return NewMemoryRecord(title=title, body=body, tags=norm_tags, provenance=Provenance(Author.application()))
+        return NewMemoryRecord(title=title, body=body, tags=norm_tags, provenance=_APPLICATION_PROVENANCE)
 
     def _check_scope_realm(self, realm: str, scope: Scope) -> str:
         name = self._realm_name(realm)

@@ -25,7 +25,7 @@ from __future__ import annotations
 import contextlib
 import json
 from abc import abstractmethod
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import lru_cache
 from typing import Any, ClassVar
 
@@ -56,7 +56,7 @@ from meta_memory.agent_memory.store.base import (
 from meta_memory.agent_memory.store.dialect import Dialect
 from meta_memory.agent_memory.store.tables import Sql
 from meta_memory.agent_memory.store.tx import ReadTx, WriteTx
-from meta_memory.agent_memory.validator import plan_batch
+from meta_memory.agent_memory.validator import AuditEntry, plan_batch
 from meta_memory.errors import AgentMemoryError, RecordNotFound
 
 __all__ = [
@@ -156,10 +156,18 @@ def row_to_record(realm: str, row: Any) -> MemoryRecord:
     )
 
 
-def row_to_view(row: Any, index_tokens: tuple[str, ...] | None = None) -> RecordView:
-    """The :class:`RecordView` of a row holding :data:`VIEW_COLUMNS` (and its full-text row, if read)."""
+@lru_cache(maxsize=4096)
+def _tags_of(text: str) -> tuple[Any, ...]:
+    """The tags of a ``tags`` column's JSON text; kept, as many records share their tags."""
+    return tuple(_json_list(text))
+
+
+def row_to_view(row: Any, term_fields: Mapping[str, int] | None = None) -> RecordView:
+    """The :class:`RecordView` of a row holding :data:`VIEW_COLUMNS` (with the index's ``term_fields``, if any)."""
+    tags = row["tags"]
     return RecordView(row["memory_id"], row["title"], row["description"], row["body"],
-                      tuple(_json_list(row["tags"])), row["created_at_ms"], row["updated_at_ms"], index_tokens)
+                      _tags_of(tags) if isinstance(tags, str) else tuple(_json_list(tags)),
+                      row["created_at_ms"], row["updated_at_ms"], term_fields)
 
 
 @lru_cache(maxsize=256)
@@ -169,15 +177,43 @@ def _encoded(value: Provenance | UsageStats) -> str:
     return dumps(value.to_json())
 
 
+#: ``id(value) -> (value, its JSON)`` of the values :func:`_encoded_json` saw last: a bulk write passes
+#: the same provenance and usage objects for every record, and comparing by identity skips hashing
+#: them (a dataclass's hash is computed field by field on every call). Holding the value keeps its id
+#: from being reused.
+_ENCODED_BY_ID: dict[int, tuple[object, str]] = {}
+_ENCODED_BY_ID_SIZE = 64
+
+
 def _encoded_json(value: Provenance | UsageStats) -> str:
+    seen = _ENCODED_BY_ID.get(id(value))
+    if seen is not None and seen[0] is value:
+        return seen[1]
     try:
-        return _encoded(value)
+        text = _encoded(value)
     except TypeError:  # a value holding something unhashable: encode it every time
         return dumps(value.to_json())
+    if len(_ENCODED_BY_ID) >= _ENCODED_BY_ID_SIZE:
+        _ENCODED_BY_ID.clear()
+    _ENCODED_BY_ID[id(value)] = (value, text)
+    return text
 
 
 def _encoded_list(values: tuple[str, ...]) -> str:
     return dumps(list(values)) if values else "[]"
+
+
+def _encoded_details(audit: Sequence[AuditEntry]) -> list[str]:
+    """The JSON text of each audit entry's detail; a detail object several entries share (the
+    validator shares equal ones) is encoded once. The entries keep their objects alive, so ids are stable."""
+    by_id: dict[int, str] = {}
+    out: list[str] = []
+    for entry in audit:
+        text = by_id.get(id(entry.detail))
+        if text is None:
+            text = by_id[id(entry.detail)] = dumps(entry.detail)
+        out.append(text)
+    return out
 
 
 def insert_values(rec: MemoryRecord) -> tuple[Any, ...]:
@@ -368,7 +404,7 @@ class SqlAgentMemoryStore(AgentMemoryStore):
                 elif rec.status.is_active and not before.status.is_active:
                     self._index_record(conn, batch.realm, rid, rec)
         if plan.audit:
-            details = [dumps(entry.detail) for entry in plan.audit]
+            details = _encoded_details(plan.audit)
             if self.refuses_nul and any("\x00" in d for d in details):
                 raise AgentMemoryError("invalid_record", "audit detail contains a NUL character")
             self._insert_rows(

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
+from functools import lru_cache
 
 from meta_memory.agent_memory.store import planner
 from meta_memory.agent_memory.store.dialect import SQLITE
@@ -310,12 +311,14 @@ def insert_fts(
 ) -> None:
     """Index one active record (``rowid`` = the record's ``rid``) with :func:`meta_memory.recall.fts.document`."""
     doc = fts.document(title, description, body, list(tags))
-    cols = list(doc)
-    conn.execute(
-        f"INSERT INTO {fts.FTS_TABLE}(rowid, {', '.join(cols)}) VALUES (?, {', '.join('?' for _ in cols)})",
-        (rid, *(doc[c] for c in cols)),
-    )
+    conn.execute(_insert_fts_sql(tuple(doc)), (rid, *doc.values()))
     fts.note_change(conn, rid)
+
+
+@lru_cache(maxsize=4)
+def _insert_fts_sql(columns: tuple[str, ...]) -> str:
+    """The full-text row insert for these columns (written once, not per row)."""
+    return f"INSERT INTO {fts.FTS_TABLE}(rowid, {', '.join(columns)}) VALUES (?, {', '.join('?' for _ in columns)})"
 
 
 def delete_fts(conn: sqlite3.Connection, rid: int) -> None:

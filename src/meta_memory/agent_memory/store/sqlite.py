@@ -36,7 +36,7 @@ import stat
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import lru_cache
 from itertools import zip_longest
 from pathlib import Path
@@ -154,6 +154,9 @@ def _records_select(columns: str, where: str) -> str:
     return f"SELECT {columns} FROM records WHERE {where}"
 
 
+#: The one statement inserting a record row (written once, not per row).
+_INSERT_RECORD = f"INSERT INTO records({INSERT_COLUMNS}) VALUES ({', '.join('?' * (INSERT_COLUMNS.count(',') + 1))})"
+
 class _RealmDb:
     """One open realm database: its writer connection and a few idle WAL reader connections.
 
@@ -225,6 +228,10 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
 
     Raises ``AgentMemoryError("invalid_config", "agent memory root path must not be empty")``.
     """
+
+    #: every read statement stops once the calling recall's deadline passes (reader progress handler),
+    #: so a time-boxed recall may run on the caller's thread (``TimeBox.call(inline=True)``)
+    stops_at_deadline = True
 
     def __init__(
         self,
@@ -419,14 +426,14 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
             def setup(conn: sqlite3.Connection) -> None:
                 migrate(conn, now)
                 conn.execute("DELETE " + gc_sql, (now - STAGE_GC_MAX_AGE_MS,))
-                if upkeep.automerge_enabled(conn):
-                    upkeep.disable_automerge(conn)  # merged in bounded steps off the write path instead
+                if upkeep.merge_settings_due(conn):
+                    upkeep.apply_merge_settings(conn)  # merged in bounded steps off the write path instead
 
             # Take the write lock only when there is something to do, so opening a
             # realm never waits behind another process's writers.
             if not is_current(writer) or writer.execute(
                 "SELECT 1 " + gc_sql + " LIMIT 1", (now - STAGE_GC_MAX_AGE_MS,)
-            ).fetchone() or upkeep.automerge_enabled(writer):
+            ).fetchone() or upkeep.merge_settings_due(writer):
                 self._tx(db, setup)
             if planner.stale(writer):
                 self._tx(db, planner.refresh)
@@ -602,9 +609,7 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
         return _records_select(columns, where), params
 
     def _insert_record(self, conn: sqlite3.Connection, realm: str, rec: MemoryRecord) -> int:
-        cur = conn.execute(
-            f"INSERT INTO records({INSERT_COLUMNS}) VALUES ({', '.join('?' * 22)})", insert_values(rec)
-        )
+        cur = conn.execute(_INSERT_RECORD, insert_values(rec))
         return int(cur.lastrowid)  # type: ignore[arg-type]
 
     def _update_record(self, conn: sqlite3.Connection, realm: str, rec: MemoryRecord) -> int:
@@ -746,7 +751,12 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
         ``span`` rows — the records written in the anchor's own millisecond (a batch shares one) by
         ``rid``, and those of the earlier (later) milliseconds within the window — so the cost grows
         neither with the scope nor with the size of a batch. Every anchor is read with two statements
-        (the anchors' rids, then all the ranges as one ``UNION ALL``)."""
+        (the anchors' rids, then all the ranges as one ``UNION ALL``).
+
+        A realm with a warm in-process index (:mod:`meta_memory.recall.lexical_index`) takes the
+        neighbours' rids from the index's write order instead (caught up to this snapshot first: a row
+        is there iff its record is active) and reads their records by primary key, each kept only if
+        it is still active in ``scope``."""
         if not anchors or span <= 0:
             return {}
         kind, key = scope.storage()
@@ -768,6 +778,10 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
             rids = dict(conn.execute(f"SELECT memory_id, rid FROM records WHERE memory_id IN ({', '.join('?' * len(ids))})",
                                      ids).fetchall())
             found = [mid for mid in ids if mid in rids]
+            near = self.lexical_index.neighbours(conn, self._realm_name(realm), (kind, key),
+                                                 [rids[mid] for mid in found], span, window_ms)
+            if near is not None:
+                return self._neighbour_views(conn, kind, key, {mid: near[rids[mid]] for mid in found})
             for i in range(0, len(found), 100):  # SQLite allows 500 terms in one compound statement
                 part = found[i:i + 100]
                 terms: list[str] = []
@@ -834,23 +848,37 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
         return [(row_to_view(r), float(r["score"])) for r in rows]
 
     @staticmethod
+    def _neighbour_views(conn: sqlite3.Connection, kind: str, key: str,
+                         near: dict[str, list[int]]) -> dict[str, list[RecordView]]:
+        """``near`` (memory_id -> neighbour rids, in order) as views of the records still active in the
+        scope in ``conn``'s snapshot (one read by primary key; the others are left out)."""
+        wanted = list(dict.fromkeys(rid for rids in near.values() for rid in rids))
+        views: dict[int, RecordView] = {}
+        for i in range(0, len(wanted), 500):
+            part = wanted[i:i + 500]
+            for row in conn.execute(
+                    f"SELECT {VIEW_COLUMNS} FROM records r WHERE r.rid IN ({', '.join('?' * len(part))}) "
+                    "AND +r.scope_kind = ? AND +r.scope_key = ? AND +r.status_kind = 'active'",
+                    (*part, kind, key)).fetchall():
+                views[row["rid"]] = row_to_view(row)
+        return {mid: [views[rid] for rid in rids if rid in views] for mid, rids in near.items()}
+
+    @staticmethod
     def _current_views(
-        conn: sqlite3.Connection, kind: str, key: str, hits: Sequence[tuple[int, float]]
+        conn: sqlite3.Connection, kind: str, key: str, hits: Sequence[tuple[int, float, Mapping[str, int]]]
     ) -> list[tuple[RecordView, float]]:
-        """``hits`` (``(rid, score)``, in order) whose records are active in the scope now, as views
-        carrying their full-text rows (so re-ranking need not tokenise them again)."""
+        """``hits`` (``(rid, score, term fields)``, in order) whose records are active in the scope now,
+        as views carrying the index's term fields (so re-ranking need not tokenise them)."""
         if not hits:
             return []
         rows = conn.execute(
             # by primary key (the unary + keeps the planner off the scope index, a scan of the whole scope)
-            f"SELECT {VIEW_COLUMNS}, {', '.join(f'f.{c} AS fts_{c}' for c in fts.COLUMNS)} FROM records r "
-            f"JOIN {fts.FTS_TABLE} f ON f.rowid = r.rid WHERE r.rid IN ({', '.join('?' * len(hits))}) "
+            f"SELECT {VIEW_COLUMNS} FROM records r WHERE r.rid IN ({', '.join('?' * len(hits))}) "
             "AND +r.scope_kind = ? AND +r.scope_key = ? AND +r.status_kind = 'active'",
-            (*(rid for rid, _ in hits), kind, key),
+            (*(rid for rid, _, _ in hits), kind, key),
         ).fetchall()
         by_rid = {r["rid"]: r for r in rows}
-        return [(row_to_view(row, tuple(row[f"fts_{c}"] for c in fts.COLUMNS)), score)
-                for rid, score in hits if (row := by_rid.get(rid)) is not None]
+        return [(row_to_view(row, fields), score) for rid, score, fields in hits if (row := by_rid.get(rid)) is not None]
 
     # ================================================================ vectors (semantic recall extra)
 
@@ -901,14 +929,14 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
         now = self.clock.now_ms()
 
         def fn(conn: sqlite3.Connection) -> None:
-            for memory_id in dict.fromkeys(ids):
-                row = conn.execute("SELECT usage_stats FROM records WHERE memory_id = ?", (memory_id,)).fetchone()
-                if row is None:
-                    continue
-                stats = UsageStats.from_json(json.loads(row[0] or "{}")).bump(ev, now)
-                conn.execute(
-                    "UPDATE records SET usage_stats = ? WHERE memory_id = ?", (dumps(stats.to_json()), memory_id)
-                )
+            wanted = list(dict.fromkeys(ids))
+            for i in range(0, len(wanted), 500):  # one read and one batched update per 500 ids
+                part = wanted[i:i + 500]
+                rows = conn.execute(f"SELECT memory_id, usage_stats FROM records WHERE memory_id IN "
+                                    f"({', '.join('?' * len(part))})", part).fetchall()
+                conn.executemany("UPDATE records SET usage_stats = ? WHERE memory_id = ?", [
+                    (dumps(UsageStats.from_json(json.loads(stats or "{}")).bump(ev, now).to_json()), memory_id)
+                    for memory_id, stats in rows])
 
         self._telemetry(realm, fn)
 

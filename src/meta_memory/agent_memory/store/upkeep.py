@@ -6,10 +6,12 @@ them, so the tail latency of a remember grew with the store:
 * **Full-text segment merges.** FTS5 writes each transaction's terms as a new segment and, with
   its default ``automerge``, merges segments at commit; the merges that reach the large segments
   cost tens of milliseconds of CPU inside one commit. The store turns ``automerge`` off
-  (:func:`disable_automerge`) and merges in small bounded steps instead (:func:`merge_step`: at
+  (:func:`apply_merge_settings`) and merges in small bounded steps instead (:func:`merge_step`: at
   most :data:`MERGE_STEP_PAGES` pages each, the write lock released between steps), a moment
-  after commits, for at most :data:`MERGE_ROUND_S` per round. ``crisismerge`` stays: if merging
-  ever fell far behind, FTS5 would still merge a level of 16 segments at once.
+  after commits, for at most :data:`MERGE_ROUND_S` per round. FTS5's ``crisismerge`` stays as a
+  backstop, raised from 16 to :data:`CRISIS_MERGE_SEGMENTS`: at 16 a bulk load (each batch one large
+  segment) left levels that the next single write's commit had to merge at once, about 0.2 s of CPU
+  inside that commit at 100,000 records; at 64 the background rounds merge them first.
 * **WAL checkpoints.** SQLite's default makes the commit that crosses 1,000 WAL pages copy them
   back into the database file, pages that are more scattered as the database grows. The writer
   connection never checkpoints (``wal_autocheckpoint = 0``); a ``PASSIVE`` checkpoint (it never
@@ -37,8 +39,9 @@ __all__ = [
     "INLINE_CHECKPOINT_COMMITS",
     "MERGE_ROUND_S",
     "MERGE_STEP_PAGES",
+    "CRISIS_MERGE_SEGMENTS",
     "BackgroundUpkeep",
-    "disable_automerge",
+    "apply_merge_settings",
     "merge_step",
     "needs_inline_checkpoint",
 ]
@@ -54,17 +57,28 @@ MERGE_STEP_PAGES = 16
 MERGE_ROUND_S = 0.05
 #: Commits since the last completed checkpoint past which the writer checkpoints inline.
 INLINE_CHECKPOINT_COMMITS = 4096
+#: Segments on one level of the full-text index at which FTS5 merges that level inside the commit
+#: that created the last of them (FTS5's ``crisismerge``; its default is 16).
+CRISIS_MERGE_SEGMENTS = 64
 
 
-def automerge_enabled(conn: sqlite3.Connection) -> bool:
-    """Whether the realm's full-text index still merges at commit (FTS5's default ``automerge``)."""
-    row = conn.execute(f"SELECT v FROM {fts.FTS_TABLE}_config WHERE k = 'automerge'").fetchone()
-    return row is None or int(row[0]) != 0
+def _setting(conn: sqlite3.Connection, key: str) -> int | None:
+    row = conn.execute(f"SELECT v FROM {fts.FTS_TABLE}_config WHERE k = ?", (key,)).fetchone()
+    return None if row is None else int(row[0])
 
 
-def disable_automerge(conn: sqlite3.Connection) -> None:
-    """Stop merging segments at commit (a persistent FTS5 setting; inside a write transaction)."""
+def merge_settings_due(conn: sqlite3.Connection) -> bool:
+    """Whether :func:`apply_merge_settings` is due: the realm's full-text index still merges at commit
+    (FTS5's default ``automerge``), or its ``crisismerge`` is not :data:`CRISIS_MERGE_SEGMENTS`."""
+    return _setting(conn, "automerge") != 0 or _setting(conn, "crisismerge") != CRISIS_MERGE_SEGMENTS
+
+
+def apply_merge_settings(conn: sqlite3.Connection) -> None:
+    """Stop merging segments at commit, and raise the crisis-merge backstop to
+    :data:`CRISIS_MERGE_SEGMENTS` (persistent FTS5 settings; inside a write transaction)."""
     conn.execute(f"INSERT INTO {fts.FTS_TABLE}({fts.FTS_TABLE}, rank) VALUES ('automerge', 0)")
+    conn.execute(f"INSERT INTO {fts.FTS_TABLE}({fts.FTS_TABLE}, rank) VALUES ('crisismerge', ?)",
+                 (CRISIS_MERGE_SEGMENTS,))
 
 
 def merge_step(conn: sqlite3.Connection, pages: int = MERGE_STEP_PAGES) -> bool:

@@ -1,0 +1,96 @@
+"""Many concurrent recalls of one identity from one handle are answered, not refused: the gateway runs at
+most a few provider calls per ``(realm, identity)`` at once and refuses the rest at once (fail closed
+against a flood), so the SDK itself keeps a handle's calls of one identity within that cap and queues the
+others."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from meta_memory import Meta
+from meta_memory.injection.timebox import DEFAULT_MAX_PER_KEY
+
+pytestmark = pytest.mark.gateway
+
+CALLS = 64
+
+
+def test_an_async_handle_answers_every_concurrent_recall_of_one_identity(tmp_path: Path,
+                                                                         gateway_factory: Any) -> None:
+    url = gateway_factory(tmp_path / "state").url
+
+    async def run() -> list[Any]:
+        async with Meta.connect_async(url) as h:
+            await h.remember_agent_memory("lead:main", title="Elm", body="The elm shades the porch.")
+            agent = h.agent("lead:main")
+            return await asyncio.gather(*(agent.recall("elm porch", k=3) for _ in range(CALLS)))
+
+    answers = asyncio.run(run())
+    assert len(answers) == CALLS and all([r.title for r in a] == ["Elm"] for a in answers)
+
+
+def test_a_sync_handle_shared_by_threads_answers_every_recall(tmp_path: Path, gateway_factory: Any) -> None:
+    url = gateway_factory(tmp_path / "state").url
+    with Meta.connect(url) as h:
+        h.remember_agent_memory("lead:main", title="Elm", body="The elm shades the porch.")
+        with ThreadPoolExecutor(CALLS) as pool:
+            answers = list(pool.map(lambda _: h.recall_agent_memory("lead:main", query_text="elm porch"),
+                                    range(CALLS)))
+    assert all([r.title for r in a] == ["Elm"] for a in answers)
+
+
+def test_the_slots_never_exceed_the_gateways_cap_and_are_dropped_when_idle() -> None:
+    from meta_memory.sdk.handle import _ThreadSlots
+
+    slots = _ThreadSlots(DEFAULT_MAX_PER_KEY)
+    inside, most, lock = 0, 0, threading.Lock()
+    release = threading.Event()
+
+    def call(i: int) -> None:
+        nonlocal inside, most
+        with slots.slot((None, "lead:main")):
+            with lock:
+                inside += 1
+                most = max(most, inside)
+            release.wait(0.02)
+            with lock:
+                inside -= 1
+
+    with ThreadPoolExecutor(16) as pool:
+        list(pool.map(call, range(48)))
+    assert most == DEFAULT_MAX_PER_KEY
+    assert slots.idle()
+
+
+
+def test_task_slots_bound_each_identity_and_all_of_them() -> None:
+    from meta_memory.sdk.handle import _TaskSlots
+
+    slots = _TaskSlots(2, total=5)
+    inside: dict[str, int] = {}
+    most: dict[str, int] = {}
+    in_all, most_all = 0, 0
+
+    async def call(identity: str) -> None:
+        nonlocal in_all, most_all
+        async with slots.slot((None, identity)):
+            inside[identity] = inside.get(identity, 0) + 1
+            in_all += 1
+            most[identity] = max(most.get(identity, 0), inside[identity])
+            most_all = max(most_all, in_all)
+            await asyncio.sleep(0.01)
+            inside[identity] -= 1
+            in_all -= 1
+
+    async def run() -> None:
+        await asyncio.gather(*(call(f"member:{i % 3}") for i in range(60)))
+
+    asyncio.run(run())
+    assert max(most.values()) == 2 and most_all == 5
+    assert not slots._slots  # nothing kept for identities with no call in flight
