@@ -18,3 +18,16 @@ def test_a_url_without_http_scheme_and_host_is_a_config_error(url: str) -> None:
 
 def test_a_well_formed_url_is_accepted_without_a_call() -> None:
     Meta.connect(" http://127.0.0.1:1/ ").close()  # nothing is sent until a method is called
+
+
+@pytest.mark.parametrize("timeout_s", [0, -1, float("nan"), float("inf"), "30", True])
+def test_a_timeout_that_is_not_a_positive_number_is_a_config_error(timeout_s: object) -> None:
+    """A zero or negative budget would fail every call as 'cannot reach the gateway'; it is refused at once."""
+    with pytest.raises(ConfigError, match="timeout_s must be a positive number of seconds"):
+        Meta.connect("http://127.0.0.1:1", timeout_s=timeout_s)  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="timeout_s must be a positive number of seconds"):
+        Meta.connect_async("http://127.0.0.1:1", timeout_s=timeout_s)  # type: ignore[arg-type]
+
+
+def test_a_fractional_timeout_is_accepted() -> None:
+    Meta.connect("http://127.0.0.1:1", timeout_s=0.5).close()

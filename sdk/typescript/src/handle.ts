@@ -11,6 +11,7 @@
 
 import { paramsToWire, resultFromWire } from "./case.js";
 import { METHODS, type MethodName, type Methods, type MethodSpec } from "./methods.js";
+import { TransportError } from "./errors.js";
 import { RecallSlots } from "./slots.js";
 import type { Transport } from "./transport.js";
 
@@ -32,7 +33,16 @@ export class MetaHandle {
    * raw wire result. Use it for a method this client version does not know yet.
    */
   call(method: string, params?: Record<string, unknown>): Promise<unknown> {
-    return this.recallSlots.run(method, params, () => this.transport.call(method, params));
+    if (this.closed) return Promise.reject(closedError());
+    // a recall queued behind the caps may start after close(): it is refused then too
+    return this.recallSlots.run(method, params, () =>
+      this.closed ? Promise.reject(closedError()) : this.transport.call(method, params),
+    );
+  }
+
+  /** Whether {@link close} was called; every call on a closed handle rejects with a `TransportError`. */
+  get isClosed(): boolean {
+    return this.closed;
   }
 
   /** Close the connection (and stop the gateway process when this handle spawned it). Idempotent. */
@@ -41,6 +51,10 @@ export class MetaHandle {
     this.closed = true;
     await this.transport.close();
   }
+}
+
+function closedError(): TransportError {
+  return new TransportError("this handle is closed; open a new one with Meta.connect() or Meta.spawn()");
 }
 
 async function invoke(handle: MetaHandle, spec: MethodSpec<unknown, unknown>, arg: unknown): Promise<unknown> {

@@ -17,6 +17,7 @@ export {
   SpawnedHttpTransport,
   spawnHttpGateway,
   DEFAULT_GATEWAY_COMMAND,
+  checkGatewayUrl,
 } from "./transport.js";
 export type { Transport, HttpOptions, SpawnOptions, GatewayCommand } from "./transport.js";
 export * from "./errors.js";
