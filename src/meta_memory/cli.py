@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import click
+from click.core import ParameterSource
 
 from .config import MetaConfig, load_config
 from .errors import StartupError
@@ -280,6 +281,12 @@ def mcp_command(state_dir: Path, identity: str, realm: str | None, config_path: 
     if url is not None and (realm is not None or config_path is not None):
         click.echo("meta-memory: --url serves the gateway's own realm and config; drop --realm/--config", err=True)
         sys.exit(2)
+    if url is not None and click.get_current_context().get_parameter_source("state_dir") is not ParameterSource.DEFAULT:
+        raise click.UsageError("give either --url or --state-dir, not both")
+    if url is not None and session_taint == "reported" and session_key is None:
+        # a fresh mcp-<hex> key is one no host knows: nothing would report its tool results
+        raise click.UsageError("--session-taint reported with --url needs --session-key: the key the host "
+                               "reports this session's tool results under (meta/turn/tool_result)")
 
     from dataclasses import replace
 
@@ -296,6 +303,7 @@ def mcp_command(state_dir: Path, identity: str, realm: str | None, config_path: 
         import httpx
 
         from .errors import MetaError
+        from .sdk.transport import GatewayUnreachable
 
         handle = Meta.connect(url, token=token.strip() if token and token.strip() else None)
         refused: str | None = None
@@ -303,8 +311,8 @@ def mcp_command(state_dir: Path, identity: str, realm: str | None, config_path: 
             serve_mcp_stdio(McpMemoryBridge(handle.call, identity, session, mob or None, session_taint))
         except MetaError as exc:  # the gateway refused the bridge's first call (e.g. no or a wrong token)
             refused = f"the gateway at {url} refused the bridge: {exc.message}"
-        except httpx.HTTPError as exc:
-            refused = f"cannot reach the gateway at {url}: {exc}"
+        except (GatewayUnreachable, httpx.HTTPError) as exc:  # nothing listens there (yet)
+            refused = str(exc) if isinstance(exc, GatewayUnreachable) else f"cannot reach the gateway at {url}: {exc}"
         finally:
             handle.close()
         if refused is not None:

@@ -202,8 +202,9 @@ def test_existence_and_status_rules() -> None:
         (CreateOp(id="mem-1", scope=ME, record=new()), "op 0: record 'mem-1' already exists"),
         (CreateOp(scope=ME, record=new(), derived_from=("nope",)), "op 0: record 'nope' does not exist"),
         (SupersedeOp(prior="nope", record=new()), "op 0: record 'nope' does not exist"),
-        (SupersedeOp(prior="mem-2", record=new()), "op 0: record 'mem-2' is not active"),
-        (SupersedeOp(prior="mem-3", record=new()), "op 0: record 'mem-3' is not active"),
+        (SupersedeOp(prior="mem-2", record=new()),
+         "op 0: record 'mem-2' is not active (superseded by 'mem-1'; update that record instead)"),
+        (SupersedeOp(prior="mem-3", record=new()), "op 0: record 'mem-3' is not active (forgotten)"),
         (TombstoneOp("nope"), "op 0: record 'nope' does not exist"),
         (TombstoneOp("mem-3"), "op 0: record 'mem-3' is already tombstoned"),
         (RetierOp("mem-3", TrustTier.UNTRUSTED), "op 0: record 'mem-3' is already tombstoned"),
@@ -219,7 +220,7 @@ def test_overlay_sees_earlier_ops_of_the_same_batch() -> None:
     err = refuse(batch(TombstoneOp("mem-1"), TombstoneOp("mem-1")), reader)
     assert err.detail == "op 1: record 'mem-1' is already tombstoned"
     err = refuse(batch(SupersedeOp(prior="mem-1", record=new()), SupersedeOp(prior="mem-1", record=new(body="x"))), reader)
-    assert err.detail == "op 1: record 'mem-1' is not active"
+    assert err.detail.startswith("op 1: record 'mem-1' is not active (superseded by ")
     plan = plan_batch(
         batch(CreateOp(id="mem-new", scope=ME, record=new()), SupersedeOp(prior="mem-new", record=new(body="v2"))),
         reader,

@@ -137,7 +137,8 @@ def test_supersede_chains_and_inherits_rank(agent_store: AgentMemoryStore, clock
     assert search_ids(agent_store, "deploy") == [v3.id]
     with pytest.raises(AgentMemoryError) as info:
         agent_store.update(R, ID, v1.memory_id, "Deploy", "again")
-    assert info.value.detail == f"op 0: record '{v1.memory_id}' is not active"
+    assert info.value.detail == (f"op 0: record '{v1.memory_id}' is not active "
+                                 f"(superseded by '{v2.memory_id}'; update that record instead)")
     with pytest.raises(AgentMemoryError, match="record 'nope' does not exist"):
         agent_store.update(R, ID, "nope", "x", "y")
     with pytest.raises(AgentMemoryError, match="record '.*' does not exist"):

@@ -133,6 +133,56 @@ def test_values_must_be_json_and_fit_a_record(store: MetaMemoryStore) -> None:
     assert store.get(("n",), "big") is None
 
 
+@pytest.mark.parametrize("value", [[1, 2], "text", 3, ("a", "b")])
+def test_a_value_that_is_not_a_dict_is_refused(store: MetaMemoryStore, value: Any) -> None:
+    """``BaseStore.put`` takes a mapping; anything else is refused, not stored and handed back later."""
+    with pytest.raises(ValueError, match="must be a dict"):
+        store.put(("n",), "k", value)
+    assert store.get(("n",), "k") is None and store.search(("n",)) == []
+
+
+def test_an_empty_key_is_refused_and_deleting_it_is_a_no_op(store: MetaMemoryStore) -> None:
+    with pytest.raises(ValueError, match="non-empty string"):
+        store.put(("n",), "", {"x": 1})
+    assert store.get(("n",), "") is None and store.search(("n",)) == []
+    store.delete(("n",), "")  # nothing to delete
+
+
+def test_a_negative_limit_or_offset_is_refused(store: MetaMemoryStore) -> None:
+    for i in range(3):
+        store.put(("n",), f"k{i}", {"i": i})
+    for kwargs in ({"limit": -1}, {"offset": -1}):
+        with pytest.raises(ValueError, match="at least 0"):
+            store.search(("n",), **kwargs)
+        with pytest.raises(ValueError, match="at least 0"):
+            store.list_namespaces(**kwargs)
+    with pytest.raises(ValueError, match="max_depth"):
+        store.list_namespaces(max_depth=0)
+    assert [i.key for i in store.search(("n",), limit=1, offset=2)] == ["k0"]
+
+
+def test_index_is_ignored_and_a_ttl_is_refused(store: MetaMemoryStore) -> None:
+    """Records never expire: a ``ttl`` is refused rather than silently dropped; ``index`` changes nothing."""
+    store.put(("n",), "k", {"text": "kept"}, index=False)
+    assert store.get(("n",), "k").value == {"text": "kept"}
+    with pytest.raises(NotImplementedError, match="TTL"):
+        store.put(("n",), "t", {"text": "expiring"}, ttl=5)
+    assert store.get(("n",), "t") is None
+
+
+def test_concurrent_puts_of_one_key_leave_one_item(store: MetaMemoryStore) -> None:
+    """Parallel nodes (or ``abatch`` threads) writing one key: every put succeeds, and the key is one
+    item holding one of the values, never two items or a refused update."""
+    async def run() -> None:
+        await asyncio.gather(*(store.aput(("c",), "same", {"i": i}) for i in range(8)))
+
+    asyncio.run(run())
+    found = store.search(("c",))
+    assert [f.key for f in found] == ["same"]
+    got = store.get(("c",), "same")
+    assert got is not None and got.value == found[0].value and got.value["i"] in range(8)
+
+
 def load_example(name: str) -> ModuleType:
     """The module of ``examples/<name>.py``, imported from its file (examples are scripts, not a package)."""
     spec = importlib.util.spec_from_file_location(f"example_{name}", REPO_ROOT / "examples" / f"{name}.py")

@@ -15,7 +15,7 @@ from support import start_gateway
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_mcp_server import (SERVER_ENV, assert_clean_then_tainted, host_reports, memory_id_of,  # noqa: E402
-                             records, run_mcp, text)
+                             records, run_mcp, run_mcp_command, text)
 
 
 def test_standalone_server_quarantines_every_write_by_default(tmp_path: Path) -> None:
@@ -75,7 +75,7 @@ def test_url_mode_fails_closed_unless_the_host_reports(tmp_path: Path) -> None:
         async def unreported(s: ClientSession) -> Any:
             return await s.call_tool("memory", {"action": "remember", "title": "A", "body": "host reports nothing"})
 
-        blind = run_mcp(tmp_path / "unused", unreported, "--url", gw.url, "--session-key", "ide-a")
+        blind = run_mcp_command(unreported, "--identity", "agent:mcp-user", "--url", gw.url, "--session-key", "ide-a")
         assert "QUARANTINED pending review (session tainted by unreported tool results" in text(blind)
 
         async def reported(s: ClientSession) -> tuple[Any, Any]:
@@ -86,9 +86,20 @@ def test_url_mode_fails_closed_unless_the_host_reports(tmp_path: Path) -> None:
             tainted = await s.call_tool("memory", {"action": "remember", "title": "C", "body": "after a web page"})
             return clean, tainted
 
-        clean, tainted = run_mcp(tmp_path / "unused", reported, "--url", gw.url, "--session-key", "ide-b",
-                                 "--session-taint", "reported")
+        clean, tainted = run_mcp_command(reported, "--identity", "agent:mcp-user", "--url", gw.url,
+                                         "--session-key", "ide-b", "--session-taint", "reported")
         rows = assert_clean_then_tainted(gw, clean, tainted, "WebFetch")
         assert rows[memory_id_of(text(blind))]["status_kind"] == "quarantined"
     finally:
         gw.stop()
+
+
+def test_reported_through_a_gateway_needs_the_session_key_the_host_reports_under(tmp_path: Path) -> None:
+    """Without --session-key the bridge's session is a fresh key no host knows, so no tool result could
+    ever taint it: 'reported' would silently switch the firewall off. It is refused instead."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "meta_memory.cli", "mcp", "--url", "http://127.0.0.1:9", "--identity", "agent:x",
+         "--session-taint", "reported"],
+        capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL, env={**SERVER_ENV, "PATH": "/usr/bin"})
+    assert proc.returncode == 2, proc.stderr
+    assert "--session-taint reported with --url needs --session-key" in proc.stderr

@@ -48,3 +48,16 @@ def test_a_url_with_credentials_is_refused_without_repeating_them(url: str) -> N
     with pytest.raises(ConfigError) as caught:
         Meta.connect_async(url)
     assert "hunter2pw" not in str(caught.value)
+
+
+@pytest.mark.parametrize("timeout_s", [0, -1, float("nan"), float("inf"), "30", True])
+def test_a_timeout_that_is_not_a_positive_number_is_a_config_error(timeout_s: object) -> None:
+    """A zero or negative budget would fail every call as 'cannot reach the gateway'; it is refused at once."""
+    with pytest.raises(ConfigError, match="timeout_s must be a positive number of seconds"):
+        Meta.connect("http://127.0.0.1:1", timeout_s=timeout_s)  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="timeout_s must be a positive number of seconds"):
+        Meta.connect_async("http://127.0.0.1:1", timeout_s=timeout_s)  # type: ignore[arg-type]
+
+
+def test_a_fractional_timeout_is_accepted() -> None:
+    Meta.connect("http://127.0.0.1:1", timeout_s=0.5).close()

@@ -11,6 +11,8 @@
 
 import { paramsToWire, resultFromWire } from "./case.js";
 import { METHODS, type MethodName, type Methods, type MethodSpec } from "./methods.js";
+import { TransportError } from "./errors.js";
+import { RecallSlots } from "./slots.js";
 import type { Transport } from "./transport.js";
 
 /** A connection to a gateway; every method of {@link METHODS} is available on it. */
@@ -18,6 +20,8 @@ export interface MetaHandle extends Methods {}
 
 export class MetaHandle {
   readonly transport: Transport;
+  /** This handle's queue for recalls, within the gateway's caps (see `slots.ts`). */
+  readonly recallSlots = new RecallSlots();
   private closed = false;
 
   constructor(transport: Transport) {
@@ -29,7 +33,16 @@ export class MetaHandle {
    * raw wire result. Use it for a method this client version does not know yet.
    */
   call(method: string, params?: Record<string, unknown>): Promise<unknown> {
-    return this.transport.call(method, params);
+    if (this.closed) return Promise.reject(closedError());
+    // a recall queued behind the caps may start after close(): it is refused then too
+    return this.recallSlots.run(method, params, () =>
+      this.closed ? Promise.reject(closedError()) : this.transport.call(method, params),
+    );
+  }
+
+  /** Whether {@link close} was called; every call on a closed handle rejects with a `TransportError`. */
+  get isClosed(): boolean {
+    return this.closed;
   }
 
   /** Close the connection (and stop the gateway process when this handle spawned it). Idempotent. */
@@ -40,10 +53,14 @@ export class MetaHandle {
   }
 }
 
+function closedError(): TransportError {
+  return new TransportError("this handle is closed; open a new one with Meta.connect() or Meta.spawn()");
+}
+
 async function invoke(handle: MetaHandle, spec: MethodSpec<unknown, unknown>, arg: unknown): Promise<unknown> {
   const prepared = spec.prepare ? spec.prepare(arg) : (arg as Record<string, unknown> | undefined);
   const params = prepared === undefined ? undefined : (paramsToWire(prepared) as Record<string, unknown>);
-  const raw = await handle.transport.call(spec.wire, params);
+  const raw = await handle.call(spec.wire, params);
   const result = resultFromWire(raw);
   return spec.shape ? spec.shape(result) : result;
 }

@@ -8,6 +8,7 @@
 export { Meta, MetaBuilder, memory, LocalJsonMemoryConfig, AGENT_MEMORY_KEYS, agentMemoryToWire } from "./builder.js";
 export type { AgentMemoryOptions, ContentTrustOptions, StewardOptions, LocalJsonOptions, BuilderSpawnOptions } from "./builder.js";
 export { MetaHandle } from "./handle.js";
+export { RecallSlots, RECALLS_PER_IDENTITY, RECALLS_IN_ALL } from "./slots.js";
 export { METHODS, wireMethods } from "./methods.js";
 export type { MethodName, MethodSpec, Methods, NoParams } from "./methods.js";
 export {
@@ -16,6 +17,7 @@ export {
   SpawnedHttpTransport,
   spawnHttpGateway,
   DEFAULT_GATEWAY_COMMAND,
+  checkGatewayUrl,
 } from "./transport.js";
 export type { Transport, HttpOptions, SpawnOptions, GatewayCommand } from "./transport.js";
 export * from "./errors.js";

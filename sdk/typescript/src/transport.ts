@@ -14,7 +14,7 @@
 
 import { spawn, type ChildProcess } from "node:child_process";
 
-import { StartupError, TransportError, fromJsonRpcError } from "./errors.js";
+import { ConfigError, StartupError, TransportError, fromJsonRpcError } from "./errors.js";
 
 /** One connection to a gateway. `params` and the result are wire (snake_case) JSON. */
 export interface Transport {
@@ -44,6 +44,37 @@ export interface HttpOptions {
   timeoutMs?: number;
 }
 
+/**
+ * `url` (trimmed) when it can name a gateway: an `http://` or `https://` URL with a host. Throws
+ * {@link ConfigError} otherwise (`localhost:8765` is the usual slip), before anything is sent; the
+ * message is the Python SDK's.
+ */
+export function checkGatewayUrl(url: string): string {
+  const text = typeof url === "string" ? url.trim() : "";
+  const authority = /^https?:\/\/([^/?#]*)/i.exec(text)?.[1] ?? "";
+  const hostPort = authority.slice(authority.lastIndexOf("@") + 1);
+  const host = hostPort.startsWith("[") ? hostPort.slice(1, hostPort.indexOf("]")) : hostPort.split(":")[0];
+  if (!host) {
+    throw new ConfigError(
+      "the gateway URL must start with http:// or https:// and name a host " +
+        `(e.g. http://127.0.0.1:8765), not '${String(url)}'`,
+    );
+  }
+  return text;
+}
+
+/**
+ * A call's time budget in milliseconds: a positive, finite number. Throws {@link ConfigError}
+ * otherwise, before anything is sent (a zero or negative budget would fail every call as an
+ * unreachable gateway).
+ */
+export function checkTimeoutMs(timeoutMs: unknown): number {
+  if (typeof timeoutMs !== "number" || !Number.isFinite(timeoutMs) || timeoutMs <= 0) {
+    throw new ConfigError(`timeoutMs must be a positive number of milliseconds (e.g. 30000), not ${String(timeoutMs)}`);
+  }
+  return Math.ceil(timeoutMs);
+}
+
 /** JSON-RPC over HTTP. `url` is the gateway base (`http://host:port`) or its `/rpc` endpoint. */
 export class HttpTransport implements Transport {
   readonly url: string;
@@ -52,11 +83,11 @@ export class HttpTransport implements Transport {
   private nextId = 1;
 
   constructor(url: string, options: HttpOptions = {}) {
-    const base = url.replace(/\/+$/, "");
+    const base = checkGatewayUrl(url).replace(/\/+$/, "");
     this.url = base.endsWith("/rpc") ? base : `${base}/rpc`;
     this.headers = { "content-type": "application/json" };
     if (options.token) this.headers.authorization = `Bearer ${options.token}`;
-    this.timeoutMs = options.timeoutMs ?? 30_000;
+    this.timeoutMs = checkTimeoutMs(options.timeoutMs ?? 30_000);
   }
 
   async call(method: string, params?: Record<string, unknown>): Promise<unknown> {

@@ -3,10 +3,44 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 
-import { AgentMemoryError, InvalidParams, MetaMemoryError } from "../src/index.js";
+import { AgentMemoryError, InvalidParams, MetaMemoryError, RecallSlots } from "../src/index.js";
 import { rejection, sharedHttpGateway } from "./support.js";
 
 const shared = sharedHttpGateway();
+
+describe("many recalls at once", () => {
+  it("answers every one of 64 concurrent recalls of one identity (the handle queues within the gateway's cap)", async () => {
+    await shared.handle.rememberAgentMemory({ identity: "crowd", title: "Elm", body: "The elm shades the porch." });
+    const answers = await Promise.all(
+      Array.from({ length: 64 }, () => shared.handle.recallAgentMemory({ identity: "crowd", queryText: "elm porch" })),
+    );
+    assert.equal(answers.length, 64);
+    for (const a of answers) assert.deepEqual(a.map((r) => r.title), ["Elm"]);
+    assert.equal(shared.handle.recallSlots.identities, 0, "no slot is kept once every call ended");
+  });
+
+  it("keeps at most the per-identity and the total number of calls in flight", async () => {
+    const slots = new RecallSlots(2, 5);
+    const inside = new Map<string, number>();
+    let inAll = 0;
+    let mostAll = 0;
+    let mostOne = 0;
+    const call = (identity: string) =>
+      slots.run("meta/agent_memory/recall", { identity }, async () => {
+        inside.set(identity, (inside.get(identity) ?? 0) + 1);
+        inAll += 1;
+        mostOne = Math.max(mostOne, inside.get(identity) ?? 0);
+        mostAll = Math.max(mostAll, inAll);
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        inside.set(identity, (inside.get(identity) ?? 1) - 1);
+        inAll -= 1;
+      });
+    await Promise.all(Array.from({ length: 60 }, (_, i) => call(`member:${i % 3}`)));
+    assert.equal(mostOne, 2);
+    assert.equal(mostAll, 5);
+    assert.equal(slots.identities, 0);
+  });
+});
 
 describe("remember / recall / forget / update / manifest", () => {
   it("remembers a record and recalls it for the same identity only", async () => {

@@ -446,6 +446,15 @@ def _landing_record(
     )
 
 
+def _why_inactive(status: Status) -> str:
+    """What an update of a record that is not active should know: where its content went, or who must act."""
+    if status.kind is StatusKind.SUPERSEDED:
+        return f"superseded by '{status.detail}'; update that record instead"
+    if status.kind is StatusKind.QUARANTINED:
+        return "quarantined pending review; it can be updated once a steward or operator releases it"
+    return "forgotten"
+
+
 def _plan_supersede(
     i: int,
     batch: StagedBatch,
@@ -459,7 +468,7 @@ def _plan_supersede(
     prior = _require(i, overlay, op.prior)
     _check_scope_writable(i, batch, prior.scope)
     if not prior.status.is_active:
-        raise _invalid(i, f"record '{op.prior}' is not active")
+        raise _invalid(i, f"record '{op.prior}' is not active ({_why_inactive(prior.status)})")
     for rid in op.derived_from:
         _require(i, overlay, rid)
     _check_tier(i, batch, overlay, op.trust, [op.prior, *op.derived_from])

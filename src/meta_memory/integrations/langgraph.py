@@ -27,8 +27,13 @@ store instance      one ``realm`` and one ``identity`` (default ``"langgraph"``)
 
 These are application writes (the ``meta/agent_memory/*`` RPCs): they are never quarantined. Writes a
 *model* makes through a tool keep going through the firewall: give the model meta-memory's ``memory``
-tool (``meta/agent_memory/tool``), not this store. ``index=`` and ``ttl=`` are accepted and ignored
-(every record is full-text indexed; records never expire). ``abatch`` runs ``batch`` in a worker thread.
+tool (``meta/agent_memory/tool``), not this store. ``index=`` is accepted and ignored (every record is
+full-text indexed); records never expire, so ``supports_ttl`` is false and a ``ttl=`` other than ``None``
+is refused by LangGraph itself (``NotImplementedError``). ``abatch`` runs ``batch`` in a worker thread.
+
+A store instance writes one put at a time (a put reads the item, then writes it), so parallel nodes and
+``abatch`` calls putting one key leave one item. Two processes putting one key at the same moment may
+leave two records of it; ``get`` and ``search`` answer the newest one.
 """
 
 from __future__ import annotations
@@ -36,7 +41,8 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-from collections.abc import Iterable
+import threading
+from collections.abc import Iterable, Mapping
 from datetime import datetime, timezone
 from typing import Any
 
@@ -119,6 +125,13 @@ def _condition_holds(namespace: tuple[str, ...], cond: MatchCondition) -> bool:
     return all(p == "*" or p == n for p, n in zip(path, part, strict=True))
 
 
+def _check_window(limit: Any, offset: Any) -> None:
+    """A listing's ``limit`` (0 or more) and ``offset`` (0 or more); a negative one would slice from the end."""
+    for name, n in (("limit", limit), ("offset", offset)):
+        if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+            raise ValueError(f"{name} must be an integer of at least 0 (got {n!r})")
+
+
 class MetaMemoryStore(BaseStore):
     """LangGraph's ``BaseStore`` on a meta-memory handle (see the module doc for the mapping).
 
@@ -129,8 +142,9 @@ class MetaMemoryStore(BaseStore):
         identity_segment: when set, ``namespace[identity_segment]`` names the owning identity; then
             every search and ``list_namespaces`` prefix must reach that label (``ValueError`` otherwise).
 
-    Raises ``ValueError`` for a value that is not JSON or larger than the record body cap, and the
-    handle's typed errors (``AccessDenied``, ``AgentMemoryError``, ...) as they come.
+    Raises ``ValueError`` for an empty key, a value that is not a dict, is not JSON or is larger than
+    the record body cap, and a negative ``limit`` or ``offset``; and the handle's typed errors
+    (``AccessDenied``, ``AgentMemoryError``, ...) as they come.
     """
 
     supports_ttl = False
@@ -141,6 +155,9 @@ class MetaMemoryStore(BaseStore):
         self.realm = realm
         self.identity = identity
         self.identity_segment = identity_segment
+        # a put reads the item's record, then writes it: two puts of one key at once (parallel graph
+        # nodes, abatch threads) would otherwise both create it, or race one update against another
+        self._writes = threading.Lock()
 
     # -- the one entry point -------------------------------------------------------------------
     def batch(self, ops: Iterable[Op]) -> list[Result]:
@@ -209,7 +226,15 @@ class MetaMemoryStore(BaseStore):
         return None if found is None else self._item(*found)
 
     def _put(self, namespace: tuple[str, ...], key: str, value: dict[str, Any] | None) -> None:
+        if value is not None and (not isinstance(key, str) or not key):
+            raise ValueError(f"a LangGraph store key must be a non-empty string (got {key!r})")
+        if value is not None and not isinstance(value, Mapping):
+            raise ValueError(f"a LangGraph store value must be a dict (got {type(value).__name__})")
         identity = self._owner(namespace)
+        with self._writes:
+            self._put_locked(identity, namespace, key, None if value is None else dict(value))
+
+    def _put_locked(self, identity: str, namespace: tuple[str, ...], key: str, value: dict[str, Any] | None) -> None:
         found = self._find(namespace, key)
         if value is None:
             if found is not None:
@@ -235,17 +260,27 @@ class MetaMemoryStore(BaseStore):
                                             realm=self.realm)
 
     def _search(self, op: SearchOp) -> list[SearchItem]:
+        _check_window(op.limit, op.offset)
         prefix = tuple(op.namespace_prefix)
         identity = self._owner(prefix) if self.identity_segment is not None else self.identity
         tag = _prefix_tag(prefix) if prefix else ITEM_TAG
         want = op.offset + op.limit
         out: list[SearchItem] = []
+        seen: set[tuple[tuple[str, ...], str]] = set()  # one item per key: the newest record of it
+
+        def first(env: dict[str, Any]) -> bool:
+            item_key = (tuple(env["namespace"]), env["key"])
+            if item_key in seen:
+                return False
+            seen.add(item_key)
+            return True
+
         if op.query:
             records = self.handle.recall_agent_memory(identity, realm=self.realm, query_text=op.query,
                                                       max_entries=RECALL_MAX)
             for rank, rec in enumerate(records):
                 env = self._envelope(rec)
-                if tag in rec.tags and env is not None and _matches(env["value"], op.filter):
+                if tag in rec.tags and env is not None and _matches(env["value"], op.filter) and first(env):
                     out.append(self._item(rec, env, score=1.0 / (rank + 1), search=True))  # type: ignore[arg-type]
             return out[op.offset:want]
         cursor: str | None = None
@@ -253,7 +288,7 @@ class MetaMemoryStore(BaseStore):
             page = self._page(identity, [tag], cursor)
             for rec in page.records:
                 env = self._envelope(rec)
-                if env is not None and _matches(env["value"], op.filter):
+                if env is not None and _matches(env["value"], op.filter) and first(env):
                     out.append(self._item(rec, env, search=True))  # type: ignore[arg-type]
             cursor = page.next_cursor
             if cursor is None:
@@ -261,6 +296,10 @@ class MetaMemoryStore(BaseStore):
         return out[op.offset:want]
 
     def _list_namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
+        _check_window(op.limit, op.offset)
+        if op.max_depth is not None and (isinstance(op.max_depth, bool) or not isinstance(op.max_depth, int)
+                                         or op.max_depth < 1):
+            raise ValueError(f"max_depth must be an integer of at least 1 (got {op.max_depth!r})")
         conditions = tuple(op.match_conditions or ())
         if self.identity_segment is None:
             identity = self.identity

@@ -12,6 +12,7 @@ import asyncio
 import collections
 import itertools
 import json
+import math
 import os
 import subprocess
 import sys
@@ -115,6 +116,15 @@ def check_gateway_url(url: str) -> str:
     return text
 
 
+def check_timeout(timeout_s: Any) -> float:
+    """A call's time budget in seconds: a positive, finite number. Raises
+    :class:`~meta_memory.errors.ConfigError` otherwise, before anything is sent (a zero or negative
+    budget would fail every call as an unreachable gateway)."""
+    if isinstance(timeout_s, bool) or not isinstance(timeout_s, (int, float)) or not 0 < timeout_s < math.inf:
+        raise ConfigError(f"timeout_s must be a positive number of seconds (e.g. 30), not {timeout_s!r}")
+    return float(timeout_s)
+
+
 def _rpc_url(url: str) -> str:
     """The gateway's ``/rpc`` endpoint from its base URL (or the endpoint itself); see
     :func:`check_gateway_url`."""
@@ -129,8 +139,9 @@ def _bearer(token: str | None) -> dict[str, str]:
 class _HttpCalls:
     """What the sync and async HTTP transports share: the endpoint, request ids and the decoding."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, timeout_s: float) -> None:
         self.url = _rpc_url(url)
+        self.timeout_s = check_timeout(timeout_s)
         self._ids = itertools.count(1)
 
     def _payload(self, method: str, params: dict[str, Any] | None) -> dict[str, Any]:
@@ -150,8 +161,8 @@ class HttpTransport(_HttpCalls):
     """JSON-RPC over HTTP with httpx. ``token`` is sent as ``Authorization: Bearer <token>``."""
 
     def __init__(self, url: str, *, token: str | None = None, timeout_s: float = 30.0) -> None:
-        super().__init__(url)
-        self._client = httpx.Client(timeout=timeout_s, headers=_bearer(token))
+        super().__init__(url, timeout_s)
+        self._client = httpx.Client(timeout=self.timeout_s, headers=_bearer(token))
 
     def call(self, method: str, params: dict[str, Any] | None) -> Any:
         try:
@@ -168,8 +179,8 @@ class AsyncHttpTransport(_HttpCalls):
     """Async JSON-RPC over HTTP with ``httpx.AsyncClient``."""
 
     def __init__(self, url: str, *, token: str | None = None, timeout_s: float = 30.0) -> None:
-        super().__init__(url)
-        self._client = httpx.AsyncClient(timeout=timeout_s, headers=_bearer(token))
+        super().__init__(url, timeout_s)
+        self._client = httpx.AsyncClient(timeout=self.timeout_s, headers=_bearer(token))
 
     async def call(self, method: str, params: dict[str, Any] | None) -> Any:
         try:

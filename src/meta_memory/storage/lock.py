@@ -67,7 +67,8 @@ class StateDirLock:
     def _refusal(state_dir: Path, pid: str | None, one_shot: bool) -> str:
         who = f" (pid {pid})" if pid else ""
         instead = ("call the gateway running on it with --url instead of --state-dir" if one_shot else
-                   "connect to the running gateway with Meta.connect(url), or give this one its own --state-dir")
+                   "serve it once with `meta-memory serve` and reach that gateway by URL: --url on the command "
+                   "line (mcp, remember, ...), Meta.connect(url) in an SDK; or give this one its own --state-dir")
         return (f"the state directory {state_dir.resolve()} is already in use by another meta-memory runtime{who}; "
                 f"run one runtime per state directory ({instead})")
 

@@ -115,11 +115,17 @@
     $("error").textContent = err ? describeError(err) : "";
   }
 
+  // `*` is a realm-spanning view (or one needing the action on any scope): say so in words
+  function deniedWhere(resource) {
+    if (!resource || resource === "*") return "(no grant of yours covers this view)";
+    return `on ${resource}`;
+  }
+
   function describeError(err) {
     if (err && err.rpc) {
       const data = err.rpc.data || {};
       let text = `${err.rpc.message} (code ${err.rpc.code})`;
-      if (data.kind === "access_denied") text = `Access denied: you lack ${data.action}${data.resource ? ` on ${data.resource}` : ""}.`;
+      if (data.kind === "access_denied") text = `Access denied: you lack ${data.action} ${deniedWhere(data.resource)}.`;
       if (data.reason && data.kind !== "access_denied") text += ` — reason: ${data.reason}`;
       return text;
     }

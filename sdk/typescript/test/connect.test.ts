@@ -1,0 +1,111 @@
+/**
+ * `Meta.connect()` and a handle's lifetime: a URL that cannot name a gateway is refused before
+ * anything is sent, with the Python SDK's own message, and a closed handle refuses every call
+ * whatever its transport.
+ */
+
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { describe, it } from "node:test";
+
+import { ConfigError, Meta, TransportError } from "../src/index.js";
+import { GATEWAY_COMMAND, PYTHON, rejection, sharedHttpGateway, tempDir } from "./support.js";
+
+const shared = sharedHttpGateway();
+
+/** The Python SDK's refusal of `Meta.connect(url)` (or "ok"). */
+function pythonRefusal(url: string): string {
+  const script = [
+    "import sys",
+    "from meta_memory.sdk import Meta",
+    "try:",
+    "    Meta.connect(sys.argv[1]).close()",
+    "    print('ok')",
+    "except Exception as exc:",
+    "    print(exc)",
+  ].join("\n");
+  return execFileSync(PYTHON, ["-c", script, url], { encoding: "utf8" }).trim();
+}
+
+function tsRefusal(url: string): string {
+  try {
+    Meta.connect(url);
+    return "ok";
+  } catch (err) {
+    assert.ok(err instanceof ConfigError, `${err}`);
+    return (err as Error).message;
+  }
+}
+
+describe("Meta.connect(url)", () => {
+  for (const url of ["localhost:8765", "ftp://127.0.0.1:8765", "not a url", "", "http://", "http:///rpc"]) {
+    it(`refuses ${JSON.stringify(url)} as the Python SDK does`, () => {
+      const ts = tsRefusal(url);
+      assert.notEqual(ts, "ok");
+      assert.equal(ts, pythonRefusal(url));
+    });
+  }
+
+  for (const url of ["http://127.0.0.1:8765", " https://gw.example:443/ ", "http://127.0.0.1:8765/rpc"]) {
+    it(`accepts ${JSON.stringify(url)}`, () => {
+      assert.equal(tsRefusal(url), "ok");
+      assert.equal(pythonRefusal(url), "ok");
+    });
+  }
+
+  it("the builder's connect() checks the URL too", () => {
+    assert.throws(() => Meta.builder().connect("localhost:8765"), ConfigError);
+  });
+});
+
+describe("Meta.connect(url, { timeoutMs })", () => {
+  for (const timeoutMs of [0, -1, Number.NaN, Number.POSITIVE_INFINITY, "30000"]) {
+    it(`refuses timeoutMs ${String(timeoutMs)} at once instead of failing every call as unreachable`, () => {
+      assert.throws(
+        () => Meta.connect("http://127.0.0.1:8765", { timeoutMs: timeoutMs as number }),
+        (err: unknown) => err instanceof ConfigError && /timeoutMs must be a positive number of milliseconds/.test(`${err}`),
+      );
+    });
+  }
+
+  it("a short positive budget still reaches the gateway", async () => {
+    const handle = Meta.connect(shared.gw.url, { timeoutMs: 5_000 });
+    assert.ok(Array.isArray(await handle.recallAgentMemory({ identity: "timer", selection: "always" })));
+  });
+});
+
+describe("a closed handle", () => {
+  it("over HTTP refuses every call, typed and raw, instead of still sending it", async () => {
+    const handle = Meta.connect(shared.gw.url);
+    await handle.rememberAgentMemory({ identity: "closer", title: "Before", body: "Written before close." });
+    await handle.close();
+    await handle.close(); // idempotent
+    const typed = await rejection(handle.rememberAgentMemory({ identity: "closer", title: "After", body: "Must not land." }));
+    assert.ok(typed instanceof TransportError, `${typed}`);
+    assert.match(typed.message, /handle is closed/);
+    const raw = await rejection(handle.call("meta/capabilities"));
+    assert.ok(raw instanceof TransportError, `${raw}`);
+    const titles = (await shared.handle.recallAgentMemory({ identity: "closer", selection: "always" })).map((r) => r.title);
+    assert.deepEqual(titles, ["Before"]);
+  });
+
+  it("refuses the recalls still queued behind the gateway's caps when it is closed", async () => {
+    const handle = Meta.connect(shared.gw.url);
+    const calls = Array.from({ length: 8 }, () => handle.recallAgentMemory({ identity: "queued", selection: "always" }));
+    await handle.close();
+    const settled = await Promise.allSettled(calls);
+    const refused = settled.filter((s) => s.status === "rejected").map((s) => (s as PromiseRejectedResult).reason);
+    assert.ok(refused.length >= 1, "the queued recalls are refused");
+    for (const err of refused) {
+      assert.ok(err instanceof TransportError && /handle is closed/.test(err.message), `${err}`);
+    }
+  });
+
+  it("over stdio says the handle is closed, not that the gateway exited", async () => {
+    const handle = await Meta.spawn(tempDir(), { command: GATEWAY_COMMAND });
+    await handle.close();
+    const err = await rejection(handle.recallAgentMemory({ identity: "closer", selection: "always" }));
+    assert.ok(err instanceof TransportError, `${err}`);
+    assert.match(err.message, /handle is closed/);
+  });
+});
