@@ -20,6 +20,36 @@ def test_a_well_formed_url_is_accepted_without_a_call() -> None:
     Meta.connect(" http://127.0.0.1:1/ ").close()  # nothing is sent until a method is called
 
 
+@pytest.mark.parametrize("url", ["http://127.0.0.1:notaport", "http://[::1", "http://127.0.0.1:0",
+                                 "http://127.0.0.1:1\x00", "http://127.0.0.1:1/r pc"])
+def test_a_url_with_a_bad_port_or_control_characters_is_a_config_error(url: str) -> None:
+    """Not a raw parser or HTTP-library error at the first call."""
+    with pytest.raises(ConfigError, match="gateway URL must"):
+        Meta.connect(url)
+    with pytest.raises(ConfigError, match="gateway URL must"):
+        Meta.connect_async(url)
+
+
+@pytest.mark.parametrize("url", ["http://127.0.0.1:1?x=1", "http://127.0.0.1:1#f", "http://127.0.0.1:1/?"])
+def test_a_url_with_a_query_or_fragment_is_a_config_error(url: str) -> None:
+    """``/rpc`` would be appended to the query or fragment, sending the call to another endpoint."""
+    with pytest.raises(ConfigError, match="query or fragment"):
+        Meta.connect(url)
+
+
+@pytest.mark.parametrize("url", ["http://bob:hunter2pw@127.0.0.1:1", "http://bob@127.0.0.1:1",
+                                 "http://:hunter2pw@127.0.0.1:1", "http://bob:hunter2pw@:1"])
+def test_a_url_with_credentials_is_refused_without_repeating_them(url: str) -> None:
+    """Credentials in the URL are refused before anything is sent, and the refusal never repeats the
+    password (an unreachable-gateway error used to name the whole URL)."""
+    with pytest.raises(ConfigError) as caught:
+        Meta.connect(url)
+    assert "hunter2pw" not in str(caught.value)
+    with pytest.raises(ConfigError) as caught:
+        Meta.connect_async(url)
+    assert "hunter2pw" not in str(caught.value)
+
+
 @pytest.mark.parametrize("timeout_s", [0, -1, float("nan"), float("inf"), "30", True])
 def test_a_timeout_that_is_not_a_positive_number_is_a_config_error(timeout_s: object) -> None:
     """A zero or negative budget would fail every call as 'cannot reach the gateway'; it is refused at once."""

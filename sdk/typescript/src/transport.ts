@@ -45,19 +45,46 @@ export interface HttpOptions {
 }
 
 /**
- * `url` (trimmed) when it can name a gateway: an `http://` or `https://` URL with a host. Throws
- * {@link ConfigError} otherwise (`localhost:8765` is the usual slip), before anything is sent; the
- * message is the Python SDK's.
+ * `url` (trimmed) when it can name a gateway: an `http://` or `https://` URL with a host, a valid port
+ * if any, and nothing but a path after it. Throws {@link ConfigError} otherwise (`localhost:8765` is
+ * the usual slip), before anything is sent; the rules and messages are the Python SDK's: a user name
+ * or password in the URL (never repeated), a query or fragment (`/rpc` would be appended to it),
+ * spaces and control characters, and a port outside 1..65535 are refused too.
  */
 export function checkGatewayUrl(url: string): string {
   const text = typeof url === "string" ? url.trim() : "";
   const authority = /^https?:\/\/([^/?#]*)/i.exec(text)?.[1] ?? "";
   const hostPort = authority.slice(authority.lastIndexOf("@") + 1);
-  const host = hostPort.startsWith("[") ? hostPort.slice(1, hostPort.indexOf("]")) : hostPort.split(":")[0];
-  if (!host) {
+  const bracketed = hostPort.startsWith("[");
+  const close = hostPort.indexOf("]");
+  const host = bracketed ? (close > 0 ? hostPort.slice(1, close) : "") : hostPort.split(":")[0];
+  const portText = bracketed
+    ? hostPort.slice(close + 1).replace(/^:/, "")
+    : hostPort.split(":").slice(1).join(":");
+  const badPort = portText !== "" && (!/^[0-9]+$/.test(portText) || Number(portText) > 65535);
+  if (!host || badPort) {
+    const shown = authority.includes("@") ? "(a URL with a user name or password)" : String(url);
     throw new ConfigError(
       "the gateway URL must start with http:// or https:// and name a host " +
-        `(e.g. http://127.0.0.1:8765), not '${String(url)}'`,
+        `(e.g. http://127.0.0.1:8765), not '${shown}'`,
+    );
+  }
+  if (authority.includes("@")) {
+    throw new ConfigError(
+      "the gateway URL must not carry a user name or password (the gateway authenticates " +
+        "by bearer token: pass token=... or --token)",
+    );
+  }
+  if ((portText !== "" && Number(portText) === 0) || /[\s\p{C}]/u.test(text)) {
+    throw new ConfigError(
+      "the gateway URL must name a port in 1..65535 and hold no spaces or control " +
+        `characters, not '${String(url)}'`,
+    );
+  }
+  if (text.includes("?") || text.includes("#")) {
+    throw new ConfigError(
+      "the gateway URL must not carry a query or fragment (/rpc is appended to its path), " +
+        `not '${String(url)}'`,
     );
   }
   return text;

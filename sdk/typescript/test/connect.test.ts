@@ -38,7 +38,10 @@ function tsRefusal(url: string): string {
 }
 
 describe("Meta.connect(url)", () => {
-  for (const url of ["localhost:8765", "ftp://127.0.0.1:8765", "not a url", "", "http://", "http:///rpc"]) {
+  for (const url of ["localhost:8765", "ftp://127.0.0.1:8765", "not a url", "", "http://", "http:///rpc",
+    "http://bob:hunter2pw@127.0.0.1:8765", "http://bob@127.0.0.1:8765", "http://bob:hunter2pw@:1",
+    "http://127.0.0.1:8765?x=1", "http://127.0.0.1:8765/#f", "http://127.0.0.1:notaport",
+    "http://127.0.0.1:99999", "http://127.0.0.1:0", "http://[::1", "http://127.0.0.1:1/r pc"]) {
     it(`refuses ${JSON.stringify(url)} as the Python SDK does`, () => {
       const ts = tsRefusal(url);
       assert.notEqual(ts, "ok");

@@ -57,6 +57,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from meta_memory import deadline
 from meta_memory.recall import fts
 
 if TYPE_CHECKING:  # numpy is imported where first used: opening a store does not load it
@@ -85,6 +86,11 @@ MIN_ROWS = 2000
 #: FTS5's bm25 constants.
 K1 = 1.2
 B = 0.75
+
+#: Share of a recall's remaining time budget it waits for a realm's index while another thread holds it
+#: (the worker applying a large batch, or a rebuild's catch-up): past it the recall asks FTS5, which stops
+#: at the deadline, so a busy index never holds a recall past its budget.
+LOCK_WAIT_SHARE = 0.5
 
 #: A realm refused for its size is tried again after this long (seconds).
 RETRY_REFUSED_S = 300.0
@@ -463,6 +469,16 @@ def _apply(index: _RealmIndex, head: int, changed: Sequence[int], rows: Sequence
     index.seq = head
 
 
+def _acquire(lock: threading.Lock) -> bool:
+    """Take a realm index's ``lock`` for a search: without a time budget, wait as long as it takes;
+    under one (:mod:`meta_memory.deadline`), wait at most :data:`LOCK_WAIT_SHARE` of what is left of it
+    and answer ``False`` past that (the caller asks the database, which stops at the deadline)."""
+    left_ms = deadline.remaining_ms()
+    if left_ms is None:
+        return lock.acquire()
+    return lock.acquire(timeout=left_ms * LOCK_WAIT_SHARE / 1000)
+
+
 def bm25_top(acc: np.ndarray, rids: np.ndarray, limit: int) -> list[tuple[int, float]]:
     """``(rid, -acc)`` of the ``limit`` largest positive ``acc`` entries, ties by ``rid`` ascending."""
     import numpy as np
@@ -566,11 +582,15 @@ class LexicalIndexes:
             if int(conn.execute(_HEAD).fetchone()[0]) >= self.min_rows:
                 self._schedule(realm)
             return None
-        with index.lock:
+        if not _acquire(index.lock):
+            return None  # busy past this recall's share of its budget: FTS5 answers
+        try:
             if not self._catch_up(conn, realm, index):
                 return None
             hits = index.top(scope, terms, limit)
             fields = index.term_fields(terms, [rid for rid, _ in hits])
+        finally:
+            index.lock.release()
         self._fit(realm)
         return [(rid, score, held) for (rid, score), held in zip(hits, fields)]
 
@@ -588,7 +608,9 @@ class LexicalIndexes:
         if index is None:
             return None
         out: dict[int, list[int]] = {}
-        with index.lock:
+        if not _acquire(index.lock):
+            return None  # busy past this recall's share of its budget: the database answers
+        try:
             if not self._catch_up(conn, realm, index):
                 return None
             for rid in anchors:
@@ -596,6 +618,8 @@ class LexicalIndexes:
                 if found is None:
                     return None
                 out[rid] = found
+        finally:
+            index.lock.release()
         return out
 
     def _catch_up(self, conn: Any, realm: str, index: _RealmIndex) -> bool:

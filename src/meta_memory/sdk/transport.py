@@ -84,16 +84,36 @@ class EmbeddedTransport:
 
 
 def check_gateway_url(url: str) -> str:
-    """``url`` (trimmed) when it can name a gateway: an ``http://`` or ``https://`` URL with a host.
+    """``url`` (trimmed) when it can name a gateway: an ``http://`` or ``https://`` URL with a host, a valid
+    port if any, and nothing but a path after it.
 
     Raises :class:`~meta_memory.errors.ConfigError` otherwise (``localhost:8765`` is the usual slip),
-    before anything is sent. Every client of a gateway URL (SDK, shell commands, ``mcp``, ``replay``)
-    checks it here."""
-    parts = urlsplit(url.strip()) if isinstance(url, str) else None
+    before anything is sent. Also refused: a user name or password in the URL (``http://u:pw@host``:
+    the gateway authenticates by bearer token, and an error naming the URL would repeat the password),
+    a query or fragment (``/rpc`` would be appended to it, not to the path: the call would go to another
+    endpoint), spaces and control characters, and a port that is not a number in 1..65535. Refusals
+    never repeat a user name or password. Every client of a gateway URL (SDK, shell commands, ``mcp``,
+    ``replay``) checks it here."""
+    text = url.strip() if isinstance(url, str) else None
+    try:
+        parts = urlsplit(text) if text is not None else None
+        port = parts.port if parts is not None else None
+    except ValueError:  # an invalid port or IPv6 literal
+        parts, port = None, None
     if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
+        shown = url if parts is None or "@" not in parts.netloc else "(a URL with a user name or password)"
         raise ConfigError(f"the gateway URL must start with http:// or https:// and name a host "
-                          f"(e.g. http://127.0.0.1:8765), not {url!r}")
-    return url.strip()
+                          f"(e.g. http://127.0.0.1:8765), not {shown!r}")
+    if parts.username is not None or parts.password is not None or "@" in parts.netloc:
+        raise ConfigError("the gateway URL must not carry a user name or password (the gateway authenticates "
+                          "by bearer token: pass token=... or --token)")
+    if port == 0 or any(c.isspace() or not c.isprintable() for c in text):
+        raise ConfigError(f"the gateway URL must name a port in 1..65535 and hold no spaces or control "
+                          f"characters, not {url!r}")
+    if parts.query or parts.fragment or "?" in text or "#" in text:
+        raise ConfigError(f"the gateway URL must not carry a query or fragment (/rpc is appended to its path), "
+                          f"not {url!r}")
+    return text
 
 
 def check_timeout(timeout_s: Any) -> float:

@@ -31,6 +31,7 @@ import fcntl
 import json
 import logging
 import os
+import queue
 import sqlite3
 import stat
 import threading
@@ -128,6 +129,9 @@ _T = TypeVar("_T")
 
 #: Idle reader connections kept per open realm.
 MAX_IDLE_READERS = 2
+#: Telemetry writes (usage marks, injection-ledger rows) that may wait for a busy realm writer on the
+#: background thread; more are dropped (see :meth:`SqliteAgentMemoryStore._telemetry`).
+MAX_DEFERRED_TELEMETRY = 1024
 #: SQLite VM steps between two checks of the recall's time budget.
 PROGRESS_STEPS = 10_000
 
@@ -169,6 +173,7 @@ class _RealmDb:
         self.writer = writer
         self.write_lock = threading.Lock()
         self.writes = 0  # write transactions since open, for the planner-statistics check
+        self.writes_skipped = 0  # non-durable writes since the last durable one (they skip that check)
         self.idle: list[sqlite3.Connection] = []
         self.users = 0
         # WAL checkpoints run on a connection of their own, off the write path (see .checkpoint)
@@ -266,6 +271,11 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
         self._closed = False
         self.lexical_index = LexicalIndexes(self._read, max_bytes=recall_index_bytes)
         self._upkeep = upkeep.BackgroundUpkeep(self._upkeep_realm)
+        #: telemetry writes (usage marks, injection-ledger rows) that found their realm's writer busy
+        self._deferred: queue.Queue[tuple[str, Callable[[sqlite3.Connection], None]] | None] = queue.Queue(
+            maxsize=MAX_DEFERRED_TELEMETRY)
+        self._deferred_worker: threading.Thread | None = None
+        self._dropped = 0
 
     # ================================================================ connections
 
@@ -513,12 +523,14 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
 
         ``durable=False`` is for telemetry (usage marks, injection-ledger rows): the commit is atomic
         and survives a process crash, but skips the WAL fsync (``synchronous=NORMAL``), so the hot
-        path of a turn never waits for the disk; memory records are always written ``durable``.
+        path of a turn never waits for the disk; memory records are always written ``durable``. Nor does
+        it pay for the realm's upkeep (planner statistics, a checkpoint the background fell behind on):
+        the next durable write does.
         """
         with db.write_lock:
             conn = db.writer
             db.writes += 1
-            if db.writes % planner.CHECK_EVERY_WRITES == 0 and planner.stale(conn):
+            if durable and db.writes % planner.CHECK_EVERY_WRITES < 1 + db.writes_skipped and planner.stale(conn):
                 with self._begun(conn) as c:
                     planner.refresh(c)
             if durable:
@@ -532,7 +544,8 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
                 finally:
                     conn.execute("PRAGMA synchronous=FULL")
             db.commits_since_checkpoint += 1
-            if upkeep.needs_inline_checkpoint(db.commits_since_checkpoint):
+            db.writes_skipped = 0 if durable else min(db.writes_skipped + 1, planner.CHECK_EVERY_WRITES - 1)
+            if durable and upkeep.needs_inline_checkpoint(db.commits_since_checkpoint):
                 with contextlib.suppress(sqlite3.Error):  # the background checkpoints fell behind: bound the WAL
                     db.checkpoint(self._connect)
             self._upkeep.wrote(db.name)
@@ -587,10 +600,45 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
             return self._tx(db, fn, durable=durable)
 
     def _telemetry(self, realm: str, fn: Callable[[sqlite3.Connection], None]) -> None:
-        """A non-durable write that never creates a realm (nothing to mark in a realm without a database)."""
+        """A non-durable write that never creates a realm (nothing to mark in a realm without a database).
+
+        It runs on the caller's thread only when the realm's writer is free: a recall or an injection
+        that marks what it returned never waits behind another caller's write (a batch of 500 records,
+        any identity's) past its time budget. Otherwise it is handed to one background thread
+        (at most :data:`MAX_DEFERRED_TELEMETRY` waiting; past that it is dropped, as telemetry may be)."""
         with self._using(realm, create=False) as db:
-            if db is not None:
+            if db is None:
+                return
+            if not db.write_lock.locked():
                 self._tx(db, fn, durable=False)
+                return
+        self._defer(realm, fn)
+
+    def _defer(self, realm: str, fn: Callable[[sqlite3.Connection], None]) -> None:
+        with self._open_lock:
+            if self._closed:
+                return
+            if self._deferred_worker is None:
+                self._deferred_worker = threading.Thread(target=self._run_deferred, name="agent-memory-telemetry",
+                                                         daemon=True)
+                self._deferred_worker.start()
+        try:
+            self._deferred.put_nowait((realm, fn))
+        except queue.Full:
+            self._dropped += 1
+            if self._dropped & (self._dropped - 1) == 0:  # the 1st, 2nd, 4th, 8th, ...: no flood of lines
+                log.warning("agent memory: %d telemetry writes already wait for busy realm writers; %d dropped "
+                            "so far (the latest for realm %s)", MAX_DEFERRED_TELEMETRY, self._dropped, realm)
+
+    def _run_deferred(self) -> None:
+        while (item := self._deferred.get()) is not None:
+            realm, fn = item
+            try:
+                with self._using(realm, create=False) as db:
+                    if db is not None:
+                        self._tx(db, fn, durable=False)
+            except Exception as exc:  # telemetry: a failed mark is logged, never raised to anyone
+                log.warning("agent memory: deferred telemetry write to realm %s failed: %s", realm, exc)
 
     @contextlib.contextmanager
     def _write_conn(self, realm: str) -> Iterator[sqlite3.Connection]:
@@ -1109,6 +1157,10 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
 
     def close(self) -> None:
         """Close every connection (writers and idle readers; a reader in use is closed when it is returned)."""
+        worker = self._deferred_worker
+        if worker is not None:  # the telemetry writes waiting are written first
+            self._deferred.put(None)
+            worker.join(timeout=10)
         self._upkeep.stop()
         self.lexical_index.close()
         with self._open_lock:
