@@ -93,4 +93,4 @@ def test_task_slots_bound_each_identity_and_all_of_them() -> None:
 
     asyncio.run(run())
     assert max(most.values()) == 2 and most_all == 5
-    assert not slots._slots  # nothing kept for identities with no call in flight
+    assert slots.idle()  # nothing kept for identities with no call in flight

@@ -21,7 +21,7 @@ import contextlib
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Hashable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from .agent import Agent, AsyncAgent
 from .binding import AsyncSide, SyncSide
@@ -33,6 +33,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..runtime import Runtime
 
 __all__ = ["MetaHandle", "AsyncMetaHandle", "Ledger", "AsyncLedger"]
+
+S = TypeVar("S")
 
 
 class _LedgerMethods:
@@ -77,16 +79,41 @@ def _cap_key(method: str, params: dict[str, Any] | None) -> Hashable | None:
     return (realm, identity)
 
 
+class _SlotBook(Generic[S]):
+    """Per-key semaphores of a handle's capped calls, counted by their users (in flight or waiting) so a
+    key with none is dropped. ``make(n)`` builds a semaphore of ``n`` slots; callers serialise
+    :meth:`enter`/:meth:`leave` (a lock for threads; one event loop for tasks)."""
+
+    def __init__(self, limit: int, make: Callable[[int], S]) -> None:
+        self._limit, self._make = limit, make
+        self._slots: dict[Hashable, tuple[S, int]] = {}
+
+    def enter(self, key: Hashable) -> S:
+        sem, users = self._slots.get(key) or (self._make(self._limit), 0)
+        self._slots[key] = (sem, users + 1)
+        return sem
+
+    def leave(self, key: Hashable) -> None:
+        sem, users = self._slots[key]
+        if users == 1:
+            del self._slots[key]
+        else:
+            self._slots[key] = (sem, users - 1)
+
+    def idle(self) -> bool:
+        """No call in flight or waiting, for any key."""
+        return not self._slots
+
+
 class _ThreadSlots:
     """At most ``limit`` calls in flight per key, and ``total`` in all, from one sync handle (its threads
     queue for a slot), so a handle shared by many threads stays within the gateway's caps instead of
     being refused. Keys with no call in flight or waiting are dropped."""
 
     def __init__(self, limit: int, total: int = DEFAULT_MAX_IN_FLIGHT) -> None:
-        self._limit = limit
+        self._book: _SlotBook[threading.Semaphore] = _SlotBook(limit, threading.Semaphore)
         self._total = threading.Semaphore(total)
         self._lock = threading.Lock()
-        self._slots: dict[Hashable, tuple[threading.Semaphore, int]] = {}
 
     @contextlib.contextmanager
     def slot(self, key: Hashable | None) -> Iterator[None]:
@@ -94,52 +121,45 @@ class _ThreadSlots:
             yield
             return
         with self._lock:
-            sem, users = self._slots.get(key) or (threading.Semaphore(self._limit), 0)
-            self._slots[key] = (sem, users + 1)
+            sem = self._book.enter(key)
         try:
             with sem, self._total:  # always the key's slot first, then one of all: no deadlock
                 yield
         finally:
             with self._lock:
-                sem, users = self._slots[key]
-                if users == 1:
-                    del self._slots[key]
-                else:
-                    self._slots[key] = (sem, users - 1)
+                self._book.leave(key)
 
     def idle(self) -> bool:
         """No call in flight or waiting, for any key."""
         with self._lock:
-            return not self._slots
+            return self._book.idle()
 
 
 class _TaskSlots:
     """:class:`_ThreadSlots` for the tasks of one event loop (an async handle)."""
 
     def __init__(self, limit: int, total: int = DEFAULT_MAX_IN_FLIGHT) -> None:
-        self._limit = limit
+        self._book: _SlotBook[asyncio.Semaphore] = _SlotBook(limit, asyncio.Semaphore)
         self._total_limit = total
         self._total: asyncio.Semaphore | None = None  # made in the handle's loop, at its first capped call
-        self._slots: dict[Hashable, tuple[asyncio.Semaphore, int]] = {}
 
     @contextlib.asynccontextmanager
     async def slot(self, key: Hashable | None) -> AsyncIterator[None]:
         if key is None:
             yield
             return
-        sem, users = self._slots.get(key) or (asyncio.Semaphore(self._limit), 0)
-        self._slots[key] = (sem, users + 1)
+        sem = self._book.enter(key)
         if self._total is None:
             self._total = asyncio.Semaphore(self._total_limit)
         try:
             async with sem, self._total:  # always the key's slot first, then one of all: no deadlock
                 yield
         finally:
-            sem, users = self._slots[key]
-            if users == 1:
-                del self._slots[key]
-            else:
-                self._slots[key] = (sem, users - 1)
+            self._book.leave(key)
+
+    def idle(self) -> bool:
+        """No call in flight or waiting, for any key."""
+        return self._book.idle()
 
 
 class _VectorWait:
