@@ -172,8 +172,7 @@ class _RealmDb:
         self.path = path
         self.writer = writer
         self.write_lock = threading.Lock()
-        self.writes = 0  # write transactions since open, for the planner-statistics check
-        self.writes_skipped = 0  # non-durable writes since the last durable one (they skip that check)
+        self.writes = 0  # durable write transactions since open, for the planner-statistics check
         self.idle: list[sqlite3.Connection] = []
         self.users = 0
         # WAL checkpoints run on a connection of their own, off the write path (see .checkpoint)
@@ -529,11 +528,11 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
         """
         with db.write_lock:
             conn = db.writer
-            db.writes += 1
-            if durable and db.writes % planner.CHECK_EVERY_WRITES < 1 + db.writes_skipped and planner.stale(conn):
-                with self._begun(conn) as c:
-                    planner.refresh(c)
-            if durable:
+            if durable:  # telemetry adds no records: only durable writes count toward the statistics check
+                db.writes += 1
+                if db.writes % planner.CHECK_EVERY_WRITES == 0 and planner.stale(conn):
+                    with self._begun(conn) as c:
+                        planner.refresh(c)
                 with self._begun(conn) as c:
                     yield c
             else:
@@ -544,7 +543,6 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
                 finally:
                     conn.execute("PRAGMA synchronous=FULL")
             db.commits_since_checkpoint += 1
-            db.writes_skipped = 0 if durable else min(db.writes_skipped + 1, planner.CHECK_EVERY_WRITES - 1)
             if durable and upkeep.needs_inline_checkpoint(db.commits_since_checkpoint):
                 with contextlib.suppress(sqlite3.Error):  # the background checkpoints fell behind: bound the WAL
                     db.checkpoint(self._connect)
