@@ -120,7 +120,11 @@ def test_sigterm_finishes_in_flight_requests_then_exits_zero(gateway):
 
     t = threading.Thread(target=client)
     t.start()
-    time.sleep(0.2)
+    # signal while writes are in flight: after the first acknowledged one (however loaded the machine)
+    deadline = time.monotonic() + 30
+    while not results and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert results, "no write was acknowledged within 30 s"
     code = gateway.stop(signal.SIGTERM)
     t.join()
     assert code == 0
