@@ -328,6 +328,38 @@ def print_table(doc: dict[str, Any]) -> None:
         print("* pending: a fix not in this tree yet (" + "; ".join(f"{f}: {why}" for f, why in PENDING.items()) + ")")
 
 
+def markdown(doc: dict[str, Any]) -> str:
+    """The published tables (docs/security.md): ASR per family and system, then retention, loss and review
+    load per family and system. ``*``: a claimed family whose fix is not in this tree yet; ``-``: not claimed
+    for that posture."""
+    names = list(doc["systems"])
+    families = list(next(iter(doc["systems"].values()))["families"]) if names else []
+
+    def asr(name: str, family: str) -> str:
+        row = doc["systems"][name]["families"][family]
+        text = f"{row['asr']:.2f}"
+        if name.startswith("meta-memory"):
+            text += "*" if row["pending"] and row["claimed"] else ("" if row["claimed"] else " -")
+        return text
+
+    lines = ["| family | n | " + " | ".join(f"`{n}`" for n in names) + " |",
+             "| --- | ---: | " + " | ".join("---:" for _ in names) + " |"]
+    for family in families:
+        n = doc["systems"][names[0]]["families"][family]["n"]
+        lines.append(f"| {family} | {n} | " + " | ".join(asr(name, family) for name in names) + " |")
+    lines.append("| **all** | " + str(doc["systems"][names[0]]["n"]) + " | "
+                 + " | ".join(f"**{doc['systems'][n]['asr']:.2f}**" for n in names) + " |")
+    lines += ["", "| family | " + " | ".join(f"`{n}` retention / loss / review" for n in names) + " |",
+              "| --- | " + " | ".join("---:" for _ in names) + " |"]
+    for family in [*families, None]:
+        cells = []
+        for n in names:
+            row = doc["systems"][n] if family is None else doc["systems"][n]["families"][family]
+            cells.append(f"{row['benign_retention']:.2f} / {row['benign_loss']:.2f} / {row['review_load']:.1f}")
+        lines.append(f"| {family or '**all**'} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
 def gate(doc: dict[str, Any]) -> list[str]:
     """The claims the default posture breaks (empty when it holds them), and any meta-memory episode that
     failed to run."""
@@ -354,11 +386,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, default=None, help="write the figures here")
     parser.add_argument("--quick", action="store_true", help="a stratified subset: 5 scenarios of every family")
     parser.add_argument("--family", action="append", default=None, help="only this family (repeatable)")
+    parser.add_argument("--markdown", type=Path, default=None, help="write the published tables here")
+    parser.add_argument("--from-json", type=Path, default=None,
+                        help="print (and --markdown) the tables of an earlier --json run instead of running")
     args = parser.parse_args(argv)
     names = [n.strip() for n in args.systems.split(",") if n.strip()]
     unknown = [n for n in names if n not in SYSTEMS]
     if unknown:
         parser.error(f"unknown system(s) {', '.join(unknown)}; choose from {', '.join(SYSTEMS)}")
+    if args.from_json is not None:
+        doc = json.loads(args.from_json.read_text(encoding="utf-8"))
+        print_table(doc)
+        if args.markdown is not None:
+            args.markdown.write_text(markdown(doc), encoding="utf-8")
+        return 1 if gate(doc) else 0
     corpus = scenarios()
     if args.family:
         bad = [f for f in args.family if f not in FAMILIES]
@@ -388,6 +429,8 @@ def main(argv: list[str] | None = None) -> int:
     print_table(doc)
     if args.json is not None:
         args.json.write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    if args.markdown is not None:
+        args.markdown.write_text(markdown(doc), encoding="utf-8")
     problems = gate(doc)
     for p in problems:
         print(f"FAIL {p}", file=sys.stderr)
