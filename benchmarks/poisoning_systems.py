@@ -194,7 +194,8 @@ class MetaMemorySystem:
         self._steward = steward
 
     def run(self, run_id: str, steward: str) -> Run:
-        options = dict(self._options)
+        # a security measurement, not a latency one: a recall slowed by a busy machine must not fail an episode
+        options = {"recall_timeout_ms": 5000, **self._options}
         if steward == "llm":
             options["steward"] = {"enabled": True, "kind": "llm", "base_url": self._steward.base_url,
                                   "model": "steered", "cadence": "30d", "timeout_s": 30.0}
