@@ -172,6 +172,7 @@ def build_features(ctx: FeatureContext) -> Features:
     service = AgentMemoryService(
         store, cfg, recall.provider, timebox, emit,
         emit_many=lambda events: ctx.events.emit_many([(t, d, i) for t, i, d in events]),
+        gate=firewall.gate,
     )
 
     def manifest_fn(scope_ref: ScopeRef, k: int = 24) -> Sequence[object]:

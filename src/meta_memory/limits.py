@@ -34,6 +34,8 @@ __all__ = [
     "MAX_SESSION_STATE_EXPIRY_DAYS",
     "DEFAULT_SESSION_STATE_LIMIT",
     "MAX_SESSION_STATE_LIMIT",
+    "MAX_SESSION_KEY_BYTES",
+    "MAX_DERIVED_SESSIONS",
 ]
 
 #: One day in milliseconds.
@@ -82,3 +84,8 @@ MAX_SESSION_STATE_EXPIRY_DAYS: Final = 3650
 #: ``agent_memory.session_state_limit``: most session-state rows (at the cap new sessions are refused).
 DEFAULT_SESSION_STATE_LIMIT: Final = 1_000_000
 MAX_SESSION_STATE_LIMIT: Final = 100_000_000
+
+#: Longest session key (UTF-8 bytes) a session method or a derived write names.
+MAX_SESSION_KEY_BYTES: Final = 512
+#: Most sessions one write derived from sessions (``derived_from_sessions``) names.
+MAX_DERIVED_SESSIONS: Final = 64

@@ -90,10 +90,20 @@ interface IdentityScoped {
 }
 
 /** `meta/agent_memory/remember`: title <= 200 bytes, body <= 65,536 bytes, <= 32 tags of <= 64 bytes. */
-export interface RememberParams extends IdentityScoped {
+export interface RememberParams extends IdentityScoped, DerivedFromSessions {
   title: string;
   body: string;
   tags?: string[];
+}
+
+/**
+ * A host's own write of content derived from sessions (its LLM's summary, notes): 1..64 session keys of the
+ * identity in the call's realm. Kept as provenance; the write lands quarantined (`quarantined` holds the
+ * reason) when one of them is tainted or was tainted when a reset closed it. Needs `agent.session.manage` on
+ * the identity as well as `agent.memory.write`.
+ */
+export interface DerivedFromSessions {
+  derivedFromSessions?: string[];
 }
 
 /** A record as recall and remember return it. */
@@ -113,13 +123,15 @@ export interface RememberResult extends AgentMemoryRecord {
   supersedes?: string | null;
   /** The tags such a merge added (empty otherwise). */
   tagsAdded?: string[];
+  /** Only with `derivedFromSessions` naming a tainted session: why the record waits in quarantine. */
+  quarantined?: string;
 }
 
 /**
  * `meta/agent_memory/remember_batch`: 1..1,024 records and at most 4 MiB of title, body and tag text
  * together, all committed in one transaction; each record is what `remember` would write.
  */
-export interface RememberBatchParams extends IdentityScoped {
+export interface RememberBatchParams extends IdentityScoped, DerivedFromSessions {
   records: { title: string; body: string; tags?: string[] }[];
 }
 
@@ -134,6 +146,8 @@ export interface RememberBatchItem extends Open {
   created?: boolean;
   supersedes?: string | null;
   tagsAdded?: string[];
+  /** As `RememberResult.quarantined`. */
+  quarantined?: string;
   error?: { code: number; message: string; data?: Open };
 }
 

@@ -118,4 +118,24 @@ describe("poisoning", () => {
     assert.ok(out.hits > 0);
     assert.ok(!(out.text ?? "").includes("<meta_memory_observation"));
   });
+
+  it("a host summary derived from a tainted session lands quarantined; one derived from a clean session is active", async () => {
+    const who = "summary-bot";
+    await shared.handle.sessionNote({ identity: who, sessionKey: "d1" });
+    await shared.handle.turnToolResult({ identity: who, sessionKey: "d1", toolName: "web_fetch" });
+    const laundered = await shared.handle.rememberAgentMemory({
+      identity: who, title: "Session summary", body: POISON, derivedFromSessions: ["d1"],
+    });
+    assert.match(laundered.quarantined ?? "", /derived from session 'd1' tainted by web tool 'web_fetch'/);
+    const recalled = await shared.handle.recallAgentMemory({ identity: who, queryText: "refunds IBAN wire" });
+    assert.ok(!recalled.some((r) => r.memoryId === laundered.memoryId), "the laundered summary is not recalled");
+
+    await shared.handle.sessionNote({ identity: who, sessionKey: "d2" });
+    const batch = await shared.handle.rememberAgentMemoryBatch({
+      identity: who, records: [{ title: "Clean summary", body: "The user asked about opening hours" }], derivedFromSessions: ["d2"],
+    });
+    assert.equal(batch.results[0]!.quarantined, undefined);
+    const clean = await shared.handle.recallAgentMemory({ identity: who, queryText: "opening hours" });
+    assert.ok(clean.some((r) => r.memoryId === batch.results[0]!.memoryId));
+  });
 });

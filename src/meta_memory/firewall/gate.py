@@ -18,6 +18,16 @@ notes §5):
    steward review (§8.4)``;
 5. otherwise ``None`` (the write lands active).
 
+A write **derived from sessions** (the host's own summary or notes of a
+session, ``meta/agent_memory/remember`` with ``derived_from_sessions``) asks
+:meth:`LlmWriteGate.derived_reason` first, for any author: when a named session
+of that (realm, identity) is tainted, or was tainted when a reset closed it, the
+write lands quarantined with ``derived from session '<key>' tainted by
+<source>`` (``... before its reset`` for a closed one). :class:`DerivedWriteGate`
+binds that check to one write for the store. This is a host opt-in beyond the
+spec's "application writes are never quarantined": an application write that
+names no session is still never quarantined.
+
 A **forget** asks the same gate (:meth:`LlmWriteGate.forget_hold_reason`): the
 reasons of steps 1-3 hold the tombstone for review instead of applying it, so
 a tainted session (or any LLM author under the strict posture) cannot destroy
@@ -41,11 +51,13 @@ from meta_memory.errors import ConfigError
 from meta_memory.firewall.taint import CAPACITY_REASON, TaintTracker
 
 __all__ = [
+    "DerivedWriteGate",
     "LLM_WRITES_POSTURES",
     "NON_LLM_AUTHOR_KINDS",
     "POLICY_REASON",
     "LlmWriteGate",
     "author_identity",
+    "derived_reason_text",
     "author_kind",
     "is_llm_author",
 ]
@@ -60,6 +72,13 @@ NON_LLM_AUTHOR_KINDS: Final = frozenset({"operator", "application"})
 POLICY_REASON: Final = "llm_writes=quarantined policy"
 
 _REVIEW_VERDICT: Final = "review_verdict"
+
+
+def derived_reason_text(session_key: str, source: str, *, reset: bool) -> str:
+    """The quarantine reason of a write derived from a tainted session (``reset``: tainted when a reset
+    closed it)."""
+    tail = " before its reset" if reset else ""
+    return f"derived from session '{session_key}' tainted by {source}{tail}"
 
 
 def _text(value: Any) -> str | None:
@@ -177,3 +196,38 @@ class LlmWriteGate:
             if reason is not None:
                 return reason
         return None
+
+    def derived_reason(self, identity: str, session_keys: Iterable[str], *, realm: str | None = None) -> str | None:
+        """Why a write derived from ``identity``'s ``session_keys`` must land quarantined, or ``None``.
+
+        Checked for any author (the host's own writes included): the first named session of that
+        (realm, identity) that is tainted, or was tainted when a reset closed it, gives
+        :func:`derived_reason_text`. A clean session, a session reset clean and an unknown key add
+        nothing; naming sessions never clears a reason another rule gives."""
+        for key in session_keys:
+            found = self._tracker.derived_taint(identity, key, realm=realm)
+            if found is not None:
+                taint, reset = found
+                return derived_reason_text(key, taint.source, reset=reset)
+        return None
+
+
+class DerivedWriteGate:
+    """The write gate of one write derived from sessions, as the store calls it.
+
+    ``quarantine_reason(author, batch_kind, evidence)`` answers :meth:`LlmWriteGate.derived_reason`
+    for ``identity``'s ``session_keys`` in ``realm`` first, then the gate's own rules for the batch
+    (an LLM author's taint, an evidence ref's session), so the derived check only ever adds quarantine.
+    It is asked inside the write's transaction, so taint recorded before the write commits counts."""
+
+    def __init__(self, gate: LlmWriteGate, identity: str, session_keys: Iterable[str], realm: str) -> None:
+        self._gate = gate
+        self._identity = identity
+        self._session_keys = tuple(session_keys)
+        self._realm = realm
+
+    def quarantine_reason(self, author: Any, batch_kind: Any, evidence: Iterable[Any] | None) -> str | None:
+        reason = self._gate.derived_reason(self._identity, self._session_keys, realm=self._realm)
+        if reason is not None:
+            return reason
+        return self._gate.quarantine_reason(author, batch_kind, evidence, realm=self._realm)

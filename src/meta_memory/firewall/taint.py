@@ -222,6 +222,21 @@ class TaintTracker:
         """The taint a write by ``identity`` from ``session_key`` carries (pending, current session, named session)."""
         return self.state.write_taint(self._realm(realm), _key(identity), session_key)
 
+    def derived_taint(
+        self, identity: str, session_key: str, *, realm: str | None = None
+    ) -> tuple[TaintState, bool] | None:
+        """The taint content derived from ``identity``'s ``session_key`` carries: ``(taint, reset)`` where
+        ``reset`` says the session was tainted when a reset closed it (its taint lives on the reset mark),
+        or ``None`` when the session is clean, was reset clean, or is unknown. Only that identity's session
+        in ``realm`` counts (session state is per realm, identity and session key)."""
+        live = self.session_taint(identity, session_key, realm=realm)
+        if live is not None:
+            return live, False
+        boundary = self.reset_boundary(identity, session_key, realm=realm)
+        if boundary is not None and boundary.prior_taint is not None:
+            return boundary.prior_taint, True
+        return None
+
     def current_session(self, identity: str, *, realm: str | None = None) -> str | None:
         """The session ``identity`` currently speaks from, if known."""
         return self.state.current_session(self._realm(realm), _key(identity))

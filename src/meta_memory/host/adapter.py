@@ -134,6 +134,16 @@ class MemoryHost:
         """Why the last :meth:`before_turn` / :meth:`build_context` injected nothing (``None`` if it did)."""
         return getattr(self, "_last_skip", None)
 
+    def remember(self, title: str, body: str, *, tags: list[str] | None = None) -> Any:
+        """The host's own write of content derived from this session (its LLM's summary of the
+        conversation, notes): ``meta/agent_memory/remember`` with ``derived_from_sessions`` = this
+        session, so the session's taint follows it. Returns the record (``quarantined`` holds the reason
+        when this session is tainted, or was tainted when reset). Never write a summary of a session
+        through a plain application write: that launders the session's untrusted content."""
+        identity, session_key = self._session()
+        return self.handle.remember_agent_memory(identity, title=title, body=body, tags=tags, realm=self.realm,
+                                                 derived_from_sessions=[session_key])
+
     # -- the memory tool ------------------------------------------------------------------------
     def memory_tool(self) -> dict[str, Any]:
         """The ``memory`` tool's definition ``{name, description, input_schema}`` to offer the model.

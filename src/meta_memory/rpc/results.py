@@ -173,6 +173,9 @@ class RememberResult(WireRecord):
     created: bool
     supersedes: str | None
     tags_added: list[str]
+    #: Only for a write naming ``derived_from_sessions`` whose session is tainted: the reason it waits in
+    #: quarantine (it is not recalled or injected until a review releases it).
+    quarantined: str | None = None
 
 
 class BatchError(Result):
@@ -190,6 +193,8 @@ class BatchItem(Result):
     created: bool | None = None
     supersedes: str | None = None
     tags_added: list[str] | None = None
+    #: As ``meta/agent_memory/remember``'s ``quarantined``.
+    quarantined: str | None = None
     error: BatchError | None = None
 
 

@@ -8,7 +8,9 @@ params' rules and the errors raised); on an async handle the same methods return
 
 Application writes (``remember``, ``update``, ``forget``) carry the ``application`` author and are
 never quarantined. ``session.tool(arguments)`` is the model's ``memory`` tool: an LLM-authored
-write that goes through the firewall (quarantined while the session is tainted). Session state is
+write that goes through the firewall (quarantined while the session is tainted); ``session.remember(...)``
+is the host's own write of content derived from the session (its LLM's summary): an application write
+that the session's taint follows. Session state is
 keyed by the agent's realm, identity and session key; the ``memory`` tool writes in the gateway's
 host realm (its params take no realm).
 """
@@ -58,17 +60,23 @@ class _AgentMethods:
         return f"{type(self).__name__}(identity={self.identity!r}, realm={self.realm!r})"
 
     @bound
-    def remember(self, title: str, body: str, *, tags: list[str] | None = None) -> AgentMemoryRecord:
+    def remember(self, title: str, body: str, *, tags: list[str] | None = None,
+                 derived_from_sessions: list[str] | None = None) -> AgentMemoryRecord:
         """Remember one record (``title`` <= 200 B, ``body`` <= 64 KiB, <= 32 ``tags``); an identical active
-        record is returned instead (``created=False``). ``meta/agent_memory/remember``."""
-        return self._handle.remember_agent_memory(self.identity, title=title, body=body, tags=tags, realm=self.realm)
+        record is returned instead (``created=False``). ``derived_from_sessions``: this identity's sessions the
+        content was derived from (quarantined, ``quarantined`` set, when one is tainted; see
+        :meth:`Session.remember`). ``meta/agent_memory/remember``."""
+        return self._handle.remember_agent_memory(self.identity, title=title, body=body, tags=tags, realm=self.realm,
+                                                  derived_from_sessions=derived_from_sessions)
 
     @bound
-    def remember_batch(self, records: "list[dict[str, Any]] | list[tuple[Any, ...]]") -> RememberBatchResult:
+    def remember_batch(self, records: "list[dict[str, Any]] | list[tuple[Any, ...]]", *,
+                       derived_from_sessions: list[str] | None = None) -> RememberBatchResult:
         """Remember many records in one transaction: ``[(title, body), (title, body, tags), {"title": ...,
         "body": ..., "tags": ...}, ...]`` (up to 1,024); a result per record, in order, refusals per
         record. ``meta/agent_memory/remember_batch``."""
-        return self._handle.remember_agent_memory_batch(self.identity, records, realm=self.realm)
+        return self._handle.remember_agent_memory_batch(self.identity, records, realm=self.realm,
+                                                        derived_from_sessions=derived_from_sessions)
 
     @bound
     def recall(
@@ -231,6 +239,23 @@ class _SessionMethods:
         return self._handle.session_compacted(self.identity, self.session_key, realm=self.agent.realm)
 
     @bound
+    def remember(self, title: str, body: str, *, tags: list[str] | None = None) -> AgentMemoryRecord:
+        """The host's own write of content derived from this session (its LLM's summary, notes): an
+        application write that names this session (``derived_from_sessions``), so the session's taint
+        follows it. Lands quarantined (``quarantined`` holds the reason) when this session is tainted or
+        was tainted when a reset closed it; active otherwise. Needs ``agent.session.manage`` on the
+        identity as well as ``agent.memory.write``. ``meta/agent_memory/remember``."""
+        return self._handle.remember_agent_memory(self.identity, title=title, body=body, tags=tags,
+                                                  realm=self.agent.realm, derived_from_sessions=[self.session_key])
+
+    @bound
+    def remember_batch(self, records: "list[dict[str, Any]] | list[tuple[Any, ...]]") -> RememberBatchResult:
+        """:meth:`remember` for many records in one transaction (one verdict for all of them).
+        ``meta/agent_memory/remember_batch``."""
+        return self._handle.remember_agent_memory_batch(self.identity, records, realm=self.agent.realm,
+                                                        derived_from_sessions=[self.session_key])
+
+    @bound
     def retire(self, cause: str) -> Harvest:
         """The session ends: record the exit-interview harvest. ``meta/session/retire``."""
         return self._handle.session_retire(self.identity, cause=cause, session_key=self.session_key,
@@ -239,7 +264,7 @@ class _SessionMethods:
 
 class Session(_SessionMethods, SyncSide):
     """One session of an :class:`Agent`: ``note``, ``tool_result``, ``inject``, ``tool``, ``defang``,
-    ``reset``, ``compacted``, ``retire``."""
+    ``reset``, ``compacted``, ``remember``, ``remember_batch``, ``retire``."""
 
 
 class AsyncSession(_SessionMethods, AsyncSide):

@@ -170,17 +170,25 @@ class HandleMethods:
     @rpc("meta/agent_memory/remember", AgentMemoryRecord.model_validate)
     def remember_agent_memory(
         self, identity: str, *, title: str, body: str, tags: list[str] | None = None, realm: str | None = None,
+        derived_from_sessions: list[str] | None = None,
     ) -> dict[str, Any] | None:
-        """Write one identity-scoped record (application author; never quarantined).
+        """Write one identity-scoped record (application author; never quarantined unless it names
+        ``derived_from_sessions``).
 
         ``title`` <= 200 bytes, ``body`` <= 64 KiB, <= 32 ``tags`` of <= 64 bytes. An active record with
-        the same content is returned instead of writing (``created=False``). Raises ``InvalidParams``
-        (field caps) or ``AgentMemoryError`` (``secret_detected``, ...)."""
-        return _params(identity=identity, title=title, body=body, tags=tags, realm=realm)
+        the same content is returned instead of writing (``created=False``). ``derived_from_sessions``
+        (1..64 session keys of the identity in ``realm``): the content was derived from those sessions
+        (the host's own summary or notes); it is kept as provenance and the record lands quarantined
+        (result ``quarantined`` = the reason) when one of them is tainted or was tainted when reset; it
+        needs ``agent.session.manage`` on the identity. Raises ``InvalidParams`` (field caps) or
+        ``AgentMemoryError`` (``secret_detected``, ...)."""
+        return _params(identity=identity, title=title, body=body, tags=tags, realm=realm,
+                       derived_from_sessions=derived_from_sessions)
 
     @rpc("meta/agent_memory/remember_batch", RememberBatchResult.model_validate)
     def remember_agent_memory_batch(
         self, identity: str, records: list[dict[str, Any]] | list[tuple[Any, ...]], *, realm: str | None = None,
+        derived_from_sessions: list[str] | None = None,
     ) -> dict[str, Any] | None:
         """Write many identity-scoped records in one transaction.
 
@@ -189,9 +197,10 @@ class HandleMethods:
         ``memory_id`` and ``created`` (``False`` for exact-content duplicates, of a stored record or of an
         earlier item), or the ``error`` refusing that record alone (nothing of it was written). Raises
         ``InvalidParams`` for a malformed call (nothing written) and ``AccessDenied`` without
-        ``agent.memory.write`` on the identity."""
+        ``agent.memory.write`` on the identity. ``derived_from_sessions`` applies to every record as in
+        :meth:`remember_agent_memory`."""
         items = [r if isinstance(r, dict) else _batch_item(i, r) for i, r in enumerate(records)]
-        return _params(identity=identity, records=items, realm=realm)
+        return _params(identity=identity, records=items, realm=realm, derived_from_sessions=derived_from_sessions)
 
     @rpc("meta/agent_memory/recall", _each(AgentMemoryRecord, "records"))
     def recall_agent_memory(

@@ -13,9 +13,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..agent_memory.model import Author, MemoryRecord, Scope, UsageEvent
+from ..agent_memory.model import Author, EvidenceRef, MemoryRecord, Scope, StatusKind, UsageEvent
 from ..agent_memory.store.base import RememberItem
 from ..errors import AgentMemoryError, MetaError
+from ..firewall.gate import DerivedWriteGate
 from ..injection.timebox import ProviderSaturated, ProviderTimeout, TimeBox
 from ..recall.provider import RecallOutcome, RecallProvider, RecallRequest
 from .recall_reader import guarded_recall
@@ -23,8 +24,21 @@ from .recall_reader import guarded_recall
 if TYPE_CHECKING:  # pragma: no cover
     from ..agent_memory.config import AgentMemoryConfig
     from ..agent_memory.store.base import AgentMemoryStore
+    from ..firewall.gate import LlmWriteGate
 
 __all__ = ["AgentMemoryService"]
+
+
+def _quarantine_reason(record: MemoryRecord) -> str | None:
+    """The reason ``record`` waits in quarantine, or ``None`` when it is not quarantined."""
+    if record.status.kind is StatusKind.QUARANTINED:
+        return record.status.detail or "quarantined"
+    return None
+
+
+def _quarantined_event(realm: str, record_id: str, reason: str) -> dict[str, Any]:
+    """``memory.write.quarantined`` data of an application write derived from a tainted session."""
+    return {"realm": realm, "record_id": record_id, "author": "application", "reason": reason}
 
 
 class AgentMemoryService:
@@ -36,18 +50,24 @@ class AgentMemoryService:
         provider: the recall provider (lexical by default).
         timebox: shared deadline runner for provider calls.
         emit: ``emit(event_type, identity, data)`` publishing timeline events (none when ``None``).
+        gate: the firewall's write gate, which judges writes derived from sessions
+            (``derived_from_sessions``); ``None``: such writes are refused (``unsupported``).
 
     Every write that changes a record emits one ``memory.record.*`` timeline event about the
     identity, after its transaction commits: ``memory.record.created`` ``{realm, record_id}``,
     ``memory.record.updated`` ``{realm, record_id, supersedes, tags_merged?}`` (an update, or a
     duplicate remember that merged that many tags) and ``memory.record.forgotten`` ``{realm, record_id}``.
+    A write derived from sessions that the gate quarantined emits ``memory.write.quarantined``
+    ``{realm, record_id, author: "application", reason}`` instead of ``memory.record.created``.
     Events name ids, never titles or bodies.
     """
 
     def __init__(self, store: AgentMemoryStore, config: AgentMemoryConfig, provider: RecallProvider, timebox: TimeBox,
                  emit: Callable[[str, str | None, dict[str, Any]], None] | None = None,
-                 emit_many: Callable[[list[tuple[str, str | None, dict[str, Any]]]], object] | None = None) -> None:
+                 emit_many: Callable[[list[tuple[str, str | None, dict[str, Any]]]], object] | None = None,
+                 gate: LlmWriteGate | None = None) -> None:
         self.store = store
+        self.gate = gate
         self.config = config
         self.provider = provider
         self.timebox = timebox
@@ -68,22 +88,50 @@ class AgentMemoryService:
                     self._event(event_type, identity, data)
 
     # -- writes ---------------------------------------------------------------------------------
-    def remember(self, realm: str, identity: str, title: str, body: str, tags: Sequence[str]) -> dict[str, Any]:
+    def _derived(self, realm: str, identity: str,
+                 sessions: Sequence[str]) -> tuple[tuple[EvidenceRef, ...], DerivedWriteGate | None]:
+        """The evidence refs and bound gate of a write derived from ``sessions`` (none: ``((), None)``)."""
+        if not sessions:
+            return (), None
+        if self.gate is None:
+            raise AgentMemoryError("unsupported", "derived_from_sessions needs the firewall's write gate")
+        keys = tuple(dict.fromkeys(sessions))
+        return (tuple(EvidenceRef(session_id=k) for k in keys),
+                DerivedWriteGate(self.gate, identity, keys, realm))
+
+    def remember(self, realm: str, identity: str, title: str, body: str, tags: Sequence[str],
+                 derived_from_sessions: Sequence[str] = ()) -> dict[str, Any]:
         """Store one record in ``identity``'s scope. Output: the wire record plus ``created``
         (``False`` when an active record with the same content was found instead), ``supersedes``
         and ``tags_added``: when that record lacked some of the given tags they were merged into a
         new version (``supersedes`` = the old id, ``tags_added`` = the merged tags); otherwise
-        ``supersedes`` is ``None`` and ``tags_added`` empty."""
-        record, created, merge = self.store.remember_merging(realm, identity, title, body, tags)
-        event = self._record_event(realm, record_id=record.memory_id, created=created, merge=merge)
-        if event is not None:
-            self._event(event[0], identity, event[1])
-        return {**record.model_dump(mode="json"), "created": created,
-                "supersedes": merge.supersedes if merge else None,
-                "tags_added": list(merge.tags_added) if merge else []}
+        ``supersedes`` is ``None`` and ``tags_added`` empty.
+
+        ``derived_from_sessions`` names sessions of ``identity`` in ``realm`` the content was derived
+        from (a host's own summary or notes of them): they are kept as the record's provenance
+        evidence, and when one is tainted, or was tainted when a reset closed it, the record lands
+        quarantined and the output carries ``quarantined`` (the reason)."""
+        evidence, gate = self._derived(realm, identity, derived_from_sessions)
+        stored, created, merge = self.store.remember_record(realm, identity, title, body, tags, evidence=evidence,
+                                                            gate=gate)
+        reason = _quarantine_reason(stored)
+        if reason is not None:
+            if created or merge is not None:
+                self._event("memory.write.quarantined", identity, _quarantined_event(realm, stored.id, reason))
+        else:
+            event = self._record_event(realm, record_id=stored.id, created=created, merge=merge)
+            if event is not None:
+                self._event(event[0], identity, event[1])
+        out = {**stored.project().model_dump(mode="json"), "created": created,
+               "supersedes": merge.supersedes if merge else None,
+               "tags_added": list(merge.tags_added) if merge else []}
+        if reason is not None:
+            out["quarantined"] = reason
+        return out
 
     def remember_batch(self, realm: str, identity: str,
-                       records: Sequence[tuple[str, str, Sequence[str]]]) -> dict[str, Any]:
+                       records: Sequence[tuple[str, str, Sequence[str]]],
+                       derived_from_sessions: Sequence[str] = ()) -> dict[str, Any]:
         """Store ``records`` (``(title, body, tags)`` each) in ``identity``'s scope in one transaction.
 
         Output ``{results, created, existing, refused}``: ``results[i]`` is
@@ -93,9 +141,13 @@ class AgentMemoryService:
         get, e.g. ``-32040`` with ``data.reason`` ``invalid_record`` or ``secret_detected``); the
         counts sum to ``len(records)``. Refusals are per item: a refused record writes nothing,
         the others commit. After the commit, each item emits the event :meth:`remember` would, in
-        order. See :meth:`AgentMemoryStore.remember_many`."""
+        order. See :meth:`AgentMemoryStore.remember_many`. ``derived_from_sessions`` applies to every
+        record as in :meth:`remember` (one verdict for the batch; a quarantined item carries
+        ``quarantined`` and emits ``memory.write.quarantined``)."""
+        evidence, gate = self._derived(realm, identity, derived_from_sessions)
         outcomes = self.store.remember_many(
-            realm, identity, [RememberItem(title, body, tuple(tags)) for title, body, tags in records]
+            realm, identity, [RememberItem(title, body, tuple(tags)) for title, body, tags in records],
+            evidence=evidence, gate=gate,
         )
         results: list[dict[str, Any]] = []
         events: list[tuple[str, str | None, dict[str, Any]]] = []
@@ -107,12 +159,20 @@ class AgentMemoryService:
                 continue
             counts["created" if o.created else "existing"] += 1
             merge = o.merge
-            results.append({"op_index": o.op_index, "memory_id": o.record.id, "created": o.created,
-                            "supersedes": merge.supersedes if merge else None,
-                            "tags_added": list(merge.tags_added) if merge else []})
-            event = self._record_event(realm, record_id=o.record.id, created=o.created, merge=merge)
-            if event is not None:
-                events.append((event[0], identity, event[1]))
+            item: dict[str, Any] = {"op_index": o.op_index, "memory_id": o.record.id, "created": o.created,
+                                    "supersedes": merge.supersedes if merge else None,
+                                    "tags_added": list(merge.tags_added) if merge else []}
+            reason = _quarantine_reason(o.record)
+            if reason is not None:
+                item["quarantined"] = reason
+                if o.created or merge is not None:
+                    events.append(("memory.write.quarantined", identity,
+                                   _quarantined_event(realm, o.record.id, reason)))
+            else:
+                event = self._record_event(realm, record_id=o.record.id, created=o.created, merge=merge)
+                if event is not None:
+                    events.append((event[0], identity, event[1]))
+            results.append(item)
         if events:
             self._events(events)
         return {"results": results, **counts}

@@ -53,6 +53,7 @@ from meta_memory.agent_memory.hashing import content_hash, mint_token, new_memor
 from meta_memory.agent_memory.model import (
     AgentMemoryRecord,
     Author,
+    EvidenceRef,
     MemoryRecord,
     NewMemoryRecord,
     Provenance,
@@ -398,7 +399,8 @@ class AgentMemoryStore(ABC):
         return rec, created
 
     def remember_merging(
-        self, realm: str, identity: str, title: str, body: str, tags: Iterable[str] = ()
+        self, realm: str, identity: str, title: str, body: str, tags: Iterable[str] = (), *,
+        evidence: Sequence[EvidenceRef] = (), gate: WriteGate | None = None,
     ) -> tuple[AgentMemoryRecord, bool, TagMerge | None]:
         """Application write into ``identity``'s scope: ``(record, created, tag merge)`` (author
         ``application``, kind ``fact``, tier ``agent_observed``).
@@ -412,14 +414,30 @@ class AgentMemoryStore(ABC):
         is returned, nothing is written and the third item is ``None``.
         Refusals: ``invalid_record`` naming the field rule (including a merged
         tag list over the 32-tag cap), ``secret_detected``.
+
+        ``evidence`` (the sessions a host summary was derived from) is kept in the record's provenance;
+        ``gate`` overrides the store's gate for this write (a
+        :class:`~meta_memory.firewall.gate.DerivedWriteGate`: the record lands quarantined when a named
+        session is tainted). Use :meth:`remember_record` to read the stored status.
         """
-        name = self._realm_name(realm)
-        record = self._app_record(title, body, tags)
-        rec, created, merge = self._remember(name, Scope.identity(name, identity), record, Author.application(),
-                                             None, merge_tags=True)
+        rec, created, merge = self.remember_record(realm, identity, title, body, tags, evidence=evidence, gate=gate)
         return rec.project(), created, merge
 
-    def remember_many(self, realm: str, identity: str, items: Sequence[RememberItem]) -> list[RememberOutcome]:
+    def remember_record(
+        self, realm: str, identity: str, title: str, body: str, tags: Iterable[str] = (), *,
+        evidence: Sequence[EvidenceRef] = (), gate: WriteGate | None = None,
+    ) -> tuple[MemoryRecord, bool, TagMerge | None]:
+        """:meth:`remember_merging` returning the stored :class:`MemoryRecord` (its ``status`` says
+        whether the gate quarantined it)."""
+        name = self._realm_name(realm)
+        record = self._app_record(title, body, tags, evidence)
+        return self._remember(name, Scope.identity(name, identity), record, Author.application(), gate,
+                              merge_tags=True)
+
+    def remember_many(
+        self, realm: str, identity: str, items: Sequence[RememberItem], *,
+        evidence: Sequence[EvidenceRef] = (), gate: WriteGate | None = None,
+    ) -> list[RememberOutcome]:
         """Bulk application write into ``identity``'s scope: one :class:`RememberOutcome` per item, in order.
 
         Every item is what :meth:`remember_merging` would write, in order, as if the items were
@@ -432,7 +450,8 @@ class AgentMemoryStore(ABC):
         refused item writes nothing and is reported with its ``op_index``; the others still commit.
         Over :data:`MAX_REMEMBER_BATCH_ITEMS` items, or none, raises
         ``AgentMemoryError("invalid_record")`` and writes nothing; a backend failure raises
-        ``AgentMemoryError("io")`` and writes nothing.
+        ``AgentMemoryError("io")`` and writes nothing. ``evidence`` and ``gate`` apply to every item, as
+        in :meth:`remember_record` (one gate verdict for the whole batch).
         """
         name = self._realm_name(realm)
         if not items:
@@ -446,14 +465,14 @@ class AgentMemoryStore(ABC):
         prepared: list[NewMemoryRecord | AgentMemoryError] = []
         for i, item in enumerate(items):
             try:
-                record = self._app_record(item.title, item.body, item.tags)
+                record = self._app_record(item.title, item.body, item.tags, evidence)
                 refuse_secrets(record, i)
                 if self.refuses_nul and any("\x00" in t for t in (record.title, record.body, *record.tags)):
                     raise AgentMemoryError("invalid_record", "text must not contain NUL")
                 prepared.append(record)
             except AgentMemoryError as exc:
                 prepared.append(_item_error(exc, i))
-        g = self._effective_gate(None)
+        g = self._effective_gate(gate)
 
         def fn(conn: Any) -> list[RememberOutcome]:
             refused = {i: e for i, e in enumerate(prepared) if isinstance(e, AgentMemoryError)}
@@ -740,8 +759,9 @@ class AgentMemoryStore(ABC):
             )
 
     @staticmethod
-    def _app_record(title: str, body: str, tags: Iterable[str]) -> NewMemoryRecord:
-        """An application write's record: title whitespace compacted, body trimmed, fields checked, tags normalised."""
+    def _app_record(title: str, body: str, tags: Iterable[str], evidence: Sequence[EvidenceRef] = ()) -> NewMemoryRecord:
+        """An application write's record: title whitespace compacted, body trimmed, fields checked, tags normalised;
+        ``evidence`` (sessions it was derived from) in its provenance."""
         title = compact_whitespace(title)
         body = body.strip()
         try:
@@ -749,7 +769,8 @@ class AgentMemoryStore(ABC):
             norm_tags = normalize_tags(tags)
         except FieldError as exc:
             raise AgentMemoryError("invalid_record", exc.rule) from None
-        return NewMemoryRecord(title=title, body=body, tags=norm_tags, provenance=_APPLICATION_PROVENANCE)
+        provenance = Provenance(Author.application(), evidence=tuple(evidence)) if evidence else _APPLICATION_PROVENANCE
+        return NewMemoryRecord(title=title, body=body, tags=norm_tags, provenance=provenance)
 
     def _check_scope_realm(self, realm: str, scope: Scope) -> str:
         name = self._realm_name(realm)

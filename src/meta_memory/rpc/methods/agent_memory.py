@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ...access.requirements import on_identity
+from ...access.requirements import Requirement, identity_resource, on_identity, requires
+from ...access.resources import Resources
 from ...agent_memory.model import Scope
 from ..results import (
     EraseResult,
@@ -21,6 +22,7 @@ from ..results import (
 )
 from ..registry import CallContext, MethodTable
 from .agent_memory_params import (
+    DerivedParams,
     EraseIdentityParams,
     EraseParams,
     ForgetParams,
@@ -41,24 +43,37 @@ def agent_memory_enabled(runtime: "Runtime") -> bool:
     return runtime.agent_memory is not None
 
 
+@requires("agent.memory.write on the identity; with derived_from_sessions also agent.session.manage on it "
+          "(the outcome tells whether a named session is tainted)")
+def derived_write(p: DerivedParams, resources: Resources) -> list[Requirement]:
+    """The requirement of a remember that may name the sessions it was derived from."""
+    res = identity_resource(p, resources)
+    needs = [Requirement("agent.memory.write", res)]
+    if p.derived_from_sessions:
+        needs.append(Requirement("agent.session.manage", res))
+    return needs
+
+
 def register(table: MethodTable) -> None:
     on = agent_memory_enabled
     read = on_identity("agent.memory.read", "agent.view")
     write = on_identity("agent.memory.write")
 
-    @table.method("meta/agent_memory/remember", RememberParams, requires=write, mutating=True, available=on,
-                  result=RememberResult)
+    @table.method("meta/agent_memory/remember", RememberParams, requires=derived_write, mutating=True,
+                  available=on, result=RememberResult)
     def remember(runtime: "Runtime", ctx: CallContext, p: RememberParams) -> dict[str, Any]:
-        """Store a record in the identity's scope (application author, never quarantined; exact-content dedup)."""
-        return runtime.agent_memory.service.remember(p.realm, p.identity, p.title, p.body, p.tags or [])
+        """Store a record in the identity's scope (application author; exact-content dedup). Never quarantined,
+        unless it names ``derived_from_sessions`` and one of them is tainted."""
+        return runtime.agent_memory.service.remember(p.realm, p.identity, p.title, p.body, p.tags or [],
+                                                     p.derived_from_sessions or ())
 
-    @table.method("meta/agent_memory/remember_batch", RememberBatchParams, requires=write, mutating=True,
+    @table.method("meta/agent_memory/remember_batch", RememberBatchParams, requires=derived_write, mutating=True,
                   available=on,
                   result=RememberBatchResult)
     def remember_batch(runtime: "Runtime", ctx: CallContext, p: RememberBatchParams) -> dict[str, Any]:
         """Store many records in the identity's scope in one transaction: a result per item, in order."""
         return runtime.agent_memory.service.remember_batch(
-            p.realm, p.identity, [(r.title, r.body, r.tags or []) for r in p.records]
+            p.realm, p.identity, [(r.title, r.body, r.tags or []) for r in p.records], p.derived_from_sessions or ()
         )
 
     @table.method("meta/agent_memory/recall", RecallParams, requires=read, mutating=False, available=on,

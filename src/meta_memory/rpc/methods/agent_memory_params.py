@@ -14,12 +14,13 @@ from pydantic import Field, ValidationInfo, field_validator, model_validator
 from ...agent_memory.fields import FieldError, compact_whitespace, normalize_tags, validate_record_fields
 from ...agent_memory.store.base import MAX_REMEMBER_BATCH_ITEMS
 from ...identity import parse_identity, parse_realm
-from ...limits import MAX_MANIFEST_K, MAX_MEMORY_ENTRIES
+from ...limits import MAX_DERIVED_SESSIONS, MAX_MANIFEST_K, MAX_MEMORY_ENTRIES, MAX_SESSION_KEY_BYTES
 from ...recall.query_limits import MAX_QUERY_BYTES, MAX_QUERY_TERM_ENTRIES, query_size_error
 from ..params import Params, optional_count, required_text
 
 __all__ = [
     "IdentityParams",
+    "DerivedParams",
     "RememberParams",
     "RememberBatchItem",
     "RememberBatchParams",
@@ -96,6 +97,38 @@ def _tags(value: list[str] | None) -> tuple[str, ...]:
         raise ValueError(exc.rule) from None
 
 
+def _derived_sessions(value: list[str] | None) -> list[str] | None:
+    """``derived_from_sessions``: 1..64 session keys, each trimmed, non-empty and at most 512 bytes;
+    repeats are dropped (first kept)."""
+    if value is None:
+        return None
+    if not value:
+        raise ValueError("derived_from_sessions must name at least one session key (omit it otherwise)")
+    if len(value) > MAX_DERIVED_SESSIONS:
+        raise ValueError(f"derived_from_sessions must name at most {MAX_DERIVED_SESSIONS} session keys")
+    keys: list[str] = []
+    for key in value:
+        text = key.strip()
+        if not text or _nbytes(text) > MAX_SESSION_KEY_BYTES:
+            raise ValueError("derived_from_sessions must hold non-empty session keys of at most "
+                             f"{MAX_SESSION_KEY_BYTES} bytes")
+        if text not in keys:
+            keys.append(text)
+    return keys
+
+
+class DerivedParams(Params):
+    """``derived_from_sessions?``: sessions of the identity (in the call's realm) whose content the write was
+    derived from, such as the host's own LLM summary or notes of them. Kept as provenance evidence; the write
+    lands quarantined when one of them is tainted or was tainted when a reset closed it (a host opt-in beyond
+    the spec's "application writes are never quarantined"). Naming a session needs ``agent.session.manage``
+    on the identity."""
+
+    derived_from_sessions: list[str] | None = None
+
+    _v_derived = field_validator("derived_from_sessions")(lambda cls, v: _derived_sessions(v))
+
+
 class _ContentParams(IdentityParams):
     title: str
     body: str
@@ -106,8 +139,8 @@ class _ContentParams(IdentityParams):
     _v_tags = field_validator("tags")(lambda cls, v: list(_tags(v)))
 
 
-class RememberParams(_ContentParams):
-    """``meta/agent_memory/remember``: identity, realm?, title, body, tags?"""
+class RememberParams(_ContentParams, DerivedParams):
+    """``meta/agent_memory/remember``: identity, realm?, title, body, tags?, derived_from_sessions?"""
 
 
 class RememberBatchItem(Params):
@@ -119,10 +152,10 @@ class RememberBatchItem(Params):
     tags: list[str] | None = None
 
 
-class RememberBatchParams(IdentityParams):
+class RememberBatchParams(IdentityParams, DerivedParams):
     """``meta/agent_memory/remember_batch``: identity, realm?, records (1..1024 items, at most 4 MiB of
-    text together). A malformed item (not an object, a field of the wrong type, an unknown field)
-    refuses the whole call naming ``records.<i>.<field>``."""
+    text together), derived_from_sessions? (for every record). A malformed item (not an object, a field
+    of the wrong type, an unknown field) refuses the whole call naming ``records.<i>.<field>``."""
 
     records: list[RememberBatchItem]
 

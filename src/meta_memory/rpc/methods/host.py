@@ -9,6 +9,7 @@ from pydantic import Field, field_validator, model_validator
 from ...access.requirements import Requirement, anywhere, identity_resource, on_identity, requires
 from ...access.resources import Resources
 from ...identity import parse_identity, parse_realm
+from ...limits import MAX_SESSION_KEY_BYTES
 from ...recall.query_limits import truncate_query_text
 from ..params import Params, required_text
 from ..results import (
@@ -28,7 +29,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ...runtime import Runtime
     from ...services.host import HostService
 
-MAX_KEY_BYTES = 512
+MAX_KEY_BYTES = MAX_SESSION_KEY_BYTES
 MAX_TEXT_BYTES = 1_048_576
 #: Most content blocks one ``meta/turn/defang`` call takes (their texts together stay under ``MAX_TEXT_BYTES``).
 MAX_DEFANG_BLOCKS = 1024

@@ -35,6 +35,9 @@ class AgentMemoryRecord(OpenModel):
     supersedes: str | None = None
     #: ...and the tags that merge added.
     tags_added: list[str] | None = None
+    #: ``meta/agent_memory/remember`` with ``derived_from_sessions`` only: the reason the record waits in
+    #: quarantine (a named session is tainted); ``None`` when it is active.
+    quarantined: str | None = None
 
 
 class RememberBatchItemResult(OpenModel):
@@ -48,6 +51,8 @@ class RememberBatchItemResult(OpenModel):
     supersedes: str | None = None
     #: ...and the tags that merge added.
     tags_added: list[str] | None = None
+    #: With ``derived_from_sessions``: the reason the record waits in quarantine (``None``: active).
+    quarantined: str | None = None
     error: dict[str, Any] | None = None
 
     @property
