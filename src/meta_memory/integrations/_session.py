@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ..sdk.agent import AsyncSession, Session
-from ..sdk.models import InjectionBlock, MemoryToolDefinition, MemoryToolResult, SessionState, TurnToolResult
+from ..sdk.models import InjectionBlock, MemoryToolResult, SessionState, TurnToolResult
 
 __all__ = ["SessionCalls", "check_session", "message_text", "last_user_text"]
 
@@ -65,17 +65,6 @@ class SessionCalls:
         """``meta/agent_memory/tool``: the model's ``memory`` tool call (gated by the firewall)."""
         out: MemoryToolResult = await self._call("tool", arguments)
         return out
-
-    async def tool_schema(self) -> MemoryToolDefinition:
-        """``meta/agent_memory/tool_schema``."""
-        out: MemoryToolDefinition = await self._call_agent("tool_schema")
-        return out
-
-    async def _call_agent(self, method: str) -> Any:
-        fn = getattr(self.session.agent, method)
-        if isinstance(self.session, AsyncSession):
-            return await fn()
-        return await asyncio.to_thread(fn)
 
 
 def message_text(content: Any) -> str:
