@@ -78,10 +78,10 @@ def save(text: str) -> str:
     return act("Save to memory", '{"contents": ["' + text + '"]}')
 
 
-def run(session: Session, task: str, steps: list[Any]) -> ScriptedLLM:
-    """One crew of one agent with ``CrewMemory`` on ``session``; returns the model (what it saw)."""
+def run(session: Session, task: str, steps: list[Any], memory: CrewMemory | None = None) -> ScriptedLLM:
+    """One crew of one agent with ``CrewMemory`` on ``session`` (or ``memory``); returns the model (what it saw)."""
     llm = ScriptedLLM(model="scripted", steps=list(steps), seen=[])
-    memory = CrewMemory(session)
+    memory = memory or CrewMemory(session)
     try:
         agent = Agent(role="concierge", goal="Help the user", backstory="A careful concierge.", llm=llm,
                       tools=[web_fetch, calendar_lookup], verbose=False)

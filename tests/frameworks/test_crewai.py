@@ -21,9 +21,10 @@ require_extra("crewai", "crewai")
 
 from crewai.hooks.tool_hooks import get_after_tool_call_hooks  # noqa: E402
 
+from meta_memory.errors import AccessDenied  # noqa: E402
 from meta_memory.integrations.crewai import CrewMemory  # noqa: E402
 from meta_memory.sdk import Meta, MetaHandle  # noqa: E402
-from support import REPO_ROOT  # noqa: E402
+from support import REPO_ROOT, start_gateway  # noqa: E402
 
 pytestmark = pytest.mark.crewai
 
@@ -95,12 +96,23 @@ def test_recall_is_the_observation_block_or_nothing(handle: MetaHandle) -> None:
         memory.close()
 
 
+@pytest.mark.gateway
 def test_a_failed_report_withholds_the_result_from_the_model(tmp_path: Path) -> None:
     access = {"enabled": True, "grants": [{"action": a, "who": {"anyone": True}}
                                           for a in ("agent.memory.read", "agent.view", "agent.memory.write")]}
     with Meta.builder().persistent_state(tmp_path / "s").access(**access).build() as locked:
-        llm = example.run(locked.agent(ME).session("s1"), "Summarise the page",
-                          [example.act("web_fetch", '{"url": "u"}'), example.answer("Done.")])
+        with pytest.raises(AccessDenied, match="agent.session.manage"):  # the session cannot even be noted
+            CrewMemory(locked.agent(ME).session("s1"))
+    gw = start_gateway(tmp_path / "remote")
+    handle = Meta.connect(gw.url, timeout_s=5)
+    try:
+        memory = CrewMemory(handle.agent(ME).session("s1"))
+        gw.stop()  # the gateway goes away mid-crew: the tool result cannot be classified
+        llm = example.run(handle.agent(ME).session("s1"), "Summarise the page",
+                          [example.act("web_fetch", '{"url": "u"}'), example.answer("Done.")], memory=memory)
+    finally:
+        handle.close()
+        gw.stop()
     shown = "\n".join(str(m.get("content")) for m in llm.seen[1])
     assert "could not classify this tool result" in shown and "99-1234" not in shown
 

@@ -1,5 +1,6 @@
 """What the framework integrations share: calling a bound session from async code, and reading the
-turn's text out of chat messages.
+turn's text out of chat messages. The session is noted (``meta/session/note``) before its first
+other call, so the agent speaks from it as the host surface expects.
 
 Every integration works on the SDK's bound session (``meta.agent(identity, realm=...).session(key)``),
 sync or async, embedded or remote. :class:`SessionCalls` runs a sync session's calls on a worker
@@ -37,6 +38,7 @@ class SessionCalls:
         self.session = check_session(session)
         self.identity = session.identity
         self.session_key = session.session_key
+        self.noted = False
 
     async def _call(self, method: str, *args: Any, **kwargs: Any) -> Any:
         fn = getattr(self.session, method)
@@ -47,22 +49,31 @@ class SessionCalls:
     async def note(self) -> SessionState:
         """``meta/session/note``: the agent speaks from this session."""
         out: SessionState = await self._call("note")
+        self.noted = True
         return out
+
+    async def _noted(self) -> None:
+        """Note the session before its first other call (the host surface's order)."""
+        if not self.noted:
+            await self.note()
 
     async def tool_result(self, tool_name: str, *, provenance: dict[str, Any] | None = None,
                           is_error: bool = False, server_tool: bool = False) -> TurnToolResult:
         """``meta/turn/tool_result``: classify one tool result before the model sees it."""
+        await self._noted()
         out: TurnToolResult = await self._call("tool_result", tool_name, provenance=provenance, is_error=is_error,
                                                server_tool=server_tool)
         return out
 
     async def inject(self, query: str) -> InjectionBlock:
         """``meta/turn/inject`` (surface ``turn``) for ``query``."""
+        await self._noted()
         out: InjectionBlock = await self._call("inject", query)
         return out
 
     async def tool(self, arguments: dict[str, Any] | str) -> MemoryToolResult:
         """``meta/agent_memory/tool``: the model's ``memory`` tool call (gated by the firewall)."""
+        await self._noted()
         out: MemoryToolResult = await self._call("tool", arguments)
         return out
 

@@ -70,6 +70,7 @@ class CrewMemory(Memory):
         if not isinstance(check_session(session), Session):
             raise TypeError("CrewMemory takes a session of a sync handle (CrewAI calls memory synchronously)")
         super().__init__(**kwargs)
+        session.note()  # the crew speaks from this session from now on
         self._meta_session = session
         self._meta_token = uuid.uuid4().hex
         self._meta_hook = self._after_tool_call

@@ -109,7 +109,6 @@ class AgentMemory:
         self.tool_name: str = self._definition["name"]
         self._reported: OrderedDict[str, None] = OrderedDict()
         self._blocks: weakref.WeakKeyDictionary[Any, tuple[str, str | None]] = weakref.WeakKeyDictionary()
-        self._noted = False
         #: The last injection's ``skip_reason`` (``None`` when a block was injected).
         self.last_skip_reason: str | None = None
 
@@ -125,9 +124,8 @@ class AgentMemory:
                 self._reported.popitem(last=False)
 
     async def _note(self) -> None:
-        if not self._noted:
+        if not self.calls.noted:
             await self.calls.note()
-            self._noted = True
 
     async def report(self, name: str, *, call_id: str | None = None, provenance: Mapping[str, str] | None = None,
                      server_tool: bool = False) -> None:
