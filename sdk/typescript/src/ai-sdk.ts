@@ -1,5 +1,5 @@
 /**
- * meta-memory for the Vercel AI SDK (`ai`, versions 5 to 7 expose the seams used here): the `memory`
+ * meta-memory for the Vercel AI SDK (`ai` 6: language-model middleware v3): the `memory`
  * tool, the firewall's reporting of every other tool's result, and injection of the observation block.
  * Import it from `meta-memory/ai-sdk` (the main entry point does not load `ai`).
  *
