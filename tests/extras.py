@@ -2,7 +2,9 @@
 
 The README's test command installs only ``.[test]``; tests that need an
 optional extra skip with the command that brings it, and ``.ci/run`` installs
-the extras afterwards and runs those tests (``-m "semantic or postgres or langgraph"``).
+the extras afterwards and runs those tests (``-m "semantic or postgres or langgraph or openai_agents or
+llamaindex"``, and ``-m crewai`` in an environment of its own: crewai pins ``openai<3``, which the
+Agents SDK outgrew).
 """
 
 from __future__ import annotations
@@ -15,6 +17,9 @@ INSTALL_HINT = {
     "semantic": "pip install torch==2.13.0 && pip install -e '.[test,semantic]'",
     "postgres": "pip install -e '.[test,postgres]'",
     "langgraph": "pip install -e '.[test,langgraph]'",
+    "openai-agents": "pip install -e '.[test,openai-agents]'",
+    "crewai": "pip install -e '.[test,crewai]'",
+    "llamaindex": "pip install -e '.[test,llamaindex]'",
 }
 
 

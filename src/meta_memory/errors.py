@@ -288,6 +288,7 @@ _BY_CODE: dict[int, type[MetaError]] = {
         InternalError,
         RecordNotFound,
         AccessControlNotConfigured,
+        CapacityExceeded,
         MemoryBackendUnavailable,
         AccessDenied,
         AgentMemoryError,

@@ -7,7 +7,8 @@ constructed here, once, in dependency order:
 
     events -> firewall (taint tracker, write gate) -> store (gated) -> session state (taint, budgets, nonces
     in the store's database) -> recall provider
-    (``[agent_memory] recall_provider``: lexical, or hybrid with its background vector indexer)
+    (``[agent_memory] recall_provider``: lexical, hybrid with its background vector indexer, or a
+    custom provider: a configured ``"package.module:Class"`` or the builder's object)
     -> AgentMemoryService -> InjectionCoordinator -> recorder tool -> HostService
     -> ReviewService -> tombstone retention -> the console Memory panel's read models
 
@@ -79,6 +80,9 @@ class FeatureContext:
     ledger: AssertionLedger
     start_background: bool
     add_closer: AddCloser
+    #: A custom recall provider object (``Meta.builder().recall_provider(...)``), or ``None``: then
+    #: ``[agent_memory] recall_provider`` names the provider.
+    recall_provider: object | None = None
 
 
 @dataclass(frozen=True)
@@ -127,7 +131,8 @@ def build_features(ctx: FeatureContext) -> Features:
 
     Closers (indexer, store, session state, schedulers) are registered through ``ctx.add_closer`` in the
     order the runtime must run them. Raises :class:`StartupError` for a configuration the stores refuse
-    (postgres without its extra or dsn, hybrid recall on postgres, sqlite without a state directory).
+    (postgres without its extra or dsn, hybrid recall on postgres, sqlite without a state directory, a custom
+    recall provider that cannot be loaded or is given twice).
     """
     cfg = ctx.config
     if cfg is None:
@@ -143,6 +148,9 @@ def build_features(ctx: FeatureContext) -> Features:
     def emit(event_type: str, identity: str | None, data: dict[str, Any]) -> None:
         ctx.events.emit(event_type, data, identity=identity)
 
+    if ctx.recall_provider is not None and "recall_provider" in cfg.model_fields_set:
+        raise StartupError(f'agent_memory.recall_provider = "{cfg.recall_provider}" and a provider object '
+                           'were both given; configure one recall provider')
     if cfg.recall_provider == "hybrid" and cfg.store == "postgres":
         raise StartupError('agent_memory.recall_provider = "hybrid" is not supported on the postgres store; '
                            'use store = "sqlite" or recall_provider = "lexical"')
@@ -161,7 +169,7 @@ def build_features(ctx: FeatureContext) -> Features:
     root = _state_root(ctx)
     firewall.attach_state(session_state, legacy_state_path=root / "firewall-taint.json" if root is not None else None)
     try:
-        recall = build_recall_provider(cfg.recall_provider, store, start=False)
+        recall = build_recall_provider(cfg.recall_provider, store, start=False, custom=ctx.recall_provider)
     except BaseException:
         store.close()
         raise

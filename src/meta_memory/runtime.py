@@ -41,6 +41,8 @@ class Runtime:
             agent memory then needs an explicit store).
         clock: time source (UTC epoch ms); the system clock by default.
         start_background: start background work (the steward's dream schedule, when enabled).
+        recall_provider: a custom recall provider object (:mod:`meta_memory.recall.custom`) in place of
+            ``[agent_memory] recall_provider`` (which must then be left unset).
 
     Attributes (set once, at construction):
         access: the access policy every call goes through.
@@ -70,7 +72,7 @@ class Runtime:
     memory_panel_store: MemoryPanelStore | None
 
     def __init__(self, config: MetaConfig | None = None, state_dir: Path | str | None = None, *, clock: Clock | None = None,
-                 start_background: bool = True, one_shot: bool = False) -> None:
+                 start_background: bool = True, one_shot: bool = False, recall_provider: object | None = None) -> None:
         self.config = config or MetaConfig()
         self.state_dir = Path(state_dir) if state_dir is not None else None
         self.clock: Clock = clock or SystemClock()
@@ -78,6 +80,7 @@ class Runtime:
         self._closed = False
         self._closers: list[Callable[[], object]] = []
         self.start_background = start_background
+        self._recall_provider = recall_provider
         self._install(Features())
 
         am = self.config.agent_memory
@@ -114,7 +117,8 @@ class Runtime:
         self._install(build_features(FeatureContext(
             config=effective_agent_memory_config(self.config.agent_memory, self.state_dir is not None),
             layout=self.layout, clock=self.clock, events=self.events, ledger=self.ledger,
-            start_background=self.start_background, add_closer=self.add_closer)))
+            start_background=self.start_background, add_closer=self.add_closer,
+            recall_provider=self._recall_provider)))
 
     def _ledger_eviction_started(self, evicted: int, max_retained: int) -> None:
         """Timeline signal: the ledger reached its cap and has started evicting its oldest assertions."""

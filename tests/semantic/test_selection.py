@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from meta_memory.agent_memory.config import parse_agent_memory_section
 from meta_memory.config import parse_config
 from meta_memory.errors import ConfigError, StartupError
+from meta_memory.recall.custom import is_provider_reference
 from meta_memory.recall.lexical import LexicalRecallProvider
 from meta_memory.recall.semantic.setup import build_recall_provider
 from meta_memory.runtime import Runtime
@@ -29,7 +30,8 @@ def test_default_is_lexical() -> None:
     assert parse_agent_memory_section({"recall_provider": " Hybrid "}).recall_provider == "hybrid"
 
 
-@given(st.text(max_size=20).filter(lambda s: s.strip().lower() not in ("lexical", "hybrid")))
+@given(st.text(max_size=20).filter(
+    lambda s: s.strip().lower() not in ("lexical", "hybrid") and not is_provider_reference(s.strip())))
 def test_an_unknown_provider_is_refused_naming_the_key(value: str) -> None:
     with pytest.raises(ConfigError) as err:
         parse_agent_memory_section({"recall_provider": value})

@@ -6,9 +6,14 @@
  * const handle = await Meta.builder()
  *   .persistentState(".meta/state")
  *   .memory(memory.localJson({ healthCheckEndpoint: "http://localhost:3000" }))
+ *   .rosterProvider(appRosterProvider)
  *   .agentMemory({ realm: "default", selection: "contextual", maxEntries: 8 })
  *   .spawn();
  * ```
+ *
+ * `rosterProvider(...)` supplies the host's roster (`[[access.roster]]`: the roles and labels of
+ * identities per realm, which access rules scoped by a target's `role` or `label` match): the
+ * entries, or a function returning them (awaited once, by `spawn()`).
  *
  * Option names are checked as the Python SDK checks them: `agentMemory` takes the
  * `[agent_memory]` keys in snake_case or camelCase, and an unknown one is refused
@@ -249,6 +254,36 @@ export function agentMemoryToWire(options: boolean | AgentMemoryOptions | undefi
   return out;
 }
 
+// ---------------------------------------------------------------- rosterProvider(...)
+
+/** One roster entry (`[[access.roster]]`): an identity's roles and labels in a realm (default `"default"`). */
+export interface RosterEntry {
+  identity: string;
+  realm?: string;
+  roles?: string[];
+  labels?: string[];
+}
+
+/** The roster, or a function returning it (called once, when `spawn()` starts the gateway). */
+export type RosterProvider = readonly RosterEntry[] | (() => readonly RosterEntry[] | Promise<readonly RosterEntry[]>);
+
+/**
+ * The `[[access.roster]]` tables of a provider's entries. Each entry must be an object; its members are
+ * decoded by the gateway (an unknown key or a bad identity is refused at spawn, naming
+ * `access.roster[i].<key>`; an identity listed twice in a realm is refused).
+ */
+export function rosterToWire(entries: unknown): Record<string, unknown>[] {
+  if (!Array.isArray(entries)) {
+    throw new ConfigError(`rosterProvider: takes an array of roster entries (or a function returning one), got ${typeof entries}`);
+  }
+  return entries.map((entry, i) => {
+    if (typeof entry !== "object" || entry === null || Array.isArray(entry)) {
+      throw new ConfigError(`access.roster[${i}]: an entry is an object of identity, realm, roles and labels`);
+    }
+    return Object.fromEntries(Object.entries(entry).map(([k, v]) => [toSnake(k), v]));
+  });
+}
+
 // ---------------------------------------------------------------- the builder
 
 /** How `spawn()` talks to the gateway it starts. */
@@ -289,6 +324,7 @@ export class MetaBuilder {
   private ledger: LocalJsonMemoryConfig | undefined;
   private agentMemoryTable: Record<string, unknown> | undefined;
   private accessTable: Record<string, unknown> | undefined;
+  private roster: RosterProvider | undefined;
   private command: GatewayCommand = DEFAULT_GATEWAY_COMMAND;
 
   /** The state directory: ledger file, agent-memory databases, events. Required by `spawn()`. */
@@ -330,6 +366,20 @@ export class MetaBuilder {
     return this;
   }
 
+  /**
+   * The host's roster (the spec's `rosterProvider`): identities' roles and labels per realm, written to
+   * the gateway's `[[access.roster]]` after any `access({ roster })` entries. `provider` is an array of
+   * {@link RosterEntry} or a function returning one (sync or async), called once by `spawn()`. The
+   * roster matters once `access({ enabled: true })` has rules scoped by a target's `role` or `label`.
+   */
+  rosterProvider(provider: RosterProvider): this {
+    if (!Array.isArray(provider) && typeof provider !== "function") {
+      throw new ConfigError("rosterProvider() takes an array of roster entries or a function returning one");
+    }
+    this.roster = provider;
+    return this;
+  }
+
   /** The command that starts the gateway (default `["meta-memory"]`, e.g. `["python3", "-m", "meta_memory.cli"]`). */
   gatewayCommand(command: readonly string[]): this {
     if (!Array.isArray(command) || command.length === 0 || !command.every((c) => typeof c === "string" && c)) {
@@ -339,13 +389,35 @@ export class MetaBuilder {
     return this;
   }
 
-  /** The TOML document the spawned gateway is given (empty when nothing was configured). */
-  configToml(): string {
+  /**
+   * The TOML document the spawned gateway is given (empty when nothing was configured). `roster`: the
+   * roster provider's entries; needed (and given by `spawn()`) when the provider is a function.
+   */
+  configToml(roster?: readonly RosterEntry[]): string {
     const tables: Record<string, Record<string, unknown>> = {};
     if (this.ledger) tables.memory = this.ledger.toWire();
     if (this.agentMemoryTable) tables.agent_memory = this.agentMemoryTable;
-    if (this.accessTable) tables.access = this.accessTable;
+    if (this.accessTable) tables.access = { ...this.accessTable };
+    if (this.roster !== undefined) {
+      if (roster === undefined && typeof this.roster === "function") {
+        throw new ConfigError("rosterProvider() was given a function: spawn() calls it; pass its entries to configToml(entries)");
+      }
+      const entries = rosterToWire(roster ?? this.roster);
+      const access = tables.access ?? {};
+      const before = access.roster ?? [];
+      if (!Array.isArray(before)) throw new ConfigError("access.roster: must be an array");
+      tables.access = { ...access, roster: [...before, ...entries] };
+    }
     return Object.keys(tables).length ? toToml(tables) : "";
+  }
+
+  private async resolvedRoster(): Promise<readonly RosterEntry[] | undefined> {
+    if (typeof this.roster !== "function") return this.roster;
+    try {
+      return await this.roster();
+    } catch (err) {
+      throw new ConfigError(`rosterProvider: the provider failed: ${err instanceof Error ? err.message : String(err)}`);
+    }
   }
 
   /**
@@ -357,7 +429,7 @@ export class MetaBuilder {
     if (this.stateDir === undefined) {
       throw new ConfigError("spawn() needs persistentState(dir): the gateway keeps its ledger and agent memory there");
     }
-    const text = this.configToml();
+    const text = this.configToml(await this.resolvedRoster());
     const configDir = mkdtempSync(join(tmpdir(), "meta-memory-config-"));
     const configPath = join(configDir, "meta-memory.toml");
     writeFileSync(configPath, text);
@@ -392,6 +464,7 @@ export class MetaBuilder {
       this.ledger !== undefined && "memory()",
       this.agentMemoryTable !== undefined && "agentMemory()",
       this.accessTable !== undefined && "access()",
+      this.roster !== undefined && "rosterProvider()",
     ].filter(Boolean);
     if (set.length) {
       throw new ConfigError(

@@ -12,6 +12,7 @@
  * | -32603 | InternalError                 | `internal`                           |
  * | -32001 | RecordNotFound                | `not_found` (+ `memory_id`)          |
  * | -32004 | AccessControlNotConfigured    | `access_control_not_configured`      |
+ * | -32005 | CapacityExceeded              | `capacity_exceeded` (+ `resource`, `limit`) |
  * | -32010 | MemoryBackendUnavailable      | `memory_backend`                     |
  * | -32030 | AccessDenied                  | `access_denied` (+ `action`, `resource`) |
  * | -32040 | AgentMemoryError              | `agent_memory` (+ `reason`, `op_index?`) |
@@ -96,6 +97,17 @@ export class RecordNotFound extends MetaMemoryError {
 /** -32004: the method needs access control and the gateway has none configured. */
 export class AccessControlNotConfigured extends MetaMemoryError {}
 
+/** -32005: a server-wide capacity is full (`resource`, `limit`); retry later. */
+export class CapacityExceeded extends MetaMemoryError {
+  get resource(): string | undefined {
+    return typeof this.data.resource === "string" ? this.data.resource : undefined;
+  }
+
+  get limit(): number | undefined {
+    return typeof this.data.limit === "number" ? this.data.limit : undefined;
+  }
+}
+
 /** -32010: the ledger backend failed its health check or its persist; the write was rolled back. */
 export class MemoryBackendUnavailable extends MetaMemoryError {
   override readonly reason: string | undefined;
@@ -171,6 +183,7 @@ export const ERROR_CLASSES: Readonly<Record<string, ErrorClass>> = {
   internal: InternalError,
   not_found: RecordNotFound,
   access_control_not_configured: AccessControlNotConfigured,
+  capacity_exceeded: CapacityExceeded,
   memory_backend: MemoryBackendUnavailable,
   access_denied: AccessDenied,
   agent_memory: AgentMemoryError,
@@ -185,6 +198,7 @@ const KIND_BY_CODE: Readonly<Record<number, string>> = {
   [-32603]: "internal",
   [-32001]: "not_found",
   [-32004]: "access_control_not_configured",
+  [-32005]: "capacity_exceeded",
   [-32010]: "memory_backend",
   [-32030]: "access_denied",
   [-32040]: "agent_memory",

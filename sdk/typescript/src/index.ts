@@ -5,8 +5,16 @@
  * or a spawned stdio gateway.
  */
 
-export { Meta, MetaBuilder, memory, LocalJsonMemoryConfig, AGENT_MEMORY_KEYS, agentMemoryToWire } from "./builder.js";
-export type { AgentMemoryOptions, ContentTrustOptions, StewardOptions, LocalJsonOptions, BuilderSpawnOptions } from "./builder.js";
+export { Meta, MetaBuilder, memory, LocalJsonMemoryConfig, AGENT_MEMORY_KEYS, agentMemoryToWire, rosterToWire } from "./builder.js";
+export type {
+  AgentMemoryOptions,
+  ContentTrustOptions,
+  StewardOptions,
+  LocalJsonOptions,
+  BuilderSpawnOptions,
+  RosterEntry,
+  RosterProvider,
+} from "./builder.js";
 export { MetaHandle } from "./handle.js";
 export { RecallSlots, RECALLS_PER_IDENTITY, RECALLS_IN_ALL } from "./slots.js";
 export { METHODS, wireMethods } from "./methods.js";

@@ -13,6 +13,7 @@ import { after, before, describe, it } from "node:test";
 
 import {
   AGENT_MEMORY_KEYS,
+  AccessDenied,
   AgentMemoryError,
   ConfigError,
   MemoryBackendUnavailable,
@@ -247,5 +248,68 @@ describe("health-checked ledger (memory.localJson({ healthCheckEndpoint }))", ()
     } finally {
       healthy = true;
     }
+  });
+});
+
+describe("rosterProvider (the spec's injection example)", () => {
+  const supportReads = {
+    enabled: true,
+    grants: ["agent.memory.read", "agent.view", "agent.memory.write"].map((action) => ({
+      action,
+      who: { anyone: true },
+      on: { role: "support" },
+    })),
+  };
+
+  it("writes the entries after access({ roster }) as [[access.roster]] tables", () => {
+    const toml = Meta.builder()
+      .access({ enabled: true, roster: [{ identity: "support:desk", roles: ["support"] }] })
+      .rosterProvider([{ identity: "support:night", roles: ["support"], labels: ["night"] }])
+      .configToml();
+    assert.match(
+      toml,
+      /roster = \[\{ identity = "support:desk", roles = \["support"\] \}, \{ identity = "support:night", roles = \["support"\], labels = \["night"\] \}\]/,
+    );
+  });
+
+  it("refuses what is not a roster, and a function is called by spawn() only", async () => {
+    assert.throws(() => Meta.builder().rosterProvider("support:desk" as never), ConfigError);
+    assert.throws(() => Meta.builder().rosterProvider({ identity: "x" } as never), ConfigError);
+    assert.throws(() => Meta.builder().rosterProvider(() => []).configToml(), /spawn\(\) calls it/);
+    assert.throws(() => Meta.builder().rosterProvider([42 as never]).configToml(), /access\.roster\[0\]/);
+    assert.throws(() => Meta.builder().rosterProvider([]).connect("http://127.0.0.1:1"), /rosterProvider\(\) apply to spawn\(\) only/);
+    const failing = Meta.builder()
+      .persistentState(join(tempDir(), "state"))
+      .gatewayCommand(GATEWAY_COMMAND)
+      .rosterProvider(async () => {
+        throw new Error("directory service down");
+      });
+    await assert.rejects(failing.spawn(), /rosterProvider: the provider failed: directory service down/);
+  });
+
+  it("gives a spawned gateway the roles its access rules match", async () => {
+    const handle = await Meta.builder()
+      .persistentState(join(tempDir(), "state"))
+      .gatewayCommand(GATEWAY_COMMAND)
+      .access(supportReads)
+      .rosterProvider(async () => [{ identity: "support:desk", roles: ["support"] }])
+      .spawn();
+    try {
+      await handle.rememberAgentMemory({ identity: "support:desk", title: "Escalation", body: "Page the lead after 10 minutes." });
+      const got = await handle.recallAgentMemory({ identity: "support:desk", queryText: "escalation" });
+      assert.deepEqual(got.map((r) => r.title), ["Escalation"]);
+      await assert.rejects(handle.recallAgentMemory({ identity: "intern:x", queryText: "escalation" }), AccessDenied);
+    } finally {
+      await handle.close();
+    }
+  });
+
+  it("a bad entry is refused by the gateway naming the key", async () => {
+    const spawning = Meta.builder()
+      .persistentState(join(tempDir(), "state"))
+      .gatewayCommand(GATEWAY_COMMAND)
+      .rosterProvider([{ identity: "a:b", role: ["x"] } as never])
+      .spawn();
+    await assert.rejects(spawning, (err: unknown) => err instanceof StartupError && /access\.roster\[0\]\.role: unknown key/.test(err.message));
   });
 });

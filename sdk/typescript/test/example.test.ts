@@ -23,3 +23,19 @@ it("the example host loop quarantines the injected write and injects the clean o
   assert.ok(line, stdout);
   assert.deepEqual(JSON.parse(line.slice("RESULT ".length)), { quarantined: true, injectedPreference: true, injectedPoison: false });
 });
+
+const AI_SDK = fileURLToPath(new URL("../examples/ai_sdk_memory.js", import.meta.url));
+
+it("the AI SDK example quarantines the write after the hostile page and injects the clean one", async () => {
+  const { stdout } = await promisify(execFile)(process.execPath, [AI_SDK], {
+    env: { ...process.env, META_MEMORY_GATEWAY: GATEWAY_COMMAND.join(" "), META_MEMORY_STATE_DIR: join(tempDir(), "state") },
+    timeout: 60_000,
+  });
+  const line = stdout.split("\n").find((l) => l.startsWith("RESULT "));
+  assert.ok(line, stdout);
+  assert.deepEqual(JSON.parse(line.slice("RESULT ".length)), {
+    statuses: { "Refund account": "quarantined", Diet: "active" },
+    injectedDiet: true,
+    injectedClaim: false,
+  });
+});

@@ -31,7 +31,10 @@ key                        values                                         defaul
                            ``store = "postgres"``
 ``recall_provider``        ``"lexical"`` | ``"hybrid"`` (``"hybrid"``      ``"lexical"``
                            needs the ``semantic`` extra and the sqlite
-                           store; checked when the runtime starts)
+                           store; checked when the runtime starts) |
+                           ``"package.module:Class"``: a custom
+                           provider, imported and instantiated at
+                           start-up (:mod:`meta_memory.recall.custom`)
 ``erase_tombstoned_after_  int days, 1..36500, or absent: a background      absent (keep)
 days``                     sweep erases tombstoned content older than
                            this (see ``agent_memory/retention.py``)
@@ -59,6 +62,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationEr
 from pydantic_core import PydanticCustomError
 
 from meta_memory.errors import ConfigError
+from meta_memory.recall.custom import BUNDLED_PROVIDERS, is_provider_reference
 from meta_memory.review.config import StewardConfig
 from meta_memory.identity import DEFAULT_REALM
 from meta_memory.limits import (
@@ -178,6 +182,18 @@ def _retention_days(value: object) -> int | None:
     return value
 
 
+def _recall_provider(value: object) -> str:
+    """A bundled provider's name (any case) or a custom provider's ``"package.module:Class"``."""
+    if isinstance(value, str):
+        name = value.strip()
+        if name.lower() in BUNDLED_PROVIDERS:
+            return name.lower()
+        if is_provider_reference(name):
+            return name
+    shown = value if isinstance(value, str) else type(value).__name__
+    raise _rule(f"must be 'lexical', 'hybrid' or a custom provider as 'package.module:Class' (got {shown!r})")
+
+
 StrictBool = Annotated[bool, BeforeValidator(_strict_bool)]
 
 
@@ -208,7 +224,7 @@ class AgentMemoryConfig(BaseModel):
     content_trust: ContentTrustConfig = ContentTrustConfig()
     store: Annotated[Literal["sqlite", "postgres"], _choice("sqlite", "postgres")] = "sqlite"
     dsn: Annotated[str | None, BeforeValidator(_dsn)] = None
-    recall_provider: Annotated[Literal["lexical", "hybrid"], _choice("lexical", "hybrid")] = "lexical"
+    recall_provider: Annotated[str, BeforeValidator(_recall_provider)] = "lexical"
     erase_tombstoned_after_days: Annotated[int | None, BeforeValidator(_retention_days)] = Field(
         default=None, ge=1, le=MAX_RETENTION_DAYS)
     session_state_expiry_days: Annotated[int, _ranged(DEFAULT_SESSION_STATE_EXPIRY_DAYS,

@@ -7,12 +7,23 @@ the assertion ledger is held in memory only; agent memory always lives under the
 state directory.
 Remote: ``Meta.connect("http://127.0.0.1:8765", token=None)`` speaks JSON-RPC
 over HTTP; ``Meta.spawn(state_dir)`` starts ``meta-memory gateway --stdio``.
+
+The spec's injection example, in Python::
+
+    Meta.builder().persistent_state(".meta/state").roster_provider(app_roster) \
+        .agent_memory(realm="default", selection="contextual", max_entries=8).build()
+
+``.roster_provider(...)`` supplies the roster (``[[access.roster]]``: identities' roles and labels
+per realm) and ``.recall_provider(...)`` a custom recall provider (:mod:`meta_memory.recall.custom`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Union
+
+from ..recall.custom import check_provider
 
 from ..clock import Clock
 from ..config import MetaConfig, parse_config
@@ -44,6 +55,47 @@ _AGENT_MEMORY_ALIASES = {
 }
 
 
+#: One roster entry: ``{"identity", "realm"?, "roles"?, "labels"?}`` or an object with those attributes.
+RosterEntryLike = Union[Mapping[str, Any], object]
+#: What ``roster_provider`` takes: the entries, or a function returning them (called once, at ``build``).
+RosterProvider = Union[Iterable[RosterEntryLike], Callable[[], Iterable[RosterEntryLike]]]
+
+_ROSTER_KEYS = ("identity", "realm", "roles", "labels")
+
+
+def roster_entries(provider: RosterProvider) -> list[dict[str, Any]]:
+    """The ``[[access.roster]]`` tables of a roster provider's entries, in order.
+
+    ``provider`` is an iterable of entries or a callable returning one; an entry is a mapping with the
+    keys ``identity``, ``realm`` (optional), ``roles`` and ``labels`` (optional lists), or an object
+    with those attributes. Unknown mapping keys are left in, so the access decoder refuses them by
+    name (``access.roster[0].role: unknown key``). Raises ``ConfigError`` when the provider (or what
+    it returns) is not an iterable of entries, or when calling it raises."""
+    source: Any = provider
+    if callable(source) and not isinstance(source, (list, tuple)):
+        try:
+            source = source()
+        except Exception as exc:
+            raise ConfigError(f"roster_provider: the provider raised {type(exc).__name__}: {exc}") from None
+    if isinstance(source, (str, bytes, Mapping)) or not isinstance(source, Iterable):
+        raise ConfigError("roster_provider: takes an iterable of roster entries (or a function returning one), "
+                          f"got {type(source).__name__}")
+    out: list[dict[str, Any]] = []
+    for i, entry in enumerate(source):
+        if isinstance(entry, Mapping):
+            out.append(dict(entry))
+            continue
+        if not hasattr(entry, "identity"):
+            raise ConfigError(f"access.roster[{i}]: an entry is a table of identity, realm, roles and labels "
+                              f"(got {type(entry).__name__})")
+        table = {k: getattr(entry, k) for k in _ROSTER_KEYS if getattr(entry, k, None) is not None}
+        for key in ("roles", "labels"):
+            if key in table and not isinstance(table[key], (str, bytes)):
+                table[key] = list(table[key])
+        out.append(table)
+    return out
+
+
 def _snake(value: Any) -> Any:
     if isinstance(value, dict):
         return {_AGENT_MEMORY_ALIASES.get(k, k): _snake(v) for k, v in value.items()}
@@ -59,6 +111,8 @@ class MetaBuilder:
         self._memory: LocalJsonMemoryConfig | None = None
         self._agent_memory: dict[str, Any] | None = None
         self._access: dict[str, Any] | None = None
+        self._roster: RosterProvider | None = None
+        self._recall_provider: object | None = None
         self._clock: Clock | None = None
 
     def persistent_state(self, path: str | Path) -> "MetaBuilder":
@@ -96,6 +150,33 @@ class MetaBuilder:
         self._access = options
         return self
 
+    def roster_provider(self, provider: RosterProvider) -> "MetaBuilder":
+        """The host's roster: the roles and labels of identities per realm, as ``[[access.roster]]``
+        gives them (access rules scoped by a target's ``role`` or ``label`` match them; see
+        docs/access.md). ``provider`` is an iterable of entries ``{"identity", "realm"?, "roles"?,
+        "labels"?}`` (or objects with those attributes), or a function returning one, called once
+        when the runtime is built. Its entries follow any ``access(roster=[...])`` entries; the
+        access decoder checks them (``ConfigError`` naming ``access.roster[i].<key>``; an identity
+        listed twice in a realm is refused). The roster matters once ``access(enabled=True)``."""
+        if provider is None or isinstance(provider, (str, bytes, Mapping)) or not (
+                callable(provider) or isinstance(provider, Iterable)):
+            raise ConfigError("roster_provider() takes an iterable of roster entries or a function returning one")
+        self._roster = provider
+        return self
+
+    def recall_provider(self, provider: object) -> "MetaBuilder":
+        """A custom recall provider (:mod:`meta_memory.recall.custom`): an object with
+        ``recall(request, reader) -> RecallOutcome``, or ``"lexical"`` / ``"hybrid"`` /
+        ``"package.module:Class"`` (the ``[agent_memory] recall_provider`` key). The runtime re-checks
+        every record it returns against the caller's scope and runs it under ``recall_timeout_ms``.
+        Raises ``ConfigError`` for a class (give an instance) or an object without ``recall``; giving
+        ``agent_memory(recall_provider=...)`` as well is refused at ``build``."""
+        if isinstance(provider, str):
+            self._recall_provider = provider
+            return self
+        self._recall_provider = check_provider(provider, type(provider).__name__)
+        return self
+
     def clock(self, clock: Clock) -> "MetaBuilder":
         """Inject a clock (tests)."""
         self._clock = clock
@@ -107,15 +188,28 @@ class MetaBuilder:
             raw["memory"] = self._memory.to_dict()
         if self._agent_memory is not None:
             raw["agent_memory"] = self._agent_memory
+        if isinstance(self._recall_provider, str):
+            if "recall_provider" in (self._agent_memory or {}):
+                raise ConfigError("recall_provider() and agent_memory(recall_provider=...) were both given; "
+                                  "configure one recall provider")
+            raw["agent_memory"] = {**(self._agent_memory or {}), "recall_provider": self._recall_provider}
         if self._access is not None:
             raw["access"] = self._access
+        if self._roster is not None:
+            access = dict(raw.get("access") or {})
+            before = access.get("roster") or []
+            if not isinstance(before, (list, tuple)):
+                raise ConfigError("access.roster: must be an array")
+            access["roster"] = [*before, *roster_entries(self._roster)]
+            raw["access"] = access
         return parse_config(raw)
 
     def _gateway(self) -> Any:
         from ..runtime import Runtime
         from ..server.gateway import Gateway
 
-        runtime = Runtime(self._config(), self._state, clock=self._clock)
+        custom = None if isinstance(self._recall_provider, str) else self._recall_provider
+        runtime = Runtime(self._config(), self._state, clock=self._clock, recall_provider=custom)
         return Gateway.for_runtime(runtime)
 
     def build(self) -> MetaHandle:

@@ -32,7 +32,7 @@ from .transport import AsyncTransport, ThreadedTransport, Transport
 if TYPE_CHECKING:  # pragma: no cover
     from ..runtime import Runtime
 
-__all__ = ["MetaHandle", "AsyncMetaHandle", "Ledger", "AsyncLedger"]
+__all__ = ["MetaHandle", "AsyncMetaHandle", "MobHandle", "AsyncMobHandle", "Ledger", "AsyncLedger"]
 
 S = TypeVar("S")
 
@@ -292,3 +292,10 @@ class AsyncMetaHandle(HandleMethods, AsyncSide):
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
+
+
+#: The spec's name of the handle ("Append through the runtime ... ``MobHandle.memory_index(...)`` in
+#: Python"): the same class, so ``MobHandle.memory_index(...)`` is :meth:`MetaHandle.memory_index`.
+MobHandle = MetaHandle
+#: The asynchronous handle under the spec's name.
+AsyncMobHandle = AsyncMetaHandle

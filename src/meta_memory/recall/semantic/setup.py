@@ -8,6 +8,9 @@
   store's vectors in the background. Refused (``StartupError``) when the ``semantic`` extra is not
   installed (the message gives the ``pip install`` command) or when the store has no vector support
   (the PostgreSQL store: hybrid recall is SQLite-only for now).
+* ``"package.module:Class"``, or a provider object given to ``Meta.builder().recall_provider(...)``:
+  a custom provider (:mod:`meta_memory.recall.custom`), run inside the runtime's guarantees
+  (:class:`~meta_memory.recall.custom.CustomRecallProvider`); nothing else runs.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from meta_memory.errors import StartupError
+from meta_memory.recall.custom import CustomRecallProvider, check_provider, is_provider_reference, load_provider
 from meta_memory.recall.lexical import LexicalRecallProvider
 
 __all__ = ["RecallSetup", "build_recall_provider", "VECTOR_STORE_METHODS"]
@@ -26,11 +30,12 @@ VECTOR_STORE_METHODS = ("missing_vectors", "put_vectors", "vector_backlog", "vec
 
 @dataclass
 class RecallSetup:
-    """The provider to hand to the agent-memory service, and the indexer (``None`` for lexical)
-    to stop at shutdown."""
+    """The provider to hand to the agent-memory service, and the indexer (``None`` for lexical and
+    custom providers) to stop at shutdown. ``kind``: ``"lexical"``, ``"hybrid"`` or ``"custom"``."""
 
     provider: Any
     indexer: Any = None
+    kind: str = "lexical"
 
     def start(self) -> None:
         """Start the background indexer, if any (idempotent)."""
@@ -44,8 +49,9 @@ class RecallSetup:
         "complete": True, "reason": ...}``.
         """
         if self.indexer is None:
-            return {"provider": "lexical", "pending": 0, "realms": [], "complete": True,
-                    "reason": 'hybrid recall is off (agent_memory.recall_provider = "lexical"): no vectors are kept'}
+            name = "lexical" if self.kind == "lexical" else str(getattr(self.provider, "name", self.kind))
+            return {"provider": self.kind, "pending": 0, "realms": [], "complete": True,
+                    "reason": f'hybrid recall is off (agent_memory.recall_provider = "{name}"): no vectors are kept'}
         return self.indexer.backlog()
 
     def close(self) -> None:
@@ -54,17 +60,25 @@ class RecallSetup:
             self.indexer.stop()
 
 
-def build_recall_provider(kind: str, store: Any, *, embedder: Any = None, start: bool = True) -> RecallSetup:
-    """The provider named by ``kind`` (``"lexical"`` | ``"hybrid"``) over ``store``.
+def build_recall_provider(kind: str, store: Any, *, embedder: Any = None, start: bool = True,
+                          custom: Any = None) -> RecallSetup:
+    """The provider named by ``kind`` (``"lexical"`` | ``"hybrid"`` | ``"package.module:Class"``) over
+    ``store``, or ``custom`` (a provider object from the builder), which takes the place of ``kind``.
 
     ``embedder``: overrides the bundled model (tests); ``start``: start the indexer thread.
-    Raises :class:`StartupError` for an unknown kind, a store without vector support, or a
-    missing ``semantic`` extra.
+    Raises :class:`StartupError` for an unknown kind, a custom provider that cannot be loaded, a
+    store without vector support, or a missing ``semantic`` extra.
     """
+    if custom is not None:
+        name = f"{type(custom).__module__}:{type(custom).__qualname__}"
+        return RecallSetup(CustomRecallProvider(check_provider(custom, name), name), kind="custom")
+    if is_provider_reference(kind):
+        return RecallSetup(CustomRecallProvider(load_provider(kind), kind), kind="custom")
     if kind == "lexical":
         return RecallSetup(LexicalRecallProvider())
     if kind != "hybrid":
-        raise StartupError(f"agent_memory.recall_provider: unknown provider {kind!r} (allowed: 'lexical', 'hybrid')")
+        raise StartupError(f"agent_memory.recall_provider: unknown provider {kind!r} "
+                           "(allowed: 'lexical', 'hybrid', 'package.module:Class')")
     missing = [m for m in VECTOR_STORE_METHODS if not callable(getattr(store, m, None))]
     if missing:
         raise StartupError(
@@ -86,4 +100,4 @@ def build_recall_provider(kind: str, store: Any, *, embedder: Any = None, start:
     indexer = VectorIndexer(store, embedder)
     if start:
         indexer.start()
-    return RecallSetup(HybridRecallProvider(embedder), indexer)
+    return RecallSetup(HybridRecallProvider(embedder), indexer, kind="hybrid")

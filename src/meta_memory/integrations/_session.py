@@ -1,0 +1,104 @@
+"""What the framework integrations share: calling a bound session from async code, and reading the
+turn's text out of chat messages. The session is noted (``meta/session/note``) before its first
+other call, so the agent speaks from it as the host surface expects.
+
+Every integration works on the SDK's bound session (``meta.agent(identity, realm=...).session(key)``),
+sync or async, embedded or remote. :class:`SessionCalls` runs a sync session's calls on a worker
+thread (a sync handle is safe to share between threads), so an event loop never blocks on the
+gateway, and awaits an async session's calls directly.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from ..sdk.agent import AsyncSession, Session
+from ..sdk.models import InjectionBlock, MemoryToolResult, SessionState, TurnToolResult
+
+__all__ = ["SessionCalls", "check_session", "message_text", "last_user_text"]
+
+
+def check_session(session: object) -> Session | AsyncSession:
+    """``session`` when it is a bound session (``meta.agent(...).session(key)``); ``TypeError`` otherwise."""
+    if not isinstance(session, (Session, AsyncSession)):
+        raise TypeError("expected a bound session: meta.agent(identity, realm=...).session(session_key), "
+                        f"got {type(session).__name__}")
+    return session
+
+
+class SessionCalls:
+    """The host-surface calls of one bound session, awaitable whatever the handle.
+
+    Errors are the handle's (``MetaError`` subclasses, ``GatewayUnreachable``): an integration lets
+    them propagate where a swallowed error would let a tool result reach the model unclassified."""
+
+    def __init__(self, session: Session | AsyncSession) -> None:
+        self.session = check_session(session)
+        self.identity = session.identity
+        self.session_key = session.session_key
+        self.noted = False
+
+    async def _call(self, method: str, *args: Any, **kwargs: Any) -> Any:
+        fn = getattr(self.session, method)
+        if isinstance(self.session, AsyncSession):
+            return await fn(*args, **kwargs)
+        return await asyncio.to_thread(fn, *args, **kwargs)
+
+    async def note(self) -> SessionState:
+        """``meta/session/note``: the agent speaks from this session."""
+        out: SessionState = await self._call("note")
+        self.noted = True
+        return out
+
+    async def _noted(self) -> None:
+        """Note the session before its first other call (the host surface's order)."""
+        if not self.noted:
+            await self.note()
+
+    async def tool_result(self, tool_name: str, *, provenance: dict[str, Any] | None = None,
+                          is_error: bool = False, server_tool: bool = False) -> TurnToolResult:
+        """``meta/turn/tool_result``: classify one tool result before the model sees it."""
+        await self._noted()
+        out: TurnToolResult = await self._call("tool_result", tool_name, provenance=provenance, is_error=is_error,
+                                               server_tool=server_tool)
+        return out
+
+    async def inject(self, query: str) -> InjectionBlock:
+        """``meta/turn/inject`` (surface ``turn``) for ``query``."""
+        await self._noted()
+        out: InjectionBlock = await self._call("inject", query)
+        return out
+
+    async def tool(self, arguments: dict[str, Any] | str) -> MemoryToolResult:
+        """``meta/agent_memory/tool``: the model's ``memory`` tool call (gated by the firewall)."""
+        await self._noted()
+        out: MemoryToolResult = await self._call("tool", arguments)
+        return out
+
+
+def message_text(content: Any) -> str:
+    """The text of a chat message's content: a string, or the text parts of a list of parts
+    (``{"type": "input_text" | "text" | "output_text", "text": ...}`` or objects with ``.text``)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, Iterable) and not isinstance(content, (bytes, Mapping)):
+        texts: list[str] = []
+        for part in content:
+            text = part.get("text") if isinstance(part, Mapping) else getattr(part, "text", None)
+            if isinstance(text, str):
+                texts.append(text)
+        return "\n".join(texts)
+    return ""
+
+
+def last_user_text(items: Iterable[Any]) -> str:
+    """The text of the last ``role: "user"`` message among ``items`` (dicts or objects), or ``""``."""
+    text = ""
+    for item in items:
+        role = item.get("role") if isinstance(item, Mapping) else getattr(item, "role", None)
+        if role == "user":
+            content = item.get("content") if isinstance(item, Mapping) else getattr(item, "content", None)
+            text = message_text(content)
+    return text

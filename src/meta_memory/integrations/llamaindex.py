@@ -1,0 +1,182 @@
+"""meta-memory for LlamaIndex agents (the ``llamaindex`` extra: ``pip install 'meta-memory[llamaindex]'``).
+
+:class:`MetaMemoryBlock` is a memory block of LlamaIndex's ``Memory`` (``llama_index.core.memory``)
+backed by one identity's session (``meta.agent(identity, realm=...).session(key)``, sync or async)::
+
+    session = meta.agent("agent:concierge").session("s1")
+    memory = Memory.from_defaults(session_id="s1", memory_blocks=[MetaMemoryBlock(session=session)])
+    agent = FunctionAgent(tools=reported_tools([web_fetch], session) + [memory_tool(session)], llm=llm)
+    await agent.run("Summarise the page", memory=memory)
+
+* **injection** (``aget``): each time the agent reads its memory, the block is this turn's quoted
+  observation block (``meta/turn/inject`` with the last user message as the query), which ``Memory``
+  puts in the system message (its ``insert_method``), apart from the user's text; nothing when the
+  injection is skipped (:attr:`MetaMemoryBlock.last_skip_reason`).
+* **long-term writes** (``aput``): the messages ``Memory`` moves out of its short-term window (user and
+  assistant text; tool messages are left out) are remembered as one record, through the ``memory``
+  tool's path, so they are an LLM-derived write of this session: QUARANTINED for review while the
+  session is tainted (``store_ejected=False`` turns this off).
+* **the firewall's reporting**: :func:`reported_tools` wraps the agent's tools so each result (an
+  error too) is classified by ``meta/turn/tool_result`` before the tool returns it to the agent, and so
+  before the model sees it; a failed report raises from the tool instead of returning its output.
+* **the ``memory`` tool**: :func:`memory_tool`, a LlamaIndex tool calling ``meta/agent_memory/tool``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Optional
+
+try:
+    from llama_index.core.base.llms.types import ChatMessage
+    from llama_index.core.memory.memory import BaseMemoryBlock
+    from llama_index.core.tools.types import AsyncBaseTool, BaseTool, ToolMetadata, ToolOutput, adapt_to_async_tool
+except ImportError as exc:  # pragma: no cover - exercised only without the extra
+    raise ImportError("meta_memory.integrations.llamaindex needs the llamaindex extra: "
+                      "pip install 'meta-memory[llamaindex]'") from exc
+
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, create_model
+
+from ..sdk.agent import AsyncSession, Session
+from ..tool.schema import memory_tool_definition
+from ._session import SessionCalls, last_user_text, message_text
+
+__all__ = ["MetaMemoryBlock", "MemoryTool", "ReportedTool", "memory_tool", "reported_tools"]
+
+#: Title and tag of a record made from messages leaving the short-term window.
+EXCERPT_TITLE = "Conversation excerpt"
+EXCERPT_TAG = "llamaindex-excerpt"
+_BODY_CAP = 60_000  # under the record body cap (64 KiB), leaving room for the role labels
+
+
+class MetaMemoryBlock(BaseMemoryBlock[str]):
+    """A LlamaIndex memory block over meta-memory's injection and the firewall-gated write path.
+
+    Fields: ``session`` (the bound session), ``name`` (default ``"meta_memory"``), ``priority``
+    (``0``: never truncated), ``store_ejected`` (remember messages leaving the short-term window)."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    session: Any = Field(description="meta.agent(identity, realm=...).session(key)")
+    name: str = Field(default="meta_memory")
+    description: Optional[str] = Field(default="Records meta-memory recalled for this turn.")
+    priority: int = Field(default=0)
+    store_ejected: bool = Field(default=True)
+    _calls: SessionCalls = PrivateAttr()
+    _skip: Optional[str] = PrivateAttr(default=None)
+
+    def model_post_init(self, context: Any) -> None:
+        self._calls = SessionCalls(self.session)
+
+    @property
+    def last_skip_reason(self) -> str | None:
+        """Why the last read injected nothing (``None`` when it injected a block)."""
+        return self._skip
+
+    async def _aget(self, messages: Optional[list[ChatMessage]] = None, **block_kwargs: Any) -> str:
+        query = last_user_text(
+            {"role": str(getattr(m.role, "value", m.role)), "content": m.content or ""} for m in messages or [])
+        block = await self._calls.inject(query)
+        self._skip = block.skip_reason
+        return block.text or ""
+
+    async def _aput(self, messages: list[ChatMessage]) -> None:
+        if not self.store_ejected:
+            return
+        lines: list[str] = []
+        for m in messages:
+            role = str(getattr(m.role, "value", m.role))
+            text = message_text(m.content or "").strip()
+            if role in ("user", "assistant") and text:
+                lines.append(f"{role}: {text}")
+        if not lines:
+            return
+        body = "\n".join(lines)
+        if len(body.encode("utf-8")) > _BODY_CAP:
+            body = body.encode("utf-8")[-_BODY_CAP:].decode("utf-8", "ignore")
+        await self._calls.tool({"action": "remember", "title": EXCERPT_TITLE, "body": body, "tags": [EXCERPT_TAG]})
+
+
+def _arguments_model(schema: dict[str, Any]) -> type[BaseModel]:
+    """A pydantic model of the ``memory`` tool's JSON schema (LlamaIndex describes tools by models)."""
+    kinds: dict[str, Any] = {"string": str, "integer": int, "array": list[str], "boolean": bool}
+    required = set(schema.get("required", []))
+    fields: dict[str, Any] = {}
+    for name, prop in schema["properties"].items():
+        kind: Any = Literal[tuple(prop["enum"])] if "enum" in prop else kinds[prop["type"]]
+        if name in required:
+            fields[name] = (kind, Field(..., description=prop.get("description")))
+        else:
+            fields[name] = (Optional[kind], Field(None, description=prop.get("description")))
+    return create_model("MemoryToolArguments", **fields)
+
+
+class MemoryTool(AsyncBaseTool):
+    """The ``memory`` tool (``meta/agent_memory/tool``) for one session; refusals are error outputs."""
+
+    def __init__(self, session: Session | AsyncSession) -> None:
+        definition = memory_tool_definition()
+        self._calls = SessionCalls(session)
+        self._metadata = ToolMetadata(name=definition["name"], description=definition["description"],
+                                      fn_schema=_arguments_model(definition["input_schema"]))
+
+    @property
+    def metadata(self) -> ToolMetadata:
+        return self._metadata
+
+    def call(self, *args: Any, **kwargs: Any) -> ToolOutput:
+        import asyncio
+
+        return asyncio.run(self.acall(*args, **kwargs))
+
+    async def acall(self, *args: Any, **kwargs: Any) -> ToolOutput:
+        arguments = {k: v for k, v in kwargs.items() if v is not None}
+        out = await self._calls.tool(arguments)
+        return ToolOutput(content=out.text, tool_name=self._metadata.get_name(), raw_input=kwargs,
+                          raw_output=out.text, is_error=out.is_error)
+
+
+def memory_tool(session: Session | AsyncSession) -> MemoryTool:
+    """The ``memory`` tool for ``session`` (see :class:`MemoryTool`)."""
+    return MemoryTool(session)
+
+
+class ReportedTool(AsyncBaseTool):
+    """A tool whose every result (or error) is classified (``meta/turn/tool_result``) before it returns."""
+
+    def __init__(self, tool: BaseTool, session: Session | AsyncSession, *,
+                 provenance: dict[str, str] | None = None) -> None:
+        self.inner = adapt_to_async_tool(tool)
+        self._calls = SessionCalls(session)
+        self.provenance = provenance
+
+    @property
+    def metadata(self) -> ToolMetadata:
+        return self.inner.metadata
+
+    def call(self, *args: Any, **kwargs: Any) -> ToolOutput:
+        import asyncio
+
+        return asyncio.run(self.acall(*args, **kwargs))
+
+    async def acall(self, *args: Any, **kwargs: Any) -> ToolOutput:
+        name = self.metadata.get_name()
+        try:
+            out = await self.inner.acall(*args, **kwargs)
+        except Exception:
+            await self._calls.tool_result(name, provenance=self.provenance, is_error=True)
+            raise
+        await self._calls.tool_result(name, provenance=self.provenance, is_error=bool(getattr(out, "is_error", False)))
+        return out
+
+
+def reported_tools(tools: list[BaseTool], session: Session | AsyncSession, *,
+                   provenance: dict[str, dict[str, str]] | None = None) -> list[BaseTool]:
+    """``tools``, each wrapped in a :class:`ReportedTool` for ``session`` (a ``memory`` tool is left as it
+    is). ``provenance``: tool name -> ``{"kind": "mcp", "source_id": <server>}`` for MCP tools."""
+    out: list[BaseTool] = []
+    for tool in tools:
+        if isinstance(tool, (MemoryTool, ReportedTool)):
+            out.append(tool)
+        else:
+            out.append(ReportedTool(tool, session, provenance=(provenance or {}).get(tool.metadata.get_name())))
+    return out

@@ -1,0 +1,309 @@
+"""meta-memory for the OpenAI Agents SDK (the ``openai-agents`` extra: ``pip install 'meta-memory[openai-agents]'``).
+
+One :class:`AgentMemory` follows one agent identity's session (``meta.agent(identity,
+realm=...).session(key)``, sync or async, embedded or remote) and gives an ``agents.Agent``:
+
+* **the ``memory`` tool** (:meth:`AgentMemory.tool`): a ``FunctionTool`` whose calls go to
+  ``meta/agent_memory/tool`` for this identity and session, so every write the model makes is an
+  LLM-authored write the firewall gates (quarantined while the session is tainted). Refusals come
+  back to the model as the tool's text.
+* **the firewall's reporting** (:meth:`AgentMemory.hooks`, ``AgentHooks``): every other tool's result
+  is classified by ``meta/turn/tool_result`` before the model sees it:
+
+  - ``on_tool_end`` reports each local tool (function, MCP, shell, computer, agent-as-tool, ...) as it
+    finishes, before the next model call; an MCP tool is attributed to its server
+    (``provenance = {"kind": "mcp", "source_id": <server>}``, so ``trusted_mcp_servers`` applies);
+  - ``on_llm_end`` reports hosted tools (web search, file search, code interpreter, hosted MCP, image
+    generation) whose results come inside the model's response, as provider-native server-tool
+    content (always untrusted), before any tool of that response runs;
+  - ``on_llm_start`` is the backstop: before every model call it reports each tool output in the
+    model's input that was not reported yet (results in a resumed conversation, in the history a
+    handoff passes on, or of a tool family that runs no hook), by the name of its call; an output
+    whose call is not in the input is reported as untrusted server-tool content.
+
+  A reporting failure (gateway unreachable, access denied) raises: the run stops rather than let a
+  tool result reach the model unclassified.
+* **injection** (:meth:`AgentMemory.instructions`): dynamic instructions that append the recorder
+  protocol and this turn's quoted observation block (``meta/turn/inject`` on the run's last user
+  message) to the agent's own instructions. The block is fetched once per run and repeated on that
+  run's later model calls (the session's injection budget and dedup count it once).
+
+:meth:`AgentMemory.attach` does all three on a copy of an agent::
+
+    memory = AgentMemory(meta.agent("agent:concierge").session("s1"))
+    agent = memory.attach(Agent(name="concierge", instructions="You are a concierge.", tools=[web_fetch]))
+    result = await Runner.run(agent, "Summarise https://example.com")
+
+Multi-agent runs: attach each agent to the ``AgentMemory`` of its own identity; after a handoff the
+receiving agent's backstop reports the tool outputs of the history it is given, under its own session.
+"""
+
+from __future__ import annotations
+
+import json
+import weakref
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from typing import Any
+
+try:
+    from agents import Agent, AgentHooks, FunctionTool, RunContextWrapper, Tool
+    from agents.tool_context import ToolContext
+except ImportError as exc:  # pragma: no cover - exercised only without the extra
+    raise ImportError("meta_memory.integrations.openai_agents needs the openai-agents extra: "
+                      "pip install 'meta-memory[openai-agents]'") from exc
+
+from ..sdk.agent import AsyncSession, Session
+from ..tool.schema import RECORDER_PROTOCOL_INSTRUCTIONS, memory_tool_definition
+from ._session import SessionCalls, last_user_text
+
+__all__ = ["AgentMemory", "MemoryHooks", "HOSTED_CALL_TYPES"]
+
+#: Response items of hosted (provider-run) tools whose results arrive inside the model's response.
+HOSTED_CALL_TYPES = frozenset({"web_search_call", "file_search_call", "code_interpreter_call", "mcp_call",
+                               "image_generation_call", "tool_search_call"})
+#: Input items that carry a local tool's output, and the item type of the call each answers.
+_OUTPUT_TYPES = {"function_call_output": "function_call", "custom_tool_call_output": "custom_tool_call",
+                 "computer_call_output": "computer_call", "local_shell_call_output": "local_shell_call",
+                 "shell_call_output": "shell_call", "apply_patch_call_output": "apply_patch_call"}
+_CALL_NAMES = {"computer_call": "computer", "local_shell_call": "local_shell", "shell_call": "shell",
+               "apply_patch_call": "apply_patch"}
+_REMEMBERED_CALLS = 4096
+
+Instructions = str | Callable[[RunContextWrapper[Any], Agent[Any]], str | Awaitable[str]] | None
+
+
+def _get(item: Any, key: str) -> Any:
+    return item.get(key) if isinstance(item, Mapping) else getattr(item, key, None)
+
+
+def _mcp_server(tool: object) -> str | None:
+    """The MCP server a function tool came from, when the SDK recorded it."""
+    try:
+        from agents.tool import get_function_tool_origin
+    except ImportError:  # pragma: no cover - older SDKs
+        return None
+    if not isinstance(tool, FunctionTool):
+        return None
+    origin = get_function_tool_origin(tool)
+    server = getattr(origin, "mcp_server_name", None) if origin is not None else None
+    return server if isinstance(server, str) and server else None
+
+
+class AgentMemory:
+    """meta-memory for agents of one identity's session (see the module doc).
+
+    Args:
+        session: ``meta.agent(identity, realm=...).session(key)`` (sync or async handle).
+        provenance: tool name -> ``{"kind": "mcp", "source_id": <server>}`` for tools whose origin the
+            SDK does not record (MCP tools the SDK does attribute need nothing here).
+        protocol: append the recorder protocol (how to use the ``memory`` tool) to the instructions.
+    """
+
+    def __init__(self, session: Session | AsyncSession, *, provenance: Mapping[str, Mapping[str, str]] | None = None,
+                 protocol: bool = True) -> None:
+        self.calls = SessionCalls(session)
+        self.provenance = {k: dict(v) for k, v in (provenance or {}).items()}
+        self.protocol = protocol
+        self._definition = memory_tool_definition()
+        self.tool_name: str = self._definition["name"]
+        self._reported: OrderedDict[str, None] = OrderedDict()
+        self._blocks: weakref.WeakKeyDictionary[Any, tuple[str, str | None]] = weakref.WeakKeyDictionary()
+        #: The last injection's ``skip_reason`` (``None`` when a block was injected).
+        self.last_skip_reason: str | None = None
+
+    # -- bookkeeping --------------------------------------------------------------------------
+    def _seen(self, call_id: object) -> bool:
+        return isinstance(call_id, str) and call_id in self._reported
+
+    def _mark(self, call_id: object) -> None:
+        if isinstance(call_id, str) and call_id:
+            self._reported[call_id] = None
+            self._reported.move_to_end(call_id)
+            while len(self._reported) > _REMEMBERED_CALLS:
+                self._reported.popitem(last=False)
+
+    async def _note(self) -> None:
+        if not self.calls.noted:
+            await self.calls.note()
+
+    async def report(self, name: str, *, call_id: str | None = None, provenance: Mapping[str, str] | None = None,
+                     server_tool: bool = False) -> None:
+        """Classify one tool result (``meta/turn/tool_result``) unless ``call_id`` was reported already."""
+        if call_id is not None and self._seen(call_id):
+            return
+        await self._note()
+        prov = dict(provenance) if provenance is not None else self.provenance.get(name)
+        await self.calls.tool_result(name or "unknown_tool", provenance=prov, server_tool=server_tool)
+        self._mark(call_id)
+
+    # -- the memory tool ------------------------------------------------------------------------
+    def tool(self) -> FunctionTool:
+        """The ``memory`` tool for this identity and session (``meta/agent_memory/tool``)."""
+
+        async def invoke(ctx: ToolContext[Any], arguments: str) -> str:
+            self._mark(getattr(ctx, "tool_call_id", None))  # our own output: never a tool result to classify
+            await self._note()
+            try:
+                parsed: Any = json.loads(arguments) if arguments else {}
+            except json.JSONDecodeError:
+                parsed = arguments  # the gateway answers malformed JSON with an is_error text
+            out = await self.calls.tool(parsed)
+            return out.text
+
+        return FunctionTool(name=self.tool_name, description=self._definition["description"],
+                            params_json_schema=self._definition["input_schema"], on_invoke_tool=invoke,
+                            strict_json_schema=False)
+
+    # -- injection --------------------------------------------------------------------------------
+    def instructions(self, base: Instructions = None) -> Callable[[RunContextWrapper[Any], Agent[Any]], Awaitable[str]]:
+        """Dynamic instructions: ``base`` (a string, or the SDK's ``(context, agent)`` callable), then the
+        recorder protocol, then this run's observation block (``meta/turn/inject`` with the run's last user
+        message as the query; nothing when it is skipped, see :attr:`last_skip_reason`)."""
+
+        async def instructions(ctx: RunContextWrapper[Any], agent: Agent[Any]) -> str:
+            parts: list[str] = []
+            text = base(ctx, agent) if callable(base) else base
+            if text is not None and not isinstance(text, str):
+                text = await text
+            if text:
+                parts.append(text)
+            if self.protocol:
+                parts.append(RECORDER_PROTOCOL_INSTRUCTIONS)
+            block = await self._block(ctx)
+            if block:
+                parts.append(block)
+            return "\n\n".join(parts)
+
+        return instructions
+
+    async def _block(self, ctx: RunContextWrapper[Any]) -> str | None:
+        query = last_user_text(getattr(ctx, "turn_input", None) or [])
+        try:
+            cached = self._blocks.get(ctx)
+        except TypeError:  # a context that cannot be weakly referenced: inject every call
+            cached = None
+        if cached is not None and cached[0] == query:
+            return cached[1]
+        await self._note()
+        block = await self.calls.inject(query)
+        self.last_skip_reason = block.skip_reason
+        try:
+            self._blocks[ctx] = (query, block.text)
+        except TypeError:
+            pass
+        return block.text
+
+    # -- wiring ---------------------------------------------------------------------------------
+    def hooks(self, inner: AgentHooks[Any] | None = None) -> "MemoryHooks":
+        """The agent hooks that report tool results (see the module doc); ``inner`` (the agent's own
+        hooks, if any) is called after each of them."""
+        return MemoryHooks(self, inner)
+
+    def attach(self, agent: Agent[Any]) -> Agent[Any]:
+        """A copy of ``agent`` with the ``memory`` tool added, its instructions made dynamic
+        (:meth:`instructions`) and its hooks wrapped (:meth:`hooks`). ``ValueError`` when the agent
+        already has a tool named ``memory``."""
+        if any(getattr(t, "name", None) == self.tool_name for t in agent.tools):
+            raise ValueError(f"agent {agent.name!r} already has a tool named {self.tool_name!r}")
+        return agent.clone(tools=[*agent.tools, self.tool()], instructions=self.instructions(agent.instructions),
+                           hooks=self.hooks(agent.hooks))
+
+    # -- what the hooks do ------------------------------------------------------------------------
+    async def tool_finished(self, context: Any, tool: Tool) -> None:
+        """A local tool finished (``on_tool_end``): report it unless it is the ``memory`` tool."""
+        call_id = getattr(context, "tool_call_id", None)
+        name = getattr(tool, "name", None) or type(tool).__name__
+        if self._seen(call_id):
+            return
+        if name == self.tool_name:
+            self._mark(call_id)
+            return
+        server = _mcp_server(tool)
+        await self.report(name, call_id=call_id if isinstance(call_id, str) else None,
+                          provenance={"kind": "mcp", "source_id": server} if server else None)
+
+    async def response_received(self, response: Any) -> None:
+        """The model answered (``on_llm_end``): report the hosted tools whose results it carries."""
+        for item in getattr(response, "output", None) or []:
+            kind = _get(item, "type")
+            if kind not in HOSTED_CALL_TYPES:
+                continue
+            await self._report_hosted(item, kind)
+
+    async def _report_hosted(self, item: Any, kind: str) -> None:
+        ident = _get(item, "id") or _get(item, "call_id")
+        if kind == "mcp_call":
+            name = _get(item, "name") or "mcp_call"
+            server = _get(item, "server_label")
+            await self.report(str(name), call_id=ident, server_tool=True,
+                              provenance={"kind": "mcp", "source_id": str(server)} if server else None)
+        else:
+            await self.report(kind.removesuffix("_call"), call_id=ident, server_tool=True)
+
+    async def model_input(self, items: Iterable[Any]) -> None:
+        """Before a model call (``on_llm_start``): report every tool output in the input not reported yet."""
+        items = list(items)
+        names: dict[str, str] = {}
+        for item in items:
+            kind = _get(item, "type")
+            call_id = _get(item, "call_id")
+            if kind in _OUTPUT_TYPES.values() and isinstance(call_id, str):
+                names[call_id] = str(_get(item, "name") or _CALL_NAMES.get(kind, kind))
+        for item in items:
+            kind = _get(item, "type")
+            if kind in HOSTED_CALL_TYPES:
+                await self._report_hosted(item, kind)
+                continue
+            if kind not in _OUTPUT_TYPES:
+                continue
+            call_id = _get(item, "call_id")
+            if self._seen(call_id):
+                continue
+            name = names.get(call_id) if isinstance(call_id, str) else None
+            if name == self.tool_name:
+                self._mark(call_id)
+            elif name is None:  # an output whose call is not in the input: nothing attributes it
+                await self.report(f"unattributed {kind}", call_id=call_id, server_tool=True)
+            else:
+                await self.report(name, call_id=call_id)
+
+
+class MemoryHooks(AgentHooks[Any]):
+    """``AgentHooks`` reporting an agent's tool results to its :class:`AgentMemory` (then ``inner``'s)."""
+
+    def __init__(self, memory: AgentMemory, inner: AgentHooks[Any] | None = None) -> None:
+        self.memory = memory
+        self.inner = inner
+
+    async def on_start(self, context: Any, agent: Any) -> None:
+        await self.memory._note()
+        if self.inner is not None:
+            await self.inner.on_start(context, agent)
+
+    async def on_end(self, context: Any, agent: Any, output: Any) -> None:
+        if self.inner is not None:
+            await self.inner.on_end(context, agent, output)
+
+    async def on_handoff(self, context: Any, agent: Any, source: Any) -> None:
+        if self.inner is not None:
+            await self.inner.on_handoff(context, agent, source)
+
+    async def on_tool_start(self, context: Any, agent: Any, tool: Any) -> None:
+        if self.inner is not None:
+            await self.inner.on_tool_start(context, agent, tool)
+
+    async def on_tool_end(self, context: Any, agent: Any, tool: Any, result: Any) -> None:
+        await self.memory.tool_finished(context, tool)
+        if self.inner is not None:
+            await self.inner.on_tool_end(context, agent, tool, result)
+
+    async def on_llm_start(self, context: Any, agent: Any, system_prompt: Any, input_items: Any) -> None:
+        await self.memory.model_input(input_items or [])
+        if self.inner is not None:
+            await self.inner.on_llm_start(context, agent, system_prompt, input_items)
+
+    async def on_llm_end(self, context: Any, agent: Any, response: Any) -> None:
+        await self.memory.response_received(response)
+        if self.inner is not None:
+            await self.inner.on_llm_end(context, agent, response)

@@ -1,0 +1,192 @@
+"""The OpenAI Agents SDK integration, run with the real ``openai-agents`` package and the SDK's own scripted
+model (``agents.testing.ScriptedModel``): no LLM, no network."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from extras import require_extra
+
+require_extra("openai-agents", "agents")
+
+from agents import Agent, AgentHooks, RunConfig, Runner, function_tool  # noqa: E402
+from agents.testing import ModelStep, ScriptedModel, assistant_message, function_call  # noqa: E402
+from openai.types.responses import ResponseFunctionWebSearch  # noqa: E402
+from openai.types.responses.response_function_web_search import ActionSearch  # noqa: E402
+
+from meta_memory.integrations.openai_agents import AgentMemory  # noqa: E402
+from meta_memory.sdk import Meta, MetaHandle  # noqa: E402
+from support import REPO_ROOT  # noqa: E402
+
+pytestmark = pytest.mark.openai_agents
+
+ME = "agent:concierge"
+NO_TRACES = RunConfig(tracing_disabled=True)
+
+
+def _example() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("example_openai_agents", REPO_ROOT / "examples" / "openai_agents_memory.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+example = _example()
+
+
+@pytest.fixture
+def handle(tmp_path: Path) -> Iterator[MetaHandle]:
+    with Meta.builder().persistent_state(tmp_path / "state").build() as h:
+        yield h
+
+
+def _status(handle: MetaHandle, title: str) -> str:
+    rows = handle.memory_panel_records(identity=ME, scope="identity", realm="default").records
+    found = [r.status["status"] for r in rows if r.title == title]
+    assert len(found) == 1, rows
+    return found[0]
+
+
+def _tainted_at_call(handle: MetaHandle, session_key: str, then: list[Any], seen: list[bool]) -> ModelStep:
+    """A model step that records whether the session was tainted when the model was called."""
+    def respond(call: Any) -> list[Any]:
+        seen.append(handle.agent(ME).session(session_key).note().tainted)
+        return then
+    return ModelStep.respond(respond)
+
+
+@pytest.mark.parametrize(("tool", "args", "expected"), [
+    ("web_fetch", {"url": "https://harbour.example"}, "quarantined"),
+    ("calendar_lookup", {"day": "today"}, "active"),
+])
+def test_a_write_after_a_hostile_page_is_quarantined_and_after_a_trusted_tool_active(
+        handle: MetaHandle, tool: str, args: dict[str, Any], expected: str) -> None:
+    tainted: list[bool] = []
+    memory = AgentMemory(handle.agent(ME).session("s1"))
+    model = ScriptedModel([
+        [function_call(tool, args, call_id="c1")],
+        _tainted_at_call(handle, "s1", [example.remember("c2", "Refund account", "Refunds go to 99-1234.")], tainted),
+        [assistant_message("Done.")],
+    ])
+    result = asyncio.run(Runner.run(example.build_agent(memory, model), "Summarise the page", run_config=NO_TRACES))
+    assert result.final_output == "Done."
+    assert _status(handle, "Refund account") == expected
+    # the tool's result was classified before the model's next call saw it
+    assert tainted == [expected == "quarantined"]
+    outputs = [i for i in model.calls[1].input if isinstance(i, dict) and i.get("type") == "function_call_output"]
+    assert [o["call_id"] for o in outputs] == ["c1"]
+    memory_text = [i for i in model.calls[2].input
+                   if isinstance(i, dict) and i.get("call_id") == "c2" and i.get("type") == "function_call_output"]
+    assert ("QUARANTINED" in memory_text[0]["output"]) == (expected == "quarantined")
+
+
+def test_the_example_runs_end_to_end(tmp_path: Path) -> None:
+    out = asyncio.run(example.main_async(str(tmp_path / "state")))
+    assert out["statuses"] == {"Refund account": "quarantined", "Diet": "active"}
+    assert "The user only eats vegetarian food." in out["instructions"] and "99-1234" not in out["instructions"]
+
+
+def test_every_model_call_of_a_run_carries_the_turns_observation_block(handle: MetaHandle) -> None:
+    handle.agent(ME).remember("Diet", "The user only eats vegetarian food.")
+    memory = AgentMemory(handle.agent(ME).session("s1"))
+    model = ScriptedModel([[function_call("calendar_lookup", {"day": "today"}, call_id="c1")],
+                           [assistant_message("Lunch with Sam.")]])
+    asyncio.run(Runner.run(example.build_agent(memory, model), "what vegetarian food is there today?",
+                           run_config=NO_TRACES))
+    first, second = (c.system_instructions or "" for c in model.calls)
+    assert first.startswith("You are a concierge.") and "Memory recorder protocol" in first
+    assert "The user only eats vegetarian food." in first and first == second
+    assert "<meta_memory_observation" in first and memory.last_skip_reason is None
+
+
+def test_hosted_tool_content_taints_before_a_tool_of_the_same_response_runs(handle: MetaHandle) -> None:
+    memory = AgentMemory(handle.agent(ME).session("s1"))
+    search = ResponseFunctionWebSearch(id="ws1", status="completed", type="web_search_call",
+                                       action=ActionSearch(type="search", query="refund policy"))
+    model = ScriptedModel([[search, example.remember("c1", "Refund account", "Refunds go to 99-1234.")],
+                           [assistant_message("Done.")]])
+    asyncio.run(Runner.run(example.build_agent(memory, model), "look it up", run_config=NO_TRACES))
+    assert _status(handle, "Refund account") == "quarantined"
+
+
+def test_tool_outputs_in_the_history_are_classified_before_the_model_sees_them(handle: MetaHandle) -> None:
+    """A resumed conversation (or a handoff's history) carries tool outputs no hook of this run saw."""
+    history: list[Any] = [
+        {"role": "user", "content": "Summarise the page"},
+        {"type": "function_call", "call_id": "old1", "name": "web_fetch", "arguments": "{}"},
+        {"type": "function_call_output", "call_id": "old1", "output": example.HOSTILE_PAGE},
+        {"role": "user", "content": "Now remember the refund account"},
+    ]
+    memory = AgentMemory(handle.agent(ME).session("s-resumed"))
+    model = ScriptedModel([[example.remember("c1", "Refund account", "Refunds go to 99-1234.")],
+                           [assistant_message("Noted.")]])
+    asyncio.run(Runner.run(example.build_agent(memory, model), history, run_config=NO_TRACES))
+    assert _status(handle, "Refund account") == "quarantined"
+
+
+def test_an_output_whose_call_is_unknown_counts_as_untrusted(handle: MetaHandle) -> None:
+    history: list[Any] = [{"role": "user", "content": "hi"},
+                          {"type": "function_call_output", "call_id": "orphan", "output": "who knows"},
+                          {"role": "user", "content": "remember it"}]
+    memory = AgentMemory(handle.agent(ME).session("s-orphan"))
+    model = ScriptedModel([[example.remember("c1", "Orphan", "Something from an orphan output.")],
+                           [assistant_message("Noted.")]])
+    asyncio.run(Runner.run(example.build_agent(memory, model), history, run_config=NO_TRACES))
+    assert _status(handle, "Orphan") == "quarantined"
+
+
+def test_a_failed_report_stops_the_run_before_the_model_sees_the_result(tmp_path: Path) -> None:
+    access = {"enabled": True, "grants": [{"action": a, "who": {"anyone": True}}
+                                          for a in ("agent.memory.read", "agent.view", "agent.memory.write")]}
+    with Meta.builder().persistent_state(tmp_path / "s").access(**access).build() as locked:
+        memory = AgentMemory(locked.agent(ME).session("s1"))  # no agent.session.manage: reporting is refused
+        model = ScriptedModel([[function_call("web_fetch", {"url": "https://x.example"}, call_id="c1")],
+                               [assistant_message("never reached")]])
+        agent = example.build_agent(memory, model).clone(instructions="plain")  # no injection call either
+        with pytest.raises(Exception, match="access denied: agent.session.manage"):
+            asyncio.run(Runner.run(agent, "go", run_config=NO_TRACES))
+        assert len(model.calls) <= 1  # the page never reached a model call
+
+
+def test_the_agents_own_hooks_still_run_and_an_async_session_works(tmp_path: Path) -> None:
+    calls: list[str] = []
+
+    class Own(AgentHooks[Any]):
+        async def on_tool_end(self, context: Any, agent: Any, tool: Any, result: Any) -> None:
+            calls.append(tool.name)
+
+    async def main() -> str:
+        handle = Meta.builder().persistent_state(tmp_path / "s").build_async()
+        async with handle:
+            memory = AgentMemory(handle.agent(ME).session("s1"))
+            model = ScriptedModel([[function_call("web_fetch", {"url": "u"}, call_id="c1")],
+                                   [example.remember("c2", "Refund account", "Refunds go to 99-1234.")],
+                                   [assistant_message("ok")]])
+            agent = memory.attach(Agent(name="a", instructions="x", model=model, tools=[example.web_fetch],
+                                        hooks=Own()))
+            await Runner.run(agent, "go", run_config=NO_TRACES)
+            rows = (await handle.memory_panel_records(identity=ME, scope="identity", realm="default")).records
+            return rows[0].status["status"]
+
+    assert asyncio.run(main()) == "quarantined"
+    assert calls == ["web_fetch", "memory"]
+
+
+def test_attach_refuses_a_second_memory_tool(handle: MetaHandle) -> None:
+    @function_tool
+    def memory(x: str) -> str:
+        """Another tool called memory."""
+        return x
+
+    with pytest.raises(ValueError, match="already has a tool named 'memory'"):
+        AgentMemory(handle.agent(ME).session("s1")).attach(Agent(name="a", tools=[memory]))

@@ -1,0 +1,126 @@
+"""The documentation against the error catalogue (``meta_memory.errors``) and the methods the gateway
+serves (``rpc.discover``): the error table of ``docs/rpc.md`` is the catalogue, every code and every
+method any page names exists, the SDK table names real classes, both SDKs rebuild every catalogued
+error as its class, and what the pages say a caller gets for a panel record it may not read is what
+a gateway answers over its socket (no existence oracle: the answer to an unknown id)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from meta_memory import errors
+from meta_memory.errors import MetaError, from_jsonrpc
+from meta_memory.sdk import Meta
+from support import REPO_ROOT, access_toml, serving, write_config
+
+DOCS = REPO_ROOT / "docs"
+PAGES = sorted(DOCS.glob("*.md")) + [REPO_ROOT / "README.md", REPO_ROOT / "sdk" / "typescript" / "README.md"]
+_CODE = re.compile(r"(?<![\w-])-32\d{3}\b")
+_METHOD = re.compile(r"`(meta/[a-z_]+(?:/[a-z_]+)*)`")
+
+
+def catalogue() -> dict[int, type[MetaError]]:
+    """code -> class, for every refusal class of ``meta_memory.errors``."""
+    out: dict[int, type[MetaError]] = {}
+    for value in vars(errors).values():
+        if isinstance(value, type) and issubclass(value, MetaError) and value is not MetaError:
+            assert value.code not in out, f"{value.__name__} and {out[value.code].__name__} share {value.code}"
+            out[value.code] = value
+    return out
+
+
+def _table(page: Path, heading: str) -> list[list[str]]:
+    """The rows (cells stripped) of the first table after ``heading``."""
+    lines = page.read_text(encoding="utf-8").splitlines()
+    start = lines.index(heading)
+    rows: list[list[str]] = []
+    for line in lines[start + 1:]:
+        if line.startswith("|"):
+            rows.append([c.strip() for c in re.split(r"(?<!\\)\|", line)[1:-1]])
+        elif rows:
+            break
+    return [r for r in rows[1:] if not set(r) <= {"---", ""}]  # header and rule dropped
+
+
+def test_the_rpc_error_table_is_the_catalogue() -> None:
+    documented = {int(r[0]): r[1].strip("`") for r in _table(DOCS / "rpc.md", "## Errors")}
+    assert documented == {code: cls.kind for code, cls in catalogue().items()}
+
+
+def test_every_code_a_page_names_is_in_the_catalogue() -> None:
+    known = set(catalogue())
+    stray = [f"{page.name}: {code}" for page in PAGES
+             for code in _CODE.findall(page.read_text(encoding="utf-8")) if int(code) not in known]
+    assert stray == []
+
+
+def test_the_sdk_error_table_names_the_catalogues_classes() -> None:
+    rows = [r for r in _table(DOCS / "sdk.md", "## Errors") if r[1].startswith("-32")]
+    assert rows
+    for name_cell, code_cell, _ in rows:
+        cls = getattr(errors, name_cell.strip("`"))
+        assert cls.code == int(code_cell), name_cell
+    named = {getattr(errors, r[0].strip("`")) for r in rows}
+    assert named >= set(catalogue().values()) - {errors.ParseError, errors.InvalidRequest}
+
+
+@pytest.mark.parametrize("code", sorted(catalogue()))
+def test_the_python_sdk_rebuilds_every_catalogued_error_as_its_class(code: int) -> None:
+    cls = catalogue()[code]
+    rebuilt = from_jsonrpc({"code": code, "message": "m", "data": {"kind": cls.kind}})
+    assert type(rebuilt) is cls and rebuilt.code == code
+
+
+def test_the_typescript_sdk_knows_every_catalogued_error() -> None:
+    source = (REPO_ROOT / "sdk" / "typescript" / "src" / "errors.ts").read_text(encoding="utf-8")
+    for code, cls in catalogue().items():
+        assert f"export class {cls.__name__} extends MetaMemoryError" in source, cls.__name__
+        assert f"{cls.kind}: {cls.__name__}," in source, cls.kind
+        assert f'[{code}]: "{cls.kind}",' in source, code
+
+
+def test_every_method_a_page_names_is_served(tmp_path: Path) -> None:
+    with Meta.builder().persistent_state(tmp_path / "state").build() as handle:
+        served = {m["name"] for m in handle.call("rpc.discover", {})["methods"]}
+    named = {(page.name, m) for page in PAGES for m in _METHOD.findall(page.read_text(encoding="utf-8"))}
+    assert sorted(f"{page}: {m}" for page, m in named if m not in served) == []
+
+
+def _codes_said_of(method: str) -> dict[str, set[int]]:
+    """Per page, the codes named on each line (or table row) that names ``method`` exactly."""
+    out: dict[str, set[int]] = {}
+    for page in PAGES:
+        for line in page.read_text(encoding="utf-8").splitlines():
+            if f"`{method}`" in line and (codes := {int(c) for c in _CODE.findall(line)}):
+                out.setdefault(page.name, set()).update(codes)
+    return out
+
+
+def _without_id(error: dict[str, Any], memory_id: str) -> dict[str, Any]:
+    data = {k: v for k, v in (error.get("data") or {}).items() if k != "memory_id"}
+    return {"code": error["code"], "message": error["message"].replace(memory_id, "<id>"), "data": data}
+
+
+@pytest.mark.gateway
+def test_the_pages_give_an_unreadable_panel_record_the_answer_a_gateway_gives(tmp_path: Path) -> None:
+    config = write_config(tmp_path / "gw.toml", access_toml(
+        {"writer-token": "writer", "nosy-token": "nosy"},
+        [("writer", "agent.memory.write", {"identity": "lead:main"}),
+         ("nosy", "agent.memory.read", {"identity": "other:agent"}),
+         ("nosy", "agent.view", {"identity": "other:agent"})]))
+    with serving(tmp_path / "state", config=config) as rpc:
+        writer, nosy = rpc.gw, rpc.gw
+        record = writer.result("meta/agent_memory/remember", {"identity": "lead:main", "title": "Payroll",
+                                                              "body": "Salaries are paid on the 25th."},
+                               token="writer-token")
+        unreadable = nosy.error("meta/memory/panel/record", {"memory_id": record["memory_id"]}, token="nosy-token")
+        unknown_id = "mem-1-0-0-0000000000000000"
+        unknown = nosy.error("meta/memory/panel/record", {"memory_id": unknown_id}, token="nosy-token")
+    assert _without_id(unreadable, record["memory_id"]) == _without_id(unknown, unknown_id)
+    said = _codes_said_of("meta/memory/panel/record")
+    assert {"rpc.md", "access.md"} <= set(said)
+    assert said == {page: {unknown["code"]} for page in said}
