@@ -1,4 +1,5 @@
-"""Property tests: whatever other identities and realms do, an identity's taint ends only by its own reset.
+"""Property tests: whatever other identities and realms do, an identity's taint ends only by its own reset,
+and a write naming a session carries that session's taint alone (never a sibling session's).
 
 Random interleavings of note / tool result / reset / compaction / injection by several identities, in
 two realms, over a handful of shared session keys. The reference is a small model of *who tainted what
@@ -76,3 +77,8 @@ def test_taint_is_cleared_only_by_the_owners_reset(ops: list[tuple[str, str, str
                 assert (tracker.identity_taint(i, realm=r) is not None) == expect
                 author = {"author": "agent", "identity": i}
                 assert (gate.quarantine_reason(author, realm=r) is not None) == expect
+                # a write naming its session carries that key's taint in the realm (its own, or another
+                # identity's), never that of a sibling session noted later or earlier
+                for s in SESSIONS:
+                    named = any((r, j, s) in tainted for j in IDENTITIES)
+                    assert (gate.quarantine_reason(author, realm=r, session_key=s) is not None) == named, (r, i, s)

@@ -16,9 +16,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from meta_memory import Meta
 from meta_memory.access.resources import Resources
+from meta_memory.errors import InvalidParams
+from meta_memory.identity import parse_identity, parse_realm
 from meta_memory.rpc.methods import build_method_table
 from meta_memory.rpc.session_params import SessionParams
 from meta_memory.session_ref import SessionRef
@@ -116,3 +120,29 @@ def test_every_session_method_called_in_a_realm_leaves_the_default_realm_untouch
         assert {"memory.taint.transition", "memory.write.quarantined", "memory.forget.held"} <= {
             e.event_type for e in events}
         assert all(e.data.get("realm") == "ops" for e in events), [(e.event_type, e.data) for e in events]
+
+
+names = st.one_of(st.none(), st.integers(), st.text(max_size=8),
+                  st.text(alphabet=st.characters(codec="utf-8"), min_size=1, max_size=300),
+                  st.sampled_from([" ops ", "ops", "a\tb", "", "  ", "r" * 257, "é" * 200]))
+
+
+@settings(max_examples=300, deadline=None)
+@given(name=st.sampled_from(SESSION_METHODS), realm=names, identity=names, session_key=names)
+def test_session_params_either_name_one_valid_session_or_are_refused_naming_the_field(
+        name: str, realm: Any, identity: Any, session_key: Any) -> None:
+    spec = SPECS[name]
+    sample = {k: v for k, v in SAMPLES[name][0].items() if k != "session_key"}
+    raw = {**sample, "identity": identity, "realm": realm, "session_key": session_key}
+    try:
+        parsed = spec.parse(raw)
+    except InvalidParams as exc:
+        assert exc.data.get("field") in {"identity", "realm", "session_key"}, (raw, exc)
+        return
+    ref = parsed.session_ref("cfg")
+    assert ref.realm == (parse_realm(realm) if realm is not None else "cfg")
+    assert ref.identity == parse_identity(identity)
+    assert ref.session_key == (session_key.strip() if session_key is not None else None)
+    assert SessionRef(ref.realm, ref.identity, ref.session_key) == ref  # already normalised
+    labels = [r.resource.label for r in spec.requires(parsed, Resources(default_realm="cfg"))]
+    assert all(label.split(":", 1)[1].startswith(f"{ref.realm}/") for label in labels), labels
