@@ -53,7 +53,7 @@ FILLER = "The team reviewed the roadmap, the budget and the hiring plan for the 
 class _TaintGate:
     """Quarantines agent-authored writes (a tainted session), never a review."""
 
-    def quarantine_reason(self, author: Author, batch_kind: str, evidence: list[object]) -> str | None:
+    def quarantine_reason(self, author: Author, batch_kind: str, evidence: list[object], *, realm: str) -> str | None:
         return "bench taint" if author.kind.value == "agent" else None
 
 

@@ -248,7 +248,9 @@ def replay(path: Path, url: str, token: str | None, inject: bool, realm: str | N
 @main.command("mcp")
 @_state_dir_option
 @click.option("--identity", required=True, help="The agent identity whose memory the tool reads and writes.")
-@click.option("--realm", default=None, help="Realm of the store (overrides agent_memory.realm of the config).")
+@click.option("--realm", default=None,
+              help="Realm of the session and of every write (default: agent_memory.realm of the config, or of "
+                   "the --url gateway).")
 @_config_option
 @click.option("--session-key", default=None, help="Session the calls come from (default: a fresh mcp-<hex> key).")
 @click.option("--mob", default=None, help="Mob the agent runs in (enables propose_to_mob).")
@@ -278,8 +280,8 @@ def mcp_command(state_dir: Path, identity: str, realm: str | None, config_path: 
     if session_key is not None and not session_key.strip():
         click.echo("meta-memory: --session-key must be a non-empty string", err=True)
         sys.exit(2)
-    if url is not None and (realm is not None or config_path is not None):
-        click.echo("meta-memory: --url serves the gateway's own realm and config; drop --realm/--config", err=True)
+    if url is not None and config_path is not None:
+        click.echo("meta-memory: --url uses the gateway's own config; drop --config", err=True)
         sys.exit(2)
     if url is not None and click.get_current_context().get_parameter_source("state_dir") is not ParameterSource.DEFAULT:
         raise click.UsageError("give either --url or --state-dir, not both")
@@ -308,7 +310,7 @@ def mcp_command(state_dir: Path, identity: str, realm: str | None, config_path: 
         handle = Meta.connect(url, token=token.strip() if token and token.strip() else None)
         refused: str | None = None
         try:
-            serve_mcp_stdio(McpMemoryBridge(handle.call, identity, session, mob or None, session_taint))
+            serve_mcp_stdio(McpMemoryBridge(handle.call, identity, session, mob or None, session_taint, realm))
         except MetaError as exc:  # the gateway refused the bridge's first call (e.g. no or a wrong token)
             refused = f"the gateway at {url} refused the bridge: {exc.message}"
         except (GatewayUnreachable, httpx.HTTPError) as exc:  # nothing listens there (yet)
@@ -335,7 +337,7 @@ def mcp_command(state_dir: Path, identity: str, realm: str | None, config_path: 
     gateway = Gateway.for_runtime(runtime)
     ctx = CallContext(transport="mcp")
     bridge = McpMemoryBridge(lambda method, params: gateway.call(method, params, ctx), identity, session, mob or None,
-                             session_taint)
+                             session_taint, realm)
     try:
         serve_mcp_stdio(bridge)
     finally:

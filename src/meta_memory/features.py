@@ -203,7 +203,7 @@ def build_features(ctx: FeatureContext) -> Features:
     )
     tool = None
     if cfg.recorder_tool:
-        ops = QuarantineEventOps(store, cfg.realm, firewall.gate, service, emit)
+        ops = QuarantineEventOps(store, firewall.gate, service, emit)
         tool = RecorderTool(ops, max_entries=cfg.max_entries)
     host = HostService(cfg, firewall, injection, tool, store)
     agent_memory = AgentMemoryFeature(cfg, store, firewall, service, injection, tool, host, recall)

@@ -10,7 +10,8 @@ Every ``tools/call`` is dispatched through the gateway's method table as
 ``meta/agent_memory/tool`` for the configured identity and session: it is an
 LLM-authored write, so the firewall's write gate decides whether it lands
 quarantined. The identity, realm, session and mob are fixed by the server's
-command line; nothing in the tool arguments can retarget them.
+command line and named in every call (``--realm``, default the runtime's
+``[agent_memory] realm``); nothing in the tool arguments can retarget them.
 
 Fail closed on taint (``--session-taint``): an MCP server sees only the calls to
 its own tool, never the other tool results (web pages, files, other servers)
@@ -91,6 +92,9 @@ class McpMemoryBridge:
         identity: the calling agent's identity (every write is scoped to it).
         session_key: the session the calls come from (taint and the write gate follow it).
         mob: the mob the agent runs in (``propose_to_mob`` needs one), or ``None``.
+        realm: the realm of the session and of every write (``None``: the runtime's
+            ``[agent_memory] realm``); named in every call, so taint recorded in that realm by the host
+            gates this server's writes there.
         session_taint: ``"unknown"`` (default: the session's tool results are not reported, so the
             gateway treats it as tainted and every write lands quarantined) or ``"reported"`` (the host
             reports them with ``meta/turn/tool_result``; the normal posture applies).
@@ -101,6 +105,7 @@ class McpMemoryBridge:
     session_key: str
     mob: str | None = None
     session_taint: str = "unknown"
+    realm: str | None = None
 
     def __post_init__(self) -> None:
         if self.session_taint not in SESSION_TAINT_CHOICES:
@@ -110,8 +115,14 @@ class McpMemoryBridge:
         """Tell the runtime that ``identity`` now speaks from ``session_key`` (``meta/session/note``),
         and whether its tool results are reported (``tool_results``); raises when the runtime refuses."""
         tool_results = "reported" if self.session_taint == "reported" else "unreported"
-        self.call("meta/session/note",
-                  {"identity": self.identity, "session_key": self.session_key, "tool_results": tool_results})
+        self.call("meta/session/note", {**self._session(), "tool_results": tool_results})
+
+    def _session(self) -> dict[str, Any]:
+        """The session every call names: ``{identity, session_key, realm?}``."""
+        out: dict[str, Any] = {"identity": self.identity, "session_key": self.session_key}
+        if self.realm is not None:
+            out["realm"] = self.realm
+        return out
 
     def tools(self) -> list[types.Tool]:
         """The tool list: ``memory`` with its JSON input schema, or nothing when the tool is disabled."""
@@ -129,11 +140,7 @@ class McpMemoryBridge:
         """Run one tool call. Never raises for a refusal: refusals are tool errors (``isError``)."""
         if name != MEMORY_TOOL_NAME:
             return _result(f"unknown tool '{name}' (this server offers '{MEMORY_TOOL_NAME}')", True)
-        params: dict[str, Any] = {
-            "identity": self.identity,
-            "session_key": self.session_key,
-            "arguments": arguments if arguments is not None else {},
-        }
+        params: dict[str, Any] = {**self._session(), "arguments": arguments if arguments is not None else {}}
         if self.mob:
             params["mob"] = self.mob
         try:

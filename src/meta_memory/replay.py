@@ -182,7 +182,7 @@ def replay(path: Path | str, url: str, *, token: str | None = None, inject: bool
         known = set(id_of.values())
         session = f"replay-{sample['sample_id']}"
         if inject:
-            rpc.call("meta/session/note", {"identity": identity, "session_key": session})
+            rpc.call("meta/session/note", {"identity": identity, "session_key": session, **extra})
         for qa in sample.get("qa", []):
             cat = qa.get("category")
             if cat not in CATEGORIES:
@@ -215,5 +215,5 @@ def replay(path: Path | str, url: str, *, token: str | None = None, inject: bool
                 else:
                     report.inject_skips[block.get("skip_reason") or "none"] += 1
                 # each question stands for a fresh turn of a long conversation whose context was compacted
-                rpc.call("meta/session/compacted", {"identity": identity, "session_key": session})
+                rpc.call("meta/session/compacted", {"identity": identity, "session_key": session, **extra})
     return report

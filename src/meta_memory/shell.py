@@ -45,7 +45,8 @@ def _target_options(command: Callable[..., Any]) -> Callable[..., Any]:
     """The options every memory command shares: who, where, and how to print."""
     options = [
         click.option("--identity", required=True, help="Agent identity whose memory this reads or writes."),
-        click.option("--realm", default=None, help="Realm of the store (default: the gateway's agent_memory.realm)."),
+        click.option("--realm", default=None,
+                     help='Realm of the records (default: "default", as for every meta/agent_memory/* call).'),
         click.option("--url", default=None, callback=gateway_url_option,
                      help=f"Gateway base URL (default {DEFAULT_URL}; not with --state-dir)."),
         click.option("--token", default=None, envvar="META_MEMORY_TOKEN", show_envvar=True,

@@ -72,7 +72,7 @@ class TaintedAgents:
     def __init__(self, tool: str) -> None:
         self.reason = f"session tainted by web tool '{tool}'"
 
-    def quarantine_reason(self, author: Author, batch_kind: str, evidence: list[Any]) -> str | None:
+    def quarantine_reason(self, author: Author, batch_kind: str, evidence: list[Any], *, realm: str) -> str | None:
         return self.reason if author.kind.value == "agent" else None
 
 

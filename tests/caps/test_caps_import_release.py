@@ -138,7 +138,7 @@ def test_an_over_cap_write_never_reaches_the_quarantine(strict: Raw, field: str,
 
 
 class _QuarantineEverything:
-    def quarantine_reason(self, author: Author, batch_kind: Any, evidence: Any) -> str | None:
+    def quarantine_reason(self, author: Author, batch_kind: Any, evidence: Any, *, realm: str) -> str | None:
         return "strict posture" if author.kind.value == "agent" else None
 
 

@@ -31,7 +31,7 @@ class FakeGate:
         self.reason = reason
         self.calls: list[tuple[Author, str, list[Any]]] = []
 
-    def quarantine_reason(self, author: Author, batch_kind: str, evidence: list[Any]) -> str | None:
+    def quarantine_reason(self, author: Author, batch_kind: str, evidence: list[Any], *, realm: str) -> str | None:
         self.calls.append((author, batch_kind, evidence))
         if not author.is_llm:
             return None

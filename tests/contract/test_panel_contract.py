@@ -50,7 +50,7 @@ TAINT = "session tainted by web tool 'web_search'"
 class AgentGate:
     """Quarantines agent-authored writes (a tainted session)."""
 
-    def quarantine_reason(self, author: Author, batch_kind: str, evidence: list[Any]) -> str | None:
+    def quarantine_reason(self, author: Author, batch_kind: str, evidence: list[Any], *, realm: str) -> str | None:
         return TAINT if author.kind.value == "agent" else None
 
 

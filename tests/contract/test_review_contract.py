@@ -63,7 +63,7 @@ class AgentGate:
     def __init__(self) -> None:
         self.reason: str | None = TAINT
 
-    def quarantine_reason(self, author: Author, batch_kind: str, evidence: list[Any]) -> str | None:
+    def quarantine_reason(self, author: Author, batch_kind: str, evidence: list[Any], *, realm: str) -> str | None:
         return self.reason if author.kind.value == "agent" else None
 
 

@@ -6,6 +6,9 @@ from typing import Any
 
 from meta_memory.clock import ManualClock
 from meta_memory.firewall import Firewall, ToolProvenance
+from meta_memory.session_ref import SessionRef
+
+S1 = SessionRef("default", "lead:main", "s1")
 
 
 def make(**kwargs: Any) -> tuple[Firewall, list[dict[str, Any]]]:
@@ -21,10 +24,10 @@ def make(**kwargs: Any) -> tuple[Firewall, list[dict[str, Any]]]:
 
 def test_tool_result_reports_trust_and_session_taint() -> None:
     fw, seen = make()
-    assert fw.tool_result("lead:main", "s1", "calculator").to_dict() == {"trusted": True, "session_tainted": False}
+    assert fw.tool_result(S1, "calculator").to_dict() == {"trusted": True, "session_tainted": False}
     kg = ToolProvenance("mcp", "knowledge_graph")
-    assert fw.tool_result("lead:main", "s1", "lookup", kg).to_dict() == {"trusted": True, "session_tainted": False}
-    got = fw.tool_result("lead:main", "s1", "lookup", ToolProvenance("mcp", "pastebin"), is_error=True)
+    assert fw.tool_result(S1, "lookup", kg).to_dict() == {"trusted": True, "session_tainted": False}
+    got = fw.tool_result(S1, "lookup", ToolProvenance("mcp", "pastebin"), is_error=True)
     assert got.to_dict() == {
         "trusted": False,
         "source": "MCP server 'pastebin' (tool 'lookup')",
@@ -32,42 +35,44 @@ def test_tool_result_reports_trust_and_session_taint() -> None:
     }
     assert got.taint is not None and got.taint.tainted_at_ms == 5_000
     # later trusted results still report the sticky session taint
-    assert fw.tool_result("lead:main", "s1", "calculator").to_dict() == {"trusted": True, "session_tainted": True}
+    assert fw.tool_result(S1, "calculator").to_dict() == {"trusted": True, "session_tainted": True}
     assert [e["kind"] for e in seen] == ["tainted"]
     assert seen[0]["type"] == "memory.taint.transition"
 
 
 def test_server_tool_content_taints() -> None:
     fw, _ = make()
-    got = fw.tool_result("lead:main", "s1", "google_search", server_tool=True)
+    got = fw.tool_result(S1, "google_search", server_tool=True)
     assert got.source == "provider server tool 'google_search'" and got.session_tainted
 
 
 def test_session_lifecycle_through_the_facade() -> None:
     fw, seen = make()
-    fw.note_session("lead:main", "s1")
-    fw.tool_result("lead:main", "s1", "scrape_page")
+    fw.note_session(S1)
+    fw.tool_result(S1, "scrape_page")
     author = {"author": "agent", "identity": "lead:main"}
-    assert fw.gate.quarantine_reason(author) == "session tainted by configured untrusted tool 'scrape_page'"
-    assert fw.compacted("lead:main", "s1") is not None
-    assert fw.gate.quarantine_reason(author) is not None
-    fw.reset("lead:main")
-    fw.note_session("lead:main", "s2")
-    assert fw.gate.quarantine_reason(author) is None
+    assert fw.gate.quarantine_reason(author, realm="default") == (
+        "session tainted by configured untrusted tool 'scrape_page'")
+    assert fw.compacted(S1) is not None
+    assert fw.gate.quarantine_reason(author, realm="default") is not None
+    fw.reset(SessionRef("default", "lead:main"))
+    fw.note_session(SessionRef("default", "lead:main", "s2"))
+    assert fw.gate.quarantine_reason(author, realm="default") is None
     assert [e["kind"] for e in seen] == ["tainted", "reset_boundary"]
 
 
 def test_quarantined_posture_through_the_facade() -> None:
     fw, _ = make(llm_writes="quarantined")
-    assert fw.gate.quarantine_reason({"author": "agent", "identity": "a:1"}) == "llm_writes=quarantined policy"
-    assert fw.gate.quarantine_reason({"author": "application"}) is None
+    author = {"author": "agent", "identity": "a:1"}
+    assert fw.gate.quarantine_reason(author, realm="default") == "llm_writes=quarantined policy"
+    assert fw.gate.quarantine_reason({"author": "application"}, realm="default") is None
 
 
 def test_peer_content_through_the_facade() -> None:
     fw, _ = make()
-    fw.tool_result("scout:1", "s9", "web_search")
-    assert fw.peer_content("lead:main", "s1", "scout:1") is not None
-    reason = fw.gate.quarantine_reason({"author": "agent", "identity": "lead:main"})
+    fw.tool_result(SessionRef("default", "scout:1", "s9"), "web_search")
+    assert fw.peer_content(S1, "scout:1") is not None
+    reason = fw.gate.quarantine_reason({"author": "agent", "identity": "lead:main"}, realm="default")
     assert reason == (
         "session tainted by peer message from tainted sender 'scout:1' (sender session tainted by web tool "
         "'web_search')"

@@ -14,6 +14,7 @@ from meta_memory.firewall.taint import (
     TaintState,
     TaintTracker,
 )
+from meta_memory.session_ref import SessionRef
 
 WEB = Classification(False, "web tool 'web_search'")
 MCP = Classification(False, "MCP server 'scraper' (tool 'q')")
@@ -47,162 +48,164 @@ def tracker(clock: ManualClock, events: Events) -> TaintTracker:
 
 
 def test_clean_until_untrusted_content_arrives(tracker: TaintTracker, events: Events) -> None:
-    tracker.note_session("lead:main", "s1")
-    assert tracker.observe("lead:main", "s1", CLEAN) is None
-    assert tracker.identity_taint("lead:main") is None
+    tracker.note_session(SessionRef("default", "lead:main", "s1"))
+    assert tracker.observe(SessionRef("default", "lead:main", "s1"), CLEAN) is None
+    assert tracker.identity_taint("lead:main", realm="default") is None
     assert events.items == []
 
 
 def test_first_taint_wins_and_emits_one_event(tracker: TaintTracker, clock: ManualClock, events: Events) -> None:
-    tracker.note_session("lead:main", "s1")
-    first = tracker.observe("lead:main", "s1", WEB)
+    tracker.note_session(SessionRef("default", "lead:main", "s1"))
+    first = tracker.observe(SessionRef("default", "lead:main", "s1"), WEB)
     clock.advance(50)
-    second = tracker.observe("lead:main", "s1", MCP)
+    second = tracker.observe(SessionRef("default", "lead:main", "s1"), MCP)
     assert first == second == TaintState(1_000, "web tool 'web_search'")
-    assert tracker.session_taint("lead:main", "s1") == first
+    assert tracker.session_taint(SessionRef("default", "lead:main", "s1")) == first
     assert events.items == [
         (
             TAINT_EVENT,
             "lead:main",
-            {"realm": "default", "identity": "lead:main", "session_key": "s1", "kind": "tainted", "source": "web tool 'web_search'"},
+            {"realm": "default", "identity": "lead:main", "session_key": "s1", "kind": "tainted",
+             "source": "web tool 'web_search'"},
         )
     ]
 
 
 def test_trusted_content_never_clears_taint(tracker: TaintTracker) -> None:
-    tracker.observe("a:1", "s1", WEB)
-    assert tracker.observe("a:1", "s1", CLEAN) is not None
-    assert tracker.identity_taint("a:1") is not None
+    tracker.observe(SessionRef("default", "a:1", "s1"), WEB)
+    assert tracker.observe(SessionRef("default", "a:1", "s1"), CLEAN) is not None
+    assert tracker.identity_taint("a:1", realm="default") is not None
 
 
 def test_compaction_does_not_clear_taint(tracker: TaintTracker, events: Events) -> None:
-    tracker.observe("a:1", "s1", WEB)
-    assert tracker.compacted("a:1", "s1") is not None
-    assert tracker.identity_taint("a:1") is not None
+    tracker.observe(SessionRef("default", "a:1", "s1"), WEB)
+    assert tracker.compacted(SessionRef("default", "a:1", "s1")) is not None
+    assert tracker.identity_taint("a:1", realm="default") is not None
     assert events.kinds() == ["tainted"]
 
 
 def test_rotation_starts_clean_and_keeps_the_old_session_fact(tracker: TaintTracker, events: Events) -> None:
-    tracker.observe("a:1", "s1", WEB)
-    tracker.note_session("a:1", "s2")
-    assert tracker.identity_taint("a:1") is None
-    assert tracker.session_taint("a:1", "s1") is not None  # sticky, retained after rotation
+    tracker.observe(SessionRef("default", "a:1", "s1"), WEB)
+    tracker.note_session(SessionRef("default", "a:1", "s2"))
+    assert tracker.identity_taint("a:1", realm="default") is None
+    assert tracker.session_taint(SessionRef("default", "a:1", "s1")) is not None  # sticky, retained after rotation
     assert events.kinds() == ["tainted", "rotated_clean"]
     assert events.items[-1][2]["session_key"] == "s2"
 
 
 def test_rotating_between_clean_sessions_is_silent(tracker: TaintTracker, events: Events) -> None:
-    tracker.note_session("a:1", "s1")
-    tracker.note_session("a:1", "s2")
-    tracker.note_session("a:1", "s2")
+    tracker.note_session(SessionRef("default", "a:1", "s1"))
+    tracker.note_session(SessionRef("default", "a:1", "s2"))
+    tracker.note_session(SessionRef("default", "a:1", "s2"))
     assert events.items == []
 
 
 def test_returning_to_a_tainted_session_is_tainted_again(tracker: TaintTracker) -> None:
-    tracker.observe("a:1", "s1", WEB)
-    tracker.note_session("a:1", "s2")
-    tracker.note_session("a:1", "s1")
-    assert tracker.identity_taint("a:1") is not None
+    tracker.observe(SessionRef("default", "a:1", "s1"), WEB)
+    tracker.note_session(SessionRef("default", "a:1", "s2"))
+    tracker.note_session(SessionRef("default", "a:1", "s1"))
+    assert tracker.identity_taint("a:1", realm="default") is not None
 
 
 def test_pending_taint_lands_on_the_next_noted_session(tracker: TaintTracker, events: Events) -> None:
-    state = tracker.observe("a:1", None, WEB)
-    assert state is not None and tracker.identity_taint("a:1") == state
-    assert events.items[0][2] == {"realm": "default", "identity": "a:1", "session_key": None, "kind": "tainted", "source": WEB.source}
-    tracker.note_session("a:1", "s7")
-    assert tracker.session_taint("a:1", "s7") == state
-    assert tracker.identity_taint("a:1") == state
+    state = tracker.observe(SessionRef("default", "a:1", None), WEB)
+    assert state is not None and tracker.identity_taint("a:1", realm="default") == state
+    assert events.items[0][2] == {"realm": "default", "identity": "a:1", "session_key": None, "kind": "tainted",
+                                  "source": WEB.source}
+    tracker.note_session(SessionRef("default", "a:1", "s7"))
+    assert tracker.session_taint(SessionRef("default", "a:1", "s7")) == state
+    assert tracker.identity_taint("a:1", realm="default") == state
     assert events.kinds() == ["tainted", "tainted"]
     assert events.items[1][2]["session_key"] == "s7"
 
 
 def test_observe_without_session_uses_the_current_session(tracker: TaintTracker) -> None:
-    tracker.note_session("a:1", "s1")
-    tracker.observe("a:1", None, WEB)
-    assert tracker.session_taint("a:1", "s1") is not None
+    tracker.note_session(SessionRef("default", "a:1", "s1"))
+    tracker.observe(SessionRef("default", "a:1", None), WEB)
+    assert tracker.session_taint(SessionRef("default", "a:1", "s1")) is not None
 
 
 def test_pending_first_taint_wins(tracker: TaintTracker, clock: ManualClock) -> None:
-    tracker.observe("a:1", None, WEB)
+    tracker.observe(SessionRef("default", "a:1", None), WEB)
     clock.advance(10)
-    tracker.observe("a:1", None, MCP)
-    tracker.note_session("a:1", "s1")
-    assert tracker.session_taint("a:1", "s1") == TaintState(1_000, WEB.source)
+    tracker.observe(SessionRef("default", "a:1", None), MCP)
+    tracker.note_session(SessionRef("default", "a:1", "s1"))
+    assert tracker.session_taint(SessionRef("default", "a:1", "s1")) == TaintState(1_000, WEB.source)
 
 
 def test_reset_clears_current_and_pending(tracker: TaintTracker, events: Events) -> None:
-    tracker.observe("a:1", "s1", WEB)
-    tracker.reset("a:1")
-    assert tracker.identity_taint("a:1") is None
-    assert tracker.current_session("a:1") is None
+    tracker.observe(SessionRef("default", "a:1", "s1"), WEB)
+    tracker.reset(SessionRef("default", "a:1"))
+    assert tracker.identity_taint("a:1", realm="default") is None
+    assert tracker.current_session("a:1", realm="default") is None
     assert events.kinds() == ["tainted", "reset_boundary"]
     assert events.items[-1][2] == {"realm": "default", "identity": "a:1", "session_key": "s1", "kind": "reset_boundary",
                                    "source": WEB.source}
     # pending taint is dropped too
-    tracker.observe("b:1", None, WEB)
-    tracker.reset("b:1")
-    tracker.note_session("b:1", "s9")
-    assert tracker.identity_taint("b:1") is None
+    tracker.observe(SessionRef("default", "b:1", None), WEB)
+    tracker.reset(SessionRef("default", "b:1"))
+    tracker.note_session(SessionRef("default", "b:1", "s9"))
+    assert tracker.identity_taint("b:1", realm="default") is None
 
 
 def test_reset_session_key_can_be_reused_clean_but_evidence_remembers(tracker: TaintTracker) -> None:
-    tracker.observe("a:1", "s1", WEB)
-    tracker.reset("a:1", "s1")
-    tracker.note_session("a:1", "s1")
-    assert tracker.identity_taint("a:1") is None
-    assert tracker.evidence_reason("s1") == (
+    tracker.observe(SessionRef("default", "a:1", "s1"), WEB)
+    tracker.reset(SessionRef("default", "a:1", "s1"))
+    tracker.note_session(SessionRef("default", "a:1", "s1"))
+    assert tracker.identity_taint("a:1", realm="default") is None
+    assert tracker.evidence_reason("s1", realm="default") == (
         "evidence session tainted by web tool 'web_search' (session-tainted ⇒ range-tainted)"
     )
 
 
 def test_reset_of_a_clean_session_marks_a_boundary(tracker: TaintTracker, events: Events) -> None:
-    tracker.note_session("a:1", "s1")
-    tracker.reset("a:1", "s1")
-    tracker.reset("a:1", "s1")  # idempotent
-    assert tracker.evidence_reason("s1") == RESET_BOUNDARY_REASON
-    assert tracker.reset_boundary("a:1", "s1") is not None
+    tracker.note_session(SessionRef("default", "a:1", "s1"))
+    tracker.reset(SessionRef("default", "a:1", "s1"))
+    tracker.reset(SessionRef("default", "a:1", "s1"))  # idempotent
+    assert tracker.evidence_reason("s1", realm="default") == RESET_BOUNDARY_REASON
+    assert tracker.reset_boundary(SessionRef("default", "a:1", "s1")) is not None
     assert events.kinds() == ["reset_boundary"]
-    assert tracker.evidence_reason("never-seen") is None
+    assert tracker.evidence_reason("never-seen", realm="default") is None
 
 
 def test_reset_without_any_session_and_without_taint_is_silent(tracker: TaintTracker, events: Events) -> None:
-    tracker.reset("ghost:1")
+    tracker.reset(SessionRef("default", "ghost:1"))
     assert events.items == []
 
 
 def test_identities_are_logical(tracker: TaintTracker) -> None:
-    tracker.observe("rt:identity:parent-1:0", "s1", WEB)
-    assert tracker.identity_taint("identity:parent-1") is not None
-    assert tracker.current_session("rt:identity:parent-1:1") == "s1"
+    tracker.observe(SessionRef("default", "rt:identity:parent-1:0", "s1"), WEB)
+    assert tracker.identity_taint("identity:parent-1", realm="default") is not None
+    assert tracker.current_session("rt:identity:parent-1:1", realm="default") == "s1"
 
 
 def test_state_is_keyed_by_identity_another_identity_cannot_reset_it(tracker: TaintTracker) -> None:
-    tracker.observe("victim:1", "s1", WEB)
-    tracker.reset("attacker:1", "s1")  # names the victim's session key
-    tracker.note_session("attacker:1", "s1")
-    assert tracker.identity_taint("victim:1") is not None
-    assert tracker.session_taint("victim:1", "s1") is not None
-    assert tracker.reset_boundary("victim:1", "s1") is None
-    assert tracker.identity_taint("attacker:1") is None
+    tracker.observe(SessionRef("default", "victim:1", "s1"), WEB)
+    tracker.reset(SessionRef("default", "attacker:1", "s1"))  # names the victim's session key
+    tracker.note_session(SessionRef("default", "attacker:1", "s1"))
+    assert tracker.identity_taint("victim:1", realm="default") is not None
+    assert tracker.session_taint(SessionRef("default", "victim:1", "s1")) is not None
+    assert tracker.reset_boundary(SessionRef("default", "victim:1", "s1")) is None
+    assert tracker.identity_taint("attacker:1", realm="default") is None
 
 
 def test_state_is_keyed_by_realm(tracker: TaintTracker) -> None:
-    tracker.observe("a:1", "s1", WEB, realm="r1")
+    tracker.observe(SessionRef("r1", "a:1", "s1"), WEB)
     assert tracker.identity_taint("a:1", realm="r1") is not None
     assert tracker.identity_taint("a:1", realm="r2") is None
-    tracker.reset("a:1", "s1", realm="r2")
-    assert tracker.session_taint("a:1", "s1", realm="r1") is not None
+    tracker.reset(SessionRef("r2", "a:1", "s1"))
+    assert tracker.session_taint(SessionRef("r1", "a:1", "s1")) is not None
 
 
 def test_no_capacity_eviction_taint_survives_thousands_of_sessions(tracker: TaintTracker) -> None:
-    tracker.observe("a:1", "s-tainted", WEB)
+    tracker.observe(SessionRef("default", "a:1", "s-tainted"), WEB)
     for i in range(5000):
-        tracker.observe("a:1", f"s{i}", WEB)
-        tracker.note_session(f"other:{i}", f"o{i}")
-    assert tracker.session_taint("a:1", "s-tainted") is not None
+        tracker.observe(SessionRef("default", "a:1", f"s{i}"), WEB)
+        tracker.note_session(SessionRef("default", f"other:{i}", f"o{i}"))
+    assert tracker.session_taint(SessionRef("default", "a:1", "s-tainted")) is not None
     assert tracker.stats()["tainted_sessions"] == 5001
-    tracker.note_session("a:1", "s-tainted")
-    assert tracker.identity_taint("a:1") is not None
+    tracker.note_session(SessionRef("default", "a:1", "s-tainted"))
+    assert tracker.identity_taint("a:1", realm="default") is not None
 
 
 def test_at_the_row_cap_new_sessions_are_refused_and_taint_still_lands(clock: ManualClock) -> None:
@@ -210,17 +213,18 @@ def test_at_the_row_cap_new_sessions_are_refused_and_taint_still_lands(clock: Ma
     from meta_memory.session_state import memory_session_state
 
     tracker = TaintTracker(clock, state=memory_session_state(clock, limit=4))
-    tracker.observe("a:1", "s1", WEB)  # identity row + session row
-    tracker.note_session("b:1", "s2")
-    tracker.note_session("c:1", "s3")
+    tracker.observe(SessionRef("default", "a:1", "s1"), WEB)  # identity row + session row
+    tracker.note_session(SessionRef("default", "b:1", "s2"))
+    tracker.note_session(SessionRef("default", "c:1", "s3"))
     assert tracker.at_capacity()
     with pytest.raises(AgentMemoryError) as err:
-        tracker.note_session("d:1", "s4")
+        tracker.note_session(SessionRef("default", "d:1", "s4"))
     assert err.value.reason == "session_limit" and "limit of 4" in err.value.message
-    tracker.note_session("b:1", "s-other")  # known identities keep working
-    assert tracker.observe("b:1", None, WEB) is not None  # taint is never refused
-    assert tracker.session_taint("a:1", "s1") is not None
-    assert tracker.observe("e:1", None, WEB) is not None  # pending taint of a new identity lands too
+    tracker.note_session(SessionRef("default", "b:1", "s-other"))  # known identities keep working
+    assert tracker.observe(SessionRef("default", "b:1", None), WEB) is not None  # taint is never refused
+    assert tracker.session_taint(SessionRef("default", "a:1", "s1")) is not None
+    # pending taint of a new identity lands too
+    assert tracker.observe(SessionRef("default", "e:1", None), WEB) is not None
 
 
 def test_state_expires_by_age_only(clock: ManualClock) -> None:
@@ -228,14 +232,14 @@ def test_state_expires_by_age_only(clock: ManualClock) -> None:
 
     day = 86_400_000
     tracker = TaintTracker(clock, state=memory_session_state(clock, expiry_ms=30 * day))
-    tracker.observe("a:1", "s1", WEB)
-    tracker.observe("b:1", "s2", WEB)
+    tracker.observe(SessionRef("default", "a:1", "s1"), WEB)
+    tracker.observe(SessionRef("default", "b:1", "s2"), WEB)
     clock.advance(20 * day)
-    tracker.note_session("b:1", "s2")  # touched: b's session lives on
+    tracker.note_session(SessionRef("default", "b:1", "s2"))  # touched: b's session lives on
     clock.advance(11 * day)
-    tracker.note_session("c:1", "s3")  # a write runs the sweep
-    assert tracker.session_taint("a:1", "s1") is None
-    assert tracker.session_taint("b:1", "s2") is not None
+    tracker.note_session(SessionRef("default", "c:1", "s3"))  # a write runs the sweep
+    assert tracker.session_taint(SessionRef("default", "a:1", "s1")) is None
+    assert tracker.session_taint(SessionRef("default", "b:1", "s2")) is not None
 
 
 def test_a_failing_event_sink_never_breaks_tracking(clock: ManualClock) -> None:
@@ -243,19 +247,21 @@ def test_a_failing_event_sink_never_breaks_tracking(clock: ManualClock) -> None:
         raise RuntimeError("bus down")
 
     tracker = TaintTracker(clock, boom)
-    assert tracker.observe("a:1", "s1", WEB) is not None
-    assert tracker.identity_taint("a:1") is not None
+    assert tracker.observe(SessionRef("default", "a:1", "s1"), WEB) is not None
+    assert tracker.identity_taint("a:1", realm="default") is not None
 
 
 def test_peer_messages_carry_the_senders_taint(tracker: TaintTracker) -> None:
-    tracker.observe("scout:1", "s-scout", WEB)
-    state = tracker.observe_peer_content("lead:main", "s-lead", "scout:1")
+    tracker.observe(SessionRef("default", "scout:1", "s-scout"), WEB)
+    state = tracker.observe_peer_content(SessionRef("default", "lead:main", "s-lead"), "scout:1")
     assert state is not None
     assert state.source == "peer message from tainted sender 'scout:1' (sender session tainted by web tool 'web_search')"
-    assert tracker.observe_peer_content("lead:main", "s-lead", "clean:1") == state  # sticky, first wins
-    assert tracker.observe_peer_content("other:1", "s-other", "clean:1") is None
-    declared = tracker.observe_peer_content("third:1", "s-third", "remote:9", declared_tainted=True)
+    lead = SessionRef("default", "lead:main", "s-lead")
+    assert tracker.observe_peer_content(lead, "clean:1") == state  # sticky, first wins
+    assert tracker.observe_peer_content(SessionRef("default", "other:1", "s-other"), "clean:1") is None
+    third = SessionRef("default", "third:1", "s-third")
+    declared = tracker.observe_peer_content(third, "remote:9", declared_tainted=True)
     assert declared is not None and declared.source == "peer content declared tainted by sender 'remote:9'"
     # a sender that rotated to a clean session no longer taints receivers
-    tracker.note_session("scout:1", "s-scout-2")
-    assert tracker.observe_peer_content("fourth:1", "s-fourth", "scout:1") is None
+    tracker.note_session(SessionRef("default", "scout:1", "s-scout-2"))
+    assert tracker.observe_peer_content(SessionRef("default", "fourth:1", "s-fourth"), "scout:1") is None

@@ -1,4 +1,5 @@
-"""Property tests: whatever other identities and realms do, an identity's taint ends only by its own reset.
+"""Property tests: whatever other identities and realms do, an identity's taint ends only by its own reset,
+and a write naming a session carries that session's taint alone (never a sibling session's).
 
 Random interleavings of note / tool result / reset / compaction / injection by several identities, in
 two realms, over a handful of shared session keys. The reference is a small model of *who tainted what
@@ -15,6 +16,7 @@ from meta_memory.firewall.classify import Classification
 from meta_memory.firewall.gate import LlmWriteGate
 from meta_memory.firewall.taint import TaintTracker
 from meta_memory.injection import InjectionSessions
+from meta_memory.session_ref import SessionRef
 from meta_memory.session_state import memory_session_state
 
 IDENTITIES = ("a:1", "b:1", "c:1")
@@ -43,35 +45,40 @@ def test_taint_is_cleared_only_by_the_owners_reset(ops: list[tuple[str, str, str
     for kind, ident, session, realm in ops:
         clock.advance(1)
         if kind == "note":
-            tracker.note_session(ident, session, realm=realm)
+            tracker.note_session(SessionRef(realm, ident, session))
             current[(realm, ident)] = session
         elif kind in ("taint", "trusted"):
-            tracker.observe(ident, session, WEB if kind == "taint" else Classification(True), realm=realm)
+            tracker.observe(SessionRef(realm, ident, session), WEB if kind == "taint" else Classification(True))
             current[(realm, ident)] = session
             if kind == "taint":
                 tainted.add((realm, ident, session))
         elif kind == "reset":
-            tracker.reset(ident, session, realm=realm)
+            tracker.reset(SessionRef(realm, ident, session))
             sessions.reset(realm, ident, session)
             tainted.discard((realm, ident, session))
             current.pop((realm, ident), None)
         elif kind == "reset_current":
             closed = current.pop((realm, ident), None)
-            tracker.reset(ident, None, realm=realm)
+            tracker.reset(SessionRef(realm, ident, None))
             if closed is not None:
                 tainted.discard((realm, ident, closed))
         elif kind == "compacted":
-            tracker.compacted(ident, session, realm=realm)
+            tracker.compacted(SessionRef(realm, ident, session))
             sessions.compacted(realm, ident, session)
         else:
             sessions.commit(realm, ident, session, [f"m-{session}"], 100)
         for r in REALMS:
             for i in IDENTITIES:
                 for s in SESSIONS:
-                    assert (tracker.session_taint(i, s, realm=r) is not None) == ((r, i, s) in tainted), (r, i, s)
+                    assert (tracker.session_taint(SessionRef(r, i, s)) is not None) == ((r, i, s) in tainted), (r, i, s)
                 cur = current.get((r, i))
                 assert tracker.current_session(i, realm=r) == cur
                 expect = cur is not None and (r, i, cur) in tainted
                 assert (tracker.identity_taint(i, realm=r) is not None) == expect
                 author = {"author": "agent", "identity": i}
                 assert (gate.quarantine_reason(author, realm=r) is not None) == expect
+                # a write naming its session carries that key's taint in the realm (its own, or another
+                # identity's), never that of a sibling session noted later or earlier
+                for s in SESSIONS:
+                    named = any((r, j, s) in tainted for j in IDENTITIES)
+                    assert (gate.quarantine_reason(author, realm=r, session_key=s) is not None) == named, (r, i, s)

@@ -42,3 +42,25 @@ def test_replay_uses_the_bulk_write(gateway: Any, tmp_path: Path) -> None:
         conn.close()
     assert records == 600
     assert calls == 2  # 512 + 88 turns: two remember_batch transactions
+
+
+def test_replay_in_a_realm_keeps_its_injection_session_in_that_realm(gateway: Any, tmp_path: Path) -> None:
+    sample = _sample()
+    # the same question twice: the session is compacted after each, so the second injects the turn again
+    sample[0]["qa"] = [sample[0]["qa"][0], dict(sample[0]["qa"][0])]
+    data = tmp_path / "conv.json"
+    data.write_text(json.dumps(sample), encoding="utf-8")
+    out = subprocess.run(
+        [sys.executable, "-m", "meta_memory.cli", "replay", str(data), "--url", gateway.url, "--json", "--inject",
+         "--realm", "ops"],
+        capture_output=True, text=True, timeout=300, env=os.environ.copy(), check=True,
+    )
+    report = json.loads(out.stdout)
+    assert report["inject"]["questions"] == 2 and report["inject"]["evidence_in_block"] == 1.0
+    assert report["inject"]["skip_reasons"] == {}
+    assert not (gateway.state_dir / "agent-memory" / "default.sqlite3").exists()
+    conn = sqlite3.connect(f"file:{gateway.state_dir / 'session-state.db'}?mode=ro", uri=True)
+    try:
+        assert {r[0] for r in conn.execute("SELECT realm FROM session_identities")} == {"ops"}
+    finally:
+        conn.close()

@@ -152,3 +152,27 @@ def test_example_runs_as_a_script() -> None:
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "firewall held: the poisoned claim stayed in quarantine" in proc.stdout
     assert "web_fetch -> UNTRUSTED: session tainted" in proc.stdout
+
+
+def test_an_adapter_in_another_realm_keeps_the_session_and_its_writes_there(handle: Any) -> None:
+    host = MemoryHost(handle, realm="ops")
+    host.start_session("agent:scout", "scout-1")
+    kept = host.dispatch_memory_tool({"action": "remember", "title": "Trailhead", "body": "at Pine Gap"})
+    assert "QUARANTINED" not in kept["text"]
+    assert host.tool_result("web_fetch") is False and host.session_tainted is True
+    poisoned = host.dispatch_memory_tool({"action": "remember", "title": "Trailhead", "body": "moved to the cliff"})
+    assert "QUARANTINED pending review (session tainted by web tool 'web_fetch')" in poisoned["text"]
+    memory_id = kept["text"].split()[2].rstrip(".")
+    assert "is HELD pending review" in host.dispatch_memory_tool({"action": "forget", "memory_id": memory_id})["text"]
+    assert "Pine Gap" in (host.before_turn("where is the trailhead?") or "")
+    host.compacted()
+    assert host.session_tainted is True
+    # nothing of it in the default realm: the same identity there has no memory and a clean session
+    assert handle.recall_agent_memory("agent:scout", selection="always") == []
+    assert [r.title for r in handle.recall_agent_memory("agent:scout", realm="ops", selection="always")] == [
+        "Trailhead"]
+    assert handle.session_note("agent:scout", "scout-1").tainted is False
+    host.reset()
+    assert host.session_tainted is False
+    after = host.dispatch_memory_tool({"action": "remember", "title": "Camp", "body": "by the lake"})
+    assert "QUARANTINED" not in after["text"]

@@ -226,3 +226,29 @@ def test_identity_segment_puts_each_user_under_their_identity_and_access_control
         remote.search(("bob",))
     with pytest.raises(ValueError, match="identity"):
         remote.search(())
+
+
+def test_a_store_in_a_realm_keeps_every_item_there_and_is_judged_there(tmp_path: Path, gateway_factory: Any) -> None:
+    token = "tok-ops-app-0123456789"
+    cfg = write_config(tmp_path / "access.toml", "\n".join([
+        "[access]", "enabled = true", "",
+        "[[access.tokens]]", f'sha256 = "{hash_token(token)}"', 'principal = "ops-app"', "",
+        *[line for action in ("agent.memory.write", "agent.memory.read", "agent.view", "agent.memory.delete")
+          for line in ("[[access.grants]]", f'action = "{action}"', 'who = { principal = "ops-app" }',
+                       'on = { identity = "langgraph", realm = "ops" }', "")],
+    ]))
+    gw = gateway_factory(tmp_path / "state", config=cfg)
+    handle = Meta.connect(gw.url, token=token)
+    in_ops = MetaMemoryStore(handle, realm="ops")
+    in_ops.put(("notes",), "n1", {"text": "kept in ops"})
+    assert in_ops.get(("notes",), "n1").value == {"text": "kept in ops"}  # type: ignore[union-attr]
+    assert [i.key for i in in_ops.search(("notes",), query="kept ops")] == ["n1"]
+    in_ops.delete(("notes",), "n1")
+    assert in_ops.get(("notes",), "n1") is None
+    # the grant names ops: the same identity's store in the default realm is refused, not written
+    home = MetaMemoryStore(handle)
+    with pytest.raises(AccessDenied):
+        home.put(("notes",), "n1", {"text": "into the default realm"})
+    with pytest.raises(AccessDenied):
+        home.search(("notes",))
+    handle.close()

@@ -69,7 +69,7 @@ def access_toml(enabled: bool = True) -> str:
 class TaintGate:
     """Quarantines agent-authored writes (a tainted session)."""
 
-    def quarantine_reason(self, author: Author, batch_kind: str, evidence: list[Any]) -> str | None:
+    def quarantine_reason(self, author: Author, batch_kind: str, evidence: list[Any], *, realm: str) -> str | None:
         return "session tainted by web tool 'web_search'" if author.kind.value == "agent" else None
 
 

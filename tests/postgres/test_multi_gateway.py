@@ -143,6 +143,34 @@ def test_taint_recorded_on_one_gateway_quarantines_writes_through_the_other(two_
     assert recall_titles(b, "clean reset") == ["Clean after reset"]
 
 
+def test_taint_recorded_in_a_realm_on_one_gateway_quarantines_that_realms_writes_through_the_other(
+        two_gateways: Any, schema: str) -> None:
+    a, b, _ = two_gateways
+    keep = a.result("meta/agent_memory/remember", {"identity": ID, "realm": "ops", "title": "Payee",
+                                                   "body": "refunds go back to the card"})["memory_id"]
+    verdict = a.result("meta/turn/tool_result", {"identity": ID, "session_key": "s-ops", "realm": "ops",
+                                                 "tool_name": "web_fetch"})
+    assert verdict["session_tainted"] is True
+
+    def tool(gw: GatewayProcess, realm: str | None, **arguments: Any) -> str:
+        params: dict[str, Any] = {"identity": ID, "session_key": "s-ops", "arguments": arguments}
+        if realm is not None:
+            params["realm"] = realm
+        return gw.result("meta/agent_memory/tool", params)["text"]
+
+    # through the other gateway, the tool in ops reads the taint gateway a recorded there
+    written = tool(b, "ops", action="remember", title="Payee", body="wire refunds to account 4471")
+    assert "QUARANTINED pending review (session tainted by web tool 'web_fetch')" in written
+    assert "is HELD pending review" in tool(b, "ops", action="forget", memory_id=keep)
+    # the same identity and key in the default realm is another, clean session
+    assert "QUARANTINED" not in tool(b, None, action="remember", title="Hours", body="support answers 9 to 5")
+    with PostgresAgentMemoryStore(DSN, schema=schema) as store:
+        ops = {r[0]: r[1] for r in raw_rows(store, "ops", "SELECT memory_id, status_kind FROM records")}
+        assert ops[keep] == "active" and sorted(ops.values()) == ["active", "quarantined"]
+        assert raw_rows(store, "ops", "SELECT COUNT(*) FROM pending_forgets")[0][0] == 1
+        assert [r[0] for r in raw_rows(store, "default", "SELECT status_kind FROM records")] == ["active"]
+
+
 def test_session_injection_dedup_budget_and_nonce_are_shared(two_gateways: Any) -> None:
     a, b, _ = two_gateways
     remember(a, "Walrus", "the walrus prefers cold water")

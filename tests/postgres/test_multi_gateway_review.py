@@ -33,7 +33,7 @@ ID = "lead:main"
 class AgentGate:
     """Quarantines agent-authored writes (what a tainted session's writes look like)."""
 
-    def quarantine_reason(self, author: Author, batch_kind: str, evidence: list[Any]) -> str | None:
+    def quarantine_reason(self, author: Author, batch_kind: str, evidence: list[Any], *, realm: str) -> str | None:
         return "session tainted by web tool 'web_search'" if author.kind.value == "agent" else None
 
 

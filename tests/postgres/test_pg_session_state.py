@@ -18,6 +18,7 @@ from meta_memory.errors import AgentMemoryError
 from meta_memory.firewall.classify import Classification
 from meta_memory.firewall.taint import TaintTracker
 from meta_memory.injection import InjectionSessions
+from meta_memory.session_ref import SessionRef
 from meta_memory.session_state import PostgresSessionBackend, SessionStateStore
 
 from contract.pgsupport import DSN, require_postgres, throwaway_schema
@@ -47,14 +48,15 @@ def state_of(store: PostgresAgentMemoryStore, clock: ManualClock, **kw: int) -> 
 def test_taint_is_shared_keyed_and_cleared_only_by_its_owner(stores) -> None:
     clock = ManualClock()
     on_a, on_b = (TaintTracker(clock, state=state_of(s, clock)) for s in stores)
-    on_a.observe("x:1", "s1", WEB)
-    assert on_b.identity_taint("x:1") is not None and on_b.session_taint("x:1", "s1") is not None
-    on_b.reset("y:1", "s1")
-    assert on_a.session_taint("x:1", "s1") is not None
+    on_a.observe(SessionRef("default", "x:1", "s1"), WEB)
+    assert on_b.identity_taint("x:1", realm="default") is not None
+    assert on_b.session_taint(SessionRef("default", "x:1", "s1")) is not None
+    on_b.reset(SessionRef("default", "y:1", "s1"))
+    assert on_a.session_taint(SessionRef("default", "x:1", "s1")) is not None
     assert on_a.identity_taint("x:1", realm="other") is None
-    on_b.reset("x:1", "s1")
-    assert on_a.session_taint("x:1", "s1") is None
-    assert on_a.evidence_reason("s1") is not None  # the reset mark keeps the evidence rule
+    on_b.reset(SessionRef("default", "x:1", "s1"))
+    assert on_a.session_taint(SessionRef("default", "x:1", "s1")) is None
+    assert on_a.evidence_reason("s1", realm="default") is not None  # the reset mark keeps the evidence rule
 
 
 def test_concurrent_gateways_taint_once_and_count_every_injection(stores) -> None:
@@ -71,7 +73,7 @@ def test_concurrent_gateways_taint_once_and_count_every_injection(stores) -> Non
         tracker = TaintTracker(clock, sink, state=state)
         inj = InjectionSessions(state)
         for i in range(40):
-            tracker.observe("x:1", "shared", WEB)
+            tracker.observe(SessionRef("default", "x:1", "shared"), WEB)
             inj.commit("default", "x:1", "shared", [f"{tag}-{i}"], 10)
 
     threads = [threading.Thread(target=work, args=(st, t)) for st, t in ((a, "a"), (b, "b"))]
@@ -90,13 +92,13 @@ def test_cap_and_expiry_on_postgres(stores) -> None:
     day = 86_400_000
     state = state_of(stores[0], clock, limit=3, expiry_ms=2 * day)
     tracker = TaintTracker(clock, state=state)
-    tracker.observe("x:1", "s1", WEB)
-    tracker.note_session("y:1", "s2")
+    tracker.observe(SessionRef("default", "x:1", "s1"), WEB)
+    tracker.note_session(SessionRef("default", "y:1", "s2"))
     with pytest.raises(AgentMemoryError) as err:
-        tracker.note_session("z:1", "s3")
+        tracker.note_session(SessionRef("default", "z:1", "s3"))
     assert err.value.reason == "session_limit" and tracker.at_capacity()
-    assert tracker.observe("w:1", "s4", WEB) is not None  # taint still lands
+    assert tracker.observe(SessionRef("default", "w:1", "s4"), WEB) is not None  # taint still lands
     clock.advance(3 * day)
     state.sweep()
-    assert not tracker.at_capacity() and tracker.session_taint("x:1", "s1") is None
-    tracker.note_session("z:1", "s3")
+    assert not tracker.at_capacity() and tracker.session_taint(SessionRef("default", "x:1", "s1")) is None
+    tracker.note_session(SessionRef("default", "z:1", "s3"))

@@ -21,7 +21,7 @@ class FakeGate:
     def __init__(self, reason: str | None = "session tainted by web tool 'web_search'") -> None:
         self.reason = reason
 
-    def quarantine_reason(self, author: Author, batch_kind: str, evidence: list[Any]) -> str | None:
+    def quarantine_reason(self, author: Author, batch_kind: str, evidence: list[Any], *, realm: str) -> str | None:
         if author.kind.value != "agent":
             return None
         return self.reason

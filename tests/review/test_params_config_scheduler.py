@@ -17,11 +17,11 @@ from meta_memory.review.params import (
     parse_decide_params,
     parse_gating_check_params,
     parse_gating_decide_params,
-    parse_retire_params,
 )
 from meta_memory.review.scheduler import DreamScheduler
 from meta_memory.review.service import ReviewService
 from meta_memory.review.steward import LlmSteward, PolicySteward
+from meta_memory.session_ref import SessionRef
 
 from .conftest import IDENTITY, REALM, Env
 
@@ -85,10 +85,18 @@ def test_other_params() -> None:
     assert parse_gating_check_params({"entity": "acme", "topic": "price"}).store is None
     with pytest.raises(InvalidParams, match="topic must be a non-empty string"):
         parse_gating_check_params({"entity": "acme"})
-    p = parse_retire_params({"identity": "lead:main", "cause": "respawn"})
+    from meta_memory.rpc.methods.review import RetireParams
+    from meta_memory.rpc.params import parse_params
+
+    p = parse_params(RetireParams, {"identity": "rt:lead:main:2", "cause": " respawn "})
     assert p.session_key is None and p.cause == "respawn"
+    assert p.session_ref("ops") == SessionRef("ops", "lead:main")
+    assert parse_params(RetireParams, {"identity": "x", "realm": "hr", "session_key": "s", "cause": "c"}
+                        ).session_ref("ops") == SessionRef("hr", "x", "s")
     with pytest.raises(InvalidParams, match="cause must be a non-empty string"):
-        parse_retire_params({"identity": "lead:main"})
+        parse_params(RetireParams, {"identity": "lead:main"})
+    with pytest.raises(InvalidParams, match="cause must be at most 400 bytes"):
+        parse_params(RetireParams, {"identity": "lead:main", "cause": "x" * 401})
 
 
 # ----------------------------------------------------------------------------- config

@@ -23,7 +23,7 @@ ME = Scope.identity(R, ID)
 
 
 class QuarantineAll:
-    def quarantine_reason(self, author: Author, batch_kind: str, evidence: list) -> str | None:
+    def quarantine_reason(self, author: Author, batch_kind: str, evidence: list, *, realm: str) -> str | None:
         return "session tainted by web tool 'web_search'" if author.is_llm else None
 
 

@@ -10,6 +10,7 @@ from meta_memory.clock import ManualClock
 from meta_memory.errors import AgentMemoryError
 from meta_memory.firewall import Firewall
 from meta_memory.firewall.gate import author_identity
+from meta_memory.session_ref import SessionRef
 from meta_memory.tool.args import RecordDraft
 
 
@@ -24,11 +25,13 @@ class Row:
     supersedes: str | None = None
     updated_at_ms: int = 0
     recalls: int = 0
+    realm: str = "default"
 
 
 @dataclass
 class FakeStore:
-    """Identity-scoped records with exact-content dedup, supersede and tombstone."""
+    """Identity-scoped records with exact-content dedup, supersede and tombstone; every call names its
+    session (the realm is recorded on each row and proposal)."""
 
     firewall: Firewall
     clock: ManualClock
@@ -41,11 +44,13 @@ class FakeStore:
         self.seq += 1
         return f"{prefix}-{self.seq}"
 
-    def _gate(self, author: Any, session_key: str | None) -> str | None:
-        assert author_identity(author) is not None
-        return self.firewall.gate.quarantine_reason(author, "fresh_write", (), session_key=session_key)
+    def _gate(self, author: Any, session: SessionRef) -> str | None:
+        assert author_identity(author) == session.identity
+        return self.firewall.gate.quarantine_reason(author, "fresh_write", (), realm=session.realm,
+                                                    session_key=session.session_key)
 
-    def remember_authored(self, identity: str, record: RecordDraft, author: Any, session_key: str | None):
+    def remember_authored(self, session: SessionRef, record: RecordDraft, author: Any):
+        identity = session.identity
         if self.fail_with is not None:
             raise self.fail_with
         for row in self.rows.values():
@@ -54,16 +59,17 @@ class FakeStore:
                 record.body,
             ):
                 return row.memory_id, None
-        reason = self._gate(author, session_key)
+        reason = self._gate(author, session)
         memory_id = self._id()
         self.clock.advance(1)
         self.rows[memory_id] = Row(
             memory_id, identity, record, author, "quarantined" if reason else "active", reason,
-            updated_at_ms=self.clock.now_ms(),
+            updated_at_ms=self.clock.now_ms(), realm=session.realm,
         )
         return memory_id, reason
 
-    def supersede_authored(self, identity, prior_id, record, author, session_key):
+    def supersede_authored(self, session: SessionRef, prior_id, record, author):
+        identity = session.identity
         prior = self.rows.get(prior_id)
         if prior is None:
             raise AgentMemoryError("invalid_record", f"op 0: record '{prior_id}' does not exist", op_index=0)
@@ -73,26 +79,27 @@ class FakeStore:
                 f"op 0: scope not writable: agent '{identity}' may only write its own identity scope",
                 op_index=0,
             )
-        reason = self._gate(author, session_key)
+        reason = self._gate(author, session)
         memory_id = self._id()
         self.clock.advance(1)
         self.rows[memory_id] = Row(
             memory_id, identity, record, author, "quarantined" if reason else "active", reason,
-            supersedes=prior_id, updated_at_ms=self.clock.now_ms(),
+            supersedes=prior_id, updated_at_ms=self.clock.now_ms(), realm=session.realm,
         )
         if not reason:
             prior.status = "superseded"
         return memory_id, reason
 
-    def forget_authored(self, identity, memory_id, author, session_key) -> bool:
+    def forget_authored(self, session: SessionRef, memory_id, author) -> bool:
         row = self.rows.get(memory_id)
-        if row is None or row.identity != identity or row.status == "tombstoned":
+        if row is None or row.identity != session.identity or row.status == "tombstoned":
             return False
         row.status = "tombstoned"
         return True
 
-    def recall(self, identity, query_text, selection, max_entries) -> Sequence[Mapping[str, Any]]:
-        rows = [r for r in self.rows.values() if r.identity == identity and r.status == "active"]
+    def recall(self, session: SessionRef, query_text, selection, max_entries) -> Sequence[Mapping[str, Any]]:
+        rows = [r for r in self.rows.values()
+                if (r.realm, r.identity) == (session.realm, session.identity) and r.status == "active"]
         if selection == "contextual":
             terms = (query_text or "").lower().split()
             rows = [r for r in rows if any(t in (r.record.title + " " + r.record.body).lower() for t in terms)]
@@ -109,16 +116,17 @@ class FakeStore:
             for r in rows[:max_entries]
         ]
 
-    def mark_recalled(self, identity, memory_ids) -> None:
+    def mark_recalled(self, session: SessionRef, memory_ids) -> None:
         for memory_id in memory_ids:
             self.rows[memory_id].recalls += 1
 
-    def propose(self, identity, mob, record, author, session_key) -> str:
+    def propose(self, session: SessionRef, mob, record, author) -> str:
         proposal_id = self._id("prop")
         self.proposals[proposal_id] = {
+            "realm": session.realm,
             "mob": mob,
             "record": record,
             "author": author,
-            "taint": self.firewall.gate.quarantine_reason(author, "fresh_write", (), session_key=session_key),
+            "taint": self._gate(author, session),
         }
         return proposal_id

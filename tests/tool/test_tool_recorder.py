@@ -12,6 +12,7 @@ from meta_memory.agent_memory.model import Author
 from meta_memory.clock import ManualClock
 from meta_memory.errors import AgentMemoryError, InvalidParams
 from meta_memory.firewall import Firewall
+from meta_memory.session_ref import SessionRef
 from meta_memory.tool import RecorderTool, ToolResult
 
 from tool.memory_tool_fakes import FakeStore
@@ -22,8 +23,9 @@ AVAILABLE = (
 )
 
 
-def call(tool: RecorderTool, session: str | None = "s1", mob: str | None = None, identity: str = ME, **args):
-    return tool.dispatch(identity, session, mob, args)
+def call(tool: RecorderTool, session: str | None = "s1", mob: str | None = None, identity: str = ME,
+         realm: str = "default", **args):
+    return tool.dispatch(SessionRef(realm, identity, session), mob, args)
 
 
 def remember(tool: RecorderTool, title: str = "Deploys", body: str = "Need approval.", **kw) -> ToolResult:
@@ -87,15 +89,16 @@ def test_scope_is_pinned_to_the_caller(tool: RecorderTool, store: FakeStore) -> 
 
 def test_retarget_fields_are_refused(tool: RecorderTool, store: FakeStore) -> None:
     for extra in ({"identity": "boss:1"}, {"scope": "mob"}, {"realm": "other"}, {"author": "operator"}):
-        got = tool.dispatch(ME, "s1", None, {"action": "remember", "title": "t", "body": "b", **extra})
+        args = {"action": "remember", "title": "t", "body": "b", **extra}
+        got = tool.dispatch(SessionRef("default", ME, "s1"), None, args)
         assert got.is_error and got.text.startswith(f"unknown field '{next(iter(extra))}'")
     assert store.rows == {}
 
 
 def test_roster_identities_write_the_logical_scope(tool: RecorderTool, store: FakeStore) -> None:
-    tool.dispatch("rt:identity:parent-1:0", "s1", None, {"action": "remember", "title": "t", "body": "b"})
+    call(tool, identity="rt:identity:parent-1:0", action="remember", title="t", body="b")
     assert store.rows["mem-1"].identity == "identity:parent-1"
-    got = tool.dispatch("rt:identity:parent-1:1", "s1", None, {"action": "recall"})
+    got = call(tool, identity="rt:identity:parent-1:1", action="recall")
     assert json.loads(got.text)[0]["memory_id"] == "mem-1"
 
 
@@ -127,15 +130,30 @@ def test_store_failures_become_tool_errors(tool: RecorderTool, store: FakeStore)
     assert remember(tool) == ToolResult("disk full", is_error=True)
 
 
-def test_bad_host_parameters_raise_invalid_params(tool: RecorderTool) -> None:
-    with pytest.raises(InvalidParams) as info:
-        tool.dispatch("  ", "s1", None, {"action": "recall"})
-    assert info.value.field == "identity"
-    with pytest.raises(InvalidParams) as info:
-        tool.dispatch(ME, "", None, {"action": "recall"})
-    assert info.value.field == "session_key"
+def test_bad_host_parameters_are_refused(tool: RecorderTool) -> None:
+    with pytest.raises(ValueError, match="identity"):
+        SessionRef("default", "  ", "s1")
+    with pytest.raises(ValueError, match="session_key"):
+        SessionRef("default", ME, "")
+    with pytest.raises(ValueError, match="realm"):
+        SessionRef(" ", ME, "s1")
     with pytest.raises(InvalidParams):
-        tool.dispatch(ME, "s1", 7, {"action": "recall"})  # type: ignore[arg-type]
+        tool.dispatch(SessionRef("default", ME, "s1"), 7, {"action": "recall"})  # type: ignore[arg-type]
+
+
+def test_every_action_acts_in_the_realm_of_its_session(tool: RecorderTool, store: FakeStore,
+                                                       firewall: Firewall) -> None:
+    firewall.tool_result(SessionRef("ops", ME, "s1"), "web_fetch")
+    tainted = remember(tool, "dirty", "read on the web", realm="ops")
+    assert "QUARANTINED" in tainted.text and store.rows["mem-1"].realm == "ops"
+    clean = remember(tool, "clean", "same key, other realm")
+    assert "QUARANTINED" not in clean.text and store.rows["mem-2"].realm == "default"
+    assert call(tool, realm="ops", action="recall").text == "No matching memory records."
+    assert [r["memory_id"] for r in json.loads(call(tool, action="recall").text)] == ["mem-2"]
+    proposed = call(tool, realm="ops", mob="crew", action="propose_to_mob", title="t", body="b")
+    assert proposed.text.startswith("Proposed to mob scope as prop-3")
+    assert store.proposals["prop-3"]["realm"] == "ops"
+    assert store.proposals["prop-3"]["taint"] == "session tainted by web tool 'web_fetch'"
 
 
 def test_propose_to_mob_needs_a_mob(tool: RecorderTool, store: FakeStore) -> None:
@@ -175,9 +193,9 @@ def test_quarantined_posture_reports_quarantine(store: FakeStore, clock) -> None
 
 def test_recorder_gate_quarantines_tainted_session_writes(tool: RecorderTool, store: FakeStore,
                                                           firewall: Firewall) -> None:
-    firewall.note_session(ME, "s1")
+    firewall.note_session(SessionRef("default", ME, "s1"))
     assert remember(tool, "clean", "before browsing").text.startswith("Stored memory mem-1. ")
-    firewall.tool_result(ME, "s1", "web_search")
+    firewall.tool_result(SessionRef("default", ME, "s1"), "web_search")
     tainted = remember(tool, "dirty", "after browsing")
     assert tainted.text == (
         "Stored memory mem-2 — stored but QUARANTINED pending review (session tainted by web tool 'web_search'). "
@@ -193,32 +211,32 @@ def test_recorder_gate_quarantines_tainted_session_writes(tool: RecorderTool, st
     assert store.rows["mem-1"].status == "active"
     assert [r["memory_id"] for r in json.loads(call(tool, action="recall").text)] == ["mem-1"]
     # compaction keeps the taint
-    firewall.compacted("lead:main", "s1")
+    firewall.compacted(SessionRef("default", "lead:main", "s1"))
     assert "QUARANTINED" in remember(tool, "still", "tainted").text
     # a new session starts clean
-    firewall.note_session(ME, "session-2")
+    firewall.note_session(SessionRef("default", ME, "session-2"))
     assert remember(tool, "fresh", "new session", session="session-2").text.startswith("Stored memory mem-5. ")
 
 
 def test_dispatch_naming_a_tainted_session_quarantines(tool: RecorderTool, firewall: Firewall) -> None:
-    firewall.tool_result("helper:1", "shared", "scrape_page")
-    firewall.note_session(ME, "mine")
-    got = tool.dispatch(ME, "shared", None, {"action": "remember", "title": "t", "body": "b"})
+    firewall.tool_result(SessionRef("default", "helper:1", "shared"), "scrape_page")
+    firewall.note_session(SessionRef("default", ME, "mine"))
+    got = call(tool, session="shared", action="remember", title="t", body="b")
     assert "session tainted by configured untrusted tool 'scrape_page'" in got.text
 
 
 def test_reset_clears_taint_for_later_writes(tool: RecorderTool, firewall: Firewall) -> None:
-    firewall.tool_result(ME, "s1", "web_fetch")
+    firewall.tool_result(SessionRef("default", ME, "s1"), "web_fetch")
     assert "QUARANTINED" in remember(tool, "a", "b").text
-    firewall.reset(ME)
-    firewall.note_session(ME, "s2")
+    firewall.reset(SessionRef("default", ME))
+    firewall.note_session(SessionRef("default", ME, "s2"))
     assert remember(tool, "c", "d", ).text.startswith("Stored memory")
     # ...and a write that names the reset session key again is clean too
     assert not call(tool, session="s1", action="remember", title="e", body="f").text.count("QUARANTINED")
 
 
 def test_untrusted_tool_errors_taint_too(tool: RecorderTool, firewall: Firewall) -> None:
-    firewall.tool_result(ME, "s1", "mcp__scraper__get", is_error=True)
+    firewall.tool_result(SessionRef("default", ME, "s1"), "mcp__scraper__get", is_error=True)
     assert "MCP server 'scraper' (tool 'mcp__scraper__get')" in remember(tool).text
 
 
@@ -238,5 +256,5 @@ def test_dispatch_never_raises_for_any_arguments(args: dict, action: str, mob: s
     clock = ManualClock()
     tool = RecorderTool(FakeStore(Firewall(None, clock), clock))
     args.setdefault("action", action)
-    got = tool.dispatch(ME, "s1", mob, args)
+    got = tool.dispatch(SessionRef("default", ME, "s1"), mob, args)
     assert isinstance(got, ToolResult) and got.text and got.exclude_from_indexing

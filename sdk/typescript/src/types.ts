@@ -318,10 +318,16 @@ export interface DefangResult extends Open {
   hits: number;
 }
 
-/** `meta/agent_memory/tool`: one `memory` tool call, an LLM-authored write gated by the firewall. */
+/**
+ * `meta/agent_memory/tool`: one `memory` tool call, an LLM-authored write gated by the firewall.
+ * It acts in `realm` (default: the gateway's `[agent_memory] realm`): the gate reads the session's
+ * taint there and the write, held forget or proposal lands there. Pass the realm the session was
+ * noted and its tool results reported in.
+ */
 export interface MemoryToolParams {
   identity: string;
   sessionKey?: string;
+  realm?: string;
   mob?: string;
   /** The model's tool arguments, verbatim (`{action: "remember", title, body, ...}`). */
   arguments: Record<string, unknown>;

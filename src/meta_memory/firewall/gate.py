@@ -9,8 +9,9 @@ notes §5):
    except a ``review_verdict`` batch: ``llm_writes=quarantined policy``;
 2b. the session state is at its row cap (fail closed, same exception):
    ``session state at capacity; ...`` (:data:`~meta_memory.firewall.taint.CAPACITY_REASON`);
-3. an ``agent`` author whose identity's session is tainted (pending taint
-   included): ``session tainted by <source>``;
+3. an ``agent`` author whose session is tainted in the realm written to (the
+   named session's own taint, the current session's when none is named, pending
+   taint included): ``session tainted by <source>``;
 4. an evidence ref citing a tainted session:
    ``evidence session tainted by <source> (session-tainted ⇒ range-tainted)``;
    or a session closed at a reset boundary:
@@ -49,6 +50,7 @@ from typing import Any, Final
 
 from meta_memory.errors import ConfigError
 from meta_memory.firewall.taint import CAPACITY_REASON, TaintTracker
+from meta_memory.session_ref import SessionRef
 
 __all__ = [
     "DerivedWriteGate",
@@ -143,15 +145,15 @@ class LlmWriteGate:
         """The taint tracker this gate reads."""
         return self._tracker
 
-    def forget_hold_reason(self, author: Any, *, session_key: str | None = None, realm: str | None = None) -> str | None:
-        """The reason a forget by ``author`` must be held for review, or ``None`` to apply it now.
+    def forget_hold_reason(self, author: Any, *, realm: str, session_key: str | None = None) -> str | None:
+        """The reason a forget in ``realm`` by ``author`` must be held for review, or ``None`` to apply it now.
 
         The same decision as :meth:`quarantine_reason` for a fresh write from that
         session (no evidence refs): ``llm_writes=quarantined policy`` for any LLM
         author under the strict posture, ``session tainted by <source>`` for an
-        agent whose session is tainted; never for ``operator``/``application``.
+        agent whose session is tainted in ``realm``; never for ``operator``/``application``.
         """
-        return self.quarantine_reason(author, "fresh_write", (), session_key=session_key, realm=realm)
+        return self.quarantine_reason(author, "fresh_write", (), realm=realm, session_key=session_key)
 
     def quarantine_reason(
         self,
@@ -159,8 +161,8 @@ class LlmWriteGate:
         batch_kind: Any = "fresh_write",
         evidence: Iterable[Any] | None = (),
         *,
+        realm: str,
         session_key: str | None = None,
-        realm: str | None = None,
     ) -> str | None:
         """The reason this batch must land quarantined, or ``None`` to land it active.
 
@@ -168,11 +170,12 @@ class LlmWriteGate:
             author: the batch author (duck-typed; module docstring).
             batch_kind: ``"fresh_write"`` or ``"review_verdict"`` (string or enum).
             evidence: the batch's evidence refs (objects/mappings with ``session_id``).
+            realm: the realm written to; taint and evidence are read in it alone (the store passes
+                its batch's realm, the recorder tool its session's).
             session_key: the session the write comes from, when the caller knows
-                it (the recorder tool's dispatch does). Its taint counts in
-                addition to the identity's current-session and pending taint;
-                naming a session never clears taint.
-            realm: the realm written to (``None``: the tracker's configured realm).
+                it (the recorder tool's dispatch does): the write carries that
+                session's taint (:meth:`TaintTracker.write_taint`); without it, the
+                identity's current session's.
 
         Returns:
             ``None`` or one reason string of the module docstring.
@@ -185,7 +188,7 @@ class LlmWriteGate:
             return CAPACITY_REASON
         if author_kind(author) == "agent":
             identity = author_identity(author)
-            taint = self._tracker.write_taint(identity, session_key, realm=realm) if identity else None
+            taint = self._tracker.write_taint(SessionRef(realm, identity, session_key)) if identity else None
             if taint is not None:
                 return f"session tainted by {taint.source}"
         for ref in evidence or ():
@@ -197,7 +200,7 @@ class LlmWriteGate:
                 return reason
         return None
 
-    def derived_reason(self, identity: str, session_keys: Iterable[str], *, realm: str | None = None) -> str | None:
+    def derived_reason(self, identity: str, session_keys: Iterable[str], *, realm: str) -> str | None:
         """Why a write derived from ``identity``'s ``session_keys`` must land quarantined, or ``None``.
 
         Checked for any author (the host's own writes included): the first named session of that
@@ -205,7 +208,7 @@ class LlmWriteGate:
         :func:`derived_reason_text`. A clean session, a session reset clean and an unknown key add
         nothing; naming sessions never clears a reason another rule gives."""
         for key in session_keys:
-            found = self._tracker.derived_taint(identity, key, realm=realm)
+            found = self._tracker.derived_taint(SessionRef(realm, identity, key))
             if found is not None:
                 taint, reset = found
                 return derived_reason_text(key, taint.source, reset=reset)
@@ -226,8 +229,13 @@ class DerivedWriteGate:
         self._session_keys = tuple(session_keys)
         self._realm = realm
 
-    def quarantine_reason(self, author: Any, batch_kind: Any, evidence: Iterable[Any] | None) -> str | None:
-        reason = self._gate.derived_reason(self._identity, self._session_keys, realm=self._realm)
+    def quarantine_reason(self, author: Any, batch_kind: Any, evidence: Iterable[Any] | None, *,
+                          realm: str) -> str | None:
+        """``realm`` is the batch's realm (the store's :class:`WriteGate` protocol); it is the realm this
+        gate was made for."""
+        if realm != self._realm:  # pragma: no cover - the service builds the gate for the write's realm
+            raise ValueError(f"derived write gate of realm {self._realm!r} asked about realm {realm!r}")
+        reason = self._gate.derived_reason(self._identity, self._session_keys, realm=realm)
         if reason is not None:
             return reason
-        return self._gate.quarantine_reason(author, batch_kind, evidence, realm=self._realm)
+        return self._gate.quarantine_reason(author, batch_kind, evidence, realm=realm)

@@ -23,6 +23,7 @@ from meta_memory.firewall.classify import (
 )
 from meta_memory.firewall.gate import LlmWriteGate
 from meta_memory.firewall.taint import EventSink, TaintState, TaintTracker
+from meta_memory.session_ref import SessionRef
 from meta_memory.session_state import SessionStateStore
 
 __all__ = ["TOOL_RESULTS_REPORTING", "UNREPORTED_TOOL_RESULTS_SOURCE", "Firewall", "ToolResultVerdict"]
@@ -73,7 +74,8 @@ class Firewall:
             (``on_event(event_type, identity, data)``).
         llm_writes: ``"observed"`` (default) or ``"quarantined"``.
         state: the durable session state (SQLite or PostgreSQL; default a process-local in-memory one).
-        realm: the realm of calls that name none (``agent_memory.realm``).
+        realm: the realm legacy taint (which named no realm) is adopted into (``agent_memory.realm``);
+            every other call names its realm in its :class:`~meta_memory.session_ref.SessionRef`.
         legacy_state_path: the former ``<state-dir>/firewall-taint.json``; when present its taint is adopted
             into ``state`` once and the file renamed ``firewall-taint.json.imported``.
 
@@ -132,40 +134,32 @@ class Firewall:
 
     def tool_result(
         self,
-        identity: str,
-        session_key: str | None,
+        session: SessionRef,
         tool_name: str,
         provenance: ToolProvenance | None = None,
         *,
         is_error: bool = False,
         server_tool: bool = False,
-        realm: str | None = None,
     ) -> ToolResultVerdict:
-        """Classify one tool result and record it before the model sees it.
+        """Classify one tool result ingested in ``session`` and record it before the model sees it.
 
         Tool errors classify like results (``is_error`` is accepted for the
         record; an error body is still text from the source). When this call
         returns, any taint it caused is committed and visible to every later
-        gate decision, on every gateway sharing the session state.
+        gate decision in the session's realm, on every gateway sharing the session state.
         """
         del is_error  # errors taint exactly like results
         verdict = self.classify(tool_name, provenance, server_tool=server_tool)
-        taint = self.tracker.observe(identity, session_key, verdict, realm=realm)
+        taint = self.tracker.observe(session, verdict)
         return ToolResultVerdict(verdict.trusted, verdict.source, taint is not None, taint)
 
-    def peer_content(
-        self, identity: str, session_key: str | None, sender: str, *, declared_tainted: bool = False,
-        realm: str | None = None,
-    ) -> TaintState | None:
-        """A peer message from ``sender`` reached ``identity``; taints it when the sender is
-        tainted (see :meth:`TaintTracker.observe_peer_content`). Returns the receiver's taint."""
-        return self.tracker.observe_peer_content(identity, session_key, sender, declared_tainted=declared_tainted,
-                                                 realm=realm)
+    def peer_content(self, session: SessionRef, sender: str, *, declared_tainted: bool = False) -> TaintState | None:
+        """A peer message from ``sender`` reached ``session``'s identity; taints it when the sender is
+        tainted in that realm (see :meth:`TaintTracker.observe_peer_content`). Returns the receiver's taint."""
+        return self.tracker.observe_peer_content(session, sender, declared_tainted=declared_tainted)
 
-    def note_session(
-        self, identity: str, session_key: str, *, realm: str | None = None, tool_results: str = "reported"
-    ) -> TaintState | None:
-        """``meta/session/note``: ``identity`` now speaks from ``session_key``; returns its taint afterwards.
+    def note_session(self, session: SessionRef, *, tool_results: str = "reported") -> TaintState | None:
+        """``meta/session/note``: the identity now speaks from ``session`` (key required); returns its taint afterwards.
 
         ``tool_results = "unreported"`` declares that the tool results this session's model reads are
         never reported through ``meta/turn/tool_result`` (an MCP client's session, seen only through its
@@ -174,21 +168,20 @@ class Firewall:
         writes land quarantined. Only a fresh-context boundary (``meta/session/reset``) clears it.
 
         Raises:
-            ValueError: ``tool_results`` is not ``"reported"`` or ``"unreported"``.
+            ValueError: ``tool_results`` is not ``"reported"`` or ``"unreported"``, or ``session`` has no key.
         """
         if tool_results not in TOOL_RESULTS_REPORTING:
             raise ValueError("tool_results must be 'reported' or 'unreported'")
-        taint = self.tracker.note_session(identity, session_key, realm=realm)
+        taint = self.tracker.note_session(session)
         if tool_results == "unreported":
-            taint = self.tracker.observe(
-                identity, session_key, Classification.untrusted(UNREPORTED_TOOL_RESULTS_SOURCE), realm=realm
-            )
+            taint = self.tracker.observe(session, Classification.untrusted(UNREPORTED_TOOL_RESULTS_SOURCE))
         return taint
 
-    def reset(self, identity: str, session_key: str | None = None, *, realm: str | None = None) -> None:
-        """``meta/session/reset``: a fresh-context boundary of ``identity``'s session; clears its taint."""
-        self.tracker.reset(identity, session_key, realm=realm)
+    def reset(self, session: SessionRef) -> None:
+        """``meta/session/reset``: a fresh-context boundary of ``session`` (no key: the identity's current
+        one); clears its taint."""
+        self.tracker.reset(session)
 
-    def compacted(self, identity: str, session_key: str, *, realm: str | None = None) -> TaintState | None:
-        """``meta/session/compacted``: taint is kept; returns it."""
-        return self.tracker.compacted(identity, session_key, realm=realm)
+    def compacted(self, session: SessionRef) -> TaintState | None:
+        """``meta/session/compacted``: taint is kept; returns it (key required)."""
+        return self.tracker.compacted(session)

@@ -15,6 +15,12 @@ every other):
   identity rotates to another session, because "that session was tainted"
   stays true and evidence checks read it) and the reset-boundary mark.
 
+Every call names its session as one :class:`~meta_memory.session_ref.SessionRef`
+(realm, identity, key): the realm is never defaulted here. A write from a named
+session carries that session's taint (:meth:`TaintTracker.write_taint`), whatever
+session the identity noted last: a sibling session of a tainted one is judged on
+its own, in either order of opening.
+
 Lifecycle:
 
 * :meth:`TaintTracker.note_session` -- the identity now speaks from a session.
@@ -43,7 +49,7 @@ state change is committed before the call returns: a classification recorded
 by :meth:`observe` is visible to the very next gate call on any gateway sharing
 the store. Events are delivered after the commit, through ``on_event(event_type,
 identity, data)`` with ``event_type`` ``"memory.taint.transition"`` and ``data``
-``{identity, session_key, kind, source}`` (``kind`` one of ``tainted``,
+``{realm, identity, session_key, kind, source}`` (``kind`` one of ``tainted``,
 ``rotated_clean``, ``reset_boundary``).
 """
 
@@ -56,6 +62,7 @@ from typing import Any
 from meta_memory.clock import Clock
 from meta_memory.firewall.classify import Classification
 from meta_memory.identity import logical_identity
+from meta_memory.session_ref import SessionRef
 from meta_memory.session_state import ResetBoundary, SessionStateStore, TaintState, memory_session_state
 
 __all__ = [
@@ -98,16 +105,22 @@ def _key(identity: str) -> str:
 class TaintTracker:
     """Session-sticky taint state shared by the turn surface and the write gate.
 
+    Every call names the session it concerns as a :class:`~meta_memory.session_ref.SessionRef`
+    (realm, logical identity, session key) or, for the identity-wide queries, the realm
+    explicitly: nothing here falls back to a default realm.
+
     Args:
         clock: source of ``tainted_at_ms`` / ``marked_at_ms``.
         on_event: optional sink for ``memory.taint.transition`` envelopes;
             exceptions it raises are logged and never reach the caller.
         state: the durable session state (default: a process-local in-memory one).
-        realm: the realm of calls that name none (``agent_memory.realm``).
+        realm: the realm taint adopted from a legacy ``firewall-taint.json`` (which named no realm)
+            is recorded under (``agent_memory.realm``).
 
     Thread-safe. Raises what the store raises: ``AgentMemoryError("io")`` on a
     database failure, ``AgentMemoryError("session_limit")`` for a new identity
-    or reset mark at capacity.
+    or reset mark at capacity; ``ValueError`` naming ``session_key`` when a call that needs
+    one is given a session without it.
     """
 
     def __init__(
@@ -123,72 +136,58 @@ class TaintTracker:
         self.state = state if state is not None else memory_session_state(clock)
         self.realm = realm
 
-    def _realm(self, realm: str | None) -> str:
-        return realm if realm else self.realm
-
     # ------------------------------------------------------------------ lifecycle
 
-    def note_session(self, identity: str, session_key: str, *, realm: str | None = None) -> TaintState | None:
-        """Record that ``identity`` now speaks from ``session_key``; returns its effective taint afterwards.
+    def note_session(self, session: SessionRef) -> TaintState | None:
+        """Record that the identity now speaks from ``session`` (its key is required); returns the
+        session's taint afterwards.
 
         A pending taint of the identity lands on this session (``tainted`` event
         if the session was clean). Moving from a tainted session to a session
         that is clean afterwards emits ``rotated_clean``; the old session keeps
         its taint.
         """
-        ident = _key(identity)
-        taint, events = self.state.note_session(self._realm(realm), ident, session_key)
-        self._emit(self._realm(realm), ident, events)
+        taint, events = self.state.note_session(session.realm, session.identity, session.keyed())
+        self._emit(session, events)
         return taint
 
-    def reset(self, identity: str, session_key: str | None = None, *, realm: str | None = None) -> None:
-        """A fresh-context boundary for ``identity`` (reset, respawn, fresh spawn).
+    def reset(self, session: SessionRef) -> None:
+        """A fresh-context boundary for the identity of ``session`` (reset, respawn, fresh spawn).
 
-        ``session_key`` names the identity's session being closed; ``None``
-        means its current session (if any). Clears the identity's current
+        ``session.session_key`` names the session being closed; ``None`` means the
+        identity's current session (if any). Clears the identity's current
         session, pending taint and nonce, marks the closed session's reset
         boundary (keeping its taint on the mark for evidence checks) and emits
         ``reset_boundary`` when anything changed.
         """
-        ident = _key(identity)
-        self._emit(self._realm(realm), ident, self.state.reset(self._realm(realm), ident, session_key))
+        self._emit(session, self.state.reset(session.realm, session.identity, session.session_key))
 
-    def compacted(self, identity: str, session_key: str, *, realm: str | None = None) -> TaintState | None:
-        """Compaction of ``identity``'s ``session_key``: taint is NOT cleared. Returns the session's taint."""
-        return self.session_taint(identity, session_key, realm=realm)
+    def compacted(self, session: SessionRef) -> TaintState | None:
+        """Compaction of ``session`` (key required): taint is NOT cleared. Returns the session's taint."""
+        return self.session_taint(SessionRef(session.realm, session.identity, session.keyed()))
 
-    def observe(
-        self,
-        identity: str,
-        session_key: str | None,
-        classification: Classification,
-        *,
-        realm: str | None = None,
-    ) -> TaintState | None:
-        """Record one classified tool result ingested by ``identity``.
+    def observe(self, session: SessionRef, classification: Classification) -> TaintState | None:
+        """Record one classified tool result ingested by the identity of ``session``.
 
-        When ``session_key`` is given it is noted first (see
+        When ``session.session_key`` is given it is noted first (see
         :meth:`note_session`). Untrusted content taints the identity's current
         session (first taint wins) or, when no session is known yet, becomes the
         identity's pending taint. Returns the identity's effective taint after
         the call (``None`` when clean). The state is committed before returning.
         """
-        ident = _key(identity)
         source = None if classification.trusted else (classification.source or "untrusted content")
-        taint, events = self.state.observe(self._realm(realm), ident, session_key, source)
-        self._emit(self._realm(realm), ident, events)
+        taint, events = self.state.observe(session.realm, session.identity, session.session_key, source)
+        self._emit(session, events)
         return taint
 
     def observe_peer_content(
         self,
-        identity: str,
-        session_key: str | None,
+        session: SessionRef,
         sender: str,
         *,
         declared_tainted: bool = False,
-        realm: str | None = None,
     ) -> TaintState | None:
-        """Record a peer message from ``sender`` ingested by ``identity``.
+        """Record a peer message from ``sender`` ingested by the identity of ``session``.
 
         The receiver is tainted when the sender declared its content tainted, or
         when the sender's own effective taint (pending or current session, same
@@ -197,56 +196,59 @@ class TaintTracker:
         ``peer message from tainted sender '<sender>' (sender session tainted by
         <source>)``. Returns the receiver's effective taint afterwards.
         """
-        ident, peer = _key(identity), _key(sender)
+        peer = _key(sender)
         source: str | None = None
         if declared_tainted:
             source = f"peer content declared tainted by sender '{peer}'"
-        elif peer != ident:
-            sender_taint = self.state.identity_taint(self._realm(realm), peer)
+        elif peer != session.identity:
+            sender_taint = self.state.identity_taint(session.realm, peer)
             if sender_taint is not None:
                 source = f"peer message from tainted sender '{peer}' (sender session tainted by {sender_taint.source})"
         verdict = Classification(True) if source is None else Classification(False, source)
-        return self.observe(identity, session_key, verdict, realm=realm)
+        return self.observe(session, verdict)
 
     # ------------------------------------------------------------------ queries
 
-    def identity_taint(self, identity: str, *, realm: str | None = None) -> TaintState | None:
-        """The identity's pending taint, else its current session's taint, else ``None``."""
-        return self.state.identity_taint(self._realm(realm), _key(identity))
+    def identity_taint(self, identity: str, *, realm: str) -> TaintState | None:
+        """The identity's pending taint in ``realm``, else its current session's taint, else ``None``."""
+        return self.state.identity_taint(realm, _key(identity))
 
-    def session_taint(self, identity: str, session_key: str, *, realm: str | None = None) -> TaintState | None:
-        """The live taint of ``identity``'s ``session_key`` (``None`` when clean or reset)."""
-        return self.state.session_taint(self._realm(realm), _key(identity), session_key)
+    def session_taint(self, session: SessionRef) -> TaintState | None:
+        """The live taint of ``session`` (``None`` when clean or reset); a session without a key is the
+        identity's current one (:meth:`identity_taint`)."""
+        if session.session_key is None:
+            return self.state.identity_taint(session.realm, session.identity)
+        return self.state.session_taint(session.realm, session.identity, session.session_key)
 
-    def write_taint(self, identity: str, session_key: str | None, *, realm: str | None = None) -> TaintState | None:
-        """The taint a write by ``identity`` from ``session_key`` carries (pending, current session, named session)."""
-        return self.state.write_taint(self._realm(realm), _key(identity), session_key)
+    def write_taint(self, session: SessionRef) -> TaintState | None:
+        """The taint an LLM write from ``session`` carries (``docs/security.md``, "Firewall: session
+        taint"): the identity's pending taint, then that session's own taint (its current session's
+        when ``session_key`` is ``None``), then any identity's live taint of that key in the realm."""
+        return self.state.write_taint(session.realm, session.identity, session.session_key)
 
-    def derived_taint(
-        self, identity: str, session_key: str, *, realm: str | None = None
-    ) -> tuple[TaintState, bool] | None:
-        """The taint content derived from ``identity``'s ``session_key`` carries: ``(taint, reset)`` where
+    def derived_taint(self, session: SessionRef) -> tuple[TaintState, bool] | None:
+        """The taint content derived from ``session`` (key required) carries: ``(taint, reset)`` where
         ``reset`` says the session was tainted when a reset closed it (its taint lives on the reset mark),
         or ``None`` when the session is clean, was reset clean, or is unknown. Only that identity's session
-        in ``realm`` counts (session state is per realm, identity and session key)."""
-        live = self.session_taint(identity, session_key, realm=realm)
+        in that realm counts (session state is per realm, identity and session key)."""
+        live = self.state.session_taint(session.realm, session.identity, session.keyed())
         if live is not None:
             return live, False
-        boundary = self.reset_boundary(identity, session_key, realm=realm)
+        boundary = self.reset_boundary(session)
         if boundary is not None and boundary.prior_taint is not None:
             return boundary.prior_taint, True
         return None
 
-    def current_session(self, identity: str, *, realm: str | None = None) -> str | None:
-        """The session ``identity`` currently speaks from, if known."""
-        return self.state.current_session(self._realm(realm), _key(identity))
+    def current_session(self, identity: str, *, realm: str) -> str | None:
+        """The session ``identity`` currently speaks from in ``realm``, if known."""
+        return self.state.current_session(realm, _key(identity))
 
-    def reset_boundary(self, identity: str, session_key: str, *, realm: str | None = None) -> ResetBoundary | None:
-        """The reset-boundary mark of ``identity``'s ``session_key``, if it was closed by a reset."""
-        return self.state.reset_boundary(self._realm(realm), _key(identity), session_key)
+    def reset_boundary(self, session: SessionRef) -> ResetBoundary | None:
+        """The reset-boundary mark of ``session`` (key required), if it was closed by a reset."""
+        return self.state.reset_boundary(session.realm, session.identity, session.keyed())
 
-    def evidence_reason(self, session_key: str, *, realm: str | None = None) -> str | None:
-        """Why a write citing ``session_key`` as evidence must quarantine, if it must.
+    def evidence_reason(self, session_key: str, *, realm: str) -> str | None:
+        """Why a write in ``realm`` citing ``session_key`` as evidence must quarantine, if it must.
 
         Evidence refs name a session, not its identity, so any identity's state
         for that key in the realm counts (fail closed). A tainted session (live,
@@ -254,7 +256,7 @@ class TaintTracker:
         <source> (session-tainted ⇒ range-tainted)``; a clean session closed by
         a reset gives :data:`RESET_BOUNDARY_REASON`.
         """
-        live, boundary = self.state.evidence_state(self._realm(realm), session_key)
+        live, boundary = self.state.evidence_state(realm, session_key)
         if live is not None:
             return evidence_tainted_reason(live.source)
         if boundary is None:
@@ -273,14 +275,15 @@ class TaintTracker:
 
     # ------------------------------------------------------------------ internals
 
-    def _emit(self, realm: str, ident: str, transitions: list[tuple[str, str | None, str]]) -> None:
-        """Deliver ``transitions`` of ``realm``/``ident``; the realm is part of every event, so the
+    def _emit(self, session: SessionRef, transitions: list[tuple[str, str | None, str]]) -> None:
+        """Deliver ``transitions`` of ``session``'s identity; the realm is part of every event, so the
         timeline's access filter judges it as ``<realm>/<identity>`` (never as the default realm's)."""
         if self._on_event is None:
             return
         for kind, session_key, source in transitions:
-            data = {"realm": realm, "identity": ident, "session_key": session_key, "kind": kind, "source": source}
+            data = {"realm": session.realm, "identity": session.identity, "session_key": session_key, "kind": kind,
+                    "source": source}
             try:
-                self._on_event(TAINT_EVENT, ident, data)
+                self._on_event(TAINT_EVENT, session.identity, data)
             except Exception:  # noqa: BLE001 - an event sink must never break taint tracking
                 _log.exception("taint event sink failed for %s", kind)

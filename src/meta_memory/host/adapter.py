@@ -48,7 +48,8 @@ class MemoryHost:
 
     Args:
         handle: a :class:`~meta_memory.sdk.MetaHandle` (embedded, HTTP or stdio).
-        realm: realm for injection (``None``: the runtime's ``agent_memory.realm``).
+        realm: the realm of every call (``None``: the runtime's ``agent_memory.realm``): the session's
+            taint, its injection and the ``memory`` tool's writes all live there.
         mob: the mob the agent runs in (enables ``propose_to_mob``), or ``None``.
 
     Errors from the handle (``MetaError`` subclasses) propagate, except in
@@ -70,7 +71,7 @@ class MemoryHost:
         A session key the identity has not used before starts clean. Raises ``ValueError`` for an
         empty identity (never defaulted)."""
         self.identity = parse_identity(identity)
-        state = self.handle.session_note(self.identity, session_key)
+        state = self.handle.session_note(self.identity, session_key, realm=self.realm)
         self.session_key = session_key
         self.session_tainted = state.tainted
 
@@ -78,16 +79,16 @@ class MemoryHost:
         """A fresh-context boundary (``meta/session/reset``): the session's taint is cleared, its
         injection budget and dedup set start over, and the injection nonce rotates."""
         identity, session_key = self._session()
-        self.handle.session_reset(identity, session_key)
+        self.handle.session_reset(identity, session_key, realm=self.realm)
         # the host goes on speaking from the same key: note it again so taint attributes to it
-        state = self.handle.session_note(identity, session_key)
+        state = self.handle.session_note(identity, session_key, realm=self.realm)
         self.session_tainted = state.tainted
 
     def compacted(self) -> None:
         """The host compacted this session's context (``meta/session/compacted``): records already
         injected may be injected again; taint is kept."""
         identity, session_key = self._session()
-        state = self.handle.session_compacted(identity, session_key)
+        state = self.handle.session_compacted(identity, session_key, realm=self.realm)
         self.session_tainted = state.tainted
 
     # -- per turn -------------------------------------------------------------------------------
@@ -102,7 +103,7 @@ class MemoryHost:
         later memory write from it."""
         identity, session_key = self._session()
         verdict = self.handle.turn_tool_result(identity, session_key, name, provenance=provenance,
-                                               is_error=is_error, server_tool=server_tool)
+                                               is_error=is_error, server_tool=server_tool, realm=self.realm)
         self.session_tainted = verdict.session_tainted
         return verdict.trusted
 
@@ -172,7 +173,8 @@ class MemoryHost:
         if not isinstance(arguments, dict):
             return _tool_error("memory tool arguments must be a JSON object")
         try:
-            out = self.handle.agent_memory_tool(identity, arguments, session_key=session_key, mob=self.mob)
+            out = self.handle.agent_memory_tool(identity, arguments, session_key=session_key, mob=self.mob,
+                                                realm=self.realm)
         except MetaError as exc:
             return _tool_error(exc.message)
         return {"text": out.text, "is_error": out.is_error, "exclude_from_indexing": out.exclude_from_indexing}

@@ -137,7 +137,10 @@ class MetaMemoryStore(BaseStore):
 
     Args:
         handle: a synchronous ``MetaHandle`` (embedded, HTTP or stdio).
-        realm: the realm of every record (default: the gateway's ``agent_memory.realm``).
+        realm: the realm of every record and of every access check (``<realm>/<identity>``); ``None``
+            sends none, so the gateway's default for ``meta/agent_memory/*`` applies (realm
+            ``"default"``). Give the realm your host's sessions use, so the items and what the model
+            writes through the ``memory`` tool (``session.tool`` in that realm) are one memory.
         identity: the identity that owns every item (default ``"langgraph"``), unless ``identity_segment``.
         identity_segment: when set, ``namespace[identity_segment]`` names the owning identity; then
             every search and ``list_namespaces`` prefix must reach that label (``ValueError`` otherwise).

@@ -11,7 +11,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from meta_memory.agent_memory.secrets import scan_text, secret_rule
 from meta_memory.errors import InvalidParams
 from meta_memory.identity import parse_identity, parse_realm
 from meta_memory.review.model import MAX_REVIEW_RATIONALE_BYTES
@@ -21,18 +20,17 @@ __all__ = [
     "GatingDecideParams",
     "GatingCheckParams",
     "DreamParams",
-    "RetireParams",
     "ProposalActionParams",
     "ProposalListParams",
     "parse_decide_params",
     "parse_gating_decide_params",
     "parse_gating_check_params",
     "parse_dream_params",
-    "parse_retire_params",
     "parse_proposal_action_params",
     "parse_proposal_list_params",
 ]
 
+#: Longest `meta/session/retire` cause, in UTF-8 bytes (checked by its params in ``rpc/methods/review.py``).
 MAX_CAUSE_BYTES = 400
 MAX_LIST_LIMIT = 200
 DEFAULT_LIST_LIMIT = 50
@@ -193,31 +191,6 @@ class DreamParams:
 def parse_dream_params(raw: Any) -> DreamParams:
     data = _object(raw, ("realm",))
     return DreamParams(_realm(data))
-
-
-@dataclass(frozen=True, slots=True)
-class RetireParams:
-    """``meta/session/retire`` params: ``{identity, realm?, session_key?, cause}``."""
-
-    realm: str
-    identity: str
-    session_key: str | None
-    cause: str
-
-
-def parse_retire_params(raw: Any) -> RetireParams:
-    data = _object(raw, ("realm", "identity", "session_key", "cause"))
-    identity = _identity(data)
-    realm = _realm(data)
-    session_key = _optional_text(data, "session_key")
-    cause = _required_text(data, "cause", "cause must be a non-empty string")
-    if len(cause.encode("utf-8", "surrogatepass")) > MAX_CAUSE_BYTES:
-        raise InvalidParams(f"cause must be at most {MAX_CAUSE_BYTES} bytes", "cause")
-    # The cause is copied into the rationale of every record a harvest promotes: one scanner for all writes.
-    secret_class = scan_text(cause)
-    if secret_class is not None:
-        raise InvalidParams(secret_rule("cause", secret_class), "cause")
-    return RetireParams(realm, identity, session_key, cause)
 
 
 # --------------------------------------------------------------------------- proposals

@@ -1,6 +1,7 @@
 """One object the runtime holds for the review area: every review RPC maps to one method here.
 
-Method table (params parsed by :mod:`meta_memory.review.params`):
+Method table (params parsed by :mod:`meta_memory.review.params`; ``retire`` by the session params
+of ``rpc/methods/review.py``, handed over as a :class:`~meta_memory.session_ref.SessionRef`):
 
 =====================================  ==========================================
 ``meta/memory/quarantine/decide``      :meth:`ReviewService.decide`
@@ -36,6 +37,7 @@ from meta_memory.review.model import Reviewer
 from meta_memory.review.quarantine import decide
 from meta_memory.review.scheduler import DreamScheduler
 from meta_memory.review.steward import LlmSteward, PolicySteward, Steward
+from meta_memory.session_ref import SessionRef
 
 __all__ = ["ReviewService", "build_steward"]
 
@@ -122,10 +124,11 @@ class ReviewService:
         may_act = authority.may_act if authority is not None and authority.enforced else None
         return self.run_dream(p.realm, may_act=may_act).to_dict()
 
-    def retire(self, raw: Any) -> dict[str, Any]:
-        """``meta/session/retire`` {identity, realm?, session_key?, cause}: record a pending harvest."""
-        p = params.parse_retire_params(raw)
-        return harvest.record_harvest(self.store, p.realm, p.identity, p.session_key, p.cause, clock=self.clock)
+    def retire(self, session: SessionRef, cause: str) -> dict[str, Any]:
+        """``meta/session/retire`` {identity, realm?, session_key?, cause}: record a pending harvest of
+        ``session`` (in its realm) with ``cause`` (already checked: at most 400 bytes, no secret)."""
+        return harvest.record_harvest(self.store, session.realm, session.identity, session.session_key, cause,
+                                      clock=self.clock)
 
     def proposals(self, raw: Any, visibility: Visibility | None = None) -> dict[str, Any]:
         """``meta/memory/proposals/list`` {realm?, status?, limit?}: body-free rows.

@@ -10,9 +10,9 @@ Application writes (``remember``, ``update``, ``forget``) carry the ``applicatio
 never quarantined. ``session.tool(arguments)`` is the model's ``memory`` tool: an LLM-authored
 write that goes through the firewall (quarantined while the session is tainted); ``session.remember(...)``
 is the host's own write of content derived from the session (its LLM's summary): an application write
-that the session's taint follows. Session state is
-keyed by the agent's realm, identity and session key; the ``memory`` tool writes in the gateway's
-host realm (its params take no realm).
+that the session's taint follows. Every session method, the ``memory`` tool included, names the
+agent's realm (``realm=None``: the gateway's ``[agent_memory] realm``): session state is keyed by that
+realm, identity and session key, and the tool's writes, held forgets and proposals land in that realm.
 """
 
 from __future__ import annotations
@@ -186,10 +186,17 @@ class _SessionMethods:
 
     @property
     def identity(self) -> str:
+        """The agent's identity."""
         return self.agent.identity
 
+    @property
+    def realm(self) -> str | None:
+        """The agent's realm (``None``: the gateway's ``[agent_memory] realm``)."""
+        return self.agent.realm
+
     def __repr__(self) -> str:
-        return f"{type(self).__name__}(identity={self.identity!r}, session_key={self.session_key!r})"
+        return (f"{type(self).__name__}(identity={self.identity!r}, realm={self.realm!r}, "
+                f"session_key={self.session_key!r})")
 
     @bound
     def note(self, *, tool_results: Literal["reported", "unreported"] | None = None) -> SessionState:
@@ -219,9 +226,10 @@ class _SessionMethods:
 
     @bound
     def tool(self, arguments: dict[str, Any] | str, *, mob: str | None = None) -> MemoryToolResult:
-        """Dispatch the model's ``memory`` tool call (gated by the firewall; refusals are ``is_error``
-        results). ``meta/agent_memory/tool``."""
-        return self._handle.agent_memory_tool(self.identity, arguments, session_key=self.session_key, mob=mob)
+        """Dispatch the model's ``memory`` tool call in this session's realm (gated by the firewall on
+        this session's taint there; refusals are ``is_error`` results). ``meta/agent_memory/tool``."""
+        return self._handle.agent_memory_tool(self.identity, arguments, session_key=self.session_key, mob=mob,
+                                              realm=self.agent.realm)
 
     @bound
     def defang(self, text: str | None = None, *, blocks: list[Any] | None = None) -> DefangResult:

@@ -328,9 +328,11 @@ class HandleMethods:
     @rpc("meta/agent_memory/tool", MemoryToolResult.model_validate)
     def agent_memory_tool(
         self, identity: str, arguments: dict[str, Any] | str, *, session_key: str | None = None,
-        mob: str | None = None,
+        mob: str | None = None, realm: str | None = None,
     ) -> dict[str, Any] | None:
-        """Dispatch one ``memory`` tool call (an LLM-authored write, gated by the firewall).
+        """Dispatch one ``memory`` tool call (an LLM-authored write, gated by the firewall) from
+        ``identity``'s ``session_key`` in ``realm`` (``None``: the gateway's ``[agent_memory] realm``):
+        the write gate reads that session's taint in that realm and the write lands there.
 
         Refusals come back as ``is_error`` results, not exceptions; ``arguments`` (an object, or the
         model's JSON text of one) that are not a JSON object raise ``InvalidParams`` (field ``arguments``)."""
@@ -339,7 +341,7 @@ class HandleMethods:
                 arguments = json.loads(arguments)
             except ValueError:
                 pass
-        return {**_params(identity=identity, session_key=session_key, mob=mob), "arguments": arguments}
+        return {**_params(identity=identity, session_key=session_key, mob=mob, realm=realm), "arguments": arguments}
 
     @rpc("meta/agent_memory/tool_schema", MemoryToolDefinition.model_validate)
     def agent_memory_tool_schema(self) -> dict[str, Any] | None:

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import AgentMemoryError
 from ..firewall.classify import ToolProvenance
 from ..injection.build import build_scope_set
+from ..session_ref import SessionRef
 from ..tool.schema import memory_tool_definition
 from ..tool.store_ops import StoreRecorderOps
 
@@ -43,66 +44,73 @@ EventSink = Callable[[str, "str | None", dict[str, Any]], None]
 
 class QuarantineEventOps(StoreRecorderOps):
     """The recorder tool's store operations, plus timeline events after each write commits, and
-    recall through the configured recall provider.
+    recall through the configured recall provider; every operation acts in its session's realm.
 
-    Events, as the application writes emit them (ids only): ``memory.record.created`` ``{realm,
-    record_id}`` for a new active record, ``memory.record.updated`` ``{realm, record_id, supersedes}``
-    for an active new version, ``memory.record.forgotten`` ``{realm, record_id}``; a write the gate
-    quarantined emits ``memory.write.quarantined`` instead (the record is not in memory until
-    review releases it), a held forget ``memory.forget.held``. A duplicate remember emits nothing.
+    Events, as the application writes emit them (ids only, each naming the realm it happened in):
+    ``memory.record.created`` ``{realm, record_id}`` for a new active record,
+    ``memory.record.updated`` ``{realm, record_id, supersedes}`` for an active new version,
+    ``memory.record.forgotten`` ``{realm, record_id}``; a write the gate quarantined emits
+    ``memory.write.quarantined`` instead (the record is not in memory until review releases it), a
+    held forget ``memory.forget.held``. A duplicate remember emits nothing.
     """
 
-    def __init__(self, store: AgentMemoryStore, realm: str, gate: LlmWriteGate | None, service: AgentMemoryService,
+    def __init__(self, store: AgentMemoryStore, gate: LlmWriteGate | None, service: AgentMemoryService,
                  emit: EventSink) -> None:
-        super().__init__(store, realm, gate, recall=self._recall_rows)
+        super().__init__(store, gate, recall=self._recall_rows)
         self._service = service
         self._emit = emit
-        self._realm_name = realm
 
-    def _recall_rows(self, identity: str, query_text: str | None, selection: str, max_entries: int) -> Sequence[Any]:
-        out = self._service.recall(self._realm_name, identity, selection=selection, query_text=query_text,
+    def _recall_rows(self, session: SessionRef, query_text: str | None, selection: str,
+                     max_entries: int) -> Sequence[Any]:
+        out = self._service.recall(session.realm, session.identity, selection=selection, query_text=query_text,
                                    query_terms=None, max_entries=max_entries)
         # rows already carry the wire fields the tool renders
         from types import SimpleNamespace
 
         return [SimpleNamespace(**r) for r in out["records"]]
 
-    def _quarantined(self, identity: str, memory_id: str, reason: str) -> None:
-        self._emit("memory.write.quarantined", identity,
-                   {"realm": self._realm_name, "record_id": memory_id, "author": f"agent:{identity}", "reason": reason})
+    def _quarantined(self, session: SessionRef, memory_id: str, reason: str) -> None:
+        self._emit("memory.write.quarantined", session.identity,
+                   {"realm": session.realm, "record_id": memory_id, "author": f"agent:{session.identity}",
+                    "reason": reason})
 
-    def remember_authored(self, identity: str, record: RecordDraft, author: Author,
-                          session_key: str | None) -> tuple[str, str | None]:
-        memory_id, reason, created = self.remember_authored_created(identity, record, author, session_key)
+    def remember_authored(self, session: SessionRef, record: RecordDraft, author: Author) -> tuple[str, str | None]:
+        memory_id, reason, created = self.remember_authored_created(session, record, author)
         if reason is not None:
-            self._quarantined(identity, memory_id, reason)
+            self._quarantined(session, memory_id, reason)
         elif created:
-            self._emit("memory.record.created", identity, {"realm": self._realm_name, "record_id": memory_id})
+            self._emit("memory.record.created", session.identity, {"realm": session.realm, "record_id": memory_id})
         return memory_id, reason
 
-    def forget_authored(self, identity: str, memory_id: str, author: Author, session_key: str | None) -> ForgetRequest:
-        out = super().forget_authored(identity, memory_id, author, session_key)
+    def forget_authored(self, session: SessionRef, memory_id: str, author: Author) -> ForgetRequest:
+        out = super().forget_authored(session, memory_id, author)
         if out.held and out.created:
-            self._emit("memory.forget.held", identity,
-                       {"realm": self._realm_name, "record_id": out.memory_id, "forget_id": out.forget_id,
+            self._emit("memory.forget.held", session.identity,
+                       {"realm": session.realm, "record_id": out.memory_id, "forget_id": out.forget_id,
                         "reason": out.reason})
         elif out.outcome == "forgotten":
-            self._emit("memory.record.forgotten", identity, {"realm": self._realm_name, "record_id": out.memory_id})
+            self._emit("memory.record.forgotten", session.identity,
+                       {"realm": session.realm, "record_id": out.memory_id})
         return out
 
-    def supersede_authored(self, identity: str, prior_id: str, record: RecordDraft, author: Author,
-                           session_key: str | None) -> tuple[str, str | None]:
-        memory_id, reason = super().supersede_authored(identity, prior_id, record, author, session_key)
+    def supersede_authored(self, session: SessionRef, prior_id: str, record: RecordDraft,
+                           author: Author) -> tuple[str, str | None]:
+        memory_id, reason = super().supersede_authored(session, prior_id, record, author)
         if reason is not None:
-            self._quarantined(identity, memory_id, reason)
+            self._quarantined(session, memory_id, reason)
         else:
-            self._emit("memory.record.updated", identity,
-                       {"realm": self._realm_name, "record_id": memory_id, "supersedes": prior_id})
+            self._emit("memory.record.updated", session.identity,
+                       {"realm": session.realm, "record_id": memory_id, "supersedes": prior_id})
         return memory_id, reason
 
 
 class HostService:
-    """Session, turn and tool operations for a host's agent loop (one per runtime)."""
+    """Session, turn and tool operations for a host's agent loop (one per runtime).
+
+    Every operation takes the :class:`~meta_memory.session_ref.SessionRef` the call names (realm,
+    identity, session key) and acts there alone: state of another identity, or of the same identity
+    in another realm, under the same session key is never read or changed.
+    """
 
     def __init__(self, config: AgentMemoryConfig, firewall: Firewall, injection: InjectionCoordinator,
                  tool: RecorderTool | None, store: AgentMemoryStore) -> None:
@@ -113,55 +121,45 @@ class HostService:
         self.store = store
 
     # -- sessions -------------------------------------------------------------------------------
-    # Every call names the identity (and optionally the realm) whose session it changes; state of
-    # another identity under the same session key is never read or cleared.
-    def _realm(self, realm: str | None) -> str:
-        return realm or self.config.realm
-
-    def note(
-        self, identity: str, session_key: str, realm: str | None = None, tool_results: str = "reported"
-    ) -> dict[str, Any]:
-        """``identity`` now speaks from ``session_key``; rotating to another session starts clean.
-        Output ``{identity, session_key, tainted}``.
+    def note(self, session: SessionRef, tool_results: str = "reported") -> dict[str, Any]:
+        """The identity now speaks from ``session.session_key`` (required); rotating to another session
+        starts clean. Output ``{identity, session_key, tainted}``.
 
         ``tool_results = "unreported"``: the session's tool results never reach the gateway, so it is
         tainted from the start (fail closed; :meth:`meta_memory.firewall.Firewall.note_session`)."""
-        taint = self.firewall.note_session(identity, session_key, realm=self._realm(realm), tool_results=tool_results)
-        return {"identity": identity, "session_key": session_key, "tainted": taint is not None}
+        taint = self.firewall.note_session(session, tool_results=tool_results)
+        return {"identity": session.identity, "session_key": session.session_key, "tainted": taint is not None}
 
-    def reset(self, identity: str, session_key: str | None, realm: str | None = None) -> dict[str, Any]:
-        """A fresh-context boundary of the identity's session: clears its taint, the session's injection
-        budget and dedup, rotates its nonce. Output ``{identity, session_key, tainted}``."""
-        realm = self._realm(realm)
-        self.firewall.reset(identity, session_key, realm=realm)
-        self.injection.session_reset(identity, session_key, realm)
-        return {"identity": identity, "session_key": session_key, "tainted": self._tainted(identity, realm)}
+    def reset(self, session: SessionRef) -> dict[str, Any]:
+        """A fresh-context boundary of the identity's session (``session_key`` ``None``: its current
+        one): clears its taint, the session's injection budget and dedup, rotates its nonce.
+        Output ``{identity, session_key, tainted}``."""
+        self.firewall.reset(session)
+        self.injection.session_reset(session.identity, session.session_key, session.realm)
+        tainted = self.firewall.tracker.session_taint(session) is not None
+        return {"identity": session.identity, "session_key": session.session_key, "tainted": tainted}
 
-    def compacted(self, identity: str, session_key: str, realm: str | None = None) -> dict[str, Any]:
-        """Compaction of the identity's session: taint is kept; its injection dedup set and byte counter
-        are cleared. Output ``{identity, session_key, tainted}``."""
-        realm = self._realm(realm)
-        taint = self.firewall.compacted(identity, session_key, realm=realm)
-        self.injection.session_compacted(identity, session_key, realm)
-        return {"identity": identity, "session_key": session_key, "tainted": taint is not None}
-
-    def _tainted(self, identity: str, realm: str) -> bool:
-        return self.firewall.tracker.identity_taint(identity, realm=realm) is not None
+    def compacted(self, session: SessionRef) -> dict[str, Any]:
+        """Compaction of the identity's session (``session_key`` required): taint is kept; its injection
+        dedup set and byte counter are cleared. Output ``{identity, session_key, tainted}``."""
+        taint = self.firewall.compacted(session)
+        self.injection.session_compacted(session.identity, session.keyed(), session.realm)
+        return {"identity": session.identity, "session_key": session.session_key, "tainted": taint is not None}
 
     # -- turns ----------------------------------------------------------------------------------
-    def tool_result(self, identity: str, session_key: str, tool_name: str, provenance: Any,
-                    is_error: bool, server_tool: bool, realm: str | None = None) -> dict[str, Any]:
-        """Classify one tool result (``{trusted, source?, session_tainted}``); taint sticks to the
-        identity's session in ``realm`` (default ``agent_memory.realm``), committed before the answer."""
+    def tool_result(self, session: SessionRef, tool_name: str, provenance: Any,
+                    is_error: bool, server_tool: bool) -> dict[str, Any]:
+        """Classify one tool result (``{trusted, source?, session_tainted}``); taint sticks to
+        ``session`` (its realm, identity and key), committed before the answer."""
         prov = ToolProvenance.parse(provenance) if provenance is not None else None
-        verdict = self.firewall.tool_result(identity, session_key, tool_name, prov, is_error=is_error,
-                                            server_tool=server_tool, realm=self._realm(realm))
+        verdict = self.firewall.tool_result(session, tool_name, prov, is_error=is_error, server_tool=server_tool)
         return verdict.to_dict()
 
-    def inject(self, identity: str, realm: str | None, session_key: str | None, query_text: str,
-               surface: str, mobs: Sequence[str] = (), operator: str | None = None,
+    def inject(self, session: SessionRef, query_text: str, surface: str, mobs: Sequence[str] = (),
+               operator: str | None = None,
                may_read: Callable[[str, str, str], bool] | None = None) -> dict[str, Any]:
-        """The observation block for a turn (``surface="turn"``) or a build (``"build"``).
+        """The observation block for a turn (``surface="turn"``) or a build (``"build"``) of ``session``
+        (a turn with a ``session_key`` spends that session's dedup set and byte budget).
 
         ``may_read(realm, scope_kind, scope_key)`` (the caller's panel visibility under
         ``[access]``) keeps a build's mob, operator and realm sections only where the caller may
@@ -170,16 +168,16 @@ class HostService:
         Output: ``{text, skip_reason, included_ids, rendered_bytes, surface}``; ``text`` is ``None``
         with a typed ``skip_reason`` when nothing is injected. Raises ``AgentMemoryError`` only under
         ``recall_failure_policy = "fail"``."""
-        realm_name = realm or self.config.realm
+        realm, identity = session.realm, session.identity
         if surface == "build":
-            scopes = build_scope_set(realm_name, identity, mobs=mobs, operator=operator,
+            scopes = build_scope_set(realm, identity, mobs=mobs, operator=operator,
                                      operator_scope=self.config.operator_scope)
             if may_read is not None:
                 scopes = tuple(s for s in scopes
                                if s.kind == "identity" or may_read(s.realm, s.kind, s.key or ""))
-            result = self.injection.assemble_build(identity, realm_name, query_text, None, scopes)
+            result = self.injection.assemble_build(identity, realm, query_text, None, scopes)
         else:
-            result = self.injection.inject_for_turn(identity, realm_name, session_key, query_text)
+            result = self.injection.inject_for_turn(identity, realm, session.session_key, query_text)
         return result.to_dict()
 
     def defang(self, text: str | None, blocks: Any) -> dict[str, Any]:
@@ -198,9 +196,9 @@ class HostService:
         self._require_tool()
         return {**memory_tool_definition(), "protocol": RECORDER_PROTOCOL_INSTRUCTIONS}
 
-    def dispatch_tool(self, identity: str, session_key: str | None, mob: str | None, arguments: Any) -> dict[str, Any]:
-        """One ``memory`` tool call by ``identity``: ``{text, is_error, exclude_from_indexing}``."""
-        return self._require_tool().dispatch(identity, session_key, mob, arguments).to_dict()
+    def dispatch_tool(self, session: SessionRef, mob: str | None, arguments: Any) -> dict[str, Any]:
+        """One ``memory`` tool call from ``session``, in its realm: ``{text, is_error, exclude_from_indexing}``."""
+        return self._require_tool().dispatch(session, mob, arguments).to_dict()
 
     def _require_tool(self) -> RecorderTool:
         if self.tool is None:

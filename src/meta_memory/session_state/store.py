@@ -443,12 +443,22 @@ class SessionStateStore:
         return _taint(row[0], row[1]) if row else None
 
     def write_taint(self, realm: str, ident: str, session: str | None) -> TaintState | None:
-        """The taint a write by ``ident`` from ``session`` carries: its pending taint, its current session's,
-        else the live taint of the named ``session`` key in ``realm`` (its own first, else any identity's:
-        naming a session can only add quarantine, never clear it)."""
+        """The taint a write by ``ident`` from ``session`` in ``realm`` carries.
+
+        Without a session: the identity's pending taint, else its current session's. With one: the
+        identity's pending taint (untrusted content seen before any session was known), else the
+        live taint of that ``session`` key in ``realm`` -- the identity's own first, else any
+        identity's (a key another identity tainted, or a legacy entry without an identity, only
+        adds quarantine). The identity's *other* sessions never count: taint is per (realm,
+        identity, session), so a clean sibling of a tainted session writes active whichever of the
+        two was noted last."""
         def fn(sql: Sql) -> TaintState | None:
-            taint = self._identity_taint(sql, realm, ident)
-            if taint is None and session:
+            if not session:
+                return self._identity_taint(sql, realm, ident)
+            rows = sql.rows("SELECT pending_at_ms, pending_source FROM {t}session_identities "
+                            "WHERE realm = ? AND identity = ?", (realm, ident))
+            taint = _taint(rows[0][0], rows[0][1]) if rows else None
+            if taint is None:
                 rows = sql.rows("SELECT tainted_at_ms, taint_source FROM {t}session_states WHERE realm = ? "
                                 "AND session_key = ? AND tainted_at_ms IS NOT NULL "
                                 "ORDER BY identity <> ? LIMIT 1", (realm, session, ident))

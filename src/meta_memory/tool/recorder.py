@@ -1,15 +1,17 @@
 """The ``memory`` recorder tool's dispatch (seed: "The `memory` recorder tool"; reference notes §4).
 
 :class:`RecorderTool` turns one model tool call into one store operation and a
-:class:`ToolResult`. The scope is pinned to the calling identity: the schema
-has no field that names an identity, realm or scope, so arguments can never
-retarget a write. Every write carries agent authorship, and the store's write
-gate decides whether it lands quarantined. Store failures become tool errors
+:class:`ToolResult`. The scope is pinned to the calling session
+(:class:`~meta_memory.session_ref.SessionRef`: realm, identity, session key), which
+the host names: the schema has no field that names an identity, realm or scope,
+so arguments can never retarget a write. Every write carries agent authorship,
+and the store's write gate decides, from that session's taint in that realm,
+whether it lands quarantined. Store failures become tool errors
 (``is_error=True`` carrying the error's message); :meth:`RecorderTool.dispatch`
-raises only for bad *host* parameters (identity, session key, mob).
+raises only for a bad *host* parameter (mob).
 
 The store side is the :class:`RecorderOps` protocol; a host adapts its record
-store to it (bound to the configured realm).
+store to it (every operation acts in the realm of the session it is given).
 """
 
 from __future__ import annotations
@@ -21,8 +23,8 @@ from dataclasses import dataclass
 from typing import Any, Final, NamedTuple, Protocol, runtime_checkable
 
 from meta_memory.errors import InvalidParams, MetaError
-from meta_memory.identity import parse_identity
 from meta_memory.injection.defang import neutralise
+from meta_memory.session_ref import SessionRef
 from meta_memory.tool.args import (
     ForgetAction,
     ProposeToMobAction,
@@ -105,31 +107,28 @@ class WriteOutcome(NamedTuple):
 
 @runtime_checkable
 class RecorderOps(Protocol):
-    """The store operations the recorder needs, bound to one realm.
+    """The store operations the recorder needs, each acting in the realm of ``session``.
 
-    ``identity`` is always the caller's logical identity and names the scope
-    ``identity{realm, identity}``; ``author`` is the agent author built by the
-    tool (the record model's ``Author.agent(identity)`` by default);
-    ``session_key`` is the session the call comes from (``None`` when the host
-    did not say), for the write gate. Any exception is reported to the model as a
-    tool error carrying its message.
+    ``session`` is the calling session (:class:`~meta_memory.session_ref.SessionRef`): its
+    identity (logical) names the scope ``identity{session.realm, session.identity}``, and its
+    realm and key are what the write gate judges; ``author`` is the agent author built by the tool
+    (the record model's ``Author.agent(identity)`` by default). Any exception is reported to the
+    model as a tool error carrying its message.
     """
 
-    def remember_authored(
-        self, identity: str, record: RecordDraft, author: Any, session_key: str | None
-    ) -> tuple[str, str | None]:
+    def remember_authored(self, session: SessionRef, record: RecordDraft, author: Any) -> tuple[str, str | None]:
         """Create ``record`` in the identity scope through the gate (exact-content dedup
         returns the existing id). Returns ``(memory_id, quarantine_reason | None)``."""
         ...
 
     def supersede_authored(
-        self, identity: str, prior_id: str, record: RecordDraft, author: Any, session_key: str | None
+        self, session: SessionRef, prior_id: str, record: RecordDraft, author: Any
     ) -> tuple[str, str | None]:
         """Supersede ``prior_id`` (must be in the identity scope) with ``record``.
         Returns ``(new_memory_id, quarantine_reason | None)``."""
         ...
 
-    def forget_authored(self, identity: str, memory_id: str, author: Any, session_key: str | None) -> Any:
+    def forget_authored(self, session: SessionRef, memory_id: str, author: Any) -> Any:
         """Tombstone ``memory_id`` if it exists in the identity scope and is not
         tombstoned already. Returns whether it did (``bool``), or an object with
         ``outcome`` ``forgotten`` | ``held`` | ``not_found`` and, when held, the
@@ -138,19 +137,19 @@ class RecorderOps(Protocol):
         ...
 
     def recall(
-        self, identity: str, query_text: str | None, selection: str, max_entries: int
+        self, session: SessionRef, query_text: str | None, selection: str, max_entries: int
     ) -> Sequence[Mapping[str, Any]]:
         """Active records of the identity scope, best first, at most ``max_entries``;
         ``selection`` is ``"contextual"`` (with ``query_text``) or ``"always"``.
         Each row has ``memory_id, title, body, tags, updated_at_ms``."""
         ...
 
-    def mark_recalled(self, identity: str, memory_ids: Sequence[str]) -> None:
+    def mark_recalled(self, session: SessionRef, memory_ids: Sequence[str]) -> None:
         """Count an explicit recall for each id (failures are ignored by the tool)."""
         ...
 
-    def propose(self, identity: str, mob: str, record: RecordDraft, author: Any, session_key: str | None) -> str:
-        """Queue ``record`` as a proposal for scope ``mob{realm, mob}``; returns the proposal id."""
+    def propose(self, session: SessionRef, mob: str, record: RecordDraft, author: Any) -> str:
+        """Queue ``record`` as a proposal for scope ``mob{session.realm, mob}``; returns the proposal id."""
         ...
 
 
@@ -183,7 +182,7 @@ def _row(record: Any) -> dict[str, Any]:
 
 
 class RecorderTool:
-    """Dispatches ``memory`` tool calls for one realm's store.
+    """Dispatches ``memory`` tool calls, each in the realm of its calling session.
 
     Args:
         ops: the store, adapted to :class:`RecorderOps`.
@@ -204,18 +203,11 @@ class RecorderTool:
         self._max_entries = max(1, min(int(max_entries), MAX_RECALL_ENTRIES))
         self._author_factory = author_factory
 
-    def dispatch(
-        self,
-        identity: str,
-        session_key: str | None,
-        mob: str | None,
-        arguments: object,
-    ) -> ToolResult:
-        """Run one tool call made by ``identity`` from ``session_key``.
+    def dispatch(self, session: SessionRef, mob: str | None, arguments: object) -> ToolResult:
+        """Run one tool call made from ``session``, in its realm.
 
         Args:
-            identity: the calling member's identity (normalised to its logical identity).
-            session_key: the calling session, or ``None``.
+            session: the calling session (realm, logical identity, session key or ``None``).
             mob: the mob the member runs in, or ``None`` (``propose_to_mob`` needs one).
             arguments: the model's arguments (object or its JSON text).
 
@@ -223,14 +215,8 @@ class RecorderTool:
             A :class:`ToolResult`; refusals and store failures have ``is_error=True``.
 
         Raises:
-            InvalidParams: bad host parameters only (``identity``, ``session_key``, ``mob``).
+            InvalidParams: a bad host parameter (``mob``).
         """
-        try:
-            caller = parse_identity(identity)
-        except ValueError as exc:
-            raise InvalidParams(str(exc), "identity") from None
-        if session_key is not None and (not isinstance(session_key, str) or not session_key.strip()):
-            raise InvalidParams("session_key must be a non-empty string when provided", "session_key")
         if mob is not None and not isinstance(mob, str):
             raise InvalidParams("mob must be a string when provided", "mob")
         mob = mob.strip() if mob else None
@@ -239,29 +225,27 @@ class RecorderTool:
         except ToolArgumentError as exc:
             return ToolResult(exc.message, is_error=True)
         try:
-            return self._run(caller, session_key, mob or None, action)
+            return self._run(session, mob or None, action)
         except Exception as exc:  # noqa: BLE001 - store failures are tool errors, never exceptions
             if not isinstance(exc, MetaError):
-                _log.warning("memory tool %s failed for %s: %r", action.action, caller, exc)
+                _log.warning("memory tool %s failed for %s: %r", action.action, session.owner, exc)
             return ToolResult(_error_text(exc), is_error=True)
 
     # ------------------------------------------------------------------ actions
 
-    def _run(self, caller: str, session_key: str | None, mob: str | None, action: Any) -> ToolResult:
+    def _run(self, session: SessionRef, mob: str | None, action: Any) -> ToolResult:
         if isinstance(action, RememberAction):
-            author = self._author_factory(caller)
-            memory_id, reason = self._ops.remember_authored(caller, action.record, author, session_key)
+            author = self._author_factory(session.identity)
+            memory_id, reason = self._ops.remember_authored(session, action.record, author)
             return ToolResult(self._written("Stored", memory_id, reason))
         if isinstance(action, UpdateAction):
-            author = self._author_factory(caller)
-            memory_id, reason = self._ops.supersede_authored(
-                caller, action.memory_id, action.record, author, session_key
-            )
+            author = self._author_factory(session.identity)
+            memory_id, reason = self._ops.supersede_authored(session, action.memory_id, action.record, author)
             text = self._written("Updated: new record", memory_id, reason)
             return ToolResult(text + _PRIOR_STAYS if reason else text)
         if isinstance(action, ForgetAction):
-            author = self._author_factory(caller)
-            done = self._ops.forget_authored(caller, action.memory_id, author, session_key)
+            author = self._author_factory(session.identity)
+            done = self._ops.forget_authored(session, action.memory_id, author)
             outcome = getattr(done, "outcome", None)
             if outcome == "held":
                 return ToolResult(_FORGET_HELD.format(id=action.memory_id, reason=getattr(done, "reason", None)))
@@ -269,12 +253,12 @@ class RecorderTool:
                 return ToolResult(_FORGOT.format(id=action.memory_id))
             return ToolResult(_NOT_FOUND.format(id=action.memory_id), is_error=True)
         if isinstance(action, RecallAction):
-            return self._recall(caller, action)
+            return self._recall(session, action)
         if isinstance(action, ProposeToMobAction):
             if not mob:
                 return ToolResult(NO_MOB_TEXT, is_error=True)
-            author = self._author_factory(caller)
-            proposal_id = self._ops.propose(caller, mob, action.record, author, session_key)
+            author = self._author_factory(session.identity)
+            proposal_id = self._ops.propose(session, mob, action.record, author)
             return ToolResult(_PROPOSED.format(id=proposal_id))
         raise AssertionError(f"unhandled action {action!r}")  # pragma: no cover
 
@@ -284,14 +268,14 @@ class RecorderTool:
             return f"{verb} memory {memory_id} — " + _QUARANTINED.format(reason=reason)
         return f"{verb} memory {memory_id}. {_AVAILABLE}"
 
-    def _recall(self, caller: str, action: RecallAction) -> ToolResult:
+    def _recall(self, session: SessionRef, action: RecallAction) -> ToolResult:
         limit = action.max_entries if action.max_entries is not None else self._max_entries
         limit = max(1, min(limit, MAX_RECALL_ENTRIES))
-        rows = [_row(r) for r in self._ops.recall(caller, action.query_text, action.selection, limit)][:limit]
+        rows = [_row(r) for r in self._ops.recall(session, action.query_text, action.selection, limit)][:limit]
         if not rows:
             return ToolResult(NO_MATCHES_TEXT)
         try:
-            self._ops.mark_recalled(caller, [str(r["memory_id"]) for r in rows])
+            self._ops.mark_recalled(session, [str(r["memory_id"]) for r in rows])
         except Exception:  # noqa: BLE001 - usage marking never fails a recall
-            _log.warning("memory tool: marking explicit recall failed for %s", caller, exc_info=True)
+            _log.warning("memory tool: marking explicit recall failed for %s", session.owner, exc_info=True)
         return ToolResult(json.dumps(rows, indent=2, ensure_ascii=False))

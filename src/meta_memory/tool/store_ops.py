@@ -1,10 +1,12 @@
 """:class:`~meta_memory.tool.recorder.RecorderOps` over an agent-memory store.
 
-:class:`StoreRecorderOps` binds one realm of an
+:class:`StoreRecorderOps` adapts an
 :class:`~meta_memory.agent_memory.store.base.AgentMemoryStore` to the recorder
-tool: scope ``identity{realm, identity}`` for every write, the firewall's write
-gate bound to the calling session and realm, and ``propose`` into ``mob{realm, mob}`` with
-the gate's verdict recorded as the proposal's taint. A ``forget`` the gate would
+tool. Every operation acts in the realm of the calling session
+(:class:`~meta_memory.session_ref.SessionRef`): scope ``identity{realm, identity}``
+for every write, the firewall's write gate bound to that session (its realm,
+identity and key), and ``propose`` into ``mob{realm, mob}`` with the gate's verdict
+recorded as the proposal's taint. A ``forget`` the gate would
 quarantine is held for review instead of applied
 (:func:`meta_memory.review.forgets.request_forget`): the record stays active.
 
@@ -33,12 +35,13 @@ from meta_memory.agent_memory.store.base import AgentMemoryStore
 from meta_memory.firewall.gate import LlmWriteGate
 from meta_memory.recall.fts import match_expression
 from meta_memory.review.forgets import ForgetRequest, request_forget
+from meta_memory.session_ref import SessionRef
 from meta_memory.tool.args import RecordDraft
 
 __all__ = ["RecallFn", "StoreRecorderOps", "new_memory_record"]
 
-#: ``recall(identity, query_text, selection, max_entries)`` -> rows or records.
-RecallFn = Callable[[str, "str | None", str, int], Sequence[Any]]
+#: ``recall(session, query_text, selection, max_entries)`` -> rows or records of the session's identity scope.
+RecallFn = Callable[[SessionRef, "str | None", str, int], Sequence[Any]]
 
 _FRESH_WRITE = "fresh_write"
 
@@ -60,16 +63,16 @@ def new_memory_record(draft: RecordDraft, author: Author) -> NewMemoryRecord:
 
 
 class _SessionGate:
-    """The write gate as the store calls it, bound to the calling session."""
+    """The write gate as the store calls it, bound to the calling session: the store names the realm of
+    the batch it applies (the session's realm, where every tool write lands)."""
 
-    def __init__(self, gate: LlmWriteGate, session_key: str | None, realm: str) -> None:
+    def __init__(self, gate: LlmWriteGate, session: SessionRef) -> None:
         self._gate = gate
-        self._session_key = session_key
-        self._realm = realm
+        self._session = session
 
-    def quarantine_reason(self, author: Author, batch_kind: str, evidence: list[Any]) -> str | None:
-        return self._gate.quarantine_reason(author, batch_kind, evidence, session_key=self._session_key,
-                                            realm=self._realm)
+    def quarantine_reason(self, author: Author, batch_kind: str, evidence: list[Any], *, realm: str) -> str | None:
+        return self._gate.quarantine_reason(author, batch_kind, evidence, realm=realm,
+                                            session_key=self._session.session_key)
 
 
 def _quarantine_of(record: MemoryRecord) -> str | None:
@@ -87,11 +90,10 @@ def _row(record: Any) -> Any:
 
 
 class StoreRecorderOps:
-    """Adapts one realm of an agent-memory store to :class:`RecorderOps`.
+    """Adapts an agent-memory store to :class:`RecorderOps`; each call acts in its session's realm.
 
     Args:
         store: the agent-memory store.
-        realm: the configured realm (``agent_memory.realm``).
         gate: the firewall's :class:`LlmWriteGate`; ``None`` leaves gating to the
             store's default gate.
         recall: optional recall selection (module docstring).
@@ -100,93 +102,89 @@ class StoreRecorderOps:
     def __init__(
         self,
         store: AgentMemoryStore,
-        realm: str,
         gate: LlmWriteGate | None,
         recall: RecallFn | None = None,
     ) -> None:
         self._store = store
-        self._realm = realm
         self._gate = gate
         self._recall = recall
 
-    def _scope(self, identity: str) -> Scope:
-        return Scope.identity(self._realm, identity)
+    @staticmethod
+    def _scope(session: SessionRef) -> Scope:
+        return Scope.identity(session.realm, session.identity)
 
-    def _bound_gate(self, session_key: str | None) -> _SessionGate | None:
-        return _SessionGate(self._gate, session_key, self._realm) if self._gate is not None else None
+    def _bound_gate(self, session: SessionRef) -> _SessionGate | None:
+        return _SessionGate(self._gate, session) if self._gate is not None else None
 
-    def remember_authored(
-        self, identity: str, record: RecordDraft, author: Author, session_key: str | None
-    ) -> tuple[str, str | None]:
-        memory_id, reason, _created = self.remember_authored_created(identity, record, author, session_key)
+    def remember_authored(self, session: SessionRef, record: RecordDraft, author: Author) -> tuple[str, str | None]:
+        memory_id, reason, _created = self.remember_authored_created(session, record, author)
         return memory_id, reason
 
     def remember_authored_created(
-        self, identity: str, record: RecordDraft, author: Any, session_key: str | None
+        self, session: SessionRef, record: RecordDraft, author: Any
     ) -> tuple[str, str | None, bool]:
         """:meth:`remember_authored` and whether a record was created (``False``: an active record of
         the same content was returned)."""
         stored, created = self._store.remember_authored(
-            self._realm,
-            self._scope(identity),
+            session.realm,
+            self._scope(session),
             new_memory_record(record, author),
             author,
-            gate=self._bound_gate(session_key),
+            gate=self._bound_gate(session),
         )
         return stored.id, _quarantine_of(stored), created
 
     def supersede_authored(
-        self, identity: str, prior_id: str, record: RecordDraft, author: Author, session_key: str | None
+        self, session: SessionRef, prior_id: str, record: RecordDraft, author: Author
     ) -> tuple[str, str | None]:
         stored = self._store.supersede(
-            self._realm,
-            self._scope(identity),
+            session.realm,
+            self._scope(session),
             prior_id,
             new_memory_record(record, author),
             author,
-            gate=self._bound_gate(session_key),
+            gate=self._bound_gate(session),
         )
         return stored.id, _quarantine_of(stored)
 
-    def forget_authored(
-        self, identity: str, memory_id: str, author: Author, session_key: str | None
-    ) -> ForgetRequest:
-        reason = (self._gate.forget_hold_reason(author, session_key=session_key, realm=self._realm)
+    def forget_authored(self, session: SessionRef, memory_id: str, author: Author) -> ForgetRequest:
+        reason = (self._gate.forget_hold_reason(author, realm=session.realm, session_key=session.session_key)
                   if self._gate is not None else None)
         if reason is None:
-            found = self._store.forget(self._realm, self._scope(identity), memory_id, author)
+            found = self._store.forget(session.realm, self._scope(session), memory_id, author)
             return ForgetRequest("forgotten" if found else "not_found", memory_id.strip())
         return request_forget(
-            self._store, self._scope(identity), memory_id, author, reason, session_key=session_key,
+            self._store, self._scope(session), memory_id, author, reason, session_key=session.session_key,
             clock=self._store.clock,
         )
 
     def recall(
-        self, identity: str, query_text: str | None, selection: str, max_entries: int
+        self, session: SessionRef, query_text: str | None, selection: str, max_entries: int
     ) -> Sequence[Mapping[str, Any]]:
         if self._recall is not None:
-            return [_row(r) for r in self._recall(identity, query_text, selection, max_entries)]
-        scope = self._scope(identity)
+            return [_row(r) for r in self._recall(session, query_text, selection, max_entries)]
+        scope = self._scope(session)
         if selection == "contextual":
             expression = match_expression(query_text)
             if expression is None:
                 return []
-            return [_row(r) for r, _score in self._store.search(self._realm, scope, expression, max_entries)]
+            return [_row(r) for r, _score in self._store.search(session.realm, scope, expression, max_entries)]
         records = sorted(
-            self._store.active_records(self._realm, scope), key=lambda r: (r.updated_at_ms, r.created_at_ms),
+            self._store.active_records(session.realm, scope), key=lambda r: (r.updated_at_ms, r.created_at_ms),
             reverse=True,
         )
         return [_row(r) for r in records[:max_entries]]
 
-    def mark_recalled(self, identity: str, memory_ids: Sequence[str]) -> None:
-        self._store.mark_usage(self._realm, memory_ids, UsageEvent.EXPLICIT_RECALL)
+    def mark_recalled(self, session: SessionRef, memory_ids: Sequence[str]) -> None:
+        self._store.mark_usage(session.realm, memory_ids, UsageEvent.EXPLICIT_RECALL)
 
-    def propose(self, identity: str, mob: str, record: RecordDraft, author: Author, session_key: str | None) -> str:
+    def propose(self, session: SessionRef, mob: str, record: RecordDraft, author: Author) -> str:
         taint = (
-            self._gate.quarantine_reason(author, _FRESH_WRITE, [], session_key=session_key, realm=self._realm)
+            self._gate.quarantine_reason(author, _FRESH_WRITE, [], realm=session.realm,
+                                         session_key=session.session_key)
             if self._gate is not None
             else None
         )
         return self._store.propose(
-            self._realm, Scope.mob(self._realm, mob), new_memory_record(record, author), author, taint
+            session.realm, Scope.mob(session.realm, mob), new_memory_record(record, author), author, taint
         )

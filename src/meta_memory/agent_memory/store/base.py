@@ -16,7 +16,7 @@ Retention floors (reference §2B): a scope above
 ``remember``; records are never evicted.
 
 Write gate: any object with
-``quarantine_reason(author: Author, batch_kind: str, evidence: list) -> str | None``
+``quarantine_reason(author: Author, batch_kind: str, evidence: list, *, realm: str) -> str | None``
 (the firewall supplies it). A non-``None`` reason makes every create/supersede
 of the batch land ``quarantined{reason}``; a quarantined supersede leaves its
 prior active. A store may be given a default gate; a per-call ``gate``
@@ -112,9 +112,10 @@ def dumps(value: Any) -> str:
 
 
 class WriteGate(Protocol):
-    """The LLM write gate (reference §5). ``None`` result = not quarantined."""
+    """The LLM write gate (reference §5). ``None`` result = not quarantined. ``realm`` is the realm of
+    the batch being applied: taint and evidence are judged there."""
 
-    def quarantine_reason(self, author: Author, batch_kind: str, evidence: list[Any]) -> str | None: ...
+    def quarantine_reason(self, author: Author, batch_kind: str, evidence: list[Any], *, realm: str) -> str | None: ...
 
 
 @dataclass(frozen=True, slots=True)

@@ -385,7 +385,8 @@ class SqlAgentMemoryStore(AgentMemoryStore):
 
     def _apply_in_tx(self, conn: Any, batch: StagedBatch, gate: WriteGate | None, token: str) -> BatchReceipt:
         now = self.clock.now_ms()
-        reason = gate.quarantine_reason(batch.author, batch.kind.value, batch.evidence()) if gate else None
+        reason = gate.quarantine_reason(batch.author, batch.kind.value, batch.evidence(), realm=batch.realm) \
+            if gate else None
         plan = plan_batch(batch, self._reader(conn, batch.realm), now_ms=now, quarantine_reason=reason)
         for memory_id, rec in plan.records.items():
             if self.refuses_nul and has_nul(

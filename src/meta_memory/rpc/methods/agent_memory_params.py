@@ -16,6 +16,7 @@ from ...agent_memory.store.base import MAX_REMEMBER_BATCH_ITEMS
 from ...identity import parse_identity, parse_realm
 from ...limits import MAX_DERIVED_SESSIONS, MAX_MANIFEST_K, MAX_MEMORY_ENTRIES, MAX_SESSION_KEY_BYTES
 from ...recall.query_limits import MAX_QUERY_BYTES, MAX_QUERY_TERM_ENTRIES, query_size_error
+from ...session_ref import check_session_key
 from ..params import Params, optional_count, required_text
 
 __all__ = [
@@ -108,11 +109,12 @@ def _derived_sessions(value: list[str] | None) -> list[str] | None:
         raise ValueError(f"derived_from_sessions must name at most {MAX_DERIVED_SESSIONS} session keys")
     keys: list[str] = []
     for key in value:
-        text = key.strip()
-        if not text or _nbytes(text) > MAX_SESSION_KEY_BYTES:
+        try:
+            text = check_session_key(key, required=True)
+        except ValueError:
             raise ValueError("derived_from_sessions must hold non-empty session keys of at most "
-                             f"{MAX_SESSION_KEY_BYTES} bytes")
-        if text not in keys:
+                             f"{MAX_SESSION_KEY_BYTES} bytes") from None
+        if text is not None and text not in keys:
             keys.append(text)
     return keys
 

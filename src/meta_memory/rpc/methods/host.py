@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
 from ...access.requirements import Requirement, anywhere, identity_resource, on_identity, requires
 from ...access.resources import Resources
-from ...identity import parse_identity, parse_realm
 from ...limits import MAX_SESSION_KEY_BYTES
 from ...recall.query_limits import truncate_query_text
-from ..params import Params, required_text
+from ...session_ref import SessionRef
+from ..params import Params
 from ..results import (
     CompactedResult,
     DefangResult,
@@ -22,6 +22,7 @@ from ..results import (
     ToolSchemaResult,
 )
 from ..registry import CallContext, MethodTable
+from ..session_params import KeyedSessionParams, SessionParams
 from .agent_memory import agent_memory_enabled
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -29,6 +30,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ...runtime import Runtime
     from ...services.host import HostService
 
+#: Longest short name member (``tool_name``, ``mob``), in UTF-8 bytes: the session key's cap.
 MAX_KEY_BYTES = MAX_SESSION_KEY_BYTES
 MAX_TEXT_BYTES = 1_048_576
 #: Most content blocks one ``meta/turn/defang`` call takes (their texts together stay under ``MAX_TEXT_BYTES``).
@@ -41,12 +43,8 @@ def _text_bytes(value: str) -> int:
     return len(value.encode("utf-8", "surrogatepass"))
 
 
-def _required(value: str | None) -> str:
-    """A member its validator requires (``_key(..., required=True)``): never ``None`` once parsed."""
-    return cast(str, value)
-
-
-def _key(value: str | None, name: str, required: bool) -> str | None:
+def _name(value: str | None, name: str, required: bool) -> str | None:
+    """A short name member (``tool_name``, ``mob``): trimmed, non-empty, at most 512 bytes."""
     if value is None:
         if required:
             raise ValueError(f"{name} must be a non-empty string")
@@ -57,41 +55,19 @@ def _key(value: str | None, name: str, required: bool) -> str | None:
     return text
 
 
-class _Identity(Params):
-    identity: Any = required_text()
+class SessionNoteParams(KeyedSessionParams):
+    """``{identity, session_key, realm?, tool_results?}``."""
 
-    @field_validator("identity", mode="before")
-    @classmethod
-    def _identity(cls, value: Any) -> str:
-        return parse_identity(value)
-
-
-class _Realm(Params):
-    realm: Any = Field(default=None, validate_default=True)
-
-    @field_validator("realm", mode="before")
-    @classmethod
-    def _realm(cls, value: Any) -> str | None:
-        return None if value is None else parse_realm(value)
-
-
-class SessionNoteParams(_Identity, _Realm):
-    session_key: str | None = required_text()
     #: ``"unreported"``: this session's tool results never reach ``meta/turn/tool_result`` (fail closed: tainted).
     tool_results: Literal["reported", "unreported"] = "reported"
-    _v = field_validator("session_key")(lambda cls, v: _key(v, "session_key", True))
 
 
-class SessionResetParams(_Identity, _Realm):
-    session_key: str | None = None
-    _v = field_validator("session_key")(lambda cls, v: _key(v, "session_key", False))
+class SessionResetParams(SessionParams):
+    """``{identity, session_key?, realm?}`` (no ``session_key``: the identity's current session)."""
 
 
-class SessionCompactedParams(_Identity, _Realm):
+class SessionCompactedParams(KeyedSessionParams):
     """``{identity, session_key, realm?}``: compaction of that identity's session (identity required)."""
-
-    session_key: str | None = required_text()
-    _v = field_validator("session_key")(lambda cls, v: _key(v, "session_key", True))
 
 
 class Provenance(Params):
@@ -99,33 +75,27 @@ class Provenance(Params):
     source_id: str | None = None
 
 
-class ToolResultParams(_Identity, _Realm):
-    session_key: str | None = Field(default=None, validate_default=True)
+class ToolResultParams(KeyedSessionParams):
+    """``{identity, session_key, realm?, tool_name, provenance?, is_error?, server_tool?}``."""
+
     tool_name: str
     provenance: Provenance | None = None
     is_error: bool = False
     server_tool: bool = False
-    _v = field_validator("session_key")(lambda cls, v: _key(v, "session_key", True))
 
     @field_validator("tool_name")
     @classmethod
     def _tool_name(cls, value: str) -> str:
-        return _key(value, "tool_name", True) or ""
+        return _name(value, "tool_name", True) or ""
 
 
-class InjectParams(_Identity):
-    realm: Any = Field(default=None, validate_default=True)
-    session_key: str | None = None
+class InjectParams(SessionParams):
+    """``{identity, realm?, session_key?, query_text?, surface?, mobs?, operator?}``."""
+
     query_text: str = ""
     surface: Literal["turn", "build"] = "turn"
     mobs: list[str] = Field(default_factory=list)
     operator: str | None = None
-    _v = field_validator("session_key")(lambda cls, v: _key(v, "session_key", False))
-
-    @field_validator("realm", mode="before")
-    @classmethod
-    def _realm(cls, value: Any) -> str | None:
-        return None if value is None else parse_realm(value)
 
     @field_validator("mobs")
     @classmethod
@@ -183,12 +153,12 @@ class DefangParams(Params):
         return self
 
 
-class ToolParams(_Identity):
-    session_key: str | None = None
+class ToolParams(SessionParams):
+    """``{identity, realm?, session_key?, mob?, arguments}``: one ``memory`` tool call."""
+
     mob: str | None = None
     arguments: dict[str, Any]
-    _v = field_validator("session_key")(lambda cls, v: _key(v, "session_key", False))
-    _m = field_validator("mob")(lambda cls, v: _key(v, "mob", False))
+    _m = field_validator("mob")(lambda cls, v: _name(v, "mob", False))
 
     @property
     def action(self) -> str | None:
@@ -199,7 +169,7 @@ class ToolParams(_Identity):
 
 @requires("by arguments.action on the identity: recall => agent.memory.read + agent.view; "
           "forget => agent.memory.delete; any other => agent.memory.write; propose_to_mob with a mob also "
-          "mob.memory.propose on that mob (in the gateway's realm)")
+          "mob.memory.propose on that mob; all in the call's realm")
 def _tool_requires(p: ToolParams, resources: Resources) -> list[Requirement]:
     res = identity_resource(p, resources)
     if p.action == "recall":
@@ -208,7 +178,7 @@ def _tool_requires(p: ToolParams, resources: Resources) -> list[Requirement]:
         return [Requirement("agent.memory.delete", res)]
     needs = [Requirement("agent.memory.write", res)]
     if p.action == "propose_to_mob" and p.mob:
-        needs.append(Requirement("mob.memory.propose", resources.mob(None, p.mob)))
+        needs.append(Requirement("mob.memory.propose", resources.mob(p.realm, p.mob)))
     return needs
 
 
@@ -239,10 +209,14 @@ def register(table: MethodTable) -> None:
     def host(runtime: "Runtime") -> "HostService":
         return feature(runtime).host
 
+    def session(runtime: "Runtime", p: SessionParams) -> SessionRef:
+        """The session ``p`` names; its realm defaults to ``[agent_memory] realm`` (the realm access
+        control judged when the call named none)."""
+        return p.session_ref(feature(runtime).config.realm)
+
     manage = on_identity("agent.session.manage")
     host_token = anywhere("agent.session.manage")
 
-    
     def tool_on(runtime: "Runtime") -> bool:
         """The ``memory`` tool methods exist only with ``agent_memory.recorder_tool = true``."""
         return on(runtime) and feature(runtime).tool is not None
@@ -252,28 +226,27 @@ def register(table: MethodTable) -> None:
     def session_note(runtime: "Runtime", ctx: CallContext, p: SessionNoteParams) -> dict[str, Any]:
         """The identity now speaks from ``session_key`` (a new key starts a clean session, unless
         ``tool_results = "unreported"``: then the gateway cannot know its taint and treats it as tainted)."""
-        return host(runtime).note(p.identity, _required(p.session_key), p.realm, p.tool_results)
+        return host(runtime).note(session(runtime, p), p.tool_results)
 
     @table.method("meta/session/reset", SessionResetParams, requires=manage, mutating=True, available=on,
                   result=SessionResult)
     def session_reset(runtime: "Runtime", ctx: CallContext, p: SessionResetParams) -> dict[str, Any]:
         """Fresh-context boundary of the identity's own session: clears its taint and injection state."""
-        return host(runtime).reset(p.identity, p.session_key, p.realm)
+        return host(runtime).reset(session(runtime, p))
 
     @table.method("meta/session/compacted", SessionCompactedParams, requires=manage, mutating=True,
                   available=on,
                   result=CompactedResult)
     def session_compacted(runtime: "Runtime", ctx: CallContext, p: SessionCompactedParams) -> dict[str, Any]:
         """The identity's session was compacted: taint kept, injection dedup and byte budget cleared."""
-        return host(runtime).compacted(p.identity, _required(p.session_key), p.realm)
+        return host(runtime).compacted(session(runtime, p))
 
     @table.method("meta/turn/tool_result", ToolResultParams, requires=manage, mutating=True, available=on,
                   result=ToolResultVerdict)
     def tool_result(runtime: "Runtime", ctx: CallContext, p: ToolResultParams) -> dict[str, Any]:
         """Classify a tool result before the model sees it: ``{trusted, source?, session_tainted}``."""
         prov = p.provenance.model_dump() if p.provenance is not None else None
-        return host(runtime).tool_result(p.identity, _required(p.session_key), p.tool_name, prov, p.is_error, p.server_tool,
-                                         p.realm)
+        return host(runtime).tool_result(session(runtime, p), p.tool_name, prov, p.is_error, p.server_tool)
 
     @table.method("meta/turn/inject", InjectParams, requires=_inject_requires,
                   mutating=True, available=on,
@@ -281,7 +254,7 @@ def register(table: MethodTable) -> None:
     def turn_inject(runtime: "Runtime", ctx: CallContext, p: InjectParams) -> dict[str, Any]:
         """The quoted observation block for this turn/build, or a typed ``skip_reason``."""
         may_read = runtime.access.visibility(ctx.principal).scope if runtime.access.enabled else None
-        return host(runtime).inject(p.identity, p.realm, p.session_key, p.query_text, p.surface, p.mobs, p.operator,
+        return host(runtime).inject(session(runtime, p), p.query_text, p.surface, p.mobs, p.operator,
                                     may_read=may_read)
 
     @table.method("meta/turn/defang", DefangParams, requires=host_token, mutating=False, available=on,
@@ -303,8 +276,10 @@ def register(table: MethodTable) -> None:
     def tool(runtime: "Runtime", ctx: CallContext, p: ToolParams) -> dict[str, Any]:
         """Dispatch one ``memory`` tool call (an LLM-authored write, gated by the firewall).
 
-        ``propose_to_mob`` also needs ``mob.memory.propose`` on the target mob (``mob``, in the
-        host's realm) under ``[access]`` (declared in ``_tool_requires``): -32030 otherwise, and
-        nothing is queued.
+        Every action acts in the call's realm (``[agent_memory] realm`` when it names none): the
+        write gate reads that realm's taint of the session, the record, held forget or proposal
+        lands there, and access control judges ``<realm>/<identity>``. ``propose_to_mob`` also
+        needs ``mob.memory.propose`` on the target mob of that realm under ``[access]`` (declared
+        in ``_tool_requires``): -32030 otherwise, and nothing is queued.
         """
-        return host(runtime).dispatch_tool(p.identity, p.session_key, p.mob, p.arguments)
+        return host(runtime).dispatch_tool(session(runtime, p), p.mob, p.arguments)

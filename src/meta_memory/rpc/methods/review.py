@@ -17,10 +17,13 @@ from ...access.resources import Resources
 from ...review import params as rp
 from ...review.authority import ReviewAuthority
 from typing import TYPE_CHECKING, Any, Literal
-from pydantic import Field
+from pydantic import Field, field_validator
+from ...agent_memory.secrets import scan_text, secret_rule
+from ...identity import DEFAULT_REALM
 from .. import results_review as R
 from ..params import Params, required_text
 from ..registry import CallContext, MethodTable
+from ..session_params import SessionParams
 
 if TYPE_CHECKING:  # pragma: no cover
     from ...runtime import Runtime
@@ -77,10 +80,24 @@ class GatingCheckDoc(Params):
     store: str | None = None
 
 
-class RetireDoc(_Realm):
-    identity: str = required_text()
-    session_key: str | None = None
-    cause: str = required_text(description="at most 400 bytes")
+class RetireParams(SessionParams):
+    """``meta/session/retire``: ``{identity, realm?, session_key?, cause}`` (``cause`` at most 400 bytes,
+    no secret: it is copied into the rationale of every record a harvest promotes)."""
+
+    cause: Any = required_text(description="at most 400 bytes")
+
+    @field_validator("cause", mode="before")
+    @classmethod
+    def _cause(cls, value: Any) -> str:
+        if not isinstance(value, str) or not value.strip():
+            raise ValueError("cause must be a non-empty string")
+        cause = value.strip()
+        if len(cause.encode("utf-8", "surrogatepass")) > rp.MAX_CAUSE_BYTES:
+            raise ValueError(f"cause must be at most {rp.MAX_CAUSE_BYTES} bytes")
+        secret_class = scan_text(cause)  # the one scanner for every write
+        if secret_class is not None:
+            raise ValueError(secret_rule("cause", secret_class))
+        return cause
 
 
 class ProposalListDoc(_Realm):
@@ -138,12 +155,14 @@ def register(table: MethodTable) -> None:
         """Run one steward dream over a realm now."""
         return runtime.review.dream(p.raw, _authority(runtime, ctx))
 
-    @table.method("meta/session/retire", _parsed(rp.parse_retire_params), requires=on_identity("agent.session.manage"),
+    @table.method("meta/session/retire", RetireParams, requires=on_identity("agent.session.manage"),
                   mutating=True, available=on,
-                  result=R.RetireResult, params_model=RetireDoc)
-    def retire(runtime: "Runtime", ctx: CallContext, p: Parsed) -> dict[str, Any]:
-        """Record an exit-interview harvest for the next dream."""
-        return runtime.review.retire(p.raw)
+                  result=R.RetireResult)
+    def retire(runtime: "Runtime", ctx: CallContext, p: RetireParams) -> dict[str, Any]:
+        """Record an exit-interview harvest of the session for the next dream, in the call's realm
+        (``[agent_memory] realm`` when it names none)."""
+        realm = runtime.agent_memory.config.realm if runtime.agent_memory is not None else DEFAULT_REALM
+        return runtime.review.retire(p.session_ref(realm), p.cause)
 
     @table.method("meta/memory/proposals/list", _parsed(rp.parse_proposal_list_params),
                   requires=unscoped("agent.memory.read"), mutating=False, available=on,

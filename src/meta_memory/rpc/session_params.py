@@ -1,0 +1,64 @@
+"""The params of every method that acts on the session of an identity in a realm.
+
+``meta/session/note|reset|compacted|retire``, ``meta/turn/tool_result``, ``meta/turn/inject`` and
+``meta/agent_memory/tool`` derive their params from :class:`SessionParams` (``session_key``
+optional) or :class:`KeyedSessionParams` (``session_key`` required): ``identity`` (required,
+logical), ``realm`` (optional; ``[agent_memory] realm`` when absent) and ``session_key``. The
+handler turns them into the one :class:`~meta_memory.session_ref.SessionRef` it hands down
+(:meth:`SessionParams.session_ref`), and access control judges the same realm
+(``<realm>/<identity>``, :func:`~meta_memory.access.requirements.identity_resource`). A test walks
+the method table and refuses any method taking ``session_key`` whose params do not derive from
+this mixin.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from pydantic import Field, field_validator
+
+from ..identity import parse_identity, parse_realm
+from ..session_ref import SessionRef, check_session_key
+from .params import REQUIRED_MARK, Params, required_text
+
+__all__ = ["KeyedSessionParams", "SessionParams"]
+
+
+class SessionParams(Params):
+    """``{identity, realm?, session_key?}``; ``session_key`` at most 512 bytes, trimmed."""
+
+    #: Whether ``session_key`` must be given (:class:`KeyedSessionParams`).
+    session_key_required: ClassVar[bool] = False
+
+    identity: Any = required_text()
+    realm: Any = Field(default=None, validate_default=True, json_schema_extra={"type": "string"})
+    session_key: Any = Field(default=None, validate_default=True, json_schema_extra={"type": "string"})
+
+    @field_validator("identity", mode="before")
+    @classmethod
+    def _identity(cls, value: Any) -> str:
+        return parse_identity(value)
+
+    @field_validator("realm", mode="before")
+    @classmethod
+    def _realm(cls, value: Any) -> str | None:
+        return None if value is None else parse_realm(value)
+
+    @field_validator("session_key", mode="before")
+    @classmethod
+    def _session_key(cls, value: Any) -> str | None:
+        return check_session_key(value, required=cls.session_key_required)
+
+    def session_ref(self, default_realm: str) -> SessionRef:
+        """The session these params name; ``default_realm`` (the gateway's ``[agent_memory] realm``)
+        when they name no realm."""
+        return SessionRef(self.realm if self.realm is not None else default_realm, self.identity, self.session_key)
+
+
+class KeyedSessionParams(SessionParams):
+    """:class:`SessionParams` whose ``session_key`` is required."""
+
+    session_key_required: ClassVar[bool] = True
+
+    session_key: Any = Field(default=None, validate_default=True,
+                             json_schema_extra={"type": "string", REQUIRED_MARK: True})

@@ -1,0 +1,76 @@
+"""The session of an identity in a realm: the one key of all session state (spec README, "The host surface").
+
+Taint, pending taint, reset marks, injection dedup sets and byte budgets and block nonces are
+kept per **(realm, logical identity, session key)**. :class:`SessionRef` is that key as one value:
+every session method builds one from its params (``rpc/session_params.py``, the realm defaulting
+to ``[agent_memory] realm`` there and nowhere else) and hands it down unchanged, through the host
+service and the ``memory`` tool to the firewall and the session-state store, so no layer can act
+in a realm the call did not name.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .identity import parse_identity, parse_realm
+from .limits import MAX_SESSION_KEY_BYTES
+
+__all__ = ["MAX_SESSION_KEY_BYTES", "SessionRef", "check_session_key"]
+
+
+def check_session_key(value: object, *, required: bool) -> str | None:
+    """``value`` as a session key: trimmed, non-empty, at most :data:`MAX_SESSION_KEY_BYTES` bytes.
+
+    ``None`` is returned for ``None`` unless ``required``. Raises ``ValueError`` naming
+    ``session_key`` and the rule (the params layer reports it as -32602 on that field)."""
+    if value is None:
+        if required:
+            raise ValueError("session_key must be a non-empty string")
+        return None
+    if not isinstance(value, str):
+        raise ValueError("session_key must be a string")
+    text = value.strip()
+    if not text or len(text.encode("utf-8", "surrogatepass")) > MAX_SESSION_KEY_BYTES:
+        raise ValueError(f"session_key must be a non-empty string of at most {MAX_SESSION_KEY_BYTES} bytes")
+    return text
+
+
+@dataclass(frozen=True, slots=True)
+class SessionRef:
+    """One session of one identity in one realm.
+
+    Attributes:
+        realm: the realm the session lives in (always named: the default is applied where params
+            are parsed, never below).
+        identity: the *logical* identity (``rt:<id>:<generation>`` is stored as ``<id>``).
+        session_key: the session; ``None`` when the caller named none (the identity's current
+            session, as the firewall tracks it).
+
+    Construction normalises and checks every member (``ValueError`` naming ``realm``,
+    ``identity`` or ``session_key`` and the rule), so a ``SessionRef`` is always a valid key.
+    """
+
+    realm: str
+    identity: str
+    session_key: str | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.realm, str):
+            raise ValueError("realm must be a non-empty string")
+        object.__setattr__(self, "realm", parse_realm(self.realm))
+        object.__setattr__(self, "identity", parse_identity(self.identity))
+        object.__setattr__(self, "session_key", check_session_key(self.session_key, required=False))
+
+    @property
+    def owner(self) -> str:
+        """``<realm>/<identity>``: how access control and the timeline name the session's owner."""
+        return f"{self.realm}/{self.identity}"
+
+    def keyed(self) -> str:
+        """The session key, which the caller must have named (``ValueError`` naming ``session_key`` otherwise)."""
+        if self.session_key is None:
+            raise ValueError("session_key must be a non-empty string")
+        return self.session_key
+
+    def __str__(self) -> str:
+        return f"{self.owner}#{self.session_key}" if self.session_key is not None else self.owner
