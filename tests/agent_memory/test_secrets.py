@@ -78,18 +78,23 @@ def test_the_trigger_prefilter_changes_no_answer(text: str) -> None:
 
 
 def _scan_parts_unfiltered(parts: list[str]) -> str | None:
-    """The parts scan without any shortcut: each part, then the join around every seam, every rule tried."""
+    """The parts scan without any shortcut: each part, then every run of consecutive parts joined (a
+    part's tail, the parts between, the last part's head), every rule tried."""
+    window = secrets_module._SEAM_WINDOW
     normalised = [secrets_module.normalise_for_scan(p) for p in parts if p]
+    normalised = [p for p in normalised if p]
     for part in normalised:
         if (found := secrets_module._find(part, prefilter=False)) is not None:
             return found
-    joined, offset = "".join(normalised), 0
-    for part in normalised[:-1]:
-        offset += len(part)
-        lo = max(0, offset - secrets_module._SEAM_WINDOW)
-        window = joined[lo : offset + secrets_module._SEAM_WINDOW]
-        if (found := secrets_module._find(window, seam=offset - lo, prefilter=False)) is not None:
-            return found
+    for a in range(len(normalised) - 1):
+        for b in range(a + 1, len(normalised)):
+            middle = "".join(normalised[a + 1 : b])
+            if len(middle) > window:
+                break
+            head = normalised[a][-window:]
+            joined = head + middle + normalised[b][:window]
+            if (found := secrets_module._find(joined, seam=len(head), prefilter=False)) is not None:
+                return found
     return None
 
 
