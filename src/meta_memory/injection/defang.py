@@ -17,14 +17,14 @@ square bracket look-alikes (fullwidth ``＜``/``［``, ``〈``, ``⟦``, ...) as
 Cherokee, Lisu, Coptic, Canadian syllabics, small capitals) as those letters, and
 any Unicode space as a space; then escaped characters are decoded (HTML references
 ``&lt;``, ``&LT``, ``&#60;``, ``&#x3c;``, ``&lsqb;`` behind any ``&amp;``; URL
-escapes ``%3c``, ``%253c``; backslash escapes ``\u003c``, ``\x3c``). On the
+escapes ``%3c``, ``%253c``; backslash escapes ``\\u003c``, ``\\x3c``). On the
 skeleton, after any bracket-like character (``<``, ``[``, ``(``, ``{``) and at most
 16 other characters that are not letters or digits:
 
 * an observation tag: ``meta`` or the predecessor's ``mobkit``, ``memory``,
   ``observation``, with any run (up to 64) of characters that are not letters or
   digits (or nothing) between the words -> ``<defanged_memory_observation``, or
-  ``</defanged_memory_observation`` when a ``/`` or ``\`` stands before the first word;
+  ``</defanged_memory_observation`` when a ``/`` or a backslash stands before the first word;
 * a nonce marker: ``mem``, separators, ``token``, then a ``:`` within 16 more
   non-alphanumeric characters -> ``[defanged-mem-token:``;
 * every line containing ``{header} for identity`` (words separated by any run of
