@@ -204,9 +204,9 @@ class Perimeter:
         client = _client(scope)
         repeated = repeated_header(scope["headers"])
         if repeated is not None:
-            reason = f"the {repeated} header is sent more than once; send it once"
-            log.warning("refused %s %s from %s: %s", scope["method"], scope["path"], client, reason)
-            await json_refusal(400, InvalidRequest(reason, repeated))(scope, receive, send)
+            twice = f"the {repeated} header is sent more than once; send it once"
+            log.warning("refused %s %s from %s: %s", scope["method"], scope["path"], client, twice)
+            await json_refusal(400, InvalidRequest(twice, repeated))(scope, receive, send)
             return
         reason = self.rules.host_refusal(headers.get("host"))
         if reason is not None:
