@@ -86,20 +86,27 @@ def _scan_parts_unfiltered(parts: list[str]) -> str | None:
     for part in normalised:
         if (found := secrets_module._find(part, prefilter=False)) is not None:
             return found
+    span = secrets_module._SPAN_PARTS
     for a in range(len(normalised) - 1):
-        for b in range(a + 1, len(normalised)):
+        for b in range(a + 1, min(len(normalised), a + 1 + span)):
             middle = "".join(normalised[a + 1 : b])
             if len(middle) > window:
                 break
-            head = normalised[a][-window:]
+            head = normalised[a][-(window if b == a + 1 else secrets_module._SPAN_HEAD):]
             joined = head + middle + normalised[b][:window]
             if (found := secrets_module._find(joined, seam=len(head), prefilter=False)) is not None:
                 return found
+        else:
+            if a + 1 + span < len(normalised):
+                head = normalised[a][-window:]
+                joined = head + "".join(normalised[a + 1 :])[:window]
+                if (found := secrets_module._find(joined, seam=len(head), prefilter=False)) is not None:
+                    return found
     return None
 
 
 @settings(deadline=None, max_examples=300)
-@given(st.lists(st.lists(_fragments, max_size=6).map("".join), min_size=1, max_size=5))
+@given(st.lists(st.lists(_fragments, max_size=6).map("".join), min_size=1, max_size=12))
 def test_the_join_prefilter_changes_no_answer(parts: list[str]) -> None:
     """One trigger search over the joined parts answers a clean record; a trigger split across parts
     (``AK`` + ``IA...``) is in the join too."""

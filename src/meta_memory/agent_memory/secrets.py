@@ -307,6 +307,11 @@ def _lower_keeping_offsets(text: str) -> str:
 
 #: How far either side of a seam between two fields the join is scanned (characters).
 _SEAM_WINDOW = 1024
+#: How far before the first seam a secret spanning three or more fields is looked for (characters).
+_SPAN_HEAD = 256
+#: Spans of up to this many parts after the first are each scanned to their own end (a key ending a
+#: part is word-bounded there); a longer span is scanned in one window over what follows the seam.
+_SPAN_PARTS = 8
 
 
 def normalise_for_scan(text: str) -> str:
@@ -316,14 +321,16 @@ def normalise_for_scan(text: str) -> str:
     return fold(text)
 
 
-def _anchored(rule: _Rule, haystack: str) -> Iterator[re.Match[str]]:
-    """Matches of ``rule.pattern`` starting where one of its triggers occurs, in text order."""
+def _anchored(rule: _Rule, haystack: str, before: int | None = None) -> Iterator[re.Match[str]]:
+    """Matches of ``rule.pattern`` starting where one of its triggers occurs (before offset ``before``
+    when given), in text order."""
     starts: set[int] = set()
+    end = len(haystack) if before is None else before
     for trigger in rule.triggers:
-        at = haystack.find(trigger)
-        while at >= 0:
+        at = haystack.find(trigger, 0, end + len(trigger) - 1)
+        while 0 <= at < end:
             starts.add(at)
-            at = haystack.find(trigger, at + 1)
+            at = haystack.find(trigger, at + 1, end + len(trigger) - 1)
     for start in sorted(starts):
         match = rule.pattern.match(haystack, start)
         if match is not None:
@@ -372,7 +379,8 @@ def _find(text: str, seam: int | None = None, *, prefilter: bool = True) -> str 
         haystack = lowered if rule.lower else text
         if not any(t in haystack for t in rule.triggers):
             continue
-        for match in _anchored(rule, haystack) if rule.anchored else rule.pattern.finditer(haystack):
+        # an anchored match starts at its trigger: one that must straddle ``seam`` starts before it
+        for match in _anchored(rule, haystack, seam) if rule.anchored else rule.pattern.finditer(haystack):
             if seam is not None and not match.start() < seam < match.end():
                 continue
             if rule.verify is None or rule.verify(match):
@@ -390,9 +398,10 @@ def _scan_parts(parts: list[str], alone: range | None = None) -> str | None:
     alone already), then every run of consecutive parts joined (a secret split across parts).
 
     A secret split across parts ``a`` to ``b`` starts in part ``a`` and ends in part ``b``: it is looked
-    for in the join of part ``a``'s last :data:`_SEAM_WINDOW` characters, the parts between (at most
-    that many characters in all) and part ``b``'s first :data:`_SEAM_WINDOW`, and must cross the first
-    seam. The window ends where part ``b`` ends, so a key that ends a part is word-bounded there (the
+    for in the join of part ``a``'s last :data:`_SEAM_WINDOW` characters (:data:`_SPAN_HEAD` when parts
+    lie between), the parts between (at most :data:`_SEAM_WINDOW` characters in all) and part ``b``'s
+    first :data:`_SEAM_WINDOW`, and must cross the first seam; for ``b`` more than :data:`_SPAN_PARTS`
+    parts on, one window over the :data:`_SEAM_WINDOW` characters after the seam. The window ends where part ``b`` ends, so a key that ends a part is word-bounded there (the
     next part's first letter does not glue onto it).
 
     First the join of all parts is searched once for a trigger: every trigger of a part, or crossing a
@@ -407,15 +416,23 @@ def _scan_parts(parts: list[str], alone: range | None = None) -> str | None:
                 return found
     kept = [p for p in normalised if p]
     for a in range(len(kept) - 1):
-        head = kept[a][-_SEAM_WINDOW:]
         middle = ""
-        for b in range(a + 1, len(kept)):
+        for b in range(a + 1, min(len(kept), a + 1 + _SPAN_PARTS)):
+            # across two parts the whole window; across more, the secret holds every part between, so it
+            # starts close to the first seam
+            head = kept[a][-(_SEAM_WINDOW if b == a + 1 else _SPAN_HEAD):]
             found = _find(head + middle + kept[b][:_SEAM_WINDOW], seam=len(head))
             if found is not None:
                 return found
             middle += kept[b]
             if len(middle) > _SEAM_WINDOW:
                 break
+        else:
+            if a + 1 + _SPAN_PARTS < len(kept):  # longer spans: one window over what follows the seam
+                head = kept[a][-_SEAM_WINDOW:]
+                found = _find(head + "".join(kept[a + 1 :])[:_SEAM_WINDOW], seam=len(head))
+                if found is not None:
+                    return found
     return None
 
 
