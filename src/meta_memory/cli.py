@@ -132,6 +132,12 @@ def serve(state_dir: Path, host: str, port: int, config_path: Path | None, ssl_c
     url = base_url(sock, host, tls)
     click.echo(f"meta-memory gateway listening on {url} (state dir {state_dir.resolve()})", err=False)
     click.echo(f"console: {url}/console/", err=True)
+    if runtime.agent_memory is not None:
+        from .firewall.service import content_trust_warning
+
+        trust_warning = content_trust_warning(runtime.agent_memory.firewall.policy)
+        if trust_warning is not None:
+            click.echo(f"warning: {trust_warning}", err=True)
     if not _is_loopback(host):
         if not runtime.access.enabled:
             click.echo(f"warning: listening on {host} with no [access] configuration: any caller that reaches this "

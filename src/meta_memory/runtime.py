@@ -129,7 +129,10 @@ class Runtime:
 
         With agent memory on, ``agent_memory.vector_backlog`` says whether hybrid ranking is
         complete: ``pending`` active records still without a vector (per realm under ``realms``;
-        ``0`` with a ``reason`` when recall is lexical). See docs/rpc.md (meta/status)."""
+        ``0`` with a ``reason`` when recall is lexical). ``agent_memory.content_trust`` reports the
+        classification posture and the tool names trusted only because no rule names them, with a
+        ``warning`` when no rule names the host's tools (:meth:`Firewall.content_trust_report`). See
+        docs/rpc.md (meta/status)."""
         from . import __version__
 
         slots = self.layout.slots() if self.layout is not None else []
@@ -141,6 +144,7 @@ class Runtime:
                 "realm": feature.config.realm,
                 "realms": feature.store.list_realms(),
                 "taint_tracker": feature.firewall.tracker.stats(),
+                "content_trust": feature.firewall.content_trust_report(),
                 "injection_sessions": feature.injection.sessions.stats(),
                 "recorder_tool": feature.tool is not None,
             })

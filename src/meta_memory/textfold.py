@@ -28,13 +28,24 @@ __all__ = ["LOOK_ALIKE_LETTERS", "fold", "fold_table", "unconfuse"]
 #: each mapped to that lower-case ASCII letter. Capitals are listed apart where their lower case looks
 #: like another letter (Greek ``Ν`` is N, ``ν`` is v). Used where a name or marker must match in
 #: whatever script it is spelled: the markers of :mod:`meta_memory.injection.defang` and the tool and
-#: server names of :mod:`meta_memory.firewall.classify`.
-LOOK_ALIKE_LETTERS: dict[str, str] = {c: t for t, cs in {
-    "a": "аАαΑɑᴀ", "b": "ВьЬΒʙ", "c": "сСϲᴄ", "d": "ԁᴅ", "e": "еЕёЁεΕᴇҽ", "g": "ɡɢ", "h": "һНΗʜհ",
-    "i": "іІıιΙɪ", "j": "јЈᴊ", "k": "кКκΚᴋ", "l": "ʟӏ", "m": "мМΜᴍ", "n": "пΝɴո", "o": "оОοΟᴏօ",
-    "p": "рРρΡᴘ", "q": "ԛ", "r": "гʀ", "s": "ѕЅꜱ", "t": "тТτΤᴛ", "u": "υᴜս", "v": "νᴠѵ", "w": "ԝᴡ",
-    "x": "хХΧ", "y": "уУүγΥʏ", "z": "Ζᴢ",
-}.items() for c in cs}
+#: server names of :mod:`meta_memory.firewall.classify`. Sources: Unicode's confusables (UTS #39) for
+#: Cyrillic, Greek, Armenian, Latin IPA and small capitals, Cherokee (capitals; their small letters
+#: are added below), Lisu, Coptic and Canadian syllabics.
+_LOOK_ALIKES: dict[str, str] = {
+    "a": "аАαΑɑᴀ" "ᎪꓮⲀⲁᗅ", "b": "ВьЬΒʙ" "ᏴᏏꓐⲂⲃᗷ", "c": "сСϲᴄ" "ᏟꓚⲤⲥᑕ", "d": "ԁᴅ" "ᎠᏧꓓᗞ",
+    "e": "еЕёЁεΕᴇҽ" "ᎬꓰⲈⲉ", "f": "ꓝ", "g": "ɡɢ" "Ꮐꓖ", "h": "һНΗʜհ" "ᎻᏂꓧⲎⲏᕼ",
+    "i": "іІıιΙɪ" "ᎥꓲⲒⲓɩ", "j": "јЈᴊ" "Ꭻꓙᒍ", "k": "кКκΚᴋ" "ᏦꓗⲔⲕ", "l": "ʟӏ" "Ꮮꓡᒪ",
+    "m": "мМΜᴍ" "ᎷꓟⲘⲙ", "n": "пΝɴո" "ꓠⲚⲛ", "o": "оОοΟᴏօ" "ꓳⲞⲟഠ౦", "p": "рРρΡᴘ" "ᏢꓑⲢⲣᑭ",
+    "q": "ԛ", "r": "гʀ" "ᎡᏒꓣᖇ", "s": "ѕЅꜱ" "ᏚᏕꓢᔕƽ", "t": "тТτΤᴛ" "ᎢꓔⲦⲧ", "u": "υᴜս" "ꓴʋ",
+    "v": "νᴠѵ" "Ꮩꓦᐯ", "w": "ԝᴡ" "ᎳᏔꓪᗯ", "x": "хХΧ" "ꓫⲬⲭ᙭", "y": "уУүγΥʏ" "ᎩꓬⲨⲩɣ", "z": "Ζᴢ" "Ꮓꓜ",
+}
+LOOK_ALIKE_LETTERS: dict[str, str] = {c: t for t, cs in _LOOK_ALIKES.items() for c in cs}
+# Cherokee small letters (U+AB70-U+ABBF, U+13F8-U+13FD) look like their capitals; case folding maps
+# them to the capitals, but a table read before folding must know them too.
+LOOK_ALIKE_LETTERS.update({
+    c.lower(): t for c, t in list(LOOK_ALIKE_LETTERS.items())
+    if "\u13a0" <= c <= "\u13f5" and c.lower() != c
+})
 _LOOK_ALIKE_TABLE = str.maketrans(LOOK_ALIKE_LETTERS)
 
 

@@ -47,6 +47,14 @@ PKCS1_BODY = ("MIIEpQIBAAKCAQEAl8vENbLI73Z/XfRgyAeTlp6FzQx1bW9sZ2Fzd2FzZGZhc2RmY
         ("password=letmein", "password-assignment"),
         ('{"user": "bob", "password": "hunter2"}', "password-assignment"),
         ("DB_PASSWORD='correct horse'", "password-assignment"),
+        # environment-style names: glued (PGPASSWORD), ``pass`` as a word or joined by _ - .
+        ("export PGPASSWORD=hunter2", "password-assignment"),
+        ("DB_PASS=hunter2", "password-assignment"),
+        ("DB_PASS=123456", "password-assignment"),
+        ("pass: hunter2", "password-assignment"),
+        ("redis.pass = s3cr3t", "password-assignment"),
+        ('{"pass": "hunter2"}', "password-assignment"),
+        ("--pass=hunter2", "password-assignment"),
         ("postgres://bob:s3cr3t@db.internal:5432/app", "url-credentials"),
         # PEM bodies with and without armour
         ("-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA", "private-key"),
@@ -66,6 +74,15 @@ PKCS1_BODY = ("MIIEpQIBAAKCAQEAl8vENbLI73Z/XfRgyAeTlp6FzQx1bW9sZ2Fzd2FzZGZhc2RmY
         ("monkey=9f8e7d6c5b4a39281706f5e4d3c2b1a0", None),
         ("password: ********", None),
         ("password=${DB_PASSWORD}", None),
+        ("password=/run/secrets/db_password", None),  # a file path: where the secret lives
+        ("PWD=/home/me/app", None),  # the working directory
+        ("OLDPWD=~/src/app", None),
+        ("CI results: pass: 12, fail: 3", None),  # a bare ``pass`` needs a value with a letter
+        ("pass=100 fail=0", None),
+        ("Pass: yes", None),
+        ("bypass: enabled1", None),  # ``pass`` glued to letters is another word
+        ("compass: north2", None),
+        ("the mountain pass: steep", None),
         ("password: <your password>", None),
         ("Password: strong and unique", None),
         ("Reset your password: it takes a minute", None),
@@ -106,6 +123,31 @@ def test_a_key_split_across_fields_is_found_in_the_join() -> None:
     assert scan("password", "", ": hunter2", ()) == "password-assignment"
     # each part alone is innocent
     assert scan_text("Deploy key AKIAIOSFOD") is None and scan_text("NN7EXAMPLE was rotated") is None
+
+
+def test_a_key_that_ends_a_field_is_found_whatever_field_follows() -> None:
+    """The join does not glue the next field's first letter onto a key that ends a field."""
+    assert scan("Router AKIAIOSFOD", "", "NN7EXAMPLE", ("deploy",)) == "aws-access-key-id"
+    assert scan("Router", "", "the key AKIAIOSFOD", (), ("NN7EXAMPLE", "agent:bob")) == "aws-access-key-id"
+    assert scan("AKIAIOSF", "ODNN7E", "XAMPLE", ("tag",), ("more",)) == "aws-access-key-id"
+
+
+def test_every_string_a_record_stores_is_scanned() -> None:
+    from meta_memory.agent_memory.model import (
+        Author, EvidenceRef, NewMemoryRecord, Provenance, VerificationClaim,
+    )
+    from meta_memory.agent_memory.secrets import scan_record
+
+    def record(**provenance: object) -> NewMemoryRecord:
+        return NewMemoryRecord(title="t", body="b", provenance=Provenance(**{"author": Author.application(),
+                                                                              **provenance}))  # type: ignore[arg-type]
+
+    assert scan_record(record()) is None
+    assert scan_record(record(author=Author.agent(f"bot:{AWS}"))) == "aws-access-key-id"
+    assert scan_record(record(evidence=(EvidenceRef(f"s-{AWS}"),))) == "aws-access-key-id"
+    assert scan_record(record(verification=VerificationClaim("ran PGPASSWORD=hunter2 psql"))) == "password-assignment"
+    assert scan_record(record(verification=VerificationClaim("ok", (EvidenceRef(AWS),)))) == "aws-access-key-id"
+    assert scan_record(record(), f"mem-{AWS}") == "aws-access-key-id"  # an explicit id
 
 
 def test_a_key_in_a_tag_is_found_despite_lower_casing() -> None:

@@ -78,23 +78,35 @@ def test_the_trigger_prefilter_changes_no_answer(text: str) -> None:
 
 
 def _scan_parts_unfiltered(parts: list[str]) -> str | None:
-    """The parts scan without any shortcut: each part, then the join around every seam, every rule tried."""
+    """The parts scan without any shortcut: each part, then every run of consecutive parts joined (a
+    part's tail, the parts between, the last part's head), every rule tried."""
+    window = secrets_module._SEAM_WINDOW
     normalised = [secrets_module.normalise_for_scan(p) for p in parts if p]
+    normalised = [p for p in normalised if p]
     for part in normalised:
         if (found := secrets_module._find(part, prefilter=False)) is not None:
             return found
-    joined, offset = "".join(normalised), 0
-    for part in normalised[:-1]:
-        offset += len(part)
-        lo = max(0, offset - secrets_module._SEAM_WINDOW)
-        window = joined[lo : offset + secrets_module._SEAM_WINDOW]
-        if (found := secrets_module._find(window, seam=offset - lo, prefilter=False)) is not None:
-            return found
+    span = secrets_module._SPAN_PARTS
+    for a in range(len(normalised) - 1):
+        for b in range(a + 1, min(len(normalised), a + 1 + span)):
+            middle = "".join(normalised[a + 1 : b])
+            if len(middle) > window:
+                break
+            head = normalised[a][-(window if b == a + 1 else secrets_module._SPAN_HEAD):]
+            joined = head + middle + normalised[b][:window]
+            if (found := secrets_module._find(joined, seam=len(head), prefilter=False)) is not None:
+                return found
+        else:
+            if a + 1 + span < len(normalised):
+                head = normalised[a][-window:]
+                joined = head + "".join(normalised[a + 1 :])[:window]
+                if (found := secrets_module._find(joined, seam=len(head), prefilter=False)) is not None:
+                    return found
     return None
 
 
 @settings(deadline=None, max_examples=300)
-@given(st.lists(st.lists(_fragments, max_size=6).map("".join), min_size=1, max_size=5))
+@given(st.lists(st.lists(_fragments, max_size=6).map("".join), min_size=1, max_size=12))
 def test_the_join_prefilter_changes_no_answer(parts: list[str]) -> None:
     """One trigger search over the joined parts answers a clean record; a trigger split across parts
     (``AK`` + ``IA...``) is in the join too."""

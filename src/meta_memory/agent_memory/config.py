@@ -108,6 +108,11 @@ class ContentTrustConfig(BaseModel):
     ``default`` (beyond the spec, opt-in): ``"trusted"`` (the seed's rule: a tool no rule names is trusted)
     or ``"untrusted"`` (only listed tools and listed MCP servers are trusted; every other tool result
     taints). See ``docs/security.md`` for when to choose it.
+
+    ``default_untrusted_tools`` (beyond the spec, stricter, on by default): outside-content tool and MCP
+    server names that taint after the spec's rules; ``None`` (the key absent) is the shipped list
+    (:data:`meta_memory.firewall.outside_tools.DEFAULT_UNTRUSTED_TOOLS`), a list replaces it, ``[]``
+    turns it off.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -116,6 +121,7 @@ class ContentTrustConfig(BaseModel):
     untrusted_tools: tuple[str, ...] = ()
     trusted_tools: tuple[str, ...] = ()
     default: Literal["trusted", "untrusted"] = "trusted"
+    default_untrusted_tools: tuple[str, ...] | None = None
 
 
 def _rule(message: str) -> PydanticCustomError:
@@ -281,14 +287,16 @@ def parse_content_trust(raw: object) -> ContentTrustConfig:
         return ContentTrustConfig()
     if not isinstance(raw, dict):
         raise ConfigError("content_trust must be an object")
-    unknown = sorted(k for k in raw if k not in (*_CONTENT_TRUST_KEYS, "default"))
+    unknown = sorted(k for k in raw if k not in (*_CONTENT_TRUST_KEYS, "default", "default_untrusted_tools"))
     if unknown:
         raise ConfigError(f"unsupported content_trust fields: {', '.join(unknown)}")
     default = raw.get("default", "trusted")
     if not isinstance(default, str) or default.strip().lower() not in ("trusted", "untrusted"):
         raise ConfigError("content_trust.default must be 'trusted' or 'untrusted'")
     out: dict[str, Any] = {"default": default.strip().lower()}
-    for key in _CONTENT_TRUST_KEYS:
+    for key in (*_CONTENT_TRUST_KEYS, "default_untrusted_tools"):
+        if key == "default_untrusted_tools" and key not in raw:
+            continue  # absent: the shipped list
         value = raw.get(key, [])
         if not isinstance(value, (list, tuple)):
             raise ConfigError(f"content_trust.{key} must be an array")

@@ -374,6 +374,10 @@ class Author:
             return cls(kind, principal=principal if isinstance(principal, str) else None)
         return cls(kind)
 
+    def strings(self) -> tuple[str, ...]:
+        """Every string the author stores: its identity, run id and principal (those it has)."""
+        return tuple(v for v in (self.identity, self.run_id, self.principal) if v)
+
     def describe(self) -> str:
         """A short label for events and logs, e.g. ``Agent { identity: "lead:main" }``."""
         if self.kind is AuthorKind.AGENT:
@@ -466,6 +470,22 @@ class Provenance:
     evidence: tuple[EvidenceRef, ...] = ()
     profile: CalibrationRef | None = None
     verification: VerificationClaim | None = None
+
+    def strings(self) -> tuple[str, ...]:
+        """Every string the provenance stores, free text first (a key split between a record's body and
+        its verification is found where they meet): the verification's ``checked`` text and its evidence
+        ``session_id`` s, each evidence ``session_id``, the profile's ``stage``, ``bundle``, ``version``
+        and ``model``, then the author's (:meth:`Author.strings`). The secret scanner reads them all
+        (:meth:`NewMemoryRecord.scanned_strings`)."""
+        out: list[str] = []
+        if self.verification is not None:
+            out.append(self.verification.checked)
+            out += (e.session_id for e in self.verification.evidence)
+        out += (e.session_id for e in self.evidence)
+        if self.profile is not None:
+            out += (self.profile.stage, self.profile.bundle, self.profile.version, self.profile.model)
+        out += self.author.strings()
+        return tuple(s for s in out if s)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"evidence": [e.to_json() for e in self.evidence], "author": self.author.to_json()}
@@ -564,6 +584,13 @@ class NewMemoryRecord:
     description: str = ""
     tags: tuple[str, ...] = ()
 
+    def scanned_strings(self) -> tuple[str, ...]:
+        """Every string the payload stores besides ``title``, ``description``, ``body`` and ``tags``
+        (which :func:`~meta_memory.agent_memory.secrets.scan` takes by name): its provenance's
+        (:meth:`Provenance.strings`). The one list of the payload's fields the secret scanner reads
+        after the four named ones (:func:`~meta_memory.agent_memory.secrets.scan_record`)."""
+        return self.provenance.strings()
+
     def to_json(self) -> dict[str, Any]:
         return {
             "kind": self.kind.value,
@@ -633,6 +660,15 @@ class MemoryRecord:
     @property
     def author(self) -> Author:
         return self.provenance.author
+
+    def scanned_strings(self) -> tuple[str, ...]:
+        """Every string the record stores besides ``title``, ``description``, ``body`` and ``tags``: its
+        provenance's (:meth:`Provenance.strings`), then its ``id``, scope key, status detail (successor
+        id or quarantine reason), ``supersedes`` and each ``derived_from`` id. What the secret
+        scanner reads after the four named fields when the record comes whole from outside (an import)
+        or is checked again (quarantine release, the steward's dream)."""
+        links = (self.id, self.scope.key, self.status.detail, self.supersedes, *self.derived_from)
+        return (*self.provenance.strings(), *(s for s in links if s))
 
     def to_json(self) -> dict[str, Any]:
         """The persisted/panel encoding (serde field names)."""

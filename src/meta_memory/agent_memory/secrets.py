@@ -13,7 +13,9 @@ What is scanned (:func:`scan`, :func:`scan_values`):
    zero-width space/joiners, word joiner, BOM, soft hyphen, bidi controls), and
    Unicode dashes folded to ``-``; a value that is plain ASCII skips the work;
 2. each field on its own, in order (title, description, body, each tag -- tags
-   also upper-cased, as they are stored lower-cased);
+   also upper-cased, as they are stored lower-cased -- then every other string the
+   record stores: :meth:`~meta_memory.agent_memory.model.NewMemoryRecord.scanned_strings`,
+   the provenance and, for a restored record, its id, scope key, status detail and links);
 3. the fields joined with nothing between them, so a key split across the title
    and the body is found.
 
@@ -41,10 +43,12 @@ names -- never the matched text):
 ``bearer-token``             ``Bearer`` + a token of >= 16 with a letter and a digit;
                              ``Authorization: Basic|Token <credential>``
 ``url-credentials``          ``scheme://user:password@`` (not a ``$VAR``/``{placeholder}``)
-``password-assignment``      ``password``/``passwd``/``passphrase``/``pwd`` (optionally prefixed,
-                             optionally quoted as a JSON key), ``=`` or ``:``, then a value; see
-                             :func:`_password_value_counts` for what counts (masked values and
-                             ``${VAR}`` references do not)
+``password-assignment``      ``password``/``passwd``/``passphrase``/``pwd`` with any prefix
+                             (``PGPASSWORD``, ``DB_PASSWORD``), or ``pass`` as a word or joined
+                             by ``_``/``-``/``.`` (``DB_PASS``, ``pass``), optionally quoted as
+                             a JSON key, ``=`` or ``:``, then a value; see
+                             :func:`_password_value_counts` for what counts (masked values,
+                             ``${VAR}`` references and file paths do not)
 ``credential-assignment``    an API key/secret/token key name, ``=`` or ``:``, optional quote,
                              >= 16 of ``[A-Za-z0-9_-/+=.]`` containing a digit
 ============================ ==============================================================
@@ -61,7 +65,7 @@ import hashlib
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from meta_memory.textfold import fold
 
@@ -69,6 +73,7 @@ __all__ = [
     "SECRET_CLASSES",
     "normalise_for_scan",
     "scan",
+    "scan_record",
     "scan_text",
     "scan_values",
     "secret_rule",
@@ -102,19 +107,38 @@ _PLACEHOLDER_WORDS = frozenset(
 _MASK_CHARS = frozenset("*xX•·.#-_?")
 
 
-def _password_value_counts(value: str, separator: str, quoted: bool) -> bool:
+#: The key names of a password: always a credential key, joined to any prefix (``PGPASSWORD``,
+#: ``DB_PASSWORD``, ``mysql_pwd``).
+_PASSWORD_KEYS = ("passphrase", "password", "passwd", "pwd")
+#: ``pass`` alone is also an English word: it names a password only as a whole word or joined to a
+#: prefix by ``_``, ``-`` or ``.`` (``DB_PASS``, ``redis.pass``), never glued to letters (``bypass``,
+#: ``compass``), and a bare ``pass`` (no prefix) needs a value holding a letter (``pass: 12/15``,
+#: ``pass=100`` are test tallies).
+_WEAK_PASSWORD_KEYS = ("pass",)
+
+
+def _is_path_reference(value: str) -> bool:
+    """A file path standing for where a secret lives (``/run/secrets/db``, ``~/.pgpass``) or a working
+    directory (``PWD=/home/me/app``): absolute or home-relative, with a second ``/``."""
+    return value.startswith(("/", "~/")) and "/" in value[2:]
+
+
+def _password_value_counts(value: str, separator: str, quoted: bool, *, bare_word: bool = False) -> bool:
     """Whether the value of a ``password``-like assignment is a credential.
 
-    Masked values (``****``), placeholder words (``null``, ``redacted``) and references
-    (``$VAR``, ``${VAR}``, ``<pw>``, ``{{ x }}``, ``%VAR%``) never count. A quoted value
-    or one after ``=`` counts from 3 characters; after a bare ``:`` (prose-like
-    ``password: ...``) the value must also hold a digit or a symbol, so
-    ``password: hunter2`` counts and ``Password: strong and unique`` does not.
+    Masked values (``****``), placeholder words (``null``, ``redacted``), references
+    (``$VAR``, ``${VAR}``, ``<pw>``, ``{{ x }}``, ``%VAR%``) and file paths
+    (``/run/secrets/db``) never count. A quoted value or one after ``=`` counts from 3
+    characters; after a bare ``:`` (prose-like ``password: ...``) the value must also hold a
+    digit or a symbol, so ``password: hunter2`` counts and ``Password: strong and unique``
+    does not. ``bare_word`` (an unprefixed ``pass``): the value must also hold a letter.
     """
     value = value.strip().rstrip(".,;:!?)]}'\"")
-    if len(value) < 3 or value.startswith(_PLACEHOLDER_START):
+    if len(value) < 3 or value.startswith(_PLACEHOLDER_START) or _is_path_reference(value):
         return False
     if value.lower() in _PLACEHOLDER_WORDS or set(value) <= _MASK_CHARS:
+        return False
+    if bare_word and not _LETTER.search(value):
         return False
     if quoted or separator == "=":
         return True
@@ -195,6 +219,20 @@ def _credential_assignment(match: re.Match[str]) -> bool:
         return bool(_DIGIT.search(match["v"]))
     return _any_key_name_before(match) and _random_run(match["v"])
 
+def _password_assignment(match: re.Match[str]) -> bool:
+    """A password key name (see :data:`_PASSWORD_KEYS`, :data:`_WEAK_PASSWORD_KEYS`) assigned a value
+    that counts (:func:`_password_value_counts`)."""
+    text, start, key = match.string, match.start(), match["k"]
+    bare_word = False
+    if key in _WEAK_PASSWORD_KEYS:
+        if not _after_boundary(match, _ALNUM):
+            return False  # ``bypass``, ``compass``
+        bare_word = not (start >= 2 and text[start - 1] in "_-." and text[start - 2] in _ALNUM)
+    quoted = match["dq"] is not None or match["sq"] is not None
+    return _password_value_counts(match["dq"] or match["sq"] or match["v"] or "", match["sep"], quoted,
+                                  bare_word=bare_word)
+
+
 _RULES: tuple[_Rule, ...] = (
     _Rule("aws-access-key-id", ("AKIA", "ASIA", "ABIA", "ACCA", "A3T"),
           # whole, or split by white space, dashes, dots or underscores between its characters
@@ -244,12 +282,10 @@ _RULES: tuple[_Rule, ...] = (
           lambda m: _after_boundary(m, _WORD)
           and not m["v"].startswith(_PLACEHOLDER_START) and not set(m["v"]) <= _MASK_CHARS),
     _Rule("password-assignment", ("pass", "pwd"),
-          re.compile(r"(?:password|passwd|passphrase|pwd)(?P<kq>[\"'])?[ \t]*(?P<sep>[:=])[ \t]*"
-                     r"(?:\"(?P<dq>[^\"\n]{1,256})\"|'(?P<sq>[^'\n]{1,256})'|(?P<v>[^\s\"',;]{1,256}))",
-                     re.IGNORECASE),
-          lambda m: _key_prefix_ok(m) and _password_value_counts(
-              m["dq"] or m["sq"] or m["v"] or "", m["sep"], m["dq"] is not None or m["sq"] is not None),
-          lower=True, anchored=True),
+          re.compile(r"(?P<k>" + "|".join(_PASSWORD_KEYS + _WEAK_PASSWORD_KEYS) + r")(?P<kq>[\"'])?[ \t]*"
+                     r"(?P<sep>[:=])[ \t]*"
+                     r"(?:\"(?P<dq>[^\"\n]{1,256})\"|'(?P<sq>[^'\n]{1,256})'|(?P<v>[^\s\"',;]{1,256}))"),
+          _password_assignment, lower=True, anchored=True),
     # Every credential key name ends in key, secret or token: match that tail (fast), then check the
     # whole key name and its prefix boundary just before it.
     _Rule("credential-assignment", ("key", "secret", "token"),
@@ -271,6 +307,11 @@ def _lower_keeping_offsets(text: str) -> str:
 
 #: How far either side of a seam between two fields the join is scanned (characters).
 _SEAM_WINDOW = 1024
+#: How far before the first seam a secret spanning three or more fields is looked for (characters).
+_SPAN_HEAD = 256
+#: Spans of up to this many parts after the first are each scanned to their own end (a key ending a
+#: part is word-bounded there); a longer span is scanned in one window over what follows the seam.
+_SPAN_PARTS = 8
 
 
 def normalise_for_scan(text: str) -> str:
@@ -280,14 +321,16 @@ def normalise_for_scan(text: str) -> str:
     return fold(text)
 
 
-def _anchored(rule: _Rule, haystack: str) -> Iterator[re.Match[str]]:
-    """Matches of ``rule.pattern`` starting where one of its triggers occurs, in text order."""
+def _anchored(rule: _Rule, haystack: str, before: int | None = None) -> Iterator[re.Match[str]]:
+    """Matches of ``rule.pattern`` starting where one of its triggers occurs (before offset ``before``
+    when given), in text order."""
     starts: set[int] = set()
+    end = len(haystack) if before is None else before
     for trigger in rule.triggers:
-        at = haystack.find(trigger)
-        while at >= 0:
+        at = haystack.find(trigger, 0, end + len(trigger) - 1)
+        while 0 <= at < end:
             starts.add(at)
-            at = haystack.find(trigger, at + 1)
+            at = haystack.find(trigger, at + 1, end + len(trigger) - 1)
     for start in sorted(starts):
         match = rule.pattern.match(haystack, start)
         if match is not None:
@@ -336,7 +379,8 @@ def _find(text: str, seam: int | None = None, *, prefilter: bool = True) -> str 
         haystack = lowered if rule.lower else text
         if not any(t in haystack for t in rule.triggers):
             continue
-        for match in _anchored(rule, haystack) if rule.anchored else rule.pattern.finditer(haystack):
+        # an anchored match starts at its trigger: one that must straddle ``seam`` starts before it
+        for match in _anchored(rule, haystack, seam) if rule.anchored else rule.pattern.finditer(haystack):
             if seam is not None and not match.start() < seam < match.end():
                 continue
             if rule.verify is None or rule.verify(match):
@@ -349,30 +393,46 @@ def scan_text(text: str) -> str | None:
     return _find(normalise_for_scan(text))
 
 
-def _scan_parts(parts: list[str], scanned: int = 0) -> str | None:
-    """Each part alone (except the first ``scanned``, already scanned alone), then the join of all
-    parts around every seam (a secret split across parts).
+def _scan_parts(parts: list[str], alone: range | None = None) -> str | None:
+    """Each part alone (only those at the indices of ``alone`` when given: the others were scanned
+    alone already), then every run of consecutive parts joined (a secret split across parts).
 
-    First the join is searched once for a trigger: every trigger of a part, or crossing a seam, is in
-    it, so a join without one (the common case) holds no secret anywhere."""
-    normalised = [normalise_for_scan(p) for p in parts if p]
-    joined = "".join(normalised)
-    if not _has_trigger(joined):
+    A secret split across parts ``a`` to ``b`` starts in part ``a`` and ends in part ``b``: it is looked
+    for in the join of part ``a``'s last :data:`_SEAM_WINDOW` characters (:data:`_SPAN_HEAD` when parts
+    lie between), the parts between (at most :data:`_SEAM_WINDOW` characters in all) and part ``b``'s
+    first :data:`_SEAM_WINDOW`, and must cross the first seam; for ``b`` more than :data:`_SPAN_PARTS`
+    parts on, one window over the :data:`_SEAM_WINDOW` characters after the seam. The window ends where part ``b`` ends, so a key that ends a part is word-bounded there (the
+    next part's first letter does not glue onto it).
+
+    First the join of all parts is searched once for a trigger: every trigger of a part, or crossing a
+    seam, is in it, so a join without one (the common case) holds no secret anywhere."""
+    normalised = [normalise_for_scan(p) for p in parts]
+    if not _has_trigger("".join(normalised)):
         return None
-    skip = sum(1 for p in parts[:scanned] if p)
-    for part in normalised[skip:]:
-        found = _find(part)
-        if found is not None:
-            return found
-    if len(normalised) < 2:
-        return None
-    offset = 0
-    for part in normalised[:-1]:
-        offset += len(part)
-        lo = max(0, offset - _SEAM_WINDOW)
-        found = _find(joined[lo : offset + _SEAM_WINDOW], seam=offset - lo)
-        if found is not None:
-            return found
+    for index in alone if alone is not None else range(len(normalised)):
+        if normalised[index]:
+            found = _find(normalised[index])
+            if found is not None:
+                return found
+    kept = [p for p in normalised if p]
+    for a in range(len(kept) - 1):
+        middle = ""
+        for b in range(a + 1, min(len(kept), a + 1 + _SPAN_PARTS)):
+            # across two parts the whole window; across more, the secret holds every part between, so it
+            # starts close to the first seam
+            head = kept[a][-(_SEAM_WINDOW if b == a + 1 else _SPAN_HEAD):]
+            found = _find(head + middle + kept[b][:_SEAM_WINDOW], seam=len(head))
+            if found is not None:
+                return found
+            middle += kept[b]
+            if len(middle) > _SEAM_WINDOW:
+                break
+        else:
+            if a + 1 + _SPAN_PARTS < len(kept):  # longer spans: one window over what follows the seam
+                head = kept[a][-_SEAM_WINDOW:]
+                found = _find(head + "".join(kept[a + 1 :])[:_SEAM_WINDOW], seam=len(head))
+                if found is not None:
+                    return found
     return None
 
 
@@ -393,8 +453,11 @@ def _record_digest(parts: list[str]) -> bytes:
     return digest.digest()
 
 
-def scan(title: str, description: str, body: str, tags: Iterable[str] = ()) -> str | None:
-    """Scan a record's fields (title, description, body, each tag), then the fields joined.
+def scan(
+    title: str, description: str, body: str, tags: Iterable[str] = (), more: Iterable[str] = ()
+) -> str | None:
+    """Scan a record's fields (title, description, body, each tag, then each of ``more``: every other
+    string the record stores, see :func:`scan_record`), then the fields joined.
 
     Returns the first class found (:data:`SECRET_CLASSES`) or ``None``. Tags are
     stored ASCII-lowercased, which would hide a case-sensitive key id (``AKIA...``),
@@ -404,19 +467,45 @@ def scan(title: str, description: str, body: str, tags: Iterable[str] = ()) -> s
     clean records are remembered and answer ``None`` again without rescanning (a record that
     holds a secret is scanned every time).
     """
-    tags = list(tags)
-    key = _record_digest([title, description, body, *tags])
+    tags, more = list(tags), list(more)
+    key = _record_digest([title, description, body, str(len(tags)), *tags, *more])
     if key in _clean_memo:
         return None
-    found = _scan_parts([title, description, body, *tags])
+    found = _scan_parts([title, description, body, *tags, *more])
     if found is None and tags:
-        found = _scan_parts([title, description, body, *(t.upper() for t in tags)], scanned=3)
+        found = _scan_parts([title, description, body, *(t.upper() for t in tags), *more],
+                            alone=range(3, 3 + len(tags)))
     if found is None:
         _clean_memo[key] = None
         if len(_clean_memo) > CLEAN_MEMO_SIZE:
             with contextlib.suppress(StopIteration, KeyError, RuntimeError):  # another thread evicted it first
                 del _clean_memo[next(iter(_clean_memo))]
     return found
+
+
+class _ScannedRecord(Protocol):
+    """What :func:`scan_record` reads: a record payload or a stored record
+    (:class:`~meta_memory.agent_memory.model.NewMemoryRecord`, ``MemoryRecord``)."""
+
+    @property
+    def title(self) -> str: ...
+    @property
+    def description(self) -> str: ...
+    @property
+    def body(self) -> str: ...
+    @property
+    def tags(self) -> tuple[str, ...]: ...
+    def scanned_strings(self) -> tuple[str, ...]: ...
+
+
+def scan_record(record: _ScannedRecord, *more: str) -> str | None:
+    """:func:`scan` over every string ``record`` stores: title, description, body, tags, then its
+    :meth:`~meta_memory.agent_memory.model.NewMemoryRecord.scanned_strings` (provenance: author,
+    evidence session ids, profile, verification; for a stored record also its id, scope key, status
+    detail and links), after ``more`` (an explicit id the write gives it). The one list of scanned
+    fields: every write path, quarantine release and the steward's dream call this."""
+    return scan(record.title, record.description, record.body, record.tags,
+                (*(m for m in more if m), *record.scanned_strings()))
 
 
 def _strings(value: Any, out: list[str], depth: int = 0) -> None:

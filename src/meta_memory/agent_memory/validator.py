@@ -50,7 +50,7 @@ from meta_memory.agent_memory.model import (
     TrustTier,
     UsageStats,
 )
-from meta_memory.agent_memory.secrets import scan
+from meta_memory.agent_memory.secrets import scan_record
 from meta_memory.errors import AgentMemoryError
 
 __all__ = [
@@ -119,13 +119,15 @@ def secret_refusal_detail(op_index: int, secret_class: str) -> str:
     )
 
 
-def refuse_secrets(record: NewMemoryRecord, op_index: int = 0) -> None:
-    """Raise ``AgentMemoryError("secret_detected")`` when any field of ``record`` matches a secret class.
+def refuse_secrets(record: NewMemoryRecord | MemoryRecord, op_index: int = 0, *more: str) -> None:
+    """Raise ``AgentMemoryError("secret_detected")`` when any string ``record`` stores matches a secret
+    class (:func:`~meta_memory.agent_memory.secrets.scan_record`: its fields, its provenance, and for a
+    stored record its id, scope key, status detail and links; ``more``: an explicit id a write gives it).
 
     The batch validator runs the same scan; stores also call this before an exact-content dedup
     short-circuit, so a secret carried only in the tags of a duplicate is refused, never dropped silently.
     """
-    found = scan(record.title, record.description, record.body, record.tags)
+    found = scan_record(record, *more)
     if found is not None:
         raise AgentMemoryError("secret_detected", secret_refusal_detail(op_index, found), op_index=op_index,
                                secret_class=found)
@@ -251,17 +253,20 @@ def _check_tier(
         )
 
 
-def _checked_payload(i: int, record: NewMemoryRecord) -> NewMemoryRecord:
+def _checked_payload(i: int, record: NewMemoryRecord, stored: MemoryRecord | None = None,
+                     memory_id: str | None = None) -> NewMemoryRecord:
+    """``record`` normalised, its field caps checked and every string it stores scanned for secrets:
+    the payload's (or, for a restore, the whole ``stored`` record's) and an explicit ``memory_id``."""
     try:
         norm = normalize_record(record)
         validate_record_fields(norm.title, norm.description, norm.body)
     except FieldError as exc:
         raise _invalid(i, f"invalid record: {exc.rule}") from None
-    secret_class = scan(norm.title, norm.description, norm.body, norm.tags)
-    if secret_class is not None:
-        raise AgentMemoryError(
-            "secret_detected", secret_refusal_detail(i, secret_class), op_index=i, secret_class=secret_class
-        )
+    if stored is not None:
+        norm_stored = replace(stored, title=norm.title, description=norm.description, body=norm.body, tags=norm.tags)
+        refuse_secrets(norm_stored, i)
+    else:
+        refuse_secrets(norm, i, *(memory_id,) if memory_id else ())
     return norm
 
 
@@ -390,7 +395,7 @@ def _plan_create(
     quarantine_reason: str | None,
     window_ms: int,
 ) -> MemoryRecord:
-    record = _checked_payload(i, op.record)
+    record = _checked_payload(i, op.record, memory_id=op.id)
     _check_scope_writable(i, batch, op.scope)
     for rid in op.derived_from:
         _require(i, overlay, rid)
@@ -464,7 +469,7 @@ def _plan_supersede(
     quarantine_reason: str | None,
     window_ms: int,
 ) -> MemoryRecord:
-    record = _checked_payload(i, op.record)
+    record = _checked_payload(i, op.record, memory_id=op.id)
     prior = _require(i, overlay, op.prior)
     _check_scope_writable(i, batch, prior.scope)
     if not prior.status.is_active:
@@ -543,7 +548,7 @@ def _plan_restore(i: int, batch: StagedBatch, overlay: _Overlay, op: RestoreOp, 
     payload = _checked_payload(i, NewMemoryRecord(
         title=rec.title, body=rec.body, description=rec.description, tags=rec.tags, kind=rec.kind,
         provenance=rec.provenance,
-    ))
+    ), stored=rec)
     _check_scope_writable(i, batch, rec.scope)
     if overlay.get(rec.id) is not None:
         raise _invalid(i, f"record '{rec.id}' already exists")

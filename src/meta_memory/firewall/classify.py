@@ -19,9 +19,16 @@ Precedence, first match wins (seed; reference notes §5):
 6. when provenance is absent or not MCP, a qualified ``mcp__<server>__<tool>``
    name: the server is the text between ``mcp__`` and the next ``__`` (the whole
    rest when there is none); trusted only if listed in ``trusted_mcp_servers``;
-7. anything else: trusted -- or, under the opt-in stricter posture
+7. (beyond the spec, stricter) a name in ``default_untrusted_tools`` -- by default
+   the shipped list of outside-content tools of the common frameworks and MCP
+   servers (:mod:`meta_memory.firewall.outside_tools`), which the configuration
+   can replace -- or a namespaced name with one of them as a segment
+   (``puppeteer.navigate``): untrusted (``outside-content tool '<n>'``);
+8. anything else: trusted -- or, under the opt-in stricter posture
    ``content_trust.default = "untrusted"``, untrusted (``unlisted tool '<n>'``):
-   then only listed tools and servers are trusted.
+   then only listed tools and servers are trusted. :attr:`Classification.unlisted`
+   marks a verdict this rule gave, so the firewall can report the names it trusted
+   only because no rule named them.
 
 Names are compared by :func:`name_key`, never as raw strings, so spelling cannot
 sidestep a rule: NFKC (fullwidth forms), format and zero-width characters
@@ -31,8 +38,9 @@ together) removed. ``WebFetch``, ``WEB_FETCH``, ``web-fetch``, `` web fetch ``
 and ``web\u200bfetch`` are all ``web_fetch``. The same key is applied to every
 configured list entry and to MCP server names (``provenance.source_id`` and the
 server of a qualified name), and the ``mcp__`` prefix is recognised in any case
-(``MCP__kg__q``). Limits: look-alike letters from other scripts (Cyrillic ``е``
-for ``e``) are not folded. Tool results and tool *errors* classify the same way:
+(``MCP__kg__q``). The rules that make a tool untrusted (2, 3, 6, 7) also read
+look-alike letters of other scripts as Latin (:func:`deny_key`); the rules that
+trust never do. Tool results and tool *errors* classify the same way:
 an error body is still text from the source.
 """
 
@@ -40,13 +48,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from meta_memory.errors import ValueRuleBroken
+from meta_memory.firewall.outside_tools import DEFAULT_UNTRUSTED_TOOLS
 from meta_memory.textfold import fold, unconfuse
 
 __all__ = [
     "ALWAYS_UNTRUSTED_TOOLS",
+    "DEFAULT_UNTRUSTED_TOOLS",
     "CONTENT_TRUST_DEFAULTS",
     "MCP_PREFIX",
     "Classification",
@@ -66,6 +76,8 @@ ALWAYS_UNTRUSTED_TOOLS: frozenset[str] = frozenset({"web_search", "web_fetch", "
 MCP_PREFIX = "mcp__"
 
 _POLICY_KEYS = ("trusted_mcp_servers", "untrusted_tools", "trusted_tools")
+#: The policy's replaceable list of outside-content names (``None`` in config: the shipped list).
+_DEFAULT_LIST_KEY = "default_untrusted_tools"
 
 #: Accepted values of ``content_trust.default``: what an unlisted, non-MCP tool is.
 CONTENT_TRUST_DEFAULTS = ("trusted", "untrusted")
@@ -111,10 +123,15 @@ _BUILTIN_KEYS: frozenset[str] = frozenset(name_key(n) for n in ALWAYS_UNTRUSTED_
 _NAMESPACE = re.compile(r"[./:\\]+")
 
 
+def _names_one_of(name: str, keys: frozenset[str]) -> bool:
+    """A namespaced or versioned spelling (``functions.web_fetch``, ``web_fetch.v2``, ``tools/fetch``,
+    ``puppeteer.navigate``): any of its segments is one of ``keys`` (:func:`deny_key` keys)."""
+    return any(deny_key(part) in keys for part in _NAMESPACE.split(_light(name)))
+
+
 def _names_a_builtin(name: str) -> bool:
-    """A namespaced or versioned spelling (``functions.web_fetch``, ``web_fetch.v2``, ``tools/fetch``):
-    any of its segments is an always-untrusted builtin name."""
-    return any(deny_key(part) in _BUILTIN_KEYS for part in _NAMESPACE.split(_light(name)))
+    """A namespaced or versioned spelling whose segment is an always-untrusted builtin name."""
+    return _names_one_of(name, _BUILTIN_KEYS)
 
 
 class ProvenanceError(ValueRuleBroken):
@@ -182,6 +199,8 @@ class Classification:
 
     trusted: bool
     source: str | None = None
+    #: Trusted only because no rule names the tool (the spec's rule 7 under ``default = "trusted"``).
+    unlisted: bool = field(default=False, compare=False)
 
     @classmethod
     def untrusted(cls, source: str) -> Classification:
@@ -190,6 +209,8 @@ class Classification:
 
 
 TRUSTED = Classification(trusted=True)
+#: The verdict of the default rule under ``default = "trusted"``: no rule names the tool.
+TRUSTED_UNLISTED = Classification(trusted=True, unlisted=True)
 
 
 def _names(value: object, key: str) -> frozenset[str]:
@@ -233,12 +254,25 @@ class ContentTrustPolicy:
     untrusted_tools: frozenset[str] = frozenset()
     trusted_tools: frozenset[str] = frozenset()
     default: str = "trusted"
+    #: Outside-content tool names untrusted after the spec's rules (rule 7); ``None``: the shipped
+    #: :data:`~meta_memory.firewall.outside_tools.DEFAULT_UNTRUSTED_TOOLS`, an empty set: none.
+    default_untrusted_tools: frozenset[str] | None = None
 
     def __post_init__(self) -> None:
         for key in _POLICY_KEYS:
             keyed = deny_key if key == "untrusted_tools" else name_key
             object.__setattr__(self, key, frozenset(keyed(n) for n in getattr(self, key)))
         object.__setattr__(self, "default", _default(self.default))
+        names = DEFAULT_UNTRUSTED_TOOLS if self.default_untrusted_tools is None else self.default_untrusted_tools
+        object.__setattr__(self, "default_untrusted_tools", frozenset(deny_key(n) for n in names))
+
+    @property
+    def names_any_tool(self) -> bool:
+        """Whether the operator's configuration names any tool or server (``trusted_tools``,
+        ``untrusted_tools``, ``trusted_mcp_servers``) or makes unlisted tools untrusted: else only
+        the builtins and the shipped outside-content list decide, and every other tool is trusted."""
+        return bool(self.trusted_tools or self.untrusted_tools or self.trusted_mcp_servers
+                    or self.default == "untrusted")
 
     @classmethod
     def from_config(cls, config: object) -> ContentTrustPolicy:
@@ -256,15 +290,18 @@ class ContentTrustPolicy:
         if isinstance(config, ContentTrustPolicy):
             return config
         if isinstance(config, Mapping):
-            unknown = sorted(str(k) for k in config if k not in (*_POLICY_KEYS, "default"))
+            unknown = sorted(str(k) for k in config if k not in (*_POLICY_KEYS, "default", _DEFAULT_LIST_KEY))
             if unknown:
                 raise ValueError(f"unsupported content_trust fields: {', '.join(unknown)}")
             values = {key: config.get(key) for key in _POLICY_KEYS}
             default = config.get("default")
+            outside = config.get(_DEFAULT_LIST_KEY)
         else:
             values = {key: getattr(config, key, None) for key in _POLICY_KEYS}
             default = getattr(config, "default", None)
-        return cls(**{key: _names(values[key], key) for key in _POLICY_KEYS}, default=_default(default))
+            outside = getattr(config, _DEFAULT_LIST_KEY, None)
+        return cls(**{key: _names(values[key], key) for key in _POLICY_KEYS}, default=_default(default),
+                   default_untrusted_tools=None if outside is None else _names(outside, _DEFAULT_LIST_KEY))
 
 
 def mcp_server_of(tool_name: str) -> str | None:
@@ -309,7 +346,8 @@ def classify_tool_result(
     Returns:
         :class:`Classification`; untrusted sources read ``provider server tool '<n>'``,
         ``web tool '<n>'``, ``configured untrusted tool '<n>'``,
-        ``MCP server '<server>' (tool '<n>')`` or, under ``default = "untrusted"``,
+        ``MCP server '<server>' (tool '<n>')``,
+        ``outside-content tool '<n>' (content_trust.default_untrusted_tools)`` or, under ``default = "untrusted"``,
         ``unlisted tool '<n>' (content_trust.default = untrusted)``; ``<n>`` is the
         name as given.
     """
@@ -329,7 +367,10 @@ def classify_tool_result(
     server = mcp_server_of(tool_name)
     if server is not None:
         return _server_verdict(server, tool_name, policy)
+    outside = policy.default_untrusted_tools or frozenset()
+    if denied in outside or _names_one_of(tool_name, outside):
+        return Classification.untrusted(f"outside-content tool '{tool_name}' (content_trust.default_untrusted_tools)")
     if policy.default == "untrusted":
         return Classification.untrusted(f"unlisted tool '{tool_name}' (content_trust.default = untrusted)")
-    return TRUSTED
+    return TRUSTED_UNLISTED
 

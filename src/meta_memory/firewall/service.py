@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,13 +21,16 @@ from meta_memory.firewall.classify import (
     ContentTrustPolicy,
     ToolProvenance,
     classify_tool_result,
+    name_key,
 )
 from meta_memory.firewall.gate import LlmWriteGate
 from meta_memory.firewall.taint import EventSink, TaintState, TaintTracker
 from meta_memory.session_ref import SessionRef
 from meta_memory.session_state import SessionStateStore
 
-__all__ = ["TOOL_RESULTS_REPORTING", "UNREPORTED_TOOL_RESULTS_SOURCE", "Firewall", "ToolResultVerdict"]
+__all__ = [
+    "TOOL_RESULTS_REPORTING", "UNREPORTED_TOOL_RESULTS_SOURCE", "Firewall", "ToolResultVerdict", "UnlistedTools",
+]
 
 #: Values of ``meta/session/note``'s ``tool_results``: does the host report this session's tool results?
 TOOL_RESULTS_REPORTING = ("reported", "unreported")
@@ -35,6 +39,47 @@ TOOL_RESULTS_REPORTING = ("reported", "unreported")
 UNREPORTED_TOOL_RESULTS_SOURCE = "unreported tool results (the session's taint cannot be known)"
 
 _log = logging.getLogger("meta_memory.firewall")
+
+#: How many distinct unlisted tool names :class:`UnlistedTools` keeps (the rest are counted together).
+MAX_UNLISTED_NAMES = 256
+#: The longest tool name it reports (characters; a longer one is cut and marked with ``…``).
+MAX_REPORTED_NAME_CHARS = 128
+
+
+class UnlistedTools:
+    """Tool names ``meta/turn/tool_result`` trusted only because no ``content_trust`` rule names them
+    (the spec's default rule), with how often each was seen since the gateway started: the host's own
+    tools that nobody has classified. Bounded: at most :data:`MAX_UNLISTED_NAMES` names (compared by
+    :func:`~meta_memory.firewall.classify.name_key`, reported as first seen, cut to
+    :data:`MAX_REPORTED_NAME_CHARS`); results of further names are counted in ``other``."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._seen: dict[str, list[Any]] = {}  # key -> [name as first seen, count]
+        self.other = 0
+
+    def note(self, tool_name: str) -> None:
+        """Count one result of ``tool_name``."""
+        key = name_key(tool_name)
+        with self._lock:
+            entry = self._seen.get(key)
+            if entry is not None:
+                entry[1] += 1
+            elif len(self._seen) < MAX_UNLISTED_NAMES:
+                shown = tool_name.strip()
+                if len(shown) > MAX_REPORTED_NAME_CHARS:
+                    shown = shown[: MAX_REPORTED_NAME_CHARS - 1] + "…"
+                self._seen[key] = [shown, 1]
+            else:
+                self.other += 1
+
+    def report(self) -> tuple[list[dict[str, Any]], int]:
+        """``([{name, count}] most seen first, other)``."""
+        with self._lock:
+            rows = [{"name": name, "count": count} for name, count in self._seen.values()]
+            other = self.other
+        rows.sort(key=lambda r: (-r["count"], r["name"]))
+        return rows, other
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +144,25 @@ class Firewall:
         if legacy_state_path is not None:
             self._adopt_legacy(legacy_state_path)
         self.gate = LlmWriteGate(self.tracker, llm_writes)
+        self.unlisted = UnlistedTools()
+
+    def content_trust_report(self) -> dict[str, Any]:
+        """``meta/status`` ``agent_memory.content_trust``: ``{default, names_any_tool,
+        default_untrusted_tools (how many names), unlisted_trusted_tools: [{name, count}],
+        unlisted_trusted_tools_other, warning}``. ``warning`` (else ``None``) says that no rule names
+        the host's tools: the configuration names none, or tool results arrived under names no rule
+        names (trusted by the spec's default rule), listed with their counts since the start."""
+        rows, other = self.unlisted.report()
+        policy = self.policy
+        warning = content_trust_warning(policy, [r["name"] for r in rows], other)
+        return {
+            "default": policy.default,
+            "names_any_tool": policy.names_any_tool,
+            "default_untrusted_tools": len(policy.default_untrusted_tools or ()),
+            "unlisted_trusted_tools": rows,
+            "unlisted_trusted_tools_other": other,
+            "warning": warning,
+        }
 
     def attach_state(self, state: SessionStateStore, *, legacy_state_path: Path | None = None) -> None:
         """Move the tracker onto ``state`` (the runtime opens it after the record store, which the gate
@@ -150,6 +214,8 @@ class Firewall:
         """
         del is_error  # errors taint exactly like results
         verdict = self.classify(tool_name, provenance, server_tool=server_tool)
+        if verdict.unlisted:
+            self.unlisted.note(tool_name)
         taint = self.tracker.observe(session, verdict)
         return ToolResultVerdict(verdict.trusted, verdict.source, taint is not None, taint)
 
@@ -185,3 +251,28 @@ class Firewall:
     def compacted(self, session: SessionRef) -> TaintState | None:
         """``meta/session/compacted``: taint is kept; returns it (key required)."""
         return self.tracker.compacted(session)
+
+
+def content_trust_warning(policy: ContentTrustPolicy, unlisted: list[str] | None = None, other: int = 0) -> str | None:
+    """The sentence ``serve`` prints at start and ``meta/status`` reports when no ``content_trust`` rule
+    names the host's tools, else ``None``: the configuration names no tool or server (and leaves
+    unlisted tools trusted), or ``unlisted`` tool names (``other`` more) were trusted only because no
+    rule names them."""
+    if policy.default == "untrusted":
+        return None
+    shown = ", ".join(repr(n) for n in (unlisted or [])[:8])
+    more = len(unlisted or []) - 8 + other
+    if unlisted:
+        seen = f"tool results arrived under names no rule names and were trusted: {shown}" + (
+            f" and {more} more" if more > 0 else "")
+    elif not policy.names_any_tool:
+        seen = "the configuration names none of the host's tools"
+    else:
+        return None
+    return (
+        f"no [agent_memory.content_trust] rule names the host's tools ({seen}). Only the builtin web tools and "
+        f"{len(policy.default_untrusted_tools or ())} known outside-content tool names taint a session; every "
+        "other tool result is trusted, so a tool of yours that reads web pages, mail or files can let outside "
+        "text into memory. List such tools in untrusted_tools and your pure ones in trusted_tools, or set "
+        "default = \"untrusted\" (docs/security.md, Content-trust classification)."
+    )

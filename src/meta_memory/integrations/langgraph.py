@@ -11,7 +11,9 @@ LangGraph           meta-memory
 ==================  ====================================================================================
 store instance      one ``realm`` and one ``identity`` (default ``"langgraph"``), or ``identity_segment=i``:
                     the namespace's ``i``-th label names the identity, so each user's items live (and are
-                    access-controlled) under their own identity
+                    access-controlled) under their own identity; the label must be that identity exactly
+                    (one label, one identity: `` bob `` or ``rt:bob:9`` is refused, see
+                    :func:`identity_label`)
 ``(namespace, key)`` the record title is ``key``; tags ``lg:item``, ``lg:k:<hash of namespace+key>`` and one
                     ``lg:n<d>:<hash of the first d labels>`` per depth: a prefix is matched on whole labels
                     (``("tenant", "acme")`` never matches ``("tenant", "acme-corp")``)
@@ -46,6 +48,8 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime, timezone
 from typing import Any
 
+from meta_memory.identity import parse_identity
+
 try:
     from langgraph.store.base import (
         BaseStore,
@@ -63,7 +67,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
     raise ImportError("meta_memory.integrations.langgraph needs the langgraph extra: "
                       "pip install 'meta-memory[langgraph]'") from exc
 
-__all__ = ["MetaMemoryStore"]
+__all__ = ["MetaMemoryStore", "identity_label"]
 
 ITEM_TAG = "lg:item"
 RECALL_MAX = 64
@@ -132,6 +136,28 @@ def _check_window(limit: Any, offset: Any) -> None:
             raise ValueError(f"{name} must be an integer of at least 0 (got {n!r})")
 
 
+
+def identity_label(label: str) -> str:
+    """The identity a namespace label names (``identity_segment``): the label itself, exactly.
+
+    The gateway reads an identity trimmed and logical (``rt:bob:9`` and `` bob `` are both ``bob``), so a
+    label it would read as another identity would let one user's namespace write into another's memory.
+    The mapping is one-to-one: a label is refused (``ValueError`` naming the label and the rule) unless
+    it is already the identity it names -- no surrounding white space, no ``rt:<name>:<generation>``
+    respawn form, no control characters, at most 512 bytes, not empty.
+    """
+    try:
+        canonical = parse_identity(label)
+    except ValueError as exc:
+        raise ValueError(f"namespace label {label!r} cannot name an identity (identity_segment): {exc}") from None
+    if canonical != label:
+        raise ValueError(
+            f"namespace label {label!r} names the identity {canonical!r} (identity_segment): a label must be "
+            "the identity itself, without surrounding white space or an rt:<name>:<generation> respawn form, "
+            "so that no two labels share one identity's memory"
+        )
+    return label
+
 class MetaMemoryStore(BaseStore):
     """LangGraph's ``BaseStore`` on a meta-memory handle (see the module doc for the mapping).
 
@@ -192,7 +218,7 @@ class MetaMemoryStore(BaseStore):
         if len(namespace) <= self.identity_segment:
             raise ValueError(f"namespace {namespace} does not reach label {self.identity_segment}, "
                              "which names the identity (identity_segment)")
-        return namespace[self.identity_segment]
+        return identity_label(namespace[self.identity_segment])
 
     def _page(self, identity: str, tags: list[str], cursor: str | None) -> Any:
         return self.handle.list_agent_memory(identity, realm=self.realm, tags=tags, limit=_PAGE, cursor=cursor)
@@ -310,7 +336,7 @@ class MetaMemoryStore(BaseStore):
             prefix = next((tuple(c.path) for c in conditions if c.match_type == "prefix"), ())
             if len(prefix) <= self.identity_segment or prefix[self.identity_segment] == "*":
                 raise ValueError("with identity_segment, list_namespaces needs a prefix that names the identity")
-            identity = prefix[self.identity_segment]
+            identity = identity_label(prefix[self.identity_segment])
         seen: set[tuple[str, ...]] = set()
         cursor: str | None = None
         while True:

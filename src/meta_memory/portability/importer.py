@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pydantic import ValidationError
@@ -74,9 +74,12 @@ def _check_record(n: int, rec: MemoryRecord) -> None:
         norm = normalize_record(NewMemoryRecord(title=rec.title, body=rec.body, description=rec.description,
                                                 tags=rec.tags, kind=rec.kind, provenance=rec.provenance))
         validate_record_fields(norm.title, norm.description, norm.body)
-        refuse_secrets(norm)
+        # every string the line stores (its id, scope, status, links and provenance too)
+        refuse_secrets(replace(rec, title=norm.title, description=norm.description, body=norm.body, tags=norm.tags))
     except AgentMemoryError as exc:
-        raise ImportError_(n, f"record '{rec.id}': {exc.data.get('reason', 'refused')}: {exc.message}") from None
+        # a secret may sit in the id itself: the line number names the record, never the matched text
+        what = "record" if exc.data.get("reason") == "secret_detected" else f"record '{rec.id}'"
+        raise ImportError_(n, f"{what}: {exc.data.get('reason', 'refused')}: {exc.message}") from None
     except ValueError as exc:  # FieldError is a ValueError naming the rule
         raise ImportError_(n, f"record '{rec.id}': {exc}") from None
 

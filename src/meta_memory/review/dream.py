@@ -54,7 +54,7 @@ from typing import Any, Protocol, TypeVar
 
 from meta_memory.agent_memory.hashing import content_hash, mint_token
 from meta_memory.agent_memory.model import DAY_MS, Kind, MemoryRecord, Scope
-from meta_memory.agent_memory.secrets import scan
+from meta_memory.agent_memory.secrets import scan_record
 from meta_memory.agent_memory.validator import normalize_record
 from meta_memory.clock import Clock
 from meta_memory.errors import AgentMemoryError, MetaError, QuarantineReviewRefused
@@ -290,7 +290,7 @@ def _gather(
                 QuarantineItem(
                     rec,
                     duplicate_of=duplicate.id if duplicate is not None and duplicate.id != rec.id else None,
-                    secret_class=scan(rec.title, rec.description, rec.body, rec.tags),
+                    secret_class=scan_record(rec),
                 )
             )
         proposals: list[ProposalItem] = []

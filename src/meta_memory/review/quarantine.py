@@ -54,7 +54,7 @@ from meta_memory.agent_memory.model import (
     StatusKind,
     TrustTier,
 )
-from meta_memory.agent_memory.secrets import scan
+from meta_memory.agent_memory.secrets import scan_record
 from meta_memory.clock import Clock
 from meta_memory.errors import AgentMemoryError, QuarantineReviewRefused
 from meta_memory.identity import parse_identity, parse_realm
@@ -259,7 +259,7 @@ def _review_in_tx(
 
     succ_id = successor_id(origin.id)
     if verdict == RELEASE:
-        secret_class = scan(origin.title, origin.description, origin.body, origin.tags)
+        secret_class = scan_record(origin)
         if secret_class is not None:
             raise _refuse(
                 "secret_detected",

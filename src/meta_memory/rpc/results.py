@@ -76,12 +76,32 @@ class StorageStatus(Result):
     slots: list[Slot]
 
 
+class UnlistedTool(Result):
+    name: str
+    count: int
+
+
+class ContentTrustStatus(Result):
+    """How tool results are classified: ``default``, whether the configuration ``names_any_tool``, how
+    many ``default_untrusted_tools`` names taint, the tool names trusted only because no rule names them
+    (``unlisted_trusted_tools``, with counts since start; ``unlisted_trusted_tools_other`` past 256
+    names) and a ``warning`` when no rule names the host's tools."""
+
+    default: str
+    names_any_tool: bool
+    default_untrusted_tools: int
+    unlisted_trusted_tools: list[UnlistedTool]
+    unlisted_trusted_tools_other: int
+    warning: str | None
+
+
 class AgentMemoryStatus(Result):
     enabled: bool
     store: str | None = None
     realm: str | None = None
     realms: list[str] | None = None
     taint_tracker: dict[str, Any] | None = None
+    content_trust: ContentTrustStatus | None = None
     injection_sessions: dict[str, Any] | None = None
     recorder_tool: bool | None = None
     #: Records still waiting for a vector (hybrid recall), per realm: ``{provider, pending, realms, complete, ...}``.

@@ -11,13 +11,19 @@ before any route runs (``docs/security.md``, "Perimeter"):
 * **Origin.** A present ``Origin`` must be the gateway's own origin (the
   request's scheme and ``Host``) or an entry of ``[gateway] allowed_origins``.
   Otherwise HTTP 403, nothing executed (``Origin: null`` is always refused).
+* **One of each.** A request that sends ``Host``, ``Origin``, ``Content-Type``,
+  ``Authorization``, ``Sec-Fetch-Site``, ``Sec-Fetch-Mode`` or ``Last-Event-ID``
+  more than once is refused (HTTP 400) before any other check: every rule reads one
+  value, and a second one that a proxy, a framework or a later check might read
+  instead would walk around it.
 * **Fetch metadata.** A request without ``Origin`` that a browser marks
   ``Sec-Fetch-Site: cross-site`` or ``same-site`` is refused (HTTP 403) unless it
   is a top-level ``GET`` navigation, so a page cannot open ``/events`` or read
   the console with a ``no-cors`` request either.
 
 Refusals are JSON-RPC shaped (``-32600``, ``data.kind = "invalid_request"``,
-``data.field`` = ``host`` | ``origin`` | ``sec-fetch-site``), logged as one line,
+``data.field`` = ``host`` | ``origin`` | ``sec-fetch-site``, or the repeated header's
+lower-case name), logged as one line,
 and never reach a handler. CORS (preflights and ``Access-Control-Allow-Origin``)
 is answered only for ``allowed_origins``, by Starlette's ``CORSMiddleware``
 placed behind this guard.
@@ -38,13 +44,31 @@ from ..errors import InvalidRequest
 from ..rpc.dispatch import encode, error_response
 from .config import normalise_host, normalise_origin
 
-__all__ = ["Perimeter", "PerimeterRules", "json_refusal", "rpc_media_type_refusal"]
+__all__ = ["SINGLE_HEADERS", "Perimeter", "PerimeterRules", "json_refusal", "repeated_header",
+           "rpc_media_type_refusal"]
 
 log = logging.getLogger("meta_memory.http")
 
 _HOST_HEADER = re.compile(r"(?:\[(?P<v6>[0-9A-Fa-f:.]+)\]|(?P<name>[^:\[\]/@\s]+))(?::(?P<port>[0-9]{1,5}))?")
 _WILDCARD_BINDS = {"0.0.0.0", "::", ""}
 _CROSS = {"cross-site", "same-site"}
+#: Headers a request may send at most once (the perimeter, the media type, authentication and /events
+#: each read one value), lower-case, as ASGI gives them.
+SINGLE_HEADERS = (b"host", b"origin", b"content-type", b"authorization", b"sec-fetch-site", b"sec-fetch-mode",
+                  b"last-event-id")
+
+
+def repeated_header(raw: list[tuple[bytes, bytes]]) -> str | None:
+    """The first of :data:`SINGLE_HEADERS` that ``raw`` (ASGI ``scope["headers"]``) holds more than once,
+    as its lower-case name, or ``None``."""
+    seen: set[bytes] = set()
+    for name, _ in raw:
+        name = name.lower()
+        if name in SINGLE_HEADERS:
+            if name in seen:
+                return name.decode("latin-1")
+            seen.add(name)
+    return None
 
 
 def json_refusal(status: int, exc: InvalidRequest, headers: dict[str, str] | None = None) -> Response:
@@ -178,6 +202,12 @@ class Perimeter:
             return
         headers = Headers(scope=scope)
         client = _client(scope)
+        repeated = repeated_header(scope["headers"])
+        if repeated is not None:
+            twice = f"the {repeated} header is sent more than once; send it once"
+            log.warning("refused %s %s from %s: %s", scope["method"], scope["path"], client, twice)
+            await json_refusal(400, InvalidRequest(twice, repeated))(scope, receive, send)
+            return
         reason = self.rules.host_refusal(headers.get("host"))
         if reason is not None:
             log.warning("refused %s %s from %s: %s", scope["method"], scope["path"], client, reason)

@@ -674,8 +674,8 @@ class AgentMemoryStore(ABC):
             validate_record_fields(norm.title, norm.description, norm.body)
         except FieldError as exc:
             raise AgentMemoryError("invalid_record", f"op 0: invalid record: {exc.rule}", op_index=0) from None
-        refuse_secrets(norm)
         norm = replace(norm, provenance=replace(norm.provenance, author=author))
+        refuse_secrets(norm)
         record_json, author_json = dumps(norm.to_json()), dumps(author.to_json())
         if self.refuses_nul and ("\x00" in record_json or "\x00" in author_json or (taint and "\x00" in taint)):
             raise AgentMemoryError("invalid_record", "op 0: invalid record: text must not contain NUL", op_index=0)

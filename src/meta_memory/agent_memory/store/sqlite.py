@@ -68,7 +68,7 @@ from meta_memory.agent_memory.model import (
     UsageEvent,
     UsageStats,
 )
-from meta_memory.agent_memory.secrets import scan
+from meta_memory.agent_memory.secrets import scan_record
 from meta_memory.agent_memory.store.base import (
     DEFAULT_SCOPE_FLOOR_BYTES,
     DEFAULT_SCOPE_FLOOR_RECORDS,
@@ -1083,7 +1083,8 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
                 except FieldError as exc:
                     skips.append(f"record '{rec.memory_id}': {exc.rule}")
                     continue
-                secret_class = scan(title, "", rec.body, tags)
+                record = NewMemoryRecord(title=title, body=rec.body, tags=tags, provenance=Provenance(author))
+                secret_class = scan_record(record, rec.memory_id)
                 if secret_class is not None:
                     skips.append(
                         f"record '{rec.memory_id}' matches the '{secret_class}' secret pattern class"
@@ -1093,7 +1094,7 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
                     CreateOp(
                         id=rec.memory_id,
                         scope=scope,
-                        record=NewMemoryRecord(title=title, body=rec.body, tags=tags, provenance=Provenance(author)),
+                        record=record,
                         trust=TrustTier.AGENT_OBSERVED,
                         rationale="markdown import",
                         created_at_ms=rec.created_at_ms,

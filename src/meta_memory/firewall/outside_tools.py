@@ -1,0 +1,71 @@
+"""The shipped list of tools that bring outside content into a model's context (beyond the spec).
+
+The spec trusts every tool it does not name (its rule 7), so a host whose web tool is called
+``browser`` or ``tavily_search`` would get no taint at all, while the README promises that a web page
+cannot poison memory. :data:`DEFAULT_UNTRUSTED_TOOLS` names the outside-content tools of the
+frameworks and MCP servers people use. A tool result under one of these names, or under a namespaced
+name with one of them as a segment (``puppeteer.navigate``, ``brave-search/brave_web_search``), taints
+its session like an ``untrusted_tools`` entry, after the spec's own rules (the builtins,
+``untrusted_tools``, ``trusted_tools``, MCP attribution): an operator's ``trusted_tools`` entry or
+``trusted_mcp_servers`` server still wins. The configuration key
+``[agent_memory.content_trust] default_untrusted_tools`` replaces the whole list (``[]`` turns it off).
+
+Names are matched after the untrusting rules' folding
+(:func:`meta_memory.firewall.classify.deny_key`: case, separators, fullwidth, zero-width and look-alike
+letters), so ``WebFetch``, ``web-fetch`` and ``webFetch`` are one entry. Each group says where its
+names come from.
+"""
+
+from __future__ import annotations
+
+__all__ = ["DEFAULT_UNTRUSTED_TOOLS", "DEFAULT_UNTRUSTED_SOURCES"]
+
+#: Each source and the tool (or MCP server) names it uses for outside content.
+DEFAULT_UNTRUSTED_SOURCES: dict[str, tuple[str, ...]] = {
+    # Claude Code's built-in tools that read the web.
+    "Claude Code": ("WebFetch", "WebSearch"),
+    # The Anthropic API's tools that show a model web pages or a screen (server tools are also marked
+    # ``server_tool`` by hosts; these are the names when they are reported as plain tool results).
+    "Anthropic API tools": ("web_search", "web_fetch", "computer"),
+    # The OpenAI Agents SDK's hosted tools (WebSearchTool, FileSearchTool, ComputerTool) and the
+    # Responses API tool types behind them.
+    "OpenAI Agents SDK / Responses API": ("web_search_preview", "file_search", "computer_use",
+                                          "computer_use_preview", "computer"),
+    # LangChain community and partner tools (their ``name`` attributes): Tavily, DuckDuckGo, requests,
+    # Google, Bing, Brave, Serper, SearxNG, Exa, Wikipedia, arXiv, the Playwright browser toolkit,
+    # Gmail, Office 365 mail and Slack.
+    "LangChain": (
+        "tavily_search_results_json", "tavily_search", "tavily_extract", "tavily_crawl",
+        "duckduckgo_search", "duckduckgo_results_json",
+        "requests_get", "requests_post",
+        "google_search", "google_search_results_json", "google_serper", "google_serper_results_json",
+        "bing_search", "bing_search_results_json", "brave_search", "searx_search", "searx_search_results",
+        "exa_search_results_json", "exa_find_similar_results_json", "wikipedia", "arxiv",
+        "navigate_browser", "extract_text", "extract_hyperlinks", "current_webpage",
+        "search_gmail", "gmail_search", "get_gmail_message", "get_gmail_thread",
+        "messages_search", "slack_get_message",
+    ),
+    # The reference MCP servers (as server names, for namespaced tool names, and their tools):
+    # fetch, puppeteer, Playwright (Microsoft's @playwright/mcp), Brave Search, Gmail and Slack.
+    "MCP reference servers": (
+        "fetch", "puppeteer", "playwright", "brave-search", "gmail", "slack",
+        "puppeteer_navigate", "puppeteer_screenshot", "puppeteer_evaluate",
+        "browser_navigate", "browser_snapshot", "browser_take_screenshot", "browser_console_messages",
+        "browser_network_requests",
+        "brave_web_search", "brave_local_search",
+        "search_emails", "read_email",
+        "slack_get_channel_history", "slack_get_thread_replies", "slack_get_user_profile",
+    ),
+    # Common names hosts give their own outside-content tools (the ones a generic agent loop defines).
+    "common host tool names": (
+        "browser", "browse", "web_browser", "browse_web", "open_url", "fetch_url", "read_url", "visit_url",
+        "get_url", "scrape", "scrape_url", "scrape_website", "crawl", "search_web", "internet_search",
+        "email_read", "read_inbox", "slack_read", "firecrawl_scrape", "firecrawl_search", "firecrawl_crawl",
+        "jina_reader", "serpapi", "perplexity_search",
+    ),
+}
+
+#: The shipped default of ``content_trust.default_untrusted_tools`` (every name above, in order).
+DEFAULT_UNTRUSTED_TOOLS: tuple[str, ...] = tuple(dict.fromkeys(
+    name for names in DEFAULT_UNTRUSTED_SOURCES.values() for name in names
+))

@@ -1,0 +1,113 @@
+"""Outside-content tools the spec does not name taint their session by default, through the real
+gateway: the shipped ``content_trust.default_untrusted_tools`` list (the frameworks' and MCP servers'
+web, mail and chat tools) in any spelling, after the spec's rules (an operator's ``trusted_tools``
+still wins; the list can be replaced or emptied); ``meta/status`` reports the tool names trusted only
+because no rule names them, with counts, and ``serve`` warns at start when no rule names any tool."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import pytest
+
+from e2e_support import Rpc, uid
+from support import GatewayProcess, start_gateway, write_config
+
+# The issue's names, then the frameworks' and MCP servers' (see firewall/outside_tools.py), then spellings.
+OUTSIDE = [
+    "browser", "fetch_url", "read_url", "google_search", "tavily_search", "email_read", "slack_read",
+    "WebFetch", "WebSearch", "web_search_preview", "file_search", "computer_use_preview",
+    "tavily_search_results_json", "duckduckgo_search", "requests_get", "search_gmail", "gmail_search",
+    "puppeteer_navigate", "browser_navigate", "brave_web_search", "slack_get_channel_history",
+    "puppeteer.navigate", "brave-search/brave_web_search", "playwright:browser_snapshot",
+    "Tavily-Search", "ＦＥＴＣＨ＿ＵＲＬ", "brоwser",  # a Cyrillic о
+    "webFetch", "Duck Duck Go Search",
+]
+
+
+def _taints_and_quarantines(rpc: Rpc, tool: str) -> tuple[dict, dict]:
+    ident, session = uid(), uid("sess")
+    verdict = rpc.tool_result(ident, session, tool)
+    write = rpc.tool(ident, {"action": "remember", "title": "Page claim", "body": "The office moved to pier 9."},
+                     session)
+    return verdict, write
+
+
+@pytest.mark.parametrize("tool", OUTSIDE)
+def test_an_outside_content_tool_taints_by_default(rpc: Rpc, tool: str) -> None:
+    verdict, write = _taints_and_quarantines(rpc, tool)
+    assert verdict["trusted"] is False and verdict["session_tainted"] is True, verdict
+    assert "default_untrusted_tools" in verdict["source"] or "web tool" in verdict["source"], verdict
+    assert write["is_error"] is False and "QUARANTINED" in write["text"], write
+
+
+@pytest.mark.parametrize("tool", ["calculator", "get_time", "lookup_order", "memory"])
+def test_a_pure_unlisted_tool_stays_trusted_as_the_spec_says(rpc: Rpc, tool: str) -> None:
+    verdict, write = _taints_and_quarantines(rpc, tool)
+    assert verdict["trusted"] is True and verdict["session_tainted"] is False
+    assert "QUARANTINED" not in write["text"]
+
+
+def test_the_operator_list_replaces_the_shipped_one_and_trusted_tools_wins(rpc_with: Callable[[str], Rpc]) -> None:
+    rpc = rpc_with('[agent_memory.content_trust]\ndefault_untrusted_tools = ["crm_notes_reader"]\n'
+                   'trusted_tools = ["tavily_search"]\n')
+    assert rpc.tool_result(uid(), uid("sess"), "crm-notes-reader")["trusted"] is False
+    assert rpc.tool_result(uid(), uid("sess"), "browser")["trusted"] is True  # replaced, not merged
+    assert rpc.tool_result(uid(), uid("sess"), "tavily_search")["trusted"] is True
+    assert rpc.tool_result(uid(), uid("sess"), "web_fetch")["trusted"] is False  # the builtins stay
+    off = rpc_with("[agent_memory.content_trust]\ndefault_untrusted_tools = []\n")
+    assert off.tool_result(uid(), uid("sess"), "browser")["trusted"] is True
+
+
+def test_a_malformed_list_refuses_to_start(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    config = write_config(tmp_path / "bad.toml", "[agent_memory.content_trust]\ndefault_untrusted_tools = \"browser\"\n")
+    with pytest.raises(AssertionError, match="default_untrusted_tools must be an array"):
+        start_gateway(tmp_path / "state", config=config)
+
+
+def test_status_reports_tools_trusted_only_because_no_rule_names_them(rpc_with: Callable[[str], Rpc]) -> None:
+    rpc = rpc_with("")
+    ident, session = uid(), uid("sess")
+    before = rpc.result("meta/status", {})["agent_memory"]["content_trust"]
+    assert before["names_any_tool"] is False and before["default"] == "trusted"
+    assert before["default_untrusted_tools"] > 50 and before["unlisted_trusted_tools"] == []
+    assert "names none of the host's tools" in before["warning"]
+    for tool in ("calculator", "calculator", "Calculator", "lookup_order", "browser", "web_fetch"):
+        rpc.tool_result(ident, session, tool)
+    report = rpc.result("meta/status", {})["agent_memory"]["content_trust"]
+    assert report["unlisted_trusted_tools"] == [{"name": "calculator", "count": 3},
+                                                {"name": "lookup_order", "count": 1}]
+    assert "'calculator'" in report["warning"] and "'lookup_order'" in report["warning"]
+
+
+def test_status_is_quiet_once_rules_name_the_tools(rpc_with: Callable[[str], Rpc]) -> None:
+    rpc = rpc_with('[agent_memory.content_trust]\ntrusted_tools = ["calculator"]\nuntrusted_tools = ["crm"]\n')
+    rpc.tool_result(uid(), uid("sess"), "calculator")
+    report = rpc.result("meta/status", {})["agent_memory"]["content_trust"]
+    assert report["names_any_tool"] is True and report["unlisted_trusted_tools"] == []
+    assert report["warning"] is None
+    strict = rpc_with('[agent_memory.content_trust]\ndefault = "untrusted"\n')
+    strict.tool_result(uid(), uid("sess"), "calculator")
+    assert strict.result("meta/status", {})["agent_memory"]["content_trust"]["warning"] is None
+
+
+def test_a_flood_of_tool_names_stays_bounded(rpc_with: Callable[[str], Rpc]) -> None:
+    rpc = rpc_with("")
+    ident, session = uid(), uid("sess")
+    for n in range(300):
+        rpc.tool_result(ident, session, f"tool_{n}_" + "x" * 300)
+    report = rpc.result("meta/status", {})["agent_memory"]["content_trust"]
+    assert len(report["unlisted_trusted_tools"]) == 256 and report["unlisted_trusted_tools_other"] == 44
+    assert max(len(r["name"]) for r in report["unlisted_trusted_tools"]) <= 128
+
+
+def test_serve_warns_at_start_when_no_rule_names_the_hosts_tools(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    def log(gw: GatewayProcess) -> str:
+        gw.stop()
+        time.sleep(0.2)  # the drain threads read the last lines
+        return "".join(gw.proc.log_tail)  # type: ignore[attr-defined]
+
+    assert "no [agent_memory.content_trust] rule names the host's tools" in log(start_gateway(tmp_path / "plain"))
+    config = write_config(tmp_path / "named.toml", '[agent_memory.content_trust]\ntrusted_tools = ["calculator"]\n')
+    assert "content_trust" not in log(start_gateway(tmp_path / "named", config=config))
