@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,15 +21,13 @@ from meta_memory.sdk.transport import EmbeddedTransport
 from meta_memory.server.gateway import Gateway
 
 from contract.pgsupport import dsn_with_schema, require_postgres, throwaway_schema
-from support import write_config
+from support import meta_memory_cli, write_config
 
 ID, OTHER = "lead:main", "lead:other"
 QUERIES = ["passport travel", "tea", "web page claim", "door code", "garden"]
 
 
-def mm(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run([sys.executable, "-m", "meta_memory.cli", *args], input=stdin, capture_output=True,
-                          timeout=300, env={**os.environ})
+mm = meta_memory_cli
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
