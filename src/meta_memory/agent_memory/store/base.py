@@ -264,6 +264,15 @@ class AgentMemoryStore(ABC):
     clock: Clock
     gate: WriteGate | None
     refuses_nul: ClassVar[bool] = False
+    #: Whether the backend keeps installation-wide secrets (:meth:`installation_secret`): PostgreSQL does
+    #: (one database is one installation, whichever gateway reaches it); SQLite leaves them to the state directory.
+    keeps_installation_secrets: ClassVar[bool] = False
+
+    def installation_secret(self, name: str, create: str | None = None) -> str | None:
+        """The installation secret ``name`` (e.g. the export key, as text); when there is none, ``create``
+        (if given) is stored and returned — the first writer wins when two create at once — else ``None``.
+        Raises ``AgentMemoryError("unsupported")`` when the backend keeps none, ``("io")`` on a backend error."""
+        raise AgentMemoryError("unsupported", f"{type(self).__name__} keeps no installation secrets")
 
     # ----------------------------------------------------------------- batches
 

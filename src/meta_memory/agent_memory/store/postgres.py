@@ -378,6 +378,21 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore):
             applied.append(fingerprint)
         return applied
 
+    keeps_installation_secrets = True
+
+    def installation_secret(self, name: str, create: str | None = None) -> str | None:
+        """See :meth:`AgentMemoryStore.installation_secret`: the ``installation_keys`` table of the schema."""
+        try:
+            with self._conn() as conn, conn.transaction():
+                if create is not None:
+                    conn.execute(self._sql("INSERT INTO §installation_keys(name, secret, created_at_ms) "
+                                           "VALUES (%s, %s, %s) ON CONFLICT (name) DO NOTHING"),
+                                 (name, create, self.clock.now_ms()))
+                row = conn.execute(self._sql("SELECT secret FROM §installation_keys WHERE name = %s"), (name,)).fetchone()
+        except psycopg.Error as exc:
+            raise AgentMemoryError("io", f"cannot read the installation key '{name}': {exc}") from None
+        return None if row is None else str(row[0])
+
     @contextlib.contextmanager
     def session_state_connection(self) -> Iterator[psycopg.Connection[Any]]:
         """A pooled autocommit connection for the session-state tables (``§session_*``, domain
