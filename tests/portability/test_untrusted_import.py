@@ -189,6 +189,7 @@ def test_an_old_export_does_not_bring_back_what_was_erased(tmp_path: Path, confi
     (["--allow-scope", "mob:"], 2, "expected realm, mob:NAME or operator:NAME"),
     (["--key-file", "missing.key"], 1, "no such key file"),
     (["--key-file", "bad.key"], 1, "an export key is 64 hexadecimal characters"),
+    (["--key-file", "/dev/zero"], 1, "not a regular file"),  # never read without end
 ])
 def test_bad_import_options_are_refused_before_anything_is_written(tmp_path: Path, args: list[str], code: int,
                                                                    said: str) -> None:

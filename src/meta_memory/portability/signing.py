@@ -25,6 +25,7 @@ import hmac
 import os
 import re
 import secrets
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -83,15 +84,13 @@ def key_file(path: Path, *, create: bool, label: str | None = None) -> ExportKey
     Raises :class:`KeyFileError` naming the file and the rule."""
     where = label or f"the key file {path}"
     try:
-        key = ExportKey.parse(path.read_text(encoding="ascii"), str(path))
+        key = ExportKey.parse(_read_small(path), str(path))
         return ExportKey(key.secret, where)
     except FileNotFoundError:
         if not create:
             raise KeyFileError(f"{path}: no such key file") from None
-    except IsADirectoryError:
-        raise KeyFileError(f"{path}: is a directory, not a key file") from None
     except (OSError, UnicodeDecodeError) as exc:
-        raise KeyFileError(f"{path}: cannot read the key file: {exc}") from None
+        raise KeyFileError(f"{path}: cannot read the key file: {exc.strerror if isinstance(exc, OSError) else exc}") from None
     key = ExportKey.new(where)
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
@@ -105,6 +104,23 @@ def key_file(path: Path, *, create: bool, label: str | None = None) -> ExportKey
     except OSError as exc:
         raise KeyFileError(f"{path}: cannot create the key file: {exc}") from None
     return key
+
+
+#: The most a key file is read (a key is 65 bytes): a huge file, a device or a pipe named by mistake is refused.
+_MAX_KEY_FILE_BYTES = 4096
+
+
+def _read_small(path: Path) -> str:
+    """The text of a regular file of at most :data:`_MAX_KEY_FILE_BYTES` (opened without blocking, so a
+    pipe or device named by mistake cannot stall the command). Raises ``OSError`` or :class:`KeyFileError`."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+            raise KeyFileError(f"{path}: not a regular file")
+        data = fh.read(_MAX_KEY_FILE_BYTES + 1)
+    if len(data) > _MAX_KEY_FILE_BYTES:
+        raise KeyFileError(f"{path}: larger than a key file ({_MAX_KEY_FILE_BYTES} bytes at most)")
+    return data.decode("ascii")
 
 
 def installation_key(runtime: Runtime, *, create: bool) -> ExportKey | None:
