@@ -182,8 +182,11 @@ def test_retention_keeps_swept_ids_out_but_lets_content_be_learned_again(agent_s
     swept = agent_store.get(R, mid)
     assert swept is not None
     agent_store.forget(R, ME, mid, Author.application())
+    relearned = agent_store.remember(R, ID, "Tea", "prefers green tea")[0].memory_id  # the same words, in use again
     clock.advance(4 * DAY_MS)
     assert TombstoneRetention(agent_store, 3, clock).sweep() == 1
+    assert agent_store.get(R, mid) is None and agent_store.get(R, relearned) is not None
+    agent_store.forget(R, ME, relearned, Author.application())
     assert agent_store.remember(R, ID, "Tea", "prefers green tea")[1]
     with pytest.raises(AgentMemoryError) as exc:
         _restore(agent_store, swept)

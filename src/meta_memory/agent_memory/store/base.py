@@ -363,8 +363,10 @@ class AgentMemoryStore(ABC):
         """Erase ``memory_id`` (or, when ``None``, every record of ``scope``) with its content closure, in one
         transaction (see :mod:`meta_memory.agent_memory.erase`). ``dry_run`` reports what would go and
         changes nothing. ``may_erase(scope)`` judges every scope the closure reaches. The erasure register
-        keeps every erased id out of later writes, and with ``keep_out_content`` (the default; the
-        tombstone-retention sweep passes ``False``) the erased content out of the scopes it was erased from.
+        keeps every erased id out of later writes, and with ``keep_out_content`` (the default) the erased
+        content out of the scopes it was erased from; the closure then also takes every record of the same
+        scope holding the same content, and the proposals holding it. The tombstone-retention sweep passes
+        ``False``: only the closure it found out of use goes, and its content may be written again.
 
         Raises :class:`~meta_memory.errors.RecordNotFound` (unknown id, or one outside ``scope``),
         ``AgentMemoryError`` ``review_pending`` (a quarantined record or a pending gated promotion in the

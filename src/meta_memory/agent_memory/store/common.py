@@ -640,12 +640,15 @@ class SqlAgentMemoryStore(AgentMemoryStore):
                 if rec is None or rec.scope != scope:
                     raise RecordNotFound(memory_id)
                 start = [rec]
+            # An erase of content takes every copy of it in the scope and every proposal of it; a retention
+            # sweep (keep_out_content=False) takes only the records it found out of use.
+            same = (lambda recs: self._same_content(conn, name, recs)) if keep_out_content else None
             try:
                 closure = content_closure(start, reader.get_record, lambda ids: self._linked_children(conn, name, ids),
-                                          lambda recs: self._same_content(conn, name, recs))
+                                          same)
             except ValueError as exc:
                 raise AgentMemoryError("invalid_record", f"erase refused: {exc}") from None
-            proposals = _erasable_proposals(tx, closure, identity)
+            proposals = _erasable_proposals(tx, closure, identity) if keep_out_content else []
             held = [r.id for r in closure if r.status.kind is StatusKind.QUARANTINED]
             held += self._pending_promotion_records(conn, name, [r.id for r in closure] + [p.proposal_id for p in proposals])
             if held:
