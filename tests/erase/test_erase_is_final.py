@@ -110,3 +110,13 @@ def test_an_erased_legacy_record_is_cut_from_its_file_and_never_imported_again(t
     reasons = [r for n in notes for r in n["skip_reasons"]]
     assert any("mem-legacy-1" in r and "erased" in r for r in reasons), reasons
     assert all("quokkazanzibar" not in r for r in reasons)
+
+
+def test_an_identity_erase_takes_its_harvest_causes_even_with_no_record_left(gateway: GatewayProcess) -> None:
+    gateway.result("meta/session/note", {"identity": ID, "session_key": "s1"})
+    gateway.result("meta/session/retire", {"identity": ID, "session_key": "s1",
+                                           "cause": "user said quokkazanzibar before leaving"})
+    done = gateway.result("meta/agent_memory/erase_identity", {"identity": ID})
+    assert done["count"] == 0 and done["erased_at_ms"] is not None
+    files = b"".join(p.read_bytes() for p in gateway.state_dir.rglob("*") if p.is_file())
+    assert b"quokkazanzibar" not in files  # while serving: the WAL was truncated too

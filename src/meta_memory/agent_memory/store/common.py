@@ -25,8 +25,8 @@ from __future__ import annotations
 import contextlib
 import json
 from abc import abstractmethod
-from dataclasses import dataclass
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, ClassVar
 
@@ -710,7 +710,7 @@ class SqlAgentMemoryStore(AgentMemoryStore):
             return EraseReport((), dry_run, None if dry_run else self.clock.now_ms())
         with self.transaction(name) as tx:
             report = fn(tx)
-        if (report.records or report.proposals) and not report.dry_run:
+        if not report.dry_run:  # a harvest's cause may be all an identity erase removed
             self._after_erase(name, report, identity)
         return report
 

@@ -758,11 +758,16 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
         with self._using(realm, create=False) as db:  # held: the pool cannot close it meanwhile
             if db is None:
                 return
-            self.lexical_index.drop(db.name)  # the erased rows' terms leave memory too
+            if report.records:
+                self.lexical_index.drop(db.name)  # the erased rows' terms leave memory too
             with db.write_lock:
                 try:
-                    db.writer.execute(f"INSERT INTO {fts.FTS_TABLE}({fts.FTS_TABLE}) VALUES ('optimize')")
-                    db.writer.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+                    if report.records:
+                        db.writer.execute(f"INSERT INTO {fts.FTS_TABLE}({fts.FTS_TABLE}) VALUES ('optimize')")
+                    busy = db.writer.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+                    if busy:
+                        self._log.warning("after an erase in realm %s, readers kept the WAL from being truncated; "
+                                          "the erased bytes leave it at the next checkpoint", realm)
                 except sqlite3.Error as exc:
                     self._log.warning("after an erase in realm %s, the index rewrite or checkpoint failed: %s",
                                       realm, exc)
