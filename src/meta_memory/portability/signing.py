@@ -30,6 +30,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..storage.perms import create_private_file
+
 if TYPE_CHECKING:
     from ..runtime import Runtime
 
@@ -93,17 +95,10 @@ def key_file(path: Path, *, create: bool, label: str | None = None) -> ExportKey
         raise KeyFileError(f"{path}: cannot read the key file: {exc.strerror if isinstance(exc, OSError) else exc}") from None
     key = ExportKey.new(where)
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
-        with os.fdopen(fd, "w", encoding="ascii") as out:
-            os.fchmod(out.fileno(), 0o600)
-            out.write(key.text())
-            out.flush()
-            os.fsync(out.fileno())
-    except FileExistsError:  # created meanwhile by another export: use that one
-        return key_file(path, create=False, label=label)
+        created = create_private_file(path, key.text().encode("ascii"))
     except OSError as exc:
-        raise KeyFileError(f"{path}: cannot create the key file: {exc}") from None
-    return key
+        raise KeyFileError(f"{path}: cannot create the key file: {exc.strerror}") from None
+    return key if created else key_file(path, create=False, label=label)  # another export made it meanwhile
 
 
 #: The most a key file is read (a key is 65 bytes): a huge file, a device or a pipe named by mistake is refused.
