@@ -37,7 +37,7 @@ from support import (
 
 pytestmark = pytest.mark.gateway
 
-ID, OTHER = "lead:main", "lead:other"
+ID = "lead:main"
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
@@ -101,11 +101,10 @@ def _import_file(path: Path, canary: str) -> Path:
     return path
 
 
-def _write_everywhere(gw: GatewayProcess, llm: FakeStewardLlm, canary: str) -> dict[str, str]:
-    """Write the canary through every path; returns the ids a later check needs."""
-    r, e = gw.result, gw.rpc
-    ids: dict[str, str] = {}
-    ids["remember"] = r("meta/agent_memory/remember", {
+def _write_everywhere(gw: GatewayProcess, llm: FakeStewardLlm, canary: str) -> None:
+    """Write the canary through every path (the steward answers ``llm``'s dream with notes holding it)."""
+    r = gw.result
+    remembered = r("meta/agent_memory/remember", {
         "identity": ID, "title": f"Note {canary}-title", "body": f"{canary}-remember body",
         "tags": [f"{canary}-tag"]})["memory_id"]
     batch = r("meta/agent_memory/remember_batch", {"identity": ID, "records": [
@@ -135,7 +134,7 @@ def _write_everywhere(gw: GatewayProcess, llm: FakeStewardLlm, canary: str) -> d
     injected = r("meta/turn/inject", {"identity": ID, "session_key": "inject", "query_text": f"{canary}-remember"})
     assert canary in json.dumps(injected), injected
     deadline = time.monotonic() + 20
-    while r("meta/memory/panel/record", {"realm": "default", "memory_id": ids["remember"]})["record"]["usage"].get(
+    while r("meta/memory/panel/record", {"realm": "default", "memory_id": remembered})["record"]["usage"].get(
             "injected_count", 0) < 1:
         assert time.monotonic() < deadline, "the injection was never counted"
         time.sleep(0.1)
@@ -153,7 +152,7 @@ def _write_everywhere(gw: GatewayProcess, llm: FakeStewardLlm, canary: str) -> d
                                  for h in payload["harvests"]],
             "usage_audit": [{"record_id": a["record_id"], "verdict": "dead_weight", "rationale": why}
                             for a in payload["usage_audit"]],
-            "contradictions": [{"record_ids": [ids["remember"]], "operational": False, "entity": f"{canary}-entity",
+            "contradictions": [{"record_ids": [remembered], "operational": False, "entity": f"{canary}-entity",
                                 "topic": "t", "reason": f"{canary}-contradiction"}],
         }
 
@@ -163,16 +162,14 @@ def _write_everywhere(gw: GatewayProcess, llm: FakeStewardLlm, canary: str) -> d
     notes = json.dumps(dream["detail"])
     for what in ("proposal", "harvest", "usage_audit", "quarantine"):
         assert f'"category": "{what}"' in notes, (what, notes)
-    gates = [p for p in _pending_promotions(gw)]
+    gates = _pending_promotions(gw)
     assert len(gates) == 1, gates
     r("meta/gating/decide", {"realm": "default", "pending_id": gates[0], "decision": "deny"})
     detail = r("meta/memory/panel/record", {"realm": "default", "memory_id": q_gate})  # still quarantined: decide it
     r("meta/memory/quarantine/decide", {"realm": "default", "identity": ID, "memory_id": q_gate,
                                         "verdict": "tombstone", "expected_content_hash": detail["record"]["content_hash"],
                                         "rationale": f"{canary}-discard-rationale"})
-    assert e("meta/agent_memory/recall", {"identity": ID, "query_text": f"{canary}-remember"})["result"]["records"]
-    ids["tool"] = tool_id
-    return ids
+    assert r("meta/agent_memory/recall", {"identity": ID, "query_text": f"{canary}-remember"})["records"]
 
 
 def _pending_promotions(gw: GatewayProcess) -> list[str]:
