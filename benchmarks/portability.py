@@ -6,9 +6,10 @@ A state is bulk-loaded with ``--records`` records of one identity (synthetic tex
 ``benchmarks/recall.py``), then, in the same run:
 
 * ``export``  — :func:`meta_memory.portability.export_jsonl` to a file (read snapshots page by page,
-  one JSON line each), against the baseline of writing the same bytes to a file by hand;
+  one signed JSON line each), against the baseline of writing the same bytes to a file by hand;
 * ``import``  — :func:`meta_memory.portability.import_jsonl` of that file into an empty state (both
-  passes: every line decoded and checked, then restore batches through the validator, one
+  passes: every line decoded, checked and its MAC verified under the key that signed it, the erasure
+  register consulted, then restore batches through the validator, one
   transaction each, WAL with ``synchronous=FULL``), against the baseline of a raw SQLite insert of
   the same rows into a table and an FTS5 table in transactions of the same size at the same
   durability.
@@ -35,6 +36,7 @@ from recall import Vocabulary  # noqa: E402
 from meta_memory.agent_memory.batch import MAX_BATCH_OPS  # noqa: E402
 from meta_memory.config import MetaConfig  # noqa: E402
 from meta_memory.portability import export_jsonl, import_jsonl  # noqa: E402
+from meta_memory.portability.signing import ExportKey, LineSigner  # noqa: E402
 from meta_memory.runtime import Runtime  # noqa: E402
 
 
@@ -67,7 +69,8 @@ def main() -> int:
         bulk_load(src, n, seed=7)
         buf = io.StringIO()
         t0 = time.perf_counter()
-        summary = export_jsonl(src, buf, ledger=False)
+        key = ExportKey.new("the benchmark's key")
+        summary = export_jsonl(src, buf, signer=LineSigner(key), ledger=False)
         export_s = time.perf_counter() - t0
         src.close()
         text = buf.getvalue()
@@ -81,10 +84,10 @@ def main() -> int:
         lines = dump.read_bytes().splitlines()
         dst = Runtime(MetaConfig(), root / "dst")
         t0 = time.perf_counter()
-        result = import_jsonl(dst, lines)
+        result = import_jsonl(dst, lines, keys=[key])
         import_s = time.perf_counter() - t0
         dst.close()
-        assert result.total_created == n
+        assert result.total_created == n and result.verified, result.verification
 
         vocab = Vocabulary(random.Random(7))
         rows = [(vocab.sentence(5), vocab.sentence(50)) for _ in range(n)]

@@ -157,6 +157,12 @@ def start_gateway(state_dir: Path, *extra: str, config: Path | None = None, env:
     return GatewayProcess(proc, url, state_dir, args)
 
 
+def meta_memory_cli(*args: str, stdin: bytes | None = None, timeout: float = 300) -> subprocess.CompletedProcess[bytes]:
+    """Run the installed ``meta-memory`` command (``python -m meta_memory.cli``) as a user would; output captured."""
+    return subprocess.run([sys.executable, "-m", "meta_memory.cli", *args], input=stdin, capture_output=True,
+                          timeout=timeout, env={**os.environ})
+
+
 def write_config(path: Path, text: str) -> Path:
     path.write_text(text, encoding="utf-8")
     return path

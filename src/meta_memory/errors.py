@@ -216,7 +216,10 @@ class AgentMemoryError(MetaError):
     ``scope_not_writable``, ``timeout``, ``unsupported``, ``invalid_config``,
     ``io``, ``session_limit`` (the session state is at its row cap; new
     sessions are refused, never an old one evicted), ``limit`` (a configured resource cap, named in
-    the message, e.g. ``max_realms``). ``op_index`` names the op of a staged batch when one is at fault.
+    the message, e.g. ``max_realms``), ``erased`` (the write would bring back an erased record id, or
+    erased content into the scope it was erased from: the erasure register, ``agent_memory/erase.py``;
+    the message names the id or the scope, never the content), ``review_pending`` (an erase reached
+    content awaiting review). ``op_index`` names the op of a staged batch when one is at fault.
     The message carries the reference's Display prefix, e.g.
     ``invalid agent memory record: op 0: title must not be empty``.
     """
@@ -235,6 +238,7 @@ class AgentMemoryError(MetaError):
         "unsupported": "agent memory unsupported operation: ",
         "session_limit": "agent memory session limit: ",
         "limit": "agent memory limit reached: ",
+        "erased": "agent memory write refused: ",
     }
 
     def __init__(

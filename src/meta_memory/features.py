@@ -181,6 +181,7 @@ def build_features(ctx: FeatureContext) -> Features:
         store, cfg, recall.provider, timebox, emit,
         emit_many=lambda events: ctx.events.emit_many([(t, d, i) for t, i, d in events]),
         gate=firewall.gate,
+        on_erased=session_state.forget_records,
     )
 
     def manifest_fn(scope_ref: ScopeRef, k: int = 24) -> Sequence[object]:
@@ -212,18 +213,21 @@ def build_features(ctx: FeatureContext) -> Features:
     if ctx.start_background:
         review.start_schedule()
         ctx.add_closer(review.stop_schedule)
-    return Features(agent_memory=agent_memory, review=review, retention=_retention(ctx, cfg, store),
+    return Features(agent_memory=agent_memory, review=review,
+                    retention=_retention(ctx, cfg, store, session_state.forget_records),
                     memory_panel_store=bundled_panel_store(store))
 
 
-def _retention(ctx: FeatureContext, cfg: AgentMemoryConfig, store: AgentMemoryStore) -> TombstoneRetention | None:
+def _retention(ctx: FeatureContext, cfg: AgentMemoryConfig, store: AgentMemoryStore,
+               on_erased: Callable[[str, Sequence[str]], object]) -> TombstoneRetention | None:
     """The tombstone-retention sweep (``erase_tombstoned_after_days``), run now and hourly in the background."""
     if cfg.erase_tombstoned_after_days is None:
         return None
     from .agent_memory.retention import SWEEP_INTERVAL_MS
     from .review.scheduler import DreamScheduler
 
-    retention = TombstoneRetention(store, cfg.erase_tombstoned_after_days, ctx.clock, emit=ctx.events.emit)
+    retention = TombstoneRetention(store, cfg.erase_tombstoned_after_days, ctx.clock, emit=ctx.events.emit,
+                                   on_erased=on_erased)
     if ctx.start_background:
         retention.sweep()
         sweeper = DreamScheduler(retention.sweep, SWEEP_INTERVAL_MS, ctx.clock, tick_s=5.0, name="tombstone retention")

@@ -242,7 +242,8 @@ def erase_command(memory_id: str | None, everything: bool, dry_run: bool, reason
 
     def show(result: dict[str, Any]) -> None:
         verb = "would erase" if result["dry_run"] else "erased"
-        _console().print(f"{verb} {result['count']} record(s) in {', '.join(result['scopes']) or 'no scope'}")
+        _console().print(f"{verb} {result['count']} record(s) in {', '.join(result['scopes']) or 'no scope'}"
+                         + (f" and {len(result['proposals'])} proposal(s)" if result.get("proposals") else ""))
 
     def call(h: Any) -> Any:
         if everything:

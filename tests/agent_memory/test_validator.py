@@ -8,12 +8,14 @@ from hypothesis import strategies as st
 from meta_memory.agent_memory.batch import (
     BatchKind,
     CreateOp,
+    RestoreOp,
     RetierOp,
     SetRankOp,
     StagedBatch,
     SupersedeOp,
     TombstoneOp,
 )
+from meta_memory.agent_memory.erase import Erasure
 from meta_memory.agent_memory.hashing import content_hash
 from meta_memory.agent_memory.model import (
     Author,
@@ -40,6 +42,7 @@ class DictReader:
 
     def __init__(self, *records: MemoryRecord) -> None:
         self.records = {r.id: r for r in records}
+        self.erasures: list[Erasure] = []
 
     def get_record(self, memory_id: str) -> MemoryRecord | None:
         return self.records.get(memory_id)
@@ -52,6 +55,9 @@ class DictReader:
             and (r.tombstoned_at_ms or 0) >= since_ms
             for r in self.records.values()
         )
+
+    def erased(self, ids, content_hashes) -> list[Erasure]:
+        return [e for e in self.erasures if e.memory_id in ids or e.content_hash in content_hashes]
 
 
 def new(title: str = "Title", body: str = "Body", author: Author | None = None, **kw) -> NewMemoryRecord:
@@ -118,6 +124,23 @@ def test_secret_refusal_names_class_never_text() -> None:
     }
     err = refuse(batch(CreateOp(scope=ME, record=new(tags=("api_key=zXy1aB2cD3eF4gH5iJ6k",)))))
     assert err.secret_class == "credential-assignment"
+
+
+def test_the_erasure_register_refuses_erased_ids_and_content_in_its_scope() -> None:
+    reader = DictReader()
+    reader.erasures = [Erasure("mem-gone", "identity", "lead:main", content_hash("Title", "Body"))]
+    err = refuse(batch(CreateOp(scope=ME, record=new()), CreateOp(scope=ME, record=new(title="  Title "))), reader)
+    assert err.reason == "erased" and err.op_index == 0 and "Body" not in err.message
+    assert err.detail == "op 0: this content was erased from identity scope 'lead:main'; erased content is never " \
+                         "written there again"
+    err = refuse(batch(RestoreOp(record=stored("mem-gone", title="Else", body="Other"))), reader)
+    assert err.reason == "erased" and err.detail.startswith("op 0: record 'mem-gone' was erased")
+    mob = Scope.mob(REALM, "team")  # the proposing agent's own erased content stays out of its proposals
+    err = refuse(batch(CreateOp(scope=mob, record=new(author=Author.agent("lead:main"))), author=Author.operator()),
+                 reader)
+    assert err.reason == "erased"
+    assert plan_batch(batch(CreateOp(scope=Scope.identity(REALM, "lead:other"), record=new())), reader, now_ms=NOW)
+    assert plan_batch(batch(CreateOp(scope=mob, record=new()), author=Author.operator()), reader, now_ms=NOW)
 
 
 def test_scope_realm_must_match_batch() -> None:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from meta_memory.agent_memory.batch import CreateOp, StagedBatch
-from meta_memory.agent_memory.model import Author, NewMemoryRecord, Provenance, Scope, StatusKind
+from meta_memory.agent_memory.batch import CreateOp, RestoreOp, StagedBatch
+from meta_memory.agent_memory.model import Author, MemoryRecord, NewMemoryRecord, Provenance, Scope, StatusKind
 from meta_memory.agent_memory.retention import DAY_MS, TombstoneRetention
-from meta_memory.agent_memory.store.base import AgentMemoryStore, InjectionRow
+from meta_memory.agent_memory.store.base import AgentMemoryStore, InjectionRow, RememberItem
 from meta_memory.clock import ManualClock
 from meta_memory.errors import AgentMemoryError, RecordNotFound
 
@@ -113,3 +113,81 @@ def test_a_swept_body_leaves_every_read_path_and_the_database_file(tmp_path: obj
         store.close()
     on_disk = b"".join(p.read_bytes() for p in root.rglob("*") if p.is_file())
     assert mark.encode() not in on_disk
+
+
+# --------------------------------------------------------------------------- the erasure register
+
+
+def _restore(store: AgentMemoryStore, rec: MemoryRecord) -> None:
+    store.apply_batch(StagedBatch(R, Author.operator("import"), (RestoreOp(record=rec),)))
+
+
+def test_the_register_keeps_erased_ids_and_content_out(agent_store: AgentMemoryStore) -> None:
+    mid = agent_store.remember(R, ID, "Diagnosis", "quokkazanzibar syndrome")[0].memory_id
+    exported = agent_store.get(R, mid)
+    assert exported is not None
+    agent_store.erase(R, ME, mid, erased_by="dpo")
+    with pytest.raises(AgentMemoryError) as by_id:
+        _restore(agent_store, exported)  # an older export handed back
+    assert by_id.value.data["reason"] == "erased" and mid in by_id.value.message
+    with pytest.raises(AgentMemoryError) as by_content:
+        agent_store.remember(R, ID, " Diagnosis ", "quokkazanzibar syndrome\n")
+    assert by_content.value.data["reason"] == "erased" and "quokkazanzibar" not in by_content.value.message
+    outcomes = agent_store.remember_many(R, ID, [RememberItem("Diagnosis", "quokkazanzibar syndrome"),
+                                                RememberItem("Other", "fine")])
+    assert outcomes[0].error is not None and outcomes[0].error.reason == "erased" and outcomes[1].created
+    assert agent_store.remember(R, OTHER, "Diagnosis", "quokkazanzibar syndrome")[1]  # not another identity's
+    with agent_store.snapshot(R) as tx:
+        (row,) = tx.erased([mid], [])
+    assert (row.scope_kind, row.scope_key, row.content_hash) == ("identity", ID, exported.content_hash)
+
+
+def test_an_erase_takes_older_copies_of_the_same_content(agent_store: AgentMemoryStore) -> None:
+    old = agent_store.remember(R, ID, "Address", "12 Elm Street")[0].memory_id
+    agent_store.forget(R, ME, old, Author.application())
+    new = agent_store.remember(R, ID, "Address", "12 Elm Street")[0].memory_id
+    report = agent_store.erase(R, ME, new, erased_by="dpo")
+    assert {r.memory_id for r in report.records} == {old, new}
+    assert agent_store.get(R, old) is None
+
+
+def test_erased_content_cannot_come_back_through_a_proposal_or_a_promotion(agent_store: AgentMemoryStore,
+                                                                           clock: ManualClock) -> None:
+    from meta_memory.review.promotions import promote_pending_gate
+
+    mob = Scope.mob(R, "team")
+    src = agent_store.remember(R, ID, "Fact", "the vault is in room nine")[0].memory_id
+    agent_store.apply_batch(StagedBatch(R, Author.operator("op"), (CreateOp(
+        scope=mob, record=NewMemoryRecord(title="Fact", body="the vault is in room nine",
+                                          provenance=Provenance(Author.operator("op"))), derived_from=(src,)),)))
+    theirs = agent_store.remember(R, OTHER, "Fact", "the vault is in room nine")[0].memory_id
+    waiting = agent_store.propose(R, mob, NewMemoryRecord(title="Fact", body="the vault is in room nine",
+                                                          provenance=Provenance(Author.agent(OTHER))),
+                                  Author.agent(OTHER))
+    report = agent_store.erase(R, ME, src, erased_by="dpo", may_erase=lambda scope: True)
+    assert {r.scope for r in report.records} == {ME, mob} and report.proposals == (waiting,)
+    with pytest.raises(AgentMemoryError) as proposed:
+        agent_store.propose(R, mob, NewMemoryRecord(title="Fact", body="the vault is in room nine",
+                                                    provenance=Provenance(Author.agent(OTHER))), Author.agent(OTHER))
+    assert proposed.value.data["reason"] == "erased"
+    with pytest.raises(AgentMemoryError) as promoted:
+        promote_pending_gate(agent_store, R, theirs, run_id="dream-1", clock=clock, target_scope=mob)
+    assert promoted.value.data["reason"] == "erased"
+    assert agent_store.get(R, theirs) is not None  # the other identity's own record stays
+
+
+def test_retention_keeps_swept_ids_out_but_lets_content_be_learned_again(agent_store: AgentMemoryStore,
+                                                                          clock: ManualClock) -> None:
+    mid = agent_store.remember(R, ID, "Tea", "prefers green tea")[0].memory_id
+    swept = agent_store.get(R, mid)
+    assert swept is not None
+    agent_store.forget(R, ME, mid, Author.application())
+    relearned = agent_store.remember(R, ID, "Tea", "prefers green tea")[0].memory_id  # the same words, in use again
+    clock.advance(4 * DAY_MS)
+    assert TombstoneRetention(agent_store, 3, clock).sweep() == 1
+    assert agent_store.get(R, mid) is None and agent_store.get(R, relearned) is not None
+    agent_store.forget(R, ME, relearned, Author.application())
+    assert agent_store.remember(R, ID, "Tea", "prefers green tea")[1]
+    with pytest.raises(AgentMemoryError) as exc:
+        _restore(agent_store, swept)
+    assert exc.value.data["reason"] == "erased"

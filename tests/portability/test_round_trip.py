@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,15 +21,13 @@ from meta_memory.sdk.transport import EmbeddedTransport
 from meta_memory.server.gateway import Gateway
 
 from contract.pgsupport import dsn_with_schema, require_postgres, throwaway_schema
-from support import write_config
+from support import meta_memory_cli, write_config
 
 ID, OTHER = "lead:main", "lead:other"
 QUERIES = ["passport travel", "tea", "web page claim", "door code", "garden"]
 
 
-def mm(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run([sys.executable, "-m", "meta_memory.cli", *args], input=stdin, capture_output=True,
-                          timeout=300, env={**os.environ})
+mm = meta_memory_cli
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
@@ -102,7 +98,12 @@ def snapshot(h: MetaHandle) -> dict[str, Any]:
 
 
 def export_lines(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()][1:]  # without the header
+    """The record and ledger lines (without the header and the closing line)."""
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()][1:-1]
+
+
+def without_mac(line: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in line.items() if k != "mac"}
 
 
 def test_export_then_import_into_an_empty_state_gives_the_same_memory(tmp_path: Path, configs: Any) -> None:
@@ -111,8 +112,8 @@ def test_export_then_import_into_an_empty_state_gives_the_same_memory(tmp_path: 
     with handle_on(src, src_cfg) as h:
         ids = build_source(h)
         before = snapshot(h)
-    dump = tmp_path / "memory.jsonl"
-    done = mm("export", "--state-dir", str(src), *config_args(src_cfg), "-o", str(dump))
+    dump, key = tmp_path / "memory.jsonl", tmp_path / "moving.key"  # another installation: the key travels
+    done = mm("export", "--state-dir", str(src), *config_args(src_cfg), "-o", str(dump), "--key-file", str(key))
     assert done.returncode == 0, done.stderr
     lines = export_lines(dump)
     by_id = {line["record"]["id"]: line for line in lines if line["type"] == "record"}
@@ -124,19 +125,23 @@ def test_export_then_import_into_an_empty_state_gives_the_same_memory(tmp_path: 
     assert statuses.count("quarantined") == 1 and statuses.count("tombstoned") == 2  # forgotten + released original
     assert {line["type"] for line in lines} == {"record", "assertion", "conflict"}
 
-    imported = mm("import", str(dump), "--state-dir", str(dst), *config_args(dst_cfg), "--json")
+    imported = mm("import", str(dump), "--state-dir", str(dst), *config_args(dst_cfg), "--json", "--key-file", str(key))
     assert imported.returncode == 0, imported.stderr
     figures = json.loads(imported.stdout)
+    assert figures["verified"] is True and figures["downgraded"] == [] and figures["refused"] == []
     assert sum(figures["created"].values()) == len(by_id) and figures["trust_lowered"] == 0
     assert figures["assertions"] == 1 and figures["conflict_signals"] == 1
 
-    again = mm("export", "--state-dir", str(dst), *config_args(dst_cfg), "-o", str(tmp_path / "again.jsonl"))
+    again = mm("export", "--state-dir", str(dst), *config_args(dst_cfg), "-o", str(tmp_path / "again.jsonl"),
+               "--key-file", str(key))
     assert again.returncode == 0, again.stderr
-    # identical records (links, timestamps, usage); ledger lines are re-stamped when indexed again
-    unstamped = [{k: v for k, v in x.items() if k not in ("indexed_at_ms", "updated_at_ms")} for x in lines]
-    assert [{k: v for k, v in x.items() if k not in ("indexed_at_ms", "updated_at_ms")}
+    # identical records (links, timestamps, usage); ledger lines are re-stamped when indexed again, and
+    # every line carries its own export's integrity check
+    unstamped = [{k: v for k, v in x.items() if k not in ("indexed_at_ms", "updated_at_ms", "mac")} for x in lines]
+    assert [{k: v for k, v in x.items() if k not in ("indexed_at_ms", "updated_at_ms", "mac")}
             for x in export_lines(tmp_path / "again.jsonl")] == unstamped
-    assert [x for x in export_lines(tmp_path / "again.jsonl") if x["type"] == "record"] == list(by_id.values())
+    assert [without_mac(x) for x in export_lines(tmp_path / "again.jsonl") if x["type"] == "record"] == [
+        without_mac(x) for x in by_id.values()]
     with handle_on(dst, dst_cfg) as h:
         assert snapshot(h) == before
         # quarantined content stays quarantined (not recalled, still in the review queue)
@@ -144,12 +149,11 @@ def test_export_then_import_into_an_empty_state_gives_the_same_memory(tmp_path: 
         assert len([r for r in queue["records"]]) == 1
 
     # idempotent: a second import writes nothing
-    twice = mm("import", str(dump), "--state-dir", str(dst), *config_args(dst_cfg), "--json")
+    twice = mm("import", str(dump), "--state-dir", str(dst), *config_args(dst_cfg), "--json", "--key-file", str(key))
     assert twice.returncode == 0, twice.stderr
-    assert json.loads(twice.stdout) | {"created": {}} == {
+    assert {k: v for k, v in json.loads(twice.stdout).items() if k != "verification"} == {
         "created": {}, "skipped_present": len(by_id), "conflicts": [], "trust_lowered": 0, "assertions": 0,
-        "assertions_present": 1, "conflict_signals": 1}
-    assert json.loads(twice.stdout)["created"] == {}
+        "assertions_present": 1, "conflict_signals": 1, "verified": True, "downgraded": [], "refused": []}
 
 
 def test_the_export_file_is_owner_only(tmp_path: Path) -> None:
@@ -169,15 +173,18 @@ def test_the_export_file_is_owner_only(tmp_path: Path) -> None:
 def test_summaries_count_one_in_the_singular(tmp_path: Path) -> None:
     with handle_on(tmp_path / "src", None) as h:
         h.remember_agent_memory(ID, title="t", body="b")
-    out = tmp_path / "dump.jsonl"
-    done = mm("export", "--state-dir", str(tmp_path / "src"), "-o", str(out), "--no-ledger")
+    out, key = tmp_path / "dump.jsonl", tmp_path / "moving.key"
+    done = mm("export", "--state-dir", str(tmp_path / "src"), "-o", str(out), "--no-ledger", "--key-file", str(key))
     assert done.returncode == 0, done.stderr
-    assert done.stdout.decode().strip() == f"exported 1 record (default: 1), 0 assertions, 0 conflict signals to {out}"
-    landed = mm("import", str(out), "--state-dir", str(tmp_path / "dst"), "--quiet")
+    assert done.stdout.decode().strip().startswith(
+        f"exported 1 record (default: 1), 0 assertions, 0 conflict signals to {out}, signed with the key file {key}")
+    landed = mm("import", str(out), "--state-dir", str(tmp_path / "dst"), "--quiet", "--key-file", str(key))
     assert landed.returncode == 0, landed.stderr
-    assert landed.stdout.decode().strip() == (
+    summary, verified = landed.stdout.decode().strip().splitlines()
+    assert summary == (
         "imported 1 record (0 already present, 0 conflicting ids kept as they were, 0 with trust lowered), "
         "0 assertions (0 already present), 0 conflict signals")
+    assert verified.startswith(f"file verified: signed with the key file {key} (key id ")
 
 
 def test_export_of_one_identity_has_its_records_only(tmp_path: Path) -> None:
@@ -187,8 +194,9 @@ def test_export_of_one_identity_has_its_records_only(tmp_path: Path) -> None:
     out = mm("export", "--state-dir", str(src), "--realm", "default", "--identity", OTHER)
     assert out.returncode == 0, out.stderr
     lines = [json.loads(x) for x in out.stdout.decode().splitlines()]
-    assert lines[0]["type"] == "header" and lines[0]["identity"] == OTHER
-    assert [(x["record"]["title"], x["record"]["scope"]["identity"]) for x in lines[1:]] == [("Garden", OTHER)]
+    assert lines[0]["type"] == "header" and lines[0]["identity"] == OTHER and lines[-1] == {
+        "type": "end", "lines": 2, "mac": lines[-1]["mac"]}
+    assert [(x["record"]["title"], x["record"]["scope"]["identity"]) for x in lines[1:-1]] == [("Garden", OTHER)]
 
 
 def _write_export(path: Path, records: list[dict[str, Any]]) -> Path:
@@ -252,7 +260,7 @@ def test_a_refused_file_leaves_no_state_directory_behind(tmp_path: Path, tail: b
     assert not (tmp_path / "dst").exists()
 
 
-def test_import_never_raises_trust_and_keeps_quarantine(tmp_path: Path) -> None:
+def test_an_unsigned_file_never_raises_trust_and_keeps_quarantine(tmp_path: Path) -> None:
     dump = _write_export(tmp_path / "x.jsonl", [
         _record("mem-op", "claims operator trust", trust="operator"),
         _record("mem-q", "held for review", status={"status": "quarantined", "reason": "session tainted"},
@@ -265,7 +273,7 @@ def test_import_never_raises_trust_and_keeps_quarantine(tmp_path: Path) -> None:
         assert [r.memory_id for r in h.recall_agent_memory(ID, query_text="held review operator trust")] == ["mem-op"]
         op = h.call("meta/memory/panel/record", {"realm": "default", "memory_id": "mem-op"})["record"]
         q = h.call("meta/memory/panel/record", {"realm": "default", "memory_id": "mem-q"})["record"]
-    assert op["trust"] == "agent_verified" and q["trust"] == "agent_observed"
+    assert op["trust"] == "agent_observed" and q["trust"] == "agent_observed"  # no more than a fresh write
     assert q["status"]["status"] == "quarantined"
 
 

@@ -1,37 +1,63 @@
-"""Erase: a record's content removed for good (beyond the spec, next to ``forget``).
+"""Erase: a record's content removed for good, and kept out (beyond the spec, next to ``forget``).
 
 ``forget`` keeps a tombstone (the spec's rule: reviewers may still read it). Erase is for privacy
 requests and mistakes: it removes a record **and its content closure** — every version of its
-supersede chain and every record derived from any of them (a released successor, a promoted copy),
-following links both ways within the realm — from every table that holds content, in one
-transaction:
+supersede chain, every record derived from any of them (a released successor, a promoted copy),
+following links both ways within the realm, and every other record of the same scope holding the
+same content (an older tombstoned copy) — from every place that holds content, in one transaction:
 
 - the record rows (title, body, description, tags, provenance) and their full-text and vector rows;
-- the injection-ledger rows and dream usage-audit verdicts that name them;
-- the audit rows' details for them (replaced by ``{"erased": true}``) and staged batches that carry
-  them (their pending promotions are expired);
+- the injection-ledger rows, dream usage-audit verdicts (with their rationales) and held forgets that
+  name them, their promotions and the staged batches that carry them;
+- the audit rows' details for them (replaced by ``{"erased": true}``);
+- the dream runs' notes on them (a verdict's rationale, a contradiction's reason: :func:`scrub_dream_detail`);
+- proposals holding the same content, proposed from or into a scope the closure reached; erasing an
+  identity also takes every proposal it made and its exit-interview harvests (their causes);
 
-and leaves one ``erase`` audit row per record with what an audit needs: the id, scope, content hash,
-who erased it, when, and the caller's reason. A closure holding a record under quarantine review, or
-one a gated promotion is waiting on, is refused (``review_pending``): decide it first.
+and leaves one ``erase`` audit row per record or proposal with what an audit needs: the id, scope,
+content hash, who erased it, when, and the caller's reason. The **erasure register** (``erasures``:
+ids, scopes and content hashes, never content) keeps it gone: every write — remember, a batch, the
+recorder tool, an import, the markdown import, a proposal, a promotion, a review — is refused
+(``AgentMemoryError("erased")``) when it would bring back an erased id, or erased content into the
+scope it was erased from (compared by :func:`~meta_memory.agent_memory.hashing.content_hash` of the
+normalised title and body, the hash the exact-duplicate check uses). A closure holding a record under
+quarantine review, or one a gated promotion is waiting on, is refused (``review_pending``): decide it first.
 
 After the commit, SQLite rewrites its full-text index (``optimize``), and every connection runs with
-``secure_delete`` so freed pages are zeroed; the WAL is checkpointed and truncated. PostgreSQL deletes
-the rows in the same transaction; the bytes leave the data files when (auto)vacuum reclaims them.
+``secure_delete`` so freed pages are zeroed; the WAL is checkpointed and truncated; an imported legacy
+markdown file (``*.md.imported``) loses the erased records' sections (the whole file, for an identity
+erase). PostgreSQL deletes the rows in the same transaction (and the full-text terms no active record
+holds); the bytes leave the data files when (auto)vacuum reclaims them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import re
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from .model import MemoryRecord, Scope, StatusKind
 
-__all__ = ["ErasedRecord", "EraseReport", "content_closure", "MAX_ERASE_RECORDS"]
+__all__ = ["Erasure", "ErasedRecord", "EraseReport", "content_closure", "scrub_dream_detail", "MAX_ERASE_RECORDS"]
 
 #: The most records one erase may remove (a closure larger than this is refused, not cut).
 MAX_ERASE_RECORDS = 100_000
+
+
+@dataclass(frozen=True, slots=True)
+class Erasure:
+    """One row of the erasure register: the erased record's id (or an erased proposal's ``prop-...`` id),
+    the scope its content lived in (``scope_kind``, ``scope_key`` as stored) and its content hash."""
+
+    memory_id: str
+    scope_kind: str
+    scope_key: str
+    content_hash: str
+
+    def covers(self, scope: Scope, content_hash: str) -> bool:
+        """Whether this erasure forbids ``content_hash`` in ``scope``."""
+        return self.content_hash == content_hash and (self.scope_kind, self.scope_key) == scope.storage()
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,11 +81,13 @@ class EraseReport:
     records: tuple[ErasedRecord, ...]
     dry_run: bool
     erased_at_ms: int | None
+    #: the ids of the proposals erased with the records (an identity's own, or holding erased content)
+    proposals: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         scopes = sorted({r.scope.describe() for r in self.records})
         return {"dry_run": self.dry_run, "erased_at_ms": self.erased_at_ms, "count": len(self.records),
-                "scopes": scopes, "records": [r.to_json() for r in self.records]}
+                "scopes": scopes, "records": [r.to_json() for r in self.records], "proposals": list(self.proposals)}
 
 
 def _neighbours(rec: MemoryRecord) -> Iterable[str]:
@@ -74,11 +102,14 @@ def content_closure(
     start: Iterable[MemoryRecord],
     get: Callable[[str], MemoryRecord | None],
     children: Callable[[list[str]], list[MemoryRecord]],
+    same_content: Callable[[list[MemoryRecord]], list[MemoryRecord]] | None = None,
 ) -> list[MemoryRecord]:
-    """Every record linked to ``start`` by supersede or derived-from edges, in either direction.
+    """Every record linked to ``start`` by supersede or derived-from edges, in either direction, and
+    (with ``same_content``) every record of the same scope holding the same content as one of them.
 
     ``get(id)`` reads one record; ``children(ids)`` the records that supersede or derive from any of
-    ``ids``. Raises ``ValueError`` past :data:`MAX_ERASE_RECORDS`.
+    ``ids``; ``same_content(records)`` the records sharing a scope and content hash with any of
+    ``records``. Raises ``ValueError`` past :data:`MAX_ERASE_RECORDS`.
     """
     found: dict[str, MemoryRecord] = {}
     frontier = list(start)
@@ -98,5 +129,58 @@ def content_closure(
         ids = [r.id for r in batch]
         for i in range(0, len(ids), 500):
             nxt.extend(c for c in children(ids[i:i + 500]) if c.id not in found)
+            if same_content is not None:
+                nxt.extend(c for c in same_content(batch[i:i + 500]) if c.id not in found)
         frontier = nxt
     return list(found.values())
+
+
+_TOKEN = re.compile(r"[^\s:,;()'\"]+")
+
+
+def scrub_dream_detail(detail: Any, ids: Collection[str], harvest_identity: str | None = None) -> Any | None:
+    """A dream run's ``detail`` without what it noted about erased content, or ``None`` when it names none.
+
+    A verdict on an erased record or proposal (``target`` in ``ids``), or on a harvest of
+    ``harvest_identity`` (``<identity>@<ms>``), keeps its category, target and verdict and gains
+    ``erased: true``: its rationale and other notes go. A contradiction naming an erased record keeps
+    its ids and loses its entity, topic and reason. A refusal note naming one becomes ``"erased"``.
+    Ids stay: like the timeline's, they are not content.
+    """
+    if not isinstance(detail, dict):
+        return None
+    prefix = f"{harvest_identity}@" if harvest_identity is not None else None
+
+    def hit(value: Any) -> bool:
+        return isinstance(value, str) and (value in ids or (prefix is not None and value.startswith(prefix)))
+
+    changed = False
+    out = dict(detail)
+    verdicts = detail.get("verdicts")
+    if isinstance(verdicts, list):
+        kept: list[Any] = []
+        for v in verdicts:
+            if isinstance(v, dict) and (hit(v.get("target")) or hit(v.get("record_id"))) and not v.get("erased"):
+                v = {k: v[k] for k in ("category", "target", "verdict") if k in v} | {"erased": True}
+                changed = True
+            kept.append(v)
+        out["verdicts"] = kept
+    conflicts = detail.get("conflicts")
+    if isinstance(conflicts, list):
+        kept = []
+        for c in conflicts:
+            if isinstance(c, dict) and not c.get("erased") and any(hit(r) for r in c.get("record_ids") or ()):
+                c = {k: c[k] for k in ("record_ids", "operational", "signalled") if k in c} | {"erased": True}
+                changed = True
+            kept.append(c)
+        out["conflicts"] = kept
+    refused = detail.get("refused")
+    if isinstance(refused, list):
+        kept = []
+        for note in refused:
+            if isinstance(note, str) and any(hit(t) for t in _TOKEN.findall(note)):
+                note = "erased"
+                changed = True
+            kept.append(note)
+        out["refused"] = kept
+    return out if changed else None

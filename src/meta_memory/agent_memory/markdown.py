@@ -28,9 +28,12 @@ from dataclasses import dataclass, field
 
 from meta_memory.agent_memory.fields import MEMORY_ID_RULE, is_well_formed_memory_id
 
-__all__ = ["MAX_MARKDOWN_FILE_BYTES", "IMPORT_TIMESTAMP_RANGE_MS", "ParsedRecord", "ParseResult", "parse_markdown"]
+__all__ = ["MAX_MARKDOWN_FILE_BYTES", "IMPORT_TIMESTAMP_RANGE_MS", "IMPORTED_SUFFIX", "ParsedRecord", "ParseResult",
+           "parse_markdown", "strip_markdown_records"]
 
 MAX_MARKDOWN_FILE_BYTES = 8 * 1024 * 1024
+#: What an imported file is renamed with (``<identity>.md.imported``); an erase cuts erased records out of it.
+IMPORTED_SUFFIX = ".imported"
 #: Accepted imported timestamps, inclusive: 1970-01-01T00:00:00Z .. 2099-12-31T23:59:59.999Z (epoch ms).
 IMPORT_TIMESTAMP_RANGE_MS = (0, 4_102_444_799_999)
 
@@ -49,6 +52,8 @@ class ParsedRecord:
     tags: tuple[str, ...]
     created_at_ms: int
     updated_at_ms: int
+    #: the record's lines in the file: ``[first, end)`` (0-based), heading to end marker
+    lines: tuple[int, int] = (0, 0)
 
 
 @dataclass(slots=True)
@@ -115,6 +120,7 @@ def parse_markdown(text: str) -> ParseResult:
             i += 1
             continue
         title = line[3:].strip()
+        first = i
         heading_line = i + 1
         i += 1
         if i >= n or not _is_meta_line(lines[i]):
@@ -140,5 +146,17 @@ def parse_markdown(text: str) -> ParseResult:
         if not title or not body:
             result.warnings.append(f"line {heading_line}: record '{memory_id}' has an empty title or body; skipped")
             continue
-        result.records.append(ParsedRecord(memory_id, title, body, tags, created, updated))
+        result.records.append(ParsedRecord(memory_id, title, body, tags, created, updated, (first, min(i, n))))
     return result
+
+
+def strip_markdown_records(text: str, memory_ids: set[str]) -> str | None:
+    """``text`` without the records whose ``memory_id`` is in ``memory_ids`` (heading, metadata, body and
+    end marker), or ``None`` when it holds none of them. Lines outside those records are kept as they are."""
+    lines = text.splitlines()
+    cut = [r.lines for r in parse_markdown(text).records if r.memory_id in memory_ids]
+    if not cut:
+        return None
+    drop = {i for first, end in cut for i in range(first, end)}
+    kept = [line for i, line in enumerate(lines) if i not in drop]
+    return "\n".join(kept) + ("\n" if kept else "")

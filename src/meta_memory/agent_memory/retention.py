@@ -5,13 +5,14 @@ a background sweep (every hour, and once at start-up) erases, realm by realm, ev
 whose whole content closure is out of use — every version tombstoned or superseded, each tombstone
 older than the retention — through the same :meth:`~meta_memory.agent_memory.store.base.AgentMemoryStore.erase`
 as ``meta/agent_memory/erase`` (author ``retention``). A tombstoned original whose released successor
-is still active is kept: its content is still in use.
+is still active is kept: its content is still in use. The erasure register keeps the swept ids out of a
+later import, but not their content: an identity may learn again what it forgot long ago.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..clock import Clock
@@ -31,15 +32,18 @@ class TombstoneRetention:
     """Erase tombstoned content older than ``after_days`` from every realm of ``store``.
 
     ``sweep()`` returns the number of records erased; ``emit(event_type, data)`` (optional) publishes
-    one ``memory.record.erased`` timeline event per erased closure.
+    one ``memory.record.erased`` timeline event per erased closure; ``on_erased(realm, ids)`` (optional)
+    hears of every erased id (the session state forgets them).
     """
 
     def __init__(self, store: AgentMemoryStore, after_days: int, clock: Clock,
-                 emit: Callable[[str, dict[str, Any]], object] | None = None) -> None:
+                 emit: Callable[[str, dict[str, Any]], object] | None = None,
+                 on_erased: Callable[[str, Sequence[str]], object] | None = None) -> None:
         self.store = store
         self.after_days = after_days
         self.clock = clock
         self.emit = emit
+        self.on_erased = on_erased
 
     def sweep(self) -> int:
         cutoff = self.clock.now_ms() - self.after_days * DAY_MS
@@ -51,11 +55,14 @@ class TombstoneRetention:
                     continue
                 try:
                     report = self.store.erase(realm, rec.scope, memory_id, erased_by="retention",
-                                              reason=f"tombstoned more than {self.after_days} days ago")
+                                              reason=f"tombstoned more than {self.after_days} days ago",
+                                              keep_out_content=False)
                 except (RecordNotFound, AgentMemoryError) as exc:  # changed under us: the next sweep sees it again
                     log.info("retention skipped %s in realm %s: %s", memory_id, realm, exc)
                     continue
                 erased += len(report.records)
+                if self.on_erased is not None:
+                    self.on_erased(realm, [r.memory_id for r in report.records])
                 if self.emit is not None:
                     self.emit("memory.record.erased", {"realm": realm, "count": len(report.records), "by": "retention",
                                                        "memory_ids": [r.memory_id for r in report.records][:100]})

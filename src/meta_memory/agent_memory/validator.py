@@ -9,12 +9,13 @@ writes in one transaction. Nothing is written when validation fails.
 
 Refusals raise :class:`~meta_memory.errors.AgentMemoryError` with ``reason``
 ``invalid_record`` | ``secret_detected`` (+ ``secret_class``) |
-``scope_not_writable`` and the detail ``op {i}: ...`` (``op_index=i``).
+``scope_not_writable`` | ``erased`` (the erasure register holds the id, or the
+content for that scope: :func:`refuse_erased`) and the detail ``op {i}: ...`` (``op_index=i``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
@@ -38,8 +39,10 @@ from meta_memory.agent_memory.fields import (
     normalize_tags,
     validate_record_fields,
 )
+from meta_memory.agent_memory.erase import Erasure
 from meta_memory.agent_memory.hashing import content_hash, new_memory_id, new_memory_ids
 from meta_memory.agent_memory.model import (
+    Author,
     AuthorKind,
     MemoryRecord,
     NewMemoryRecord,
@@ -61,6 +64,9 @@ __all__ = [
     "validate_record_fields",
     "normalize_tags",
     "plan_batch",
+    "refuse_erased",
+    "erasure_scopes",
+    "ErasureCheck",
     "secret_refusal_detail",
     "MAX_CHAIN_WALK",
 ]
@@ -83,6 +89,54 @@ class RecordReader(Protocol):
     def tombstoned_since(self, scope: Scope, content_hash: str, since_ms: int) -> bool:
         """Whether a record in ``scope`` with ``content_hash`` was tombstoned at or after ``since_ms``."""
         ...
+
+    def erased(self, ids: Collection[str], content_hashes: Collection[str]) -> list[Erasure]:
+        """The erasure-register rows of the batch's realm naming any of ``ids`` or holding any of
+        ``content_hashes`` (see :mod:`meta_memory.agent_memory.erase`)."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class ErasureCheck:
+    """One write the erasure register must allow: op ``op_index`` brings ``content_hash`` into each of
+    ``scopes`` (its target, and the identity scope of an agent author), under ``memory_id`` when the
+    write names its own id (a restore, a markdown import)."""
+
+    op_index: int
+    scopes: tuple[Scope, ...]
+    content_hash: str
+    memory_id: str | None = None
+
+
+def erasure_scopes(scope: Scope, *authors: Author) -> tuple[Scope, ...]:
+    """The scopes erased content may not come back into through a write into ``scope``: ``scope``
+    itself and the identity scopes of the agent authors among ``authors`` (content an identity erased
+    may not return through its own proposal or promotion into a shared scope either)."""
+    agents = (Scope.identity(scope.realm, a.identity) for a in authors if a.kind is AuthorKind.AGENT and a.identity)
+    return tuple(dict.fromkeys((scope, *agents)))
+
+
+def refuse_erased(reader: RecordReader, checks: Sequence[ErasureCheck]) -> None:
+    """Raise ``AgentMemoryError("erased", op_index=...)`` for the first check the erasure register
+    forbids: an erased id written again, or erased content written into a scope it was erased from.
+
+    One lookup for all checks; the message names the scope, never the content."""
+    if not checks:
+        return
+    rows = reader.erased([c.memory_id for c in checks if c.memory_id is not None], {c.content_hash for c in checks})
+    if not rows:
+        return
+    ids = {r.memory_id for r in rows}
+    for c in checks:
+        if c.memory_id is not None and c.memory_id in ids:
+            raise AgentMemoryError(
+                "erased", f"op {c.op_index}: record '{c.memory_id}' was erased; an erased record is never written again",
+                op_index=c.op_index)
+        for scope in c.scopes:
+            if any(r.covers(scope, c.content_hash) for r in rows):
+                raise AgentMemoryError(
+                    "erased", f"op {c.op_index}: this content was erased from {scope.describe()}; erased content "
+                              "is never written there again", op_index=c.op_index)
 
 
 @dataclass(frozen=True, slots=True)
@@ -383,7 +437,23 @@ def plan_batch(
         plan.audit.append(AuditEntry(i, op.op, rec.id, _detail(batch, op, q, details)))
         plan.results.append(OpResult(i, op.op, rec.id, rec.status))
     _check_restored_links(batch, overlay)
+    refuse_erased(reader, _erasure_checks(batch, plan))
     return plan
+
+
+def _erasure_checks(batch: StagedBatch, plan: BatchPlan) -> list[ErasureCheck]:
+    """What the erasure register must allow: every record the batch creates (create, supersede,
+    restore), with its id when the op named it."""
+    checks: list[ErasureCheck] = []
+    for result in plan.results:
+        if result.op not in ("create", "supersede", "restore") or plan.before.get(result.memory_id) is not None:
+            continue
+        op = batch.ops[result.op_index]
+        rec = plan.records[result.memory_id]
+        named = isinstance(op, RestoreOp) or getattr(op, "id", None) is not None
+        scopes = erasure_scopes(rec.scope, rec.provenance.author, batch.author)
+        checks.append(ErasureCheck(result.op_index, scopes, rec.content_hash, rec.id if named else None))
+    return checks
 
 
 def _plan_create(

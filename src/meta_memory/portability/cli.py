@@ -1,9 +1,12 @@
 """``meta-memory export`` and ``meta-memory import`` (see :mod:`meta_memory.portability`).
 
 Both run on a state directory (and the ``--config`` that names its stores, e.g. PostgreSQL) with no
-gateway holding it: the state-directory lock refuses a second runtime. A ``rich`` progress bar goes
-to stderr on long runs; the summary goes to stdout (JSON with ``--json``). Exit codes: 0 success,
-1 a refusal (damaged file, refused record, busy state directory), 2 a usage error.
+gateway holding it: the state-directory lock refuses a second runtime. An export is signed with the
+installation's export key (or ``--key-file``'s); an import trusts a file only when it verifies under
+one of those keys, and otherwise lands it no more trusted than a fresh write (:mod:`.policy`). A
+``rich`` progress bar goes to stderr on long runs; the summary goes to stdout (JSON with ``--json``),
+naming every downgraded and refused line. Exit codes: 0 success, 1 a refusal (damaged file, a refused
+record or line — the rest landed —, an unreadable key file, busy state directory), 2 a usage error.
 """
 
 from __future__ import annotations
@@ -59,6 +62,11 @@ def _runtime(state_dir: Path, config_path: Path | None) -> Any:
         sys.exit(1)
 
 
+_key_file = click.option("--key-file", type=click.Path(dir_okay=False, path_type=Path), default=None,
+                         help="Export key file: export signs with it (created owner-only when missing); import "
+                              "also trusts files it signed. Default: this installation's key.")
+
+
 @click.command("export")
 @_state
 @_config
@@ -67,11 +75,15 @@ def _runtime(state_dir: Path, config_path: Path | None) -> Any:
 @click.option("--ledger/--no-ledger", default=None, help="Include the assertion ledger (default: unless filtered).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write here (default: stdout).")
+@_key_file
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 def export_command(state_dir: Path, config_path: Path | None, realm: str | None, identity: str | None,
-                   ledger: bool | None, output: Path | None, quiet: bool) -> None:
-    """Export memory as JSON Lines: records (every status, with provenance and links) and the ledger."""
+                   ledger: bool | None, output: Path | None, key_file: Path | None, quiet: bool) -> None:
+    """Export memory as JSON Lines: records (every status, with provenance and links) and the ledger, signed."""
+    from ..errors import MetaError
     from .exporter import export_jsonl
+    from .signing import LineSigner, installation_key
+    from .signing import key_file as read_key_file
 
     include_ledger = ledger if ledger is not None else (realm is None and identity is None)
     if not state_dir.is_dir():  # an export never creates the state it is asked to read
@@ -79,37 +91,60 @@ def export_command(state_dir: Path, config_path: Path | None, realm: str | None,
         sys.exit(1)
     runtime = _runtime(state_dir, config_path)
     try:
+        key = read_key_file(key_file, create=True) if key_file is not None else installation_key(runtime, create=True)
+        assert key is not None  # created when missing
         out = _private_output(output) if output is not None else sys.stdout
         try:
             with _progress(not quiet and output is not None, "exporting records", None) as advance:
-                summary = export_jsonl(runtime, out, realm=realm, identity=identity, ledger=include_ledger,
-                                       progress=advance)
+                summary = export_jsonl(runtime, out, signer=LineSigner(key), realm=realm, identity=identity,
+                                       ledger=include_ledger, progress=advance)
         finally:
             if output is not None:
                 out.close()
-    except ValueError as exc:
-        click.echo(f"meta-memory: {exc}", err=True)
+    except (ValueError, MetaError) as exc:  # KeyFileError is a ValueError
+        click.echo(f"meta-memory: {exc.message if isinstance(exc, MetaError) else exc}", err=True)
         sys.exit(1)
     finally:
         runtime.close()
+    signed = f"signed with {key.where} (key id {key.key_id})"
     if output is not None:
         realms = ", ".join(f"{r}: {n}" for r, n in summary.records.items()) or "no realms"
         click.echo(f"exported {_count(summary.total_records, 'record')} ({realms}), "
                    f"{_count(summary.assertions, 'assertion')}, {_count(summary.conflicts, 'conflict signal')} "
-                   f"to {output}")
+                   f"to {output}, {signed}")
+    elif not quiet:
+        click.echo(f"meta-memory: export {signed}", err=True)
 
 
 @click.command("import")
 @click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path, allow_dash=True))
 @_state
 @_config
+@_key_file
+@click.option("--allow-scope", "allow_scopes", multiple=True, metavar="SCOPE",
+              help="Let an unverified file write into this shared scope: realm, mob:NAME or operator:NAME (repeatable).")
+@click.option("--allow-ledger", is_flag=True, help="Index the ledger lines of an unverified file too.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
-def import_command(path: Path, state_dir: Path, config_path: Path | None, as_json: bool, quiet: bool) -> None:
-    """Import an export file (``-`` for stdin) through the validator: idempotent, trust never raised."""
+def import_command(path: Path, state_dir: Path, config_path: Path | None, key_file: Path | None,
+                   allow_scopes: tuple[str, ...], allow_ledger: bool, as_json: bool, quiet: bool) -> None:
+    """Import an export file (``-`` for stdin) through the validator: idempotent, trust never raised, and a
+    file that does not verify lands no more trusted or visible than a fresh write."""
     from ..errors import MetaError
     from .importer import ImportError_, import_jsonl, parse_lines
+    from .policy import ScopeAllowance
+    from .signing import KeyFileError, installation_key
+    from .signing import key_file as read_key_file
 
+    try:
+        allowance = ScopeAllowance.parse(allow_scopes)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--allow-scope") from None
+    try:
+        named = read_key_file(key_file, create=False) if key_file is not None else None
+    except KeyFileError as exc:
+        click.echo(f"meta-memory: import refused: {exc}", err=True)
+        sys.exit(1)
     lines = sys.stdin.buffer.read().splitlines() if str(path) == "-" else path.read_bytes().splitlines()
     try:  # the first pass, before the state directory is opened (or created): a bad file touches nothing
         parsed = parse_lines(lines)
@@ -119,29 +154,39 @@ def import_command(path: Path, state_dir: Path, config_path: Path | None, as_jso
     total = len(parsed.records)
     runtime = _runtime(state_dir, config_path)
     try:
+        own = installation_key(runtime, create=False)
+        keys = [k for k in (own, named) if k is not None]
         with _progress(not quiet and total >= 1000, "importing records", total) as advance:
-            summary = import_jsonl(runtime, parsed, progress=advance)
-    except (ImportError_, MetaError) as exc:
-        click.echo(f"meta-memory: import refused: {exc}", err=True)
+            summary = import_jsonl(runtime, parsed, keys=keys, allow_scopes=allowance, allow_ledger=allow_ledger,
+                                   progress=advance)
+    except (ImportError_, KeyFileError, MetaError) as exc:
+        click.echo(f"meta-memory: import refused: {exc.message if isinstance(exc, MetaError) else exc}", err=True)
         sys.exit(1)
     finally:
         runtime.close()
-    figures = {"created": summary.created, "skipped_present": summary.skipped_present,
-               "conflicts": summary.conflicts, "trust_lowered": summary.trust_lowered,
-               "assertions": summary.assertions, "assertions_present": summary.assertions_present,
-               "conflict_signals": summary.conflict_signals}
     if as_json:
-        click.echo(json.dumps(figures, indent=2))
-        return
-    click.echo(
-        f"imported {_count(summary.total_created, 'record')} ({summary.skipped_present} already present, "
-        f"{_count(len(summary.conflicts), 'conflicting id')} kept as they were, {summary.trust_lowered} with trust "
-        f"lowered), {_count(summary.assertions, 'assertion')} ({summary.assertions_present} already present), "
-        f"{_count(summary.conflict_signals, 'conflict signal')}"
-    )
-    if summary.conflicts:
-        click.echo("conflicting ids (stored with other content, not overwritten): " + ", ".join(summary.conflicts[:20])
-                   + (" …" if len(summary.conflicts) > 20 else ""), err=True)
+        click.echo(json.dumps(summary.to_json(), indent=2))
+    else:
+        click.echo(
+            f"imported {_count(summary.total_created, 'record')} ({summary.skipped_present} already present, "
+            f"{_count(len(summary.conflicts), 'conflicting id')} kept as they were, {summary.trust_lowered} with trust "
+            f"lowered), {_count(summary.assertions, 'assertion')} ({summary.assertions_present} already present), "
+            f"{_count(summary.conflict_signals, 'conflict signal')}"
+        )
+        if summary.verified:
+            click.echo(f"file verified: {summary.verification}")
+        else:
+            click.echo(f"file NOT verified: {summary.verification}; nothing in it was trusted beyond a fresh write "
+                       f"({_count(len(summary.downgraded), 'line')} downgraded, {len(summary.refused)} refused)")
+        for note in summary.downgraded:
+            click.echo(f"downgraded line {note.line} ({note.memory_id}): {note.why}")
+        for note in summary.refused:
+            click.echo(f"refused line {note.line}" + (f" ({note.memory_id})" if note.memory_id else "") + f": {note.why}")
+        if summary.conflicts:
+            click.echo("conflicting ids (stored with other content, not overwritten): "
+                       + ", ".join(summary.conflicts[:20]) + (" …" if len(summary.conflicts) > 20 else ""), err=True)
+    if summary.refused:
+        sys.exit(1)
 
 
 def _count(n: int, noun: str) -> str:

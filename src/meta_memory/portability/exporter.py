@@ -1,4 +1,4 @@
-"""``meta-memory export``: a state's memory as JSON Lines (:mod:`.format`).
+"""``meta-memory export``: a state's memory as JSON Lines (:mod:`.format`), every line signed (:mod:`.signing`).
 
 Reads through the store interface (:meth:`~meta_memory.agent_memory.store.base.AgentMemoryStore.records_page`,
 one page per read snapshot) and the ledger's query, so it works on SQLite and PostgreSQL alike and
@@ -16,6 +16,7 @@ from ..agent_memory.model import Scope
 from ..agent_memory.store.base import AgentMemoryStore
 from ..runtime import Runtime
 from .format import FORMAT, VERSION, record_line
+from .signing import LineSigner
 
 __all__ = ["ExportSummary", "export_jsonl"]
 
@@ -24,32 +25,45 @@ PAGE = 1000
 
 @dataclass
 class ExportSummary:
-    """What an export wrote: records per realm, ledger assertions and conflict signals."""
+    """What an export wrote: records per realm, ledger assertions and conflict signals, and the id of the
+    key that signed it."""
 
     records: dict[str, int] = field(default_factory=dict)
     assertions: int = 0
     conflicts: int = 0
+    key_id: str = ""
 
     @property
     def total_records(self) -> int:
         return sum(self.records.values())
 
 
-def _write(out: IO[str], obj: dict[str, Any]) -> None:
-    out.write(json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n")
+class _Lines:
+    """Writes signed lines, numbering them as they stand in the file."""
+
+    def __init__(self, out: IO[str], signer: LineSigner) -> None:
+        self.out = out
+        self.signer = signer
+        self.count = 0
+
+    def write(self, obj: dict[str, Any]) -> None:
+        self.count += 1
+        self.out.write(self.signer.sign(self.count, json.dumps(obj, ensure_ascii=False, separators=(",", ":"))) + "\n")
 
 
 def export_jsonl(
     runtime: Runtime,
     out: IO[str],
     *,
+    signer: LineSigner,
     realm: str | None = None,
     identity: str | None = None,
     ledger: bool = True,
     progress: Callable[[int], None] | None = None,
 ) -> ExportSummary:
     """Write the header, then the records of ``realm`` (all realms when ``None``; only ``identity``'s
-    scope when given), then — when ``ledger`` — every assertion and conflict signal.
+    scope when given), then — when ``ledger`` — every assertion and conflict signal, then the closing
+    line; every line signed by ``signer``.
 
     ``progress(n)`` is called after each page with the number of records just written. Raises
     ``ValueError`` when ``identity`` is given without agent memory, or for an unknown realm.
@@ -63,25 +77,27 @@ def export_jsonl(
         if realm not in realms:
             raise ValueError(f"realm '{realm}' holds no agent memory here (realms: {', '.join(realms) or 'none'})")
         realms = [realm]
-    summary = ExportSummary()
-    _write(out, {"type": "header", "format": FORMAT, "version": VERSION, "exported_at_ms": runtime.clock.now_ms(),
-                 "realms": realms, "identity": identity})
+    summary = ExportSummary(key_id=signer.key.key_id)
+    lines = _Lines(out, signer)
+    lines.write({"type": "header", "format": FORMAT, "version": VERSION, "exported_at_ms": runtime.clock.now_ms(),
+                 "realms": realms, "identity": identity, "export_id": signer.export_id, "key_id": signer.key.key_id})
     for name in realms:
         if store is not None:  # realms is empty without a store
-            summary.records[name] = _export_realm(store, name, identity, out, progress)
+            summary.records[name] = _export_realm(store, name, identity, lines, progress)
     if ledger and runtime.ledger is not None:
         result = runtime.ledger.query()
         for a in result.assertions:
-            _write(out, {"type": "assertion", "entity": a.entity, "topic": a.topic, "store": a.store, "fact": a.fact,
+            lines.write({"type": "assertion", "entity": a.entity, "topic": a.topic, "store": a.store, "fact": a.fact,
                          "metadata": a.metadata, "indexed_at_ms": a.indexed_at_ms})
         for c in result.conflicts:
-            _write(out, {"type": "conflict", "entity": c.entity, "topic": c.topic, "store": c.store,
+            lines.write({"type": "conflict", "entity": c.entity, "topic": c.topic, "store": c.store,
                          "reason": c.reason, "updated_at_ms": c.updated_at_ms})
         summary.assertions, summary.conflicts = len(result.assertions), len(result.conflicts)
+    lines.write({"type": "end", "lines": lines.count})
     return summary
 
 
-def _export_realm(store: AgentMemoryStore, realm: str, identity: str | None, out: IO[str],
+def _export_realm(store: AgentMemoryStore, realm: str, identity: str | None, out: _Lines,
                   progress: Callable[[int], None] | None) -> int:
     """Write every record of ``realm`` (of ``identity``'s scope when given), a page at a time; the count."""
     scope = Scope.identity(realm, identity) if identity is not None else None
@@ -89,7 +105,7 @@ def _export_realm(store: AgentMemoryStore, realm: str, identity: str | None, out
     while True:
         page = store.records_page(realm, after=after, limit=PAGE, scope=scope)
         for cursor, rec in page:
-            _write(out, record_line(rec))
+            out.write(record_line(rec))
             after = cursor
         count += len(page)
         if progress is not None and page:

@@ -6,6 +6,13 @@ second lands the records as :class:`~meta_memory.agent_memory.batch.RestoreOp` b
 transaction each, at most :data:`~meta_memory.agent_memory.batch.MAX_BATCH_OPS` ops, whole supersede
 chains together) and the ledger lines through the ledger's own index.
 
+- An export file is untrusted input. A file that verifies (:func:`verify`: every line's MAC under
+  this installation's export key, or a key the operator names) lands exactly as exported. Any other
+  file lands no more trusted or visible than a fresh write (:mod:`.policy`): each record is
+  downgraded, a record of a shared scope is refused unless allowed by name, and ledger lines are
+  refused unless allowed (``allow_ledger``). The summary names every downgraded and refused line.
+- Erased stays erased: a record whose id the erasure register holds, or whose content was erased
+  from its scope, is refused (with every record of its supersede chain in the file).
 - Idempotent by memory id: a record whose id is already stored with the same content is skipped; one
   stored with other content is skipped and counted as a conflict, never overwritten.
 - Trust is never raised (the validator caps it); quarantined content stays quarantined.
@@ -15,23 +22,26 @@ chains together) and the ledger lines through the ledger's own index.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pydantic import ValidationError
 
 from ..agent_memory.batch import MAX_BATCH_OPS, RestoreOp, StagedBatch
-from ..agent_memory.model import Author, MemoryRecord, NewMemoryRecord, StatusKind
+from ..agent_memory.model import Author, MemoryRecord, NewMemoryRecord, StatusKind, TrustTier
 from ..agent_memory.store.base import AgentMemoryStore
-from ..agent_memory.validator import normalize_record, refuse_secrets, validate_record_fields
+from ..agent_memory.validator import erasure_scopes, normalize_record, refuse_secrets, validate_record_fields
 from ..errors import AgentMemoryError, MetaError
 from ..ledger.errors import LedgerValidationError
 from ..ledger.model import IndexRequest
 from ..runtime import Runtime
-from .format import MAX_LINE_BYTES, AssertionLine, ConflictLine, Header, RecordLine, parse_line
+from .format import MAX_LINE_BYTES, AssertionLine, ConflictLine, EndLine, Header, RecordLine, parse_line
+from .policy import ScopeAllowance, downgrade
+from .signing import ExportKey, LineSigner, line_digest, split_mac
 
-__all__ = ["ImportError_", "ImportSummary", "import_jsonl", "IMPORT_AUTHOR"]
+__all__ = ["ImportError_", "ImportSummary", "LineNote", "Verification", "import_jsonl", "parse_lines", "verify",
+           "IMPORT_AUTHOR"]
 
 #: The author of every restore batch (the audit rows name it).
 IMPORT_AUTHOR = Author.operator("meta-memory import")
@@ -46,9 +56,29 @@ class ImportError_(ValueError):  # noqa: N801 - ``ImportError`` is a builtin
         self.rule = rule
 
 
+@dataclass(frozen=True, slots=True)
+class LineNote:
+    """A line the import changed or refused: its number, the record's id (``None`` for a ledger line) and why."""
+
+    line: int
+    memory_id: str | None
+    why: str
+
+    def to_json(self, key: str) -> dict[str, Any]:
+        return {"line": self.line, "memory_id": self.memory_id, key: self.why}
+
+
+@dataclass(frozen=True, slots=True)
+class Verification:
+    """Whether the file verified, and how (the key) or why not."""
+
+    verified: bool
+    detail: str
+
+
 @dataclass
 class ImportSummary:
-    """What an import did, per kind of line."""
+    """What an import did, per kind of line, and every line it downgraded or refused."""
 
     created: dict[str, int] = field(default_factory=dict)
     skipped_present: int = 0
@@ -57,16 +87,36 @@ class ImportSummary:
     assertions: int = 0
     assertions_present: int = 0
     conflict_signals: int = 0
+    verified: bool = False
+    verification: str = ""
+    downgraded: list[LineNote] = field(default_factory=list)
+    refused: list[LineNote] = field(default_factory=list)
 
     @property
     def total_created(self) -> int:
         return sum(self.created.values())
 
+    def to_json(self) -> dict[str, Any]:
+        """The ``--json`` report: the counts, whether the file verified, and every downgraded and refused line."""
+        return {"created": self.created, "skipped_present": self.skipped_present, "conflicts": self.conflicts,
+                "trust_lowered": self.trust_lowered, "assertions": self.assertions,
+                "assertions_present": self.assertions_present, "conflict_signals": self.conflict_signals,
+                "verified": self.verified, "verification": self.verification,
+                "downgraded": [n.to_json("changes") for n in self.downgraded],
+                "refused": [n.to_json("reason") for n in self.refused]}
+
 
 @dataclass
 class ParsedExport:
+    """What the first pass read: the header, the record and ledger lines by line number, and what
+    :func:`verify` needs (each line's digest and MAC, the closing line, anything after it)."""
+
+    header: Header | None = None
     records: list[tuple[int, MemoryRecord]] = field(default_factory=list)
     ledger: list[tuple[int, AssertionLine | ConflictLine]] = field(default_factory=list)
+    macs: list[tuple[int, bytes, str | None]] = field(default_factory=list)
+    end: tuple[int, EndLine] | None = None
+    after_end: int | None = None
 
 
 def _check_record(n: int, rec: MemoryRecord) -> None:
@@ -97,6 +147,10 @@ def parse_lines(lines: Iterable[str | bytes]) -> ParsedExport:
             raise ImportError_(n, f"not valid UTF-8 (byte {exc.start + 1} of the line)") from None
         if not text.strip():
             continue
+        if parsed.end is not None and parsed.after_end is None:
+            parsed.after_end = n
+        signed = split_mac(raw if isinstance(raw, bytes) else raw.encode("utf-8", "surrogatepass"))
+        parsed.macs.append((n, line_digest(signed[0]), signed[1]) if signed else (n, b"", None))
         try:
             line = parse_line(json.loads(text))
         except ValidationError as exc:
@@ -109,9 +163,14 @@ def parse_lines(lines: Iterable[str | bytes]) -> ParsedExport:
             if not isinstance(line, Header):
                 raise ImportError_(n, "the first line must be the meta-memory-export header")
             seen_header = True
+            parsed.header = line
             continue
         if isinstance(line, Header):
             raise ImportError_(n, "a second header")
+        if isinstance(line, EndLine):
+            if parsed.end is None:
+                parsed.end = (n, line)
+            continue
         if isinstance(line, RecordLine):
             try:
                 rec = line.to_record()
@@ -124,6 +183,35 @@ def parse_lines(lines: Iterable[str | bytes]) -> ParsedExport:
     if not seen_header:
         raise ImportError_(1, "empty file: no meta-memory-export header")
     return parsed
+
+
+def verify(parsed: ParsedExport, keys: Sequence[ExportKey]) -> Verification:
+    """Whether every line of the file is as an installation holding one of ``keys`` exported it: the
+    header names a known key, the closing line counts the lines before it, and each line's MAC (which
+    binds the export's id and the line's number) verifies. Otherwise, the first reason it does not."""
+    header = parsed.header
+    if header is None or header.version == 1:
+        return Verification(False, "the file is not signed (an export written before exports were signed)")
+    key = next((k for k in keys if k.key_id == header.key_id), None)
+    if key is None:
+        known = ", ".join(k.key_id for k in keys) or "none: this installation has made no export yet"
+        return Verification(False, f"it is signed with export key {header.key_id}, which is neither this "
+                                   f"installation's nor a --key-file's (known: {known})")
+    if parsed.end is None:
+        return Verification(False, "its closing line is missing: the file was cut short, or lines were removed")
+    if parsed.after_end is not None:
+        return Verification(False, f"line {parsed.after_end} follows the closing line")
+    end_at, end = parsed.end
+    if end.lines != end_at - 1:
+        return Verification(False, f"its closing line counts {end.lines} lines before it where {end_at - 1} stand: "
+                                   "lines were added or removed")
+    assert header.export_id is not None  # a version 2 header names it
+    signer = LineSigner(key, header.export_id)
+    bad = [n for n, digest, mac in parsed.macs if mac is None or not signer.verifies(n, digest, mac)]
+    if bad:
+        more = f" (and {len(bad) - 1} more)" if len(bad) > 1 else ""
+        return Verification(False, f"line {bad[0]}{more} fails its integrity check: edited, moved, or from another export")
+    return Verification(True, f"signed with {key.where} (key id {key.key_id})")
 
 
 def _batches(records: list[tuple[int, MemoryRecord]]) -> Iterable[list[tuple[int, MemoryRecord]]]:
@@ -150,10 +238,17 @@ def import_jsonl(
     runtime: Runtime,
     lines: Iterable[str | bytes] | ParsedExport,
     *,
+    keys: Sequence[ExportKey] = (),
+    allow_scopes: ScopeAllowance = ScopeAllowance(),
+    allow_ledger: bool = False,
     progress: Callable[[int], None] | None = None,
 ) -> ImportSummary:
     """Import an export file (its lines, or what :func:`parse_lines` made of them) into ``runtime``'s
     stores and ledger.
+
+    ``keys``: the export keys a file may verify under (this installation's, a ``--key-file``'s). A file
+    that does not verify lands as :mod:`.policy` says: records downgraded to what a fresh write could
+    be, shared scopes only as ``allow_scopes`` allows, ledger lines only with ``allow_ledger``.
 
     Raises :class:`ImportError_` (nothing written) for a damaged or refused file, and
     :class:`~meta_memory.errors.MetaError` when the store or ledger refuses a batch (the batches
@@ -165,14 +260,36 @@ def import_jsonl(
     store = feature.store if feature is not None else None
     if parsed.records and store is None:
         raise ImportError_(parsed.records[0][0], "agent memory is disabled in this configuration")
-    summary = ImportSummary()
+    checked = verify(parsed, keys)
+    summary = ImportSummary(verified=checked.verified, verification=checked.detail)
+    claimed = {rec.id: rec.trust for _, rec in parsed.records}
+    records = parsed.records
+    if not checked.verified:
+        if store is not None:
+            _check_chains(store, parsed.records)
+        now = runtime.clock.now_ms()
+        records = []
+        for n, rec in parsed.records:
+            outcome = downgrade(rec, allow_scopes, now)
+            if outcome.record is None:
+                summary.refused.append(LineNote(n, rec.id, outcome.refused or "refused"))
+                continue
+            if outcome.changed:
+                summary.downgraded.append(LineNote(n, rec.id, "; ".join(outcome.changed)))
+            records.append((n, outcome.record))
     by_realm: dict[str, list[tuple[int, MemoryRecord]]] = {}
-    for n, rec in parsed.records:
+    for n, rec in records:
         by_realm.setdefault(rec.scope.realm, []).append((n, rec))
     for realm, recs in by_realm.items():
         if store is not None:  # by_realm is empty without a store
-            _import_realm(store, realm, recs, summary, progress)
-    _import_ledger(runtime, parsed.ledger, summary)
+            _import_realm(store, realm, recs, claimed, summary, progress)
+    ledger = parsed.ledger
+    if not checked.verified and not allow_ledger:
+        summary.refused += [LineNote(n, None, "a ledger line from an unverified file (pass --allow-ledger to index it)")
+                            for n, _ in ledger]
+        ledger = []
+    _import_ledger(runtime, ledger, summary)
+    summary.refused.sort(key=lambda note: note.line)
     return summary
 
 
@@ -204,12 +321,63 @@ def _import_ledger(runtime: Runtime, lines: list[tuple[int, AssertionLine | Conf
             raise ImportError_(n, f"refused by the ledger: {exc.message}") from None
 
 
-def _import_realm(store: AgentMemoryStore, realm: str, recs: list[tuple[int, MemoryRecord]], summary: ImportSummary,
-                  progress: Callable[[int], None] | None) -> None:
+def _check_chains(store: AgentMemoryStore, records: list[tuple[int, MemoryRecord]]) -> None:
+    """Refuse a file whose superseded record names a successor that neither follows it in the file nor
+    is stored as its successor: a damaged file (the links of an unverified file are dropped, so the
+    validator would not see it)."""
+    successors = {(rec.scope.realm, rec.supersedes) for _, rec in records if rec.supersedes is not None}
+    for n, rec in records:
+        by = rec.status.detail if rec.status.kind is StatusKind.SUPERSEDED else None
+        if by is None or (rec.scope.realm, rec.id) in successors:
+            continue
+        stored = store.get(rec.scope.realm, by)
+        if stored is None or stored.supersedes != rec.id:
+            raise ImportError_(n, f"record '{rec.id}': superseded by '{by}', which is not in the file or the store "
+                                  "as its successor (export and import whole supersede chains)")
+
+
+def _keep_out_erased(store: AgentMemoryStore, realm: str, recs: list[tuple[int, MemoryRecord]],
+                     summary: ImportSummary) -> list[tuple[int, MemoryRecord]]:
+    """``recs`` without the records the erasure register refuses, and without the records of their supersede
+    chains in the file (which could not land without them); each refused line is noted."""
+    with store.snapshot(realm) as tx:
+        rows = tx.erased([rec.id for _, rec in recs], {rec.content_hash for _, rec in recs})
+    if not rows:
+        return recs
+    gone_ids = {r.memory_id for r in rows}
+    refused: dict[str, str] = {}
+    for _, rec in recs:
+        if rec.id in gone_ids:
+            refused[rec.id] = "erased: this record was erased here; an erased record is never imported again"
+        else:
+            scope = next((s for s in erasure_scopes(rec.scope, rec.author)
+                          if any(r.covers(s, rec.content_hash) for r in rows)), None)
+            if scope is not None:
+                refused[rec.id] = f"erased: its content was erased from {scope.describe()}"
+    linked = True
+    while linked:  # a superseded record and its successor land together or not at all
+        linked = False
+        for _, rec in recs:
+            if rec.id in refused:
+                continue
+            successor = rec.status.detail if rec.status.kind is StatusKind.SUPERSEDED else None
+            for other in (rec.supersedes, successor):
+                if other is not None and other in refused:
+                    refused[rec.id] = f"its supersede chain holds '{other}', which is refused"
+                    linked = True
+                    break
+    summary.refused += [LineNote(n, rec.id, refused[rec.id]) for n, rec in recs if rec.id in refused]
+    return [(n, rec) for n, rec in recs if rec.id not in refused]
+
+
+def _import_realm(store: AgentMemoryStore, realm: str, recs: list[tuple[int, MemoryRecord]],
+                  claimed: dict[str, TrustTier], summary: ImportSummary, progress: Callable[[int], None] | None) -> None:
     """Land ``realm``'s records (line number, record) absent from the store, a batch at a time;
-    ``progress`` hears of each batch, then of the records skipped as present or conflicting."""
+    ``progress`` hears of each batch, then of the records skipped as present, conflicting or refused.
+    ``claimed`` holds each record's trust as the file stated it (a lowered one is counted)."""
+    allowed = _keep_out_erased(store, realm, recs, summary)
     fresh: list[tuple[int, MemoryRecord]] = []
-    for n, rec in recs:
+    for n, rec in allowed:
         present = store.get(realm, rec.id)
         if present is None:
             fresh.append((n, rec))
@@ -218,7 +386,8 @@ def _import_realm(store: AgentMemoryStore, realm: str, recs: list[tuple[int, Mem
         else:
             summary.conflicts.append(rec.id)
     for batch in _batches(fresh):
-        ops = tuple(RestoreOp(record=rec, rationale="import") for _, rec in batch)
+        ops = tuple(RestoreOp(record=rec, rationale="import" if summary.verified else "import (unverified file)")
+                    for _, rec in batch)
         try:
             receipt = store.apply_batch(StagedBatch(realm=realm, author=IMPORT_AUTHOR, ops=ops))
         except AgentMemoryError as exc:
@@ -226,7 +395,7 @@ def _import_realm(store: AgentMemoryStore, realm: str, recs: list[tuple[int, Mem
             where = batch[index][0] if isinstance(index, int) and index < len(batch) else batch[0][0]
             raise ImportError_(where, f"refused by the store: {exc.message}") from None
         for _, rec in batch:
-            if receipt.records[rec.id].trust != rec.trust:
+            if receipt.records[rec.id].trust != claimed.get(rec.id, rec.trust):
                 summary.trust_lowered += 1
         summary.created[realm] = summary.created.get(realm, 0) + len(batch)
         if progress is not None:

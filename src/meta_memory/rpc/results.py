@@ -274,6 +274,8 @@ class EraseResult(Result):
     count: int
     scopes: list[str]
     records: list[ErasedRecord]
+    #: ids of the proposals erased with the records (the identity's own, or holding the erased content)
+    proposals: list[str]
 
 
 # --------------------------------------------------------------------------- host surface

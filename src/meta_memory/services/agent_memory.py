@@ -52,6 +52,7 @@ class AgentMemoryService:
         emit: ``emit(event_type, identity, data)`` publishing timeline events (none when ``None``).
         gate: the firewall's write gate, which judges writes derived from sessions
             (``derived_from_sessions``); ``None``: such writes are refused (``unsupported``).
+        on_erased: ``on_erased(realm, ids)`` after an erase committed (the session state forgets the ids).
 
     Every write that changes a record emits one ``memory.record.*`` timeline event about the
     identity, after its transaction commits: ``memory.record.created`` ``{realm, record_id}``,
@@ -65,9 +66,11 @@ class AgentMemoryService:
     def __init__(self, store: AgentMemoryStore, config: AgentMemoryConfig, provider: RecallProvider, timebox: TimeBox,
                  emit: Callable[[str, str | None, dict[str, Any]], None] | None = None,
                  emit_many: Callable[[list[tuple[str, str | None, dict[str, Any]]]], object] | None = None,
-                 gate: LlmWriteGate | None = None) -> None:
+                 gate: LlmWriteGate | None = None,
+                 on_erased: Callable[[str, Sequence[str]], object] | None = None) -> None:
         self.store = store
         self.gate = gate
+        self._on_erased = on_erased
         self.config = config
         self.provider = provider
         self.timebox = timebox
@@ -270,6 +273,8 @@ class AgentMemoryService:
         ``RecordNotFound`` or ``AgentMemoryError`` (``review_pending``, ``scope_not_writable``)."""
         report = self.store.erase(realm, Scope.identity(realm, identity), memory_id, erased_by=erased_by,
                                   reason=reason, dry_run=dry_run, may_erase=may_erase)
+        if not report.dry_run and report.records and self._on_erased is not None:
+            self._on_erased(realm, [r.memory_id for r in report.records])
         return report.to_json()
 
     def list_records(self, realm: str, identity: str, *, tags: Sequence[str], limit: int,

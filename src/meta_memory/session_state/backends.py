@@ -145,6 +145,17 @@ class SqliteSessionBackend:
     def write(self, fn: Callable[[Sql], T], *, durable: bool = True) -> T:
         return self._run(fn, "BEGIN IMMEDIATE", durable)
 
+    def truncate_wal(self) -> None:
+        """Checkpoint the WAL into the database file and truncate it (after an erase: ``secure_delete``
+        zeroes freed pages in the file, and the WAL must not keep the old ones)."""
+        with self._lock:
+            if self._closed or self.path == ":memory:":
+                return
+            try:
+                self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+            except sqlite3.Error as exc:
+                raise AgentMemoryError("io", f"session-state database error: {exc}") from None
+
     def read(self, fn: Callable[[Sql], T]) -> T:
         return self._run(fn, "BEGIN")
 

@@ -582,6 +582,24 @@ class SessionStateStore:
 
         self._db.write(fn)
 
+    def forget_records(self, realm: str, record_ids: Iterable[str]) -> None:
+        """Drop ``record_ids`` from every session's injection dedup set in ``realm`` (the records were
+        erased: no row anywhere names them any more), then let the SQLite file shed the freed bytes."""
+        ids = sorted(set(record_ids))
+        if not ids:
+            return
+
+        def fn(sql: Sql) -> None:
+            for first in range(0, len(ids), 500):
+                chunk = ids[first:first + 500]
+                sql.run(f"DELETE FROM {{t}}session_injected WHERE realm = ? AND record_id IN "
+                        f"({', '.join('?' for _ in chunk)})", (realm, *chunk))
+
+        self._db.write(fn)
+        truncate = getattr(self._db, "truncate_wal", None)
+        if truncate is not None:
+            truncate()
+
     def compacted(self, realm: str, ident: str, session: str) -> TaintState | None:
         """Compaction of ``ident``'s ``session``: taint kept, dedup set and byte counter cleared; returns the taint."""
         now = self._clock.now_ms()

@@ -19,8 +19,8 @@ from pathlib import Path
 
 from .layout import AGENT_MEMORY_DIR, LEGACY_AGENT_MEMORY_DIR
 
-__all__ = ["PRIVATE_DIR_MODE", "PRIVATE_FILE_MODE", "SQLITE_SIDE_SUFFIXES", "private_dir", "private_file",
-           "private_sqlite", "tighten_state_dir"]
+__all__ = ["PRIVATE_DIR_MODE", "PRIVATE_FILE_MODE", "SQLITE_SIDE_SUFFIXES", "create_private_file", "private_dir",
+           "private_file", "private_sqlite", "tighten_state_dir"]
 
 PRIVATE_DIR_MODE = 0o700
 PRIVATE_FILE_MODE = 0o600
@@ -48,6 +48,29 @@ def private_file(path: Path) -> Path:
     finally:
         os.close(fd)
     return path
+
+
+def create_private_file(path: Path, data: bytes) -> bool:
+    """Create ``path`` holding ``data``, ``0600`` from its first byte, written and synced before it is
+    used (a secret such as the export key). ``False`` when ``path`` already exists (it is left as it is:
+    two writers racing keep the first). Raises ``OSError``; symbolic links are not followed."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+                     | getattr(os, "O_NOFOLLOW", 0), PRIVATE_FILE_MODE)
+    except FileExistsError:
+        return False
+    try:
+        os.fchmod(fd, PRIVATE_FILE_MODE)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        os.fsync(fd)
+    except BaseException:
+        os.close(fd)
+        path.unlink(missing_ok=True)
+        raise
+    os.close(fd)
+    return True
 
 
 def private_sqlite(path: Path) -> Path:

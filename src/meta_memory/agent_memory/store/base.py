@@ -64,8 +64,11 @@ from meta_memory.agent_memory.model import (
     UsageEvent,
 )
 from meta_memory.agent_memory.validator import (
+    ErasureCheck,
     RecordReader,
+    erasure_scopes,
     normalize_record,
+    refuse_erased,
     refuse_secrets,
 )
 from meta_memory.clock import Clock
@@ -263,6 +266,15 @@ class AgentMemoryStore(ABC):
     clock: Clock
     gate: WriteGate | None
     refuses_nul: ClassVar[bool] = False
+    #: Whether the backend keeps installation-wide secrets (:meth:`installation_secret`): PostgreSQL does
+    #: (one database is one installation, whichever gateway reaches it); SQLite leaves them to the state directory.
+    keeps_installation_secrets: ClassVar[bool] = False
+
+    def installation_secret(self, name: str, create: str | None = None) -> str | None:
+        """The installation secret ``name`` (e.g. the export key, as text); when there is none, ``create``
+        (if given) is stored and returned — the first writer wins when two create at once — else ``None``.
+        Raises ``AgentMemoryError("unsupported")`` when the backend keeps none, ``("io")`` on a backend error."""
+        raise AgentMemoryError("unsupported", f"{type(self).__name__} keeps no installation secrets")
 
     # ----------------------------------------------------------------- batches
 
@@ -348,10 +360,15 @@ class AgentMemoryStore(ABC):
     def erase(
         self, realm: str, scope: Scope, memory_id: str | None = None, *, erased_by: str,
         reason: str | None = None, dry_run: bool = False, may_erase: Callable[[Scope], bool] | None = None,
+        keep_out_content: bool = True,
     ) -> EraseReport:
         """Erase ``memory_id`` (or, when ``None``, every record of ``scope``) with its content closure, in one
         transaction (see :mod:`meta_memory.agent_memory.erase`). ``dry_run`` reports what would go and
-        changes nothing. ``may_erase(scope)`` judges every scope the closure reaches.
+        changes nothing. ``may_erase(scope)`` judges every scope the closure reaches. The erasure register
+        keeps every erased id out of later writes, and with ``keep_out_content`` (the default) the erased
+        content out of the scopes it was erased from; the closure then also takes every record of the same
+        scope holding the same content, and the proposals holding it. The tombstone-retention sweep passes
+        ``False``: only the closure it found out of use goes, and its content may be written again.
 
         Raises :class:`~meta_memory.errors.RecordNotFound` (unknown id, or one outside ``scope``),
         ``AgentMemoryError`` ``review_pending`` (a quarantined record or a pending gated promotion in the
@@ -664,7 +681,8 @@ class AgentMemoryStore(ABC):
     def propose(
         self, realm: str, scope: Scope, record: NewMemoryRecord, author: Author, taint: str | None = None
     ) -> str:
-        """Queue a proposal for a shared (mob/operator) scope; returns ``prop-...``. Secrets are refused.
+        """Queue a proposal for a shared (mob/operator) scope; returns ``prop-...``. Secrets are refused, and
+        so is content erased from that scope or from the proposing agent's own (``erased``).
 
         ``taint`` is the gate's reason at propose time (``None`` = clean).
         """
@@ -681,16 +699,19 @@ class AgentMemoryStore(ABC):
             raise AgentMemoryError("invalid_record", "op 0: invalid record: text must not contain NUL", op_index=0)
         proposal_id = mint_token("prop")
         kind, key = scope.storage()
-        self._write(
-            name,
-            lambda conn: self._insert_rows(
+        check = ErasureCheck(0, erasure_scopes(scope, author), content_hash(norm.title, norm.body))
+
+        def fn(conn: Any) -> None:
+            refuse_erased(self._reader(conn, name), [check])
+            self._insert_rows(
                 conn,
                 name,
                 "proposals",
                 "proposal_id, scope_kind, scope_key, record, author, status, created_at_ms, taint",
                 [(proposal_id, kind, key, record_json, author_json, "pending", self.clock.now_ms(), taint)],
-            ),
-        )
+            )
+
+        self._write(name, fn)
         return proposal_id
 
     def _remember(

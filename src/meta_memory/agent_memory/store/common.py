@@ -25,20 +25,30 @@ from __future__ import annotations
 import contextlib
 import json
 from abc import abstractmethod
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, ClassVar
 
 from meta_memory.agent_memory.batch import BatchReceipt, StagedBatch
-from meta_memory.agent_memory.erase import EraseReport, ErasedRecord, content_closure
-from meta_memory.agent_memory.hashing import mint_token
+from meta_memory.agent_memory.erase import (
+    MAX_ERASE_RECORDS,
+    Erasure,
+    EraseReport,
+    ErasedRecord,
+    content_closure,
+    scrub_dream_detail,
+)
+from meta_memory.agent_memory.hashing import content_hash, mint_token
 from meta_memory.agent_memory.model import (
     Kind,
     MemoryRecord,
+    NewMemoryRecord,
     Provenance,
     RecordMeta,
     RecordView,
     Scope,
+    ScopeKind,
     Status,
     StatusKind,
     TrustTier,
@@ -56,8 +66,9 @@ from meta_memory.agent_memory.store.base import (
 from meta_memory.agent_memory.store.dialect import Dialect
 from meta_memory.agent_memory.store.tables import Sql
 from meta_memory.agent_memory.store.tx import ReadTx, WriteTx
-from meta_memory.agent_memory.validator import AuditEntry, plan_batch
+from meta_memory.agent_memory.validator import AuditEntry, normalize_record, plan_batch
 from meta_memory.errors import AgentMemoryError, RecordNotFound
+from meta_memory.identity import logical_identity
 
 __all__ = [
     "RECORD_COLUMNS",
@@ -267,6 +278,8 @@ def state_values(rec: MemoryRecord) -> tuple[Any, ...]:
 
 #: The validator's two record reads, after "<the realm's records> WHERE" (``?`` placeholders).
 _BY_ID = "memory_id = ?"
+#: Ids or hashes per erasure-register lookup.
+_ERASURE_CHUNK = 500
 _TOMBSTONED_SINCE = (
     "scope_kind = ? AND scope_key = ? AND content_hash = ? AND status_kind = 'tombstoned' "
     "AND tombstoned_at_ms >= ? LIMIT 1"
@@ -297,6 +310,60 @@ class SqlRecordReader:
         kind, key = scope.storage()
         sql, params = self._store._realm_records(self.realm, "1", _TOMBSTONED_SINCE, (kind, key, content_hash, since_ms))
         return self._conn.execute(sql, params).fetchone() is not None
+
+    def erased(self, ids: Collection[str], content_hashes: Collection[str]) -> list[Erasure]:
+        """The erasure-register rows naming any of ``ids`` or holding any of ``content_hashes`` (a few
+        ``IN`` lookups, on the register's key and its hash index)."""
+        out: dict[str, Erasure] = {}
+        for column, wanted in (("memory_id", ids), ("content_hash", content_hashes)):
+            values = sorted({v for v in wanted if not (self._store.refuses_nul and "\x00" in v)})
+            for first in range(0, len(values), _ERASURE_CHUNK):
+                chunk = tuple(values[first:first + _ERASURE_CHUNK])
+                sql, params = self._store._realm_rows(
+                    self.realm, "erasures", "memory_id, scope_kind, scope_key, content_hash",
+                    f"{column} IN ({', '.join('?' * len(chunk))})", chunk)
+                for r in self._conn.execute(sql, params).fetchall():
+                    out[r[0]] = Erasure(r[0], r[1], r[2], r[3])
+        return list(out.values())
+
+
+@dataclass(frozen=True, slots=True)
+class _ErasedProposal:
+    """A proposal an erase takes: its id, status, target scope (JSON), content hash, and the scope its
+    erasure is registered under (the proposing agent's identity scope, else the target's)."""
+
+    proposal_id: str
+    status: str
+    scope_json: dict[str, Any]
+    content_hash: str
+    register_scope: tuple[str, str]
+
+
+#: Every proposal status (an erase looks at decided proposals too: their rows still hold the content).
+_PROPOSAL_STATUSES = ("pending", "held", "accepted", "rejected")
+
+
+def _erasable_proposals(tx: WriteTx, closure: Sequence[MemoryRecord], identity: str | None) -> list[_ErasedProposal]:
+    """The proposals an erase of ``closure`` takes: every proposal of ``identity`` (an identity erase), and
+    any proposal holding erased content proposed from, or into, a scope that content was erased from."""
+    erased = {(r.scope.storage(), r.content_hash) for r in closure}
+    out: list[_ErasedProposal] = []
+    for row in tx.proposals.listing(_PROPOSAL_STATUSES, MAX_ERASE_RECORDS):
+        author = row.author
+        proposer = author.get("identity") if author.get("author") == "agent" else None
+        proposer_scope = ("identity", logical_identity(proposer)) if isinstance(proposer, str) and proposer else None
+        try:
+            record = normalize_record(NewMemoryRecord.from_json(row.record))
+            chash = content_hash(record.title, record.body)
+        except (ValueError, KeyError, TypeError):
+            chash = ""  # an unreadable proposal goes only with its proposer's identity
+        target = (row.scope_kind, row.scope_key)
+        own = identity is not None and proposer_scope == ("identity", identity)
+        same = bool(chash) and ((target, chash) in erased or (proposer_scope is not None and (proposer_scope, chash) in erased))
+        if own or same:
+            scope_json = Scope.from_storage(tx.realm, row.scope_kind, row.scope_key).to_json()
+            out.append(_ErasedProposal(row.proposal_id, row.status, scope_json, chash, proposer_scope or target))
+    return out
 
 
 class SqlAgentMemoryStore(AgentMemoryStore):
@@ -345,6 +412,12 @@ class SqlAgentMemoryStore(AgentMemoryStore):
     ) -> tuple[str, tuple[Any, ...]]:
         """The backend's statement ``SELECT <columns> FROM <realm's records> WHERE <where>`` (``where`` written
         with ``?`` placeholders bound to ``params``) and its parameters, for any connection of ``realm``."""
+
+    @abstractmethod
+    def _realm_rows(
+        self, realm: str, table: str, columns: str, where: str, params: tuple[Any, ...]
+    ) -> tuple[str, tuple[Any, ...]]:
+        """As :meth:`_realm_records`, for any of the realm's tables (``table``)."""
 
     @abstractmethod
     def _insert_record(self, conn: Any, realm: str, rec: MemoryRecord) -> int:
@@ -522,17 +595,44 @@ class SqlAgentMemoryStore(AgentMemoryStore):
     def _delete_content(self, conn: Any, realm: str, ids: Sequence[str]) -> None:
         """Delete the records' rows and every row that carries their content (see :mod:`..erase`)."""
 
-    def _after_erase(self, realm: str) -> None:
-        """Backend clean-up after an erase committed (SQLite: rewrite the full-text index, truncate the WAL)."""
+    def _after_erase(self, realm: str, report: EraseReport, identity: str | None) -> None:
+        """Backend clean-up after an erase committed (SQLite: rewrite the full-text index, truncate the WAL,
+        cut the erased records out of imported markdown; ``identity`` is set for an identity erase)."""
+
+    def _erase_leftovers(self, conn: Any, realm: str) -> None:
+        """Inside the erase's transaction, after the rows went: drop what the backend keeps besides them
+        (PostgreSQL: full-text terms no active record holds any more)."""
+
+    def _same_content(self, conn: Any, realm: str, recs: Sequence[MemoryRecord]) -> list[MemoryRecord]:
+        """Records sharing a scope and a content hash with any of ``recs`` (any status)."""
+        by_scope: dict[Scope, set[str]] = {}
+        for r in recs:
+            by_scope.setdefault(r.scope, set()).add(r.content_hash)
+        out: list[MemoryRecord] = []
+        for scope, hashes in by_scope.items():
+            kind, key = scope.storage()
+            wanted = sorted(hashes)
+            for first in range(0, len(wanted), _ERASURE_CHUNK):
+                chunk = tuple(wanted[first:first + _ERASURE_CHUNK])
+                sql, params = self._realm_records(
+                    realm, RECORD_COLUMNS,
+                    f"scope_kind = ? AND scope_key = ? AND content_hash IN ({', '.join('?' * len(chunk))})",
+                    (kind, key, *chunk))
+                out += [row_to_record(realm, r) for r in conn.execute(sql, params).fetchall()]
+        return out
 
     def erase(
         self, realm: str, scope: Scope, memory_id: str | None = None, *, erased_by: str,
         reason: str | None = None, dry_run: bool = False, may_erase: Callable[[Scope], bool] | None = None,
+        keep_out_content: bool = True,
     ) -> EraseReport:
         """See :meth:`AgentMemoryStore.erase`."""
         name = self._check_scope_realm(realm, scope)
+        # erase_identity: the identity's proposals and harvests go too
+        identity = scope.key if memory_id is None and scope.kind is ScopeKind.IDENTITY else None
 
-        def fn(conn: Any) -> EraseReport:
+        def fn(tx: WriteTx) -> EraseReport:
+            conn = tx._sql.conn
             reader = self._reader(conn, name)
             if memory_id is None:
                 start = self._scope_records(conn, name, scope)
@@ -541,17 +641,23 @@ class SqlAgentMemoryStore(AgentMemoryStore):
                 if rec is None or rec.scope != scope:
                     raise RecordNotFound(memory_id)
                 start = [rec]
+            # An erase of content takes every copy of it in the scope and every proposal of it; a retention
+            # sweep (keep_out_content=False) takes only the records it found out of use.
+            same = (lambda recs: self._same_content(conn, name, recs)) if keep_out_content else None
             try:
-                closure = content_closure(start, reader.get_record, lambda ids: self._linked_children(conn, name, ids))
+                closure = content_closure(start, reader.get_record, lambda ids: self._linked_children(conn, name, ids),
+                                          same)
             except ValueError as exc:
                 raise AgentMemoryError("invalid_record", f"erase refused: {exc}") from None
+            proposals = _erasable_proposals(tx, closure, identity) if keep_out_content else []
             held = [r.id for r in closure if r.status.kind is StatusKind.QUARANTINED]
-            held += self._pending_promotion_records(conn, name, [r.id for r in closure])
+            held += self._pending_promotion_records(conn, name, [r.id for r in closure] + [p.proposal_id for p in proposals])
             if held:
                 raise AgentMemoryError(
                     "review_pending",
-                    f"erase refused: {len(held)} record(s) of its content closure await review ({', '.join(sorted(set(held))[:5])}); "
-                    "decide them (meta/memory/quarantine/decide or the gating flow) first",
+                    f"erase refused: {len(held)} record(s) or proposal(s) of its content closure await review "
+                    f"({', '.join(sorted(set(held))[:5])}); decide them (meta/memory/quarantine/decide, "
+                    "meta/memory/proposals/decide or the gating flow) first",
                 )
             if may_erase is not None:
                 denied = sorted({r.scope.describe() for r in closure if not may_erase(r.scope)})
@@ -561,28 +667,52 @@ class SqlAgentMemoryStore(AgentMemoryStore):
                         f"erase refused: the record's content reached {', '.join(denied)}, which this caller may not erase",
                     )
             erased = tuple(ErasedRecord(r.id, r.scope, r.content_hash, r.status.kind.value) for r in closure)
+            proposal_ids = tuple(p.proposal_id for p in proposals)
             if dry_run:
-                return EraseReport(erased, True, None)
+                return EraseReport(erased, True, None, proposal_ids)
             now = self.clock.now_ms()
             ids = [r.id for r in closure]
+            tx.promotions.delete_for(ids + list(proposal_ids))
             for i in range(0, len(ids), 500):
                 self._delete_content(conn, name, ids[i:i + 500])
+            tx.proposals.delete(list(proposal_ids))
+            if identity is not None:
+                tx.harvests.delete_identity(identity)
+            gone = set(ids) | set(proposal_ids)
+            for run in tx.dream_runs.recent(MAX_ERASE_RECORDS):
+                scrubbed = scrub_dream_detail(run.detail, gone, identity)
+                if scrubbed is not None:
+                    tx.dream_runs.set_detail(run.run_id, scrubbed)
+            self._erase_leftovers(conn, name)
+            registered = [(e.memory_id, *e.scope.storage(), e.content_hash if keep_out_content else "", now)
+                          for e in erased]
+            registered += [(p.proposal_id, p.register_scope[0], p.register_scope[1],
+                            p.content_hash if keep_out_content else "", now) for p in proposals]
+            self._insert_rows(conn, name, "erasures", "memory_id, scope_kind, scope_key, content_hash, erased_at_ms",
+                              registered)
             token = mint_token("erase")
+            audit = [
+                (e.memory_id, {"scope": e.scope.to_json(), "content_hash": e.content_hash, "status": e.status})
+                for e in erased
+            ] + [
+                (p.proposal_id, {"scope": p.scope_json, "content_hash": p.content_hash, "status": p.status,
+                                 "proposal": True})
+                for p in proposals
+            ]
             self._insert_rows(conn, name, "audit", "stage_token, op_index, op_kind, memory_id, detail, applied_at_ms", [
-                (token, i, "erase", e.memory_id, dumps({"op": "erase", "erased_by": erased_by, "reason": reason,
-                                                        "scope": e.scope.to_json(), "content_hash": e.content_hash,
-                                                        "status": e.status}), now)
-                for i, e in enumerate(erased)
+                (token, i, "erase", mid, dumps({"op": "erase", "erased_by": erased_by, "reason": reason, **detail}), now)
+                for i, (mid, detail) in enumerate(audit)
             ])
-            return EraseReport(erased, False, now)
+            return EraseReport(erased, False, now, proposal_ids)
 
         if not self._has_realm(name):  # nothing to erase in a realm nobody wrote to; never create it
             if memory_id is not None:
                 raise RecordNotFound(memory_id)
             return EraseReport((), dry_run, None if dry_run else self.clock.now_ms())
-        report = self._write(name, fn)
-        if report.records and not report.dry_run:
-            self._after_erase(name)
+        with self.transaction(name) as tx:
+            report = fn(tx)
+        if not report.dry_run:  # a harvest's cause may be all an identity erase removed
+            self._after_erase(name, report, identity)
         return report
 
     def tombstoned_closures_before(self, realm: str, cutoff_ms: int, limit: int = 1000) -> list[str]:

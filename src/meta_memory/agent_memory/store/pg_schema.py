@@ -114,10 +114,11 @@ TABLES: dict[str, tuple[str, ...]] = {
         "forget_id", "memory_id", "scope_kind", "scope_key", "content_hash", "author", "reason", "session_key",
         "status", "created_at_ms", "resolved_at_ms", "decision",
     ),
+    "erasures": ("memory_id", "scope_kind", "scope_key", "content_hash", "erased_at_ms"),
 }
 
 #: Tables added after the first release, with the migration that creates them (and their realm view).
-_LATER_TABLES: frozenset[str] = frozenset({"pending_forgets"})
+_LATER_TABLES: frozenset[str] = frozenset({"pending_forgets", "erasures"})
 
 _BASE = [
     """CREATE TABLE IF NOT EXISTS realms (
@@ -250,6 +251,22 @@ def _pending_forgets(schema: str) -> list[str]:
     ]
 
 
+def _erasures(schema: str) -> list[str]:
+    """The erasure register (ids, scopes and content hashes of erased content, never content) and the
+    installation's keys (the export signing key: one database is one installation, whichever gateway
+    or state directory reaches it)."""
+    return [
+        _realm_keyed_table("erasures", "memory_id", ddl.ERASURE_COLUMNS),
+        "CREATE INDEX IF NOT EXISTS erasures_hash_idx ON erasures(realm, content_hash, scope_kind, scope_key)",
+        _realm_view(schema, "erasures"),
+        """CREATE TABLE IF NOT EXISTS installation_keys (
+            name TEXT PRIMARY KEY,
+            secret TEXT NOT NULL,
+            created_at_ms BIGINT NOT NULL
+        )""",
+    ]
+
+
 def migrations(schema: str) -> list[tuple[int, str, list[str]]]:
     """``(version, name, statements)`` of domain :data:`SCHEMA_DOMAIN` for ``schema``, applied in order.
 
@@ -278,6 +295,7 @@ def migrations(schema: str) -> list[tuple[int, str, list[str]]]:
             "WHERE status_kind = 'active' AND working_set_rank IS NOT NULL",
             "DROP INDEX IF EXISTS records_scope_hash_idx",
         ]),
+        (6, "erasure-register", _erasures(schema)),
     ]
 
 

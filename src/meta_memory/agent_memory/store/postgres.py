@@ -378,6 +378,21 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore):
             applied.append(fingerprint)
         return applied
 
+    keeps_installation_secrets = True
+
+    def installation_secret(self, name: str, create: str | None = None) -> str | None:
+        """See :meth:`AgentMemoryStore.installation_secret`: the ``installation_keys`` table of the schema."""
+        try:
+            with self._conn() as conn, conn.transaction():
+                if create is not None:
+                    conn.execute(self._sql("INSERT INTO §installation_keys(name, secret, created_at_ms) "
+                                           "VALUES (%s, %s, %s) ON CONFLICT (name) DO NOTHING"),
+                                 (name, create, self.clock.now_ms()))
+                row = conn.execute(self._sql("SELECT secret FROM §installation_keys WHERE name = %s"), (name,)).fetchone()
+        except psycopg.Error as exc:
+            raise AgentMemoryError("io", f"cannot read the installation key '{name}': {exc}") from None
+        return None if row is None else str(row[0])
+
     @contextlib.contextmanager
     def session_state_connection(self) -> Iterator[psycopg.Connection[Any]]:
         """A pooled autocommit connection for the session-state tables (``§session_*``, domain
@@ -635,6 +650,11 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore):
             sql = self._select_cache[key] = self._sql(POSTGRES.sql(f"SELECT {columns} FROM §records WHERE realm = ? AND {where}"))
         return sql, (realm, *params)
 
+    def _realm_rows(
+        self, realm: str, table: str, columns: str, where: str, params: tuple[Any, ...]
+    ) -> tuple[str, tuple[Any, ...]]:
+        return self._sql(POSTGRES.sql(f"SELECT {columns} FROM §{table} WHERE realm = ? AND {where}")), (realm, *params)
+
     def _insert_record(self, conn: psycopg.Connection[Any], realm: str, rec: MemoryRecord) -> int:
         row = conn.execute(
             self._sql(f"INSERT INTO §records(realm, {INSERT_COLUMNS}) VALUES ({', '.join(['%s'] * 23)}) RETURNING rid"),
@@ -710,20 +730,20 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore):
         for row in conn.execute(self._sql("SELECT rid FROM §records WHERE realm = %s AND memory_id = ANY(%s)"),
                                 (realm, ids)).fetchall():
             self._unindex_record(conn, realm, int(row["rid"]))
-        conn.execute(self._sql("DELETE FROM §stage WHERE realm = %s AND token IN (SELECT stage_token FROM "
-                               "§pending_promotions WHERE realm = %s AND record_id = ANY(%s))"), (realm, realm, ids))
         for memory_id in ids:  # staged batches that carry the content (a JSON string match on the id)
             conn.execute(self._sql("DELETE FROM §stage WHERE realm = %s AND strpos(batch, %s) > 0"),
                          (realm, json.dumps(memory_id)))
-        conn.execute(self._sql("UPDATE §pending_promotions SET status = 'expired', resolved_at_ms = "
-                               "COALESCE(resolved_at_ms, %s) WHERE realm = %s AND record_id = ANY(%s)"),
-                     (self.clock.now_ms(), realm, ids))
         conn.execute(self._sql("DELETE FROM §injections WHERE realm = %s AND record_id = ANY(%s)"), (realm, ids))
         conn.execute(self._sql("DELETE FROM §dream_audit_verdicts WHERE realm = %s AND record_id = ANY(%s)"), (realm, ids))
         conn.execute(self._sql("DELETE FROM §pending_forgets WHERE realm = %s AND memory_id = ANY(%s)"), (realm, ids))
         conn.execute(self._sql("UPDATE §audit SET detail = '{\"erased\": true}' WHERE realm = %s AND memory_id = ANY(%s)"),
                      (realm, ids))
         conn.execute(self._sql("DELETE FROM §records WHERE realm = %s AND memory_id = ANY(%s)"), (realm, ids))
+
+    def _erase_leftovers(self, conn: psycopg.Connection[Any], realm: str) -> None:
+        """Full-text terms no active record of the realm holds any more (``df`` 0): the erased records'
+        words would otherwise stay in ``fts_terms``."""
+        conn.execute(self._sql("DELETE FROM §fts_terms WHERE realm = %s AND df <= 0"), (realm,))
 
     def _tombstoned_before(self, conn: psycopg.Connection[Any], realm: str, cutoff_ms: int, limit: int) -> list[MemoryRecord]:
         rows = conn.execute(self._sql(

@@ -169,6 +169,16 @@ _HOT_QUERY_INDEXES = [
     *planner.TABLE_STATEMENTS,
 ]
 
+# The erasure register: what an erase removed (ids, scopes, content hashes; never content), consulted by
+# every write so erased content cannot come back (``agent_memory/erase.py``). Lookups name ids or hashes.
+_ERASURES = [
+    f"""CREATE TABLE IF NOT EXISTS erasures (
+        memory_id TEXT PRIMARY KEY,
+        {ddl.columns(ddl.ERASURE_COLUMNS, "INTEGER")}
+    )""",
+    "CREATE INDEX IF NOT EXISTS erasures_hash_idx ON erasures(content_hash, scope_kind, scope_key)",
+]
+
 MIGRATIONS: list[tuple[int, str, list[str]]] = [
     (1, "base-schema", _BASE_SCHEMA),
     (2, "recall-recency-indexes", _RECALL_INDEXES),
@@ -177,6 +187,7 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
     (4, "record-vectors", vector_index.create_statements()),
     (5, "pending-forgets", _PENDING_FORGETS),
     (6, "hot-query-indexes", _HOT_QUERY_INDEXES),
+    (7, "erasure-register", _ERASURES),
 ]
 """``(version, name, statements)`` of domain :data:`SCHEMA_DOMAIN`, applied in order."""
 

@@ -14,6 +14,7 @@ __all__ = [
     "AUDIT_COLUMNS",
     "PENDING_FORGET_COLUMNS",
     "PENDING_PROMOTION_COLUMNS",
+    "ERASURE_COLUMNS",
     "columns",
 ]
 
@@ -81,6 +82,14 @@ PENDING_PROMOTION_COLUMNS = """stage_token TEXT NOT NULL,
         status TEXT NOT NULL DEFAULT 'pending',
         created_at_ms {int} NOT NULL,
         resolved_at_ms {int}"""
+
+
+#: ``erasures`` (the erasure register) after ``memory_id`` (a record's id, or an erased proposal's
+#: ``prop-...`` id): the scope the content lived in and its content hash, never the content.
+ERASURE_COLUMNS = """scope_kind TEXT NOT NULL,
+        scope_key TEXT NOT NULL,
+        content_hash TEXT NOT NULL,
+        erased_at_ms {int} NOT NULL"""
 
 
 def columns(fragment: str, integer: str) -> str:

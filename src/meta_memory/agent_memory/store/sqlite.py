@@ -55,8 +55,14 @@ from meta_memory.agent_memory.fields import (
     normalize_tags,
     validate_record_fields,
 )
-from meta_memory.agent_memory.hashing import mint_token
-from meta_memory.agent_memory.markdown import MAX_MARKDOWN_FILE_BYTES, parse_markdown
+from meta_memory.agent_memory.hashing import content_hash, mint_token
+from meta_memory.agent_memory.erase import EraseReport
+from meta_memory.agent_memory.markdown import (
+    IMPORTED_SUFFIX,
+    MAX_MARKDOWN_FILE_BYTES,
+    parse_markdown,
+    strip_markdown_records,
+)
 from meta_memory.agent_memory.model import (
     Author,
     MemoryRecord,
@@ -64,6 +70,7 @@ from meta_memory.agent_memory.model import (
     Provenance,
     RecordView,
     Scope,
+    ScopeKind,
     TrustTier,
     UsageEvent,
     UsageStats,
@@ -109,7 +116,7 @@ from meta_memory.recall import fts
 from meta_memory.recall.lexical_index import DEFAULT_MAX_BYTES, LexicalIndexes
 from meta_memory.recall.semantic import vectors as vector_index
 from meta_memory.storage.layout import AgentMemoryPaths, RealmPathError
-from meta_memory.storage.perms import private_dir, private_sqlite
+from meta_memory.storage.perms import private_dir, private_file, private_sqlite
 
 __all__ = [
     "SqliteAgentMemoryStore",
@@ -654,6 +661,11 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
     ) -> tuple[str, tuple[Any, ...]]:
         return _records_select(columns, where), params
 
+    def _realm_rows(
+        self, realm: str, table: str, columns: str, where: str, params: tuple[Any, ...]
+    ) -> tuple[str, tuple[Any, ...]]:
+        return f"SELECT {columns} FROM {table} WHERE {where}", params
+
     def _insert_record(self, conn: sqlite3.Connection, realm: str, rec: MemoryRecord) -> int:
         cur = conn.execute(_INSERT_RECORD, insert_values(rec))
         return int(cur.lastrowid)  # type: ignore[arg-type]
@@ -725,14 +737,8 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
         marks = ", ".join("?" * len(ids))
         for (rid,) in conn.execute(f"SELECT rid FROM records WHERE memory_id IN ({marks})", tuple(ids)).fetchall():
             self._unindex_record(conn, realm, rid)
-        tokens = [r[0] for r in conn.execute(
-            f"SELECT stage_token FROM pending_promotions WHERE record_id IN ({marks})", tuple(ids)).fetchall()]
-        for token in tokens:
-            conn.execute("DELETE FROM stage WHERE token = ?", (token,))
         for memory_id in ids:  # staged batches that carry the content (a JSON string match on the id)
             conn.execute("DELETE FROM stage WHERE instr(batch, ?) > 0", (json.dumps(memory_id),))
-        conn.execute(f"UPDATE pending_promotions SET status = 'expired', resolved_at_ms = COALESCE(resolved_at_ms, ?) "
-                     f"WHERE record_id IN ({marks})", (self.clock.now_ms(), *ids))
         conn.execute(f"DELETE FROM injections WHERE record_id IN ({marks})", tuple(ids))
         conn.execute(f"DELETE FROM dream_audit_verdicts WHERE record_id IN ({marks})", tuple(ids))
         conn.execute(f"DELETE FROM pending_forgets WHERE memory_id IN ({marks})", tuple(ids))
@@ -745,20 +751,62 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
             "ORDER BY tombstoned_at_ms LIMIT ?", (cutoff_ms, limit)).fetchall()
         return [row_to_record(realm, r) for r in rows]
 
-    def _after_erase(self, realm: str) -> None:
+    def _after_erase(self, realm: str, report: EraseReport, identity: str | None) -> None:
         """Rewrite the full-text index without the erased rows' terms, then checkpoint and truncate the WAL
-        (``secure_delete`` has zeroed the freed pages)."""
+        (``secure_delete`` has zeroed the freed pages); cut the erased records out of the imported legacy
+        markdown (an identity erase removes the identity's imported file)."""
         with self._using(realm, create=False) as db:  # held: the pool cannot close it meanwhile
             if db is None:
                 return
-            self.lexical_index.drop(db.name)  # the erased rows' terms leave memory too
+            if report.records:
+                self.lexical_index.drop(db.name)  # the erased rows' terms leave memory too
             with db.write_lock:
                 try:
-                    db.writer.execute(f"INSERT INTO {fts.FTS_TABLE}({fts.FTS_TABLE}) VALUES ('optimize')")
-                    db.writer.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+                    if report.records:
+                        db.writer.execute(f"INSERT INTO {fts.FTS_TABLE}({fts.FTS_TABLE}) VALUES ('optimize')")
+                    busy = db.writer.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+                    if busy:
+                        self._log.warning("after an erase in realm %s, readers kept the WAL from being truncated; "
+                                          "the erased bytes leave it at the next checkpoint", realm)
                 except sqlite3.Error as exc:
                     self._log.warning("after an erase in realm %s, the index rewrite or checkpoint failed: %s",
                                       realm, exc)
+        self._erase_from_markdown(realm, report, identity)
+
+    def _erase_from_markdown(self, realm: str, report: EraseReport, identity: str | None) -> None:
+        """The erased records' sections out of ``<identity>.md.imported`` (kept after a legacy import);
+        the whole file for an identity erase. Written whole to a new owner-only file that replaces it."""
+        folder = self.paths.legacy_markdown_dir(realm)
+        if not folder.is_dir() or folder.is_symlink():
+            return
+        by_identity: dict[str, set[str]] = {}
+        for rec in report.records:
+            if rec.scope.kind is ScopeKind.IDENTITY:
+                by_identity.setdefault(rec.scope.key, set()).add(rec.memory_id)
+        if identity is not None:
+            by_identity.setdefault(identity, set())
+        for path in folder.glob("*.md" + IMPORTED_SUFFIX):
+            if path.is_symlink() or not path.is_file():
+                continue
+            try:
+                owner = parse_identity(AgentMemoryPaths.markdown_identity(path.with_suffix("")))
+            except ValueError:
+                continue
+            if owner not in by_identity:
+                continue
+            try:
+                if owner == identity:
+                    path.unlink()
+                    continue
+                text = path.read_text(encoding="utf-8")
+                kept = strip_markdown_records(text, by_identity[owner])
+                if kept is not None:
+                    stage = path.with_name(path.name + ".erasing")
+                    private_file(stage)
+                    stage.write_text(kept, encoding="utf-8")
+                    os.replace(stage, path)
+            except (OSError, UnicodeDecodeError, ValueError) as exc:
+                self._log.warning("after an erase in realm %s, %s could not be rewritten: %s", realm, path.name, exc)
 
     def _page_sql(self, realm: str, after_rid: int, limit: int, scope: Scope | None) -> tuple[str, tuple[Any, ...]]:
         if scope is None:
@@ -1101,6 +1149,7 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
                         updated_at_ms=rec.updated_at_ms,
                     )
                 )
+            ops = self._without_erased(reader, scope, ops, skips)
             for start in range(0, len(ops), MAX_BATCH_OPS):
                 batch = StagedBatch(
                     realm=realm, author=author, kind=BatchKind.FRESH_WRITE, ops=tuple(ops[start : start + MAX_BATCH_OPS])
@@ -1119,8 +1168,25 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
             return
         for reason in skips:
             log.warning("agent memory import %s: %s", path.name, reason)
-        self._rename(path, ".imported")
+        self._rename(path, IMPORTED_SUFFIX)
         log.info("agent memory import %s: %d imported, %d skipped", path.name, imported, len(skips))
+
+    @staticmethod
+    def _without_erased(reader: Any, scope: Scope, ops: list[CreateOp], skips: list[str]) -> list[CreateOp]:
+        """``ops`` without the records the erasure register keeps out (an erased id, or content erased
+        from ``scope``), each noted in ``skips`` by id only."""
+        hashes = {op.id: content_hash(op.record.title, op.record.body.strip()) for op in ops}
+        rows = reader.erased([i for i in hashes if i is not None], set(hashes.values()))
+        if not rows:
+            return ops
+        gone = {r.memory_id for r in rows}
+        kept: list[CreateOp] = []
+        for op in ops:
+            if op.id in gone or any(r.covers(scope, hashes[op.id]) for r in rows):
+                skips.append(f"record '{op.id}' was erased; it is not imported again")
+            else:
+                kept.append(op)
+        return kept
 
     def _import_summary(
         self, conn: sqlite3.Connection, file: str, imported: int, skipped: int, reasons: list[str]
@@ -1144,7 +1210,7 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
         self._rename(path, ".import-failed")
 
     @staticmethod
-    def _rename(path: Path, suffix: str) -> None:
+    def _rename(path: Path, suffix: str) -> None:  # IMPORTED_SUFFIX or ".import-failed"
         try:
             path.rename(path.with_name(path.name + suffix))
         except FileNotFoundError:

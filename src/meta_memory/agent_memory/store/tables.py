@@ -160,6 +160,12 @@ def loads(text: Any, default: Any) -> Any:
         return default
 
 
+def _chunks(values: Sequence[str], size: int = 500) -> Iterator[tuple[str, ...]]:
+    """``values`` in tuples of at most ``size`` (one ``IN`` list each)."""
+    for first in range(0, len(values), size):
+        yield tuple(values[first:first + size])
+
+
 def _obj(text: Any) -> dict[str, Any]:
     value = loads(text, {})
     return value if isinstance(value, dict) else {}
@@ -276,6 +282,17 @@ class Promotions(PromotionReads):
             (status, now_ms, pending_id),
         )
 
+    def delete_for(self, record_ids: Sequence[str]) -> int:
+        """Erase the promotions of ``record_ids`` (record or proposal ids; any status) and the staged
+        batches they name; returns how many promotions went."""
+        gone = 0
+        for chunk in _chunks([i for i in record_ids if not self._sql.unstorable(i)]):
+            marks = ", ".join("?" for _ in chunk)
+            self._sql.run(f"DELETE FROM stage WHERE token IN (SELECT stage_token FROM pending_promotions "
+                          f"WHERE record_id IN ({marks}))", chunk)
+            gone += self._sql.run(f"DELETE FROM pending_promotions WHERE record_id IN ({marks})", chunk).rowcount
+        return gone
+
 
 # --------------------------------------------------------------------------- proposals
 
@@ -349,6 +366,11 @@ class Proposals(ProposalReads):
             (status, proposal_id, *from_statuses),
         )
 
+    def delete(self, proposal_ids: Sequence[str]) -> None:
+        """Erase the proposals ``proposal_ids`` (their records go with them)."""
+        for chunk in _chunks([i for i in proposal_ids if not self._sql.unstorable(i)]):
+            self._sql.run(f"DELETE FROM proposals WHERE proposal_id IN ({', '.join('?' for _ in chunk)})", chunk)
+
 
 # --------------------------------------------------------------------------- pending_harvests
 
@@ -400,6 +422,12 @@ class Harvests(HarvestReads):
             (identity, session_key, cause, at_ms),
         )
 
+    def delete_identity(self, identity: str) -> int:
+        """Erase every harvest of ``identity`` (pending or harvested: their causes go); how many went."""
+        if self._sql.unstorable(identity):
+            return 0
+        return self._sql.run("DELETE FROM pending_harvests WHERE identity = ?", (identity,)).rowcount
+
     def mark_harvested(self, identity: str, retired_at_ms: int) -> bool:
         """Move a pending harvest to ``harvested``; ``False`` when it was not pending."""
         return self._sql.changed(
@@ -445,6 +473,10 @@ class DreamRuns(DreamRunReads):
     """Reads and writes of ``dream_runs``."""
 
     __slots__ = ()
+
+    def set_detail(self, run_id: str, detail: Any) -> None:
+        """Replace the saved ``detail`` of ``run_id`` (an erase removing what it noted about erased content)."""
+        self._sql.run("UPDATE dream_runs SET detail = ? WHERE run_id = ?", (dumps(detail), run_id))
 
     def upsert(self, run_id: str, partition: str, started_at_ms: int, completed_at_ms: int, ops_committed: int,
                detail: dict[str, Any]) -> None:

@@ -17,9 +17,11 @@ run while a write transaction is open.
 from __future__ import annotations
 
 import json
+from collections.abc import Collection
 from typing import TYPE_CHECKING
 
 from meta_memory.agent_memory.batch import BatchReceipt, StagedBatch
+from meta_memory.agent_memory.erase import Erasure
 from meta_memory.agent_memory.hashing import mint_token
 from meta_memory.agent_memory.model import MemoryRecord, Scope
 from meta_memory.agent_memory.store.base import WriteGate, dumps
@@ -76,6 +78,10 @@ class ReadTx:
     def get(self, memory_id: str) -> MemoryRecord | None:
         """The record ``memory_id`` (any status), or ``None``."""
         return self.reader.get_record(memory_id)
+
+    def erased(self, ids: Collection[str], content_hashes: Collection[str]) -> list[Erasure]:
+        """The erasure-register rows naming any of ``ids`` or holding any of ``content_hashes``."""
+        return self.reader.erased(ids, content_hashes)
 
     def active_duplicate(self, scope: Scope, content_hash: str) -> MemoryRecord | None:
         """The oldest active record of ``scope`` whose content hash is ``content_hash``, or ``None``."""

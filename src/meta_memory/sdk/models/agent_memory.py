@@ -117,3 +117,5 @@ class EraseResult(OpenModel):
     count: int
     scopes: list[str] = Field(default_factory=list)
     records: list[ErasedRecord] = Field(default_factory=list)
+    #: ids of the proposals erased with the records (the identity's own, or holding the erased content)
+    proposals: list[str] = Field(default_factory=list)

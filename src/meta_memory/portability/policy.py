@@ -1,0 +1,129 @@
+"""What a record line of an unverified export may become: never more than a fresh write.
+
+An export file that does not verify (:mod:`.signing`: unsigned, signed with another key, or changed
+after export) is untrusted input: whoever handed it over may have edited any line. Its records land
+as an agent's fresh write into that scope would:
+
+- status: ``active`` stays active; ``quarantined``, ``superseded`` and anything ever quarantined land
+  ``quarantined`` (a fixed reason: the file's own reason text is not kept); ``tombstoned`` stays tombstoned;
+- trust at most ``agent_observed``; author at most ``agent`` (an ``operator`` or ``application`` author
+  becomes the identity's agent, or :data:`UNVERIFIED_AUTHOR` outside identity scopes);
+- no supersede or derived-from links (they cannot be checked), no working-set rank, usage counters at
+  zero, no timestamp past now (one beyond the clock skew a restore tolerates is refused as damage);
+- realm, mob and operator scopes are refused unless the operator allows each by name
+  (:class:`ScopeAllowance`: ``--allow-scope realm``, ``--allow-scope mob:NAME``, ``--allow-scope operator:NAME``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+
+from ..agent_memory.validator import RESTORE_CLOCK_SKEW_MS
+from ..agent_memory.model import (
+    Author,
+    AuthorKind,
+    MemoryRecord,
+    Scope,
+    ScopeKind,
+    Status,
+    StatusKind,
+    TrustTier,
+    UsageStats,
+)
+
+__all__ = ["UNVERIFIED_AUTHOR", "ScopeAllowance", "Downgrade", "downgrade"]
+
+#: The author of an unverified record outside identity scopes whose file claimed more than an agent.
+UNVERIFIED_AUTHOR = Author.agent("unverified-import")
+_CEILING = TrustTier.AGENT_OBSERVED
+_ABOVE_AGENT = (AuthorKind.OPERATOR, AuthorKind.APPLICATION)
+
+
+@dataclass(frozen=True, slots=True)
+class ScopeAllowance:
+    """The shared scopes an operator lets an unverified file write into: ``realm`` (realm scope in every
+    realm), and mobs and operators by name."""
+
+    realm: bool = False
+    mobs: frozenset[str] = frozenset()
+    operators: frozenset[str] = frozenset()
+
+    @classmethod
+    def parse(cls, values: Iterable[str]) -> ScopeAllowance:
+        """``["realm", "mob:team", "operator:ops"]`` to an allowance. Raises ``ValueError`` naming the value and the rule."""
+        realm = False
+        mobs: set[str] = set()
+        operators: set[str] = set()
+        for value in values:
+            kind, _, name = value.strip().partition(":")
+            if kind == "realm" and not name:
+                realm = True
+            elif kind in ("mob", "operator") and name.strip():
+                (mobs if kind == "mob" else operators).add(name.strip())
+            else:
+                raise ValueError(f"--allow-scope '{value}': expected realm, mob:NAME or operator:NAME")
+        return cls(realm, frozenset(mobs), frozenset(operators))
+
+    def allows(self, scope: Scope) -> bool:
+        if scope.kind is ScopeKind.IDENTITY:
+            return True
+        if scope.kind is ScopeKind.REALM:
+            return self.realm
+        return scope.key in (self.mobs if scope.kind is ScopeKind.MOB else self.operators)
+
+
+def _not_after(stamp: int, now_ms: int) -> int:
+    """``stamp`` no later than now; one past the clock skew a restore tolerates is left for the
+    validator to refuse as damage."""
+    return now_ms if now_ms < stamp <= now_ms + RESTORE_CLOCK_SKEW_MS else stamp
+
+
+def _flag(scope: Scope) -> str:
+    return "realm" if scope.kind is ScopeKind.REALM else f"{scope.kind.value}:{scope.key}"
+
+
+@dataclass(frozen=True, slots=True)
+class Downgrade:
+    """What became of one unverified record: the ``record`` to land and what was ``changed`` (empty when it
+    claimed nothing a fresh write could not), or why it is ``refused`` (``record`` is then ``None``)."""
+
+    record: MemoryRecord | None
+    changed: tuple[str, ...] = ()
+    refused: str | None = None
+
+
+def downgrade(rec: MemoryRecord, allowed: ScopeAllowance, now_ms: int) -> Downgrade:
+    """``rec`` (a record line of an unverified file) as a fresh write would land it (see the module doc)."""
+    if not allowed.allows(rec.scope):
+        return Downgrade(None, refused=f"{rec.scope.describe()} from an unverified file "
+                                       f"(pass --allow-scope {_flag(rec.scope)} to import it)")
+    changed: list[str] = []
+    status = rec.status
+    was = status.kind.value + (" (once quarantined)" if rec.ever_quarantined and status.is_active else "")
+    if status.kind is StatusKind.SUPERSEDED or status.kind is StatusKind.QUARANTINED or (
+            status.is_active and rec.ever_quarantined):
+        status = Status.quarantined(f"unverified import: was {was}")
+        changed.append(f"status {was} -> quarantined")
+    trust = rec.trust if rec.trust <= _CEILING else _CEILING
+    if trust is not rec.trust:
+        changed.append(f"trust {rec.trust.value} -> {trust.value}")
+    provenance = rec.provenance
+    if provenance.author.kind in _ABOVE_AGENT:
+        agent = Author.agent(rec.scope.key) if rec.scope.kind is ScopeKind.IDENTITY else UNVERIFIED_AUTHOR
+        provenance = replace(provenance, author=agent)
+        changed.append(f"author {rec.author.kind.value} -> agent")
+    if rec.supersedes is not None or rec.derived_from:
+        changed.append("supersede and derived-from links dropped")
+    if rec.working_set_rank is not None:
+        changed.append("working-set rank dropped")
+    if rec.usage != UsageStats():
+        changed.append("usage counters reset")
+    created, updated = _not_after(rec.created_at_ms, now_ms), _not_after(rec.updated_at_ms, now_ms)
+    tombstoned = None if rec.tombstoned_at_ms is None else _not_after(rec.tombstoned_at_ms, now_ms)
+    if (created, updated, tombstoned) != (rec.created_at_ms, rec.updated_at_ms, rec.tombstoned_at_ms):
+        changed.append("timestamps after now set to now")
+    landed = replace(rec, status=status, trust=trust, provenance=provenance, supersedes=None, derived_from=(),
+                     working_set_rank=None, rank_set_at_ms=None, usage=UsageStats(), created_at_ms=created,
+                     updated_at_ms=updated, tombstoned_at_ms=tombstoned)
+    return Downgrade(landed, tuple(changed))
