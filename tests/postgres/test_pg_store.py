@@ -63,8 +63,8 @@ def test_gateways_starting_together_migrate_once(schema: str) -> None:
 
     try:
         run_together(start, 4)
-        # 5 schema versions + the session-state tables + the search index
-        assert sorted(len(s.applied_migrations) for s in stores) == [0, 0, 0, 7]
+        # 6 schema versions + the session-state tables + the search index
+        assert sorted(len(s.applied_migrations) for s in stores) == [0, 0, 0, 8]
     finally:
         for s in stores:
             s.close()

@@ -5,8 +5,9 @@ Contextual selection (reference notes §3.3-§3.4, made Unicode-aware):
 1. terms = :meth:`RecallRequest.terms` (query text + extra terms through
    :mod:`meta_memory.recall.text`). No term => empty outcome with
    ``skip_reason="no_query_terms"``.
-2. candidates = the scope's best ``candidate_limit`` records by FTS5 bm25
-   (:data:`meta_memory.recall.fts.BM25_EXPR`) for the quoted ``OR`` of the terms.
+2. candidates = the scope's best ``candidate_limit`` records by bm25 over the
+   scope's own statistics (:mod:`meta_memory.recall.bm25`) for the quoted ``OR``
+   of the terms: nothing another scope holds moves them.
 3. each candidate gets the reference's field score: per term +5 when a tag
    has it, +4 when the title has it (else +1 for a term of >= 5 characters
    found inside the title), +2 when description/body has it (else the same
