@@ -18,7 +18,7 @@ lacks adds nothing)::
     idf_i = ln((N - n_i + 0.5) / (n_i + 0.5))            (1e-6 when not positive)
     bm25  = -sum_i idf_i * (f_i * (k1 + 1)) / (f_i + k1 * (1 - b + b * D / avgdl))
 
-with ``k1 = 1.2``, ``b = 0.75``: FTS5's formula, fed the scope's statistics. Best first is the
+with ``k1 = 1.2``, ``b = 0.5`` (:data:`B`): FTS5's formula, fed the scope's statistics. Best first is the
 smallest; ties by ``rid``. The same arithmetic in the same order runs on every path, so they give
 bit-identical scores: :func:`scoped_candidates` (the SQLite store's FTS5 path and the standalone
 index), :mod:`meta_memory.recall.lexical_index` (vectorised over numpy arrays, :func:`term_score`
@@ -41,9 +41,12 @@ if TYPE_CHECKING:  # numpy is the index's; the FTS5 path scores plain floats
 
 __all__ = ["K1", "B", "IDF_FLOOR", "weighted", "idf", "term_score", "scope_stats", "scoped_candidates"]
 
-#: bm25's constants (FTS5's).
+#: bm25's term-frequency saturation (FTS5's).
 K1 = 1.2
-B = 0.75
+#: bm25's length normalisation. FTS5 uses 0.75; with statistics per scope (one conversation's turns rather
+#: than a whole realm's) LoCoMo's leave-one-conversation-out recall@8 is best from 0.3 to 0.5 and lower at
+#: 0.6 to 0.9 (``docs/benchmarks.md``, "Ranking reveals nothing about other identities").
+B = 0.5
 
 #: The idf of a phrase at least half the scope's rows hold (FTS5's floor: the phrase still counts).
 IDF_FLOOR = 1e-6

@@ -78,7 +78,7 @@ from meta_memory import deadline
 from meta_memory.clock import Clock, SystemClock
 from meta_memory.errors import AgentMemoryError
 from meta_memory.identity import parse_realm
-from meta_memory.recall import fts
+from meta_memory.recall import bm25, fts
 
 __all__ = [
     "PostgresAgentMemoryStore",
@@ -96,9 +96,9 @@ DEFAULT_SCHEMA = "meta_memory"
 DEFAULT_POOL_SIZE = 8
 MAX_SCHEMA_NAME_BYTES = 50  # leaves room for the "_realm" view schema within PostgreSQL's 63-byte names
 
-#: FTS5's bm25 constants.
-BM25_K1 = 1.2
-BM25_B = 0.75
+#: bm25's constants (:mod:`meta_memory.recall.bm25`: every path scores alike).
+BM25_K1 = bm25.K1
+BM25_B = bm25.B
 
 _T = TypeVar("_T")
 
@@ -789,8 +789,8 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore):
 
         Candidates: active records of ``scope`` whose ``tsvector`` holds any
         term (GIN index). Score per record: ``-sum_i idf_i * f_i * (k1 + 1) /
-        (f_i + k1 * (1 - b + b * ntok / avgdl))`` with ``k1 = 1.2``, ``b =
-        0.75``, ``f_i`` the column-weighted frequency of term ``i``, ``idf_i =
+        (f_i + k1 * (1 - b + b * ntok / avgdl))`` with ``k1`` and ``b`` those of
+        :mod:`meta_memory.recall.bm25`, ``f_i`` the column-weighted frequency of term ``i``, ``idf_i =
         ln((N - n_i + 0.5) / (n_i + 0.5))`` (``1e-6`` when not positive), ``N``
         the scope's active records, ``avgdl`` their tokens per record and ``n_i``
         those holding term ``i`` (``fts_stats`` / ``fts_terms`` of the scope): no
