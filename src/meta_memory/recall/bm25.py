@@ -48,6 +48,9 @@ K1 = 1.2
 #: 0.6 to 0.9 (``docs/benchmarks.md``, "Ranking reveals nothing about other identities").
 B = 0.5
 
+#: Rows a realm of one scope scores on the FTS5 path (see :func:`scoped_candidates`).
+POOL = 400
+
 #: The idf of a phrase at least half the scope's rows hold (FTS5's floor: the phrase still counts).
 IDF_FLOOR = 1e-6
 
@@ -59,6 +62,10 @@ _MATCHING = (f"SELECT {fts.FTS_TABLE}.rowid, {_COLUMNS} FROM {fts.FTS_TABLE} CRO
              f"ON r.rowid = {fts.FTS_TABLE}.rowid WHERE {fts.FTS_TABLE} MATCH ? AND r.scope_kind = ? "
              "AND r.scope_key = ? AND r.status_kind = 'active'")
 _STATS = f"SELECT n_rows, n_tokens FROM {fts.SCOPES_TABLE} WHERE scope_kind = ? AND scope_key = ?"
+_SCOPES = f"SELECT count(*) FROM {fts.SCOPES_TABLE}"
+#: A realm of one scope: FTS5's own ranking (its statistics are then the scope's) picks the pool.
+_POOL = (f"SELECT rowid, {_COLUMNS} FROM {fts.FTS_TABLE} WHERE {fts.FTS_TABLE} MATCH ? "
+         f"ORDER BY {fts.BM25_EXPR}, rowid LIMIT ?")
 
 def weighted(columns: Sequence[str]) -> tuple[dict[str, float], int, dict[str, int]]:
     """``(term -> column-weighted count, token count, term -> columns holding it)`` of one full-text
@@ -141,6 +148,13 @@ def scoped_candidates(conn: Any, scope_kind: str, scope_key: str, match: str,
     fields)`` best first (bm25 ascending, then ``rid``), where term fields maps each query phrase the row
     holds to the columns holding it (bit ``i`` = ``fts.COLUMNS[i]``). Only rows scoring above zero.
 
+    Every matching row of the scope is scored, so the answer is exact — with one exception that keeps a
+    large realm of a single scope (one identity's realm) near FTS5's speed: there every indexed row is
+    the scope's, so FTS5's own ``bm25()`` (the same statistics, but FTS5's ``b`` of 0.75) picks the best
+    ``max(POOL, 4 * limit)`` rows in C and only those are scored here; past that many matches, a row that
+    ``b = 0.5`` would rank among the best but FTS5's ``b`` ranks below the pool can be missed. Nothing
+    of another scope is read either way.
+
     Raises ``ValueError`` when ``match`` is not quoted strings or words joined by ``OR``
     (:func:`meta_memory.recall.fts.match_phrases`) and what ``conn`` raises (``sqlite3.Error``: an FTS5
     syntax error, or a statement stopped at the time budget).
@@ -149,8 +163,13 @@ def scoped_candidates(conn: Any, scope_kind: str, scope_key: str, match: str,
     if limit <= 0 or not phrases:
         return []
     stats = scope_stats(conn, scope_kind, scope_key)
-    rows = conn.execute(_MATCHING, (match, scope_kind, scope_key)).fetchall()
-    if stats is None or not rows:
+    if stats is None:
+        return []
+    if int(conn.execute(_SCOPES).fetchone()[0]) == 1:  # every indexed row is this scope's
+        rows = conn.execute(_POOL, (match, max(POOL, 4 * limit))).fetchall()
+    else:
+        rows = conn.execute(_MATCHING, (match, scope_kind, scope_key)).fetchall()
+    if not rows:
         return []
     n_rows, n_tokens = stats
     avgdl = n_tokens / n_rows
