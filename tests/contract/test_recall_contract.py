@@ -6,6 +6,7 @@ Spec README "Going beyond the reference" (Unicode-aware recall); reference notes
 from __future__ import annotations
 
 import unicodedata
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -14,11 +15,12 @@ from hypothesis import strategies as st
 from meta_memory.agent_memory.model import Author, Scope
 from meta_memory.agent_memory.store.base import AgentMemoryStore
 from meta_memory.errors import AgentMemoryError
-from meta_memory.recall.fts import match_expression, quote
+from meta_memory.recall.fts import SCOPES_TABLE, match_expression, quote
 from meta_memory.recall.lexical import LexicalRecallProvider
 from meta_memory.recall.provider import RecallRequest
 from meta_memory.recall.text import tokens
 from meta_memory.services.recall_reader import guarded_recall
+from support import raw_rows
 
 R = "default"
 ID = "lead:main"
@@ -147,3 +149,27 @@ def test_quoted_term_with_quote_character_round_trips(agent_store: AgentMemorySt
     assert agent_store.search(R, ME, quote('say "hi"'), 10) == []
     token = tokens("Quoting")[0]  # the stored (stemmed) token
     assert [r.title for r, _ in agent_store.search(R, ME, quote(token), 10)] == ["Quoting"]
+
+
+def _statistics_rows(store: AgentMemoryStore, backend: str) -> list[tuple[Any, ...]]:
+    """Every row of the store's per-scope ranking statistics (scope, then counts or term)."""
+    if backend == "sqlite":
+        return [tuple(r) for r in raw_rows(store, R, f"SELECT * FROM {SCOPES_TABLE}")]
+    return [tuple(r.values()) if isinstance(r, dict) else tuple(r) for table in ("fts_stats", "fts_terms")
+            for r in raw_rows(store, R, f"SELECT * FROM {table}")]
+
+
+def test_ranking_statistics_are_per_scope_and_leave_with_the_last_record(agent_store: AgentMemoryStore,
+                                                                         backend: str) -> None:
+    """The statistics bm25 reads are kept per scope, and a scope's rows (its terms on PostgreSQL) go when
+    its last active record does: no count of an erased identity, nor a word only it held, stays."""
+    other = Scope.identity(R, "lead:other")
+    agent_store.remember(R, ID, "Mine", "plain words")
+    gone = agent_store.remember(R, "lead:other", "Theirs", "zyxwcanary plain")[0].memory_id
+    rows = _statistics_rows(agent_store, backend)
+    assert any("lead:other" in row for row in rows) and any("lead:main" in row for row in rows)
+    agent_store.erase(R, other, gone, erased_by="dpo")
+    rows = _statistics_rows(agent_store, backend)
+    assert not any("lead:other" in row or "zyxwcanary" in row for row in rows), rows
+    assert any("lead:main" in row for row in rows)
+    assert recall(agent_store, "plain words") == ["Mine"]

@@ -426,3 +426,15 @@ def test_the_memory_figure_covers_what_the_index_holds(tmp_path: Path, distinct:
         grown = _traced(grow)
         assert index.position(REALM) > at  # type: ignore[operator]  # applied in place: appended postings wait unmerged
         assert built + grown <= index.nbytes() * 1.15, (built + grown, index.nbytes())
+
+
+def test_a_realm_of_one_scope_ranks_alike_on_both_paths(store: SqliteAgentMemoryStore) -> None:
+    """With every indexed row in one scope, the FTS5 path lets FTS5's own ranking pick its pool
+    (``recall.bm25.POOL`` rows) and scores that: the same answer as the index while fewer rows match."""
+    rng = random.Random(11)
+    for i in range(120):
+        store.remember(REALM, A, " ".join(rng.choices(WORDS, k=2)) + f" {i}", " ".join(rng.choices(WORDS, k=12)))
+    assert store.lexical_index.warm(REALM)
+    for q in ["passport", "tea green river", "绿茶 kitchen budget notes", "hiking walk"]:
+        ours, theirs = _both(store, Scope.identity(REALM, A), q)
+        assert ours == theirs and ours

@@ -5,8 +5,10 @@ The store runs :func:`create_statements` in its schema migration, writes
 record's ``rowid``) in the same transaction as the record, and deletes that
 row in the same transaction as any change that takes the record out of
 ``active``. A record is in the index iff it is active. Recall builds a
-``MATCH`` expression with :func:`match_expression` and orders candidates by
-:data:`BM25_EXPR` (smaller = better, as FTS5 reports it).
+``MATCH`` expression with :func:`match_expression`; candidates are ordered by
+bm25 computed over the statistics of the scope the recall reads
+(:mod:`meta_memory.recall.bm25`), never FTS5's own ``bm25()``, whose statistics
+are the whole realm's.
 
 How it works: the text is tokenised *in Python* by :mod:`meta_memory.recall.text`
 (NFKC + casefold + the Turkish i fold, words of every script from two characters, CJK
@@ -31,12 +33,20 @@ from the index: ``seq`` grows with each change, so any process can tell from
 (the in-process index of :mod:`meta_memory.recall.lexical_index` catches up
 this way). One row per ``rid`` ever indexed: it holds no content.
 
+The scope statistics :data:`SCOPES_TABLE` (``scope_kind, scope_key`` -> ``n_rows``,
+``n_tokens``: the scope's indexed rows and their tokens, a row gone once the scope has
+none) are kept by :func:`note_scope` in the same transaction as every insert into or
+delete from the index: bm25's ``N`` and average length of one scope, read at recall
+without a scan. A term's document frequency within the scope is counted from the
+scope's matching rows, which the ranking reads anyway.
+
 Spec: README "Going beyond the reference" (Unicode-aware recall); reference
 notes §3.1-§3.3.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -46,6 +56,7 @@ from meta_memory.recall.query_limits import bounded_terms
 __all__ = [
     "FTS_TABLE",
     "CHANGES_TABLE",
+    "SCOPES_TABLE",
     "INDEX_VERSION",
     "COLUMNS",
     "TOKENIZE",
@@ -55,7 +66,10 @@ __all__ = [
     "document",
     "match_expression",
     "match_terms",
+    "match_phrases",
     "note_change",
+    "note_scope",
+    "document_size",
     "quote",
 ]
 
@@ -64,10 +78,13 @@ FTS_TABLE = "records_fts"
 #: The change log of :data:`FTS_TABLE`: ``(rid INTEGER PRIMARY KEY, seq INTEGER)``, ``seq`` indexed.
 CHANGES_TABLE = "records_fts_changes"
 
-#: Version of what :func:`document` writes (tokenisation, stemming, columns).
-#: A store must rebuild its index when this (or the DDL) changes. 3: two-letter words, the
-#: Turkish i fold, CJK characters beside their bigrams, emoji.
-INDEX_VERSION = 3
+#: The per-scope statistics of the index: ``(scope_kind, scope_key) -> (n_rows, n_tokens)``.
+SCOPES_TABLE = "records_fts_scopes"
+
+#: Version of what :func:`document` writes (tokenisation, stemming, columns) and of the statistics
+#: kept beside it. A store must rebuild its index when this (or the DDL) changes. 3: two-letter
+#: words, the Turkish i fold, CJK characters beside their bigrams, emoji. 4: per-scope statistics.
+INDEX_VERSION = 4
 
 #: The indexed columns, in table order.
 COLUMNS: tuple[str, ...] = ("title", "body", "tags")
@@ -79,7 +96,8 @@ TOKENIZE = "unicode61 remove_diacritics 0 categories 'L* M* N* P* S* Co Cn'"
 #: title 4, body 2, tags 5).
 BM25_WEIGHTS: tuple[float, ...] = (4.0, 2.0, 5.0)
 
-#: The ranking expression to ``ORDER BY`` (ascending: best first).
+#: FTS5's own ranking expression (its statistics are the whole table's, i.e. every scope of a realm:
+#: recall does not rank by it; see :mod:`meta_memory.recall.bm25`).
 BM25_EXPR = f"bm25({FTS_TABLE}, {', '.join(f'{w:g}' for w in BM25_WEIGHTS)})"
 
 
@@ -93,7 +111,31 @@ def create_statements() -> list[str]:
         f'CREATE VIRTUAL TABLE IF NOT EXISTS {FTS_TABLE} USING fts5({columns}, tokenize = "{TOKENIZE}")',
         f"CREATE TABLE IF NOT EXISTS {CHANGES_TABLE} (rid INTEGER PRIMARY KEY, seq INTEGER NOT NULL)",
         f"CREATE INDEX IF NOT EXISTS {CHANGES_TABLE}_seq_idx ON {CHANGES_TABLE}(seq)",
+        f"CREATE TABLE IF NOT EXISTS {SCOPES_TABLE} (scope_kind TEXT NOT NULL, scope_key TEXT NOT NULL, "
+        "n_rows INTEGER NOT NULL, n_tokens INTEGER NOT NULL, PRIMARY KEY (scope_kind, scope_key)) WITHOUT ROWID",
     ]
+
+
+def note_scope(conn: Any, scope_kind: str, scope_key: str, rows: int, tokens: int) -> None:
+    """Add ``rows`` indexed rows holding ``tokens`` tokens (negative: removed) to a scope's statistics.
+
+    Call inside the transaction that inserts into or deletes from the index; ``conn`` is a ``sqlite3``
+    connection. A scope left with no row loses its statistics row (no trace of an erased scope stays).
+    """
+    conn.execute(
+        f"INSERT INTO {SCOPES_TABLE}(scope_kind, scope_key, n_rows, n_tokens) VALUES (?, ?, ?, ?) "
+        "ON CONFLICT(scope_kind, scope_key) DO UPDATE SET n_rows = n_rows + excluded.n_rows, "
+        "n_tokens = n_tokens + excluded.n_tokens",
+        (scope_kind, scope_key, rows, tokens),
+    )
+    if rows < 0:
+        conn.execute(f"DELETE FROM {SCOPES_TABLE} WHERE scope_kind = ? AND scope_key = ? AND n_rows <= 0",
+                     (scope_kind, scope_key))
+
+
+def document_size(columns: Iterable[str]) -> int:
+    """How many tokens a full-text row holds (its columns as :func:`document` writes them): bm25's ``D``."""
+    return sum(len(text.split()) for text in columns)
 
 
 def note_change(conn: Any, rid: int) -> None:
@@ -143,6 +185,56 @@ def match_expression(query_text: str | None, query_terms: Iterable[str] = ()) ->
     if not terms:
         return None
     return " OR ".join(quote(t) for t in terms)
+
+
+def match_phrases(expression: str) -> list[str]:
+    """The phrases of a ``MATCH`` string of quoted strings (``""`` inside is a quote) or bare words joined
+    by ``OR``, in order, repeats kept.
+
+    Input: e.g. ``'"passport" OR travel'``. Output: ``["passport", "travel"]`` (a doubled quote inside a
+    quoted string stands for one quote). Raises
+    ``ValueError`` naming the problem for anything else (``(``, ``NEAR``, ``*``, ``AND``, an unterminated
+    string, a dangling ``OR``), as FTS5 refuses such a string.
+    """
+    terms: list[str] = []
+    i, n = 0, len(expression)
+    expect_term = True
+    while i < n:
+        ch = expression[i]
+        if ch.isspace():
+            i += 1
+            continue
+        if expect_term:
+            if ch == '"':
+                j, buf = i + 1, []
+                while True:
+                    k = expression.find('"', j)
+                    if k < 0:
+                        raise ValueError("unterminated string")
+                    buf.append(expression[j:k])
+                    if k + 1 < n and expression[k + 1] == '"':
+                        buf.append('"')
+                        j = k + 2
+                        continue
+                    i = k + 1
+                    break
+                terms.append("".join(buf))
+            else:
+                m = re.match(r"[\w\-]+", expression[i:])
+                if not m or m.group(0) == "OR":
+                    raise ValueError(f"syntax error near {expression[i:i + 10]!r}")
+                terms.append(m.group(0))
+                i += len(m.group(0))
+            expect_term = False
+        else:
+            if expression.startswith("OR", i) and (i + 2 == n or expression[i + 2].isspace() or expression[i + 2] == '"'):
+                i += 2
+                expect_term = True
+                continue
+            raise ValueError(f"syntax error near {expression[i:i + 10]!r}")
+    if expect_term and terms:
+        raise ValueError("expression ends with OR")
+    return terms
 
 
 def match_terms(expression: str) -> list[str] | None:

@@ -5,8 +5,9 @@ Contextual selection (reference notes §3.3-§3.4, made Unicode-aware):
 1. terms = :meth:`RecallRequest.terms` (query text + extra terms through
    :mod:`meta_memory.recall.text`). No term => empty outcome with
    ``skip_reason="no_query_terms"``.
-2. candidates = the scope's best ``candidate_limit`` records by FTS5 bm25
-   (:data:`meta_memory.recall.fts.BM25_EXPR`) for the quoted ``OR`` of the terms.
+2. candidates = the scope's best ``candidate_limit`` records by bm25 over the
+   scope's own statistics (:mod:`meta_memory.recall.bm25`) for the quoted ``OR``
+   of the terms: nothing another scope holds moves them.
 3. each candidate gets the reference's field score: per term +5 when a tag
    has it, +4 when the title has it (else +1 for a term of >= 5 characters
    found inside the title), +2 when description/body has it (else the same
@@ -14,7 +15,9 @@ Contextual selection (reference notes §3.3-§3.4, made Unicode-aware):
    Each term's points are then scaled by its rarity among the candidates
    (``rarity_weight``, :func:`rarity_weights`): a term nearly every candidate
    holds — a speaker's name in every title, the current year — counts for
-   less than one only a few hold.
+   less than one only a few hold. Off by default (0): since bm25's statistics
+   are the scope's own, its idf already carries a term's rarity in the scope,
+   and the grid search picks 0.
 4. score = ``field_weight`` x field score + ``bm25_weight`` x (-bm25) — the
    field score keeps the reference's preferences (tags and titles first), bm25
    adds term rarity and frequency. When the query names a date (``on 9
@@ -95,7 +98,7 @@ class LexicalConfig:
     ``context_admits_unmatched``: let a neighbour that matched no term in
     (off by default: the reference's "only matching records" rule holds).
     ``rarity_weight``: in [0, 1]; how much a term's field points shrink when most candidates
-    hold it (:func:`rarity_weights`; 0 disables).
+    hold it (:func:`rarity_weights`; 0, the default, disables).
     ``reply_weight``: share of a question anchor's score the record written next after it
     receives, matched or not (0 disables; see the module doc, step 5).
     ``date_weight``: a candidate that speaks of a date the query names scores ``1 + date_weight``
@@ -111,7 +114,7 @@ class LexicalConfig:
     context_weight: float = 0.3
     context_span: int = 2
     context_admits_unmatched: bool = False
-    rarity_weight: float = 0.2
+    rarity_weight: float = 0.0
     date_weight: float = 0.25
     reply_weight: float = 0.9
 

@@ -1,21 +1,22 @@
 """The in-process full-text index: FTS5's candidate query answered from memory.
 
 Recall's candidate stage (:meth:`RecallReader.search`) asks for a scope's best
-``limit`` active records by FTS5's weighted bm25 (:data:`meta_memory.recall.fts.BM25_EXPR`).
-On a large realm that query is most of a recall's time. This module keeps, per
-realm, the same index in memory — postings in numpy arrays, bm25 scored
-vectorised — and answers with the *same* candidates, scores and order as FTS5:
+``limit`` active records by weighted bm25 over that scope's statistics
+(:mod:`meta_memory.recall.bm25`). On a large realm that query is most of a recall's
+time. This module keeps, per realm, the full-text index in memory — postings in numpy
+arrays, bm25 scored vectorised — and answers with the *same* candidates, scores and
+order as the FTS5 path (:func:`meta_memory.recall.bm25.scoped_candidates`):
 
 * the documents are read from the full-text table itself (its columns hold the
   tokens of :mod:`meta_memory.recall.text`, space-joined), so tokenisation and
   normalisation cannot drift from the FTS path;
-* scores follow FTS5's ``bm25()`` step by step, in the same floating-point order:
-  per phrase ``i`` (in the ``MATCH`` order) ``idf_i = ln((N - n_i + 0.5) / (n_i + 0.5))``
-  (``1e-6`` when not positive), ``f`` = the column-weighted count of the phrase in
-  the row, ``D`` the row's token count, ``avgdl`` = all tokens / ``N``, summed as
-  ``idf_i * (f * (k1 + 1)) / (f + k1 * (1 - b + b * D / avgdl))`` with ``k1 = 1.2``,
-  ``b = 0.75``, negated; ``N`` and ``n_i`` count the realm's whole index (every
-  scope), as FTS5 does; ties by ``rid``.
+* scores follow :mod:`meta_memory.recall.bm25` step by step, in the same floating-point
+  order (its :func:`~meta_memory.recall.bm25.idf` and :func:`~meta_memory.recall.bm25.term_score`
+  applied to arrays): per phrase ``i`` (in the ``MATCH`` order) the idf from ``n_i``, the
+  scope's rows holding it (the phrase's postings of that scope), with ``N`` and ``avgdl``
+  the scope's row count and tokens per row (kept per scope as rows come and go); rows of
+  other scopes change neither; ties by ``rid``. A phrase's per-posting scores for one
+  scope are kept until a row of that scope changes.
 
 Two more answers come from the same memory: which columns of a candidate's row hold each
 query term (a byte per posting, handed to re-ranking so it reads no full-text row), and the rows'
@@ -58,7 +59,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from meta_memory import deadline
-from meta_memory.recall import fts
+from meta_memory.recall import bm25, fts
 
 if TYPE_CHECKING:  # numpy is imported where first used: opening a store does not load it
     import numpy as np
@@ -67,8 +68,6 @@ __all__ = [
     "DEFAULT_MAX_BYTES",
     "CATCH_UP_LIMIT",
     "MIN_ROWS",
-    "K1",
-    "B",
     "LexicalIndexes",
     "bm25_top",
 ]
@@ -82,10 +81,6 @@ CATCH_UP_LIMIT = 500
 
 #: A realm whose change log is shorter than this (so it holds fewer rows) stays on FTS5, fast there.
 MIN_ROWS = 2000
-
-#: FTS5's bm25 constants.
-K1 = 1.2
-B = 0.75
 
 #: Share of a recall's remaining time budget it waits for a realm's index while another thread holds it
 #: (the worker applying a large batch, or a rebuild's catch-up): past it the recall asks FTS5, which stops
@@ -105,8 +100,6 @@ TERM_BYTES = 728
 #: merged.
 PENDING_POSTING_BYTES = 96
 
-_WEIGHTS = dict(zip(fts.COLUMNS, (float(w) for w in fts.BM25_WEIGHTS)))
-_WEIGHT_LIST = [_WEIGHTS[c] for c in fts.COLUMNS]
 _ROW_COLUMNS = ", ".join(f"f.{c}" for c in fts.COLUMNS)
 #: every indexed row with its scope (a full-text row exists iff its record is active); CROSS JOIN: read the
 #: full-text table in order, each record by its primary key
@@ -123,7 +116,8 @@ class _Postings:
     """One term's postings: slots (ascending), column-weighted frequencies and the columns holding the
     term (bit ``i`` = ``fts.COLUMNS[i]``), plus appends not yet merged."""
 
-    __slots__ = ("slots", "freqs", "fields", "more_slots", "more_freqs", "more_fields", "saturation", "hits", "version")
+    __slots__ = ("slots", "freqs", "fields", "more_slots", "more_freqs", "more_fields", "scope", "scope_version",
+                 "scope_slots", "scope_scores")
 
     def __init__(self, slots: np.ndarray, freqs: np.ndarray, fields: np.ndarray) -> None:
         self.slots = slots
@@ -132,11 +126,12 @@ class _Postings:
         self.more_slots: list[int] = []
         self.more_freqs: list[float] = []
         self.more_fields: list[int] = []
-        # per posting idf * f * (k1 + 1) / (f + k1 * (1 - b + b * D / avgdl)), and the live postings' count, as of
-        # the index's ``version`` (any change to the index moves avgdl: both are recomputed on next use)
-        self.saturation: np.ndarray | None = None
-        self.hits = 0
-        self.version = -1
+        # the postings of one scope (the last one searched) and their bm25 shares over that scope's statistics,
+        # as of the scope's version (a change to one of its rows moves N, avgdl and maybe n_i: recomputed then)
+        self.scope = -1
+        self.scope_version = -1
+        self.scope_slots: np.ndarray | None = None
+        self.scope_scores: np.ndarray | None = None
 
     def arrays(self) -> tuple[np.ndarray, np.ndarray]:
         import numpy as np
@@ -148,27 +143,13 @@ class _Postings:
         return self.slots, self.freqs
 
 
-def _weighted(columns: Sequence[str]) -> tuple[dict[str, float], int, dict[str, int]]:
-    """``(term -> column-weighted count, token count, term -> columns holding it)`` of one full-text
-    row's columns (bit ``i`` of the last = ``fts.COLUMNS[i]``)."""
-    freq: dict[str, float] = {}
-    bits: dict[str, int] = {}
-    size = 0
-    for i, (text, weight) in enumerate(zip(columns, _WEIGHT_LIST)):
-        toks = text.split()
-        size += len(toks)
-        bit = 1 << i
-        for t in toks:
-            freq[t] = freq.get(t, 0.0) + weight
-            bits[t] = bits.get(t, 0) | bit
-    return freq, size, bits
-
-
 class _RealmIndex:
     """The postings of one realm's full-text rows at change-log position ``seq``.
 
     Rows live in slots (``slot_rid``, ``slot_scope``: the scope's number, -1 once removed,
-    ``slot_len``: token count, ``slot_at``: the record's ``created_at_ms``). ``order`` lists the
+    ``slot_len``: token count, ``slot_at``: the record's ``created_at_ms``). Per scope number:
+    ``scope_rows`` and ``scope_tokens`` (its live rows and their tokens: bm25's ``N`` and ``avgdl``)
+    and ``scope_version`` (the index ``version`` of its last change). ``order`` lists the
     first ``ordered`` slots in write order (``created_at_ms``, then ``rid``) and ``rank`` is each
     slot's place in it. Not thread-safe: :class:`LexicalIndexes` holds ``lock``.
     """
@@ -179,6 +160,9 @@ class _RealmIndex:
         self.lock = threading.Lock()
         self.postings: dict[str, _Postings] = {}
         self.scopes: dict[tuple[str, str], int] = {}
+        self.scope_rows: list[int] = []
+        self.scope_tokens: list[int] = []
+        self.scope_version: list[int] = []
         self.slot_of: dict[int, int] = {}
         self.slot_rid = np.zeros(0, dtype=np.int64)
         self.slot_scope = np.zeros(0, dtype=np.int32)
@@ -188,13 +172,13 @@ class _RealmIndex:
         self.rank = np.zeros(0, dtype=np.int64)
         self.ordered = 0
         self.used = 0  # slots in use (live or removed)
-        self.live = 0  # rows in the index (FTS5's N)
+        self.live = 0  # rows in the index
         self.tokens = 0  # tokens of the live rows
         self.removed = 0
         self.n_postings = 0
         self.term_chars = 0
         self.version = 0  # moves with every added or removed row
-        self.cached = 0  # postings holding a saturation array
+        self.cached = 0  # postings held in the per-scope score caches
         self.pending = 0  # postings appended to Python lists, not yet merged into their term's arrays
 
     # ------------------------------------------------------------------ building
@@ -210,7 +194,7 @@ class _RealmIndex:
         freqs: dict[str, list[float]] = {}
         fields: dict[str, list[int]] = {}
         for slot, row in enumerate(rows):
-            freq, size, bits = _weighted(row[4:])
+            freq, size, bits = bm25.weighted(row[4:])
             index._place(slot, row[0], (row[1], row[2]), row[3], size)
             for term, f in freq.items():
                 s = slots.get(term)
@@ -243,7 +227,12 @@ class _RealmIndex:
             setattr(self, name, new)
 
     def _place(self, slot: int, rid: int, scope: tuple[str, str], created_at_ms: int, size: int) -> None:
-        sid = self.scopes.setdefault(scope, len(self.scopes))
+        sid = self.scopes.get(scope)
+        if sid is None:
+            sid = self.scopes[scope] = len(self.scopes)
+            self.scope_rows.append(0)
+            self.scope_tokens.append(0)
+            self.scope_version.append(0)
         self.slot_rid[slot] = rid
         self.slot_at[slot] = created_at_ms
         self.slot_scope[slot] = sid
@@ -252,6 +241,9 @@ class _RealmIndex:
         self.live += 1
         self.tokens += size
         self.version += 1
+        self.scope_rows[sid] += 1
+        self.scope_tokens[sid] += size
+        self.scope_version[sid] = self.version
 
     # ------------------------------------------------------------------ changes
 
@@ -259,11 +251,16 @@ class _RealmIndex:
         slot = self.slot_of.pop(rid, None)
         if slot is None:
             return
+        sid = int(self.slot_scope[slot])
+        size = int(self.slot_len[slot])
         self.slot_scope[slot] = -1
         self.live -= 1
-        self.tokens -= int(self.slot_len[slot])
+        self.tokens -= size
         self.removed += 1
         self.version += 1
+        self.scope_rows[sid] -= 1
+        self.scope_tokens[sid] -= size
+        self.scope_version[sid] = self.version
 
     def add(self, row: Sequence[Any]) -> None:
         """Index one row (``rid, scope_kind, scope_key, created_at_ms, *columns``), replacing the rid's old row."""
@@ -271,7 +268,7 @@ class _RealmIndex:
         self.remove(row[0])
         slot = self.used
         self._grow(slot + 1)
-        freq, size, bits = _weighted(row[4:])
+        freq, size, bits = bm25.weighted(row[4:])
         self._place(slot, row[0], (row[1], row[2]), row[3], size)
         self.used += 1
         for term, f in freq.items():
@@ -294,38 +291,44 @@ class _RealmIndex:
         """Memory of the index in bytes (arrays, postings, postings not yet merged, vocabulary, rid map,
         write order), from measured per-item costs (:data:`TERM_BYTES`, :data:`PENDING_POSTING_BYTES`):
         what the budget is held to, so a realm of many distinct words cannot take more than it says."""
-        return (self.n_postings * 9 + self.pending * PENDING_POSTING_BYTES + self.cached * 8
+        return (self.n_postings * 9 + self.pending * PENDING_POSTING_BYTES + self.cached * 12
                 + len(self.slot_rid) * 44 + len(self.slot_of) * 100
                 + len(self.postings) * TERM_BYTES + self.term_chars)
 
-    def _term(self, p: _Postings, avgdl: float) -> tuple[np.ndarray, np.ndarray] | None:
-        """``(slots, per-posting score)`` of one term (``None`` when no live row holds it): the score is
-        ``idf * saturation`` as FTS5 computes it, recomputed only after the index changed."""
+    def _term(self, p: _Postings, sid: int, whole: bool) -> tuple[np.ndarray, np.ndarray] | None:
+        """``(slots, per-posting score)`` of one term's postings in scope ``sid`` (``None`` when no live row
+        of the scope holds it): :func:`meta_memory.recall.bm25.term_score` over the scope's statistics,
+        recomputed only after a row of the scope changed. ``whole``: every posting is live and in ``sid``."""
         import numpy as np
 
+        if p.scope == sid and p.scope_version == self.scope_version[sid]:
+            return None if p.scope_slots is None or p.scope_scores is None else (p.scope_slots, p.scope_scores)
         self.pending -= len(p.more_slots)
         slots, freqs = p.arrays()
-        if p.version != self.version or p.saturation is None or len(p.saturation) != len(slots):
-            f = freqs.astype(np.float64)
-            d = self.slot_len[slots]
-            self.cached += len(slots) - (0 if p.saturation is None else len(p.saturation))
-            p.hits = len(slots) if self.removed == 0 else int(np.count_nonzero(self.slot_scope[slots] >= 0))
-            idf = math.log((self.live - p.hits + 0.5) / (p.hits + 0.5))
-            if idf <= 0.0:
-                idf = 1e-6
-            p.saturation = idf * ((f * (K1 + 1.0)) / (f + K1 * (1 - B + B * d / avgdl)))
-            p.version = self.version
-        return (slots, p.saturation) if p.hits else None
+        if not whole:
+            mine = self.slot_scope[slots] == sid
+            slots, freqs = slots[mine], freqs[mine]
+        self.cached -= 0 if p.scope_scores is None else len(p.scope_scores)
+        p.scope, p.scope_version = sid, self.scope_version[sid]
+        p.scope_slots = p.scope_scores = None
+        if not len(slots):
+            return None
+        n_rows = self.scope_rows[sid]
+        avgdl = self.scope_tokens[sid] / n_rows
+        scores = bm25.term_score(bm25.idf(n_rows, len(slots)), freqs.astype(np.float64), self.slot_len[slots], avgdl)
+        p.scope_slots, p.scope_scores = slots, scores
+        self.cached += len(scores)
+        return slots, scores
 
     # ------------------------------------------------------------------ search
 
     def top(self, scope: tuple[str, str], terms: Sequence[str], limit: int) -> list[tuple[int, float]]:
-        """The scope's best ``limit`` rows for the ``OR`` of ``terms``: ``(rid, bm25)``, as FTS5 orders them."""
+        """The scope's best ``limit`` rows for the ``OR`` of ``terms``: ``(rid, bm25)`` over the scope's
+        statistics, best first, ties by ``rid`` (as :func:`meta_memory.recall.bm25.scoped_candidates`)."""
         import numpy as np
         sid = self.scopes.get(scope)
-        if sid is None or self.live <= 0 or limit <= 0:
+        if sid is None or self.scope_rows[sid] <= 0 or limit <= 0:
             return []
-        avgdl = float(self.tokens) / float(self.live)
         whole = len(self.scopes) == 1 and self.removed == 0  # every posting is live and in this scope
         hit_slots: list[np.ndarray] = []
         hit_scores: list[np.ndarray] = []
@@ -333,20 +336,14 @@ class _RealmIndex:
             p = self.postings.get(term)
             if p is None:
                 continue  # no row has it: it adds 0 to every score
-            scored = self._term(p, avgdl)
+            scored = self._term(p, sid, whole)
             if scored is None:
                 continue
-            slots, scores = scored
-            if not whole:
-                mine = self.slot_scope[slots] == sid
-                slots, scores = slots[mine], scores[mine]
-                if not len(slots):
-                    continue
-            hit_slots.append(slots)
-            hit_scores.append(scores)
+            hit_slots.append(scored[0])
+            hit_scores.append(scored[1])
         if not hit_slots:
             return []
-        # per slot, the terms' scores summed in the query's order (bincount adds in input order): FTS5's sum
+        # per slot, the terms' scores summed in the query's order (bincount adds in input order)
         acc = np.bincount(np.concatenate(hit_slots), weights=np.concatenate(hit_scores), minlength=self.used)
         return bm25_top(acc, self.slot_rid[: self.used], limit)
 
@@ -360,6 +357,7 @@ class _RealmIndex:
             p = self.postings.get(term)
             if p is None:
                 continue
+            self.pending -= len(p.more_slots)
             slots, _ = p.arrays()
             if not len(slots):
                 continue

@@ -88,8 +88,9 @@ class RecallReader(Protocol[R]):
     def search(self, match: str, limit: int) -> list[tuple[R, float]]:
         """Full-text candidates for an FTS5 ``MATCH`` expression (from
         :func:`meta_memory.recall.fts.match_expression`), best first, at most
-        ``limit``, each with its raw FTS5 bm25 score (negative; smaller = better,
-        ordered by :data:`meta_memory.recall.fts.BM25_EXPR`)."""
+        ``limit``, each with its bm25 score over the scope's own statistics
+        (:mod:`meta_memory.recall.bm25`: negative; smaller = better): no record of
+        another scope moves a score or the order."""
         ...
 
     def active_records(self) -> list[R]:

@@ -6,8 +6,10 @@ It keeps the record-store layout recall relies on — a ``records`` table
 ``updated_at_ms``) and the full-text table from
 :func:`meta_memory.recall.fts.create_statements` with the same ``rowid``,
 written in one transaction; a record is in the full-text table iff it is
-active — so recall behaves the same here as over the real store. Used by the
-recall tests and benchmarks, and usable wherever a small embedded index is
+active, and the full-text table's per-scope statistics beside it — so recall
+behaves the same here as over the real store (candidates ranked by bm25 over the
+statistics of the scope searched alone: :mod:`meta_memory.recall.bm25`). Used by
+the recall tests and benchmarks, and usable wherever a small embedded index is
 enough. One scope key stands for one identity.
 """
 
@@ -20,7 +22,7 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from meta_memory.recall import fts
+from meta_memory.recall import bm25, fts
 
 __all__ = ["IndexedRecord", "StandaloneIndex", "StandaloneReader"]
 
@@ -58,6 +60,8 @@ _RECORDS_IDX = (
     "CREATE INDEX IF NOT EXISTS records_scope_idx ON records(scope_key, status_kind, created_at_ms)",
     "CREATE INDEX IF NOT EXISTS records_scope_updated_idx ON records(scope_key, status_kind, updated_at_ms)",
 )
+#: Every record here is in an identity scope (its ``scope_key``).
+_KIND = "identity"
 _COLS = "r.memory_id, r.title, r.body, r.description, r.tags, r.created_at_ms, r.updated_at_ms, r.scope_key, r.status_kind"
 
 
@@ -114,12 +118,15 @@ class StandaloneIndex:
             ),
         )
         if rec.status_kind == "active":
-            doc = fts.document(rec.title, rec.description, rec.body, rec.tags)
-            cols = ", ".join(doc)
-            marks = ", ".join("?" for _ in doc)
-            self.conn.execute(
-                f"INSERT INTO {fts.FTS_TABLE}(rowid, {cols}) VALUES (?, {marks})", (cur.lastrowid, *doc.values())
-            )
+            self._index(int(cur.lastrowid or 0), rec.scope_key, rec.title, rec.description, rec.body, rec.tags)
+
+    def _index(self, rowid: int, scope_key: str, title: str, description: str, body: str,
+               tags: Sequence[str]) -> None:
+        doc = fts.document(title, description, body, tags)
+        cols = ", ".join(doc)
+        marks = ", ".join("?" for _ in doc)
+        self.conn.execute(f"INSERT INTO {fts.FTS_TABLE}(rowid, {cols}) VALUES (?, {marks})", (rowid, *doc.values()))
+        fts.note_scope(self.conn, _KIND, scope_key, 1, fts.document_size(doc.values()))
 
     def add(self, record: IndexedRecord) -> None:
         """Insert one record (and its full-text row when active) in one transaction.
@@ -139,24 +146,22 @@ class StandaloneIndex:
         """Change a record's status; leaving ``active`` removes its full-text row (same transaction)."""
         with self.conn:
             row = self.conn.execute(
-                "SELECT rowid, title, description, body, tags, status_kind FROM records WHERE memory_id = ?",
+                "SELECT rowid, scope_key, title, description, body, tags, status_kind FROM records WHERE memory_id = ?",
                 (memory_id,),
             ).fetchone()
             if row is None:
                 return
-            rowid, title, description, body, tags, old = row
+            rowid, scope_key, title, description, body, tags, old = row
             self.conn.execute(
                 "UPDATE records SET status_kind = ?, updated_at_ms = ? WHERE rowid = ?", (status_kind, now_ms, rowid)
             )
             if old == "active" and status_kind != "active":
+                cols = self.conn.execute(f"SELECT {', '.join(fts.COLUMNS)} FROM {fts.FTS_TABLE} WHERE rowid = ?",
+                                         (rowid,)).fetchone()
                 self.conn.execute(f"DELETE FROM {fts.FTS_TABLE} WHERE rowid = ?", (rowid,))
+                fts.note_scope(self.conn, _KIND, scope_key, -1, -fts.document_size(cols))
             elif old != "active" and status_kind == "active":
-                doc = fts.document(title, description, body, json.loads(tags))
-                cols = ", ".join(doc)
-                marks = ", ".join("?" for _ in doc)
-                self.conn.execute(
-                    f"INSERT INTO {fts.FTS_TABLE}(rowid, {cols}) VALUES (?, {marks})", (rowid, *doc.values())
-                )
+                self._index(rowid, scope_key, title, description, body, json.loads(tags))
 
     def reader(self, scope_key: str) -> StandaloneReader:
         """A :class:`meta_memory.recall.provider.RecallReader` over one scope's active records."""
@@ -178,36 +183,17 @@ class StandaloneReader:
         self.scope_key = scope_key
 
     def search(self, match: str, limit: int) -> list[tuple[IndexedRecord, float]]:
-        """Full-text candidates, best bm25 first (see the reader protocol).
-
-        Two steps, both exact: rank the full-text rows alone (no join) and keep
-        this scope's among the best ``limit``; only when that leaves fewer than
-        ``limit`` while more rows matched (other scopes share the table) is the
-        ranked join over the scope's rows run instead (when at least ``limit``
-        rows matched, some of this scope's may rank below them).
-        """
-        if limit <= 0:
+        """Full-text candidates, best first, by bm25 over this scope's statistics alone
+        (:func:`meta_memory.recall.bm25.scoped_candidates`; see the reader protocol)."""
+        hits = bm25.scoped_candidates(self.conn, _KIND, self.scope_key, match, limit)
+        if not hits:
             return []
         rows = self.conn.execute(
-            f"SELECT {_COLS}, f.score FROM (SELECT rowid AS rid, {fts.BM25_EXPR} AS score FROM {fts.FTS_TABLE}"
-            f" WHERE {fts.FTS_TABLE} MATCH ? ORDER BY score LIMIT ?) f"
-            " JOIN records r ON r.rowid = f.rid WHERE r.scope_key = ? AND r.status_kind = 'active' ORDER BY f.score",
-            (match, limit, self.scope_key),
+            f"SELECT r.rowid, {_COLS} FROM records r WHERE r.rowid IN ({', '.join('?' * len(hits))})",
+            [rid for rid, _, _ in hits],
         ).fetchall()
-        if len(rows) < limit:
-            total = self.conn.execute(
-                f"SELECT count(*) FROM (SELECT 1 FROM {fts.FTS_TABLE} WHERE {fts.FTS_TABLE} MATCH ? LIMIT ?)",
-                (match, limit + 1),
-            ).fetchone()[0]
-            if total >= limit:
-                rows = self.conn.execute(
-                    f"SELECT {_COLS}, {fts.BM25_EXPR} AS score FROM {fts.FTS_TABLE}"
-                    f" JOIN records r ON r.rowid = {fts.FTS_TABLE}.rowid"
-                    f" WHERE {fts.FTS_TABLE} MATCH ? AND r.scope_key = ? AND r.status_kind = 'active'"
-                    " ORDER BY score LIMIT ?",
-                    (match, self.scope_key, limit),
-                ).fetchall()
-        return [(_row_to_record(row), float(row[-1])) for row in rows]
+        by_rowid = {row[0]: row[1:] for row in rows}
+        return [(_row_to_record(by_rowid[rid]), score) for rid, score, _ in hits if rid in by_rowid]
 
     def recent(self, limit: int) -> list[IndexedRecord]:
         """Newest updated first (ties: created desc, rowid desc)."""

@@ -347,8 +347,9 @@ class AgentMemoryStore(ABC):
 
         ``match_expression`` is an FTS5 MATCH string from
         :func:`meta_memory.recall.fts.match_expression`. Returns
-        ``(record, bm25)`` best first; ``bm25`` is SQLite's raw score (lower,
-        i.e. more negative, is better).
+        ``(record, bm25)`` best first; ``bm25`` is computed over the statistics of ``scope`` alone
+        (:mod:`meta_memory.recall.bm25`; lower, i.e. more negative, is better), so no record of another
+        scope changes a score or the order. Raises ``AgentMemoryError("io")`` for a malformed expression.
         """
 
     @abstractmethod

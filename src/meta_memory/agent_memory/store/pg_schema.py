@@ -14,11 +14,14 @@ Layout (one PostgreSQL schema, default ``meta_memory``; realms are rows):
     record's distinct tokens from :func:`meta_memory.recall.fts.document`, GIN
     indexed, matched with a ``tsquery`` of the query's terms), ``tf`` (jsonb
     ``token -> bm25-weighted term frequency``) and ``ntok`` (token count);
-  * ``fts_stats``: per realm, active row count and total token count;
-  * ``fts_terms``: per realm and token, how many active records hold it.
+  * ``fts_stats``: per realm and scope, active row count and total token count
+    (a row gone once the scope has no active record);
+  * ``fts_terms``: per realm, scope and token, how many of the scope's active
+    records hold it (a row gone at zero).
 
-  These are the statistics FTS5's ``bm25()`` uses, so the PostgreSQL score is
-  the SQLite score (see :mod:`.postgres`).
+  These are the statistics bm25 reads (:mod:`meta_memory.recall.bm25`), each
+  the scope's own, so the PostgreSQL score is the SQLite score and no other
+  scope's records move it (see :mod:`.postgres`).
 - A second schema ``<schema>_realm`` with one view per table, named like
   the table, without the ``realm`` column and filtered on the transaction's
   realm (``current_setting('meta_memory.realm')``), ``WITH CHECK OPTION``.
@@ -70,7 +73,7 @@ FTS_DOMAIN = "records-fts"
 REALM_SETTING = "meta_memory.realm"
 
 #: Layout version of the PostgreSQL full-text rows (bump when :func:`fts_row` changes).
-FTS_LAYOUT_VERSION = 1
+FTS_LAYOUT_VERSION = 2
 
 #: Lexemes longer than this (UTF-8 bytes) are indexed by a digest (PostgreSQL caps lexemes at 2 KiB).
 MAX_LEXEME_BYTES = 1000
@@ -225,6 +228,28 @@ _BASE = [
 ]
 
 
+_SCOPE_STATISTICS = [
+    "DROP TABLE IF EXISTS fts_stats",
+    "DROP TABLE IF EXISTS fts_terms",
+    """CREATE TABLE fts_stats (
+        realm TEXT NOT NULL,
+        scope_kind TEXT NOT NULL,
+        scope_key TEXT NOT NULL,
+        n_rows BIGINT NOT NULL,
+        n_tokens BIGINT NOT NULL,
+        PRIMARY KEY (realm, scope_kind, scope_key)
+    )""",
+    """CREATE TABLE fts_terms (
+        realm TEXT NOT NULL,
+        scope_kind TEXT NOT NULL,
+        scope_key TEXT NOT NULL,
+        term TEXT NOT NULL,
+        df BIGINT NOT NULL,
+        PRIMARY KEY (realm, scope_kind, scope_key, term)
+    )""",
+]
+
+
 def _realm_view(schema: str, table: str) -> str:
     base, views = quote_ident(schema), quote_ident(schema + "_realm")
     col_list = ", ".join(TABLES[table])
@@ -296,6 +321,10 @@ def migrations(schema: str) -> list[tuple[int, str, list[str]]]:
             "DROP INDEX IF EXISTS records_scope_hash_idx",
         ]),
         (6, "erasure-register", _erasures(schema)),
+        # bm25's statistics per scope (the ranking of one scope's recall reads nothing of another's):
+        # the realm-keyed tables of the base schema are replaced, and refilled by the full-text rebuild the
+        # new layout version triggers.
+        (7, "scope-ranking-statistics", list(_SCOPE_STATISTICS)),
     ]
 
 

@@ -78,6 +78,7 @@ from meta_memory import deadline
 from meta_memory.clock import Clock, SystemClock
 from meta_memory.errors import AgentMemoryError
 from meta_memory.identity import parse_realm
+from meta_memory.recall import bm25, fts
 
 __all__ = [
     "PostgresAgentMemoryStore",
@@ -95,9 +96,9 @@ DEFAULT_SCHEMA = "meta_memory"
 DEFAULT_POOL_SIZE = 8
 MAX_SCHEMA_NAME_BYTES = 50  # leaves room for the "_realm" view schema within PostgreSQL's 63-byte names
 
-#: FTS5's bm25 constants.
-BM25_K1 = 1.2
-BM25_B = 0.75
+#: bm25's constants (:mod:`meta_memory.recall.bm25`: every path scores alike).
+BM25_K1 = bm25.K1
+BM25_B = bm25.B
 
 _T = TypeVar("_T")
 
@@ -171,52 +172,15 @@ def schema_from_dsn(dsn: str) -> str | None:
 
 
 def parse_match_expression(expression: str) -> list[str]:
-    """The terms of an FTS5 ``MATCH`` string built by :func:`meta_memory.recall.fts.match_expression`.
+    """The distinct terms of an FTS5 ``MATCH`` string (:func:`meta_memory.recall.fts.match_phrases`), in order.
 
-    Accepts double-quoted strings (``""`` inside is a quote) joined by ``OR``;
-    a bare word counts as one term. Anything else (``(``, ``NEAR``, ``*``...)
-    raises ``AgentMemoryError("io", "full-text query failed: ...")``, as an
-    FTS5 syntax error does on SQLite.
+    Raises ``AgentMemoryError("io", "full-text query failed: ...")`` for anything else (``(``, ``NEAR``,
+    ``*``...), as an FTS5 syntax error does on SQLite.
     """
-    terms: list[str] = []
-    i, n = 0, len(expression)
-    expect_term = True
-    while i < n:
-        ch = expression[i]
-        if ch.isspace():
-            i += 1
-            continue
-        if expect_term:
-            if ch == '"':
-                j, buf = i + 1, []
-                while True:
-                    k = expression.find('"', j)
-                    if k < 0:
-                        raise AgentMemoryError("io", "full-text query failed: unterminated string")
-                    buf.append(expression[j:k])
-                    if k + 1 < n and expression[k + 1] == '"':
-                        buf.append('"')
-                        j = k + 2
-                        continue
-                    i = k + 1
-                    break
-                terms.append("".join(buf))
-            else:
-                m = re.match(r"[\w\-]+", expression[i:])
-                if not m or m.group(0) == "OR":
-                    raise AgentMemoryError("io", f"full-text query failed: syntax error near {expression[i:i + 10]!r}")
-                terms.append(m.group(0))
-                i += len(m.group(0))
-            expect_term = False
-        else:
-            if expression.startswith("OR", i) and (i + 2 == n or expression[i + 2].isspace() or expression[i + 2] == '"'):
-                i += 2
-                expect_term = True
-                continue
-            raise AgentMemoryError("io", f"full-text query failed: syntax error near {expression[i:i + 10]!r}")
-    if expect_term and terms:
-        raise AgentMemoryError("io", "full-text query failed: expression ends with OR")
-    return list(dict.fromkeys(terms))
+    try:
+        return list(dict.fromkeys(fts.match_phrases(expression)))
+    except ValueError as exc:
+        raise AgentMemoryError("io", f"full-text query failed: {exc}") from None
 
 
 def _lock_key(*parts: str) -> int:
@@ -608,35 +572,51 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore):
         )
         conn.execute(
             self._sql(
-                "INSERT INTO §fts_stats(realm, n_rows, n_tokens) VALUES (%s, 1, %s) ON CONFLICT (realm) DO UPDATE "
+                "INSERT INTO §fts_stats(realm, scope_kind, scope_key, n_rows, n_tokens) VALUES (%s, %s, %s, 1, %s) "
+                "ON CONFLICT (realm, scope_kind, scope_key) DO UPDATE "
                 "SET n_rows = §fts_stats.n_rows + 1, n_tokens = §fts_stats.n_tokens + EXCLUDED.n_tokens"
             ),
-            (realm, ntok),
+            (realm, scope_kind, scope_key, ntok),
         )
         if lexemes:
             conn.execute(
                 self._sql(
-                    "INSERT INTO §fts_terms(realm, term, df) SELECT %s, t, 1 FROM unnest(%s::text[]) AS t "
-                    "ON CONFLICT (realm, term) DO UPDATE SET df = §fts_terms.df + 1"
+                    "INSERT INTO §fts_terms(realm, scope_kind, scope_key, term, df) "
+                    "SELECT %s, %s, %s, t, 1 FROM unnest(%s::text[]) AS t "
+                    "ON CONFLICT (realm, scope_kind, scope_key, term) DO UPDATE SET df = §fts_terms.df + 1"
                 ),
-                (realm, lexemes),
+                (realm, scope_kind, scope_key, lexemes),
             )
 
     def _delete_fts(self, conn: psycopg.Connection[Any], realm: str, rid: int) -> None:
+        """Remove a record's full-text row and take it out of its scope's statistics (rows that reach
+        zero are deleted: no term of a scope with no active record holding it stays behind)."""
         row = conn.execute(
-            self._sql("DELETE FROM §records_fts WHERE rid = %s RETURNING ntok, tsvector_to_array(doc)"), (rid,)
+            self._sql("DELETE FROM §records_fts WHERE rid = %s RETURNING ntok, tsvector_to_array(doc), scope_kind, "
+                      "scope_key"), (rid,)
         ).fetchone()
         if row is None:
             return
-        ntok, lexemes = row[0], list(row[1] or [])
+        ntok, lexemes, kind, key = row[0], list(row[1] or []), row[2], row[3]
         conn.execute(
-            self._sql("UPDATE §fts_stats SET n_rows = n_rows - 1, n_tokens = n_tokens - %s WHERE realm = %s"),
-            (ntok, realm),
+            self._sql("UPDATE §fts_stats SET n_rows = n_rows - 1, n_tokens = n_tokens - %s "
+                      "WHERE realm = %s AND scope_kind = %s AND scope_key = %s"),
+            (ntok, realm, kind, key),
+        )
+        conn.execute(
+            self._sql("DELETE FROM §fts_stats WHERE realm = %s AND scope_kind = %s AND scope_key = %s AND n_rows <= 0"),
+            (realm, kind, key),
         )
         if lexemes:
             conn.execute(
-                self._sql("UPDATE §fts_terms SET df = df - 1 WHERE realm = %s AND term = ANY(%s::text[])"),
-                (realm, lexemes),
+                self._sql("UPDATE §fts_terms SET df = df - 1 WHERE realm = %s AND scope_kind = %s AND scope_key = %s "
+                          "AND term = ANY(%s::text[])"),
+                (realm, kind, key, lexemes),
+            )
+            conn.execute(
+                self._sql("DELETE FROM §fts_terms WHERE realm = %s AND scope_kind = %s AND scope_key = %s "
+                          "AND term = ANY(%s::text[]) AND df <= 0"),
+                (realm, kind, key, lexemes),
             )
 
     # ================================================================ row primitives (see SqlAgentMemoryStore)
@@ -824,16 +804,17 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore):
         return {aid: [rec for _, _, rec in sorted(items, key=lambda t: (t[0], t[1]))] for aid, items in grouped.items()}
 
     def search(self, realm: str, scope: Scope, match_expression: str, limit: int) -> list[tuple[RecordView, float]]:
-        """See :meth:`AgentMemoryStore.search`: FTS5's weighted ``bm25`` (lower is better), computed in SQL.
+        """See :meth:`AgentMemoryStore.search`: weighted bm25 over the statistics of ``scope`` alone (lower
+        is better), computed in SQL as :mod:`meta_memory.recall.bm25` defines it.
 
         Candidates: active records of ``scope`` whose ``tsvector`` holds any
         term (GIN index). Score per record: ``-sum_i idf_i * f_i * (k1 + 1) /
-        (f_i + k1 * (1 - b + b * ntok / avgdl))`` with ``k1 = 1.2``, ``b =
-        0.75``, ``f_i`` the column-weighted frequency of term ``i``, ``idf_i =
+        (f_i + k1 * (1 - b + b * ntok / avgdl))`` with ``k1`` and ``b`` those of
+        :mod:`meta_memory.recall.bm25`, ``f_i`` the column-weighted frequency of term ``i``, ``idf_i =
         ln((N - n_i + 0.5) / (n_i + 0.5))`` (``1e-6`` when not positive), ``N``
-        the realm's active records and ``n_i`` those holding term ``i`` — as
-        FTS5 computes it over a realm's file. Order: score, then
-        ``updated_at_ms`` desc, then insertion order.
+        the scope's active records, ``avgdl`` their tokens per record and ``n_i``
+        those holding term ``i`` (``fts_stats`` / ``fts_terms`` of the scope): no
+        other scope's records move a score. Order: score, then insertion order.
         """
         if limit <= 0 or not match_expression:
             return []
@@ -846,10 +827,11 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore):
         rows = self._query(
             name,
             "WITH st AS (SELECT n_rows::float8 AS n, n_tokens::float8 / n_rows AS avgdl FROM §fts_stats "
-            "  WHERE realm = %(realm)s AND n_rows > 0), "
+            "  WHERE realm = %(realm)s AND scope_kind = %(kind)s AND scope_key = %(key)s AND n_rows > 0), "
             "q AS MATERIALIZED (SELECT t.term, CASE WHEN x.idf <= 0 THEN 1e-6 ELSE x.idf END AS idf "
             "  FROM unnest(%(terms)s::text[]) AS t(term) CROSS JOIN st "
-            "  LEFT JOIN §fts_terms ft ON ft.realm = %(realm)s AND ft.term = t.term "
+            "  LEFT JOIN §fts_terms ft ON ft.realm = %(realm)s AND ft.scope_kind = %(kind)s "
+            "  AND ft.scope_key = %(key)s AND ft.term = t.term "
             "  CROSS JOIN LATERAL (SELECT ln((st.n - COALESCE(ft.df, 0) + 0.5) / (COALESCE(ft.df, 0) + 0.5)) AS idf) x), "
             "hits AS (SELECT f.rid, (SELECT -SUM(q.idf * (w.freq * (%(k1)s::float8 + 1)) / (w.freq + %(k1)s::float8 "
             "    * (1 - %(b)s::float8 + %(b)s::float8 * f.ntok / NULLIF(st.avgdl, 0)))) "

@@ -8,7 +8,7 @@ schema it holds. Domains:
 - ``records-fts``: the full-text index owned by :mod:`meta_memory.recall.fts`.
   Its row name carries a fingerprint of ``create_statements()``; when recall
   changes its index definition, the index is dropped, recreated and refilled
-  from the active records at the next open.
+  from the active records at the next open, its per-scope statistics too.
 
 Deviation from the predecessor, on purpose: ``records`` has an explicit
 ``rid INTEGER PRIMARY KEY`` (the stable rowid the FTS row points at; a plain
@@ -296,12 +296,14 @@ def migrate(conn: sqlite3.Connection, now_ms: int) -> list[str]:
     ).fetchone()
     if row is None or row[1] != fingerprint:
         conn.execute(f"DROP TABLE IF EXISTS {fts.FTS_TABLE}")
+        conn.execute(f"DROP TABLE IF EXISTS {fts.SCOPES_TABLE}")  # rebuilt below with the rows
         for stmt in fts.create_statements():
             conn.execute(stmt)
-        for rid, title, description, body, tags_json in conn.execute(
-            "SELECT rid, title, description, body, tags FROM records WHERE status_kind = 'active'"
+        for rid, kind, key, title, description, body, tags_json in conn.execute(
+            "SELECT rid, scope_kind, scope_key, title, description, body, tags FROM records "
+            "WHERE status_kind = 'active' ORDER BY rid"
         ).fetchall():
-            insert_fts(conn, rid, title, description, body, _json_tags(tags_json))
+            insert_fts(conn, rid, (kind, key), title, description, body, _json_tags(tags_json))
         conn.execute(
             "INSERT INTO schema_migrations(domain, version, name, applied_at_ms) VALUES (?, ?, ?, ?)",
             (FTS_DOMAIN, (row[0] + 1) if row else 1, fingerprint, now_ms),
@@ -318,12 +320,15 @@ def _json_tags(text: str) -> list[str]:
 
 
 def insert_fts(
-    conn: sqlite3.Connection, rid: int, title: str, description: str, body: str, tags: list[str] | tuple[str, ...]
+    conn: sqlite3.Connection, rid: int, scope: tuple[str, str], title: str, description: str, body: str,
+    tags: list[str] | tuple[str, ...],
 ) -> None:
-    """Index one active record (``rowid`` = the record's ``rid``) with :func:`meta_memory.recall.fts.document`."""
+    """Index one active record (``rowid`` = the record's ``rid``, ``scope`` its ``(scope_kind, scope_key)``)
+    with :func:`meta_memory.recall.fts.document`: the row, its change-log entry and its scope's statistics."""
     doc = fts.document(title, description, body, list(tags))
     conn.execute(_insert_fts_sql(tuple(doc)), (rid, *doc.values()))
     fts.note_change(conn, rid)
+    fts.note_scope(conn, scope[0], scope[1], 1, fts.document_size(doc.values()))
 
 
 @lru_cache(maxsize=4)
@@ -332,10 +337,19 @@ def _insert_fts_sql(columns: tuple[str, ...]) -> str:
     return f"INSERT INTO {fts.FTS_TABLE}(rowid, {', '.join(columns)}) VALUES (?, {', '.join('?' for _ in columns)})"
 
 
+_INDEXED_ROW = (f"SELECT r.scope_kind, r.scope_key, {', '.join(f'f.{c}' for c in fts.COLUMNS)} "
+                f"FROM {fts.FTS_TABLE} f LEFT JOIN records r ON r.rid = f.rowid WHERE f.rowid = ?")
+
+
 def delete_fts(conn: sqlite3.Connection, rid: int) -> None:
-    """Remove a record's full-text row (when it leaves ``active``)."""
-    if conn.execute(f"DELETE FROM {fts.FTS_TABLE} WHERE rowid = ?", (rid,)).rowcount:
-        fts.note_change(conn, rid)
+    """Remove a record's full-text row (when it leaves ``active``), with its scope's statistics."""
+    row = conn.execute(_INDEXED_ROW, (rid,)).fetchone()
+    if row is None:
+        return
+    conn.execute(f"DELETE FROM {fts.FTS_TABLE} WHERE rowid = ?", (rid,))
+    fts.note_change(conn, rid)
+    if row[0] is not None:
+        fts.note_scope(conn, row[0], row[1], -1, -fts.document_size(row[2:]))
 
 
 def delete_vector(conn: sqlite3.Connection, rid: int) -> None:

@@ -112,7 +112,7 @@ from meta_memory.clock import Clock, SystemClock
 from meta_memory.errors import AgentMemoryError
 from meta_memory.identity import parse_identity, parse_realm
 from meta_memory.limits import DEFAULT_MAX_OPEN_REALMS, DEFAULT_MAX_REALMS
-from meta_memory.recall import fts
+from meta_memory.recall import bm25, fts
 from meta_memory.recall.lexical_index import DEFAULT_MAX_BYTES, LexicalIndexes
 from meta_memory.recall.semantic import vectors as vector_index
 from meta_memory.storage.layout import AgentMemoryPaths, RealmPathError
@@ -677,7 +677,7 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
         return int(row[0])
 
     def _index_record(self, conn: sqlite3.Connection, realm: str, rid: int, rec: MemoryRecord) -> None:
-        insert_fts(conn, rid, rec.title, rec.description, rec.body, rec.tags)
+        insert_fts(conn, rid, rec.scope.storage(), rec.title, rec.description, rec.body, rec.tags)
 
     def _unindex_record(self, conn: sqlite3.Connection, realm: str, rid: int) -> None:
         delete_fts(conn, rid)
@@ -895,51 +895,27 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
         return out
 
     def search(self, realm: str, scope: Scope, match_expression: str, limit: int) -> list[tuple[RecordView, float]]:
-        """See :meth:`AgentMemoryStore.search`; ordered by ``recall.fts.BM25_EXPR`` (weighted bm25), ties by
-        insertion order (``rid``), like the PostgreSQL store.
-
-        Two exact steps: rank the full-text rows alone (no join) and keep this scope's active rows
-        among the best ``limit``; only when that leaves fewer than ``limit`` while at least ``limit``
-        rows matched (other scopes share the realm's index) does the ranked join over this scope run.
-        The first step is what keeps recall near bare FTS5 speed on a large single-identity realm.
+        """See :meth:`AgentMemoryStore.search`: ordered by bm25 over the statistics of ``scope`` alone
+        (:mod:`meta_memory.recall.bm25`), ties by insertion order (``rid``), like the PostgreSQL store;
+        no other scope's rows change a score or the order.
 
         A realm with a warm in-process index (:mod:`meta_memory.recall.lexical_index`) is answered
-        from it instead — the same candidates and scores — and each candidate is re-read here, in
-        the same snapshot, and kept only if it is still active in ``scope``.
+        from it; otherwise FTS5 finds the scope's matching rows and they are scored here
+        (:func:`meta_memory.recall.bm25.scoped_candidates`) — the same candidates and scores either way.
+        Each candidate is re-read in the same snapshot and kept only if it is still active in ``scope``.
         """
         if limit <= 0 or not match_expression:
             return []
         kind, key = scope.storage()
         name = self._realm_name(realm)  # validates the realm name
-        table = fts.FTS_TABLE
         with self._read(realm) as conn:
             hits = self.lexical_index.search(conn, name, (kind, key), match_expression, limit)
-            if hits is not None:
-                return self._current_views(conn, kind, key, hits)
-            try:
-                rows = conn.execute(
-                    f"SELECT {VIEW_COLUMNS}, f.score AS score FROM (SELECT rowid AS fid, {fts.BM25_EXPR} AS score "
-                    f"FROM {table} WHERE {table} MATCH ? ORDER BY score, rowid LIMIT ?) f "
-                    "JOIN records r ON r.rid = f.fid WHERE r.scope_kind = ? AND r.scope_key = ? "
-                    "AND r.status_kind = 'active' ORDER BY f.score, r.rid",
-                    (match_expression, limit, kind, key),
-                ).fetchall()
-                if len(rows) < limit:
-                    matched = conn.execute(
-                        f"SELECT count(*) FROM (SELECT 1 FROM {table} WHERE {table} MATCH ? LIMIT ?)",
-                        (match_expression, limit + 1),
-                    ).fetchone()[0]
-                    if matched >= limit:
-                        rows = conn.execute(
-                            f"SELECT {VIEW_COLUMNS}, {fts.BM25_EXPR} AS score FROM {table} "
-                            f"JOIN records r ON r.rid = {table}.rowid "
-                            f"WHERE {table} MATCH ? AND r.scope_kind = ? AND r.scope_key = ? "
-                            "AND r.status_kind = 'active' ORDER BY score, r.rid LIMIT ?",
-                            (match_expression, kind, key, limit),
-                        ).fetchall()
-            except sqlite3.OperationalError as exc:
-                raise AgentMemoryError("io", f"full-text query failed: {exc}") from None
-        return [(row_to_view(r), float(r["score"])) for r in rows]
+            if hits is None:
+                try:
+                    hits = bm25.scoped_candidates(conn, kind, key, match_expression, limit)
+                except (sqlite3.OperationalError, ValueError) as exc:
+                    raise AgentMemoryError("io", f"full-text query failed: {exc}") from None
+            return self._current_views(conn, kind, key, hits)
 
     @staticmethod
     def _neighbour_views(conn: sqlite3.Connection, kind: str, key: str,
