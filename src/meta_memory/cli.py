@@ -65,7 +65,10 @@ def _start_runtime(config: MetaConfig, state_dir: Path, *, one_shot: bool = Fals
 
 
 def _one_line(text: str) -> str:
-    return " ".join(str(text).split())
+    """One line, terminal controls escaped (a message may quote a file, a config value or a gateway's answer)."""
+    from .terminal import one_line
+
+    return one_line(text)
 
 
 def _fail(exc: Exception) -> None:

@@ -17,6 +17,8 @@ from typing import Any
 
 import click
 
+from ..terminal import one_line
+
 __all__ = ["register"]
 
 _state = click.option("--state-dir", type=click.Path(file_okay=False, path_type=Path), default=".meta/state",
@@ -55,7 +57,7 @@ def _runtime(state_dir: Path, config_path: Path | None) -> Any:
     try:
         return build_runtime(state_dir, config_path, one_shot=True)
     except StartupError as exc:
-        click.echo(f"meta-memory: {exc}", err=True)
+        click.echo(one_line(f"meta-memory: {exc}"), err=True)
         sys.exit(1)
 
 
@@ -88,15 +90,15 @@ def export_command(state_dir: Path, config_path: Path | None, realm: str | None,
             if output is not None:
                 out.close()
     except ValueError as exc:
-        click.echo(f"meta-memory: {exc}", err=True)
+        click.echo(one_line(f"meta-memory: {exc}"), err=True)
         sys.exit(1)
     finally:
         runtime.close()
     if output is not None:
         realms = ", ".join(f"{r}: {n}" for r, n in summary.records.items()) or "no realms"
-        click.echo(f"exported {_count(summary.total_records, 'record')} ({realms}), "
-                   f"{_count(summary.assertions, 'assertion')}, {_count(summary.conflicts, 'conflict signal')} "
-                   f"to {output}")
+        click.echo(one_line(f"exported {_count(summary.total_records, 'record')} ({realms}), "
+                            f"{_count(summary.assertions, 'assertion')}, {_count(summary.conflicts, 'conflict signal')} "
+                            f"to {output}"))
 
 
 @click.command("import")
@@ -114,7 +116,7 @@ def import_command(path: Path, state_dir: Path, config_path: Path | None, as_jso
     try:  # the first pass, before the state directory is opened (or created): a bad file touches nothing
         parsed = parse_lines(lines)
     except ImportError_ as exc:
-        click.echo(f"meta-memory: import refused: {exc}", err=True)
+        click.echo(one_line(f"meta-memory: import refused: {exc}"), err=True)
         sys.exit(1)
     total = len(parsed.records)
     runtime = _runtime(state_dir, config_path)
@@ -122,7 +124,7 @@ def import_command(path: Path, state_dir: Path, config_path: Path | None, as_jso
         with _progress(not quiet and total >= 1000, "importing records", total) as advance:
             summary = import_jsonl(runtime, parsed, progress=advance)
     except (ImportError_, MetaError) as exc:
-        click.echo(f"meta-memory: import refused: {exc}", err=True)
+        click.echo(one_line(f"meta-memory: import refused: {exc}"), err=True)
         sys.exit(1)
     finally:
         runtime.close()
@@ -140,8 +142,9 @@ def import_command(path: Path, state_dir: Path, config_path: Path | None, as_jso
         f"{_count(summary.conflict_signals, 'conflict signal')}"
     )
     if summary.conflicts:
-        click.echo("conflicting ids (stored with other content, not overwritten): " + ", ".join(summary.conflicts[:20])
-                   + (" …" if len(summary.conflicts) > 20 else ""), err=True)
+        click.echo(one_line("conflicting ids (stored with other content, not overwritten): "
+                            + ", ".join(summary.conflicts[:20]) + (" …" if len(summary.conflicts) > 20 else "")),
+                   err=True)
 
 
 def _count(n: int, noun: str) -> str:
