@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from .agent_memory.realm_list import refuse_unlisted_realm
 from .agent_memory.retention import TombstoneRetention
 from .clock import Clock, SystemClock
 from .config import MetaConfig
@@ -152,6 +153,14 @@ class Runtime:
             "agent_memory": agent_memory,
             "events": {"last_event_id": f"console-evt-{self.events.last_seq}" if self.events.last_seq else None},
         }
+
+    def check_realm(self, realm: object) -> None:
+        """Refuse a call whose params name a realm outside ``[agent_memory] realms`` (the allow-list):
+        raises ``InvalidParams`` (-32602, field ``realm``). A realm that is not a string (absent: the
+        gateway's own) and a gateway without the list pass. See :mod:`.agent_memory.realm_list`."""
+        am = self.config.agent_memory
+        if am is not None and isinstance(realm, str):
+            refuse_unlisted_realm(am.realms, realm)
 
     def set_memory_panel_store(self, store: MemoryPanelStore | None) -> None:
         """Wire the console Memory panel's read models (seed: Console Memory panel).

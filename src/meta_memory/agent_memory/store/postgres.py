@@ -38,7 +38,7 @@ import logging
 import re
 import itertools
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -54,6 +54,7 @@ from meta_memory.agent_memory.model import (
     UsageEvent,
     UsageStats,
 )
+from meta_memory.agent_memory.realm_list import refuse_unlisted_realm
 from meta_memory.agent_memory.store import pg_schema, planner
 from meta_memory.agent_memory.store.base import InjectionRow, WriteGate, dumps
 from meta_memory.agent_memory.store.common import (
@@ -242,6 +243,9 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore):
         connect_timeout_s: how long start-up and each pool checkout may wait.
         max_realms: most realms (``[agent_memory] max_realms``); registering one more is refused
             with ``AgentMemoryError("limit", ...)``.
+        realms: the realm allow-list (``[agent_memory] realms``; ``None`` = any realm): registering an
+            unlisted realm is refused with ``InvalidParams`` naming ``realm``
+            (:mod:`meta_memory.agent_memory.realm_list`).
 
     Raises ``AgentMemoryError("invalid_config", ...)`` for an empty DSN or a bad
     schema name, ``AgentMemoryError("io", "cannot connect ...")`` when the
@@ -260,6 +264,7 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore):
         pool_size: int = DEFAULT_POOL_SIZE,
         connect_timeout_s: float = 10.0,
         max_realms: int = 4096,
+        realms: Collection[str] | None = None,
     ) -> None:
         if not isinstance(dsn, str) or not dsn.strip():
             raise AgentMemoryError("invalid_config", "agent memory dsn must not be empty")
@@ -281,6 +286,7 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore):
         self.gate = gate
         self.pool_size = pool_size
         self.max_realms = max_realms
+        self.allowed_realms = frozenset(realms) if realms is not None else None
         self.connect_timeout_s = connect_timeout_s
         self._qs = pg_schema.quote_ident(schema) + "."
         self._views = pg_schema.quote_ident(schema + "_realm")
@@ -439,6 +445,7 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore):
             def setup(conn: psycopg.Connection[Any]) -> None:
                 known = conn.execute(self._sql("SELECT 1 FROM §realms WHERE realm = %s"), (name,)).fetchone()
                 if known is None:
+                    refuse_unlisted_realm(self.allowed_realms, name)
                     (count,) = _one(conn.execute(self._sql("SELECT count(*) FROM §realms")))
                     if count >= self.max_realms:
                         raise AgentMemoryError(

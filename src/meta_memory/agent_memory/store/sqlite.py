@@ -37,7 +37,7 @@ import stat
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from functools import lru_cache
 from itertools import zip_longest
 from pathlib import Path
@@ -68,6 +68,7 @@ from meta_memory.agent_memory.model import (
     UsageEvent,
     UsageStats,
 )
+from meta_memory.agent_memory.realm_list import refuse_unlisted_realm
 from meta_memory.agent_memory.secrets import scan
 from meta_memory.agent_memory.store.base import (
     DEFAULT_SCOPE_FLOOR_BYTES,
@@ -224,6 +225,9 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
             it the least recently used idle realm's connections are closed (reopened on demand).
         recall_index_bytes: memory budget of the in-process recall index
             (:mod:`meta_memory.recall.lexical_index`; ``[agent_memory] recall_index_mb``); ``0`` = off.
+        realms: the realm allow-list (``[agent_memory] realms``; ``None`` = any realm): creating an
+            unlisted realm is refused with ``InvalidParams`` naming ``realm``
+            (:mod:`meta_memory.agent_memory.realm_list`).
 
     Connections: a realm's database is opened (and created) only by a write; a read of a realm
     without a database answers from an empty, schema-only in-memory database and creates nothing.
@@ -248,6 +252,7 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
         max_realms: int = DEFAULT_MAX_REALMS,
         max_open_realms: int = DEFAULT_MAX_OPEN_REALMS,
         recall_index_bytes: int = DEFAULT_MAX_BYTES,
+        realms: Collection[str] | None = None,
     ) -> None:
         if not str(root.root if isinstance(root, AgentMemoryPaths) else root).strip():
             raise AgentMemoryError("invalid_config", "agent memory root path must not be empty")
@@ -262,6 +267,7 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
         self.import_markdown = import_markdown
         self.max_realms = max_realms
         self.max_open_realms = max_open_realms
+        self.allowed_realms = frozenset(realms) if realms is not None else None
         self._realms: OrderedDict[str, _RealmDb] = OrderedDict()  # least recently used first
         self._open_lock = threading.Lock()
         self._empty_idle: list[sqlite3.Connection] = []
@@ -363,6 +369,7 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
                 if not self._realm_exists(name):
                     if not create:
                         return None
+                    refuse_unlisted_realm(self.allowed_realms, name)
                     self._check_realm_cap(name)
                 self._creating.add(name)
             try:
