@@ -170,17 +170,20 @@ class AccessControlNotConfigured(MetaError):
 
 
 class CapacityExceeded(MetaError):
-    """-32005: a server-wide capacity is full (e.g. ``resource = "event_subscribers"``); retry later.
+    """-32005: a server-wide capacity is full (e.g. ``resource = "event_subscribers"``, ``"recall_slots"``);
+    retry later.
 
-    ``data``: ``resource`` (what is full) and ``limit`` (the configured cap)."""
+    ``data``: ``resource`` (what is full), ``limit`` (the configured cap) and, when the gateway can tell,
+    ``retry_after_ms`` (when to retry; over HTTP also the ``Retry-After`` header, in whole seconds)."""
 
     code = -32005
     kind = "capacity_exceeded"
 
-    def __init__(self, message: str, *, resource: str, limit: int) -> None:
-        super().__init__(message, resource=resource, limit=limit)
+    def __init__(self, message: str, *, resource: str, limit: int, retry_after_ms: int | None = None) -> None:
+        super().__init__(message, resource=resource, limit=limit, retry_after_ms=retry_after_ms)
         self.resource = resource
         self.limit = limit
+        self.retry_after_ms = retry_after_ms
 
 
 class MemoryBackendUnavailable(MetaError):
@@ -288,6 +291,7 @@ _BY_CODE: dict[int, type[MetaError]] = {
         InternalError,
         RecordNotFound,
         AccessControlNotConfigured,
+        CapacityExceeded,
         MemoryBackendUnavailable,
         AccessDenied,
         AgentMemoryError,

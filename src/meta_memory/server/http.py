@@ -9,7 +9,10 @@ allowed_origins``). Then, on ``POST /rpc``:
   before it is read, so nothing is executed;
 * a body larger than ``[gateway] max_request_bytes`` is refused with HTTP 413
   and ``-32600`` before any of it is parsed;
-* a client that goes away before its body is complete is logged as one line.
+* a client that goes away before its body is complete is logged as one line;
+* a single call refused with ``capacity_exceeded`` (-32005) that says when to retry
+  (``data.retry_after_ms``) is answered with HTTP 503 and ``Retry-After`` (whole seconds);
+  every other answer, refusals included, is HTTP 200.
 
 Blocking work (SQLite, fsync) runs in a worker thread so the event loop stays
 responsive. ``/events`` is :mod:`meta_memory.server.events`.
@@ -18,6 +21,7 @@ responsive. ``/events`` is :mod:`meta_memory.server.events`.
 from __future__ import annotations
 
 import logging
+import math
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -93,10 +97,13 @@ def create_app(gateway: Gateway, *, bind_host: str | None = None) -> Starlette:
         except AuthenticationFailed as exc:
             return _auth_error(exc)
         ctx = CallContext(principal=principal, transport="http")
-        out = await run_in_threadpool(gateway.dispatcher.handle_bytes, body, ctx)
-        if out is None:
+        answer = await run_in_threadpool(gateway.dispatcher.answer, body, ctx)
+        if answer.body is None:
             return Response(status_code=204)
-        return Response(out, media_type=_JSON)
+        if answer.retry_after_ms is not None:  # a single call refused for capacity: retry later
+            return Response(answer.body, status_code=503, media_type=_JSON,
+                            headers={"Retry-After": str(math.ceil(answer.retry_after_ms / 1000))})
+        return Response(answer.body, media_type=_JSON)
 
     async def health(request: Request) -> Response:
         return JSONResponse({"status": "ok", "methods": len(gateway.table.names(gateway.runtime))})
