@@ -219,7 +219,10 @@ class AgentMemoryError(MetaError):
     ``scope_not_writable``, ``timeout``, ``unsupported``, ``invalid_config``,
     ``io``, ``session_limit`` (the session state is at its row cap; new
     sessions are refused, never an old one evicted), ``limit`` (a configured resource cap, named in
-    the message, e.g. ``max_realms``). ``op_index`` names the op of a staged batch when one is at fault.
+    the message, e.g. ``max_realms``), ``disk_full`` (a write found no space left; the message names the
+    disk; nothing was written and reads keep working), ``corrupt`` (a realm database is damaged or not a
+    database; the message names the file and the doctor; other realms are served).
+    ``op_index`` names the op of a staged batch when one is at fault.
     The message carries the reference's Display prefix, e.g.
     ``invalid agent memory record: op 0: title must not be empty``.
     """
@@ -238,6 +241,8 @@ class AgentMemoryError(MetaError):
         "unsupported": "agent memory unsupported operation: ",
         "session_limit": "agent memory session limit: ",
         "limit": "agent memory limit reached: ",
+        "disk_full": "agent memory disk full: ",
+        "corrupt": "agent memory store damaged: ",
     }
 
     def __init__(

@@ -22,6 +22,7 @@ from .events.bus import EventBus
 from .features import AgentMemoryFeature, FeatureContext, Features, build_features, effective_agent_memory_config
 from .ledger.ledger import AssertionLedger
 from .panel.store import MemoryPanelStore
+from .readiness import Readiness
 from .review.service import ReviewService
 from .services.access import AccessService
 from .storage.layout import StorageLayout
@@ -54,6 +55,7 @@ class Runtime:
         retention: the tombstone-retention sweep (``None`` unless ``erase_tombstoned_after_days``).
         memory_panel_store: the console Memory panel's read models (``None``: the panel
             methods are unadvertised; see :meth:`set_memory_panel_store`).
+        readiness: what ``GET /v1/ready`` answers (:mod:`.readiness`).
 
     Raises:
         StartupError: a predecessor ledger file or file-name twins under the
@@ -69,6 +71,7 @@ class Runtime:
     review: ReviewService | None
     retention: TombstoneRetention | None
     memory_panel_store: MemoryPanelStore | None
+    readiness: Readiness | None
 
     def __init__(self, config: MetaConfig | None = None, state_dir: Path | str | None = None, *, clock: Clock | None = None,
                  start_background: bool = True, one_shot: bool = False) -> None:
@@ -87,6 +90,7 @@ class Runtime:
         self._state_lock: StateDirLock | None = None
         self._ledger: AssertionLedger | None = None
         self._events: EventBus | None = None
+        self.readiness = None
         if self.layout is not None:
             self.layout.check_startup()
             self._state_lock = StateDirLock(self.layout.state_dir, one_shot=one_shot)
@@ -105,7 +109,7 @@ class Runtime:
 
     def _build(self) -> None:
         self._events = self.events = EventBus(
-            self.clock, path=(self.state_dir / "events.sqlite3") if self.state_dir else None,
+            self.clock, path=self.layout.events_path if self.layout is not None else None,
             retention=self.config.gateway.events_retention)
 
         self._ledger = self.ledger = AssertionLedger.from_config(self.config.memory, self.state_dir, self.clock)
@@ -116,6 +120,7 @@ class Runtime:
             config=effective_agent_memory_config(self.config.agent_memory, self.state_dir is not None),
             layout=self.layout, clock=self.clock, events=self.events, ledger=self.ledger,
             start_background=self.start_background, add_closer=self.add_closer)))
+        self.readiness = Readiness(self, start_background=self.start_background)
 
     def _ledger_eviction_started(self, evicted: int, max_retained: int) -> None:
         """Timeline signal: the ledger reached its cap and has started evicting its oldest assertions."""
@@ -143,6 +148,7 @@ class Runtime:
             })
             if feature.recall is not None:
                 agent_memory["vector_backlog"] = feature.recall.backlog()
+            agent_memory["telemetry"] = feature.store.telemetry_stats()
         return {
             "version": __version__,
             "state_dir": str(self.state_dir) if self.state_dir is not None else None,
@@ -180,6 +186,8 @@ class Runtime:
             if self._closed:
                 return
             self._closed = True
+        if self.readiness is not None:
+            self.readiness.close()
         for closer in self._closers:
             try:
                 closer()

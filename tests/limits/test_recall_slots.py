@@ -8,7 +8,6 @@ needs slots to stay taken.
 
 from __future__ import annotations
 
-import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -17,14 +16,11 @@ from typing import Any
 
 import httpx
 import pytest
-import uvicorn
 
 from meta_memory.errors import CapacityExceeded
 from meta_memory.injection.timebox import ProviderSaturated, TimeBox
 from meta_memory.sdk import Meta
-from meta_memory.server.gateway import Gateway
-from meta_memory.server.http import create_app
-from support import run_together, write_config
+from support import ServedRuntime, run_together, write_config
 
 IDENT = "agent:busy"
 
@@ -66,7 +62,7 @@ class _HeldProvider:
 
 
 class _Served:
-    """An embedded runtime served over HTTP on a real socket in this process (so its provider can be held)."""
+    """An embedded runtime served over HTTP in this process, its recall provider held for ``IDENT``."""
 
     def __init__(self, state: Path, **agent_memory: Any) -> None:
         self.handle = Meta.builder().persistent_state(state).agent_memory(**agent_memory).build()
@@ -74,17 +70,8 @@ class _Served:
         service = self.handle.runtime.agent_memory.service
         self.provider = _HeldProvider(service.provider)
         service.provider = self.provider
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-        sock.bind(("127.0.0.1", 0))
-        sock.listen(64)
-        self.url = f"http://127.0.0.1:{sock.getsockname()[1]}"
-        self.server = uvicorn.Server(uvicorn.Config(create_app(Gateway.for_runtime(self.handle.runtime)),
-                                                    log_level="warning", lifespan="off"))
-        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [sock]}, daemon=True)
-        self.thread.start()
-        deadline = time.monotonic() + 10
-        while not self.server.started and time.monotonic() < deadline:
-            time.sleep(0.01)
+        self.served = ServedRuntime(self.handle.runtime)
+        self.url = self.served.url
 
     def hold_slots(self, n: int) -> list[threading.Thread]:
         """``n`` recalls of the identity, started and held inside the provider."""
@@ -97,8 +84,7 @@ class _Served:
 
     def close(self) -> None:
         self.provider.release.set()
-        self.server.should_exit = True
-        self.thread.join(timeout=10)
+        self.served.close()
         self.handle.close()
 
 

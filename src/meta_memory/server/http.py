@@ -1,4 +1,12 @@
-"""HTTP transport: ``POST /rpc`` (JSON-RPC 2.0), ``GET /v1/health``, ``GET /events`` (SSE), ``/console/``.
+"""HTTP transport: ``POST /rpc`` (JSON-RPC 2.0), ``GET /v1/health``, ``GET /v1/ready``, ``GET /events`` (SSE),
+``/console/``.
+
+``GET /v1/health`` is liveness: the process answers (it reads no store). ``GET /v1/ready`` is
+readiness (:mod:`meta_memory.readiness`): HTTP 200 ``{status: "ready", failing: []}``, or 503
+``{status: "not_ready", failing: [component kinds]}``; a caller holding ``operator.status`` (every
+caller on a gateway without ``[access]``) also gets ``checks`` (each failing check's name, problem and
+fix, which may name realms and paths) and ``checked_at_ms``. An unknown bearer token is refused (401)
+as on ``/rpc``; no token is needed for the short answer.
 
 Every request first passes the perimeter (:mod:`meta_memory.server.perimeter`:
 ``Host``, ``Origin`` and fetch-metadata rules; CORS only for ``[gateway]
@@ -32,6 +40,7 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from ..access.principal import AuthenticationFailed
+from ..access.resources import Resource
 from ..errors import InvalidRequest
 from ..rpc.dispatch import encode, error_response
 from ..rpc.registry import CallContext
@@ -44,6 +53,7 @@ __all__ = ["create_app"]
 log = logging.getLogger("meta_memory.http")
 
 _JSON = "application/json"
+_NO_STORE = {"Cache-Control": "no-store"}
 #: Request headers a configured foreign origin may send (CORS).
 _CORS_HEADERS = ["authorization", "content-type", "last-event-id"]
 
@@ -108,9 +118,23 @@ def create_app(gateway: Gateway, *, bind_host: str | None = None) -> Starlette:
     async def health(request: Request) -> Response:
         return JSONResponse({"status": "ok", "methods": len(gateway.table.names(gateway.runtime))})
 
+    async def ready(request: Request) -> Response:
+        try:
+            principal = gateway.authenticate(request.headers.get("authorization"))
+        except AuthenticationFailed as exc:
+            return _auth_error(exc)
+        readiness = gateway.runtime.readiness
+        if readiness is None:  # pragma: no cover - a runtime always builds one
+            return JSONResponse({"status": "ready", "failing": []}, headers=_NO_STORE)
+        report = await run_in_threadpool(readiness.report)
+        operator = gateway.runtime.access.policy.check(principal, "operator.status", Resource.unscoped())
+        body = report.detailed() if operator else report.public()
+        return JSONResponse(body, status_code=200 if report.ready else 503, headers=_NO_STORE)
+
     routes: list[BaseRoute] = [
         Route("/rpc", rpc, methods=["POST"]),
         Route("/v1/health", health, methods=["GET"]),
+        Route("/v1/ready", ready, methods=["GET"]),
         Route("/events", EventsEndpoint(gateway, _auth_error).handle, methods=["GET"]),
         Route("/", lambda request: RedirectResponse("/console/"), methods=["GET"]),
     ]

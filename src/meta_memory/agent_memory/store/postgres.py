@@ -75,10 +75,15 @@ from meta_memory.agent_memory.store.common import (
 from meta_memory.agent_memory.store.dialect import POSTGRES
 from meta_memory.agent_memory.store.migration_steps import apply_domain_steps
 from meta_memory.agent_memory.store.sqlite import realm_db_path
+from meta_memory.agent_memory.store.telemetry import TelemetryDrops
+from meta_memory.storage.disk import disk_full_error, is_disk_full
 from meta_memory import deadline
 from meta_memory.clock import Clock, SystemClock
 from meta_memory.errors import AgentMemoryError
 from meta_memory.identity import parse_realm
+
+#: How long a readiness check waits for a connection (seconds).
+READINESS_TIMEOUT_S = 2.0
 
 __all__ = [
     "PostgresAgentMemoryStore",
@@ -106,7 +111,10 @@ _SCHEMA_RE = re.compile(r"-c\s*search_path\s*=\s*([^\s,]+)")
 
 
 def _write_error(exc: psycopg.Error) -> AgentMemoryError:
-    """A failed write's psycopg error as the store's ``io`` error."""
+    """A failed write's psycopg error as the store's refusal: ``disk_full`` when the server's disk is full
+    (SQLSTATE 53100), else ``io``."""
+    if is_disk_full(exc):
+        return disk_full_error(None, "write")
     return AgentMemoryError("io", f"write failed: {exc}")
 
 
@@ -293,6 +301,7 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore):
         self._sql_cache: dict[str, str] = {}
         self._select_cache: dict[tuple[str, str], str] = {}
         self._known_realms: set[str] = set()
+        self.telemetry = TelemetryDrops()
         self._realm_lock = threading.Lock()
         self._closed = False
         self.applied_migrations = self._migrate()
@@ -904,7 +913,29 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore):
                         self._sql("UPDATE §records SET usage_stats = %s WHERE realm = %s AND memory_id = %s"), updates
                     )
 
-        self._tx(name, fn, lock=False)
+        self._telemetry(name, fn)
+
+    def _telemetry(self, name: str, fn: Callable[[psycopg.Connection[Any]], None]) -> None:
+        """A telemetry write without the realm lock; one that fails (a full disk, a lost connection) is
+        dropped and counted (:mod:`.telemetry`), never raised to the read that caused it."""
+        try:
+            self._tx(name, fn, lock=False)
+        except AgentMemoryError as exc:
+            self.telemetry.drop(name, exc.reason)
+
+    def telemetry_stats(self) -> dict[str, int]:
+        """See :meth:`AgentMemoryStore.telemetry_stats`."""
+        return self.telemetry.stats()
+
+    def readiness_problems(self) -> dict[str, str]:
+        """See :meth:`AgentMemoryStore.readiness_problems`: ``postgres`` when the server does not answer
+        ``SELECT 1`` within :data:`READINESS_TIMEOUT_S` (or the connect timeout, when shorter)."""
+        try:
+            with self._pool.connection(timeout=min(READINESS_TIMEOUT_S, self.connect_timeout_s)) as conn:
+                conn.execute("SELECT 1").fetchone()
+        except (psycopg.Error, PoolTimeout) as exc:
+            return {"postgres": f"the server does not answer: {' '.join(str(exc).split())}"}
+        return {}
 
     def log_injections(self, realm: str, rows: Sequence[InjectionRow]) -> None:
         """See :meth:`AgentMemoryStore.log_injections` (plain inserts, one transaction, no realm lock)."""
@@ -916,7 +947,7 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore):
         values = injection_values(rows)
         if any(has_nul(*v) for v in values):
             raise AgentMemoryError("invalid_record", "injection rows must not contain NUL characters")
-        self._tx(name, lambda conn: self._insert_rows(conn, name, "injections", INJECTION_COLUMNS, values), lock=False)
+        self._telemetry(name, lambda conn: self._insert_rows(conn, name, "injections", INJECTION_COLUMNS, values))
 
     # ================================================================ audit (read)
 
