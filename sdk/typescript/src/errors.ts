@@ -96,6 +96,24 @@ export class RecordNotFound extends MetaMemoryError {
 /** -32004: the method needs access control and the gateway has none configured. */
 export class AccessControlNotConfigured extends MetaMemoryError {}
 
+/**
+ * -32005: a capacity is full; retry later. `resource` names it (`recall_slots_per_identity`, `recall_slots`,
+ * `event_subscribers`), `limit` is the cap, `retryAfterMs` (when the gateway can tell) when to retry.
+ */
+export class CapacityExceeded extends MetaMemoryError {
+  get resource(): string | undefined {
+    return typeof this.data.resource === "string" ? this.data.resource : undefined;
+  }
+
+  get limit(): number | undefined {
+    return typeof this.data.limit === "number" ? this.data.limit : undefined;
+  }
+
+  get retryAfterMs(): number | undefined {
+    return typeof this.data.retry_after_ms === "number" ? this.data.retry_after_ms : undefined;
+  }
+}
+
 /** -32010: the ledger backend failed its health check or its persist; the write was rolled back. */
 export class MemoryBackendUnavailable extends MetaMemoryError {
   override readonly reason: string | undefined;
@@ -121,7 +139,9 @@ export class AccessDenied extends MetaMemoryError {
 
 /**
  * -32040: the agent-memory store refused. `reason` is one of `invalid_record`,
- * `secret_detected`, `scope_not_writable`, `timeout`, `unsupported`, `invalid_config`, `io`.
+ * `secret_detected`, `scope_not_writable`, `timeout`, `unsupported`, `invalid_config`, `io`, `limit`,
+ * `disk_full` (no space left on the disk the message names; reads keep working), `corrupt` (the realm's
+ * database is damaged; the message names the file).
  */
 export class AgentMemoryError extends MetaMemoryError {
   /** The op of a staged batch at fault, when one is. */
@@ -171,6 +191,7 @@ export const ERROR_CLASSES: Readonly<Record<string, ErrorClass>> = {
   internal: InternalError,
   not_found: RecordNotFound,
   access_control_not_configured: AccessControlNotConfigured,
+  capacity_exceeded: CapacityExceeded,
   memory_backend: MemoryBackendUnavailable,
   access_denied: AccessDenied,
   agent_memory: AgentMemoryError,
@@ -185,6 +206,7 @@ const KIND_BY_CODE: Readonly<Record<number, string>> = {
   [-32603]: "internal",
   [-32001]: "not_found",
   [-32004]: "access_control_not_configured",
+  [-32005]: "capacity_exceeded",
   [-32010]: "memory_backend",
   [-32030]: "access_denied",
   [-32040]: "agent_memory",
