@@ -82,6 +82,7 @@ class Runtime:
         self._closed = False
         self._closers: list[Callable[[], object]] = []
         self.start_background = start_background
+        self._one_shot = one_shot
         self._install(Features())
 
         am = self.config.agent_memory
@@ -120,7 +121,8 @@ class Runtime:
             config=effective_agent_memory_config(self.config.agent_memory, self.state_dir is not None),
             layout=self.layout, clock=self.clock, events=self.events, ledger=self.ledger,
             start_background=self.start_background, add_closer=self.add_closer)))
-        self.readiness = Readiness(self, start_background=self.start_background)
+        # a one-shot shell command ends long before a background integrity check would begin
+        self.readiness = Readiness(self, start_background=self.start_background and not self._one_shot)
 
     def _ledger_eviction_started(self, evicted: int, max_retained: int) -> None:
         """Timeline signal: the ledger reached its cap and has started evicting its oldest assertions."""
