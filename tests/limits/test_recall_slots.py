@@ -176,3 +176,23 @@ def test_time_box_waits_within_the_budget_then_refuses() -> None:
     for p in held:
         p.wait(30, 30_000)
     assert box.running == 0
+
+
+def test_one_identity_s_waiting_recalls_take_freed_slots_in_arrival_order() -> None:
+    box = TimeBox(max_in_flight=16, max_per_key=1)
+    release = threading.Event()
+    held = box.start(release.wait, key="k")
+    order: list[int] = []
+    waiters = []
+    for i in range(4):
+        # the work records its turn while it holds the identity's only slot
+        t = threading.Thread(target=lambda i=i: box.call(lambda i=i: order.append(i), 60_000, key="k"), daemon=True)
+        t.start()
+        waiters.append(t)
+        while len(box._waiting.get("k", ())) < i + 1:  # this one is queued before the next arrives
+            time.sleep(0.001)
+    release.set()
+    held.wait(30, 30_000)
+    for t in waiters:
+        t.join(30)
+    assert order == [0, 1, 2, 3]

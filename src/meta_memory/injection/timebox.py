@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Hashable
 from typing import Any, Generic, TypeVar
 
@@ -99,6 +100,7 @@ class TimeBox:
         self._freed = threading.Condition(self._lock)
         self._running = 0
         self._per_key: dict[Hashable, int] = {}
+        self._waiting: dict[Hashable | None, deque[object]] = {}
 
     @property
     def running(self) -> int:
@@ -119,14 +121,24 @@ class TimeBox:
         all). Raises :class:`ProviderSaturated` when none freed in time; its ``retry_after_ms`` is
         ``budget_ms`` (the calls holding the slots have budgets like this one's, and each ends by its deadline)."""
         started = time.monotonic()
+        ticket = object()
         with self._lock:
-            while (full := self._full(key)) is not None:
-                left = None if until is None else until - time.monotonic()
-                if left is None or left <= 0:
-                    raise ProviderSaturated(full.max_in_flight, per_key=full.per_key,
-                                            waited_ms=int((time.monotonic() - started) * 1000),
-                                            retry_after_ms=max(1, budget_ms or 1000))
-                self._freed.wait(left)
+            waiting = self._waiting.setdefault(key, deque())
+            waiting.append(ticket)  # one key's calls take freed slots in the order they came (no starving)
+            try:
+                while waiting[0] is not ticket or (full := self._full(key)) is not None:
+                    left = None if until is None else until - time.monotonic()
+                    if left is None or left <= 0:
+                        cap = self._full(key) or ProviderSaturated(self._max_per_key, per_key=True)
+                        raise ProviderSaturated(cap.max_in_flight, per_key=cap.per_key,
+                                                waited_ms=int((time.monotonic() - started) * 1000),
+                                                retry_after_ms=max(1, budget_ms or 1000))
+                    self._freed.wait(left)
+            finally:
+                waiting.remove(ticket)
+                if not waiting:
+                    del self._waiting[key]
+                self._freed.notify_all()  # the next in line may go now
             self._running += 1
             if key is not None:
                 self._per_key[key] = self._per_key.get(key, 0) + 1
