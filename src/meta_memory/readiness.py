@@ -153,7 +153,9 @@ class Readiness:
                     found.setdefault(f"realm:{realm}", ("realm_database", f"{problem} (background quick check)"))
                 if self.integrity.died:
                     found["worker:integrity_check"] = ("worker", "the background thread ended unexpectedly")
-            state = feature.firewall.state.readiness_problem()
+            # on PostgreSQL the session state lives on the same server: once it does not answer, asking
+            # again would only wait out the pool's timeout
+            state = None if "postgres" in found else feature.firewall.state.readiness_problem()
             if state is not None:
                 found["session_state"] = ("session_state", state)
             indexer = feature.recall.indexer
