@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,6 +24,7 @@ from typing import Any
 import httpx
 import pytest
 
+from meta_memory.readiness import TTL_S
 from support import start_gateway, write_config
 
 IDENT = "lead:main"
@@ -98,6 +100,7 @@ def test_a_full_disk_refuses_writes_naming_it_and_reads_keep_working(small_disk:
         assert {r["id"] for r in listed["records"]} == set(stored)  # the refused writes left nothing
         assert gw.result("meta/memory/panel/records", {"limit": 5})["records"]
         assert gw.result("meta/status")["agent_memory"]["telemetry"]["dropped"] >= 1
+        time.sleep(TTL_S + 0.05)  # the report computed before the disk filled has expired
         ready = httpx.get(gw.url + "/v1/ready")
         assert ready.status_code == 503 and "disk" in ready.json()["failing"]
 
