@@ -393,3 +393,41 @@ def run_together(work: Callable[[int], Any], count: int, *, timeout_s: float = 6
     if errors:
         raise errors[0]
     return results
+
+
+# --------------------------------------------------------------------------- a runtime served in this process
+
+
+class ServedRuntime:
+    """A runtime of this process (``Meta.builder()``'s, so a test can reach its parts: hold a provider,
+    stop a worker) served over HTTP on a real loopback socket by uvicorn in a thread. ``url`` is
+    ``http://127.0.0.1:<port>``; :meth:`close` stops the server (the handle is the caller's)."""
+
+    def __init__(self, runtime: Any) -> None:
+        import socket
+
+        import uvicorn
+
+        from meta_memory.server.gateway import Gateway
+        from meta_memory.server.http import create_app
+
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+        sock.bind(("127.0.0.1", 0))
+        sock.listen(64)
+        self.url = f"http://127.0.0.1:{sock.getsockname()[1]}"
+        self.server = uvicorn.Server(uvicorn.Config(create_app(Gateway.for_runtime(runtime)), log_level="warning",
+                                                    lifespan="off"))
+        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [sock]}, daemon=True)
+        self.thread.start()
+        deadline = time.monotonic() + 10
+        while not self.server.started and time.monotonic() < deadline:
+            time.sleep(0.01)
+
+    def rpc(self, method: str, params: Any = None, *, timeout: float = 60.0) -> httpx.Response:
+        """POST one call; the whole HTTP response (status, headers, JSON body)."""
+        return httpx.post(self.url + "/rpc", json={"jsonrpc": "2.0", "id": 1, "method": method, "params": params or {}},
+                          timeout=timeout)
+
+    def close(self) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=10)

@@ -65,7 +65,10 @@ def _start_runtime(config: MetaConfig, state_dir: Path, *, one_shot: bool = Fals
 
 
 def _one_line(text: str) -> str:
-    return " ".join(str(text).split())
+    """One line, terminal controls escaped (a message may quote a file, a config value or a gateway's answer)."""
+    from .terminal import one_line
+
+    return one_line(text)
 
 
 def _fail(exc: Exception) -> None:
@@ -183,13 +186,22 @@ def gateway(stdio: bool, state_dir: Path, config_path: Path | None) -> None:
 
 @main.command()
 @_state_dir_option
-def doctor(state_dir: Path) -> None:
-    """Report storage slots, file-name twins, predecessor files and leftover stages, with fixes.
+@_config_option
+@click.option("--quick", is_flag=True,
+              help="Check each database's header and schema page only, not every page (PRAGMA quick_check).")
+def doctor(state_dir: Path, config_path: Path | None, quick: bool) -> None:
+    """Inspect a state directory offline and say how to fix each finding: file-name twins, predecessor files,
+    leftover stages, a malformed ledger, damaged or truncated databases, a -wal without its database, low disk.
 
-    Exits 1 when the report is not ``ok`` (a finding blocks start-up, or the directory is missing)."""
+    Safe while a gateway runs (nothing is written). Exits 1 when the report is not ``ok`` (a finding blocks
+    start-up or is an error, or the directory is missing)."""
     from .storage.layout import StorageLayout
 
-    report = StorageLayout(state_dir).doctor()
+    try:
+        floor = load_config(config_path).gateway.min_free_disk_mb if config_path is not None else None
+    except StartupError as exc:
+        _fail(exc)
+    report = StorageLayout(state_dir).doctor(thorough=not quick, min_free_disk_mb=floor)
     click.echo(json.dumps(report, indent=2))
     if not report["ok"]:
         sys.exit(1)

@@ -170,17 +170,20 @@ class AccessControlNotConfigured(MetaError):
 
 
 class CapacityExceeded(MetaError):
-    """-32005: a server-wide capacity is full (e.g. ``resource = "event_subscribers"``); retry later.
+    """-32005: a server-wide capacity is full (e.g. ``resource = "event_subscribers"``, ``"recall_slots"``);
+    retry later.
 
-    ``data``: ``resource`` (what is full) and ``limit`` (the configured cap)."""
+    ``data``: ``resource`` (what is full), ``limit`` (the configured cap) and, when the gateway can tell,
+    ``retry_after_ms`` (when to retry; over HTTP also the ``Retry-After`` header, in whole seconds)."""
 
     code = -32005
     kind = "capacity_exceeded"
 
-    def __init__(self, message: str, *, resource: str, limit: int) -> None:
-        super().__init__(message, resource=resource, limit=limit)
+    def __init__(self, message: str, *, resource: str, limit: int, retry_after_ms: int | None = None) -> None:
+        super().__init__(message, resource=resource, limit=limit, retry_after_ms=retry_after_ms)
         self.resource = resource
         self.limit = limit
+        self.retry_after_ms = retry_after_ms
 
 
 class MemoryBackendUnavailable(MetaError):
@@ -219,7 +222,10 @@ class AgentMemoryError(MetaError):
     the message, e.g. ``max_realms``), ``erased`` (the write would bring back an erased record id, or
     erased content into the scope it was erased from: the erasure register, ``agent_memory/erase.py``;
     the message names the id or the scope, never the content), ``review_pending`` (an erase reached
-    content awaiting review). ``op_index`` names the op of a staged batch when one is at fault.
+    content awaiting review), ``disk_full`` (a write found no space left; the message names the
+    disk; nothing was written and reads keep working), ``corrupt`` (a realm database is damaged or not a
+    database; the message names the file and the doctor; other realms are served).
+    ``op_index`` names the op of a staged batch when one is at fault.
     The message carries the reference's Display prefix, e.g.
     ``invalid agent memory record: op 0: title must not be empty``.
     """
@@ -239,6 +245,8 @@ class AgentMemoryError(MetaError):
         "session_limit": "agent memory session limit: ",
         "limit": "agent memory limit reached: ",
         "erased": "agent memory write refused: ",
+        "disk_full": "agent memory disk full: ",
+        "corrupt": "agent memory store damaged: ",
     }
 
     def __init__(

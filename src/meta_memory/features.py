@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from .agent_memory.config import AgentMemoryConfig
+from .agent_memory.realm_list import unlisted_realm_rule
 from .agent_memory.retention import TombstoneRetention
 from .agent_memory.store.base import AgentMemoryStore, WriteGate
 from .clock import Clock
@@ -100,6 +101,8 @@ def effective_agent_memory_config(cfg: AgentMemoryConfig | None, has_state_dir: 
     state directory, ``None`` when agent memory is off."""
     if cfg is None:
         return AgentMemoryConfig() if has_state_dir else None
+    if cfg.enabled and (rule := unlisted_realm_rule(cfg.realms, cfg.realm)) is not None:
+        raise StartupError(f"agent_memory.realm: {rule}")  # a realm set after decode (mcp --realm)
     return cfg if cfg.enabled else None
 
 
@@ -111,7 +114,8 @@ def _open_store(ctx: FeatureContext, cfg: AgentMemoryConfig, gate: WriteGate) ->
             raise StartupError(f"agent_memory.store = \"postgres\" needs the postgres extra: {exc}") from None
         if not cfg.dsn:
             raise StartupError("agent_memory.store = \"postgres\" needs agent_memory.dsn")
-        store: AgentMemoryStore = PostgresAgentMemoryStore(cfg.dsn, ctx.clock, gate=gate, max_realms=cfg.max_realms)
+        store: AgentMemoryStore = PostgresAgentMemoryStore(cfg.dsn, ctx.clock, gate=gate, max_realms=cfg.max_realms,
+                                                           realms=cfg.realms)
         return store
     if ctx.layout is None:
         raise StartupError("agent memory with the sqlite store needs a persistent state directory")
@@ -119,7 +123,7 @@ def _open_store(ctx: FeatureContext, cfg: AgentMemoryConfig, gate: WriteGate) ->
 
     return SqliteAgentMemoryStore(ctx.layout.agent_memory_paths(), ctx.clock, gate=gate,
                                   max_realms=cfg.max_realms, max_open_realms=cfg.max_open_realms,
-                                  recall_index_bytes=cfg.recall_index_mb * 1024 * 1024)
+                                  recall_index_bytes=cfg.recall_index_mb * 1024 * 1024, realms=cfg.realms)
 
 
 def _state_root(ctx: FeatureContext) -> Path | None:

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from .agent_memory.realm_list import refuse_unlisted_realm
 from .agent_memory.retention import TombstoneRetention
 from .clock import Clock, SystemClock
 from .config import MetaConfig
@@ -21,6 +22,7 @@ from .events.bus import EventBus
 from .features import AgentMemoryFeature, FeatureContext, Features, build_features, effective_agent_memory_config
 from .ledger.ledger import AssertionLedger
 from .panel.store import MemoryPanelStore
+from .readiness import Readiness
 from .review.service import ReviewService
 from .services.access import AccessService
 from .storage.layout import StorageLayout
@@ -55,6 +57,7 @@ class Runtime:
         retention: the tombstone-retention sweep (``None`` unless ``erase_tombstoned_after_days``).
         memory_panel_store: the console Memory panel's read models (``None``: the panel
             methods are unadvertised; see :meth:`set_memory_panel_store`).
+        readiness: what ``GET /v1/ready`` answers (:mod:`.readiness`).
 
     Raises:
         StartupError: a predecessor ledger file or file-name twins under the
@@ -70,6 +73,7 @@ class Runtime:
     review: ReviewService | None
     retention: TombstoneRetention | None
     memory_panel_store: MemoryPanelStore | None
+    readiness: Readiness | None
 
     def __init__(self, config: MetaConfig | None = None, state_dir: Path | str | None = None, *, clock: Clock | None = None,
                  start_background: bool = True, one_shot: bool = False, recall_provider: object | None = None) -> None:
@@ -81,6 +85,7 @@ class Runtime:
         self._closers: list[Callable[[], object]] = []
         self.start_background = start_background
         self._recall_provider = recall_provider
+        self._one_shot = one_shot
         self._install(Features())
 
         am = self.config.agent_memory
@@ -89,6 +94,7 @@ class Runtime:
         self._state_lock: StateDirLock | None = None
         self._ledger: AssertionLedger | None = None
         self._events: EventBus | None = None
+        self.readiness = None
         if self.layout is not None:
             self.layout.check_startup()
             self._state_lock = StateDirLock(self.layout.state_dir, one_shot=one_shot)
@@ -107,7 +113,7 @@ class Runtime:
 
     def _build(self) -> None:
         self._events = self.events = EventBus(
-            self.clock, path=(self.state_dir / "events.sqlite3") if self.state_dir else None,
+            self.clock, path=self.layout.events_path if self.layout is not None else None,
             retention=self.config.gateway.events_retention)
 
         self._ledger = self.ledger = AssertionLedger.from_config(self.config.memory, self.state_dir, self.clock)
@@ -119,6 +125,8 @@ class Runtime:
             layout=self.layout, clock=self.clock, events=self.events, ledger=self.ledger,
             start_background=self.start_background, add_closer=self.add_closer,
             recall_provider=self._recall_provider)))
+        # a one-shot shell command ends long before a background integrity check would begin
+        self.readiness = Readiness(self, start_background=self.start_background and not self._one_shot)
 
     def _ledger_eviction_started(self, evicted: int, max_retained: int) -> None:
         """Timeline signal: the ledger reached its cap and has started evicting its oldest assertions."""
@@ -150,6 +158,7 @@ class Runtime:
             })
             if feature.recall is not None:
                 agent_memory["vector_backlog"] = feature.recall.backlog()
+            agent_memory["telemetry"] = feature.store.telemetry_stats()
         return {
             "version": __version__,
             "state_dir": str(self.state_dir) if self.state_dir is not None else None,
@@ -160,6 +169,14 @@ class Runtime:
             "agent_memory": agent_memory,
             "events": {"last_event_id": f"console-evt-{self.events.last_seq}" if self.events.last_seq else None},
         }
+
+    def check_realm(self, realm: object) -> None:
+        """Refuse a call whose params name a realm outside ``[agent_memory] realms`` (the allow-list):
+        raises ``InvalidParams`` (-32602, field ``realm``). A realm that is not a string (absent: the
+        gateway's own) and a gateway without the list pass. See :mod:`.agent_memory.realm_list`."""
+        am = self.config.agent_memory
+        if am is not None and isinstance(realm, str):
+            refuse_unlisted_realm(am.realms, realm)
 
     def set_memory_panel_store(self, store: MemoryPanelStore | None) -> None:
         """Wire the console Memory panel's read models (seed: Console Memory panel).
@@ -179,6 +196,8 @@ class Runtime:
             if self._closed:
                 return
             self._closed = True
+        if self.readiness is not None:
+            self.readiness.close()
         for closer in self._closers:
             try:
                 closer()

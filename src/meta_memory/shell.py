@@ -14,7 +14,6 @@ refusal). Exit codes: 0 success; 1 a refusal by the gateway (the JSON-RPC error'
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -22,6 +21,8 @@ from pathlib import Path
 from typing import Any
 
 import click
+
+from .terminal import json_text, one_line, text
 
 __all__ = ["register", "gateway_url_option"]
 
@@ -97,13 +98,14 @@ def _run(ctx: dict[str, Any], call: Callable[[Any], Any], show: Callable[[Any], 
             result = call(handle)
     except MetaError as exc:
         detail = ", ".join(f"{k}={v}" for k, v in exc.data.items() if k in ("field", "reason", "action"))
-        click.echo(f"meta-memory: refused ({exc.kind}): {exc.message}" + (f" [{detail}]" if detail else ""), err=True)
+        click.echo(one_line(f"meta-memory: refused ({exc.kind}): {exc.message}" + (f" [{detail}]" if detail else "")),
+                   err=True)
         sys.exit(1)
     except (GatewayUnreachable, StartupError) as exc:
-        click.echo(f"meta-memory: {exc}", err=True)
+        click.echo(one_line(f"meta-memory: {exc}"), err=True)
         sys.exit(1)
     if ctx["as_json"]:
-        click.echo(json.dumps(to_jsonable(result), ensure_ascii=False, indent=2))
+        click.echo(json_text(to_jsonable(result)))
     else:
         show(result)
 
@@ -111,14 +113,16 @@ def _run(ctx: dict[str, Any], call: Callable[[Any], Any], show: Callable[[Any], 
 def _console() -> Any:
     from rich.console import Console
 
-    # a pipe gets a wide table (ids never wrap); a terminal gets its own width
-    return Console(soft_wrap=False, width=None if sys.stdout.isatty() else 160)
+    # a pipe gets a wide table (ids never wrap); a terminal gets its own width. Stored text reaches it as
+    # terminal.text(...) (printed as written); markup and emoji codes are off for anything else too.
+    return Console(soft_wrap=False, width=None if sys.stdout.isatty() else 160, markup=False, emoji=False,
+                   highlight=False)
 
 
 def _records_table(title: str, records: list[Any], *, with_body: bool) -> Any:
     from rich.table import Table
 
-    table = Table(title=title, title_justify="left")
+    table = Table(title=text(title), title_justify="left")
     table.add_column("memory_id", no_wrap=True, style="cyan")
     table.add_column("title")
     if with_body:
@@ -126,7 +130,7 @@ def _records_table(title: str, records: list[Any], *, with_body: bool) -> Any:
     table.add_column("tags")
     for r in records:
         row = [r.memory_id, r.title] + ([r.body] if with_body else []) + [", ".join(r.tags)]
-        table.add_row(*row)
+        table.add_row(*(text(cell) for cell in row))
     return table
 
 
@@ -183,10 +187,10 @@ def recall_command(query: str, k: int | None, identity: str, realm: str | None, 
             from .recall.text import query_terms
 
             if not query_terms(query):  # the gateway skipped the search (skip_reason "no_query_terms")
-                _console().print(f"nothing searched: {query!r} has no searchable word (one-letter and common "
-                                 "words such as 'the' are skipped); ask with the words the memory holds")
+                _console().print(text(f"nothing searched: {query!r} has no searchable word (one-letter and common "
+                                      "words such as 'the' are skipped); ask with the words the memory holds"))
             else:
-                _console().print(f"no memory of {identity} matches {query!r}")
+                _console().print(text(f"no memory of {identity} matches {query!r}"))
             return
         _console().print(_records_table(f"recall for {identity}: {query!r}", records, with_body=True))
 
@@ -201,7 +205,7 @@ def forget_command(memory_id: str, identity: str, realm: str | None, **kw: Any) 
 
     def show(result: Any) -> None:
         word = "forgotten" if result.deleted else "was not active (nothing changed)"
-        _console().print(f"{result.memory_id} {word}")
+        _console().print(text(f"{result.memory_id} {word}"))
 
     _run(_ctx(**kw), lambda h: h.forget_agent_memory(identity, memory_id, realm=realm), show)
 
@@ -215,13 +219,13 @@ def list_command(limit: int | None, identity: str, realm: str | None, **kw: Any)
     from rich.table import Table
 
     def show(metas: list[Any]) -> None:
-        table = Table(title=f"memory of {identity} ({len(metas)} records)", title_justify="left")
+        table = Table(title=text(f"memory of {identity} ({len(metas)} records)"), title_justify="left")
         table.add_column("memory_id", no_wrap=True, style="cyan")
         table.add_column("title")
         table.add_column("description", overflow="fold", max_width=60)
         table.add_column("age (days)", justify="right")
         for m in metas:
-            table.add_row(m.id, m.title, m.description, str(m.age_days))
+            table.add_row(text(m.id), text(m.title), text(m.description), str(m.age_days))
         _console().print(table)
 
     tier = "working_set" if limit is not None else "full"
@@ -242,8 +246,8 @@ def erase_command(memory_id: str | None, everything: bool, dry_run: bool, reason
 
     def show(result: dict[str, Any]) -> None:
         verb = "would erase" if result["dry_run"] else "erased"
-        _console().print(f"{verb} {result['count']} record(s) in {', '.join(result['scopes']) or 'no scope'}"
-                         + (f" and {len(result['proposals'])} proposal(s)" if result.get("proposals") else ""))
+        _console().print(text(f"{verb} {result['count']} record(s) in {', '.join(result['scopes']) or 'no scope'}"
+                              + (f" and {len(result['proposals'])} proposal(s)" if result.get("proposals") else "")))
 
     def call(h: Any) -> Any:
         if everything:

@@ -42,6 +42,7 @@ def test_defaults() -> None:
         "max_realms": 4096,
         "max_open_realms": 32,
         "recall_index_mb": 256,
+        "realms": None,
     }
     assert cfg.header == "Agent memory"
     assert parse_agent_memory_section(False).enabled is False

@@ -213,6 +213,16 @@ def test_rendered_values_are_text_never_markup(page: Any, console: Any) -> None:
     assert page.evaluate("window.__pwned") is None
     assert page.locator("#view img").count() == 0
 
+    # what models write: prompt-format tokens, chat-template markers, Rich-looking tags, shortcodes, a script
+    llm = "[INST] plan [/INST] <|im_start|>system [red]alert[/red] :one: <script>window.__pwned=2</script>"
+    gw.result("meta/agent_memory/remember", {"identity": LEAD, "title": llm, "body": llm + " body"},
+              token=ADMIN_TOKEN)
+    page.goto(gw.url + "/console/#records")
+    sync_api.expect(page.get_by_role("link", name=llm)).to_be_visible()
+    page.get_by_role("link", name=llm).click()
+    sync_api.expect(page.locator("#record-body")).to_have_text(llm + " body")
+    assert page.evaluate("window.__pwned") is None and page.locator("#view script").count() == 0
+
 
 def test_a_gateway_without_access_control_opens_without_a_token(page: Any, tmp_path: Path) -> None:
     gw = start_gateway(tmp_path / "open")

@@ -9,7 +9,7 @@ import time
 import pytest
 
 from meta_memory.clock import ManualClock
-from meta_memory.errors import AgentMemoryError, RecordNotFound
+from meta_memory.errors import AgentMemoryError, CapacityExceeded, RecordNotFound
 from meta_memory.injection import InjectableRecord, InjectionCoordinator, InjectionOptions, TimeBox
 
 from .support import BLOCK_OPEN, FakeStore, coordinator, nonce_of, record
@@ -281,9 +281,10 @@ def test_hung_providers_cannot_pile_up_threads() -> None:
         assert {r.skip_reason for r in results} == {"recall_failed"}
         assert box.running == 2
         strict = coord.clone(recall_failure_policy="fail")
-        with pytest.raises(AgentMemoryError) as err:
+        with pytest.raises(CapacityExceeded) as err:  # no slot freed within the budget: capacity, not a timeout
             strict.inject_for_turn(ID, None, None, "q")
-        assert err.value.reason == "timeout" and "still running" in str(err.value)
+        assert isinstance(err.value, CapacityExceeded) and "still running" in str(err.value)
+        assert err.value.resource == "recall_slots" and err.value.retry_after_ms == 30
     finally:
         gate.set()
     deadline = time.monotonic() + 2

@@ -97,7 +97,10 @@ export class RecordNotFound extends MetaMemoryError {
 /** -32004: the method needs access control and the gateway has none configured. */
 export class AccessControlNotConfigured extends MetaMemoryError {}
 
-/** -32005: a server-wide capacity is full (`resource`, `limit`); retry later. */
+/**
+ * -32005: a capacity is full; retry later. `resource` names it (`recall_slots_per_identity`, `recall_slots`,
+ * `event_subscribers`), `limit` is the cap, `retryAfterMs` (when the gateway can tell) when to retry.
+ */
 export class CapacityExceeded extends MetaMemoryError {
   get resource(): string | undefined {
     return typeof this.data.resource === "string" ? this.data.resource : undefined;
@@ -105,6 +108,10 @@ export class CapacityExceeded extends MetaMemoryError {
 
   get limit(): number | undefined {
     return typeof this.data.limit === "number" ? this.data.limit : undefined;
+  }
+
+  get retryAfterMs(): number | undefined {
+    return typeof this.data.retry_after_ms === "number" ? this.data.retry_after_ms : undefined;
   }
 }
 
@@ -133,7 +140,9 @@ export class AccessDenied extends MetaMemoryError {
 
 /**
  * -32040: the agent-memory store refused. `reason` is one of `invalid_record`,
- * `secret_detected`, `scope_not_writable`, `timeout`, `unsupported`, `invalid_config`, `io`.
+ * `secret_detected`, `scope_not_writable`, `timeout`, `unsupported`, `invalid_config`, `io`, `limit`,
+ * `disk_full` (no space left on the disk the message names; reads keep working), `corrupt` (the realm's
+ * database is damaged; the message names the file).
  */
 export class AgentMemoryError extends MetaMemoryError {
   /** The op of a staged batch at fault, when one is. */

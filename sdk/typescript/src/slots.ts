@@ -1,8 +1,8 @@
 /**
  * A handle's queue for recalls. The gateway runs at most {@link RECALLS_PER_IDENTITY} recalls
  * (`meta/agent_memory/recall`, `meta/turn/inject`, the `memory` tool) of one `(realm, identity)` at
- * once and {@link RECALLS_IN_ALL} in all, and refuses a call beyond either at once (`AgentMemoryError`,
- * reason `timeout`, "provider calls still running"). A handle keeps its own calls within those caps,
+ * once and {@link RECALLS_IN_ALL} in all; a call beyond either waits for a slot within its own time budget,
+ * then is refused (`CapacityExceeded`, -32005, `retryAfterMs`). A handle keeps its own calls within those caps,
  * so `Promise.all` of many recalls is answered instead of refused; other clients' calls still count.
  */
 

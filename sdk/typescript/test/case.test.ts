@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { it } from "node:test";
 
-import { fromJsonRpcError, InvalidParams, MetaMemoryError, paramsToWire, QuarantineReviewRefused, resultFromWire, toCamel, toSnake } from "../src/index.js";
+import { CapacityExceeded, fromJsonRpcError, InvalidParams, MetaMemoryError, paramsToWire, QuarantineReviewRefused, resultFromWire, toCamel, toSnake } from "../src/index.js";
 import { prng } from "./support.js";
 
 it("converts keys both ways and round-trips generated snake_case names", () => {
@@ -50,6 +50,13 @@ it("maps JSON-RPC errors to classes by data.kind, then by code", () => {
   assert.ok(byCode instanceof InvalidParams);
   assert.equal(byCode.kind, "invalid_params");
   assert.equal((byCode as InvalidParams).rule, "x");
+  const busy = fromJsonRpcError({ code: -32005, message: "recall refused: 4 recalls of this identity were still running",
+    data: { kind: "capacity_exceeded", resource: "recall_slots_per_identity", limit: 4, retry_after_ms: 500 } });
+  assert.ok(busy instanceof CapacityExceeded);
+  assert.equal(busy.retryAfterMs, 500);
+  assert.equal(busy.resource, "recall_slots_per_identity");
+  assert.equal(busy.limit, 4);
+  assert.ok(fromJsonRpcError({ code: -32005, message: "full" }) instanceof CapacityExceeded);
   const unknown = fromJsonRpcError({ code: -32099, message: "new", data: { kind: "brand_new" } });
   assert.equal(unknown.constructor, MetaMemoryError);
   assert.equal(unknown.code, -32099);

@@ -51,6 +51,10 @@ days``                     sweep erases tombstoned content older than
 ``recall_index_mb``        int MiB 1..65536; 0 -> 256; memory of the      ``256``
                            in-process recall index, all realms together
                            (SQLite; least recently searched realm evicted)
+``realms``                 array of realm names, at least one, holding    absent (any
+                           ``realm``: the only realms served (a call      realm)
+                           naming another is refused, -32602 ``realm``;
+                           see ``agent_memory/realm_list.py``)
 =========================  =============================================  ================
 """
 
@@ -64,7 +68,7 @@ from pydantic_core import PydanticCustomError
 from meta_memory.errors import ConfigError
 from meta_memory.recall.custom import BUNDLED_PROVIDERS, is_provider_reference
 from meta_memory.review.config import StewardConfig
-from meta_memory.identity import DEFAULT_REALM
+from meta_memory.identity import DEFAULT_REALM, parse_realm
 from meta_memory.limits import (
     DEFAULT_INSTRUCTION_HEADER,
     DEFAULT_MAX_ENTRIES,
@@ -180,6 +184,25 @@ def _dsn(value: object) -> str | None:
     return value.strip()
 
 
+def _realm_list(value: object) -> tuple[str, ...] | None:
+    """``realms``: a non-empty array of valid realm names (trimmed, duplicates dropped), or absent."""
+    if value is None:
+        return None
+    if not isinstance(value, (list, tuple)) or not value:
+        raise _rule("must be a non-empty array of realm names (leave the key out to serve any realm)")
+    names: list[str] = []
+    for entry in value:
+        if not isinstance(entry, str):
+            raise _rule("entries must be strings")
+        try:
+            name = parse_realm(entry)
+        except ValueError as exc:
+            raise _rule(f"entry {entry!r}: {exc}") from None
+        if name not in names:
+            names.append(name)
+    return tuple(names)
+
+
 def _retention_days(value: object) -> int | None:
     if value is None:
         return None
@@ -244,6 +267,8 @@ class AgentMemoryConfig(BaseModel):
         default=DEFAULT_MAX_OPEN_REALMS, ge=1, le=MAX_MAX_OPEN_REALMS)
     recall_index_mb: Annotated[int, _ranged(DEFAULT_RECALL_INDEX_MB, MAX_RECALL_INDEX_MB)] = Field(
         default=DEFAULT_RECALL_INDEX_MB, ge=1, le=MAX_RECALL_INDEX_MB)
+    realms: Annotated[tuple[str, ...] | None, BeforeValidator(_realm_list)] = None
+    """The realm allow-list (``None``: any realm); see :mod:`meta_memory.agent_memory.realm_list`."""
     steward: StewardConfig = Field(default_factory=lambda: StewardConfig.parse(None))
     """``[agent_memory.steward]`` (disabled by default)."""
 
@@ -253,6 +278,8 @@ class AgentMemoryConfig(BaseModel):
             raise _rule('dsn: is required with store = "postgres"')
         if self.store != "postgres" and self.dsn is not None:
             raise _rule('dsn: is only valid with store = "postgres"')
+        if self.realms is not None and self.realm not in self.realms:
+            raise _rule(f"realms: must list the gateway's own realm {self.realm!r} (agent_memory.realm)")
         return self
 
     @property

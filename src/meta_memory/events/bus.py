@@ -9,6 +9,14 @@ without one they live in memory only.
 
 Consumers either page with :meth:`EventBus.list` (``after`` = a sequence
 number or an ``event_id``) or block for new ones with :meth:`EventBus.wait`.
+
+A file that is not a readable SQLite database refuses start-up (a
+:class:`~meta_memory.errors.StartupError` naming it and the doctor): event ids
+must keep increasing across restarts, which an empty stand-in would break. An
+event that cannot be persisted while running (a full disk) is still delivered to
+live subscribers and kept in memory; the failures are counted, logged on the 1st,
+2nd, 4th, ... one, and reported by :meth:`EventBus.readiness_problem` until a
+later persist succeeds.
 """
 
 from __future__ import annotations
@@ -84,26 +92,47 @@ class EventBus:
         self._conn: sqlite3.Connection | None = None
         self._seq = 0
         self._closed = False
+        self._unwritten: list[EventEnvelope] = []  # events a failed persist left behind (written with the next)
+        self._failures = 0
+        self._last_error: str | None = None
+        self.path = path
         if path is not None:
             from ..storage.perms import private_dir, private_sqlite
 
             private_dir(path.parent)
             private_sqlite(path)  # 0600 before SQLite creates it: its -wal/-shm files copy the mode
-            self._conn = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.execute("PRAGMA synchronous=NORMAL")
-            self._conn.execute(
-                "CREATE TABLE IF NOT EXISTS events (seq INTEGER PRIMARY KEY, identity TEXT NOT NULL, "
-                "event_type TEXT NOT NULL, timestamp_ms INTEGER NOT NULL, data TEXT NOT NULL)"
-            )
-            rows = self._conn.execute(
-                "SELECT seq, identity, event_type, timestamp_ms, data FROM events ORDER BY seq DESC LIMIT ?",
-                (self._retention,),
-            ).fetchall()
-            for seq, identity, event_type, ts, data in reversed(rows):
-                self._recent.append(EventEnvelope(seq, identity, event_type, ts, json.loads(data)))
-            row = self._conn.execute("SELECT COALESCE(MAX(seq), 0) FROM events").fetchone()
-            self._seq = int(row[0])
+            try:
+                self._open(path)
+            except sqlite3.Error as exc:
+                if self._conn is not None:
+                    self._conn.close()
+                    self._conn = None
+                from ..errors import StartupError
+                from ..storage.integrity import is_corrupt
+
+                if not is_corrupt(exc):
+                    raise StartupError(f"cannot open the timeline database {path.name}: {exc}") from None
+                raise StartupError(
+                    f"the timeline database {path.name} cannot be read ({exc}): run `meta-memory doctor "
+                    f"--state-dir <state dir>`, then restore it from a backup or move it away (the timeline "
+                    "then starts empty; memory is not affected)") from None
+
+    def _open(self, path: Path) -> None:
+        self._conn = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
+        self._conn.execute("PRAGMA journal_mode=WAL")
+        self._conn.execute("PRAGMA synchronous=NORMAL")
+        self._conn.execute(
+            "CREATE TABLE IF NOT EXISTS events (seq INTEGER PRIMARY KEY, identity TEXT NOT NULL, "
+            "event_type TEXT NOT NULL, timestamp_ms INTEGER NOT NULL, data TEXT NOT NULL)"
+        )
+        rows = self._conn.execute(
+            "SELECT seq, identity, event_type, timestamp_ms, data FROM events ORDER BY seq DESC LIMIT ?",
+            (self._retention,),
+        ).fetchall()
+        for seq, identity, event_type, ts, data in reversed(rows):
+            self._recent.append(EventEnvelope(seq, identity, event_type, ts, json.loads(data)))
+        row = self._conn.execute("SELECT COALESCE(MAX(seq), 0) FROM events").fetchone()
+        self._seq = int(row[0])
 
     def emit(self, event_type: str, data: dict[str, Any], *, identity: str | None = None) -> EventEnvelope:
         """Publish one event; returns its envelope. Never raises for a storage failure (logged)."""
@@ -120,23 +149,46 @@ class EventBus:
                 self._seq += 1
                 envs.append(EventEnvelope(self._seq, identity or SYSTEM_IDENTITY, event_type, now, dict(data)))
             if envs and self._conn is not None and not self._closed:
+                batch = [*self._unwritten, *envs][-self._retention:]  # events a failed persist left behind first
                 try:
                     self._conn.execute("BEGIN")
                     self._conn.executemany(
                         "INSERT INTO events (seq, identity, event_type, timestamp_ms, data) VALUES (?, ?, ?, ?, ?)",
-                        [(e.seq, e.identity, e.event_type, e.timestamp_ms, json.dumps(e.data)) for e in envs],
+                        [(e.seq, e.identity, e.event_type, e.timestamp_ms, json.dumps(e.data)) for e in batch],
                     )
                     self._conn.execute("DELETE FROM events WHERE seq <= ?", (envs[-1].seq - self._retention,))
                     self._conn.execute("COMMIT")
-                except sqlite3.Error:
+                    self._unwritten, self._last_error = [], None
+                except sqlite3.Error as exc:
                     import logging
 
                     if self._conn.in_transaction:
                         self._conn.execute("ROLLBACK")
-                    logging.getLogger("meta_memory.events").exception("could not persist %d event(s)", len(envs))
+                    self._unwritten = batch
+                    self._failures += 1
+                    self._last_error = str(exc)
+                    if self._failures & (self._failures - 1) == 0:  # the 1st, 2nd, 4th, ...: no flood of lines
+                        logging.getLogger("meta_memory.events").warning(
+                            "could not persist %d timeline event(s): %s (they stay in memory and reach live "
+                            "subscribers; %d persist failure(s) so far)", len(envs), exc, self._failures)
             self._recent.extend(envs)
             self._cond.notify_all()
             return envs
+
+    def readiness_problem(self) -> str | None:
+        """What keeps the timeline database from serving, for ``GET /v1/ready``: the last persist failed
+        (events since are in memory only), or a read of it fails; ``None`` when fine or memory-only."""
+        with self._cond:
+            if self._conn is None:
+                return None
+            if self._last_error is not None:
+                return (f"{len(self._unwritten)} timeline event(s) were not persisted ({self._last_error}); "
+                        "they are written with the next event once the database takes writes")
+            try:
+                self._conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            except sqlite3.Error as exc:
+                return f"the timeline database cannot be read: {exc}"
+        return None
 
     @property
     def last_seq(self) -> int:

@@ -6,12 +6,14 @@ It owns no storage. The runtime wires in callables (see :mod:`.model`):
 ``terms_fn`` (recall's tokeniser, for ``query_terms``).
 
 Provider calls run under ``recall_timeout_ms`` on bounded worker threads
-(:class:`.timebox.TimeBox`). On error or timeout, policy ``skip`` delivers the
+(:class:`.timebox.TimeBox`; a call finding the identity's slots taken waits for
+one within that budget). On error or timeout, policy ``skip`` delivers the
 turn without memory (skip reason ``recall_failed``), policy ``fail`` raises
 :class:`~meta_memory.errors.AgentMemoryError` (reason ``timeout`` with
-``automatic recall exceeded {ms} ms`` / ``manifest fetch exceeded {ms} ms``;
-a provider's own :class:`~meta_memory.errors.MetaError` is re-raised as is;
-any other exception becomes reason ``io``).
+``automatic recall exceeded {ms} ms`` / ``manifest fetch exceeded {ms} ms``),
+:class:`~meta_memory.errors.CapacityExceeded` when no slot freed within the
+budget; a provider's own :class:`~meta_memory.errors.MetaError` is re-raised as
+is; any other exception becomes reason ``io``.
 
 Nothing here logs, raises or records the nonce or the block text.
 """
@@ -284,7 +286,8 @@ class InjectionCoordinator:
             max_entries=opts.max_entries,
         )
         started = time.monotonic()
-        records = self._await(self._start(lambda: self._recall(request), (realm, identity)), started, "recall")
+        records = self._await(self._start(lambda: self._recall(request), (realm, identity), started), started,
+                              "recall")
         if isinstance(records, _Failed):
             return self._skip(identity, SKIP_RECALL_FAILED, SURFACE_TURN)
         if not records:
@@ -337,12 +340,12 @@ class InjectionCoordinator:
         )
         started = time.monotonic()
         key = (realm, identity)
-        recall_call = self._start(lambda: self._recall(request), key)
+        recall_call = self._start(lambda: self._recall(request), key, started)
         manifest_calls: list[Pending[list[IndexRow]] | BaseException] = []
         manifest_fn = self._manifest_fn
         if manifest_fn is not None:
             for scope in scope_list:
-                manifest_calls.append(self._start(lambda scope=scope: self._manifest(manifest_fn, scope), key))
+                manifest_calls.append(self._start(lambda scope=scope: self._manifest(manifest_fn, scope), key, started))
         records = self._await(recall_call, started, "recall")
         rows_by_scope: dict[int, list[IndexRow]] = {}
         manifest_failed = False
@@ -389,11 +392,13 @@ class InjectionCoordinator:
         self._skips.note(identity, reason, surface)
         return InjectionResult.skipped(reason, surface)
 
-    def _start(self, fn: Any, key: Any) -> Pending[Any] | BaseException:
-        """Start a provider call under ``recall_timeout_ms`` for ``key`` (the ``(realm, identity)`` whose
-        calls share the per-identity cap), or return the saturation error to be judged by policy later."""
+    def _start(self, fn: Any, key: Any, started: float) -> Pending[Any] | BaseException:
+        """Start a provider call for ``key`` (the ``(realm, identity)`` whose calls share the per-identity cap),
+        waiting for a free slot within the budget that began at ``started`` (``recall_timeout_ms``, for the
+        wait and the work together), or return the saturation error to be judged by policy later."""
+        ms = self.options.recall_timeout_ms
         try:
-            return self._timebox.start(fn, timeout_ms=self.options.recall_timeout_ms, key=key)
+            return self._timebox.start(fn, timeout_ms=ms, key=key, until=started + ms / 1000)
         except ProviderSaturated as exc:
             return exc
 
@@ -417,9 +422,7 @@ class InjectionCoordinator:
         if isinstance(exc, ProviderTimeout):
             return AgentMemoryError("timeout", f"{label} exceeded {ms} ms")
         if isinstance(exc, ProviderSaturated):
-            return AgentMemoryError(
-                "timeout", f"{label} unavailable: {exc.max_in_flight} earlier provider calls are still running"
-            )
+            return exc.refusal(label)
         if isinstance(exc, MetaError):
             return exc
         return AgentMemoryError("io", f"{label} failed: {exc}")

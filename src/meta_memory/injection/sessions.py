@@ -18,14 +18,28 @@ new session's budget or a new identity's nonce is refused
 (``AgentMemoryError(reason="session_limit")``), so the turn gets no block
 rather than a fresh budget. The nonce is secret to the block text: it is never
 part of ``repr``, logs, ledger rows or errors. All methods are thread-safe.
+
+On a full disk (``AgentMemoryError`` reason ``disk_full``) injection keeps working, as reads do: a
+nonce that cannot be stored is minted for this process and kept in memory (bounded) until the state
+can be written, and a session's budget and dedup set are not charged (logged): the same records may
+be injected again in that session, never fewer safeguards (taint is the firewall's and fails closed).
 """
 
 from __future__ import annotations
 
+import logging
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterable
 
 from ..clock import new_nonce
+from ..errors import AgentMemoryError
 from ..session_state import SessionStateStore, memory_session_state
+
+_log = logging.getLogger("meta_memory.injection")
+
+#: Nonces minted while the session state could not store them (a full disk), kept in memory at most.
+MAX_UNSTORED_NONCES = 4096
 
 __all__ = ["InjectionSessions"]
 
@@ -40,13 +54,33 @@ class InjectionSessions:
 
     def __init__(self, state: SessionStateStore | None = None, *, nonce_fn: Callable[[], str] = new_nonce) -> None:
         self.state = state if state is not None else memory_session_state(nonce_fn=nonce_fn)
+        self._nonce_fn = nonce_fn
+        self._lock = threading.Lock()
+        self._unstored: OrderedDict[tuple[str, str, str | None], str] = OrderedDict()
 
     def __repr__(self) -> str:
         return "InjectionSessions()"
 
     def nonce_for(self, realm: str, identity: str, session_key: str | None) -> str:
-        """The identity's nonce for ``session_key``, minting a fresh one if it was minted for another key."""
-        return self.state.nonce_for(realm, identity, session_key)
+        """The identity's nonce for ``session_key``, minting a fresh one if it was minted for another key
+        (kept in memory while the disk is full: see the module docstring)."""
+        try:
+            nonce = self.state.nonce_for(realm, identity, session_key)
+        except AgentMemoryError as exc:
+            if exc.reason != "disk_full":
+                raise
+            key = (realm, identity, session_key)
+            with self._lock:
+                nonce = self._unstored.get(key) or self._nonce_fn()
+                self._unstored[key] = nonce
+                self._unstored.move_to_end(key)
+                while len(self._unstored) > MAX_UNSTORED_NONCES:
+                    self._unstored.popitem(last=False)
+            return nonce
+        if self._unstored:
+            with self._lock:
+                self._unstored.clear()  # the state takes writes again: its nonces rule
+        return nonce
 
     def used_bytes(self, realm: str, identity: str, session_key: str) -> int:
         """Bytes injected so far in the identity's session (0 for an unknown session)."""
@@ -58,8 +92,14 @@ class InjectionSessions:
 
     def commit(self, realm: str, identity: str, session_key: str, record_ids: Iterable[str],
                rendered_bytes: int) -> None:
-        """Record an injection: add ``rendered_bytes`` to the counter and the ids to the dedup set."""
-        self.state.commit_injection(realm, identity, session_key, record_ids, rendered_bytes)
+        """Record an injection: add ``rendered_bytes`` to the counter and the ids to the dedup set (skipped,
+        with a warning, when the disk is full: the block was already rendered and is delivered)."""
+        try:
+            self.state.commit_injection(realm, identity, session_key, record_ids, rendered_bytes)
+        except AgentMemoryError as exc:
+            if exc.reason != "disk_full":
+                raise
+            _log.warning("injection budget of a session of %s/%s not charged: %s", realm, identity, exc.reason)
 
     def compacted(self, realm: str, identity: str, session_key: str) -> None:
         """The session's context was compacted: forget its dedup set and byte counter (re-injection allowed)."""

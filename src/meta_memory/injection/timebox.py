@@ -1,12 +1,19 @@
 """Run a provider call under a deadline without letting a hung provider block or pile up threads.
 
-Each call runs on its own daemon worker thread; the caller waits at most
-``timeout_ms`` for it. At most ``max_in_flight`` calls may be running at once
-(including ones whose caller already gave up), and at most ``max_per_key``
-of them for one key (the recall's ``(realm, identity)``): beyond either a call
-is refused at once with :class:`ProviderSaturated`, so a provider that never
-returns costs a bounded number of threads, never holds up interpreter exit,
-and one caller's slow recalls cannot take every slot from the others.
+Each call runs on its own daemon worker thread (or on the caller's, see
+:meth:`TimeBox.call`); the caller waits at most ``timeout_ms`` for it. At most
+``max_in_flight`` calls may be running at once (including ones whose caller
+already gave up), and at most ``max_per_key`` of them for one key (the recall's
+``(realm, identity)``), so a provider that never returns costs a bounded number
+of threads, never holds up interpreter exit, and one caller's slow recalls
+cannot take every slot from the others.
+
+A call that finds the slots taken **waits for one within its own time budget**
+(the budget covers the wait and the work together): it starts as soon as a
+slot frees, with what is left of its budget, and is refused with
+:class:`ProviderSaturated` only when the budget runs out first. Every running
+call ends by its deadline, so a slot frees within one budget; the refusal says
+so (``retry_after_ms``).
 
 A worker runs its call under a :class:`meta_memory.deadline.Deadline`: when
 the waiter gives up (:class:`ProviderTimeout`) the deadline is cancelled, and
@@ -18,10 +25,13 @@ and its CPU promptly.
 from __future__ import annotations
 
 import threading
+import time
+from collections import deque
 from collections.abc import Callable, Hashable
 from typing import Any, Generic, TypeVar
 
 from meta_memory.deadline import Deadline, bound
+from meta_memory.errors import CapacityExceeded
 
 T = TypeVar("T")
 
@@ -38,13 +48,37 @@ class ProviderTimeout(Exception):
 
 
 class ProviderSaturated(Exception):
-    """Too many earlier provider calls are still running (in all, or for this key); the call was not started."""
+    """Too many earlier provider calls are still running (in all, or for this key) for the whole of the call's
+    budget; the call was not started.
 
-    def __init__(self, max_in_flight: int, *, per_key: bool = False) -> None:
+    Attributes:
+        max_in_flight: the cap that was full (the per-key cap when ``per_key``).
+        per_key: whether it was the per-key cap.
+        waited_ms: how long the call waited for a slot (0: it was not allowed to wait).
+        retry_after_ms: when a slot is sure to have freed: the running calls end by their own deadline.
+    """
+
+    def __init__(self, max_in_flight: int, *, per_key: bool = False, waited_ms: int = 0,
+                 retry_after_ms: int = 0) -> None:
         scope = " for this identity" if per_key else ""
-        super().__init__(f"{max_in_flight} provider calls still running{scope}")
+        waited = f" after waiting {waited_ms} ms for one to finish" if waited_ms else ""
+        super().__init__(f"{max_in_flight} provider calls still running{scope}{waited}")
         self.max_in_flight = max_in_flight
         self.per_key = per_key
+        self.waited_ms = waited_ms
+        self.retry_after_ms = retry_after_ms
+
+    def refusal(self, what: str) -> CapacityExceeded:
+        """The refusal a caller gets (-32005 ``capacity_exceeded``, the one mapping of this exception):
+        ``resource`` ``recall_slots_per_identity`` or ``recall_slots``, the cap as ``limit`` and
+        ``retry_after_ms``. ``what`` names the call, e.g. ``"recall"``."""
+        scope = "of this identity " if self.per_key else ""
+        waited = f" for the whole {self.waited_ms} ms it could wait" if self.waited_ms else ""
+        return CapacityExceeded(
+            f"{what} refused: {self.max_in_flight} recalls {scope}were still running{waited}; "
+            f"retry in {self.retry_after_ms} ms",
+            resource="recall_slots_per_identity" if self.per_key else "recall_slots",
+            limit=self.max_in_flight, retry_after_ms=self.retry_after_ms)
 
 
 class TimeBox:
@@ -63,8 +97,10 @@ class TimeBox:
         self._max = max_in_flight
         self._max_per_key = min(max_per_key, max_in_flight)
         self._lock = threading.Lock()
+        self._freed = threading.Condition(self._lock)
         self._running = 0
         self._per_key: dict[Hashable, int] = {}
+        self._waiting: dict[Hashable | None, deque[object]] = {}
 
     @property
     def running(self) -> int:
@@ -72,12 +108,37 @@ class TimeBox:
         with self._lock:
             return self._running
 
-    def _acquire(self, key: Hashable | None) -> None:
+    def _full(self, key: Hashable | None) -> ProviderSaturated | None:
+        """The cap that keeps a call for ``key`` from starting now, or ``None`` (caller holds the lock)."""
+        if self._running >= self._max:
+            return ProviderSaturated(self._max)
+        if key is not None and self._per_key.get(key, 0) >= self._max_per_key:
+            return ProviderSaturated(self._max_per_key, per_key=True)
+        return None
+
+    def _acquire(self, key: Hashable | None, until: float | None = None, budget_ms: int | None = None) -> None:
+        """Take a slot for ``key``, waiting for one until the monotonic instant ``until`` (``None``: not at
+        all). Raises :class:`ProviderSaturated` when none freed in time; its ``retry_after_ms`` is
+        ``budget_ms`` (the calls holding the slots have budgets like this one's, and each ends by its deadline)."""
+        started = time.monotonic()
+        ticket = object()
         with self._lock:
-            if self._running >= self._max:
-                raise ProviderSaturated(self._max)
-            if key is not None and self._per_key.get(key, 0) >= self._max_per_key:
-                raise ProviderSaturated(self._max_per_key, per_key=True)
+            waiting = self._waiting.setdefault(key, deque())
+            waiting.append(ticket)  # one key's calls take freed slots in the order they came (no starving)
+            try:
+                while waiting[0] is not ticket or (full := self._full(key)) is not None:
+                    left = None if until is None else until - time.monotonic()
+                    if left is None or left <= 0:
+                        cap = self._full(key) or ProviderSaturated(self._max_per_key, per_key=True)
+                        raise ProviderSaturated(cap.max_in_flight, per_key=cap.per_key,
+                                                waited_ms=int((time.monotonic() - started) * 1000),
+                                                retry_after_ms=max(1, budget_ms or 1000))
+                    self._freed.wait(left)
+            finally:
+                waiting.remove(ticket)
+                if not waiting:
+                    del self._waiting[key]
+                self._freed.notify_all()  # the next in line may go now
             self._running += 1
             if key is not None:
                 self._per_key[key] = self._per_key.get(key, 0) + 1
@@ -91,17 +152,25 @@ class TimeBox:
                     self._per_key[key] = left
                 else:
                     del self._per_key[key]
+            self._freed.notify_all()  # waiters for this key and for the global cap re-check
 
-    def start(self, fn: Callable[[], T], *, timeout_ms: int | None = None, key: Hashable | None = None) -> Pending[T]:
-        """Start ``fn()`` on a worker thread now; collect it with :meth:`Pending.wait`.
+    def start(self, fn: Callable[[], T], *, timeout_ms: int | None = None, key: Hashable | None = None,
+              until: float | None = None) -> Pending[T]:
+        """Start ``fn()`` on a worker thread; collect it with :meth:`Pending.wait`.
 
         ``timeout_ms`` bounds the work itself (the worker's :class:`~meta_memory.deadline.Deadline`);
         ``key`` groups calls for the per-key cap (``None``: only the global cap applies).
+        ``until`` (a :func:`time.monotonic` instant): wait for a free slot until then, and end the work
+        by then too (its deadline is the earlier of ``until`` and ``timeout_ms`` after it starts); ``None``
+        refuses at once when the slots are taken.
         Raises :class:`ProviderSaturated` (without starting anything) when ``max_in_flight``
-        calls, or ``max_per_key`` calls for ``key``, are already running.
+        calls, or ``max_per_key`` calls for ``key``, are still running at ``until``.
         """
-        self._acquire(key)
-        pending: Pending[T] = Pending(Deadline.after_ms(timeout_ms))
+        self._acquire(key, until, timeout_ms)
+        limit = Deadline.after_ms(timeout_ms)
+        if until is not None and (limit.at is None or until < limit.at):
+            limit = Deadline(until)
+        pending: Pending[T] = Pending(limit)
 
         def run() -> None:
             try:
@@ -121,7 +190,8 @@ class TimeBox:
         return pending
 
     def call(self, fn: Callable[[], T], timeout_ms: int, *, key: Hashable | None = None, inline: bool = False) -> T:
-        """Run ``fn()`` and return its value within ``timeout_ms`` milliseconds.
+        """Run ``fn()`` and return its value within ``timeout_ms`` milliseconds: waiting for a slot when
+        the caps are reached, then the work, within that one budget.
 
         ``inline``: run ``fn`` on the calling thread (no worker-thread handoff), for work that ends by
         itself once its deadline passes: every store statement it runs is stopped at the deadline and
@@ -129,25 +199,28 @@ class TimeBox:
 
         Raises whatever ``fn`` raises, :class:`ProviderTimeout` when the deadline passes first
         (the call is cancelled: its store statements are interrupted and its result discarded),
-        or :class:`ProviderSaturated` when the global or the per-key cap is reached.
+        or :class:`ProviderSaturated` when no slot (global or per key) freed within the budget.
         """
+        until = time.monotonic() + timeout_ms / 1000
         if not inline:
-            return self.start(fn, timeout_ms=timeout_ms, key=key).wait(timeout_ms / 1000, timeout_ms)
-        self._acquire(key)
+            pending = self.start(fn, timeout_ms=timeout_ms, key=key, until=until)
+            return pending.wait(until - time.monotonic(), timeout_ms)
+        self._acquire(key, until, timeout_ms)
         try:
-            return run_inline(fn, timeout_ms)
+            return run_inline(fn, timeout_ms, until=until)
         finally:
             self._release(key)
 
 
-def run_inline(fn: Callable[[], T], timeout_ms: int) -> T:
-    """Run ``fn()`` on this thread under a :class:`Deadline` of ``timeout_ms`` milliseconds.
+def run_inline(fn: Callable[[], T], timeout_ms: int, *, until: float | None = None) -> T:
+    """Run ``fn()`` on this thread under a :class:`Deadline` of ``timeout_ms`` milliseconds (or at the
+    monotonic instant ``until`` when given: the budget's end, some of it spent waiting for a slot).
 
     The deadline is bound to the thread for the call, so the stores stop a statement past it.
-    A call that ends past its deadline, with a value or an error, raises :class:`ProviderTimeout`:
-    its result is discarded, as :meth:`Pending.wait` discards a late worker's.
+    A call that ends past its deadline, with a value or an error, raises :class:`ProviderTimeout`
+    (naming ``timeout_ms``): its result is discarded, as :meth:`Pending.wait` discards a late worker's.
     """
-    limit = Deadline.after_ms(timeout_ms)
+    limit = Deadline(until) if until is not None else Deadline.after_ms(timeout_ms)
     try:
         with bound(limit):
             value = fn()

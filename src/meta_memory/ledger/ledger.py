@@ -53,6 +53,15 @@ def format_assertion_id(sequence: int) -> str:
     return f"{ASSERTION_ID_PREFIX}{sequence:06d}"
 
 
+def _file_signature(path: Path) -> tuple[int, int, int] | None:
+    """Size, modification time and inode of ``path`` (``None`` when it does not exist)."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_size, st.st_mtime_ns, st.st_ino
+
+
 def _sequence_after(assertions: list[MemoryAssertion]) -> int:
     """Bootstrap counter: highest parsed id suffix + 1; when no id parses, the number of assertions."""
     highest = -1
@@ -98,6 +107,7 @@ class AssertionLedger:
         )
         self._lock = threading.Lock()
         self._loaded = False
+        self._file_signature: tuple[int, int, int] | None = None  # the file as this ledger loaded or wrote it
         self._assertions: deque[MemoryAssertion] = deque()
         self._fragments: deque[bytes] = deque()  # parallel to _assertions
         # The assertions section of the file, kept as one buffer: appends at the end, evictions from the
@@ -168,6 +178,7 @@ class AssertionLedger:
                     self._conflict_bytes += len(self._conflicts[key][1])
                 self._conflict_keys = sorted(self._conflicts)
                 self._sequence = _sequence_after(assertions)
+                self._file_signature = _file_signature(self.state_path)
             self._loaded = True
 
     def stats(self) -> dict[str, Any]:
@@ -347,6 +358,32 @@ class AssertionLedger:
             self._section, [self._conflicts[key][1] for key in self._conflict_keys]
         )
         persistence.write_atomic(self.state_path, parts)
+        self._file_signature = _file_signature(self.state_path)
+
+    def readiness_problem(self) -> str | None:
+        """What is wrong with the ledger file, for ``GET /v1/ready`` (``None``: fine, or no file is kept).
+
+        Cheap: the file is re-read only when it is not the one this ledger loaded or last wrote (its size,
+        modification time and inode differ), i.e. something else changed it; then it must still decode as
+        the bootstrap load would, else it is reported malformed (the next start would refuse it)."""
+        if self.state_path is None:
+            return None
+        with self._lock:
+            known = self._file_signature
+        current = _file_signature(self.state_path)
+        if current is None:
+            return None if known is None else (
+                f"the ledger file {self.state_path.name} was removed while the gateway runs; it is written "
+                "again from memory at the next ledger write")
+        if current == known:
+            return None
+        try:
+            persistence.load(self.state_path)
+        except StartupError as exc:
+            return f"{exc}; the next start refuses it"
+        with self._lock:
+            self._file_signature = current
+        return None
 
     # ------------------------------------------------------------------ reads
 

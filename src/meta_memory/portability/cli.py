@@ -20,6 +20,8 @@ from typing import Any
 
 import click
 
+from ..terminal import one_line
+
 __all__ = ["register"]
 
 _state = click.option("--state-dir", type=click.Path(file_okay=False, path_type=Path), default=".meta/state",
@@ -58,7 +60,7 @@ def _runtime(state_dir: Path, config_path: Path | None) -> Any:
     try:
         return build_runtime(state_dir, config_path, one_shot=True)
     except StartupError as exc:
-        click.echo(f"meta-memory: {exc}", err=True)
+        click.echo(one_line(f"meta-memory: {exc}"), err=True)
         sys.exit(1)
 
 
@@ -102,16 +104,16 @@ def export_command(state_dir: Path, config_path: Path | None, realm: str | None,
             if output is not None:
                 out.close()
     except (ValueError, MetaError) as exc:  # KeyFileError is a ValueError
-        click.echo(f"meta-memory: {exc.message if isinstance(exc, MetaError) else exc}", err=True)
+        click.echo(one_line(f"meta-memory: {exc.message if isinstance(exc, MetaError) else exc}"), err=True)
         sys.exit(1)
     finally:
         runtime.close()
     signed = f"signed with {key.where} (key id {key.key_id})"
     if output is not None:
         realms = ", ".join(f"{r}: {n}" for r, n in summary.records.items()) or "no realms"
-        click.echo(f"exported {_count(summary.total_records, 'record')} ({realms}), "
+        click.echo(one_line(f"exported {_count(summary.total_records, 'record')} ({realms}), "
                    f"{_count(summary.assertions, 'assertion')}, {_count(summary.conflicts, 'conflict signal')} "
-                   f"to {output}, {signed}")
+                   f"to {output}, {signed}"))
     elif not quiet:
         click.echo(f"meta-memory: export {signed}", err=True)
 
@@ -143,13 +145,13 @@ def import_command(path: Path, state_dir: Path, config_path: Path | None, key_fi
     try:
         named = read_key_file(key_file, create=False) if key_file is not None else None
     except KeyFileError as exc:
-        click.echo(f"meta-memory: import refused: {exc}", err=True)
+        click.echo(one_line(f"meta-memory: import refused: {exc}"), err=True)
         sys.exit(1)
     lines = sys.stdin.buffer.read().splitlines() if str(path) == "-" else path.read_bytes().splitlines()
     try:  # the first pass, before the state directory is opened (or created): a bad file touches nothing
         parsed = parse_lines(lines)
     except ImportError_ as exc:
-        click.echo(f"meta-memory: import refused: {exc}", err=True)
+        click.echo(one_line(f"meta-memory: import refused: {exc}"), err=True)
         sys.exit(1)
     total = len(parsed.records)
     runtime = _runtime(state_dir, config_path)
@@ -160,7 +162,7 @@ def import_command(path: Path, state_dir: Path, config_path: Path | None, key_fi
             summary = import_jsonl(runtime, parsed, keys=keys, allow_scopes=allowance, allow_ledger=allow_ledger,
                                    progress=advance)
     except (ImportError_, KeyFileError, MetaError) as exc:
-        click.echo(f"meta-memory: import refused: {exc.message if isinstance(exc, MetaError) else exc}", err=True)
+        click.echo(one_line(f"meta-memory: import refused: {exc.message if isinstance(exc, MetaError) else exc}"), err=True)
         sys.exit(1)
     finally:
         runtime.close()
@@ -179,12 +181,14 @@ def import_command(path: Path, state_dir: Path, config_path: Path | None, key_fi
             click.echo(f"file NOT verified: {summary.verification}; nothing in it was trusted beyond a fresh write "
                        f"({_count(len(summary.downgraded), 'line')} downgraded, {len(summary.refused)} refused)")
         for note in summary.downgraded:
-            click.echo(f"downgraded line {note.line} ({note.memory_id}): {note.why}")
+            click.echo(one_line(f"downgraded line {note.line} ({note.memory_id}): {note.why}"))
         for note in summary.refused:
-            click.echo(f"refused line {note.line}" + (f" ({note.memory_id})" if note.memory_id else "") + f": {note.why}")
+            click.echo(one_line(f"refused line {note.line}" + (f" ({note.memory_id})" if note.memory_id else "")
+                                + f": {note.why}"))
         if summary.conflicts:
-            click.echo("conflicting ids (stored with other content, not overwritten): "
-                       + ", ".join(summary.conflicts[:20]) + (" …" if len(summary.conflicts) > 20 else ""), err=True)
+            click.echo(one_line("conflicting ids (stored with other content, not overwritten): "
+                                + ", ".join(summary.conflicts[:20]) + (" …" if len(summary.conflicts) > 20 else "")),
+                       err=True)
     if summary.refused:
         sys.exit(1)
 

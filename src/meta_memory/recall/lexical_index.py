@@ -536,6 +536,12 @@ class LexicalIndexes:
         with self._lock:
             return sum(ix.nbytes() for ix in self._ready.values())
 
+    @property
+    def died(self) -> bool:
+        """True when the builder thread ended although the indexes were not closed (``/v1/ready`` reports it)."""
+        worker = self._worker
+        return worker is not None and not worker.is_alive() and not self._closed
+
     def drop(self, realm: str) -> None:
         """Forget ``realm``'s index (after an erase: its terms leave memory too); rebuilt on demand."""
         with self._lock:

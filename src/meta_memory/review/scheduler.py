@@ -52,6 +52,12 @@ class DreamScheduler:
     def running(self) -> bool:
         return self._thread is not None and self._thread.is_alive()
 
+    @property
+    def died(self) -> bool:
+        """True when the thread ended although :meth:`stop` was not called (``/v1/ready`` reports it)."""
+        thread = self._thread
+        return thread is not None and not thread.is_alive() and not self._stop.is_set()
+
     def start(self) -> None:
         """Start the thread (idempotent)."""
         with self._lock:

@@ -190,6 +190,11 @@ class ReviewService:
         self._scheduler.start()
         return self._scheduler
 
+    @property
+    def schedule_died(self) -> bool:
+        """True when the dream schedule's thread ended although it was not stopped (``/v1/ready`` reports it)."""
+        return self._scheduler is not None and self._scheduler.died
+
     def stop_schedule(self) -> None:
         if self._scheduler is not None:
             self._scheduler.stop()

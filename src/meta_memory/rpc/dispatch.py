@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InternalError, InvalidRequest, MetaError, ParseError
@@ -20,7 +21,7 @@ from .registry import CallContext, MethodTable
 if TYPE_CHECKING:  # pragma: no cover
     from ..runtime import Runtime
 
-__all__ = ["Dispatcher", "error_response", "decode_body", "encode"]
+__all__ = ["Answer", "Dispatcher", "error_response", "decode_body", "encode"]
 
 log = logging.getLogger("meta_memory.rpc")
 
@@ -64,6 +65,27 @@ def encode(payload: Any) -> bytes:
         return json.dumps(payload, ensure_ascii=True, separators=(",", ":")).encode("ascii")
 
 
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """What a transport writes back: ``body`` (``None`` = no response) and, for a single call refused with
+    ``capacity_exceeded`` that says when to retry, ``retry_after_ms`` (HTTP answers it with 503 and
+    ``Retry-After``)."""
+
+    body: bytes | None
+    retry_after_ms: int | None = None
+
+
+def _retry_after_ms(response: Any) -> int | None:
+    """``data.retry_after_ms`` of a single ``capacity_exceeded`` error response, else ``None``."""
+    if not isinstance(response, dict) or not isinstance(error := response.get("error"), dict):
+        return None
+    data = error.get("data")
+    if not isinstance(data, dict) or data.get("kind") != "capacity_exceeded":
+        return None
+    value = data.get("retry_after_ms")
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+
 def _valid_id(value: Any) -> bool:
     return value is None or isinstance(value, str) or (isinstance(value, (int, float)) and not isinstance(value, bool))
 
@@ -82,12 +104,18 @@ class Dispatcher:
 
     def handle_bytes(self, body: bytes | str, ctx: CallContext) -> bytes | None:
         """Full pipeline for a transport: decode, dispatch, encode. ``None`` = no response."""
+        return self.answer(body, ctx).body
+
+    def answer(self, body: bytes | str, ctx: CallContext) -> Answer:
+        """:meth:`handle_bytes` with what a transport may add to the body (see :class:`Answer`)."""
         try:
             message = decode_body(body)
         except ParseError as exc:
-            return encode(error_response(None, exc))
+            return Answer(encode(error_response(None, exc)))
         response = self.handle_message(message, ctx)
-        return None if response is None else encode(response)
+        if response is None:
+            return Answer(None)
+        return Answer(encode(response), _retry_after_ms(response))
 
     def handle_message(self, message: Any, ctx: CallContext) -> Any:
         """Dispatch a decoded message (object or batch array)."""

@@ -195,7 +195,9 @@ class MethodTable:
         """Parse, authorise (on the parsed params), run and serialise one call.
 
         Raises :class:`~meta_memory.errors.MetaError` on refusal (``InvalidParams``
-        before access is judged, then ``AccessDenied``). A domain rule refusal
+        before access is judged, then ``AccessDenied``, then ``InvalidParams`` naming ``realm`` for a
+        realm outside ``[agent_memory] realms``: judged after access, so a caller without the grant
+        learns nothing about which realms are served). A domain rule refusal
         (:class:`~meta_memory.errors.ValueRuleBroken`, from the parser or the handler) becomes
         ``InvalidParams`` here, the one place every transport passes.
         """
@@ -204,6 +206,7 @@ class MethodTable:
         try:
             parsed = spec.parse(params)
             runtime.access.authorize(ctx.principal, spec, parsed)
+            runtime.check_realm(getattr(parsed, "realm", None))
             return to_jsonable(spec.handler(runtime, ctx, parsed))
         except ValueRuleBroken as exc:
             raise rule_to_invalid_params(exc) from None

@@ -106,6 +106,8 @@ class AgentMemoryStatus(Result):
     recorder_tool: bool | None = None
     #: Records still waiting for a vector (hybrid recall), per realm: ``{provider, pending, realms, complete, ...}``.
     vector_backlog: dict[str, Any] | None = None
+    #: Usage marks and injection-ledger rows dropped since start (a full disk, a busy writer): ``{dropped}``.
+    telemetry: dict[str, int] | None = None
 
 
 class EventsStatus(Result):

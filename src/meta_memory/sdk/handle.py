@@ -64,8 +64,8 @@ def _identity(value: Any) -> Any:
 
 
 #: Gateway methods whose recall runs under the gateway's caps of provider calls (``DEFAULT_MAX_PER_KEY``
-#: at once per ``(realm, identity)``, ``DEFAULT_MAX_IN_FLIGHT`` in all; beyond either a call is refused at
-#: once, ``agent_memory``/``timeout``).
+#: at once per ``(realm, identity)``, ``DEFAULT_MAX_IN_FLIGHT`` in all; beyond either a call waits for a
+#: slot within its time budget, then is refused as ``capacity_exceeded``).
 _CAPPED_METHODS = frozenset({"meta/agent_memory/recall", "meta/turn/inject", "meta/agent_memory/tool"})
 
 

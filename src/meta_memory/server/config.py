@@ -13,6 +13,11 @@ key                        meaning                                              
 ``body_timeout_s``         seconds a request may take to send its whole body      30
 ``allowed_hosts``          extra ``Host`` names served (besides loopback, bind)   ``[]``
 ``allowed_origins``        extra browser origins allowed (enables CORS for them)  ``[]``
+``min_free_disk_mb``       ``GET /v1/ready`` answers 503 below this much free      256
+                           space (MiB) on the state directory's disk; 0 = no
+                           floor (0..10,000,000)
+``integrity_check_``       seconds between two background ``PRAGMA quick_check``  3600
+``interval_s``             runs of one realm database (0 = never; 60..2,592,000)
 =========================  =====================================================  ==========
 
 ``allowed_hosts`` entries are host names or IP literals without a port, or a
@@ -31,6 +36,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..errors import ConfigError
+from ..storage.disk import DEFAULT_MIN_FREE_MB
 
 __all__ = ["DEFAULT_MAX_REQUEST_BYTES", "GatewayConfig", "normalise_host", "normalise_origin", "parse_gateway_section"]
 
@@ -51,9 +57,12 @@ class GatewayConfig:
     body_timeout_s: float = 30.0
     allowed_hosts: tuple[str, ...] = ()
     allowed_origins: tuple[str, ...] = ()
+    min_free_disk_mb: int = DEFAULT_MIN_FREE_MB
+    integrity_check_interval_s: int = 3600
 
 
-_INT_KEYS = ("max_request_bytes", "max_batch", "events_retention", "max_event_subscribers")
+_INT_KEYS = ("max_request_bytes", "max_batch", "events_retention", "max_event_subscribers", "min_free_disk_mb",
+             "integrity_check_interval_s")
 #: Accepted ranges of the ``[gateway]`` integers (inclusive): request bodies from 1 KiB to 1 GiB,
 #: batches up to 100,000 calls, up to 10,000,000 retained timeline events, up to 10,000 SSE subscribers.
 GATEWAY_INT_RANGES: dict[str, tuple[int, int]] = {
@@ -61,6 +70,8 @@ GATEWAY_INT_RANGES: dict[str, tuple[int, int]] = {
     "max_batch": (1, 100_000),
     "events_retention": (1, 10_000_000),
     "max_event_subscribers": (1, 10_000),
+    "min_free_disk_mb": (0, 10_000_000),
+    "integrity_check_interval_s": (0, 30 * 86_400),
 }
 _SECONDS_KEYS = ("header_timeout_s", "body_timeout_s")
 _LIST_KEYS = ("allowed_hosts", "allowed_origins")
@@ -123,6 +134,8 @@ def parse_gateway_section(raw: Any) -> GatewayConfig:
             if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
                 shown = value if isinstance(value, int) and not isinstance(value, bool) else type(value).__name__
                 raise ConfigError(f"gateway.{key} must be an integer between {low} and {high}; got {shown!r}")
+            if key == "integrity_check_interval_s" and 0 < value < 60:
+                raise ConfigError(f"gateway.{key} must be 0 (never) or at least 60 seconds; got {value!r}")
             values[key] = value
     for key in _SECONDS_KEYS:
         if key in raw:

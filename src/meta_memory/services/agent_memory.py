@@ -226,13 +226,15 @@ class AgentMemoryService:
         except ProviderTimeout:
             raise AgentMemoryError("timeout", f"recall exceeded {timeout} ms") from None
         except ProviderSaturated as exc:
-            raise AgentMemoryError("timeout", f"recall refused: {exc}") from None
+            raise exc.refusal("recall") from None
 
     def recall(self, realm: str, identity: str, *, selection: str | None, query_text: str | None,
                query_terms: Sequence[str] | None, max_entries: int | None) -> dict[str, Any]:
         """Explicit recall. Output ``{records: [wire record...], skip_reason}``; ``skip_reason`` says
         why a contextual recall found nothing to search for (e.g. only stopwords).
-        Raises the provider's error, or ``AgentMemoryError`` (reason ``timeout``) past the time budget."""
+        Raises the provider's error, ``AgentMemoryError`` (reason ``timeout``) past the time budget, or
+        ``CapacityExceeded`` (-32005, ``retry_after_ms``) when the identity's (or every) recall slot stayed
+        taken for the whole budget."""
         request = RecallRequest(
             identity=identity,
             realm=realm,

@@ -28,6 +28,8 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from meta_memory.errors import AgentMemoryError
+from meta_memory.storage.disk import refuse_if_disk_full
+from meta_memory.storage.integrity import is_corrupt
 
 __all__ = ["Sql", "SessionBackend", "SqliteSessionBackend", "PostgresSessionBackend"]
 
@@ -119,6 +121,12 @@ class SqliteSessionBackend:
                 self._conn.execute("ROLLBACK")
                 raise
         except sqlite3.Error as exc:
+            if is_corrupt(exc):
+                raise AgentMemoryError(
+                    "corrupt", f"the session-state database {Path(self.path).name} cannot be read ({exc}): it "
+                    "holds session taint, so the gateway does not start without it. Run `meta-memory doctor "
+                    "--state-dir <state dir>`, then restore the file from a backup, or move it away to start "
+                    "with no session state (every session starts clean)") from None
             raise AgentMemoryError("io", f"cannot open the session-state database: {exc}") from None
         self._closed = False
         self._durable = True
@@ -137,9 +145,12 @@ class SqliteSessionBackend:
                     self._conn.execute("COMMIT")
                     return out
                 except BaseException:
-                    self._conn.execute("ROLLBACK")
+                    if self._conn.in_transaction:  # SQLite has already rolled back after a full disk
+                        self._conn.execute("ROLLBACK")
                     raise
             except sqlite3.Error as exc:
+                if self.path != ":memory:":
+                    refuse_if_disk_full(exc, Path(self.path), "recording session state")
                 raise AgentMemoryError("io", f"session-state database error: {exc}") from None
 
     def write(self, fn: Callable[[Sql], T], *, durable: bool = True) -> T:
@@ -158,6 +169,14 @@ class SqliteSessionBackend:
 
     def read(self, fn: Callable[[Sql], T]) -> T:
         return self._run(fn, "BEGIN")
+
+    def probe(self) -> str | None:
+        """What keeps the database from serving (a read of its schema page fails), or ``None``."""
+        try:
+            self.read(lambda sql: sql.rows("SELECT count(*) FROM sqlite_master"))
+        except AgentMemoryError as exc:
+            return exc.message
+        return None
 
     def close(self) -> None:
         with self._lock:

@@ -28,6 +28,9 @@ capped at ``limit``; at the cap the store is *at capacity* and fails closed:
 * :meth:`SessionStateStore.at_capacity` is true, and the write gate then
   quarantines every LLM-authored write until expiry frees room.
 
+A taint the database refuses to take (a full disk) is held in memory, enforced
+and written at the next chance (:mod:`.unwritten`): recording taint fails closed.
+
 Clean sessions cost nothing: noting a new session only moves the identity's
 ``current_session``, so a flood of ``meta/session/note`` calls adds no rows.
 The cap is checked against a count taken at each sweep plus the rows this
@@ -37,6 +40,7 @@ between two sweeps.
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -47,6 +51,7 @@ from meta_memory.clock import Clock, new_nonce
 from meta_memory.errors import AgentMemoryError
 
 from .backends import SessionBackend, Sql
+from .unwritten import HeldTaints
 
 __all__ = [
     "DEFAULT_EXPIRY_MS",
@@ -56,6 +61,8 @@ __all__ = [
     "ResetBoundary",
     "SessionStateStore",
 ]
+
+_log = logging.getLogger("meta_memory.session_state")
 
 #: Default age after which an untouched row expires (30 days).
 DEFAULT_EXPIRY_MS = 30 * 86_400_000
@@ -149,6 +156,7 @@ class SessionStateStore:
         self._last_sweep_mono = time.monotonic()
         self._last_recount = 0.0
         self._stats: tuple[float, dict[str, int]] | None = None
+        self._held = HeldTaints()
 
     def close(self) -> None:
         """Close the backend (idempotent)."""
@@ -330,6 +338,7 @@ class SessionStateStore:
             self._note(sql, realm, ident, session, now, out)
             return self._identity_taint(sql, realm, ident)
 
+        self._write_held()
         same, taint = self._unchanged(realm, ident, session, now)
         if same:
             return taint, out
@@ -348,31 +357,74 @@ class SessionStateStore:
 
         def fn(sql: Sql) -> TaintState | None:
             self._maintain(sql, now)
-            if session is not None:  # an untrusted result is recorded even at capacity: taint must land
-                self._note(sql, realm, ident, session, now, out, permissive=untrusted_source is None)
             if untrusted_source is not None:
-                state = TaintState(now, untrusted_source)
-                if session is not None:  # just noted: it is the current session
-                    self._taint_session(sql, realm, ident, session, state, now, out)
-                    return self._identity_taint(sql, realm, ident)
-                row = self._touch_identity(sql, realm, ident, now, permissive=False)
-                assert row is not None
-                if row[0] is not None:
-                    self._taint_session(sql, realm, ident, row[0], state, now, out)
-                elif row[1] is None:
-                    sql.run("UPDATE {t}session_identities SET pending_at_ms = ?, pending_source = ? "
-                            "WHERE realm = ? AND identity = ?", (now, state.source, realm, ident))
-                    out.append(("tainted", None, state.source))
+                self._record_taint(sql, realm, ident, session, TaintState(now, untrusted_source), now, out)
+            elif session is not None:
+                self._note(sql, realm, ident, session, now, out)
             return self._identity_taint(sql, realm, ident)
 
+        self._write_held()
         if untrusted_source is None:
             if session is None:
                 return self.identity_taint(realm, ident), out
             same, taint = self._unchanged(realm, ident, session, now)
             if same:
                 return taint, out
-        result = self._db.write(fn, durable=untrusted_source is not None)
-        return result, out
+            return self._db.write(fn, durable=False), out
+        try:
+            return self._db.write(fn, durable=True), out
+        except AgentMemoryError as exc:  # fail closed: the taint is held, enforced and written later
+            state = TaintState(now, untrusted_source)
+            self._held.hold((realm, ident, session), state)
+            _log.warning("session taint of %s/%s could not be recorded (%s); it is held in memory and enforced "
+                         "until it is written", realm, ident, exc.reason)
+            return state, [("tainted", session, untrusted_source)]
+
+    def _record_taint(self, sql: Sql, realm: str, ident: str, session: str | None, state: TaintState, now: int,
+                      out: list[Transition]) -> None:
+        """Untrusted content seen by ``ident`` (from ``session``, noted first): taint that session (first taint
+        wins), else the identity's current session, else its pending taint. Recorded even at capacity."""
+        if session is not None:
+            self._note(sql, realm, ident, session, now, out, permissive=False)
+            self._taint_session(sql, realm, ident, session, state, now, out)
+            return
+        row = self._touch_identity(sql, realm, ident, now, permissive=False)
+        assert row is not None
+        if row[0] is not None:
+            self._taint_session(sql, realm, ident, row[0], state, now, out)
+        elif row[1] is None:
+            sql.run("UPDATE {t}session_identities SET pending_at_ms = ?, pending_source = ? "
+                    "WHERE realm = ? AND identity = ?", (now, state.source, realm, ident))
+            out.append(("tainted", None, state.source))
+
+    def _write_held(self) -> bool:
+        """Write the held taints, oldest first (see :mod:`.unwritten`); True when none is left held."""
+        for key, state in self._held.pending():
+            realm, ident, session = key
+            try:
+                self._db.write(lambda sql: self._record_taint(sql, realm, ident, session, state,
+                                                              self._clock.now_ms(), []))
+            except AgentMemoryError:
+                return False
+            self._held.written(key)
+        return not self._held.pending()
+
+    def readiness_problem(self) -> str | None:
+        """What keeps the session state from serving, for ``GET /v1/ready``: its database does not answer a
+        read, or taint is held in memory because the database refused it (see :mod:`.unwritten`)."""
+        try:
+            self._db.read(lambda sql: sql.rows("SELECT count(*) FROM {t}session_identities"))
+        except AgentMemoryError as exc:
+            return exc.message
+        if not self._write_held():
+            return (f"{len(self._held.pending())} session taint(s) could not be written (the database refuses writes, e.g. "
+                    "a full disk): they are enforced from memory but would be lost by a restart; free space, "
+                    "then they are written at once")
+        if self._held.overflowed is not None:
+            return ("more session taints failed to be written than could be held in memory: every LLM-authored "
+                    "write is quarantined until the gateway restarts; review the writes of sessions that saw "
+                    "untrusted content meanwhile")
+        return None
 
     def reset(self, realm: str, ident: str, session: str | None) -> list[Transition]:
         """A fresh-context boundary of ``ident``'s ``session`` (``None``: its current session).
@@ -434,13 +486,16 @@ class SessionStateStore:
         return _taint(rows[0][0], rows[0][1]) or _taint(rows[0][2], rows[0][3])
 
     def identity_taint(self, realm: str, ident: str) -> TaintState | None:
-        """The identity's pending taint, else its current session's taint, else ``None``."""
-        return self._db.read(lambda sql: self._identity_taint(sql, realm, ident))
+        """The identity's pending taint, else its current session's taint, else a taint held unwritten, else
+        ``None``."""
+        return self._db.read(lambda sql: self._identity_taint(sql, realm, ident)) or (
+            self._held.for_write(realm, ident, None) if self._held else None)
 
     def session_taint(self, realm: str, ident: str, session: str) -> TaintState | None:
-        """The live taint of ``ident``'s ``session`` (``None`` when clean or reset)."""
+        """The live taint of ``ident``'s ``session`` (``None`` when clean or reset; a held one counts)."""
         row = self._db.read(lambda sql: self._session_row(sql, realm, ident, session))
-        return _taint(row[0], row[1]) if row else None
+        return (_taint(row[0], row[1]) if row else None) or (
+            self._held.for_session(realm, ident, session) if self._held else None)
 
     def write_taint(self, realm: str, ident: str, session: str | None) -> TaintState | None:
         """The taint a write by ``ident`` from ``session`` in ``realm`` carries.
@@ -465,6 +520,11 @@ class SessionStateStore:
                 taint = _taint(rows[0][0], rows[0][1]) if rows else None
             return taint
 
+        if self._held:  # taint the database refused: written now if it can be, enforced while it cannot
+            self._write_held()
+            held = self._held.for_write(realm, ident, session)
+            if held is not None:
+                return held
         return self._db.read(fn)
 
     def current_session(self, realm: str, ident: str) -> str | None:

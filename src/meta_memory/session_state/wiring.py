@@ -6,15 +6,12 @@ from pathlib import Path
 from typing import Any
 
 from meta_memory.clock import Clock, SystemClock
+from meta_memory.storage.layout import SESSION_STATE_FILE
 
 from .backends import PostgresSessionBackend, SqliteSessionBackend
 from .store import DEFAULT_EXPIRY_MS, DEFAULT_LIMIT, SessionStateStore
 
 __all__ = ["SESSION_STATE_FILE", "open_session_state", "memory_session_state"]
-
-#: The SQLite session-state database, ``<state-dir>/session-state.db`` (not in the realm folder, whose
-#: ``*.sqlite3`` files are realms).
-SESSION_STATE_FILE = "session-state.db"
 
 
 def open_session_state(

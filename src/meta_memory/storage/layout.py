@@ -8,6 +8,8 @@ Layout of ``<state>``::
 
     memory-ledger-state.json        the assertion ledger (durable: fsync + replace)
     memory-ledger-state.tmp         its stage during a write (only while writing)
+    session-state.db                session taint, reset marks, injection budgets, nonces (SQLite, WAL)
+    events.sqlite3                  the timeline (SQLite, WAL)
     agent-memory/                   agent-memory root (legacy spelling: agent-memory-sqlite/)
         <encode(realm)>.sqlite3     one SQLite database per realm (WAL)
         <encode(realm)>/<encode(identity)>.md   legacy markdown, import-only
@@ -19,6 +21,7 @@ both spellings of the agent-memory root exist ("file-name twins").
 
 from __future__ import annotations
 
+import os
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +38,8 @@ __all__ = [
     "AGENT_MEMORY_DIR",
     "LEGACY_AGENT_MEMORY_DIR",
     "REALM_DB_SUFFIX",
+    "SESSION_STATE_FILE",
+    "EVENTS_FILE",
     "MAX_FILE_NAME_BYTES",
     "AgentMemoryPaths",
     "RealmPathError",
@@ -52,6 +57,10 @@ PREDECESSOR_STAGE_FILE = "elephant-memory-state.tmp"
 AGENT_MEMORY_DIR = "agent-memory"
 LEGACY_AGENT_MEMORY_DIR = "agent-memory-sqlite"
 REALM_DB_SUFFIX = ".sqlite3"
+#: The session-state database (not in the realm folder, whose ``*.sqlite3`` files are realms).
+SESSION_STATE_FILE = "session-state.db"
+#: The timeline database.
+EVENTS_FILE = "events.sqlite3"
 
 _KEEP = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
 _HEX = frozenset(b"0123456789abcdefABCDEF")
@@ -79,6 +88,8 @@ def decode_path_segment(segment: str) -> str:
 
     A segment whose escapes do not decode as UTF-8 is returned unchanged.
     """
+    if "%" not in segment:
+        return segment  # no escape: every byte passes through unchanged
     raw = segment.encode("utf-8", "surrogatepass")
     out = bytearray()
     i = 0
@@ -160,6 +171,18 @@ class AgentMemoryPaths:
             if p.is_file()
         )
 
+    def realm_files(self) -> dict[str, Path]:
+        """``{realm: database file}``: :meth:`list_realms` with each realm's file, in one directory read."""
+        out: dict[str, Path] = {}
+        try:
+            with os.scandir(self.root) as entries:
+                for entry in entries:
+                    if entry.name.endswith(REALM_DB_SUFFIX) and entry.is_file():
+                        out[decode_path_segment(entry.name[: -len(REALM_DB_SUFFIX)])] = Path(entry.path)
+        except (FileNotFoundError, NotADirectoryError):
+            return {}
+        return dict(sorted(out.items()))
+
     @staticmethod
     def markdown_identity(path: Path) -> str:
         """The identity a legacy markdown file ``<root>/<encode(realm)>/<encode(identity)>.md`` belongs to."""
@@ -197,6 +220,16 @@ class StorageLayout:
     def ledger_stage_path(self) -> Path:
         """``<state>/memory-ledger-state.tmp``: the ledger's stage during a write."""
         return self.state_dir / LEDGER_STAGE_FILE
+
+    @property
+    def session_state_path(self) -> Path:
+        """``<state>/session-state.db`` (the SQLite store's session state)."""
+        return self.state_dir / SESSION_STATE_FILE
+
+    @property
+    def events_path(self) -> Path:
+        """``<state>/events.sqlite3`` (the timeline)."""
+        return self.state_dir / EVENTS_FILE
 
     @property
     def predecessor_ledger_path(self) -> Path:
@@ -301,6 +334,73 @@ class StorageLayout:
             )
         self.resolve_agent_memory_root()
 
+    def _health_findings(self, thorough: bool, min_free_disk_mb: int | None) -> list[dict[str, Any]]:
+        """The doctor's store checks: the ledger decodes, every database reads, no ``-wal`` is orphaned,
+        the disk has room (see :meth:`doctor`)."""
+        from ..errors import StartupError
+        from ..ledger import persistence
+        from .disk import DEFAULT_MIN_FREE_MB, disk_space
+        from .integrity import orphan_wals, probe
+
+        findings: list[dict[str, Any]] = []
+        if self.ledger_path.is_file():
+            try:
+                persistence.load(self.ledger_path)
+            except StartupError as exc:
+                findings.append({
+                    "kind": "malformed_ledger", "severity": "blocks_startup", "paths": [str(self.ledger_path)],
+                    "message": str(exc),
+                    "fix": (f"restore {LEDGER_FILE} from a backup, or fix the entry the message names by hand; "
+                            "moving the file away starts an empty ledger"),
+                })
+        own = [(self.session_state_path, "the session state (taint, reset marks, injection budgets)",
+                "moving it away starts every session clean"),
+               (self.events_path, "the timeline", "moving it away starts an empty timeline; memory is not affected")]
+        for path, holds, away in own:
+            if path.is_file() and (problem := probe(path, full=thorough)) is not None:
+                findings.append({
+                    "kind": "damaged_database", "severity": "blocks_startup", "paths": [str(path)],
+                    "message": f"{path.name} ({holds}) {problem}",
+                    "fix": f"with the gateway stopped, restore {path.name} from a backup; {away}",
+                })
+        roots = [r for r in (self.canonical_agent_memory_root, self.legacy_agent_memory_root) if r.is_dir()]
+        for root in roots:
+            for db in sorted(p for p in root.iterdir() if p.name.endswith(REALM_DB_SUFFIX) and p.is_file()):
+                problem = probe(db, full=thorough)
+                if problem is None:
+                    continue
+                realm = decode_path_segment(db.name[: -len(REALM_DB_SUFFIX)])
+                findings.append({
+                    "kind": "damaged_database", "severity": "error", "paths": [str(db)],
+                    "message": (f"the database of realm '{realm}' {problem}; the gateway starts, answers "
+                                "/v1/ready with 503 and refuses this realm's calls (reason corrupt)"),
+                    "fix": (f"with the gateway stopped, restore {db.name} from a backup. A damaged (not overwritten) "
+                            f"file may be salvaged with `sqlite3 {shlex.quote(db.name)} .recover`; moving it out of "
+                            "the folder starts the realm empty"),
+                })
+        for folder, suffix in [(self.state_dir, ".db"), (self.state_dir, ".sqlite3"),
+                               *((root, REALM_DB_SUFFIX) for root in roots)]:
+            for wal in orphan_wals(folder, suffix):
+                findings.append({
+                    "kind": "orphan_wal", "severity": "error", "paths": [str(wal)],
+                    "message": (f"{wal.name} is a write-ahead log whose database {wal.name[:-4]} is missing: the "
+                                "transactions it holds are in no database"),
+                    "fix": (f"with the gateway stopped, put {wal.name[:-4]} back beside it if you have it (its "
+                            "transactions are then replayed into it at the next start); otherwise move the -wal "
+                            "away, accepting the loss of what only it held"),
+                })
+        floor = DEFAULT_MIN_FREE_MB if min_free_disk_mb is None else min_free_disk_mb
+        space = disk_space(self.state_dir)
+        if space is not None and (space.free_mb < floor or space.free_bytes < 1024 * 1024):
+            full = space.free_bytes < 1024 * 1024
+            findings.append({
+                "kind": "low_disk", "severity": "error" if full else "warning", "paths": [space.mount],
+                "message": (f"{space.describe()}: " + ("full: every write is refused (reason disk_full); reads "
+                            "keep working" if full else f"below the floor of {floor} MiB ([gateway] min_free_disk_mb)")),
+                "fix": f"free space on the disk mounted at {space.mount} or grow it",
+            })
+        return findings
+
     def slots(self) -> list[dict[str, Any]]:
         """Every storage slot: ``[{slot, path, durability, resolution}, ...]``.
 
@@ -351,8 +451,15 @@ class StorageLayout:
                     )
         return slots
 
-    def doctor(self) -> dict[str, Any]:
-        """Inspect the state directory without changing it (``meta/storage/doctor``).
+    def doctor(self, *, thorough: bool = False, min_free_disk_mb: int | None = None) -> dict[str, Any]:
+        """Inspect the state directory without changing it (``meta/storage/doctor``, ``meta-memory doctor``;
+        reading a database may leave the empty ``-wal``/``-shm`` files SQLite keeps beside it).
+
+        Args:
+            thorough: also run ``PRAGMA quick_check`` on every database (reads each whole file; the
+                command line does it unless ``--quick``); otherwise header and schema page only.
+            min_free_disk_mb: report ``low_disk`` below this much free space (``None``: the default
+                ``[gateway] min_free_disk_mb``; ``0``: only a full disk).
 
         Returns:
             ``{state_dir, ok, slots, findings}`` where each finding is
@@ -362,7 +469,13 @@ class StorageLayout:
             ``non_canonical_realm_file`` (a ``*.sqlite3`` whose name is not the
             encoding of its decoded realm: it would never be opened),
             ``state_dir_missing`` / ``state_dir_not_a_directory`` (severity
-            ``error``: there is nothing to inspect; usually a mistyped path).
+            ``error``: there is nothing to inspect; usually a mistyped path),
+            ``malformed_ledger`` (blocks start-up), ``damaged_database`` (a realm
+            database: ``error``, its realm's calls are refused; the session-state or
+            timeline database: blocks start-up) for a file that is not a database,
+            truncated, or fails its checks, ``orphan_wal`` (``error``: a ``-wal``
+            whose database is missing), ``low_disk`` (``warning`` below the floor,
+            ``error`` when full).
             ``ok`` is false when any finding blocks start-up or is an ``error``.
         """
         findings: list[dict[str, Any]] = []
@@ -418,6 +531,7 @@ class StorageLayout:
                         ),
                     }
                 )
+        findings.extend(self._health_findings(thorough, min_free_disk_mb))
         for root in (canonical, legacy):
             if not root.is_dir():
                 continue

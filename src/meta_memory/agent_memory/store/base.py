@@ -856,11 +856,25 @@ class AgentMemoryStore(ABC):
 
     @abstractmethod
     def mark_usage(self, realm: str, ids: Sequence[str], event: UsageEvent | str) -> None:
-        """Count a usage event on each record id (unknown ids ignored)."""
+        """Count a usage event on each record id (unknown ids ignored). Best effort: a mark that cannot be
+        written (a full disk) is dropped and counted (:mod:`.telemetry`), never raised to the read."""
 
     @abstractmethod
     def log_injections(self, realm: str, rows: Sequence[InjectionRow]) -> None:
-        """Append injection-ledger rows (no audit, no validation)."""
+        """Append injection-ledger rows (no audit, no validation). Best effort, as :meth:`mark_usage`."""
+
+    def telemetry_stats(self) -> dict[str, int]:
+        """``{dropped}``: usage marks and injection-ledger writes dropped since the store opened."""
+        return {"dropped": 0}
+
+    # ----------------------------------------------------------------- readiness
+
+    def readiness_problems(self) -> dict[str, str]:
+        """What keeps this store from serving, for ``GET /v1/ready``: ``{component: problem}``, empty
+        when ready. Components: ``realm:<name>`` (a realm database that cannot be read), ``postgres``
+        (the server does not answer), ``worker:<name>`` (a background thread that died). Cheap: no
+        check here may read a whole database."""
+        return {}
 
     @abstractmethod
     def close(self) -> None:

@@ -38,7 +38,7 @@ import logging
 import re
 import itertools
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -54,6 +54,7 @@ from meta_memory.agent_memory.model import (
     UsageEvent,
     UsageStats,
 )
+from meta_memory.agent_memory.realm_list import refuse_unlisted_realm
 from meta_memory.agent_memory.store import pg_schema, planner
 from meta_memory.agent_memory.store.base import InjectionRow, WriteGate, dumps
 from meta_memory.agent_memory.store.common import (
@@ -74,11 +75,16 @@ from meta_memory.agent_memory.store.common import (
 from meta_memory.agent_memory.store.dialect import POSTGRES
 from meta_memory.agent_memory.store.migration_steps import apply_domain_steps
 from meta_memory.agent_memory.store.sqlite import realm_db_path
+from meta_memory.agent_memory.store.telemetry import TelemetryDrops
+from meta_memory.storage.disk import disk_full_error, is_disk_full
 from meta_memory import deadline
 from meta_memory.clock import Clock, SystemClock
 from meta_memory.errors import AgentMemoryError
 from meta_memory.identity import parse_realm
 from meta_memory.recall import bm25, fts
+
+#: How long a readiness check waits for a connection (seconds).
+READINESS_TIMEOUT_S = 2.0
 
 __all__ = [
     "PostgresAgentMemoryStore",
@@ -106,7 +112,10 @@ _SCHEMA_RE = re.compile(r"-c\s*search_path\s*=\s*([^\s,]+)")
 
 
 def _write_error(exc: psycopg.Error) -> AgentMemoryError:
-    """A failed write's psycopg error as the store's ``io`` error."""
+    """A failed write's psycopg error as the store's refusal: ``disk_full`` when the server's disk is full
+    (SQLSTATE 53100), else ``io``."""
+    if is_disk_full(exc):
+        return disk_full_error(None, "write")
     return AgentMemoryError("io", f"write failed: {exc}")
 
 
@@ -206,6 +215,9 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore):
         connect_timeout_s: how long start-up and each pool checkout may wait.
         max_realms: most realms (``[agent_memory] max_realms``); registering one more is refused
             with ``AgentMemoryError("limit", ...)``.
+        realms: the realm allow-list (``[agent_memory] realms``; ``None`` = any realm): registering an
+            unlisted realm is refused with ``InvalidParams`` naming ``realm``
+            (:mod:`meta_memory.agent_memory.realm_list`).
 
     Raises ``AgentMemoryError("invalid_config", ...)`` for an empty DSN or a bad
     schema name, ``AgentMemoryError("io", "cannot connect ...")`` when the
@@ -224,6 +236,7 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore):
         pool_size: int = DEFAULT_POOL_SIZE,
         connect_timeout_s: float = 10.0,
         max_realms: int = 4096,
+        realms: Collection[str] | None = None,
     ) -> None:
         if not isinstance(dsn, str) or not dsn.strip():
             raise AgentMemoryError("invalid_config", "agent memory dsn must not be empty")
@@ -245,12 +258,14 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore):
         self.gate = gate
         self.pool_size = pool_size
         self.max_realms = max_realms
+        self.allowed_realms = frozenset(realms) if realms is not None else None
         self.connect_timeout_s = connect_timeout_s
         self._qs = pg_schema.quote_ident(schema) + "."
         self._views = pg_schema.quote_ident(schema + "_realm")
         self._sql_cache: dict[str, str] = {}
         self._select_cache: dict[tuple[str, str], str] = {}
         self._known_realms: set[str] = set()
+        self.telemetry = TelemetryDrops()
         self._realm_lock = threading.Lock()
         self._closed = False
         self.applied_migrations = self._migrate()
@@ -418,6 +433,7 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore):
             def setup(conn: psycopg.Connection[Any]) -> None:
                 known = conn.execute(self._sql("SELECT 1 FROM §realms WHERE realm = %s"), (name,)).fetchone()
                 if known is None:
+                    refuse_unlisted_realm(self.allowed_realms, name)
                     (count,) = _one(conn.execute(self._sql("SELECT count(*) FROM §realms")))
                     if count >= self.max_realms:
                         raise AgentMemoryError(
@@ -899,7 +915,29 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore):
                         self._sql("UPDATE §records SET usage_stats = %s WHERE realm = %s AND memory_id = %s"), updates
                     )
 
-        self._tx(name, fn, lock=False)
+        self._telemetry(name, fn)
+
+    def _telemetry(self, name: str, fn: Callable[[psycopg.Connection[Any]], None]) -> None:
+        """A telemetry write without the realm lock; one that fails (a full disk, a lost connection) is
+        dropped and counted (:mod:`.telemetry`), never raised to the read that caused it."""
+        try:
+            self._tx(name, fn, lock=False)
+        except AgentMemoryError as exc:
+            self.telemetry.drop(name, exc.reason)
+
+    def telemetry_stats(self) -> dict[str, int]:
+        """See :meth:`AgentMemoryStore.telemetry_stats`."""
+        return self.telemetry.stats()
+
+    def readiness_problems(self) -> dict[str, str]:
+        """See :meth:`AgentMemoryStore.readiness_problems`: ``postgres`` when the server does not answer
+        ``SELECT 1`` within :data:`READINESS_TIMEOUT_S` (or the connect timeout, when shorter)."""
+        try:
+            with self._pool.connection(timeout=min(READINESS_TIMEOUT_S, self.connect_timeout_s)) as conn:
+                conn.execute("SELECT 1").fetchone()
+        except (psycopg.Error, PoolTimeout) as exc:
+            return {"postgres": f"the server does not answer: {' '.join(str(exc).split())}"}
+        return {}
 
     def log_injections(self, realm: str, rows: Sequence[InjectionRow]) -> None:
         """See :meth:`AgentMemoryStore.log_injections` (plain inserts, one transaction, no realm lock)."""
@@ -911,7 +949,7 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore):
         values = injection_values(rows)
         if any(has_nul(*v) for v in values):
             raise AgentMemoryError("invalid_record", "injection rows must not contain NUL characters")
-        self._tx(name, lambda conn: self._insert_rows(conn, name, "injections", INJECTION_COLUMNS, values), lock=False)
+        self._telemetry(name, lambda conn: self._insert_rows(conn, name, "injections", INJECTION_COLUMNS, values))
 
     # ================================================================ audit (read)
 

@@ -37,7 +37,7 @@ import stat
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from functools import lru_cache
 from itertools import zip_longest
 from pathlib import Path
@@ -75,6 +75,7 @@ from meta_memory.agent_memory.model import (
     UsageEvent,
     UsageStats,
 )
+from meta_memory.agent_memory.realm_list import refuse_unlisted_realm
 from meta_memory.agent_memory.secrets import scan_record
 from meta_memory.agent_memory.store.base import (
     DEFAULT_SCOPE_FLOOR_BYTES,
@@ -99,6 +100,7 @@ from meta_memory.agent_memory.store.common import (
 )
 from meta_memory.agent_memory.store import planner
 from meta_memory.agent_memory.store import upkeep
+from meta_memory.agent_memory.store.telemetry import TelemetryDrops
 from meta_memory.agent_memory.store.dialect import SQLITE
 from meta_memory.agent_memory.store.schema import (
     delete_fts,
@@ -115,6 +117,8 @@ from meta_memory.limits import DEFAULT_MAX_OPEN_REALMS, DEFAULT_MAX_REALMS
 from meta_memory.recall import bm25, fts
 from meta_memory.recall.lexical_index import DEFAULT_MAX_BYTES, LexicalIndexes
 from meta_memory.recall.semantic import vectors as vector_index
+from meta_memory.storage.disk import disk_full_error, is_disk_full, refuse_if_disk_full
+from meta_memory.storage.integrity import FileSignature, is_corrupt, probe, signature
 from meta_memory.storage.layout import AgentMemoryPaths, RealmPathError
 from meta_memory.storage.perms import private_dir, private_file, private_sqlite
 
@@ -231,6 +235,9 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
             it the least recently used idle realm's connections are closed (reopened on demand).
         recall_index_bytes: memory budget of the in-process recall index
             (:mod:`meta_memory.recall.lexical_index`; ``[agent_memory] recall_index_mb``); ``0`` = off.
+        realms: the realm allow-list (``[agent_memory] realms``; ``None`` = any realm): creating an
+            unlisted realm is refused with ``InvalidParams`` naming ``realm``
+            (:mod:`meta_memory.agent_memory.realm_list`).
 
     Connections: a realm's database is opened (and created) only by a write; a read of a realm
     without a database answers from an empty, schema-only in-memory database and creates nothing.
@@ -255,6 +262,7 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
         max_realms: int = DEFAULT_MAX_REALMS,
         max_open_realms: int = DEFAULT_MAX_OPEN_REALMS,
         recall_index_bytes: int = DEFAULT_MAX_BYTES,
+        realms: Collection[str] | None = None,
     ) -> None:
         if not str(root.root if isinstance(root, AgentMemoryPaths) else root).strip():
             raise AgentMemoryError("invalid_config", "agent memory root path must not be empty")
@@ -269,6 +277,7 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
         self.import_markdown = import_markdown
         self.max_realms = max_realms
         self.max_open_realms = max_open_realms
+        self.allowed_realms = frozenset(realms) if realms is not None else None
         self._realms: OrderedDict[str, _RealmDb] = OrderedDict()  # least recently used first
         self._open_lock = threading.Lock()
         self._empty_idle: list[sqlite3.Connection] = []
@@ -281,7 +290,8 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
         self._deferred: queue.Queue[tuple[str, Callable[[sqlite3.Connection], None]] | None] = queue.Queue(
             maxsize=MAX_DEFERRED_TELEMETRY)
         self._deferred_worker: threading.Thread | None = None
-        self._dropped = 0
+        self.telemetry = TelemetryDrops()
+        self._probed: dict[str, tuple[FileSignature, str | None]] = {}  # readiness: last result per realm file
 
     # ================================================================ connections
 
@@ -289,6 +299,7 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
         try:
             private_sqlite(path)  # 0600 before SQLite creates it: its -wal/-shm files copy the mode
         except OSError as exc:
+            refuse_if_disk_full(exc, path, f"creating {path.name}")
             raise sqlite3.OperationalError(f"cannot make {path.name} owner-only: {exc.strerror}") from None
         conn = sqlite3.connect(
             path, timeout=self.busy_timeout_ms / 1000, isolation_level=None, check_same_thread=False
@@ -370,6 +381,7 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
                 if not self._realm_exists(name):
                     if not create:
                         return None
+                    refuse_unlisted_realm(self.allowed_realms, name)
                     self._check_realm_cap(name)
                 self._creating.add(name)
             try:
@@ -454,10 +466,24 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
             if planner.stale(writer):
                 self._tx(db, planner.refresh)
         except sqlite3.Error as exc:
-            raise AgentMemoryError("io", f"cannot open realm database '{path.name}': {exc}") from None
+            raise self._open_error(path, exc) from None
         if self.import_markdown:
             self._import_markdown(db)
         return db
+
+    @staticmethod
+    def _open_error(path: Path, exc: sqlite3.Error) -> AgentMemoryError:
+        """Why realm database ``path`` cannot be opened: ``corrupt`` (not a database, malformed: with the
+        doctor and the backup as the way out), ``disk_full`` (its migration or first write found no room),
+        else ``io``."""
+        if is_corrupt(exc):
+            return AgentMemoryError(
+                "corrupt", f"realm database '{path.name}' cannot be read ({exc}): it is damaged or not a SQLite "
+                "database. Calls naming this realm are refused; other realms are served. Stop the gateway, run "
+                "`meta-memory doctor --state-dir <state dir>` and restore the file from a backup")
+        if is_disk_full(exc):
+            return disk_full_error(path, f"opening realm database '{path.name}'")
+        return AgentMemoryError("io", f"cannot open realm database '{path.name}': {exc}")
 
     def _new_reader(self, db: _RealmDb | None) -> sqlite3.Connection:
         try:
@@ -471,8 +497,9 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
                 conn = self._connect(db.path)
             conn.execute("PRAGMA query_only = ON")
         except sqlite3.Error as exc:
-            where = db.path.name if db is not None else "(empty realm)"
-            raise AgentMemoryError("io", f"cannot open realm database '{where}': {exc}") from None
+            if db is not None:
+                raise self._open_error(db.path, exc) from None
+            raise AgentMemoryError("io", f"cannot open realm database '(empty realm)': {exc}") from None
         conn.set_progress_handler(_stop_when_expired, PROGRESS_STEPS)
         return conn
 
@@ -513,6 +540,8 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
             except sqlite3.Error as exc:
                 if deadline.expired():
                     raise AgentMemoryError("timeout", "recall stopped: its time budget ran out") from None
+                if db is not None and is_corrupt(exc):
+                    raise self._open_error(db.path, exc) from None
                 raise AgentMemoryError("io", f"read failed: {exc}") from None
             finally:
                 self._checkin(db, conn)
@@ -538,14 +567,14 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
             if durable:  # telemetry adds no records: only durable writes count toward the statistics check
                 db.writes += 1
                 if db.writes % planner.CHECK_EVERY_WRITES == 0 and planner.stale(conn):
-                    with self._begun(conn) as c:
+                    with self._begun(conn, db.path) as c:
                         planner.refresh(c)
-                with self._begun(conn) as c:
+                with self._begun(conn, db.path) as c:
                     yield c
             else:
                 conn.execute("PRAGMA synchronous=NORMAL")
                 try:
-                    with self._begun(conn) as c:
+                    with self._begun(conn, db.path) as c:
                         yield c
                 finally:
                     conn.execute("PRAGMA synchronous=FULL")
@@ -583,20 +612,31 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
             self._release(db)
 
     @contextlib.contextmanager
-    def _begun(self, conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    def _begun(self, conn: sqlite3.Connection, path: Path | None = None) -> Iterator[sqlite3.Connection]:
+        """One ``BEGIN IMMEDIATE`` transaction on ``conn`` (the writer of database ``path``): committed when
+        the block ends, rolled back on anything raised. A full disk is refused as ``disk_full`` naming the
+        disk, a damaged database as ``corrupt``, any other SQLite error as ``io``."""
         try:
             self._retry_locked(lambda: conn.execute("BEGIN IMMEDIATE"))
         except sqlite3.Error as exc:
-            raise AgentMemoryError("io", f"cannot begin write transaction: {exc}") from None
+            raise self._write_error(path, exc, "cannot begin write transaction") from None
         try:
             yield conn
             conn.execute("COMMIT")
         except BaseException as exc:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
+            if conn.in_transaction:  # SQLite has already rolled back after some errors (a full disk)
+                with contextlib.suppress(sqlite3.Error):
+                    conn.execute("ROLLBACK")
             if isinstance(exc, sqlite3.Error):
-                raise AgentMemoryError("io", f"write failed: {exc}") from None
+                raise self._write_error(path, exc, "write failed") from None
             raise
+
+    def _write_error(self, path: Path | None, exc: sqlite3.Error, what: str) -> AgentMemoryError:
+        if path is not None and is_corrupt(exc):
+            return self._open_error(path, exc)
+        if is_disk_full(exc):
+            return disk_full_error(path or self.root, "write")
+        return AgentMemoryError("io", f"{what}: {exc}")
 
     def _write(self, realm: str, fn: Callable[[sqlite3.Connection], _T], *, durable: bool = True) -> _T:
         """A validated write: opens (creating, under ``max_realms``) the realm's database."""
@@ -611,12 +651,16 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
         that marks what it returned never waits behind another caller's write (a batch of 500 records,
         any identity's) past its time budget. Otherwise it is handed to one background thread
         (at most :data:`MAX_DEFERRED_TELEMETRY` waiting; past that it is dropped, as telemetry may be)."""
-        with self._using(realm, create=False) as db:
-            if db is None:
-                return
-            if not db.write_lock.locked():
-                self._tx(db, fn, durable=False)
-                return
+        try:
+            with self._using(realm, create=False) as db:
+                if db is None:
+                    return
+                if not db.write_lock.locked():
+                    self._tx(db, fn, durable=False)
+                    return
+        except AgentMemoryError as exc:  # a full disk, a damaged realm: the read that marked still answers
+            self.telemetry.drop(realm, exc.reason)
+            return
         self._defer(realm, fn)
 
     def _defer(self, realm: str, fn: Callable[[sqlite3.Connection], None]) -> None:
@@ -630,10 +674,7 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
         try:
             self._deferred.put_nowait((realm, fn))
         except queue.Full:
-            self._dropped += 1
-            if self._dropped & (self._dropped - 1) == 0:  # the 1st, 2nd, 4th, 8th, ...: no flood of lines
-                log.warning("agent memory: %d telemetry writes already wait for busy realm writers; %d dropped "
-                            "so far (the latest for realm %s)", MAX_DEFERRED_TELEMETRY, self._dropped, realm)
+            self.telemetry.drop(realm, f"{MAX_DEFERRED_TELEMETRY} telemetry writes already wait for busy realm writers")
 
     def _run_deferred(self) -> None:
         while (item := self._deferred.get()) is not None:
@@ -642,8 +683,8 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
                 with self._using(realm, create=False) as db:
                     if db is not None:
                         self._tx(db, fn, durable=False)
-            except Exception as exc:  # telemetry: a failed mark is logged, never raised to anyone
-                log.warning("agent memory: deferred telemetry write to realm %s failed: %s", realm, exc)
+            except Exception as exc:  # telemetry: a failed mark is counted and logged, never raised to anyone
+                self.telemetry.drop(realm, exc.reason if isinstance(exc, AgentMemoryError) else type(exc).__name__)
 
     @contextlib.contextmanager
     def _write_conn(self, realm: str) -> Iterator[sqlite3.Connection]:
@@ -988,6 +1029,42 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
     def list_realms(self) -> list[str]:
         """Realms with a database file under the root (decoded file stems), sorted."""
         return self.paths.list_realms()
+
+    # ================================================================ readiness
+
+    def realm_files(self) -> dict[str, Path]:
+        """``{realm: database file}`` of every realm with a database (what the integrity check reads)."""
+        return self.paths.realm_files()
+
+    def readiness_problems(self) -> dict[str, str]:
+        """See :meth:`AgentMemoryStore.readiness_problems`: each realm database's header and schema page
+        (:func:`meta_memory.storage.integrity.probe`, re-read only when the file or its ``-wal`` changed
+        since it last passed: an idle realm costs a ``stat``), and the store's background threads."""
+        problems: dict[str, str] = {}
+        checked: dict[str, tuple[FileSignature, str | None]] = {}
+        for realm, path in self.realm_files().items():
+            sig = signature(path)
+            if sig is None:
+                continue
+            known = self._probed.get(realm)
+            problem = known[1] if known is not None and known[0] == sig else probe(path)
+            checked[realm] = (sig, problem)
+            if problem is not None:
+                problems[f"realm:{realm}"] = f"{path.name} {problem}"
+        self._probed = checked
+        for name, died in (("upkeep", self._upkeep.died), ("recall_index", self.lexical_index.died),
+                           ("telemetry_writer", self._telemetry_writer_died())):
+            if died:
+                problems[f"worker:{name}"] = "the background thread ended unexpectedly; restart the gateway"
+        return problems
+
+    def _telemetry_writer_died(self) -> bool:
+        worker = self._deferred_worker
+        return worker is not None and not worker.is_alive() and not self._closed
+
+    def telemetry_stats(self) -> dict[str, int]:
+        """See :meth:`AgentMemoryStore.telemetry_stats`."""
+        return self.telemetry.stats()
 
     # ================================================================ telemetry writes
 

@@ -141,6 +141,12 @@ class BackgroundUpkeep:
                 except Exception:  # noqa: BLE001 - a failed round is retried after the next commit
                     log.warning("index merge or WAL checkpoint of realm %s failed", realm, exc_info=True)
 
+    @property
+    def died(self) -> bool:
+        """True when the thread ended although :meth:`stop` was not called (``/v1/ready`` reports it)."""
+        thread = self._thread
+        return thread is not None and not thread.is_alive() and not self._stopped
+
     def stop(self, timeout_s: float = 10.0) -> None:
         """Stop the thread (a round under way finishes first); later commits start none."""
         with self._cond:

@@ -147,6 +147,12 @@ class VectorIndexer:
         self._thread = threading.Thread(target=self._loop, name="meta-memory-vector-indexer", daemon=True)
         self._thread.start()
 
+    @property
+    def died(self) -> bool:
+        """True when the thread ended although :meth:`stop` was not called (``/v1/ready`` reports it)."""
+        thread = self._thread
+        return thread is not None and not thread.is_alive() and not self._stop.is_set()
+
     def kick(self) -> None:
         """Wake the thread for a pass now (e.g. after a write)."""
         self._wake.set()

@@ -47,10 +47,12 @@ def register(table: MethodTable) -> None:
     @table.method("meta/storage/doctor", requires=unscoped("operator.status"), mutating=False,
                   result=DoctorResult)
     def doctor(runtime: "Runtime", ctx: CallContext, params: Any) -> dict[str, Any]:
-        """Slots, file-name twins, predecessor files and leftover stages, each with a fix."""
+        """Slots, file-name twins, predecessor files, leftover stages, a malformed ledger, damaged databases,
+        orphaned ``-wal`` files and low disk, each with a fix (headers and schema pages only: the full
+        ``PRAGMA quick_check`` runs in the background, see ``GET /v1/ready``, and offline in ``meta-memory doctor``)."""
         if runtime.layout is None:
             return {"state_dir": None, "slots": [], "findings": []}
-        return runtime.layout.doctor()
+        return runtime.layout.doctor(min_free_disk_mb=runtime.config.gateway.min_free_disk_mb)
 
     @table.method("meta/capabilities", requires=PUBLIC, mutating=False,
                   result=CapabilitiesResult)

@@ -1,0 +1,39 @@
+"""The optional realm allow-list, ``[agent_memory] realms``: the one rule.
+
+Without the key any realm is served and a realm's first write creates it (a typo in ``realm`` then
+creates a new, empty realm). With it, a gateway serves exactly the listed realms:
+
+* every call whose params name an unlisted ``realm`` is refused before it runs, read or write
+  (:meth:`meta_memory.rpc.registry.MethodTable.call`);
+* no store creates an unlisted realm, whatever the path (import, review, a custom host): the SQLite
+  store's and the PostgreSQL store's realm creation check the same list.
+
+The refusal is ``-32602`` (:class:`~meta_memory.errors.InvalidParams`) with ``data.field = "realm"``;
+its message names the realm the caller gave and the rule, never the listed realms (a caller learns
+nothing about the realms it did not name).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+
+from meta_memory.errors import InvalidParams
+
+__all__ = ["unlisted_realm_rule", "refuse_unlisted_realm"]
+
+
+def unlisted_realm_rule(realms: Collection[str] | None, realm: str) -> str | None:
+    """The rule ``realm`` breaks when ``realms`` (the allow-list; ``None`` = any realm) does not list it,
+    else ``None``."""
+    if realms is None or realm in realms:
+        return None
+    return (f"realm '{realm}' is not served here: [agent_memory] realms lists the realms this gateway "
+            "serves, and a call never creates another")
+
+
+def refuse_unlisted_realm(realms: Collection[str] | None, realm: str) -> None:
+    """Raise :class:`~meta_memory.errors.InvalidParams` (``-32602``, field ``realm``) when ``realm`` is
+    not in the allow-list ``realms`` (``None``: every realm is allowed)."""
+    rule = unlisted_realm_rule(realms, realm)
+    if rule is not None:
+        raise InvalidParams(rule, "realm")

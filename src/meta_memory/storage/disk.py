@@ -1,0 +1,117 @@
+"""The disk under the state directory: how much room is left, and recognising a full one.
+
+Three users, one set of rules:
+
+* a write that fails because the disk is full is refused as ``AgentMemoryError("disk_full")``
+  (-32040, reason ``disk_full``), naming the disk (its mount point) and what is free, never as a
+  generic I/O error: :func:`is_disk_full` recognises SQLite's ``SQLITE_FULL``, the OS's ``ENOSPC`` /
+  ``EDQUOT`` and PostgreSQL's ``disk_full`` (SQLSTATE 53100); :func:`disk_full_error` builds the
+  refusal (:func:`refuse_if_disk_full` does both);
+* ``GET /v1/ready`` answers 503 while free space is below ``[gateway] min_free_disk_mb``;
+* ``meta-memory doctor`` reports the same floor offline.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+
+from meta_memory.errors import AgentMemoryError
+
+__all__ = ["DiskSpace", "disk_space", "is_disk_full", "disk_full_error", "refuse_if_disk_full", "DEFAULT_MIN_FREE_MB"]
+
+#: Default readiness floor of free space under the state directory (``[gateway] min_free_disk_mb``).
+DEFAULT_MIN_FREE_MB = 256
+
+_SQLITE_FULL = 13
+_PG_DISK_FULL = "53100"
+_MIB = 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class DiskSpace:
+    """The filesystem holding a path: its mount point, and bytes free (to an unprivileged writer) and in all."""
+
+    mount: str
+    free_bytes: int
+    total_bytes: int
+
+    @property
+    def free_mb(self) -> int:
+        """Free space in whole MiB (rounded down)."""
+        return self.free_bytes // _MIB
+
+    def describe(self) -> str:
+        """``the disk mounted at /var (12 MiB free of 2048 MiB)``."""
+        return f"the disk mounted at {self.mount} ({self.free_mb} MiB free of {self.total_bytes // _MIB} MiB)"
+
+
+def _existing(path: Path) -> Path:
+    """``path`` or its nearest existing ancestor (a state directory not created yet is on its parent's disk)."""
+    path = Path(os.path.abspath(path))
+    while not path.exists() and path != path.parent:
+        path = path.parent
+    return path
+
+
+def _mount_point(path: Path) -> Path:
+    """The mount point of the filesystem holding the existing ``path``."""
+    current = path if path.is_dir() else path.parent
+    device = current.stat().st_dev
+    while current != current.parent:
+        parent = current.parent
+        try:
+            if parent.stat().st_dev != device:
+                break
+        except OSError:
+            break
+        current = parent
+    return current
+
+
+def disk_space(path: Path) -> DiskSpace | None:
+    """The :class:`DiskSpace` of the filesystem holding ``path`` (or its nearest existing ancestor);
+    ``None`` when it cannot be read (no ``statvfs``, no permission)."""
+    try:
+        where = _existing(path)
+        info = os.statvfs(where)
+        mount = _mount_point(where)
+    except (OSError, AttributeError):
+        return None
+    return DiskSpace(str(mount), info.f_bavail * info.f_frsize, info.f_blocks * info.f_frsize)
+
+
+def is_disk_full(exc: BaseException) -> bool:
+    """Whether ``exc`` says the disk (or the writer's quota) is full: SQLite ``SQLITE_FULL``,
+    ``OSError`` ``ENOSPC``/``EDQUOT``, PostgreSQL SQLSTATE ``53100``."""
+    if isinstance(exc, sqlite3.Error):
+        code = getattr(exc, "sqlite_errorcode", None)
+        if code is not None and code & 0xFF == _SQLITE_FULL:
+            return True
+        return "database or disk is full" in str(exc)
+    if isinstance(exc, OSError):
+        return exc.errno in (errno.ENOSPC, errno.EDQUOT)
+    return getattr(exc, "sqlstate", None) == _PG_DISK_FULL
+
+
+def disk_full_error(path: Path | None, what: str) -> AgentMemoryError:
+    """The refusal of a write (``what``, e.g. ``"remember"``) that found the disk holding ``path`` full:
+    ``AgentMemoryError("disk_full", ...)`` naming the disk and saying that reads keep working. ``path``
+    ``None``: the database server's disk (PostgreSQL)."""
+    space = disk_space(path) if path is not None else None
+    disk = space.describe() if space is not None else (
+        "the database server's disk" if path is None else f"the disk holding {path.name}")
+    return AgentMemoryError(
+        "disk_full",
+        f"{what} refused: no space left on {disk}; nothing was written. Reads keep working; free space on "
+        "that disk, then retry",
+    )
+
+
+def refuse_if_disk_full(exc: BaseException, path: Path | None, what: str) -> None:
+    """Raise :func:`disk_full_error` (from ``None``) when ``exc`` is a full disk; otherwise return."""
+    if is_disk_full(exc):
+        raise disk_full_error(path, what) from None

@@ -1,0 +1,143 @@
+"""``[agent_memory] realms``: a gateway serves exactly the listed realms.
+
+Without the list a typo in ``realm`` silently creates a new, empty realm database. With it every call
+naming another realm is refused (-32602 naming ``realm``) before anything runs, no database is created,
+and a caller without the grant learns nothing about which realms are served.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from meta_memory.agent_memory.config import parse_agent_memory_section
+from meta_memory.agent_memory.model import Scope
+from meta_memory.errors import ConfigError, InvalidParams
+from support import GatewayProcess, access_toml, write_config
+
+IDENT = "lead:main"
+LISTED = '[agent_memory]\nrealms = ["default", "prod"]\n'
+
+
+def _db_files(gw: GatewayProcess) -> list[str]:
+    root = gw.state_dir / "agent-memory"
+    return sorted(p.name for p in root.glob("*.sqlite3")) if root.is_dir() else []
+
+
+def _refused_naming_realm(err: dict[str, Any], realm: str) -> None:
+    assert err["code"] == -32602 and err["data"] == {"kind": "invalid_params", "field": "realm"}, err
+    assert f"realm '{realm}' is not served here" in err["message"] and "[agent_memory] realms" in err["message"]
+    assert "prod" not in err["message"].replace(realm, "")  # the listed realms are never named
+
+
+def test_a_mistyped_realm_is_refused_instead_of_creating_a_database(gateway_factory: Any, tmp_path: Path) -> None:
+    gw = gateway_factory(config=write_config(tmp_path / "meta.toml", LISTED))
+    made = gw.result("meta/agent_memory/remember", {"identity": IDENT, "realm": "prod", "title": "Deploy",
+                                                    "body": "deploys go out on tuesdays"})
+    typo = {"identity": IDENT, "realm": "prdo"}
+    _refused_naming_realm(gw.error("meta/agent_memory/remember", {**typo, "title": "Deploy", "body": "lost"}), "prdo")
+    _refused_naming_realm(gw.error("meta/agent_memory/remember_batch",
+                                   {**typo, "records": [{"title": "a", "body": "b"}]}), "prdo")
+    # every other call naming the realm too: reads, host turns, the panel
+    _refused_naming_realm(gw.error("meta/agent_memory/recall", {**typo, "query_text": "deploys"}), "prdo")
+    _refused_naming_realm(gw.error("meta/agent_memory/list", typo), "prdo")
+    _refused_naming_realm(gw.error("meta/turn/inject", {**typo, "query_text": "deploys", "surface": "turn"}), "prdo")
+    _refused_naming_realm(gw.error("meta/memory/panel/records", {"realm": "prdo"}), "prdo")
+    assert _db_files(gw) == ["prod.sqlite3"]
+
+    # the listed realms are served as before
+    out = gw.result("meta/agent_memory/recall", {"identity": IDENT, "realm": "prod", "query_text": "deploys"})
+    assert [r["memory_id"] for r in out["records"]] == [made["memory_id"]]
+    gw.result("meta/agent_memory/remember", {"identity": IDENT, "title": "Default", "body": "in the default realm"})
+
+
+def test_without_the_list_any_realm_is_served(gateway: GatewayProcess) -> None:
+    gateway.result("meta/agent_memory/remember", {"identity": IDENT, "realm": "prdo", "title": "t", "body": "b"})
+    assert "prdo.sqlite3" in _db_files(gateway)
+
+
+def test_a_caller_without_the_grant_learns_nothing_about_served_realms(gateway_factory: Any, tmp_path: Path) -> None:
+    grants = [("reader", "agent.memory.read", {"identity": IDENT, "realm": "prod"}),
+              ("reader", "agent.view", {"identity": IDENT, "realm": "prod"})]
+    config = LISTED + access_toml({"tok-reader-0123456789": "reader"}, grants)
+    gw = gateway_factory(config=write_config(tmp_path / "meta.toml", config))
+    # an unlisted realm and a listed one the caller may not read get the same answer: access denied
+    for realm in ("prdo", "default"):
+        err = gw.error("meta/agent_memory/recall", {"identity": IDENT, "realm": realm, "query_text": "x"},
+                       token="tok-reader-0123456789")
+        assert err["code"] == -32030, err
+    # with no token at all, the same
+    err = gw.error("meta/agent_memory/recall", {"identity": IDENT, "realm": "prdo", "query_text": "x"})
+    assert err["code"] == -32030
+    assert gw.result("meta/agent_memory/recall", {"identity": IDENT, "realm": "prod", "query_text": "x"},
+                     token="tok-reader-0123456789")["records"] == []
+
+
+@pytest.mark.parametrize("body, rule", [
+    ("realms = []", "must be a non-empty array of realm names"),
+    ('realms = "prod"', "must be a non-empty array of realm names"),
+    ('realms = ["prod", ""]', "entry ''"),
+    ('realms = ["prod", 3]', "entries must be strings"),
+    ('realms = ["prod"]', "must list the gateway's own realm 'default'"),
+    ('realm = "prod"\nrealms = ["default"]', "must list the gateway's own realm 'prod'"),
+])
+def test_a_bad_list_stops_the_gateway_naming_the_key(gateway_factory: Any, tmp_path: Path, body: str,
+                                                     rule: str) -> None:
+    gw = gateway_factory(config=write_config(tmp_path / "meta.toml", f"[agent_memory]\n{body}\n"),
+                         expect_failure=True)
+    err = gw.proc.stderr.read() if gw.proc.stderr else ""
+    assert gw.proc.returncode == 1 and "agent_memory.realms" in err and rule in err, err
+    assert not (tmp_path / "state").exists()
+
+
+def test_the_list_is_trimmed_and_deduplicated() -> None:
+    assert parse_agent_memory_section({"realms": [" default ", "prod", "prod"]}).realms == ("default", "prod")
+    with pytest.raises(ConfigError):
+        parse_agent_memory_section({"realms": ["default", "a\x00b"]})
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def backend(request: pytest.FixtureRequest) -> str:
+    if request.param == "postgres":
+        from contract.pgsupport import require_postgres
+
+        require_postgres()
+    return str(request.param)
+
+
+def test_the_store_never_creates_an_unlisted_realm(backend: str, tmp_path: Path) -> None:
+    """The backstop for paths that are not calls (an import, a review, a custom host), on both backends."""
+    from contextlib import ExitStack
+
+    with ExitStack() as stack:
+        if backend == "sqlite":
+            from meta_memory.agent_memory.store.sqlite import SqliteAgentMemoryStore
+
+            store: Any = stack.enter_context(SqliteAgentMemoryStore(tmp_path / "am", realms=("default", "prod")))
+        else:
+            from contract.pgsupport import DSN, throwaway_schema
+            from meta_memory.agent_memory.store.postgres import PostgresAgentMemoryStore
+
+            schema = stack.enter_context(throwaway_schema())
+            store = PostgresAgentMemoryStore(DSN, schema=schema, realms=("default", "prod"))
+            stack.callback(store.close)
+        store.remember("prod", IDENT, "Title", "body")
+        with pytest.raises(InvalidParams) as info:
+            store.remember("prdo", IDENT, "Title", "body")
+        assert info.value.field == "realm" and "realm 'prdo' is not served here" in info.value.message
+        assert store.list_realms() == ["prod"]
+        assert store.get("prdo", "mem-x") is None and store.list_active("prdo", Scope.identity("prdo", IDENT)) == []
+
+
+def test_the_mcp_bridge_cannot_be_pointed_at_an_unlisted_realm(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    config = write_config(tmp_path / "meta.toml", LISTED)
+    out = subprocess.run([sys.executable, "-m", "meta_memory.cli", "mcp", "--identity", IDENT, "--realm", "prdo",
+                          "--config", str(config), "--state-dir", str(tmp_path / "state")],
+                         input="", capture_output=True, text=True, timeout=120)
+    assert out.returncode == 1 and "realm 'prdo' is not served here" in out.stderr, out.stderr
+    assert not (tmp_path / "state" / "agent-memory" / "prdo.sqlite3").exists()
