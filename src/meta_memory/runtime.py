@@ -20,6 +20,7 @@ from .config import MetaConfig
 from .events.bus import EventBus
 from .features import AgentMemoryFeature, FeatureContext, Features, build_features, effective_agent_memory_config
 from .ledger.ledger import AssertionLedger
+from .observability import Observability
 from .panel.store import MemoryPanelStore
 from .review.service import ReviewService
 from .services.access import AccessService
@@ -41,9 +42,12 @@ class Runtime:
             agent memory then needs an explicit store).
         clock: time source (UTC epoch ms); the system clock by default.
         start_background: start background work (the steward's dream schedule, when enabled).
+        tracer_provider: an OpenTelemetry SDK ``TracerProvider`` to trace calls into (instead of the one
+            ``[telemetry] traces`` would build); see :mod:`meta_memory.observability.tracing`.
 
     Attributes (set once, at construction):
         access: the access policy every call goes through.
+        observability: metrics (a Prometheus registry of this runtime's own), traces and request ids.
         layout: the state directory's path authority (``None`` without a state directory).
         events: the timeline bus. ``ledger``: the assertion ledger.
         agent_memory: store, firewall, injection, recorder tool and host services, or ``None``
@@ -61,6 +65,7 @@ class Runtime:
     """
 
     access: AccessService
+    observability: Observability
     layout: StorageLayout | None
     events: EventBus
     ledger: AssertionLedger
@@ -70,7 +75,7 @@ class Runtime:
     memory_panel_store: MemoryPanelStore | None
 
     def __init__(self, config: MetaConfig | None = None, state_dir: Path | str | None = None, *, clock: Clock | None = None,
-                 start_background: bool = True, one_shot: bool = False) -> None:
+                 start_background: bool = True, one_shot: bool = False, tracer_provider: Any = None) -> None:
         self.config = config or MetaConfig()
         self.state_dir = Path(state_dir) if state_dir is not None else None
         self.clock: Clock = clock or SystemClock()
@@ -80,6 +85,7 @@ class Runtime:
         self.start_background = start_background
         self._install(Features())
 
+        self.observability = Observability(self.config.telemetry, tracer_provider=tracer_provider)
         am = self.config.agent_memory
         self.access = AccessService(self.config.access, default_realm=am.realm if am is not None else "default")
         self.layout = StorageLayout(self.state_dir) if self.state_dir is not None else None
@@ -110,6 +116,7 @@ class Runtime:
         self._ledger = self.ledger = AssertionLedger.from_config(self.config.memory, self.state_dir, self.clock)
         self.ledger.on_eviction_started = self._ledger_eviction_started
         self.ledger.announce_pending_eviction()
+        self.observability.bind(self)  # counts the timeline from here on; reads the gauges at scrape time
         # Feature construction lives in one place (features.py) so the order of construction is explicit.
         self._install(build_features(FeatureContext(
             config=effective_agent_memory_config(self.config.agent_memory, self.state_dir is not None),
@@ -176,6 +183,7 @@ class Runtime:
                 closer()
             except Exception:  # noqa: BLE001 - best effort on shutdown
                 log.exception("error while closing the runtime")
+        self.observability.close()
         if self._ledger is not None:
             self._ledger.close()
         if self._events is not None:

@@ -14,12 +14,13 @@ number or an ``event_id``) or block for new ones with :meth:`EventBus.wait`.
 from __future__ import annotations
 
 import json
+import logging
 import sqlite3
 import threading
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..clock import Clock
@@ -84,6 +85,7 @@ class EventBus:
         self._conn: sqlite3.Connection | None = None
         self._seq = 0
         self._closed = False
+        self._observers: tuple[Callable[[EventEnvelope], None], ...] = ()
         if path is not None:
             from ..storage.perms import private_dir, private_sqlite
 
@@ -129,14 +131,23 @@ class EventBus:
                     self._conn.execute("DELETE FROM events WHERE seq <= ?", (envs[-1].seq - self._retention,))
                     self._conn.execute("COMMIT")
                 except sqlite3.Error:
-                    import logging
-
                     if self._conn.in_transaction:
                         self._conn.execute("ROLLBACK")
                     logging.getLogger("meta_memory.events").exception("could not persist %d event(s)", len(envs))
             self._recent.extend(envs)
             self._cond.notify_all()
-            return envs
+        for observe in self._observers:
+            for env in envs:
+                try:
+                    observe(env)
+                except Exception:  # noqa: BLE001 - an observer never fails a publish
+                    logging.getLogger("meta_memory.events").exception("an event observer failed")
+        return envs
+
+    def add_observer(self, observe: Callable[[EventEnvelope], None]) -> None:
+        """Call ``observe(envelope)`` for every event published from now on, after it is stored (the
+        metrics count outcomes this way); its failures are logged, never raised to the publisher."""
+        self._observers = (*self._observers, observe)
 
     @property
     def last_seq(self) -> int:

@@ -13,6 +13,12 @@ key                        meaning                                              
 ``body_timeout_s``         seconds a request may take to send its whole body      30
 ``allowed_hosts``          extra ``Host`` names served (besides loopback, bind)   ``[]``
 ``allowed_origins``        extra browser origins allowed (enables CORS for them)  ``[]``
+``metrics_bind``           ``"host:port"`` of a second listener serving only      none
+                           ``GET /metrics``, with no token (the address guards
+                           it: keep it on loopback or a private network)
+``backup_dir``             the absolute directory under which                      none
+                           ``meta/storage/backup`` may write (the method is
+                           refused without it)
 =========================  =====================================================  ==========
 
 ``allowed_hosts`` entries are host names or IP literals without a port, or a
@@ -32,7 +38,8 @@ from urllib.parse import urlsplit
 
 from ..errors import ConfigError
 
-__all__ = ["DEFAULT_MAX_REQUEST_BYTES", "GatewayConfig", "normalise_host", "normalise_origin", "parse_gateway_section"]
+__all__ = ["DEFAULT_MAX_REQUEST_BYTES", "GatewayConfig", "normalise_host", "normalise_origin", "parse_bind",
+           "parse_gateway_section"]
 
 DEFAULT_MAX_REQUEST_BYTES = 8 * 1024 * 1024
 
@@ -51,6 +58,8 @@ class GatewayConfig:
     body_timeout_s: float = 30.0
     allowed_hosts: tuple[str, ...] = ()
     allowed_origins: tuple[str, ...] = ()
+    metrics_bind: tuple[str, int] | None = None
+    backup_dir: str | None = None
 
 
 _INT_KEYS = ("max_request_bytes", "max_batch", "events_retention", "max_event_subscribers")
@@ -64,6 +73,7 @@ GATEWAY_INT_RANGES: dict[str, tuple[int, int]] = {
 }
 _SECONDS_KEYS = ("header_timeout_s", "body_timeout_s")
 _LIST_KEYS = ("allowed_hosts", "allowed_origins")
+_PATH_KEYS = ("metrics_bind", "backup_dir")
 _MAX_TIMEOUT_S = 3600.0
 
 
@@ -111,7 +121,7 @@ def parse_gateway_section(raw: Any) -> GatewayConfig:
     """Decode ``[gateway]``. Raises :class:`ConfigError` naming the first bad key."""
     if not isinstance(raw, dict):
         raise ConfigError("[gateway] must be a table")
-    allowed = set(_INT_KEYS) | set(_SECONDS_KEYS) | set(_LIST_KEYS)
+    allowed = set(_INT_KEYS) | set(_SECONDS_KEYS) | set(_LIST_KEYS) | set(_PATH_KEYS)
     unknown = sorted(set(raw) - allowed)
     if unknown:
         raise ConfigError(f"unknown key gateway.{unknown[0]} (known: {', '.join(sorted(allowed))})")
@@ -146,4 +156,29 @@ def parse_gateway_section(raw: Any) -> GatewayConfig:
                 if norm not in out:
                     out.append(norm)
             values[key] = tuple(out)
+    if "metrics_bind" in raw:
+        values["metrics_bind"] = parse_bind(raw["metrics_bind"], "gateway.metrics_bind")
+    if "backup_dir" in raw:
+        value = raw["backup_dir"]
+        if not isinstance(value, str) or not value.startswith("/") or "\0" in value or not value.isprintable():
+            raise ConfigError("gateway.backup_dir must be an absolute directory path (starting with '/')")
+        values["backup_dir"] = value
     return GatewayConfig(**values)
+
+
+def parse_bind(value: Any, key: str) -> tuple[str, int]:
+    """``"host:port"`` (``"[::1]:9464"`` for IPv6) as ``(host, port)``; the host an IP literal or
+    ``localhost``. Raises :class:`ConfigError` naming ``key``."""
+    rule = f"{key} must be \"host:port\" with an IP address or localhost and a port from 1 to 65535"
+    if not isinstance(value, str):
+        raise ConfigError(rule)
+    host, sep, port = value.strip().rpartition(":")
+    if not sep or not port.isdigit() or not 1 <= int(port) <= 65535:
+        raise ConfigError(rule)
+    host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
+    if host != "localhost":
+        try:
+            host = str(ipaddress.ip_address(host))
+        except ValueError:
+            raise ConfigError(rule) from None
+    return host, int(port)

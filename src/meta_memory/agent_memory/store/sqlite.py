@@ -961,6 +961,16 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
         with self._read(realm) as conn:
             return vector_index.scope_vectors(conn, kind, key, model)
 
+    @property
+    def telemetry_dropped(self) -> int:
+        """Usage marks and injection-ledger rows dropped since start (telemetry only: never a record)."""
+        return self._dropped
+
+    @property
+    def upkeep_pending(self) -> int:
+        """Realms whose index merge and WAL checkpoint wait for the upkeep thread."""
+        return self._upkeep.pending
+
     def list_realms(self) -> list[str]:
         """Realms with a database file under the root (decoded file stems), sorted."""
         return self.paths.list_realms()
