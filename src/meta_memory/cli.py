@@ -390,9 +390,11 @@ def _register_token_group() -> None:
 def _register_memory_commands() -> None:
     from .portability.cli import register as register_portability
     from .shell import register
+    from .storage.backup_cli import register as register_backup
 
     register(main)
     register_portability(main)
+    register_backup(main)
 
 
 _register_token_group()

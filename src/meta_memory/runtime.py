@@ -9,6 +9,7 @@ Surfaces never touch these directly: they call the method table
 from __future__ import annotations
 
 import logging
+import sqlite3
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -22,9 +23,11 @@ from .features import AgentMemoryFeature, FeatureContext, Features, build_featur
 from .ledger.ledger import AssertionLedger
 from .observability import Observability
 from .panel.store import MemoryPanelStore
+from .portability.remote import ExportStreams
 from .review.service import ReviewService
 from .services.access import AccessService
 from .storage.layout import StorageLayout
+from .storage.backup import BackupReport
 from .storage.lock import StateDirLock
 
 __all__ = ["Runtime"]
@@ -48,6 +51,7 @@ class Runtime:
     Attributes (set once, at construction):
         access: the access policy every call goes through.
         observability: metrics (a Prometheus registry of this runtime's own), traces and request ids.
+        exports: the exports under way (``meta/storage/export``).
         layout: the state directory's path authority (``None`` without a state directory).
         events: the timeline bus. ``ledger``: the assertion ledger.
         agent_memory: store, firewall, injection, recorder tool and host services, or ``None``
@@ -73,6 +77,7 @@ class Runtime:
     review: ReviewService | None
     retention: TombstoneRetention | None
     memory_panel_store: MemoryPanelStore | None
+    exports: ExportStreams
 
     def __init__(self, config: MetaConfig | None = None, state_dir: Path | str | None = None, *, clock: Clock | None = None,
                  start_background: bool = True, one_shot: bool = False, tracer_provider: Any = None) -> None:
@@ -86,6 +91,7 @@ class Runtime:
         self._install(Features())
 
         self.observability = Observability(self.config.telemetry, tracer_provider=tracer_provider)
+        self._backup_lock = threading.Lock()
         am = self.config.agent_memory
         self.access = AccessService(self.config.access, default_realm=am.realm if am is not None else "default")
         self.layout = StorageLayout(self.state_dir) if self.state_dir is not None else None
@@ -116,6 +122,8 @@ class Runtime:
         self._ledger = self.ledger = AssertionLedger.from_config(self.config.memory, self.state_dir, self.clock)
         self.ledger.on_eviction_started = self._ledger_eviction_started
         self.ledger.announce_pending_eviction()
+        self.exports = ExportStreams(self)
+        self.add_closer(self.exports.close)
         self.observability.bind(self)  # counts the timeline from here on; reads the gauges at scrape time
         # Feature construction lives in one place (features.py) so the order of construction is explicit.
         self._install(build_features(FeatureContext(
@@ -159,6 +167,30 @@ class Runtime:
             "agent_memory": agent_memory,
             "events": {"last_event_id": f"console-evt-{self.events.last_seq}" if self.events.last_seq else None},
         }
+
+    def backup(self, dest: Path, *, root: Path | None = None) -> BackupReport:
+        """Write a consistent copy of the state directory into the new directory ``dest`` while serving
+        (:func:`~meta_memory.storage.backup.backup_state`); ``root``: the directory it must lie in.
+
+        Raises ``BackupError`` (a refused ``dest``: ``-32602`` naming it), ``CapacityExceeded`` while
+        another backup runs, ``MemoryBackendUnavailable`` when copying fails (nothing is left at ``dest``)."""
+        from .errors import CapacityExceeded, MemoryBackendUnavailable
+        from .storage.backup import BackupError, backup_state
+
+        if self.state_dir is None:
+            raise BackupError("cannot be written: this runtime keeps no state directory to back up")
+        if not self._backup_lock.acquire(blocking=False):
+            raise CapacityExceeded("a backup is already running; wait for it to finish", resource="backups", limit=1)
+        try:
+            feature = self.agent_memory
+            elsewhere = ["postgres"] if feature is not None and feature.config.store == "postgres" else []
+            try:
+                return backup_state(self.state_dir, dest, ledger=self.ledger, root=root, elsewhere=elsewhere)
+            except (OSError, sqlite3.Error) as exc:
+                log.warning("backup to %s failed: %s", dest, exc)
+                raise MemoryBackendUnavailable(f"backup failed: {exc}") from None
+        finally:
+            self._backup_lock.release()
 
     def set_memory_panel_store(self, store: MemoryPanelStore | None) -> None:
         """Wire the console Memory panel's read models (seed: Console Memory panel).

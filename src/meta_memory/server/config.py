@@ -169,11 +169,11 @@ def parse_gateway_section(raw: Any) -> GatewayConfig:
 def parse_bind(value: Any, key: str) -> tuple[str, int]:
     """``"host:port"`` (``"[::1]:9464"`` for IPv6) as ``(host, port)``; the host an IP literal or
     ``localhost``. Raises :class:`ConfigError` naming ``key``."""
-    rule = f"{key} must be \"host:port\" with an IP address or localhost and a port from 1 to 65535"
+    rule = f"{key} must be \"host:port\" with an IP address or localhost and a port from 0 to 65535 (0 picks a free one)"
     if not isinstance(value, str):
         raise ConfigError(rule)
     host, sep, port = value.strip().rpartition(":")
-    if not sep or not port.isdigit() or not 1 <= int(port) <= 65535:
+    if not sep or not port.isdigit() or not 0 <= int(port) <= 65535:
         raise ConfigError(rule)
     host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
     if host != "localhost":

@@ -53,6 +53,9 @@ class BackupError(ValueRuleBroken):
     """A backup destination that breaks a rule (``field`` = ``dest``): it exists, its parent does not,
     or it lies outside the allowed backup directory. Nothing is written."""
 
+    def __init__(self, rule: str) -> None:
+        super().__init__(f"dest {rule}", "dest")
+
 
 @dataclass
 class BackupReport:
@@ -78,18 +81,18 @@ def check_backup_dest(dest: Path, root: Path | None = None) -> Path:
     parent are resolved (``..`` and links cannot lead out). Returns the path to write. Raises
     :class:`BackupError`."""
     if "\x00" in str(dest):
-        raise BackupError("dest", "must not contain a NUL character")
+        raise BackupError("must not contain a NUL character")
     dest = Path(os.path.abspath(dest))
     parent = dest.parent.resolve()
     if root is not None:
         base = root.resolve()
         if not (parent == base or base in parent.parents):
-            raise BackupError("dest", f"must lie inside the backup directory {base} ([gateway] backup_dir)")
+            raise BackupError(f"must lie inside the backup directory {base} ([gateway] backup_dir)")
     if not parent.is_dir():
-        raise BackupError("dest", f"its parent directory {parent} does not exist")
+        raise BackupError(f"must be a new directory in an existing one; {parent} does not exist")
     target = parent / dest.name
     if dest.name in ("", ".", "..") or os.path.lexists(target):
-        raise BackupError("dest", f"{target} already exists; a backup never overwrites (name a new directory)")
+        raise BackupError(f"must not exist yet: {target} does, and a backup never overwrites (name a new directory)")
     return target
 
 
