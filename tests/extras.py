@@ -2,7 +2,7 @@
 
 The README's test command installs only ``.[test]``; tests that need an
 optional extra skip with the command that brings it, and ``.ci/run`` installs
-the extras afterwards and runs those tests (``-m "semantic or postgres or langgraph"``).
+the extras afterwards and runs those tests (``-m "semantic or postgres or langgraph or otel"``).
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ INSTALL_HINT = {
     "semantic": "pip install torch==2.13.0 && pip install -e '.[test,semantic]'",
     "postgres": "pip install -e '.[test,postgres]'",
     "langgraph": "pip install -e '.[test,langgraph]'",
+    "otel": "pip install -e '.[test,otel]'",
 }
 
 

@@ -13,7 +13,7 @@ import sqlite3
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .agent_memory.retention import TombstoneRetention
 from .clock import Clock, SystemClock
@@ -23,12 +23,14 @@ from .features import AgentMemoryFeature, FeatureContext, Features, build_featur
 from .ledger.ledger import AssertionLedger
 from .observability import Observability
 from .panel.store import MemoryPanelStore
-from .portability.remote import ExportStreams
 from .review.service import ReviewService
 from .services.access import AccessService
 from .storage.layout import StorageLayout
 from .storage.backup import BackupReport
 from .storage.lock import StateDirLock
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .portability.remote import ExportStreams
 
 __all__ = ["Runtime"]
 
@@ -122,6 +124,8 @@ class Runtime:
         self._ledger = self.ledger = AssertionLedger.from_config(self.config.memory, self.state_dir, self.clock)
         self.ledger.on_eviction_started = self._ledger_eviction_started
         self.ledger.announce_pending_eviction()
+        from .portability.remote import ExportStreams  # the exporter imports this module
+
         self.exports = ExportStreams(self)
         self.add_closer(self.exports.close)
         self.observability.bind(self)  # counts the timeline from here on; reads the gauges at scrape time

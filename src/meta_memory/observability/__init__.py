@@ -73,11 +73,12 @@ class Observability:
         self.metrics.bind(runtime)
 
     @contextlib.contextmanager
-    def call(self, method: str, transport: str) -> Iterator[CallObservation]:
-        """Observe one call: its span is current inside the block; on exit it is counted (its error
-        by ``data.kind``; a method the table does not advertise under :data:`UNKNOWN_METHOD`)."""
+    def call(self, method: str, transport: str, request_id: str | None = None) -> Iterator[CallObservation]:
+        """Observe one call (``request_id``: the transport's, else the one bound to the running request):
+        its span is current inside the block; on exit it is counted (its error by ``data.kind``; a
+        method the table does not advertise under :data:`UNKNOWN_METHOD`)."""
         started = time.perf_counter()
-        with self.tracing.call_span(method, current_request_id(), transport) as span:
+        with self.tracing.call_span(method, request_id or current_request_id(), transport) as span:
             obs = CallObservation(method, span, self.tracing)
             try:
                 yield obs

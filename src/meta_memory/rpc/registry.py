@@ -205,7 +205,7 @@ class MethodTable:
         Every call is observed (:meth:`meta_memory.observability.Observability.call`): counted, timed
         and, when traces are on, run inside its span with ``params`` and ``access`` child spans.
         """
-        with runtime.observability.call(name, ctx.transport) as observed:
+        with runtime.observability.call(name, ctx.transport, ctx.request_id) as observed:
             spec = self.get(name, runtime)
             observed.known = True
             try:

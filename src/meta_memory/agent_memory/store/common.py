@@ -32,7 +32,6 @@ from typing import Any, ClassVar
 from meta_memory.agent_memory.batch import BatchReceipt, StagedBatch
 from meta_memory.agent_memory.erase import EraseReport, ErasedRecord, content_closure
 from meta_memory.agent_memory.hashing import mint_token
-from meta_memory.observability.tracing import span
 from meta_memory.agent_memory.model import (
     Kind,
     MemoryRecord,
@@ -300,10 +299,6 @@ class SqlRecordReader:
         return self._conn.execute(sql, params).fetchone() is not None
 
 
-#: ``db.system.name`` (OpenTelemetry database conventions) of each dialect.
-_DB_SYSTEM = {"sqlite": "sqlite", "postgres": "postgresql"}
-
-
 class SqlAgentMemoryStore(AgentMemoryStore):
     """The backend-neutral half of a SQL agent-memory store (see the module docstring).
 
@@ -329,17 +324,15 @@ class SqlAgentMemoryStore(AgentMemoryStore):
     def transaction(self, realm: str) -> Iterator[WriteTx]:
         """See :meth:`AgentMemoryStore.transaction`."""
         name = self._realm_name(realm)
-        with span("store.transaction", **{"db.system.name": _DB_SYSTEM[self.dialect.name], "db.namespace": name}):
-            with self._write_conn(name) as conn:
-                yield WriteTx(self, Sql(conn, self.dialect), name)
+        with self._write_conn(name) as conn:
+            yield WriteTx(self, Sql(conn, self.dialect), name)
 
     @contextlib.contextmanager
     def snapshot(self, realm: str) -> Iterator[ReadTx]:
         """See :meth:`AgentMemoryStore.snapshot`."""
         name = self._realm_name(realm)
-        with span("store.snapshot", **{"db.system.name": _DB_SYSTEM[self.dialect.name], "db.namespace": name}):
-            with self._snapshot_conn(name) as conn:
-                yield ReadTx(self, Sql(conn, self.dialect), name)
+        with self._snapshot_conn(name) as conn:
+            yield ReadTx(self, Sql(conn, self.dialect), name)
 
     # ----------------------------------------------------------------- row primitives
 
