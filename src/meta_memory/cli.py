@@ -192,14 +192,15 @@ def serve(state_dir: Path, host: str, port: int, config_path: Path | None, ssl_c
 @click.option("--stdio", is_flag=True, required=True, help="Serve newline-delimited JSON-RPC on stdin/stdout.")
 @_state_dir_option
 @_config_option
-def gateway(stdio: bool, state_dir: Path, config_path: Path | None) -> None:
+@_log_format_option
+def gateway(stdio: bool, state_dir: Path, config_path: Path | None, log_format: str | None) -> None:
     """Serve the same method table over stdin/stdout (what an SDK spawns)."""
     from .server.gateway import Gateway
     from .server.stdio import serve_stdio
 
     try:
-        runtime = build_runtime(state_dir, config_path)
-    except StartupError as exc:
+        runtime = _start_runtime(_apply_log_format(log_format, _load(config_path)), state_dir)
+    except (StartupError, ConfigError) as exc:
         _fail(exc)
     refused: StartupError | None = None
     try:

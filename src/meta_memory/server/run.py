@@ -90,13 +90,15 @@ def build_server(gateway: Gateway, host: str, tls: TlsFiles | None = None,
     Raises :class:`StartupError` when the certificate or key cannot be loaded."""
     settings = gateway.runtime.config.gateway
     app = create_app(gateway, bind_host=host, metrics_port=metrics_port)
-    ssl_args: dict[str, Any] = {}
+    extra: dict[str, Any] = {}
     if tls is not None:
-        ssl_args = {"ssl_certfile": str(tls.certfile), "ssl_keyfile": str(tls.keyfile),
-                    "ssl_keyfile_password": tls.keyfile_password}
+        extra = {"ssl_certfile": str(tls.certfile), "ssl_keyfile": str(tls.keyfile),
+                 "ssl_keyfile_password": tls.keyfile_password}
+    if gateway.runtime.config.telemetry.log_format == "json":
+        extra["log_config"] = None  # uvicorn's own lines go through the root logger's JSON lines too
     config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=5, lifespan="off",
                             http=guarded_protocol(settings.header_timeout_s, settings.body_timeout_s),
-                            ws="none", server_header=False, **ssl_args)  # no route speaks WebSocket
+                            ws="none", server_header=False, **extra)  # no route speaks WebSocket
     try:
         config.load()
     except (OSError, ValueError) as exc:  # ssl.SSLError is an OSError
