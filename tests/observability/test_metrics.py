@@ -180,3 +180,24 @@ def test_bad_telemetry_settings_are_refused_naming_the_key(toml: str, message: s
 
     with pytest.raises(ConfigError, match=re.escape(message)):
         parse_config(tomllib.loads(toml))
+
+
+def test_the_memory_tool_counts_quarantined_and_refused_writes_and_taint(tmp_path: Path) -> None:
+    from support import poisoned_write
+
+    runtime, gw = _embedded(tmp_path, "s")
+    try:
+        poisoned_write(gw.call, "a:b", "from the web", "a claim the page made")
+        out = gw.call("meta/agent_memory/tool", {"identity": "a:b", "session_key": "clean-1", "arguments": {
+            "action": "remember", "title": "creds", "body": "use AKIAIOSFODNN7EXAMPLE"}})
+        assert out["is_error"] is True
+        text = runtime.observability.metrics.render().decode()
+        assert value(text, "meta_memory_writes_total", outcome="secret_refused", reason="aws-access-key-id") == 1
+        quarantined = [v for (name, labels), v in samples(text).items()
+                       if name == "meta_memory_writes_total" and ("outcome", "quarantined") in labels]
+        assert quarantined == [1.0]
+        assert value(text, "meta_memory_taint_transitions_total", kind="tainted") == 1
+        assert value(text, "meta_memory_writes_total", outcome="created", reason="") == 0
+        assert value(text, "meta_memory_quarantine_queue_depth", realm="default") == 1
+    finally:
+        runtime.close()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Iterator
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 from ..errors import MetaError
@@ -22,7 +23,18 @@ from .tracing import Tracing
 if TYPE_CHECKING:  # pragma: no cover
     from ..runtime import Runtime
 
-__all__ = ["CallObservation", "Observability", "TelemetryConfig"]
+__all__ = ["CallObservation", "Observability", "TelemetryConfig", "count_refused_write"]
+
+#: The metrics of the call running on this thread or task (``None`` outside a call).
+_METRICS: ContextVar[Metrics | None] = ContextVar("meta_memory_call_metrics", default=None)
+
+
+def count_refused_write(error: MetaError) -> None:
+    """Count a write refused inside a call that answers it as a result rather than an error (the
+    ``memory`` tool's ``is_error`` texts): ``refused`` by its reason, or ``secret_refused``."""
+    metrics = _METRICS.get()
+    if metrics is not None and metrics.enabled:
+        metrics.refused_write({"kind": error.kind, **error.data})
 
 
 class CallObservation:
@@ -78,16 +90,20 @@ class Observability:
         its span is current inside the block; on exit it is counted (its error by ``data.kind``; a
         method the table does not advertise under :data:`UNKNOWN_METHOD`)."""
         started = time.perf_counter()
-        with self.tracing.call_span(method, request_id or current_request_id(), transport) as span:
-            obs = CallObservation(method, span, self.tracing)
-            try:
-                yield obs
-            except MetaError as exc:
-                self._failed(obs, started, exc.kind, exc.code, {"kind": exc.kind, **exc.data})
-                raise
-            except Exception:
-                self._failed(obs, started, "internal", -32603, {"kind": "internal"})
-                raise
+        token = _METRICS.set(self.metrics)
+        try:
+            with self.tracing.call_span(method, request_id or current_request_id(), transport) as span:
+                obs = CallObservation(method, span, self.tracing)
+                try:
+                    yield obs
+                except MetaError as exc:
+                    self._failed(obs, started, exc.kind, exc.code, {"kind": exc.kind, **exc.data})
+                    raise
+                except Exception:
+                    self._failed(obs, started, "internal", -32603, {"kind": "internal"})
+                    raise
+        finally:
+            _METRICS.reset(token)
         self.metrics.observe_call(method if obs.known else UNKNOWN_METHOD, time.perf_counter() - started,
                                   obs.result, None)
 

@@ -146,6 +146,10 @@ class Metrics:
         if method in _WRITE_METHODS and isinstance(result, dict):
             self._write_result(method, result)
 
+    def refused_write(self, error: dict[str, Any]) -> None:
+        """Count one refused write from its JSON-RPC ``data`` (``kind``, ``reason``, ``secret_class``)."""
+        self._refused(str(error.get("reason") or error.get("kind") or "unknown"), error.get("secret_class"))
+
     def _refused(self, reason: str, secret_class: str | None = None) -> None:
         if reason == "secret_detected":
             self.writes.labels("secret_refused", secret_class or "unknown").inc()
