@@ -49,6 +49,9 @@ class _QueueWriter:
         self._cancelled = cancelled
 
     def write(self, text: str) -> int:
+        """Queue one line; waits while the buffer is full, and gives up (the export is abandoned) when
+        nobody fetched for :data:`IDLE_TIMEOUT_S` seconds."""
+        given_up_at = time.monotonic() + IDLE_TIMEOUT_S
         while True:
             if self._cancelled.is_set():
                 raise _Abandoned
@@ -56,7 +59,9 @@ class _QueueWriter:
                 self._lines.put(text, timeout=0.5)
                 return len(text)
             except queue.Full:
-                continue
+                if time.monotonic() > given_up_at:
+                    self._cancelled.set()
+                    raise _Abandoned from None
 
     def flush(self) -> None:
         return None
@@ -168,10 +173,12 @@ class ExportStreams:
 
 
 def _put_until_cancelled(export: _Export, item: Any) -> None:
-    while not export.cancelled.is_set():
+    given_up_at = time.monotonic() + IDLE_TIMEOUT_S
+    while not export.cancelled.is_set() and time.monotonic() <= given_up_at:
         try:
             export.lines.put(item, timeout=0.5)
             return
         except queue.Full:
             continue
+    export.cancelled.set()
     raise _Abandoned
