@@ -141,3 +141,31 @@ def test_backup_on_postgres_copies_the_directory_and_names_the_store_elsewhere(t
     assert report["elsewhere"] == ["postgres"]
     assert not any(f["path"].startswith("agent-memory/") for f in report["files"])
     assert any(f["path"] == "events.sqlite3" for f in report["files"])
+
+
+def test_abandoned_exports_give_their_slots_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import time
+
+    from meta_memory.errors import CapacityExceeded
+    from meta_memory.portability import remote
+    from meta_memory.runtime import Runtime
+    from meta_memory.server.gateway import Gateway
+
+    monkeypatch.setattr(remote, "IDLE_TIMEOUT_S", 0.5)
+    runtime = Runtime(None, tmp_path / "s")
+    gw = Gateway.for_runtime(runtime)
+    try:
+        for i in range(40):
+            gw.call("meta/agent_memory/remember", {"identity": "a:b", "title": f"n{i}", "body": f"{i} " * 2000})
+        started = [gw.call("meta/storage/export", {"max_bytes": 65536}) for _ in range(2)]
+        assert not any(page["done"] for page in started)
+        with pytest.raises(CapacityExceeded):
+            gw.call("meta/storage/export", {"max_bytes": 65536})
+        time.sleep(1.0)  # nobody fetches: both are abandoned
+        assert gw.call("meta/storage/export", {"max_bytes": 65536})["lines"]
+        from meta_memory.errors import InvalidParams
+
+        with pytest.raises(InvalidParams):
+            gw.call("meta/storage/export", {"export_id": started[0]["export_id"]})
+    finally:
+        runtime.close()
