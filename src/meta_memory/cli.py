@@ -148,6 +148,11 @@ def serve(state_dir: Path, host: str, port: int, config_path: Path | None, ssl_c
         except StartupError as exc:
             sock.close()
             _fail(exc)
+        if metrics_sock.getsockname()[1] == sock.getsockname()[1]:
+            # the token-less listener is told apart by its port: it must never share the gateway's
+            for s in (sock, metrics_sock):
+                s.close()
+            _fail(StartupError("gateway.metrics_bind must use a port of its own, not the gateway's"))
     sockets = [s for s in (sock, metrics_sock) if s is not None]
     try:
         runtime = _start_runtime(config, state_dir)

@@ -201,3 +201,19 @@ def test_the_memory_tool_counts_quarantined_and_refused_writes_and_taint(tmp_pat
         assert value(text, "meta_memory_quarantine_queue_depth", realm="default") == 1
     finally:
         runtime.close()
+
+
+def test_the_metrics_listener_may_not_share_the_gateway_port(tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    cfg = write_config(tmp_path / "c.toml", f'[gateway]\nmetrics_bind = "127.0.0.2:{port}"\n')
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "meta_memory.cli", "serve", "--port", str(port), "--state-dir",
+                           str(tmp_path / "s"), "--config", str(cfg)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1 and "port of its own" in done.stderr
+    assert not (tmp_path / "s").exists()
