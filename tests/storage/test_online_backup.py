@@ -221,6 +221,8 @@ def test_the_cli_backs_up_a_stopped_installation_and_refuses_a_served_one(tmp_pa
     assert again.returncode == 1 and "never overwrites" in again.stderr
     usage = cli("backup", str(tmp_path / "other"))
     assert usage.returncode == 2
+    inside = cli("backup", "--state-dir", str(state), str(state / "copy"))
+    assert inside.returncode == 1 and "outside the state directory" in inside.stderr
     restored = start_gateway(tmp_path / "copy")
     try:
         listed = restored.result("meta/agent_memory/list", {"identity": "a:b"})

@@ -182,6 +182,9 @@ def backup_state(state_dir: Path, dest: Path, *, ledger: "AssertionLedger | None
     ``sqlite3.Error`` when copying fails (the partial copy is removed).
     """
     target = check_backup_dest(dest, root)
+    state = state_dir.resolve()
+    if target == state or state in target.parents:
+        raise BackupError(f"must lie outside the state directory {state} (a backup inside it would copy itself)")
     started = time.monotonic()
     databases, others = _inventory(state_dir)
     pinned: list[tuple[Path, sqlite3.Connection]] = []
