@@ -66,6 +66,13 @@ def test_a_backup_taken_mid_stream_restores_exactly_the_acknowledged_writes(tmp_
     backups.mkdir()
     config = write_config(tmp_path / "c.toml", f'[gateway]\nbackup_dir = "{backups}"\n')
     gw = start_gateway(tmp_path / "live", config=config)
+    try:
+        _stream_back_up_and_restore(gw, backups)
+    finally:
+        gw.kill()
+
+
+def _stream_back_up_and_restore(gw: Any, backups: Path) -> None:
     client = RpcClient(gw)
     acks: list[Ack] = []
     facts: list[tuple[int, str]] = []
@@ -210,6 +217,13 @@ def test_without_a_backup_directory_the_method_is_refused(gateway: Any, tmp_path
 def test_the_cli_backs_up_a_stopped_installation_and_refuses_a_served_one(tmp_path: Path) -> None:
     state = tmp_path / "state"
     gw = start_gateway(state)
+    try:
+        _offline_backup_checks(gw, state, tmp_path)
+    finally:
+        gw.stop()
+
+
+def _offline_backup_checks(gw: Any, state: Path, tmp_path: Path) -> None:
     mid = gw.result("meta/agent_memory/remember", {"identity": "a:b", "title": "kept", "body": "offline copy"})["memory_id"]
     busy = cli("backup", "--state-dir", str(state), str(tmp_path / "copy"))
     assert busy.returncode == 1 and "--url" in busy.stderr
