@@ -18,7 +18,7 @@ import click
 from click.core import ParameterSource
 
 from .config import MetaConfig, load_config
-from .errors import StartupError
+from .errors import ConfigError, StartupError
 from .shell import gateway_url_option
 
 DEFAULT_STATE_DIR = ".meta/state"
@@ -84,6 +84,24 @@ def main() -> None:
     logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per request drowns the output
 
 
+_log_format_option = click.option(
+    "--log-format", type=click.Choice(["text", "json"]), default=None,
+    help="Log lines as text, or one JSON object per line with the request id (default: [telemetry] log_format).")
+
+
+def _apply_log_format(log_format: str | None, config: MetaConfig) -> MetaConfig:
+    """``config`` with ``--log-format`` (which wins over ``[telemetry] log_format``) in force; JSON lines
+    are set up here (text is the default already)."""
+    from dataclasses import replace
+
+    chosen = log_format or config.telemetry.log_format
+    if chosen == "json":
+        from .observability.logs import configure_logging
+
+        configure_logging("json")
+    return replace(config, telemetry=replace(config.telemetry, log_format=chosen))
+
+
 def _is_loopback(host: str) -> bool:
     import ipaddress
 
@@ -106,9 +124,10 @@ def _is_loopback(host: str) -> bool:
               help="Terminate TLS: PEM private key file. Needs --ssl-certfile.")
 @click.option("--ssl-keyfile-password", envvar="META_MEMORY_SSL_KEYFILE_PASSWORD", default=None, show_envvar=True,
               help="Password of an encrypted --ssl-keyfile (prefer the environment variable).")
+@_log_format_option
 def serve(state_dir: Path, host: str, port: int, config_path: Path | None, ssl_certfile: Path | None,
-          ssl_keyfile: Path | None, ssl_keyfile_password: str | None) -> None:
-    """Run the HTTP gateway: JSON-RPC at POST /rpc, GET /v1/health, /events, /console/."""
+          ssl_keyfile: Path | None, ssl_keyfile_password: str | None, log_format: str | None) -> None:
+    """Run the HTTP gateway: JSON-RPC at POST /rpc, GET /v1/health, /metrics, /events, /console/."""
     from .server.gateway import Gateway
     from .server.run import TlsFiles, base_url, build_server, listen, serve_http
 
@@ -116,20 +135,41 @@ def serve(state_dir: Path, host: str, port: int, config_path: Path | None, ssl_c
         click.echo("meta-memory: --ssl-certfile and --ssl-keyfile go together", err=True)
         sys.exit(2)
     tls = TlsFiles(ssl_certfile, ssl_keyfile, ssl_keyfile_password) if ssl_certfile and ssl_keyfile else None
-    try:  # the port first: a gateway that cannot listen never opens (or creates) its state directory
+    try:
+        config = _load(config_path)
+    except ConfigError as exc:
+        _fail(exc)
+    config = _apply_log_format(log_format, config)
+    metrics_sock = None
+    try:  # the ports first: a gateway that cannot listen never opens (or creates) its state directory
         sock = listen(host, port)
     except StartupError as exc:
         _fail(exc)
+    if config.gateway.metrics_bind is not None:
+        try:
+            metrics_sock = listen(*config.gateway.metrics_bind)
+        except StartupError as exc:
+            sock.close()
+            _fail(exc)
+        if metrics_sock.getsockname()[1] == sock.getsockname()[1]:
+            # the token-less listener is told apart by its port: it must never share the gateway's
+            for s in (sock, metrics_sock):
+                s.close()
+            _fail(StartupError("gateway.metrics_bind must use a port of its own, not the gateway's"))
+    sockets = [s for s in (sock, metrics_sock) if s is not None]
     try:
-        runtime = build_runtime(state_dir, config_path)
-    except StartupError as exc:
-        sock.close()
+        runtime = _start_runtime(config, state_dir)
+    except (StartupError, ConfigError) as exc:
+        for s in sockets:
+            s.close()
         _fail(exc)
     gateway = Gateway.for_runtime(runtime)
     try:
-        server = build_server(gateway, host, tls)
+        server = build_server(gateway, host, tls,
+                              metrics_port=metrics_sock.getsockname()[1] if metrics_sock is not None else None)
     except StartupError as exc:
-        sock.close()
+        for s in sockets:
+            s.close()
         runtime.close()
         _fail(exc)
     url = base_url(sock, host, tls)
@@ -141,6 +181,9 @@ def serve(state_dir: Path, host: str, port: int, config_path: Path | None, ssl_c
         trust_warning = content_trust_warning(runtime.agent_memory.firewall.policy)
         if trust_warning is not None:
             click.echo(f"warning: {trust_warning}", err=True)
+    if metrics_sock is not None:
+        click.echo(f"metrics: {base_url(metrics_sock, config.gateway.metrics_bind[0], tls)}/metrics (no token: "
+                   "keep this address private)", err=True)
     if not _is_loopback(host):
         if not runtime.access.enabled:
             click.echo(f"warning: listening on {host} with no [access] configuration: any caller that reaches this "
@@ -153,7 +196,7 @@ def serve(state_dir: Path, host: str, port: int, config_path: Path | None, ssl_c
                        "names clients use in [gateway] allowed_hosts (see docs/security.md).", err=True)
     sys.stdout.flush()
     try:
-        serve_http(server, sock)
+        serve_http(server, sock, metrics_sock)
     finally:
         runtime.close()
     sys.exit(0)
@@ -163,14 +206,15 @@ def serve(state_dir: Path, host: str, port: int, config_path: Path | None, ssl_c
 @click.option("--stdio", is_flag=True, required=True, help="Serve newline-delimited JSON-RPC on stdin/stdout.")
 @_state_dir_option
 @_config_option
-def gateway(stdio: bool, state_dir: Path, config_path: Path | None) -> None:
+@_log_format_option
+def gateway(stdio: bool, state_dir: Path, config_path: Path | None, log_format: str | None) -> None:
     """Serve the same method table over stdin/stdout (what an SDK spawns)."""
     from .server.gateway import Gateway
     from .server.stdio import serve_stdio
 
     try:
-        runtime = build_runtime(state_dir, config_path)
-    except StartupError as exc:
+        runtime = _start_runtime(_apply_log_format(log_format, _load(config_path)), state_dir)
+    except (StartupError, ConfigError) as exc:
         _fail(exc)
     refused: StartupError | None = None
     try:
@@ -372,9 +416,11 @@ def _register_token_group() -> None:
 def _register_memory_commands() -> None:
     from .portability.cli import register as register_portability
     from .shell import register
+    from .storage.backup_cli import register as register_backup
 
     register(main)
     register_portability(main)
+    register_backup(main)
 
 
 _register_token_group()

@@ -6,6 +6,7 @@ Top-level tables, each owned and validated by its domain:
 ``[agent_memory]``  agent memory, injection, firewall, steward (:mod:`meta_memory.agent_memory.config`)
 ``[access]``        authentication and access control (:mod:`meta_memory.access.config`)
 ``[gateway]``       transport limits and the HTTP perimeter (:mod:`meta_memory.server.config`)
+``[telemetry]``     metrics, traces and the log format (:mod:`meta_memory.observability.config`)
 
 Unknown tables and unknown keys anywhere are refused with a
 :class:`~meta_memory.errors.ConfigError` naming them; nothing is ignored.
@@ -22,6 +23,7 @@ from .access.config import AccessConfig, parse_access_section
 from .agent_memory.config import AgentMemoryConfig, parse_agent_memory_section
 from .errors import ConfigError
 from .ledger.config import LedgerConfig, parse_memory_section
+from .observability.config import TelemetryConfig, parse_telemetry_section
 from .server.config import DEFAULT_MAX_REQUEST_BYTES, GatewayConfig, parse_gateway_section
 
 __all__ = ["DEFAULT_MAX_REQUEST_BYTES", "GatewayConfig", "MetaConfig", "load_config", "parse_config"]
@@ -37,6 +39,7 @@ class MetaConfig:
     agent_memory: AgentMemoryConfig | None = None
     access: AccessConfig | None = None
     gateway: GatewayConfig = field(default_factory=GatewayConfig)
+    telemetry: TelemetryConfig = field(default_factory=TelemetryConfig)
 
     def with_memory(self, memory: LedgerConfig | None) -> MetaConfig:
         """This config with ``[memory]`` replaced (``serve`` fills in ``local_json`` under its state dir)."""
@@ -45,7 +48,7 @@ class MetaConfig:
 
 def parse_config(raw: dict[str, Any]) -> MetaConfig:
     """Decode a TOML document (already parsed into a dict). Raises :class:`ConfigError`."""
-    known = {"memory", "agent_memory", "access", "gateway"}
+    known = {"memory", "agent_memory", "access", "gateway", "telemetry"}
     unknown = sorted(set(raw) - known)
     if unknown:
         raise ConfigError(f"unknown configuration table [{unknown[0]}] (known: {', '.join(sorted(known))})")
@@ -53,7 +56,8 @@ def parse_config(raw: dict[str, Any]) -> MetaConfig:
     agent_memory = parse_agent_memory_section(raw["agent_memory"]) if "agent_memory" in raw else None
     access = parse_access_section(raw["access"]) if "access" in raw else None
     gateway = parse_gateway_section(raw["gateway"]) if "gateway" in raw else GatewayConfig()
-    return MetaConfig(memory=memory, agent_memory=agent_memory, access=access, gateway=gateway)
+    telemetry = parse_telemetry_section(raw["telemetry"]) if "telemetry" in raw else TelemetryConfig()
+    return MetaConfig(memory=memory, agent_memory=agent_memory, access=access, gateway=gateway, telemetry=telemetry)
 
 
 def load_config(path: Path | str) -> MetaConfig:

@@ -9,10 +9,11 @@ Surfaces never touch these directly: they call the method table
 from __future__ import annotations
 
 import logging
+import sqlite3
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .agent_memory.realm_list import refuse_unlisted_realm
 from .agent_memory.retention import TombstoneRetention
@@ -21,12 +22,17 @@ from .config import MetaConfig
 from .events.bus import EventBus
 from .features import AgentMemoryFeature, FeatureContext, Features, build_features, effective_agent_memory_config
 from .ledger.ledger import AssertionLedger
+from .observability import Observability
 from .panel.store import MemoryPanelStore
 from .readiness import Readiness
 from .review.service import ReviewService
 from .services.access import AccessService
 from .storage.layout import StorageLayout
+from .storage.backup import BackupReport
 from .storage.lock import StateDirLock
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .portability.remote import ExportStreams
 
 __all__ = ["Runtime"]
 
@@ -45,9 +51,13 @@ class Runtime:
         start_background: start background work (the steward's dream schedule, when enabled).
         recall_provider: a custom recall provider object (:mod:`meta_memory.recall.custom`) in place of
             ``[agent_memory] recall_provider`` (which must then be left unset).
+        tracer_provider: an OpenTelemetry SDK ``TracerProvider`` to trace calls into (instead of the one
+            ``[telemetry] traces`` would build); see :mod:`meta_memory.observability.tracing`.
 
     Attributes (set once, at construction):
         access: the access policy every call goes through.
+        observability: metrics (a Prometheus registry of this runtime's own), traces and request ids.
+        exports: the exports under way (``meta/storage/export``).
         layout: the state directory's path authority (``None`` without a state directory).
         events: the timeline bus. ``ledger``: the assertion ledger.
         agent_memory: store, firewall, injection, recorder tool and host services, or ``None``
@@ -66,6 +76,7 @@ class Runtime:
     """
 
     access: AccessService
+    observability: Observability
     layout: StorageLayout | None
     events: EventBus
     ledger: AssertionLedger
@@ -74,9 +85,11 @@ class Runtime:
     retention: TombstoneRetention | None
     memory_panel_store: MemoryPanelStore | None
     readiness: Readiness | None
+    exports: ExportStreams
 
     def __init__(self, config: MetaConfig | None = None, state_dir: Path | str | None = None, *, clock: Clock | None = None,
-                 start_background: bool = True, one_shot: bool = False, recall_provider: object | None = None) -> None:
+                 start_background: bool = True, one_shot: bool = False, recall_provider: object | None = None,
+                 tracer_provider: Any = None) -> None:
         self.config = config or MetaConfig()
         self.state_dir = Path(state_dir) if state_dir is not None else None
         self.clock: Clock = clock or SystemClock()
@@ -88,6 +101,8 @@ class Runtime:
         self._one_shot = one_shot
         self._install(Features())
 
+        self.observability = Observability(self.config.telemetry, tracer_provider=tracer_provider)
+        self._backup_lock = threading.Lock()
         am = self.config.agent_memory
         self.access = AccessService(self.config.access, default_realm=am.realm if am is not None else "default")
         self.layout = StorageLayout(self.state_dir) if self.state_dir is not None else None
@@ -119,6 +134,11 @@ class Runtime:
         self._ledger = self.ledger = AssertionLedger.from_config(self.config.memory, self.state_dir, self.clock)
         self.ledger.on_eviction_started = self._ledger_eviction_started
         self.ledger.announce_pending_eviction()
+        from .portability.remote import ExportStreams  # the exporter imports this module
+
+        self.exports = ExportStreams(self)
+        self.add_closer(self.exports.close)
+        self.observability.bind(self)  # counts the timeline from here on; reads the gauges at scrape time
         # Feature construction lives in one place (features.py) so the order of construction is explicit.
         self._install(build_features(FeatureContext(
             config=effective_agent_memory_config(self.config.agent_memory, self.state_dir is not None),
@@ -178,6 +198,30 @@ class Runtime:
         if am is not None and isinstance(realm, str):
             refuse_unlisted_realm(am.realms, realm)
 
+    def backup(self, dest: Path, *, root: Path | None = None) -> BackupReport:
+        """Write a consistent copy of the state directory into the new directory ``dest`` while serving
+        (:func:`~meta_memory.storage.backup.backup_state`); ``root``: the directory it must lie in.
+
+        Raises ``BackupError`` (a refused ``dest``: ``-32602`` naming it), ``CapacityExceeded`` while
+        another backup runs, ``MemoryBackendUnavailable`` when copying fails (nothing is left at ``dest``)."""
+        from .errors import CapacityExceeded, MemoryBackendUnavailable
+        from .storage.backup import BackupError, backup_state
+
+        if self.state_dir is None:
+            raise BackupError("cannot be written: this runtime keeps no state directory to back up")
+        if not self._backup_lock.acquire(blocking=False):
+            raise CapacityExceeded("a backup is already running; wait for it to finish", resource="backups", limit=1)
+        try:
+            feature = self.agent_memory
+            elsewhere = ["postgres"] if feature is not None and feature.config.store == "postgres" else []
+            try:
+                return backup_state(self.state_dir, dest, ledger=self.ledger, root=root, elsewhere=elsewhere)
+            except (OSError, sqlite3.Error) as exc:
+                log.warning("backup to %s failed: %s", dest, exc)
+                raise MemoryBackendUnavailable(f"backup failed: {exc}") from None
+        finally:
+            self._backup_lock.release()
+
     def set_memory_panel_store(self, store: MemoryPanelStore | None) -> None:
         """Wire the console Memory panel's read models (seed: Console Memory panel).
 
@@ -203,6 +247,7 @@ class Runtime:
                 closer()
             except Exception:  # noqa: BLE001 - best effort on shutdown
                 log.exception("error while closing the runtime")
+        self.observability.close()
         if self._ledger is not None:
             self._ledger.close()
         if self._events is not None:

@@ -51,6 +51,8 @@ PARAMS: dict[str, Any] = {
     "meta/session/retire": {"identity": "lead:main", "cause": "done"},
     "meta/status": None,
     "meta/storage/doctor": None,
+    "meta/storage/backup": {"dest": "/var/backups/meta/one"},
+    "meta/storage/export": {},
     "meta/turn/defang": {"text": "hi"},
     "meta/turn/inject": {"identity": "lead:main", "realm": "hr"},
     "meta/turn/tool_result": {"identity": "lead:main", "session_key": "s", "tool_name": "web_fetch"},

@@ -49,6 +49,8 @@ export const METHODS = {
   // system
   status: m<NoParams, T.Status>("meta/status"),
   storageDoctor: m<NoParams, T.Open>("meta/storage/doctor"),
+  storageBackup: m<T.StorageBackupParams, T.StorageBackupResult>("meta/storage/backup"),
+  storageExport: m<T.StorageExportParams, T.StorageExportPage>("meta/storage/export"),
   capabilities: m<NoParams, T.Capabilities>("meta/capabilities"),
   discover: m<NoParams, T.Open>("rpc.discover"),
   eventsList: m<T.EventsListParams, T.EventsListResult>("meta/events/list"),

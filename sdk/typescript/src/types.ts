@@ -393,6 +393,41 @@ export interface Status extends Open {
   agentMemory?: { enabled: boolean; vectorBacklog?: VectorBacklog } & Open;
 }
 
+/** `meta/storage/backup` (grant `operator.backup`): a new directory on the gateway's machine, inside its
+ * `[gateway] backup_dir`. */
+export interface StorageBackupParams {
+  dest: string;
+}
+
+export interface StorageBackupResult extends Open {
+  dest: string;
+  /** The consistency point (UTC epoch ms): every write acknowledged before it is in the copy. */
+  began_at_ms: number;
+  files: { path: string; kind: "sqlite" | "ledger" | "file"; bytes: number }[];
+  bytes: number;
+  /** Stores the directory does not hold (`"postgres"`: back them up with pg_dump). */
+  elsewhere: string[];
+  seconds: number;
+}
+
+/** `meta/storage/export` (grant `operator.backup`): start an export (`realm`, `identity`, `ledger`), then
+ * fetch its pages by `export_id` alone until `done`. */
+export interface StorageExportParams {
+  export_id?: string;
+  realm?: string;
+  identity?: string;
+  ledger?: boolean;
+  /** 65,536..8,388,608 bytes a page, default 1 MiB. */
+  max_bytes?: number;
+}
+
+export interface StorageExportPage extends Open {
+  export_id: string;
+  /** Lines of the export file, each one JSON object, without its newline. */
+  lines: string[];
+  done: boolean;
+}
+
 export interface EventsListParams {
   /** An event id (`console-evt-<n>`) or a sequence number. */
   after?: string | number;

@@ -58,7 +58,7 @@ Actions: ``agent.memory.read``, ``agent.view``, ``agent.memory.write``,
 ``agent.memory.erase``, ``memory.quarantine.review``, ``mob.memory.commit``
 (deciding proposals and gated promotions into a mob), ``mob.memory.propose``
 (the memory tool's ``propose_to_mob`` into that mob), ``ledger.read``,
-``ledger.write``, ``agent.session.manage`` and ``operator.status``.
+``ledger.write``, ``agent.session.manage``, ``operator.status`` and ``operator.backup``.
 
 Every identity is judged under its realm-qualified name ``<realm>/<identity>``:
 ``on = { identity = ..., realm = ... }`` names both (see
@@ -117,6 +117,7 @@ ACTIONS: frozenset[str] = frozenset(
         "ledger.write",
         "agent.session.manage",
         "operator.status",
+        "operator.backup",
     }
 )
 #: Accepted in configuration, required by no method yet (none left: every action is required somewhere).

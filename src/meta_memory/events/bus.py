@@ -22,12 +22,13 @@ later persist succeeds.
 from __future__ import annotations
 
 import json
+import logging
 import sqlite3
 import threading
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..clock import Clock
@@ -96,6 +97,7 @@ class EventBus:
         self._failures = 0
         self._last_error: str | None = None
         self.path = path
+        self._observers: tuple[Callable[[EventEnvelope], None], ...] = ()
         if path is not None:
             from ..storage.perms import private_dir, private_sqlite
 
@@ -173,7 +175,18 @@ class EventBus:
                             "subscribers; %d persist failure(s) so far)", len(envs), exc, self._failures)
             self._recent.extend(envs)
             self._cond.notify_all()
-            return envs
+        for observe in self._observers:
+            for env in envs:
+                try:
+                    observe(env)
+                except Exception:  # noqa: BLE001 - an observer never fails a publish
+                    logging.getLogger("meta_memory.events").exception("an event observer failed")
+        return envs
+
+    def add_observer(self, observe: Callable[[EventEnvelope], None]) -> None:
+        """Call ``observe(envelope)`` for every event published from now on, after it is stored (the
+        metrics count outcomes this way); its failures are logged, never raised to the publisher."""
+        self._observers = (*self._observers, observe)
 
     def readiness_problem(self) -> str | None:
         """What keeps the timeline database from serving, for ``GET /v1/ready``: the last persist failed

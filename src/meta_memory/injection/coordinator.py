@@ -30,6 +30,7 @@ from typing import Any, TypeVar
 from ..clock import Clock, SystemClock
 from ..errors import AgentMemoryError, MetaError
 from ..identity import logical_identity
+from ..observability.tracing import span
 from ..recall.text import query_terms as recall_query_terms
 from .build import build_scope_set
 from .constants import (
@@ -178,6 +179,12 @@ class InjectionCoordinator:
                 extras: Sequence[str] = ()) -> RenderedInjection | None:
         """:func:`render_injection` under these options, with the nonce of ``session_key`` (the
         build's when ``None``): the turn's records less ``skip_ids``, or the build's with ``extras``."""
+        with span("inject.render", **{"gen_ai.data_source.id": realm}):
+            return self._render_block(realm, identity, session_key, records, budget_bytes, now_ms, skip_ids, extras)
+
+    def _render_block(self, realm: str, identity: str, session_key: str | None, records: Sequence[InjectableRecord],
+                      budget_bytes: int, now_ms: int, skip_ids: Collection[str],
+                      extras: Sequence[str]) -> RenderedInjection | None:
         return render_injection(
             header=self.options.header,
             identity=identity,

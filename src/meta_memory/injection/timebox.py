@@ -24,6 +24,7 @@ and its CPU promptly.
 
 from __future__ import annotations
 
+import contextvars
 import threading
 import time
 from collections import deque
@@ -182,8 +183,9 @@ class TimeBox:
                 pending._done.set()
                 self._release(key)
 
+        context = contextvars.copy_context()  # the call's request id and span follow it onto the worker
         try:
-            threading.Thread(target=run, name="meta-memory-provider", daemon=True).start()
+            threading.Thread(target=context.run, args=(run,), name="meta-memory-provider", daemon=True).start()
         except BaseException:
             self._release(key)
             raise

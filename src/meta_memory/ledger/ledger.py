@@ -188,6 +188,15 @@ class AssertionLedger:
             return {"assertions": len(self._assertions), "max_retained": persistence.MAX_RETAINED,
                     "evicted": self._evicted}
 
+    def file_snapshot(self) -> bytes | None:
+        """The ledger file's bytes as of now (``None`` for an in-memory ledger or before the first
+        persist): read under the ledger's lock, so it holds every acknowledged write and no half of one
+        (a backup copies it this way). Raises ``OSError`` when the file cannot be read."""
+        with self._lock:
+            if self.state_path is None or not self.state_path.exists():
+                return None
+            return self.state_path.read_bytes()
+
     def announce_pending_eviction(self) -> None:
         """Report an eviction done at load (the file held more than the cap) to ``on_eviction_started``."""
         with self._lock:

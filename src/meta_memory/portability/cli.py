@@ -1,7 +1,9 @@
 """``meta-memory export`` and ``meta-memory import`` (see :mod:`meta_memory.portability`).
 
 Both run on a state directory (and the ``--config`` that names its stores, e.g. PostgreSQL) with no
-gateway holding it: the state-directory lock refuses a second runtime. An export is signed with the
+gateway holding it: the state-directory lock refuses a second runtime. ``export --url`` asks a
+running gateway instead (``meta/storage/export``, the ``operator.backup`` grant) and writes the same
+lines, page by page, signed with that gateway's installation key. An export is signed with the
 installation's export key (or ``--key-file``'s); an import trusts a file only when it verifies under
 one of those keys, and otherwise lands it no more trusted than a fresh write (:mod:`.policy`). A
 ``rich`` progress bar goes to stderr on long runs; the summary goes to stdout (JSON with ``--json``),
@@ -19,7 +21,9 @@ from pathlib import Path
 from typing import Any
 
 import click
+from click.core import ParameterSource
 
+from ..shell import gateway_url_option
 from ..terminal import one_line
 
 __all__ = ["register"]
@@ -79,14 +83,27 @@ _key_file = click.option("--key-file", type=click.Path(dir_okay=False, path_type
               help="Write here (default: stdout).")
 @_key_file
 @click.option("--quiet", is_flag=True, help="No progress bar.")
+@click.option("--url", default=None, callback=gateway_url_option,
+              help="Export from the running gateway at this URL instead of a state directory.")
+@click.option("--token", envvar="META_MEMORY_TOKEN", show_envvar=True, default=None,
+              help="Bearer token holding operator.backup, for --url (prefer the environment variable).")
 def export_command(state_dir: Path, config_path: Path | None, realm: str | None, identity: str | None,
-                   ledger: bool | None, output: Path | None, key_file: Path | None, quiet: bool) -> None:
+                   ledger: bool | None, output: Path | None, key_file: Path | None, quiet: bool, url: str | None,
+                   token: str | None) -> None:
     """Export memory as JSON Lines: records (every status, with provenance and links) and the ledger, signed."""
     from ..errors import MetaError
     from .exporter import export_jsonl
     from .signing import LineSigner, installation_key
     from .signing import key_file as read_key_file
 
+    if url is not None:
+        ctx = click.get_current_context()
+        if ctx.get_parameter_source("state_dir") is not ParameterSource.DEFAULT or config_path is not None:
+            raise click.UsageError("give either --url (a running gateway) or --state-dir/--config, not both")
+        if key_file is not None:
+            raise click.UsageError("--key-file signs a local export; a gateway signs with its own installation key")
+        _export_remote(url, token, realm, identity, ledger, output, quiet)
+        return
     include_ledger = ledger if ledger is not None else (realm is None and identity is None)
     if not state_dir.is_dir():  # an export never creates the state it is asked to read
         click.echo(f"meta-memory: no state directory at {state_dir.resolve()} (pass --state-dir)", err=True)
@@ -116,6 +133,65 @@ def export_command(state_dir: Path, config_path: Path | None, realm: str | None,
                    f"to {output}, {signed}"))
     elif not quiet:
         click.echo(f"meta-memory: export {signed}", err=True)
+
+
+def _export_remote(url: str, token: str | None, realm: str | None, identity: str | None, ledger: bool | None,
+                   output: Path | None, quiet: bool) -> None:
+    """``export --url``: fetch the gateway's export a page at a time into ``output`` (or stdout)."""
+    from ..errors import MetaError
+    from ..sdk.transport import GatewayUnreachable, HttpTransport
+
+    transport = HttpTransport(url, token=token.strip() if token and token.strip() else None, timeout_s=120.0)
+    out = _private_output(output) if output is not None else sys.stdout
+    records: dict[str, int] = {}
+    counts = {"assertion": 0, "conflict": 0}
+    failed: str | None = None
+    try:
+        with _progress(not quiet and output is not None, "exporting records", None) as advance:
+            params: dict[str, Any] = {k: v for k, v in (("realm", realm), ("identity", identity), ("ledger", ledger))
+                                      if v is not None}
+            while True:
+                page = transport.call("meta/storage/export", params)
+                for line in page["lines"]:
+                    out.write(line + "\n")
+                    kind = _line_type(line)
+                    if kind[0] == "record":
+                        records[kind[1]] = records.get(kind[1], 0) + 1
+                    elif kind[0] in counts:
+                        counts[kind[0]] += 1
+                advance(len(page["lines"]))
+                if page["done"]:
+                    break
+                params = {"export_id": page["export_id"]}
+    except MetaError as exc:
+        failed = f"export refused ({exc.kind}): {exc.message}"
+    except GatewayUnreachable as exc:
+        failed = str(exc)
+    finally:
+        transport.close()
+        if output is not None:
+            out.close()
+    if failed is not None:
+        if output is not None:
+            output.unlink(missing_ok=True)  # a partial export is no export
+        click.echo(f"meta-memory: {failed}", err=True)
+        sys.exit(1)
+    if output is not None:
+        shown = ", ".join(f"{r}: {n}" for r, n in records.items()) or "no realms"
+        click.echo(f"exported {_count(sum(records.values()), 'record')} ({shown}), "
+                   f"{_count(counts['assertion'], 'assertion')}, {_count(counts['conflict'], 'conflict signal')} "
+                   f"to {output}")
+
+
+def _line_type(line: str) -> tuple[str, str]:
+    """``(type, realm)`` of an export line (``("", "")`` when it is not an object)."""
+    try:
+        obj = json.loads(line)
+    except ValueError:
+        return "", ""
+    if not isinstance(obj, dict):
+        return "", ""
+    return str(obj.get("type", "")), str(obj.get("realm", ""))
 
 
 @click.command("import")

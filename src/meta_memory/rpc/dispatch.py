@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InternalError, InvalidRequest, MetaError, ParseError
+from ..observability.requests import bound_request_id
 from .registry import CallContext, MethodTable
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -111,14 +112,20 @@ class Dispatcher:
         try:
             message = decode_body(body)
         except ParseError as exc:
-            return Answer(encode(error_response(None, exc)))
+            return Answer(encode(self._name_request(error_response(None, exc), ctx)))
         response = self.handle_message(message, ctx)
         if response is None:
             return Answer(None)
         return Answer(encode(response), _retry_after_ms(response))
 
     def handle_message(self, message: Any, ctx: CallContext) -> Any:
-        """Dispatch a decoded message (object or batch array)."""
+        """Dispatch a decoded message (object or batch array) with ``ctx.request_id`` bound to it (log
+        lines and spans carry it; error responses name it in ``data.request_id`` when the runtime's
+        logs or traces can be searched for it)."""
+        with bound_request_id(ctx.request_id):
+            return self._handle_message(message, ctx)
+
+    def _handle_message(self, message: Any, ctx: CallContext) -> Any:
         if isinstance(message, list):
             if not message:
                 return error_response(None, InvalidRequest("batch must not be empty", "batch"))
@@ -131,6 +138,16 @@ class Dispatcher:
         return self._handle_one(message, ctx)
 
     def _handle_one(self, message: Any, ctx: CallContext) -> dict[str, Any] | None:
+        response = self._answer_one(message, ctx)
+        return None if response is None else self._name_request(response, ctx)
+
+    def _name_request(self, response: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
+        """An error response with ``data.request_id`` when the runtime's logs or traces carry it."""
+        if "error" in response and ctx.request_id is not None and self.runtime.observability.names_request_ids:
+            response["error"].setdefault("data", {})["request_id"] = ctx.request_id
+        return response
+
+    def _answer_one(self, message: Any, ctx: CallContext) -> dict[str, Any] | None:
         if not isinstance(message, dict):
             return error_response(None, InvalidRequest("request must be a JSON object"))
         raw_id = message.get("id", _MISSING)

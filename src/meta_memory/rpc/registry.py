@@ -19,6 +19,7 @@ from pydantic import BaseModel
 
 from ..access.requirements import Requires
 from ..errors import MethodNotFound, ValueRuleBroken
+from ..observability.tracing import span
 from .params import check_json_value, parse_params, rule_to_invalid_params
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -38,6 +39,8 @@ class CallContext:
 
     principal: Any = None
     transport: str = "embedded"
+    request_id: str | None = None
+    """The transport's id of the request (``X-Request-Id``, or minted): see :mod:`meta_memory.observability.requests`."""
 
 
 Handler = Callable[["Runtime", CallContext, Any], Any]
@@ -200,13 +203,23 @@ class MethodTable:
         learns nothing about which realms are served). A domain rule refusal
         (:class:`~meta_memory.errors.ValueRuleBroken`, from the parser or the handler) becomes
         ``InvalidParams`` here, the one place every transport passes.
+
+        Every call is observed (:meth:`meta_memory.observability.Observability.call`): counted, timed
+        and, when traces are on, run inside its span with ``params`` and ``access`` child spans.
         """
-        spec = self.get(name, runtime)
-        check_json_value(params)
-        try:
-            parsed = spec.parse(params)
-            runtime.access.authorize(ctx.principal, spec, parsed)
-            runtime.check_realm(getattr(parsed, "realm", None))
-            return to_jsonable(spec.handler(runtime, ctx, parsed))
-        except ValueRuleBroken as exc:
-            raise rule_to_invalid_params(exc) from None
+        with runtime.observability.call(name, ctx.transport, ctx.request_id) as observed:
+            spec = self.get(name, runtime)
+            observed.known = True
+            try:
+                with span("params"):
+                    check_json_value(params)
+                    parsed = spec.parse(params)
+                observed.describe(parsed)
+                with span("access"):
+                    runtime.access.authorize(ctx.principal, spec, parsed)
+                    runtime.check_realm(getattr(parsed, "realm", None))
+                result = to_jsonable(spec.handler(runtime, ctx, parsed))
+            except ValueRuleBroken as exc:
+                raise rule_to_invalid_params(exc) from None
+            observed.done(result)
+            return result

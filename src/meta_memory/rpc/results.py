@@ -142,6 +142,33 @@ class DoctorResult(Result):
     findings: list[Finding]
 
 
+class BackupFile(Result):
+    path: str
+    kind: Literal["sqlite", "ledger", "file"]
+    bytes: int
+
+
+class BackupResult(Result):
+    """``meta/storage/backup``: the copy's directory, its consistency point (UTC epoch ms), its files,
+    their total bytes, the stores it does not hold (``"postgres"``: use ``pg_dump``) and seconds taken."""
+
+    dest: str
+    began_at_ms: int
+    files: list[BackupFile]
+    bytes: int
+    elsewhere: list[str]
+    seconds: float
+
+
+class ExportPageResult(Result):
+    """``meta/storage/export``: the next ``lines`` of the export file (each one JSON object, without its
+    newline); ``done`` once the last line was given."""
+
+    export_id: str
+    lines: list[str]
+    done: bool
+
+
 class CanRead(Result):
     can_read: bool
 

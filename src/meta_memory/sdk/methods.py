@@ -33,12 +33,14 @@ from .models import (
     AgentMemoryRecord,
     AgentMemoryRecordMeta,
     AgentMemoryUpdateResult,
+    BackupReport,
     Capabilities,
     DefangResult,
     DoctorReport,
     DreamRun,
     EraseResult,
     EventPage,
+    ExportPage,
     OpenRpcDocument,
     GatingCheck,
     GatingDecision,
@@ -114,6 +116,19 @@ class HandleMethods:
     def storage_doctor(self) -> dict[str, Any] | None:
         """Slots, file-name twins, predecessor files, leftover stages, each finding with its ``fix``."""
         return None
+
+    @rpc("meta/storage/backup", BackupReport.model_validate)
+    def storage_backup(self, dest: str) -> dict[str, Any] | None:
+        """Write a consistent copy of the gateway's state directory into the new directory ``dest`` (a path on
+        the gateway's machine, inside its ``[gateway] backup_dir``) while it keeps serving; ``operator.backup``."""
+        return {"dest": dest}
+
+    @rpc("meta/storage/export", ExportPage.model_validate)
+    def storage_export(self, *, export_id: str | None = None, realm: str | None = None, identity: str | None = None,
+                       ledger: bool | None = None, max_bytes: int | None = None) -> dict[str, Any] | None:
+        """One page of the gateway's export file (``meta-memory export``): start one (``realm``, ``identity``,
+        ``ledger``), then fetch by ``export_id`` until ``done``; ``operator.backup``."""
+        return _params(export_id=export_id, realm=realm, identity=identity, ledger=ledger, max_bytes=max_bytes)
 
     @rpc("meta/capabilities", Capabilities.model_validate)
     def capabilities(self) -> dict[str, Any] | None:

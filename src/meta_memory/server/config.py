@@ -18,6 +18,12 @@ key                        meaning                                              
                            floor (0..10,000,000)
 ``integrity_check_``       seconds between two background ``PRAGMA quick_check``  3600
 ``interval_s``             runs of one realm database (0 = never; 60..2,592,000)
+``metrics_bind``           ``"host:port"`` of a second listener serving only      none
+                           ``GET /metrics``, with no token (the address guards
+                           it: keep it on loopback or a private network)
+``backup_dir``             the absolute directory under which                      none
+                           ``meta/storage/backup`` may write (the method is
+                           refused without it)
 =========================  =====================================================  ==========
 
 ``allowed_hosts`` entries are host names or IP literals without a port, or a
@@ -38,7 +44,8 @@ from urllib.parse import urlsplit
 from ..errors import ConfigError
 from ..storage.disk import DEFAULT_MIN_FREE_MB
 
-__all__ = ["DEFAULT_MAX_REQUEST_BYTES", "GatewayConfig", "normalise_host", "normalise_origin", "parse_gateway_section"]
+__all__ = ["DEFAULT_MAX_REQUEST_BYTES", "GatewayConfig", "normalise_host", "normalise_origin", "parse_bind",
+           "parse_gateway_section"]
 
 DEFAULT_MAX_REQUEST_BYTES = 8 * 1024 * 1024
 
@@ -59,6 +66,8 @@ class GatewayConfig:
     allowed_origins: tuple[str, ...] = ()
     min_free_disk_mb: int = DEFAULT_MIN_FREE_MB
     integrity_check_interval_s: int = 3600
+    metrics_bind: tuple[str, int] | None = None
+    backup_dir: str | None = None
 
 
 _INT_KEYS = ("max_request_bytes", "max_batch", "events_retention", "max_event_subscribers", "min_free_disk_mb",
@@ -75,6 +84,7 @@ GATEWAY_INT_RANGES: dict[str, tuple[int, int]] = {
 }
 _SECONDS_KEYS = ("header_timeout_s", "body_timeout_s")
 _LIST_KEYS = ("allowed_hosts", "allowed_origins")
+_PATH_KEYS = ("metrics_bind", "backup_dir")
 _MAX_TIMEOUT_S = 3600.0
 
 
@@ -122,7 +132,7 @@ def parse_gateway_section(raw: Any) -> GatewayConfig:
     """Decode ``[gateway]``. Raises :class:`ConfigError` naming the first bad key."""
     if not isinstance(raw, dict):
         raise ConfigError("[gateway] must be a table")
-    allowed = set(_INT_KEYS) | set(_SECONDS_KEYS) | set(_LIST_KEYS)
+    allowed = set(_INT_KEYS) | set(_SECONDS_KEYS) | set(_LIST_KEYS) | set(_PATH_KEYS)
     unknown = sorted(set(raw) - allowed)
     if unknown:
         raise ConfigError(f"unknown key gateway.{unknown[0]} (known: {', '.join(sorted(allowed))})")
@@ -159,4 +169,29 @@ def parse_gateway_section(raw: Any) -> GatewayConfig:
                 if norm not in out:
                     out.append(norm)
             values[key] = tuple(out)
+    if "metrics_bind" in raw:
+        values["metrics_bind"] = parse_bind(raw["metrics_bind"], "gateway.metrics_bind")
+    if "backup_dir" in raw:
+        value = raw["backup_dir"]
+        if not isinstance(value, str) or not value.startswith("/") or "\0" in value or not value.isprintable():
+            raise ConfigError("gateway.backup_dir must be an absolute directory path (starting with '/')")
+        values["backup_dir"] = value
     return GatewayConfig(**values)
+
+
+def parse_bind(value: Any, key: str) -> tuple[str, int]:
+    """``"host:port"`` (``"[::1]:9464"`` for IPv6) as ``(host, port)``; the host an IP literal or
+    ``localhost``. Raises :class:`ConfigError` naming ``key``."""
+    rule = f"{key} must be \"host:port\" with an IP address or localhost and a port from 0 to 65535 (0 picks a free one)"
+    if not isinstance(value, str):
+        raise ConfigError(rule)
+    host, sep, port = value.strip().rpartition(":")
+    if not sep or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise ConfigError(rule)
+    host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
+    if host != "localhost":
+        try:
+            host = str(ipaddress.ip_address(host))
+        except ValueError:
+            raise ConfigError(rule) from None
+    return host, int(port)

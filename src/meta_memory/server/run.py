@@ -82,19 +82,23 @@ class _GracefulServer(uvicorn.Server):
                 signal.signal(sig, old)
 
 
-def build_server(gateway: Gateway, host: str, tls: TlsFiles | None = None) -> uvicorn.Server:
-    """The uvicorn server for ``gateway`` bound (for the ``Host`` rule) to ``host``.
+def build_server(gateway: Gateway, host: str, tls: TlsFiles | None = None,
+                 metrics_port: int | None = None) -> uvicorn.Server:
+    """The uvicorn server for ``gateway`` bound (for the ``Host`` rule) to ``host``; ``metrics_port`` is
+    the port of the ``[gateway] metrics_bind`` listener, when there is one (it serves ``/metrics`` only).
 
     Raises :class:`StartupError` when the certificate or key cannot be loaded."""
     settings = gateway.runtime.config.gateway
-    app = create_app(gateway, bind_host=host)
-    ssl_args: dict[str, Any] = {}
+    app = create_app(gateway, bind_host=host, metrics_port=metrics_port)
+    extra: dict[str, Any] = {}
     if tls is not None:
-        ssl_args = {"ssl_certfile": str(tls.certfile), "ssl_keyfile": str(tls.keyfile),
-                    "ssl_keyfile_password": tls.keyfile_password}
+        extra = {"ssl_certfile": str(tls.certfile), "ssl_keyfile": str(tls.keyfile),
+                 "ssl_keyfile_password": tls.keyfile_password}
+    if gateway.runtime.config.telemetry.log_format == "json":
+        extra["log_config"] = None  # uvicorn's own lines go through the root logger's JSON lines too
     config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=5, lifespan="off",
                             http=guarded_protocol(settings.header_timeout_s, settings.body_timeout_s),
-                            ws="none", server_header=False, **ssl_args)  # no route speaks WebSocket
+                            ws="none", server_header=False, **extra)  # no route speaks WebSocket
     try:
         config.load()
     except (OSError, ValueError) as exc:  # ssl.SSLError is an OSError
@@ -116,7 +120,8 @@ def _preload() -> None:
             importlib.import_module(name)
 
 
-def serve_http(server: uvicorn.Server, sock: socket.socket) -> None:
-    """Serve on ``sock`` until SIGINT/SIGTERM (:data:`PRELOADED_MODULES` load meanwhile)."""
+def serve_http(server: uvicorn.Server, sock: socket.socket, metrics_sock: socket.socket | None = None) -> None:
+    """Serve on ``sock`` (and the ``metrics_bind`` listener ``metrics_sock``) until SIGINT/SIGTERM
+    (:data:`PRELOADED_MODULES` load meanwhile)."""
     threading.Thread(target=_preload, name="meta-memory-preload", daemon=True).start()
-    server.run(sockets=[sock])
+    server.run(sockets=[sock] if metrics_sock is None else [sock, metrics_sock])

@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import os
 import sys
+from dataclasses import replace
 from typing import BinaryIO
 
 from ..access.principal import AuthenticationFailed
 from ..errors import StartupError
+from ..observability.requests import new_request_id
 from ..rpc.registry import CallContext
 from .gateway import Gateway
 
@@ -63,7 +65,7 @@ def serve_stdio(gateway: Gateway, stdin: BinaryIO | None = None, stdout: BinaryI
             continue
         if not line.strip():
             continue
-        response = gateway.dispatcher.handle_bytes(line, ctx)
+        response = gateway.dispatcher.handle_bytes(line, replace(ctx, request_id=new_request_id()))
         if response is not None:
             out.write(response + b"\n")
             out.flush()

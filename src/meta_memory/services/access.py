@@ -56,6 +56,11 @@ class AccessService:
         """``memory.can_read`` of the experience projection: may the caller open the Memory panel?"""
         return self.policy.can_read_memory(principal or ANONYMOUS)
 
+    def holds_unscoped(self, principal: Principal | None, action: str) -> bool:
+        """Whether ``principal`` holds ``action`` unscoped (always, without ``[access]``): the check of a
+        route that is not a method, such as ``GET /metrics`` (``operator.status``)."""
+        return not self.policy.enabled or self.policy.check(principal or ANONYMOUS, action, Resource.unscoped())
+
     def event_visible(self, principal: Principal | None, event: EventEnvelope) -> bool:
         """A timeline event about an identity needs read + view on it; a system event needs
         an unscoped ``agent.memory.read``."""

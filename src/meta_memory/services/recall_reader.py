@@ -11,6 +11,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..agent_memory.model import MemoryRecord, Scope
+from ..observability.tracing import span
 from ..recall.guard import enforce_scope
 from ..recall.provider import RecallOutcome, RecallProvider, RecallRequest, ScoredRecord, record_id
 from ..recall.store_reader import StoreReader
@@ -73,9 +74,11 @@ def guarded_recall(provider: RecallProvider, store: AgentMemoryStore, request: R
     the provider's objects), at most ``request.max_entries``, provider order kept.
     Provider exceptions propagate.
     """
-    outcome = provider.recall(request, StoreReader(store, request.realm, scope))
-    results = list(outcome.records)
-    live = _LiveScope(store, request.realm, scope)
-    live.load(record_id(item.record) for item in results[: request.max_entries] if isinstance(item, ScoredRecord))
-    kept: list[ScoredRecord[Any]] = enforce_scope(results, live, request.max_entries)
+    with span("recall.search", **{"gen_ai.data_source.id": request.realm}):
+        outcome = provider.recall(request, StoreReader(store, request.realm, scope))
+        results = list(outcome.records)
+    with span("recall.recheck"):
+        live = _LiveScope(store, request.realm, scope)
+        live.load(record_id(item.record) for item in results[: request.max_entries] if isinstance(item, ScoredRecord))
+        kept: list[ScoredRecord[Any]] = enforce_scope(results, live, request.max_entries)
     return RecallOutcome(kept, outcome.skip_reason)

@@ -36,6 +36,7 @@ from meta_memory.tool.args import (
     parse_arguments,
 )
 from meta_memory.limits import DEFAULT_MAX_ENTRIES
+from meta_memory.observability import count_refused_write
 from meta_memory.tool.schema import MAX_RECALL_ENTRIES
 
 __all__ = [
@@ -229,6 +230,8 @@ class RecorderTool:
         except Exception as exc:  # noqa: BLE001 - store failures are tool errors, never exceptions
             if not isinstance(exc, MetaError):
                 _log.warning("memory tool %s failed for %s: %r", action.action, session.owner, exc)
+            elif action.action != "recall":
+                count_refused_write(exc)
             return ToolResult(_error_text(exc), is_error=True)
 
     # ------------------------------------------------------------------ actions

@@ -22,7 +22,7 @@ from typing import Any
 
 from meta_memory.agent_memory.model import Scope, Status, UsageStats
 from meta_memory.agent_memory.store.dialect import SQLITE
-from meta_memory.agent_memory.store.tables import Row, Sql, loads
+from meta_memory.agent_memory.store.tables import STANDING_FORGETS, Row, Sql, loads
 
 __all__ = [
     "SEARCHED_COLUMNS",
@@ -339,6 +339,14 @@ class PanelReads:
                 status, trust, bool(q), int(count), int(body_bytes), int(all_bytes_sum)
             )
         return [a.row(self.realm, kind, key) for (kind, key), a in acc.items()]
+
+    def census(self) -> dict[str, Any]:
+        """``{"records": {status_kind: count}, "held_forgets": count}`` of the realm (the metrics' store
+        census): one ``GROUP BY`` over the status index and the standing held forgets."""
+        records = {str(r[0]): int(r[1]) for r in self._sql.rows(
+            "SELECT status_kind, COUNT(*) FROM records GROUP BY status_kind")}
+        row = self._sql.one("SELECT COUNT(*) FROM pending_forgets f " + STANDING_FORGETS)
+        return {"records": records, "held_forgets": int(row[0]) if row is not None else 0}
 
     def holds_quarantine_evidence(self) -> bool:
         """Whether any record holds quarantined content (quarantined, or tombstoned and ever quarantined)."""

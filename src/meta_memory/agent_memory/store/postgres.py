@@ -81,6 +81,7 @@ from meta_memory import deadline
 from meta_memory.clock import Clock, SystemClock
 from meta_memory.errors import AgentMemoryError
 from meta_memory.identity import parse_realm
+from meta_memory.observability.tracing import span
 from meta_memory.recall import bm25, fts
 
 #: How long a readiness check waits for a connection (seconds).
@@ -477,7 +478,8 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore):
             if lock:
                 conn.execute("SELECT pg_advisory_xact_lock(%s)", (_lock_key("meta-memory-realm", self.schema, name),))
 
-        with self._conn() as conn, self._realm_tx(conn, name, begin, _write_error, views=views):
+        with span("store.transaction", **{"db.system.name": "postgresql", "db.namespace": name}), self._conn() as conn, \
+                self._realm_tx(conn, name, begin, _write_error, views=views):
             yield conn
 
     def _write(self, realm: str, fn: Callable[[psycopg.Connection[Any]], _T]) -> _T:
@@ -495,7 +497,8 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore):
             conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
             self._bound_statements(conn)
 
-        with self._conn() as conn, (current.on_cancel(conn.cancel_safe) if current else contextlib.nullcontext()):
+        with span("store.snapshot", **{"db.system.name": "postgresql", "db.namespace": name}), self._conn() as conn, \
+                (current.on_cancel(conn.cancel_safe) if current else contextlib.nullcontext()):
             with self._realm_tx(conn, name, begin, self._read_error, views=views):
                 yield conn
 

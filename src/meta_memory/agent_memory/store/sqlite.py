@@ -114,6 +114,7 @@ from meta_memory.clock import Clock, SystemClock
 from meta_memory.errors import AgentMemoryError
 from meta_memory.identity import parse_identity, parse_realm
 from meta_memory.limits import DEFAULT_MAX_OPEN_REALMS, DEFAULT_MAX_REALMS
+from meta_memory.observability.tracing import span
 from meta_memory.recall import bm25, fts
 from meta_memory.recall.lexical_index import DEFAULT_MAX_BYTES, LexicalIndexes
 from meta_memory.recall.semantic import vectors as vector_index
@@ -528,7 +529,8 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
     @contextlib.contextmanager
     def _read(self, realm: str) -> Iterator[sqlite3.Connection]:
         deadline.check()
-        with self._using(realm, create=False) as db:
+        with span("store.snapshot", **{"db.system.name": "sqlite", "db.namespace": realm}), \
+                self._using(realm, create=False) as db:
             conn = self._checkout(db)
             try:
                 conn.execute("BEGIN")
@@ -562,7 +564,7 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
         it pay for the realm's upkeep (planner statistics, a checkpoint the background fell behind on):
         the next durable write does.
         """
-        with db.write_lock:
+        with span("store.transaction", **{"db.system.name": "sqlite", "db.namespace": db.name}), db.write_lock:
             conn = db.writer
             if durable:  # telemetry adds no records: only durable writes count toward the statistics check
                 db.writes += 1
@@ -1025,6 +1027,11 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
         kind, key = scope.storage()
         with self._read(realm) as conn:
             return vector_index.scope_vectors(conn, kind, key, model)
+
+    @property
+    def upkeep_pending(self) -> int:
+        """Realms whose index merge and WAL checkpoint wait for the upkeep thread."""
+        return self._upkeep.pending
 
     def list_realms(self) -> list[str]:
         """Realms with a database file under the root (decoded file stems), sorted."""

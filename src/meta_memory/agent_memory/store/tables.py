@@ -42,6 +42,7 @@ from meta_memory.agent_memory.store.base import dumps
 from meta_memory.agent_memory.store.dialect import SQLITE, Dialect
 
 __all__ = [
+    "STANDING_FORGETS",
     "Row",
     "Sql",
     "loads",
@@ -602,6 +603,8 @@ _FORGET_COLS = (
 )
 _FORGET_SELECT = f"SELECT {', '.join('f.' + c for c in _FORGET_COLS)}, r.title, r.status_kind FROM pending_forgets f "
 _STANDING = "JOIN records r ON r.memory_id = f.memory_id WHERE f.status = 'pending' AND r.status_kind <> 'tombstoned' "
+#: The standing held forgets' join and filter (``pending_forgets f``): unresolved, their record not tombstoned.
+STANDING_FORGETS = _STANDING
 
 
 class HeldForgetReads(_Repo):

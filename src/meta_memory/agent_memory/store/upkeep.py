@@ -124,6 +124,12 @@ class BackgroundUpkeep:
             elif fresh:
                 self._cond.notify()
 
+    @property
+    def pending(self) -> int:
+        """Realms waiting for their round."""
+        with self._cond:
+            return len(self._pending)
+
     def _run(self) -> None:
         while True:
             with self._cond:

@@ -16,10 +16,10 @@ __all__ = ["build_method_table"]
 
 @lru_cache(maxsize=1)
 def build_method_table() -> MethodTable:
-    from . import agent_memory, host, ledger, panel, review, system
+    from . import agent_memory, host, ledger, panel, review, storage, system
 
     table = MethodTable()
-    for module in (system, ledger, agent_memory, host, review, panel):
+    for module in (system, storage, ledger, agent_memory, host, review, panel):
         module.register(table)
     system.register_discover(table)
     return table

@@ -9,7 +9,7 @@ from pydantic import Field
 
 from ._base import OpenModel
 
-__all__ = ["OpenRpcMethod", "OpenRpcDocument", "StorageSlot", "Status", "DoctorFinding", "DoctorReport", "Capabilities", "TimelineEvent", "EventPage"]
+__all__ = ["OpenRpcMethod", "OpenRpcDocument", "StorageSlot", "Status", "DoctorFinding", "DoctorReport", "BackupFile", "BackupReport", "ExportPage", "Capabilities", "TimelineEvent", "EventPage"]
 
 
 class StorageSlot(OpenModel):
@@ -58,6 +58,32 @@ class DoctorReport(OpenModel):
     ok: bool | None = None
     slots: list[StorageSlot] = Field(default_factory=list)
     findings: list[DoctorFinding] = Field(default_factory=list)
+
+
+class BackupFile(OpenModel):
+    path: str = ""
+    kind: str = ""
+    bytes: int = 0
+
+
+class BackupReport(OpenModel):
+    """``meta/storage/backup``: ``dest``, ``began_at_ms`` (the consistency point), ``files``, their total
+    ``bytes``, ``elsewhere`` (stores the directory does not hold, e.g. ``"postgres"``) and ``seconds``."""
+
+    dest: str = ""
+    began_at_ms: int = 0
+    files: list[BackupFile] = Field(default_factory=list)
+    bytes: int = 0
+    elsewhere: list[str] = Field(default_factory=list)
+    seconds: float = 0.0
+
+
+class ExportPage(OpenModel):
+    """``meta/storage/export``: the next ``lines`` of the export file; ``done`` after the last one."""
+
+    export_id: str = ""
+    lines: list[str] = Field(default_factory=list)
+    done: bool = False
 
 
 class _CanRead(OpenModel):

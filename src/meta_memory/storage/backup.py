@@ -1,0 +1,250 @@
+"""Online backup of a state directory: a consistent copy, taken while the gateway keeps serving.
+
+:func:`backup_state` copies every SQLite database under the state directory (each realm's agent
+memory, ``session-state.db``, ``events.sqlite3``) with SQLite's online backup API, the ledger file
+under the ledger's own lock, and the other files the directory holds (legacy markdown, for one),
+into a new directory. The copy is consistent at one moment, *the moment the backup began*: first a
+read transaction is opened on every database (in WAL mode it blocks no writer) and the ledger's
+bytes are read, and only then are pages copied, from those pinned snapshots. So every write
+acknowledged before the backup began is in the copy, and none that began after it is half there.
+
+The copy is written to a hidden sibling (``.<name>.partial-<hex>``) and renamed to ``dest`` once
+every file is written, checked (``PRAGMA quick_check``) and synced: a failed backup leaves nothing
+at ``dest``. Directories are ``0700`` and files ``0600``, whatever the umask. The copied databases
+are in rollback-journal mode (one self-contained file each; the store turns WAL back on when it
+opens them). ``backup-manifest.json`` lists what was copied. ``meta-memory serve --state-dir DEST``
+serves the copy as it is.
+
+Where the stores live in PostgreSQL, the databases are not files here: :func:`backup_state` copies
+what the directory holds (the ledger, the timeline) and the report says the rest needs ``pg_dump``
+(``docs/deployment.md``, "Backup and restore").
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sqlite3
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import ValueRuleBroken
+from .layout import LEDGER_FILE, LEDGER_STAGE_FILE, PREDECESSOR_STAGE_FILE
+from .lock import LOCK_FILE
+from .perms import PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, SQLITE_SIDE_SUFFIXES
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..ledger.ledger import AssertionLedger
+
+__all__ = ["MANIFEST_FILE", "BackupError", "BackupReport", "backup_state", "check_backup_dest"]
+
+MANIFEST_FILE = "backup-manifest.json"
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+#: Files never copied: the runtime's lock, interrupted ledger writes, SQLite's side files.
+_SKIPPED_NAMES = frozenset({LOCK_FILE, LEDGER_STAGE_FILE, PREDECESSOR_STAGE_FILE, MANIFEST_FILE})
+#: Pages copied per step of the online backup API (a step holds the source's read snapshot only).
+_PAGES_PER_STEP = 1024
+#: Pause between steps (seconds): the serving gateway's writers get the disk and a core between them.
+_STEP_PAUSE_S = 0.005
+
+
+class BackupError(ValueRuleBroken):
+    """A backup destination that breaks a rule (``field`` = ``dest``): it exists, its parent does not,
+    or it lies outside the allowed backup directory. Nothing is written."""
+
+    def __init__(self, rule: str) -> None:
+        super().__init__(f"dest {rule}", "dest")
+
+
+@dataclass
+class BackupReport:
+    """What a backup wrote: ``dest``, ``began_at_ms`` (the consistency point), ``files`` (relative
+    path, kind ``sqlite``/``ledger``/``file``, bytes), ``elsewhere`` (stores not in the directory,
+    e.g. ``"postgres"``) and ``seconds``."""
+
+    dest: str
+    began_at_ms: int
+    files: list[dict[str, Any]] = field(default_factory=list)
+    elsewhere: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"dest": self.dest, "began_at_ms": self.began_at_ms, "files": self.files,
+                "bytes": sum(int(f["bytes"]) for f in self.files), "elsewhere": self.elsewhere,
+                "seconds": round(self.seconds, 3)}
+
+
+def check_backup_dest(dest: Path, root: Path | None = None) -> Path:
+    """``dest`` made absolute and checked: it must not exist, its parent must be a directory, and with
+    ``root`` (``[gateway] backup_dir``) it must lie strictly inside ``root`` once symbolic links in its
+    parent are resolved (``..`` and links cannot lead out). Returns the path to write. Raises
+    :class:`BackupError`."""
+    if "\x00" in str(dest):
+        raise BackupError("must not contain a NUL character")
+    dest = Path(os.path.abspath(dest))
+    parent = dest.parent.resolve()
+    if root is not None:
+        base = root.resolve()
+        if not (parent == base or base in parent.parents):
+            raise BackupError(f"must lie inside the backup directory {base} ([gateway] backup_dir)")
+    if not parent.is_dir():
+        raise BackupError(f"must be a new directory in an existing one; {parent} does not exist")
+    target = parent / dest.name
+    if dest.name in ("", ".", "..") or os.path.lexists(target):
+        raise BackupError(f"must not exist yet: {target} does, and a backup never overwrites (name a new directory)")
+    return target
+
+
+def _is_sqlite(path: Path) -> bool:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(16) == _SQLITE_MAGIC
+    except OSError:
+        return False
+
+
+def _inventory(state_dir: Path) -> tuple[list[Path], list[Path]]:
+    """``(databases, other files)`` under ``state_dir`` (relative paths; links are not followed)."""
+    databases: list[Path] = []
+    others: list[Path] = []
+    for dirpath, dirnames, filenames in os.walk(state_dir):
+        dirnames[:] = sorted(d for d in dirnames if not os.path.islink(os.path.join(dirpath, d)))
+        for name in sorted(filenames):
+            path = Path(dirpath) / name
+            rel = path.relative_to(state_dir)
+            if (name in _SKIPPED_NAMES and len(rel.parts) == 1) or name.endswith(SQLITE_SIDE_SUFFIXES):
+                continue
+            if path.is_symlink() or not path.is_file():
+                continue
+            if rel == Path(LEDGER_FILE):
+                continue  # read under the ledger's lock
+            (databases if _is_sqlite(path) else others).append(rel)
+    return databases, others
+
+
+def _pin(path: Path) -> sqlite3.Connection:
+    """A connection to ``path`` holding a read transaction: the snapshot the backup copies."""
+    conn = sqlite3.connect(f"file:{path}?mode=rw", uri=True, isolation_level=None, check_same_thread=False,
+                           timeout=30.0)
+    conn.execute("BEGIN")
+    conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+    return conn
+
+
+def _private_write(path: Path, data: bytes) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), PRIVATE_FILE_MODE)
+    try:
+        os.fchmod(fd, PRIVATE_FILE_MODE)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _fsync(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _yield_to_writers(status: int, remaining: int, total: int) -> None:
+    """The backup API's progress callback: pause between steps while pages remain."""
+    if remaining:
+        time.sleep(_STEP_PAUSE_S)
+
+
+def _copy_database(src: sqlite3.Connection, target: Path) -> int:
+    """Copy the pinned snapshot of ``src`` to ``target`` (owner-only, rollback journal, checked); its size."""
+    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), PRIVATE_FILE_MODE)
+    os.fchmod(fd, PRIVATE_FILE_MODE)
+    os.close(fd)
+    dst = sqlite3.connect(target, isolation_level=None)
+    try:
+        src.backup(dst, pages=_PAGES_PER_STEP, progress=_yield_to_writers)
+        dst.execute("PRAGMA journal_mode=DELETE").fetchone()
+        verdict = dst.execute("PRAGMA quick_check").fetchone()
+        if verdict is None or verdict[0] != "ok":
+            raise OSError(f"the copy of {target.name} fails SQLite's quick check: {verdict[0] if verdict else '?'}")
+    finally:
+        dst.close()
+    _fsync(target)
+    return target.stat().st_size
+
+
+def backup_state(state_dir: Path, dest: Path, *, ledger: "AssertionLedger | None" = None,
+                 root: Path | None = None, elsewhere: list[str] | None = None) -> BackupReport:
+    """Copy ``state_dir`` into the new directory ``dest`` (see the module docstring).
+
+    ``ledger``: the running runtime's ledger (its file is read under its lock); ``None`` for a stopped
+    installation (the file is read as it is). ``root``: the allowed backup directory (a remote call's
+    ``[gateway] backup_dir``). ``elsewhere``: stores this directory does not hold (``"postgres"``).
+
+    Raises :class:`BackupError` for a refused ``dest`` (nothing written) and ``OSError`` or
+    ``sqlite3.Error`` when copying fails (the partial copy is removed).
+    """
+    target = check_backup_dest(dest, root)
+    state = state_dir.resolve()
+    if target == state or state in target.parents:
+        raise BackupError(f"must lie outside the state directory {state} (a backup inside it would copy itself)")
+    started = time.monotonic()
+    databases, others = _inventory(state_dir)
+    pinned: list[tuple[Path, sqlite3.Connection]] = []
+    partial = target.parent / f".{target.name}.partial-{os.urandom(4).hex()}"
+    try:
+        for rel in databases:
+            pinned.append((rel, _pin(state_dir / rel)))
+        if ledger is not None:
+            ledger_bytes = ledger.file_snapshot()
+        else:
+            path = state_dir / LEDGER_FILE
+            ledger_bytes = path.read_bytes() if path.exists() else None
+        report = BackupReport(str(target), int(time.time() * 1000), elsewhere=list(elsewhere or []))
+        os.mkdir(partial, PRIVATE_DIR_MODE)
+        os.chmod(partial, PRIVATE_DIR_MODE)
+        for rel, conn in pinned:
+            _private_parents(partial, rel)
+            size = _copy_database(conn, partial / rel)
+            conn.close()
+            report.files.append({"path": rel.as_posix(), "kind": "sqlite", "bytes": size})
+        pinned.clear()
+        if ledger_bytes is not None:
+            _private_write(partial / LEDGER_FILE, ledger_bytes)
+            report.files.append({"path": LEDGER_FILE, "kind": "ledger", "bytes": len(ledger_bytes)})
+        for rel in others:
+            try:
+                data = (state_dir / rel).read_bytes()
+            except FileNotFoundError:
+                continue  # removed since the inventory (a legacy file adopted meanwhile)
+            _private_parents(partial, rel)
+            _private_write(partial / rel, data)
+            report.files.append({"path": rel.as_posix(), "kind": "file", "bytes": len(data)})
+        report.seconds = time.monotonic() - started
+        _private_write(partial / MANIFEST_FILE, json.dumps(report.to_dict(), indent=2).encode("utf-8"))
+        for directory in sorted({(partial / f["path"]).parent for f in report.files}, reverse=True):
+            _fsync(directory)
+        _fsync(partial)
+        os.rename(partial, target)
+        _fsync(target.parent)
+        return report
+    except BaseException:
+        for _, conn in pinned:
+            conn.close()
+        shutil.rmtree(partial, ignore_errors=True)
+        raise
+
+
+def _private_parents(root: Path, rel: Path) -> None:
+    """Create the directories of ``rel`` under ``root`` owner-only."""
+    current = root
+    for part in rel.parts[:-1]:
+        current = current / part
+        if not current.exists():
+            os.mkdir(current, PRIVATE_DIR_MODE)
+            os.chmod(current, PRIVATE_DIR_MODE)
