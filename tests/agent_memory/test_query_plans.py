@@ -12,7 +12,6 @@ must not grow with the identity's record count.
 from __future__ import annotations
 
 import re
-import shutil
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator
@@ -113,12 +112,14 @@ def realm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     gateway.call("meta/agent_memory/recall", {"identity": ME, "selection": "always"}, ctx)
     gateway.call("meta/agent_memory/manifest", {"identity": ME}, ctx)
     db_path = store._db(R).path
-    store._db(R).writer.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     copies = {}
     for variant in ("no-stats", "analysed"):
         dest = tmp / f"{variant}.sqlite3"
-        shutil.copy(db_path, dest)
-        conn = sqlite3.connect(dest)
+        # a consistent copy through SQLite's backup API (the WAL included), on a connection of its own: the
+        # store's writer may be busy with its background upkeep at this moment
+        source, conn = sqlite3.connect(db_path), sqlite3.connect(dest)
+        source.backup(conn)
+        source.close()
         if variant == "no-stats":
             conn.execute("DROP TABLE IF EXISTS sqlite_stat1")
         else:
@@ -162,7 +163,7 @@ HOT_QUERIES: list[tuple[str, str, Callable[[list[str]], bool]]] = [
     ),
     (
         "full-text candidates",
-        r"MATCH .* JOIN records r ON r\.rid = f\.fid",
+        r"JOIN records r ON r\.rowid = \w+\.rowid WHERE \w+ MATCH ",
         lambda plan: any("SEARCH r USING INTEGER PRIMARY KEY" in p for p in plan)
         and not any(re.match(r"SCAN (r|records)\b", p) for p in plan),
     ),
