@@ -68,12 +68,7 @@ CLAIMS: dict[str, tuple[str, ...]] = {
 
 #: Claimed families whose fix is not in this tree yet: measured and reported, but not yet gated. Remove a
 #: family from here once its fix has landed (the gate then holds it at 0).
-PENDING: dict[str, str] = {
-    "forged_markers": "marker spellings with '~', '/' or '+' separators, HTML-escaped and bracket variants",
-    "unknown_tools": "a default list of untrusted outside-content tool names",
-    "tampered_import": "signed exports; unsigned or tampered imports downgraded",
-    "cross_realm": "the memory tool and every session method acting in the session's realm",
-}
+PENDING: dict[str, str] = {}
 
 DEFAULT = "meta-memory"
 

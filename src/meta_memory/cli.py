@@ -175,25 +175,27 @@ def serve(state_dir: Path, host: str, port: int, config_path: Path | None, ssl_c
     url = base_url(sock, host, tls)
     click.echo(f"meta-memory gateway listening on {url} (state dir {state_dir.resolve()})", err=False)
     click.echo(f"console: {url}/console/", err=True)
+    # startup notes go through logging: one JSON object per line under --log-format json
+    startup = logging.getLogger("meta_memory.gateway")
     if runtime.agent_memory is not None:
         from .firewall.service import content_trust_warning
 
         trust_warning = content_trust_warning(runtime.agent_memory.firewall.policy)
         if trust_warning is not None:
-            click.echo(f"warning: {trust_warning}", err=True)
+            startup.warning(trust_warning)
     if metrics_sock is not None:
-        click.echo(f"metrics: {base_url(metrics_sock, config.gateway.metrics_bind[0], tls)}/metrics (no token: "
-                   "keep this address private)", err=True)
+        startup.info("metrics: %s/metrics (no token: keep this address private)",
+                     base_url(metrics_sock, config.gateway.metrics_bind[0], tls))
     if not _is_loopback(host):
         if not runtime.access.enabled:
-            click.echo(f"warning: listening on {host} with no [access] configuration: any caller that reaches this "
-                       "port can read and change memory. Configure bearer tokens (see docs/access.md).", err=True)
+            startup.warning("listening on %s with no [access] configuration: any caller that reaches this port can "
+                            "read and change memory. Configure bearer tokens (see docs/access.md).", host)
         if tls is None:
-            click.echo(f"warning: listening on {host} without TLS: bearer tokens and memory cross the network in "
-                       "clear. Use --ssl-certfile/--ssl-keyfile or a TLS proxy (see docs/security.md).", err=True)
+            startup.warning("listening on %s without TLS: bearer tokens and memory cross the network in clear. Use "
+                            "--ssl-certfile/--ssl-keyfile or a TLS proxy (see docs/security.md).", host)
         if not runtime.config.gateway.allowed_hosts:
-            click.echo("note: only requests whose Host is a loopback name or the bind address are served; list the "
-                       "names clients use in [gateway] allowed_hosts (see docs/security.md).", err=True)
+            startup.warning("only requests whose Host is a loopback name or the bind address are served; list the "
+                            "names clients use in [gateway] allowed_hosts (see docs/security.md).")
     sys.stdout.flush()
     try:
         serve_http(server, sock, metrics_sock)

@@ -14,6 +14,7 @@ from meta_memory.errors import AgentMemoryError
 from meta_memory.firewall.classify import Classification
 from meta_memory.firewall.gate import LlmWriteGate
 from meta_memory.firewall.taint import TaintTracker
+from meta_memory.session_ref import SessionRef
 from meta_memory.session_state import SessionStateStore, SqliteSessionBackend
 from meta_memory.session_state.unwritten import OVERFLOW_SOURCE
 
@@ -56,16 +57,16 @@ def _agent(identity: str) -> dict[str, str]:
 def test_taint_that_cannot_be_written_is_enforced_then_written() -> None:
     disk, state, tracker, gate = _setup()
     disk.full = True
-    taint = tracker.observe("lead:main", "s1", WEB)
+    taint = tracker.observe(SessionRef("default", "lead:main", "s1"), WEB)
     assert taint is not None and taint.source == WEB.source
-    assert tracker.session_taint("lead:main", "s1") is not None
-    assert gate.quarantine_reason(_agent("lead:main"), session_key="s1") == f"session tainted by {WEB.source}"
-    assert gate.quarantine_reason(_agent("lead:other"), session_key="s1") is not None  # the session, any identity
-    assert gate.quarantine_reason(_agent("lead:other"), session_key="s2") is None
+    assert tracker.session_taint(SessionRef("default", "lead:main", "s1")) is not None
+    assert gate.quarantine_reason(_agent("lead:main"), realm="default", session_key="s1") == f"session tainted by {WEB.source}"
+    assert gate.quarantine_reason(_agent("lead:other"), realm="default", session_key="s1") is not None  # the session, any identity
+    assert gate.quarantine_reason(_agent("lead:other"), realm="default", session_key="s2") is None
     assert state.readiness_problem() is not None and "could not be written" in str(state.readiness_problem())
 
     disk.full = False  # room again: the next question writes it, and the database answers from then on
-    assert gate.quarantine_reason(_agent("lead:main"), session_key="s1") is not None
+    assert gate.quarantine_reason(_agent("lead:main"), realm="default", session_key="s1") is not None
     assert state.readiness_problem() is None and len(state._held) == 0
     assert disk.inner.read(lambda sql: sql.rows("SELECT taint_source FROM session_states WHERE session_key = 's1'")) \
         == [(WEB.source,)]
@@ -74,22 +75,22 @@ def test_taint_that_cannot_be_written_is_enforced_then_written() -> None:
 def test_a_taint_seen_before_any_session_is_held_as_the_identity_s() -> None:
     disk, state, tracker, gate = _setup()
     disk.full = True
-    tracker.observe("lead:main", None, WEB)
-    assert gate.quarantine_reason(_agent("lead:main"), session_key=None) is not None
+    tracker.observe(SessionRef("default", "lead:main", None), WEB)
+    assert gate.quarantine_reason(_agent("lead:main"), realm="default", session_key=None) is not None
     disk.full = False
-    assert tracker.note_session("lead:main", "s9") is not None  # the pending taint lands on the noted session
-    assert gate.quarantine_reason(_agent("lead:main"), session_key="s9") is not None
+    assert tracker.note_session(SessionRef("default", "lead:main", "s9")) is not None  # the pending taint lands on the noted session
+    assert gate.quarantine_reason(_agent("lead:main"), realm="default", session_key="s9") is not None
 
 
 def test_past_the_hold_every_llm_write_quarantines_for_the_life_of_the_process() -> None:
     disk, state, tracker, gate = _setup(limit=2)
     disk.full = True
     for i in range(3):
-        tracker.observe(f"lead:a{i}", f"s{i}", WEB)
-    assert gate.quarantine_reason(_agent("lead:unrelated"), session_key="clean") == f"session tainted by {OVERFLOW_SOURCE}"
+        tracker.observe(SessionRef("default", f"lead:a{i}", f"s{i}"), WEB)
+    assert gate.quarantine_reason(_agent("lead:unrelated"), realm="default", session_key="clean") == f"session tainted by {OVERFLOW_SOURCE}"
     disk.full = False
     # the two held taints are written; the third (past the hold) is known to no one, so every LLM write
     # stays quarantined for the life of the process, and readiness says so
-    assert gate.quarantine_reason(_agent("lead:a0"), session_key="s0") is not None
+    assert gate.quarantine_reason(_agent("lead:a0"), realm="default", session_key="s0") is not None
     assert len(state._held) == 1 and "every LLM-authored write is quarantined" in str(state.readiness_problem())
-    assert gate.quarantine_reason(_agent("lead:unrelated"), session_key="clean") == f"session tainted by {OVERFLOW_SOURCE}"
+    assert gate.quarantine_reason(_agent("lead:unrelated"), realm="default", session_key="clean") == f"session tainted by {OVERFLOW_SOURCE}"

@@ -10,6 +10,7 @@ from __future__ import annotations
 import collections
 import json
 import os
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -58,7 +59,14 @@ class Fuzzed:
         assert self.client.get(self.gw.url + "/v1/health", timeout=10).status_code == 200
 
 
+#: The ``[gateway] backup_dir`` of every fuzzed gateway: ``meta/storage/backup`` is refused without one.
+BACKUP_DIR = Path(tempfile.mkdtemp(prefix="meta-memory-fuzz-backups-"))
+
+
 def start_fuzzed(state_dir: Path, config: Path | None = None) -> Fuzzed:
+    if config is None:
+        config = state_dir.parent / "fuzz.toml"
+        config.write_text(f'[gateway]\nbackup_dir = "{BACKUP_DIR}"\n', encoding="utf-8")
     gw = start_gateway(state_dir, config=config)  # support.start_gateway drains stdout/stderr into log_tail
     return Fuzzed(gw, httpx.Client(timeout=60), gw.proc.log_tail)  # type: ignore[attr-defined]
 
@@ -112,6 +120,9 @@ METHODS: dict[str, dict[str, tuple[set[str], bool, Any]]] = {
     "rpc.discover": {},
     "meta/storage/doctor": {},
     "meta/memory/stores": {},
+    "meta/storage/backup": {"dest": (S, REQ, str(BACKUP_DIR / "copy"))},
+    "meta/storage/export": {"export_id": (S, OPT, None), "realm": _REALM, "identity": (S, OPT, "fuzz:typed"),
+                            "ledger": (B, OPT, False), "max_bytes": (I, REQ, 65536)},
     "meta/agent_memory/tool_schema": {},
     "meta/events/list": {"after": ({"str", "int"}, OPT, 0), "limit": (I, REQ, 10)},
     "meta/memory/index": {"entity": (S, REQ, "fuzz-entity"), "topic": (S, REQ, "fuzz"),

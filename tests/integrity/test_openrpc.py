@@ -15,7 +15,12 @@ from support import GatewayProcess, start_gateway, write_config
 
 @pytest.fixture(scope="module")
 def gw(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    g = start_gateway(tmp_path_factory.mktemp("openrpc") / "state")
+    root = tmp_path_factory.mktemp("openrpc")
+    backups = root / "backups"
+    backups.mkdir()
+    config = write_config(root / "c.toml", f'[gateway]\nbackup_dir = "{backups}"\n')
+    g = start_gateway(root / "state", config=config)
+    g.backups = backups  # type: ignore[attr-defined]
     yield g
     g.stop()
 
@@ -117,6 +122,10 @@ def _exercise(gw: GatewayProcess) -> dict[str, Any]:
     call("meta/memory/steward/dream", {})
     for m in ("dreams", "dream_runs", "audit_verdicts", "overview", "proposals", "injections", "harvests"):
         call("meta/memory/panel/" + m, {})
+    call("meta/storage/backup", {"dest": str(gw.backups / "copy")})  # type: ignore[attr-defined]
+    page = call("meta/storage/export", {})
+    while not page["done"]:
+        page = call("meta/storage/export", {"export_id": page["export_id"]})
     if proposals:
         call("meta/memory/proposals/decide", {"proposal_id": proposals[0]["proposal_id"], "action": "reject"})
     return out

@@ -46,7 +46,7 @@ def secured(tmp_path: Path) -> Any:
 
 
 def _metrics_port(gw: Any) -> int:
-    line = next(l for l in list(gw.proc.log_tail) if l.startswith("metrics: "))
+    line = next(l for l in list(gw.proc.log_tail) if "metrics: http" in l)
     return int(re.search(r":(\d+)/metrics", line).group(1))
 
 

@@ -256,9 +256,9 @@ class _Proxy:
 @pytest.mark.postgres
 def test_an_unreachable_postgres_makes_the_gateway_not_ready(tmp_path: Path) -> None:
     from contract.pgsupport import DSN, require_postgres, throwaway_schema
-    from psycopg import conninfo
 
-    require_postgres()
+    require_postgres()  # skips with the install hint when the postgres extra is absent
+    from psycopg import conninfo
     parts = conninfo.conninfo_to_dict(DSN)
     proxy = _Proxy(int(parts.get("port") or 5432))
     try:
