@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .agent_memory.realm_list import refuse_unlisted_realm
+from .identity import DEFAULT_REALM
 from .agent_memory.retention import TombstoneRetention
 from .clock import Clock, SystemClock
 from .config import MetaConfig
@@ -104,7 +105,7 @@ class Runtime:
         self.observability = Observability(self.config.telemetry, tracer_provider=tracer_provider)
         self._backup_lock = threading.Lock()
         am = self.config.agent_memory
-        self.access = AccessService(self.config.access, default_realm=am.realm if am is not None else "default")
+        self.access = AccessService(self.config.access, default_realm=self.default_realm)
         self.layout = StorageLayout(self.state_dir) if self.state_dir is not None else None
         self._state_lock: StateDirLock | None = None
         self._ledger: AssertionLedger | None = None
@@ -189,6 +190,12 @@ class Runtime:
             "agent_memory": agent_memory,
             "events": {"last_event_id": f"console-evt-{self.events.last_seq}" if self.events.last_seq else None},
         }
+
+    @property
+    def default_realm(self) -> str:
+        """The realm a call acts in when it names none: ``[agent_memory] realm`` (``"default"``)."""
+        am = self.config.agent_memory
+        return am.realm if am is not None else DEFAULT_REALM
 
     def check_realm(self, realm: object) -> None:
         """Refuse a call whose params name a realm outside ``[agent_memory] realms`` (the allow-list):

@@ -79,6 +79,20 @@ class Params(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
 
+class RealmDefaulted(Params):
+    """Params whose absent ``realm`` means the gateway's own (``[agent_memory] realm``).
+
+    The parser leaves ``realm`` ``None`` when absent; :meth:`MethodTable.call
+    <meta_memory.rpc.registry.MethodTable.call>` fills it in once, before access is judged, so the
+    grant checked, the realm allow-list and the handler all see the realm the call acts in."""
+
+    realm: Any = None
+
+    def in_realm(self, default_realm: str) -> "RealmDefaulted":
+        """These params with ``realm`` set (``default_realm`` when they named none)."""
+        return self if self.realm is not None else self.model_copy(update={"realm": default_realm})
+
+
 class NoParams(Params):
     """A method without params: absent, or an empty object."""
 

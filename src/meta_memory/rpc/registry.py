@@ -20,7 +20,7 @@ from pydantic import BaseModel
 from ..access.requirements import Requires
 from ..errors import MethodNotFound, ValueRuleBroken
 from ..observability.tracing import span
-from .params import check_json_value, parse_params, rule_to_invalid_params
+from .params import RealmDefaulted, check_json_value, parse_params, rule_to_invalid_params
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..runtime import Runtime
@@ -214,6 +214,8 @@ class MethodTable:
                 with span("params"):
                     check_json_value(params)
                     parsed = spec.parse(params)
+                    if isinstance(parsed, RealmDefaulted):
+                        parsed = parsed.in_realm(runtime.default_realm)
                 observed.describe(parsed)
                 with span("access"):
                     runtime.access.authorize(ctx.principal, spec, parsed)

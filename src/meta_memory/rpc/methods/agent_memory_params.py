@@ -17,7 +17,7 @@ from ...identity import parse_identity, parse_realm
 from ...limits import MAX_DERIVED_SESSIONS, MAX_MANIFEST_K, MAX_MEMORY_ENTRIES, MAX_SESSION_KEY_BYTES
 from ...recall.query_limits import MAX_QUERY_BYTES, MAX_QUERY_TERM_ENTRIES, query_size_error
 from ...session_ref import check_session_key
-from ..params import Params, optional_count, required_text
+from ..params import Params, RealmDefaulted, optional_count, required_text
 
 __all__ = [
     "IdentityParams",
@@ -51,11 +51,13 @@ def _nbytes(text: str) -> int:
     return len(text.encode("utf-8", "surrogatepass"))
 
 
-class IdentityParams(Params):
-    """``identity`` (required, logical, trimmed) and ``realm`` (optional, default ``"default"``)."""
+class IdentityParams(RealmDefaulted):
+    """``identity`` (required, logical, trimmed) and ``realm`` (optional: ``[agent_memory] realm``
+    when absent, filled in before access is judged; see :class:`~meta_memory.rpc.params.RealmDefaulted`)."""
 
     identity: Any = required_text(description="the identity (trimmed; rt:<id>:<generation> names <id>)")
-    realm: Any = Field(default=None, validate_default=True, json_schema_extra={"type": "string"})
+    realm: Any = Field(default=None, json_schema_extra={"type": "string"},
+                       description="the realm (default: the gateway's [agent_memory] realm)")
 
     @field_validator("identity", mode="before")
     @classmethod
@@ -64,8 +66,8 @@ class IdentityParams(Params):
 
     @field_validator("realm", mode="before")
     @classmethod
-    def _realm(cls, value: Any) -> str:
-        return parse_realm(value)
+    def _realm(cls, value: Any) -> str | None:
+        return None if value is None else parse_realm(value)
 
 
 def _title(value: str) -> str:
