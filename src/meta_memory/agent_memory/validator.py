@@ -20,7 +20,6 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from meta_memory.agent_memory.batch import (
-    MAX_BATCH_OPS,
     BatchKind,
     TOMBSTONE_RECREATE_WINDOW_MS,
     CreateOp,
@@ -55,6 +54,7 @@ from meta_memory.agent_memory.model import (
 )
 from meta_memory.agent_memory.secrets import scan_record
 from meta_memory.errors import AgentMemoryError
+from meta_memory.limits import MAX_BATCH_OPS
 
 __all__ = [
     "RecordReader",

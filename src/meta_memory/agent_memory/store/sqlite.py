@@ -44,7 +44,6 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from meta_memory.agent_memory.batch import (
-    MAX_BATCH_OPS,
     BatchKind,
     CreateOp,
     StagedBatch,
@@ -113,7 +112,7 @@ from meta_memory import deadline
 from meta_memory.clock import Clock, SystemClock
 from meta_memory.errors import AgentMemoryError
 from meta_memory.identity import parse_identity, parse_realm
-from meta_memory.limits import DEFAULT_MAX_OPEN_REALMS, DEFAULT_MAX_REALMS
+from meta_memory.limits import DEFAULT_MAX_OPEN_REALMS, DEFAULT_MAX_REALMS, MAX_BATCH_OPS
 from meta_memory.observability.tracing import span
 from meta_memory.recall import bm25, fts
 from meta_memory.recall.lexical_index import DEFAULT_MAX_BYTES, LexicalIndexes
