@@ -3,6 +3,7 @@ config file, read-only access to a realm's SQLite file, and a local HTTP server 
 
 from __future__ import annotations
 
+import importlib.util
 import itertools
 import json
 import os
@@ -17,7 +18,6 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-import importlib.util
 from pathlib import Path
 from typing import Any
 

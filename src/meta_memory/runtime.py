@@ -16,20 +16,20 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .agent_memory.realm_list import refuse_unlisted_realm
-from .identity import DEFAULT_REALM
 from .agent_memory.retention import TombstoneRetention
 from .clock import Clock, SystemClock
 from .config import MetaConfig
 from .events.bus import EventBus
 from .features import AgentMemoryFeature, FeatureContext, Features, build_features, effective_agent_memory_config
+from .identity import DEFAULT_REALM
 from .ledger.ledger import AssertionLedger
 from .observability import Observability
 from .panel.store import MemoryPanelStore
 from .readiness import Readiness
 from .review.service import ReviewService
 from .services.access import AccessService
-from .storage.layout import StorageLayout
 from .storage.backup import BackupReport
+from .storage.layout import StorageLayout
 from .storage.lock import StateDirLock
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -15,12 +15,11 @@ from typing import Any
 
 import pytest
 
+from contract.pgsupport import dsn_with_schema, require_postgres, throwaway_schema
 from meta_memory.cli import build_runtime
 from meta_memory.sdk.handle import MetaHandle
 from meta_memory.sdk.transport import EmbeddedTransport
 from meta_memory.server.gateway import Gateway
-
-from contract.pgsupport import dsn_with_schema, require_postgres, throwaway_schema
 from support import meta_memory_cli, write_config
 
 ID, OTHER = "lead:main", "lead:other"

@@ -24,9 +24,15 @@ from meta_memory.cli import build_runtime
 from meta_memory.portability import export_jsonl
 from meta_memory.portability.importer import ImportError_, parse_lines, verify
 from meta_memory.portability.signing import ExportKey, LineSigner
-
-from portability.test_round_trip import ID, build_source, config_args, handle_on, mm, snapshot
-from portability.test_round_trip import configs  # noqa: F401 - the two-backend fixture, shared
+from portability.test_round_trip import (
+    ID,
+    build_source,
+    config_args,
+    configs,  # noqa: F401 - the two-backend fixture, shared
+    handle_on,
+    mm,
+    snapshot,
+)
 
 PANEL = "meta/memory/panel/record"
 

@@ -22,13 +22,12 @@ psycopg = require_extra("postgres", "psycopg")  # before the modules that import
 conninfo = require_extra("postgres", "psycopg.conninfo")
 
 from contract.pgsupport import DSN, require_postgres
-
 from meta_memory.agent_memory.hashing import content_hash
 from meta_memory.agent_memory.store.postgres import PostgresAgentMemoryStore
+from meta_memory.agent_memory.store.tables import PromotionRow
 from meta_memory.clock import ManualClock
 from meta_memory.panel.cursor import Cursor
 from meta_memory.panel.store import PostgresPanelStore, RecordFilters
-from meta_memory.agent_memory.store.tables import PromotionRow
 
 pytestmark = pytest.mark.postgres
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from ..agent_memory.fields import MAX_DESCRIPTION_BYTES
 from .constants import (
     BUILD_INDEX_BUDGET_BYTES,
     DEFAULT_INSTRUCTION_HEADER,
@@ -21,13 +22,12 @@ from .constants import (
     SCOPE_INDEX_LABELS,
     SCOPE_INDEX_WEIGHTS,
 )
-from ..agent_memory.fields import MAX_DESCRIPTION_BYTES
 from .defang import neutralise
 from .model import IndexRow, ScopeRef
 from .protocol import MEMORY_INDEX_TITLE
 from .text_util import (
-    days_phrase,
     compact_whitespace,
+    days_phrase,
     escape_xml_text,
     scrub_surrogates,
     truncate_utf8_boundary,

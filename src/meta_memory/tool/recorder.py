@@ -24,6 +24,8 @@ from typing import Any, Final, NamedTuple, Protocol, runtime_checkable
 
 from meta_memory.errors import InvalidParams, MetaError
 from meta_memory.injection.defang import neutralise
+from meta_memory.limits import DEFAULT_MAX_ENTRIES, MAX_MEMORY_ENTRIES
+from meta_memory.observability import count_refused_write
 from meta_memory.session_ref import SessionRef
 from meta_memory.tool.args import (
     ForgetAction,
@@ -35,8 +37,6 @@ from meta_memory.tool.args import (
     UpdateAction,
     parse_arguments,
 )
-from meta_memory.limits import DEFAULT_MAX_ENTRIES, MAX_MEMORY_ENTRIES
-from meta_memory.observability import count_refused_write
 
 __all__ = [
     "DEFAULT_MAX_ENTRIES",

@@ -42,6 +42,7 @@ from meta_memory.agent_memory.batch import (
     SupersedeOp,
     TombstoneOp,
 )
+from meta_memory.agent_memory.erase import EraseReport
 from meta_memory.agent_memory.fields import (
     FieldError,
     compact_whitespace,
@@ -71,7 +72,6 @@ from meta_memory.agent_memory.validator import (
     refuse_secrets,
 )
 from meta_memory.clock import Clock
-from meta_memory.agent_memory.erase import EraseReport
 from meta_memory.errors import AgentMemoryError
 from meta_memory.limits import MAX_BATCH_OPS, MAX_MANIFEST_K
 from meta_memory.limits import RETENTION_FLOOR_BYTES as DEFAULT_SCOPE_FLOOR_BYTES

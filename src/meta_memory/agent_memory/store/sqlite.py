@@ -43,11 +43,13 @@ from itertools import zip_longest
 from pathlib import Path
 from typing import Any, TypeVar
 
+from meta_memory import deadline
 from meta_memory.agent_memory.batch import (
     BatchKind,
     CreateOp,
     StagedBatch,
 )
+from meta_memory.agent_memory.erase import EraseReport
 from meta_memory.agent_memory.fields import (
     FieldError,
     compact_whitespace,
@@ -55,7 +57,6 @@ from meta_memory.agent_memory.fields import (
     validate_record_fields,
 )
 from meta_memory.agent_memory.hashing import content_hash, mint_token
-from meta_memory.agent_memory.erase import EraseReport
 from meta_memory.agent_memory.markdown import (
     IMPORTED_SUFFIX,
     MAX_MARKDOWN_FILE_BYTES,
@@ -76,6 +77,7 @@ from meta_memory.agent_memory.model import (
 )
 from meta_memory.agent_memory.realm_list import refuse_unlisted_realm
 from meta_memory.agent_memory.secrets import scan_record
+from meta_memory.agent_memory.store import planner, upkeep
 from meta_memory.agent_memory.store.base import (
     DEFAULT_SCOPE_FLOOR_BYTES,
     DEFAULT_SCOPE_FLOOR_RECORDS,
@@ -97,9 +99,6 @@ from meta_memory.agent_memory.store.common import (
     row_to_view,
     state_values,
 )
-from meta_memory.agent_memory.store import planner
-from meta_memory.agent_memory.store import upkeep
-from meta_memory.agent_memory.store.telemetry import TelemetryDrops
 from meta_memory.agent_memory.store.dialect import SQLITE
 from meta_memory.agent_memory.store.schema import (
     delete_fts,
@@ -108,7 +107,7 @@ from meta_memory.agent_memory.store.schema import (
     is_current,
     migrate,
 )
-from meta_memory import deadline
+from meta_memory.agent_memory.store.telemetry import TelemetryDrops
 from meta_memory.clock import Clock, SystemClock
 from meta_memory.errors import AgentMemoryError
 from meta_memory.identity import parse_identity, parse_realm

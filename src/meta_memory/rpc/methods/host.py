@@ -12,6 +12,7 @@ from ...limits import MAX_SESSION_KEY_BYTES
 from ...recall.query_limits import truncate_query_text
 from ...session_ref import SessionRef
 from ..params import Params
+from ..registry import CallContext, MethodTable
 from ..results import (
     CompactedResult,
     DefangResult,
@@ -21,7 +22,6 @@ from ..results import (
     ToolResultVerdict,
     ToolSchemaResult,
 )
-from ..registry import CallContext, MethodTable
 from ..session_params import KeyedSessionParams, SessionParams
 from .agent_memory import agent_memory_enabled
 

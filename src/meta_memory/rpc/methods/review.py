@@ -10,17 +10,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import Field, field_validator
 
 from ...access.requirements import Requirement, anywhere, identity_resource, on_identity, requires, unscoped
 from ...access.resources import Resources
-from ...review import params as rp
-from ...review.authority import ReviewAuthority
-from typing import TYPE_CHECKING, Any, Literal
-from pydantic import Field, field_validator
 from ...agent_memory.secrets import scan_text, secret_rule
 from ...identity import DEFAULT_REALM
 from ...limits import MAX_REASON_BYTES
+from ...review import params as rp
+from ...review.authority import ReviewAuthority
 from .. import results_review as R
 from ..params import Params, required_text
 from ..registry import CallContext, MethodTable
