@@ -13,7 +13,6 @@ An empty gateway says there is no memory yet and how memory gets there, not that
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest

@@ -28,7 +28,6 @@ from portability.test_round_trip import (
     ID,
     build_source,
     config_args,
-    configs,  # noqa: F401 - the two-backend fixture, shared
     handle_on,
     mm,
     snapshot,

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import secrets
 from collections.abc import Iterator
-from typing import Any
 
 import pytest
 

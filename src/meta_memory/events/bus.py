@@ -22,7 +22,6 @@ later persist succeeds.
 from __future__ import annotations
 
 import json
-import logging
 import sqlite3
 import threading
 from collections import deque
