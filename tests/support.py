@@ -381,7 +381,7 @@ def run_together(work: Callable[[int], Any], count: int, *, timeout_s: float = 6
         try:
             barrier.wait()
             results[i] = work(i)
-        except BaseException as exc:  # re-raised below, in the calling thread
+        except BaseException as exc:  # noqa: BLE001 - re-raised below, in the calling thread
             errors.append(exc)
 
     threads = [threading.Thread(target=run, args=(i,), daemon=True) for i in range(count)]
