@@ -84,13 +84,17 @@ def test_an_edited_export_raises_nothing_and_every_changed_line_is_named(tmp_pat
         assert "trust operator -> agent_observed" in changes[mid] and "author operator -> agent" in changes[mid]
         assert "usage counters reset" in changes[mid] and "working-set rank dropped" in changes[mid]
     assert changes[ids["tea_v1"]].startswith("status superseded -> quarantined")
+    assert "status active -> quarantined (the line fails its integrity check)" in changes[ids["other"]]
 
     with handle_on(tmp_path / "dst", dst_cfg) as h:
         q = h.call(PANEL, {"realm": "default", "memory_id": quarantined})["record"]
         assert q["status"]["status"] == "quarantined" and q["trust"] == "agent_observed"
         assert q["provenance"]["author"] == {"author": "agent", "identity": ID} and q["usage"]["injected_count"] == 0
         other = h.call(PANEL, {"realm": "default", "memory_id": ids["other"]})["record"]
-        assert other["status"]["status"] == "active" and other["trust"] == "agent_observed"
+        # an edited line under a trusted key lands quarantined, whatever status it claims; an untouched
+        # line of the same file lands as a fresh write would (the current tea stays active)
+        assert other["status"]["status"] == "quarantined" and other["trust"] == "agent_observed"
+        assert h.call(PANEL, {"realm": "default", "memory_id": ids["tea"]})["record"]["status"]["status"] == "active"
         assert other["usage"]["injected_count"] == 0 and other.get("working_set_rank") is None
         assert not _exists(h, ids["passport"])  # no realm-scope record reached anyone
         assert h.recall_agent_memory("lead:third", query_text="passport travel") == []
