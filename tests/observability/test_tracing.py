@@ -32,7 +32,8 @@ SECRET_QUERY = "violet-harbour-4471"
 
 
 @pytest.fixture
-def traced(tmp_path: Path) -> Any:
+def traced(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+    monkeypatch.delenv("OTEL_SDK_DISABLED", raising=False)  # the standard switch would turn these traces off
     exporter = InMemorySpanExporter()
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
