@@ -11,8 +11,9 @@ Counted as calls run (cheap: a dictionary look-up and an increment; nothing read
                                                  (``timeout``), an injection that ran out of its byte
                                                  budget (``budget_exhausted``) or skipped a failed recall
                                                  (``recall_failed``)
-``meta_memory_writes_total{outcome,reason}``     ``created``, ``duplicate``, ``quarantined`` (the firewall's
-                                                 reason), ``refused`` (the refusal's reason) and
+``meta_memory_writes_total{outcome,reason}``     ``created``, ``duplicate``, ``quarantined`` (the class of the
+                                                 firewall's reason, :func:`~meta_memory.firewall.gate.reason_class`:
+                                                 never a session key or tool name), ``refused`` (the refusal's reason) and
                                                  ``secret_refused`` (the secret class)
 ``meta_memory_taint_transitions_total{kind}``    ``tainted``, ``rotated_clean``, ``reset_boundary``
 ``meta_memory_held_forgets_total``               forgets held for review
@@ -40,6 +41,8 @@ from typing import TYPE_CHECKING, Any
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
+
+from ..firewall.gate import reason_class
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..events.bus import EventEnvelope
@@ -177,7 +180,7 @@ class Metrics:
         if kind == "memory.record.created":
             self.writes.labels("created", "").inc()
         elif kind == "memory.write.quarantined":
-            self.writes.labels("quarantined", str(env.data.get("reason") or "")).inc()
+            self.writes.labels("quarantined", reason_class(str(env.data.get("reason") or ""))).inc()
         elif kind == "memory.taint.transition":
             self.taint.labels(str(env.data.get("kind") or "unknown")).inc()
         elif kind == "memory.forget.held":
