@@ -718,6 +718,25 @@ class AuditReads(_Repo):
         rows = self._rows("WHERE stage_token = ? AND op_index = ? ORDER BY audit_id LIMIT 1", (stage_token, op_index))
         return rows[0] if rows else None
 
+    def of_records(self, ids: Sequence[str]) -> list[AuditRow]:
+        """Every row naming one of ``ids``, oldest first (``audit_id`` order)."""
+        wanted = sorted({i for i in ids if not self._sql.unstorable(i)})
+        out: list[AuditRow] = []
+        for chunk in _chunks(wanted):
+            out += self._rows(f"WHERE memory_id IN ({', '.join('?' for _ in chunk)})", chunk)
+        out.sort(key=lambda r: r.audit_id)
+        return out
+
+    def erasure_of(self, memory_id: str) -> list[AuditRow]:
+        """The ``erase`` row of ``memory_id`` and the other ``erase`` rows of the same erase (its
+        content closure), in ``op_index`` order; ``[]`` when ``memory_id`` was never erased."""
+        if self._sql.unstorable(memory_id):
+            return []
+        mine = self._rows("WHERE memory_id = ? AND op_kind = 'erase' ORDER BY audit_id DESC LIMIT 1", (memory_id,))
+        if not mine:
+            return []
+        return self._rows("WHERE stage_token = ? AND op_kind = 'erase' ORDER BY op_index", (mine[0].stage_token,))
+
     def steward_rows(self, limit: int) -> list[AuditRow]:
         """The newest ``limit`` rows a steward wrote, newest first."""
         return self._rows(f"WHERE {self._sql.dialect.steward_audit} ORDER BY audit_id DESC LIMIT ?", (limit,))
@@ -772,6 +791,20 @@ class ReviewQueues(_Repo):
             f"ORDER BY COALESCE({count}, 0) DESC, rid LIMIT ?",
             (limit,),
         )
+
+    def linked_from(self, scope: Scope, memory_id: str) -> list[str]:
+        """Ids of records of ``scope`` that supersede ``memory_id`` or are derived from it (a version, a
+        released successor, a promoted copy), oldest created first."""
+        if self._sql.unstorable(memory_id):
+            return []
+        kind, key = scope.storage()
+        find = "instr(derived_from, ?) > 0" if self._sql.dialect is SQLITE else "strpos(derived_from, ?) > 0"
+        rows = self._sql.rows(
+            "SELECT memory_id, supersedes, derived_from FROM records WHERE scope_kind = ? AND scope_key = ? "
+            f"AND (supersedes = ? OR {find}) ORDER BY created_at_ms, memory_id{self._sql.collate}",
+            (kind, key, memory_id, dumps(memory_id)),
+        )
+        return [r[0] for r in rows if r[1] == memory_id or memory_id in loads(r[2], [])]
 
     def citing_session(self, scope: Scope, session_key: str) -> list[str]:
         """Ids of active records of ``scope`` whose provenance evidence cites session ``session_key``."""
