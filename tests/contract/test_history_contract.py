@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from meta_memory.agent_memory.batch import RetierOp, SetRankOp, StagedBatch
+from meta_memory.agent_memory.history import MAX_HISTORY_VERSIONS
 from meta_memory.agent_memory.model import Author, NewMemoryRecord, Provenance, Scope, TrustTier
 from meta_memory.agent_memory.store.base import AgentMemoryStore
 from meta_memory.clock import ManualClock
@@ -164,5 +165,39 @@ def test_held_forgets_approved_and_released_and_a_retier(open_store: Callable[..
         (v,) = store.history(R, ME, keep)["versions"]
         assert changes(v) == ["created", "forget_released", "retier", "rank"]
         assert v["trust"] == "agent_verified" and v["changes"][2]["by"] == {"author": "operator"}
+    finally:
+        events.close()
+
+
+def test_a_chain_longer_than_the_cap_is_truncated(agent_store: AgentMemoryStore, clock: ManualClock) -> None:
+    ids = [agent_store.remember(R, ID, "Counter", "count 0")[0].memory_id]
+    for n in range(1, MAX_HISTORY_VERSIONS + 5):
+        clock.advance(1)
+        ids.append(agent_store.update(R, ID, ids[-1], body=f"count {n}")[0].memory_id)
+    out = agent_store.history(R, ME, ids[-1])
+    assert out["truncated"] is True and len(out["versions"]) == MAX_HISTORY_VERSIONS
+    # the versions nearest the one asked for, oldest first
+    assert [v["memory_id"] for v in out["versions"]] == ids[-MAX_HISTORY_VERSIONS:]
+    assert agent_store.history(R, ME, ids[5])["truncated"] is True
+    short = agent_store.history(R, ME, ids[0])
+    assert [v["memory_id"] for v in short["versions"]] == ids[:MAX_HISTORY_VERSIONS]
+
+
+def test_a_copy_promoted_into_a_mob_is_not_a_version(agent_store: AgentMemoryStore, clock: ManualClock) -> None:
+    events = EventBus(clock)
+    try:
+        team = Scope.mob(R, "team")
+        mine = agent_store.remember(R, ID, "Deploys", "Deploys happen on Thursdays.")[0].memory_id
+        copies = []
+        for _ in range(2):  # two copies in the mob, both derived from my record: neither joins my history
+            staged = promote_pending_gate(agent_store, R, mine, run_id="d", clock=clock, target_scope=team)
+            copies.append(gating_decide(agent_store, R, staged.pending_id, "approve", clock=clock, events=events).promoted_id)
+        v2 = agent_store.update(R, ID, mine, body="Deploys happen on Fridays.")[0].memory_id
+        out = agent_store.history(R, ME, v2)
+        assert [v["memory_id"] for v in out["versions"]] == [mine, v2] and not out["truncated"]
+        for copy in copies:
+            with pytest.raises(RecordNotFound):
+                agent_store.history(R, ME, copy)
+        assert [v["memory_id"] for v in agent_store.history(R, team, copies[0])["versions"]] == [copies[0]]
     finally:
         events.close()

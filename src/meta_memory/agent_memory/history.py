@@ -135,38 +135,51 @@ def _version(rec: MemoryRecord, rows: list["AuditRow"], prior: MemoryRecord | No
     }
 
 
-def _live(tx: "ReadTx", scope: Scope, start: MemoryRecord) -> _Found:
-    """The versions linked to ``start`` within ``scope`` (breadth first from ``start``, capped)."""
-    found: dict[str, MemoryRecord] = {start.id: start}
+def _walk(edges: dict[str, list[str]], start: str, outside: set[str]) -> tuple[list[str], bool]:
+    """Ids reached from ``start`` over ``edges`` breadth first, not through ``outside``, at most
+    :data:`MAX_HISTORY_VERSIONS`; and whether more were reachable."""
+    order = [start]
+    seen = {start} | outside
     queue = deque([start])
-    truncated = False
-    while queue and not truncated:
-        rec = queue.popleft()
-        linked = [rec.supersedes] if rec.supersedes else []
-        linked += list(rec.derived_from)
-        if rec.status.kind is StatusKind.SUPERSEDED and rec.status.detail:
-            linked.append(rec.status.detail)
-        linked += tx.queues.linked_from(scope, rec.id)
-        for rid in linked:
-            if rid in found:
+    while queue:
+        for other in edges.get(queue.popleft(), []):
+            if other in seen:
                 continue
-            other = tx.get(rid)
-            if other is None or other.scope != scope:
-                continue
-            if len(found) >= MAX_HISTORY_VERSIONS:
-                truncated = True
-                break
-            found[rid] = other
+            if len(order) >= MAX_HISTORY_VERSIONS:
+                return order, True
+            seen.add(other)
+            order.append(other)
             queue.append(other)
+    return order, False
+
+
+def _live(tx: "ReadTx", scope: Scope, start: MemoryRecord) -> _Found:
+    """The versions linked to ``start`` within ``scope``, walked breadth first from ``start`` (capped) over
+    the scope's links, read in one pass; then the versions' rows in a few batched lookups."""
+    edges: dict[str, list[str]] = {}  # id -> the ids it is linked to, both ways
+    for child, parents in tx.queues.links(scope):
+        for parent in parents:
+            edges.setdefault(child, []).append(parent)
+            edges.setdefault(parent, []).append(child)
+    outside: set[str] = set()  # linked ids that are no record of the scope: never versions, never walked
+    while True:
+        order, truncated = _walk(edges, start.id, outside)
+        records = tx.get_many(order)
+        gone = {rid for rid in order if rid != start.id and (rid not in records or records[rid].scope != scope)}
+        if not gone:
+            break
+        outside |= gone
+    found = {rid: records[rid] for rid in order if rid != start.id}
+    found[start.id] = start
     rows = tx.audit.of_records(list(found))
     by_id: dict[str, list[AuditRow]] = {}
     for row in rows:
         if row.memory_id is not None:
             by_id.setdefault(row.memory_id, []).append(row)
     first = {rid: r[0].audit_id for rid, r in by_id.items()}
-    order = sorted(found.values(), key=lambda r: (r.created_at_ms, first.get(r.id, 0), r.id))
+    oldest_first = sorted(found.values(), key=lambda r: (r.created_at_ms, first.get(r.id, 0), r.id))
     versions = []
-    for rec in order:
+    for rec in oldest_first:
         prior = found.get(rec.supersedes) if rec.supersedes else None
         versions.append(_version(rec, by_id.get(rec.id, []), prior))
     return _Found(versions, truncated)

@@ -792,19 +792,25 @@ class ReviewQueues(_Repo):
             (limit,),
         )
 
-    def linked_from(self, scope: Scope, memory_id: str) -> list[str]:
-        """Ids of records of ``scope`` that supersede ``memory_id`` or are derived from it (a version, a
-        released successor, a promoted copy), oldest created first."""
-        if self._sql.unstorable(memory_id):
-            return []
+    def links(self, scope: Scope) -> list[tuple[str, list[str]]]:
+        """``(memory_id, parents)`` of every record of ``scope`` that supersedes or derives from another:
+        ``parents`` is its ``supersedes`` (an update, a tag merge, a released or promoted quarantined update)
+        followed by its ``derived_from`` (a release from quarantine, a promoted copy, a dream's merge).
+        One pass over the scope; oldest created first."""
         kind, key = scope.storage()
-        find = "instr(derived_from, ?) > 0" if self._sql.dialect is SQLITE else "strpos(derived_from, ?) > 0"
         rows = self._sql.rows(
             "SELECT memory_id, supersedes, derived_from FROM records WHERE scope_kind = ? AND scope_key = ? "
-            f"AND (supersedes = ? OR {find}) ORDER BY created_at_ms, memory_id{self._sql.collate}",
-            (kind, key, memory_id, dumps(memory_id)),
+            "AND (supersedes IS NOT NULL OR derived_from <> '[]') "
+            f"ORDER BY created_at_ms, memory_id{self._sql.collate}",
+            (kind, key),
         )
-        return [r[0] for r in rows if r[1] == memory_id or memory_id in loads(r[2], [])]
+        out: list[tuple[str, list[str]]] = []
+        for r in rows:
+            derived = loads(r[2], [])
+            parents = [r[1]] if isinstance(r[1], str) else []
+            parents += [x for x in derived if isinstance(x, str)] if isinstance(derived, list) else []
+            out.append((r[0], parents))
+        return out
 
     def citing_session(self, scope: Scope, session_key: str) -> list[str]:
         """Ids of active records of ``scope`` whose provenance evidence cites session ``session_key``."""
