@@ -70,7 +70,7 @@ def test_another_scope_another_realm_and_unknown_ids_are_refused_alike(agent_sto
     agent_store.remember("elsewhere", ID, "Elsewhere", "another realm")
     elsewhere = agent_store.list_active("elsewhere", Scope.identity("elsewhere", ID), tags=[], limit=5)[0][1].id
     refusals = []
-    for realm, scope, mid in ((R, ME, theirs), (R, ME, elsewhere), (R, ME, "mem-unknown"), ("nobody", Scope.identity("nobody", ID), theirs)):
+    for realm, scope, mid in ((R, ME, theirs), (R, ME, elsewhere), (R, ME, "mem-unknown"), (R, ME, "mem-\x00nul"), ("nobody", Scope.identity("nobody", ID), theirs)):
         with pytest.raises(RecordNotFound) as info:
             agent_store.history(realm, scope, mid)
         refusals.append(str(info.value).replace(mid, "<id>"))
