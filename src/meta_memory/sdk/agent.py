@@ -34,6 +34,7 @@ from .models import (
     InjectionBlock,
     MemoryToolDefinition,
     MemoryToolResult,
+    RecordHistory,
     RememberBatchResult,
     SessionCompactedResult,
     SessionState,
@@ -105,6 +106,13 @@ class _AgentMethods:
         return self._handle.forget_agent_memory(self.identity, memory_id, realm=self.realm)
 
     @bound
+    def history(self, memory_id: str) -> RecordHistory:
+        """The versions of ``memory_id`` (any version of the record), oldest first, each with author, trust
+        tier, status, times and the reason it changed (quarantined content withheld, erased versions
+        shown only as erased). ``meta/agent_memory/history``."""
+        return self._handle.history_agent_memory(self.identity, memory_id, realm=self.realm)
+
+    @bound
     def manifest(self, *, tier: Tier | None = None, k: int | None = None) -> list[AgentMemoryRecordMeta]:
         """Body-free metadata of active records. ``meta/agent_memory/manifest``."""
         return self._handle.manifest_agent_memory(self.identity, realm=self.realm, tier=tier, k=k)
@@ -137,7 +145,7 @@ class _AgentMethods:
 
 class Agent(_AgentMethods, SyncSide):
     """One identity on a sync handle: ``remember``, ``remember_batch``, ``recall``, ``update``, ``forget``, ``list``,
-    ``manifest``, ``erase``, ``erase_all``, ``tool_schema``, ``iter_records`` and ``session(key)``."""
+    ``history``, ``manifest``, ``erase``, ``erase_all``, ``tool_schema``, ``iter_records`` and ``session(key)``."""
 
     def session(self, session_key: str) -> "Session":
         """The host surface for one session of this agent (nothing is sent until a method is called)."""

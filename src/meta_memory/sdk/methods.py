@@ -58,6 +58,7 @@ from .models import (
     PanelQuarantine,
     PanelRecordDetail,
     PanelRecordPage,
+    RecordHistory,
     ProposalDecision,
     ProposalList,
     QuarantineDecision,
@@ -232,6 +233,14 @@ class HandleMethods:
     def forget_agent_memory(self, identity: str, memory_id: str, *, realm: str | None = None) -> dict[str, Any] | None:
         """Tombstone one record: it leaves every recall and injection path at once (reviewers may
         still read it; :meth:`erase_agent_memory` removes the content for good)."""
+        return _params(identity=identity, memory_id=memory_id, realm=realm)
+
+    @rpc("meta/agent_memory/history", RecordHistory.model_validate)
+    def history_agent_memory(self, identity: str, memory_id: str, *, realm: str | None = None) -> dict[str, Any] | None:
+        """The versions of one of ``identity``'s records (``memory_id`` names any of them), oldest first,
+        each with author, trust tier, status, times and the reason it changed; quarantined content is
+        withheld and erased versions show only that they were erased. Raises ``RecordNotFound`` for
+        another identity's or realm's record and an unknown id alike."""
         return _params(identity=identity, memory_id=memory_id, realm=realm)
 
     @rpc("meta/agent_memory/update", AgentMemoryUpdateResult.model_validate)

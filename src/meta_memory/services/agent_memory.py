@@ -292,6 +292,12 @@ class AgentMemoryService:
         return {"records": [rec.project().model_dump(mode="json") for _, rec in page],
                 "next_cursor": f"{page[-1][0][0]}:{page[-1][0][1]}" if more else None}
 
+    def history(self, realm: str, identity: str, memory_id: str) -> dict[str, Any]:
+        """The versions of ``identity``'s record ``memory_id``, oldest first (``HistoryResult``'s shape;
+        :mod:`meta_memory.agent_memory.history`). No usage marks. Raises ``RecordNotFound`` for a record
+        outside the identity's scope or realm and for an unknown id alike."""
+        return self.store.history(realm, Scope.identity(realm, identity), memory_id)
+
     def manifest(self, realm: str, identity: str, tier: str | None, k: int | None) -> dict[str, Any]:
         """Body-free rows of ``identity``'s active records: ``{records: [{id, kind, title, description, age_days, rank}]}``."""
         rows = self.store.manifest(realm, Scope.identity(realm, identity), tier or "working_set", k or 32)
