@@ -7,6 +7,8 @@ Wire shapes (reference §2A "Wire-level record", §10 "Handle methods"):
 ``AgentMemoryRecordMeta {id, kind, title, description, age_days, rank}``,
 ``RememberBatchResult {results: [{op_index, memory_id?, created?, supersedes?, tags_added?, error?}], created, existing, refused}``,
 ``EraseResult {dry_run, erased_at_ms, count, scopes, records}`` (beyond the seed: erase).
+``meta/agent_memory/recall`` answers :class:`RecalledRecords` (a list of records carrying
+``skip_reason`` and ``degraded_reason``).
 Extra members the gateway adds (e.g. ``status``) are kept, not refused.
 """
 
@@ -18,7 +20,7 @@ from pydantic import Field
 
 from ._base import OpenModel
 
-__all__ = ["AgentMemoryRecord", "AgentMemoryForgetResult", "AgentMemoryUpdateResult", "AgentMemoryRecordMeta",
+__all__ = ["AgentMemoryRecord", "RecalledRecords", "AgentMemoryForgetResult", "AgentMemoryUpdateResult", "AgentMemoryRecordMeta",
            "AgentMemoryPage", "RememberBatchItemResult", "RememberBatchResult", "ErasedRecord", "EraseResult"]
 
 class AgentMemoryRecord(OpenModel):
@@ -119,3 +121,29 @@ class EraseResult(OpenModel):
     records: list[ErasedRecord] = Field(default_factory=list)
     #: ids of the proposals erased with the records (the identity's own, or holding the erased content)
     proposals: list[str] = Field(default_factory=list)
+
+
+class RecalledRecords(list[AgentMemoryRecord]):
+    """The records of ``meta/agent_memory/recall``, best first (a plain ``list`` of
+    :class:`AgentMemoryRecord`), with the recall's two labels:
+
+    ``skip_reason``: ``None``, or why a contextual recall searched nothing (``"no_query_terms"``).
+    ``degraded_reason``: ``None``, or why the provider answered with its fallback ranking; under hybrid
+    recall the lexical ranking alone, e.g. ``"embedding_timeout"`` when the query's embedding did not
+    finish within its share of ``recall_timeout_ms`` (every label: ``docs/rpc.md``).
+    """
+
+    skip_reason: str | None
+    degraded_reason: str | None
+
+    def __init__(self, records: list[AgentMemoryRecord] = (), *,  # type: ignore[assignment]
+                 skip_reason: str | None = None, degraded_reason: str | None = None) -> None:
+        super().__init__(records)
+        self.skip_reason = skip_reason
+        self.degraded_reason = degraded_reason
+
+    @classmethod
+    def from_result(cls, result: dict[str, Any]) -> RecalledRecords:
+        """Parse a ``meta/agent_memory/recall`` result."""
+        return cls([AgentMemoryRecord.model_validate(r) for r in result["records"]],
+                   skip_reason=result.get("skip_reason"), degraded_reason=result.get("degraded_reason"))
