@@ -93,11 +93,10 @@ def test_a_stalled_embedding_answers_lexically_within_the_budget_through_the_sdk
         assert _titles(out) == ["Budget"]  # the lexical ranking alone: no synonym, nothing unrelated
         assert out.skip_reason is None and elapsed_ms < BUDGET_MS
 
-        # the same query while its embedding still runs waits for it again; a second stalled query takes the
-        # last embedding slot; a third finds both taken and does not start another
+        # the same query while its embedding still runs waits for it again; another query finds the one
+        # embedding slot taken and does not start a second embedding
         assert h.recall_agent_memory(ID, query_text="stall: when did I purchase my car").degraded_reason \
             == "embedding_timeout"
-        assert h.recall_agent_memory(ID, query_text="stall insurance").degraded_reason == "embedding_timeout"
         busy = h.recall_agent_memory(ID, query_text="stall the oven")
         assert busy.degraded_reason == "embedder_busy" and _titles(busy) == ["Kitchen"]
 
@@ -110,7 +109,7 @@ def test_a_stalled_embedding_answers_lexically_within_the_budget_through_the_sdk
             time.sleep(0.05)
         assert again.degraded_reason is None and set(_titles(again)) == {"Budget", "Garage"}
         counts = h.runtime.agent_memory.service.provider.degradations()
-        assert counts == {"embedding_timeout": 3, "embedder_busy": 1}
+        assert counts == {"embedding_timeout": 2, "embedder_busy": 1}
 
 
 def test_an_embedder_that_raises_answers_lexically(tmp_path: Path, tests_on_path: str) -> None:
@@ -138,13 +137,13 @@ def test_degraded_recall_over_rpc_keeps_scope_and_quarantine_and_is_counted(tmp_
                 break
             time.sleep(0.05)
 
-        out = rpc.result("meta/agent_memory/recall", {"identity": ID, "query_text": "stall car insurance renewal"})
-        assert out["degraded_reason"] == "embedding_timeout" and out["skip_reason"] is None
-        assert _titles(out["records"]) == ["Budget"]  # not the other identity's, not the quarantined one
-
         fine = rpc.result("meta/agent_memory/recall", {"identity": ID, "query_text": "car insurance renewal"})
         assert "degraded_reason" not in fine and "Foreign" not in _titles(fine["records"])
         assert "Poisoned" not in _titles(fine["records"])
+
+        out = rpc.result("meta/agent_memory/recall", {"identity": ID, "query_text": "stall car insurance renewal"})
+        assert out["degraded_reason"] == "embedding_timeout" and out["skip_reason"] is None
+        assert _titles(out["records"]) == ["Budget"]  # not the other identity's, not the quarantined one
 
         metrics = httpx.get(rpc.gw.url + "/metrics", timeout=10).text
         assert re.search(r'^meta_memory_recall_degraded_total\{reason="embedding_timeout"\} 1\.0$', metrics, re.MULTILINE)

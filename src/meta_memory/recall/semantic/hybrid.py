@@ -52,6 +52,9 @@ weighted fusion 0.76-0.77, both below this. The ``dense_min_cosine`` floor
 returning arbitrary records. Those figures predate the lexical ranking's
 reply, rarity and date signals: over them, leave-one-conversation-out recall@8
 is 0.791 hybrid vs 0.796 lexical (``docs/benchmarks.md``, "Lexical or hybrid?").
+Score-level fusion (``fusion = "weighted"``, its weight chosen leave-one-conversation-out)
+scored a held-out fold mean of 0.793 against this fusion's 0.794 (``docs/benchmarks.md``,
+"Score-level fusion"): not adopted.
 
 Spec: issue "optional semantic extra" (fusion justified by measurement); the
 provider contract of :mod:`meta_memory.recall.provider` (read only through
@@ -113,7 +116,15 @@ class HybridConfig:
     ``dense_budget_share``: share (0 < share <= 1) of the recall's remaining time budget, after the
     lexical ranking, that the dense side may use (see the module doc; no budget: no limit).
     ``max_pending_embeddings``: query embeddings that may run at once (a recall finding them all
-    still running answers lexically, ``embedder_busy``).
+    still running answers lexically, ``embedder_busy``). One by default: an embedding the recall no
+    longer waits for still takes a core and the interpreter lock from the recalls that follow, and on
+    a loaded machine a second one made the following recalls' lexical side miss the budget
+    (``benchmarks/hybrid_budget.py``, ``docs/benchmarks.md``).
+    ``fusion``: ``"rerank"`` (the default: steps 3-4 of the module doc) or ``"weighted"``: a weighted
+    sum ``(1 - fusion_weight) x lexical + fusion_weight x cosine`` of the two scores, each min-max
+    normalised over the candidates (the lexical ones and the ``candidate_limit`` nearest records with a
+    cosine of at least ``dense_min_cosine``); a record one side did not find scores 0 on that side.
+    Measured against ``"rerank"`` in ``docs/benchmarks.md`` ("Score-level fusion").
     """
 
     candidate_limit: int = 100
@@ -124,9 +135,15 @@ class HybridConfig:
     query_cache: int = 256
     scope_cache: int = 32
     dense_budget_share: float = 0.6
-    max_pending_embeddings: int = 2
+    max_pending_embeddings: int = 1
+    fusion: str = "rerank"
+    fusion_weight: float = 0.5
 
     def __post_init__(self) -> None:
+        if self.fusion not in ("rerank", "weighted"):
+            raise ValueError("fusion must be 'rerank' or 'weighted'")
+        if not 0.0 <= self.fusion_weight <= 1.0:
+            raise ValueError("fusion_weight must be between 0 and 1")
         if not 0.0 < self.dense_budget_share <= 1.0:
             raise ValueError("dense_budget_share must be > 0 and <= 1")
         if self.max_pending_embeddings < 1:
@@ -380,6 +397,8 @@ class HybridRecallProvider:
                 query = " ".join(p for p in (request.query_text or "", " ".join(request.query_terms)) if p.strip())
                 cosines = matrix.values @ self._query_vector(query, until)
                 deadline.check()
+                if self.config.fusion == "weighted":
+                    return self._fuse_weighted(lexical, matrix, cosines, source, request.max_entries)
                 return self._fuse(lexical, matrix, cosines, source, request.max_entries)
         except AgentMemoryError as exc:
             # a store read stopped at a deadline: the dense side's (answer lexically) or the recall's own
@@ -421,5 +440,39 @@ class HybridRecallProvider:
         if wanted:
             for rid, rec in source.records(wanted).items():
                 scored.append(ScoredRecord(rec, dense_only[rid]))
+        scored.sort(key=_order_key)
+        return scored[:max_entries]
+
+    def _fuse_weighted(
+        self, lexical: list[ScoredRecord[Any]], matrix: _Matrix, cosines: Any, source: VectorSource, max_entries: int
+    ) -> list[ScoredRecord[Any]]:
+        """``fusion = "weighted"``: min-max normalised lexical and dense scores, summed with ``fusion_weight``."""
+        import numpy as np
+
+        cfg = self.config
+        alpha = cfg.fusion_weight
+        lex = {rid: item.score for item in lexical if (rid := record_id(item.record))}
+        records = {rid: item.record for item in lexical if (rid := record_id(item.record))}
+        n = min(len(matrix.ids), cfg.candidate_limit)
+        top = np.argpartition(-cosines, n - 1)[:n] if n < len(matrix.ids) else np.arange(len(matrix.ids))
+        dense = {matrix.ids[i]: float(cosines[i]) for i in top.tolist() if float(cosines[i]) >= cfg.dense_min_cosine}
+        for rid in lex:
+            row = matrix.rows.get(rid)
+            if row is not None:
+                dense.setdefault(rid, float(cosines[row]))
+
+        def scaled(values: dict[str, float]) -> dict[str, float]:
+            if not values:
+                return {}
+            low, high = min(values.values()), max(values.values())
+            return {k: (v - low) / (high - low) if high > low else 1.0 for k, v in values.items()}
+
+        lex_n, dense_n = scaled(lex), scaled(dense)
+        fused = {rid: (1 - alpha) * lex_n.get(rid, 0.0) + alpha * dense_n.get(rid, 0.0) for rid in {*lex, *dense}}
+        ranked = sorted(fused.items(), key=lambda kv: -kv[1])
+        wanted = [rid for rid, _ in ranked[: max_entries + len(lex)] if rid not in records]
+        if wanted:
+            records.update(source.records(wanted))
+        scored = [ScoredRecord(records[rid], score) for rid, score in fused.items() if rid in records]
         scored.sort(key=_order_key)
         return scored[:max_entries]
