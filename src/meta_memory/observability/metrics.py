@@ -22,7 +22,10 @@ Counted as calls run (cheap: a dictionary look-up and an increment; nothing read
 Read at scrape time from memory (no store read): ``meta_memory_ledger_assertions``,
 ``meta_memory_ledger_evictions_total``, ``meta_memory_ledger_file_bytes``,
 ``meta_memory_event_subscribers``, ``meta_memory_upkeep_pending_realms``,
-``meta_memory_telemetry_rows_dropped_total``.
+``meta_memory_telemetry_rows_dropped_total``, and under hybrid recall
+``meta_memory_recall_degraded_total{reason}``: recalls (explicit and for injection) the hybrid
+provider answered with the lexical ranking alone, per ``degraded_reason``
+(:data:`~meta_memory.recall.provider.DEGRADED_REASONS`; every reason is reported, from 0).
 
 The store census (:class:`StoreCensus`), reused for ``[telemetry] stats_ttl_s`` seconds and refreshed
 on a background thread so a scrape never waits for a table count: ``meta_memory_records{realm,status}``,
@@ -295,6 +298,17 @@ class _ScrapeCollector(Collector):
         yield _counter("meta_memory_telemetry_rows_dropped",
                        "Usage marks and injection-ledger rows dropped (telemetry only; never a record).",
                        store.telemetry_stats()["dropped"])
+        degradations = getattr(feature.service.provider, "degradations", None)
+        if callable(degradations):
+            from ..recall.provider import DEGRADED_REASONS
+
+            counts = degradations()
+            degraded = CounterMetricFamily("meta_memory_recall_degraded",
+                                           "Hybrid recalls answered with the lexical ranking alone, per reason.",
+                                           labels=["reason"])
+            for reason in sorted({*DEGRADED_REASONS, *counts}):
+                degraded.add_metric([reason], counts.get(reason, 0))
+            yield degraded
         realms, backlog, age = self.census.read()
         records = GaugeMetricFamily("meta_memory_records", "Records per realm and status (store census).",
                                     labels=["realm", "status"])

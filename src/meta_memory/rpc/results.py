@@ -255,8 +255,13 @@ class RememberBatchResult(Result):
 
 
 class RecallResult(Result):
+    """``degraded_reason`` (present only then): why the provider answered with its fallback ranking (hybrid
+    recall: the lexical ranking alone; labels ``model_loading``, ``embedding_timeout``, ``embedder_busy``,
+    ``embedder_failed``, ``vector_search_timeout``, ``budget_spent``; a custom provider's own label)."""
+
     records: list[WireRecord]
     skip_reason: Literal["no_query_terms"] | None
+    degraded_reason: str | None = None
 
 
 class ForgetResult(Result):

@@ -34,6 +34,7 @@ from .models import (
     InjectionBlock,
     MemoryToolDefinition,
     MemoryToolResult,
+    RecalledRecords,
     RecordHistory,
     RememberBatchResult,
     SessionCompactedResult,
@@ -83,7 +84,7 @@ class _AgentMethods:
     def recall(
         self, query: str | None = None, k: int = 8, *, selection: Selection | None = None,
         terms: list[str] | None = None,
-    ) -> list[AgentMemoryRecord]:
+    ) -> RecalledRecords:
         """The ``k`` (1..64) records that best match ``query`` (or ``terms``), best first. Without a query
         (and no ``selection``) every record is eligible (``selection="always"``). ``meta/agent_memory/recall``."""
         if selection is None and query is None and terms is None:

@@ -230,8 +230,11 @@ class AgentMemoryService:
 
     def recall(self, realm: str, identity: str, *, selection: str | None, query_text: str | None,
                query_terms: Sequence[str] | None, max_entries: int | None) -> dict[str, Any]:
-        """Explicit recall. Output ``{records: [wire record...], skip_reason}``; ``skip_reason`` says
-        why a contextual recall found nothing to search for (e.g. only stopwords).
+        """Explicit recall. Output ``{records: [wire record...], skip_reason, degraded_reason?}``;
+        ``skip_reason`` says why a contextual recall found nothing to search for (e.g. only stopwords);
+        ``degraded_reason`` (present only then) why the provider answered with its fallback ranking, e.g.
+        hybrid recall answering lexically when the query's embedding did not finish within its share of
+        the budget (labels: :data:`~meta_memory.recall.provider.DEGRADED_REASONS`).
         Raises the provider's error, ``AgentMemoryError`` (reason ``timeout``) past the time budget, or
         ``CapacityExceeded`` (-32005, ``retry_after_ms``) when the identity's (or every) recall slot stayed
         taken for the whole budget."""
@@ -252,8 +255,11 @@ class AgentMemoryService:
         ids = [s.record.memory_id for s in outcome.records]
         if ids:
             self.store.mark_usage(realm, ids, UsageEvent("explicit_recall"))
-        return {"records": [s.record.project().model_dump(mode="json") for s in outcome.records],
-                "skip_reason": outcome.skip_reason}
+        out: dict[str, Any] = {"records": [s.record.project().model_dump(mode="json") for s in outcome.records],
+                               "skip_reason": outcome.skip_reason}
+        if outcome.degraded_reason is not None:
+            out["degraded_reason"] = outcome.degraded_reason
+        return out
 
     def recall_for_injection(self, request: Any) -> list[MemoryRecord]:
         """The injection coordinator's ``recall_fn``: records only (the coordinator times it)."""

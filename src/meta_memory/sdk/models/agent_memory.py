@@ -8,6 +8,8 @@ Wire shapes (reference §2A "Wire-level record", §10 "Handle methods"):
 ``RememberBatchResult {results: [{op_index, memory_id?, created?, supersedes?, tags_added?, error?}], created, existing, refused}``,
 ``EraseResult {dry_run, erased_at_ms, count, scopes, records}`` (beyond the seed: erase),
 ``RecordHistory {memory_id, order, versions: [RecordVersion], truncated}`` (beyond the seed: history).
+``meta/agent_memory/recall`` answers :class:`RecalledRecords` (a list of records carrying
+``skip_reason`` and ``degraded_reason``).
 Extra members the gateway adds (e.g. ``status``) are kept, not refused.
 """
 
@@ -19,9 +21,9 @@ from pydantic import Field
 
 from ._base import OpenModel
 
-__all__ = ["AgentMemoryRecord", "AgentMemoryForgetResult", "AgentMemoryUpdateResult", "AgentMemoryRecordMeta",
-           "AgentMemoryPage", "RememberBatchItemResult", "RememberBatchResult", "ErasedRecord", "EraseResult",
-           "HistoryAuthor", "HistoryChange", "RecordVersion", "RecordHistory"]
+__all__ = ["AgentMemoryRecord", "RecalledRecords", "AgentMemoryForgetResult", "AgentMemoryUpdateResult",
+           "AgentMemoryRecordMeta", "AgentMemoryPage", "RememberBatchItemResult", "RememberBatchResult",
+           "ErasedRecord", "EraseResult", "HistoryAuthor", "HistoryChange", "RecordVersion", "RecordHistory"]
 
 class AgentMemoryRecord(OpenModel):
     memory_id: str = Field(min_length=1)
@@ -172,3 +174,29 @@ class RecordHistory(OpenModel):
     order: str = "oldest_first"
     versions: list[RecordVersion]
     truncated: bool = False
+
+
+class RecalledRecords(list[AgentMemoryRecord]):
+    """The records of ``meta/agent_memory/recall``, best first (a plain ``list`` of
+    :class:`AgentMemoryRecord`), with the recall's two labels:
+
+    ``skip_reason``: ``None``, or why a contextual recall searched nothing (``"no_query_terms"``).
+    ``degraded_reason``: ``None``, or why the provider answered with its fallback ranking; under hybrid
+    recall the lexical ranking alone, e.g. ``"embedding_timeout"`` when the query's embedding did not
+    finish within its share of ``recall_timeout_ms`` (every label: ``docs/rpc.md``).
+    """
+
+    skip_reason: str | None
+    degraded_reason: str | None
+
+    def __init__(self, records: list[AgentMemoryRecord] = (), *,  # type: ignore[assignment]
+                 skip_reason: str | None = None, degraded_reason: str | None = None) -> None:
+        super().__init__(records)
+        self.skip_reason = skip_reason
+        self.degraded_reason = degraded_reason
+
+    @classmethod
+    def from_result(cls, result: dict[str, Any]) -> RecalledRecords:
+        """Parse a ``meta/agent_memory/recall`` result."""
+        return cls([AgentMemoryRecord.model_validate(r) for r in result["records"]],
+                   skip_reason=result.get("skip_reason"), degraded_reason=result.get("degraded_reason"))
