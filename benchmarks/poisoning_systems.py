@@ -276,7 +276,8 @@ class MetaMemoryRun:
 
         from meta_memory import Meta
         from meta_memory.portability.exporter import export_jsonl
-        from meta_memory.portability.importer import import_jsonl
+        from meta_memory.portability.importer import ImportError_, import_jsonl
+        from meta_memory.portability.signing import LineSigner, installation_key
 
         source_dir = self._dir.with_name(self._dir.name + "-source")
         with Meta.builder().persistent_state(source_dir).build() as source:
@@ -289,18 +290,37 @@ class MetaMemoryRun:
                     session.tool({"action": "remember", "title": rec["title"], "body": rec["body"]})
                 elif rec["via"] == "host":
                     agent.remember(rec["title"], rec["body"])
+            # the source signs its export with its installation key; the operator trusts that key here
+            # (the key file passed to `meta-memory import --key-file`)
+            key = installation_key(source.runtime, create=True)
+            assert key is not None
             out = io.StringIO()
-            export_jsonl(source.runtime, out, realm=realm, ledger=False)
-        lines = [tamper_line(json.loads(line), tamper) for line in out.getvalue().splitlines() if line.strip()]
-        template = next((x for x in lines if x.get("type") == "record"), None)
+            export_jsonl(source.runtime, out, signer=LineSigner(key), realm=realm, ledger=False)
+        # in transit: lines the attacker changes are re-serialised (their MACs no longer verify); the
+        # others keep their bytes; forged records go in before the closing line, whose count is raised
+        lines: list[str] = []
+        for raw in out.getvalue().splitlines():
+            if raw.strip():
+                line = json.loads(raw)
+                changed = tamper_line(line, tamper)
+                lines.append(raw if changed == line else json.dumps(changed))
+        parsed = [json.loads(x) for x in lines]
+        template = next((x for x in parsed if x.get("type") == "record"), None)
+        forged_lines = []
         for i, rec in enumerate(r for r in records if r["via"] == "forged"):
             if template is not None:
                 forged = dict(template["record"])
                 forged.update(id=f"mem-1-1-{i}-{i:016x}", title=rec["title"], body=rec["body"],
                               status={"status": "active"}, trust="operator",
                               provenance={"evidence": [], "author": {"author": "operator"}})
-                lines.append({**template, "record": forged})
-        import_jsonl(self.handle.runtime, [json.dumps(x) for x in lines])
+                forged_lines.append(json.dumps({**template, "record": forged}))
+        if forged_lines and parsed and parsed[-1].get("type") == "end":
+            end = {**parsed[-1], "lines": parsed[-1]["lines"] + len(forged_lines)}
+            lines = lines[:-1] + forged_lines + [json.dumps(end)]
+        try:
+            import_jsonl(self.handle.runtime, lines, keys=[key])
+        except ImportError_:
+            pass  # the operator's import refused the file: nothing of it landed
         shutil.rmtree(source_dir, ignore_errors=True)
 
     def context(self, role: str, realm: str, query: str, mobs: list[str]) -> dict[str, str]:

@@ -80,7 +80,10 @@ def _fail(exc: Exception) -> None:
 @click.version_option(package_name="meta-memory")
 def main() -> None:
     """Identity-first memory for multi-agent LLM runtimes."""
-    logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    from .observability.logs import configure_logging
+
+    if not logging.getLogger().handlers:  # an embedding program's (or a test's) logging stays its own
+        configure_logging("text")  # each message on one line, whatever a caller put into it
     logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per request drowns the output
 
 

@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator
 
 from meta_memory.errors import AgentMemoryError
 
-__all__ = ["Deadline", "bound", "current", "expired", "remaining_ms", "check"]
+__all__ = ["Deadline", "bound", "current", "expired", "remaining_ms", "check", "sooner"]
 
 _local = threading.local()
 
@@ -91,6 +91,47 @@ class Deadline:
         if self.at is None:
             return None
         return max(0, int((self.at - time.monotonic()) * 1000))
+
+
+class _Sooner(Deadline):
+    """A deadline at ``at`` that also expires (and is cancelled) with its ``parent``."""
+
+    __slots__ = ("parent",)
+
+    def __init__(self, at: float | None, parent: Deadline) -> None:
+        super().__init__(at)
+        self.parent = parent
+
+    @property
+    def cancelled(self) -> bool:
+        return self._cancelled.is_set() or self.parent.cancelled
+
+    @property
+    def expired(self) -> bool:
+        return super().expired or self.parent.expired
+
+    def remaining_ms(self) -> int | None:
+        own, outer = super().remaining_ms(), self.parent.remaining_ms()
+        if own is None or outer is None:
+            return outer if own is None else own
+        return min(own, outer)
+
+    @contextlib.contextmanager
+    def on_cancel(self, hook: Callable[[], None]) -> Iterator[None]:
+        with super().on_cancel(hook), self.parent.on_cancel(hook):
+            yield
+
+
+@contextlib.contextmanager
+def sooner(at: float | None) -> Iterator[Deadline]:
+    """Within the ``with`` block, the current thread's deadline ends at the monotonic instant ``at``
+    (seconds; ``None``: no earlier end) or with the enclosing deadline, whichever comes first, so the
+    stores stop a statement at the earlier of the two. A cancel of the enclosing deadline reaches it.
+    Used to give one part of a call a share of its budget (e.g. the dense side of hybrid recall)."""
+    outer = current()
+    inner = Deadline(at) if outer is None else _Sooner(at, outer)
+    with bound(inner):
+        yield inner
 
 
 @contextlib.contextmanager

@@ -145,7 +145,7 @@ def build_features(ctx: FeatureContext) -> Features:
     from .agent_memory.store.base import InjectionRow
     from .injection import InjectionOptions, InjectionSessions
     from .injection.timebox import TimeBox
-    from .recall.semantic.setup import build_recall_provider
+    from .recall.semantic.setup import build_recall_provider, load_embedder
     from .services.host import QuarantineEventOps
     from .session_state import open_session_state
 
@@ -173,7 +173,9 @@ def build_features(ctx: FeatureContext) -> Features:
     root = _state_root(ctx)
     firewall.attach_state(session_state, legacy_state_path=root / "firewall-taint.json" if root is not None else None)
     try:
-        recall = build_recall_provider(cfg.recall_provider, store, start=False, custom=ctx.recall_provider)
+        embedder = load_embedder(cfg.embedder) if cfg.embedder is not None and ctx.recall_provider is None else None
+        recall = build_recall_provider(cfg.recall_provider, store, embedder=embedder, start=False,
+                                       custom=ctx.recall_provider)
     except BaseException:
         store.close()
         raise

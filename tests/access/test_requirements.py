@@ -28,6 +28,7 @@ PARAMS: dict[str, Any] = {
     "meta/agent_memory/recall": {"identity": "lead:main", "realm": "hr"},
     "meta/agent_memory/manifest": {"identity": "lead:main", "realm": "hr"},
     "meta/agent_memory/list": {"identity": "lead:main", "realm": "hr"},
+    "meta/agent_memory/history": {"identity": "lead:main", "realm": "hr", "memory_id": "m"},
     "meta/agent_memory/erase": {"identity": "lead:main", "memory_id": "m"},
     "meta/agent_memory/erase_identity": {"identity": "lead:main"},
     "meta/agent_memory/tool": {"identity": "lead:main", "arguments": {"action": "recall", "query": "x"}},

@@ -37,6 +37,7 @@ def test_defaults() -> None:
         "store": "sqlite",
         "dsn": None,
         "recall_provider": "lexical",
+        "embedder": None,
         "erase_tombstoned_after_days": None,
         "session_state_expiry_days": 30,
         "session_state_limit": 1_000_000,

@@ -111,6 +111,8 @@ def realm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     gateway.call("meta/turn/inject", {"identity": ME, "query_text": "term7 term20"}, ctx)
     gateway.call("meta/agent_memory/recall", {"identity": ME, "selection": "always"}, ctx)
     gateway.call("meta/agent_memory/manifest", {"identity": ME}, ctx)
+    newer = gateway.call("meta/agent_memory/update", {"identity": ME, "memory_id": mine[400], "body": "term8"}, ctx)
+    gateway.call("meta/agent_memory/history", {"identity": ME, "memory_id": newer["memory_id"]}, ctx)
     db_path = store._db(R).path
     copies = {}
     for variant in ("no-stats", "analysed"):

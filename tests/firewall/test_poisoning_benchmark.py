@@ -93,7 +93,7 @@ def test_the_judge_sees_a_destroyed_record(tmp_path: Path) -> None:
     ("web_instructions", 0.1, 0.0, True),
     ("web_instructions", 0.0, 0.01, True),
     ("dormant_payload", 1.0, 0.0, False),   # not claimed for the default posture
-    ("cross_realm", 1.0, 0.5, False),       # pending: measured, not gated yet
+    ("cross_realm", 0.1, 0.0, True),        # claimed in every posture since the session realm fix
 ])
 def test_the_gate_fails_on_a_broken_claim(family: str, asr: float, loss: float, failing: bool) -> None:
     row = {"asr": asr, "benign_loss": loss, "claimed": "meta-memory" in bench.CLAIMS[family],

@@ -15,9 +15,11 @@ import pytest
 
 from extras import require_extra
 
+require_extra("crewai", "crewai")
+# set only where crewai is installed (its own environment): in a shared run these would turn off the
+# traces other modules test
 os.environ.setdefault("CREWAI_DISABLE_TELEMETRY", "true")
 os.environ.setdefault("OTEL_SDK_DISABLED", "true")
-require_extra("crewai", "crewai")
 
 from crewai.hooks.tool_hooks import get_after_tool_call_hooks  # noqa: E402
 

@@ -146,6 +146,8 @@ METHODS: dict[str, dict[str, tuple[set[str], bool, Any]]] = {
                                    "tier": (S, OPT, "working_set"), "k": (I, OPT, 4)},
     "meta/agent_memory/list": {"identity": (S, REQ, "fuzz:typed"), "realm": _REALM, "tags": (L, OPT, ["a"]),
                                "limit": (I, OPT, 5), "cursor": (S, OPT, "1:1")},
+    "meta/agent_memory/history": {"identity": (S, REQ, "fuzz:typed"), "realm": _REALM,
+                                  "memory_id": (S, REQ, "mem-none")},
     "meta/agent_memory/erase": {"identity": (S, REQ, "fuzz:typed"), "realm": _REALM, "memory_id": (S, REQ, "mem-none"),
                                 "dry_run": (B, OPT, True), "reason": (S, OPT, "fuzz")},
     "meta/agent_memory/erase_identity": {"identity": (S, REQ, "fuzz:erase"), "realm": _REALM,

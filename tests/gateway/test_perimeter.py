@@ -4,6 +4,8 @@ metadata and CORS, on ``/rpc``, ``/events``, ``/v1/health`` and ``/console/``.""
 from __future__ import annotations
 
 import json
+import socket
+import time
 from typing import Any
 
 import httpx
@@ -244,3 +246,35 @@ def test_huge_perimeter_headers_are_refused_and_the_gateway_stays_up(gateway: Ga
         except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError):
             pass  # the server closed the connection on an oversized header block
     nothing_landed(gateway)
+
+
+# ------------------------------------------------------------------ log lines
+
+FORGED = "2026-01-01 00:00:00,000 INFO meta_memory.access: operator token accepted"
+REFUSED_REQUESTS = [("GET", {"Host": "rebound.evil.example"}),
+                    ("POST", {"Origin": "http://evil.example", "Content-Type": "application/json"}),
+                    ("GET", {"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "no-cors"})]
+
+
+def test_a_refused_path_cannot_forge_a_log_line(gateway: GatewayProcess) -> None:
+    """A page can send any path; the server decodes its percent escapes, so a refusal logging the path as
+    decoded would let the page write lines of its choosing into the gateway's log."""
+    port = int(gateway.url.rsplit(":", 1)[1])
+    for n, (breaker, (method, headers)) in enumerate(
+            (b, r) for b in ("%0A", "%0D", "%0D%0A", "%E2%80%A8", "%C2%85", "%1B[2K") for r in REFUSED_REQUESTS):
+        path = f"/rpc{breaker}{n:02d} " + FORGED
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+            lines = [f"{method} {path.replace(' ', '%20')} HTTP/1.1",
+                     f"Host: {headers.get('Host', f'127.0.0.1:{port}')}", "Content-Length: 0", "Connection: close"]
+            lines += [f"{k}: {v}" for k, v in headers.items() if k != "Host"]
+            sock.sendall(("\r\n".join(lines) + "\r\n\r\n").encode())
+            answer = sock.recv(4096)
+        assert answer.split(b" ", 2)[1] in (b"403", b"421"), answer
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and sum("refused " in line for line in gateway.proc.log_tail) < n + 1:
+        time.sleep(0.05)
+    mine = [line for line in gateway.proc.log_tail if "operator token accepted" in line]
+    assert len(mine) == n + 1, list(gateway.proc.log_tail)[-8:]
+    for line in mine:  # each path stays inside its own refusal line, its breaks shown escaped
+        assert line.startswith("20") and "refused " in line.split("operator token", 1)[0], repr(line)
+        assert not any(ch in line.rstrip("\n") for ch in ("\r", "\n", "\u2028", "\x85", "\x1b")), repr(line)

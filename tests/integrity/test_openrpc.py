@@ -86,6 +86,7 @@ def _exercise(gw: GatewayProcess) -> dict[str, Any]:
     other = gw.result("meta/agent_memory/remember", {"identity": ident, "title": "Gone", "body": "soon forgotten"})
     call("meta/agent_memory/forget", {"identity": ident, "memory_id": other["memory_id"]})
     call("meta/agent_memory/list", {"identity": ident, "tags": ["a"]})
+    call("meta/agent_memory/history", {"identity": ident, "memory_id": other["memory_id"]})
     call("meta/agent_memory/remember_batch", {"identity": ident, "records": [
         {"title": "B1", "body": "batch one"}, {"title": "B1", "body": "batch one"},
         {"title": "Key", "body": "AKIAABCDEFGHIJKLMNOP"}]})

@@ -217,3 +217,34 @@ def test_the_metrics_listener_may_not_share_the_gateway_port(tmp_path: Path) -> 
                            str(tmp_path / "s"), "--config", str(cfg)], capture_output=True, text=True, timeout=60)
     assert done.returncode == 1 and "port of its own" in done.stderr
     assert not (tmp_path / "s").exists()
+
+
+def test_quarantine_reasons_are_a_fixed_set_of_labels_naming_no_session_tool_or_sender(tmp_path: Path) -> None:
+    """A caller chooses session keys, tool names and peer senders, and the firewall's reason text names
+    them: as a label it would add one series per choice (and publish the session keys)."""
+    host = "host-token-1"
+    cfg = write_config(tmp_path / "c.toml", access_toml(
+        {OPS: "ops", host: "host"},
+        [("ops", "operator.status"), ("host", "agent.session.manage", {"identity": "a:b"}),
+         ("host", "agent.memory.write", {"identity": "a:b"})]))
+    gw = start_gateway(tmp_path / "state", config=cfg)
+    try:
+        for i in range(12):
+            key = f"private-conversation-{i}"
+            tainted = gw.result("meta/turn/tool_result", {"identity": "a:b", "session_key": key,
+                                                          "tool_name": f"mcp__scraper{i}__fetch_page"}, token=host)
+            assert tainted["session_tainted"] is True
+            out = gw.result("meta/agent_memory/tool", {"identity": "a:b", "session_key": key, "arguments": {
+                "action": "remember", "title": f"note {i}", "body": "what the page said"}}, token=host)
+            assert "QUARANTINED" in out["text"]
+            derived = gw.result("meta/agent_memory/remember", {"identity": "a:b", "title": f"summary {i}",
+                                                               "body": "the session's gist",
+                                                               "derived_from_sessions": [key]}, token=host)
+            assert key in derived["quarantined"]
+        text = httpx.get(gw.url + "/metrics", headers={"Authorization": f"Bearer {OPS}"}).text
+    finally:
+        gw.stop()
+    assert "private-conversation" not in text and "scraper" not in text
+    reasons = {dict(labels)["reason"]: v for (name, labels), v in samples(text).items()
+               if name == "meta_memory_writes_total" and ("outcome", "quarantined") in labels}
+    assert reasons == {"session_tainted": 12, "derived_session_tainted": 12}, reasons

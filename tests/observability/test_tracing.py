@@ -32,7 +32,8 @@ SECRET_QUERY = "violet-harbour-4471"
 
 
 @pytest.fixture
-def traced(tmp_path: Path) -> Any:
+def traced(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+    monkeypatch.delenv("OTEL_SDK_DISABLED", raising=False)  # the standard switch would turn these traces off
     exporter = InMemorySpanExporter()
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
@@ -151,3 +152,25 @@ def test_the_request_id_is_in_the_error_the_log_line_and_the_span(tmp_path: Path
     assert all("trace_id" in e for e in logged)
     text = "\n".join(lines)
     assert "web says hi" not in text and "AKIAIOSFODNN7EXAMPLE" not in text
+
+
+def test_a_made_up_method_name_never_reaches_a_span(tmp_path: Path) -> None:
+    """Any caller, without a token, chooses the method name: as a span name or attribute it would carry
+    whatever text (a pasted key, megabytes) into the trace backend, one new span name per call."""
+    config = write_config(tmp_path / "c.toml", '[telemetry]\ntraces = "console"\n[access]\nenabled = true\n')
+    gw = start_gateway(tmp_path / "s", config=config)
+    made_up = ["sk-live-0123456789abcdefghij/exfil", "meta/agent_memory/recall\n" + "x" * 4000, "meta/status "]
+    try:
+        for i, name in enumerate(made_up):
+            resp = httpx.post(gw.url + "/rpc", json={"jsonrpc": "2.0", "id": i, "method": name},
+                              headers={"X-Request-Id": f"made-up-{i}"})
+            assert resp.json()["error"]["code"] == -32601
+    finally:
+        gw.stop()
+    spans = [json.loads(l) for l in gw.proc.log_tail if l.startswith("{") and '"trace_id"' in l and '"context"' in l]
+    ours = [s for s in spans if str(s.get("attributes", {}).get("meta_memory.request_id", "")).startswith("made-up-")]
+    assert len(ours) == len(made_up), [s["name"] for s in spans]
+    for s in ours:
+        assert s["name"] == "(unknown)" and s["attributes"]["rpc.method"] == "(unknown)", s
+    dumped = json.dumps(ours)
+    assert "sk-live" not in dumped and "xxxx" not in dumped and "meta/status" not in dumped

@@ -283,3 +283,44 @@ def test_export_of_a_missing_state_dir_is_refused_and_creates_nothing(tmp_path: 
     out = mm("export", "--state-dir", str(tmp_path / "typo"), "-o", str(tmp_path / "x.jsonl"))
     assert out.returncode == 1 and b"no state directory" in out.stderr
     assert not (tmp_path / "typo").exists() and not (tmp_path / "x.jsonl").exists()
+
+
+def _read_all(path: Path, into: list[bytes]) -> None:
+    with open(path, "rb") as fh:  # blocks until a writer opens the FIFO (or the test opens it to end the wait)
+        into.append(fh.read())
+
+
+def test_an_export_never_writes_into_a_fifo_another_user_planted(tmp_path: Path) -> None:
+    """A local user who can create files where the export goes (``/tmp``) plants a FIFO there and
+    reads it: every memory would flow to them, whatever mode the export sets."""
+    import threading
+
+    with handle_on(tmp_path / "src", None) as h:
+        h.remember_agent_memory(ID, title="payroll", body="the vault code is violet-4471")
+    planted = tmp_path / "dump.jsonl"
+    os.mkfifo(planted, 0o666)
+    stolen: list[bytes] = []
+    reader = threading.Thread(target=_read_all, args=(planted, stolen), daemon=True)
+    reader.start()
+    done = mm("export", "--state-dir", str(tmp_path / "src"), "-o", str(planted))
+    if reader.is_alive():  # the export never opened it: let the reader go
+        with open(planted, "wb"):
+            pass
+    reader.join(10)
+    assert b"violet-4471" not in b"".join(stolen)
+    assert done.returncode == 1 and b"not a regular file" in done.stderr, done.stderr
+    assert b"Traceback" not in done.stderr
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="a file of another user can be made by root alone")
+def test_an_export_never_writes_into_a_file_another_user_owns(tmp_path: Path) -> None:
+    """A file another user created where the export goes stays theirs (its owner reads it whatever its
+    mode): the export refuses it, leaves it as it was, and writes nothing."""
+    with handle_on(tmp_path / "src", None) as h:
+        h.remember_agent_memory(ID, title="payroll", body="the vault code is violet-4471")
+    planted = tmp_path / "dump.jsonl"
+    planted.write_text("theirs", encoding="utf-8")
+    os.chown(planted, 65534, 65534)
+    done = mm("export", "--state-dir", str(tmp_path / "src"), "-o", str(planted))
+    assert done.returncode == 1 and b"belongs to another user" in done.stderr, done.stderr
+    assert planted.read_text(encoding="utf-8") == "theirs" and planted.stat().st_uid == 65534

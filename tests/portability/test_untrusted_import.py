@@ -90,13 +90,17 @@ def test_an_edited_export_raises_nothing_and_every_changed_line_is_named(tmp_pat
         assert "trust operator -> agent_observed" in changes[mid] and "author operator -> agent" in changes[mid]
         assert "usage counters reset" in changes[mid] and "working-set rank dropped" in changes[mid]
     assert changes[ids["tea_v1"]].startswith("status superseded -> quarantined")
+    assert "status active -> quarantined (the line fails its integrity check)" in changes[ids["other"]]
 
     with handle_on(tmp_path / "dst", dst_cfg) as h:
         q = h.call(PANEL, {"realm": "default", "memory_id": quarantined})["record"]
         assert q["status"]["status"] == "quarantined" and q["trust"] == "agent_observed"
         assert q["provenance"]["author"] == {"author": "agent", "identity": ID} and q["usage"]["injected_count"] == 0
         other = h.call(PANEL, {"realm": "default", "memory_id": ids["other"]})["record"]
-        assert other["status"]["status"] == "active" and other["trust"] == "agent_observed"
+        # an edited line under a trusted key lands quarantined, whatever status it claims; an untouched
+        # line of the same file lands as a fresh write would (the current tea stays active)
+        assert other["status"]["status"] == "quarantined" and other["trust"] == "agent_observed"
+        assert h.call(PANEL, {"realm": "default", "memory_id": ids["tea"]})["record"]["status"]["status"] == "active"
         assert other["usage"]["injected_count"] == 0 and other.get("working_set_rank") is None
         assert not _exists(h, ids["passport"])  # no realm-scope record reached anyone
         assert h.recall_agent_memory("lead:third", query_text="passport travel") == []
@@ -297,3 +301,26 @@ def test_the_key_file_is_created_owner_only_whatever_the_umask(tmp_path: Path) -
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "new.key").stat().st_mode & 0o777 == 0o600
     assert not (tmp_path / "src" / "export.key").exists()  # --key-file signs instead of the installation key
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="a file of another user can be made by root alone")
+@pytest.mark.parametrize("command", ["export", "import"])
+def test_a_key_file_another_user_owns_is_refused(tmp_path: Path, command: str) -> None:
+    """A local user plants ``/tmp/moving.key`` before the operator makes it: an export signed with it, or
+    an import trusting it, would let them sign any file as the installation's own, trust and authors kept."""
+    src = tmp_path / "src"
+    with handle_on(src, None) as h:
+        h.remember_agent_memory(ID, title="t", body="b")
+    dump = tmp_path / "memory.jsonl"
+    assert mm("export", "--state-dir", str(src), "-o", str(dump)).returncode == 0
+    planted = tmp_path / "moving.key"
+    planted.write_text(ExportKey.new("theirs").text(), encoding="ascii")
+    planted.chmod(0o600)
+    os.chown(planted, 65534, 65534)
+    if command == "export":
+        out = mm("export", "--state-dir", str(src), "-o", str(tmp_path / "signed.jsonl"), "--key-file", str(planted))
+    else:
+        out = mm("import", str(dump), "--state-dir", str(tmp_path / "dst"), "--key-file", str(planted))
+    assert out.returncode == 1 and "belongs to another user" in out.stderr.decode(), out.stderr
+    assert b"Traceback" not in out.stderr
+    assert not (tmp_path / "signed.jsonl").exists() and not (tmp_path / "dst").exists()

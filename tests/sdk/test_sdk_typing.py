@@ -22,13 +22,14 @@ from meta_memory.ledger.model import MemoryIndexResult, MemoryStoreInfo
 from meta_memory.sdk import Agent, AsyncAgent, AsyncMetaHandle, AsyncSession, MetaHandle, Session
 from meta_memory.sdk.models import (
     AgentMemoryPage, AgentMemoryRecord, Capabilities, EraseResult, EventPage, InjectionBlock, MemoryToolResult,
-    PanelOverview, PanelRecordPage, QuarantineDecision, RememberBatchResult, SessionState, Status, TurnToolResult,
+    PanelOverview, PanelRecordPage, QuarantineDecision, RecalledRecords, RememberBatchResult, SessionState, Status,
+    TurnToolResult,
 )
 
 
 def sync(h: MetaHandle) -> None:
     assert_type(h.remember_agent_memory("a", title="t", body="b"), AgentMemoryRecord)
-    assert_type(h.recall_agent_memory("a", query_text="q"), list[AgentMemoryRecord])
+    assert_type(h.recall_agent_memory("a", query_text="q"), RecalledRecords)
     assert_type(h.status(), Status)
     assert_type(h.capabilities(), Capabilities)
     assert_type(h.events_list(limit=5), EventPage)
@@ -41,7 +42,7 @@ def sync(h: MetaHandle) -> None:
     agent = h.agent("a", realm="r")
     assert_type(agent, Agent)
     assert_type(agent.remember("t", "b", tags=["x"]), AgentMemoryRecord)
-    assert_type(agent.recall("q", k=3), list[AgentMemoryRecord])
+    assert_type(agent.recall("q", k=3), RecalledRecords)
     assert_type(agent.list(), AgentMemoryPage)
     assert_type(agent.erase("m", dry_run=True), EraseResult)
     assert_type(agent.remember_batch([("t", "b")]), RememberBatchResult)
@@ -57,7 +58,7 @@ def sync(h: MetaHandle) -> None:
 async def asynchronous(h: AsyncMetaHandle) -> None:
     assert_type(h.remember_agent_memory("a", title="t", body="b"), Awaitable[AgentMemoryRecord])
     assert_type(await h.remember_agent_memory("a", title="t", body="b"), AgentMemoryRecord)
-    assert_type(await h.recall_agent_memory("a"), list[AgentMemoryRecord])
+    assert_type(await h.recall_agent_memory("a"), RecalledRecords)
     assert_type(await h.status(), Status)
     assert_type(await h.memory_panel_records(), PanelRecordPage)
     assert_type(await h.ledger.stores(), list[MemoryStoreInfo])
@@ -65,7 +66,7 @@ async def asynchronous(h: AsyncMetaHandle) -> None:
     agent = h.agent("a")
     assert_type(agent, AsyncAgent)
     assert_type(agent.remember("t", "b"), Awaitable[AgentMemoryRecord])
-    assert_type(await agent.recall("q"), list[AgentMemoryRecord])
+    assert_type(await agent.recall("q"), RecalledRecords)
     assert_type(agent.iter_records(), AsyncIterator[AgentMemoryRecord])
     assert_type(await h.remember_agent_memory_batch("a", [{"title": "t", "body": "b"}]), RememberBatchResult)
     session = agent.session("s")

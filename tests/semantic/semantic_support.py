@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -56,3 +57,34 @@ def vector_rows(root: Path, realm: str = "default") -> dict[str, str]:
     finally:
         conn.close()
     return dict(rows)
+
+
+#: Word that makes :class:`StallingEmbedder` stall and :class:`FailingEmbedder` raise (never in a record).
+STALL = "stall"
+
+
+class StallingEmbedder(ConceptEmbedder):
+    """:class:`ConceptEmbedder`, except that a text containing the word ``stall`` is embedded only once
+    :data:`RELEASE` is set (in a gateway subprocess: never): the slow query embedding of a loaded machine,
+    made deterministic. Records (which never contain the word) are embedded at once, so the scope has
+    vectors. Loaded by a configuration as ``[agent_memory] embedder = "semantic.semantic_support:StallingEmbedder"``
+    with ``tests/`` on ``PYTHONPATH``."""
+
+    model_id = "concepts-stalling-test"
+    RELEASE = threading.Event()
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        if any(STALL in re.findall(r"\w+", t.casefold()) for t in texts):
+            StallingEmbedder.RELEASE.wait(120)
+        return super().embed(texts)
+
+
+class FailingEmbedder(ConceptEmbedder):
+    """:class:`ConceptEmbedder`, except that embedding a text containing ``stall`` raises (a broken model)."""
+
+    model_id = "concepts-failing-test"
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        if any(STALL in re.findall(r"\w+", t.casefold()) for t in texts):
+            raise RuntimeError("the model crashed")
+        return super().embed(texts)

@@ -68,6 +68,7 @@ export const METHODS = {
   updateAgentMemory: m<T.UpdateParams, T.UpdateResult>("meta/agent_memory/update"),
   manifestAgentMemory: m<T.ManifestParams, T.AgentMemoryRecordMeta[]>("meta/agent_memory/manifest", records),
   listAgentMemory: m<T.ListParams, T.AgentMemoryPage>("meta/agent_memory/list"),
+  historyAgentMemory: m<T.HistoryParams, T.RecordHistory>("meta/agent_memory/history"),
   eraseAgentMemory: m<T.EraseParams, T.Open>("meta/agent_memory/erase"),
   eraseIdentityAgentMemory: m<T.EraseIdentityParams, T.Open>("meta/agent_memory/erase_identity"),
 

@@ -199,6 +199,57 @@ export interface ListParams extends IdentityScoped {
   cursor?: string;
 }
 
+/** `meta/agent_memory/history`: `memoryId` names any version of one of the identity's records. */
+export interface HistoryParams extends IdentityScoped {
+  memoryId: string;
+}
+
+/** Who wrote a version or a change: `author` (operator|application|agent|steward|distiller), the
+ * agent's `identity` or the steward's `runId` (an operator's principal is not shown). */
+export interface HistoryAuthor extends Open {
+  author: string;
+  identity?: string;
+  runId?: string;
+}
+
+/** One change of a version (`atMs` UTC epoch ms; `by` null for an erased version). */
+export interface HistoryChange extends Open {
+  change:
+    | "created" | "import" | "update" | "tag_merge" | "release" | "promotion"
+    | "forget" | "forget_released" | "tombstone" | "retier" | "rank" | "erase";
+  atMs: number;
+  by: HistoryAuthor | null;
+}
+
+/** One version of a record. `reason` is the change that wrote it; `withheld` `"quarantined"`
+ * (quarantined content) or `"erased"` leaves `title`, `body` and `tags` null. */
+export interface RecordVersion extends Open {
+  memoryId: string;
+  status: "active" | "quarantined" | "superseded" | "tombstoned" | "erased";
+  statusBeforeErase: string | null;
+  supersededBy: string | null;
+  supersedes: string | null;
+  derivedFrom: string[];
+  author: HistoryAuthor | null;
+  trust: string | null;
+  createdAtMs: number | null;
+  updatedAtMs: number | null;
+  reason: string;
+  withheld: "quarantined" | "erased" | null;
+  title: string | null;
+  body: string | null;
+  tags: string[] | null;
+  changes: HistoryChange[];
+}
+
+/** `meta/agent_memory/history`: every version, oldest first (at most 200; `truncated` when more). */
+export interface RecordHistory extends Open {
+  memoryId: string;
+  order: "oldest_first";
+  versions: RecordVersion[];
+  truncated: boolean;
+}
+
 /** `meta/agent_memory/erase_identity`: `dry_run` only counts what would go. */
 export interface EraseIdentityParams extends IdentityScoped {
   dry_run?: boolean;

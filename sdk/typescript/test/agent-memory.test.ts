@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 
-import { AgentMemoryError, InvalidParams, MetaMemoryError, RecallSlots } from "../src/index.js";
+import { AgentMemoryError, InvalidParams, MetaMemoryError, RecallSlots, RecordNotFound } from "../src/index.js";
 import { rejection, sharedHttpGateway } from "./support.js";
 
 const shared = sharedHttpGateway();
@@ -120,6 +120,33 @@ describe("remember / recall / forget / update / manifest", () => {
 
     const twice = await shared.handle.forgetAgentMemory({ identity: "dave", memoryId: drop.memoryId });
     assert.equal(twice.deleted, false);
+  });
+
+  it("history lists a record's versions oldest first, with the reason each changed", async () => {
+    const v1 = await shared.handle.rememberAgentMemory({ identity: "hana", title: "Desk", body: "Hana sits on floor 3", tags: ["office"] });
+    const v2 = await shared.handle.updateAgentMemory({ identity: "hana", memoryId: v1.memoryId, body: "Hana sits on floor 5" });
+    const merged = await shared.handle.rememberAgentMemory({ identity: "hana", title: "Desk", body: "Hana sits on floor 5", tags: ["desk"] });
+    assert.equal(merged.supersedes, v2.memoryId);
+    await shared.handle.forgetAgentMemory({ identity: "hana", memoryId: merged.memoryId });
+
+    const history = await shared.handle.historyAgentMemory({ identity: "hana", memoryId: v2.memoryId });
+    assert.equal(history.order, "oldest_first");
+    assert.equal(history.truncated, false);
+    assert.deepEqual(history.versions.map((v) => v.memoryId), [v1.memoryId, v2.memoryId, merged.memoryId]);
+    assert.deepEqual(history.versions.map((v) => v.reason), ["created", "update", "tag_merge"]);
+    assert.deepEqual(history.versions.map((v) => v.status), ["superseded", "superseded", "tombstoned"]);
+    assert.deepEqual(history.versions[2]!.changes.map((c) => c.change), ["tag_merge", "forget"]);
+    assert.equal(history.versions[0]!.supersededBy, v2.memoryId);
+    assert.equal(history.versions[0]!.body, "Hana sits on floor 3");
+    assert.deepEqual(history.versions[0]!.author, { author: "application" });
+    assert.equal(typeof history.versions[1]!.changes[0]!.atMs, "number");
+
+    for (const [identity, memoryId] of [["ivan", v1.memoryId], ["hana", "mem-unknown"]] as const) {
+      const err = await rejection(shared.handle.historyAgentMemory({ identity, memoryId }));
+      assert.ok(err instanceof RecordNotFound, `${identity} ${memoryId}: ${err}`);
+    }
+    const bad = await rejection(shared.handle.historyAgentMemory({ identity: "hana", memoryId: " " }));
+    assert.ok(bad instanceof InvalidParams);
   });
 
   it("update supersedes a record with a new version", async () => {

@@ -35,6 +35,11 @@ key                        values                                         defaul
                            ``"package.module:Class"``: a custom
                            provider, imported and instantiated at
                            start-up (:mod:`meta_memory.recall.custom`)
+``embedder``               ``"package.module:Class"``: the embedding      absent (the
+                           model of hybrid recall, imported and           bundled
+                           instantiated (no arguments) at start-up        all-MiniLM-L6-v2)
+                           (:mod:`meta_memory.recall.semantic.embedder`);
+                           only with ``recall_provider = "hybrid"``
 ``erase_tombstoned_after_  int days, 1..36500, or absent: a background      absent (keep)
 days``                     sweep erases tombstoned content older than
                            this (see ``agent_memory/retention.py``)
@@ -223,6 +228,16 @@ def _recall_provider(value: object) -> str:
     raise _rule(f"must be 'lexical', 'hybrid' or a custom provider as 'package.module:Class' (got {shown!r})")
 
 
+def _embedder(value: object) -> str | None:
+    """``embedder``: a ``"package.module:Class"`` reference, or absent."""
+    if value is None:
+        return None
+    if isinstance(value, str) and is_provider_reference(value.strip()):
+        return value.strip()
+    shown = value if isinstance(value, str) else type(value).__name__
+    raise _rule(f"must be an embedder as 'package.module:Class' (got {shown!r})")
+
+
 StrictBool = Annotated[bool, BeforeValidator(_strict_bool)]
 
 
@@ -254,6 +269,7 @@ class AgentMemoryConfig(BaseModel):
     store: Annotated[Literal["sqlite", "postgres"], _choice("sqlite", "postgres")] = "sqlite"
     dsn: Annotated[str | None, BeforeValidator(_dsn)] = None
     recall_provider: Annotated[str, BeforeValidator(_recall_provider)] = "lexical"
+    embedder: Annotated[str | None, BeforeValidator(_embedder)] = None
     erase_tombstoned_after_days: Annotated[int | None, BeforeValidator(_retention_days)] = Field(
         default=None, ge=1, le=MAX_RETENTION_DAYS)
     session_state_expiry_days: Annotated[int, _ranged(DEFAULT_SESSION_STATE_EXPIRY_DAYS,
@@ -278,6 +294,8 @@ class AgentMemoryConfig(BaseModel):
             raise _rule('dsn: is required with store = "postgres"')
         if self.store != "postgres" and self.dsn is not None:
             raise _rule('dsn: is only valid with store = "postgres"')
+        if self.embedder is not None and self.recall_provider != "hybrid":
+            raise _rule('embedder: is only valid with recall_provider = "hybrid"')
         if self.realms is not None and self.realm not in self.realms:
             raise _rule(f"realms: must list the gateway's own realm {self.realm!r} (agent_memory.realm)")
         return self

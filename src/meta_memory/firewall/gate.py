@@ -49,7 +49,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
 from meta_memory.errors import ConfigError
-from meta_memory.firewall.taint import CAPACITY_REASON, TaintTracker
+from meta_memory.firewall.taint import CAPACITY_REASON, RESET_BOUNDARY_REASON, TaintTracker
 from meta_memory.session_ref import SessionRef
 
 __all__ = [
@@ -62,6 +62,7 @@ __all__ = [
     "derived_reason_text",
     "author_kind",
     "is_llm_author",
+    "reason_class",
 ]
 
 #: Accepted values of ``agent_memory.llm_writes``.
@@ -81,6 +82,29 @@ def derived_reason_text(session_key: str, source: str, *, reset: bool) -> str:
     closed it)."""
     tail = " before its reset" if reset else ""
     return f"derived from session '{session_key}' tainted by {source}{tail}"
+
+
+#: The classes :func:`reason_class` sorts reasons into, by the text each class's reasons begin with
+#: (longest first, so an evidence reason is not read as a session reason).
+_REASON_CLASSES: Final = (
+    (RESET_BOUNDARY_REASON, "evidence_reset_boundary"),
+    ("evidence session tainted by ", "evidence_tainted"),
+    ("derived from session ", "derived_session_tainted"),
+    ("session tainted by ", "session_tainted"),
+    (CAPACITY_REASON, "session_capacity"),
+    (POLICY_REASON, "policy"),
+)
+
+
+def reason_class(reason: str) -> str:
+    """The fixed class of a quarantine or hold reason of this module: ``policy``, ``session_capacity``,
+    ``session_tainted``, ``evidence_tainted``, ``evidence_reset_boundary``, ``derived_session_tainted``,
+    else ``other``. A reason's text names what callers chose (session keys, tool and server names,
+    senders); its class names none of them, so it can label a metric."""
+    for prefix, name in _REASON_CLASSES:
+        if reason.startswith(prefix):
+            return name
+    return "other"
 
 
 def _text(value: Any) -> str | None:

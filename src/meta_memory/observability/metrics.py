@@ -11,8 +11,9 @@ Counted as calls run (cheap: a dictionary look-up and an increment; nothing read
                                                  (``timeout``), an injection that ran out of its byte
                                                  budget (``budget_exhausted``) or skipped a failed recall
                                                  (``recall_failed``)
-``meta_memory_writes_total{outcome,reason}``     ``created``, ``duplicate``, ``quarantined`` (the firewall's
-                                                 reason), ``refused`` (the refusal's reason) and
+``meta_memory_writes_total{outcome,reason}``     ``created``, ``duplicate``, ``quarantined`` (the class of the
+                                                 firewall's reason, :func:`~meta_memory.firewall.gate.reason_class`:
+                                                 never a session key or tool name), ``refused`` (the refusal's reason) and
                                                  ``secret_refused`` (the secret class)
 ``meta_memory_taint_transitions_total{kind}``    ``tainted``, ``rotated_clean``, ``reset_boundary``
 ``meta_memory_held_forgets_total``               forgets held for review
@@ -21,7 +22,10 @@ Counted as calls run (cheap: a dictionary look-up and an increment; nothing read
 Read at scrape time from memory (no store read): ``meta_memory_ledger_assertions``,
 ``meta_memory_ledger_evictions_total``, ``meta_memory_ledger_file_bytes``,
 ``meta_memory_event_subscribers``, ``meta_memory_upkeep_pending_realms``,
-``meta_memory_telemetry_rows_dropped_total``.
+``meta_memory_telemetry_rows_dropped_total``, and under hybrid recall
+``meta_memory_recall_degraded_total{reason}``: recalls (explicit and for injection) the hybrid
+provider answered with the lexical ranking alone, per ``degraded_reason``
+(:data:`~meta_memory.recall.provider.DEGRADED_REASONS`; every reason is reported, from 0).
 
 The store census (:class:`StoreCensus`), reused for ``[telemetry] stats_ttl_s`` seconds and refreshed
 on a background thread so a scrape never waits for a table count: ``meta_memory_records{realm,status}``,
@@ -40,6 +44,8 @@ from typing import TYPE_CHECKING, Any
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
+
+from ..firewall.gate import reason_class
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..events.bus import EventEnvelope
@@ -177,7 +183,7 @@ class Metrics:
         if kind == "memory.record.created":
             self.writes.labels("created", "").inc()
         elif kind == "memory.write.quarantined":
-            self.writes.labels("quarantined", str(env.data.get("reason") or "")).inc()
+            self.writes.labels("quarantined", reason_class(str(env.data.get("reason") or ""))).inc()
         elif kind == "memory.taint.transition":
             self.taint.labels(str(env.data.get("kind") or "unknown")).inc()
         elif kind == "memory.forget.held":
@@ -292,6 +298,17 @@ class _ScrapeCollector(Collector):
         yield _counter("meta_memory_telemetry_rows_dropped",
                        "Usage marks and injection-ledger rows dropped (telemetry only; never a record).",
                        store.telemetry_stats()["dropped"])
+        degradations = getattr(feature.service.provider, "degradations", None)
+        if callable(degradations):
+            from ..recall.provider import DEGRADED_REASONS
+
+            counts = degradations()
+            degraded = CounterMetricFamily("meta_memory_recall_degraded",
+                                           "Hybrid recalls answered with the lexical ranking alone, per reason.",
+                                           labels=["reason"])
+            for reason in sorted({*DEGRADED_REASONS, *counts}):
+                degraded.add_metric([reason], counts.get(reason, 0))
+            yield degraded
         realms, backlog, age = self.census.read()
         records = GaugeMetricFamily("meta_memory_records", "Records per realm and status (store census).",
                                     labels=["realm", "status"])

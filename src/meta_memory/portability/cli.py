@@ -49,10 +49,33 @@ def _progress(enabled: bool, label: str, total: int | None) -> Iterator[Any]:
 
 
 def _private_output(path: Path) -> Any:
-    """The export file, created (or truncated) owner-only (``0600``) whatever the umask: it holds every memory."""
-    import os
+    """The export file, created (or truncated) owner-only (``0600``) whatever the umask: it holds every memory.
 
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    An existing path is written only when it is a regular file of this user, checked on the opened file
+    before anything is truncated or written: a FIFO, a device, or a file another user planted where the
+    export goes (``/tmp``) is theirs to read whatever mode is set. Refused with one line and exit 1."""
+    import os
+    import stat
+
+    try:
+        # O_NONBLOCK: a FIFO nobody reads fails at once (ENXIO) instead of waiting for its planter
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    except OSError as exc:
+        click.echo(one_line(f"meta-memory: cannot write the export to {path}: {exc.strerror}"), err=True)
+        sys.exit(1)
+    info = os.fstat(fd)
+    problem = None
+    if not stat.S_ISREG(info.st_mode):
+        problem = "it is not a regular file (a FIFO or a device would hand every memory to whoever reads it)"
+    elif hasattr(os, "geteuid") and info.st_uid != os.geteuid():
+        problem = f"it belongs to another user (uid {info.st_uid}), who could read every memory whatever its mode"
+    if problem is not None:
+        os.close(fd)
+        click.echo(one_line(f"meta-memory: refusing to write the export to {path}: {problem}; "
+                            "remove it or name a new path"), err=True)
+        sys.exit(1)
+    os.set_blocking(fd, True)
+    os.ftruncate(fd, 0)
     os.fchmod(fd, 0o600)
     return os.fdopen(fd, "w", encoding="utf-8")
 

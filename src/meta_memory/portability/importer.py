@@ -75,6 +75,9 @@ class Verification:
 
     verified: bool
     detail: str
+    #: Lines whose MAC fails under a key the importer trusts (the header names it): changed or added
+    #: after export. They land quarantined whatever they claim (:func:`~.policy.downgrade`).
+    tampered: frozenset[int] = frozenset()
 
 
 @dataclass
@@ -198,20 +201,23 @@ def verify(parsed: ParsedExport, keys: Sequence[ExportKey]) -> Verification:
         known = ", ".join(k.key_id for k in keys) or "none: this installation has made no export yet"
         return Verification(False, f"it is signed with export key {header.key_id}, which is neither this "
                                    f"installation's nor a --key-file's (known: {known})")
-    if parsed.end is None:
-        return Verification(False, "its closing line is missing: the file was cut short, or lines were removed")
-    if parsed.after_end is not None:
-        return Verification(False, f"line {parsed.after_end} follows the closing line")
-    end_at, end = parsed.end
-    if end.lines != end_at - 1:
-        return Verification(False, f"its closing line counts {end.lines} lines before it where {end_at - 1} stand: "
-                                   "lines were added or removed")
     assert header.export_id is not None  # a version 2 header names it
     signer = LineSigner(key, header.export_id)
     bad = [n for n, digest, mac in parsed.macs if mac is None or not signer.verifies(n, digest, mac)]
+    tampered = frozenset(bad)
+    if parsed.end is None:
+        return Verification(False, "its closing line is missing: the file was cut short, or lines were removed",
+                            tampered)
+    if parsed.after_end is not None:
+        return Verification(False, f"line {parsed.after_end} follows the closing line", tampered)
+    end_at, end = parsed.end
+    if end.lines != end_at - 1:
+        return Verification(False, f"its closing line counts {end.lines} lines before it where {end_at - 1} stand: "
+                                   "lines were added or removed", tampered)
     if bad:
         more = f" (and {len(bad) - 1} more)" if len(bad) > 1 else ""
-        return Verification(False, f"line {bad[0]}{more} fails its integrity check: edited, moved, or from another export")
+        return Verification(False, f"line {bad[0]}{more} fails its integrity check: edited, moved, or from another export",
+                            tampered)
     return Verification(True, f"signed with {key.where} (key id {key.key_id})")
 
 
@@ -271,7 +277,7 @@ def import_jsonl(
         now = runtime.clock.now_ms()
         records = []
         for n, rec in parsed.records:
-            outcome = downgrade(rec, allow_scopes, now)
+            outcome = downgrade(rec, allow_scopes, now, tampered=n in checked.tampered)
             if outcome.record is None:
                 summary.refused.append(LineNote(n, rec.id, outcome.refused or "refused"))
                 continue

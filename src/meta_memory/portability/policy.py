@@ -6,6 +6,8 @@ as an agent's fresh write into that scope would:
 
 - status: ``active`` stays active; ``quarantined``, ``superseded`` and anything ever quarantined land
   ``quarantined`` (a fixed reason: the file's own reason text is not kept); ``tombstoned`` stays tombstoned;
+  a line whose MAC fails under a key the importer trusts (changed or added after export: the file says
+  which installation wrote it, and this line is not what it wrote) lands ``quarantined`` whatever it claims;
 - trust at most ``agent_observed``; author at most ``agent`` (an ``operator`` or ``application`` author
   becomes the identity's agent, or :data:`UNVERIFIED_AUTHOR` outside identity scopes);
 - no supersede or derived-from links (they cannot be checked), no working-set rank, usage counters at
@@ -93,8 +95,9 @@ class Downgrade:
     refused: str | None = None
 
 
-def downgrade(rec: MemoryRecord, allowed: ScopeAllowance, now_ms: int) -> Downgrade:
-    """``rec`` (a record line of an unverified file) as a fresh write would land it (see the module doc)."""
+def downgrade(rec: MemoryRecord, allowed: ScopeAllowance, now_ms: int, *, tampered: bool = False) -> Downgrade:
+    """``rec`` (a record line of an unverified file) as a fresh write would land it (see the module doc);
+    ``tampered``: its line fails its MAC under a trusted key, so an active record lands quarantined."""
     if not allowed.allows(rec.scope):
         return Downgrade(None, refused=f"{rec.scope.describe()} from an unverified file "
                                        f"(pass --allow-scope {_flag(rec.scope)} to import it)")
@@ -105,6 +108,9 @@ def downgrade(rec: MemoryRecord, allowed: ScopeAllowance, now_ms: int) -> Downgr
             status.is_active and rec.ever_quarantined):
         status = Status.quarantined(f"unverified import: was {was}")
         changed.append(f"status {was} -> quarantined")
+    elif tampered and status.is_active:
+        status = Status.quarantined("unverified import: the line was changed or added after export")
+        changed.append("status active -> quarantined (the line fails its integrity check)")
     trust = rec.trust if rec.trust <= _CEILING else _CEILING
     if trust is not rec.trust:
         changed.append(f"trust {rec.trust.value} -> {trust.value}")

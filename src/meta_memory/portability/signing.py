@@ -106,12 +106,18 @@ _MAX_KEY_FILE_BYTES = 4096
 
 
 def _read_small(path: Path) -> str:
-    """The text of a regular file of at most :data:`_MAX_KEY_FILE_BYTES` (opened without blocking, so a
-    pipe or device named by mistake cannot stall the command). Raises ``OSError`` or :class:`KeyFileError`."""
+    """The text of a regular file of this user of at most :data:`_MAX_KEY_FILE_BYTES` (opened without
+    blocking, so a pipe or device named by mistake cannot stall the command; a file another user owns,
+    planted where the key was to be made, is refused: they may know the key). Raises ``OSError`` or
+    :class:`KeyFileError`."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     with os.fdopen(fd, "rb") as fh:
-        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+        info = os.fstat(fh.fileno())
+        if not stat.S_ISREG(info.st_mode):
             raise KeyFileError(f"{path}: not a regular file")
+        if hasattr(os, "geteuid") and info.st_uid != os.geteuid():
+            raise KeyFileError(f"{path}: the key file belongs to another user (uid {info.st_uid}), who may know the "
+                               "key and sign any file with it; make the key yourself (a new path) and carry it")
         data = fh.read(_MAX_KEY_FILE_BYTES + 1)
     if len(data) > _MAX_KEY_FILE_BYTES:
         raise KeyFileError(f"{path}: larger than a key file ({_MAX_KEY_FILE_BYTES} bytes at most)")

@@ -40,8 +40,8 @@ What the runtime guarantees around a custom provider, whatever it does:
   late answer is discarded.
 * **Its failures are its own.** An exception, or an answer that is not a :class:`RecallOutcome`, is
   an ``AgentMemoryError`` (reason ``io``, ``recall provider failed: <type>``) for an explicit recall
-  and a recall failure for injection (``recall_failure_policy``). A ``skip_reason`` that is not a
-  short label (``[a-z0-9_]``, at most 64 characters) is dropped.
+  and a recall failure for injection (``recall_failure_policy``). A ``skip_reason`` or
+  ``degraded_reason`` that is not a short label (``[a-z0-9_]``, at most 64 characters) is dropped.
 * **It sees only its reader.** The reader handed to a custom provider exposes the four read methods
   and nothing else (no store, no connection).
 
@@ -229,7 +229,10 @@ class CustomRecallProvider:
         records = outcome.records
         if isinstance(records, (str, bytes)) or not isinstance(records, Iterable):
             raise TypeError(f"recall provider {self.name} returned records as {type(records).__name__}, not a list")
-        skip = outcome.skip_reason
-        label = skip if isinstance(skip, str) and _LABEL.match(skip) else None
         kept: list[ScoredRecord[Any]] = [r for r in islice(records, MAX_PROVIDER_RESULTS) if isinstance(r, ScoredRecord)]
-        return RecallOutcome(kept, label)
+        return RecallOutcome(kept, _label(outcome.skip_reason), _label(getattr(outcome, "degraded_reason", None)))
+
+
+def _label(value: object) -> str | None:
+    """``value`` when it is a short label (``[a-z0-9_]``, at most 64 characters), else ``None``."""
+    return value if isinstance(value, str) and _LABEL.match(value) else None

@@ -26,6 +26,7 @@ __all__ = [
     "SELECTIONS",
     "MAX_ENTRIES_LIMIT",
     "SKIP_NO_QUERY_TERMS",
+    "DEGRADED_REASONS",
     "RecallableRecord",
     "RecallReader",
     "RecallRequest",
@@ -43,6 +44,15 @@ MAX_ENTRIES_LIMIT = 512
 
 #: ``skip_reason`` of a contextual recall whose query has no searchable term.
 SKIP_NO_QUERY_TERMS = "no_query_terms"
+
+#: ``degraded_reason`` labels of the hybrid provider, which then answers with the lexical ranking alone:
+#: the embedding model is still loading (``model_loading``); the query's embedding did not finish within
+#: the dense side's share of the time budget (``embedding_timeout``), or the earlier query embeddings still
+#: running left no room for another (``embedder_busy``), or the embedder raised (``embedder_failed``); the
+#: scope's vectors (or the records only they found) could not be read within that share
+#: (``vector_search_timeout``); the lexical side left no time for the dense side at all (``budget_spent``).
+DEGRADED_REASONS: tuple[str, ...] = ("model_loading", "embedding_timeout", "embedder_busy", "embedder_failed",
+                                     "vector_search_timeout", "budget_spent")
 
 
 @runtime_checkable
@@ -158,10 +168,14 @@ class RecallOutcome(Generic[R]):
     """The ranked records of one recall, best first, and why it is empty when it is.
 
     ``skip_reason`` is ``None`` or a stable label, e.g. :data:`SKIP_NO_QUERY_TERMS`.
+    ``degraded_reason`` is ``None`` or a stable label saying why a provider answered with less than
+    its full ranking (the hybrid provider's labels: :data:`DEGRADED_REASONS`); the records are then
+    its fallback ranking (the hybrid provider's: the lexical one).
     """
 
     records: list[ScoredRecord[R]] = field(default_factory=list)
     skip_reason: str | None = None
+    degraded_reason: str | None = None
 
 
 class RecallProvider(Protocol):

@@ -19,6 +19,7 @@ from pydantic import BaseModel
 
 from ..access.requirements import Requires
 from ..errors import MethodNotFound, ValueRuleBroken
+from ..observability.metrics import UNKNOWN_METHOD
 from ..observability.tracing import span
 from .params import RealmDefaulted, check_json_value, parse_params, rule_to_invalid_params
 
@@ -205,9 +206,13 @@ class MethodTable:
         ``InvalidParams`` here, the one place every transport passes.
 
         Every call is observed (:meth:`meta_memory.observability.Observability.call`): counted, timed
-        and, when traces are on, run inside its span with ``params`` and ``access`` child spans.
+        and, when traces are on, run inside its span with ``params`` and ``access`` child spans. A name
+        the table does not hold is observed as ``(unknown)`` (its span's name and ``rpc.method``), never
+        as the text the caller sent.
         """
-        with runtime.observability.call(name, ctx.transport, ctx.request_id) as observed:
+        # the caller chooses the name: spans and metrics see it only when the table has it
+        known_name = name if name in self._methods else UNKNOWN_METHOD
+        with runtime.observability.call(known_name, ctx.transport, ctx.request_id) as observed:
             spec = self.get(name, runtime)
             observed.known = True
             try:

@@ -20,7 +20,7 @@ __all__ = [
     "StoresResult",
     "ScopeRef", "StatusRef",
     "WireRecord", "RememberResult", "RememberBatchResult", "RecallResult", "ForgetResult", "UpdateResult",
-    "ManifestResult", "ListResult", "EraseResult",
+    "ManifestResult", "ListResult", "EraseResult", "HistoryResult",
     "SessionResult", "CompactedResult", "ToolResultVerdict", "InjectResult", "DefangResult",
     "ToolSchemaResult", "ToolCallResult",
 ]
@@ -255,8 +255,13 @@ class RememberBatchResult(Result):
 
 
 class RecallResult(Result):
+    """``degraded_reason`` (present only then): why the provider answered with its fallback ranking (hybrid
+    recall: the lexical ranking alone; labels ``model_loading``, ``embedding_timeout``, ``embedder_busy``,
+    ``embedder_failed``, ``vector_search_timeout``, ``budget_spent``; a custom provider's own label)."""
+
     records: list[WireRecord]
     skip_reason: Literal["no_query_terms"] | None
+    degraded_reason: str | None = None
 
 
 class ForgetResult(Result):
@@ -305,6 +310,57 @@ class EraseResult(Result):
     records: list[ErasedRecord]
     #: ids of the proposals erased with the records (the identity's own, or holding the erased content)
     proposals: list[str]
+
+
+class HistoryAuthor(Result):
+    """Who wrote a version or a change: ``author`` (operator|application|agent|steward|distiller), the
+    agent's ``identity`` or the steward's / distiller's ``run_id`` (an operator's principal is not shown)."""
+
+    author: str
+    identity: str | None = None
+    run_id: str | None = None
+
+
+class HistoryChange(Result):
+    """One audited change of a version: ``change`` (created|import|update|tag_merge|release|promotion|
+    forget|forget_released|tombstone|retier|rank|erase), ``at_ms``, ``by`` (``null`` for an erased version)."""
+
+    change: str
+    at_ms: int
+    by: HistoryAuthor | None
+
+
+class HistoryVersion(Result):
+    """One version. ``reason``: the change that wrote it. ``withheld``: ``quarantined`` (quarantined
+    content: ``title``, ``body``, ``tags`` are ``null``) or ``erased`` (only the id, ``status_before_erase``
+    and the kinds and times of its changes remain); ``null`` when the content is shown."""
+
+    memory_id: str
+    status: Literal["active", "quarantined", "superseded", "tombstoned", "erased"]
+    status_before_erase: str | None
+    superseded_by: str | None
+    supersedes: str | None
+    derived_from: list[str]
+    author: HistoryAuthor | None
+    trust: str | None
+    created_at_ms: int | None
+    updated_at_ms: int | None
+    reason: str
+    withheld: Literal["quarantined", "erased"] | None
+    title: str | None
+    body: str | None
+    tags: list[str] | None
+    changes: list[HistoryChange]
+
+
+class HistoryResult(Result):
+    """``meta/agent_memory/history``: the record's versions, oldest first (``order``), at most 200
+    (``truncated`` when more are linked)."""
+
+    memory_id: str
+    order: Literal["oldest_first"]
+    versions: list[HistoryVersion]
+    truncated: bool
 
 
 # --------------------------------------------------------------------------- host surface

@@ -34,6 +34,8 @@ from .models import (
     InjectionBlock,
     MemoryToolDefinition,
     MemoryToolResult,
+    RecalledRecords,
+    RecordHistory,
     RememberBatchResult,
     SessionCompactedResult,
     SessionState,
@@ -82,7 +84,7 @@ class _AgentMethods:
     def recall(
         self, query: str | None = None, k: int = 8, *, selection: Selection | None = None,
         terms: list[str] | None = None,
-    ) -> list[AgentMemoryRecord]:
+    ) -> RecalledRecords:
         """The ``k`` (1..64) records that best match ``query`` (or ``terms``), best first. Without a query
         (and no ``selection``) every record is eligible (``selection="always"``). ``meta/agent_memory/recall``."""
         if selection is None and query is None and terms is None:
@@ -103,6 +105,13 @@ class _AgentMethods:
     def forget(self, memory_id: str) -> AgentMemoryForgetResult:
         """Tombstone ``memory_id`` (out of recall and injection at once). ``meta/agent_memory/forget``."""
         return self._handle.forget_agent_memory(self.identity, memory_id, realm=self.realm)
+
+    @bound
+    def history(self, memory_id: str) -> RecordHistory:
+        """The versions of ``memory_id`` (any version of the record), oldest first, each with author, trust
+        tier, status, times and the reason it changed (quarantined content withheld, erased versions
+        shown only as erased). ``meta/agent_memory/history``."""
+        return self._handle.history_agent_memory(self.identity, memory_id, realm=self.realm)
 
     @bound
     def manifest(self, *, tier: Tier | None = None, k: int | None = None) -> list[AgentMemoryRecordMeta]:
@@ -137,7 +146,7 @@ class _AgentMethods:
 
 class Agent(_AgentMethods, SyncSide):
     """One identity on a sync handle: ``remember``, ``remember_batch``, ``recall``, ``update``, ``forget``, ``list``,
-    ``manifest``, ``erase``, ``erase_all``, ``tool_schema``, ``iter_records`` and ``session(key)``."""
+    ``history``, ``manifest``, ``erase``, ``erase_all``, ``tool_schema``, ``iter_records`` and ``session(key)``."""
 
     def session(self, session_key: str) -> "Session":
         """The host surface for one session of this agent (nothing is sent until a method is called)."""

@@ -61,6 +61,8 @@ from .models import (
     ProposalDecision,
     ProposalList,
     QuarantineDecision,
+    RecalledRecords,
+    RecordHistory,
     RememberBatchResult,
     SessionCompactedResult,
     SessionState,
@@ -217,14 +219,16 @@ class HandleMethods:
         items = [r if isinstance(r, dict) else _batch_item(i, r) for i, r in enumerate(records)]
         return _params(identity=identity, records=items, realm=realm, derived_from_sessions=derived_from_sessions)
 
-    @rpc("meta/agent_memory/recall", _each(AgentMemoryRecord, "records"))
+    @rpc("meta/agent_memory/recall", RecalledRecords.from_result)
     def recall_agent_memory(
         self, identity: str, *, realm: str | None = None, selection: Selection | None = None,
         query_text: str | None = None, query_terms: list[str] | None = None, max_entries: int | None = None,
     ) -> dict[str, Any] | None:
         """Active records of ``identity``, best first (``selection`` ``contextual`` by default: ranked
         against ``query_text`` (<= 16 KiB) / ``query_terms``; ``always``: every record);
-        ``max_entries`` 1..64."""
+        ``max_entries`` 1..64. Returns :class:`RecalledRecords`: a list of records with the recall's
+        ``skip_reason`` and ``degraded_reason`` (e.g. hybrid recall answering lexically,
+        ``"embedding_timeout"``)."""
         return _params(identity=identity, realm=realm, selection=selection, query_text=query_text,
                        query_terms=query_terms, max_entries=max_entries)
 
@@ -232,6 +236,14 @@ class HandleMethods:
     def forget_agent_memory(self, identity: str, memory_id: str, *, realm: str | None = None) -> dict[str, Any] | None:
         """Tombstone one record: it leaves every recall and injection path at once (reviewers may
         still read it; :meth:`erase_agent_memory` removes the content for good)."""
+        return _params(identity=identity, memory_id=memory_id, realm=realm)
+
+    @rpc("meta/agent_memory/history", RecordHistory.model_validate)
+    def history_agent_memory(self, identity: str, memory_id: str, *, realm: str | None = None) -> dict[str, Any] | None:
+        """The versions of one of ``identity``'s records (``memory_id`` names any of them), oldest first,
+        each with author, trust tier, status, times and the reason it changed; quarantined content is
+        withheld and erased versions show only that they were erased. Raises ``RecordNotFound`` for
+        another identity's or realm's record and an unknown id alike."""
         return _params(identity=identity, memory_id=memory_id, realm=realm)
 
     @rpc("meta/agent_memory/update", AgentMemoryUpdateResult.model_validate)

@@ -205,21 +205,36 @@ class Perimeter:
         repeated = repeated_header(scope["headers"])
         if repeated is not None:
             twice = f"the {repeated} header is sent more than once; send it once"
-            log.warning("refused %s %s from %s: %s", scope["method"], scope["path"], client, twice)
+            log.warning("refused %s %s from %s: %s", scope["method"], _loggable_path(scope), client, twice)
             await json_refusal(400, InvalidRequest(twice, repeated))(scope, receive, send)
             return
         reason = self.rules.host_refusal(headers.get("host"))
         if reason is not None:
-            log.warning("refused %s %s from %s: %s", scope["method"], scope["path"], client, reason)
+            log.warning("refused %s %s from %s: %s", scope["method"], _loggable_path(scope), client, reason)
             await json_refusal(421, InvalidRequest(reason, "host"))(scope, receive, send)
             return
         refusal = self.rules.origin_refusal(headers, scope.get("scheme", "http"), scope["method"])
         if refusal is not None:
             field, reason = refusal
-            log.warning("refused %s %s from %s: %s", scope["method"], scope["path"], client, reason)
+            log.warning("refused %s %s from %s: %s", scope["method"], _loggable_path(scope), client, reason)
             await json_refusal(403, InvalidRequest(reason, field), {"Vary": "Origin"})(scope, receive, send)
             return
         await self.app(scope, receive, send)
+
+
+#: The longest path a refusal line shows (longer ones end with ``...``).
+_LOGGED_PATH_CHARS = 200
+
+
+def _loggable_path(scope: Scope) -> str:
+    """The request's path for a log line: the server has decoded its percent escapes, so a caller
+    chooses every character of it; each one that is not printable (line and paragraph breaks, carriage
+    returns, ``U+0085``, escape sequences, format characters) is shown as a Python escape, and the path
+    is cut at :data:`_LOGGED_PATH_CHARS` characters, so it can neither end its line nor forge another."""
+    path = str(scope.get("path", ""))
+    shown = "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii")
+                    for ch in path[:_LOGGED_PATH_CHARS])
+    return shown + ("..." if len(path) > _LOGGED_PATH_CHARS else "")
 
 
 def _client(scope: Scope) -> str:

@@ -230,8 +230,11 @@ class AgentMemoryService:
 
     def recall(self, realm: str, identity: str, *, selection: str | None, query_text: str | None,
                query_terms: Sequence[str] | None, max_entries: int | None) -> dict[str, Any]:
-        """Explicit recall. Output ``{records: [wire record...], skip_reason}``; ``skip_reason`` says
-        why a contextual recall found nothing to search for (e.g. only stopwords).
+        """Explicit recall. Output ``{records: [wire record...], skip_reason, degraded_reason?}``;
+        ``skip_reason`` says why a contextual recall found nothing to search for (e.g. only stopwords);
+        ``degraded_reason`` (present only then) why the provider answered with its fallback ranking, e.g.
+        hybrid recall answering lexically when the query's embedding did not finish within its share of
+        the budget (labels: :data:`~meta_memory.recall.provider.DEGRADED_REASONS`).
         Raises the provider's error, ``AgentMemoryError`` (reason ``timeout``) past the time budget, or
         ``CapacityExceeded`` (-32005, ``retry_after_ms``) when the identity's (or every) recall slot stayed
         taken for the whole budget."""
@@ -252,8 +255,11 @@ class AgentMemoryService:
         ids = [s.record.memory_id for s in outcome.records]
         if ids:
             self.store.mark_usage(realm, ids, UsageEvent("explicit_recall"))
-        return {"records": [s.record.project().model_dump(mode="json") for s in outcome.records],
-                "skip_reason": outcome.skip_reason}
+        out: dict[str, Any] = {"records": [s.record.project().model_dump(mode="json") for s in outcome.records],
+                               "skip_reason": outcome.skip_reason}
+        if outcome.degraded_reason is not None:
+            out["degraded_reason"] = outcome.degraded_reason
+        return out
 
     def recall_for_injection(self, request: Any) -> list[MemoryRecord]:
         """The injection coordinator's ``recall_fn``: records only (the coordinator times it)."""
@@ -291,6 +297,12 @@ class AgentMemoryService:
         more = len(rows) > limit
         return {"records": [rec.project().model_dump(mode="json") for _, rec in page],
                 "next_cursor": f"{page[-1][0][0]}:{page[-1][0][1]}" if more else None}
+
+    def history(self, realm: str, identity: str, memory_id: str) -> dict[str, Any]:
+        """The versions of ``identity``'s record ``memory_id``, oldest first (``HistoryResult``'s shape;
+        :mod:`meta_memory.agent_memory.history`). No usage marks. Raises ``RecordNotFound`` for a record
+        outside the identity's scope or realm and for an unknown id alike."""
+        return self.store.history(realm, Scope.identity(realm, identity), memory_id)
 
     def manifest(self, realm: str, identity: str, tier: str | None, k: int | None) -> dict[str, Any]:
         """Body-free rows of ``identity``'s active records: ``{records: [{id, kind, title, description, age_days, rank}]}``."""

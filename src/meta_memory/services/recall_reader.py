@@ -71,7 +71,8 @@ def guarded_recall(provider: RecallProvider, store: AgentMemoryStore, request: R
     """Run ``provider`` for ``request`` over ``scope`` and keep only active in-scope records.
 
     Output: a :class:`RecallOutcome` whose records are the stored versions (not
-    the provider's objects), at most ``request.max_entries``, provider order kept.
+    the provider's objects), at most ``request.max_entries``, provider order kept
+    (``skip_reason`` and ``degraded_reason`` as the provider gave them).
     Provider exceptions propagate.
     """
     with span("recall.search", **{"gen_ai.data_source.id": request.realm}):
@@ -81,4 +82,4 @@ def guarded_recall(provider: RecallProvider, store: AgentMemoryStore, request: R
         live = _LiveScope(store, request.realm, scope)
         live.load(record_id(item.record) for item in results[: request.max_entries] if isinstance(item, ScoredRecord))
         kept: list[ScoredRecord[Any]] = enforce_scope(results, live, request.max_entries)
-    return RecallOutcome(kept, outcome.skip_reason)
+    return RecallOutcome(kept, outcome.skip_reason, outcome.degraded_reason)

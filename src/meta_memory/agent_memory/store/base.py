@@ -72,7 +72,7 @@ from meta_memory.agent_memory.validator import (
     refuse_secrets,
 )
 from meta_memory.clock import Clock
-from meta_memory.errors import AgentMemoryError
+from meta_memory.errors import AgentMemoryError, RecordNotFound
 from meta_memory.limits import MAX_BATCH_OPS, MAX_MANIFEST_K
 from meta_memory.limits import RETENTION_FLOOR_BYTES as DEFAULT_SCOPE_FLOOR_BYTES
 from meta_memory.limits import RETENTION_FLOOR_RECORDS as DEFAULT_SCOPE_FLOOR_RECORDS
@@ -318,6 +318,20 @@ class AgentMemoryStore(ABC):
     @abstractmethod
     def get(self, realm: str, memory_id: str) -> MemoryRecord | None:
         """The record with this id in ``realm`` (any status), or ``None``."""
+
+    def history(self, realm: str, scope: Scope, memory_id: str) -> dict[str, Any]:
+        """The versions of record ``memory_id`` of ``scope`` and why each changed, read in one snapshot
+        (:func:`meta_memory.agent_memory.history.record_history` gives the shape). Raises
+        ``RecordNotFound`` when ``scope`` holds no such record and never held one before an erase (a record
+        of another scope or realm and an unknown id are refused alike)."""
+        from meta_memory.agent_memory.history import record_history
+
+        name = self._check_scope_realm(realm, scope)
+        with self.snapshot(name) as tx:
+            found = record_history(tx, scope, memory_id)
+        if found is None:
+            raise RecordNotFound(memory_id)
+        return found
 
     @abstractmethod
     def active_records(self, realm: str, scope: Scope) -> list[MemoryRecord]:

@@ -718,6 +718,25 @@ class AuditReads(_Repo):
         rows = self._rows("WHERE stage_token = ? AND op_index = ? ORDER BY audit_id LIMIT 1", (stage_token, op_index))
         return rows[0] if rows else None
 
+    def of_records(self, ids: Sequence[str]) -> list[AuditRow]:
+        """Every row naming one of ``ids``, oldest first (``audit_id`` order)."""
+        wanted = sorted({i for i in ids if not self._sql.unstorable(i)})
+        out: list[AuditRow] = []
+        for chunk in _chunks(wanted):
+            out += self._rows(f"WHERE memory_id IN ({', '.join('?' for _ in chunk)})", chunk)
+        out.sort(key=lambda r: r.audit_id)
+        return out
+
+    def erasure_of(self, memory_id: str) -> list[AuditRow]:
+        """The ``erase`` row of ``memory_id`` and the other ``erase`` rows of the same erase (its
+        content closure), in ``op_index`` order; ``[]`` when ``memory_id`` was never erased."""
+        if self._sql.unstorable(memory_id):
+            return []
+        mine = self._rows("WHERE memory_id = ? AND op_kind = 'erase' ORDER BY audit_id DESC LIMIT 1", (memory_id,))
+        if not mine:
+            return []
+        return self._rows("WHERE stage_token = ? AND op_kind = 'erase' ORDER BY op_index", (mine[0].stage_token,))
+
     def steward_rows(self, limit: int) -> list[AuditRow]:
         """The newest ``limit`` rows a steward wrote, newest first."""
         return self._rows(f"WHERE {self._sql.dialect.steward_audit} ORDER BY audit_id DESC LIMIT ?", (limit,))
@@ -772,6 +791,26 @@ class ReviewQueues(_Repo):
             f"ORDER BY COALESCE({count}, 0) DESC, rid LIMIT ?",
             (limit,),
         )
+
+    def links(self, scope: Scope) -> list[tuple[str, list[str]]]:
+        """``(memory_id, parents)`` of every record of ``scope`` that supersedes or derives from another:
+        ``parents`` is its ``supersedes`` (an update, a tag merge, a released or promoted quarantined update)
+        followed by its ``derived_from`` (a release from quarantine, a promoted copy, a dream's merge).
+        One pass over the scope; oldest created first."""
+        kind, key = scope.storage()
+        rows = self._sql.rows(
+            "SELECT memory_id, supersedes, derived_from FROM records WHERE scope_kind = ? AND scope_key = ? "
+            "AND (supersedes IS NOT NULL OR derived_from <> '[]') "
+            f"ORDER BY created_at_ms, memory_id{self._sql.collate}",
+            (kind, key),
+        )
+        out: list[tuple[str, list[str]]] = []
+        for r in rows:
+            derived = loads(r[2], [])
+            parents = [r[1]] if isinstance(r[1], str) else []
+            parents += [x for x in derived if isinstance(x, str)] if isinstance(derived, list) else []
+            out.append((r[0], parents))
+        return out
 
     def citing_session(self, scope: Scope, session_key: str) -> list[str]:
         """Ids of active records of ``scope`` whose provenance evidence cites session ``session_key``."""

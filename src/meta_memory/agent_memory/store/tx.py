@@ -79,6 +79,10 @@ class ReadTx:
         """The record ``memory_id`` (any status), or ``None``."""
         return self.reader.get_record(memory_id)
 
+    def get_many(self, ids: Collection[str]) -> dict[str, MemoryRecord]:
+        """The records of ``ids`` that exist (any status), by id; missing ids are absent."""
+        return self._store._reader(self._sql.conn, self.realm).get_records(ids)
+
     def erased(self, ids: Collection[str], content_hashes: Collection[str]) -> list[Erasure]:
         """The erasure-register rows naming any of ``ids`` or holding any of ``content_hashes``."""
         return self.reader.erased(ids, content_hashes)

@@ -18,10 +18,26 @@ Contextual selection, for a request with at least one search term:
    counts as half as relevant, lexically, as the best lexical match);
 5. order by score desc, then ``updated_at_ms`` desc and id; keep ``max_entries``.
 
-Anything that prevents the semantic part — no query vector yet (the model is
-still loading), a reader with no vector access, no vector in the scope —
-yields the lexical ranking unchanged. ``always`` selection and term-less
-queries are the lexical provider's answers.
+Anything that prevents the semantic part — a reader with no vector access, no
+vector in the scope — yields the lexical ranking unchanged. ``always``
+selection and term-less queries are the lexical provider's answers.
+
+The time budget. The dense side (steps 2-4: reading the scope's vectors,
+embedding the query, fetching the records only it found) gets
+``dense_budget_share`` of what the recall's budget (:mod:`meta_memory.deadline`)
+still holds once the lexical ranking is done; the rest stays for fusing, the
+runtime's scope re-check and the answer. The query is embedded on a daemon
+thread the recall waits for at most that long, and the store reads of the dense
+side run under that earlier deadline. When the dense side cannot finish in
+time, or cannot run at all, the recall answers with the lexical ranking alone
+and says why in ``degraded_reason`` (labels:
+:data:`~meta_memory.recall.provider.DEGRADED_REASONS`): it never fails a recall
+the lexical side answered. An embedding that finishes late still fills the
+query cache, so the same query asked again is fused; at most
+``max_pending_embeddings`` embeddings run at once (past that: ``embedder_busy``,
+nothing is started). Degradations are counted per reason (:meth:`degradations`,
+exported as ``meta_memory_recall_degraded_total``) and logged as a warning at
+most once a minute per reason.
 
 Why this fusion (LoCoMo dev file, recall@8, categories 1-4, one run of
 ``benchmarks/locomo_recall.py --provider hybrid --sweep``): lexical alone 0.763;
@@ -36,6 +52,9 @@ weighted fusion 0.76-0.77, both below this. The ``dense_min_cosine`` floor
 returning arbitrary records. Those figures predate the lexical ranking's
 reply, rarity and date signals: over them, leave-one-conversation-out recall@8
 is 0.791 hybrid vs 0.796 lexical (``docs/benchmarks.md``, "Lexical or hybrid?").
+Score-level fusion (``fusion = "weighted"``, its weight chosen leave-one-conversation-out)
+scored a held-out fold mean of 0.793 against this fusion's 0.794 (``docs/benchmarks.md``,
+"Score-level fusion"): not adopted.
 
 Spec: issue "optional semantic extra" (fusion justified by measurement); the
 provider contract of :mod:`meta_memory.recall.provider` (read only through
@@ -44,12 +63,18 @@ the reader; the runtime re-checks every record returned).
 
 from __future__ import annotations
 
+import logging
 import threading
-from collections import OrderedDict
+import time
+from collections import Counter, OrderedDict
 from collections.abc import Hashable, Sequence
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
+from meta_memory import deadline
+from meta_memory.errors import AgentMemoryError
 from meta_memory.recall.lexical import LexicalRecallProvider
 from meta_memory.recall.provider import (
     MAX_ENTRIES_LIMIT,
@@ -63,6 +88,19 @@ from meta_memory.recall.semantic.embedder import Embedder
 
 __all__ = ["HybridConfig", "HybridRecallProvider", "VectorSource", "vector_source"]
 
+log = logging.getLogger("meta_memory.recall.hybrid")
+
+#: Seconds between two warnings about degraded recalls of one reason (the rest are counted, not logged).
+WARN_INTERVAL_S = 60.0
+
+
+class _DenseUnavailable(Exception):
+    """The dense side cannot contribute to this recall; ``reason`` is a ``degraded_reason`` label."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
 
 @dataclass(frozen=True, slots=True)
 class HybridConfig:
@@ -75,6 +113,18 @@ class HybridConfig:
     ``dense_min_cosine``: a dense-only candidate needs at least this cosine (so a query that
     matches nothing does not return the scope's least-unrelated records).
     ``query_cache``: query vectors kept (LRU). ``scope_cache``: scope matrices kept (LRU).
+    ``dense_budget_share``: share (0 < share <= 1) of the recall's remaining time budget, after the
+    lexical ranking, that the dense side may use (see the module doc; no budget: no limit).
+    ``max_pending_embeddings``: query embeddings that may run at once (a recall finding them all
+    still running answers lexically, ``embedder_busy``). One by default: an embedding the recall no
+    longer waits for still takes a core and the interpreter lock from the recalls that follow, and on
+    a loaded machine a second one made the following recalls' lexical side miss the budget
+    (``benchmarks/hybrid_budget.py``, ``docs/benchmarks.md``).
+    ``fusion``: ``"rerank"`` (the default: steps 3-4 of the module doc) or ``"weighted"``: a weighted
+    sum ``(1 - fusion_weight) x lexical + fusion_weight x cosine`` of the two scores, each min-max
+    normalised over the candidates (the lexical ones and the ``candidate_limit`` nearest records with a
+    cosine of at least ``dense_min_cosine``); a record one side did not find scores 0 on that side.
+    Measured against ``"rerank"`` in ``docs/benchmarks.md`` ("Score-level fusion").
     """
 
     candidate_limit: int = 100
@@ -84,6 +134,20 @@ class HybridConfig:
     dense_min_cosine: float = 0.35
     query_cache: int = 256
     scope_cache: int = 32
+    dense_budget_share: float = 0.6
+    max_pending_embeddings: int = 1
+    fusion: str = "rerank"
+    fusion_weight: float = 0.5
+
+    def __post_init__(self) -> None:
+        if self.fusion not in ("rerank", "weighted"):
+            raise ValueError("fusion must be 'rerank' or 'weighted'")
+        if not 0.0 <= self.fusion_weight <= 1.0:
+            raise ValueError("fusion_weight must be between 0 and 1")
+        if not 0.0 < self.dense_budget_share <= 1.0:
+            raise ValueError("dense_budget_share must be > 0 and <= 1")
+        if self.max_pending_embeddings < 1:
+            raise ValueError("max_pending_embeddings must be at least 1")
 
 
 @runtime_checkable
@@ -179,22 +243,81 @@ class HybridRecallProvider:
         self._lock = threading.Lock()
         self._queries: OrderedDict[str, Any] = OrderedDict()
         self._matrices: OrderedDict[Hashable, _Matrix] = OrderedDict()
+        self._pending: dict[str, Future[Any]] = {}
+        self._degraded: Counter[str] = Counter()
+        self._warned_at: dict[str, float] = {}
+
+    # -- degradations -----------------------------------------------------------------------------
+    def degradations(self) -> dict[str, int]:
+        """Recalls answered with the lexical ranking alone since start, per ``degraded_reason``."""
+        with self._lock:
+            return dict(self._degraded)
+
+    def _degrade(self, reason: str) -> None:
+        """Count one degraded recall; warn at most once per :data:`WARN_INTERVAL_S` per reason."""
+        now = time.monotonic()
+        with self._lock:
+            self._degraded[reason] += 1
+            last = self._warned_at.get(reason)
+            if last is not None and now - last < WARN_INTERVAL_S:
+                return
+            self._warned_at[reason] = now
+            total = self._degraded[reason]
+        log.warning("hybrid recall answered lexically (%s); %d such recalls since start", reason, total)
 
     # -- caches ---------------------------------------------------------------------------------
-    def _query_vector(self, text: str) -> Any:
+    def _embed(self, text: str, future: Future[Any]) -> None:
+        """Embed ``text`` into ``future`` (a daemon thread's work) and keep the vector in the query cache."""
         import numpy as np
 
+        try:
+            vec = np.asarray(self.embedder.embed([text])[0], dtype=np.float32)
+        except BaseException as exc:  # noqa: BLE001 - handed to the waiting recall
+            with self._lock:
+                self._pending.pop(text, None)
+            future.set_exception(exc)
+            return
+        with self._lock:
+            self._pending.pop(text, None)
+            self._queries[text] = vec
+            while len(self._queries) > self.config.query_cache:
+                self._queries.popitem(last=False)
+        future.set_result(vec)
+
+    def _query_vector(self, text: str, until: float | None) -> Any:
+        """The query's unit vector: from the cache, else embedded on a daemon thread (one per distinct
+        text in flight) that this recall waits for until the monotonic instant ``until`` (``None``: no
+        limit). Raises :class:`_DenseUnavailable` (``embedding_timeout``, ``embedder_busy``,
+        ``embedder_failed``)."""
         with self._lock:
             hit = self._queries.get(text)
             if hit is not None:
                 self._queries.move_to_end(text)
                 return hit
-        vec = np.asarray(self.embedder.embed([text])[0], dtype=np.float32)
-        with self._lock:
-            self._queries[text] = vec
-            while len(self._queries) > self.config.query_cache:
-                self._queries.popitem(last=False)
-        return vec
+            future = self._pending.get(text)
+            if future is None:
+                if len(self._pending) >= self.config.max_pending_embeddings:
+                    raise _DenseUnavailable("embedder_busy")
+                future = Future()
+                self._pending[text] = future
+                started = True
+            else:
+                started = False
+        if started:
+            try:
+                threading.Thread(target=self._embed, args=(text, future), name="meta-memory-query-embedding",
+                                 daemon=True).start()
+            except BaseException:
+                with self._lock:
+                    self._pending.pop(text, None)
+                raise
+        try:
+            return future.result(None if until is None else max(0.0, until - time.monotonic()))
+        except FutureTimeout:
+            raise _DenseUnavailable("embedding_timeout") from None
+        except Exception as exc:  # noqa: BLE001 - whatever the embedder raised: answer lexically
+            log.debug("query embedding failed: %s: %s", type(exc).__name__, exc)
+            raise _DenseUnavailable("embedder_failed") from None
 
     def _matrix(self, source: VectorSource, model: str) -> _Matrix | None:
         import numpy as np
@@ -235,16 +358,53 @@ class HybridRecallProvider:
             max_entries=min(MAX_ENTRIES_LIMIT, max(cfg.candidate_limit, request.max_entries)),
         )
         lexical = self.lexical.recall(wide, reader)
-        fallback = RecallOutcome(lexical.records[: request.max_entries], lexical.skip_reason)
         source = vector_source(reader)
-        if source is None or not self.embedder.ready:
-            return fallback
-        matrix = self._matrix(source, self.embedder.model_id)
-        if matrix is None:
-            return fallback
-        query = " ".join(p for p in (request.query_text or "", " ".join(request.query_terms)) if p.strip())
-        cosines = matrix.values @ self._query_vector(query)
-        return RecallOutcome(self._fuse(lexical.records, matrix, cosines, source, request.max_entries))
+        if source is None:
+            return RecallOutcome(lexical.records[: request.max_entries], lexical.skip_reason)
+        try:
+            fused = self._dense(request, lexical.records, source)
+        except _DenseUnavailable as exc:
+            self._degrade(exc.reason)
+            return RecallOutcome(lexical.records[: request.max_entries], lexical.skip_reason, exc.reason)
+        if fused is None:
+            return RecallOutcome(lexical.records[: request.max_entries], lexical.skip_reason)
+        return RecallOutcome(fused)
+
+    def _dense_until(self) -> float | None:
+        """The monotonic instant the dense side must end by: ``dense_budget_share`` of what is left of the
+        recall's budget (``None`` without a budget). Raises :class:`_DenseUnavailable` (``budget_spent``)
+        when nothing is left."""
+        left = deadline.remaining_ms()
+        if left is None:
+            return None
+        share = left * self.config.dense_budget_share
+        if share < 1:
+            raise _DenseUnavailable("budget_spent")
+        return time.monotonic() + share / 1000
+
+    def _dense(self, request: RecallRequest, lexical: list[ScoredRecord[Any]],
+               source: VectorSource) -> list[ScoredRecord[Any]] | None:
+        """The fused ranking, or ``None`` when the scope has no vector yet; raises :class:`_DenseUnavailable`
+        when the dense side cannot contribute in time (the caller answers lexically)."""
+        if not self.embedder.ready:
+            raise _DenseUnavailable("model_loading")
+        until = self._dense_until()
+        try:
+            with deadline.sooner(until):
+                matrix = self._matrix(source, self.embedder.model_id)
+                if matrix is None:
+                    return None
+                query = " ".join(p for p in (request.query_text or "", " ".join(request.query_terms)) if p.strip())
+                cosines = matrix.values @ self._query_vector(query, until)
+                deadline.check()
+                if self.config.fusion == "weighted":
+                    return self._fuse_weighted(lexical, matrix, cosines, source, request.max_entries)
+                return self._fuse(lexical, matrix, cosines, source, request.max_entries)
+        except AgentMemoryError as exc:
+            # a store read stopped at a deadline: the dense side's (answer lexically) or the recall's own
+            if exc.reason != "timeout" or deadline.expired():
+                raise
+            raise _DenseUnavailable("vector_search_timeout") from None
 
     def _fuse(
         self, lexical: list[ScoredRecord[Any]], matrix: _Matrix, cosines: Any, source: VectorSource, max_entries: int
@@ -280,5 +440,39 @@ class HybridRecallProvider:
         if wanted:
             for rid, rec in source.records(wanted).items():
                 scored.append(ScoredRecord(rec, dense_only[rid]))
+        scored.sort(key=_order_key)
+        return scored[:max_entries]
+
+    def _fuse_weighted(
+        self, lexical: list[ScoredRecord[Any]], matrix: _Matrix, cosines: Any, source: VectorSource, max_entries: int
+    ) -> list[ScoredRecord[Any]]:
+        """``fusion = "weighted"``: min-max normalised lexical and dense scores, summed with ``fusion_weight``."""
+        import numpy as np
+
+        cfg = self.config
+        alpha = cfg.fusion_weight
+        lex = {rid: item.score for item in lexical if (rid := record_id(item.record))}
+        records = {rid: item.record for item in lexical if (rid := record_id(item.record))}
+        n = min(len(matrix.ids), cfg.candidate_limit)
+        top = np.argpartition(-cosines, n - 1)[:n] if n < len(matrix.ids) else np.arange(len(matrix.ids))
+        dense = {matrix.ids[i]: float(cosines[i]) for i in top.tolist() if float(cosines[i]) >= cfg.dense_min_cosine}
+        for rid in lex:
+            row = matrix.rows.get(rid)
+            if row is not None:
+                dense.setdefault(rid, float(cosines[row]))
+
+        def scaled(values: dict[str, float]) -> dict[str, float]:
+            if not values:
+                return {}
+            low, high = min(values.values()), max(values.values())
+            return {k: (v - low) / (high - low) if high > low else 1.0 for k, v in values.items()}
+
+        lex_n, dense_n = scaled(lex), scaled(dense)
+        fused = {rid: (1 - alpha) * lex_n.get(rid, 0.0) + alpha * dense_n.get(rid, 0.0) for rid in {*lex, *dense}}
+        ranked = sorted(fused.items(), key=lambda kv: -kv[1])
+        wanted = [rid for rid, _ in ranked[: max_entries + len(lex)] if rid not in records]
+        if wanted:
+            records.update(source.records(wanted))
+        scored = [ScoredRecord(records[rid], score) for rid, score in fused.items() if rid in records]
         scored.sort(key=_order_key)
         return scored[:max_entries]

@@ -4,7 +4,7 @@
 
 * ``"lexical"`` (default): :class:`~meta_memory.recall.lexical.LexicalRecallProvider`; nothing else runs.
 * ``"hybrid"``: :class:`~meta_memory.recall.semantic.hybrid.HybridRecallProvider` over the bundled
-  model, with a started :class:`~meta_memory.recall.semantic.indexer.VectorIndexer` that fills the
+  model (or the ``[agent_memory] embedder`` a configuration names: :func:`load_embedder`), with a started :class:`~meta_memory.recall.semantic.indexer.VectorIndexer` that fills the
   store's vectors in the background. Refused (``StartupError``) when the ``semantic`` extra is not
   installed (the message gives the ``pip install`` command) or when the store has no vector support
   (the PostgreSQL store: hybrid recall is SQLite-only for now).
@@ -22,7 +22,7 @@ from meta_memory.errors import StartupError
 from meta_memory.recall.custom import CustomRecallProvider, check_provider, is_provider_reference, load_provider
 from meta_memory.recall.lexical import LexicalRecallProvider
 
-__all__ = ["RecallSetup", "build_recall_provider", "VECTOR_STORE_METHODS"]
+__all__ = ["RecallSetup", "build_recall_provider", "load_embedder", "VECTOR_STORE_METHODS"]
 
 #: What a store must offer for ``hybrid`` (the SQLite store does).
 VECTOR_STORE_METHODS = ("missing_vectors", "put_vectors", "vector_backlog", "vector_signature", "scope_vectors", "list_realms")
@@ -58,6 +58,42 @@ class RecallSetup:
         """Stop the background indexer, if any."""
         if self.indexer is not None:
             self.indexer.stop()
+
+
+def load_embedder(reference: str) -> Any:
+    """Import ``"package.module:Class"`` (``[agent_memory] embedder``) and return its embedder: the
+    attribute itself when it already is one, else the result of calling it with no arguments. The
+    object must offer ``model_id`` (str), ``dim`` (int >= 1), ``ready`` and ``embed(texts)``
+    (:class:`~meta_memory.recall.semantic.embedder.Embedder`). Raises :class:`StartupError` naming
+    ``agent_memory.embedder`` and the cause."""
+    import importlib
+
+    key = "agent_memory.embedder"
+    module_name, _, attr_path = reference.partition(":")
+    try:
+        target: Any = importlib.import_module(module_name)
+    except Exception as exc:  # noqa: BLE001 - ImportError, or whatever the module raises while importing
+        raise StartupError(f"{key}: cannot import module {module_name!r} ({type(exc).__name__}: {exc})") from None
+    for part in attr_path.split("."):
+        try:
+            target = getattr(target, part)
+        except AttributeError:
+            raise StartupError(f"{key}: module {module_name!r} has no attribute {attr_path!r}") from None
+    if isinstance(target, type) or not callable(getattr(target, "embed", None)):
+        if not callable(target):
+            raise StartupError(f"{key}: {reference!r} is neither a class, a factory nor an embedder")
+        try:
+            target = target()
+        except Exception as exc:  # noqa: BLE001 - the class's own failure, named in the refusal
+            raise StartupError(f"{key}: {reference!r}() failed ({type(exc).__name__}: {exc})") from None
+    model_id, dim = getattr(target, "model_id", None), getattr(target, "dim", None)
+    if not callable(getattr(target, "embed", None)) or not hasattr(target, "ready"):
+        raise StartupError(f"{key}: {reference!r} has no embed(texts) method or no ready attribute")
+    if not isinstance(model_id, str) or not model_id.strip():
+        raise StartupError(f"{key}: {reference!r} has no model_id (a non-empty string)")
+    if not isinstance(dim, int) or isinstance(dim, bool) or dim < 1:
+        raise StartupError(f"{key}: {reference!r} has no dim (a positive integer)")
+    return target
 
 
 def build_recall_provider(kind: str, store: Any, *, embedder: Any = None, start: bool = True,

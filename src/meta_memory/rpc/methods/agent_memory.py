@@ -1,6 +1,7 @@
 """``meta/agent_memory/remember|recall|forget|update|manifest`` (seed: Agent memory injection), and
 beyond the seed ``meta/agent_memory/remember_batch`` (the bulk write for hosts that replay or import),
-``meta/agent_memory/list`` (an identity's active records by tag, paged) and
+``meta/agent_memory/list`` (an identity's active records by tag, paged), ``meta/agent_memory/history``
+(a record's versions and why each changed; see ``agent_memory/history.py``) and
 ``meta/agent_memory/erase|erase_identity`` (content removed for good; see ``agent_memory/erase.py``)."""
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from ..registry import CallContext, MethodTable
 from ..results import (
     EraseResult,
     ForgetResult,
+    HistoryResult,
     ListResult,
     ManifestResult,
     RecallResult,
@@ -26,6 +28,7 @@ from .agent_memory_params import (
     EraseIdentityParams,
     EraseParams,
     ForgetParams,
+    HistoryParams,
     ListParams,
     ManifestParams,
     RecallParams,
@@ -110,6 +113,15 @@ def register(table: MethodTable) -> None:
         """The identity's active records holding every tag, newest updated first: ``{records, next_cursor}``."""
         return runtime.agent_memory.service.list_records(p.realm, p.identity, tags=p.tags or [], limit=p.limit,
                                                          cursor=p.cursor)
+
+    @table.method("meta/agent_memory/history", HistoryParams, requires=read, mutating=False, available=on,
+                  result=HistoryResult)
+    def history(runtime: "Runtime", ctx: CallContext, p: HistoryParams) -> dict[str, Any]:
+        """The versions of one of the identity's records, oldest first, each with its author, trust tier,
+        status, times and the reason it changed: ``{memory_id, order, versions, truncated}``. Quarantined
+        content is withheld, erased versions show only that they were erased. Another identity's or realm's
+        record and an unknown id are refused alike (``not_found``)."""
+        return runtime.agent_memory.service.history(p.realm, p.identity, p.memory_id)
 
     _register_erase(table)
 

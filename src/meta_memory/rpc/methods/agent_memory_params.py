@@ -34,6 +34,7 @@ __all__ = [
     "MAX_REMEMBER_BATCH_BYTES",
     "RecallParams",
     "ForgetParams",
+    "HistoryParams",
     "UpdateParams",
     "ManifestParams",
     "ListParams",
@@ -209,6 +210,13 @@ class UpdateParams(IdentityParams):
 
 class ForgetParams(IdentityParams):
     """``meta/agent_memory/forget``: identity, realm?, memory_id."""
+
+    memory_id: str
+    _v_memory_id = field_validator("memory_id")(lambda cls, v: _memory_id(v))
+
+
+class HistoryParams(IdentityParams):
+    """``meta/agent_memory/history``: identity, realm?, memory_id (any version of the record)."""
 
     memory_id: str
     _v_memory_id = field_validator("memory_id")(lambda cls, v: _memory_id(v))

@@ -6,7 +6,10 @@ Wire shapes (reference §2A "Wire-level record", §10 "Handle methods"):
 ``AgentMemoryUpdateResult {memory_id, supersedes}``,
 ``AgentMemoryRecordMeta {id, kind, title, description, age_days, rank}``,
 ``RememberBatchResult {results: [{op_index, memory_id?, created?, supersedes?, tags_added?, error?}], created, existing, refused}``,
-``EraseResult {dry_run, erased_at_ms, count, scopes, records}`` (beyond the seed: erase).
+``EraseResult {dry_run, erased_at_ms, count, scopes, records}`` (beyond the seed: erase),
+``RecordHistory {memory_id, order, versions: [RecordVersion], truncated}`` (beyond the seed: history).
+``meta/agent_memory/recall`` answers :class:`RecalledRecords` (a list of records carrying
+``skip_reason`` and ``degraded_reason``).
 Extra members the gateway adds (e.g. ``status``) are kept, not refused.
 """
 
@@ -18,8 +21,9 @@ from pydantic import Field
 
 from ._base import OpenModel
 
-__all__ = ["AgentMemoryRecord", "AgentMemoryForgetResult", "AgentMemoryUpdateResult", "AgentMemoryRecordMeta",
-           "AgentMemoryPage", "RememberBatchItemResult", "RememberBatchResult", "ErasedRecord", "EraseResult"]
+__all__ = ["AgentMemoryRecord", "RecalledRecords", "AgentMemoryForgetResult", "AgentMemoryUpdateResult",
+           "AgentMemoryRecordMeta", "AgentMemoryPage", "RememberBatchItemResult", "RememberBatchResult",
+           "ErasedRecord", "EraseResult", "HistoryAuthor", "HistoryChange", "RecordVersion", "RecordHistory"]
 
 class AgentMemoryRecord(OpenModel):
     memory_id: str = Field(min_length=1)
@@ -119,3 +123,80 @@ class EraseResult(OpenModel):
     records: list[ErasedRecord] = Field(default_factory=list)
     #: ids of the proposals erased with the records (the identity's own, or holding the erased content)
     proposals: list[str] = Field(default_factory=list)
+
+
+class HistoryAuthor(OpenModel):
+    """Who wrote a version or a change: ``author`` (operator|application|agent|steward|distiller) and the
+    agent's ``identity`` or the steward's ``run_id``."""
+
+    author: str
+    identity: str | None = None
+    run_id: str | None = None
+
+
+class HistoryChange(OpenModel):
+    """One change of a version: ``change`` (created|import|update|tag_merge|release|promotion|forget|
+    forget_released|tombstone|retier|rank|erase), ``at_ms`` (UTC epoch ms), ``by`` (``None`` for an erased version)."""
+
+    change: str
+    at_ms: int
+    by: HistoryAuthor | None = None
+
+
+class RecordVersion(OpenModel):
+    """One version of a record. ``reason`` is the change that wrote it; ``withheld`` is ``"quarantined"``
+    (quarantined content: ``title``, ``body``, ``tags`` are ``None``), ``"erased"`` (only the id,
+    ``status_before_erase`` and its changes' kinds and times remain) or ``None``."""
+
+    memory_id: str
+    status: str
+    status_before_erase: str | None = None
+    superseded_by: str | None = None
+    supersedes: str | None = None
+    derived_from: list[str] = Field(default_factory=list)
+    author: HistoryAuthor | None = None
+    trust: str | None = None
+    created_at_ms: int | None = None
+    updated_at_ms: int | None = None
+    reason: str
+    withheld: str | None = None
+    title: str | None = None
+    body: str | None = None
+    tags: list[str] | None = None
+    changes: list[HistoryChange] = Field(default_factory=list)
+
+
+class RecordHistory(OpenModel):
+    """``meta/agent_memory/history``: the versions of a record, oldest first (``order`` is
+    ``"oldest_first"``), at most 200 (``truncated`` when more are linked)."""
+
+    memory_id: str
+    order: str = "oldest_first"
+    versions: list[RecordVersion]
+    truncated: bool = False
+
+
+class RecalledRecords(list[AgentMemoryRecord]):
+    """The records of ``meta/agent_memory/recall``, best first (a plain ``list`` of
+    :class:`AgentMemoryRecord`), with the recall's two labels:
+
+    ``skip_reason``: ``None``, or why a contextual recall searched nothing (``"no_query_terms"``).
+    ``degraded_reason``: ``None``, or why the provider answered with its fallback ranking; under hybrid
+    recall the lexical ranking alone, e.g. ``"embedding_timeout"`` when the query's embedding did not
+    finish within its share of ``recall_timeout_ms`` (every label: ``docs/rpc.md``).
+    """
+
+    skip_reason: str | None
+    degraded_reason: str | None
+
+    def __init__(self, records: list[AgentMemoryRecord] = (), *,  # type: ignore[assignment]
+                 skip_reason: str | None = None, degraded_reason: str | None = None) -> None:
+        super().__init__(records)
+        self.skip_reason = skip_reason
+        self.degraded_reason = degraded_reason
+
+    @classmethod
+    def from_result(cls, result: dict[str, Any]) -> RecalledRecords:
+        """Parse a ``meta/agent_memory/recall`` result."""
+        return cls([AgentMemoryRecord.model_validate(r) for r in result["records"]],
+                   skip_reason=result.get("skip_reason"), degraded_reason=result.get("degraded_reason"))
