@@ -50,8 +50,6 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import percentile, proc_cpu_s, start_gateway  # noqa: E402
-from recall import IDENTITY, Vocabulary, make_queries, make_records  # noqa: E402
-
 from meta_memory.agent_memory.batch import CreateOp, StagedBatch  # noqa: E402
 from meta_memory.agent_memory.model import Author, NewMemoryRecord, Provenance, Scope  # noqa: E402
 from meta_memory.config import MetaConfig, parse_config  # noqa: E402
@@ -59,6 +57,7 @@ from meta_memory.recall import fts  # noqa: E402
 from meta_memory.rpc.registry import CallContext  # noqa: E402
 from meta_memory.runtime import Runtime  # noqa: E402
 from meta_memory.server.gateway import Gateway  # noqa: E402
+from recall import IDENTITY, Vocabulary, make_queries, make_records  # noqa: E402
 
 
 class RawSqlite:

@@ -22,12 +22,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from recall import IDENTITY, Vocabulary  # noqa: E402
-
 from meta_memory.config import MetaConfig  # noqa: E402
 from meta_memory.rpc.registry import CallContext  # noqa: E402
 from meta_memory.runtime import Runtime  # noqa: E402
 from meta_memory.server.gateway import Gateway  # noqa: E402
+from recall import IDENTITY, Vocabulary  # noqa: E402
 
 #: Records built by every run, so the runs differ only in the records written.
 TEXTS = 3000

@@ -23,7 +23,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import locomo_recall as lr  # noqa: E402
 from _common import percentile  # noqa: E402
-
 from meta_memory.config import parse_config  # noqa: E402
 from meta_memory.errors import MetaError  # noqa: E402
 from meta_memory.runtime import Runtime  # noqa: E402

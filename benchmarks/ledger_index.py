@@ -24,8 +24,8 @@ from pathlib import Path
 
 from meta_memory.clock import ManualClock
 from meta_memory.ledger import AssertionLedger, IndexRequest
-from meta_memory.ledger.persistence import dump_state
 from meta_memory.ledger.model import MemoryAssertion
+from meta_memory.ledger.persistence import dump_state
 
 SIZES = (0, 1024, 4096)
 

@@ -26,7 +26,6 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import locomo_recall as lr  # noqa: E402
-
 from meta_memory.recall.lexical import LexicalRecallProvider  # noqa: E402
 from meta_memory.recall.provider import RecallOutcome, RecallRequest  # noqa: E402
 from meta_memory.recall.standalone import StandaloneIndex  # noqa: E402

@@ -31,7 +31,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import percentile, start_gateway, stop_gateway  # noqa: E402
 from agent_memory import IDENTITY, bulk_load  # noqa: E402
-
 from meta_memory.config import parse_config  # noqa: E402
 from meta_memory.runtime import Runtime  # noqa: E402
 from meta_memory.storage.backup import backup_state  # noqa: E402

@@ -31,13 +31,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from agent_memory import bulk_load  # noqa: E402
-from recall import Vocabulary  # noqa: E402
-
-from meta_memory.agent_memory.batch import MAX_BATCH_OPS  # noqa: E402
 from meta_memory.config import MetaConfig  # noqa: E402
+from meta_memory.limits import MAX_BATCH_OPS  # noqa: E402
 from meta_memory.portability import export_jsonl, import_jsonl  # noqa: E402
 from meta_memory.portability.signing import ExportKey, LineSigner  # noqa: E402
 from meta_memory.runtime import Runtime  # noqa: E402
+from recall import Vocabulary  # noqa: E402
 
 
 def raw_insert(path: Path, rows: list[tuple[str, str]]) -> float:

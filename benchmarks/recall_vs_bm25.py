@@ -56,11 +56,10 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import percentile  # noqa: E402
-from recall import Vocabulary, make_queries, make_records  # noqa: E402
-
 from meta_memory.recall import store_reader  # noqa: E402
 from meta_memory.sdk import Meta  # noqa: E402
 from meta_memory.services import recall_reader  # noqa: E402
+from recall import Vocabulary, make_queries, make_records  # noqa: E402
 
 IDENTITY = "lead:bench"
 BATCH = 1000

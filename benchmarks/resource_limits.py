@@ -20,7 +20,6 @@ Phases (bounded: about a minute on a 2-vCPU machine):
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import tempfile
 import threading

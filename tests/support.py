@@ -3,6 +3,7 @@ config file, read-only access to a realm's SQLite file, and a local HTTP server 
 
 from __future__ import annotations
 
+import importlib.util
 import itertools
 import json
 import os
@@ -17,7 +18,6 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-import importlib.util
 from pathlib import Path
 from typing import Any
 
@@ -381,7 +381,7 @@ def run_together(work: Callable[[int], Any], count: int, *, timeout_s: float = 6
         try:
             barrier.wait()
             results[i] = work(i)
-        except BaseException as exc:  # re-raised below, in the calling thread
+        except BaseException as exc:  # noqa: BLE001 - re-raised below, in the calling thread
             errors.append(exc)
 
     threads = [threading.Thread(target=run, args=(i,), daemon=True) for i in range(count)]

@@ -287,7 +287,8 @@ def replay(path: Path, url: str, token: str | None, inject: bool, realm: str | N
     from rich.progress import Progress
     from rich.table import Table
 
-    from .replay import CATEGORIES, KS, replay as run_replay
+    from .replay import CATEGORIES, KS
+    from .replay import replay as run_replay
 
     console = Console(stderr=as_json)
     with Progress(console=console, transient=True) as progress:
@@ -367,11 +368,10 @@ def mcp_command(state_dir: Path, identity: str, realm: str | None, config_path: 
         click.echo("meta-memory: warning: --session-taint reported without --url: nothing can report this "
                    "session's tool results, so writes from a tainted session land active (firewall off)", err=True)
     if url is not None:
-        from .sdk import Meta
-
         import httpx
 
         from .errors import MetaError
+        from .sdk import Meta
         from .sdk.transport import GatewayUnreachable
 
         handle = Meta.connect(url, token=token.strip() if token and token.strip() else None)

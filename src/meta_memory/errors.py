@@ -27,6 +27,12 @@ Domain rules broken by a value (the assertion ledger's field rules, a tool prove
 The method table (:meth:`meta_memory.rpc.registry.MethodTable.call`, the path every transport takes)
 answers them as :class:`InvalidParams` through :func:`meta_memory.rpc.params.rule_to_invalid_params`.
 
+The classes above, in that order, are :data:`CATALOGUE`: the one table the reverse mapping
+(:func:`from_jsonrpc`, which the remote SDK transports use) is derived from. A refusal that shares a
+catalogued code subclasses that code's class (an HTTP token refused is
+:class:`~meta_memory.access.principal.AuthenticationFailed`, an :class:`AccessDenied`) and travels the
+same mapping.
+
 Start-up refusals (bad configuration, a predecessor ledger, file-name twins,
 a malformed ledger file) are :class:`StartupError`; they never reach a client
 because the gateway does not start.
@@ -53,6 +59,8 @@ __all__ = [
     "StartupError",
     "ConfigError",
     "ValueRuleBroken",
+    "CATALOGUE",
+    "from_jsonrpc",
 ]
 
 
@@ -78,10 +86,16 @@ class MetaError(Exception):
         kind: the ``data.kind`` string (class constant).
         message: the human-readable ``error.message``.
         data: extra ``error.data`` members (``kind`` is always added).
+
+    A subclass names in ``wire_fields`` the attributes its constructor copies into ``data``;
+    :func:`from_jsonrpc` sets each of them (``None`` when the gateway left it out), and
+    :meth:`_rebuild` restores what a constructor derives from the message, so a rebuilt error has the
+    attributes of the one the gateway raised.
     """
 
     code: ClassVar[int] = -32603
     kind: ClassVar[str] = "internal"
+    wire_fields: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, message: str, **data: Any) -> None:
         super().__init__(message)
@@ -91,6 +105,12 @@ class MetaError(Exception):
     def to_jsonrpc(self) -> dict[str, Any]:
         """The JSON-RPC ``error`` object: ``{code, message, data: {kind, ...}}``."""
         return {"code": self.code, "message": self.message, "data": {"kind": self.kind, **self.data}}
+
+    def _rebuild(self) -> None:
+        """Set the attributes the constructor sets, from ``self.message`` and ``self.data`` (see
+        :func:`from_jsonrpc`)."""
+        for name in self.wire_fields:
+            setattr(self, name, self.data.get(name))
 
     def __repr__(self) -> str:  # pragma: no cover - debugging aid
         return f"{type(self).__name__}({self.message!r}, {self.data!r})"
@@ -111,10 +131,17 @@ class InvalidRequest(MetaError):
 
     code = -32600
     kind = "invalid_request"
+    wire_fields = ("field",)
+    PREFIX: ClassVar[str] = "Invalid request: "
 
     def __init__(self, rule: str, field: str | None = None) -> None:
-        super().__init__(f"Invalid request: {rule}", field=field)
+        super().__init__(self.PREFIX + rule, field=field)
         self.rule = rule
+        self.field = field
+
+    def _rebuild(self) -> None:
+        super()._rebuild()
+        self.rule = self.message.removeprefix(self.PREFIX)
 
 
 class MethodNotFound(MetaError):
@@ -122,9 +149,11 @@ class MethodNotFound(MetaError):
 
     code = -32601
     kind = "method_not_found"
+    wire_fields = ("method",)
 
     def __init__(self, method: str, message: str | None = None) -> None:
         super().__init__(message or f"Method not found: {method}", method=method)
+        self.method = method
 
 
 class InvalidParams(MetaError):
@@ -132,11 +161,17 @@ class InvalidParams(MetaError):
 
     code = -32602
     kind = "invalid_params"
+    wire_fields = ("field",)
+    PREFIX: ClassVar[str] = "Invalid params: "
 
     def __init__(self, rule: str, field: str | None = None) -> None:
-        super().__init__(f"Invalid params: {rule}", field=field)
+        super().__init__(self.PREFIX + rule, field=field)
         self.rule = rule
         self.field = field
+
+    def _rebuild(self) -> None:
+        super()._rebuild()
+        self.rule = self.message.removeprefix(self.PREFIX)
 
 
 class InternalError(MetaError):
@@ -154,9 +189,11 @@ class RecordNotFound(MetaError):
 
     code = -32001
     kind = "not_found"
+    wire_fields = ("memory_id",)
 
     def __init__(self, memory_id: str) -> None:
         super().__init__(f"unknown memory record '{memory_id}'", memory_id=memory_id)
+        self.memory_id = memory_id
 
 
 class AccessControlNotConfigured(MetaError):
@@ -178,6 +215,7 @@ class CapacityExceeded(MetaError):
 
     code = -32005
     kind = "capacity_exceeded"
+    wire_fields = ("resource", "limit", "retry_after_ms")
 
     def __init__(self, message: str, *, resource: str, limit: int, retry_after_ms: int | None = None) -> None:
         super().__init__(message, resource=resource, limit=limit, retry_after_ms=retry_after_ms)
@@ -194,10 +232,14 @@ class MemoryBackendUnavailable(MetaError):
 
     code = -32010
     kind = "memory_backend"
+    PREFIX: ClassVar[str] = "Memory backend unavailable: "
 
     def __init__(self, reason: str) -> None:
-        super().__init__(f"Memory backend unavailable: {reason}")
+        super().__init__(self.PREFIX + reason)
         self.reason = reason
+
+    def _rebuild(self) -> None:
+        self.reason = self.message.removeprefix(self.PREFIX)
 
 
 class AccessDenied(MetaError):
@@ -205,6 +247,7 @@ class AccessDenied(MetaError):
 
     code = -32030
     kind = "access_denied"
+    wire_fields = ("action", "resource")
 
     def __init__(self, action: str, resource: str | None = None) -> None:
         super().__init__(f"access denied: {action}", action=action, resource=resource)
@@ -232,6 +275,7 @@ class AgentMemoryError(MetaError):
 
     code = -32040
     kind = "agent_memory"
+    wire_fields = ("reason", "op_index", "secret_class")
 
     PREFIXES: ClassVar[dict[str, str]] = {
         "invalid_record": "invalid agent memory record: ",
@@ -264,6 +308,10 @@ class AgentMemoryError(MetaError):
         self.op_index = op_index
         self.secret_class = secret_class
 
+    def _rebuild(self) -> None:
+        super()._rebuild()
+        self.detail = self.message.removeprefix(self.PREFIXES.get(str(self.reason), "agent memory error: "))
+
 
 class QuarantineReviewRefused(MetaError):
     """-32043: a quarantine decision was refused (seed: Reviewing quarantined records).
@@ -275,11 +323,17 @@ class QuarantineReviewRefused(MetaError):
 
     code = -32043
     kind = "memory_quarantine_review_refused"
+    wire_fields = ("reason",)
+    PREFIX: ClassVar[str] = "quarantine review refused: "
 
     def __init__(self, reason: str, detail: str, **extra: Any) -> None:
-        super().__init__(f"quarantine review refused: {detail}", reason=reason, **extra)
+        super().__init__(self.PREFIX + detail, reason=reason, **extra)
         self.reason = reason
         self.detail = detail
+
+    def _rebuild(self) -> None:
+        super()._rebuild()
+        self.detail = self.message.removeprefix(self.PREFIX)
 
 
 class StartupError(Exception):
@@ -290,30 +344,34 @@ class ConfigError(StartupError, ValueError):
     """Configuration refused at decode; the message names the key and the rule."""
 
 
-_BY_CODE: dict[int, type[MetaError]] = {
-    cls.code: cls
-    for cls in (
-        ParseError,
-        InvalidRequest,
-        MethodNotFound,
-        InvalidParams,
-        InternalError,
-        RecordNotFound,
-        AccessControlNotConfigured,
-        CapacityExceeded,
-        MemoryBackendUnavailable,
-        AccessDenied,
-        AgentMemoryError,
-        QuarantineReviewRefused,
-    )
-}
+#: Every JSON-RPC refusal class, one per code, in the order of the table above: the one source of
+#: the code -> class mapping (:func:`from_jsonrpc`); the TypeScript SDK's table mirrors it.
+CATALOGUE: tuple[type[MetaError], ...] = (
+    ParseError,
+    InvalidRequest,
+    MethodNotFound,
+    InvalidParams,
+    InternalError,
+    RecordNotFound,
+    AccessControlNotConfigured,
+    CapacityExceeded,
+    MemoryBackendUnavailable,
+    AccessDenied,
+    AgentMemoryError,
+    QuarantineReviewRefused,
+)
+
+_BY_CODE: dict[int, type[MetaError]] = {cls.code: cls for cls in CATALOGUE}
 
 
 def from_jsonrpc(error: dict[str, Any]) -> MetaError:
     """Rebuild the typed error a gateway sent (the remote SDK raises the same classes as embedded).
 
-    ``error`` is a JSON-RPC error object ``{code, message, data?}``. Unknown codes become a
-    plain :class:`MetaError` carrying the code.
+    ``error`` is a JSON-RPC error object ``{code, message, data?}``; the class is the catalogued one
+    for ``code`` (:data:`CATALOGUE`). Every member of ``data`` but ``kind`` becomes an attribute, and
+    the class's own attributes are set as its constructor sets them (``None`` when ``data`` lacks
+    them): e.g. ``CapacityExceeded.retry_after_ms``, ``InvalidParams.rule`` and ``field``. Unknown
+    codes become a plain :class:`MetaError` carrying the code.
     """
     code = error.get("code")
     message = str(error.get("message", ""))
@@ -329,7 +387,5 @@ def from_jsonrpc(error: dict[str, Any]) -> MetaError:
     for key, value in data.items():
         if key not in ("message", "data", "code", "kind"):
             setattr(exc, key, value)
+    exc._rebuild()
     return exc
-
-
-__all__.append("from_jsonrpc")

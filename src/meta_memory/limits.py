@@ -36,6 +36,8 @@ __all__ = [
     "MAX_SESSION_STATE_LIMIT",
     "MAX_SESSION_KEY_BYTES",
     "MAX_DERIVED_SESSIONS",
+    "MAX_REASON_BYTES",
+    "MAX_BATCH_OPS",
 ]
 
 #: One day in milliseconds.
@@ -89,3 +91,11 @@ MAX_SESSION_STATE_LIMIT: Final = 100_000_000
 MAX_SESSION_KEY_BYTES: Final = 512
 #: Most sessions one write derived from sessions (``derived_from_sessions``) names.
 MAX_DERIVED_SESSIONS: Final = 64
+
+#: Longest free-text reason a caller gives (UTF-8 bytes): a quarantine review's ``rationale``, a
+#: retired session's ``cause``, an erase's ``reason``.
+MAX_REASON_BYTES: Final = 400
+
+#: Most ops of one staged batch, and so the most records one ``remember_batch`` call (RPC, SDK or
+#: store) writes; an import cuts its records into batches of at most this many.
+MAX_BATCH_OPS: Final = 1024

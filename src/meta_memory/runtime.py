@@ -16,20 +16,20 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .agent_memory.realm_list import refuse_unlisted_realm
-from .identity import DEFAULT_REALM
 from .agent_memory.retention import TombstoneRetention
 from .clock import Clock, SystemClock
 from .config import MetaConfig
 from .events.bus import EventBus
 from .features import AgentMemoryFeature, FeatureContext, Features, build_features, effective_agent_memory_config
+from .identity import DEFAULT_REALM
 from .ledger.ledger import AssertionLedger
 from .observability import Observability
 from .panel.store import MemoryPanelStore
 from .readiness import Readiness
 from .review.service import ReviewService
 from .services.access import AccessService
-from .storage.layout import StorageLayout
 from .storage.backup import BackupReport
+from .storage.layout import StorageLayout
 from .storage.lock import StateDirLock
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -104,7 +104,6 @@ class Runtime:
 
         self.observability = Observability(self.config.telemetry, tracer_provider=tracer_provider)
         self._backup_lock = threading.Lock()
-        am = self.config.agent_memory
         self.access = AccessService(self.config.access, default_realm=self.default_realm)
         self.layout = StorageLayout(self.state_dir) if self.state_dir is not None else None
         self._state_lock: StateDirLock | None = None

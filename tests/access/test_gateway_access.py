@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import GatewayProcess, start_gateway, write_config
 
 from meta_memory.access.config import hash_token
+from support import GatewayProcess, start_gateway, write_config
 
 LEAD, SECRET, STRANGER, WRITER = "lead:main", "secret:agent", "stranger:x", "agent:w"
 EVERY = ("agent.memory.read", "agent.view", "agent.memory.write", "agent.memory.delete", "mob.memory.read",

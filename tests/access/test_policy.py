@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from access_strategies import configs, principals, resources, rule_dict, whos
 from hypothesis import given
 from hypothesis import strategies as st
 
+from access_strategies import configs, principals, resources, rule_dict, whos
 from meta_memory.access.config import ACTIONS, AccessConfig, parse_access_section
 from meta_memory.access.policy import AccessPolicy, ReadOnlyConsole
 from meta_memory.access.principal import ANONYMOUS, Principal

@@ -3,10 +3,10 @@ what a dream, a gating decision or a proposal decision may touch, scope by scope
 
 from __future__ import annotations
 
-from access_strategies import IDENTITIES, MOBS, configs, principals
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from access_strategies import IDENTITIES, MOBS, configs, principals
 from meta_memory.access.config import parse_access_section
 from meta_memory.access.policy import AccessPolicy
 from meta_memory.access.resources import Resources

@@ -3,6 +3,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from pydantic import ValidationError
 
 from meta_memory.agent_memory.config import (
     AgentMemoryConfig,
@@ -78,9 +79,9 @@ def test_out_of_range_numbers_are_refused_naming_key_and_range(key: str, value: 
 
 def test_config_is_frozen() -> None:
     cfg = parse_agent_memory_section({})
-    with pytest.raises(Exception):
+    with pytest.raises(ValidationError, match="frozen"):
         cfg.realm = "x"  # type: ignore[misc]
-    with pytest.raises(Exception):
+    with pytest.raises(ValidationError, match="Extra inputs are not permitted"):
         AgentMemoryConfig(unknown=1)  # type: ignore[call-arg]
 
 

@@ -5,7 +5,14 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from meta_memory.agent_memory.hashing import content_hash, fnv1a64, fnv1a64_many, mint_token, new_memory_id, new_memory_ids
+from meta_memory.agent_memory.hashing import (
+    content_hash,
+    fnv1a64,
+    fnv1a64_many,
+    mint_token,
+    new_memory_id,
+    new_memory_ids,
+)
 
 
 def test_content_hash_is_stable_and_boundary_safe() -> None:

@@ -6,11 +6,11 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from meta_memory.storage.layout import decode_path_segment, encode_path_segment
 from meta_memory.agent_memory.markdown import parse_markdown
 from meta_memory.agent_memory.model import Author, Scope
 from meta_memory.agent_memory.store.sqlite import SqliteAgentMemoryStore
 from meta_memory.clock import ManualClock
+from meta_memory.storage.layout import decode_path_segment, encode_path_segment
 
 
 def block(title: str, memory_id: str, body: str, tags=(), created=1000, updated=2000, marker="mobkit-agent-memory") -> str:

@@ -134,7 +134,11 @@ def test_a_key_that_ends_a_field_is_found_whatever_field_follows() -> None:
 
 def test_every_string_a_record_stores_is_scanned() -> None:
     from meta_memory.agent_memory.model import (
-        Author, EvidenceRef, NewMemoryRecord, Provenance, VerificationClaim,
+        Author,
+        EvidenceRef,
+        NewMemoryRecord,
+        Provenance,
+        VerificationClaim,
     )
     from meta_memory.agent_memory.secrets import scan_record
 

@@ -8,8 +8,8 @@ import uuid
 from pathlib import Path
 
 from meta_memory.agent_memory.store import upkeep as ckpt
-from meta_memory.agent_memory.store.upkeep import BackgroundUpkeep
 from meta_memory.agent_memory.store.sqlite import SqliteAgentMemoryStore, realm_db_path
+from meta_memory.agent_memory.store.upkeep import BackgroundUpkeep
 
 
 def _wait(predicate, timeout_s: float = 10.0) -> bool:  # type: ignore[no-untyped-def]

@@ -16,8 +16,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from browser_support import open_page, require_chromium
 
+from browser_support import open_page, require_chromium
 from support import GatewayProcess, LocalServer, QuietHandler
 
 sync_api = require_chromium()

@@ -13,12 +13,11 @@ An empty gateway says there is no memory yet and how memory gets there, not that
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
-from browser_support import login, open_page, require_chromium
 
+from browser_support import login, open_page, require_chromium
 from meta_memory.access.config import hash_token
 from support import GatewayProcess, start_gateway, write_config
 

@@ -7,8 +7,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from browser_support import open_page, require_chromium
 
+from browser_support import open_page, require_chromium
 from support import GatewayProcess, memory_id_of, start_gateway
 
 sync_api = require_chromium()

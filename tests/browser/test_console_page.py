@@ -13,9 +13,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser_support import (IMG, console_fixture, login, open_page, remember_authored, remember_quarantined,
-                             remember_spaced, require_chromium, tainted_store)
 
+from browser_support import (
+    IMG,
+    console_fixture,
+    login,
+    open_page,
+    remember_authored,
+    remember_quarantined,
+    remember_spaced,
+    require_chromium,
+    tainted_store,
+)
 from meta_memory.agent_memory.model import Author, Scope
 from meta_memory.clock import ManualClock
 from support import access_toml, start_gateway

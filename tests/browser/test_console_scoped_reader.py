@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser_support import login, open_page, require_chromium
 
+from browser_support import login, open_page, require_chromium
 from meta_memory.access.config import hash_token
 from support import GatewayProcess, start_gateway, write_config
 

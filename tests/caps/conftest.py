@@ -13,9 +13,8 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # caps_support, under --import-mode=importlib
 
 from caps_support import Raw  # noqa: E402
-from support import GatewayProcess, start_gateway  # noqa: E402
-
 from meta_memory.sdk import Meta
+from support import GatewayProcess, start_gateway  # noqa: E402
 
 
 @pytest.fixture(scope="module")

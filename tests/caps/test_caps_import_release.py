@@ -14,6 +14,9 @@ from typing import Any
 
 import anyio
 import pytest
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
 from caps_support import (
     BODY,
     DESCRIPTION,
@@ -25,15 +28,20 @@ from caps_support import (
     memory_id_of,
     uniq,
 )
-from mcp.client.session import ClientSession
-from mcp.client.stdio import StdioServerParameters, stdio_client
-from support import GatewayProcess, legacy_markdown_file, markdown_record, raw_rows, serving, start_gateway, write_config
-
-from meta_memory.storage.layout import encode_path_segment
 from meta_memory.agent_memory.model import Author, NewMemoryRecord, Provenance, Scope
 from meta_memory.agent_memory.store.sqlite import SqliteAgentMemoryStore
 from meta_memory.clock import ManualClock
 from meta_memory.errors import AgentMemoryError
+from meta_memory.storage.layout import encode_path_segment
+from support import (
+    GatewayProcess,
+    legacy_markdown_file,
+    markdown_record,
+    raw_rows,
+    serving,
+    start_gateway,
+    write_config,
+)
 
 AT_CAP_TAGS = [fill(TAG_BYTES, "é", prefix=f"{i:02d}") for i in range(TAG_COUNT)]
 

@@ -9,6 +9,9 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from caps_support import (
     BODY,
     DESCRIPTION,
@@ -24,9 +27,6 @@ from caps_support import (
     proposal_id_of,
     uniq,
 )
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-
 from meta_memory.errors import InvalidParams, MetaError
 from meta_memory.mcp_server import McpMemoryBridge
 

@@ -9,6 +9,7 @@ from typing import Any
 
 import httpx
 import pytest
+
 from caps_support import uniq
 from support import GatewayProcess, start_gateway, write_config
 

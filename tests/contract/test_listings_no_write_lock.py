@@ -46,7 +46,7 @@ class HeldWrite:
                 tx.harvests.insert("worker:uncommitted", None, "retired", self.now_ms)
                 self.holding.set()
                 self.release.wait(4 * WAIT_S)
-        except BaseException as exc:  # surfaced by the test
+        except BaseException as exc:  # noqa: BLE001 - handed to the test thread, which asserts there was none
             self.error = exc
             self.holding.set()
 
@@ -68,7 +68,7 @@ def finishes(fn: Callable[[], Any], timeout_s: float = WAIT_S) -> tuple[bool, An
     def run() -> None:
         try:
             out.append(fn())
-        except BaseException as exc:
+        except BaseException as exc:  # noqa: BLE001 - re-raised below, in the calling thread
             errors.append(exc)
 
     t = threading.Thread(target=run, daemon=True)

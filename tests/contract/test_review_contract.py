@@ -28,7 +28,9 @@ from meta_memory.clock import ManualClock
 from meta_memory.errors import AgentMemoryError, QuarantineReviewRefused
 from meta_memory.events.bus import EventBus
 from meta_memory.recall import fts
+from meta_memory.review.config import StewardConfig
 from meta_memory.review.dream import run_dream
+from meta_memory.review.forgets import list_held_forgets, request_forget
 from meta_memory.review.harvest import list_harvests, record_harvest
 from meta_memory.review.model import PROMOTION_EXPIRY_MS, Reviewer
 from meta_memory.review.promotions import (
@@ -45,8 +47,6 @@ from meta_memory.review.proposals import (
     reject_proposal,
 )
 from meta_memory.review.quarantine import decide
-from meta_memory.review.config import StewardConfig
-from meta_memory.review.forgets import list_held_forgets, request_forget
 from meta_memory.review.steward import PolicySteward
 from support import raw_rows, run_together
 

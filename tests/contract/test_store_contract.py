@@ -23,7 +23,6 @@ from meta_memory.agent_memory.store.base import AgentMemoryStore, InjectionRow
 from meta_memory.clock import ManualClock
 from meta_memory.errors import AgentMemoryError
 from meta_memory.recall.fts import match_expression
-
 from support import raw_rows, run_together
 
 from .conftest import FakeGate

@@ -14,6 +14,11 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+
+from meta_memory.clock import Clock
+from meta_memory.config import load_config
+from meta_memory.runtime import Runtime
+from meta_memory.server.gateway import Gateway
 from support import (  # noqa: F401 - memory_id_of and realm_db are re-exported for the tests
     LocalServer,
     QuietHandler,
@@ -24,11 +29,6 @@ from support import (  # noqa: F401 - memory_id_of and realm_db are re-exported 
     poisoned_write,
     realm_db,
 )
-
-from meta_memory.clock import Clock
-from meta_memory.config import load_config
-from meta_memory.runtime import Runtime
-from meta_memory.server.gateway import Gateway
 
 REFUSED = -32043
 REFUSED_KIND = "memory_quarantine_review_refused"

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+
 from e2e_review_support import Client, audit_rows, memory_id_of, read_db, review_rows, uid
 from support import GatewayProcess, start_gateway, write_config
 

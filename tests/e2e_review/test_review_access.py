@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterator
 
 import httpx
 import pytest
+
 from e2e_review_support import (
     Client,
     in_process,

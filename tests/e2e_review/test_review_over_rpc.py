@@ -12,6 +12,7 @@ import threading
 from typing import Any
 
 import pytest
+
 from e2e_review_support import (
     REFUSED,
     TAINT_REASON,

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+
 from e2e_review_support import Client, FakeStewardLlm, memory_id_of, uid
 from support import GatewayProcess, start_gateway, write_config
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from e2e_review_support import (
     REFUSED,
     Client,
@@ -23,14 +24,14 @@ from e2e_review_support import (
     uid,
     verdicts_for,
 )
-from support import poisoned_write, raw_write, start_gateway, write_config
-
 from meta_memory.agent_memory.batch import CreateOp, StagedBatch
 from meta_memory.agent_memory.hashing import content_hash
 from meta_memory.agent_memory.model import Author, NewMemoryRecord, Provenance, Scope
 from meta_memory.clock import ManualClock, SystemClock
+from meta_memory.errors import QuarantineReviewRefused
 from meta_memory.review.model import PROMOTION_EXPIRY_MS
 from meta_memory.review.promotions import promote_pending_gate
+from support import poisoned_write, raw_write, start_gateway, write_config
 
 SECRET_BODY = "deploy with api_key = zXy1aB2cD3eF4gH5iJ6k please"
 WEEK_MS = 7 * 24 * 3600 * 1000
@@ -284,10 +285,10 @@ def test_a_promotion_left_pending_by_a_restart_blocks_now_and_expires_at_review(
     # seven days later (the gateway's wall clock cannot move: the same files, in-process)
     clock.set(t0 + PROMOTION_EXPIRY_MS - 1)
     with in_process(state, None, clock) as gw:
-        with pytest.raises(Exception) as info:
+        with pytest.raises(QuarantineReviewRefused) as info:
             gw.call("meta/memory/quarantine/decide", {"identity": ident, "memory_id": mid, "verdict": "release",
                                                       "expected_content_hash": chash})
-        assert getattr(info.value, "reason", None) == "gate_pending"
+        assert info.value.reason == "gate_pending"
         clock.set(t0 + PROMOTION_EXPIRY_MS)
         out = gw.call("meta/memory/quarantine/decide", {"identity": ident, "memory_id": mid, "verdict": "release",
                                                         "expected_content_hash": chash})

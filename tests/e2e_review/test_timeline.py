@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+
 from e2e_review_support import Client, read_sse, review_rows, uid
 from support import serving, start_gateway, write_config
 

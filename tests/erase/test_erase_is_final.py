@@ -37,7 +37,7 @@ def _remember_and_erase(gw: GatewayProcess) -> str:
 def test_erased_content_is_refused_at_every_door(gateway: GatewayProcess) -> None:
     _remember_and_erase(gateway)
     # the same words, re-spelled the way the duplicate check treats as equal
-    _erased(gateway.rpc("meta/agent_memory/remember", {"identity": ID, "title": f"  Clinic   visit ",
+    _erased(gateway.rpc("meta/agent_memory/remember", {"identity": ID, "title": "  Clinic   visit ",
                                                        "body": f"\n{BODY}  \n"}))
     batch = gateway.result("meta/agent_memory/remember_batch", {"identity": ID, "records": [
         {"title": TITLE, "body": BODY}, {"title": "Groceries", "body": "oat milk"}]})

@@ -12,14 +12,13 @@ from extras import require_extra
 
 require_extra("langgraph", "langgraph")
 
+from contract.pgsupport import dsn_with_schema, require_postgres, throwaway_schema  # noqa: E402
 from meta_memory.cli import build_runtime  # noqa: E402
 from meta_memory.errors import AgentMemoryError  # noqa: E402
 from meta_memory.integrations.langgraph import MetaMemoryStore  # noqa: E402
 from meta_memory.sdk.handle import MetaHandle  # noqa: E402
 from meta_memory.sdk.transport import EmbeddedTransport  # noqa: E402
 from meta_memory.server.gateway import Gateway  # noqa: E402
-
-from contract.pgsupport import dsn_with_schema, require_postgres, throwaway_schema  # noqa: E402
 from support import write_config  # noqa: E402
 
 pytestmark = pytest.mark.langgraph

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from support import load_benchmark
 
 bench = load_benchmark("poisoning", "poisoning_bench")

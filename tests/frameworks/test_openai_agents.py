@@ -22,6 +22,7 @@ from agents.testing import ModelStep, ScriptedModel, assistant_message, function
 from openai.types.responses import ResponseFunctionWebSearch  # noqa: E402
 from openai.types.responses.response_function_web_search import ActionSearch  # noqa: E402
 
+from meta_memory.errors import AccessDenied  # noqa: E402
 from meta_memory.integrations.openai_agents import AgentMemory  # noqa: E402
 from meta_memory.sdk import Meta, MetaHandle  # noqa: E402
 from support import REPO_ROOT  # noqa: E402
@@ -153,7 +154,7 @@ def test_a_failed_report_stops_the_run_before_the_model_sees_the_result(tmp_path
         model = ScriptedModel([[function_call("web_fetch", {"url": "https://x.example"}, call_id="c1")],
                                [assistant_message("never reached")]])
         agent = example.build_agent(memory, model).clone(instructions="plain")  # no injection call either
-        with pytest.raises(Exception, match="access denied: agent.session.manage"):
+        with pytest.raises(AccessDenied, match="access denied: agent.session.manage"):
             asyncio.run(Runner.run(agent, "go", run_config=NO_TRACES))
         assert len(model.calls) <= 1  # the page never reached a model call
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import ipaddress
 
-from hypothesis import assume, given, strategies as st
+from hypothesis import assume, given
+from hypothesis import strategies as st
 from starlette.datastructures import Headers
 
 from meta_memory.server.config import normalise_host, normalise_origin

@@ -17,7 +17,8 @@ from typing import Any
 import httpx
 import pytest
 
-from meta_memory.rpc.methods.agent_memory_params import MAX_REMEMBER_BATCH_BYTES, MAX_REMEMBER_BATCH_RECORDS
+from meta_memory.limits import MAX_BATCH_OPS
+from meta_memory.rpc.methods.agent_memory_params import MAX_REMEMBER_BATCH_BYTES
 from support import GatewayProcess, start_gateway, write_config
 
 ME = "importer:main"
@@ -107,10 +108,10 @@ def test_malformed_calls_are_refused_whole_naming_the_field(gateway: GatewayProc
 
 
 def test_caps_on_records_and_bytes(gateway: GatewayProcess) -> None:
-    too_many = [{"title": f"t{i}", "body": "b"} for i in range(MAX_REMEMBER_BATCH_RECORDS + 1)]
+    too_many = [{"title": f"t{i}", "body": "b"} for i in range(MAX_BATCH_OPS + 1)]
     err = gateway.error(METHOD, {"identity": ME, "records": too_many})
     assert err["code"] == -32602 and err["data"]["field"] == "records"
-    assert f"at most {MAX_REMEMBER_BATCH_RECORDS} records" in err["message"]
+    assert f"at most {MAX_BATCH_OPS} records" in err["message"]
     body = "x" * 60_000
     big = [{"title": f"t{i}", "body": f"{i} {body}"} for i in range(MAX_REMEMBER_BATCH_BYTES // 60_000 + 1)]
     err = gateway.error(METHOD, {"identity": ME, "records": big})

@@ -15,13 +15,12 @@ from typing import Any
 
 import httpx
 import pytest
-
-from extras import require_extra
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
+from extras import require_extra
 from meta_memory.access.config import hash_token
 from support import start_gateway, write_config
 

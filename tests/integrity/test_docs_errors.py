@@ -6,6 +6,7 @@ a gateway answers over its socket (no existence oracle: the answer to an unknown
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,7 @@ from typing import Any
 import pytest
 
 from meta_memory import errors
+from meta_memory.access.principal import AuthenticationFailed
 from meta_memory.errors import MetaError, from_jsonrpc
 from meta_memory.sdk import Meta
 from support import REPO_ROOT, access_toml, serving, write_config
@@ -24,13 +26,54 @@ _METHOD = re.compile(r"`(meta/[a-z_]+(?:/[a-z_]+)*)`")
 
 
 def catalogue() -> dict[int, type[MetaError]]:
-    """code -> class, for every refusal class of ``meta_memory.errors``."""
+    """code -> class, for every refusal class of ``meta_memory.errors.CATALOGUE``."""
     out: dict[int, type[MetaError]] = {}
-    for value in vars(errors).values():
-        if isinstance(value, type) and issubclass(value, MetaError) and value is not MetaError:
-            assert value.code not in out, f"{value.__name__} and {out[value.code].__name__} share {value.code}"
-            out[value.code] = value
+    for cls in errors.CATALOGUE:
+        assert cls.code not in out, f"{cls.__name__} and {out[cls.code].__name__} share {cls.code}"
+        out[cls.code] = cls
     return out
+
+
+def _subclasses(cls: type[MetaError]) -> list[type[MetaError]]:
+    return [sub for direct in cls.__subclasses__() for sub in (direct, *_subclasses(direct))]
+
+
+#: One refusal of every catalogued class, as the gateway raises it (optional members given).
+SAMPLES: dict[int, MetaError] = {e.code: e for e in (
+    errors.ParseError("invalid JSON (Expecting value at line 1 column 1)"),
+    errors.InvalidRequest('jsonrpc must be "2.0"', "jsonrpc"),
+    errors.MethodNotFound("meta/agent_memory/nope"),
+    errors.InvalidParams("title must not be empty", "title"),
+    errors.InternalError(),
+    errors.RecordNotFound("mem-1-0-0-0000000000000000"),
+    errors.AccessControlNotConfigured(),
+    errors.CapacityExceeded("recall refused: 4 recalls of this identity were still running",
+                            resource="recall_slots_per_identity", limit=4, retry_after_ms=500),
+    errors.MemoryBackendUnavailable("health check failed"),
+    errors.AccessDenied("agent.memory.read", "identity:lead:main"),
+    errors.AgentMemoryError("invalid_record", "op 1: title must not be empty", op_index=1),
+    errors.QuarantineReviewRefused("gate_pending", "the review gate is still open", expires_at_ms=5),
+)}
+
+#: The shared fixture the TypeScript SDK's tests rebuild (``sdk/typescript/test/errors.test.ts``).
+TS_FIXTURE = REPO_ROOT / "sdk" / "typescript" / "test" / "error-catalogue.json"
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part.title() for part in rest)
+
+
+def _fixture_rows() -> list[dict[str, Any]]:
+    """Per catalogued class: its code, kind, class name, a sample error object and the members the
+    TypeScript class exposes for it (camelCase: the ``wire_fields`` and ``reason``)."""
+    rows = []
+    for code, cls in catalogue().items():
+        sample = SAMPLES[code]
+        names = [*cls.wire_fields, *(["reason"] if hasattr(sample, "reason") else [])]
+        rows.append({"code": code, "kind": cls.kind, "class": cls.__name__, "error": sample.to_jsonrpc(),
+                     "members": {_camel(n): getattr(sample, n) for n in dict.fromkeys(names)}})
+    return rows
 
 
 def _table(page: Path, heading: str) -> list[list[str]]:
@@ -75,12 +118,41 @@ def test_the_python_sdk_rebuilds_every_catalogued_error_as_its_class(code: int) 
     assert type(rebuilt) is cls and rebuilt.code == code
 
 
-def test_the_typescript_sdk_knows_every_catalogued_error() -> None:
-    source = (REPO_ROOT / "sdk" / "typescript" / "src" / "errors.ts").read_text(encoding="utf-8")
-    for code, cls in catalogue().items():
-        assert f"export class {cls.__name__} extends MetaMemoryError" in source, cls.__name__
-        assert f"{cls.kind}: {cls.__name__}," in source, cls.kind
-        assert f'[{code}]: "{cls.kind}",' in source, code
+def test_every_refusal_class_is_catalogued_or_shares_its_parents_code() -> None:
+    for cls in _subclasses(MetaError):
+        parents = [c for c in cls.__mro__[1:] if c in errors.CATALOGUE]
+        assert cls in errors.CATALOGUE or (parents and parents[0].code == cls.code), cls.__name__
+    assert set(SAMPLES) == set(catalogue())
+
+
+@pytest.mark.parametrize("code", sorted(catalogue()))
+def test_the_python_sdk_rebuilds_every_error_with_the_raised_errors_attributes(code: int) -> None:
+    sample = SAMPLES[code]
+    rebuilt = from_jsonrpc(sample.to_jsonrpc())
+    assert type(rebuilt) is type(sample) and str(rebuilt) == str(sample)
+    assert {name: getattr(rebuilt, name, "<missing>") for name in vars(sample)} == vars(sample)
+
+
+def test_a_rebuilt_error_has_every_member_of_its_class_even_when_the_gateway_left_it_out() -> None:
+    busy = from_jsonrpc({"code": -32005, "message": "full",
+                         "data": {"kind": "capacity_exceeded", "resource": "event_subscribers", "limit": 64}})
+    assert isinstance(busy, errors.CapacityExceeded) and busy.retry_after_ms is None and busy.limit == 64
+    bare = from_jsonrpc({"code": -32602, "message": "Invalid params: params must be an object"})
+    assert isinstance(bare, errors.InvalidParams)
+    assert (bare.rule, bare.field) == ("params must be an object", None)
+
+
+def test_the_typescript_sdk_rebuilds_the_catalogue_its_tests_walk() -> None:
+    """The fixture ``npm test`` walks (every row rebuilt as its class with its members) is the catalogue."""
+    assert json.loads(TS_FIXTURE.read_text(encoding="utf-8")) == _fixture_rows(), \
+        "regenerate: python -c 'import json, test_docs_errors as t; print(json.dumps(t._fixture_rows(), indent=2))'"
+
+
+def test_a_refused_token_travels_the_one_error_mapping() -> None:
+    exc = AuthenticationFailed("unknown_token", "the bearer token is not recognised")
+    assert isinstance(exc, errors.AccessDenied)
+    assert exc.to_jsonrpc() == {"code": -32030, "message": "authentication failed: the bearer token is not recognised",
+                                "data": {"kind": "access_denied", "action": "authenticate"}}
 
 
 def test_every_method_a_page_names_is_served(tmp_path: Path) -> None:

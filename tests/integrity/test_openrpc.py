@@ -10,6 +10,7 @@ from typing import Any
 
 import jsonschema
 import pytest
+
 from support import GatewayProcess, start_gateway, write_config
 
 

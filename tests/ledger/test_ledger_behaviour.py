@@ -10,7 +10,6 @@ import pytest
 
 from meta_memory.clock import ManualClock
 from meta_memory.errors import ConfigError, MemoryBackendUnavailable
-from meta_memory.ledger.errors import LedgerValidationError
 from meta_memory.ledger import (
     AssertionLedger,
     IndexRequest,
@@ -18,6 +17,7 @@ from meta_memory.ledger import (
     MemoryConflictSignal,
     QueryRequest,
 )
+from meta_memory.ledger.errors import LedgerValidationError
 from meta_memory.ledger.persistence import MAX_RETAINED
 from support import run_together
 

@@ -7,6 +7,7 @@ import tomllib
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from pydantic import ValidationError
 
 from meta_memory.errors import ConfigError, StartupError
 from meta_memory.ledger.config import LedgerConfig, parse_memory_section
@@ -20,7 +21,7 @@ def test_local_json_with_endpoint_from_toml() -> None:
     raw = tomllib.loads('[memory]\nkind = "local_json"\nhealth_check_endpoint = " https://ops.example:8443/ "\n')
     config = parse_memory_section(raw["memory"])
     assert config.health_check_endpoint == "https://ops.example:8443/"
-    with pytest.raises(Exception):
+    with pytest.raises(ValidationError, match="frozen"):
         config.kind = "other"  # type: ignore[misc]  # frozen
 
 

@@ -7,7 +7,6 @@ from typing import Any
 import pytest
 
 from meta_memory.ledger.errors import LedgerValidationError
-from meta_memory.rpc.params import rule_to_invalid_params
 from meta_memory.ledger.model import (
     IndexRequest,
     QueryRequest,
@@ -15,6 +14,7 @@ from meta_memory.ledger.model import (
     parse_query_params,
     parse_stores_params,
 )
+from meta_memory.rpc.params import rule_to_invalid_params
 
 BASE = {"entity": "identity:ops", "topic": "deployment", "fact": "Production deploys require approval."}
 

@@ -16,16 +16,15 @@ from extras import require_extra
 require_extra("langgraph", "langgraph")
 
 
+from contract.pgsupport import dsn_with_schema, require_postgres, throwaway_schema  # noqa: E402
 from meta_memory.access.config import hash_token  # noqa: E402
 from meta_memory.cli import build_runtime  # noqa: E402
-from meta_memory.errors import AccessDenied  # noqa: E402
+from meta_memory.errors import AccessDenied, InvalidParams  # noqa: E402
 from meta_memory.integrations.langgraph import MetaMemoryStore  # noqa: E402
 from meta_memory.sdk import Meta  # noqa: E402
 from meta_memory.sdk.handle import MetaHandle  # noqa: E402
 from meta_memory.sdk.transport import EmbeddedTransport  # noqa: E402
 from meta_memory.server.gateway import Gateway  # noqa: E402
-
-from contract.pgsupport import dsn_with_schema, require_postgres, throwaway_schema  # noqa: E402
 from support import REPO_ROOT, write_config  # noqa: E402
 
 pytestmark = pytest.mark.langgraph
@@ -128,7 +127,7 @@ def test_async_twins(store: MetaMemoryStore) -> None:
 def test_values_must_be_json_and_fit_a_record(store: MetaMemoryStore) -> None:
     with pytest.raises(ValueError, match="JSON"):
         store.put(("n",), "k", {"when": object()})
-    with pytest.raises(Exception, match="body"):
+    with pytest.raises(InvalidParams, match="body"):
         store.put(("n",), "big", {"text": "x" * 70_000})
     assert store.get(("n",), "big") is None
 

@@ -14,8 +14,16 @@ from mcp.client.session import ClientSession
 from support import start_gateway
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_mcp_server import (SERVER_ENV, assert_clean_then_tainted, host_reports, memory_id_of,  # noqa: E402
-                             records, run_mcp, run_mcp_command, text)
+from test_mcp_server import (  # noqa: E402
+    SERVER_ENV,
+    assert_clean_then_tainted,
+    host_reports,
+    memory_id_of,
+    records,
+    run_mcp,
+    run_mcp_command,
+    text,
+)
 
 
 def test_standalone_server_quarantines_every_write_by_default(tmp_path: Path) -> None:

@@ -15,7 +15,6 @@ from support import memory_id_of, start_gateway
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_mcp_server import host_reports, run_mcp_command  # noqa: E402
 
-
 IDENTITY, SESSION = "agent:mcp-forget", "ide-forget-1"
 
 

@@ -8,7 +8,6 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
 
 import anyio
 import pytest
@@ -41,10 +40,7 @@ def run_bridge(url: str, *args: str, env: dict[str, str] | None = None) -> tuple
                                                                  "body": "remember the build flags"})
                         return tools, out.content[0].text
 
-        try:
-            tools, text = anyio.run(main)
-        except Exception:  # noqa: BLE001 - a bridge refused at start-up closes the session
-            tools, text = [], ""
+        tools, text = anyio.run(main)
         errlog.seek(0)
         return tools, text, errlog.read()
 

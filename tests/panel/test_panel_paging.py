@@ -6,10 +6,10 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import pytest
-from access_strategies import IDENTITIES, MOBS, configs, principals
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from access_strategies import IDENTITIES, MOBS, configs, principals
 from meta_memory.access.config import AccessConfig
 from meta_memory.access.policy import AccessPolicy
 from meta_memory.access.principal import Principal

@@ -63,7 +63,7 @@ WHERE = {
                                            "author": {"author": "application"}}},
     "author identity": {"provenance": {"evidence": [], "author": {"author": "agent", "identity": f"bot:{KEY}"}}},
     "verification claim": {"provenance": {"evidence": [], "author": {"author": "application"},
-                                          "verification": {"checked": f"ran it with PGPASSWORD=hunter2x",
+                                          "verification": {"checked": "ran it with PGPASSWORD=hunter2x",
                                                            "evidence": []}}},
     "verification evidence": {"provenance": {"evidence": [], "author": {"author": "application"},
                                              "verification": {"checked": "looked", "evidence": [

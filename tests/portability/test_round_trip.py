@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,29 +18,13 @@ from meta_memory.cli import build_runtime
 from meta_memory.sdk.handle import MetaHandle
 from meta_memory.sdk.transport import EmbeddedTransport
 from meta_memory.server.gateway import Gateway
-
-from contract.pgsupport import dsn_with_schema, require_postgres, throwaway_schema
-from support import meta_memory_cli, write_config
+from support import meta_memory_cli
 
 ID, OTHER = "lead:main", "lead:other"
 QUERIES = ["passport travel", "tea", "web page claim", "door code", "garden"]
 
 
 mm = meta_memory_cli
-
-
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def configs(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[Path | None, Path | None]]:
-    """(source config, target config): ``None`` for the default SQLite stores, else two PostgreSQL schemas."""
-    if request.param == "sqlite":
-        yield None, None
-        return
-    require_postgres()
-    with throwaway_schema() as a, throwaway_schema() as b:
-        yield tuple(  # type: ignore[misc]
-            write_config(tmp_path / f"{n}.toml", f'[agent_memory]\nstore = "postgres"\ndsn = "{dsn_with_schema(s)}"\n')
-            for n, s in (("source", a), ("target", b))
-        )
 
 
 def handle_on(state: Path, config: Path | None) -> MetaHandle:

@@ -21,12 +21,18 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from meta_memory.cli import build_runtime
+from meta_memory.errors import RecordNotFound
 from meta_memory.portability import export_jsonl
 from meta_memory.portability.importer import ImportError_, parse_lines, verify
 from meta_memory.portability.signing import ExportKey, LineSigner
-
-from portability.test_round_trip import ID, build_source, config_args, handle_on, mm, snapshot
-from portability.test_round_trip import configs  # noqa: F401 - the two-backend fixture, shared
+from portability.test_round_trip import (
+    ID,
+    build_source,
+    config_args,
+    handle_on,
+    mm,
+    snapshot,
+)
 
 PANEL = "meta/memory/panel/record"
 
@@ -44,7 +50,7 @@ def _write(path: Path, lines: list[dict[str, Any]]) -> Path:
 def _exists(h: Any, memory_id: str) -> bool:
     try:
         h.call(PANEL, {"realm": "default", "memory_id": memory_id})
-    except Exception:  # noqa: BLE001 - RecordNotFound over the embedded transport
+    except RecordNotFound:
         return False
     return True
 

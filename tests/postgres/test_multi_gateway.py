@@ -23,10 +23,9 @@ from extras import require_extra
 
 psycopg = require_extra("postgres", "psycopg")  # before the modules that import it
 
+from contract.pgsupport import DSN
 from meta_memory.agent_memory.store.postgres import PostgresAgentMemoryStore
 from support import GatewayProcess, raw_rows, start_gateway
-
-from contract.pgsupport import DSN
 
 pytestmark = [pytest.mark.gateway, pytest.mark.postgres]
 

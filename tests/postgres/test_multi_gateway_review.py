@@ -12,17 +12,17 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+
 from extras import require_extra
 
 psycopg = require_extra("postgres", "psycopg")  # before the modules that import it
 
 from contract.pgsupport import DSN
-from support import GatewayProcess
-
 from meta_memory.agent_memory.model import Author, NewMemoryRecord, Provenance, Scope
 from meta_memory.agent_memory.store.postgres import PostgresAgentMemoryStore
 from meta_memory.clock import ManualClock
 from meta_memory.review.promotions import promote_pending_gate
+from support import GatewayProcess
 
 pytestmark = [pytest.mark.gateway, pytest.mark.postgres]
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import secrets
 from collections.abc import Iterator
-from typing import Any
 
 import pytest
 
@@ -22,13 +21,12 @@ psycopg = require_extra("postgres", "psycopg")  # before the modules that import
 conninfo = require_extra("postgres", "psycopg.conninfo")
 
 from contract.pgsupport import DSN, require_postgres
-
 from meta_memory.agent_memory.hashing import content_hash
 from meta_memory.agent_memory.store.postgres import PostgresAgentMemoryStore
+from meta_memory.agent_memory.store.tables import PromotionRow
 from meta_memory.clock import ManualClock
 from meta_memory.panel.cursor import Cursor
 from meta_memory.panel.store import PostgresPanelStore, RecordFilters
-from meta_memory.agent_memory.store.tables import PromotionRow
 
 pytestmark = pytest.mark.postgres
 

@@ -17,12 +17,12 @@ from extras import require_extra
 
 psycopg = require_extra("postgres", "psycopg")  # before the modules that import it
 
+from contract.pgsupport import DSN, require_postgres, throwaway_schema
 from meta_memory.agent_memory.batch import CreateOp, StagedBatch, TombstoneOp
 from meta_memory.agent_memory.hashing import content_hash
 from meta_memory.agent_memory.model import Author, NewMemoryRecord, Provenance, Scope
 from meta_memory.agent_memory.store import common, planner
 from meta_memory.agent_memory.store.postgres import PostgresAgentMemoryStore
-from contract.pgsupport import DSN, require_postgres, throwaway_schema
 
 pytestmark = pytest.mark.postgres
 

@@ -12,6 +12,7 @@ from extras import require_extra
 
 psycopg = require_extra("postgres", "psycopg")  # before the modules that import it
 
+from contract.pgsupport import DSN, require_postgres, throwaway_schema
 from meta_memory.agent_memory.store.postgres import PostgresAgentMemoryStore
 from meta_memory.clock import ManualClock
 from meta_memory.errors import AgentMemoryError
@@ -20,8 +21,6 @@ from meta_memory.firewall.taint import TaintTracker
 from meta_memory.injection import InjectionSessions
 from meta_memory.session_ref import SessionRef
 from meta_memory.session_state import PostgresSessionBackend, SessionStateStore
-
-from contract.pgsupport import DSN, require_postgres, throwaway_schema
 
 pytestmark = pytest.mark.postgres
 

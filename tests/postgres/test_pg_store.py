@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -14,6 +13,7 @@ from extras import require_extra
 
 psycopg = require_extra("postgres", "psycopg")  # before the modules that import it
 
+from contract.pgsupport import DSN, dsn_with_schema, require_postgres, throwaway_schema
 from meta_memory.agent_memory.batch import CreateOp, StagedBatch
 from meta_memory.agent_memory.model import Author, NewMemoryRecord, Provenance, Scope
 from meta_memory.agent_memory.store import pg_schema
@@ -29,8 +29,6 @@ from meta_memory.recall import fts
 from meta_memory.recall.lexical import LexicalRecallProvider
 from meta_memory.recall.provider import RecallRequest
 from meta_memory.services.recall_reader import guarded_recall
-
-from contract.pgsupport import DSN, dsn_with_schema, require_postgres, throwaway_schema
 from support import raw_rows, run_together
 
 pytestmark = pytest.mark.postgres

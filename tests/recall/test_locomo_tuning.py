@@ -2,17 +2,12 @@
 
 from __future__ import annotations
 
-
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from meta_memory.recall.lexical import LexicalConfig
 from meta_memory.recall.standalone import IndexedRecord, StandaloneIndex
 from support import load_benchmark
-
-
-
-
 
 H = load_benchmark("locomo_recall", "locomo_recall_harness")
 FOLDS = ["c1", "c2", "c3", "c4", "c5"]

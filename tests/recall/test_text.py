@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 from meta_memory.recall.text import (
     SHORT_STOPWORDS,
     STOPWORDS,
-    is_cjk,
     compact_whitespace,
+    is_cjk,
     normalize,
     query_terms,
     stem,

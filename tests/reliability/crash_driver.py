@@ -20,10 +20,10 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from support import open_ro, realm_db  # re-exported: the harness reads realm files through them
 
-from meta_memory.storage.layout import encode_path_segment
 from meta_memory.recall import fts
+from meta_memory.storage.layout import encode_path_segment
+from support import open_ro, realm_db  # re-exported: the harness reads realm files through them
 
 LEDGER_FILE = "memory-ledger-state.json"
 LEDGER_STAGE = "memory-ledger-state.tmp"

@@ -24,7 +24,6 @@ from meta_memory.review.dream import run_dream
 from meta_memory.review.harvest import list_harvests, record_harvest
 from meta_memory.review.proposals import get_proposal
 from meta_memory.review.steward import LlmSteward, PolicySteward, StewardDecision
-
 from support import raw_rows, raw_write
 
 from .conftest import IDENTITY, REALM, Env

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 import pytest
 
 from meta_memory.agent_memory.model import Author, NewMemoryRecord, Provenance, Scope
@@ -23,7 +22,6 @@ from meta_memory.review.proposals import (
     list_proposals,
     reject_proposal,
 )
-
 from support import raw_rows
 
 from .conftest import IDENTITY, REALM, Env

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from meta_memory.agent_memory.batch import RetierOp, StagedBatch, SupersedeOp, CreateOp
+from meta_memory.agent_memory.batch import CreateOp, RetierOp, StagedBatch, SupersedeOp
 from meta_memory.agent_memory.hashing import content_hash
 from meta_memory.agent_memory.model import Author, NewMemoryRecord, Provenance, Scope, TrustTier
 from meta_memory.errors import AgentMemoryError, QuarantineReviewRefused
@@ -15,7 +15,6 @@ from meta_memory.recall import fts
 from meta_memory.review.model import PROMOTION_EXPIRY_MS, Reviewer
 from meta_memory.review.promotions import gating_decide, promote_pending_gate
 from meta_memory.review.quarantine import decide
-
 from support import raw_rows, raw_write
 
 from .conftest import IDENTITY, REALM, Env

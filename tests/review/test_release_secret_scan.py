@@ -6,7 +6,6 @@ from __future__ import annotations
 import pytest
 
 from meta_memory.agent_memory.hashing import content_hash
-
 from support import raw_write
 
 from .conftest import REALM, Env

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from meta_memory import Meta, memory
-from meta_memory.errors import ConfigError, InvalidParams, MemoryBackendUnavailable
+from meta_memory.errors import ConfigError, InvalidParams, MemoryBackendUnavailable, StartupError
 from meta_memory.ledger.model import MemoryIndexResult, MemoryQueryResult, MemoryStoreInfo
 
 
@@ -75,7 +75,7 @@ def test_health_failure_raises_typed_error(tmp_path):
         handle.memory_index("e", "t", fact="ok")
     finally:
         handle.close()
-    with pytest.raises(Exception) as exc:  # the startup health check itself refuses
+    with pytest.raises(StartupError) as exc:  # the startup health check itself refuses
         Meta.builder().persistent_state(tmp_path).memory(memory.local_json("http://127.0.0.1:9")).build()
     assert "health" in str(exc.value).lower()
 

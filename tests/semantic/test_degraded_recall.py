@@ -17,9 +17,8 @@ from typing import Any
 
 import httpx
 import pytest
-from extras import require_extra
-from support import poisoned_write, serving, write_config
 
+from extras import require_extra
 from meta_memory import deadline
 from meta_memory.agent_memory.model import Scope
 from meta_memory.agent_memory.store.sqlite import SqliteAgentMemoryStore
@@ -33,6 +32,7 @@ from meta_memory.recall.semantic.indexer import VectorIndexer
 from meta_memory.recall.store_reader import StoreReader
 from meta_memory.runtime import Runtime
 from meta_memory.sdk import Meta
+from support import poisoned_write, serving, write_config
 
 from .semantic_support import ConceptEmbedder, StallingEmbedder
 

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from extras import require_extra
 from meta_memory.agent_memory.config import AgentMemoryConfig
 from meta_memory.agent_memory.model import Author, Scope
 from meta_memory.agent_memory.store.sqlite import SqliteAgentMemoryStore
@@ -18,8 +19,6 @@ from meta_memory.recall.semantic.indexer import VectorIndexer
 from meta_memory.recall.semantic.setup import build_recall_provider
 from meta_memory.services.agent_memory import AgentMemoryService
 from meta_memory.services.recall_reader import guarded_recall
-
-from extras import require_extra
 
 from .semantic_support import ConceptEmbedder
 

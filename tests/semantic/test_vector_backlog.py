@@ -11,14 +11,13 @@ from typing import Any
 
 import pytest
 
+from extras import require_extra
 from meta_memory.agent_memory.model import Author, Scope
 from meta_memory.agent_memory.store.sqlite import SqliteAgentMemoryStore
 from meta_memory.recall.semantic import model as model_module
 from meta_memory.recall.semantic.indexer import VectorIndexer
 from meta_memory.recall.semantic.setup import build_recall_provider
 from meta_memory.sdk import Meta
-
-from extras import require_extra
 
 from .semantic_support import ConceptEmbedder
 

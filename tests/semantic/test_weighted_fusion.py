@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from extras import require_extra
 
+from extras import require_extra
 from meta_memory.agent_memory.model import Scope
 from meta_memory.agent_memory.store.sqlite import SqliteAgentMemoryStore
 from meta_memory.recall.lexical import LexicalRecallProvider

@@ -14,7 +14,6 @@ from meta_memory.errors import AgentMemoryError, InvalidParams
 from meta_memory.firewall import Firewall
 from meta_memory.session_ref import SessionRef
 from meta_memory.tool import RecorderTool, ToolResult
-
 from tool.memory_tool_fakes import FakeStore
 
 ME = "lead:main"

@@ -181,38 +181,34 @@ export class StartupError extends Error {
 /** A builder option was refused before anything started; the message names the option and the rule. */
 export class ConfigError extends StartupError {}
 
-type ErrorClass = new (message: string, code: number, data?: Record<string, unknown>) => MetaMemoryError;
+/** A catalogued error class. */
+export type ErrorClass = new (message: string, code: number, data?: Record<string, unknown>) => MetaMemoryError;
+
+/**
+ * The catalogue, one row per code: `[code, data.kind, class]`, in the order of the table above (the
+ * Python `meta_memory.errors.CATALOGUE`). Both look-ups below are derived from it.
+ */
+export const ERROR_CATALOGUE: ReadonlyArray<readonly [code: number, kind: string, cls: ErrorClass]> = [
+  [-32700, "parse_error", ParseError],
+  [-32600, "invalid_request", InvalidRequest],
+  [-32601, "method_not_found", MethodNotFound],
+  [-32602, "invalid_params", InvalidParams],
+  [-32603, "internal", InternalError],
+  [-32001, "not_found", RecordNotFound],
+  [-32004, "access_control_not_configured", AccessControlNotConfigured],
+  [-32005, "capacity_exceeded", CapacityExceeded],
+  [-32010, "memory_backend", MemoryBackendUnavailable],
+  [-32030, "access_denied", AccessDenied],
+  [-32040, "agent_memory", AgentMemoryError],
+  [-32043, "memory_quarantine_review_refused", QuarantineReviewRefused],
+];
 
 /** `data.kind` -> class. */
-export const ERROR_CLASSES: Readonly<Record<string, ErrorClass>> = {
-  parse_error: ParseError,
-  invalid_request: InvalidRequest,
-  method_not_found: MethodNotFound,
-  invalid_params: InvalidParams,
-  internal: InternalError,
-  not_found: RecordNotFound,
-  access_control_not_configured: AccessControlNotConfigured,
-  capacity_exceeded: CapacityExceeded,
-  memory_backend: MemoryBackendUnavailable,
-  access_denied: AccessDenied,
-  agent_memory: AgentMemoryError,
-  memory_quarantine_review_refused: QuarantineReviewRefused,
-};
+export const ERROR_CLASSES: Readonly<Record<string, ErrorClass>> = Object.fromEntries(
+  ERROR_CATALOGUE.map(([, kind, cls]) => [kind, cls]),
+);
 
-const KIND_BY_CODE: Readonly<Record<number, string>> = {
-  [-32700]: "parse_error",
-  [-32600]: "invalid_request",
-  [-32601]: "method_not_found",
-  [-32602]: "invalid_params",
-  [-32603]: "internal",
-  [-32001]: "not_found",
-  [-32004]: "access_control_not_configured",
-  [-32005]: "capacity_exceeded",
-  [-32010]: "memory_backend",
-  [-32030]: "access_denied",
-  [-32040]: "agent_memory",
-  [-32043]: "memory_quarantine_review_refused",
-};
+const KIND_BY_CODE: ReadonlyMap<number, string> = new Map(ERROR_CATALOGUE.map(([code, kind]) => [code, kind]));
 
 /**
  * Rebuild the typed error for a JSON-RPC `error` object. The class is chosen by
@@ -225,7 +221,8 @@ export function fromJsonRpcError(error: unknown): MetaMemoryError {
   const message = typeof obj.message === "string" ? obj.message : "JSON-RPC error";
   const rawData = typeof obj.data === "object" && obj.data !== null && !Array.isArray(obj.data) ? obj.data : {};
   const data: Record<string, unknown> = { ...rawData };
-  if (typeof data.kind !== "string" && KIND_BY_CODE[code] !== undefined) data.kind = KIND_BY_CODE[code];
+  const kindOfCode = KIND_BY_CODE.get(code);
+  if (typeof data.kind !== "string" && kindOfCode !== undefined) data.kind = kindOfCode;
   const cls = typeof data.kind === "string" ? ERROR_CLASSES[data.kind] : undefined;
   return cls ? new cls(message, code, data) : new MetaMemoryError(message, code, data);
 }

@@ -13,6 +13,7 @@ import hmac
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..errors import AccessDenied, MetaError
 from .config import AccessConfig
 
 __all__ = ["ANONYMOUS", "AuthenticationFailed", "Principal", "authenticate"]
@@ -51,21 +52,27 @@ class Principal:
 ANONYMOUS = Principal(name=None, anonymous=True)
 
 
-class AuthenticationFailed(Exception):
+class AuthenticationFailed(AccessDenied):
     """The ``Authorization`` header was refused; the HTTP layer answers ``401``.
 
+    An :class:`~meta_memory.errors.AccessDenied` (-32030), so every surface maps it through the one
+    error mapping (:meth:`~meta_memory.errors.MetaError.to_jsonrpc`): ``message``
+    ``authentication failed: <detail>``, ``data {kind: "access_denied", action: "authenticate"}``.
+
     Attributes: ``status`` (401), ``www_authenticate`` (the challenge header value),
-    ``reason`` (``missing_token`` | ``malformed_header`` | ``unknown_token``). The
-    message never echoes the presented token.
+    ``reason`` (``missing_token`` | ``malformed_header`` | ``unknown_token``; not sent),
+    ``detail`` (the refusal in words). The message never echoes the presented token.
     """
 
     status = 401
     www_authenticate = 'Bearer realm="meta-memory"'
 
-    def __init__(self, reason: str, message: str) -> None:
-        super().__init__(message)
+    def __init__(self, reason: str, detail: str) -> None:
+        MetaError.__init__(self, f"authentication failed: {detail}", action="authenticate")
+        self.action = "authenticate"
+        self.resource = None
         self.reason = reason
-        self.message = message
+        self.detail = detail
 
 
 def _bearer(header: str) -> str:

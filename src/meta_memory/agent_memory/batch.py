@@ -31,7 +31,6 @@ from meta_memory.agent_memory.model import (
 )
 
 __all__ = [
-    "MAX_BATCH_OPS",
     "TOMBSTONE_RECREATE_WINDOW_MS",
     "BatchKind",
     "CreateOp",
@@ -47,7 +46,6 @@ __all__ = [
     "op_from_json",
 ]
 
-MAX_BATCH_OPS = 1024
 TOMBSTONE_RECREATE_WINDOW_MS = 7 * 24 * 60 * 60 * 1000
 
 

@@ -71,8 +71,6 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationEr
 from pydantic_core import PydanticCustomError
 
 from meta_memory.errors import ConfigError
-from meta_memory.recall.custom import BUNDLED_PROVIDERS, is_provider_reference
-from meta_memory.review.config import StewardConfig
 from meta_memory.identity import DEFAULT_REALM, parse_realm
 from meta_memory.limits import (
     DEFAULT_INSTRUCTION_HEADER,
@@ -92,6 +90,8 @@ from meta_memory.limits import (
     MAX_SESSION_STATE_EXPIRY_DAYS,
     MAX_SESSION_STATE_LIMIT,
 )
+from meta_memory.recall.custom import BUNDLED_PROVIDERS, is_provider_reference
+from meta_memory.review.config import StewardConfig
 
 __all__ = [
     "DEFAULT_REALM",

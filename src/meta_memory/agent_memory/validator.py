@@ -20,9 +20,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from meta_memory.agent_memory.batch import (
-    MAX_BATCH_OPS,
-    BatchKind,
     TOMBSTONE_RECREATE_WINDOW_MS,
+    BatchKind,
     CreateOp,
     Op,
     OpResult,
@@ -33,13 +32,13 @@ from meta_memory.agent_memory.batch import (
     SupersedeOp,
     TombstoneOp,
 )
+from meta_memory.agent_memory.erase import Erasure
 from meta_memory.agent_memory.fields import (
     FieldError,
     compact_whitespace,
     normalize_tags,
     validate_record_fields,
 )
-from meta_memory.agent_memory.erase import Erasure
 from meta_memory.agent_memory.hashing import content_hash, new_memory_id, new_memory_ids
 from meta_memory.agent_memory.model import (
     Author,
@@ -55,6 +54,7 @@ from meta_memory.agent_memory.model import (
 )
 from meta_memory.agent_memory.secrets import scan_record
 from meta_memory.errors import AgentMemoryError
+from meta_memory.limits import MAX_BATCH_OPS
 
 __all__ = [
     "RecordReader",

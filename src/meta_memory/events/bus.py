@@ -22,13 +22,12 @@ later persist succeeds.
 from __future__ import annotations
 
 import json
-import logging
 import sqlite3
 import threading
 from collections import deque
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..clock import Clock

@@ -24,7 +24,6 @@ MIN_INJECTION_BUDGET_BYTES: Final = 512
 
 BUILD_INDEX_BUDGET_BYTES: Final = 8192
 BUILD_INDEX_WORKING_SET_K: Final = 24
-MAX_INDEX_DESCRIPTION_BYTES: Final = 400
 #: (identity, reason) pairs remembered for "first skip logs at INFO".
 MAX_NOTED_SKIPS: Final = 4096
 

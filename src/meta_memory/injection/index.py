@@ -14,10 +14,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from ..agent_memory.fields import MAX_DESCRIPTION_BYTES
 from .constants import (
     BUILD_INDEX_BUDGET_BYTES,
     DEFAULT_INSTRUCTION_HEADER,
-    MAX_INDEX_DESCRIPTION_BYTES,
     MAX_INJECTED_TITLE_BYTES,
     SCOPE_INDEX_LABELS,
     SCOPE_INDEX_WEIGHTS,
@@ -26,8 +26,8 @@ from .defang import neutralise
 from .model import IndexRow, ScopeRef
 from .protocol import MEMORY_INDEX_TITLE
 from .text_util import (
-    days_phrase,
     compact_whitespace,
+    days_phrase,
     escape_xml_text,
     scrub_surrogates,
     truncate_utf8_boundary,
@@ -66,7 +66,7 @@ def render_index_row(row: IndexRow, header: str = DEFAULT_INSTRUCTION_HEADER) ->
     kind = _one_line(row.kind, 64, header)
     tag = f"[{kind}, {age}]" if age else f"[{kind}]"
     text = f"\n- {_one_line(row.memory_id, 256, header)} {tag} {_one_line(row.title, MAX_INJECTED_TITLE_BYTES, header)}"
-    description = _one_line(row.description, MAX_INDEX_DESCRIPTION_BYTES, header)
+    description = _one_line(row.description, MAX_DESCRIPTION_BYTES, header)
     if description:
         text += f" \u2014 {description}"
     return text

@@ -127,7 +127,7 @@ class TimeBox:
             waiting = self._waiting.setdefault(key, deque())
             waiting.append(ticket)  # one key's calls take freed slots in the order they came (no starving)
             try:
-                while waiting[0] is not ticket or (full := self._full(key)) is not None:
+                while waiting[0] is not ticket or self._full(key) is not None:
                     left = None if until is None else until - time.monotonic()
                     if left is None or left <= 0:
                         cap = self._full(key) or ProviderSaturated(self._max_per_key, per_key=True)

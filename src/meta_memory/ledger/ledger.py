@@ -16,14 +16,14 @@ import logging
 import threading
 from collections import deque
 from collections.abc import Callable
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 from meta_memory.clock import Clock
 from meta_memory.errors import ConfigError, MemoryBackendUnavailable, StartupError
-from meta_memory.ledger.errors import LedgerValidationError
 from meta_memory.ledger import persistence
 from meta_memory.ledger.config import DEFAULT_MAX_STATE_BYTES, MIN_MAX_STATE_BYTES, LedgerConfig
+from meta_memory.ledger.errors import LedgerValidationError
 from meta_memory.ledger.health import HEALTHCHECK_TIMEOUT_S, HealthChecker, HealthCheckFailed
 from meta_memory.ledger.model import (
     IndexRequest,

@@ -13,7 +13,6 @@ an optional member means *absent*.
 from __future__ import annotations
 
 import json
-
 from dataclasses import dataclass
 from typing import Any
 

@@ -3,7 +3,7 @@
 Two passes over the lines: the first decodes and checks every line (JSON, line shape, record
 encoding, field caps, secrets) and refuses the file by line number before anything is written; the
 second lands the records as :class:`~meta_memory.agent_memory.batch.RestoreOp` batches (one
-transaction each, at most :data:`~meta_memory.agent_memory.batch.MAX_BATCH_OPS` ops, whole supersede
+transaction each, at most :data:`~meta_memory.limits.MAX_BATCH_OPS` ops, whole supersede
 chains together) and the ledger lines through the ledger's own index.
 
 - An export file is untrusted input. A file that verifies (:func:`verify`: every line's MAC under
@@ -28,13 +28,14 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ..agent_memory.batch import MAX_BATCH_OPS, RestoreOp, StagedBatch
+from ..agent_memory.batch import RestoreOp, StagedBatch
 from ..agent_memory.model import Author, MemoryRecord, NewMemoryRecord, StatusKind, TrustTier
 from ..agent_memory.store.base import AgentMemoryStore
 from ..agent_memory.validator import erasure_scopes, normalize_record, refuse_secrets, validate_record_fields
 from ..errors import AgentMemoryError, MetaError
 from ..ledger.errors import LedgerValidationError
 from ..ledger.model import IndexRequest
+from ..limits import MAX_BATCH_OPS
 from ..runtime import Runtime
 from .format import MAX_LINE_BYTES, AssertionLine, ConflictLine, EndLine, Header, RecordLine, parse_line
 from .policy import ScopeAllowance, downgrade

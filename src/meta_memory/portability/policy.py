@@ -21,7 +21,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
-from ..agent_memory.validator import RESTORE_CLOCK_SKEW_MS
 from ..agent_memory.model import (
     Author,
     AuthorKind,
@@ -33,6 +32,7 @@ from ..agent_memory.model import (
     TrustTier,
     UsageStats,
 )
+from ..agent_memory.validator import RESTORE_CLOCK_SKEW_MS
 
 __all__ = ["UNVERIFIED_AUTHOR", "ScopeAllowance", "Downgrade", "downgrade"]
 

@@ -50,7 +50,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import math
 import queue
 import threading
 import time

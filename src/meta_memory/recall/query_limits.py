@@ -28,6 +28,7 @@ __all__ = [
     "MAX_QUERY_BYTES",
     "MAX_QUERY_TERMS",
     "MAX_QUERY_TERM_ENTRIES",
+    "MAX_QUERY_TERM_BYTES",
     "query_bytes",
     "query_size_error",
     "truncate_query_text",
@@ -42,6 +43,9 @@ MAX_QUERY_TERMS = 64
 
 #: Most entries of a ``query_terms`` array.
 MAX_QUERY_TERM_ENTRIES = 256
+
+#: Most UTF-8 bytes of one ``query_terms`` entry.
+MAX_QUERY_TERM_BYTES = 1024
 
 
 def _nbytes(text: str) -> int:

@@ -15,12 +15,11 @@ enough. One scope key stands for one identity.
 
 from __future__ import annotations
 
-from itertools import zip_longest
-
 import json
 import sqlite3
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from itertools import zip_longest
 
 from meta_memory.recall import bm25, fts
 

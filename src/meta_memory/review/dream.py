@@ -55,18 +55,24 @@ from typing import Any, Protocol, TypeVar
 from meta_memory.agent_memory.hashing import content_hash, mint_token
 from meta_memory.agent_memory.model import DAY_MS, Kind, MemoryRecord, Scope
 from meta_memory.agent_memory.secrets import scan_record
+from meta_memory.agent_memory.store.base import AgentMemoryStore, WriteGate
+from meta_memory.agent_memory.store.tx import ReadTx
 from meta_memory.agent_memory.validator import normalize_record
 from meta_memory.clock import Clock
 from meta_memory.errors import AgentMemoryError, MetaError, QuarantineReviewRefused
-from meta_memory.ledger.ledger import AssertionLedger
-from meta_memory.identity import parse_realm
-from meta_memory.agent_memory.store.base import AgentMemoryStore, WriteGate
-from meta_memory.agent_memory.store.tx import ReadTx
 from meta_memory.events.bus import EventBus
+from meta_memory.identity import parse_realm
+from meta_memory.ledger.ledger import AssertionLedger
 from meta_memory.review.config import StewardCaps
 from meta_memory.review.harvest import decide_harvest, harvest_records
 from meta_memory.review.model import Reviewer
-from meta_memory.review.promotions import USE_STORE_GATE, _StoreGate, expire_promotions, promote_pending_gate, write_gate
+from meta_memory.review.promotions import (
+    USE_STORE_GATE,
+    _StoreGate,
+    expire_promotions,
+    promote_pending_gate,
+    write_gate,
+)
 from meta_memory.review.proposals import _proposal, accept_proposal, hold_proposal, reject_proposal
 from meta_memory.review.quarantine import review_quarantined
 from meta_memory.review.steward import (

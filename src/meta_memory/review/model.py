@@ -9,11 +9,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from meta_memory.agent_memory.model import Author, MemoryRecord, NewMemoryRecord, Provenance
+from meta_memory.limits import MAX_REASON_BYTES
 
 __all__ = [
     "copy_of",
     "PROMOTION_EXPIRY_MS",
-    "MAX_REVIEW_RATIONALE_BYTES",
     "Reviewer",
     "receipt",
     "clip_rationale",
@@ -21,9 +21,6 @@ __all__ = [
 
 PROMOTION_EXPIRY_MS = 7 * 24 * 60 * 60 * 1000
 """Gated promotions expire seven days after they were staged (reference §9)."""
-
-MAX_REVIEW_RATIONALE_BYTES = 400
-"""Longest review rationale accepted from a caller (reference §6 "Params")."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,7 +108,7 @@ def receipt(record: MemoryRecord) -> dict[str, Any]:
     return out
 
 
-def clip_rationale(text: str | None, limit: int = MAX_REVIEW_RATIONALE_BYTES) -> str | None:
+def clip_rationale(text: str | None, limit: int = MAX_REASON_BYTES) -> str | None:
     """Trim ``text``; ``None`` when empty; cut to at most ``limit`` UTF-8 bytes (on a character boundary).
 
     For rationales that come from a steward (an operator's over-long rationale is refused instead).

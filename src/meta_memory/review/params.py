@@ -13,7 +13,7 @@ from typing import Any
 
 from meta_memory.errors import InvalidParams
 from meta_memory.identity import parse_identity, parse_realm
-from meta_memory.review.model import MAX_REVIEW_RATIONALE_BYTES
+from meta_memory.limits import MAX_REASON_BYTES
 
 __all__ = [
     "DecideParams",
@@ -30,8 +30,6 @@ __all__ = [
     "parse_proposal_list_params",
 ]
 
-#: Longest `meta/session/retire` cause, in UTF-8 bytes (checked by its params in ``rpc/methods/review.py``).
-MAX_CAUSE_BYTES = 400
 MAX_LIST_LIMIT = 200
 DEFAULT_LIST_LIMIT = 50
 
@@ -135,8 +133,8 @@ def parse_decide_params(raw: Any) -> DecideParams:
         if not isinstance(rationale_raw, str):
             raise InvalidParams("rationale must be a string when provided", "rationale")
         rationale = rationale_raw.strip() or None
-        if rationale is not None and len(rationale.encode("utf-8", "surrogatepass")) > MAX_REVIEW_RATIONALE_BYTES:
-            raise InvalidParams(f"rationale must be at most {MAX_REVIEW_RATIONALE_BYTES} bytes", "rationale")
+        if rationale is not None and len(rationale.encode("utf-8", "surrogatepass")) > MAX_REASON_BYTES:
+            raise InvalidParams(f"rationale must be at most {MAX_REASON_BYTES} bytes", "rationale")
     return DecideParams(realm, identity, memory_id, verdict, expected, rationale)
 
 
@@ -231,6 +229,6 @@ def parse_proposal_action_params(raw: Any) -> ProposalActionParams:
     if not isinstance(action, str) or action.strip() not in ("accept", "hold", "reject"):
         raise InvalidParams("action must be 'accept', 'hold' or 'reject'", "action")
     rationale = _optional_text(data, "rationale")
-    if rationale is not None and len(rationale.encode("utf-8", "surrogatepass")) > MAX_REVIEW_RATIONALE_BYTES:
-        raise InvalidParams(f"rationale must be at most {MAX_REVIEW_RATIONALE_BYTES} bytes", "rationale")
+    if rationale is not None and len(rationale.encode("utf-8", "surrogatepass")) > MAX_REASON_BYTES:
+        raise InvalidParams(f"rationale must be at most {MAX_REASON_BYTES} bytes", "rationale")
     return ProposalActionParams(realm, proposal_id, action.strip(), rationale)

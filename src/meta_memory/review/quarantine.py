@@ -55,13 +55,13 @@ from meta_memory.agent_memory.model import (
     TrustTier,
 )
 from meta_memory.agent_memory.secrets import scan_record
-from meta_memory.clock import Clock
-from meta_memory.errors import AgentMemoryError, QuarantineReviewRefused
-from meta_memory.identity import parse_identity, parse_realm
 from meta_memory.agent_memory.store.base import AgentMemoryStore, WriteGate
 from meta_memory.agent_memory.store.tables import HeldForgetRow
 from meta_memory.agent_memory.store.tx import ReadTx, WriteTx
+from meta_memory.clock import Clock
+from meta_memory.errors import AgentMemoryError, QuarantineReviewRefused
 from meta_memory.events.bus import EventBus
+from meta_memory.identity import parse_identity, parse_realm
 from meta_memory.review.forgets import FORGET_SUBJECT
 from meta_memory.review.model import PROMOTION_EXPIRY_MS, Reviewer, copy_of, receipt
 from meta_memory.review.promotions import USE_STORE_GATE, _StoreGate, write_gate

@@ -24,7 +24,6 @@ from typing import Any
 
 from meta_memory.agent_memory.model import Scope
 from meta_memory.agent_memory.store.base import AgentMemoryStore
-
 from meta_memory.clock import Clock
 from meta_memory.events.bus import EventBus
 from meta_memory.ledger.ledger import AssertionLedger

@@ -36,9 +36,9 @@ from typing import Any, Protocol
 import httpx
 
 from meta_memory.agent_memory.model import DAY_MS, Kind, MemoryRecord, age_days
+from meta_memory.agent_memory.store.tables import HarvestRow
 from meta_memory.review.model import clip_rationale
 from meta_memory.review.proposals import Proposal
-from meta_memory.agent_memory.store.tables import HarvestRow
 
 __all__ = [
     "QUARANTINE_VERDICTS",

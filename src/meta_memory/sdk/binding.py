@@ -20,7 +20,6 @@ import inspect
 from collections.abc import Awaitable, Callable
 from typing import Any, Concatenate, Generic, ParamSpec, Self, TypeVar, overload
 
-
 __all__ = ["SyncSide", "AsyncSide", "RpcMethod", "BoundMethod", "rpc", "bound", "rpc_methods"]
 
 P = ParamSpec("P")

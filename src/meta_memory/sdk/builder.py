@@ -23,11 +23,10 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, Union
 
-from ..recall.custom import check_provider
-
 from ..clock import Clock
 from ..config import MetaConfig, parse_config
 from ..errors import ConfigError
+from ..recall.custom import check_provider
 from .handle import AsyncMetaHandle, MetaHandle
 from .memory import LocalJsonMemoryConfig
 from .transport import AsyncHttpTransport, EmbeddedTransport, HttpTransport, StdioTransport

@@ -23,10 +23,10 @@ import time
 from collections.abc import AsyncIterator, Callable, Hashable, Iterator
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
+from ..injection.timebox import DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_PER_KEY
 from .agent import Agent, AsyncAgent
 from .binding import AsyncSide, SyncSide
 from .methods import HandleMethods
-from ..injection.timebox import DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_PER_KEY
 from .transport import AsyncTransport, ThreadedTransport, Transport
 
 if TYPE_CHECKING:  # pragma: no cover

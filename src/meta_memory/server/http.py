@@ -84,9 +84,8 @@ async def _read_body(request: Request, limit: int) -> bytes:
 
 
 def _auth_error(exc: AuthenticationFailed) -> Response:
-    body = {"jsonrpc": "2.0", "error": {"code": -32030, "message": f"authentication failed: {exc}",
-                                          "data": {"kind": "access_denied", "action": "authenticate"}}, "id": None}
-    return JSONResponse(body, status_code=exc.status, headers={"WWW-Authenticate": exc.www_authenticate})
+    return Response(encode(error_response(None, exc)), status_code=exc.status, media_type=_JSON,
+                    headers={"WWW-Authenticate": exc.www_authenticate})
 
 
 def _on_metrics_listener(request: Request, metrics_port: int | None) -> bool:

@@ -42,7 +42,7 @@ def serve_stdio(gateway: Gateway, stdin: BinaryIO | None = None, stdout: BinaryI
         principal = gateway.authenticate(f"Bearer {token}" if token else None)
     except AuthenticationFailed as exc:
         raise StartupError(
-            f"stdio cannot serve: {exc.message} ([access] tokens are configured; set {TOKEN_ENV} to one of them"
+            f"stdio cannot serve: {exc.detail} ([access] tokens are configured; set {TOKEN_ENV} to one of them"
             + (")" if token else ", or enable access control to serve an anonymous caller under its grants)")
         ) from None
     ctx = CallContext(principal=principal, transport="stdio")

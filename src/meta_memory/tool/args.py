@@ -32,12 +32,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from meta_memory.limits import MAX_MEMORY_ENTRIES
 from meta_memory.recall.query_limits import query_size_error
 from meta_memory.tool.schema import (
     ACTIONS,
     ALLOWED_FIELDS,
     EPISTEMIC_STATUSES,
-    MAX_RECALL_ENTRIES,
     RECORD_KINDS,
 )
 
@@ -298,6 +298,6 @@ def parse_arguments(arguments: object) -> ToolAction:
             raise ToolArgumentError(f"`query_text` {problem[1].removeprefix('query_text ')}")
         max_entries = args.get("max_entries")
         if max_entries is not None:
-            max_entries = min(max_entries, MAX_RECALL_ENTRIES)
+            max_entries = min(max_entries, MAX_MEMORY_ENTRIES)
         return RecallAction(query_text=query, max_entries=max_entries)
     return ProposeToMobAction(_record(args, action))

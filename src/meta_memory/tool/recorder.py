@@ -24,6 +24,8 @@ from typing import Any, Final, NamedTuple, Protocol, runtime_checkable
 
 from meta_memory.errors import InvalidParams, MetaError
 from meta_memory.injection.defang import neutralise
+from meta_memory.limits import DEFAULT_MAX_ENTRIES, MAX_MEMORY_ENTRIES
+from meta_memory.observability import count_refused_write
 from meta_memory.session_ref import SessionRef
 from meta_memory.tool.args import (
     ForgetAction,
@@ -35,9 +37,6 @@ from meta_memory.tool.args import (
     UpdateAction,
     parse_arguments,
 )
-from meta_memory.limits import DEFAULT_MAX_ENTRIES
-from meta_memory.observability import count_refused_write
-from meta_memory.tool.schema import MAX_RECALL_ENTRIES
 
 __all__ = [
     "DEFAULT_MAX_ENTRIES",
@@ -201,7 +200,7 @@ class RecorderTool:
         author_factory: Callable[[str], Any] = default_agent_author,
     ) -> None:
         self._ops = ops
-        self._max_entries = max(1, min(int(max_entries), MAX_RECALL_ENTRIES))
+        self._max_entries = max(1, min(int(max_entries), MAX_MEMORY_ENTRIES))
         self._author_factory = author_factory
 
     def dispatch(self, session: SessionRef, mob: str | None, arguments: object) -> ToolResult:
@@ -273,7 +272,7 @@ class RecorderTool:
 
     def _recall(self, session: SessionRef, action: RecallAction) -> ToolResult:
         limit = action.max_entries if action.max_entries is not None else self._max_entries
-        limit = max(1, min(limit, MAX_RECALL_ENTRIES))
+        limit = max(1, min(limit, MAX_MEMORY_ENTRIES))
         rows = [_row(r) for r in self._ops.recall(session, action.query_text, action.selection, limit)][:limit]
         if not rows:
             return ToolResult(NO_MATCHES_TEXT)

@@ -17,7 +17,6 @@ from meta_memory.limits import MAX_MEMORY_ENTRIES
 __all__ = [
     "ACTIONS",
     "ALLOWED_FIELDS",
-    "MAX_RECALL_ENTRIES",
     "EPISTEMIC_STATUSES",
     "MEMORY_TOOL_NAME",
     "MEMORY_TOOL_DESCRIPTION",
@@ -44,7 +43,6 @@ RECORD_KINDS: Final = ("preference", "fact", "gotcha", "procedure", "relationshi
 EPISTEMIC_STATUSES: Final = ("observed", "operator_said", "verified_claim")
 
 #: Upper bound of ``max_entries`` for ``recall`` (larger values are clamped).
-MAX_RECALL_ENTRIES: Final = MAX_MEMORY_ENTRIES
 
 MEMORY_TOOL_DESCRIPTION: Final = (
     "Your durable memory, scoped to your own identity; it survives session resets and respawns. "
@@ -107,7 +105,7 @@ _SCHEMA: Final[dict[str, Any]] = {
         "max_entries": {
             "type": "integer",
             "minimum": 1,
-            "description": f"recall: at most this many records (capped at {MAX_RECALL_ENTRIES}).",
+            "description": f"recall: at most this many records (capped at {MAX_MEMORY_ENTRIES}).",
         },
     },
     "required": ["action"],

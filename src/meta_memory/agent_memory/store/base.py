@@ -36,13 +36,13 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, TypeVar
 
 from meta_memory.agent_memory.batch import (
-    MAX_BATCH_OPS,
     BatchReceipt,
     CreateOp,
     StagedBatch,
     SupersedeOp,
     TombstoneOp,
 )
+from meta_memory.agent_memory.erase import EraseReport
 from meta_memory.agent_memory.fields import (
     FieldError,
     compact_whitespace,
@@ -72,9 +72,8 @@ from meta_memory.agent_memory.validator import (
     refuse_secrets,
 )
 from meta_memory.clock import Clock
-from meta_memory.agent_memory.erase import EraseReport
 from meta_memory.errors import AgentMemoryError, RecordNotFound
-from meta_memory.limits import MAX_MANIFEST_K
+from meta_memory.limits import MAX_BATCH_OPS, MAX_MANIFEST_K
 from meta_memory.limits import RETENTION_FLOOR_BYTES as DEFAULT_SCOPE_FLOOR_BYTES
 from meta_memory.limits import RETENTION_FLOOR_RECORDS as DEFAULT_SCOPE_FLOOR_RECORDS
 
@@ -93,13 +92,10 @@ __all__ = [
     "AgentMemoryStore",
     "RememberItem",
     "RememberOutcome",
-    "MAX_REMEMBER_BATCH_ITEMS",
     "dumps",
 ]
 
 DEFAULT_MANIFEST_K = 32
-#: Most items one :meth:`AgentMemoryStore.remember_many` call takes (the staged-batch op cap).
-MAX_REMEMBER_BATCH_ITEMS = MAX_BATCH_OPS
 
 _T = TypeVar("_T")
 
@@ -481,7 +477,7 @@ class AgentMemoryStore(ABC):
         when it brings tags that record lacks, the record is superseded by a version carrying both
         tag lists, as a single remember does (``merge`` names it). Refusals are **per item**: a
         refused item writes nothing and is reported with its ``op_index``; the others still commit.
-        Over :data:`MAX_REMEMBER_BATCH_ITEMS` items, or none, raises
+        Over :data:`MAX_BATCH_OPS` items, or none, raises
         ``AgentMemoryError("invalid_record")`` and writes nothing; a backend failure raises
         ``AgentMemoryError("io")`` and writes nothing. ``evidence`` and ``gate`` apply to every item, as
         in :meth:`remember_record` (one gate verdict for the whole batch).
@@ -489,9 +485,9 @@ class AgentMemoryStore(ABC):
         name = self._realm_name(realm)
         if not items:
             raise AgentMemoryError("invalid_record", "records must contain at least one record")
-        if len(items) > MAX_REMEMBER_BATCH_ITEMS:
+        if len(items) > MAX_BATCH_OPS:
             raise AgentMemoryError(
-                "invalid_record", f"records holds {len(items)} records; the cap is {MAX_REMEMBER_BATCH_ITEMS}"
+                "invalid_record", f"records holds {len(items)} records; the cap is {MAX_BATCH_OPS}"
             )
         scope = Scope.identity(name, identity)
         author = Author.application()

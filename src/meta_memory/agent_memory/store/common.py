@@ -33,9 +33,9 @@ from typing import Any, ClassVar
 from meta_memory.agent_memory.batch import BatchReceipt, StagedBatch
 from meta_memory.agent_memory.erase import (
     MAX_ERASE_RECORDS,
-    Erasure,
-    EraseReport,
     ErasedRecord,
+    EraseReport,
+    Erasure,
     content_closure,
     scrub_dream_detail,
 )

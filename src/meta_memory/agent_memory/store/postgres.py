@@ -33,10 +33,10 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import itertools
 import json
 import logging
 import re
-import itertools
 import threading
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -47,6 +47,7 @@ from psycopg import conninfo
 from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool, PoolTimeout
 
+from meta_memory import deadline
 from meta_memory.agent_memory.model import (
     MemoryRecord,
     RecordView,
@@ -76,13 +77,12 @@ from meta_memory.agent_memory.store.dialect import POSTGRES
 from meta_memory.agent_memory.store.migration_steps import apply_domain_steps
 from meta_memory.agent_memory.store.sqlite import realm_db_path
 from meta_memory.agent_memory.store.telemetry import TelemetryDrops
-from meta_memory.storage.disk import disk_full_error, is_disk_full
-from meta_memory import deadline
 from meta_memory.clock import Clock, SystemClock
 from meta_memory.errors import AgentMemoryError
 from meta_memory.identity import parse_realm
 from meta_memory.observability.tracing import span
 from meta_memory.recall import bm25, fts
+from meta_memory.storage.disk import disk_full_error, is_disk_full
 
 #: How long a readiness check waits for a connection (seconds).
 READINESS_TIMEOUT_S = 2.0

@@ -22,9 +22,9 @@ import sqlite3
 from functools import lru_cache
 
 from meta_memory.agent_memory.store import planner
+from meta_memory.agent_memory.store import shared_ddl as ddl
 from meta_memory.agent_memory.store.dialect import SQLITE
 from meta_memory.agent_memory.store.migration_steps import apply_domain_steps
-from meta_memory.agent_memory.store import shared_ddl as ddl
 from meta_memory.recall import fts
 from meta_memory.recall.semantic import vectors as vector_index
 

@@ -43,12 +43,13 @@ from itertools import zip_longest
 from pathlib import Path
 from typing import Any, TypeVar
 
+from meta_memory import deadline
 from meta_memory.agent_memory.batch import (
-    MAX_BATCH_OPS,
     BatchKind,
     CreateOp,
     StagedBatch,
 )
+from meta_memory.agent_memory.erase import EraseReport
 from meta_memory.agent_memory.fields import (
     FieldError,
     compact_whitespace,
@@ -56,7 +57,6 @@ from meta_memory.agent_memory.fields import (
     validate_record_fields,
 )
 from meta_memory.agent_memory.hashing import content_hash, mint_token
-from meta_memory.agent_memory.erase import EraseReport
 from meta_memory.agent_memory.markdown import (
     IMPORTED_SUFFIX,
     MAX_MARKDOWN_FILE_BYTES,
@@ -77,6 +77,7 @@ from meta_memory.agent_memory.model import (
 )
 from meta_memory.agent_memory.realm_list import refuse_unlisted_realm
 from meta_memory.agent_memory.secrets import scan_record
+from meta_memory.agent_memory.store import planner, upkeep
 from meta_memory.agent_memory.store.base import (
     DEFAULT_SCOPE_FLOOR_BYTES,
     DEFAULT_SCOPE_FLOOR_RECORDS,
@@ -98,9 +99,6 @@ from meta_memory.agent_memory.store.common import (
     row_to_view,
     state_values,
 )
-from meta_memory.agent_memory.store import planner
-from meta_memory.agent_memory.store import upkeep
-from meta_memory.agent_memory.store.telemetry import TelemetryDrops
 from meta_memory.agent_memory.store.dialect import SQLITE
 from meta_memory.agent_memory.store.schema import (
     delete_fts,
@@ -109,11 +107,11 @@ from meta_memory.agent_memory.store.schema import (
     is_current,
     migrate,
 )
-from meta_memory import deadline
+from meta_memory.agent_memory.store.telemetry import TelemetryDrops
 from meta_memory.clock import Clock, SystemClock
 from meta_memory.errors import AgentMemoryError
 from meta_memory.identity import parse_identity, parse_realm
-from meta_memory.limits import DEFAULT_MAX_OPEN_REALMS, DEFAULT_MAX_REALMS
+from meta_memory.limits import DEFAULT_MAX_OPEN_REALMS, DEFAULT_MAX_REALMS, MAX_BATCH_OPS
 from meta_memory.observability.tracing import span
 from meta_memory.recall import bm25, fts
 from meta_memory.recall.lexical_index import DEFAULT_MAX_BYTES, LexicalIndexes

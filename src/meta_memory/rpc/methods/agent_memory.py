@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from ...access.requirements import Requirement, identity_resource, on_identity, requires
 from ...access.resources import Resources
 from ...agent_memory.model import Scope
+from ..registry import CallContext, MethodTable
 from ..results import (
     EraseResult,
     ForgetResult,
@@ -22,7 +23,6 @@ from ..results import (
     RememberResult,
     UpdateResult,
 )
-from ..registry import CallContext, MethodTable
 from .agent_memory_params import (
     DerivedParams,
     EraseIdentityParams,

@@ -12,10 +12,16 @@ from typing import Any, Literal
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from ...agent_memory.fields import FieldError, compact_whitespace, normalize_tags, validate_record_fields
-from ...agent_memory.store.base import MAX_REMEMBER_BATCH_ITEMS
 from ...identity import parse_identity, parse_realm
-from ...limits import MAX_DERIVED_SESSIONS, MAX_MANIFEST_K, MAX_MEMORY_ENTRIES, MAX_SESSION_KEY_BYTES
-from ...recall.query_limits import MAX_QUERY_BYTES, MAX_QUERY_TERM_ENTRIES, query_size_error
+from ...limits import (
+    MAX_BATCH_OPS,
+    MAX_DERIVED_SESSIONS,
+    MAX_MANIFEST_K,
+    MAX_MEMORY_ENTRIES,
+    MAX_REASON_BYTES,
+    MAX_SESSION_KEY_BYTES,
+)
+from ...recall.query_limits import MAX_QUERY_TERM_BYTES, MAX_QUERY_TERM_ENTRIES, query_size_error
 from ...session_ref import check_session_key
 from ..params import Params, RealmDefaulted, optional_count, required_text
 
@@ -25,7 +31,6 @@ __all__ = [
     "RememberParams",
     "RememberBatchItem",
     "RememberBatchParams",
-    "MAX_REMEMBER_BATCH_RECORDS",
     "MAX_REMEMBER_BATCH_BYTES",
     "RecallParams",
     "ForgetParams",
@@ -35,15 +40,10 @@ __all__ = [
     "ListParams",
     "EraseParams",
     "EraseIdentityParams",
-    "MAX_QUERY_TEXT_BYTES",
     "MAX_LIST_LIMIT",
 ]
 
-MAX_QUERY_TEXT_BYTES = MAX_QUERY_BYTES
-MAX_RECALL_ENTRIES = MAX_MEMORY_ENTRIES
 MAX_LIST_LIMIT = 500
-#: Most records one ``meta/agent_memory/remember_batch`` call takes.
-MAX_REMEMBER_BATCH_RECORDS = MAX_REMEMBER_BATCH_ITEMS
 #: Most UTF-8 bytes of titles, bodies and tags together in one ``remember_batch`` call (4 MiB).
 MAX_REMEMBER_BATCH_BYTES = 4 * 1024 * 1024
 
@@ -169,8 +169,8 @@ class RememberBatchParams(IdentityParams, DerivedParams):
     def _records(cls, value: list[RememberBatchItem]) -> list[RememberBatchItem]:
         if not value:
             raise ValueError("records must contain at least one record")
-        if len(value) > MAX_REMEMBER_BATCH_RECORDS:
-            raise ValueError(f"records must contain at most {MAX_REMEMBER_BATCH_RECORDS} records (got {len(value)})")
+        if len(value) > MAX_BATCH_OPS:
+            raise ValueError(f"records must contain at most {MAX_BATCH_OPS} records (got {len(value)})")
         total = 0
         for item in value:
             total += _nbytes(item.title) + _nbytes(item.body) + sum(_nbytes(t) for t in item.tags or ())
@@ -264,8 +264,8 @@ class RecallParams(IdentityParams):
         for term in value:
             if not term.strip():
                 raise ValueError("query_terms must be an array of non-empty strings")
-            if _nbytes(term) > 1024:
-                raise ValueError("query_terms entries must be at most 1024 bytes")
+            if _nbytes(term) > MAX_QUERY_TERM_BYTES:
+                raise ValueError(f"query_terms entries must be at most {MAX_QUERY_TERM_BYTES} bytes")
         terms = [t.strip() for t in value]
         problem = query_size_error(info.data.get("query_text"), terms)
         if problem is not None:
@@ -275,7 +275,7 @@ class RecallParams(IdentityParams):
     @field_validator("max_entries", mode="before")
     @classmethod
     def _max_entries(cls, value: Any) -> int | None:
-        return optional_count(value, "max_entries", MAX_RECALL_ENTRIES)
+        return optional_count(value, "max_entries", MAX_MEMORY_ENTRIES)
 
 
 class ManifestParams(IdentityParams):
@@ -345,8 +345,8 @@ class EraseIdentityParams(IdentityParams):
     @field_validator("reason")
     @classmethod
     def _reason(cls, value: str | None) -> str | None:
-        if value is not None and _nbytes(value) > 400:
-            raise ValueError("reason must be at most 400 bytes")
+        if value is not None and _nbytes(value) > MAX_REASON_BYTES:
+            raise ValueError(f"reason must be at most {MAX_REASON_BYTES} bytes")
         return value
 
 

@@ -12,6 +12,7 @@ from ...limits import MAX_SESSION_KEY_BYTES
 from ...recall.query_limits import truncate_query_text
 from ...session_ref import SessionRef
 from ..params import Params
+from ..registry import CallContext, MethodTable
 from ..results import (
     CompactedResult,
     DefangResult,
@@ -21,7 +22,6 @@ from ..results import (
     ToolResultVerdict,
     ToolSchemaResult,
 )
-from ..registry import CallContext, MethodTable
 from ..session_params import KeyedSessionParams, SessionParams
 from .agent_memory import agent_memory_enabled
 
@@ -30,8 +30,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from ...runtime import Runtime
     from ...services.host import HostService
 
-#: Longest short name member (``tool_name``, ``mob``), in UTF-8 bytes: the session key's cap.
-MAX_KEY_BYTES = MAX_SESSION_KEY_BYTES
 MAX_TEXT_BYTES = 1_048_576
 #: Most content blocks one ``meta/turn/defang`` call takes (their texts together stay under ``MAX_TEXT_BYTES``).
 MAX_DEFANG_BLOCKS = 1024
@@ -50,8 +48,8 @@ def _name(value: str | None, name: str, required: bool) -> str | None:
             raise ValueError(f"{name} must be a non-empty string")
         return None
     text = value.strip()
-    if not text or len(text.encode("utf-8", "surrogatepass")) > MAX_KEY_BYTES:
-        raise ValueError(f"{name} must be a non-empty string of at most {MAX_KEY_BYTES} bytes")
+    if not text or len(text.encode("utf-8", "surrogatepass")) > MAX_SESSION_KEY_BYTES:
+        raise ValueError(f"{name} must be a non-empty string of at most {MAX_SESSION_KEY_BYTES} bytes")
     return text
 
 

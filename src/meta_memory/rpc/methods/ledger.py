@@ -4,12 +4,19 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ...ledger.model import parse_index_params, parse_query_params, parse_stores_params
 from ...access.requirements import unscoped
-from ...ledger.model import IndexRequest, MemoryIndexResult, MemoryQueryResult, QueryRequest
+from ...ledger.model import (
+    IndexRequest,
+    MemoryIndexResult,
+    MemoryQueryResult,
+    QueryRequest,
+    parse_index_params,
+    parse_query_params,
+    parse_stores_params,
+)
 from ..params import NoParams
-from ..results import StoresResult
 from ..registry import CallContext, MethodTable
+from ..results import StoresResult
 
 if TYPE_CHECKING:  # pragma: no cover
     from ...runtime import Runtime

@@ -32,14 +32,14 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import field_validator
 
+from ...access.requirements import Requirement, Requires, anywhere, requires, rows_judged, unscoped
+from ...access.resources import Resource, Resources
 from ...identity import parse_identity, parse_realm
 from ...panel.cursor import parse_cursor
 from ...panel.paging import DEFAULT_LIMIT, MAX_LIMIT, parse_limit
 from ...panel.service import DREAMS_DEFAULT_LIMIT, DREAMS_MAX_LIMIT, PanelService
-from ...access.requirements import Requirement, Requires, anywhere, requires, rows_judged, unscoped
-from ...access.resources import Resource, Resources
-from ..params import Params
 from .. import results_review as R
+from ..params import Params
 from ..registry import CallContext, MethodTable
 
 if TYPE_CHECKING:  # pragma: no cover

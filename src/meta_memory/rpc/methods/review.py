@@ -10,16 +10,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import Field, field_validator
 
 from ...access.requirements import Requirement, anywhere, identity_resource, on_identity, requires, unscoped
 from ...access.resources import Resources
-from ...review import params as rp
-from ...review.authority import ReviewAuthority
-from typing import TYPE_CHECKING, Any, Literal
-from pydantic import Field, field_validator
 from ...agent_memory.secrets import scan_text, secret_rule
 from ...identity import DEFAULT_REALM
+from ...limits import MAX_REASON_BYTES
+from ...review import params as rp
+from ...review.authority import ReviewAuthority
 from .. import results_review as R
 from ..params import Params, required_text
 from ..registry import CallContext, MethodTable
@@ -66,7 +67,7 @@ class DecideDoc(_Realm):
     memory_id: str = required_text()
     verdict: Literal["release", "tombstone"]
     expected_content_hash: str = required_text(description="the content_hash of the record as reviewed")
-    rationale: str | None = Field(default=None, description="at most 400 bytes")
+    rationale: str | None = Field(default=None, description=f"at most {MAX_REASON_BYTES} bytes")
 
 
 class GatingDecideDoc(_Realm):
@@ -84,7 +85,7 @@ class RetireParams(SessionParams):
     """``meta/session/retire``: ``{identity, realm?, session_key?, cause}`` (``cause`` at most 400 bytes,
     no secret: it is copied into the rationale of every record a harvest promotes)."""
 
-    cause: Any = required_text(description="at most 400 bytes")
+    cause: Any = required_text(description=f"at most {MAX_REASON_BYTES} bytes")
 
     @field_validator("cause", mode="before")
     @classmethod
@@ -92,8 +93,8 @@ class RetireParams(SessionParams):
         if not isinstance(value, str) or not value.strip():
             raise ValueError("cause must be a non-empty string")
         cause = value.strip()
-        if len(cause.encode("utf-8", "surrogatepass")) > rp.MAX_CAUSE_BYTES:
-            raise ValueError(f"cause must be at most {rp.MAX_CAUSE_BYTES} bytes")
+        if len(cause.encode("utf-8", "surrogatepass")) > MAX_REASON_BYTES:
+            raise ValueError(f"cause must be at most {MAX_REASON_BYTES} bytes")
         secret_class = scan_text(cause)  # the one scanner for every write
         if secret_class is not None:
             raise ValueError(secret_rule("cause", secret_class))

@@ -6,12 +6,12 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import Field, field_validator
 
-from ...events.bus import parse_event_seq
-from ..params import Params
 from ...access.requirements import PUBLIC, anywhere, unscoped
+from ...events.bus import parse_event_seq
 from ..openrpc import build_openrpc
-from ..results import CapabilitiesResult, DoctorResult, EventsListResult, StatusResult
+from ..params import Params
 from ..registry import CallContext, MethodTable
+from ..results import CapabilitiesResult, DoctorResult, EventsListResult, StatusResult
 
 if TYPE_CHECKING:  # pragma: no cover
     from ...events.bus import EventEnvelope
