@@ -189,3 +189,20 @@ def test_a_query_without_searchable_words_says_so(gateway: Any) -> None:
         assert out.returncode == 0 and "nothing searched" in out.stdout and "no searchable word" in out.stdout
     out = mm("recall", "zebra", *url)
     assert out.returncode == 0 and "no memory of lead:main matches 'zebra'" in out.stdout
+
+
+@pytest.mark.parametrize("command", [["recall", "passport"], ["list"], ["forget", "mem-1"], ["erase", "--all"]])
+def test_a_read_on_a_state_dir_that_does_not_exist_is_refused_and_creates_nothing(tmp_path: Path,
+                                                                                  command: list[str]) -> None:
+    # a typo in --state-dir must not answer "no records" from a fresh, empty directory made on the spot
+    typo = tmp_path / "stat"
+    proc = mm(*command, "--state-dir", str(typo), "--identity", ID)
+    assert proc.returncode == 1, proc.stdout
+    assert f"no state directory at {typo}" in proc.stderr and "--state-dir" in proc.stderr
+    assert "Traceback" not in proc.stderr and proc.stdout == ""
+    assert not typo.exists()
+    # remember is the write that starts a state directory, as a gateway's first start does
+    made = as_json(mm("remember", "Passport location", "Top drawer.", "--state-dir", str(typo), "--identity", ID,
+                      "--json"))
+    assert [r["memory_id"] for r in as_json(mm("recall", "passport", "--state-dir", str(typo), "--identity", ID,
+                                               "--json"))] == [made["memory_id"]]
