@@ -84,6 +84,9 @@ def test_an_edited_export_raises_nothing_and_every_changed_line_is_named(tmp_pat
         assert "trust operator -> agent_observed" in changes[mid] and "author operator -> agent" in changes[mid]
         assert "usage counters reset" in changes[mid] and "working-set rank dropped" in changes[mid]
     assert changes[ids["tea_v1"]].startswith("status superseded -> quarantined")
+    # a record that was quarantined stays so: the report says that, not "status quarantined -> quarantined"
+    assert changes[quarantined].startswith("stays quarantined (reason now 'unverified import: was quarantined')")
+    assert "quarantined -> quarantined" not in changes[quarantined]
 
     with handle_on(tmp_path / "dst", dst_cfg) as h:
         q = h.call(PANEL, {"realm": "default", "memory_id": quarantined})["record"]

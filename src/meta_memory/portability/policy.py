@@ -104,7 +104,8 @@ def downgrade(rec: MemoryRecord, allowed: ScopeAllowance, now_ms: int) -> Downgr
     if status.kind is StatusKind.SUPERSEDED or status.kind is StatusKind.QUARANTINED or (
             status.is_active and rec.ever_quarantined):
         status = Status.quarantined(f"unverified import: was {was}")
-        changed.append(f"status {was} -> quarantined")
+        changed.append(f"stays quarantined (reason now {status.detail!r})" if rec.status.kind is StatusKind.QUARANTINED
+                       else f"status {was} -> quarantined")
     trust = rec.trust if rec.trust <= _CEILING else _CEILING
     if trust is not rec.trust:
         changed.append(f"trust {rec.trust.value} -> {trust.value}")
