@@ -262,6 +262,11 @@ class Runtime:
         if self._state_lock is not None:
             self._state_lock.release()
 
+    def state_dir_problem(self) -> str | None:
+        """Why the state directory this runtime holds is no longer its own (removed, moved or replaced
+        while it ran), or ``None`` (also for a runtime without a state directory). Readiness asks it."""
+        return self._state_lock.problem() if self._state_lock is not None else None
+
     def add_closer(self, fn: Callable[[], object]) -> None:
         """Run ``fn`` when the runtime closes (in registration order; failures are logged)."""
         self._closers.append(fn)

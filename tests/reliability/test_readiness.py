@@ -143,6 +143,28 @@ def test_a_malformed_ledger_is_seen_while_serving_and_offline(tmp_path: Path) ->
     assert code == 1 and _kinds(report)["malformed_ledger"]["severity"] == "blocks_startup"
 
 
+def test_a_state_directory_removed_while_serving_makes_the_gateway_not_ready(tmp_path: Path) -> None:
+    """``rm -rf`` of the state directory under a running gateway: its open databases keep taking writes
+    that no restart will see, and the directory's lock is gone. Before, ``/v1/ready`` said ready."""
+    import shutil
+
+    state = tmp_path / "state"
+    with start_gateway(state) as gw:
+        gw.result("meta/agent_memory/remember", {"identity": IDENT, "title": "Apples", "body": "apples are red"})
+        assert _ready(gw).status_code == 200
+        shutil.rmtree(state)
+        answer = _ready_after_change(gw)
+        assert answer.status_code == 503 and answer.json()["failing"] == ["state_dir"]
+        check = answer.json()["checks"][0]
+        assert str(state) in check["problem"] and "removed or replaced" in check["problem"]
+        assert "restart" in check["fix"]
+    # a directory put back in its place (a restore) is not the one this gateway holds either
+    with start_gateway(tmp_path / "other") as gw:
+        os.rename(tmp_path / "other", tmp_path / "moved")
+        (tmp_path / "other").mkdir()
+        assert _ready_after_change(gw).json()["failing"] == ["state_dir"]
+
+
 @pytest.mark.parametrize("name, holds", [("session-state.db", "session state"), ("events.sqlite3", "timeline")])
 def test_a_damaged_own_database_refuses_start_naming_it_and_the_doctor(tmp_path: Path, name: str, holds: str) -> None:
     state = _seeded(tmp_path)

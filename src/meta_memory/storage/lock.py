@@ -81,6 +81,25 @@ class StateDirLock:
         pid = words[0] if words and words[0].isdigit() else None
         return pid, pid is not None and words[1:] == [_ONE_SHOT_MARK]
 
+    def problem(self) -> str | None:
+        """Why the held directory is no longer this runtime's, or ``None``: the lock file was removed or
+        replaced since it was taken (the state directory deleted, moved away or restored over while the
+        runtime ran). Open databases then keep taking writes no restart will see, and another runtime
+        could take the directory. One ``stat`` and one ``fstat``; ``None`` once released."""
+        fd = self._fd
+        if fd is None:
+            return None
+        try:
+            held = os.fstat(fd)
+            there = os.stat(self.path)
+        except OSError:
+            there = None
+        if there is not None and (there.st_dev, there.st_ino) == (held.st_dev, held.st_ino):
+            return None
+        return (f"the state directory {self.path.parent.resolve()} was removed or replaced while this runtime ran "
+                f"(its lock file {LOCK_FILE} is gone or is another file): what it writes now does not reach "
+                "that directory")
+
     def release(self) -> None:
         """Give the directory up (idempotent)."""
         if self._fd is not None:
