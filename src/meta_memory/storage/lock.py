@@ -58,7 +58,9 @@ class StateDirLock:
                     continue
                 os.close(self._fd)
                 self._fd = None
-                raise StartupError(self._refusal(state_dir, pid, one_shot)) from None
+                waited = one_shot and (holder_one_shot or pid is None)  # behind other commands, past the wait
+                raise StartupError(self._busy(state_dir, pid) if waited else self._refusal(state_dir, pid, one_shot)
+                                   ) from None
         os.ftruncate(self._fd, 0)
         os.write(self._fd, f"{os.getpid()}{' ' + _ONE_SHOT_MARK if one_shot else ''}\n".encode())
         tighten_state_dir(state_dir)  # files an older version or a wider umask left readable
@@ -71,6 +73,13 @@ class StateDirLock:
                    "line (mcp, remember, ...), Meta.connect(url) in an SDK; or give this one its own --state-dir")
         return (f"the state directory {state_dir.resolve()} is already in use by another meta-memory runtime{who}; "
                 f"run one runtime per state directory ({instead})")
+
+    @staticmethod
+    def _busy(state_dir: Path, pid: str | None) -> str:
+        who = f" (pid {pid})" if pid else ""
+        return (f"the state directory {state_dir.resolve()} is busy: another meta-memory command{who} held it for "
+                f"the whole {ONE_SHOT_WAIT_S:g} s this one waits its turn; retry when it is done (for many commands "
+                "at once, serve the directory with `meta-memory serve` and pass --url)")
 
     def _holder(self) -> tuple[str | None, bool]:
         """The holder's pid (``None`` when unknown) and whether it marked itself a one-shot."""
