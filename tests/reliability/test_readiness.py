@@ -153,6 +153,13 @@ def test_a_state_directory_removed_while_serving_makes_the_gateway_not_ready(tmp
         gw.result("meta/agent_memory/remember", {"identity": IDENT, "title": "Apples", "body": "apples are red"})
         assert _ready(gw).status_code == 200
         shutil.rmtree(state)
+        # writes are refused (they would land in unlinked files no restart sees)
+        refused = gw.error("meta/agent_memory/remember", {"identity": IDENT, "title": "Pears", "body": "pears"})
+        assert refused["code"] == -32040 and refused["data"]["reason"] == "io", refused
+        assert "removed or replaced" in refused["message"] and "nothing was written" in refused["message"]
+        ledger = gw.error("meta/memory/index", {"entity": "deploy", "topic": "freeze", "fact": "december"})
+        assert ledger["code"] == -32010 and "removed or replaced" in ledger["message"], ledger
+        assert not state.exists()  # nothing wrote the directory back (the ledger's persist used to)
         answer = _ready_after_change(gw)
         assert answer.status_code == 503 and answer.json()["failing"] == ["state_dir"]
         check = answer.json()["checks"][0]
