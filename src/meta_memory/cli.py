@@ -294,7 +294,7 @@ def replay(path: Path, url: str, token: str | None, inject: bool, realm: str | N
     with Progress(console=console, transient=True) as progress:
         try:
             report = run_replay(path, url, token=token, inject=inject, realm=realm, limit=limit, progress=progress)
-        except (RuntimeError, OSError) as exc:
+        except (RuntimeError, OSError, ValueError) as exc:  # a refusal, no gateway there, a file of another shape
             _fail(exc)
     data = report.to_dict()
     if as_json:

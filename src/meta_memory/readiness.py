@@ -15,6 +15,8 @@ component         not ready when
 ``ledger``          the ledger file was changed behind the runtime and no longer decodes
 ``postgres``        the PostgreSQL server does not answer ``SELECT 1``
 ``disk``            free space on the state directory's disk is below ``[gateway] min_free_disk_mb``
+``state_dir``       the state directory was removed, moved or replaced while the runtime held it (its
+                  lock file is gone or is another file)
 ``worker``          a background thread (upkeep, recall index, telemetry writer, vector indexer,
                   integrity check, steward schedule) ended although nobody stopped it
 ================  ==================================================================================
@@ -56,6 +58,8 @@ _FIXES = {
     "disk": ("free space on that disk or grow it ([gateway] min_free_disk_mb is the floor); when it is full, "
              "writes are refused naming the disk and reads keep working"),
     "worker": "restart the gateway, and report the log lines written before the thread ended",
+    "state_dir": ("stop the gateway: writes acknowledged since the directory went are not in it. Put the "
+                  "directory back (a backup, or `meta-memory import` of an export), then restart the gateway"),
 }
 
 
@@ -169,6 +173,9 @@ class Readiness:
         ledger = runtime.ledger.readiness_problem()
         if ledger is not None:
             found["ledger"] = ("ledger", ledger)
+        moved = runtime.state_dir_problem()
+        if moved is not None:
+            found["state_dir"] = ("state_dir", moved)
         floor_mb = runtime.config.gateway.min_free_disk_mb
         if runtime.state_dir is not None and floor_mb > 0:
             space = disk_space(runtime.state_dir)

@@ -26,6 +26,8 @@ from typing import Any
 
 import httpx
 
+from .sdk.transport import GatewayUnreachable, NotAGateway, _rpc_url
+
 __all__ = ["ReplayReport", "load_conversations", "replay"]
 
 KS = (1, 5, 8, 10)
@@ -90,11 +92,59 @@ class ReplayReport:
 
 
 def load_conversations(path: Path | str) -> list[dict[str, Any]]:
-    """The samples of a LoCoMo JSON file (a list of ``{sample_id, conversation, qa}``)."""
-    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    """The samples of a LoCoMo JSON file (a list of ``{sample_id, conversation, qa}``).
+
+    Raises ``ValueError`` naming the file and, for a sample that does not have the LoCoMo shape, the
+    sample (1-based), its session and turn, and the field: ``conversation`` an object whose
+    ``session_<n>`` entries are lists of turns, each turn an object with string ``dia_id`` and
+    ``speaker`` (``text`` and ``blip_caption`` strings when present); ``qa`` a list of objects with a
+    string ``question`` and an ``evidence`` list when present."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except UnicodeDecodeError:
+        raise ValueError(f"{path}: is not UTF-8 text") from None
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path}: is not JSON ({exc})") from None
     if not isinstance(data, list):
-        raise ValueError(f"{path}: expected a JSON list of LoCoMo samples")
+        raise ValueError(f"{path}: expected a JSON list of LoCoMo samples, not a JSON {type(data).__name__}")
+    for number, sample in enumerate(data, start=1):
+        problem = _sample_problem(sample)
+        if problem is not None:
+            shown = f" ({sample['sample_id']})" if isinstance(sample, dict) and "sample_id" in sample else ""
+            raise ValueError(f"{path}: sample {number}{shown}: {problem}")
     return data
+
+
+def _sample_problem(sample: Any) -> str | None:
+    """What keeps ``sample`` from being a LoCoMo sample, or ``None``."""
+    if not isinstance(sample, dict):
+        return f"expected an object, not a JSON {type(sample).__name__}"
+    conv = sample.get("conversation")
+    if not isinstance(conv, dict):
+        return "'conversation' must be an object"
+    for key, turns in conv.items():
+        if not re.fullmatch(r"session_\d+", key):
+            continue
+        if not isinstance(turns, list):
+            return f"{key} must be a list of turns"
+        for n, turn in enumerate(turns, start=1):
+            if not isinstance(turn, dict):
+                return f"{key} turn {n}: expected an object"
+            for name in ("dia_id", "speaker"):
+                if not isinstance(turn.get(name), str):
+                    return f"{key} turn {n}: {name!r} must be a string"
+            for name in ("text", "blip_caption"):
+                if turn.get(name) is not None and not isinstance(turn[name], str):
+                    return f"{key} turn {n}: {name!r} must be a string"
+    qa = sample.get("qa", [])
+    if not isinstance(qa, list):
+        return "'qa' must be a list"
+    for n, item in enumerate(qa, start=1):
+        if not isinstance(item, dict) or not isinstance(item.get("question"), str):
+            return f"qa {n}: expected an object with a string 'question'"
+        if item.get("evidence") is not None and not isinstance(item["evidence"], list):
+            return f"qa {n}: 'evidence' must be a list"
+    return None
 
 
 def _turns(sample: dict[str, Any]) -> list[tuple[str, str, str]]:
@@ -128,7 +178,8 @@ def _evidence(raw: list[Any], known: set[str], report: ReplayReport) -> set[str]
 class _Rpc:
     def __init__(self, url: str, token: str | None) -> None:
         headers = {"Authorization": f"Bearer {token}"} if token else {}
-        self.client = httpx.Client(base_url=url.rstrip("/"), headers=headers, timeout=60)
+        self.url = _rpc_url(url)
+        self.client = httpx.Client(headers=headers, timeout=60)
         self.n = 0
 
     def batch(self, calls: list[tuple[str, dict[str, Any]]]) -> list[Any]:
@@ -136,8 +187,20 @@ class _Rpc:
         for method, params in calls:
             self.n += 1
             payload.append({"jsonrpc": "2.0", "id": self.n, "method": method, "params": params})
-        body = self.client.post("/rpc", json=payload).json()
-        by_id = {r["id"]: r for r in body}
+        url = self.url
+        try:
+            resp = self.client.post(url, json=payload)
+        except httpx.TransportError as exc:
+            raise GatewayUnreachable(url, exc) from None
+        try:
+            body = resp.json()
+        except ValueError:
+            body = None
+        if isinstance(body, dict) and body.get("jsonrpc") == "2.0" and isinstance(body.get("error"), dict):
+            raise RuntimeError(str(body["error"].get("message")))  # the whole batch refused (a 401, a 413, ...)
+        if not isinstance(body, list) or not all(isinstance(r, dict) and r.get("jsonrpc") == "2.0" for r in body):
+            raise NotAGateway(url, resp.status_code, resp.headers.get("content-type", "").split(";")[0].strip())
+        by_id = {r.get("id"): r for r in body}
         out = []
         for call in payload:
             r = by_id[call["id"]]
@@ -152,8 +215,10 @@ class _Rpc:
 
 def replay(path: Path | str, url: str, *, token: str | None = None, inject: bool = False, realm: str | None = None,
            limit: int | None = None, progress: Any = None) -> ReplayReport:
-    """Run the replay. ``progress`` is an optional ``rich.progress.Progress``. Raises ``RuntimeError``
-    when the gateway refuses a call."""
+    """Run the replay. ``progress`` is an optional ``rich.progress.Progress``. Raises ``ValueError`` for a
+    file that is not a LoCoMo file (before anything is written), ``RuntimeError`` when the gateway
+    refuses a call, and :class:`~meta_memory.sdk.transport.GatewayUnreachable` (or its
+    :class:`~meta_memory.sdk.transport.NotAGateway`) when no gateway answers at ``url``."""
     samples = load_conversations(path)[: limit or None]
     rpc = _Rpc(url, token)
     report = ReplayReport()

@@ -261,6 +261,24 @@ class Runtime:
         if self._state_lock is not None:
             self._state_lock.release()
 
+    def state_dir_problem(self) -> str | None:
+        """Why the state directory this runtime holds is no longer its own (removed, moved or replaced
+        while it ran), or ``None`` (also for a runtime without a state directory). Readiness asks it."""
+        return self._state_lock.problem() if self._state_lock is not None else None
+
+    def check_state_dir(self, method: str) -> None:
+        """Refuse state-changing ``method`` when the state directory is no longer this runtime's
+        (:meth:`state_dir_problem`): what it wrote would land in files no restart sees. Raises
+        ``MemoryBackendUnavailable`` (-32010) for the ledger's write (``meta/memory/index``), else
+        ``AgentMemoryError`` (-32040, reason ``io``); nothing is written."""
+        from .errors import AgentMemoryError, MemoryBackendUnavailable
+
+        problem = self.state_dir_problem()
+        if problem is None:
+            return
+        detail = f"{problem}; nothing was written. Stop the gateway and put the directory back, then restart it"
+        raise MemoryBackendUnavailable(detail) if method == "meta/memory/index" else AgentMemoryError("io", detail)
+
     def add_closer(self, fn: Callable[[], object]) -> None:
         """Run ``fn`` when the runtime closes (in registration order; failures are logged)."""
         self._closers.append(fn)

@@ -64,8 +64,14 @@ def _target_options(command: Callable[..., Any]) -> Callable[..., Any]:
 
 
 @contextmanager
-def _handle(url: str | None, token: str | None, state_dir: Path | None, config_path: Path | None) -> Iterator[Any]:
-    """A synchronous SDK handle on the gateway or on an embedded runtime; closed on exit."""
+def _handle(url: str | None, token: str | None, state_dir: Path | None, config_path: Path | None, *,
+            creates: bool = False) -> Iterator[Any]:
+    """A synchronous SDK handle on the gateway or on an embedded runtime; closed on exit.
+
+    Only a write (``creates``) may start a state directory that does not exist yet; any other command
+    on a missing ``state_dir`` raises :class:`~meta_memory.errors.StartupError` naming it, so a mistyped
+    path is never answered from a fresh, empty directory."""
+    from .errors import StartupError
     from .sdk.handle import MetaHandle
     from .sdk.transport import EmbeddedTransport, HttpTransport
 
@@ -73,6 +79,9 @@ def _handle(url: str | None, token: str | None, state_dir: Path | None, config_p
         raise click.UsageError("give either --url or --state-dir, not both")
     if state_dir is None and config_path is not None:
         raise click.UsageError("--config applies to embedded mode (--state-dir) only")
+    if state_dir is not None and not creates and not state_dir.is_dir():
+        raise StartupError(f"no state directory at {state_dir.resolve()} (check --state-dir; "
+                           "`meta-memory remember` or `meta-memory serve` creates one)")
     if state_dir is not None:
         from .cli import build_runtime
         from .server.gateway import Gateway
@@ -87,14 +96,16 @@ def _handle(url: str | None, token: str | None, state_dir: Path | None, config_p
         handle.close()
 
 
-def _run(ctx: dict[str, Any], call: Callable[[Any], Any], show: Callable[[Any], None]) -> None:
-    """Run ``call(handle)``; print its result (table or JSON); map every failure to exit code 1."""
+def _run(ctx: dict[str, Any], call: Callable[[Any], Any], show: Callable[[Any], None], *,
+         creates: bool = False) -> None:
+    """Run ``call(handle)``; print its result (table or JSON); map every failure to exit code 1.
+    ``creates``: the command is a write that may start a missing ``--state-dir``."""
     from .errors import MetaError, StartupError
     from .rpc.registry import to_jsonable
     from .sdk.transport import GatewayUnreachable
 
     try:
-        with _handle(ctx["url"], ctx["token"], ctx["state_dir"], ctx["config_path"]) as handle:
+        with _handle(ctx["url"], ctx["token"], ctx["state_dir"], ctx["config_path"], creates=creates) as handle:
             result = call(handle)
     except MetaError as exc:
         detail = ", ".join(f"{k}={v}" for k, v in exc.data.items() if k in ("field", "reason", "action"))
@@ -170,7 +181,7 @@ def remember_command(title: str, body: str, tags: tuple[str, ...], identity: str
         _console().print(_records_table(f"remembered for {identity}", [record], with_body=False))
 
     _run(_ctx(**kw), lambda h: h.remember_agent_memory(identity, title=title, body=text, tags=list(tags) or None,
-                                                       realm=realm), show)
+                                                       realm=realm), show, creates=True)
 
 
 @click.command("recall")

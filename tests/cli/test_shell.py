@@ -155,6 +155,25 @@ def test_commands_run_at_once_on_one_state_dir_take_turns(tmp_path: Path) -> Non
     assert sorted(r["title"] for r in listed) == [f"Note {i}" for i in range(4)]
 
 
+def test_a_command_that_waited_its_turn_in_vain_says_the_directory_is_busy(tmp_path: Path) -> None:
+    """Another shell command holds the directory past the wait: the refusal says the directory is busy
+    with shell commands and to retry, not that a gateway runs on it (there is none to call with --url)."""
+    from meta_memory.storage.lock import ONE_SHOT_WAIT_S, StateDirLock
+
+    state = tmp_path / "busy"
+    other = StateDirLock(state, one_shot=True)  # what a long `meta-memory import --state-dir` holds
+    try:
+        started = time.monotonic()
+        proc = mm("remember", "t", "b", "--state-dir", str(state), "--identity", ID)
+        assert time.monotonic() - started >= ONE_SHOT_WAIT_S  # it waited its turn first
+    finally:
+        other.release()
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert f"the state directory {state} is busy: another meta-memory command (pid {os.getpid()}) held it" \
+           in proc.stderr and "retry" in proc.stderr
+    assert "already in use" not in proc.stderr and "--url instead of --state-dir" not in proc.stderr
+
+
 def test_a_dir_a_gateway_holds_is_refused_at_once_naming_url(tmp_path: Path, gateway_factory: Any) -> None:
     state = tmp_path / "held"
     gateway_factory(state)
@@ -189,3 +208,20 @@ def test_a_query_without_searchable_words_says_so(gateway: Any) -> None:
         assert out.returncode == 0 and "nothing searched" in out.stdout and "no searchable word" in out.stdout
     out = mm("recall", "zebra", *url)
     assert out.returncode == 0 and "no memory of lead:main matches 'zebra'" in out.stdout
+
+
+@pytest.mark.parametrize("command", [["recall", "passport"], ["list"], ["forget", "mem-1"], ["erase", "--all"]])
+def test_a_read_on_a_state_dir_that_does_not_exist_is_refused_and_creates_nothing(tmp_path: Path,
+                                                                                  command: list[str]) -> None:
+    # a typo in --state-dir must not answer "no records" from a fresh, empty directory made on the spot
+    typo = tmp_path / "stat"
+    proc = mm(*command, "--state-dir", str(typo), "--identity", ID)
+    assert proc.returncode == 1, proc.stdout
+    assert f"no state directory at {typo}" in proc.stderr and "--state-dir" in proc.stderr
+    assert "Traceback" not in proc.stderr and proc.stdout == ""
+    assert not typo.exists()
+    # remember is the write that starts a state directory, as a gateway's first start does
+    made = as_json(mm("remember", "Passport location", "Top drawer.", "--state-dir", str(typo), "--identity", ID,
+                      "--json"))
+    assert [r["memory_id"] for r in as_json(mm("recall", "passport", "--state-dir", str(typo), "--identity", ID,
+                                               "--json"))] == [made["memory_id"]]

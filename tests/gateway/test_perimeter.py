@@ -223,6 +223,29 @@ def test_events_refuses_a_token_in_the_url(gateway_factory: Any, tmp_path: Any) 
         assert next(resp.iter_lines()).startswith(": meta-memory timeline")
 
 
+def test_rpc_ready_and_metrics_refuse_a_token_in_the_url_too(gateway_factory: Any, tmp_path: Any) -> None:
+    """The quickstart's promise ("a ``?token=`` in the URL is refused") on every route that takes a
+    token: before, ``POST /rpc?access_token=...`` with a valid header was served (the token sat in the URL
+    for every proxy log) and ``POST /rpc?token=...`` alone was a bare "a bearer token is required"."""
+    from meta_memory.access.config import hash_token
+
+    token = "perimeter-token-0002"
+    cfg = write_config(tmp_path / "a.toml", f'[[access.tokens]]\nsha256 = "{hash_token(token)}"\nprincipal = "ops"\n')
+    gw = gateway_factory(tmp_path / "s", config=cfg)
+    header = {"Authorization": f"Bearer {token}"}
+    for query in (f"token={token}", f"access_token={token}", "token="):
+        for headers in ({}, header):
+            said = refusal(post(gw, REMEMBER, {**headers, "Content-Type": "application/json"}, path=f"/rpc?{query}"),
+                           400, query.split("=")[0])
+            assert "only in the Authorization header" in said["message"]
+            refusal(httpx.get(f"{gw.url}/v1/ready?{query}", headers=headers, timeout=30), 400, query.split("=")[0])
+            refusal(httpx.get(f"{gw.url}/metrics?{query}", headers=headers, timeout=30), 400, query.split("=")[0])
+    assert gw.result("meta/memory/panel/records", {}, token=token)["records"] == []  # nothing landed
+    assert not any(token in line for line in gw.proc.log_tail)
+    served = post(gw, REMEMBER, {**header, "Content-Type": "application/json"})  # the header alone is served
+    assert served.json()["result"]["created"] is True
+
+
 def test_a_websocket_upgrade_is_never_accepted(gateway: GatewayProcess) -> None:
     import socket
 

@@ -64,3 +64,52 @@ def test_replay_in_a_realm_keeps_its_injection_session_in_that_realm(gateway: An
         assert {r[0] for r in conn.execute("SELECT realm FROM session_identities")} == {"ops"}
     finally:
         conn.close()
+
+
+def _replay(path: Path, url: str, *extra: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "meta_memory.cli", "replay", str(path), "--url", url, *extra],
+                          capture_output=True, text=True, timeout=120, env={**os.environ, **(env or {})})
+
+
+BAD_FILES = {
+    "not JSON": ("garbage", "is not JSON"),
+    "empty": ("", "is not JSON"),
+    "an object": ('{"a": 1}', "expected a JSON list of LoCoMo samples"),
+    "a list of numbers": ("[1, 2]", "sample 1: expected an object"),
+    "no conversation": ('[{"sample_id": "x"}]', "sample 1 (x): 'conversation' must be an object"),
+    "a conversation that is a number": ('[{"sample_id": "x", "conversation": 5}]',
+                                        "sample 1 (x): 'conversation' must be an object"),
+    "a turn without dia_id": ('[{"sample_id": "x", "conversation": {"session_1": [{"speaker": "A", "text": "hi"}]}}]',
+                              "sample 1 (x): session_1 turn 1: 'dia_id' must be a string"),
+    "qa not a list": ('[{"sample_id": "x", "conversation": {"session_1": []}, "qa": 3}]',
+                      "sample 1 (x): 'qa' must be a list"),
+}
+
+
+def test_a_file_that_is_not_a_locomo_file_is_one_line_naming_it(gateway: Any, tmp_path: Path) -> None:
+    for name, (text, needle) in BAD_FILES.items():
+        data = tmp_path / "bad.json"
+        data.write_text(text, encoding="utf-8")
+        out = _replay(data, gateway.url)
+        assert out.returncode == 1, (name, out.stderr)
+        assert "Traceback" not in out.stderr, (name, out.stderr)
+        assert out.stderr.startswith(f"meta-memory: {data}: ") and needle in out.stderr, (name, out.stderr)
+    assert gateway.result("meta/memory/panel/records", {})["records"] == []  # nothing was written
+
+
+def test_a_gateway_that_cannot_be_used_is_one_line_naming_why(gateway_factory: Any, tmp_path: Path) -> None:
+    from meta_memory.access.config import hash_token
+    from support import write_config
+
+    data = tmp_path / "conv.json"
+    data.write_text(json.dumps(_sample()), encoding="utf-8")
+    unreachable = _replay(data, "http://127.0.0.1:9")
+    assert unreachable.returncode == 1 and "Traceback" not in unreachable.stderr
+    assert "cannot reach the meta-memory gateway at http://127.0.0.1:9/rpc" in unreachable.stderr
+    cfg = write_config(tmp_path / "a.toml", f'[[access.tokens]]\nsha256 = "{hash_token("replay-tok-1")}"\n'
+                                            'principal = "ops"\n')
+    gw = gateway_factory(tmp_path / "state", config=cfg)
+    anonymous = _replay(data, gw.url)
+    assert anonymous.returncode == 1 and "Traceback" not in anonymous.stderr
+    assert "authentication failed: a bearer token is required" in anonymous.stderr
+    assert _replay(data, gw.url, "--json", env={"META_MEMORY_TOKEN": "replay-tok-1"}).returncode == 0

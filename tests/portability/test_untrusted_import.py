@@ -91,6 +91,9 @@ def test_an_edited_export_raises_nothing_and_every_changed_line_is_named(tmp_pat
         assert "usage counters reset" in changes[mid] and "working-set rank dropped" in changes[mid]
     assert changes[ids["tea_v1"]].startswith("status superseded -> quarantined")
     assert "status active -> quarantined (the line fails its integrity check)" in changes[ids["other"]]
+    # a record that was quarantined stays so: the report says that, not "status quarantined -> quarantined"
+    assert changes[quarantined].startswith("stays quarantined (reason now 'unverified import: was quarantined')")
+    assert "quarantined -> quarantined" not in changes[quarantined]
 
     with handle_on(tmp_path / "dst", dst_cfg) as h:
         q = h.call(PANEL, {"realm": "default", "memory_id": quarantined})["record"]

@@ -143,6 +143,66 @@ def test_a_malformed_ledger_is_seen_while_serving_and_offline(tmp_path: Path) ->
     assert code == 1 and _kinds(report)["malformed_ledger"]["severity"] == "blocks_startup"
 
 
+def test_a_state_directory_removed_while_serving_makes_the_gateway_not_ready(tmp_path: Path) -> None:
+    """``rm -rf`` of the state directory under a running gateway: its open databases keep taking writes
+    that no restart will see, and the directory's lock is gone. Before, ``/v1/ready`` said ready."""
+    import shutil
+
+    state = tmp_path / "state"
+    with start_gateway(state) as gw:
+        gw.result("meta/agent_memory/remember", {"identity": IDENT, "title": "Apples", "body": "apples are red"})
+        assert _ready(gw).status_code == 200
+        shutil.rmtree(state)
+        # writes are refused (they would land in unlinked files no restart sees)
+        refused = gw.error("meta/agent_memory/remember", {"identity": IDENT, "title": "Pears", "body": "pears"})
+        assert refused["code"] == -32040 and refused["data"]["reason"] == "io", refused
+        assert "removed or replaced" in refused["message"] and "nothing was written" in refused["message"]
+        ledger = gw.error("meta/memory/index", {"entity": "deploy", "topic": "freeze", "fact": "december"})
+        assert ledger["code"] == -32010 and "removed or replaced" in ledger["message"], ledger
+        assert not state.exists()  # nothing wrote the directory back (the ledger's persist used to)
+        answer = _ready_after_change(gw)
+        assert answer.status_code == 503 and answer.json()["failing"] == ["state_dir"]
+        check = answer.json()["checks"][0]
+        assert str(state) in check["problem"] and "removed or replaced" in check["problem"]
+        assert "restart" in check["fix"]
+    # a directory put back in its place (a restore) is not the one this gateway holds either
+    with start_gateway(tmp_path / "other") as gw:
+        os.rename(tmp_path / "other", tmp_path / "moved")
+        (tmp_path / "other").mkdir()
+        assert _ready_after_change(gw).json()["failing"] == ["state_dir"]
+
+
+def test_a_read_only_state_directory_is_named_as_such_not_as_damaged_databases(tmp_path: Path) -> None:
+    """A state directory on a file system mounted read-only (a snapshot, a backup volume). Before, the
+    doctor called every database damaged ("cannot be checked: unable to open database file") and told
+    the operator to restore them from a backup or move them away: the databases are intact."""
+    mount = tmp_path / "disk"
+    mount.mkdir()
+    made = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", str(mount)], capture_output=True)
+    if made.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {made.stderr.decode(errors='replace').strip()}")
+    try:
+        state = mount / "state"
+        with start_gateway(state) as gw:
+            gw.result("meta/agent_memory/remember", {"identity": IDENT, "title": "Apples", "body": "apples are red"})
+        subprocess.run(["mount", "-o", "remount,ro", str(mount)], check=True)
+        code, report = _doctor(state)
+        kinds = _kinds(report)
+        assert code == 1 and "damaged_database" not in kinds, report
+        read_only = kinds["state_dir_read_only"]
+        assert read_only["severity"] == "blocks_startup" and read_only["paths"] == [str(state)]
+        assert "not writable" in read_only["message"] and "read-write" in read_only["fix"]
+        assert "not damaged" in read_only["fix"]
+        refused = start_gateway(state, expect_failure=True)
+        assert refused.proc.returncode == 1 and "Read-only file system" in refused.proc.stderr.read()
+        subprocess.run(["mount", "-o", "remount,rw", str(mount)], check=True)
+        with start_gateway(state) as gw:  # the same files, writable again: all there
+            assert [r["title"] for r in gw.result("meta/agent_memory/recall", {
+                "identity": IDENT, "query_text": "apples"})["records"]] == ["Apples"]
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
 @pytest.mark.parametrize("name, holds", [("session-state.db", "session state"), ("events.sqlite3", "timeline")])
 def test_a_damaged_own_database_refuses_start_naming_it_and_the_doctor(tmp_path: Path, name: str, holds: str) -> None:
     state = _seeded(tmp_path)

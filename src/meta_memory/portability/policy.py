@@ -107,7 +107,8 @@ def downgrade(rec: MemoryRecord, allowed: ScopeAllowance, now_ms: int, *, tamper
     if status.kind is StatusKind.SUPERSEDED or status.kind is StatusKind.QUARANTINED or (
             status.is_active and rec.ever_quarantined):
         status = Status.quarantined(f"unverified import: was {was}")
-        changed.append(f"status {was} -> quarantined")
+        changed.append(f"stays quarantined (reason now {status.detail!r})" if rec.status.kind is StatusKind.QUARANTINED
+                       else f"status {was} -> quarantined")
     elif tampered and status.is_active:
         status = Status.quarantined("unverified import: the line was changed or added after export")
         changed.append("status active -> quarantined (the line fails its integrity check)")

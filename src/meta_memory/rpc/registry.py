@@ -205,6 +205,9 @@ class MethodTable:
         (:class:`~meta_memory.errors.ValueRuleBroken`, from the parser or the handler) becomes
         ``InvalidParams`` here, the one place every transport passes.
 
+        A state-changing call on a runtime whose state directory was removed or replaced while it ran is
+        refused before it runs (:meth:`~meta_memory.runtime.Runtime.check_state_dir`).
+
         Every call is observed (:meth:`meta_memory.observability.Observability.call`): counted, timed
         and, when traces are on, run inside its span with ``params`` and ``access`` child spans. A name
         the table does not hold is observed as ``(unknown)`` (its span's name and ``rpc.method``), never
@@ -225,6 +228,8 @@ class MethodTable:
                 with span("access"):
                     runtime.access.authorize(ctx.principal, spec, parsed)
                     runtime.check_realm(getattr(parsed, "realm", None))
+                if spec.is_mutating(parsed):
+                    runtime.check_state_dir(name)
                 result = to_jsonable(spec.handler(runtime, ctx, parsed))
             except ValueRuleBroken as exc:
                 raise rule_to_invalid_params(exc) from None

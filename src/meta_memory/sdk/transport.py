@@ -30,7 +30,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..access.principal import Principal
     from ..server.gateway import Gateway
 
-__all__ = ["GatewayUnreachable", "Transport", "AsyncTransport", "ThreadedTransport", "EmbeddedTransport", "HttpTransport", "AsyncHttpTransport", "StdioTransport"]
+__all__ = ["GatewayUnreachable", "NotAGateway", "Transport", "AsyncTransport", "ThreadedTransport", "EmbeddedTransport", "HttpTransport", "AsyncHttpTransport", "StdioTransport"]
 
 
 class Transport(Protocol):
@@ -56,6 +56,20 @@ class GatewayUnreachable(ConnectionError):
     def __init__(self, url: str, cause: Exception) -> None:
         super().__init__(f"cannot reach the meta-memory gateway at {url}: {cause}")
         self.url = url
+
+
+class NotAGateway(GatewayUnreachable):
+    """Something answers at the URL, but not a meta-memory gateway: its reply to ``POST /rpc`` is not a
+    JSON-RPC 2.0 response (an HTML error page, another service's JSON). ``url`` names the endpoint,
+    ``status`` the HTTP status it answered. A :class:`GatewayUnreachable`, so every client treats it as
+    "no gateway there", never as a gateway's refusal."""
+
+    def __init__(self, url: str, status: int, content_type: str) -> None:
+        ConnectionError.__init__(self, f"{url} is not a meta-memory gateway: it answered HTTP {status} "
+                                       f"({content_type or 'no content type'}) instead of a JSON-RPC response; "
+                                       "check the URL and port")
+        self.url = url
+        self.status = status
 
 
 def _unwrap(response: Any) -> Any:
@@ -147,13 +161,15 @@ class _HttpCalls:
     def _payload(self, method: str, params: dict[str, Any] | None) -> dict[str, Any]:
         return {"jsonrpc": "2.0", "method": method, "params": params or {}, "id": next(self._ids)}
 
-    @staticmethod
-    def _decode(resp: httpx.Response) -> Any:
-        """The result of a JSON-RPC response; ``InternalError`` for a body that is not JSON."""
+    def _decode(self, resp: httpx.Response) -> Any:
+        """The result of a JSON-RPC response; :class:`NotAGateway` for a reply that is not JSON-RPC 2.0."""
         try:
             body = resp.json()
         except ValueError:
-            raise InternalError(f"gateway answered HTTP {resp.status_code} without JSON") from None
+            body = None
+        if not isinstance(body, dict) or body.get("jsonrpc") != "2.0":
+            content_type = resp.headers.get("content-type", "").split(";")[0].strip()
+            raise NotAGateway(self.url, resp.status_code, content_type)
         return _unwrap(body)
 
 

@@ -31,12 +31,24 @@ from ..events.bus import parse_event_seq
 from ..rpc.dispatch import encode, error_response
 from .gateway import Gateway
 
-__all__ = ["EventsEndpoint"]
+__all__ = ["EventsEndpoint", "url_token_refusal"]
 
 _SSE_POLL_S = 0.1  # how often an idle stream checks the bus for new events
 _SSE_KEEPALIVE_S = 15.0  # an idle stream sends a comment line this often
 _SSE_BATCH = 1000  # events sent per check at most
 _URL_TOKEN_PARAMS = ("token", "access_token")
+
+
+def url_token_refusal(request: Request) -> Response | None:
+    """HTTP 400 (``invalid_request``, ``data.field`` naming the parameter) when the URL's query carries
+    ``token`` or ``access_token``, whatever the header says: a token in a URL ends up in proxy logs and
+    histories. ``None`` when it carries neither. Every route that takes a token applies it first."""
+    for name in _URL_TOKEN_PARAMS:
+        if name in request.query_params:
+            exc = InvalidRequest("a bearer token is accepted only in the Authorization header, never in the URL",
+                                 name)
+            return Response(encode(error_response(None, exc)), status_code=400, media_type="application/json")
+    return None
 
 
 class _Subscription(StreamingResponse):
@@ -81,11 +93,9 @@ class EventsEndpoint:
 
     async def handle(self, request: Request) -> Response:
         """Serve one ``GET /events`` (see the module docstring for refusals)."""
-        for name in _URL_TOKEN_PARAMS:
-            if name in request.query_params:
-                exc = InvalidRequest("a bearer token is accepted only in the Authorization header, never in the URL",
-                                     name)
-                return Response(encode(error_response(None, exc)), status_code=400, media_type="application/json")
+        refused = url_token_refusal(request)
+        if refused is not None:
+            return refused
         try:
             principal = self.gateway.authenticate(request.headers.get("authorization"))
         except AuthenticationFailed as exc:

@@ -51,7 +51,7 @@ from ..observability.requests import accept_request_id
 from ..rpc.dispatch import encode, error_response
 from ..rpc.registry import CallContext
 from .config import normalise_host
-from .events import EventsEndpoint
+from .events import EventsEndpoint, url_token_refusal
 from .gateway import Gateway
 from .perimeter import Perimeter, PerimeterRules, json_refusal, rpc_media_type_refusal
 
@@ -121,6 +121,9 @@ def create_app(gateway: Gateway, *, bind_host: str | None = None, metrics_port: 
     limit = settings.max_request_bytes
 
     async def rpc(request: Request) -> Response:
+        refused = url_token_refusal(request)
+        if refused is not None:
+            return refused
         refusal = rpc_media_type_refusal(request.headers.get("content-type"))
         if refusal is not None:
             return json_refusal(415, InvalidRequest(refusal, "content-type"), {"Accept-Post": _JSON})
@@ -153,6 +156,9 @@ def create_app(gateway: Gateway, *, bind_host: str | None = None, metrics_port: 
         return JSONResponse({"status": "ok", "methods": len(gateway.table.names(gateway.runtime))})
 
     async def ready(request: Request) -> Response:
+        refused = url_token_refusal(request)
+        if refused is not None:
+            return refused
         try:
             principal = gateway.authenticate(request.headers.get("authorization"))
         except AuthenticationFailed as exc:
@@ -172,6 +178,9 @@ def create_app(gateway: Gateway, *, bind_host: str | None = None, metrics_port: 
             exc = InvalidRequest("metrics are off on this gateway ([telemetry] metrics = false)", "path")
             return Response(encode(error_response(None, exc)), status_code=404, media_type=_JSON)
         if not _on_metrics_listener(request, metrics_port):
+            refused = url_token_refusal(request)
+            if refused is not None:
+                return refused
             try:
                 principal = gateway.authenticate(request.headers.get("authorization"))
             except AuthenticationFailed as exc:

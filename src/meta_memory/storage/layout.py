@@ -340,9 +340,25 @@ class StorageLayout:
         from ..errors import StartupError
         from ..ledger import persistence
         from .disk import DEFAULT_MIN_FREE_MB, disk_space
-        from .integrity import orphan_wals, probe
+        from .integrity import header_problem, orphan_wals, probe
 
         findings: list[dict[str, Any]] = []
+        # SQLite cannot open a WAL database of a directory it may not write (not even to read it): there,
+        # only the headers are read, and the directory itself is the finding, never "damaged" databases
+        writable = os.access(self.state_dir, os.W_OK)
+        if not writable:
+            findings.append({
+                "kind": "state_dir_read_only", "severity": "blocks_startup", "paths": [str(self.state_dir)],
+                "message": (f"{self.state_dir} is not writable (a read-only file system, or no write permission "
+                            "for this user): a gateway cannot start on it, and its databases are checked here by "
+                            "their headers only"),
+                "fix": ("mount it read-write, or run the gateway as a user that may write it; its files are not "
+                        "damaged by this"),
+            })
+
+        def check(path: Path) -> str | None:
+            return probe(path, full=thorough) if writable else header_problem(path)
+
         if self.ledger_path.is_file():
             try:
                 persistence.load(self.ledger_path)
@@ -357,7 +373,7 @@ class StorageLayout:
                 "moving it away starts every session clean"),
                (self.events_path, "the timeline", "moving it away starts an empty timeline; memory is not affected")]
         for path, holds, away in own:
-            if path.is_file() and (problem := probe(path, full=thorough)) is not None:
+            if path.is_file() and (problem := check(path)) is not None:
                 findings.append({
                     "kind": "damaged_database", "severity": "blocks_startup", "paths": [str(path)],
                     "message": f"{path.name} ({holds}) {problem}",
@@ -366,7 +382,7 @@ class StorageLayout:
         roots = [r for r in (self.canonical_agent_memory_root, self.legacy_agent_memory_root) if r.is_dir()]
         for root in roots:
             for db in sorted(p for p in root.iterdir() if p.name.endswith(REALM_DB_SUFFIX) and p.is_file()):
-                problem = probe(db, full=thorough)
+                problem = check(db)
                 if problem is None:
                     continue
                 realm = decode_path_segment(db.name[: -len(REALM_DB_SUFFIX)])
@@ -475,7 +491,8 @@ class StorageLayout:
             timeline database: blocks start-up) for a file that is not a database,
             truncated, or fails its checks, ``orphan_wal`` (``error``: a ``-wal``
             whose database is missing), ``low_disk`` (``warning`` below the floor,
-            ``error`` when full).
+            ``error`` when full), ``state_dir_read_only`` (blocks start-up: the directory
+            is not writable; its databases are then checked by their headers only).
             ``ok`` is false when any finding blocks start-up or is an ``error``.
         """
         findings: list[dict[str, Any]] = []

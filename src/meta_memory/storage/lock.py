@@ -58,7 +58,9 @@ class StateDirLock:
                     continue
                 os.close(self._fd)
                 self._fd = None
-                raise StartupError(self._refusal(state_dir, pid, one_shot)) from None
+                waited = one_shot and (holder_one_shot or pid is None)  # behind other commands, past the wait
+                raise StartupError(self._busy(state_dir, pid) if waited else self._refusal(state_dir, pid, one_shot)
+                                   ) from None
         os.ftruncate(self._fd, 0)
         os.write(self._fd, f"{os.getpid()}{' ' + _ONE_SHOT_MARK if one_shot else ''}\n".encode())
         tighten_state_dir(state_dir)  # files an older version or a wider umask left readable
@@ -72,6 +74,13 @@ class StateDirLock:
         return (f"the state directory {state_dir.resolve()} is already in use by another meta-memory runtime{who}; "
                 f"run one runtime per state directory ({instead})")
 
+    @staticmethod
+    def _busy(state_dir: Path, pid: str | None) -> str:
+        who = f" (pid {pid})" if pid else ""
+        return (f"the state directory {state_dir.resolve()} is busy: another meta-memory command{who} held it for "
+                f"the whole {ONE_SHOT_WAIT_S:g} s this one waits its turn; retry when it is done (for many commands "
+                "at once, serve the directory with `meta-memory serve` and pass --url)")
+
     def _holder(self) -> tuple[str | None, bool]:
         """The holder's pid (``None`` when unknown) and whether it marked itself a one-shot."""
         try:
@@ -80,6 +89,25 @@ class StateDirLock:
             return None, False
         pid = words[0] if words and words[0].isdigit() else None
         return pid, pid is not None and words[1:] == [_ONE_SHOT_MARK]
+
+    def problem(self) -> str | None:
+        """Why the held directory is no longer this runtime's, or ``None``: the lock file was removed or
+        replaced since it was taken (the state directory deleted, moved away or restored over while the
+        runtime ran). Open databases then keep taking writes no restart will see, and another runtime
+        could take the directory. One ``stat`` and one ``fstat``; ``None`` once released."""
+        fd = self._fd
+        if fd is None:
+            return None
+        try:
+            held = os.fstat(fd)
+            there = os.stat(self.path)
+        except OSError:
+            there = None
+        if there is not None and (there.st_dev, there.st_ino) == (held.st_dev, held.st_ino):
+            return None
+        return (f"the state directory {self.path.parent.resolve()} was removed or replaced while this runtime ran "
+                f"(its lock file {LOCK_FILE} is gone or is another file): what it writes now does not reach "
+                "that directory")
 
     def release(self) -> None:
         """Give the directory up (idempotent)."""
