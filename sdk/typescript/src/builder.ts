@@ -122,12 +122,14 @@ export const AGENT_MEMORY_KEYS: readonly string[] = [
   "store",
   "dsn",
   "recall_provider",
+  "embedder",
   "erase_tombstoned_after_days",
   "session_state_expiry_days",
   "session_state_limit",
   "max_realms",
   "max_open_realms",
   "recall_index_mb",
+  "realms",
   "steward",
 ];
 
@@ -175,6 +177,8 @@ export interface AgentMemoryOptions {
   contentTrust?: ContentTrustOptions;
   store?: "sqlite" | "postgres";
   dsn?: string;
+  /** Hybrid recall's query embedder, `"package.module:Class"` (default: the bundled MiniLM). */
+  embedder?: string;
   /** Erase tombstoned content older than this many days (1..36500); absent keeps tombstones. */
   eraseTombstonedAfterDays?: number;
   /** Days after which untouched session state (taint, reset marks, budgets, nonces) expires (default 30). */
@@ -187,6 +191,8 @@ export interface AgentMemoryOptions {
   maxOpenRealms?: number;
   /** SQLite: memory budget (MiB) of the in-process recall index, all realms together (LRU-evicted). Default 256. */
   recallIndexMb?: number;
+  /** The realms the gateway serves (it must list `realm`); a call naming another is refused. Absent: any realm. */
+  realms?: string[];
   steward?: boolean | StewardOptions;
   [key: string]: unknown;
 }
