@@ -59,7 +59,8 @@ DEFAULT_UNTRUSTED_SOURCES: dict[str, tuple[str, ...]] = {
     # Common names hosts give their own outside-content tools (the ones a generic agent loop defines).
     "common host tool names": (
         "browser", "browse", "web_browser", "browse_web", "open_url", "fetch_url", "read_url", "visit_url",
-        "get_url", "scrape", "scrape_url", "scrape_website", "crawl", "search_web", "internet_search",
+        "get_url", "scrape", "scrape_url", "scrape_website", "scrape_page", "scrape_webpage", "fetch_page",
+        "fetch_webpage", "read_webpage", "crawl", "search_web", "internet_search",
         "email_read", "read_inbox", "slack_read", "firecrawl_scrape", "firecrawl_search", "firecrawl_crawl",
         "jina_reader", "serpapi", "perplexity_search",
     ),
