@@ -7,7 +7,6 @@ sync and async.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -143,18 +142,6 @@ def _refusals(handle: Any) -> None:
     with pytest.raises(InvalidParams) as exc:
         agent.session("s1").tool("[1, 2]")
     assert exc.value.data.get("field") == "arguments"
-
-
-@pytest.fixture(params=["embedded", "http", "stdio"])
-def handle(request: pytest.FixtureRequest, tmp_path: Path, gateway_factory: Any) -> Iterator[Any]:
-    if request.param == "embedded":
-        h = Meta.builder().persistent_state(tmp_path / "embedded").build()
-    elif request.param == "http":
-        h = Meta.connect(gateway_factory(tmp_path / "http").url)
-    else:
-        h = Meta.spawn(tmp_path / "stdio")
-    with h:
-        yield h
 
 
 def test_agent_lifecycle(handle: Any) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -12,18 +11,6 @@ import pytest
 from meta_memory import Meta
 from meta_memory.errors import InvalidParams, RecordNotFound
 from meta_memory.sdk.models import RecordHistory
-
-
-@pytest.fixture(params=["embedded", "http", "stdio"])
-def handle(request: pytest.FixtureRequest, tmp_path: Path, gateway_factory: Any) -> Iterator[Any]:
-    if request.param == "embedded":
-        h = Meta.builder().persistent_state(tmp_path / "embedded").build()
-    elif request.param == "http":
-        h = Meta.connect(gateway_factory(tmp_path / "http").url)
-    else:
-        h = Meta.spawn(tmp_path / "stdio")
-    with h:
-        yield h
 
 
 def test_history_of_a_record_and_the_one_refusal(handle: Any) -> None:

@@ -52,7 +52,6 @@ object has no ``recall`` method); :func:`check_provider` is the builder's check.
 
 from __future__ import annotations
 
-import importlib
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -60,6 +59,7 @@ from itertools import islice
 from typing import Any
 
 from meta_memory.errors import ConfigError, StartupError
+from meta_memory.plugins import load_object
 from meta_memory.recall.fts import match_expression
 from meta_memory.recall.provider import (
     RecallOutcome,
@@ -144,24 +144,8 @@ def load_provider(reference: str) -> RecallProvider:
     m = _REFERENCE.match(reference)
     if m is None:
         raise StartupError(f"{_KEY}: {reference!r} is not 'lexical', 'hybrid' or 'package.module:Class'")
-    module_name, attr_path = m.group(1), m.group(2)
-    try:
-        target: Any = importlib.import_module(module_name)
-    except Exception as exc:  # ImportError, or whatever the module raises while importing
-        raise StartupError(f"{_KEY}: cannot import module {module_name!r} ({type(exc).__name__}: {exc})") from None
-    for part in attr_path.split("."):
-        try:
-            target = getattr(target, part)
-        except AttributeError:
-            raise StartupError(f"{_KEY}: module {module_name!r} has no attribute {attr_path!r}") from None
-    if not isinstance(target, type) and callable(getattr(target, "recall", None)):
-        return check_provider(target, reference)
-    if not callable(target):
-        raise StartupError(f"{_KEY}: {reference!r} is neither a class, a factory nor a provider object")
-    try:
-        provider = target()
-    except Exception as exc:
-        raise StartupError(f"{_KEY}: {reference!r}() failed ({type(exc).__name__}: {exc})") from None
+    provider = load_object(_KEY, m.group(1), m.group(2), is_object=lambda t: callable(getattr(t, "recall", None)),
+                           what="a provider object")
     return check_provider(provider, reference)
 
 

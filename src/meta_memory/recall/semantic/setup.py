@@ -66,26 +66,12 @@ def load_embedder(reference: str) -> Any:
     object must offer ``model_id`` (str), ``dim`` (int >= 1), ``ready`` and ``embed(texts)``
     (:class:`~meta_memory.recall.semantic.embedder.Embedder`). Raises :class:`StartupError` naming
     ``agent_memory.embedder`` and the cause."""
-    import importlib
+    from ...plugins import load_object
 
     key = "agent_memory.embedder"
     module_name, _, attr_path = reference.partition(":")
-    try:
-        target: Any = importlib.import_module(module_name)
-    except Exception as exc:  # noqa: BLE001 - ImportError, or whatever the module raises while importing
-        raise StartupError(f"{key}: cannot import module {module_name!r} ({type(exc).__name__}: {exc})") from None
-    for part in attr_path.split("."):
-        try:
-            target = getattr(target, part)
-        except AttributeError:
-            raise StartupError(f"{key}: module {module_name!r} has no attribute {attr_path!r}") from None
-    if isinstance(target, type) or not callable(getattr(target, "embed", None)):
-        if not callable(target):
-            raise StartupError(f"{key}: {reference!r} is neither a class, a factory nor an embedder")
-        try:
-            target = target()
-        except Exception as exc:  # noqa: BLE001 - the class's own failure, named in the refusal
-            raise StartupError(f"{key}: {reference!r}() failed ({type(exc).__name__}: {exc})") from None
+    target = load_object(key, module_name, attr_path, is_object=lambda t: callable(getattr(t, "embed", None)),
+                         what="an embedder")
     model_id, dim = getattr(target, "model_id", None), getattr(target, "dim", None)
     if not callable(getattr(target, "embed", None)) or not hasattr(target, "ready"):
         raise StartupError(f"{key}: {reference!r} has no embed(texts) method or no ready attribute")
