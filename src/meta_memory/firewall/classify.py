@@ -120,13 +120,24 @@ def deny_key(name: str) -> str:
 
 
 _BUILTIN_KEYS: frozenset[str] = frozenset(name_key(n) for n in ALWAYS_UNTRUSTED_TOOLS)
-_NAMESPACE = re.compile(r"[./:\\]+")
+#: What splits a name into segments: namespace separators, and whitespace (no tool catalogue allows it in a
+#: name, so ``web_fetch x`` or a name with a line break is read as words, one of which may be a web tool).
+_NAMESPACE = re.compile(r"[./:\\\s]+")
+#: A version suffix of a segment (``web_fetch_v2``, ``fetch-2``, ``WebSearch20250305``, ``browse_v1_2``).
+_VERSION = re.compile(r"(?:[_\-\s]*v?\d+)+$", re.IGNORECASE)
 
 
 def _names_one_of(name: str, keys: frozenset[str]) -> bool:
-    """A namespaced or versioned spelling (``functions.web_fetch``, ``web_fetch.v2``, ``tools/fetch``,
-    ``puppeteer.navigate``): any of its segments is one of ``keys`` (:func:`deny_key` keys)."""
-    return any(deny_key(part) in keys for part in _NAMESPACE.split(_light(name)))
+    """A namespaced or versioned spelling (``functions.web_fetch``, ``web_fetch.v2``, ``web_fetch_v2``,
+    ``tools/fetch``, ``puppeteer.navigate``, ``web_fetch x``): any of its segments, or a segment without
+    its version suffix, is one of ``keys`` (:func:`deny_key` keys)."""
+    for part in _NAMESPACE.split(_light(name)):
+        if deny_key(part) in keys:
+            return True
+        bare = _VERSION.sub("", part)
+        if bare and bare != part and deny_key(bare) in keys:
+            return True
+    return False
 
 
 def _names_a_builtin(name: str) -> bool:
