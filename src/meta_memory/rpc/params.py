@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ..errors import InvalidParams, ValueRuleBroken
+from ..identity import parse_identity, parse_realm
 
-__all__ = ["Params", "parse_params", "validation_to_invalid_params", "check_json_value", "MAX_PARAMS_DEPTH"]
+__all__ = ["Params", "RealmDefaulted", "IdentityParams", "parse_params", "validation_to_invalid_params", "check_json_value", "MAX_PARAMS_DEPTH"]
 
 #: Deepest nesting accepted in params (objects and arrays), so nothing stored can later exhaust
 #: the interpreter's recursion limit when it is copied or serialised.
@@ -185,3 +186,24 @@ def parse_params(model: type[P], raw: Any) -> P:
         return model.model_validate(raw)
     except ValidationError as exc:
         raise validation_to_invalid_params(exc) from None
+
+
+class IdentityParams(RealmDefaulted):
+    """``identity`` (required, logical, trimmed) and ``realm`` (optional: ``[agent_memory] realm``
+    when absent, filled in before access is judged; see :class:`RealmDefaulted`). The base of every
+    method acting for one identity: its records (``meta/agent_memory/*``) and its sessions
+    (:class:`~meta_memory.rpc.session_params.SessionParams`)."""
+
+    identity: Any = required_text(description="the identity (trimmed; rt:<id>:<generation> names <id>)")
+    realm: Any = Field(default=None, json_schema_extra={"type": "string"},
+                       description="the realm (default: the gateway's [agent_memory] realm)")
+
+    @field_validator("identity", mode="before")
+    @classmethod
+    def _identity(cls, value: Any) -> str:
+        return parse_identity(value)
+
+    @field_validator("realm", mode="before")
+    @classmethod
+    def _realm(cls, value: Any) -> str | None:
+        return None if value is None else parse_realm(value)

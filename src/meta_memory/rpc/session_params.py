@@ -17,32 +17,19 @@ from typing import Any, ClassVar
 
 from pydantic import Field, field_validator
 
-from ..identity import parse_identity, parse_realm
 from ..session_ref import SessionRef, check_session_key
-from .params import REQUIRED_MARK, Params, required_text
+from .params import REQUIRED_MARK, IdentityParams
 
 __all__ = ["KeyedSessionParams", "SessionParams"]
 
 
-class SessionParams(Params):
+class SessionParams(IdentityParams):
     """``{identity, realm?, session_key?}``; ``session_key`` at most 512 bytes, trimmed."""
 
     #: Whether ``session_key`` must be given (:class:`KeyedSessionParams`).
     session_key_required: ClassVar[bool] = False
 
-    identity: Any = required_text()
-    realm: Any = Field(default=None, validate_default=True, json_schema_extra={"type": "string"})
     session_key: Any = Field(default=None, validate_default=True, json_schema_extra={"type": "string"})
-
-    @field_validator("identity", mode="before")
-    @classmethod
-    def _identity(cls, value: Any) -> str:
-        return parse_identity(value)
-
-    @field_validator("realm", mode="before")
-    @classmethod
-    def _realm(cls, value: Any) -> str | None:
-        return None if value is None else parse_realm(value)
 
     @field_validator("session_key", mode="before")
     @classmethod

@@ -22,6 +22,7 @@ what the directory holds (the ledger, the timeline) and the report says the rest
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shutil
@@ -34,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import ValueRuleBroken
 from .layout import LEDGER_FILE, LEDGER_STAGE_FILE, PREDECESSOR_STAGE_FILE
 from .lock import LOCK_FILE
-from .perms import PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, SQLITE_SIDE_SUFFIXES
+from .perms import PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, SQLITE_SIDE_SUFFIXES, create_private_file
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..ledger.ledger import AssertionLedger
@@ -135,15 +136,10 @@ def _pin(path: Path) -> sqlite3.Connection:
 
 
 def _private_write(path: Path, data: bytes) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), PRIVATE_FILE_MODE)
-    try:
-        os.fchmod(fd, PRIVATE_FILE_MODE)
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view):]
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    """Write ``data`` to the new file ``path``, ``0600`` and synced (:func:`create_private_file`);
+    ``FileExistsError`` when something is already there (a copy never overwrites)."""
+    if not create_private_file(path, data):
+        raise FileExistsError(errno.EEXIST, "exists", str(path))
 
 
 def _fsync(path: Path) -> None:

@@ -12,7 +12,6 @@ from typing import Any, Literal
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from ...agent_memory.fields import FieldError, compact_whitespace, normalize_tags, validate_record_fields
-from ...identity import parse_identity, parse_realm
 from ...limits import (
     MAX_BATCH_OPS,
     MAX_DERIVED_SESSIONS,
@@ -23,7 +22,7 @@ from ...limits import (
 )
 from ...recall.query_limits import MAX_QUERY_TERM_BYTES, MAX_QUERY_TERM_ENTRIES, query_size_error
 from ...session_ref import check_session_key
-from ..params import Params, RealmDefaulted, optional_count, required_text
+from ..params import IdentityParams, Params, optional_count
 
 __all__ = [
     "IdentityParams",
@@ -50,25 +49,6 @@ MAX_REMEMBER_BATCH_BYTES = 4 * 1024 * 1024
 
 def _nbytes(text: str) -> int:
     return len(text.encode("utf-8", "surrogatepass"))
-
-
-class IdentityParams(RealmDefaulted):
-    """``identity`` (required, logical, trimmed) and ``realm`` (optional: ``[agent_memory] realm``
-    when absent, filled in before access is judged; see :class:`~meta_memory.rpc.params.RealmDefaulted`)."""
-
-    identity: Any = required_text(description="the identity (trimmed; rt:<id>:<generation> names <id>)")
-    realm: Any = Field(default=None, json_schema_extra={"type": "string"},
-                       description="the realm (default: the gateway's [agent_memory] realm)")
-
-    @field_validator("identity", mode="before")
-    @classmethod
-    def _identity(cls, value: Any) -> str:
-        return parse_identity(value)
-
-    @field_validator("realm", mode="before")
-    @classmethod
-    def _realm(cls, value: Any) -> str | None:
-        return None if value is None else parse_realm(value)
 
 
 def _title(value: str) -> str:
