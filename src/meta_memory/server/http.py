@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import logging
 import math
+from typing import Any
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -86,6 +87,18 @@ async def _read_body(request: Request, limit: int) -> bytes:
 def _auth_error(exc: AuthenticationFailed) -> Response:
     return Response(encode(error_response(None, exc)), status_code=exc.status, media_type=_JSON,
                     headers={"WWW-Authenticate": exc.www_authenticate})
+
+
+def _caller(gateway: Gateway, request: Request) -> Any:
+    """The principal of a GET endpoint's request (``/v1/ready``, ``/metrics``), or the :class:`Response`
+    refusing it: a token in the URL (400), a bearer token the gateway does not know (401)."""
+    refused = url_token_refusal(request)
+    if refused is not None:
+        return refused
+    try:
+        return gateway.authenticate(request.headers.get("authorization"))
+    except AuthenticationFailed as exc:
+        return _auth_error(exc)
 
 
 def _on_metrics_listener(request: Request, metrics_port: int | None) -> bool:
@@ -156,13 +169,9 @@ def create_app(gateway: Gateway, *, bind_host: str | None = None, metrics_port: 
         return JSONResponse({"status": "ok", "methods": len(gateway.table.names(gateway.runtime))})
 
     async def ready(request: Request) -> Response:
-        refused = url_token_refusal(request)
-        if refused is not None:
-            return refused
-        try:
-            principal = gateway.authenticate(request.headers.get("authorization"))
-        except AuthenticationFailed as exc:
-            return _auth_error(exc)
+        principal = _caller(gateway, request)
+        if isinstance(principal, Response):
+            return principal
         readiness = gateway.runtime.readiness
         if readiness is None:  # pragma: no cover - a runtime always builds one
             return JSONResponse({"status": "ready", "failing": []}, headers=_NO_STORE)
@@ -178,13 +187,9 @@ def create_app(gateway: Gateway, *, bind_host: str | None = None, metrics_port: 
             exc = InvalidRequest("metrics are off on this gateway ([telemetry] metrics = false)", "path")
             return Response(encode(error_response(None, exc)), status_code=404, media_type=_JSON)
         if not _on_metrics_listener(request, metrics_port):
-            refused = url_token_refusal(request)
-            if refused is not None:
-                return refused
-            try:
-                principal = gateway.authenticate(request.headers.get("authorization"))
-            except AuthenticationFailed as exc:
-                return _auth_error(exc)
+            principal = _caller(gateway, request)
+            if isinstance(principal, Response):
+                return principal
             if not gateway.runtime.access.holds_unscoped(principal, "operator.status"):
                 denied = AccessDenied("operator.status", "metrics")
                 return Response(encode(error_response(None, denied)), status_code=403, media_type=_JSON)
