@@ -38,6 +38,7 @@ __all__ = [
     "MAX_DERIVED_SESSIONS",
     "MAX_REASON_BYTES",
     "MAX_BATCH_OPS",
+    "DEFAULT_MAX_BATCH_MS",
 ]
 
 #: One day in milliseconds.
@@ -51,6 +52,10 @@ DEFAULT_INSTRUCTION_HEADER: Final = "Agent memory"
 DEFAULT_MAX_ENTRIES: Final = 8
 #: The largest ``agent_memory.max_entries``, and the most records one recall hands back (tool and RPC).
 MAX_MEMORY_ENTRIES: Final = 64
+
+#: ``[gateway] max_batch_ms``: how long one JSON-RPC batch may run before its calls not yet started are
+#: answered ``capacity_exceeded`` (an honest batch of a few hundred calls takes well under a second).
+DEFAULT_MAX_BATCH_MS: Final = 10_000
 
 #: ``agent_memory.recall_timeout_ms``: the recall provider's deadline; ``0`` means this default.
 DEFAULT_RECALL_TIMEOUT_MS: Final = 500

@@ -105,6 +105,35 @@ def test_oversized_body_refused_before_parsing(gateway_factory, tmp_path):
     assert resp.json()["error"]["data"]["field"] == "body"
 
 
+def test_a_batch_past_its_time_budget_answers_the_calls_it_did_not_start_with_capacity_exceeded(
+        gateway_factory, tmp_path):
+    """A batch of thousands of recalls cannot hold a worker: once ``max_batch_ms`` is spent, every call
+    not started is answered ``capacity_exceeded`` in its place (none dropped, order kept), a notification
+    is not run, and a malformed entry keeps its own error."""
+    cfg = tmp_path / "c.toml"
+    cfg.write_text("[gateway]\nmax_batch_ms = 100\n")
+    gw = gateway_factory(tmp_path / "s", config=cfg)
+    gw.result("meta/agent_memory/remember", {"identity": "a:b", "title": "Trains", "body": "Trains leave at nine."})
+    n = 3000
+    batch = [{"jsonrpc": "2.0", "id": i, "method": "meta/agent_memory/recall",
+              "params": {"identity": "a:b", "query_text": f"trains nine {i}"}} for i in range(n)]
+    batch += [{"jsonrpc": "2.0", "method": "meta/memory/index", "params": {"entity": "e", "topic": "t", "fact": "late"}},
+              7, {"jsonrpc": "2.0", "id": "last", "method": "meta/status"}]
+    body = httpx.post(gw.url + "/rpc", json=batch, timeout=120).json()
+    assert [r["id"] for r in body] == [*range(n), None, "last"]
+    ran = [r for r in body[:n] if "result" in r]
+    refused = body[len(ran):n]
+    assert ran and refused, len(ran)
+    assert all("result" not in r for r in refused)  # once the budget is spent, nothing more runs
+    for r in [*refused, body[-1]]:
+        assert r["error"]["code"] == -32005
+        assert r["error"]["data"] == {"kind": "capacity_exceeded", "resource": "batch_time", "limit": 100,
+                                      "retry_after_ms": 100}
+        assert "max_batch_ms" in r["error"]["message"]
+    assert body[n]["error"]["code"] == -32600
+    assert gw.result("meta/memory/query", {"entity": "e"})["assertions"] == []  # the late notification never ran
+
+
 def test_sigterm_finishes_in_flight_requests_then_exits_zero(gateway):
     results: list[int] = []
 

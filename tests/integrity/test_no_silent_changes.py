@@ -250,6 +250,8 @@ NUMERIC_KEYS = [
       for cap in ("proposals", "quarantine", "harvests", "open_loops", "audit")],
     ("[gateway]\nmax_request_bytes = 10\n", "gateway.max_request_bytes", "between 1024 and 1073741824"),
     ("[gateway]\nmax_batch = 1000000\n", "gateway.max_batch", "between 1 and 100000"),
+    ("[gateway]\nmax_batch_ms = 5\n", "gateway.max_batch_ms", "between 10 and 3600000"),
+    ("[gateway]\nmax_batch_ms = 3600001\n", "gateway.max_batch_ms", "between 10 and 3600000"),
     ("[gateway]\nevents_retention = 0\n", "gateway.events_retention", "between 1 and 10000000"),
 ]
 

@@ -175,3 +175,26 @@ def test_abandoned_exports_give_their_slots_back(tmp_path: Path, monkeypatch: py
             gw.call("meta/storage/export", {"export_id": started[0]["export_id"]})
     finally:
         runtime.close()
+
+
+def test_a_read_only_gateway_never_creates_an_export_key(tmp_path: Path) -> None:
+    text = access_toml({OPS: "ops"}, [("ops", "operator.backup")])
+    config = write_config(tmp_path / "c.toml", text.replace("enabled = true\n", "enabled = true\nread_only = true\n", 1))
+    state = tmp_path / "state"
+    with start_gateway(state, config=config) as gw:
+        err = gw.error("meta/storage/export", {"max_bytes": 65536}, token=OPS)
+        assert err["code"] == -32030 and err["data"]["kind"] == "access_denied" and err["data"]["read_only"] is True
+        assert "read-only" in err["message"] and "no export key" in err["message"]
+        assert not (state / "export.key").exists()
+    # with the installation's key made elsewhere, a read-only gateway signs with it and leaves it as it is
+    offline = tmp_path / "offline.jsonl"
+    made = mm("export", "--state-dir", str(state), "--config", str(config), "-o", str(offline))
+    assert made.returncode == 0, made.stderr
+    key = (state / "export.key").read_bytes()
+    with start_gateway(state, config=config) as gw:
+        out = tmp_path / "live.jsonl"
+        done = mm("export", "--url", gw.url, "-o", str(out), token=OPS)
+        assert done.returncode == 0, done.stderr
+    header = json.loads(out.read_text().splitlines()[0])
+    assert header["key_id"] == json.loads(offline.read_text().splitlines()[0])["key_id"]
+    assert (state / "export.key").read_bytes() == key

@@ -324,3 +324,45 @@ def test_an_export_never_writes_into_a_file_another_user_owns(tmp_path: Path) ->
     done = mm("export", "--state-dir", str(tmp_path / "src"), "-o", str(planted))
     assert done.returncode == 1 and b"belongs to another user" in done.stderr, done.stderr
     assert planted.read_text(encoding="utf-8") == "theirs" and planted.stat().st_uid == 65534
+
+
+@pytest.mark.parametrize("via", ["path", "stdin"])
+def test_a_file_larger_than_memory_is_refused_at_its_long_line_without_being_read_whole(
+        tmp_path: Path, via: str) -> None:
+    """A 16 GiB file whose second line never ends (sparse: it takes no disk), imported by a process
+    allowed 1 GiB of memory: the import reads one line at a time and refuses the long line by number."""
+    import resource
+    import subprocess
+    import sys
+
+    dump = _write_export(tmp_path / "huge.jsonl", [])
+    with dump.open("r+b") as fh:
+        fh.truncate(16 << 30)
+
+    def cap() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+
+    args = [sys.executable, "-m", "meta_memory.cli", "import", "-" if via == "stdin" else str(dump),
+            "--state-dir", str(tmp_path / "dst")]
+    with dump.open("rb") as stdin:
+        out = subprocess.run(args, stdin=stdin if via == "stdin" else subprocess.DEVNULL, capture_output=True,
+                             timeout=120, preexec_fn=cap)
+    err = out.stderr.decode()
+    assert out.returncode == 1 and "Traceback" not in err and "MemoryError" not in err, err[-2000:]
+    assert "import refused: line 2: line longer than 1048576 bytes" in err
+    assert not (tmp_path / "dst").exists()
+
+
+def test_read_lines_holds_a_line_up_to_the_limit_and_refuses_one_byte_more() -> None:
+    import io
+
+    from meta_memory.portability.format import MAX_LINE_BYTES
+    from meta_memory.portability.importer import ImportError_, read_lines
+
+    full = b"a" * MAX_LINE_BYTES
+    assert list(read_lines(io.BytesIO(b"h\r\n" + full + b"\r\n\nlast"))) == [b"h", full, b"", b"last"]
+    assert list(read_lines(io.BytesIO(full))) == [full]
+    for tail in (b"", b"\n", b"\r\n", b"more\n"):
+        with pytest.raises(ImportError_) as refused:
+            list(read_lines(io.BytesIO(b"h\n\n" + full + b"a" + tail)))
+        assert refused.value.line == 3 and str(MAX_LINE_BYTES) in refused.value.rule

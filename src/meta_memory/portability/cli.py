@@ -232,7 +232,7 @@ def import_command(path: Path, state_dir: Path, config_path: Path | None, key_fi
     """Import an export file (``-`` for stdin) through the validator: idempotent, trust never raised, and a
     file that does not verify lands no more trusted or visible than a fresh write."""
     from ..errors import MetaError
-    from .importer import ImportError_, import_jsonl, parse_lines
+    from .importer import ImportError_, import_jsonl, parse_lines, read_lines
     from .policy import ScopeAllowance
     from .signing import KeyFileError, installation_key
     from .signing import key_file as read_key_file
@@ -246,11 +246,18 @@ def import_command(path: Path, state_dir: Path, config_path: Path | None, key_fi
     except KeyFileError as exc:
         click.echo(one_line(f"meta-memory: import refused: {exc}"), err=True)
         sys.exit(1)
-    lines = sys.stdin.buffer.read().splitlines() if str(path) == "-" else path.read_bytes().splitlines()
     try:  # the first pass, before the state directory is opened (or created): a bad file touches nothing
-        parsed = parse_lines(lines)
+        # read a line at a time: a file (or a line) larger than memory is refused, never read whole
+        if str(path) == "-":
+            parsed = parse_lines(read_lines(sys.stdin.buffer))
+        else:
+            with path.open("rb") as stream:
+                parsed = parse_lines(read_lines(stream))
     except ImportError_ as exc:
         click.echo(one_line(f"meta-memory: import refused: {exc}"), err=True)
+        sys.exit(1)
+    except OSError as exc:
+        click.echo(one_line(f"meta-memory: import refused: {path}: {exc.strerror or exc}"), err=True)
         sys.exit(1)
     total = len(parsed.records)
     runtime = _runtime(state_dir, config_path)

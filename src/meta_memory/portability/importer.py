@@ -22,9 +22,9 @@ chains together) and the ledger lines through the ledger's own index.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, BinaryIO
 
 from pydantic import ValidationError
 
@@ -41,8 +41,8 @@ from .format import MAX_LINE_BYTES, AssertionLine, ConflictLine, EndLine, Header
 from .policy import ScopeAllowance, downgrade
 from .signing import ExportKey, LineSigner, line_digest, split_mac
 
-__all__ = ["ImportError_", "ImportSummary", "LineNote", "Verification", "import_jsonl", "parse_lines", "verify",
-           "IMPORT_AUTHOR"]
+__all__ = ["ImportError_", "ImportSummary", "LineNote", "Verification", "import_jsonl", "parse_lines", "read_lines",
+           "verify", "IMPORT_AUTHOR"]
 
 #: The author of every restore batch (the audit rows name it).
 IMPORT_AUTHOR = Author.operator("meta-memory import")
@@ -136,6 +136,23 @@ def _check_record(n: int, rec: MemoryRecord) -> None:
         raise ImportError_(n, f"{what}: {exc.data.get('reason', 'refused')}: {exc.message}") from None
     except ValueError as exc:  # FieldError is a ValueError naming the rule
         raise ImportError_(n, f"record '{rec.id}': {exc}") from None
+
+
+def read_lines(stream: BinaryIO) -> Iterator[bytes]:
+    """The lines of an export file read from ``stream`` one at a time, without their ``\\n`` (or ``\\r\\n``)
+    ending. Never more than :data:`~.format.MAX_LINE_BYTES` (+ its ending) of the file is held: a longer
+    line raises :class:`ImportError_` naming its number as soon as its first bytes past the limit are read."""
+    n = 0
+    while True:
+        raw = stream.readline(MAX_LINE_BYTES + 2)
+        if not raw:
+            return
+        n += 1
+        if raw.endswith(b"\n"):
+            raw = raw[:-2] if raw.endswith(b"\r\n") else raw[:-1]
+        if len(raw) > MAX_LINE_BYTES:
+            raise ImportError_(n, f"line longer than {MAX_LINE_BYTES} bytes")
+        yield raw
 
 
 def parse_lines(lines: Iterable[str | bytes]) -> ParsedExport:

@@ -95,8 +95,22 @@ class ExportStreams:
 
     def start(self, owner: str, *, realm: str | None, identity: str | None, ledger: bool) -> str:
         """Start an export for ``owner``; its id. Raises ``CapacityExceeded`` when
-        :data:`MAX_OPEN_EXPORTS` are under way."""
+        :data:`MAX_OPEN_EXPORTS` are under way, and ``ReadOnlyConsole`` (-32030, ``data.read_only``) on a
+        read-only gateway when the installation has no export key yet: a read-only gateway signs with an
+        existing key only and never creates one."""
+        from ..access.policy import ReadOnlyConsole
         from .exporter import export_jsonl
+        from .signing import LineSigner, installation_key
+
+        read_only = self._runtime.access.policy.read_only
+        key = installation_key(self._runtime, create=not read_only)  # the gateway signs with its own key
+        if key is None:
+            refusal = ReadOnlyConsole("operator.backup")
+            refusal.message = ("access denied: console is read-only and this installation has no export key yet "
+                               "(a read-only gateway never creates one; export once from a writable gateway or "
+                               "with `meta-memory export`)")
+            refusal.args = (refusal.message,)
+            raise refusal
 
         with self._lock:
             self._expire()
@@ -108,10 +122,6 @@ class ExportStreams:
 
         def run() -> None:
             try:
-                from .signing import LineSigner, installation_key
-
-                key = installation_key(self._runtime, create=True)  # the gateway signs with its own key
-                assert key is not None  # created when missing
                 export_jsonl(self._runtime, _QueueWriter(export.lines, export.cancelled),  # type: ignore[arg-type]
                              signer=LineSigner(key), realm=realm, identity=identity, ledger=ledger)
             except _Abandoned:

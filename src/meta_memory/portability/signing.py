@@ -14,6 +14,9 @@ The key (32 random bytes, stored as 64 hex characters) is the installation's:
 - with the PostgreSQL store, in the store's schema (``installation_keys``), created by the first
   export through any gateway's configuration: every state directory on that database is one installation.
 
+A read-only gateway (``[access] read_only = true``) never creates it: its exports sign with an existing key
+or are refused (``portability/remote.py``).
+
 ``--key-file PATH`` names a key file instead (created owner-only when an export names one that does
 not exist): the way to move exports between installations (``docs/security.md``, "Exports").
 """

@@ -12,10 +12,13 @@ from __future__ import annotations
 
 import json
 import logging
+import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..errors import InternalError, InvalidRequest, MetaError, ParseError
+from ..errors import CapacityExceeded, InternalError, InvalidRequest, MetaError, ParseError
+from ..limits import DEFAULT_MAX_BATCH_MS
 from ..observability.requests import bound_request_id
 from .registry import CallContext, MethodTable
 
@@ -95,13 +98,19 @@ class Dispatcher:
     """Runs decoded JSON-RPC messages against one runtime through one method table.
 
     ``max_batch`` bounds the number of calls in one batch (larger batches are
-    refused with ``-32600`` naming ``batch``).
+    refused with ``-32600`` naming ``batch``). ``max_batch_ms`` bounds the time one batch runs
+    (milliseconds, wall clock, from its first call): a call of the batch not started when it is spent is
+    not run and is answered, in its place, with ``-32005 capacity_exceeded`` (``resource:
+    "batch_time"``, ``limit`` = ``max_batch_ms``, ``retry_after_ms``); a notification not started gets no
+    answer, as any notification. A call already running finishes under its own deadline.
     """
 
-    def __init__(self, table: MethodTable, runtime: "Runtime", *, max_batch: int = 10_000) -> None:
+    def __init__(self, table: MethodTable, runtime: "Runtime", *, max_batch: int = 10_000,
+                 max_batch_ms: int = DEFAULT_MAX_BATCH_MS) -> None:
         self.table = table
         self.runtime = runtime
         self.max_batch = max_batch
+        self.max_batch_ms = max_batch_ms
 
     def handle_bytes(self, body: bytes | str, ctx: CallContext) -> bytes | None:
         """Full pipeline for a transport: decode, dispatch, encode. ``None`` = no response."""
@@ -133,9 +142,30 @@ class Dispatcher:
                 return error_response(
                     None, InvalidRequest(f"batch has {len(message)} calls; the cap is {self.max_batch}", "batch")
                 )
-            responses = [r for r in (self._handle_one(m, ctx) for m in message) if r is not None]
+            responses = [r for r in self._run_batch(message, ctx) if r is not None]
             return responses or None
         return self._handle_one(message, ctx)
+
+    def _run_batch(self, batch: list[Any], ctx: CallContext) -> Iterator[dict[str, Any] | None]:
+        """Each call's answer in order; past :attr:`max_batch_ms` the calls left are refused, never run."""
+        ends_at = time.monotonic() + self.max_batch_ms / 1000
+        refusal: CapacityExceeded | None = None
+        for i, message in enumerate(batch):
+            if refusal is None and time.monotonic() >= ends_at:
+                refusal = CapacityExceeded(
+                    f"the batch ran out of time: its calls from position {i} on were not run (a batch may run "
+                    f"[gateway] max_batch_ms = {self.max_batch_ms} ms); send them again",
+                    resource="batch_time", limit=self.max_batch_ms, retry_after_ms=self.max_batch_ms)
+            yield self._handle_one(message, ctx) if refusal is None else self._refuse_one(message, refusal, ctx)
+
+    def _refuse_one(self, message: Any, refusal: CapacityExceeded, ctx: CallContext) -> dict[str, Any] | None:
+        """The answer of a batch call that was not run: its framing error if it has one (nothing runs for
+        those), none for a notification, else ``refusal`` under its id."""
+        if not isinstance(message, dict) or not _valid_id(message.get("id")):
+            return self._handle_one(message, ctx)
+        if "id" not in message:
+            return None
+        return self._name_request(error_response(message["id"], refusal), ctx)
 
     def _handle_one(self, message: Any, ctx: CallContext) -> dict[str, Any] | None:
         response = self._answer_one(message, ctx)

@@ -7,6 +7,9 @@ key                        meaning                                              
 =========================  =====================================================  ==========
 ``max_request_bytes``      request bodies (and stdio lines) above it are refused  8 MiB
 ``max_batch``              calls per JSON-RPC batch                               10,000
+``max_batch_ms``           milliseconds one batch may run; its calls not started  10,000
+                           by then are answered ``capacity_exceeded`` (10..
+                           3,600,000)
 ``events_retention``       timeline events kept durably                           10,000
 ``max_event_subscribers``  concurrent ``GET /events`` streams                     64
 ``header_timeout_s``       seconds a connection may take to send request headers  10
@@ -42,6 +45,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..errors import ConfigError
+from ..limits import DEFAULT_MAX_BATCH_MS
 from ..storage.disk import DEFAULT_MIN_FREE_MB
 
 __all__ = ["DEFAULT_MAX_REQUEST_BYTES", "GatewayConfig", "normalise_host", "normalise_origin", "parse_bind",
@@ -58,6 +62,7 @@ class GatewayConfig:
 
     max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES
     max_batch: int = 10_000
+    max_batch_ms: int = DEFAULT_MAX_BATCH_MS
     events_retention: int = 10_000
     max_event_subscribers: int = 64
     header_timeout_s: float = 10.0
@@ -70,13 +75,15 @@ class GatewayConfig:
     backup_dir: str | None = None
 
 
-_INT_KEYS = ("max_request_bytes", "max_batch", "events_retention", "max_event_subscribers", "min_free_disk_mb",
-             "integrity_check_interval_s")
+_INT_KEYS = ("max_request_bytes", "max_batch", "max_batch_ms", "events_retention", "max_event_subscribers",
+             "min_free_disk_mb", "integrity_check_interval_s")
 #: Accepted ranges of the ``[gateway]`` integers (inclusive): request bodies from 1 KiB to 1 GiB,
-#: batches up to 100,000 calls, up to 10,000,000 retained timeline events, up to 10,000 SSE subscribers.
+#: batches up to 100,000 calls running 10 ms to an hour, up to 10,000,000 retained timeline events, up to
+#: 10,000 SSE subscribers.
 GATEWAY_INT_RANGES: dict[str, tuple[int, int]] = {
     "max_request_bytes": (1024, 1024 * 1024 * 1024),
     "max_batch": (1, 100_000),
+    "max_batch_ms": (10, 3_600_000),
     "events_retention": (1, 10_000_000),
     "max_event_subscribers": (1, 10_000),
     "min_free_disk_mb": (0, 10_000_000),

@@ -27,7 +27,8 @@ class Gateway:
     @classmethod
     def for_runtime(cls, runtime: Runtime) -> "Gateway":
         table = build_method_table()
-        return cls(runtime, table, Dispatcher(table, runtime, max_batch=runtime.config.gateway.max_batch))
+        return cls(runtime, table, Dispatcher(table, runtime, max_batch=runtime.config.gateway.max_batch,
+                                                    max_batch_ms=runtime.config.gateway.max_batch_ms))
 
     def authenticate(self, authorization: str | None) -> Any:
         """The principal for an ``Authorization`` header (anonymous when access is not configured).
