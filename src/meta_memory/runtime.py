@@ -279,6 +279,23 @@ class Runtime:
         detail = f"{problem}; nothing was written. Stop the gateway and put the directory back, then restart it"
         raise MemoryBackendUnavailable(detail) if method == "meta/memory/index" else AgentMemoryError("io", detail)
 
+    def explain_failed_read(self, exc: Exception) -> Exception:
+        """``exc``, the store's ``io`` or ``corrupt`` refusal of a call, restated with its cause when the
+        state directory is no longer this runtime's (:meth:`state_dir_problem`): a read that needed one
+        of its files (a realm database not opened yet) then fails because the directory is gone, not
+        because of the file it names. ``AgentMemoryError`` (-32040, reason ``io``) naming the directory,
+        what failed and the way out, as the write refusal does (:meth:`check_state_dir`); any other
+        error, or any error while the directory is this runtime's, is returned unchanged."""
+        from .errors import AgentMemoryError
+
+        if not isinstance(exc, AgentMemoryError) or exc.reason not in ("io", "corrupt"):
+            return exc
+        problem = self.state_dir_problem()
+        if problem is None:
+            return exc
+        return AgentMemoryError("io", f"{problem}; the call failed ({exc.detail}). Stop the gateway and put the "
+                                      "directory back, then restart it")
+
     def add_closer(self, fn: Callable[[], object]) -> None:
         """Run ``fn`` when the runtime closes (in registration order; failures are logged)."""
         self._closers.append(fn)

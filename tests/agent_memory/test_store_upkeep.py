@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+import sqlite3
 import threading
 import time
 import uuid
@@ -10,6 +12,8 @@ from pathlib import Path
 from meta_memory.agent_memory.store import upkeep as ckpt
 from meta_memory.agent_memory.store.sqlite import SqliteAgentMemoryStore, realm_db_path
 from meta_memory.agent_memory.store.upkeep import BackgroundUpkeep
+from meta_memory.errors import AgentMemoryError
+from meta_memory.storage.disk import disk_full_error
 
 
 def _wait(predicate, timeout_s: float = 10.0) -> bool:  # type: ignore[no-untyped-def]
@@ -119,3 +123,61 @@ def test_a_realm_written_before_the_crisis_merge_setting_gets_it_at_open(tmp_pat
         assert not ckpt.merge_settings_due(store._db("default").writer)
         crisis = store._db("default").writer.execute("SELECT v FROM records_fts_config WHERE k = 'crisismerge'")
         assert crisis.fetchone()[0] == ckpt.CRISIS_MERGE_SEGMENTS
+
+
+_UPKEEP_LOG = "meta_memory.agent_memory.store.upkeep"
+
+
+def _rounds(failure: Exception, count: int) -> BackgroundUpkeep:
+    """A running upkeep thread whose every round raises ``failure``, after ``count`` rounds."""
+    done = threading.Semaphore(0)
+
+    def round_(realm: str) -> None:
+        done.release()
+        raise failure
+
+    bg = BackgroundUpkeep(round_, delay_s=0.0)
+    for _ in range(count):
+        bg.wrote("default")
+        assert done.acquire(timeout=10)
+    bg.stop()
+    return bg
+
+
+def test_a_full_disk_during_upkeep_logs_one_line_naming_the_disk_other_failures_a_traceback(caplog) -> None:  # type: ignore[no-untyped-def]
+    full = disk_full_error(Path("/"), "index merge or WAL checkpoint")
+    with caplog.at_level(logging.WARNING, logger=_UPKEEP_LOG):
+        _rounds(full, 5)
+    records = [r for r in caplog.records if r.name == _UPKEEP_LOG]
+    assert len(records) == 3  # the 1st, 2nd and 4th full-disk round; never a flood of lines
+    for record in records:
+        line = record.getMessage()
+        assert record.exc_info is None and "\n" not in line
+        assert "realm default" in line and "no space left on the disk mounted at /" in line
+    caplog.clear()
+    # an unexpected failure keeps its traceback, every time
+    with caplog.at_level(logging.WARNING, logger=_UPKEEP_LOG):
+        _rounds(AgentMemoryError("io", "write failed: disk I/O error"), 2)
+        _rounds(RuntimeError("a bug"), 1)
+    records = [r for r in caplog.records if r.name == _UPKEEP_LOG]
+    assert len(records) == 3 and all(r.exc_info is not None for r in records)
+    assert "index merge or WAL checkpoint of realm default failed" in records[0].getMessage()
+
+
+def test_the_stores_upkeep_round_refuses_a_full_disk_as_disk_full_naming_the_disk(tmp_path: Path) -> None:
+    with SqliteAgentMemoryStore(tmp_path / "am") as store:
+        store.remember("default", "lead:main", "Seed", "opens the realm")
+        db = store._db("default")
+
+        def full(connect: object) -> None:
+            raise sqlite3.OperationalError("database or disk is full")
+
+        db.checkpoint = full  # type: ignore[method-assign]
+        try:
+            store._upkeep_realm("default")
+        except AgentMemoryError as exc:
+            refused = exc
+        else:  # pragma: no cover - the round must be refused
+            raise AssertionError("the upkeep round was not refused")
+        assert refused.reason == "disk_full"
+        assert "index merge or WAL checkpoint refused: no space left on the disk mounted at" in refused.message

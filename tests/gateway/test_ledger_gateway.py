@@ -42,6 +42,18 @@ def test_index_query_stores_and_conflicts(gateway):
     assert "store 'graph' is unsupported" in err["message"]
 
 
+@pytest.mark.parametrize(("field", "value"), [("entity", "e\u0000"), ("topic", "deploy\nment"), ("entity", "ops\x1b[2J")])
+def test_index_refuses_control_characters_in_entity_and_topic(gateway, field, value):
+    before = gateway.result("meta/memory/query", {})
+    err = gateway.error("meta/memory/index", {"entity": "identity:ops", "topic": "deployment", "fact": "f", field: value})
+    assert err["code"] == -32602
+    assert err["message"] == f"Invalid params: {field} must not contain control characters (tab, newline, NUL, ...)"
+    assert err["data"] == {"kind": "invalid_params", "field": field}
+    assert gateway.result("meta/memory/query", {}) == before
+    # surrounding whitespace (a trailing newline) is trimmed, not refused
+    assert _index(gateway, "kept", **{field: "ops\n"})[field] == "ops"
+
+
 def test_restart_reloads_state(gateway_factory, tmp_path):
     gw = gateway_factory(tmp_path / "s")
     ids = [_index(gw, f"fact {i}")["assertion_id"] for i in range(3)]

@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from meta_memory.ledger.errors import LedgerValidationError
 from meta_memory.ledger.model import (
@@ -14,6 +16,7 @@ from meta_memory.ledger.model import (
     parse_query_params,
     parse_stores_params,
 )
+from meta_memory.ledger.normalise import WHITESPACE
 from meta_memory.rpc.params import rule_to_invalid_params
 
 BASE = {"entity": "identity:ops", "topic": "deployment", "fact": "Production deploys require approval."}
@@ -125,3 +128,26 @@ def test_stores_params() -> None:
     parse_stores_params({})
     assert refusal(parse_stores_params, {"store": "todo"}).rule == "unknown field 'store'"
     assert refusal(parse_stores_params, "x").rule == "params must be a JSON object"
+
+
+#: Every ASCII control character, Unicode whitespace beyond ASCII, and a few printable characters (few
+#: enough that no text drawn from them looks like a credential, which the ledger refuses on its own).
+_TOKEN_TEXT = st.text(st.sampled_from([chr(c) for c in range(0x20)] + ["\x7f", "\x85", "\u2028", "\u3000", "\xa0",
+                                                                      "a", "Z", "é", ":", "-", " ", "7"]), max_size=12)
+
+
+@settings(max_examples=300, deadline=None)
+@given(field=st.sampled_from(["entity", "topic"]), value=_TOKEN_TEXT)
+def test_entity_and_topic_refuse_control_characters_as_identities_do(field: str, value: str) -> None:
+    """The field rule: a non-blank token is refused exactly when a control character (U+0000..U+001F,
+    U+007F) is left after trimming, naming the field and the rule; leading or trailing whitespace
+    (tab, newline) is trimmed first, never refused."""
+    params = {**BASE, field: value}
+    trimmed = value.strip(WHITESPACE)
+    if not trimmed:
+        assert refusal(parse_index_params, params).rule == f"{field} must be a non-empty string"
+    elif any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in trimmed):
+        err = refusal(parse_index_params, params)
+        assert (err.field, err.rule) == (field, f"{field} must not contain control characters (tab, newline, NUL, ...)")
+    else:
+        assert getattr(parse_index_params(params), field) == value

@@ -172,6 +172,26 @@ def test_a_state_directory_removed_while_serving_makes_the_gateway_not_ready(tmp
         assert _ready_after_change(gw).json()["failing"] == ["state_dir"]
 
 
+def test_reads_after_the_state_directory_was_removed_name_the_cause(tmp_path: Path) -> None:
+    """A read that needs a file of a removed state directory says the directory is gone, as the write
+    refusal does; before, it said ``cannot open realm database ... No such file or directory``."""
+    import shutil
+
+    state = tmp_path / "state"
+    with start_gateway(state) as gw:
+        gw.result("meta/agent_memory/remember", {"identity": IDENT, "title": "Apples", "body": "apples are red"})
+        shutil.rmtree(state)
+        for method, params in (("meta/agent_memory/recall", {"identity": IDENT, "selection": "always"}),
+                               ("meta/agent_memory/list", {"identity": IDENT})):
+            refused = gw.error(method, params)
+            assert refused["code"] == -32040 and refused["data"]["reason"] == "io", refused
+            message = refused["message"]
+            assert message.startswith(f"agent memory I/O error: the state directory {state.resolve()} was removed "
+                                      "or replaced while this runtime ran"), message
+            assert "put the directory back, then restart it" in message
+        assert not state.exists()
+
+
 def test_a_read_only_state_directory_is_named_as_such_not_as_damaged_databases(tmp_path: Path) -> None:
     """A state directory on a file system mounted read-only (a snapshot, a backup volume). Before, the
     doctor called every database damaged ("cannot be checked: unable to open database file") and told

@@ -122,7 +122,7 @@ def _refusals(handle: Any) -> None:
     assert agent.list().records == []  # nothing of the refused writes is left
     with pytest.raises(InvalidParams) as exc:
         agent.recall("q", k=0)
-    assert exc.value.data.get("field") == "max_entries"
+    assert exc.value.data.get("field") == "k"  # the argument typed, not the wire field max_entries
     with pytest.raises(InvalidParams) as exc:
         handle.agent("   ").remember("t", "b")
     assert exc.value.data.get("field") == "identity"
@@ -299,3 +299,69 @@ def test_a_clean_sibling_session_of_a_bound_agent_writes_active_in_either_order(
     write = clean.tool({"action": "remember", "title": "Draft", "body": "From the clean context."})
     assert "QUARANTINED" not in write.text
     assert [r.title for r in agent.recall("clean context draft page")] == ["Draft"]
+
+
+#: (what the user calls, the SDK argument the refusal must name, the start of its rule)
+_RENAMED_REFUSALS: list[tuple[str, Any, str, str]] = [
+    ("agent.recall(k=0)", lambda a: a.recall(k=0), "k", "k must be a positive integer"),
+    ("agent.recall(query=<17 KiB>)", lambda a: a.recall("x" * 17_000), "query", "query must be at most 16384 bytes"),
+    ("agent.recall(terms=[1])", lambda a: a.recall(terms=[1]), "terms.0", "terms.0 must be a string"),
+    ("session.inject(5)", lambda a: a.session("s1").inject(5), "query", "query must be a string"),
+]
+
+
+def _assert_sdk_name(err: InvalidParams, field: str, rule: str) -> None:
+    assert err.field == field and err.data["field"] == field
+    assert err.rule.startswith(rule), err.rule
+    assert "max_entries" not in err.message and "query_" not in err.message and "limit" not in err.message
+
+
+def test_refusals_name_the_sdk_argument_not_the_wire_field(handle: Any) -> None:
+    agent = handle.agent("namer")
+    for _what, call, field, rule in _RENAMED_REFUSALS:
+        with pytest.raises(InvalidParams) as info:
+            call(agent)
+        _assert_sdk_name(info.value, field, rule)
+    with pytest.raises(InvalidParams) as info:
+        list(agent.iter_records(page_size=0))
+    _assert_sdk_name(info.value, "page_size", "page_size must be an integer between 1 and 500")
+    # the handle's own methods take the wire names and keep them
+    with pytest.raises(InvalidParams) as info:
+        handle.recall_agent_memory("namer", max_entries=0)
+    assert info.value.field == "max_entries"
+
+
+@pytest.mark.parametrize("mode", ["embedded", "http"])
+def test_async_refusals_name_the_sdk_argument(mode: str, tmp_path: Path, gateway_factory: Any) -> None:
+    async def run() -> None:
+        if mode == "embedded":
+            h = Meta.builder().persistent_state(tmp_path / "a").build_async()
+        else:
+            h = Meta.connect_async(gateway_factory(tmp_path / "a").url)
+        async with h:
+            agent = h.agent("namer")
+            for _what, call, field, rule in _RENAMED_REFUSALS:
+                with pytest.raises(InvalidParams) as info:
+                    await call(agent)
+                _assert_sdk_name(info.value, field, rule)
+            with pytest.raises(InvalidParams) as info:
+                [r async for r in agent.iter_records(page_size=0)]
+            _assert_sdk_name(info.value, "page_size", "page_size must be an integer between 1 and 500")
+
+    asyncio.run(run())
+
+
+def test_renaming_restates_only_the_renamed_fields() -> None:
+    from meta_memory.sdk.binding import renaming
+
+    def restated(err: InvalidParams) -> InvalidParams:
+        with pytest.raises(InvalidParams) as info, renaming({"query_terms": "terms", "query_text": "query"}):
+            raise err
+        return info.value
+
+    both = restated(InvalidParams("query_terms must hold at most 16384 bytes with query_text", "query_terms"))
+    assert (both.field, both.rule) == ("terms", "terms must hold at most 16384 bytes with query")
+    assert restated(InvalidParams("query_terms[2] must be a string", "query_terms[2]")).field == "terms[2]"
+    for untouched in (InvalidParams("limit must be 1..500", "limit"), InvalidParams("query_terms_x bad", "query_terms_x"),
+                      InvalidParams("no field")):
+        assert restated(untouched) is untouched

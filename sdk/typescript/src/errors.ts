@@ -19,7 +19,7 @@
  * | -32043 | QuarantineReviewRefused       | `memory_quarantine_review_refused` (+ `reason`) |
  *
  * Client-side failures are {@link TransportError} (the gateway could not be
- * reached or went away). Builder refusals are {@link ConfigError}; a gateway that
+ * reached or went away; {@link NotAGateway} when something else answers at the URL). Builder refusals are {@link ConfigError}; a gateway that
  * refuses to start is {@link StartupError}. Neither is a JSON-RPC error.
  */
 
@@ -167,6 +167,26 @@ export class QuarantineReviewRefused extends MetaMemoryError {}
 export class TransportError extends MetaMemoryError {
   constructor(message: string) {
     super(message, -32603, { kind: "transport" });
+  }
+}
+
+/**
+ * Something answers at the URL, but not a meta-memory gateway: its reply to `POST /rpc` is not a
+ * JSON-RPC 2.0 response (an HTML error page, another service's JSON). A {@link TransportError}, so a
+ * client treats it as "no gateway there", never as a gateway's refusal. `url` names the endpoint,
+ * `status` the HTTP status it answered; the message is the Python SDK's `NotAGateway` text.
+ */
+export class NotAGateway extends TransportError {
+  readonly url: string;
+  readonly status: number;
+
+  constructor(url: string, status: number, contentType: string) {
+    super(
+      `${url} is not a meta-memory gateway: it answered HTTP ${status} ` +
+        `(${contentType || "no content type"}) instead of a JSON-RPC response; check the URL and port`,
+    );
+    this.url = url;
+    this.status = status;
   }
 }
 

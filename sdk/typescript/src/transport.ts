@@ -9,12 +9,13 @@
  *
  * Every transport resolves with the raw wire `result` (snake_case) and rejects
  * with the typed error of `errors.ts` for a JSON-RPC error, or
- * {@link TransportError} when the gateway cannot be reached.
+ * {@link TransportError} when the gateway cannot be reached ({@link NotAGateway}
+ * when something else answers over HTTP).
  */
 
 import { spawn, type ChildProcess } from "node:child_process";
 
-import { ConfigError, StartupError, TransportError, fromJsonRpcError } from "./errors.js";
+import { ConfigError, NotAGateway, StartupError, TransportError, fromJsonRpcError } from "./errors.js";
 
 /** One connection to a gateway. `params` and the result are wire (snake_case) JSON. */
 export interface Transport {
@@ -135,7 +136,11 @@ export class HttpTransport implements Transport {
     try {
       body = JSON.parse(text);
     } catch {
-      throw new TransportError(`gateway answered HTTP ${response.status} without JSON`);
+      body = undefined;
+    }
+    if (typeof body !== "object" || body === null || Array.isArray(body) || (body as { jsonrpc?: unknown }).jsonrpc !== "2.0") {
+      const contentType = (response.headers.get("content-type") ?? "").split(";")[0]!.trim();
+      throw new NotAGateway(this.url, response.status, contentType);
     }
     return unwrap(body);
   }

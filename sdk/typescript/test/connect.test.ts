@@ -1,14 +1,18 @@
 /**
  * `Meta.connect()` and a handle's lifetime: a URL that cannot name a gateway is refused before
  * anything is sent, with the Python SDK's own message, and a closed handle refuses every call
- * whatever its transport.
+ * whatever its transport; a URL where something else answers is a `NotAGateway` with the Python SDK's
+ * message.
  */
 
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
+import { execFile, execFileSync } from "node:child_process";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { promisify } from "node:util";
 import { describe, it } from "node:test";
 
-import { ConfigError, Meta, TransportError } from "../src/index.js";
+import { ConfigError, Meta, NotAGateway, TransportError } from "../src/index.js";
 import { GATEWAY_COMMAND, PYTHON, rejection, sharedHttpGateway, tempDir } from "./support.js";
 
 const shared = sharedHttpGateway();
@@ -111,4 +115,62 @@ describe("a closed handle", () => {
     assert.ok(err instanceof TransportError, `${err}`);
     assert.match(err.message, /handle is closed/);
   });
+});
+
+/** A local HTTP server that is not a gateway: it answers every request with `status`, `contentType`, `body`. */
+async function otherService(status: number, contentType: string | null, body: string): Promise<{ url: string; close(): Promise<void> }> {
+  const server = createServer((_req, res) => {
+    res.writeHead(status, contentType === null ? {} : { "content-type": contentType });
+    res.end(body);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+/** The Python SDK's message for a call on `Meta.connect(url)` (the server keeps answering meanwhile). */
+async function pythonCallError(url: string): Promise<string> {
+  const script = [
+    "import sys",
+    "from meta_memory.sdk import Meta, NotAGateway",
+    "h = Meta.connect(sys.argv[1])",
+    "try:",
+    "    h.call('meta/capabilities', {})",
+    "    print('ok')",
+    "except NotAGateway as exc:",
+    "    print(exc)",
+    "finally:",
+    "    h.close()",
+  ].join("\n");
+  const { stdout } = await promisify(execFile)(PYTHON, ["-c", script, url], { encoding: "utf8" });
+  return stdout.trim();
+}
+
+describe("a URL where something else answers", () => {
+  const services: Array<[string, number, string | null, string]> = [
+    ["an HTML error page", 404, "text/html; charset=utf-8", "<html><body>Not Found</body></html>"],
+    ["another service's JSON", 200, "application/json", '{"status": "ok"}'],
+    ["an empty reply without a content type", 502, null, ""],
+  ];
+  for (const [what, status, contentType, body] of services) {
+    it(`${what} is a NotAGateway naming the URL and the HTTP status, as in the Python SDK`, async () => {
+      const service = await otherService(status, contentType, body);
+      try {
+        const handle = Meta.connect(service.url);
+        const err = await rejection(handle.recallAgentMemory({ identity: "lost", selection: "always" }));
+        assert.ok(err instanceof NotAGateway, `${err}`);
+        assert.ok(err instanceof TransportError);
+        assert.equal(err.kind, "transport");
+        assert.equal(err.url, `${service.url}/rpc`);
+        assert.equal(err.status, status);
+        assert.match(err.message, new RegExp(`^${service.url}/rpc is not a meta-memory gateway: it answered HTTP ${status} `));
+        assert.equal(err.message, await pythonCallError(service.url));
+      } finally {
+        await service.close();
+      }
+    });
+  }
 });

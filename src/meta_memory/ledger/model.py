@@ -25,6 +25,8 @@ from meta_memory.ledger.normalise import (
     SUPPORTED_STORES,
     canonical_text,
     canonical_token,
+    control_character_rule,
+    has_control_character,
     unsupported_store_rule,
 )
 
@@ -165,7 +167,8 @@ def canonical_index(req: IndexRequest) -> CanonicalIndex:
     """Canonicalise and check an :class:`IndexRequest` (reference §1.5).
 
     Raises:
-        LedgerValidationError: empty entity/topic, empty or unsupported store, a blank
+        LedgerValidationError: empty entity/topic, a control character (U+0000..U+001F, U+007F) left
+            in entity or topic after trimming, empty or unsupported store, a blank
             fact, or no fact without ``conflict=true``; a credential in any text
             field or anywhere in ``metadata`` (keys and string values), named by
             its secret class, never echoed (:mod:`meta_memory.agent_memory.secrets`).
@@ -173,9 +176,13 @@ def canonical_index(req: IndexRequest) -> CanonicalIndex:
     entity = canonical_token(req.entity)
     if entity is None:
         raise LedgerValidationError("entity must be a non-empty string", "entity")
+    if has_control_character(entity):
+        raise LedgerValidationError(control_character_rule("entity"), "entity")
     topic = canonical_token(req.topic)
     if topic is None:
         raise LedgerValidationError("topic must be a non-empty string", "topic")
+    if has_control_character(topic):
+        raise LedgerValidationError(control_character_rule("topic"), "topic")
     if req.store is None:
         store = DEFAULT_STORE
     else:
@@ -243,6 +250,7 @@ def parse_index_params(params: object) -> IndexRequest:
     Raises:
         LedgerValidationError: with the reference's rule text, e.g.
             ``entity must be a non-empty string``,
+            ``entity must not contain control characters (tab, newline, NUL, ...)`` (likewise topic),
             ``store 'x' is unsupported (allowed: knowledge_graph, vector, timeline, todo, top_of_mind)``,
             ``fact is required unless conflict=true``, ``params must be a JSON object``,
             ``unknown field 'x'``.

@@ -8,6 +8,8 @@ are normalised, so index, query and load can never disagree.
   ``"Ops"`` becomes ``"ops"``). Empty after trimming means *absent*.
 * Stores: a canonical token that must be one of :data:`SUPPORTED_STORES`.
 * Facts and conflict reasons: trimmed, case preserved; empty means *absent*.
+* Entity and topic of an index request: no control characters once trimmed
+  (:func:`control_character_rule`), the rule agent-memory identities follow.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ __all__ = [
     "canonical_store",
     "canonical_text",
     "unsupported_store_rule",
+    "has_control_character",
+    "control_character_rule",
 ]
 
 #: The five stores an assertion may name, in the order ``meta/memory/stores`` reports them.
@@ -80,3 +84,14 @@ def canonical_text(value: str | None) -> str | None:
 def unsupported_store_rule(store: str) -> str:
     """The refusal text for an unsupported store name (reference §1.12)."""
     return f"store '{store}' is unsupported (allowed: {', '.join(SUPPORTED_STORES)})"
+
+
+def has_control_character(value: str) -> bool:
+    """Whether ``value`` holds an ASCII control character (U+0000..U+001F or U+007F), the characters an
+    identity refuses: NUL, tab, line feed, escape..."""
+    return any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in value)
+
+
+def control_character_rule(field: str) -> str:
+    """The refusal text for a token holding a control character (``entity``, ``topic``)."""
+    return f"{field} must not contain control characters (tab, newline, NUL, ...)"

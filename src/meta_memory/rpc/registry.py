@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel
 
 from ..access.requirements import Requires
-from ..errors import MethodNotFound, ValueRuleBroken
+from ..errors import AgentMemoryError, MethodNotFound, ValueRuleBroken
 from ..observability.metrics import UNKNOWN_METHOD
 from ..observability.tracing import span
 from .params import RealmDefaulted, check_json_value, parse_params, rule_to_invalid_params
@@ -206,7 +206,9 @@ class MethodTable:
         ``InvalidParams`` here, the one place every transport passes.
 
         A state-changing call on a runtime whose state directory was removed or replaced while it ran is
-        refused before it runs (:meth:`~meta_memory.runtime.Runtime.check_state_dir`).
+        refused before it runs (:meth:`~meta_memory.runtime.Runtime.check_state_dir`); a read that then
+        fails in the store (``io``, ``corrupt``) is refused naming that cause
+        (:meth:`~meta_memory.runtime.Runtime.explain_failed_read`).
 
         Every call is observed (:meth:`meta_memory.observability.Observability.call`): counted, timed
         and, when traces are on, run inside its span with ``params`` and ``access`` child spans. A name
@@ -230,7 +232,13 @@ class MethodTable:
                     runtime.check_realm(getattr(parsed, "realm", None))
                 if spec.is_mutating(parsed):
                     runtime.check_state_dir(name)
-                result = to_jsonable(spec.handler(runtime, ctx, parsed))
+                try:
+                    result = to_jsonable(spec.handler(runtime, ctx, parsed))
+                except AgentMemoryError as exc:
+                    explained = runtime.explain_failed_read(exc)
+                    if explained is exc:
+                        raise
+                    raise explained from None
             except ValueRuleBroken as exc:
                 raise rule_to_invalid_params(exc) from None
             observed.done(result)

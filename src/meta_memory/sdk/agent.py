@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Iterator
 from typing import TYPE_CHECKING, Any, Literal
 
-from .binding import AsyncSide, SyncSide, bound
+from .binding import AsyncSide, SyncSide, bound, renaming, sdk_names
 from .methods import Selection, Surface, Tier
 from .models import (
     AgentMemoryForgetResult,
@@ -81,12 +81,14 @@ class _AgentMethods:
                                                         derived_from_sessions=derived_from_sessions)
 
     @bound
+    @sdk_names(query_text="query", query_terms="terms", max_entries="k")
     def recall(
         self, query: str | None = None, k: int = 8, *, selection: Selection | None = None,
         terms: list[str] | None = None,
     ) -> RecalledRecords:
         """The ``k`` (1..64) records that best match ``query`` (or ``terms``), best first. Without a query
-        (and no ``selection``) every record is eligible (``selection="always"``). ``meta/agent_memory/recall``."""
+        (and no ``selection``) every record is eligible (``selection="always"``). ``meta/agent_memory/recall``;
+        its refusals name ``query``, ``terms`` and ``k``, not the wire fields they are sent as."""
         if selection is None and query is None and terms is None:
             selection = "always"
         return self._handle.recall_agent_memory(self.identity, realm=self.realm, selection=selection,
@@ -154,10 +156,11 @@ class Agent(_AgentMethods, SyncSide):
 
     def iter_records(self, *, tags: "list[str] | None" = None, page_size: int = 100) -> Iterator[AgentMemoryRecord]:
         """Every active record holding all ``tags``, newest updated first, fetched ``page_size`` (1..500)
-        at a time through :meth:`list`."""
+        at a time through :meth:`list` (a refusal of the page size names ``page_size``)."""
         cursor: str | None = None
         while True:
-            page = self.list(tags=tags, limit=page_size, cursor=cursor)
+            with renaming({"limit": "page_size"}):
+                page = self.list(tags=tags, limit=page_size, cursor=cursor)
             yield from page.records
             if page.next_cursor is None:
                 return
@@ -177,7 +180,8 @@ class AsyncAgent(_AgentMethods, AsyncSide):
         """Every active record holding all ``tags``, newest updated first (``async for``)."""
         cursor: str | None = None
         while True:
-            page = await self.list(tags=tags, limit=page_size, cursor=cursor)
+            with renaming({"limit": "page_size"}):
+                page = await self.list(tags=tags, limit=page_size, cursor=cursor)
             for record in page.records:
                 yield record
             if page.next_cursor is None:
@@ -225,11 +229,13 @@ class _SessionMethods:
                                              is_error=is_error, server_tool=server_tool, realm=self.agent.realm)
 
     @bound
+    @sdk_names(query_text="query")
     def inject(
         self, query: str = "", *, surface: Surface = "turn", mobs: list[str] | None = None,
         operator: str | None = None,
     ) -> InjectionBlock:
-        """The observation block for this turn (``text``) or a typed ``skip_reason``. ``meta/turn/inject``."""
+        """The observation block for this turn (``text``) or a typed ``skip_reason``. ``meta/turn/inject``;
+        its refusals name ``query``, not the wire field ``query_text``."""
         return self._handle.turn_inject(self.identity, query_text=query, session_key=self.session_key,
                                         realm=self.agent.realm, surface=surface, mobs=mobs, operator=operator)
 

@@ -11,16 +11,24 @@ difference through the overloads of ``__get__``; at run time the object's ``_inv
 - :func:`bound` declares a convenience method whose body calls other SDK methods (the agent
   and session objects): the body is written against the sync handle and returns, on the
   async side, the awaitable the async handle gave.
+- :func:`sdk_names` (a decorator) and :class:`renaming` (a context manager) make the refusals of a
+  convenience method that renames a wire field (``k`` for ``max_entries``) name the argument the
+  caller typed, not the wire field.
 """
 
 from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Awaitable, Callable
-from typing import Any, Concatenate, Generic, ParamSpec, Self, TypeVar, overload
+import re
+from collections.abc import Awaitable, Callable, Mapping
+from types import TracebackType
+from typing import Any, Concatenate, Generic, Literal, ParamSpec, Self, TypeVar, cast, overload
 
-__all__ = ["SyncSide", "AsyncSide", "RpcMethod", "BoundMethod", "rpc", "bound", "rpc_methods"]
+from ..errors import InvalidParams
+
+__all__ = ["SyncSide", "AsyncSide", "RpcMethod", "BoundMethod", "rpc", "bound", "rpc_methods", "renaming",
+           "sdk_names"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -116,3 +124,60 @@ def rpc_methods(cls: type) -> dict[str, RpcMethod[Any, Any]]:
             if isinstance(value, RpcMethod):
                 out[name] = value
     return out
+
+
+def _in_sdk_names(exc: InvalidParams, renames: Mapping[str, str]) -> InvalidParams | None:
+    """``exc`` restated in the SDK's argument names when its ``field`` is (or lies inside) a renamed
+    wire field (``query_terms.0`` -> ``terms.0``); ``None`` when it names no renamed field."""
+    field = exc.field
+    for wire, name in renames.items():
+        if field is not None and (field == wire or field.startswith((wire + ".", wire + "["))):
+            rule = exc.rule
+            for other_wire, other_name in renames.items():
+                rule = re.sub(rf"(?<!\w){re.escape(other_wire)}(?!\w)", other_name, rule)
+            return InvalidParams(rule, name + field[len(wire):])
+    return None
+
+
+class renaming:  # noqa: N801 - used as a context manager, like contextlib's
+    """``with renaming({"limit": "page_size"}): ...`` re-raises an ``InvalidParams`` about a wire field
+    of ``renames`` (wire name -> SDK argument name) as the same refusal naming the SDK argument, in
+    ``field`` and in the rule text. Any other error passes unchanged."""
+
+    def __init__(self, renames: Mapping[str, str]) -> None:
+        self.renames = dict(renames)
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> Literal[False]:
+        if isinstance(exc, InvalidParams):
+            restated = _in_sdk_names(exc, self.renames)
+            if restated is not None:
+                raise restated from None
+        return False
+
+
+def sdk_names(**renames: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
+    """Declare that a convenience method passes SDK argument ``name`` as wire field ``wire``
+    (``@sdk_names(max_entries="k")``): its refusals name ``name`` (see :class:`renaming`), on the sync
+    side (raised by the call) and the async side (raised by the awaitable it returns) alike."""
+
+    def wrap(func: Callable[P, R]) -> Callable[P, R]:
+        @functools.wraps(func)
+        def method(*args: P.args, **kwargs: P.kwargs) -> R:
+            with renaming(renames):
+                out = func(*args, **kwargs)
+            if inspect.isawaitable(out):
+                awaitable = out
+
+                async def awaited() -> Any:
+                    with renaming(renames):
+                        return await awaitable
+
+                return cast(R, awaited())
+            return out
+
+        return method
+
+    return wrap

@@ -593,23 +593,34 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
         if db is None:
             return
         try:
-            stop_at = time.monotonic() + upkeep.MERGE_ROUND_S
-            while True:
-                with db.write_lock:
-                    db.writer.execute("PRAGMA synchronous=NORMAL")  # a lost merge step is merged again
-                    try:
-                        with self._begun(db.writer) as conn:
-                            merged = upkeep.merge_step(conn)
-                    finally:
-                        db.writer.execute("PRAGMA synchronous=FULL")
-                if not merged:
-                    break
-                if time.monotonic() >= stop_at:
-                    self._upkeep.wrote(name)  # more to merge: continue next round
-                    break
-            db.checkpoint(self._connect)
+            self._upkeep_round(db, name)
+        except AgentMemoryError as exc:  # the merge step's refusal names the store root: name the realm's disk
+            if exc.reason == "disk_full":
+                raise disk_full_error(db.path, "index merge or WAL checkpoint") from None
+            raise
+        except sqlite3.Error as exc:  # the checkpoint's own connection
+            refuse_if_disk_full(exc, db.path, "index merge or WAL checkpoint")
+            raise
         finally:
             self._release(db)
+
+    def _upkeep_round(self, db: _RealmDb, name: str) -> None:
+        """Merge steps, then a checkpoint, on the held realm database ``db``."""
+        stop_at = time.monotonic() + upkeep.MERGE_ROUND_S
+        while True:
+            with db.write_lock:
+                db.writer.execute("PRAGMA synchronous=NORMAL")  # a lost merge step is merged again
+                try:
+                    with self._begun(db.writer) as conn:
+                        merged = upkeep.merge_step(conn)
+                finally:
+                    db.writer.execute("PRAGMA synchronous=FULL")
+            if not merged:
+                break
+            if time.monotonic() >= stop_at:
+                self._upkeep.wrote(name)  # more to merge: continue next round
+                break
+        db.checkpoint(self._connect)
 
     @contextlib.contextmanager
     def _begun(self, conn: sqlite3.Connection, path: Path | None = None) -> Iterator[sqlite3.Connection]:

@@ -23,6 +23,11 @@ disk in the WAL before it is acknowledged, a crash before a checkpoint replays t
 open, and a merge step is one atomic transaction like any other. The WAL stays bounded when the
 thread falls behind: past :data:`INLINE_CHECKPOINT_COMMITS` commits without a completed checkpoint
 the writer checkpoints itself (:func:`needs_inline_checkpoint`).
+
+A round that fails is retried after the realm's next commit. A full disk is an expected condition
+(``AgentMemoryError`` reason ``disk_full``, naming the disk): it is logged as one warning line, on the
+1st, 2nd, 4th, 8th, ... such failure (never a flood of lines, never a traceback); any other failure is
+unexpected and logged with its traceback.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ import sqlite3
 import threading
 from collections.abc import Callable
 
+from meta_memory.errors import AgentMemoryError
 from meta_memory.recall import fts
 
 __all__ = [
@@ -110,6 +116,8 @@ class BackgroundUpkeep:
         self._cond = threading.Condition()
         self._thread: threading.Thread | None = None
         self._stopped = False
+        #: Rounds that found the disk full, since the thread started (a warning on each power of two).
+        self.disk_full_rounds = 0
 
     def wrote(self, realm: str) -> None:
         """Realm ``realm`` committed (or has merging left): run its round within about ``delay_s``."""
@@ -144,8 +152,21 @@ class BackgroundUpkeep:
             for realm in sorted(realms):
                 try:
                     self._upkeep(realm)
-                except Exception:  # noqa: BLE001 - a failed round is retried after the next commit
-                    log.warning("index merge or WAL checkpoint of realm %s failed", realm, exc_info=True)
+                except Exception as exc:  # noqa: BLE001 - a failed round is retried after the next commit
+                    self.failed(realm, exc)
+
+    def failed(self, realm: str, exc: Exception) -> None:
+        """Log the failed round of ``realm``: a full disk (``AgentMemoryError`` reason ``disk_full``) as
+        one warning line quoting the store's refusal (it names the disk), on the 1st, 2nd, 4th, 8th, ...
+        full-disk round only; any other error as a warning with its traceback."""
+        if isinstance(exc, AgentMemoryError) and exc.reason == "disk_full":
+            self.disk_full_rounds += 1
+            count = self.disk_full_rounds
+            if count & (count - 1) == 0:
+                log.warning("agent memory upkeep of realm %s skipped (%d so far; retried after the next write): %s",
+                            realm, count, exc.detail)
+            return
+        log.warning("index merge or WAL checkpoint of realm %s failed", realm, exc_info=exc)
 
     @property
     def died(self) -> bool:
