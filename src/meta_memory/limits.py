@@ -55,7 +55,7 @@ MAX_MEMORY_ENTRIES: Final = 64
 
 #: ``[gateway] max_batch_ms``: how long one JSON-RPC batch may run before its calls not yet started are
 #: answered ``capacity_exceeded`` (an honest batch of a few hundred calls takes well under a second).
-DEFAULT_MAX_BATCH_MS: Final = 10_000
+DEFAULT_MAX_BATCH_MS: Final = 60_000
 
 #: ``agent_memory.recall_timeout_ms``: the recall provider's deadline; ``0`` means this default.
 DEFAULT_RECALL_TIMEOUT_MS: Final = 500

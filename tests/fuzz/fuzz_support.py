@@ -66,7 +66,8 @@ BACKUP_DIR = Path(tempfile.mkdtemp(prefix="meta-memory-fuzz-backups-"))
 def start_fuzzed(state_dir: Path, config: Path | None = None) -> Fuzzed:
     if config is None:
         config = state_dir.parent / "fuzz.toml"
-        config.write_text(f'[gateway]\nbackup_dir = "{BACKUP_DIR}"\n', encoding="utf-8")
+        # batches of 10,000 calls are fuzzed for their answers, not for the batch time budget
+        config.write_text(f'[gateway]\nbackup_dir = "{BACKUP_DIR}"\nmax_batch_ms = 3600000\n', encoding="utf-8")
     gw = start_gateway(state_dir, config=config)  # support.start_gateway drains stdout/stderr into log_tail
     return Fuzzed(gw, httpx.Client(timeout=60), gw.proc.log_tail)  # type: ignore[attr-defined]
 

@@ -13,7 +13,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import httpx
 import pytest
 
-from support import start_gateway
+from support import start_gateway, write_config
 
 
 def _index(gw, fact, **kw):
@@ -180,10 +180,12 @@ def test_eight_concurrent_clients_lose_nothing(gateway):
     assert {a["fact"] for a in state["assertions"]} == {f"{c}-{i}" for c in range(8) for i in range(50)}
 
 
-def test_4097th_index_evicts_the_oldest(gateway):
+def test_4097th_index_evicts_the_oldest(gateway_factory, tmp_path):
+    # one batch of 4,097 durable writes: on a loaded machine it may outlast the default batch time budget
+    gateway = gateway_factory(config=write_config(tmp_path / "c.toml", "[gateway]\nmax_batch_ms = 3600000\n"))
     batch = [{"jsonrpc": "2.0", "method": "meta/memory/index",
               "params": {"entity": "e", "topic": "t", "fact": f"f{i}"}, "id": i} for i in range(4097)]
-    body = httpx.post(gateway.url + "/rpc", json=batch, timeout=300).json()
+    body = httpx.post(gateway.url + "/rpc", json=batch, timeout=600).json()
     assert all("result" in r for r in body)
     facts = [a["fact"] for a in gateway.result("meta/memory/query", {})["assertions"]]
     assert len(facts) == 4096 and facts[0] == "f1" and facts[-1] == "f4096"

@@ -7,7 +7,7 @@ key                        meaning                                              
 =========================  =====================================================  ==========
 ``max_request_bytes``      request bodies (and stdio lines) above it are refused  8 MiB
 ``max_batch``              calls per JSON-RPC batch                               10,000
-``max_batch_ms``           milliseconds one batch may run; its calls not started  10,000
+``max_batch_ms``           milliseconds one batch may run; its calls not started  60,000
                            by then are answered ``capacity_exceeded`` (10..
                            3,600,000)
 ``events_retention``       timeline events kept durably                           10,000
