@@ -16,6 +16,123 @@ from support import GatewayProcess, start_gateway
 settings.register_profile("behaviour", deadline=None)
 settings.load_profile("behaviour")
 
+#: The heavy modules the fast tier (``pytest -m "not slow"``) leaves out, by path under ``tests/``: the
+#: fuzzing of a real gateway (hypothesis over every method, 10,000-call batches, 16 MiB bodies), the
+#: browser suites (chromium over a seeded console), the crash, kill, restart and soak runs, and the
+#: modules that take over 4 s (most start a gateway or a command per test). Every test directory keeps a
+#: module in the fast tier. The full run (``pytest``) still runs them all.
+SLOW_MODULES = (
+    "fuzz/",
+    "browser/",
+    "reliability/test_crash_harness.py",
+    "reliability/test_soak.py",
+    "reliability/test_readiness.py",
+    "reliability/test_full_disk.py",
+    "access/test_gateway_access.py",
+    "access/test_access_properties.py",
+    "agent_memory/test_query_plans.py",
+    "caps/test_request_body_cap.py",
+    "caps/test_caps_import_release.py",
+    "cli/test_shell.py",
+    "cli/test_shell_stored_text.py",
+    "e2e/test_e2e_outside_tools.py",
+    "e2e/test_e2e_injection.py",
+    "e2e/test_e2e_stored_strings.py",
+    "e2e/test_e2e_poisoning.py",
+    "e2e/test_e2e_firewall.py",
+    "e2e/test_e2e_firewall_spelling.py",
+    "e2e/test_e2e_markdown_import_guard.py",
+    "e2e/test_e2e_time_budget.py",
+    "e2e_review/test_timeline.py",
+    "e2e_review/test_review_staged.py",
+    "e2e_review/test_gating_conflict.py",
+    "erase/test_erase.py",
+    "erase/test_erase_is_final.py",
+    "gateway/test_ledger_gateway.py",
+    "gateway/test_perimeter.py",
+    "gateway/test_transport.py",
+    "gateway/test_serve_options.py",
+    "gateway/test_slow_clients.py",
+    "gateway/test_taint_restart.py",
+    "gateway/test_replay_cli.py",
+    "gateway/test_remember_batch.py",
+    "integrity/test_no_silent_changes.py",
+    "mcp/test_mcp_server.py",
+    "observability/test_metrics.py",
+    "postgres/test_multi_gateway.py",
+    "postgres/test_multi_gateway_review.py",
+    "recall/test_locomo_tuning.py",
+    "storage/test_online_backup.py",
+    # measured over 4 s a module in the fast tier (one module of each directory stays in it)
+    "access/test_policy.py",
+    "access/test_review_authority.py",
+    "agent_memory/test_concurrency.py",
+    "e2e/test_e2e_agent_memory.py",
+    "e2e_review/test_held_forget.py",
+    "e2e_review/test_review_access.py",
+    "e2e_review/test_review_over_rpc.py",
+    "erase/test_erase_canary.py",
+    "firewall/test_derived_writes.py",
+    "firewall/test_firewall_spelling.py",
+    "firewall/test_invisible_spellings.py",
+    "gateway/test_name_rules.py",
+    "gateway/test_realm_firewall.py",
+    "gateway/test_record_history.py",
+    "gateway/test_repeated_headers.py",
+    "gateway/test_session_taint_isolation.py",
+    "host/test_memory_host.py",
+    "injection/test_marker_any_spelling.py",
+    "integrity/test_openrpc.py",
+    "integrity/test_write_properties.py",
+    "ledger/test_ledger_persistence.py",
+    "lg_store/test_langgraph_store.py",
+    "limits/test_array_caps.py",
+    "limits/test_default_realm.py",
+    "limits/test_ledger_bytes.py",
+    "limits/test_query_limits.py",
+    "limits/test_realm_allow_list.py",
+    "limits/test_realm_lifecycle.py",
+    "limits/test_recall_cancel.py",
+    "limits/test_recall_slots.py",
+    "mcp/test_mcp_fail_closed.py",
+    "mcp/test_mcp_realm.py",
+    "mcp/test_mcp_token.py",
+    "observability/test_log_lines.py",
+    "panel_rpc/test_panel_properties.py",
+    "panel_rpc/test_panel_rules.py",
+    "portability/test_export_url.py",
+    "portability/test_import_scans_every_string.py",
+    "portability/test_round_trip.py",
+    "postgres/test_pg_query_plans.py",
+    "recall/test_lexical_index.py",
+    "recall/test_ranking_scope.py",
+    "recall/test_recall_index_surfaces.py",
+    "reliability/test_timezones.py",
+    "sdk/test_sdk_agent.py",
+    "sdk/test_sdk_history.py",
+    "sdk/test_sdk_ledger.py",
+    "sdk/test_sdk_spawn_refusal.py",
+    "sdk/test_sdk_typing.py",
+    "semantic/test_degraded_recall.py",
+    "semantic/test_real_model.py",
+)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark ``slow`` every test of a module in ``SLOW_MODULES``, and the PostgreSQL run of each
+    two-backend store test (``tests/contract``: its SQLite run stays in the fast tier, and
+    ``tests/postgres`` covers that backend there). The full run is unchanged."""
+    root = Path(__file__).resolve().parent
+    for item in items:
+        try:
+            rel = item.path.resolve().relative_to(root).as_posix()
+        except ValueError:
+            continue
+        callspec = getattr(item, "callspec", None)
+        if rel.startswith(SLOW_MODULES) or (
+                rel.startswith("contract/") and callspec is not None and callspec.params.get("backend") == "postgres"):
+            item.add_marker(pytest.mark.slow)
+
 
 @pytest.fixture
 def gateway_factory(tmp_path: Path) -> Iterator[Any]:

@@ -39,6 +39,8 @@ __all__ = [
     "MAX_REASON_BYTES",
     "MAX_BATCH_OPS",
     "DEFAULT_MAX_BATCH_MS",
+    "DEFAULT_MAX_IN_FLIGHT",
+    "DEFAULT_MAX_PER_KEY",
 ]
 
 #: One day in milliseconds.
@@ -104,3 +106,10 @@ MAX_REASON_BYTES: Final = 400
 #: Most ops of one staged batch, and so the most records one ``remember_batch`` call (RPC, SDK or
 #: store) writes; an import cuts its records into batches of at most this many.
 MAX_BATCH_OPS: Final = 1024
+
+#: Recall provider calls running at once in one runtime (the time box's cap, which the SDK's handles
+#: also queue under): beyond it a call waits for a slot.
+DEFAULT_MAX_IN_FLIGHT: Final = 16
+#: Recall provider calls running at once for one ``(realm, identity)`` (the time box and the SDK's
+#: handles alike).
+DEFAULT_MAX_PER_KEY: Final = 4

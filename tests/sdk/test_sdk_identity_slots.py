@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from meta_memory import Meta
-from meta_memory.injection.timebox import DEFAULT_MAX_PER_KEY
+from meta_memory.limits import DEFAULT_MAX_PER_KEY
 
 pytestmark = pytest.mark.gateway
 

@@ -33,11 +33,9 @@ from typing import Any, Generic, TypeVar
 
 from meta_memory.deadline import Deadline, bound
 from meta_memory.errors import CapacityExceeded
+from meta_memory.limits import DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_PER_KEY
 
 T = TypeVar("T")
-
-DEFAULT_MAX_IN_FLIGHT = 16
-DEFAULT_MAX_PER_KEY = 4
 
 
 class ProviderTimeout(Exception):

@@ -23,7 +23,7 @@ import time
 from collections.abc import AsyncIterator, Callable, Hashable, Iterator
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from ..injection.timebox import DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_PER_KEY
+from ..limits import DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_PER_KEY
 from .agent import Agent, AsyncAgent
 from .binding import AsyncSide, SyncSide
 from .methods import HandleMethods
