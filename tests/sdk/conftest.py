@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,3 +22,18 @@ def handle(request: pytest.FixtureRequest, tmp_path: Path, gateway_factory: Any)
         h = Meta.spawn(tmp_path / "stdio")
     with h:
         yield h
+
+
+@pytest.fixture
+def async_handle(tmp_path: Path, gateway_factory: Any) -> Callable[[str], Any]:
+    """``async_handle(mode)``: an unopened async handle of ``mode`` (``embedded``, ``http`` or ``stdio``)
+    on a fresh state directory; the test enters it with ``async with``."""
+
+    def make(mode: str) -> Any:
+        if mode == "embedded":
+            return Meta.builder().persistent_state(tmp_path / "a").build_async()
+        if mode == "http":
+            return Meta.connect_async(gateway_factory(tmp_path / "a").url)
+        return Meta.spawn_async(tmp_path / "a")
+
+    return make

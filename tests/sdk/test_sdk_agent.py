@@ -157,15 +157,9 @@ def test_refusals_name_the_field_and_leave_nothing(handle: Any) -> None:
 
 
 @pytest.mark.parametrize("mode", ["embedded", "http", "stdio"])
-def test_async_agent_and_session(mode: str, tmp_path: Path, gateway_factory: Any) -> None:
+def test_async_agent_and_session(mode: str, async_handle: Any) -> None:
     async def run() -> None:
-        if mode == "embedded":
-            h = Meta.builder().persistent_state(tmp_path / "a").build_async()
-        elif mode == "http":
-            h = Meta.connect_async(gateway_factory(tmp_path / "a").url)
-        else:
-            h = Meta.spawn_async(tmp_path / "a")
-        async with h:
+        async with async_handle(mode) as h:
             agent = h.agent("lead:main", realm="default")
             assert isinstance(agent, AsyncAgent)
             rec = await agent.remember("Elm", "The elm shades the porch.", tags=["garden"])
@@ -332,13 +326,9 @@ def test_refusals_name_the_sdk_argument_not_the_wire_field(handle: Any) -> None:
 
 
 @pytest.mark.parametrize("mode", ["embedded", "http"])
-def test_async_refusals_name_the_sdk_argument(mode: str, tmp_path: Path, gateway_factory: Any) -> None:
+def test_async_refusals_name_the_sdk_argument(mode: str, async_handle: Any) -> None:
     async def run() -> None:
-        if mode == "embedded":
-            h = Meta.builder().persistent_state(tmp_path / "a").build_async()
-        else:
-            h = Meta.connect_async(gateway_factory(tmp_path / "a").url)
-        async with h:
+        async with async_handle(mode) as h:
             agent = h.agent("namer")
             for _what, call, field, rule in _RENAMED_REFUSALS:
                 with pytest.raises(InvalidParams) as info:

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from meta_memory import Meta
 from meta_memory.errors import InvalidParams, RecordNotFound
 from meta_memory.sdk.models import RecordHistory
 
@@ -40,13 +38,9 @@ def test_history_of_a_record_and_the_one_refusal(handle: Any) -> None:
 
 
 @pytest.mark.parametrize("mode", ["embedded", "http"])
-def test_async_agent_history(mode: str, tmp_path: Path, gateway_factory: Any) -> None:
+def test_async_agent_history(mode: str, async_handle: Any) -> None:
     async def run() -> None:
-        if mode == "embedded":
-            h = Meta.builder().persistent_state(tmp_path / "a").build_async()
-        else:
-            h = Meta.connect_async(gateway_factory(tmp_path / "a").url)
-        async with h:
+        async with async_handle(mode) as h:
             agent = h.agent("lead:main")
             rec = await agent.remember("Elm", "The elm shades the porch.")
             up = await agent.update(rec.memory_id, body="The elm was cut down.")
