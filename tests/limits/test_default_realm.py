@@ -52,3 +52,18 @@ def test_access_is_judged_on_the_gateways_realm_when_the_call_names_none(gateway
     refused = gw.error("meta/agent_memory/remember", body, token="tok-default")
     assert refused["data"]["kind"] == "access_denied", refused
     assert gw.result("meta/agent_memory/remember", {**body, "realm": "default"}, token="tok-default")["memory_id"]
+
+
+def test_review_methods_without_a_realm_act_in_the_gateways_realm(gateway_factory: Any, tmp_path: Path) -> None:
+    gw = gateway_factory(config=write_config(tmp_path / "meta.toml", OPS_REALM))
+    gw.result("meta/turn/tool_result", {"identity": IDENT, "session_key": "s1", "tool_name": "web_fetch"})
+    gw.result("meta/agent_memory/tool", {"identity": IDENT, "session_key": "s1", "arguments": {
+        "action": "remember", "title": "Runbook", "body": "restart the ops queue with care"}})
+    record = gw.result("meta/memory/panel/quarantine", {"realm": "ops"})["records"][0]
+    detail = gw.result("meta/memory/panel/record", {"realm": "ops", "memory_id": record["id"]})["record"]
+    gw.result("meta/memory/quarantine/decide", {"identity": IDENT, "memory_id": record["id"], "verdict": "release",
+                                                "expected_content_hash": detail["content_hash"]})
+    found = gw.result("meta/agent_memory/recall", {"identity": IDENT, "query_text": "ops queue"})["records"]
+    assert [r["title"] for r in found] == ["Runbook"]
+    assert gw.result("meta/memory/steward/dream", {})["realm"] == "ops"
+    assert gw.result("meta/memory/proposals/list", {})["proposals"] == []

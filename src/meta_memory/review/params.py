@@ -105,7 +105,8 @@ def parse_decide_params(raw: Any) -> DecideParams:
     """Parse ``{realm?, identity, memory_id, verdict, expected_content_hash, rationale?}``.
 
     Rules (messages as in reference §6): identity trimmed and valid; realm
-    defaults to ``"default"``; ``memory_id`` non-empty; ``verdict`` trimmed,
+    defaults to ``"default"`` (over RPC the gateway's ``[agent_memory] realm`` is filled in before
+    this runs, :class:`~meta_memory.rpc.params.DefaultsRealm`); ``memory_id`` non-empty; ``verdict`` trimmed,
     ``release`` | ``tombstone`` (a non-string: ``verdict must be 'release' or
     'tombstone'``; another string: ``... (got '<v>')``); ``expected_content_hash``
     non-empty; ``rationale`` optional string, trimmed, at most 400 bytes, empty

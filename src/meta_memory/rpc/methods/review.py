@@ -17,7 +17,6 @@ from pydantic import Field, field_validator
 from ...access.requirements import Requirement, anywhere, identity_resource, on_identity, requires, unscoped
 from ...access.resources import Resources
 from ...agent_memory.secrets import scan_text, secret_rule
-from ...identity import DEFAULT_REALM
 from ...limits import MAX_REASON_BYTES
 from ...review import params as rp
 from ...review.authority import ReviewAuthority
@@ -37,13 +36,24 @@ class Parsed:
 
     typed: Any
     raw: Any
+    parse: Callable[[Any], Any]
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.typed, name)
 
+    def in_realm(self, default_realm: str) -> Parsed:
+        """These params with ``default_realm`` as their ``realm`` when the call named none (the
+        :class:`~meta_memory.rpc.params.DefaultsRealm` rule: the gateway's ``[agent_memory] realm``, as
+        for every other method); params without a realm member are returned as they are."""
+        raw = {} if self.raw is None else self.raw
+        if not hasattr(self.typed, "realm") or not isinstance(raw, dict) or raw.get("realm") is not None:
+            return self
+        filled = {**raw, "realm": default_realm}
+        return Parsed(self.parse(filled), filled, self.parse)
+
 
 def _parsed(parse: Callable[[Any], Any]) -> Callable[[Any], Parsed]:
-    return lambda raw: Parsed(parse(raw), raw)
+    return lambda raw: Parsed(parse(raw), raw, parse)
 
 
 @requires("memory.quarantine.review + agent.view + agent.memory.read, then agent.memory.write (release) "
@@ -162,7 +172,7 @@ def register(table: MethodTable) -> None:
     def retire(runtime: "Runtime", ctx: CallContext, p: RetireParams) -> dict[str, Any]:
         """Record an exit-interview harvest of the session for the next dream, in the call's realm
         (``[agent_memory] realm`` when it names none)."""
-        realm = runtime.agent_memory.config.realm if runtime.agent_memory is not None else DEFAULT_REALM
+        realm = runtime.default_realm
         return runtime.review.retire(p.session_ref(realm), p.cause)
 
     @table.method("meta/memory/proposals/list", _parsed(rp.parse_proposal_list_params),
