@@ -21,6 +21,8 @@ __all__ = [
     "normalize_tags",
     "validate_record_fields",
     "MEMORY_ID_RULE",
+    "MAX_MEMORY_ID_CHARS",
+    "memory_id_ref",
     "is_well_formed_memory_id",
 ]
 
@@ -37,6 +39,22 @@ _ASCII_LOWER = str.maketrans({chr(c): chr(c + 32) for c in range(ord("A"), ord("
 #: ``.``, ``_``, ``:`` or ``-``, starting with a letter or digit (``mem-{ns}-{pid}-{seq}-{fnv}`` fits).
 MEMORY_ID_RULE = "memory_id must be 1-128 of [A-Za-z0-9._:-], starting with a letter or digit"
 _MEMORY_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}", re.ASCII)
+
+
+#: The longest memory id any record can have (minted ids are under 64 characters; a restore accepts up
+#: to this many). A longer id in a request can name no record.
+MAX_MEMORY_ID_CHARS = 200
+
+
+def memory_id_ref(value: str) -> str:
+    """``value`` (a request's ``memory_id``) trimmed. Raises ``ValueError`` for an empty one, or one
+    longer than :data:`MAX_MEMORY_ID_CHARS` (no record has such an id; the refusal never echoes it)."""
+    text = value.strip()
+    if not text:
+        raise ValueError("memory_id must not be empty")
+    if len(text) > MAX_MEMORY_ID_CHARS:
+        raise ValueError(f"memory_id must be at most {MAX_MEMORY_ID_CHARS} characters")
+    return text
 
 
 def is_well_formed_memory_id(value: object) -> bool:

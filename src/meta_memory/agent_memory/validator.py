@@ -34,6 +34,7 @@ from meta_memory.agent_memory.batch import (
 )
 from meta_memory.agent_memory.erase import Erasure
 from meta_memory.agent_memory.fields import (
+    MAX_MEMORY_ID_CHARS,
     FieldError,
     compact_whitespace,
     normalize_tags,
@@ -606,8 +607,6 @@ def _plan_mutation(
 
 #: How far in the future (ms) a restored record's timestamps may lie: clocks of two hosts disagree.
 RESTORE_CLOCK_SKEW_MS = 24 * 60 * 60 * 1000
-#: The longest memory id a restore accepts (minted ids are under 64 characters).
-MAX_MEMORY_ID_CHARS = 200
 
 
 def _plan_restore(i: int, batch: StagedBatch, overlay: _Overlay, op: RestoreOp, now_ms: int) -> MemoryRecord:

@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from meta_memory.agent_memory.fields import memory_id_ref
 from meta_memory.errors import InvalidParams
 from meta_memory.identity import parse_identity, parse_realm
 from meta_memory.limits import MAX_REASON_BYTES
@@ -117,6 +118,10 @@ def parse_decide_params(raw: Any) -> DecideParams:
     identity = _identity(data)
     realm = _realm(data)
     memory_id = _required_text(data, "memory_id", "memory_id must not be empty")
+    try:
+        memory_id = memory_id_ref(memory_id)
+    except ValueError as exc:
+        raise InvalidParams(str(exc), "memory_id") from None
     verdict_raw = data.get("verdict")
     if not isinstance(verdict_raw, str):
         raise InvalidParams("verdict must be 'release' or 'tombstone'", "verdict")

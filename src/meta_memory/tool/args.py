@@ -32,6 +32,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from meta_memory.agent_memory.fields import memory_id_ref
 from meta_memory.limits import MAX_MEMORY_ENTRIES
 from meta_memory.recall.query_limits import query_size_error
 from meta_memory.tool.schema import (
@@ -216,6 +217,15 @@ def _required_text(args: Mapping[str, Any], name: str, action: str, *, compact: 
     return value
 
 
+def _memory_id(args: Mapping[str, Any], action: str) -> str:
+    """The ``memory_id`` an action names: required, and no longer than any record's id can be."""
+    value = _required_text(args, "memory_id", action, compact=False)
+    try:
+        return memory_id_ref(value)
+    except ValueError as exc:
+        raise ToolArgumentError(f"`memory_id`: {exc}") from None
+
+
 def _tags(raw: list[str] | None) -> list[str]:
     out: list[str] = []
     for tag in raw or ():
@@ -287,10 +297,9 @@ def parse_arguments(arguments: object) -> ToolAction:
     if action == "remember":
         return RememberAction(_record(args, action))
     if action == "update":
-        memory_id = _required_text(args, "memory_id", action, compact=False)
-        return UpdateAction(memory_id, _record(args, action))
+        return UpdateAction(_memory_id(args, action), _record(args, action))
     if action == "forget":
-        return ForgetAction(_required_text(args, "memory_id", action, compact=False))
+        return ForgetAction(_memory_id(args, action))
     if action == "recall":
         query = (args.get("query_text") or "").strip() or None
         problem = query_size_error(query)

@@ -11,7 +11,13 @@ from typing import Any, Literal
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
-from ...agent_memory.fields import FieldError, compact_whitespace, normalize_tags, validate_record_fields
+from ...agent_memory.fields import (
+    FieldError,
+    compact_whitespace,
+    memory_id_ref,
+    normalize_tags,
+    validate_record_fields,
+)
 from ...limits import (
     MAX_BATCH_OPS,
     MAX_DERIVED_SESSIONS,
@@ -160,9 +166,7 @@ class RememberBatchParams(IdentityParams, DerivedParams):
 
 
 def _memory_id(value: str) -> str:
-    if not value.strip():
-        raise ValueError("memory_id must not be empty")
-    return value.strip()
+    return memory_id_ref(value)
 
 
 class UpdateParams(IdentityParams):

@@ -34,6 +34,7 @@ from pydantic import field_validator
 
 from ...access.requirements import Requirement, Requires, anywhere, requires, rows_judged, unscoped
 from ...access.resources import Resource, Resources
+from ...agent_memory.fields import memory_id_ref
 from ...identity import parse_identity, parse_realm
 from ...panel.cursor import parse_cursor
 from ...panel.paging import DEFAULT_LIMIT, MAX_LIMIT, parse_limit
@@ -189,7 +190,7 @@ class PanelRecordParams(PanelRealmParams):
     def _memory_id(cls, value: str) -> str:
         if not value.strip():
             raise ValueError("memory_id is required")
-        return value.strip()
+        return memory_id_ref(value)
 
 
 @requires("scope=identity (or identity given) with realm: agent.memory.read + agent.view on it; scope=mob with "
