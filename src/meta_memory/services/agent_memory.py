@@ -275,14 +275,23 @@ class AgentMemoryService:
         return [s.record for s in guarded_recall(self.provider, self.store, req, scope).records]
 
     def erase(self, realm: str, identity: str, memory_id: str | None, *, erased_by: str, reason: str | None,
-              dry_run: bool, may_erase: Any = None) -> dict[str, Any]:
+              dry_run: bool, may_erase: Callable[[Scope], bool] | None = None) -> dict[str, Any]:
         """Erase one record (``memory_id``) or every record of ``identity`` (``None``) with its content
-        closure. Output: :meth:`~meta_memory.agent_memory.erase.EraseReport.to_json`. Raises
-        ``RecordNotFound`` or ``AgentMemoryError`` (``review_pending``, ``scope_not_writable``)."""
+        closure; ``may_erase(scope)`` judges each scope the closure reaches (``None``: every scope), and
+        ``erased_by`` is who the erasure register names. Output:
+        :meth:`~meta_memory.agent_memory.erase.EraseReport.to_json`. Raises ``RecordNotFound`` or
+        ``AgentMemoryError`` (``review_pending``, ``scope_not_writable``). After a real erase committed,
+        the session state forgets the ids and one ``memory.record.erased`` event
+        ``{realm, identity, count, memory_ids (at most 100)}`` is published about the identity."""
         report = self.store.erase(realm, Scope.identity(realm, identity), memory_id, erased_by=erased_by,
                                   reason=reason, dry_run=dry_run, may_erase=may_erase)
-        if not report.dry_run and report.records and self._on_erased is not None:
-            self._on_erased(realm, [r.memory_id for r in report.records])
+        if not report.dry_run and report.records:
+            ids = [r.memory_id for r in report.records]
+            if self._on_erased is not None:
+                self._on_erased(realm, ids)
+            # ids only, at most 100 of them: the count says how many went
+            self._event("memory.record.erased", identity,
+                        {"realm": realm, "identity": identity, "count": len(ids), "memory_ids": ids[:100]})
         return report.to_json()
 
     def list_records(self, realm: str, identity: str, *, tags: Sequence[str], limit: int,
