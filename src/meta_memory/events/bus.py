@@ -21,6 +21,7 @@ later persist succeeds.
 
 from __future__ import annotations
 
+import builtins
 import json
 import sqlite3
 import threading
@@ -213,7 +214,7 @@ class EventBus:
         with self._cond:
             return [e for e in self._recent if e.seq > floor][: max(0, limit)]
 
-    def wait(self, after: int, timeout_s: float) -> list[EventEnvelope]:
+    def wait(self, after: int, timeout_s: float) -> builtins.list[EventEnvelope]:  # ``list`` is the method above
         """Block up to ``timeout_s`` seconds for events newer than ``after``; returns them (maybe empty)."""
         with self._cond:
             if self._seq <= after and not self._closed:
