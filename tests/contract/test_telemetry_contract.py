@@ -24,7 +24,7 @@ def test_telemetry_that_cannot_be_written_is_dropped_and_counted(agent_store: Ag
     def full(*args: Any, **kwargs: Any) -> Any:
         raise AgentMemoryError("disk_full", "write refused: no space left on the disk")
 
-    monkeypatch.setattr(agent_store, "_tx", full)
+    monkeypatch.setattr(agent_store, "_telemetry_tx", full)
     agent_store.mark_usage("default", [record.memory_id], UsageEvent("explicit_recall"))
     agent_store.log_injections("default", [InjectionRow(record.memory_id, IDENT, "turn", 1_700_000_000_000, "s")])
     assert agent_store.telemetry_stats() == {"dropped": 2}
