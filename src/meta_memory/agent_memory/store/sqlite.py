@@ -73,7 +73,6 @@ from meta_memory.agent_memory.model import (
     ScopeKind,
     TrustTier,
     UsageEvent,
-    UsageStats,
 )
 from meta_memory.agent_memory.realm_list import refuse_unlisted_realm
 from meta_memory.agent_memory.secrets import scan_record
@@ -742,29 +741,29 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
         self._upkeep.wrote(db.name)
 
     def _write_telemetry_ops(self, conn: sqlite3.Connection, realm: str, ops: Sequence[_TelemetryOp]) -> None:
-        """Every queued usage mark (one read and one batched update per 500 records, each record's marks
-        applied in the order they were queued) and injection-ledger row of ``ops``."""
-        bumps: dict[str, list[tuple[UsageEvent, int]]] = {}
+        """Every queued usage mark and injection-ledger row of ``ops``. A record's marks of one event are
+        summed (its count raised by how many calls marked it, its ``last_*`` stamp the last call's time)
+        and written by one ``UPDATE`` per record and event in SQLite's JSON functions, so the background
+        writer holds the interpreter only to gather the batch; unknown ids change nothing."""
+        marks: dict[UsageEvent, dict[str, list[int]]] = {}  # event -> memory_id -> [calls, last at_ms]
         injections: list[tuple[Any, ...]] = []
         for kind, payload in ops:
             if kind == "usage":
                 ids, ev, now = payload
+                per = marks.setdefault(ev, {})
                 for memory_id in dict.fromkeys(ids):  # one mark per record per call
-                    bumps.setdefault(memory_id, []).append((ev, now))
+                    mark = per.setdefault(memory_id, [0, now])
+                    mark[0] += 1
+                    mark[1] = now
             else:
                 injections.extend(payload)
-        wanted = list(bumps)
-        for i in range(0, len(wanted), 500):
-            part = wanted[i:i + 500]
-            rows = conn.execute(f"SELECT memory_id, usage_stats FROM records WHERE memory_id IN "
-                                f"({', '.join('?' * len(part))})", part).fetchall()
-            updates = []
-            for memory_id, stats in rows:
-                usage = UsageStats.from_json(json.loads(stats or "{}"))
-                for ev, now in bumps[memory_id]:
-                    usage = usage.bump(ev, now)
-                updates.append((dumps(usage.to_json()), memory_id))
-            conn.executemany("UPDATE records SET usage_stats = ? WHERE memory_id = ?", updates)
+        for ev, per in marks.items():
+            count, last = ev.stat_fields  # the model's own field names, never caller text
+            conn.executemany(
+                "UPDATE records SET usage_stats = json_set(COALESCE(NULLIF(usage_stats, ''), '{}'), "
+                f"'$.{count}', COALESCE(json_extract(NULLIF(usage_stats, ''), '$.{count}'), 0) + ?, "
+                f"'$.{last}', ?) WHERE memory_id = ?",
+                [(calls, at_ms, memory_id) for memory_id, (calls, at_ms) in per.items()])
         if injections:
             self._insert_rows(conn, realm, "injections", INJECTION_COLUMNS, injections)
 
