@@ -80,16 +80,18 @@ class PendingTelemetry(Generic[_Op]):
         self._count = 0
         self._flying: dict[str, int] = {}
         self._wake = threading.Event()
+        self._stopped = threading.Event()  # set by stop(): ends the gathering wait at once
         self._stopping = False
         self._thread: threading.Thread | None = None
 
     def add(self, realm: str, op: _Op) -> bool:
         """Queue ``op`` for ``realm`` and wake the writer. Returns ``True`` when the queue is now over
-        ``max_pending``: the caller must then :meth:`flush_all` itself (back-pressure)."""
+        ``max_pending`` or the writer is stopped: the caller must then :meth:`flush_all` itself
+        (back-pressure)."""
         with self._cond:
             self._queued.setdefault(realm, []).append(op)
             self._count += 1
-            over = self._count > self.max_pending
+            over = self._count > self.max_pending or self._stopping  # stopped: nobody else will write it
             if self._thread is None and not self._stopping:
                 self._thread = threading.Thread(target=self._run, name=self._name, daemon=True)
                 self._thread.start()
@@ -149,6 +151,7 @@ class PendingTelemetry(Generic[_Op]):
         with self._cond:
             self._stopping = True
             thread = self._thread
+        self._stopped.set()
         self._wake.set()
         if thread is not None:
             thread.join(timeout=10)
@@ -159,7 +162,8 @@ class PendingTelemetry(Generic[_Op]):
             self._wake.wait()
             if self._stopping:
                 return
-            threading.Event().wait(self.delay_s)  # gather a batch: one commit for a burst of recalls
+            if self._stopped.wait(self.delay_s):  # gather a batch: one commit for a burst of recalls
+                return
             self._wake.clear()
             for realm in self.realms():
                 if self._stopping:
