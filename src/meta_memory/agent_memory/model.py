@@ -521,6 +521,19 @@ class UsageEvent(StrEnum):
     EXPLICIT_RECALL = "explicit_recall"
     JUDGED_USEFUL = "judged_useful"
 
+    @property
+    def stat_fields(self) -> tuple[str, str]:
+        """The :class:`UsageStats` fields this event counts in and stamps: ``(count, last_at_ms)``
+        (the JSON keys of the ``usage_stats`` column too)."""
+        return _USAGE_FIELDS[self]
+
+
+_USAGE_FIELDS: dict[UsageEvent, tuple[str, str]] = {
+    UsageEvent.INJECTED: ("injected_count", "last_injected_at_ms"),
+    UsageEvent.EXPLICIT_RECALL: ("explicit_recall_count", "last_recalled_at_ms"),
+    UsageEvent.JUDGED_USEFUL: ("judged_useful_count", "last_useful_at_ms"),
+}
+
 
 @dataclass(frozen=True, slots=True)
 class UsageStats:
@@ -535,11 +548,9 @@ class UsageStats:
 
     def bump(self, event: UsageEvent, at_ms: int) -> UsageStats:
         """A copy with ``event`` counted at ``at_ms``."""
-        if event is UsageEvent.INJECTED:
-            return replace(self, injected_count=self.injected_count + 1, last_injected_at_ms=at_ms)
-        if event is UsageEvent.EXPLICIT_RECALL:
-            return replace(self, explicit_recall_count=self.explicit_recall_count + 1, last_recalled_at_ms=at_ms)
-        return replace(self, judged_useful_count=self.judged_useful_count + 1, last_useful_at_ms=at_ms)
+        count, last = UsageEvent(event).stat_fields
+        changed: dict[str, int] = {count: getattr(self, count) + 1, last: at_ms}
+        return replace(self, **changed)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {}

@@ -217,7 +217,7 @@ class AgentMemoryService:
         scope = Scope.identity(request.realm, request.identity)
         timeout = int(self.config.recall_timeout_ms)
         try:
-            return self.timebox.call(lambda: guarded_recall(self.provider, self.store, request, scope), timeout,
+            return self.timebox.call(lambda: self._guarded_recall(request, scope), timeout,
                                      key=(request.realm, request.identity), inline=self._recall_stops_at_deadline())
         except ProviderTimeout:
             raise AgentMemoryError("timeout", f"recall exceeded {timeout} ms") from None
@@ -268,7 +268,13 @@ class AgentMemoryService:
             max_entries=request.max_entries,
         )
         scope = Scope.identity(req.realm, req.identity)
-        return [s.record for s in guarded_recall(self.provider, self.store, req, scope).records]
+        return [s.record for s in self._guarded_recall(req, scope).records]
+
+    def _guarded_recall(self, request: RecallRequest, scope: Scope) -> RecallOutcome[Any]:
+        """The provider under the scope guard, its reads marked as a recall's: they leave the usage marks
+        queued by earlier recalls to the store's background writer (:meth:`AgentMemoryStore.recall_reads`)."""
+        with self.store.recall_reads():
+            return guarded_recall(self.provider, self.store, request, scope)
 
     def erase(self, realm: str, identity: str, memory_id: str | None, *, erased_by: str, reason: str | None,
               dry_run: bool, may_erase: Callable[[Scope], bool] | None = None) -> dict[str, Any]:

@@ -41,8 +41,9 @@ class _LiveScope(Mapping[str, MemoryRecord]):
         if not todo or not hasattr(self._store, "snapshot"):
             return
         with self._store.snapshot(self._realm) as tx:
+            found = tx.get_many(todo)  # one statement for the page, not one per record
             for memory_id in todo:
-                self._admit(memory_id, tx.get(memory_id))
+                self._admit(memory_id, found.get(memory_id))
 
     def _lookup(self, memory_id: object) -> MemoryRecord | None:
         if not isinstance(memory_id, str):

@@ -30,7 +30,7 @@ import logging
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Sequence
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, TypeVar
@@ -876,6 +876,13 @@ class AgentMemoryStore(ABC):
     def telemetry_stats(self) -> dict[str, int]:
         """``{dropped}``: usage marks and injection-ledger writes dropped since the store opened."""
         return {"dropped": 0}
+
+    def recall_reads(self) -> AbstractContextManager[None]:
+        """A block whose reads are a recall's (candidates, neighbours, the runtime's re-check): a store
+        that queues usage marks (SQLite, :class:`~.telemetry.PendingTelemetry`) does not write them
+        before these reads, as it does before any other read, so a recall never writes. The default
+        does nothing."""
+        return nullcontext()
 
     # ----------------------------------------------------------------- readiness
 

@@ -924,9 +924,13 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore):
         """A telemetry write without the realm lock; one that fails (a full disk, a lost connection) is
         dropped and counted (:mod:`.telemetry`), never raised to the read that caused it."""
         try:
-            self._tx(name, fn, lock=False)
+            self._telemetry_tx(name, fn)
         except AgentMemoryError as exc:
             self.telemetry.drop(name, exc.reason)
+
+    def _telemetry_tx(self, name: str, fn: Callable[[psycopg.Connection[Any]], None]) -> None:
+        """One telemetry transaction on realm ``name``, without the realm lock."""
+        self._tx(name, fn, lock=False)
 
     def telemetry_stats(self) -> dict[str, int]:
         """See :meth:`AgentMemoryStore.telemetry_stats`."""
