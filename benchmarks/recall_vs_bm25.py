@@ -33,7 +33,7 @@ begin once it is ready (the build time is reported). ``--fts`` turns the index
 off (``[agent_memory]`` budget 0 at run time), so every candidate query runs in
 FTS5: the figures before the index, in the same kind of run.
 
-``bm25s`` is a benchmark-only dependency (``pip install bm25s``); the package
+``bm25s`` is a benchmark-only dependency (the ``recall-peers`` extra: ``pip install -e '.[recall-peers]'``); the package
 does not need it.
 
 Run: ``python benchmarks/recall_vs_bm25.py [--records 100000] [--queries 300] [--seed 7] [--fts]``
