@@ -22,7 +22,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
-__all__ = ["Dialect", "SQLITE", "POSTGRES"]
+__all__ = ["Dialect", "SQLITE", "POSTGRES", "unexpired"]
+
+
+def unexpired(alias: str = "") -> str:
+    """The one SQL form of the expiry rule (:func:`meta_memory.agent_memory.model.is_expired`, issue 28
+    §1): true for a ``records`` row (``alias`` its table prefix, e.g. ``"r."``) that has no expiry or
+    whose ``expires_at_ms`` lies after the time bound to its one ``?`` (now, epoch ms). Every read
+    answering "active" records adds it to ``status_kind = 'active'``; the same text on both backends."""
+    return f"({alias}expires_at_ms IS NULL OR {alias}expires_at_ms > ?)"
 
 
 @dataclass(frozen=True, slots=True)
