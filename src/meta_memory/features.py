@@ -213,7 +213,7 @@ def build_features(ctx: FeatureContext) -> Features:
     tool = None
     if cfg.recorder_tool:
         ops = QuarantineEventOps(store, firewall.gate, service, emit)
-        tool = RecorderTool(ops, max_entries=cfg.max_entries)
+        tool = RecorderTool(ops, max_entries=cfg.max_entries, max_ttl_s=cfg.tool_max_ttl_s)
     host = HostService(cfg, firewall, injection, tool, store)
     agent_memory = AgentMemoryFeature(cfg, store, firewall, service, injection, tool, host, recall)
 

@@ -24,12 +24,12 @@ from typing import Any
 
 from ..clock import Clock
 from ..errors import AgentMemoryError, ValueRuleBroken
-from ..limits import MAX_TTL_S
 from .batch import StagedBatch, TombstoneOp
+from .fields import check_ttl_s
 from .model import Author
 from .store.base import AgentMemoryStore
 
-__all__ = ["EXPIRED_RATIONALE", "SWEEP_BATCH", "ExpirySweep", "check_ttl_s", "expiry_from_ttl"]
+__all__ = ["EXPIRED_RATIONALE", "SWEEP_BATCH", "ExpirySweep", "expiry_from_ttl"]
 
 log = logging.getLogger(__name__)
 
@@ -39,26 +39,13 @@ EXPIRED_RATIONALE = "expired"
 SWEEP_BATCH = 500
 
 
-def check_ttl_s(value: object, name: str = "ttl_s", maximum: int = MAX_TTL_S) -> int | None:
-    """The shape rule of a ``ttl_s`` member: absent (``None``) or an integer number of seconds
-    ``1..maximum`` (a bool, a float or a string is no integer). Returns the value; raises ``ValueError``
-    naming the rule (the params layer answers it as ``-32602`` on the member)."""
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"{name} must be an integer number of seconds (1 to {maximum})")
-    if value < 1 or value > maximum:
-        raise ValueError(f"{name} must be between 1 and {maximum} seconds")
-    return value
-
-
 def expiry_from_ttl(ttl_s: int | None, now_ms: int, cap_s: int, *, field: str = "ttl_s",
                     cap_key: str = "agent_memory.max_ttl_s") -> int | None:
     """``expires_at_ms`` for ``ttl_s`` seconds from ``now_ms`` (epoch ms), ``None`` for no ``ttl_s``.
 
     A ``ttl_s`` above ``cap_s`` (the configured cap named ``cap_key``) raises
     :class:`~meta_memory.errors.ValueRuleBroken` naming ``field`` and the cap (``-32602`` at the RPC
-    layer); so does anything :func:`check_ttl_s` refuses."""
+    layer); so does anything :func:`~meta_memory.agent_memory.fields.check_ttl_s` refuses."""
     if ttl_s is None:
         return None
     try:

@@ -752,6 +752,15 @@ class MemoryRecord:
         """Whether the record is active and not past its expiry at ``now_ms`` (:func:`is_expired`)."""
         return self.status.is_active and not is_expired(self.expires_at_ms, now_ms)
 
+    def settled(self, now_ms: int) -> MemoryRecord:
+        """The record as the expiry sweep leaves it: an active record past its expiry at ``now_ms`` is
+        the tombstone it becomes (tombstoned at its ``expires_at_ms``); any other record is itself.
+        What export writes and import lands, so an expired record never travels as active."""
+        if not self.status.is_active or not is_expired(self.expires_at_ms, now_ms):
+            return self
+        at = self.expires_at_ms if self.expires_at_ms is not None else now_ms
+        return replace(self, status=Status.tombstoned(), tombstoned_at_ms=at, updated_at_ms=max(self.updated_at_ms, at))
+
     def project(self) -> AgentMemoryRecord:
         """The wire projection returned by remember/recall/update."""
         return AgentMemoryRecord(

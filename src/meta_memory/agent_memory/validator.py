@@ -632,11 +632,9 @@ def _plan_restore(i: int, batch: StagedBatch, overlay: _Overlay, op: RestoreOp, 
         raise _invalid(i, "tombstoned_at_ms is set exactly when the status is tombstoned")
     if rec.expires_at_ms is not None and rec.expires_at_ms < 0:
         raise _invalid(i, "expires_at_ms must be epoch ms >= 0")
-    if rec.status.is_active and is_expired(rec.expires_at_ms, now_ms):
-        # An export taken before the expiry sweep ran holds it as active: it lands as the tombstone the
-        # sweep would have made, never active again (issue 28 §1).
-        rec = replace(rec, status=Status.tombstoned(), tombstoned_at_ms=rec.expires_at_ms,
-                      updated_at_ms=max(rec.updated_at_ms, rec.expires_at_ms or 0))
+    # A record that expired since it was exported lands as the tombstone the sweep makes of it, never
+    # active again (issue 28 §1).
+    rec = rec.settled(now_ms)
     links_unknown = False
     if rec.supersedes is not None:
         prior = overlay.get(rec.supersedes)

@@ -615,15 +615,23 @@ class AgentMemoryStore(ABC):
         author: Author,
         *,
         gate: WriteGate | None = None,
+        expiry: int | None | KeepExpiry = KEEP_EXPIRY,
     ) -> MemoryRecord:
         """Write a new version of ``prior_id`` (which must be in ``scope``); returns the new record.
 
+        ``expiry`` as :meth:`update`'s: by default the new version keeps the prior's ``expires_at_ms``
+        (``record.expires_at_ms`` is not read).
+
         Refusals: ``record '<id>' does not exist`` (also for a record of another
         scope: the refusal does not reveal that the id exists elsewhere), then
-        the validator's.
+        the validator's (an expired prior is not active).
         """
         name = self._check_scope_realm(realm, scope)
-        return self._supersede(name, scope, prior_id, lambda prior: record, author, gate)
+
+        def revise(prior: MemoryRecord) -> NewMemoryRecord:
+            return replace(record, expires_at_ms=prior.expires_at_ms if isinstance(expiry, KeepExpiry) else expiry)
+
+        return self._supersede(name, scope, prior_id, revise, author, gate)
 
     def _supersede(
         self,

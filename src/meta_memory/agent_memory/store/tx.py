@@ -125,7 +125,7 @@ class ReadTx:
 
     @property
     def panel(self) -> PanelReads:
-        return PanelReads(self._sql, self.realm)
+        return PanelReads(self._sql, self.realm, self._store.clock.now_ms())
 
 
 class WriteTx(ReadTx):

@@ -11,9 +11,9 @@ from typing import Any, Literal
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
-from ...agent_memory.expiry import check_ttl_s
 from ...agent_memory.fields import (
     FieldError,
+    check_ttl_s,
     compact_whitespace,
     memory_id_ref,
     normalize_tags,
