@@ -60,8 +60,9 @@ days``                     sweep erases tombstoned content older than
                            default: the longest ``ttl_s`` a caller may
                            give (a longer one is refused, -32602)
 ``tool_max_ttl_s``         int s, as ``max_ttl_s`` and at most it; the    ``2592000``
-                           longest ``ttl_s`` the model may give through   (30 days)
-                           the ``memory`` tool
+                           longest ``ttl_s`` the model may give through   (30 days, or
+                           the ``memory`` tool                            ``max_ttl_s``
+                                                                          when lower)
 ``expiry_sweep_s``         int s 1..86400; 0 -> 60: how often expired      ``60``
                            records are tombstoned (``expiry.py``)
 ``realms``                 array of realm names, at least one, holding    absent (any
@@ -319,7 +320,9 @@ class AgentMemoryConfig(BaseModel):
         if self.embedder is not None and self.recall_provider != "hybrid":
             raise _rule('embedder: is only valid with recall_provider = "hybrid"')
         if self.tool_max_ttl_s > self.max_ttl_s:
-            raise _rule(f"tool_max_ttl_s: must not exceed max_ttl_s ({self.max_ttl_s})")
+            if "tool_max_ttl_s" in self.model_fields_set:
+                raise _rule(f"tool_max_ttl_s: must not exceed max_ttl_s ({self.max_ttl_s})")
+            object.__setattr__(self, "tool_max_ttl_s", self.max_ttl_s)  # the default never exceeds the cap
         if self.realms is not None and self.realm not in self.realms:
             raise _rule(f"realms: must list the gateway's own realm {self.realm!r} (agent_memory.realm)")
         return self
