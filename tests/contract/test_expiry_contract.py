@@ -242,3 +242,17 @@ def test_export_and_import_carry_expiry_and_never_revive_an_expired_record(
         landed = store.get("default", late)
         assert landed.status.kind.value == "active" and landed.expires_at_ms == T0 + 10_000_000
         assert _ids(h2.agent(ID).recall()) == [late]
+
+
+def test_an_expired_record_is_not_injected(builder: Callable[..., MetaBuilder], clock: ManualClock) -> None:
+    with builder().build() as h:
+        agent = h.agent(ID)
+        agent.remember("Oak", "The old oak by the gate is 300 years old.", ttl_s=60)
+        agent.remember("Elm", "The elm by the gate was planted last spring.")
+        session = agent.session("s1")
+        session.note()
+        assert "300 years" in (session.inject("the oak by the gate").text or "")
+        clock.advance(60_000)
+        block = agent.session("s2").inject("the oak by the gate")
+        assert "300 years" not in (block.text or "") and "planted last spring" in (block.text or "")
+        assert "300 years" not in (agent.session("s3").inject("", surface="build").text or "")
