@@ -47,3 +47,25 @@ def test_search_answers_the_best_k_among_unexpired_records(
     active = {r.title for r in agent_store.active_records(realm, Scope.identity(realm, ID))}
     assert active == {it.title for it in live}
     assert {o.record.title for o in written if o.record is not None} == {it.title for it in items}
+
+
+def test_the_warm_in_process_index_answers_the_best_k_among_unexpired_records(
+        agent_store: AgentMemoryStore, clock: ManualClock, backend: str) -> None:
+    """SQLite's in-process index (a realm past its size threshold) holds expired rows until the sweep:
+    the store asks it for more candidates than ``k`` by the scope's expired count, so none is short."""
+    if backend != "sqlite":
+        return  # PostgreSQL filters in its one statement (the other tests here)
+    index = agent_store.lexical_index  # type: ignore[attr-defined]
+    index.min_rows = 0
+    realm = "warm"
+    start = clock.now_ms()
+    agent_store.remember_many(realm, ID, [RememberItem(f"Hot {i}", "deploy deploy deploy deploy",
+                                                       expires_at_ms=start + 1_000) for i in range(6)])
+    agent_store.remember_many(realm, ID, [RememberItem(f"Cold {i}", f"deploy note {i}") for i in range(3)])
+    assert index.warm(realm)
+    clock.advance(1_000)
+    expr = match_expression("deploy")
+    assert expr is not None
+    got = agent_store.search(realm, Scope.identity(realm, ID), expr, 3)
+    assert sorted(v.title for v, _ in got) == ["Cold 0", "Cold 1", "Cold 2"]
+    assert index.ready(realm)  # answered by the index, not FTS5
