@@ -256,3 +256,21 @@ def test_an_expired_record_is_not_injected(builder: Callable[..., MetaBuilder], 
         block = agent.session("s2").inject("the oak by the gate")
         assert "300 years" not in (block.text or "") and "planted last spring" in (block.text or "")
         assert "300 years" not in (agent.session("s3").inject("", surface="build").text or "")
+
+
+def test_a_quarantined_record_released_after_its_expiry_is_never_active(
+        builder: Callable[..., MetaBuilder], clock: ManualClock) -> None:
+    with builder().build() as h:
+        session = h.agent(ID).session("s1")
+        assert session.tool_result("web_fetch").session_tainted
+        out = session.tool({"action": "remember", "title": "Gate", "body": "The gate code is on the board.",
+                            "ttl_s": 60})
+        assert "QUARANTINED" in out.text
+        origin = out.text.split("memory ")[1].split(" ")[0]
+        clock.advance(60_000)
+        reviewed = h.memory_panel_record(origin).record.content_hash
+        h.memory_quarantine_decide(ID, origin, verdict="release", expected_content_hash=reviewed)
+        assert _ids(h.agent(ID).recall("gate code")) == []
+        released = h.runtime.agent_memory.store.get("default", f"{origin}-released")
+        assert released is not None and released.expires_at_ms == T0 + 60_000
+        assert h.runtime.expiry.sweep() == 1
