@@ -34,11 +34,13 @@ def builder(backend: str, tmp_path: Path, clock: ManualClock) -> Iterator[Callab
     schemas: list[str] = []
 
     def make(state: str = "state", **options: Any) -> MetaBuilder:
+        # the background sweep waits a day of the manual clock: each test runs its sweeps itself
+        options = {"expiry_sweep_s": 86_400, **options}
         b = Meta.builder().persistent_state(tmp_path / state).clock(clock)
         if backend == "postgres":
             options = {"store": "postgres", "dsn": dsn_with_schema(schemas[["state", "other"].index(state)]),
                        **options}
-        return b.agent_memory(**options) if options else b
+        return b.agent_memory(**options)
 
     if backend == "sqlite":
         yield make
@@ -274,3 +276,17 @@ def test_a_quarantined_record_released_after_its_expiry_is_never_active(
         released = h.runtime.agent_memory.store.get("default", f"{origin}-released")
         assert released is not None and released.expires_at_ms == T0 + 60_000
         assert h.runtime.expiry.sweep() == 1
+
+
+def test_the_background_sweep_runs_every_expiry_sweep_s(
+        builder: Callable[..., MetaBuilder], clock: ManualClock) -> None:
+    import time
+
+    with builder(expiry_sweep_s=1).build() as h:
+        rec = h.agent(ID).remember("Blink", "gone in a second", ttl_s=1)
+        clock.advance(2_000)
+        store = h.runtime.agent_memory.store
+        deadline = time.monotonic() + 15
+        while store.get("default", rec.memory_id).status.kind.value != "tombstoned":
+            assert time.monotonic() < deadline, "the scheduled sweep did not run"
+            time.sleep(0.05)
