@@ -19,8 +19,7 @@ naming the field and the cap, never clamped.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..clock import Clock
 from ..errors import AgentMemoryError, ValueRuleBroken
@@ -28,6 +27,9 @@ from .batch import StagedBatch, TombstoneOp
 from .fields import check_ttl_s
 from .model import Author
 from .store.base import AgentMemoryStore
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..events.bus import EventSink
 
 __all__ = ["EXPIRED_RATIONALE", "SWEEP_BATCH", "ExpirySweep", "expiry_from_ttl"]
 
@@ -60,18 +62,17 @@ def expiry_from_ttl(ttl_s: int | None, now_ms: int, cap_s: int, *, field: str = 
 class ExpirySweep:
     """Tombstone every active record past its expiry, realm by realm, ``batch`` records per transaction.
 
-    ``sweep()`` returns how many records it tombstoned. ``emit_many(events)`` (optional) publishes
-    ``(event_type, data, identity)`` timeline events: one ``memory.record.forgotten``
-    ``{realm, record_id, reason: "expired"}`` per record, after its batch commits. A record that changed
+    ``sweep()`` returns how many records it tombstoned. ``events`` (optional, the runtime's event sink)
+    gets one ``memory.record.forgotten`` ``{realm, record_id, reason: "expired"}`` per record (identity:
+    the record's, for an identity scope), all of a batch at once after it commits. A record that changed
     under the sweep is left for the next run.
     """
 
-    def __init__(self, store: AgentMemoryStore, clock: Clock,
-                 emit_many: Callable[[Sequence[tuple[str, dict[str, Any], str | None]]], object] | None = None,
+    def __init__(self, store: AgentMemoryStore, clock: Clock, events: EventSink | None = None,
                  batch: int = SWEEP_BATCH) -> None:
         self.store = store
         self.clock = clock
-        self.emit_many = emit_many
+        self.events = events
         self.batch = max(1, batch)
 
     def sweep(self) -> int:
@@ -99,8 +100,8 @@ class ExpirySweep:
                 return 0
             ops = tuple(TombstoneOp(id=rec.id, rationale=EXPIRED_RATIONALE) for rec in due)
             tx.apply(StagedBatch(realm=realm, author=author, ops=ops))
-        if self.emit_many is not None:
-            self.emit_many([
+        if self.events is not None:
+            self.events.emit_many([
                 ("memory.record.forgotten", {"realm": realm, "record_id": rec.id, "reason": EXPIRED_RATIONALE},
                  rec.scope.key if rec.scope.kind.value == "identity" else None)
                 for rec in due

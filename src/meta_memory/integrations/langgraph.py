@@ -357,8 +357,7 @@ class MetaMemoryStore(BaseStore):
                 env = self._envelope(rec)
                 if tag in rec.tags and env is not None and _matches(env["value"], op.filter) and first(env):
                     out.append((rec, env, 1.0 / (rank + 1)))
-            return [self._item(self._refresh(rec, env) if op.refresh_ttl else rec, env, score=score, search=True)
-                    for rec, env, score in out[op.offset:want]]  # type: ignore[misc]
+            return self._found(out[op.offset:want], op.refresh_ttl)
         cursor: str | None = None
         while len(out) < want:
             page = self._page(identity, [tag], cursor)
@@ -369,8 +368,16 @@ class MetaMemoryStore(BaseStore):
             cursor = page.next_cursor
             if cursor is None:
                 break
-        return [self._item(self._refresh(rec, env) if op.refresh_ttl else rec, env, score=score, search=True)
-                for rec, env, score in out[op.offset:want]]  # type: ignore[misc]
+        return self._found(out[op.offset:want], op.refresh_ttl)
+
+    def _found(self, hits: list[tuple[Any, dict[str, Any], float | None]], refresh: bool) -> list[SearchItem]:
+        """The search items of ``hits`` (record, envelope, score), each item's ttl re-armed when ``refresh``."""
+        out: list[SearchItem] = []
+        for rec, env, score in hits:
+            item = self._item(self._refresh(rec, env) if refresh else rec, env, score=score, search=True)
+            assert isinstance(item, SearchItem)
+            out.append(item)
+        return out
 
     def _list_namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
         _check_window(op.limit, op.offset)

@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any
 
 from ...access.requirements import Requirement, identity_resource, on_identity, requires
 from ...access.resources import Resources
-from ...agent_memory.model import Scope
 from ..registry import CallContext, MethodTable
 from ..results import (
     EraseResult,
@@ -130,23 +129,11 @@ def register(table: MethodTable) -> None:
 
 def _erase(runtime: "Runtime", ctx: CallContext, realm: str, identity: str, memory_id: str | None,
            dry_run: bool, reason: str | None) -> dict[str, Any]:
-    from ...access.principal import ANONYMOUS
-
+    # every scope the content closure reaches needs the erase grant, judged by the service on each
     access = runtime.access
-    principal = ctx.principal or ANONYMOUS
-
-    def may_erase(scope: Scope) -> bool:  # every scope the content closure reaches needs the erase grant
-        kind, key = scope.storage()
-        return access.policy.check(principal, "agent.memory.erase", access.resources.scope(scope.realm, kind, key))
-
-    who = principal.name if getattr(principal, "name", None) else ("anonymous" if access.policy.enabled else "no principal known")
-    result = runtime.agent_memory.service.erase(realm, identity, memory_id, erased_by=who, reason=reason,
-                                                dry_run=dry_run, may_erase=may_erase)
-    if not dry_run and result["count"]:
-        runtime.events.emit("memory.record.erased", {"realm": realm, "identity": identity, "count": result["count"],
-                                                     "memory_ids": [r["memory_id"] for r in result["records"]][:100]},
-                            identity=identity)
-    return result
+    return runtime.agent_memory.service.erase(
+        realm, identity, memory_id, erased_by=access.actor(ctx.principal), reason=reason, dry_run=dry_run,
+        may_erase=access.scope_check(ctx.principal, "agent.memory.erase"))
 
 
 def _register_erase(table: MethodTable) -> None:
