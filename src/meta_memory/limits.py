@@ -31,7 +31,6 @@ __all__ = [
     "MAX_FILE_NAME_BYTES",
     "MAX_RETENTION_DAYS",
     "MAX_TTL_S",
-    "DEFAULT_MAX_TTL_S",
     "DEFAULT_TOOL_MAX_TTL_S",
     "DEFAULT_EXPIRY_SWEEP_S",
     "MAX_EXPIRY_SWEEP_S",
@@ -92,11 +91,10 @@ MAX_FILE_NAME_BYTES: Final = 255
 #: The longest ``agent_memory.erase_tombstoned_after_days`` accepted (100 years).
 MAX_RETENTION_DAYS: Final = 36_500
 
-#: Record expiry (issue 28 §1), in SECONDS: the longest ``ttl_s`` any configuration allows (100 years),
-#: ``agent_memory.max_ttl_s``'s default (the same), and ``agent_memory.tool_max_ttl_s``'s default (30 days:
-#: what the model may ask for through the ``memory`` tool).
+#: Record expiry (issue 28 §1), in SECONDS: the longest ``ttl_s`` any configuration allows (100 years; also
+#: ``agent_memory.max_ttl_s``'s default), and ``agent_memory.tool_max_ttl_s``'s default (30 days: what the
+#: model may ask for through the ``memory`` tool).
 MAX_TTL_S: Final = 36_500 * 86_400
-DEFAULT_MAX_TTL_S: Final = MAX_TTL_S
 DEFAULT_TOOL_MAX_TTL_S: Final = 30 * 86_400
 #: ``agent_memory.expiry_sweep_s``: seconds between runs of the expiry sweep (default 60, at most a day).
 DEFAULT_EXPIRY_SWEEP_S: Final = 60

@@ -87,7 +87,6 @@ from meta_memory.limits import (
     DEFAULT_MAX_ENTRIES,
     DEFAULT_MAX_OPEN_REALMS,
     DEFAULT_MAX_REALMS,
-    DEFAULT_MAX_TTL_S,
     DEFAULT_RECALL_INDEX_MB,
     DEFAULT_RECALL_TIMEOUT_MS,
     DEFAULT_SESSION_STATE_EXPIRY_DAYS,
@@ -297,8 +296,7 @@ class AgentMemoryConfig(BaseModel):
         default=DEFAULT_MAX_OPEN_REALMS, ge=1, le=MAX_MAX_OPEN_REALMS)
     recall_index_mb: Annotated[int, _ranged(DEFAULT_RECALL_INDEX_MB, MAX_RECALL_INDEX_MB)] = Field(
         default=DEFAULT_RECALL_INDEX_MB, ge=1, le=MAX_RECALL_INDEX_MB)
-    max_ttl_s: Annotated[int, _ranged(DEFAULT_MAX_TTL_S, MAX_TTL_S)] = Field(
-        default=DEFAULT_MAX_TTL_S, ge=1, le=MAX_TTL_S)
+    max_ttl_s: Annotated[int, _ranged(MAX_TTL_S, MAX_TTL_S)] = Field(default=MAX_TTL_S, ge=1, le=MAX_TTL_S)
     """The longest ``ttl_s`` a caller may give remember, remember_batch or update (seconds)."""
     tool_max_ttl_s: Annotated[int, _ranged(DEFAULT_TOOL_MAX_TTL_S, MAX_TTL_S)] = Field(
         default=DEFAULT_TOOL_MAX_TTL_S, ge=1, le=MAX_TTL_S)
