@@ -336,7 +336,7 @@ class PanelReads:
         all_bytes = " + ".join(octets.format(col) for col in ("title", "description", "body"))
         # An active record past its expiry (not swept yet) is counted under "expired", never "active".
         rows = self._sql.rows(
-            f"SELECT scope_kind, scope_key, CASE WHEN status_kind = 'active' AND NOT {unexpired()} THEN 'expired' "
+            f"SELECT scope_kind, scope_key, CASE WHEN status_kind = 'active' AND NOT ({unexpired()}) THEN 'expired' "
             f"ELSE status_kind END AS st, trust, {QUARANTINED_CONTENT} AS q, COUNT(*), "
             f"COALESCE(SUM({octets.format('body')}), 0), COALESCE(SUM({all_bytes}), 0) "
             f"FROM records GROUP BY scope_kind, scope_key, st, trust, q ORDER BY scope_kind{c}, scope_key{c}",
