@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Literal
 
 from .agent_memory.config import AgentMemoryConfig
+from .agent_memory.expiry import ExpirySweep
 from .agent_memory.realm_list import unlisted_realm_rule
 from .agent_memory.retention import TombstoneRetention
 from .agent_memory.store.base import AgentMemoryStore, WriteGate
@@ -93,6 +94,7 @@ class Features:
     agent_memory: AgentMemoryFeature | None = None
     review: ReviewService | None = None
     retention: TombstoneRetention | None = None
+    expiry: ExpirySweep | None = None
     memory_panel_store: MemoryPanelStore | None = None
 
 
@@ -207,7 +209,7 @@ def build_features(ctx: FeatureContext) -> Features:
     tool = None
     if cfg.recorder_tool:
         ops = QuarantineEventOps(store, firewall.gate, service, ctx.events)
-        tool = RecorderTool(ops, max_entries=cfg.max_entries)
+        tool = RecorderTool(ops, max_entries=cfg.max_entries, max_ttl_s=cfg.tool_max_ttl_s)
     host = HostService(cfg, firewall, injection, tool, store)
     agent_memory = AgentMemoryFeature(cfg, store, firewall, service, injection, tool, host, recall)
 
@@ -217,6 +219,7 @@ def build_features(ctx: FeatureContext) -> Features:
         ctx.add_closer(review.stop_schedule)
     return Features(agent_memory=agent_memory, review=review,
                     retention=_retention(ctx, cfg, store, session_state.forget_records),
+                    expiry=_expiry(ctx, cfg, store),
                     memory_panel_store=bundled_panel_store(store))
 
 
@@ -236,6 +239,21 @@ def _retention(ctx: FeatureContext, cfg: AgentMemoryConfig, store: AgentMemorySt
         sweeper.start()
         ctx.add_closer(sweeper.stop)
     return retention
+
+
+def _expiry(ctx: FeatureContext, cfg: AgentMemoryConfig, store: AgentMemoryStore) -> ExpirySweep:
+    """The expiry sweep (issue 28 §1): run now and every ``expiry_sweep_s`` in the background, on the same
+    scheduler as the tombstone retention."""
+    from .review.scheduler import DreamScheduler
+
+    sweep = ExpirySweep(store, ctx.clock, events=ctx.events)
+    if ctx.start_background:
+        sweep.sweep()
+        sweeper = DreamScheduler(sweep.sweep, cfg.expiry_sweep_s * 1000, ctx.clock,
+                                 tick_s=min(5.0, float(cfg.expiry_sweep_s)), name="expiry sweep")
+        sweeper.start()
+        ctx.add_closer(sweeper.stop)
+    return sweep
 
 
 def bundled_panel_store(store: AgentMemoryStore) -> MemoryPanelStore | None:

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .agent_memory.expiry import ExpirySweep
 from .agent_memory.realm_list import refuse_unlisted_realm
 from .agent_memory.retention import TombstoneRetention
 from .clock import Clock, SystemClock
@@ -66,6 +67,7 @@ class Runtime:
         review: quarantine decisions, proposals, promotions and the dream (``None`` when agent
             memory is off).
         retention: the tombstone-retention sweep (``None`` unless ``erase_tombstoned_after_days``).
+        expiry: the expiry sweep (``agent_memory/expiry.py``; ``None`` when agent memory is off).
         memory_panel_store: the console Memory panel's read models (``None``: the panel
             methods are unadvertised; see :meth:`set_memory_panel_store`).
         readiness: what ``GET /v1/ready`` answers (:mod:`.readiness`).
@@ -84,6 +86,7 @@ class Runtime:
     agent_memory: AgentMemoryFeature | None
     review: ReviewService | None
     retention: TombstoneRetention | None
+    expiry: ExpirySweep | None
     memory_panel_store: MemoryPanelStore | None
     readiness: Readiness | None
     exports: ExportStreams
@@ -124,6 +127,7 @@ class Runtime:
         self.agent_memory = features.agent_memory
         self.review = features.review
         self.retention = features.retention
+        self.expiry = features.expiry
         self.memory_panel_store = features.memory_panel_store
 
     def _build(self) -> None:

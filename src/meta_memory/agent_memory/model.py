@@ -22,6 +22,7 @@ from meta_memory.limits import DAY_MS
 
 __all__ = [
     "DAY_MS",
+    "is_expired",
     "ScopeKind",
     "Scope",
     "Kind",
@@ -580,6 +581,25 @@ class UsageStats:
         )
 
 
+# --------------------------------------------------------------------------- expiry
+
+
+def is_expired(expires_at_ms: int | None, now_ms: int) -> bool:
+    """The one expiry rule (issue 28 §1): a record whose ``expires_at_ms`` is at or before ``now_ms`` is
+    no longer active. The stores' SQL form of the same rule is
+    :func:`meta_memory.agent_memory.store.dialect.unexpired`."""
+    return expires_at_ms is not None and expires_at_ms <= now_ms
+
+
+def _opt_expiry(data: dict[str, Any]) -> int | None:
+    value = data.get("expires_at_ms")
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError("record.expires_at_ms must be a non-negative integer (epoch ms) or null")
+    return value
+
+
 # --------------------------------------------------------------------------- records
 
 
@@ -596,6 +616,8 @@ class NewMemoryRecord:
     kind: Kind = Kind.FACT
     description: str = ""
     tags: tuple[str, ...] = ()
+    #: When the record stops being active (epoch ms, UTC; ``None`` = never): issue 28 §1.
+    expires_at_ms: int | None = None
 
     def scanned_strings(self) -> tuple[str, ...]:
         """Every string the payload stores besides ``title``, ``description``, ``body`` and ``tags``
@@ -658,6 +680,9 @@ class MemoryRecord:
     ever_quarantined: bool = False
     rank_set_at_ms: int | None = None
     tombstoned_at_ms: int | None = None
+    #: When the record stops being active (epoch ms, UTC; ``None`` = never). An active record past it
+    #: reads as not active everywhere (:func:`is_expired`) until the expiry sweep tombstones it.
+    expires_at_ms: int | None = None
 
     @property
     def memory_id(self) -> str:
@@ -706,6 +731,8 @@ class MemoryRecord:
         out["updated_at_ms"] = self.updated_at_ms
         out["usage"] = self.usage.to_json()
         out["ever_quarantined"] = self.ever_quarantined
+        if self.expires_at_ms is not None:
+            out["expires_at_ms"] = self.expires_at_ms
         return out
 
     @classmethod
@@ -731,7 +758,21 @@ class MemoryRecord:
             updated_at_ms=int(data.get("updated_at_ms", 0)),
             usage=UsageStats.from_json(data.get("usage")),
             ever_quarantined=bool(data.get("ever_quarantined", False)),
+            expires_at_ms=_opt_expiry(data),
         )
+
+    def is_live(self, now_ms: int) -> bool:
+        """Whether the record is active and not past its expiry at ``now_ms`` (:func:`is_expired`)."""
+        return self.status.is_active and not is_expired(self.expires_at_ms, now_ms)
+
+    def settled(self, now_ms: int) -> MemoryRecord:
+        """The record as the expiry sweep leaves it: an active record past its expiry at ``now_ms`` is
+        the tombstone it becomes (tombstoned at its ``expires_at_ms``); any other record is itself.
+        What export writes and import lands, so an expired record never travels as active."""
+        if not self.status.is_active or not is_expired(self.expires_at_ms, now_ms):
+            return self
+        at = self.expires_at_ms if self.expires_at_ms is not None else now_ms
+        return replace(self, status=Status.tombstoned(), tombstoned_at_ms=at, updated_at_ms=max(self.updated_at_ms, at))
 
     def project(self) -> AgentMemoryRecord:
         """The wire projection returned by remember/recall/update."""
@@ -742,6 +783,7 @@ class MemoryRecord:
             tags=list(self.tags),
             created_at_ms=self.created_at_ms,
             updated_at_ms=self.updated_at_ms,
+            expires_at_ms=self.expires_at_ms,
         )
 
     def meta(self, now_ms: int) -> RecordMeta:
@@ -782,7 +824,8 @@ class RecordView:
 
 
 class AgentMemoryRecord(BaseModel):
-    """Wire projection of a record: ``{memory_id, title, body, tags, created_at_ms, updated_at_ms}``."""
+    """Wire projection of a record: ``{memory_id, title, body, tags, created_at_ms, updated_at_ms,
+    expires_at_ms}`` (``expires_at_ms``: epoch ms, ``null`` when the record never expires)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -792,6 +835,7 @@ class AgentMemoryRecord(BaseModel):
     tags: list[str] = []
     created_at_ms: int
     updated_at_ms: int
+    expires_at_ms: int | None = None
 
 
 class RecordMeta(BaseModel):

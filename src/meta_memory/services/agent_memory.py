@@ -13,8 +13,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ..agent_memory.expiry import expiry_from_ttl
 from ..agent_memory.model import Author, EvidenceRef, MemoryRecord, Scope, StatusKind, UsageEvent
-from ..agent_memory.store.base import RememberItem
+from ..agent_memory.store.base import KEEP_EXPIRY, KeepExpiry, RememberItem
 from ..errors import AgentMemoryError, MetaError
 from ..events.bus import EventSink
 from ..firewall.gate import DerivedWriteGate
@@ -98,8 +99,13 @@ class AgentMemoryService:
         return (tuple(EvidenceRef(session_id=k) for k in keys),
                 DerivedWriteGate(self.gate, identity, keys, realm))
 
+    def _expiry(self, ttl_s: int | None, field: str = "ttl_s") -> int | None:
+        """``expires_at_ms`` of a caller's ``ttl_s`` (seconds from now, at most ``agent_memory.max_ttl_s``;
+        a longer one is refused naming ``field`` and the cap: issue 28 §1)."""
+        return expiry_from_ttl(ttl_s, self.store.clock.now_ms(), self.config.max_ttl_s, field=field)
+
     def remember(self, realm: str, identity: str, title: str, body: str, tags: Sequence[str],
-                 derived_from_sessions: Sequence[str] = ()) -> dict[str, Any]:
+                 derived_from_sessions: Sequence[str] = (), ttl_s: int | None = None) -> dict[str, Any]:
         """Store one record in ``identity``'s scope. Output: the wire record plus ``created``
         (``False`` when an active record with the same content was found instead), ``supersedes``
         and ``tags_added``: when that record lacked some of the given tags they were merged into a
@@ -109,10 +115,14 @@ class AgentMemoryService:
         ``derived_from_sessions`` names sessions of ``identity`` in ``realm`` the content was derived
         from (a host's own summary or notes of them): they are kept as the record's provenance
         evidence, and when one is tainted, or was tainted when a reset closed it, the record lands
-        quarantined and the output carries ``quarantined`` (the reason)."""
+        quarantined and the output carries ``quarantined`` (the reason).
+
+        ``ttl_s`` (seconds, 1..``agent_memory.max_ttl_s``) sets the new record's ``expires_at_ms``; a
+        duplicate found instead keeps its own expiry (the output's ``expires_at_ms`` says which)."""
+        expires = self._expiry(ttl_s)
         evidence, gate = self._derived(realm, identity, derived_from_sessions)
         stored, created, merge = self.store.remember_record(realm, identity, title, body, tags, evidence=evidence,
-                                                            gate=gate)
+                                                            gate=gate, expires_at_ms=expires)
         reason = _quarantine_reason(stored)
         if reason is not None:
             if created or merge is not None:
@@ -129,9 +139,11 @@ class AgentMemoryService:
         return out
 
     def remember_batch(self, realm: str, identity: str,
-                       records: Sequence[tuple[str, str, Sequence[str]]],
+                       records: Sequence[tuple[str, str, Sequence[str], int | None]],
                        derived_from_sessions: Sequence[str] = ()) -> dict[str, Any]:
-        """Store ``records`` (``(title, body, tags)`` each) in ``identity``'s scope in one transaction.
+        """Store ``records`` (``(title, body, tags, ttl_s)`` each, ``ttl_s`` ``None`` for none) in
+        ``identity``'s scope in one transaction. A ``ttl_s`` over ``agent_memory.max_ttl_s`` refuses the
+        whole call naming ``records.<i>.ttl_s``; each result carries its record's ``expires_at_ms``.
 
         Output ``{results, created, existing, refused}``: ``results[i]`` is
         ``{op_index, memory_id, created, supersedes, tags_added}`` for a stored or deduplicated record
@@ -143,11 +155,10 @@ class AgentMemoryService:
         order. See :meth:`AgentMemoryStore.remember_many`. ``derived_from_sessions`` applies to every
         record as in :meth:`remember` (one verdict for the batch; a quarantined item carries
         ``quarantined`` and emits ``memory.write.quarantined``)."""
+        items = [RememberItem(title, body, tuple(tags), self._expiry(ttl_s, f"records.{i}.ttl_s"))
+                 for i, (title, body, tags, ttl_s) in enumerate(records)]
         evidence, gate = self._derived(realm, identity, derived_from_sessions)
-        outcomes = self.store.remember_many(
-            realm, identity, [RememberItem(title, body, tuple(tags)) for title, body, tags in records],
-            evidence=evidence, gate=gate,
-        )
+        outcomes = self.store.remember_many(realm, identity, items, evidence=evidence, gate=gate)
         results: list[dict[str, Any]] = []
         events: list[tuple[str, dict[str, Any], str | None]] = []
         counts = {"created": 0, "existing": 0, "refused": 0}
@@ -160,7 +171,8 @@ class AgentMemoryService:
             merge = o.merge
             item: dict[str, Any] = {"op_index": o.op_index, "memory_id": o.record.id, "created": o.created,
                                     "supersedes": merge.supersedes if merge else None,
-                                    "tags_added": list(merge.tags_added) if merge else []}
+                                    "tags_added": list(merge.tags_added) if merge else [],
+                                    "expires_at_ms": o.record.expires_at_ms}
             reason = _quarantine_reason(o.record)
             if reason is not None:
                 item["quarantined"] = reason
@@ -189,11 +201,19 @@ class AgentMemoryService:
         return None
 
     def update(self, realm: str, identity: str, memory_id: str, title: str | None, body: str | None,
-               tags: Sequence[str] | None) -> dict[str, Any]:
+               tags: Sequence[str] | None, *, ttl_s: int | None = None, clear_expiry: bool = False) -> dict[str, Any]:
         """Supersede ``memory_id`` in ``identity``'s scope; omitted (``None``) fields keep the prior's
-        values. Output ``{memory_id, supersedes, record}``. Raises ``AgentMemoryError`` when the prior
-        does not exist, is not active or is in another scope, or when nothing is given."""
-        record, prior = self.store.update(realm, identity, memory_id, title, body, tags)
+        values. Expiry: ``ttl_s`` (seconds from now, 1..``agent_memory.max_ttl_s``) sets the new
+        version's ``expires_at_ms``; ``clear_expiry`` removes it (the version never expires); neither keeps
+        the prior's. Output ``{memory_id, supersedes, record}``. Raises ``AgentMemoryError`` when the prior
+        does not exist, is not active (an expired record is not) or is in another scope, or when nothing
+        is given."""
+        expiry: int | None | KeepExpiry = KEEP_EXPIRY
+        if ttl_s is not None:
+            expiry = self._expiry(ttl_s)
+        elif clear_expiry:
+            expiry = None
+        record, prior = self.store.update(realm, identity, memory_id, title, body, tags, expiry=expiry)
         self._event("memory.record.updated", identity,
                     {"realm": realm, "record_id": record.memory_id, "supersedes": prior})
         return {"memory_id": record.memory_id, "supersedes": prior, "record": record.model_dump(mode="json")}

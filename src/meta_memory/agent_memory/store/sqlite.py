@@ -98,7 +98,7 @@ from meta_memory.agent_memory.store.common import (
     row_to_view,
     state_values,
 )
-from meta_memory.agent_memory.store.dialect import SQLITE
+from meta_memory.agent_memory.store.dialect import SQLITE, unexpired
 from meta_memory.agent_memory.store.schema import (
     delete_fts,
     delete_vector,
@@ -822,8 +822,8 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
         kind, key = scope.storage()
         return (
             f"SELECT {RECORD_COLUMNS} FROM records WHERE scope_kind = ? AND scope_key = ? AND status_kind = 'active' "
-            + tail,
-            (kind, key, *params),
+            f"AND {unexpired()} " + tail,
+            (kind, key, self.clock.now_ms(), *params),
         )
 
     dialect = SQLITE
@@ -977,7 +977,9 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
             return {}
         kind, key = scope.storage()
         self._realm_name(realm)  # validates the realm name
-        base = f"SELECT {VIEW_COLUMNS} FROM records r WHERE scope_kind = ? AND scope_key = ? AND status_kind = 'active' "
+        now = self.clock.now_ms()
+        base = (f"SELECT {VIEW_COLUMNS} FROM records r WHERE scope_kind = ? AND scope_key = ? AND status_kind = 'active' "
+                f"AND {unexpired()} ")
         ranges: tuple[tuple[int, str, Callable[[int, int], tuple[int, int]]], ...] = (
             # (side, sql, params from the anchor's created_at_ms and rid)
             (0, base + "AND created_at_ms = ? AND rid < ? ORDER BY rid DESC LIMIT ?", lambda at, rid: (at, rid)),
@@ -997,7 +999,7 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
             near = self.lexical_index.neighbours(conn, self._realm_name(realm), (kind, key),
                                                  [rids[mid] for mid in found], span, window_ms)
             if near is not None:
-                return self._neighbour_views(conn, kind, key, {mid: near[rids[mid]] for mid in found})
+                return self._neighbour_views(conn, kind, key, {mid: near[rids[mid]] for mid in found}, now)
             for i in range(0, len(found), 100):  # SQLite allows 500 terms in one compound statement
                 part = found[i:i + 100]
                 terms: list[str] = []
@@ -1005,7 +1007,7 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
                 for n, mid in enumerate(part):
                     for side, sql, bounds in ranges:
                         terms.append(f"SELECT {n} AS anchor, {side} AS side, * FROM ({sql})")
-                        params += (kind, key, *bounds(at_of[mid], rids[mid]), span)
+                        params += (kind, key, now, *bounds(at_of[mid], rids[mid]), span)
                 sides: dict[tuple[int, int], list[Any]] = {}
                 for row in conn.execute(" UNION ALL ".join(terms), params).fetchall():
                     sides.setdefault((row["anchor"], row["side"]), []).append(row)
@@ -1024,24 +1026,37 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
         A realm with a warm in-process index (:mod:`meta_memory.recall.lexical_index`) is answered
         from it; otherwise FTS5 finds the scope's matching rows and they are scored here
         (:func:`meta_memory.recall.bm25.scoped_candidates`) — the same candidates and scores either way.
-        Each candidate is re-read in the same snapshot and kept only if it is still active in ``scope``.
+        Each candidate is re-read in the same snapshot and kept only if it is still active in ``scope``
+        and not past its expiry. Records past their expiry keep their full-text rows until the expiry
+        sweep tombstones them, so the candidates asked for are ``limit`` plus the scope's expired ones
+        (an indexed count): the answer is the best ``limit`` among unexpired records, not fewer.
         """
         if limit <= 0 or not match_expression:
             return []
         kind, key = scope.storage()
         name = self._realm_name(realm)  # validates the realm name
+        now = self.clock.now_ms()
         with self._read(realm) as conn:
-            hits = self.lexical_index.search(conn, name, (kind, key), match_expression, limit)
+            wanted = limit + self._expired_count(conn, kind, key, now)
+            hits = self.lexical_index.search(conn, name, (kind, key), match_expression, wanted)
             if hits is None:
                 try:
-                    hits = bm25.scoped_candidates(conn, kind, key, match_expression, limit)
+                    hits = bm25.scoped_candidates(conn, kind, key, match_expression, wanted)
                 except (sqlite3.OperationalError, ValueError) as exc:
                     raise AgentMemoryError("io", f"full-text query failed: {exc}") from None
-            return self._current_views(conn, kind, key, hits)
+            return self._current_views(conn, kind, key, hits, now)[:limit]
+
+    @staticmethod
+    def _expired_count(conn: sqlite3.Connection, kind: str, key: str, now_ms: int) -> int:
+        """Active records of the scope past their expiry at ``now_ms`` (``records_expiry_idx``: only due rows)."""
+        row = conn.execute(
+            "SELECT COUNT(*) FROM records WHERE status_kind = 'active' AND expires_at_ms <= ? "
+            "AND scope_kind = ? AND scope_key = ?", (now_ms, kind, key)).fetchone()
+        return int(row[0])
 
     @staticmethod
     def _neighbour_views(conn: sqlite3.Connection, kind: str, key: str,
-                         near: dict[str, list[int]]) -> dict[str, list[RecordView]]:
+                         near: dict[str, list[int]], now_ms: int) -> dict[str, list[RecordView]]:
         """``near`` (memory_id -> neighbour rids, in order) as views of the records still active in the
         scope in ``conn``'s snapshot (one read by primary key; the others are left out)."""
         wanted = list(dict.fromkeys(rid for rids in near.values() for rid in rids))
@@ -1050,24 +1065,25 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
             part = wanted[i:i + 500]
             for row in conn.execute(
                     f"SELECT {VIEW_COLUMNS} FROM records r WHERE r.rid IN ({', '.join('?' * len(part))}) "
-                    "AND +r.scope_kind = ? AND +r.scope_key = ? AND +r.status_kind = 'active'",
-                    (*part, kind, key)).fetchall():
+                    f"AND +r.scope_kind = ? AND +r.scope_key = ? AND +r.status_kind = 'active' AND {unexpired('r.')}",
+                    (*part, kind, key, now_ms)).fetchall():
                 views[row["rid"]] = row_to_view(row)
         return {mid: [views[rid] for rid in rids if rid in views] for mid, rids in near.items()}
 
     @staticmethod
     def _current_views(
-        conn: sqlite3.Connection, kind: str, key: str, hits: Sequence[tuple[int, float, Mapping[str, int]]]
+        conn: sqlite3.Connection, kind: str, key: str, hits: Sequence[tuple[int, float, Mapping[str, int]]],
+        now_ms: int,
     ) -> list[tuple[RecordView, float]]:
-        """``hits`` (``(rid, score, term fields)``, in order) whose records are active in the scope now,
-        as views carrying the index's term fields (so re-ranking need not tokenise them)."""
+        """``hits`` (``(rid, score, term fields)``, in order) whose records are active and unexpired in the
+        scope at ``now_ms``, as views carrying the index's term fields (so re-ranking need not tokenise them)."""
         if not hits:
             return []
         rows = conn.execute(
             # by primary key (the unary + keeps the planner off the scope index, a scan of the whole scope)
             f"SELECT {VIEW_COLUMNS} FROM records r WHERE r.rid IN ({', '.join('?' * len(hits))}) "
-            "AND +r.scope_kind = ? AND +r.scope_key = ? AND +r.status_kind = 'active'",
-            (*(rid for rid, _, _ in hits), kind, key),
+            f"AND +r.scope_kind = ? AND +r.scope_key = ? AND +r.status_kind = 'active' AND {unexpired('r.')}",
+            (*(rid for rid, _, _ in hits), kind, key, now_ms),
         ).fetchall()
         by_rid = {r["rid"]: r for r in rows}
         return [(row_to_view(row, fields), score) for rid, score, fields in hits if (row := by_rid.get(rid)) is not None]

@@ -192,10 +192,12 @@ class _StoreVectors:
         return rows
 
     def records(self, ids: Sequence[str]) -> dict[str, Any]:
+        """The records of ``ids`` active and unexpired in the scope now (an expired one is no candidate)."""
         out = {}
+        now = self.store.clock.now_ms()
         for memory_id in ids:
             rec = self.store.get(self.realm, memory_id)
-            if rec is not None and rec.scope == self.scope and rec.status.is_active:
+            if rec is not None and rec.scope == self.scope and rec.is_live(now):
                 out[memory_id] = rec
         return out
 

@@ -67,7 +67,7 @@ def register(table: MethodTable) -> None:
         """Store a record in the identity's scope (application author; exact-content dedup). Never quarantined,
         unless it names ``derived_from_sessions`` and one of them is tainted."""
         return runtime.agent_memory.service.remember(p.realm, p.identity, p.title, p.body, p.tags or [],
-                                                     p.derived_from_sessions or ())
+                                                     p.derived_from_sessions or (), ttl_s=p.ttl_s)
 
     @table.method("meta/agent_memory/remember_batch", RememberBatchParams, requires=derived_write, mutating=True,
                   available=on,
@@ -75,7 +75,8 @@ def register(table: MethodTable) -> None:
     def remember_batch(runtime: "Runtime", ctx: CallContext, p: RememberBatchParams) -> dict[str, Any]:
         """Store many records in the identity's scope in one transaction: a result per item, in order."""
         return runtime.agent_memory.service.remember_batch(
-            p.realm, p.identity, [(r.title, r.body, r.tags or []) for r in p.records], p.derived_from_sessions or ()
+            p.realm, p.identity, [(r.title, r.body, r.tags or [], r.ttl_s) for r in p.records],
+            p.derived_from_sessions or ()
         )
 
     @table.method("meta/agent_memory/recall", RecallParams, requires=read, mutating=False, available=on,
@@ -98,7 +99,8 @@ def register(table: MethodTable) -> None:
                   result=UpdateResult)
     def update(runtime: "Runtime", ctx: CallContext, p: UpdateParams) -> dict[str, Any]:
         """Supersede a record with a new version (omitted fields kept): ``{memory_id, supersedes, record}``."""
-        return runtime.agent_memory.service.update(p.realm, p.identity, p.memory_id, p.title, p.body, p.tags)
+        return runtime.agent_memory.service.update(p.realm, p.identity, p.memory_id, p.title, p.body, p.tags,
+                                                   ttl_s=p.ttl_s, clear_expiry=p.clear_expiry)
 
     @table.method("meta/agent_memory/manifest", ManifestParams, requires=read, mutating=False, available=on,
                   result=ManifestResult)
