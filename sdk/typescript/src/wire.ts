@@ -64,6 +64,7 @@ export interface BatchItem {
   supersedes?: string | null;
   tagsAdded?: string[] | null;
   quarantined?: string | null;
+  expiresAtMs?: number | null;
   error?: BatchError | null;
 }
 
@@ -96,6 +97,7 @@ export interface ChainRow {
   tombstonedAtMs?: number | null;
   usage: Record<string, unknown>;
   everQuarantined: boolean;
+  expiresAtMs?: number | null;
   bodyBytes: number;
   chainRole: string;
 }
@@ -623,6 +625,7 @@ export interface RecordDetail {
   tombstonedAtMs?: number | null;
   usage: Record<string, unknown>;
   everQuarantined: boolean;
+  expiresAtMs?: number | null;
   bodyBytes: number;
   body: string;
   contentHash: string;
@@ -647,14 +650,16 @@ export interface RecordRow {
   tombstonedAtMs?: number | null;
   usage: Record<string, unknown>;
   everQuarantined: boolean;
+  expiresAtMs?: number | null;
   bodyBytes: number;
 }
 
 /**
- * One record of ``meta/agent_memory/remember_batch``: title, body, tags? (shapes only; the content
- * rules are the store's, applied per item so one bad record refuses only itself).
+ * One record of ``meta/agent_memory/remember_batch``: title, body, tags?, ttl_s? (shapes only; the
+ * content rules are the store's, applied per item so one bad record refuses only itself).
  */
 export interface RememberBatchItem {
+  ttlS?: number | null;
   title: string;
   body: string;
   tags?: string[] | null;
@@ -678,6 +683,7 @@ export interface RememberResult {
   tags: string[];
   createdAtMs: number;
   updatedAtMs: number;
+  expiresAtMs: number | null;
   created: boolean;
   supersedes: string | null;
   tagsAdded: string[];
@@ -799,6 +805,7 @@ export interface WireRecord {
   tags: string[];
   createdAtMs: number;
   updatedAtMs: number;
+  expiresAtMs: number | null;
 }
 
 /** `meta/agent_memory/erase` params. */
@@ -876,6 +883,7 @@ export interface AgentMemoryRecallParams {
 /** `meta/agent_memory/remember` params. */
 export interface AgentMemoryRememberParams {
   derivedFromSessions?: string[] | null;
+  ttlS?: number | null;
   /** the realm (default: the gateway's [agent_memory] realm) */
   realm?: string;
   /** the identity (trimmed; rt:<id>:<generation> names <id>) */
@@ -911,6 +919,7 @@ export type AgentMemoryToolSchemaParams = Record<string, never>;
 
 /** `meta/agent_memory/update` params. */
 export interface AgentMemoryUpdateParams {
+  ttlS?: number | null;
   /** the realm (default: the gateway's [agent_memory] realm) */
   realm?: string;
   /** the identity (trimmed; rt:<id>:<generation> names <id>) */
@@ -919,6 +928,7 @@ export interface AgentMemoryUpdateParams {
   title?: string | null;
   body?: string | null;
   tags?: string[] | null;
+  clearExpiry?: boolean;
 }
 
 /** `meta/capabilities` params. */
