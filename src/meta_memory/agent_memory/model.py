@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
+from meta_memory.agent_memory.fields import normalize_metadata
 from meta_memory.identity import logical_identity
 from meta_memory.limits import DAY_MS
 
@@ -570,11 +571,35 @@ class UsageStats:
 # --------------------------------------------------------------------------- records
 
 
+def metadata_strings(value: Any) -> list[str]:
+    """Every key and string value in a metadata value, depth first (what the secret scanner reads)."""
+    out: list[str] = []
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            out.append(item)
+        elif isinstance(item, Mapping):
+            for key, sub in item.items():
+                out.append(str(key))
+                stack.append(sub)
+        elif isinstance(item, (list, tuple)):
+            stack.extend(item)
+    return out
+
+
+def _metadata_of(data: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``metadata`` member of a record's JSON, checked (``{}`` when absent); ``ValueError`` when broken."""
+    return normalize_metadata(data.get("metadata"), "record.metadata")
+
+
 @dataclass(frozen=True, slots=True)
 class NewMemoryRecord:
     """A record payload before it has an id, scope, tier or status.
 
-    JSON: ``{kind, title, description, body, tags, provenance}``.
+    JSON: ``{kind, title, description, body, tags, provenance, metadata?}`` (``metadata`` only when not empty).
+    ``metadata``: the caller's JSON object (:func:`~meta_memory.agent_memory.fields.normalize_metadata`),
+    stored and returned, never interpreted; not part of the content hash.
     """
 
     title: str
@@ -583,13 +608,15 @@ class NewMemoryRecord:
     kind: Kind = Kind.FACT
     description: str = ""
     tags: tuple[str, ...] = ()
+    metadata: Mapping[str, Any] = field(default_factory=dict, hash=False)
 
     def scanned_strings(self) -> tuple[str, ...]:
         """Every string the payload stores besides ``title``, ``description``, ``body`` and ``tags``
         (which :func:`~meta_memory.agent_memory.secrets.scan` takes by name): its provenance's
-        (:meth:`Provenance.strings`). The one list of the payload's fields the secret scanner reads
-        after the four named ones (:func:`~meta_memory.agent_memory.secrets.scan_record`)."""
-        return self.provenance.strings()
+        (:meth:`Provenance.strings`), then every key and string value of its ``metadata``. The one list
+        of the payload's fields the secret scanner reads after the four named ones
+        (:func:`~meta_memory.agent_memory.secrets.scan_record`)."""
+        return (*self.provenance.strings(), *metadata_strings(self.metadata))
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -599,6 +626,7 @@ class NewMemoryRecord:
             "body": self.body,
             "tags": list(self.tags),
             "provenance": self.provenance.to_json(),
+            **({"metadata": dict(self.metadata)} if self.metadata else {}),
         }
 
     @classmethod
@@ -615,6 +643,7 @@ class NewMemoryRecord:
             body=_req_str(data, "body", "record"),
             tags=tuple(tags),
             provenance=Provenance.from_json(data.get("provenance")),  # type: ignore[arg-type]
+            metadata=_metadata_of(data),
         )
 
 
@@ -645,6 +674,7 @@ class MemoryRecord:
     ever_quarantined: bool = False
     rank_set_at_ms: int | None = None
     tombstoned_at_ms: int | None = None
+    metadata: Mapping[str, Any] = field(default_factory=dict, hash=False)
 
     @property
     def memory_id(self) -> str:
@@ -668,7 +698,7 @@ class MemoryRecord:
         scanner reads after the four named fields when the record comes whole from outside (an import)
         or is checked again (quarantine release, the steward's dream)."""
         links = (self.id, self.scope.key, self.status.detail, self.supersedes, *self.derived_from)
-        return (*self.provenance.strings(), *(s for s in links if s))
+        return (*self.provenance.strings(), *(s for s in links if s), *metadata_strings(self.metadata))
 
     def to_json(self) -> dict[str, Any]:
         """The persisted/panel encoding (serde field names)."""
@@ -693,6 +723,7 @@ class MemoryRecord:
         out["updated_at_ms"] = self.updated_at_ms
         out["usage"] = self.usage.to_json()
         out["ever_quarantined"] = self.ever_quarantined
+        out["metadata"] = dict(self.metadata)
         return out
 
     @classmethod
@@ -718,6 +749,7 @@ class MemoryRecord:
             updated_at_ms=int(data.get("updated_at_ms", 0)),
             usage=UsageStats.from_json(data.get("usage")),
             ever_quarantined=bool(data.get("ever_quarantined", False)),
+            metadata=_metadata_of(data),
         )
 
     def project(self) -> AgentMemoryRecord:
@@ -727,6 +759,7 @@ class MemoryRecord:
             title=self.title,
             body=self.body,
             tags=list(self.tags),
+            metadata=dict(self.metadata),
             created_at_ms=self.created_at_ms,
             updated_at_ms=self.updated_at_ms,
         )
@@ -769,7 +802,8 @@ class RecordView:
 
 
 class AgentMemoryRecord(BaseModel):
-    """Wire projection of a record: ``{memory_id, title, body, tags, created_at_ms, updated_at_ms}``."""
+    """Wire projection of a record: ``{memory_id, title, body, tags, metadata, created_at_ms, updated_at_ms}``
+    (``metadata``: the record's JSON object, ``{}`` when it has none)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -777,6 +811,7 @@ class AgentMemoryRecord(BaseModel):
     title: str
     body: str
     tags: list[str] = []
+    metadata: dict[str, Any] = {}
     created_at_ms: int
     updated_at_ms: int
 

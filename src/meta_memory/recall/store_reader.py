@@ -19,35 +19,62 @@ __all__ = ["StoreReader", "neighbours_from"]
 
 
 class StoreReader:
-    """A :class:`RecallReader` over ``store`` for one ``(realm, scope)``."""
+    """A :class:`RecallReader` over ``store`` for one ``(realm, scope)``.
 
-    def __init__(self, store: Any, realm: str, scope: Any) -> None:
+    ``where``: a metadata filter (:mod:`meta_memory.agent_memory.filters`). The scope's matching records
+    are read once (``store.matching_rids``) and every read yields only those: ``search`` asks the store
+    for the best among them (``only=``), ``recent`` filters in SQL, the rest keep matching ids only."""
+
+    def __init__(self, store: Any, realm: str, scope: Any, where: Any = None) -> None:
         self.store = store
         self.realm = realm
         self.scope = scope
+        self.where = where
+        self._matching: tuple[frozenset[int], frozenset[str]] | None = None
+
+    def _match(self) -> tuple[frozenset[int], frozenset[str]]:
+        if self._matching is None:
+            rows = self.store.matching_rids(self.realm, self.scope, self.where)
+            self._matching = (frozenset(r for r, _ in rows), frozenset(m for _, m in rows))
+        return self._matching
+
+    def admits(self, memory_id: object) -> bool:
+        """Whether the record ``memory_id`` passes the reader's filter (every id without one)."""
+        return self.where is None or (isinstance(memory_id, str) and memory_id in self._match()[1])
+
+    def _kept(self, records: Sequence[Any]) -> list[Any]:
+        if self.where is None:
+            return list(records)
+        return [r for r in records if self.admits(record_id(r))]
 
     def search(self, match: str, limit: int) -> list[tuple[Any, float]]:
-        """Delegates to ``store.search(realm, scope, match, limit)``."""
-        return list(self.store.search(self.realm, self.scope, match, limit))
+        """Delegates to ``store.search(realm, scope, match, limit)`` (with ``only=`` the matching rows)."""
+        if self.where is None:
+            return list(self.store.search(self.realm, self.scope, match, limit))
+        return list(self.store.search(self.realm, self.scope, match, limit, only=self._match()[0]))
 
     def active_records(self) -> list[Any]:
         """Delegates to ``store.active_records(realm, scope)``."""
-        return list(self.store.active_records(self.realm, self.scope))
+        return self._kept(self.store.active_records(self.realm, self.scope))
 
     def recent(self, limit: int) -> list[Any]:
         """Newest updated first (ties: created desc, id asc)."""
         native = getattr(self.store, "recent", None)
         if native is not None:
-            return list(native(self.realm, self.scope, limit))
+            if self.where is None:
+                return list(native(self.realm, self.scope, limit))
+            return list(native(self.realm, self.scope, limit, where=self.where))
         records = self.active_records()
         records.sort(key=lambda r: (-r.updated_at_ms, -r.created_at_ms, record_id(r) or ""))
         return records[:limit]
 
     def neighbours(self, anchors: Sequence[Any], span: int, window_ms: int) -> dict[str, list[Any]]:
-        """Write-order neighbours of each anchor (see :class:`~meta_memory.recall.provider.RecallReader`)."""
+        """Write-order neighbours of each anchor (see :class:`~meta_memory.recall.provider.RecallReader`);
+        with a filter, only matching neighbours (a filtered recall never returns a record outside it)."""
         native = getattr(self.store, "neighbours", None)
         if native is not None:
-            return dict(native(self.realm, self.scope, anchors, span, window_ms))
+            found = dict(native(self.realm, self.scope, anchors, span, window_ms))
+            return {k: self._kept(v) for k, v in found.items()} if self.where is not None else found
         return neighbours_from(self.active_records(), anchors, span, window_ms)
 
 

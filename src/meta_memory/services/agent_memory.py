@@ -10,9 +10,10 @@ the injection coordinator handles under ``recall_failure_policy``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ..agent_memory.filters import FilterNode
 from ..agent_memory.model import Author, EvidenceRef, MemoryRecord, Scope, StatusKind, UsageEvent
 from ..agent_memory.store.base import RememberItem
 from ..errors import AgentMemoryError, MetaError
@@ -103,7 +104,8 @@ class AgentMemoryService:
                 DerivedWriteGate(self.gate, identity, keys, realm))
 
     def remember(self, realm: str, identity: str, title: str, body: str, tags: Sequence[str],
-                 derived_from_sessions: Sequence[str] = ()) -> dict[str, Any]:
+                 derived_from_sessions: Sequence[str] = (), *, metadata: Mapping[str, Any] | None = None,
+                 ) -> dict[str, Any]:
         """Store one record in ``identity``'s scope. Output: the wire record plus ``created``
         (``False`` when an active record with the same content was found instead), ``supersedes``
         and ``tags_added``: when that record lacked some of the given tags they were merged into a
@@ -113,10 +115,13 @@ class AgentMemoryService:
         ``derived_from_sessions`` names sessions of ``identity`` in ``realm`` the content was derived
         from (a host's own summary or notes of them): they are kept as the record's provenance
         evidence, and when one is tainted, or was tainted when a reset closed it, the record lands
-        quarantined and the output carries ``quarantined`` (the reason)."""
+        quarantined and the output carries ``quarantined`` (the reason).
+
+        ``metadata``: the record's JSON object (issue 28 §2; not part of the content hash, so a duplicate
+        keeps the stored record's metadata: change it with :meth:`update`)."""
         evidence, gate = self._derived(realm, identity, derived_from_sessions)
         stored, created, merge = self.store.remember_record(realm, identity, title, body, tags, evidence=evidence,
-                                                            gate=gate)
+                                                            gate=gate, metadata=metadata)
         reason = _quarantine_reason(stored)
         if reason is not None:
             if created or merge is not None:
@@ -133,9 +138,10 @@ class AgentMemoryService:
         return out
 
     def remember_batch(self, realm: str, identity: str,
-                       records: Sequence[tuple[str, str, Sequence[str]]],
+                       records: Sequence[tuple[Any, ...]],
                        derived_from_sessions: Sequence[str] = ()) -> dict[str, Any]:
-        """Store ``records`` (``(title, body, tags)`` each) in ``identity``'s scope in one transaction.
+        """Store ``records`` (``(title, body, tags)`` or ``(title, body, tags, metadata)`` each) in
+        ``identity``'s scope in one transaction.
 
         Output ``{results, created, existing, refused}``: ``results[i]`` is
         ``{op_index, memory_id, created, supersedes, tags_added}`` for a stored or deduplicated record
@@ -149,7 +155,7 @@ class AgentMemoryService:
         ``quarantined`` and emits ``memory.write.quarantined``)."""
         evidence, gate = self._derived(realm, identity, derived_from_sessions)
         outcomes = self.store.remember_many(
-            realm, identity, [RememberItem(title, body, tuple(tags)) for title, body, tags in records],
+            realm, identity, [RememberItem(r[0], r[1], tuple(r[2]), r[3] if len(r) > 3 else None) for r in records],
             evidence=evidence, gate=gate,
         )
         results: list[dict[str, Any]] = []
@@ -193,11 +199,12 @@ class AgentMemoryService:
         return None
 
     def update(self, realm: str, identity: str, memory_id: str, title: str | None, body: str | None,
-               tags: Sequence[str] | None) -> dict[str, Any]:
+               tags: Sequence[str] | None, *, metadata: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """Supersede ``memory_id`` in ``identity``'s scope; omitted (``None``) fields keep the prior's
-        values. Output ``{memory_id, supersedes, record}``. Raises ``AgentMemoryError`` when the prior
-        does not exist, is not active or is in another scope, or when nothing is given."""
-        record, prior = self.store.update(realm, identity, memory_id, title, body, tags)
+        values (a ``metadata`` object replaces the prior's whole). Output ``{memory_id, supersedes, record}``.
+        Raises ``AgentMemoryError`` when the prior does not exist, is not active or is in another scope,
+        or when nothing is given."""
+        record, prior = self.store.update(realm, identity, memory_id, title, body, tags, metadata)
         self._event("memory.record.updated", identity,
                     {"realm": realm, "record_id": record.memory_id, "supersedes": prior})
         return {"memory_id": record.memory_id, "supersedes": prior, "record": record.model_dump(mode="json")}
@@ -229,7 +236,8 @@ class AgentMemoryService:
             raise exc.refusal("recall") from None
 
     def recall(self, realm: str, identity: str, *, selection: str | None, query_text: str | None,
-               query_terms: Sequence[str] | None, max_entries: int | None) -> dict[str, Any]:
+               query_terms: Sequence[str] | None, max_entries: int | None,
+               where: FilterNode | None = None) -> dict[str, Any]:
         """Explicit recall. Output ``{records: [wire record...], skip_reason, degraded_reason?}``;
         ``skip_reason`` says why a contextual recall found nothing to search for (e.g. only stopwords);
         ``degraded_reason`` (present only then) why the provider answered with its fallback ranking, e.g.
@@ -237,7 +245,8 @@ class AgentMemoryService:
         the budget (labels: :data:`~meta_memory.recall.provider.DEGRADED_REASONS`).
         Raises the provider's error, ``AgentMemoryError`` (reason ``timeout``) past the time budget, or
         ``CapacityExceeded`` (-32005, ``retry_after_ms``) when the identity's (or every) recall slot stayed
-        taken for the whole budget."""
+        taken for the whole budget. ``where``: a parsed metadata filter; the records are the provider's
+        best among the identity's records passing it (never the best, then filtered)."""
         request = RecallRequest(
             identity=identity,
             realm=realm,
@@ -245,6 +254,7 @@ class AgentMemoryService:
             query_terms=tuple(query_terms or ()),
             selection=selection or self.config.selection,  # type: ignore[arg-type]
             max_entries=max_entries or self.config.max_entries,
+            where=where,
         )
         try:
             outcome = self._run_provider(request)
@@ -295,13 +305,14 @@ class AgentMemoryService:
         return report.to_json()
 
     def list_records(self, realm: str, identity: str, *, tags: Sequence[str], limit: int,
-                     cursor: str | None) -> dict[str, Any]:
-        """Active records of ``identity`` holding every tag, newest updated first, one page:
+                     cursor: str | None, where: FilterNode | None = None) -> dict[str, Any]:
+        """Active records of ``identity`` holding every tag (and passing the metadata filter ``where``),
+        newest updated first, one page:
         ``{records: [wire record...], next_cursor: str | None}`` (``next_cursor`` exactly when more follow).
         No usage marks: listing is not recall."""
         before = tuple(int(x) for x in cursor.split(":")) if cursor else None
         rows = self.store.list_active(realm, Scope.identity(realm, identity), tags=tags, limit=limit + 1,
-                                      before=before)  # type: ignore[arg-type]
+                                      before=before, where=where)  # type: ignore[arg-type]
         page = rows[:limit]
         more = len(rows) > limit
         return {"records": [rec.project().model_dump(mode="json") for _, rec in page],

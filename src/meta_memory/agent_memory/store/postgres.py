@@ -656,7 +656,7 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore):
 
     def _insert_record(self, conn: psycopg.Connection[Any], realm: str, rec: MemoryRecord) -> int:
         row = conn.execute(
-            self._sql(f"INSERT INTO §records(realm, {INSERT_COLUMNS}) VALUES ({', '.join(['%s'] * 23)}) RETURNING rid"),
+            self._sql(f"INSERT INTO §records(realm, {INSERT_COLUMNS}) VALUES ({', '.join(['%s'] * 24)}) RETURNING rid"),
             (realm, *insert_values(rec)),
         )
         return int(_one(row)[0])
@@ -822,9 +822,11 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore):
             )
         return {aid: [rec for _, _, rec in sorted(items, key=lambda t: (t[0], t[1]))] for aid, items in grouped.items()}
 
-    def search(self, realm: str, scope: Scope, match_expression: str, limit: int) -> list[tuple[RecordView, float]]:
+    def search(self, realm: str, scope: Scope, match_expression: str, limit: int,
+               only: Collection[int] | None = None) -> list[tuple[RecordView, float]]:
         """See :meth:`AgentMemoryStore.search`: weighted bm25 over the statistics of ``scope`` alone (lower
-        is better), computed in SQL as :mod:`meta_memory.recall.bm25` defines it.
+        is better), computed in SQL as :mod:`meta_memory.recall.bm25` defines it; ``only`` restricts the
+        candidates to those row ids (bound as one array).
 
         Candidates: active records of ``scope`` whose ``tsvector`` holds any
         term (GIN index). Score per record: ``-sum_i idf_i * f_i * (k1 + 1) /
@@ -835,7 +837,7 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore):
         those holding term ``i`` (``fts_stats`` / ``fts_terms`` of the scope): no
         other scope's records move a score. Order: score, then insertion order.
         """
-        if limit <= 0 or not match_expression:
+        if limit <= 0 or not match_expression or (only is not None and not only):
             return []
         kind, key = scope.storage()
         name = self._realm_name(realm)
@@ -857,7 +859,7 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore):
             "    FROM q CROSS JOIN LATERAL (SELECT COALESCE((f.tf ->> q.term)::float8, 0) AS freq) w) AS score "
             "  FROM §records_fts f CROSS JOIN st "
             "  WHERE f.realm = %(realm)s AND f.scope_kind = %(kind)s AND f.scope_key = %(key)s "
-            "  AND f.doc @@ %(tsq)s::tsquery) "
+            "  AND f.doc @@ %(tsq)s::tsquery" + (" AND f.rid = ANY(%(only)s::bigint[])" if only is not None else "") + ") "
             # Joined on the primary key only: a full-text row exists iff its record is active
             # (same transaction), and rid is unique across realms.
             f"SELECT {VIEW_COLUMNS}, hits.score AS score FROM hits JOIN §records r ON r.rid = hits.rid "
@@ -872,6 +874,7 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore):
                 "k1": BM25_K1,
                 "b": BM25_B,
                 "limit": limit,
+                "only": sorted(only) if only is not None else None,
             },
         )
         return [(row_to_view(r), float(r["score"])) for r in rows]

@@ -188,6 +188,8 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
     (5, "pending-forgets", _PENDING_FORGETS),
     (6, "hot-query-indexes", _HOT_QUERY_INDEXES),
     (7, "erasure-register", _ERASURES),
+    # A record's metadata JSON object (canonical JSON text; "{}" for the records written before).
+    (8, "record-metadata", ["ALTER TABLE records ADD COLUMN metadata TEXT NOT NULL DEFAULT '{}'"]),
 ]
 """``(version, name, statements)`` of domain :data:`SCHEMA_DOMAIN`, applied in order."""
 

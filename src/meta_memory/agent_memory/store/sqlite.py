@@ -946,7 +946,8 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
                     out[mid] = [row_to_view(r) for pair in zip_longest(earlier, later) for r in pair if r is not None]
         return out
 
-    def search(self, realm: str, scope: Scope, match_expression: str, limit: int) -> list[tuple[RecordView, float]]:
+    def search(self, realm: str, scope: Scope, match_expression: str, limit: int,
+               only: Collection[int] | None = None) -> list[tuple[RecordView, float]]:
         """See :meth:`AgentMemoryStore.search`: ordered by bm25 over the statistics of ``scope`` alone
         (:mod:`meta_memory.recall.bm25`), ties by insertion order (``rid``), like the PostgreSQL store;
         no other scope's rows change a score or the order.
@@ -956,15 +957,16 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
         (:func:`meta_memory.recall.bm25.scoped_candidates`) — the same candidates and scores either way.
         Each candidate is re-read in the same snapshot and kept only if it is still active in ``scope``.
         """
-        if limit <= 0 or not match_expression:
+        if limit <= 0 or not match_expression or (only is not None and not only):
             return []
         kind, key = scope.storage()
         name = self._realm_name(realm)  # validates the realm name
+        only = frozenset(only) if only is not None else None
         with self._read(realm) as conn:
-            hits = self.lexical_index.search(conn, name, (kind, key), match_expression, limit)
+            hits = self.lexical_index.search(conn, name, (kind, key), match_expression, limit, only)
             if hits is None:
                 try:
-                    hits = bm25.scoped_candidates(conn, kind, key, match_expression, limit)
+                    hits = bm25.scoped_candidates(conn, kind, key, match_expression, limit, only)
                 except (sqlite3.OperationalError, ValueError) as exc:
                     raise AgentMemoryError("io", f"full-text query failed: {exc}") from None
             return self._current_views(conn, kind, key, hits)
