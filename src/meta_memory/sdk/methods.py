@@ -187,20 +187,22 @@ class HandleMethods:
     @rpc("meta/agent_memory/remember", AgentMemoryRecord.model_validate)
     def remember_agent_memory(
         self, identity: str, *, title: str, body: str, tags: list[str] | None = None, realm: str | None = None,
-        derived_from_sessions: list[str] | None = None,
+        derived_from_sessions: list[str] | None = None, metadata: dict[str, Any] | None = None,
     ) -> dict[str, Any] | None:
         """Write one identity-scoped record (application author; never quarantined unless it names
         ``derived_from_sessions``).
 
-        ``title`` <= 200 bytes, ``body`` <= 64 KiB, <= 32 ``tags`` of <= 64 bytes. An active record with
-        the same content is returned instead of writing (``created=False``). ``derived_from_sessions``
+        ``title`` <= 200 bytes, ``body`` <= 64 KiB, <= 32 ``tags`` of <= 64 bytes. ``metadata``: a JSON
+        object stored and returned with the record (<= 8 KiB as JSON, 5 levels, 128 keys; keys without
+        ``.`` or a leading ``$``; docs/rpc.md "Record metadata"), not part of the content: an active record
+        with the same title and body is returned instead of writing (``created=False``, its metadata kept). ``derived_from_sessions``
         (1..64 session keys of the identity in ``realm``): the content was derived from those sessions
         (the host's own summary or notes); it is kept as provenance and the record lands quarantined
         (result ``quarantined`` = the reason) when one of them is tainted or was tainted when reset; it
         needs ``agent.session.manage`` on the identity. Raises ``InvalidParams`` (field caps) or
         ``AgentMemoryError`` (``secret_detected``, ...)."""
         return _params(identity=identity, title=title, body=body, tags=tags, realm=realm,
-                       derived_from_sessions=derived_from_sessions)
+                       derived_from_sessions=derived_from_sessions, metadata=metadata)
 
     @rpc("meta/agent_memory/remember_batch", RememberBatchResult.model_validate)
     def remember_agent_memory_batch(
@@ -209,7 +211,7 @@ class HandleMethods:
     ) -> dict[str, Any] | None:
         """Write many identity-scoped records in one transaction.
 
-        ``records``: up to 1,024 items, 4 MiB of text together, each ``{"title", "body", "tags"?}`` or a
+        ``records``: up to 1,024 items, 4 MiB of text together, each ``{"title", "body", "tags"?, "metadata"?}`` or a
         ``(title, body)`` / ``(title, body, tags)`` tuple. Returns a result per record, in order: its
         ``memory_id`` and ``created`` (``False`` for exact-content duplicates, of a stored record or of an
         earlier item), or the ``error`` refusing that record alone (nothing of it was written). Raises
@@ -223,14 +225,17 @@ class HandleMethods:
     def recall_agent_memory(
         self, identity: str, *, realm: str | None = None, selection: Selection | None = None,
         query_text: str | None = None, query_terms: list[str] | None = None, max_entries: int | None = None,
+        filter: dict[str, Any] | None = None,  # noqa: A002 - the RPC field's name
     ) -> dict[str, Any] | None:
         """Active records of ``identity``, best first (``selection`` ``contextual`` by default: ranked
         against ``query_text`` (<= 16 KiB) / ``query_terms``; ``always``: every record);
-        ``max_entries`` 1..64. Returns :class:`RecalledRecords`: a list of records with the recall's
+        ``max_entries`` 1..64; ``filter``: only records whose metadata passes it (``{"key": value}``,
+        ``$eq $ne $gt $gte $lt $lte $in $nin $and $or $not``; docs/rpc.md "Metadata filters"), the best
+        among those. Returns :class:`RecalledRecords`: a list of records with the recall's
         ``skip_reason`` and ``degraded_reason`` (e.g. hybrid recall answering lexically,
         ``"embedding_timeout"``)."""
         return _params(identity=identity, realm=realm, selection=selection, query_text=query_text,
-                       query_terms=query_terms, max_entries=max_entries)
+                       query_terms=query_terms, max_entries=max_entries, filter=filter)
 
     @rpc("meta/agent_memory/forget", AgentMemoryForgetResult.model_validate)
     def forget_agent_memory(self, identity: str, memory_id: str, *, realm: str | None = None) -> dict[str, Any] | None:
@@ -249,12 +254,13 @@ class HandleMethods:
     @rpc("meta/agent_memory/update", AgentMemoryUpdateResult.model_validate)
     def update_agent_memory(
         self, identity: str, memory_id: str, *, title: str | None = None, body: str | None = None,
-        tags: list[str] | None = None, realm: str | None = None,
+        tags: list[str] | None = None, realm: str | None = None, metadata: dict[str, Any] | None = None,
     ) -> dict[str, Any] | None:
         """Supersede ``memory_id`` with a new version (same identity scope): ``{memory_id, supersedes, record}``.
-        An omitted ``title``, ``body`` or ``tags`` keeps the prior's value (at least one is required;
-        ``tags=[]`` clears the tags)."""
-        return _params(identity=identity, memory_id=memory_id, title=title, body=body, tags=tags, realm=realm)
+        An omitted ``title``, ``body``, ``tags`` or ``metadata`` keeps the prior's value (at least one is
+        required; ``tags=[]`` clears the tags; a ``metadata`` object replaces the prior's whole, ``{}`` clears it)."""
+        return _params(identity=identity, memory_id=memory_id, title=title, body=body, tags=tags, realm=realm,
+                       metadata=metadata)
 
     @rpc("meta/agent_memory/manifest", _each(AgentMemoryRecordMeta, "records"))
     def manifest_agent_memory(
@@ -266,11 +272,12 @@ class HandleMethods:
     @rpc("meta/agent_memory/list", AgentMemoryPage.model_validate)
     def list_agent_memory(
         self, identity: str, *, realm: str | None = None, tags: list[str] | None = None, limit: int | None = None,
-        cursor: str | None = None,
+        cursor: str | None = None, filter: dict[str, Any] | None = None,  # noqa: A002 - the RPC field's name
     ) -> dict[str, Any] | None:
-        """One page of ``identity``'s active records holding every tag in ``tags``, newest updated first
-        (``limit`` 1..500, default 100); pass ``next_cursor`` back as ``cursor`` for the next page."""
-        return _params(identity=identity, realm=realm, tags=tags, limit=limit, cursor=cursor)
+        """One page of ``identity``'s active records holding every tag in ``tags`` and passing the metadata
+        ``filter`` (as :meth:`recall_agent_memory`), newest updated first (``limit`` 1..500, default 100);
+        pass ``next_cursor`` back as ``cursor``, with the same filter, for the next page."""
+        return _params(identity=identity, realm=realm, tags=tags, limit=limit, cursor=cursor, filter=filter)
 
     @rpc("meta/agent_memory/erase", EraseResult.model_validate)
     def erase_agent_memory(
