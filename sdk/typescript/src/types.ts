@@ -94,7 +94,20 @@ export interface RememberParams extends IdentityScoped, DerivedFromSessions {
   title: string;
   body: string;
   tags?: string[];
+  /** A JSON object stored and returned with the record (<= 8 KiB as JSON, 5 levels, 128 keys; keys without
+   * `.` or a leading `$`); not part of the content, so a duplicate keeps the stored record's metadata. */
+  metadata?: JsonObject;
 }
+
+/** A JSON object, passed to and from the wire untouched (keys are never re-cased). */
+export type JsonObject = { [key: string]: unknown };
+
+/**
+ * A filter over records' `metadata` (docs/rpc.md "Metadata filters"): `{key: value}` equality, dotted or
+ * nested keys, `$eq $ne $gt $gte $lt $lte $in $nin $not` per key, `$and $or $not` over filters. A missing key
+ * reads as null; numbers compare as numbers, strings as strings, never across types.
+ */
+export type MetadataFilter = JsonObject;
 
 /**
  * A host's own write of content derived from sessions (its LLM's summary, notes): 1..64 session keys of the
@@ -112,6 +125,8 @@ export interface AgentMemoryRecord extends Open {
   title: string;
   body: string;
   tags: string[];
+  /** The record's metadata object (`{}` when it has none). */
+  metadata: JsonObject;
   createdAtMs: number;
   updatedAtMs: number;
 }
@@ -132,7 +147,7 @@ export interface RememberResult extends AgentMemoryRecord {
  * together, all committed in one transaction; each record is what `remember` would write.
  */
 export interface RememberBatchParams extends IdentityScoped, DerivedFromSessions {
-  records: { title: string; body: string; tags?: string[] }[];
+  records: { title: string; body: string; tags?: string[]; metadata?: JsonObject }[];
 }
 
 /**
@@ -165,6 +180,8 @@ export interface RecallParams extends IdentityScoped {
   queryText?: string;
   queryTerms?: string[];
   maxEntries?: number;
+  /** Only records whose metadata passes it: the best `maxEntries` among them. */
+  filter?: MetadataFilter;
 }
 
 export interface ForgetParams extends IdentityScoped {
@@ -176,12 +193,14 @@ export interface ForgetResult extends Open {
   deleted: boolean;
 }
 
-/** Omitted `title`, `body` or `tags` keep the prior version's value (at least one is required). */
+/** Omitted `title`, `body`, `tags` or `metadata` keep the prior version's value (at least one is required);
+ * a `metadata` object replaces the prior's whole (`{}` clears it). */
 export interface UpdateParams extends IdentityScoped {
   memoryId: string;
   title?: string;
   body?: string;
   tags?: string[];
+  metadata?: JsonObject;
 }
 
 export interface UpdateResult extends Open {
@@ -195,6 +214,8 @@ export interface UpdateResult extends Open {
 /** `meta/agent_memory/list`: every tag must be held; `limit` 1..500 (default 100). */
 export interface ListParams extends IdentityScoped {
   tags?: string[];
+  /** Only records whose metadata passes it (pass the same filter with `cursor`). */
+  filter?: MetadataFilter;
   limit?: number;
   cursor?: string;
 }
