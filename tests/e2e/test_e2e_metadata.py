@@ -5,7 +5,7 @@ attacker's filter keys are data, and another identity's records never come back 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import pytest

@@ -301,8 +301,8 @@ def matches(node: FilterNode | None, metadata: Mapping[str, Any]) -> bool:
     kind = _kind(node.value)
     if kind not in ("number", "string") or _kind(stored) != kind:
         return False
-    return {"gt": stored > node.value, "gte": stored >= node.value,
-            "lt": stored < node.value, "lte": stored <= node.value}[node.op]
+    return bool({"gt": stored > node.value, "gte": stored >= node.value,
+                 "lt": stored < node.value, "lte": stored <= node.value}[node.op])
 
 
 # --------------------------------------------------------------------------- SQL
