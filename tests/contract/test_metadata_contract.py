@@ -189,3 +189,19 @@ def test_the_backend_answers_every_random_filter_as_the_evaluator(
         node = parse_filter(flt)
         want = {ids[i] for i, m in enumerate(records) if matches(node, normalize_metadata(m))}
         assert _listed(store, flt, identity) == want, flt
+
+
+@pytest.mark.parametrize("widenings", [1, 3])
+def test_a_filter_few_candidates_pass_still_finds_the_best_matching(agent_store: AgentMemoryStore, widenings: int,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """More better-scoring records than the first candidate window fail the filter: the search widens,
+    then reads the scope's matching rows (SQLite); PostgreSQL filters in its one statement."""
+    import meta_memory.agent_memory.store.sqlite as sqlite_store
+
+    monkeypatch.setattr(sqlite_store, "_WIDENINGS", widenings)
+    agent_store.remember_many(R, ID, [RememberItem(f"Coffee {i}", "coffee coffee coffee coffee", (), {"kind": "loud"})
+                                      for i in range(70)])
+    quiet = _seed(agent_store, [{"kind": "quiet", "n": i} for i in range(2)], first=500)
+    assert set(_recall(agent_store, {"kind": "quiet"}, k=1)) <= set(quiet)
+    assert len(_recall(agent_store, {"kind": "quiet"}, k=1)) == 1
+    assert set(_recall(agent_store, {"kind": "quiet"}, k=5)) == set(quiet)

@@ -21,37 +21,43 @@ __all__ = ["StoreReader", "neighbours_from"]
 class StoreReader:
     """A :class:`RecallReader` over ``store`` for one ``(realm, scope)``.
 
-    ``where``: a metadata filter (:mod:`meta_memory.agent_memory.filters`). The scope's matching records
-    are read once (``store.matching_rids``) and every read yields only those: ``search`` asks the store
-    for the best among them (``only=``), ``recent`` filters in SQL, the rest keep matching ids only."""
+    ``where``: a metadata filter (:mod:`meta_memory.agent_memory.filters`): every read yields only
+    matching records. ``search`` and ``recent`` filter in the store (the best among the matching
+    records); the others keep the records whose ids pass (``store.passing``, read by id)."""
 
     def __init__(self, store: Any, realm: str, scope: Any, where: Any = None) -> None:
         self.store = store
         self.realm = realm
         self.scope = scope
         self.where = where
-        self._matching: tuple[frozenset[int], frozenset[str]] | None = None
+        self._passed: dict[str, bool] = {}
 
-    def _match(self) -> tuple[frozenset[int], frozenset[str]]:
-        if self._matching is None:
-            rows = self.store.matching_rids(self.realm, self.scope, self.where)
-            self._matching = (frozenset(r for r, _ in rows), frozenset(m for _, m in rows))
-        return self._matching
+    def admitted(self, memory_ids: Sequence[object]) -> set[str]:
+        """The ids among ``memory_ids`` whose records pass the reader's filter (every string id without one)."""
+        ids = [i for i in memory_ids if isinstance(i, str)]
+        if self.where is None:
+            return set(ids)
+        todo = [i for i in dict.fromkeys(ids) if i not in self._passed]
+        if todo:
+            passing = self.store.passing(self.realm, self.scope, self.where, todo)
+            self._passed.update((i, i in passing) for i in todo)
+        return {i for i in ids if self._passed[i]}
 
     def admits(self, memory_id: object) -> bool:
         """Whether the record ``memory_id`` passes the reader's filter (every id without one)."""
-        return self.where is None or (isinstance(memory_id, str) and memory_id in self._match()[1])
+        return memory_id in self.admitted([memory_id])
 
     def _kept(self, records: Sequence[Any]) -> list[Any]:
         if self.where is None:
             return list(records)
-        return [r for r in records if self.admits(record_id(r))]
+        ok = self.admitted([record_id(r) for r in records])
+        return [r for r in records if record_id(r) in ok]
 
     def search(self, match: str, limit: int) -> list[tuple[Any, float]]:
-        """Delegates to ``store.search(realm, scope, match, limit)`` (with ``only=`` the matching rows)."""
+        """Delegates to ``store.search(realm, scope, match, limit)`` (with the filter as ``where=``)."""
         if self.where is None:
             return list(self.store.search(self.realm, self.scope, match, limit))
-        return list(self.store.search(self.realm, self.scope, match, limit, only=self._match()[0]))
+        return list(self.store.search(self.realm, self.scope, match, limit, where=self.where))
 
     def active_records(self) -> list[Any]:
         """Delegates to ``store.active_records(realm, scope)``."""
@@ -74,7 +80,10 @@ class StoreReader:
         native = getattr(self.store, "neighbours", None)
         if native is not None:
             found = dict(native(self.realm, self.scope, anchors, span, window_ms))
-            return {k: self._kept(v) for k, v in found.items()} if self.where is not None else found
+            if self.where is None:
+                return found
+            self.admitted([record_id(r) for rs in found.values() for r in rs])  # one read for all of them
+            return {k: self._kept(v) for k, v in found.items()}
         return neighbours_from(self.active_records(), anchors, span, window_ms)
 
 

@@ -42,6 +42,8 @@ class _LiveScope(Mapping[str, MemoryRecord]):
         todo = [i for i in dict.fromkeys(ids) if isinstance(i, str) and i not in self._cache]
         if not todo or not hasattr(self._store, "snapshot"):
             return
+        if self._reader is not None:
+            self._reader.admitted(todo)  # the filter read for all of them at once
         with self._store.snapshot(self._realm) as tx:
             for memory_id in todo:
                 self._admit(memory_id, tx.get(memory_id))

@@ -358,10 +358,11 @@ class AgentMemoryStore(ABC):
 
     @abstractmethod
     def search(self, realm: str, scope: Scope, match_expression: str, limit: int,
-               only: Collection[int] | None = None) -> list[tuple[RecordView, float]]:
+               only: Collection[int] | None = None, where: FilterNode | None = None) -> list[tuple[RecordView, float]]:
         """Full-text candidates among the active records of ``scope``, as light :class:`RecordView` rows;
-        with ``only`` (row ids from :meth:`matching_rids`), the best ``limit`` among those rows alone
-        (a filtered recall's candidates: the top among the matching records, never the top then filtered).
+        with ``only`` (row ids from :meth:`matching_rids`) or ``where`` (a metadata filter), the best
+        ``limit`` among those rows alone (a filtered recall's candidates: the top among the matching
+        records, never the top then filtered).
 
         ``match_expression`` is an FTS5 MATCH string from
         :func:`meta_memory.recall.fts.match_expression`. Returns
@@ -410,6 +411,11 @@ class AgentMemoryStore(ABC):
         Backends that cannot list raise ``AgentMemoryError("unsupported")``.
         """
         raise AgentMemoryError("unsupported", f"{type(self).__name__} cannot list records by tag")
+
+    def passing(self, realm: str, scope: Scope, where: FilterNode, memory_ids: Collection[str]) -> set[str]:
+        """The ids among ``memory_ids`` of active records of ``scope`` whose metadata passes ``where``
+        (read by id, never a scan of the scope). Backends that cannot filter raise ``AgentMemoryError("unsupported")``."""
+        raise AgentMemoryError("unsupported", f"{type(self).__name__} cannot filter records by metadata")
 
     def matching_rids(self, realm: str, scope: Scope, where: FilterNode) -> list[tuple[int, str]]:
         """``(row id, memory_id)`` of every active record of ``scope`` whose metadata passes ``where``

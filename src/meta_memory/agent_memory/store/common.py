@@ -597,6 +597,21 @@ class SqlAgentMemoryStore(AgentMemoryStore):
         sql, params = compile_filter(where, pg=self.dialect.pg)
         return f"AND {sql} ", params
 
+    def passing(self, realm: str, scope: Scope, where: FilterNode, memory_ids: Collection[str]) -> set[str]:
+        """See :meth:`AgentMemoryStore.passing`."""
+        name = self._realm_name(realm)
+        ids = sorted({i for i in memory_ids if isinstance(i, str) and not (self.refuses_nul and "\x00" in i)})
+        if not ids or not self._has_realm(name):
+            return set()
+        tail, params = self._filter_tail(where)
+        statements = []
+        for i in range(0, len(ids), 500):
+            part = ids[i:i + 500]
+            sql, bound = self._active_sql(name, scope, f"AND memory_id IN ({', '.join('?' * len(part))}) " + tail,
+                                          (*part, *params))
+            statements.append((sql.replace(RECORD_COLUMNS, "memory_id", 1), bound))
+        return {str(r["memory_id"]) for rows in self._read_all(name, statements) for r in rows}
+
     def matching_rids(self, realm: str, scope: Scope, where: FilterNode) -> list[tuple[int, str]]:
         """See :meth:`AgentMemoryStore.matching_rids`."""
         name = self._realm_name(realm)

@@ -56,6 +56,7 @@ from meta_memory.agent_memory.fields import (
     normalize_tags,
     validate_record_fields,
 )
+from meta_memory.agent_memory.filters import FilterNode
 from meta_memory.agent_memory.hashing import content_hash, mint_token
 from meta_memory.agent_memory.markdown import (
     IMPORTED_SUFFIX,
@@ -169,6 +170,10 @@ def _records_select(columns: str, where: str) -> str:
 
 
 #: The one statement inserting a record row (written once, not per row).
+#: A filtered search widens its candidates this many times (4x each, from 4 x limit) before it reads
+#: the scope's matching rows instead.
+_WIDENINGS = 3
+
 _INSERT_RECORD = f"INSERT INTO records({INSERT_COLUMNS}) VALUES ({', '.join('?' * (INSERT_COLUMNS.count(',') + 1))})"
 
 class _RealmDb:
@@ -947,7 +952,7 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
         return out
 
     def search(self, realm: str, scope: Scope, match_expression: str, limit: int,
-               only: Collection[int] | None = None) -> list[tuple[RecordView, float]]:
+               only: Collection[int] | None = None, where: FilterNode | None = None) -> list[tuple[RecordView, float]]:
         """See :meth:`AgentMemoryStore.search`: ordered by bm25 over the statistics of ``scope`` alone
         (:mod:`meta_memory.recall.bm25`), ties by insertion order (``rid``), like the PostgreSQL store;
         no other scope's rows change a score or the order.
@@ -963,13 +968,44 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
         name = self._realm_name(realm)  # validates the realm name
         only = frozenset(only) if only is not None else None
         with self._read(realm) as conn:
-            hits = self.lexical_index.search(conn, name, (kind, key), match_expression, limit, only)
-            if hits is None:
-                try:
-                    hits = bm25.scoped_candidates(conn, kind, key, match_expression, limit, only)
-                except (sqlite3.OperationalError, ValueError) as exc:
-                    raise AgentMemoryError("io", f"full-text query failed: {exc}") from None
-            return self._current_views(conn, kind, key, hits)
+
+            def ranked(n: int, among: frozenset[int] | None) -> list[tuple[int, float, Mapping[str, int]]]:
+                hits = self.lexical_index.search(conn, name, (kind, key), match_expression, n, among)
+                if hits is None:
+                    try:
+                        hits = bm25.scoped_candidates(conn, kind, key, match_expression, n, among)
+                    except (sqlite3.OperationalError, ValueError) as exc:
+                        raise AgentMemoryError("io", f"full-text query failed: {exc}") from None
+                return list(hits)
+
+            if where is None:
+                return self._current_views(conn, kind, key, ranked(limit, only))
+            # The best candidates in score order, kept when their metadata passes: exact once ``limit`` pass
+            # or the candidates run out. A filter few candidates pass falls back to the scope's matching
+            # rows (one scan) as ``only``.
+            tail, params = self._filter_tail(where)
+            wanted = max(4 * limit, 64)
+            for _ in range(_WIDENINGS):
+                hits = ranked(wanted, only)
+                passing = self._passing_rids(conn, [rid for rid, _, _ in hits], tail, params)
+                kept = [h for h in hits if h[0] in passing]
+                if len(kept) >= limit or len(hits) < wanted:
+                    return self._current_views(conn, kind, key, kept[:limit])
+                wanted *= 4
+            sql, bound = self._active_sql(name, scope, tail, params)
+            matching = frozenset(int(r[0]) for r in conn.execute(sql.replace(RECORD_COLUMNS, "rid", 1), bound))
+            among = matching if only is None else matching & only
+            return self._current_views(conn, kind, key, ranked(limit, among)) if among else []
+
+    @staticmethod
+    def _passing_rids(conn: sqlite3.Connection, rids: Sequence[int], tail: str, params: Sequence[Any]) -> set[int]:
+        """The rids among ``rids`` whose metadata passes a filter (``tail``: ``AND <filter>``), by primary key."""
+        out: set[int] = set()
+        for i in range(0, len(rids), 500):
+            part = rids[i:i + 500]
+            out.update(int(r[0]) for r in conn.execute(
+                f"SELECT rid FROM records WHERE rid IN ({', '.join('?' * len(part))}) {tail}", (*part, *params)))
+        return out
 
     @staticmethod
     def _neighbour_views(conn: sqlite3.Connection, kind: str, key: str,

@@ -193,7 +193,8 @@ class _StoreVectors:
     def vectors(self, model: str) -> list[tuple[str, bytes]]:
         found = self.store.scope_vectors(self.realm, self.scope, model)
         if self.reader is not None:
-            return [(memory_id, vec) for memory_id, vec in found if self.reader.admits(memory_id)]
+            ok = self.reader.admitted([memory_id for memory_id, _ in found])
+            return [(memory_id, vec) for memory_id, vec in found if memory_id in ok]
         return found
 
     def records(self, ids: Sequence[str]) -> dict[str, Any]:
