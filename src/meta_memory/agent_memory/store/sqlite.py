@@ -997,6 +997,25 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
             among = matching if only is None else matching & only
             return self._current_views(conn, kind, key, ranked(limit, among)) if among else []
 
+    def passing(self, realm: str, scope: Scope, where: FilterNode, memory_ids: Collection[str]) -> set[str]:
+        """See :meth:`AgentMemoryStore.passing`: by id (the unary ``+`` keeps the planner off the scope
+        index, which would walk the whole scope)."""
+        name = self._realm_name(realm)
+        ids = sorted({i for i in memory_ids if isinstance(i, str)})
+        if not ids or not self._has_realm(name):
+            return set()
+        kind, key = scope.storage()
+        tail, params = self._filter_tail(where)
+        out: set[str] = set()
+        with self._read(realm) as conn:
+            for i in range(0, len(ids), 500):
+                part = ids[i:i + 500]
+                out.update(str(r[0]) for r in conn.execute(
+                    f"SELECT memory_id FROM records WHERE memory_id IN ({', '.join('?' * len(part))}) "
+                    f"AND +scope_kind = ? AND +scope_key = ? AND +status_kind = 'active' {tail}",
+                    (*part, kind, key, *params)))
+        return out
+
     @staticmethod
     def _passing_rids(conn: sqlite3.Connection, rids: Sequence[int], tail: str, params: Sequence[Any]) -> set[int]:
         """The rids among ``rids`` whose metadata passes a filter (``tail``: ``AND <filter>``), by primary key."""
