@@ -23,7 +23,7 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from .agent_memory.config import AgentMemoryConfig
 from .agent_memory.realm_list import unlisted_realm_rule
@@ -149,16 +149,13 @@ def build_features(ctx: FeatureContext) -> Features:
     from .services.host import QuarantineEventOps
     from .session_state import open_session_state
 
-    def emit(event_type: str, identity: str | None, data: dict[str, Any]) -> None:
-        ctx.events.emit(event_type, data, identity=identity)
-
     if ctx.recall_provider is not None and "recall_provider" in cfg.model_fields_set:
         raise StartupError(f'agent_memory.recall_provider = "{cfg.recall_provider}" and a provider object '
                            'were both given; configure one recall provider')
     if cfg.recall_provider == "hybrid" and cfg.store == "postgres":
         raise StartupError('agent_memory.recall_provider = "hybrid" is not supported on the postgres store; '
                            'use store = "sqlite" or recall_provider = "lexical"')
-    firewall = Firewall(cfg.content_trust, ctx.clock, on_event=emit, llm_writes=cfg.llm_writes, realm=cfg.realm)
+    firewall = Firewall(cfg.content_trust, ctx.clock, events=ctx.events, llm_writes=cfg.llm_writes, realm=cfg.realm)
     store = _open_store(ctx, cfg, firewall.gate)
     try:
         # Taint, reset marks, injection budgets and nonces: in the PostgreSQL store's schema (shared by every
@@ -184,8 +181,7 @@ def build_features(ctx: FeatureContext) -> Features:
     recall.start()
     timebox = TimeBox()
     service = AgentMemoryService(
-        store, cfg, recall.provider, timebox, emit,
-        emit_many=lambda events: ctx.events.emit_many([(t, d, i) for t, i, d in events]),
+        store, cfg, recall.provider, timebox, ctx.events,
         gate=firewall.gate,
         on_erased=session_state.forget_records,
     )
@@ -210,7 +206,7 @@ def build_features(ctx: FeatureContext) -> Features:
     )
     tool = None
     if cfg.recorder_tool:
-        ops = QuarantineEventOps(store, firewall.gate, service, emit)
+        ops = QuarantineEventOps(store, firewall.gate, service, ctx.events)
         tool = RecorderTool(ops, max_entries=cfg.max_entries)
     host = HostService(cfg, firewall, injection, tool, store)
     agent_memory = AgentMemoryFeature(cfg, store, firewall, service, injection, tool, host, recall)

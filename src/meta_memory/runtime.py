@@ -190,6 +190,28 @@ class Runtime:
             "events": {"last_event_id": f"console-evt-{self.events.last_seq}" if self.events.last_seq else None},
         }
 
+    # The optional parts as a method that needs one sees them: the method table advertises such a method
+    # only while the part is on (its ``available`` predicate), so these raise only on a call that went
+    # around the table.
+
+    def need_agent_memory(self) -> AgentMemoryFeature:
+        """Agent memory's parts; raises ``RuntimeError`` when agent memory is off."""
+        if self.agent_memory is None:
+            raise RuntimeError("agent memory is off on this runtime")
+        return self.agent_memory
+
+    def need_review(self) -> ReviewService:
+        """The review service; raises ``RuntimeError`` when agent memory is off."""
+        if self.review is None:
+            raise RuntimeError("review is off on this runtime (agent memory is off)")
+        return self.review
+
+    def need_panel_store(self) -> MemoryPanelStore:
+        """The Memory panel's read models; raises ``RuntimeError`` when none is wired."""
+        if self.memory_panel_store is None:
+            raise RuntimeError("the Memory panel has no store on this runtime")
+        return self.memory_panel_store
+
     @property
     def default_realm(self) -> str:
         """The realm a call acts in when it names none: ``[agent_memory] realm`` (``"default"``)."""

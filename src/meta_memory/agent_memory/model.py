@@ -61,10 +61,12 @@ def _tag(data: Any, what: str, enum: type[_E], label: str) -> _E:
     if not isinstance(data, dict):
         raise ValueError(f"{what} must be an object")
     raw = data.get(what)
-    try:
-        return enum(raw)
-    except ValueError:
-        raise ValueError(f"unknown {label} '{raw}'") from None
+    if isinstance(raw, str):
+        try:
+            return enum(raw)
+        except ValueError:
+            pass
+    raise ValueError(f"unknown {label} '{raw}'")
 
 
 def _req_str(data: dict[str, Any], key: str, what: str) -> str:
@@ -734,13 +736,13 @@ class MemoryRecord:
         return cls(
             id=_req_str(data, "id", "record"),
             scope=Scope.from_json(data.get("scope")),  # type: ignore[arg-type]
-            kind=Kind(data.get("kind")),
+            kind=Kind(_req_str(data, "kind", "record")),
             title=_req_str(data, "title", "record"),
             description=data.get("description") or "",
             body=_req_str(data, "body", "record"),
             tags=tuple(data.get("tags") or ()),
             provenance=Provenance.from_json(data.get("provenance")),  # type: ignore[arg-type]
-            trust=TrustTier(data.get("trust")),
+            trust=TrustTier(_req_str(data, "trust", "record")),
             status=Status.from_json(data.get("status")),  # type: ignore[arg-type]
             supersedes=data.get("supersedes"),
             derived_from=tuple(data.get("derived_from") or ()),

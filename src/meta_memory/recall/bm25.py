@@ -187,6 +187,6 @@ def scoped_candidates(conn: Any, scope_kind: str, scope_key: str, match: str,
         for i in holders:
             _, freq, size, _ = docs[i]
             acc[i] += term_score(weight, freq[phrase], float(size), avgdl)
-    keep = (lambda i: acc[i] > 0.0) if only is None else (lambda i: acc[i] > 0.0 and docs[i][0] in only)
-    ranked = sorted((i for i in range(len(docs)) if keep(i)), key=lambda i: (-acc[i], docs[i][0]))[:limit]
+    kept = [i for i in range(len(docs)) if acc[i] > 0.0 and (only is None or docs[i][0] in only)]
+    ranked = sorted(kept, key=lambda i: (-acc[i], docs[i][0]))[:limit]
     return [(docs[i][0], -1.0 * acc[i], {t: docs[i][3][t] for t in wanted if t in docs[i][3]}) for i in ranked]

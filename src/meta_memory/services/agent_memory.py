@@ -17,6 +17,7 @@ from ..agent_memory.filters import FilterNode
 from ..agent_memory.model import Author, EvidenceRef, MemoryRecord, Scope, StatusKind, UsageEvent
 from ..agent_memory.store.base import RememberItem
 from ..errors import AgentMemoryError, MetaError
+from ..events.bus import EventSink
 from ..firewall.gate import DerivedWriteGate
 from ..injection.timebox import ProviderSaturated, ProviderTimeout, TimeBox
 from ..recall.provider import RecallOutcome, RecallProvider, RecallRequest
@@ -50,7 +51,8 @@ class AgentMemoryService:
         config: the ``[agent_memory]`` config (defaults: selection, max_entries, timeouts).
         provider: the recall provider (lexical by default).
         timebox: shared deadline runner for provider calls.
-        emit: ``emit(event_type, identity, data)`` publishing timeline events (none when ``None``).
+        events: where timeline events are published (the runtime's
+            :class:`~meta_memory.events.bus.EventBus`; none when ``None``).
         gate: the firewall's write gate, which judges writes derived from sessions
             (``derived_from_sessions``); ``None``: such writes are refused (``unsupported``).
         on_erased: ``on_erased(realm, ids)`` after an erase committed (the session state forgets the ids).
@@ -65,8 +67,7 @@ class AgentMemoryService:
     """
 
     def __init__(self, store: AgentMemoryStore, config: AgentMemoryConfig, provider: RecallProvider, timebox: TimeBox,
-                 emit: Callable[[str, str | None, dict[str, Any]], None] | None = None,
-                 emit_many: Callable[[list[tuple[str, str | None, dict[str, Any]]]], object] | None = None,
+                 events: EventSink | None = None,
                  gate: LlmWriteGate | None = None,
                  on_erased: Callable[[str, Sequence[str]], object] | None = None) -> None:
         self.store = store
@@ -75,21 +76,16 @@ class AgentMemoryService:
         self.config = config
         self.provider = provider
         self.timebox = timebox
-        self._emit = emit
-        self._emit_many = emit_many
+        self._sink = events
 
     def _event(self, event_type: str, identity: str, data: dict[str, Any]) -> None:
-        if self._emit is not None:
-            self._emit(event_type, identity, data)
+        if self._sink is not None:
+            self._sink.emit(event_type, data, identity=identity)
 
-    def _events(self, events: list[tuple[str, str | None, dict[str, Any]]]) -> None:
-        """Publish ``(event_type, identity, data)`` events in order (at once when the sink can)."""
-        if self._emit_many is not None:
-            self._emit_many(events)
-        else:
-            for event_type, identity, data in events:
-                if identity is not None:
-                    self._event(event_type, identity, data)
+    def _events(self, events: list[tuple[str, dict[str, Any], str | None]]) -> None:
+        """Publish ``(event_type, data, identity)`` events in order, at once."""
+        if self._sink is not None:
+            self._sink.emit_many(events)
 
     # -- writes ---------------------------------------------------------------------------------
     def _derived(self, realm: str, identity: str,
@@ -159,7 +155,7 @@ class AgentMemoryService:
             evidence=evidence, gate=gate,
         )
         results: list[dict[str, Any]] = []
-        events: list[tuple[str, str | None, dict[str, Any]]] = []
+        events: list[tuple[str, dict[str, Any], str | None]] = []
         counts = {"created": 0, "existing": 0, "refused": 0}
         for o in outcomes:
             if o.error is not None or o.record is None:  # an outcome holds its refusal or its record
@@ -175,12 +171,12 @@ class AgentMemoryService:
             if reason is not None:
                 item["quarantined"] = reason
                 if o.created or merge is not None:
-                    events.append(("memory.write.quarantined", identity,
-                                   _quarantined_event(realm, o.record.id, reason)))
+                    events.append(("memory.write.quarantined", _quarantined_event(realm, o.record.id, reason),
+                                   identity))
             else:
                 event = self._record_event(realm, record_id=o.record.id, created=o.created, merge=merge)
                 if event is not None:
-                    events.append((event[0], identity, event[1]))
+                    events.append((event[0], event[1], identity))
             results.append(item)
         if events:
             self._events(events)

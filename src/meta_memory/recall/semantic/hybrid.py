@@ -188,10 +188,11 @@ class _StoreVectors:
         return (id(self.store), self.realm, self.scope.storage())
 
     def vector_signature(self, model: str) -> tuple[int, int]:
-        return self.store.vector_signature(self.realm, self.scope, model)
+        signature: tuple[int, int] = self.store.vector_signature(self.realm, self.scope, model)
+        return signature
 
     def vectors(self, model: str) -> list[tuple[str, bytes]]:
-        found = self.store.scope_vectors(self.realm, self.scope, model)
+        found: list[tuple[str, bytes]] = self.store.scope_vectors(self.realm, self.scope, model)
         if self.reader is not None:
             ok = self.reader.admitted([memory_id for memory_id, _ in found])
             return [(memory_id, vec) for memory_id, vec in found if memory_id in ok]

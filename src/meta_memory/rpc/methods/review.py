@@ -258,7 +258,7 @@ def register(table: MethodTable) -> None:
                   mutating=True, available=on, result=R.DecideResult)
     def decide(runtime: "Runtime", ctx: CallContext, p: DecideParams) -> dict[str, Any]:
         """Release or tombstone a quarantined record (one transaction; -32043 on refusal)."""
-        return runtime.review.decide(p.realm, p.identity, p.memory_id, p.verdict, p.expected_content_hash,
+        return runtime.need_review().decide(p.realm, p.identity, p.memory_id, p.verdict, p.expected_content_hash,
                                      p.rationale, principal=_principal(ctx))
 
     @table.method("meta/gating/decide", GatingDecideParams,
@@ -266,7 +266,7 @@ def register(table: MethodTable) -> None:
                   result=R.GatingDecideResult)
     def gating_decide(runtime: "Runtime", ctx: CallContext, p: GatingDecideParams) -> dict[str, Any]:
         """Approve (publish the staged batch) or deny (discard it) a gated promotion."""
-        return runtime.review.gating_decide(p.realm, p.pending_id, p.decision, _authority(runtime, ctx))
+        return runtime.need_review().gating_decide(p.realm, p.pending_id, p.decision, _authority(runtime, ctx))
 
     @table.method("meta/gating/check", GatingCheckParams, requires=unscoped("ledger.read"), mutating=False,
                   result=R.GatingCheckResult)
@@ -281,7 +281,7 @@ def register(table: MethodTable) -> None:
                   result=R.DreamResult)
     def dream(runtime: "Runtime", ctx: CallContext, p: DreamParams) -> dict[str, Any]:
         """Run one steward dream over a realm now."""
-        return runtime.review.dream(p.realm, _authority(runtime, ctx))
+        return runtime.need_review().dream(p.realm, _authority(runtime, ctx))
 
     @table.method("meta/session/retire", RetireParams, requires=on_identity("agent.session.manage"),
                   mutating=True, available=on,
@@ -290,19 +290,19 @@ def register(table: MethodTable) -> None:
         """Record an exit-interview harvest of the session for the next dream, in the call's realm
         (``[agent_memory] realm`` when it names none)."""
         realm = runtime.default_realm
-        return runtime.review.retire(p.session_ref(realm), p.cause)
+        return runtime.need_review().retire(p.session_ref(realm), p.cause)
 
     @table.method("meta/memory/proposals/list", ProposalListParams,
                   requires=unscoped("agent.memory.read"), mutating=False, available=on,
                   result=R.ProposalsListResult)
     def proposals(runtime: "Runtime", ctx: CallContext, p: ProposalListParams) -> dict[str, Any]:
         """Proposals (body-free) by status."""
-        return runtime.review.proposals(p.realm, p.status, p.limit, runtime.access.visibility(ctx.principal))
+        return runtime.need_review().proposals(p.realm, p.status, p.limit, runtime.access.visibility(ctx.principal))
 
     @table.method("meta/memory/proposals/decide", ProposalDecideParams,
                   requires=anywhere("mob.memory.commit"), mutating=True, available=on,
                   result=R.ProposalDecideResult)
     def proposals_decide(runtime: "Runtime", ctx: CallContext, p: ProposalDecideParams) -> dict[str, Any]:
         """Accept (commit into mob scope), hold or reject a proposal."""
-        return runtime.review.decide_proposal(p.realm, p.proposal_id, p.action, p.rationale,
+        return runtime.need_review().decide_proposal(p.realm, p.proposal_id, p.action, p.rationale,
                                               principal=_principal(ctx), authority=_authority(runtime, ctx))
