@@ -59,7 +59,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             provider = service.provider
             provider.config = dataclasses.replace(provider.config, max_pending_embeddings=args.max_pending)
         for start in range(0, len(kept), 500):
-            service.remember_batch("default", ID, [(r.title or "turn", r.body, list(r.tags))
+            service.remember_batch("default", ID, [(r.title or "turn", r.body, list(r.tags), None, None)
                                                    for r in kept[start:start + 500]])
         t0 = time.perf_counter()
         while rt.agent_memory.recall.backlog()["pending"]:

@@ -148,6 +148,7 @@ def test_projection_and_meta() -> None:
         "title": "Deploy gotcha",
         "body": "Run migrations first.",
         "tags": ["deploy"],
+        "metadata": {},
         "created_at_ms": 10,
         "updated_at_ms": 0,
         "expires_at_ms": None,

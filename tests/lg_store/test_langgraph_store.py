@@ -95,8 +95,26 @@ def test_search_by_query_uses_recall_and_filters_and_pages(store: MetaMemoryStor
     assert len(store.search(ns, limit=1)) == 1 and len(store.search(ns, limit=1, offset=1)) == 1
     assert {h.key for h in store.search(ns, limit=1)} | {h.key for h in store.search(ns, limit=1, offset=1)} == {
         "passport", "garden"}
-    with pytest.raises(ValueError, match="unsupported filter operator"):
+    with pytest.raises(ValueError, match=r"filter operator \"\$regex\" is not supported"):
         store.search(ns, filter={"year": {"$regex": "x"}})
+
+
+def test_a_filtered_search_ranks_among_matching_items_with_the_gateways_filter(
+        store: MetaMemoryStore, handle: MetaHandle) -> None:
+    ns = ("notes",)
+    for i in range(70):  # more better-ranked items than one recall returns, none of them matching
+        store.put(ns, f"loud{i}", {"text": "coffee coffee coffee coffee", "team": "red", "n": i})
+    store.put(ns, "quiet", {"text": "a note that mentions coffee once among many other words", "team": "blue",
+                            "who": {"name": "ann"}})
+    store.put(ns, "big", {"text": "coffee " + "x" * 9000, "team": "blue"})  # too big for metadata: checked here
+    hits = store.search(ns, query="coffee", filter={"team": "blue"})
+    assert sorted(h.key for h in hits) == ["big", "quiet"]
+    assert [h.key for h in store.search(ns, filter={"who.name": "ann"})] == ["quiet"]
+    assert [h.key for h in store.search(ns, filter={"n": {"$gt": 68}})] == ["loud69"]  # numbers as numbers
+    # a missing key reads as null, as on LangGraph's own stores: $ne matches it
+    assert sorted(h.key for h in store.search(ns, filter={"n": {"$ne": 1}}, limit=100))[:2] == ["big", "loud0"]
+    rec = handle.list_agent_memory("langgraph", tags=["lg:item"], filter={"who.name": "ann"}).records[0]
+    assert rec.metadata == {"team": "blue", "text": rec.metadata["text"], "who": {"name": "ann"}}
 
 
 def test_list_namespaces(store: MetaMemoryStore) -> None:

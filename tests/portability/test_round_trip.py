@@ -38,7 +38,8 @@ def config_args(config: Path | None) -> list[str]:
 def build_source(h: MetaHandle) -> dict[str, str]:
     ids: dict[str, str] = {}
     ids["passport"] = h.remember_agent_memory(ID, title="Passport location", body="Top drawer of the desk.",
-                                              tags=["travel"]).memory_id
+                                              tags=["travel"], metadata={"place": {"room": "study"}, "n": 1.5}
+                                              ).memory_id
     tea = h.remember_agent_memory(ID, title="Tea", body="Prefers green tea in the morning.").memory_id
     ids["tea"] = h.update_agent_memory(ID, tea, title="Tea", body="Prefers jasmine tea in the morning.").memory_id
     ids["tea_v1"] = tea
@@ -74,6 +75,8 @@ def snapshot(h: MetaHandle) -> dict[str, Any]:
         for q in QUERIES:
             out[f"{realm}/{ident}/recall/{q}"] = [r.model_dump() for r in
                                                   h.recall_agent_memory(ident, realm=realm, query_text=q)]
+    passport = h.recall_agent_memory(ID, query_text="passport travel")
+    assert passport[0].metadata == {"n": 1.5, "place": {"room": "study"}}  # the export line carries it
     ledger = h.memory_query(None)
     out["assertions"] = [(a.entity, a.topic, a.store, a.fact, a.metadata) for a in ledger.assertions]
     out["conflicts"] = [(c.entity, c.topic, c.store, c.reason) for c in ledger.conflicts]

@@ -20,6 +20,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from meta_memory.agent_memory.filters import parse_filter
 from meta_memory.agent_memory.model import Author, Scope
 from meta_memory.agent_memory.store.base import RememberItem
 from meta_memory.agent_memory.store.sqlite import SqliteAgentMemoryStore, realm_db_path
@@ -438,3 +439,28 @@ def test_a_realm_of_one_scope_ranks_alike_on_both_paths(store: SqliteAgentMemory
     for q in ["passport", "tea green river", "绿茶 kitchen budget notes", "hiking walk"]:
         ours, theirs = _both(store, Scope.identity(REALM, A), q)
         assert ours == theirs and ours
+
+
+def test_index_and_fts5_agree_on_the_best_among_a_filtered_set(store: SqliteAgentMemoryStore) -> None:
+    """A filtered recall's candidates (``only=``: the matching rows) are the best among those rows, the
+    same from the in-process index and from FTS5, scored as without a filter."""
+    rng = random.Random(11)
+    _fill(store, rng, 120)
+    assert store.lexical_index.warm(REALM)
+    scope = Scope.identity(REALM, A)
+    match = fts.match_expression(" ".join(WORDS[:4]))
+    assert match is not None
+    everything = store.search(REALM, scope, match, 500)
+    only = {rid for rid, _ in store.matching_rids(REALM, scope, parse_filter({"absent": None}))}
+    chosen = set(rng.sample(sorted(only), len(only) // 3))
+    ids = {memory_id for rid, memory_id in store.matching_rids(REALM, scope, parse_filter({"absent": None}))
+           if rid in chosen}
+    budget = store.lexical_index.max_bytes
+    ours = [(v.memory_id, s) for v, s in store.search(REALM, scope, match, 5, only=chosen)]
+    store.lexical_index.max_bytes = 0
+    try:
+        theirs = [(v.memory_id, s) for v, s in store.search(REALM, scope, match, 5, only=chosen)]
+    finally:
+        store.lexical_index.max_bytes = budget
+    assert ours == theirs
+    assert ours == [(v.memory_id, s) for v, s in everything if v.memory_id in ids][:5]

@@ -151,3 +151,20 @@ def test_a_provider_returning_foreign_or_inactive_records_is_overruled(store: Sq
     assert titles.count("Budget") == 1
     budget = next(s.record for s in records if s.record.title == "Budget")
     assert budget.body == "The car insurance renewal is due in June"  # the stored record, not the provider's copy
+
+
+def test_a_filtered_hybrid_recall_scores_only_matching_records(store: SqliteAgentMemoryStore) -> None:
+    """The dense side scores only the vectors of records whose metadata passes the filter: the synonym
+    match outside the filter never comes back, the one inside it does."""
+    from meta_memory.agent_memory.filters import parse_filter
+
+    store.remember_record(R, ID, "Garage", "Last spring I bought an automobile, a blue sedan", metadata={"year": 2023})
+    store.remember_record(R, ID, "Budget", "The car insurance renewal is due in June", metadata={"year": 2024})
+    store.remember_record(R, ID, "Kitchen", "The new oven arrived on Tuesday", metadata={"year": 2024})
+    embedder = ConceptEmbedder()
+    VectorIndexer(store, embedder).drain()
+    hybrid = HybridRecallProvider(embedder)
+    for year, expected in ((2023, ["Garage"]), (2024, ["Budget"])):
+        req = RecallRequest(identity=ID, realm=R, query_text="When did I purchase my car?", max_entries=8,
+                            where=parse_filter({"year": year}))
+        assert [s.record.title for s in guarded_recall(hybrid, store, req, ME).records] == expected

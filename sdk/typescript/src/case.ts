@@ -2,14 +2,15 @@
  * Key casing between the TypeScript side (camelCase) and the wire (snake_case).
  *
  * Only object keys are converted, never values. Members that carry caller-owned
- * JSON (ledger `metadata`, the `memory` tool's `arguments`, defang `blocks`, a
- * tool's `input_schema`, a dream's `op_kinds` map) are passed through untouched
+ * JSON (a record's or the ledger's `metadata`, a metadata `filter`, the `memory` tool's `arguments`, defang
+ * `blocks`, a tool's `input_schema`, a dream's `op_kinds` map) are passed through untouched
  * in both directions, so a host's own data is never renamed.
  */
 
 /** Members whose values are opaque JSON, named on the wire (snake_case). */
 export const OPAQUE_WIRE_KEYS: ReadonlySet<string> = new Set([
   "metadata",
+  "filter",
   "arguments",
   "blocks",
   "input_schema",

@@ -99,7 +99,20 @@ export interface RememberParams extends IdentityScoped, DerivedFromSessions {
    * recalled, injected, listed or exported as active, and a sweep tombstones it. Over the cap: -32602.
    */
   ttlS?: number;
+  /** A JSON object stored and returned with the record (<= 8 KiB as JSON, 5 levels, 128 keys; keys without
+   * `.` or a leading `$`); not part of the content, so a duplicate keeps the stored record's metadata. */
+  metadata?: JsonObject;
 }
+
+/** A JSON object, passed to and from the wire untouched (keys are never re-cased). */
+export type JsonObject = { [key: string]: unknown };
+
+/**
+ * A filter over records' `metadata` (docs/rpc.md "Metadata filters"): `{key: value}` equality, dotted or
+ * nested keys, `$eq $ne $gt $gte $lt $lte $in $nin $not` per key, `$and $or $not` over filters. A missing key
+ * reads as null; numbers compare as numbers, strings as strings, never across types.
+ */
+export type MetadataFilter = JsonObject;
 
 /**
  * A host's own write of content derived from sessions (its LLM's summary, notes): 1..64 session keys of the
@@ -117,6 +130,8 @@ export interface AgentMemoryRecord extends Open {
   title: string;
   body: string;
   tags: string[];
+  /** The record's metadata object (`{}` when it has none). */
+  metadata: JsonObject;
   createdAtMs: number;
   updatedAtMs: number;
   /** When the record expires (epoch ms, UTC); `null` when it never does. */
@@ -139,7 +154,7 @@ export interface RememberResult extends AgentMemoryRecord {
  * together, all committed in one transaction; each record is what `remember` would write.
  */
 export interface RememberBatchParams extends IdentityScoped, DerivedFromSessions {
-  records: { title: string; body: string; tags?: string[]; ttlS?: number }[];
+  records: { title: string; body: string; tags?: string[]; ttlS?: number; metadata?: JsonObject }[];
 }
 
 /**
@@ -174,6 +189,8 @@ export interface RecallParams extends IdentityScoped {
   queryText?: string;
   queryTerms?: string[];
   maxEntries?: number;
+  /** Only records whose metadata passes it: the best `maxEntries` among them. */
+  filter?: MetadataFilter;
 }
 
 export interface ForgetParams extends IdentityScoped {
@@ -186,10 +203,10 @@ export interface ForgetResult extends Open {
 }
 
 /**
- * Omitted `title`, `body` or `tags` keep the prior version's value (at least one of them, `ttlS` or
- * `clearExpiry: true` is required). The new version keeps the prior's expiry unless `ttlS` sets a new one
- * (seconds from now) or `clearExpiry: true` removes it; both together are refused. An expired record is
- * not active and cannot be updated.
+ * Omitted `title`, `body`, `tags` or `metadata` keep the prior version's value (at least one of them, `ttlS`
+ * or `clearExpiry: true` is required); a `metadata` object replaces the prior's whole (`{}` clears it). The
+ * new version keeps the prior's expiry unless `ttlS` sets a new one (seconds from now) or `clearExpiry: true`
+ * removes it; both together are refused. An expired record is not active and cannot be updated.
  */
 export interface UpdateParams extends IdentityScoped {
   memoryId: string;
@@ -198,6 +215,7 @@ export interface UpdateParams extends IdentityScoped {
   tags?: string[];
   ttlS?: number;
   clearExpiry?: boolean;
+  metadata?: JsonObject;
 }
 
 export interface UpdateResult extends Open {
@@ -211,6 +229,8 @@ export interface UpdateResult extends Open {
 /** `meta/agent_memory/list`: every tag must be held; `limit` 1..500 (default 100). */
 export interface ListParams extends IdentityScoped {
   tags?: string[];
+  /** Only records whose metadata passes it (pass the same filter with `cursor`). */
+  filter?: MetadataFilter;
   limit?: number;
   cursor?: string;
 }

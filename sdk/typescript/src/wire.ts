@@ -85,6 +85,7 @@ export interface ChainRow {
   title: string;
   description: string;
   tags: string[];
+  metadata?: Record<string, unknown>;
   provenance: Record<string, unknown>;
   trust: string;
   status: StatusRef;
@@ -613,6 +614,7 @@ export interface RecordDetail {
   title: string;
   description: string;
   tags: string[];
+  metadata?: Record<string, unknown>;
   provenance: Record<string, unknown>;
   trust: string;
   status: StatusRef;
@@ -638,6 +640,7 @@ export interface RecordRow {
   title: string;
   description: string;
   tags: string[];
+  metadata?: Record<string, unknown>;
   provenance: Record<string, unknown>;
   trust: string;
   status: StatusRef;
@@ -655,14 +658,16 @@ export interface RecordRow {
 }
 
 /**
- * One record of ``meta/agent_memory/remember_batch``: title, body, tags?, ttl_s? (shapes only; the
- * content rules are the store's, applied per item so one bad record refuses only itself).
+ * One record of ``meta/agent_memory/remember_batch``: title, body, tags?, ttl_s?, metadata? (shapes only;
+ * the content rules, metadata's included, are the store's, applied per item so one bad record refuses only
+ * itself).
  */
 export interface RememberBatchItem {
   ttlS?: number | null;
   title: string;
   body: string;
   tags?: string[] | null;
+  metadata?: Record<string, unknown> | null;
 }
 
 export interface RememberBatchResult {
@@ -681,6 +686,7 @@ export interface RememberResult {
   title: string;
   body: string;
   tags: string[];
+  metadata: Record<string, unknown>;
   createdAtMs: number;
   updatedAtMs: number;
   expiresAtMs: number | null;
@@ -803,6 +809,7 @@ export interface WireRecord {
   title: string;
   body: string;
   tags: string[];
+  metadata: Record<string, unknown>;
   createdAtMs: number;
   updatedAtMs: number;
   expiresAtMs: number | null;
@@ -853,6 +860,7 @@ export interface AgentMemoryListParams {
   realm?: string;
   /** the identity (trimmed; rt:<id>:<generation> names <id>) */
   identity: string;
+  filter?: Record<string, unknown> | null;
   tags?: string[] | null;
   limit?: unknown;
   cursor?: string | null;
@@ -874,6 +882,7 @@ export interface AgentMemoryRecallParams {
   realm?: string;
   /** the identity (trimmed; rt:<id>:<generation> names <id>) */
   identity: string;
+  filter?: Record<string, unknown> | null;
   selection?: string | null;
   queryText?: string | null;
   queryTerms?: string[] | null;
@@ -891,6 +900,7 @@ export interface AgentMemoryRememberParams {
   title: string;
   body: string;
   tags?: string[] | null;
+  metadata?: Record<string, unknown> | null;
 }
 
 /** `meta/agent_memory/remember_batch` params. */
@@ -929,6 +939,7 @@ export interface AgentMemoryUpdateParams {
   body?: string | null;
   tags?: string[] | null;
   clearExpiry?: boolean;
+  metadata?: Record<string, unknown> | null;
 }
 
 /** `meta/capabilities` params. */

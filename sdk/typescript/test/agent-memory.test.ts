@@ -160,6 +160,22 @@ describe("remember / recall / forget / update / manifest", () => {
     assert.deepEqual(recalled[0]!.tags, ["office"]);
   });
 
+  it("stores metadata as given and filters recall and list by it (keys never re-cased)", async () => {
+    const who = "fatima";
+    await shared.handle.rememberAgentMemory({ identity: who, title: "Espresso", body: "Fatima drinks coffee black",
+      metadata: { topicName: "coffee", rating: 9, place: { cityName: "Lisbon" } } });
+    await shared.handle.rememberAgentMemory({ identity: who, title: "Latte", body: "Fatima drinks coffee with milk",
+      metadata: { topicName: "coffee", rating: 4 } });
+    const high = await shared.handle.recallAgentMemory({ identity: who, queryText: "coffee",
+      filter: { rating: { $gte: 8 } } });
+    assert.deepEqual(high.map((r) => r.title), ["Espresso"]);
+    assert.deepEqual(high[0]!.metadata, { place: { cityName: "Lisbon" }, rating: 9, topicName: "coffee" });
+    const page = await shared.handle.listAgentMemory({ identity: who, filter: { "place.cityName": "Lisbon" } });
+    assert.deepEqual(page.records.map((r) => r.title), ["Espresso"]);
+    const err = await rejection(shared.handle.listAgentMemory({ identity: who, filter: { rating: { $regex: "9" } } }));
+    assert.ok(err instanceof InvalidParams && /\$regex/.test(err.message), String(err));
+  });
+
   it("manifest returns body-free metadata", async () => {
     const rec = await shared.handle.rememberAgentMemory({ identity: "frank", title: "Editor", body: "Frank uses vim" });
     const rows = await shared.handle.manifestAgentMemory({ identity: "frank" });

@@ -6,8 +6,11 @@ the RPC parameter parsers and the markdown importer call these.
 
 from __future__ import annotations
 
+import json
+import math
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from meta_memory.limits import MAX_TTL_S
 
@@ -27,6 +30,15 @@ __all__ = [
     "memory_id_ref",
     "is_well_formed_memory_id",
     "check_ttl_s",
+    "MAX_METADATA_BYTES",
+    "MAX_METADATA_DEPTH",
+    "MAX_METADATA_KEYS",
+    "MAX_METADATA_KEY_BYTES",
+    "MAX_METADATA_INT",
+    "METADATA_KEY_RULE",
+    "canonical_metadata",
+    "metadata_key_problem",
+    "normalize_metadata",
 ]
 
 MAX_TITLE_BYTES = 200
@@ -150,3 +162,99 @@ def check_ttl_s(value: object, name: str = "ttl_s", maximum: int = MAX_TTL_S) ->
     if value < 1 or value > maximum:
         raise ValueError(f"{name} must be between 1 and {maximum} seconds")
     return value
+# --------------------------------------------------------------------------- metadata (issue 28 §2)
+
+#: A record's ``metadata`` object, stored as canonical JSON (sorted keys, no spaces), at most this
+#: many UTF-8 bytes.
+MAX_METADATA_BYTES = 8192
+#: Objects and arrays nest at most this deep (the metadata object itself is depth 1).
+MAX_METADATA_DEPTH = 5
+#: At most this many keys in all the objects of one metadata value together.
+MAX_METADATA_KEYS = 128
+#: A key is at most this many UTF-8 bytes.
+MAX_METADATA_KEY_BYTES = 64
+#: Integers are "safe integers" (exact in a double, so in every backend and in JavaScript): |n| <= 2**53 - 1.
+MAX_METADATA_INT = 2**53 - 1
+
+#: What a metadata key must look like. ``.`` is the separator of a filter's key path and a leading
+#: ``$`` names a filter operator, so neither can be part of a key.
+METADATA_KEY_RULE = (
+    f"metadata keys must be 1-{MAX_METADATA_KEY_BYTES} bytes, must not start with '$' and must not contain "
+    "'.', '\"', '\\' or control characters"
+)
+
+
+def metadata_key_problem(key: object) -> bool:
+    """Whether ``key`` breaks :data:`METADATA_KEY_RULE` (the rule of stored keys and of a filter's path segments)."""
+    if not isinstance(key, str) or not key or key.startswith("$"):
+        return True
+    if _nbytes(key) > MAX_METADATA_KEY_BYTES:
+        return True
+    return any(c in '."\\' or ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F for c in key)
+
+
+def canonical_metadata(value: Mapping[str, Any]) -> str:
+    """The stored text of a (normalised) metadata object: JSON with sorted keys and no spaces,
+    non-ASCII characters kept (so its size is the same on every backend and in the content of an export)."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+def normalize_metadata(value: object, field: str = "metadata") -> dict[str, Any]:
+    """Check a record's ``metadata`` and return it as plain JSON values (a new ``dict``; ``None`` reads
+    as ``{}``). Never interpreted: it is stored and returned as given, keys sorted.
+
+    Rules, each a :class:`FieldError` naming ``field``: an object; only JSON values (string, number,
+    boolean, null, array, object; no NaN or Infinity; integers within +-(2**53 - 1)); strings without
+    NUL and encodable as UTF-8; keys by :data:`METADATA_KEY_RULE`; at most :data:`MAX_METADATA_DEPTH`
+    levels, :data:`MAX_METADATA_KEYS` keys in all, and :data:`MAX_METADATA_BYTES` bytes as canonical JSON.
+    """
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise FieldError(f"{field} must be an object", field)
+    keys = [0]
+
+    def walk(item: object, depth: int) -> Any:
+        if depth > MAX_METADATA_DEPTH:
+            raise FieldError(f"{field} must nest at most {MAX_METADATA_DEPTH} levels deep", field)
+        if item is None or isinstance(item, bool):
+            return item
+        if isinstance(item, int):
+            if abs(item) > MAX_METADATA_INT:
+                raise FieldError(f"{field} integers must be within +-{MAX_METADATA_INT}", field)
+            return int(item)
+        if isinstance(item, float):
+            if not math.isfinite(item):
+                raise FieldError(f"{field} numbers must be finite (no NaN or Infinity)", field)
+            return float(item)
+        if isinstance(item, str):
+            _check_text(item)
+            return str(item)
+        if isinstance(item, Mapping):
+            out: dict[str, Any] = {}
+            for key, sub in item.items():
+                keys[0] += 1
+                if keys[0] > MAX_METADATA_KEYS:
+                    raise FieldError(f"{field} must hold at most {MAX_METADATA_KEYS} keys", field)
+                if metadata_key_problem(key):
+                    raise FieldError(METADATA_KEY_RULE, field)
+                out[str(key)] = walk(sub, depth + 1)
+            return out
+        if isinstance(item, (list, tuple)):
+            return [walk(sub, depth + 1) for sub in item]
+        raise FieldError(f"{field} values must be JSON (string, number, boolean, null, array, object)", field)
+
+    def _check_text(text: str) -> None:
+        if "\x00" in text:
+            raise FieldError(f"{field} strings must not contain NUL characters", field)
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            raise FieldError(f"{field} strings must be valid Unicode", field) from None
+        if _nbytes(text) > MAX_METADATA_BYTES:
+            raise FieldError(f"{field} must be at most {MAX_METADATA_BYTES} bytes as JSON", field)
+
+    out = walk(value, 1)
+    if _nbytes(canonical_metadata(out)) > MAX_METADATA_BYTES:
+        raise FieldError(f"{field} must be at most {MAX_METADATA_BYTES} bytes as JSON", field)
+    return dict(out)

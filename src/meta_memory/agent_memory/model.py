@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
+from meta_memory.agent_memory.fields import normalize_metadata
 from meta_memory.identity import logical_identity
 from meta_memory.limits import DAY_MS
 
@@ -603,11 +604,35 @@ def _opt_expiry(data: dict[str, Any]) -> int | None:
 # --------------------------------------------------------------------------- records
 
 
+def metadata_strings(value: Any) -> list[str]:
+    """Every key and string value in a metadata value, depth first (what the secret scanner reads)."""
+    out: list[str] = []
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            out.append(item)
+        elif isinstance(item, Mapping):
+            for key, sub in item.items():
+                out.append(str(key))
+                stack.append(sub)
+        elif isinstance(item, (list, tuple)):
+            stack.extend(item)
+    return out
+
+
+def _metadata_of(data: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``metadata`` member of a record's JSON, checked (``{}`` when absent); ``ValueError`` when broken."""
+    return normalize_metadata(data.get("metadata"), "record.metadata")
+
+
 @dataclass(frozen=True, slots=True)
 class NewMemoryRecord:
     """A record payload before it has an id, scope, tier or status.
 
-    JSON: ``{kind, title, description, body, tags, provenance}``.
+    JSON: ``{kind, title, description, body, tags, provenance, metadata?}`` (``metadata`` only when not empty).
+    ``metadata``: the caller's JSON object (:func:`~meta_memory.agent_memory.fields.normalize_metadata`),
+    stored and returned, never interpreted; not part of the content hash.
     """
 
     title: str
@@ -618,13 +643,15 @@ class NewMemoryRecord:
     tags: tuple[str, ...] = ()
     #: When the record stops being active (epoch ms, UTC; ``None`` = never): issue 28 §1.
     expires_at_ms: int | None = None
+    metadata: Mapping[str, Any] = field(default_factory=dict, hash=False)
 
     def scanned_strings(self) -> tuple[str, ...]:
         """Every string the payload stores besides ``title``, ``description``, ``body`` and ``tags``
         (which :func:`~meta_memory.agent_memory.secrets.scan` takes by name): its provenance's
-        (:meth:`Provenance.strings`). The one list of the payload's fields the secret scanner reads
-        after the four named ones (:func:`~meta_memory.agent_memory.secrets.scan_record`)."""
-        return self.provenance.strings()
+        (:meth:`Provenance.strings`), then every key and string value of its ``metadata``. The one list
+        of the payload's fields the secret scanner reads after the four named ones
+        (:func:`~meta_memory.agent_memory.secrets.scan_record`)."""
+        return (*self.provenance.strings(), *metadata_strings(self.metadata))
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -634,6 +661,7 @@ class NewMemoryRecord:
             "body": self.body,
             "tags": list(self.tags),
             "provenance": self.provenance.to_json(),
+            **({"metadata": dict(self.metadata)} if self.metadata else {}),
         }
 
     @classmethod
@@ -650,6 +678,7 @@ class NewMemoryRecord:
             body=_req_str(data, "body", "record"),
             tags=tuple(tags),
             provenance=Provenance.from_json(data.get("provenance")),  # type: ignore[arg-type]
+            metadata=_metadata_of(data),
         )
 
 
@@ -683,6 +712,7 @@ class MemoryRecord:
     #: When the record stops being active (epoch ms, UTC; ``None`` = never). An active record past it
     #: reads as not active everywhere (:func:`is_expired`) until the expiry sweep tombstones it.
     expires_at_ms: int | None = None
+    metadata: Mapping[str, Any] = field(default_factory=dict, hash=False)
 
     @property
     def memory_id(self) -> str:
@@ -706,7 +736,7 @@ class MemoryRecord:
         scanner reads after the four named fields when the record comes whole from outside (an import)
         or is checked again (quarantine release, the steward's dream)."""
         links = (self.id, self.scope.key, self.status.detail, self.supersedes, *self.derived_from)
-        return (*self.provenance.strings(), *(s for s in links if s))
+        return (*self.provenance.strings(), *(s for s in links if s), *metadata_strings(self.metadata))
 
     def to_json(self) -> dict[str, Any]:
         """The persisted/panel encoding (serde field names)."""
@@ -733,6 +763,7 @@ class MemoryRecord:
         out["ever_quarantined"] = self.ever_quarantined
         if self.expires_at_ms is not None:
             out["expires_at_ms"] = self.expires_at_ms
+        out["metadata"] = dict(self.metadata)
         return out
 
     @classmethod
@@ -759,6 +790,7 @@ class MemoryRecord:
             usage=UsageStats.from_json(data.get("usage")),
             ever_quarantined=bool(data.get("ever_quarantined", False)),
             expires_at_ms=_opt_expiry(data),
+            metadata=_metadata_of(data),
         )
 
     def is_live(self, now_ms: int) -> bool:
@@ -781,6 +813,7 @@ class MemoryRecord:
             title=self.title,
             body=self.body,
             tags=list(self.tags),
+            metadata=dict(self.metadata),
             created_at_ms=self.created_at_ms,
             updated_at_ms=self.updated_at_ms,
             expires_at_ms=self.expires_at_ms,
@@ -824,8 +857,9 @@ class RecordView:
 
 
 class AgentMemoryRecord(BaseModel):
-    """Wire projection of a record: ``{memory_id, title, body, tags, created_at_ms, updated_at_ms,
-    expires_at_ms}`` (``expires_at_ms``: epoch ms, ``null`` when the record never expires)."""
+    """Wire projection of a record: ``{memory_id, title, body, tags, metadata, created_at_ms, updated_at_ms,
+    expires_at_ms}`` (``metadata``: the record's JSON object, ``{}`` when it has none; ``expires_at_ms``:
+    epoch ms, ``null`` when the record never expires)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -833,6 +867,7 @@ class AgentMemoryRecord(BaseModel):
     title: str
     body: str
     tags: list[str] = []
+    metadata: dict[str, Any] = {}
     created_at_ms: int
     updated_at_ms: int
     expires_at_ms: int | None = None

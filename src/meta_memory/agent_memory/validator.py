@@ -37,6 +37,7 @@ from meta_memory.agent_memory.fields import (
     MAX_MEMORY_ID_CHARS,
     FieldError,
     compact_whitespace,
+    normalize_metadata,
     normalize_tags,
     validate_record_fields,
 )
@@ -190,7 +191,8 @@ def refuse_secrets(record: NewMemoryRecord | MemoryRecord, op_index: int = 0, *m
 
 
 def normalize_record(record: NewMemoryRecord) -> NewMemoryRecord:
-    """Canonical fields: title and description whitespace-compacted, body trimmed, tags normalised.
+    """Canonical fields: title and description whitespace-compacted, body trimmed, tags normalised,
+    ``metadata`` checked (:func:`~meta_memory.agent_memory.fields.normalize_metadata`: caps, key rule, JSON only).
 
     Raises :class:`~meta_memory.agent_memory.fields.FieldError` for tag caps. A record already in
     canonical form (every application write: its fields were normalised on the way in) is returned as is.
@@ -199,9 +201,11 @@ def normalize_record(record: NewMemoryRecord) -> NewMemoryRecord:
     description = compact_whitespace(record.description)
     body = record.body.strip()
     tags = normalize_tags(record.tags)
-    if title == record.title and description == record.description and body == record.body and tags == record.tags:
+    metadata = normalize_metadata(record.metadata)
+    if (title == record.title and description == record.description and body == record.body and tags == record.tags
+            and metadata == record.metadata):
         return record
-    return replace(record, title=title, description=description, body=body, tags=tags)
+    return replace(record, title=title, description=description, body=body, tags=tags, metadata=metadata)
 
 
 def _invalid(i: int, message: str) -> AgentMemoryError:
@@ -319,7 +323,8 @@ def _checked_payload(i: int, record: NewMemoryRecord, stored: MemoryRecord | Non
     except FieldError as exc:
         raise _invalid(i, f"invalid record: {exc.rule}") from None
     if stored is not None:
-        norm_stored = replace(stored, title=norm.title, description=norm.description, body=norm.body, tags=norm.tags)
+        norm_stored = replace(stored, title=norm.title, description=norm.description, body=norm.body, tags=norm.tags,
+                              metadata=norm.metadata)
         refuse_secrets(norm_stored, i)
     else:
         refuse_secrets(norm, i, *(memory_id,) if memory_id else ())
@@ -521,6 +526,7 @@ def _landing_record(
         usage=_NO_USAGE,
         ever_quarantined=ever_quarantined,
         expires_at_ms=record.expires_at_ms,
+        metadata=record.metadata,
     )
 
 
@@ -620,7 +626,7 @@ def _plan_restore(i: int, batch: StagedBatch, overlay: _Overlay, op: RestoreOp, 
         raise _invalid(i, f"record id must be 1..{MAX_MEMORY_ID_CHARS} printable characters without spaces")
     payload = _checked_payload(i, NewMemoryRecord(
         title=rec.title, body=rec.body, description=rec.description, tags=rec.tags, kind=rec.kind,
-        provenance=rec.provenance,
+        provenance=rec.provenance, metadata=rec.metadata,
     ), stored=rec)
     _check_scope_writable(i, batch, rec.scope)
     if overlay.get(rec.id) is not None:
@@ -657,7 +663,7 @@ def _plan_restore(i: int, batch: StagedBatch, overlay: _Overlay, op: RestoreOp, 
     )
     new = replace(
         rec, title=payload.title, description=payload.description, body=payload.body, tags=payload.tags,
-        trust=trust, ever_quarantined=ever_quarantined,
+        metadata=payload.metadata, trust=trust, ever_quarantined=ever_quarantined,
     )
     overlay.put(new)
     return new

@@ -18,16 +18,20 @@ store instance      one ``realm`` and one ``identity`` (default ``"langgraph"``)
                     ``lg:n<d>:<hash of the first d labels>`` per depth: a prefix is matched on whole labels
                     (``("tenant", "acme")`` never matches ``("tenant", "acme-corp")``)
 ``value``           the record body: ``{"namespace", "key", "value", "created_at_ms", "ttl_minutes"}`` as
-                    JSON (at most the body cap, 64 KiB)
+                    JSON (at most the body cap, 64 KiB); and the value itself as the record's ``metadata``
+                    when it fits metadata's rules (8 KiB, 5 levels, keys without ``.`` or a leading ``$``),
+                    else the metadata ``{"lg:partial": true}``
 ``ttl`` (minutes)   the record's expiry: ``ttl_s`` = ``ceil(ttl * 60)`` on the write, so the record expires
                     (``expires_at_ms``) and leaves every read then; ``ttl=None`` (or no ``default_ttl``):
                     none. A read with ``refresh_ttl`` (``TTLConfig.refresh_on_read``, default true)
                     re-arms the item's ttl from now: an update of the record with ``ttl_s`` alone
 ``put`` / ``delete`` ``meta/agent_memory/remember`` or ``update``; ``forget`` (a tombstone)
 ``get``             ``meta/agent_memory/list`` on the item's key tag
-``search(query=)``  ``meta/agent_memory/recall`` (at most 64 ranked records), then the prefix, ``filter``,
+``search(query=)``  ``meta/agent_memory/recall`` (at most 64 ranked records) with ``filter`` as the
+                    recall's metadata ``filter`` (the best among the matching items), then the prefix,
                     ``offset`` and ``limit``; ``score`` falls with the rank (1.0, 0.5, 0.33, ...)
-``search()``        ``meta/agent_memory/list`` on the prefix tag, newest updated first
+``search()``        ``meta/agent_memory/list`` on the prefix tag with ``filter`` as its metadata ``filter``,
+                    newest updated first
 ``list_namespaces`` every item's namespace (one listing of the identity), matched, truncated, de-duplicated
 ==================  ====================================================================================
 
@@ -40,6 +44,13 @@ full-text indexed). ``supports_ttl`` is true: ``put(..., ttl=minutes)`` and the 
 ``ttl_s``); the gateway's own sweep tombstones expired items, so ``sweep_interval_minutes`` and
 ``omit_expired`` need nothing here (an expired item is never returned). ``abatch`` runs ``batch`` in a
 worker thread.
+
+``filter`` has the gateway's metadata-filter semantics (docs/rpc.md "Metadata filters"): equality,
+``$eq $ne $gt $gte $lt $lte $in $nin $and $or $not``, dotted paths into nested dicts; a missing key reads
+as ``null`` (so ``$ne`` matches it, as on LangGraph's own stores); numbers compare as numbers and strings
+as strings, never across types (LangGraph's in-memory store casts ``$gt`` operands with ``float()``; here
+``"5"`` is not greater than ``3``). An item whose value does not fit metadata is always a candidate and
+is checked against the filter here, with the same evaluator, so every item answers alike.
 
 A store instance writes one put at a time (a put reads the item, then writes it), so parallel nodes and
 ``abatch`` calls putting one key leave one item. Two processes putting one key at the same moment may
@@ -57,6 +68,8 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime, timezone
 from typing import Any
 
+from meta_memory.agent_memory.fields import FieldError, normalize_metadata
+from meta_memory.agent_memory.filters import matches, parse_filter
 from meta_memory.identity import parse_identity
 
 try:
@@ -105,35 +118,31 @@ def _dt(ms: int) -> datetime:
     return datetime.fromtimestamp(ms / 1000, tz=timezone.utc)
 
 
-def _compare(actual: Any, cond: Any) -> bool:
-    if not isinstance(cond, dict) or not cond or not all(str(k).startswith("$") for k in cond):
-        return actual == cond
-    for op, expected in cond.items():
-        try:
-            ok = {"$eq": lambda: actual == expected, "$ne": lambda: actual != expected,
-                  "$gt": lambda: actual > expected, "$gte": lambda: actual >= expected,
-                  "$lt": lambda: actual < expected, "$lte": lambda: actual <= expected}[op]()
-        except KeyError:
-            raise ValueError(f"unsupported filter operator {op!r} (use $eq, $ne, $gt, $gte, $lt, $lte)") from None
-        except TypeError:
-            ok = False
-        if not ok:
-            return False
-    return True
+#: The metadata of an item whose value does not fit metadata's rules: such items are always candidates
+#: of a filtered search and are checked here.
+PARTIAL = "lg:partial"
+
+
+def _metadata_of(value: dict[str, Any]) -> dict[str, Any]:
+    """The record metadata of an item's value: the value itself, or ``{"lg:partial": true}``."""
+    try:
+        return normalize_metadata(value)
+    except FieldError:
+        return {PARTIAL: True}
+
+
+def _server_filter(flt: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The gateway filter of a search's ``filter``: matching items, or items checked here."""
+    if not flt:
+        return None
+    return {"$or": [dict(flt), {PARTIAL: True}]}
 
 
 def _matches(value: dict[str, Any], flt: dict[str, Any] | None) -> bool:
+    """Whether an item's value passes ``flt`` (the gateway's semantics, :mod:`meta_memory.agent_memory.filters`)."""
     if not flt:
         return True
-    for path, cond in flt.items():
-        cur: Any = value
-        for part in str(path).split("."):
-            if not isinstance(cur, dict) or part not in cur:
-                return False
-            cur = cur[part]
-        if not _compare(cur, cond):
-            return False
-    return True
+    return matches(parse_filter(flt), value)
 
 
 def _condition_holds(namespace: tuple[str, ...], cond: MatchCondition) -> bool:
@@ -240,8 +249,9 @@ class MetaMemoryStore(BaseStore):
                              "which names the identity (identity_segment)")
         return identity_label(namespace[self.identity_segment])
 
-    def _page(self, identity: str, tags: list[str], cursor: str | None) -> Any:
-        return self.handle.list_agent_memory(identity, realm=self.realm, tags=tags, limit=_PAGE, cursor=cursor)
+    def _page(self, identity: str, tags: list[str], cursor: str | None, flt: dict[str, Any] | None = None) -> Any:
+        return self.handle.list_agent_memory(identity, realm=self.realm, tags=tags, limit=_PAGE, cursor=cursor,
+                                             filter=_server_filter(flt))
 
     def _find(self, namespace: tuple[str, ...], key: str) -> tuple[Any, dict[str, Any]] | None:
         page = self.handle.list_agent_memory(self._owner(namespace), realm=self.realm,
@@ -313,7 +323,9 @@ class MetaMemoryStore(BaseStore):
                 self.handle.forget_agent_memory(identity, found[0].memory_id, realm=self.realm)
             return
         ttl_s = None if ttl is None else _ttl_seconds(ttl)
-        if found is not None and found[1]["value"] == value and ttl_s is None and found[0].expires_at_ms is None:
+        metadata = _metadata_of(value)
+        if (found is not None and found[1]["value"] == value and getattr(found[0], "metadata", None) == metadata
+                and ttl_s is None and found[0].expires_at_ms is None):
             return  # the same value, and neither it nor the put expires: nothing to write
         # an update keeps the item's first creation time (the record's own is the new version's)
         created_ms = (found[1].get("created_at_ms") or found[0].created_at_ms) if found is not None else None
@@ -329,10 +341,11 @@ class MetaMemoryStore(BaseStore):
         title = key if len(key.encode("utf-8")) <= 200 else key.encode("utf-8")[:200].decode("utf-8", "ignore")
         if found is None:
             self.handle.remember_agent_memory(identity, title=title or "item", body=body, tags=tags, realm=self.realm,
-                                              ttl_s=ttl_s)
+                                              ttl_s=ttl_s, metadata=metadata)
         else:  # a put replaces the item: its ttl is this put's (none clears the record's expiry)
             self.handle.update_agent_memory(identity, found[0].memory_id, title=title or "item", body=body, tags=tags,
-                                            realm=self.realm, ttl_s=ttl_s, clear_expiry=ttl_s is None)
+                                            realm=self.realm, ttl_s=ttl_s, clear_expiry=ttl_s is None,
+                                            metadata=metadata)
 
     def _search(self, op: SearchOp) -> list[SearchItem]:
         _check_window(op.limit, op.offset)
@@ -350,9 +363,11 @@ class MetaMemoryStore(BaseStore):
             seen.add(item_key)
             return True
 
+        if op.filter:
+            parse_filter(op.filter)  # a bad filter is refused before any call (ValueError naming the rule)
         if op.query:
             records = self.handle.recall_agent_memory(identity, realm=self.realm, query_text=op.query,
-                                                      max_entries=RECALL_MAX)
+                                                      max_entries=RECALL_MAX, filter=_server_filter(op.filter))
             for rank, rec in enumerate(records):
                 env = self._envelope(rec)
                 if tag in rec.tags and env is not None and _matches(env["value"], op.filter) and first(env):
@@ -360,7 +375,7 @@ class MetaMemoryStore(BaseStore):
             return self._found(out[op.offset:want], op.refresh_ttl)
         cursor: str | None = None
         while len(out) < want:
-            page = self._page(identity, [tag], cursor)
+            page = self._page(identity, [tag], cursor, op.filter)
             for rec in page.records:
                 env = self._envelope(rec)
                 if env is not None and _matches(env["value"], op.filter) and first(env):

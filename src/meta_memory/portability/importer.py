@@ -126,7 +126,8 @@ class ParsedExport:
 def _check_record(n: int, rec: MemoryRecord) -> None:
     try:
         norm = normalize_record(NewMemoryRecord(title=rec.title, body=rec.body, description=rec.description,
-                                                tags=rec.tags, kind=rec.kind, provenance=rec.provenance))
+                                                tags=rec.tags, kind=rec.kind, provenance=rec.provenance,
+                                                metadata=rec.metadata))
         validate_record_fields(norm.title, norm.description, norm.body)
         # every string the line stores (its id, scope, status, links and provenance too)
         refuse_secrets(replace(rec, title=norm.title, description=norm.description, body=norm.body, tags=norm.tags))

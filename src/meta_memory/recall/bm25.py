@@ -31,7 +31,7 @@ Spec: README "Going beyond the reference" (Unicode-aware recall); reference note
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING, Any, overload
 
 from meta_memory.recall import fts
@@ -139,7 +139,7 @@ def scope_stats(conn: Any, scope_kind: str, scope_key: str) -> tuple[int, int] |
 
 
 def scoped_candidates(conn: Any, scope_kind: str, scope_key: str, match: str,
-                      limit: int) -> list[tuple[int, float, dict[str, int]]]:
+                      limit: int, only: Collection[int] | None = None) -> list[tuple[int, float, dict[str, int]]]:
     """The scope's best ``limit`` rows for ``match`` by bm25 over the scope's statistics, from FTS5.
 
     Input: ``conn`` a ``sqlite3`` connection holding ``records`` (``rowid``, ``scope_kind``,
@@ -155,6 +155,9 @@ def scoped_candidates(conn: Any, scope_kind: str, scope_key: str, match: str,
     ``b = 0.5`` would rank among the best but FTS5's ``b`` ranks below the pool can be missed. Nothing
     of another scope is read either way.
 
+    ``only`` (row ids; a filtered recall's matching records): the best ``limit`` among those rows alone,
+    scored exactly as without it (every matching row of the scope is read: no pool).
+
     Raises ``ValueError`` when ``match`` is not quoted strings or words joined by ``OR``
     (:func:`meta_memory.recall.fts.match_phrases`) and what ``conn`` raises (``sqlite3.Error``: an FTS5
     syntax error, or a statement stopped at the time budget).
@@ -165,7 +168,7 @@ def scoped_candidates(conn: Any, scope_kind: str, scope_key: str, match: str,
     stats = scope_stats(conn, scope_kind, scope_key)
     if stats is None:
         return []
-    if int(conn.execute(_SCOPES).fetchone()[0]) == 1:  # every indexed row is this scope's
+    if only is None and int(conn.execute(_SCOPES).fetchone()[0]) == 1:  # every indexed row is this scope's
         rows = conn.execute(_POOL, (match, max(POOL, 4 * limit))).fetchall()
     else:
         rows = conn.execute(_MATCHING, (match, scope_kind, scope_key)).fetchall()
@@ -184,5 +187,6 @@ def scoped_candidates(conn: Any, scope_kind: str, scope_key: str, match: str,
         for i in holders:
             _, freq, size, _ = docs[i]
             acc[i] += term_score(weight, freq[phrase], float(size), avgdl)
-    ranked = sorted((i for i in range(len(docs)) if acc[i] > 0.0), key=lambda i: (-acc[i], docs[i][0]))[:limit]
+    kept = [i for i in range(len(docs)) if acc[i] > 0.0 and (only is None or docs[i][0] in only)]
+    ranked = sorted(kept, key=lambda i: (-acc[i], docs[i][0]))[:limit]
     return [(docs[i][0], -1.0 * acc[i], {t: docs[i][3][t] for t in wanted if t in docs[i][3]}) for i in ranked]

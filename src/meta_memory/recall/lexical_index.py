@@ -54,7 +54,7 @@ import queue
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import TYPE_CHECKING, Any
 
 from meta_memory import deadline
@@ -321,9 +321,11 @@ class _RealmIndex:
 
     # ------------------------------------------------------------------ search
 
-    def top(self, scope: tuple[str, str], terms: Sequence[str], limit: int) -> list[tuple[int, float]]:
+    def top(self, scope: tuple[str, str], terms: Sequence[str], limit: int,
+            only: Collection[int] | None = None) -> list[tuple[int, float]]:
         """The scope's best ``limit`` rows for the ``OR`` of ``terms``: ``(rid, bm25)`` over the scope's
-        statistics, best first, ties by ``rid`` (as :func:`meta_memory.recall.bm25.scoped_candidates`)."""
+        statistics, best first, ties by ``rid`` (as :func:`meta_memory.recall.bm25.scoped_candidates`);
+        with ``only``, the best among those rids alone (scores unchanged)."""
         import numpy as np
         sid = self.scopes.get(scope)
         if sid is None or self.scope_rows[sid] <= 0 or limit <= 0:
@@ -344,6 +346,9 @@ class _RealmIndex:
             return []
         # per slot, the terms' scores summed in the query's order (bincount adds in input order)
         acc = np.bincount(np.concatenate(hit_slots), weights=np.concatenate(hit_scores), minlength=self.used)
+        if only is not None:
+            wanted = np.fromiter(only, dtype=self.slot_rid.dtype, count=len(only))
+            acc = np.where(np.isin(self.slot_rid[: self.used], wanted), acc, 0.0)
         return bm25_top(acc, self.slot_rid[: self.used], limit)
 
     def term_fields(self, terms: Sequence[str], rids: Sequence[int]) -> list[dict[str, int]]:
@@ -560,10 +565,11 @@ class LexicalIndexes:
     # ------------------------------------------------------------------ search
 
     def search(self, conn: Any, realm: str, scope: tuple[str, str], match: str,
-               limit: int) -> list[tuple[int, float, dict[str, int]]] | None:
+               limit: int, only: Collection[int] | None = None) -> list[tuple[int, float, dict[str, int]]] | None:
         """The scope's best ``limit`` ``(rid, bm25, term fields)`` for ``match``, best first, or ``None``:
         ask FTS5. ``term fields``: ``term -> columns holding it`` (bit ``i`` = ``fts.COLUMNS[i]``) for
-        the query's terms the row holds (:meth:`_RealmIndex.term_fields`).
+        the query's terms the row holds (:meth:`_RealmIndex.term_fields`). ``only``: the best among those
+        rids alone (a filtered recall).
 
         ``conn`` is the caller's open read transaction on ``realm`` (the index catches up to its
         snapshot first). ``None`` when the index is off, the realm is cold (a build is started),
@@ -590,7 +596,7 @@ class LexicalIndexes:
         try:
             if not self._catch_up(conn, realm, index):
                 return None
-            hits = index.top(scope, terms, limit)
+            hits = index.top(scope, terms, limit, only)
             fields = index.term_fields(terms, [rid for rid, _ in hits])
         finally:
             index.lock.release()

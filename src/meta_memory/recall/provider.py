@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Generic, Literal, Protocol, TypeVar, runtime_checkable
+from typing import Any, Generic, Literal, Protocol, TypeVar, runtime_checkable
 
 from meta_memory.errors import InvalidParams
 from meta_memory.recall.query_limits import bounded_terms
@@ -126,7 +126,9 @@ class RecallRequest:
     Fields: ``identity`` (logical identity), ``realm``, ``query_text`` (raw,
     may be ``None``), ``query_terms`` (extra raw terms; normalised by the
     provider through :func:`meta_memory.recall.text.query_terms`),
-    ``selection`` (``"contextual"`` | ``"always"``), ``max_entries`` (1..512).
+    ``selection`` (``"contextual"`` | ``"always"``), ``max_entries`` (1..512), ``where`` (a parsed
+    metadata filter, :mod:`meta_memory.agent_memory.filters`, or ``None``: the reader a provider gets
+    already yields only matching records, and the runtime re-checks what it returns).
 
     Raises :class:`meta_memory.errors.InvalidParams` on a bad ``selection`` or
     ``max_entries``.
@@ -138,6 +140,7 @@ class RecallRequest:
     query_terms: tuple[str, ...] = ()
     selection: Selection = "contextual"
     max_entries: int = 8
+    where: Any = None
 
     def __post_init__(self) -> None:
         if self.selection not in SELECTIONS:

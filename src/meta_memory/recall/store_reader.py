@@ -19,35 +19,71 @@ __all__ = ["StoreReader", "neighbours_from"]
 
 
 class StoreReader:
-    """A :class:`RecallReader` over ``store`` for one ``(realm, scope)``."""
+    """A :class:`RecallReader` over ``store`` for one ``(realm, scope)``.
 
-    def __init__(self, store: Any, realm: str, scope: Any) -> None:
+    ``where``: a metadata filter (:mod:`meta_memory.agent_memory.filters`): every read yields only
+    matching records. ``search`` and ``recent`` filter in the store (the best among the matching
+    records); the others keep the records whose ids pass (``store.passing``, read by id)."""
+
+    def __init__(self, store: Any, realm: str, scope: Any, where: Any = None) -> None:
         self.store = store
         self.realm = realm
         self.scope = scope
+        self.where = where
+        self._passed: dict[str, bool] = {}
+
+    def admitted(self, memory_ids: Sequence[object]) -> set[str]:
+        """The ids among ``memory_ids`` whose records pass the reader's filter (every string id without one)."""
+        ids = [i for i in memory_ids if isinstance(i, str)]
+        if self.where is None:
+            return set(ids)
+        todo = [i for i in dict.fromkeys(ids) if i not in self._passed]
+        if todo:
+            passing = self.store.passing(self.realm, self.scope, self.where, todo)
+            self._passed.update((i, i in passing) for i in todo)
+        return {i for i in ids if self._passed[i]}
+
+    def admits(self, memory_id: object) -> bool:
+        """Whether the record ``memory_id`` passes the reader's filter (every id without one)."""
+        return memory_id in self.admitted([memory_id])
+
+    def _kept(self, records: Sequence[Any]) -> list[Any]:
+        if self.where is None:
+            return list(records)
+        ok = self.admitted([record_id(r) for r in records])
+        return [r for r in records if record_id(r) in ok]
 
     def search(self, match: str, limit: int) -> list[tuple[Any, float]]:
-        """Delegates to ``store.search(realm, scope, match, limit)``."""
-        return list(self.store.search(self.realm, self.scope, match, limit))
+        """Delegates to ``store.search(realm, scope, match, limit)`` (with the filter as ``where=``)."""
+        if self.where is None:
+            return list(self.store.search(self.realm, self.scope, match, limit))
+        return list(self.store.search(self.realm, self.scope, match, limit, where=self.where))
 
     def active_records(self) -> list[Any]:
         """Delegates to ``store.active_records(realm, scope)``."""
-        return list(self.store.active_records(self.realm, self.scope))
+        return self._kept(self.store.active_records(self.realm, self.scope))
 
     def recent(self, limit: int) -> list[Any]:
         """Newest updated first (ties: created desc, id asc)."""
         native = getattr(self.store, "recent", None)
         if native is not None:
-            return list(native(self.realm, self.scope, limit))
+            if self.where is None:
+                return list(native(self.realm, self.scope, limit))
+            return list(native(self.realm, self.scope, limit, where=self.where))
         records = self.active_records()
         records.sort(key=lambda r: (-r.updated_at_ms, -r.created_at_ms, record_id(r) or ""))
         return records[:limit]
 
     def neighbours(self, anchors: Sequence[Any], span: int, window_ms: int) -> dict[str, list[Any]]:
-        """Write-order neighbours of each anchor (see :class:`~meta_memory.recall.provider.RecallReader`)."""
+        """Write-order neighbours of each anchor (see :class:`~meta_memory.recall.provider.RecallReader`);
+        with a filter, only matching neighbours (a filtered recall never returns a record outside it)."""
         native = getattr(self.store, "neighbours", None)
         if native is not None:
-            return dict(native(self.realm, self.scope, anchors, span, window_ms))
+            found = dict(native(self.realm, self.scope, anchors, span, window_ms))
+            if self.where is None:
+                return found
+            self.admitted([record_id(r) for rs in found.values() for r in rs])  # one read for all of them
+            return {k: self._kept(v) for k, v in found.items()}
         return neighbours_from(self.active_records(), anchors, span, window_ms)
 
 

@@ -145,6 +145,8 @@ class RecordRow(Result):
     title: str
     description: str
     tags: list[str]
+    #: the record's metadata object (``{}`` when it has none)
+    metadata: dict[str, Any] = {}
     provenance: dict[str, Any]
     trust: str
     status: StatusRef

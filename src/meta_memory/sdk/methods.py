@@ -188,12 +188,15 @@ class HandleMethods:
     def remember_agent_memory(
         self, identity: str, *, title: str, body: str, tags: list[str] | None = None, realm: str | None = None,
         derived_from_sessions: list[str] | None = None, ttl_s: int | None = None,
+        metadata: dict[str, Any] | None = None,
     ) -> dict[str, Any] | None:
         """Write one identity-scoped record (application author; never quarantined unless it names
         ``derived_from_sessions``).
 
-        ``title`` <= 200 bytes, ``body`` <= 64 KiB, <= 32 ``tags`` of <= 64 bytes. An active record with
-        the same content is returned instead of writing (``created=False``). ``derived_from_sessions``
+        ``title`` <= 200 bytes, ``body`` <= 64 KiB, <= 32 ``tags`` of <= 64 bytes. ``metadata``: a JSON
+        object stored and returned with the record (<= 8 KiB as JSON, 5 levels, 128 keys; keys without
+        ``.`` or a leading ``$``; docs/rpc.md "Record metadata"), not part of the content: an active record
+        with the same title and body is returned instead of writing (``created=False``, its metadata kept). ``derived_from_sessions``
         (1..64 session keys of the identity in ``realm``): the content was derived from those sessions
         (the host's own summary or notes); it is kept as provenance and the record lands quarantined
         (result ``quarantined`` = the reason) when one of them is tainted or was tainted when reset; it
@@ -202,7 +205,7 @@ class HandleMethods:
         the record expires then (``expires_at_ms``); it is never recalled, injected, listed or exported
         as active afterwards, and a background sweep tombstones it."""
         return _params(identity=identity, title=title, body=body, tags=tags, realm=realm,
-                       derived_from_sessions=derived_from_sessions, ttl_s=ttl_s)
+                       derived_from_sessions=derived_from_sessions, ttl_s=ttl_s, metadata=metadata)
 
     @rpc("meta/agent_memory/remember_batch", RememberBatchResult.model_validate)
     def remember_agent_memory_batch(
@@ -211,7 +214,7 @@ class HandleMethods:
     ) -> dict[str, Any] | None:
         """Write many identity-scoped records in one transaction.
 
-        ``records``: up to 1,024 items, 4 MiB of text together, each ``{"title", "body", "tags"?, "ttl_s"?}`` or a
+        ``records``: up to 1,024 items, 4 MiB of text together, each ``{"title", "body", "tags"?, "ttl_s"?, "metadata"?}`` or a
         ``(title, body)`` / ``(title, body, tags)`` tuple. Returns a result per record, in order: its
         ``memory_id`` and ``created`` (``False`` for exact-content duplicates, of a stored record or of an
         earlier item), or the ``error`` refusing that record alone (nothing of it was written). Raises
@@ -225,14 +228,17 @@ class HandleMethods:
     def recall_agent_memory(
         self, identity: str, *, realm: str | None = None, selection: Selection | None = None,
         query_text: str | None = None, query_terms: list[str] | None = None, max_entries: int | None = None,
+        filter: dict[str, Any] | None = None,  # noqa: A002 - the RPC field's name
     ) -> dict[str, Any] | None:
         """Active records of ``identity``, best first (``selection`` ``contextual`` by default: ranked
         against ``query_text`` (<= 16 KiB) / ``query_terms``; ``always``: every record);
-        ``max_entries`` 1..64. Returns :class:`RecalledRecords`: a list of records with the recall's
+        ``max_entries`` 1..64; ``filter``: only records whose metadata passes it (``{"key": value}``,
+        ``$eq $ne $gt $gte $lt $lte $in $nin $and $or $not``; docs/rpc.md "Metadata filters"), the best
+        among those. Returns :class:`RecalledRecords`: a list of records with the recall's
         ``skip_reason`` and ``degraded_reason`` (e.g. hybrid recall answering lexically,
         ``"embedding_timeout"``)."""
         return _params(identity=identity, realm=realm, selection=selection, query_text=query_text,
-                       query_terms=query_terms, max_entries=max_entries)
+                       query_terms=query_terms, max_entries=max_entries, filter=filter)
 
     @rpc("meta/agent_memory/forget", AgentMemoryForgetResult.model_validate)
     def forget_agent_memory(self, identity: str, memory_id: str, *, realm: str | None = None) -> dict[str, Any] | None:
@@ -252,15 +258,16 @@ class HandleMethods:
     def update_agent_memory(
         self, identity: str, memory_id: str, *, title: str | None = None, body: str | None = None,
         tags: list[str] | None = None, realm: str | None = None, ttl_s: int | None = None,
-        clear_expiry: bool = False,
+        clear_expiry: bool = False, metadata: dict[str, Any] | None = None,
     ) -> dict[str, Any] | None:
         """Supersede ``memory_id`` with a new version (same identity scope): ``{memory_id, supersedes, record}``.
-        An omitted ``title``, ``body`` or ``tags`` keeps the prior's value (at least one of them, ``ttl_s``
-        or ``clear_expiry`` is required; ``tags=[]`` clears the tags). Expiry: ``ttl_s`` (seconds) sets a new
-        one from now, ``clear_expiry=True`` removes it, neither keeps the prior's. An expired record is
-        not active: updating it raises ``AgentMemoryError``."""
+        An omitted ``title``, ``body``, ``tags`` or ``metadata`` keeps the prior's value (at least one of them,
+        ``ttl_s`` or ``clear_expiry`` is required; ``tags=[]`` clears the tags; a ``metadata`` object replaces
+        the prior's whole, ``{}`` clears it). Expiry: ``ttl_s`` (seconds) sets a new one from now,
+        ``clear_expiry=True`` removes it, neither keeps the prior's. An expired record is not active:
+        updating it raises ``AgentMemoryError``."""
         return _params(identity=identity, memory_id=memory_id, title=title, body=body, tags=tags, realm=realm,
-                       ttl_s=ttl_s, clear_expiry=clear_expiry or None)
+                       ttl_s=ttl_s, clear_expiry=clear_expiry or None, metadata=metadata)
 
     @rpc("meta/agent_memory/manifest", _each(AgentMemoryRecordMeta, "records"))
     def manifest_agent_memory(
@@ -272,11 +279,12 @@ class HandleMethods:
     @rpc("meta/agent_memory/list", AgentMemoryPage.model_validate)
     def list_agent_memory(
         self, identity: str, *, realm: str | None = None, tags: list[str] | None = None, limit: int | None = None,
-        cursor: str | None = None,
+        cursor: str | None = None, filter: dict[str, Any] | None = None,  # noqa: A002 - the RPC field's name
     ) -> dict[str, Any] | None:
-        """One page of ``identity``'s active records holding every tag in ``tags``, newest updated first
-        (``limit`` 1..500, default 100); pass ``next_cursor`` back as ``cursor`` for the next page."""
-        return _params(identity=identity, realm=realm, tags=tags, limit=limit, cursor=cursor)
+        """One page of ``identity``'s active records holding every tag in ``tags`` and passing the metadata
+        ``filter`` (as :meth:`recall_agent_memory`), newest updated first (``limit`` 1..500, default 100);
+        pass ``next_cursor`` back as ``cursor``, with the same filter, for the next page."""
+        return _params(identity=identity, realm=realm, tags=tags, limit=limit, cursor=cursor, filter=filter)
 
     @rpc("meta/agent_memory/erase", EraseResult.model_validate)
     def erase_agent_memory(

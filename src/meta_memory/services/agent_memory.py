@@ -10,10 +10,11 @@ the injection coordinator handles under ``recall_failure_policy``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..agent_memory.expiry import expiry_from_ttl
+from ..agent_memory.filters import FilterNode
 from ..agent_memory.model import Author, EvidenceRef, MemoryRecord, Scope, StatusKind, UsageEvent
 from ..agent_memory.store.base import KEEP_EXPIRY, KeepExpiry, RememberItem
 from ..errors import AgentMemoryError, MetaError
@@ -105,7 +106,8 @@ class AgentMemoryService:
         return expiry_from_ttl(ttl_s, self.store.clock.now_ms(), self.config.max_ttl_s, field=field)
 
     def remember(self, realm: str, identity: str, title: str, body: str, tags: Sequence[str],
-                 derived_from_sessions: Sequence[str] = (), ttl_s: int | None = None) -> dict[str, Any]:
+                 derived_from_sessions: Sequence[str] = (), ttl_s: int | None = None, *,
+                 metadata: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """Store one record in ``identity``'s scope. Output: the wire record plus ``created``
         (``False`` when an active record with the same content was found instead), ``supersedes``
         and ``tags_added``: when that record lacked some of the given tags they were merged into a
@@ -118,11 +120,13 @@ class AgentMemoryService:
         quarantined and the output carries ``quarantined`` (the reason).
 
         ``ttl_s`` (seconds, 1..``agent_memory.max_ttl_s``) sets the new record's ``expires_at_ms``; a
-        duplicate found instead keeps its own expiry (the output's ``expires_at_ms`` says which)."""
+        duplicate found instead keeps its own expiry (the output's ``expires_at_ms`` says which).
+        ``metadata``: the record's JSON object (issue 28 §2; not part of the content hash, so a duplicate
+        keeps the stored record's metadata: change it with :meth:`update`)."""
         expires = self._expiry(ttl_s)
         evidence, gate = self._derived(realm, identity, derived_from_sessions)
         stored, created, merge = self.store.remember_record(realm, identity, title, body, tags, evidence=evidence,
-                                                            gate=gate, expires_at_ms=expires)
+                                                            gate=gate, expires_at_ms=expires, metadata=metadata)
         reason = _quarantine_reason(stored)
         if reason is not None:
             if created or merge is not None:
@@ -139,11 +143,12 @@ class AgentMemoryService:
         return out
 
     def remember_batch(self, realm: str, identity: str,
-                       records: Sequence[tuple[str, str, Sequence[str], int | None]],
+                       records: Sequence[tuple[str, str, Sequence[str], int | None, Mapping[str, Any] | None]],
                        derived_from_sessions: Sequence[str] = ()) -> dict[str, Any]:
-        """Store ``records`` (``(title, body, tags, ttl_s)`` each, ``ttl_s`` ``None`` for none) in
-        ``identity``'s scope in one transaction. A ``ttl_s`` over ``agent_memory.max_ttl_s`` refuses the
-        whole call naming ``records.<i>.ttl_s``; each result carries its record's ``expires_at_ms``.
+        """Store ``records`` (``(title, body, tags, ttl_s, metadata)`` each, ``ttl_s`` and ``metadata``
+        ``None`` for none) in ``identity``'s scope in one transaction. A ``ttl_s`` over
+        ``agent_memory.max_ttl_s`` refuses the whole call naming ``records.<i>.ttl_s``; each result carries
+        its record's ``expires_at_ms``.
 
         Output ``{results, created, existing, refused}``: ``results[i]`` is
         ``{op_index, memory_id, created, supersedes, tags_added}`` for a stored or deduplicated record
@@ -155,8 +160,8 @@ class AgentMemoryService:
         order. See :meth:`AgentMemoryStore.remember_many`. ``derived_from_sessions`` applies to every
         record as in :meth:`remember` (one verdict for the batch; a quarantined item carries
         ``quarantined`` and emits ``memory.write.quarantined``)."""
-        items = [RememberItem(title, body, tuple(tags), self._expiry(ttl_s, f"records.{i}.ttl_s"))
-                 for i, (title, body, tags, ttl_s) in enumerate(records)]
+        items = [RememberItem(title, body, tuple(tags), self._expiry(ttl_s, f"records.{i}.ttl_s"), metadata)
+                 for i, (title, body, tags, ttl_s, metadata) in enumerate(records)]
         evidence, gate = self._derived(realm, identity, derived_from_sessions)
         outcomes = self.store.remember_many(realm, identity, items, evidence=evidence, gate=gate)
         results: list[dict[str, Any]] = []
@@ -201,19 +206,21 @@ class AgentMemoryService:
         return None
 
     def update(self, realm: str, identity: str, memory_id: str, title: str | None, body: str | None,
-               tags: Sequence[str] | None, *, ttl_s: int | None = None, clear_expiry: bool = False) -> dict[str, Any]:
+               tags: Sequence[str] | None, *, ttl_s: int | None = None, clear_expiry: bool = False,
+               metadata: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """Supersede ``memory_id`` in ``identity``'s scope; omitted (``None``) fields keep the prior's
-        values. Expiry: ``ttl_s`` (seconds from now, 1..``agent_memory.max_ttl_s``) sets the new
-        version's ``expires_at_ms``; ``clear_expiry`` removes it (the version never expires); neither keeps
-        the prior's. Output ``{memory_id, supersedes, record}``. Raises ``AgentMemoryError`` when the prior
-        does not exist, is not active (an expired record is not) or is in another scope, or when nothing
-        is given."""
+        values (a ``metadata`` object replaces the prior's whole). Expiry: ``ttl_s`` (seconds from now,
+        1..``agent_memory.max_ttl_s``) sets the new version's ``expires_at_ms``; ``clear_expiry`` removes it
+        (the version never expires); neither keeps the prior's. Output ``{memory_id, supersedes, record}``.
+        Raises ``AgentMemoryError`` when the prior does not exist, is not active (an expired record is not)
+        or is in another scope, or when nothing is given."""
         expiry: int | None | KeepExpiry = KEEP_EXPIRY
         if ttl_s is not None:
             expiry = self._expiry(ttl_s)
         elif clear_expiry:
             expiry = None
-        record, prior = self.store.update(realm, identity, memory_id, title, body, tags, expiry=expiry)
+        record, prior = self.store.update(realm, identity, memory_id, title, body, tags, expiry=expiry,
+                                          metadata=metadata)
         self._event("memory.record.updated", identity,
                     {"realm": realm, "record_id": record.memory_id, "supersedes": prior})
         return {"memory_id": record.memory_id, "supersedes": prior, "record": record.model_dump(mode="json")}
@@ -245,7 +252,8 @@ class AgentMemoryService:
             raise exc.refusal("recall") from None
 
     def recall(self, realm: str, identity: str, *, selection: str | None, query_text: str | None,
-               query_terms: Sequence[str] | None, max_entries: int | None) -> dict[str, Any]:
+               query_terms: Sequence[str] | None, max_entries: int | None,
+               where: FilterNode | None = None) -> dict[str, Any]:
         """Explicit recall. Output ``{records: [wire record...], skip_reason, degraded_reason?}``;
         ``skip_reason`` says why a contextual recall found nothing to search for (e.g. only stopwords);
         ``degraded_reason`` (present only then) why the provider answered with its fallback ranking, e.g.
@@ -253,7 +261,8 @@ class AgentMemoryService:
         the budget (labels: :data:`~meta_memory.recall.provider.DEGRADED_REASONS`).
         Raises the provider's error, ``AgentMemoryError`` (reason ``timeout``) past the time budget, or
         ``CapacityExceeded`` (-32005, ``retry_after_ms``) when the identity's (or every) recall slot stayed
-        taken for the whole budget."""
+        taken for the whole budget. ``where``: a parsed metadata filter; the records are the provider's
+        best among the identity's records passing it (never the best, then filtered)."""
         request = RecallRequest(
             identity=identity,
             realm=realm,
@@ -261,6 +270,7 @@ class AgentMemoryService:
             query_terms=tuple(query_terms or ()),
             selection=selection or self.config.selection,  # type: ignore[arg-type]
             max_entries=max_entries or self.config.max_entries,
+            where=where,
         )
         try:
             outcome = self._run_provider(request)
@@ -317,13 +327,14 @@ class AgentMemoryService:
         return report.to_json()
 
     def list_records(self, realm: str, identity: str, *, tags: Sequence[str], limit: int,
-                     cursor: str | None) -> dict[str, Any]:
-        """Active records of ``identity`` holding every tag, newest updated first, one page:
+                     cursor: str | None, where: FilterNode | None = None) -> dict[str, Any]:
+        """Active records of ``identity`` holding every tag (and passing the metadata filter ``where``),
+        newest updated first, one page:
         ``{records: [wire record...], next_cursor: str | None}`` (``next_cursor`` exactly when more follow).
         No usage marks: listing is not recall."""
         before = tuple(int(x) for x in cursor.split(":")) if cursor else None
         rows = self.store.list_active(realm, Scope.identity(realm, identity), tags=tags, limit=limit + 1,
-                                      before=before)  # type: ignore[arg-type]
+                                      before=before, where=where)  # type: ignore[arg-type]
         page = rows[:limit]
         more = len(rows) > limit
         return {"records": [rec.project().model_dump(mode="json") for _, rec in page],

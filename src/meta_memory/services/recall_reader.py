@@ -26,12 +26,14 @@ class _LiveScope(Mapping[str, MemoryRecord]):
     """``memory_id -> stored record`` for ids that are active (and unexpired) in the scope, looked up on demand
     (:meth:`load` reads a list of ids at once, in one read snapshot)."""
 
-    def __init__(self, store: AgentMemoryStore, realm: str, scope: Scope) -> None:
+    def __init__(self, store: AgentMemoryStore, realm: str, scope: Scope, reader: StoreReader | None = None) -> None:
         self._store, self._realm, self._scope = store, realm, scope
+        self._reader = reader
         self._cache: dict[str, MemoryRecord | None] = {}
 
     def _admit(self, memory_id: str, rec: MemoryRecord | None) -> MemoryRecord | None:
-        ok = rec is not None and rec.scope == self._scope and rec.is_live(self._store.clock.now_ms())
+        ok = rec is not None and rec.scope == self._scope and rec.is_live(self._store.clock.now_ms()) and (
+            self._reader is None or self._reader.admits(memory_id))
         self._cache[memory_id] = rec if ok else None
         return self._cache[memory_id]
 
@@ -40,6 +42,8 @@ class _LiveScope(Mapping[str, MemoryRecord]):
         todo = [i for i in dict.fromkeys(ids) if isinstance(i, str) and i not in self._cache]
         if not todo or not hasattr(self._store, "snapshot"):
             return
+        if self._reader is not None:
+            self._reader.admitted(todo)  # the filter read for all of them at once
         with self._store.snapshot(self._realm) as tx:
             found = tx.get_many(todo)  # one statement for the page, not one per record
             for memory_id in todo:
@@ -72,15 +76,17 @@ def guarded_recall(provider: RecallProvider, store: AgentMemoryStore, request: R
     """Run ``provider`` for ``request`` over ``scope`` and keep only active in-scope records.
 
     Output: a :class:`RecallOutcome` whose records are the stored versions (not
-    the provider's objects), at most ``request.max_entries``, provider order kept
+    the provider's objects; with ``request.where``, only records passing that metadata filter),
+    at most ``request.max_entries``, provider order kept
     (``skip_reason`` and ``degraded_reason`` as the provider gave them).
     Provider exceptions propagate.
     """
+    reader = StoreReader(store, request.realm, scope, request.where)
     with span("recall.search", **{"gen_ai.data_source.id": request.realm}):
-        outcome = provider.recall(request, StoreReader(store, request.realm, scope))
+        outcome = provider.recall(request, reader)
         results = list(outcome.records)
     with span("recall.recheck"):
-        live = _LiveScope(store, request.realm, scope)
+        live = _LiveScope(store, request.realm, scope, reader if request.where is not None else None)
         live.load(record_id(item.record) for item in results[: request.max_entries] if isinstance(item, ScoredRecord))
         kept: list[ScoredRecord[Any]] = enforce_scope(results, live, request.max_entries)
     return RecallOutcome(kept, outcome.skip_reason, outcome.degraded_reason)

@@ -29,9 +29,9 @@ import json
 import logging
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, TypeVar
 
@@ -46,9 +46,11 @@ from meta_memory.agent_memory.erase import EraseReport
 from meta_memory.agent_memory.fields import (
     FieldError,
     compact_whitespace,
+    normalize_metadata,
     normalize_tags,
     validate_record_fields,
 )
+from meta_memory.agent_memory.filters import FilterNode
 from meta_memory.agent_memory.hashing import content_hash, mint_token, new_memory_id
 from meta_memory.agent_memory.model import (
     AgentMemoryRecord,
@@ -145,14 +147,15 @@ KEEP_EXPIRY = KeepExpiry()
 
 @dataclass(frozen=True, slots=True)
 class RememberItem:
-    """One application write of a bulk remember: raw ``title``, ``body`` and ``tags`` (normalised and
-    checked by the store, like :meth:`AgentMemoryStore.remember`)."""
+    """One application write of a bulk remember: raw ``title``, ``body``, ``tags`` and ``metadata``
+    (normalised and checked by the store, like :meth:`AgentMemoryStore.remember`)."""
 
     title: str
     body: str
     tags: tuple[str, ...] = ()
     #: When the record stops being active (epoch ms; ``None`` = never).
     expires_at_ms: int | None = None
+    metadata: Mapping[str, Any] | None = field(default=None, hash=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -249,7 +252,7 @@ class _RememberPlan:
         source = head if isinstance(head, MemoryRecord) else head.record
         merged = NewMemoryRecord(title=source.title, body=source.body, kind=source.kind,
                                  description=source.description, tags=tags, provenance=Provenance(self.author),
-                                 expires_at_ms=source.expires_at_ms)
+                                 expires_at_ms=source.expires_at_ms, metadata=source.metadata)
         prior = self._head_id(head)
         at = self._append(item, SupersedeOp(prior=prior, record=merged))
         self.heads[chash] = _Head(at, merged)
@@ -356,9 +359,10 @@ class AgentMemoryStore(ABC):
         """Every active record of ``scope``, newest updated first."""
 
     @abstractmethod
-    def recent(self, realm: str, scope: Scope, limit: int) -> list[MemoryRecord]:
+    def recent(self, realm: str, scope: Scope, limit: int, where: FilterNode | None = None) -> list[MemoryRecord]:
         """The newest active records of ``scope``: ``updated_at_ms`` desc, ``created_at_ms`` desc, at most ``limit``
-        (an index range scan, not a full read: the ``always`` selection of recall)."""
+        (an index range scan, not a full read: the ``always`` selection of recall); with ``where``, only
+        records whose metadata passes that filter (:mod:`meta_memory.agent_memory.filters`)."""
 
     @abstractmethod
     def neighbours(
@@ -370,8 +374,12 @@ class AgentMemoryStore(ABC):
         anchor — nearest in write order first (before-side first on ties)."""
 
     @abstractmethod
-    def search(self, realm: str, scope: Scope, match_expression: str, limit: int) -> list[tuple[RecordView, float]]:
-        """Full-text candidates among the active records of ``scope``, as light :class:`RecordView` rows.
+    def search(self, realm: str, scope: Scope, match_expression: str, limit: int,
+               only: Collection[int] | None = None, where: FilterNode | None = None) -> list[tuple[RecordView, float]]:
+        """Full-text candidates among the active records of ``scope``, as light :class:`RecordView` rows;
+        with ``only`` (row ids from :meth:`matching_rids`) or ``where`` (a metadata filter), the best
+        ``limit`` among those rows alone (a filtered recall's candidates: the top among the matching
+        records, never the top then filtered).
 
         ``match_expression`` is an FTS5 MATCH string from
         :func:`meta_memory.recall.fts.match_expression`. Returns
@@ -412,14 +420,25 @@ class AgentMemoryStore(ABC):
 
     def list_active(
         self, realm: str, scope: Scope, *, tags: Sequence[str] = (), limit: int = 100,
-        before: tuple[int, int] | None = None,
+        before: tuple[int, int] | None = None, where: FilterNode | None = None,
     ) -> list[tuple[tuple[int, int], MemoryRecord]]:
-        """Active records of ``scope`` holding every tag of ``tags`` (exact, normalised tags), newest
-        updated first: ``[(cursor, record)]``, at most ``limit``; pass the last cursor as ``before``
-        to continue. Backs ``meta/agent_memory/list``. Backends that cannot list raise
-        ``AgentMemoryError("unsupported")``.
+        """Active records of ``scope`` holding every tag of ``tags`` (exact, normalised tags) and, with
+        ``where``, whose metadata passes that filter, newest updated first: ``[(cursor, record)]``, at
+        most ``limit``; pass the last cursor as ``before`` to continue. Backs ``meta/agent_memory/list``.
+        Backends that cannot list raise ``AgentMemoryError("unsupported")``.
         """
         raise AgentMemoryError("unsupported", f"{type(self).__name__} cannot list records by tag")
+
+    def passing(self, realm: str, scope: Scope, where: FilterNode, memory_ids: Collection[str]) -> set[str]:
+        """The ids among ``memory_ids`` of active records of ``scope`` whose metadata passes ``where``
+        (read by id, never a scan of the scope). Backends that cannot filter raise ``AgentMemoryError("unsupported")``."""
+        raise AgentMemoryError("unsupported", f"{type(self).__name__} cannot filter records by metadata")
+
+    def matching_rids(self, realm: str, scope: Scope, where: FilterNode) -> list[tuple[int, str]]:
+        """``(row id, memory_id)`` of every active record of ``scope`` whose metadata passes ``where``
+        (one read; the row ids are what :meth:`search` takes as ``only``). Backends that cannot filter
+        raise ``AgentMemoryError("unsupported")``."""
+        raise AgentMemoryError("unsupported", f"{type(self).__name__} cannot filter records by metadata")
 
     def records_page(
         self, realm: str, *, after: int = 0, limit: int = 1000, scope: Scope | None = None
@@ -448,6 +467,7 @@ class AgentMemoryStore(ABC):
     def remember_merging(
         self, realm: str, identity: str, title: str, body: str, tags: Iterable[str] = (), *,
         evidence: Sequence[EvidenceRef] = (), gate: WriteGate | None = None, expires_at_ms: int | None = None,
+        metadata: Mapping[str, Any] | None = None,
     ) -> tuple[AgentMemoryRecord, bool, TagMerge | None]:
         """Application write into ``identity``'s scope: ``(record, created, tag merge)`` (author
         ``application``, kind ``fact``, tier ``agent_observed``).
@@ -469,19 +489,23 @@ class AgentMemoryStore(ABC):
 
         ``expires_at_ms`` (epoch ms, ``None`` = never) is the new record's expiry (issue 28 §1); a
         duplicate found instead keeps its own expiry, and so does the version a tag merge writes.
+        ``metadata`` is the new record's JSON object (issue 28 §2; not part of the content hash: a duplicate
+        keeps the stored record's metadata).
         """
         rec, created, merge = self.remember_record(realm, identity, title, body, tags, evidence=evidence, gate=gate,
-                                                   expires_at_ms=expires_at_ms)
+                                                   expires_at_ms=expires_at_ms, metadata=metadata)
         return rec.project(), created, merge
 
     def remember_record(
         self, realm: str, identity: str, title: str, body: str, tags: Iterable[str] = (), *,
         evidence: Sequence[EvidenceRef] = (), gate: WriteGate | None = None, expires_at_ms: int | None = None,
+        metadata: Mapping[str, Any] | None = None,
     ) -> tuple[MemoryRecord, bool, TagMerge | None]:
         """:meth:`remember_merging` returning the stored :class:`MemoryRecord` (its ``status`` says
-        whether the gate quarantined it)."""
+        whether the gate quarantined it). ``metadata``: the new record's JSON object (not part of the
+        content hash: a duplicate keeps the stored record's metadata)."""
         name = self._realm_name(realm)
-        record = replace(self._app_record(title, body, tags, evidence), expires_at_ms=expires_at_ms)
+        record = replace(self._app_record(title, body, tags, evidence, metadata), expires_at_ms=expires_at_ms)
         return self._remember(name, Scope.identity(name, identity), record, Author.application(), gate,
                               merge_tags=True)
 
@@ -516,7 +540,7 @@ class AgentMemoryStore(ABC):
         prepared: list[NewMemoryRecord | AgentMemoryError] = []
         for i, item in enumerate(items):
             try:
-                record = replace(self._app_record(item.title, item.body, item.tags, evidence),
+                record = replace(self._app_record(item.title, item.body, item.tags, evidence, item.metadata),
                                  expires_at_ms=item.expires_at_ms)
                 refuse_secrets(record, i)
                 if self.refuses_nul and any("\x00" in t for t in (record.title, record.body, *record.tags)):
@@ -669,24 +693,26 @@ class AgentMemoryStore(ABC):
         tags: Iterable[str] | None = None,
         *,
         expiry: int | None | KeepExpiry = KEEP_EXPIRY,
+        metadata: Mapping[str, Any] | None = None,
     ) -> tuple[AgentMemoryRecord, str]:
         """Application update of an identity record (author ``application``): ``(new record, superseded id)``.
 
-        ``title``, ``body`` and ``tags`` that are ``None`` keep the prior's value (read inside the
-        write transaction, so a concurrent update cannot be half-merged); the prior's kind and
+        ``title``, ``body``, ``tags`` and ``metadata`` that are ``None`` keep the prior's value (read inside
+        the write transaction, so a concurrent update cannot be half-merged); a ``metadata`` given replaces
+        the prior's object whole (``{}`` clears it; keys are not merged); the prior's kind and
         description are always kept. ``expiry``: :data:`KEEP_EXPIRY` (the default) keeps the prior's
         ``expires_at_ms``, an int (epoch ms) sets the new version's, ``None`` clears it (never
         expires). A prior past its expiry is not active and is refused like a tombstoned one.
         Raises ``memory_id must not be empty`` for a blank id, ``update needs at least one of
-        title, body, tags`` when all three are ``None`` and the expiry is kept, then as
+        title, body, tags, metadata`` when all four are ``None`` and the expiry is kept, then as
         :meth:`remember` and :meth:`supersede`.
         """
         name = self._realm_name(realm)
         memory_id = memory_id.strip()
         if not memory_id:
             raise AgentMemoryError("invalid_record", "memory_id must not be empty")
-        if title is None and body is None and tags is None and isinstance(expiry, KeepExpiry):
-            raise AgentMemoryError("invalid_record", "update needs at least one of title, body, tags")
+        if title is None and body is None and tags is None and metadata is None and isinstance(expiry, KeepExpiry):
+            raise AgentMemoryError("invalid_record", "update needs at least one of title, body, tags, metadata")
         new_tags = None if tags is None else list(tags)
 
         def revise(prior: MemoryRecord) -> NewMemoryRecord:
@@ -694,6 +720,7 @@ class AgentMemoryStore(ABC):
                 prior.title if title is None else title,
                 prior.body if body is None else body,
                 prior.tags if new_tags is None else new_tags,
+                metadata=prior.metadata if metadata is None else metadata,
             )
             expires = prior.expires_at_ms if isinstance(expiry, KeepExpiry) else expiry
             return replace(base, kind=prior.kind, description=prior.description, expires_at_ms=expires)
@@ -796,6 +823,7 @@ class AgentMemoryStore(ABC):
         merged = NewMemoryRecord(
             title=existing.title, body=existing.body, kind=existing.kind, description=existing.description,
             tags=tags, provenance=Provenance(author), expires_at_ms=existing.expires_at_ms,
+            metadata=existing.metadata,
         )
         batch = StagedBatch(realm=realm, author=author, ops=(SupersedeOp(prior=existing.id, record=merged),))
         receipt = self._apply_in_tx(conn, batch, gate, mint_token("direct"))
@@ -829,18 +857,20 @@ class AgentMemoryStore(ABC):
             )
 
     @staticmethod
-    def _app_record(title: str, body: str, tags: Iterable[str], evidence: Sequence[EvidenceRef] = ()) -> NewMemoryRecord:
-        """An application write's record: title whitespace compacted, body trimmed, fields checked, tags normalised;
-        ``evidence`` (sessions it was derived from) in its provenance."""
+    def _app_record(title: str, body: str, tags: Iterable[str], evidence: Sequence[EvidenceRef] = (),
+                    metadata: Mapping[str, Any] | None = None) -> NewMemoryRecord:
+        """An application write's record: title whitespace compacted, body trimmed, fields checked, tags normalised,
+        metadata checked; ``evidence`` (sessions it was derived from) in its provenance."""
         title = compact_whitespace(title)
         body = body.strip()
         try:
             validate_record_fields(title, "", body)
             norm_tags = normalize_tags(tags)
+            norm_metadata = normalize_metadata(metadata)
         except FieldError as exc:
             raise AgentMemoryError("invalid_record", exc.rule) from None
         provenance = Provenance(Author.application(), evidence=tuple(evidence)) if evidence else _APPLICATION_PROVENANCE
-        return NewMemoryRecord(title=title, body=body, tags=norm_tags, provenance=provenance)
+        return NewMemoryRecord(title=title, body=body, tags=norm_tags, provenance=provenance, metadata=norm_metadata)
 
     def _check_scope_realm(self, realm: str, scope: Scope) -> str:
         name = self._realm_name(realm)

@@ -23,6 +23,7 @@ SQL selecting one scope's active records) and the two transaction openers behind
 from __future__ import annotations
 
 import contextlib
+import copy
 import json
 from abc import abstractmethod
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
@@ -39,6 +40,8 @@ from meta_memory.agent_memory.erase import (
     content_closure,
     scrub_dream_detail,
 )
+from meta_memory.agent_memory.fields import canonical_metadata
+from meta_memory.agent_memory.filters import FilterNode, compile_filter
 from meta_memory.agent_memory.hashing import content_hash, mint_token
 from meta_memory.agent_memory.model import (
     Kind,
@@ -96,7 +99,7 @@ STAGE_GC_MAX_AGE_MS = 24 * 60 * 60 * 1000
 RECORD_COLUMNS = (
     "rid, memory_id, scope_kind, scope_key, kind, title, description, body, tags, provenance, trust, "
     "status_kind, status_detail, supersedes, derived_from, working_set_rank, rank_set_at_ms, "
-    "created_at_ms, updated_at_ms, usage_stats, tombstoned_at_ms, ever_quarantined, expires_at_ms"
+    "created_at_ms, updated_at_ms, usage_stats, tombstoned_at_ms, ever_quarantined, expires_at_ms, metadata"
 )
 #: The columns of a light :class:`RecordView` over ``records r`` (see :func:`row_to_view`).
 VIEW_COLUMNS = "r.rid, r.memory_id, r.title, r.description, r.body, r.tags, r.created_at_ms, r.updated_at_ms"
@@ -104,7 +107,7 @@ VIEW_COLUMNS = "r.rid, r.memory_id, r.title, r.description, r.body, r.tags, r.cr
 INSERT_COLUMNS = (
     "memory_id, scope_kind, scope_key, kind, title, description, body, tags, provenance, trust, status_kind, "
     "status_detail, supersedes, derived_from, working_set_rank, rank_set_at_ms, content_hash, created_at_ms, "
-    "updated_at_ms, usage_stats, tombstoned_at_ms, ever_quarantined, expires_at_ms"
+    "updated_at_ms, usage_stats, tombstoned_at_ms, ever_quarantined, expires_at_ms, metadata"
 )
 #: The ``SET`` list of a state update (``?`` placeholders), filled by :func:`state_values`.
 STATE_ASSIGNMENTS = (
@@ -165,7 +168,18 @@ def row_to_record(realm: str, row: Any) -> MemoryRecord:
         tombstoned_at_ms=row["tombstoned_at_ms"],
         ever_quarantined=bool(row["ever_quarantined"]),
         expires_at_ms=row["expires_at_ms"],
+        metadata=_metadata_of(row["metadata"]),
     )
+
+
+@lru_cache(maxsize=1024)
+def _metadata_json(text: str) -> dict[str, Any]:
+    return dict(json.loads(text)) if text and text != "{}" else {}
+
+
+def _metadata_of(text: str) -> dict[str, Any]:
+    """The ``metadata`` column's object (a copy: records share the decoded text, never the dict)."""
+    return copy.deepcopy(_metadata_json(text)) if text and text != "{}" else {}
 
 
 @lru_cache(maxsize=4096)
@@ -255,6 +269,7 @@ def insert_values(rec: MemoryRecord) -> tuple[Any, ...]:
         rec.tombstoned_at_ms,
         int(rec.ever_quarantined),
         rec.expires_at_ms,
+        canonical_metadata(rec.metadata) if rec.metadata else "{}",
     )
 
 
@@ -577,14 +592,48 @@ class SqlAgentMemoryStore(AgentMemoryStore):
     #: The backend's SQL spellings (:mod:`~meta_memory.agent_memory.store.dialect`).
     dialect: ClassVar[Dialect]
 
+    def _filter_tail(self, where: FilterNode | None) -> tuple[str, list[Any]]:
+        """``AND <the filter's SQL> `` and its parameters (every key path and value bound), or nothing."""
+        if where is None:
+            return "", []
+        sql, params = compile_filter(where, pg=self.dialect.pg)
+        return f"AND {sql} ", params
+
+    def passing(self, realm: str, scope: Scope, where: FilterNode, memory_ids: Collection[str]) -> set[str]:
+        """See :meth:`AgentMemoryStore.passing`."""
+        name = self._realm_name(realm)
+        ids = sorted({i for i in memory_ids if isinstance(i, str) and not (self.refuses_nul and "\x00" in i)})
+        if not ids or not self._has_realm(name):
+            return set()
+        tail, params = self._filter_tail(where)
+        statements = []
+        for i in range(0, len(ids), 500):
+            part = ids[i:i + 500]
+            sql, bound = self._active_sql(name, scope, f"AND memory_id IN ({', '.join('?' * len(part))}) " + tail,
+                                          (*part, *params))
+            statements.append((sql.replace(RECORD_COLUMNS, "memory_id", 1), bound))
+        return {str(r["memory_id"]) for rows in self._read_all(name, statements) for r in rows}
+
+    def matching_rids(self, realm: str, scope: Scope, where: FilterNode) -> list[tuple[int, str]]:
+        """See :meth:`AgentMemoryStore.matching_rids`."""
+        name = self._realm_name(realm)
+        if not self._has_realm(name):
+            return []
+        tail, params = self._filter_tail(where)
+        sql, bound = self._active_sql(name, scope, tail, params)
+        sql = sql.replace(RECORD_COLUMNS, "rid, memory_id", 1)
+        (rows,) = self._read_all(name, [(sql, bound)])
+        return [(int(r["rid"]), str(r["memory_id"])) for r in rows]
+
     def list_active(
         self, realm: str, scope: Scope, *, tags: Sequence[str] = (), limit: int = 100,
-        before: tuple[int, int] | None = None,
+        before: tuple[int, int] | None = None, where: FilterNode | None = None,
     ) -> list[tuple[tuple[int, int], MemoryRecord]]:
         """See :meth:`AgentMemoryStore.list_active`."""
         name = self._realm_name(realm)
-        tail = "".join(f"AND {self.dialect.has_tag} " for _ in tags)
-        params: list[Any] = list(tags)
+        tail, params = self._filter_tail(where)
+        tail += "".join(f"AND {self.dialect.has_tag} " for _ in tags)
+        params += list(tags)
         if before is not None:
             tail += "AND (updated_at_ms, rid) < (?, ?) "
             params += [before[0], before[1]]
@@ -781,10 +830,11 @@ class SqlAgentMemoryStore(AgentMemoryStore):
         (rows,) = self._active_reads(name, scope, [(_NEWEST_FIRST, ())])
         return [row_to_record(name, r) for r in rows]
 
-    def recent(self, realm: str, scope: Scope, limit: int) -> list[MemoryRecord]:
+    def recent(self, realm: str, scope: Scope, limit: int, where: FilterNode | None = None) -> list[MemoryRecord]:
         """See :meth:`AgentMemoryStore.recent`."""
         name = self._realm_name(realm)
-        (rows,) = self._active_reads(name, scope, [(_NEWEST_FIRST + " LIMIT ?", (max(0, limit),))])
+        tail, params = self._filter_tail(where)
+        (rows,) = self._active_reads(name, scope, [(tail + _NEWEST_FIRST + " LIMIT ?", (*params, max(0, limit)))])
         return [row_to_record(name, r) for r in rows]
 
     def manifest(

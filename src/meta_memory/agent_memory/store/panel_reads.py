@@ -43,7 +43,7 @@ _MAX_STORED_MS = 2**63 - 1
 _LIST_BASE = (
     "memory_id, scope_kind, scope_key, kind, title, description, tags, provenance, trust, status_kind, "
     "status_detail, supersedes, derived_from, working_set_rank, created_at_ms, updated_at_ms, usage_stats, "
-    "ever_quarantined, expires_at_ms"
+    "ever_quarantined, expires_at_ms, metadata"
 )
 _INJ_COLS = "injection_id, record_id, identity, session_key, surface, at_ms"
 
@@ -165,6 +165,7 @@ def _record_row(realm: str, row: Row, *, detail: bool = False) -> RecordRow:
         "title": row["title"],
         "description": row["description"],
         "tags": loads(row["tags"], []),
+        "metadata": loads(row["metadata"], {}),
         "provenance": loads(row["provenance"], {}),
         "trust": row["trust"],
         "status": status.to_json(),

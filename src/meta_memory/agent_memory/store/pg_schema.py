@@ -120,9 +120,6 @@ TABLES: dict[str, tuple[str, ...]] = {
     "erasures": ("memory_id", "scope_kind", "scope_key", "content_hash", "erased_at_ms"),
 }
 
-#: The realm view of ``records`` after the columns added later (``expires_at_ms``: "record-expiry").
-RECORD_VIEW_COLUMNS: tuple[str, ...] = (*TABLES["records"], "expires_at_ms")
-
 #: Tables added after the first release, with the migration that creates them (and their realm view).
 _LATER_TABLES: frozenset[str] = frozenset({"pending_forgets", "erasures"})
 
@@ -255,11 +252,33 @@ _SCOPE_STATISTICS = [
 
 def _realm_view(schema: str, table: str) -> str:
     base, views = quote_ident(schema), quote_ident(schema + "_realm")
-    col_list = ", ".join(TABLES[table])
+    col_list = ", ".join(_view_columns(table))
     return (
         f"CREATE OR REPLACE VIEW {views}.{table} AS SELECT {col_list} FROM {base}.{table} "
         f"WHERE realm = current_setting('{REALM_SETTING}') WITH CASCADED CHECK OPTION"
     )
+
+
+#: Columns added to a table after its view was first created, with the migration adding them: a view
+#: created by an earlier migration lists the table's first columns only, and the migration adding a
+#: column replaces the view with every column (``CREATE OR REPLACE VIEW`` may append columns).
+_LATER_COLUMNS: dict[str, tuple[tuple[int, str], ...]] = {"records": ((8, "metadata"), (9, "expires_at_ms"))}
+
+
+def _view_columns(table: str, upto: int = 0) -> tuple[str, ...]:
+    """The columns of ``table``'s realm view once migration ``upto`` ran (``0``: the first columns only)."""
+    later = tuple(col for version, col in _LATER_COLUMNS.get(table, ()) if version <= upto)
+    return (*TABLES[table], *later)
+
+
+def _record_metadata(schema: str) -> list[str]:
+    """A record's ``metadata`` JSON object (canonical JSON text; ``{}`` for every record written before)."""
+    base, views = quote_ident(schema), quote_ident(schema + "_realm")
+    return [
+        "ALTER TABLE records ADD COLUMN IF NOT EXISTS metadata TEXT NOT NULL DEFAULT '{}'",
+        f"CREATE OR REPLACE VIEW {views}.records AS SELECT {', '.join(_view_columns('records', 8))} "
+        f"FROM {base}.records WHERE realm = current_setting('{REALM_SETTING}') WITH CASCADED CHECK OPTION",
+    ]
 
 
 def _realm_views(schema: str) -> list[str]:
@@ -301,7 +320,7 @@ def _record_expiry(schema: str) -> list[str]:
     base, views = quote_ident(schema), quote_ident(schema + "_realm")
     return [
         "ALTER TABLE records ADD COLUMN IF NOT EXISTS expires_at_ms BIGINT",
-        f"CREATE OR REPLACE VIEW {views}.records AS SELECT {', '.join(RECORD_VIEW_COLUMNS)} FROM {base}.records "
+        f"CREATE OR REPLACE VIEW {views}.records AS SELECT {', '.join(_view_columns('records', 9))} FROM {base}.records "
         f"WHERE realm = current_setting('{REALM_SETTING}') WITH CASCADED CHECK OPTION",
         "CREATE INDEX IF NOT EXISTS records_expiry_idx ON records(realm, expires_at_ms) "
         "WHERE status_kind = 'active' AND expires_at_ms IS NOT NULL",
@@ -341,6 +360,7 @@ def migrations(schema: str) -> list[tuple[int, str, list[str]]]:
         # the realm-keyed tables of the base schema are replaced, and refilled by the full-text rebuild the
         # new layout version triggers.
         (7, "scope-ranking-statistics", list(_SCOPE_STATISTICS)),
+        (8, "record-metadata", _record_metadata(schema)),
         # Version 8 is "record-metadata"; steps are applied by version, so either may arrive first.
         (9, "record-expiry", _record_expiry(schema)),
     ]

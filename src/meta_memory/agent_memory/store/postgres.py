@@ -48,6 +48,7 @@ from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from meta_memory import deadline
+from meta_memory.agent_memory.filters import FilterNode, compile_filter
 from meta_memory.agent_memory.model import (
     MemoryRecord,
     RecordView,
@@ -823,9 +824,12 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore):
             )
         return {aid: [rec for _, _, rec in sorted(items, key=lambda t: (t[0], t[1]))] for aid, items in grouped.items()}
 
-    def search(self, realm: str, scope: Scope, match_expression: str, limit: int) -> list[tuple[RecordView, float]]:
+    def search(self, realm: str, scope: Scope, match_expression: str, limit: int,
+               only: Collection[int] | None = None, where: FilterNode | None = None) -> list[tuple[RecordView, float]]:
         """See :meth:`AgentMemoryStore.search`: weighted bm25 over the statistics of ``scope`` alone (lower
-        is better), computed in SQL as :mod:`meta_memory.recall.bm25` defines it.
+        is better), computed in SQL as :mod:`meta_memory.recall.bm25` defines it; ``only`` restricts the
+        candidates to those row ids (bound as one array), ``where`` to the records whose metadata passes
+        it (its SQL in the same statement, every value bound).
 
         Candidates: active records of ``scope`` whose ``tsvector`` holds any
         term (GIN index). Score per record: ``-sum_i idf_i * f_i * (k1 + 1) /
@@ -836,7 +840,7 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore):
         those holding term ``i`` (``fts_stats`` / ``fts_terms`` of the scope): no
         other scope's records move a score. Order: score, then insertion order.
         """
-        if limit <= 0 or not match_expression:
+        if limit <= 0 or not match_expression or (only is not None and not only):
             return []
         kind, key = scope.storage()
         name = self._realm_name(realm)
@@ -844,6 +848,12 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore):
         lexemes = list(dict.fromkeys(pg_schema.lexeme(t) for t in terms))
         if not lexemes:
             return []
+        filtered, bound = "", {}
+        if where is not None:
+            sql, values = compile_filter(where, pg=True, column="r.metadata")
+            parts = sql.split("?")
+            filtered = "AND " + "".join(p + (f"%(f{i})s" if i < len(values) else "") for i, p in enumerate(parts)) + " "
+            bound = {f"f{i}": v for i, v in enumerate(values)}
         rows = self._query(
             name,
             "WITH st AS (SELECT n_rows::float8 AS n, n_tokens::float8 / n_rows AS avgdl FROM §fts_stats "
@@ -858,11 +868,11 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore):
             "    FROM q CROSS JOIN LATERAL (SELECT COALESCE((f.tf ->> q.term)::float8, 0) AS freq) w) AS score "
             "  FROM §records_fts f CROSS JOIN st "
             "  WHERE f.realm = %(realm)s AND f.scope_kind = %(kind)s AND f.scope_key = %(key)s "
-            "  AND f.doc @@ %(tsq)s::tsquery) "
+            "  AND f.doc @@ %(tsq)s::tsquery" + (" AND f.rid = ANY(%(only)s::bigint[])" if only is not None else "") + ") "
             # Joined on the primary key only: a full-text row exists iff its record is active
             # (same transaction), and rid is unique across realms.
             f"SELECT {VIEW_COLUMNS}, hits.score AS score FROM hits JOIN §records r ON r.rid = hits.rid "
-            "WHERE r.status_kind = 'active' AND " + unexpired("r.").replace("?", "%(now)s") + " "
+            "WHERE r.status_kind = 'active' AND " + unexpired("r.").replace("?", "%(now)s") + " " + filtered +
             "ORDER BY hits.score, r.rid LIMIT %(limit)s",
             {
                 "realm": name,
@@ -874,6 +884,8 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore):
                 "b": BM25_B,
                 "limit": limit,
                 "now": self.clock.now_ms(),
+                "only": sorted(only) if only is not None else None,
+                **bound,
             },
         )
         return [(row_to_view(r), float(r["score"])) for r in rows]

@@ -188,6 +188,8 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
     (5, "pending-forgets", _PENDING_FORGETS),
     (6, "hot-query-indexes", _HOT_QUERY_INDEXES),
     (7, "erasure-register", _ERASURES),
+    # A record's metadata JSON object (canonical JSON text; "{}" for the records written before).
+    (8, "record-metadata", ["ALTER TABLE records ADD COLUMN metadata TEXT NOT NULL DEFAULT '{}'"]),
     # Version 8 is "record-metadata"; steps are applied by version, so either may arrive first.
     (9, "record-expiry", [
         "ALTER TABLE records ADD COLUMN expires_at_ms INTEGER",

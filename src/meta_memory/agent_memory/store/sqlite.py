@@ -56,6 +56,7 @@ from meta_memory.agent_memory.fields import (
     normalize_tags,
     validate_record_fields,
 )
+from meta_memory.agent_memory.filters import FilterNode
 from meta_memory.agent_memory.hashing import content_hash, mint_token
 from meta_memory.agent_memory.markdown import (
     IMPORTED_SUFFIX,
@@ -172,6 +173,10 @@ def _records_select(columns: str, where: str) -> str:
 
 
 #: The one statement inserting a record row (written once, not per row).
+#: A filtered search widens its candidates this many times (4x each, from 4 x limit) before it reads
+#: the scope's matching rows instead.
+_WIDENINGS = 3
+
 _INSERT_RECORD = f"INSERT INTO records({INSERT_COLUMNS}) VALUES ({', '.join('?' * (INSERT_COLUMNS.count(',') + 1))})"
 
 class _RealmDb:
@@ -1018,7 +1023,8 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
                     out[mid] = [row_to_view(r) for pair in zip_longest(earlier, later) for r in pair if r is not None]
         return out
 
-    def search(self, realm: str, scope: Scope, match_expression: str, limit: int) -> list[tuple[RecordView, float]]:
+    def search(self, realm: str, scope: Scope, match_expression: str, limit: int,
+               only: Collection[int] | None = None, where: FilterNode | None = None) -> list[tuple[RecordView, float]]:
         """See :meth:`AgentMemoryStore.search`: ordered by bm25 over the statistics of ``scope`` alone
         (:mod:`meta_memory.recall.bm25`), ties by insertion order (``rid``), like the PostgreSQL store;
         no other scope's rows change a score or the order.
@@ -1031,20 +1037,72 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
         sweep tombstones them, so the candidates asked for are ``limit`` plus the scope's expired ones
         (an indexed count): the answer is the best ``limit`` among unexpired records, not fewer.
         """
-        if limit <= 0 or not match_expression:
+        if limit <= 0 or not match_expression or (only is not None and not only):
             return []
         kind, key = scope.storage()
         name = self._realm_name(realm)  # validates the realm name
         now = self.clock.now_ms()
+        only = frozenset(only) if only is not None else None
         with self._read(realm) as conn:
-            wanted = limit + self._expired_count(conn, kind, key, now)
-            hits = self.lexical_index.search(conn, name, (kind, key), match_expression, wanted)
-            if hits is None:
-                try:
-                    hits = bm25.scoped_candidates(conn, kind, key, match_expression, wanted)
-                except (sqlite3.OperationalError, ValueError) as exc:
-                    raise AgentMemoryError("io", f"full-text query failed: {exc}") from None
-            return self._current_views(conn, kind, key, hits, now)[:limit]
+            # records past their expiry keep their full-text rows until the sweep: ask for that many more
+            expired = self._expired_count(conn, kind, key, now)
+
+            def ranked(n: int, among: frozenset[int] | None) -> list[tuple[int, float, Mapping[str, int]]]:
+                hits = self.lexical_index.search(conn, name, (kind, key), match_expression, n, among)
+                if hits is None:
+                    try:
+                        hits = bm25.scoped_candidates(conn, kind, key, match_expression, n, among)
+                    except (sqlite3.OperationalError, ValueError) as exc:
+                        raise AgentMemoryError("io", f"full-text query failed: {exc}") from None
+                return list(hits)
+
+            if where is None:
+                return self._current_views(conn, kind, key, ranked(limit + expired, only), now)[:limit]
+            # The best candidates in score order, kept when their metadata passes: exact once ``limit`` pass
+            # or the candidates run out. A filter few candidates pass falls back to the scope's matching
+            # rows (one scan) as ``only``.
+            tail, params = self._filter_tail(where)
+            wanted = max(4 * limit, 64) + expired
+            for _ in range(_WIDENINGS):
+                hits = ranked(wanted, only)
+                passing = self._passing_rids(conn, [rid for rid, _, _ in hits], tail, params)
+                kept = self._current_views(conn, kind, key, [h for h in hits if h[0] in passing], now)
+                if len(kept) >= limit or len(hits) < wanted:
+                    return kept[:limit]
+                wanted *= 4
+            sql, bound = self._active_sql(name, scope, tail, params)
+            matching = frozenset(int(r[0]) for r in conn.execute(sql.replace(RECORD_COLUMNS, "rid", 1), bound))
+            among = matching if only is None else matching & only
+            return self._current_views(conn, kind, key, ranked(limit, among), now)[:limit] if among else []
+
+    def passing(self, realm: str, scope: Scope, where: FilterNode, memory_ids: Collection[str]) -> set[str]:
+        """See :meth:`AgentMemoryStore.passing`: by id (the unary ``+`` keeps the planner off the scope
+        index, which would walk the whole scope)."""
+        name = self._realm_name(realm)
+        ids = sorted({i for i in memory_ids if isinstance(i, str)})
+        if not ids or not self._has_realm(name):
+            return set()
+        kind, key = scope.storage()
+        tail, params = self._filter_tail(where)
+        out: set[str] = set()
+        with self._read(realm) as conn:
+            for i in range(0, len(ids), 500):
+                part = ids[i:i + 500]
+                out.update(str(r[0]) for r in conn.execute(
+                    f"SELECT memory_id FROM records WHERE memory_id IN ({', '.join('?' * len(part))}) "
+                    f"AND +scope_kind = ? AND +scope_key = ? AND +status_kind = 'active' {tail}",
+                    (*part, kind, key, *params)))
+        return out
+
+    @staticmethod
+    def _passing_rids(conn: sqlite3.Connection, rids: Sequence[int], tail: str, params: Sequence[Any]) -> set[int]:
+        """The rids among ``rids`` whose metadata passes a filter (``tail``: ``AND <filter>``), by primary key."""
+        out: set[int] = set()
+        for i in range(0, len(rids), 500):
+            part = rids[i:i + 500]
+            out.update(int(r[0]) for r in conn.execute(
+                f"SELECT rid FROM records WHERE rid IN ({', '.join('?' * len(part))}) {tail}", (*part, *params)))
+        return out
 
     @staticmethod
     def _expired_count(conn: sqlite3.Connection, kind: str, key: str, now_ms: int) -> int:

@@ -176,11 +176,15 @@ class VectorSource(Protocol):
 class _StoreVectors:
     """:class:`VectorSource` over a record store's vector methods for one ``(realm, scope)``."""
 
-    def __init__(self, store: Any, realm: str, scope: Any) -> None:
+    def __init__(self, store: Any, realm: str, scope: Any, reader: Any = None) -> None:
         self.store, self.realm, self.scope = store, realm, scope
+        #: a filtered recall's reader (its ``admits``): only the matching records' vectors are scored
+        self.reader = reader if getattr(reader, "where", None) is not None else None
 
     @property
     def cache_key(self) -> Hashable:
+        if self.reader is not None:  # a filtered matrix is cached under its own key
+            return (id(self.store), self.realm, self.scope.storage(), "where", repr(self.reader.where))
         return (id(self.store), self.realm, self.scope.storage())
 
     def vector_signature(self, model: str) -> tuple[int, int]:
@@ -188,14 +192,19 @@ class _StoreVectors:
         return signature
 
     def vectors(self, model: str) -> list[tuple[str, bytes]]:
-        rows: list[tuple[str, bytes]] = self.store.scope_vectors(self.realm, self.scope, model)
-        return rows
+        found: list[tuple[str, bytes]] = self.store.scope_vectors(self.realm, self.scope, model)
+        if self.reader is not None:
+            ok = self.reader.admitted([memory_id for memory_id, _ in found])
+            return [(memory_id, vec) for memory_id, vec in found if memory_id in ok]
+        return found
 
     def records(self, ids: Sequence[str]) -> dict[str, Any]:
         """The records of ``ids`` active and unexpired in the scope now (an expired one is no candidate)."""
         out = {}
         now = self.store.clock.now_ms()
         for memory_id in ids:
+            if self.reader is not None and not self.reader.admits(memory_id):
+                continue
             rec = self.store.get(self.realm, memory_id)
             if rec is not None and rec.scope == self.scope and rec.is_live(now):
                 out[memory_id] = rec
@@ -209,7 +218,7 @@ def vector_source(reader: Any) -> VectorSource | None:
         return reader
     store = getattr(reader, "store", None)
     if store is not None and hasattr(store, "scope_vectors") and hasattr(reader, "scope"):
-        return _StoreVectors(store, reader.realm, reader.scope)
+        return _StoreVectors(store, reader.realm, reader.scope, reader)
     return None
 
 

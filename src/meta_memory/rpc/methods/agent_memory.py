@@ -67,7 +67,8 @@ def register(table: MethodTable) -> None:
         """Store a record in the identity's scope (application author; exact-content dedup). Never quarantined,
         unless it names ``derived_from_sessions`` and one of them is tainted."""
         return runtime.agent_memory.service.remember(p.realm, p.identity, p.title, p.body, p.tags or [],
-                                                     p.derived_from_sessions or (), ttl_s=p.ttl_s)
+                                                     p.derived_from_sessions or (), ttl_s=p.ttl_s,
+                                                     metadata=p.metadata)
 
     @table.method("meta/agent_memory/remember_batch", RememberBatchParams, requires=derived_write, mutating=True,
                   available=on,
@@ -75,7 +76,7 @@ def register(table: MethodTable) -> None:
     def remember_batch(runtime: "Runtime", ctx: CallContext, p: RememberBatchParams) -> dict[str, Any]:
         """Store many records in the identity's scope in one transaction: a result per item, in order."""
         return runtime.agent_memory.service.remember_batch(
-            p.realm, p.identity, [(r.title, r.body, r.tags or [], r.ttl_s) for r in p.records],
+            p.realm, p.identity, [(r.title, r.body, r.tags or [], r.ttl_s, r.metadata) for r in p.records],
             p.derived_from_sessions or ()
         )
 
@@ -85,7 +86,7 @@ def register(table: MethodTable) -> None:
         """Recall the identity's active records: ``{records, skip_reason}``."""
         return runtime.agent_memory.service.recall(
             p.realm, p.identity, selection=p.selection, query_text=p.query_text, query_terms=p.query_terms,
-            max_entries=p.max_entries,
+            max_entries=p.max_entries, where=p.where,
         )
 
     @table.method("meta/agent_memory/forget", ForgetParams, requires=on_identity("agent.memory.delete"), mutating=True,
@@ -100,7 +101,8 @@ def register(table: MethodTable) -> None:
     def update(runtime: "Runtime", ctx: CallContext, p: UpdateParams) -> dict[str, Any]:
         """Supersede a record with a new version (omitted fields kept): ``{memory_id, supersedes, record}``."""
         return runtime.agent_memory.service.update(p.realm, p.identity, p.memory_id, p.title, p.body, p.tags,
-                                                   ttl_s=p.ttl_s, clear_expiry=p.clear_expiry)
+                                                   ttl_s=p.ttl_s, clear_expiry=p.clear_expiry,
+                                                   metadata=p.metadata)
 
     @table.method("meta/agent_memory/manifest", ManifestParams, requires=read, mutating=False, available=on,
                   result=ManifestResult)
@@ -113,7 +115,7 @@ def register(table: MethodTable) -> None:
     def list_records(runtime: "Runtime", ctx: CallContext, p: ListParams) -> dict[str, Any]:
         """The identity's active records holding every tag, newest updated first: ``{records, next_cursor}``."""
         return runtime.agent_memory.service.list_records(p.realm, p.identity, tags=p.tags or [], limit=p.limit,
-                                                         cursor=p.cursor)
+                                                         cursor=p.cursor, where=p.where)
 
     @table.method("meta/agent_memory/history", HistoryParams, requires=read, mutating=False, available=on,
                   result=HistoryResult)

@@ -7,18 +7,21 @@ named (-32602) and the store can never disagree.
 
 from __future__ import annotations
 
+import json
 from typing import Any, Literal
 
-from pydantic import Field, ValidationInfo, field_validator, model_validator
+from pydantic import Field, PrivateAttr, ValidationInfo, field_validator, model_validator
 
 from ...agent_memory.fields import (
     FieldError,
     check_ttl_s,
     compact_whitespace,
     memory_id_ref,
+    normalize_metadata,
     normalize_tags,
     validate_record_fields,
 )
+from ...agent_memory.filters import FilterNode, parse_filter
 from ...limits import (
     MAX_BATCH_OPS,
     MAX_DERIVED_SESSIONS,
@@ -88,6 +91,36 @@ def _tags(value: list[str] | None) -> tuple[str, ...]:
         raise ValueError(exc.rule) from None
 
 
+def _metadata(value: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The wire ``metadata`` checked against the caps of :func:`~meta_memory.agent_memory.fields.normalize_metadata`."""
+    if value is None:
+        return None
+    try:
+        return normalize_metadata(value)
+    except FieldError as exc:
+        raise ValueError(exc.rule) from None
+
+
+class _FilterParams(IdentityParams):
+    """``filter?``: a metadata filter (:mod:`meta_memory.agent_memory.filters`), parsed once here;
+    :attr:`where` is the parsed model (``None``: no filter)."""
+
+    filter: dict[str, Any] | None = None
+    _where: FilterNode | None = PrivateAttr(default=None)
+
+    @model_validator(mode="after")
+    def _parse_filter(self) -> Any:
+        try:
+            self._where = parse_filter(self.filter)
+        except FieldError as exc:
+            raise ValueError(exc.rule) from None
+        return self
+
+    @property
+    def where(self) -> FilterNode | None:
+        return self._where
+
+
 def _derived_sessions(value: list[str] | None) -> list[str] | None:
     """``derived_from_sessions``: 1..64 session keys, each trimmed, non-empty and at most 512 bytes;
     repeats are dropped (first kept)."""
@@ -139,23 +172,28 @@ class _ContentParams(IdentityParams, _TtlParams):
     title: str
     body: str
     tags: list[str] | None = None
+    metadata: dict[str, Any] | None = None
 
     _v_title = field_validator("title")(lambda cls, v: _title(v))
     _v_body = field_validator("body")(lambda cls, v: _body(v))
     _v_tags = field_validator("tags")(lambda cls, v: list(_tags(v)))
+    _v_metadata = field_validator("metadata")(lambda cls, v: _metadata(v))
 
 
 class RememberParams(_ContentParams, DerivedParams):
-    """``meta/agent_memory/remember``: identity, realm?, title, body, tags?, derived_from_sessions?, ttl_s?"""
+    """``meta/agent_memory/remember``: identity, realm?, title, body, tags?, metadata? (a JSON object,
+    ``agent_memory/fields.py`` caps), derived_from_sessions?, ttl_s?"""
 
 
 class RememberBatchItem(_TtlParams):
-    """One record of ``meta/agent_memory/remember_batch``: title, body, tags?, ttl_s? (shapes only; the
-    content rules are the store's, applied per item so one bad record refuses only itself)."""
+    """One record of ``meta/agent_memory/remember_batch``: title, body, tags?, ttl_s?, metadata? (shapes only;
+    the content rules, metadata's included, are the store's, applied per item so one bad record refuses only
+    itself)."""
 
     title: str
     body: str
     tags: list[str] | None = None
+    metadata: dict[str, Any] | None = None
 
 
 class RememberBatchParams(IdentityParams, DerivedParams):
@@ -175,9 +213,19 @@ class RememberBatchParams(IdentityParams, DerivedParams):
         total = 0
         for item in value:
             total += _nbytes(item.title) + _nbytes(item.body) + sum(_nbytes(t) for t in item.tags or ())
+            if item.metadata:
+                total += _metadata_bytes(item.metadata)
             if total > MAX_REMEMBER_BATCH_BYTES:
                 raise ValueError(f"records must hold at most {MAX_REMEMBER_BATCH_BYTES} bytes of text together")
         return value
+
+
+def _metadata_bytes(value: Any) -> int:
+    """A rough UTF-8 size of an item's metadata, for the batch's total (the exact caps are the store's)."""
+    try:
+        return len(json.dumps(value, ensure_ascii=False, default=str).encode("utf-8", "surrogatepass"))
+    except (ValueError, TypeError):
+        return 0
 
 
 def _memory_id(value: str) -> str:
@@ -185,11 +233,13 @@ def _memory_id(value: str) -> str:
 
 
 class UpdateParams(IdentityParams, _TtlParams):
-    """``meta/agent_memory/update``: identity, realm?, memory_id, title?, body?, tags?, ttl_s?, clear_expiry?
+    """``meta/agent_memory/update``: identity, realm?, memory_id, title?, body?, tags?, metadata?, ttl_s?,
+    clear_expiry?
 
     An omitted (or ``null``) field keeps the prior version's value; at least one of
-    ``title``, ``body``, ``tags``, ``ttl_s``, ``clear_expiry: true`` is required (``tags: []`` clears the
-    tags). ``ttl_s`` gives the new version an expiry ``ttl_s`` seconds from now; ``clear_expiry: true``
+    ``title``, ``body``, ``tags``, ``metadata``, ``ttl_s``, ``clear_expiry: true`` is required (``tags: []``
+    clears the tags; a ``metadata`` object replaces the prior's whole, keys are not merged, and ``{}`` clears
+    it). ``ttl_s`` gives the new version an expiry ``ttl_s`` seconds from now; ``clear_expiry: true``
     gives it none; without either it keeps the prior's ``expires_at_ms``. The two together are refused."""
 
     memory_id: str
@@ -197,19 +247,21 @@ class UpdateParams(IdentityParams, _TtlParams):
     body: str | None = None
     tags: list[str] | None = None
     clear_expiry: bool = False
+    metadata: dict[str, Any] | None = None
 
     _v_memory_id = field_validator("memory_id")(lambda cls, v: _memory_id(v))
     _v_title = field_validator("title")(lambda cls, v: None if v is None else _title(v))
     _v_body = field_validator("body")(lambda cls, v: None if v is None else _body(v))
     _v_tags = field_validator("tags")(lambda cls, v: None if v is None else list(_tags(v)))
+    _v_metadata = field_validator("metadata")(lambda cls, v: _metadata(v))
 
     @model_validator(mode="after")
     def _something_to_change(self) -> "UpdateParams":
         if self.ttl_s is not None and self.clear_expiry:
             raise ValueError("ttl_s and clear_expiry: true are exclusive (give one)")
-        if (self.title is None and self.body is None and self.tags is None and self.ttl_s is None
-                and not self.clear_expiry):
-            raise ValueError("update needs at least one of title, body, tags, ttl_s, clear_expiry")
+        if (self.title is None and self.body is None and self.tags is None and self.metadata is None
+                and self.ttl_s is None and not self.clear_expiry):
+            raise ValueError("update needs at least one of title, body, tags, metadata, ttl_s, clear_expiry")
         return self
 
 
@@ -227,9 +279,10 @@ class HistoryParams(IdentityParams):
     _v_memory_id = field_validator("memory_id")(lambda cls, v: _memory_id(v))
 
 
-class RecallParams(IdentityParams):
+class RecallParams(_FilterParams):
     """``meta/agent_memory/recall``: identity, realm?, selection? (contextual|always), query_text?,
-    query_terms?, max_entries? (1..64; default from config)."""
+    query_terms?, max_entries? (1..64; default from config), filter? (over the records' metadata: the
+    best ``max_entries`` among the matching records)."""
 
     selection: str | None = None
     query_text: str | None = None
@@ -301,10 +354,10 @@ class ManifestParams(IdentityParams):
         return self
 
 
-class ListParams(IdentityParams):
+class ListParams(_FilterParams):
     """``meta/agent_memory/list``: identity, realm?, tags? (every one must be held; normalised like a
-    write's tags, at most 32), limit? (1..500, default 100), cursor? (the ``next_cursor`` of the page
-    before)."""
+    write's tags, at most 32), filter? (over the records' metadata), limit? (1..500, default 100),
+    cursor? (the ``next_cursor`` of the page before, with the same filter)."""
 
     tags: list[str] | None = None
     limit: Any = Field(default=None, validate_default=True)

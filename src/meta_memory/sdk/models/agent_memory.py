@@ -1,7 +1,7 @@
 """Typed results of the agent-memory methods, as the SDK returns them (pydantic v2).
 
 Wire shapes (reference §2A "Wire-level record", §10 "Handle methods"):
-``AgentMemoryRecord {memory_id, title, body, tags, created_at_ms, updated_at_ms, expires_at_ms}``,
+``AgentMemoryRecord {memory_id, title, body, tags, metadata, created_at_ms, updated_at_ms, expires_at_ms}``,
 ``AgentMemoryForgetResult {memory_id, deleted}``,
 ``AgentMemoryUpdateResult {memory_id, supersedes}``,
 ``AgentMemoryRecordMeta {id, kind, title, description, age_days, rank}``,
@@ -30,6 +30,8 @@ class AgentMemoryRecord(OpenModel):
     title: str = Field(min_length=1)
     body: str = Field(min_length=1)
     tags: list[str] = Field(default_factory=list)
+    #: The record's metadata, a JSON object given at remember/update (``{}`` when none), never interpreted.
+    metadata: dict[str, Any] = Field(default_factory=dict)
     created_at_ms: int
     updated_at_ms: int
     #: When the record stops being active (epoch ms, UTC); ``None`` when it never expires.

@@ -87,6 +87,8 @@ class PanelRecord(_PanelRow):
     title: str = ""
     description: str = ""
     tags: list[str] = Field(default_factory=list)
+    #: The record's metadata object (``{}`` when it has none).
+    metadata: dict[str, Any] = Field(default_factory=dict)
     trust: str | None = None
     status: dict[str, Any] = Field(default_factory=dict)
     created_at_ms: int | None = None
