@@ -26,9 +26,9 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import locomo_recall as lr  # noqa: E402
+from _standalone import StandaloneIndex  # noqa: E402
 from meta_memory.recall.lexical import LexicalRecallProvider  # noqa: E402
 from meta_memory.recall.provider import RecallOutcome, RecallRequest  # noqa: E402
-from meta_memory.recall.standalone import StandaloneIndex  # noqa: E402
 
 #: The weights of the grid (dense share of the weighted sum).
 GRID = tuple(round(0.1 * i, 1) for i in range(11))
@@ -71,9 +71,9 @@ class MemoLexical:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from _standalone import VectorSidecar
     from meta_memory.recall.semantic.hybrid import HybridConfig, HybridRecallProvider
     from meta_memory.recall.semantic.model import MiniLMEmbedder
-    from meta_memory.recall.semantic.standalone import VectorSidecar
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=lr.DEFAULT_DATA)

