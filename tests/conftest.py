@@ -118,10 +118,15 @@ SLOW_MODULES = (
 )
 
 
+#: The directories whose tests run on both stores through the ``backend`` fixture of ``contract/conftest.py``.
+TWO_BACKEND_DIRS = ("contract/", "recall/")
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Mark ``slow`` every test of a module in ``SLOW_MODULES``, and the PostgreSQL run of each
-    two-backend store test (``tests/contract``: its SQLite run stays in the fast tier, and
-    ``tests/postgres`` covers that backend there). The full run is unchanged."""
+    two-backend store test (``tests/contract`` and the ranking tests of ``tests/recall``: their SQLite
+    run stays in the fast tier, and ``tests/postgres`` covers that backend there). The full run is
+    unchanged."""
     root = Path(__file__).resolve().parent
     for item in items:
         try:
@@ -130,7 +135,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             continue
         callspec = getattr(item, "callspec", None)
         if rel.startswith(SLOW_MODULES) or (
-                rel.startswith("contract/") and callspec is not None and callspec.params.get("backend") == "postgres"):
+                rel.startswith(TWO_BACKEND_DIRS) and callspec is not None and callspec.params.get("backend") == "postgres"):
             item.add_marker(pytest.mark.slow)
 
 

@@ -10,9 +10,9 @@ from hypothesis import strategies as st
 from meta_memory.recall.dates import DateQuery, overlaps, own_day, query_dates, record_dates
 from meta_memory.recall.lexical import LexicalConfig, LexicalRecallProvider
 from meta_memory.recall.provider import RecallRequest
-from meta_memory.recall.standalone import StandaloneIndex
 
 from .conftest import IDENTITY, rec
+from .store_index import StoreIndex
 
 
 def day(y: int, m: int, d: int) -> tuple[int, int]:
@@ -86,7 +86,7 @@ def test_overlaps_is_symmetric(a: int, b: int, c: int, d: int) -> None:
     assert overlaps(x, y) == overlaps(y, x) == (max(x[0], y[0]) <= min(x[1], y[1]))
 
 
-def test_a_dated_question_prefers_the_turn_of_that_day(index: StandaloneIndex) -> None:
+def test_a_dated_question_prefers_the_turn_of_that_day(index: StoreIndex) -> None:
     # Same words, two days of one month: the question's date picks the record that speaks of it.
     index.add(rec("may12", "Joanna — 9:00 am on 12 May, 2022", "I watched a great movie last night!", at=1))
     index.add(rec("may20", "Joanna — 9:00 am on 20 May, 2022", "I watched a great movie last night!", at=2))

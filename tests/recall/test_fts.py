@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import itertools
 import sqlite3
 import unicodedata
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from meta_memory.errors import AgentMemoryError
 from meta_memory.recall import fts
-from meta_memory.recall.standalone import StandaloneIndex
 
 from .conftest import rec
+from .store_index import StoreIndex
+
+_EXAMPLES = itertools.count()
 
 
 @pytest.fixture(scope="module")
@@ -92,16 +96,17 @@ def test_any_query_yields_valid_match_or_none(conn: sqlite3.Connection, text: st
     conn.execute(f"SELECT count(*) FROM {fts.FTS_TABLE} WHERE {fts.FTS_TABLE} MATCH ?", (match,)).fetchone()
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.text(min_size=1, max_size=60))
-def test_any_text_indexes_and_finds_itself(text: str) -> None:
-    idx = StandaloneIndex()
+def test_any_text_indexes_and_finds_itself(index: StoreIndex, text: str) -> None:
+    # One store for every example, a fresh identity each: bm25 reads only the scope's own statistics.
+    safe = text.encode("utf-8", "replace").decode("utf-8")
+    who = f"h{next(_EXAMPLES)}"
     try:
-        safe = text.encode("utf-8", "replace").decode("utf-8")
-        idx.add(rec("m1", "t", safe))
-        match = fts.match_expression(safe)
-        if match is not None:
-            found = [r.memory_id for r, _ in idx.reader("identity:luka").search(match, 5)]
-            assert found == ["m1"]
-    finally:
-        idx.close()
+        index.add(rec("m" + who, "t", safe, scope=who))
+    except AgentMemoryError:
+        assume(False)  # the validator refuses it (an empty body after trimming, a control character, a secret)
+    match = fts.match_expression(safe)
+    if match is not None:
+        found = [r.memory_id for r, _ in index.reader(who).search(match, 5)]
+        assert found == ["m" + who]

@@ -13,14 +13,14 @@ from meta_memory.recall import fts
 from meta_memory.recall.fullscan import FullScanRecallProvider
 from meta_memory.recall.lexical import LexicalConfig, LexicalRecallProvider, field_score
 from meta_memory.recall.provider import SKIP_NO_QUERY_TERMS, RecallRequest
-from meta_memory.recall.standalone import StandaloneIndex
 
 from .conftest import IDENTITY, T0, rec
+from .store_index import StoreIndex
 
 MINUTE = 60_000
 
 
-def ask(index: StandaloneIndex, query: str | None, *, selection: str = "contextual", max_entries: int = 8,
+def ask(index: StoreIndex, query: str | None, *, selection: str = "contextual", max_entries: int = 8,
         provider: object | None = None, terms: tuple[str, ...] = ()) -> list[str]:
     prov = provider or LexicalRecallProvider()
     req = RecallRequest(IDENTITY, "default", query, terms, selection, max_entries)  # type: ignore[arg-type]
@@ -28,13 +28,13 @@ def ask(index: StandaloneIndex, query: str | None, *, selection: str = "contextu
 
 
 @pytest.mark.parametrize("provider", [LexicalRecallProvider(), FullScanRecallProvider()])
-def test_passport_example(index: StandaloneIndex, provider: object) -> None:
+def test_passport_example(index: StoreIndex, provider: object) -> None:
     index.add(rec("generic", "Daily notes", "Went for a walk and had lunch", at=T0 + 5))
     index.add(rec("passport", "Passport location", "Top drawer of the desk", tags=("travel",), at=T0))
     assert ask(index, "I need the passport for travel", provider=provider) == ["passport"]
 
 
-def test_stopword_query_returns_nothing_with_reason(index: StandaloneIndex) -> None:
+def test_stopword_query_returns_nothing_with_reason(index: StoreIndex) -> None:
     index.add(rec("m1", "Where did I put the keys", "the keys are in the bowl"))
     out = LexicalRecallProvider().recall(RecallRequest(IDENTITY, "default", "where did I put the"), index.reader(IDENTITY))
     assert out.records == [] and out.skip_reason == SKIP_NO_QUERY_TERMS
@@ -50,7 +50,7 @@ def test_field_score_follows_the_reference_points() -> None:
     assert field_score(["travel", "passport", "drawer"], *sets, *texts) == 12
 
 
-def test_unicode_recall_examples(index: StandaloneIndex) -> None:
+def test_unicode_recall_examples(index: StoreIndex) -> None:
     index.add(rec("tea", "Drinks", "我喜欢喝绿茶", at=T0))
     index.add(rec("cafe", "Meeting place", unicodedata.normalize("NFC", "the café on the corner"), at=T0 + 1))
     index.add(rec("street", "Address", "Hauptstraße 5", at=T0 + 2))
@@ -64,27 +64,27 @@ def test_unicode_recall_examples(index: StandaloneIndex) -> None:
 
 
 @pytest.mark.parametrize("query", ["don't", '"', "a:b", "(", "*", "NEAR", "AND", "-x", "OR passport*"])
-def test_syntax_queries_are_safe(index: StandaloneIndex, query: str) -> None:
+def test_syntax_queries_are_safe(index: StoreIndex, query: str) -> None:
     index.add(rec("m1", "Passport", "NEAR the door AND don't forget"))
     result = ask(index, query)
     assert result in ([], ["m1"])
 
 
-def test_syntax_words_find_their_text(index: StandaloneIndex) -> None:
+def test_syntax_words_find_their_text(index: StoreIndex) -> None:
     index.add(rec("m1", "Passport", "NEAR the door AND don't forget"))
     index.add(rec("m2", "Other", "nothing here"))
     assert ask(index, "NEAR") == ["m1"]
     assert ask(index, "OR passport*") == ["m1"]
 
 
-def test_field_weights_order_tag_title_body(index: StandaloneIndex) -> None:
+def test_field_weights_order_tag_title_body(index: StoreIndex) -> None:
     index.add(rec("body", "Misc", "garden tools in the shed", at=T0 + 3))
     index.add(rec("title", "Garden plan", "tomatoes in spring", at=T0 + 2))
     index.add(rec("tag", "Misc notes", "seeds and soil", tags=("garden",), at=T0 + 1))
     assert ask(index, "garden") == ["tag", "title", "body"]
 
 
-def test_ties_break_by_updated_then_created_then_id(index: StandaloneIndex) -> None:
+def test_ties_break_by_updated_then_created_then_id(index: StoreIndex) -> None:
     index.add(rec("b", "Same", "identical words here", at=T0, updated=T0 + 10))
     index.add(rec("a", "Same", "identical words here", at=T0, updated=T0 + 10))
     index.add(rec("c", "Same", "identical words here", at=T0 + 1, updated=T0 + 10))
@@ -93,7 +93,7 @@ def test_ties_break_by_updated_then_created_then_id(index: StandaloneIndex) -> N
     assert ask(index, "identical", provider=LexicalRecallProvider(cfg)) == ["d", "c", "a", "b"]
 
 
-def test_always_selection_is_newest_first(index: StandaloneIndex) -> None:
+def test_always_selection_is_newest_first(index: StoreIndex) -> None:
     index.add(rec("old", "A", "x", at=T0, updated=T0))
     index.add(rec("new", "B", "y", at=T0, updated=T0 + 100))
     index.add(rec("mid", "C", "z", at=T0 + 50, updated=T0 + 50))
@@ -101,28 +101,28 @@ def test_always_selection_is_newest_first(index: StandaloneIndex) -> None:
     assert ask(index, "where did I put the", selection="always", max_entries=2) == ["new", "mid"]
 
 
-def test_max_entries_truncates(index: StandaloneIndex) -> None:
+def test_max_entries_truncates(index: StoreIndex) -> None:
     index.add_many(rec(f"m{i}", f"Garden {i}", "garden", at=T0 + i) for i in range(20))
     assert len(ask(index, "garden", max_entries=3)) == 3
 
 
-def test_inactive_and_foreign_records_are_never_recalled(index: StandaloneIndex) -> None:
+def test_inactive_and_foreign_records_are_never_recalled(index: StoreIndex) -> None:
     index.add(rec("mine", "Garden", "garden"))
     index.add(rec("gone", "Garden", "garden"))
     index.add(rec("quarantined", "Garden", "garden", status="quarantined"))
-    index.add(rec("theirs", "Garden", "garden", scope="identity:other"))
+    index.add(rec("theirs", "Garden", "garden", scope="other"))
     index.set_status("gone", "tombstoned", T0 + 1)
     assert ask(index, "garden") == ["mine"]
     assert ask(index, None, selection="always") == ["mine"]
 
 
-def test_extra_query_terms_are_normalised_and_used(index: StandaloneIndex) -> None:
+def test_extra_query_terms_are_normalised_and_used(index: StoreIndex) -> None:
     index.add(rec("m1", "Passport location", "drawer"))
     assert ask(index, None, terms=("PASSPORT",)) == ["m1"]
     assert ask(index, "where is it", terms=("passports",)) == ["m1"]
 
 
-def test_context_lifts_a_match_written_next_to_a_stronger_match(index: StandaloneIndex) -> None:
+def test_context_lifts_a_match_written_next_to_a_stronger_match(index: StoreIndex) -> None:
     # Two weak matches on "caroline"; the one written a minute after the strong
     # "research" match is lifted above the newer one written an hour later.
     index.add(rec("q", "Caroline", "What did you research for the project?", at=T0))
@@ -135,7 +135,7 @@ def test_context_lifts_a_match_written_next_to_a_stronger_match(index: Standalon
     assert ask(index, "What did Caroline research?", provider=flat) == ["q", "far", "a"]
 
 
-def test_context_can_admit_unmatched_neighbours_when_enabled(index: StandaloneIndex) -> None:
+def test_context_can_admit_unmatched_neighbours_when_enabled(index: StoreIndex) -> None:
     index.add(rec("q", "Chat", "What did you research for the project?", at=T0))
     index.add(rec("a", "Chat", "Adoption agencies, mostly.", at=T0 + MINUTE))
     index.add(rec("far", "Chat", "Unrelated talk about lunch.", at=T0 + 60 * MINUTE))
@@ -155,15 +155,15 @@ def test_request_validation() -> None:
             RecallRequest(IDENTITY, "default", "x", max_entries=bad)  # type: ignore[arg-type]
 
 
-def test_reference_provider_ignores_non_ascii_but_ours_does_not(index: StandaloneIndex) -> None:
+def test_reference_provider_ignores_non_ascii_but_ours_does_not(index: StoreIndex) -> None:
     index.add(rec("tea", "Drinks", "我喜欢喝绿茶 und Straße"))
     assert ask(index, "绿茶", provider=FullScanRecallProvider()) == []
     assert ask(index, "绿茶") == ["tea"]
 
 
-def test_search_finds_own_records_below_other_scopes_best(index: StandaloneIndex) -> None:
+def test_search_finds_own_records_below_other_scopes_best(index: StoreIndex) -> None:
     # 150 stronger matches of another identity share the table; ours must still come back.
-    index.add_many(rec(f"o{i}", "Garden garden", "garden garden garden", scope="identity:other") for i in range(150))
+    index.add_many(rec(f"o{i}", "Garden garden", "garden garden garden", scope="other") for i in range(150))
     index.add_many(rec(f"m{i}", "Notes", f"a garden note number {i}", at=T0 + i) for i in range(3))
     found = [r.memory_id for r, _ in index.reader(IDENTITY).search('"garden"', 100)]
     assert sorted(found) == ["m0", "m1", "m2"]

@@ -6,8 +6,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from meta_memory.recall.lexical import LexicalConfig
-from meta_memory.recall.standalone import IndexedRecord, StandaloneIndex
 from support import load_benchmark
+
+from .conftest import rec
+from .store_index import StoreIndex
 
 H = load_benchmark("locomo_recall", "locomo_recall_harness")
 FOLDS = ["c1", "c2", "c3", "c4", "c5"]
@@ -34,13 +36,11 @@ def test_each_fold_takes_the_best_of_the_others() -> None:
     assert H.choose_per_fold([{"a": 0.5, "b": 0.5}, {"a": 0.5, "b": 0.5}]) == {"a": 0, "b": 0, H.ALL_FOLDS: 0}
 
 
-def test_tuned_folds_score_each_conversation_with_the_others_choice() -> None:
-    index = StandaloneIndex()
+def test_tuned_folds_score_each_conversation_with_the_others_choice(index: StoreIndex) -> None:
     questions = []
     for cid in ("x", "y", "z"):
         for i, body in enumerate(["What is your favourite game?", "Chess, by far."]):
-            index.add(IndexedRecord(f"{cid}/{i}", "Chat", body, created_at_ms=i * 60_000,
-                                    updated_at_ms=i * 60_000, scope_key=cid))
+            index.add(rec(f"{cid}/{i}", "Chat", body, at=i * 60_000, scope=cid))
         questions.append(H.Question(cid, "favourite game", 4, {f"{cid}/1"}))
     grid = {"reply_weight": (0.0, 0.9)}
     held_out, chosen, overall = H.tuned_folds(index, questions, grid)

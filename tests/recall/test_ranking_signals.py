@@ -13,19 +13,19 @@ from meta_memory.recall.lexical import (
     written_after,
 )
 from meta_memory.recall.provider import RecallRequest
-from meta_memory.recall.standalone import StandaloneIndex
 
 from .conftest import IDENTITY, T0, rec
+from .store_index import StoreIndex
 
 MINUTE = 60_000
 
 
-def ask(index: StandaloneIndex, query: str, provider: LexicalRecallProvider | None = None) -> list[str]:
+def ask(index: StoreIndex, query: str, provider: LexicalRecallProvider | None = None) -> list[str]:
     req = RecallRequest(IDENTITY, "default", query, max_entries=8)
     return [s.record.memory_id for s in (provider or LexicalRecallProvider()).recall(req, index.reader(IDENTITY)).records]
 
 
-def test_the_answer_written_after_a_matching_question_is_recalled(index: StandaloneIndex) -> None:
+def test_the_answer_written_after_a_matching_question_is_recalled(index: StoreIndex) -> None:
     index.add(rec("before", "Nate", "Long day at the office.", at=T0 - MINUTE))
     index.add(rec("q", "Joanna", "So what's your favorite game?", at=T0))
     index.add(rec("a", "Nate", "Xenoblade Chronicles, by far.", at=T0 + MINUTE))
@@ -34,20 +34,20 @@ def test_the_answer_written_after_a_matching_question_is_recalled(index: Standal
     assert ask(index, "favorite game", LexicalRecallProvider(LexicalConfig(reply_weight=0.0))) == ["q"]
 
 
-def test_a_statement_lends_no_reply_score(index: StandaloneIndex) -> None:
+def test_a_statement_lends_no_reply_score(index: StoreIndex) -> None:
     index.add(rec("s", "Joanna", "My favorite game is chess.", at=T0))
     index.add(rec("next", "Nate", "Xenoblade Chronicles, by far.", at=T0 + MINUTE))
     assert ask(index, "favorite game") == ["s"]
 
 
-def test_the_reply_outranks_weak_matches_elsewhere(index: StandaloneIndex) -> None:
+def test_the_reply_outranks_weak_matches_elsewhere(index: StoreIndex) -> None:
     index.add(rec("q", "Joanna", "Which dairy-free dessert flavors do you like best?", at=T0))
     index.add(rec("a", "Nate", "Coconut milk, chocolate and mixed berry.", at=T0 + MINUTE))
     index.add_many(rec(f"w{i}", "Nate", f"Flavors are fun {i}", at=T0 + (10 + i) * 10 * MINUTE) for i in range(10))
     assert ask(index, "dairy-free dessert flavors")[:2] == ["q", "a"]
 
 
-def test_records_written_in_one_batch_still_find_the_reply(index: StandaloneIndex) -> None:
+def test_records_written_in_one_batch_still_find_the_reply(index: StoreIndex) -> None:
     # One timestamp for the whole batch: the write order (the reader's before/after order) decides.
     index.add_many(
         rec(mid, "Chat", body, at=T0)

@@ -20,8 +20,7 @@ lacks adds nothing)::
 
 with ``k1 = 1.2``, ``b = 0.5`` (:data:`B`): FTS5's formula, fed the scope's statistics. Best first is the
 smallest; ties by ``rid``. The same arithmetic in the same order runs on every path, so they give
-bit-identical scores: :func:`scoped_candidates` (the SQLite store's FTS5 path and the standalone
-index), :mod:`meta_memory.recall.lexical_index` (vectorised over numpy arrays, :func:`term_score`
+bit-identical scores: :func:`scoped_candidates` (the SQLite store's FTS5 path), :mod:`meta_memory.recall.lexical_index` (vectorised over numpy arrays, :func:`term_score`
 applies to arrays as to floats), and the PostgreSQL store (the same formula in SQL over its per-scope
 ``fts_stats`` / ``fts_terms``).
 

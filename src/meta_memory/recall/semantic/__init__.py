@@ -10,6 +10,5 @@ Modules: :mod:`.vectors` (the vector table and blob format the store uses),
 :mod:`.embedder` (the embedder interface and a dependency-free hashing
 embedder), :mod:`.model` (the bundled all-MiniLM-L6-v2, offline, CPU),
 :mod:`.indexer` (the background embedder), :mod:`.hybrid` (the fused
-provider), :mod:`.standalone` (vectors for a standalone index),
-:mod:`.setup` (building the provider for a runtime).
+provider), :mod:`.setup` (building the provider for a runtime).
 """

@@ -1,16 +1,15 @@
-"""A self-contained SQLite record index that implements the recall reader contract.
+"""Benchmark-only support: a self-contained SQLite record index implementing the recall reader contract.
 
-It keeps the record-store layout recall relies on — a ``records`` table
-(integer ``rowid``; ``memory_id``, ``scope_key``, ``title``, ``description``,
-``body``, ``tags`` JSON, ``status_kind``, ``created_at_ms``,
-``updated_at_ms``) and the full-text table from
-:func:`meta_memory.recall.fts.create_statements` with the same ``rowid``,
-written in one transaction; a record is in the full-text table iff it is
-active, and the full-text table's per-scope statistics beside it — so recall
-behaves the same here as over the real store (candidates ranked by bm25 over the
-statistics of the scope searched alone: :mod:`meta_memory.recall.bm25`). Used by
-the recall tests and benchmarks, and usable wherever a small embedded index is
-enough. One scope key stands for one identity.
+``benchmarks/recall.py`` times recall beside a bare FTS5 query over the very same full-text rows, so it
+keeps its own small index (the LoCoMo benchmarks use the real store: ``_store.py``). It
+keeps the record-store layout recall relies on: a ``records`` table (integer ``rowid``;
+``memory_id``, ``scope_key``, ``title``, ``description``, ``body``, ``tags`` JSON, ``status_kind``,
+``created_at_ms``, ``updated_at_ms``) and the full-text table from
+:func:`meta_memory.recall.fts.create_statements` with the same ``rowid``, written in one
+transaction; a record is in the full-text table iff it is active, and the full-text table's
+per-scope statistics beside it, so recall ranks here as over the real store (candidates ranked
+by bm25 over the statistics of the scope searched alone: :mod:`meta_memory.recall.bm25`). One
+scope key stands for one identity. The product's tests rank over the real stores instead.
 """
 
 from __future__ import annotations
