@@ -302,7 +302,7 @@ class MetaMemoryStore(BaseStore):
         rec, env = found
         return self._item(self._refresh(rec, env) if refresh else rec, env)
 
-    def _put(self, namespace: tuple[str, ...], key: str, value: dict[str, Any] | None,
+    def _put(self, namespace: tuple[str, ...], key: str, value: Mapping[str, Any] | None,
              ttl: float | None = None) -> None:
         if ttl is not None and (isinstance(ttl, bool) or not isinstance(ttl, (int, float))
                                 or not math.isfinite(ttl) or ttl <= 0):

@@ -66,7 +66,7 @@ def register(table: MethodTable) -> None:
     def remember(runtime: "Runtime", ctx: CallContext, p: RememberParams) -> dict[str, Any]:
         """Store a record in the identity's scope (application author; exact-content dedup). Never quarantined,
         unless it names ``derived_from_sessions`` and one of them is tainted."""
-        return runtime.agent_memory.service.remember(p.realm, p.identity, p.title, p.body, p.tags or [],
+        return runtime.need_agent_memory().service.remember(p.realm, p.identity, p.title, p.body, p.tags or [],
                                                      p.derived_from_sessions or (), ttl_s=p.ttl_s,
                                                      metadata=p.metadata)
 
@@ -75,7 +75,7 @@ def register(table: MethodTable) -> None:
                   result=RememberBatchResult)
     def remember_batch(runtime: "Runtime", ctx: CallContext, p: RememberBatchParams) -> dict[str, Any]:
         """Store many records in the identity's scope in one transaction: a result per item, in order."""
-        return runtime.agent_memory.service.remember_batch(
+        return runtime.need_agent_memory().service.remember_batch(
             p.realm, p.identity, [(r.title, r.body, r.tags or [], r.ttl_s, r.metadata) for r in p.records],
             p.derived_from_sessions or ()
         )
@@ -84,7 +84,7 @@ def register(table: MethodTable) -> None:
                   result=RecallResult)
     def recall(runtime: "Runtime", ctx: CallContext, p: RecallParams) -> dict[str, Any]:
         """Recall the identity's active records: ``{records, skip_reason}``."""
-        return runtime.agent_memory.service.recall(
+        return runtime.need_agent_memory().service.recall(
             p.realm, p.identity, selection=p.selection, query_text=p.query_text, query_terms=p.query_terms,
             max_entries=p.max_entries, where=p.where,
         )
@@ -94,13 +94,13 @@ def register(table: MethodTable) -> None:
                   result=ForgetResult)
     def forget(runtime: "Runtime", ctx: CallContext, p: ForgetParams) -> dict[str, Any]:
         """Tombstone a record of the identity: ``{memory_id, deleted}``."""
-        return runtime.agent_memory.service.forget(p.realm, p.identity, p.memory_id)
+        return runtime.need_agent_memory().service.forget(p.realm, p.identity, p.memory_id)
 
     @table.method("meta/agent_memory/update", UpdateParams, requires=write, mutating=True, available=on,
                   result=UpdateResult)
     def update(runtime: "Runtime", ctx: CallContext, p: UpdateParams) -> dict[str, Any]:
         """Supersede a record with a new version (omitted fields kept): ``{memory_id, supersedes, record}``."""
-        return runtime.agent_memory.service.update(p.realm, p.identity, p.memory_id, p.title, p.body, p.tags,
+        return runtime.need_agent_memory().service.update(p.realm, p.identity, p.memory_id, p.title, p.body, p.tags,
                                                    ttl_s=p.ttl_s, clear_expiry=p.clear_expiry,
                                                    metadata=p.metadata)
 
@@ -108,13 +108,13 @@ def register(table: MethodTable) -> None:
                   result=ManifestResult)
     def manifest(runtime: "Runtime", ctx: CallContext, p: ManifestParams) -> dict[str, Any]:
         """Body-free metadata of the identity's active records: ``{records: [RecordMeta]}``."""
-        return runtime.agent_memory.service.manifest(p.realm, p.identity, p.tier, p.k)
+        return runtime.need_agent_memory().service.manifest(p.realm, p.identity, p.tier, p.k)
 
     @table.method("meta/agent_memory/list", ListParams, requires=read, mutating=False, available=on,
                   result=ListResult)
     def list_records(runtime: "Runtime", ctx: CallContext, p: ListParams) -> dict[str, Any]:
         """The identity's active records holding every tag, newest updated first: ``{records, next_cursor}``."""
-        return runtime.agent_memory.service.list_records(p.realm, p.identity, tags=p.tags or [], limit=p.limit,
+        return runtime.need_agent_memory().service.list_records(p.realm, p.identity, tags=p.tags or [], limit=p.limit,
                                                          cursor=p.cursor, where=p.where)
 
     @table.method("meta/agent_memory/history", HistoryParams, requires=read, mutating=False, available=on,
@@ -124,7 +124,7 @@ def register(table: MethodTable) -> None:
         status, times and the reason it changed: ``{memory_id, order, versions, truncated}``. Quarantined
         content is withheld, erased versions show only that they were erased. Another identity's or realm's
         record and an unknown id are refused alike (``not_found``)."""
-        return runtime.agent_memory.service.history(p.realm, p.identity, p.memory_id)
+        return runtime.need_agent_memory().service.history(p.realm, p.identity, p.memory_id)
 
     _register_erase(table)
 
@@ -133,7 +133,7 @@ def _erase(runtime: "Runtime", ctx: CallContext, realm: str, identity: str, memo
            dry_run: bool, reason: str | None) -> dict[str, Any]:
     # every scope the content closure reaches needs the erase grant, judged by the service on each
     access = runtime.access
-    return runtime.agent_memory.service.erase(
+    return runtime.need_agent_memory().service.erase(
         realm, identity, memory_id, erased_by=access.actor(ctx.principal), reason=reason, dry_run=dry_run,
         may_erase=access.scope_check(ctx.principal, "agent.memory.erase"))
 
