@@ -3,6 +3,8 @@ read by the secret scanner), the derived id, and a secret in a source's id refus
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -10,6 +12,7 @@ from hypothesis import strategies as st
 from meta_memory.agent_memory.model import Author, ImportedFrom, Provenance
 from meta_memory.agent_memory.secrets import scan_record
 from meta_memory.portability.foreign import ForeignRecord, ForeignSummary, foreign_memory_id, import_foreign, landing_op
+from support import meta_memory_cli as mm
 
 
 def rec(source_id: str = "m1", body: str = "Alice prefers tea", **kw: object) -> ForeignRecord:
@@ -53,3 +56,19 @@ def test_a_secret_in_the_source_id_is_refused_and_not_named() -> None:
                              ForeignSummary("mem0", "test", "default", dry_run=True))
     assert summary.created == 1 and len(summary.refused) == 1
     assert summary.refused[0].source_id == "" and leaked not in summary.refused[0].why
+
+
+@pytest.mark.parametrize(("args", "words"), [
+    (["x.jsonl", "--identity", "a"], b"--identity applies to --from mem0 or --from langgraph only"),
+    (["x.jsonl", "--dry-run"], b"--dry-run applies to --from mem0 or --from langgraph only"),
+    (["--from", "mem0", "m", "--identity-segment", "1"], b"--identity-segment applies to --from langgraph"),
+    (["--from", "langgraph", "l", "--identity-from", "agent_id"], b"apply to --from mem0"),
+    (["--from", "langgraph", "l", "--identity", "a", "--identity-segment", "1"], b"not both"),
+    (["--from", "mem0", "m", "--allow-ledger"], b"meta-memory export files only"),
+    (["--from", "mem0", "m", "--identity", " "], b"identity"),
+    (["--from", "mem0", "m", "--realm", " "], b"realm"),
+])
+def test_usage_errors_name_the_option(tmp_path: Path, args: list[str], words: bytes) -> None:
+    done = mm("import", *args, "--state-dir", str(tmp_path / "s"))
+    assert done.returncode == 2 and words in done.stderr, done.stderr
+    assert not (tmp_path / "s").exists()
