@@ -186,3 +186,29 @@ def test_redact_dsn_hides_every_password_form() -> None:
     assert redact_dsn("host=h password='a b c' dbname=x") == "host=h password=*** dbname=x"
     assert redact_dsn("postgresql://h/db?password=hunter2&sslmode=require") == "postgresql://h/db?password=***&sslmode=require"
     assert "hunter2" not in redact_dsn("failed for hunter2", "host=h password=hunter2")
+
+
+def test_hostile_rows_are_refused_by_line(tmp_path: Path) -> None:
+    import sqlite3
+
+    from langgraph.store.sqlite import SqliteStore
+
+    db = tmp_path / "lg.sqlite"
+    with SqliteStore.from_conn_string(str(db)) as lg:
+        lg.setup()
+        lg.put(("a",), "fine", {"v": 1})
+    conn = sqlite3.connect(db)
+    rows = [("a", "deep", "[" * 20_000 + "]" * 20_000), ("a", "huge", json.dumps({"v": "x" * 70_000})),
+            ("a", "list", "[1, 2]"), ("a", "bad", "{not json"), ("a'; DROP TABLE store; --", "k", '{"v": 2}')]
+    conn.executemany("INSERT INTO store (prefix, key, value) VALUES (?, ?, ?)", rows)
+    conn.commit()
+    conn.close()
+    done = mm("import", "--from", "langgraph", str(db), "--state-dir", str(tmp_path / "s"), "--json")
+    assert done.returncode == 1 and b"Traceback" not in done.stderr
+    report = json.loads(done.stdout)
+    assert report["created"] == 2  # "fine" and the SQL-ish namespace label, stored as text
+    refused = {json.loads(n["source_id"])[-1]: n["reason"] for n in report["refused"]}
+    assert set(refused) == {"deep", "huge", "list", "bad"}
+    assert "nested too deep" in refused["deep"] and "body" in refused["huge"] and "dict" in refused["list"]
+    with handle_on(tmp_path / "s", None) as h:
+        assert MetaMemoryStore(h).get(("a'; DROP TABLE store; --",), "k").value == {"v": 2}  # type: ignore[union-attr]

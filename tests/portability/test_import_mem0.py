@@ -209,6 +209,10 @@ def test_damaged_or_oversized_sources_are_refused_whole(tmp_path: Path, monkeypa
               "--state-dir", str(tmp_path / "s"))
     assert done.returncode == 1 and b"not a mem0 history database" in done.stderr
     assert not (tmp_path / "s").exists()
+    (root / "mem0.json").write_text("[" * 200_000 + "]" * 200_000)
+    done = mm("import", "--from", "mem0", str(root), "--state-dir", str(tmp_path / "s"))
+    assert done.returncode == 1 and b"nested too deep" in done.stderr and b"Traceback" not in done.stderr
+    (root / "mem0.json").write_text('{"docstore": {"m1": {"data": "hi", "user_id": "alice"}}}')
     monkeypatch.setattr("meta_memory.portability.from_mem0.MAX_SOURCE_BYTES", 16)
     with pytest.raises(ForeignSourceError, match="byte limit"):
         load_docstore(root / "mem0.json")

@@ -67,6 +67,8 @@ def item_record(namespace: tuple[str, ...], key: str, value: Mapping[str, Any],
                            "created_at_ms": created_at_ms}, ensure_ascii=False, sort_keys=True)
     except (TypeError, ValueError) as exc:
         raise ValueError(f"LangGraph store values must be JSON: {exc}") from None
+    except RecursionError:
+        raise ValueError("LangGraph store values must be JSON: nested too deep") from None
     tags = (ITEM_TAG, key_tag(namespace, key), *(prefix_tag(namespace[:d]) for d in range(1, len(namespace) + 1)))
     if len(tags) > 32:
         raise ValueError("a namespace deeper than 30 labels cannot be stored (32 tags per record)")

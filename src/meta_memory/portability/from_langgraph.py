@@ -202,4 +202,6 @@ def read_langgraph(source: LangGraphSource, *, identity: str = "langgraph", iden
                                 updated_at_ms=max(_ms(updated) or created_ms, created_ms), expires_at_ms=expires_ms,
                                 key_tag=key_tag(namespace, key))
         except ValueError as exc:
-            yield ForeignNote(n, shown, str(exc).splitlines()[0])
+            yield ForeignNote(n, shown, str(exc).splitlines()[0] if str(exc) else "invalid value")
+        except RecursionError:
+            yield ForeignNote(n, shown, "value nested too deep")

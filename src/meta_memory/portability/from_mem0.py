@@ -136,6 +136,8 @@ def load_docstore(path: Path) -> dict[str, dict[str, Any]]:
             loaded = json.loads(data)
         except ValueError as exc:
             raise ForeignSourceError(f"{path}: not JSON ({str(exc).splitlines()[0]})") from None
+        except RecursionError:
+            raise ForeignSourceError(f"{path}: not a mem0 docstore (JSON nested too deep)") from None
         docstore = loaded.get("docstore") if isinstance(loaded, dict) else None
     if not isinstance(docstore, dict) or not all(isinstance(k, str) and isinstance(v, dict) for k, v in docstore.items()):
         raise ForeignSourceError(f"{path}: not a mem0 docstore (expected an object of memory id -> payload object)")
