@@ -37,6 +37,7 @@ from ..agent_memory.model import Author, ImportedFrom, Kind, NewMemoryRecord, Pr
 from ..agent_memory.store.base import AgentMemoryStore
 from ..agent_memory.validator import normalize_record, refuse_secrets
 from ..errors import AgentMemoryError
+from ..integrations.langgraph_items import ITEM_TAG
 from ..limits import MAX_BATCH_OPS
 
 __all__ = ["ForeignNote", "ForeignRecord", "ForeignSourceError", "ForeignSummary", "import_foreign", "landing_op",
@@ -172,6 +173,7 @@ def import_foreign(
     Raises :class:`ForeignSourceError` when the reader finds the source unreadable part way (the
     batches before stay; running the import again resumes) and ``AgentMemoryError`` (``io``) when the
     store fails."""
+    keys = _StoredKeys(ITEM_TAG)
     for batch in _chunks(entries):
         ops: list[tuple[ForeignRecord, CreateOp]] = []
         for entry in batch:
@@ -185,7 +187,7 @@ def import_foreign(
                 ops.append((entry, _checked(entry, summary.realm)))
             except (AgentMemoryError, ValueError) as exc:
                 summary.refused.append(ForeignNote(entry.position, _shown(entry, exc), _refusal(exc)))
-        fresh = _not_stored(store, summary, ops) if store is not None else ops
+        fresh = _not_stored(store, summary, ops, keys) if store is not None else ops
         if store is not None and not summary.dry_run:
             _land(store, summary, fresh)
         elif summary.dry_run:
@@ -207,8 +209,33 @@ def _chunks(entries: Iterable[ForeignRecord | ForeignNote]) -> Iterator[list[For
         yield batch
 
 
-def _not_stored(store: AgentMemoryStore, summary: ForeignSummary,
-                ops: list[tuple[ForeignRecord, CreateOp]]) -> list[tuple[ForeignRecord, CreateOp]]:
+class _StoredKeys:
+    """The key tags (:attr:`ForeignRecord.key_tag`) of each scope's active records holding ``family``
+    (``lg:item``), read once per scope an import reaches (a page of 500 at a time), not once per record;
+    the keys this import lands are added as it lands them."""
+
+    def __init__(self, family: str) -> None:
+        self.family = family
+        self.prefix = family.split(":", 1)[0] + ":k:"
+        self.scopes: dict[Scope, set[str]] = {}
+
+    def of(self, store: AgentMemoryStore, realm: str, scope: Scope) -> set[str]:
+        keys = self.scopes.get(scope)
+        if keys is None:
+            keys = set()
+            before: tuple[int, int] | None = None
+            while True:
+                page = store.list_active(realm, scope, tags=[self.family], limit=500, before=before)
+                keys.update(t for _, r in page for t in r.tags if t.startswith(self.prefix))
+                if len(page) < 500:
+                    break
+                before = page[-1][0]
+            self.scopes[scope] = keys
+        return keys
+
+
+def _not_stored(store: AgentMemoryStore, summary: ForeignSummary, ops: list[tuple[ForeignRecord, CreateOp]],
+                keys: _StoredKeys) -> list[tuple[ForeignRecord, CreateOp]]:
     """``ops`` without what the target already holds: the same id (present, or a conflict when its content
     differs), the same content active in the scope (a duplicate), the same LangGraph key (a conflict), or
     an earlier entry of this batch with the same content."""
@@ -242,10 +269,12 @@ def _not_stored(store: AgentMemoryStore, summary: ForeignSummary,
         return fresh
     kept: list[tuple[ForeignRecord, CreateOp]] = []
     for rec, op in fresh:
-        if rec.key_tag is not None and store.list_active(realm, op.scope, tags=[rec.key_tag], limit=1):
+        if rec.key_tag is not None and rec.key_tag in keys.of(store, realm, op.scope):
             summary.conflicts.append(ForeignNote(rec.position, rec.source_id,
                                                  "this key is already stored with another value; kept as it was"))
             continue
+        if rec.key_tag is not None:
+            keys.of(store, realm, op.scope).add(rec.key_tag)
         kept.append((rec, op))
     return kept
 
