@@ -9,6 +9,11 @@ one of those keys, and otherwise lands it no more trusted than a fresh write (:m
 ``rich`` progress bar goes to stderr on long runs; the summary goes to stdout (JSON with ``--json``),
 naming every downgraded and refused line. Exit codes: 0 success, 1 a refusal (damaged file, a refused
 record or line — the rest landed —, an unreadable key file, busy state directory), 2 a usage error.
+
+``import --from mem0 PATH`` and ``import --from langgraph SOURCE`` read another memory system instead
+(:mod:`.foreign`, :mod:`.from_mem0`, :mod:`.from_langgraph`; ``docs/migration.md``): the source is read
+and checked before the state directory is opened, ``--dry-run`` writes nothing, and the report names
+every skipped, conflicting and refused line of the source.
 """
 
 from __future__ import annotations
