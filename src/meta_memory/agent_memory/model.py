@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
+from meta_memory.agent_memory.fields import MAX_IMPORTED_SOURCE_ID_CHARS, MAX_IMPORTED_SYSTEM_CHARS
 from meta_memory.identity import logical_identity
 from meta_memory.limits import DAY_MS
 
@@ -473,8 +474,9 @@ class ImportedFrom:
     source_id: str
 
     def __post_init__(self) -> None:
-        if not 0 < len(self.system) <= 32 or not 0 < len(self.source_id) <= 1024:
-            raise ValueError("imported_from needs a system of 1..32 characters and a source_id of 1..1024")
+        if not 0 < len(self.system) <= MAX_IMPORTED_SYSTEM_CHARS or not 0 < len(self.source_id) <= MAX_IMPORTED_SOURCE_ID_CHARS:
+            raise ValueError(f"imported_from needs a system of 1..{MAX_IMPORTED_SYSTEM_CHARS} characters and a "
+                             f"source_id of 1..{MAX_IMPORTED_SOURCE_ID_CHARS}")
 
     def to_json(self) -> dict[str, Any]:
         return {"system": self.system, "source_id": self.source_id}
