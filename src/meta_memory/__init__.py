@@ -10,7 +10,7 @@ __version__ = "0.1.0"
 __all__ = ["__version__", "Meta", "memory"]
 
 
-def __getattr__(name: str):  # lazy, so importing the package stays cheap
+def __getattr__(name: str) -> object:  # lazy, so importing the package stays cheap
     if name == "Meta":
         from .sdk import Meta
 

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import json
 import logging
+import socket
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Literal
 
 import click
 from click.core import ParameterSource
@@ -20,6 +22,9 @@ from click.core import ParameterSource
 from .config import MetaConfig, load_config
 from .errors import ConfigError, StartupError
 from .shell import gateway_url_option
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .runtime import Runtime
 
 DEFAULT_STATE_DIR = ".meta/state"
 
@@ -42,14 +47,14 @@ def _load(config_path: Path | None) -> MetaConfig:
     return config
 
 
-def build_runtime(state_dir: Path, config_path: Path | None, *, one_shot: bool = False):
+def build_runtime(state_dir: Path, config_path: Path | None, *, one_shot: bool = False) -> Runtime:
     """The runtime ``serve``/``gateway``/``mcp`` run: ledger persisted under ``state_dir`` as
     ``local_json`` unless the config says otherwise. ``one_shot``: a shell command that does one thing
     and exits (it waits for another one-shot's turn on the directory). Raises StartupError/ConfigError."""
     return _start_runtime(_load(config_path), state_dir, one_shot=one_shot)
 
 
-def _start_runtime(config: MetaConfig, state_dir: Path, *, one_shot: bool = False):
+def _start_runtime(config: MetaConfig, state_dir: Path, *, one_shot: bool = False) -> Runtime:
     """``Runtime(config, state_dir)``, with a store that cannot open (an unreachable PostgreSQL, an
     unwritable directory) turned into a one-line :class:`StartupError` instead of a traceback."""
     from .errors import MetaError
@@ -97,7 +102,7 @@ def _apply_log_format(log_format: str | None, config: MetaConfig) -> MetaConfig:
     are set up here (text is the default already)."""
     from dataclasses import replace
 
-    chosen = log_format or config.telemetry.log_format
+    chosen: Literal["text", "json"] = "json" if (log_format or config.telemetry.log_format) == "json" else "text"
     if chosen == "json":
         from .observability.logs import configure_logging
 
@@ -143,20 +148,21 @@ def serve(state_dir: Path, host: str, port: int, config_path: Path | None, ssl_c
     except ConfigError as exc:
         _fail(exc)
     config = _apply_log_format(log_format, config)
-    metrics_sock = None
+    metrics_sock: socket.socket | None = None
+    metrics_bind = config.gateway.metrics_bind
     try:  # the ports first: a gateway that cannot listen never opens (or creates) its state directory
         sock = listen(host, port)
     except StartupError as exc:
         _fail(exc)
-    if config.gateway.metrics_bind is not None:
+    if metrics_bind is not None:
         try:
-            metrics_sock = listen(*config.gateway.metrics_bind)
+            metrics_sock = msock = listen(*metrics_bind)
         except StartupError as exc:
             sock.close()
             _fail(exc)
-        if metrics_sock.getsockname()[1] == sock.getsockname()[1]:
+        if msock.getsockname()[1] == sock.getsockname()[1]:
             # the token-less listener is told apart by its port: it must never share the gateway's
-            for s in (sock, metrics_sock):
+            for s in (sock, msock):
                 s.close()
             _fail(StartupError("gateway.metrics_bind must use a port of its own, not the gateway's"))
     sockets = [s for s in (sock, metrics_sock) if s is not None]
@@ -186,9 +192,9 @@ def serve(state_dir: Path, host: str, port: int, config_path: Path | None, ssl_c
         trust_warning = content_trust_warning(runtime.agent_memory.firewall.policy)
         if trust_warning is not None:
             startup.warning(trust_warning)
-    if metrics_sock is not None:
+    if metrics_sock is not None and metrics_bind is not None:
         startup.info("metrics: %s/metrics (no token: keep this address private)",
-                     base_url(metrics_sock, config.gateway.metrics_bind[0], tls))
+                     base_url(metrics_sock, metrics_bind[0], tls))
     if not _is_loopback(host):
         if not runtime.access.enabled:
             startup.warning("listening on %s with no [access] configuration: any caller that reaches this port can "

@@ -23,9 +23,10 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from .agent_memory.config import AgentMemoryConfig
+from .agent_memory.expiry import ExpirySweep
 from .agent_memory.realm_list import unlisted_realm_rule
 from .agent_memory.retention import TombstoneRetention
 from .agent_memory.store.base import AgentMemoryStore, WriteGate
@@ -93,6 +94,7 @@ class Features:
     agent_memory: AgentMemoryFeature | None = None
     review: ReviewService | None = None
     retention: TombstoneRetention | None = None
+    expiry: ExpirySweep | None = None
     memory_panel_store: MemoryPanelStore | None = None
 
 
@@ -149,16 +151,13 @@ def build_features(ctx: FeatureContext) -> Features:
     from .services.host import QuarantineEventOps
     from .session_state import open_session_state
 
-    def emit(event_type: str, identity: str | None, data: dict[str, Any]) -> None:
-        ctx.events.emit(event_type, data, identity=identity)
-
     if ctx.recall_provider is not None and "recall_provider" in cfg.model_fields_set:
         raise StartupError(f'agent_memory.recall_provider = "{cfg.recall_provider}" and a provider object '
                            'were both given; configure one recall provider')
     if cfg.recall_provider == "hybrid" and cfg.store == "postgres":
         raise StartupError('agent_memory.recall_provider = "hybrid" is not supported on the postgres store; '
                            'use store = "sqlite" or recall_provider = "lexical"')
-    firewall = Firewall(cfg.content_trust, ctx.clock, on_event=emit, llm_writes=cfg.llm_writes, realm=cfg.realm)
+    firewall = Firewall(cfg.content_trust, ctx.clock, events=ctx.events, llm_writes=cfg.llm_writes, realm=cfg.realm)
     store = _open_store(ctx, cfg, firewall.gate)
     try:
         # Taint, reset marks, injection budgets and nonces: in the PostgreSQL store's schema (shared by every
@@ -184,8 +183,7 @@ def build_features(ctx: FeatureContext) -> Features:
     recall.start()
     timebox = TimeBox()
     service = AgentMemoryService(
-        store, cfg, recall.provider, timebox, emit,
-        emit_many=lambda events: ctx.events.emit_many([(t, d, i) for t, i, d in events]),
+        store, cfg, recall.provider, timebox, ctx.events,
         gate=firewall.gate,
         on_erased=session_state.forget_records,
     )
@@ -210,8 +208,8 @@ def build_features(ctx: FeatureContext) -> Features:
     )
     tool = None
     if cfg.recorder_tool:
-        ops = QuarantineEventOps(store, firewall.gate, service, emit)
-        tool = RecorderTool(ops, max_entries=cfg.max_entries)
+        ops = QuarantineEventOps(store, firewall.gate, service, ctx.events)
+        tool = RecorderTool(ops, max_entries=cfg.max_entries, max_ttl_s=cfg.tool_max_ttl_s)
     host = HostService(cfg, firewall, injection, tool, store)
     agent_memory = AgentMemoryFeature(cfg, store, firewall, service, injection, tool, host, recall)
 
@@ -221,6 +219,7 @@ def build_features(ctx: FeatureContext) -> Features:
         ctx.add_closer(review.stop_schedule)
     return Features(agent_memory=agent_memory, review=review,
                     retention=_retention(ctx, cfg, store, session_state.forget_records),
+                    expiry=_expiry(ctx, cfg, store),
                     memory_panel_store=bundled_panel_store(store))
 
 
@@ -240,6 +239,21 @@ def _retention(ctx: FeatureContext, cfg: AgentMemoryConfig, store: AgentMemorySt
         sweeper.start()
         ctx.add_closer(sweeper.stop)
     return retention
+
+
+def _expiry(ctx: FeatureContext, cfg: AgentMemoryConfig, store: AgentMemoryStore) -> ExpirySweep:
+    """The expiry sweep (issue 28 §1): run now and every ``expiry_sweep_s`` in the background, on the same
+    scheduler as the tombstone retention."""
+    from .review.scheduler import DreamScheduler
+
+    sweep = ExpirySweep(store, ctx.clock, events=ctx.events)
+    if ctx.start_background:
+        sweep.sweep()
+        sweeper = DreamScheduler(sweep.sweep, cfg.expiry_sweep_s * 1000, ctx.clock,
+                                 tick_s=min(5.0, float(cfg.expiry_sweep_s)), name="expiry sweep")
+        sweeper.start()
+        ctx.add_closer(sweeper.stop)
+    return sweep
 
 
 def bundled_panel_store(store: AgentMemoryStore) -> MemoryPanelStore | None:

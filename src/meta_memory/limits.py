@@ -30,6 +30,10 @@ __all__ = [
     "MAX_RECALL_INDEX_MB",
     "MAX_FILE_NAME_BYTES",
     "MAX_RETENTION_DAYS",
+    "MAX_TTL_S",
+    "DEFAULT_TOOL_MAX_TTL_S",
+    "DEFAULT_EXPIRY_SWEEP_S",
+    "MAX_EXPIRY_SWEEP_S",
     "DEFAULT_SESSION_STATE_EXPIRY_DAYS",
     "MAX_SESSION_STATE_EXPIRY_DAYS",
     "DEFAULT_SESSION_STATE_LIMIT",
@@ -86,6 +90,15 @@ MAX_FILE_NAME_BYTES: Final = 255
 
 #: The longest ``agent_memory.erase_tombstoned_after_days`` accepted (100 years).
 MAX_RETENTION_DAYS: Final = 36_500
+
+#: Record expiry (issue 28 §1), in SECONDS: the longest ``ttl_s`` any configuration allows (100 years; also
+#: ``agent_memory.max_ttl_s``'s default), and ``agent_memory.tool_max_ttl_s``'s default (30 days: what the
+#: model may ask for through the ``memory`` tool).
+MAX_TTL_S: Final = 36_500 * 86_400
+DEFAULT_TOOL_MAX_TTL_S: Final = 30 * 86_400
+#: ``agent_memory.expiry_sweep_s``: seconds between runs of the expiry sweep (default 60, at most a day).
+DEFAULT_EXPIRY_SWEEP_S: Final = 60
+MAX_EXPIRY_SWEEP_S: Final = 86_400
 
 #: ``agent_memory.session_state_expiry_days``: session state untouched this long is deleted.
 DEFAULT_SESSION_STATE_EXPIRY_DAYS: Final = 30

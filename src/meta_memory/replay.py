@@ -52,7 +52,7 @@ class ReplayReport:
     inject_hits: int = 0
     inject_questions: int = 0
     inject_bytes: list[int] = field(default_factory=list)
-    inject_skips: Counter = field(default_factory=Counter)
+    inject_skips: Counter[str] = field(default_factory=Counter)
 
     def recall_at(self, k: int, category: int | None = None) -> float:
         cats = [category] if category is not None else list(CATEGORIES)
@@ -60,7 +60,7 @@ class ReplayReport:
         return sum(self.hits[c][k] for c in cats) / total if total else 0.0
 
     def to_dict(self) -> dict[str, Any]:
-        def pct(values: list[float], q: float) -> float | None:
+        def pct(values: list[float] | list[int], q: float) -> float | None:
             if not values:
                 return None
             ordered = sorted(values)

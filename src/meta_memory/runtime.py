@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .agent_memory.expiry import ExpirySweep
 from .agent_memory.realm_list import refuse_unlisted_realm
 from .agent_memory.retention import TombstoneRetention
 from .clock import Clock, SystemClock
@@ -66,6 +67,7 @@ class Runtime:
         review: quarantine decisions, proposals, promotions and the dream (``None`` when agent
             memory is off).
         retention: the tombstone-retention sweep (``None`` unless ``erase_tombstoned_after_days``).
+        expiry: the expiry sweep (``agent_memory/expiry.py``; ``None`` when agent memory is off).
         memory_panel_store: the console Memory panel's read models (``None``: the panel
             methods are unadvertised; see :meth:`set_memory_panel_store`).
         readiness: what ``GET /v1/ready`` answers (:mod:`.readiness`).
@@ -84,6 +86,7 @@ class Runtime:
     agent_memory: AgentMemoryFeature | None
     review: ReviewService | None
     retention: TombstoneRetention | None
+    expiry: ExpirySweep | None
     memory_panel_store: MemoryPanelStore | None
     readiness: Readiness | None
     exports: ExportStreams
@@ -124,6 +127,7 @@ class Runtime:
         self.agent_memory = features.agent_memory
         self.review = features.review
         self.retention = features.retention
+        self.expiry = features.expiry
         self.memory_panel_store = features.memory_panel_store
 
     def _build(self) -> None:
@@ -189,6 +193,28 @@ class Runtime:
             "agent_memory": agent_memory,
             "events": {"last_event_id": f"console-evt-{self.events.last_seq}" if self.events.last_seq else None},
         }
+
+    # The optional parts as a method that needs one sees them: the method table advertises such a method
+    # only while the part is on (its ``available`` predicate), so these raise only on a call that went
+    # around the table.
+
+    def need_agent_memory(self) -> AgentMemoryFeature:
+        """Agent memory's parts; raises ``RuntimeError`` when agent memory is off."""
+        if self.agent_memory is None:
+            raise RuntimeError("agent memory is off on this runtime")
+        return self.agent_memory
+
+    def need_review(self) -> ReviewService:
+        """The review service; raises ``RuntimeError`` when agent memory is off."""
+        if self.review is None:
+            raise RuntimeError("review is off on this runtime (agent memory is off)")
+        return self.review
+
+    def need_panel_store(self) -> MemoryPanelStore:
+        """The Memory panel's read models; raises ``RuntimeError`` when none is wired."""
+        if self.memory_panel_store is None:
+            raise RuntimeError("the Memory panel has no store on this runtime")
+        return self.memory_panel_store
 
     @property
     def default_realm(self) -> str:

@@ -44,6 +44,9 @@ def test_defaults() -> None:
         "max_realms": 4096,
         "max_open_realms": 32,
         "recall_index_mb": 256,
+        "max_ttl_s": 3_153_600_000,
+        "tool_max_ttl_s": 2_592_000,
+        "expiry_sweep_s": 60,
         "realms": None,
     }
     assert cfg.header == "Agent memory"
@@ -59,6 +62,16 @@ def test_defaults_and_normalisation() -> None:
     cfg = parse_agent_memory_section({"realm": " family ", "max_entries": 64, "recall_timeout_ms": 30_000})
     assert (cfg.realm, cfg.max_entries, cfg.recall_timeout_ms) == ("family", 64, 30_000)
     assert parse_agent_memory_section({"recall_index_mb": 0}).recall_index_mb == 256
+    assert parse_agent_memory_section({"max_ttl_s": 0}).max_ttl_s == 3_153_600_000
+    assert parse_agent_memory_section({"max_ttl_s": 3600, "tool_max_ttl_s": 60}).tool_max_ttl_s == 60
+    assert parse_agent_memory_section({"max_ttl_s": 3600}).tool_max_ttl_s == 3600  # the default follows the cap
+    with pytest.raises(ConfigError, match="tool_max_ttl_s: must not exceed max_ttl_s"):
+        parse_agent_memory_section({"max_ttl_s": 3600, "tool_max_ttl_s": 3601})
+    for bad in (-1, True, 1.5, "60", 10**12):
+        with pytest.raises(ConfigError, match="max_ttl_s"):
+            parse_agent_memory_section({"max_ttl_s": bad})
+    with pytest.raises(ConfigError, match="expiry_sweep_s"):
+        parse_agent_memory_section({"expiry_sweep_s": 86_401})
     assert parse_agent_memory_section({"recall_index_mb": 16}).recall_index_mb == 16
     with pytest.raises(ConfigError, match="recall_index_mb"):
         parse_agent_memory_section({"recall_index_mb": 70_000})

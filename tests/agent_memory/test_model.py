@@ -150,6 +150,7 @@ def test_projection_and_meta() -> None:
         "tags": ["deploy"],
         "created_at_ms": 10,
         "updated_at_ms": 0,
+        "expires_at_ms": None,
     }
     meta = rec.meta(now_ms=3 * 86_400_000 + 5)
     assert meta.model_dump() == {

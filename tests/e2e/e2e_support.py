@@ -53,7 +53,10 @@ class Rpc(RpcClient):
         return realm_db(self.gw.state_dir, realm)
 
     def db(self, realm: str = "default") -> AbstractContextManager[sqlite3.Connection]:
-        """A read-only connection to the realm's SQLite file (WAL: sees committed writes)."""
+        """A read-only connection to the realm's SQLite file (WAL: sees committed writes). Usage marks and
+        injection-ledger rows are queued off the read path; ``meta/status`` (which reports the telemetry
+        dropped) writes the queue first, so the file holds every one queued before this call."""
+        self.result("meta/status")
         return open_ro(self.realm_db_path(realm))
 
     def record_row(self, memory_id: str, realm: str = "default") -> sqlite3.Row | None:

@@ -13,7 +13,7 @@ AVAILABLE = ("It becomes available to prompt assembly from the next build; this 
              "awareness of it.")
 EXPECTED = "expected remember, update, forget, recall, or propose_to_mob"
 FIELDS = ("action, title, body, description, tags, kind, epistemic, verification_evidence, memory_id, "
-          "query_text, max_entries")
+          "query_text, ttl_s, max_entries")
 
 
 def test_schema_offered_to_models(rpc: Rpc) -> None:

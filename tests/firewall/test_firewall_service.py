@@ -11,12 +11,23 @@ from meta_memory.session_ref import SessionRef
 S1 = SessionRef("default", "lead:main", "s1")
 
 
+class Seen(list[dict[str, Any]]):
+    """The firewall's events as ``{type, identity, **data}``, in order."""
+
+    def emit(self, event_type: str, data: dict[str, Any], *, identity: str | None = None) -> None:
+        self.append({"type": event_type, "identity": identity, **data})
+
+    def emit_many(self, events: Any) -> None:
+        for event_type, data, identity in events:
+            self.emit(event_type, data, identity=identity)
+
+
 def make(**kwargs: Any) -> tuple[Firewall, list[dict[str, Any]]]:
-    seen: list[dict[str, Any]] = []
+    seen = Seen()
     fw = Firewall(
         {"trusted_mcp_servers": ["knowledge_graph"], "untrusted_tools": ["scrape_page"]},
         ManualClock(5_000),
-        lambda event_type, identity, data: seen.append({"type": event_type, "identity": identity, **data}),
+        seen,
         **kwargs,
     )
     return fw, seen

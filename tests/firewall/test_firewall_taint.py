@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from meta_memory.clock import ManualClock
+from meta_memory.events.bus import EventBus
 from meta_memory.firewall.classify import Classification
 from meta_memory.firewall.taint import (
     RESET_BOUNDARY_REASON,
@@ -21,12 +22,15 @@ MCP = Classification(False, "MCP server 'scraper' (tool 'q')")
 CLEAN = Classification(True)
 
 
-class Events:
-    def __init__(self) -> None:
-        self.items: list[tuple[str, str, dict[str, Any]]] = []
+class Events(EventBus):
+    """A timeline of the tracker's own (in memory), read back as ``(event_type, identity, data)``."""
 
-    def __call__(self, event_type: str, identity: str, data: dict[str, Any]) -> None:
-        self.items.append((event_type, identity, data))
+    def __init__(self) -> None:
+        super().__init__(ManualClock(0))
+
+    @property
+    def items(self) -> list[tuple[str, str, dict[str, Any]]]:
+        return [(e.event_type, e.identity, e.data) for e in self.list(limit=10_000)]
 
     def kinds(self) -> list[str]:
         return [data["kind"] for _, _, data in self.items]
@@ -243,10 +247,11 @@ def test_state_expires_by_age_only(clock: ManualClock) -> None:
 
 
 def test_a_failing_event_sink_never_breaks_tracking(clock: ManualClock) -> None:
-    def boom(*_: Any) -> None:
-        raise RuntimeError("bus down")
+    class Down(Events):
+        def emit(self, *_: Any, **__: Any) -> Any:
+            raise RuntimeError("bus down")
 
-    tracker = TaintTracker(clock, boom)
+    tracker = TaintTracker(clock, Down())
     assert tracker.observe(SessionRef("default", "a:1", "s1"), WEB) is not None
     assert tracker.identity_taint("a:1", realm="default") is not None
 

@@ -54,7 +54,7 @@ def test_results_per_item_in_order_and_refusals_write_nothing(gateway: GatewayPr
     assert (out["created"], out["existing"], out["refused"]) == (2, 2, 2)
     assert res[0]["created"] is True and res[5]["created"] is True
     assert res[1] == {"op_index": 1, "memory_id": first["memory_id"], "created": False, "supersedes": None,
-                      "tags_added": []}
+                      "tags_added": [], "expires_at_ms": None}
     # same content as item 0, bringing a tag: merged into a new version, as a single remember does
     assert res[2]["created"] is False and res[2]["memory_id"] != res[0]["memory_id"]
     assert (res[2]["supersedes"], res[2]["tags_added"]) == (res[0]["memory_id"], ["travel"])

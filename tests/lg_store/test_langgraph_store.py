@@ -160,13 +160,81 @@ def test_a_negative_limit_or_offset_is_refused(store: MetaMemoryStore) -> None:
     assert [i.key for i in store.search(("n",), limit=1, offset=2)] == ["k0"]
 
 
-def test_index_is_ignored_and_a_ttl_is_refused(store: MetaMemoryStore) -> None:
-    """Records never expire: a ``ttl`` is refused rather than silently dropped; ``index`` changes nothing."""
+def test_index_is_ignored(store: MetaMemoryStore) -> None:
+    """``index`` changes nothing: every record is full-text indexed."""
     store.put(("n",), "k", {"text": "kept"}, index=False)
     assert store.get(("n",), "k").value == {"text": "kept"}
-    with pytest.raises(NotImplementedError, match="TTL"):
-        store.put(("n",), "t", {"text": "expiring"}, ttl=5)
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def timed(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[MetaHandle, Any]]:
+    """An embedded handle on a manual clock (both backends), and the clock."""
+    from meta_memory.clock import ManualClock
+
+    clock = ManualClock(1_700_000_000_000)
+    builder = Meta.builder().persistent_state(tmp_path / "state").clock(clock)
+    if request.param == "postgres":
+        require_postgres()
+        with throwaway_schema() as schema:
+            with builder.agent_memory(store="postgres", dsn=dsn_with_schema(schema)).build() as h:
+                yield h, clock
+        return
+    with builder.build() as h:
+        yield h, clock
+
+
+def test_a_ttl_in_minutes_becomes_record_expiry(timed: tuple[MetaHandle, Any]) -> None:
+    """``put(ttl=minutes)`` expires the item then (LangGraph's ttl is in minutes); ``ttl=None`` on a later
+    put makes it permanent; a ttl over the gateway's cap or that is no positive number is refused."""
+    handle, clock = timed
+    store = MetaMemoryStore(handle)
+    assert store.supports_ttl
+    store.put(("n",), "t", {"text": "expiring"}, ttl=0.5)
+    rec = handle.list_agent_memory("langgraph").records[0]
+    assert rec.expires_at_ms == 1_700_000_000_000 + 30_000
+    clock.advance(29_999)
+    assert store.get(("n",), "t", refresh_ttl=False).value == {"text": "expiring"}
+    clock.advance(1)
     assert store.get(("n",), "t") is None
+    assert store.search(("n",)) == [] and store.search(("n",), query="expiring") == []
+    assert store.list_namespaces() == []
+
+    store.put(("n",), "p", {"text": "kept"}, ttl=1)
+    store.put(("n",), "p", {"text": "kept"}, ttl=None)  # the same value, now without a ttl
+    clock.advance(120_000)
+    assert store.get(("n",), "p").value == {"text": "kept"}
+    assert handle.list_agent_memory("langgraph").records[0].expires_at_ms is None
+    for bad in (0, -1, float("nan"), float("inf"), "5"):
+        with pytest.raises(ValueError, match="ttl"):
+            store.put(("n",), "x", {"v": 1}, ttl=bad)
+    with pytest.raises(InvalidParams, match="ttl_s"):
+        store.put(("n",), "x", {"v": 1}, ttl=10.0**12)
+    assert store.get(("n",), "x") is None
+
+
+def test_the_ttl_config_gives_a_default_ttl_refreshed_on_read(timed: tuple[MetaHandle, Any]) -> None:
+    """``TTLConfig``: ``default_ttl`` for puts naming none; a read re-arms the ttl from now unless
+    ``refresh_on_read`` is false or the read says ``refresh_ttl=False``."""
+    handle, clock = timed
+    store = MetaMemoryStore(handle, ttl={"default_ttl": 1, "refresh_on_read": True})
+    store.put(("n",), "a", {"text": "alpha note"})
+    store.put(("n",), "b", {"text": "beta note"})
+    clock.advance(50_000)
+    assert store.get(("n",), "a").value == {"text": "alpha note"}  # re-armed: 60 s from now
+    assert [i.key for i in store.search(("n",), query="beta", refresh_ttl=False)] == ["b"]  # not re-armed
+    clock.advance(50_000)  # 100 s after the puts: b expired, a was refreshed 50 s ago
+    assert store.get(("n",), "b", refresh_ttl=False) is None
+    assert store.get(("n",), "a", refresh_ttl=False).value == {"text": "alpha note"}
+    assert [i.key for i in store.search(("n",))] == ["a"]  # a search re-arms too
+    clock.advance(59_000)
+    assert store.get(("n",), "a").value == {"text": "alpha note"}
+
+    quiet = MetaMemoryStore(handle, ttl={"default_ttl": 1, "refresh_on_read": False}, identity="quiet")
+    quiet.put(("q",), "k", {"v": 1})
+    clock.advance(30_000)
+    assert quiet.get(("q",), "k").value == {"v": 1}
+    clock.advance(30_000)
+    assert quiet.get(("q",), "k") is None
 
 
 def test_concurrent_puts_of_one_key_leave_one_item(store: MetaMemoryStore) -> None:

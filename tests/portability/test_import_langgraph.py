@@ -133,14 +133,18 @@ def test_fixed_identity_dry_run_and_expired_items(tmp_path: Path, source_kind: s
         done = mm("import", "--from", "langgraph", source, "--state-dir", str(state), "--identity", "ops", "--json")
     report = json.loads(done.stdout)
     assert done.returncode == 1
-    assert report["created"] == 2 and report["not_carried"] == {"expiry": 1}
+    assert report["created"] == 2 and report["not_carried"] == {}
     assert [n["reason"] for n in report["skipped"]] == ["expired in LangGraph"]
     assert [n["reason"].split(":")[0] for n in report["refused"]] == ["secret_detected"]
     assert b"ghp_" not in done.stdout + done.stderr
     with handle_on(state, None) as h:
         store = MetaMemoryStore(h, identity="ops")
         assert store.get(("notes",), "keep").value == {"text": "the cache restarts nightly"}  # type: ignore[union-attr]
-        assert store.get(("notes",), "later") is not None
+        later = store.get(("notes",), "later")
+        assert later is not None and later.value == {"text": "expires next week"}
+        expiring = [r for r in h.list_agent_memory("ops").records if "expires next week" in r.body]
+        assert len(expiring) == 1 and expiring[0].expires_at_ms is not None  # LangGraph's expires_at
+        assert json.loads(expiring[0].body)["ttl_minutes"] == 7 * 24 * 60  # as MetaMemoryStore writes it
         assert store.get(("notes",), "brief") is None and store.get(("notes",), "leak") is None
 
 

@@ -16,6 +16,7 @@ from contract.pgsupport import DSN, require_postgres, throwaway_schema
 from meta_memory.agent_memory.store.postgres import PostgresAgentMemoryStore
 from meta_memory.clock import ManualClock
 from meta_memory.errors import AgentMemoryError
+from meta_memory.events.bus import EventBus
 from meta_memory.firewall.classify import Classification
 from meta_memory.firewall.taint import TaintTracker
 from meta_memory.injection import InjectionSessions
@@ -64,9 +65,12 @@ def test_concurrent_gateways_taint_once_and_count_every_injection(stores) -> Non
     events: list[str] = []
     lock = threading.Lock()
 
-    def sink(event_type: str, identity: str, data: dict) -> None:
-        with lock:
-            events.append(data["kind"])
+    class Sink(EventBus):
+        def emit(self, event_type: str, data: dict, *, identity: str | None = None) -> None:  # type: ignore[override]
+            with lock:
+                events.append(data["kind"])
+
+    sink = Sink(clock)
 
     def work(state: SessionStateStore, tag: str) -> None:
         tracker = TaintTracker(clock, sink, state=state)

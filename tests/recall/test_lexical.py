@@ -5,8 +5,11 @@ from __future__ import annotations
 import unicodedata
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from meta_memory.errors import InvalidParams
+from meta_memory.recall import fts
 from meta_memory.recall.fullscan import FullScanRecallProvider
 from meta_memory.recall.lexical import LexicalConfig, LexicalRecallProvider, field_score
 from meta_memory.recall.provider import SKIP_NO_QUERY_TERMS, RecallRequest
@@ -165,3 +168,39 @@ def test_search_finds_own_records_below_other_scopes_best(index: StandaloneIndex
     found = [r.memory_id for r, _ in index.reader(IDENTITY).search('"garden"', 100)]
     assert sorted(found) == ["m0", "m1", "m2"]
     assert ask(index, "garden") == ["m2", "m1", "m0"]
+
+
+_WORDS = ["harbour", "ferry", "noon", "Ferry-boat", "İstanbul", "istanbul", "straße", "strasse", "日本語", "ab", "s3",
+          "harbourmaster", "FERRY", "naïve", "naive", "✈️", "x"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(title=st.lists(st.sampled_from(_WORDS), max_size=5), body=st.lists(st.sampled_from(_WORDS), max_size=8),
+       description=st.lists(st.sampled_from(_WORDS), max_size=3), tags=st.lists(st.sampled_from(_WORDS), max_size=3),
+       query=st.lists(st.sampled_from(_WORDS), min_size=1, max_size=6))
+def test_points_from_the_index_s_term_fields_equal_the_points_from_tokenising(
+        title: list[str], body: list[str], description: list[str], tags: list[str], query: list[str]) -> None:
+    """A candidate the in-process index found (its ``term_fields``) scores exactly as the same record
+    tokenised: the fast path of re-ranking changes no point and no count of holders."""
+    from meta_memory.agent_memory.model import RecordView
+    from meta_memory.recall.lexical import _Fields, _indexed_points, term_points
+    from meta_memory.recall.text import token_set
+
+    plain = RecordView("m1", " ".join(title), " ".join(description), " ".join(body), tuple(tags), T0, T0)
+    terms = sorted(token_set(" ".join(query)))
+    columns = {"title": token_set(plain.title), "body": token_set(f"{plain.description}\n{plain.body}"
+                                                                  if plain.description else plain.body),
+               "tags": token_set(" ".join(plain.tags))}
+    bits = {t: sum(1 << i for i, c in enumerate(fts.COLUMNS) if t in columns[c]) for t in terms}
+    indexed = RecordView(plain.id, plain.title, plain.description, plain.body, plain.tags, T0, T0,
+                         {t: b for t, b in bits.items() if b})
+    fields = _Fields.of(plain)
+    want_held = [0] * len(terms)
+    want = []
+    for i, term in enumerate(terms):
+        in_tags, in_title, in_body = fields.held(term, f" {term} ")
+        want_held[i] += in_tags or in_title or in_body
+        want.append(term_points(term, in_tags, in_title, in_body, fields.title_norm, fields.body_norm))
+    held = [0] * len(terms)
+    assert _indexed_points(terms, indexed.term_fields or {}, indexed, held) == want
+    assert held == want_held

@@ -13,19 +13,26 @@ from meta_memory.clock import ManualClock
 from meta_memory.errors import ConfigError, InvalidParams, QuarantineReviewRefused
 from meta_memory.recall import fts
 from meta_memory.review.config import StewardConfig, parse_cadence
-from meta_memory.review.params import (
-    parse_decide_params,
-    parse_gating_check_params,
-    parse_gating_decide_params,
-)
 from meta_memory.review.scheduler import DreamScheduler
 from meta_memory.review.service import ReviewService
 from meta_memory.review.steward import LlmSteward, PolicySteward
+from meta_memory.rpc.methods.review import (
+    DecideParams,
+    GatingCheckParams,
+    GatingDecideParams,
+    ProposalDecideParams,
+    ProposalListParams,
+)
+from meta_memory.rpc.params import parse_params
 from meta_memory.session_ref import SessionRef
 
 from .conftest import IDENTITY, REALM, Env
 
 BASE = {"identity": " lead:main ", "memory_id": "mem-1", "verdict": "release", "expected_content_hash": "abc"}
+
+
+def parse_decide_params(raw: Any) -> DecideParams:
+    return parse_params(DecideParams, raw)
 
 
 def rule(raw: Any) -> str:
@@ -36,7 +43,9 @@ def rule(raw: Any) -> str:
 
 def test_decide_params_bind_scope_verdict_and_content() -> None:
     p = parse_decide_params({**BASE, "rationale": "  confirmed  "})
-    assert (p.realm, p.identity, p.memory_id, p.verdict, p.rationale) == ("default", "lead:main", "mem-1", "release", "confirmed")
+    # no realm: the method table fills in the gateway's realm (RealmDefaulted)
+    assert (p.realm, p.identity, p.memory_id, p.verdict, p.rationale) == (None, "lead:main", "mem-1", "release", "confirmed")
+    assert p.in_realm("ops").realm == "ops" and parse_decide_params({**BASE, "realm": " hr "}).in_realm("ops").realm == "hr"
     assert parse_decide_params({**BASE, "verdict": " tombstone ", "rationale": None}).verdict == "tombstone"
     assert parse_decide_params({**BASE, "rationale": "   "}).rationale is None
     assert rule({**BASE, "verdict": "hold"}) == "Invalid params: verdict must be 'release' or 'tombstone' (got 'hold')"
@@ -50,7 +59,8 @@ def test_decide_params_bind_scope_verdict_and_content() -> None:
     assert rule({**BASE, "memory_id": ""}) == "Invalid params: memory_id must not be empty"
     assert rule({**BASE, "identity": ""}) == "Invalid params: identity must be a valid non-empty string"
     assert rule({**BASE, "reviewer": "mallory"}) == "Invalid params: unknown field 'reviewer'"
-    assert rule([1]) == "Invalid params: params must be an object"
+    assert rule({**BASE, "memory_id": "m" * 201}).startswith("Invalid params: memory_id ")
+    assert rule([1]) == "Invalid params: params must be a JSON object"
 
 
 @settings(max_examples=150, deadline=None)
@@ -79,14 +89,33 @@ def test_only_two_verdicts_parse(verdict: str) -> None:
 
 
 def test_other_params() -> None:
-    assert parse_gating_decide_params({"pending_id": "gate-1", "decision": "approve"}).decision == "approve"
+    assert parse_params(GatingDecideParams, {"pending_id": " gate-1 ", "decision": " approve "}).decision == "approve"
     with pytest.raises(InvalidParams, match="decision must be 'approve' or 'deny'"):
-        parse_gating_decide_params({"pending_id": "gate-1", "decision": "maybe"})
-    assert parse_gating_check_params({"entity": "acme", "topic": "price"}).store is None
+        parse_params(GatingDecideParams, {"pending_id": "gate-1", "decision": "maybe"})
+    with pytest.raises(InvalidParams, match="pending_id must not be empty") as info:
+        parse_params(GatingDecideParams, {"pending_id": "  ", "decision": "deny"})
+    assert info.value.field == "pending_id"
+    assert parse_params(GatingCheckParams, {"entity": "acme", "topic": "price"}).store is None
+    assert parse_params(GatingCheckParams, {"entity": " acme ", "topic": "price", "store": " "}).store is None
     with pytest.raises(InvalidParams, match="topic must be a non-empty string"):
-        parse_gating_check_params({"entity": "acme"})
+        parse_params(GatingCheckParams, {"entity": "acme"})
+    with pytest.raises(InvalidParams, match="store must be a string when provided"):
+        parse_params(GatingCheckParams, {"entity": "acme", "topic": "price", "store": 3})
+    listed = parse_params(ProposalListParams, {})
+    assert (listed.status, listed.limit) == (None, 50)
+    assert parse_params(ProposalListParams, {"limit": 10_000, "status": " held "}).limit == 200
+    with pytest.raises(InvalidParams, match="unknown status 'open'"):
+        parse_params(ProposalListParams, {"status": "open"})
+    for bad in (0, -1, True, "5", 1.5):
+        with pytest.raises(InvalidParams, match="limit must be a positive integer when provided"):
+            parse_params(ProposalListParams, {"limit": bad})
+    decided = parse_params(ProposalDecideParams, {"proposal_id": "p-1", "action": " hold ", "rationale": "  "})
+    assert (decided.action, decided.rationale) == ("hold", None)
+    with pytest.raises(InvalidParams, match="action must be 'accept', 'hold' or 'reject'"):
+        parse_params(ProposalDecideParams, {"proposal_id": "p-1", "action": "approve"})
+    with pytest.raises(InvalidParams, match="rationale must be at most 400 bytes"):
+        parse_params(ProposalDecideParams, {"proposal_id": "p-1", "action": "reject", "rationale": "é" * 201})
     from meta_memory.rpc.methods.review import RetireParams
-    from meta_memory.rpc.params import parse_params
 
     p = parse_params(RetireParams, {"identity": "rt:lead:main:2", "cause": " respawn "})
     assert p.session_key is None and p.cause == "respawn"
@@ -240,17 +269,17 @@ def test_poisoned_write_to_decision_through_the_service(env: Env, verdict: str) 
     assert [r.id for r in queue] == [origin.id]
     expr = fts.match_expression("weekly summaries")
     assert env.store.search(REALM, env.scope(), expr, 5) == []
-    raw = {"realm": REALM, "identity": IDENTITY, "memory_id": origin.id, "verdict": verdict,
-           "expected_content_hash": queue[0].content_hash, "rationale": "checked"}
-    out = svc.decide(raw, principal=None)
+    reviewed = (REALM, IDENTITY, origin.id, verdict, queue[0].content_hash, "checked")
+    out = svc.decide(*reviewed, principal=None)
     assert out["decision"]["review"]["reviewer"] == {"kind": "operator", "principal": None}
     recalled = [r.id for r, _ in env.store.search(REALM, env.scope(), expr, 5)]
     if verdict == "release":
         assert out["outcome"] == "released" and recalled == [f"{origin.id}-released"]
     else:
         assert out["outcome"] == "tombstoned" and recalled == []
-    again = svc.decide(raw, principal="someone-else")
+    again = svc.decide(*reviewed, principal="someone-else")
     assert again["outcome"] == f"already_{'released' if verdict == 'release' else 'tombstoned'}"
     assert again["decision"] == out["decision"]
     with pytest.raises(QuarantineReviewRefused):
-        svc.decide({**raw, "verdict": "tombstone" if verdict == "release" else "release"})
+        svc.decide(REALM, IDENTITY, origin.id, "tombstone" if verdict == "release" else "release",
+                   queue[0].content_hash)

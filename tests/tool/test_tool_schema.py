@@ -15,8 +15,9 @@ def test_definition_shape() -> None:
     assert s["type"] == "object" and s["required"] == ["action"] and s["additionalProperties"] is False
     assert set(s["properties"]) == {
         "action", "title", "body", "description", "tags", "kind", "epistemic",
-        "verification_evidence", "memory_id", "query_text", "max_entries",
+        "verification_evidence", "memory_id", "query_text", "ttl_s", "max_entries",
     }
+    assert s["properties"]["ttl_s"] == {**s["properties"]["ttl_s"], "type": "integer", "minimum": 1}
     assert s["properties"]["action"]["enum"] == ["remember", "update", "forget", "recall", "propose_to_mob"]
     assert s["properties"]["kind"]["enum"] == [
         "preference", "fact", "gotcha", "procedure", "relationship", "open_loop", "reference",

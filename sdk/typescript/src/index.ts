@@ -19,6 +19,8 @@ export { MetaHandle } from "./handle.js";
 export { RecallSlots, RECALLS_PER_IDENTITY, RECALLS_IN_ALL } from "./slots.js";
 export { METHODS, wireMethods } from "./methods.js";
 export type { MethodName, MethodSpec, Methods, NoParams } from "./methods.js";
+export { WIRE_METHODS } from "./wire.js";
+export type { WireMethod, WireMethods, ParamsOf, ResultOf } from "./wire.js";
 export {
   HttpTransport,
   StdioTransport,

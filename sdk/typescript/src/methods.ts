@@ -12,11 +12,12 @@
  */
 
 import type * as T from "./types.js";
+import type { WireMethod } from "./wire.js";
 
 /** A method of the table. `P` and `R` are phantom: they type the generated handle method. */
 export interface MethodSpec<P, R> {
-  /** The wire method name, e.g. `meta/memory/index`. */
-  readonly wire: string;
+  /** The wire method name, e.g. `meta/memory/index`: one the gateway's `rpc.discover` lists (`wire.ts`). */
+  readonly wire: WireMethod;
   /** Turns the TypeScript argument into params (default: the argument object itself). */
   readonly prepare?: (arg: P) => Record<string, unknown> | undefined;
   /** Shapes the camelCased result (default: returned as is). */
@@ -29,7 +30,7 @@ export interface MethodSpec<P, R> {
 export type NoParams = Record<string, never>;
 
 function m<P = NoParams, R = T.Open>(
-  wire: string,
+  wire: WireMethod,
   shape?: (result: any) => R,
   prepare?: (arg: P) => Record<string, unknown> | undefined,
 ): MethodSpec<P, R> {

@@ -94,6 +94,11 @@ export interface RememberParams extends IdentityScoped, DerivedFromSessions {
   title: string;
   body: string;
   tags?: string[];
+  /**
+   * Seconds (an integer, 1..`[agent_memory] max_ttl_s`) until the record expires: from then on it is not
+   * recalled, injected, listed or exported as active, and a sweep tombstones it. Over the cap: -32602.
+   */
+  ttlS?: number;
 }
 
 /**
@@ -114,6 +119,8 @@ export interface AgentMemoryRecord extends Open {
   tags: string[];
   createdAtMs: number;
   updatedAtMs: number;
+  /** When the record expires (epoch ms, UTC); `null` when it never does. */
+  expiresAtMs?: number | null;
 }
 
 /** `remember`'s result: the record, and whether it was written (`false`: an exact duplicate was returned). */
@@ -132,7 +139,7 @@ export interface RememberResult extends AgentMemoryRecord {
  * together, all committed in one transaction; each record is what `remember` would write.
  */
 export interface RememberBatchParams extends IdentityScoped, DerivedFromSessions {
-  records: { title: string; body: string; tags?: string[] }[];
+  records: { title: string; body: string; tags?: string[]; ttlS?: number }[];
 }
 
 /**
@@ -148,6 +155,8 @@ export interface RememberBatchItem extends Open {
   tagsAdded?: string[];
   /** As `RememberResult.quarantined`. */
   quarantined?: string;
+  /** The record's expiry (epoch ms; `null`: never). */
+  expiresAtMs?: number | null;
   error?: { code: number; message: string; data?: Open };
 }
 
@@ -176,12 +185,19 @@ export interface ForgetResult extends Open {
   deleted: boolean;
 }
 
-/** Omitted `title`, `body` or `tags` keep the prior version's value (at least one is required). */
+/**
+ * Omitted `title`, `body` or `tags` keep the prior version's value (at least one of them, `ttlS` or
+ * `clearExpiry: true` is required). The new version keeps the prior's expiry unless `ttlS` sets a new one
+ * (seconds from now) or `clearExpiry: true` removes it; both together are refused. An expired record is
+ * not active and cannot be updated.
+ */
 export interface UpdateParams extends IdentityScoped {
   memoryId: string;
   title?: string;
   body?: string;
   tags?: string[];
+  ttlS?: number;
+  clearExpiry?: boolean;
 }
 
 export interface UpdateResult extends Open {

@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { it } from "node:test";
 
-import { METHODS, MetaHandle, wireMethods } from "../src/index.js";
+import { METHODS, MetaHandle, WIRE_METHODS, wireMethods } from "../src/index.js";
 import { sharedHttpGateway } from "./support.js";
 
 const shared = sharedHttpGateway();
@@ -31,4 +31,11 @@ it("every table entry is a callable handle method with a unique wire name", () =
     assert.equal(typeof (MetaHandle.prototype as unknown as Record<string, unknown>)[name], "function", name);
   }
   for (const wire of wires) assert.match(wire, /^(meta\/[a-z_]+(\/[a-z_]+)*|rpc\.discover)$/);
+});
+
+it("the client has a method for every method of the generated wire list (src/wire.ts, from rpc.discover)", () => {
+  const known = new Set(wireMethods());
+  const missing = WIRE_METHODS.filter((m) => !known.has(m));
+  assert.deepEqual(missing, [], `wire methods the TypeScript client lacks: ${missing.join(", ")}`);
+  assert.deepEqual([...wireMethods()].sort(), [...WIRE_METHODS], "client methods that the wire list does not name");
 });

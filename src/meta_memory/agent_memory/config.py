@@ -56,6 +56,15 @@ days``                     sweep erases tombstoned content older than
 ``recall_index_mb``        int MiB 1..65536; 0 -> 256; memory of the      ``256``
                            in-process recall index, all realms together
                            (SQLite; least recently searched realm evicted)
+``max_ttl_s``              int s 1..3,153,600,000 (100 years); 0 ->       ``3153600000``
+                           default: the longest ``ttl_s`` a caller may
+                           give (a longer one is refused, -32602)
+``tool_max_ttl_s``         int s, as ``max_ttl_s`` and at most it; the    ``2592000``
+                           longest ``ttl_s`` the model may give through   (30 days, or
+                           the ``memory`` tool                            ``max_ttl_s``
+                                                                          when lower)
+``expiry_sweep_s``         int s 1..86400; 0 -> 60: how often expired      ``60``
+                           records are tombstoned (``expiry.py``)
 ``realms``                 array of realm names, at least one, holding    absent (any
                            ``realm``: the only realms served (a call      realm)
                            naming another is refused, -32602 ``realm``;
@@ -73,6 +82,7 @@ from pydantic_core import PydanticCustomError
 from meta_memory.errors import ConfigError
 from meta_memory.identity import DEFAULT_REALM, parse_realm
 from meta_memory.limits import (
+    DEFAULT_EXPIRY_SWEEP_S,
     DEFAULT_INSTRUCTION_HEADER,
     DEFAULT_MAX_ENTRIES,
     DEFAULT_MAX_OPEN_REALMS,
@@ -81,6 +91,8 @@ from meta_memory.limits import (
     DEFAULT_RECALL_TIMEOUT_MS,
     DEFAULT_SESSION_STATE_EXPIRY_DAYS,
     DEFAULT_SESSION_STATE_LIMIT,
+    DEFAULT_TOOL_MAX_TTL_S,
+    MAX_EXPIRY_SWEEP_S,
     MAX_MAX_OPEN_REALMS,
     MAX_MAX_REALMS,
     MAX_MEMORY_ENTRIES,
@@ -89,6 +101,7 @@ from meta_memory.limits import (
     MAX_RETENTION_DAYS,
     MAX_SESSION_STATE_EXPIRY_DAYS,
     MAX_SESSION_STATE_LIMIT,
+    MAX_TTL_S,
 )
 from meta_memory.recall.custom import BUNDLED_PROVIDERS, is_provider_reference
 from meta_memory.review.config import StewardConfig
@@ -283,6 +296,14 @@ class AgentMemoryConfig(BaseModel):
         default=DEFAULT_MAX_OPEN_REALMS, ge=1, le=MAX_MAX_OPEN_REALMS)
     recall_index_mb: Annotated[int, _ranged(DEFAULT_RECALL_INDEX_MB, MAX_RECALL_INDEX_MB)] = Field(
         default=DEFAULT_RECALL_INDEX_MB, ge=1, le=MAX_RECALL_INDEX_MB)
+    max_ttl_s: Annotated[int, _ranged(MAX_TTL_S, MAX_TTL_S)] = Field(default=MAX_TTL_S, ge=1, le=MAX_TTL_S)
+    """The longest ``ttl_s`` a caller may give remember, remember_batch or update (seconds)."""
+    tool_max_ttl_s: Annotated[int, _ranged(DEFAULT_TOOL_MAX_TTL_S, MAX_TTL_S)] = Field(
+        default=DEFAULT_TOOL_MAX_TTL_S, ge=1, le=MAX_TTL_S)
+    """The longest ``ttl_s`` the model may give through the ``memory`` tool (seconds; at most ``max_ttl_s``)."""
+    expiry_sweep_s: Annotated[int, _ranged(DEFAULT_EXPIRY_SWEEP_S, MAX_EXPIRY_SWEEP_S)] = Field(
+        default=DEFAULT_EXPIRY_SWEEP_S, ge=1, le=MAX_EXPIRY_SWEEP_S)
+    """Seconds between runs of the background expiry sweep (``agent_memory/expiry.py``)."""
     realms: Annotated[tuple[str, ...] | None, BeforeValidator(_realm_list)] = None
     """The realm allow-list (``None``: any realm); see :mod:`meta_memory.agent_memory.realm_list`."""
     steward: StewardConfig = Field(default_factory=lambda: StewardConfig.parse(None))
@@ -296,6 +317,10 @@ class AgentMemoryConfig(BaseModel):
             raise _rule('dsn: is only valid with store = "postgres"')
         if self.embedder is not None and self.recall_provider != "hybrid":
             raise _rule('embedder: is only valid with recall_provider = "hybrid"')
+        if self.tool_max_ttl_s > self.max_ttl_s:
+            if "tool_max_ttl_s" in self.model_fields_set:
+                raise _rule(f"tool_max_ttl_s: must not exceed max_ttl_s ({self.max_ttl_s})")
+            object.__setattr__(self, "tool_max_ttl_s", self.max_ttl_s)  # the default never exceeds the cap
         if self.realms is not None and self.realm not in self.realms:
             raise _rule(f"realms: must list the gateway's own realm {self.realm!r} (agent_memory.realm)")
         return self

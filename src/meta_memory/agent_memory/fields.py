@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from meta_memory.limits import MAX_TTL_S
+
 __all__ = [
     "MAX_TITLE_BYTES",
     "MAX_DESCRIPTION_BYTES",
@@ -24,6 +26,7 @@ __all__ = [
     "MAX_MEMORY_ID_CHARS",
     "memory_id_ref",
     "is_well_formed_memory_id",
+    "check_ttl_s",
 ]
 
 MAX_TITLE_BYTES = 200
@@ -138,3 +141,16 @@ def validate_record_fields(title: str, description: str, body: str) -> None:
         raise FieldError("body must not be empty", "body")
     if _nbytes(body) > MAX_BODY_BYTES:
         raise FieldError(f"body must be at most {MAX_BODY_BYTES} bytes", "body")
+
+
+def check_ttl_s(value: object, name: str = "ttl_s", maximum: int = MAX_TTL_S) -> int | None:
+    """The shape rule of a ``ttl_s`` member: absent (``None``) or an integer number of seconds
+    ``1..maximum`` (a bool, a float or a string is no integer). Returns the value; raises ``ValueError``
+    naming the rule (the params layer answers it as ``-32602`` on the member)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"{name} must be an integer number of seconds (1 to {maximum})")
+    if value < 1 or value > maximum:
+        raise ValueError(f"{name} must be between 1 and {maximum} seconds")
+    return value

@@ -97,8 +97,8 @@ def fnv1a64_many(items: Sequence[bytes]) -> list[int]:
         lane = state[:running]
         np.bitwise_xor(lane, columns[pos, :running], out=lane)
         np.multiply(lane, prime, out=lane)
-    for lane, i in enumerate(order):
-        out[i] = int(state[lane])
+    for slot, i in enumerate(order):
+        out[i] = int(state[slot])
     return out
 
 

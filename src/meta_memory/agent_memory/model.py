@@ -23,6 +23,7 @@ from meta_memory.limits import DAY_MS
 
 __all__ = [
     "DAY_MS",
+    "is_expired",
     "ScopeKind",
     "Scope",
     "Kind",
@@ -62,10 +63,12 @@ def _tag(data: Any, what: str, enum: type[_E], label: str) -> _E:
     if not isinstance(data, dict):
         raise ValueError(f"{what} must be an object")
     raw = data.get(what)
-    try:
-        return enum(raw)
-    except ValueError:
-        raise ValueError(f"unknown {label} '{raw}'") from None
+    if isinstance(raw, str):
+        try:
+            return enum(raw)
+        except ValueError:
+            pass
+    raise ValueError(f"unknown {label} '{raw}'")
 
 
 def _req_str(data: dict[str, Any], key: str, what: str) -> str:
@@ -552,6 +555,19 @@ class UsageEvent(StrEnum):
     EXPLICIT_RECALL = "explicit_recall"
     JUDGED_USEFUL = "judged_useful"
 
+    @property
+    def stat_fields(self) -> tuple[str, str]:
+        """The :class:`UsageStats` fields this event counts in and stamps: ``(count, last_at_ms)``
+        (the JSON keys of the ``usage_stats`` column too)."""
+        return _USAGE_FIELDS[self]
+
+
+_USAGE_FIELDS: dict[UsageEvent, tuple[str, str]] = {
+    UsageEvent.INJECTED: ("injected_count", "last_injected_at_ms"),
+    UsageEvent.EXPLICIT_RECALL: ("explicit_recall_count", "last_recalled_at_ms"),
+    UsageEvent.JUDGED_USEFUL: ("judged_useful_count", "last_useful_at_ms"),
+}
+
 
 @dataclass(frozen=True, slots=True)
 class UsageStats:
@@ -566,11 +582,9 @@ class UsageStats:
 
     def bump(self, event: UsageEvent, at_ms: int) -> UsageStats:
         """A copy with ``event`` counted at ``at_ms``."""
-        if event is UsageEvent.INJECTED:
-            return replace(self, injected_count=self.injected_count + 1, last_injected_at_ms=at_ms)
-        if event is UsageEvent.EXPLICIT_RECALL:
-            return replace(self, explicit_recall_count=self.explicit_recall_count + 1, last_recalled_at_ms=at_ms)
-        return replace(self, judged_useful_count=self.judged_useful_count + 1, last_useful_at_ms=at_ms)
+        count, last = UsageEvent(event).stat_fields
+        changed: dict[str, int] = {count: getattr(self, count) + 1, last: at_ms}
+        return replace(self, **changed)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -600,6 +614,25 @@ class UsageStats:
         )
 
 
+# --------------------------------------------------------------------------- expiry
+
+
+def is_expired(expires_at_ms: int | None, now_ms: int) -> bool:
+    """The one expiry rule (issue 28 §1): a record whose ``expires_at_ms`` is at or before ``now_ms`` is
+    no longer active. The stores' SQL form of the same rule is
+    :func:`meta_memory.agent_memory.store.dialect.unexpired`."""
+    return expires_at_ms is not None and expires_at_ms <= now_ms
+
+
+def _opt_expiry(data: dict[str, Any]) -> int | None:
+    value = data.get("expires_at_ms")
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError("record.expires_at_ms must be a non-negative integer (epoch ms) or null")
+    return value
+
+
 # --------------------------------------------------------------------------- records
 
 
@@ -616,6 +649,8 @@ class NewMemoryRecord:
     kind: Kind = Kind.FACT
     description: str = ""
     tags: tuple[str, ...] = ()
+    #: When the record stops being active (epoch ms, UTC; ``None`` = never): issue 28 §1.
+    expires_at_ms: int | None = None
 
     def scanned_strings(self) -> tuple[str, ...]:
         """Every string the payload stores besides ``title``, ``description``, ``body`` and ``tags``
@@ -678,6 +713,9 @@ class MemoryRecord:
     ever_quarantined: bool = False
     rank_set_at_ms: int | None = None
     tombstoned_at_ms: int | None = None
+    #: When the record stops being active (epoch ms, UTC; ``None`` = never). An active record past it
+    #: reads as not active everywhere (:func:`is_expired`) until the expiry sweep tombstones it.
+    expires_at_ms: int | None = None
 
     @property
     def memory_id(self) -> str:
@@ -726,6 +764,8 @@ class MemoryRecord:
         out["updated_at_ms"] = self.updated_at_ms
         out["usage"] = self.usage.to_json()
         out["ever_quarantined"] = self.ever_quarantined
+        if self.expires_at_ms is not None:
+            out["expires_at_ms"] = self.expires_at_ms
         return out
 
     @classmethod
@@ -736,13 +776,13 @@ class MemoryRecord:
         return cls(
             id=_req_str(data, "id", "record"),
             scope=Scope.from_json(data.get("scope")),  # type: ignore[arg-type]
-            kind=Kind(data.get("kind")),
+            kind=Kind(_req_str(data, "kind", "record")),
             title=_req_str(data, "title", "record"),
             description=data.get("description") or "",
             body=_req_str(data, "body", "record"),
             tags=tuple(data.get("tags") or ()),
             provenance=Provenance.from_json(data.get("provenance")),  # type: ignore[arg-type]
-            trust=TrustTier(data.get("trust")),
+            trust=TrustTier(_req_str(data, "trust", "record")),
             status=Status.from_json(data.get("status")),  # type: ignore[arg-type]
             supersedes=data.get("supersedes"),
             derived_from=tuple(data.get("derived_from") or ()),
@@ -751,7 +791,21 @@ class MemoryRecord:
             updated_at_ms=int(data.get("updated_at_ms", 0)),
             usage=UsageStats.from_json(data.get("usage")),
             ever_quarantined=bool(data.get("ever_quarantined", False)),
+            expires_at_ms=_opt_expiry(data),
         )
+
+    def is_live(self, now_ms: int) -> bool:
+        """Whether the record is active and not past its expiry at ``now_ms`` (:func:`is_expired`)."""
+        return self.status.is_active and not is_expired(self.expires_at_ms, now_ms)
+
+    def settled(self, now_ms: int) -> MemoryRecord:
+        """The record as the expiry sweep leaves it: an active record past its expiry at ``now_ms`` is
+        the tombstone it becomes (tombstoned at its ``expires_at_ms``); any other record is itself.
+        What export writes and import lands, so an expired record never travels as active."""
+        if not self.status.is_active or not is_expired(self.expires_at_ms, now_ms):
+            return self
+        at = self.expires_at_ms if self.expires_at_ms is not None else now_ms
+        return replace(self, status=Status.tombstoned(), tombstoned_at_ms=at, updated_at_ms=max(self.updated_at_ms, at))
 
     def project(self) -> AgentMemoryRecord:
         """The wire projection returned by remember/recall/update."""
@@ -762,6 +816,7 @@ class MemoryRecord:
             tags=list(self.tags),
             created_at_ms=self.created_at_ms,
             updated_at_ms=self.updated_at_ms,
+            expires_at_ms=self.expires_at_ms,
         )
 
     def meta(self, now_ms: int) -> RecordMeta:
@@ -802,7 +857,8 @@ class RecordView:
 
 
 class AgentMemoryRecord(BaseModel):
-    """Wire projection of a record: ``{memory_id, title, body, tags, created_at_ms, updated_at_ms}``."""
+    """Wire projection of a record: ``{memory_id, title, body, tags, created_at_ms, updated_at_ms,
+    expires_at_ms}`` (``expires_at_ms``: epoch ms, ``null`` when the record never expires)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -812,6 +868,7 @@ class AgentMemoryRecord(BaseModel):
     tags: list[str] = []
     created_at_ms: int
     updated_at_ms: int
+    expires_at_ms: int | None = None
 
 
 class RecordMeta(BaseModel):

@@ -52,6 +52,7 @@ from meta_memory.agent_memory.model import (
     StatusKind,
     TrustTier,
     UsageStats,
+    is_expired,
 )
 from meta_memory.agent_memory.secrets import scan_record
 from meta_memory.errors import AgentMemoryError
@@ -519,6 +520,7 @@ def _landing_record(
         updated_at_ms=updated_at_ms,
         usage=_NO_USAGE,
         ever_quarantined=ever_quarantined,
+        expires_at_ms=record.expires_at_ms,
     )
 
 
@@ -545,6 +547,8 @@ def _plan_supersede(
     _check_scope_writable(i, batch, prior.scope)
     if not prior.status.is_active:
         raise _invalid(i, f"record '{op.prior}' is not active ({_why_inactive(prior.status)})")
+    if is_expired(prior.expires_at_ms, now_ms):
+        raise _invalid(i, f"record '{op.prior}' is not active (expired at {prior.expires_at_ms} ms)")
     for rid in op.derived_from:
         _require(i, overlay, rid)
     _check_tier(i, batch, overlay, op.trust, [op.prior, *op.derived_from])
@@ -626,6 +630,11 @@ def _plan_restore(i: int, batch: StagedBatch, overlay: _Overlay, op: RestoreOp, 
         raise _invalid(i, "timestamps must be epoch ms between 0 and now (+24 h), with updated_at_ms >= created_at_ms")
     if (rec.status.kind is StatusKind.TOMBSTONED) != (rec.tombstoned_at_ms is not None):
         raise _invalid(i, "tombstoned_at_ms is set exactly when the status is tombstoned")
+    if rec.expires_at_ms is not None and rec.expires_at_ms < 0:
+        raise _invalid(i, "expires_at_ms must be epoch ms >= 0")
+    # A record that expired since it was exported lands as the tombstone the sweep makes of it, never
+    # active again (issue 28 §1).
+    rec = rec.settled(now_ms)
     links_unknown = False
     if rec.supersedes is not None:
         prior = overlay.get(rec.supersedes)

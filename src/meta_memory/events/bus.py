@@ -21,6 +21,7 @@ later persist succeeds.
 
 from __future__ import annotations
 
+import builtins
 import json
 import sqlite3
 import threading
@@ -28,11 +29,11 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from ..clock import Clock
 
-__all__ = ["EventBus", "EventEnvelope", "parse_event_seq", "SYSTEM_IDENTITY"]
+__all__ = ["EventBus", "EventEnvelope", "EventSink", "parse_event_seq", "SYSTEM_IDENTITY"]
 
 SYSTEM_IDENTITY = "_system"
 _PREFIX = "console-evt-"
@@ -73,6 +74,19 @@ def parse_event_seq(value: Any) -> int | None:
         if text.isascii() and text.isdigit():
             return int(text)
     return None
+
+
+class EventSink(Protocol):
+    """Where every part publishes timeline events: :class:`EventBus`'s two publishing methods, one
+    signature everywhere (tests hand the parts a bus of their own)."""
+
+    def emit(self, event_type: str, data: dict[str, Any], *, identity: str | None = None) -> object:
+        """Publish one event (``identity``: the identity it is about, ``None`` for a system event)."""
+        ...
+
+    def emit_many(self, events: Sequence[tuple[str, dict[str, Any], str | None]]) -> object:
+        """Publish ``(event_type, data, identity)`` events in order, at once."""
+        ...
 
 
 class EventBus:
@@ -213,7 +227,7 @@ class EventBus:
         with self._cond:
             return [e for e in self._recent if e.seq > floor][: max(0, limit)]
 
-    def wait(self, after: int, timeout_s: float) -> list[EventEnvelope]:
+    def wait(self, after: int, timeout_s: float) -> builtins.list[EventEnvelope]:  # ``list`` is the method above
         """Block up to ``timeout_s`` seconds for events newer than ``after``; returns them (maybe empty)."""
         with self._cond:
             if self._seq <= after and not self._closed:

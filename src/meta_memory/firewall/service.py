@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from meta_memory.clock import Clock
+from meta_memory.events.bus import EventSink
 from meta_memory.firewall.classify import (
     Classification,
     ContentTrustPolicy,
@@ -24,7 +25,7 @@ from meta_memory.firewall.classify import (
     name_key,
 )
 from meta_memory.firewall.gate import LlmWriteGate
-from meta_memory.firewall.taint import EventSink, TaintState, TaintTracker
+from meta_memory.firewall.taint import TaintState, TaintTracker
 from meta_memory.session_ref import SessionRef
 from meta_memory.session_state import SessionStateStore
 
@@ -115,8 +116,8 @@ class Firewall:
         policy: ``agent_memory.content_trust`` (any shape
             :meth:`ContentTrustPolicy.from_config` accepts; ``None`` = empty).
         clock: the runtime clock.
-        on_event: sink for ``memory.taint.transition`` envelopes
-            (``on_event(event_type, identity, data)``).
+        events: where ``memory.taint.transition`` events go (the runtime's
+            :class:`~meta_memory.events.bus.EventBus`; ``None``: nowhere).
         llm_writes: ``"observed"`` (default) or ``"quarantined"``.
         state: the durable session state (SQLite or PostgreSQL; default a process-local in-memory one).
         realm: the realm legacy taint (which named no realm) is adopted into (``agent_memory.realm``);
@@ -132,7 +133,7 @@ class Firewall:
         self,
         policy: object,
         clock: Clock,
-        on_event: EventSink | None = None,
+        events: EventSink | None = None,
         *,
         llm_writes: str = "observed",
         state: SessionStateStore | None = None,
@@ -140,7 +141,7 @@ class Firewall:
         legacy_state_path: Path | None = None,
     ) -> None:
         self.policy = ContentTrustPolicy.from_config(policy)
-        self.tracker = TaintTracker(clock, on_event, state=state, realm=realm)
+        self.tracker = TaintTracker(clock, events, state=state, realm=realm)
         if legacy_state_path is not None:
             self._adopt_legacy(legacy_state_path)
         self.gate = LlmWriteGate(self.tracker, llm_writes)

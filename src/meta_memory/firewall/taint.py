@@ -47,8 +47,8 @@ Identities are keyed by their *logical* identity
 uses for an agent author, so respawn generations share one attribution. A
 state change is committed before the call returns: a classification recorded
 by :meth:`observe` is visible to the very next gate call on any gateway sharing
-the store. Events are delivered after the commit, through ``on_event(event_type,
-identity, data)`` with ``event_type`` ``"memory.taint.transition"`` and ``data``
+the store. Events are delivered after the commit, through ``events.emit(event_type,
+data, identity=)`` (the one :class:`~meta_memory.events.bus.EventSink`) with ``event_type`` ``"memory.taint.transition"`` and ``data``
 ``{realm, identity, session_key, kind, source}`` (``kind`` one of ``tainted``,
 ``rotated_clean``, ``reset_boundary``).
 """
@@ -56,10 +56,9 @@ identity, data)`` with ``event_type`` ``"memory.taint.transition"`` and ``data``
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
-from typing import Any
 
 from meta_memory.clock import Clock
+from meta_memory.events.bus import EventSink
 from meta_memory.firewall.classify import Classification
 from meta_memory.identity import logical_identity
 from meta_memory.session_ref import SessionRef
@@ -68,7 +67,6 @@ from meta_memory.session_state import ResetBoundary, SessionStateStore, TaintSta
 __all__ = [
     "TAINT_EVENT",
     "CAPACITY_REASON",
-    "EventSink",
     "ResetBoundary",
     "TaintState",
     "TaintTracker",
@@ -89,8 +87,6 @@ RESET_BOUNDARY_REASON = (
 #: Gate reason for every LLM write while the session state is at its row cap (fail closed).
 CAPACITY_REASON = "session state at capacity; session taint cannot be tracked for new sessions (fail closed)"
 
-#: ``on_event(event_type, identity, data)``; ``identity`` is ``"_system"`` when none applies.
-EventSink = Callable[[str, str, dict[str, Any]], None]
 
 
 def evidence_tainted_reason(source: str) -> str:
@@ -111,7 +107,7 @@ class TaintTracker:
 
     Args:
         clock: source of ``tainted_at_ms`` / ``marked_at_ms``.
-        on_event: optional sink for ``memory.taint.transition`` envelopes;
+        events: optional sink for ``memory.taint.transition`` events;
             exceptions it raises are logged and never reach the caller.
         state: the durable session state (default: a process-local in-memory one).
         realm: the realm taint adopted from a legacy ``firewall-taint.json`` (which named no realm)
@@ -126,13 +122,13 @@ class TaintTracker:
     def __init__(
         self,
         clock: Clock,
-        on_event: EventSink | None = None,
+        events: EventSink | None = None,
         *,
         state: SessionStateStore | None = None,
         realm: str = "default",
     ) -> None:
         self._clock = clock
-        self._on_event = on_event
+        self._events = events
         self.state = state if state is not None else memory_session_state(clock)
         self.realm = realm
 
@@ -278,12 +274,12 @@ class TaintTracker:
     def _emit(self, session: SessionRef, transitions: list[tuple[str, str | None, str]]) -> None:
         """Deliver ``transitions`` of ``session``'s identity; the realm is part of every event, so the
         timeline's access filter judges it as ``<realm>/<identity>`` (never as the default realm's)."""
-        if self._on_event is None:
+        if self._events is None:
             return
         for kind, session_key, source in transitions:
             data = {"realm": session.realm, "identity": session.identity, "session_key": session_key, "kind": kind,
                     "source": source}
             try:
-                self._on_event(TAINT_EVENT, session.identity, data)
+                self._events.emit(TAINT_EVENT, data, identity=session.identity)
             except Exception:  # noqa: BLE001 - an event sink must never break taint tracking
                 _log.exception("taint event sink failed for %s", kind)

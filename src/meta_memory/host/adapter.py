@@ -104,8 +104,8 @@ class MemoryHost:
         identity, session_key = self._session()
         verdict = self.handle.turn_tool_result(identity, session_key, name, provenance=provenance,
                                                is_error=is_error, server_tool=server_tool, realm=self.realm)
-        self.session_tainted = verdict.session_tainted
-        return verdict.trusted
+        self.session_tainted = bool(verdict.session_tainted)
+        return bool(verdict.trusted)
 
     def defang(self, text: str) -> str:
         """Inbound text with forged memory markers neutralised (``meta/turn/defang``)."""
@@ -118,8 +118,9 @@ class MemoryHost:
         identity, session_key = self._session()
         block = self.handle.turn_inject(identity, query_text=query_text, session_key=session_key,
                                         realm=self.realm, surface="turn")
-        self._last_skip = block.skip_reason
-        return block.text
+        self._last_skip: str | None = block.skip_reason
+        text: str | None = block.text
+        return text
 
     def build_context(self, query_text: str = "") -> str | None:
         """Build-time memory (``surface = "build"``: protocol, per-scope index, bodies) for a fresh
@@ -128,7 +129,8 @@ class MemoryHost:
         block = self.handle.turn_inject(identity, query_text=query_text, realm=self.realm, surface="build",
                                         mobs=[self.mob] if self.mob else None)
         self._last_skip = block.skip_reason
-        return block.text
+        text: str | None = block.text
+        return text
 
     @property
     def last_skip_reason(self) -> str | None:
@@ -149,11 +151,13 @@ class MemoryHost:
     def memory_tool(self) -> dict[str, Any]:
         """The ``memory`` tool's definition ``{name, description, input_schema}`` to offer the model.
         Raises ``AgentMemoryError`` when the runtime has ``recorder_tool = false``."""
-        return self.handle.agent_memory_tool_schema().for_model()
+        definition: dict[str, Any] = self.handle.agent_memory_tool_schema().for_model()
+        return definition
 
     def memory_tool_protocol(self) -> str:
         """The recorder protocol text to add to the system prompt alongside the tool."""
-        return self.handle.agent_memory_tool_schema().protocol
+        protocol: str = self.handle.agent_memory_tool_schema().protocol
+        return protocol
 
     def dispatch_memory_tool(self, arguments: dict[str, Any] | str) -> dict[str, Any]:
         """Run one ``memory`` tool call the model made (``meta/agent_memory/tool``).

@@ -17,8 +17,12 @@ store instance      one ``realm`` and one ``identity`` (default ``"langgraph"``)
 ``(namespace, key)`` the record title is ``key``; tags ``lg:item``, ``lg:k:<hash of namespace+key>`` and one
                     ``lg:n<d>:<hash of the first d labels>`` per depth: a prefix is matched on whole labels
                     (``("tenant", "acme")`` never matches ``("tenant", "acme-corp")``)
-``value``           the record body: ``{"namespace", "key", "value", "created_at_ms"}`` as JSON (at most
-                    the body cap, 64 KiB)
+``value``           the record body: ``{"namespace", "key", "value", "created_at_ms", "ttl_minutes"}`` as
+                    JSON (at most the body cap, 64 KiB)
+``ttl`` (minutes)   the record's expiry: ``ttl_s`` = ``ceil(ttl * 60)`` on the write, so the record expires
+                    (``expires_at_ms``) and leaves every read then; ``ttl=None`` (or no ``default_ttl``):
+                    none. A read with ``refresh_ttl`` (``TTLConfig.refresh_on_read``, default true)
+                    re-arms the item's ttl from now: an update of the record with ``ttl_s`` alone
 ``put`` / ``delete`` ``meta/agent_memory/remember`` or ``update``; ``forget`` (a tombstone)
 ``get``             ``meta/agent_memory/list`` on the item's key tag
 ``search(query=)``  ``meta/agent_memory/recall`` (at most 64 ranked records), then the prefix, ``filter``,
@@ -30,8 +34,12 @@ store instance      one ``realm`` and one ``identity`` (default ``"langgraph"``)
 These are application writes (the ``meta/agent_memory/*`` RPCs): they are never quarantined. Writes a
 *model* makes through a tool keep going through the firewall: give the model meta-memory's ``memory``
 tool (``meta/agent_memory/tool``), not this store. ``index=`` is accepted and ignored (every record is
-full-text indexed); records never expire, so ``supports_ttl`` is false and a ``ttl=`` other than ``None``
-is refused by LangGraph itself (``NotImplementedError``). ``abatch`` runs ``batch`` in a worker thread.
+full-text indexed). ``supports_ttl`` is true: ``put(..., ttl=minutes)`` and the store's ``TTLConfig``
+(``MetaMemoryStore(handle, ttl={"default_ttl": 60, "refresh_on_read": True})``) become record expiry
+(issue 28 §1; the gateway's ``[agent_memory] max_ttl_s`` caps it, a longer ttl is refused, -32602
+``ttl_s``); the gateway's own sweep tombstones expired items, so ``sweep_interval_minutes`` and
+``omit_expired`` need nothing here (an expired item is never returned). ``abatch`` runs ``batch`` in a
+worker thread.
 
 A store instance writes one put at a time (a put reads the item, then writes it), so parallel nodes and
 ``abatch`` calls putting one key leave one item. Two processes putting one key at the same moment may
@@ -42,6 +50,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import threading
 from collections.abc import Iterable, Mapping
 from datetime import datetime, timezone
@@ -61,6 +70,7 @@ try:
         Result,
         SearchItem,
         SearchOp,
+        TTLConfig,
     )
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise ImportError("meta_memory.integrations.langgraph needs the langgraph extra: "
@@ -70,6 +80,11 @@ __all__ = ["MetaMemoryStore", "identity_label"]
 
 RECALL_MAX = 64
 _PAGE = 500
+
+
+def _ttl_seconds(minutes: float) -> int:
+    """LangGraph's ttl (minutes) as meta-memory's ``ttl_s`` (whole seconds, rounded up, at least 1)."""
+    return max(1, math.ceil(minutes * 60))
 
 
 def _dt(ms: int) -> datetime:
@@ -136,19 +151,24 @@ class MetaMemoryStore(BaseStore):
         identity_segment: when set, ``namespace[identity_segment]`` names the owning identity; then
             every search and ``list_namespaces`` prefix must reach that label (``ValueError`` otherwise).
 
+        ttl: LangGraph's ``TTLConfig``: ``default_ttl`` (minutes) for a ``put`` that names no ``ttl``,
+            ``refresh_on_read`` (default true) for ``get`` and ``search`` that name no ``refresh_ttl``.
+
     Raises ``ValueError`` for an empty key, a value that is not a dict, is not JSON or is larger than
-    the record body cap, and a negative ``limit`` or ``offset``; and the handle's typed errors
-    (``AccessDenied``, ``AgentMemoryError``, ...) as they come.
+    the record body cap, a ``ttl`` that is not a positive number of minutes, and a negative ``limit`` or
+    ``offset``; and the handle's typed errors (``AccessDenied``, ``AgentMemoryError``, ``InvalidParams``
+    for a ttl over the gateway's cap, ...) as they come.
     """
 
-    supports_ttl = False
+    supports_ttl = True
 
     def __init__(self, handle: Any, *, realm: str | None = None, identity: str = "langgraph",
-                 identity_segment: int | None = None) -> None:
+                 identity_segment: int | None = None, ttl: TTLConfig | None = None) -> None:
         self.handle = handle
         self.realm = realm
         self.identity = identity
         self.identity_segment = identity_segment
+        self.ttl_config = ttl
         # a put reads the item's record, then writes it: two puts of one key at once (parallel graph
         # nodes, abatch threads) would otherwise both create it, or race one update against another
         self._writes = threading.Lock()
@@ -160,9 +180,9 @@ class MetaMemoryStore(BaseStore):
         results: list[Result] = []
         for op in ops:
             if isinstance(op, GetOp):
-                results.append(self._get(tuple(op.namespace), op.key))
+                results.append(self._get(tuple(op.namespace), op.key, op.refresh_ttl))
             elif isinstance(op, PutOp):
-                self._put(tuple(op.namespace), op.key, op.value)
+                self._put(tuple(op.namespace), op.key, op.value, op.ttl)
                 results.append(None)
             elif isinstance(op, SearchOp):
                 results.append(self._search(op))
@@ -214,37 +234,62 @@ class MetaMemoryStore(BaseStore):
                   created_at=created, updated_at=_dt(rec.updated_at_ms))
         return SearchItem(**kw, score=score) if search else Item(**kw)
 
-    # -- ops -------------------------------------------------------------------------------------
-    def _get(self, namespace: tuple[str, ...], key: str) -> Item | None:
-        found = self._find(namespace, key)
-        return None if found is None else self._item(*found)
+    def _refresh(self, rec: Any, env: dict[str, Any]) -> Any:
+        """Re-arm an item's ttl from now (a read with ``refresh_ttl``): the record's new version, or
+        ``rec`` when the item has no ttl. A record that expired or changed meanwhile is left as it is."""
+        minutes = env.get("ttl_minutes")
+        if not isinstance(minutes, (int, float)) or isinstance(minutes, bool) or rec.expires_at_ms is None:
+            return rec
+        identity = self._owner(tuple(env["namespace"]))
+        with self._writes:
+            try:
+                out = self.handle.update_agent_memory(identity, rec.memory_id, realm=self.realm,
+                                                      ttl_s=_ttl_seconds(minutes))
+            except Exception:  # noqa: BLE001 - superseded or expired under us: the read still answers
+                return rec
+        return out.record if out.record is not None else rec
 
-    def _put(self, namespace: tuple[str, ...], key: str, value: dict[str, Any] | None) -> None:
+    # -- ops -------------------------------------------------------------------------------------
+    def _get(self, namespace: tuple[str, ...], key: str, refresh: bool = False) -> Item | None:
+        found = self._find(namespace, key)
+        if found is None:
+            return None
+        rec, env = found
+        return self._item(self._refresh(rec, env) if refresh else rec, env)
+
+    def _put(self, namespace: tuple[str, ...], key: str, value: dict[str, Any] | None,
+             ttl: float | None = None) -> None:
+        if ttl is not None and (isinstance(ttl, bool) or not isinstance(ttl, (int, float))
+                                or not math.isfinite(ttl) or ttl <= 0):
+            raise ValueError(f"a LangGraph store ttl must be a positive number of minutes (got {ttl!r})")
         if value is not None and (not isinstance(key, str) or not key):
             raise ValueError(f"a LangGraph store key must be a non-empty string (got {key!r})")
         if value is not None and not isinstance(value, Mapping):
             raise ValueError(f"a LangGraph store value must be a dict (got {type(value).__name__})")
         identity = self._owner(namespace)
         with self._writes:
-            self._put_locked(identity, namespace, key, None if value is None else dict(value))
+            self._put_locked(identity, namespace, key, None if value is None else dict(value), ttl)
 
-    def _put_locked(self, identity: str, namespace: tuple[str, ...], key: str, value: dict[str, Any] | None) -> None:
+    def _put_locked(self, identity: str, namespace: tuple[str, ...], key: str, value: dict[str, Any] | None,
+                    ttl: float | None = None) -> None:
         found = self._find(namespace, key)
         if value is None:
             if found is not None:
                 self.handle.forget_agent_memory(identity, found[0].memory_id, realm=self.realm)
             return
-        if found is not None and found[1]["value"] == value:
-            return  # the same value: nothing to write
+        ttl_s = None if ttl is None else _ttl_seconds(ttl)
+        if found is not None and found[1]["value"] == value and ttl_s is None and found[0].expires_at_ms is None:
+            return  # the same value, and neither it nor the put expires: nothing to write
         # an update keeps the item's first creation time (the record's own is the new version's)
         created_ms = (found[1].get("created_at_ms") or found[0].created_at_ms) if found is not None else None
-        rec = item_record(namespace, key, value, created_ms)
+        rec = item_record(namespace, key, value, created_ms, ttl)
         if found is None:
             self.handle.remember_agent_memory(identity, title=rec.title, body=rec.body, tags=list(rec.tags),
-                                              realm=self.realm)
-        else:
+                                              realm=self.realm, ttl_s=ttl_s)
+        else:  # a put replaces the item: its ttl is this put's (none clears the record's expiry)
             self.handle.update_agent_memory(identity, found[0].memory_id, title=rec.title, body=rec.body,
-                                            tags=list(rec.tags), realm=self.realm)
+                                            tags=list(rec.tags), realm=self.realm, ttl_s=ttl_s,
+                                            clear_expiry=ttl_s is None)
 
     def _search(self, op: SearchOp) -> list[SearchItem]:
         _check_window(op.limit, op.offset)
@@ -252,7 +297,7 @@ class MetaMemoryStore(BaseStore):
         identity = self._owner(prefix) if self.identity_segment is not None else self.identity
         tag = prefix_tag(prefix) if prefix else ITEM_TAG
         want = op.offset + op.limit
-        out: list[SearchItem] = []
+        out: list[tuple[Any, dict[str, Any], float | None]] = []
         seen: set[tuple[tuple[str, ...], str]] = set()  # one item per key: the newest record of it
 
         def first(env: dict[str, Any]) -> bool:
@@ -268,19 +313,28 @@ class MetaMemoryStore(BaseStore):
             for rank, rec in enumerate(records):
                 env = self._envelope(rec)
                 if tag in rec.tags and env is not None and _matches(env["value"], op.filter) and first(env):
-                    out.append(self._item(rec, env, score=1.0 / (rank + 1), search=True))  # type: ignore[arg-type]
-            return out[op.offset:want]
+                    out.append((rec, env, 1.0 / (rank + 1)))
+            return self._found(out[op.offset:want], op.refresh_ttl)
         cursor: str | None = None
         while len(out) < want:
             page = self._page(identity, [tag], cursor)
             for rec in page.records:
                 env = self._envelope(rec)
                 if env is not None and _matches(env["value"], op.filter) and first(env):
-                    out.append(self._item(rec, env, search=True))  # type: ignore[arg-type]
+                    out.append((rec, env, None))
             cursor = page.next_cursor
             if cursor is None:
                 break
-        return out[op.offset:want]
+        return self._found(out[op.offset:want], op.refresh_ttl)
+
+    def _found(self, hits: list[tuple[Any, dict[str, Any], float | None]], refresh: bool) -> list[SearchItem]:
+        """The search items of ``hits`` (record, envelope, score), each item's ttl re-armed when ``refresh``."""
+        out: list[SearchItem] = []
+        for rec, env, score in hits:
+            item = self._item(self._refresh(rec, env) if refresh else rec, env, score=score, search=True)
+            assert isinstance(item, SearchItem)
+            out.append(item)
+        return out
 
     def _list_namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
         _check_window(op.limit, op.offset)

@@ -5,9 +5,10 @@ LangGraph database without the ``langgraph`` extra).
 An item ``(namespace, key, value)`` is one record:
 
 - ``title``: ``key`` (cut to the 200-byte title cap on a character boundary; ``"item"`` if that is empty);
-- ``body``: ``{"created_at_ms", "key", "namespace", "value"}`` as JSON (sorted keys, UTF-8 kept), at most
+- ``body``: ``{"created_at_ms", "key", "namespace", "ttl_minutes", "value"}`` as JSON (sorted keys, UTF-8 kept), at most
   the 64 KiB body cap; ``created_at_ms`` is the item's first creation time when a later version
   supersedes the first (``None`` on the first version: the record's own creation time is the item's);
+  ``ttl_minutes`` the item's LangGraph ttl (``None``: it does not expire), which a read re-arms;
 - ``tags``: ``lg:item``, ``lg:k:<hash of namespace + key>`` and ``lg:n<d>:<hash of the first d labels>``
   for each depth ``d`` (a prefix matches whole labels); at most 30 labels (32 tags per record).
 """
@@ -52,7 +53,7 @@ class ItemRecord:
 
 
 def item_record(namespace: tuple[str, ...], key: str, value: Mapping[str, Any],
-                created_at_ms: int | None = None) -> ItemRecord:
+                created_at_ms: int | None = None, ttl_minutes: float | None = None) -> ItemRecord:
     """The record of the item ``(namespace, key)`` holding ``value`` (see the module doc).
 
     Raises ``ValueError`` naming the rule: an empty or non-string key, a value that is not a dict or
@@ -64,7 +65,8 @@ def item_record(namespace: tuple[str, ...], key: str, value: Mapping[str, Any],
         raise ValueError(f"a LangGraph store value must be a dict (got {type(value).__name__})")
     try:
         body = json.dumps({"namespace": list(namespace), "key": key, "value": dict(value),
-                           "created_at_ms": created_at_ms}, ensure_ascii=False, sort_keys=True)
+                           "created_at_ms": created_at_ms, "ttl_minutes": ttl_minutes}, ensure_ascii=False,
+                          sort_keys=True)
     except (TypeError, ValueError) as exc:
         raise ValueError(f"LangGraph store values must be JSON: {exc}") from None
     except RecursionError:

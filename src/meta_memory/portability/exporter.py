@@ -104,8 +104,9 @@ def _export_realm(store: AgentMemoryStore, realm: str, identity: str | None, out
     after, count = 0, 0
     while True:
         page = store.records_page(realm, after=after, limit=PAGE, scope=scope)
+        now = store.clock.now_ms()
         for cursor, rec in page:
-            out.write(record_line(rec))
+            out.write(record_line(rec.settled(now)))  # an expired record is written as its tombstone
             after = cursor
         count += len(page)
         if progress is not None and page:

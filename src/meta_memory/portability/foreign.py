@@ -18,9 +18,9 @@ Each source has its own reader (:mod:`.from_mem0`, :mod:`.from_langgraph`) yield
   reported by its position in the source and its id there, and the others land. ``dry_run`` runs every
   check and reads the target, and writes nothing.
 
-What the records cannot hold yet (:meth:`ForeignRecord.pending`): mem0's ``metadata`` and LangGraph's
-``expires_at`` are read into the neutral shape and counted in the summary; :func:`landing_op` is the one
-place they will be stored once records carry metadata and an expiry.
+LangGraph's ``expires_at`` becomes the record's expiry (``expires_at_ms``). What records cannot hold yet
+(:meth:`ForeignRecord.pending`): mem0's ``metadata`` is read into the neutral shape and counted in the
+summary; :func:`landing_op` is the one place it will be stored once records carry metadata.
 """
 
 from __future__ import annotations
@@ -54,8 +54,8 @@ class ForeignRecord:
 
     ``position``: 1-based place in the source (its line of the report); ``system`` (``"mem0"``,
     ``"langgraph"``) and ``source_id`` (the id there); ``identity`` (whose scope it lands in); ``title``,
-    ``body``, ``tags``; ``created_at_ms`` / ``updated_at_ms`` (UTC epoch ms); ``metadata`` (mem0's) and
-    ``expires_at_ms`` (LangGraph's): read, not stored yet (:func:`landing_op`). ``key_tag``: a tag naming
+    ``body``, ``tags``; ``created_at_ms`` / ``updated_at_ms`` (UTC epoch ms); ``expires_at_ms`` (LangGraph's:
+    the record's expiry); ``metadata`` (mem0's): read, not stored yet (:func:`landing_op`). ``key_tag``: a tag naming
     the record's key in the source (LangGraph), an active record of the scope holding it is the same item."""
 
     position: int
@@ -72,9 +72,8 @@ class ForeignRecord:
     key_tag: str | None = None
 
     def pending(self) -> tuple[str, ...]:
-        """What the source holds that records cannot carry yet: ``"metadata"``, ``"expiry"``."""
-        return tuple(name for name, held in (("metadata", bool(self.metadata)),
-                                             ("expiry", self.expires_at_ms is not None)) if held)
+        """What the source holds that records cannot carry yet: ``"metadata"``."""
+        return ("metadata",) if self.metadata else ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,11 +124,12 @@ def foreign_memory_id(system: str, source_id: str) -> str:
 def landing_op(rec: ForeignRecord, realm: str) -> CreateOp:
     """The one mapping of a :class:`ForeignRecord` to the write that lands it (see the module doc).
 
-    ``rec.metadata`` and ``rec.expires_at_ms`` are not stored: records have neither field yet. When they
-    do, this is where they go (the record's metadata object and its expiry)."""
+    ``rec.expires_at_ms`` is the record's expiry. ``rec.metadata`` is not stored: records have no metadata
+    object yet; when they do, this is where it goes."""
     record = NewMemoryRecord(title=rec.title, body=rec.body, tags=rec.tags, kind=Kind.FACT,
                              provenance=Provenance(author=Author.application(),
-                                                   imported_from=ImportedFrom(rec.system, rec.source_id)))
+                                                   imported_from=ImportedFrom(rec.system, rec.source_id)),
+                             expires_at_ms=rec.expires_at_ms)
     return CreateOp(scope=Scope.identity(realm, rec.identity), record=normalize_record(record),
                     trust=TrustTier.AGENT_OBSERVED, id=foreign_memory_id(rec.system, rec.source_id),
                     rationale=f"import from {rec.system}", created_at_ms=rec.created_at_ms,

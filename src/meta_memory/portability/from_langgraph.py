@@ -9,11 +9,12 @@ never migrated or changed.
 Each item ``(namespace, key, value)`` becomes the record :class:`~meta_memory.integrations.langgraph.MetaMemoryStore`
 writes for it (:func:`~meta_memory.integrations.langgraph_items.item_record`: title, JSON envelope body,
 ``lg:*`` tags), so after the import a ``MetaMemoryStore`` over the same realm and identity ``get``\\ s,
-``search``\\ es and lists the same items. The item's ``created_at`` / ``updated_at`` are the record's; its
+``search``\\ es and lists the same items. The item's ``created_at`` / ``updated_at`` are the record's, its
+``expires_at`` the record's expiry (and its ``ttl_minutes`` in the body, which a read re-arms); its
 identity is ``identity`` (default ``"langgraph"``, the store's) or, with ``identity_segment=i``, the
 namespace's ``i``-th label (as the store reads it). The provenance names ``langgraph`` and the item
 (``["<label>", ..., "<key>"]`` as JSON). An item past its ``expires_at`` is skipped (LangGraph no longer
-answers it); a live item's expiry is read but not stored yet (:func:`~.foreign.landing_op`).
+answers it).
 
 A password in the DSN is never printed: :func:`redact_dsn` is what every message shows.
 """
@@ -114,6 +115,7 @@ class LangGraphSource:
             raise ForeignSourceError(f"{self.shown}: not a LangGraph store (no table store with "
                                      f"{', '.join(_COLUMNS)})")
         self._expiry = "expires_at" in cols
+        self._ttl = "ttl_minutes" in cols
 
     def close(self) -> None:
         if self._conn is not None:
@@ -126,10 +128,11 @@ class LangGraphSource:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def rows(self) -> Iterator[tuple[str, str, Any, Any, Any, Any]]:
-        """``(prefix, key, value, created_at, updated_at, expires_at)`` in ``(prefix, key)`` order."""
+    def rows(self) -> Iterator[tuple[str, str, Any, Any, Any, Any, Any]]:
+        """``(prefix, key, value, created_at, updated_at, expires_at, ttl_minutes)`` in ``(prefix, key)`` order."""
         expiry = "expires_at" if self._expiry else "NULL"
-        sql = f"SELECT prefix, key, value, created_at, updated_at, {expiry} FROM store ORDER BY prefix, key"
+        ttl = "ttl_minutes" if self._ttl else "NULL"
+        sql = f"SELECT prefix, key, value, created_at, updated_at, {expiry}, {ttl} FROM store ORDER BY prefix, key"
         if self.dsn:
             import psycopg
 
@@ -178,7 +181,7 @@ def read_langgraph(source: LangGraphSource, *, identity: str = "langgraph", iden
     :class:`~.foreign.ForeignNote` refusing one: a value that is not a JSON object or is too large, a
     namespace label that cannot name an identity); expired items are appended to ``skipped``.
     Raises :class:`~.foreign.ForeignSourceError` when the store cannot be read."""
-    for n, (prefix, key, raw, created, updated, expires) in enumerate(source.rows(), start=1):
+    for n, (prefix, key, raw, created, updated, expires, ttl) in enumerate(source.rows(), start=1):
         namespace = tuple(str(prefix).split(".")) if prefix else ()
         source_id = json.dumps([*namespace, key], ensure_ascii=False)
         shown = source_id[:200]
@@ -195,7 +198,8 @@ def read_langgraph(source: LangGraphSource, *, identity: str = "langgraph", iden
                 if len(namespace) <= identity_segment:
                     raise ValueError(f"the namespace does not reach label {identity_segment}, which names the identity")
                 owner = identity_label(namespace[identity_segment])
-            rec = item_record(namespace, key, value, None)
+            minutes = float(ttl) if isinstance(ttl, (int, float)) and not isinstance(ttl, bool) and ttl > 0 else None
+            rec = item_record(namespace, key, value, None, minutes if expires_ms is not None else None)
             created_ms = _ms(created) or now_ms
             yield ForeignRecord(position=n, system=SYSTEM, source_id=source_id, identity=owner, title=rec.title,
                                 body=rec.body, tags=rec.tags, created_at_ms=created_ms,

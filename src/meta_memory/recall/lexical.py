@@ -196,6 +196,42 @@ class _FieldCache:
         return value
 
 
+_HELD_BITS = _TAGS_BIT | _TITLE_BIT | _BODY_BIT
+
+
+def _indexed_points(terms: Sequence[str], bits_of: Mapping[str, int], record: RecallableRecord,
+                    held: list[int]) -> list[int]:
+    """:func:`term_points` of each term for a record whose ``term_fields`` the index gave (one pass, no
+    per-term calls; the title and body are normalised only when the substring rule needs them), adding
+    1 to ``held[i]`` for each term the record holds. The same points as :class:`_Fields` and
+    :func:`term_points` give (``tests/recall/test_lexical.py`` compares them)."""
+    title_norm: str | None = None
+    body_norm: str | None = None
+    points = []
+    for i, term in enumerate(terms):
+        bits = bits_of.get(term, 0)
+        if bits & _HELD_BITS:
+            held[i] += 1
+        p = TAG_POINTS if bits & _TAGS_BIT else 0
+        long_term = len(term) >= SUBSTRING_MIN_CHARS
+        if bits & _TITLE_BIT:
+            p += TITLE_POINTS
+        elif long_term:
+            if title_norm is None:
+                title_norm = normalize(record.title)
+            if term in title_norm:
+                p += SUBSTRING_POINTS
+        if bits & _BODY_BIT:
+            p += BODY_POINTS
+        elif long_term:
+            if body_norm is None:
+                body_norm = normalize(_body_text(record))
+            if term in body_norm:
+                p += SUBSTRING_POINTS
+        points.append(p)
+    return points
+
+
 def term_points(term: str, in_tags: bool, in_title: bool, in_body: bool, title_norm: str, body_norm: str) -> int:
     """The reference's points of one normalised ``term`` (§3.3): +5 when a tag holds it, +4 when the
     title does (else +1 for a term of >= 5 characters found inside the normalised title), +2 when
@@ -272,12 +308,16 @@ class LexicalRecallProvider:
         candidates = []
         held = [0] * len(terms)  # per term, how many candidates hold it
         for record, bm25 in reader.search(match, cfg.candidate_limit):
-            fields = self._fields.get(record)
-            points = []
-            for i, (term, pad) in enumerate(zip(terms, padded)):
-                in_tags, in_title, in_body = fields.held(term, pad)
-                held[i] += in_tags or in_title or in_body
-                points.append(term_points(term, in_tags, in_title, in_body, fields.title_norm, fields.body_norm))
+            bits = getattr(record, "term_fields", None)
+            if bits is not None:  # the index said which fields hold each term: no token set to build
+                points = _indexed_points(terms, bits, record, held)
+            else:
+                fields = self._fields.get(record)
+                points = []
+                for i, (term, pad) in enumerate(zip(terms, padded)):
+                    in_tags, in_title, in_body = fields.held(term, pad)
+                    held[i] += in_tags or in_title or in_body
+                    points.append(term_points(term, in_tags, in_title, in_body, fields.title_norm, fields.body_norm))
             candidates.append((record, bm25, points))
         weights = idf_weights(terms, held, len(candidates), cfg.rarity_weight) if cfg.rarity_weight else None
         scored: dict[str, ScoredRecord[Any]] = {}

@@ -64,6 +64,12 @@ _KIND = "identity"
 _COLS = "r.memory_id, r.title, r.body, r.description, r.tags, r.created_at_ms, r.updated_at_ms, r.scope_key, r.status_kind"
 
 
+def _int(value: object) -> int:
+    if not isinstance(value, int):
+        raise TypeError(f"expected an integer column, got {type(value).__name__}")
+    return value
+
+
 def _row_to_record(row: Sequence[object]) -> IndexedRecord:
     return IndexedRecord(
         memory_id=str(row[0]),
@@ -71,8 +77,8 @@ def _row_to_record(row: Sequence[object]) -> IndexedRecord:
         body=str(row[2]),
         description=str(row[3]),
         tags=tuple(json.loads(str(row[4]))),
-        created_at_ms=int(row[5]),  # type: ignore[arg-type]
-        updated_at_ms=int(row[6]),  # type: ignore[arg-type]
+        created_at_ms=_int(row[5]),
+        updated_at_ms=_int(row[6]),
         scope_key=str(row[7]),
         status_kind=str(row[8]),
     )

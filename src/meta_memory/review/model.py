@@ -125,9 +125,10 @@ def clip_rationale(text: str | None, limit: int = MAX_REASON_BYTES) -> str | Non
 
 
 def copy_of(rec: MemoryRecord, provenance: Provenance) -> NewMemoryRecord:
-    """A new record carrying ``rec``'s content (title, body, kind, description, tags) under ``provenance``:
-    the copy a quarantine release, a gated promotion and a harvest write."""
+    """A new record carrying ``rec``'s content (title, body, kind, description, tags) and its expiry under
+    ``provenance``: the copy a quarantine release, a gated promotion and a harvest write (a copy of an
+    expiring record expires with it, so a release never brings an expired record back as active)."""
     return NewMemoryRecord(
         title=rec.title, body=rec.body, kind=rec.kind, description=rec.description, tags=rec.tags,
-        provenance=provenance,
+        provenance=provenance, expires_at_ms=rec.expires_at_ms,
     )

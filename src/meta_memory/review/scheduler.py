@@ -86,8 +86,13 @@ class DreamScheduler:
                 continue
             try:
                 self._run_once()
-                self.runs += 1
+                failed = False
             except Exception:  # keep the schedule alive; the failure is logged
-                self.failures += 1
+                failed = True
                 log.exception("scheduled %s failed", self.name)
+            # the next run is due before the run is counted: whoever sees a count sees its next due time
             self.next_due_ms = self._clock.now_ms() + self.interval_ms
+            if failed:
+                self.failures += 1
+            else:
+                self.runs += 1

@@ -1,12 +1,11 @@
 """One object the runtime holds for the review area: every review RPC maps to one method here.
 
-Method table (params parsed by :mod:`meta_memory.review.params`; ``retire`` by the session params
-of ``rpc/methods/review.py``, handed over as a :class:`~meta_memory.session_ref.SessionRef`):
+Method table (each method's params are parsed once, by its params model in ``rpc/methods/review.py``,
+and handed over as values; ``retire``'s session as a :class:`~meta_memory.session_ref.SessionRef`):
 
 =====================================  ==========================================
 ``meta/memory/quarantine/decide``      :meth:`ReviewService.decide`
 ``meta/gating/decide``                 :meth:`ReviewService.gating_decide`
-``meta/gating/check``                  :meth:`ReviewService.gating_check`
 ``meta/memory/steward/dream``          :meth:`ReviewService.dream`
 ``meta/session/retire``                :meth:`ReviewService.retire`
 ``meta/memory/proposals/list``         :meth:`ReviewService.proposals`
@@ -28,7 +27,7 @@ from meta_memory.clock import Clock
 from meta_memory.events.bus import EventBus
 from meta_memory.ledger.ledger import AssertionLedger
 from meta_memory.panel.visibility import Visibility
-from meta_memory.review import harvest, params, promotions, proposals
+from meta_memory.review import harvest, promotions, proposals
 from meta_memory.review.authority import ReviewAuthority
 from meta_memory.review.config import StewardConfig
 from meta_memory.review.dream import DreamReport, run_dream
@@ -80,48 +79,46 @@ class ReviewService:
 
     # ----------------------------------------------------------------- RPC
 
-    def decide(self, raw: Any, principal: str | None = None) -> dict[str, Any]:
-        """``meta/memory/quarantine/decide``; ``principal`` is the authenticated caller (``None`` = unknown)."""
-        p = params.parse_decide_params(raw)
+    def decide(
+        self, realm: str, identity: str, memory_id: str, verdict: str, expected_content_hash: str,
+        rationale: str | None = None, *, principal: str | None = None,
+    ) -> dict[str, Any]:
+        """``meta/memory/quarantine/decide``: ``verdict`` (``release`` | ``tombstone``) on the quarantined
+        record ``memory_id`` of ``identity`` in ``realm``, as reviewed at ``expected_content_hash``;
+        ``principal`` is the authenticated caller (``None`` = unknown). Raises
+        :class:`~meta_memory.errors.QuarantineReviewRefused` (-32043) and changes nothing on refusal."""
         out = decide(
-            self.store, p.realm, p.identity, p.memory_id, p.verdict, p.expected_content_hash, p.rationale,
+            self.store, realm, identity, memory_id, verdict, expected_content_hash, rationale,
             Reviewer.operator(principal), clock=self.clock, events=self.events,
         )
         return out.to_dict()
 
-    def gating_decide(self, raw: Any, authority: ReviewAuthority | None = None) -> dict[str, Any]:
-        """``meta/gating/decide`` {realm?, pending_id, decision}.
+    def gating_decide(
+        self, realm: str, pending_id: str, decision: str, authority: ReviewAuthority | None = None
+    ) -> dict[str, Any]:
+        """``meta/gating/decide``: ``decision`` (``approve`` | ``deny``) on the gated promotion ``pending_id``.
 
         Under access control the caller must be able to review and commit in the promotion's target
         scope and its source's scope (:class:`~meta_memory.review.authority.ReviewAuthority`), else
         :class:`~meta_memory.errors.AccessDenied` (-32030) and nothing changes.
         """
-        p = params.parse_gating_decide_params(raw)
         if authority is not None and authority.enforced:
-            scopes = promotions.promotion_scopes(self.store, p.realm, p.pending_id)
+            scopes = promotions.promotion_scopes(self.store, realm, pending_id)
             for kind, key in scopes or ():
-                authority.require(p.realm, kind, key)
+                authority.require(realm, kind, key)
         return promotions.gating_decide(
-            self.store, p.realm, p.pending_id, p.decision, clock=self.clock, events=self.events
+            self.store, realm, pending_id, decision, clock=self.clock, events=self.events
         ).to_dict()
 
-    def gating_check(self, raw: Any) -> dict[str, Any]:
-        """``meta/gating/check`` {entity, topic, store?}: ``allowed`` false while a conflict is active."""
-        p = params.parse_gating_check_params(raw)
-        if self.ledger is None:
-            return promotions.GatingCheck(p.entity, p.topic, p.store, True, None).to_dict()
-        return promotions.gating_check(self.ledger, p.entity, p.topic, p.store).to_dict()
-
-    def dream(self, raw: Any, authority: ReviewAuthority | None = None) -> dict[str, Any]:
-        """``meta/memory/steward/dream`` {realm?}: one dream now (whether or not the schedule is enabled).
+    def dream(self, realm: str, authority: ReviewAuthority | None = None) -> dict[str, Any]:
+        """``meta/memory/steward/dream``: one dream over ``realm`` now (whether or not the schedule is enabled).
 
         Under access control the dream offers and writes only what lies in scopes the caller may
         review and commit (:meth:`ReviewAuthority.may_act`); the rest of the realm waits for a
         dream of someone who may, or for the schedule.
         """
-        p = params.parse_dream_params(raw)
         may_act = authority.may_act if authority is not None and authority.enforced else None
-        return self.run_dream(p.realm, may_act=may_act).to_dict()
+        return self.run_dream(realm, may_act=may_act).to_dict()
 
     def retire(self, session: SessionRef, cause: str) -> dict[str, Any]:
         """``meta/session/retire`` {identity, realm?, session_key?, cause}: record a pending harvest of
@@ -129,40 +126,42 @@ class ReviewService:
         return harvest.record_harvest(self.store, session.realm, session.identity, session.session_key, cause,
                                       clock=self.clock)
 
-    def proposals(self, raw: Any, visibility: Visibility | None = None) -> dict[str, Any]:
-        """``meta/memory/proposals/list`` {realm?, status?, limit?}: body-free rows.
+    def proposals(
+        self, realm: str, status: str | None, limit: int, visibility: Visibility | None = None
+    ) -> dict[str, Any]:
+        """``meta/memory/proposals/list``: at most ``limit`` body-free rows of ``realm`` (``status`` one of
+        ``pending``, ``held``, ``accepted``, ``rejected``, or ``None`` for all).
 
         ``visibility`` (the caller's :class:`~meta_memory.panel.visibility.Visibility`) keeps the
         rows whose target scope the caller may read, the rule of ``meta/memory/panel/proposals``;
         ``limit`` applies before that filter, as there.
         """
-        p = params.parse_proposal_list_params(raw)
-        rows = proposals.list_proposals(self.store, p.realm, status=p.status, limit=p.limit)
+        rows = proposals.list_proposals(self.store, realm, status=status, limit=limit)
         if visibility is not None:
             rows = [r for r in rows if visibility.proposal(r.realm, *r.scope.storage())]
         return {"proposals": [r.summary() for r in rows]}
 
     def decide_proposal(
-        self, raw: Any, principal: str | None = None, authority: ReviewAuthority | None = None
+        self, realm: str, proposal_id: str, action: str, rationale: str | None = None, *,
+        principal: str | None = None, authority: ReviewAuthority | None = None,
     ) -> dict[str, Any]:
-        """``meta/memory/proposals/decide`` {realm?, proposal_id, action: accept|hold|reject, rationale?}.
+        """``meta/memory/proposals/decide``: ``action`` (``accept`` | ``hold`` | ``reject``) on ``proposal_id``.
 
         Under access control the caller must be able to review and commit in the proposal's
         target scope (-32030 otherwise); an unknown proposal is refused as before.
         """
-        p = params.parse_proposal_action_params(raw)
         if authority is not None and authority.enforced:
-            found = proposals.get_proposal(self.store, p.realm, p.proposal_id)
+            found = proposals.get_proposal(self.store, realm, proposal_id)
             if found is not None:
-                authority.require(p.realm, *found.scope.storage())
-        if p.action == "accept":
+                authority.require(realm, *found.scope.storage())
+        if action == "accept":
             out = proposals.accept_proposal(
-                self.store, p.realm, p.proposal_id, Reviewer.operator(principal), p.rationale, events=self.events
+                self.store, realm, proposal_id, Reviewer.operator(principal), rationale, events=self.events
             )
             return {"status": "accepted", **out.to_dict()}
-        if p.action == "hold":
-            return {"proposal_id": p.proposal_id, "status": proposals.hold_proposal(self.store, p.realm, p.proposal_id)}
-        return {"proposal_id": p.proposal_id, "status": proposals.reject_proposal(self.store, p.realm, p.proposal_id)}
+        if action == "hold":
+            return {"proposal_id": proposal_id, "status": proposals.hold_proposal(self.store, realm, proposal_id)}
+        return {"proposal_id": proposal_id, "status": proposals.reject_proposal(self.store, realm, proposal_id)}
 
     # ----------------------------------------------------------------- dreams
 

@@ -8,14 +8,14 @@ and ``data.field`` naming the first offending field.
 
 from __future__ import annotations
 
-from typing import Any, Protocol, TypeVar, runtime_checkable
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ..errors import InvalidParams, ValueRuleBroken
 from ..identity import parse_identity, parse_realm
 
-__all__ = ["Params", "DefaultsRealm", "RealmDefaulted", "IdentityParams", "parse_params", "validation_to_invalid_params", "check_json_value", "MAX_PARAMS_DEPTH"]
+__all__ = ["Params", "RealmDefaulted", "IdentityParams", "parse_params", "validation_to_invalid_params", "check_json_value", "MAX_PARAMS_DEPTH"]
 
 #: Deepest nesting accepted in params (objects and arrays), so nothing stored can later exhaust
 #: the interpreter's recursion limit when it is copied or serialised.
@@ -78,17 +78,6 @@ class Params(BaseModel):
     """Base class of every RPC params model: unknown fields refused, no type coercion."""
 
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
-
-
-@runtime_checkable
-class DefaultsRealm(Protocol):
-    """Parsed params whose absent ``realm`` means the gateway's own: :meth:`MethodTable.call
-    <meta_memory.rpc.registry.MethodTable.call>` asks ``in_realm(default_realm)`` for the params the call
-    acts on, once, before access is judged (:class:`RealmDefaulted`, and the review methods' parsed params)."""
-
-    def in_realm(self, default_realm: str) -> Any:
-        """These params with ``realm`` set (``default_realm`` when they named none)."""
-        ...
 
 
 class RealmDefaulted(Params):

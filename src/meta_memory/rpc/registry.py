@@ -21,7 +21,7 @@ from ..access.requirements import Requires
 from ..errors import AgentMemoryError, MethodNotFound, ValueRuleBroken
 from ..observability.metrics import UNKNOWN_METHOD
 from ..observability.tracing import span
-from .params import DefaultsRealm, check_json_value, parse_params, rule_to_invalid_params
+from .params import RealmDefaulted, check_json_value, parse_params, rule_to_invalid_params
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..runtime import Runtime
@@ -224,7 +224,7 @@ class MethodTable:
                 with span("params"):
                     check_json_value(params)
                     parsed = spec.parse(params)
-                    if isinstance(parsed, DefaultsRealm):
+                    if isinstance(parsed, RealmDefaulted):
                         parsed = parsed.in_realm(runtime.default_realm)
                 observed.describe(parsed)
                 with span("access"):

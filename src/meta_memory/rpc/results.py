@@ -213,6 +213,8 @@ class WireRecord(Result):
     tags: list[str]
     created_at_ms: int
     updated_at_ms: int
+    #: When the record stops being active (epoch ms, UTC); ``null`` when it never expires (issue 28 §1).
+    expires_at_ms: int | None
 
 
 class RememberResult(WireRecord):
@@ -244,6 +246,8 @@ class BatchItem(Result):
     tags_added: list[str] | None = None
     #: As ``meta/agent_memory/remember``'s ``quarantined``.
     quarantined: str | None = None
+    #: The record's expiry (epoch ms; ``null``: never), for a stored or deduplicated item.
+    expires_at_ms: int | None = None
     error: BatchError | None = None
 
 

@@ -157,6 +157,8 @@ class RecordRow(Result):
     tombstoned_at_ms: int | None = None
     usage: dict[str, Any]
     ever_quarantined: bool
+    #: When the record stops being active (epoch ms; ``null``: never). Issue 28 §1.
+    expires_at_ms: int | None = None
     body_bytes: int
 
 

@@ -63,19 +63,20 @@ class _AgentMethods:
 
     @bound
     def remember(self, title: str, body: str, *, tags: list[str] | None = None,
-                 derived_from_sessions: list[str] | None = None) -> AgentMemoryRecord:
+                 derived_from_sessions: list[str] | None = None, ttl_s: int | None = None) -> AgentMemoryRecord:
         """Remember one record (``title`` <= 200 B, ``body`` <= 64 KiB, <= 32 ``tags``); an identical active
         record is returned instead (``created=False``). ``derived_from_sessions``: this identity's sessions the
         content was derived from (quarantined, ``quarantined`` set, when one is tainted; see
-        :meth:`Session.remember`). ``meta/agent_memory/remember``."""
+        :meth:`Session.remember`). ``ttl_s``: seconds until the record expires (``expires_at_ms``).
+        ``meta/agent_memory/remember``."""
         return self._handle.remember_agent_memory(self.identity, title=title, body=body, tags=tags, realm=self.realm,
-                                                  derived_from_sessions=derived_from_sessions)
+                                                  derived_from_sessions=derived_from_sessions, ttl_s=ttl_s)
 
     @bound
     def remember_batch(self, records: "list[dict[str, Any]] | list[tuple[Any, ...]]", *,
                        derived_from_sessions: list[str] | None = None) -> RememberBatchResult:
         """Remember many records in one transaction: ``[(title, body), (title, body, tags), {"title": ...,
-        "body": ..., "tags": ...}, ...]`` (up to 1,024); a result per record, in order, refusals per
+        "body": ..., "tags": ..., "ttl_s": ...}, ...]`` (up to 1,024); a result per record, in order, refusals per
         record. ``meta/agent_memory/remember_batch``."""
         return self._handle.remember_agent_memory_batch(self.identity, records, realm=self.realm,
                                                         derived_from_sessions=derived_from_sessions)
@@ -96,12 +97,14 @@ class _AgentMethods:
 
     @bound
     def update(self, memory_id: str, title: str | None = None, body: str | None = None, *,
-               tags: list[str] | None = None) -> AgentMemoryUpdateResult:
+               tags: list[str] | None = None, ttl_s: int | None = None,
+               clear_expiry: bool = False) -> AgentMemoryUpdateResult:
         """Supersede ``memory_id`` with a new version; an omitted ``title``, ``body`` or ``tags`` keeps the
-        prior's value (at least one is required). The result names the new ``memory_id`` and the one it
-        ``supersedes``. ``meta/agent_memory/update``."""
+        prior's value (at least one of them, ``ttl_s`` or ``clear_expiry`` is required). ``ttl_s`` gives the
+        version a new expiry from now, ``clear_expiry=True`` none; neither keeps the prior's. The result
+        names the new ``memory_id`` and the one it ``supersedes``. ``meta/agent_memory/update``."""
         return self._handle.update_agent_memory(self.identity, memory_id, title=title, body=body, tags=tags,
-                                                realm=self.realm)
+                                                realm=self.realm, ttl_s=ttl_s, clear_expiry=clear_expiry)
 
     @bound
     def forget(self, memory_id: str) -> AgentMemoryForgetResult:

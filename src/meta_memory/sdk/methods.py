@@ -187,7 +187,7 @@ class HandleMethods:
     @rpc("meta/agent_memory/remember", AgentMemoryRecord.model_validate)
     def remember_agent_memory(
         self, identity: str, *, title: str, body: str, tags: list[str] | None = None, realm: str | None = None,
-        derived_from_sessions: list[str] | None = None,
+        derived_from_sessions: list[str] | None = None, ttl_s: int | None = None,
     ) -> dict[str, Any] | None:
         """Write one identity-scoped record (application author; never quarantined unless it names
         ``derived_from_sessions``).
@@ -198,9 +198,11 @@ class HandleMethods:
         (the host's own summary or notes); it is kept as provenance and the record lands quarantined
         (result ``quarantined`` = the reason) when one of them is tainted or was tainted when reset; it
         needs ``agent.session.manage`` on the identity. Raises ``InvalidParams`` (field caps) or
-        ``AgentMemoryError`` (``secret_detected``, ...)."""
+        ``AgentMemoryError`` (``secret_detected``, ...). ``ttl_s`` (seconds, 1..``agent_memory.max_ttl_s``):
+        the record expires then (``expires_at_ms``); it is never recalled, injected, listed or exported
+        as active afterwards, and a background sweep tombstones it."""
         return _params(identity=identity, title=title, body=body, tags=tags, realm=realm,
-                       derived_from_sessions=derived_from_sessions)
+                       derived_from_sessions=derived_from_sessions, ttl_s=ttl_s)
 
     @rpc("meta/agent_memory/remember_batch", RememberBatchResult.model_validate)
     def remember_agent_memory_batch(
@@ -209,7 +211,7 @@ class HandleMethods:
     ) -> dict[str, Any] | None:
         """Write many identity-scoped records in one transaction.
 
-        ``records``: up to 1,024 items, 4 MiB of text together, each ``{"title", "body", "tags"?}`` or a
+        ``records``: up to 1,024 items, 4 MiB of text together, each ``{"title", "body", "tags"?, "ttl_s"?}`` or a
         ``(title, body)`` / ``(title, body, tags)`` tuple. Returns a result per record, in order: its
         ``memory_id`` and ``created`` (``False`` for exact-content duplicates, of a stored record or of an
         earlier item), or the ``error`` refusing that record alone (nothing of it was written). Raises
@@ -249,12 +251,16 @@ class HandleMethods:
     @rpc("meta/agent_memory/update", AgentMemoryUpdateResult.model_validate)
     def update_agent_memory(
         self, identity: str, memory_id: str, *, title: str | None = None, body: str | None = None,
-        tags: list[str] | None = None, realm: str | None = None,
+        tags: list[str] | None = None, realm: str | None = None, ttl_s: int | None = None,
+        clear_expiry: bool = False,
     ) -> dict[str, Any] | None:
         """Supersede ``memory_id`` with a new version (same identity scope): ``{memory_id, supersedes, record}``.
-        An omitted ``title``, ``body`` or ``tags`` keeps the prior's value (at least one is required;
-        ``tags=[]`` clears the tags)."""
-        return _params(identity=identity, memory_id=memory_id, title=title, body=body, tags=tags, realm=realm)
+        An omitted ``title``, ``body`` or ``tags`` keeps the prior's value (at least one of them, ``ttl_s``
+        or ``clear_expiry`` is required; ``tags=[]`` clears the tags). Expiry: ``ttl_s`` (seconds) sets a new
+        one from now, ``clear_expiry=True`` removes it, neither keeps the prior's. An expired record is
+        not active: updating it raises ``AgentMemoryError``."""
+        return _params(identity=identity, memory_id=memory_id, title=title, body=body, tags=tags, realm=realm,
+                       ttl_s=ttl_s, clear_expiry=clear_expiry or None)
 
     @rpc("meta/agent_memory/manifest", _each(AgentMemoryRecordMeta, "records"))
     def manifest_agent_memory(

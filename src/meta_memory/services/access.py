@@ -8,10 +8,11 @@ Wraps :mod:`meta_memory.access` (policy, principals, per-RPC rules) and
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..access.policy import AccessPolicy
-from ..access.principal import ANONYMOUS, Principal, authenticate
+from ..access.principal import ANONYMOUS, NO_PRINCIPAL_KNOWN, Principal, authenticate
 from ..access.requirements import authorize
 from ..access.resources import Resource, Resources, roster_directory
 from ..events.bus import SYSTEM_IDENTITY, EventEnvelope
@@ -20,6 +21,7 @@ from ..panel.visibility import Visibility
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..access.config import AccessConfig
+    from ..agent_memory.model import Scope
     from ..rpc.registry import MethodSpec
 
 __all__ = ["AccessService"]
@@ -72,6 +74,25 @@ class AccessService:
         realm = event.data.get("realm") if isinstance(event.data.get("realm"), str) else self.resources.default_realm
         res = self.resources.identity(realm, event.identity)
         return self.policy.check(who, "agent.memory.read", res) and self.policy.check(who, "agent.view", res)
+
+    def scope_check(self, principal: Principal | None, action: str) -> Callable[[Scope], bool]:
+        """``check(scope)``: whether ``principal`` holds ``action`` on a record scope (always, without
+        ``[access]``). Handed to an operation that reaches scopes its params do not name (an erase's
+        content closure, each scope of which needs ``agent.memory.erase``)."""
+        who = principal or ANONYMOUS
+
+        def check(scope: Scope) -> bool:
+            kind, key = scope.storage()
+            return self.policy.check(who, action, self.resources.scope(scope.realm, kind, key))
+
+        return check
+
+    def actor(self, principal: Principal | None) -> str:
+        """Who a receipt (the erasure register's ``erased_by``) names: the principal's name, ``"anonymous"``
+        when access control is on and the caller presented no token, ``"no principal known"`` without it."""
+        if principal is not None and principal.name:
+            return principal.name
+        return "anonymous" if self.policy.enabled else NO_PRINCIPAL_KNOWN
 
     def reviewer(self, principal: Principal | None) -> dict[str, Any]:
         """The reviewer a decision records: the authenticated principal, never a caller-supplied name."""

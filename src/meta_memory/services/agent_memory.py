@@ -13,9 +13,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ..agent_memory.expiry import expiry_from_ttl
 from ..agent_memory.model import Author, EvidenceRef, MemoryRecord, Scope, StatusKind, UsageEvent
-from ..agent_memory.store.base import RememberItem
+from ..agent_memory.store.base import KEEP_EXPIRY, KeepExpiry, RememberItem
 from ..errors import AgentMemoryError, MetaError
+from ..events.bus import EventSink
 from ..firewall.gate import DerivedWriteGate
 from ..injection.timebox import ProviderSaturated, ProviderTimeout, TimeBox
 from ..recall.provider import RecallOutcome, RecallProvider, RecallRequest
@@ -49,7 +51,8 @@ class AgentMemoryService:
         config: the ``[agent_memory]`` config (defaults: selection, max_entries, timeouts).
         provider: the recall provider (lexical by default).
         timebox: shared deadline runner for provider calls.
-        emit: ``emit(event_type, identity, data)`` publishing timeline events (none when ``None``).
+        events: where timeline events are published (the runtime's
+            :class:`~meta_memory.events.bus.EventBus`; none when ``None``).
         gate: the firewall's write gate, which judges writes derived from sessions
             (``derived_from_sessions``); ``None``: such writes are refused (``unsupported``).
         on_erased: ``on_erased(realm, ids)`` after an erase committed (the session state forgets the ids).
@@ -64,8 +67,7 @@ class AgentMemoryService:
     """
 
     def __init__(self, store: AgentMemoryStore, config: AgentMemoryConfig, provider: RecallProvider, timebox: TimeBox,
-                 emit: Callable[[str, str | None, dict[str, Any]], None] | None = None,
-                 emit_many: Callable[[list[tuple[str, str | None, dict[str, Any]]]], object] | None = None,
+                 events: EventSink | None = None,
                  gate: LlmWriteGate | None = None,
                  on_erased: Callable[[str, Sequence[str]], object] | None = None) -> None:
         self.store = store
@@ -74,21 +76,16 @@ class AgentMemoryService:
         self.config = config
         self.provider = provider
         self.timebox = timebox
-        self._emit = emit
-        self._emit_many = emit_many
+        self._sink = events
 
     def _event(self, event_type: str, identity: str, data: dict[str, Any]) -> None:
-        if self._emit is not None:
-            self._emit(event_type, identity, data)
+        if self._sink is not None:
+            self._sink.emit(event_type, data, identity=identity)
 
-    def _events(self, events: list[tuple[str, str | None, dict[str, Any]]]) -> None:
-        """Publish ``(event_type, identity, data)`` events in order (at once when the sink can)."""
-        if self._emit_many is not None:
-            self._emit_many(events)
-        else:
-            for event_type, identity, data in events:
-                if identity is not None:
-                    self._event(event_type, identity, data)
+    def _events(self, events: list[tuple[str, dict[str, Any], str | None]]) -> None:
+        """Publish ``(event_type, data, identity)`` events in order, at once."""
+        if self._sink is not None:
+            self._sink.emit_many(events)
 
     # -- writes ---------------------------------------------------------------------------------
     def _derived(self, realm: str, identity: str,
@@ -102,8 +99,13 @@ class AgentMemoryService:
         return (tuple(EvidenceRef(session_id=k) for k in keys),
                 DerivedWriteGate(self.gate, identity, keys, realm))
 
+    def _expiry(self, ttl_s: int | None, field: str = "ttl_s") -> int | None:
+        """``expires_at_ms`` of a caller's ``ttl_s`` (seconds from now, at most ``agent_memory.max_ttl_s``;
+        a longer one is refused naming ``field`` and the cap: issue 28 §1)."""
+        return expiry_from_ttl(ttl_s, self.store.clock.now_ms(), self.config.max_ttl_s, field=field)
+
     def remember(self, realm: str, identity: str, title: str, body: str, tags: Sequence[str],
-                 derived_from_sessions: Sequence[str] = ()) -> dict[str, Any]:
+                 derived_from_sessions: Sequence[str] = (), ttl_s: int | None = None) -> dict[str, Any]:
         """Store one record in ``identity``'s scope. Output: the wire record plus ``created``
         (``False`` when an active record with the same content was found instead), ``supersedes``
         and ``tags_added``: when that record lacked some of the given tags they were merged into a
@@ -113,10 +115,14 @@ class AgentMemoryService:
         ``derived_from_sessions`` names sessions of ``identity`` in ``realm`` the content was derived
         from (a host's own summary or notes of them): they are kept as the record's provenance
         evidence, and when one is tainted, or was tainted when a reset closed it, the record lands
-        quarantined and the output carries ``quarantined`` (the reason)."""
+        quarantined and the output carries ``quarantined`` (the reason).
+
+        ``ttl_s`` (seconds, 1..``agent_memory.max_ttl_s``) sets the new record's ``expires_at_ms``; a
+        duplicate found instead keeps its own expiry (the output's ``expires_at_ms`` says which)."""
+        expires = self._expiry(ttl_s)
         evidence, gate = self._derived(realm, identity, derived_from_sessions)
         stored, created, merge = self.store.remember_record(realm, identity, title, body, tags, evidence=evidence,
-                                                            gate=gate)
+                                                            gate=gate, expires_at_ms=expires)
         reason = _quarantine_reason(stored)
         if reason is not None:
             if created or merge is not None:
@@ -133,9 +139,11 @@ class AgentMemoryService:
         return out
 
     def remember_batch(self, realm: str, identity: str,
-                       records: Sequence[tuple[str, str, Sequence[str]]],
+                       records: Sequence[tuple[str, str, Sequence[str], int | None]],
                        derived_from_sessions: Sequence[str] = ()) -> dict[str, Any]:
-        """Store ``records`` (``(title, body, tags)`` each) in ``identity``'s scope in one transaction.
+        """Store ``records`` (``(title, body, tags, ttl_s)`` each, ``ttl_s`` ``None`` for none) in
+        ``identity``'s scope in one transaction. A ``ttl_s`` over ``agent_memory.max_ttl_s`` refuses the
+        whole call naming ``records.<i>.ttl_s``; each result carries its record's ``expires_at_ms``.
 
         Output ``{results, created, existing, refused}``: ``results[i]`` is
         ``{op_index, memory_id, created, supersedes, tags_added}`` for a stored or deduplicated record
@@ -147,13 +155,12 @@ class AgentMemoryService:
         order. See :meth:`AgentMemoryStore.remember_many`. ``derived_from_sessions`` applies to every
         record as in :meth:`remember` (one verdict for the batch; a quarantined item carries
         ``quarantined`` and emits ``memory.write.quarantined``)."""
+        items = [RememberItem(title, body, tuple(tags), self._expiry(ttl_s, f"records.{i}.ttl_s"))
+                 for i, (title, body, tags, ttl_s) in enumerate(records)]
         evidence, gate = self._derived(realm, identity, derived_from_sessions)
-        outcomes = self.store.remember_many(
-            realm, identity, [RememberItem(title, body, tuple(tags)) for title, body, tags in records],
-            evidence=evidence, gate=gate,
-        )
+        outcomes = self.store.remember_many(realm, identity, items, evidence=evidence, gate=gate)
         results: list[dict[str, Any]] = []
-        events: list[tuple[str, str | None, dict[str, Any]]] = []
+        events: list[tuple[str, dict[str, Any], str | None]] = []
         counts = {"created": 0, "existing": 0, "refused": 0}
         for o in outcomes:
             if o.error is not None or o.record is None:  # an outcome holds its refusal or its record
@@ -164,17 +171,18 @@ class AgentMemoryService:
             merge = o.merge
             item: dict[str, Any] = {"op_index": o.op_index, "memory_id": o.record.id, "created": o.created,
                                     "supersedes": merge.supersedes if merge else None,
-                                    "tags_added": list(merge.tags_added) if merge else []}
+                                    "tags_added": list(merge.tags_added) if merge else [],
+                                    "expires_at_ms": o.record.expires_at_ms}
             reason = _quarantine_reason(o.record)
             if reason is not None:
                 item["quarantined"] = reason
                 if o.created or merge is not None:
-                    events.append(("memory.write.quarantined", identity,
-                                   _quarantined_event(realm, o.record.id, reason)))
+                    events.append(("memory.write.quarantined", _quarantined_event(realm, o.record.id, reason),
+                                   identity))
             else:
                 event = self._record_event(realm, record_id=o.record.id, created=o.created, merge=merge)
                 if event is not None:
-                    events.append((event[0], identity, event[1]))
+                    events.append((event[0], event[1], identity))
             results.append(item)
         if events:
             self._events(events)
@@ -193,11 +201,19 @@ class AgentMemoryService:
         return None
 
     def update(self, realm: str, identity: str, memory_id: str, title: str | None, body: str | None,
-               tags: Sequence[str] | None) -> dict[str, Any]:
+               tags: Sequence[str] | None, *, ttl_s: int | None = None, clear_expiry: bool = False) -> dict[str, Any]:
         """Supersede ``memory_id`` in ``identity``'s scope; omitted (``None``) fields keep the prior's
-        values. Output ``{memory_id, supersedes, record}``. Raises ``AgentMemoryError`` when the prior
-        does not exist, is not active or is in another scope, or when nothing is given."""
-        record, prior = self.store.update(realm, identity, memory_id, title, body, tags)
+        values. Expiry: ``ttl_s`` (seconds from now, 1..``agent_memory.max_ttl_s``) sets the new
+        version's ``expires_at_ms``; ``clear_expiry`` removes it (the version never expires); neither keeps
+        the prior's. Output ``{memory_id, supersedes, record}``. Raises ``AgentMemoryError`` when the prior
+        does not exist, is not active (an expired record is not) or is in another scope, or when nothing
+        is given."""
+        expiry: int | None | KeepExpiry = KEEP_EXPIRY
+        if ttl_s is not None:
+            expiry = self._expiry(ttl_s)
+        elif clear_expiry:
+            expiry = None
+        record, prior = self.store.update(realm, identity, memory_id, title, body, tags, expiry=expiry)
         self._event("memory.record.updated", identity,
                     {"realm": realm, "record_id": record.memory_id, "supersedes": prior})
         return {"memory_id": record.memory_id, "supersedes": prior, "record": record.model_dump(mode="json")}
@@ -221,7 +237,7 @@ class AgentMemoryService:
         scope = Scope.identity(request.realm, request.identity)
         timeout = int(self.config.recall_timeout_ms)
         try:
-            return self.timebox.call(lambda: guarded_recall(self.provider, self.store, request, scope), timeout,
+            return self.timebox.call(lambda: self._guarded_recall(request, scope), timeout,
                                      key=(request.realm, request.identity), inline=self._recall_stops_at_deadline())
         except ProviderTimeout:
             raise AgentMemoryError("timeout", f"recall exceeded {timeout} ms") from None
@@ -272,17 +288,32 @@ class AgentMemoryService:
             max_entries=request.max_entries,
         )
         scope = Scope.identity(req.realm, req.identity)
-        return [s.record for s in guarded_recall(self.provider, self.store, req, scope).records]
+        return [s.record for s in self._guarded_recall(req, scope).records]
+
+    def _guarded_recall(self, request: RecallRequest, scope: Scope) -> RecallOutcome[Any]:
+        """The provider under the scope guard, its reads marked as a recall's: they leave the usage marks
+        queued by earlier recalls to the store's background writer (:meth:`AgentMemoryStore.recall_reads`)."""
+        with self.store.recall_reads():
+            return guarded_recall(self.provider, self.store, request, scope)
 
     def erase(self, realm: str, identity: str, memory_id: str | None, *, erased_by: str, reason: str | None,
-              dry_run: bool, may_erase: Any = None) -> dict[str, Any]:
+              dry_run: bool, may_erase: Callable[[Scope], bool] | None = None) -> dict[str, Any]:
         """Erase one record (``memory_id``) or every record of ``identity`` (``None``) with its content
-        closure. Output: :meth:`~meta_memory.agent_memory.erase.EraseReport.to_json`. Raises
-        ``RecordNotFound`` or ``AgentMemoryError`` (``review_pending``, ``scope_not_writable``)."""
+        closure; ``may_erase(scope)`` judges each scope the closure reaches (``None``: every scope), and
+        ``erased_by`` is who the erasure register names. Output:
+        :meth:`~meta_memory.agent_memory.erase.EraseReport.to_json`. Raises ``RecordNotFound`` or
+        ``AgentMemoryError`` (``review_pending``, ``scope_not_writable``). After a real erase committed,
+        the session state forgets the ids and one ``memory.record.erased`` event
+        ``{realm, identity, count, memory_ids (at most 100)}`` is published about the identity."""
         report = self.store.erase(realm, Scope.identity(realm, identity), memory_id, erased_by=erased_by,
                                   reason=reason, dry_run=dry_run, may_erase=may_erase)
-        if not report.dry_run and report.records and self._on_erased is not None:
-            self._on_erased(realm, [r.memory_id for r in report.records])
+        if not report.dry_run and report.records:
+            ids = [r.memory_id for r in report.records]
+            if self._on_erased is not None:
+                self._on_erased(realm, ids)
+            # ids only, at most 100 of them: the count says how many went
+            self._event("memory.record.erased", identity,
+                        {"realm": realm, "identity": identity, "count": len(ids), "memory_ids": ids[:100]})
         return report.to_json()
 
     def list_records(self, realm: str, identity: str, *, tags: Sequence[str], limit: int,

@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..errors import AgentMemoryError
+from ..events.bus import EventSink
 from ..firewall.classify import ToolProvenance
 from ..injection.build import build_scope_set
 from ..session_ref import SessionRef
@@ -39,9 +40,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["HostService", "QuarantineEventOps"]
 
-EventSink = Callable[[str, "str | None", dict[str, Any]], None]
-
-
 class QuarantineEventOps(StoreRecorderOps):
     """The recorder tool's store operations, plus timeline events after each write commits, and
     recall through the configured recall provider; every operation acts in its session's realm.
@@ -55,10 +53,10 @@ class QuarantineEventOps(StoreRecorderOps):
     """
 
     def __init__(self, store: AgentMemoryStore, gate: LlmWriteGate | None, service: AgentMemoryService,
-                 emit: EventSink) -> None:
+                 events: EventSink) -> None:
         super().__init__(store, gate, recall=self._recall_rows)
         self._service = service
-        self._emit = emit
+        self._events = events
 
     def _recall_rows(self, session: SessionRef, query_text: str | None, selection: str,
                      max_entries: int) -> Sequence[Any]:
@@ -70,27 +68,28 @@ class QuarantineEventOps(StoreRecorderOps):
         return [SimpleNamespace(**r) for r in out["records"]]
 
     def _quarantined(self, session: SessionRef, memory_id: str, reason: str) -> None:
-        self._emit("memory.write.quarantined", session.identity,
-                   {"realm": session.realm, "record_id": memory_id, "author": f"agent:{session.identity}",
-                    "reason": reason})
+        self._events.emit("memory.write.quarantined",
+                          {"realm": session.realm, "record_id": memory_id, "author": f"agent:{session.identity}",
+                           "reason": reason}, identity=session.identity)
 
     def remember_authored(self, session: SessionRef, record: RecordDraft, author: Author) -> tuple[str, str | None]:
         memory_id, reason, created = self.remember_authored_created(session, record, author)
         if reason is not None:
             self._quarantined(session, memory_id, reason)
         elif created:
-            self._emit("memory.record.created", session.identity, {"realm": session.realm, "record_id": memory_id})
+            self._events.emit("memory.record.created", {"realm": session.realm, "record_id": memory_id},
+                              identity=session.identity)
         return memory_id, reason
 
     def forget_authored(self, session: SessionRef, memory_id: str, author: Author) -> ForgetRequest:
         out = super().forget_authored(session, memory_id, author)
         if out.held and out.created:
-            self._emit("memory.forget.held", session.identity,
-                       {"realm": session.realm, "record_id": out.memory_id, "forget_id": out.forget_id,
-                        "reason": out.reason})
+            self._events.emit("memory.forget.held",
+                              {"realm": session.realm, "record_id": out.memory_id, "forget_id": out.forget_id,
+                               "reason": out.reason}, identity=session.identity)
         elif out.outcome == "forgotten":
-            self._emit("memory.record.forgotten", session.identity,
-                       {"realm": session.realm, "record_id": out.memory_id})
+            self._events.emit("memory.record.forgotten", {"realm": session.realm, "record_id": out.memory_id},
+                              identity=session.identity)
         return out
 
     def supersede_authored(self, session: SessionRef, prior_id: str, record: RecordDraft,
@@ -99,8 +98,9 @@ class QuarantineEventOps(StoreRecorderOps):
         if reason is not None:
             self._quarantined(session, memory_id, reason)
         else:
-            self._emit("memory.record.updated", session.identity,
-                       {"realm": session.realm, "record_id": memory_id, "supersedes": prior_id})
+            self._events.emit("memory.record.updated",
+                              {"realm": session.realm, "record_id": memory_id, "supersedes": prior_id},
+                              identity=session.identity)
         return memory_id, reason
 
 

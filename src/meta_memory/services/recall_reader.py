@@ -23,7 +23,7 @@ __all__ = ["guarded_recall"]
 
 
 class _LiveScope(Mapping[str, MemoryRecord]):
-    """``memory_id -> stored record`` for ids that are active in the scope, looked up on demand
+    """``memory_id -> stored record`` for ids that are active (and unexpired) in the scope, looked up on demand
     (:meth:`load` reads a list of ids at once, in one read snapshot)."""
 
     def __init__(self, store: AgentMemoryStore, realm: str, scope: Scope) -> None:
@@ -31,7 +31,7 @@ class _LiveScope(Mapping[str, MemoryRecord]):
         self._cache: dict[str, MemoryRecord | None] = {}
 
     def _admit(self, memory_id: str, rec: MemoryRecord | None) -> MemoryRecord | None:
-        ok = rec is not None and rec.scope == self._scope and rec.status.is_active
+        ok = rec is not None and rec.scope == self._scope and rec.is_live(self._store.clock.now_ms())
         self._cache[memory_id] = rec if ok else None
         return self._cache[memory_id]
 
@@ -41,8 +41,9 @@ class _LiveScope(Mapping[str, MemoryRecord]):
         if not todo or not hasattr(self._store, "snapshot"):
             return
         with self._store.snapshot(self._realm) as tx:
+            found = tx.get_many(todo)  # one statement for the page, not one per record
             for memory_id in todo:
-                self._admit(memory_id, tx.get(memory_id))
+                self._admit(memory_id, found.get(memory_id))
 
     def _lookup(self, memory_id: object) -> MemoryRecord | None:
         if not isinstance(memory_id, str):

@@ -562,7 +562,9 @@ class SessionStateStore:
                 return dict(cached[1])
 
         def fn(sql: Sql) -> dict[str, int]:
-            one = lambda q: int(sql.rows(q)[0][0])  # noqa: E731
+            def one(query: str) -> int:
+                return int(sql.rows(query)[0][0])
+
             return {
                 "identities": one("SELECT COUNT(*) FROM {t}session_identities WHERE current_session IS NOT NULL"),
                 "tainted_sessions": one("SELECT COUNT(*) FROM {t}session_states WHERE tainted_at_ms IS NOT NULL"),

@@ -93,7 +93,8 @@ def _local(state_dir: Path, config_path: Path | None, dest: Path) -> dict[str, A
     except StartupError as exc:
         _fail(str(exc))
     try:
-        return runtime.backup(dest).to_dict()
+        report: dict[str, Any] = runtime.backup(dest).to_dict()
+        return report
     except ValueRuleBroken as exc:
         _fail(f"backup refused: {exc.rule}")
     except MetaError as exc:

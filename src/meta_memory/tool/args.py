@@ -32,7 +32,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from meta_memory.agent_memory.fields import memory_id_ref
+from meta_memory.agent_memory.fields import check_ttl_s, memory_id_ref
 from meta_memory.limits import MAX_MEMORY_ENTRIES
 from meta_memory.recall.query_limits import query_size_error
 from meta_memory.tool.schema import (
@@ -104,6 +104,9 @@ class RecordDraft:
     epistemic: str = "observed"
     verification: dict[str, Any] | None = None
     trust: str = TOOL_TRUST_TIER
+    #: Seconds until the record expires (``None``: none given); the recorder checks it against
+    #: ``agent_memory.tool_max_ttl_s``.
+    ttl_s: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         """``{kind, title, description, body, tags, trust, verification?}``."""
@@ -207,6 +210,10 @@ def _check_types(args: Mapping[str, Any]) -> None:
         isinstance(max_entries, bool) or not isinstance(max_entries, int) or max_entries < 1
     ):
         raise ToolArgumentError("`max_entries` must be an integer of at least 1")
+    try:
+        check_ttl_s(args.get("ttl_s"), "`ttl_s`")
+    except ValueError as exc:
+        raise ToolArgumentError(str(exc)) from None
 
 
 def _required_text(args: Mapping[str, Any], name: str, action: str, *, compact: bool) -> str:
@@ -269,6 +276,7 @@ def _record(args: Mapping[str, Any], action: str) -> RecordDraft:
         kind=kind,
         epistemic=epistemic,
         verification=verification,
+        ttl_s=args.get("ttl_s"),
     )
 
 
@@ -309,4 +317,6 @@ def parse_arguments(arguments: object) -> ToolAction:
         if max_entries is not None:
             max_entries = min(max_entries, MAX_MEMORY_ENTRIES)
         return RecallAction(query_text=query, max_entries=max_entries)
+    if args.get("ttl_s") is not None:
+        raise ToolArgumentError('`ttl_s` applies to actions "remember" and "update" only')
     return ProposeToMobAction(_record(args, action))

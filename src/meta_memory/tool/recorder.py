@@ -24,7 +24,7 @@ from typing import Any, Final, NamedTuple, Protocol, runtime_checkable
 
 from meta_memory.errors import InvalidParams, MetaError
 from meta_memory.injection.defang import neutralise
-from meta_memory.limits import DEFAULT_MAX_ENTRIES, MAX_MEMORY_ENTRIES
+from meta_memory.limits import DEFAULT_MAX_ENTRIES, DEFAULT_TOOL_MAX_TTL_S, MAX_MEMORY_ENTRIES
 from meta_memory.observability import count_refused_write
 from meta_memory.session_ref import SessionRef
 from meta_memory.tool.args import (
@@ -188,6 +188,8 @@ class RecorderTool:
         ops: the store, adapted to :class:`RecorderOps`.
         max_entries: ``recall``'s default when the call names none
             (``agent_memory.max_entries``; clamped to 1..64).
+        max_ttl_s: the longest ``ttl_s`` the model may give (``agent_memory.tool_max_ttl_s``, seconds);
+            a longer one is refused as a tool error naming the cap, never clamped.
         author_factory: builds the agent author from the caller's identity
             (default :func:`default_agent_author`).
     """
@@ -198,9 +200,11 @@ class RecorderTool:
         *,
         max_entries: int = DEFAULT_MAX_ENTRIES,
         author_factory: Callable[[str], Any] = default_agent_author,
+        max_ttl_s: int = DEFAULT_TOOL_MAX_TTL_S,
     ) -> None:
         self._ops = ops
         self._max_entries = max(1, min(int(max_entries), MAX_MEMORY_ENTRIES))
+        self._max_ttl_s = max_ttl_s
         self._author_factory = author_factory
 
     def dispatch(self, session: SessionRef, mob: str | None, arguments: object) -> ToolResult:
@@ -236,6 +240,10 @@ class RecorderTool:
     # ------------------------------------------------------------------ actions
 
     def _run(self, session: SessionRef, mob: str | None, action: Any) -> ToolResult:
+        if isinstance(action, (RememberAction, UpdateAction)):
+            ttl_s = action.record.ttl_s
+            if ttl_s is not None and ttl_s > self._max_ttl_s:
+                return ToolResult(f"`ttl_s` must be at most {self._max_ttl_s} seconds", is_error=True)
         if isinstance(action, RememberAction):
             author = self._author_factory(session.identity)
             memory_id, reason = self._ops.remember_authored(session, action.record, author)

@@ -102,6 +102,15 @@ _SCHEMA: Final[dict[str, Any]] = {
             "type": "string",
             "description": "recall: what to look for. Omit to list your newest records.",
         },
+        "ttl_s": {
+            "type": "integer",
+            "minimum": 1,
+            "description": (
+                "remember, update: seconds until the record expires and is forgotten (omit: it does not "
+                "expire; an update without it keeps the record's expiry). Capped by the installation "
+                "(30 days by default); a longer one is refused."
+            ),
+        },
         "max_entries": {
             "type": "integer",
             "minimum": 1,

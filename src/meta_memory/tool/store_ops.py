@@ -18,8 +18,10 @@ runs the store's full-text search over the quoted query terms.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
+from meta_memory.agent_memory.expiry import expiry_from_ttl
 from meta_memory.agent_memory.model import (
     Author,
     Kind,
@@ -31,8 +33,9 @@ from meta_memory.agent_memory.model import (
     UsageEvent,
     VerificationClaim,
 )
-from meta_memory.agent_memory.store.base import AgentMemoryStore
+from meta_memory.agent_memory.store.base import KEEP_EXPIRY, AgentMemoryStore
 from meta_memory.firewall.gate import LlmWriteGate
+from meta_memory.limits import MAX_TTL_S
 from meta_memory.recall.fts import match_expression
 from meta_memory.review.forgets import ForgetRequest, request_forget
 from meta_memory.session_ref import SessionRef
@@ -128,11 +131,15 @@ class StoreRecorderOps:
         stored, created = self._store.remember_authored(
             session.realm,
             self._scope(session),
-            new_memory_record(record, author),
+            replace(new_memory_record(record, author), expires_at_ms=self._expiry(record)),
             author,
             gate=self._bound_gate(session),
         )
         return stored.id, _quarantine_of(stored), created
+
+    def _expiry(self, record: RecordDraft) -> int | None:
+        """``expires_at_ms`` of the draft's ``ttl_s`` (checked against the tool's cap by the recorder)."""
+        return expiry_from_ttl(record.ttl_s, self._store.clock.now_ms(), MAX_TTL_S)
 
     def supersede_authored(
         self, session: SessionRef, prior_id: str, record: RecordDraft, author: Author
@@ -144,6 +151,7 @@ class StoreRecorderOps:
             new_memory_record(record, author),
             author,
             gate=self._bound_gate(session),
+            expiry=KEEP_EXPIRY if record.ttl_s is None else self._expiry(record),
         )
         return stored.id, _quarantine_of(stored)
 

@@ -30,7 +30,7 @@ import logging
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Sequence
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, TypeVar
@@ -92,6 +92,8 @@ __all__ = [
     "AgentMemoryStore",
     "RememberItem",
     "RememberOutcome",
+    "KEEP_EXPIRY",
+    "KeepExpiry",
     "dumps",
 ]
 
@@ -128,6 +130,19 @@ class InjectionRow:
     session_key: str | None = None
 
 
+class KeepExpiry:
+    """The type of :data:`KEEP_EXPIRY`: an update that leaves the prior version's expiry as it was."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "KEEP_EXPIRY"
+
+
+#: :meth:`AgentMemoryStore.update`'s default ``expiry``: the new version keeps the prior's ``expires_at_ms``.
+KEEP_EXPIRY = KeepExpiry()
+
+
 @dataclass(frozen=True, slots=True)
 class RememberItem:
     """One application write of a bulk remember: raw ``title``, ``body`` and ``tags`` (normalised and
@@ -136,6 +151,8 @@ class RememberItem:
     title: str
     body: str
     tags: tuple[str, ...] = ()
+    #: When the record stops being active (epoch ms; ``None`` = never).
+    expires_at_ms: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -231,7 +248,8 @@ class _RememberPlan:
             raise AgentMemoryError("invalid_record", f"merged tags: {exc.rule}") from None
         source = head if isinstance(head, MemoryRecord) else head.record
         merged = NewMemoryRecord(title=source.title, body=source.body, kind=source.kind,
-                                 description=source.description, tags=tags, provenance=Provenance(self.author))
+                                 description=source.description, tags=tags, provenance=Provenance(self.author),
+                                 expires_at_ms=source.expires_at_ms)
         prior = self._head_id(head)
         at = self._append(item, SupersedeOp(prior=prior, record=merged))
         self.heads[chash] = _Head(at, merged)
@@ -429,7 +447,7 @@ class AgentMemoryStore(ABC):
 
     def remember_merging(
         self, realm: str, identity: str, title: str, body: str, tags: Iterable[str] = (), *,
-        evidence: Sequence[EvidenceRef] = (), gate: WriteGate | None = None,
+        evidence: Sequence[EvidenceRef] = (), gate: WriteGate | None = None, expires_at_ms: int | None = None,
     ) -> tuple[AgentMemoryRecord, bool, TagMerge | None]:
         """Application write into ``identity``'s scope: ``(record, created, tag merge)`` (author
         ``application``, kind ``fact``, tier ``agent_observed``).
@@ -448,18 +466,22 @@ class AgentMemoryStore(ABC):
         ``gate`` overrides the store's gate for this write (a
         :class:`~meta_memory.firewall.gate.DerivedWriteGate`: the record lands quarantined when a named
         session is tainted). Use :meth:`remember_record` to read the stored status.
+
+        ``expires_at_ms`` (epoch ms, ``None`` = never) is the new record's expiry (issue 28 §1); a
+        duplicate found instead keeps its own expiry, and so does the version a tag merge writes.
         """
-        rec, created, merge = self.remember_record(realm, identity, title, body, tags, evidence=evidence, gate=gate)
+        rec, created, merge = self.remember_record(realm, identity, title, body, tags, evidence=evidence, gate=gate,
+                                                   expires_at_ms=expires_at_ms)
         return rec.project(), created, merge
 
     def remember_record(
         self, realm: str, identity: str, title: str, body: str, tags: Iterable[str] = (), *,
-        evidence: Sequence[EvidenceRef] = (), gate: WriteGate | None = None,
+        evidence: Sequence[EvidenceRef] = (), gate: WriteGate | None = None, expires_at_ms: int | None = None,
     ) -> tuple[MemoryRecord, bool, TagMerge | None]:
         """:meth:`remember_merging` returning the stored :class:`MemoryRecord` (its ``status`` says
         whether the gate quarantined it)."""
         name = self._realm_name(realm)
-        record = self._app_record(title, body, tags, evidence)
+        record = replace(self._app_record(title, body, tags, evidence), expires_at_ms=expires_at_ms)
         return self._remember(name, Scope.identity(name, identity), record, Author.application(), gate,
                               merge_tags=True)
 
@@ -494,7 +516,8 @@ class AgentMemoryStore(ABC):
         prepared: list[NewMemoryRecord | AgentMemoryError] = []
         for i, item in enumerate(items):
             try:
-                record = self._app_record(item.title, item.body, item.tags, evidence)
+                record = replace(self._app_record(item.title, item.body, item.tags, evidence),
+                                 expires_at_ms=item.expires_at_ms)
                 refuse_secrets(record, i)
                 if self.refuses_nul and any("\x00" in t for t in (record.title, record.body, *record.tags)):
                     raise AgentMemoryError("invalid_record", "text must not contain NUL")
@@ -592,15 +615,23 @@ class AgentMemoryStore(ABC):
         author: Author,
         *,
         gate: WriteGate | None = None,
+        expiry: int | None | KeepExpiry = KEEP_EXPIRY,
     ) -> MemoryRecord:
         """Write a new version of ``prior_id`` (which must be in ``scope``); returns the new record.
 
+        ``expiry`` as :meth:`update`'s: by default the new version keeps the prior's ``expires_at_ms``
+        (``record.expires_at_ms`` is not read).
+
         Refusals: ``record '<id>' does not exist`` (also for a record of another
         scope: the refusal does not reveal that the id exists elsewhere), then
-        the validator's.
+        the validator's (an expired prior is not active).
         """
         name = self._check_scope_realm(realm, scope)
-        return self._supersede(name, scope, prior_id, lambda prior: record, author, gate)
+
+        def revise(prior: MemoryRecord) -> NewMemoryRecord:
+            return replace(record, expires_at_ms=prior.expires_at_ms if isinstance(expiry, KeepExpiry) else expiry)
+
+        return self._supersede(name, scope, prior_id, revise, author, gate)
 
     def _supersede(
         self,
@@ -636,20 +667,25 @@ class AgentMemoryStore(ABC):
         title: str | None = None,
         body: str | None = None,
         tags: Iterable[str] | None = None,
+        *,
+        expiry: int | None | KeepExpiry = KEEP_EXPIRY,
     ) -> tuple[AgentMemoryRecord, str]:
         """Application update of an identity record (author ``application``): ``(new record, superseded id)``.
 
         ``title``, ``body`` and ``tags`` that are ``None`` keep the prior's value (read inside the
         write transaction, so a concurrent update cannot be half-merged); the prior's kind and
-        description are always kept. Raises ``memory_id must not be empty`` for a blank id,
-        ``update needs at least one of title, body, tags`` when all three are ``None``, then as
+        description are always kept. ``expiry``: :data:`KEEP_EXPIRY` (the default) keeps the prior's
+        ``expires_at_ms``, an int (epoch ms) sets the new version's, ``None`` clears it (never
+        expires). A prior past its expiry is not active and is refused like a tombstoned one.
+        Raises ``memory_id must not be empty`` for a blank id, ``update needs at least one of
+        title, body, tags`` when all three are ``None`` and the expiry is kept, then as
         :meth:`remember` and :meth:`supersede`.
         """
         name = self._realm_name(realm)
         memory_id = memory_id.strip()
         if not memory_id:
             raise AgentMemoryError("invalid_record", "memory_id must not be empty")
-        if title is None and body is None and tags is None:
+        if title is None and body is None and tags is None and isinstance(expiry, KeepExpiry):
             raise AgentMemoryError("invalid_record", "update needs at least one of title, body, tags")
         new_tags = None if tags is None else list(tags)
 
@@ -659,7 +695,8 @@ class AgentMemoryStore(ABC):
                 prior.body if body is None else body,
                 prior.tags if new_tags is None else new_tags,
             )
-            return replace(base, kind=prior.kind, description=prior.description)
+            expires = prior.expires_at_ms if isinstance(expiry, KeepExpiry) else expiry
+            return replace(base, kind=prior.kind, description=prior.description, expires_at_ms=expires)
 
         scope = Scope.identity(name, identity)
         new = self._supersede(name, scope, memory_id, revise, Author.application(), None)
@@ -758,7 +795,7 @@ class AgentMemoryStore(ABC):
             raise AgentMemoryError("invalid_record", f"merged tags: {exc.rule}") from None
         merged = NewMemoryRecord(
             title=existing.title, body=existing.body, kind=existing.kind, description=existing.description,
-            tags=tags, provenance=Provenance(author),
+            tags=tags, provenance=Provenance(author), expires_at_ms=existing.expires_at_ms,
         )
         batch = StagedBatch(realm=realm, author=author, ops=(SupersedeOp(prior=existing.id, record=merged),))
         receipt = self._apply_in_tx(conn, batch, gate, mint_token("direct"))
@@ -876,6 +913,13 @@ class AgentMemoryStore(ABC):
     def telemetry_stats(self) -> dict[str, int]:
         """``{dropped}``: usage marks and injection-ledger writes dropped since the store opened."""
         return {"dropped": 0}
+
+    def recall_reads(self) -> AbstractContextManager[None]:
+        """A block whose reads are a recall's (candidates, neighbours, the runtime's re-check): a store
+        that queues usage marks (SQLite, :class:`~.telemetry.PendingTelemetry`) does not write them
+        before these reads, as it does before any other read, so a recall never writes. The default
+        does nothing."""
+        return nullcontext()
 
     # ----------------------------------------------------------------- readiness
 

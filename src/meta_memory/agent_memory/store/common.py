@@ -96,7 +96,7 @@ STAGE_GC_MAX_AGE_MS = 24 * 60 * 60 * 1000
 RECORD_COLUMNS = (
     "rid, memory_id, scope_kind, scope_key, kind, title, description, body, tags, provenance, trust, "
     "status_kind, status_detail, supersedes, derived_from, working_set_rank, rank_set_at_ms, "
-    "created_at_ms, updated_at_ms, usage_stats, tombstoned_at_ms, ever_quarantined"
+    "created_at_ms, updated_at_ms, usage_stats, tombstoned_at_ms, ever_quarantined, expires_at_ms"
 )
 #: The columns of a light :class:`RecordView` over ``records r`` (see :func:`row_to_view`).
 VIEW_COLUMNS = "r.rid, r.memory_id, r.title, r.description, r.body, r.tags, r.created_at_ms, r.updated_at_ms"
@@ -104,7 +104,7 @@ VIEW_COLUMNS = "r.rid, r.memory_id, r.title, r.description, r.body, r.tags, r.cr
 INSERT_COLUMNS = (
     "memory_id, scope_kind, scope_key, kind, title, description, body, tags, provenance, trust, status_kind, "
     "status_detail, supersedes, derived_from, working_set_rank, rank_set_at_ms, content_hash, created_at_ms, "
-    "updated_at_ms, usage_stats, tombstoned_at_ms, ever_quarantined"
+    "updated_at_ms, usage_stats, tombstoned_at_ms, ever_quarantined, expires_at_ms"
 )
 #: The ``SET`` list of a state update (``?`` placeholders), filled by :func:`state_values`.
 STATE_ASSIGNMENTS = (
@@ -164,6 +164,7 @@ def row_to_record(realm: str, row: Any) -> MemoryRecord:
         usage=UsageStats.from_json(json.loads(row["usage_stats"] or "{}")),
         tombstoned_at_ms=row["tombstoned_at_ms"],
         ever_quarantined=bool(row["ever_quarantined"]),
+        expires_at_ms=row["expires_at_ms"],
     )
 
 
@@ -253,6 +254,7 @@ def insert_values(rec: MemoryRecord) -> tuple[Any, ...]:
         _encoded_json(rec.usage),
         rec.tombstoned_at_ms,
         int(rec.ever_quarantined),
+        rec.expires_at_ms,
     )
 
 
@@ -727,6 +729,13 @@ class SqlAgentMemoryStore(AgentMemoryStore):
         if not report.dry_run:  # a harvest's cause may be all an identity erase removed
             self._after_erase(name, report, identity)
         return report
+
+    def _expired_records(self, conn: Any, realm: str, now_ms: int, limit: int) -> list[MemoryRecord]:
+        """See :meth:`~meta_memory.agent_memory.store.tx.WriteTx.expired` (inside ``conn``'s transaction)."""
+        sql, params = self._realm_records(
+            realm, RECORD_COLUMNS, "status_kind = 'active' AND expires_at_ms <= ? ORDER BY expires_at_ms, rid LIMIT ?",
+            (now_ms, max(0, limit)))
+        return [row_to_record(realm, r) for r in conn.execute(sql, params).fetchall()]
 
     def tombstoned_closures_before(self, realm: str, cutoff_ms: int, limit: int = 1000) -> list[str]:
         """Ids of tombstoned records (tombstoned before ``cutoff_ms``) whose content closure holds no active or

@@ -22,7 +22,23 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
-__all__ = ["Dialect", "SQLITE", "POSTGRES"]
+__all__ = ["Dialect", "SQLITE", "POSTGRES", "unexpired"]
+
+
+#: The largest time either backend stores (SQLite INTEGER / PostgreSQL BIGINT): "never expires".
+_NEVER_MS = 2**63 - 1
+
+
+def unexpired(alias: str = "") -> str:
+    """The one SQL form of the expiry rule (:func:`meta_memory.agent_memory.model.is_expired`, issue 28
+    §1): true for a ``records`` row (``alias`` its table prefix, e.g. ``"r."``) that has no expiry or
+    whose ``expires_at_ms`` lies after the time bound to its one ``?`` (now, epoch ms). Every read
+    answering "active" records adds it to ``status_kind = 'active'``; the same text on both backends.
+
+    One comparison over ``COALESCE`` (no expiry reads as the largest stored time), not an ``OR``: it is a
+    filter on the rows the read's own index finds, never a reason for the planner to pick another index
+    or sort (the hot-query plan tests hold every active read to its index and order)."""
+    return f"COALESCE({alias}expires_at_ms, {_NEVER_MS}) > ?"
 
 
 @dataclass(frozen=True, slots=True)

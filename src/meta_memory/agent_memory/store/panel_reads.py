@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from meta_memory.agent_memory.model import Scope, Status, UsageStats
-from meta_memory.agent_memory.store.dialect import SQLITE
+from meta_memory.agent_memory.store.dialect import SQLITE, unexpired
 from meta_memory.agent_memory.store.tables import STANDING_FORGETS, Row, Sql, loads
 
 __all__ = [
@@ -43,7 +43,7 @@ _MAX_STORED_MS = 2**63 - 1
 _LIST_BASE = (
     "memory_id, scope_kind, scope_key, kind, title, description, tags, provenance, trust, status_kind, "
     "status_detail, supersedes, derived_from, working_set_rank, created_at_ms, updated_at_ms, usage_stats, "
-    "ever_quarantined"
+    "ever_quarantined, expires_at_ms"
 )
 _INJ_COLS = "injection_id, record_id, identity, session_key, surface, at_ms"
 
@@ -178,6 +178,7 @@ def _record_row(realm: str, row: Row, *, detail: bool = False) -> RecordRow:
     data["updated_at_ms"] = row["updated_at_ms"]
     data["usage"] = UsageStats.from_json(loads(row["usage_stats"], {})).to_json()
     data["ever_quarantined"] = bool(row["ever_quarantined"])
+    data["expires_at_ms"] = row["expires_at_ms"]
     data["body_bytes"] = int(row["body_bytes"] or 0)
     return RecordRow(
         realm=realm,
@@ -204,11 +205,14 @@ def _lower_text(value: object) -> str | None:
 class PanelReads:
     """The panel's reads of one realm inside one snapshot (see the module docstring)."""
 
-    __slots__ = ("_sql", "realm")
+    __slots__ = ("_sql", "realm", "now_ms")
 
-    def __init__(self, sql: Sql, realm: str) -> None:
+    def __init__(self, sql: Sql, realm: str, now_ms: int) -> None:
         self._sql = sql
         self.realm = realm
+        #: The snapshot's clock reading (epoch ms): records expired by then are not listed or counted as
+        #: active (issue 28 §1).
+        self.now_ms = now_ms
 
     @property
     def _list_cols(self) -> str:
@@ -260,6 +264,9 @@ class PanelReads:
             if value is not None:
                 where.append(f"{column} = ?")
                 params.append(value)
+        if filters.status == "active":  # an expired record is not active, swept or not
+            where.append(unexpired())
+            params.append(self.now_ms)
         for term in filters.terms:
             clause, values = self._term_clause(term)
             where.append(clause)
@@ -327,10 +334,13 @@ class PanelReads:
         """One row per scope of the realm's records, in scope order (code point)."""
         c, octets = self._sql.collate, self._sql.dialect.octets
         all_bytes = " + ".join(octets.format(col) for col in ("title", "description", "body"))
+        # An active record past its expiry (not swept yet) is counted under "expired", never "active".
         rows = self._sql.rows(
-            f"SELECT scope_kind, scope_key, status_kind, trust, {QUARANTINED_CONTENT} AS q, COUNT(*), "
+            f"SELECT scope_kind, scope_key, CASE WHEN status_kind = 'active' AND NOT ({unexpired()}) THEN 'expired' "
+            f"ELSE status_kind END AS st, trust, {QUARANTINED_CONTENT} AS q, COUNT(*), "
             f"COALESCE(SUM({octets.format('body')}), 0), COALESCE(SUM({all_bytes}), 0) "
-            f"FROM records GROUP BY scope_kind, scope_key, status_kind, trust, q ORDER BY scope_kind{c}, scope_key{c}",
+            f"FROM records GROUP BY scope_kind, scope_key, st, trust, q ORDER BY scope_kind{c}, scope_key{c}",
+            (self.now_ms,),
         )
         acc: dict[tuple[str, str], _ScopeTotals] = {}
         for r in rows:

@@ -120,6 +120,9 @@ TABLES: dict[str, tuple[str, ...]] = {
     "erasures": ("memory_id", "scope_kind", "scope_key", "content_hash", "erased_at_ms"),
 }
 
+#: The realm view of ``records`` after the columns added later (``expires_at_ms``: "record-expiry").
+RECORD_VIEW_COLUMNS: tuple[str, ...] = (*TABLES["records"], "expires_at_ms")
+
 #: Tables added after the first release, with the migration that creates them (and their realm view).
 _LATER_TABLES: frozenset[str] = frozenset({"pending_forgets", "erasures"})
 
@@ -292,6 +295,19 @@ def _erasures(schema: str) -> list[str]:
     ]
 
 
+def _record_expiry(schema: str) -> list[str]:
+    """``records.expires_at_ms`` (epoch ms, ``NULL`` = never), the realm view showing it, and the index of
+    active records that may expire, in expiry order (the sweep's and recall's lookup of due records)."""
+    base, views = quote_ident(schema), quote_ident(schema + "_realm")
+    return [
+        "ALTER TABLE records ADD COLUMN IF NOT EXISTS expires_at_ms BIGINT",
+        f"CREATE OR REPLACE VIEW {views}.records AS SELECT {', '.join(RECORD_VIEW_COLUMNS)} FROM {base}.records "
+        f"WHERE realm = current_setting('{REALM_SETTING}') WITH CASCADED CHECK OPTION",
+        "CREATE INDEX IF NOT EXISTS records_expiry_idx ON records(realm, expires_at_ms) "
+        "WHERE status_kind = 'active' AND expires_at_ms IS NOT NULL",
+    ]
+
+
 def migrations(schema: str) -> list[tuple[int, str, list[str]]]:
     """``(version, name, statements)`` of domain :data:`SCHEMA_DOMAIN` for ``schema``, applied in order.
 
@@ -325,6 +341,8 @@ def migrations(schema: str) -> list[tuple[int, str, list[str]]]:
         # the realm-keyed tables of the base schema are replaced, and refilled by the full-text rebuild the
         # new layout version triggers.
         (7, "scope-ranking-statistics", list(_SCOPE_STATISTICS)),
+        # Version 8 is "record-metadata"; steps are applied by version, so either may arrive first.
+        (9, "record-expiry", _record_expiry(schema)),
     ]
 
 

@@ -73,7 +73,7 @@ from meta_memory.agent_memory.store.common import (
     row_to_view,
     state_values,
 )
-from meta_memory.agent_memory.store.dialect import POSTGRES
+from meta_memory.agent_memory.store.dialect import POSTGRES, unexpired
 from meta_memory.agent_memory.store.migration_steps import apply_domain_steps
 from meta_memory.agent_memory.store.sqlite import realm_db_path
 from meta_memory.agent_memory.store.telemetry import TelemetryDrops
@@ -656,7 +656,7 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore):
 
     def _insert_record(self, conn: psycopg.Connection[Any], realm: str, rec: MemoryRecord) -> int:
         row = conn.execute(
-            self._sql(f"INSERT INTO §records(realm, {INSERT_COLUMNS}) VALUES ({', '.join(['%s'] * 23)}) RETURNING rid"),
+            self._sql(f"INSERT INTO §records(realm, {INSERT_COLUMNS}) VALUES ({', '.join(['%s'] * (INSERT_COLUMNS.count(',') + 2))}) RETURNING rid"),
             (realm, *insert_values(rec)),
         )
         return int(_one(row)[0])
@@ -697,9 +697,9 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore):
         kind, key = scope.storage()
         sql = (
             f"SELECT {RECORD_COLUMNS} FROM §records WHERE realm = ? AND scope_kind = ? AND scope_key = ? "
-            "AND status_kind = 'active' " + tail
+            f"AND status_kind = 'active' AND {unexpired()} " + tail
         )
-        return self._sql(POSTGRES.sql(sql)), (realm, kind, key, *params)
+        return self._sql(POSTGRES.sql(sql)), (realm, kind, key, self.clock.now_ms(), *params)
 
     dialect = POSTGRES
 
@@ -799,8 +799,9 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore):
         ids = list(dict.fromkeys(a.memory_id for a in anchors))
         side = (
             f"SELECT {VIEW_COLUMNS} FROM §records r WHERE realm = %s AND scope_kind = %s AND scope_key = %s "
-            "AND status_kind = 'active' AND "
+            "AND status_kind = 'active' AND " + unexpired().replace("?", "%s") + " AND "
         )
+        now = self.clock.now_ms()
         rows = self._query(
             name,
             f"SELECT a.memory_id AS anchor_id, n.* FROM §records a "
@@ -813,7 +814,7 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore):
             "    created_at_ms <= a.created_at_ms + %s AND (created_at_ms, rid) > (a.created_at_ms, a.rid) "
             "    ORDER BY created_at_ms, rid LIMIT %s) y)"
             ") n WHERE a.realm = %s AND a.memory_id = ANY(%s)",
-            (name, kind, key, window_ms, span, name, kind, key, window_ms, span, name, ids),
+            (name, kind, key, now, window_ms, span, name, kind, key, now, window_ms, span, name, ids),
         )
         grouped: dict[str, list[tuple[int, int, RecordView]]] = {}
         for row in rows:
@@ -861,7 +862,7 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore):
             # Joined on the primary key only: a full-text row exists iff its record is active
             # (same transaction), and rid is unique across realms.
             f"SELECT {VIEW_COLUMNS}, hits.score AS score FROM hits JOIN §records r ON r.rid = hits.rid "
-            "WHERE r.status_kind = 'active' "
+            "WHERE r.status_kind = 'active' AND " + unexpired("r.").replace("?", "%(now)s") + " "
             "ORDER BY hits.score, r.rid LIMIT %(limit)s",
             {
                 "realm": name,
@@ -872,6 +873,7 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore):
                 "k1": BM25_K1,
                 "b": BM25_B,
                 "limit": limit,
+                "now": self.clock.now_ms(),
             },
         )
         return [(row_to_view(r), float(r["score"])) for r in rows]
@@ -924,9 +926,13 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore):
         """A telemetry write without the realm lock; one that fails (a full disk, a lost connection) is
         dropped and counted (:mod:`.telemetry`), never raised to the read that caused it."""
         try:
-            self._tx(name, fn, lock=False)
+            self._telemetry_tx(name, fn)
         except AgentMemoryError as exc:
             self.telemetry.drop(name, exc.reason)
+
+    def _telemetry_tx(self, name: str, fn: Callable[[psycopg.Connection[Any]], None]) -> None:
+        """One telemetry transaction on realm ``name``, without the realm lock."""
+        self._tx(name, fn, lock=False)
 
     def telemetry_stats(self) -> dict[str, int]:
         """See :meth:`AgentMemoryStore.telemetry_stats`."""

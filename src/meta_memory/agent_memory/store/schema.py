@@ -188,6 +188,14 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
     (5, "pending-forgets", _PENDING_FORGETS),
     (6, "hot-query-indexes", _HOT_QUERY_INDEXES),
     (7, "erasure-register", _ERASURES),
+    # Version 8 is "record-metadata"; steps are applied by version, so either may arrive first.
+    (9, "record-expiry", [
+        "ALTER TABLE records ADD COLUMN expires_at_ms INTEGER",
+        # The expiry sweep's (and recall's) lookup of active records past their expiry: only rows that
+        # may expire, in expiry order.
+        "CREATE INDEX IF NOT EXISTS records_expiry_idx ON records(expires_at_ms) "
+        "WHERE status_kind = 'active' AND expires_at_ms IS NOT NULL",
+    ]),
 ]
 """``(version, name, statements)`` of domain :data:`SCHEMA_DOMAIN`, applied in order."""
 

@@ -31,13 +31,13 @@ import fcntl
 import json
 import logging
 import os
-import queue
 import sqlite3
 import stat
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from contextvars import ContextVar
 from functools import lru_cache
 from itertools import zip_longest
 from pathlib import Path
@@ -73,7 +73,6 @@ from meta_memory.agent_memory.model import (
     ScopeKind,
     TrustTier,
     UsageEvent,
-    UsageStats,
 )
 from meta_memory.agent_memory.realm_list import refuse_unlisted_realm
 from meta_memory.agent_memory.secrets import scan_record
@@ -99,7 +98,7 @@ from meta_memory.agent_memory.store.common import (
     row_to_view,
     state_values,
 )
-from meta_memory.agent_memory.store.dialect import SQLITE
+from meta_memory.agent_memory.store.dialect import SQLITE, unexpired
 from meta_memory.agent_memory.store.schema import (
     delete_fts,
     delete_vector,
@@ -107,7 +106,7 @@ from meta_memory.agent_memory.store.schema import (
     is_current,
     migrate,
 )
-from meta_memory.agent_memory.store.telemetry import TelemetryDrops
+from meta_memory.agent_memory.store.telemetry import PendingTelemetry, TelemetryDrops
 from meta_memory.clock import Clock, SystemClock
 from meta_memory.errors import AgentMemoryError
 from meta_memory.identity import parse_identity, parse_realm
@@ -139,9 +138,13 @@ _T = TypeVar("_T")
 
 #: Idle reader connections kept per open realm.
 MAX_IDLE_READERS = 2
-#: Telemetry writes (usage marks, injection-ledger rows) that may wait for a busy realm writer on the
-#: background thread; more are dropped (see :meth:`SqliteAgentMemoryStore._telemetry`).
-MAX_DEFERRED_TELEMETRY = 1024
+#: A queued telemetry write: ``("usage", (ids, event, at_ms))`` or ``("injections", rows)``.
+_TelemetryOp = tuple[str, Any]
+#: Set while a recall reads (:meth:`SqliteAgentMemoryStore.recall_reads`): its reads do not first write
+#: the realm's queued usage marks, which is what keeps the marks off the read path.
+_RECALL_READS: ContextVar[bool] = ContextVar("agent_memory_recall_reads", default=False)
+#: Seconds a read waits for a batch of queued telemetry being written (by the background writer) to land.
+SETTLE_WAIT_S = 1.0
 #: SQLite VM steps between two checks of the recall's time budget.
 PROGRESS_STEPS = 10_000
 
@@ -285,11 +288,9 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
         self._closed = False
         self.lexical_index = LexicalIndexes(self._read, max_bytes=recall_index_bytes)
         self._upkeep = upkeep.BackgroundUpkeep(self._upkeep_realm)
-        #: telemetry writes (usage marks, injection-ledger rows) that found their realm's writer busy
-        self._deferred: queue.Queue[tuple[str, Callable[[sqlite3.Connection], None]] | None] = queue.Queue(
-            maxsize=MAX_DEFERRED_TELEMETRY)
-        self._deferred_worker: threading.Thread | None = None
         self.telemetry = TelemetryDrops()
+        #: usage marks and injection-ledger rows queued per realm, written off the read path (:mod:`.telemetry`)
+        self._pending: PendingTelemetry[_TelemetryOp] = PendingTelemetry(self._flush_telemetry)
         self._probed: dict[str, tuple[FileSignature, str | None]] = {}  # readiness: last result per realm file
 
     # ================================================================ connections
@@ -525,10 +526,21 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
         return self._read(realm)
 
     @contextlib.contextmanager
+    def recall_reads(self) -> Iterator[None]:
+        """See :meth:`AgentMemoryStore.recall_reads`: reads in the block leave the queued usage marks queued."""
+        token = _RECALL_READS.set(True)
+        try:
+            yield
+        finally:
+            _RECALL_READS.reset(token)
+
+    @contextlib.contextmanager
     def _read(self, realm: str) -> Iterator[sqlite3.Connection]:
         deadline.check()
         with span("store.snapshot", **{"db.system.name": "sqlite", "db.namespace": realm}), \
                 self._using(realm, create=False) as db:
+            if db is not None and self._pending.unsettled(db.name) and not _RECALL_READS.get():
+                self._settle(db)
             conn = self._checkout(db)
             try:
                 conn.execute("BEGIN")
@@ -655,47 +667,105 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
             assert db is not None
             return self._tx(db, fn, durable=durable)
 
-    def _telemetry(self, realm: str, fn: Callable[[sqlite3.Connection], None]) -> None:
-        """A non-durable write that never creates a realm (nothing to mark in a realm without a database).
+    def _queue_telemetry(self, realm: str, op: _TelemetryOp) -> None:
+        """Queue a telemetry write of ``realm`` for the background writer (:mod:`.telemetry`); past
+        ``MAX_PENDING`` queued, write the whole queue now on this thread (back-pressure, never a drop)."""
+        try:
+            name = self._realm_name(realm)
+        except AgentMemoryError as exc:
+            self.telemetry.drop(realm, exc.reason)
+            return
+        if self._closed:
+            return
+        if self._pending.add(name, op):
+            self._pending.flush_all()
 
-        It runs on the caller's thread only when the realm's writer is free: a recall or an injection
-        that marks what it returned never waits behind another caller's write (a batch of 500 records,
-        any identity's) past its time budget. Otherwise it is handed to one background thread
-        (at most :data:`MAX_DEFERRED_TELEMETRY` waiting; past that it is dropped, as telemetry may be)."""
+    def _flush_telemetry(self, realm: str) -> None:
+        """Write ``realm``'s queued telemetry in one transaction, waiting for its writer (the background
+        writer, back-pressure, closing). A realm without a database has nothing to mark: the queue is
+        emptied. A batch that cannot be written is counted, one drop per queued write."""
         try:
             with self._using(realm, create=False) as db:
                 if db is None:
+                    self._pending.take(realm)
+                    self._pending.done(realm)
                     return
-                if not db.write_lock.locked():
-                    self._tx(db, fn, durable=False)
-                    return
-        except AgentMemoryError as exc:  # a full disk, a damaged realm: the read that marked still answers
-            self.telemetry.drop(realm, exc.reason)
-            return
-        self._defer(realm, fn)
+                with db.write_lock:
+                    self._write_queued(db)
+        except AgentMemoryError as exc:  # the realm could not be opened (a damaged file, a full disk)
+            for _ in self._pending.take(realm):
+                self.telemetry.drop(realm, exc.reason)
+            self._pending.done(realm)
 
-    def _defer(self, realm: str, fn: Callable[[sqlite3.Connection], None]) -> None:
-        with self._open_lock:
-            if self._closed:
+    def _settle(self, db: _RealmDb) -> None:
+        """Before a read of ``db`` outside a recall: write its queued telemetry when its writer is free, so
+        the read sees every usage mark queued before it. A read never waits behind a write: when the
+        writer is busy with one, the read goes on and the marks land once it is free (as the queue's
+        batch being written, which the read waits for, at most :data:`SETTLE_WAIT_S`)."""
+        for _ in range(3):
+            if db.write_lock.acquire(blocking=False):
+                try:
+                    self._write_queued(db)
+                finally:
+                    db.write_lock.release()
                 return
-            if self._deferred_worker is None:
-                self._deferred_worker = threading.Thread(target=self._run_deferred, name="agent-memory-telemetry",
-                                                         daemon=True)
-                self._deferred_worker.start()
-        try:
-            self._deferred.put_nowait((realm, fn))
-        except queue.Full:
-            self.telemetry.drop(realm, f"{MAX_DEFERRED_TELEMETRY} telemetry writes already wait for busy realm writers")
+            if not self._pending.in_flight(db.name):
+                return  # a write holds the writer: read without waiting for it
+            self._pending.wait_landed(db.name, SETTLE_WAIT_S)
 
-    def _run_deferred(self) -> None:
-        while (item := self._deferred.get()) is not None:
-            realm, fn = item
+    def _write_queued(self, db: _RealmDb) -> None:
+        """Write the queued telemetry of ``db`` in one non-durable transaction; the caller holds ``db.write_lock``."""
+        ops = self._pending.take(db.name)
+        try:
+            if not ops:
+                return
             try:
-                with self._using(realm, create=False) as db:
-                    if db is not None:
-                        self._tx(db, fn, durable=False)
-            except Exception as exc:  # telemetry: a failed mark is counted and logged, never raised to anyone
-                self.telemetry.drop(realm, exc.reason if isinstance(exc, AgentMemoryError) else type(exc).__name__)
+                self._telemetry_tx(db, lambda conn: self._write_telemetry_ops(conn, db.name, ops))
+            except AgentMemoryError as exc:  # a full disk, a damaged realm: counted, never raised to a read
+                for _ in ops:
+                    self.telemetry.drop(db.name, exc.reason)
+        finally:
+            self._pending.done(db.name)
+
+    def _telemetry_tx(self, db: _RealmDb, fn: Callable[[sqlite3.Connection], None]) -> None:
+        """One non-durable transaction on ``db``'s writer, whose lock the caller holds (see :meth:`_writing`:
+        atomic, survives a process crash, no WAL fsync)."""
+        conn = db.writer
+        conn.execute("PRAGMA synchronous=NORMAL")
+        try:
+            with self._begun(conn, db.path) as c:
+                fn(c)
+        finally:
+            conn.execute("PRAGMA synchronous=FULL")
+        db.commits_since_checkpoint += 1
+        self._upkeep.wrote(db.name)
+
+    def _write_telemetry_ops(self, conn: sqlite3.Connection, realm: str, ops: Sequence[_TelemetryOp]) -> None:
+        """Every queued usage mark and injection-ledger row of ``ops``. A record's marks of one event are
+        summed (its count raised by how many calls marked it, its ``last_*`` stamp the last call's time)
+        and written by one ``UPDATE`` per record and event in SQLite's JSON functions, so the background
+        writer holds the interpreter only to gather the batch; unknown ids change nothing."""
+        marks: dict[UsageEvent, dict[str, list[int]]] = {}  # event -> memory_id -> [calls, last at_ms]
+        injections: list[tuple[Any, ...]] = []
+        for kind, payload in ops:
+            if kind == "usage":
+                ids, ev, now = payload
+                per = marks.setdefault(ev, {})
+                for memory_id in dict.fromkeys(ids):  # one mark per record per call
+                    mark = per.setdefault(memory_id, [0, now])
+                    mark[0] += 1
+                    mark[1] = now
+            else:
+                injections.extend(payload)
+        for ev, per in marks.items():
+            count, last = ev.stat_fields  # the model's own field names, never caller text
+            conn.executemany(
+                "UPDATE records SET usage_stats = json_set(COALESCE(NULLIF(usage_stats, ''), '{}'), "
+                f"'$.{count}', COALESCE(json_extract(NULLIF(usage_stats, ''), '$.{count}'), 0) + ?, "
+                f"'$.{last}', ?) WHERE memory_id = ?",
+                [(calls, at_ms, memory_id) for memory_id, (calls, at_ms) in per.items()])
+        if injections:
+            self._insert_rows(conn, realm, "injections", INJECTION_COLUMNS, injections)
 
     @contextlib.contextmanager
     def _write_conn(self, realm: str) -> Iterator[sqlite3.Connection]:
@@ -752,8 +822,8 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
         kind, key = scope.storage()
         return (
             f"SELECT {RECORD_COLUMNS} FROM records WHERE scope_kind = ? AND scope_key = ? AND status_kind = 'active' "
-            + tail,
-            (kind, key, *params),
+            f"AND {unexpired()} " + tail,
+            (kind, key, self.clock.now_ms(), *params),
         )
 
     dialect = SQLITE
@@ -907,7 +977,9 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
             return {}
         kind, key = scope.storage()
         self._realm_name(realm)  # validates the realm name
-        base = f"SELECT {VIEW_COLUMNS} FROM records r WHERE scope_kind = ? AND scope_key = ? AND status_kind = 'active' "
+        now = self.clock.now_ms()
+        base = (f"SELECT {VIEW_COLUMNS} FROM records r WHERE scope_kind = ? AND scope_key = ? AND status_kind = 'active' "
+                f"AND {unexpired()} ")
         ranges: tuple[tuple[int, str, Callable[[int, int], tuple[int, int]]], ...] = (
             # (side, sql, params from the anchor's created_at_ms and rid)
             (0, base + "AND created_at_ms = ? AND rid < ? ORDER BY rid DESC LIMIT ?", lambda at, rid: (at, rid)),
@@ -927,7 +999,7 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
             near = self.lexical_index.neighbours(conn, self._realm_name(realm), (kind, key),
                                                  [rids[mid] for mid in found], span, window_ms)
             if near is not None:
-                return self._neighbour_views(conn, kind, key, {mid: near[rids[mid]] for mid in found})
+                return self._neighbour_views(conn, kind, key, {mid: near[rids[mid]] for mid in found}, now)
             for i in range(0, len(found), 100):  # SQLite allows 500 terms in one compound statement
                 part = found[i:i + 100]
                 terms: list[str] = []
@@ -935,7 +1007,7 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
                 for n, mid in enumerate(part):
                     for side, sql, bounds in ranges:
                         terms.append(f"SELECT {n} AS anchor, {side} AS side, * FROM ({sql})")
-                        params += (kind, key, *bounds(at_of[mid], rids[mid]), span)
+                        params += (kind, key, now, *bounds(at_of[mid], rids[mid]), span)
                 sides: dict[tuple[int, int], list[Any]] = {}
                 for row in conn.execute(" UNION ALL ".join(terms), params).fetchall():
                     sides.setdefault((row["anchor"], row["side"]), []).append(row)
@@ -954,24 +1026,37 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
         A realm with a warm in-process index (:mod:`meta_memory.recall.lexical_index`) is answered
         from it; otherwise FTS5 finds the scope's matching rows and they are scored here
         (:func:`meta_memory.recall.bm25.scoped_candidates`) — the same candidates and scores either way.
-        Each candidate is re-read in the same snapshot and kept only if it is still active in ``scope``.
+        Each candidate is re-read in the same snapshot and kept only if it is still active in ``scope``
+        and not past its expiry. Records past their expiry keep their full-text rows until the expiry
+        sweep tombstones them, so the candidates asked for are ``limit`` plus the scope's expired ones
+        (an indexed count): the answer is the best ``limit`` among unexpired records, not fewer.
         """
         if limit <= 0 or not match_expression:
             return []
         kind, key = scope.storage()
         name = self._realm_name(realm)  # validates the realm name
+        now = self.clock.now_ms()
         with self._read(realm) as conn:
-            hits = self.lexical_index.search(conn, name, (kind, key), match_expression, limit)
+            wanted = limit + self._expired_count(conn, kind, key, now)
+            hits = self.lexical_index.search(conn, name, (kind, key), match_expression, wanted)
             if hits is None:
                 try:
-                    hits = bm25.scoped_candidates(conn, kind, key, match_expression, limit)
+                    hits = bm25.scoped_candidates(conn, kind, key, match_expression, wanted)
                 except (sqlite3.OperationalError, ValueError) as exc:
                     raise AgentMemoryError("io", f"full-text query failed: {exc}") from None
-            return self._current_views(conn, kind, key, hits)
+            return self._current_views(conn, kind, key, hits, now)[:limit]
+
+    @staticmethod
+    def _expired_count(conn: sqlite3.Connection, kind: str, key: str, now_ms: int) -> int:
+        """Active records of the scope past their expiry at ``now_ms`` (``records_expiry_idx``: only due rows)."""
+        row = conn.execute(
+            "SELECT COUNT(*) FROM records WHERE status_kind = 'active' AND expires_at_ms <= ? "
+            "AND scope_kind = ? AND scope_key = ?", (now_ms, kind, key)).fetchone()
+        return int(row[0])
 
     @staticmethod
     def _neighbour_views(conn: sqlite3.Connection, kind: str, key: str,
-                         near: dict[str, list[int]]) -> dict[str, list[RecordView]]:
+                         near: dict[str, list[int]], now_ms: int) -> dict[str, list[RecordView]]:
         """``near`` (memory_id -> neighbour rids, in order) as views of the records still active in the
         scope in ``conn``'s snapshot (one read by primary key; the others are left out)."""
         wanted = list(dict.fromkeys(rid for rids in near.values() for rid in rids))
@@ -980,24 +1065,25 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
             part = wanted[i:i + 500]
             for row in conn.execute(
                     f"SELECT {VIEW_COLUMNS} FROM records r WHERE r.rid IN ({', '.join('?' * len(part))}) "
-                    "AND +r.scope_kind = ? AND +r.scope_key = ? AND +r.status_kind = 'active'",
-                    (*part, kind, key)).fetchall():
+                    f"AND +r.scope_kind = ? AND +r.scope_key = ? AND +r.status_kind = 'active' AND {unexpired('r.')}",
+                    (*part, kind, key, now_ms)).fetchall():
                 views[row["rid"]] = row_to_view(row)
         return {mid: [views[rid] for rid in rids if rid in views] for mid, rids in near.items()}
 
     @staticmethod
     def _current_views(
-        conn: sqlite3.Connection, kind: str, key: str, hits: Sequence[tuple[int, float, Mapping[str, int]]]
+        conn: sqlite3.Connection, kind: str, key: str, hits: Sequence[tuple[int, float, Mapping[str, int]]],
+        now_ms: int,
     ) -> list[tuple[RecordView, float]]:
-        """``hits`` (``(rid, score, term fields)``, in order) whose records are active in the scope now,
-        as views carrying the index's term fields (so re-ranking need not tokenise them)."""
+        """``hits`` (``(rid, score, term fields)``, in order) whose records are active and unexpired in the
+        scope at ``now_ms``, as views carrying the index's term fields (so re-ranking need not tokenise them)."""
         if not hits:
             return []
         rows = conn.execute(
             # by primary key (the unary + keeps the planner off the scope index, a scan of the whole scope)
             f"SELECT {VIEW_COLUMNS} FROM records r WHERE r.rid IN ({', '.join('?' * len(hits))}) "
-            "AND +r.scope_kind = ? AND +r.scope_key = ? AND +r.status_kind = 'active'",
-            (*(rid for rid, _, _ in hits), kind, key),
+            f"AND +r.scope_kind = ? AND +r.scope_key = ? AND +r.status_kind = 'active' AND {unexpired('r.')}",
+            (*(rid for rid, _, _ in hits), kind, key, now_ms),
         ).fetchall()
         by_rid = {r["rid"]: r for r in rows}
         return [(row_to_view(row, fields), score) for rid, score, fields in hits if (row := by_rid.get(rid)) is not None]
@@ -1069,46 +1155,33 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
                 problems[f"realm:{realm}"] = f"{path.name} {problem}"
         self._probed = checked
         for name, died in (("upkeep", self._upkeep.died), ("recall_index", self.lexical_index.died),
-                           ("telemetry_writer", self._telemetry_writer_died())):
+                           ("telemetry_writer", self._pending.died)):
             if died:
                 problems[f"worker:{name}"] = "the background thread ended unexpectedly; restart the gateway"
         return problems
 
-    def _telemetry_writer_died(self) -> bool:
-        worker = self._deferred_worker
-        return worker is not None and not worker.is_alive() and not self._closed
-
     def telemetry_stats(self) -> dict[str, int]:
-        """See :meth:`AgentMemoryStore.telemetry_stats`."""
+        """See :meth:`AgentMemoryStore.telemetry_stats` (the queued telemetry is written first, so the
+        count includes every write that failed)."""
+        self._pending.flush_all()
         return self.telemetry.stats()
 
     # ================================================================ telemetry writes
 
     def mark_usage(self, realm: str, ids: Sequence[str], event: UsageEvent | str) -> None:
-        """See :meth:`AgentMemoryStore.mark_usage` (one transaction; not audited)."""
+        """See :meth:`AgentMemoryStore.mark_usage`: queued, and written with the realm's other queued
+        telemetry in one transaction by the background writer, or by the realm's next read outside a
+        recall, whichever comes first (not audited)."""
         ev = UsageEvent(event)
         if not ids:
             return
-        now = self.clock.now_ms()
-
-        def fn(conn: sqlite3.Connection) -> None:
-            wanted = list(dict.fromkeys(ids))
-            for i in range(0, len(wanted), 500):  # one read and one batched update per 500 ids
-                part = wanted[i:i + 500]
-                rows = conn.execute(f"SELECT memory_id, usage_stats FROM records WHERE memory_id IN "
-                                    f"({', '.join('?' * len(part))})", part).fetchall()
-                conn.executemany("UPDATE records SET usage_stats = ? WHERE memory_id = ?", [
-                    (dumps(UsageStats.from_json(json.loads(stats or "{}")).bump(ev, now).to_json()), memory_id)
-                    for memory_id, stats in rows])
-
-        self._telemetry(realm, fn)
+        self._queue_telemetry(realm, ("usage", (tuple(ids), ev, self.clock.now_ms())))
 
     def log_injections(self, realm: str, rows: Sequence[InjectionRow]) -> None:
-        """See :meth:`AgentMemoryStore.log_injections` (plain inserts, one transaction)."""
+        """See :meth:`AgentMemoryStore.log_injections` (plain inserts, queued as :meth:`mark_usage`)."""
         if not rows:
             return
-        values = injection_values(rows)
-        self._telemetry(realm, lambda conn: self._insert_rows(conn, realm, "injections", INJECTION_COLUMNS, values))
+        self._queue_telemetry(realm, ("injections", injection_values(rows)))
 
     # ================================================================ audit (read)
 
@@ -1291,10 +1364,7 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
 
     def close(self) -> None:
         """Close every connection (writers and idle readers; a reader in use is closed when it is returned)."""
-        worker = self._deferred_worker
-        if worker is not None:  # the telemetry writes waiting are written first
-            self._deferred.put(None)
-            worker.join(timeout=10)
+        self._pending.stop()  # the queued telemetry is written first
         self._upkeep.stop()
         self.lexical_index.close()
         with self._open_lock:

@@ -125,7 +125,7 @@ class ReadTx:
 
     @property
     def panel(self) -> PanelReads:
-        return PanelReads(self._sql, self.realm)
+        return PanelReads(self._sql, self.realm, self._store.clock.now_ms())
 
 
 class WriteTx(ReadTx):
@@ -145,6 +145,11 @@ class WriteTx(ReadTx):
             raise AgentMemoryError(
                 "scope_not_writable", f"batch realm '{batch.realm}' does not match transaction realm '{self.realm}'"
             )
+
+    def expired(self, limit: int) -> list[MemoryRecord]:
+        """Up to ``limit`` active records of the realm whose expiry is at or before :attr:`now_ms`, the
+        earliest expiry first (an index range of due rows only: ``records_expiry_idx``)."""
+        return self._store._expired_records(self._sql.conn, self.realm, self.now_ms, limit)
 
     def apply(self, batch: StagedBatch, *, gate: WriteGate | None = None, token: str | None = None) -> BatchReceipt:
         """Validate and apply ``batch`` in this transaction (no default gate: pass one explicitly);

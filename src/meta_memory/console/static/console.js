@@ -363,6 +363,22 @@
     });
   }
 
+  /** Whether an active record is past its expiry (the gateway already leaves it out of every active read). */
+  function isExpired(r) {
+    return r.expires_at_ms != null && r.expires_at_ms <= Date.now();
+  }
+
+  /** The status name of a listed record: "expired" for an active record past its expiry, not swept yet. */
+  function fmtStatusName(r) {
+    const name = (r.status && r.status.status) || String(r.status);
+    return name === "active" && isExpired(r) ? "expired" : name;
+  }
+
+  /** The expiry a status cell's title adds: "" when the record never expires. */
+  function fmtExpiry(r) {
+    return r.expires_at_ms == null ? "" : ` · expires ${fmtTime(r.expires_at_ms)}`;
+  }
+
   /** The records listing: body-free rows, each with a preview toggle that fetches the one record. */
   function recordsTable(caption, records, emptyText) {
     const headers = ["Preview", "Updated", "Title", "Scope", "Status", "Trust", "Body bytes", "Id"];
@@ -386,7 +402,7 @@
         el("td", { class: "nowrap" }, fmtTime(r.updated_at_ms)),
         el("td", {}, recordLink(r.id, realm, r.title)),
         el("td", {}, fmtScope(r.scope)),
-        el("td", { title: fmtStatus(r.status) }, (r.status && r.status.status) || String(r.status)),
+        el("td", { title: fmtStatus(r.status) + fmtExpiry(r) }, fmtStatusName(r)),
         el("td", { title: r.trust }, String(r.trust || "").replace(/_/g, " ")),
         el("td", { class: "num" }, String(r.body_bytes)),
         el("td", { class: "nowrap" }, idCell(r.id)));
@@ -454,6 +470,8 @@
       fact("Ever quarantined", rec.ever_quarantined ? "yes" : "no");
       fact("Created", fmtTime(rec.created_at_ms));
       fact("Updated", fmtTime(rec.updated_at_ms));
+      fact("Expires", el("span", { id: "record-expires" },
+        rec.expires_at_ms == null ? "never" : fmtTime(rec.expires_at_ms) + (isExpired(rec) ? " (expired)" : "")));
       fact("Tags", (rec.tags || []).join(", ") || "—");
       if (rec.description) fact("Description", rec.description);
       fact("Content hash", el("code", { id: "content-hash" }, rec.content_hash));

@@ -184,16 +184,20 @@ class _StoreVectors:
         return (id(self.store), self.realm, self.scope.storage())
 
     def vector_signature(self, model: str) -> tuple[int, int]:
-        return self.store.vector_signature(self.realm, self.scope, model)
+        signature: tuple[int, int] = self.store.vector_signature(self.realm, self.scope, model)
+        return signature
 
     def vectors(self, model: str) -> list[tuple[str, bytes]]:
-        return self.store.scope_vectors(self.realm, self.scope, model)
+        rows: list[tuple[str, bytes]] = self.store.scope_vectors(self.realm, self.scope, model)
+        return rows
 
     def records(self, ids: Sequence[str]) -> dict[str, Any]:
+        """The records of ``ids`` active and unexpired in the scope now (an expired one is no candidate)."""
         out = {}
+        now = self.store.clock.now_ms()
         for memory_id in ids:
             rec = self.store.get(self.realm, memory_id)
-            if rec is not None and rec.scope == self.scope and rec.status.is_active:
+            if rec is not None and rec.scope == self.scope and rec.is_live(now):
                 out[memory_id] = rec
         return out
 

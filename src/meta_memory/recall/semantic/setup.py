@@ -52,7 +52,8 @@ class RecallSetup:
             name = "lexical" if self.kind == "lexical" else str(getattr(self.provider, "name", self.kind))
             return {"provider": self.kind, "pending": 0, "realms": [], "complete": True,
                     "reason": f'hybrid recall is off (agent_memory.recall_provider = "{name}"): no vectors are kept'}
-        return self.indexer.backlog()
+        backlog: dict[str, Any] = self.indexer.backlog()
+        return backlog
 
     def close(self) -> None:
         """Stop the background indexer, if any."""

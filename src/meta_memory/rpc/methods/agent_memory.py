@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any
 
 from ...access.requirements import Requirement, identity_resource, on_identity, requires
 from ...access.resources import Resources
-from ...agent_memory.model import Scope
 from ..registry import CallContext, MethodTable
 from ..results import (
     EraseResult,
@@ -68,7 +67,7 @@ def register(table: MethodTable) -> None:
         """Store a record in the identity's scope (application author; exact-content dedup). Never quarantined,
         unless it names ``derived_from_sessions`` and one of them is tainted."""
         return runtime.agent_memory.service.remember(p.realm, p.identity, p.title, p.body, p.tags or [],
-                                                     p.derived_from_sessions or ())
+                                                     p.derived_from_sessions or (), ttl_s=p.ttl_s)
 
     @table.method("meta/agent_memory/remember_batch", RememberBatchParams, requires=derived_write, mutating=True,
                   available=on,
@@ -76,7 +75,8 @@ def register(table: MethodTable) -> None:
     def remember_batch(runtime: "Runtime", ctx: CallContext, p: RememberBatchParams) -> dict[str, Any]:
         """Store many records in the identity's scope in one transaction: a result per item, in order."""
         return runtime.agent_memory.service.remember_batch(
-            p.realm, p.identity, [(r.title, r.body, r.tags or []) for r in p.records], p.derived_from_sessions or ()
+            p.realm, p.identity, [(r.title, r.body, r.tags or [], r.ttl_s) for r in p.records],
+            p.derived_from_sessions or ()
         )
 
     @table.method("meta/agent_memory/recall", RecallParams, requires=read, mutating=False, available=on,
@@ -99,7 +99,8 @@ def register(table: MethodTable) -> None:
                   result=UpdateResult)
     def update(runtime: "Runtime", ctx: CallContext, p: UpdateParams) -> dict[str, Any]:
         """Supersede a record with a new version (omitted fields kept): ``{memory_id, supersedes, record}``."""
-        return runtime.agent_memory.service.update(p.realm, p.identity, p.memory_id, p.title, p.body, p.tags)
+        return runtime.agent_memory.service.update(p.realm, p.identity, p.memory_id, p.title, p.body, p.tags,
+                                                   ttl_s=p.ttl_s, clear_expiry=p.clear_expiry)
 
     @table.method("meta/agent_memory/manifest", ManifestParams, requires=read, mutating=False, available=on,
                   result=ManifestResult)
@@ -128,23 +129,11 @@ def register(table: MethodTable) -> None:
 
 def _erase(runtime: "Runtime", ctx: CallContext, realm: str, identity: str, memory_id: str | None,
            dry_run: bool, reason: str | None) -> dict[str, Any]:
-    from ...access.principal import ANONYMOUS
-
+    # every scope the content closure reaches needs the erase grant, judged by the service on each
     access = runtime.access
-    principal = ctx.principal or ANONYMOUS
-
-    def may_erase(scope: Scope) -> bool:  # every scope the content closure reaches needs the erase grant
-        kind, key = scope.storage()
-        return access.policy.check(principal, "agent.memory.erase", access.resources.scope(scope.realm, kind, key))
-
-    who = principal.name if getattr(principal, "name", None) else ("anonymous" if access.policy.enabled else "no principal known")
-    result = runtime.agent_memory.service.erase(realm, identity, memory_id, erased_by=who, reason=reason,
-                                                dry_run=dry_run, may_erase=may_erase)
-    if not dry_run and result["count"]:
-        runtime.events.emit("memory.record.erased", {"realm": realm, "identity": identity, "count": result["count"],
-                                                     "memory_ids": [r["memory_id"] for r in result["records"]][:100]},
-                            identity=identity)
-    return result
+    return runtime.agent_memory.service.erase(
+        realm, identity, memory_id, erased_by=access.actor(ctx.principal), reason=reason, dry_run=dry_run,
+        may_erase=access.scope_check(ctx.principal, "agent.memory.erase"))
 
 
 def _register_erase(table: MethodTable) -> None:

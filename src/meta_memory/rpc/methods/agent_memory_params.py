@@ -13,6 +13,7 @@ from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from ...agent_memory.fields import (
     FieldError,
+    check_ttl_s,
     compact_whitespace,
     memory_id_ref,
     normalize_tags,
@@ -120,7 +121,21 @@ class DerivedParams(Params):
     _v_derived = field_validator("derived_from_sessions")(lambda cls, v: _derived_sessions(v))
 
 
-class _ContentParams(IdentityParams):
+def _ttl_s(value: Any) -> int | None:
+    """``ttl_s?``: seconds until the record expires, an integer 1..``MAX_TTL_S`` (the configured
+    ``agent_memory.max_ttl_s`` is checked by the service, naming the cap)."""
+    return check_ttl_s(value)
+
+
+class _TtlParams(Params):
+    """``ttl_s?`` (issue 28 §1): the record expires ``ttl_s`` seconds after this write."""
+
+    ttl_s: int | None = None
+
+    _v_ttl_s = field_validator("ttl_s", mode="before")(lambda cls, v: _ttl_s(v))
+
+
+class _ContentParams(IdentityParams, _TtlParams):
     title: str
     body: str
     tags: list[str] | None = None
@@ -131,12 +146,12 @@ class _ContentParams(IdentityParams):
 
 
 class RememberParams(_ContentParams, DerivedParams):
-    """``meta/agent_memory/remember``: identity, realm?, title, body, tags?, derived_from_sessions?"""
+    """``meta/agent_memory/remember``: identity, realm?, title, body, tags?, derived_from_sessions?, ttl_s?"""
 
 
-class RememberBatchItem(Params):
-    """One record of ``meta/agent_memory/remember_batch``: title, body, tags? (shapes only; the content
-    rules are the store's, applied per item so one bad record refuses only itself)."""
+class RememberBatchItem(_TtlParams):
+    """One record of ``meta/agent_memory/remember_batch``: title, body, tags?, ttl_s? (shapes only; the
+    content rules are the store's, applied per item so one bad record refuses only itself)."""
 
     title: str
     body: str
@@ -169,16 +184,19 @@ def _memory_id(value: str) -> str:
     return memory_id_ref(value)
 
 
-class UpdateParams(IdentityParams):
-    """``meta/agent_memory/update``: identity, realm?, memory_id, title?, body?, tags?
+class UpdateParams(IdentityParams, _TtlParams):
+    """``meta/agent_memory/update``: identity, realm?, memory_id, title?, body?, tags?, ttl_s?, clear_expiry?
 
     An omitted (or ``null``) field keeps the prior version's value; at least one of
-    ``title``, ``body``, ``tags`` is required (``tags: []`` clears the tags)."""
+    ``title``, ``body``, ``tags``, ``ttl_s``, ``clear_expiry: true`` is required (``tags: []`` clears the
+    tags). ``ttl_s`` gives the new version an expiry ``ttl_s`` seconds from now; ``clear_expiry: true``
+    gives it none; without either it keeps the prior's ``expires_at_ms``. The two together are refused."""
 
     memory_id: str
     title: str | None = None
     body: str | None = None
     tags: list[str] | None = None
+    clear_expiry: bool = False
 
     _v_memory_id = field_validator("memory_id")(lambda cls, v: _memory_id(v))
     _v_title = field_validator("title")(lambda cls, v: None if v is None else _title(v))
@@ -187,8 +205,11 @@ class UpdateParams(IdentityParams):
 
     @model_validator(mode="after")
     def _something_to_change(self) -> "UpdateParams":
-        if self.title is None and self.body is None and self.tags is None:
-            raise ValueError("update needs at least one of title, body, tags")
+        if self.ttl_s is not None and self.clear_expiry:
+            raise ValueError("ttl_s and clear_expiry: true are exclusive (give one)")
+        if (self.title is None and self.body is None and self.tags is None and self.ttl_s is None
+                and not self.clear_expiry):
+            raise ValueError("update needs at least one of title, body, tags, ttl_s, clear_expiry")
         return self
 
 

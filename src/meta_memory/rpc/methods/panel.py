@@ -218,7 +218,7 @@ def panel_enabled(runtime: "Runtime") -> bool:
 
 
 def _service(runtime: "Runtime", ctx: CallContext) -> PanelService:
-    return PanelService(runtime.memory_panel_store, runtime.access.visibility(ctx.principal))
+    return PanelService(runtime.need_panel_store(), runtime.access.visibility(ctx.principal))
 
 
 def register(table: MethodTable) -> None:

@@ -3,92 +3,158 @@
 Seed: "Reviewing quarantined records", "Conflict detection". The reviewer of a
 decision is the authenticated principal of the call (``ctx.principal``), never
 a caller-supplied name (a ``reviewer`` param is refused as an unknown field).
-Params are parsed by :mod:`meta_memory.review.params` with the reference's rules.
+Each method's params are one model here, with the reference's messages (§6 "Params"); the handlers hand
+the parsed values to :class:`~meta_memory.review.service.ReviewService`, which never parses params.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from pydantic import Field, field_validator
 
 from ...access.requirements import Requirement, anywhere, identity_resource, on_identity, requires, unscoped
 from ...access.resources import Resources
+from ...agent_memory.fields import memory_id_ref
 from ...agent_memory.secrets import scan_text, secret_rule
+from ...identity import parse_identity, parse_realm
 from ...limits import MAX_REASON_BYTES
-from ...review import params as rp
 from ...review.authority import ReviewAuthority
 from .. import results_review as R
-from ..params import Params, required_text
+from ..params import Params, RealmDefaulted, required_text
 from ..registry import CallContext, MethodTable
 from ..session_params import SessionParams
 
 if TYPE_CHECKING:  # pragma: no cover
     from ...runtime import Runtime
 
-
-@dataclass(frozen=True)
-class Parsed:
-    """Params parsed by :mod:`meta_memory.review.params` (``typed``, judged by access control)
-    alongside the request's ``raw`` params (handed to the review service, which owns them)."""
-
-    typed: Any
-    raw: Any
-    parse: Callable[[Any], Any]
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.typed, name)
-
-    def in_realm(self, default_realm: str) -> Parsed:
-        """These params with ``default_realm`` as their ``realm`` when the call named none (the
-        :class:`~meta_memory.rpc.params.DefaultsRealm` rule: the gateway's ``[agent_memory] realm``, as
-        for every other method); params without a realm member are returned as they are."""
-        raw = {} if self.raw is None else self.raw
-        if not hasattr(self.typed, "realm") or not isinstance(raw, dict) or raw.get("realm") is not None:
-            return self
-        filled = {**raw, "realm": default_realm}
-        return Parsed(self.parse(filled), filled, self.parse)
+#: ``meta/memory/proposals/list``'s ``limit``: the default, and the most one page holds (a larger
+#: ``limit`` is lowered to it).
+DEFAULT_PROPOSALS_LIMIT = 50
+MAX_PROPOSALS_LIMIT = 200
 
 
-def _parsed(parse: Callable[[Any], Any]) -> Callable[[Any], Parsed]:
-    return lambda raw: Parsed(parse(raw), raw, parse)
+def _reason(value: Any, name: str) -> str | None:
+    """An optional reason (``rationale``): a string when provided, trimmed (blank means none), at most
+    :data:`~meta_memory.limits.MAX_REASON_BYTES` bytes."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise ValueError(f"{name} must be a string when provided")
+    text = value.strip() or None
+    if text is not None and len(text.encode("utf-8", "surrogatepass")) > MAX_REASON_BYTES:
+        raise ValueError(f"{name} must be at most {MAX_REASON_BYTES} bytes")
+    return text
 
 
-@requires("memory.quarantine.review + agent.view + agent.memory.read, then agent.memory.write (release) "
-          "or agent.memory.delete (tombstone), on the identity")
-def _decide_requires(p: Parsed, resources: Resources) -> list[Requirement]:
-    res = identity_resource(p, resources)
-    last = "agent.memory.write" if p.verdict == "release" else "agent.memory.delete"
-    return [Requirement(a, res) for a in ("memory.quarantine.review", "agent.view", "agent.memory.read", last)]
+def _text(value: Any, rule: str) -> str:
+    """A required non-blank string, trimmed; ``rule`` is the refusal's message."""
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError(rule)
+    return value.strip()
 
 
-# The shapes of the params below document the methods (``rpc.discover``); the rules are applied by
-# :mod:`meta_memory.review.params`, and a test checks both accept exactly the same member names.
+def _choice(value: Any, choices: tuple[str, ...], rule: str, *, echo: bool = False) -> str:
+    """One of ``choices`` after trimming; ``echo`` adds the refused string to the rule (``(got '<v>')``)."""
+    if not isinstance(value, str):
+        raise ValueError(rule)
+    choice = value.strip()
+    if choice not in choices:
+        raise ValueError(f"{rule} (got '{choice}')" if echo else rule)
+    return choice
 
 
-class _Realm(Params):
-    realm: str | None = None
+class _ReviewRealm(RealmDefaulted):
+    """``realm?``: the gateway's ``[agent_memory] realm`` when absent (filled in by the method table)."""
+
+    realm: Any = Field(default=None, json_schema_extra={"type": "string"},
+                       description="the realm (default: the gateway's [agent_memory] realm)")
+
+    @field_validator("realm", mode="before")
+    @classmethod
+    def _realm(cls, value: Any) -> str | None:
+        return None if value is None else parse_realm(value)
 
 
-class DecideDoc(_Realm):
-    identity: str = required_text()
-    memory_id: str = required_text()
-    verdict: Literal["release", "tombstone"]
-    expected_content_hash: str = required_text(description="the content_hash of the record as reviewed")
-    rationale: str | None = Field(default=None, description=f"at most {MAX_REASON_BYTES} bytes")
+class DecideParams(_ReviewRealm):
+    """``meta/memory/quarantine/decide``: ``{realm?, identity, memory_id, verdict, expected_content_hash,
+    rationale?}`` (reference §6 "Params"). There is no ``reviewer`` member: the reviewer is the
+    authenticated principal, never a caller-supplied name (a ``reviewer`` is an unknown field)."""
+
+    identity: Any = required_text(description="the identity whose record is reviewed")
+    memory_id: Any = required_text()
+    verdict: Any = required_text(enum=["release", "tombstone"])
+    expected_content_hash: Any = required_text(description="the content_hash of the record as reviewed")
+    rationale: Any = Field(default=None, json_schema_extra={"type": "string"},
+                           description=f"at most {MAX_REASON_BYTES} bytes")
+
+    @field_validator("identity", mode="before")
+    @classmethod
+    def _identity(cls, value: Any) -> str:
+        return parse_identity(value)
+
+    @field_validator("memory_id", mode="before")
+    @classmethod
+    def _memory_id(cls, value: Any) -> str:
+        return memory_id_ref(_text(value, "memory_id must not be empty"))
+
+    @field_validator("verdict", mode="before")
+    @classmethod
+    def _verdict(cls, value: Any) -> str:
+        return _choice(value, ("release", "tombstone"), "verdict must be 'release' or 'tombstone'", echo=True)
+
+    @field_validator("expected_content_hash", mode="before")
+    @classmethod
+    def _expected(cls, value: Any) -> str:
+        return _text(value, "expected_content_hash must be the non-empty content_hash of the reviewed record")
+
+    @field_validator("rationale", mode="before")
+    @classmethod
+    def _rationale(cls, value: Any) -> str | None:
+        return _reason(value, "rationale")
 
 
-class GatingDecideDoc(_Realm):
-    pending_id: str = required_text()
-    decision: Literal["approve", "deny"]
+class GatingDecideParams(_ReviewRealm):
+    """``meta/gating/decide``: ``{realm?, pending_id, decision: approve|deny}``."""
+
+    pending_id: Any = required_text()
+    decision: Any = required_text(enum=["approve", "deny"])
+
+    @field_validator("pending_id", mode="before")
+    @classmethod
+    def _pending_id(cls, value: Any) -> str:
+        return _text(value, "pending_id must not be empty")
+
+    @field_validator("decision", mode="before")
+    @classmethod
+    def _decision(cls, value: Any) -> str:
+        return _choice(value, ("approve", "deny"), "decision must be 'approve' or 'deny'")
 
 
-class GatingCheckDoc(Params):
-    entity: str = required_text()
-    topic: str = required_text()
-    store: str | None = None
+class GatingCheckParams(Params):
+    """``meta/gating/check``: ``{entity, topic, store?}`` (trimmed; a blank ``store`` means none)."""
+
+    entity: Any = required_text()
+    topic: Any = required_text()
+    store: Any = Field(default=None, json_schema_extra={"type": "string"})
+
+    @field_validator("entity", "topic", mode="before")
+    @classmethod
+    def _name(cls, value: Any, info: Any) -> str:
+        return _text(value, f"{info.field_name} must be a non-empty string")
+
+    @field_validator("store", mode="before")
+    @classmethod
+    def _store(cls, value: Any) -> str | None:
+        if value is None:
+            return None
+        if not isinstance(value, str):
+            raise ValueError("store must be a string when provided")
+        return value.strip() or None
+
+
+class DreamParams(_ReviewRealm):
+    """``meta/memory/steward/dream``: ``{realm?}``."""
 
 
 class RetireParams(SessionParams):
@@ -111,15 +177,66 @@ class RetireParams(SessionParams):
         return cause
 
 
-class ProposalListDoc(_Realm):
-    status: Literal["pending", "held", "accepted", "rejected"] | None = None
-    limit: int | None = None
+class ProposalListParams(_ReviewRealm):
+    """``meta/memory/proposals/list``: ``{realm?, status?, limit?}`` (``limit`` 1.., default
+    :data:`DEFAULT_PROPOSALS_LIMIT`, lowered to :data:`MAX_PROPOSALS_LIMIT`)."""
+
+    status: Any = Field(default=None, json_schema_extra={"type": "string",
+                                                         "enum": ["pending", "held", "accepted", "rejected"]})
+    limit: Any = Field(default=DEFAULT_PROPOSALS_LIMIT, json_schema_extra={"type": "integer"})
+
+    @field_validator("status", mode="before")
+    @classmethod
+    def _status(cls, value: Any) -> str | None:
+        if value is None:
+            return None
+        if not isinstance(value, str):
+            raise ValueError("status must be a string when provided")
+        status = value.strip() or None
+        if status is not None and status not in ("pending", "held", "accepted", "rejected"):
+            raise ValueError(f"unknown status '{status}'")
+        return status
+
+    @field_validator("limit", mode="before")
+    @classmethod
+    def _limit(cls, value: Any) -> int:
+        if value is None:
+            return DEFAULT_PROPOSALS_LIMIT
+        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+            raise ValueError("limit must be a positive integer when provided")
+        return min(value, MAX_PROPOSALS_LIMIT)
 
 
-class ProposalDecideDoc(_Realm):
-    proposal_id: str = required_text()
-    action: Literal["accept", "hold", "reject"]
-    rationale: str | None = None
+class ProposalDecideParams(_ReviewRealm):
+    """``meta/memory/proposals/decide``: ``{realm?, proposal_id, action: accept|hold|reject, rationale?}``."""
+
+    proposal_id: Any = required_text()
+    action: Any = required_text(enum=["accept", "hold", "reject"])
+    rationale: Any = Field(default=None, json_schema_extra={"type": "string"},
+                           description=f"at most {MAX_REASON_BYTES} bytes")
+
+    @field_validator("proposal_id", mode="before")
+    @classmethod
+    def _proposal_id(cls, value: Any) -> str:
+        return _text(value, "proposal_id must not be empty")
+
+    @field_validator("action", mode="before")
+    @classmethod
+    def _action(cls, value: Any) -> str:
+        return _choice(value, ("accept", "hold", "reject"), "action must be 'accept', 'hold' or 'reject'")
+
+    @field_validator("rationale", mode="before")
+    @classmethod
+    def _rationale(cls, value: Any) -> str | None:
+        return _reason(value, "rationale")
+
+
+@requires("memory.quarantine.review + agent.view + agent.memory.read, then agent.memory.write (release) "
+          "or agent.memory.delete (tombstone), on the identity")
+def _decide_requires(p: DecideParams, resources: Resources) -> list[Requirement]:
+    res = identity_resource(p, resources)
+    last = "agent.memory.write" if p.verdict == "release" else "agent.memory.delete"
+    return [Requirement(a, res) for a in ("memory.quarantine.review", "agent.view", "agent.memory.read", last)]
 
 
 def _review_enabled(runtime: "Runtime") -> bool:
@@ -137,34 +254,34 @@ def _authority(runtime: "Runtime", ctx: CallContext) -> ReviewAuthority:
 def register(table: MethodTable) -> None:
     on = _review_enabled
 
-    @table.method("meta/memory/quarantine/decide", _parsed(rp.parse_decide_params), requires=_decide_requires,
-                  mutating=True, available=on,
-                  result=R.DecideResult, params_model=DecideDoc)
-    def decide(runtime: "Runtime", ctx: CallContext, p: Parsed) -> dict[str, Any]:
+    @table.method("meta/memory/quarantine/decide", DecideParams, requires=_decide_requires,
+                  mutating=True, available=on, result=R.DecideResult)
+    def decide(runtime: "Runtime", ctx: CallContext, p: DecideParams) -> dict[str, Any]:
         """Release or tombstone a quarantined record (one transaction; -32043 on refusal)."""
-        return runtime.review.decide(p.raw, principal=_principal(ctx))
+        return runtime.need_review().decide(p.realm, p.identity, p.memory_id, p.verdict, p.expected_content_hash,
+                                     p.rationale, principal=_principal(ctx))
 
-    @table.method("meta/gating/decide", _parsed(rp.parse_gating_decide_params),
+    @table.method("meta/gating/decide", GatingDecideParams,
                   requires=anywhere("memory.quarantine.review"), mutating=True, available=on,
-                  result=R.GatingDecideResult, params_model=GatingDecideDoc)
-    def gating_decide(runtime: "Runtime", ctx: CallContext, p: Parsed) -> dict[str, Any]:
+                  result=R.GatingDecideResult)
+    def gating_decide(runtime: "Runtime", ctx: CallContext, p: GatingDecideParams) -> dict[str, Any]:
         """Approve (publish the staged batch) or deny (discard it) a gated promotion."""
-        return runtime.review.gating_decide(p.raw, _authority(runtime, ctx))
+        return runtime.need_review().gating_decide(p.realm, p.pending_id, p.decision, _authority(runtime, ctx))
 
-    @table.method("meta/gating/check", rp.parse_gating_check_params, requires=unscoped("ledger.read"), mutating=False,
-                  result=R.GatingCheckResult, params_model=GatingCheckDoc)
-    def gating_check(runtime: "Runtime", ctx: CallContext, p: rp.GatingCheckParams) -> dict[str, Any]:
+    @table.method("meta/gating/check", GatingCheckParams, requires=unscoped("ledger.read"), mutating=False,
+                  result=R.GatingCheckResult)
+    def gating_check(runtime: "Runtime", ctx: CallContext, p: GatingCheckParams) -> dict[str, Any]:
         """``{allowed, reason?, conflict?}``: refused while a conflict signal is active in the ledger."""
         from ...review import promotions
 
         return promotions.gating_check(runtime.ledger, p.entity, p.topic, p.store).to_dict()
 
-    @table.method("meta/memory/steward/dream", _parsed(rp.parse_dream_params),
+    @table.method("meta/memory/steward/dream", DreamParams,
                   requires=anywhere("memory.quarantine.review"), mutating=True, available=on,
-                  result=R.DreamResult, params_model=_Realm)
-    def dream(runtime: "Runtime", ctx: CallContext, p: Parsed) -> dict[str, Any]:
+                  result=R.DreamResult)
+    def dream(runtime: "Runtime", ctx: CallContext, p: DreamParams) -> dict[str, Any]:
         """Run one steward dream over a realm now."""
-        return runtime.review.dream(p.raw, _authority(runtime, ctx))
+        return runtime.need_review().dream(p.realm, _authority(runtime, ctx))
 
     @table.method("meta/session/retire", RetireParams, requires=on_identity("agent.session.manage"),
                   mutating=True, available=on,
@@ -173,18 +290,19 @@ def register(table: MethodTable) -> None:
         """Record an exit-interview harvest of the session for the next dream, in the call's realm
         (``[agent_memory] realm`` when it names none)."""
         realm = runtime.default_realm
-        return runtime.review.retire(p.session_ref(realm), p.cause)
+        return runtime.need_review().retire(p.session_ref(realm), p.cause)
 
-    @table.method("meta/memory/proposals/list", _parsed(rp.parse_proposal_list_params),
+    @table.method("meta/memory/proposals/list", ProposalListParams,
                   requires=unscoped("agent.memory.read"), mutating=False, available=on,
-                  result=R.ProposalsListResult, params_model=ProposalListDoc)
-    def proposals(runtime: "Runtime", ctx: CallContext, p: Parsed) -> dict[str, Any]:
+                  result=R.ProposalsListResult)
+    def proposals(runtime: "Runtime", ctx: CallContext, p: ProposalListParams) -> dict[str, Any]:
         """Proposals (body-free) by status."""
-        return runtime.review.proposals(p.raw, runtime.access.visibility(ctx.principal))
+        return runtime.need_review().proposals(p.realm, p.status, p.limit, runtime.access.visibility(ctx.principal))
 
-    @table.method("meta/memory/proposals/decide", _parsed(rp.parse_proposal_action_params),
+    @table.method("meta/memory/proposals/decide", ProposalDecideParams,
                   requires=anywhere("mob.memory.commit"), mutating=True, available=on,
-                  result=R.ProposalDecideResult, params_model=ProposalDecideDoc)
-    def proposals_decide(runtime: "Runtime", ctx: CallContext, p: Parsed) -> dict[str, Any]:
+                  result=R.ProposalDecideResult)
+    def proposals_decide(runtime: "Runtime", ctx: CallContext, p: ProposalDecideParams) -> dict[str, Any]:
         """Accept (commit into mob scope), hold or reject a proposal."""
-        return runtime.review.decide_proposal(p.raw, principal=_principal(ctx), authority=_authority(runtime, ctx))
+        return runtime.need_review().decide_proposal(p.realm, p.proposal_id, p.action, p.rationale,
+                                              principal=_principal(ctx), authority=_authority(runtime, ctx))

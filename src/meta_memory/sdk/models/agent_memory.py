@@ -1,7 +1,7 @@
 """Typed results of the agent-memory methods, as the SDK returns them (pydantic v2).
 
 Wire shapes (reference §2A "Wire-level record", §10 "Handle methods"):
-``AgentMemoryRecord {memory_id, title, body, tags, created_at_ms, updated_at_ms}``,
+``AgentMemoryRecord {memory_id, title, body, tags, created_at_ms, updated_at_ms, expires_at_ms}``,
 ``AgentMemoryForgetResult {memory_id, deleted}``,
 ``AgentMemoryUpdateResult {memory_id, supersedes}``,
 ``AgentMemoryRecordMeta {id, kind, title, description, age_days, rank}``,
@@ -32,6 +32,8 @@ class AgentMemoryRecord(OpenModel):
     tags: list[str] = Field(default_factory=list)
     created_at_ms: int
     updated_at_ms: int
+    #: When the record stops being active (epoch ms, UTC); ``None`` when it never expires.
+    expires_at_ms: int | None = None
     #: ``meta/agent_memory/remember`` only: ``False`` when an active exact-content duplicate was returned.
     created: bool | None = None
     #: ``meta/agent_memory/remember`` only, when the duplicate lacked some of the given tags: they were
@@ -57,6 +59,8 @@ class RememberBatchItemResult(OpenModel):
     tags_added: list[str] | None = None
     #: With ``derived_from_sessions``: the reason the record waits in quarantine (``None``: active).
     quarantined: str | None = None
+    #: The record's expiry (epoch ms; ``None``: never).
+    expires_at_ms: int | None = None
     error: dict[str, Any] | None = None
 
     @property

@@ -91,6 +91,8 @@ class PanelRecord(_PanelRow):
     status: dict[str, Any] = Field(default_factory=dict)
     created_at_ms: int | None = None
     updated_at_ms: int | None = None
+    #: When the record stops being active (epoch ms; ``None``: never).
+    expires_at_ms: int | None = None
     body_bytes: int | None = None
     body: str | None = None
     content_hash: str | None = None

@@ -1,0 +1,126 @@
+"""Usage marks are off the read path (issue 30, section 2): a recall queues the marks of the records it
+returned and answers; one background writer lands the queue in one transaction per realm, any other
+read of the realm lands it first, closing the store lands it, and a full queue is written by the caller
+(back-pressure) — no mark is lost and the usage counts are exact once written."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from meta_memory.agent_memory.store.telemetry import PendingTelemetry
+from meta_memory.sdk import Meta
+from support import open_ro, realm_db
+
+ME = "lead:reader"
+
+
+def _file_counts(state: Path) -> dict[str, int]:
+    """explicit_recall_count per record, read from the realm's file (what is committed)."""
+    with open_ro(realm_db(state, "default")) as conn:
+        return {mid: json.loads(stats or "{}").get("explicit_recall_count", 0)
+                for mid, stats in conn.execute("SELECT memory_id, usage_stats FROM records")}
+
+
+def _seed(h: Any) -> str:
+    return str(h.call("meta/agent_memory/remember", {"identity": ME, "title": "Harbour",
+                                                     "body": "the harbour ferry leaves at noon"})["memory_id"])
+
+
+def _recall(h: Any) -> list[str]:
+    out = h.call("meta/agent_memory/recall", {"identity": ME, "query_text": "harbour ferry"})
+    return [r["memory_id"] for r in out["records"]]
+
+
+def _hold_back(h: Any) -> Any:
+    store = h.runtime.agent_memory.store
+    store._pending.delay_s = 60.0  # the background writer waits: only reads, back-pressure and close write
+    return store
+
+
+def test_a_recall_writes_nothing_and_the_next_read_lands_every_mark(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    with Meta.builder().persistent_state(state).build() as h:
+        memory_id = _seed(h)
+        store = _hold_back(h)
+        for _ in range(3):
+            assert _recall(h) == [memory_id]
+        assert _file_counts(state)[memory_id] == 0  # three recalls, no write: not even the previous one's marks
+        record = store.get("default", memory_id)  # a read outside a recall lands the queue first
+        assert record.usage.explicit_recall_count == 3
+        assert _file_counts(state)[memory_id] == 3
+        assert store.telemetry_stats() == {"dropped": 0}
+
+
+def test_the_background_writer_lands_marks_without_any_read(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    with Meta.builder().persistent_state(state).build() as h:
+        memory_id = _seed(h)
+        for _ in range(5):
+            _recall(h)
+        deadline = time.monotonic() + 10
+        while _file_counts(state)[memory_id] < 5 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert _file_counts(state)[memory_id] == 5
+
+
+def test_a_full_queue_is_written_by_the_caller_and_nothing_is_dropped(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    with Meta.builder().persistent_state(state).build() as h:
+        memory_id = _seed(h)
+        store = _hold_back(h)
+        store._pending.max_pending = 3
+        for _ in range(10):
+            _recall(h)
+        assert _file_counts(state)[memory_id] >= 8  # the queue never held more than 4 marks
+        assert store.get("default", memory_id).usage.explicit_recall_count == 10
+        assert store.telemetry_stats() == {"dropped": 0}
+
+
+def test_closing_the_store_lands_the_queue(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    with Meta.builder().persistent_state(state).build() as h:
+        memory_id = _seed(h)
+        _hold_back(h)
+        _recall(h)
+        _recall(h)
+    assert _file_counts(state)[memory_id] == 2
+
+
+def test_injection_ledger_rows_are_queued_and_seen_by_the_next_read(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    with Meta.builder().persistent_state(state).build() as h:
+        memory_id = _seed(h)
+        store = _hold_back(h)
+        out = h.call("meta/turn/inject", {"identity": ME, "session_key": "s1", "query_text": "harbour ferry"})
+        assert out["included_ids"] == [memory_id]
+        with open_ro(realm_db(state, "default")) as conn:
+            assert conn.execute("SELECT COUNT(*) FROM injections").fetchone()[0] == 0  # queued, not written
+        with store.snapshot("default"):  # the panel's reads are snapshots: they land the queue first
+            pass
+        with open_ro(realm_db(state, "default")) as conn:
+            assert conn.execute("SELECT COUNT(*) FROM injections").fetchone()[0] == 1
+        assert store.get("default", memory_id).usage.injected_count == 1
+
+
+def test_pending_queue_hands_a_realm_s_batch_out_once_and_reports_it_in_flight() -> None:
+    flushed: list[str] = []
+    pending: PendingTelemetry[int] = PendingTelemetry(flushed.append, max_pending=2, delay_s=60.0)
+    try:
+        assert not pending.add("a", 1) and not pending.add("b", 2)
+        assert pending.add("a", 3)  # over the bound: the caller must flush
+        assert pending.unsettled("a") and pending.realms() == ["a", "b"]
+        assert pending.take("a") == [1, 3]
+        assert pending.in_flight("a") and pending.unsettled("a") and pending.take("a") == []
+        pending.done("a")
+        assert pending.in_flight("a")  # two batches were handed out
+        pending.done("a")
+        assert not pending.unsettled("a") and pending.unsettled("b")
+        pending.flush_all()
+        assert flushed == ["b"]
+    finally:
+        pending._flush = lambda realm: None
+        pending.stop()
+    assert not pending.died
