@@ -3,7 +3,7 @@
 The README's test command installs only ``.[test]``; tests that need an
 optional extra skip with the command that brings it, and ``.ci/run`` installs
 the extras afterwards and runs those tests (``-m "semantic or postgres or langgraph or otel or openai_agents
-or llamaindex"``, and ``-m crewai`` in an environment of its own: crewai pins ``openai<3``, which the
+or llamaindex or importers"``, and ``-m crewai`` in an environment of its own: crewai pins ``openai<3``, which the
 Agents SDK outgrew).
 """
 
@@ -21,6 +21,7 @@ INSTALL_HINT = {
     "crewai": "pip install -e '.[test,crewai]'",
     "llamaindex": "pip install -e '.[test,llamaindex]'",
     "otel": "pip install -e '.[test,otel]'",
+    "importers": "pip install -e '.[test,importers]'",
 }
 
 

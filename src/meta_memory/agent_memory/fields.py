@@ -59,6 +59,10 @@ _MEMORY_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}", re.ASCII)
 #: The longest memory id any record can have (minted ids are under 64 characters; a restore accepts up
 #: to this many). A longer id in a request can name no record.
 MAX_MEMORY_ID_CHARS = 200
+#: ``provenance.imported_from``: the other memory system's name and the record's id there
+#: (``meta-memory import --from``), in characters.
+MAX_IMPORTED_SYSTEM_CHARS = 32
+MAX_IMPORTED_SOURCE_ID_CHARS = 1024
 
 
 def memory_id_ref(value: str) -> str:

@@ -11,7 +11,8 @@ Everything is read from what the store already records, in one snapshot: the rec
 trust, author, links, times) and the audit rows (one per op; :mod:`.batch`). A change's kind
 (:data:`CHANGES`) comes from the op and its audit detail:
 
-- ``created`` a create; ``import`` a ``restore`` op or the markdown import's create;
+- ``created`` a create; ``import`` a ``restore`` op, the markdown import's create or an import from another
+  system's (``imported_from`` in its provenance);
 - ``release`` the create/supersede a quarantine release wrote, and the origin's tombstone in the
   same decision (the audit detail's ``review.verdict``); ``promotion`` the create/supersede of a gated
   promotion and the quarantined source's tombstone (the promotion's rationale);
@@ -94,7 +95,8 @@ def _change(row: "AuditRow", rec: MemoryRecord | None, prior: MemoryRecord | Non
         if rationale.startswith(_PROMOTION) or rationale == _SUPERSEDED_BY_PROMOTION:
             return "promotion"
     if row.op_kind == "create":
-        return "import" if rationale == _MARKDOWN_IMPORT else "created"
+        imported = rationale == _MARKDOWN_IMPORT or rec.provenance.imported_from is not None
+        return "import" if imported else "created"
     if row.op_kind == "supersede":
         if prior is not None and prior.content_hash == rec.content_hash and set(prior.tags) < set(rec.tags):
             return "tag_merge"

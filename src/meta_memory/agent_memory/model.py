@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
-from meta_memory.agent_memory.fields import normalize_metadata
+from meta_memory.agent_memory.fields import MAX_IMPORTED_SOURCE_ID_CHARS, MAX_IMPORTED_SYSTEM_CHARS, normalize_metadata
 from meta_memory.identity import logical_identity
 from meta_memory.limits import DAY_MS
 
@@ -35,6 +35,7 @@ __all__ = [
     "EvidenceRef",
     "CalibrationRef",
     "VerificationClaim",
+    "ImportedFrom",
     "Provenance",
     "UsageEvent",
     "UsageStats",
@@ -467,20 +468,45 @@ class VerificationClaim:
 
 
 @dataclass(frozen=True, slots=True)
+class ImportedFrom:
+    """The outside memory system a record was imported from and the record's id there:
+    ``{"system": "mem0", "source_id": "<mem0 memory id>"}`` (``meta-memory import --from``). ``system``
+    is 1..32 characters, ``source_id`` 1..1024; ``ValueError`` otherwise."""
+
+    system: str
+    source_id: str
+
+    def __post_init__(self) -> None:
+        if not 0 < len(self.system) <= MAX_IMPORTED_SYSTEM_CHARS or not 0 < len(self.source_id) <= MAX_IMPORTED_SOURCE_ID_CHARS:
+            raise ValueError(f"imported_from needs a system of 1..{MAX_IMPORTED_SYSTEM_CHARS} characters and a "
+                             f"source_id of 1..{MAX_IMPORTED_SOURCE_ID_CHARS}")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"system": self.system, "source_id": self.source_id}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ImportedFrom:
+        if not isinstance(data, dict):
+            raise ValueError("imported_from must be an object")
+        return cls(system=_req_str(data, "system", "imported_from"), source_id=_req_str(data, "source_id", "imported_from"))
+
+
+@dataclass(frozen=True, slots=True)
 class Provenance:
-    """Where a record came from: ``{evidence: [...], author, profile?, verification?}``."""
+    """Where a record came from: ``{evidence: [...], author, profile?, verification?, imported_from?}``."""
 
     author: Author
     evidence: tuple[EvidenceRef, ...] = ()
     profile: CalibrationRef | None = None
     verification: VerificationClaim | None = None
+    imported_from: ImportedFrom | None = None
 
     def strings(self) -> tuple[str, ...]:
         """Every string the provenance stores, free text first (a key split between a record's body and
         its verification is found where they meet): the verification's ``checked`` text and its evidence
         ``session_id`` s, each evidence ``session_id``, the profile's ``stage``, ``bundle``, ``version``
-        and ``model``, then the author's (:meth:`Author.strings`). The secret scanner reads them all
-        (:meth:`NewMemoryRecord.scanned_strings`)."""
+        and ``model``, the imported-from system and source id, then the author's (:meth:`Author.strings`).
+        The secret scanner reads them all (:meth:`NewMemoryRecord.scanned_strings`)."""
         out: list[str] = []
         if self.verification is not None:
             out.append(self.verification.checked)
@@ -488,6 +514,8 @@ class Provenance:
         out += (e.session_id for e in self.evidence)
         if self.profile is not None:
             out += (self.profile.stage, self.profile.bundle, self.profile.version, self.profile.model)
+        if self.imported_from is not None:
+            out += (self.imported_from.system, self.imported_from.source_id)
         out += self.author.strings()
         return tuple(s for s in out if s)
 
@@ -497,6 +525,8 @@ class Provenance:
             out["profile"] = self.profile.to_json()
         if self.verification is not None:
             out["verification"] = self.verification.to_json()
+        if self.imported_from is not None:
+            out["imported_from"] = self.imported_from.to_json()
         return out
 
     @classmethod
@@ -505,11 +535,13 @@ class Provenance:
             raise ValueError("provenance must be an object")
         profile = data.get("profile")
         verification = data.get("verification")
+        imported = data.get("imported_from")
         return cls(
             author=Author.from_json(data.get("author")),  # type: ignore[arg-type]
             evidence=tuple(EvidenceRef.from_json(e) for e in data.get("evidence") or []),
             profile=CalibrationRef.from_json(profile) if profile else None,
             verification=VerificationClaim.from_json(verification) if verification else None,
+            imported_from=ImportedFrom.from_json(imported) if imported else None,
         )
 
 

@@ -60,7 +60,6 @@ leave two records of it; ``get`` and ``search`` answer the newest one.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 import math
 import threading
@@ -68,9 +67,16 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime, timezone
 from typing import Any
 
-from meta_memory.agent_memory.fields import FieldError, normalize_metadata
 from meta_memory.agent_memory.filters import matches, parse_filter
-from meta_memory.identity import parse_identity
+from meta_memory.integrations.langgraph_items import (
+    ITEM_TAG,
+    PARTIAL,
+    identity_label,
+    item_metadata,
+    item_record,
+    key_tag,
+    prefix_tag,
+)
 
 try:
     from langgraph.store.base import (
@@ -92,21 +98,8 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 
 __all__ = ["MetaMemoryStore", "identity_label"]
 
-ITEM_TAG = "lg:item"
 RECALL_MAX = 64
 _PAGE = 500
-
-
-def _h(labels: Iterable[str]) -> str:
-    return hashlib.sha256(json.dumps(list(labels), ensure_ascii=False).encode("utf-8")).hexdigest()[:40]
-
-
-def _key_tag(namespace: tuple[str, ...], key: str) -> str:
-    return f"lg:k:{_h((*namespace, key))}"
-
-
-def _prefix_tag(prefix: tuple[str, ...]) -> str:
-    return f"lg:n{len(prefix)}:{_h(prefix)}"
 
 
 def _ttl_seconds(minutes: float) -> int:
@@ -116,19 +109,6 @@ def _ttl_seconds(minutes: float) -> int:
 
 def _dt(ms: int) -> datetime:
     return datetime.fromtimestamp(ms / 1000, tz=timezone.utc)
-
-
-#: The metadata of an item whose value does not fit metadata's rules: such items are always candidates
-#: of a filtered search and are checked here.
-PARTIAL = "lg:partial"
-
-
-def _metadata_of(value: dict[str, Any]) -> dict[str, Any]:
-    """The record metadata of an item's value: the value itself, or ``{"lg:partial": true}``."""
-    try:
-        return normalize_metadata(value)
-    except FieldError:
-        return {PARTIAL: True}
 
 
 def _server_filter(flt: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -160,27 +140,6 @@ def _check_window(limit: Any, offset: Any) -> None:
             raise ValueError(f"{name} must be an integer of at least 0 (got {n!r})")
 
 
-
-def identity_label(label: str) -> str:
-    """The identity a namespace label names (``identity_segment``): the label itself, exactly.
-
-    The gateway reads an identity trimmed and logical (``rt:bob:9`` and `` bob `` are both ``bob``), so a
-    label it would read as another identity would let one user's namespace write into another's memory.
-    The mapping is one-to-one: a label is refused (``ValueError`` naming the label and the rule) unless
-    it is already the identity it names -- no surrounding white space, no ``rt:<name>:<generation>``
-    respawn form, no control characters, at most 512 bytes, not empty.
-    """
-    try:
-        canonical = parse_identity(label)
-    except ValueError as exc:
-        raise ValueError(f"namespace label {label!r} cannot name an identity (identity_segment): {exc}") from None
-    if canonical != label:
-        raise ValueError(
-            f"namespace label {label!r} names the identity {canonical!r} (identity_segment): a label must be "
-            "the identity itself, without surrounding white space or an rt:<name>:<generation> respawn form, "
-            "so that no two labels share one identity's memory"
-        )
-    return label
 
 class MetaMemoryStore(BaseStore):
     """LangGraph's ``BaseStore`` on a meta-memory handle (see the module doc for the mapping).
@@ -255,7 +214,7 @@ class MetaMemoryStore(BaseStore):
 
     def _find(self, namespace: tuple[str, ...], key: str) -> tuple[Any, dict[str, Any]] | None:
         page = self.handle.list_agent_memory(self._owner(namespace), realm=self.realm,
-                                             tags=[_key_tag(namespace, key)], limit=8)
+                                             tags=[key_tag(namespace, key)], limit=8)
         for rec in page.records:  # newest first; the key tag hashes namespace and key together
             env = self._envelope(rec)
             if env is not None and tuple(env["namespace"]) == namespace and env["key"] == key:
@@ -323,35 +282,26 @@ class MetaMemoryStore(BaseStore):
                 self.handle.forget_agent_memory(identity, found[0].memory_id, realm=self.realm)
             return
         ttl_s = None if ttl is None else _ttl_seconds(ttl)
-        metadata = _metadata_of(value)
+        metadata = item_metadata(value)
         if (found is not None and found[1]["value"] == value and getattr(found[0], "metadata", None) == metadata
                 and ttl_s is None and found[0].expires_at_ms is None):
             return  # the same value, and neither it nor the put expires: nothing to write
         # an update keeps the item's first creation time (the record's own is the new version's)
         created_ms = (found[1].get("created_at_ms") or found[0].created_at_ms) if found is not None else None
-        try:
-            body = json.dumps({"namespace": list(namespace), "key": key, "value": value,
-                               "created_at_ms": created_ms, "ttl_minutes": ttl}, ensure_ascii=False,
-                              sort_keys=True)
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"LangGraph store values must be JSON: {exc}") from None
-        tags = [ITEM_TAG, _key_tag(namespace, key), *(_prefix_tag(namespace[:d]) for d in range(1, len(namespace) + 1))]
-        if len(tags) > 32:
-            raise ValueError("a namespace deeper than 30 labels cannot be stored (32 tags per record)")
-        title = key if len(key.encode("utf-8")) <= 200 else key.encode("utf-8")[:200].decode("utf-8", "ignore")
+        rec = item_record(namespace, key, value, created_ms, ttl)
         if found is None:
-            self.handle.remember_agent_memory(identity, title=title or "item", body=body, tags=tags, realm=self.realm,
-                                              ttl_s=ttl_s, metadata=metadata)
+            self.handle.remember_agent_memory(identity, title=rec.title, body=rec.body, tags=list(rec.tags),
+                                              realm=self.realm, ttl_s=ttl_s, metadata=metadata)
         else:  # a put replaces the item: its ttl is this put's (none clears the record's expiry)
-            self.handle.update_agent_memory(identity, found[0].memory_id, title=title or "item", body=body, tags=tags,
-                                            realm=self.realm, ttl_s=ttl_s, clear_expiry=ttl_s is None,
-                                            metadata=metadata)
+            self.handle.update_agent_memory(identity, found[0].memory_id, title=rec.title, body=rec.body,
+                                            tags=list(rec.tags), realm=self.realm, ttl_s=ttl_s,
+                                            clear_expiry=ttl_s is None, metadata=metadata)
 
     def _search(self, op: SearchOp) -> list[SearchItem]:
         _check_window(op.limit, op.offset)
         prefix = tuple(op.namespace_prefix)
         identity = self._owner(prefix) if self.identity_segment is not None else self.identity
-        tag = _prefix_tag(prefix) if prefix else ITEM_TAG
+        tag = prefix_tag(prefix) if prefix else ITEM_TAG
         want = op.offset + op.limit
         out: list[tuple[Any, dict[str, Any], float | None]] = []
         seen: set[tuple[tuple[str, ...], str]] = set()  # one item per key: the newest record of it

@@ -4,7 +4,8 @@
 chosen realms or identity with its provenance, trust tier, status, supersede links and timestamps,
 and the ledger's assertions and conflict signals. ``meta-memory import`` reads them back through the
 one validator (:class:`~meta_memory.agent_memory.batch.RestoreOp`): idempotent by memory id, secrets
-refused, trust never raised, quarantined content still quarantined.
+refused, trust never raised, quarantined content still quarantined. ``meta-memory import --from
+mem0|langgraph`` lands another memory system's records as application writes (:mod:`.foreign`).
 """
 
 from .exporter import ExportSummary, export_jsonl

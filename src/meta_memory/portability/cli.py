@@ -9,6 +9,11 @@ one of those keys, and otherwise lands it no more trusted than a fresh write (:m
 ``rich`` progress bar goes to stderr on long runs; the summary goes to stdout (JSON with ``--json``),
 naming every downgraded and refused line. Exit codes: 0 success, 1 a refusal (damaged file, a refused
 record or line — the rest landed —, an unreadable key file, busy state directory), 2 a usage error.
+
+``import --from mem0 PATH`` and ``import --from langgraph SOURCE`` read another memory system instead
+(:mod:`.foreign`, :mod:`.from_mem0`, :mod:`.from_langgraph`; ``docs/migration.md``): the source is read
+and checked before the state directory is opened, ``--dry-run`` writes nothing, and the report names
+every skipped, conflicting and refused line of the source.
 """
 
 from __future__ import annotations
@@ -217,26 +222,60 @@ def _line_type(line: str) -> tuple[str, str]:
     return str(obj.get("type", "")), str(obj.get("realm", ""))
 
 
+_EXPORT_PATH = click.Path(exists=True, dir_okay=False, path_type=Path, allow_dash=True)
+
+
 @click.command("import")
-@click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path, allow_dash=True))
+@click.argument("source", metavar="PATH")
+@click.option("--from", "system", type=click.Choice(["meta-memory", "mem0", "langgraph"]), default="meta-memory",
+              show_default=True, help="What PATH is: a meta-memory export file, a mem0 installation (its docstore "
+                                      "or directory), or a LangGraph SqliteStore file or PostgresStore DSN.")
 @_state
 @_config
 @_key_file
 @click.option("--allow-scope", "allow_scopes", multiple=True, metavar="SCOPE",
               help="Let an unverified file write into this shared scope: realm, mob:NAME or operator:NAME (repeatable).")
 @click.option("--allow-ledger", is_flag=True, help="Index the ledger lines of an unverified file too.")
+@click.option("--realm", default=None, help="--from mem0|langgraph: the realm to land in (default: the configured realm).")
+@click.option("--identity", default=None,
+              help="--from mem0|langgraph: the identity every record lands under (langgraph default: langgraph).")
+@click.option("--identity-from", type=click.Choice(["user_id", "agent_id", "run_id"]), default=None,
+              help="--from mem0: the payload field naming each memory's identity (default user_id).")
+@click.option("--identity-segment", type=click.IntRange(min=0), default=None,
+              help="--from langgraph: the namespace label naming each item's identity (as MetaMemoryStore's).")
+@click.option("--mem0-collection", default="mem0", show_default=True, help="--from mem0: the vector store collection.")
+@click.option("--mem0-history", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="--from mem0: the history database (default: history.db beside the docstore).")
+@click.option("--dry-run", is_flag=True, help="--from mem0|langgraph: check and report everything, write nothing.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
-def import_command(path: Path, state_dir: Path, config_path: Path | None, key_file: Path | None,
-                   allow_scopes: tuple[str, ...], allow_ledger: bool, as_json: bool, quiet: bool) -> None:
+def import_command(source: str, system: str, state_dir: Path, config_path: Path | None, key_file: Path | None,
+                   allow_scopes: tuple[str, ...], allow_ledger: bool, realm: str | None, identity: str | None,
+                   identity_from: str | None, identity_segment: int | None, mem0_collection: str,
+                   mem0_history: Path | None, dry_run: bool, as_json: bool, quiet: bool) -> None:
     """Import an export file (``-`` for stdin) through the validator: idempotent, trust never raised, and a
-    file that does not verify lands no more trusted or visible than a fresh write."""
+    file that does not verify lands no more trusted or visible than a fresh write. ``--from mem0`` or
+    ``--from langgraph`` imports another memory system's records as application writes instead."""
     from ..errors import MetaError
     from .importer import ImportError_, import_jsonl, parse_lines, read_lines
     from .policy import ScopeAllowance
     from .signing import KeyFileError, installation_key
     from .signing import key_file as read_key_file
 
+    ctx = click.get_current_context()
+    foreign_only = {"realm": realm, "identity": identity, "identity_from": identity_from,
+                    "identity_segment": identity_segment, "mem0_history": mem0_history, "dry_run": dry_run or None}
+    if system != "meta-memory":
+        if key_file is not None or allow_scopes or allow_ledger:
+            raise click.UsageError("--key-file, --allow-scope and --allow-ledger apply to meta-memory export files only")
+        _import_foreign(source, system, state_dir, config_path, realm=realm, identity=identity,
+                        identity_from=identity_from, identity_segment=identity_segment, collection=mem0_collection,
+                        history=mem0_history, dry_run=dry_run, as_json=as_json, quiet=quiet)
+        return
+    given = [name for name, value in foreign_only.items() if value is not None]
+    if given:
+        raise click.UsageError(f"--{given[0].replace('_', '-')} applies to --from mem0 or --from langgraph only")
+    path = _EXPORT_PATH.convert(source, ctx.command.params[0], ctx)
     try:
         allowance = ScopeAllowance.parse(allow_scopes)
     except ValueError as exc:
@@ -297,6 +336,112 @@ def import_command(path: Path, state_dir: Path, config_path: Path | None, key_fi
                        err=True)
     if summary.refused:
         sys.exit(1)
+
+
+def _import_foreign(source: str, system: str, state_dir: Path, config_path: Path | None, *, realm: str | None,
+                    identity: str | None, identity_from: str | None, identity_segment: int | None, collection: str,
+                    history: Path | None, dry_run: bool, as_json: bool, quiet: bool) -> None:
+    """``import --from mem0|langgraph``: read the source (refused whole before the state is opened when it
+    cannot be read), land its records through :func:`~.foreign.import_foreign`, print the report."""
+    from ..clock import SystemClock
+    from ..errors import MetaError
+    from ..identity import parse_identity, parse_realm
+    from .foreign import ForeignNote, ForeignRecord, ForeignSourceError, ForeignSummary, import_foreign
+
+    if identity is not None:
+        try:
+            identity = parse_identity(identity)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="--identity") from None
+    if realm is not None:
+        try:
+            realm = parse_realm(realm)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="--realm") from None
+    if system == "mem0" and identity_segment is not None:
+        raise click.UsageError("--identity-segment applies to --from langgraph")
+    if system == "langgraph" and (identity_from is not None or history is not None):
+        raise click.UsageError("--identity-from and --mem0-history apply to --from mem0")
+    if identity is not None and (identity_from is not None or identity_segment is not None):
+        raise click.UsageError("give --identity or --identity-from/--identity-segment, not both")
+    now_ms = SystemClock().now_ms()
+    skipped: list[ForeignNote] = []
+    closer: Any = None
+    try:
+        entries: Any
+        if system == "mem0":
+            from .from_mem0 import locate, read_mem0
+
+            where = locate(Path(source), collection=collection, history=history)
+            entries, skipped = read_mem0(where, identity=identity, identity_from=identity_from or "user_id",
+                                         now_ms=now_ms)
+            shown = where.describe()
+        else:
+            from .from_langgraph import LangGraphSource, read_langgraph
+
+            closer = LangGraphSource(source)
+            shown = closer.shown
+            entries = read_langgraph(closer, identity=identity or "langgraph", identity_segment=identity_segment,
+                                     now_ms=now_ms, skipped=skipped)
+    except ForeignSourceError as exc:
+        click.echo(one_line(f"meta-memory: import refused: {exc}"), err=True)
+        sys.exit(1)
+    # a dry run on a state that does not exist yet reads nothing and creates nothing
+    open_state = not dry_run or config_path is not None or state_dir.is_dir()
+    runtime = _runtime(state_dir, config_path) if open_state else None
+    try:
+        feature = runtime.agent_memory if runtime is not None else None
+        if runtime is not None and feature is None:
+            click.echo("meta-memory: import refused: agent memory is disabled in this configuration", err=True)
+            sys.exit(1)
+        target = realm or (runtime.default_realm if runtime is not None else "default")
+        if runtime is not None:
+            try:
+                runtime.check_realm(target)
+            except MetaError as exc:
+                click.echo(one_line(f"meta-memory: import refused: {exc.message}"), err=True)
+                sys.exit(1)
+        summary = ForeignSummary(system=system, source=shown, realm=target, dry_run=dry_run)
+        total = len(entries) if isinstance(entries, list) else None
+        with _progress(not quiet and (total is None or total >= 1000), f"importing from {system}", total) as advance:
+            import_foreign(feature.store if feature is not None else None,
+                           (e for e in entries if isinstance(e, (ForeignRecord, ForeignNote))), summary,
+                           progress=advance)
+        summary.skipped[:0] = skipped
+    except ForeignSourceError as exc:
+        click.echo(one_line(f"meta-memory: import stopped: {exc} (the batches before it landed; run it again "
+                            "to resume)"), err=True)
+        sys.exit(1)
+    except MetaError as exc:
+        click.echo(one_line(f"meta-memory: import stopped: {exc.message}"), err=True)
+        sys.exit(1)
+    finally:
+        if closer is not None:
+            closer.close()
+        if runtime is not None:
+            runtime.close()
+    _report_foreign(summary, as_json)
+    if summary.refused:
+        sys.exit(1)
+
+
+def _report_foreign(summary: Any, as_json: bool) -> None:
+    if as_json:
+        click.echo(json.dumps(summary.to_json(), indent=2))
+        return
+    verb = "would import" if summary.dry_run else "imported"
+    click.echo(one_line(
+        f"{verb} {_count(summary.created, 'record')} from {summary.system} into realm {summary.realm} "
+        f"({summary.present} already present, {_count(summary.duplicates, 'duplicate')} of stored records, "
+        f"{_count(len(summary.conflicts), 'conflict')} kept as stored, {len(summary.skipped)} skipped, "
+        f"{len(summary.refused)} refused) from {summary.source}"))
+    if summary.not_carried:
+        click.echo(one_line("read but not carried (the record rules refuse them; the records landed without): "
+                            + ", ".join(f"{name} of {_count(n, 'record')}" for name, n in summary.not_carried.items())))
+    for kind, notes in (("skipped", summary.skipped), ("conflict", summary.conflicts), ("refused", summary.refused)):
+        for note in notes:
+            click.echo(one_line(f"{kind} line {note.line}" + (f" ({note.source_id})" if note.source_id else "")
+                                + f": {note.why}"))
 
 
 def _count(n: int, noun: str) -> str:
