@@ -160,7 +160,8 @@ class AgentMemoryService:
         order. See :meth:`AgentMemoryStore.remember_many`. ``derived_from_sessions`` applies to every
         record as in :meth:`remember` (one verdict for the batch; a quarantined item carries
         ``quarantined`` and emits ``memory.write.quarantined``)."""
-        items = [RememberItem(title, body, tuple(tags), self._expiry(ttl_s, f"records.{i}.ttl_s"), metadata)
+        items = [RememberItem(title, body, tuple(tags), metadata=metadata,
+                              expires_at_ms=self._expiry(ttl_s, f"records.{i}.ttl_s"))
                  for i, (title, body, tags, ttl_s, metadata) in enumerate(records)]
         evidence, gate = self._derived(realm, identity, derived_from_sessions)
         outcomes = self.store.remember_many(realm, identity, items, evidence=evidence, gate=gate)

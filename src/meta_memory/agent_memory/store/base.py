@@ -153,9 +153,9 @@ class RememberItem:
     title: str
     body: str
     tags: tuple[str, ...] = ()
+    metadata: Mapping[str, Any] | None = field(default=None, hash=False)
     #: When the record stops being active (epoch ms; ``None`` = never).
     expires_at_ms: int | None = None
-    metadata: Mapping[str, Any] | None = field(default=None, hash=False)
 
 
 @dataclass(frozen=True, slots=True)
