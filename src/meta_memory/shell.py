@@ -14,6 +14,7 @@ refusal). Exit codes: 0 success; 1 a refusal by the gateway (the JSON-RPC error'
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -167,13 +168,33 @@ def _read_body(body: str) -> str:
     return _utf8("BODY", body)
 
 
+def _json_object(name: str, value: str | None) -> dict[str, Any] | None:
+    """An option's JSON object (``--metadata``, ``--filter``), or a usage error naming the option. Its
+    contents are the gateway's to judge (caps, keys, operators): a refusal names the field and the rule."""
+    if value is None:
+        return None
+    try:
+        parsed = json.loads(_utf8(name, value))
+    except ValueError as exc:
+        raise click.UsageError(f"{name} must be a JSON object ({exc})") from None
+    if not isinstance(parsed, dict):
+        raise click.UsageError(f"{name} must be a JSON object (got {type(parsed).__name__})")
+    return parsed
+
+
 @click.command("remember")
 @click.argument("title")
 @click.argument("body")
 @click.option("--tag", "tags", multiple=True, help="A tag (repeat for several).")
+@click.option("--ttl-s", "ttl_s", type=click.IntRange(min=1), default=None,
+              help="Seconds until the record expires (1..[agent_memory] max_ttl_s); without it, never.")
+@click.option("--metadata", default=None, metavar="JSON",
+              help='A JSON object kept with the record and filterable on recall, e.g. \'{"project": "apollo"}\'.')
 @_target_options
-def remember_command(title: str, body: str, tags: tuple[str, ...], identity: str, realm: str | None, **kw: Any) -> None:
+def remember_command(title: str, body: str, tags: tuple[str, ...], ttl_s: int | None, metadata: str | None,
+                     identity: str, realm: str | None, **kw: Any) -> None:
     """Remember TITLE with BODY (``-`` reads the body from stdin) for one identity."""
+    meta = _json_object("--metadata", metadata)
     text = _read_body(body)
     title = _utf8("TITLE", title)
 
@@ -181,16 +202,19 @@ def remember_command(title: str, body: str, tags: tuple[str, ...], identity: str
         _console().print(_records_table(f"remembered for {identity}", [record], with_body=False))
 
     _run(_ctx(**kw), lambda h: h.remember_agent_memory(identity, title=title, body=text, tags=list(tags) or None,
-                                                       realm=realm), show, creates=True)
+                                                       realm=realm, ttl_s=ttl_s, metadata=meta), show, creates=True)
 
 
 @click.command("recall")
 @click.argument("query")
 @click.option("-k", "--max-entries", "k", type=click.IntRange(1, 64), default=None,
               help="How many records at most (1..64; default: the gateway's agent_memory.max_entries).")
+@click.option("--filter", "where", default=None, metavar="JSON",
+              help='Only records whose metadata matches, e.g. \'{"project": "apollo", "n": {"$gte": 3}}\'.')
 @_target_options
-def recall_command(query: str, k: int | None, identity: str, realm: str | None, **kw: Any) -> None:
+def recall_command(query: str, k: int | None, where: str | None, identity: str, realm: str | None, **kw: Any) -> None:
     """Recall the records of one identity that best match QUERY, best first."""
+    flt = _json_object("--filter", where)
     query = _utf8("QUERY", query)
 
     def show(records: list[Any]) -> None:
@@ -205,7 +229,8 @@ def recall_command(query: str, k: int | None, identity: str, realm: str | None, 
             return
         _console().print(_records_table(f"recall for {identity}: {query!r}", records, with_body=True))
 
-    _run(_ctx(**kw), lambda h: h.recall_agent_memory(identity, realm=realm, query_text=query, max_entries=k), show)
+    _run(_ctx(**kw), lambda h: h.recall_agent_memory(identity, realm=realm, query_text=query, max_entries=k,
+                                                     filter=flt), show)
 
 
 @click.command("forget")

@@ -225,3 +225,27 @@ def test_a_read_on_a_state_dir_that_does_not_exist_is_refused_and_creates_nothin
                       "--json"))
     assert [r["memory_id"] for r in as_json(mm("recall", "passport", "--state-dir", str(typo), "--identity", ID,
                                                "--json"))] == [made["memory_id"]]
+
+
+def test_expiry_metadata_and_a_filter_from_the_shell(gateway: Any) -> None:
+    url = ["--url", gateway.url, "--identity", "shell:meta"]
+    kept = as_json(mm("remember", "Apollo launch", "The apollo launch window opens at dawn.", "--metadata",
+                      '{"project": "apollo", "n": 3}', "--ttl-s", "3600", *url, "--json"))
+    assert kept["metadata"] == {"project": "apollo", "n": 3} and kept["expires_at_ms"] is not None
+    other = as_json(mm("remember", "Gemini launch", "The gemini launch window opens at dusk.", "--metadata",
+                       '{"project": "gemini", "n": 9}', *url, "--json"))
+    assert other["expires_at_ms"] is None
+    found = as_json(mm("recall", "launch window", "--filter", '{"project": "apollo"}', *url, "--json"))
+    assert [r["memory_id"] for r in found] == [kept["memory_id"]]
+    found = as_json(mm("recall", "launch window", "--filter", '{"n": {"$gte": 5}}', *url, "--json"))
+    assert [r["memory_id"] for r in found] == [other["memory_id"]]
+    # the options' own shape is checked here; what the object holds is the gateway's to judge
+    for args, rule in ((["--metadata", "[1]"], "--metadata must be a JSON object"),
+                       (["--metadata", "{nope"], "--metadata must be a JSON object"),
+                       (["--ttl-s", "0"], "--ttl-s")):
+        bad = mm("remember", "T", "B", *args, *url)
+        assert bad.returncode == 2 and rule in bad.stderr, bad.stderr
+    refused = mm("recall", "launch", "--filter", '{"n": {"$regex": "x"}}', *url)
+    assert refused.returncode == 1 and "$regex" in refused.stderr and "Traceback" not in refused.stderr
+    refused = mm("remember", "T", "B", "--metadata", '{"$where": 1}', *url)
+    assert refused.returncode == 1 and "metadata" in refused.stderr
