@@ -1044,12 +1044,12 @@ export interface MemoryPanelRecordsParams {
 
 /** `meta/memory/proposals/decide` params. */
 export interface MemoryProposalsDecideParams {
+  /** at most 400 bytes */
+  rationale?: string;
   /** the realm (default: the gateway's [agent_memory] realm) */
   realm?: string;
   proposalId: string;
   action: "accept" | "hold" | "reject";
-  /** at most 400 bytes */
-  rationale?: string;
 }
 
 /** `meta/memory/proposals/list` params. */
@@ -1062,6 +1062,8 @@ export interface MemoryProposalsListParams {
 
 /** `meta/memory/quarantine/decide` params. */
 export interface MemoryQuarantineDecideParams {
+  /** at most 400 bytes */
+  rationale?: string;
   /** the realm (default: the gateway's [agent_memory] realm) */
   realm?: string;
   /** the identity whose record is reviewed */
@@ -1070,8 +1072,6 @@ export interface MemoryQuarantineDecideParams {
   verdict: "release" | "tombstone";
   /** the content_hash of the record as reviewed */
   expectedContentHash: string;
-  /** at most 400 bytes */
-  rationale?: string;
 }
 
 /** `meta/memory/query` params. */

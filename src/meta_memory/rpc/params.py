@@ -85,9 +85,16 @@ class RealmDefaulted(Params):
 
     The parser leaves ``realm`` ``None`` when absent; :meth:`MethodTable.call
     <meta_memory.rpc.registry.MethodTable.call>` fills it in once, before access is judged, so the
-    grant checked, the realm allow-list and the handler all see the realm the call acts in."""
+    grant checked, the realm allow-list and the handler all see the realm the call acts in. A realm given
+    is trimmed and checked (:func:`~meta_memory.identity.parse_realm`)."""
 
-    realm: Any = None
+    realm: Any = Field(default=None, json_schema_extra={"type": "string"},
+                       description="the realm (default: the gateway's [agent_memory] realm)")
+
+    @field_validator("realm", mode="before")
+    @classmethod
+    def _realm(cls, value: Any) -> str | None:
+        return None if value is None else parse_realm(value)
 
     def in_realm(self, default_realm: str) -> "RealmDefaulted":
         """These params with ``realm`` set (``default_realm`` when they named none)."""
@@ -195,15 +202,8 @@ class IdentityParams(RealmDefaulted):
     (:class:`~meta_memory.rpc.session_params.SessionParams`)."""
 
     identity: Any = required_text(description="the identity (trimmed; rt:<id>:<generation> names <id>)")
-    realm: Any = Field(default=None, json_schema_extra={"type": "string"},
-                       description="the realm (default: the gateway's [agent_memory] realm)")
 
     @field_validator("identity", mode="before")
     @classmethod
     def _identity(cls, value: Any) -> str:
         return parse_identity(value)
-
-    @field_validator("realm", mode="before")
-    @classmethod
-    def _realm(cls, value: Any) -> str | None:
-        return None if value is None else parse_realm(value)

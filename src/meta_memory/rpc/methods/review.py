@@ -17,7 +17,7 @@ from ...access.requirements import Requirement, anywhere, identity_resource, on_
 from ...access.resources import Resources
 from ...agent_memory.fields import memory_id_ref
 from ...agent_memory.secrets import scan_text, secret_rule
-from ...identity import parse_identity, parse_realm
+from ...identity import parse_identity
 from ...limits import MAX_REASON_BYTES
 from ...review.authority import ReviewAuthority
 from .. import results_review as R
@@ -64,19 +64,19 @@ def _choice(value: Any, choices: tuple[str, ...], rule: str, *, echo: bool = Fal
     return choice
 
 
-class _ReviewRealm(RealmDefaulted):
-    """``realm?``: the gateway's ``[agent_memory] realm`` when absent (filled in by the method table)."""
+class _Rationale(Params):
+    """``rationale?``: why, at most :data:`~meta_memory.limits.MAX_REASON_BYTES` bytes (blank means none)."""
 
-    realm: Any = Field(default=None, json_schema_extra={"type": "string"},
-                       description="the realm (default: the gateway's [agent_memory] realm)")
+    rationale: Any = Field(default=None, json_schema_extra={"type": "string"},
+                           description=f"at most {MAX_REASON_BYTES} bytes")
 
-    @field_validator("realm", mode="before")
+    @field_validator("rationale", mode="before")
     @classmethod
-    def _realm(cls, value: Any) -> str | None:
-        return None if value is None else parse_realm(value)
+    def _rationale(cls, value: Any) -> str | None:
+        return _reason(value, "rationale")
 
 
-class DecideParams(_ReviewRealm):
+class DecideParams(RealmDefaulted, _Rationale):
     """``meta/memory/quarantine/decide``: ``{realm?, identity, memory_id, verdict, expected_content_hash,
     rationale?}`` (reference §6 "Params"). There is no ``reviewer`` member: the reviewer is the
     authenticated principal, never a caller-supplied name (a ``reviewer`` is an unknown field)."""
@@ -85,8 +85,6 @@ class DecideParams(_ReviewRealm):
     memory_id: Any = required_text()
     verdict: Any = required_text(enum=["release", "tombstone"])
     expected_content_hash: Any = required_text(description="the content_hash of the record as reviewed")
-    rationale: Any = Field(default=None, json_schema_extra={"type": "string"},
-                           description=f"at most {MAX_REASON_BYTES} bytes")
 
     @field_validator("identity", mode="before")
     @classmethod
@@ -108,13 +106,8 @@ class DecideParams(_ReviewRealm):
     def _expected(cls, value: Any) -> str:
         return _text(value, "expected_content_hash must be the non-empty content_hash of the reviewed record")
 
-    @field_validator("rationale", mode="before")
-    @classmethod
-    def _rationale(cls, value: Any) -> str | None:
-        return _reason(value, "rationale")
 
-
-class GatingDecideParams(_ReviewRealm):
+class GatingDecideParams(RealmDefaulted):
     """``meta/gating/decide``: ``{realm?, pending_id, decision: approve|deny}``."""
 
     pending_id: Any = required_text()
@@ -153,7 +146,7 @@ class GatingCheckParams(Params):
         return value.strip() or None
 
 
-class DreamParams(_ReviewRealm):
+class DreamParams(RealmDefaulted):
     """``meta/memory/steward/dream``: ``{realm?}``."""
 
 
@@ -177,7 +170,7 @@ class RetireParams(SessionParams):
         return cause
 
 
-class ProposalListParams(_ReviewRealm):
+class ProposalListParams(RealmDefaulted):
     """``meta/memory/proposals/list``: ``{realm?, status?, limit?}`` (``limit`` 1.., default
     :data:`DEFAULT_PROPOSALS_LIMIT`, lowered to :data:`MAX_PROPOSALS_LIMIT`)."""
 
@@ -207,13 +200,11 @@ class ProposalListParams(_ReviewRealm):
         return min(value, MAX_PROPOSALS_LIMIT)
 
 
-class ProposalDecideParams(_ReviewRealm):
+class ProposalDecideParams(RealmDefaulted, _Rationale):
     """``meta/memory/proposals/decide``: ``{realm?, proposal_id, action: accept|hold|reject, rationale?}``."""
 
     proposal_id: Any = required_text()
     action: Any = required_text(enum=["accept", "hold", "reject"])
-    rationale: Any = Field(default=None, json_schema_extra={"type": "string"},
-                           description=f"at most {MAX_REASON_BYTES} bytes")
 
     @field_validator("proposal_id", mode="before")
     @classmethod
@@ -224,11 +215,6 @@ class ProposalDecideParams(_ReviewRealm):
     @classmethod
     def _action(cls, value: Any) -> str:
         return _choice(value, ("accept", "hold", "reject"), "action must be 'accept', 'hold' or 'reject'")
-
-    @field_validator("rationale", mode="before")
-    @classmethod
-    def _rationale(cls, value: Any) -> str | None:
-        return _reason(value, "rationale")
 
 
 @requires("memory.quarantine.review + agent.view + agent.memory.read, then agent.memory.write (release) "
