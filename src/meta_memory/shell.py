@@ -177,6 +177,8 @@ def _json_object(name: str, value: str | None) -> dict[str, Any] | None:
         parsed = json.loads(_utf8(name, value))
     except ValueError as exc:
         raise click.UsageError(f"{name} must be a JSON object ({exc})") from None
+    except RecursionError:
+        raise click.UsageError(f"{name} must be a JSON object (nested too deep)") from None
     if not isinstance(parsed, dict):
         raise click.UsageError(f"{name} must be a JSON object (got {type(parsed).__name__})")
     return parsed

@@ -249,3 +249,8 @@ def test_expiry_metadata_and_a_filter_from_the_shell(gateway: Any) -> None:
     assert refused.returncode == 1 and "$regex" in refused.stderr and "Traceback" not in refused.stderr
     refused = mm("remember", "T", "B", "--metadata", '{"$where": 1}', *url)
     assert refused.returncode == 1 and "metadata" in refused.stderr
+    deep = '{"a": ' * 5_000 + "1" + "}" * 5_000  # nested past the JSON reader's recursion limit
+    for command, option in ((["recall", "launch"], "--filter"), (["remember", "T", "B"], "--metadata")):
+        bad = mm(*command, option, deep, *url)
+        assert bad.returncode == 2 and f"{option} must be a JSON object" in bad.stderr, bad.stderr[-500:]
+        assert "Traceback" not in bad.stderr

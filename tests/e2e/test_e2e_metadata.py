@@ -95,6 +95,9 @@ def test_filters_on_recall_and_list(gateway: Rpc) -> None:
     ({"filter": {"n": {"$gt": True}}}, "$gt takes a number or a string"),
     ({"filter": {"n": {"$in": [[1]]}}}, "$in values must be"),
     ({"filter": [1]}, "filter"),
+    ({"filter": {"n": {"$gt": "a\x00b"}}}, "must not contain NUL"),
+    ({"filter": {"n": 2**53}}, "integers must be within"),
+    ({"filter": {"a" * 65: 1}}, "is not a key path"),
     ({"filter": {"$and": [{"$and": [{"$and": [{"$and": [{"$and": [{"$and": [{"$and": [{"$and": [{"n": 1}]}]}]}]}]}]}]}]}},
      "nest at most 8"),
 ])
@@ -104,6 +107,7 @@ def test_bad_filters_are_refused_naming_the_rule(gateway: Rpc, params: dict[str,
         err = gateway.error(method, {"identity": ident, **params})
         assert err["code"] == -32602, err
         assert "filter" in err["message"] and fragment in err["message"], err
+        assert err["data"].get("field") == "filter", err  # a client reads which field broke the rule
 
 
 @pytest.mark.parametrize(("metadata", "fragment"), [

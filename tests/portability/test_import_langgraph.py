@@ -216,3 +216,26 @@ def test_hostile_rows_are_refused_by_line(tmp_path: Path) -> None:
     assert "nested too deep" in refused["deep"] and "body" in refused["huge"] and "dict" in refused["list"]
     with handle_on(tmp_path / "s", None) as h:
         assert MetaMemoryStore(h).get(("a'; DROP TABLE store; --",), "k").value == {"v": 2}  # type: ignore[union-attr]
+
+
+@pytest.mark.postgres
+def test_hostile_rows_of_a_postgres_store_are_refused_by_line(tmp_path: Path) -> None:
+    """A ``jsonb`` value arrives decoded (no text to measure first): a deep or huge one is still refused by
+    line, never a traceback that stops the import."""
+    with lg_source("postgres", tmp_path) as (lg, dsn):
+        lg.put(("a",), "fine", {"v": 1})
+        import psycopg
+
+        with psycopg.connect(dsn.replace(":Sw0rdfish-pw", ""), autocommit=True) as conn:
+            conn.execute("INSERT INTO store (prefix, key, value) VALUES ('a', 'deep', %s::jsonb)",
+                         ('{"v": ' + "[" * 5_000 + "]" * 5_000 + "}",))
+            conn.execute("INSERT INTO store (prefix, key, value) VALUES ('a', 'huge', %s::jsonb)",
+                         (json.dumps({"v": "x" * 70_000}),))
+        done = mm("import", "--from", "langgraph", dsn, "--state-dir", str(tmp_path / "s"), "--json")
+    assert b"Traceback" not in done.stderr, done.stderr[-2000:]
+    assert b"Sw0rdfish" not in done.stdout + done.stderr
+    assert done.returncode == 1
+    report = json.loads(done.stdout)
+    assert report["created"] == 1
+    refused = {json.loads(n["source_id"])[-1]: n["reason"] for n in report["refused"]}
+    assert set(refused) == {"deep", "huge"}, refused

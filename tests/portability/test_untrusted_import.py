@@ -327,3 +327,26 @@ def test_a_key_file_another_user_owns_is_refused(tmp_path: Path, command: str) -
     assert out.returncode == 1 and "belongs to another user" in out.stderr.decode(), out.stderr
     assert b"Traceback" not in out.stderr
     assert not (tmp_path / "signed.jsonl").exists() and not (tmp_path / "dst").exists()
+
+
+@pytest.mark.parametrize(("path", "value"), [(("expires_at_ms",), 2**70), (("expires_at_ms",), 2**63)])
+def test_an_integer_no_column_holds_is_refused_by_line_not_a_traceback(tmp_path: Path, path: tuple[str, ...],
+                                                                       value: int) -> None:
+    """An edited line's ``expires_at_ms`` past a 64-bit column is refused naming the field, before anything
+    is written (a rank or usage count of an unverified line is not carried at all)."""
+    src = tmp_path / "src"
+    with handle_on(src, None) as h:
+        h.remember_agent_memory(ID, title="Tea", body="Prefers green tea.", ttl_s=3600)
+    out = tmp_path / "out.jsonl"
+    assert mm("export", "--state-dir", str(src), "-o", str(out)).returncode == 0
+    lines = _lines(out)
+    rec = next(x for x in lines if x["type"] == "record")["record"]
+    target = rec
+    for key in path[:-1]:
+        target = target.setdefault(key, {})
+    target[path[-1]] = value
+    done = mm("import", str(_write(out, lines)), "--state-dir", str(tmp_path / "dst"))
+    assert b"Traceback" not in done.stderr, done.stderr[-1500:]
+    assert done.returncode != 0 and path[-1].encode() in done.stderr, done.stderr
+    with handle_on(tmp_path / "dst", None) as h:
+        assert h.list_agent_memory(ID).records == []

@@ -78,12 +78,16 @@ def _req_str(data: dict[str, Any], key: str, what: str) -> str:
     return value
 
 
+#: The largest integer a stored record's integer columns hold (a signed 64-bit ``INTEGER`` / ``BIGINT``).
+MAX_STORED_INT = 2**63 - 1
+
+
 def _opt_int(data: dict[str, Any], key: str) -> int | None:
     value = data.get(key)
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"{key} must be an integer")
+    if isinstance(value, bool) or not isinstance(value, int) or not -MAX_STORED_INT <= value <= MAX_STORED_INT:
+        raise ValueError(f"{key} must be an integer within +-{MAX_STORED_INT}")
     return value
 
 
@@ -628,8 +632,8 @@ def _opt_expiry(data: dict[str, Any]) -> int | None:
     value = data.get("expires_at_ms")
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise ValueError("record.expires_at_ms must be a non-negative integer (epoch ms) or null")
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_STORED_INT:
+        raise ValueError(f"record.expires_at_ms must be an integer (epoch ms) from 0 to {MAX_STORED_INT}, or null")
     return value
 
 

@@ -482,6 +482,7 @@ def _plan_create(
     _check_recreation(i, batch, overlay, op.scope, chash, now_ms, window_ms)
     created = op.created_at_ms if op.created_at_ms is not None else now_ms
     updated = op.updated_at_ms if op.updated_at_ms is not None else created
+    _check_stamps(i, now_ms, created, updated)
     new = _landing_record(
         memory_id, op.scope, record, op.trust, quarantine_reason,
         ever_quarantined=quarantine_reason is not None or _ancestor_quarantined(overlay, op.derived_from),
@@ -619,6 +620,15 @@ def _plan_mutation(
 RESTORE_CLOCK_SKEW_MS = 24 * 60 * 60 * 1000
 
 
+def _check_stamps(i: int, now_ms: int, created: int, updated: int, *others: int | None) -> None:
+    """A write that brings its own times (a restore, an import from another system) lands them only within
+    ``0 .. now + RESTORE_CLOCK_SKEW_MS`` with ``updated >= created``: a record dated in the far future
+    would stay the newest in every recency order, one before the epoch breaks them."""
+    stamps = [t for t in (created, updated, *others) if t is not None]
+    if any(t < 0 or t > now_ms + RESTORE_CLOCK_SKEW_MS for t in stamps) or updated < created:
+        raise _invalid(i, "timestamps must be epoch ms between 0 and now (+24 h), with updated_at_ms >= created_at_ms")
+
+
 def _plan_restore(i: int, batch: StagedBatch, overlay: _Overlay, op: RestoreOp, now_ms: int) -> MemoryRecord:
     """A restore lands the exported record as it was, after the checks a create gets; trust only goes down."""
     rec = op.record
@@ -631,9 +641,7 @@ def _plan_restore(i: int, batch: StagedBatch, overlay: _Overlay, op: RestoreOp, 
     _check_scope_writable(i, batch, rec.scope)
     if overlay.get(rec.id) is not None:
         raise _invalid(i, f"record '{rec.id}' already exists")
-    stamps = [t for t in (rec.created_at_ms, rec.updated_at_ms, rec.tombstoned_at_ms, rec.rank_set_at_ms) if t is not None]
-    if any(t < 0 or t > now_ms + RESTORE_CLOCK_SKEW_MS for t in stamps) or rec.updated_at_ms < rec.created_at_ms:
-        raise _invalid(i, "timestamps must be epoch ms between 0 and now (+24 h), with updated_at_ms >= created_at_ms")
+    _check_stamps(i, now_ms, rec.created_at_ms, rec.updated_at_ms, rec.tombstoned_at_ms, rec.rank_set_at_ms)
     if (rec.status.kind is StatusKind.TOMBSTONED) != (rec.tombstoned_at_ms is not None):
         raise _invalid(i, "tombstoned_at_ms is set exactly when the status is tombstoned")
     if rec.expires_at_ms is not None and rec.expires_at_ms < 0:

@@ -132,7 +132,10 @@ class LangGraphSource:
         """``(prefix, key, value, created_at, updated_at, expires_at, ttl_minutes)`` in ``(prefix, key)`` order."""
         expiry = "expires_at" if self._expiry else "NULL"
         ttl = "ttl_minutes" if self._ttl else "NULL"
-        sql = f"SELECT prefix, key, value, created_at, updated_at, {expiry}, {ttl} FROM store ORDER BY prefix, key"
+        # the value as text on both backends: a PostgreSQL ``jsonb`` would arrive decoded by the driver,
+        # before its size is checked and outside the per-line refusal of one nested too deep
+        sql = (f"SELECT prefix, key, CAST(value AS text), created_at, updated_at, {expiry}, {ttl} FROM store "
+               "ORDER BY prefix, key")
         if self.dsn:
             import psycopg
 

@@ -10,6 +10,7 @@ the injection coordinator handles under ``recall_failure_policy``.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -17,6 +18,7 @@ from ..agent_memory.expiry import expiry_from_ttl
 from ..agent_memory.filters import FilterNode
 from ..agent_memory.model import Author, EvidenceRef, MemoryRecord, Scope, StatusKind, UsageEvent
 from ..agent_memory.store.base import KEEP_EXPIRY, KeepExpiry, RememberItem
+from ..deadline import Deadline, bound
 from ..errors import AgentMemoryError, MetaError
 from ..events.bus import EventSink
 from ..firewall.gate import DerivedWriteGate
@@ -332,10 +334,15 @@ class AgentMemoryService:
         """Active records of ``identity`` holding every tag (and passing the metadata filter ``where``),
         newest updated first, one page:
         ``{records: [wire record...], next_cursor: str | None}`` (``next_cursor`` exactly when more follow).
-        No usage marks: listing is not recall."""
+        No usage marks: listing is not recall. A filtered list may scan the whole scope, so it runs under
+        the recall time budget (``recall_timeout_ms``; the stores stop their statements at it): past it,
+        ``AgentMemoryError`` (reason ``timeout``)."""
         before = tuple(int(x) for x in cursor.split(":")) if cursor else None
-        rows = self.store.list_active(realm, Scope.identity(realm, identity), tags=tags, limit=limit + 1,
-                                      before=before, where=where)  # type: ignore[arg-type]
+        budget = (bound(Deadline.after_ms(int(self.config.recall_timeout_ms))) if where is not None
+                  else contextlib.nullcontext())
+        with budget:
+            rows = self.store.list_active(realm, Scope.identity(realm, identity), tags=tags, limit=limit + 1,
+                                          before=before, where=where)  # type: ignore[arg-type]
         page = rows[:limit]
         more = len(rows) > limit
         return {"records": [rec.project().model_dump(mode="json") for _, rec in page],

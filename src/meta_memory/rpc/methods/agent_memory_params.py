@@ -108,12 +108,19 @@ class _FilterParams(IdentityParams):
     filter: dict[str, Any] | None = None
     _where: FilterNode | None = PrivateAttr(default=None)
 
-    @model_validator(mode="after")
-    def _parse_filter(self) -> Any:
+    @field_validator("filter")
+    @classmethod
+    def _check_filter(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        # checked on the field, so a refusal's ``data.field`` is ``filter``
         try:
-            self._where = parse_filter(self.filter)
+            parse_filter(value)
         except FieldError as exc:
             raise ValueError(exc.rule) from None
+        return value
+
+    @model_validator(mode="after")
+    def _parse_filter(self) -> Any:
+        self._where = parse_filter(self.filter)  # checked above: parsing again is bounded and cannot fail
         return self
 
     @property
