@@ -145,6 +145,10 @@ def test_async_twins(store: MetaMemoryStore) -> None:
 def test_values_must_be_json_and_fit_a_record(store: MetaMemoryStore) -> None:
     with pytest.raises(ValueError, match="JSON"):
         store.put(("n",), "k", {"when": object()})
+    for odd in (float("nan"), float("inf"), -float("inf")):  # not JSON: a strict reader refuses the body
+        with pytest.raises(ValueError, match="JSON"):
+            store.put(("n",), "k", {"score": odd})
+    assert store.get(("n",), "k") is None
     with pytest.raises(InvalidParams, match="body"):
         store.put(("n",), "big", {"text": "x" * 70_000})
     assert store.get(("n",), "big") is None

@@ -83,7 +83,7 @@ def item_record(namespace: tuple[str, ...], key: str, value: Mapping[str, Any],
     try:
         body = json.dumps({"namespace": list(namespace), "key": key, "value": dict(value),
                            "created_at_ms": created_at_ms, "ttl_minutes": ttl_minutes}, ensure_ascii=False,
-                          sort_keys=True)
+                          sort_keys=True, allow_nan=False)  # strict JSON: every reader (JSON.parse too) reads it
     except (TypeError, ValueError) as exc:
         raise ValueError(f"LangGraph store values must be JSON: {exc}") from None
     except RecursionError:
