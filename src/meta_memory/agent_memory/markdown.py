@@ -19,6 +19,8 @@ promoted. The store opens the files themselves without following symlinks.
 
 Timestamps must be integers in :data:`IMPORT_TIMESTAMP_RANGE_MS` (1970-01-01
 to 2099-12-31 UTC, epoch ms); a record outside it is dropped with a warning naming the field and the range.
+At import the store also holds each record to the validator's rule for times a write brings itself
+(:func:`~meta_memory.agent_memory.validator.stamps_problem`: no later than now + 24 h), record by record.
 """
 
 from __future__ import annotations

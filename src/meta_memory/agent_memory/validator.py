@@ -620,13 +620,25 @@ def _plan_mutation(
 RESTORE_CLOCK_SKEW_MS = 24 * 60 * 60 * 1000
 
 
-def _check_stamps(i: int, now_ms: int, created: int, updated: int, *others: int | None) -> None:
-    """A write that brings its own times (a restore, an import from another system) lands them only within
-    ``0 .. now + RESTORE_CLOCK_SKEW_MS`` with ``updated >= created``: a record dated in the far future
-    would stay the newest in every recency order, one before the epoch breaks them."""
+#: The rule of :func:`stamps_problem`, as a refusal names it.
+STAMPS_RULE = "timestamps must be epoch ms between 0 and now (+24 h), with updated_at_ms >= created_at_ms"
+
+
+def stamps_problem(now_ms: int, created: int, updated: int, *others: int | None) -> str | None:
+    """:data:`STAMPS_RULE` when times a write brings itself (a restore, an import from another system or a
+    legacy markdown file) break it, else ``None``: they land only within ``0 .. now + RESTORE_CLOCK_SKEW_MS``
+    with ``updated >= created``, as a record dated in the far future would stay the newest in every recency
+    order and one before the epoch breaks them."""
     stamps = [t for t in (created, updated, *others) if t is not None]
     if any(t < 0 or t > now_ms + RESTORE_CLOCK_SKEW_MS for t in stamps) or updated < created:
-        raise _invalid(i, "timestamps must be epoch ms between 0 and now (+24 h), with updated_at_ms >= created_at_ms")
+        return STAMPS_RULE
+    return None
+
+
+def _check_stamps(i: int, now_ms: int, created: int, updated: int, *others: int | None) -> None:
+    problem = stamps_problem(now_ms, created, updated, *others)
+    if problem is not None:
+        raise _invalid(i, problem)
 
 
 def _plan_restore(i: int, batch: StagedBatch, overlay: _Overlay, op: RestoreOp, now_ms: int) -> MemoryRecord:

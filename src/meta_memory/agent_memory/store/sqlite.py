@@ -108,6 +108,7 @@ from meta_memory.agent_memory.store.schema import (
     migrate,
 )
 from meta_memory.agent_memory.store.telemetry import PendingTelemetry, TelemetryDrops
+from meta_memory.agent_memory.validator import stamps_problem
 from meta_memory.clock import Clock, SystemClock
 from meta_memory.errors import AgentMemoryError
 from meta_memory.identity import parse_identity, parse_realm
@@ -1323,6 +1324,10 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
                 seen.add(rec.memory_id)
                 if reader.get_record(rec.memory_id) is not None:
                     skips.append(f"memory id '{rec.memory_id}' already exists")
+                    continue
+                stamps = stamps_problem(self.clock.now_ms(), rec.created_at_ms, rec.updated_at_ms)
+                if stamps is not None:  # the validator's rule, judged per record so the others still land
+                    skips.append(f"record '{rec.memory_id}': {stamps}")
                     continue
                 title = compact_whitespace(rec.title)
                 try:
