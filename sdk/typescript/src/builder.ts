@@ -129,6 +129,9 @@ export const AGENT_MEMORY_KEYS: readonly string[] = [
   "max_realms",
   "max_open_realms",
   "recall_index_mb",
+  "max_ttl_s",
+  "tool_max_ttl_s",
+  "expiry_sweep_s",
   "realms",
   "steward",
 ];
@@ -191,6 +194,12 @@ export interface AgentMemoryOptions {
   maxOpenRealms?: number;
   /** SQLite: memory budget (MiB) of the in-process recall index, all realms together (LRU-evicted). Default 256. */
   recallIndexMb?: number;
+  /** The longest `ttlS` a caller may give a record (seconds; default 100 years). */
+  maxTtlS?: number;
+  /** The longest `ttl_s` the model may set through the `memory` tool (seconds; default 30 days, at most `maxTtlS`). */
+  toolMaxTtlS?: number;
+  /** How often the expiry sweep tombstones expired records (seconds; default 60). */
+  expirySweepS?: number;
   /** The realms the gateway serves (it must list `realm`); a call naming another is refused. Absent: any realm. */
   realms?: string[];
   steward?: boolean | StewardOptions;
