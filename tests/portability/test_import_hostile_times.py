@@ -30,6 +30,11 @@ def test_records_dated_in_the_future_or_before_the_epoch_are_refused_by_line(tmp
                  "created_at": "2024-01-01T00:00:00+00:00"},
     })
     state = tmp_path / "state"
+    dry = mm("import", "--from", "mem0", str(source), "--state-dir", str(state), "--dry-run", "--json")
+    assert dry.returncode == 1, dry.stderr  # a dry run refuses what the write would, and counts the rest
+    planned = json.loads(dry.stdout)
+    assert planned["created"] == 1 and {n["source_id"] for n in planned["refused"]} == {"future", "ancient",
+                                                                                        "later_update"}
     done = mm("import", "--from", "mem0", str(source), "--state-dir", str(state), "--json")
     assert done.returncode == 1, done.stderr
     report = json.loads(done.stdout)

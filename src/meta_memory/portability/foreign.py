@@ -36,7 +36,8 @@ from ..agent_memory.fields import FieldError, normalize_metadata, validate_recor
 from ..agent_memory.hashing import content_hash
 from ..agent_memory.model import Author, ImportedFrom, Kind, NewMemoryRecord, Provenance, Scope, TrustTier
 from ..agent_memory.store.base import AgentMemoryStore
-from ..agent_memory.validator import normalize_record, refuse_secrets
+from ..agent_memory.validator import normalize_record, refuse_secrets, stamps_problem
+from ..clock import SystemClock
 from ..errors import AgentMemoryError
 from ..integrations.langgraph_items import ITEM_TAG
 from ..limits import MAX_BATCH_OPS
@@ -150,10 +151,14 @@ def landing_op(rec: ForeignRecord, realm: str) -> CreateOp:
                     updated_at_ms=max(rec.updated_at_ms, rec.created_at_ms))
 
 
-def _checked(rec: ForeignRecord, realm: str) -> CreateOp:
-    """``rec``'s op after the checks the validator makes of one record (fields, secrets, scope). Raises
-    ``AgentMemoryError`` or ``ValueError`` naming the rule, never the matched text of a secret."""
+def _checked(rec: ForeignRecord, realm: str, now_ms: int) -> CreateOp:
+    """``rec``'s op after the checks the validator makes of one record (fields, secrets, its times against
+    ``now_ms``, epoch ms), so a dry run refuses what the write would. Raises ``AgentMemoryError`` or
+    ``ValueError`` naming the rule, never the matched text of a secret."""
     op = landing_op(rec, realm)
+    stamps = stamps_problem(now_ms, op.created_at_ms or 0, op.updated_at_ms or 0)
+    if stamps is not None:
+        raise ValueError(stamps)
     validate_record_fields(op.record.title, op.record.description, op.record.body)
     # the validator's scan of the same strings (its id too) is then answered by the scanner's clean memo
     refuse_secrets(op.record, 0, *(op.id,) if op.id else ())
@@ -188,6 +193,7 @@ def import_foreign(
     batches before stay; running the import again resumes) and ``AgentMemoryError`` (``io``) when the
     store fails."""
     keys = _StoredKeys(ITEM_TAG)
+    clock = store.clock if store is not None else SystemClock()
     for batch in _chunks(entries):
         ops: list[tuple[ForeignRecord, CreateOp]] = []
         for entry in batch:
@@ -198,7 +204,7 @@ def import_foreign(
             for name in entry.pending():
                 summary.not_carried[name] = summary.not_carried.get(name, 0) + 1
             try:
-                ops.append((entry, _checked(entry, summary.realm)))
+                ops.append((entry, _checked(entry, summary.realm, clock.now_ms())))
             except (AgentMemoryError, ValueError) as exc:
                 summary.refused.append(ForeignNote(entry.position, _shown(entry, exc), _refusal(exc)))
         fresh = _not_stored(store, summary, ops, keys) if store is not None else ops
