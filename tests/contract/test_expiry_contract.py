@@ -74,6 +74,10 @@ def test_an_expired_record_leaves_every_active_read_before_the_sweep(
         assert [r.id for r in listed.records] == [keep.memory_id]
         counts = h.memory_panel_overview().scopes[0].counts
         assert counts == {"active": 1, "expired": 1}
+        # the metrics' store census counts it as expired too, never as active (first scrape: a fresh census)
+        scrape = h.runtime.observability.metrics.render().decode()
+        assert 'meta_memory_records{realm="default",status="active"} 1.0' in scrape
+        assert 'meta_memory_records{realm="default",status="expired"} 1.0' in scrape
         # the record itself is still stored (a reviewer sees it) until the sweep
         assert h.runtime.agent_memory.store.get("default", brief.memory_id).status.kind.value == "active"
 
@@ -87,6 +91,8 @@ def test_an_expired_record_leaves_every_active_read_before_the_sweep(
         history = h.history_agent_memory(ID, brief.memory_id)
         assert history.versions[-1].status == "tombstoned"
         assert h.memory_panel_overview().scopes[0].counts == {"active": 1, "tombstoned": 1}
+        with h.runtime.agent_memory.store.snapshot("default") as tx:
+            assert tx.panel.census()["records"] == {"active": 1, "tombstoned": 1}
 
 
 def test_recall_answers_the_best_k_among_unexpired_records(
