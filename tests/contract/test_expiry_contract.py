@@ -252,6 +252,32 @@ def test_export_and_import_carry_expiry_and_never_revive_an_expired_record(
         assert _ids(h2.agent(ID).recall()) == [late]
 
 
+def test_import_refuses_a_live_record_expiring_past_the_targets_max_ttl(
+        builder: Callable[..., MetaBuilder], clock: ManualClock) -> None:
+    from meta_memory.portability import export_jsonl, import_jsonl
+    from meta_memory.portability.signing import ExportKey, LineSigner
+
+    key = ExportKey.new("test")
+    with builder().build() as h:
+        me = h.agent(ID)
+        short = me.remember("Short", "lives an hour", ttl_s=3_600).memory_id
+        long = me.remember("Long", "lives a day", ttl_s=86_400).memory_id
+        gone = me.remember("Gone", "forgotten, lived a day", ttl_s=86_400).memory_id
+        me.forget(gone)
+        buf = io.StringIO()
+        export_jsonl(h.runtime, buf, signer=LineSigner(key), ledger=False)
+    lines = buf.getvalue().splitlines()
+    number = {json.loads(line).get("record", {}).get("id"): n for n, line in enumerate(lines, 1)}
+    with builder("other", max_ttl_s=3_600).build() as h2:
+        summary = import_jsonl(h2.runtime, lines, keys=[key])
+        assert [(note.line, note.memory_id) for note in summary.refused] == [(number[long], long)]
+        assert "expires_at_ms is later than now + agent_memory.max_ttl_s (3600 s)" in summary.refused[0].why
+        store = h2.runtime.agent_memory.store
+        assert store.get("default", long) is None  # refused, never shortened
+        assert store.get("default", short).expires_at_ms == T0 + 3_600_000
+        assert store.get("default", gone).status.kind.value == "tombstoned"  # a tombstone's expiry is moot
+
+
 def test_an_expired_record_is_not_injected(builder: Callable[..., MetaBuilder], clock: ManualClock) -> None:
     with builder().build() as h:
         agent = h.agent(ID)
