@@ -185,6 +185,9 @@ class _Parser:
         return segments
 
     def field(self, path: tuple[str, ...], item: object, depth: int) -> FilterNode:
+        # a key's conditions nest too (``{"k": {"$not": {"$not": ...}}}``): the same cap as filters
+        if depth > MAX_FILTER_DEPTH:
+            raise FilterError(f"filter must nest at most {MAX_FILTER_DEPTH} levels deep")
         if len(path) > MAX_METADATA_DEPTH:
             raise FilterError(f"filter key paths have at most {MAX_METADATA_DEPTH} segments")
         if not isinstance(item, Mapping):
