@@ -12,7 +12,7 @@ Rules, checked in this order:
 3. ``action`` is one of the five: ``unknown action '<x>' (expected remember,
    update, forget, recall, or propose_to_mob)``;
 4. every present field has its schema type (``null`` counts as absent); ``ttl_s`` only with
-   remember or update (``\`ttl_s\` applies to actions "remember" and "update" only``);
+   remember or update (otherwise the error says it applies to those two only);
 5. per action, the required fields: ``memory_id`` first (update, forget), then
    ``title`` (whitespace-compacted), ``body`` (trimmed), each refused as
    missing with the text: backtick-quoted name, "is required for action", the
