@@ -112,6 +112,11 @@ def test_filters_on_recall_and_list(gateway: Rpc) -> None:
     # overflow SQLite's parser (an ``io`` error) were it not refused as a cap first
     ({"filter": {"n": _key_nots(9)}}, "nest at most 8"),
     ({"filter": {"n": _key_nots(50)}}, "nest at most 8"),
+    # an empty filter inside a logical operator is refused by name, not compiled to broken SQL (an io error)
+    ({"filter": {"$and": [{}]}}, "must not be empty"),
+    ({"filter": {"$or": [{"n": 1}, {}]}}, "must not be empty"),
+    ({"filter": {"$not": {}}}, "must not be empty"),
+    ({"filter": {"$not": {"$and": [{}]}}}, "must not be empty"),
 ])
 def test_bad_filters_are_refused_naming_the_rule(gateway: Rpc, params: dict[str, Any], fragment: str) -> None:
     ident = uid()
