@@ -78,6 +78,8 @@ def test_an_expired_record_leaves_every_active_read_before_the_sweep(
         scrape = h.runtime.observability.metrics.render().decode()
         assert 'meta_memory_records{realm="default",status="active"} 1.0' in scrape
         assert 'meta_memory_records{realm="default",status="expired"} 1.0' in scrape
+        # history says so too, before the sweep: never "active"
+        assert [v.status for v in h.history_agent_memory(ID, brief.memory_id).versions] == ["expired"]
         # the record itself is still stored (a reviewer sees it) until the sweep
         assert h.runtime.agent_memory.store.get("default", brief.memory_id).status.kind.value == "active"
 

@@ -330,7 +330,7 @@ export interface HistoryResult {
  */
 export interface HistoryVersion {
   memoryId: string;
-  status: "active" | "quarantined" | "superseded" | "tombstoned" | "erased";
+  status: "active" | "expired" | "quarantined" | "superseded" | "tombstoned" | "erased";
   statusBeforeErase: string | null;
   supersededBy: string | null;
   supersedes: string | null;

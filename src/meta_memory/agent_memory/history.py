@@ -39,7 +39,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .model import MemoryRecord, Scope, StatusKind
+from .model import MemoryRecord, Scope, StatusKind, is_expired
 
 if TYPE_CHECKING:  # pragma: no cover
     from .store.tables import AuditRow
@@ -115,12 +115,20 @@ def _changes(rows: list["AuditRow"], rec: MemoryRecord | None, prior: MemoryReco
     return out
 
 
-def _version(rec: MemoryRecord, rows: list["AuditRow"], prior: MemoryRecord | None) -> dict[str, Any]:
+def _status(rec: MemoryRecord, now_ms: int) -> str:
+    """The version's status: its status kind, except ``expired`` for an active record past its expiry that
+    the sweep has not tombstoned yet (it is active nowhere else: the panel counts it as expired too)."""
+    if rec.status.kind is StatusKind.ACTIVE and is_expired(rec.expires_at_ms, now_ms):
+        return "expired"
+    return rec.status.kind.value
+
+
+def _version(rec: MemoryRecord, rows: list["AuditRow"], prior: MemoryRecord | None, now_ms: int) -> dict[str, Any]:
     changes = _changes(rows, rec, prior)
     withheld = "quarantined" if _quarantined_content(rec) else None
     return {
         "memory_id": rec.id,
-        "status": rec.status.kind.value,
+        "status": _status(rec, now_ms),
         "status_before_erase": None,
         "superseded_by": rec.status.detail if rec.status.kind is StatusKind.SUPERSEDED else None,
         "supersedes": rec.supersedes,
@@ -158,7 +166,7 @@ def _walk(edges: dict[str, list[str]], start: str, outside: set[str]) -> tuple[l
     return order, False
 
 
-def _live(tx: "ReadTx", scope: Scope, start: MemoryRecord) -> _Found:
+def _live(tx: "ReadTx", scope: Scope, start: MemoryRecord, now_ms: int) -> _Found:
     """The versions linked to ``start`` within ``scope``, walked breadth first from ``start`` (capped) over
     the scope's links, read in one pass; then the versions' rows in a few batched lookups."""
     edges: dict[str, list[str]] = {}  # id -> the ids it is linked to, both ways
@@ -186,7 +194,7 @@ def _live(tx: "ReadTx", scope: Scope, start: MemoryRecord) -> _Found:
     versions = []
     for rec in oldest_first:
         prior = found.get(rec.supersedes) if rec.supersedes else None
-        versions.append(_version(rec, by_id.get(rec.id, []), prior))
+        versions.append(_version(rec, by_id.get(rec.id, []), prior, now_ms))
     return _Found(versions, truncated)
 
 
@@ -227,12 +235,13 @@ def _erased(tx: "ReadTx", scope: Scope, memory_id: str) -> _Found | None:
     return _Found(versions, truncated)
 
 
-def record_history(tx: "ReadTx", scope: Scope, memory_id: str) -> dict[str, Any] | None:
+def record_history(tx: "ReadTx", scope: Scope, memory_id: str, now_ms: int) -> dict[str, Any] | None:
     """The history of record ``memory_id`` of ``scope`` read in ``tx``:
     ``{memory_id, order: "oldest_first", versions: [version...], truncated}``, or ``None`` when no record
     of ``scope`` has that id now or had it before an erase (another scope's record, an unknown id).
+    ``now_ms`` (epoch ms) tells an active version past its expiry (``expired``).
 
-    A version: ``{memory_id, status (active|superseded|quarantined|tombstoned|erased), superseded_by,
+    A version: ``{memory_id, status (active|expired|superseded|quarantined|tombstoned|erased), superseded_by,
     supersedes, derived_from, author (``{author, identity?, run_id?}``: the provenance's), trust, created_at_ms, updated_at_ms (UTC
     epoch ms), reason (the change that wrote it), withheld (null|"quarantined"|"erased"), title, body, tags
     (null when withheld), changes: [{change, at_ms, by (who wrote the change, shaped as ``author``; null when erased)}]}``;
@@ -241,7 +250,7 @@ def record_history(tx: "ReadTx", scope: Scope, memory_id: str) -> dict[str, Any]
     if rec is not None:
         if rec.scope != scope:
             return None
-        found = _live(tx, scope, rec)
+        found = _live(tx, scope, rec, now_ms)
     else:
         erased = _erased(tx, scope, memory_id)
         if erased is None:

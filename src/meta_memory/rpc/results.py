@@ -344,7 +344,7 @@ class HistoryVersion(Result):
     (UTC epoch ms, ``null``: never)."""
 
     memory_id: str
-    status: Literal["active", "quarantined", "superseded", "tombstoned", "erased"]
+    status: Literal["active", "expired", "quarantined", "superseded", "tombstoned", "erased"]
     status_before_erase: str | None
     superseded_by: str | None
     supersedes: str | None

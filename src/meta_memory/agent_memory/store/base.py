@@ -349,7 +349,7 @@ class AgentMemoryStore(ABC):
 
         name = self._check_scope_realm(realm, scope)
         with self.snapshot(name) as tx:
-            found = record_history(tx, scope, memory_id)
+            found = record_history(tx, scope, memory_id, self.clock.now_ms())
         if found is None:
             raise RecordNotFound(memory_id)
         return found
