@@ -15,10 +15,9 @@ import shutil
 import sqlite3
 from pathlib import Path
 
-from support import realm_db
-
 from meta_memory.recall import fts
 from meta_memory.sdk import Meta
+from support import realm_db
 
 DATA = Path(__file__).parent / "data"
 A, B = "ana", "ben"
