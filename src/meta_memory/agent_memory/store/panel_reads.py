@@ -353,7 +353,7 @@ class PanelReads:
 
     def census(self) -> dict[str, Any]:
         """``{"records": {status_kind: count}, "held_forgets": count}`` of the realm (the metrics' store
-        census): one ``GROUP BY`` over the status index and the standing held forgets."""
+        census): one ``GROUP BY`` over an index holding the status and the standing held forgets."""
         records = {str(r[0]): int(r[1]) for r in self._sql.rows(
             "SELECT status_kind, COUNT(*) FROM records GROUP BY status_kind")}
         row = self._sql.one("SELECT COUNT(*) FROM pending_forgets f " + STANDING_FORGETS)

@@ -8,7 +8,9 @@ schema it holds. Domains:
 - ``records-fts``: the full-text index owned by :mod:`meta_memory.recall.fts`.
   Its row name carries a fingerprint of ``create_statements()``; when recall
   changes its index definition, the index is dropped, recreated and refilled
-  from the active records at the next open, its per-scope statistics too.
+  from the active records at the next open, its per-scope statistics too
+  (unless the earlier definition is one of :data:`_SAME_INDEX_FINGERPRINTS`, whose
+  rows are today's: then only the new fingerprint is recorded).
 
 Deviation from the predecessor, on purpose: ``records`` has an explicit
 ``rid INTEGER PRIMARY KEY`` (the stable rowid the FTS row points at; a plain
@@ -334,7 +336,8 @@ def migrate(conn: sqlite3.Connection, now_ms: int) -> list[str]:
     """Apply missing migrations inside the caller's open write transaction.
 
     Returns the names applied (empty when the file was current). Rebuilds the
-    full-text index when its fingerprint changed (or on first creation).
+    full-text index when its fingerprint changed (or on first creation), except from
+    a definition whose rows are today's (:data:`_SAME_INDEX_FINGERPRINTS`).
     """
     applied = _apply_domain(conn, SCHEMA_DOMAIN, MIGRATIONS, now_ms)
 
