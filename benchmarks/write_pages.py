@@ -5,8 +5,9 @@ Run: ``python benchmarks/write_pages.py [--size 1000] [--writes 100] [--seed 7]`
 One identity is filled to ``--size`` records through staged batches (not counted), the full-text
 index is merged and the WAL checkpointed and truncated; then ``--writes`` public
 ``meta/agent_memory/remember`` calls run through the method table in process, with the store's
-background upkeep held off (no merge step, no checkpoint), so the WAL holds exactly the pages those
-writes committed. Each WAL frame names the database page it holds; ``dbstat`` says which table or
+background upkeep held off (no checkpoint), so the WAL holds exactly the pages those
+writes committed, and the full-text merges the background upkeep would run meanwhile are run in line
+every ``--merge-every`` writes and counted apart. Each WAL frame names the database page it holds; ``dbstat`` says which table or
 index owns that page, so the frames are attributed to the b-tree they belong to (page 1, the
 database header, as ``(header)``; pages on the freelist as ``(free)``).
 
@@ -25,6 +26,7 @@ import sqlite3
 import struct
 import sys
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -58,14 +60,26 @@ def owners(conn: sqlite3.Connection) -> dict[int, str]:
     return out
 
 
-def attribute(conn: sqlite3.Connection, db_path: Path, writes: int) -> dict[str, float]:
+def attribute(conn: sqlite3.Connection, db_path: Path, writes: int,
+              frames: Sequence[bool] | None = None) -> dict[str, float]:
+    """Frames per write by owning b-tree; only the frames whose flag in ``frames`` is true, when given."""
     page_size = int(conn.execute("PRAGMA page_size").fetchone()[0])
     by_page = owners(conn)
-    counts: collections.Counter[str] = collections.Counter(by_page.get(p, "(free)") for p in wal_pages(db_path, page_size))
+    pages = wal_pages(db_path, page_size)
+    counts: collections.Counter[str] = collections.Counter(
+        by_page.get(p, "(free)") for i, p in enumerate(pages) if frames is None or (i < len(frames) and frames[i]))
     return {name: n / writes for name, n in counts.most_common()}
 
 
-def ours(size: int, writes: int, seed: int, tmp: Path) -> dict[str, float]:
+def wal_frames(db_path: Path, page_size: int = 4096) -> int:
+    """Frames in ``db_path``'s WAL now (from its size)."""
+    size = Path(str(db_path) + "-wal").stat().st_size
+    return max(0, (size - _WAL_HEADER) // (_FRAME_HEADER + page_size))
+
+
+def ours(size: int, writes: int, seed: int, tmp: Path, merge_every: int) -> tuple[dict[str, float], dict[str, float]]:
+    """Frames per remember by b-tree: those its own commit wrote, and those of the full-text merges the
+    background upkeep would run for it (run here after every ``merge_every`` writes, to completion)."""
     vocab = Vocabulary(random.Random(seed))
     runtime = Runtime(MetaConfig(), tmp / "state")
     try:
@@ -84,11 +98,21 @@ def ours(size: int, writes: int, seed: int, tmp: Path) -> dict[str, float]:
                 pass
             db.writer.execute("COMMIT")
             db.writer.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        for _ in range(writes):
+        foreground: list[bool] = []  # per WAL frame: written by a remember's commit (else by a merge)
+        for i in range(writes):
             gateway.call("meta/agent_memory/remember",
                          {"identity": IDENTITY, "title": vocab.sentence(5).capitalize(), "body": vocab.sentence(40)}, ctx)
+            foreground += [True] * (wal_frames(db.path) - len(foreground))
+            if (i + 1) % merge_every == 0:
+                with db.write_lock:
+                    db.writer.execute("BEGIN IMMEDIATE")
+                    while store_merge(db.writer):
+                        pass
+                    db.writer.execute("COMMIT")
+                foreground += [False] * (wal_frames(db.path) - len(foreground))
         with db.write_lock:
-            return attribute(db.writer, db.path, writes)
+            return (attribute(db.writer, db.path, writes, foreground),
+                    attribute(db.writer, db.path, writes, [not f for f in foreground]))
     finally:
         runtime.close()
 
@@ -119,16 +143,21 @@ def main() -> int:
     ap.add_argument("--size", type=int, default=1000)
     ap.add_argument("--writes", type=int, default=100)
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--merge-every", type=int, default=16,
+                    help="writes between two full-text merge rounds (the background upkeep's, run here in line)")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        mine = ours(args.size, args.writes, args.seed, Path(tmp))
+        mine, merges = ours(args.size, args.writes, args.seed, Path(tmp), args.merge_every)
         base = raw(args.size, args.writes, args.seed, Path(tmp))
-    print(f"WAL frames per write at {args.size} records, {args.writes} writes (background merges and checkpoints off)")
-    for title, rows in (("public remember", mine), ("raw insert + FTS5 + commit", base)):
+    print(f"WAL frames per write at {args.size} records, {args.writes} writes (no checkpoint while counting)")
+    for title, rows in (("public remember, its commit", mine),
+                        (f"public remember, full-text merges off the write path (every {args.merge_every} writes)", merges),
+                        ("raw insert + FTS5 + commit (FTS5's merges inside the commit)", base)):
         print(f"\n{title}: {sum(rows.values()):.2f} frames per write")
         for name, n in rows.items():
             print(f"  {name:<40} {n:6.2f}")
-    print(f"\nframes ours / raw: {sum(mine.values()) / sum(base.values()):.2f}")
+    print(f"\nframes per commit ours / raw: {sum(mine.values()) / sum(base.values()):.2f}; with the merges: "
+          f"{(sum(mine.values()) + sum(merges.values())) / sum(base.values()):.2f}")
     return 0
 
 
