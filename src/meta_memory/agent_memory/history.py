@@ -26,7 +26,8 @@ trust, author, links, times) and the audit rows (one per op; :mod:`.batch`). A c
 - ``retier`` a trust change; ``rank`` a working-set rank set or cleared; ``erase`` the erase.
 
 Content: a version holding quarantined content (quarantined, or tombstoned and ever quarantined:
-the panel's rule) is listed with its metadata but without ``title``, ``body`` and ``tags``
+the panel's rule) is listed with its status, links and changes but without ``title``, ``body``, ``tags``
+and ``metadata``
 (``withheld: "quarantined"``): recall and listing never hand quarantined text to an agent, and
 history does not either. An erased version keeps only its id, its status before the erase and
 the kinds and times of its changes (``withheld: "erased"``; its author and trust went with it).
@@ -133,6 +134,8 @@ def _version(rec: MemoryRecord, rows: list["AuditRow"], prior: MemoryRecord | No
         "title": None if withheld else rec.title,
         "body": None if withheld else rec.body,
         "tags": None if withheld else list(rec.tags),
+        "metadata": None if withheld else dict(rec.metadata),
+        "expires_at_ms": rec.expires_at_ms,
         "changes": changes,
     }
 
@@ -216,7 +219,8 @@ def _erased(tx: "ReadTx", scope: Scope, memory_id: str) -> _Found | None:
             "created_at_ms": before[0].applied_at_ms if before else None,
             "updated_at_ms": erase.applied_at_ms,
             "reason": _PLAIN.get(before[0].op_kind, before[0].op_kind) if before else "created",
-            "withheld": "erased", "title": None, "body": None, "tags": None,
+            "withheld": "erased", "title": None, "body": None, "tags": None, "metadata": None,
+            "expires_at_ms": None,
             "changes": _changes(history, None, None),
         })
     versions.sort(key=lambda v: (v["created_at_ms"] is None, v["created_at_ms"] or 0, v["memory_id"]))
