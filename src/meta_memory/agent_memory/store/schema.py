@@ -211,8 +211,7 @@ _FEWER_PAGES_PER_WRITE = [
     f"INSERT INTO {fts.CHANGES_TABLE}(seq, rid) SELECT seq, rid FROM {_LEGACY_CHANGES_TABLE} ORDER BY seq",
     f"DROP TABLE {_LEGACY_CHANGES_TABLE}",
     # Only the quarantine queue lists records realm-wide by status and creation time, so only quarantined
-    # rows are indexed for it: a record written active (nearly every write) adds no entry. The census's
-    # count by status reads any index holding the status (every record index of the scope does).
+    # rows are indexed for it: a record written active (nearly every write) adds no entry.
     "DROP INDEX IF EXISTS records_status_created_idx",
     "CREATE INDEX IF NOT EXISTS records_quarantined_idx ON records(created_at_ms, memory_id) "
     "WHERE status_kind = 'quarantined'",
