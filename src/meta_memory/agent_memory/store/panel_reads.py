@@ -353,7 +353,7 @@ class PanelReads:
 
     def census(self) -> dict[str, Any]:
         """``{"records": {status: count}, "held_forgets": count}`` of the realm (the metrics' store
-        census): one ``GROUP BY`` over the status index and the standing held forgets. ``status`` is the
+        census): one ``GROUP BY`` over the records and the standing held forgets. ``status`` is the
         record's status kind, except that an active record past its expiry the sweep has not reached yet
         counts as ``expired``, never as ``active`` (as in :meth:`scope_overview`)."""
         records: dict[str, int] = {}

@@ -214,6 +214,7 @@ class _RealmDb:
                 # refresh the statistics the planner asked for, sampled so closing stays quick
                 self.writer.execute(f"PRAGMA analysis_limit = {planner.ANALYSIS_LIMIT}")
                 self.writer.execute("PRAGMA optimize")
+                planner.note_empty_partial_indexes(self.writer)
             with self.checkpoint_lock:
                 conns = [self.writer, *self.idle, *([self.checkpoint_conn] if self.checkpoint_conn else [])]
                 for conn in conns:
