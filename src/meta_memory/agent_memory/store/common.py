@@ -67,7 +67,7 @@ from meta_memory.agent_memory.store.base import (
     dumps,
 )
 from meta_memory.agent_memory.store.dialect import Dialect
-from meta_memory.agent_memory.store.tables import Sql
+from meta_memory.agent_memory.store.tables import AUDIT_INSERT_COLUMNS, Sql
 from meta_memory.agent_memory.store.tx import ReadTx, WriteTx
 from meta_memory.agent_memory.validator import AuditEntry, normalize_record, plan_batch
 from meta_memory.errors import AgentMemoryError, RecordNotFound
@@ -466,12 +466,13 @@ class SqlAgentMemoryStore(AgentMemoryStore):
         """Remove the index rows (full text and any other) of a record that stopped being active."""
 
     @abstractmethod
-    def _load_stage(self, conn: Any, realm: str, token: str) -> str | None:
-        """The batch JSON staged under ``token``, or ``None``."""
+    def _insert_rows(self, conn: Any, realm: str, table: str, columns: str, rows: Sequence[tuple[Any, ...]]) -> None:
+        """Insert ``rows`` (values of ``columns``, a comma-separated list) into ``realm``'s ``table``."""
 
     @abstractmethod
-    def _delete_stage(self, conn: Any, realm: str, token: str) -> bool:
-        """Drop the ``stage`` row of ``token``; whether there was one."""
+    def _scope_footprint(self, conn: Any, scope: Scope, limit: int) -> tuple[int, int]:
+        """``(records, UTF-8 bytes of title + description + body)`` over at most ``limit`` non-tombstoned
+        records of ``scope`` (a bounded read: the count stops at ``limit``)."""
 
     @abstractmethod
     def _active_sql(self, realm: str, scope: Scope, tail: str, params: Sequence[Any]) -> tuple[str, tuple[Any, ...]]:
@@ -515,7 +516,7 @@ class SqlAgentMemoryStore(AgentMemoryStore):
                 conn,
                 batch.realm,
                 "audit",
-                "stage_token, op_index, op_kind, memory_id, detail, applied_at_ms",
+                AUDIT_INSERT_COLUMNS,
                 [(token, e.op_index, e.op_kind, e.memory_id, d, now) for e, d in zip(plan.audit, details, strict=True)],
             )
         if reason is not None:
@@ -528,40 +529,6 @@ class SqlAgentMemoryStore(AgentMemoryStore):
             records=dict(plan.records),
             quarantined=reason,
         )
-
-    def apply_batch(self, batch: StagedBatch, *, gate: WriteGate | None = None) -> BatchReceipt:
-        """See :meth:`AgentMemoryStore.apply_batch`. The audit token has prefix ``direct``."""
-        g = self._effective_gate(gate)
-        return self._write(batch.realm, lambda conn: self._apply_in_tx(conn, batch, g, mint_token("direct")))
-
-    def stage(self, batch: StagedBatch) -> str:
-        """See :meth:`AgentMemoryStore.stage`. The batch is validated (without a gate) before it is staged."""
-        with self.transaction(batch.realm) as tx:
-            return tx.stage(batch)
-
-    def commit_staged(self, realm: str, token: str, *, gate: WriteGate | None = None) -> BatchReceipt:
-        """See :meth:`AgentMemoryStore.commit_staged`."""
-        g = self._effective_gate(gate)
-        name = self._realm_name(realm)
-
-        def fn(conn: Any) -> BatchReceipt:
-            payload = self._load_stage(conn, name, token)
-            if payload is None:
-                raise AgentMemoryError("invalid_record", f"unknown stage token '{token}'")
-            receipt = self._apply_in_tx(conn, StagedBatch.from_json(json.loads(payload)), g, token)
-            self._delete_stage(conn, name, token)
-            return receipt
-
-        if not self._has_realm(name):
-            raise AgentMemoryError("invalid_record", f"unknown stage token '{token}'")
-        return self._write(name, fn)
-
-    def discard_staged(self, realm: str, token: str) -> bool:
-        """See :meth:`AgentMemoryStore.discard_staged`."""
-        name = self._realm_name(realm)
-        if not self._has_realm(name):
-            return False
-        return self._write(name, lambda conn: self._delete_stage(conn, name, token))
 
     # ----------------------------------------------------------------- active-record reads
 
@@ -763,7 +730,7 @@ class SqlAgentMemoryStore(AgentMemoryStore):
                                  "proposal": True})
                 for p in proposals
             ]
-            self._insert_rows(conn, name, "audit", "stage_token, op_index, op_kind, memory_id, detail, applied_at_ms", [
+            self._insert_rows(conn, name, "audit", AUDIT_INSERT_COLUMNS, [
                 (token, i, "erase", mid, dumps({"op": "erase", "erased_by": erased_by, "reason": reason, **detail}), now)
                 for i, (mid, detail) in enumerate(audit)
             ])
@@ -791,8 +758,9 @@ class SqlAgentMemoryStore(AgentMemoryStore):
         quarantined record: what a tombstone-retention sweep may erase. At most ``limit`` starting ids."""
         name = self._realm_name(realm)
 
-        def fn(conn: Any) -> list[str]:
-            reader = self._reader(conn, name)
+        def fn(tx: WriteTx) -> list[str]:
+            conn = tx._sql.conn
+            reader = tx.reader
             out: list[str] = []
             seen: set[str] = set()
             for rec in self._tombstoned_before(conn, name, cutoff_ms, limit):
@@ -806,7 +774,8 @@ class SqlAgentMemoryStore(AgentMemoryStore):
                     out.append(rec.id)
             return out
 
-        return self._write(name, fn)
+        with self.transaction(name) as tx:
+            return fn(tx)
 
     @abstractmethod
     def _tombstoned_before(self, conn: Any, realm: str, cutoff_ms: int, limit: int) -> list[MemoryRecord]:
@@ -823,12 +792,6 @@ class SqlAgentMemoryStore(AgentMemoryStore):
         name = self._realm_name(realm)
         (rows,) = self._read_all(name, [self._page_sql(name, after, max(1, limit), scope)])
         return [(r["rid"], row_to_record(name, r)) for r in rows]
-
-    def active_records(self, realm: str, scope: Scope) -> list[MemoryRecord]:
-        """See :meth:`AgentMemoryStore.active_records` (updated DESC, created DESC, insertion DESC)."""
-        name = self._realm_name(realm)
-        (rows,) = self._active_reads(name, scope, [(_NEWEST_FIRST, ())])
-        return [row_to_record(name, r) for r in rows]
 
     def recent(self, realm: str, scope: Scope, limit: int, where: FilterNode | None = None) -> list[MemoryRecord]:
         """See :meth:`AgentMemoryStore.recent`."""
