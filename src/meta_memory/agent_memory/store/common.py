@@ -29,7 +29,7 @@ from abc import abstractmethod
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Generic, TypeVar, cast
 
 from meta_memory.agent_memory.batch import BatchReceipt, StagedBatch
 from meta_memory.agent_memory.erase import (
@@ -67,7 +67,7 @@ from meta_memory.agent_memory.store.base import (
     dumps,
 )
 from meta_memory.agent_memory.store.dialect import Dialect
-from meta_memory.agent_memory.store.tables import AUDIT_INSERT_COLUMNS, Sql
+from meta_memory.agent_memory.store.tables import AUDIT_INSERT_COLUMNS, Connection, Sql
 from meta_memory.agent_memory.store.tx import ReadTx, WriteTx
 from meta_memory.agent_memory.validator import AuditEntry, normalize_record, plan_batch
 from meta_memory.errors import AgentMemoryError, RecordNotFound
@@ -90,6 +90,9 @@ __all__ = [
     "row_to_view",
     "state_values",
 ]
+
+#: The backend's driver connection type (``sqlite3.Connection``, psycopg's ``Connection``).
+C = TypeVar("C", bound=Connection)
 
 #: Staged batches older than this (24 h, ms) are collected at a realm's first use, unless a pending
 #: promotion references them.
@@ -309,7 +312,7 @@ class SqlRecordReader:
 
     __slots__ = ("_store", "_conn", "realm")
 
-    def __init__(self, store: SqlAgentMemoryStore, conn: Any, realm: str) -> None:
+    def __init__(self, store: SqlAgentMemoryStore[Any], conn: Connection, realm: str) -> None:
         self._store = store
         self._conn = conn
         self.realm = realm
@@ -396,7 +399,7 @@ def _erasable_proposals(tx: WriteTx, closure: Sequence[MemoryRecord], identity: 
     return out
 
 
-class SqlAgentMemoryStore(AgentMemoryStore):
+class SqlAgentMemoryStore(AgentMemoryStore, Generic[C]):
     """The backend-neutral half of a SQL agent-memory store (see the module docstring).
 
     Subclasses implement the row primitives below with their own SQL; every one
@@ -407,13 +410,13 @@ class SqlAgentMemoryStore(AgentMemoryStore):
     # ----------------------------------------------------------------- transactions
 
     @abstractmethod
-    def _write_conn(self, realm: str) -> contextlib.AbstractContextManager[Any]:
+    def _write_conn(self, realm: str) -> contextlib.AbstractContextManager[C]:
         """The connection of one write transaction on realm ``realm`` (a validated name) holding its
         write lock, plain table names reading that realm only; commits when the block ends, rolls back
         on anything raised (backend errors become ``AgentMemoryError("io", ...)``)."""
 
     @abstractmethod
-    def _snapshot_conn(self, realm: str) -> contextlib.AbstractContextManager[Any]:
+    def _snapshot_conn(self, realm: str) -> contextlib.AbstractContextManager[C]:
         """The connection of one read-only snapshot of realm ``realm`` (no write lock), plain table
         names reading that realm only."""
 
@@ -433,7 +436,7 @@ class SqlAgentMemoryStore(AgentMemoryStore):
 
     # ----------------------------------------------------------------- row primitives
 
-    def _reader(self, conn: Any, realm: str) -> SqlRecordReader:
+    def _reader(self, conn: C, realm: str) -> SqlRecordReader:
         return SqlRecordReader(self, conn, realm)
 
     @abstractmethod
@@ -450,27 +453,27 @@ class SqlAgentMemoryStore(AgentMemoryStore):
         """As :meth:`_realm_records`, for any of the realm's tables (``table``)."""
 
     @abstractmethod
-    def _insert_record(self, conn: Any, realm: str, rec: MemoryRecord) -> int:
+    def _insert_record(self, conn: C, realm: str, rec: MemoryRecord) -> int:
         """Insert ``rec`` (:func:`insert_values`); returns its row id."""
 
     @abstractmethod
-    def _update_record(self, conn: Any, realm: str, rec: MemoryRecord) -> int:
+    def _update_record(self, conn: C, realm: str, rec: MemoryRecord) -> int:
         """Write ``rec``'s state (:func:`state_values`) over the stored row; returns its row id."""
 
     @abstractmethod
-    def _index_record(self, conn: Any, realm: str, rid: int, rec: MemoryRecord) -> None:
+    def _index_record(self, conn: C, realm: str, rid: int, rec: MemoryRecord) -> None:
         """Add the full-text row of a record that became active."""
 
     @abstractmethod
-    def _unindex_record(self, conn: Any, realm: str, rid: int) -> None:
+    def _unindex_record(self, conn: C, realm: str, rid: int) -> None:
         """Remove the index rows (full text and any other) of a record that stopped being active."""
 
     @abstractmethod
-    def _insert_rows(self, conn: Any, realm: str, table: str, columns: str, rows: Sequence[tuple[Any, ...]]) -> None:
+    def _insert_rows(self, conn: C, realm: str, table: str, columns: str, rows: Sequence[tuple[Any, ...]]) -> None:
         """Insert ``rows`` (values of ``columns``, a comma-separated list) into ``realm``'s ``table``."""
 
     @abstractmethod
-    def _scope_footprint(self, conn: Any, scope: Scope, limit: int) -> tuple[int, int]:
+    def _scope_footprint(self, conn: C, scope: Scope, limit: int) -> tuple[int, int]:
         """``(records, UTF-8 bytes of title + description + body)`` over at most ``limit`` non-tombstoned
         records of ``scope`` (a bounded read: the count stops at ``limit``)."""
 
@@ -487,7 +490,7 @@ class SqlAgentMemoryStore(AgentMemoryStore):
 
     # ----------------------------------------------------------------- batches
 
-    def _apply_in_tx(self, conn: Any, batch: StagedBatch, gate: WriteGate | None, token: str) -> BatchReceipt:
+    def _apply_in_tx(self, conn: C, batch: StagedBatch, gate: WriteGate | None, token: str) -> BatchReceipt:
         now = self.clock.now_ms()
         reason = gate.quarantine_reason(batch.author, batch.kind.value, batch.evidence(), realm=batch.realm) \
             if gate else None
@@ -532,14 +535,14 @@ class SqlAgentMemoryStore(AgentMemoryStore):
 
     # ----------------------------------------------------------------- active-record reads
 
-    def _find_active_duplicate(self, conn: Any, scope: Scope, chash: str) -> MemoryRecord | None:
+    def _find_active_duplicate(self, conn: C, scope: Scope, chash: str) -> MemoryRecord | None:
         row = conn.execute(*self._active_sql(scope.realm, scope, _OLDEST_DUPLICATE, (chash,))).fetchone()
         return row_to_record(scope.realm, row) if row else None
 
     #: Content hashes looked up per statement by :meth:`_find_active_duplicates`.
     DUPLICATE_LOOKUP_CHUNK = 256
 
-    def _find_active_duplicates(self, conn: Any, scope: Scope, hashes: Sequence[str]) -> dict[str, MemoryRecord]:
+    def _find_active_duplicates(self, conn: C, scope: Scope, hashes: Sequence[str]) -> dict[str, MemoryRecord]:
         """For each of ``hashes`` held by an active record of ``scope``, the oldest such record: the
         exact-duplicate check of a bulk write, a few statements instead of one per record (each an
         ``IN`` list of seeks on the scope/status/hash index)."""
@@ -611,30 +614,30 @@ class SqlAgentMemoryStore(AgentMemoryStore):
     # ----------------------------------------------------------------- erase (beyond the spec)
 
     @abstractmethod
-    def _scope_records(self, conn: Any, realm: str, scope: Scope) -> list[MemoryRecord]:
+    def _scope_records(self, conn: C, realm: str, scope: Scope) -> list[MemoryRecord]:
         """Every record of ``scope`` (any status), inside a write transaction."""
 
     @abstractmethod
-    def _linked_children(self, conn: Any, realm: str, ids: Sequence[str]) -> list[MemoryRecord]:
+    def _linked_children(self, conn: C, realm: str, ids: Sequence[str]) -> list[MemoryRecord]:
         """Records that supersede, or derive from, any of ``ids``."""
 
     @abstractmethod
-    def _pending_promotion_records(self, conn: Any, realm: str, ids: Sequence[str]) -> list[str]:
+    def _pending_promotion_records(self, conn: C, realm: str, ids: Sequence[str]) -> list[str]:
         """The ids among ``ids`` that a *pending* gated promotion waits on."""
 
     @abstractmethod
-    def _delete_content(self, conn: Any, realm: str, ids: Sequence[str]) -> None:
+    def _delete_content(self, conn: C, realm: str, ids: Sequence[str]) -> None:
         """Delete the records' rows and every row that carries their content (see :mod:`..erase`)."""
 
     def _after_erase(self, realm: str, report: EraseReport, identity: str | None) -> None:
         """Backend clean-up after an erase committed (SQLite: rewrite the full-text index, truncate the WAL,
         cut the erased records out of imported markdown; ``identity`` is set for an identity erase)."""
 
-    def _erase_leftovers(self, conn: Any, realm: str) -> None:
+    def _erase_leftovers(self, conn: C, realm: str) -> None:
         """Inside the erase's transaction, after the rows went: drop what the backend keeps besides them
         (PostgreSQL: full-text terms no active record holds any more)."""
 
-    def _same_content(self, conn: Any, realm: str, recs: Sequence[MemoryRecord]) -> list[MemoryRecord]:
+    def _same_content(self, conn: C, realm: str, recs: Sequence[MemoryRecord]) -> list[MemoryRecord]:
         """Records sharing a scope and a content hash with any of ``recs`` (any status)."""
         by_scope: dict[Scope, set[str]] = {}
         for r in recs:
@@ -663,7 +666,7 @@ class SqlAgentMemoryStore(AgentMemoryStore):
         identity = scope.key if memory_id is None and scope.kind is ScopeKind.IDENTITY else None
 
         def fn(tx: WriteTx) -> EraseReport:
-            conn = tx._sql.conn
+            conn = cast(C, tx._sql.conn)
             reader = self._reader(conn, name)
             if memory_id is None:
                 start = self._scope_records(conn, name, scope)
@@ -746,7 +749,7 @@ class SqlAgentMemoryStore(AgentMemoryStore):
             self._after_erase(name, report, identity)
         return report
 
-    def _expired_records(self, conn: Any, realm: str, now_ms: int, limit: int) -> list[MemoryRecord]:
+    def _expired_records(self, conn: C, realm: str, now_ms: int, limit: int) -> list[MemoryRecord]:
         """See :meth:`~meta_memory.agent_memory.store.tx.WriteTx.expired` (inside ``conn``'s transaction)."""
         sql, params = self._realm_records(
             realm, RECORD_COLUMNS, "status_kind = 'active' AND expires_at_ms <= ? ORDER BY expires_at_ms, rid LIMIT ?",
@@ -759,7 +762,7 @@ class SqlAgentMemoryStore(AgentMemoryStore):
         name = self._realm_name(realm)
 
         def fn(tx: WriteTx) -> list[str]:
-            conn = tx._sql.conn
+            conn = cast(C, tx._sql.conn)
             reader = tx.reader
             out: list[str] = []
             seen: set[str] = set()
@@ -778,7 +781,7 @@ class SqlAgentMemoryStore(AgentMemoryStore):
             return fn(tx)
 
     @abstractmethod
-    def _tombstoned_before(self, conn: Any, realm: str, cutoff_ms: int, limit: int) -> list[MemoryRecord]:
+    def _tombstoned_before(self, conn: C, realm: str, cutoff_ms: int, limit: int) -> list[MemoryRecord]:
         """Tombstoned records with ``tombstoned_at_ms < cutoff_ms``, oldest first, at most ``limit``."""
 
     @abstractmethod

@@ -202,7 +202,7 @@ def _lock_key(*parts: str) -> int:
 # ============================================================================ the store
 
 
-class PostgresAgentMemoryStore(SqlAgentMemoryStore):
+class PostgresAgentMemoryStore(SqlAgentMemoryStore[psycopg.Connection[Any]]):
     """PostgreSQL store implementing :class:`~meta_memory.agent_memory.store.base.AgentMemoryStore`.
 
     Args:

@@ -207,7 +207,7 @@ def _stop_when_expired() -> int:
     return 1 if deadline.expired() else 0
 
 
-class SqliteAgentMemoryStore(SqlAgentMemoryStore):
+class SqliteAgentMemoryStore(SqlAgentMemoryStore[sqlite3.Connection]):
     """Per-realm SQLite store implementing :class:`~meta_memory.agent_memory.store.base.AgentMemoryStore`.
 
     Args:

@@ -106,12 +106,12 @@ class Sql:
 
     __slots__ = ("_conn", "dialect")
 
-    def __init__(self, conn: Any, dialect: Dialect) -> None:
+    def __init__(self, conn: Connection, dialect: Dialect) -> None:
         self._conn = conn
         self.dialect = dialect
 
     @property
-    def conn(self) -> Any:
+    def conn(self) -> Connection:
         """The driver connection (for the store's own primitives)."""
         return self._conn
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Collection, Iterator, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from meta_memory.agent_memory.batch import BatchReceipt, StagedBatch
 from meta_memory.agent_memory.erase import Erasure
@@ -63,7 +63,7 @@ class ReadTx:
     its ``with`` block.
     """
 
-    def __init__(self, store: SqlAgentMemoryStore, sql: Sql, realm: str) -> None:
+    def __init__(self, store: SqlAgentMemoryStore[Any], sql: Sql, realm: str) -> None:
         self._store = store
         self._sql = sql
         self.realm = realm
@@ -145,7 +145,7 @@ class WriteTx(ReadTx):
     read-write ones of :mod:`.tables`.
     """
 
-    def __init__(self, store: SqlAgentMemoryStore, sql: Sql, realm: str) -> None:
+    def __init__(self, store: SqlAgentMemoryStore[Any], sql: Sql, realm: str) -> None:
         super().__init__(store, sql, realm)
         self.now_ms = store.clock.now_ms()
         self._savepoints = 0
