@@ -1,14 +1,15 @@
 """The agent-memory store interface: one contract, two backends (SQLite and PostgreSQL).
 
-Every write is a :class:`~meta_memory.agent_memory.batch.StagedBatch` checked
-by the one validator (:func:`~meta_memory.agent_memory.validator.plan_batch`)
-and applied in one transaction with one audit row per op. The convenience
-writers (``remember``, ``supersede``, ``forget``...) only build batches: they
-are written once, here, over a few backend primitives (open a write
-transaction, read a live record, find an active duplicate, apply a batch
-inside the transaction, insert rows into a realm's table). What the SQL
-backends share beyond that lives in :mod:`.common`, their differing SQL
-spellings in :mod:`.dialect`.
+The interface is the store's primitives: a write transaction
+(:meth:`AgentMemoryStore.transaction`, a :class:`~meta_memory.agent_memory.store.tx.WriteTx` that nests
+through savepoints), a snapshot, the record reads (``get``, ``search``, ``neighbours``, ``recent``),
+telemetry, ``list_realms`` and ``close``. Every record write is a
+:class:`~meta_memory.agent_memory.batch.StagedBatch` checked by the one validator
+(:func:`~meta_memory.agent_memory.validator.plan_batch`) and applied through a ``WriteTx`` with one audit
+row per op; the planning of every write (dedup, tag merge, supersede, update, forget, propose, import)
+lives in :mod:`meta_memory.agent_memory.writes`. The convenience writers here (``remember``,
+``supersede``, ``forget``...) are batches of one: check what needs no transaction, open one, plan, apply.
+What the SQL backends share lives in :mod:`.common`, their differing SQL spellings in :mod:`.dialect`.
 
 Retention floors (reference §2B): a scope above
 :data:`DEFAULT_SCOPE_FLOOR_RECORDS` non-tombstoned records or

@@ -10,14 +10,14 @@ and write paths, §2D validator):
   (:func:`~meta_memory.agent_memory.validator.plan_batch`), write the
   records, keep the full-text index in step (a record has an index row iff it
   is active), write one audit row per op;
-- ``apply_batch``, ``stage``, ``commit_staged``, ``discard_staged``;
-- the active-record reads ``active_records``, ``recent`` and ``manifest``.
+- the active-record reads ``recent``, ``manifest``, ``list_active`` and the metadata filters;
+- ``erase`` and the tombstone-retention reads.
 
-A backend supplies the transaction (``_write``), the validator's reader
-(``_reader``) and a few row primitives (insert rows into a realm's table,
-insert/update a record, index or unindex it, read and drop a stage row, the
-SQL selecting one scope's active records) and the two transaction openers behind
-:meth:`transaction` and :meth:`snapshot` (:mod:`.tx` handles over :mod:`.tables`).
+A backend supplies the two transaction openers behind :meth:`transaction` and :meth:`snapshot`
+(:mod:`.tx` handles over :mod:`.tables`) and a few row primitives (insert rows into a realm's table,
+insert/update a record, index or unindex it, the SQL selecting one scope's active records), each
+typed with its driver's connection (the class is generic over it, bound to
+:class:`~meta_memory.agent_memory.store.tables.Connection`).
 """
 
 from __future__ import annotations
