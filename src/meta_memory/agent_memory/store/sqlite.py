@@ -113,8 +113,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-MAX_IMPORT_SKIP_REASONS = 8
-
 _T = TypeVar("_T")
 
 #: Idle reader connections kept per open realm.
