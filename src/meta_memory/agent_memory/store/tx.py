@@ -7,7 +7,9 @@ records (:meth:`ReadTx.get`, :meth:`ReadTx.active_duplicate`), the side-table re
 of :mod:`.tables` and the panel's read models (:attr:`ReadTx.panel`); a write handle adds
 :meth:`WriteTx.apply` and :meth:`WriteTx.stage`, both inside the one open transaction, so
 a review step can read, check, stage or apply and update side tables atomically without
-taking the realm's write lock twice.
+taking the realm's write lock twice, and :meth:`WriteTx.savepoint`, a nested transaction that
+rolls back only its own part. Every record write is planned by
+:mod:`meta_memory.agent_memory.writes` and applied through a write handle.
 
 A snapshot never takes the write lock (SQLite: a deferred read transaction on a pooled WAL
 reader; PostgreSQL: ``REPEATABLE READ READ ONLY`` without the advisory lock), so listings
