@@ -27,7 +27,8 @@ Domain rules broken by a value (the assertion ledger's field rules, a tool prove
 The method table (:meth:`meta_memory.rpc.registry.MethodTable.call`, the path every transport takes)
 answers them as :class:`InvalidParams` through :func:`meta_memory.rpc.params.rule_to_invalid_params`.
 
-The classes above, in that order, are :data:`CATALOGUE`: the one table the reverse mapping
+The classes above, in that order, are :data:`CATALOGUE` (derived from the classes declared here):
+the one table the reverse mapping
 (:func:`from_jsonrpc`, which the remote SDK transports use) is derived from. A refusal that shares a
 catalogued code subclasses that code's class (an HTTP token refused is
 :class:`~meta_memory.access.principal.AuthenticationFailed`, an :class:`AccessDenied`) and travels the
@@ -60,6 +61,7 @@ __all__ = [
     "ConfigError",
     "ValueRuleBroken",
     "CATALOGUE",
+    "catalogue_of",
     "from_jsonrpc",
 ]
 
@@ -344,22 +346,24 @@ class ConfigError(StartupError, ValueError):
     """Configuration refused at decode; the message names the key and the rule."""
 
 
-#: Every JSON-RPC refusal class, one per code, in the order of the table above: the one source of
-#: the code -> class mapping (:func:`from_jsonrpc`); the TypeScript SDK's table mirrors it.
-CATALOGUE: tuple[type[MetaError], ...] = (
-    ParseError,
-    InvalidRequest,
-    MethodNotFound,
-    InvalidParams,
-    InternalError,
-    RecordNotFound,
-    AccessControlNotConfigured,
-    CapacityExceeded,
-    MemoryBackendUnavailable,
-    AccessDenied,
-    AgentMemoryError,
-    QuarantineReviewRefused,
-)
+def catalogue_of(base: type[MetaError], module: str) -> tuple[type[MetaError], ...]:
+    """The refusal classes ``module`` declares directly under ``base``, in declaration order: one per
+    code (a class elsewhere, or a subclass of one of these, shares its parent's code and is rebuilt as
+    the parent). Raises ``TypeError`` when two of them claim one code."""
+    classes = tuple(cls for cls in base.__subclasses__() if cls.__module__ == module)
+    seen: dict[int, str] = {}
+    for cls in classes:
+        if cls.code in seen:
+            raise TypeError(f"{cls.__name__} and {seen[cls.code]} both claim code {cls.code}")
+        seen[cls.code] = cls.__name__
+    return classes
+
+
+#: Every JSON-RPC refusal class, one per code, in the order of the table above: derived from the
+#: classes this module declares (:func:`catalogue_of`), so a new refusal kind is catalogued by being
+#: written. The one source of the code -> class mapping (:func:`from_jsonrpc`); the TypeScript SDK's
+#: table mirrors it (checked through ``sdk/typescript/test/error-catalogue.json``).
+CATALOGUE: tuple[type[MetaError], ...] = catalogue_of(MetaError, __name__)
 
 _BY_CODE: dict[int, type[MetaError]] = {cls.code: cls for cls in CATALOGUE}
 

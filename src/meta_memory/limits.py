@@ -42,6 +42,7 @@ __all__ = [
     "MAX_DERIVED_SESSIONS",
     "MAX_REASON_BYTES",
     "MAX_BATCH_OPS",
+    "MAX_LIST_LIMIT",
     "DEFAULT_MAX_BATCH_MS",
     "DEFAULT_MAX_IN_FLIGHT",
     "DEFAULT_MAX_PER_KEY",
@@ -119,6 +120,10 @@ MAX_REASON_BYTES: Final = 400
 #: Most ops of one staged batch, and so the most records one ``remember_batch`` call (RPC, SDK or
 #: store) writes; an import cuts its records into batches of at most this many.
 MAX_BATCH_OPS: Final = 1024
+
+#: Most records one ``meta/agent_memory/list`` page holds (its ``limit``); the LangGraph store pages
+#: with it.
+MAX_LIST_LIMIT: Final = 500
 
 #: Recall provider calls running at once in one runtime (the time box's cap, which the SDK's handles
 #: also queue under): beyond it a call waits for a slot.

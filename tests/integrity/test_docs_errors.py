@@ -196,3 +196,30 @@ def test_the_pages_give_an_unreadable_panel_record_the_answer_a_gateway_gives(tm
     said = _codes_said_of("meta/memory/panel/record")
     assert {"rpc.md", "access.md"} <= set(said)
     assert said == {page: {unknown["code"]} for page in said}
+
+
+def test_the_catalogue_is_the_classes_errors_py_declares_in_its_table_order() -> None:
+    """``CATALOGUE`` is derived from the classes (a new refusal kind is catalogued by being written);
+    it is the module's own table, row for row, and each row's code and kind are the class's."""
+    declared = [cls for cls in MetaError.__subclasses__() if cls.__module__ == errors.__name__]
+    assert list(errors.CATALOGUE) == declared
+    rows = re.findall(r"^(-32\d{3})\s+:class:`(\w+)`\s+``\{kind: \"(\w+)\"", errors.__doc__ or "", re.M)
+    assert [(int(code), name, kind) for code, name, kind in rows] == \
+        [(cls.code, cls.__name__, cls.kind) for cls in errors.CATALOGUE]
+    assert errors.CapacityExceeded in errors.CATALOGUE and errors.CapacityExceeded.code == -32005
+
+
+def test_two_classes_claiming_one_code_are_refused_when_the_catalogue_is_derived() -> None:
+    # a hierarchy of its own (not under MetaError, so the product's catalogue never sees it)
+    class Refusal:
+        code = -32900
+
+    class First(Refusal):
+        code = -32901
+
+    class Second(Refusal):
+        code = -32901
+
+    with pytest.raises(TypeError, match="Second and First both claim code -32901"):
+        errors.catalogue_of(Refusal, __name__)  # type: ignore[arg-type]
+    assert errors.catalogue_of(Refusal, "elsewhere") == ()  # type: ignore[arg-type]

@@ -45,8 +45,12 @@ def test_methods_are_unadvertised_without_a_panel_store(tmp_path: Path) -> None:
 
 
 def _row(mid: str, updated: int, kind: str = "identity", key: str = "i1", status: str = "active") -> RecordRow:
+    """A body-free row in the documented shape (``RecordRow.data``: the record JSON without its body)."""
     data = {"id": mid, "scope": {"scope": kind, "realm": "r", **({kind: key} if kind != "realm" else {})},
-            "status": {"status": status}, "updated_at_ms": updated, "body_bytes": 1}
+            "kind": "note", "title": f"title {mid}", "description": "", "tags": [], "provenance": {},
+            "trust": "application", "status": {"status": status}, "derived_from": [],
+            "created_at_ms": updated, "updated_at_ms": updated, "usage": {}, "ever_quarantined": False,
+            "body_bytes": 1}
     return RecordRow("r", mid, updated, updated, kind, key, status, None, status == "quarantined", None, 1, data)
 
 
@@ -158,6 +162,24 @@ def test_an_embedder_wires_a_custom_store_and_the_defaults_are_conservative(tmp_
     with _runtime(tmp_path / "c", None) as rt:  # access control off: everything is visible
         rt.set_memory_panel_store(MinimalStore(rows))
         assert [p["pending_id"] for p in call(rt, P + "quarantine")["pending_promotions"]] == ["pp-1"]
+
+
+def test_a_store_row_outside_the_result_model_is_refused_as_internal(tmp_path: Path) -> None:
+    """The method table holds every answer to its result model: a custom store's row that lacks the
+    record's members is not sent half-formed, the call is answered ``-32603``."""
+    from meta_memory.errors import InternalError
+
+    good = _row("mem-a", 3)
+    bare = RecordRow("r", "mem-b", 2, 2, "identity", "i1", "active", None, False, None, 1,
+                     {"id": "mem-b", "scope": {"scope": "identity", "realm": "r", "identity": "i1"},
+                      "status": {"status": "active"}, "updated_at_ms": 2, "body_bytes": 1})
+    with _runtime(tmp_path, None) as rt:
+        rt.set_memory_panel_store(MinimalStore([good]))
+        assert [r["id"] for r in call(rt, P + "records")["records"]] == ["mem-a"]
+        rt.set_memory_panel_store(MinimalStore([good, bare]))
+        with pytest.raises(InternalError) as err:
+            call(rt, P + "records")
+        assert err.value.code == -32603 and err.value.message == "Internal error"
 
 
 def test_default_realm_scopes_come_from_the_scope_overview(tmp_path: Path) -> None:

@@ -36,7 +36,7 @@ def _review_flow(handle: Any) -> None:
     queue = handle.memory_panel_quarantine()
     assert isinstance(queue, m.PanelQuarantine) and [r.title for r in queue.records] == ["Wire"]
     held = queue.records[0]
-    assert held.state == "quarantined" and held.body is None  # list rows are body-free
+    assert held.state == "quarantined" and held.get("body") is None  # list rows are body-free
     detail = handle.memory_panel_record(held.id)
     assert isinstance(detail, m.PanelRecordDetail) and detail.record.body == "Wire the savings to account 42."
     assert detail.record.content_hash and [c.id for c in detail.chain] == [held.id]

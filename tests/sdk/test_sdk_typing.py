@@ -22,13 +22,13 @@ from meta_memory.ledger.model import MemoryIndexResult, MemoryStoreInfo
 from meta_memory.sdk import Agent, AsyncAgent, AsyncMetaHandle, AsyncSession, MetaHandle, Session
 from meta_memory.sdk.models import (
     AgentMemoryPage, AgentMemoryRecord, Capabilities, EraseResult, EventPage, InjectionBlock, MemoryToolResult,
-    PanelOverview, PanelRecordPage, QuarantineDecision, RecalledRecords, RememberBatchResult, SessionState, Status,
-    TurnToolResult,
+    PanelOverview, PanelRecordPage, QuarantineDecision, RecalledRecords, RememberBatchResult, RememberedRecord,
+    SessionState, Status, TurnToolResult,
 )
 
 
 def sync(h: MetaHandle) -> None:
-    assert_type(h.remember_agent_memory("a", title="t", body="b"), AgentMemoryRecord)
+    assert_type(h.remember_agent_memory("a", title="t", body="b"), RememberedRecord)
     assert_type(h.recall_agent_memory("a", query_text="q"), RecalledRecords)
     assert_type(h.status(), Status)
     assert_type(h.capabilities(), Capabilities)
@@ -41,7 +41,7 @@ def sync(h: MetaHandle) -> None:
     assert_type(h.ledger.stores(), list[MemoryStoreInfo])
     agent = h.agent("a", realm="r")
     assert_type(agent, Agent)
-    assert_type(agent.remember("t", "b", tags=["x"]), AgentMemoryRecord)
+    assert_type(agent.remember("t", "b", tags=["x"]), RememberedRecord)
     assert_type(agent.recall("q", k=3), RecalledRecords)
     assert_type(agent.list(), AgentMemoryPage)
     assert_type(agent.erase("m", dry_run=True), EraseResult)
@@ -56,8 +56,8 @@ def sync(h: MetaHandle) -> None:
 
 
 async def asynchronous(h: AsyncMetaHandle) -> None:
-    assert_type(h.remember_agent_memory("a", title="t", body="b"), Awaitable[AgentMemoryRecord])
-    assert_type(await h.remember_agent_memory("a", title="t", body="b"), AgentMemoryRecord)
+    assert_type(h.remember_agent_memory("a", title="t", body="b"), Awaitable[RememberedRecord])
+    assert_type(await h.remember_agent_memory("a", title="t", body="b"), RememberedRecord)
     assert_type(await h.recall_agent_memory("a"), RecalledRecords)
     assert_type(await h.status(), Status)
     assert_type(await h.memory_panel_records(), PanelRecordPage)
@@ -65,7 +65,7 @@ async def asynchronous(h: AsyncMetaHandle) -> None:
     assert_type(await h.ledger.index("e", "t", fact="f"), MemoryIndexResult)
     agent = h.agent("a")
     assert_type(agent, AsyncAgent)
-    assert_type(agent.remember("t", "b"), Awaitable[AgentMemoryRecord])
+    assert_type(agent.remember("t", "b"), Awaitable[RememberedRecord])
     assert_type(await agent.recall("q"), RecalledRecords)
     assert_type(agent.iter_records(), AsyncIterator[AgentMemoryRecord])
     assert_type(await h.remember_agent_memory_batch("a", [{"title": "t", "body": "b"}]), RememberBatchResult)
@@ -100,13 +100,13 @@ def test_the_check_fails_when_a_type_is_wrong(tmp_path: Path) -> None:
     wrong = '''
     from typing import assert_type
     from meta_memory.sdk import AsyncMetaHandle, MetaHandle
-    from meta_memory.sdk.models import AgentMemoryRecord
+    from meta_memory.sdk.models import RememberedRecord
 
     async def f(h: AsyncMetaHandle, s: MetaHandle) -> None:
-        assert_type(h.remember_agent_memory("a", title="t", body="b"), AgentMemoryRecord)
+        assert_type(h.remember_agent_memory("a", title="t", body="b"), RememberedRecord)
         s.agent("a").remember(title=1, body="b")
     '''
     out, status = _check(tmp_path, wrong)
     assert status == 1
-    assert 'Expression is of type "Awaitable[AgentMemoryRecord]"' in out, out
+    assert 'Expression is of type "Awaitable[RememberedRecord]"' in out, out
     assert 'Argument "title" has incompatible type "int"; expected "str"' in out, out

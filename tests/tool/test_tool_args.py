@@ -33,9 +33,9 @@ def test_remember_normalises_title_body_and_description() -> None:
         {"action": "remember", "title": "  Deploy\n  rule ", "body": "\n Needs approval. \n",
          "description": " when   deploying ", "tags": [" ops ", "ops", "", "prod"]}
     )
-    assert got == RememberAction(
-        RecordDraft(title="Deploy rule", body="Needs approval.", description="when deploying", tags=("ops", "prod"))
-    )
+    assert isinstance(got, RememberAction)
+    assert got.record == RecordDraft(title="Deploy rule", body="Needs approval.", description="when deploying",
+                                     tags=("ops", "prod"))
     assert got.record.kind == "fact" and got.record.trust == "agent_observed" and got.record.verification is None
 
 
@@ -52,12 +52,14 @@ def test_update_requires_memory_id_then_title_and_body() -> None:
     assert error({"action": "update", "memory_id": " "}) == '`memory_id` is required for action "update"'
     assert error({"action": "update", "memory_id": "m1", "body": "b"}) == '`title` is required for action "update"'
     got = parse_arguments({"action": "update", "memory_id": " m1 ", "title": "t", "body": "b", "kind": "gotcha"})
-    assert got == UpdateAction("m1", RecordDraft(title="t", body="b", kind="gotcha"))
+    assert isinstance(got, UpdateAction) and got.memory_id == "m1"
+    assert got.record == RecordDraft(title="t", body="b", kind="gotcha")
 
 
 def test_forget_requires_memory_id() -> None:
     assert error({"action": "forget"}) == '`memory_id` is required for action "forget"'
-    assert parse_arguments({"action": "forget", "memory_id": "mem-1"}) == ForgetAction("mem-1")
+    assert error({"action": "forget", "memory_id": None}) == '`memory_id` is required for action "forget"'
+    assert parse_arguments({"action": "forget", "memory_id": "mem-1"}) == ForgetAction(memory_id="mem-1")
 
 
 def test_unknown_kind_and_epistemic() -> None:
@@ -109,27 +111,28 @@ def test_types_are_checked() -> None:
 
 
 def test_recall_arguments() -> None:
-    assert parse_arguments({"action": "recall"}) == RecallAction(None, None)
+    assert parse_arguments({"action": "recall"}) == RecallAction()
     assert parse_arguments({"action": "recall", "query_text": "   "}).selection == "always"
     got = parse_arguments({"action": "recall", "query_text": " passport ", "max_entries": 500})
-    assert got == RecallAction("passport", 64) and got.selection == "contextual"
+    assert isinstance(got, RecallAction) and (got.query_text, got.max_entries) == ("passport", 64)
+    assert got.selection == "contextual"
 
 
 def test_nulls_count_as_absent() -> None:
     got = parse_arguments({"action": "remember", "title": "t", "body": "b", "kind": None, "epistemic": None,
                            "tags": None, "memory_id": None})
-    assert got == RememberAction(RecordDraft(title="t", body="b"))
+    assert isinstance(got, RememberAction) and got.record == RecordDraft(title="t", body="b")
 
 
 def test_json_text_and_non_objects() -> None:
-    assert parse_arguments(json.dumps({"action": "forget", "memory_id": "m"})) == ForgetAction("m")
+    assert parse_arguments(json.dumps({"action": "forget", "memory_id": "m"})) == ForgetAction(memory_id="m")
     for bad in ("not json", "[1]", [], 3, None):
         assert error(bad) == "memory tool arguments must be a JSON object"
 
 
 def test_propose_parses_a_record() -> None:
     got = parse_arguments({"action": "propose_to_mob", "title": "t", "body": "b", "kind": "procedure"})
-    assert got == ProposeToMobAction(RecordDraft(title="t", body="b", kind="procedure"))
+    assert isinstance(got, ProposeToMobAction) and got.record == RecordDraft(title="t", body="b", kind="procedure")
 
 
 json_values = st.recursive(
@@ -168,3 +171,26 @@ def test_valid_title_and_body_always_parse(title: str, body: str) -> None:
     else:
         got = parse_arguments(args)
         assert got.record.title == " ".join(title.split()) and got.record.body == body.strip()
+
+
+def test_every_action_type_checks_every_member_first_in_schema_order() -> None:
+    """Each action's model holds all the schema's members to their types before its own rules, in the
+    order the texts name them: a member the action ignores is still refused by its type."""
+    assert error({"action": "forget", "memory_id": "m", "title": 5}) == "`title` must be a string"
+    assert error({"action": "recall", "tags": "x", "title": 5}) == "`title` must be a string"
+    assert error({"action": "update", "body": 1, "tags": [2]}) == "`body` must be a string"
+    assert error({"action": "remember", "tags": [2], "max_entries": 0}) == "`tags` must be an array of strings"
+    assert error({"action": "remember", "ttl_s": 0, "max_entries": "x"}) == "`max_entries` must be an integer of at least 1"
+    assert error({"action": "remember", "title": "t", "body": "b", "ttl_s": 1.5}).startswith("`ttl_s` must be an integer")
+    # the type rule comes before the action's required members
+    assert error({"action": "update", "query_text": 3}) == "`query_text` must be a string"
+
+
+def test_propose_refuses_ttl_before_its_record_rules() -> None:
+    assert error({"action": "propose_to_mob", "ttl_s": 60}) == '`ttl_s` applies to actions "remember" and "update" only'
+    assert error({"action": "propose_to_mob", "title": "t"}) == '`body` is required for action "propose_to_mob"'
+
+
+def test_memory_id_longer_than_any_record_id_is_refused_without_echo() -> None:
+    msg = error({"action": "forget", "memory_id": "m" * 5000})
+    assert msg.startswith("`memory_id`: memory_id must be at most ") and "mmmm" not in msg

@@ -49,7 +49,7 @@ function queryParams(arg: string | T.MemoryQueryParams | undefined): Record<stri
 export const METHODS = {
   // system
   status: m<NoParams, T.Status>("meta/status"),
-  storageDoctor: m<NoParams, T.Open>("meta/storage/doctor"),
+  storageDoctor: m<NoParams, T.DoctorResult>("meta/storage/doctor"),
   storageBackup: m<T.StorageBackupParams, T.StorageBackupResult>("meta/storage/backup"),
   storageExport: m<T.StorageExportParams, T.StorageExportPage>("meta/storage/export"),
   capabilities: m<NoParams, T.Capabilities>("meta/capabilities"),
@@ -70,14 +70,14 @@ export const METHODS = {
   manifestAgentMemory: m<T.ManifestParams, T.AgentMemoryRecordMeta[]>("meta/agent_memory/manifest", records),
   listAgentMemory: m<T.ListParams, T.AgentMemoryPage>("meta/agent_memory/list"),
   historyAgentMemory: m<T.HistoryParams, T.RecordHistory>("meta/agent_memory/history"),
-  eraseAgentMemory: m<T.EraseParams, T.Open>("meta/agent_memory/erase"),
-  eraseIdentityAgentMemory: m<T.EraseIdentityParams, T.Open>("meta/agent_memory/erase_identity"),
+  eraseAgentMemory: m<T.EraseParams, T.EraseResult>("meta/agent_memory/erase"),
+  eraseIdentityAgentMemory: m<T.EraseIdentityParams, T.EraseResult>("meta/agent_memory/erase_identity"),
 
   // host surface: sessions, turns, the memory tool
   sessionNote: m<T.SessionNoteParams, T.SessionState>("meta/session/note"),
   sessionReset: m<T.SessionResetParams, T.SessionState>("meta/session/reset"),
-  sessionCompacted: m<T.SessionCompactedParams, T.SessionState>("meta/session/compacted"),
-  sessionRetire: m<T.SessionRetireParams, T.Open>("meta/session/retire"),
+  sessionCompacted: m<T.SessionCompactedParams, T.SessionCompactedResult>("meta/session/compacted"),
+  sessionRetire: m<T.SessionRetireParams, T.RetireResult>("meta/session/retire"),
   turnToolResult: m<T.ToolResultParams, T.ToolResultVerdict>("meta/turn/tool_result"),
   turnInject: m<T.InjectParams, T.InjectResult>("meta/turn/inject"),
   turnDefang: m<T.DefangParams, T.DefangResult>("meta/turn/defang"),
@@ -85,24 +85,24 @@ export const METHODS = {
   agentMemoryToolSchema: m<NoParams, T.MemoryToolSchema>("meta/agent_memory/tool_schema"),
 
   // review: quarantine, gating, steward, proposals
-  memoryQuarantineDecide: m<T.QuarantineDecideParams, T.Open>("meta/memory/quarantine/decide"),
-  gatingDecide: m<T.GatingDecideParams, T.Open>("meta/gating/decide"),
-  gatingCheck: m<T.GatingCheckParams, T.Open>("meta/gating/check"),
-  memoryStewardDream: m<T.RealmParams, T.Open>("meta/memory/steward/dream"),
-  memoryProposalsList: m<T.ProposalListParams, T.Open>("meta/memory/proposals/list"),
-  memoryProposalsDecide: m<T.ProposalDecideParams, T.Open>("meta/memory/proposals/decide"),
+  memoryQuarantineDecide: m<T.QuarantineDecideParams, T.QuarantineDecideResult>("meta/memory/quarantine/decide"),
+  gatingDecide: m<T.GatingDecideParams, T.GatingDecideResult>("meta/gating/decide"),
+  gatingCheck: m<T.GatingCheckParams, T.GatingCheckResult>("meta/gating/check"),
+  memoryStewardDream: m<T.RealmParams, T.DreamResult>("meta/memory/steward/dream"),
+  memoryProposalsList: m<T.ProposalListParams, T.ProposalsListResult>("meta/memory/proposals/list"),
+  memoryProposalsDecide: m<T.ProposalDecideParams, T.ProposalDecideResult>("meta/memory/proposals/decide"),
 
   // console memory panel
-  memoryPanelRecords: m<T.PanelParams, T.Open>("meta/memory/panel/records"),
-  memoryPanelRecord: m<T.PanelRecordParams, T.Open>("meta/memory/panel/record"),
-  memoryPanelQuarantine: m<T.PanelParams, T.Open>("meta/memory/panel/quarantine"),
-  memoryPanelDreams: m<T.PanelParams, T.Open>("meta/memory/panel/dreams"),
-  memoryPanelOverview: m<T.PanelParams, T.Open>("meta/memory/panel/overview"),
-  memoryPanelProposals: m<T.PanelParams, T.Open>("meta/memory/panel/proposals"),
-  memoryPanelInjections: m<T.PanelParams, T.Open>("meta/memory/panel/injections"),
-  memoryPanelHarvests: m<T.PanelParams, T.Open>("meta/memory/panel/harvests"),
-  memoryPanelDreamRuns: m<T.PanelParams, T.Open>("meta/memory/panel/dream_runs"),
-  memoryPanelAuditVerdicts: m<T.PanelParams, T.Open>("meta/memory/panel/audit_verdicts"),
+  memoryPanelRecords: m<T.PanelParams, T.PanelRecordsResult>("meta/memory/panel/records"),
+  memoryPanelRecord: m<T.PanelRecordParams, T.PanelRecordResult>("meta/memory/panel/record"),
+  memoryPanelQuarantine: m<T.PanelParams, T.PanelQuarantineResult>("meta/memory/panel/quarantine"),
+  memoryPanelDreams: m<T.PanelParams, T.PanelDreamsResult>("meta/memory/panel/dreams"),
+  memoryPanelOverview: m<T.PanelParams, T.PanelOverviewResult>("meta/memory/panel/overview"),
+  memoryPanelProposals: m<T.PanelParams, T.PanelProposalsResult>("meta/memory/panel/proposals"),
+  memoryPanelInjections: m<T.PanelParams, T.PanelInjectionsResult>("meta/memory/panel/injections"),
+  memoryPanelHarvests: m<T.PanelParams, T.PanelHarvestsResult>("meta/memory/panel/harvests"),
+  memoryPanelDreamRuns: m<T.PanelParams, T.PanelDreamRunsResult>("meta/memory/panel/dream_runs"),
+  memoryPanelAuditVerdicts: m<T.PanelParams, T.PanelAuditVerdictsResult>("meta/memory/panel/audit_verdicts"),
 } as const;
 
 export type MethodName = keyof typeof METHODS;

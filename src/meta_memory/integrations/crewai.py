@@ -41,6 +41,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 
 from pydantic import PrivateAttr
 
+from ..agent_memory.fields import MAX_TITLE_BYTES
 from ..sdk.agent import Session
 from ._session import check_session
 
@@ -48,13 +49,12 @@ __all__ = ["CrewMemory", "WITHHELD"]
 
 #: What the model sees instead of a tool result that could not be classified.
 WITHHELD = "[meta-memory could not classify this tool result ({reason}); it is withheld]"
-_TITLE_BYTES = 200
 _ID = re.compile(r"\bmemory (mem-[\w-]+)")
 
 
 def _title(text: str) -> str:
     line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "memory")
-    raw = line.encode("utf-8")[:_TITLE_BYTES]
+    raw = line.encode("utf-8")[:MAX_TITLE_BYTES]
     return raw.decode("utf-8", "ignore").strip() or "memory"
 
 

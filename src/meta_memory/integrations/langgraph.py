@@ -77,6 +77,7 @@ from meta_memory.integrations.langgraph_items import (
     key_tag,
     prefix_tag,
 )
+from meta_memory.limits import MAX_LIST_LIMIT, MAX_MEMORY_ENTRIES
 
 try:
     from langgraph.store.base import (
@@ -98,8 +99,8 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 
 __all__ = ["MetaMemoryStore", "identity_label"]
 
-RECALL_MAX = 64
-_PAGE = 500
+RECALL_MAX = MAX_MEMORY_ENTRIES
+_PAGE = MAX_LIST_LIMIT
 
 
 def _ttl_seconds(minutes: float) -> int:

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from meta_memory.agent_memory.fields import FieldError, normalize_metadata
+from meta_memory.agent_memory.fields import MAX_MEMORY_TAGS, MAX_TITLE_BYTES, FieldError, normalize_metadata
 from meta_memory.identity import parse_identity
 
 __all__ = ["ITEM_TAG", "ItemRecord", "identity_label", "item_record", "key_tag", "prefix_tag"]
@@ -89,9 +89,11 @@ def item_record(namespace: tuple[str, ...], key: str, value: Mapping[str, Any],
     except RecursionError:
         raise ValueError("LangGraph store values must be JSON: nested too deep") from None
     tags = (ITEM_TAG, key_tag(namespace, key), *(prefix_tag(namespace[:d]) for d in range(1, len(namespace) + 1)))
-    if len(tags) > 32:
-        raise ValueError("a namespace deeper than 30 labels cannot be stored (32 tags per record)")
-    title = key if len(key.encode("utf-8")) <= 200 else key.encode("utf-8")[:200].decode("utf-8", "ignore")
+    if len(tags) > MAX_MEMORY_TAGS:
+        raise ValueError(f"a namespace deeper than {MAX_MEMORY_TAGS - 2} labels cannot be stored "
+                         f"({MAX_MEMORY_TAGS} tags per record)")
+    encoded = key.encode("utf-8")
+    title = key if len(encoded) <= MAX_TITLE_BYTES else encoded[:MAX_TITLE_BYTES].decode("utf-8", "ignore")
     return ItemRecord(title=title or "item", body=body, tags=tags, metadata=item_metadata(value))
 
 

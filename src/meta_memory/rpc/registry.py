@@ -11,14 +11,15 @@ only place access control learns about a method.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from ..access.requirements import Requires
-from ..errors import AgentMemoryError, MethodNotFound, ValueRuleBroken
+from ..errors import AgentMemoryError, InternalError, MethodNotFound, ValueRuleBroken
 from ..observability.metrics import UNKNOWN_METHOD
 from ..observability.tracing import span
 from .params import RealmDefaulted, check_json_value, parse_params, rule_to_invalid_params
@@ -27,6 +28,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..runtime import Runtime
 
 __all__ = ["CallContext", "MethodSpec", "MethodTable", "to_jsonable"]
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -52,14 +55,16 @@ class MethodSpec:
     """One RPC method.
 
     ``parse`` turns raw ``params`` into a typed value (raising ``InvalidParams``);
-    ``handler(runtime, ctx, parsed)`` returns a pydantic model, a dict/list, or
-    ``None``. ``requires`` is the method's access requirement, evaluated on the
+    ``handler(runtime, ctx, parsed)`` returns an instance of ``result`` (the method's result model) or
+    the plain data it describes (a dict, validated against ``result`` before it is sent: :meth:`answer`).
+    ``requires`` is the method's access requirement, evaluated on the
     parsed value; ``mutating`` is ``True``/``False`` or a predicate on the parsed
     value (a read-only gateway refuses a call for which it holds). ``available``
     decides whether the method is advertised on a given runtime (e.g. panel
     methods need a panel-capable store). ``unavailable_hint`` is added to the method-not-found message when
-    it is not advertised; ``params_model`` and ``result`` (pydantic models, or ``None``) describe the
-    method in the OpenRPC document (``rpc.discover``).
+    it is not advertised; ``params_model`` and ``result`` (pydantic models, or a type such as
+    ``dict[str, Any]``) describe the method in the OpenRPC document (``rpc.discover``), and ``result``
+    is what every answer of the method is held to.
     """
 
     name: str
@@ -72,18 +77,48 @@ class MethodSpec:
     unavailable_hint: str = ""
     params_model: type[BaseModel] | None = None
     result: Any = None
+    _adapter: TypeAdapter[Any] | None = field(init=False, repr=False, compare=False, default=None)
 
     def __post_init__(self) -> None:
         if not isinstance(self.requires, Requires):
             raise TypeError(f"method {self.name!r} must declare requires= (a Requires)")
         if not (isinstance(self.mutating, bool) or callable(self.mutating)):
             raise TypeError(f"method {self.name!r} must declare mutating= (a bool or a predicate)")
+        if self.result is None:
+            raise TypeError(f"method {self.name!r} must declare result= (its result model)")
+        if not _is_model(self.result):
+            object.__setattr__(self, "_adapter", TypeAdapter(self.result))
+
+    def answer(self, value: Any) -> Any:
+        """The handler's ``value`` as JSON-compatible data, held to ``result``.
+
+        An instance of the result model is dumped as it is (it was validated when built); plain data
+        (a dict a service built) is validated against ``result`` and sent unchanged, member for member.
+        A result that does not fit is the gateway's own fault: it is logged and the call is answered
+        ``-32603`` (:class:`~meta_memory.errors.InternalError`), never sent half-formed.
+        """
+        model = self.result
+        if self._adapter is None and isinstance(value, model):
+            return value.model_dump(mode="json")
+        try:
+            if self._adapter is None:
+                model.model_validate(value)
+            else:
+                self._adapter.validate_python(value)
+        except ValidationError as exc:
+            log.error("method %s answered outside its result model: %s", self.name, exc)
+            raise InternalError() from None
+        return to_jsonable(value)
 
     def is_mutating(self, parsed: Any) -> bool:
         """Whether this call (with its parsed params) changes state."""
         if isinstance(self.mutating, bool):
             return self.mutating
         return bool(self.mutating(parsed))
+
+
+def _is_model(value: Any) -> bool:
+    return isinstance(value, type) and issubclass(value, BaseModel)
 
 
 #: Values :func:`to_jsonable` returns as they are (checked by exact type, before any other test).
@@ -137,8 +172,9 @@ class MethodTable:
 
         ``params`` is a :class:`~meta_memory.rpc.params.Params` model, a parser
         callable, or ``None`` (params must be absent or an empty object).
-        ``requires`` and ``mutating`` are mandatory (see :class:`MethodSpec`). ``params_model`` documents a parser callable's params;
-        ``result`` is the result's model (documentation only, it does not validate).
+        ``requires``, ``mutating`` and ``result`` are mandatory (see :class:`MethodSpec`). ``params_model``
+        documents a parser callable's params; ``result`` is the result's model: every answer is held to it
+        (:meth:`MethodSpec.answer`).
         """
 
         described: type[BaseModel] | None = params_model
@@ -233,7 +269,7 @@ class MethodTable:
                 if spec.is_mutating(parsed):
                     runtime.check_state_dir(name)
                 try:
-                    result = to_jsonable(spec.handler(runtime, ctx, parsed))
+                    result = spec.answer(spec.handler(runtime, ctx, parsed))
                 except AgentMemoryError as exc:
                     explained = runtime.explain_failed_read(exc)
                     if explained is exc:

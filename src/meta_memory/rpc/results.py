@@ -1,16 +1,19 @@
 """Result models of the system, ledger, agent-memory and host methods.
 
-They describe what each method returns (the OpenRPC document, ``rpc.discover``,
-is built from them and ``docs/rpc.md`` is checked against it); handlers still
-build their results themselves, and a test validates real results against these
-models, so the two cannot drift. Times are UTC epoch milliseconds, sizes UTF-8 bytes.
+They are what each method returns: the method table holds every answer to its
+method's model (:meth:`~meta_memory.rpc.registry.MethodSpec.answer`), the OpenRPC
+document (``rpc.discover``) is built from them (``docs/rpc.md`` is checked against
+it, and the TypeScript SDK's wire types are generated from it), and the Python SDK's
+typed results (``meta_memory.sdk.models``) are these models opened to members a
+newer gateway adds. Times are UTC epoch milliseconds, sizes UTF-8 bytes.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from ..ledger.model import MemoryStoreInfo
 
@@ -73,7 +76,7 @@ class LedgerStatus(Result):
 
 
 class StorageStatus(Result):
-    slots: list[Slot]
+    slots: Sequence[Slot]
 
 
 class UnlistedTool(Result):
@@ -90,7 +93,7 @@ class ContentTrustStatus(Result):
     default: str
     names_any_tool: bool
     default_untrusted_tools: int
-    unlisted_trusted_tools: list[UnlistedTool]
+    unlisted_trusted_tools: Sequence[UnlistedTool]
     unlisted_trusted_tools_other: int
     warning: str | None
 
@@ -138,8 +141,8 @@ class DoctorResult(Result):
 
     state_dir: str | None
     ok: bool = True
-    slots: list[Slot]
-    findings: list[Finding]
+    slots: Sequence[Slot]
+    findings: Sequence[Finding]
 
 
 class BackupFile(Result):
@@ -154,7 +157,7 @@ class BackupResult(Result):
 
     dest: str
     began_at_ms: int
-    files: list[BackupFile]
+    files: Sequence[BackupFile]
     bytes: int
     elsewhere: list[str]
     seconds: float
@@ -192,7 +195,7 @@ class Event(Result):
 
 
 class EventsListResult(Result):
-    events: list[Event]
+    events: Sequence[Event]
     last_event_id: str | None
 
 
@@ -254,7 +257,7 @@ class BatchItem(Result):
 
 
 class RememberBatchResult(Result):
-    results: list[BatchItem]
+    results: Sequence[BatchItem]
     created: int
     existing: int
     refused: int
@@ -295,7 +298,7 @@ class ManifestResult(Result):
 
 
 class ListResult(Result):
-    records: list[WireRecord]
+    records: Sequence[WireRecord]
     next_cursor: str | None
 
 
@@ -313,7 +316,7 @@ class EraseResult(Result):
     erased_at_ms: int | None
     count: int
     scopes: list[str]
-    records: list[ErasedRecord]
+    records: Sequence[ErasedRecord]
     #: ids of the proposals erased with the records (the identity's own, or holding the erased content)
     proposals: list[str]
 
@@ -360,7 +363,7 @@ class HistoryVersion(Result):
     tags: list[str] | None
     metadata: dict[str, Any] | None
     expires_at_ms: int | None
-    changes: list[HistoryChange]
+    changes: Sequence[HistoryChange]
 
 
 class HistoryResult(Result):
@@ -369,7 +372,7 @@ class HistoryResult(Result):
 
     memory_id: str
     order: Literal["oldest_first"]
-    versions: list[HistoryVersion]
+    versions: Sequence[HistoryVersion]
     truncated: bool
 
 
@@ -395,7 +398,8 @@ class ToolResultVerdict(Result):
 
 
 class InjectResult(Result):
-    text: str | None
+    #: The observation block; it carries the session's nonce, so it is left out of ``repr``.
+    text: str | None = Field(repr=False)
     skip_reason: str | None
     included_ids: list[str]
     rendered_bytes: int

@@ -7,6 +7,7 @@ belongs to another module (provenance, usage, dream detail) are plain objects he
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from ..ledger.model import MemoryConflictSignal
@@ -121,7 +122,7 @@ class ProposalListRow(Result):
 
 
 class ProposalsListResult(Result):
-    proposals: list[ProposalListRow]
+    proposals: Sequence[ProposalListRow]
 
 
 class ProposalDecideResult(Result):
@@ -184,7 +185,7 @@ class InjectionRow(Result):
 
 
 class PanelRecordsResult(Result):
-    records: list[RecordRow]
+    records: Sequence[RecordRow]
     next_cursor: str | None
     realms: list[str]
 
@@ -192,8 +193,8 @@ class PanelRecordsResult(Result):
 class PanelRecordResult(Result):
     realm: str
     record: RecordDetail
-    chain: list[ChainRow]
-    injections: list[InjectionRow]
+    chain: Sequence[ChainRow]
+    injections: Sequence[InjectionRow]
 
 
 class PromotionRow(Result):
@@ -222,9 +223,9 @@ class PendingForgetRow(Result):
 
 
 class PanelQuarantineResult(Result):
-    records: list[RecordRow]
-    pending_promotions: list[PromotionRow]
-    pending_forgets: list[PendingForgetRow]
+    records: Sequence[RecordRow]
+    pending_promotions: Sequence[PromotionRow]
+    pending_forgets: Sequence[PendingForgetRow]
     realms: list[str]
 
 
@@ -241,7 +242,7 @@ class DreamSummaryRow(Result):
 
 
 class PanelDreamsResult(Result):
-    runs: list[DreamSummaryRow]
+    runs: Sequence[DreamSummaryRow]
     withheld_by_access: bool
     realms: list[str]
 
@@ -257,7 +258,7 @@ class DreamRunRow(Result):
 
 
 class PanelDreamRunsResult(Result):
-    runs: list[DreamRunRow]
+    runs: Sequence[DreamRunRow]
     withheld_by_access: bool
     realms: list[str]
 
@@ -272,7 +273,7 @@ class AuditVerdictRow(Result):
 
 
 class PanelAuditVerdictsResult(Result):
-    verdicts: list[AuditVerdictRow]
+    verdicts: Sequence[AuditVerdictRow]
     realms: list[str]
 
 
@@ -309,7 +310,7 @@ class Floors(Result):
 
 
 class PanelOverviewResult(Result):
-    scopes: list[ScopeOverview]
+    scopes: Sequence[ScopeOverview]
     totals: Totals
     floors: Floors
     realms: list[str]
@@ -330,12 +331,12 @@ class PanelProposalRow(Result):
 
 
 class PanelProposalsResult(Result):
-    proposals: list[PanelProposalRow]
+    proposals: Sequence[PanelProposalRow]
     realms: list[str]
 
 
 class PanelInjectionsResult(Result):
-    injections: list[InjectionRow]
+    injections: Sequence[InjectionRow]
     realms: list[str]
 
 
@@ -349,5 +350,5 @@ class HarvestRow(Result):
 
 
 class PanelHarvestsResult(Result):
-    harvests: list[HarvestRow]
+    harvests: Sequence[HarvestRow]
     realms: list[str]

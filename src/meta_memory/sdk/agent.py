@@ -37,6 +37,7 @@ from .models import (
     RecalledRecords,
     RecordHistory,
     RememberBatchResult,
+    RememberedRecord,
     SessionCompactedResult,
     SessionState,
     TurnToolResult,
@@ -63,7 +64,7 @@ class _AgentMethods:
 
     @bound
     def remember(self, title: str, body: str, *, tags: list[str] | None = None,
-                 derived_from_sessions: list[str] | None = None, ttl_s: int | None = None) -> AgentMemoryRecord:
+                 derived_from_sessions: list[str] | None = None, ttl_s: int | None = None) -> RememberedRecord:
         """Remember one record (``title`` <= 200 B, ``body`` <= 64 KiB, <= 32 ``tags``); an identical active
         record is returned instead (``created=False``). ``derived_from_sessions``: this identity's sessions the
         content was derived from (quarantined, ``quarantined`` set, when one is tainted; see
@@ -265,7 +266,7 @@ class _SessionMethods:
         return self._handle.session_compacted(self.identity, self.session_key, realm=self.agent.realm)
 
     @bound
-    def remember(self, title: str, body: str, *, tags: list[str] | None = None) -> AgentMemoryRecord:
+    def remember(self, title: str, body: str, *, tags: list[str] | None = None) -> RememberedRecord:
         """The host's own write of content derived from this session (its LLM's summary, notes): an
         application write that names this session (``derived_from_sessions``), so the session's taint
         follows it. Lands quarantined (``quarantined`` holds the reason) when this session is tainted or

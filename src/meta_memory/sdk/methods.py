@@ -30,7 +30,6 @@ from .binding import rpc
 from .models import (
     AgentMemoryForgetResult,
     AgentMemoryPage,
-    AgentMemoryRecord,
     AgentMemoryRecordMeta,
     AgentMemoryUpdateResult,
     BackupReport,
@@ -64,6 +63,7 @@ from .models import (
     RecalledRecords,
     RecordHistory,
     RememberBatchResult,
+    RememberedRecord,
     SessionCompactedResult,
     SessionState,
     Status,
@@ -184,7 +184,7 @@ class HandleMethods:
         return None
 
     # -- agent memory (seed: Agent memory injection; docs/rpc.md "Agent memory") ------------------
-    @rpc("meta/agent_memory/remember", AgentMemoryRecord.model_validate)
+    @rpc("meta/agent_memory/remember", RememberedRecord.model_validate)
     def remember_agent_memory(
         self, identity: str, *, title: str, body: str, tags: list[str] | None = None, realm: str | None = None,
         derived_from_sessions: list[str] | None = None, ttl_s: int | None = None,

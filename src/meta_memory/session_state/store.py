@@ -49,6 +49,7 @@ from typing import Any
 
 from meta_memory.clock import Clock, new_nonce
 from meta_memory.errors import AgentMemoryError
+from meta_memory.limits import DAY_MS, DEFAULT_SESSION_STATE_EXPIRY_DAYS, DEFAULT_SESSION_STATE_LIMIT
 
 from .backends import SessionBackend, Sql
 from .unwritten import HeldTaints
@@ -64,10 +65,10 @@ __all__ = [
 
 _log = logging.getLogger("meta_memory.session_state")
 
-#: Default age after which an untouched row expires (30 days).
-DEFAULT_EXPIRY_MS = 30 * 86_400_000
-#: Default cap on rows (identities + sessions).
-DEFAULT_LIMIT = 1_000_000
+#: Default age after which an untouched row expires (``agent_memory.session_state_expiry_days``'s default).
+DEFAULT_EXPIRY_MS = DEFAULT_SESSION_STATE_EXPIRY_DAYS * DAY_MS
+#: Default cap on rows (identities + sessions; ``agent_memory.session_state_limit``'s default).
+DEFAULT_LIMIT = DEFAULT_SESSION_STATE_LIMIT
 #: The expiry sweep runs at most this often (by the store clock, or by the monotonic clock).
 SWEEP_INTERVAL_MS = 60_000
 _RECOUNT_INTERVAL_S = 1.0

@@ -1,9 +1,10 @@
 """Strict parsing of the ``memory`` tool's arguments into typed actions (reference notes §4).
 
-:func:`parse_arguments` takes whatever the model sent and returns one of
-:class:`Remember`, :class:`Update`, :class:`Forget`, :class:`Recall`,
-:class:`ProposeToMob`, or raises :class:`ToolArgumentError` whose message is the
-tool-error text the model sees. It never raises anything else.
+:func:`parse_arguments` takes whatever the model sent and returns one action, validated by that
+action's pydantic model (:data:`ACTION_MODELS`: :class:`RememberAction`, :class:`UpdateAction`,
+:class:`ForgetAction`, :class:`RecallAction`, :class:`ProposeToMobAction`), or raises
+:class:`ToolArgumentError` whose message is the tool-error text the model sees. It never raises
+anything else. Rules 1 to 3 choose the model; its validators hold rules 4 and 5, each with its text.
 
 Rules, checked in this order:
 
@@ -30,8 +31,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any, Final
+from dataclasses import dataclass
+from typing import Any, Final, Literal, Self
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from meta_memory.agent_memory.fields import check_ttl_s, memory_id_ref
 from meta_memory.limits import MAX_MEMORY_ENTRIES
@@ -44,6 +47,7 @@ from meta_memory.tool.schema import (
 )
 
 __all__ = [
+    "ACTION_MODELS",
     "EPISTEMIC_OPERATOR_SAID_TAG",
     "ForgetAction",
     "ProposeToMobAction",
@@ -124,42 +128,183 @@ class RecordDraft:
         return out
 
 
-@dataclass(frozen=True, slots=True)
-class RememberAction:
+class _Arguments(BaseModel):
+    """Every member the tool's schema has, each held to its type with the tool's own text (``null``
+    counts as absent). Members are declared in the order the type rule judges them, so the first
+    refusal is the one a model sees. Every action model below accepts them all (a member an action
+    does not use is type-checked and ignored)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    action: str
+    title: str | None = None
+    body: str | None = None
+    description: str | None = None
+    kind: str | None = None
+    epistemic: str | None = None
+    verification_evidence: str | None = None
+    memory_id: str | None = None
+    query_text: str | None = None
+    tags: list[str] | None = None
+    max_entries: int | None = None
+    ttl_s: int | None = None
+
+    @field_validator(*_STRING_FIELDS, mode="before")
+    @classmethod
+    def _string(cls, value: object, info: ValidationInfo) -> object:
+        if value is not None and not isinstance(value, str):
+            raise ToolArgumentError(f"`{info.field_name}` must be a string")
+        return value
+
+    @field_validator("tags", mode="before")
+    @classmethod
+    def _tags(cls, value: object) -> object:
+        if value is not None and (not isinstance(value, list) or not all(isinstance(t, str) for t in value)):
+            raise ToolArgumentError("`tags` must be an array of strings")
+        return value
+
+    @field_validator("max_entries", mode="before")
+    @classmethod
+    def _max_entries(cls, value: object) -> object:
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+            raise ToolArgumentError("`max_entries` must be an integer of at least 1")
+        return value
+
+    @field_validator("ttl_s", mode="before")
+    @classmethod
+    def _ttl_s(cls, value: object) -> object:
+        try:
+            return check_ttl_s(value, "`ttl_s`")
+        except ValueError as exc:
+            raise ToolArgumentError(str(exc)) from None
+
+    def _no_ttl(self) -> None:
+        """Refuse ``ttl_s`` on an action that sets no expiry (fail closed: a forget "in an hour" is no
+        forget now, and recall and propose_to_mob write no record of the caller's that could expire)."""
+        if self.ttl_s is not None:
+            raise ToolArgumentError('`ttl_s` applies to actions "remember" and "update" only')
+
+    def _required(self, name: str, *, compact: bool) -> str:
+        raw = getattr(self, name) or ""
+        value = compact_whitespace(raw) if compact else raw.strip()
+        if not value:
+            raise ToolArgumentError(f'`{name}` is required for action "{self.action}"')
+        return value
+
+    def _memory_id(self) -> str:
+        """The ``memory_id`` the action names: required, and no longer than any record's id can be."""
+        value = self._required("memory_id", compact=False)
+        try:
+            return memory_id_ref(value)
+        except ValueError as exc:
+            raise ToolArgumentError(f"`memory_id`: {exc}") from None
+
+    def _draft(self) -> RecordDraft:
+        """The record the arguments describe (required ``title`` then ``body``, then ``kind`` and ``epistemic``)."""
+        title = self._required("title", compact=True)
+        body = self._required("body", compact=False)
+        kind = self.kind if self.kind is not None else "fact"
+        if kind not in RECORD_KINDS:
+            raise ToolArgumentError(f"unknown record kind '{kind}'")
+        tags = _distinct_tags(self.tags)
+        epistemic = self.epistemic if self.epistemic is not None else "observed"
+        verification: dict[str, Any] | None = None
+        if epistemic == "operator_said":
+            if EPISTEMIC_OPERATOR_SAID_TAG not in tags:
+                tags.append(EPISTEMIC_OPERATOR_SAID_TAG)
+        elif epistemic == "verified_claim":
+            checked = (self.verification_evidence or "").strip()
+            if not checked:
+                raise ToolArgumentError(
+                    '`verification_evidence` is required with epistemic="verified_claim": describe what you checked'
+                )
+            verification = {"checked": checked, "evidence": []}
+        elif epistemic not in EPISTEMIC_STATUSES:
+            raise ToolArgumentError(f"unknown epistemic status '{epistemic}'")
+        return RecordDraft(title=title, body=body, description=compact_whitespace(self.description or ""),
+                           tags=tuple(tags), kind=kind, epistemic=epistemic, verification=verification,
+                           ttl_s=self.ttl_s)
+
+
+def _distinct_tags(raw: list[str] | None) -> list[str]:
+    out: list[str] = []
+    for tag in raw or ():
+        tag = tag.strip()
+        if tag and tag not in out:
+            out.append(tag)
+    return out
+
+
+class RememberAction(_Arguments):
     """``remember``: store ``record`` in the caller's identity scope."""
 
-    record: RecordDraft
-    action: str = field(default="remember", init=False)
+    action: Literal["remember"] = "remember"
+    #: The record to write (built from the arguments once they are valid).
+    record: RecordDraft = Field(default=None, exclude=True)  # type: ignore[assignment]
+
+    @model_validator(mode="after")
+    def _build(self) -> Self:
+        object.__setattr__(self, "record", self._draft())
+        return self
 
 
-@dataclass(frozen=True, slots=True)
-class UpdateAction:
+class _Targeted(_Arguments):
+    """An action naming one of the caller's records: ``memory_id`` (``null`` counts as absent)."""
+
+    memory_id: str = ""
+
+    @field_validator("memory_id", mode="before")
+    @classmethod
+    def _absent(cls, value: object) -> object:
+        return "" if value is None else value
+
+
+class UpdateAction(_Targeted):
     """``update``: supersede ``memory_id`` (the caller's own record) with ``record``."""
 
-    memory_id: str
-    record: RecordDraft
-    action: str = field(default="update", init=False)
+    action: Literal["update"] = "update"
+    record: RecordDraft = Field(default=None, exclude=True)  # type: ignore[assignment]
+
+    @model_validator(mode="after")
+    def _build(self) -> Self:
+        object.__setattr__(self, "memory_id", self._memory_id())
+        object.__setattr__(self, "record", self._draft())
+        return self
 
 
-@dataclass(frozen=True, slots=True)
-class ForgetAction:
+class ForgetAction(_Targeted):
     """``forget``: tombstone ``memory_id`` in the caller's identity scope."""
 
-    memory_id: str
-    action: str = field(default="forget", init=False)
+    action: Literal["forget"] = "forget"
+
+    @model_validator(mode="after")
+    def _build(self) -> Self:
+        self._no_ttl()
+        object.__setattr__(self, "memory_id", self._memory_id())
+        return self
 
 
-@dataclass(frozen=True, slots=True)
-class RecallAction:
+class RecallAction(_Arguments):
     """``recall``: search the caller's records.
 
-    ``query_text`` is trimmed (``None`` when absent or blank: list the newest);
-    ``max_entries`` is ``None`` for the configured default, else 1..64.
+    ``query_text`` is trimmed (``None`` when absent or blank: list the newest; at most the recall's
+    query size); ``max_entries`` is ``None`` for the configured default, else 1..64 (larger values are
+    clamped).
     """
 
-    query_text: str | None = None
-    max_entries: int | None = None
-    action: str = field(default="recall", init=False)
+    action: Literal["recall"] = "recall"
+
+    @model_validator(mode="after")
+    def _build(self) -> Self:
+        self._no_ttl()
+        query = (self.query_text or "").strip() or None
+        problem = query_size_error(query)
+        if problem is not None:
+            raise ToolArgumentError(f"`query_text` {problem[1].removeprefix('query_text ')}")
+        object.__setattr__(self, "query_text", query)
+        if self.max_entries is not None:
+            object.__setattr__(self, "max_entries", min(self.max_entries, MAX_MEMORY_ENTRIES))
+        return self
 
     @property
     def selection(self) -> str:
@@ -167,15 +312,29 @@ class RecallAction:
         return "contextual" if self.query_text else "always"
 
 
-@dataclass(frozen=True, slots=True)
-class ProposeToMobAction:
-    """``propose_to_mob``: queue ``record`` as a proposal for the caller's mob scope."""
+class ProposeToMobAction(_Arguments):
+    """``propose_to_mob``: queue ``record`` as a proposal for the caller's mob scope (no ``ttl_s``)."""
 
-    record: RecordDraft
-    action: str = field(default="propose_to_mob", init=False)
+    action: Literal["propose_to_mob"] = "propose_to_mob"
+    record: RecordDraft = Field(default=None, exclude=True)  # type: ignore[assignment]
+
+    @model_validator(mode="after")
+    def _build(self) -> Self:
+        self._no_ttl()
+        object.__setattr__(self, "record", self._draft())
+        return self
 
 
 ToolAction = RememberAction | UpdateAction | ForgetAction | RecallAction | ProposeToMobAction
+
+#: The model of each action, in the order error messages list them (:data:`~meta_memory.tool.schema.ACTIONS`).
+ACTION_MODELS: Final[dict[str, type[ToolAction]]] = {
+    "remember": RememberAction,
+    "update": UpdateAction,
+    "forget": ForgetAction,
+    "recall": RecallAction,
+    "propose_to_mob": ProposeToMobAction,
+}
 
 
 def _coerce_object(arguments: object) -> Mapping[str, Any]:
@@ -198,87 +357,14 @@ def _check_fields(args: Mapping[Any, Any]) -> None:
     raise ToolArgumentError(f"unknown {noun} {names} (the memory tool accepts: {', '.join(ALLOWED_FIELDS)})")
 
 
-def _check_types(args: Mapping[str, Any]) -> None:
-    for name in _STRING_FIELDS:
-        value = args.get(name)
-        if value is not None and not isinstance(value, str):
-            raise ToolArgumentError(f"`{name}` must be a string")
-    tags = args.get("tags")
-    if tags is not None and (not isinstance(tags, list) or not all(isinstance(t, str) for t in tags)):
-        raise ToolArgumentError("`tags` must be an array of strings")
-    max_entries = args.get("max_entries")
-    if max_entries is not None and (
-        isinstance(max_entries, bool) or not isinstance(max_entries, int) or max_entries < 1
-    ):
-        raise ToolArgumentError("`max_entries` must be an integer of at least 1")
-    try:
-        check_ttl_s(args.get("ttl_s"), "`ttl_s`")
-    except ValueError as exc:
-        raise ToolArgumentError(str(exc)) from None
-
-
-def _required_text(args: Mapping[str, Any], name: str, action: str, *, compact: bool) -> str:
-    raw = args.get(name) or ""
-    value = compact_whitespace(raw) if compact else raw.strip()
-    if not value:
-        raise ToolArgumentError(f'`{name}` is required for action "{action}"')
-    return value
-
-
-def _memory_id(args: Mapping[str, Any], action: str) -> str:
-    """The ``memory_id`` an action names: required, and no longer than any record's id can be."""
-    value = _required_text(args, "memory_id", action, compact=False)
-    try:
-        return memory_id_ref(value)
-    except ValueError as exc:
-        raise ToolArgumentError(f"`memory_id`: {exc}") from None
-
-
-def _tags(raw: list[str] | None) -> list[str]:
-    out: list[str] = []
-    for tag in raw or ():
-        tag = tag.strip()
-        if tag and tag not in out:
-            out.append(tag)
-    return out
-
-
-def _record(args: Mapping[str, Any], action: str) -> RecordDraft:
-    title = _required_text(args, "title", action, compact=True)
-    body = _required_text(args, "body", action, compact=False)
-    kind = args.get("kind")
-    if kind is None:
-        kind = "fact"
-    if kind not in RECORD_KINDS:
-        raise ToolArgumentError(f"unknown record kind '{kind}'")
-    description = compact_whitespace(args.get("description") or "")
-    tags = _tags(args.get("tags"))
-    epistemic = args.get("epistemic")
-    if epistemic is None:
-        epistemic = "observed"
-    verification: dict[str, Any] | None = None
-    if epistemic == "operator_said":
-        if EPISTEMIC_OPERATOR_SAID_TAG not in tags:
-            tags.append(EPISTEMIC_OPERATOR_SAID_TAG)
-    elif epistemic == "verified_claim":
-        checked = (args.get("verification_evidence") or "").strip()
-        if not checked:
-            raise ToolArgumentError(
-                '`verification_evidence` is required with epistemic="verified_claim": describe what you checked'
-            )
-        verification = {"checked": checked, "evidence": []}
-    elif epistemic not in EPISTEMIC_STATUSES:
-        raise ToolArgumentError(f"unknown epistemic status '{epistemic}'")
-    return RecordDraft(
-        title=title,
-        body=body,
-        description=description,
-        tags=tuple(tags),
-        kind=kind,
-        epistemic=epistemic,
-        verification=verification,
-        ttl_s=args.get("ttl_s"),
-    )
+def _tool_error(exc: ValidationError) -> ToolArgumentError:
+    """The first refusal of a validation, as the tool's text (every validator above raises one)."""
+    first = exc.errors()[0]
+    cause = (first.get("ctx") or {}).get("error")
+    if isinstance(cause, ToolArgumentError):
+        return cause
+    where = ".".join(str(part) for part in first["loc"])  # pragma: no cover - every member has its validator
+    return ToolArgumentError(f"`{where}` is invalid")  # pragma: no cover
 
 
 def parse_arguments(arguments: object) -> ToolAction:
@@ -288,7 +374,7 @@ def parse_arguments(arguments: object) -> ToolAction:
         arguments: the decoded JSON arguments (a ``dict``), or their JSON text.
 
     Returns:
-        One typed action.
+        One typed action: the action's model (:data:`ACTION_MODELS`).
 
     Raises:
         ToolArgumentError: with the exact tool-error text; nothing else is raised.
@@ -302,23 +388,7 @@ def parse_arguments(arguments: object) -> ToolAction:
         raise ToolArgumentError(f"`action` must be a string ({_EXPECTED_ACTIONS})")
     if action not in ACTIONS:
         raise ToolArgumentError(f"unknown action '{action}' ({_EXPECTED_ACTIONS})")
-    _check_types(args)
-    if args.get("ttl_s") is not None and action not in ("remember", "update"):
-        # fail closed: a forget "in an hour" is no forget now, and recall/propose_to_mob set no expiry
-        raise ToolArgumentError('`ttl_s` applies to actions "remember" and "update" only')
-    if action == "remember":
-        return RememberAction(_record(args, action))
-    if action == "update":
-        return UpdateAction(_memory_id(args, action), _record(args, action))
-    if action == "forget":
-        return ForgetAction(_memory_id(args, action))
-    if action == "recall":
-        query = (args.get("query_text") or "").strip() or None
-        problem = query_size_error(query)
-        if problem is not None:
-            raise ToolArgumentError(f"`query_text` {problem[1].removeprefix('query_text ')}")
-        max_entries = args.get("max_entries")
-        if max_entries is not None:
-            max_entries = min(max_entries, MAX_MEMORY_ENTRIES)
-        return RecallAction(query_text=query, max_entries=max_entries)
-    return ProposeToMobAction(_record(args, action))
+    try:
+        return ACTION_MODELS[action].model_validate(dict(args))
+    except ValidationError as exc:
+        raise _tool_error(exc) from None

@@ -25,6 +25,7 @@ from ...agent_memory.filters import FilterNode, parse_filter
 from ...limits import (
     MAX_BATCH_OPS,
     MAX_DERIVED_SESSIONS,
+    MAX_LIST_LIMIT,
     MAX_MANIFEST_K,
     MAX_MEMORY_ENTRIES,
     MAX_REASON_BYTES,
@@ -52,7 +53,6 @@ __all__ = [
     "MAX_LIST_LIMIT",
 ]
 
-MAX_LIST_LIMIT = 500
 #: Most UTF-8 bytes of titles, bodies and tags together in one ``remember_batch`` call (4 MiB).
 MAX_REMEMBER_BATCH_BYTES = 4 * 1024 * 1024
 

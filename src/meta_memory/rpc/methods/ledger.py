@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ...access.requirements import unscoped
 from ...ledger.model import (
@@ -37,6 +37,6 @@ def register(table: MethodTable) -> None:
 
     @table.method("meta/memory/stores", parse_stores_params, requires=unscoped("ledger.read"), mutating=False,
                   result=StoresResult, params_model=NoParams)
-    def stores(runtime: "Runtime", ctx: CallContext, req: None) -> dict[str, Any]:
+    def stores(runtime: "Runtime", ctx: CallContext, req: None) -> StoresResult:
         """One ``{store, record_count}`` per supported store, in the fixed order."""
-        return {"stores": runtime.ledger.stores()}
+        return StoresResult(stores=runtime.ledger.stores())

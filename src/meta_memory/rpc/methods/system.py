@@ -11,7 +11,7 @@ from ...events.bus import parse_event_seq
 from ..openrpc import build_openrpc
 from ..params import Params
 from ..registry import CallContext, MethodTable
-from ..results import CapabilitiesResult, DoctorResult, EventsListResult, StatusResult
+from ..results import AccessEnabled, CanRead, CapabilitiesResult, DoctorResult, EventsListResult, StatusResult
 
 if TYPE_CHECKING:  # pragma: no cover
     from ...events.bus import EventEnvelope
@@ -56,10 +56,11 @@ def register(table: MethodTable) -> None:
 
     @table.method("meta/capabilities", requires=PUBLIC, mutating=False,
                   result=CapabilitiesResult)
-    def capabilities(runtime: "Runtime", ctx: CallContext, params: Any) -> dict[str, Any]:
+    def capabilities(runtime: "Runtime", ctx: CallContext, params: Any) -> CapabilitiesResult:
         """The methods advertised on this gateway and the caller's memory capabilities."""
-        return {"methods": table.names(runtime), "memory": {"can_read": runtime.access.memory_can_read(ctx.principal)},
-                "access": {"enabled": runtime.access.enabled}}
+        return CapabilitiesResult(methods=table.names(runtime),
+                                  memory=CanRead(can_read=runtime.access.memory_can_read(ctx.principal)),
+                                  access=AccessEnabled(enabled=runtime.access.enabled))
 
     @table.method("meta/events/list", EventsListParams, requires=anywhere("agent.memory.read"), mutating=False,
                   result=EventsListResult)

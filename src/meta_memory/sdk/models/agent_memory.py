@@ -1,69 +1,57 @@
 """Typed results of the agent-memory methods, as the SDK returns them (pydantic v2).
 
-Wire shapes (reference §2A "Wire-level record", §10 "Handle methods"):
-``AgentMemoryRecord {memory_id, title, body, tags, metadata, created_at_ms, updated_at_ms, expires_at_ms}``,
-``AgentMemoryForgetResult {memory_id, deleted}``,
-``AgentMemoryUpdateResult {memory_id, supersedes}``,
-``AgentMemoryRecordMeta {id, kind, title, description, age_days, rank}``,
-``RememberBatchResult {results: [{op_index, memory_id?, created?, supersedes?, tags_added?, error?}], created, existing, refused}``,
-``EraseResult {dry_run, erased_at_ms, count, scopes, records}`` (beyond the seed: erase),
-``RecordHistory {memory_id, order, versions: [RecordVersion], truncated}`` (beyond the seed: history).
-``meta/agent_memory/recall`` answers :class:`RecalledRecords` (a list of records carrying
-``skip_reason`` and ``degraded_reason``).
-Extra members the gateway adds (e.g. ``status``) are kept, not refused.
+Each is the method's result model (:mod:`meta_memory.rpc.results`, reference §2A "Wire-level record",
+§10 "Handle methods") opened (:class:`OpenModel`: members a newer gateway adds are kept, not refused);
+the members are declared once, where the gateway holds its answers to them. A nested member is
+re-typed only to its opened model.
+
+``meta/agent_memory/remember`` answers :class:`RememberedRecord` (an :class:`AgentMemoryRecord` with
+``created``, ``supersedes``, ``tags_added``, ``quarantined``); ``meta/agent_memory/recall`` answers
+:class:`RecalledRecords` (a list of records carrying ``skip_reason`` and ``degraded_reason``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-from pydantic import Field
+from ...rpc import results as wire
+from ._base import OPEN, OpenModel
 
-from ._base import OpenModel
-
-__all__ = ["AgentMemoryRecord", "RecalledRecords", "AgentMemoryForgetResult", "AgentMemoryUpdateResult",
-           "AgentMemoryRecordMeta", "AgentMemoryPage", "RememberBatchItemResult", "RememberBatchResult",
-           "ErasedRecord", "EraseResult", "HistoryAuthor", "HistoryChange", "RecordVersion", "RecordHistory"]
-
-class AgentMemoryRecord(OpenModel):
-    memory_id: str = Field(min_length=1)
-    title: str = Field(min_length=1)
-    body: str = Field(min_length=1)
-    tags: list[str] = Field(default_factory=list)
-    #: The record's metadata, a JSON object given at remember/update (``{}`` when none), never interpreted.
-    metadata: dict[str, Any] = Field(default_factory=dict)
-    created_at_ms: int
-    updated_at_ms: int
-    #: When the record stops being active (epoch ms, UTC); ``None`` when it never expires.
-    expires_at_ms: int | None = None
-    #: ``meta/agent_memory/remember`` only: ``False`` when an active exact-content duplicate was returned.
-    created: bool | None = None
-    #: ``meta/agent_memory/remember`` only, when the duplicate lacked some of the given tags: they were
-    #: merged into a new version, which supersedes this id.
-    supersedes: str | None = None
-    #: ...and the tags that merge added.
-    tags_added: list[str] | None = None
-    #: ``meta/agent_memory/remember`` with ``derived_from_sessions`` only: the reason the record waits in
-    #: quarantine (a named session is tainted); ``None`` when it is active.
-    quarantined: str | None = None
+__all__ = ["AgentMemoryRecord", "RememberedRecord", "RecalledRecords", "AgentMemoryForgetResult",
+           "AgentMemoryUpdateResult", "AgentMemoryRecordMeta", "AgentMemoryPage", "BatchItemError",
+           "RememberBatchItemResult", "RememberBatchResult", "ScopeRef", "StatusRef", "ErasedRecord", "EraseResult",
+           "HistoryAuthor", "HistoryChange", "RecordVersion", "RecordHistory"]
 
 
-class RememberBatchItemResult(OpenModel):
+class AgentMemoryRecord(wire.WireRecord, OpenModel):
+    """A record as the wire carries it: ``{memory_id, title, body, tags, metadata, created_at_ms,
+    updated_at_ms, expires_at_ms}`` (``metadata`` ``{}`` when none; ``expires_at_ms`` ``None``: never)."""
+
+    model_config = OPEN
+
+
+class RememberedRecord(wire.RememberResult, AgentMemoryRecord):
+    """``meta/agent_memory/remember``: the record, and ``created`` (``False``: an active exact-content
+    duplicate was returned), ``supersedes`` and ``tags_added`` (the duplicate lacked some of the given
+    tags: they were merged into a new version, which supersedes this id), ``quarantined`` (with
+    ``derived_from_sessions`` only: why the record waits in quarantine; ``None`` when it is active)."""
+
+    model_config = OPEN
+
+
+class BatchItemError(wire.BatchError, OpenModel):
+    """A refused batch item's error: ``{code, message, data}`` (``data.op_index`` the item's index)."""
+
+    model_config = OPEN
+
+
+class RememberBatchItemResult(wire.BatchItem, OpenModel):
     """One item of ``meta/agent_memory/remember_batch``: ``memory_id`` and ``created`` when the record was
     stored or deduplicated, else ``error`` (``{code, message, data}``, ``data.op_index`` = ``op_index``)."""
 
-    op_index: int
-    memory_id: str | None = None
-    created: bool | None = None
-    #: A duplicate that brought new tags: the record its merge superseded...
-    supersedes: str | None = None
-    #: ...and the tags that merge added.
-    tags_added: list[str] | None = None
-    #: With ``derived_from_sessions``: the reason the record waits in quarantine (``None``: active).
-    quarantined: str | None = None
-    #: The record's expiry (epoch ms; ``None``: never).
-    expires_at_ms: int | None = None
-    error: dict[str, Any] | None = None
+    model_config = OPEN
+    error: BatchItemError | None = None
 
     @property
     def ok(self) -> bool:
@@ -71,118 +59,99 @@ class RememberBatchItemResult(OpenModel):
         return self.error is None
 
 
-class RememberBatchResult(OpenModel):
+class RememberBatchResult(wire.RememberBatchResult, OpenModel):
     """``meta/agent_memory/remember_batch``: a result per record, in order, and the counts."""
 
-    results: list[RememberBatchItemResult]
-    created: int
-    existing: int
-    refused: int
+    model_config = OPEN
+    results: Sequence[RememberBatchItemResult]
 
 
-class AgentMemoryForgetResult(OpenModel):
-    memory_id: str
-    deleted: bool
+class AgentMemoryForgetResult(wire.ForgetResult, OpenModel):
+    """``meta/agent_memory/forget``: ``{memory_id, deleted}``."""
+
+    model_config = OPEN
 
 
-class AgentMemoryUpdateResult(OpenModel):
-    memory_id: str
-    supersedes: str
-    #: The new version as stored.
-    record: AgentMemoryRecord | None = None
+class AgentMemoryUpdateResult(wire.UpdateResult, OpenModel):
+    """``meta/agent_memory/update``: ``{memory_id, supersedes, record}`` (``record``: the new version as stored)."""
+
+    model_config = OPEN
+    record: AgentMemoryRecord
 
 
-class AgentMemoryPage(OpenModel):
+class AgentMemoryPage(wire.ListResult, OpenModel):
     """``meta/agent_memory/list``: one page of records and the cursor of the next (``None`` at the end)."""
 
-    records: list[AgentMemoryRecord]
-    next_cursor: str | None = None
+    model_config = OPEN
+    records: Sequence[AgentMemoryRecord]
 
 
-class AgentMemoryRecordMeta(OpenModel):
-    id: str
-    kind: str
-    title: str
-    description: str = ""
-    age_days: int
-    rank: int | None = None
+class AgentMemoryRecordMeta(wire.ManifestRow, OpenModel):
+    """A row of ``meta/agent_memory/manifest``: ``{id, kind, title, description, age_days, rank}``."""
+
+    model_config = OPEN
 
 
-class ErasedRecord(OpenModel):
+class ScopeRef(wire.ScopeRef, OpenModel):
+    """``{scope, realm, identity? | mob? | operator?}``."""
+
+    model_config = OPEN
+
+
+class StatusRef(wire.StatusRef, OpenModel):
+    """``{status, by?, reason?}``: ``by`` the successor of a superseded record, ``reason`` a quarantine's."""
+
+    model_config = OPEN
+
+
+class ErasedRecord(wire.ErasedRecord, OpenModel):
     """One record of an erase's content closure: ``{memory_id, scope, content_hash, status}``."""
 
-    memory_id: str
-    scope: dict[str, Any] = Field(default_factory=dict)
-    content_hash: str | None = None
-    status: str | None = None
+    model_config = OPEN
+    scope: ScopeRef
 
 
-class EraseResult(OpenModel):
+class EraseResult(wire.EraseResult, OpenModel):
     """``meta/agent_memory/erase`` and ``erase_identity``: what left (or, with ``dry_run``, would leave).
 
     ``erased_at_ms`` is ``None`` for a dry run; ``scopes`` names every scope the closure reached."""
 
-    dry_run: bool
-    erased_at_ms: int | None = None
-    count: int
-    scopes: list[str] = Field(default_factory=list)
-    records: list[ErasedRecord] = Field(default_factory=list)
-    #: ids of the proposals erased with the records (the identity's own, or holding the erased content)
-    proposals: list[str] = Field(default_factory=list)
+    model_config = OPEN
+    records: Sequence[ErasedRecord]
 
 
-class HistoryAuthor(OpenModel):
+class HistoryAuthor(wire.HistoryAuthor, OpenModel):
     """Who wrote a version or a change: ``author`` (operator|application|agent|steward|distiller) and the
     agent's ``identity`` or the steward's ``run_id``."""
 
-    author: str
-    identity: str | None = None
-    run_id: str | None = None
+    model_config = OPEN
 
 
-class HistoryChange(OpenModel):
+class HistoryChange(wire.HistoryChange, OpenModel):
     """One change of a version: ``change`` (created|import|update|tag_merge|release|promotion|forget|
     forget_released|tombstone|retier|rank|erase), ``at_ms`` (UTC epoch ms), ``by`` (``None`` for an erased version)."""
 
-    change: str
-    at_ms: int
-    by: HistoryAuthor | None = None
+    model_config = OPEN
+    by: HistoryAuthor | None
 
 
-class RecordVersion(OpenModel):
+class RecordVersion(wire.HistoryVersion, OpenModel):
     """One version of a record. ``reason`` is the change that wrote it; ``withheld`` is ``"quarantined"``
     (quarantined content: ``title``, ``body``, ``tags``, ``metadata`` are ``None``), ``"erased"`` (only
     the id, ``status_before_erase`` and its changes' kinds and times remain) or ``None``. ``metadata``: the
     version's JSON object; ``expires_at_ms``: its expiry (UTC epoch ms; ``None``: never)."""
 
-    memory_id: str
-    status: str
-    status_before_erase: str | None = None
-    superseded_by: str | None = None
-    supersedes: str | None = None
-    derived_from: list[str] = Field(default_factory=list)
-    author: HistoryAuthor | None = None
-    trust: str | None = None
-    created_at_ms: int | None = None
-    updated_at_ms: int | None = None
-    reason: str
-    withheld: str | None = None
-    title: str | None = None
-    body: str | None = None
-    tags: list[str] | None = None
-    metadata: dict[str, Any] | None = None
-    expires_at_ms: int | None = None
-    changes: list[HistoryChange] = Field(default_factory=list)
+    model_config = OPEN
+    author: HistoryAuthor | None
+    changes: Sequence[HistoryChange]
 
 
-class RecordHistory(OpenModel):
+class RecordHistory(wire.HistoryResult, OpenModel):
     """``meta/agent_memory/history``: the versions of a record, oldest first (``order`` is
     ``"oldest_first"``), at most 200 (``truncated`` when more are linked)."""
 
-    memory_id: str
-    order: str = "oldest_first"
-    versions: list[RecordVersion]
-    truncated: bool = False
+    model_config = OPEN
+    versions: Sequence[RecordVersion]
 
 
 class RecalledRecords(list[AgentMemoryRecord]):

@@ -1,12 +1,14 @@
-"""Typed results of the host-surface methods (spec README, "The host surface")."""
+"""Typed results of the host-surface methods (spec README, "The host surface").
+
+Each is the method's result model (:mod:`meta_memory.rpc.results`) opened (:class:`OpenModel`): the
+members are declared once, where the gateway holds its answers to them."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from pydantic import Field
-
-from ._base import OpenModel
+from ...rpc import results as wire
+from ._base import OPEN, OpenModel
 
 __all__ = [
     "SessionState",
@@ -19,76 +21,59 @@ __all__ = [
 ]
 
 
-class SessionState(OpenModel):
+class SessionState(wire.SessionResult, OpenModel):
     """``meta/session/note`` and ``meta/session/reset``: ``{identity, session_key, tainted}``.
 
     ``session_key`` is ``None`` for a reset that named no session; ``tainted`` says whether the
     identity's session is tainted after the call (always ``False`` right after a reset)."""
 
-    identity: str
-    session_key: str | None = None
-    tainted: bool
+    model_config = OPEN
 
 
-class SessionCompactedResult(OpenModel):
+class SessionCompactedResult(wire.CompactedResult, OpenModel):
     """``meta/session/compacted``: ``{identity, session_key, tainted}`` (compaction keeps taint)."""
 
-    identity: str | None = None
-    session_key: str
-    tainted: bool
+    model_config = OPEN
 
 
-class TurnToolResult(OpenModel):
+class TurnToolResult(wire.ToolResultVerdict, OpenModel):
     """``meta/turn/tool_result``: ``{trusted, source?, session_tainted}``.
 
     ``source`` names why the result is untrusted (e.g. ``web tool 'web_fetch'``); ``None`` when
     trusted. ``session_tainted`` may be true for a trusted result: taint sticks to the session."""
 
-    trusted: bool
-    source: str | None = None
-    session_tainted: bool
+    model_config = OPEN
 
 
-class InjectionBlock(OpenModel):
+class InjectionBlock(wire.InjectResult, OpenModel):
     """``meta/turn/inject``: ``{text, skip_reason, included_ids, rendered_bytes, surface}``.
 
     Exactly one of ``text`` (the quoted observation block, to deliver as a separate injected
     context body) and ``skip_reason`` is set. ``text`` carries the session's nonce, so it is
     left out of ``repr``."""
 
-    text: str | None = Field(default=None, repr=False)
-    skip_reason: str | None = None
-    included_ids: list[str] = Field(default_factory=list)
-    rendered_bytes: int = 0
-    surface: str = "turn"
+    model_config = OPEN
 
 
-class DefangResult(OpenModel):
+class DefangResult(wire.DefangResult, OpenModel):
     """``meta/turn/defang``: ``{text, hits}`` for a text, ``{blocks, hits}`` for content blocks."""
 
-    text: str | None = None
-    blocks: list[Any] | None = None
-    hits: int
+    model_config = OPEN
 
 
-class MemoryToolResult(OpenModel):
+class MemoryToolResult(wire.ToolCallResult, OpenModel):
     """``meta/agent_memory/tool``: ``{text, is_error, exclude_from_indexing}``: what the model sees.
 
     Refusals (bad arguments, secrets, unknown records) are ``is_error = True`` results, not
     exceptions; ``exclude_from_indexing`` is always true (keep it out of semantic memory)."""
 
-    text: str
-    is_error: bool = False
-    exclude_from_indexing: bool = True
+    model_config = OPEN
 
 
-class MemoryToolDefinition(OpenModel):
+class MemoryToolDefinition(wire.ToolSchemaResult, OpenModel):
     """``meta/agent_memory/tool_schema``: ``{name, description, input_schema, protocol}``."""
 
-    name: str
-    description: str
-    input_schema: dict[str, Any]
-    protocol: str = ""
+    model_config = OPEN
 
     def for_model(self) -> dict[str, Any]:
         """``{name, description, input_schema}``: the shape most model APIs take for a tool."""

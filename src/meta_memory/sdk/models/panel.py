@@ -1,214 +1,198 @@
 """Typed results of the console panel reads ``meta/memory/panel/*`` (seed: "Console Memory panel";
 docs/rpc.md, "Console panel methods"). List rows are body-free (``body_bytes`` stands in);
-``realms`` lists the realms the panel knows."""
+``realms`` lists the realms the panel knows. Each is the method's result model
+(:mod:`meta_memory.rpc.results_review`) opened (:class:`OpenModel`), nested members re-typed to their
+opened models."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
 
-from pydantic import Field
+from ...rpc import results_review as wire
+from ._base import OPEN, OpenModel
+from .agent_memory import ScopeRef, StatusRef
 
-from ._base import OpenModel
-
-__all__ = ["PanelPendingForget", "PanelAuditVerdict", "PanelProposal", "PanelHarvest", "PanelRecord", "PanelRecordPage", "PanelRecordDetail", "PanelQuarantine", "PanelDreamSummary",
-           "PanelDreams", "PanelDreamRun", "PanelDreamRuns", "PanelAuditVerdicts", "PanelScope", "PanelOverview",
+__all__ = ["PanelPendingForget", "PanelPromotion", "PanelAuditVerdict", "PanelProposal", "PanelHarvest",
+           "PanelRecord", "PanelRecordBody", "PanelChainRecord", "PanelRecordPage", "PanelRecordDetail",
+           "PanelQuarantine", "PanelDreamSummary", "PanelDreams", "PanelDreamRun", "PanelDreamRuns",
+           "PanelAuditVerdicts", "PanelPressure", "PanelScope", "PanelTotals", "PanelFloors", "PanelOverview",
            "PanelProposals", "PanelInjection", "PanelInjections", "PanelHarvests"]
 
 
-class _PanelRow(OpenModel):
-    """A row of a panel listing: ``realm`` names the realm it was read from."""
+class PanelRecord(wire.RecordRow, OpenModel):
+    """A record row: ``{id, scope, kind, title, description, tags, metadata, provenance, trust, status:
+    {status, reason?}, derived_from, created_at_ms, updated_at_ms, usage, ever_quarantined, expires_at_ms,
+    body_bytes}`` (``scope.realm`` names its realm)."""
 
-    realm: str | None = None
+    model_config = OPEN
+    scope: ScopeRef
+    status: StatusRef
+
+    @property
+    def state(self) -> str:
+        """The status name (``active``, ``quarantined``, ``superseded``, ``tombstoned``)."""
+        return self.status.status
 
 
-class _PanelListing(OpenModel):
-    """A panel listing: its rows, and ``realms``, the realms the panel knows."""
+class PanelRecordBody(wire.RecordDetail, PanelRecord):
+    """``meta/memory/panel/record``'s record: a row with its ``body`` and ``content_hash``."""
 
-    realms: list[str] = Field(default_factory=list)
+    model_config = OPEN
 
 
-class PanelPendingForget(_PanelRow):
+class PanelChainRecord(wire.ChainRow, PanelRecord):
+    """A version of the record's supersede chain, with its ``chain_role``."""
+
+    model_config = OPEN
+
+
+class PanelInjection(wire.InjectionRow, OpenModel):
+    """One injection-ledger row: ``{realm, injection_id, record_id, identity, session_key, surface, at_ms}``."""
+
+    model_config = OPEN
+
+
+class PanelRecordPage(wire.PanelRecordsResult, OpenModel):
+    """``records``: newest updated first; pass ``next_cursor`` back as ``cursor`` (``None`` at the end)."""
+
+    model_config = OPEN
+    records: Sequence[PanelRecord]
+
+
+class PanelRecordDetail(wire.PanelRecordResult, OpenModel):
+    """``record``: the record with body and content hash, its supersede ``chain`` and ``injections``."""
+
+    model_config = OPEN
+    record: PanelRecordBody
+    chain: Sequence[PanelChainRecord]
+    injections: Sequence[PanelInjection]
+
+
+class PanelPromotion(wire.PromotionRow, OpenModel):
+    """A pending gated promotion: ``{realm, pending_id, record_id, scope_kind, scope_key, rationale, status,
+    created_at_ms}``."""
+
+    model_config = OPEN
+
+
+class PanelPendingForget(wire.PendingForgetRow, OpenModel):
     """A held forget awaiting review: ``{realm, forget_id, memory_id, scope_kind, scope_key, title,
     record_status, content_hash, requested_by, reason, created_at_ms}``."""
 
-    forget_id: str
-    memory_id: str
-    scope_kind: str | None = None
-    scope_key: str | None = None
-    title: str | None = None
-    record_status: str | None = None
-    content_hash: str | None = None
-    requested_by: Any = None
-    reason: str | None = None
-    created_at_ms: int | None = None
+    model_config = OPEN
 
 
-class PanelAuditVerdict(_PanelRow):
-    """An open usage-audit verdict: ``{realm, run_id, record_id, verdict, rationale, created_at_ms}``."""
-
-    record_id: str
-    run_id: str | None = None
-    verdict: str | None = None
-    rationale: str | None = None
-    created_at_ms: int | None = None
-
-
-class PanelProposal(_PanelRow):
-    """A pending proposal row (no body): ``{realm, proposal_id, scope_kind, scope_key, title, status,
-    tainted, created_at_ms}``."""
-
-    proposal_id: str
-    scope_kind: str | None = None
-    scope_key: str | None = None
-    title: str | None = None
-    status: str | None = None
-    tainted: bool | None = None
-    created_at_ms: int | None = None
-
-
-class PanelHarvest(_PanelRow):
-    """A pending exit-interview harvest: ``{realm, identity, session_key, cause, retired_at_ms, status}``."""
-
-    identity: str
-    session_key: str | None = None
-    cause: str | None = None
-    retired_at_ms: int | None = None
-    status: str | None = None
-
-
-class PanelRecord(_PanelRow):
-    """A record row: ``{id, scope, kind, title, description, tags, provenance, trust, status: {status, reason?},
-    derived_from, created_at_ms, updated_at_ms, usage, ever_quarantined, body_bytes}`` (plus ``realm`` in
-    listings; ``body`` and ``content_hash`` in ``record``; ``chain_role`` in a chain)."""
-
-    id: str
-    scope: dict[str, Any] = Field(default_factory=dict)
-    kind: str | None = None
-    title: str = ""
-    description: str = ""
-    tags: list[str] = Field(default_factory=list)
-    #: The record's metadata object (``{}`` when it has none).
-    metadata: dict[str, Any] = Field(default_factory=dict)
-    trust: str | None = None
-    status: dict[str, Any] = Field(default_factory=dict)
-    created_at_ms: int | None = None
-    updated_at_ms: int | None = None
-    #: When the record stops being active (epoch ms; ``None``: never).
-    expires_at_ms: int | None = None
-    body_bytes: int | None = None
-    body: str | None = None
-    content_hash: str | None = None
-
-    @property
-    def state(self) -> str | None:
-        """The status name (``active``, ``quarantined``, ``superseded``, ``tombstoned``)."""
-        return self.status.get("status")
-
-
-class PanelRecordPage(_PanelListing):
-    """``records``: newest updated first; pass ``next_cursor`` back as ``cursor`` (``None`` at the end)."""
-
-    records: list[PanelRecord] = Field(default_factory=list)
-    next_cursor: str | None = None
-
-
-class PanelRecordDetail(OpenModel):
-    """``record``: the record with body and content hash, its supersede ``chain`` and ``injections``."""
-
-    realm: str
-    record: PanelRecord
-    chain: list[PanelRecord] = Field(default_factory=list)
-    injections: list["PanelInjection"] = Field(default_factory=list)
-
-
-class PanelQuarantine(_PanelListing):
+class PanelQuarantine(wire.PanelQuarantineResult, OpenModel):
     """``quarantine``: quarantined rows, pending gated promotions and held forgets."""
 
-    records: list[PanelRecord] = Field(default_factory=list)
-    pending_promotions: list[dict[str, Any]] = Field(default_factory=list)
-    pending_forgets: list[PanelPendingForget] = Field(default_factory=list)
+    model_config = OPEN
+    records: Sequence[PanelRecord]
+    pending_promotions: Sequence[PanelPromotion]
+    pending_forgets: Sequence[PanelPendingForget]
 
 
-class PanelDreamSummary(_PanelRow):
+class PanelDreamSummary(wire.DreamSummaryRow, OpenModel):
     """One dream summarised from its audit rows."""
 
-    run_id: str
-    ops: int | None = None
+    model_config = OPEN
 
 
-class PanelDreams(_PanelListing):
+class PanelDreams(wire.PanelDreamsResult, OpenModel):
     """``dreams``: ``{runs, withheld_by_access, realms}``."""
 
-    runs: list[PanelDreamSummary] = Field(default_factory=list)
-    withheld_by_access: bool = False
+    model_config = OPEN
+    runs: Sequence[PanelDreamSummary]
 
 
-class PanelDreamRun(_PanelRow):
+class PanelDreamRun(wire.DreamRunRow, OpenModel):
     """One durable dream-run row."""
 
-    run_id: str
-    started_at_ms: int | None = None
-    completed_at_ms: int | None = None
-    ops_committed: int | None = None
-    detail: dict[str, Any] = Field(default_factory=dict)
+    model_config = OPEN
 
 
-class PanelDreamRuns(_PanelListing):
+class PanelDreamRuns(wire.PanelDreamRunsResult, OpenModel):
     """``dream_runs``: ``{runs, withheld_by_access, realms}``."""
 
-    runs: list[PanelDreamRun] = Field(default_factory=list)
-    withheld_by_access: bool = False
+    model_config = OPEN
+    runs: Sequence[PanelDreamRun]
 
 
-class PanelAuditVerdicts(_PanelListing):
-    """``audit_verdicts``: open usage-audit verdicts ``{realm, run_id, record_id, verdict, rationale, created_at_ms}``."""
+class PanelAuditVerdict(wire.AuditVerdictRow, OpenModel):
+    """An open usage-audit verdict: ``{realm, run_id, record_id, verdict, rationale, created_at_ms}``."""
 
-    verdicts: list[PanelAuditVerdict] = Field(default_factory=list)
+    model_config = OPEN
 
 
-class PanelScope(OpenModel):
+class PanelAuditVerdicts(wire.PanelAuditVerdictsResult, OpenModel):
+    """``audit_verdicts``: open usage-audit verdicts."""
+
+    model_config = OPEN
+    verdicts: Sequence[PanelAuditVerdict]
+
+
+class PanelPressure(wire.Pressure, OpenModel):
+    """A scope's pressure: ``{records, bytes, over_floor}``."""
+
+    model_config = OPEN
+
+
+class PanelScope(wire.ScopeOverview, OpenModel):
     """One scope of the overview: counts by status, body bytes, floors and pressure."""
 
-    realm: str
-    scope_kind: str
-    scope_key: str | None = None
-    counts: dict[str, int] = Field(default_factory=dict)
-    records: int = 0
-    body_bytes: int = 0
-    pressure: dict[str, Any] = Field(default_factory=dict)
+    model_config = OPEN
+    pressure: PanelPressure
 
 
-class PanelOverview(_PanelListing):
+class PanelTotals(wire.Totals, OpenModel):
+    """The overview's totals: ``{records, body_bytes, counts, trust?}``."""
+
+    model_config = OPEN
+
+
+class PanelFloors(wire.Floors, OpenModel):
+    """The retention floors: ``{records, bytes}``."""
+
+    model_config = OPEN
+
+
+class PanelOverview(wire.PanelOverviewResult, OpenModel):
     """``overview``: ``{scopes, totals, floors, realms}``."""
 
-    scopes: list[PanelScope] = Field(default_factory=list)
-    totals: dict[str, Any] = Field(default_factory=dict)
-    floors: dict[str, Any] = Field(default_factory=dict)
+    model_config = OPEN
+    scopes: Sequence[PanelScope]
+    totals: PanelTotals
+    floors: PanelFloors
 
 
-class PanelProposals(_PanelListing):
+class PanelProposal(wire.PanelProposalRow, OpenModel):
+    """A pending proposal row (no body): ``{realm, proposal_id, scope_kind, scope_key, status, created_at_ms,
+    author, kind, title, body_bytes, tainted}``."""
+
+    model_config = OPEN
+
+
+class PanelProposals(wire.PanelProposalsResult, OpenModel):
     """``proposals``: pending mob/operator proposals, bodies withheld."""
 
-    proposals: list[PanelProposal] = Field(default_factory=list)
+    model_config = OPEN
+    proposals: Sequence[PanelProposal]
 
 
-class PanelInjection(_PanelRow):
-    """One injection-ledger row: ``{realm, injection_id, record_id, identity, session_key, surface, at_ms}``."""
-
-    record_id: str
-    identity: str | None = None
-    session_key: str | None = None
-    surface: str | None = None
-    at_ms: int | None = None
-
-
-class PanelInjections(_PanelListing):
+class PanelInjections(wire.PanelInjectionsResult, OpenModel):
     """``injections``: newest first."""
 
-    injections: list[PanelInjection] = Field(default_factory=list)
+    model_config = OPEN
+    injections: Sequence[PanelInjection]
 
 
-class PanelHarvests(_PanelListing):
-    """``harvests``: pending exit-interview harvests ``{realm, identity, session_key, cause, retired_at_ms, status}``."""
+class PanelHarvest(wire.HarvestRow, OpenModel):
+    """A pending exit-interview harvest: ``{realm, identity, session_key, cause, retired_at_ms, status}``."""
 
-    harvests: list[PanelHarvest] = Field(default_factory=list)
+    model_config = OPEN
+
+
+class PanelHarvests(wire.PanelHarvestsResult, OpenModel):
+    """``harvests``: pending exit-interview harvests."""
+
+    model_config = OPEN
+    harvests: Sequence[PanelHarvest]

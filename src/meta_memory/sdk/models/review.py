@@ -1,127 +1,98 @@
 """Typed results of the review methods (seed: "Reviewing quarantined records", "Conflict detection";
-docs/rpc.md, "Review")."""
+docs/rpc.md, "Review"): each the method's result model (:mod:`meta_memory.rpc.results_review`) opened
+(:class:`OpenModel`), nested members re-typed to their opened models."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
 
-from pydantic import Field
+from ...rpc import results_review as wire
+from ._base import OPEN, OpenModel
+from .agent_memory import ScopeRef, StatusRef
 
-from ._base import OpenModel
-
-__all__ = ["ReviewedRecord", "ReviewDecision", "QuarantineDecision", "GatingCheck", "GatingDecision",
+__all__ = ["ReviewedRecord", "ReviewDecision", "HeldForget", "QuarantineDecision", "GatingCheck", "GatingDecision",
            "DreamRun", "Harvest", "Proposal", "ProposalList", "ProposalDecision"]
 
 
-class ReviewedRecord(OpenModel):
-    """A record as a decision saw it: ``{memory_id, scope, kind, status, trust, content_hash, ...}``."""
+class ReviewedRecord(wire.Receipt, OpenModel):
+    """A record as a decision saw it: ``{memory_id, scope, kind, status, trust, ever_quarantined,
+    content_hash, supersedes?, derived_from, created_at_ms, updated_at_ms}``."""
 
-    memory_id: str
-    scope: dict[str, Any] = Field(default_factory=dict)
-    kind: str | None = None
-    status: dict[str, Any] = Field(default_factory=dict)
-    trust: str | None = None
-    content_hash: str | None = None
-    derived_from: list[str] = Field(default_factory=list)
-    created_at_ms: int | None = None
-    updated_at_ms: int | None = None
+    model_config = OPEN
+    scope: ScopeRef
+    status: StatusRef
 
 
-class ReviewDecision(OpenModel):
+class ReviewDecision(wire.Decision, OpenModel):
     """``{audit_token, decided_at_ms, review}``: ``review.reviewer`` is the authenticated principal."""
 
-    audit_token: str | None = None
-    decided_at_ms: int | None = None
-    review: dict[str, Any] = Field(default_factory=dict)
+    model_config = OPEN
 
 
-class QuarantineDecision(OpenModel):
+class HeldForget(wire.HeldForget, OpenModel):
+    """A held forget a decision was about: ``{forget_id, memory_id, scope_kind, scope_key, content_hash,
+    requested_by, reason, status, created_at_ms}``."""
+
+    model_config = OPEN
+
+
+class QuarantineDecision(wire.DecideResult, OpenModel):
     """``meta/memory/quarantine/decide``: ``outcome`` is ``released``, ``already_released``,
     ``tombstoned`` or ``already_tombstoned``; ``successor`` is the released copy (``None`` for a
     tombstone or a held forget); ``forget`` describes a held forget that was decided."""
 
-    outcome: str
-    origin: ReviewedRecord | None = None
-    successor: ReviewedRecord | None = None
+    model_config = OPEN
+    origin: ReviewedRecord
+    successor: ReviewedRecord | None
     superseded_prior: ReviewedRecord | None = None
-    forget: dict[str, Any] | None = None
-    decision: ReviewDecision | None = None
+    forget: HeldForget | None = None
+    decision: ReviewDecision
 
 
-class GatingCheck(OpenModel):
+class GatingCheck(wire.GatingCheckResult, OpenModel):
     """``meta/gating/check``: ``allowed`` is ``False`` while a conflict signal is active (``conflict``;
     ``reason`` is then ``"conflict_active"``)."""
 
-    entity: str
-    topic: str
-    store: str | None = None
-    allowed: bool
-    reason: str | None = None
-    conflict: dict[str, Any] | None = None
+    model_config = OPEN
 
 
-class GatingDecision(OpenModel):
+class GatingDecision(wire.GatingDecideResult, OpenModel):
     """``meta/gating/decide``: ``{pending_id, record_id, decision, status, changed, promoted_id}``.
 
     ``status`` is the promotion's status after the call (``committed``, ``denied``, ``expired``, or its
     earlier status when ``changed`` is false); ``promoted_id`` is the record an approval created."""
 
-    pending_id: str
-    record_id: str | None = None
-    decision: str
-    status: str
-    changed: bool
-    promoted_id: str | None = None
+    model_config = OPEN
 
 
-class DreamRun(OpenModel):
+class DreamRun(wire.DreamResult, OpenModel):
     """``meta/memory/steward/dream``: ``{realm, run_id, status, reason?, started_at_ms, completed_at_ms,
     ops_committed, detail}``."""
 
-    realm: str
-    run_id: str
-    status: str
-    reason: str | None = None
-    started_at_ms: int | None = None
-    completed_at_ms: int | None = None
-    ops_committed: int = 0
-    detail: dict[str, Any] = Field(default_factory=dict)
+    model_config = OPEN
 
 
-class Harvest(OpenModel):
+class Harvest(wire.RetireResult, OpenModel):
     """``meta/session/retire``: the recorded exit-interview harvest the next dream decides."""
 
-    realm: str
-    identity: str
-    session_key: str | None = None
-    cause: str
-    retired_at_ms: int | None = None
-    recorded: bool | None = None
+    model_config = OPEN
 
 
-class Proposal(OpenModel):
+class Proposal(wire.ProposalListRow, OpenModel):
     """A body-free proposal row (with the propose-time ``tainted`` flag)."""
 
-    proposal_id: str
-    status: str | None = None
-    title: str | None = None
-    tainted: bool | None = None
-    created_at_ms: int | None = None
+    model_config = OPEN
 
 
-class ProposalList(OpenModel):
+class ProposalList(wire.ProposalsListResult, OpenModel):
     """``meta/memory/proposals/list``: ``{proposals}``."""
 
-    proposals: list[Proposal] = Field(default_factory=list)
+    model_config = OPEN
+    proposals: Sequence[Proposal]
 
 
-class ProposalDecision(OpenModel):
+class ProposalDecision(wire.ProposalDecideResult, OpenModel):
     """``meta/memory/proposals/decide``: ``{proposal_id, status}``; an accept adds the committed
     ``record_id``, ``created`` (``False``: the record was already there), ``scope_kind``, ``scope_key``."""
 
-    proposal_id: str
-    status: str
-    record_id: str | None = None
-    created: bool | None = None
-    scope_kind: str | None = None
-    scope_key: str | None = None
+    model_config = OPEN

@@ -1,123 +1,151 @@
 """Typed results of the system methods: ``meta/status``, ``meta/storage/doctor``,
-``meta/capabilities``, ``meta/events/list`` (docs/rpc.md, "System")."""
+``meta/capabilities``, ``meta/events/list`` (docs/rpc.md, "System"): each the method's result model
+(:mod:`meta_memory.rpc.results`) opened (:class:`OpenModel`), nested members re-typed to their opened
+models. ``rpc.discover``'s document (:class:`OpenRpcDocument`) is typed here only."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from pydantic import Field
 
-from ._base import OpenModel
+from ...rpc import results as wire
+from ._base import OPEN, OpenModel
 
-__all__ = ["OpenRpcMethod", "OpenRpcDocument", "StorageSlot", "Status", "DoctorFinding", "DoctorReport", "BackupFile", "BackupReport", "ExportPage", "Capabilities", "TimelineEvent", "EventPage"]
+__all__ = ["OpenRpcMethod", "OpenRpcDocument", "StorageSlot", "LedgerStatus", "StorageStatus", "UnlistedTool",
+           "ContentTrustStatus", "AgentMemoryStatus", "EventsStatus", "Status", "DoctorFinding", "DoctorReport",
+           "BackupFile", "BackupReport", "ExportPage", "CanRead", "AccessEnabled", "Capabilities", "TimelineEvent",
+           "EventPage"]
 
 
-class StorageSlot(OpenModel):
+class StorageSlot(wire.Slot, OpenModel):
     """One storage slot: ``{slot, path, durability, resolution, exists}``."""
 
-    slot: str
-    path: str | None = None
-    durability: str | None = None
-    resolution: str | None = None
-    exists: bool | None = None
+    model_config = OPEN
 
 
-class _Storage(OpenModel):
-    slots: list[StorageSlot] = Field(default_factory=list)
+class LedgerStatus(wire.LedgerStatus, OpenModel):
+    """``{persisted, backend, assertions, max_retained, evicted}``."""
+
+    model_config = OPEN
 
 
-class Status(OpenModel):
+class StorageStatus(wire.StorageStatus, OpenModel):
+    """``{slots}``: the storage census."""
+
+    model_config = OPEN
+    slots: Sequence[StorageSlot]
+
+
+class UnlistedTool(wire.UnlistedTool, OpenModel):
+    """A tool trusted only because no rule names it, and how often it was seen: ``{name, count}``."""
+
+    model_config = OPEN
+
+
+class ContentTrustStatus(wire.ContentTrustStatus, OpenModel):
+    """How tool results are classified (``meta/status`` ``agent_memory.content_trust``): ``default``,
+    ``names_any_tool``, ``default_untrusted_tools``, ``unlisted_trusted_tools``, a ``warning``."""
+
+    model_config = OPEN
+    unlisted_trusted_tools: Sequence[UnlistedTool]
+
+
+class AgentMemoryStatus(wire.AgentMemoryStatus, OpenModel):
+    """``{enabled, store, realm, realms, taint_tracker, content_trust, injection_sessions, recorder_tool,
+    vector_backlog, telemetry}`` (all but ``enabled`` ``None`` when agent memory is off)."""
+
+    model_config = OPEN
+    content_trust: ContentTrustStatus | None = None
+
+
+class EventsStatus(wire.EventsStatus, OpenModel):
+    """``{last_event_id}``."""
+
+    model_config = OPEN
+
+
+class Status(wire.StatusResult, OpenModel):
     """``meta/status``: ``{version, state_dir, ledger, storage: {slots}, agent_memory, events}``.
 
-    ``ledger`` is ``{persisted, backend}``; ``agent_memory`` (``enabled``, ``store``, ``realm``,
-    ``realms``, counters) and ``events`` (``last_event_id``) are kept as the gateway sends them."""
+    ``ledger`` is ``{persisted, backend, assertions, max_retained, evicted}``; ``agent_memory``
+    (``enabled``, ``store``, ``realm``, ``realms``, counters) and ``events`` (``last_event_id``)."""
 
-    version: str
-    state_dir: str | None = None
-    ledger: dict[str, Any] = Field(default_factory=dict)
-    storage: _Storage = Field(default_factory=_Storage)
-    agent_memory: dict[str, Any] = Field(default_factory=dict)
-    events: dict[str, Any] = Field(default_factory=dict)
+    model_config = OPEN
+    ledger: LedgerStatus
+    storage: StorageStatus
+    agent_memory: AgentMemoryStatus
+    events: EventsStatus
 
 
-class DoctorFinding(OpenModel):
-    """One storage finding: ``{kind, severity ("blocks_startup" | "warning"), paths, message, fix}``
+class DoctorFinding(wire.Finding, OpenModel):
+    """One storage finding: ``{kind, severity ("blocks_startup" | "warning" | "error"), paths, message, fix}``
     (``kind``: ``predecessor_ledger``, ``file_name_twins``, ``leftover_stage``, ...)."""
 
-    kind: str
-    severity: str | None = None
-    paths: list[str] = Field(default_factory=list)
-    message: str | None = None
-    fix: str | None = None
+    model_config = OPEN
 
 
-class DoctorReport(OpenModel):
+class DoctorReport(wire.DoctorResult, OpenModel):
     """``meta/storage/doctor``: ``{state_dir, ok, slots, findings}`` (``state_dir`` ``None`` in memory)."""
 
-    state_dir: str | None = None
-    ok: bool | None = None
-    slots: list[StorageSlot] = Field(default_factory=list)
-    findings: list[DoctorFinding] = Field(default_factory=list)
+    model_config = OPEN
+    slots: Sequence[StorageSlot]
+    findings: Sequence[DoctorFinding]
 
 
-class BackupFile(OpenModel):
-    path: str = ""
-    kind: str = ""
-    bytes: int = 0
+class BackupFile(wire.BackupFile, OpenModel):
+    """One copied file: ``{path, kind (sqlite|ledger|file), bytes}``."""
+
+    model_config = OPEN
 
 
-class BackupReport(OpenModel):
+class BackupReport(wire.BackupResult, OpenModel):
     """``meta/storage/backup``: ``dest``, ``began_at_ms`` (the consistency point), ``files``, their total
     ``bytes``, ``elsewhere`` (stores the directory does not hold, e.g. ``"postgres"``) and ``seconds``."""
 
-    dest: str = ""
-    began_at_ms: int = 0
-    files: list[BackupFile] = Field(default_factory=list)
-    bytes: int = 0
-    elsewhere: list[str] = Field(default_factory=list)
-    seconds: float = 0.0
+    model_config = OPEN
+    files: Sequence[BackupFile]
 
 
-class ExportPage(OpenModel):
+class ExportPage(wire.ExportPageResult, OpenModel):
     """``meta/storage/export``: the next ``lines`` of the export file; ``done`` after the last one."""
 
-    export_id: str = ""
-    lines: list[str] = Field(default_factory=list)
-    done: bool = False
+    model_config = OPEN
 
 
-class _CanRead(OpenModel):
-    can_read: bool = False
+class CanRead(wire.CanRead, OpenModel):
+    """``{can_read}``."""
+
+    model_config = OPEN
 
 
-class _AccessInfo(OpenModel):
-    enabled: bool = False
+class AccessEnabled(wire.AccessEnabled, OpenModel):
+    """``{enabled}``."""
+
+    model_config = OPEN
 
 
-class Capabilities(OpenModel):
+class Capabilities(wire.CapabilitiesResult, OpenModel):
     """``meta/capabilities``: ``{methods (sorted wire names advertised to this caller), memory: {can_read},
     access: {enabled}}``."""
 
-    methods: list[str]
-    memory: _CanRead = Field(default_factory=_CanRead)
-    access: _AccessInfo = Field(default_factory=_AccessInfo)
+    model_config = OPEN
+    memory: CanRead
+    access: AccessEnabled
 
 
-class TimelineEvent(OpenModel):
+class TimelineEvent(wire.Event, OpenModel):
     """One timeline event: ``{event_id ("console-evt-<n>"), identity, event_type, timestamp_ms, data}``."""
 
-    event_id: str
-    identity: str | None = None
-    event_type: str
-    timestamp_ms: int
-    data: dict[str, Any] = Field(default_factory=dict)
+    model_config = OPEN
 
 
-class EventPage(OpenModel):
+class EventPage(wire.EventsListResult, OpenModel):
     """``meta/events/list``: events oldest first, and the id to pass back as ``after``."""
 
-    events: list[TimelineEvent] = Field(default_factory=list)
-    last_event_id: str | None = None
+    model_config = OPEN
+    events: Sequence[TimelineEvent]
 
 
 class OpenRpcMethod(OpenModel):
