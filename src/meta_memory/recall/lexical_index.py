@@ -107,10 +107,10 @@ BOUND_MARGIN = 1e-9
 RETRY_REFUSED_S = 300.0
 
 #: Measured memory (CPython 3.12, numpy 2) of one vocabulary term beyond its characters: its dict entry,
-#: key string, :class:`_Postings` object, three numpy arrays and three empty lists (slots, frequencies,
+#: key string, :class:`_Postings` object (with its score-bound fields), three numpy arrays and three empty lists (slots, frequencies,
 #: columns). Many rare terms (a realm of distinct words, e.g. ids or generated text) cost this each, however
 #: few postings they hold.
-TERM_BYTES = 728
+TERM_BYTES = 760
 #: Measured memory of one posting appended since the term's arrays were last merged (an int and a float object
 #: and a shared small int in three Python lists, with the lists' spare room), beyond the 9 bytes it takes once
 #: merged.
