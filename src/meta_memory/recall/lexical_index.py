@@ -16,7 +16,12 @@ order as the FTS5 path (:func:`meta_memory.recall.bm25.scoped_candidates`):
   scope's rows holding it (the phrase's postings of that scope), with ``N`` and ``avgdl``
   the scope's row count and tokens per row (kept per scope as rows come and go); rows of
   other scopes change neither; ties by ``rid``. A phrase's per-posting scores for one
-  scope are kept until a row of that scope changes.
+  scope are kept until a row of that scope changes;
+* rows that cannot enter the best ``limit`` are skipped (MaxScore, :meth:`_RealmIndex._pruned`):
+  per-phrase upper bounds of its share, a threshold from real rows' exact scores, and the
+  phrases whose bounds together stay below it read only at the remaining candidates. Each
+  candidate's score is still summed phrase by phrase in the ``MATCH`` order, so the answer is the
+  exhaustive one bit for bit (``tests/recall/test_index_pruning.py``).
 
 Two more answers come from the same memory: which columns of a candidate's row hold each
 query term (a byte per posting, handed to re-ranking so it reads no full-text row), and the rows'
@@ -41,7 +46,10 @@ Coherence with the durable store (SQLite stays the source of truth):
 Memory: each realm's index is sized (:meth:`_RealmIndex.nbytes`, an estimate of
 its arrays and vocabulary) and the realms together are kept under ``max_bytes``
 (``[agent_memory] recall_index_mb``, :data:`DEFAULT_MAX_BYTES`) by evicting the
-least recently searched; a realm larger than the whole budget stays on FTS5.
+least recently searched; a realm larger than the whole budget stays on FTS5. A build reads
+:data:`BUILD_CHUNK` rows at a time (its transient Python objects are one chunk's) and gives up
+as soon as the index passes the budget, so a realm that does not fit costs one chunk, not a
+whole build.
 
 Spec: README "Going beyond the reference" (recall speed); reference notes §3.3.
 """
