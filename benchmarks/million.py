@@ -22,9 +22,10 @@ One command, one run, every figure beside a baseline measured in the same run:
 6. **FTS5 path** — the gateway restarted with ``recall_index_mb = 1`` (the realm does not fit: its
    index is refused, as when evicted), and ``--fts-queries`` queries alternated with bm25s again.
 
-``--backend postgres`` runs steps 1-4 against the PostgreSQL store instead (``--dsn``; a fresh
+``--backend postgres`` runs steps 1-5 against the PostgreSQL store instead (``--dsn``; a fresh
 schema, dropped afterwards), whose candidates come from SQL (no in-process index); its default size
-is 100,000 records. The machine this runs on is shared: run it with ``nice -n 5`` and read ratios.
+is 10,000 records (its batch write is far slower). The machine this runs on is shared: run it with
+``nice -n 5`` and read ratios.
 
 ``bm25s`` is a benchmark-only dependency (the ``recall-peers`` extra).
 
@@ -195,7 +196,7 @@ def line(name: str, ours: Sequence[float], theirs: Sequence[float], errors: Coun
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--records", type=int, default=None, help="default 1,000,000 (sqlite), 100,000 (postgres)")
+    parser.add_argument("--records", type=int, default=None, help="default 1,000,000 (sqlite), 10,000 (postgres)")
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--fts-queries", type=int, default=300, help="queries on the FTS5 path (0: skip it)")
     parser.add_argument("--clients", type=int, default=2, help="client threads (connections) writing")
@@ -204,7 +205,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--dsn", default=os.environ.get("META_MEMORY_TEST_DSN", "postgresql://postgres@127.0.0.1:5432/test"))
     parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args(argv)
-    n = args.records or (1_000_000 if args.backend == "sqlite" else 100_000)
+    n = args.records or (1_000_000 if args.backend == "sqlite" else 10_000)
     if n < 1 or args.queries < 1 or args.clients < 1:
         parser.error("--records, --queries and --clients must be at least 1")
 
