@@ -470,7 +470,7 @@ class _RealmIndex:
             pool_size += len(slots)
             if pool_size >= max(limit, PRUNE_POOL):
                 break
-        pool = np.unique(np.concatenate(pool_parts))
+        pool = _distinct(np.concatenate(pool_parts))
         if len(pool) < limit:
             return None
         scores = self._exact(occurrences, sid, whole, pool)
@@ -488,13 +488,20 @@ class _RealmIndex:
         total = sum(len(self._slots(p, sid, whole)) for p in occurrences)
         if essential == len(ranked) or 2 * sum(len(self._slots(g[0], sid, whole)) for g in ranked[:essential]) > total:
             return None
-        partial = np.zeros(self.used, dtype=np.float64)
-        for g in ranked[:essential]:
-            scored = self._term(g[0], sid, whole)
-            if scored is not None:
-                partial[scored[0]] += g[1] * scored[1]
-        cand = np.flatnonzero(partial)
-        cand = cand[(partial[cand] + rest) * (1.0 + BOUND_MARGIN) >= theta].astype(np.int32)
+        parts = [(scored[0], g[1] * scored[1]) for g in ranked[:essential]
+                 if (scored := self._term(g[0], sid, whole)) is not None]
+        held = sum(len(slots) for slots, _ in parts)
+        if held * 8 < self.used:  # few: sorted, their shares summed per row
+            every = np.concatenate([slots for slots, _ in parts])
+            cand, where = np.unique(every, return_inverse=True)
+            partial = np.bincount(where, weights=np.concatenate([share for _, share in parts]), minlength=len(cand))
+            cand = cand[(partial + rest) * (1.0 + BOUND_MARGIN) >= theta].astype(np.int32)
+        else:
+            dense = np.zeros(self.used, dtype=np.float64)
+            for slots, share in parts:
+                dense[slots] += share
+            cand = np.flatnonzero(dense)
+            cand = cand[(dense[cand] + rest) * (1.0 + BOUND_MARGIN) >= theta].astype(np.int32)
         if len(cand) * len(occurrences) * LOOKUP_COST > total:
             return None  # so many candidates that summing every posting is cheaper
         acc = self._exact(occurrences, sid, whole, cand)
@@ -685,6 +692,18 @@ def _acquire(lock: threading.Lock) -> bool:
     if left_ms is None:
         return lock.acquire()
     return lock.acquire(timeout=left_ms * LOCK_WAIT_SHARE / 1000)
+
+
+def _distinct(values: np.ndarray) -> np.ndarray:
+    """``values`` sorted, each once (``np.unique`` of a short array, without its hashing set-up)."""
+    import numpy as np
+    values = np.sort(values)
+    if len(values) < 2:
+        return values
+    keep = np.empty(len(values), dtype=bool)
+    keep[0] = True
+    np.not_equal(values[1:], values[:-1], out=keep[1:])
+    return values[keep]
 
 
 def bm25_top(acc: np.ndarray, rids: np.ndarray, limit: int) -> list[tuple[int, float]]:
