@@ -168,6 +168,10 @@ def _read_body(body: str) -> str:
     return _utf8("BODY", body)
 
 
+#: Records per ``meta/agent_memory/list`` page the shell asks for (the method's own maximum).
+_LIST_PAGE = 500
+
+
 def _json_object(name: str, value: str | None) -> dict[str, Any] | None:
     """An option's JSON object (``--metadata``, ``--filter``), or a usage error naming the option. Its
     contents are the gateway's to judge (caps, keys, operators): a refusal names the field and the rule."""
@@ -251,10 +255,23 @@ def forget_command(memory_id: str, identity: str, realm: str | None, **kw: Any) 
 @click.command("list")
 @click.option("--limit", type=click.IntRange(1, 512), default=None,
               help="The newest-working-set size (1..512); without it every active record is listed.")
+@click.option("--tag", "tags", multiple=True,
+              help="Only records holding this tag (repeat: every one must be held).")
+@click.option("--filter", "where", default=None, metavar="JSON",
+              help='Only records whose metadata matches, e.g. \'{"project": "apollo"}\' (as recall --filter).')
 @_target_options
-def list_command(limit: int | None, identity: str, realm: str | None, **kw: Any) -> None:
-    """List the active records of one identity (metadata, no bodies)."""
+def list_command(limit: int | None, tags: tuple[str, ...], where: str | None, identity: str, realm: str | None,
+                 **kw: Any) -> None:
+    """List the active records of one identity (metadata, no bodies).
+
+    With ``--tag`` or ``--filter`` the records that pass are listed newest updated first, read page by
+    page from ``meta/agent_memory/list`` (``--limit``: at most that many), and ``--json`` prints the
+    records themselves (``memory_id``, ``title``, ``tags``, ``metadata``, ...) instead of the manifest's
+    entries."""
     from rich.table import Table
+
+    flt = _json_object("--filter", where)
+    wanted = [_utf8("--tag", t) for t in tags]
 
     def show(metas: list[Any]) -> None:
         table = Table(title=text(f"memory of {identity} ({len(metas)} records)"), title_justify="left")
@@ -266,8 +283,29 @@ def list_command(limit: int | None, identity: str, realm: str | None, **kw: Any)
             table.add_row(text(m.id), text(m.title), text(m.description), str(m.age_days))
         _console().print(table)
 
-    tier = "working_set" if limit is not None else "full"
-    _run(_ctx(**kw), lambda h: h.manifest_agent_memory(identity, realm=realm, tier=tier, k=limit), show)
+    if flt is None and not wanted:
+        tier = "working_set" if limit is not None else "full"
+        _run(_ctx(**kw), lambda h: h.manifest_agent_memory(identity, realm=realm, tier=tier, k=limit), show)
+        return
+
+    def matching(h: Any) -> list[Any]:
+        found: list[Any] = []
+        cursor: str | None = None
+        while limit is None or len(found) < limit:
+            page = h.list_agent_memory(identity, realm=realm, tags=wanted or None, filter=flt, cursor=cursor,
+                                       limit=_LIST_PAGE if limit is None else min(_LIST_PAGE, limit - len(found)))
+            found.extend(page.records)
+            cursor = page.next_cursor
+            if cursor is None:
+                break
+        return found
+
+    def show_records(records: list[Any]) -> None:
+        what = " ".join([*(f"#{t}" for t in wanted), *([json.dumps(flt, sort_keys=True)] if flt else [])])
+        _console().print(_records_table(f"memory of {identity} matching {what} ({len(records)} records)", records,
+                                        with_body=False))
+
+    _run(_ctx(**kw), matching, show_records)
 
 
 @click.command("erase")

@@ -71,3 +71,49 @@ def test_compact_whitespace_properties(text: str) -> None:
     assert "  " not in out
     assert compact_whitespace(out) == out
     assert out.split() == text.split()
+
+
+class _CountingList(list[object]):
+    """A list that counts how many of its elements a reader visits (one object, shared many times)."""
+
+    visits = 0
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        for item in super().__iter__():
+            _CountingList.visits += 1
+            yield item
+
+
+def test_metadata_sharing_one_list_many_times_is_refused_after_reading_about_its_cap() -> None:
+    """A structure that shares one list many times (what a pickle's memo makes of a few bytes: the
+    legacy mem0 docstore) unfolds to far more than the 8 KiB cap; the check refuses it once what it has
+    read is already past the cap, never after walking every copy."""
+    from meta_memory.agent_memory.fields import MAX_METADATA_BYTES, normalize_metadata
+
+    inner = _CountingList([0] * 300)
+    middle = _CountingList([inner] * 300)
+    outer = _CountingList([middle] * 300)  # 27 million values as JSON: unbounded work unless cut short
+    _CountingList.visits = 0
+    with pytest.raises(FieldError, match="metadata must be at most 8192 bytes as JSON"):
+        normalize_metadata({"blob": outer})
+    assert _CountingList.visits <= MAX_METADATA_BYTES + 1
+
+
+@given(st.recursive(st.none() | st.booleans() | st.integers(-(2**53) + 1, 2**53 - 1) | st.text(max_size=40),
+                    lambda kids: st.lists(kids, max_size=6) | st.dictionaries(
+                        st.text("abcxyz", min_size=1, max_size=6), kids, max_size=6), max_leaves=40))
+def test_metadata_within_the_cap_is_never_refused_by_the_size_check(value: object) -> None:
+    """The running size the check keeps never exceeds the canonical JSON's: what fits is accepted."""
+    from meta_memory.agent_memory.fields import MAX_METADATA_BYTES, canonical_metadata, normalize_metadata
+
+    metadata = {"v": value}
+    try:
+        size = len(canonical_metadata(metadata).encode("utf-8", "surrogatepass"))
+    except ValueError:
+        return
+    if size > MAX_METADATA_BYTES or any(c in str(value) for c in "\x00"):
+        return
+    try:
+        normalize_metadata(metadata)
+    except FieldError as exc:
+        assert "bytes as JSON" not in exc.rule, (exc.rule, size)

@@ -254,3 +254,29 @@ def test_expiry_metadata_and_a_filter_from_the_shell(gateway: Any) -> None:
         bad = mm(*command, option, deep, *url)
         assert bad.returncode == 2 and f"{option} must be a JSON object" in bad.stderr, bad.stderr[-500:]
         assert "Traceback" not in bad.stderr
+
+
+def test_list_by_tag_and_metadata_filter_pages_through_every_match(gateway: Any) -> None:
+    ident = "shell:list"
+    url = ["--url", gateway.url, "--identity", ident]
+    items = [{"title": f"Note {i}", "body": f"Body of note number {i}.", "tags": ["even"] if i % 2 == 0 else ["odd"],
+              "metadata": {"project": "apollo" if i < 501 else "gemini", "n": i}} for i in range(520)]
+    done = gateway.rpc("meta/agent_memory/remember_batch", {"identity": ident, "records": items})["result"]
+    assert done["created"] == 520
+    # more matches than one page of meta/agent_memory/list (500): the shell follows the cursor to the end
+    apollo = as_json(mm("list", "--filter", '{"project": "apollo"}', *url, "--json"))
+    assert len(apollo) == 501 and {r["metadata"]["project"] for r in apollo} == {"apollo"}
+    assert len({r["memory_id"] for r in apollo}) == 501
+    # tag and filter together: both must hold; --limit caps what is read
+    both = as_json(mm("list", "--tag", "odd", "--filter", '{"n": {"$gte": 510}}', *url, "--json"))
+    assert sorted(r["metadata"]["n"] for r in both) == [511, 513, 515, 517, 519]
+    assert len(as_json(mm("list", "--tag", "even", "--limit", "7", *url, "--json"))) == 7
+    table = mm("list", "--filter", '{"n": 519}', *url)
+    assert table.returncode == 0 and "Note 519" in table.stdout and "Note 518" not in table.stdout
+    # another identity's records never show, whatever the filter
+    assert as_json(mm("list", "--filter", '{"project": "apollo"}', "--url", gateway.url, "--identity", "shell:x",
+                      "--json")) == []
+    refused = mm("list", "--filter", '{"n": {"$regex": "x"}}', *url)
+    assert refused.returncode == 1 and "filter" in refused.stderr and "Traceback" not in refused.stderr
+    bad = mm("list", "--filter", "[1]", *url)
+    assert bad.returncode == 2 and "--filter must be a JSON object" in bad.stderr

@@ -74,6 +74,12 @@ def test_an_expired_record_leaves_every_active_read_before_the_sweep(
         assert [r.id for r in listed.records] == [keep.memory_id]
         counts = h.memory_panel_overview().scopes[0].counts
         assert counts == {"active": 1, "expired": 1}
+        # the metrics' store census counts it as expired too, never as active (first scrape: a fresh census)
+        scrape = h.runtime.observability.metrics.render().decode()
+        assert 'meta_memory_records{realm="default",status="active"} 1.0' in scrape
+        assert 'meta_memory_records{realm="default",status="expired"} 1.0' in scrape
+        # history says so too, before the sweep: never "active"
+        assert [v.status for v in h.history_agent_memory(ID, brief.memory_id).versions] == ["expired"]
         # the record itself is still stored (a reviewer sees it) until the sweep
         assert h.runtime.agent_memory.store.get("default", brief.memory_id).status.kind.value == "active"
 
@@ -87,6 +93,8 @@ def test_an_expired_record_leaves_every_active_read_before_the_sweep(
         history = h.history_agent_memory(ID, brief.memory_id)
         assert history.versions[-1].status == "tombstoned"
         assert h.memory_panel_overview().scopes[0].counts == {"active": 1, "tombstoned": 1}
+        with h.runtime.agent_memory.store.snapshot("default") as tx:
+            assert tx.panel.census()["records"] == {"active": 1, "tombstoned": 1}
 
 
 def test_recall_answers_the_best_k_among_unexpired_records(
@@ -244,6 +252,32 @@ def test_export_and_import_carry_expiry_and_never_revive_an_expired_record(
         landed = store.get("default", late)
         assert landed.status.kind.value == "active" and landed.expires_at_ms == T0 + 10_000_000
         assert _ids(h2.agent(ID).recall()) == [late]
+
+
+def test_import_refuses_a_live_record_expiring_past_the_targets_max_ttl(
+        builder: Callable[..., MetaBuilder], clock: ManualClock) -> None:
+    from meta_memory.portability import export_jsonl, import_jsonl
+    from meta_memory.portability.signing import ExportKey, LineSigner
+
+    key = ExportKey.new("test")
+    with builder().build() as h:
+        me = h.agent(ID)
+        short = me.remember("Short", "lives an hour", ttl_s=3_600).memory_id
+        long = me.remember("Long", "lives a day", ttl_s=86_400).memory_id
+        gone = me.remember("Gone", "forgotten, lived a day", ttl_s=86_400).memory_id
+        me.forget(gone)
+        buf = io.StringIO()
+        export_jsonl(h.runtime, buf, signer=LineSigner(key), ledger=False)
+    lines = buf.getvalue().splitlines()
+    number = {json.loads(line).get("record", {}).get("id"): n for n, line in enumerate(lines, 1)}
+    with builder("other", max_ttl_s=3_600).build() as h2:
+        summary = import_jsonl(h2.runtime, lines, keys=[key])
+        assert [(note.line, note.memory_id) for note in summary.refused] == [(number[long], long)]
+        assert "expires_at_ms is later than now + agent_memory.max_ttl_s (3600 s)" in summary.refused[0].why
+        store = h2.runtime.agent_memory.store
+        assert store.get("default", long) is None  # refused, never shortened
+        assert store.get("default", short).expires_at_ms == T0 + 3_600_000
+        assert store.get("default", gone).status.kind.value == "tombstoned"  # a tombstone's expiry is moot
 
 
 def test_an_expired_record_is_not_injected(builder: Callable[..., MetaBuilder], clock: ManualClock) -> None:

@@ -444,6 +444,39 @@ def test_transaction_is_all_or_nothing(agent_store: AgentMemoryStore) -> None:
     assert info.value.reason == "scope_not_writable"
 
 
+def test_savepoints_nest_and_roll_back_only_their_part(agent_store: AgentMemoryStore) -> None:
+    """``tx.savepoint()`` is a nested transaction: a block that raises undoes only its own writes (records,
+    their full-text rows, side tables), an inner savepoint's failure leaves its enclosing one's work, and
+    everything kept commits with the enclosing transaction."""
+    def create(title: str) -> StagedBatch:
+        return StagedBatch(R, Author.application(), (CreateOp(scope=ME, record=new(title, f"{title} savepoint body")),))
+
+    with agent_store.transaction(R) as tx:
+        kept = tx.apply(create("Kept")).results[0].memory_id
+        with pytest.raises(RuntimeError), tx.savepoint():
+            tx.apply(create("Dropped"))
+            tx.dream_runs.upsert("dropped", "realm", 0, 0, 1, {})
+            raise RuntimeError("undo this part")
+        with tx.savepoint():
+            outer = tx.apply(create("Outer")).results[0].memory_id
+            with pytest.raises(AgentMemoryError), tx.savepoint():
+                tx.apply(create("Inner"))
+                tx.apply(StagedBatch(R, Author.application(), (TombstoneOp("no-such-record"),)))
+            assert tx.get(outer) is not None
+        assert {r.title for r in (tx.get(kept), tx.get(outer)) if r is not None} == {"Kept", "Outer"}
+    titles = sorted(r.title for r in agent_store.active_records(R, ME))
+    assert titles == ["Kept", "Outer"]
+    assert sorted(search_ids(agent_store, "savepoint")) == sorted([kept, outer])
+    with agent_store.snapshot(R) as snap:
+        assert snap.dream_runs.recent(10) == []
+
+    with pytest.raises(RuntimeError), agent_store.transaction(R) as tx:  # the enclosing rollback takes all
+        with tx.savepoint():
+            tx.apply(create("Released then lost"))
+        raise RuntimeError("outer fails")
+    assert sorted(r.title for r in agent_store.active_records(R, ME)) == ["Kept", "Outer"]
+
+
 def test_stage_composes_with_other_writes_in_one_transaction(agent_store: AgentMemoryStore) -> None:
     """Staging inside an open transaction takes no second lock, and rolls back with it."""
     rec, _ = agent_store.remember(R, ID, "Origin", "origin body")

@@ -37,6 +37,14 @@ def gateway(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFac
         yield from start(f'[agent_memory]\nstore = "postgres"\ndsn = "{dsn_with_schema(schema)}"\n')
 
 
+def _key_nots(levels: int) -> dict[str, Any]:
+    """``{"$not": {"$not": ... {"$eq": 1}}}``: ``levels`` key-level ``$not`` around one comparison."""
+    inner: dict[str, Any] = {"$eq": 1}
+    for _ in range(levels):
+        inner = {"$not": inner}
+    return inner
+
+
 def _listed(gw: Rpc, ident: str, flt: Any, **extra: Any) -> list[str]:
     out = gw.result("meta/agent_memory/list", {"identity": ident, "filter": flt, **extra})
     return [r["title"] for r in out["records"]]
@@ -100,6 +108,15 @@ def test_filters_on_recall_and_list(gateway: Rpc) -> None:
     ({"filter": {"a" * 65: 1}}, "is not a key path"),
     ({"filter": {"$and": [{"$and": [{"$and": [{"$and": [{"$and": [{"$and": [{"$and": [{"$and": [{"n": 1}]}]}]}]}]}]}]}]}},
      "nest at most 8"),
+    # ``$not`` on a key nests like ``$not`` on a filter: nine deep is past the cap, fifty deep would
+    # overflow SQLite's parser (an ``io`` error) were it not refused as a cap first
+    ({"filter": {"n": _key_nots(9)}}, "nest at most 8"),
+    ({"filter": {"n": _key_nots(50)}}, "nest at most 8"),
+    # an empty filter inside a logical operator is refused by name, not compiled to broken SQL (an io error)
+    ({"filter": {"$and": [{}]}}, "must not be empty"),
+    ({"filter": {"$or": [{"n": 1}, {}]}}, "must not be empty"),
+    ({"filter": {"$not": {}}}, "must not be empty"),
+    ({"filter": {"$not": {"$and": [{}]}}}, "must not be empty"),
 ])
 def test_bad_filters_are_refused_naming_the_rule(gateway: Rpc, params: dict[str, Any], fragment: str) -> None:
     ident = uid()

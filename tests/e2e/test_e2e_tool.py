@@ -173,6 +173,21 @@ def test_error_texts_are_tool_errors(rpc: Rpc, arguments: dict, text: str) -> No
     assert out["text"] == text or out["text"].endswith(text), out["text"]
 
 
+@pytest.mark.parametrize("action", ["forget", "recall", "propose_to_mob"])
+def test_ttl_s_outside_remember_and_update_is_a_tool_error_and_changes_nothing(rpc: Rpc, action: str) -> None:
+    """A model that asks to forget "in an hour" (``ttl_s`` on forget) gets a tool error naming the field,
+    never an immediate forget it did not ask for; recall and propose_to_mob refuse the field alike."""
+    ident, session = uid(), uid("sess")
+    mid = memory_id_of(rpc.tool(ident, {"action": "remember", "title": "Standup", "body": "daily at nine"},
+                                session)["text"])
+    arguments = {"forget": {"memory_id": mid}, "recall": {"query_text": "standup"},
+                 "propose_to_mob": {"title": "Standup", "body": "daily at nine"}}[action]
+    out = rpc.tool(ident, {"action": action, **arguments, "ttl_s": 3600}, session)
+    assert out["is_error"] is True
+    assert out["text"] == '`ttl_s` applies to actions "remember" and "update" only'
+    assert rpc.recall_ids(ident, "standup") == [mid]
+
+
 def test_arguments_cannot_retarget_the_scope(rpc: Rpc) -> None:
     ident, other = uid(), uid()
     out = rpc.tool(ident, {"action": "remember", "title": "t", "body": "b", "identity": other})

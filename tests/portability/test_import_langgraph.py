@@ -239,3 +239,36 @@ def test_hostile_rows_of_a_postgres_store_are_refused_by_line(tmp_path: Path) ->
     assert report["created"] == 1
     refused = {json.loads(n["source_id"])[-1]: n["reason"] for n in report["refused"]}
     assert set(refused) == {"deep", "huge"}, refused
+
+
+def test_an_item_expiring_past_the_targets_max_ttl_is_refused_by_line(tmp_path: Path) -> None:
+    """A LangGraph item may carry any ``expires_at``; the target's ``agent_memory.max_ttl_s`` is the
+    longest a record may live there, so an item expiring later is refused by line (never shortened),
+    in the dry run as in the import."""
+    import sqlite3
+
+    from langgraph.store.sqlite import SqliteStore
+
+    db = tmp_path / "lg.sqlite"
+    with SqliteStore.from_conn_string(str(db)) as lg:
+        lg.setup()
+        lg.put(("a",), "soon", {"v": 1}, ttl=30)  # 30 minutes: inside the cap
+        lg.put(("a",), "decades", {"v": 2}, ttl=30)
+        lg.put(("a",), "never", {"v": 3})
+    conn = sqlite3.connect(db)
+    conn.execute("UPDATE store SET expires_at = '2200-01-01 00:00:00+00:00' WHERE key = 'decades'")
+    conn.commit()
+    conn.close()
+    cfg = tmp_path / "cap.toml"
+    cfg.write_text("[agent_memory]\nmax_ttl_s = 3600\n")
+    for dry in (["--dry-run"], []):
+        done = mm("import", "--from", "langgraph", str(db), "--state-dir", str(tmp_path / "s"), "--config", str(cfg),
+                  "--json", *dry)
+        report = json.loads(done.stdout)
+        assert report["created"] == 2, report
+        ((note,),) = [[n for n in report["refused"]]]
+        assert json.loads(note["source_id"])[-1] == "decades"
+        assert "expires_at_ms is later than now + agent_memory.max_ttl_s (3600 s)" in note["reason"]
+    with handle_on(tmp_path / "s", cfg) as h:
+        store = MetaMemoryStore(h)
+        assert store.get(("a",), "decades") is None and store.get(("a",), "soon") is not None

@@ -225,3 +225,24 @@ def test_titles_are_the_first_words() -> None:
     assert title_of("Alice prefers green tea") == "Alice prefers green tea"
     assert title_of("one two three four five six seven eight nine ten") == "one two three four five six seven eight…"
     assert title_of("x" * 300) == "x" * 80 + "…"
+
+
+def test_a_pickle_sharing_one_list_many_times_is_left_out_at_once(tmp_path: Path) -> None:
+    """A few KiB of pickle whose memo shares one list at every level unfolds to billions of values: the
+    metadata check stops once what it read is past the 8 KiB cap (the memory lands, its metadata is left
+    out and counted), rather than walking every copy for hours and running out of memory."""
+    root = tmp_path / "mem0"
+    root.mkdir()
+    inner = [0] * 3000
+    middle = [inner] * 3000
+    with (root / "mem0.pkl").open("wb") as f:
+        pickle.dump(({"m1": {"data": "Alice likes green tea", "user_id": "alice", "blob": [middle] * 3000}},
+                     {0: "m1"}), f)
+    assert (root / "mem0.pkl").stat().st_size < 64 * 1024
+    done = mm("import", "--from", "mem0", str(root), "--state-dir", str(tmp_path / "s"), "--json", timeout=120)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["created"] == 1 and report["not_carried"] == {"metadata": 1}
+    with handle_on(tmp_path / "s", None) as h:
+        [record] = h.list_agent_memory("alice").records
+        assert record.body == "Alice likes green tea" and record.metadata == {}

@@ -323,12 +323,14 @@ export interface HistoryResult {
 
 /**
  * One version. ``reason``: the change that wrote it. ``withheld``: ``quarantined`` (quarantined
- * content: ``title``, ``body``, ``tags`` are ``null``) or ``erased`` (only the id, ``status_before_erase``
- * and the kinds and times of its changes remain); ``null`` when the content is shown.
+ * content: ``title``, ``body``, ``tags``, ``metadata`` are ``null``) or ``erased`` (only the id,
+ * ``status_before_erase`` and the kinds and times of its changes remain); ``null`` when the content is
+ * shown. ``metadata``: the version's JSON object (``{}`` when it had none); ``expires_at_ms``: its expiry
+ * (UTC epoch ms, ``null``: never).
  */
 export interface HistoryVersion {
   memoryId: string;
-  status: "active" | "quarantined" | "superseded" | "tombstoned" | "erased";
+  status: "active" | "expired" | "quarantined" | "superseded" | "tombstoned" | "erased";
   statusBeforeErase: string | null;
   supersededBy: string | null;
   supersedes: string | null;
@@ -342,6 +344,8 @@ export interface HistoryVersion {
   title: string | null;
   body: string | null;
   tags: string[] | null;
+  metadata: Record<string, unknown> | null;
+  expiresAtMs: number | null;
   changes: HistoryChange[];
 }
 

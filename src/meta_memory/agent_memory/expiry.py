@@ -59,6 +59,17 @@ def expiry_from_ttl(ttl_s: int | None, now_ms: int, cap_s: int, *, field: str = 
     return now_ms + ttl_s * 1000
 
 
+def expiry_past_cap(expires_at_ms: int | None, now_ms: int, cap_s: int,
+                    cap_key: str = "agent_memory.max_ttl_s") -> str | None:
+    """Why a record brought whole from outside (an import) may not land with ``expires_at_ms``: the rule
+    broken when it expires later than ``now_ms`` + ``cap_s`` seconds (the configured cap named
+    ``cap_key``), else ``None``. The import's form of :func:`expiry_from_ttl`'s cap: a record lives no
+    longer than a caller could have asked for now, and the expiry is never clamped."""
+    if expires_at_ms is None or expires_at_ms <= now_ms + cap_s * 1000:
+        return None
+    return f"expires_at_ms is later than now + {cap_key} ({cap_s} s)"
+
+
 class ExpirySweep:
     """Tombstone every active record past its expiry, realm by realm, ``batch`` records per transaction.
 

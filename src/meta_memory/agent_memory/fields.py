@@ -217,10 +217,20 @@ def normalize_metadata(value: object, field: str = "metadata") -> dict[str, Any]
     if not isinstance(value, Mapping):
         raise FieldError(f"{field} must be an object", field)
     keys = [0]
+    # a running lower bound of the canonical JSON's size: each value is at least one character and a
+    # string at least its bytes. Past the cap the walk stops at once, so a value sharing one list many
+    # times (a pickle's memo: mem0's legacy docstore) costs no more than the cap to refuse.
+    size = [0]
+
+    def grow(nbytes: int) -> None:
+        size[0] += nbytes
+        if size[0] > MAX_METADATA_BYTES:
+            raise FieldError(f"{field} must be at most {MAX_METADATA_BYTES} bytes as JSON", field)
 
     def walk(item: object, depth: int) -> Any:
         if depth > MAX_METADATA_DEPTH:
             raise FieldError(f"{field} must nest at most {MAX_METADATA_DEPTH} levels deep", field)
+        grow(1)
         if item is None or isinstance(item, bool):
             return item
         if isinstance(item, int):
@@ -255,8 +265,7 @@ def normalize_metadata(value: object, field: str = "metadata") -> dict[str, Any]
             text.encode("utf-8")
         except UnicodeEncodeError:
             raise FieldError(f"{field} strings must be valid Unicode", field) from None
-        if _nbytes(text) > MAX_METADATA_BYTES:
-            raise FieldError(f"{field} must be at most {MAX_METADATA_BYTES} bytes as JSON", field)
+        grow(_nbytes(text))
 
     out = walk(value, 1)
     if _nbytes(canonical_metadata(out)) > MAX_METADATA_BYTES:

@@ -21,7 +21,8 @@ Semantics (the same on SQLite, PostgreSQL and :func:`matches`):
   a scalar operand never matches an array value (no "contains").
 
 Every key path and value reaches SQL as a bound parameter; operator names are matched against a closed
-set and refused by name (:class:`FilterError`).
+set and refused by name (:class:`FilterError`), and so is an empty object inside a filter (only the whole
+filter may be ``{}``: no filter).
 """
 
 from __future__ import annotations
@@ -154,6 +155,8 @@ class _Parser:
             raise FilterError(f"filter must nest at most {MAX_FILTER_DEPTH} levels deep")
         if not isinstance(value, Mapping):
             raise FilterError("filter must be an object")
+        if not value:  # only the whole filter may be {} (no filter: parse_filter); inside one it holds nothing
+            raise FilterError("filter objects must not be empty (use {\"$eq\": {}} to match an empty object)")
         parts: list[FilterNode] = []
         for key, item in value.items():
             if not isinstance(key, str):
@@ -185,15 +188,16 @@ class _Parser:
         return segments
 
     def field(self, path: tuple[str, ...], item: object, depth: int) -> FilterNode:
+        # a key's conditions nest too (``{"k": {"$not": {"$not": ...}}}``): the same cap as filters
+        if depth > MAX_FILTER_DEPTH:
+            raise FilterError(f"filter must nest at most {MAX_FILTER_DEPTH} levels deep")
         if len(path) > MAX_METADATA_DEPTH:
             raise FilterError(f"filter key paths have at most {MAX_METADATA_DEPTH} segments")
         if not isinstance(item, Mapping):
             self.count()
             return Compare(path, "eq", _operand(item, "$eq"))
         ops = [k for k in item if isinstance(k, str) and k.startswith("$")]
-        if not ops:  # a nested object of conditions on the keys below ``path``
-            if not item:
-                raise FilterError("filter objects must not be empty (use {\"$eq\": {}} to match an empty object)")
+        if not ops:  # a nested object of conditions on the keys below ``path`` (never empty: node refuses it)
             return self.node(item, depth + 1, path)
         if len(ops) != len(item):
             raise FilterError("filter objects must hold either operators or keys, not both")

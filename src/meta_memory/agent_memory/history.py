@@ -26,7 +26,8 @@ trust, author, links, times) and the audit rows (one per op; :mod:`.batch`). A c
 - ``retier`` a trust change; ``rank`` a working-set rank set or cleared; ``erase`` the erase.
 
 Content: a version holding quarantined content (quarantined, or tombstoned and ever quarantined:
-the panel's rule) is listed with its metadata but without ``title``, ``body`` and ``tags``
+the panel's rule) is listed with its status, links and changes but without ``title``, ``body``, ``tags``
+and ``metadata``
 (``withheld: "quarantined"``): recall and listing never hand quarantined text to an agent, and
 history does not either. An erased version keeps only its id, its status before the erase and
 the kinds and times of its changes (``withheld: "erased"``; its author and trust went with it).
@@ -38,7 +39,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .model import MemoryRecord, Scope, StatusKind
+from .model import MemoryRecord, Scope, StatusKind, is_expired
 
 if TYPE_CHECKING:  # pragma: no cover
     from .store.tables import AuditRow
@@ -114,12 +115,20 @@ def _changes(rows: list["AuditRow"], rec: MemoryRecord | None, prior: MemoryReco
     return out
 
 
-def _version(rec: MemoryRecord, rows: list["AuditRow"], prior: MemoryRecord | None) -> dict[str, Any]:
+def _status(rec: MemoryRecord, now_ms: int) -> str:
+    """The version's status: its status kind, except ``expired`` for an active record past its expiry that
+    the sweep has not tombstoned yet (it is active nowhere else: the panel counts it as expired too)."""
+    if rec.status.kind is StatusKind.ACTIVE and is_expired(rec.expires_at_ms, now_ms):
+        return "expired"
+    return rec.status.kind.value
+
+
+def _version(rec: MemoryRecord, rows: list["AuditRow"], prior: MemoryRecord | None, now_ms: int) -> dict[str, Any]:
     changes = _changes(rows, rec, prior)
     withheld = "quarantined" if _quarantined_content(rec) else None
     return {
         "memory_id": rec.id,
-        "status": rec.status.kind.value,
+        "status": _status(rec, now_ms),
         "status_before_erase": None,
         "superseded_by": rec.status.detail if rec.status.kind is StatusKind.SUPERSEDED else None,
         "supersedes": rec.supersedes,
@@ -133,6 +142,8 @@ def _version(rec: MemoryRecord, rows: list["AuditRow"], prior: MemoryRecord | No
         "title": None if withheld else rec.title,
         "body": None if withheld else rec.body,
         "tags": None if withheld else list(rec.tags),
+        "metadata": None if withheld else dict(rec.metadata),
+        "expires_at_ms": rec.expires_at_ms,
         "changes": changes,
     }
 
@@ -155,7 +166,7 @@ def _walk(edges: dict[str, list[str]], start: str, outside: set[str]) -> tuple[l
     return order, False
 
 
-def _live(tx: "ReadTx", scope: Scope, start: MemoryRecord) -> _Found:
+def _live(tx: "ReadTx", scope: Scope, start: MemoryRecord, now_ms: int) -> _Found:
     """The versions linked to ``start`` within ``scope``, walked breadth first from ``start`` (capped) over
     the scope's links, read in one pass; then the versions' rows in a few batched lookups."""
     edges: dict[str, list[str]] = {}  # id -> the ids it is linked to, both ways
@@ -183,7 +194,7 @@ def _live(tx: "ReadTx", scope: Scope, start: MemoryRecord) -> _Found:
     versions = []
     for rec in oldest_first:
         prior = found.get(rec.supersedes) if rec.supersedes else None
-        versions.append(_version(rec, by_id.get(rec.id, []), prior))
+        versions.append(_version(rec, by_id.get(rec.id, []), prior, now_ms))
     return _Found(versions, truncated)
 
 
@@ -216,19 +227,21 @@ def _erased(tx: "ReadTx", scope: Scope, memory_id: str) -> _Found | None:
             "created_at_ms": before[0].applied_at_ms if before else None,
             "updated_at_ms": erase.applied_at_ms,
             "reason": _PLAIN.get(before[0].op_kind, before[0].op_kind) if before else "created",
-            "withheld": "erased", "title": None, "body": None, "tags": None,
+            "withheld": "erased", "title": None, "body": None, "tags": None, "metadata": None,
+            "expires_at_ms": None,
             "changes": _changes(history, None, None),
         })
     versions.sort(key=lambda v: (v["created_at_ms"] is None, v["created_at_ms"] or 0, v["memory_id"]))
     return _Found(versions, truncated)
 
 
-def record_history(tx: "ReadTx", scope: Scope, memory_id: str) -> dict[str, Any] | None:
+def record_history(tx: "ReadTx", scope: Scope, memory_id: str, now_ms: int) -> dict[str, Any] | None:
     """The history of record ``memory_id`` of ``scope`` read in ``tx``:
     ``{memory_id, order: "oldest_first", versions: [version...], truncated}``, or ``None`` when no record
     of ``scope`` has that id now or had it before an erase (another scope's record, an unknown id).
+    ``now_ms`` (epoch ms) tells an active version past its expiry (``expired``).
 
-    A version: ``{memory_id, status (active|superseded|quarantined|tombstoned|erased), superseded_by,
+    A version: ``{memory_id, status (active|expired|superseded|quarantined|tombstoned|erased), superseded_by,
     supersedes, derived_from, author (``{author, identity?, run_id?}``: the provenance's), trust, created_at_ms, updated_at_ms (UTC
     epoch ms), reason (the change that wrote it), withheld (null|"quarantined"|"erased"), title, body, tags
     (null when withheld), changes: [{change, at_ms, by (who wrote the change, shaped as ``author``; null when erased)}]}``;
@@ -237,7 +250,7 @@ def record_history(tx: "ReadTx", scope: Scope, memory_id: str) -> dict[str, Any]
     if rec is not None:
         if rec.scope != scope:
             return None
-        found = _live(tx, scope, rec)
+        found = _live(tx, scope, rec, now_ms)
     else:
         erased = _erased(tx, scope, memory_id)
         if erased is None:

@@ -15,7 +15,7 @@ metadata line, the next ``## `` heading starts over. Records with an empty
 body, missing/invalid metadata, or a ``memory_id`` that is not well-formed
 (:data:`~meta_memory.agent_memory.fields.MEMORY_ID_RULE`: no spaces, markup,
 path separators or control characters) are dropped with a warning — never
-promoted. The store opens the files themselves without following symlinks.
+promoted. :func:`read_legacy_file` opens a file without following symlinks.
 
 Timestamps must be integers in :data:`IMPORT_TIMESTAMP_RANGE_MS` (1970-01-01
 to 2099-12-31 UTC, epoch ms); a record outside it is dropped with a warning naming the field and the range.
@@ -25,13 +25,18 @@ At import the store also holds each record to the validator's rule for times a w
 
 from __future__ import annotations
 
+import errno
+import fcntl
 import json
+import os
+import stat
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from meta_memory.agent_memory.fields import MEMORY_ID_RULE, is_well_formed_memory_id
 
-__all__ = ["MAX_MARKDOWN_FILE_BYTES", "IMPORT_TIMESTAMP_RANGE_MS", "IMPORTED_SUFFIX", "ParsedRecord", "ParseResult",
-           "parse_markdown", "strip_markdown_records"]
+__all__ = ["MAX_MARKDOWN_FILE_BYTES", "IMPORT_TIMESTAMP_RANGE_MS", "IMPORTED_SUFFIX", "LegacyFileRefused",
+           "ParsedRecord", "ParseResult", "parse_markdown", "read_legacy_file", "strip_markdown_records"]
 
 MAX_MARKDOWN_FILE_BYTES = 8 * 1024 * 1024
 #: What an imported file is renamed with (``<identity>.md.imported``); an erase cuts erased records out of it.
@@ -162,3 +167,43 @@ def strip_markdown_records(text: str, memory_ids: set[str]) -> str | None:
     drop = {i for first, end in cut for i in range(first, end)}
     kept = [line for i, line in enumerate(lines) if i not in drop]
     return "\n".join(kept) + ("\n" if kept else "")
+
+
+class LegacyFileRefused(Exception):
+    """A legacy markdown file that is not read: ``reason`` says why (kept in the import's audit summary)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def read_legacy_file(path: Path) -> str:
+    """The text of the legacy markdown file ``path``, read under a shared ``flock``. Never follows a
+    symbolic link (``O_NOFOLLOW``: no check-then-open race) and reads only a regular file (``O_NONBLOCK``:
+    a FIFO planted under the name cannot stall the realm's first open). Raises :class:`LegacyFileRefused`
+    (a symbolic link, not a regular file, over :data:`MAX_MARKDOWN_FILE_BYTES`, not UTF-8) and
+    ``FileNotFoundError`` when the file is gone."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise LegacyFileRefused("file is a symbolic link; not followed") from None
+        raise
+    too_big = f"agent memory file exceeds bundled retention cap of {MAX_MARKDOWN_FILE_BYTES} bytes"
+    with os.fdopen(fd, "rb") as fh:
+        info = os.fstat(fh.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise LegacyFileRefused("file is not a regular file")
+        if info.st_size > MAX_MARKDOWN_FILE_BYTES:
+            raise LegacyFileRefused(too_big)
+        fcntl.flock(fh.fileno(), fcntl.LOCK_SH)
+        try:
+            raw = fh.read(MAX_MARKDOWN_FILE_BYTES + 1)
+        finally:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+    if len(raw) > MAX_MARKDOWN_FILE_BYTES:
+        raise LegacyFileRefused(too_big)
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise LegacyFileRefused("file is not valid UTF-8") from None

@@ -28,6 +28,7 @@ from typing import Any
 import click
 from click.core import ParameterSource
 
+from ..limits import MAX_TTL_S
 from ..shell import gateway_url_option
 from ..terminal import one_line
 
@@ -406,6 +407,7 @@ def _import_foreign(source: str, system: str, state_dir: Path, config_path: Path
         with _progress(not quiet and (total is None or total >= 1000), f"importing from {system}", total) as advance:
             import_foreign(feature.store if feature is not None else None,
                            (e for e in entries if isinstance(e, (ForeignRecord, ForeignNote))), summary,
+                           max_ttl_s=feature.config.max_ttl_s if feature is not None else MAX_TTL_S,
                            progress=advance)
         summary.skipped[:0] = skipped
     except ForeignSourceError as exc:

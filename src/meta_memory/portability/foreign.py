@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..agent_memory.batch import CreateOp, StagedBatch
+from ..agent_memory.expiry import expiry_past_cap
 from ..agent_memory.fields import FieldError, normalize_metadata, validate_record_fields
 from ..agent_memory.hashing import content_hash
 from ..agent_memory.model import Author, ImportedFrom, Kind, NewMemoryRecord, Provenance, Scope, TrustTier
@@ -40,7 +41,7 @@ from ..agent_memory.validator import normalize_record, refuse_secrets, stamps_pr
 from ..clock import SystemClock
 from ..errors import AgentMemoryError
 from ..integrations.langgraph_items import ITEM_TAG
-from ..limits import MAX_BATCH_OPS
+from ..limits import MAX_BATCH_OPS, MAX_TTL_S
 
 __all__ = ["ForeignNote", "ForeignRecord", "ForeignSourceError", "ForeignSummary", "import_foreign", "landing_op",
            "foreign_memory_id"]
@@ -151,14 +152,18 @@ def landing_op(rec: ForeignRecord, realm: str) -> CreateOp:
                     updated_at_ms=max(rec.updated_at_ms, rec.created_at_ms))
 
 
-def _checked(rec: ForeignRecord, realm: str, now_ms: int) -> CreateOp:
+def _checked(rec: ForeignRecord, realm: str, now_ms: int, max_ttl_s: int) -> CreateOp:
     """``rec``'s op after the checks the validator makes of one record (fields, secrets, its times against
-    ``now_ms``, epoch ms), so a dry run refuses what the write would. Raises ``AgentMemoryError`` or
-    ``ValueError`` naming the rule, never the matched text of a secret."""
+    ``now_ms``, epoch ms) and the expiry cap (``max_ttl_s``, seconds), so a dry run refuses what the write
+    would. Raises ``AgentMemoryError`` or ``ValueError`` naming the rule, never the matched text of a
+    secret."""
     op = landing_op(rec, realm)
     stamps = stamps_problem(now_ms, op.created_at_ms or 0, op.updated_at_ms or 0)
     if stamps is not None:
         raise ValueError(stamps)
+    too_late = expiry_past_cap(op.record.expires_at_ms, now_ms, max_ttl_s)
+    if too_late is not None:
+        raise ValueError(too_late)
     validate_record_fields(op.record.title, op.record.description, op.record.body)
     # the validator's scan of the same strings (its id too) is then answered by the scanner's clean memo
     refuse_secrets(op.record, 0, *(op.id,) if op.id else ())
@@ -183,11 +188,14 @@ def import_foreign(
     entries: Iterable[ForeignRecord | ForeignNote],
     summary: ForeignSummary,
     *,
+    max_ttl_s: int = MAX_TTL_S,
     progress: Callable[[int], None] | None = None,
 ) -> ForeignSummary:
     """Land ``entries`` (a reader's records, and its notes of entries it refused) in ``summary.realm`` of
     ``store``, a batch at a time; with ``summary.dry_run`` write nothing (``store`` ``None``: the target is
     not read either). Fills and returns ``summary``; ``progress(n)`` after each batch of ``n`` entries.
+    A record expiring later than now + ``max_ttl_s`` seconds (the target's ``agent_memory.max_ttl_s``) is
+    refused by line, as a caller's longer ``ttl_s`` is.
 
     Raises :class:`ForeignSourceError` when the reader finds the source unreadable part way (the
     batches before stay; running the import again resumes) and ``AgentMemoryError`` (``io``) when the
@@ -204,7 +212,7 @@ def import_foreign(
             for name in entry.pending():
                 summary.not_carried[name] = summary.not_carried.get(name, 0) + 1
             try:
-                ops.append((entry, _checked(entry, summary.realm, clock.now_ms())))
+                ops.append((entry, _checked(entry, summary.realm, clock.now_ms(), max_ttl_s)))
             except (AgentMemoryError, ValueError) as exc:
                 summary.refused.append(ForeignNote(entry.position, _shown(entry, exc), _refusal(exc)))
         fresh = _not_stored(store, summary, ops, keys) if store is not None else ops

@@ -29,13 +29,14 @@ from typing import Any, BinaryIO
 from pydantic import ValidationError
 
 from ..agent_memory.batch import RestoreOp, StagedBatch
+from ..agent_memory.expiry import expiry_past_cap
 from ..agent_memory.model import Author, MemoryRecord, NewMemoryRecord, StatusKind, TrustTier
 from ..agent_memory.store.base import AgentMemoryStore
 from ..agent_memory.validator import erasure_scopes, normalize_record, refuse_secrets, validate_record_fields
 from ..errors import AgentMemoryError, MetaError
 from ..ledger.errors import LedgerValidationError
 from ..ledger.model import IndexRequest
-from ..limits import MAX_BATCH_OPS
+from ..limits import MAX_BATCH_OPS, MAX_TTL_S
 from ..runtime import Runtime
 from .format import MAX_LINE_BYTES, AssertionLine, ConflictLine, EndLine, Header, RecordLine, parse_line
 from .policy import ScopeAllowance, downgrade
@@ -46,6 +47,9 @@ __all__ = ["ImportError_", "ImportSummary", "LineNote", "Verification", "import_
 
 #: The author of every restore batch (the audit rows name it).
 IMPORT_AUTHOR = Author.operator("meta-memory import")
+
+#: The statuses whose expiry still matters on import (a live record, or one a release may make live).
+_LIVE = frozenset({StatusKind.ACTIVE, StatusKind.QUARANTINED})
 
 
 class ImportError_(ValueError):  # noqa: N801 - ``ImportError`` is a builtin
@@ -275,6 +279,9 @@ def import_jsonl(
     that does not verify lands as :mod:`.policy` says: records downgraded to what a fresh write could
     be, shared scopes only as ``allow_scopes`` allows, ledger lines only with ``allow_ledger``.
 
+    A live (active or quarantined) record expiring later than now + ``agent_memory.max_ttl_s`` is refused
+    by line, as a caller's longer ``ttl_s`` is; the expiry is never shortened.
+
     Raises :class:`ImportError_` (nothing written) for a damaged or refused file, and
     :class:`~meta_memory.errors.MetaError` when the store or ledger refuses a batch (the batches
     before it stay; running the import again resumes). ``progress(n)`` after each batch of ``n``
@@ -303,7 +310,14 @@ def import_jsonl(
                 summary.downgraded.append(LineNote(n, rec.id, "; ".join(outcome.changed)))
             records.append((n, outcome.record))
     by_realm: dict[str, list[tuple[int, MemoryRecord]]] = {}
+    cap_s = feature.config.max_ttl_s if feature is not None else MAX_TTL_S
+    now_ms = runtime.clock.now_ms()
     for n, rec in records:
+        # a live record lives no longer than a caller could ask for now (a tombstone's expiry is moot)
+        too_late = expiry_past_cap(rec.expires_at_ms, now_ms, cap_s) if rec.status.kind in _LIVE else None
+        if too_late is not None:
+            summary.refused.append(LineNote(n, rec.id, too_late))
+            continue
         by_realm.setdefault(rec.scope.realm, []).append((n, rec))
     for realm, recs in by_realm.items():
         if store is not None:  # by_realm is empty without a store

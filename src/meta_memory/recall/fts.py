@@ -26,12 +26,14 @@ Columns (all indexed; bm25 weights in :data:`BM25_WEIGHTS`):
 * ``body``   — tokens of the description and the body;
 * ``tags``   — tokens of the tags.
 
-The change log :data:`CHANGES_TABLE` (``rid`` -> ``seq``) is written by
+The change log :data:`CHANGES_TABLE` (``seq`` -> ``rid``) is appended to by
 :func:`note_change` in the same transaction as every insert into or delete
 from the index: ``seq`` grows with each change, so any process can tell from
 ``max(seq)`` whether the index changed since it last looked, and which rows
 (the in-process index of :mod:`meta_memory.recall.lexical_index` catches up
-this way). One row per ``rid`` ever indexed: it holds no content.
+this way). One row per change, keyed by ``seq`` alone: a change appends to
+the right edge of one b-tree (one page per write; the log keyed by ``rid``
+with an index on ``seq`` wrote two). It holds no content.
 
 The scope statistics :data:`SCOPES_TABLE` (``scope_kind, scope_key`` -> ``n_rows``,
 ``n_tokens``: the scope's indexed rows and their tokens, a row gone once the scope has
@@ -75,8 +77,8 @@ __all__ = [
 
 FTS_TABLE = "records_fts"
 
-#: The change log of :data:`FTS_TABLE`: ``(rid INTEGER PRIMARY KEY, seq INTEGER)``, ``seq`` indexed.
-CHANGES_TABLE = "records_fts_changes"
+#: The change log of :data:`FTS_TABLE`: ``(seq INTEGER PRIMARY KEY, rid INTEGER)``, one row per change.
+CHANGES_TABLE = "records_fts_log"
 
 #: The per-scope statistics of the index: ``(scope_kind, scope_key) -> (n_rows, n_tokens)``.
 SCOPES_TABLE = "records_fts_scopes"
@@ -109,8 +111,7 @@ def create_statements() -> list[str]:
     columns = ", ".join(COLUMNS)
     return [
         f'CREATE VIRTUAL TABLE IF NOT EXISTS {FTS_TABLE} USING fts5({columns}, tokenize = "{TOKENIZE}")',
-        f"CREATE TABLE IF NOT EXISTS {CHANGES_TABLE} (rid INTEGER PRIMARY KEY, seq INTEGER NOT NULL)",
-        f"CREATE INDEX IF NOT EXISTS {CHANGES_TABLE}_seq_idx ON {CHANGES_TABLE}(seq)",
+        f"CREATE TABLE IF NOT EXISTS {CHANGES_TABLE} (seq INTEGER PRIMARY KEY, rid INTEGER NOT NULL)",
         f"CREATE TABLE IF NOT EXISTS {SCOPES_TABLE} (scope_kind TEXT NOT NULL, scope_key TEXT NOT NULL, "
         "n_rows INTEGER NOT NULL, n_tokens INTEGER NOT NULL, PRIMARY KEY (scope_kind, scope_key)) WITHOUT ROWID",
     ]
@@ -142,13 +143,13 @@ def note_change(conn: Any, rid: int) -> None:
     """Log that the full-text row of ``rid`` was inserted or deleted (call inside that change's transaction).
 
     ``conn`` is a ``sqlite3`` connection; the row's ``seq`` becomes one more than the log's largest
-    (writes are serialised, so ``seq`` values are unique and only grow).
+    (SQLite's choice of a new ``INTEGER PRIMARY KEY``; no log row is ever deleted, and writes are
+    serialised, so ``seq`` values are unique and only grow).
     """
-    conn.execute(
-        f"INSERT INTO {CHANGES_TABLE}(rid, seq) VALUES (?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM {CHANGES_TABLE})) "
-        "ON CONFLICT(rid) DO UPDATE SET seq = excluded.seq",
-        (rid,),
-    )
+    conn.execute(_NOTE_CHANGE, (rid,))
+
+
+_NOTE_CHANGE = f"INSERT INTO {CHANGES_TABLE}(rid) VALUES (?)"
 
 
 def document(title: str, description: str, body: str, tags: Sequence[str]) -> dict[str, str]:

@@ -338,11 +338,13 @@ class HistoryChange(Result):
 
 class HistoryVersion(Result):
     """One version. ``reason``: the change that wrote it. ``withheld``: ``quarantined`` (quarantined
-    content: ``title``, ``body``, ``tags`` are ``null``) or ``erased`` (only the id, ``status_before_erase``
-    and the kinds and times of its changes remain); ``null`` when the content is shown."""
+    content: ``title``, ``body``, ``tags``, ``metadata`` are ``null``) or ``erased`` (only the id,
+    ``status_before_erase`` and the kinds and times of its changes remain); ``null`` when the content is
+    shown. ``metadata``: the version's JSON object (``{}`` when it had none); ``expires_at_ms``: its expiry
+    (UTC epoch ms, ``null``: never)."""
 
     memory_id: str
-    status: Literal["active", "quarantined", "superseded", "tombstoned", "erased"]
+    status: Literal["active", "expired", "quarantined", "superseded", "tombstoned", "erased"]
     status_before_erase: str | None
     superseded_by: str | None
     supersedes: str | None
@@ -356,6 +358,8 @@ class HistoryVersion(Result):
     title: str | None
     body: str | None
     tags: list[str] | None
+    metadata: dict[str, Any] | None
+    expires_at_ms: int | None
     changes: list[HistoryChange]
 
 

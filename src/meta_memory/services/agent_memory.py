@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from ..agent_memory.expiry import expiry_from_ttl
 from ..agent_memory.filters import FilterNode
 from ..agent_memory.model import Author, EvidenceRef, MemoryRecord, Scope, StatusKind, UsageEvent
-from ..agent_memory.store.base import KEEP_EXPIRY, KeepExpiry, RememberItem
+from ..agent_memory.writes import KEEP_EXPIRY, KeepExpiry, RememberItem
 from ..deadline import Deadline, bound
 from ..errors import AgentMemoryError, MetaError
 from ..events.bus import EventSink

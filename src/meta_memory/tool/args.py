@@ -11,7 +11,8 @@ Rules, checked in this order:
 2. no field outside the schema: ``unknown field 'x' (the memory tool accepts: ...)``;
 3. ``action`` is one of the five: ``unknown action '<x>' (expected remember,
    update, forget, recall, or propose_to_mob)``;
-4. every present field has its schema type (``null`` counts as absent);
+4. every present field has its schema type (``null`` counts as absent); ``ttl_s`` only with
+   remember or update (otherwise the error says it applies to those two only);
 5. per action, the required fields: ``memory_id`` first (update, forget), then
    ``title`` (whitespace-compacted), ``body`` (trimmed), each refused as
    missing with the text: backtick-quoted name, "is required for action", the
@@ -302,6 +303,9 @@ def parse_arguments(arguments: object) -> ToolAction:
     if action not in ACTIONS:
         raise ToolArgumentError(f"unknown action '{action}' ({_EXPECTED_ACTIONS})")
     _check_types(args)
+    if args.get("ttl_s") is not None and action not in ("remember", "update"):
+        # fail closed: a forget "in an hour" is no forget now, and recall/propose_to_mob set no expiry
+        raise ToolArgumentError('`ttl_s` applies to actions "remember" and "update" only')
     if action == "remember":
         return RememberAction(_record(args, action))
     if action == "update":
@@ -317,6 +321,4 @@ def parse_arguments(arguments: object) -> ToolAction:
         if max_entries is not None:
             max_entries = min(max_entries, MAX_MEMORY_ENTRIES)
         return RecallAction(query_text=query, max_entries=max_entries)
-    if args.get("ttl_s") is not None:
-        raise ToolArgumentError('`ttl_s` applies to actions "remember" and "update" only')
     return ProposeToMobAction(_record(args, action))

@@ -33,7 +33,8 @@ from meta_memory.agent_memory.model import (
     UsageEvent,
     VerificationClaim,
 )
-from meta_memory.agent_memory.store.base import KEEP_EXPIRY, AgentMemoryStore
+from meta_memory.agent_memory.store.base import AgentMemoryStore
+from meta_memory.agent_memory.writes import KEEP_EXPIRY
 from meta_memory.firewall.gate import LlmWriteGate
 from meta_memory.limits import MAX_TTL_S
 from meta_memory.recall.fts import match_expression

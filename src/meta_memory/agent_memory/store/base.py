@@ -1,14 +1,15 @@
 """The agent-memory store interface: one contract, two backends (SQLite and PostgreSQL).
 
-Every write is a :class:`~meta_memory.agent_memory.batch.StagedBatch` checked
-by the one validator (:func:`~meta_memory.agent_memory.validator.plan_batch`)
-and applied in one transaction with one audit row per op. The convenience
-writers (``remember``, ``supersede``, ``forget``...) only build batches: they
-are written once, here, over a few backend primitives (open a write
-transaction, read a live record, find an active duplicate, apply a batch
-inside the transaction, insert rows into a realm's table). What the SQL
-backends share beyond that lives in :mod:`.common`, their differing SQL
-spellings in :mod:`.dialect`.
+The interface is the store's primitives: a write transaction
+(:meth:`AgentMemoryStore.transaction`, a :class:`~meta_memory.agent_memory.store.tx.WriteTx` that nests
+through savepoints), a snapshot, the record reads (``get``, ``search``, ``neighbours``, ``recent``),
+telemetry, ``list_realms`` and ``close``. Every record write is a
+:class:`~meta_memory.agent_memory.batch.StagedBatch` checked by the one validator
+(:func:`~meta_memory.agent_memory.validator.plan_batch`) and applied through a ``WriteTx`` with one audit
+row per op; the planning of every write (dedup, tag merge, supersede, update, forget, propose, import)
+lives in :mod:`meta_memory.agent_memory.writes`. The convenience writers here (``remember``,
+``supersede``, ``forget``...) are batches of one: check what needs no transaction, open one, plan, apply.
+What the SQL backends share lives in :mod:`.common`, their differing SQL spellings in :mod:`.dialect`.
 
 Retention floors (reference §2B): a scope above
 :data:`DEFAULT_SCOPE_FLOOR_RECORDS` non-tombstoned records or
@@ -27,55 +28,32 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 
-from meta_memory.agent_memory.batch import (
-    BatchReceipt,
-    CreateOp,
-    StagedBatch,
-    SupersedeOp,
-    TombstoneOp,
-)
+from meta_memory.agent_memory import writes
+from meta_memory.agent_memory.batch import BatchReceipt, StagedBatch
 from meta_memory.agent_memory.erase import EraseReport
-from meta_memory.agent_memory.fields import (
-    FieldError,
-    compact_whitespace,
-    normalize_metadata,
-    normalize_tags,
-    validate_record_fields,
-)
 from meta_memory.agent_memory.filters import FilterNode
-from meta_memory.agent_memory.hashing import content_hash, mint_token, new_memory_id
 from meta_memory.agent_memory.model import (
     AgentMemoryRecord,
     Author,
     EvidenceRef,
     MemoryRecord,
     NewMemoryRecord,
-    Provenance,
     RecordMeta,
     RecordView,
     Scope,
-    StatusKind,
     UsageEvent,
 )
-from meta_memory.agent_memory.validator import (
-    ErasureCheck,
-    RecordReader,
-    erasure_scopes,
-    normalize_record,
-    refuse_erased,
-    refuse_secrets,
-)
+from meta_memory.agent_memory.writes import KEEP_EXPIRY, KeepExpiry, RememberItem, RememberOutcome, TagMerge
 from meta_memory.clock import Clock
 from meta_memory.errors import AgentMemoryError, RecordNotFound
-from meta_memory.limits import MAX_BATCH_OPS, MAX_MANIFEST_K
+from meta_memory.limits import MAX_MANIFEST_K
 from meta_memory.limits import RETENTION_FLOOR_BYTES as DEFAULT_SCOPE_FLOOR_BYTES
 from meta_memory.limits import RETENTION_FLOOR_RECORDS as DEFAULT_SCOPE_FLOOR_RECORDS
 
@@ -100,13 +78,10 @@ __all__ = [
 ]
 
 DEFAULT_MANIFEST_K = 32
-
-_T = TypeVar("_T")
-
+#: :meth:`AgentMemoryStore.recent`'s limit read as "every record" (the largest 64-bit integer both backends bind).
+_NO_LIMIT = 2**63 - 1
 
 _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
-#: The provenance of every application write (a frozen value, shared: its JSON is encoded once).
-_APPLICATION_PROVENANCE = Provenance(Author.application())
 
 
 def dumps(value: Any) -> str:
@@ -130,133 +105,6 @@ class InjectionRow:
     surface: Literal["build", "turn"]
     at_ms: int
     session_key: str | None = None
-
-
-class KeepExpiry:
-    """The type of :data:`KEEP_EXPIRY`: an update that leaves the prior version's expiry as it was."""
-
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        return "KEEP_EXPIRY"
-
-
-#: :meth:`AgentMemoryStore.update`'s default ``expiry``: the new version keeps the prior's ``expires_at_ms``.
-KEEP_EXPIRY = KeepExpiry()
-
-
-@dataclass(frozen=True, slots=True)
-class RememberItem:
-    """One application write of a bulk remember: raw ``title``, ``body``, ``tags`` and ``metadata``
-    (normalised and checked by the store, like :meth:`AgentMemoryStore.remember`)."""
-
-    title: str
-    body: str
-    tags: tuple[str, ...] = ()
-    metadata: Mapping[str, Any] | None = field(default=None, hash=False)
-    #: When the record stops being active (epoch ms; ``None`` = never).
-    expires_at_ms: int | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class RememberOutcome:
-    """What became of item ``op_index`` of a bulk remember: ``record`` and ``created`` (``False`` when an
-    active record with the same content, stored earlier or earlier in the same call, was returned;
-    ``merge`` then names what the item's new tags superseded, as :meth:`AgentMemoryStore.remember_merging`
-    does), or ``error``, the refusal of that item alone (nothing of it was written)."""
-
-    op_index: int
-    record: MemoryRecord | None = None
-    created: bool = False
-    error: AgentMemoryError | None = None
-    merge: TagMerge | None = None
-
-
-_OP_PREFIX = re.compile(r"^op \d+: ")
-
-
-def _item_error(exc: AgentMemoryError, index: int) -> AgentMemoryError:
-    """``exc`` restated for item ``index`` of a bulk write (its ``op N:`` prefix and ``op_index``)."""
-    detail = f"op {index}: " + _OP_PREFIX.sub("", exc.detail)
-    return AgentMemoryError(exc.reason, detail, op_index=index, secret_class=exc.secret_class)
-
-
-@dataclass(frozen=True, slots=True)
-class TagMerge:
-    """What a duplicate ``remember`` merged: the superseded record and the tags it added."""
-
-    supersedes: str
-    tags_added: tuple[str, ...]
-
-
-@dataclass(slots=True)
-class _Head:
-    """The newest version of one content hash that an earlier item of a bulk remember writes: the op
-    writing it (its position) and the fields a later tag merge copies."""
-
-    op: int
-    record: NewMemoryRecord
-
-
-class _RememberPlan:
-    """The ops of one bulk remember, built item by item as single remembers would write them.
-
-    ``heads`` maps a content hash to its current version: an active stored record, or the
-    :class:`_Head` of an op of this call. ``items[i]`` is ``(op position or stored record, created,
-    tag merge)``; ``op_items[k]`` the item op ``k`` writes for.
-    """
-
-    def __init__(self, scope: Scope, author: Author) -> None:
-        self.scope = scope
-        self.author = author
-        self.heads: dict[str, MemoryRecord | _Head] = {}
-        self.ops: list[CreateOp | SupersedeOp] = []
-        self.op_items: list[int] = []
-        self.items: dict[int, tuple[int | MemoryRecord, bool, TagMerge | None]] = {}
-
-    def _append(self, item: int, op: CreateOp | SupersedeOp) -> int:
-        self.ops.append(op)
-        self.op_items.append(item)
-        return len(self.ops) - 1
-
-    def _head_id(self, head: MemoryRecord | _Head) -> str:
-        """The id of ``head``: an op of this call gets its id minted here, so a later op can name it."""
-        if isinstance(head, MemoryRecord):
-            return head.id
-        op = self.ops[head.op]
-        if op.id is None:
-            op = replace(op, id=new_memory_id(op.record.title, op.record.body))
-            self.ops[head.op] = op
-        assert op.id is not None
-        return op.id
-
-    def add(self, item: int, chash: str, record: NewMemoryRecord) -> None:
-        """Plan item ``item`` (normalised, scanned). Raises ``invalid_record`` (``merged tags: ...``)
-        when merging its tags would break the tag cap; nothing is planned for it then."""
-        head = self.heads.get(chash)
-        if head is None:
-            at = self._append(item, CreateOp(scope=self.scope, record=record))
-            self.heads[chash] = _Head(at, record)
-            self.items[item] = (at, True, None)
-            return
-        have = head.tags if isinstance(head, MemoryRecord) else head.record.tags
-        current: int | MemoryRecord = head if isinstance(head, MemoryRecord) else head.op
-        missing = [t for t in record.tags if t not in have]
-        if not missing:
-            self.items[item] = (current, False, None)
-            return
-        try:
-            tags = normalize_tags([*have, *missing])
-        except FieldError as exc:
-            raise AgentMemoryError("invalid_record", f"merged tags: {exc.rule}") from None
-        source = head if isinstance(head, MemoryRecord) else head.record
-        merged = NewMemoryRecord(title=source.title, body=source.body, kind=source.kind,
-                                 description=source.description, tags=tags, provenance=Provenance(self.author),
-                                 expires_at_ms=source.expires_at_ms, metadata=source.metadata)
-        prior = self._head_id(head)
-        at = self._append(item, SupersedeOp(prior=prior, record=merged))
-        self.heads[chash] = _Head(at, merged)
-        self.items[item] = (at, False, TagMerge(supersedes=prior, tags_added=tuple(missing)))
 
 
 class ManifestTier(StrEnum):
@@ -293,27 +141,6 @@ class AgentMemoryStore(ABC):
         Raises ``AgentMemoryError("unsupported")`` when the backend keeps none, ``("io")`` on a backend error."""
         raise AgentMemoryError("unsupported", f"{type(self).__name__} keeps no installation secrets")
 
-    # ----------------------------------------------------------------- batches
-
-    @abstractmethod
-    def apply_batch(self, batch: StagedBatch, *, gate: WriteGate | None = None) -> BatchReceipt:
-        """Validate and apply ``batch`` in one transaction; nothing is written on refusal."""
-
-    @abstractmethod
-    def stage(self, batch: StagedBatch) -> str:
-        """Persist ``batch`` uncommitted (``stage`` table); returns its token. The records are unchanged."""
-
-    @abstractmethod
-    def commit_staged(self, realm: str, token: str, *, gate: WriteGate | None = None) -> BatchReceipt:
-        """Validate and apply a staged batch and drop its stage row, in one transaction.
-
-        Unknown token -> ``AgentMemoryError("invalid_record", "unknown stage token '<t>'")``.
-        """
-
-    @abstractmethod
-    def discard_staged(self, realm: str, token: str) -> bool:
-        """Drop a staged batch without applying it; ``False`` when the token is unknown."""
-
     # ----------------------------------------------------------------- transactions
 
     @abstractmethod
@@ -349,14 +176,14 @@ class AgentMemoryStore(ABC):
 
         name = self._check_scope_realm(realm, scope)
         with self.snapshot(name) as tx:
-            found = record_history(tx, scope, memory_id)
+            found = record_history(tx, scope, memory_id, self.clock.now_ms())
         if found is None:
             raise RecordNotFound(memory_id)
         return found
 
-    @abstractmethod
     def active_records(self, realm: str, scope: Scope) -> list[MemoryRecord]:
-        """Every active record of ``scope``, newest updated first."""
+        """Every active record of ``scope``, newest updated first (:meth:`recent` without a limit)."""
+        return self.recent(realm, scope, _NO_LIMIT)
 
     @abstractmethod
     def recent(self, realm: str, scope: Scope, limit: int, where: FilterNode | None = None) -> list[MemoryRecord]:
@@ -388,11 +215,12 @@ class AgentMemoryStore(ABC):
         scope changes a score or the order. Raises ``AgentMemoryError("io")`` for a malformed expression.
         """
 
-    @abstractmethod
     def manifest(
         self, realm: str, scope: Scope, tier: ManifestTier | str = ManifestTier.WORKING_SET, k: int = DEFAULT_MANIFEST_K
     ) -> list[RecordMeta]:
-        """Body-free rows of ``scope`` (reference §2B "Recall / manifest")."""
+        """Body-free rows of ``scope`` (reference §2B "Recall / manifest"). Backends that cannot rank raise
+        ``AgentMemoryError("unsupported")``."""
+        raise AgentMemoryError("unsupported", f"{type(self).__name__} cannot build a manifest")
 
     def erase(
         self, realm: str, scope: Scope, memory_id: str | None = None, *, erased_by: str,
@@ -455,7 +283,48 @@ class AgentMemoryStore(ABC):
     def list_realms(self) -> list[str]:
         """Every realm the backend holds, sorted."""
 
-    # ----------------------------------------------------------------- writes (batch builders)
+    # ----------------------------------------------------------------- writes (batches of one, planned by writes.py)
+    #
+    # Each writer opens one transaction, plans with meta_memory.agent_memory.writes and applies through
+    # the handle; what it refuses before opening it (field rules, a blank id) never creates a realm.
+
+    def apply_batch(self, batch: StagedBatch, *, gate: WriteGate | None = None) -> BatchReceipt:
+        """Validate and apply ``batch`` in one transaction (audit token ``direct-...``); nothing is written
+        on refusal. ``gate`` overrides the store's default gate."""
+        g = self._effective_gate(gate)
+        with self.transaction(batch.realm) as tx:
+            return tx.apply(batch, gate=g)
+
+    def stage(self, batch: StagedBatch) -> str:
+        """Persist ``batch`` uncommitted (``stage`` table), validated without a gate; returns its token.
+        The records are unchanged."""
+        with self.transaction(batch.realm) as tx:
+            return tx.stage(batch)
+
+    def commit_staged(self, realm: str, token: str, *, gate: WriteGate | None = None) -> BatchReceipt:
+        """Validate and apply a staged batch (audit token ``token``) and drop its stage row, in one transaction.
+
+        Unknown token -> ``AgentMemoryError("invalid_record", "unknown stage token '<t>'")``.
+        """
+        g = self._effective_gate(gate)
+        name = self._realm_name(realm)
+        if not self._has_realm(name):
+            raise AgentMemoryError("invalid_record", f"unknown stage token '{token}'")
+        with self.transaction(name) as tx:
+            batch = tx.staged(token)
+            if batch is None:
+                raise AgentMemoryError("invalid_record", f"unknown stage token '{token}'")
+            receipt = tx.apply(batch, gate=g, token=token)
+            tx.unstage(token)
+            return receipt
+
+    def discard_staged(self, realm: str, token: str) -> bool:
+        """Drop a staged batch without applying it; ``False`` when the token is unknown."""
+        name = self._realm_name(realm)
+        if not self._has_realm(name):
+            return False
+        with self.transaction(name) as tx:
+            return tx.unstage(token)
 
     def remember(
         self, realm: str, identity: str, title: str, body: str, tags: Iterable[str] = ()
@@ -505,9 +374,10 @@ class AgentMemoryStore(ABC):
         whether the gate quarantined it). ``metadata``: the new record's JSON object (not part of the
         content hash: a duplicate keeps the stored record's metadata)."""
         name = self._realm_name(realm)
-        record = replace(self._app_record(title, body, tags, evidence, metadata), expires_at_ms=expires_at_ms)
-        return self._remember(name, Scope.identity(name, identity), record, Author.application(), gate,
-                              merge_tags=True)
+        record = writes.app_record(title, body, tags, evidence, metadata, expires_at_ms)
+        g = self._effective_gate(gate)
+        with self.transaction(name) as tx:
+            return writes.remember(tx, Scope.identity(name, identity), record, Author.application(), g)
 
     def remember_many(
         self, realm: str, identity: str, items: Sequence[RememberItem], *,
@@ -517,7 +387,8 @@ class AgentMemoryStore(ABC):
 
         Every item is what :meth:`remember_merging` would write, in order, as if the items were
         remembered one after the other (author ``application``, same field rules, secret scan,
-        exact-content dedup with tag merge, the one validator), and all accepted items commit in
+        exact-content dedup with tag merge, the one validator and the one planner,
+        :class:`~meta_memory.agent_memory.writes.RememberPlan`), and all accepted items commit in
         **one** transaction with one audit row per op. An item whose content equals an active
         record's, or an earlier item's of the same call, returns that record with ``created=False``;
         when it brings tags that record lacks, the record is superseded by a version carrying both
@@ -529,105 +400,25 @@ class AgentMemoryStore(ABC):
         in :meth:`remember_record` (one gate verdict for the whole batch).
         """
         name = self._realm_name(realm)
-        if not items:
-            raise AgentMemoryError("invalid_record", "records must contain at least one record")
-        if len(items) > MAX_BATCH_OPS:
-            raise AgentMemoryError(
-                "invalid_record", f"records holds {len(items)} records; the cap is {MAX_BATCH_OPS}"
-            )
-        scope = Scope.identity(name, identity)
-        author = Author.application()
-        prepared: list[NewMemoryRecord | AgentMemoryError] = []
-        for i, item in enumerate(items):
-            try:
-                record = replace(self._app_record(item.title, item.body, item.tags, evidence, item.metadata),
-                                 expires_at_ms=item.expires_at_ms)
-                refuse_secrets(record, i)
-                if self.refuses_nul and any("\x00" in t for t in (record.title, record.body, *record.tags)):
-                    raise AgentMemoryError("invalid_record", "text must not contain NUL")
-                prepared.append(record)
-            except AgentMemoryError as exc:
-                prepared.append(_item_error(exc, i))
+        prepared = writes.prepare_items(items, evidence, refuses_nul=self.refuses_nul)
         g = self._effective_gate(gate)
-
-        def fn(conn: Any) -> list[RememberOutcome]:
-            refused = {i: e for i, e in enumerate(prepared) if isinstance(e, AgentMemoryError)}
-            while True:
-                out, receipt = self._remember_attempt(conn, scope, author, g, prepared, refused)
-                if receipt is not None and receipt[0] is not None:
-                    refused[receipt[0]] = receipt[1]  # refused at validation: retry without that item
-                    continue
-                break
-            if any(o.created for o in out):
-                self._warn_floor(conn, scope)
-            return out
-
-        return self._write(name, fn)
-
-    def _remember_attempt(
-        self,
-        conn: Any,
-        scope: Scope,
-        author: Author,
-        gate: WriteGate | None,
-        prepared: Sequence[NewMemoryRecord | AgentMemoryError],
-        refused: dict[int, AgentMemoryError],
-    ) -> tuple[list[RememberOutcome], tuple[int | None, AgentMemoryError] | None]:
-        """One pass of :meth:`remember_many` inside its transaction. Returns the outcomes, or
-        ``(item, error)`` when the validator refused one item (everything of this pass rolled back)."""
-        plan = _RememberPlan(scope, author)
-        hashes = {i: content_hash(r.title, r.body) for i, r in enumerate(prepared)
-                  if isinstance(r, NewMemoryRecord) and i not in refused}
-        plan.heads.update(self._find_active_duplicates(conn, scope, list(hashes.values())))
-        for i, rec in enumerate(prepared):
-            if i in refused or isinstance(rec, AgentMemoryError):
-                continue
-            try:
-                plan.add(i, hashes[i], rec)
-            except AgentMemoryError as exc:
-                refused[i] = _item_error(exc, i)
-        receipt = None
-        if plan.ops:
-            conn.execute("SAVEPOINT remember_many")
-            try:
-                receipt = self._apply_in_tx(
-                    conn, StagedBatch(realm=scope.realm, author=author, ops=tuple(plan.ops)), gate, mint_token("direct")
-                )
-            except AgentMemoryError as exc:
-                conn.execute("ROLLBACK TO SAVEPOINT remember_many")
-                conn.execute("RELEASE SAVEPOINT remember_many")
-                if exc.op_index is None or not 0 <= exc.op_index < len(plan.op_items):
-                    raise
-                item = plan.op_items[exc.op_index]
-                return [], (item, _item_error(exc, item))
-            conn.execute("RELEASE SAVEPOINT remember_many")
-        outcomes: list[RememberOutcome] = []
-        for i in range(len(prepared)):
-            if i in refused:
-                outcomes.append(RememberOutcome(i, error=refused[i]))
-                continue
-            target, created, merge = plan.items[i]
-            if isinstance(target, int):
-                assert receipt is not None
-                target = receipt.records[receipt.results[target].memory_id]
-            outcomes.append(RememberOutcome(i, record=target, created=created, merge=merge))
-        return outcomes, None
+        with self.transaction(name) as tx:
+            return writes.remember_many(tx, Scope.identity(name, identity), prepared, Author.application(), g)
 
     def remember_authored(
         self, realm: str, scope: Scope, record: NewMemoryRecord, author: Author, *, gate: WriteGate | None = None
     ) -> tuple[MemoryRecord, bool]:
-        """Write with a given author (recorder tool, distiller): same dedup as :meth:`remember`.
+        """Write with a given author (recorder tool, distiller): same dedup as :meth:`remember`, without
+        the tag merge (a duplicate is returned as it is).
 
         The provenance author is set to ``author``. Returns the stored (possibly
         quarantined) record and whether it was created.
         """
         name = self._check_scope_realm(realm, scope)
-        try:
-            norm = normalize_record(record)
-        except FieldError as exc:
-            raise AgentMemoryError("invalid_record", f"op 0: invalid record: {exc.rule}", op_index=0) from None
-        norm = replace(norm, provenance=replace(norm.provenance, author=author))
-        rec, created, _merge = self._remember(name, scope, norm, author, gate)
+        norm = writes.authored_record(record, author)
+        g = self._effective_gate(gate)
+        with self.transaction(name) as tx:
+            rec, created, _merge = writes.remember(tx, scope, norm, author, g, merge_tags=False)
         return rec, created
 
     def supersede(
@@ -651,11 +442,7 @@ class AgentMemoryStore(ABC):
         the validator's (an expired prior is not active).
         """
         name = self._check_scope_realm(realm, scope)
-
-        def revise(prior: MemoryRecord) -> NewMemoryRecord:
-            return replace(record, expires_at_ms=prior.expires_at_ms if isinstance(expiry, KeepExpiry) else expiry)
-
-        return self._supersede(name, scope, prior_id, revise, author, gate)
+        return self._supersede(name, scope, prior_id, writes.keeping_expiry(record, expiry), author, gate)
 
     def _supersede(
         self,
@@ -666,22 +453,11 @@ class AgentMemoryStore(ABC):
         author: Author,
         gate: WriteGate | None,
     ) -> MemoryRecord:
-        """One transaction: read ``prior_id``, check its scope, build the new version from it, apply."""
-        g = self._effective_gate(gate)
-
-        def fn(conn: Any) -> MemoryRecord:
-            prior = self._reader(conn, name).get_record(prior_id)
-            if prior is None or prior.scope != scope:
-                raise AgentMemoryError("invalid_record", f"record '{prior_id}' does not exist")
-            record = make_record(prior)
-            record = replace(record, provenance=replace(record.provenance, author=author))
-            batch = StagedBatch(realm=name, author=author, ops=(SupersedeOp(prior=prior_id, record=record),))
-            receipt = self._apply_in_tx(conn, batch, g, mint_token("direct"))
-            return receipt.records[receipt.results[0].memory_id]
-
         if not self._has_realm(name):
             raise AgentMemoryError("invalid_record", f"record '{prior_id}' does not exist")
-        return self._write(name, fn)
+        g = self._effective_gate(gate)
+        with self.transaction(name) as tx:
+            return writes.supersede(tx, scope, prior_id, make_record, author, g)
 
     def update(
         self,
@@ -708,25 +484,9 @@ class AgentMemoryStore(ABC):
         :meth:`remember` and :meth:`supersede`.
         """
         name = self._realm_name(realm)
-        memory_id = memory_id.strip()
-        if not memory_id:
-            raise AgentMemoryError("invalid_record", "memory_id must not be empty")
-        if title is None and body is None and tags is None and metadata is None and isinstance(expiry, KeepExpiry):
-            raise AgentMemoryError("invalid_record", "update needs at least one of title, body, tags, metadata")
-        new_tags = None if tags is None else list(tags)
-
-        def revise(prior: MemoryRecord) -> NewMemoryRecord:
-            base = self._app_record(
-                prior.title if title is None else title,
-                prior.body if body is None else body,
-                prior.tags if new_tags is None else new_tags,
-                metadata=prior.metadata if metadata is None else metadata,
-            )
-            expires = prior.expires_at_ms if isinstance(expiry, KeepExpiry) else expiry
-            return replace(base, kind=prior.kind, description=prior.description, expires_at_ms=expires)
-
-        scope = Scope.identity(name, identity)
-        new = self._supersede(name, scope, memory_id, revise, Author.application(), None)
+        memory_id = writes.check_update(memory_id, title, body, tags, metadata, expiry)
+        revise = writes.revision(title, body, tags, metadata, expiry)
+        new = self._supersede(name, Scope.identity(name, identity), memory_id, revise, Author.application(), None)
         return new.project(), memory_id
 
     def forget(self, realm: str, scope: Scope, memory_id: str, author: Author) -> bool:
@@ -738,20 +498,10 @@ class AgentMemoryStore(ABC):
         memory_id = memory_id.strip()
         if not memory_id:
             raise AgentMemoryError("invalid_record", "memory_id must not be empty")
-        if self.refuses_nul and "\x00" in memory_id:
+        if (self.refuses_nul and "\x00" in memory_id) or not self._has_realm(name):
             return False
-
-        def fn(conn: Any) -> bool:
-            rec = self._reader(conn, name).get_record(memory_id)
-            if rec is None or rec.scope != scope or rec.status.kind is StatusKind.TOMBSTONED:
-                return False
-            batch = StagedBatch(realm=name, author=author, ops=(TombstoneOp(id=memory_id),))
-            self._apply_in_tx(conn, batch, None, mint_token("direct"))
-            return True
-
-        if not self._has_realm(name):
-            return False
-        return self._write(name, fn)
+        with self.transaction(name) as tx:
+            return writes.forget(tx, scope, memory_id, author)
 
     def propose(
         self, realm: str, scope: Scope, record: NewMemoryRecord, author: Author, taint: str | None = None
@@ -762,72 +512,9 @@ class AgentMemoryStore(ABC):
         ``taint`` is the gate's reason at propose time (``None`` = clean).
         """
         name = self._check_scope_realm(realm, scope)
-        try:
-            norm = normalize_record(record)
-            validate_record_fields(norm.title, norm.description, norm.body)
-        except FieldError as exc:
-            raise AgentMemoryError("invalid_record", f"op 0: invalid record: {exc.rule}", op_index=0) from None
-        norm = replace(norm, provenance=replace(norm.provenance, author=author))
-        refuse_secrets(norm)
-        record_json, author_json = dumps(norm.to_json()), dumps(author.to_json())
-        if self.refuses_nul and ("\x00" in record_json or "\x00" in author_json or (taint and "\x00" in taint)):
-            raise AgentMemoryError("invalid_record", "op 0: invalid record: text must not contain NUL", op_index=0)
-        proposal_id = mint_token("prop")
-        kind, key = scope.storage()
-        check = ErasureCheck(0, erasure_scopes(scope, author), content_hash(norm.title, norm.body))
-
-        def fn(conn: Any) -> None:
-            refuse_erased(self._reader(conn, name), [check])
-            self._insert_rows(
-                conn,
-                name,
-                "proposals",
-                "proposal_id, scope_kind, scope_key, record, author, status, created_at_ms, taint",
-                [(proposal_id, kind, key, record_json, author_json, "pending", self.clock.now_ms(), taint)],
-            )
-
-        self._write(name, fn)
-        return proposal_id
-
-    def _remember(
-        self, realm: str, scope: Scope, record: NewMemoryRecord, author: Author, gate: WriteGate | None,
-        *, merge_tags: bool = False,
-    ) -> tuple[MemoryRecord, bool, TagMerge | None]:
-        g = self._effective_gate(gate)
-        chash = content_hash(record.title, record.body)
-
-        def fn(conn: Any) -> tuple[MemoryRecord, bool, TagMerge | None]:
-            refuse_secrets(record)
-            existing = self._find_active_duplicate(conn, scope, chash)
-            if existing is not None:
-                missing = [t for t in record.tags if t not in existing.tags]
-                if not (merge_tags and missing):
-                    return existing, False, None
-                merged = self._merge_tags_in_tx(conn, realm, existing, missing, author, g)
-                return merged, False, TagMerge(supersedes=existing.id, tags_added=tuple(missing))
-            batch = StagedBatch(realm=realm, author=author, ops=(CreateOp(scope=scope, record=record),))
-            receipt = self._apply_in_tx(conn, batch, g, mint_token("direct"))
-            self._warn_floor(conn, scope)
-            return receipt.records[receipt.results[0].memory_id], True, None
-
-        return self._write(realm, fn)
-
-    def _merge_tags_in_tx(
-        self, conn: Any, realm: str, existing: MemoryRecord, missing: list[str], author: Author, gate: WriteGate | None
-    ) -> MemoryRecord:
-        """Supersede ``existing`` by a version whose tags are its own and ``missing`` (one transaction: the caller's)."""
-        try:
-            tags = normalize_tags([*existing.tags, *missing])
-        except FieldError as exc:
-            raise AgentMemoryError("invalid_record", f"merged tags: {exc.rule}") from None
-        merged = NewMemoryRecord(
-            title=existing.title, body=existing.body, kind=existing.kind, description=existing.description,
-            tags=tags, provenance=Provenance(author), expires_at_ms=existing.expires_at_ms,
-            metadata=existing.metadata,
-        )
-        batch = StagedBatch(realm=realm, author=author, ops=(SupersedeOp(prior=existing.id, record=merged),))
-        receipt = self._apply_in_tx(conn, batch, gate, mint_token("direct"))
-        return receipt.records[receipt.results[0].memory_id]
+        prepared = writes.proposal(scope, record, author, taint, refuses_nul=self.refuses_nul)
+        with self.transaction(name) as tx:
+            return writes.propose(tx, prepared)
 
     #: The retention-floor check runs on the first write of a scope in this process and then every this
     #: many writes, never on every write (it only ever logs). It reads at most the floor's record count
@@ -835,7 +522,8 @@ class AgentMemoryStore(ABC):
     #: so its cost never grows with the scope.
     FLOOR_CHECK_EVERY = 256
 
-    def _warn_floor(self, conn: Any, scope: Scope) -> None:
+    def _warn_floor(self, tx: WriteTx, scope: Scope) -> None:
+        """See :meth:`~meta_memory.agent_memory.store.tx.WriteTx.check_floor`."""
         counters = self.__dict__.setdefault("_floor_writes", {})
         seen = counters.get(scope, 0)
         if seen < 0:
@@ -843,7 +531,7 @@ class AgentMemoryStore(ABC):
         counters[scope] = seen + 1
         if seen % self.FLOOR_CHECK_EVERY:
             return
-        count, nbytes = self._scope_footprint(conn, scope, DEFAULT_SCOPE_FLOOR_RECORDS + 1)
+        count, nbytes = tx.scope_footprint(scope, DEFAULT_SCOPE_FLOOR_RECORDS + 1)
         if count > DEFAULT_SCOPE_FLOOR_RECORDS or nbytes > DEFAULT_SCOPE_FLOOR_BYTES:
             counters[scope] = -1
             self._log.warning(
@@ -855,22 +543,6 @@ class AgentMemoryStore(ABC):
                 DEFAULT_SCOPE_FLOOR_RECORDS,
                 DEFAULT_SCOPE_FLOOR_BYTES,
             )
-
-    @staticmethod
-    def _app_record(title: str, body: str, tags: Iterable[str], evidence: Sequence[EvidenceRef] = (),
-                    metadata: Mapping[str, Any] | None = None) -> NewMemoryRecord:
-        """An application write's record: title whitespace compacted, body trimmed, fields checked, tags normalised,
-        metadata checked; ``evidence`` (sessions it was derived from) in its provenance."""
-        title = compact_whitespace(title)
-        body = body.strip()
-        try:
-            validate_record_fields(title, "", body)
-            norm_tags = normalize_tags(tags)
-            norm_metadata = normalize_metadata(metadata)
-        except FieldError as exc:
-            raise AgentMemoryError("invalid_record", exc.rule) from None
-        provenance = Provenance(Author.application(), evidence=tuple(evidence)) if evidence else _APPLICATION_PROVENANCE
-        return NewMemoryRecord(title=title, body=body, tags=norm_tags, provenance=provenance, metadata=norm_metadata)
 
     def _check_scope_realm(self, realm: str, scope: Scope) -> str:
         name = self._realm_name(realm)
@@ -888,7 +560,7 @@ class AgentMemoryStore(ABC):
         """The backend module's logger."""
         return logging.getLogger(type(self).__module__)
 
-    # ----------------------------------------------------------------- backend primitives (writes)
+    # ----------------------------------------------------------------- realm names
 
     @abstractmethod
     def _realm_name(self, realm: str) -> str:
@@ -898,36 +570,6 @@ class AgentMemoryStore(ABC):
         """Whether realm ``name`` may hold records (a backend without a database for it says no, so an
         update or forget of a record there is answered without creating the realm)."""
         return True
-
-    @abstractmethod
-    def _write(self, realm: str, fn: Callable[[Any], _T]) -> _T:
-        """Run ``fn(conn)`` in one write transaction on ``realm`` holding the realm's write lock; anything
-        raised rolls back, backend errors become ``AgentMemoryError("io", ...)``."""
-
-    @abstractmethod
-    def _reader(self, conn: Any, realm: str) -> RecordReader:
-        """The validator's reader over ``conn`` (an open write transaction of ``realm``)."""
-
-    @abstractmethod
-    def _apply_in_tx(self, conn: Any, batch: StagedBatch, gate: WriteGate | None, token: str) -> BatchReceipt:
-        """Validate and apply ``batch`` inside the open write transaction ``conn``; audit token ``token``."""
-
-    @abstractmethod
-    def _find_active_duplicate(self, conn: Any, scope: Scope, chash: str) -> MemoryRecord | None:
-        """The oldest active record of ``scope`` with content hash ``chash``, or ``None``."""
-
-    @abstractmethod
-    def _find_active_duplicates(self, conn: Any, scope: Scope, hashes: Sequence[str]) -> dict[str, MemoryRecord]:
-        """For each hash of ``hashes`` an active record of ``scope`` holds, the oldest such record."""
-
-    @abstractmethod
-    def _scope_footprint(self, conn: Any, scope: Scope, limit: int) -> tuple[int, int]:
-        """``(records, UTF-8 bytes of title + description + body)`` over at most ``limit`` non-tombstoned
-        records of ``scope`` (a bounded read: the count stops at ``limit``)."""
-
-    @abstractmethod
-    def _insert_rows(self, conn: Any, realm: str, table: str, columns: str, rows: Sequence[tuple[Any, ...]]) -> None:
-        """Insert ``rows`` (values of ``columns``, a comma-separated list) into ``realm``'s ``table``."""
 
     # ----------------------------------------------------------------- telemetry
 

@@ -10,14 +10,14 @@ and write paths, §2D validator):
   (:func:`~meta_memory.agent_memory.validator.plan_batch`), write the
   records, keep the full-text index in step (a record has an index row iff it
   is active), write one audit row per op;
-- ``apply_batch``, ``stage``, ``commit_staged``, ``discard_staged``;
-- the active-record reads ``active_records``, ``recent`` and ``manifest``.
+- the active-record reads ``recent``, ``manifest``, ``list_active`` and the metadata filters;
+- ``erase`` and the tombstone-retention reads.
 
-A backend supplies the transaction (``_write``), the validator's reader
-(``_reader``) and a few row primitives (insert rows into a realm's table,
-insert/update a record, index or unindex it, read and drop a stage row, the
-SQL selecting one scope's active records) and the two transaction openers behind
-:meth:`transaction` and :meth:`snapshot` (:mod:`.tx` handles over :mod:`.tables`).
+A backend supplies the two transaction openers behind :meth:`transaction` and :meth:`snapshot`
+(:mod:`.tx` handles over :mod:`.tables`) and a few row primitives (insert rows into a realm's table,
+insert/update a record, index or unindex it, the SQL selecting one scope's active records), each
+typed with its driver's connection (the class is generic over it, bound to
+:class:`~meta_memory.agent_memory.store.tables.Connection`).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from abc import abstractmethod
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Generic, TypeVar, cast
 
 from meta_memory.agent_memory.batch import BatchReceipt, StagedBatch
 from meta_memory.agent_memory.erase import (
@@ -67,7 +67,7 @@ from meta_memory.agent_memory.store.base import (
     dumps,
 )
 from meta_memory.agent_memory.store.dialect import Dialect
-from meta_memory.agent_memory.store.tables import Sql
+from meta_memory.agent_memory.store.tables import AUDIT_INSERT_COLUMNS, Connection, Sql
 from meta_memory.agent_memory.store.tx import ReadTx, WriteTx
 from meta_memory.agent_memory.validator import AuditEntry, normalize_record, plan_batch
 from meta_memory.errors import AgentMemoryError, RecordNotFound
@@ -90,6 +90,9 @@ __all__ = [
     "row_to_view",
     "state_values",
 ]
+
+#: The backend's driver connection type (``sqlite3.Connection``, psycopg's ``Connection``).
+C = TypeVar("C", bound=Connection)
 
 #: Staged batches older than this (24 h, ms) are collected at a realm's first use, unless a pending
 #: promotion references them.
@@ -309,7 +312,7 @@ class SqlRecordReader:
 
     __slots__ = ("_store", "_conn", "realm")
 
-    def __init__(self, store: SqlAgentMemoryStore, conn: Any, realm: str) -> None:
+    def __init__(self, store: SqlAgentMemoryStore[Any], conn: Connection, realm: str) -> None:
         self._store = store
         self._conn = conn
         self.realm = realm
@@ -396,7 +399,7 @@ def _erasable_proposals(tx: WriteTx, closure: Sequence[MemoryRecord], identity: 
     return out
 
 
-class SqlAgentMemoryStore(AgentMemoryStore):
+class SqlAgentMemoryStore(AgentMemoryStore, Generic[C]):
     """The backend-neutral half of a SQL agent-memory store (see the module docstring).
 
     Subclasses implement the row primitives below with their own SQL; every one
@@ -407,13 +410,13 @@ class SqlAgentMemoryStore(AgentMemoryStore):
     # ----------------------------------------------------------------- transactions
 
     @abstractmethod
-    def _write_conn(self, realm: str) -> contextlib.AbstractContextManager[Any]:
+    def _write_conn(self, realm: str) -> contextlib.AbstractContextManager[C]:
         """The connection of one write transaction on realm ``realm`` (a validated name) holding its
         write lock, plain table names reading that realm only; commits when the block ends, rolls back
         on anything raised (backend errors become ``AgentMemoryError("io", ...)``)."""
 
     @abstractmethod
-    def _snapshot_conn(self, realm: str) -> contextlib.AbstractContextManager[Any]:
+    def _snapshot_conn(self, realm: str) -> contextlib.AbstractContextManager[C]:
         """The connection of one read-only snapshot of realm ``realm`` (no write lock), plain table
         names reading that realm only."""
 
@@ -433,7 +436,7 @@ class SqlAgentMemoryStore(AgentMemoryStore):
 
     # ----------------------------------------------------------------- row primitives
 
-    def _reader(self, conn: Any, realm: str) -> SqlRecordReader:
+    def _reader(self, conn: C, realm: str) -> SqlRecordReader:
         return SqlRecordReader(self, conn, realm)
 
     @abstractmethod
@@ -450,28 +453,29 @@ class SqlAgentMemoryStore(AgentMemoryStore):
         """As :meth:`_realm_records`, for any of the realm's tables (``table``)."""
 
     @abstractmethod
-    def _insert_record(self, conn: Any, realm: str, rec: MemoryRecord) -> int:
+    def _insert_record(self, conn: C, realm: str, rec: MemoryRecord) -> int:
         """Insert ``rec`` (:func:`insert_values`); returns its row id."""
 
     @abstractmethod
-    def _update_record(self, conn: Any, realm: str, rec: MemoryRecord) -> int:
+    def _update_record(self, conn: C, realm: str, rec: MemoryRecord) -> int:
         """Write ``rec``'s state (:func:`state_values`) over the stored row; returns its row id."""
 
     @abstractmethod
-    def _index_record(self, conn: Any, realm: str, rid: int, rec: MemoryRecord) -> None:
+    def _index_record(self, conn: C, realm: str, rid: int, rec: MemoryRecord) -> None:
         """Add the full-text row of a record that became active."""
 
     @abstractmethod
-    def _unindex_record(self, conn: Any, realm: str, rid: int) -> None:
+    def _unindex_record(self, conn: C, realm: str, rid: int) -> None:
         """Remove the index rows (full text and any other) of a record that stopped being active."""
 
     @abstractmethod
-    def _load_stage(self, conn: Any, realm: str, token: str) -> str | None:
-        """The batch JSON staged under ``token``, or ``None``."""
+    def _insert_rows(self, conn: C, realm: str, table: str, columns: str, rows: Sequence[tuple[Any, ...]]) -> None:
+        """Insert ``rows`` (values of ``columns``, a comma-separated list) into ``realm``'s ``table``."""
 
     @abstractmethod
-    def _delete_stage(self, conn: Any, realm: str, token: str) -> bool:
-        """Drop the ``stage`` row of ``token``; whether there was one."""
+    def _scope_footprint(self, conn: C, scope: Scope, limit: int) -> tuple[int, int]:
+        """``(records, UTF-8 bytes of title + description + body)`` over at most ``limit`` non-tombstoned
+        records of ``scope`` (a bounded read: the count stops at ``limit``)."""
 
     @abstractmethod
     def _active_sql(self, realm: str, scope: Scope, tail: str, params: Sequence[Any]) -> tuple[str, tuple[Any, ...]]:
@@ -486,7 +490,7 @@ class SqlAgentMemoryStore(AgentMemoryStore):
 
     # ----------------------------------------------------------------- batches
 
-    def _apply_in_tx(self, conn: Any, batch: StagedBatch, gate: WriteGate | None, token: str) -> BatchReceipt:
+    def _apply_in_tx(self, conn: C, batch: StagedBatch, gate: WriteGate | None, token: str) -> BatchReceipt:
         now = self.clock.now_ms()
         reason = gate.quarantine_reason(batch.author, batch.kind.value, batch.evidence(), realm=batch.realm) \
             if gate else None
@@ -515,7 +519,7 @@ class SqlAgentMemoryStore(AgentMemoryStore):
                 conn,
                 batch.realm,
                 "audit",
-                "stage_token, op_index, op_kind, memory_id, detail, applied_at_ms",
+                AUDIT_INSERT_COLUMNS,
                 [(token, e.op_index, e.op_kind, e.memory_id, d, now) for e, d in zip(plan.audit, details, strict=True)],
             )
         if reason is not None:
@@ -529,50 +533,16 @@ class SqlAgentMemoryStore(AgentMemoryStore):
             quarantined=reason,
         )
 
-    def apply_batch(self, batch: StagedBatch, *, gate: WriteGate | None = None) -> BatchReceipt:
-        """See :meth:`AgentMemoryStore.apply_batch`. The audit token has prefix ``direct``."""
-        g = self._effective_gate(gate)
-        return self._write(batch.realm, lambda conn: self._apply_in_tx(conn, batch, g, mint_token("direct")))
-
-    def stage(self, batch: StagedBatch) -> str:
-        """See :meth:`AgentMemoryStore.stage`. The batch is validated (without a gate) before it is staged."""
-        with self.transaction(batch.realm) as tx:
-            return tx.stage(batch)
-
-    def commit_staged(self, realm: str, token: str, *, gate: WriteGate | None = None) -> BatchReceipt:
-        """See :meth:`AgentMemoryStore.commit_staged`."""
-        g = self._effective_gate(gate)
-        name = self._realm_name(realm)
-
-        def fn(conn: Any) -> BatchReceipt:
-            payload = self._load_stage(conn, name, token)
-            if payload is None:
-                raise AgentMemoryError("invalid_record", f"unknown stage token '{token}'")
-            receipt = self._apply_in_tx(conn, StagedBatch.from_json(json.loads(payload)), g, token)
-            self._delete_stage(conn, name, token)
-            return receipt
-
-        if not self._has_realm(name):
-            raise AgentMemoryError("invalid_record", f"unknown stage token '{token}'")
-        return self._write(name, fn)
-
-    def discard_staged(self, realm: str, token: str) -> bool:
-        """See :meth:`AgentMemoryStore.discard_staged`."""
-        name = self._realm_name(realm)
-        if not self._has_realm(name):
-            return False
-        return self._write(name, lambda conn: self._delete_stage(conn, name, token))
-
     # ----------------------------------------------------------------- active-record reads
 
-    def _find_active_duplicate(self, conn: Any, scope: Scope, chash: str) -> MemoryRecord | None:
+    def _find_active_duplicate(self, conn: C, scope: Scope, chash: str) -> MemoryRecord | None:
         row = conn.execute(*self._active_sql(scope.realm, scope, _OLDEST_DUPLICATE, (chash,))).fetchone()
         return row_to_record(scope.realm, row) if row else None
 
     #: Content hashes looked up per statement by :meth:`_find_active_duplicates`.
     DUPLICATE_LOOKUP_CHUNK = 256
 
-    def _find_active_duplicates(self, conn: Any, scope: Scope, hashes: Sequence[str]) -> dict[str, MemoryRecord]:
+    def _find_active_duplicates(self, conn: C, scope: Scope, hashes: Sequence[str]) -> dict[str, MemoryRecord]:
         """For each of ``hashes`` held by an active record of ``scope``, the oldest such record: the
         exact-duplicate check of a bulk write, a few statements instead of one per record (each an
         ``IN`` list of seeks on the scope/status/hash index)."""
@@ -644,30 +614,30 @@ class SqlAgentMemoryStore(AgentMemoryStore):
     # ----------------------------------------------------------------- erase (beyond the spec)
 
     @abstractmethod
-    def _scope_records(self, conn: Any, realm: str, scope: Scope) -> list[MemoryRecord]:
+    def _scope_records(self, conn: C, realm: str, scope: Scope) -> list[MemoryRecord]:
         """Every record of ``scope`` (any status), inside a write transaction."""
 
     @abstractmethod
-    def _linked_children(self, conn: Any, realm: str, ids: Sequence[str]) -> list[MemoryRecord]:
+    def _linked_children(self, conn: C, realm: str, ids: Sequence[str]) -> list[MemoryRecord]:
         """Records that supersede, or derive from, any of ``ids``."""
 
     @abstractmethod
-    def _pending_promotion_records(self, conn: Any, realm: str, ids: Sequence[str]) -> list[str]:
+    def _pending_promotion_records(self, conn: C, realm: str, ids: Sequence[str]) -> list[str]:
         """The ids among ``ids`` that a *pending* gated promotion waits on."""
 
     @abstractmethod
-    def _delete_content(self, conn: Any, realm: str, ids: Sequence[str]) -> None:
+    def _delete_content(self, conn: C, realm: str, ids: Sequence[str]) -> None:
         """Delete the records' rows and every row that carries their content (see :mod:`..erase`)."""
 
     def _after_erase(self, realm: str, report: EraseReport, identity: str | None) -> None:
         """Backend clean-up after an erase committed (SQLite: rewrite the full-text index, truncate the WAL,
         cut the erased records out of imported markdown; ``identity`` is set for an identity erase)."""
 
-    def _erase_leftovers(self, conn: Any, realm: str) -> None:
+    def _erase_leftovers(self, conn: C, realm: str) -> None:
         """Inside the erase's transaction, after the rows went: drop what the backend keeps besides them
         (PostgreSQL: full-text terms no active record holds any more)."""
 
-    def _same_content(self, conn: Any, realm: str, recs: Sequence[MemoryRecord]) -> list[MemoryRecord]:
+    def _same_content(self, conn: C, realm: str, recs: Sequence[MemoryRecord]) -> list[MemoryRecord]:
         """Records sharing a scope and a content hash with any of ``recs`` (any status)."""
         by_scope: dict[Scope, set[str]] = {}
         for r in recs:
@@ -696,7 +666,7 @@ class SqlAgentMemoryStore(AgentMemoryStore):
         identity = scope.key if memory_id is None and scope.kind is ScopeKind.IDENTITY else None
 
         def fn(tx: WriteTx) -> EraseReport:
-            conn = tx._sql.conn
+            conn = cast(C, tx._sql.conn)
             reader = self._reader(conn, name)
             if memory_id is None:
                 start = self._scope_records(conn, name, scope)
@@ -763,7 +733,7 @@ class SqlAgentMemoryStore(AgentMemoryStore):
                                  "proposal": True})
                 for p in proposals
             ]
-            self._insert_rows(conn, name, "audit", "stage_token, op_index, op_kind, memory_id, detail, applied_at_ms", [
+            self._insert_rows(conn, name, "audit", AUDIT_INSERT_COLUMNS, [
                 (token, i, "erase", mid, dumps({"op": "erase", "erased_by": erased_by, "reason": reason, **detail}), now)
                 for i, (mid, detail) in enumerate(audit)
             ])
@@ -779,7 +749,7 @@ class SqlAgentMemoryStore(AgentMemoryStore):
             self._after_erase(name, report, identity)
         return report
 
-    def _expired_records(self, conn: Any, realm: str, now_ms: int, limit: int) -> list[MemoryRecord]:
+    def _expired_records(self, conn: C, realm: str, now_ms: int, limit: int) -> list[MemoryRecord]:
         """See :meth:`~meta_memory.agent_memory.store.tx.WriteTx.expired` (inside ``conn``'s transaction)."""
         sql, params = self._realm_records(
             realm, RECORD_COLUMNS, "status_kind = 'active' AND expires_at_ms <= ? ORDER BY expires_at_ms, rid LIMIT ?",
@@ -791,8 +761,9 @@ class SqlAgentMemoryStore(AgentMemoryStore):
         quarantined record: what a tombstone-retention sweep may erase. At most ``limit`` starting ids."""
         name = self._realm_name(realm)
 
-        def fn(conn: Any) -> list[str]:
-            reader = self._reader(conn, name)
+        def fn(tx: WriteTx) -> list[str]:
+            conn = cast(C, tx._sql.conn)
+            reader = tx.reader
             out: list[str] = []
             seen: set[str] = set()
             for rec in self._tombstoned_before(conn, name, cutoff_ms, limit):
@@ -806,10 +777,11 @@ class SqlAgentMemoryStore(AgentMemoryStore):
                     out.append(rec.id)
             return out
 
-        return self._write(name, fn)
+        with self.transaction(name) as tx:
+            return fn(tx)
 
     @abstractmethod
-    def _tombstoned_before(self, conn: Any, realm: str, cutoff_ms: int, limit: int) -> list[MemoryRecord]:
+    def _tombstoned_before(self, conn: C, realm: str, cutoff_ms: int, limit: int) -> list[MemoryRecord]:
         """Tombstoned records with ``tombstoned_at_ms < cutoff_ms``, oldest first, at most ``limit``."""
 
     @abstractmethod
@@ -823,12 +795,6 @@ class SqlAgentMemoryStore(AgentMemoryStore):
         name = self._realm_name(realm)
         (rows,) = self._read_all(name, [self._page_sql(name, after, max(1, limit), scope)])
         return [(r["rid"], row_to_record(name, r)) for r in rows]
-
-    def active_records(self, realm: str, scope: Scope) -> list[MemoryRecord]:
-        """See :meth:`AgentMemoryStore.active_records` (updated DESC, created DESC, insertion DESC)."""
-        name = self._realm_name(realm)
-        (rows,) = self._active_reads(name, scope, [(_NEWEST_FIRST, ())])
-        return [row_to_record(name, r) for r in rows]
 
     def recent(self, realm: str, scope: Scope, limit: int, where: FilterNode | None = None) -> list[MemoryRecord]:
         """See :meth:`AgentMemoryStore.recent`."""

@@ -352,10 +352,15 @@ class PanelReads:
         return [a.row(self.realm, kind, key) for (kind, key), a in acc.items()]
 
     def census(self) -> dict[str, Any]:
-        """``{"records": {status_kind: count}, "held_forgets": count}`` of the realm (the metrics' store
-        census): one ``GROUP BY`` over the status index and the standing held forgets."""
-        records = {str(r[0]): int(r[1]) for r in self._sql.rows(
-            "SELECT status_kind, COUNT(*) FROM records GROUP BY status_kind")}
+        """``{"records": {status: count}, "held_forgets": count}`` of the realm (the metrics' store
+        census): one ``GROUP BY`` over the records and the standing held forgets. ``status`` is the
+        record's status kind, except that an active record past its expiry the sweep has not reached yet
+        counts as ``expired``, never as ``active`` (as in :meth:`scope_overview`)."""
+        records: dict[str, int] = {}
+        for status, count in self._sql.rows(
+                f"SELECT CASE WHEN status_kind = 'active' AND NOT ({unexpired()}) THEN 'expired' "
+                "ELSE status_kind END AS st, COUNT(*) FROM records GROUP BY st", (self.now_ms,)):
+            records[str(status)] = int(count)
         row = self._sql.one("SELECT COUNT(*) FROM pending_forgets f " + STANDING_FORGETS)
         return {"records": records, "held_forgets": int(row[0]) if row is not None else 0}
 

@@ -12,6 +12,9 @@ data for every other query (panel listings, review scans):
 - every :data:`CHECK_EVERY_WRITES` write transactions on a realm, the same check;
 - ``PRAGMA optimize`` when the store closes.
 
+After each of them, a partial index left without statistics (it holds no row) is given those of a
+one-row index (:func:`note_empty_partial_indexes`).
+
 *Stale* means there are no statistics for the current indexes, or the ``records``
 row count has grown past twice (or fallen below half) the count noted in
 ``planner_stats`` when they were taken (``ANALYZE`` under an analysis limit only
@@ -37,6 +40,7 @@ __all__ = [
     "CHECK_EVERY_WRITES",
     "TABLE_STATEMENTS",
     "analysed_rows",
+    "note_empty_partial_indexes",
     "pg_refresh",
     "pg_stale",
     "refresh",
@@ -49,8 +53,9 @@ ANALYSIS_LIMIT = 1000
 #: How many write transactions on a realm between two staleness checks.
 CHECK_EVERY_WRITES = 1000
 
-#: An index whose statistics row must exist for the statistics to count as current.
-_PROBE_INDEX = "records_scope_status_hash_idx"
+#: Indexes whose statistics rows must exist for the statistics to count as current: the duplicate check's,
+#: and the quarantine queue's (migration 10), so a realm analysed before that index existed is analysed again.
+_PROBE_INDEXES = ("records_scope_status_hash_idx", "records_quarantined_idx")
 
 #: The one-row table noting the exact ``records`` count at the last refresh (created by the ``hot-query-indexes`` migration).
 TABLE_STATEMENTS = [
@@ -63,11 +68,13 @@ def analysed_rows(conn: sqlite3.Connection) -> int | None:
     """The ``records`` row count noted when the statistics were last taken, or ``None`` when there are
     none for the current indexes (no ``sqlite_stat1`` row for the duplicate-check index, or no note)."""
     try:
-        stat = conn.execute("SELECT 1 FROM sqlite_stat1 WHERE tbl = 'records' AND idx = ?", (_PROBE_INDEX,)).fetchone()
+        stats = conn.execute(
+            f"SELECT count(DISTINCT idx) FROM sqlite_stat1 WHERE tbl = 'records' AND idx IN "
+            f"({', '.join('?' * len(_PROBE_INDEXES))})", _PROBE_INDEXES).fetchone()
         note = conn.execute("SELECT records FROM planner_stats WHERE id = 1").fetchone()
     except sqlite3.OperationalError:
         return None
-    if stat is None or note is None:
+    if stats is None or int(stats[0]) < len(_PROBE_INDEXES) or note is None:
         return None
     return int(note[0])
 
@@ -87,12 +94,26 @@ def refresh(conn: sqlite3.Connection) -> None:
     inside the caller's write transaction (which holds the realm's write lock)."""
     conn.execute(f"PRAGMA analysis_limit = {int(ANALYSIS_LIMIT)}")
     conn.execute("ANALYZE")
+    note_empty_partial_indexes(conn)
     rows = int(conn.execute("SELECT count(*) FROM records").fetchone()[0])
     conn.execute(
         "INSERT INTO planner_stats(id, records, analysed_at_ms) VALUES (1, ?, ?) "
         "ON CONFLICT(id) DO UPDATE SET records = excluded.records, analysed_at_ms = excluded.analysed_at_ms",
         (rows, int(time.time() * 1000)),
     )
+
+
+def note_empty_partial_indexes(conn: sqlite3.Connection) -> None:
+    """Give every partial index of ``records`` that ``ANALYZE`` left without a statistics row (it holds no
+    row: no quarantined record, no ranked or expiring one) the statistics of a one-row index. Without a
+    row the planner assumes such an index is as large as an unanalysed table and walks a whole index of
+    the realm instead (measured: the quarantine queue scanned ``records_scope_updated_idx``); the next
+    ``ANALYZE`` replaces the row once the index holds rows."""
+    for (name,) in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'records' AND sql LIKE '% WHERE %' "
+            "AND name NOT IN (SELECT idx FROM sqlite_stat1 WHERE tbl = 'records' AND idx IS NOT NULL)").fetchall():
+        columns = len(conn.execute("SELECT 1 FROM pragma_index_info(?)", (name,)).fetchall())
+        conn.execute("INSERT INTO sqlite_stat1(tbl, idx, stat) VALUES ('records', ?, ?)", (name, " ".join(["1"] * (columns + 1))))
 
 
 def pg_stale(conn: Any, table: str) -> bool:

@@ -202,7 +202,7 @@ def _lock_key(*parts: str) -> int:
 # ============================================================================ the store
 
 
-class PostgresAgentMemoryStore(SqlAgentMemoryStore):
+class PostgresAgentMemoryStore(SqlAgentMemoryStore[psycopg.Connection[Any]]):
     """PostgreSQL store implementing :class:`~meta_memory.agent_memory.store.base.AgentMemoryStore`.
 
     Args:
@@ -483,13 +483,6 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore):
                 self._realm_tx(conn, name, begin, _write_error, views=views):
             yield conn
 
-    def _write(self, realm: str, fn: Callable[[psycopg.Connection[Any]], _T]) -> _T:
-        name = self._realm_name(realm)
-        self._ensure_realm(name)
-        if next(self._writes) % planner.CHECK_EVERY_WRITES == 0:
-            self._refresh_statistics()
-        return self._tx(name, fn)
-
     @contextlib.contextmanager
     def _read_tx(self, name: str, *, views: bool = False) -> Iterator[psycopg.Connection[Any]]:
         deadline.check()
@@ -565,6 +558,8 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore):
         """A validated write's transaction holding the realm's advisory lock, the realm views first on
         the search path (see :meth:`SqlAgentMemoryStore._write_conn`)."""
         self._ensure_realm(realm)
+        if next(self._writes) % planner.CHECK_EVERY_WRITES == 0:
+            self._refresh_statistics()
         with self._writing(realm, views=True) as conn:
             yield conn
 
@@ -686,13 +681,6 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore):
             return
         with conn.cursor() as cur:
             cur.executemany(sql, [(realm, *r) for r in rows])
-
-    def _load_stage(self, conn: psycopg.Connection[Any], realm: str, token: str) -> str | None:
-        row = conn.execute(self._sql("SELECT batch FROM §stage WHERE realm = %s AND token = %s"), (realm, token)).fetchone()
-        return None if row is None else row["batch"]
-
-    def _delete_stage(self, conn: psycopg.Connection[Any], realm: str, token: str) -> bool:
-        return conn.execute(self._sql("DELETE FROM §stage WHERE realm = %s AND token = %s"), (realm, token)).rowcount > 0
 
     def _active_sql(self, realm: str, scope: Scope, tail: str, params: Sequence[Any]) -> tuple[str, tuple[Any, ...]]:
         kind, key = scope.storage()

@@ -8,7 +8,9 @@ schema it holds. Domains:
 - ``records-fts``: the full-text index owned by :mod:`meta_memory.recall.fts`.
   Its row name carries a fingerprint of ``create_statements()``; when recall
   changes its index definition, the index is dropped, recreated and refilled
-  from the active records at the next open, its per-scope statistics too.
+  from the active records at the next open, its per-scope statistics too
+  (unless the earlier definition is one of :data:`_SAME_INDEX_FINGERPRINTS`, whose
+  rows are today's: then only the new fingerprint is recorded).
 
 Deviation from the predecessor, on purpose: ``records`` has an explicit
 ``rid INTEGER PRIMARY KEY`` (the stable rowid the FTS row points at; a plain
@@ -46,6 +48,14 @@ __all__ = [
 
 SCHEMA_DOMAIN = "meta-memory"
 FTS_DOMAIN = "records-fts"
+
+#: The audit table's columns, by name (copied whole by migration 10).
+_AUDIT_COLUMN_NAMES = "audit_id, stage_token, op_index, op_kind, memory_id, detail, applied_at_ms"
+#: The full-text change log's table before migration 10 (keyed by ``rid``, ``seq`` indexed).
+_LEGACY_CHANGES_TABLE = "records_fts_changes"
+#: Fingerprints of earlier full-text definitions whose index rows and statistics are exactly today's: only
+#: the change log's DDL differed (migration 10 converts the log), so a realm holding one is not refilled.
+_SAME_INDEX_FINGERPRINTS = frozenset({"fts-aa693b5a09e4c99b"})
 
 _BASE_SCHEMA = [
     f"""CREATE TABLE IF NOT EXISTS records (
@@ -179,6 +189,34 @@ _ERASURES = [
     "CREATE INDEX IF NOT EXISTS erasures_hash_idx ON erasures(content_hash, scope_kind, scope_key)",
 ]
 
+# Fewer pages written per record (each b-tree a write touches is at least one more WAL frame per commit):
+_FEWER_PAGES_PER_WRITE = [
+    # The audit log without AUTOINCREMENT: its ids are the same (the largest plus one; no audit row is ever
+    # deleted), and an append no longer rewrites the sqlite_sequence page. Rebuilt, since SQLite cannot
+    # drop AUTOINCREMENT in place; dropping the old table drops its sqlite_sequence row.
+    f"""CREATE TABLE audit_rebuilt (
+        audit_id INTEGER PRIMARY KEY,
+        {ddl.columns(ddl.AUDIT_COLUMNS, "INTEGER")}
+    )""",
+    f"INSERT INTO audit_rebuilt({_AUDIT_COLUMN_NAMES}) SELECT {_AUDIT_COLUMN_NAMES} FROM audit ORDER BY audit_id",
+    "DROP TABLE audit",
+    "ALTER TABLE audit_rebuilt RENAME TO audit",
+    "CREATE INDEX audit_memory_idx ON audit(memory_id, audit_id)",
+    "CREATE INDEX audit_token_idx ON audit(stage_token)",
+    # The full-text change log keyed by its position alone (one b-tree, appended at its right edge) instead of
+    # by rid with an index on the position (two b-trees, one page each per write). Same positions, so an
+    # in-process index built before the change stays current; a fresh database converts an empty log.
+    f"CREATE TABLE IF NOT EXISTS {_LEGACY_CHANGES_TABLE} (rid INTEGER PRIMARY KEY, seq INTEGER NOT NULL)",
+    f"CREATE TABLE IF NOT EXISTS {fts.CHANGES_TABLE} (seq INTEGER PRIMARY KEY, rid INTEGER NOT NULL)",
+    f"INSERT INTO {fts.CHANGES_TABLE}(seq, rid) SELECT seq, rid FROM {_LEGACY_CHANGES_TABLE} ORDER BY seq",
+    f"DROP TABLE {_LEGACY_CHANGES_TABLE}",
+    # Only the quarantine queue lists records realm-wide by status and creation time, so only quarantined
+    # rows are indexed for it: a record written active (nearly every write) adds no entry.
+    "DROP INDEX IF EXISTS records_status_created_idx",
+    "CREATE INDEX IF NOT EXISTS records_quarantined_idx ON records(created_at_ms, memory_id) "
+    "WHERE status_kind = 'quarantined'",
+]
+
 MIGRATIONS: list[tuple[int, str, list[str]]] = [
     (1, "base-schema", _BASE_SCHEMA),
     (2, "recall-recency-indexes", _RECALL_INDEXES),
@@ -198,6 +236,7 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
         "CREATE INDEX IF NOT EXISTS records_expiry_idx ON records(expires_at_ms) "
         "WHERE status_kind = 'active' AND expires_at_ms IS NOT NULL",
     ]),
+    (10, "fewer-pages-per-write", _FEWER_PAGES_PER_WRITE),
 ]
 """``(version, name, statements)`` of domain :data:`SCHEMA_DOMAIN`, applied in order."""
 
@@ -296,7 +335,8 @@ def migrate(conn: sqlite3.Connection, now_ms: int) -> list[str]:
     """Apply missing migrations inside the caller's open write transaction.
 
     Returns the names applied (empty when the file was current). Rebuilds the
-    full-text index when its fingerprint changed (or on first creation).
+    full-text index when its fingerprint changed (or on first creation), except from
+    a definition whose rows are today's (:data:`_SAME_INDEX_FINGERPRINTS`).
     """
     applied = _apply_domain(conn, SCHEMA_DOMAIN, MIGRATIONS, now_ms)
 
@@ -304,7 +344,13 @@ def migrate(conn: sqlite3.Connection, now_ms: int) -> list[str]:
     row = conn.execute(
         "SELECT version, name FROM schema_migrations WHERE domain = ? ORDER BY version DESC LIMIT 1", (FTS_DOMAIN,)
     ).fetchone()
-    if row is None or row[1] != fingerprint:
+    if row is not None and row[1] != fingerprint and row[1] in _SAME_INDEX_FINGERPRINTS:
+        conn.execute(
+            "INSERT INTO schema_migrations(domain, version, name, applied_at_ms) VALUES (?, ?, ?, ?)",
+            (FTS_DOMAIN, row[0] + 1, fingerprint, now_ms),
+        )
+        applied.append(fingerprint)
+    elif row is None or row[1] != fingerprint:
         conn.execute(f"DROP TABLE IF EXISTS {fts.FTS_TABLE}")
         conn.execute(f"DROP TABLE IF EXISTS {fts.SCOPES_TABLE}")  # rebuilt below with the rows
         for stmt in fts.create_statements():

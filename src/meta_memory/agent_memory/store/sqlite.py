@@ -26,13 +26,10 @@ transactions, ``PRAGMA optimize`` at close), then the one-shot markdown import.
 from __future__ import annotations
 
 import contextlib
-import errno
-import fcntl
 import json
 import logging
 import os
 import sqlite3
-import stat
 import threading
 import time
 from collections import OrderedDict
@@ -44,46 +41,27 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from meta_memory import deadline
-from meta_memory.agent_memory.batch import (
-    BatchKind,
-    CreateOp,
-    StagedBatch,
-)
+from meta_memory.agent_memory import writes
 from meta_memory.agent_memory.erase import EraseReport
-from meta_memory.agent_memory.fields import (
-    FieldError,
-    compact_whitespace,
-    normalize_tags,
-    validate_record_fields,
-)
 from meta_memory.agent_memory.filters import FilterNode
-from meta_memory.agent_memory.hashing import content_hash, mint_token
 from meta_memory.agent_memory.markdown import (
     IMPORTED_SUFFIX,
-    MAX_MARKDOWN_FILE_BYTES,
-    parse_markdown,
     strip_markdown_records,
 )
 from meta_memory.agent_memory.model import (
-    Author,
     MemoryRecord,
-    NewMemoryRecord,
-    Provenance,
     RecordView,
     Scope,
     ScopeKind,
-    TrustTier,
     UsageEvent,
 )
 from meta_memory.agent_memory.realm_list import refuse_unlisted_realm
-from meta_memory.agent_memory.secrets import scan_record
 from meta_memory.agent_memory.store import planner, upkeep
 from meta_memory.agent_memory.store.base import (
     DEFAULT_SCOPE_FLOOR_BYTES,
     DEFAULT_SCOPE_FLOOR_RECORDS,
     InjectionRow,
     WriteGate,
-    dumps,
 )
 from meta_memory.agent_memory.store.common import (
     INJECTION_COLUMNS,
@@ -107,12 +85,13 @@ from meta_memory.agent_memory.store.schema import (
     is_current,
     migrate,
 )
+from meta_memory.agent_memory.store.tables import Sql
 from meta_memory.agent_memory.store.telemetry import PendingTelemetry, TelemetryDrops
-from meta_memory.agent_memory.validator import stamps_problem
+from meta_memory.agent_memory.store.tx import WriteTx
 from meta_memory.clock import Clock, SystemClock
 from meta_memory.errors import AgentMemoryError
 from meta_memory.identity import parse_identity, parse_realm
-from meta_memory.limits import DEFAULT_MAX_OPEN_REALMS, DEFAULT_MAX_REALMS, MAX_BATCH_OPS
+from meta_memory.limits import DEFAULT_MAX_OPEN_REALMS, DEFAULT_MAX_REALMS
 from meta_memory.observability.tracing import span
 from meta_memory.recall import bm25, fts
 from meta_memory.recall.lexical_index import DEFAULT_MAX_BYTES, LexicalIndexes
@@ -133,8 +112,6 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
-
-MAX_IMPORT_SKIP_REASONS = 8
 
 _T = TypeVar("_T")
 
@@ -214,6 +191,7 @@ class _RealmDb:
                 # refresh the statistics the planner asked for, sampled so closing stays quick
                 self.writer.execute(f"PRAGMA analysis_limit = {planner.ANALYSIS_LIMIT}")
                 self.writer.execute("PRAGMA optimize")
+                planner.note_empty_partial_indexes(self.writer)
             with self.checkpoint_lock:
                 conns = [self.writer, *self.idle, *([self.checkpoint_conn] if self.checkpoint_conn else [])]
                 for conn in conns:
@@ -228,7 +206,7 @@ def _stop_when_expired() -> int:
     return 1 if deadline.expired() else 0
 
 
-class SqliteAgentMemoryStore(SqlAgentMemoryStore):
+class SqliteAgentMemoryStore(SqlAgentMemoryStore[sqlite3.Connection]):
     """Per-realm SQLite store implementing :class:`~meta_memory.agent_memory.store.base.AgentMemoryStore`.
 
     Args:
@@ -474,7 +452,8 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
         except sqlite3.Error as exc:
             raise self._open_error(path, exc) from None
         if self.import_markdown:
-            self._import_markdown(db)
+            writes.import_markdown_folder(self.paths.legacy_markdown_dir(db.name),
+                                          lambda: self._realm_transaction(db))
         return db
 
     @staticmethod
@@ -667,12 +646,6 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
             return disk_full_error(path or self.root, "write")
         return AgentMemoryError("io", f"{what}: {exc}")
 
-    def _write(self, realm: str, fn: Callable[[sqlite3.Connection], _T], *, durable: bool = True) -> _T:
-        """A validated write: opens (creating, under ``max_realms``) the realm's database."""
-        with self._using(realm, create=True) as db:
-            assert db is not None
-            return self._tx(db, fn, durable=durable)
-
     def _queue_telemetry(self, realm: str, op: _TelemetryOp) -> None:
         """Queue a telemetry write of ``realm`` for the background writer (:mod:`.telemetry`); past
         ``MAX_PENDING`` queued, write the whole queue now on this thread (back-pressure, never a drop)."""
@@ -774,6 +747,12 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
             self._insert_rows(conn, realm, "injections", INJECTION_COLUMNS, injections)
 
     @contextlib.contextmanager
+    def _realm_transaction(self, db: _RealmDb) -> Iterator[WriteTx]:
+        """A :class:`WriteTx` on the open realm database ``db`` (its first open's markdown import)."""
+        with self._writing(db) as conn:
+            yield WriteTx(self, Sql(conn, self.dialect), db.name)
+
+    @contextlib.contextmanager
     def _write_conn(self, realm: str) -> Iterator[sqlite3.Connection]:
         """A validated write's transaction (see :meth:`SqlAgentMemoryStore._write_conn`): opens (creating,
         under ``max_realms``) the realm's database."""
@@ -816,13 +795,6 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
     ) -> None:
         marks = ", ".join("?" * (columns.count(",") + 1))
         conn.executemany(f"INSERT INTO {table}({columns}) VALUES ({marks})", rows)
-
-    def _load_stage(self, conn: sqlite3.Connection, realm: str, token: str) -> str | None:
-        row = conn.execute("SELECT batch FROM stage WHERE token = ?", (token,)).fetchone()
-        return None if row is None else row["batch"]
-
-    def _delete_stage(self, conn: sqlite3.Connection, realm: str, token: str) -> bool:
-        return conn.execute("DELETE FROM stage WHERE token = ?", (token,)).rowcount > 0
 
     def _active_sql(self, realm: str, scope: Scope, tail: str, params: Sequence[Any]) -> tuple[str, tuple[Any, ...]]:
         kind, key = scope.storage()
@@ -1256,175 +1228,6 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore):
             else:
                 rows = conn.execute("SELECT * FROM audit WHERE memory_id = ? ORDER BY audit_id", (memory_id,)).fetchall()
         return [{**dict(r), "detail": json.loads(r["detail"])} for r in rows]
-
-    # ================================================================ markdown import
-
-    def _import_markdown(self, db: _RealmDb) -> None:
-        folder = self.paths.legacy_markdown_dir(db.name)
-        if folder.is_symlink():
-            log.warning("agent memory import: %s is a symbolic link; not followed", folder.name)
-            return
-        if not folder.is_dir():
-            return
-        for path in sorted(folder.glob("*.md")):
-            try:
-                self._import_file(db, path)
-            except FileNotFoundError:
-                continue  # another process imported it first
-
-    def _import_file(self, db: _RealmDb, path: Path) -> None:
-        realm = db.name
-        try:
-            identity = parse_identity(AgentMemoryPaths.markdown_identity(path))
-        except ValueError:
-            self._import_failed(db, path, "file name does not decode to a valid agent identity")
-            return
-        # Never follow a symbolic link (O_NOFOLLOW: no check-then-open race), and read only regular files
-        # (O_NONBLOCK: a FIFO planted under the name cannot stall the realm's first open).
-        try:
-            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-        except OSError as exc:
-            if exc.errno == errno.ELOOP:
-                self._import_failed(db, path, "file is a symbolic link; not followed")
-                return
-            raise
-        with os.fdopen(fd, "rb") as fh:
-            info = os.fstat(fh.fileno())
-            if not stat.S_ISREG(info.st_mode):
-                reason = "file is not a regular file"
-            elif info.st_size > MAX_MARKDOWN_FILE_BYTES:
-                reason = f"agent memory file exceeds bundled retention cap of {MAX_MARKDOWN_FILE_BYTES} bytes"
-            else:
-                reason = None
-                fcntl.flock(fh.fileno(), fcntl.LOCK_SH)
-                try:
-                    raw = fh.read(MAX_MARKDOWN_FILE_BYTES + 1)
-                finally:
-                    fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
-                if len(raw) > MAX_MARKDOWN_FILE_BYTES:
-                    reason = f"agent memory file exceeds bundled retention cap of {MAX_MARKDOWN_FILE_BYTES} bytes"
-        if reason is not None:
-            self._import_failed(db, path, reason)
-            return
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError:
-            self._import_failed(db, path, "file is not valid UTF-8")
-            return
-        parsed = parse_markdown(text)
-        scope = Scope.identity(realm, identity)
-        author = Author.agent(identity)
-
-        def fn(conn: sqlite3.Connection) -> tuple[int, list[str]]:
-            skips = list(parsed.warnings)
-            reader = self._reader(conn, realm)
-            seen: set[str] = set()
-            ops: list[CreateOp] = []
-            for rec in parsed.records:
-                if rec.memory_id in seen:
-                    skips.append(f"duplicate memory id '{rec.memory_id}' in file")
-                    continue
-                seen.add(rec.memory_id)
-                if reader.get_record(rec.memory_id) is not None:
-                    skips.append(f"memory id '{rec.memory_id}' already exists")
-                    continue
-                stamps = stamps_problem(self.clock.now_ms(), rec.created_at_ms, rec.updated_at_ms)
-                if stamps is not None:  # the validator's rule, judged per record so the others still land
-                    skips.append(f"record '{rec.memory_id}': {stamps}")
-                    continue
-                title = compact_whitespace(rec.title)
-                try:
-                    validate_record_fields(title, "", rec.body)
-                    tags = normalize_tags(rec.tags)
-                except FieldError as exc:
-                    skips.append(f"record '{rec.memory_id}': {exc.rule}")
-                    continue
-                record = NewMemoryRecord(title=title, body=rec.body, tags=tags, provenance=Provenance(author))
-                secret_class = scan_record(record, rec.memory_id)
-                if secret_class is not None:
-                    skips.append(
-                        f"record '{rec.memory_id}' matches the '{secret_class}' secret pattern class"
-                    )
-                    continue
-                ops.append(
-                    CreateOp(
-                        id=rec.memory_id,
-                        scope=scope,
-                        record=record,
-                        trust=TrustTier.AGENT_OBSERVED,
-                        rationale="markdown import",
-                        created_at_ms=rec.created_at_ms,
-                        updated_at_ms=rec.updated_at_ms,
-                    )
-                )
-            ops = self._without_erased(reader, scope, ops, skips)
-            for start in range(0, len(ops), MAX_BATCH_OPS):
-                batch = StagedBatch(
-                    realm=realm, author=author, kind=BatchKind.FRESH_WRITE, ops=tuple(ops[start : start + MAX_BATCH_OPS])
-                )
-                self._apply_in_tx(conn, batch, None, mint_token("import"))
-            if skips:
-                self._import_summary(conn, path.name, len(ops), len(skips), skips)
-            return len(ops), skips
-
-        try:
-            imported, skips = self._tx(db, fn)
-        except AgentMemoryError as exc:
-            if exc.reason == "io":
-                raise
-            self._import_failed(db, path, exc.detail)
-            return
-        for reason in skips:
-            log.warning("agent memory import %s: %s", path.name, reason)
-        self._rename(path, IMPORTED_SUFFIX)
-        log.info("agent memory import %s: %d imported, %d skipped", path.name, imported, len(skips))
-
-    @staticmethod
-    def _without_erased(reader: Any, scope: Scope, ops: list[CreateOp], skips: list[str]) -> list[CreateOp]:
-        """``ops`` without the records the erasure register keeps out (an erased id, or content erased
-        from ``scope``), each noted in ``skips`` by id only."""
-        hashes = {op.id: content_hash(op.record.title, op.record.body.strip()) for op in ops}
-        rows = reader.erased([i for i in hashes if i is not None], set(hashes.values()))
-        if not rows:
-            return ops
-        gone = {r.memory_id for r in rows}
-        kept: list[CreateOp] = []
-        for op in ops:
-            if op.id in gone or any(r.covers(scope, hashes[op.id]) for r in rows):
-                skips.append(f"record '{op.id}' was erased; it is not imported again")
-            else:
-                kept.append(op)
-        return kept
-
-    def _import_summary(
-        self, conn: sqlite3.Connection, file: str, imported: int, skipped: int, reasons: list[str]
-    ) -> None:
-        detail = {
-            "op": "markdown_import",
-            "file": file,
-            "imported": imported,
-            "skipped": skipped,
-            "skip_reasons": reasons[:MAX_IMPORT_SKIP_REASONS],
-        }
-        conn.execute(
-            "INSERT INTO audit(stage_token, op_index, op_kind, memory_id, detail, applied_at_ms) "
-            "VALUES (?, 0, 'import_summary', NULL, ?, ?)",
-            (mint_token("import-audit"), dumps(detail), self.clock.now_ms()),
-        )
-
-    def _import_failed(self, db: _RealmDb, path: Path, reason: str) -> None:
-        log.warning("agent memory import %s failed: %s", path.name, reason)
-        self._tx(db, lambda conn: self._import_summary(conn, path.name, 0, 1, [reason]))
-        self._rename(path, ".import-failed")
-
-    @staticmethod
-    def _rename(path: Path, suffix: str) -> None:  # IMPORTED_SUFFIX or ".import-failed"
-        try:
-            path.rename(path.with_name(path.name + suffix))
-        except FileNotFoundError:
-            pass  # another process renamed it first
-        except OSError as exc:
-            log.warning("agent memory import: cannot rename %s to *%s: %s", path.name, suffix, exc)
 
     # ================================================================ lifecycle
 

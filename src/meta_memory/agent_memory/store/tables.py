@@ -42,6 +42,8 @@ from meta_memory.agent_memory.store.base import dumps
 from meta_memory.agent_memory.store.dialect import SQLITE, Dialect
 
 __all__ = [
+    "AUDIT_INSERT_COLUMNS",
+    "Connection",
     "STANDING_FORGETS",
     "Row",
     "Sql",
@@ -104,12 +106,12 @@ class Sql:
 
     __slots__ = ("_conn", "dialect")
 
-    def __init__(self, conn: Any, dialect: Dialect) -> None:
+    def __init__(self, conn: Connection, dialect: Dialect) -> None:
         self._conn = conn
         self.dialect = dialect
 
     @property
-    def conn(self) -> Any:
+    def conn(self) -> Connection:
         """The driver connection (for the store's own primitives)."""
         return self._conn
 
@@ -358,6 +360,16 @@ class Proposals(ProposalReads):
     """Reads and writes of ``proposals``."""
 
     __slots__ = ()
+
+    def insert(self, proposal_id: str, scope: Scope, record_json: str, author_json: str, created_at_ms: int,
+               taint: str | None) -> None:
+        """Queue a ``pending`` proposal of ``record_json`` (a new record's JSON) by ``author_json`` for ``scope``."""
+        kind, key = scope.storage()
+        self._sql.run(
+            "INSERT INTO proposals(proposal_id, scope_kind, scope_key, record, author, status, created_at_ms, taint) "
+            "VALUES (?, ?, ?, ?, ?, 'pending', ?, ?)",
+            (proposal_id, kind, key, record_json, author_json, created_at_ms, taint),
+        )
 
     def set_status(self, proposal_id: str, status: str, from_statuses: Sequence[str]) -> bool:
         """Move a proposal to ``status`` if it is in one of ``from_statuses``; whether it moved."""
@@ -693,7 +705,9 @@ class AuditRow:
     applied_at_ms: int
 
 
-_AUDIT_COLS = "audit_id, stage_token, op_index, op_kind, memory_id, detail, applied_at_ms"
+#: The columns an audit row is written with, in order (every writer of ``audit`` uses this list).
+AUDIT_INSERT_COLUMNS = "stage_token, op_index, op_kind, memory_id, detail, applied_at_ms"
+_AUDIT_COLS = f"audit_id, {AUDIT_INSERT_COLUMNS}"
 
 
 class AuditReads(_Repo):
@@ -751,8 +765,7 @@ class AuditLog(AuditReads):
                now_ms: int) -> None:
         """Append one row for a review step that changes no record (a released forget hold)."""
         self._sql.run(
-            "INSERT INTO audit(stage_token, op_index, op_kind, memory_id, detail, applied_at_ms) "
-            "VALUES (?, ?, ?, ?, ?, ?)",
+            f"INSERT INTO audit({AUDIT_INSERT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)",
             (stage_token, op_index, op_kind, memory_id, dumps(detail), now_ms),
         )
 

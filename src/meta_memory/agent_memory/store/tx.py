@@ -7,7 +7,9 @@ records (:meth:`ReadTx.get`, :meth:`ReadTx.active_duplicate`), the side-table re
 of :mod:`.tables` and the panel's read models (:attr:`ReadTx.panel`); a write handle adds
 :meth:`WriteTx.apply` and :meth:`WriteTx.stage`, both inside the one open transaction, so
 a review step can read, check, stage or apply and update side tables atomically without
-taking the realm's write lock twice.
+taking the realm's write lock twice, and :meth:`WriteTx.savepoint`, a nested transaction that
+rolls back only its own part. Every record write is planned by
+:mod:`meta_memory.agent_memory.writes` and applied through a write handle.
 
 A snapshot never takes the write lock (SQLite: a deferred read transaction on a pooled WAL
 reader; PostgreSQL: ``REPEATABLE READ READ ONLY`` without the advisory lock), so listings
@@ -16,9 +18,10 @@ run while a write transaction is open.
 
 from __future__ import annotations
 
+import contextlib
 import json
-from collections.abc import Collection
-from typing import TYPE_CHECKING
+from collections.abc import Collection, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
 
 from meta_memory.agent_memory.batch import BatchReceipt, StagedBatch
 from meta_memory.agent_memory.erase import Erasure
@@ -62,7 +65,7 @@ class ReadTx:
     its ``with`` block.
     """
 
-    def __init__(self, store: SqlAgentMemoryStore, sql: Sql, realm: str) -> None:
+    def __init__(self, store: SqlAgentMemoryStore[Any], sql: Sql, realm: str) -> None:
         self._store = store
         self._sql = sql
         self.realm = realm
@@ -90,6 +93,14 @@ class ReadTx:
     def active_duplicate(self, scope: Scope, content_hash: str) -> MemoryRecord | None:
         """The oldest active record of ``scope`` whose content hash is ``content_hash``, or ``None``."""
         return self._store._find_active_duplicate(self._sql.conn, scope, content_hash)
+
+    def active_duplicates(self, scope: Scope, content_hashes: Sequence[str]) -> dict[str, MemoryRecord]:
+        """For each of ``content_hashes`` an active record of ``scope`` holds, the oldest such record (by
+        hash): the exact-content dedup of a write (one seek for one hash, a few ``IN`` lists for many)."""
+        if len(content_hashes) == 1:
+            found = self.active_duplicate(scope, content_hashes[0])
+            return {} if found is None else {content_hashes[0]: found}
+        return self._store._find_active_duplicates(self._sql.conn, scope, content_hashes)
 
     @property
     def promotions(self) -> PromotionReads:
@@ -136,9 +147,46 @@ class WriteTx(ReadTx):
     read-write ones of :mod:`.tables`.
     """
 
-    def __init__(self, store: SqlAgentMemoryStore, sql: Sql, realm: str) -> None:
+    def __init__(self, store: SqlAgentMemoryStore[Any], sql: Sql, realm: str) -> None:
         super().__init__(store, sql, realm)
         self.now_ms = store.clock.now_ms()
+        self._savepoints = 0
+
+    @contextlib.contextmanager
+    def savepoint(self) -> Iterator[None]:
+        """A nested transaction inside this one (a SQL ``SAVEPOINT``; nests to any depth): when the block
+        raises, only what was done inside it rolls back and the exception propagates; otherwise its
+        work stays part of the enclosing transaction, committed with it."""
+        name = f"tx_savepoint_{self._savepoints}"
+        self._savepoints += 1
+        try:
+            self._sql.run(f"SAVEPOINT {name}")
+            try:
+                yield
+            except BaseException:
+                # a driver error may already have ended the transaction: the enclosing block rolls it back
+                with contextlib.suppress(Exception):
+                    self._sql.run(f"ROLLBACK TO SAVEPOINT {name}")
+                    self._sql.run(f"RELEASE SAVEPOINT {name}")
+                raise
+            self._sql.run(f"RELEASE SAVEPOINT {name}")
+        finally:
+            self._savepoints -= 1
+
+    @property
+    def refuses_nul(self) -> bool:
+        """Whether the backend's text cannot hold NUL (text holding one is refused by name)."""
+        return self._sql.dialect.refuses_nul
+
+    def check_floor(self, scope: Scope) -> None:
+        """After a write that created records in ``scope``: log when the scope is above the retention
+        floor (reference §2B; a bounded read, run now and then, never an eviction)."""
+        self._store._warn_floor(self, scope)
+
+    def scope_footprint(self, scope: Scope, limit: int) -> tuple[int, int]:
+        """``(records, UTF-8 bytes of title + description + body)`` over at most ``limit`` non-tombstoned
+        records of ``scope`` (the count stops at ``limit``)."""
+        return self._store._scope_footprint(self._sql.conn, scope, limit)
 
     def _check_realm(self, batch: StagedBatch) -> None:
         if batch.realm != self.realm:

@@ -151,8 +151,9 @@ class HistoryChange(OpenModel):
 
 class RecordVersion(OpenModel):
     """One version of a record. ``reason`` is the change that wrote it; ``withheld`` is ``"quarantined"``
-    (quarantined content: ``title``, ``body``, ``tags`` are ``None``), ``"erased"`` (only the id,
-    ``status_before_erase`` and its changes' kinds and times remain) or ``None``."""
+    (quarantined content: ``title``, ``body``, ``tags``, ``metadata`` are ``None``), ``"erased"`` (only
+    the id, ``status_before_erase`` and its changes' kinds and times remain) or ``None``. ``metadata``: the
+    version's JSON object; ``expires_at_ms``: its expiry (UTC epoch ms; ``None``: never)."""
 
     memory_id: str
     status: str
@@ -169,6 +170,8 @@ class RecordVersion(OpenModel):
     title: str | None = None
     body: str | None = None
     tags: list[str] | None = None
+    metadata: dict[str, Any] | None = None
+    expires_at_ms: int | None = None
     changes: list[HistoryChange] = Field(default_factory=list)
 
 

@@ -1,0 +1,635 @@
+"""Record writes as planned batches: the one planner of every record write (reference §2B write paths).
+
+Every record write is a :class:`~meta_memory.agent_memory.batch.StagedBatch` applied through an open
+:class:`~meta_memory.agent_memory.store.tx.WriteTx`; a single call is a batch of one. A caller opens a
+transaction (:meth:`~meta_memory.agent_memory.store.base.AgentMemoryStore.transaction`), plans here and
+applies through the handle; the store's convenience writers (``remember``, ``supersede``, ``forget``...)
+do exactly that. The application's rules live here and nowhere else:
+
+- exact-content dedup and tag merge (:class:`RememberPlan`), shared by a single remember
+  (:func:`remember`) and a bulk one (:func:`remember_many`): an item whose content an active record (or an
+  earlier item of the call) holds returns that record, and when it brings tags the record lacks, the
+  record is superseded by a version carrying both tag lists;
+- an application write's field rules (:func:`app_record`) and an update's revision of its prior
+  (:func:`revision`);
+- supersede, forget, propose;
+- the one-shot legacy markdown import (:func:`import_markdown`).
+
+This module reads and writes only through the transaction handle: it runs no SQL and imports no store
+module at run time.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from meta_memory.agent_memory.batch import BatchKind, CreateOp, StagedBatch, SupersedeOp, TombstoneOp
+from meta_memory.agent_memory.fields import (
+    FieldError,
+    compact_whitespace,
+    normalize_metadata,
+    normalize_tags,
+    validate_record_fields,
+)
+from meta_memory.agent_memory.hashing import content_hash, mint_token, new_memory_id
+from meta_memory.agent_memory.markdown import (
+    IMPORTED_SUFFIX,
+    LegacyFileRefused,
+    ParseResult,
+    parse_markdown,
+    read_legacy_file,
+)
+from meta_memory.agent_memory.model import (
+    Author,
+    EvidenceRef,
+    MemoryRecord,
+    NewMemoryRecord,
+    Provenance,
+    Scope,
+    StatusKind,
+    TrustTier,
+)
+from meta_memory.agent_memory.secrets import scan_record
+from meta_memory.agent_memory.validator import (
+    ErasureCheck,
+    erasure_scopes,
+    normalize_record,
+    refuse_erased,
+    refuse_secrets,
+    stamps_problem,
+)
+from meta_memory.errors import AgentMemoryError
+from meta_memory.identity import parse_identity
+from meta_memory.limits import MAX_BATCH_OPS
+from meta_memory.storage.layout import AgentMemoryPaths
+
+if TYPE_CHECKING:
+    from meta_memory.agent_memory.store.base import WriteGate
+    from meta_memory.agent_memory.store.tx import WriteTx
+
+__all__ = [
+    "KEEP_EXPIRY",
+    "KeepExpiry",
+    "MAX_IMPORT_SKIP_REASONS",
+    "Proposal",
+    "RememberItem",
+    "RememberOutcome",
+    "RememberPlan",
+    "TagMerge",
+    "app_record",
+    "authored_record",
+    "check_update",
+    "forget",
+    "import_markdown",
+    "import_markdown_folder",
+    "import_summary",
+    "keeping_expiry",
+    "prepare_items",
+    "proposal",
+    "propose",
+    "remember",
+    "remember_many",
+    "revision",
+    "supersede",
+]
+
+log = logging.getLogger(__name__)
+
+#: Skip reasons a markdown import's summary audit row keeps (the rest are logged only).
+MAX_IMPORT_SKIP_REASONS = 8
+
+#: The provenance of every application write (a frozen value, shared: its JSON is encoded once).
+_APPLICATION_PROVENANCE = Provenance(Author.application())
+
+
+class KeepExpiry:
+    """The type of :data:`KEEP_EXPIRY`: an update that leaves the prior version's expiry as it was."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "KEEP_EXPIRY"
+
+
+#: An update's default ``expiry``: the new version keeps the prior's ``expires_at_ms``.
+KEEP_EXPIRY = KeepExpiry()
+
+
+@dataclass(frozen=True, slots=True)
+class RememberItem:
+    """One application write of a bulk remember: raw ``title``, ``body``, ``tags`` and ``metadata``
+    (normalised and checked by :func:`prepare_items`, like a single remember's)."""
+
+    title: str
+    body: str
+    tags: tuple[str, ...] = ()
+    metadata: Mapping[str, Any] | None = field(default=None, hash=False)
+    #: When the record stops being active (epoch ms; ``None`` = never).
+    expires_at_ms: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TagMerge:
+    """What a duplicate ``remember`` merged: the superseded record and the tags it added."""
+
+    supersedes: str
+    tags_added: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class RememberOutcome:
+    """What became of item ``op_index`` of a bulk remember: ``record`` and ``created`` (``False`` when an
+    active record with the same content, stored earlier or earlier in the same call, was returned;
+    ``merge`` then names what the item's new tags superseded, as a single remember does), or ``error``,
+    the refusal of that item alone (nothing of it was written)."""
+
+    op_index: int
+    record: MemoryRecord | None = None
+    created: bool = False
+    error: AgentMemoryError | None = None
+    merge: TagMerge | None = None
+
+
+def _dumps(value: Any) -> str:
+    """Compact JSON text as the stores write it (UTF-8 kept, no spaces)."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+_OP_PREFIX = re.compile(r"^op \d+: ")
+
+
+def _item_error(exc: AgentMemoryError, index: int) -> AgentMemoryError:
+    """``exc`` restated for item ``index`` of a bulk write (its ``op N:`` prefix and ``op_index``)."""
+    detail = f"op {index}: " + _OP_PREFIX.sub("", exc.detail)
+    return AgentMemoryError(exc.reason, detail, op_index=index, secret_class=exc.secret_class)
+
+
+# --------------------------------------------------------------------------- record fields
+
+
+def app_record(title: str, body: str, tags: Iterable[str], evidence: Sequence[EvidenceRef] = (),
+               metadata: Mapping[str, Any] | None = None, expires_at_ms: int | None = None) -> NewMemoryRecord:
+    """An application write's record: title whitespace compacted, body trimmed, fields checked, tags
+    normalised, metadata checked; ``evidence`` (sessions it was derived from) in its provenance;
+    ``expires_at_ms`` its expiry (epoch ms, ``None`` = never). Refusals: ``invalid_record`` naming the rule."""
+    title = compact_whitespace(title)
+    body = body.strip()
+    try:
+        validate_record_fields(title, "", body)
+        norm_tags = normalize_tags(tags)
+        norm_metadata = normalize_metadata(metadata)
+    except FieldError as exc:
+        raise AgentMemoryError("invalid_record", exc.rule) from None
+    provenance = Provenance(Author.application(), evidence=tuple(evidence)) if evidence else _APPLICATION_PROVENANCE
+    return NewMemoryRecord(title=title, body=body, tags=norm_tags, provenance=provenance, metadata=norm_metadata,
+                           expires_at_ms=expires_at_ms)
+
+
+def authored_record(record: NewMemoryRecord, author: Author, *, check_fields: bool = False) -> NewMemoryRecord:
+    """``record`` in canonical form with ``author`` in its provenance (a tool's or the distiller's write, a
+    proposal). ``check_fields`` also holds title, description and body to the field rules. Refusals:
+    ``invalid_record`` (``op 0: invalid record: <rule>``, ``op_index`` 0)."""
+    try:
+        norm = normalize_record(record)
+        if check_fields:
+            validate_record_fields(norm.title, norm.description, norm.body)
+    except FieldError as exc:
+        raise AgentMemoryError("invalid_record", f"op 0: invalid record: {exc.rule}", op_index=0) from None
+    return replace(norm, provenance=replace(norm.provenance, author=author))
+
+
+def prepare_items(items: Sequence[RememberItem], evidence: Sequence[EvidenceRef], *,
+                  refuses_nul: bool) -> list[NewMemoryRecord | AgentMemoryError]:
+    """Each item of a bulk remember as its record (:func:`app_record`, scanned for secrets) or its refusal
+    (``op N: ...``). ``refuses_nul``: the backend cannot store NUL, so text holding one is refused here.
+    No items, or over :data:`~meta_memory.limits.MAX_BATCH_OPS`, raise ``invalid_record`` (the whole call)."""
+    if not items:
+        raise AgentMemoryError("invalid_record", "records must contain at least one record")
+    if len(items) > MAX_BATCH_OPS:
+        raise AgentMemoryError("invalid_record", f"records holds {len(items)} records; the cap is {MAX_BATCH_OPS}")
+    prepared: list[NewMemoryRecord | AgentMemoryError] = []
+    for i, item in enumerate(items):
+        try:
+            record = app_record(item.title, item.body, item.tags, evidence, item.metadata, item.expires_at_ms)
+            refuse_secrets(record, i)
+            if refuses_nul and any("\x00" in t for t in (record.title, record.body, *record.tags)):
+                raise AgentMemoryError("invalid_record", "text must not contain NUL")
+            prepared.append(record)
+        except AgentMemoryError as exc:
+            prepared.append(_item_error(exc, i))
+    return prepared
+
+
+# --------------------------------------------------------------------------- remember: dedup and tag merge
+
+
+@dataclass(slots=True)
+class _Head:
+    """The newest version of one content hash that an earlier item of the call writes: the op writing it
+    (its position) and the fields a later tag merge copies."""
+
+    op: int
+    record: NewMemoryRecord
+
+
+class RememberPlan:
+    """The ops of one remember (one item or many), built item by item as single remembers would write them.
+
+    ``heads`` maps a content hash to its current version: an active stored record, or the
+    :class:`_Head` of an op of this call. ``items[i]`` is ``(op position or stored record, created,
+    tag merge)``; ``op_items[k]`` the item op ``k`` writes for. ``merge_tags=False`` (a tool's or the
+    distiller's write) returns a duplicate as it is, whatever tags the item brings.
+    """
+
+    def __init__(self, scope: Scope, author: Author, *, merge_tags: bool = True) -> None:
+        self.scope = scope
+        self.author = author
+        self.merge_tags = merge_tags
+        self.heads: dict[str, MemoryRecord | _Head] = {}
+        self.ops: list[CreateOp | SupersedeOp] = []
+        self.op_items: list[int] = []
+        self.items: dict[int, tuple[int | MemoryRecord, bool, TagMerge | None]] = {}
+
+    def _append(self, item: int, op: CreateOp | SupersedeOp) -> int:
+        self.ops.append(op)
+        self.op_items.append(item)
+        return len(self.ops) - 1
+
+    def _head_id(self, head: MemoryRecord | _Head) -> str:
+        """The id of ``head``: an op of this call gets its id minted here, so a later op can name it."""
+        if isinstance(head, MemoryRecord):
+            return head.id
+        op = self.ops[head.op]
+        if op.id is None:
+            op = replace(op, id=new_memory_id(op.record.title, op.record.body))
+            self.ops[head.op] = op
+        assert op.id is not None
+        return op.id
+
+    def add(self, item: int, chash: str, record: NewMemoryRecord) -> None:
+        """Plan item ``item`` (normalised, scanned). Raises ``invalid_record`` (``merged tags: ...``)
+        when merging its tags would break the tag cap; nothing is planned for it then."""
+        head = self.heads.get(chash)
+        if head is None:
+            at = self._append(item, CreateOp(scope=self.scope, record=record))
+            self.heads[chash] = _Head(at, record)
+            self.items[item] = (at, True, None)
+            return
+        have = head.tags if isinstance(head, MemoryRecord) else head.record.tags
+        current: int | MemoryRecord = head if isinstance(head, MemoryRecord) else head.op
+        missing = [t for t in record.tags if t not in have]
+        if not (self.merge_tags and missing):
+            self.items[item] = (current, False, None)
+            return
+        try:
+            tags = normalize_tags([*have, *missing])
+        except FieldError as exc:
+            raise AgentMemoryError("invalid_record", f"merged tags: {exc.rule}") from None
+        source = head if isinstance(head, MemoryRecord) else head.record
+        merged = NewMemoryRecord(title=source.title, body=source.body, kind=source.kind,
+                                 description=source.description, tags=tags, provenance=Provenance(self.author),
+                                 expires_at_ms=source.expires_at_ms, metadata=source.metadata)
+        prior = self._head_id(head)
+        at = self._append(item, SupersedeOp(prior=prior, record=merged))
+        self.heads[chash] = _Head(at, merged)
+        self.items[item] = (at, False, TagMerge(supersedes=prior, tags_added=tuple(missing)))
+
+    def batch(self) -> StagedBatch:
+        """The planned ops as one batch of the scope's realm."""
+        return StagedBatch(realm=self.scope.realm, author=self.author, ops=tuple(self.ops))
+
+
+def remember(tx: WriteTx, scope: Scope, record: NewMemoryRecord, author: Author, gate: WriteGate | None, *,
+             merge_tags: bool = True) -> tuple[MemoryRecord, bool, TagMerge | None]:
+    """A remember of one record, in ``tx``: ``(record, created, tag merge)`` (a batch of one through
+    :class:`RememberPlan`, the planner of :func:`remember_many`). ``record`` is normalised; it is scanned
+    for secrets here, before the dedup, so a secret carried only by a duplicate is refused, never dropped.
+
+    Refusals raise (nothing of the call is written): ``secret_detected``, ``invalid_record`` (``merged
+    tags: ...`` past the tag cap), then the validator's."""
+    refuse_secrets(record)
+    plan = RememberPlan(scope, author, merge_tags=merge_tags)
+    chash = content_hash(record.title, record.body)
+    plan.heads.update(tx.active_duplicates(scope, (chash,)))
+    plan.add(0, chash, record)
+    receipt = tx.apply(plan.batch(), gate=gate) if plan.ops else None
+    target, created, merge = plan.items[0]
+    if isinstance(target, int):
+        assert receipt is not None
+        target = receipt.records[receipt.results[target].memory_id]
+    if created:
+        tx.check_floor(scope)
+    return target, created, merge
+
+
+def remember_many(tx: WriteTx, scope: Scope, prepared: Sequence[NewMemoryRecord | AgentMemoryError], author: Author,
+                  gate: WriteGate | None) -> list[RememberOutcome]:
+    """A bulk remember in ``tx``: one :class:`RememberOutcome` per item of ``prepared`` (from
+    :func:`prepare_items`), in order, as if the items were remembered one after the other; all accepted
+    items are applied as one batch. Refusals are per item: an item the validator refuses is dropped and
+    the batch applied again without it (each attempt inside a savepoint of ``tx``)."""
+    refused = {i: e for i, e in enumerate(prepared) if isinstance(e, AgentMemoryError)}
+    while True:
+        out, failed = _remember_attempt(tx, scope, author, gate, prepared, refused)
+        if failed is None:
+            break
+        refused[failed[0]] = failed[1]  # refused at validation: plan again without that item
+    if any(o.created for o in out):
+        tx.check_floor(scope)
+    return out
+
+
+def _remember_attempt(
+    tx: WriteTx,
+    scope: Scope,
+    author: Author,
+    gate: WriteGate | None,
+    prepared: Sequence[NewMemoryRecord | AgentMemoryError],
+    refused: dict[int, AgentMemoryError],
+) -> tuple[list[RememberOutcome], tuple[int, AgentMemoryError] | None]:
+    """One pass of :func:`remember_many`. Returns the outcomes, or ``(item, error)`` when the validator
+    refused one item (everything of this pass rolled back to its savepoint)."""
+    plan = RememberPlan(scope, author)
+    hashes = {i: content_hash(r.title, r.body) for i, r in enumerate(prepared)
+              if isinstance(r, NewMemoryRecord) and i not in refused}
+    plan.heads.update(tx.active_duplicates(scope, list(hashes.values())))
+    for i, rec in enumerate(prepared):
+        if i in refused or isinstance(rec, AgentMemoryError):
+            continue
+        try:
+            plan.add(i, hashes[i], rec)
+        except AgentMemoryError as exc:
+            refused[i] = _item_error(exc, i)
+    receipt = None
+    if plan.ops:
+        try:
+            with tx.savepoint():
+                receipt = tx.apply(plan.batch(), gate=gate)
+        except AgentMemoryError as exc:
+            if exc.op_index is None or not 0 <= exc.op_index < len(plan.op_items):
+                raise
+            item = plan.op_items[exc.op_index]
+            return [], (item, _item_error(exc, item))
+    outcomes: list[RememberOutcome] = []
+    for i in range(len(prepared)):
+        if i in refused:
+            outcomes.append(RememberOutcome(i, error=refused[i]))
+            continue
+        target, created, merge = plan.items[i]
+        if isinstance(target, int):
+            assert receipt is not None
+            target = receipt.records[receipt.results[target].memory_id]
+        outcomes.append(RememberOutcome(i, record=target, created=created, merge=merge))
+    return outcomes, None
+
+
+# --------------------------------------------------------------------------- supersede, update, forget
+
+
+def supersede(tx: WriteTx, scope: Scope, prior_id: str, make_record: Callable[[MemoryRecord], NewMemoryRecord],
+              author: Author, gate: WriteGate | None) -> MemoryRecord:
+    """In ``tx``: read ``prior_id``, check its scope, build the new version from it (``make_record``) with
+    ``author`` in its provenance, apply; returns the new version. Refusals: ``record '<id>' does not exist``
+    (also for a record of another scope: the refusal does not reveal that the id exists elsewhere), then
+    the validator's (an expired prior is not active)."""
+    prior = tx.get(prior_id)
+    if prior is None or prior.scope != scope:
+        raise AgentMemoryError("invalid_record", f"record '{prior_id}' does not exist")
+    record = make_record(prior)
+    record = replace(record, provenance=replace(record.provenance, author=author))
+    batch = StagedBatch(realm=tx.realm, author=author, ops=(SupersedeOp(prior=prior_id, record=record),))
+    receipt = tx.apply(batch, gate=gate)
+    return receipt.records[receipt.results[0].memory_id]
+
+
+def keeping_expiry(record: NewMemoryRecord, expiry: int | None | KeepExpiry) -> Callable[[MemoryRecord], NewMemoryRecord]:
+    """A supersede's new version: ``record`` with ``expiry`` (:data:`KEEP_EXPIRY`: the prior's)."""
+
+    def revise(prior: MemoryRecord) -> NewMemoryRecord:
+        return replace(record, expires_at_ms=prior.expires_at_ms if isinstance(expiry, KeepExpiry) else expiry)
+
+    return revise
+
+
+def check_update(memory_id: str, title: str | None, body: str | None, tags: Iterable[str] | None,
+                 metadata: Mapping[str, Any] | None, expiry: int | None | KeepExpiry) -> str:
+    """The stripped ``memory_id`` of an update. Raises ``memory_id must not be empty`` for a blank id,
+    ``update needs at least one of title, body, tags, metadata`` when all four are ``None`` and the
+    expiry is kept."""
+    memory_id = memory_id.strip()
+    if not memory_id:
+        raise AgentMemoryError("invalid_record", "memory_id must not be empty")
+    if title is None and body is None and tags is None and metadata is None and isinstance(expiry, KeepExpiry):
+        raise AgentMemoryError("invalid_record", "update needs at least one of title, body, tags, metadata")
+    return memory_id
+
+
+def revision(title: str | None, body: str | None, tags: Iterable[str] | None, metadata: Mapping[str, Any] | None,
+             expiry: int | None | KeepExpiry) -> Callable[[MemoryRecord], NewMemoryRecord]:
+    """An application update's new version of its prior: fields that are ``None`` keep the prior's
+    (``metadata`` replaces the prior's object whole), kind and description are the prior's, and
+    ``expiry`` as :func:`keeping_expiry`'s; held to :func:`app_record`'s rules."""
+    new_tags = None if tags is None else list(tags)
+
+    def revise(prior: MemoryRecord) -> NewMemoryRecord:
+        base = app_record(
+            prior.title if title is None else title,
+            prior.body if body is None else body,
+            prior.tags if new_tags is None else new_tags,
+            metadata=prior.metadata if metadata is None else metadata,
+        )
+        expires = prior.expires_at_ms if isinstance(expiry, KeepExpiry) else expiry
+        return replace(base, kind=prior.kind, description=prior.description, expires_at_ms=expires)
+
+    return revise
+
+
+def forget(tx: WriteTx, scope: Scope, memory_id: str, author: Author) -> bool:
+    """Tombstone ``memory_id`` in ``tx`` if it is in ``scope`` and not already tombstoned; else ``False``."""
+    rec = tx.get(memory_id)
+    if rec is None or rec.scope != scope or rec.status.kind is StatusKind.TOMBSTONED:
+        return False
+    tx.apply(StagedBatch(realm=tx.realm, author=author, ops=(TombstoneOp(id=memory_id),)), gate=None)
+    return True
+
+
+# --------------------------------------------------------------------------- propose
+
+
+@dataclass(frozen=True, slots=True)
+class Proposal:
+    """A checked proposal for a shared (mob/operator) scope, ready to queue (:func:`propose`)."""
+
+    scope: Scope
+    record_json: str
+    author_json: str
+    taint: str | None
+    erasure: ErasureCheck
+
+
+def proposal(scope: Scope, record: NewMemoryRecord, author: Author, taint: str | None, *,
+             refuses_nul: bool) -> Proposal:
+    """``record`` proposed by ``author`` for ``scope``, checked: canonical fields held to the field rules,
+    no secret (``invalid_record`` / ``secret_detected``), and on a backend that cannot store NUL
+    (``refuses_nul``) none in what the row holds. ``taint`` is the gate's reason at propose time."""
+    norm = authored_record(record, author, check_fields=True)
+    refuse_secrets(norm)
+    record_json, author_json = _dumps(norm.to_json()), _dumps(author.to_json())
+    if refuses_nul and ("\x00" in record_json or "\x00" in author_json or (taint and "\x00" in taint)):
+        raise AgentMemoryError("invalid_record", "op 0: invalid record: text must not contain NUL", op_index=0)
+    check = ErasureCheck(0, erasure_scopes(scope, author), content_hash(norm.title, norm.body))
+    return Proposal(scope, record_json, author_json, taint, check)
+
+
+def propose(tx: WriteTx, p: Proposal) -> str:
+    """Queue ``p`` in ``tx``; returns its ``prop-...`` id. Content erased from the target scope or from the
+    proposing agent's own is refused (``erased``)."""
+    refuse_erased(tx.reader, [p.erasure])
+    proposal_id = mint_token("prop")
+    tx.proposals.insert(proposal_id, p.scope, p.record_json, p.author_json, tx.now_ms, p.taint)
+    return proposal_id
+
+
+# --------------------------------------------------------------------------- legacy markdown import
+
+
+def import_markdown(tx: WriteTx, parsed: ParseResult, identity: str, file_name: str) -> tuple[int, list[str]]:
+    """Import one parsed legacy markdown file of ``identity`` in ``tx`` (reference §2C): each record is held
+    to the validator's rules one by one (a record already stored, a duplicate id in the file, times a write
+    may not bring, a field rule, a secret or an erased id or content is skipped with a reason) and the rest
+    applied as ``fresh_write`` batches authored by the identity's agent, trust ``agent_observed``. With
+    skips, a summary audit row (``import_summary``) names the file and up to
+    :data:`MAX_IMPORT_SKIP_REASONS` reasons. Returns ``(imported, skip reasons)``."""
+    scope = Scope.identity(tx.realm, identity)
+    author = Author.agent(identity)
+    skips = list(parsed.warnings)
+    seen: set[str] = set()
+    ops: list[CreateOp] = []
+    for rec in parsed.records:
+        if rec.memory_id in seen:
+            skips.append(f"duplicate memory id '{rec.memory_id}' in file")
+            continue
+        seen.add(rec.memory_id)
+        if tx.get(rec.memory_id) is not None:
+            skips.append(f"memory id '{rec.memory_id}' already exists")
+            continue
+        stamps = stamps_problem(tx.now_ms, rec.created_at_ms, rec.updated_at_ms)
+        if stamps is not None:  # the validator's rule, judged per record so the others still land
+            skips.append(f"record '{rec.memory_id}': {stamps}")
+            continue
+        title = compact_whitespace(rec.title)
+        try:
+            validate_record_fields(title, "", rec.body)
+            tags = normalize_tags(rec.tags)
+        except FieldError as exc:
+            skips.append(f"record '{rec.memory_id}': {exc.rule}")
+            continue
+        record = NewMemoryRecord(title=title, body=rec.body, tags=tags, provenance=Provenance(author))
+        secret_class = scan_record(record, rec.memory_id)
+        if secret_class is not None:
+            skips.append(f"record '{rec.memory_id}' matches the '{secret_class}' secret pattern class")
+            continue
+        ops.append(CreateOp(id=rec.memory_id, scope=scope, record=record, trust=TrustTier.AGENT_OBSERVED,
+                            rationale="markdown import", created_at_ms=rec.created_at_ms,
+                            updated_at_ms=rec.updated_at_ms))
+    ops = _without_erased(tx, scope, ops, skips)
+    for start in range(0, len(ops), MAX_BATCH_OPS):
+        batch = StagedBatch(realm=tx.realm, author=author, kind=BatchKind.FRESH_WRITE,
+                            ops=tuple(ops[start:start + MAX_BATCH_OPS]))
+        tx.apply(batch, gate=None, token=mint_token("import"))
+    if skips:
+        import_summary(tx, file_name, len(ops), skips)
+    return len(ops), skips
+
+
+def import_summary(tx: WriteTx, file_name: str, imported: int, skips: Sequence[str]) -> None:
+    """The ``import_summary`` audit row of a markdown import of ``file_name`` (``imported`` records; the
+    skip reasons, at most :data:`MAX_IMPORT_SKIP_REASONS` of them kept)."""
+    detail = {"op": "markdown_import", "file": file_name, "imported": imported, "skipped": len(skips),
+              "skip_reasons": list(skips[:MAX_IMPORT_SKIP_REASONS])}
+    tx.audit.append(mint_token("import-audit"), 0, "import_summary", None, detail, tx.now_ms)
+
+
+def _without_erased(tx: WriteTx, scope: Scope, ops: list[CreateOp], skips: list[str]) -> list[CreateOp]:
+    """``ops`` without the records the erasure register keeps out (an erased id, or content erased
+    from ``scope``), each noted in ``skips`` by id only."""
+    hashes = {op.id: content_hash(op.record.title, op.record.body.strip()) for op in ops}
+    rows = tx.erased([i for i in hashes if i is not None], set(hashes.values()))
+    if not rows:
+        return ops
+    gone = {r.memory_id for r in rows}
+    kept: list[CreateOp] = []
+    for op in ops:
+        if op.id in gone or any(r.covers(scope, hashes[op.id]) for r in rows):
+            skips.append(f"record '{op.id}' was erased; it is not imported again")
+        else:
+            kept.append(op)
+    return kept
+
+
+def import_markdown_folder(folder: Path, transaction: Callable[[], AbstractContextManager[WriteTx]]) -> None:
+    """The one-shot legacy markdown import of a realm's folder (reference §2C), at the realm's first open:
+    each ``<encode(identity)>.md`` of ``folder`` is imported in one transaction (``transaction()`` opens
+    one on the realm) and renamed ``*.md.imported``; a file refused whole (a name that decodes to no
+    identity, a symbolic link, not a regular file, over the size cap, not UTF-8, or a refusal of its
+    batch) is renamed ``*.md.import-failed`` and its reason kept in a summary audit row. Backend
+    failures (``io``) propagate and leave the file in place."""
+    if folder.is_symlink():
+        log.warning("agent memory import: %s is a symbolic link; not followed", folder.name)
+        return
+    if not folder.is_dir():
+        return
+    for path in sorted(folder.glob("*.md")):
+        try:
+            _import_file(path, transaction)
+        except FileNotFoundError:
+            continue  # another process imported it first
+
+
+def _import_file(path: Path, transaction: Callable[[], AbstractContextManager[WriteTx]]) -> None:
+    try:
+        identity = parse_identity(AgentMemoryPaths.markdown_identity(path))
+    except ValueError:
+        _import_failed(path, transaction, "file name does not decode to a valid agent identity")
+        return
+    try:
+        text = read_legacy_file(path)
+    except LegacyFileRefused as exc:
+        _import_failed(path, transaction, exc.reason)
+        return
+    parsed = parse_markdown(text)
+    try:
+        with transaction() as tx:
+            imported, skips = import_markdown(tx, parsed, identity, path.name)
+    except AgentMemoryError as exc:
+        if exc.reason == "io":
+            raise
+        _import_failed(path, transaction, exc.detail)
+        return
+    for reason in skips:
+        log.warning("agent memory import %s: %s", path.name, reason)
+    _rename(path, IMPORTED_SUFFIX)
+    log.info("agent memory import %s: %d imported, %d skipped", path.name, imported, len(skips))
+
+
+def _import_failed(path: Path, transaction: Callable[[], AbstractContextManager[WriteTx]], reason: str) -> None:
+    log.warning("agent memory import %s failed: %s", path.name, reason)
+    with transaction() as tx:
+        import_summary(tx, path.name, 0, [reason])
+    _rename(path, ".import-failed")
+
+
+def _rename(path: Path, suffix: str) -> None:  # IMPORTED_SUFFIX or ".import-failed"
+    try:
+        path.rename(path.with_name(path.name + suffix))
+    except FileNotFoundError:
+        pass  # another process renamed it first
+    except OSError as exc:
+        log.warning("agent memory import: cannot rename %s to *%s: %s", path.name, suffix, exc)
