@@ -16,7 +16,12 @@ order as the FTS5 path (:func:`meta_memory.recall.bm25.scoped_candidates`):
   scope's rows holding it (the phrase's postings of that scope), with ``N`` and ``avgdl``
   the scope's row count and tokens per row (kept per scope as rows come and go); rows of
   other scopes change neither; ties by ``rid``. A phrase's per-posting scores for one
-  scope are kept until a row of that scope changes.
+  scope are kept until a row of that scope changes;
+* rows that cannot enter the best ``limit`` are skipped (MaxScore, :meth:`_RealmIndex._pruned`):
+  per-phrase upper bounds of its share, a threshold from real rows' exact scores, and the
+  phrases whose bounds together stay below it read only at the remaining candidates. Each
+  candidate's score is still summed phrase by phrase in the ``MATCH`` order, so the answer is the
+  exhaustive one bit for bit (``tests/recall/test_index_pruning.py``).
 
 Two more answers come from the same memory: which columns of a candidate's row hold each
 query term (a byte per posting, handed to re-ranking so it reads no full-text row), and the rows'
@@ -41,7 +46,10 @@ Coherence with the durable store (SQLite stays the source of truth):
 Memory: each realm's index is sized (:meth:`_RealmIndex.nbytes`, an estimate of
 its arrays and vocabulary) and the realms together are kept under ``max_bytes``
 (``[agent_memory] recall_index_mb``, :data:`DEFAULT_MAX_BYTES`) by evicting the
-least recently searched; a realm larger than the whole budget stays on FTS5.
+least recently searched; a realm larger than the whole budget stays on FTS5. A build reads
+:data:`BUILD_CHUNK` rows at a time (its transient Python objects are one chunk's) and gives up
+as soon as the index passes the budget, so a realm that does not fit costs one chunk, not a
+whole build.
 
 Spec: README "Going beyond the reference" (recall speed); reference notes §3.3.
 """
@@ -54,7 +62,7 @@ import queue
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from meta_memory import deadline
@@ -86,14 +94,31 @@ MIN_ROWS = 2000
 #: at the deadline, so a busy index never holds a recall past its budget.
 LOCK_WAIT_SHARE = 0.5
 
+#: Rows a build reads and tokenises before merging their postings into the terms' arrays (bounds its transient
+#: memory: about 150 MB of Python objects for 50,000 synthetic rows of 45 terms).
+BUILD_CHUNK = 50_000
+
+#: Rows whose exact scores set the threshold of a pruned search (:meth:`_RealmIndex._pruned`): at least this many
+#: (the holders of the query's terms of largest bound), more giving a higher threshold and fewer candidates.
+PRUNE_POOL = 512
+
+#: Cost of looking one candidate up in one term's postings (a binary search and a gather) against adding one
+#: posting on the exhaustive path: a pruned search with more candidates than its terms' postings over this per
+#: term scores every posting instead.
+LOOKUP_COST = 4
+
+#: Relative margin on every bound comparison of a pruned search: covers the rounding of sums of a few hundred
+#: floats (about 1e-13 relative) many times over, so a row is skipped only when it surely scores lower.
+BOUND_MARGIN = 1e-9
+
 #: A realm refused for its size is tried again after this long (seconds).
 RETRY_REFUSED_S = 300.0
 
 #: Measured memory (CPython 3.12, numpy 2) of one vocabulary term beyond its characters: its dict entry,
-#: key string, :class:`_Postings` object, three numpy arrays and three empty lists (slots, frequencies,
+#: key string, :class:`_Postings` object (with its score-bound fields), three numpy arrays and three empty lists (slots, frequencies,
 #: columns). Many rare terms (a realm of distinct words, e.g. ids or generated text) cost this each, however
 #: few postings they hold.
-TERM_BYTES = 728
+TERM_BYTES = 760
 #: Measured memory of one posting appended since the term's arrays were last merged (an int and a float object
 #: and a shared small int in three Python lists, with the lists' spare room), beyond the 9 bytes it takes once
 #: merged.
@@ -116,7 +141,7 @@ class _Postings:
     term (bit ``i`` = ``fts.COLUMNS[i]``), plus appends not yet merged."""
 
     __slots__ = ("slots", "freqs", "fields", "more_slots", "more_freqs", "more_fields", "scope", "scope_version",
-                 "scope_slots", "scope_scores")
+                 "scope_slots", "scope_scores", "scope_max", "peak_of", "peak_freq", "peak_short")
 
     def __init__(self, slots: np.ndarray, freqs: np.ndarray, fields: np.ndarray) -> None:
         self.slots = slots
@@ -131,6 +156,11 @@ class _Postings:
         self.scope_version = -1
         self.scope_slots: np.ndarray | None = None
         self.scope_scores: np.ndarray | None = None
+        self.scope_max = 0.0  # the largest of scope_scores
+        # the largest frequency and the shortest row among the first ``peak_of`` postings (a score's upper bound)
+        self.peak_of = 0
+        self.peak_freq = 0.0
+        self.peak_short = 0.0
 
     def arrays(self) -> tuple[np.ndarray, np.ndarray]:
         import numpy as np
@@ -183,18 +213,41 @@ class _RealmIndex:
     # ------------------------------------------------------------------ building
 
     @classmethod
-    def build(cls, seq: int, rows: Sequence[Sequence[Any]]) -> _RealmIndex:
-        """An index of ``rows`` (``rid, scope_kind, scope_key, created_at_ms, *columns``) at ``seq``."""
+    def build(cls, seq: int, rows: Iterable[Sequence[Any]], max_bytes: int | None = None) -> _RealmIndex | None:
+        """An index of ``rows`` (``rid, scope_kind, scope_key, created_at_ms, *columns``) at ``seq``, or ``None``
+        as soon as its memory (:meth:`nbytes`) passes ``max_bytes``. Rows are taken :data:`BUILD_CHUNK` at a
+        time and each chunk's postings merged into the terms' arrays before the next is read, so building holds
+        one chunk's rows and postings as Python objects beside the arrays (not the whole realm's)."""
         import numpy as np
         index = cls(seq)
-        n = len(rows)
-        index._grow(n)
+        chunk: list[Sequence[Any]] = []
+        for row in rows:
+            chunk.append(row)
+            if len(chunk) >= BUILD_CHUNK:
+                index._build_chunk(chunk)
+                chunk = []
+                if max_bytes is not None and index.nbytes() > max_bytes:
+                    return None
+        if chunk:
+            index._build_chunk(chunk)
+        if max_bytes is not None and index.nbytes() > max_bytes:
+            return None
+        if len(index.slot_rid) > index.used:  # the doubling's spare room is not kept
+            for name in ("slot_rid", "slot_scope", "slot_len", "slot_at"):
+                setattr(index, name, np.ascontiguousarray(getattr(index, name)[: index.used]))
+        return index
+
+    def _build_chunk(self, rows: Sequence[Sequence[Any]]) -> None:
+        """Index ``rows`` (new rids) into the next slots, appending to each term's arrays."""
+        import numpy as np
+        first = self.used
+        self._grow(first + len(rows))
         slots: dict[str, list[int]] = {}
         freqs: dict[str, list[float]] = {}
         fields: dict[str, list[int]] = {}
-        for slot, row in enumerate(rows):
+        for slot, row in enumerate(rows, first):
             freq, size, bits = bm25.weighted(row[4:])
-            index._place(slot, row[0], (row[1], row[2]), row[3], size)
+            self._place(slot, row[0], (row[1], row[2]), row[3], size)
             for term, f in freq.items():
                 s = slots.get(term)
                 if s is None:
@@ -205,13 +258,19 @@ class _RealmIndex:
                     s.append(slot)
                     freqs[term].append(f)
                     fields[term].append(bits[term])
-        index.used = n
+        self.used = first + len(rows)
         for term, s in slots.items():
-            index.postings[term] = _Postings(np.asarray(s, dtype=np.int32), np.asarray(freqs[term], dtype=np.float32),
-                                             np.asarray(fields[term], dtype=np.uint8))
-            index.n_postings += len(s)
-            index.term_chars += len(term)
-        return index
+            new = (np.asarray(s, dtype=np.int32), np.asarray(freqs[term], dtype=np.float32),
+                   np.asarray(fields[term], dtype=np.uint8))
+            p = self.postings.get(term)
+            if p is None:
+                self.postings[term] = _Postings(*new)
+                self.term_chars += len(term)
+            else:
+                p.slots = np.concatenate([p.slots, new[0]])
+                p.freqs = np.concatenate([p.freqs, new[1]])
+                p.fields = np.concatenate([p.fields, new[2]])
+            self.n_postings += len(s)
 
     def _grow(self, need: int) -> None:
         import numpy as np
@@ -316,21 +375,35 @@ class _RealmIndex:
         avgdl = self.scope_tokens[sid] / n_rows
         scores = bm25.term_score(bm25.idf(n_rows, len(slots)), freqs.astype(np.float64), self.slot_len[slots], avgdl)
         p.scope_slots, p.scope_scores = slots, scores
+        p.scope_max = float(scores.max())
         self.cached += len(scores)
         return slots, scores
 
     # ------------------------------------------------------------------ search
 
     def top(self, scope: tuple[str, str], terms: Sequence[str], limit: int,
-            only: Collection[int] | None = None) -> list[tuple[int, float]]:
+            only: Collection[int] | None = None, *, exhaustive: bool = False) -> list[tuple[int, float]]:
         """The scope's best ``limit`` rows for the ``OR`` of ``terms``: ``(rid, bm25)`` over the scope's
         statistics, best first, ties by ``rid`` (as :func:`meta_memory.recall.bm25.scoped_candidates`);
-        with ``only``, the best among those rids alone (scores unchanged)."""
-        import numpy as np
+        with ``only``, the best among those rids alone (scores unchanged).
+
+        Without ``only`` the rows that cannot enter the best ``limit`` are skipped unscored (MaxScore:
+        :meth:`_pruned`); the answer is the same, scores bit for bit and ties alike, as scoring every
+        posting (``exhaustive=True``, and always with ``only``)."""
         sid = self.scopes.get(scope)
         if sid is None or self.scope_rows[sid] <= 0 or limit <= 0:
             return []
         whole = len(self.scopes) == 1 and self.removed == 0  # every posting is live and in this scope
+        if only is None and not exhaustive:
+            found = self._pruned(sid, terms, limit, whole)
+            if found is not None:
+                return found
+        return self._exhaustive(sid, terms, limit, only, whole)
+
+    def _exhaustive(self, sid: int, terms: Sequence[str], limit: int, only: Collection[int] | None,
+                    whole: bool) -> list[tuple[int, float]]:
+        """:meth:`top` by scoring every posting of every term."""
+        import numpy as np
         hit_slots: list[np.ndarray] = []
         hit_scores: list[np.ndarray] = []
         for term in terms:
@@ -350,6 +423,146 @@ class _RealmIndex:
             wanted = np.fromiter(only, dtype=self.slot_rid.dtype, count=len(only))
             acc = np.where(np.isin(self.slot_rid[: self.used], wanted), acc, 0.0)
         return bm25_top(acc, self.slot_rid[: self.used], limit)
+
+    def _pruned(self, sid: int, terms: Sequence[str], limit: int, whole: bool) -> list[tuple[int, float]] | None:
+        """:meth:`top` without ``only``, by MaxScore; ``None`` when nothing can be skipped (the caller scores
+        every posting).
+
+        1. Each distinct term gets an upper bound of its share of any row's score (times its repeats in
+           the query): :meth:`_bound`. Terms are taken from the largest bound down.
+        2. A threshold ``theta``: the ``limit``-th best exact score among a pool of real rows (the holders
+           of the terms of largest bound first, :data:`PRUNE_POOL` rows at most), so the ``limit`` best
+           of the scope all score at least ``theta``.
+        3. The terms of smallest bound whose bounds sum below ``theta`` (with a relative margin of
+           :data:`BOUND_MARGIN` for rounding) are *non-essential*: a row holding none of the others
+           scores below ``theta`` and cannot be among the best. Candidates are the rows holding an
+           essential term whose essential scores plus the non-essential bounds reach ``theta``.
+           When the essential terms hold half the postings, or the candidates are too many to look up
+           (:data:`LOOKUP_COST`), nothing is gained: ``None``.
+        4. Each candidate is scored exactly (:meth:`_exact`: every term, in the query's order, so the sum
+           rounds as the exhaustive path's does) and the best ``limit`` kept, ties by ``rid``.
+
+        The heavy postings of common words (idf near its floor) are then read only at the candidates'
+        places (a binary search each), never summed in full."""
+        import numpy as np
+        groups: dict[str, list[Any]] = {}  # term -> [postings, repeats, bound]
+        for term in terms:
+            g = groups.get(term)
+            if g is not None:
+                g[1] += 1
+                continue
+            p = self.postings.get(term)
+            if p is None:
+                continue
+            bound = self._bound(p, sid, whole)
+            if bound is not None:
+                groups[term] = [p, 1, bound]
+        if len(groups) < 2:
+            return None
+        ranked = sorted(groups.values(), key=lambda g: -g[1] * g[2])
+        occurrences = [groups[t][0] for t in terms if t in groups]
+        # 2. the threshold, from the rows holding the terms of largest bound
+        pool_parts: list[np.ndarray] = []
+        pool_size = 0
+        for g in ranked:
+            slots = self._slots(g[0], sid, whole)[: max(limit, PRUNE_POOL) - pool_size]  # any real rows will do
+            pool_parts.append(slots)
+            pool_size += len(slots)
+            if pool_size >= max(limit, PRUNE_POOL):
+                break
+        pool = _distinct(np.concatenate(pool_parts))
+        if len(pool) < limit:
+            return None
+        scores = self._exact(occurrences, sid, whole, pool)
+        theta = float(np.partition(scores, len(scores) - limit)[len(scores) - limit])
+        # 3. the non-essential terms: smallest bounds first while their sum stays below theta
+        rest = 0.0
+        essential = len(ranked)
+        while essential > 0:
+            g = ranked[essential - 1]
+            if (rest + g[1] * g[2]) * (1.0 + BOUND_MARGIN) >= theta:
+                break
+            rest += g[1] * g[2]
+            essential -= 1
+        # all in postings read by the exhaustive path, and by this one for the essential terms
+        total = sum(len(self._slots(p, sid, whole)) for p in occurrences)
+        if essential == len(ranked) or 2 * sum(len(self._slots(g[0], sid, whole)) for g in ranked[:essential]) > total:
+            return None
+        parts = [(scored[0], g[1] * scored[1]) for g in ranked[:essential]
+                 if (scored := self._term(g[0], sid, whole)) is not None]
+        held = sum(len(slots) for slots, _ in parts)
+        if held * 8 < self.used:  # few: sorted, their shares summed per row
+            every = np.concatenate([slots for slots, _ in parts])
+            cand, where = np.unique(every, return_inverse=True)
+            partial = np.bincount(where, weights=np.concatenate([share for _, share in parts]), minlength=len(cand))
+            cand = cand[(partial + rest) * (1.0 + BOUND_MARGIN) >= theta].astype(np.int32)
+        else:
+            dense = np.zeros(self.used, dtype=np.float64)
+            for slots, share in parts:
+                dense[slots] += share
+            cand = np.flatnonzero(dense)
+            cand = cand[(dense[cand] + rest) * (1.0 + BOUND_MARGIN) >= theta].astype(np.int32)
+        if len(cand) * len(occurrences) * LOOKUP_COST > total:
+            return None  # so many candidates that summing every posting is cheaper
+        acc = self._exact(occurrences, sid, whole, cand)
+        return bm25_top(acc, self.slot_rid[cand], limit)
+
+    def _slots(self, p: _Postings, sid: int, whole: bool) -> np.ndarray:
+        """The term's posting slots in scope ``sid`` (ascending)."""
+        if whole:
+            self.pending -= len(p.more_slots)
+            return p.arrays()[0]
+        scored = self._term(p, sid, whole)
+        assert scored is not None  # a bound was found, so the scope holds the term
+        return scored[0]
+
+    def _bound(self, p: _Postings, sid: int, whole: bool) -> float | None:
+        """An upper bound of the term's share of any row's score in scope ``sid`` (``None``: no live row of
+        the scope holds it). ``whole``: from the term's largest frequency and shortest row (bm25's share
+        grows with the one, falls with the other), so a common word's postings are not scored; else the
+        largest of its cached scores."""
+        if not whole:
+            scored = self._term(p, sid, whole)
+            return None if scored is None else p.scope_max
+        self.pending -= len(p.more_slots)
+        slots, freqs = p.arrays()
+        if not len(slots):
+            return None
+        if p.peak_of != len(slots):
+            p.peak_freq = float(freqs.max())
+            p.peak_short = float(self.slot_len[slots].min())
+            p.peak_of = len(slots)
+        n_rows = self.scope_rows[sid]
+        avgdl = self.scope_tokens[sid] / n_rows
+        return bm25.term_score(bm25.idf(n_rows, len(slots)), p.peak_freq, p.peak_short, avgdl)
+
+    def _exact(self, occurrences: Sequence[_Postings], sid: int, whole: bool, cand: np.ndarray) -> np.ndarray:
+        """The bm25 of the rows in slots ``cand`` (ascending), each term's share added in the query's order
+        (a term the row lacks adds 0.0, which changes no sum): bit for bit the exhaustive path's scores."""
+        import numpy as np
+        acc = np.zeros(len(cand), dtype=np.float64)
+        if not len(cand):
+            return acc
+        n_rows = self.scope_rows[sid]
+        avgdl = self.scope_tokens[sid] / n_rows
+        for p in occurrences:
+            cached = p.scope == sid and p.scope_version == self.scope_version[sid] and p.scope_slots is not None
+            if cached or not whole:
+                scored = self._term(p, sid, whole)
+                if scored is None:
+                    continue
+                slots, scores = scored
+                at = np.minimum(np.searchsorted(slots, cand), len(slots) - 1)
+                held = slots[at] == cand
+                acc += np.where(held, scores[at], 0.0)
+                continue
+            slots, freqs = p.arrays()
+            at = np.minimum(np.searchsorted(slots, cand), len(slots) - 1)
+            held = slots[at] == cand
+            share = bm25.term_score(bm25.idf(n_rows, len(slots)), freqs[at].astype(np.float64),
+                                    self.slot_len[slots[at]], avgdl)
+            acc += np.where(held, share, 0.0)
+        return acc
 
     def term_fields(self, terms: Sequence[str], rids: Sequence[int]) -> list[dict[str, int]]:
         """Per rid (indexed), ``term -> columns of its full-text row holding the term`` (bit ``i`` =
@@ -479,6 +692,18 @@ def _acquire(lock: threading.Lock) -> bool:
     if left_ms is None:
         return lock.acquire()
     return lock.acquire(timeout=left_ms * LOCK_WAIT_SHARE / 1000)
+
+
+def _distinct(values: np.ndarray) -> np.ndarray:
+    """``values`` sorted, each once (``np.unique`` of a short array, without its hashing set-up)."""
+    import numpy as np
+    values = np.sort(values)
+    if len(values) < 2:
+        return values
+    keep = np.empty(len(values), dtype=bool)
+    keep[0] = True
+    np.not_equal(values[1:], values[:-1], out=keep[1:])
+    return values[keep]
 
 
 def bm25_top(acc: np.ndarray, rids: np.ndarray, limit: int) -> list[tuple[int, float]]:
@@ -702,22 +927,25 @@ class LexicalIndexes:
     def _build(self, realm: str) -> None:
         with self._lock:
             drops = self._drops.get(realm, 0)
+        started = time.monotonic()
         with self.snapshot(realm) as conn:
             seq = int(conn.execute(_HEAD).fetchone()[0])
-            rows = conn.execute(_ALL_ROWS).fetchall()
-        index = _RealmIndex.build(seq, rows)
+            index = _RealmIndex.build(seq, conn.execute(_ALL_ROWS), self.max_bytes)
         with self._lock:
             if self._closed or self._drops.get(realm, 0) != drops:  # closed, or erased meanwhile: not kept
                 return
-            if index.nbytes() > self.max_bytes:
+            if index is None:
                 self._ready.pop(realm, None)
                 self._refused[realm] = time.monotonic()
-                _log.info("recall index of realm %s needs %d bytes, over the %d budget: FTS5 serves it",
-                          realm, index.nbytes(), self.max_bytes)
+                _log.info("recall index of realm %s refused: over the %d-byte budget; FTS5 serves it", realm,
+                          self.max_bytes)
                 return
             self._refused.pop(realm, None)
             self._ready[realm] = index
             self._ready.move_to_end(realm)
+        _log.info("recall index of realm %s ready: %d rows, %d postings, %d bytes of the %d-byte budget, "
+                  "built in %.1f s", realm, index.live, index.n_postings, index.nbytes(), self.max_bytes,
+                  time.monotonic() - started)
         self._fit(realm)
 
     def _fit(self, keep: str) -> None:

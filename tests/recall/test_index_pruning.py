@@ -1,0 +1,148 @@
+"""The in-process recall index's early termination (MaxScore) and its chunked build give exactly what
+scoring every posting of a one-pass build gives: the same rows, the same scores bit for bit, ties by rid.
+
+Rows are built straight into :class:`~meta_memory.recall.lexical_index._RealmIndex` (the columns as the
+full-text table holds them: space-joined tokens), over a small skewed vocabulary so that common words
+(idf at its floor), rare words, repeated query terms and exact ties are all frequent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from meta_memory.recall import lexical_index
+from meta_memory.recall.lexical_index import _RealmIndex
+
+#: skewed: the first words are drawn far more often than the last
+VOCAB = ["w0"] * 8 + ["w1"] * 5 + ["w2"] * 3 + ["w3", "w3", "w4", "w4", "w5", "w6", "w7", "w8", "w9", "w10"]
+QUERY_WORDS = sorted(set(VOCAB)) + ["absent"]
+SCOPES = [("identity", "ana"), ("identity", "ben")]
+
+words = st.lists(st.sampled_from(VOCAB), min_size=0, max_size=10)
+doc = st.tuples(st.sampled_from([0, 0, 0, 1]), st.lists(st.sampled_from(VOCAB), min_size=1, max_size=4), words,
+                st.lists(st.sampled_from(VOCAB), max_size=2), st.integers(1, 3))
+
+
+def _rows(docs: Sequence[tuple[int, list[str], list[str], list[str], int]]) -> list[tuple[Any, ...]]:
+    """Full-text rows ``(rid, scope_kind, scope_key, created_at_ms, title, body, tags)``; a doc's last
+    field repeats it (identical rows tie)."""
+    out: list[tuple[Any, ...]] = []
+    for scope, title, body, tags, copies in docs:
+        for _ in range(copies):
+            rid = len(out) + 1
+            out.append((rid, *SCOPES[scope], 1000 * rid, " ".join(title), " ".join(body), " ".join(tags)))
+    return out
+
+
+@contextmanager
+def _setting(name: str, value: int) -> Iterator[None]:
+    old = getattr(lexical_index, name)
+    setattr(lexical_index, name, value)
+    try:
+        yield
+    finally:
+        setattr(lexical_index, name, old)
+
+
+def _built(rows: Sequence[tuple[Any, ...]]) -> _RealmIndex:
+    index = _RealmIndex.build(7, rows)
+    assert index is not None
+    return index
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(docs=st.lists(doc, min_size=1, max_size=50),
+       queries=st.lists(st.lists(st.sampled_from(QUERY_WORDS), min_size=1, max_size=8), min_size=1, max_size=4),
+       limit=st.integers(1, 12), pool=st.integers(1, 30), lookup=st.sampled_from([0, 4]),
+       removed=st.lists(st.integers(1, 150), max_size=4))
+def test_pruned_top_k_is_exhaustive_top_k(docs: list[Any], queries: list[list[str]], limit: int, pool: int,
+                                          lookup: int, removed: list[int]) -> None:
+    """For every scope, query (repeated terms included) and ``limit``: the pruned best rows are the
+    exhaustive ones, scores bit for bit, ties by rid — in a realm of one scope (bounds from the terms'
+    peak frequency and shortest row, common words scored only at the candidates) and of two scopes or
+    with removed rows (bounds from cached scores)."""
+    index = _built(_rows(docs))
+    for rid in removed:
+        index.remove(rid)
+    with _setting("PRUNE_POOL", pool), _setting("LOOKUP_COST", lookup):
+        for scope in SCOPES:
+            for terms in queries:
+                pruned = index.top(scope, terms, limit)
+                exhaustive = index.top(scope, terms, limit, exhaustive=True)
+                assert pruned == exhaustive, (scope, terms, limit)
+                # asked again: the terms' scores are cached now, the answer the same
+                assert index.top(scope, terms, limit) == exhaustive
+
+
+def test_a_rare_term_skips_the_rows_holding_only_common_words() -> None:
+    """A query of one rare and one common word, few rows wanted: the rows holding only the common word
+    cannot reach the threshold, so they are skipped (the pruned path answers) — and the answer is the
+    exhaustive one."""
+    rows = [(i + 1, "identity", "ana", i, f"note {i}", "common filler" + (" rare" if i % 500 == 0 else ""), "")
+            for i in range(3000)]
+    index = _built(rows)
+    sid = index.scopes[("identity", "ana")]
+    whole = True
+    pruned = index._pruned(sid, ["rare", "common"], 3, whole)
+    assert pruned is not None
+    assert pruned == index.top(("identity", "ana"), ["rare", "common"], 3, exhaustive=True)
+    assert [rid for rid, _ in pruned] == [1, 501, 1001]
+
+
+def test_a_query_whose_best_rows_hold_only_common_words_is_scored_in_full() -> None:
+    """More rows wanted than hold the rare word: the best include rows holding only the common word, none
+    can be skipped, and every posting is scored (the pruned path declines)."""
+    rows = [(i + 1, "identity", "ana", i, f"note {i}", "common filler" + (" rare" if i % 500 == 0 else ""), "")
+            for i in range(3000)]
+    index = _built(rows)
+    sid = index.scopes[("identity", "ana")]
+    assert index._pruned(sid, ["rare", "common"], 50, True) is None
+    best = index.top(("identity", "ana"), ["rare", "common"], 50)
+    assert len(best) == 50 and [rid for rid, _ in best[:6]] == [1, 501, 1001, 1501, 2001, 2501]
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(docs=st.lists(doc, min_size=1, max_size=40), chunk=st.integers(1, 20),
+       terms=st.lists(st.sampled_from(QUERY_WORDS), min_size=1, max_size=6))
+def test_a_build_in_chunks_holds_what_a_build_in_one_pass_holds(docs: list[Any], chunk: int, terms: list[str]) -> None:
+    """Rows read ``BUILD_CHUNK`` at a time give the same postings, slots, statistics and answers."""
+    rows = _rows(docs)
+    whole = _built(rows)
+    with _setting("BUILD_CHUNK", chunk):
+        parts = _built(rows)
+    assert parts.used == whole.used and parts.live == whole.live and parts.tokens == whole.tokens
+    assert parts.n_postings == whole.n_postings and parts.nbytes() == whole.nbytes()
+    for name in ("slot_rid", "slot_scope", "slot_len", "slot_at"):
+        assert np.array_equal(getattr(parts, name)[: parts.used], getattr(whole, name)[: whole.used])
+    assert sorted(parts.postings) == sorted(whole.postings)
+    for term, p in whole.postings.items():
+        q = parts.postings[term]
+        assert np.array_equal(p.slots, q.slots) and np.array_equal(p.freqs, q.freqs)
+        assert np.array_equal(p.fields, q.fields)
+    for scope in SCOPES:
+        assert parts.top(scope, terms, 5) == whole.top(scope, terms, 5)
+
+
+def test_a_build_past_the_budget_stops_early() -> None:
+    """A build whose memory passes ``max_bytes`` gives up (``None``) after the chunk that passed it,
+    without reading the rest of the rows."""
+    read = 0
+
+    def rows() -> Iterator[tuple[Any, ...]]:
+        nonlocal read
+        for i in range(10_000):
+            read += 1
+            yield (i + 1, "identity", "ana", i, f"title{i} words", f"body{i} more words here", "")
+
+    with _setting("BUILD_CHUNK", 100):
+        assert _RealmIndex.build(1, rows(), max_bytes=64 * 1024) is None
+    assert read < 1000
+    with _setting("BUILD_CHUNK", 100):
+        built = _RealmIndex.build(1, rows(), max_bytes=1 << 30)
+    assert built is not None and built.live == 10_000
