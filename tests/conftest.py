@@ -17,13 +17,19 @@ settings.register_profile("behaviour", deadline=None)
 settings.load_profile("behaviour")
 
 #: The heavy modules the fast tier (``pytest -m "not slow"``) leaves out, by path under ``tests/``: the
-#: fuzzing of a real gateway (hypothesis over every method, 10,000-call batches, 16 MiB bodies), the
-#: browser suites (chromium over a seeded console), the crash, kill, restart and soak runs, and the
-#: modules that take over 4 s (most start a gateway or a command per test). Every test directory keeps a
-#: module in the fast tier. The full run (``pytest``) still runs them all.
+#: fuzzing of a real gateway over every method (10,000-call batches, 16 MiB bodies; the Unicode round trip
+#: stays), the browser suites over a seeded console (the scoped reader's stays), the crash, kill, restart and
+#: soak runs, and the modules that take over 4 s (most start a gateway or a command per test). Every test
+#: directory keeps a module in the fast tier (``architecture/test_fast_tier.py`` checks it). The full run
+#: (``pytest``) still runs them all.
 SLOW_MODULES = (
-    "fuzz/",
-    "browser/",
+    "fuzz/test_fuzz_adversarial.py",
+    "fuzz/test_fuzz_params.py",
+    "browser/test_browser_attacks.py",
+    "browser/test_console_first_visit.py",
+    "browser/test_console_held_forget.py",
+    "browser/test_console_page.py",
+    "browser/test_console_search.py",
     "reliability/test_crash_harness.py",
     "reliability/test_soak.py",
     "reliability/test_readiness.py",
