@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -12,9 +14,13 @@ from hypothesis import settings
 from support import GatewayProcess, start_gateway
 
 # Property tests assert behaviour, not speed (speed is the benchmarks' job): no per-example deadline, so
-# a loaded machine cannot fail them. A test that needs a deadline sets its own.
-settings.register_profile("behaviour", deadline=None)
-settings.load_profile("behaviour")
+# a loaded machine cannot fail them. A test that needs a deadline sets its own. Two profiles: "full" (the full
+# run and CI: hypothesis's 100 examples, or the count a test sets for itself) and "fast", which the fast tier
+# (-m "not slow") loads outside CI: 25 examples for a property test that sets no count of its own. Either can
+# be chosen with --hypothesis-profile.
+settings.register_profile("full", deadline=None)
+settings.register_profile("fast", deadline=None, max_examples=25)
+settings.load_profile("full")
 
 #: The heavy modules the fast tier (``pytest -m "not slow"``) leaves out, by path under ``tests/``: the
 #: fuzzing of a real gateway over every method (10,000-call batches, 16 MiB bodies; the Unicode round trip
@@ -126,6 +132,15 @@ SLOW_MODULES = (
 
 #: The directories whose tests run on both stores through the ``backend`` fixture of ``contract/conftest.py``.
 TWO_BACKEND_DIRS = ("contract/", "recall/")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The fast tier (a mark expression that leaves ``slow`` out) loads the "fast" hypothesis profile,
+    unless ``CI`` is set or a profile was chosen on the command line."""
+    markexpr = str(config.getoption("markexpr", "") or "")
+    chosen = config.getoption("hypothesis_profile", None)
+    if re.search(r"\bnot\s+slow\b", markexpr) and not os.environ.get("CI") and chosen is None:
+        settings.load_profile("fast")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
