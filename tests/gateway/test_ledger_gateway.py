@@ -13,7 +13,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import httpx
 import pytest
 
-from support import start_gateway, write_config
+from support import start_gateway
 
 
 def _index(gw, fact, **kw):

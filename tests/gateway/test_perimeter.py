@@ -55,6 +55,17 @@ def shared_gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway
         gw.stop()
 
 
+@pytest.fixture(scope="module")
+def planted_gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GatewayProcess]:
+    """One gateway for the forged-Host tests: each writes the one legitimate note, then checks that the forged
+    requests read nothing and wrote nothing beside it."""
+    gw = start_gateway(tmp_path_factory.mktemp("perimeter-planted") / "state")
+    try:
+        yield gw
+    finally:
+        gw.stop()
+
+
 # ------------------------------------------------------------------ media type
 
 @pytest.mark.parametrize("content_type", [None, "text/plain", "text/plain;charset=UTF-8",
@@ -160,18 +171,18 @@ def test_a_configured_origin_gets_a_correct_cors_answer(gateway_factory: Any, tm
 
 @pytest.mark.parametrize("host", ["rebind.attacker.example", "attacker.example:8765", "0.0.0.0", "10.0.0.7",
                                   "[2001:db8::1]:80", "localhost.attacker.example", "", "a b", "127.0.0.1:99999"])
-def test_forged_host_is_refused_before_anything_is_read_or_written(gateway: GatewayProcess, host: str) -> None:
-    gateway.result("meta/agent_memory/remember", {"identity": LEAD, "title": "Secret plan", "body": "launch on friday"})
+def test_forged_host_is_refused_before_anything_is_read_or_written(planted_gateway: GatewayProcess, host: str) -> None:
+    planted_gateway.result("meta/agent_memory/remember", {"identity": LEAD, "title": "Secret plan", "body": "launch on friday"})
     # a DNS-rebinding page reaches the port under its own name: it may read nothing and write nothing
     read = {"jsonrpc": "2.0", "id": 3, "method": "meta/agent_memory/recall",
             "params": {"identity": LEAD, "query_text": "secret plan launch"}}
     for body in (read, REMEMBER, INDEX):
-        refusal(post(gateway, body, {"Content-Type": "application/json", "Host": host}), 421, "host")
+        refusal(post(planted_gateway, body, {"Content-Type": "application/json", "Host": host}), 421, "host")
     for path in ("/events", "/console/", "/v1/health"):
-        refusal(httpx.get(gateway.url + path, headers={"Host": host}, timeout=30), 421, "host")
-    assert gateway.result("meta/memory/query", {})["assertions"] == []
-    titles = [r["title"] for r in gateway.result("meta/memory/panel/records", {})["records"]]
-    assert titles == ["Secret plan"]
+        refusal(httpx.get(planted_gateway.url + path, headers={"Host": host}, timeout=30), 421, "host")
+    assert planted_gateway.result("meta/memory/query", {})["assertions"] == []
+    titles = {r["title"] for r in planted_gateway.result("meta/memory/panel/records", {})["records"]}
+    assert titles == {"Secret plan"}  # the legitimate note alone: nothing a refused request carried
 
 
 @pytest.mark.parametrize("host", ["localhost", "LOCALHOST:1234", "127.0.0.1", "127.9.8.7:80", "[::1]:5", "app.localhost"])
