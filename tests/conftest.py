@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -12,18 +14,28 @@ from hypothesis import settings
 from support import GatewayProcess, start_gateway
 
 # Property tests assert behaviour, not speed (speed is the benchmarks' job): no per-example deadline, so
-# a loaded machine cannot fail them. A test that needs a deadline sets its own.
-settings.register_profile("behaviour", deadline=None)
-settings.load_profile("behaviour")
+# a loaded machine cannot fail them. A test that needs a deadline sets its own. Two profiles: "full" (the full
+# run and CI: hypothesis's 100 examples, or the count a test sets for itself) and "fast", which the fast tier
+# (-m "not slow") loads outside CI: 25 examples for a property test that sets no count of its own. Either can
+# be chosen with --hypothesis-profile.
+settings.register_profile("full", deadline=None)
+settings.register_profile("fast", deadline=None, max_examples=25)
+settings.load_profile("full")
 
 #: The heavy modules the fast tier (``pytest -m "not slow"``) leaves out, by path under ``tests/``: the
-#: fuzzing of a real gateway (hypothesis over every method, 10,000-call batches, 16 MiB bodies), the
-#: browser suites (chromium over a seeded console), the crash, kill, restart and soak runs, and the
-#: modules that take over 4 s (most start a gateway or a command per test). Every test directory keeps a
-#: module in the fast tier. The full run (``pytest``) still runs them all.
+#: fuzzing of a real gateway over every method (10,000-call batches, 16 MiB bodies; the Unicode round trip
+#: stays), the browser suites over a seeded console (the scoped reader's stays), the crash, kill, restart and
+#: soak runs, and the modules that take over 4 s (most start a gateway or a command per test). Every test
+#: directory keeps a module in the fast tier (``architecture/test_fast_tier.py`` checks it). The full run
+#: (``pytest``) still runs them all.
 SLOW_MODULES = (
-    "fuzz/",
-    "browser/",
+    "fuzz/test_fuzz_adversarial.py",
+    "fuzz/test_fuzz_params.py",
+    "browser/test_browser_attacks.py",
+    "browser/test_console_first_visit.py",
+    "browser/test_console_held_forget.py",
+    "browser/test_console_page.py",
+    "browser/test_console_search.py",
     "reliability/test_crash_harness.py",
     "reliability/test_soak.py",
     "reliability/test_readiness.py",
@@ -115,11 +127,25 @@ SLOW_MODULES = (
     "sdk/test_sdk_typing.py",
     "semantic/test_degraded_recall.py",
     "semantic/test_real_model.py",
+    # measured over 9 s a module in a fast-tier run on 2 shared cores (load average about 4)
+    "agent_memory/test_filtered_list_budget.py",
+    "limits/test_memory_id_cap.py",
+    "portability/test_import_langgraph.py",
+    "portability/test_untrusted_import.py",
 )
 
 
 #: The directories whose tests run on both stores through the ``backend`` fixture of ``contract/conftest.py``.
 TWO_BACKEND_DIRS = ("contract/", "recall/")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The fast tier (a mark expression that leaves ``slow`` out) loads the "fast" hypothesis profile,
+    unless ``CI`` is set or a profile was chosen on the command line."""
+    markexpr = str(config.getoption("markexpr", "") or "")
+    chosen = config.getoption("hypothesis_profile", None)
+    if re.search(r"\bnot\s+slow\b", markexpr) and not os.environ.get("CI") and chosen is None:
+        settings.load_profile("fast")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

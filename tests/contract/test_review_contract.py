@@ -333,6 +333,8 @@ def test_open_loops_and_usage_audit_verdicts(rv: Review) -> None:
     rv.store.mark_usage(REALM, [used.id], "judged_useful")
     for _ in range(25):
         rv.store.mark_usage(REALM, [dead.id], "injected")
+    # queued marks land a moment later (a read while the writer is busy goes on without them): write them now
+    assert rv.store.telemetry_stats() == {"dropped": 0}
     rv.clock.advance(31 * DAY_MS)
     with rv.store.snapshot(REALM) as tx:
         assert tx.queues.audit_candidates(10) == [dead.id, used.id]

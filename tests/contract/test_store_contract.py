@@ -356,6 +356,8 @@ def test_usage_injections_and_proposals(agent_store: AgentMemoryStore, clock: Ma
     agent_store.mark_usage(R, [rec.memory_id, "mem-unknown"], UsageEvent.INJECTED)
     clock.advance(5)
     agent_store.mark_usage(R, [rec.memory_id], "explicit_recall")
+    # queued marks land a moment later (a read while the writer is busy goes on without them): write them now
+    assert agent_store.telemetry_stats() == {"dropped": 0}
     usage = agent_store.get(R, rec.memory_id).usage
     assert (usage.injected_count, usage.explicit_recall_count) == (1, 1)
     assert usage.last_recalled_at_ms == clock.now_ms()

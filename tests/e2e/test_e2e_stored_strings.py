@@ -6,23 +6,30 @@ a key split between the body and that evidence, and the environment-style passwo
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from contract.pgsupport import dsn_with_schema, require_postgres, throwaway_schema
 from e2e_support import Rpc, uid
+from support import serving, write_config
 
 
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def gateway(request: pytest.FixtureRequest, rpc_with: Callable[[str], Rpc]) -> Iterator[Rpc]:
+@pytest.fixture(scope="module", params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def gateway(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Rpc]:
+    """One gateway per backend for the module: every test writes under identities of its own (``uid()``)."""
+    state = tmp_path_factory.mktemp(f"stored-strings-{request.param}")
     if request.param == "sqlite":
-        yield rpc_with("")
+        with serving(state / "state", Rpc) as client:
+            yield client
         return
     require_postgres()
     with throwaway_schema() as schema:
-        yield rpc_with(f'[agent_memory]\nstore = "postgres"\ndsn = "{dsn_with_schema(schema)}"\n')
+        config = write_config(state / "gateway.toml",
+                              f'[agent_memory]\nstore = "postgres"\ndsn = "{dsn_with_schema(schema)}"\n')
+        with serving(state / "state", Rpc, config=config) as client:
+            yield client
 
 
 def _no_echo(obj: Any, *fragments: str) -> None:

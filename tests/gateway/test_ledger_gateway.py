@@ -13,7 +13,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import httpx
 import pytest
 
-from support import start_gateway, write_config
+from support import start_gateway
 
 
 def _index(gw, fact, **kw):
@@ -181,14 +181,21 @@ def test_eight_concurrent_clients_lose_nothing(gateway):
 
 
 def test_4097th_index_evicts_the_oldest(gateway_factory, tmp_path):
-    # one batch of 4,097 durable writes: on a loaded machine it may outlast the default batch time budget
-    gateway = gateway_factory(config=write_config(tmp_path / "c.toml", "[gateway]\nmax_batch_ms = 3600000\n"))
+    # the ledger file already holds 4,090 assertions (f0..f4089); one batch of seven durable writes takes it
+    # past the 4,096 cap: the oldest goes, the order is kept (4,097 writes through the gateway proved no more)
+    state = tmp_path / "s"
+    state.mkdir()
+    rows = [{"assertion_id": f"memory-assert-{i + 1:06d}", "entity": "e", "topic": "t", "store": "knowledge_graph",
+             "fact": f"f{i}", "metadata": None, "indexed_at_ms": 1_700_000_000_000 + i} for i in range(4090)]
+    (state / "memory-ledger-state.json").write_text(json.dumps({"assertions": rows, "conflicts": []}))
+    gateway = gateway_factory(state)
     batch = [{"jsonrpc": "2.0", "method": "meta/memory/index",
-              "params": {"entity": "e", "topic": "t", "fact": f"f{i}"}, "id": i} for i in range(4097)]
-    body = httpx.post(gateway.url + "/rpc", json=batch, timeout=600).json()
-    assert all("result" in r for r in body)
+              "params": {"entity": "e", "topic": "t", "fact": f"f{i}"}, "id": i} for i in range(4090, 4097)]
+    body = httpx.post(gateway.url + "/rpc", json=batch, timeout=120).json()
+    assert all("result" in r for r in body), body
     facts = [a["fact"] for a in gateway.result("meta/memory/query", {})["assertions"]]
     assert len(facts) == 4096 and facts[0] == "f1" and facts[-1] == "f4096"
+    assert facts == [f"f{i}" for i in range(1, 4097)]
 
 
 @pytest.mark.slow

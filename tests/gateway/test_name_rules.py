@@ -7,11 +7,24 @@ learns which rule it broke and the cap, with ``data.field`` naming the member; n
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
+from support import GatewayProcess, start_gateway
+
 pytestmark = pytest.mark.gateway
+
+
+@pytest.fixture(scope="module")
+def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GatewayProcess]:
+    """One gateway for the module: every call here is refused, and each test checks nothing was written."""
+    gw = start_gateway(tmp_path_factory.mktemp("names") / "state")
+    try:
+        yield gw
+    finally:
+        gw.stop()
 
 
 def _remember(gw: Any, **params: Any) -> dict[str, Any]:

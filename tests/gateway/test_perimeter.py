@@ -6,12 +6,13 @@ from __future__ import annotations
 import json
 import socket
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import pytest
 
-from support import GatewayProcess, write_config
+from support import GatewayProcess, start_gateway, write_config
 
 pytestmark = pytest.mark.gateway
 
@@ -43,19 +44,41 @@ def refusal(resp: httpx.Response, status: int, field: str) -> dict[str, Any]:
     return err
 
 
+@pytest.fixture(scope="module")
+def shared_gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GatewayProcess]:
+    """One gateway for the tests whose requests are all refused or only read: each checks that nothing
+    landed, so on one gateway each also checks that no refusal before it wrote anything (one start, not 24)."""
+    gw = start_gateway(tmp_path_factory.mktemp("perimeter") / "state")
+    try:
+        yield gw
+    finally:
+        gw.stop()
+
+
+@pytest.fixture(scope="module")
+def planted_gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GatewayProcess]:
+    """One gateway for the forged-Host tests: each writes the one legitimate note, then checks that the forged
+    requests read nothing and wrote nothing beside it."""
+    gw = start_gateway(tmp_path_factory.mktemp("perimeter-planted") / "state")
+    try:
+        yield gw
+    finally:
+        gw.stop()
+
+
 # ------------------------------------------------------------------ media type
 
 @pytest.mark.parametrize("content_type", [None, "text/plain", "text/plain;charset=UTF-8",
                                           "application/x-www-form-urlencoded", "multipart/form-data; boundary=x",
                                           "application/json-patch+json", "application/json; charset=latin-1"])
-def test_rpc_body_that_is_not_application_json_is_refused_and_not_executed(gateway: GatewayProcess,
+def test_rpc_body_that_is_not_application_json_is_refused_and_not_executed(shared_gateway: GatewayProcess,
                                                                           content_type: str | None) -> None:
     headers = {"Content-Type": content_type} if content_type else {}
     for body in (REMEMBER, INDEX):
-        resp = httpx.post(gateway.url + "/rpc", content=json.dumps(body).encode(), headers=headers, timeout=30)
+        resp = httpx.post(shared_gateway.url + "/rpc", content=json.dumps(body).encode(), headers=headers, timeout=30)
         err = refusal(resp, 415, "content-type")
         assert "Content-Type" in err["message"]
-    nothing_landed(gateway)
+    nothing_landed(shared_gateway)
 
 
 @pytest.mark.parametrize("content_type", ["application/json", "Application/JSON", "application/json; charset=utf-8"])
@@ -68,14 +91,14 @@ def test_application_json_is_served(gateway: GatewayProcess, content_type: str) 
 
 @pytest.mark.parametrize("origin", ["http://evil.example", "null", "http://localhost:1", "https://127.0.0.1",
                                     "http://127.0.0.1.evil.example", "file://", "not an origin"])
-def test_foreign_origin_is_refused_on_every_endpoint(gateway: GatewayProcess, origin: str) -> None:
+def test_foreign_origin_is_refused_on_every_endpoint(shared_gateway: GatewayProcess, origin: str) -> None:
     json_post = {"Content-Type": "application/json", "Origin": origin}
     for body in (REMEMBER, INDEX):
-        refusal(post(gateway, body, json_post), 403, "origin")
+        refusal(post(shared_gateway, body, json_post), 403, "origin")
     for path in ("/events", "/console/", "/v1/health", "/console/static/console.js"):
-        refusal(httpx.get(gateway.url + path, headers={"Origin": origin}, timeout=30), 403, "origin")
-    nothing_landed(gateway)
-    assert any("refused POST /rpc" in line and "Origin" in line for line in gateway.proc.log_tail)
+        refusal(httpx.get(shared_gateway.url + path, headers={"Origin": origin}, timeout=30), 403, "origin")
+    nothing_landed(shared_gateway)
+    assert any("refused POST /rpc" in line and "Origin" in line for line in shared_gateway.proc.log_tail)
 
 
 def test_own_origin_is_served(gateway: GatewayProcess) -> None:
@@ -89,29 +112,29 @@ def test_own_origin_is_served(gateway: GatewayProcess) -> None:
     refusal(resp, 403, "origin")
 
 
-def test_cross_site_browser_request_without_origin_is_refused_but_navigation_is_served(gateway: GatewayProcess) -> None:
+def test_cross_site_browser_request_without_origin_is_refused_but_navigation_is_served(shared_gateway: GatewayProcess) -> None:
     # a no-cors GET from another site carries fetch metadata but no Origin
     for site in ("cross-site", "same-site"):
-        resp = httpx.get(gateway.url + "/events", headers={"Sec-Fetch-Site": site, "Sec-Fetch-Mode": "no-cors"},
+        resp = httpx.get(shared_gateway.url + "/events", headers={"Sec-Fetch-Site": site, "Sec-Fetch-Mode": "no-cors"},
                          timeout=30)
         refusal(resp, 403, "sec-fetch-site")
     # following a link to the console from another page is a harmless navigation
-    resp = httpx.get(gateway.url + "/console/", headers={"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "navigate"},
+    resp = httpx.get(shared_gateway.url + "/console/", headers={"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "navigate"},
                      timeout=30)
     assert resp.status_code == 200 and "<html" in resp.text.lower()
     # same-origin and user-typed requests are served
     for site in ("same-origin", "none"):
-        resp = httpx.get(gateway.url + "/v1/health", headers={"Sec-Fetch-Site": site}, timeout=30)
+        resp = httpx.get(shared_gateway.url + "/v1/health", headers={"Sec-Fetch-Site": site}, timeout=30)
         assert resp.status_code == 200
 
 
-def test_no_cors_preflight_is_answered_without_a_configured_origin(gateway: GatewayProcess) -> None:
+def test_no_cors_preflight_is_answered_without_a_configured_origin(shared_gateway: GatewayProcess) -> None:
     preflight = {"Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "content-type,authorization"}
-    resp = httpx.options(gateway.url + "/rpc", headers={"Origin": "http://app.example", **preflight}, timeout=30)
+    resp = httpx.options(shared_gateway.url + "/rpc", headers={"Origin": "http://app.example", **preflight}, timeout=30)
     refusal(resp, 403, "origin")
     assert not any(k.lower().startswith("access-control-") for k in resp.headers)
     # even a same-origin preflight gets no CORS answer
-    resp = httpx.options(gateway.url + "/rpc", headers={"Origin": gateway.url, **preflight}, timeout=30)
+    resp = httpx.options(shared_gateway.url + "/rpc", headers={"Origin": shared_gateway.url, **preflight}, timeout=30)
     assert resp.status_code == 405
     assert not any(k.lower().startswith("access-control-") for k in resp.headers)
 
@@ -148,23 +171,23 @@ def test_a_configured_origin_gets_a_correct_cors_answer(gateway_factory: Any, tm
 
 @pytest.mark.parametrize("host", ["rebind.attacker.example", "attacker.example:8765", "0.0.0.0", "10.0.0.7",
                                   "[2001:db8::1]:80", "localhost.attacker.example", "", "a b", "127.0.0.1:99999"])
-def test_forged_host_is_refused_before_anything_is_read_or_written(gateway: GatewayProcess, host: str) -> None:
-    gateway.result("meta/agent_memory/remember", {"identity": LEAD, "title": "Secret plan", "body": "launch on friday"})
+def test_forged_host_is_refused_before_anything_is_read_or_written(planted_gateway: GatewayProcess, host: str) -> None:
+    planted_gateway.result("meta/agent_memory/remember", {"identity": LEAD, "title": "Secret plan", "body": "launch on friday"})
     # a DNS-rebinding page reaches the port under its own name: it may read nothing and write nothing
     read = {"jsonrpc": "2.0", "id": 3, "method": "meta/agent_memory/recall",
             "params": {"identity": LEAD, "query_text": "secret plan launch"}}
     for body in (read, REMEMBER, INDEX):
-        refusal(post(gateway, body, {"Content-Type": "application/json", "Host": host}), 421, "host")
+        refusal(post(planted_gateway, body, {"Content-Type": "application/json", "Host": host}), 421, "host")
     for path in ("/events", "/console/", "/v1/health"):
-        refusal(httpx.get(gateway.url + path, headers={"Host": host}, timeout=30), 421, "host")
-    assert gateway.result("meta/memory/query", {})["assertions"] == []
-    titles = [r["title"] for r in gateway.result("meta/memory/panel/records", {})["records"]]
-    assert titles == ["Secret plan"]
+        refusal(httpx.get(planted_gateway.url + path, headers={"Host": host}, timeout=30), 421, "host")
+    assert planted_gateway.result("meta/memory/query", {})["assertions"] == []
+    titles = {r["title"] for r in planted_gateway.result("meta/memory/panel/records", {})["records"]}
+    assert titles == {"Secret plan"}  # the legitimate note alone: nothing a refused request carried
 
 
 @pytest.mark.parametrize("host", ["localhost", "LOCALHOST:1234", "127.0.0.1", "127.9.8.7:80", "[::1]:5", "app.localhost"])
-def test_loopback_hosts_are_served(gateway: GatewayProcess, host: str) -> None:
-    resp = httpx.get(gateway.url + "/v1/health", headers={"Host": host}, timeout=30)
+def test_loopback_hosts_are_served(shared_gateway: GatewayProcess, host: str) -> None:
+    resp = httpx.get(shared_gateway.url + "/v1/health", headers={"Host": host}, timeout=30)
     assert resp.status_code == 200, resp.text
 
 
@@ -246,10 +269,10 @@ def test_rpc_ready_and_metrics_refuse_a_token_in_the_url_too(gateway_factory: An
     assert served.json()["result"]["created"] is True
 
 
-def test_a_websocket_upgrade_is_never_accepted(gateway: GatewayProcess) -> None:
+def test_a_websocket_upgrade_is_never_accepted(shared_gateway: GatewayProcess) -> None:
     import socket
 
-    host, port = gateway.url.split("//", 1)[1].rsplit(":", 1)
+    host, port = shared_gateway.url.split("//", 1)[1].rsplit(":", 1)
     with socket.create_connection((host, int(port)), timeout=30) as sock:
         sock.sendall(b"GET /events HTTP/1.1\r\nHost: rebind.attacker.example\r\nUpgrade: websocket\r\n"
                      b"Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
@@ -259,16 +282,16 @@ def test_a_websocket_upgrade_is_never_accepted(gateway: GatewayProcess) -> None:
     assert answer.startswith(b"HTTP/1.1 421"), answer
 
 
-def test_huge_perimeter_headers_are_refused_and_the_gateway_stays_up(gateway: GatewayProcess) -> None:
+def test_huge_perimeter_headers_are_refused_and_the_gateway_stays_up(shared_gateway: GatewayProcess) -> None:
     for name in ("Origin", "Host", "Content-Type"):
         try:
-            resp = httpx.post(gateway.url + "/rpc", content=json.dumps(REMEMBER).encode(),
+            resp = httpx.post(shared_gateway.url + "/rpc", content=json.dumps(REMEMBER).encode(),
                               headers={"Content-Type": "application/json", name: "http://x" + "a" * 200_000},
                               timeout=30)
             assert resp.status_code in (400, 403, 415, 421, 431), resp.status_code
         except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError):
             pass  # the server closed the connection on an oversized header block
-    nothing_landed(gateway)
+    nothing_landed(shared_gateway)
 
 
 # ------------------------------------------------------------------ log lines

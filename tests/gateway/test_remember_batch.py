@@ -86,6 +86,17 @@ def test_one_transaction_for_the_whole_call(gateway: GatewayProcess) -> None:
     assert created == 1  # one transaction, one clock reading
 
 
+@pytest.fixture(scope="module")
+def refusing_gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GatewayProcess]:
+    """One gateway for the malformed calls: each is refused whole and checks nothing landed, so on one gateway
+    each also checks that no refusal before it wrote anything."""
+    gw = start_gateway(tmp_path_factory.mktemp("refusals") / "state")
+    try:
+        yield gw
+    finally:
+        gw.stop()
+
+
 @pytest.mark.parametrize(
     "params,field",
     [
@@ -100,11 +111,11 @@ def test_one_transaction_for_the_whole_call(gateway: GatewayProcess) -> None:
         ({"identity": ME, "realm": "", "records": [{"title": "a", "body": "b"}]}, "realm"),
     ],
 )
-def test_malformed_calls_are_refused_whole_naming_the_field(gateway: GatewayProcess, params: dict[str, Any],
+def test_malformed_calls_are_refused_whole_naming_the_field(refusing_gateway: GatewayProcess, params: dict[str, Any],
                                                             field: str) -> None:
-    err = gateway.error(METHOD, params)
+    err = refusing_gateway.error(METHOD, params)
     assert err["code"] == -32602 and err["data"]["field"] == field, err
-    assert gateway.result("meta/agent_memory/recall", {"identity": ME, "selection": "always"})["records"] == []
+    assert refusing_gateway.result("meta/agent_memory/recall", {"identity": ME, "selection": "always"})["records"] == []
 
 
 def test_caps_on_records_and_bytes(gateway: GatewayProcess) -> None:

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import json
 import socket
+from collections.abc import Iterator
 
 import pytest
 
-from support import GatewayProcess
+from support import GatewayProcess, start_gateway
 
 pytestmark = pytest.mark.gateway
 
@@ -58,42 +59,53 @@ def hosts(gw: GatewayProcess) -> str:
     return gw.url.split("//", 1)[1]
 
 
+@pytest.fixture(scope="module")
+def shared_gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GatewayProcess]:
+    """One gateway for the tests whose requests are all refused: each checks nothing was planted, so on one
+    gateway each also checks that no refusal before it planted anything (the one served request has its own)."""
+    gw = start_gateway(tmp_path_factory.mktemp("shared") / "state")
+    try:
+        yield gw
+    finally:
+        gw.stop()
+
+
 @pytest.mark.parametrize("order", ["good first", "hostile first"])
 @pytest.mark.parametrize("name", ["Host", "Origin", "Content-Type"])
-def test_a_repeated_header_is_refused_whichever_copy_is_hostile(gateway: GatewayProcess, name: str,
+def test_a_repeated_header_is_refused_whichever_copy_is_hostile(shared_gateway: GatewayProcess, name: str,
                                                                 order: str) -> None:
-    own = hosts(gateway)
+    own = hosts(shared_gateway)
     good = {"Host": own, "Origin": f"http://{own}", "Content-Type": "application/json"}
     hostile = {"Host": "rebind.attacker.example", "Origin": "http://evil.example", "Content-Type": "text/plain"}
     pair = [(name, good[name]), (name, hostile[name])]
     if order == "hostile first":
         pair.reverse()
     headers = [(k, v) for k, v in good.items() if k != name] + pair
-    status, body = raw(gateway, rpc_request(headers))
+    status, body = raw(shared_gateway, rpc_request(headers))
     assert status == 400, (status, body)
-    assert not planted(gateway)
+    assert not planted(shared_gateway)
     if name == "Host" and body is None:
         return  # the HTTP parser (h11) refuses a repeated Host itself, before the perimeter sees it
     assert body is not None
     error = body["error"]  # type: ignore[index]
     assert error["code"] == -32600 and error["data"] == {"kind": "invalid_request", "field": name.lower()}
     assert "more than once" in error["message"]
-    assert not planted(gateway)
+    assert not planted(shared_gateway)
 
 
 @pytest.mark.parametrize("path, method", [("/v1/health", "GET"), ("/events", "GET"), ("/console/", "GET")])
-def test_every_route_refuses_a_repeated_host(gateway: GatewayProcess, path: str, method: str) -> None:
-    own = hosts(gateway)
-    status, _ = raw(gateway, rpc_request([("Host", own), ("Host", "rebind.attacker.example")], b"", path, method))
+def test_every_route_refuses_a_repeated_host(shared_gateway: GatewayProcess, path: str, method: str) -> None:
+    own = hosts(shared_gateway)
+    status, _ = raw(shared_gateway, rpc_request([("Host", own), ("Host", "rebind.attacker.example")], b"", path, method))
     assert status == 400
 
 
-def test_two_identical_copies_are_refused_too(gateway: GatewayProcess) -> None:
-    own = hosts(gateway)
-    status, _ = raw(gateway, rpc_request([("Host", own), ("Content-Type", "application/json"),
+def test_two_identical_copies_are_refused_too(shared_gateway: GatewayProcess) -> None:
+    own = hosts(shared_gateway)
+    status, _ = raw(shared_gateway, rpc_request([("Host", own), ("Content-Type", "application/json"),
                                           ("Content-Type", "application/json")]))
     assert status == 400
-    assert not planted(gateway)
+    assert not planted(shared_gateway)
 
 
 def test_one_of_each_is_served(gateway: GatewayProcess) -> None:

@@ -55,6 +55,9 @@ def test_turn_and_build_against_the_sqlite_store(tmp_path: Path) -> None:
         build = coord.assemble_build(ID, "default", "identity lead:main")
         assert "Identity records:" in build.text and f"- {first.memory_id} [" in build.text
 
+        # usage marks and injection rows are queued and land a moment later (a read while the writer is busy
+        # with another write goes on without them): write them now, then read them back
+        assert store.telemetry_stats() == {"dropped": 0}
         got = store.get("default", first.memory_id)
         assert got is not None and got.usage.injected_count == 2
         conn = sqlite3.connect(realm_db_path(tmp_path / "agent-memory", "default"))

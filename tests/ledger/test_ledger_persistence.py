@@ -208,6 +208,9 @@ def test_file_stays_exact_after_a_failed_persist_and_evictions(tmp_path, monkeyp
     from meta_memory.ledger.ledger import AssertionLedger
     from meta_memory.ledger.model import parse_index_params
 
+    # a cap of 40 instead of 4,096: the same appends, evictions and rollback, without 4,099 rewrites of a
+    # growing file (the 4,096 default is held through the gateway in tests/gateway and tests/integrity)
+    monkeypatch.setattr(persistence, "MAX_RETAINED", 40)
     path = tmp_path / "memory-ledger-state.json"
     ledger = AssertionLedger(path, None, ManualClock())
     ledger.load()
@@ -221,7 +224,7 @@ def test_file_stays_exact_after_a_failed_persist_and_evictions(tmp_path, monkeyp
             with pytest.raises(MemoryBackendUnavailable):
                 ledger.index(parse_index_params({"entity": "e", "topic": "t", "fact": "lost"}))
             monkeypatch.setattr(persistence, "write_atomic", real_write)
-        ledger.index(parse_index_params({"entity": "e", "topic": "t", "fact": f"f{i}", "conflict": i % 50 == 0}))
+        ledger.index(parse_index_params({"entity": "e", "topic": "t", "fact": f"f{i}", "conflict": i % 10 == 0}))
     q = ledger.query()
     assert len(q.assertions) == persistence.MAX_RETAINED and q.assertions[0].fact == "f3"
     assert path.read_bytes() == persistence.dump_state(q.assertions, q.conflicts)
