@@ -12,7 +12,10 @@ moment later (:data:`FLUSH_DELAY_S`), so a burst of recalls costs one commit, no
 Nothing queued is dropped silently: past :data:`MAX_PENDING` queued writes the caller writes the
 queue itself before it answers (back-pressure), closing the store writes what is queued, and a
 write that fails is counted as above. A store's reads that show usage write the realm's queue first
-(:meth:`PendingTelemetry.take`), so marks are seen as soon as anything reads them.
+(:meth:`PendingTelemetry.take`) when the realm's writer is free, so such a read sees every mark queued
+before it; a read never waits behind another write, so while the writer is busy it may go on without
+the queued marks, which land once the writer is free. ``telemetry_stats()`` (and ``meta/status``)
+always writes the queue first: read through it when usage must be current.
 """
 
 from __future__ import annotations
