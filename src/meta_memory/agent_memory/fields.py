@@ -24,6 +24,7 @@ __all__ = [
     "compact_whitespace",
     "ascii_lower",
     "normalize_tags",
+    "check_text_field",
     "validate_record_fields",
     "MEMORY_ID_RULE",
     "MAX_MEMORY_ID_CHARS",
@@ -131,11 +132,27 @@ def normalize_tags(tags: Iterable[str]) -> tuple[str, ...]:
     return tuple(sorted(out))
 
 
+#: The byte cap of each text field of a record.
+_TEXT_CAPS = {"title": MAX_TITLE_BYTES, "description": MAX_DESCRIPTION_BYTES, "body": MAX_BODY_BYTES}
+
+
+def check_text_field(name: str, value: str) -> None:
+    """The rules of one text field of a record (``title``, ``description`` or ``body``), in order: no NUL
+    character, non-empty when trimmed (not ``description``), at most its cap in UTF-8 bytes
+    (title 200, description 400, body 65536). Raises :class:`FieldError` naming ``name``."""
+    if "\x00" in value:
+        raise FieldError(f"{name} must not contain NUL characters", name)
+    if name != "description" and not value.strip():
+        raise FieldError(f"{name} must not be empty", name)
+    cap = _TEXT_CAPS[name]
+    if _nbytes(value) > cap:
+        raise FieldError(f"{name} must be at most {cap} bytes", name)
+
+
 def validate_record_fields(title: str, description: str, body: str) -> None:
-    """Check the caps, in order: title non-empty (trimmed), title <= 200 bytes,
-    description <= 400 bytes, body non-empty (trimmed), body <= 65536 bytes,
-    and no NUL character in any of them (text is stored the same way on every backend;
-    PostgreSQL text cannot hold NUL).
+    """Check the caps, in order: no NUL character in any of them (text is stored the same way on every
+    backend; PostgreSQL text cannot hold NUL), then title non-empty (trimmed), title <= 200 bytes,
+    description <= 400 bytes, body non-empty (trimmed), body <= 65536 bytes (:func:`check_text_field`).
 
     Raises :class:`FieldError` with the reference message, e.g.
     ``title must not be empty``, or ``<field> must not contain NUL characters``.
@@ -143,16 +160,8 @@ def validate_record_fields(title: str, description: str, body: str) -> None:
     for name, value in (("title", title), ("description", description), ("body", body)):
         if "\x00" in value:
             raise FieldError(f"{name} must not contain NUL characters", name)
-    if not title.strip():
-        raise FieldError("title must not be empty", "title")
-    if _nbytes(title) > MAX_TITLE_BYTES:
-        raise FieldError(f"title must be at most {MAX_TITLE_BYTES} bytes", "title")
-    if _nbytes(description) > MAX_DESCRIPTION_BYTES:
-        raise FieldError(f"description must be at most {MAX_DESCRIPTION_BYTES} bytes", "description")
-    if not body.strip():
-        raise FieldError("body must not be empty", "body")
-    if _nbytes(body) > MAX_BODY_BYTES:
-        raise FieldError(f"body must be at most {MAX_BODY_BYTES} bytes", "body")
+    for name, value in (("title", title), ("description", description), ("body", body)):
+        check_text_field(name, value)
 
 
 def check_ttl_s(value: object, name: str = "ttl_s", maximum: int = MAX_TTL_S) -> int | None:

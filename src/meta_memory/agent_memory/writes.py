@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 from meta_memory.agent_memory.batch import BatchKind, CreateOp, StagedBatch, SupersedeOp, TombstoneOp
 from meta_memory.agent_memory.fields import (
     FieldError,
+    check_text_field,
     compact_whitespace,
     normalize_metadata,
     normalize_tags,
@@ -65,7 +66,7 @@ from meta_memory.agent_memory.validator import (
     refuse_secrets,
     stamps_problem,
 )
-from meta_memory.errors import AgentMemoryError
+from meta_memory.errors import AgentMemoryError, ValueRuleBroken
 from meta_memory.identity import parse_identity
 from meta_memory.limits import MAX_BATCH_OPS
 from meta_memory.storage.layout import AgentMemoryPaths
@@ -82,6 +83,7 @@ __all__ = [
     "RememberItem",
     "RememberOutcome",
     "RememberPlan",
+    "RecordFieldRefused",
     "TagMerge",
     "app_record",
     "authored_record",
@@ -174,21 +176,63 @@ def _item_error(exc: AgentMemoryError, index: int) -> AgentMemoryError:
 # --------------------------------------------------------------------------- record fields
 
 
+class RecordFieldRefused(AgentMemoryError, ValueRuleBroken):
+    """A field an application write brought broke its rule: ``invalid_record`` (``-32040``) to the store's
+    callers, and a value rule naming the field (``title``, ``body``, ``tags``, ``metadata``) that the RPC
+    surface answers ``-32602``, as it does a malformed request (reference §10 "agent_memory param rules").
+    A ``remember_batch`` item's refusal is restated per item (``op N: ...``, ``-32040``)."""
+
+    def __init__(self, rule: str, field: str) -> None:
+        AgentMemoryError.__init__(self, "invalid_record", rule)
+        self.rule = rule
+        self.field = field
+
+
+def _app_title(title: str) -> str:
+    title = compact_whitespace(title)
+    check_text_field("title", title)
+    return title
+
+
+def _app_body(body: str) -> str:
+    body = body.strip()
+    check_text_field("body", body)
+    return body
+
+
+@dataclass(frozen=True, slots=True)
+class _AppFields:
+    """The given fields of an application write, normalised and checked once (``None``: not given)."""
+
+    title: str | None = None
+    body: str | None = None
+    tags: tuple[str, ...] | None = None
+    metadata: dict[str, Any] | None = None
+
+
+def _app_fields(title: str | None, body: str | None, tags: Iterable[str] | None,
+                metadata: Mapping[str, Any] | None) -> _AppFields:
+    """The given fields normalised (title whitespace compacted, body trimmed, tags normalised, metadata
+    checked) and held to their rules in the wire's order: title, body, tags, metadata. Raises
+    :class:`RecordFieldRefused` naming the first field at fault."""
+    try:
+        return _AppFields(None if title is None else _app_title(title), None if body is None else _app_body(body),
+                          None if tags is None else normalize_tags(tags),
+                          None if metadata is None else normalize_metadata(metadata))
+    except FieldError as exc:
+        raise RecordFieldRefused(exc.rule, exc.field) from None
+
+
 def app_record(title: str, body: str, tags: Iterable[str], evidence: Sequence[EvidenceRef] = (),
                metadata: Mapping[str, Any] | None = None, expires_at_ms: int | None = None) -> NewMemoryRecord:
-    """An application write's record: title whitespace compacted, body trimmed, fields checked, tags
-    normalised, metadata checked; ``evidence`` (sessions it was derived from) in its provenance;
-    ``expires_at_ms`` its expiry (epoch ms, ``None`` = never). Refusals: ``invalid_record`` naming the rule."""
-    title = compact_whitespace(title)
-    body = body.strip()
-    try:
-        validate_record_fields(title, "", body)
-        norm_tags = normalize_tags(tags)
-        norm_metadata = normalize_metadata(metadata)
-    except FieldError as exc:
-        raise AgentMemoryError("invalid_record", exc.rule) from None
+    """An application write's record: title whitespace compacted, body trimmed, tags normalised, metadata
+    checked, each held to its rule once, here; ``evidence`` (sessions it was derived from) in its
+    provenance; ``expires_at_ms`` its expiry (epoch ms, ``None`` = never). Refusals:
+    :class:`RecordFieldRefused` (``invalid_record``) naming the field and the rule."""
+    f = _app_fields(title, body, tags, {} if metadata is None else metadata)
+    assert f.title is not None and f.body is not None and f.tags is not None and f.metadata is not None
     provenance = Provenance(Author.application(), evidence=tuple(evidence)) if evidence else _APPLICATION_PROVENANCE
-    return NewMemoryRecord(title=title, body=body, tags=norm_tags, provenance=provenance, metadata=norm_metadata,
+    return NewMemoryRecord(title=f.title, body=f.body, tags=f.tags, provenance=provenance, metadata=f.metadata,
                            expires_at_ms=expires_at_ms)
 
 
@@ -209,11 +253,11 @@ def prepare_items(items: Sequence[RememberItem], evidence: Sequence[EvidenceRef]
                   refuses_nul: bool) -> list[NewMemoryRecord | AgentMemoryError]:
     """Each item of a bulk remember as its record (:func:`app_record`, scanned for secrets) or its refusal
     (``op N: ...``). ``refuses_nul``: the backend cannot store NUL, so text holding one is refused here.
-    No items, or over :data:`~meta_memory.limits.MAX_BATCH_OPS`, raise ``invalid_record`` (the whole call)."""
+    No items raise ``invalid_record`` (the whole call). The batch cap is the validator's: the items' ops
+    are one staged batch, and more than :data:`~meta_memory.limits.MAX_BATCH_OPS` of them refuse the
+    whole call (``staged batch has N ops; the cap is ...``)."""
     if not items:
         raise AgentMemoryError("invalid_record", "records must contain at least one record")
-    if len(items) > MAX_BATCH_OPS:
-        raise AgentMemoryError("invalid_record", f"records holds {len(items)} records; the cap is {MAX_BATCH_OPS}")
     prepared: list[NewMemoryRecord | AgentMemoryError] = []
     for i, item in enumerate(items):
         try:
@@ -435,18 +479,27 @@ def revision(title: str | None, body: str | None, tags: Iterable[str] | None, me
              expiry: int | None | KeepExpiry) -> Callable[[MemoryRecord], NewMemoryRecord]:
     """An application update's new version of its prior: fields that are ``None`` keep the prior's
     (``metadata`` replaces the prior's object whole), kind and description are the prior's, and
-    ``expiry`` as :func:`keeping_expiry`'s; held to :func:`app_record`'s rules."""
-    new_tags = None if tags is None else list(tags)
+    ``expiry`` as :func:`keeping_expiry`'s; held to :func:`app_record`'s rules. The given fields are
+    normalised and checked here, before the prior is read (:class:`RecordFieldRefused` naming the field);
+    a prior's own field that breaks an application write's rule refuses the update as ``invalid_record``."""
+    given = _app_fields(title, body, tags, metadata)
 
     def revise(prior: MemoryRecord) -> NewMemoryRecord:
-        base = app_record(
-            prior.title if title is None else title,
-            prior.body if body is None else body,
-            prior.tags if new_tags is None else new_tags,
-            metadata=prior.metadata if metadata is None else metadata,
-        )
+        try:
+            kept = _app_fields(prior.title if given.title is None else None,
+                               prior.body if given.body is None else None,
+                               prior.tags if given.tags is None else None,
+                               (prior.metadata or {}) if given.metadata is None else None)
+        except RecordFieldRefused as exc:  # not a field of the call: the store's refusal, not the caller's params
+            raise AgentMemoryError("invalid_record", exc.rule) from None
         expires = prior.expires_at_ms if isinstance(expiry, KeepExpiry) else expiry
-        return replace(base, kind=prior.kind, description=prior.description, expires_at_ms=expires)
+        return NewMemoryRecord(
+            title=given.title if given.title is not None else kept.title or "",
+            body=given.body if given.body is not None else kept.body or "",
+            tags=given.tags if given.tags is not None else kept.tags or (),
+            metadata=given.metadata if given.metadata is not None else kept.metadata or {},
+            provenance=_APPLICATION_PROVENANCE, kind=prior.kind, description=prior.description,
+            expires_at_ms=expires)
 
     return revise
 

@@ -394,8 +394,8 @@ class AgentMemoryStore(ABC):
         when it brings tags that record lacks, the record is superseded by a version carrying both
         tag lists, as a single remember does (``merge`` names it). Refusals are **per item**: a
         refused item writes nothing and is reported with its ``op_index``; the others still commit.
-        Over :data:`MAX_BATCH_OPS` items, or none, raises
-        ``AgentMemoryError("invalid_record")`` and writes nothing; a backend failure raises
+        No items, or more than :data:`MAX_BATCH_OPS` ops planned for them (the validator's batch cap),
+        raises ``AgentMemoryError("invalid_record")`` and writes nothing; a backend failure raises
         ``AgentMemoryError("io")`` and writes nothing. ``evidence`` and ``gate`` apply to every item, as
         in :meth:`remember_record` (one gate verdict for the whole batch).
         """

@@ -1,25 +1,30 @@
 """Params models of ``meta/agent_memory/*`` (reference §10 "agent_memory param rules").
 
-Field caps come from :mod:`meta_memory.agent_memory.fields` (the same rules
-the store's validator enforces), so a request is refused early with the field
-named (-32602) and the store can never disagree.
+The models check the wire's shape (types, required members, caps on the wire text such as a batch's
+total bytes). A record's fields (title, body, tags, metadata) are normalised and held to their rules once,
+by the write planner (:func:`meta_memory.agent_memory.writes.app_record`); its refusal names the field
+and reaches the caller as ``-32602``, as a params refusal does.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any, Literal
+from typing import Any, Literal, Self
 
-from pydantic import Field, PrivateAttr, ValidationInfo, field_validator, model_validator
+from pydantic import (
+    Field,
+    ModelWrapValidatorHandler,
+    PrivateAttr,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from ...agent_memory.fields import (
     FieldError,
     check_ttl_s,
-    compact_whitespace,
     memory_id_ref,
-    normalize_metadata,
     normalize_tags,
-    validate_record_fields,
 )
 from ...agent_memory.filters import FilterNode, parse_filter
 from ...limits import (
@@ -61,44 +66,12 @@ def _nbytes(text: str) -> int:
     return len(text.encode("utf-8", "surrogatepass"))
 
 
-def _title(value: str) -> str:
-    title = compact_whitespace(value)
-    try:
-        validate_record_fields(title, "", "x")
-    except FieldError as exc:
-        raise ValueError(exc.rule) from None
-    return title
-
-
-def _body(value: str) -> str:
-    body = value.strip()
-    try:
-        validate_record_fields("x", "", body)
-    except FieldError as exc:
-        raise ValueError(exc.rule) from None
-    return body
-
-
-def _tags(value: list[str] | None) -> tuple[str, ...]:
-    if value is None:
-        return ()
-    for tag in value:
-        if not tag.strip():
-            raise ValueError("tags must contain only non-empty strings")
-    try:
-        return normalize_tags(value)
-    except FieldError as exc:
-        raise ValueError(exc.rule) from None
-
-
-def _metadata(value: dict[str, Any] | None) -> dict[str, Any] | None:
-    """The wire ``metadata`` checked against the caps of :func:`~meta_memory.agent_memory.fields.normalize_metadata`."""
-    if value is None:
-        return None
-    try:
-        return normalize_metadata(value)
-    except FieldError as exc:
-        raise ValueError(exc.rule) from None
+def _tags(value: list[str] | None) -> list[str] | None:
+    """The wire shape of a write's ``tags``: strings, none blank (the caps and the normalisation are the
+    write planner's, :func:`~meta_memory.agent_memory.writes.app_record`)."""
+    if value is not None and any(not tag.strip() for tag in value):
+        raise ValueError("tags must contain only non-empty strings")
+    return value
 
 
 class _FilterParams(IdentityParams):
@@ -110,18 +83,24 @@ class _FilterParams(IdentityParams):
 
     @field_validator("filter")
     @classmethod
-    def _check_filter(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
-        # checked on the field, so a refusal's ``data.field`` is ``filter``
+    def _parse_filter(cls, value: dict[str, Any] | None) -> Any:
+        # parsed on the field, so a refusal's ``data.field`` is ``filter``; the parsed model is handed to
+        # ``_keep_where`` below in the field's place (the wire object is put back there)
         try:
-            parse_filter(value)
+            return parse_filter(value)
         except FieldError as exc:
             raise ValueError(exc.rule) from None
-        return value
 
-    @model_validator(mode="after")
-    def _parse_filter(self) -> Any:
-        self._where = parse_filter(self.filter)  # checked above: parsing again is bounded and cannot fail
-        return self
+    @model_validator(mode="wrap")
+    @classmethod
+    def _keep_where(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
+        model = handler(data)
+        where = model.__dict__.get("filter")
+        if isinstance(where, FilterNode) or where is None:
+            model._where = where
+            # the wire object again (frozen model: set in place), as validated: a JSON object or ``None``
+            model.__dict__["filter"] = data.get("filter") if isinstance(data, dict) else None
+        return model
 
     @property
     def where(self) -> FilterNode | None:
@@ -181,10 +160,7 @@ class _ContentParams(IdentityParams, _TtlParams):
     tags: list[str] | None = None
     metadata: dict[str, Any] | None = None
 
-    _v_title = field_validator("title")(lambda cls, v: _title(v))
-    _v_body = field_validator("body")(lambda cls, v: _body(v))
-    _v_tags = field_validator("tags")(lambda cls, v: list(_tags(v)))
-    _v_metadata = field_validator("metadata")(lambda cls, v: _metadata(v))
+    _v_tags = field_validator("tags")(lambda cls, v: _tags(v))
 
 
 class RememberParams(_ContentParams, DerivedParams):
@@ -257,10 +233,7 @@ class UpdateParams(IdentityParams, _TtlParams):
     metadata: dict[str, Any] | None = None
 
     _v_memory_id = field_validator("memory_id")(lambda cls, v: _memory_id(v))
-    _v_title = field_validator("title")(lambda cls, v: None if v is None else _title(v))
-    _v_body = field_validator("body")(lambda cls, v: None if v is None else _body(v))
-    _v_tags = field_validator("tags")(lambda cls, v: None if v is None else list(_tags(v)))
-    _v_metadata = field_validator("metadata")(lambda cls, v: _metadata(v))
+    _v_tags = field_validator("tags")(lambda cls, v: _tags(v))
 
     @model_validator(mode="after")
     def _something_to_change(self) -> "UpdateParams":

@@ -1,0 +1,95 @@
+"""A record's fields are normalised and held to their rules once, by the write planner, and the refusal
+still reaches the caller of ``remember`` and ``update`` as ``-32602`` naming the field with the rule's
+text; a ``remember_batch`` item's refusal stays that item's own (``-32040``, ``op N: ...``). Over a real
+gateway socket."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from meta_memory.agent_memory.fields import (
+    MAX_BODY_BYTES,
+    MAX_MEMORY_TAG_BYTES,
+    MAX_MEMORY_TAGS,
+    MAX_METADATA_DEPTH,
+    MAX_TITLE_BYTES,
+    METADATA_KEY_RULE,
+)
+from support import GatewayProcess
+
+ME = "writer:main"
+
+
+def _nest(depth: int) -> dict[str, Any]:
+    value: dict[str, Any] = {"leaf": 1}
+    for _ in range(depth):
+        value = {"k": value}
+    return value
+
+
+# (fields brought, the field named, the rule)
+BROKEN: list[tuple[dict[str, Any], str, str]] = [
+    ({"title": " \t\n "}, "title", "title must not be empty"),
+    ({"title": "é" * (MAX_TITLE_BYTES // 2) + "x"}, "title", f"title must be at most {MAX_TITLE_BYTES} bytes"),
+    ({"title": "a\x00b"}, "title", "title must not contain NUL characters"),
+    ({"body": "   "}, "body", "body must not be empty"),
+    ({"body": "b" * (MAX_BODY_BYTES + 1)}, "body", f"body must be at most {MAX_BODY_BYTES} bytes"),
+    ({"tags": [f"t{i}" for i in range(MAX_MEMORY_TAGS + 1)]}, "tags",
+     f"tags must contain at most {MAX_MEMORY_TAGS} entries"),
+    ({"tags": ["x" * (MAX_MEMORY_TAG_BYTES + 1)]}, "tags", f"tags must be at most {MAX_MEMORY_TAG_BYTES} bytes"),
+    ({"tags": ["ok", "  "]}, "tags", "tags must contain only non-empty strings"),
+    ({"metadata": {"$k": 1}}, "metadata", METADATA_KEY_RULE),
+    ({"metadata": _nest(MAX_METADATA_DEPTH + 1)}, "metadata",
+     f"metadata must nest at most {MAX_METADATA_DEPTH} levels deep"),
+]
+
+
+def _records(gw: GatewayProcess) -> list[dict[str, Any]]:
+    return list(gw.result("meta/agent_memory/list", {"identity": ME})["records"])
+
+
+@pytest.mark.parametrize(("fields", "field", "rule"), BROKEN, ids=[f"{f}-{r[:24]}" for _, f, r in BROKEN])
+def test_remember_and_update_refusals_name_the_field(gateway: GatewayProcess, fields: dict[str, Any], field: str,
+                                                      rule: str) -> None:
+    err = gateway.error("meta/agent_memory/remember", {"identity": ME, "title": "T", "body": "B", **fields})
+    assert err == {"code": -32602, "message": f"Invalid params: {rule}",
+                   "data": {"kind": "invalid_params", "field": field}}
+    assert _records(gateway) == []
+    stored = gateway.result("meta/agent_memory/remember", {"identity": ME, "title": "Kept", "body": "kept body"})
+    err = gateway.error("meta/agent_memory/update", {"identity": ME, "memory_id": stored["memory_id"], **fields})
+    assert err == {"code": -32602, "message": f"Invalid params: {rule}",
+                   "data": {"kind": "invalid_params", "field": field}}
+    assert [r["memory_id"] for r in _records(gateway)] == [stored["memory_id"]]
+
+
+def test_update_field_refusal_comes_before_the_prior_is_read(gateway: GatewayProcess) -> None:
+    err = gateway.error("meta/agent_memory/update", {"identity": ME, "memory_id": "mem-nosuchrecord", "title": " "})
+    assert (err["code"], err["data"].get("field")) == (-32602, "title"), err
+
+
+def test_fields_are_normalised_on_remember_and_update(gateway: GatewayProcess) -> None:
+    got = gateway.result("meta/agent_memory/remember", {"identity": ME, "title": "  Trip \t to\nLisbon ",
+                                                        "body": "\n seat 12A \n", "tags": ["Travel", " b ", "travel"],
+                                                        "metadata": {"z": 1, "a": [True, None]}})
+    assert (got["title"], got["body"], got["tags"]) == ("Trip to Lisbon", "seat 12A", ["b", "travel"])
+    assert got["metadata"] == {"a": [True, None], "z": 1}
+    up = gateway.result("meta/agent_memory/update", {"identity": ME, "memory_id": got["memory_id"],
+                                                     "title": " New\u2003title ", "tags": ["Z", "z", "A"]})
+    rec = up["record"]
+    assert (rec["title"], rec["body"], rec["tags"]) == ("New title", "seat 12A", ["a", "z"])
+    assert rec["metadata"] == {"a": [True, None], "z": 1}
+
+
+def test_batch_item_refusals_stay_per_item(gateway: GatewayProcess) -> None:
+    records = [{"title": "One", "body": "first"},
+               {"title": "Two", "body": "second", "tags": ["x" * (MAX_MEMORY_TAG_BYTES + 1)]},
+               {"title": "Three", "body": "third", "metadata": {"$k": 1}}]
+    out = gateway.result("meta/agent_memory/remember_batch", {"identity": ME, "records": records})
+    res = out["results"]
+    assert (out["created"], out["refused"]) == (1, 2)
+    assert res[1]["error"]["code"] == -32040 and res[1]["error"]["data"]["reason"] == "invalid_record"
+    assert res[1]["error"]["message"].endswith(f"op 1: tags must be at most {MAX_MEMORY_TAG_BYTES} bytes")
+    assert res[2]["error"]["message"].endswith(f"op 2: {METADATA_KEY_RULE}")
+    assert [r["title"] for r in _records(gateway)] == ["One"]
