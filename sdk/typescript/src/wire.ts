@@ -510,11 +510,16 @@ export interface PanelQuarantineResult {
   realms: string[];
 }
 
+/**
+ * ``pending_forget``: present only when a held forget stands on the record and the caller may
+ * review quarantined content of its scope.
+ */
 export interface PanelRecordResult {
   realm: string;
   record: RecordDetail;
   chain: ChainRow[];
   injections: InjectionRow[];
+  pendingForget?: PendingForgetRow | null;
 }
 
 export interface PanelRecordsResult {

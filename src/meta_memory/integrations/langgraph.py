@@ -99,7 +99,6 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 
 __all__ = ["MetaMemoryStore", "identity_label"]
 
-RECALL_MAX = MAX_MEMORY_ENTRIES
 _PAGE = MAX_LIST_LIMIT
 
 
@@ -318,7 +317,7 @@ class MetaMemoryStore(BaseStore):
             parse_filter(op.filter)  # a bad filter is refused before any call (ValueError naming the rule)
         if op.query:
             records = self.handle.recall_agent_memory(identity, realm=self.realm, query_text=op.query,
-                                                      max_entries=RECALL_MAX, filter=_server_filter(op.filter))
+                                                      max_entries=MAX_MEMORY_ENTRIES, filter=_server_filter(op.filter))
             for rank, rec in enumerate(records):
                 env = self._envelope(rec)
                 if tag in rec.tags and env is not None and _matches(env["value"], op.filter) and first(env):

@@ -190,13 +190,6 @@ class PanelRecordsResult(Result):
     realms: list[str]
 
 
-class PanelRecordResult(Result):
-    realm: str
-    record: RecordDetail
-    chain: Sequence[ChainRow]
-    injections: Sequence[InjectionRow]
-
-
 class PromotionRow(Result):
     realm: str
     pending_id: str
@@ -220,6 +213,17 @@ class PendingForgetRow(Result):
     requested_by: Any
     reason: str | None
     created_at_ms: int
+
+
+class PanelRecordResult(Result):
+    """``pending_forget``: present only when a held forget stands on the record and the caller may
+    review quarantined content of its scope."""
+
+    realm: str
+    record: RecordDetail
+    chain: Sequence[ChainRow]
+    injections: Sequence[InjectionRow]
+    pending_forget: PendingForgetRow | None = None
 
 
 class PanelQuarantineResult(Result):
