@@ -59,6 +59,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import percentile, start_gateway, stop_gateway  # noqa: E402
 from recall import Vocabulary, make_queries, make_records  # noqa: E402
+from recall_vs_bm25 import build_bm25  # noqa: E402
 
 IDENTITY = "lead:million"
 BATCH = 1000
@@ -155,16 +156,6 @@ def ingest(url: str, records: Sequence[Any], clients: int) -> tuple[float, float
             break
     tail = (total - n90) / (end - t90) if end > t90 else float("nan")
     return total / (end - t0), tail, refused[0]
-
-
-def build_bm25(records: Sequence[Any]) -> tuple[Any, float]:
-    import bm25s
-
-    t0 = time.perf_counter()
-    corpus = [f"{r.title}\n{r.body}\n{' '.join(r.tags)}" for r in records]
-    retriever = bm25s.BM25()
-    retriever.index(bm25s.tokenize(corpus, stopwords="en", show_progress=False), show_progress=False)
-    return retriever, time.perf_counter() - t0
 
 
 def alternate(ours: Callable[[str], dict[str, Any]], theirs: Callable[[str], Any],
