@@ -100,14 +100,14 @@ def realm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     scope = Scope.identity(R, ME)
     record_writes.apply_batch(store, StagedBatch(R, Author.application(), tuple(TombstoneOp(id=i) for i in mine[:300])))
     record_writes.apply_batch(store, StagedBatch(R, Author.application(),
-                                  tuple(SetRankOp(id=i, rank=n) for n, i in enumerate(mine[300:340]))))
+                                          tuple(SetRankOp(id=i, rank=n) for n, i in enumerate(mine[300:340]))))
     captured = Captured(store)
     gateway = Gateway.for_runtime(runtime)
     ctx = CallContext(transport="embedded")
     runtime.agent_memory.service.remember(R, ME, "fresh title", "a new body about term5 and term9", [])
     runtime.agent_memory.service.remember(R, ME, "fresh title", "a new body about term5 and term9", [])  # duplicate
     record_writes.remember_authored(store, R, scope, NewMemoryRecord(title="agent note", body="seen term3 today",
-                                                      provenance=Provenance(Author.agent(ME))), Author.agent(ME))
+                                                              provenance=Provenance(Author.agent(ME))), Author.agent(ME))
     gateway.call("meta/agent_memory/recall", {"identity": ME, "query_text": "term5 term9 term12"}, ctx)
     gateway.call("meta/turn/inject", {"identity": ME, "query_text": "term7 term20"}, ctx)
     gateway.call("meta/agent_memory/recall", {"identity": ME, "selection": "always"}, ctx)

@@ -56,7 +56,7 @@ def test_a_derived_copy_in_another_scope_needs_that_scope(agent_store: AgentMemo
     mob = Scope.mob(R, "team")
     record_writes.apply_batch(agent_store, StagedBatch(R, Author.operator("op"), (CreateOp(
         scope=mob, record=NewMemoryRecord(title="Fact", body="shared fact (team copy)",
-                                          provenance=Provenance(Author.operator("op"))), derived_from=(src,)),)))
+                                            provenance=Provenance(Author.operator("op"))), derived_from=(src,)),)))
     with pytest.raises(AgentMemoryError) as exc:
         agent_store.erase(R, ME, src, erased_by="dpo", may_erase=lambda scope: scope == ME)
     assert exc.value.data["reason"] == "scope_not_writable"
@@ -68,7 +68,7 @@ def test_a_derived_copy_in_another_scope_needs_that_scope(agent_store: AgentMemo
 def test_quarantined_content_is_refused_until_reviewed(open_store: object) -> None:
     store = open_store(gate=FakeGate("session tainted"))  # type: ignore[operator]
     rec, _ = record_writes.remember_authored(store, R, ME, NewMemoryRecord(title="Web", body="claim from a page",
-                                                            provenance=Provenance(Author.agent(ID))), Author.agent(ID))
+                                                                    provenance=Provenance(Author.agent(ID))), Author.agent(ID))
     assert rec.status.kind is StatusKind.QUARANTINED
     with pytest.raises(AgentMemoryError) as exc:
         store.erase(R, ME, rec.id, erased_by="dpo")
@@ -136,7 +136,7 @@ def test_the_register_keeps_erased_ids_and_content_out(agent_store: AgentMemoryS
         record_writes.remember(agent_store, R, ID, " Diagnosis ", "quokkazanzibar syndrome\n")
     assert by_content.value.data["reason"] == "erased" and "quokkazanzibar" not in by_content.value.message
     outcomes = record_writes.remember_many(agent_store, R, ID, [RememberItem("Diagnosis", "quokkazanzibar syndrome"),
-                                                RememberItem("Other", "fine")])
+                                                  RememberItem("Other", "fine")])
     assert outcomes[0].error is not None and outcomes[0].error.reason == "erased" and outcomes[1].created
     assert record_writes.remember(agent_store, R, OTHER, "Diagnosis", "quokkazanzibar syndrome")[1]  # not another identity's
     with agent_store.snapshot(R) as tx:
@@ -161,16 +161,16 @@ def test_erased_content_cannot_come_back_through_a_proposal_or_a_promotion(agent
     src = record_writes.remember(agent_store, R, ID, "Fact", "the vault is in room nine")[0].memory_id
     record_writes.apply_batch(agent_store, StagedBatch(R, Author.operator("op"), (CreateOp(
         scope=mob, record=NewMemoryRecord(title="Fact", body="the vault is in room nine",
-                                          provenance=Provenance(Author.operator("op"))), derived_from=(src,)),)))
+                                            provenance=Provenance(Author.operator("op"))), derived_from=(src,)),)))
     theirs = record_writes.remember(agent_store, R, OTHER, "Fact", "the vault is in room nine")[0].memory_id
     waiting = record_writes.propose(agent_store, R, mob, NewMemoryRecord(title="Fact", body="the vault is in room nine",
-                                                          provenance=Provenance(Author.agent(OTHER))),
-                                  Author.agent(OTHER))
+                                                            provenance=Provenance(Author.agent(OTHER))),
+                                    Author.agent(OTHER))
     report = agent_store.erase(R, ME, src, erased_by="dpo", may_erase=lambda scope: True)
     assert {r.scope for r in report.records} == {ME, mob} and report.proposals == (waiting,)
     with pytest.raises(AgentMemoryError) as proposed:
         record_writes.propose(agent_store, R, mob, NewMemoryRecord(title="Fact", body="the vault is in room nine",
-                                                    provenance=Provenance(Author.agent(OTHER))), Author.agent(OTHER))
+                                                      provenance=Provenance(Author.agent(OTHER))), Author.agent(OTHER))
     assert proposed.value.data["reason"] == "erased"
     with pytest.raises(AgentMemoryError) as promoted:
         promote_pending_gate(agent_store, R, theirs, run_id="dream-1", clock=clock, target_scope=mob)

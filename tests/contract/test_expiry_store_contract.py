@@ -62,7 +62,7 @@ def test_the_warm_in_process_index_answers_the_best_k_among_unexpired_records(
     realm = "warm"
     start = clock.now_ms()
     record_writes.remember_many(agent_store, realm, ID, [RememberItem(f"Hot {i}", "deploy deploy deploy deploy",
-                                                       expires_at_ms=start + 1_000) for i in range(6)])
+                                                         expires_at_ms=start + 1_000) for i in range(6)])
     record_writes.remember_many(agent_store, realm, ID, [RememberItem(f"Cold {i}", f"deploy note {i}") for i in range(3)])
     assert index.warm(realm)
     clock.advance(1_000)

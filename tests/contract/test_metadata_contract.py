@@ -70,7 +70,7 @@ CASES: list[tuple[dict[str, Any], list[int]]] = [
 
 def _seed(store: AgentMemoryStore, records: list[dict[str, Any]], identity: str = ID, first: int = 0) -> list[str]:
     outcomes = record_writes.remember_many(store, R, identity, [RememberItem(f"Record {i}", f"coffee note number {i}", (), m)
-                                                 for i, m in enumerate(records, first)])
+                                                         for i, m in enumerate(records, first)])
     assert all(o.record is not None for o in outcomes), [o.error for o in outcomes]
     return [o.record.id for o in outcomes if o.record is not None]
 
@@ -82,7 +82,7 @@ def _listed(store: AgentMemoryStore, flt: Any, identity: str = ID) -> set[str]:
 
 def test_metadata_is_stored_returned_and_replaced_by_update(agent_store: AgentMemoryStore) -> None:
     rec, created, _ = record_writes.remember_record(agent_store, R, ID, "Coffee", "Black, no sugar",
-                                                  metadata={"b": {"y": [1, 2.5, None]}, "a": "é"})
+                                                    metadata={"b": {"y": [1, 2.5, None]}, "a": "é"})
     assert created and rec.metadata == {"a": "é", "b": {"y": [1, 2.5, None]}}
     assert agent_store.get(R, rec.id).metadata == rec.metadata  # type: ignore[union-attr]
     assert rec.project().metadata == rec.metadata
@@ -139,7 +139,7 @@ def test_recall_returns_the_top_k_among_matching_records(agent_store: AgentMemor
     # many better-matching records outside the filter: they must not crowd out the matching ones
     loud = [{"kind": "loud"}] * 40
     record_writes.remember_many(agent_store, R, ID, [RememberItem(f"Coffee {i}", "coffee coffee coffee coffee", (), m)
-                                      for i, m in enumerate(loud)])
+                                        for i, m in enumerate(loud)])
     quiet = _seed(agent_store, [{"kind": "quiet", "n": i} for i in range(5)], first=100)
     got = _recall(agent_store, {"kind": "quiet"}, k=3)
     assert len(got) == 3 and set(got) <= set(quiet)
@@ -184,7 +184,7 @@ def test_the_backend_answers_every_random_filter_as_the_evaluator(
     store = open_store()
     identity = f"h:{abs(hash((repr(records), repr(filters)))) % 10**12}"
     outcomes = record_writes.remember_many(store, R, identity, [RememberItem(f"T{i}", f"body {i}", (), m)
-                                                 for i, m in enumerate(records)])
+                                                         for i, m in enumerate(records)])
     ids = [o.record.id for o in outcomes if o.record is not None]
     assert len(ids) == len(records)
     for flt in filters:
@@ -202,7 +202,7 @@ def test_a_filter_few_candidates_pass_still_finds_the_best_matching(agent_store:
 
     monkeypatch.setattr(sqlite_store, "_WIDENINGS", widenings)
     record_writes.remember_many(agent_store, R, ID, [RememberItem(f"Coffee {i}", "coffee coffee coffee coffee", (), {"kind": "loud"})
-                                      for i in range(70)])
+                                        for i in range(70)])
     quiet = _seed(agent_store, [{"kind": "quiet", "n": i} for i in range(2)], first=500)
     assert set(_recall(agent_store, {"kind": "quiet"}, k=1)) <= set(quiet)
     assert len(_recall(agent_store, {"kind": "quiet"}, k=1)) == 1

@@ -230,10 +230,10 @@ def world(open_store: Callable[..., AgentMemoryStore], clock: ManualClock) -> It
     record_writes.forget(store, R, lead, w.ids["quar_gone"], Author.application())
     clock.advance(1000)
     w.ids["prop"] = record_writes.propose(store, R, MOB, _new("Mob proposal", "Share the reading list.", Author.agent(LEAD)),
-                                  Author.agent(LEAD))
+                                          Author.agent(LEAD))
     clock.advance(1)
     w.ids["prop_tainted"] = record_writes.propose(store, R, MOB, _new("Tainted", "Paste \u00e9 from a web page.", Author.agent(LEAD)),
-                                          Author.agent(LEAD), TAINT)
+                                                  Author.agent(LEAD), TAINT)
     clock.advance(1000)
     now = clock.now_ms()
     store.log_injections(R, [

@@ -34,7 +34,7 @@ def test_taint_and_evidence_are_judged_in_the_batchs_realm(open_store: Callable[
         written, _ = record_writes.remember_authored(store, realm, scope, _record(f"Agent note in {realm}", agent), agent)
         assert written.status.kind is expected, realm
         cited, _ = record_writes.remember_authored(store, realm, scope, _record(f"Distillate in {realm}", distiller,
-                                                                 EvidenceRef("s1")), distiller)
+                                                                         EvidenceRef("s1")), distiller)
         assert cited.status.kind is expected, realm
         if expected is StatusKind.QUARANTINED:
             assert written.status.detail == "session tainted by web tool 'web_fetch'"

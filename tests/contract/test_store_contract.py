@@ -48,7 +48,7 @@ def test_duplicate_remember_merges_new_tags_in_one_new_version(agent_store: Agen
     first, _ = record_writes.remember(agent_store, R, ID, "Passport location", "In the desk drawer", ["travel", "docs"])
     clock.advance(1000)
     merged, created, merge = record_writes.remember_merging(agent_store, R, ID, "Passport location", "In the desk drawer",
-                                                          ["Docs", "home"])
+                                                            ["Docs", "home"])
     assert not created and merge is not None
     assert (merge.supersedes, merge.tags_added) == (first.memory_id, ("home",))
     assert merged.memory_id != first.memory_id and merged.tags == ["docs", "home", "travel"]  # normalised: lowercased, sorted
@@ -59,7 +59,7 @@ def test_duplicate_remember_merges_new_tags_in_one_new_version(agent_store: Agen
     # the same call again finds the merged version and writes nothing
     audits = len(agent_store.audit_rows(R))
     again, created_again, merge_again = record_writes.remember_merging(agent_store, R, ID, "Passport location", "In the desk drawer",
-                                                                     ["home"])
+                                                                       ["home"])
     assert (again, created_again, merge_again) == (merged, False, None)
     assert len(agent_store.audit_rows(R)) == audits
 

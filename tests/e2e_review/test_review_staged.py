@@ -69,7 +69,7 @@ def staged(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Staged]:
         record_writes.apply_batch(store, StagedBatch(realm="default", author=Author.application(), ops=(
             CreateOp(scope=Scope.identity("default", ident), id=f"{squatted_id}-released",
                      record=NewMemoryRecord(title="Squatter", body="Holds the successor id.",
-                                            provenance=Provenance(Author.application()))),)))
+                                                    provenance=Provenance(Author.application()))),)))
     gw_proc = start_gateway(state, config=config)
     client = Client(gw_proc)
     yield Staged(client, llm, state, ident, secret_id, squatted_id)

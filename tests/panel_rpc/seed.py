@@ -134,14 +134,14 @@ def build_world(state_dir: Path, clock: ManualClock | None = None) -> World:
         tick()
         # Proposals: one clean and one tainted for the mob, one for the operator scope.
         w.ids["prop_mob"] = record_writes.propose(store, R, Scope.mob(R, MOB), _new("Mob proposal", "Share the reading list.",
-                                                                      Author.agent(LEAD)), Author.agent(LEAD))
+                                                                              Author.agent(LEAD)), Author.agent(LEAD))
         tick()
         w.ids["prop_mob_tainted"] = record_writes.propose(store,
             R, Scope.mob(R, MOB), _new("Tainted mob proposal", "Paste from a web page.", Author.agent(LEAD)),
             Author.agent(LEAD), taint="session tainted by web tool 'web_search'")
         tick()
         w.ids["prop_op"] = record_writes.propose(store, R, Scope.operator(R, OPERATOR), _new("Operator proposal", "Page the desk.",
-                                                                              Author.agent(WORKER)), Author.agent(WORKER))
+                                                                                      Author.agent(WORKER)), Author.agent(WORKER))
         tick()
         now = clock.now_ms()
         store.log_injections(R, [

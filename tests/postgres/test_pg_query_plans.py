@@ -40,7 +40,7 @@ def _load(s: PostgresAgentMemoryStore) -> None:
             receipt = record_writes.apply_batch(s, StagedBatch(R, Author.application(), ops))
             if identity == ME and first == 0:
                 record_writes.apply_batch(s, StagedBatch(R, Author.application(),
-                                          tuple(TombstoneOp(id=r.memory_id) for r in receipt.results[:200])))
+                                                      tuple(TombstoneOp(id=r.memory_id) for r in receipt.results[:200])))
 
 
 def _no_autovacuum(store: PostgresAgentMemoryStore) -> None:

@@ -243,7 +243,7 @@ def test_successor_conflict_when_another_row_holds_the_successor_id(env: Env) ->
             realm=REALM,
             author=Author.application(),
             ops=(CreateOp(scope=env.scope(), id=f"{origin.id}-released",
-                          record=NewMemoryRecord(title="Squatter", body="Holds the id.", provenance=Provenance(Author.application()))),),
+                              record=NewMemoryRecord(title="Squatter", body="Holds the id.", provenance=Provenance(Author.application()))),),
         )
     )
     err = refused(env, origin, "release")
@@ -404,8 +404,8 @@ def test_successor_is_capped_at_agent_observed_forever(env: Env) -> None:
                 realm=REALM,
                 author=Author.operator("ana"),
                 ops=(SupersedeOp(prior=succ, trust=TrustTier.AGENT_VERIFIED,
-                                 record=NewMemoryRecord(title="Reader preference", body="Weekly, on Fridays.",
-                                                        provenance=Provenance(Author.operator("ana")))),),
+                                     record=NewMemoryRecord(title="Reader preference", body="Weekly, on Fridays.",
+                                                            provenance=Provenance(Author.operator("ana")))),),
             )
         )
     assert "capped at agent_observed" in info.value.message

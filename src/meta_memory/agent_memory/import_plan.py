@@ -72,6 +72,7 @@ __all__ = [
     "foreign_create",
     "foreign_memory_id",
     "keep_out_erased",
+    "past_expiry_cap",
     "plan_creates",
     "plan_restore",
     "restore_batches",
@@ -113,6 +114,17 @@ def restore_batches(records: Sequence[tuple[int, MemoryRecord]]) -> Iterator[lis
                                  "imported in one transaction")
     if batch:
         yield batch
+
+
+#: The statuses whose expiry still matters on import (a live record, or one a release may make live).
+_LIVE = frozenset({StatusKind.ACTIVE, StatusKind.QUARANTINED})
+
+
+def past_expiry_cap(rec: MemoryRecord, now_ms: int, max_ttl_s: int) -> str | None:
+    """Why restoring ``rec`` is refused for its expiry, or ``None``: a live (active or quarantined) record
+    lives no longer than a caller could ask for now (``now_ms`` + ``max_ttl_s`` seconds), as a longer
+    ``ttl_s`` is refused; the expiry is never shortened, and a tombstone's is moot."""
+    return expiry_past_cap(rec.expires_at_ms, now_ms, max_ttl_s) if rec.status.kind in _LIVE else None
 
 
 def check_chains(store: AgentMemoryStore, records: Sequence[tuple[int, MemoryRecord]]) -> None:

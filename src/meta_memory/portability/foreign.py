@@ -2,7 +2,8 @@
 
 Each source has its own reader (:mod:`.from_mem0`, :mod:`.from_langgraph`) yielding one neutral shape,
 :class:`ForeignRecord` (or a :class:`ForeignNote` for a source entry it cannot map), and
-:func:`import_foreign` lands them all the same way:
+:func:`import_foreign` lands them all the same way, as the domain's import planner
+(:mod:`meta_memory.agent_memory.import_plan`) decides, for a dry run and a real one alike:
 
 - as **application writes** into the record's identity scope (author ``application``, kind ``fact``,
   tier ``agent_observed``: what ``meta/agent_memory/remember`` writes), through the one validator

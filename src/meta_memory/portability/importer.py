@@ -4,7 +4,10 @@ Two passes over the lines: the first decodes and checks every line (JSON, line s
 encoding, field caps, secrets) and refuses the file by line number before anything is written; the
 second lands the records as :class:`~meta_memory.agent_memory.batch.RestoreOp` batches (one
 transaction each, at most :data:`~meta_memory.limits.MAX_BATCH_OPS` ops, whole supersede
-chains together) and the ledger lines through the ledger's own index.
+chains together) and the ledger lines through the ledger's own index. What the records become (the
+chain check, the expiry cap, the erasure register, present and conflicting ids, the batches) is
+planned by the domain (:mod:`meta_memory.agent_memory.import_plan`); this module reads, verifies and
+reports.
 
 - An export file is untrusted input. A file that verifies (:func:`verify`: every line's MAC under
   this installation's export key, or a key the operator names) lands exactly as exported. Any other
@@ -28,9 +31,15 @@ from typing import Any, BinaryIO
 
 from pydantic import ValidationError
 
-from ..agent_memory.expiry import expiry_past_cap
-from ..agent_memory.import_plan import IMPORT_AUTHOR, LineRefused, apply_restore, check_chains, plan_restore
-from ..agent_memory.model import MemoryRecord, NewMemoryRecord, StatusKind, TrustTier
+from ..agent_memory.import_plan import (
+    IMPORT_AUTHOR,
+    LineRefused,
+    apply_restore,
+    check_chains,
+    past_expiry_cap,
+    plan_restore,
+)
+from ..agent_memory.model import MemoryRecord, NewMemoryRecord, TrustTier
 from ..agent_memory.store.base import AgentMemoryStore
 from ..agent_memory.validator import normalize_record, refuse_secrets, validate_record_fields
 from ..errors import AgentMemoryError, MetaError
@@ -45,8 +54,6 @@ from .signing import ExportKey, LineSigner, line_digest, split_mac
 __all__ = ["ImportError_", "ImportSummary", "LineNote", "Verification", "import_jsonl", "parse_lines", "read_lines",
            "verify", "IMPORT_AUTHOR"]
 
-#: The statuses whose expiry still matters on import (a live record, or one a release may make live).
-_LIVE = frozenset({StatusKind.ACTIVE, StatusKind.QUARANTINED})
 
 
 #: The file was refused before anything was written (or, past the first batch, before the batch of that
@@ -286,8 +293,7 @@ def import_jsonl(
     cap_s = feature.config.max_ttl_s if feature is not None else MAX_TTL_S
     now_ms = runtime.clock.now_ms()
     for n, rec in records:
-        # a live record lives no longer than a caller could ask for now (a tombstone's expiry is moot)
-        too_late = expiry_past_cap(rec.expires_at_ms, now_ms, cap_s) if rec.status.kind in _LIVE else None
+        too_late = past_expiry_cap(rec, now_ms, cap_s)
         if too_late is not None:
             summary.refused.append(LineNote(n, rec.id, too_late))
             continue

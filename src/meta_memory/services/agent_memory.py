@@ -161,8 +161,8 @@ class AgentMemoryService:
         get, e.g. ``-32040`` with ``data.reason`` ``invalid_record`` or ``secret_detected``); the
         counts sum to ``len(records)``. Refusals are per item: a refused record writes nothing,
         the others commit. After the commit, each item emits the event :meth:`remember` would, in
-        order. See :func:`~meta_memory.agent_memory.record_writes.remember_many`. ``derived_from_sessions`` applies to every
-        record as in :meth:`remember` (one verdict for the batch; a quarantined item carries
+        order. See :func:`~meta_memory.agent_memory.record_writes.remember_many`. ``derived_from_sessions``
+        applies to every record as in :meth:`remember` (one verdict for the batch; a quarantined item carries
         ``quarantined`` and emits ``memory.write.quarantined``)."""
         items = [RememberItem(title, body, tuple(tags), metadata=metadata,
                               expires_at_ms=self._expiry(ttl_s, f"records.{i}.ttl_s"))
