@@ -16,6 +16,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from meta_memory.agent_memory import record_writes
 from meta_memory.agent_memory.batch import CreateOp, StagedBatch
 from meta_memory.agent_memory.model import Author, NewMemoryRecord, Provenance, Scope
 from meta_memory.agent_memory.store.sqlite import SqliteAgentMemoryStore
@@ -60,7 +61,7 @@ class StoreCorpus:
         ]
         for start in range(0, len(ops), MAX_BATCH_OPS):
             batch = StagedBatch(realm=REALM, author=_AUTHOR, ops=tuple(ops[start:start + MAX_BATCH_OPS]))
-            self.store.apply_batch(batch)
+            record_writes.apply_batch(self.store, batch)
 
     def warm(self) -> bool:
         """Build the realm's in-process index now; ``True`` when it answers (a realm of 2,000 rows or more)."""

@@ -52,6 +52,7 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import percentile, proc_cpu_s, start_gateway  # noqa: E402
+from meta_memory.agent_memory import record_writes
 from meta_memory.agent_memory.batch import CreateOp, StagedBatch  # noqa: E402
 from meta_memory.agent_memory.model import Author, NewMemoryRecord, Provenance, Scope  # noqa: E402
 from meta_memory.config import MetaConfig, parse_config  # noqa: E402
@@ -100,7 +101,7 @@ def _fill_store(runtime: Runtime, vocab: Vocabulary, count: int, start_ms: int) 
                      created_at_ms=start_ms + (first + i) * 60_000)
             for i in range(min(1000, count - first))
         )
-        store.apply_batch(StagedBatch("default", Author.application(), ops))
+        record_writes.apply_batch(store, StagedBatch("default", Author.application(), ops))
 
 
 def remember_at_scale(sizes: list[int], writes: int, seed: int) -> list[dict[str, float]]:
@@ -246,7 +247,7 @@ def bulk_load(runtime: Runtime, size: int, seed: int) -> tuple[list[str], float]
                      created_at_ms=r.created_at_ms, updated_at_ms=r.updated_at_ms)
             for r in records[start:start + 1000]
         )
-        store.apply_batch(StagedBatch("default", Author.application(), ops))
+        record_writes.apply_batch(store, StagedBatch("default", Author.application(), ops))
     return queries, time.perf_counter() - t0
 
 

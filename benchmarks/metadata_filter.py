@@ -26,10 +26,11 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import percentile  # noqa: E402
+from meta_memory.agent_memory import record_writes
 from meta_memory.agent_memory.filters import parse_filter  # noqa: E402
 from meta_memory.agent_memory.model import Scope  # noqa: E402
-from meta_memory.agent_memory.store.base import RememberItem  # noqa: E402
 from meta_memory.agent_memory.store.sqlite import SqliteAgentMemoryStore  # noqa: E402
+from meta_memory.agent_memory.writes import RememberItem  # noqa: E402
 from meta_memory.recall.lexical import LexicalRecallProvider  # noqa: E402
 from meta_memory.recall.provider import RecallRequest  # noqa: E402
 from meta_memory.services.recall_reader import guarded_recall  # noqa: E402
@@ -52,7 +53,7 @@ def fill(store: SqliteAgentMemoryStore, records: int, vocab: Vocabulary) -> floa
         batch.append(RememberItem(f"{vocab.sentence(5).capitalize()} {i}", vocab.sentence(40), (),
                                   {"category": f"c{i % 10}", "n": i, "team": {"name": f"t{i % 100}"}}))
         if len(batch) == 1024 or i == records - 1:
-            out = store.remember_many(REALM, IDENTITY, batch)
+            out = record_writes.remember_many(store, REALM, IDENTITY, batch)
             assert all(o.record is not None for o in out), [o.error for o in out if o.error][:1]
             batch = []
     return time.perf_counter() - started

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from meta_memory.access.policy import AccessPolicy
 from meta_memory.access.principal import ANONYMOUS
+from meta_memory.agent_memory import record_writes
 from meta_memory.agent_memory.store.sqlite import SqliteAgentMemoryStore
 from meta_memory.clock import ManualClock
 from meta_memory.panel.service import PanelService
@@ -41,7 +42,7 @@ def _seed(store: SqliteAgentMemoryStore, clock: ManualClock, n: int) -> None:
     for i in range(n):
         clock.advance(1)
         marker = " kumquat" if i % 100 == 0 else ""
-        store.remember("bench", f"agent:{i % 20}", f"Meeting note {i}", f"{FILLER}Note {i}{marker}.")
+        record_writes.remember(store, "bench", f"agent:{i % 20}", f"Meeting note {i}", f"{FILLER}Note {i}{marker}.")
 
 
 def _median_page(service: PanelService, terms: tuple[str, ...], pages: int) -> float:

@@ -38,9 +38,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from meta_memory.agent_memory import record_writes
 from meta_memory.agent_memory.model import Scope  # noqa: E402
-from meta_memory.agent_memory.store.base import AgentMemoryStore, RememberItem  # noqa: E402
+from meta_memory.agent_memory.store.base import AgentMemoryStore  # noqa: E402
 from meta_memory.agent_memory.store.sqlite import SqliteAgentMemoryStore  # noqa: E402
+from meta_memory.agent_memory.writes import RememberItem
 from meta_memory.clock import ManualClock  # noqa: E402
 from meta_memory.recall.lexical import LexicalRecallProvider  # noqa: E402
 from meta_memory.recall.provider import RecallRequest  # noqa: E402
@@ -100,12 +102,12 @@ def attack(store: AgentMemoryStore, sc: Scenario, with_victim: bool, before_reca
         batch += [RememberItem("probe", f"{sc.nonces[g]} pad"), *pad()]
     cut = len(victim) // 2
     for title, body in victim[:cut]:
-        store.remember(REALM, VICTIM, title, body)
-    store.remember(REALM, ATTACKER, "warm up", "something of my own")
+        record_writes.remember(store, REALM, VICTIM, title, body)
+    record_writes.remember(store, REALM, ATTACKER, "warm up", "something of my own")
     for title, body in victim[cut:]:
-        store.remember(REALM, VICTIM, title, body)
+        record_writes.remember(store, REALM, VICTIM, title, body)
     for i in range(0, len(batch), 500):
-        store.remember_many(REALM, ATTACKER, batch[i:i + 500])
+        record_writes.remember_many(store, REALM, ATTACKER, batch[i:i + 500])
     before_recall()
     provider = LexicalRecallProvider()
     scope = Scope.identity(REALM, ATTACKER)

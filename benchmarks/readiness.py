@@ -32,8 +32,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from meta_memory.agent_memory.store.base import RememberItem
+from meta_memory.agent_memory import record_writes
 from meta_memory.agent_memory.store.sqlite import SqliteAgentMemoryStore
+from meta_memory.agent_memory.writes import RememberItem
 from meta_memory.clock import ManualClock
 from meta_memory.config import MetaConfig
 from meta_memory.rpc.methods import build_method_table
@@ -57,11 +58,11 @@ def build(root: Path, realms: int, small: int, large: int) -> None:
     store = SqliteAgentMemoryStore(root, ManualClock(1_700_000_000_000))
     try:
         for r in range(realms):
-            store.remember_many(f"small-{r}", "lead:main", [
+            record_writes.remember_many(store, f"small-{r}", "lead:main", [
                 RememberItem(f"note {i} of realm {r}", f"the harbour ferry leaves at {i} in realm {r}", ())
                 for i in range(small)])
         for start in range(0, large, 500):
-            store.remember_many("large", "lead:main", [
+            record_writes.remember_many(store, "large", "lead:main", [
                 RememberItem(f"record {i}", f"record {i} says the harbour ferry timetable changes on day {i % 365}",
                              (f"t{i % 50}",)) for i in range(start, min(large, start + 500))])
     finally:
@@ -91,7 +92,7 @@ def main() -> int:
             figures = {
                 "cold": median_ms(args.rounds, rt.readiness._evaluate, before=forget),
                 "warm": median_ms(args.rounds, rt.readiness._evaluate),
-                "one_changed": median_ms(args.rounds, rt.readiness._evaluate, before=lambda: store.remember(
+                "one_changed": median_ms(args.rounds, rt.readiness._evaluate, before=lambda: record_writes.remember(store,
                     "small-0", "lead:main", f"touch {time.perf_counter_ns()}", "a new record")),
                 "probe_large": median_ms(args.rounds, lambda: probe(large)),
                 "quick_check_large": median_ms(max(1, args.rounds // 2), lambda: probe(large, full=True)),

@@ -34,6 +34,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from meta_memory.agent_memory import record_writes
 from meta_memory.agent_memory.model import Author, NewMemoryRecord, Provenance, Scope
 from meta_memory.agent_memory.store.sqlite import SqliteAgentMemoryStore, realm_db_path
 from meta_memory.clock import ManualClock
@@ -78,12 +79,12 @@ def _seed(store: SqliteAgentMemoryStore, clock: ManualClock, n: int) -> tuple[li
     quarantined: list[str] = []
     for i in range(n):
         clock.advance(1)
-        rec, _ = store.remember(REALM, f"agent:{i % 20}", f"Meeting note {i}", f"{FILLER}Note {i}.")
+        rec, _ = record_writes.remember(store, REALM, f"agent:{i % 20}", f"Meeting note {i}", f"{FILLER}Note {i}.")
         active.append(rec.memory_id)
     for i in range(max(10, n // 10)):
         clock.advance(1)
         ident = f"agent:{i % 20}"
-        rec, _ = store.remember_authored(
+        rec, _ = record_writes.remember_authored(store,
             REALM, Scope.identity(REALM, ident),
             NewMemoryRecord(title=f"Tainted note {i}", body=f"{FILLER}Tainted {i}.",
                             provenance=Provenance(Author.agent(ident))),
@@ -91,7 +92,7 @@ def _seed(store: SqliteAgentMemoryStore, clock: ManualClock, n: int) -> tuple[li
         )
         quarantined.append(rec.id)
     for i in range(50):
-        store.propose(REALM, Scope.mob(REALM, "crew"), NewMemoryRecord(
+        record_writes.propose(store, REALM, Scope.mob(REALM, "crew"), NewMemoryRecord(
             title=f"Proposal {i}", body=f"{FILLER}Proposal {i}.", provenance=Provenance(Author.agent("agent:0"))),
             Author.agent("agent:0"))
     for i in range(50):

@@ -6,6 +6,7 @@ import multiprocessing as mp
 import time
 from pathlib import Path
 
+from meta_memory.agent_memory import record_writes
 from meta_memory.agent_memory.model import Scope
 from meta_memory.agent_memory.store.sqlite import SqliteAgentMemoryStore
 from meta_memory.recall.fts import match_expression
@@ -19,7 +20,7 @@ def _writer(root: str, stop_at: float, out: mp.Queue) -> None:
     with SqliteAgentMemoryStore(Path(root)) as store:
         while time.monotonic() < stop_at:
             try:
-                store.remember("shared", "writer:one", f"Note {n}", f"alpha body number {n}")
+                record_writes.remember(store, "shared", "writer:one", f"Note {n}", f"alpha body number {n}")
                 n += 1
             except Exception as exc:  # noqa: BLE001 - every failure is reported to the test
                 errors.append(repr(exc))
@@ -51,7 +52,7 @@ def _reader(root: str, stop_at: float, out: mp.Queue) -> None:
 def test_reader_and_writer_processes_never_see_database_is_locked(tmp_path: Path) -> None:
     root = tmp_path / "am"
     with SqliteAgentMemoryStore(root) as store:  # create the realm first
-        store.remember("shared", "writer:one", "Seed", "alpha seed")
+        record_writes.remember(store, "shared", "writer:one", "Seed", "alpha seed")
     ctx = mp.get_context("spawn")
     out: mp.Queue = ctx.Queue()
     stop_at = time.monotonic() + RUN_SECONDS + 2.0  # spawn start-up takes a moment

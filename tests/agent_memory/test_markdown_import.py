@@ -6,6 +6,7 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
+from meta_memory.agent_memory import record_writes
 from meta_memory.agent_memory.markdown import parse_markdown
 from meta_memory.agent_memory.model import Author, Scope
 from meta_memory.agent_memory.store.sqlite import SqliteAgentMemoryStore
@@ -119,7 +120,7 @@ def test_import_is_per_realm_and_lazy(tmp_path: Path) -> None:
     root = tmp_path / "am"
     path = _legacy(root, "acme-corp", "rt:identity:worker:2", block("Note", "mem-a", "acme body"))
     with SqliteAgentMemoryStore(root, ManualClock()) as store:
-        store.remember("default", "x:y", "Other realm", "does not import acme")
+        record_writes.remember(store, "default", "x:y", "Other realm", "does not import acme")
         assert path.exists()  # not touched until its realm opens
         records = store.active_records("acme-corp", Scope.identity("acme-corp", "identity:worker"))
         assert [r.id for r in records] == ["mem-a"]

@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from meta_memory.agent_memory import record_writes
 from meta_memory.agent_memory.batch import CreateOp, SetRankOp, StagedBatch, TombstoneOp
 from meta_memory.agent_memory.model import Author, NewMemoryRecord, Provenance, Scope
 from meta_memory.agent_memory.store import planner
@@ -51,7 +52,7 @@ def _load(store: SqliteAgentMemoryStore, identity: str, n: int, start: int = 0) 
             )
             for i in range(first, min(start + n, first + 1000))
         )
-        receipt = store.apply_batch(StagedBatch(R, Author.application(), ops))
+        receipt = record_writes.apply_batch(store, StagedBatch(R, Author.application(), ops))
         ids.extend(r.memory_id for r in receipt.results)
     return ids
 
@@ -97,16 +98,16 @@ def realm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     mine = _load(store, ME, 6000)
     _load(store, OTHER, 1500, start=10_000)
     scope = Scope.identity(R, ME)
-    store.apply_batch(StagedBatch(R, Author.application(), tuple(TombstoneOp(id=i) for i in mine[:300])))
-    store.apply_batch(StagedBatch(R, Author.application(),
-                                  tuple(SetRankOp(id=i, rank=n) for n, i in enumerate(mine[300:340]))))
+    record_writes.apply_batch(store, StagedBatch(R, Author.application(), tuple(TombstoneOp(id=i) for i in mine[:300])))
+    record_writes.apply_batch(store, StagedBatch(R, Author.application(),
+                                          tuple(SetRankOp(id=i, rank=n) for n, i in enumerate(mine[300:340]))))
     captured = Captured(store)
     gateway = Gateway.for_runtime(runtime)
     ctx = CallContext(transport="embedded")
     runtime.agent_memory.service.remember(R, ME, "fresh title", "a new body about term5 and term9", [])
     runtime.agent_memory.service.remember(R, ME, "fresh title", "a new body about term5 and term9", [])  # duplicate
-    store.remember_authored(R, scope, NewMemoryRecord(title="agent note", body="seen term3 today",
-                                                      provenance=Provenance(Author.agent(ME))), Author.agent(ME))
+    record_writes.remember_authored(store, R, scope, NewMemoryRecord(title="agent note", body="seen term3 today",
+                                                              provenance=Provenance(Author.agent(ME))), Author.agent(ME))
     gateway.call("meta/agent_memory/recall", {"identity": ME, "query_text": "term5 term9 term12"}, ctx)
     gateway.call("meta/turn/inject", {"identity": ME, "query_text": "term7 term20"}, ctx)
     gateway.call("meta/agent_memory/recall", {"identity": ME, "selection": "always"}, ctx)
@@ -234,11 +235,11 @@ def _remember_steps(tmp: Path, size: int) -> int:
     with SqliteAgentMemoryStore(tmp / f"steps-{size}") as store:
         _load(store, ME, size)
         _load(store, OTHER, 200, start=50_000)
-        store.remember(R, ME, "first write", "the retention-floor check runs on a scope's first write")
+        record_writes.remember(store, R, ME, "first write", "the retention-floor check runs on a scope's first write")
         fewest = None
         for i in range(3):  # the fewest of three: a commit that met a full-text crisis merge is not the norm
             captured = Captured(store)
-            store.remember(R, ME, f"measured write {i}", f"its body mentions term42 once ({i})")
+            record_writes.remember(store, R, ME, f"measured write {i}", f"its body mentions term42 once ({i})")
             fewest = captured.steps if fewest is None else min(fewest, captured.steps)
         assert fewest is not None
         return fewest
@@ -261,12 +262,12 @@ def test_statistics_are_taken_when_missing_and_refreshed_as_the_realm_grows(tmp_
     conn.commit()
     conn.close()
     with SqliteAgentMemoryStore(root) as store:
-        store.remember(R, ME, "after reopen", "statistics were missing at open")
+        record_writes.remember(store, R, ME, "after reopen", "statistics were missing at open")
         writer = store._db(R).writer
         assert planner.analysed_rows(writer) == 2500  # taken at open, before this write
         _load(store, ME, 3000, start=10_000)
         for i in range(planner.CHECK_EVERY_WRITES):
-            store.remember(R, ME, f"grow {i}", f"body {i}")
+            record_writes.remember(store, R, ME, f"grow {i}", f"body {i}")
         assert planner.analysed_rows(writer) >= 5500
         assert not planner.stale(writer)
 
@@ -280,7 +281,7 @@ def test_retention_floor_check_is_bounded_and_warns_once(tmp_path: Path, caplog:
         captured = Captured(store)
         with caplog.at_level("WARNING"):
             for i in range(store.FLOOR_CHECK_EVERY + 2):
-                store.remember(R, ME, f"write {i}", f"body {i}")
+                record_writes.remember(store, R, ME, f"write {i}", f"body {i}")
         warnings = [r for r in caplog.records if "above the retention floor" in r.getMessage()]
         assert len(warnings) == 1 and f"more than {DEFAULT_SCOPE_FLOOR_RECORDS} records" in warnings[0].getMessage()
         footprints = [s for s in captured.sql if "LENGTH(CAST(title AS BLOB))" in s]

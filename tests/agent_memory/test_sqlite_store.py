@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from meta_memory.agent_memory import record_writes
 from meta_memory.agent_memory.model import Author, Scope
 from meta_memory.agent_memory.store.sqlite import SqliteAgentMemoryStore
 from meta_memory.clock import ManualClock
@@ -32,7 +33,7 @@ def test_each_realm_is_its_own_database_file(tmp_path: Path, clock: ManualClock,
     root = tmp_path / "am"
     with SqliteAgentMemoryStore(root, clock) as s:
         for realm in realms:
-            s.remember(realm, ID, "Secret plan", f"only in {realm}")
+            record_writes.remember(s, realm, ID, "Secret plan", f"only in {realm}")
         assert sorted(s.list_realms()) == sorted(realms)
     assert len(list(root.glob("*.sqlite3"))) == 2
 
@@ -40,7 +41,7 @@ def test_each_realm_is_its_own_database_file(tmp_path: Path, clock: ManualClock,
 def test_file_is_durable_and_self_describing(tmp_path: Path, clock: ManualClock) -> None:
     root = tmp_path / "am"
     with SqliteAgentMemoryStore(root, clock) as s:
-        rec, _ = s.remember(R, ID, "Durable", "survives reopen")
+        rec, _ = record_writes.remember(s, R, ID, "Durable", "survives reopen")
         writer = s._db(R).writer
         assert writer.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL
         assert writer.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
@@ -72,9 +73,9 @@ def test_file_is_durable_and_self_describing(tmp_path: Path, clock: ManualClock)
 def test_fts_index_is_rebuilt_when_its_definition_changes(tmp_path: Path, clock: ManualClock) -> None:
     root = tmp_path / "am"
     with SqliteAgentMemoryStore(root, clock) as s:
-        active, _ = s.remember(R, ID, "Kept", "kept alive")
-        gone, _ = s.remember(R, ID, "Gone", "kept away")
-        s.forget(R, ME, gone.memory_id, Author.application())
+        active, _ = record_writes.remember(s, R, ID, "Kept", "kept alive")
+        gone, _ = record_writes.remember(s, R, ID, "Gone", "kept away")
+        record_writes.forget(s, R, ME, gone.memory_id, Author.application())
     conn = sqlite3.connect(root / "default.sqlite3")
     conn.execute("UPDATE schema_migrations SET name = 'fts-old' WHERE domain = 'records-fts'")
     conn.execute("DELETE FROM records_fts")

@@ -9,6 +9,7 @@ import time
 import uuid
 from pathlib import Path
 
+from meta_memory.agent_memory import record_writes
 from meta_memory.agent_memory.store import upkeep as ckpt
 from meta_memory.agent_memory.store.sqlite import SqliteAgentMemoryStore, realm_db_path
 from meta_memory.agent_memory.store.upkeep import BackgroundUpkeep
@@ -28,10 +29,10 @@ def _wait(predicate, timeout_s: float = 10.0) -> bool:  # type: ignore[no-untype
 def test_committed_records_reach_the_database_file_without_the_writer_checkpointing(tmp_path: Path) -> None:
     with SqliteAgentMemoryStore(tmp_path / "am") as store:
         marker = uuid.uuid4().hex
-        store.remember("default", "lead:main", "Seed", "opens the realm")
+        record_writes.remember(store, "default", "lead:main", "Seed", "opens the realm")
         db = store._db("default")
         assert db.writer.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 0
-        store.remember("default", "lead:main", "Marked", f"the marker {marker}")
+        record_writes.remember(store, "default", "lead:main", "Marked", f"the marker {marker}")
         path = realm_db_path(tmp_path / "am", "default")
         # the commit is in the WAL at once; the checkpoint thread copies it into the database file
         assert _wait(lambda: marker.encode() in path.read_bytes())
@@ -44,7 +45,7 @@ def test_the_writer_checkpoints_itself_when_the_background_falls_behind(tmp_path
         store._upkeep.stop()  # no background rounds at all
         marker = uuid.uuid4().hex
         for i in range(3):
-            store.remember("default", "lead:main", f"Note {i}", f"{marker} {i}")
+            record_writes.remember(store, "default", "lead:main", f"Note {i}", f"{marker} {i}")
         assert store._db("default").commits_since_checkpoint == 0
         assert f"{marker} 2".encode() in realm_db_path(tmp_path / "am", "default").read_bytes()
 
@@ -91,17 +92,17 @@ def test_full_text_segments_are_merged_in_the_background_not_at_commit(tmp_path:
     from meta_memory.recall.fts import match_expression
 
     with SqliteAgentMemoryStore(tmp_path / "am") as store:
-        store.remember("default", "lead:main", "Seed", "opens the realm")
+        record_writes.remember(store, "default", "lead:main", "Seed", "opens the realm")
         db = store._db("default")
         assert not ckpt.merge_settings_due(db.writer)
         store._upkeep.stop()  # first: no background rounds, so every write leaves its own segment
         for i in range(24):  # past FTS5's default crisis merge (16 segments of a level, merged in a commit)
-            store.remember("default", "lead:main", f"Note {i}", f"kiwi number {i}")
+            record_writes.remember(store, "default", "lead:main", f"Note {i}", f"kiwi number {i}")
         path = realm_db_path(tmp_path / "am", "default")
         piled = _segments(path)
         assert piled >= 24
         store._upkeep = BackgroundUpkeep(store._upkeep_realm)  # then a round after the next write
-        store.remember("default", "lead:main", "Last", "kiwi last")
+        record_writes.remember(store, "default", "lead:main", "Last", "kiwi last")
         assert _wait(lambda: _segments(path) <= 4)
         hits = store.search("default", Scope.identity("default", "lead:main"), match_expression("kiwi") or "", 50)
         assert len(hits) == 25
@@ -111,7 +112,7 @@ def test_a_realm_written_before_the_crisis_merge_setting_gets_it_at_open(tmp_pat
     import sqlite3
 
     with SqliteAgentMemoryStore(tmp_path / "am") as store:
-        store.remember("default", "lead:main", "Seed", "opens the realm")
+        record_writes.remember(store, "default", "lead:main", "Seed", "opens the realm")
     path = realm_db_path(tmp_path / "am", "default")
     conn = sqlite3.connect(path)
     conn.execute("DELETE FROM records_fts_config WHERE k = 'crisismerge'")  # as the previous version left it
@@ -119,7 +120,7 @@ def test_a_realm_written_before_the_crisis_merge_setting_gets_it_at_open(tmp_pat
     assert ckpt.merge_settings_due(conn)
     conn.close()
     with SqliteAgentMemoryStore(tmp_path / "am") as store:
-        store.remember("default", "lead:main", "Again", "reopens the realm")
+        record_writes.remember(store, "default", "lead:main", "Again", "reopens the realm")
         assert not ckpt.merge_settings_due(store._db("default").writer)
         crisis = store._db("default").writer.execute("SELECT v FROM records_fts_config WHERE k = 'crisismerge'")
         assert crisis.fetchone()[0] == ckpt.CRISIS_MERGE_SEGMENTS
@@ -166,7 +167,7 @@ def test_a_full_disk_during_upkeep_logs_one_line_naming_the_disk_other_failures_
 
 def test_the_stores_upkeep_round_refuses_a_full_disk_as_disk_full_naming_the_disk(tmp_path: Path) -> None:
     with SqliteAgentMemoryStore(tmp_path / "am") as store:
-        store.remember("default", "lead:main", "Seed", "opens the realm")
+        record_writes.remember(store, "default", "lead:main", "Seed", "opens the realm")
         db = store._db("default")
 
         def full(connect: object) -> None:

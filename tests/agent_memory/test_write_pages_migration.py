@@ -15,6 +15,7 @@ import shutil
 import sqlite3
 from pathlib import Path
 
+from meta_memory.agent_memory import record_writes
 from meta_memory.recall import fts
 from meta_memory.sdk import Meta
 from support import realm_db
@@ -124,7 +125,7 @@ def test_the_quarantine_queue_reads_its_partial_index_when_no_record_is_quaranti
     root = tmp_path / "am"
     with SqliteAgentMemoryStore(root) as store:
         for i in range(300):
-            store.remember("default", A if i % 2 else B, f"note {i}", f"body {i} of the queue test")
+            record_writes.remember(store, "default", A if i % 2 else B, f"note {i}", f"body {i} of the queue test")
     path = realm_db_path(root, "default")
     with sqlite3.connect(path) as conn:
         assert conn.execute("SELECT stat FROM sqlite_stat1 WHERE idx = 'records_quarantined_idx'").fetchone() == ("1 1 1",)

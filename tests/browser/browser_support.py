@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from meta_memory.agent_memory import record_writes
 from meta_memory.agent_memory.model import Author, Kind, MemoryRecord, NewMemoryRecord, Provenance, Scope
 from meta_memory.agent_memory.store.sqlite import SqliteAgentMemoryStore
 from support import REPO_ROOT, GatewayProcess, start_gateway, write_config
@@ -88,14 +89,14 @@ def remember_spaced(store: SqliteAgentMemoryStore, clock: Any, notes: Iterable[t
     ids = []
     for identity, title, body in notes:
         clock.advance(1000)
-        ids.append(store.remember("default", identity, title, body)[0].memory_id)
+        ids.append(record_writes.remember(store, "default", identity, title, body)[0].memory_id)
     return ids
 
 
 def remember_authored(store: SqliteAgentMemoryStore, scope: Scope, author: Author, title: str, body: str,
                       **fields: Any) -> MemoryRecord:
     """Write one record by ``author`` into ``scope`` of the default realm (the store's gate applies)."""
-    record, _ = store.remember_authored(
+    record, _ = record_writes.remember_authored(store,
         "default", scope, NewMemoryRecord(title=title, body=body, provenance=Provenance(author), **fields), author)
     return record
 

@@ -28,6 +28,7 @@ from browser_support import (
     require_chromium,
     tainted_store,
 )
+from meta_memory.agent_memory import record_writes
 from meta_memory.agent_memory.model import Author, Scope
 from meta_memory.clock import ManualClock
 from support import access_toml, raw_write
@@ -60,7 +61,7 @@ def _seed(state: Path) -> dict[str, str]:
         remember_spaced(store, clock, ((LEAD, f"Roadmap milestone {i:02d}", f"Milestone {i} of the roadmap ships.")
                                        for i in range(60)))
         clock.advance(1000)
-        ids["fruit"] = store.remember("default", LEAD, *FRUIT, tags=("offsite", "Catering"))[0].memory_id
+        ids["fruit"] = record_writes.remember(store, "default", LEAD, *FRUIT, tags=("offsite", "Catering"))[0].memory_id
         ids["worker"], = remember_spaced(store, clock, [(WORKER, *WORKER_FRUIT)])
         clock.advance(1000)
         ids["mob"] = remember_authored(store, Scope.mob("default", MOB), Author.application(), *MOB_NOTE).id

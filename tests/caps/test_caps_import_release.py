@@ -28,6 +28,7 @@ from caps_support import (
     memory_id_of,
     uniq,
 )
+from meta_memory.agent_memory import record_writes
 from meta_memory.agent_memory.model import Author, NewMemoryRecord, Provenance, Scope
 from meta_memory.agent_memory.store.sqlite import SqliteAgentMemoryStore
 from meta_memory.clock import ManualClock
@@ -154,7 +155,7 @@ def test_the_store_validator_refuses_an_over_cap_quarantined_write(tmp_path: Pat
     store = SqliteAgentMemoryStore(tmp_path / "agent-memory", ManualClock(), gate=_QuarantineEverything())
     try:
         scope, author = Scope.identity("default", "agent:x"), Author.agent("agent:x")
-        ok, _ = store.remember_authored("default", scope, NewMemoryRecord(
+        ok, _ = record_writes.remember_authored(store, "default", scope, NewMemoryRecord(
             title="é" * 100, body="at the cap", provenance=Provenance(author)), author)
         assert ok.status.kind.value == "quarantined"
         for record, rule in (
@@ -164,7 +165,7 @@ def test_the_store_validator_refuses_an_over_cap_quarantined_write(tmp_path: Pat
              "description must be at most 400"),
         ):
             with pytest.raises(AgentMemoryError) as info:
-                store.remember_authored("default", scope, record, author)
+                record_writes.remember_authored(store, "default", scope, record, author)
             assert info.value.reason == "invalid_record" and rule in info.value.message
         rows = raw_rows(store, "default", "SELECT memory_id, status_kind FROM records")
         assert [tuple(r) for r in rows] == [(ok.id, "quarantined")]

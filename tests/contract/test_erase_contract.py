@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import pytest
 
+from meta_memory.agent_memory import record_writes
 from meta_memory.agent_memory.batch import CreateOp, RestoreOp, StagedBatch
 from meta_memory.agent_memory.model import Author, MemoryRecord, NewMemoryRecord, Provenance, Scope, StatusKind
 from meta_memory.agent_memory.retention import DAY_MS, TombstoneRetention
-from meta_memory.agent_memory.store.base import AgentMemoryStore, InjectionRow, RememberItem
+from meta_memory.agent_memory.store.base import AgentMemoryStore, InjectionRow
+from meta_memory.agent_memory.writes import RememberItem
 from meta_memory.clock import ManualClock
 from meta_memory.errors import AgentMemoryError, RecordNotFound
 
@@ -18,14 +20,14 @@ ME = Scope.identity(R, ID)
 
 
 def _chain(store: AgentMemoryStore) -> tuple[str, str]:
-    v1 = store.remember(R, ID, "Plan", "the key is under the mat")[0].memory_id
-    v2 = store.update(R, ID, v1, "Plan", "the key is in the shed")[0].memory_id
+    v1 = record_writes.remember(store, R, ID, "Plan", "the key is under the mat")[0].memory_id
+    v2 = record_writes.update(store, R, ID, v1, "Plan", "the key is in the shed")[0].memory_id
     return v1, v2
 
 
 def test_erase_takes_the_whole_chain_and_its_side_rows(agent_store: AgentMemoryStore) -> None:
     v1, v2 = _chain(agent_store)
-    other = agent_store.remember(R, ID, "Other", "unrelated")[0].memory_id
+    other = record_writes.remember(agent_store, R, ID, "Other", "unrelated")[0].memory_id
     agent_store.log_injections(R, [InjectionRow(v2, ID, "turn", 1, session_key="s1")])
     report = agent_store.erase(R, ME, v1, erased_by="dpo", reason="request")
     assert {r.memory_id for r in report.records} == {v1, v2} and not report.dry_run
@@ -43,18 +45,18 @@ def test_dry_run_changes_nothing(agent_store: AgentMemoryStore) -> None:
 
 
 def test_another_scopes_record_is_not_found_in_mine(agent_store: AgentMemoryStore) -> None:
-    theirs = agent_store.remember(R, OTHER, "Theirs", "their content")[0].memory_id
+    theirs = record_writes.remember(agent_store, R, OTHER, "Theirs", "their content")[0].memory_id
     with pytest.raises(RecordNotFound):
         agent_store.erase(R, ME, theirs, erased_by="dpo")
     assert agent_store.get(R, theirs) is not None
 
 
 def test_a_derived_copy_in_another_scope_needs_that_scope(agent_store: AgentMemoryStore) -> None:
-    src = agent_store.remember(R, ID, "Fact", "shared fact")[0].memory_id
+    src = record_writes.remember(agent_store, R, ID, "Fact", "shared fact")[0].memory_id
     mob = Scope.mob(R, "team")
-    agent_store.apply_batch(StagedBatch(R, Author.operator("op"), (CreateOp(
+    record_writes.apply_batch(agent_store, StagedBatch(R, Author.operator("op"), (CreateOp(
         scope=mob, record=NewMemoryRecord(title="Fact", body="shared fact (team copy)",
-                                          provenance=Provenance(Author.operator("op"))), derived_from=(src,)),)))
+                                            provenance=Provenance(Author.operator("op"))), derived_from=(src,)),)))
     with pytest.raises(AgentMemoryError) as exc:
         agent_store.erase(R, ME, src, erased_by="dpo", may_erase=lambda scope: scope == ME)
     assert exc.value.data["reason"] == "scope_not_writable"
@@ -65,8 +67,8 @@ def test_a_derived_copy_in_another_scope_needs_that_scope(agent_store: AgentMemo
 
 def test_quarantined_content_is_refused_until_reviewed(open_store: object) -> None:
     store = open_store(gate=FakeGate("session tainted"))  # type: ignore[operator]
-    rec, _ = store.remember_authored(R, ME, NewMemoryRecord(title="Web", body="claim from a page",
-                                                            provenance=Provenance(Author.agent(ID))), Author.agent(ID))
+    rec, _ = record_writes.remember_authored(store, R, ME, NewMemoryRecord(title="Web", body="claim from a page",
+                                                                    provenance=Provenance(Author.agent(ID))), Author.agent(ID))
     assert rec.status.kind is StatusKind.QUARANTINED
     with pytest.raises(AgentMemoryError) as exc:
         store.erase(R, ME, rec.id, erased_by="dpo")
@@ -77,12 +79,12 @@ def test_quarantined_content_is_refused_until_reviewed(open_store: object) -> No
 
 def test_retention_erases_dead_chains_older_than_the_setting(agent_store: AgentMemoryStore, clock: ManualClock) -> None:
     v1, v2 = _chain(agent_store)
-    agent_store.forget(R, ME, v2, Author.application())  # the whole chain is now out of use
-    live = agent_store.remember(R, ID, "Live", "still in use")[0].memory_id
-    recent = agent_store.remember(R, ID, "Recent", "forgotten just now")[0].memory_id
+    record_writes.forget(agent_store, R, ME, v2, Author.application())  # the whole chain is now out of use
+    live = record_writes.remember(agent_store, R, ID, "Live", "still in use")[0].memory_id
+    recent = record_writes.remember(agent_store, R, ID, "Recent", "forgotten just now")[0].memory_id
     sweeper = TombstoneRetention(agent_store, 3, clock)
     clock.advance(2 * DAY_MS)
-    agent_store.forget(R, ME, recent, Author.application())
+    record_writes.forget(agent_store, R, ME, recent, Author.application())
     assert sweeper.sweep() == 0  # nothing is older than 3 days yet
     clock.advance(2 * DAY_MS)
     assert sweeper.sweep() == 2
@@ -101,9 +103,9 @@ def test_a_swept_body_leaves_every_read_path_and_the_database_file(tmp_path: obj
     store = SqliteAgentMemoryStore(root, clock)
     try:
         mark = "quokkazanzibar"
-        gone = store.remember(R, ID, "Old address", f"{mark} lives at 12 Elm Street")[0].memory_id
-        keep = store.remember(R, ID, "Other", "unrelated note")[0].memory_id
-        store.forget(R, ME, gone, Author.application())
+        gone = record_writes.remember(store, R, ID, "Old address", f"{mark} lives at 12 Elm Street")[0].memory_id
+        keep = record_writes.remember(store, R, ID, "Other", "unrelated note")[0].memory_id
+        record_writes.forget(store, R, ME, gone, Author.application())
         clock.advance(31 * DAY_MS)
         assert TombstoneRetention(store, 30, clock).sweep() == 1
         assert store.get(R, gone) is None
@@ -119,11 +121,11 @@ def test_a_swept_body_leaves_every_read_path_and_the_database_file(tmp_path: obj
 
 
 def _restore(store: AgentMemoryStore, rec: MemoryRecord) -> None:
-    store.apply_batch(StagedBatch(R, Author.operator("import"), (RestoreOp(record=rec),)))
+    record_writes.apply_batch(store, StagedBatch(R, Author.operator("import"), (RestoreOp(record=rec),)))
 
 
 def test_the_register_keeps_erased_ids_and_content_out(agent_store: AgentMemoryStore) -> None:
-    mid = agent_store.remember(R, ID, "Diagnosis", "quokkazanzibar syndrome")[0].memory_id
+    mid = record_writes.remember(agent_store, R, ID, "Diagnosis", "quokkazanzibar syndrome")[0].memory_id
     exported = agent_store.get(R, mid)
     assert exported is not None
     agent_store.erase(R, ME, mid, erased_by="dpo")
@@ -131,21 +133,21 @@ def test_the_register_keeps_erased_ids_and_content_out(agent_store: AgentMemoryS
         _restore(agent_store, exported)  # an older export handed back
     assert by_id.value.data["reason"] == "erased" and mid in by_id.value.message
     with pytest.raises(AgentMemoryError) as by_content:
-        agent_store.remember(R, ID, " Diagnosis ", "quokkazanzibar syndrome\n")
+        record_writes.remember(agent_store, R, ID, " Diagnosis ", "quokkazanzibar syndrome\n")
     assert by_content.value.data["reason"] == "erased" and "quokkazanzibar" not in by_content.value.message
-    outcomes = agent_store.remember_many(R, ID, [RememberItem("Diagnosis", "quokkazanzibar syndrome"),
-                                                RememberItem("Other", "fine")])
+    outcomes = record_writes.remember_many(agent_store, R, ID, [RememberItem("Diagnosis", "quokkazanzibar syndrome"),
+                                                  RememberItem("Other", "fine")])
     assert outcomes[0].error is not None and outcomes[0].error.reason == "erased" and outcomes[1].created
-    assert agent_store.remember(R, OTHER, "Diagnosis", "quokkazanzibar syndrome")[1]  # not another identity's
+    assert record_writes.remember(agent_store, R, OTHER, "Diagnosis", "quokkazanzibar syndrome")[1]  # not another identity's
     with agent_store.snapshot(R) as tx:
         (row,) = tx.erased([mid], [])
     assert (row.scope_kind, row.scope_key, row.content_hash) == ("identity", ID, exported.content_hash)
 
 
 def test_an_erase_takes_older_copies_of_the_same_content(agent_store: AgentMemoryStore) -> None:
-    old = agent_store.remember(R, ID, "Address", "12 Elm Street")[0].memory_id
-    agent_store.forget(R, ME, old, Author.application())
-    new = agent_store.remember(R, ID, "Address", "12 Elm Street")[0].memory_id
+    old = record_writes.remember(agent_store, R, ID, "Address", "12 Elm Street")[0].memory_id
+    record_writes.forget(agent_store, R, ME, old, Author.application())
+    new = record_writes.remember(agent_store, R, ID, "Address", "12 Elm Street")[0].memory_id
     report = agent_store.erase(R, ME, new, erased_by="dpo")
     assert {r.memory_id for r in report.records} == {old, new}
     assert agent_store.get(R, old) is None
@@ -156,19 +158,19 @@ def test_erased_content_cannot_come_back_through_a_proposal_or_a_promotion(agent
     from meta_memory.review.promotions import promote_pending_gate
 
     mob = Scope.mob(R, "team")
-    src = agent_store.remember(R, ID, "Fact", "the vault is in room nine")[0].memory_id
-    agent_store.apply_batch(StagedBatch(R, Author.operator("op"), (CreateOp(
+    src = record_writes.remember(agent_store, R, ID, "Fact", "the vault is in room nine")[0].memory_id
+    record_writes.apply_batch(agent_store, StagedBatch(R, Author.operator("op"), (CreateOp(
         scope=mob, record=NewMemoryRecord(title="Fact", body="the vault is in room nine",
-                                          provenance=Provenance(Author.operator("op"))), derived_from=(src,)),)))
-    theirs = agent_store.remember(R, OTHER, "Fact", "the vault is in room nine")[0].memory_id
-    waiting = agent_store.propose(R, mob, NewMemoryRecord(title="Fact", body="the vault is in room nine",
-                                                          provenance=Provenance(Author.agent(OTHER))),
-                                  Author.agent(OTHER))
+                                            provenance=Provenance(Author.operator("op"))), derived_from=(src,)),)))
+    theirs = record_writes.remember(agent_store, R, OTHER, "Fact", "the vault is in room nine")[0].memory_id
+    waiting = record_writes.propose(agent_store, R, mob, NewMemoryRecord(title="Fact", body="the vault is in room nine",
+                                                            provenance=Provenance(Author.agent(OTHER))),
+                                    Author.agent(OTHER))
     report = agent_store.erase(R, ME, src, erased_by="dpo", may_erase=lambda scope: True)
     assert {r.scope for r in report.records} == {ME, mob} and report.proposals == (waiting,)
     with pytest.raises(AgentMemoryError) as proposed:
-        agent_store.propose(R, mob, NewMemoryRecord(title="Fact", body="the vault is in room nine",
-                                                    provenance=Provenance(Author.agent(OTHER))), Author.agent(OTHER))
+        record_writes.propose(agent_store, R, mob, NewMemoryRecord(title="Fact", body="the vault is in room nine",
+                                                      provenance=Provenance(Author.agent(OTHER))), Author.agent(OTHER))
     assert proposed.value.data["reason"] == "erased"
     with pytest.raises(AgentMemoryError) as promoted:
         promote_pending_gate(agent_store, R, theirs, run_id="dream-1", clock=clock, target_scope=mob)
@@ -178,16 +180,16 @@ def test_erased_content_cannot_come_back_through_a_proposal_or_a_promotion(agent
 
 def test_retention_keeps_swept_ids_out_but_lets_content_be_learned_again(agent_store: AgentMemoryStore,
                                                                           clock: ManualClock) -> None:
-    mid = agent_store.remember(R, ID, "Tea", "prefers green tea")[0].memory_id
+    mid = record_writes.remember(agent_store, R, ID, "Tea", "prefers green tea")[0].memory_id
     swept = agent_store.get(R, mid)
     assert swept is not None
-    agent_store.forget(R, ME, mid, Author.application())
-    relearned = agent_store.remember(R, ID, "Tea", "prefers green tea")[0].memory_id  # the same words, in use again
+    record_writes.forget(agent_store, R, ME, mid, Author.application())
+    relearned = record_writes.remember(agent_store, R, ID, "Tea", "prefers green tea")[0].memory_id  # the same words, in use again
     clock.advance(4 * DAY_MS)
     assert TombstoneRetention(agent_store, 3, clock).sweep() == 1
     assert agent_store.get(R, mid) is None and agent_store.get(R, relearned) is not None
-    agent_store.forget(R, ME, relearned, Author.application())
-    assert agent_store.remember(R, ID, "Tea", "prefers green tea")[1]
+    record_writes.forget(agent_store, R, ME, relearned, Author.application())
+    assert record_writes.remember(agent_store, R, ID, "Tea", "prefers green tea")[1]
     with pytest.raises(AgentMemoryError) as exc:
         _restore(agent_store, swept)
     assert exc.value.data["reason"] == "erased"

@@ -9,8 +9,10 @@ import itertools
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from meta_memory.agent_memory import record_writes
 from meta_memory.agent_memory.model import Scope, is_expired
-from meta_memory.agent_memory.store.base import AgentMemoryStore, RememberItem
+from meta_memory.agent_memory.store.base import AgentMemoryStore
+from meta_memory.agent_memory.writes import RememberItem
 from meta_memory.clock import ManualClock
 from meta_memory.recall.fts import match_expression
 
@@ -31,12 +33,12 @@ def test_search_answers_the_best_k_among_unexpired_records(
     items = [RememberItem(f"Note {i}", " ".join(["deploy"] * n + [f"n{i}"]),
                           expires_at_ms=None if ttl is None else start + ttl * 1000)
              for i, (n, ttl) in enumerate(records)]
-    written = agent_store.remember_many(realm, ID, items)
+    written = record_writes.remember_many(agent_store, realm, ID, items)
     clock.advance(elapsed_s * 1000)
     now = clock.now_ms()
     live = [it for it in items if not is_expired(it.expires_at_ms, now)]
     if live:
-        agent_store.remember_many(twin, ID, [RememberItem(it.title, it.body) for it in live])
+        record_writes.remember_many(agent_store, twin, ID, [RememberItem(it.title, it.body) for it in live])
     expr = match_expression("deploy")
     assert expr is not None
     got = agent_store.search(realm, Scope.identity(realm, ID), expr, k)
@@ -59,9 +61,9 @@ def test_the_warm_in_process_index_answers_the_best_k_among_unexpired_records(
     index.min_rows = 0
     realm = "warm"
     start = clock.now_ms()
-    agent_store.remember_many(realm, ID, [RememberItem(f"Hot {i}", "deploy deploy deploy deploy",
-                                                       expires_at_ms=start + 1_000) for i in range(6)])
-    agent_store.remember_many(realm, ID, [RememberItem(f"Cold {i}", f"deploy note {i}") for i in range(3)])
+    record_writes.remember_many(agent_store, realm, ID, [RememberItem(f"Hot {i}", "deploy deploy deploy deploy",
+                                                         expires_at_ms=start + 1_000) for i in range(6)])
+    record_writes.remember_many(agent_store, realm, ID, [RememberItem(f"Cold {i}", f"deploy note {i}") for i in range(3)])
     assert index.warm(realm)
     clock.advance(1_000)
     expr = match_expression("deploy")

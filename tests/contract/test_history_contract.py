@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from meta_memory.agent_memory import record_writes
 from meta_memory.agent_memory.batch import RetierOp, SetRankOp, StagedBatch
 from meta_memory.agent_memory.history import MAX_HISTORY_VERSIONS
 from meta_memory.agent_memory.model import Author, NewMemoryRecord, Provenance, Scope, TrustTier
@@ -39,14 +40,14 @@ def changes(version: dict[str, Any]) -> list[str]:
 
 
 def test_update_tag_merge_and_forget_oldest_first(agent_store: AgentMemoryStore, clock: ManualClock) -> None:
-    v1 = agent_store.remember(R, ID, "Standup", "Standup is on Monday.", ["team"])[0].memory_id
+    v1 = record_writes.remember(agent_store, R, ID, "Standup", "Standup is on Monday.", ["team"])[0].memory_id
     clock.advance(1_000)
-    v2 = agent_store.update(R, ID, v1, "Standup", "Standup moved to Tuesday.")[0].memory_id
+    v2 = record_writes.update(agent_store, R, ID, v1, "Standup", "Standup moved to Tuesday.")[0].memory_id
     clock.advance(1_000)
-    v3, created = agent_store.remember(R, ID, "Standup", "Standup moved to Tuesday.", ["team", "ritual"])
+    v3, created = record_writes.remember(agent_store, R, ID, "Standup", "Standup moved to Tuesday.", ["team", "ritual"])
     assert not created
     clock.advance(1_000)
-    assert agent_store.forget(R, ME, v3.memory_id, Author.application())
+    assert record_writes.forget(agent_store, R, ME, v3.memory_id, Author.application())
 
     for asked in (v1, v2, v3.memory_id):  # any version answers the whole history
         out = agent_store.history(R, ME, asked)
@@ -65,9 +66,9 @@ def test_update_tag_merge_and_forget_oldest_first(agent_store: AgentMemoryStore,
 
 
 def test_another_scope_another_realm_and_unknown_ids_are_refused_alike(agent_store: AgentMemoryStore) -> None:
-    theirs = agent_store.remember(R, OTHER, "Theirs", "not mine")[0].memory_id
-    agent_store.remember(R, ID, "Mine", "a record so the realm exists")
-    agent_store.remember("elsewhere", ID, "Elsewhere", "another realm")
+    theirs = record_writes.remember(agent_store, R, OTHER, "Theirs", "not mine")[0].memory_id
+    record_writes.remember(agent_store, R, ID, "Mine", "a record so the realm exists")
+    record_writes.remember(agent_store, "elsewhere", ID, "Elsewhere", "another realm")
     elsewhere = agent_store.list_active("elsewhere", Scope.identity("elsewhere", ID), tags=[], limit=5)[0][1].id
     refusals = []
     for realm, scope, mid in ((R, ME, theirs), (R, ME, elsewhere), (R, ME, "mem-unknown"), (R, ME, "mem-\x00nul"), ("nobody", Scope.identity("nobody", ID), theirs)):
@@ -84,8 +85,8 @@ def test_quarantined_release_and_promotion_withhold_quarantined_text(open_store:
     store: Any = open_store(gate)
     events = EventBus(clock)
     try:
-        prior = store.remember(R, ID, "Meeting day", "Standup is on Monday.")[0].memory_id
-        poisoned = store.supersede(R, ME, prior, NewMemoryRecord(
+        prior = record_writes.remember(store, R, ID, "Meeting day", "Standup is on Monday.")[0].memory_id
+        poisoned = record_writes.supersede(store, R, ME, prior, NewMemoryRecord(
             title="Meeting day", body="Standup moved to Tuesday.", provenance=Provenance(Author.agent(ID))),
             Author.agent(ID))
         assert poisoned.status.kind.value == "quarantined"
@@ -108,7 +109,7 @@ def test_quarantined_release_and_promotion_withhold_quarantined_text(open_store:
         assert vs[2]["changes"][0]["by"]["author"] == "operator" and vs[2]["derived_from"] == [poisoned.id]
 
         # A quarantined record promoted into its own scope: the copy is a version, the source tombstoned.
-        origin, _ = store.remember_authored(R, ME, NewMemoryRecord(
+        origin, _ = record_writes.remember_authored(store, R, ME, NewMemoryRecord(
             title="Reader preference", body="The reader prefers weekly summaries.",
             provenance=Provenance(Author.agent(ID))), Author.agent(ID))
         staged = promote_pending_gate(store, R, origin.id, run_id="d", clock=clock)
@@ -122,9 +123,9 @@ def test_quarantined_release_and_promotion_withhold_quarantined_text(open_store:
 
 
 def test_an_erased_chain_shows_only_that_it_was_erased(agent_store: AgentMemoryStore, clock: ManualClock) -> None:
-    v1 = agent_store.remember(R, ID, "Plan", "the key is under the mat", ["home"])[0].memory_id
+    v1 = record_writes.remember(agent_store, R, ID, "Plan", "the key is under the mat", ["home"])[0].memory_id
     clock.advance(1_000)
-    v2 = agent_store.update(R, ID, v1, "Plan", "the key is in the shed")[0].memory_id
+    v2 = record_writes.update(agent_store, R, ID, v1, "Plan", "the key is in the shed")[0].memory_id
     clock.advance(1_000)
     agent_store.erase(R, ME, v2, erased_by="dpo", reason="request")
     for asked in (v1, v2):
@@ -148,8 +149,8 @@ def test_held_forgets_approved_and_released_and_a_retier(open_store: Callable[..
     store: Any = open_store()
     events = EventBus(clock)
     try:
-        keep = store.remember(R, ID, "Deploy window", "Tuesdays after 14:00 UTC.")[0].memory_id
-        drop = store.remember(R, ID, "Build host", "ci-7 builds the release.")[0].memory_id
+        keep = record_writes.remember(store, R, ID, "Deploy window", "Tuesdays after 14:00 UTC.")[0].memory_id
+        drop = record_writes.remember(store, R, ID, "Build host", "ci-7 builds the release.")[0].memory_id
         for mid in (keep, drop):
             held = request_forget(store, ME, mid, Author.agent(ID), TAINT, session_key="s1", clock=clock, events=events)
             assert held.outcome == "held"
@@ -160,7 +161,7 @@ def test_held_forgets_approved_and_released_and_a_retier(open_store: Callable[..
         assert changes(store.history(R, ME, drop)["versions"][0]) == ["created", "forget"]
         assert changes(store.history(R, ME, keep)["versions"][0]) == ["created", "forget_released"]
 
-        store.apply_batch(StagedBatch(realm=R, author=Author.operator(), ops=(
+        record_writes.apply_batch(store, StagedBatch(realm=R, author=Author.operator(), ops=(
             RetierOp(id=keep, trust=TrustTier.AGENT_VERIFIED), SetRankOp(id=keep, rank=1))))
         (v,) = store.history(R, ME, keep)["versions"]
         assert changes(v) == ["created", "forget_released", "retier", "rank"]
@@ -170,10 +171,10 @@ def test_held_forgets_approved_and_released_and_a_retier(open_store: Callable[..
 
 
 def test_a_chain_longer_than_the_cap_is_truncated(agent_store: AgentMemoryStore, clock: ManualClock) -> None:
-    ids = [agent_store.remember(R, ID, "Counter", "count 0")[0].memory_id]
+    ids = [record_writes.remember(agent_store, R, ID, "Counter", "count 0")[0].memory_id]
     for n in range(1, MAX_HISTORY_VERSIONS + 5):
         clock.advance(1)
-        ids.append(agent_store.update(R, ID, ids[-1], body=f"count {n}")[0].memory_id)
+        ids.append(record_writes.update(agent_store, R, ID, ids[-1], body=f"count {n}")[0].memory_id)
     out = agent_store.history(R, ME, ids[-1])
     assert out["truncated"] is True and len(out["versions"]) == MAX_HISTORY_VERSIONS
     # the versions nearest the one asked for, oldest first
@@ -187,12 +188,12 @@ def test_a_copy_promoted_into_a_mob_is_not_a_version(agent_store: AgentMemorySto
     events = EventBus(clock)
     try:
         team = Scope.mob(R, "team")
-        mine = agent_store.remember(R, ID, "Deploys", "Deploys happen on Thursdays.")[0].memory_id
+        mine = record_writes.remember(agent_store, R, ID, "Deploys", "Deploys happen on Thursdays.")[0].memory_id
         copies = []
         for _ in range(2):  # two copies in the mob, both derived from my record: neither joins my history
             staged = promote_pending_gate(agent_store, R, mine, run_id="d", clock=clock, target_scope=team)
             copies.append(gating_decide(agent_store, R, staged.pending_id, "approve", clock=clock, events=events).promoted_id)
-        v2 = agent_store.update(R, ID, mine, body="Deploys happen on Fridays.")[0].memory_id
+        v2 = record_writes.update(agent_store, R, ID, mine, body="Deploys happen on Fridays.")[0].memory_id
         out = agent_store.history(R, ME, v2)
         assert [v["memory_id"] for v in out["versions"]] == [mine, v2] and not out["truncated"]
         for copy in copies:

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from meta_memory.agent_memory import record_writes
 from meta_memory.agent_memory.model import Author, NewMemoryRecord, Provenance, Scope
 from meta_memory.agent_memory.store.base import AgentMemoryStore
 from meta_memory.clock import ManualClock
@@ -83,16 +84,16 @@ def finishes(fn: Callable[[], Any], timeout_s: float = WAIT_S) -> tuple[bool, An
 def seeded(open_store: Callable[..., AgentMemoryStore], clock: ManualClock) -> Iterator[tuple[AgentMemoryStore, dict[str, str]]]:
     store = open_store()
     ids: dict[str, str] = {}
-    rec, _ = store.remember(R, LEAD, "Standup", "Standup is at nine.")
+    rec, _ = record_writes.remember(store, R, LEAD, "Standup", "Standup is at nine.")
     ids["record"] = rec.memory_id
-    ids["proposal"] = store.propose(
+    ids["proposal"] = record_writes.propose(store,
         R, Scope.mob(R, "team"),
         NewMemoryRecord(title="Team note", body="Retro on Fridays.", provenance=Provenance(Author.agent(LEAD))),
         Author.agent(LEAD),
     )
     ids["pending"] = promote_pending_gate(store, R, rec.memory_id, run_id="dream-1", clock=clock,
                                           target_scope=Scope.mob(R, "team")).pending_id
-    other, _ = store.remember(R, LEAD, "Parking", "Visitors park behind the library.")
+    other, _ = record_writes.remember(store, R, LEAD, "Parking", "Visitors park behind the library.")
     held = request_forget(store, Scope.identity(R, LEAD), other.memory_id, Author.agent(LEAD), "tainted session",
                           session_key="s-1", clock=clock)
     assert held.held

@@ -10,10 +10,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from meta_memory.agent_memory import record_writes
 from meta_memory.agent_memory.fields import normalize_metadata
 from meta_memory.agent_memory.filters import matches, parse_filter
 from meta_memory.agent_memory.model import Scope
-from meta_memory.agent_memory.store.base import AgentMemoryStore, RememberItem
+from meta_memory.agent_memory.store.base import AgentMemoryStore
+from meta_memory.agent_memory.writes import RememberItem
 from meta_memory.recall.lexical import LexicalRecallProvider
 from meta_memory.recall.provider import RecallRequest
 from meta_memory.services.recall_reader import guarded_recall
@@ -67,8 +69,8 @@ CASES: list[tuple[dict[str, Any], list[int]]] = [
 
 
 def _seed(store: AgentMemoryStore, records: list[dict[str, Any]], identity: str = ID, first: int = 0) -> list[str]:
-    outcomes = store.remember_many(R, identity, [RememberItem(f"Record {i}", f"coffee note number {i}", (), m)
-                                                 for i, m in enumerate(records, first)])
+    outcomes = record_writes.remember_many(store, R, identity, [RememberItem(f"Record {i}", f"coffee note number {i}", (), m)
+                                                         for i, m in enumerate(records, first)])
     assert all(o.record is not None for o in outcomes), [o.error for o in outcomes]
     return [o.record.id for o in outcomes if o.record is not None]
 
@@ -79,17 +81,17 @@ def _listed(store: AgentMemoryStore, flt: Any, identity: str = ID) -> set[str]:
 
 
 def test_metadata_is_stored_returned_and_replaced_by_update(agent_store: AgentMemoryStore) -> None:
-    rec, created, _ = agent_store.remember_record(R, ID, "Coffee", "Black, no sugar",
-                                                  metadata={"b": {"y": [1, 2.5, None]}, "a": "é"})
+    rec, created, _ = record_writes.remember_record(agent_store, R, ID, "Coffee", "Black, no sugar",
+                                                    metadata={"b": {"y": [1, 2.5, None]}, "a": "é"})
     assert created and rec.metadata == {"a": "é", "b": {"y": [1, 2.5, None]}}
     assert agent_store.get(R, rec.id).metadata == rec.metadata  # type: ignore[union-attr]
     assert rec.project().metadata == rec.metadata
     # not part of the content hash: a duplicate keeps the stored metadata
-    again, created, _ = agent_store.remember_record(R, ID, "Coffee", "Black, no sugar", metadata={"a": "other"})
+    again, created, _ = record_writes.remember_record(agent_store, R, ID, "Coffee", "Black, no sugar", metadata={"a": "other"})
     assert not created and again.id == rec.id and again.metadata == rec.metadata
-    new, prior = agent_store.update(R, ID, rec.id, metadata={"c": 1})
+    new, prior = record_writes.update(agent_store, R, ID, rec.id, metadata={"c": 1})
     assert prior == rec.id and new.metadata == {"c": 1}  # replaced whole, not merged
-    kept, _ = agent_store.update(R, ID, new.memory_id, title="Coffee order")
+    kept, _ = record_writes.update(agent_store, R, ID, new.memory_id, title="Coffee order")
     assert kept.metadata == {"c": 1}
 
 
@@ -136,8 +138,8 @@ def _recall(store: AgentMemoryStore, flt: Any, text: str = "coffee", k: int = 3,
 def test_recall_returns_the_top_k_among_matching_records(agent_store: AgentMemoryStore) -> None:
     # many better-matching records outside the filter: they must not crowd out the matching ones
     loud = [{"kind": "loud"}] * 40
-    agent_store.remember_many(R, ID, [RememberItem(f"Coffee {i}", "coffee coffee coffee coffee", (), m)
-                                      for i, m in enumerate(loud)])
+    record_writes.remember_many(agent_store, R, ID, [RememberItem(f"Coffee {i}", "coffee coffee coffee coffee", (), m)
+                                        for i, m in enumerate(loud)])
     quiet = _seed(agent_store, [{"kind": "quiet", "n": i} for i in range(5)], first=100)
     got = _recall(agent_store, {"kind": "quiet"}, k=3)
     assert len(got) == 3 and set(got) <= set(quiet)
@@ -181,8 +183,8 @@ def test_the_backend_answers_every_random_filter_as_the_evaluator(
         open_store: Any, records: list[dict[str, Any]], filters: list[dict[str, Any]]) -> None:
     store = open_store()
     identity = f"h:{abs(hash((repr(records), repr(filters)))) % 10**12}"
-    outcomes = store.remember_many(R, identity, [RememberItem(f"T{i}", f"body {i}", (), m)
-                                                 for i, m in enumerate(records)])
+    outcomes = record_writes.remember_many(store, R, identity, [RememberItem(f"T{i}", f"body {i}", (), m)
+                                                         for i, m in enumerate(records)])
     ids = [o.record.id for o in outcomes if o.record is not None]
     assert len(ids) == len(records)
     for flt in filters:
@@ -199,8 +201,8 @@ def test_a_filter_few_candidates_pass_still_finds_the_best_matching(agent_store:
     import meta_memory.agent_memory.store.sqlite as sqlite_store
 
     monkeypatch.setattr(sqlite_store, "_WIDENINGS", widenings)
-    agent_store.remember_many(R, ID, [RememberItem(f"Coffee {i}", "coffee coffee coffee coffee", (), {"kind": "loud"})
-                                      for i in range(70)])
+    record_writes.remember_many(agent_store, R, ID, [RememberItem(f"Coffee {i}", "coffee coffee coffee coffee", (), {"kind": "loud"})
+                                        for i in range(70)])
     quiet = _seed(agent_store, [{"kind": "quiet", "n": i} for i in range(2)], first=500)
     assert set(_recall(agent_store, {"kind": "quiet"}, k=1)) <= set(quiet)
     assert len(_recall(agent_store, {"kind": "quiet"}, k=1)) == 1

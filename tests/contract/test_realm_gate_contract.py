@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from meta_memory.agent_memory import record_writes
 from meta_memory.agent_memory.model import Author, EvidenceRef, NewMemoryRecord, Provenance, Scope, StatusKind
 from meta_memory.agent_memory.store.base import AgentMemoryStore
 from meta_memory.clock import ManualClock
@@ -30,10 +31,10 @@ def test_taint_and_evidence_are_judged_in_the_batchs_realm(open_store: Callable[
     agent, distiller = Author.agent(AGENT), Author.distiller("run-1")
     for realm, expected in (("ops", StatusKind.QUARANTINED), ("default", StatusKind.ACTIVE)):
         scope = Scope.identity(realm, AGENT)
-        written, _ = store.remember_authored(realm, scope, _record(f"Agent note in {realm}", agent), agent)
+        written, _ = record_writes.remember_authored(store, realm, scope, _record(f"Agent note in {realm}", agent), agent)
         assert written.status.kind is expected, realm
-        cited, _ = store.remember_authored(realm, scope, _record(f"Distillate in {realm}", distiller,
-                                                                 EvidenceRef("s1")), distiller)
+        cited, _ = record_writes.remember_authored(store, realm, scope, _record(f"Distillate in {realm}", distiller,
+                                                                         EvidenceRef("s1")), distiller)
         assert cited.status.kind is expected, realm
         if expected is StatusKind.QUARANTINED:
             assert written.status.detail == "session tainted by web tool 'web_fetch'"

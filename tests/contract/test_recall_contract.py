@@ -12,6 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from meta_memory.agent_memory import record_writes
 from meta_memory.agent_memory.model import Author, Scope
 from meta_memory.agent_memory.store.base import AgentMemoryStore
 from meta_memory.errors import AgentMemoryError
@@ -34,8 +35,8 @@ def recall(store: AgentMemoryStore, text: str, identity: str = ID, k: int = 8) -
 
 
 def test_passport_example_and_stopword_only_query(agent_store: AgentMemoryStore) -> None:
-    agent_store.remember(R, ID, "Passport location", "Top drawer of the desk", ["travel"])
-    agent_store.remember(R, ID, "Lunch", "Salad on Mondays")
+    record_writes.remember(agent_store, R, ID, "Passport location", "Top drawer of the desk", ["travel"])
+    record_writes.remember(agent_store, R, ID, "Lunch", "Salad on Mondays")
     assert recall(agent_store, "I need the passport for travel") == ["Passport location"]
     request = RecallRequest(identity=ID, realm=R, query_text="where did I put the")
     outcome = guarded_recall(LexicalRecallProvider(), agent_store, request, ME)
@@ -55,25 +56,25 @@ def test_passport_example_and_stopword_only_query(agent_store: AgentMemoryStore)
     ],
 )
 def test_unicode_recall_examples(agent_store: AgentMemoryStore, title: str, body: str, query: str) -> None:
-    agent_store.remember(R, ID, title, body)
-    agent_store.remember(R, ID, "Unrelated", "nothing to see here at all")
+    record_writes.remember(agent_store, R, ID, title, body)
+    record_writes.remember(agent_store, R, ID, "Unrelated", "nothing to see here at all")
     assert recall(agent_store, query) == [title]
 
 
 def test_forgotten_and_superseded_records_leave_recall(agent_store: AgentMemoryStore) -> None:
-    rec, _ = agent_store.remember(R, ID, "Standup", "Standup at nine")
-    new, _ = agent_store.update(R, ID, rec.memory_id, "Standup", "Standup at ten")
+    rec, _ = record_writes.remember(agent_store, R, ID, "Standup", "Standup at nine")
+    new, _ = record_writes.update(agent_store, R, ID, rec.memory_id, "Standup", "Standup at ten")
     assert [s for s in recall(agent_store, "standup")] == ["Standup"]
     hits = agent_store.search(R, ME, match_expression("standup"), 10)
     assert [r.id for r, _ in hits] == [new.memory_id]
-    agent_store.forget(R, ME, new.memory_id, Author.application())
+    record_writes.forget(agent_store, R, ME, new.memory_id, Author.application())
     assert recall(agent_store, "standup") == []
 
 
 def test_ranking_prefers_tags_and_titles_and_scores_lower_is_better(agent_store: AgentMemoryStore) -> None:
-    agent_store.remember(R, ID, "Garden notes", "water the tomatoes daily")
-    agent_store.remember(R, ID, "Tomatoes", "buy seeds", ["tomatoes"])
-    agent_store.remember(R, ID, "Shopping", "tomatoes and bread")
+    record_writes.remember(agent_store, R, ID, "Garden notes", "water the tomatoes daily")
+    record_writes.remember(agent_store, R, ID, "Tomatoes", "buy seeds", ["tomatoes"])
+    record_writes.remember(agent_store, R, ID, "Shopping", "tomatoes and bread")
     ranked = recall(agent_store, "tomatoes")
     assert ranked[0] == "Tomatoes" and sorted(ranked) == ["Garden notes", "Shopping", "Tomatoes"]
     hits = agent_store.search(R, ME, match_expression("tomatoes"), 10)
@@ -105,8 +106,8 @@ HOSTILE = [
 
 @pytest.mark.parametrize("query", HOSTILE)
 def test_hostile_query_strings_are_just_words(agent_store: AgentMemoryStore, query: str) -> None:
-    rec, _ = agent_store.remember(R, ID, "Passport location", "Top drawer of the desk")
-    agent_store.remember(R, ID, "Other", "nothing in common")
+    rec, _ = record_writes.remember(agent_store, R, ID, "Passport location", "Top drawer of the desk")
+    record_writes.remember(agent_store, R, ID, "Other", "nothing in common")
     expr = match_expression(query)
     if expr is None:
         return
@@ -120,7 +121,7 @@ def test_hostile_query_strings_are_just_words(agent_store: AgentMemoryStore, que
 
 @pytest.mark.parametrize("expression", ['"unterminated', '"a" OR', "OR", '"a" AND "b" ('])
 def test_malformed_match_expressions_are_io_errors_not_crashes(agent_store: AgentMemoryStore, expression: str) -> None:
-    agent_store.remember(R, ID, "Anything", "some words")
+    record_writes.remember(agent_store, R, ID, "Anything", "some words")
     with pytest.raises(AgentMemoryError) as info:
         agent_store.search(R, ME, expression, 10)
     assert info.value.reason == "io"
@@ -135,7 +136,7 @@ def test_any_query_text_searches_safely_and_finds_its_own_words(agent_store: Age
         return
     title = "probe " + unicodedata.normalize("NFC", text)[:150]
     try:
-        rec, _ = agent_store.remember(R, ID, title, "probe body " + text[:1000])
+        rec, _ = record_writes.remember(agent_store, R, ID, title, "probe body " + text[:1000])
     except AgentMemoryError:
         return  # e.g. a string that looks like a secret, or NUL on PostgreSQL
     hits = agent_store.search(R, ME, expr, 500)
@@ -145,7 +146,7 @@ def test_any_query_text_searches_safely_and_finds_its_own_words(agent_store: Age
 
 
 def test_quoted_term_with_quote_character_round_trips(agent_store: AgentMemoryStore) -> None:
-    agent_store.remember(R, ID, "Quoting", "plain words only")
+    record_writes.remember(agent_store, R, ID, "Quoting", "plain words only")
     assert agent_store.search(R, ME, quote('say "hi"'), 10) == []
     token = tokens("Quoting")[0]  # the stored (stemmed) token
     assert [r.title for r, _ in agent_store.search(R, ME, quote(token), 10)] == ["Quoting"]
@@ -164,8 +165,8 @@ def test_ranking_statistics_are_per_scope_and_leave_with_the_last_record(agent_s
     """The statistics bm25 reads are kept per scope, and a scope's rows (its terms on PostgreSQL) go when
     its last active record does: no count of an erased identity, nor a word only it held, stays."""
     other = Scope.identity(R, "lead:other")
-    agent_store.remember(R, ID, "Mine", "plain words")
-    gone = agent_store.remember(R, "lead:other", "Theirs", "zyxwcanary plain")[0].memory_id
+    record_writes.remember(agent_store, R, ID, "Mine", "plain words")
+    gone = record_writes.remember(agent_store, R, "lead:other", "Theirs", "zyxwcanary plain")[0].memory_id
     rows = _statistics_rows(agent_store, backend)
     assert any("lead:other" in row for row in rows) and any("lead:main" in row for row in rows)
     agent_store.erase(R, other, gone, erased_by="dpo")

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from meta_memory.agent_memory import record_writes
 from meta_memory.agent_memory.model import (
     DAY_MS,
     Author,
@@ -85,7 +86,7 @@ class Review:
         return Scope.identity(REALM, IDENTITY)
 
     def poisoned(self, title: str = "Reader preference", body: str = "The reader prefers weekly summaries.") -> Any:
-        rec, created = self.store.remember_authored(
+        rec, created = record_writes.remember_authored(self.store,
             REALM, self.scope(), NewMemoryRecord(title=title, body=body, provenance=Provenance(Author.agent(IDENTITY))),
             Author.agent(IDENTITY),
         )
@@ -93,11 +94,11 @@ class Review:
         return rec
 
     def clean(self, title: str, body: str) -> Any:
-        rec, _ = self.store.remember(REALM, IDENTITY, title, body)
+        rec, _ = record_writes.remember(self.store, REALM, IDENTITY, title, body)
         return self.store.get(REALM, rec.memory_id)
 
     def propose(self, body: str, taint: str | None = None) -> str:
-        return self.store.propose(
+        return record_writes.propose(self.store,
             REALM, TEAM, NewMemoryRecord(title="Team note", body=body, provenance=Provenance(Author.agent(IDENTITY))),
             Author.agent(IDENTITY), taint,
         )
@@ -170,7 +171,7 @@ def test_tombstone_then_replay(rv: Review) -> None:
 
 def test_release_of_a_quarantined_update_supersedes_the_prior(rv: Review) -> None:
     prior = rv.clean("Meeting day", "Standup is on Monday.")
-    update = rv.store.supersede(
+    update = record_writes.supersede(rv.store,
         REALM, rv.scope(), prior.id,
         NewMemoryRecord(title="Meeting day", body="Standup moved to Tuesday.",
                         provenance=Provenance(Author.agent(IDENTITY))),
@@ -278,7 +279,7 @@ def test_proposals_list_in_the_same_order_and_move_the_same_way(rv: Review) -> N
 
 def test_harvests_are_insert_or_ignore_and_find_the_session_records(rv: Review) -> None:
     rv.gate.reason = None
-    cited, _ = rv.store.remember_authored(
+    cited, _ = record_writes.remember_authored(rv.store,
         REALM, rv.scope(),
         NewMemoryRecord(title="Session learning", body="Finance closes on the 25th.",
                         provenance=Provenance(Author.agent(IDENTITY), evidence=(EvidenceRef("s-1"), EvidenceRef("s-9")))),
@@ -321,7 +322,7 @@ def test_policy_dream_decides_the_same_and_keeps_a_run_row(rv: Review) -> None:
 
 def test_open_loops_and_usage_audit_verdicts(rv: Review) -> None:
     rv.gate.reason = None
-    loop, _ = rv.store.remember_authored(
+    loop, _ = record_writes.remember_authored(rv.store,
         REALM, rv.scope(),
         NewMemoryRecord(title="Follow up", body="Ask finance about the invoice.", kind=Kind.OPEN_LOOP,
                         provenance=Provenance(Author.agent(IDENTITY))),

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from meta_memory.agent_memory import record_writes
 from meta_memory.agent_memory.model import UsageEvent, UsageStats
 from meta_memory.agent_memory.store.base import AgentMemoryStore, InjectionRow
 from meta_memory.clock import ManualClock
@@ -19,7 +20,7 @@ IDENT = "lead:main"
 
 def test_telemetry_that_cannot_be_written_is_dropped_and_counted(agent_store: AgentMemoryStore,
                                                                   monkeypatch: Any) -> None:
-    record, _ = agent_store.remember("default", IDENT, "Apples", "apples are red")
+    record, _ = record_writes.remember(agent_store, "default", IDENT, "Apples", "apples are red")
     assert agent_store.telemetry_stats() == {"dropped": 0}
 
     def full(*args: Any, **kwargs: Any) -> Any:
@@ -51,8 +52,8 @@ def test_usage_marks_count_every_call_and_stamp_the_last(agent_store: AgentMemor
     """However the store batches them (SQLite queues the marks and writes a batch with SQL's JSON
     functions), the counts and stamps are those of the marks applied one by one, in order; duplicate
     ids in one call count once, unknown ids change nothing."""
-    a, _ = agent_store.remember("default", IDENT, "Apples", "apples are red")
-    b, _ = agent_store.remember("default", IDENT, "Pears", "pears are green")
+    a, _ = record_writes.remember(agent_store, "default", IDENT, "Apples", "apples are red")
+    b, _ = record_writes.remember(agent_store, "default", IDENT, "Pears", "pears are green")
     calls = [([a.memory_id, a.memory_id, b.memory_id], "explicit_recall"), ([a.memory_id], "injected"),
              ([b.memory_id, "m_unknown"], "explicit_recall"), ([a.memory_id], "judged_useful"),
              ([a.memory_id], "explicit_recall")]

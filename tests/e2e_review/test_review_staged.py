@@ -24,6 +24,7 @@ from e2e_review_support import (
     uid,
     verdicts_for,
 )
+from meta_memory.agent_memory import record_writes
 from meta_memory.agent_memory.batch import CreateOp, StagedBatch
 from meta_memory.agent_memory.hashing import content_hash
 from meta_memory.agent_memory.model import Author, NewMemoryRecord, Provenance, Scope
@@ -65,10 +66,10 @@ def staged(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Staged]:
         raw_write(store, "default", "UPDATE records SET body = ?, content_hash = ? WHERE memory_id = ?",
                   (SECRET_BODY, content_hash("Deploy notes", SECRET_BODY), secret_id))
         squatted_id = poisoned_write(gw.call, ident, "Squatted", "A quarantined claim whose successor id is taken.")
-        store.apply_batch(StagedBatch(realm="default", author=Author.application(), ops=(
+        record_writes.apply_batch(store, StagedBatch(realm="default", author=Author.application(), ops=(
             CreateOp(scope=Scope.identity("default", ident), id=f"{squatted_id}-released",
                      record=NewMemoryRecord(title="Squatter", body="Holds the successor id.",
-                                            provenance=Provenance(Author.application()))),)))
+                                                    provenance=Provenance(Author.application()))),)))
     gw_proc = start_gateway(state, config=config)
     client = Client(gw_proc)
     yield Staged(client, llm, state, ident, secret_id, squatted_id)

@@ -6,6 +6,7 @@ import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
 
+from meta_memory.agent_memory import record_writes
 from meta_memory.agent_memory.model import MemoryRecord, RecordMeta, Scope, ScopeKind
 from meta_memory.agent_memory.store.base import InjectionRow
 from meta_memory.agent_memory.store.sqlite import SqliteAgentMemoryStore, realm_db_path
@@ -25,8 +26,8 @@ def test_turn_and_build_against_the_sqlite_store(tmp_path: Path) -> None:
     clock = ManualClock(1_800_000_000_000)
     store = SqliteAgentMemoryStore(tmp_path / "agent-memory", clock)
     try:
-        first, _ = store.remember("default", ID, "Passport location", "Top drawer of the <desk>.")
-        second, _ = store.remember("default", ID, "Coffee", "Oat milk flat white.")
+        first, _ = record_writes.remember(store, "default", ID, "Passport location", "Top drawer of the <desk>.")
+        second, _ = record_writes.remember(store, "default", ID, "Coffee", "Oat milk flat white.")
 
         def recall(req: RecallRequest) -> list[MemoryRecord]:
             # store records are adapted by the coordinator

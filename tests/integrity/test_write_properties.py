@@ -10,6 +10,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from meta_memory.agent_memory import record_writes
 from meta_memory.agent_memory.fields import normalize_tags
 from meta_memory.agent_memory.markdown import IMPORT_TIMESTAMP_RANGE_MS, parse_markdown
 from meta_memory.agent_memory.model import Scope, StatusKind
@@ -28,11 +29,11 @@ def test_a_duplicate_remember_ends_with_the_union_of_both_tag_lists(tmp_path: Pa
                                                                     second: list[str]) -> None:
     store = SqliteAgentMemoryStore(tmp_path / uuid.uuid4().hex, ManualClock(1))
     try:
-        a, created = store.remember("r", "who:me", "Same title", "same body", first)
+        a, created = record_writes.remember(store, "r", "who:me", "Same title", "same body", first)
         assert created
         union = set(normalize_tags(first)) | set(normalize_tags(second))
         try:
-            b, created_b, merge = store.remember_merging("r", "who:me", "Same title", "same body", second)
+            b, created_b, merge = record_writes.remember_merging(store, "r", "who:me", "Same title", "same body", second)
         except AgentMemoryError as exc:
             assert len(union) > 32 and "merged tags" in exc.detail
             [only] = store.active_records("r", Scope.identity("r", "who:me"))
@@ -59,15 +60,15 @@ def test_update_changes_exactly_the_given_fields(tmp_path: Path, title: str | No
                                                  new_tags: list[str] | None) -> None:
     store = SqliteAgentMemoryStore(tmp_path / uuid.uuid4().hex, ManualClock(1))
     try:
-        prior, _ = store.remember("r", "who:me", "Old title", "old body", ["old"])
+        prior, _ = record_writes.remember(store, "r", "who:me", "Old title", "old body", ["old"])
         if title is None and body is None and new_tags is None:
             try:
-                store.update("r", "who:me", prior.memory_id)
+                record_writes.update(store, "r", "who:me", prior.memory_id)
             except AgentMemoryError as exc:
                 assert "at least one of title, body, tags" in exc.detail
                 return
             raise AssertionError("an update with nothing to change was accepted")
-        new, superseded = store.update("r", "who:me", prior.memory_id, title, body, new_tags)
+        new, superseded = record_writes.update(store, "r", "who:me", prior.memory_id, title, body, new_tags)
         assert superseded == prior.memory_id
         assert new.title == (" ".join(title.split()) if title is not None else "Old title")
         assert new.body == (body.strip() if body is not None else "old body")

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from meta_memory.agent_memory import record_writes
 from meta_memory.agent_memory.config import parse_agent_memory_section
 from meta_memory.agent_memory.model import Scope
 from meta_memory.errors import ConfigError, InvalidParams
@@ -123,9 +124,9 @@ def test_the_store_never_creates_an_unlisted_realm(backend: str, tmp_path: Path)
             schema = stack.enter_context(throwaway_schema())
             store = PostgresAgentMemoryStore(DSN, schema=schema, realms=("default", "prod"))
             stack.callback(store.close)
-        store.remember("prod", IDENT, "Title", "body")
+        record_writes.remember(store, "prod", IDENT, "Title", "body")
         with pytest.raises(InvalidParams) as info:
-            store.remember("prdo", IDENT, "Title", "body")
+            record_writes.remember(store, "prdo", IDENT, "Title", "body")
         assert info.value.field == "realm" and "realm 'prdo' is not served here" in info.value.message
         assert store.list_realms() == ["prod"]
         assert store.get("prdo", "mem-x") is None and store.list_active("prdo", Scope.identity("prdo", IDENT)) == []

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from meta_memory.agent_memory import record_writes
 from meta_memory.agent_memory.store.sqlite import SqliteAgentMemoryStore
 from meta_memory.errors import AgentMemoryError
 from support import GatewayProcess, write_config
@@ -89,7 +90,7 @@ def test_open_connections_stay_bounded_and_evicted_realms_reopen(gateway_factory
 def test_store_pool_closes_least_recently_used_realm(tmp_path: Path) -> None:
     with SqliteAgentMemoryStore(tmp_path / "am", max_open_realms=2) as store:
         for realm in ("a", "b", "c"):
-            store.remember(realm, IDENT, "Title", f"body in {realm}")
+            record_writes.remember(store, realm, IDENT, "Title", f"body in {realm}")
         assert store.open_realms == 2
         assert [r.body for r, _ in store.search("a", _scope("a"), '"body"', 5)] == ["body in a"]
         assert store.open_realms == 2
@@ -99,11 +100,11 @@ def test_store_pool_closes_least_recently_used_realm(tmp_path: Path) -> None:
 
 def test_store_realm_cap(tmp_path: Path) -> None:
     with SqliteAgentMemoryStore(tmp_path / "am", max_realms=1) as store:
-        store.remember("one", IDENT, "Title", "body")
+        record_writes.remember(store, "one", IDENT, "Title", "body")
         with pytest.raises(AgentMemoryError) as info:
-            store.remember("two", IDENT, "Title", "body")
+            record_writes.remember(store, "two", IDENT, "Title", "body")
         assert info.value.reason == "limit" and "max_realms = 1" in str(info.value)
-        store.remember("one", IDENT, "Title", "another body")
+        record_writes.remember(store, "one", IDENT, "Title", "another body")
 
 
 def _scope(realm: str) -> Any:
@@ -118,7 +119,7 @@ def test_concurrent_creations_cannot_overshoot_the_cap(tmp_path: Path) -> None:
     with SqliteAgentMemoryStore(tmp_path / "am", max_realms=3) as store:
         def create(i: int) -> bool:
             try:
-                store.remember(f"c{i}", IDENT, "Title", "body")
+                record_writes.remember(store, f"c{i}", IDENT, "Title", "body")
                 return True
             except AgentMemoryError as exc:
                 assert exc.reason == "limit"
@@ -141,12 +142,12 @@ def test_postgres_reads_register_nothing_and_the_cap_holds() -> None:
             for i in range(5):
                 assert store.get(f"ghost{i}", "mem-x") is None
                 assert store.search(f"ghost{i}", _scope(f"ghost{i}"), '"x"', 5) == []
-                assert store.forget(f"ghost{i}", _scope(f"ghost{i}"), "mem-x", _app()) is False
+                assert record_writes.forget(store, f"ghost{i}", _scope(f"ghost{i}"), "mem-x", _app()) is False
             assert store.list_realms() == []
-            store.remember("a", IDENT, "Title", "body")
-            store.remember("b", IDENT, "Title", "body")
+            record_writes.remember(store, "a", IDENT, "Title", "body")
+            record_writes.remember(store, "b", IDENT, "Title", "body")
             with pytest.raises(AgentMemoryError) as info:
-                store.remember("c", IDENT, "Title", "body")
+                record_writes.remember(store, "c", IDENT, "Title", "body")
             assert info.value.reason == "limit" and "max_realms = 2" in str(info.value)
             assert store.list_realms() == ["a", "b"]
         finally:

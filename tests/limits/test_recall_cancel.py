@@ -17,6 +17,7 @@ import pytest
 
 from contract.pgsupport import DSN, require_postgres, throwaway_schema
 from meta_memory import deadline
+from meta_memory.agent_memory import record_writes
 from meta_memory.agent_memory.store.sqlite import SqliteAgentMemoryStore
 from meta_memory.errors import AgentMemoryError
 from meta_memory.injection.timebox import ProviderSaturated, ProviderTimeout, TimeBox
@@ -65,7 +66,7 @@ def pg_store() -> Iterator[Any]:
 
 def test_sqlite_statement_past_the_budget_is_interrupted(tmp_path: Path) -> None:
     with SqliteAgentMemoryStore(tmp_path / "am") as store:
-        store.remember("default", IDENT, "Title", "body")
+        record_writes.remember(store, "default", IDENT, "Title", "body")
         _assert_cancelled(store, "default", ENDLESS_SQLITE)
         # the pooled connection is healthy afterwards, outside any time box
         assert store.get("default", "mem-none") is None
@@ -74,7 +75,7 @@ def test_sqlite_statement_past_the_budget_is_interrupted(tmp_path: Path) -> None
 def test_inline_call_past_the_budget_stops_its_statement_and_times_out(tmp_path: Path) -> None:
     # a recall run on the caller's thread: the store stops the statement at the deadline, nothing waits for it
     with SqliteAgentMemoryStore(tmp_path / "am") as store:
-        store.remember("default", IDENT, "Title", "body")
+        record_writes.remember(store, "default", IDENT, "Title", "body")
         box = TimeBox()
         with pytest.raises(ProviderTimeout):
             box.call(lambda: _endless_read(store, "default", ENDLESS_SQLITE), 100, key=("default", IDENT), inline=True)
@@ -90,7 +91,7 @@ def test_inline_call_runs_under_its_deadline_and_answers() -> None:
 
 
 def test_postgres_statement_past_the_budget_is_cancelled(pg_store: Any) -> None:
-    pg_store.remember("default", IDENT, "Title", "body")
+    record_writes.remember(pg_store, "default", IDENT, "Title", "body")
     _assert_cancelled(pg_store, "default", ENDLESS_PG)
 
 

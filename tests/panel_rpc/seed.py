@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from meta_memory.access.config import hash_token
+from meta_memory.agent_memory import record_writes
 from meta_memory.agent_memory.model import Author, Kind, NewMemoryRecord, Provenance, Scope
 from meta_memory.agent_memory.store.base import InjectionRow
 from meta_memory.agent_memory.store.sqlite import SqliteAgentMemoryStore
@@ -89,7 +90,7 @@ def _new(title: str, body: str, author: Author, kind: Kind = Kind.FACT) -> NewMe
 def _write(store: SqliteAgentMemoryStore, world: World, name: str, realm: str, scope: Scope, title: str, body: str,
            author: Author | None = None) -> str:
     author = author or Author.application()
-    rec, _ = store.remember_authored(realm, scope, _new(title, body, author), author)
+    rec, _ = record_writes.remember_authored(store, realm, scope, _new(title, body, author), author)
     world.ids[name] = rec.id
     world.titles[name] = title
     world.bodies[name] = body
@@ -110,7 +111,7 @@ def build_world(state_dir: Path, clock: ManualClock | None = None) -> World:
         tick()
         _write(store, w, "lead_b", R, Scope.identity(R, LEAD), "Lead office", "Lead works from the third floor.")
         tick()
-        new, prior = store.update(R, LEAD, w.ids["lead_a"], "Lead prefers coffee", "Lead switched to black coffee.")
+        new, prior = record_writes.update(store, R, LEAD, w.ids["lead_a"], "Lead prefers coffee", "Lead switched to black coffee.")
         w.ids["lead_a2"], w.titles["lead_a2"], w.bodies["lead_a2"] = new.memory_id, new.title, new.body
         tick()
         _write(store, w, "worker_a", R, Scope.identity(R, WORKER), "Worker shift", "Worker covers the night shift.")
@@ -126,21 +127,21 @@ def build_world(state_dir: Path, clock: ManualClock | None = None) -> World:
         tick()
         _write(store, w, "quar_forgotten", R, Scope.identity(R, LEAD), "Poisoned note",
                "A tainted note the agent later forgot.", Author.agent(LEAD))
-        store.forget(R, Scope.identity(R, LEAD), w.ids["quar_forgotten"], Author.application())
+        record_writes.forget(store, R, Scope.identity(R, LEAD), w.ids["quar_forgotten"], Author.application())
         tick()
         _write(store, w, "quar_worker", R, Scope.identity(R, WORKER), "Worker poisoned",
                "Tainted worker content from a web page.", Author.agent(WORKER))
         tick()
         # Proposals: one clean and one tainted for the mob, one for the operator scope.
-        w.ids["prop_mob"] = store.propose(R, Scope.mob(R, MOB), _new("Mob proposal", "Share the reading list.",
-                                                                      Author.agent(LEAD)), Author.agent(LEAD))
+        w.ids["prop_mob"] = record_writes.propose(store, R, Scope.mob(R, MOB), _new("Mob proposal", "Share the reading list.",
+                                                                              Author.agent(LEAD)), Author.agent(LEAD))
         tick()
-        w.ids["prop_mob_tainted"] = store.propose(
+        w.ids["prop_mob_tainted"] = record_writes.propose(store,
             R, Scope.mob(R, MOB), _new("Tainted mob proposal", "Paste from a web page.", Author.agent(LEAD)),
             Author.agent(LEAD), taint="session tainted by web tool 'web_search'")
         tick()
-        w.ids["prop_op"] = store.propose(R, Scope.operator(R, OPERATOR), _new("Operator proposal", "Page the desk.",
-                                                                              Author.agent(WORKER)), Author.agent(WORKER))
+        w.ids["prop_op"] = record_writes.propose(store, R, Scope.operator(R, OPERATOR), _new("Operator proposal", "Page the desk.",
+                                                                                      Author.agent(WORKER)), Author.agent(WORKER))
         tick()
         now = clock.now_ms()
         store.log_injections(R, [
@@ -174,7 +175,7 @@ def build_world(state_dir: Path, clock: ManualClock | None = None) -> World:
 
         with store.transaction(R) as tx:
             side_tables(tx)
-        store.forget(R, Scope.identity(R, WORKER), w.ids["quar_worker"], Author.steward("dream-1"))
+        record_writes.forget(store, R, Scope.identity(R, WORKER), w.ids["quar_worker"], Author.steward("dream-1"))
 
         # Realm "plain": identity scope only, nothing quarantined.
         P = "plain"

@@ -18,6 +18,7 @@ from extras import require_extra
 psycopg = require_extra("postgres", "psycopg")  # before the modules that import it
 
 from contract.pgsupport import DSN
+from meta_memory.agent_memory import record_writes
 from meta_memory.agent_memory.model import Author, NewMemoryRecord, Provenance, Scope
 from meta_memory.agent_memory.store.postgres import PostgresAgentMemoryStore
 from meta_memory.clock import ManualClock
@@ -40,7 +41,7 @@ class AgentGate:
 def poisoned(schema: str, title: str, body: str) -> Any:
     """A quarantined record written straight into the shared schema."""
     with PostgresAgentMemoryStore(DSN, schema=schema, gate=AgentGate(), pool_size=1) as store:
-        rec, created = store.remember_authored(
+        rec, created = record_writes.remember_authored(store,
             REALM, Scope.identity(REALM, ID),
             NewMemoryRecord(title=title, body=body, provenance=Provenance(Author.agent(ID))), Author.agent(ID),
         )

@@ -18,6 +18,7 @@ from extras import require_extra
 psycopg = require_extra("postgres", "psycopg")  # before the modules that import it
 
 from contract.pgsupport import DSN, require_postgres, throwaway_schema
+from meta_memory.agent_memory import record_writes
 from meta_memory.agent_memory.batch import CreateOp, StagedBatch, TombstoneOp
 from meta_memory.agent_memory.hashing import content_hash
 from meta_memory.agent_memory.model import Author, NewMemoryRecord, Provenance, Scope
@@ -36,10 +37,10 @@ def _load(s: PostgresAgentMemoryStore) -> None:
             ops = tuple(CreateOp(scope=scope, record=NewMemoryRecord(
                 title=f"note {i}", body=f"body {i} of {identity}", provenance=Provenance(Author.application())),
                 created_at_ms=1_700_000_000_000 + i) for i in range(first, first + 1000))
-            receipt = s.apply_batch(StagedBatch(R, Author.application(), ops))
+            receipt = record_writes.apply_batch(s, StagedBatch(R, Author.application(), ops))
             if identity == ME and first == 0:
-                s.apply_batch(StagedBatch(R, Author.application(),
-                                          tuple(TombstoneOp(id=r.memory_id) for r in receipt.results[:200])))
+                record_writes.apply_batch(s, StagedBatch(R, Author.application(),
+                                                      tuple(TombstoneOp(id=r.memory_id) for r in receipt.results[:200])))
 
 
 def _no_autovacuum(store: PostgresAgentMemoryStore) -> None:
@@ -116,10 +117,10 @@ def test_statistics_are_refreshed_as_writes_accumulate(monkeypatch: pytest.Monke
             scope = Scope.identity(R, ME)
             ops = tuple(CreateOp(scope=scope, record=NewMemoryRecord(
                 title=f"n {i}", body=f"b {i}", provenance=Provenance(Author.application()))) for i in range(500))
-            s.apply_batch(StagedBatch(R, Author.application(), ops))
+            record_writes.apply_batch(s, StagedBatch(R, Author.application(), ops))
             assert _reltuples(s) < 0  # never analysed yet
-            s.remember(R, ME, "one", "more")
-            s.remember(R, ME, "two", "more")
+            record_writes.remember(s, R, ME, "one", "more")
+            record_writes.remember(s, R, ME, "two", "more")
             assert _reltuples(s) >= 400
         finally:
             s.close()

@@ -14,6 +14,7 @@ from extras import require_extra
 psycopg = require_extra("postgres", "psycopg")  # before the modules that import it
 
 from contract.pgsupport import DSN, dsn_with_schema, require_postgres, throwaway_schema
+from meta_memory.agent_memory import record_writes
 from meta_memory.agent_memory.batch import CreateOp, StagedBatch
 from meta_memory.agent_memory.model import Author, NewMemoryRecord, Provenance, Scope
 from meta_memory.agent_memory.store import pg_schema
@@ -73,9 +74,9 @@ def test_gateways_starting_together_migrate_once(schema: str) -> None:
 def test_fts_rows_are_rebuilt_when_the_index_definition_changes(schema: str) -> None:
     clock = ManualClock()
     with PostgresAgentMemoryStore(DSN, clock, schema=schema) as s:
-        kept, _ = s.remember(R, ID, "Kept", "kept alive")
-        gone, _ = s.remember(R, ID, "Gone", "kept away")
-        s.forget(R, ME, gone.memory_id, Author.application())
+        kept, _ = record_writes.remember(s, R, ID, "Kept", "kept alive")
+        gone, _ = record_writes.remember(s, R, ID, "Gone", "kept away")
+        record_writes.forget(s, R, ME, gone.memory_id, Author.application())
     q = pg_schema.quote_ident(schema)
     with psycopg.connect(DSN, autocommit=True) as conn:
         conn.execute(f"UPDATE {q}.schema_migrations SET name = 'fts-old' WHERE domain = 'records-fts'")
@@ -93,7 +94,7 @@ def test_schemas_isolate_deployments_and_the_dsn_can_name_one(schema: str) -> No
     with throwaway_schema() as other:
         with PostgresAgentMemoryStore(dsn_with_schema(schema)) as a, PostgresAgentMemoryStore(DSN, schema=other) as b:
             assert a.schema == schema
-            rec, _ = a.remember(R, ID, "Only here", "in one schema")
+            rec, _ = record_writes.remember(a, R, ID, "Only here", "in one schema")
             assert b.list_realms() == [] and a.list_realms() == [R]
             assert b.get(R, rec.memory_id) is None
 
@@ -112,8 +113,8 @@ def test_unreachable_server_and_bad_settings_are_refused() -> None:
 
 def test_realm_views_scope_raw_sql_and_refuse_foreign_inserts(schema: str) -> None:
     with PostgresAgentMemoryStore(DSN, schema=schema) as s:
-        s.remember("acme", ID, "Acme note", "acme only")
-        s.remember("john_doe", ID, "John note", "john only")
+        record_writes.remember(s, "acme", ID, "Acme note", "acme only")
+        record_writes.remember(s, "john_doe", ID, "John note", "john only")
         assert raw_rows(s, "john-doe", "SELECT count(*) FROM records")[0][0] == 0
         assert [r["title"] for r in raw_rows(s, "john_doe", "SELECT title FROM records")] == ["John note"]
 
@@ -153,7 +154,7 @@ def test_tsquery_literal_matches_exactly_its_lexeme(term: str) -> None:
 def test_long_tokens_are_indexed_by_digest(schema: str) -> None:
     word = "z" * 3000
     with PostgresAgentMemoryStore(DSN, schema=schema) as s:
-        rec, _ = s.remember(R, ID, "Long word", word)
+        rec, _ = record_writes.remember(s, R, ID, "Long word", word)
         assert [r.id for r, _ in s.search(R, ME, fts.match_expression(word), 10)] == [rec.memory_id]
 
 
@@ -196,7 +197,7 @@ def test_bm25_scores_and_recall_match_sqlite_on_locomo(schema: str, tmp_path: Pa
                                     record=NewMemoryRecord(title=title, body=body, provenance=Provenance(Author.application())),
                                     created_at_ms=at, updated_at_ms=at))
             for start in range(0, len(ops), 1000):
-                store.apply_batch(StagedBatch(R, Author.application(), tuple(ops[start:start + 1000])))
+                record_writes.apply_batch(store, StagedBatch(R, Author.application(), tuple(ops[start:start + 1000])))
         hits = {"sqlite": 0, "postgres": 0}
         provider = LexicalRecallProvider()
         for ident, question, evidence in questions:

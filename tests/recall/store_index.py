@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from itertools import groupby
 from typing import Any
 
+from meta_memory.agent_memory import record_writes
 from meta_memory.agent_memory.batch import CreateOp, StagedBatch, TombstoneOp
 from meta_memory.agent_memory.model import Author, NewMemoryRecord, Provenance, Scope
 from meta_memory.agent_memory.store.base import AgentMemoryStore
@@ -106,14 +107,14 @@ class StoreIndex:
         if status == "tombstoned":
             ops += [TombstoneOp(id=r.memory_id) for r in records]
         gate = _Quarantine() if status == "quarantined" else None
-        self.store.apply_batch(StagedBatch(realm=REALM, author=_AUTHOR, ops=tuple(ops)), gate=gate)
+        record_writes.apply_batch(self.store, StagedBatch(realm=REALM, author=_AUTHOR, ops=tuple(ops)), gate=gate)
 
     def set_status(self, memory_id: str, status_kind: str, now_ms: int) -> None:
         """Take an active record out of recall at ``now_ms`` (only ``tombstoned``: a forget)."""
         if status_kind != "tombstoned":
             raise ValueError("only 'tombstoned' is supported")
         self.clock.set(now_ms)
-        self.store.apply_batch(StagedBatch(realm=REALM, author=_AUTHOR, ops=(TombstoneOp(id=memory_id),)))
+        record_writes.apply_batch(self.store, StagedBatch(realm=REALM, author=_AUTHOR, ops=(TombstoneOp(id=memory_id),)))
 
     def reader(self, identity: str) -> StoreReader:
         """The recall reader over ``identity``'s active records (what a provider gets in production).

@@ -20,10 +20,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from meta_memory.agent_memory import record_writes
 from meta_memory.agent_memory.filters import parse_filter
 from meta_memory.agent_memory.model import Author, Scope
-from meta_memory.agent_memory.store.base import RememberItem
 from meta_memory.agent_memory.store.sqlite import SqliteAgentMemoryStore, realm_db_path
+from meta_memory.agent_memory.writes import RememberItem
 from meta_memory.recall import fts
 from meta_memory.recall.lexical_index import CATCH_UP_LIMIT, bm25_top
 from meta_memory.recall.text import token_set
@@ -68,7 +69,7 @@ def _fill(store: SqliteAgentMemoryStore, rng: random.Random, n: int) -> list[str
         ident = A if rng.random() < 0.6 else B
         title = " ".join(rng.choices(WORDS, k=rng.randint(1, 3)))
         body = " ".join(rng.choices(WORDS, k=rng.randint(1, 25)))
-        rec, _ = store.remember(REALM, ident, f"{title} {i}", body, rng.sample(WORDS, rng.randint(0, 2)))
+        rec, _ = record_writes.remember(store, REALM, ident, f"{title} {i}", body, rng.sample(WORDS, rng.randint(0, 2)))
         ids.append(rec.memory_id)
     return ids
 
@@ -90,7 +91,7 @@ queries = st.lists(st.lists(st.sampled_from(WORDS + ["absent", "nowhere"]), min_
 def test_index_matches_fts5_on_random_corpora(docs: list[Any], asks: list[list[str]], limit: int) -> None:
     with tempfile.TemporaryDirectory() as tmp, SqliteAgentMemoryStore(Path(tmp) / "am") as store:
         for i, (ident, title, body, tags) in enumerate(docs):
-            store.remember(REALM, ident, " ".join(title) + f" n{i}", " ".join(body), tags)
+            record_writes.remember(store, REALM, ident, " ".join(title) + f" n{i}", " ".join(body), tags)
         assert store.lexical_index.warm(REALM)
         for words in asks:
             for ident in (A, B):
@@ -107,9 +108,9 @@ def test_index_matches_fts5_after_mixed_changes(store: SqliteAgentMemoryStore) -
         rec = store.get(REALM, memory_id)
         assert rec is not None
         if rng.random() < 0.5:
-            store.forget(REALM, rec.scope, memory_id, Author.application())
+            record_writes.forget(store, REALM, rec.scope, memory_id, Author.application())
         else:
-            store.update(REALM, rec.scope.key, memory_id, body="passport river " + rec.body)
+            record_writes.update(store, REALM, rec.scope.key, memory_id, body="passport river " + rec.body)
     _fill(store, rng, 20)
     for q in ["passport", "tea green", "绿茶 river", "hik", "multi-agent budget notes", "café istanbul 🎉"]:
         ours, theirs = _both(store, scope_a, q)
@@ -136,31 +137,31 @@ def test_a_write_after_warm_up_is_found_and_a_forget_is_gone(store: SqliteAgentM
     _fill(store, random.Random(1), 40)
     assert store.lexical_index.warm(REALM)
     scope = Scope.identity(REALM, A)
-    rec, _ = store.remember(REALM, A, "Passport location", "Top drawer zanzibar", ["travel"])
+    rec, _ = record_writes.remember(store, REALM, A, "Passport location", "Top drawer zanzibar", ["travel"])
     assert store.lexical_index.ready(REALM)
     assert _search(store, scope, "zanzibar", 8)[0][0] == rec.memory_id
-    assert store.forget(REALM, scope, rec.memory_id, Author.application())
+    assert record_writes.forget(store, REALM, scope, rec.memory_id, Author.application())
     assert _search(store, scope, "zanzibar", 8) == []
 
 
 def test_a_superseded_record_is_replaced_by_its_new_version(store: SqliteAgentMemoryStore) -> None:
-    rec, _ = store.remember(REALM, A, "Tea", "green tea in the kitchen zanzibar", [])
+    rec, _ = record_writes.remember(store, REALM, A, "Tea", "green tea in the kitchen zanzibar", [])
     assert store.lexical_index.warm(REALM)
-    new, old_id = store.update(REALM, A, rec.memory_id, body="black tea now zanzibar")
+    new, old_id = record_writes.update(store, REALM, A, rec.memory_id, body="black tea now zanzibar")
     found = [mid for mid, _ in _search(store, Scope.identity(REALM, A), "zanzibar tea", 8)]
     assert found == [new.memory_id] and old_id == rec.memory_id
 
 
 def test_another_connections_write_and_forget_are_seen(tmp_path: Path) -> None:
     with SqliteAgentMemoryStore(tmp_path / "am") as first, SqliteAgentMemoryStore(tmp_path / "am") as second:
-        first.remember(REALM, A, "Seed", "walk by the river", [])
+        record_writes.remember(first, REALM, A, "Seed", "walk by the river", [])
         first.lexical_index.min_rows = 0
         assert first.lexical_index.warm(REALM)
-        rec, _ = second.remember(REALM, A, "Passport", "the passport is in the zanzibar drawer", [])
+        rec, _ = record_writes.remember(second, REALM, A, "Passport", "the passport is in the zanzibar drawer", [])
         scope = Scope.identity(REALM, A)
         assert first.lexical_index.ready(REALM)
         assert [mid for mid, _ in _search(first, scope, "zanzibar", 8)] == [rec.memory_id]
-        assert second.forget(REALM, scope, rec.memory_id, Author.application())
+        assert record_writes.forget(second, REALM, scope, rec.memory_id, Author.application())
         assert _search(first, scope, "zanzibar", 8) == []
         assert _search(first, Scope.identity(REALM, B), "river", 8) == []  # another identity's records never
 
@@ -168,9 +169,9 @@ def test_another_connections_write_and_forget_are_seen(tmp_path: Path) -> None:
 def test_a_row_the_store_no_longer_holds_active_never_comes_back(store: SqliteAgentMemoryStore) -> None:
     """Fail closed: even an index that missed a change (here: a status changed behind the change log)
     returns only records active in the caller's scope."""
-    hidden, _ = store.remember(REALM, A, "Secret plan", "zanzibar quarantined", [])
-    kept, _ = store.remember(REALM, A, "Open plan", "zanzibar public", [])
-    other, _ = store.remember(REALM, B, "Their plan", "zanzibar theirs", [])
+    hidden, _ = record_writes.remember(store, REALM, A, "Secret plan", "zanzibar quarantined", [])
+    kept, _ = record_writes.remember(store, REALM, A, "Open plan", "zanzibar public", [])
+    other, _ = record_writes.remember(store, REALM, B, "Their plan", "zanzibar theirs", [])
     assert store.lexical_index.warm(REALM)
     conn = sqlite3.connect(realm_db_path(store.root, REALM))
     with conn:
@@ -181,8 +182,8 @@ def test_a_row_the_store_no_longer_holds_active_never_comes_back(store: SqliteAg
 
 
 def test_erase_drops_the_realms_index(store: SqliteAgentMemoryStore) -> None:
-    rec, _ = store.remember(REALM, A, "Passport", "zanzibar drawer", [])
-    store.remember(REALM, A, "Walk", "river walk", [])
+    rec, _ = record_writes.remember(store, REALM, A, "Passport", "zanzibar drawer", [])
+    record_writes.remember(store, REALM, A, "Walk", "river walk", [])
     assert store.lexical_index.warm(REALM)
     store.erase(REALM, Scope.identity(REALM, A), rec.memory_id, erased_by="test")
     assert not store.lexical_index.ready(REALM)  # its terms left memory with the rows
@@ -190,11 +191,11 @@ def test_erase_drops_the_realms_index(store: SqliteAgentMemoryStore) -> None:
 
 
 def test_a_long_gap_falls_back_to_fts5_and_is_caught_up_in_the_background(store: SqliteAgentMemoryStore) -> None:
-    store.remember(REALM, A, "Seed", "walk by the river", [])
+    record_writes.remember(store, REALM, A, "Seed", "walk by the river", [])
     assert store.lexical_index.warm(REALM)
     items = [RememberItem(f"Note {i}", f"river zanzibar {i}") for i in range(CATCH_UP_LIMIT + 1)]
     for i in range(0, len(items), 500):
-        store.remember_many(REALM, A, items[i:i + 500])
+        record_writes.remember_many(store, REALM, A, items[i:i + 500])
     scope = Scope.identity(REALM, A)
     found = _search(store, scope, "zanzibar", 5)  # too far behind: FTS5 answers, the worker catches up
     assert len(found) == 5
@@ -214,7 +215,7 @@ def test_the_budget_evicts_the_least_recently_searched_realm(tmp_path: Path) -> 
         store.lexical_index.min_rows = 0
         for realm in ("r1", "r2"):
             for i in range(30):
-                store.remember(realm, A, f"Note {i}", f"river walk {realm} {i}", [])
+                record_writes.remember(store, realm, A, f"Note {i}", f"river walk {realm} {i}", [])
         assert store.lexical_index.warm("r1")
         one = store.lexical_index.nbytes()
         store.lexical_index.max_bytes = int(one * 1.5)  # room for one realm only
@@ -232,14 +233,14 @@ def test_the_budget_evicts_the_least_recently_searched_realm(tmp_path: Path) -> 
 def test_a_small_realm_stays_on_fts5(tmp_path: Path) -> None:
     with SqliteAgentMemoryStore(tmp_path / "am") as store:
         assert store.lexical_index.min_rows > 1
-        rec, _ = store.remember(REALM, A, "Passport", "zanzibar drawer", [])
+        rec, _ = record_writes.remember(store, REALM, A, "Passport", "zanzibar drawer", [])
         assert [mid for mid, _ in _search(store, Scope.identity(REALM, A), "zanzibar", 8)] == [rec.memory_id]
         time.sleep(0.2)
         assert not store.lexical_index.ready(REALM)  # no build was started
 
 
 def test_a_cold_realm_is_built_in_the_background(store: SqliteAgentMemoryStore) -> None:
-    rec, _ = store.remember(REALM, A, "Passport", "zanzibar drawer", [])
+    rec, _ = record_writes.remember(store, REALM, A, "Passport", "zanzibar drawer", [])
     assert not store.lexical_index.ready(REALM)
     assert [mid for mid, _ in _search(store, Scope.identity(REALM, A), "zanzibar", 8)] == [rec.memory_id]  # FTS5
     _wait_ready(store)
@@ -270,7 +271,7 @@ def test_the_full_text_row_holds_the_token_sets_re_ranking_reads(title: str, des
 
 
 def test_candidates_from_the_index_carry_the_columns_holding_each_term(store: SqliteAgentMemoryStore) -> None:
-    store.remember(REALM, A, "Passport drawer", "the zanzibar drawer", ["travel"])
+    record_writes.remember(store, REALM, A, "Passport drawer", "the zanzibar drawer", ["travel"])
     assert store.lexical_index.warm(REALM)
     match = fts.match_expression("zanzibar drawer travel absent")
     assert match is not None
@@ -284,15 +285,15 @@ def test_candidates_from_the_index_carry_the_columns_holding_each_term(store: Sq
 def test_term_fields_match_the_full_text_rows(docs: list[Any], asks: list[list[str]]) -> None:
     """After writes and forgets, each candidate's term fields are its full-text row's columns holding the term."""
     with tempfile.TemporaryDirectory() as tmp, SqliteAgentMemoryStore(Path(tmp) / "am") as store:
-        ids = [store.remember(REALM, ident, " ".join(title) + f" n{i}", " ".join(body), tags)[0].memory_id
+        ids = [record_writes.remember(store, REALM, ident, " ".join(title) + f" n{i}", " ".join(body), tags)[0].memory_id
                for i, (ident, title, body, tags) in enumerate(docs[: len(docs) // 2])]
         assert store.lexical_index.warm(REALM)
         for i, (ident, title, body, tags) in enumerate(docs[len(docs) // 2:]):  # caught up from the change log
-            store.remember(REALM, ident, " ".join(title) + f" m{i}", " ".join(body), tags)
+            record_writes.remember(store, REALM, ident, " ".join(title) + f" m{i}", " ".join(body), tags)
         for memory_id in ids[::3]:
             rec = store.get(REALM, memory_id)
             assert rec is not None
-            store.forget(REALM, rec.scope, memory_id, Author.application())
+            record_writes.forget(store, REALM, rec.scope, memory_id, Author.application())
         for words in asks:
             match = fts.match_expression(" ".join(words))
             assert match is not None
@@ -320,7 +321,7 @@ def test_neighbours_in_one_statement_match_the_write_order_rule(gaps: list[int],
         for i, gap in enumerate(gaps):
             clock.advance(gap)
             mine = owners[i] if i < len(owners) else True
-            store.remember(REALM, A if mine else B, f"Note {i}", f"body {i}", [])
+            record_writes.remember(store, REALM, A if mine else B, f"Note {i}", f"body {i}", [])
         scope = Scope.identity(REALM, A)
         records = store.active_records(REALM, scope)
         if not records:
@@ -355,13 +356,13 @@ def test_index_neighbours_match_the_database(steps: list[Any], forgotten: list[i
         records = []
         for i, (ident, step) in enumerate(steps):
             clock.now += step
-            rec = store.get(REALM, store.remember(REALM, ident, f"note {i}", f"passport river {i}", [])[0].memory_id)
+            rec = store.get(REALM, record_writes.remember(store, REALM, ident, f"note {i}", f"passport river {i}", [])[0].memory_id)
             assert rec is not None
             records.append(rec)
         assert store.lexical_index.warm(REALM)
         for i in set(forgotten):
             if i < len(records):
-                store.forget(REALM, records[i].scope, records[i].memory_id, Author.application())
+                record_writes.forget(store, REALM, records[i].scope, records[i].memory_id, Author.application())
         for ident in (A, B):
             scope = Scope.identity(REALM, ident)
             anchors = [r for r in records if r.scope == scope and _is_active(store, r.memory_id)]
@@ -411,7 +412,7 @@ def test_the_memory_figure_covers_what_the_index_holds(tmp_path: Path, distinct:
         index = store.lexical_index
         index.min_rows = 0
         index.background = False
-        store.remember_many(REALM, A, items(0, 1000))
+        record_writes.remember_many(store, REALM, A, items(0, 1000))
         built = _traced(lambda: index.warm(REALM))
         assert index.ready(REALM)
         assert built <= index.nbytes() * 1.15, (built, index.nbytes())
@@ -421,7 +422,7 @@ def test_the_memory_figure_covers_what_the_index_holds(tmp_path: Path, distinct:
 
         def grow() -> None:
             for start in range(1000, 3000, CATCH_UP_LIMIT // 2):  # each search applies the changes in place
-                store.remember_many(REALM, B if start % 2 else A, items(start, CATCH_UP_LIMIT // 2))
+                record_writes.remember_many(store, REALM, B if start % 2 else A, items(start, CATCH_UP_LIMIT // 2))
                 store.search(REALM, Scope.identity(REALM, A), match, 8)
 
         grown = _traced(grow)
@@ -434,7 +435,7 @@ def test_a_realm_of_one_scope_ranks_alike_on_both_paths(store: SqliteAgentMemory
     (``recall.bm25.POOL`` rows) and scores that: the same answer as the index while fewer rows match."""
     rng = random.Random(11)
     for i in range(120):
-        store.remember(REALM, A, " ".join(rng.choices(WORDS, k=2)) + f" {i}", " ".join(rng.choices(WORDS, k=12)))
+        record_writes.remember(store, REALM, A, " ".join(rng.choices(WORDS, k=2)) + f" {i}", " ".join(rng.choices(WORDS, k=12)))
     assert store.lexical_index.warm(REALM)
     for q in ["passport", "tea green river", "绿茶 kitchen budget notes", "hiking walk"]:
         ours, theirs = _both(store, Scope.identity(REALM, A), q)

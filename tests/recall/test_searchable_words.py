@@ -12,6 +12,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+from meta_memory.agent_memory import record_writes
 from meta_memory.agent_memory.model import Author, Scope
 from meta_memory.agent_memory.store.sqlite import SqliteAgentMemoryStore
 from meta_memory.recall.fts import match_expression
@@ -58,9 +59,9 @@ def test_every_word_a_user_types_finds_its_record(gateway: Any) -> None:
 def test_an_index_written_by_an_older_tokeniser_is_rebuilt_at_open(tmp_path: Path) -> None:
     root = tmp_path / "am"
     with SqliteAgentMemoryStore(root) as store:
-        rec, _ = store.remember("default", ME, "Storage plan", "Move the archive to S3; 茶 and 🍵")
-        tomb, _ = store.remember("default", ME, "Gone", "an S3 note that was forgotten")
-        store.forget("default", Scope.identity("default", ME), tomb.memory_id, Author.application())
+        rec, _ = record_writes.remember(store, "default", ME, "Storage plan", "Move the archive to S3; 茶 and 🍵")
+        tomb, _ = record_writes.remember(store, "default", ME, "Gone", "an S3 note that was forgotten")
+        record_writes.forget(store, "default", Scope.identity("default", ME), tomb.memory_id, Author.application())
     # What an older release left: its own index fingerprint, rows without the short words.
     conn = sqlite3.connect(root / "default.sqlite3")
     conn.execute("UPDATE schema_migrations SET name = 'fts-0000000000000000' WHERE domain = 'records-fts'")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from meta_memory.agent_memory import record_writes
 from meta_memory.agent_memory.model import Scope
 from meta_memory.agent_memory.store.sqlite import SqliteAgentMemoryStore
 from meta_memory.clock import ManualClock
@@ -16,11 +17,11 @@ from meta_memory.recall.store_reader import StoreReader
 def test_passport_and_cjk_over_the_real_store(tmp_path: Path) -> None:
     clock = ManualClock()
     store = SqliteAgentMemoryStore(tmp_path / "agent-memory", clock)
-    store.remember("default", "identity:luka", "Daily notes", "Went for a walk", [])
+    record_writes.remember(store, "default", "identity:luka", "Daily notes", "Went for a walk", [])
     clock.advance(1000)
-    store.remember("default", "identity:luka", "Passport location", "Top drawer", ["travel"])
-    store.remember("default", "identity:luka", "Drinks", "我喜欢喝绿茶", [])
-    store.remember("default", "identity:other", "Passport location", "Their drawer", ["travel"])
+    record_writes.remember(store, "default", "identity:luka", "Passport location", "Top drawer", ["travel"])
+    record_writes.remember(store, "default", "identity:luka", "Drinks", "我喜欢喝绿茶", [])
+    record_writes.remember(store, "default", "identity:other", "Passport location", "Their drawer", ["travel"])
     scope = Scope.identity("default", "identity:luka")
     reader = StoreReader(store, "default", scope)
     provider = LexicalRecallProvider()

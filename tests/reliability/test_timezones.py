@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from meta_memory.agent_memory import record_writes
 from meta_memory.agent_memory.store.sqlite import SqliteAgentMemoryStore
 from meta_memory.clock import ManualClock
 from meta_memory.panel.store import SqlitePanelStore
@@ -79,7 +80,7 @@ def local_zone() -> Iterator[None]:
 def test_timestamps_are_the_clock_value_in_utc_ms(store: tuple[SqliteAgentMemoryStore, ManualClock],
                                                   local_zone: None) -> None:
     s, clock = store
-    rec, _ = s.remember("default", "tz:one", "title", "body")
+    rec, _ = record_writes.remember(s, "default", "tz:one", "title", "body")
     assert rec.created_at_ms == rec.updated_at_ms == 1_700_000_000_000
     (row,) = raw_rows(s, "default", "SELECT created_at_ms, updated_at_ms FROM records")
     (audit,) = raw_rows(s, "default", "SELECT applied_at_ms FROM audit")
@@ -88,9 +89,9 @@ def test_timestamps_are_the_clock_value_in_utc_ms(store: tuple[SqliteAgentMemory
 
 def test_equal_timestamps_are_ordered_stably_by_id(store: tuple[SqliteAgentMemoryStore, ManualClock]) -> None:
     s, clock = store
-    ids = [s.remember("default", "tz:tie", f"title {i}", f"body {i}")[0].memory_id for i in range(25)]
+    ids = [record_writes.remember(s, "default", "tz:tie", f"title {i}", f"body {i}")[0].memory_id for i in range(25)]
     clock.advance(1)
-    later = s.remember("default", "tz:tie", "later", "later body")[0].memory_id
+    later = record_writes.remember(s, "default", "tz:tie", "later", "later body")[0].memory_id
     panel = SqlitePanelStore(s)
     from meta_memory.access.policy import AccessPolicy
     from meta_memory.access.principal import ANONYMOUS

@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from meta_memory.agent_memory import record_writes
 from meta_memory.agent_memory.model import Author, Kind, NewMemoryRecord, Provenance, Scope, VerificationClaim
 from meta_memory.agent_memory.store.sqlite import SqliteAgentMemoryStore
 from meta_memory.clock import ManualClock
@@ -54,7 +55,7 @@ class Env:
             Author.agent(identity),
             verification=VerificationClaim(verification) if verification else None,
         )
-        rec, created = self.store.remember_authored(
+        rec, created = record_writes.remember_authored(self.store,
             REALM,
             self.scope(identity),
             NewMemoryRecord(title=title, body=body, kind=kind, provenance=prov),
@@ -64,7 +65,7 @@ class Env:
         return rec
 
     def clean(self, title: str = "Clean fact", body: str = "Trains leave at nine.", identity: str = IDENTITY) -> Any:
-        rec, _ = self.store.remember(REALM, identity, title, body)
+        rec, _ = record_writes.remember(self.store, REALM, identity, title, body)
         return self.store.get(REALM, rec.memory_id)
 
     def events_of(self, event_type: str) -> list[dict[str, Any]]:

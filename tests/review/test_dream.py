@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from meta_memory.agent_memory import record_writes
 from meta_memory.agent_memory.hashing import content_hash
 from meta_memory.agent_memory.model import (
     DAY_MS,
@@ -53,7 +54,7 @@ def status(env: Env, memory_id: str) -> str:
 
 
 def propose(env: Env, body: str, taint: str | None = None) -> str:
-    return env.store.propose(
+    return record_writes.propose(env.store,
         REALM, TEAM, NewMemoryRecord(title="Team note", body=body, provenance=Provenance(Author.agent(IDENTITY))),
         Author.agent(IDENTITY), taint,
     )
@@ -135,7 +136,7 @@ def test_proposals_wait_for_an_operator_unless_config_auto_accepts_them(env: Env
     report = dream(env)
     assert get_proposal(env.store, REALM, clean).status == "held"
     assert report.ops_committed == 0 and env.store.active_records(REALM, TEAM) == []
-    other = env.store.propose(
+    other = record_writes.propose(env.store,
         REALM, Scope.mob(REALM, "other"),
         NewMemoryRecord(title="Other note", body="Other mob.", provenance=Provenance(Author.agent(IDENTITY))),
         Author.agent(IDENTITY))
@@ -161,7 +162,7 @@ def test_proposals_clean_accepted_tainted_held_duplicates_rejected(env: Env) -> 
 
 def test_open_loops_escalate_once_naming_only_the_record(env: Env) -> None:
     env.gate.reason = None
-    rec, _ = env.store.remember_authored(
+    rec, _ = record_writes.remember_authored(env.store,
         REALM, env.scope(),
         NewMemoryRecord(title="Follow up", body="Ask finance about the invoice.", kind=Kind.OPEN_LOOP,
                         provenance=Provenance(Author.agent(IDENTITY))),
@@ -205,7 +206,7 @@ def test_usage_audit_verdicts_are_stored_for_operator_action(env: Env) -> None:
 
 def session_record(env: Env, body: str, session: str) -> Any:
     env.gate.reason = None
-    rec, _ = env.store.remember_authored(
+    rec, _ = record_writes.remember_authored(env.store,
         REALM, env.scope(),
         NewMemoryRecord(title="Session learning", body=body,
                         provenance=Provenance(Author.agent(IDENTITY), evidence=(EvidenceRef(session),))),
@@ -491,7 +492,7 @@ def test_llm_gated_release_of_a_quarantined_update_supersedes_its_prior(env: Env
     from meta_memory.review.promotions import gating_decide
 
     prior = env.clean("Standup", "Standup is at 9:00.")
-    update = env.store.supersede(
+    update = record_writes.supersede(env.store,
         REALM, env.scope(), prior.id,
         NewMemoryRecord(title="Standup", body="Standup is at 9:30.", provenance=Provenance(Author.agent(IDENTITY))),
         Author.agent(IDENTITY))

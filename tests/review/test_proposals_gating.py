@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from meta_memory.agent_memory import record_writes
 from meta_memory.agent_memory.model import Author, NewMemoryRecord, Provenance, Scope
 from meta_memory.errors import AgentMemoryError
 from meta_memory.ledger import AssertionLedger, IndexRequest
@@ -30,7 +31,7 @@ TEAM = Scope.mob(REALM, "team")
 
 
 def propose(env: Env, body: str = "Deploys happen on Thursdays.", taint: str | None = None) -> str:
-    return env.store.propose(
+    return record_writes.propose(env.store,
         REALM, TEAM,
         NewMemoryRecord(title="Deploy day", body=body, provenance=Provenance(Author.agent(IDENTITY))),
         Author.agent(IDENTITY), taint,

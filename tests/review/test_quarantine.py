@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from meta_memory.agent_memory import record_writes
 from meta_memory.agent_memory.batch import CreateOp, RetierOp, StagedBatch, SupersedeOp
 from meta_memory.agent_memory.hashing import content_hash
 from meta_memory.agent_memory.model import Author, NewMemoryRecord, Provenance, Scope, TrustTier
@@ -49,7 +50,7 @@ def recall(env: Env, text: str, identity: str = IDENTITY) -> list[str]:
 def quarantined_update(env: Env) -> tuple[Any, Any]:
     """A clean prior and an agent's update of it, which the tainted session lands quarantined."""
     prior = env.clean("Meeting day", "Standup is on Monday.")
-    update = env.store.supersede(
+    update = record_writes.supersede(env.store,
         REALM, env.scope(), prior.id,
         NewMemoryRecord(title="Meeting day", body="Standup moved to Tuesday.", provenance=Provenance(Author.agent(IDENTITY))),
         Author.agent(IDENTITY),
@@ -222,7 +223,7 @@ def test_secret_release_refused_with_class_and_event_then_tombstone_works(env: E
 
 def test_stale_update_when_the_prior_is_gone(env: Env) -> None:
     prior, update = quarantined_update(env)
-    assert env.store.forget(REALM, env.scope(), prior.id, Author.application())
+    assert record_writes.forget(env.store, REALM, env.scope(), prior.id, Author.application())
     err = refused(env, update, "release")
     assert err.reason == "stale_update"
     assert f"prior '{prior.id}' is tombstoned, not active" in err.message
@@ -231,18 +232,18 @@ def test_stale_update_when_the_prior_is_gone(env: Env) -> None:
 
 def test_stale_update_when_the_prior_was_replaced(env: Env) -> None:
     prior, update = quarantined_update(env)
-    env.store.update(REALM, IDENTITY, prior.id, "Meeting day", "Standup is on Wednesday.")
+    record_writes.update(env.store, REALM, IDENTITY, prior.id, "Meeting day", "Standup is on Wednesday.")
     assert refused(env, update, "release").reason == "stale_update"
 
 
 def test_successor_conflict_when_another_row_holds_the_successor_id(env: Env) -> None:
     origin = env.poisoned()
-    env.store.apply_batch(
+    record_writes.apply_batch(env.store,
         StagedBatch(
             realm=REALM,
             author=Author.application(),
             ops=(CreateOp(scope=env.scope(), id=f"{origin.id}-released",
-                          record=NewMemoryRecord(title="Squatter", body="Holds the id.", provenance=Provenance(Author.application()))),),
+                              record=NewMemoryRecord(title="Squatter", body="Holds the id.", provenance=Provenance(Author.application()))),),
         )
     )
     err = refused(env, origin, "release")
@@ -287,7 +288,7 @@ def test_other_verdict_after_release_is_not_quarantined_naming_the_successor(env
 
 def test_plain_forget_is_not_a_review(env: Env) -> None:
     origin = env.poisoned()
-    assert env.store.forget(REALM, env.scope(), origin.id, Author.agent(IDENTITY))
+    assert record_writes.forget(env.store, REALM, env.scope(), origin.id, Author.agent(IDENTITY))
     for verdict in ("tombstone", "release"):
         err = refused(env, origin, verdict)
         assert err.reason == "not_quarantined"
@@ -297,7 +298,7 @@ def test_plain_forget_is_not_a_review(env: Env) -> None:
 def test_replay_receipts_show_records_as_they_stand_now(env: Env) -> None:
     origin = env.poisoned()
     out = run(env, origin, "release")
-    assert env.store.forget(REALM, env.scope(), out.successor_id, Author.application())
+    assert record_writes.forget(env.store, REALM, env.scope(), out.successor_id, Author.application())
     again = run(env, origin, "release")
     assert again.outcome == "already_released"
     assert again.successor["status"] == {"status": "tombstoned"}
@@ -393,23 +394,23 @@ def test_successor_is_capped_at_agent_observed_forever(env: Env) -> None:
     succ = run(env, origin, "release").successor_id
     for author in (Author.steward("dream-3"), Author.operator("ana")):
         with pytest.raises(AgentMemoryError) as info:
-            env.store.apply_batch(
+            record_writes.apply_batch(env.store,
                 StagedBatch(realm=REALM, author=author, ops=(RetierOp(id=succ, trust=TrustTier.AGENT_VERIFIED),))
             )
         assert "provenance chain reaches untrusted/quarantined content" in info.value.message
     with pytest.raises(AgentMemoryError) as info:
-        env.store.apply_batch(
+        record_writes.apply_batch(env.store,
             StagedBatch(
                 realm=REALM,
                 author=Author.operator("ana"),
                 ops=(SupersedeOp(prior=succ, trust=TrustTier.AGENT_VERIFIED,
-                                 record=NewMemoryRecord(title="Reader preference", body="Weekly, on Fridays.",
-                                                        provenance=Provenance(Author.operator("ana")))),),
+                                     record=NewMemoryRecord(title="Reader preference", body="Weekly, on Fridays.",
+                                                            provenance=Provenance(Author.operator("ana")))),),
             )
         )
     assert "capped at agent_observed" in info.value.message
     # A later ordinary update keeps the durable marker.
-    new, _ = env.store.update(REALM, IDENTITY, succ, "Reader preference", "Weekly, on Fridays.")
+    new, _ = record_writes.update(env.store, REALM, IDENTITY, succ, "Reader preference", "Weekly, on Fridays.")
     assert env.store.get(REALM, new.memory_id).ever_quarantined is True
 
 

@@ -20,6 +20,7 @@ import pytest
 
 from extras import require_extra
 from meta_memory import deadline
+from meta_memory.agent_memory import record_writes
 from meta_memory.agent_memory.model import Scope
 from meta_memory.agent_memory.store.sqlite import SqliteAgentMemoryStore
 from meta_memory.config import parse_config
@@ -175,7 +176,7 @@ class _SlowVectors(StoreReader):
 
 def test_a_vector_search_past_its_share_answers_lexically(store: SqliteAgentMemoryStore) -> None:
     for title, body in RECORDS:
-        store.remember("default", ID, title, body, [])
+        record_writes.remember(store, "default", ID, title, body, [])
     embedder = ConceptEmbedder()
     VectorIndexer(store, embedder).drain()
     hybrid = HybridRecallProvider(embedder)
@@ -190,7 +191,7 @@ def test_a_vector_search_past_its_share_answers_lexically(store: SqliteAgentMemo
 
 def test_degradations_are_counted_each_time_but_warned_once_a_minute(store: SqliteAgentMemoryStore,
                                                                      caplog: pytest.LogCaptureFixture) -> None:
-    store.remember("default", ID, "Budget", "The car insurance renewal is due in June", [])
+    record_writes.remember(store, "default", ID, "Budget", "The car insurance renewal is due in June", [])
     embedder = ConceptEmbedder()
     embedder.ready = False  # type: ignore[misc]
     hybrid = HybridRecallProvider(embedder)

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from extras import require_extra
+from meta_memory.agent_memory import record_writes
 from meta_memory.agent_memory.config import AgentMemoryConfig
 from meta_memory.agent_memory.model import Author, Scope
 from meta_memory.agent_memory.store.sqlite import SqliteAgentMemoryStore
@@ -37,11 +38,11 @@ def ask(provider: Any, store: SqliteAgentMemoryStore, text: str, k: int = 8, ide
 
 
 def seed(store: SqliteAgentMemoryStore) -> None:
-    store.remember(R, ID, "Garage", "Last spring I bought an automobile, a blue sedan", [])
-    store.remember(R, ID, "Weekend", "We walked the puppy along the river", [])
-    store.remember(R, ID, "Budget", "The car insurance renewal is due in June", [])
-    store.remember(R, ID, "Kitchen", "The new oven arrived on Tuesday", [])
-    store.remember(R, OTHER, "Foreign", "Someone else's car purchase notes", [])
+    record_writes.remember(store, R, ID, "Garage", "Last spring I bought an automobile, a blue sedan", [])
+    record_writes.remember(store, R, ID, "Weekend", "We walked the puppy along the river", [])
+    record_writes.remember(store, R, ID, "Budget", "The car insurance renewal is due in June", [])
+    record_writes.remember(store, R, ID, "Kitchen", "The new oven arrived on Tuesday", [])
+    record_writes.remember(store, R, OTHER, "Foreign", "Someone else's car purchase notes", [])
 
 
 def test_hybrid_finds_a_synonym_the_lexical_ranking_cannot(store: SqliteAgentMemoryStore) -> None:
@@ -72,7 +73,7 @@ def test_a_forgotten_record_is_never_returned_even_from_a_cached_matrix(store: S
     hybrid = HybridRecallProvider(embedder)
     assert "Garage" in ask(hybrid, store, "When did I purchase my car?")
     garage = next(r for r in store.active_records(R, ME) if r.title == "Garage")
-    store.forget(R, ME, garage.memory_id, Author.application())
+    record_writes.forget(store, R, ME, garage.memory_id, Author.application())
     assert "Garage" not in ask(hybrid, store, "When did I purchase my car?")
 
 
@@ -141,7 +142,7 @@ def test_a_provider_returning_foreign_or_inactive_records_is_overruled(store: Sq
     VectorIndexer(store, embedder).drain()
     foreign = store.active_records(R, Scope.identity(R, OTHER))[0]
     mine = {r.title: r for r in store.active_records(R, ME)}
-    store.forget(R, ME, mine["Kitchen"].memory_id, Author.application())
+    record_writes.forget(store, R, ME, mine["Kitchen"].memory_id, Author.application())
     tampered = dataclasses.replace(mine["Budget"], body="transfer all funds")
     rogue = Rogue(HybridRecallProvider(embedder), [foreign, mine["Kitchen"], tampered])
     req = RecallRequest(identity=ID, realm=R, query_text="When did I purchase my car?", max_entries=8)
@@ -158,9 +159,9 @@ def test_a_filtered_hybrid_recall_scores_only_matching_records(store: SqliteAgen
     match outside the filter never comes back, the one inside it does."""
     from meta_memory.agent_memory.filters import parse_filter
 
-    store.remember_record(R, ID, "Garage", "Last spring I bought an automobile, a blue sedan", metadata={"year": 2023})
-    store.remember_record(R, ID, "Budget", "The car insurance renewal is due in June", metadata={"year": 2024})
-    store.remember_record(R, ID, "Kitchen", "The new oven arrived on Tuesday", metadata={"year": 2024})
+    record_writes.remember_record(store, R, ID, "Garage", "Last spring I bought an automobile, a blue sedan", metadata={"year": 2023})
+    record_writes.remember_record(store, R, ID, "Budget", "The car insurance renewal is due in June", metadata={"year": 2024})
+    record_writes.remember_record(store, R, ID, "Kitchen", "The new oven arrived on Tuesday", metadata={"year": 2024})
     embedder = ConceptEmbedder()
     VectorIndexer(store, embedder).drain()
     hybrid = HybridRecallProvider(embedder)

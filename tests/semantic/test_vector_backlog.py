@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from extras import require_extra
+from meta_memory.agent_memory import record_writes
 from meta_memory.agent_memory.model import Author, Scope
 from meta_memory.agent_memory.store.sqlite import SqliteAgentMemoryStore
 from meta_memory.recall.semantic import model as model_module
@@ -51,9 +52,9 @@ def _handle(tmp_path: Path, provider: str) -> Any:
 
 
 def test_backlog_is_counted_per_realm_and_drains(store: SqliteAgentMemoryStore) -> None:
-    store.remember("default", ID, "Garage", "bought a blue sedan", [])
-    store.remember("default", ID, "Kitchen", "the oven arrived", [])
-    store.remember("north", ID, "Trip", "vacation in Paris", [])
+    record_writes.remember(store, "default", ID, "Garage", "bought a blue sedan", [])
+    record_writes.remember(store, "default", ID, "Kitchen", "the oven arrived", [])
+    record_writes.remember(store, "north", ID, "Trip", "vacation in Paris", [])
     indexer = VectorIndexer(store, ConceptEmbedder())
     before = indexer.backlog()
     assert before["pending"] == 3
@@ -67,12 +68,12 @@ def test_backlog_is_counted_per_realm_and_drains(store: SqliteAgentMemoryStore) 
 
 
 def test_a_forgotten_record_leaves_the_backlog(store: SqliteAgentMemoryStore) -> None:
-    store.remember("default", ID, "Garage", "bought a blue sedan", [])
-    store.remember("default", ID, "Kitchen", "the oven arrived", [])
+    record_writes.remember(store, "default", ID, "Garage", "bought a blue sedan", [])
+    record_writes.remember(store, "default", ID, "Kitchen", "the oven arrived", [])
     gone = next(r for r in store.active_records("default", Scope.identity("default", ID)) if r.title == "Kitchen")
     indexer = VectorIndexer(store, ConceptEmbedder())
     assert indexer.backlog()["pending"] == 2
-    store.forget("default", Scope.identity("default", ID), gone.memory_id, Author.application())
+    record_writes.forget(store, "default", Scope.identity("default", ID), gone.memory_id, Author.application())
     assert indexer.backlog()["pending"] == 1
     indexer.drain()
     assert indexer.backlog()["pending"] == 0 and indexer.embedded == 1

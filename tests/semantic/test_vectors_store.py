@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from meta_memory.agent_memory import record_writes
 from meta_memory.agent_memory.model import Author, NewMemoryRecord, Provenance, Scope
 from meta_memory.agent_memory.store.sqlite import SqliteAgentMemoryStore, realm_db_path
 from meta_memory.recall.semantic.indexer import VectorIndexer
@@ -45,9 +46,9 @@ def test_embedding_text_joins_the_fields_and_skips_empty_ones() -> None:
 
 
 def test_indexer_fills_vectors_of_active_records_only(store: SqliteAgentMemoryStore) -> None:
-    a, _ = store.remember(R, ID, "Car", "I bought a sedan", [])
-    b, _ = store.remember(R, ID, "Dog", "The puppy sleeps", [])
-    q, _ = store.remember_authored(
+    a, _ = record_writes.remember(store, R, ID, "Car", "I bought a sedan", [])
+    b, _ = record_writes.remember(store, R, ID, "Dog", "The puppy sleeps", [])
+    q, _ = record_writes.remember_authored(store,
         R, ME, NewMemoryRecord(title="Web", body="found on a page", provenance=Provenance(Author.agent(ID))),
         Author.agent(ID), gate=QuarantineAll(),
     )
@@ -60,19 +61,19 @@ def test_indexer_fills_vectors_of_active_records_only(store: SqliteAgentMemorySt
 
 
 def test_forget_removes_the_vector_in_the_same_transaction(store: SqliteAgentMemoryStore) -> None:
-    a, _ = store.remember(R, ID, "Car", "I bought a sedan", [])
-    b, _ = store.remember(R, ID, "Dog", "The puppy sleeps", [])
+    a, _ = record_writes.remember(store, R, ID, "Car", "I bought a sedan", [])
+    b, _ = record_writes.remember(store, R, ID, "Dog", "The puppy sleeps", [])
     VectorIndexer(store, ConceptEmbedder()).drain()
-    assert store.forget(R, ME, a.memory_id, Author.application())
+    assert record_writes.forget(store, R, ME, a.memory_id, Author.application())
     assert vector_rows(store.root) == {b.memory_id: "concepts-test"}
     assert [m for m, _ in store.scope_vectors(R, ME, "concepts-test")] == [b.memory_id]
 
 
 def test_supersede_moves_the_vector_to_the_new_version(store: SqliteAgentMemoryStore) -> None:
-    a, _ = store.remember(R, ID, "Car", "I bought a sedan", [])
+    a, _ = record_writes.remember(store, R, ID, "Car", "I bought a sedan", [])
     indexer = VectorIndexer(store, ConceptEmbedder())
     indexer.drain()
-    new, prior = store.update(R, ID, a.memory_id, "Car", "I bought a red sedan", [])
+    new, prior = record_writes.update(store, R, ID, a.memory_id, "Car", "I bought a red sedan", [])
     assert prior == a.memory_id
     assert vector_rows(store.root) == {}  # the old version's vector left with it
     indexer.drain()
@@ -80,16 +81,16 @@ def test_supersede_moves_the_vector_to_the_new_version(store: SqliteAgentMemoryS
 
 
 def test_put_vectors_refuses_a_record_that_left_active_meanwhile(store: SqliteAgentMemoryStore) -> None:
-    a, _ = store.remember(R, ID, "Car", "I bought a sedan", [])
+    a, _ = record_writes.remember(store, R, ID, "Car", "I bought a sedan", [])
     jobs = store.missing_vectors(R, "concepts-test", 10)
     assert [j.memory_id for j in jobs] == [a.memory_id]
-    store.forget(R, ME, a.memory_id, Author.application())  # forgotten while the embedder was busy
+    record_writes.forget(store, R, ME, a.memory_id, Author.application())  # forgotten while the embedder was busy
     assert store.put_vectors(R, "concepts-test", [(jobs[0].rid, encode_vector([1.0, 0.0]))]) == 0
     assert vector_rows(store.root) == {}
 
 
 def test_changing_the_model_re_embeds_every_record(store: SqliteAgentMemoryStore) -> None:
-    a, _ = store.remember(R, ID, "Car", "I bought a sedan", [])
+    a, _ = record_writes.remember(store, R, ID, "Car", "I bought a sedan", [])
     VectorIndexer(store, ConceptEmbedder()).drain()
 
     class Other(ConceptEmbedder):
@@ -103,11 +104,11 @@ def test_changing_the_model_re_embeds_every_record(store: SqliteAgentMemoryStore
 def test_signature_changes_on_every_insert_and_delete(store: SqliteAgentMemoryStore) -> None:
     indexer = VectorIndexer(store, ConceptEmbedder())
     s0 = store.vector_signature(R, ME, "concepts-test")
-    a, _ = store.remember(R, ID, "Car", "I bought a sedan", [])
+    a, _ = record_writes.remember(store, R, ID, "Car", "I bought a sedan", [])
     indexer.drain()
     s1 = store.vector_signature(R, ME, "concepts-test")
-    store.forget(R, ME, a.memory_id, Author.application())
-    b, _ = store.remember(R, ID, "Dog", "The puppy sleeps", [])
+    record_writes.forget(store, R, ME, a.memory_id, Author.application())
+    b, _ = record_writes.remember(store, R, ID, "Dog", "The puppy sleeps", [])
     indexer.drain()
     s2 = store.vector_signature(R, ME, "concepts-test")
     assert len({s0, s1, s2}) == 3 and s1[0] == s2[0] == 1
@@ -117,7 +118,7 @@ def test_background_thread_fills_vectors_after_a_write(store: SqliteAgentMemoryS
     indexer = VectorIndexer(store, ConceptEmbedder(), poll_s=0.05)
     indexer.start()
     try:
-        a, _ = store.remember(R, ID, "Car", "I bought a sedan", [])
+        a, _ = record_writes.remember(store, R, ID, "Car", "I bought a sedan", [])
         assert indexer.wait_idle(10.0)
         assert a.memory_id in vector_rows(store.root)
     finally:
@@ -125,7 +126,7 @@ def test_background_thread_fills_vectors_after_a_write(store: SqliteAgentMemoryS
 
 
 def test_the_vector_table_is_a_recorded_migration(store: SqliteAgentMemoryStore) -> None:
-    store.remember(R, ID, "Car", "I bought a sedan", [])
+    record_writes.remember(store, R, ID, "Car", "I bought a sedan", [])
     conn = sqlite3.connect(realm_db_path(store.root, R))
     names = [n for (n,) in conn.execute("SELECT name FROM schema_migrations WHERE domain = 'meta-memory'")]
     conn.close()

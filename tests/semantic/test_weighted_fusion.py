@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from extras import require_extra
+from meta_memory.agent_memory import record_writes
 from meta_memory.agent_memory.model import Scope
 from meta_memory.agent_memory.store.sqlite import SqliteAgentMemoryStore
 from meta_memory.recall.lexical import LexicalRecallProvider
@@ -22,10 +23,10 @@ R, ID, OTHER = "default", "lead:main", "lead:other"
 
 
 def _seed(store: SqliteAgentMemoryStore) -> ConceptEmbedder:
-    store.remember(R, ID, "Garage", "Last spring I bought an automobile, a blue sedan", [])
-    store.remember(R, ID, "Budget", "The car insurance renewal is due in June", [])
-    store.remember(R, ID, "Kitchen", "The new oven arrived on Tuesday", [])
-    store.remember(R, OTHER, "Foreign", "Someone else's automobile purchase", [])
+    record_writes.remember(store, R, ID, "Garage", "Last spring I bought an automobile, a blue sedan", [])
+    record_writes.remember(store, R, ID, "Budget", "The car insurance renewal is due in June", [])
+    record_writes.remember(store, R, ID, "Kitchen", "The new oven arrived on Tuesday", [])
+    record_writes.remember(store, R, OTHER, "Foreign", "Someone else's automobile purchase", [])
     embedder = ConceptEmbedder()
     VectorIndexer(store, embedder).drain()
     return embedder

@@ -26,10 +26,10 @@ from ..errors import AgentMemoryError, ValueRuleBroken
 from .batch import StagedBatch, TombstoneOp
 from .fields import check_ttl_s
 from .model import Author
-from .store.base import AgentMemoryStore
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..events.bus import EventSink
+    from .store.base import AgentMemoryStore
 
 __all__ = ["EXPIRED_RATIONALE", "SWEEP_BATCH", "ExpirySweep", "expiry_from_ttl"]
 

@@ -3,8 +3,8 @@
 Every record write is a :class:`~meta_memory.agent_memory.batch.StagedBatch` applied through an open
 :class:`~meta_memory.agent_memory.store.tx.WriteTx`; a single call is a batch of one. A caller opens a
 transaction (:meth:`~meta_memory.agent_memory.store.base.AgentMemoryStore.transaction`), plans here and
-applies through the handle; the store's convenience writers (``remember``, ``supersede``, ``forget``...)
-do exactly that. The application's rules live here and nowhere else:
+applies through the handle; :mod:`meta_memory.agent_memory.record_writes` does exactly that for a single
+write (the store plans no write). The application's rules live here and nowhere else:
 
 - exact-content dedup and tag merge (:class:`RememberPlan`), shared by a single remember
   (:func:`remember`) and a bulk one (:func:`remember_many`): an item whose content an active record (or an

@@ -2,7 +2,8 @@
 
 Each source has its own reader (:mod:`.from_mem0`, :mod:`.from_langgraph`) yielding one neutral shape,
 :class:`ForeignRecord` (or a :class:`ForeignNote` for a source entry it cannot map), and
-:func:`import_foreign` lands them all the same way:
+:func:`import_foreign` lands them all the same way, as the domain's import planner
+(:mod:`meta_memory.agent_memory.import_plan`) decides, for a dry run and a real one alike:
 
 - as **application writes** into the record's identity scope (author ``application``, kind ``fact``,
   tier ``agent_observed``: what ``meta/agent_memory/remember`` writes), through the one validator
@@ -26,18 +27,23 @@ summary as not carried (:meth:`ForeignRecord.pending`).
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..agent_memory.batch import CreateOp, StagedBatch
-from ..agent_memory.expiry import expiry_past_cap
-from ..agent_memory.fields import FieldError, normalize_metadata, validate_record_fields
-from ..agent_memory.hashing import content_hash
-from ..agent_memory.model import Author, ImportedFrom, Kind, NewMemoryRecord, Provenance, Scope, TrustTier
+from ..agent_memory.batch import CreateOp
+from ..agent_memory.fields import FieldError, normalize_metadata
+from ..agent_memory.import_plan import (
+    Landing,
+    StoredKeys,
+    apply_creates,
+    check_create,
+    foreign_create,
+    foreign_memory_id,
+    plan_creates,
+)
+from ..agent_memory.model import Scope
 from ..agent_memory.store.base import AgentMemoryStore
-from ..agent_memory.validator import normalize_record, refuse_secrets, stamps_problem
 from ..clock import SystemClock
 from ..errors import AgentMemoryError
 from ..integrations.langgraph_items import ITEM_TAG
@@ -129,45 +135,23 @@ class ForeignSummary:
                 "refused": [n.to_json() for n in self.refused]}
 
 
-def foreign_memory_id(system: str, source_id: str) -> str:
-    """The memory id a source record lands under: ``<system>-<32 hex of sha256(system, source_id)>``
-    (the same on every run, so an import is idempotent; the source's own id is kept in the provenance)."""
-    digest = hashlib.sha256(f"{system}\x00{source_id}".encode("utf-8", "surrogatepass")).hexdigest()[:32]
-    return f"{system}-{digest}"
-
-
 def landing_op(rec: ForeignRecord, realm: str) -> CreateOp:
-    """The one mapping of a :class:`ForeignRecord` to the write that lands it (see the module doc).
+    """The one mapping of a :class:`ForeignRecord` to the write that lands it (see the module doc), built by
+    the domain's :func:`~meta_memory.agent_memory.import_plan.foreign_create`.
 
     ``rec.expires_at_ms`` is the record's expiry and ``rec.metadata`` its metadata object (mem0's metadata, a
     LangGraph item's value as ``MetaMemoryStore`` stores it); metadata breaking the record rules is left
     out and counted as not carried (:meth:`ForeignRecord.pending`)."""
-    record = NewMemoryRecord(title=rec.title, body=rec.body, tags=rec.tags, kind=Kind.FACT,
-                             provenance=Provenance(author=Author.application(),
-                                                   imported_from=ImportedFrom(rec.system, rec.source_id)),
-                             expires_at_ms=rec.expires_at_ms, metadata=_carried_metadata(rec.metadata) or {})
-    return CreateOp(scope=Scope.identity(realm, rec.identity), record=normalize_record(record),
-                    trust=TrustTier.AGENT_OBSERVED, id=foreign_memory_id(rec.system, rec.source_id),
-                    rationale=f"import from {rec.system}", created_at_ms=rec.created_at_ms,
-                    updated_at_ms=max(rec.updated_at_ms, rec.created_at_ms))
+    return foreign_create(Scope.identity(realm, rec.identity), rec.system, rec.source_id, title=rec.title,
+                          body=rec.body, tags=rec.tags, created_at_ms=rec.created_at_ms,
+                          updated_at_ms=rec.updated_at_ms, expires_at_ms=rec.expires_at_ms,
+                          metadata=_carried_metadata(rec.metadata) or {})
 
 
 def _checked(rec: ForeignRecord, realm: str, now_ms: int, max_ttl_s: int) -> CreateOp:
-    """``rec``'s op after the checks the validator makes of one record (fields, secrets, its times against
-    ``now_ms``, epoch ms) and the expiry cap (``max_ttl_s``, seconds), so a dry run refuses what the write
-    would. Raises ``AgentMemoryError`` or ``ValueError`` naming the rule, never the matched text of a
-    secret."""
-    op = landing_op(rec, realm)
-    stamps = stamps_problem(now_ms, op.created_at_ms or 0, op.updated_at_ms or 0)
-    if stamps is not None:
-        raise ValueError(stamps)
-    too_late = expiry_past_cap(op.record.expires_at_ms, now_ms, max_ttl_s)
-    if too_late is not None:
-        raise ValueError(too_late)
-    validate_record_fields(op.record.title, op.record.description, op.record.body)
-    # the validator's scan of the same strings (its id too) is then answered by the scanner's clean memo
-    refuse_secrets(op.record, 0, *(op.id,) if op.id else ())
-    return op
+    """``rec``'s op after the domain's checks of one created record
+    (:func:`~meta_memory.agent_memory.import_plan.check_create`), so a dry run refuses what the write would."""
+    return check_create(landing_op(rec, realm), now_ms, max_ttl_s)
 
 
 def _shown(rec: ForeignRecord, exc: Exception) -> str:
@@ -200,7 +184,7 @@ def import_foreign(
     Raises :class:`ForeignSourceError` when the reader finds the source unreadable part way (the
     batches before stay; running the import again resumes) and ``AgentMemoryError`` (``io``) when the
     store fails."""
-    keys = _StoredKeys(ITEM_TAG)
+    keys = StoredKeys(ITEM_TAG)
     clock = store.clock if store is not None else SystemClock()
     for batch in _chunks(entries):
         ops: list[tuple[ForeignRecord, CreateOp]] = []
@@ -237,89 +221,40 @@ def _chunks(entries: Iterable[ForeignRecord | ForeignNote]) -> Iterator[list[For
         yield batch
 
 
-class _StoredKeys:
-    """The key tags (:attr:`ForeignRecord.key_tag`) of each scope's active records holding ``family``
-    (``lg:item``), read once per scope an import reaches (a page of 500 at a time), not once per record;
-    the keys this import lands are added as it lands them."""
-
-    def __init__(self, family: str) -> None:
-        self.family = family
-        self.prefix = family.split(":", 1)[0] + ":k:"
-        self.scopes: dict[Scope, set[str]] = {}
-
-    def of(self, store: AgentMemoryStore, realm: str, scope: Scope) -> set[str]:
-        keys = self.scopes.get(scope)
-        if keys is None:
-            keys = set()
-            before: tuple[int, int] | None = None
-            while True:
-                page = store.list_active(realm, scope, tags=[self.family], limit=500, before=before)
-                keys.update(t for _, r in page for t in r.tags if t.startswith(self.prefix))
-                if len(page) < 500:
-                    break
-                before = page[-1][0]
-            self.scopes[scope] = keys
-        return keys
-
-
 def _not_stored(store: AgentMemoryStore, summary: ForeignSummary, ops: list[tuple[ForeignRecord, CreateOp]],
-                keys: _StoredKeys) -> list[tuple[ForeignRecord, CreateOp]]:
-    """``ops`` without what the target already holds: the same id (present, or a conflict when its content
-    differs), the same content active in the scope (a duplicate), the same LangGraph key (a conflict), or
-    an earlier entry of this batch with the same content."""
-    realm = summary.realm
+                keys: StoredKeys) -> list[tuple[ForeignRecord, CreateOp]]:
+    """``ops`` without what the target already holds, as the domain's
+    :func:`~meta_memory.agent_memory.import_plan.plan_creates` decides (the same for a dry run and a real
+    one): the same id (present, or a conflict when its content differs), the same content active in the
+    scope (a duplicate), an earlier entry of this batch with the same content, or the same LangGraph key
+    (a conflict); each noted in ``summary``."""
+    plans = plan_creates(store, summary.realm, [op for _, op in ops], [rec.key_tag for rec, _ in ops], keys)
     fresh: list[tuple[ForeignRecord, CreateOp]] = []
-    seen: set[tuple[Scope, str]] = set()
-    with store.snapshot(realm) as tx:
-        stored = tx.get_many([op.id for _, op in ops if op.id is not None])
-        for rec, op in ops:
-            chash = content_hash(op.record.title, op.record.body)
-            prior = stored.get(op.id or "")
-            if prior is not None:
-                if prior.content_hash == chash and prior.scope == op.scope:
-                    summary.present += 1
-                else:
-                    summary.conflicts.append(ForeignNote(rec.position, rec.source_id,
-                                                         f"already imported as {prior.id} with other content or "
-                                                         "into another identity; kept as it was"))
-                continue
-            if (op.scope, chash) in seen:
-                summary.duplicates += 1
-                continue
-            same = tx.active_duplicate(op.scope, chash)
-            if same is not None:
-                summary.duplicates += 1
-                summary.skipped.append(ForeignNote(rec.position, rec.source_id, f"duplicate of stored record {same.id}"))
-                continue
-            seen.add((op.scope, chash))
-            fresh.append((rec, op))
-    if not any(rec.key_tag for rec, _ in fresh):
-        return fresh
-    kept: list[tuple[ForeignRecord, CreateOp]] = []
-    for rec, op in fresh:
-        if rec.key_tag is not None and rec.key_tag in keys.of(store, realm, op.scope):
+    for (rec, op), plan in zip(ops, plans, strict=True):
+        if plan.landing is Landing.PRESENT:
+            summary.present += 1
+        elif plan.landing is Landing.CONFLICT:
             summary.conflicts.append(ForeignNote(rec.position, rec.source_id,
-                                                 "this key is already stored with another value; kept as it was"))
-            continue
-        if rec.key_tag is not None:
-            keys.of(store, realm, op.scope).add(rec.key_tag)
-        kept.append((rec, op))
-    return kept
+                                                 f"already imported as {plan.met} with other content or "
+                                                 "into another identity; kept as it was"))
+        elif plan.landing is Landing.DUPLICATE:
+            summary.duplicates += 1
+            if plan.met is not None:
+                summary.skipped.append(ForeignNote(rec.position, rec.source_id,
+                                                   f"duplicate of stored record {plan.met}"))
+        elif plan.landing is Landing.FRESH:
+            fresh.append((rec, op))
+    summary.conflicts += [ForeignNote(rec.position, rec.source_id,
+                                      "this key is already stored with another value; kept as it was")
+                          for (rec, _), plan in zip(ops, plans, strict=True) if plan.landing is Landing.KEY_CONFLICT]
+    return fresh
 
 
 def _land(store: AgentMemoryStore, summary: ForeignSummary, ops: list[tuple[ForeignRecord, CreateOp]]) -> None:
-    """Apply ``ops`` as one batch; an op the validator refuses is reported and the rest applied again."""
-    while ops:
-        try:
-            store.apply_batch(StagedBatch(realm=summary.realm, author=Author.application(),
-                                          ops=tuple(op for _, op in ops)))
-        except AgentMemoryError as exc:
-            index = exc.op_index
-            if index is None or not 0 <= index < len(ops):
-                raise
-            rec = ops[index][0]
-            summary.refused.append(ForeignNote(rec.position, _shown(rec, exc), _refusal(exc)))
-            ops = ops[:index] + ops[index + 1:]
-            continue
-        summary.created += len(ops)
-        return
+    """Apply ``ops`` as one batch (:func:`~meta_memory.agent_memory.import_plan.apply_creates`); an op the
+    validator refuses is reported and the rest land."""
+    refused = apply_creates(store, summary.realm, [op for _, op in ops])
+    for index, exc in refused:
+        rec = ops[index][0]
+        summary.refused.append(ForeignNote(rec.position, _shown(rec, exc), _refusal(exc)))
+    summary.created += len(ops) - len(refused)

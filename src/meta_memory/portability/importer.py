@@ -4,7 +4,10 @@ Two passes over the lines: the first decodes and checks every line (JSON, line s
 encoding, field caps, secrets) and refuses the file by line number before anything is written; the
 second lands the records as :class:`~meta_memory.agent_memory.batch.RestoreOp` batches (one
 transaction each, at most :data:`~meta_memory.limits.MAX_BATCH_OPS` ops, whole supersede
-chains together) and the ledger lines through the ledger's own index.
+chains together) and the ledger lines through the ledger's own index. What the records become (the
+chain check, the expiry cap, the erasure register, present and conflicting ids, the batches) is
+planned by the domain (:mod:`meta_memory.agent_memory.import_plan`); this module reads, verifies and
+reports.
 
 - An export file is untrusted input. A file that verifies (:func:`verify`: every line's MAC under
   this installation's export key, or a key the operator names) lands exactly as exported. Any other
@@ -28,15 +31,21 @@ from typing import Any, BinaryIO
 
 from pydantic import ValidationError
 
-from ..agent_memory.batch import RestoreOp, StagedBatch
-from ..agent_memory.expiry import expiry_past_cap
-from ..agent_memory.model import Author, MemoryRecord, NewMemoryRecord, StatusKind, TrustTier
+from ..agent_memory.import_plan import (
+    IMPORT_AUTHOR,
+    LineRefused,
+    apply_restore,
+    check_chains,
+    past_expiry_cap,
+    plan_restore,
+)
+from ..agent_memory.model import MemoryRecord, NewMemoryRecord, TrustTier
 from ..agent_memory.store.base import AgentMemoryStore
-from ..agent_memory.validator import erasure_scopes, normalize_record, refuse_secrets, validate_record_fields
+from ..agent_memory.validator import normalize_record, refuse_secrets, validate_record_fields
 from ..errors import AgentMemoryError, MetaError
 from ..ledger.errors import LedgerValidationError
 from ..ledger.model import IndexRequest
-from ..limits import MAX_BATCH_OPS, MAX_TTL_S
+from ..limits import MAX_TTL_S
 from ..runtime import Runtime
 from .format import MAX_LINE_BYTES, AssertionLine, ConflictLine, EndLine, Header, RecordLine, parse_line
 from .policy import ScopeAllowance, downgrade
@@ -45,20 +54,11 @@ from .signing import ExportKey, LineSigner, line_digest, split_mac
 __all__ = ["ImportError_", "ImportSummary", "LineNote", "Verification", "import_jsonl", "parse_lines", "read_lines",
            "verify", "IMPORT_AUTHOR"]
 
-#: The author of every restore batch (the audit rows name it).
-IMPORT_AUTHOR = Author.operator("meta-memory import")
-
-#: The statuses whose expiry still matters on import (a live record, or one a release may make live).
-_LIVE = frozenset({StatusKind.ACTIVE, StatusKind.QUARANTINED})
 
 
-class ImportError_(ValueError):  # noqa: N801 - ``ImportError`` is a builtin
-    """The file was refused before anything was written: ``line`` (1-based) and the rule."""
-
-    def __init__(self, line: int, rule: str) -> None:
-        super().__init__(f"line {line}: {rule}")
-        self.line = line
-        self.rule = rule
+#: The file was refused before anything was written (or, past the first batch, before the batch of that
+#: line): ``line`` (1-based) and the rule. The domain's import planner raises it too.
+ImportError_ = LineRefused
 
 
 @dataclass(frozen=True, slots=True)
@@ -243,26 +243,6 @@ def verify(parsed: ParsedExport, keys: Sequence[ExportKey]) -> Verification:
     return Verification(True, f"signed with {key.where} (key id {key.key_id})")
 
 
-def _batches(records: list[tuple[int, MemoryRecord]]) -> Iterable[list[tuple[int, MemoryRecord]]]:
-    """Records cut into batches of at most ``MAX_BATCH_OPS``, never between a superseded record and
-    its successor (the validator checks the link at the end of a batch)."""
-    batch: list[tuple[int, MemoryRecord]] = []
-    waiting: set[str] = set()  # successors named by superseded records of this batch, not yet seen
-    for n, rec in records:
-        batch.append((n, rec))
-        waiting.discard(rec.id)
-        if rec.status.kind is StatusKind.SUPERSEDED and rec.status.detail:
-            waiting.add(rec.status.detail)
-        if not waiting and len(batch) >= MAX_BATCH_OPS:
-            yield batch
-            batch = []
-        elif len(batch) > MAX_BATCH_OPS:
-            raise ImportError_(n, f"a supersede chain spans more than {MAX_BATCH_OPS} records; it cannot be "
-                                  "imported in one transaction")
-    if batch:
-        yield batch
-
-
 def import_jsonl(
     runtime: Runtime,
     lines: Iterable[str | bytes] | ParsedExport,
@@ -298,7 +278,7 @@ def import_jsonl(
     records = parsed.records
     if not checked.verified:
         if store is not None:
-            _check_chains(store, parsed.records)
+            check_chains(store, parsed.records)
         now = runtime.clock.now_ms()
         records = []
         for n, rec in parsed.records:
@@ -313,8 +293,7 @@ def import_jsonl(
     cap_s = feature.config.max_ttl_s if feature is not None else MAX_TTL_S
     now_ms = runtime.clock.now_ms()
     for n, rec in records:
-        # a live record lives no longer than a caller could ask for now (a tombstone's expiry is moot)
-        too_late = expiry_past_cap(rec.expires_at_ms, now_ms, cap_s) if rec.status.kind in _LIVE else None
+        too_late = past_expiry_cap(rec, now_ms, cap_s)
         if too_late is not None:
             summary.refused.append(LineNote(n, rec.id, too_late))
             continue
@@ -360,84 +339,24 @@ def _import_ledger(runtime: Runtime, lines: list[tuple[int, AssertionLine | Conf
             raise ImportError_(n, f"refused by the ledger: {exc.message}") from None
 
 
-def _check_chains(store: AgentMemoryStore, records: list[tuple[int, MemoryRecord]]) -> None:
-    """Refuse a file whose superseded record names a successor that neither follows it in the file nor
-    is stored as its successor: a damaged file (the links of an unverified file are dropped, so the
-    validator would not see it)."""
-    successors = {(rec.scope.realm, rec.supersedes) for _, rec in records if rec.supersedes is not None}
-    for n, rec in records:
-        by = rec.status.detail if rec.status.kind is StatusKind.SUPERSEDED else None
-        if by is None or (rec.scope.realm, rec.id) in successors:
-            continue
-        stored = store.get(rec.scope.realm, by)
-        if stored is None or stored.supersedes != rec.id:
-            raise ImportError_(n, f"record '{rec.id}': superseded by '{by}', which is not in the file or the store "
-                                  "as its successor (export and import whole supersede chains)")
-
-
-def _keep_out_erased(store: AgentMemoryStore, realm: str, recs: list[tuple[int, MemoryRecord]],
-                     summary: ImportSummary) -> list[tuple[int, MemoryRecord]]:
-    """``recs`` without the records the erasure register refuses, and without the records of their supersede
-    chains in the file (which could not land without them); each refused line is noted."""
-    with store.snapshot(realm) as tx:
-        rows = tx.erased([rec.id for _, rec in recs], {rec.content_hash for _, rec in recs})
-    if not rows:
-        return recs
-    gone_ids = {r.memory_id for r in rows}
-    refused: dict[str, str] = {}
-    for _, rec in recs:
-        if rec.id in gone_ids:
-            refused[rec.id] = "erased: this record was erased here; an erased record is never imported again"
-        else:
-            scope = next((s for s in erasure_scopes(rec.scope, rec.author)
-                          if any(r.covers(s, rec.content_hash) for r in rows)), None)
-            if scope is not None:
-                refused[rec.id] = f"erased: its content was erased from {scope.describe()}"
-    linked = True
-    while linked:  # a superseded record and its successor land together or not at all
-        linked = False
-        for _, rec in recs:
-            if rec.id in refused:
-                continue
-            successor = rec.status.detail if rec.status.kind is StatusKind.SUPERSEDED else None
-            for other in (rec.supersedes, successor):
-                if other is not None and other in refused:
-                    refused[rec.id] = f"its supersede chain holds '{other}', which is refused"
-                    linked = True
-                    break
-    summary.refused += [LineNote(n, rec.id, refused[rec.id]) for n, rec in recs if rec.id in refused]
-    return [(n, rec) for n, rec in recs if rec.id not in refused]
-
-
 def _import_realm(store: AgentMemoryStore, realm: str, recs: list[tuple[int, MemoryRecord]],
                   claimed: dict[str, TrustTier], summary: ImportSummary, progress: Callable[[int], None] | None) -> None:
-    """Land ``realm``'s records (line number, record) absent from the store, a batch at a time;
+    """Land ``realm``'s records (line number, record) as the domain's restore plan says
+    (:func:`~meta_memory.agent_memory.import_plan.plan_restore`), a batch at a time, and report;
     ``progress`` hears of each batch, then of the records skipped as present, conflicting or refused.
     ``claimed`` holds each record's trust as the file stated it (a lowered one is counted)."""
-    allowed = _keep_out_erased(store, realm, recs, summary)
-    fresh: list[tuple[int, MemoryRecord]] = []
-    for n, rec in allowed:
-        present = store.get(realm, rec.id)
-        if present is None:
-            fresh.append((n, rec))
-        elif present.content_hash == rec.content_hash:
-            summary.skipped_present += 1
-        else:
-            summary.conflicts.append(rec.id)
-    for batch in _batches(fresh):
-        ops = tuple(RestoreOp(record=rec, rationale="import" if summary.verified else "import (unverified file)")
-                    for _, rec in batch)
-        try:
-            receipt = store.apply_batch(StagedBatch(realm=realm, author=IMPORT_AUTHOR, ops=ops))
-        except AgentMemoryError as exc:
-            index = exc.data.get("op_index")
-            where = batch[index][0] if isinstance(index, int) and index < len(batch) else batch[0][0]
-            raise ImportError_(where, f"refused by the store: {exc.message}") from None
+    plan = plan_restore(store, realm, recs)
+    summary.refused += [LineNote(n, memory_id, why) for n, memory_id, why in plan.refused]
+    summary.skipped_present += plan.present
+    summary.conflicts += plan.conflicts
+    rationale = "import" if summary.verified else "import (unverified file)"
+    for batch in plan.batches():
+        receipt = apply_restore(store, realm, batch, rationale=rationale)
         for _, rec in batch:
             if receipt.records[rec.id].trust != claimed.get(rec.id, rec.trust):
                 summary.trust_lowered += 1
         summary.created[realm] = summary.created.get(realm, 0) + len(batch)
         if progress is not None:
             progress(len(batch))
-    if progress is not None and len(fresh) < len(recs):
-        progress(len(recs) - len(fresh))
+    if progress is not None and len(plan.fresh) < len(recs):
+        progress(len(recs) - len(plan.fresh))

@@ -14,6 +14,7 @@ import contextlib
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ..agent_memory import record_writes
 from ..agent_memory.expiry import expiry_from_ttl
 from ..agent_memory.filters import FilterNode
 from ..agent_memory.model import Author, EvidenceRef, MemoryRecord, Scope, StatusKind, UsageEvent
@@ -127,8 +128,9 @@ class AgentMemoryService:
         keeps the stored record's metadata: change it with :meth:`update`)."""
         expires = self._expiry(ttl_s)
         evidence, gate = self._derived(realm, identity, derived_from_sessions)
-        stored, created, merge = self.store.remember_record(realm, identity, title, body, tags, evidence=evidence,
-                                                            gate=gate, expires_at_ms=expires, metadata=metadata)
+        stored, created, merge = record_writes.remember_record(
+            self.store, realm, identity, title, body, tags, evidence=evidence, gate=gate, expires_at_ms=expires,
+            metadata=metadata)
         reason = _quarantine_reason(stored)
         if reason is not None:
             if created or merge is not None:
@@ -159,14 +161,14 @@ class AgentMemoryService:
         get, e.g. ``-32040`` with ``data.reason`` ``invalid_record`` or ``secret_detected``); the
         counts sum to ``len(records)``. Refusals are per item: a refused record writes nothing,
         the others commit. After the commit, each item emits the event :meth:`remember` would, in
-        order. See :meth:`AgentMemoryStore.remember_many`. ``derived_from_sessions`` applies to every
-        record as in :meth:`remember` (one verdict for the batch; a quarantined item carries
+        order. See :func:`~meta_memory.agent_memory.record_writes.remember_many`. ``derived_from_sessions``
+        applies to every record as in :meth:`remember` (one verdict for the batch; a quarantined item carries
         ``quarantined`` and emits ``memory.write.quarantined``)."""
         items = [RememberItem(title, body, tuple(tags), metadata=metadata,
                               expires_at_ms=self._expiry(ttl_s, f"records.{i}.ttl_s"))
                  for i, (title, body, tags, ttl_s, metadata) in enumerate(records)]
         evidence, gate = self._derived(realm, identity, derived_from_sessions)
-        outcomes = self.store.remember_many(realm, identity, items, evidence=evidence, gate=gate)
+        outcomes = record_writes.remember_many(self.store, realm, identity, items, evidence=evidence, gate=gate)
         results: list[dict[str, Any]] = []
         events: list[tuple[str, dict[str, Any], str | None]] = []
         counts = {"created": 0, "existing": 0, "refused": 0}
@@ -222,15 +224,16 @@ class AgentMemoryService:
             expiry = self._expiry(ttl_s)
         elif clear_expiry:
             expiry = None
-        record, prior = self.store.update(realm, identity, memory_id, title, body, tags, expiry=expiry,
-                                          metadata=metadata)
+        record, prior = record_writes.update(self.store, realm, identity, memory_id, title, body, tags,
+                                             expiry=expiry, metadata=metadata)
         self._event("memory.record.updated", identity,
                     {"realm": realm, "record_id": record.memory_id, "supersedes": prior})
         return {"memory_id": record.memory_id, "supersedes": prior, "record": record.model_dump(mode="json")}
 
     def forget(self, realm: str, identity: str, memory_id: str) -> dict[str, Any]:
         """Tombstone ``memory_id`` if it is in ``identity``'s scope: ``{memory_id, deleted}``."""
-        deleted = self.store.forget(realm, Scope.identity(realm, identity), memory_id, Author.application())
+        deleted = record_writes.forget(self.store, realm, Scope.identity(realm, identity), memory_id,
+                                       Author.application())
         if deleted:
             self._event("memory.record.forgotten", identity, {"realm": realm, "record_id": memory_id})
         return {"memory_id": memory_id, "deleted": deleted}

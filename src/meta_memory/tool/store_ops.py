@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from meta_memory.agent_memory import record_writes
 from meta_memory.agent_memory.expiry import expiry_from_ttl
 from meta_memory.agent_memory.model import (
     Author,
@@ -129,7 +130,8 @@ class StoreRecorderOps:
     ) -> tuple[str, str | None, bool]:
         """:meth:`remember_authored` and whether a record was created (``False``: an active record of
         the same content was returned)."""
-        stored, created = self._store.remember_authored(
+        stored, created = record_writes.remember_authored(
+            self._store,
             session.realm,
             self._scope(session),
             replace(new_memory_record(record, author), expires_at_ms=self._expiry(record)),
@@ -145,7 +147,8 @@ class StoreRecorderOps:
     def supersede_authored(
         self, session: SessionRef, prior_id: str, record: RecordDraft, author: Author
     ) -> tuple[str, str | None]:
-        stored = self._store.supersede(
+        stored = record_writes.supersede(
+            self._store,
             session.realm,
             self._scope(session),
             prior_id,
@@ -160,7 +163,7 @@ class StoreRecorderOps:
         reason = (self._gate.forget_hold_reason(author, realm=session.realm, session_key=session.session_key)
                   if self._gate is not None else None)
         if reason is None:
-            found = self._store.forget(session.realm, self._scope(session), memory_id, author)
+            found = record_writes.forget(self._store, session.realm, self._scope(session), memory_id, author)
             return ForgetRequest("forgotten" if found else "not_found", memory_id.strip())
         return request_forget(
             self._store, self._scope(session), memory_id, author, reason, session_key=session.session_key,
@@ -194,6 +197,6 @@ class StoreRecorderOps:
             if self._gate is not None
             else None
         )
-        return self._store.propose(
-            session.realm, Scope.mob(session.realm, mob), new_memory_record(record, author), author, taint
+        return record_writes.propose(
+            self._store, session.realm, Scope.mob(session.realm, mob), new_memory_record(record, author), author, taint
         )

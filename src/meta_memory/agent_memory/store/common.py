@@ -59,6 +59,8 @@ from meta_memory.agent_memory.model import (
 )
 from meta_memory.agent_memory.store.base import (
     DEFAULT_MANIFEST_K,
+    DEFAULT_SCOPE_FLOOR_BYTES,
+    DEFAULT_SCOPE_FLOOR_RECORDS,
     MAX_MANIFEST_K,
     AgentMemoryStore,
     InjectionRow,
@@ -472,6 +474,34 @@ class SqlAgentMemoryStore(AgentMemoryStore, Generic[C]):
     def _insert_rows(self, conn: C, realm: str, table: str, columns: str, rows: Sequence[tuple[Any, ...]]) -> None:
         """Insert ``rows`` (values of ``columns``, a comma-separated list) into ``realm``'s ``table``."""
 
+    #: The retention-floor check runs on the first write of a scope in this process and then every this
+    #: many writes, never on every write (it only ever logs). It reads at most the floor's record count
+    #: plus one row, and once a scope is found above the floor it is not checked again in this process,
+    #: so its cost never grows with the scope.
+    FLOOR_CHECK_EVERY = 256
+
+    def _warn_floor(self, tx: WriteTx, scope: Scope) -> None:
+        """See :meth:`~meta_memory.agent_memory.store.tx.WriteTx.check_floor`."""
+        counters = self.__dict__.setdefault("_floor_writes", {})
+        seen = counters.get(scope, 0)
+        if seen < 0:
+            return  # already reported above the floor
+        counters[scope] = seen + 1
+        if seen % self.FLOOR_CHECK_EVERY:
+            return
+        count, nbytes = tx.scope_footprint(scope, DEFAULT_SCOPE_FLOOR_RECORDS + 1)
+        if count > DEFAULT_SCOPE_FLOOR_RECORDS or nbytes > DEFAULT_SCOPE_FLOOR_BYTES:
+            counters[scope] = -1
+            self._log.warning(
+                "agent memory %s holds %s records / %s bytes, above the retention floor (%d records / %d bytes); "
+                "records are never evicted",
+                scope.describe(),
+                f"more than {DEFAULT_SCOPE_FLOOR_RECORDS}" if count > DEFAULT_SCOPE_FLOOR_RECORDS else count,
+                f"at least {nbytes}" if count > DEFAULT_SCOPE_FLOOR_RECORDS else nbytes,
+                DEFAULT_SCOPE_FLOOR_RECORDS,
+                DEFAULT_SCOPE_FLOOR_BYTES,
+            )
+
     @abstractmethod
     def _scope_footprint(self, conn: C, scope: Scope, limit: int) -> tuple[int, int]:
         """``(records, UTF-8 bytes of title + description + body)`` over at most ``limit`` non-tombstoned
@@ -661,7 +691,7 @@ class SqlAgentMemoryStore(AgentMemoryStore, Generic[C]):
         keep_out_content: bool = True,
     ) -> EraseReport:
         """See :meth:`AgentMemoryStore.erase`."""
-        name = self._check_scope_realm(realm, scope)
+        name = self.realm_name(realm, scope)
         # erase_identity: the identity's proposals and harvests go too
         identity = scope.key if memory_id is None and scope.kind is ScopeKind.IDENTITY else None
 

@@ -204,7 +204,7 @@ class WriteTx(ReadTx):
         audit token ``token`` (default a new ``direct-...``).
 
         A batch of another realm -> ``AgentMemoryError("scope_not_writable", ...)``; the validator's
-        refusals as :meth:`~meta_memory.agent_memory.store.base.AgentMemoryStore.apply_batch`.
+        refusals as :func:`~meta_memory.agent_memory.record_writes.apply_batch`.
         """
         self._check_realm(batch)
         return self._store._apply_in_tx(self._sql.conn, batch, gate, token or mint_token("direct"))

@@ -1,0 +1,378 @@
+"""What an import writes: the planning of every imported record, shared by a dry run and a real one.
+
+:mod:`meta_memory.portability` reads and verifies a file's format (an export file, another memory
+system's records) and reports; the decision of what each record becomes — created, skipped as present
+or as a duplicate, kept out as a conflict, refused — and the writes that land it are planned here, in
+the domain, over the store's primitives (snapshots, ``get``, one write transaction per batch through
+:mod:`~meta_memory.agent_memory.record_writes`), and checked by the one validator when applied.
+
+Two plans:
+
+- **restore** (``meta-memory import`` of an export file): :class:`~meta_memory.agent_memory.batch.RestoreOp`
+  batches under fixed ids (the exported ones), whole supersede chains together
+  (:func:`restore_batches`), a file whose chain is broken refused (:func:`check_chains`), the erasure
+  register keeping erased ids and content out, with every record of their chains
+  (:func:`keep_out_erased`), and records stored already skipped (same content) or kept as they are (a
+  conflict): :func:`plan_restore`, applied by :func:`apply_restore`;
+- **fresh creates** (``meta-memory import --from mem0|langgraph``): ``CreateOp`` writes under fixed ids
+  derived from the source system and id (:func:`foreign_create`, :func:`foreign_memory_id`), each checked
+  as the validator would (:func:`check_create`), then sorted against what the target
+  holds (:func:`plan_creates`: present, conflict, duplicate, a key already stored) and applied as one
+  batch where a refused op is reported and the rest applied again (:func:`apply_creates`). A dry run
+  runs every check and the same :func:`plan_creates`, and applies nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any
+
+from meta_memory.agent_memory import record_writes
+from meta_memory.agent_memory.batch import BatchReceipt, CreateOp, RestoreOp, StagedBatch
+from meta_memory.agent_memory.expiry import expiry_past_cap
+from meta_memory.agent_memory.hashing import content_hash
+from meta_memory.agent_memory.model import (
+    Author,
+    ImportedFrom,
+    Kind,
+    MemoryRecord,
+    NewMemoryRecord,
+    Provenance,
+    Scope,
+    StatusKind,
+    TrustTier,
+)
+from meta_memory.agent_memory.validator import (
+    erasure_scopes,
+    normalize_record,
+    refuse_secrets,
+    stamps_problem,
+    validate_record_fields,
+)
+from meta_memory.errors import AgentMemoryError
+from meta_memory.limits import MAX_BATCH_OPS
+
+if TYPE_CHECKING:
+    from meta_memory.agent_memory.store.base import AgentMemoryStore
+
+__all__ = [
+    "IMPORT_AUTHOR",
+    "CreatePlan",
+    "LineRefused",
+    "Landing",
+    "RestorePlan",
+    "StoredKeys",
+    "apply_creates",
+    "apply_restore",
+    "check_chains",
+    "check_create",
+    "foreign_create",
+    "foreign_memory_id",
+    "keep_out_erased",
+    "past_expiry_cap",
+    "plan_creates",
+    "plan_restore",
+    "restore_batches",
+]
+
+#: The author of every restore batch (the audit rows name it).
+IMPORT_AUTHOR = Author.operator("meta-memory import")
+
+
+class LineRefused(ValueError):
+    """The file was refused at ``line`` (1-based) for ``rule``: nothing of that line, and before the
+    first batch nothing of the file, was written."""
+
+    def __init__(self, line: int, rule: str) -> None:
+        super().__init__(f"line {line}: {rule}")
+        self.line = line
+        self.rule = rule
+
+
+# --------------------------------------------------------------------------- restore (an export file)
+
+
+def restore_batches(records: Sequence[tuple[int, MemoryRecord]]) -> Iterator[list[tuple[int, MemoryRecord]]]:
+    """``(line, record)`` pairs cut into batches of at most ``MAX_BATCH_OPS``, never between a superseded
+    record and its successor (the validator checks the link at the end of a batch). Raises
+    :class:`LineRefused` for a supersede chain longer than a batch."""
+    batch: list[tuple[int, MemoryRecord]] = []
+    waiting: set[str] = set()  # successors named by superseded records of this batch, not yet seen
+    for n, rec in records:
+        batch.append((n, rec))
+        waiting.discard(rec.id)
+        if rec.status.kind is StatusKind.SUPERSEDED and rec.status.detail:
+            waiting.add(rec.status.detail)
+        if not waiting and len(batch) >= MAX_BATCH_OPS:
+            yield batch
+            batch = []
+        elif len(batch) > MAX_BATCH_OPS:
+            raise LineRefused(n, f"a supersede chain spans more than {MAX_BATCH_OPS} records; it cannot be "
+                                 "imported in one transaction")
+    if batch:
+        yield batch
+
+
+#: The statuses whose expiry still matters on import (a live record, or one a release may make live).
+_LIVE = frozenset({StatusKind.ACTIVE, StatusKind.QUARANTINED})
+
+
+def past_expiry_cap(rec: MemoryRecord, now_ms: int, max_ttl_s: int) -> str | None:
+    """Why restoring ``rec`` is refused for its expiry, or ``None``: a live (active or quarantined) record
+    lives no longer than a caller could ask for now (``now_ms`` + ``max_ttl_s`` seconds), as a longer
+    ``ttl_s`` is refused; the expiry is never shortened, and a tombstone's is moot."""
+    return expiry_past_cap(rec.expires_at_ms, now_ms, max_ttl_s) if rec.status.kind in _LIVE else None
+
+
+def check_chains(store: AgentMemoryStore, records: Sequence[tuple[int, MemoryRecord]]) -> None:
+    """Refuse (:class:`LineRefused`) a file whose superseded record names a successor that neither follows
+    it in the file nor is stored as its successor: a damaged file (the links of an unverified file are
+    dropped, so the validator would not see it)."""
+    successors = {(rec.scope.realm, rec.supersedes) for _, rec in records if rec.supersedes is not None}
+    for n, rec in records:
+        by = rec.status.detail if rec.status.kind is StatusKind.SUPERSEDED else None
+        if by is None or (rec.scope.realm, rec.id) in successors:
+            continue
+        stored = store.get(rec.scope.realm, by)
+        if stored is None or stored.supersedes != rec.id:
+            raise LineRefused(n, f"record '{rec.id}': superseded by '{by}', which is not in the file or the store "
+                                 "as its successor (export and import whole supersede chains)")
+
+
+def keep_out_erased(store: AgentMemoryStore, realm: str, recs: Sequence[tuple[int, MemoryRecord]]
+                    ) -> tuple[list[tuple[int, MemoryRecord]], list[tuple[int, str, str]]]:
+    """``(kept, refused)``: ``recs`` without the records the erasure register refuses (an erased id, or
+    content erased from a scope the record would be read in), and without the records of their supersede
+    chains in the file (which could not land without them); ``refused`` holds ``(line, id, reason)`` of
+    each, in the order of ``recs``."""
+    with store.snapshot(realm) as tx:
+        rows = tx.erased([rec.id for _, rec in recs], {rec.content_hash for _, rec in recs})
+    if not rows:
+        return list(recs), []
+    gone_ids = {r.memory_id for r in rows}
+    refused: dict[str, str] = {}
+    for _, rec in recs:
+        if rec.id in gone_ids:
+            refused[rec.id] = "erased: this record was erased here; an erased record is never imported again"
+        else:
+            scope = next((s for s in erasure_scopes(rec.scope, rec.author)
+                          if any(r.covers(s, rec.content_hash) for r in rows)), None)
+            if scope is not None:
+                refused[rec.id] = f"erased: its content was erased from {scope.describe()}"
+    linked = True
+    while linked:  # a superseded record and its successor land together or not at all
+        linked = False
+        for _, rec in recs:
+            if rec.id in refused:
+                continue
+            successor = rec.status.detail if rec.status.kind is StatusKind.SUPERSEDED else None
+            for other in (rec.supersedes, successor):
+                if other is not None and other in refused:
+                    refused[rec.id] = f"its supersede chain holds '{other}', which is refused"
+                    linked = True
+                    break
+    return ([(n, rec) for n, rec in recs if rec.id not in refused],
+            [(n, rec.id, refused[rec.id]) for n, rec in recs if rec.id in refused])
+
+
+@dataclass
+class RestorePlan:
+    """What a restore of one realm writes: ``fresh`` ``(line, record)`` pairs absent from the store, landed
+    a batch at a time (:meth:`batches`), and what it does not: ``refused`` ``(line, id, reason)`` (the
+    erasure register), ``present`` (stored with the same content: skipped), ``conflicts`` (ids stored
+    with other content: kept as they are)."""
+
+    fresh: list[tuple[int, MemoryRecord]]
+    refused: list[tuple[int, str, str]]
+    present: int
+    conflicts: list[str]
+
+    def batches(self) -> Iterator[list[tuple[int, MemoryRecord]]]:
+        """:func:`restore_batches` of ``fresh`` (cut as they are landed: a chain longer than a batch is
+        refused when reached, after the batches before it)."""
+        return restore_batches(self.fresh)
+
+
+def plan_restore(store: AgentMemoryStore, realm: str, recs: Sequence[tuple[int, MemoryRecord]]) -> RestorePlan:
+    """The restore of ``realm``'s records (line number, record): what the erasure register keeps out, what
+    is stored already (by id: the same content is present, other content a conflict) and the rest."""
+    allowed, refused = keep_out_erased(store, realm, recs)
+    fresh: list[tuple[int, MemoryRecord]] = []
+    present, conflicts = 0, []
+    for n, rec in allowed:
+        stored = store.get(realm, rec.id)
+        if stored is None:
+            fresh.append((n, rec))
+        elif stored.content_hash == rec.content_hash:
+            present += 1
+        else:
+            conflicts.append(rec.id)
+    return RestorePlan(fresh, refused, present, conflicts)
+
+
+def apply_restore(store: AgentMemoryStore, realm: str, batch: Sequence[tuple[int, MemoryRecord]], *,
+                  rationale: str) -> BatchReceipt:
+    """Land one batch of :func:`plan_restore` as ``RestoreOp`` writes under their exported ids, authored by
+    :data:`IMPORT_AUTHOR`, in one transaction through the validator. Raises :class:`LineRefused` naming
+    the line of the op the store refused (nothing of the batch written)."""
+    ops = tuple(RestoreOp(record=rec, rationale=rationale) for _, rec in batch)
+    try:
+        return record_writes.apply_batch(store, StagedBatch(realm=realm, author=IMPORT_AUTHOR, ops=ops))
+    except AgentMemoryError as exc:
+        index = exc.data.get("op_index")
+        where = batch[index][0] if isinstance(index, int) and index < len(batch) else batch[0][0]
+        raise LineRefused(where, f"refused by the store: {exc.message}") from None
+
+
+# --------------------------------------------------------------------------- fresh creates (another system)
+
+
+def foreign_memory_id(system: str, source_id: str) -> str:
+    """The memory id a record of another memory system lands under: ``<system>-<32 hex of sha256(system,
+    source_id)>`` (the same on every run, so an import is idempotent; the source's own id is kept in the
+    provenance)."""
+    digest = hashlib.sha256(f"{system}\x00{source_id}".encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    return f"{system}-{digest}"
+
+
+def foreign_create(scope: Scope, system: str, source_id: str, *, title: str, body: str, tags: Sequence[str],
+                   created_at_ms: int, updated_at_ms: int, expires_at_ms: int | None,
+                   metadata: dict[str, Any]) -> CreateOp:
+    """The write landing record ``source_id`` of ``system`` in ``scope``: an application write (author
+    ``application``, kind ``fact``, tier ``agent_observed``) under :func:`foreign_memory_id`, with the
+    source's times (``updated_at_ms`` never before ``created_at_ms``; epoch ms) and a provenance naming the
+    system and the source id."""
+    record = NewMemoryRecord(title=title, body=body, tags=tuple(tags), kind=Kind.FACT,
+                             provenance=Provenance(author=Author.application(),
+                                                   imported_from=ImportedFrom(system, source_id)),
+                             expires_at_ms=expires_at_ms, metadata=metadata)
+    return CreateOp(scope=scope, record=normalize_record(record), trust=TrustTier.AGENT_OBSERVED,
+                    id=foreign_memory_id(system, source_id), rationale=f"import from {system}",
+                    created_at_ms=created_at_ms, updated_at_ms=max(updated_at_ms, created_at_ms))
+
+
+def check_create(op: CreateOp, now_ms: int, max_ttl_s: int) -> CreateOp:
+    """``op`` after the checks the validator makes of one created record (fields, secrets, its times
+    against ``now_ms``, epoch ms) and the expiry cap (``max_ttl_s``, seconds), so a dry run refuses what
+    the write would. Raises ``AgentMemoryError`` or ``ValueError`` naming the rule, never the matched
+    text of a secret."""
+    stamps = stamps_problem(now_ms, op.created_at_ms or 0, op.updated_at_ms or 0)
+    if stamps is not None:
+        raise ValueError(stamps)
+    too_late = expiry_past_cap(op.record.expires_at_ms, now_ms, max_ttl_s)
+    if too_late is not None:
+        raise ValueError(too_late)
+    validate_record_fields(op.record.title, op.record.description, op.record.body)
+    # the validator's scan of the same strings (its id too) is then answered by the scanner's clean memo
+    refuse_secrets(op.record, 0, *(op.id,) if op.id else ())
+    return op
+
+
+class Landing(StrEnum):
+    """What :func:`plan_creates` decided for one op."""
+
+    #: Not held by the target: the op lands.
+    FRESH = "fresh"
+    #: Its id is stored with the same content in the same scope (imported before).
+    PRESENT = "present"
+    #: Its id is stored with other content or in another scope: kept as it was.
+    CONFLICT = "conflict"
+    #: Its content is active in its scope already (stored, or an earlier op of the call).
+    DUPLICATE = "duplicate"
+    #: Its key tag is held by an active record of its scope (or an earlier op of the import).
+    KEY_CONFLICT = "key_conflict"
+
+
+@dataclass(frozen=True, slots=True)
+class CreatePlan:
+    """One op's landing and, for a conflict or a stored duplicate, the record it met (``None`` otherwise)."""
+
+    landing: Landing
+    met: str | None = None
+
+
+class StoredKeys:
+    """The key tags of each scope's active records holding the tag ``family`` (e.g. ``lg:item``), read
+    once per scope an import reaches (a page of 500 at a time), not once per record; the keys an import
+    lands are added as :func:`plan_creates` lets them through."""
+
+    def __init__(self, family: str) -> None:
+        self.family = family
+        self.prefix = family.split(":", 1)[0] + ":k:"
+        self.scopes: dict[Scope, set[str]] = {}
+
+    def of(self, store: AgentMemoryStore, realm: str, scope: Scope) -> set[str]:
+        keys = self.scopes.get(scope)
+        if keys is None:
+            keys = set()
+            before: tuple[int, int] | None = None
+            while True:
+                page = store.list_active(realm, scope, tags=[self.family], limit=500, before=before)
+                keys.update(t for _, r in page for t in r.tags if t.startswith(self.prefix))
+                if len(page) < 500:
+                    break
+                before = page[-1][0]
+            self.scopes[scope] = keys
+        return keys
+
+
+def plan_creates(store: AgentMemoryStore, realm: str, ops: Sequence[CreateOp], key_tags: Sequence[str | None],
+                 keys: StoredKeys) -> list[CreatePlan]:
+    """One :class:`CreatePlan` per op of ``ops`` (each with a fixed id; ``key_tags[i]`` names op ``i``'s
+    key in its source, or ``None``), read in one snapshot of ``realm``: the same id stored (present, or a
+    conflict when its content or scope differs), the same content active in the scope or written by an
+    earlier op (a duplicate), then, among the rest, the same key (a conflict, :class:`StoredKeys`)."""
+    plans: list[CreatePlan] = []
+    seen: set[tuple[Scope, str]] = set()
+    with store.snapshot(realm) as tx:
+        stored = tx.get_many([op.id for op in ops if op.id is not None])
+        for op in ops:
+            chash = content_hash(op.record.title, op.record.body)
+            prior = stored.get(op.id or "")
+            if prior is not None:
+                same = prior.content_hash == chash and prior.scope == op.scope
+                plans.append(CreatePlan(Landing.PRESENT) if same else CreatePlan(Landing.CONFLICT, prior.id))
+                continue
+            if (op.scope, chash) in seen:
+                plans.append(CreatePlan(Landing.DUPLICATE))
+                continue
+            dup = tx.active_duplicate(op.scope, chash)
+            if dup is not None:
+                plans.append(CreatePlan(Landing.DUPLICATE, dup.id))
+                continue
+            seen.add((op.scope, chash))
+            plans.append(CreatePlan(Landing.FRESH))
+    for i, (op, key) in enumerate(zip(ops, key_tags, strict=True)):
+        if plans[i].landing is not Landing.FRESH or key is None:
+            continue
+        held = keys.of(store, realm, op.scope)
+        if key in held:
+            plans[i] = CreatePlan(Landing.KEY_CONFLICT)
+        else:
+            held.add(key)
+    return plans
+
+
+def apply_creates(store: AgentMemoryStore, realm: str, ops: Sequence[CreateOp]) -> list[tuple[int, AgentMemoryError]]:
+    """Apply ``ops`` (application writes) as one batch in one transaction; an op the validator refuses is
+    left out and the rest applied again. Returns ``(position in ops, refusal)`` of each op left out, in the
+    order refused; every other op landed. Raises what the store raises without naming an op (``io``)."""
+    index_of = list(range(len(ops)))
+    todo = list(ops)
+    refused: list[tuple[int, AgentMemoryError]] = []
+    while todo:
+        try:
+            record_writes.apply_batch(store, StagedBatch(realm=realm, author=Author.application(), ops=tuple(todo)))
+        except AgentMemoryError as exc:
+            index = exc.op_index
+            if index is None or not 0 <= index < len(todo):
+                raise
+            refused.append((index_of[index], exc))
+            del todo[index], index_of[index]
+            continue
+        return refused
+    return refused
+
