@@ -34,7 +34,6 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
-from contextvars import ContextVar
 from functools import lru_cache
 from itertools import zip_longest
 from pathlib import Path
@@ -86,7 +85,13 @@ from meta_memory.agent_memory.store.schema import (
     migrate,
 )
 from meta_memory.agent_memory.store.tables import Sql
-from meta_memory.agent_memory.store.telemetry import PendingTelemetry, TelemetryDrops
+from meta_memory.agent_memory.store.telemetry import (
+    SETTLE_WAIT_S,
+    PendingTelemetry,
+    TelemetryDrops,
+    in_recall_reads,
+    recall_reads,
+)
 from meta_memory.agent_memory.store.tx import WriteTx
 from meta_memory.clock import Clock, SystemClock
 from meta_memory.errors import AgentMemoryError
@@ -119,11 +124,6 @@ _T = TypeVar("_T")
 MAX_IDLE_READERS = 2
 #: A queued telemetry write: ``("usage", (ids, event, at_ms))`` or ``("injections", rows)``.
 _TelemetryOp = tuple[str, Any]
-#: Set while a recall reads (:meth:`SqliteAgentMemoryStore.recall_reads`): its reads do not first write
-#: the realm's queued usage marks, which is what keeps the marks off the read path.
-_RECALL_READS: ContextVar[bool] = ContextVar("agent_memory_recall_reads", default=False)
-#: Seconds a read waits for a batch of queued telemetry being written (by the background writer) to land.
-SETTLE_WAIT_S = 1.0
 #: SQLite VM steps between two checks of the recall's time budget.
 PROGRESS_STEPS = 10_000
 
@@ -510,21 +510,16 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore[sqlite3.Connection]):
         A realm without a database reads as empty (nothing is created)."""
         return self._read(realm)
 
-    @contextlib.contextmanager
-    def recall_reads(self) -> Iterator[None]:
+    def recall_reads(self) -> contextlib.AbstractContextManager[None]:
         """See :meth:`AgentMemoryStore.recall_reads`: reads in the block leave the queued usage marks queued."""
-        token = _RECALL_READS.set(True)
-        try:
-            yield
-        finally:
-            _RECALL_READS.reset(token)
+        return recall_reads()
 
     @contextlib.contextmanager
     def _read(self, realm: str) -> Iterator[sqlite3.Connection]:
         deadline.check()
         with span("store.snapshot", **{"db.system.name": "sqlite", "db.namespace": realm}), \
                 self._using(realm, create=False) as db:
-            if db is not None and self._pending.unsettled(db.name) and not _RECALL_READS.get():
+            if db is not None and self._pending.unsettled(db.name) and not in_recall_reads():
                 self._settle(db)
             conn = self._checkout(db)
             try:
