@@ -152,13 +152,13 @@ def row_to_record(realm: str, row: Any) -> MemoryRecord:
     """The :class:`MemoryRecord` of a row holding :data:`RECORD_COLUMNS` (readable by column name)."""
     return MemoryRecord(
         id=row["memory_id"],
-        scope=Scope.from_storage(realm, row["scope_kind"], row["scope_key"]),
+        scope=_scope_of(realm, row["scope_kind"], row["scope_key"]),
         kind=Kind(row["kind"]),
         title=row["title"],
         description=row["description"],
         body=row["body"],
         tags=tuple(_json_list(row["tags"])),
-        provenance=Provenance.from_json(json.loads(row["provenance"])),
+        provenance=_provenance_of(row["provenance"]),
         trust=TrustTier(row["trust"]),
         status=Status.from_storage(row["status_kind"], row["status_detail"]),
         supersedes=row["supersedes"],
@@ -167,12 +167,29 @@ def row_to_record(realm: str, row: Any) -> MemoryRecord:
         rank_set_at_ms=row["rank_set_at_ms"],
         created_at_ms=row["created_at_ms"],
         updated_at_ms=row["updated_at_ms"],
-        usage=UsageStats.from_json(json.loads(row["usage_stats"] or "{}")),
+        usage=_usage_of(row["usage_stats"] or "{}"),
         tombstoned_at_ms=row["tombstoned_at_ms"],
         ever_quarantined=bool(row["ever_quarantined"]),
         expires_at_ms=row["expires_at_ms"],
         metadata=_metadata_of(row["metadata"]),
     )
+
+
+# Decoded column values kept by their stored text: each is a frozen value (no list or dict inside), so
+# records may share one, and a bulk read repeats the same few (one scope, one author, fresh counters).
+@lru_cache(maxsize=256)
+def _scope_of(realm: str, kind: str, key: str) -> Scope:
+    return Scope.from_storage(realm, kind, key)
+
+
+@lru_cache(maxsize=1024)
+def _provenance_of(text: str) -> Provenance:
+    return Provenance.from_json(json.loads(text))
+
+
+@lru_cache(maxsize=4096)
+def _usage_of(text: str) -> UsageStats:
+    return UsageStats.from_json(json.loads(text))
 
 
 @lru_cache(maxsize=1024)
