@@ -157,12 +157,12 @@ def row_to_record(realm: str, row: Any) -> MemoryRecord:
         title=row["title"],
         description=row["description"],
         body=row["body"],
-        tags=tuple(_json_list(row["tags"])),
+        tags=_tuple_of(row["tags"]),
         provenance=_provenance_of(row["provenance"]),
         trust=TrustTier(row["trust"]),
-        status=Status.from_storage(row["status_kind"], row["status_detail"]),
+        status=_status_of(row["status_kind"], row["status_detail"]),
         supersedes=row["supersedes"],
-        derived_from=tuple(_json_list(row["derived_from"])),
+        derived_from=_tuple_of(row["derived_from"]),
         working_set_rank=row["working_set_rank"],
         rank_set_at_ms=row["rank_set_at_ms"],
         created_at_ms=row["created_at_ms"],
@@ -180,6 +180,16 @@ def row_to_record(realm: str, row: Any) -> MemoryRecord:
 @lru_cache(maxsize=256)
 def _scope_of(realm: str, kind: str, key: str) -> Scope:
     return Scope.from_storage(realm, kind, key)
+
+
+@lru_cache(maxsize=256)
+def _status_of(kind: str, detail: str | None) -> Status:
+    return Status.from_storage(kind, detail)
+
+
+def _tuple_of(value: Any) -> tuple[Any, ...]:
+    """A JSON list column (``tags``, ``derived_from``) as a tuple (its text decoded once: :func:`_tags_of`)."""
+    return _tags_of(value) if isinstance(value, str) else tuple(_json_list(value))
 
 
 @lru_cache(maxsize=1024)
