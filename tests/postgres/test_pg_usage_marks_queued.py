@@ -132,3 +132,21 @@ def test_a_batch_that_cannot_be_written_is_counted_once_per_queued_write(schema:
         fetched = store.get(R, rec.memory_id)
         assert fetched is not None and fetched.usage.explicit_recall_count == 1
         assert store.telemetry_stats() == {"dropped": 2}
+
+
+def test_the_panel_s_figures_are_exact_once_it_reads(schema: str) -> None:
+    """The panel reads through snapshots, which land the realm's queue first: its usage figures and
+    injection rows count every recall and injection made before it read."""
+    with _open(schema) as store:
+        rec, _ = store.remember(R, ID, "Harbour", "the harbour ferry leaves at noon")
+        _held(store)
+        for _ in range(4):
+            _recall(store)
+        store.log_injections(R, [InjectionRow(rec.memory_id, ID, "turn", 1_700_000_000_000, "s1")])
+        store.mark_usage(R, [rec.memory_id], UsageEvent("injected"))
+        with store.snapshot(R) as tx:
+            row = tx.panel.record(rec.memory_id)
+            assert row is not None
+            assert row.data["usage"]["explicit_recall_count"] == 4
+            assert row.data["usage"]["injected_count"] == 1
+            assert len(tx.panel.record_injections(rec.memory_id, 10)) == 1
