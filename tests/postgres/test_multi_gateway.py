@@ -186,8 +186,14 @@ def test_session_injection_dedup_budget_and_nonce_are_shared(two_gateways: Any) 
     # Compaction through a lets b inject again.
     a.result("meta/session/compacted", {"identity": ID, "session_key": "sess-inject-1"})
     assert first["included_ids"][0] in b.result("meta/turn/inject", params)["included_ids"]
+    # the injection-ledger rows are queued by each gateway and landed by its background writer a moment later
+    deadline = time.monotonic() + 10
     with PostgresAgentMemoryStore(DSN, schema=_schema_of(a)) as store:
-        rows = raw_rows(store, "default", "SELECT record_id FROM injections ORDER BY injection_id")
+        while True:
+            rows = raw_rows(store, "default", "SELECT record_id FROM injections ORDER BY injection_id")
+            if [r[0] for r in rows].count(first["included_ids"][0]) >= 2 or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
     assert [r[0] for r in rows].count(first["included_ids"][0]) == 2
 
 

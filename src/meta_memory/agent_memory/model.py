@@ -10,6 +10,7 @@ All timestamps are UTC epoch milliseconds (``int``).
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
@@ -854,6 +855,13 @@ class MemoryRecord:
             updated_at_ms=self.updated_at_ms,
             expires_at_ms=self.expires_at_ms,
         )
+
+    def wire(self) -> dict[str, Any]:
+        """:meth:`project` as JSON data (``project().model_dump(mode="json")``), built without the model: for
+        answers the method table holds to their result model anyway (recall), so it is validated once."""
+        return {"memory_id": self.id, "title": self.title, "body": self.body, "tags": list(self.tags),
+                "metadata": copy.deepcopy(dict(self.metadata)) if self.metadata else {}, "created_at_ms": self.created_at_ms,
+                "updated_at_ms": self.updated_at_ms, "expires_at_ms": self.expires_at_ms}
 
     def meta(self, now_ms: int) -> RecordMeta:
         """The body-free manifest row (``age_days`` from ``updated_at_ms``)."""

@@ -51,6 +51,7 @@ the other four (``docs/benchmarks.md``).
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
@@ -200,30 +201,35 @@ _HELD_BITS = _TAGS_BIT | _TITLE_BIT | _BODY_BIT
 
 
 def _indexed_points(terms: Sequence[str], bits_of: Mapping[str, int], record: RecallableRecord,
-                    held: list[int]) -> list[int]:
+                    held: list[int], long_terms: Sequence[bool] | None = None) -> list[int]:
     """:func:`term_points` of each term for a record whose ``term_fields`` the index gave (one pass, no
     per-term calls; the title and body are normalised only when the substring rule needs them), adding
-    1 to ``held[i]`` for each term the record holds. The same points as :class:`_Fields` and
-    :func:`term_points` give (``tests/recall/test_lexical.py`` compares them)."""
+    1 to ``held[i]`` for each term the record holds. ``long_terms[i]``: whether ``terms[i]`` has at least
+    :data:`SUBSTRING_MIN_CHARS` characters (computed here when not given). The same points as
+    :class:`_Fields` and :func:`term_points` give (``tests/recall/test_lexical.py`` compares them)."""
+    if long_terms is None:
+        long_terms = [len(t) >= SUBSTRING_MIN_CHARS for t in terms]
     title_norm: str | None = None
     body_norm: str | None = None
     points = []
+    get = bits_of.get
     for i, term in enumerate(terms):
-        bits = bits_of.get(term, 0)
+        bits = get(term, 0)
         if bits & _HELD_BITS:
             held[i] += 1
-        p = TAG_POINTS if bits & _TAGS_BIT else 0
-        long_term = len(term) >= SUBSTRING_MIN_CHARS
+            p = TAG_POINTS if bits & _TAGS_BIT else 0
+        else:
+            p = 0
         if bits & _TITLE_BIT:
             p += TITLE_POINTS
-        elif long_term:
+        elif long_terms[i]:
             if title_norm is None:
                 title_norm = normalize(record.title)
             if term in title_norm:
                 p += SUBSTRING_POINTS
         if bits & _BODY_BIT:
             p += BODY_POINTS
-        elif long_term:
+        elif long_terms[i]:
             if body_norm is None:
                 body_norm = normalize(_body_text(record))
             if term in body_norm:
@@ -275,7 +281,8 @@ def field_score(
 
 def _order_key(item: ScoredRecord[Any]) -> tuple[float, int, int, str]:
     rec = item.record
-    return (-item.score, -rec.updated_at_ms, -rec.created_at_ms, record_id(rec) or "")
+    rid = getattr(rec, "memory_id", None)  # record_id's first choice, without the call
+    return (-item.score, -rec.updated_at_ms, -rec.created_at_ms, rid if isinstance(rid, str) else record_id(rec) or "")
 
 
 class LexicalRecallProvider:
@@ -307,10 +314,11 @@ class LexicalRecallProvider:
         padded = [f" {t} " for t in terms]
         candidates = []
         held = [0] * len(terms)  # per term, how many candidates hold it
+        long_terms = [len(t) >= SUBSTRING_MIN_CHARS for t in terms]
         for record, bm25 in reader.search(match, cfg.candidate_limit):
             bits = getattr(record, "term_fields", None)
             if bits is not None:  # the index said which fields hold each term: no token set to build
-                points = _indexed_points(terms, bits, record, held)
+                points = _indexed_points(terms, bits, record, held, long_terms)
             else:
                 fields = self._fields.get(record)
                 points = []
@@ -344,7 +352,7 @@ class LexicalRecallProvider:
         candidates gain, unless ``context_admits_unmatched``.
         """
         cfg = self.config
-        anchors = sorted(scored.values(), key=_order_key)[: cfg.context_anchors]
+        anchors = heapq.nsmallest(cfg.context_anchors, scored.values(), key=_order_key)  # sorted()[:n], stable
         adjacency = reader.neighbours([a.record for a in anchors], cfg.context_span, cfg.context_window_ms)
         records: dict[str, Any] = {rid: item.record for rid, item in scored.items()}
         bonus: dict[str, float] = {}

@@ -287,7 +287,7 @@ class AgentMemoryService:
         ids = [s.record.memory_id for s in outcome.records]
         if ids:
             self.store.mark_usage(realm, ids, UsageEvent("explicit_recall"))
-        out: dict[str, Any] = {"records": [s.record.project().model_dump(mode="json") for s in outcome.records],
+        out: dict[str, Any] = {"records": [s.record.wire() for s in outcome.records],
                                "skip_reason": outcome.skip_reason}
         if outcome.degraded_reason is not None:
             out["degraded_reason"] = outcome.degraded_reason

@@ -321,9 +321,9 @@ class AgentMemoryStore(ABC):
 
     def recall_reads(self) -> AbstractContextManager[None]:
         """A block whose reads are a recall's (candidates, neighbours, the runtime's re-check): a store
-        that queues usage marks (SQLite, :class:`~.telemetry.PendingTelemetry`) does not write them
-        before these reads, as it does before any other read, so a recall never writes. The default
-        does nothing."""
+        that queues usage marks (SQLite and PostgreSQL, :class:`~.telemetry.PendingTelemetry`) does not
+        write them before these reads, as it does before any other read, so a recall never writes. The
+        default does nothing."""
         return nullcontext()
 
     # ----------------------------------------------------------------- readiness

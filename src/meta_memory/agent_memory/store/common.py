@@ -154,27 +154,54 @@ def row_to_record(realm: str, row: Any) -> MemoryRecord:
     """The :class:`MemoryRecord` of a row holding :data:`RECORD_COLUMNS` (readable by column name)."""
     return MemoryRecord(
         id=row["memory_id"],
-        scope=Scope.from_storage(realm, row["scope_kind"], row["scope_key"]),
+        scope=_scope_of(realm, row["scope_kind"], row["scope_key"]),
         kind=Kind(row["kind"]),
         title=row["title"],
         description=row["description"],
         body=row["body"],
-        tags=tuple(_json_list(row["tags"])),
-        provenance=Provenance.from_json(json.loads(row["provenance"])),
+        tags=_tuple_of(row["tags"]),
+        provenance=_provenance_of(row["provenance"]),
         trust=TrustTier(row["trust"]),
-        status=Status.from_storage(row["status_kind"], row["status_detail"]),
+        status=_status_of(row["status_kind"], row["status_detail"]),
         supersedes=row["supersedes"],
-        derived_from=tuple(_json_list(row["derived_from"])),
+        derived_from=_tuple_of(row["derived_from"]),
         working_set_rank=row["working_set_rank"],
         rank_set_at_ms=row["rank_set_at_ms"],
         created_at_ms=row["created_at_ms"],
         updated_at_ms=row["updated_at_ms"],
-        usage=UsageStats.from_json(json.loads(row["usage_stats"] or "{}")),
+        usage=_usage_of(row["usage_stats"] or "{}"),
         tombstoned_at_ms=row["tombstoned_at_ms"],
         ever_quarantined=bool(row["ever_quarantined"]),
         expires_at_ms=row["expires_at_ms"],
         metadata=_metadata_of(row["metadata"]),
     )
+
+
+# Decoded column values kept by their stored text: each is a frozen value (no list or dict inside), so
+# records may share one, and a bulk read repeats the same few (one scope, one author, fresh counters).
+@lru_cache(maxsize=256)
+def _scope_of(realm: str, kind: str, key: str) -> Scope:
+    return Scope.from_storage(realm, kind, key)
+
+
+@lru_cache(maxsize=256)
+def _status_of(kind: str, detail: str | None) -> Status:
+    return Status.from_storage(kind, detail)
+
+
+def _tuple_of(value: Any) -> tuple[Any, ...]:
+    """A JSON list column (``tags``, ``derived_from``) as a tuple (its text decoded once: :func:`_tags_of`)."""
+    return _tags_of(value) if isinstance(value, str) else tuple(_json_list(value))
+
+
+@lru_cache(maxsize=1024)
+def _provenance_of(text: str) -> Provenance:
+    return Provenance.from_json(json.loads(text))
+
+
+@lru_cache(maxsize=4096)
+def _usage_of(text: str) -> UsageStats:
+    return UsageStats.from_json(json.loads(text))
 
 
 @lru_cache(maxsize=1024)

@@ -77,7 +77,13 @@ from meta_memory.agent_memory.store.common import (
 from meta_memory.agent_memory.store.dialect import POSTGRES, unexpired
 from meta_memory.agent_memory.store.migration_steps import apply_domain_steps
 from meta_memory.agent_memory.store.sqlite import realm_db_path
-from meta_memory.agent_memory.store.telemetry import TelemetryDrops
+from meta_memory.agent_memory.store.telemetry import (
+    SETTLE_WAIT_S,
+    PendingTelemetry,
+    TelemetryDrops,
+    in_recall_reads,
+    recall_reads,
+)
 from meta_memory.clock import Clock, SystemClock
 from meta_memory.errors import AgentMemoryError
 from meta_memory.identity import parse_realm
@@ -87,6 +93,8 @@ from meta_memory.storage.disk import disk_full_error, is_disk_full
 
 #: How long a readiness check waits for a connection (seconds).
 READINESS_TIMEOUT_S = 2.0
+#: A queued telemetry write: ``("usage", (ids, event, at_ms))`` or ``("injections", rows)``.
+_TelemetryOp = tuple[str, Any]
 
 __all__ = [
     "PostgresAgentMemoryStore",
@@ -268,6 +276,8 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore[psycopg.Connection[Any]]):
         self._select_cache: dict[tuple[str, str], str] = {}
         self._known_realms: set[str] = set()
         self.telemetry = TelemetryDrops()
+        self._pending: PendingTelemetry[_TelemetryOp] = PendingTelemetry(
+            self._flush_telemetry, name="agent-memory-pg-telemetry")
         self._realm_lock = threading.Lock()
         self._closed = False
         self.applied_migrations = self._migrate()
@@ -486,6 +496,7 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore[psycopg.Connection[Any]]):
     @contextlib.contextmanager
     def _read_tx(self, name: str, *, views: bool = False) -> Iterator[psycopg.Connection[Any]]:
         deadline.check()
+        self._settle(name)
         current = deadline.current()
         def begin(conn: psycopg.Connection[Any]) -> None:
             conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
@@ -539,6 +550,7 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore[psycopg.Connection[Any]]):
     def _query(self, realm: str, sql: str, params: Sequence[Any] | Mapping[str, Any]) -> list[Any]:
         """One read statement (its own snapshot) on ``realm``."""
         name = self._realm_name(realm)
+        self._settle(name)
         if deadline.current() is not None:
             with self._read_tx(name) as conn:
                 return conn.execute(self._sql(sql), params).fetchall()
@@ -890,52 +902,98 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore[psycopg.Connection[Any]]):
     # ================================================================ telemetry writes
 
     def mark_usage(self, realm: str, ids: Sequence[str], event: UsageEvent | str) -> None:
-        """See :meth:`AgentMemoryStore.mark_usage` (one transaction; not audited).
-
-        Takes row locks (in id order) instead of the realm write lock, so
-        injections on several gateways do not queue behind each other's writes.
-        """
+        """See :meth:`AgentMemoryStore.mark_usage`: queued (:mod:`.telemetry`) and written with the realm's
+        other queued telemetry in one transaction by the background writer, or by the realm's next read
+        outside a recall, whichever comes first (not audited)."""
         ev = UsageEvent(event)
-        unique = [i for i in dict.fromkeys(ids) if isinstance(i, str) and "\x00" not in i]
+        unique = tuple(i for i in dict.fromkeys(ids) if isinstance(i, str) and "\x00" not in i)
         if not unique:
             return
         name = self._realm_name(realm)  # no registration: marks only touch existing records
-        now = self.clock.now_ms()
+        self._queue_telemetry(name, ("usage", (unique, ev, self.clock.now_ms())))
 
-        def fn(conn: psycopg.Connection[Any]) -> None:
+    def recall_reads(self) -> contextlib.AbstractContextManager[None]:
+        """See :meth:`AgentMemoryStore.recall_reads`: reads in the block leave the queued usage marks queued."""
+        return recall_reads()
+
+    def _queue_telemetry(self, name: str, op: _TelemetryOp) -> None:
+        """Queue a telemetry write of realm ``name`` for the background writer; past ``MAX_PENDING``
+        queued, write the whole queue now on this thread (back-pressure, never a drop). A closed store
+        writes nothing more: the write is counted as dropped."""
+        if self._closed:
+            self.telemetry.drop(name, "closed")
+            return
+        if self._pending.add(name, op):
+            self._pending.flush_all()
+
+    def _settle(self, name: str) -> None:
+        """Before a read of realm ``name`` outside a recall: write its queued telemetry (and wait, at most
+        :data:`SETTLE_WAIT_S`, for a batch the background writer is writing), so the read sees every usage
+        mark queued before it."""
+        if not self._pending.unsettled(name) or in_recall_reads():
+            return
+        self._flush_telemetry(name)
+        self._pending.wait_landed(name, SETTLE_WAIT_S)
+
+    def _flush_telemetry(self, name: str) -> None:
+        """Write realm ``name``'s queued telemetry in one transaction without the realm lock (usage marks
+        take row locks in id order, so injections on several gateways do not queue behind each other's
+        writes). A batch that cannot be written (a full disk, a lost connection) is counted, one drop per
+        queued write, never raised."""
+        ops = self._pending.take(name)
+        try:
+            if not ops:
+                return
+            try:
+                self._telemetry_tx(name, lambda conn: self._write_telemetry_ops(conn, name, ops))
+            except AgentMemoryError as exc:
+                for _ in ops:
+                    self.telemetry.drop(name, exc.reason)
+        finally:
+            self._pending.done(name)
+
+    def _write_telemetry_ops(self, conn: psycopg.Connection[Any], name: str, ops: Sequence[_TelemetryOp]) -> None:
+        """Every queued usage mark and injection-ledger row of ``ops``, in the order they were queued
+        (each mark bumps its record's counter of that event and stamps its time); unknown ids change nothing."""
+        marks: dict[str, list[tuple[UsageEvent, int]]] = {}  # memory_id -> [(event, at_ms)], oldest first
+        injections: list[tuple[Any, ...]] = []
+        for kind, payload in ops:
+            if kind == "usage":
+                ids, ev, now = payload
+                for memory_id in ids:
+                    marks.setdefault(memory_id, []).append((ev, now))
+            else:
+                injections.extend(payload)
+        if marks:
             rows = conn.execute(
                 self._sql(
                     "SELECT memory_id, usage_stats FROM §records WHERE realm = %s AND memory_id = ANY(%s::text[]) "
                     "ORDER BY memory_id FOR UPDATE"
                 ),
-                (name, unique),
+                (name, sorted(marks)),
             ).fetchall()
-            updates = [
-                (dumps(UsageStats.from_json(json.loads(r[1] or "{}")).bump(ev, now).to_json()), name, r[0])
-                for r in rows
-            ]
+            updates = []
+            for memory_id, raw in rows:
+                stats = UsageStats.from_json(json.loads(raw or "{}"))
+                for ev, now in marks[memory_id]:
+                    stats = stats.bump(ev, now)
+                updates.append((dumps(stats.to_json()), name, memory_id))
             if updates:
                 with conn.cursor() as cur:
                     cur.executemany(
                         self._sql("UPDATE §records SET usage_stats = %s WHERE realm = %s AND memory_id = %s"), updates
                     )
-
-        self._telemetry(name, fn)
-
-    def _telemetry(self, name: str, fn: Callable[[psycopg.Connection[Any]], None]) -> None:
-        """A telemetry write without the realm lock; one that fails (a full disk, a lost connection) is
-        dropped and counted (:mod:`.telemetry`), never raised to the read that caused it."""
-        try:
-            self._telemetry_tx(name, fn)
-        except AgentMemoryError as exc:
-            self.telemetry.drop(name, exc.reason)
+        if injections:
+            self._insert_rows(conn, name, "injections", INJECTION_COLUMNS, injections)
 
     def _telemetry_tx(self, name: str, fn: Callable[[psycopg.Connection[Any]], None]) -> None:
         """One telemetry transaction on realm ``name``, without the realm lock."""
         self._tx(name, fn, lock=False)
 
     def telemetry_stats(self) -> dict[str, int]:
-        """See :meth:`AgentMemoryStore.telemetry_stats`."""
+        """See :meth:`AgentMemoryStore.telemetry_stats` (the queued telemetry is written first, so the
+        count includes every write that failed)."""
+        self._pending.flush_all()
         return self.telemetry.stats()
 
     def readiness_problems(self) -> dict[str, str]:
@@ -946,10 +1004,12 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore[psycopg.Connection[Any]]):
                 conn.execute("SELECT 1").fetchone()
         except (psycopg.Error, PoolTimeout) as exc:
             return {"postgres": f"the server does not answer: {' '.join(str(exc).split())}"}
+        if self._pending.died:
+            return {"worker:telemetry_writer": "the background thread ended unexpectedly; restart the gateway"}
         return {}
 
     def log_injections(self, realm: str, rows: Sequence[InjectionRow]) -> None:
-        """See :meth:`AgentMemoryStore.log_injections` (plain inserts, one transaction, no realm lock)."""
+        """See :meth:`AgentMemoryStore.log_injections` (plain inserts, queued as :meth:`mark_usage`)."""
         if not rows:
             return
         name = self._realm_name(realm)
@@ -958,7 +1018,7 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore[psycopg.Connection[Any]]):
         values = injection_values(rows)
         if any(has_nul(*v) for v in values):
             raise AgentMemoryError("invalid_record", "injection rows must not contain NUL characters")
-        self._telemetry(name, lambda conn: self._insert_rows(conn, name, "injections", INJECTION_COLUMNS, values))
+        self._queue_telemetry(name, ("injections", values))
 
     # ================================================================ audit (read)
 
@@ -996,6 +1056,7 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore[psycopg.Connection[Any]]):
         """Close the pool. The store must not be used afterwards."""
         if self._closed:
             return
+        self._pending.stop()  # the queued telemetry is written first
         self._closed = True
         self._pool.close()
 

@@ -34,7 +34,6 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
-from contextvars import ContextVar
 from functools import lru_cache
 from itertools import zip_longest
 from pathlib import Path
@@ -86,8 +85,15 @@ from meta_memory.agent_memory.store.schema import (
     migrate,
 )
 from meta_memory.agent_memory.store.tables import Sql
-from meta_memory.agent_memory.store.telemetry import PendingTelemetry, TelemetryDrops
+from meta_memory.agent_memory.store.telemetry import (
+    SETTLE_WAIT_S,
+    PendingTelemetry,
+    TelemetryDrops,
+    in_recall_reads,
+    recall_reads,
+)
 from meta_memory.agent_memory.store.tx import WriteTx
+from meta_memory.agent_memory.store.view_cache import ViewCache
 from meta_memory.clock import Clock, SystemClock
 from meta_memory.errors import AgentMemoryError
 from meta_memory.identity import parse_identity, parse_realm
@@ -119,11 +125,10 @@ _T = TypeVar("_T")
 MAX_IDLE_READERS = 2
 #: A queued telemetry write: ``("usage", (ids, event, at_ms))`` or ``("injections", rows)``.
 _TelemetryOp = tuple[str, Any]
-#: Set while a recall reads (:meth:`SqliteAgentMemoryStore.recall_reads`): its reads do not first write
-#: the realm's queued usage marks, which is what keeps the marks off the read path.
-_RECALL_READS: ContextVar[bool] = ContextVar("agent_memory_recall_reads", default=False)
-#: Seconds a read waits for a batch of queued telemetry being written (by the background writer) to land.
-SETTLE_WAIT_S = 1.0
+#: A row recall may read (``?``: scope kind, scope key, now): active and unexpired in the scope (the unary
+#: ``+`` keeps the planner on the primary key, off the scope index, a scan of the whole scope).
+_LIVE_IN_SCOPE = (f"AND +r.scope_kind = ? AND +r.scope_key = ? AND +r.status_kind = 'active' "
+                  f"AND {unexpired('r.')}")
 #: SQLite VM steps between two checks of the recall's time budget.
 PROGRESS_STEPS = 10_000
 
@@ -276,6 +281,8 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore[sqlite3.Connection]):
         #: usage marks and injection-ledger rows queued per realm, written off the read path (:mod:`.telemetry`)
         self._pending: PendingTelemetry[_TelemetryOp] = PendingTelemetry(self._flush_telemetry)
         self._probed: dict[str, tuple[FileSignature, str | None]] = {}  # readiness: last result per realm file
+        #: decoded record views recall read lately, re-validated in each read's snapshot (:mod:`.view_cache`)
+        self._views = ViewCache()
 
     # ================================================================ connections
 
@@ -510,21 +517,16 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore[sqlite3.Connection]):
         A realm without a database reads as empty (nothing is created)."""
         return self._read(realm)
 
-    @contextlib.contextmanager
-    def recall_reads(self) -> Iterator[None]:
+    def recall_reads(self) -> contextlib.AbstractContextManager[None]:
         """See :meth:`AgentMemoryStore.recall_reads`: reads in the block leave the queued usage marks queued."""
-        token = _RECALL_READS.set(True)
-        try:
-            yield
-        finally:
-            _RECALL_READS.reset(token)
+        return recall_reads()
 
     @contextlib.contextmanager
     def _read(self, realm: str) -> Iterator[sqlite3.Connection]:
         deadline.check()
         with span("store.snapshot", **{"db.system.name": "sqlite", "db.namespace": realm}), \
                 self._using(realm, create=False) as db:
-            if db is not None and self._pending.unsettled(db.name) and not _RECALL_READS.get():
+            if db is not None and self._pending.unsettled(db.name) and not in_recall_reads():
                 self._settle(db)
             conn = self._checkout(db)
             try:
@@ -977,7 +979,8 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore[sqlite3.Connection]):
             near = self.lexical_index.neighbours(conn, self._realm_name(realm), (kind, key),
                                                  [rids[mid] for mid in found], span, window_ms)
             if near is not None:
-                return self._neighbour_views(conn, kind, key, {mid: near[rids[mid]] for mid in found}, now)
+                return self._neighbour_views(conn, self._realm_name(realm), kind, key,
+                                             {mid: near[rids[mid]] for mid in found}, now)
             for i in range(0, len(found), 100):  # SQLite allows 500 terms in one compound statement
                 part = found[i:i + 100]
                 terms: list[str] = []
@@ -1030,7 +1033,7 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore[sqlite3.Connection]):
                 return list(hits)
 
             if where is None:
-                return self._current_views(conn, kind, key, ranked(limit + expired, only), now)[:limit]
+                return self._current_views(conn, name, kind, key, ranked(limit + expired, only), now)[:limit]
             # The best candidates in score order, kept when their metadata passes: exact once ``limit`` pass
             # or the candidates run out. A filter few candidates pass falls back to the scope's matching
             # rows (one scan) as ``only``.
@@ -1039,14 +1042,14 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore[sqlite3.Connection]):
             for _ in range(_WIDENINGS):
                 hits = ranked(wanted, only)
                 passing = self._passing_rids(conn, [rid for rid, _, _ in hits], tail, params)
-                kept = self._current_views(conn, kind, key, [h for h in hits if h[0] in passing], now)
+                kept = self._current_views(conn, name, kind, key, [h for h in hits if h[0] in passing], now)
                 if len(kept) >= limit or len(hits) < wanted:
                     return kept[:limit]
                 wanted *= 4
             sql, bound = self._active_sql(name, scope, tail, params)
             matching = frozenset(int(r[0]) for r in conn.execute(sql.replace(RECORD_COLUMNS, "rid", 1), bound))
             among = matching if only is None else matching & only
-            return self._current_views(conn, kind, key, ranked(limit, among), now)[:limit] if among else []
+            return self._current_views(conn, name, kind, key, ranked(limit, among), now)[:limit] if among else []
 
     def passing(self, realm: str, scope: Scope, where: FilterNode, memory_ids: Collection[str]) -> set[str]:
         """See :meth:`AgentMemoryStore.passing`: by id (the unary ``+`` keeps the planner off the scope
@@ -1088,39 +1091,28 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore[sqlite3.Connection]):
             "AND expires_at_ms <= ? AND scope_kind = ? AND scope_key = ?", (now_ms, kind, key)).fetchone()
         return int(row[0])
 
-    @staticmethod
-    def _neighbour_views(conn: sqlite3.Connection, kind: str, key: str,
+    def _neighbour_views(self, conn: sqlite3.Connection, name: str, kind: str, key: str,
                          near: dict[str, list[int]], now_ms: int) -> dict[str, list[RecordView]]:
         """``near`` (memory_id -> neighbour rids, in order) as views of the records still active in the
-        scope in ``conn``'s snapshot (one read by primary key; the others are left out)."""
-        wanted = list(dict.fromkeys(rid for rids in near.values() for rid in rids))
-        views: dict[int, RecordView] = {}
-        for i in range(0, len(wanted), 500):
-            part = wanted[i:i + 500]
-            for row in conn.execute(
-                    f"SELECT {VIEW_COLUMNS} FROM records r WHERE r.rid IN ({', '.join('?' * len(part))}) "
-                    f"AND +r.scope_kind = ? AND +r.scope_key = ? AND +r.status_kind = 'active' AND {unexpired('r.')}",
-                    (*part, kind, key, now_ms)).fetchall():
-                views[row["rid"]] = row_to_view(row)
+        scope in ``conn``'s snapshot (by primary key, decoded views reused: :mod:`.view_cache`; the others
+        are left out)."""
+        wanted = [rid for rids in near.values() for rid in rids]
+        views = self._views.views(conn, name, wanted, _LIVE_IN_SCOPE, (kind, key, now_ms))
         return {mid: [views[rid] for rid in rids if rid in views] for mid, rids in near.items()}
 
-    @staticmethod
     def _current_views(
-        conn: sqlite3.Connection, kind: str, key: str, hits: Sequence[tuple[int, float, Mapping[str, int]]],
-        now_ms: int,
+        self, conn: sqlite3.Connection, name: str, kind: str, key: str,
+        hits: Sequence[tuple[int, float, Mapping[str, int]]], now_ms: int,
     ) -> list[tuple[RecordView, float]]:
         """``hits`` (``(rid, score, term fields)``, in order) whose records are active and unexpired in the
-        scope at ``now_ms``, as views carrying the index's term fields (so re-ranking need not tokenise them)."""
+        scope at ``now_ms``, as views carrying the index's term fields (so re-ranking need not tokenise them);
+        decoded views are reused (:mod:`.view_cache`)."""
         if not hits:
             return []
-        rows = conn.execute(
-            # by primary key (the unary + keeps the planner off the scope index, a scan of the whole scope)
-            f"SELECT {VIEW_COLUMNS} FROM records r WHERE r.rid IN ({', '.join('?' * len(hits))}) "
-            f"AND +r.scope_kind = ? AND +r.scope_key = ? AND +r.status_kind = 'active' AND {unexpired('r.')}",
-            (*(rid for rid, _, _ in hits), kind, key, now_ms),
-        ).fetchall()
-        by_rid = {r["rid"]: r for r in rows}
-        return [(row_to_view(row, fields), score) for rid, score, fields in hits if (row := by_rid.get(rid)) is not None]
+        views = self._views.views(conn, name, [rid for rid, _, _ in hits], _LIVE_IN_SCOPE, (kind, key, now_ms))
+        return [(v if fields is None else RecordView(v.id, v.title, v.description, v.body, v.tags, v.created_at_ms,
+                                                     v.updated_at_ms, fields), score)
+                for rid, score, fields in hits if (v := views.get(rid)) is not None]
 
     # ================================================================ vectors (semantic recall extra)
 

@@ -11,7 +11,8 @@ its marks and answers; one background thread writes each realm's queued marks in
 moment later (:data:`FLUSH_DELAY_S`), so a burst of recalls costs one commit, not one per recall.
 Nothing queued is dropped silently: past :data:`MAX_PENDING` queued writes the caller writes the
 queue itself before it answers (back-pressure), closing the store writes what is queued, and a
-write that fails is counted as above. A store's reads that show usage write the realm's queue first
+write that fails is counted as above. Both stores queue them (SQLite per realm
+database, PostgreSQL per realm). A store's reads that show usage write the realm's queue first
 (:meth:`PendingTelemetry.take`) when the realm's writer is free, so such a read sees every mark queued
 before it; a read never waits behind another write, so while the writer is busy it may go on without
 the queued marks, which land once the writer is free. ``telemetry_stats()`` (and ``meta/status``)
@@ -20,18 +21,42 @@ always writes the queue first: read through it when usage must be current.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextvars import ContextVar
 from typing import Generic, TypeVar
 
-__all__ = ["TelemetryDrops", "PendingTelemetry", "MAX_PENDING", "FLUSH_DELAY_S"]
+__all__ = ["TelemetryDrops", "PendingTelemetry", "MAX_PENDING", "FLUSH_DELAY_S", "SETTLE_WAIT_S", "recall_reads",
+           "in_recall_reads"]
 
 #: Queued telemetry writes (one per ``mark_usage`` / ``log_injections`` call) past which the caller
 #: writes the queue itself before answering (back-pressure; nothing is dropped for want of room).
 MAX_PENDING = 4096
 #: Seconds the background writer waits after the first queued write, gathering a batch.
 FLUSH_DELAY_S = 0.05
+#: Seconds a read waits for a batch of queued telemetry being written (by the background writer) to land.
+SETTLE_WAIT_S = 1.0
+
+#: Set while a recall reads (:func:`recall_reads`): its reads do not first write the realm's queued usage
+#: marks, which is what keeps the marks off the read path (both stores read it).
+_RECALL_READS: ContextVar[bool] = ContextVar("agent_memory_recall_reads", default=False)
+
+
+@contextlib.contextmanager
+def recall_reads() -> Iterator[None]:
+    """A block whose reads are a recall's: they leave the queued telemetry queued (see the module doc)."""
+    token = _RECALL_READS.set(True)
+    try:
+        yield
+    finally:
+        _RECALL_READS.reset(token)
+
+
+def in_recall_reads() -> bool:
+    """Whether the calling context is inside :func:`recall_reads`."""
+    return _RECALL_READS.get()
 
 _Op = TypeVar("_Op")
 

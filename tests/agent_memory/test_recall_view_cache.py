@@ -1,0 +1,116 @@
+"""The SQLite store keeps the record views recall read (:mod:`meta_memory.agent_memory.store.view_cache`)
+and re-validates each in the reading snapshot: a kept view is never served for a row that changed, left
+the scope or the realm, was erased (its rid reused by another identity's record), or was changed by
+another store on the same files (another process)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from meta_memory.agent_memory.model import Author, Scope
+from meta_memory.agent_memory.store.sqlite import SqliteAgentMemoryStore
+from meta_memory.clock import ManualClock
+from support import raw_rows, raw_write
+
+R = "default"
+A, B = "lead:alice", "lead:bob"
+
+
+def _found(store: SqliteAgentMemoryStore, identity: str, term: str, realm: str = R) -> list[tuple[str, str, str]]:
+    """``(memory_id, title, body)`` of the scope's candidates for ``term`` (the read recall makes)."""
+    return [(v.id, v.title, v.body) for v, _ in store.search(realm, Scope.identity(realm, identity), f'"{term}"', 10)]
+
+
+def _store(root: Path) -> SqliteAgentMemoryStore:
+    return SqliteAgentMemoryStore(root, clock=ManualClock(1_700_000_000_000))
+
+
+def test_a_kept_view_is_served_only_to_its_own_scope_and_realm(tmp_path: Path) -> None:
+    with _store(tmp_path) as store:
+        a, _ = store.remember(R, A, "Harbour", "alice keeps the harbour key")
+        b, _ = store.remember(R, B, "Harbour", "bob keeps the harbour map")
+        other, _ = store.remember("elsewhere", A, "Harbour", "alice elsewhere")
+        for _ in range(2):  # the second round is served from the kept views
+            assert _found(store, A, "harbour") == [(a.memory_id, "Harbour", "alice keeps the harbour key")]
+            assert _found(store, B, "harbour") == [(b.memory_id, "Harbour", "bob keeps the harbour map")]
+            assert _found(store, A, "harbour", "elsewhere") == [(other.memory_id, "Harbour", "alice elsewhere")]
+        assert store._views.hits >= 3
+
+
+def test_a_forgotten_or_superseded_record_is_not_served_from_the_cache(tmp_path: Path) -> None:
+    with _store(tmp_path) as store:
+        a, _ = store.remember(R, A, "Harbour", "the harbour ferry leaves at noon")
+        gone, _ = store.remember(R, A, "Harbour note", "the harbour closes at nine")
+        assert {m for m, _, _ in _found(store, A, "harbour")} == {a.memory_id, gone.memory_id}
+        assert store.forget(R, Scope.identity(R, A), gone.memory_id, Author.application())
+        new, _prior = store.update(R, A, a.memory_id, None, "the harbour ferry leaves at one", None)
+        assert _found(store, A, "harbour") == [(new.memory_id, "Harbour", "the harbour ferry leaves at one")]
+
+
+def test_an_erased_record_s_reused_rid_serves_the_new_record(tmp_path: Path) -> None:
+    with _store(tmp_path) as store:
+        store.remember(R, B, "Anchor", "an older record keeps the rids below")
+        secret, _ = store.remember(R, A, "Harbour", "alice's secret harbour code")
+        (rid,) = raw_rows(store, R, "SELECT rid FROM records WHERE memory_id = ?", (secret.memory_id,))[0]
+        assert _found(store, A, "harbour")[0][2] == "alice's secret harbour code"  # its view is kept
+        store.erase(R, Scope.identity(R, A), secret.memory_id, erased_by="operator")
+        bob, _ = store.remember(R, B, "Harbour", "bob's public harbour notes")
+        assert raw_rows(store, R, "SELECT memory_id FROM records WHERE rid = ?", (rid,))[0][0] == bob.memory_id
+        assert _found(store, A, "harbour") == []
+        assert _found(store, B, "harbour") == [(bob.memory_id, "Harbour", "bob's public harbour notes")]
+
+
+def test_a_row_changed_in_place_is_read_anew(tmp_path: Path) -> None:
+    with _store(tmp_path) as store:
+        a, _ = store.remember(R, A, "Harbour", "the harbour ferry leaves at noon")
+        assert _found(store, A, "harbour")
+        raw_write(store, R, "UPDATE records SET updated_at_ms = updated_at_ms + 5 WHERE memory_id = ?", (a.memory_id,))
+        views = store.search(R, Scope.identity(R, A), '"harbour"', 10)
+        assert [v.updated_at_ms for v, _ in views] == [a.updated_at_ms + 5]
+        raw_write(store, R, "UPDATE records SET body = 'rewritten harbour', content_hash = 'x' WHERE memory_id = ?",
+                  (a.memory_id,))
+        assert _found(store, A, "harbour") == [(a.memory_id, "Harbour", "rewritten harbour")]
+
+
+def test_writes_by_another_store_on_the_same_files_are_seen(tmp_path: Path) -> None:
+    with _store(tmp_path) as reader, _store(tmp_path) as writer:
+        a, _ = writer.remember(R, A, "Harbour", "the harbour ferry leaves at noon")
+        assert _found(reader, A, "harbour") == [(a.memory_id, "Harbour", "the harbour ferry leaves at noon")]
+        assert writer.forget(R, Scope.identity(R, A), a.memory_id, Author.application())
+        assert _found(reader, A, "harbour") == []
+        b, _ = writer.remember(R, A, "Harbour", "the harbour ferry leaves at two")
+        assert _found(reader, A, "harbour") == [(b.memory_id, "Harbour", "the harbour ferry leaves at two")]
+
+
+def test_the_cache_stays_within_its_bound(tmp_path: Path) -> None:
+    with _store(tmp_path) as store:
+        store._views.capacity = 3
+        ids = [store.remember(R, A, f"Harbour {i}", f"harbour note {i}")[0].memory_id for i in range(6)]
+        assert {m for m, _, _ in _found(store, A, "harbour")} == set(ids)
+        assert len(store._views._items) <= 3
+        assert {m for m, _, _ in _found(store, A, "harbour")} == set(ids)
+
+
+def test_recall_answers_the_wire_projection_of_each_record(tmp_path: Path) -> None:
+    """Recall shapes its records with ``MemoryRecord.wire()``: the same JSON as ``project()`` dumped, the
+    metadata a copy the caller may change."""
+    from meta_memory.sdk import Meta
+
+    with Meta.builder().persistent_state(tmp_path / "state").build() as h:
+        h.call("meta/agent_memory/remember", {"identity": A, "title": "Harbour", "body": "the harbour ferry",
+                                              "tags": ["boat", "Sea"], "ttl_s": 3600,
+                                              "metadata": {"k": [1, {"n": None}], "s": "x"}})
+        h.call("meta/agent_memory/remember", {"identity": A, "title": "Harbour map", "body": "a harbour map"})
+        out = h.call("meta/agent_memory/recall", {"identity": A, "query_text": "harbour"})["records"]
+        store = h.runtime.agent_memory.store
+        assert len(out) == 2
+        for wire in out:
+            record = store.get(R, wire["memory_id"])
+            assert record is not None
+            assert wire == record.project().model_dump(mode="json") == record.wire()
+        record = store.get(R, out[0]["memory_id"])
+        assert record is not None
+        shaped = record.wire()
+        if shaped["metadata"]:
+            shaped["metadata"]["k"].append(2)
+            assert record.metadata["k"] == [1, {"n": None}]
