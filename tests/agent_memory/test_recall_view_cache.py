@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from meta_memory.agent_memory import record_writes
 from meta_memory.agent_memory.model import Author, Scope
 from meta_memory.agent_memory.store.sqlite import SqliteAgentMemoryStore
 from meta_memory.clock import ManualClock
@@ -27,9 +28,9 @@ def _store(root: Path) -> SqliteAgentMemoryStore:
 
 def test_a_kept_view_is_served_only_to_its_own_scope_and_realm(tmp_path: Path) -> None:
     with _store(tmp_path) as store:
-        a, _ = store.remember(R, A, "Harbour", "alice keeps the harbour key")
-        b, _ = store.remember(R, B, "Harbour", "bob keeps the harbour map")
-        other, _ = store.remember("elsewhere", A, "Harbour", "alice elsewhere")
+        a, _ = record_writes.remember(store, R, A, "Harbour", "alice keeps the harbour key")
+        b, _ = record_writes.remember(store, R, B, "Harbour", "bob keeps the harbour map")
+        other, _ = record_writes.remember(store, "elsewhere", A, "Harbour", "alice elsewhere")
         for _ in range(2):  # the second round is served from the kept views
             assert _found(store, A, "harbour") == [(a.memory_id, "Harbour", "alice keeps the harbour key")]
             assert _found(store, B, "harbour") == [(b.memory_id, "Harbour", "bob keeps the harbour map")]
@@ -39,22 +40,22 @@ def test_a_kept_view_is_served_only_to_its_own_scope_and_realm(tmp_path: Path) -
 
 def test_a_forgotten_or_superseded_record_is_not_served_from_the_cache(tmp_path: Path) -> None:
     with _store(tmp_path) as store:
-        a, _ = store.remember(R, A, "Harbour", "the harbour ferry leaves at noon")
-        gone, _ = store.remember(R, A, "Harbour note", "the harbour closes at nine")
+        a, _ = record_writes.remember(store, R, A, "Harbour", "the harbour ferry leaves at noon")
+        gone, _ = record_writes.remember(store, R, A, "Harbour note", "the harbour closes at nine")
         assert {m for m, _, _ in _found(store, A, "harbour")} == {a.memory_id, gone.memory_id}
-        assert store.forget(R, Scope.identity(R, A), gone.memory_id, Author.application())
-        new, _prior = store.update(R, A, a.memory_id, None, "the harbour ferry leaves at one", None)
+        assert record_writes.forget(store, R, Scope.identity(R, A), gone.memory_id, Author.application())
+        new, _prior = record_writes.update(store, R, A, a.memory_id, None, "the harbour ferry leaves at one", None)
         assert _found(store, A, "harbour") == [(new.memory_id, "Harbour", "the harbour ferry leaves at one")]
 
 
 def test_an_erased_record_s_reused_rid_serves_the_new_record(tmp_path: Path) -> None:
     with _store(tmp_path) as store:
-        store.remember(R, B, "Anchor", "an older record keeps the rids below")
-        secret, _ = store.remember(R, A, "Harbour", "alice's secret harbour code")
+        record_writes.remember(store, R, B, "Anchor", "an older record keeps the rids below")
+        secret, _ = record_writes.remember(store, R, A, "Harbour", "alice's secret harbour code")
         (rid,) = raw_rows(store, R, "SELECT rid FROM records WHERE memory_id = ?", (secret.memory_id,))[0]
         assert _found(store, A, "harbour")[0][2] == "alice's secret harbour code"  # its view is kept
         store.erase(R, Scope.identity(R, A), secret.memory_id, erased_by="operator")
-        bob, _ = store.remember(R, B, "Harbour", "bob's public harbour notes")
+        bob, _ = record_writes.remember(store, R, B, "Harbour", "bob's public harbour notes")
         assert raw_rows(store, R, "SELECT memory_id FROM records WHERE rid = ?", (rid,))[0][0] == bob.memory_id
         assert _found(store, A, "harbour") == []
         assert _found(store, B, "harbour") == [(bob.memory_id, "Harbour", "bob's public harbour notes")]
@@ -62,7 +63,7 @@ def test_an_erased_record_s_reused_rid_serves_the_new_record(tmp_path: Path) -> 
 
 def test_a_row_changed_in_place_is_read_anew(tmp_path: Path) -> None:
     with _store(tmp_path) as store:
-        a, _ = store.remember(R, A, "Harbour", "the harbour ferry leaves at noon")
+        a, _ = record_writes.remember(store, R, A, "Harbour", "the harbour ferry leaves at noon")
         assert _found(store, A, "harbour")
         raw_write(store, R, "UPDATE records SET updated_at_ms = updated_at_ms + 5 WHERE memory_id = ?", (a.memory_id,))
         views = store.search(R, Scope.identity(R, A), '"harbour"', 10)
@@ -85,7 +86,7 @@ def test_writes_by_another_store_on_the_same_files_are_seen(tmp_path: Path) -> N
 def test_the_cache_stays_within_its_bound(tmp_path: Path) -> None:
     with _store(tmp_path) as store:
         store._views.capacity = 3
-        ids = [store.remember(R, A, f"Harbour {i}", f"harbour note {i}")[0].memory_id for i in range(6)]
+        ids = [record_writes.remember(store, R, A, f"Harbour {i}", f"harbour note {i}")[0].memory_id for i in range(6)]
         assert {m for m, _, _ in _found(store, A, "harbour")} == set(ids)
         assert len(store._views._items) <= 3
         assert {m for m, _, _ in _found(store, A, "harbour")} == set(ids)

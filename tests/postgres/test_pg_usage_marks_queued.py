@@ -17,6 +17,7 @@ from extras import require_extra
 psycopg = require_extra("postgres", "psycopg")  # before the modules that import it
 
 from contract.pgsupport import DSN
+from meta_memory.agent_memory import record_writes
 from meta_memory.agent_memory.model import Scope, UsageEvent
 from meta_memory.agent_memory.store.base import InjectionRow
 from meta_memory.agent_memory.store.postgres import PostgresAgentMemoryStore
@@ -64,7 +65,7 @@ def _open(schema: str) -> PostgresAgentMemoryStore:
 
 def test_a_recall_writes_nothing_and_the_next_read_lands_every_mark(schema: str) -> None:
     with _open(schema) as store:
-        rec, _ = store.remember(R, ID, "Harbour", "the harbour ferry leaves at noon")
+        rec, _ = record_writes.remember(store, R, ID, "Harbour", "the harbour ferry leaves at noon")
         _held(store)
         for _ in range(3):
             assert _recall(store) == [rec.memory_id]
@@ -82,7 +83,7 @@ def test_a_recall_writes_nothing_and_the_next_read_lands_every_mark(schema: str)
 
 def test_the_background_writer_lands_marks_without_any_read(schema: str) -> None:
     with _open(schema) as store:
-        rec, _ = store.remember(R, ID, "Harbour", "the harbour ferry leaves at noon")
+        rec, _ = record_writes.remember(store, R, ID, "Harbour", "the harbour ferry leaves at noon")
         for _ in range(5):
             _recall(store)
         deadline = time.monotonic() + 10
@@ -93,7 +94,7 @@ def test_the_background_writer_lands_marks_without_any_read(schema: str) -> None
 
 def test_a_full_queue_is_written_by_the_caller_and_nothing_is_dropped(schema: str) -> None:
     with _open(schema) as store:
-        rec, _ = store.remember(R, ID, "Harbour", "the harbour ferry leaves at noon")
+        rec, _ = record_writes.remember(store, R, ID, "Harbour", "the harbour ferry leaves at noon")
         _held(store)._pending.max_pending = 3
         for _ in range(10):
             _recall(store)
@@ -105,7 +106,7 @@ def test_a_full_queue_is_written_by_the_caller_and_nothing_is_dropped(schema: st
 
 def test_closing_the_store_lands_the_queue_and_injection_rows(schema: str) -> None:
     with _open(schema) as store:
-        rec, _ = store.remember(R, ID, "Harbour", "the harbour ferry leaves at noon")
+        rec, _ = record_writes.remember(store, R, ID, "Harbour", "the harbour ferry leaves at noon")
         _held(store)
         _recall(store)
         _recall(store)
@@ -117,7 +118,7 @@ def test_closing_the_store_lands_the_queue_and_injection_rows(schema: str) -> No
 
 def test_a_batch_that_cannot_be_written_is_counted_once_per_queued_write(schema: str, monkeypatch: Any) -> None:
     with _open(schema) as store:
-        rec, _ = store.remember(R, ID, "Harbour", "the harbour ferry leaves at noon")
+        rec, _ = record_writes.remember(store, R, ID, "Harbour", "the harbour ferry leaves at noon")
         _held(store)
 
         def full(*args: Any, **kwargs: Any) -> Any:
@@ -138,7 +139,7 @@ def test_the_panel_s_figures_are_exact_once_it_reads(schema: str) -> None:
     """The panel reads through snapshots, which land the realm's queue first: its usage figures and
     injection rows count every recall and injection made before it read."""
     with _open(schema) as store:
-        rec, _ = store.remember(R, ID, "Harbour", "the harbour ferry leaves at noon")
+        rec, _ = record_writes.remember(store, R, ID, "Harbour", "the harbour ferry leaves at noon")
         _held(store)
         for _ in range(4):
             _recall(store)
