@@ -75,11 +75,11 @@ def test_a_row_changed_in_place_is_read_anew(tmp_path: Path) -> None:
 
 def test_writes_by_another_store_on_the_same_files_are_seen(tmp_path: Path) -> None:
     with _store(tmp_path) as reader, _store(tmp_path) as writer:
-        a, _ = writer.remember(R, A, "Harbour", "the harbour ferry leaves at noon")
+        a, _ = record_writes.remember(writer, R, A, "Harbour", "the harbour ferry leaves at noon")
         assert _found(reader, A, "harbour") == [(a.memory_id, "Harbour", "the harbour ferry leaves at noon")]
-        assert writer.forget(R, Scope.identity(R, A), a.memory_id, Author.application())
+        assert record_writes.forget(writer, R, Scope.identity(R, A), a.memory_id, Author.application())
         assert _found(reader, A, "harbour") == []
-        b, _ = writer.remember(R, A, "Harbour", "the harbour ferry leaves at two")
+        b, _ = record_writes.remember(writer, R, A, "Harbour", "the harbour ferry leaves at two")
         assert _found(reader, A, "harbour") == [(b.memory_id, "Harbour", "the harbour ferry leaves at two")]
 
 
