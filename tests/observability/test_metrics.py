@@ -205,16 +205,18 @@ def test_the_memory_tool_counts_quarantined_and_refused_writes_and_taint(tmp_pat
 
 def test_the_metrics_listener_may_not_share_the_gateway_port(tmp_path: Path) -> None:
     import socket
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    cfg = write_config(tmp_path / "c.toml", f'[gateway]\nmetrics_bind = "127.0.0.2:{port}"\n')
     import subprocess
     import sys
 
-    done = subprocess.run([sys.executable, "-m", "meta_memory.cli", "serve", "--port", str(port), "--state-dir",
-                           str(tmp_path / "s"), "--config", str(cfg)], capture_output=True, text=True, timeout=60)
+    for _ in range(5):  # a free port found here can be taken by another process before the gateway binds it
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        cfg = write_config(tmp_path / "c.toml", f'[gateway]\nmetrics_bind = "127.0.0.2:{port}"\n')
+        done = subprocess.run([sys.executable, "-m", "meta_memory.cli", "serve", "--port", str(port), "--state-dir",
+                               str(tmp_path / "s"), "--config", str(cfg)], capture_output=True, text=True, timeout=60)
+        if "cannot listen on" not in done.stderr:
+            break
     assert done.returncode == 1 and "port of its own" in done.stderr
     assert not (tmp_path / "s").exists()
 

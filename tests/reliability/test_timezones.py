@@ -42,8 +42,9 @@ def test_time_sensitive_suites_pass_in_other_zones(zone: str) -> None:
     env = {**os.environ, "TZ": zone, "PYTHONPATH": os.pathsep.join(
         [str(REPO / "src"), *filter(None, [os.environ.get("PYTHONPATH")])])}
     # the property tests in them ran with their full example counts in this run's own zone; in the other
-    # zones they run under the fast tier's hypothesis profile (the zone, not the breadth, is what changes)
-    proc = subprocess.run([sys.executable, "-m", "pytest", *files, "-q", "-p", "no:cacheprovider", "-x",
+    # zones they run under the fast tier's hypothesis profile (the zone, not the breadth, is what changes).
+    # One process (-n 0): this test already holds one of the run's workers.
+    proc = subprocess.run([sys.executable, "-m", "pytest", *files, "-q", "-p", "no:cacheprovider", "-x", "-n", "0",
                            "--hypothesis-profile", "fast"],
                           cwd=REPO, env=env, capture_output=True, text=True, timeout=240)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]

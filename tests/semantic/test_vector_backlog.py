@@ -136,3 +136,34 @@ def _empty_store(tmp_path: Path) -> SqliteAgentMemoryStore:
     from meta_memory.clock import ManualClock
 
     return SqliteAgentMemoryStore(tmp_path / "empty", ManualClock(1_700_000_000_000))
+
+
+def test_a_report_never_shows_a_stored_vector_that_embedded_does_not_count(store: SqliteAgentMemoryStore) -> None:
+    """``pending`` and ``embedded`` are read together: a report taken while a pass has stored its vectors
+    but not yet counted them waits for the count (``wait_for_vectors`` returns the report that saw
+    ``pending`` reach 0)."""
+    for title in ("Garage", "Kitchen", "Trip"):
+        store.remember("default", ID, title, f"{title} body", [])
+    stored, release = threading.Event(), threading.Event()
+    put_vectors = store.put_vectors
+
+    def slow_put(*args: Any, **kw: Any) -> int:
+        n = put_vectors(*args, **kw)
+        stored.set()
+        release.wait(5)
+        return n
+
+    indexer = VectorIndexer(store, ConceptEmbedder())
+    indexer.store = type("Slow", (), {"__getattr__": lambda _, name: getattr(store, name),
+                                      "put_vectors": staticmethod(slow_put)})()
+    drain = threading.Thread(target=indexer.drain)
+    drain.start()
+    assert stored.wait(10)
+    reports: list[dict[str, Any]] = []
+    reader = threading.Thread(target=lambda: reports.append(indexer.backlog()))
+    reader.start()
+    reader.join(0.2)
+    release.set()
+    reader.join(10)
+    drain.join(10)
+    assert reports and reports[0]["pending"] == 0 and reports[0]["embedded"] == 3, reports

@@ -66,6 +66,9 @@ class VectorIndexer:
         self._idle = threading.Event()
         self._thread: threading.Thread | None = None
         self.embedded = 0
+        # held while vectors are stored and counted, and while a report reads the store: a report never
+        # shows a vector stored but not yet counted in ``embedded``
+        self._counted = threading.Lock()
         self.last_error: str | None = None
 
     def run_once(self) -> int:
@@ -78,8 +81,10 @@ class VectorIndexer:
             if not jobs:
                 continue
             embedded = self.embedder.embed([j.text for j in jobs])
-            stored += self.store.put_vectors(realm, model, [(j.rid, encode_vector(v)) for j, v in zip(jobs, embedded)])
-        self.embedded += stored
+            with self._counted:
+                n = self.store.put_vectors(realm, model, [(j.rid, encode_vector(v)) for j, v in zip(jobs, embedded)])
+                self.embedded += n
+            stored += n
         return stored
 
     def backlog(self) -> dict[str, Any]:
@@ -94,12 +99,14 @@ class VectorIndexer:
         ``embedded`` counts vectors stored since start. Raises what the store raises.
         """
         model = self.embedder.model_id
-        realms = [{"realm": realm, "pending": int(self.store.vector_backlog(realm, model))}
-                  for realm in self.store.list_realms()]
+        with self._counted:
+            realms = [{"realm": realm, "pending": int(self.store.vector_backlog(realm, model))}
+                      for realm in self.store.list_realms()]
+            embedded = self.embedded
         pending = sum(r["pending"] for r in realms)
         thread = self._thread
         return {"provider": "hybrid", "model": model, "pending": pending, "realms": realms, "complete": pending == 0,
-                "indexing": thread is not None and thread.is_alive(), "embedded": self.embedded,
+                "indexing": thread is not None and thread.is_alive(), "embedded": embedded,
                 "last_error": self.last_error}
 
     def drain(self) -> int:
