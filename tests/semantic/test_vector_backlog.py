@@ -143,7 +143,7 @@ def test_a_report_never_shows_a_stored_vector_that_embedded_does_not_count(store
     but not yet counted them waits for the count (``wait_for_vectors`` returns the report that saw
     ``pending`` reach 0)."""
     for title in ("Garage", "Kitchen", "Trip"):
-        store.remember("default", ID, title, f"{title} body", [])
+        record_writes.remember(store, "default", ID, title, f"{title} body", [])
     stored, release = threading.Event(), threading.Event()
     put_vectors = store.put_vectors
 
