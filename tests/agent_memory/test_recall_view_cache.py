@@ -92,6 +92,19 @@ def test_the_cache_stays_within_its_bound(tmp_path: Path) -> None:
         assert {m for m, _, _ in _found(store, A, "harbour")} == set(ids)
 
 
+def test_the_cache_bounds_the_text_it_holds(tmp_path: Path) -> None:
+    """Large bodies: the character bound evicts before the count bound is reached, and answers stay whole."""
+    with _store(tmp_path) as store:
+        store._views.max_chars = 25_000
+        bodies = {record_writes.remember(store, R, A, f"Harbour {i}", f"harbour {i} " + "x" * 10_000)[0].memory_id
+                  for i in range(6)}
+        assert {m for m, _, _ in _found(store, A, "harbour")} == bodies
+        items = store._views._items
+        assert 0 < len(items) <= 2
+        assert sum(len(v.body) + len(v.title) for v in items.values()) <= 25_000
+        assert {m for m, _, _ in _found(store, A, "harbour")} == bodies
+
+
 def test_recall_answers_the_wire_projection_of_each_record(tmp_path: Path) -> None:
     """Recall shapes its records with ``MemoryRecord.wire()``: the same JSON as ``project()`` dumped, the
     metadata a copy the caller may change."""

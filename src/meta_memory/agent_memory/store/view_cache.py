@@ -11,7 +11,9 @@ four match; the other rows are read in full in the same snapshot. Nothing is eve
 snapshot does not hold as it is: a write by any process, a record that left the scope, an erased
 record whose ``rid`` was reused, another realm's row (the realm is part of the key) are all read anew.
 
-Bounded: :data:`MAX_VIEWS` views across realms, the oldest kept first out. Thread-safe.
+Bounded: :data:`MAX_VIEWS` views and :data:`MAX_VIEW_CHARS` characters of their text across realms, the
+oldest kept first out (a record's body may be 64 KiB, so a count alone would not bound the memory).
+Thread-safe.
 """
 
 from __future__ import annotations
@@ -24,10 +26,13 @@ from typing import Any
 from meta_memory.agent_memory.model import RecordView
 from meta_memory.agent_memory.store.common import VIEW_COLUMNS, row_to_view
 
-__all__ = ["ViewCache", "MAX_VIEWS"]
+__all__ = ["ViewCache", "MAX_VIEWS", "MAX_VIEW_CHARS"]
 
-#: Views kept across every realm of a store (a few MiB of record text at most).
+#: Views kept across every realm of a store.
 MAX_VIEWS = 20_000
+#: Characters of title, description, body and tags kept across every realm of a store (about 16 MiB of
+#: text at one byte a character; more for other scripts).
+MAX_VIEW_CHARS = 16 * 1024 * 1024
 #: Rows per ``IN (...)`` list (SQLite allows 32,766 host parameters; a recall asks for ~100).
 _CHUNK = 500
 
@@ -36,9 +41,11 @@ class ViewCache:
     """``(realm, rid, memory_id, content_hash, updated_at_ms) -> view``: a view is found only under the
     row's current values, so a changed row is never served from here (its old entry ages out)."""
 
-    def __init__(self, capacity: int = MAX_VIEWS) -> None:
+    def __init__(self, capacity: int = MAX_VIEWS, max_chars: int = MAX_VIEW_CHARS) -> None:
         self.capacity = capacity
+        self.max_chars = max_chars
         self._items: dict[tuple[Any, ...], RecordView] = {}  # oldest first (insertion order)
+        self._chars = 0  # text characters of the kept views
         self._lock = threading.Lock()
         #: views served from the cache / read in full (tests and benchmarks read them)
         self.hits = 0
@@ -47,6 +54,7 @@ class ViewCache:
     def clear(self) -> None:
         with self._lock:
             self._items.clear()
+            self._chars = 0
 
     def views(self, conn: sqlite3.Connection, realm: str, rids: Sequence[int], where: str,
               params: Sequence[Any]) -> dict[int, RecordView]:
@@ -79,10 +87,18 @@ class ViewCache:
                 for row in rows:
                     view = row_to_view(row)
                     out[row["rid"]] = view
-                    items[(realm, row["rid"], view.id, row["content_hash"], view.updated_at_ms)] = view
-                while len(items) > self.capacity:
-                    del items[next(iter(items))]
+                    key = (realm, row["rid"], view.id, row["content_hash"], view.updated_at_ms)
+                    if key not in items:
+                        items[key] = view
+                        self._chars += _chars(view)
+                while items and (len(items) > self.capacity or self._chars > self.max_chars):
+                    self._chars -= _chars(items.pop(next(iter(items))))
         with self._lock:
             self.hits += len(out) - len(stale)
             self.misses += len(stale)
         return out
+
+
+def _chars(view: RecordView) -> int:
+    """The text characters ``view`` holds (what bounds the cache's memory)."""
+    return len(view.title) + len(view.description) + len(view.body) + sum(len(t) for t in view.tags)
