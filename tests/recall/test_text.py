@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import unicodedata
 
 from hypothesis import assume, given, settings
@@ -133,8 +134,20 @@ def test_query_terms_are_sorted_distinct_and_stable(text: str) -> None:
     terms = query_terms(text)
     assert terms == sorted(set(terms))
     assert query_terms(" ".join(terms)) == sorted(set(query_terms(" ".join(terms))))
-    assert all(t not in STOPWORDS for t in terms)
+    # A stopword typed is dropped; a stem may still spell one ("note" -> "not"), and stays searchable.
+    assert all(t not in STOPWORDS or any(stem(w) == t != w for w in _words(text)) for t in terms)
     assert all(len(t) >= 2 or is_cjk(t) or _is_emoji(t) for t in terms)
+
+
+def _words(text: str) -> list[str]:
+    """The input's words as the stemmer sees them (normalised, split on anything but letters)."""
+    return re.findall(r"[a-z]+", normalize(text))
+
+
+def test_a_word_whose_stem_spells_a_stopword_is_searchable() -> None:
+    assert query_terms("NOTE") == query_terms("notes") == ["not"]
+    assert query_terms("not") == []
+    assert "not" in token_set("a note about the trip") and "not" not in token_set("it is not here")
 
 
 @settings(max_examples=200, deadline=None)
