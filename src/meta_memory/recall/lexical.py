@@ -53,8 +53,9 @@ from __future__ import annotations
 
 import heapq
 import math
+import threading
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -200,12 +201,46 @@ class _FieldCache:
 _HELD_BITS = _TAGS_BIT | _TITLE_BIT | _BODY_BIT
 
 
+class _Normalized:
+    """:func:`~meta_memory.recall.text.normalize` of texts seen lately, by the text itself (a string's hash is
+    kept in it, so a title or body the store's kept views hand over again is found without re-hashing it).
+
+    Bounded: at most ``capacity`` texts and ``max_chars`` characters of them (a body may be 64 KiB), oldest
+    out first. Thread-safe (reads are plain dict reads; insertions take the lock)."""
+
+    def __init__(self, capacity: int = 8192, max_chars: int = 4 * 1024 * 1024) -> None:
+        self.capacity = capacity
+        self.max_chars = max_chars
+        self._items: dict[str, str] = {}
+        self._chars = 0
+        self._lock = threading.Lock()
+
+    def __call__(self, text: str) -> str:
+        hit = self._items.get(text)
+        if hit is not None:
+            return hit
+        value = normalize(text)
+        size = len(text) + len(value)
+        if size * 4 > self.max_chars:
+            return value  # too large to keep
+        with self._lock:
+            items = self._items
+            if text not in items:
+                items[text] = value
+                self._chars += size
+                while len(items) > self.capacity or self._chars > self.max_chars:
+                    old = next(iter(items))
+                    self._chars -= len(old) + len(items.pop(old))
+        return value
+
+
 def _indexed_points(terms: Sequence[str], bits_of: Mapping[str, int], record: RecallableRecord,
-                    held: list[int], long_terms: Sequence[bool] | None = None) -> list[int]:
+                    held: list[int], long_terms: Sequence[bool] | None = None,
+                    norm: Callable[[str], str] = normalize) -> list[int]:
     """:func:`term_points` of each term for a record whose ``term_fields`` the index gave (one pass, no
-    per-term calls; the title and body are normalised only when the substring rule needs them), adding
-    1 to ``held[i]`` for each term the record holds. ``long_terms[i]``: whether ``terms[i]`` has at least
-    :data:`SUBSTRING_MIN_CHARS` characters (computed here when not given). The same points as
+    per-term calls; the title and body are normalised, by ``norm``, only when the substring rule needs
+    them), adding 1 to ``held[i]`` for each term the record holds. ``long_terms[i]``: whether ``terms[i]``
+    has at least :data:`SUBSTRING_MIN_CHARS` characters (computed here when not given). The same points as
     :class:`_Fields` and :func:`term_points` give (``tests/recall/test_lexical.py`` compares them)."""
     if long_terms is None:
         long_terms = [len(t) >= SUBSTRING_MIN_CHARS for t in terms]
@@ -215,23 +250,30 @@ def _indexed_points(terms: Sequence[str], bits_of: Mapping[str, int], record: Re
     get = bits_of.get
     for i, term in enumerate(terms):
         bits = get(term, 0)
-        if bits & _HELD_BITS:
-            held[i] += 1
-            p = TAG_POINTS if bits & _TAGS_BIT else 0
-        else:
-            p = 0
+        if not bits & _HELD_BITS:
+            if not long_terms[i]:
+                points.append(0)
+                continue
+            if title_norm is None:
+                title_norm = norm(record.title)
+            if body_norm is None:
+                body_norm = norm(_body_text(record))
+            points.append((term in title_norm) + (term in body_norm))
+            continue
+        held[i] += 1
+        p = TAG_POINTS if bits & _TAGS_BIT else 0
         if bits & _TITLE_BIT:
             p += TITLE_POINTS
         elif long_terms[i]:
             if title_norm is None:
-                title_norm = normalize(record.title)
+                title_norm = norm(record.title)
             if term in title_norm:
                 p += SUBSTRING_POINTS
         if bits & _BODY_BIT:
             p += BODY_POINTS
         elif long_terms[i]:
             if body_norm is None:
-                body_norm = normalize(_body_text(record))
+                body_norm = norm(_body_text(record))
             if term in body_norm:
                 p += SUBSTRING_POINTS
         points.append(p)
@@ -295,6 +337,7 @@ class LexicalRecallProvider:
     def __init__(self, config: LexicalConfig | None = None) -> None:
         self.config = config or LexicalConfig()
         self._fields = _FieldCache()
+        self._norm = _Normalized()
 
     def recall(self, request: RecallRequest, reader: RecallReader[Any]) -> RecallOutcome[Any]:
         """Rank ``reader``'s records for ``request``; see the module doc for the rules."""
@@ -315,10 +358,11 @@ class LexicalRecallProvider:
         candidates = []
         held = [0] * len(terms)  # per term, how many candidates hold it
         long_terms = [len(t) >= SUBSTRING_MIN_CHARS for t in terms]
+        norm = self._norm
         for record, bm25 in reader.search(match, cfg.candidate_limit):
             bits = getattr(record, "term_fields", None)
             if bits is not None:  # the index said which fields hold each term: no token set to build
-                points = _indexed_points(terms, bits, record, held, long_terms)
+                points = _indexed_points(terms, bits, record, held, long_terms, norm)
             else:
                 fields = self._fields.get(record)
                 points = []
@@ -329,35 +373,44 @@ class LexicalRecallProvider:
             candidates.append((record, bm25, points))
         weights = idf_weights(terms, held, len(candidates), cfg.rarity_weight) if cfg.rarity_weight else None
         scored: dict[str, ScoredRecord[Any]] = {}
+        ties: dict[str, tuple[int, int, str]] = {}  # per id, the order key after the score (see _order_key)
+        floor, field_weight, bm25_weight = cfg.min_relevance, cfg.field_weight, cfg.bm25_weight
         for record, bm25, points in candidates:
-            if sum(points) < cfg.min_relevance:
+            total = sum(points)
+            if total < floor:
                 continue
             field_points = (sum(n * weights.get(t, 1.0) for t, n in zip(terms, points)) if weights is not None
-                            else float(sum(points)))
-            score = cfg.field_weight * field_points + cfg.bm25_weight * -bm25
+                            else float(total))
+            score = field_weight * field_points + bm25_weight * -bm25
             if asked and any(q.matches(self._fields.dates(record)) for q in asked):
                 score *= 1.0 + cfg.date_weight
-            scored[record_id(record) or ""] = ScoredRecord(record, score)
+            rid = record_id(record) or ""
+            scored[rid] = ScoredRecord(record, score)
+            ties[rid] = (-record.updated_at_ms, -record.created_at_ms, rid)
         if cfg.context_window_ms > 0 and scored:
-            scored = self._with_context(scored, reader)
-        ranked = sorted(scored.values(), key=_order_key)
-        return ranked[:max_entries]
+            scored = self._with_context(scored, ties, reader)
+        # _order_key of each (its last part is the id, the mapping's key: no two keys are equal)
+        keys = sorted((-item.score, *ties[rid]) for rid, item in scored.items())
+        return [scored[key[3]] for key in keys[:max_entries]]
 
-    def _with_context(self, scored: dict[str, ScoredRecord[Any]], reader: RecallReader[Any]) -> dict[str, ScoredRecord[Any]]:
+    def _with_context(self, scored: dict[str, ScoredRecord[Any]], ties: dict[str, tuple[int, int, str]],
+                      reader: RecallReader[Any]) -> dict[str, ScoredRecord[Any]]:
         """Lend each top match's score to the records written just before/after it.
 
         Neighbours are by write order (at most ``context_span`` per side, within
         ``context_window_ms``), so the signal is the same whether a host wrote
         the turns as they happened or replayed them in a burst. Only matched
-        candidates gain, unless ``context_admits_unmatched``.
+        candidates gain, unless ``context_admits_unmatched``. ``ties``: per id, the
+        :func:`_order_key` after the score; a record that gains without having matched is added.
         """
         cfg = self.config
-        anchors = heapq.nsmallest(cfg.context_anchors, scored.values(), key=_order_key)  # sorted()[:n], stable
-        adjacency = reader.neighbours([a.record for a in anchors], cfg.context_span, cfg.context_window_ms)
-        records: dict[str, Any] = {rid: item.record for rid, item in scored.items()}
+        # the best matches in _order_key order (their keys are distinct: the id is the last part)
+        best = heapq.nsmallest(cfg.context_anchors, ((-item.score, *ties[rid]) for rid, item in scored.items()))
+        anchors = [(key[3], scored[key[3]]) for key in best]
+        adjacency = reader.neighbours([a.record for _, a in anchors], cfg.context_span, cfg.context_window_ms)
+        unmatched: dict[str, Any] = {}  # records that gain without having matched (replies, or when admitted)
         bonus: dict[str, float] = {}
-        for anchor in anchors:
-            anchor_id = record_id(anchor.record) or ""
+        for anchor_id, anchor in anchors:
             found = adjacency.get(anchor_id, [])
             reply_id = None
             if cfg.reply_weight > 0 and is_question(anchor.record.body):
@@ -368,9 +421,10 @@ class LexicalRecallProvider:
                 if rid == anchor_id:
                     continue
                 reply = rid == reply_id
-                if rid not in records and not (cfg.context_admits_unmatched or reply):
-                    continue
-                records.setdefault(rid, rec)
+                if rid not in scored and rid not in unmatched:
+                    if not (cfg.context_admits_unmatched or reply):
+                        continue
+                    unmatched[rid] = rec
                 distance = step // 2 + 1  # neighbours come before/after alternately, nearest first
                 lent = cfg.context_weight * anchor.score / (2 ** (distance - 1))
                 if reply:
@@ -380,7 +434,12 @@ class LexicalRecallProvider:
         out = dict(scored)
         for rid, extra in bonus.items():
             base = out.get(rid)
-            out[rid] = ScoredRecord(records[rid], (base.score if base else 0.0) + extra)
+            if base is None:
+                rec = unmatched[rid]
+                ties[rid] = (-rec.updated_at_ms, -rec.created_at_ms, rid)
+                out[rid] = ScoredRecord(rec, extra)
+            else:
+                out[rid] = ScoredRecord(base.record, base.score + extra)
         return out
 
 

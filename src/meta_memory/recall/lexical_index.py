@@ -568,7 +568,8 @@ class _RealmIndex:
         """Per rid (indexed), ``term -> columns of its full-text row holding the term`` (bit ``i`` =
         ``fts.COLUMNS[i]``) for the ``terms`` it holds."""
         import numpy as np
-        want = np.asarray([self.slot_of[rid] for rid in rids], dtype=np.int32)
+        slot_of = self.slot_of
+        want = np.fromiter((slot_of[rid] for rid in rids), dtype=np.int32, count=len(rids))
         out: list[dict[str, int]] = [{} for _ in rids]
         for term in dict.fromkeys(terms):
             p = self.postings.get(term)
@@ -579,8 +580,9 @@ class _RealmIndex:
             if not len(slots):
                 continue
             at = np.minimum(np.searchsorted(slots, want), len(slots) - 1)
-            for i in np.flatnonzero(slots[at] == want):
-                out[int(i)][term] = int(p.fields[at[i]])
+            holders = np.flatnonzero(slots[at] == want)
+            for i, bits in zip(holders.tolist(), p.fields[at[holders]].tolist()):
+                out[i][term] = bits
         return out
 
     # ------------------------------------------------------------------ write order
