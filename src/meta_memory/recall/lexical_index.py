@@ -107,6 +107,13 @@ PRUNE_POOL = 512
 #: term scores every posting instead.
 LOOKUP_COST = 4
 
+#: Postings of a query's terms (all scopes, repeats counted) up to which a search scores every posting without
+#: trying to prune: summing a few tens of thousands of postings in one vectorised pass costs less than the
+#: pruned path's set-up (bounds, a threshold pool, candidate look-ups: about 0.2 ms in many small numpy calls),
+#: measured on the synthetic corpora of ``benchmarks/recall.py`` (3,000 to 30,000 rows: the exhaustive path 2-4x
+#: faster; 100,000 rows, about 150,000 postings a query: the pruned path faster).
+PRUNE_MIN_POSTINGS = 50_000
+
 #: Relative margin on every bound comparison of a pruned search: covers the rounding of sums of a few hundred
 #: floats (about 1e-13 relative) many times over, so a row is skipped only when it surely scores lower.
 BOUND_MARGIN = 1e-9
@@ -387,18 +394,27 @@ class _RealmIndex:
         statistics, best first, ties by ``rid`` (as :func:`meta_memory.recall.bm25.scoped_candidates`);
         with ``only``, the best among those rids alone (scores unchanged).
 
-        Without ``only`` the rows that cannot enter the best ``limit`` are skipped unscored (MaxScore:
-        :meth:`_pruned`); the answer is the same, scores bit for bit and ties alike, as scoring every
+        Without ``only``, and when the terms hold more than :data:`PRUNE_MIN_POSTINGS` postings, the rows that
+        cannot enter the best ``limit`` are skipped unscored (MaxScore: :meth:`_pruned`); the answer is the same, scores bit for bit and ties alike, as scoring every
         posting (``exhaustive=True``, and always with ``only``)."""
         sid = self.scopes.get(scope)
         if sid is None or self.scope_rows[sid] <= 0 or limit <= 0:
             return []
         whole = len(self.scopes) == 1 and self.removed == 0  # every posting is live and in this scope
-        if only is None and not exhaustive:
+        if only is None and not exhaustive and self._postings_of(terms) > PRUNE_MIN_POSTINGS:
             found = self._pruned(sid, terms, limit, whole)
             if found is not None:
                 return found
         return self._exhaustive(sid, terms, limit, only, whole)
+
+    def _postings_of(self, terms: Sequence[str]) -> int:
+        """How many postings ``terms`` hold in every scope (a term counted at each of its repeats)."""
+        total = 0
+        for term in terms:
+            p = self.postings.get(term)
+            if p is not None:
+                total += len(p.slots) + len(p.more_slots)
+        return total
 
     def _exhaustive(self, sid: int, terms: Sequence[str], limit: int, only: Collection[int] | None,
                     whole: bool) -> list[tuple[int, float]]:
