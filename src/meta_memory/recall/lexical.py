@@ -234,50 +234,66 @@ class _Normalized:
         return value
 
 
-def _indexed_points(terms: Sequence[str], bits_of: Mapping[str, int], record: RecallableRecord,
-                    held: list[int], long_terms: Sequence[bool] | None = None,
+class _QueryPlan:
+    """What :func:`_planned_points` needs of a query's terms, worked out once per recall: each term's places in
+    ``terms`` (a repeated term has several) and the terms of at least :data:`SUBSTRING_MIN_CHARS` characters
+    (the substring rule applies to them alone)."""
+
+    __slots__ = ("size", "places", "long")
+
+    def __init__(self, terms: Sequence[str]) -> None:
+        self.size = len(terms)
+        self.places: dict[str, list[int]] = {}
+        for i, term in enumerate(terms):
+            self.places.setdefault(term, []).append(i)
+        self.long = [(i, term) for i, term in enumerate(terms) if len(term) >= SUBSTRING_MIN_CHARS]
+
+
+def _planned_points(plan: _QueryPlan, bits_of: Mapping[str, int], record: RecallableRecord, held: list[int],
                     norm: Callable[[str], str] = normalize) -> list[int]:
-    """:func:`term_points` of each term for a record whose ``term_fields`` the index gave (one pass, no
-    per-term calls; the title and body are normalised, by ``norm``, only when the substring rule needs
-    them), adding 1 to ``held[i]`` for each term the record holds. ``long_terms[i]``: whether ``terms[i]``
-    has at least :data:`SUBSTRING_MIN_CHARS` characters (computed here when not given). The same points as
-    :class:`_Fields` and :func:`term_points` give (``tests/recall/test_lexical.py`` compares them)."""
-    if long_terms is None:
-        long_terms = [len(t) >= SUBSTRING_MIN_CHARS for t in terms]
-    title_norm: str | None = None
-    body_norm: str | None = None
-    points = []
-    get = bits_of.get
-    for i, term in enumerate(terms):
-        bits = get(term, 0)
-        if not bits & _HELD_BITS:
-            if not long_terms[i]:
-                points.append(0)
-                continue
-            if title_norm is None:
-                title_norm = norm(record.title)
-            if body_norm is None:
-                body_norm = norm(_body_text(record))
-            points.append((term in title_norm) + (term in body_norm))
+    """:func:`_indexed_points` for the terms of ``plan``: the record's held terms (``bits_of``, only those
+    the record holds) are read first, then the substring rule is applied to the long terms a field lacks —
+    so a term the record does not hold costs nothing unless it is long."""
+    points = [0] * plan.size
+    places = plan.places
+    for term, bits in bits_of.items():
+        where = places.get(term)
+        if where is None or not bits & _HELD_BITS:
             continue
-        held[i] += 1
         p = TAG_POINTS if bits & _TAGS_BIT else 0
         if bits & _TITLE_BIT:
             p += TITLE_POINTS
-        elif long_terms[i]:
-            if title_norm is None:
-                title_norm = norm(record.title)
-            if term in title_norm:
-                p += SUBSTRING_POINTS
         if bits & _BODY_BIT:
             p += BODY_POINTS
-        elif long_terms[i]:
-            if body_norm is None:
-                body_norm = norm(_body_text(record))
-            if term in body_norm:
-                p += SUBSTRING_POINTS
-        points.append(p)
+        for i in where:
+            held[i] += 1
+            points[i] = p
+    if plan.long:
+        title_norm: str | None = None
+        body_norm: str | None = None
+        get = bits_of.get
+        for i, term in plan.long:
+            bits = get(term, 0)
+            if not bits & _TITLE_BIT:
+                if title_norm is None:
+                    title_norm = norm(record.title)
+                if term in title_norm:
+                    points[i] += SUBSTRING_POINTS
+            if not bits & _BODY_BIT:
+                if body_norm is None:
+                    body_norm = norm(_body_text(record))
+                if term in body_norm:
+                    points[i] += SUBSTRING_POINTS
     return points
+
+
+def _indexed_points(terms: Sequence[str], bits_of: Mapping[str, int], record: RecallableRecord,
+                    held: list[int], norm: Callable[[str], str] = normalize) -> list[int]:
+    """:func:`term_points` of each term for a record whose ``term_fields`` the index gave (no per-term calls;
+    the title and body are normalised, by ``norm``, only when the substring rule needs them), adding 1 to
+    ``held[i]`` for each term the record holds. The same points as :class:`_Fields` and :func:`term_points`
+    give (``tests/recall/test_lexical.py`` compares them)."""
+    return _planned_points(_QueryPlan(terms), bits_of, record, held, norm)
 
 
 def term_points(term: str, in_tags: bool, in_title: bool, in_body: bool, title_norm: str, body_norm: str) -> int:
@@ -357,12 +373,12 @@ class LexicalRecallProvider:
         padded = [f" {t} " for t in terms]
         candidates = []
         held = [0] * len(terms)  # per term, how many candidates hold it
-        long_terms = [len(t) >= SUBSTRING_MIN_CHARS for t in terms]
+        plan = _QueryPlan(terms)
         norm = self._norm
         for record, bm25 in reader.search(match, cfg.candidate_limit):
             bits = getattr(record, "term_fields", None)
             if bits is not None:  # the index said which fields hold each term: no token set to build
-                points = _indexed_points(terms, bits, record, held, long_terms, norm)
+                points = _planned_points(plan, bits, record, held, norm)
             else:
                 fields = self._fields.get(record)
                 points = []
