@@ -51,6 +51,7 @@ the other four (``docs/benchmarks.md``).
 
 from __future__ import annotations
 
+import bisect
 import heapq
 import math
 import threading
@@ -249,51 +250,71 @@ class _QueryPlan:
         self.long = [(i, term) for i, term in enumerate(terms) if len(term) >= SUBSTRING_MIN_CHARS]
 
 
-def _planned_points(plan: _QueryPlan, bits_of: Mapping[str, int], record: RecallableRecord, held: list[int],
-                    norm: Callable[[str], str] = normalize) -> list[int]:
-    """:func:`_indexed_points` for the terms of ``plan``: the record's held terms (``bits_of``, only those
-    the record holds) are read first, then the substring rule is applied to the long terms a field lacks —
-    so a term the record does not hold costs nothing unless it is long."""
-    points = [0] * plan.size
+def _planned_points(plan: _QueryPlan, found: Sequence[tuple[RecallableRecord, Mapping[str, int]]], held: list[int],
+                    norm: Callable[[str], str] = normalize) -> list[list[int]]:
+    """:func:`term_points` of each of ``plan``'s terms for each of ``found`` — records with the index's
+    ``term_fields`` (``term -> columns holding it``, for the terms the record holds) — adding 1 to ``held[i]``
+    for each record holding ``terms[i]``. The held terms give their points from the columns; the substring
+    rule (+1 for a long term a field does not hold as a word but contains) is applied term by term over all
+    the records' normalised titles (bodies) at once, so only the records that contain a term are visited."""
     places = plan.places
-    for term, bits in bits_of.items():
-        where = places.get(term)
-        if where is None or not bits & _HELD_BITS:
-            continue
-        p = TAG_POINTS if bits & _TAGS_BIT else 0
-        if bits & _TITLE_BIT:
-            p += TITLE_POINTS
-        if bits & _BODY_BIT:
-            p += BODY_POINTS
-        for i in where:
-            held[i] += 1
-            points[i] = p
-    if plan.long:
-        title_norm: str | None = None
-        body_norm: str | None = None
-        get = bits_of.get
-        for i, term in plan.long:
-            bits = get(term, 0)
-            if not bits & _TITLE_BIT:
-                if title_norm is None:
-                    title_norm = norm(record.title)
-                if term in title_norm:
-                    points[i] += SUBSTRING_POINTS
-            if not bits & _BODY_BIT:
-                if body_norm is None:
-                    body_norm = norm(_body_text(record))
-                if term in body_norm:
-                    points[i] += SUBSTRING_POINTS
+    points: list[list[int]] = []
+    for _, bits_of in found:
+        row = [0] * plan.size
+        for term, bits in bits_of.items():
+            where = places.get(term)
+            if where is None or not bits & _HELD_BITS:
+                continue
+            p = TAG_POINTS if bits & _TAGS_BIT else 0
+            if bits & _TITLE_BIT:
+                p += TITLE_POINTS
+            if bits & _BODY_BIT:
+                p += BODY_POINTS
+            for i in where:
+                held[i] += 1
+                row[i] = p
+        points.append(row)
+    if plan.long and found:
+        for bit, texts in ((_TITLE_BIT, [norm(r.title) for r, _ in found]),
+                           (_BODY_BIT, [norm(_body_text(r)) for r, _ in found])):
+            joined = "\x00".join(texts)
+            starts: list[int] = []
+            ends: list[int] = []
+            at = 0
+            for text in texts:
+                starts.append(at)
+                at += len(text)
+                ends.append(at)
+                at += 1
+            for i, term in plan.long:
+                for c in _segments_holding(joined, starts, ends, term):
+                    if not found[c][1].get(term, 0) & bit:
+                        points[c][i] += SUBSTRING_POINTS
     return points
+
+
+def _segments_holding(joined: str, starts: Sequence[int], ends: Sequence[int], term: str) -> list[int]:
+    """The indexes ``c`` of the segments ``joined[starts[c]:ends[c]]`` (ascending, disjoint) that contain
+    ``term`` — exactly ``term in segment`` for each: an occurrence counts only when it lies wholly inside
+    one segment, whatever separates them."""
+    out: list[int] = []
+    pos = joined.find(term)
+    while pos >= 0:
+        c = bisect.bisect_right(starts, pos) - 1
+        if pos + len(term) <= ends[c]:
+            out.append(c)
+        # no later occurrence starting in segment c can matter: it is held already, or ends even further past it
+        pos = joined.find(term, ends[c] + 1)
+    return out
 
 
 def _indexed_points(terms: Sequence[str], bits_of: Mapping[str, int], record: RecallableRecord,
                     held: list[int], norm: Callable[[str], str] = normalize) -> list[int]:
     """:func:`term_points` of each term for a record whose ``term_fields`` the index gave (no per-term calls;
-    the title and body are normalised, by ``norm``, only when the substring rule needs them), adding 1 to
-    ``held[i]`` for each term the record holds. The same points as :class:`_Fields` and :func:`term_points`
-    give (``tests/recall/test_lexical.py`` compares them)."""
-    return _planned_points(_QueryPlan(terms), bits_of, record, held, norm)
+    the title and body are normalised by ``norm``), adding 1 to ``held[i]`` for each term the record holds.
+    The same points as :class:`_Fields` and :func:`term_points` give (``tests/recall/test_lexical.py``
+    compares them)."""
+    return _planned_points(_QueryPlan(terms), [(record, bits_of)], held, norm)[0]
 
 
 def term_points(term: str, in_tags: bool, in_title: bool, in_body: bool, title_norm: str, body_norm: str) -> int:
@@ -373,13 +394,17 @@ class LexicalRecallProvider:
         padded = [f" {t} " for t in terms]
         candidates = []
         held = [0] * len(terms)  # per term, how many candidates hold it
-        plan = _QueryPlan(terms)
-        norm = self._norm
-        for record, bm25 in reader.search(match, cfg.candidate_limit):
-            bits = getattr(record, "term_fields", None)
-            if bits is not None:  # the index said which fields hold each term: no token set to build
-                points = _planned_points(plan, bits, record, held, norm)
-            else:
+        found = list(reader.search(match, cfg.candidate_limit))
+        # the candidates the index said which fields hold each term: no token set to build
+        indexed = [(k, record, bits) for k, (record, _) in enumerate(found)
+                   if (bits := getattr(record, "term_fields", None)) is not None]
+        points_of: list[list[int] | None] = [None] * len(found)
+        if indexed:
+            rows = _planned_points(_QueryPlan(terms), [(record, bits) for _, record, bits in indexed], held, self._norm)
+            for (k, _, _), row in zip(indexed, rows):
+                points_of[k] = row
+        for (record, bm25), points in zip(found, points_of):
+            if points is None:
                 fields = self._fields.get(record)
                 points = []
                 for i, (term, pad) in enumerate(zip(terms, padded)):
