@@ -349,8 +349,21 @@ class _SteppingClock:
 @given(steps=st.lists(st.tuples(st.sampled_from([A, B]), st.sampled_from([0, 0, 1, 30_000, 200_000, -5_000])),
                       min_size=2, max_size=60),
        forgotten=st.lists(st.integers(0, 59), max_size=10), span=st.integers(1, 3),
-       window_ms=st.sampled_from([0, 60_000, 120_000]))
-def test_index_neighbours_match_the_database(steps: list[Any], forgotten: list[int], span: int, window_ms: int) -> None:
+       window_ms=st.sampled_from([0, 60_000, 120_000]), side_steps=st.sampled_from([0, 1, 8]))
+def test_index_neighbours_match_the_database(steps: list[Any], forgotten: list[int], span: int, window_ms: int,
+                                             side_steps: int) -> None:
+    """The index's write-order neighbours are the database's, whether its walk reads rows one by one or in
+    chunks (``SIDE_STEPS``)."""
+    from meta_memory.recall import lexical_index
+
+    old_steps, lexical_index.SIDE_STEPS = lexical_index.SIDE_STEPS, side_steps
+    try:
+        _neighbours_match(steps, forgotten, span, window_ms)
+    finally:
+        lexical_index.SIDE_STEPS = old_steps
+
+
+def _neighbours_match(steps: list[Any], forgotten: list[int], span: int, window_ms: int) -> None:
     clock = _SteppingClock()
     with tempfile.TemporaryDirectory() as tmp, SqliteAgentMemoryStore(Path(tmp) / "am", clock=clock) as store:
         records = []

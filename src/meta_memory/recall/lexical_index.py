@@ -118,6 +118,10 @@ PRUNE_MIN_POSTINGS = 50_000
 #: floats (about 1e-13 relative) many times over, so a row is skipped only when it surely scores lower.
 BOUND_MARGIN = 1e-9
 
+#: Rows a write-order neighbour walk reads one by one before it reads in chunks (most walks end within a few
+#: rows: the anchor's scope's own, nearest first).
+SIDE_STEPS = 8
+
 #: A realm refused for its size is tried again after this long (seconds).
 RETRY_REFUSED_S = 300.0
 
@@ -647,7 +651,19 @@ class _RealmIndex:
         direction ``step`` (-1 or 1), nearest first, while ``created_at_ms`` stays in ``[low, high]``."""
         import numpy as np
         found: list[int] = []
-        start, chunk = place + step, 16
+        start = place + step
+        order, slot_at, slot_scope = self.order, self.slot_at, self.slot_scope
+        for _ in range(SIDE_STEPS):  # the usual case, a few rows of the scope next to the anchor: row by row
+            if len(found) >= span or not 0 <= start < self.ordered:
+                return found
+            slot = order[start]
+            at = slot_at[slot]
+            if at < low or at > high:
+                return found  # write order is by time: past the window, no more
+            if slot_scope[slot] == sid:
+                found.append(int(self.slot_rid[slot]))
+            start += step
+        chunk = 16  # many rows of other scopes in between: in chunks
         while len(found) < span and 0 <= start < self.ordered:
             if step < 0:
                 stop = max(start - chunk, -1)
