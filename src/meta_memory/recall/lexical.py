@@ -71,6 +71,7 @@ from meta_memory.recall.provider import (
     ScoredRecord,
     record_id,
 )
+from meta_memory.recall.term_columns import TermColumns, TermRow
 from meta_memory.recall.text import normalize, token_set
 
 __all__ = ["LexicalConfig", "LexicalRecallProvider", "field_score", "term_points", "idf_weights", "rarity_weights",
@@ -277,20 +278,77 @@ def _planned_points(plan: _QueryPlan, found: Sequence[tuple[RecallableRecord, Ma
     if plan.long and found:
         for bit, texts in ((_TITLE_BIT, [norm(r.title) for r, _ in found]),
                            (_BODY_BIT, [norm(_body_text(r)) for r, _ in found])):
-            joined = "\x00".join(texts)
-            starts: list[int] = []
-            ends: list[int] = []
-            at = 0
-            for text in texts:
-                starts.append(at)
-                at += len(text)
-                ends.append(at)
-                at += 1
+            joined, starts, ends = _joined(texts)
             for i, term in plan.long:
                 for c in _segments_holding(joined, starts, ends, term):
                     if not found[c][1].get(term, 0) & bit:
                         points[c][i] += SUBSTRING_POINTS
     return points
+
+
+def _table_points(plan: _QueryPlan, records: Sequence[RecallableRecord], table: TermColumns, columns: Sequence[int],
+                  held: list[int], norm: Callable[[str], str] = normalize) -> list[list[int]]:
+    """:func:`_planned_points` for records whose ``term_fields`` are the rows ``columns`` of one index table
+    (:class:`~meta_memory.recall.term_columns.TermColumns`): the points of the held terms for all records in a
+    few array operations, then the substring rule as there. The same points."""
+    import numpy as np
+    n = len(records)
+    bits = np.zeros((plan.size, n), dtype=np.uint8)  # per term of the plan, per record
+    mine = [(i, t) for i, term in enumerate(_plan_terms(plan)) if (t := table.place(term)) is not None]
+    if mine:
+        rows = table.bits[[t for _, t in mine]]
+        if list(columns) != list(range(table.bits.shape[1])):
+            rows = rows[:, np.asarray(columns, dtype=np.intp)]
+        bits[[i for i, _ in mine]] = rows
+    points = (np.where(bits & _TAGS_BIT, TAG_POINTS, 0) + np.where(bits & _TITLE_BIT, TITLE_POINTS, 0)
+              + np.where(bits & _BODY_BIT, BODY_POINTS, 0))
+    for i, count in enumerate(np.count_nonzero(bits & _HELD_BITS, axis=1).tolist()):
+        held[i] += count
+    out: list[list[int]] = points.T.tolist()
+    if plan.long and n:
+        listed = bits.tolist()
+        for bit, texts in ((_TITLE_BIT, [norm(r.title) for r in records]),
+                           (_BODY_BIT, [norm(_body_text(r)) for r in records])):
+            joined, starts, ends = _joined(texts)
+            for i, term in plan.long:
+                of_term = listed[i]
+                for c in _segments_holding(joined, starts, ends, term):
+                    if not of_term[c] & bit:
+                        out[c][i] += SUBSTRING_POINTS
+    return out
+
+
+def _plan_terms(plan: _QueryPlan) -> list[str]:
+    """The plan's terms in their order (a repeated term at each of its places)."""
+    terms = [""] * plan.size
+    for term, where in plan.places.items():
+        for i in where:
+            terms[i] = term
+    return terms
+
+
+def _joined(texts: Sequence[str]) -> tuple[str, list[int], list[int]]:
+    """``texts`` joined by NUL, with each text's start and end in the joined string."""
+    starts: list[int] = []
+    ends: list[int] = []
+    at = 0
+    for text in texts:
+        starts.append(at)
+        at += len(text)
+        ends.append(at)
+        at += 1
+    return "\x00".join(texts), starts, ends
+
+
+def _shared_table(fields: Sequence[Mapping[str, int]]) -> TermColumns | None:
+    """The one index table every one of ``fields`` is a row of, else ``None``."""
+    first = fields[0] if fields else None
+    if not isinstance(first, TermRow):
+        return None
+    table = first.table
+    if all(isinstance(f, TermRow) and f.table is table for f in fields):
+        return table
+    return None
 
 
 def _segments_holding(joined: str, starts: Sequence[int], ends: Sequence[int], term: str) -> list[int]:
@@ -400,7 +458,13 @@ class LexicalRecallProvider:
                    if (bits := getattr(record, "term_fields", None)) is not None]
         points_of: list[list[int] | None] = [None] * len(found)
         if indexed:
-            rows = _planned_points(_QueryPlan(terms), [(record, bits) for _, record, bits in indexed], held, self._norm)
+            plan = _QueryPlan(terms)
+            table = _shared_table([bits for _, _, bits in indexed])
+            if table is not None:  # one index table for all: read it whole
+                rows = _table_points(plan, [record for _, record, _ in indexed], table,
+                                     [bits.candidate for _, _, bits in indexed], held, self._norm)
+            else:
+                rows = _planned_points(plan, [(record, bits) for _, record, bits in indexed], held, self._norm)
             for (k, _, _), row in zip(indexed, rows):
                 points_of[k] = row
         for (record, bm25), points in zip(found, points_of):

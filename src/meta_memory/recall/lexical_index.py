@@ -67,6 +67,7 @@ from typing import TYPE_CHECKING, Any
 
 from meta_memory import deadline
 from meta_memory.recall import bm25, fts
+from meta_memory.recall.term_columns import TermColumns, TermRow
 
 if TYPE_CHECKING:  # numpy is imported where first used: opening a store does not load it
     import numpy as np
@@ -584,14 +585,15 @@ class _RealmIndex:
             acc += np.where(held, share, 0.0)
         return acc
 
-    def term_fields(self, terms: Sequence[str], rids: Sequence[int]) -> list[dict[str, int]]:
-        """Per rid (indexed), ``term -> columns of its full-text row holding the term`` (bit ``i`` =
-        ``fts.COLUMNS[i]``) for the ``terms`` it holds."""
+    def term_columns(self, terms: Sequence[str], rids: Sequence[int]) -> TermColumns:
+        """Per distinct term of ``terms`` and rid of ``rids`` (indexed), the columns of the rid's full-text row
+        holding the term (bit ``i`` = ``fts.COLUMNS[i]``; 0 when it does not hold it), as one table."""
         import numpy as np
         slot_of = self.slot_of
         want = np.fromiter((slot_of[rid] for rid in rids), dtype=np.int32, count=len(rids))
-        out: list[dict[str, int]] = [{} for _ in rids]
-        for term in dict.fromkeys(terms):
+        distinct = list(dict.fromkeys(terms))
+        bits = np.zeros((len(distinct), len(rids)), dtype=np.uint8)
+        for t, term in enumerate(distinct):
             p = self.postings.get(term)
             if p is None:
                 continue
@@ -600,10 +602,8 @@ class _RealmIndex:
             if not len(slots):
                 continue
             at = np.minimum(np.searchsorted(slots, want), len(slots) - 1)
-            holders = np.flatnonzero(slots[at] == want)
-            for i, bits in zip(holders.tolist(), p.fields[at[holders]].tolist()):
-                out[i][term] = bits
-        return out
+            bits[t] = np.where(slots[at] == want, p.fields[at], 0)
+        return TermColumns(distinct, bits)
 
     # ------------------------------------------------------------------ write order
 
@@ -824,11 +824,12 @@ class LexicalIndexes:
     # ------------------------------------------------------------------ search
 
     def search(self, conn: Any, realm: str, scope: tuple[str, str], match: str,
-               limit: int, only: Collection[int] | None = None) -> list[tuple[int, float, dict[str, int]]] | None:
+               limit: int, only: Collection[int] | None = None) -> list[tuple[int, float, TermRow]] | None:
         """The scope's best ``limit`` ``(rid, bm25, term fields)`` for ``match``, best first, or ``None``:
         ask FTS5. ``term fields``: ``term -> columns holding it`` (bit ``i`` = ``fts.COLUMNS[i]``) for
-        the query's terms the row holds (:meth:`_RealmIndex.term_fields`). ``only``: the best among those
-        rids alone (a filtered recall).
+        the query's terms the row holds, each hit's row of one table for all of them
+        (:meth:`_RealmIndex.term_columns`, :mod:`meta_memory.recall.term_columns`). ``only``: the best
+        among those rids alone (a filtered recall).
 
         ``conn`` is the caller's open read transaction on ``realm`` (the index catches up to its
         snapshot first). ``None`` when the index is off, the realm is cold (a build is started),
@@ -856,11 +857,11 @@ class LexicalIndexes:
             if not self._catch_up(conn, realm, index):
                 return None
             hits = index.top(scope, terms, limit, only)
-            fields = index.term_fields(terms, [rid for rid, _ in hits])
+            table = index.term_columns(terms, [rid for rid, _ in hits])
         finally:
             index.lock.release()
         self._fit(realm)
-        return [(rid, score, held) for (rid, score), held in zip(hits, fields)]
+        return [(rid, score, table.row(c)) for c, (rid, score) in enumerate(hits)]
 
     def neighbours(self, conn: Any, realm: str, scope: tuple[str, str], anchors: Sequence[int], span: int,
                    window_ms: int) -> dict[int, list[int]] | None:
