@@ -477,8 +477,10 @@ class LexicalRecallProvider:
                     points.append(term_points(term, in_tags, in_title, in_body, fields.title_norm, fields.body_norm))
             candidates.append((record, bm25, points))
         weights = idf_weights(terms, held, len(candidates), cfg.rarity_weight) if cfg.rarity_weight else None
-        scored: dict[str, ScoredRecord[Any]] = {}
-        ties: dict[str, tuple[int, int, str]] = {}  # per id, the order key after the score (see _order_key)
+        # per id: the record and its _order_key (score first; its last part is the id, the mapping's key, so
+        # no two keys are equal and plain tuple order is the order of _order_key)
+        records: dict[str, Any] = {}
+        keys: dict[str, tuple[float, int, int, str]] = {}
         floor, field_weight, bm25_weight = cfg.min_relevance, cfg.field_weight, cfg.bm25_weight
         for record, bm25, points in candidates:
             total = sum(points)
@@ -490,62 +492,57 @@ class LexicalRecallProvider:
             if asked and any(q.matches(self._fields.dates(record)) for q in asked):
                 score *= 1.0 + cfg.date_weight
             rid = record_id(record) or ""
-            scored[rid] = ScoredRecord(record, score)
-            ties[rid] = (-record.updated_at_ms, -record.created_at_ms, rid)
-        if cfg.context_window_ms > 0 and scored:
-            scored = self._with_context(scored, ties, reader)
-        # _order_key of each (its last part is the id, the mapping's key: no two keys are equal)
-        keys = sorted((-item.score, *ties[rid]) for rid, item in scored.items())
-        return [scored[key[3]] for key in keys[:max_entries]]
+            records[rid] = record
+            keys[rid] = (-score, -record.updated_at_ms, -record.created_at_ms, rid)
+        if cfg.context_window_ms > 0 and keys:
+            self._with_context(keys, records, reader)
+        return [ScoredRecord(records[key[3]], -key[0]) for key in heapq.nsmallest(max_entries, keys.values())]
 
-    def _with_context(self, scored: dict[str, ScoredRecord[Any]], ties: dict[str, tuple[int, int, str]],
-                      reader: RecallReader[Any]) -> dict[str, ScoredRecord[Any]]:
+    def _with_context(self, keys: dict[str, tuple[float, int, int, str]], records: dict[str, Any],
+                      reader: RecallReader[Any]) -> None:
         """Lend each top match's score to the records written just before/after it.
 
         Neighbours are by write order (at most ``context_span`` per side, within
         ``context_window_ms``), so the signal is the same whether a host wrote
         the turns as they happened or replayed them in a burst. Only matched
-        candidates gain, unless ``context_admits_unmatched``. ``ties``: per id, the
-        :func:`_order_key` after the score; a record that gains without having matched is added.
+        candidates gain, unless ``context_admits_unmatched``. ``keys`` (per id, the
+        :func:`_order_key` of the matches, score first) and ``records`` (per id) are updated in place:
+        a record that gains has its score raised, one that gains without having matched is added.
         """
         cfg = self.config
-        # the best matches in _order_key order (their keys are distinct: the id is the last part)
-        best = heapq.nsmallest(cfg.context_anchors, ((-item.score, *ties[rid]) for rid, item in scored.items()))
-        anchors = [(key[3], scored[key[3]]) for key in best]
-        adjacency = reader.neighbours([a.record for _, a in anchors], cfg.context_span, cfg.context_window_ms)
+        anchors = heapq.nsmallest(cfg.context_anchors, keys.values())  # the best matches, sorted()[:n]
+        adjacency = reader.neighbours([records[key[3]] for key in anchors], cfg.context_span, cfg.context_window_ms)
         unmatched: dict[str, Any] = {}  # records that gain without having matched (replies, or when admitted)
         bonus: dict[str, float] = {}
-        for anchor_id, anchor in anchors:
+        for key in anchors:
+            anchor_id, anchor_score, anchor = key[3], -key[0], records[key[3]]
             found = adjacency.get(anchor_id, [])
             reply_id = None
-            if cfg.reply_weight > 0 and is_question(anchor.record.body):
+            if cfg.reply_weight > 0 and is_question(anchor.body):
                 full = len(found) == 2 * cfg.context_span
-                reply_id = next((record_id(r) for i, r in enumerate(found) if written_after(anchor.record, r, i, full)), None)
+                reply_id = next((record_id(r) for i, r in enumerate(found) if written_after(anchor, r, i, full)), None)
             for step, rec in enumerate(found):
                 rid = record_id(rec) or ""
                 if rid == anchor_id:
                     continue
                 reply = rid == reply_id
-                if rid not in scored and rid not in unmatched:
+                if rid not in keys and rid not in unmatched:
                     if not (cfg.context_admits_unmatched or reply):
                         continue
                     unmatched[rid] = rec
                 distance = step // 2 + 1  # neighbours come before/after alternately, nearest first
-                lent = cfg.context_weight * anchor.score / (2 ** (distance - 1))
+                lent = cfg.context_weight * anchor_score / (2 ** (distance - 1))
                 if reply:
-                    lent = max(lent, cfg.reply_weight * anchor.score)
+                    lent = max(lent, cfg.reply_weight * anchor_score)
                 if lent > bonus.get(rid, 0.0):
                     bonus[rid] = lent
-        out = dict(scored)
         for rid, extra in bonus.items():
-            base = out.get(rid)
+            base = keys.get(rid)
             if base is None:
-                rec = unmatched[rid]
-                ties[rid] = (-rec.updated_at_ms, -rec.created_at_ms, rid)
-                out[rid] = ScoredRecord(rec, extra)
+                rec = records[rid] = unmatched[rid]
+                keys[rid] = (-(0.0 + extra), -rec.updated_at_ms, -rec.created_at_ms, rid)
             else:
-                out[rid] = ScoredRecord(base.record, base.score + extra)
-        return out
+                keys[rid] = (-(-base[0] + extra), *base[1:])
 
 
 def written_after(anchor: RecallableRecord, neighbour: RecallableRecord, position: int, both_sides_full: bool) -> bool:
