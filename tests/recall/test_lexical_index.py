@@ -275,9 +275,11 @@ def test_candidates_from_the_index_carry_the_columns_holding_each_term(store: Sq
     assert store.lexical_index.warm(REALM)
     match = fts.match_expression("zanzibar drawer travel absent")
     assert match is not None
-    [(view, _)] = store.search(REALM, Scope.identity(REALM, A), match, 8)
+    found = store.search(REALM, Scope.identity(REALM, A), match, 8)
+    assert len(found) == 1
     bit = {c: 1 << i for i, c in enumerate(fts.COLUMNS)}
-    assert view.term_fields == {"zanzibar": bit["body"], "drawer": bit["title"] | bit["body"], "travel": bit["tags"]}
+    assert dict(found.term_fields(0) or {}) == {"zanzibar": bit["body"], "drawer": bit["title"] | bit["body"],
+                                                "travel": bit["tags"]}
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -300,11 +302,12 @@ def test_term_fields_match_the_full_text_rows(docs: list[Any], asks: list[list[s
             terms = fts.match_terms(match)
             assert terms is not None
             for ident in (A, B):
-                for view, _ in store.search(REALM, Scope.identity(REALM, ident), match, 40):
+                found = store.search(REALM, Scope.identity(REALM, ident), match, 40)
+                for i, (view, _) in enumerate(found):
                     row = raw_rows(store, REALM, f"SELECT f.title, f.body, f.tags FROM {fts.FTS_TABLE} f JOIN records r "
                                    "ON r.rid = f.rowid WHERE r.memory_id = ?", (view.memory_id,))[0]
                     expected = {t: sum(1 << i for i, col in enumerate(row) if t in col.split()) for t in terms}
-                    assert view.term_fields == {t: b for t, b in expected.items() if b}
+                    assert dict(found.term_fields(i) or {}) == {t: b for t, b in expected.items() if b}
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -452,21 +452,30 @@ class LexicalRecallProvider:
         padded = [f" {t} " for t in terms]
         candidates = []
         held = [0] * len(terms)  # per term, how many candidates hold it
-        found = list(reader.search(match, cfg.candidate_limit))
-        # the candidates the index said which fields hold each term: no token set to build
-        indexed = [(k, record, bits) for k, (record, _) in enumerate(found)
-                   if (bits := getattr(record, "term_fields", None)) is not None]
+        given = reader.search(match, cfg.candidate_limit)
+        found = list(given)
         points_of: list[list[int] | None] = [None] * len(found)
-        if indexed:
-            plan = _QueryPlan(terms)
-            table = _shared_table([bits for _, _, bits in indexed])
-            if table is not None:  # one index table for all: read it whole
-                rows = _table_points(plan, [record for _, record, _ in indexed], table,
-                                     [bits.candidate for _, _, bits in indexed], held, self._norm)
-            else:
-                rows = _planned_points(plan, [(record, bits) for _, record, bits in indexed], held, self._norm)
-            for (k, _, _), row in zip(indexed, rows):
-                points_of[k] = row
+        table, columns = getattr(given, "table", None), getattr(given, "columns", None)
+        if isinstance(table, TermColumns) and columns is not None and len(columns) == len(found):
+            # the store gave the index's term table for all of them: read it whole
+            points_of = list(_table_points(_QueryPlan(terms), [record for record, _ in found], table, columns, held,
+                                           self._norm))
+        else:
+            # the candidates whose term columns the store (or the record) gave: no token set to build
+            known = getattr(given, "fields", None)
+            if not isinstance(known, list) or len(known) != len(found):
+                known = [getattr(record, "term_fields", None) for record, _ in found]
+            indexed = [(k, record, bits) for k, ((record, _), bits) in enumerate(zip(found, known)) if bits is not None]
+            if indexed:
+                plan = _QueryPlan(terms)
+                shared = _shared_table([bits for _, _, bits in indexed])
+                if shared is not None:  # rows of one index table: read it whole
+                    rows = _table_points(plan, [record for _, record, _ in indexed], shared,
+                                         [bits.candidate for _, _, bits in indexed], held, self._norm)
+                else:
+                    rows = _planned_points(plan, [(record, bits) for _, record, bits in indexed], held, self._norm)
+                for (k, _, _), row in zip(indexed, rows):
+                    points_of[k] = row
         for (record, bm25), points in zip(found, points_of):
             if points is None:
                 fields = self._fields.get(record)

@@ -67,7 +67,7 @@ from typing import TYPE_CHECKING, Any
 
 from meta_memory import deadline
 from meta_memory.recall import bm25, fts
-from meta_memory.recall.term_columns import TermColumns, TermRow
+from meta_memory.recall.term_columns import TermColumns
 
 if TYPE_CHECKING:  # numpy is imported where first used: opening a store does not load it
     import numpy as np
@@ -590,7 +590,7 @@ class _RealmIndex:
         holding the term (bit ``i`` = ``fts.COLUMNS[i]``; 0 when it does not hold it), as one table."""
         import numpy as np
         slot_of = self.slot_of
-        want = np.fromiter((slot_of[rid] for rid in rids), dtype=np.int32, count=len(rids))
+        want = np.fromiter(map(slot_of.__getitem__, rids), dtype=np.int32, count=len(rids))
         distinct = list(dict.fromkeys(terms))
         bits = np.zeros((len(distinct), len(rids)), dtype=np.uint8)
         for t, term in enumerate(distinct):
@@ -750,7 +750,7 @@ def bm25_top(acc: np.ndarray, rids: np.ndarray, limit: int) -> list[tuple[int, f
         cand = cand[values >= kth]  # every tie at the boundary, ordered below
     order = np.lexsort((rids[cand], -acc[cand]))[:limit]
     picked = cand[order]
-    return [(int(rid), -1.0 * float(score)) for rid, score in zip(rids[picked], acc[picked])]
+    return list(zip(rids[picked].tolist(), (-1.0 * acc[picked]).tolist()))
 
 
 class LexicalIndexes:
@@ -824,12 +824,12 @@ class LexicalIndexes:
     # ------------------------------------------------------------------ search
 
     def search(self, conn: Any, realm: str, scope: tuple[str, str], match: str,
-               limit: int, only: Collection[int] | None = None) -> list[tuple[int, float, TermRow]] | None:
-        """The scope's best ``limit`` ``(rid, bm25, term fields)`` for ``match``, best first, or ``None``:
-        ask FTS5. ``term fields``: ``term -> columns holding it`` (bit ``i`` = ``fts.COLUMNS[i]``) for
-        the query's terms the row holds, each hit's row of one table for all of them
-        (:meth:`_RealmIndex.term_columns`, :mod:`meta_memory.recall.term_columns`). ``only``: the best
-        among those rids alone (a filtered recall).
+               limit: int, only: Collection[int] | None = None) -> tuple[list[tuple[int, float]], TermColumns] | None:
+        """The scope's best ``limit`` ``(rid, bm25)`` for ``match``, best first, with their term table, or
+        ``None``: ask FTS5. The table's column ``c`` is hit ``c``'s ``term -> columns holding it`` (bit ``i``
+        = ``fts.COLUMNS[i]``) for the query's terms (:meth:`_RealmIndex.term_columns`,
+        :mod:`meta_memory.recall.term_columns`). ``only``: the best among those rids alone (a filtered
+        recall).
 
         ``conn`` is the caller's open read transaction on ``realm`` (the index catches up to its
         snapshot first). ``None`` when the index is off, the realm is cold (a build is started),
@@ -861,7 +861,7 @@ class LexicalIndexes:
         finally:
             index.lock.release()
         self._fit(realm)
-        return [(rid, score, table.row(c)) for c, (rid, score) in enumerate(hits)]
+        return hits, table
 
     def neighbours(self, conn: Any, realm: str, scope: tuple[str, str], anchors: Sequence[int], span: int,
                    window_ms: int) -> dict[int, list[int]] | None:
