@@ -206,24 +206,6 @@ def test_points_from_the_index_s_term_fields_equal_the_points_from_tokenising(
     assert held == want_held
 
 
-@settings(max_examples=300, deadline=None)
-@given(segments=st.lists(st.text(alphabet="ab\x00 ", max_size=8), max_size=6),
-       term=st.text(alphabet="ab\x00", min_size=1, max_size=3))
-def test_segments_holding_a_term_are_those_containing_it(segments: list[str], term: str) -> None:
-    """The substring rule over all candidates at once finds exactly the texts that contain the term, whatever
-    the separator and overlapping occurrences."""
-    from meta_memory.recall.lexical import _segments_holding
-
-    joined = "\x00".join(segments)
-    starts, ends, at = [], [], 0
-    for text in segments:
-        starts.append(at)
-        at += len(text)
-        ends.append(at)
-        at += 1
-    assert _segments_holding(joined, starts, ends, term) == [c for c, text in enumerate(segments) if term in text]
-
-
 @settings(max_examples=200, deadline=None)
 @given(rows=st.lists(st.tuples(st.lists(st.sampled_from(_WORDS), max_size=5), st.lists(st.sampled_from(_WORDS), max_size=8),
                                st.lists(st.sampled_from(_WORDS), max_size=2)), min_size=1, max_size=8),

@@ -51,7 +51,6 @@ the other four (``docs/benchmarks.md``).
 
 from __future__ import annotations
 
-import bisect
 import heapq
 import math
 import threading
@@ -256,8 +255,8 @@ def _planned_points(plan: _QueryPlan, found: Sequence[tuple[RecallableRecord, Ma
     """:func:`term_points` of each of ``plan``'s terms for each of ``found`` — records with the index's
     ``term_fields`` (``term -> columns holding it``, for the terms the record holds) — adding 1 to ``held[i]``
     for each record holding ``terms[i]``. The held terms give their points from the columns; the substring
-    rule (+1 for a long term a field does not hold as a word but contains) is applied term by term over all
-    the records' normalised titles (bodies) at once, so only the records that contain a term are visited."""
+    rule (+1 for a long term a field does not hold as a word but contains) is applied to the long terms
+    alone."""
     places = plan.places
     points: list[list[int]] = []
     for _, bits_of in found:
@@ -275,14 +274,22 @@ def _planned_points(plan: _QueryPlan, found: Sequence[tuple[RecallableRecord, Ma
                 held[i] += 1
                 row[i] = p
         points.append(row)
-    if plan.long and found:
-        for bit, texts in ((_TITLE_BIT, [norm(r.title) for r, _ in found]),
-                           (_BODY_BIT, [norm(_body_text(r)) for r, _ in found])):
-            joined, starts, ends = _joined(texts)
-            for i, term in plan.long:
-                for c in _segments_holding(joined, starts, ends, term):
-                    if not found[c][1].get(term, 0) & bit:
-                        points[c][i] += SUBSTRING_POINTS
+    if plan.long:
+        for (record, bits_of), row in zip(found, points):
+            title_norm: str | None = None
+            body_norm: str | None = None
+            for i, term in plan.long:  # the substring rule, where a field does not hold the long term as a word
+                bits = bits_of.get(term, 0)
+                if not bits & _TITLE_BIT:
+                    if title_norm is None:
+                        title_norm = norm(record.title)
+                    if term in title_norm:
+                        row[i] += SUBSTRING_POINTS
+                if not bits & _BODY_BIT:
+                    if body_norm is None:
+                        body_norm = norm(_body_text(record))
+                    if term in body_norm:
+                        row[i] += SUBSTRING_POINTS
     return points
 
 
@@ -306,15 +313,15 @@ def _table_points(plan: _QueryPlan, records: Sequence[RecallableRecord], table: 
         held[i] += count
     out: list[list[int]] = points.T.tolist()
     if plan.long and n:
-        listed = bits.tolist()
-        for bit, texts in ((_TITLE_BIT, [norm(r.title) for r in records]),
-                           (_BODY_BIT, [norm(_body_text(r)) for r in records])):
-            joined, starts, ends = _joined(texts)
-            for i, term in plan.long:
-                of_term = listed[i]
-                for c in _segments_holding(joined, starts, ends, term):
-                    if not of_term[c] & bit:
-                        out[c][i] += SUBSTRING_POINTS
+        titles = [norm(r.title) for r in records]
+        bodies = [norm(_body_text(r)) for r in records]
+        for i, term in plan.long:  # the substring rule, where a field does not hold the long term as a word
+            for c in np.flatnonzero((bits[i] & _TITLE_BIT) == 0).tolist():
+                if term in titles[c]:
+                    out[c][i] += SUBSTRING_POINTS
+            for c in np.flatnonzero((bits[i] & _BODY_BIT) == 0).tolist():
+                if term in bodies[c]:
+                    out[c][i] += SUBSTRING_POINTS
     return out
 
 
@@ -327,19 +334,6 @@ def _plan_terms(plan: _QueryPlan) -> list[str]:
     return terms
 
 
-def _joined(texts: Sequence[str]) -> tuple[str, list[int], list[int]]:
-    """``texts`` joined by NUL, with each text's start and end in the joined string."""
-    starts: list[int] = []
-    ends: list[int] = []
-    at = 0
-    for text in texts:
-        starts.append(at)
-        at += len(text)
-        ends.append(at)
-        at += 1
-    return "\x00".join(texts), starts, ends
-
-
 def _shared_table(fields: Sequence[Mapping[str, int]]) -> TermColumns | None:
     """The one index table every one of ``fields`` is a row of, else ``None``."""
     first = fields[0] if fields else None
@@ -349,21 +343,6 @@ def _shared_table(fields: Sequence[Mapping[str, int]]) -> TermColumns | None:
     if all(isinstance(f, TermRow) and f.table is table for f in fields):
         return table
     return None
-
-
-def _segments_holding(joined: str, starts: Sequence[int], ends: Sequence[int], term: str) -> list[int]:
-    """The indexes ``c`` of the segments ``joined[starts[c]:ends[c]]`` (ascending, disjoint) that contain
-    ``term`` — exactly ``term in segment`` for each: an occurrence counts only when it lies wholly inside
-    one segment, whatever separates them."""
-    out: list[int] = []
-    pos = joined.find(term)
-    while pos >= 0:
-        c = bisect.bisect_right(starts, pos) - 1
-        if pos + len(term) <= ends[c]:
-            out.append(c)
-        # no later occurrence starting in segment c can matter: it is held already, or ends even further past it
-        pos = joined.find(term, ends[c] + 1)
-    return out
 
 
 def _indexed_points(terms: Sequence[str], bits_of: Mapping[str, int], record: RecallableRecord,
