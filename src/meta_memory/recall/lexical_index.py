@@ -17,14 +17,17 @@ order as the FTS5 path (:func:`meta_memory.recall.bm25.scoped_candidates`):
   the scope's row count and tokens per row (kept per scope as rows come and go); rows of
   other scopes change neither; ties by ``rid``. A phrase's per-posting scores for one
   scope are kept until a row of that scope changes;
-* rows that cannot enter the best ``limit`` are skipped (MaxScore, :meth:`_RealmIndex._pruned`):
+* when the query's terms hold more than :data:`PRUNE_MIN_POSTINGS` postings (fewer are summed in one
+  vectorised pass, cheaper than the pruning's set-up),
+  rows that cannot enter the best ``limit`` are skipped (MaxScore, :meth:`_RealmIndex._pruned`):
   per-phrase upper bounds of its share, a threshold from real rows' exact scores, and the
   phrases whose bounds together stay below it read only at the remaining candidates. Each
   candidate's score is still summed phrase by phrase in the ``MATCH`` order, so the answer is the
   exhaustive one bit for bit (``tests/recall/test_index_pruning.py``).
 
 Two more answers come from the same memory: which columns of a candidate's row hold each
-query term (a byte per posting, handed to re-ranking so it reads no full-text row), and the rows'
+query term (a byte per posting, handed to re-ranking as one table for all candidates,
+:mod:`meta_memory.recall.term_columns`, so it reads no full-text row), and the rows'
 write order (``created_at_ms``, then ``rid``) for recall's write-order neighbours.
 
 Coherence with the durable store (SQLite stays the source of truth):
