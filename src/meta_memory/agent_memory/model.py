@@ -884,7 +884,7 @@ class RecordView:
 
     ``term_fields``: for each query term the record holds, the full-text columns holding it (bit ``i`` =
     :data:`meta_memory.recall.fts.COLUMNS` ``[i]``), so re-ranking need not tokenise the record, when
-    whoever built the view knew them; else ``None``. The stores give them with the candidate list instead
+    whoever built the view knew them; else ``None``. The SQLite store gives them beside its candidate list
     (:class:`Candidates`), keeping their views shared. Not part of equality."""
 
     id: str
