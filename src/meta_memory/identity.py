@@ -17,13 +17,17 @@ MAX_IDENTITY_BYTES = 512
 MAX_REALM_BYTES = 256
 
 _ROSTER = re.compile(r"^rt:(?P<base>.+):(?P<generation>\d+)$")
+#: the control characters a name may not hold: C0 (below U+0020) and DEL
+_CONTROL = re.compile("[\x00-\x1f\x7f]")
 
 
 def _checked_name(name: str, trimmed: str, max_bytes: int) -> str:
     """``trimmed`` (a non-blank identity or realm) unless it breaks a rule: a ``ValueError`` naming
     ``name`` and the rule it breaks (control characters, the byte cap)."""
-    if any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in trimmed):
+    if _CONTROL.search(trimmed) is not None:
         raise ValueError(f"{name} must not contain control characters (tab, newline, NUL, ...)")
+    if len(trimmed) * 4 <= max_bytes:  # no character takes more than four bytes
+        return trimmed
     size = len(trimmed.encode("utf-8", "surrogatepass"))
     if size > max_bytes:
         raise ValueError(f"{name} must be at most {max_bytes} bytes (got {size})")

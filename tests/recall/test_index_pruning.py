@@ -70,7 +70,7 @@ def test_pruned_top_k_is_exhaustive_top_k(docs: list[Any], queries: list[list[st
     index = _built(_rows(docs))
     for rid in removed:
         index.remove(rid)
-    with _setting("PRUNE_POOL", pool), _setting("LOOKUP_COST", lookup):
+    with _setting("PRUNE_POOL", pool), _setting("LOOKUP_COST", lookup), _setting("PRUNE_MIN_POSTINGS", 0):
         for scope in SCOPES:
             for terms in queries:
                 pruned = index.top(scope, terms, limit)
@@ -125,8 +125,9 @@ def test_a_build_in_chunks_holds_what_a_build_in_one_pass_holds(docs: list[Any],
         q = parts.postings[term]
         assert np.array_equal(p.slots, q.slots) and np.array_equal(p.freqs, q.freqs)
         assert np.array_equal(p.fields, q.fields)
-    for scope in SCOPES:
-        assert parts.top(scope, terms, 5) == whole.top(scope, terms, 5)
+    with _setting("PRUNE_MIN_POSTINGS", 0):
+        for scope in SCOPES:
+            assert parts.top(scope, terms, 5) == whole.top(scope, terms, 5)
 
 
 def test_a_build_past_the_budget_stops_early() -> None:
@@ -146,3 +147,25 @@ def test_a_build_past_the_budget_stops_early() -> None:
     with _setting("BUILD_CHUNK", 100):
         built = _RealmIndex.build(1, rows(), max_bytes=1 << 30)
     assert built is not None and built.live == 10_000
+
+
+def test_a_query_of_few_postings_is_scored_in_full_without_trying_to_prune(monkeypatch: Any) -> None:
+    """Below ``PRUNE_MIN_POSTINGS`` postings the pruned path is not even tried (its set-up costs more than
+    summing every posting), and the answer is the exhaustive one."""
+    rows = [(i + 1, "identity", "ana", i, f"note {i}", "common filler" + (" rare" if i % 500 == 0 else ""), "")
+            for i in range(3000)]
+    index = _built(rows)
+    want = index.top(("identity", "ana"), ["rare", "common"], 3, exhaustive=True)
+
+    def refuse(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("the pruned path was tried")
+
+    monkeypatch.setattr(index, "_pruned", refuse)
+    assert index.top(("identity", "ana"), ["rare", "common"], 3) == want
+    with _setting("PRUNE_MIN_POSTINGS", 0):
+        try:
+            index.top(("identity", "ana"), ["rare", "common"], 3)
+        except AssertionError:
+            pass
+        else:
+            raise AssertionError("over the threshold the pruned path is tried")

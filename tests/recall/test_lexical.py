@@ -204,3 +204,35 @@ def test_points_from_the_index_s_term_fields_equal_the_points_from_tokenising(
     held = [0] * len(terms)
     assert _indexed_points(terms, indexed.term_fields or {}, indexed, held) == want
     assert held == want_held
+
+
+@settings(max_examples=200, deadline=None)
+@given(rows=st.lists(st.tuples(st.lists(st.sampled_from(_WORDS), max_size=5), st.lists(st.sampled_from(_WORDS), max_size=8),
+                               st.lists(st.sampled_from(_WORDS), max_size=2)), min_size=1, max_size=8),
+       query=st.lists(st.sampled_from(_WORDS), min_size=1, max_size=6), dropped=st.sets(st.integers(0, 7)))
+def test_points_read_from_one_index_table_equal_the_points_of_each_record(
+        rows: list[tuple[list[str], list[str], list[str]]], query: list[str], dropped: set[int]) -> None:
+    """Candidates whose term columns are rows of one index table (some rows of it left out, as the store
+    leaves out rows no longer live) get the points and holder counts each record's own mapping gives."""
+    import numpy as np
+
+    from meta_memory.agent_memory.model import RecordView
+    from meta_memory.recall.lexical import _planned_points, _QueryPlan, _table_points
+    from meta_memory.recall.term_columns import TermColumns
+    from meta_memory.recall.text import token_set
+
+    terms = sorted(token_set(" ".join(query)))
+    records, fields = [], []
+    for title, body, tags in rows:
+        rec = RecordView(f"m{len(records)}", " ".join(title), "", " ".join(body), tuple(tags), T0, T0)
+        columns = {"title": token_set(rec.title), "body": token_set(rec.body), "tags": token_set(" ".join(tags))}
+        fields.append({t: b for t in terms if (b := sum(1 << i for i, c in enumerate(fts.COLUMNS) if t in columns[c]))})
+        records.append(rec)
+    table = TermColumns(terms, np.array([[f.get(t, 0) for f in fields] for t in terms], dtype=np.uint8)
+                        .reshape(len(terms), len(fields)))
+    kept = [c for c in range(len(records)) if c not in dropped] or [0]
+    assert [dict(table.row(c)) for c in kept] == [fields[c] for c in kept]
+    held_rows, held_table = [0] * len(terms), [0] * len(terms)
+    want = _planned_points(_QueryPlan(terms), [(records[c], fields[c]) for c in kept], held_rows)
+    got = _table_points(_QueryPlan(terms), [records[c] for c in kept], table, kept, held_table)
+    assert got == want and held_table == held_rows

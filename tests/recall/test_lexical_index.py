@@ -275,9 +275,11 @@ def test_candidates_from_the_index_carry_the_columns_holding_each_term(store: Sq
     assert store.lexical_index.warm(REALM)
     match = fts.match_expression("zanzibar drawer travel absent")
     assert match is not None
-    [(view, _)] = store.search(REALM, Scope.identity(REALM, A), match, 8)
+    found = store.search(REALM, Scope.identity(REALM, A), match, 8)
+    assert len(found) == 1
     bit = {c: 1 << i for i, c in enumerate(fts.COLUMNS)}
-    assert view.term_fields == {"zanzibar": bit["body"], "drawer": bit["title"] | bit["body"], "travel": bit["tags"]}
+    assert dict(found.term_fields(0) or {}) == {"zanzibar": bit["body"], "drawer": bit["title"] | bit["body"],
+                                                "travel": bit["tags"]}
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -300,11 +302,12 @@ def test_term_fields_match_the_full_text_rows(docs: list[Any], asks: list[list[s
             terms = fts.match_terms(match)
             assert terms is not None
             for ident in (A, B):
-                for view, _ in store.search(REALM, Scope.identity(REALM, ident), match, 40):
+                found = store.search(REALM, Scope.identity(REALM, ident), match, 40)
+                for i, (view, _) in enumerate(found):
                     row = raw_rows(store, REALM, f"SELECT f.title, f.body, f.tags FROM {fts.FTS_TABLE} f JOIN records r "
                                    "ON r.rid = f.rowid WHERE r.memory_id = ?", (view.memory_id,))[0]
                     expected = {t: sum(1 << i for i, col in enumerate(row) if t in col.split()) for t in terms}
-                    assert view.term_fields == {t: b for t, b in expected.items() if b}
+                    assert dict(found.term_fields(i) or {}) == {t: b for t, b in expected.items() if b}
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -349,8 +352,21 @@ class _SteppingClock:
 @given(steps=st.lists(st.tuples(st.sampled_from([A, B]), st.sampled_from([0, 0, 1, 30_000, 200_000, -5_000])),
                       min_size=2, max_size=60),
        forgotten=st.lists(st.integers(0, 59), max_size=10), span=st.integers(1, 3),
-       window_ms=st.sampled_from([0, 60_000, 120_000]))
-def test_index_neighbours_match_the_database(steps: list[Any], forgotten: list[int], span: int, window_ms: int) -> None:
+       window_ms=st.sampled_from([0, 60_000, 120_000]), side_steps=st.sampled_from([0, 1, 8]))
+def test_index_neighbours_match_the_database(steps: list[Any], forgotten: list[int], span: int, window_ms: int,
+                                             side_steps: int) -> None:
+    """The index's write-order neighbours are the database's, whether its walk reads rows one by one or in
+    chunks (``SIDE_STEPS``)."""
+    from meta_memory.recall import lexical_index
+
+    old_steps, lexical_index.SIDE_STEPS = lexical_index.SIDE_STEPS, side_steps
+    try:
+        _neighbours_match(steps, forgotten, span, window_ms)
+    finally:
+        lexical_index.SIDE_STEPS = old_steps
+
+
+def _neighbours_match(steps: list[Any], forgotten: list[int], span: int, window_ms: int) -> None:
     clock = _SteppingClock()
     with tempfile.TemporaryDirectory() as tmp, SqliteAgentMemoryStore(Path(tmp) / "am", clock=clock) as store:
         records = []

@@ -24,6 +24,7 @@ from meta_memory.limits import DAY_MS
 
 __all__ = [
     "DAY_MS",
+    "Candidates",
     "is_expired",
     "ScopeKind",
     "Scope",
@@ -881,10 +882,10 @@ class RecordView:
     ``search`` and ``neighbours`` return for ranking. The runtime re-reads the full
     :class:`MemoryRecord` of every record it keeps (``services.recall_reader.guarded_recall``).
 
-    ``term_fields``: when the store's in-process index found the record (``search``), for each
-    query term the record holds, the full-text columns holding it (bit ``i`` =
-    :data:`meta_memory.recall.fts.COLUMNS` ``[i]``), so re-ranking need not tokenise the record;
-    else ``None``. Not part of equality."""
+    ``term_fields``: for each query term the record holds, the full-text columns holding it (bit ``i`` =
+    :data:`meta_memory.recall.fts.COLUMNS` ``[i]``), so re-ranking need not tokenise the record, when
+    whoever built the view knew them; else ``None``. The SQLite store gives them beside its candidate list
+    (:class:`Candidates`), keeping their views shared. Not part of equality."""
 
     id: str
     title: str
@@ -898,6 +899,32 @@ class RecordView:
     @property
     def memory_id(self) -> str:
         return self.id
+
+
+class Candidates(list[tuple[RecordView, float]]):
+    """A store's full-text candidates ``(view, bm25)``, best first, carrying which full-text columns of each
+    candidate's row hold each query term (bit ``i`` = :data:`meta_memory.recall.fts.COLUMNS` ``[i]``), so
+    re-ranking need not tokenise the records: ``table`` and ``columns`` (the in-process index's term table,
+    whose ``row(column)`` is a ``term -> bits`` mapping and whose ``bits[term row, column]`` hold the same,
+    and each candidate's column in it), or ``fields`` (a mapping per candidate), or neither (unknown).
+
+    A list like any other (slicing or copying it gives a plain list without the columns)."""
+
+    __slots__ = ("table", "columns", "fields")
+
+    def __init__(self, items: Any = (), *, table: Any = None, columns: list[int] | None = None,
+                 fields: list[Mapping[str, int]] | None = None) -> None:
+        super().__init__(items)
+        self.table = table
+        self.columns = columns
+        self.fields = fields
+
+    def term_fields(self, i: int) -> Mapping[str, int] | None:
+        """Candidate ``i``'s ``term -> bits`` for the query terms its row holds (``None``: unknown)."""
+        if self.table is not None and self.columns is not None:
+            row: Mapping[str, int] = self.table.row(self.columns[i])
+            return row
+        return None if self.fields is None else self.fields[i]
 
 
 class AgentMemoryRecord(BaseModel):

@@ -53,8 +53,9 @@ from __future__ import annotations
 
 import heapq
 import math
+import threading
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -69,6 +70,7 @@ from meta_memory.recall.provider import (
     ScoredRecord,
     record_id,
 )
+from meta_memory.recall.term_columns import TermColumns, TermRow
 from meta_memory.recall.text import normalize, token_set
 
 __all__ = ["LexicalConfig", "LexicalRecallProvider", "field_score", "term_points", "idf_weights", "rarity_weights",
@@ -200,42 +202,156 @@ class _FieldCache:
 _HELD_BITS = _TAGS_BIT | _TITLE_BIT | _BODY_BIT
 
 
-def _indexed_points(terms: Sequence[str], bits_of: Mapping[str, int], record: RecallableRecord,
-                    held: list[int], long_terms: Sequence[bool] | None = None) -> list[int]:
-    """:func:`term_points` of each term for a record whose ``term_fields`` the index gave (one pass, no
-    per-term calls; the title and body are normalised only when the substring rule needs them), adding
-    1 to ``held[i]`` for each term the record holds. ``long_terms[i]``: whether ``terms[i]`` has at least
-    :data:`SUBSTRING_MIN_CHARS` characters (computed here when not given). The same points as
-    :class:`_Fields` and :func:`term_points` give (``tests/recall/test_lexical.py`` compares them)."""
-    if long_terms is None:
-        long_terms = [len(t) >= SUBSTRING_MIN_CHARS for t in terms]
-    title_norm: str | None = None
-    body_norm: str | None = None
-    points = []
-    get = bits_of.get
-    for i, term in enumerate(terms):
-        bits = get(term, 0)
-        if bits & _HELD_BITS:
-            held[i] += 1
+class _Normalized:
+    """:func:`~meta_memory.recall.text.normalize` of texts seen lately, by the text itself (a string's hash is
+    kept in it, so a title or body the store's kept views hand over again is found without re-hashing it).
+
+    Bounded: at most ``capacity`` texts and ``max_chars`` characters of them (a body may be 64 KiB), oldest
+    out first. Thread-safe (reads are plain dict reads; insertions take the lock)."""
+
+    def __init__(self, capacity: int = 8192, max_chars: int = 4 * 1024 * 1024) -> None:
+        self.capacity = capacity
+        self.max_chars = max_chars
+        self._items: dict[str, str] = {}
+        self._chars = 0
+        self._lock = threading.Lock()
+
+    def __call__(self, text: str) -> str:
+        hit = self._items.get(text)
+        if hit is not None:
+            return hit
+        value = normalize(text)
+        size = len(text) + len(value)
+        if size * 4 > self.max_chars:
+            return value  # too large to keep
+        with self._lock:
+            items = self._items
+            if text not in items:
+                items[text] = value
+                self._chars += size
+                while len(items) > self.capacity or self._chars > self.max_chars:
+                    old = next(iter(items))
+                    self._chars -= len(old) + len(items.pop(old))
+        return value
+
+
+class _QueryPlan:
+    """What :func:`_planned_points` needs of a query's terms, worked out once per recall: each term's places in
+    ``terms`` (a repeated term has several) and the terms of at least :data:`SUBSTRING_MIN_CHARS` characters
+    (the substring rule applies to them alone)."""
+
+    __slots__ = ("size", "places", "long")
+
+    def __init__(self, terms: Sequence[str]) -> None:
+        self.size = len(terms)
+        self.places: dict[str, list[int]] = {}
+        for i, term in enumerate(terms):
+            self.places.setdefault(term, []).append(i)
+        self.long = [(i, term) for i, term in enumerate(terms) if len(term) >= SUBSTRING_MIN_CHARS]
+
+
+def _planned_points(plan: _QueryPlan, found: Sequence[tuple[RecallableRecord, Mapping[str, int]]], held: list[int],
+                    norm: Callable[[str], str] = normalize) -> list[list[int]]:
+    """:func:`term_points` of each of ``plan``'s terms for each of ``found`` — records with the index's
+    ``term_fields`` (``term -> columns holding it``, for the terms the record holds) — adding 1 to ``held[i]``
+    for each record holding ``terms[i]``. The held terms give their points from the columns; the substring
+    rule (+1 for a long term a field does not hold as a word but contains) is applied to the long terms
+    alone."""
+    places = plan.places
+    points: list[list[int]] = []
+    for _, bits_of in found:
+        row = [0] * plan.size
+        for term, bits in bits_of.items():
+            where = places.get(term)
+            if where is None or not bits & _HELD_BITS:
+                continue
             p = TAG_POINTS if bits & _TAGS_BIT else 0
-        else:
-            p = 0
-        if bits & _TITLE_BIT:
-            p += TITLE_POINTS
-        elif long_terms[i]:
-            if title_norm is None:
-                title_norm = normalize(record.title)
-            if term in title_norm:
-                p += SUBSTRING_POINTS
-        if bits & _BODY_BIT:
-            p += BODY_POINTS
-        elif long_terms[i]:
-            if body_norm is None:
-                body_norm = normalize(_body_text(record))
-            if term in body_norm:
-                p += SUBSTRING_POINTS
-        points.append(p)
+            if bits & _TITLE_BIT:
+                p += TITLE_POINTS
+            if bits & _BODY_BIT:
+                p += BODY_POINTS
+            for i in where:
+                held[i] += 1
+                row[i] = p
+        points.append(row)
+    if plan.long:
+        for (record, bits_of), row in zip(found, points):
+            title_norm: str | None = None
+            body_norm: str | None = None
+            for i, term in plan.long:  # the substring rule, where a field does not hold the long term as a word
+                bits = bits_of.get(term, 0)
+                if not bits & _TITLE_BIT:
+                    if title_norm is None:
+                        title_norm = norm(record.title)
+                    if term in title_norm:
+                        row[i] += SUBSTRING_POINTS
+                if not bits & _BODY_BIT:
+                    if body_norm is None:
+                        body_norm = norm(_body_text(record))
+                    if term in body_norm:
+                        row[i] += SUBSTRING_POINTS
     return points
+
+
+def _table_points(plan: _QueryPlan, records: Sequence[RecallableRecord], table: TermColumns, columns: Sequence[int],
+                  held: list[int], norm: Callable[[str], str] = normalize) -> list[list[int]]:
+    """:func:`_planned_points` for records whose ``term_fields`` are the rows ``columns`` of one index table
+    (:class:`~meta_memory.recall.term_columns.TermColumns`): the points of the held terms for all records in a
+    few array operations, then the substring rule as there. The same points."""
+    import numpy as np
+    n = len(records)
+    bits = np.zeros((plan.size, n), dtype=np.uint8)  # per term of the plan, per record
+    mine = [(i, t) for i, term in enumerate(_plan_terms(plan)) if (t := table.place(term)) is not None]
+    if mine:
+        rows = table.bits[[t for _, t in mine]]
+        if list(columns) != list(range(table.bits.shape[1])):
+            rows = rows[:, np.asarray(columns, dtype=np.intp)]
+        bits[[i for i, _ in mine]] = rows
+    points = (np.where(bits & _TAGS_BIT, TAG_POINTS, 0) + np.where(bits & _TITLE_BIT, TITLE_POINTS, 0)
+              + np.where(bits & _BODY_BIT, BODY_POINTS, 0))
+    for i, count in enumerate(np.count_nonzero(bits & _HELD_BITS, axis=1).tolist()):
+        held[i] += count
+    out: list[list[int]] = points.T.tolist()
+    if plan.long and n:
+        titles = [norm(r.title) for r in records]
+        bodies = [norm(_body_text(r)) for r in records]
+        for i, term in plan.long:  # the substring rule, where a field does not hold the long term as a word
+            for c in np.flatnonzero((bits[i] & _TITLE_BIT) == 0).tolist():
+                if term in titles[c]:
+                    out[c][i] += SUBSTRING_POINTS
+            for c in np.flatnonzero((bits[i] & _BODY_BIT) == 0).tolist():
+                if term in bodies[c]:
+                    out[c][i] += SUBSTRING_POINTS
+    return out
+
+
+def _plan_terms(plan: _QueryPlan) -> list[str]:
+    """The plan's terms in their order (a repeated term at each of its places)."""
+    terms = [""] * plan.size
+    for term, where in plan.places.items():
+        for i in where:
+            terms[i] = term
+    return terms
+
+
+def _shared_table(fields: Sequence[Mapping[str, int]]) -> TermColumns | None:
+    """The one index table every one of ``fields`` is a row of, else ``None``."""
+    first = fields[0] if fields else None
+    if not isinstance(first, TermRow):
+        return None
+    table = first.table
+    if all(isinstance(f, TermRow) and f.table is table for f in fields):
+        return table
+    return None
+
+
+def _indexed_points(terms: Sequence[str], bits_of: Mapping[str, int], record: RecallableRecord,
+                    held: list[int], norm: Callable[[str], str] = normalize) -> list[int]:
+    """:func:`term_points` of each term for a record whose ``term_fields`` the index gave (no per-term calls;
+    the title and body are normalised by ``norm``), adding 1 to ``held[i]`` for each term the record holds.
+    The same points as :class:`_Fields` and :func:`term_points` give (``tests/recall/test_lexical.py``
+    compares them)."""
+    return _planned_points(_QueryPlan(terms), [(record, bits_of)], held, norm)[0]
 
 
 def term_points(term: str, in_tags: bool, in_title: bool, in_body: bool, title_norm: str, body_norm: str) -> int:
@@ -295,6 +411,7 @@ class LexicalRecallProvider:
     def __init__(self, config: LexicalConfig | None = None) -> None:
         self.config = config or LexicalConfig()
         self._fields = _FieldCache()
+        self._norm = _Normalized()
 
     def recall(self, request: RecallRequest, reader: RecallReader[Any]) -> RecallOutcome[Any]:
         """Rank ``reader``'s records for ``request``; see the module doc for the rules."""
@@ -314,12 +431,32 @@ class LexicalRecallProvider:
         padded = [f" {t} " for t in terms]
         candidates = []
         held = [0] * len(terms)  # per term, how many candidates hold it
-        long_terms = [len(t) >= SUBSTRING_MIN_CHARS for t in terms]
-        for record, bm25 in reader.search(match, cfg.candidate_limit):
-            bits = getattr(record, "term_fields", None)
-            if bits is not None:  # the index said which fields hold each term: no token set to build
-                points = _indexed_points(terms, bits, record, held, long_terms)
-            else:
+        given = reader.search(match, cfg.candidate_limit)
+        found = list(given)
+        points_of: list[list[int] | None] = [None] * len(found)
+        table, columns = getattr(given, "table", None), getattr(given, "columns", None)
+        if isinstance(table, TermColumns) and columns is not None and len(columns) == len(found):
+            # the store gave the index's term table for all of them: read it whole
+            points_of = list(_table_points(_QueryPlan(terms), [record for record, _ in found], table, columns, held,
+                                           self._norm))
+        else:
+            # the candidates whose term columns the store (or the record) gave: no token set to build
+            known = getattr(given, "fields", None)
+            if not isinstance(known, list) or len(known) != len(found):
+                known = [getattr(record, "term_fields", None) for record, _ in found]
+            indexed = [(k, record, bits) for k, ((record, _), bits) in enumerate(zip(found, known)) if bits is not None]
+            if indexed:
+                plan = _QueryPlan(terms)
+                shared = _shared_table([bits for _, _, bits in indexed])
+                if shared is not None:  # rows of one index table: read it whole
+                    rows = _table_points(plan, [record for _, record, _ in indexed], shared,
+                                         [bits.candidate for _, _, bits in indexed], held, self._norm)
+                else:
+                    rows = _planned_points(plan, [(record, bits) for _, record, bits in indexed], held, self._norm)
+                for (k, _, _), row in zip(indexed, rows):
+                    points_of[k] = row
+        for (record, bm25), points in zip(found, points_of):
+            if points is None:
                 fields = self._fields.get(record)
                 points = []
                 for i, (term, pad) in enumerate(zip(terms, padded)):
@@ -328,60 +465,72 @@ class LexicalRecallProvider:
                     points.append(term_points(term, in_tags, in_title, in_body, fields.title_norm, fields.body_norm))
             candidates.append((record, bm25, points))
         weights = idf_weights(terms, held, len(candidates), cfg.rarity_weight) if cfg.rarity_weight else None
-        scored: dict[str, ScoredRecord[Any]] = {}
+        # per id: the record and its _order_key (score first; its last part is the id, the mapping's key, so
+        # no two keys are equal and plain tuple order is the order of _order_key)
+        records: dict[str, Any] = {}
+        keys: dict[str, tuple[float, int, int, str]] = {}
+        floor, field_weight, bm25_weight = cfg.min_relevance, cfg.field_weight, cfg.bm25_weight
         for record, bm25, points in candidates:
-            if sum(points) < cfg.min_relevance:
+            total = sum(points)
+            if total < floor:
                 continue
             field_points = (sum(n * weights.get(t, 1.0) for t, n in zip(terms, points)) if weights is not None
-                            else float(sum(points)))
-            score = cfg.field_weight * field_points + cfg.bm25_weight * -bm25
+                            else float(total))
+            score = field_weight * field_points + bm25_weight * -bm25
             if asked and any(q.matches(self._fields.dates(record)) for q in asked):
                 score *= 1.0 + cfg.date_weight
-            scored[record_id(record) or ""] = ScoredRecord(record, score)
-        if cfg.context_window_ms > 0 and scored:
-            scored = self._with_context(scored, reader)
-        ranked = sorted(scored.values(), key=_order_key)
-        return ranked[:max_entries]
+            rid = record_id(record) or ""
+            records[rid] = record
+            keys[rid] = (-score, -record.updated_at_ms, -record.created_at_ms, rid)
+        if cfg.context_window_ms > 0 and keys:
+            self._with_context(keys, records, reader)
+        return [ScoredRecord(records[key[3]], -key[0]) for key in heapq.nsmallest(max_entries, keys.values())]
 
-    def _with_context(self, scored: dict[str, ScoredRecord[Any]], reader: RecallReader[Any]) -> dict[str, ScoredRecord[Any]]:
+    def _with_context(self, keys: dict[str, tuple[float, int, int, str]], records: dict[str, Any],
+                      reader: RecallReader[Any]) -> None:
         """Lend each top match's score to the records written just before/after it.
 
         Neighbours are by write order (at most ``context_span`` per side, within
         ``context_window_ms``), so the signal is the same whether a host wrote
         the turns as they happened or replayed them in a burst. Only matched
-        candidates gain, unless ``context_admits_unmatched``.
+        candidates gain, unless ``context_admits_unmatched``. ``keys`` (per id, the
+        :func:`_order_key` of the matches, score first) and ``records`` (per id) are updated in place:
+        a record that gains has its score raised, one that gains without having matched is added.
         """
         cfg = self.config
-        anchors = heapq.nsmallest(cfg.context_anchors, scored.values(), key=_order_key)  # sorted()[:n], stable
-        adjacency = reader.neighbours([a.record for a in anchors], cfg.context_span, cfg.context_window_ms)
-        records: dict[str, Any] = {rid: item.record for rid, item in scored.items()}
+        anchors = heapq.nsmallest(cfg.context_anchors, keys.values())  # the best matches, sorted()[:n]
+        adjacency = reader.neighbours([records[key[3]] for key in anchors], cfg.context_span, cfg.context_window_ms)
+        unmatched: dict[str, Any] = {}  # records that gain without having matched (replies, or when admitted)
         bonus: dict[str, float] = {}
-        for anchor in anchors:
-            anchor_id = record_id(anchor.record) or ""
+        for key in anchors:
+            anchor_id, anchor_score, anchor = key[3], -key[0], records[key[3]]
             found = adjacency.get(anchor_id, [])
             reply_id = None
-            if cfg.reply_weight > 0 and is_question(anchor.record.body):
+            if cfg.reply_weight > 0 and is_question(anchor.body):
                 full = len(found) == 2 * cfg.context_span
-                reply_id = next((record_id(r) for i, r in enumerate(found) if written_after(anchor.record, r, i, full)), None)
+                reply_id = next((record_id(r) for i, r in enumerate(found) if written_after(anchor, r, i, full)), None)
             for step, rec in enumerate(found):
                 rid = record_id(rec) or ""
                 if rid == anchor_id:
                     continue
                 reply = rid == reply_id
-                if rid not in records and not (cfg.context_admits_unmatched or reply):
-                    continue
-                records.setdefault(rid, rec)
+                if rid not in keys and rid not in unmatched:
+                    if not (cfg.context_admits_unmatched or reply):
+                        continue
+                    unmatched[rid] = rec
                 distance = step // 2 + 1  # neighbours come before/after alternately, nearest first
-                lent = cfg.context_weight * anchor.score / (2 ** (distance - 1))
+                lent = cfg.context_weight * anchor_score / (2 ** (distance - 1))
                 if reply:
-                    lent = max(lent, cfg.reply_weight * anchor.score)
+                    lent = max(lent, cfg.reply_weight * anchor_score)
                 if lent > bonus.get(rid, 0.0):
                     bonus[rid] = lent
-        out = dict(scored)
         for rid, extra in bonus.items():
-            base = out.get(rid)
-            out[rid] = ScoredRecord(records[rid], (base.score if base else 0.0) + extra)
-        return out
+            base = keys.get(rid)
+            if base is None:
+                rec = records[rid] = unmatched[rid]
+                keys[rid] = (-(0.0 + extra), -rec.updated_at_ms, -rec.created_at_ms, rid)
+            else:
+                keys[rid] = (-(-base[0] + extra), *base[1:])
 
 
 def written_after(anchor: RecallableRecord, neighbour: RecallableRecord, position: int, both_sides_full: bool) -> bool:

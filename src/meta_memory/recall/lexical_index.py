@@ -17,14 +17,17 @@ order as the FTS5 path (:func:`meta_memory.recall.bm25.scoped_candidates`):
   the scope's row count and tokens per row (kept per scope as rows come and go); rows of
   other scopes change neither; ties by ``rid``. A phrase's per-posting scores for one
   scope are kept until a row of that scope changes;
-* rows that cannot enter the best ``limit`` are skipped (MaxScore, :meth:`_RealmIndex._pruned`):
+* when the query's terms hold more than :data:`PRUNE_MIN_POSTINGS` postings (fewer are summed in one
+  vectorised pass, cheaper than the pruning's set-up),
+  rows that cannot enter the best ``limit`` are skipped (MaxScore, :meth:`_RealmIndex._pruned`):
   per-phrase upper bounds of its share, a threshold from real rows' exact scores, and the
   phrases whose bounds together stay below it read only at the remaining candidates. Each
   candidate's score is still summed phrase by phrase in the ``MATCH`` order, so the answer is the
   exhaustive one bit for bit (``tests/recall/test_index_pruning.py``).
 
 Two more answers come from the same memory: which columns of a candidate's row hold each
-query term (a byte per posting, handed to re-ranking so it reads no full-text row), and the rows'
+query term (a byte per posting, handed to re-ranking as one table for all candidates,
+:mod:`meta_memory.recall.term_columns`, so it reads no full-text row), and the rows'
 write order (``created_at_ms``, then ``rid``) for recall's write-order neighbours.
 
 Coherence with the durable store (SQLite stays the source of truth):
@@ -67,6 +70,7 @@ from typing import TYPE_CHECKING, Any
 
 from meta_memory import deadline
 from meta_memory.recall import bm25, fts
+from meta_memory.recall.term_columns import TermColumns
 
 if TYPE_CHECKING:  # numpy is imported where first used: opening a store does not load it
     import numpy as np
@@ -107,9 +111,20 @@ PRUNE_POOL = 512
 #: term scores every posting instead.
 LOOKUP_COST = 4
 
+#: Postings of a query's terms (all scopes, repeats counted) up to which a search scores every posting without
+#: trying to prune: summing a few tens of thousands of postings in one vectorised pass costs less than the
+#: pruned path's set-up (bounds, a threshold pool, candidate look-ups: about 0.2 ms in many small numpy calls),
+#: measured on the synthetic corpora of ``benchmarks/recall.py`` (3,000 to 30,000 rows: the exhaustive path 2-4x
+#: faster; 100,000 rows, about 150,000 postings a query: the pruned path faster).
+PRUNE_MIN_POSTINGS = 50_000
+
 #: Relative margin on every bound comparison of a pruned search: covers the rounding of sums of a few hundred
 #: floats (about 1e-13 relative) many times over, so a row is skipped only when it surely scores lower.
 BOUND_MARGIN = 1e-9
+
+#: Rows a write-order neighbour walk reads one by one before it reads in chunks (most walks end within a few
+#: rows: the anchor's scope's own, nearest first).
+SIDE_STEPS = 8
 
 #: A realm refused for its size is tried again after this long (seconds).
 RETRY_REFUSED_S = 300.0
@@ -387,18 +402,27 @@ class _RealmIndex:
         statistics, best first, ties by ``rid`` (as :func:`meta_memory.recall.bm25.scoped_candidates`);
         with ``only``, the best among those rids alone (scores unchanged).
 
-        Without ``only`` the rows that cannot enter the best ``limit`` are skipped unscored (MaxScore:
-        :meth:`_pruned`); the answer is the same, scores bit for bit and ties alike, as scoring every
+        Without ``only``, and when the terms hold more than :data:`PRUNE_MIN_POSTINGS` postings, the rows that
+        cannot enter the best ``limit`` are skipped unscored (MaxScore: :meth:`_pruned`); the answer is the same, scores bit for bit and ties alike, as scoring every
         posting (``exhaustive=True``, and always with ``only``)."""
         sid = self.scopes.get(scope)
         if sid is None or self.scope_rows[sid] <= 0 or limit <= 0:
             return []
         whole = len(self.scopes) == 1 and self.removed == 0  # every posting is live and in this scope
-        if only is None and not exhaustive:
+        if only is None and not exhaustive and self._postings_of(terms) > PRUNE_MIN_POSTINGS:
             found = self._pruned(sid, terms, limit, whole)
             if found is not None:
                 return found
         return self._exhaustive(sid, terms, limit, only, whole)
+
+    def _postings_of(self, terms: Sequence[str]) -> int:
+        """How many postings ``terms`` hold in every scope (a term counted at each of its repeats)."""
+        total = 0
+        for term in terms:
+            p = self.postings.get(term)
+            if p is not None:
+                total += len(p.slots) + len(p.more_slots)
+        return total
 
     def _exhaustive(self, sid: int, terms: Sequence[str], limit: int, only: Collection[int] | None,
                     whole: bool) -> list[tuple[int, float]]:
@@ -564,13 +588,15 @@ class _RealmIndex:
             acc += np.where(held, share, 0.0)
         return acc
 
-    def term_fields(self, terms: Sequence[str], rids: Sequence[int]) -> list[dict[str, int]]:
-        """Per rid (indexed), ``term -> columns of its full-text row holding the term`` (bit ``i`` =
-        ``fts.COLUMNS[i]``) for the ``terms`` it holds."""
+    def term_columns(self, terms: Sequence[str], rids: Sequence[int]) -> TermColumns:
+        """Per distinct term of ``terms`` and rid of ``rids`` (indexed), the columns of the rid's full-text row
+        holding the term (bit ``i`` = ``fts.COLUMNS[i]``; 0 when it does not hold it), as one table."""
         import numpy as np
-        want = np.asarray([self.slot_of[rid] for rid in rids], dtype=np.int32)
-        out: list[dict[str, int]] = [{} for _ in rids]
-        for term in dict.fromkeys(terms):
+        slot_of = self.slot_of
+        want = np.fromiter(map(slot_of.__getitem__, rids), dtype=np.int32, count=len(rids))
+        distinct = list(dict.fromkeys(terms))
+        bits = np.zeros((len(distinct), len(rids)), dtype=np.uint8)
+        for t, term in enumerate(distinct):
             p = self.postings.get(term)
             if p is None:
                 continue
@@ -579,9 +605,8 @@ class _RealmIndex:
             if not len(slots):
                 continue
             at = np.minimum(np.searchsorted(slots, want), len(slots) - 1)
-            for i in np.flatnonzero(slots[at] == want):
-                out[int(i)][term] = int(p.fields[at[i]])
-        return out
+            bits[t] = np.where(slots[at] == want, p.fields[at], 0)
+        return TermColumns(distinct, bits)
 
     # ------------------------------------------------------------------ write order
 
@@ -629,7 +654,19 @@ class _RealmIndex:
         direction ``step`` (-1 or 1), nearest first, while ``created_at_ms`` stays in ``[low, high]``."""
         import numpy as np
         found: list[int] = []
-        start, chunk = place + step, 16
+        start = place + step
+        order, slot_at, slot_scope = self.order, self.slot_at, self.slot_scope
+        for _ in range(SIDE_STEPS):  # the usual case, a few rows of the scope next to the anchor: row by row
+            if len(found) >= span or not 0 <= start < self.ordered:
+                return found
+            slot = order[start]
+            at = slot_at[slot]
+            if at < low or at > high:
+                return found  # write order is by time: past the window, no more
+            if slot_scope[slot] == sid:
+                found.append(int(self.slot_rid[slot]))
+            start += step
+        chunk = 16  # many rows of other scopes in between: in chunks
         while len(found) < span and 0 <= start < self.ordered:
             if step < 0:
                 stop = max(start - chunk, -1)
@@ -716,7 +753,7 @@ def bm25_top(acc: np.ndarray, rids: np.ndarray, limit: int) -> list[tuple[int, f
         cand = cand[values >= kth]  # every tie at the boundary, ordered below
     order = np.lexsort((rids[cand], -acc[cand]))[:limit]
     picked = cand[order]
-    return [(int(rid), -1.0 * float(score)) for rid, score in zip(rids[picked], acc[picked])]
+    return list(zip(rids[picked].tolist(), (-1.0 * acc[picked]).tolist()))
 
 
 class LexicalIndexes:
@@ -790,11 +827,12 @@ class LexicalIndexes:
     # ------------------------------------------------------------------ search
 
     def search(self, conn: Any, realm: str, scope: tuple[str, str], match: str,
-               limit: int, only: Collection[int] | None = None) -> list[tuple[int, float, dict[str, int]]] | None:
-        """The scope's best ``limit`` ``(rid, bm25, term fields)`` for ``match``, best first, or ``None``:
-        ask FTS5. ``term fields``: ``term -> columns holding it`` (bit ``i`` = ``fts.COLUMNS[i]``) for
-        the query's terms the row holds (:meth:`_RealmIndex.term_fields`). ``only``: the best among those
-        rids alone (a filtered recall).
+               limit: int, only: Collection[int] | None = None) -> tuple[list[tuple[int, float]], TermColumns] | None:
+        """The scope's best ``limit`` ``(rid, bm25)`` for ``match``, best first, with their term table, or
+        ``None``: ask FTS5. The table's column ``c`` is hit ``c``'s ``term -> columns holding it`` (bit ``i``
+        = ``fts.COLUMNS[i]``) for the query's terms (:meth:`_RealmIndex.term_columns`,
+        :mod:`meta_memory.recall.term_columns`). ``only``: the best among those rids alone (a filtered
+        recall).
 
         ``conn`` is the caller's open read transaction on ``realm`` (the index catches up to its
         snapshot first). ``None`` when the index is off, the realm is cold (a build is started),
@@ -822,11 +860,11 @@ class LexicalIndexes:
             if not self._catch_up(conn, realm, index):
                 return None
             hits = index.top(scope, terms, limit, only)
-            fields = index.term_fields(terms, [rid for rid, _ in hits])
+            table = index.term_columns(terms, [rid for rid, _ in hits])
         finally:
             index.lock.release()
         self._fit(realm)
-        return [(rid, score, held) for (rid, score), held in zip(hits, fields)]
+        return hits, table
 
     def neighbours(self, conn: Any, realm: str, scope: tuple[str, str], anchors: Sequence[int], span: int,
                    window_ms: int) -> dict[int, list[int]] | None:

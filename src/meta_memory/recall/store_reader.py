@@ -54,10 +54,14 @@ class StoreReader:
         return [r for r in records if record_id(r) in ok]
 
     def search(self, match: str, limit: int) -> list[tuple[Any, float]]:
-        """Delegates to ``store.search(realm, scope, match, limit)`` (with the filter as ``where=``)."""
+        """Delegates to ``store.search(realm, scope, match, limit)`` (with the filter as ``where=``); a list
+        the store returns is handed on as it is (it may carry the candidates' term columns:
+        :class:`~meta_memory.agent_memory.model.Candidates`)."""
         if self.where is None:
-            return list(self.store.search(self.realm, self.scope, match, limit))
-        return list(self.store.search(self.realm, self.scope, match, limit, where=self.where))
+            found = self.store.search(self.realm, self.scope, match, limit)
+        else:
+            found = self.store.search(self.realm, self.scope, match, limit, where=self.where)
+        return found if isinstance(found, list) else list(found)
 
     def active_records(self) -> list[Any]:
         """Delegates to ``store.active_records(realm, scope)``."""

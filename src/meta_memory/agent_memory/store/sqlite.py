@@ -48,6 +48,7 @@ from meta_memory.agent_memory.markdown import (
     strip_markdown_records,
 )
 from meta_memory.agent_memory.model import (
+    Candidates,
     MemoryRecord,
     RecordView,
     Scope,
@@ -209,6 +210,23 @@ class _RealmDb:
 def _stop_when_expired() -> int:
     """SQLite progress handler: non-zero aborts the running statement (``interrupted``)."""
     return 1 if deadline.expired() else 0
+
+
+class _Ranked:
+    """A candidate query's answer: ``hits`` ``(rid, bm25, k)`` best first, where ``k`` is the hit's column
+    in the index's term ``table`` or its place in ``fields`` (FTS5's term fields, one mapping per hit)."""
+
+    __slots__ = ("hits", "table", "fields")
+
+    def __init__(self, hits: list[tuple[int, float, int]], *, table: Any = None,
+                 fields: list[Mapping[str, int]] | None = None) -> None:
+        self.hits = hits
+        self.table = table
+        self.fields = fields
+
+    def only(self, rids: Collection[int]) -> _Ranked:
+        """The hits whose rid is in ``rids`` (their columns kept)."""
+        return _Ranked([h for h in self.hits if h[0] in rids], table=self.table, fields=self.fields)
 
 
 class SqliteAgentMemoryStore(SqlAgentMemoryStore[sqlite3.Connection]):
@@ -1000,7 +1018,7 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore[sqlite3.Connection]):
         return out
 
     def search(self, realm: str, scope: Scope, match_expression: str, limit: int,
-               only: Collection[int] | None = None, where: FilterNode | None = None) -> list[tuple[RecordView, float]]:
+               only: Collection[int] | None = None, where: FilterNode | None = None) -> Candidates:
         """See :meth:`AgentMemoryStore.search`: ordered by bm25 over the statistics of ``scope`` alone
         (:mod:`meta_memory.recall.bm25`), ties by insertion order (``rid``), like the PostgreSQL store;
         no other scope's rows change a score or the order.
@@ -1014,7 +1032,7 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore[sqlite3.Connection]):
         (an indexed count): the answer is the best ``limit`` among unexpired records, not fewer.
         """
         if limit <= 0 or not match_expression or (only is not None and not only):
-            return []
+            return Candidates()
         kind, key = scope.storage()
         name = self._realm_name(realm)  # validates the realm name
         now = self.clock.now_ms()
@@ -1023,17 +1041,20 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore[sqlite3.Connection]):
             # records past their expiry keep their full-text rows until the sweep: ask for that many more
             expired = self._expired_count(conn, kind, key, now)
 
-            def ranked(n: int, among: frozenset[int] | None) -> list[tuple[int, float, Mapping[str, int]]]:
-                hits = self.lexical_index.search(conn, name, (kind, key), match_expression, n, among)
-                if hits is None:
-                    try:
-                        hits = bm25.scoped_candidates(conn, kind, key, match_expression, n, among)
-                    except (sqlite3.OperationalError, ValueError) as exc:
-                        raise AgentMemoryError("io", f"full-text query failed: {exc}") from None
-                return list(hits)
+            def ranked(n: int, among: frozenset[int] | None) -> _Ranked:
+                found = self.lexical_index.search(conn, name, (kind, key), match_expression, n, among)
+                if found is not None:
+                    hits, table = found
+                    return _Ranked([(rid, score, c) for c, (rid, score) in enumerate(hits)], table=table)
+                try:
+                    rows = bm25.scoped_candidates(conn, kind, key, match_expression, n, among)
+                except (sqlite3.OperationalError, ValueError) as exc:
+                    raise AgentMemoryError("io", f"full-text query failed: {exc}") from None
+                return _Ranked([(rid, score, c) for c, (rid, score, _) in enumerate(rows)],
+                               fields=[fields for _, _, fields in rows])
 
             if where is None:
-                return self._current_views(conn, name, kind, key, ranked(limit + expired, only), now)[:limit]
+                return self._current_views(conn, name, kind, key, ranked(limit + expired, only), now, limit)
             # The best candidates in score order, kept when their metadata passes: exact once ``limit`` pass
             # or the candidates run out. A filter few candidates pass falls back to the scope's matching
             # rows (one scan) as ``only``.
@@ -1041,15 +1062,15 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore[sqlite3.Connection]):
             wanted = max(4 * limit, 64) + expired
             for _ in range(_WIDENINGS):
                 hits = ranked(wanted, only)
-                passing = self._passing_rids(conn, [rid for rid, _, _ in hits], tail, params)
-                kept = self._current_views(conn, name, kind, key, [h for h in hits if h[0] in passing], now)
-                if len(kept) >= limit or len(hits) < wanted:
-                    return kept[:limit]
+                passing = self._passing_rids(conn, [rid for rid, _, _ in hits.hits], tail, params)
+                kept = self._current_views(conn, name, kind, key, hits.only(passing), now, limit)
+                if len(kept) >= limit or len(hits.hits) < wanted:
+                    return kept
                 wanted *= 4
             sql, bound = self._active_sql(name, scope, tail, params)
             matching = frozenset(int(r[0]) for r in conn.execute(sql.replace(RECORD_COLUMNS, "rid", 1), bound))
             among = matching if only is None else matching & only
-            return self._current_views(conn, name, kind, key, ranked(limit, among), now)[:limit] if among else []
+            return self._current_views(conn, name, kind, key, ranked(limit, among), now, limit) if among else Candidates()
 
     def passing(self, realm: str, scope: Scope, where: FilterNode, memory_ids: Collection[str]) -> set[str]:
         """See :meth:`AgentMemoryStore.passing`: by id (the unary ``+`` keeps the planner off the scope
@@ -1101,18 +1122,21 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore[sqlite3.Connection]):
         return {mid: [views[rid] for rid in rids if rid in views] for mid, rids in near.items()}
 
     def _current_views(
-        self, conn: sqlite3.Connection, name: str, kind: str, key: str,
-        hits: Sequence[tuple[int, float, Mapping[str, int]]], now_ms: int,
-    ) -> list[tuple[RecordView, float]]:
-        """``hits`` (``(rid, score, term fields)``, in order) whose records are active and unexpired in the
-        scope at ``now_ms``, as views carrying the index's term fields (so re-ranking need not tokenise them);
-        decoded views are reused (:mod:`.view_cache`)."""
+        self, conn: sqlite3.Connection, name: str, kind: str, key: str, ranked: _Ranked, now_ms: int, limit: int,
+    ) -> Candidates:
+        """The first ``limit`` of ``ranked``'s hits whose records are active and unexpired in the scope at
+        ``now_ms``, as the kept views (:mod:`.view_cache`) with each one's term columns beside them
+        (:class:`~meta_memory.agent_memory.model.Candidates`: re-ranking need not tokenise them)."""
+        hits = ranked.hits
         if not hits:
-            return []
+            return Candidates()
         views = self._views.views(conn, name, [rid for rid, _, _ in hits], _LIVE_IN_SCOPE, (kind, key, now_ms))
-        return [(v if fields is None else RecordView(v.id, v.title, v.description, v.body, v.tags, v.created_at_ms,
-                                                     v.updated_at_ms, fields), score)
-                for rid, score, fields in hits if (v := views.get(rid)) is not None]
+        kept = [(v, score, c) for rid, score, c in hits if (v := views.get(rid)) is not None][:limit]
+        items = [(v, score) for v, score, _ in kept]
+        if ranked.table is not None:
+            return Candidates(items, table=ranked.table, columns=[c for _, _, c in kept])
+        fields = ranked.fields
+        return Candidates(items, fields=None if fields is None else [fields[c] for _, _, c in kept])
 
     # ================================================================ vectors (semantic recall extra)
 
