@@ -44,7 +44,6 @@ from typing import Any, TypeVar
 
 import psycopg
 from psycopg import conninfo
-from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from meta_memory import deadline
@@ -57,7 +56,7 @@ from meta_memory.agent_memory.model import (
     UsageStats,
 )
 from meta_memory.agent_memory.realm_list import refuse_unlisted_realm
-from meta_memory.agent_memory.store import pg_schema, planner
+from meta_memory.agent_memory.store import pg_fts, pg_schema, planner
 from meta_memory.agent_memory.store.base import InjectionRow, WriteGate, dumps
 from meta_memory.agent_memory.store.common import (
     INJECTION_COLUMNS,
@@ -398,11 +397,15 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore[psycopg.Connection[Any]]):
         rows = conn.execute(
             self._sql(
                 "SELECT rid, realm, scope_kind, scope_key, title, description, body, tags FROM §records "
-                "WHERE status_kind = 'active' ORDER BY rid"
+                "WHERE status_kind = 'active' ORDER BY realm, rid"
             )
         ).fetchall()
-        for rid, realm, kind, key, title, description, body, tags in rows:
-            self._insert_fts(conn, realm, rid, kind, key, title, description, body, json.loads(tags or "[]"))
+        for realm, group in itertools.groupby(rows, key=lambda r: r[1]):
+            delta = pg_fts.Delta()
+            fts_rows = [pg_fts.fts_row(rid, kind, key, title, description, body, json.loads(tags or "[]"))
+                        for rid, _, kind, key, title, description, body, tags in group]
+            pg_fts.insert_rows(conn, self._sql, realm, fts_rows, delta)
+            delta.write(conn, self._sql, realm)
 
     @contextlib.contextmanager
     def _conn(self) -> Iterator[psycopg.Connection[Any]]:
@@ -577,74 +580,19 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore[psycopg.Connection[Any]]):
 
     # ================================================================ full-text rows
 
-    def _insert_fts(
-        self,
-        conn: psycopg.Connection[Any],
-        realm: str,
-        rid: int,
-        scope_kind: str,
-        scope_key: str,
-        title: str,
-        description: str,
-        body: str,
-        tags: Sequence[str],
-    ) -> None:
-        lexemes, freq, ntok = pg_schema.fts_row(title, description, body, tags)
-        conn.execute(
-            self._sql(
-                "INSERT INTO §records_fts(rid, realm, scope_kind, scope_key, doc, tf, ntok) "
-                "VALUES (%s, %s, %s, %s, array_to_tsvector(%s::text[]), %s, %s)"
-            ),
-            (rid, realm, scope_kind, scope_key, lexemes, Jsonb(freq), ntok),
-        )
-        conn.execute(
-            self._sql(
-                "INSERT INTO §fts_stats(realm, scope_kind, scope_key, n_rows, n_tokens) VALUES (%s, %s, %s, 1, %s) "
-                "ON CONFLICT (realm, scope_kind, scope_key) DO UPDATE "
-                "SET n_rows = §fts_stats.n_rows + 1, n_tokens = §fts_stats.n_tokens + EXCLUDED.n_tokens"
-            ),
-            (realm, scope_kind, scope_key, ntok),
-        )
-        if lexemes:
-            conn.execute(
-                self._sql(
-                    "INSERT INTO §fts_terms(realm, scope_kind, scope_key, term, df) "
-                    "SELECT %s, %s, %s, t, 1 FROM unnest(%s::text[]) AS t "
-                    "ON CONFLICT (realm, scope_kind, scope_key, term) DO UPDATE SET df = §fts_terms.df + 1"
-                ),
-                (realm, scope_kind, scope_key, lexemes),
-            )
-
-    def _delete_fts(self, conn: psycopg.Connection[Any], realm: str, rid: int) -> None:
-        """Remove a record's full-text row and take it out of its scope's statistics (rows that reach
-        zero are deleted: no term of a scope with no active record holding it stays behind)."""
-        row = conn.execute(
-            self._sql("DELETE FROM §records_fts WHERE rid = %s RETURNING ntok, tsvector_to_array(doc), scope_kind, "
-                      "scope_key"), (rid,)
-        ).fetchone()
-        if row is None:
-            return
-        ntok, lexemes, kind, key = row[0], list(row[1] or []), row[2], row[3]
-        conn.execute(
-            self._sql("UPDATE §fts_stats SET n_rows = n_rows - 1, n_tokens = n_tokens - %s "
-                      "WHERE realm = %s AND scope_kind = %s AND scope_key = %s"),
-            (ntok, realm, kind, key),
-        )
-        conn.execute(
-            self._sql("DELETE FROM §fts_stats WHERE realm = %s AND scope_kind = %s AND scope_key = %s AND n_rows <= 0"),
-            (realm, kind, key),
-        )
-        if lexemes:
-            conn.execute(
-                self._sql("UPDATE §fts_terms SET df = df - 1 WHERE realm = %s AND scope_kind = %s AND scope_key = %s "
-                          "AND term = ANY(%s::text[])"),
-                (realm, kind, key, lexemes),
-            )
-            conn.execute(
-                self._sql("DELETE FROM §fts_terms WHERE realm = %s AND scope_kind = %s AND scope_key = %s "
-                          "AND term = ANY(%s::text[]) AND df <= 0"),
-                (realm, kind, key, lexemes),
-            )
+    def _index_records(self, conn: psycopg.Connection[Any], realm: str, indexed: Sequence[tuple[int, MemoryRecord]],
+                       unindexed: Sequence[int]) -> None:
+        """Add the full-text rows of ``indexed`` (row id, record that became active), remove those of the
+        ``unindexed`` row ids, and move the scopes' statistics by the difference (:mod:`.pg_fts`: a fixed
+        number of statements per batch)."""
+        delta = pg_fts.Delta()
+        pg_fts.delete_rows(conn, self._sql, unindexed, delta)
+        rows = []
+        for rid, rec in indexed:
+            kind, key = rec.scope.storage()
+            rows.append(pg_fts.fts_row(rid, kind, key, rec.title, rec.description, rec.body, rec.tags))
+        pg_fts.insert_rows(conn, self._sql, realm, rows, delta)
+        delta.write(conn, self._sql, realm)
 
     # ================================================================ row primitives (see SqlAgentMemoryStore)
 
@@ -677,11 +625,62 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore[psycopg.Connection[Any]]):
         return int(_one(row)[0])
 
     def _index_record(self, conn: psycopg.Connection[Any], realm: str, rid: int, rec: MemoryRecord) -> None:
-        kind, key = rec.scope.storage()
-        self._insert_fts(conn, realm, rid, kind, key, rec.title, rec.description, rec.body, rec.tags)
+        self._index_records(conn, realm, [(rid, rec)], ())
 
     def _unindex_record(self, conn: psycopg.Connection[Any], realm: str, rid: int) -> None:
-        self._delete_fts(conn, realm, rid)
+        self._index_records(conn, realm, (), [rid])
+
+    def _write_planned(self, conn: psycopg.Connection[Any], realm: str,
+                       planned: Sequence[tuple[MemoryRecord, MemoryRecord | None]]) -> None:
+        """See :meth:`SqlAgentMemoryStore._write_planned`, set-based: the new records in multi-row
+        ``INSERT``s (row ids handed out in the batch's order), the changed ones in one pipelined
+        ``executemany``, then every full-text change of the batch at once (:meth:`_index_records`)."""
+        new = [rec for rec, before in planned if before is None]
+        indexed: list[tuple[int, MemoryRecord]] = []
+        unindexed: list[int] = []
+        for rid, rec in zip(self._insert_records(conn, realm, new), new, strict=True):
+            if rec.status.is_active:
+                indexed.append((rid, rec))
+        changed = [(rec, before) for rec, before in planned if before is not None]
+        if changed:
+            sql = self._sql(POSTGRES.sql(
+                f"UPDATE §records SET {STATE_ASSIGNMENTS} WHERE realm = ? AND memory_id = ? RETURNING rid"))
+            with conn.cursor() as cur:
+                cur.executemany(sql, [(*state_values(rec), realm, rec.id) for rec, _ in changed], returning=True)
+                rids = []
+                while True:
+                    rids.append(int(_one(cur)[0]))
+                    if not cur.nextset():
+                        break
+            for rid, (rec, before) in zip(rids, changed, strict=True):
+                if before.status.is_active and not rec.status.is_active:
+                    unindexed.append(rid)
+                elif rec.status.is_active and not before.status.is_active:
+                    indexed.append((rid, rec))
+        if indexed or unindexed:
+            self._index_records(conn, realm, indexed, unindexed)
+
+    #: Records per multi-row ``INSERT`` (25 parameters each: under PostgreSQL's 65,535).
+    RECORDS_PER_INSERT = 1000
+
+    def _insert_records(self, conn: psycopg.Connection[Any], realm: str, recs: Sequence[MemoryRecord]) -> list[int]:
+        """Insert ``recs`` in a few multi-row ``INSERT``s; returns their row ids in ``recs``' order
+        (ascending: a multi-row ``VALUES`` takes its identity values row by row, in order)."""
+        width = INSERT_COLUMNS.count(",") + 2
+        out: list[int] = []
+        for first in range(0, len(recs), self.RECORDS_PER_INSERT):
+            chunk = recs[first:first + self.RECORDS_PER_INSERT]
+            row = "(" + ", ".join(["%s"] * width) + ")"
+            params: list[Any] = []
+            for rec in chunk:
+                params.append(realm)
+                params.extend(insert_values(rec))
+            got = conn.execute(
+                self._sql(f"INSERT INTO §records(realm, {INSERT_COLUMNS}) VALUES {', '.join([row] * len(chunk))} "
+                          "RETURNING rid, memory_id"), params).fetchall()
+            by_id = {memory_id: int(rid) for rid, memory_id in got}
+            out.extend(by_id[rec.id] for rec in chunk)
+        return out
 
     def _insert_rows(
         self, conn: psycopg.Connection[Any], realm: str, table: str, columns: str, rows: Sequence[tuple[Any, ...]]
@@ -727,9 +726,9 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore[psycopg.Connection[Any]]):
 
     def _delete_content(self, conn: psycopg.Connection[Any], realm: str, ids: Sequence[str]) -> None:
         ids = list(ids)
-        for row in conn.execute(self._sql("SELECT rid FROM §records WHERE realm = %s AND memory_id = ANY(%s)"),
-                                (realm, ids)).fetchall():
-            self._unindex_record(conn, realm, int(row["rid"]))
+        rids = conn.execute(self._sql("SELECT rid FROM §records WHERE realm = %s AND memory_id = ANY(%s)"),
+                            (realm, ids)).fetchall()
+        self._index_records(conn, realm, (), [int(row["rid"]) for row in rids])
         for memory_id in ids:  # staged batches that carry the content (a JSON string match on the id)
             conn.execute(self._sql("DELETE FROM §stage WHERE realm = %s AND strpos(batch, %s) > 0"),
                          (realm, json.dumps(memory_id)))
