@@ -5,7 +5,7 @@ and scope: active rows, tokens) and ``fts_terms`` (per realm, scope and lexeme: 
 a row gone at zero). Every function here runs inside the caller's open write transaction and writes a
 whole batch in a fixed number of statements, whatever its size:
 
-* the full-text rows: one multi-row ``INSERT`` per :data:`ROWS_PER_STATEMENT` rows, one ``DELETE ...
+* the full-text rows: one ``INSERT ... SELECT`` over a JSON array per :data:`ROWS_PER_STATEMENT` rows, one ``DELETE ...
   RETURNING`` for every row removed;
 * the statistics: the batch's changes are summed per scope and per (scope, lexeme) in Python first, then
   land as one upsert per table (``INSERT ... SELECT FROM unnest(...) ON CONFLICT DO UPDATE``) and one
@@ -18,17 +18,16 @@ so bm25 reads the same numbers. ``sql`` is the store's statement formatter (``§
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from psycopg.types.json import Jsonb
-
 from meta_memory.agent_memory.store import pg_schema
 
-__all__ = ["ROWS_PER_STATEMENT", "FtsRow", "Delta", "fts_row", "insert_rows", "delete_rows"]
+__all__ = ["ROWS_PER_STATEMENT", "FtsRow", "Delta", "fts_row", "json_text", "insert_rows", "delete_rows"]
 
-#: Full-text rows per multi-row ``INSERT`` (7 parameters each: far under PostgreSQL's 65,535).
+#: Full-text rows per ``INSERT`` statement.
 ROWS_PER_STATEMENT = 1000
 
 Sql = Callable[[str], str]
@@ -105,17 +104,24 @@ class Delta:
                     (realm, [k[0] for k in gone], [k[1] for k in gone], [k[2] for k in gone]))
 
 
+def json_text(value: Any) -> str:
+    """``value`` as compact JSON text for a ``::jsonb`` parameter (non-ASCII kept as is)."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
 def insert_rows(conn: Any, sql: Sql, realm: str, rows: Sequence[FtsRow], delta: Delta) -> None:
-    """Insert the full-text rows of records that became active and count them into ``delta``."""
+    """Insert the full-text rows of records that became active (one statement per
+    :data:`ROWS_PER_STATEMENT`, the rows as one JSON array; ``doc`` is the ``tsvector`` of the
+    frequency map's lexemes) and count them into ``delta``."""
     for first in range(0, len(rows), ROWS_PER_STATEMENT):
         chunk = rows[first:first + ROWS_PER_STATEMENT]
-        values = ", ".join(["(%s, %s, %s, %s, array_to_tsvector(%s::text[]), %s, %s)"] * len(chunk))
-        params: list[Any] = []
         for r in chunk:
-            params += (r.rid, realm, r.scope_kind, r.scope_key, r.lexemes, Jsonb(r.freq), r.ntok)
             delta.add(r.scope_kind, r.scope_key, r.lexemes, r.ntok, 1)
-        conn.execute(sql(f"INSERT INTO §records_fts(rid, realm, scope_kind, scope_key, doc, tf, ntok) VALUES {values}"),
-                     params)
+        doc = json_text([[r.rid, r.scope_kind, r.scope_key, r.freq, r.ntok] for r in chunk])
+        conn.execute(sql(
+            "INSERT INTO §records_fts(rid, realm, scope_kind, scope_key, doc, tf, ntok) "
+            "SELECT (e->>0)::bigint, %s, e->>1, e->>2, array_to_tsvector(ARRAY(SELECT jsonb_object_keys(e->3))), "
+            "e->3, (e->>4)::integer FROM jsonb_array_elements(%s::jsonb) AS e"), (realm, doc))
 
 
 def delete_rows(conn: Any, sql: Sql, rids: Sequence[int], delta: Delta) -> None:

@@ -660,38 +660,36 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore[psycopg.Connection[Any]]):
         if indexed or unindexed:
             self._index_records(conn, realm, indexed, unindexed)
 
-    #: Records per multi-row ``INSERT`` (25 parameters each: under PostgreSQL's 65,535).
-    RECORDS_PER_INSERT = 1000
-
     def _insert_records(self, conn: psycopg.Connection[Any], realm: str, recs: Sequence[MemoryRecord]) -> list[int]:
-        """Insert ``recs`` in a few multi-row ``INSERT``s; returns their row ids in ``recs``' order
-        (ascending: a multi-row ``VALUES`` takes its identity values row by row, in order)."""
-        width = INSERT_COLUMNS.count(",") + 2
-        out: list[int] = []
-        for first in range(0, len(recs), self.RECORDS_PER_INSERT):
-            chunk = recs[first:first + self.RECORDS_PER_INSERT]
-            row = "(" + ", ".join(["%s"] * width) + ")"
-            params: list[Any] = []
-            for rec in chunk:
-                params.append(realm)
-                params.extend(insert_values(rec))
-            got = conn.execute(
-                self._sql(f"INSERT INTO §records(realm, {INSERT_COLUMNS}) VALUES {', '.join([row] * len(chunk))} "
-                          "RETURNING rid, memory_id"), params).fetchall()
-            by_id = {memory_id: int(rid) for rid, memory_id in got}
-            out.extend(by_id[rec.id] for rec in chunk)
-        return out
+        """Insert ``recs`` in one statement; returns their row ids in ``recs``' order (ascending: the rows
+        are inserted in the batch's order, each taking the next identity value). The values travel as one
+        JSON array read with ``jsonb_populate_recordset`` into the table's own column types (a few
+        parameters instead of 25 per record, so neither side parses a statement the size of the batch)."""
+        if not recs:
+            return []
+        columns = INSERT_COLUMNS.split(", ")
+        doc = pg_fts.json_text([dict(zip(columns, insert_values(rec), strict=True)) for rec in recs])
+        got = conn.execute(
+            self._sql(f"INSERT INTO §records(realm, {INSERT_COLUMNS}) SELECT %s, {INSERT_COLUMNS} "
+                      "FROM jsonb_populate_recordset(NULL::§records, %s::jsonb) WITH ORDINALITY AS x "
+                      "ORDER BY x.ordinality RETURNING rid, memory_id"), (realm, doc)).fetchall()
+        by_id = {memory_id: int(rid) for rid, memory_id in got}
+        return [by_id[rec.id] for rec in recs]
 
     def _insert_rows(
         self, conn: psycopg.Connection[Any], realm: str, table: str, columns: str, rows: Sequence[tuple[Any, ...]]
     ) -> None:
-        marks = ", ".join(["%s"] * (columns.count(",") + 2))
-        sql = self._sql(f"INSERT INTO §{table}(realm, {columns}) VALUES ({marks})")
         if len(rows) == 1:
-            conn.execute(sql, (realm, *rows[0]))
+            marks = ", ".join(["%s"] * (columns.count(",") + 2))
+            conn.execute(self._sql(f"INSERT INTO §{table}(realm, {columns}) VALUES ({marks})"), (realm, *rows[0]))
             return
-        with conn.cursor() as cur:
-            cur.executemany(sql, [(realm, *r) for r in rows])
+        # Several rows: one statement over a JSON array read into the table's column types, in order
+        # (an identity column numbers them as given).
+        names = columns.split(", ")
+        doc = pg_fts.json_text([dict(zip(names, r, strict=True)) for r in rows])
+        conn.execute(self._sql(f"INSERT INTO §{table}(realm, {columns}) SELECT %s, {columns} FROM "
+                               f"jsonb_populate_recordset(NULL::§{table}, %s::jsonb) WITH ORDINALITY AS x "
+                               "ORDER BY x.ordinality"), (realm, doc))
 
     def _active_sql(self, realm: str, scope: Scope, tail: str, params: Sequence[Any]) -> tuple[str, tuple[Any, ...]]:
         kind, key = scope.storage()
