@@ -56,7 +56,7 @@ from meta_memory.agent_memory.model import (
     UsageStats,
 )
 from meta_memory.agent_memory.realm_list import refuse_unlisted_realm
-from meta_memory.agent_memory.store import pg_fts, pg_schema, planner
+from meta_memory.agent_memory.store import pg_fts, pg_ranking, pg_schema, planner
 from meta_memory.agent_memory.store.base import InjectionRow, WriteGate, dumps
 from meta_memory.agent_memory.store.common import (
     INJECTION_COLUMNS,
@@ -206,6 +206,46 @@ def _lock_key(*parts: str) -> int:
     return int.from_bytes(digest[:8], "big", signed=True)
 
 
+# ============================================================================ ranking SQL
+
+#: The scope's statistics: each query lexeme (in query order) with ``df``, the scope's active rows
+#: holding it (0 when none), and ``n``, the scope's active rows. No row when the scope holds none.
+_TERM_STATS = (
+    "SELECT t.term, COALESCE((SELECT ft.df FROM §fts_terms ft WHERE ft.realm = %(realm)s "
+    "  AND ft.scope_kind = %(kind)s AND ft.scope_key = %(key)s AND ft.term = t.term), 0) AS df, st.n_rows AS n "
+    "FROM unnest(%(terms)s::text[]) WITH ORDINALITY AS t(term, ord) "
+    "CROSS JOIN §fts_stats st WHERE st.realm = %(realm)s AND st.scope_kind = %(kind)s AND st.scope_key = %(key)s "
+    "AND st.n_rows > 0 ORDER BY t.ord"
+)
+#: One query lexeme's bm25 share of row ``f``: ``{i}`` is its position (``q.idf[{i} + 1]``, ``%(t{i})s``).
+_TERM_SHARE = (
+    "q.idf[{n}] * (COALESCE((f.tf ->> %(t{i})s)::float8, 0) * (%(k1)s::float8 + 1)) / "
+    "(COALESCE((f.tf ->> %(t{i})s)::float8, 0) + %(k1)s::float8 * (1 - %(b)s::float8 + %(b)s::float8 * f.ntok "
+    "/ NULLIF(st.avgdl, 0)))"
+)
+
+
+def _ranked_sql(n_terms: int) -> str:
+    """bm25 of the scope's rows matching ``%(tsq)s`` over the ``n_terms`` query lexemes ``%(terms)s``
+    (also bound one by one as ``%(t0)s``...): ``-(share_0 + share_1 + ...)``, summed left to right in query
+    order, a lexeme the row lacks adding ``0.0`` (each idf is read from one array: ``q.idf``). Its ``hits``
+    CTE is left open: the caller appends its candidate filters, closes it and selects the ranked records."""
+    shares = " + ".join(_TERM_SHARE.format(i=i, n=i + 1) for i in range(n_terms))
+    return (
+        "WITH st AS (SELECT n_rows::float8 AS n, n_tokens::float8 / n_rows AS avgdl FROM §fts_stats "
+        "  WHERE realm = %(realm)s AND scope_kind = %(kind)s AND scope_key = %(key)s AND n_rows > 0), "
+        "q AS MATERIALIZED (SELECT array_agg(CASE WHEN x.idf <= 0 THEN 1e-6 ELSE x.idf END ORDER BY t.ord) AS idf "
+        "  FROM unnest(%(terms)s::text[]) WITH ORDINALITY AS t(term, ord) CROSS JOIN st "
+        "  CROSS JOIN LATERAL (SELECT COALESCE((SELECT ft.df FROM §fts_terms ft WHERE ft.realm = %(realm)s "
+        "    AND ft.scope_kind = %(kind)s AND ft.scope_key = %(key)s AND ft.term = t.term), 0) AS df) d "
+        "  CROSS JOIN LATERAL (SELECT ln((st.n - d.df + 0.5) / (d.df + 0.5)) AS idf) x), "
+        f"hits AS (SELECT f.rid, -({shares}) AS score "
+        "  FROM §records_fts f CROSS JOIN st CROSS JOIN q "
+        "  WHERE f.realm = %(realm)s AND f.scope_kind = %(kind)s AND f.scope_key = %(key)s "
+        "  AND f.doc @@ %(tsq)s::tsquery"
+    )
+
+
 # ============================================================================ the store
 
 
@@ -296,16 +336,28 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore[psycopg.Connection[Any]]):
             self._pool.close()
             raise AgentMemoryError("io", f"cannot connect to the agent memory database: {exc}") from None
         self._writes = itertools.count(1)
+        self._rows_written = 0
         self._refresh_statistics()
 
+    #: Tables whose planner statistics are kept current: the records, and the full-text rows and term
+    #: counts recall's ranking reads (without statistics the planner walks a whole scope's full-text
+    #: rows to find the few holding a rare term instead of asking the GIN index: 170 ms instead of 1 at
+    #: 100,000 records).
+    ANALYSED_TABLES = ("records", "records_fts", "fts_terms")
+    #: Records written in this process between two staleness checks (besides every
+    #: :data:`~.planner.CHECK_EVERY_WRITES` write transactions): a bulk load checks as it grows.
+    ROWS_PER_CHECK = 20_000
+
     def _refresh_statistics(self) -> None:
-        """``ANALYZE`` the records table when its planner statistics are missing or stale (see
+        """``ANALYZE`` each of :attr:`ANALYSED_TABLES` whose planner statistics are missing or stale (see
         :mod:`.planner`). A failure only logs: statistics are an optimisation, never a write's outcome."""
-        table = self._qs + "records"
+        self._rows_written = 0
         try:
             with self._conn() as conn:
-                if planner.pg_stale(conn, table):
-                    planner.pg_refresh(conn, table)
+                for name in self.ANALYSED_TABLES:
+                    table = self._qs + name
+                    if planner.pg_stale(conn, table):
+                        planner.pg_refresh(conn, table)
         except psycopg.Error as exc:
             log.warning("agent memory schema %s: cannot refresh planner statistics: %s", self.schema, exc)
 
@@ -573,7 +625,7 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore[psycopg.Connection[Any]]):
         """A validated write's transaction holding the realm's advisory lock, the realm views first on
         the search path (see :meth:`SqlAgentMemoryStore._write_conn`)."""
         self._ensure_realm(realm)
-        if next(self._writes) % planner.CHECK_EVERY_WRITES == 0:
+        if next(self._writes) % planner.CHECK_EVERY_WRITES == 0 or self._rows_written >= self.ROWS_PER_CHECK:
             self._refresh_statistics()
         with self._writing(realm, views=True) as conn:
             yield conn
@@ -635,6 +687,7 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore[psycopg.Connection[Any]]):
         """See :meth:`SqlAgentMemoryStore._write_planned`, set-based: the new records in multi-row
         ``INSERT``s (row ids handed out in the batch's order), the changed ones in one pipelined
         ``executemany``, then every full-text change of the batch at once (:meth:`_index_records`)."""
+        self._rows_written += len(planned)
         new = [rec for rec, before in planned if before is None]
         indexed: list[tuple[int, MemoryRecord]] = []
         unindexed: list[int] = []
@@ -836,6 +889,11 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore[psycopg.Connection[Any]]):
         the scope's active records, ``avgdl`` their tokens per record and ``n_i``
         those holding term ``i`` (``fts_stats`` / ``fts_terms`` of the scope): no
         other scope's records move a score. Order: score, then insertion order.
+
+        Not every candidate is scored: the terms are matched rarest first, and the common terms whose
+        score bounds cannot lift a row into the first ``limit`` are left unmatched (:mod:`.pg_ranking`,
+        MaxScore), which returns exactly the rows, scores and order of matching every term. All reads
+        of one call come from one snapshot; each statement stops at the time budget (``timeout``).
         """
         if limit <= 0 or not match_expression or (only is not None and not only):
             return []
@@ -851,40 +909,64 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore[psycopg.Connection[Any]]):
             parts = sql.split("?")
             filtered = "AND " + "".join(p + (f"%(f{i})s" if i < len(values) else "") for i, p in enumerate(parts)) + " "
             bound = {f"f{i}": v for i, v in enumerate(values)}
-        rows = self._query(
-            name,
-            "WITH st AS (SELECT n_rows::float8 AS n, n_tokens::float8 / n_rows AS avgdl FROM §fts_stats "
-            "  WHERE realm = %(realm)s AND scope_kind = %(kind)s AND scope_key = %(key)s AND n_rows > 0), "
-            "q AS MATERIALIZED (SELECT t.term, CASE WHEN x.idf <= 0 THEN 1e-6 ELSE x.idf END AS idf "
-            "  FROM unnest(%(terms)s::text[]) AS t(term) CROSS JOIN st "
-            "  LEFT JOIN §fts_terms ft ON ft.realm = %(realm)s AND ft.scope_kind = %(kind)s "
-            "  AND ft.scope_key = %(key)s AND ft.term = t.term "
-            "  CROSS JOIN LATERAL (SELECT ln((st.n - COALESCE(ft.df, 0) + 0.5) / (COALESCE(ft.df, 0) + 0.5)) AS idf) x), "
-            "hits AS (SELECT f.rid, (SELECT -SUM(q.idf * (w.freq * (%(k1)s::float8 + 1)) / (w.freq + %(k1)s::float8 "
-            "    * (1 - %(b)s::float8 + %(b)s::float8 * f.ntok / NULLIF(st.avgdl, 0)))) "
-            "    FROM q CROSS JOIN LATERAL (SELECT COALESCE((f.tf ->> q.term)::float8, 0) AS freq) w) AS score "
-            "  FROM §records_fts f CROSS JOIN st "
-            "  WHERE f.realm = %(realm)s AND f.scope_kind = %(kind)s AND f.scope_key = %(key)s "
-            "  AND f.doc @@ %(tsq)s::tsquery" + (" AND f.rid = ANY(%(only)s::bigint[])" if only is not None else "") + ") "
-            # Joined on the primary key only: a full-text row exists iff its record is active
-            # (same transaction), and rid is unique across realms.
-            f"SELECT {VIEW_COLUMNS}, hits.score AS score FROM hits JOIN §records r ON r.rid = hits.rid "
-            "WHERE r.status_kind = 'active' AND " + unexpired("r.").replace("?", "%(now)s") + " " + filtered +
-            "ORDER BY hits.score, r.rid LIMIT %(limit)s",
-            {
-                "realm": name,
-                "terms": lexemes,
-                "kind": kind,
-                "key": key,
-                "tsq": pg_schema.tsquery_literal(lexemes),
-                "k1": BM25_K1,
-                "b": BM25_B,
-                "limit": limit,
-                "now": self.clock.now_ms(),
-                "only": sorted(only) if only is not None else None,
-                **bound,
-            },
-        )
+        params: dict[str, Any] = {
+            "realm": name,
+            "terms": lexemes,
+            "kind": kind,
+            "key": key,
+            "k1": BM25_K1,
+            "b": BM25_B,
+            "limit": limit,
+            "now": self.clock.now_ms(),
+            "only": sorted(only) if only is not None else None,
+            **bound,
+        }
+        params.update({f"t{i}": lex for i, lex in enumerate(lexemes)})
+        ranked = self._sql(_ranked_sql(len(lexemes)) + (" AND f.rid = ANY(%(only)s::bigint[])" if only is not None else "") + "%(bounded)s) "
+                           # Joined on the primary key only: a full-text row exists iff its record is active
+                           # (same transaction), and rid is unique across realms.
+                           f"SELECT {VIEW_COLUMNS}, hits.score AS score FROM hits JOIN §records r ON r.rid = hits.rid "
+                           "WHERE r.status_kind = 'active' AND " + unexpired("r.").replace("?", "%(now)s") + " "
+                           + filtered + "ORDER BY hits.score, r.rid LIMIT %(limit)s")
+        with self._read_tx(name) as conn:
+            stats = conn.execute(self._sql(_TERM_STATS), params).fetchall()
+            if not stats:
+                return []  # the scope holds no active record
+            n_rows = float(stats[0]["n"])
+            terms = pg_ranking.rarest_first([pg_ranking.TermStat(r["term"], int(r["df"])) for r in stats])
+            k, theta = pg_ranking.first_prefix(terms), None
+            pairs = pg_ranking.seed_pairs(terms, k, n_rows)
+            if pairs:  # pg_ranking, step 4: rows holding two of the rarest terms give a first theta
+                seeded = conn.execute(ranked.replace("%(bounded)s", ""), {
+                    **params, "tsq": " | ".join(f"{pg_schema.tsquery_literal([a])} & {pg_schema.tsquery_literal([b])}"
+                                                for a, b in pairs)}).fetchall()
+                if len(seeded) >= limit:
+                    theta = -float(seeded[-1]["score"])
+                    k = pg_ranking.settled(terms, 0, n_rows, theta)
+                deadline.check()
+            while True:
+                round_params = {**params, "tsq": pg_schema.tsquery_literal([t.term for t in terms[:k]])}
+                if theta is None:
+                    rows = conn.execute(ranked.replace("%(bounded)s", ""), round_params).fetchall() if k else []
+                else:  # rows whose bound is below theta are skipped before scoring (pg_ranking, step 4)
+                    held = " + ".join(f"CASE WHEN f.doc @@ %(u{i})s::tsquery THEN %(v{i})s::float8 ELSE 0 END"
+                                      for i in range(len(terms)))
+                    for i, (t, b) in enumerate(zip(terms, pg_ranking.row_bounds(terms, n_rows), strict=True)):
+                        round_params[f"u{i}"], round_params[f"v{i}"] = pg_schema.tsquery_literal([t.term]), b
+                    round_params["cut"] = pg_ranking.cut(theta)
+                    rows = conn.execute(ranked.replace("%(bounded)s", f" AND ({held}) >= %(cut)s"),
+                                        round_params).fetchall()
+                if k >= len(terms):
+                    break
+                if len(rows) >= limit:
+                    theta = -float(rows[-1]["score"])
+                    wider = pg_ranking.settled(terms, k, n_rows, theta)
+                    if wider <= k:
+                        break
+                    k = wider
+                else:
+                    k = pg_ranking.wider_prefix(terms, k, limit)
+                deadline.check()
         return [(row_to_view(r), float(r["score"])) for r in rows]
 
     def list_realms(self) -> list[str]:
