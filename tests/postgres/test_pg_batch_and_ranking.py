@@ -220,3 +220,28 @@ def test_a_bulk_load_keeps_full_text_statistics_current(store: PostgresAgentMemo
             "EXPLAIN SELECT rid FROM records_fts WHERE realm = %s AND scope_kind = 'identity' AND scope_key = %s "
             "AND doc @@ %s::tsquery", (R, ME, "'zzrare'")))
     assert "records_fts_scope_idx" not in plan, plan  # not a walk over the scope's rows to find one
+
+
+def test_write_order_neighbours_seek_past_the_anchor(corpus: PostgresAgentMemoryStore,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A batch's records share their creation time: the neighbour scans seek (created_at_ms, rid) instead
+    of walking the anchor's batch."""
+    scope = Scope.identity(R, ME)
+    expr = fts.match_expression("w30x w31x")
+    assert expr is not None
+    anchors = [corpus.get(R, v.id) for v, _ in corpus.search(R, scope, expr, 3)]
+    expected = corpus.neighbours(R, scope, [a for a in anchors if a is not None], 2, 120_000)
+    assert expected and all(len(v) == 4 for v in expected.values())
+    with psycopg.connect(DSN, autocommit=True) as conn:  # as the store does once a realm holds rows
+        conn.execute(f"ANALYZE {corpus._qs}records")
+    plans: list[str] = []
+    query = corpus._query
+
+    def explain(name: str, sql: str, params: Any) -> list[Any]:
+        plans.append("\n".join(r[0] for r in query(name, "EXPLAIN " + sql, params)))
+        return query(name, sql, params)
+
+    monkeypatch.setattr(corpus, "_query", explain)
+    assert corpus.neighbours(R, scope, [a for a in anchors if a is not None], 2, 120_000) == expected
+    conditions = [line for line in plans[0].splitlines() if "Index Cond" in line and "ROW(created_at_ms, rid)" in line]
+    assert len(conditions) == 2, plans[0]
