@@ -105,7 +105,8 @@ def seed_pairs(terms: Sequence[TermStat], k: int, n_rows: float) -> list[tuple[s
     top = terms[:SEED_TERMS]
     pairs = sorted(((a.df * b.df / max(n_rows, 1.0), a.term, b.term) for i, a in enumerate(top) for b in top[i + 1:]),
                    key=lambda p: p[0])
-    out, expected = [], 0.0
+    out: list[tuple[str, str]] = []
+    expected = 0.0
     for size, a_term, b_term in pairs:
         expected += size
         if out and expected > FIRST_POSTINGS:

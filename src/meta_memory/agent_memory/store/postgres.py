@@ -932,42 +932,51 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore[psycopg.Connection[Any]]):
             stats = conn.execute(self._sql(_TERM_STATS), params).fetchall()
             if not stats:
                 return []  # the scope holds no active record
-            n_rows = float(stats[0]["n"])
-            terms = pg_ranking.rarest_first([pg_ranking.TermStat(r["term"], int(r["df"])) for r in stats])
-            k, theta = pg_ranking.first_prefix(terms), None
-            pairs = pg_ranking.seed_pairs(terms, k, n_rows)
-            if pairs:  # pg_ranking, step 4: rows holding two of the rarest terms give a first theta
-                seeded = conn.execute(ranked.replace("%(bounded)s", ""), {
-                    **params, "tsq": " | ".join(f"{pg_schema.tsquery_literal([a])} & {pg_schema.tsquery_literal([b])}"
-                                                for a, b in pairs)}).fetchall()
-                if len(seeded) >= limit:
-                    theta = -float(seeded[-1]["score"])
-                    k = pg_ranking.settled(terms, 0, n_rows, theta)
-                deadline.check()
-            while True:
-                round_params = {**params, "tsq": pg_schema.tsquery_literal([t.term for t in terms[:k]])}
-                if theta is None:
-                    rows = conn.execute(ranked.replace("%(bounded)s", ""), round_params).fetchall() if k else []
-                else:  # rows whose bound is below theta are skipped before scoring (pg_ranking, step 4)
-                    held = " + ".join(f"CASE WHEN f.doc @@ %(u{i})s::tsquery THEN %(v{i})s::float8 ELSE 0 END"
-                                      for i in range(len(terms)))
-                    for i, (t, b) in enumerate(zip(terms, pg_ranking.row_bounds(terms, n_rows), strict=True)):
-                        round_params[f"u{i}"], round_params[f"v{i}"] = pg_schema.tsquery_literal([t.term]), b
-                    round_params["cut"] = pg_ranking.cut(theta)
-                    rows = conn.execute(ranked.replace("%(bounded)s", f" AND ({held}) >= %(cut)s"),
-                                        round_params).fetchall()
-                if k >= len(terms):
-                    break
-                if len(rows) >= limit:
-                    theta = -float(rows[-1]["score"])
-                    wider = pg_ranking.settled(terms, k, n_rows, theta)
-                    if wider <= k:
-                        break
-                    k = wider
-                else:
-                    k = pg_ranking.wider_prefix(terms, k, limit)
-                deadline.check()
+            rows = self._pruned_rows(conn, ranked, params, stats, limit)
         return [(row_to_view(r), float(r["score"])) for r in rows]
+
+    @staticmethod
+    def _pruned_rows(conn: psycopg.Connection[Any], ranked: str, params: dict[str, Any], stats: Sequence[Any],
+                     limit: int) -> list[Any]:
+        """The best ``limit`` rows of ``ranked`` (the ranking statement, ``%(tsq)s`` and ``%(bounded)s`` left
+        to fill) for the query lexemes of ``stats`` (``term, df, n`` rows), matching as few of them as
+        :mod:`.pg_ranking` allows: a few statements of the caller's snapshot, each bounded by its budget."""
+        n_rows = float(stats[0]["n"])
+        terms = pg_ranking.rarest_first([pg_ranking.TermStat(r["term"], int(r["df"])) for r in stats])
+        unbounded = ranked.replace("%(bounded)s", "")
+        k, theta = pg_ranking.first_prefix(terms), None
+        pairs = pg_ranking.seed_pairs(terms, k, n_rows)
+        if pairs:  # pg_ranking, step 4: rows holding two of the rarest terms give a first theta
+            seeded = conn.execute(unbounded, {**params, "tsq": " | ".join(
+                f"{pg_schema.tsquery_literal([a])} & {pg_schema.tsquery_literal([b])}" for a, b in pairs)}).fetchall()
+            if len(seeded) >= limit:
+                theta = -float(seeded[-1]["score"])
+                k = max(1, pg_ranking.settled(terms, 0, n_rows, theta))
+            deadline.check()
+        while True:
+            if not k:
+                return []  # no query term is held by any row of the scope
+            round_params = {**params, "tsq": pg_schema.tsquery_literal([t.term for t in terms[:k]])}
+            if theta is None:
+                rows: list[Any] = conn.execute(unbounded, round_params).fetchall()
+            else:  # rows whose bound is below theta are skipped before scoring (pg_ranking, step 5)
+                held = " + ".join(f"CASE WHEN f.doc @@ %(u{i})s::tsquery THEN %(v{i})s::float8 ELSE 0 END"
+                                  for i in range(len(terms)))
+                for i, (t, b) in enumerate(zip(terms, pg_ranking.row_bounds(terms, n_rows), strict=True)):
+                    round_params[f"u{i}"], round_params[f"v{i}"] = pg_schema.tsquery_literal([t.term]), b
+                round_params["cut"] = pg_ranking.cut(theta)
+                rows = conn.execute(ranked.replace("%(bounded)s", f" AND ({held}) >= %(cut)s"), round_params).fetchall()
+            if k >= len(terms):
+                return rows
+            if len(rows) >= limit:
+                theta = -float(rows[-1]["score"])
+                wider = pg_ranking.settled(terms, k, n_rows, theta)
+                if wider <= k:
+                    return rows
+                k = wider
+            else:
+                k = pg_ranking.wider_prefix(terms, k, limit)
+            deadline.check()
 
     def list_realms(self) -> list[str]:
         """Every realm this database has held (registered at a realm's first use), sorted."""
