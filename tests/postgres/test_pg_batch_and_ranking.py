@@ -32,6 +32,7 @@ from meta_memory.agent_memory.model import Author, Scope
 from meta_memory.agent_memory.store import pg_fts, pg_ranking
 from meta_memory.agent_memory.store.postgres import PostgresAgentMemoryStore
 from meta_memory.agent_memory.writes import RememberItem
+from meta_memory.clock import ManualClock
 from meta_memory.errors import AgentMemoryError
 from meta_memory.recall import fts
 
@@ -245,3 +246,30 @@ def test_write_order_neighbours_seek_past_the_anchor(corpus: PostgresAgentMemory
     assert corpus.neighbours(R, scope, [a for a in anchors if a is not None], 2, 120_000) == expected
     conditions = [line for line in plans[0].splitlines() if "Index Cond" in line and "ROW(created_at_ms, rid)" in line]
     assert len(conditions) == 2, plans[0]
+
+
+def test_an_expired_record_among_the_best_is_left_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The best rows are picked before their records are read; one whose record expired (not yet swept)
+    is not answered, and the rows after it move up, as when every matching record is read."""
+    require_postgres()
+    clock = ManualClock()
+    with throwaway_schema() as name:
+        s = PostgresAgentMemoryStore(DSN, clock, schema=name)
+        try:
+            soon = clock.now_ms() + 1_000
+            items = [RememberItem(f"zq{i} w00x", "w00x zq body", (), expires_at_ms=soon if i % 2 else None)
+                     for i in range(30)]
+            record_writes.remember_many(s, R, ME, items)
+            expr = fts.match_expression("zq w00x")
+            assert expr is not None
+            scope = Scope.identity(R, ME)
+            before = [r.id for r, _ in s.search(R, scope, expr, 10)]
+            clock.advance(2_000)
+            after = [(r.id, sc) for r, sc in s.search(R, scope, expr, 10)]
+            assert after == _full_match(s, R, scope, expr, 10)
+            assert len(after) == 10 and len(before) == 10
+            expired = set(before) - {r.id for r, _ in s.search(R, scope, expr, 30)}
+            assert expired  # some of the first ten expired
+            assert not expired.intersection(i for i, _ in after)
+        finally:
+            s.close()

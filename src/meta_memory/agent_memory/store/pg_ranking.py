@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from meta_memory.recall import bm25
 
 __all__ = ["FIRST_POSTINGS", "GROWTH", "MARGIN", "TermStat", "bound", "rarest_first", "first_prefix", "seed_pairs", "wider_prefix", "settled",
-           "row_bounds", "cut"]
+           "row_bounds", "cut", "covering_sets"]
 
 #: Postings (rows holding a term, summed over the prefix) the first match may read.
 FIRST_POSTINGS = 2_000
@@ -44,6 +44,9 @@ FIRST_POSTINGS = 2_000
 GROWTH = 8
 #: The rarest terms whose pairs seed a costly first match (:func:`seed_pairs`).
 SEED_TERMS = 4
+#: Most terms, and most term sets, a query's candidates are matched by as sets (:func:`covering_sets`).
+MAX_COVER_TERMS = 16
+MAX_COVER_SETS = 64
 #: A bound sum must stay under ``theta * (1 - MARGIN)`` to prune (floating point rounding is ~1e-16).
 MARGIN = 1e-9
 
@@ -119,6 +122,37 @@ def wider_prefix(terms: Sequence[TermStat], k: int, limit: int) -> int:
     """The prefix of the next round when the last (prefix ``k``) found fewer than ``limit`` rows: at least
     one more term, as many as fit in ``max(2 * limit, GROWTH * postings of the last)`` postings."""
     return max(k + 1, first_prefix(terms, max(2 * limit, GROWTH * sum(s.df for s in terms[:k]))))
+
+
+def covering_sets(terms: Sequence[TermStat], bounds: Sequence[float], cut_at: float) -> list[list[str]] | None:
+    """The minimal sets of terms whose bounds (``bounds[i]`` of ``terms[i]``) sum to at least ``cut_at``: a
+    row can stay a candidate only if it holds every term of one of them, so matching their conjunctions
+    (one ``a & b | ...`` query the GIN index answers from its posting lists) finds exactly the rows
+    whose own bound reaches ``cut_at``. ``None`` when there are more than :data:`MAX_COVER_TERMS` terms
+    or more than :data:`MAX_COVER_SETS` sets (the caller matches term by term instead)."""
+    n = len(terms)
+    if n > MAX_COVER_TERMS:
+        return None
+    order = sorted(range(n), key=lambda i: -bounds[i])
+    out: list[list[str]] = []
+
+    def grow(start: int, chosen: list[int], total: float) -> bool:
+        for j in range(start, n):
+            i = order[j]
+            now = total + bounds[i]
+            picked = [*chosen, i]
+            if now >= cut_at:
+                # minimal: dropping any member (the smallest is the last picked) falls below the cut
+                if now - bounds[i] < cut_at:
+                    out.append([terms[x].term for x in picked])
+                    if len(out) > MAX_COVER_SETS:
+                        return False
+                continue
+            if not grow(j + 1, picked, now):
+                return False
+        return True
+
+    return out if grow(0, [], 0.0) else None
 
 
 def row_bounds(terms: Sequence[TermStat], n_rows: float) -> list[float]:

@@ -922,22 +922,40 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore[psycopg.Connection[Any]]):
             **bound,
         }
         params.update({f"t{i}": lex for i, lex in enumerate(lexemes)})
-        ranked = self._sql(_ranked_sql(len(lexemes)) + (" AND f.rid = ANY(%(only)s::bigint[])" if only is not None else "") + "%(bounded)s) "
-                           # Joined on the primary key only: a full-text row exists iff its record is active
-                           # (same transaction), and rid is unique across realms.
-                           f"SELECT {VIEW_COLUMNS}, hits.score AS score FROM hits JOIN §records r ON r.rid = hits.rid "
-                           "WHERE r.status_kind = 'active' AND " + unexpired("r.").replace("?", "%(now)s") + " "
-                           + filtered + "ORDER BY hits.score, r.rid LIMIT %(limit)s")
+        ranked = self._sql(_ranked_sql(len(lexemes)) + (" AND f.rid = ANY(%(only)s::bigint[])" if only is not None else "")
+                           + "%(bounded)s) ")
+        unexpired_r = unexpired("r.").replace("?", "%(now)s")
+        # Joined on the primary key only: a full-text row exists iff its record is active (same
+        # transaction), and rid is unique across realms.
+        joined = self._sql(f"SELECT {VIEW_COLUMNS}, hits.score AS score FROM hits JOIN §records r ON r.rid = hits.rid "
+                           f"WHERE r.status_kind = 'active' AND {unexpired_r} {filtered}"
+                           "ORDER BY hits.score, r.rid LIMIT %(limit)s")
+        # Without a metadata filter the best rows are picked first and only they are joined; a picked row
+        # whose record has expired (not yet swept) sends the statement back to the join above.
+        first = None if where is not None else self._sql(
+            f"SELECT {VIEW_COLUMNS}, h.score AS score, r.rid IS NULL AS gone FROM "
+            "(SELECT rid, score FROM hits ORDER BY score, rid LIMIT %(limit)s) h "
+            f"LEFT JOIN §records r ON r.rid = h.rid AND r.status_kind = 'active' AND {unexpired_r} "
+            "ORDER BY h.score, h.rid")
         with self._read_tx(name) as conn:
             stats = conn.execute(self._sql(_TERM_STATS), params).fetchall()
             if not stats:
                 return []  # the scope holds no active record
-            rows = self._pruned_rows(conn, ranked, params, stats, limit)
+
+            def run(head: str, values: dict[str, Any]) -> list[Any]:
+                if first is not None:
+                    picked: list[Any] = conn.execute(head + first, values).fetchall()
+                    if not any(r["gone"] for r in picked):
+                        return picked
+                rows: list[Any] = conn.execute(head + joined, values).fetchall()
+                return rows
+
+            rows = self._pruned_rows(run, ranked, params, stats, limit)
         return [(row_to_view(r), float(r["score"])) for r in rows]
 
     @staticmethod
-    def _pruned_rows(conn: psycopg.Connection[Any], ranked: str, params: dict[str, Any], stats: Sequence[Any],
-                     limit: int) -> list[Any]:
+    def _pruned_rows(run: Callable[[str, dict[str, Any]], list[Any]], ranked: str, params: dict[str, Any],
+                     stats: Sequence[Any], limit: int) -> list[Any]:
         """The best ``limit`` rows of ``ranked`` (the ranking statement, ``%(tsq)s`` and ``%(bounded)s`` left
         to fill) for the query lexemes of ``stats`` (``term, df, n`` rows), matching as few of them as
         :mod:`.pg_ranking` allows: a few statements of the caller's snapshot, each bounded by its budget."""
@@ -947,10 +965,13 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore[psycopg.Connection[Any]]):
         k, theta = pg_ranking.first_prefix(terms), None
         pairs = pg_ranking.seed_pairs(terms, k, n_rows)
         if pairs:  # pg_ranking, step 4: rows holding two of the rarest terms give a first theta
-            seeded = conn.execute(unbounded, {**params, "tsq": " | ".join(
-                f"{pg_schema.tsquery_literal([a])} & {pg_schema.tsquery_literal([b])}" for a, b in pairs)}).fetchall()
+            seeded = run(unbounded, {**params, "tsq": " | ".join(
+                f"{pg_schema.tsquery_literal([a])} & {pg_schema.tsquery_literal([b])}" for a, b in pairs)})
             if len(seeded) >= limit:
                 theta = -float(seeded[-1]["score"])
+                covered = PostgresAgentMemoryStore._covered_rows(run, unbounded, params, terms, n_rows, theta)
+                if covered is not None:
+                    return covered
                 k = max(1, pg_ranking.settled(terms, 0, n_rows, theta))
             deadline.check()
         while True:
@@ -958,14 +979,14 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore[psycopg.Connection[Any]]):
                 return []  # no query term is held by any row of the scope
             round_params = {**params, "tsq": pg_schema.tsquery_literal([t.term for t in terms[:k]])}
             if theta is None:
-                rows: list[Any] = conn.execute(unbounded, round_params).fetchall()
+                rows = run(unbounded, round_params)
             else:  # rows whose bound is below theta are skipped before scoring (pg_ranking, step 5)
                 held = " + ".join(f"CASE WHEN f.doc @@ %(u{i})s::tsquery THEN %(v{i})s::float8 ELSE 0 END"
                                   for i in range(len(terms)))
                 for i, (t, b) in enumerate(zip(terms, pg_ranking.row_bounds(terms, n_rows), strict=True)):
                     round_params[f"u{i}"], round_params[f"v{i}"] = pg_schema.tsquery_literal([t.term]), b
                 round_params["cut"] = pg_ranking.cut(theta)
-                rows = conn.execute(ranked.replace("%(bounded)s", f" AND ({held}) >= %(cut)s"), round_params).fetchall()
+                rows = run(ranked.replace("%(bounded)s", f" AND ({held}) >= %(cut)s"), round_params)
             if k >= len(terms):
                 return rows
             if len(rows) >= limit:
@@ -973,10 +994,27 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore[psycopg.Connection[Any]]):
                 wider = pg_ranking.settled(terms, k, n_rows, theta)
                 if wider <= k:
                     return rows
+                covered = PostgresAgentMemoryStore._covered_rows(run, unbounded, params, terms, n_rows, theta)
+                if covered is not None:
+                    return covered
                 k = wider
             else:
                 k = pg_ranking.wider_prefix(terms, k, limit)
             deadline.check()
+
+    @staticmethod
+    def _covered_rows(run: Callable[[str, dict[str, Any]], list[Any]], unbounded: str, params: dict[str, Any],
+                      terms: Sequence[pg_ranking.TermStat], n_rows: float, theta: float) -> list[Any] | None:
+        """Once ``theta`` is known: the answer, from the rows holding every term of one of
+        :func:`.pg_ranking.covering_sets` (exactly the rows whose bound reaches the cut: the GIN index
+        finds them from its posting lists, and only they are read and scored); ``None`` when the sets
+        are too many to match this way."""
+        sets = pg_ranking.covering_sets(terms, pg_ranking.row_bounds(terms, n_rows), pg_ranking.cut(theta))
+        if not sets:
+            return None
+        tsq = " | ".join("(" + " & ".join(pg_schema.tsquery_literal([t]) for t in group) + ")" for group in sets)
+        deadline.check()
+        return run(unbounded, {**params, "tsq": tsq})
 
     def list_realms(self) -> list[str]:
         """Every realm this database has held (registered at a realm's first use), sorted."""
