@@ -14,11 +14,14 @@ contract tests; reference notes §2B tables and write paths, §2D validator):
   (:func:`~meta_memory.agent_memory.validator.plan_batch`), write the records,
   keep the full-text rows in step (a record has one iff it is active), write
   one audit row per op, commit. ``synchronous_commit`` is the server's (``on``
-  by default): an acknowledged write is durable.
+  by default): an acknowledged write is durable. A batch is written set-based, in
+  a few statements whatever its size (:meth:`PostgresAgentMemoryStore._write_planned`,
+  :mod:`.pg_fts`).
 - Full-text search returns FTS5's ``bm25()`` computed over the same tokens
   (:func:`meta_memory.recall.fts.document`), the same column weights and the
   same per-realm statistics, so scores (lower is better) and orders equal
-  SQLite's and :mod:`meta_memory.recall.lexical` works unchanged.
+  SQLite's and :mod:`meta_memory.recall.lexical` works unchanged; it matches
+  only the terms that can still change the answer (:mod:`.pg_ranking`).
 - Connections come from a ``psycopg_pool.ConnectionPool``; schema migrations
   are versioned in ``schema_migrations`` and applied at start under an
   advisory lock, so gateways starting together do not race.
