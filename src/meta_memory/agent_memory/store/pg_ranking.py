@@ -18,10 +18,13 @@ holding only common terms scores below the sum of their bounds. Hence (MaxScore)
    postings (:func:`wider_prefix`). The widest prefix is every term: the full match, as before;
 4. when even the rarest term is held by many rows, a first round matches only the rows holding two of the
    rarest few terms (:func:`seed_pairs`), to learn a ``theta`` before any long posting list is read;
-5. once ``theta`` is known, a wider match skips, before scoring, every row whose own bound (the bounds of
-   the query terms its ``tsvector`` holds, a few lookups) is below ``theta``: such a row scores below the
-   ``limit``-th row already found, so it cannot enter the answer, and the rows that can are still all
-   scored exactly.
+5. once ``theta`` is known and the prefix must widen, the next match is the last: the rows holding every
+   term of one of the minimal term sets whose bounds reach ``theta`` (:func:`covering_sets`, one
+   ``a & b | ...`` query the GIN index answers from its posting lists), exactly the rows whose own bound
+   (the bounds of the query terms they hold) can reach ``theta``; a row outside them scores below the
+   ``limit``-th row already found, so it cannot enter the answer, and the rows that can are all scored
+   exactly. With too many terms or sets for that, the prefix widens as in step 3 and each row whose own
+   bound is below ``theta`` is skipped before scoring (a few ``tsvector`` lookups).
 
 The scores are the SQL's (this module only chooses what to match); the bounds it compares are computed
 here in floating point with a relative margin (:data:`MARGIN`) far above the rounding of either side.
@@ -35,8 +38,10 @@ from dataclasses import dataclass
 
 from meta_memory.recall import bm25
 
-__all__ = ["FIRST_POSTINGS", "GROWTH", "MARGIN", "TermStat", "bound", "rarest_first", "first_prefix", "seed_pairs", "wider_prefix", "settled",
-           "row_bounds", "cut", "covering_sets"]
+__all__ = [
+    "FIRST_POSTINGS", "GROWTH", "MARGIN", "TermStat", "bound", "rarest_first", "first_prefix", "seed_pairs",
+    "wider_prefix", "settled", "row_bounds", "cut", "covering_sets",
+]
 
 #: Postings (rows holding a term, summed over the prefix) the first match may read.
 FIRST_POSTINGS = 2_000
@@ -134,10 +139,15 @@ def covering_sets(terms: Sequence[TermStat], bounds: Sequence[float], cut_at: fl
     if n > MAX_COVER_TERMS:
         return None
     order = sorted(range(n), key=lambda i: -bounds[i])
+    after = [0.0] * (n + 1)  # after[j]: the bounds of order[j:] summed (a branch that cannot reach the cut stops)
+    for j in range(n - 1, -1, -1):
+        after[j] = after[j + 1] + bounds[order[j]]
     out: list[list[str]] = []
 
     def grow(start: int, chosen: list[int], total: float) -> bool:
         for j in range(start, n):
+            if total + after[j] < cut_at:
+                return True
             i = order[j]
             now = total + bounds[i]
             picked = [*chosen, i]

@@ -983,7 +983,7 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore[psycopg.Connection[Any]]):
             round_params = {**params, "tsq": pg_schema.tsquery_literal([t.term for t in terms[:k]])}
             if theta is None:
                 rows = run(unbounded, round_params)
-            else:  # rows whose bound is below theta are skipped before scoring (pg_ranking, step 5)
+            else:  # rows whose own bound is below theta are skipped before scoring (pg_ranking, step 5)
                 held = " + ".join(f"CASE WHEN f.doc @@ %(u{i})s::tsquery THEN %(v{i})s::float8 ELSE 0 END"
                                   for i in range(len(terms)))
                 for i, (t, b) in enumerate(zip(terms, pg_ranking.row_bounds(terms, n_rows), strict=True)):
