@@ -22,6 +22,14 @@ One command, one run, every figure beside a baseline measured in the same run:
 6. **FTS5 path** — the gateway restarted with ``recall_index_mb = 1`` (the realm does not fit: its
    index is refused, as when evicted), and ``--fts-queries`` queries alternated with bm25s again.
 
+7. **peers** (``--peers langgraph``) — LangGraph's ``SqliteStore`` (a file) and ``PostgresStore`` (a fresh
+   schema of ``--dsn``) get the same records put in ONE namespace (``batch`` of 1,000 ``PutOp`` a call,
+   in this process), then ``search(namespace, query=..., limit=8)`` for the timed queries. Without an
+   embedding index (none is configured: the records are text) their ``search`` does not look at the
+   query: it lists the namespace's items newest first (``ORDER BY updated_at DESC LIMIT``), so it is timed
+   as is and ranks nothing. Each store gets ``--peer-cap-s`` seconds for its puts and as many for its
+   searches, checked between calls; past it the line says "did not finish in N s" and how far it got.
+
 ``--backend postgres`` runs steps 1-5 against the PostgreSQL store instead (``--dsn``; a fresh
 schema, dropped afterwards), whose candidates come from SQL (no in-process index); its default size
 is 10,000 records (its batch write is far slower). The machine this runs on is shared: run it with
@@ -30,7 +38,8 @@ is 10,000 records (its batch write is far slower). The machine this runs on is s
 ``bm25s`` is a benchmark-only dependency (the ``recall-peers`` extra).
 
 Run: ``python benchmarks/million.py [--records 1000000] [--queries 300] [--fts-queries 300] [--clients 2]
-[--index-mb 2048] [--backend sqlite|postgres] [--dsn DSN] [--seed 7] [--keep-state DIR]`` (``--records 100000``
+[--index-mb 2048] [--backend sqlite|postgres] [--dsn DSN] [--seed 7] [--keep-state DIR] [--peers langgraph]
+[--peer-cap-s 600]`` (``--records 100000``
 for a quicker run; ``--keep-state DIR`` keeps the loaded state, and a later run with the same ``DIR``,
 ``--records`` and ``--seed`` measures recall on it without loading again).
 """
@@ -187,6 +196,57 @@ def line(name: str, ours: Sequence[float], theirs: Sequence[float], errors: Coun
         print(f"    {n} x {message}")
 
 
+def langgraph_peers(records: Sequence[Any], queries: Sequence[str], work: Path, dsn: str, cap_s: float) -> None:
+    """Put ``records`` into one namespace of LangGraph's ``SqliteStore`` and ``PostgresStore`` and time their
+    ``search`` (see the module docstring, step 7), each within ``cap_s`` seconds for puts and for searches."""
+    import psycopg
+    from langgraph.store.base import PutOp
+    from langgraph.store.postgres import PostgresStore
+    from langgraph.store.sqlite import SqliteStore
+
+    from meta_memory.agent_memory.store.postgres import PostgresAgentMemoryStore
+
+    namespace = ("million", "lead")
+    schema = f"lg_million_{secrets.token_hex(4)}"
+    sep = "&" if "?" in dsn else "?"
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute(f'CREATE SCHEMA "{schema}"')
+    stores = [("SqliteStore", lambda: SqliteStore.from_conn_string(str(work / "langgraph.sqlite"))),
+              ("PostgresStore", lambda: PostgresStore.from_conn_string(
+                  f"{dsn}{sep}options=-c%20search_path%3D{schema}"))]
+    try:
+        for name, opener in stores:
+            with opener() as store:
+                store.setup()
+                t0 = time.perf_counter()
+                put = 0
+                for i in range(0, len(records), BATCH):
+                    if time.perf_counter() - t0 > cap_s:
+                        break
+                    store.batch([PutOp(namespace, f"r{i + j}", {"title": r.title, "body": r.body, "tags": list(r.tags)})
+                                 for j, r in enumerate(records[i:i + BATCH])])
+                    put = min(len(records), i + BATCH)
+                put_s = time.perf_counter() - t0
+                if put < len(records):
+                    print(f"langgraph {name}: puts did not finish in {cap_s:.0f} s ({put} of {len(records)} records, "
+                          f"{put / put_s:.0f} records/s)", flush=True)
+                    continue
+                times: list[float] = []
+                t0 = time.perf_counter()
+                for q in queries:
+                    if time.perf_counter() - t0 > cap_s:
+                        break
+                    s0 = time.perf_counter()
+                    store.search(namespace, query=q, limit=8)
+                    times.append((time.perf_counter() - s0) * 1000)
+                done = "" if len(times) == len(queries) else \
+                    f" (searches did not finish in {cap_s:.0f} s: {len(times)} of {len(queries)})"
+                print(f"langgraph {name}: put {len(records) / put_s:.0f} records/s; search (no ranking: newest first) "
+                      f"p50 {statistics.median(times):.2f} ms p99 {percentile(times, 99):.2f} ms{done}", flush=True)
+    finally:
+        PostgresAgentMemoryStore.drop_schema(dsn, schema)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=None, help="default 1,000,000 (sqlite), 10,000 (postgres)")
@@ -200,6 +260,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--keep-state", type=Path, default=None,
                         help="keep the gateway's state directory here (it must not exist yet); when it exists, reuse "
                              "it: a state a run with the same --records and --seed wrote (no ingest then)")
+    parser.add_argument("--peers", choices=("langgraph",), default=None,
+                        help="also run LangGraph's SqliteStore and PostgresStore on the same records (step 7)")
+    parser.add_argument("--peer-cap-s", type=float, default=600, help="seconds each peer may take for puts, and again "
+                        "for searches")
     args = parser.parse_args(argv)
     n = args.records or (1_000_000 if args.backend == "sqlite" else 10_000)
     if n < 1 or args.queries < 1 or args.clients < 1:
@@ -280,6 +344,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 line("recall (sqlite, FTS5 path)", ours_ms, bm25_ms, errors)
             finally:
                 gw.stop()
+        if args.peers == "langgraph":
+            langgraph_peers(records, timed, work, args.dsn, args.peer_cap_s)
     finally:
         if schema is not None:
             from meta_memory.agent_memory.store.postgres import PostgresAgentMemoryStore

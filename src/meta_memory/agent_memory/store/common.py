@@ -552,22 +552,14 @@ class SqlAgentMemoryStore(AgentMemoryStore, Generic[C]):
         reason = gate.quarantine_reason(batch.author, batch.kind.value, batch.evidence(), realm=batch.realm) \
             if gate else None
         plan = plan_batch(batch, self._reader(conn, batch.realm), now_ms=now, quarantine_reason=reason)
+        planned: list[tuple[MemoryRecord, MemoryRecord | None]] = []
         for memory_id, rec in plan.records.items():
             if self.refuses_nul and has_nul(
                 rec.id, rec.title, rec.description, rec.body, rec.tags, rec.supersedes, rec.derived_from
             ):
                 raise AgentMemoryError("invalid_record", f"record '{memory_id}' contains a NUL character")
-            before = plan.before.get(memory_id)
-            if before is None:
-                rid = self._insert_record(conn, batch.realm, rec)
-                if rec.status.is_active:
-                    self._index_record(conn, batch.realm, rid, rec)
-            else:
-                rid = self._update_record(conn, batch.realm, rec)
-                if before.status.is_active and not rec.status.is_active:
-                    self._unindex_record(conn, batch.realm, rid)
-                elif rec.status.is_active and not before.status.is_active:
-                    self._index_record(conn, batch.realm, rid, rec)
+            planned.append((rec, plan.before.get(memory_id)))
+        self._write_planned(conn, batch.realm, planned)
         if plan.audit:
             details = _encoded_details(plan.audit)
             if self.refuses_nul and any("\x00" in d for d in details):
@@ -589,6 +581,23 @@ class SqlAgentMemoryStore(AgentMemoryStore, Generic[C]):
             records=dict(plan.records),
             quarantined=reason,
         )
+
+    def _write_planned(self, conn: C, realm: str, planned: Sequence[tuple[MemoryRecord, MemoryRecord | None]]) -> None:
+        """Write a validated batch's records in order, each ``(record, the stored record it replaces or
+        None)``: insert the new, update the changed, and keep the full-text index in step (a record has
+        an index row iff it is active). Here one record at a time through the row primitives; a backend
+        may write the whole batch set-based (same rows, same row-id order)."""
+        for rec, before in planned:
+            if before is None:
+                rid = self._insert_record(conn, realm, rec)
+                if rec.status.is_active:
+                    self._index_record(conn, realm, rid, rec)
+            else:
+                rid = self._update_record(conn, realm, rec)
+                if before.status.is_active and not rec.status.is_active:
+                    self._unindex_record(conn, realm, rid)
+                elif rec.status.is_active and not before.status.is_active:
+                    self._index_record(conn, realm, rid, rec)
 
     # ----------------------------------------------------------------- active-record reads
 

@@ -363,6 +363,14 @@ def migrations(schema: str) -> list[tuple[int, str, list[str]]]:
         (8, "record-metadata", _record_metadata(schema)),
         # Version 8 is "record-metadata"; steps are applied by version, so either may arrive first.
         (9, "record-expiry", _record_expiry(schema)),
+        # Recall's write-order neighbours seek (created_at_ms, rid) past an anchor: records of one batch
+        # share their creation time, and without rid in the index every anchor walked its whole batch
+        # (measured: 3 ms an anchor at 100,000 records, 0.1 ms with it). The index it replaces is its prefix.
+        (10, "neighbour-seek-index", [
+            "CREATE INDEX IF NOT EXISTS records_scope_created_rid_idx ON records"
+            "(realm, scope_kind, scope_key, status_kind, created_at_ms, rid)",
+            "DROP INDEX IF EXISTS records_scope_created_idx",
+        ]),
     ]
 
 

@@ -14,11 +14,14 @@ contract tests; reference notes §2B tables and write paths, §2D validator):
   (:func:`~meta_memory.agent_memory.validator.plan_batch`), write the records,
   keep the full-text rows in step (a record has one iff it is active), write
   one audit row per op, commit. ``synchronous_commit`` is the server's (``on``
-  by default): an acknowledged write is durable.
+  by default): an acknowledged write is durable. A batch is written set-based, in
+  a few statements whatever its size (:meth:`PostgresAgentMemoryStore._write_planned`,
+  :mod:`.pg_fts`).
 - Full-text search returns FTS5's ``bm25()`` computed over the same tokens
   (:func:`meta_memory.recall.fts.document`), the same column weights and the
   same per-realm statistics, so scores (lower is better) and orders equal
-  SQLite's and :mod:`meta_memory.recall.lexical` works unchanged.
+  SQLite's and :mod:`meta_memory.recall.lexical` works unchanged; it matches
+  only the terms that can still change the answer (:mod:`.pg_ranking`).
 - Connections come from a ``psycopg_pool.ConnectionPool``; schema migrations
   are versioned in ``schema_migrations`` and applied at start under an
   advisory lock, so gateways starting together do not race.
@@ -44,7 +47,6 @@ from typing import Any, TypeVar
 
 import psycopg
 from psycopg import conninfo
-from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from meta_memory import deadline
@@ -57,7 +59,7 @@ from meta_memory.agent_memory.model import (
     UsageStats,
 )
 from meta_memory.agent_memory.realm_list import refuse_unlisted_realm
-from meta_memory.agent_memory.store import pg_schema, planner
+from meta_memory.agent_memory.store import pg_fts, pg_ranking, pg_schema, planner
 from meta_memory.agent_memory.store.base import InjectionRow, WriteGate, dumps
 from meta_memory.agent_memory.store.common import (
     INJECTION_COLUMNS,
@@ -207,6 +209,46 @@ def _lock_key(*parts: str) -> int:
     return int.from_bytes(digest[:8], "big", signed=True)
 
 
+# ============================================================================ ranking SQL
+
+#: The scope's statistics: each query lexeme (in query order) with ``df``, the scope's active rows
+#: holding it (0 when none), and ``n``, the scope's active rows. No row when the scope holds none.
+_TERM_STATS = (
+    "SELECT t.term, COALESCE((SELECT ft.df FROM §fts_terms ft WHERE ft.realm = %(realm)s "
+    "  AND ft.scope_kind = %(kind)s AND ft.scope_key = %(key)s AND ft.term = t.term), 0) AS df, st.n_rows AS n "
+    "FROM unnest(%(terms)s::text[]) WITH ORDINALITY AS t(term, ord) "
+    "CROSS JOIN §fts_stats st WHERE st.realm = %(realm)s AND st.scope_kind = %(kind)s AND st.scope_key = %(key)s "
+    "AND st.n_rows > 0 ORDER BY t.ord"
+)
+#: One query lexeme's bm25 share of row ``f``: ``{i}`` is its position (``q.idf[{i} + 1]``, ``%(t{i})s``).
+_TERM_SHARE = (
+    "q.idf[{n}] * (COALESCE((f.tf ->> %(t{i})s)::float8, 0) * (%(k1)s::float8 + 1)) / "
+    "(COALESCE((f.tf ->> %(t{i})s)::float8, 0) + %(k1)s::float8 * (1 - %(b)s::float8 + %(b)s::float8 * f.ntok "
+    "/ NULLIF(st.avgdl, 0)))"
+)
+
+
+def _ranked_sql(n_terms: int) -> str:
+    """bm25 of the scope's rows matching ``%(tsq)s`` over the ``n_terms`` query lexemes ``%(terms)s``
+    (also bound one by one as ``%(t0)s``...): ``-(share_0 + share_1 + ...)``, summed left to right in query
+    order, a lexeme the row lacks adding ``0.0`` (each idf is read from one array: ``q.idf``). Its ``hits``
+    CTE is left open: the caller appends its candidate filters, closes it and selects the ranked records."""
+    shares = " + ".join(_TERM_SHARE.format(i=i, n=i + 1) for i in range(n_terms))
+    return (
+        "WITH st AS (SELECT n_rows::float8 AS n, n_tokens::float8 / n_rows AS avgdl FROM §fts_stats "
+        "  WHERE realm = %(realm)s AND scope_kind = %(kind)s AND scope_key = %(key)s AND n_rows > 0), "
+        "q AS MATERIALIZED (SELECT array_agg(CASE WHEN x.idf <= 0 THEN 1e-6 ELSE x.idf END ORDER BY t.ord) AS idf "
+        "  FROM unnest(%(terms)s::text[]) WITH ORDINALITY AS t(term, ord) CROSS JOIN st "
+        "  CROSS JOIN LATERAL (SELECT COALESCE((SELECT ft.df FROM §fts_terms ft WHERE ft.realm = %(realm)s "
+        "    AND ft.scope_kind = %(kind)s AND ft.scope_key = %(key)s AND ft.term = t.term), 0) AS df) d "
+        "  CROSS JOIN LATERAL (SELECT ln((st.n - d.df + 0.5) / (d.df + 0.5)) AS idf) x), "
+        f"hits AS (SELECT f.rid, -({shares}) AS score "
+        "  FROM §records_fts f CROSS JOIN st CROSS JOIN q "
+        "  WHERE f.realm = %(realm)s AND f.scope_kind = %(kind)s AND f.scope_key = %(key)s "
+        "  AND f.doc @@ %(tsq)s::tsquery"
+    )
+
+
 # ============================================================================ the store
 
 
@@ -297,16 +339,28 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore[psycopg.Connection[Any]]):
             self._pool.close()
             raise AgentMemoryError("io", f"cannot connect to the agent memory database: {exc}") from None
         self._writes = itertools.count(1)
+        self._rows_written = 0
         self._refresh_statistics()
 
+    #: Tables whose planner statistics are kept current: the records, and the full-text rows and term
+    #: counts recall's ranking reads (without statistics the planner walks a whole scope's full-text
+    #: rows to find the few holding a rare term instead of asking the GIN index: 170 ms instead of 1 at
+    #: 100,000 records).
+    ANALYSED_TABLES = ("records", "records_fts", "fts_terms")
+    #: Records written in this process between two staleness checks (besides every
+    #: :data:`~.planner.CHECK_EVERY_WRITES` write transactions): a bulk load checks as it grows.
+    ROWS_PER_CHECK = 20_000
+
     def _refresh_statistics(self) -> None:
-        """``ANALYZE`` the records table when its planner statistics are missing or stale (see
+        """``ANALYZE`` each of :attr:`ANALYSED_TABLES` whose planner statistics are missing or stale (see
         :mod:`.planner`). A failure only logs: statistics are an optimisation, never a write's outcome."""
-        table = self._qs + "records"
+        self._rows_written = 0
         try:
             with self._conn() as conn:
-                if planner.pg_stale(conn, table):
-                    planner.pg_refresh(conn, table)
+                for name in self.ANALYSED_TABLES:
+                    table = self._qs + name
+                    if planner.pg_stale(conn, table):
+                        planner.pg_refresh(conn, table)
         except psycopg.Error as exc:
             log.warning("agent memory schema %s: cannot refresh planner statistics: %s", self.schema, exc)
 
@@ -398,11 +452,15 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore[psycopg.Connection[Any]]):
         rows = conn.execute(
             self._sql(
                 "SELECT rid, realm, scope_kind, scope_key, title, description, body, tags FROM §records "
-                "WHERE status_kind = 'active' ORDER BY rid"
+                "WHERE status_kind = 'active' ORDER BY realm, rid"
             )
         ).fetchall()
-        for rid, realm, kind, key, title, description, body, tags in rows:
-            self._insert_fts(conn, realm, rid, kind, key, title, description, body, json.loads(tags or "[]"))
+        for realm, group in itertools.groupby(rows, key=lambda r: r[1]):
+            delta = pg_fts.Delta()
+            fts_rows = [pg_fts.fts_row(rid, kind, key, title, description, body, json.loads(tags or "[]"))
+                        for rid, _, kind, key, title, description, body, tags in group]
+            pg_fts.insert_rows(conn, self._sql, realm, fts_rows, delta)
+            delta.write(conn, self._sql, realm)
 
     @contextlib.contextmanager
     def _conn(self) -> Iterator[psycopg.Connection[Any]]:
@@ -570,81 +628,26 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore[psycopg.Connection[Any]]):
         """A validated write's transaction holding the realm's advisory lock, the realm views first on
         the search path (see :meth:`SqlAgentMemoryStore._write_conn`)."""
         self._ensure_realm(realm)
-        if next(self._writes) % planner.CHECK_EVERY_WRITES == 0:
+        if next(self._writes) % planner.CHECK_EVERY_WRITES == 0 or self._rows_written >= self.ROWS_PER_CHECK:
             self._refresh_statistics()
         with self._writing(realm, views=True) as conn:
             yield conn
 
     # ================================================================ full-text rows
 
-    def _insert_fts(
-        self,
-        conn: psycopg.Connection[Any],
-        realm: str,
-        rid: int,
-        scope_kind: str,
-        scope_key: str,
-        title: str,
-        description: str,
-        body: str,
-        tags: Sequence[str],
-    ) -> None:
-        lexemes, freq, ntok = pg_schema.fts_row(title, description, body, tags)
-        conn.execute(
-            self._sql(
-                "INSERT INTO §records_fts(rid, realm, scope_kind, scope_key, doc, tf, ntok) "
-                "VALUES (%s, %s, %s, %s, array_to_tsvector(%s::text[]), %s, %s)"
-            ),
-            (rid, realm, scope_kind, scope_key, lexemes, Jsonb(freq), ntok),
-        )
-        conn.execute(
-            self._sql(
-                "INSERT INTO §fts_stats(realm, scope_kind, scope_key, n_rows, n_tokens) VALUES (%s, %s, %s, 1, %s) "
-                "ON CONFLICT (realm, scope_kind, scope_key) DO UPDATE "
-                "SET n_rows = §fts_stats.n_rows + 1, n_tokens = §fts_stats.n_tokens + EXCLUDED.n_tokens"
-            ),
-            (realm, scope_kind, scope_key, ntok),
-        )
-        if lexemes:
-            conn.execute(
-                self._sql(
-                    "INSERT INTO §fts_terms(realm, scope_kind, scope_key, term, df) "
-                    "SELECT %s, %s, %s, t, 1 FROM unnest(%s::text[]) AS t "
-                    "ON CONFLICT (realm, scope_kind, scope_key, term) DO UPDATE SET df = §fts_terms.df + 1"
-                ),
-                (realm, scope_kind, scope_key, lexemes),
-            )
-
-    def _delete_fts(self, conn: psycopg.Connection[Any], realm: str, rid: int) -> None:
-        """Remove a record's full-text row and take it out of its scope's statistics (rows that reach
-        zero are deleted: no term of a scope with no active record holding it stays behind)."""
-        row = conn.execute(
-            self._sql("DELETE FROM §records_fts WHERE rid = %s RETURNING ntok, tsvector_to_array(doc), scope_kind, "
-                      "scope_key"), (rid,)
-        ).fetchone()
-        if row is None:
-            return
-        ntok, lexemes, kind, key = row[0], list(row[1] or []), row[2], row[3]
-        conn.execute(
-            self._sql("UPDATE §fts_stats SET n_rows = n_rows - 1, n_tokens = n_tokens - %s "
-                      "WHERE realm = %s AND scope_kind = %s AND scope_key = %s"),
-            (ntok, realm, kind, key),
-        )
-        conn.execute(
-            self._sql("DELETE FROM §fts_stats WHERE realm = %s AND scope_kind = %s AND scope_key = %s AND n_rows <= 0"),
-            (realm, kind, key),
-        )
-        if lexemes:
-            conn.execute(
-                self._sql("UPDATE §fts_terms SET df = df - 1 WHERE realm = %s AND scope_kind = %s AND scope_key = %s "
-                          "AND term = ANY(%s::text[])"),
-                (realm, kind, key, lexemes),
-            )
-            conn.execute(
-                self._sql("DELETE FROM §fts_terms WHERE realm = %s AND scope_kind = %s AND scope_key = %s "
-                          "AND term = ANY(%s::text[]) AND df <= 0"),
-                (realm, kind, key, lexemes),
-            )
+    def _index_records(self, conn: psycopg.Connection[Any], realm: str, indexed: Sequence[tuple[int, MemoryRecord]],
+                       unindexed: Sequence[int]) -> None:
+        """Add the full-text rows of ``indexed`` (row id, record that became active), remove those of the
+        ``unindexed`` row ids, and move the scopes' statistics by the difference (:mod:`.pg_fts`: a fixed
+        number of statements per batch)."""
+        delta = pg_fts.Delta()
+        pg_fts.delete_rows(conn, self._sql, unindexed, delta)
+        rows = []
+        for rid, rec in indexed:
+            kind, key = rec.scope.storage()
+            rows.append(pg_fts.fts_row(rid, kind, key, rec.title, rec.description, rec.body, rec.tags))
+        pg_fts.insert_rows(conn, self._sql, realm, rows, delta)
+        delta.write(conn, self._sql, realm)
 
     # ================================================================ row primitives (see SqlAgentMemoryStore)
 
@@ -677,22 +680,72 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore[psycopg.Connection[Any]]):
         return int(_one(row)[0])
 
     def _index_record(self, conn: psycopg.Connection[Any], realm: str, rid: int, rec: MemoryRecord) -> None:
-        kind, key = rec.scope.storage()
-        self._insert_fts(conn, realm, rid, kind, key, rec.title, rec.description, rec.body, rec.tags)
+        self._index_records(conn, realm, [(rid, rec)], ())
 
     def _unindex_record(self, conn: psycopg.Connection[Any], realm: str, rid: int) -> None:
-        self._delete_fts(conn, realm, rid)
+        self._index_records(conn, realm, (), [rid])
+
+    def _write_planned(self, conn: psycopg.Connection[Any], realm: str,
+                       planned: Sequence[tuple[MemoryRecord, MemoryRecord | None]]) -> None:
+        """See :meth:`SqlAgentMemoryStore._write_planned`, set-based: the new records in multi-row
+        ``INSERT``s (row ids handed out in the batch's order), the changed ones in one pipelined
+        ``executemany``, then every full-text change of the batch at once (:meth:`_index_records`)."""
+        self._rows_written += len(planned)
+        new = [rec for rec, before in planned if before is None]
+        indexed: list[tuple[int, MemoryRecord]] = []
+        unindexed: list[int] = []
+        for rid, rec in zip(self._insert_records(conn, realm, new), new, strict=True):
+            if rec.status.is_active:
+                indexed.append((rid, rec))
+        changed = [(rec, before) for rec, before in planned if before is not None]
+        if changed:
+            sql = self._sql(POSTGRES.sql(
+                f"UPDATE §records SET {STATE_ASSIGNMENTS} WHERE realm = ? AND memory_id = ? RETURNING rid"))
+            with conn.cursor() as cur:
+                cur.executemany(sql, [(*state_values(rec), realm, rec.id) for rec, _ in changed], returning=True)
+                rids = []
+                while True:
+                    rids.append(int(_one(cur)[0]))
+                    if not cur.nextset():
+                        break
+            for rid, (rec, before) in zip(rids, changed, strict=True):
+                if before.status.is_active and not rec.status.is_active:
+                    unindexed.append(rid)
+                elif rec.status.is_active and not before.status.is_active:
+                    indexed.append((rid, rec))
+        if indexed or unindexed:
+            self._index_records(conn, realm, indexed, unindexed)
+
+    def _insert_records(self, conn: psycopg.Connection[Any], realm: str, recs: Sequence[MemoryRecord]) -> list[int]:
+        """Insert ``recs`` in one statement; returns their row ids in ``recs``' order (ascending: the rows
+        are inserted in the batch's order, each taking the next identity value). The values travel as one
+        JSON array read with ``jsonb_populate_recordset`` into the table's own column types (a few
+        parameters instead of 25 per record, so neither side parses a statement the size of the batch)."""
+        if not recs:
+            return []
+        columns = INSERT_COLUMNS.split(", ")
+        doc = pg_fts.json_text([dict(zip(columns, insert_values(rec), strict=True)) for rec in recs])
+        got = conn.execute(
+            self._sql(f"INSERT INTO §records(realm, {INSERT_COLUMNS}) SELECT %s, {INSERT_COLUMNS} "
+                      "FROM jsonb_populate_recordset(NULL::§records, %s::jsonb) WITH ORDINALITY AS x "
+                      "ORDER BY x.ordinality RETURNING rid, memory_id"), (realm, doc)).fetchall()
+        by_id = {memory_id: int(rid) for rid, memory_id in got}
+        return [by_id[rec.id] for rec in recs]
 
     def _insert_rows(
         self, conn: psycopg.Connection[Any], realm: str, table: str, columns: str, rows: Sequence[tuple[Any, ...]]
     ) -> None:
-        marks = ", ".join(["%s"] * (columns.count(",") + 2))
-        sql = self._sql(f"INSERT INTO §{table}(realm, {columns}) VALUES ({marks})")
         if len(rows) == 1:
-            conn.execute(sql, (realm, *rows[0]))
+            marks = ", ".join(["%s"] * (columns.count(",") + 2))
+            conn.execute(self._sql(f"INSERT INTO §{table}(realm, {columns}) VALUES ({marks})"), (realm, *rows[0]))
             return
-        with conn.cursor() as cur:
-            cur.executemany(sql, [(realm, *r) for r in rows])
+        # Several rows: one statement over a JSON array read into the table's column types, in order
+        # (an identity column numbers them as given).
+        names = columns.split(", ")
+        doc = pg_fts.json_text([dict(zip(names, r, strict=True)) for r in rows])
+        conn.execute(self._sql(f"INSERT INTO §{table}(realm, {columns}) SELECT %s, {columns} FROM "
+                               f"jsonb_populate_recordset(NULL::§{table}, %s::jsonb) WITH ORDINALITY AS x "
+                               "ORDER BY x.ordinality"), (realm, doc))
 
     def _active_sql(self, realm: str, scope: Scope, tail: str, params: Sequence[Any]) -> tuple[str, tuple[Any, ...]]:
         kind, key = scope.storage()
@@ -727,9 +780,9 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore[psycopg.Connection[Any]]):
 
     def _delete_content(self, conn: psycopg.Connection[Any], realm: str, ids: Sequence[str]) -> None:
         ids = list(ids)
-        for row in conn.execute(self._sql("SELECT rid FROM §records WHERE realm = %s AND memory_id = ANY(%s)"),
-                                (realm, ids)).fetchall():
-            self._unindex_record(conn, realm, int(row["rid"]))
+        rids = conn.execute(self._sql("SELECT rid FROM §records WHERE realm = %s AND memory_id = ANY(%s)"),
+                            (realm, ids)).fetchall()
+        self._index_records(conn, realm, (), [int(row["rid"]) for row in rids])
         for memory_id in ids:  # staged batches that carry the content (a JSON string match on the id)
             conn.execute(self._sql("DELETE FROM §stage WHERE realm = %s AND strpos(batch, %s) > 0"),
                          (realm, json.dumps(memory_id)))
@@ -839,6 +892,11 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore[psycopg.Connection[Any]]):
         the scope's active records, ``avgdl`` their tokens per record and ``n_i``
         those holding term ``i`` (``fts_stats`` / ``fts_terms`` of the scope): no
         other scope's records move a score. Order: score, then insertion order.
+
+        Not every candidate is scored: the terms are matched rarest first, and the common terms whose
+        score bounds cannot lift a row into the first ``limit`` are left unmatched (:mod:`.pg_ranking`,
+        MaxScore), which returns exactly the rows, scores and order of matching every term. All reads
+        of one call come from one snapshot; each statement stops at the time budget (``timeout``).
         """
         if limit <= 0 or not match_expression or (only is not None and not only):
             return []
@@ -854,41 +912,112 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore[psycopg.Connection[Any]]):
             parts = sql.split("?")
             filtered = "AND " + "".join(p + (f"%(f{i})s" if i < len(values) else "") for i, p in enumerate(parts)) + " "
             bound = {f"f{i}": v for i, v in enumerate(values)}
-        rows = self._query(
-            name,
-            "WITH st AS (SELECT n_rows::float8 AS n, n_tokens::float8 / n_rows AS avgdl FROM §fts_stats "
-            "  WHERE realm = %(realm)s AND scope_kind = %(kind)s AND scope_key = %(key)s AND n_rows > 0), "
-            "q AS MATERIALIZED (SELECT t.term, CASE WHEN x.idf <= 0 THEN 1e-6 ELSE x.idf END AS idf "
-            "  FROM unnest(%(terms)s::text[]) AS t(term) CROSS JOIN st "
-            "  LEFT JOIN §fts_terms ft ON ft.realm = %(realm)s AND ft.scope_kind = %(kind)s "
-            "  AND ft.scope_key = %(key)s AND ft.term = t.term "
-            "  CROSS JOIN LATERAL (SELECT ln((st.n - COALESCE(ft.df, 0) + 0.5) / (COALESCE(ft.df, 0) + 0.5)) AS idf) x), "
-            "hits AS (SELECT f.rid, (SELECT -SUM(q.idf * (w.freq * (%(k1)s::float8 + 1)) / (w.freq + %(k1)s::float8 "
-            "    * (1 - %(b)s::float8 + %(b)s::float8 * f.ntok / NULLIF(st.avgdl, 0)))) "
-            "    FROM q CROSS JOIN LATERAL (SELECT COALESCE((f.tf ->> q.term)::float8, 0) AS freq) w) AS score "
-            "  FROM §records_fts f CROSS JOIN st "
-            "  WHERE f.realm = %(realm)s AND f.scope_kind = %(kind)s AND f.scope_key = %(key)s "
-            "  AND f.doc @@ %(tsq)s::tsquery" + (" AND f.rid = ANY(%(only)s::bigint[])" if only is not None else "") + ") "
-            # Joined on the primary key only: a full-text row exists iff its record is active
-            # (same transaction), and rid is unique across realms.
-            f"SELECT {VIEW_COLUMNS}, hits.score AS score FROM hits JOIN §records r ON r.rid = hits.rid "
-            "WHERE r.status_kind = 'active' AND " + unexpired("r.").replace("?", "%(now)s") + " " + filtered +
-            "ORDER BY hits.score, r.rid LIMIT %(limit)s",
-            {
-                "realm": name,
-                "terms": lexemes,
-                "kind": kind,
-                "key": key,
-                "tsq": pg_schema.tsquery_literal(lexemes),
-                "k1": BM25_K1,
-                "b": BM25_B,
-                "limit": limit,
-                "now": self.clock.now_ms(),
-                "only": sorted(only) if only is not None else None,
-                **bound,
-            },
-        )
+        params: dict[str, Any] = {
+            "realm": name,
+            "terms": lexemes,
+            "kind": kind,
+            "key": key,
+            "k1": BM25_K1,
+            "b": BM25_B,
+            "limit": limit,
+            "now": self.clock.now_ms(),
+            "only": sorted(only) if only is not None else None,
+            **bound,
+        }
+        params.update({f"t{i}": lex for i, lex in enumerate(lexemes)})
+        ranked = self._sql(_ranked_sql(len(lexemes)) + (" AND f.rid = ANY(%(only)s::bigint[])" if only is not None else "")
+                           + "%(bounded)s) ")
+        unexpired_r = unexpired("r.").replace("?", "%(now)s")
+        # Joined on the primary key only: a full-text row exists iff its record is active (same
+        # transaction), and rid is unique across realms.
+        joined = self._sql(f"SELECT {VIEW_COLUMNS}, hits.score AS score FROM hits JOIN §records r ON r.rid = hits.rid "
+                           f"WHERE r.status_kind = 'active' AND {unexpired_r} {filtered}"
+                           "ORDER BY hits.score, r.rid LIMIT %(limit)s")
+        # Without a metadata filter the best rows are picked first and only they are joined; a picked row
+        # whose record has expired (not yet swept) sends the statement back to the join above.
+        first = None if where is not None else self._sql(
+            f"SELECT {VIEW_COLUMNS}, h.score AS score, r.rid IS NULL AS gone FROM "
+            "(SELECT rid, score FROM hits ORDER BY score, rid LIMIT %(limit)s) h "
+            f"LEFT JOIN §records r ON r.rid = h.rid AND r.status_kind = 'active' AND {unexpired_r} "
+            "ORDER BY h.score, h.rid")
+        with self._read_tx(name) as conn:
+            stats = conn.execute(self._sql(_TERM_STATS), params).fetchall()
+            if not stats:
+                return []  # the scope holds no active record
+
+            def run(head: str, values: dict[str, Any]) -> list[Any]:
+                if first is not None:
+                    picked: list[Any] = conn.execute(head + first, values).fetchall()
+                    if not any(r["gone"] for r in picked):
+                        return picked
+                rows: list[Any] = conn.execute(head + joined, values).fetchall()
+                return rows
+
+            rows = self._pruned_rows(run, ranked, params, stats, limit)
         return [(row_to_view(r), float(r["score"])) for r in rows]
+
+    @staticmethod
+    def _pruned_rows(run: Callable[[str, dict[str, Any]], list[Any]], ranked: str, params: dict[str, Any],
+                     stats: Sequence[Any], limit: int) -> list[Any]:
+        """The best ``limit`` rows of ``ranked`` (the ranking statement, ``%(tsq)s`` and ``%(bounded)s`` left
+        to fill) for the query lexemes of ``stats`` (``term, df, n`` rows), matching as few of them as
+        :mod:`.pg_ranking` allows: a few statements of the caller's snapshot, each bounded by its budget."""
+        n_rows = float(stats[0]["n"])
+        terms = pg_ranking.rarest_first([pg_ranking.TermStat(r["term"], int(r["df"])) for r in stats])
+        unbounded = ranked.replace("%(bounded)s", "")
+        k, theta = pg_ranking.first_prefix(terms), None
+        pairs = pg_ranking.seed_pairs(terms, k, n_rows)
+        if pairs:  # pg_ranking, step 4: rows holding two of the rarest terms give a first theta
+            seeded = run(unbounded, {**params, "tsq": " | ".join(
+                f"{pg_schema.tsquery_literal([a])} & {pg_schema.tsquery_literal([b])}" for a, b in pairs)})
+            if len(seeded) >= limit:
+                theta = -float(seeded[-1]["score"])
+                covered = PostgresAgentMemoryStore._covered_rows(run, unbounded, params, terms, n_rows, theta)
+                if covered is not None:
+                    return covered
+                k = max(1, pg_ranking.settled(terms, 0, n_rows, theta))
+            deadline.check()
+        while True:
+            if not k:
+                return []  # no query term is held by any row of the scope
+            round_params = {**params, "tsq": pg_schema.tsquery_literal([t.term for t in terms[:k]])}
+            if theta is None:
+                rows = run(unbounded, round_params)
+            else:  # rows whose own bound is below theta are skipped before scoring (pg_ranking, step 5)
+                held = " + ".join(f"CASE WHEN f.doc @@ %(u{i})s::tsquery THEN %(v{i})s::float8 ELSE 0 END"
+                                  for i in range(len(terms)))
+                for i, (t, b) in enumerate(zip(terms, pg_ranking.row_bounds(terms, n_rows), strict=True)):
+                    round_params[f"u{i}"], round_params[f"v{i}"] = pg_schema.tsquery_literal([t.term]), b
+                round_params["cut"] = pg_ranking.cut(theta)
+                rows = run(ranked.replace("%(bounded)s", f" AND ({held}) >= %(cut)s"), round_params)
+            if k >= len(terms):
+                return rows
+            if len(rows) >= limit:
+                theta = -float(rows[-1]["score"])
+                wider = pg_ranking.settled(terms, k, n_rows, theta)
+                if wider <= k:
+                    return rows
+                covered = PostgresAgentMemoryStore._covered_rows(run, unbounded, params, terms, n_rows, theta)
+                if covered is not None:
+                    return covered
+                k = wider
+            else:
+                k = pg_ranking.wider_prefix(terms, k, limit)
+            deadline.check()
+
+    @staticmethod
+    def _covered_rows(run: Callable[[str, dict[str, Any]], list[Any]], unbounded: str, params: dict[str, Any],
+                      terms: Sequence[pg_ranking.TermStat], n_rows: float, theta: float) -> list[Any] | None:
+        """Once ``theta`` is known: the answer, from the rows holding every term of one of
+        :func:`.pg_ranking.covering_sets` (exactly the rows whose bound reaches the cut: the GIN index
+        finds them from its posting lists, and only they are read and scored); ``None`` when the sets
+        are too many to match this way."""
+        sets = pg_ranking.covering_sets(terms, pg_ranking.row_bounds(terms, n_rows), pg_ranking.cut(theta))
+        if not sets:
+            return None
+        tsq = " | ".join("(" + " & ".join(pg_schema.tsquery_literal([t]) for t in group) + ")" for group in sets)
+        deadline.check()
+        return run(unbounded, {**params, "tsq": tsq})
 
     def list_realms(self) -> list[str]:
         """Every realm this database has held (registered at a realm's first use), sorted."""
