@@ -485,6 +485,14 @@ class SqlAgentMemoryStore(AgentMemoryStore, Generic[C]):
     def _insert_record(self, conn: C, realm: str, rec: MemoryRecord) -> int:
         """Insert ``rec`` (:func:`insert_values`); returns its row id."""
 
+    def _write_new_records(self, conn: C, realm: str, recs: Sequence[MemoryRecord]) -> None:
+        """Insert ``recs`` (new records, in order) and index the active ones: each inserted, then indexed
+        if active, one after the other. A backend may write them together, to the same rows."""
+        for rec in recs:
+            rid = self._insert_record(conn, realm, rec)
+            if rec.status.is_active:
+                self._index_record(conn, realm, rid, rec)
+
     @abstractmethod
     def _update_record(self, conn: C, realm: str, rec: MemoryRecord) -> int:
         """Write ``rec``'s state (:func:`state_values`) over the stored row; returns its row id."""
@@ -547,11 +555,14 @@ class SqlAgentMemoryStore(AgentMemoryStore, Generic[C]):
 
     # ----------------------------------------------------------------- batches
 
-    def _apply_in_tx(self, conn: C, batch: StagedBatch, gate: WriteGate | None, token: str) -> BatchReceipt:
+    def _apply_in_tx(self, conn: C, batch: StagedBatch, gate: WriteGate | None, token: str,
+                     vetted: Collection[int] = ()) -> BatchReceipt:
         now = self.clock.now_ms()
         reason = gate.quarantine_reason(batch.author, batch.kind.value, batch.evidence(), realm=batch.realm) \
             if gate else None
-        plan = plan_batch(batch, self._reader(conn, batch.realm), now_ms=now, quarantine_reason=reason)
+        plan = plan_batch(batch, self._reader(conn, batch.realm), now_ms=now, quarantine_reason=reason,
+                          vetted=vetted)
+        fresh: list[MemoryRecord] = []  # a run of new records, written together before the next update
         for memory_id, rec in plan.records.items():
             if self.refuses_nul and has_nul(
                 rec.id, rec.title, rec.description, rec.body, rec.tags, rec.supersedes, rec.derived_from
@@ -559,15 +570,18 @@ class SqlAgentMemoryStore(AgentMemoryStore, Generic[C]):
                 raise AgentMemoryError("invalid_record", f"record '{memory_id}' contains a NUL character")
             before = plan.before.get(memory_id)
             if before is None:
-                rid = self._insert_record(conn, batch.realm, rec)
-                if rec.status.is_active:
-                    self._index_record(conn, batch.realm, rid, rec)
+                fresh.append(rec)
             else:
+                if fresh:
+                    self._write_new_records(conn, batch.realm, fresh)
+                    fresh = []
                 rid = self._update_record(conn, batch.realm, rec)
                 if before.status.is_active and not rec.status.is_active:
                     self._unindex_record(conn, batch.realm, rid)
                 elif rec.status.is_active and not before.status.is_active:
                     self._index_record(conn, batch.realm, rid, rec)
+        if fresh:
+            self._write_new_records(conn, batch.realm, fresh)
         if plan.audit:
             details = _encoded_details(plan.audit)
             if self.refuses_nul and any("\x00" in d for d in details):
