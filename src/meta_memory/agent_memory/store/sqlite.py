@@ -156,6 +156,12 @@ def _records_select(columns: str, where: str) -> str:
     return f"SELECT {columns} FROM records WHERE {where}"
 
 
+#: The page cache of a realm's writer connection, KiB (SQLite's default is 2,000). A bulk write of 1,000
+#: records touches pages all over the records table's indexes (the content-hash index is in hash order);
+#: with the default cache most were read back from the file each call (25 us of CPU per record inserted
+#: at 100,000 records, 18 with this cache). Pages are held only once used: a small realm stays small.
+WRITER_CACHE_KIB = 32 * 1024
+
 #: The one statement inserting a record row (written once, not per row).
 #: A filtered search widens its candidates this many times (4x each, from 4 x limit) before it reads
 #: the scope's matching rows instead.
@@ -437,6 +443,7 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore[sqlite3.Connection]):
         try:
             writer = self._connect(path)
             writer.execute("PRAGMA wal_autocheckpoint = 0")  # checkpoints run off the write path (.checkpoint)
+            writer.execute(f"PRAGMA cache_size = -{WRITER_CACHE_KIB}")
             db = _RealmDb(realm, path, writer)
             now = self.clock.now_ms()
 
