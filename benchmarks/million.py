@@ -7,7 +7,10 @@ One command, one run, every figure beside a baseline measured in the same run:
    ``meta/agent_memory/remember_batch`` (1,000 records a call) over HTTP to a real gateway
    subprocess (``meta-memory serve`` on a free port, a fresh state directory), from ``--clients``
    client threads, each with its own connection. Printed: the sustained rate (records/s over the
-   whole load) and the rate over its last 10 %, so a rate that sags toward the end shows;
+   whole load) and the rate over its last 10 %, so a rate that sags toward the end shows, beside the
+   records per CPU second of the gateway process (every thread: HTTP, the writes, background upkeep)
+   and the CPU the writing clients (JSON encoding, HTTP) took in this process, which a loaded machine
+   blurs far less than the wall-clock rates;
 2. **bm25s** is indexed on the same texts in this process (English stopwords, in memory);
 3. **recall** — ``--queries`` queries (4-9 words, common and rare words and stopwords mixed)
    alternate query by query: ours is ``meta/agent_memory/recall`` (``max_entries`` 8) over HTTP under
@@ -66,7 +69,7 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import percentile, start_gateway, stop_gateway  # noqa: E402
+from _common import percentile, proc_cpu_s, start_gateway, stop_gateway  # noqa: E402
 from recall import Vocabulary, make_queries, make_records  # noqa: E402
 from recall_vs_bm25 import build_bm25  # noqa: E402
 
@@ -294,9 +297,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             if reuse:
                 print(f"ingest: not measured (state reused from {state})", flush=True)
             else:
+                gw_cpu, own_cpu, load_before = proc_cpu_s(gw.proc.pid), time.process_time(), os.getloadavg()[0]
                 rate, tail, refused = ingest(gw.url, records, args.clients)
+                gw_cpu, own_cpu = proc_cpu_s(gw.proc.pid) - gw_cpu, time.process_time() - own_cpu
                 print(f"ingest: {rate:.0f} records/s sustained, {tail:.0f} records/s over the last 10 % "
-                      f"({refused} refused or failed)", flush=True)
+                      f"({refused} refused or failed); {n / gw_cpu:.0f} records per CPU second of the gateway "
+                      f"(every thread), the writing clients' CPU {own_cpu:.1f} s for {gw_cpu:.1f} s of the gateway's; "
+                      f"load {load_before:.1f} before, {os.getloadavg()[0]:.1f} after", flush=True)
             t0 = time.perf_counter()
             gw.recall(queries[0])  # starts the recall index's background build (sqlite)
             first_ms = (time.perf_counter() - t0) * 1000

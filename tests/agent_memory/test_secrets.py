@@ -113,6 +113,33 @@ def test_the_join_prefilter_changes_no_answer(parts: list[str]) -> None:
     assert secrets_module._scan_parts(parts) == _scan_parts_unfiltered(parts)
 
 
+def _scan_unfiltered(title: str, description: str, body: str, tags: list[str]) -> str | None:
+    """:func:`scan` with every shortcut off: the parts scan unfiltered, then again with the tags upper-cased."""
+    found = _scan_parts_unfiltered([title, description, body, *tags])
+    if found is None and tags:
+        found = _scan_parts_unfiltered([title, description, body, *(t.upper() for t in tags)])
+    return found
+
+
+_tag_fragments = st.one_of(st.sampled_from([t.lower() for t in _TRIGGER_WORDS]), st.sampled_from(["-", "_", "."]),
+                           st.text(alphabet="abciaz019-_.", max_size=12))
+
+
+@settings(deadline=None, max_examples=300)
+@given(st.lists(_fragments, max_size=6).map("".join), st.lists(_fragments, max_size=8).map("".join),
+       st.lists(st.lists(_tag_fragments, max_size=4).map("".join), max_size=5))
+def test_the_upper_cased_tags_pass_changes_no_answer(title: str, body: str, tags: list[str]) -> None:
+    """The second pass (tags upper-cased, so a lower-cased key id ``akia...`` is still found) searches only
+    the tags and the characters just before them for a trigger when the first pass's join held none: the
+    answer is the unfiltered scan's, a trigger split between the body and the first tag included."""
+    assert scan(title, "", body, tags) == _scan_unfiltered(title, "", body, tags)
+
+
+def test_a_lower_cased_key_id_in_a_tag_or_across_the_body_and_a_tag_is_found() -> None:
+    assert scan("notes", "", "nothing here", ("akiaiosfodnn7example",)) == "aws-access-key-id"
+    assert scan("notes", "", "see AK", ("iaiosfodnn7example",)) == "aws-access-key-id"
+
+
 def test_a_secret_split_across_title_and_body_is_found() -> None:
     assert scan("notes AK", "", "IAIOSFODNN7EXAMPLE here", ()) == "aws-access-key-id"
     assert scan("gh", "", "p_" + "a1" * 18, ()) == "github-token"

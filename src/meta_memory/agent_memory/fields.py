@@ -225,6 +225,8 @@ def normalize_metadata(value: object, field: str = "metadata") -> dict[str, Any]
         return {}
     if not isinstance(value, Mapping):
         raise FieldError(f"{field} must be an object", field)
+    if not value:
+        return {}  # what the walk below returns for an empty object (no key, 2 bytes of JSON)
     keys = [0]
     # a running lower bound of the canonical JSON's size: each value is at least one character and a
     # string at least its bytes. Past the cap the walk stops at once, so a value sharing one list many

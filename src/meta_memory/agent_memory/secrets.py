@@ -436,6 +436,21 @@ def _scan_parts(parts: list[str], alone: range | None = None) -> str | None:
     return None
 
 
+#: The longest trigger (characters): a trigger that crosses into a text ends in it and starts at most
+#: this many characters minus one before it.
+_LONGEST_TRIGGER = max(len(t) for t in (*_CASED_TRIGGERS, *_LOWER_TRIGGERS))
+
+
+def _tags_pass_has_trigger(normalised: list[str], upper: list[str]) -> bool:
+    """Whether the join of the upper-cased tags pass (``upper``: title, description, body, the tags
+    upper-cased, the other strings) holds a trigger, given that the first pass's join (``normalised``,
+    its parts as read) holds none. The two joins share their first three parts, which hold no trigger,
+    so a trigger of the second lies in what follows them, or crosses into it from their last
+    :data:`_LONGEST_TRIGGER` - 1 characters: only that text is searched (the answer is the same)."""
+    head = "".join(normalised[:3])[-(_LONGEST_TRIGGER - 1):]
+    return _has_trigger(head + "".join(normalise_for_scan(p) for p in upper[3:]))
+
+
 #: How many clean records :func:`scan` remembers (by digest) so the same content scanned twice in a
 #: row -- a store's check before its duplicate lookup, then the validator's -- is scanned once.
 CLEAN_MEMO_SIZE = 4096
@@ -471,10 +486,17 @@ def scan(
     key = _record_digest([title, description, body, str(len(tags)), *tags, *more])
     if key in _clean_memo:
         return None
-    found = _scan_parts([title, description, body, *tags, *more])
-    if found is None and tags:
-        found = _scan_parts([title, description, body, *(t.upper() for t in tags), *more],
-                            alone=range(3, 3 + len(tags)))
+    parts = [title, description, body, *tags, *more]
+    normalised = [normalise_for_scan(p) for p in parts]
+    upper = [title, description, body, *(t.upper() for t in tags), *more]
+    if _has_trigger("".join(normalised)):
+        found = _scan_parts(parts)
+        if found is None and tags:
+            found = _scan_parts(upper, alone=range(3, 3 + len(tags)))
+    elif tags and _tags_pass_has_trigger(normalised, upper):
+        found = _scan_parts(upper, alone=range(3, 3 + len(tags)))
+    else:
+        found = None  # neither pass's join holds a trigger: no rule can match anywhere
     if found is None:
         _clean_memo[key] = None
         if len(_clean_memo) > CLEAN_MEMO_SIZE:

@@ -408,6 +408,7 @@ def plan_batch(
     now_ms: int,
     quarantine_reason: str | None = None,
     recreate_window_ms: int = TOMBSTONE_RECREATE_WINDOW_MS,
+    vetted: Collection[int] = (),
 ) -> BatchPlan:
     """Validate ``batch`` against ``reader`` + its own earlier ops and compute its effect.
 
@@ -415,6 +416,11 @@ def plan_batch(
     set, every create/supersede lands ``quarantined{reason}`` (a quarantined
     supersede leaves its prior active). Raises ``AgentMemoryError`` (see module
     doc); batch-level refusals (empty, over 1024 ops) carry no ``op_index``.
+
+    ``vetted``: indexes of create ops without an explicit id whose payload the caller built with
+    :func:`~meta_memory.agent_memory.writes.prepare_items` in this call (already canonical, held to the
+    field rules and scanned for secrets there): that payload check, which would find the same, is not
+    run twice. Every other rule still applies to those ops.
     """
     n = len(batch.ops)
     if n == 0:
@@ -428,7 +434,8 @@ def plan_batch(
     details: dict[tuple[Any, ...], dict[str, Any]] = {}
     for i, op in enumerate(batch.ops):
         if isinstance(op, CreateOp):
-            rec = _plan_create(i, batch, overlay, op, now_ms, quarantine_reason, recreate_window_ms)
+            rec = _plan_create(i, batch, overlay, op, now_ms, quarantine_reason, recreate_window_ms,
+                               vetted=op.id is None and i in vetted)
             q = quarantine_reason
         elif isinstance(op, SupersedeOp):
             rec = _plan_supersede(i, batch, overlay, op, now_ms, quarantine_reason, recreate_window_ms)
@@ -471,8 +478,10 @@ def _plan_create(
     now_ms: int,
     quarantine_reason: str | None,
     window_ms: int,
+    *,
+    vetted: bool = False,
 ) -> MemoryRecord:
-    record = _checked_payload(i, op.record, memory_id=op.id)
+    record = op.record if vetted else _checked_payload(i, op.record, memory_id=op.id)
     _check_scope_writable(i, batch, op.scope)
     for rid in op.derived_from:
         _require(i, overlay, rid)

@@ -378,7 +378,11 @@ def remember_many(tx: WriteTx, scope: Scope, prepared: Sequence[NewMemoryRecord 
     """A bulk remember in ``tx``: one :class:`RememberOutcome` per item of ``prepared`` (from
     :func:`prepare_items`), in order, as if the items were remembered one after the other; all accepted
     items are applied as one batch. Refusals are per item: an item the validator refuses is dropped and
-    the batch applied again without it (each attempt inside a savepoint of ``tx``)."""
+    the batch applied again without it (each attempt inside a savepoint of ``tx``).
+
+    ``prepared`` must be :func:`prepare_items`'s own output: the validator takes each record it holds as
+    already normalised, held to the field rules and scanned for secrets there, and does not run that
+    payload check a second time (a tag merge's new version is checked in full)."""
     refused = {i: e for i, e in enumerate(prepared) if isinstance(e, AgentMemoryError)}
     while True:
         out, failed = _remember_attempt(tx, scope, author, gate, prepared, refused)
@@ -411,11 +415,14 @@ def _remember_attempt(
             plan.add(i, hashes[i], rec)
         except AgentMemoryError as exc:
             refused[i] = _item_error(exc, i)
+    # the creates whose payload is an item exactly as prepare_items built it (normalised, checked, scanned)
+    vetted = {k for k, op in enumerate(plan.ops)
+              if isinstance(op, CreateOp) and op.record is prepared[plan.op_items[k]]}
     receipt = None
     if plan.ops:
         try:
             with tx.savepoint():
-                receipt = tx.apply(plan.batch(), gate=gate)
+                receipt = tx.apply(plan.batch(), gate=gate, vetted=vetted)
         except AgentMemoryError as exc:
             if exc.op_index is None or not 0 <= exc.op_index < len(plan.op_items):
                 raise

@@ -485,6 +485,14 @@ class SqlAgentMemoryStore(AgentMemoryStore, Generic[C]):
     def _insert_record(self, conn: C, realm: str, rec: MemoryRecord) -> int:
         """Insert ``rec`` (:func:`insert_values`); returns its row id."""
 
+    def _write_new_records(self, conn: C, realm: str, recs: Sequence[MemoryRecord]) -> None:
+        """Insert ``recs`` (new records, in order) and index the active ones: each inserted, then indexed
+        if active, one after the other. A backend may write them together, to the same rows."""
+        for rec in recs:
+            rid = self._insert_record(conn, realm, rec)
+            if rec.status.is_active:
+                self._index_record(conn, realm, rid, rec)
+
     @abstractmethod
     def _update_record(self, conn: C, realm: str, rec: MemoryRecord) -> int:
         """Write ``rec``'s state (:func:`state_values`) over the stored row; returns its row id."""
@@ -547,11 +555,13 @@ class SqlAgentMemoryStore(AgentMemoryStore, Generic[C]):
 
     # ----------------------------------------------------------------- batches
 
-    def _apply_in_tx(self, conn: C, batch: StagedBatch, gate: WriteGate | None, token: str) -> BatchReceipt:
+    def _apply_in_tx(self, conn: C, batch: StagedBatch, gate: WriteGate | None, token: str,
+                     vetted: Collection[int] = ()) -> BatchReceipt:
         now = self.clock.now_ms()
         reason = gate.quarantine_reason(batch.author, batch.kind.value, batch.evidence(), realm=batch.realm) \
             if gate else None
-        plan = plan_batch(batch, self._reader(conn, batch.realm), now_ms=now, quarantine_reason=reason)
+        plan = plan_batch(batch, self._reader(conn, batch.realm), now_ms=now, quarantine_reason=reason,
+                          vetted=vetted)
         planned: list[tuple[MemoryRecord, MemoryRecord | None]] = []
         for memory_id, rec in plan.records.items():
             if self.refuses_nul and has_nul(
@@ -586,18 +596,23 @@ class SqlAgentMemoryStore(AgentMemoryStore, Generic[C]):
         """Write a validated batch's records in order, each ``(record, the stored record it replaces or
         None)``: insert the new, update the changed, and keep the full-text index in step (a record has
         an index row iff it is active). Here one record at a time through the row primitives; a backend
-        may write the whole batch set-based (same rows, same row-id order)."""
+        may write the whole batch set-based (same rows, same row-id order). Here each run of new records
+        goes to :meth:`_write_new_records` together, and each changed record is updated in its place."""
+        fresh: list[MemoryRecord] = []  # a run of new records, written together before the next update
         for rec, before in planned:
             if before is None:
-                rid = self._insert_record(conn, realm, rec)
-                if rec.status.is_active:
-                    self._index_record(conn, realm, rid, rec)
-            else:
-                rid = self._update_record(conn, realm, rec)
-                if before.status.is_active and not rec.status.is_active:
-                    self._unindex_record(conn, realm, rid)
-                elif rec.status.is_active and not before.status.is_active:
-                    self._index_record(conn, realm, rid, rec)
+                fresh.append(rec)
+                continue
+            if fresh:
+                self._write_new_records(conn, realm, fresh)
+                fresh = []
+            rid = self._update_record(conn, realm, rec)
+            if before.status.is_active and not rec.status.is_active:
+                self._unindex_record(conn, realm, rid)
+            elif rec.status.is_active and not before.status.is_active:
+                self._index_record(conn, realm, rid, rec)
+        if fresh:
+            self._write_new_records(conn, realm, fresh)
 
     # ----------------------------------------------------------------- active-record reads
 

@@ -21,9 +21,11 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
+from collections.abc import Sequence
 from functools import lru_cache
+from typing import Any
 
-from meta_memory.agent_memory.store import planner
+from meta_memory.agent_memory.store import multirow, planner
 from meta_memory.agent_memory.store import shared_ddl as ddl
 from meta_memory.agent_memory.store.dialect import SQLITE
 from meta_memory.agent_memory.store.migration_steps import apply_domain_steps
@@ -38,6 +40,7 @@ __all__ = [
     "is_current",
     "fts_fingerprint",
     "insert_fts",
+    "insert_fts_many",
     "delete_fts",
     "delete_vector",
     "SESSION_STATE_DOMAIN",
@@ -385,6 +388,38 @@ def insert_fts(
     conn.execute(_insert_fts_sql(tuple(doc)), (rid, *doc.values()))
     fts.note_change(conn, rid)
     fts.note_scope(conn, scope[0], scope[1], 1, fts.document_size(doc.values()))
+
+
+def insert_fts_many(
+    conn: sqlite3.Connection,
+    rows: Sequence[tuple[int, tuple[str, str], str, str, str, Sequence[str]]],
+) -> None:
+    """:func:`insert_fts` for many active records at once: ``rows`` of ``(rid, scope, title, description,
+    body, tags)``. The same full-text rows and change-log entries, in the order given, written by a few
+    multi-row statements (:mod:`.multirow`); each scope's statistics move once, by the rows' sum."""
+    if not rows:
+        return
+    docs: list[tuple[Any, ...]] = []
+    scopes: dict[tuple[str, str], list[int]] = {}
+    columns: tuple[str, ...] | None = None
+    for rid, scope, title, description, body, tags in rows:
+        doc = fts.document(title, description, body, list(tags))
+        if columns is None:
+            columns = tuple(doc)
+        docs.append((rid, *doc.values()))
+        total = scopes.setdefault(scope, [0, 0])
+        total[0] += 1
+        total[1] += fts.document_size(doc.values())
+    assert columns is not None
+    multirow.insert_many(conn, _fts_head(columns), docs)
+    multirow.insert_many(conn, f"INSERT INTO {fts.CHANGES_TABLE}(rid)", [(row[0],) for row in rows])
+    for (kind, key), (n_rows, n_tokens) in scopes.items():
+        fts.note_scope(conn, kind, key, n_rows, n_tokens)
+
+
+@lru_cache(maxsize=4)
+def _fts_head(columns: tuple[str, ...]) -> str:
+    return f"INSERT INTO {fts.FTS_TABLE}(rowid, {', '.join(columns)})"
 
 
 @lru_cache(maxsize=4)

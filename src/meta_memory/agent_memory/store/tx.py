@@ -199,15 +199,18 @@ class WriteTx(ReadTx):
         earliest expiry first (an index range of due rows only: ``records_expiry_idx``)."""
         return self._store._expired_records(self._sql.conn, self.realm, self.now_ms, limit)
 
-    def apply(self, batch: StagedBatch, *, gate: WriteGate | None = None, token: str | None = None) -> BatchReceipt:
+    def apply(self, batch: StagedBatch, *, gate: WriteGate | None = None, token: str | None = None,
+              vetted: Collection[int] = ()) -> BatchReceipt:
         """Validate and apply ``batch`` in this transaction (no default gate: pass one explicitly);
-        audit token ``token`` (default a new ``direct-...``).
+        audit token ``token`` (default a new ``direct-...``). ``vetted``: the create ops whose payloads
+        :func:`~meta_memory.agent_memory.writes.prepare_items` built, by index (see
+        :func:`~meta_memory.agent_memory.validator.plan_batch`).
 
         A batch of another realm -> ``AgentMemoryError("scope_not_writable", ...)``; the validator's
         refusals as :func:`~meta_memory.agent_memory.record_writes.apply_batch`.
         """
         self._check_realm(batch)
-        return self._store._apply_in_tx(self._sql.conn, batch, gate, token or mint_token("direct"))
+        return self._store._apply_in_tx(self._sql.conn, batch, gate, token or mint_token("direct"), vetted)
 
     def stage(self, batch: StagedBatch) -> str:
         """Validate ``batch`` (without a gate) and keep it uncommitted in ``stage``; returns its
