@@ -431,8 +431,8 @@ def test_the_memory_figure_covers_what_the_index_holds(tmp_path: Path, distinct:
 
 
 def test_a_realm_of_one_scope_ranks_alike_on_both_paths(store: SqliteAgentMemoryStore) -> None:
-    """With every indexed row in one scope, the FTS5 path lets FTS5's own ranking pick its pool
-    (``recall.bm25.POOL`` rows) and scores that: the same answer as the index while fewer rows match."""
+    """With every indexed row in one scope, the FTS5 path
+    skips the rows that cannot enter the best (``recall.fts_top``): the same answer as the index."""
     rng = random.Random(11)
     for i in range(120):
         record_writes.remember(store, REALM, A, " ".join(rng.choices(WORDS, k=2)) + f" {i}", " ".join(rng.choices(WORDS, k=12)))
