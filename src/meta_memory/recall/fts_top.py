@@ -48,14 +48,19 @@ from typing import Any
 from meta_memory import deadline
 from meta_memory.recall import fts
 
-__all__ = ["CACHE_SHARE", "STALE_SHARE", "READ_ROWS", "POOL", "TermCounts", "best"]
+__all__ = ["CACHE_SHARE", "STALE_SHARE", "READ_ROWS", "COUNT_ROWS", "POOL", "TermCounts", "best"]
 
 #: A phrase's count is kept (and reused) only when at least this share of the realm's rows hold it.
 CACHE_SHARE = 0.01
 #: A kept count is reused while fewer than this share of the realm's rows changed since it was taken.
 STALE_SHARE = 0.001
 #: Most rows the exact phase reads (columns included) before the bounded phase takes over.
-READ_ROWS = 12_000
+READ_ROWS = 3_000
+#: A phrase's rows counted exactly up to this many; past it the count is extrapolated (see :func:`_counts`).
+COUNT_ROWS = 100_000
+#: Rows the bounded phase expects (phrases taken as independent) among the pairs of phrases it ranks for a first
+#: threshold (rows holding two of the rarer phrases).
+PAIR_ROWS = 8_000
 #: Rows FTS5's own ranking hands the bounded phase to score exactly.
 POOL = 400
 #: Most AND-groups the bounded phase lists before matching the unread phrases with a plain OR.
@@ -68,7 +73,10 @@ MAX_REALMS = 64
 _T = fts.FTS_TABLE
 _COLUMNS = ", ".join(f"{_T}.{c}" for c in fts.COLUMNS)
 _HEAD = f"SELECT COALESCE(MAX(seq), 0) FROM {fts.CHANGES_TABLE}"
-_COUNT = f"SELECT count(*) FROM (SELECT 1 FROM {_T} WHERE {_T} MATCH ? LIMIT ?)"
+_COUNT = f"SELECT count(*), max(rowid) FROM (SELECT rowid FROM {_T} WHERE {_T} MATCH ? LIMIT ?)"
+#: the largest row id of the full-text table (its row sizes are keyed by it)
+_LAST = f"SELECT max(id) FROM {_T}_docsize"
+_HOLDERS = f"SELECT count(*) FROM (SELECT rowid FROM {_T} WHERE {_T} MATCH ? LIMIT ?)"
 _ROWS = f"SELECT {_T}.rowid, {_COLUMNS} FROM {_T} WHERE {_T} MATCH ?"
 _RANKED = f"SELECT {_T}.rowid, {_COLUMNS} FROM {_T} WHERE {_T} MATCH ? ORDER BY {fts.BM25_EXPR}, rowid LIMIT ?"
 
@@ -111,10 +119,11 @@ class TermCounts:
 
 def _counts(conn: Any, phrases: Sequence[str], n_rows: int, realm: str | None,
             cache: TermCounts | None) -> dict[str, int]:
-    """Rows holding each phrase, each count stopped at half the rows (the idf floor from there on)."""
+    """Rows holding each phrase: exact below :data:`COUNT_ROWS`, else extrapolated from where the
+    ``COUNT_ROWS``-th holder falls among the row ids (``COUNT_ROWS * largest rid / that rid``, at most ``N``)."""
     head = int(conn.execute(_HEAD).fetchone()[0]) if cache is not None and realm is not None else 0
-    half = (n_rows + 1) // 2
     out: dict[str, int] = {}
+    last: int | None = None
     for phrase in phrases:
         deadline.check()
         if cache is not None and realm is not None:
@@ -122,7 +131,12 @@ def _counts(conn: Any, phrases: Sequence[str], n_rows: int, realm: str | None,
             if kept is not None:
                 out[phrase] = kept
                 continue
-        count = int(conn.execute(_COUNT, (fts.quote(phrase), half)).fetchone()[0])
+        count, at = conn.execute(_COUNT, (fts.quote(phrase), COUNT_ROWS)).fetchone()
+        count = int(count)
+        if count >= COUNT_ROWS:
+            if last is None:
+                last = int(conn.execute(_LAST).fetchone()[0] or 0)
+            count = min(n_rows, max(count, round(count * last / max(1, int(at)))))
         out[phrase] = count
         if cache is not None and realm is not None:
             cache.put(realm, phrase, count, head, n_rows)
@@ -202,30 +216,49 @@ def best(conn: Any, phrases: Sequence[str], limit: int, n_rows: int, n_tokens: i
             elif acc > top[0]:
                 heapq.heapreplace(top, acc)
 
+    def done() -> bool:  # no row holding only unread phrases can reach the best ``limit``
+        return len(top) >= limit and sum(bound[p] for p in unread) < top[0] * (1 - BOUND_MARGIN)
+
     read = 0
     unread = list(order)
-    while unread:
-        if len(top) >= limit and sum(bound[p] for p in unread) < top[0] * (1 - BOUND_MARGIN):
-            break  # no row holding only unread phrases can reach the best ``limit``
-        phrase = unread[0]
+    while unread and not done() and read + counts[unread[0]] <= READ_ROWS:  # exact phase
         deadline.check()
-        if read + counts[phrase] <= READ_ROWS:
-            rows = conn.execute(_ROWS, (fts.quote(phrase),)).fetchall()
-            read += len(rows)
-            score(rows)
-            unread.pop(0)
-            continue
-        if len(top) < limit:  # no threshold yet: some of the rarest phrase's rows give one
-            score(conn.execute(_ROWS + " LIMIT ?", (fts.quote(phrase), max(POOL, READ_ROWS - read))).fetchall())
-        groups = _groups(unread, bound, top[0]) if len(top) >= limit else None
-        if groups is None:
-            expression = " OR ".join(fts.quote(p) for p in unread)
-        else:
-            expression = " OR ".join("(" + " AND ".join(fts.quote(p) for p in g) + ")" for g in groups)
-        if groups is None or groups:
+        rows = conn.execute(_ROWS, (fts.quote(unread[0]),)).fetchall()
+        read += len(rows)
+        score(rows)
+        unread.pop(0)
+    if unread and not done():  # bounded phase
+        pool = max(POOL, 4 * limit)
+        if len(top) < limit:  # a first threshold: rows holding two of the rarer phrases, or some of the rarest's
             deadline.check()
-            score(conn.execute(_RANKED, (expression, max(POOL, 4 * limit))).fetchall())
-        break
+            pairs = sorted(itertools.combinations(unread, 2), key=lambda ab: counts[ab[0]] * counts[ab[1]])
+            chosen, expected = [], 0.0
+            for a, b in pairs:
+                expected += counts[a] * counts[b] / n_rows  # as if the phrases were independent
+                if expected > PAIR_ROWS:
+                    break
+                chosen.append(f"({fts.quote(a)} AND {fts.quote(b)})")
+            if chosen:
+                score(conn.execute(_RANKED, (" OR ".join(chosen), pool)).fetchall())
+            if len(top) < limit:
+                score(conn.execute(_ROWS + " LIMIT ?", (fts.quote(unread[0]), pool)).fetchall())
+        tried = ""
+        for _ in range(2):  # the rows holding enough unread phrases; again once the threshold rose
+            groups = _groups(unread, bound, top[0]) if len(top) >= limit else None
+            if groups is None:
+                expression = " OR ".join(fts.quote(p) for p in unread)
+            else:
+                expression = " OR ".join("(" + " AND ".join(fts.quote(p) for p in g) + ")" for g in groups)
+            if (groups is not None and not groups) or expression == tried:
+                break  # none can reach the threshold, or the same rows as before
+            deadline.check()
+            if int(conn.execute(_HOLDERS, (expression, READ_ROWS + 1)).fetchone()[0]) <= READ_ROWS:
+                score(conn.execute(_ROWS, (expression,)).fetchall())  # every row that could still enter: exact
+                break
+            if not tried:
+                deadline.check()
+                score(conn.execute(_RANKED, (expression, pool)).fetchall())
+            tried = expression
     kept = [rid for rid, (acc, _) in scored.items() if acc > 0.0]
     ranked = sorted(kept, key=lambda rid: (-scored[rid][0], rid))[:limit]
     return [(rid, -1.0 * scored[rid][0], {t: scored[rid][1][t] for t in wanted if t in scored[rid][1]})
