@@ -7,28 +7,36 @@ row (or letting FTS5's own ``ORDER BY bm25() LIMIT`` do it) takes seconds. This 
 (:mod:`meta_memory.recall.lexical_index`) is cold, evicted or refused for its size:
 
 1. **document counts** — each query phrase's ``n_i`` (rows holding it) is counted in the full-text
-   table (the realm's rows are the scope's, so the realm-wide count is the scope's). A count stops at
-   half the rows (from there bm25's idf is its floor whatever the exact count), and a count of at
-   least :data:`CACHE_SHARE` of the rows is kept in :class:`TermCounts` (in process, per realm) and
-   reused while fewer than :data:`STALE_SHARE` of the rows changed since it was taken. Each change
-   moves a count by at most one, so a reused count is off by at most ``N / 1000`` on a count of at
-   least ``N / 100`` (at most 10 %, an idf off by at most about 0.1); counts of rarer phrases (under
-   a millisecond each) are taken afresh at every search and are exact;
+   table (the realm's rows are the scope's, so the realm-wide count is the scope's): exactly up to
+   :data:`COUNT_ROWS` rows (a few milliseconds); past that the count stops and is extrapolated from
+   where its ``COUNT_ROWS``-th row falls among the row ids (``COUNT_ROWS * largest rid / that rid``:
+   it assumes the phrase spread evenly over the realm's rows in write order). Such a phrase holds at
+   least a tenth of a million rows, its idf is at most about 2.2, and an error of a few percent in
+   its count moves its idf by a few hundredths. A count of at least :data:`CACHE_SHARE` of the rows
+   is kept in :class:`TermCounts` (in process, per realm) and reused while fewer than
+   :data:`STALE_SHARE` of the rows changed since it was taken: each change moves a count by at most
+   one, so a reused count is off by at most ``N / 1000`` on a count of at least ``N / 100`` (at most
+   10 %, an idf off by at most about 0.1). Rarer phrases are counted afresh at every search, exactly.
+   The fallback path was approximate before (FTS5's own ranking picked its rows, ``n_i`` counted
+   among them); these approximations are on common words only;
 2. **bounds** — phrase ``i`` adds at most ``idf_i * (k1 + 1)`` to a row's score (per repeat in the
    query): :func:`meta_memory.recall.bm25.term_score` stays below it for any frequency and length;
-3. **exact phase** — phrases are read rarest (largest bound) first, each one's rows in full, and
-   every row read is scored exactly (every query phrase's share, summed in ``MATCH`` order, as the
-   other paths do). The threshold is the ``limit``-th best score so far; as soon as the bounds of
-   the phrases not yet read sum below it, no unread row can enter the best ``limit`` and the answer
-   is exact: the same rows, scores and order as scoring every matching row
-   (``tests/recall/test_fts_top.py``);
-4. **bounded phase** — when the next phrase would take the rows read past :data:`READ_ROWS` (its
-   rows are too many to read in the time budget), the unread rows that could still reach the
-   threshold must hold one of the smallest sets of unread phrases whose bounds reach it (a row
-   holding only the most common words cannot): FTS5 finds them (``(a AND b) OR (a AND c) ...``),
-   ranks them with its own ``bm25()`` (the same statistics but FTS5's ``b`` of 0.75) and the best
-   :data:`POOL` are scored exactly. Only here can the answer miss a row, one that ``b = 0.5``
-   ranks among the best but FTS5's ``b`` ranks below the pool.
+3. **exact phase** — phrases are read rarest (largest bound) first, each one's rows in full while
+   the rows read stay within :data:`READ_ROWS`, and every row read is scored exactly (every query
+   phrase's share, summed in ``MATCH`` order, as the other paths do). The threshold is the
+   ``limit``-th best score so far; as soon as the bounds of the phrases not yet read sum below it,
+   no unread row can enter the best ``limit`` and the answer is exact: the same rows, scores and
+   order as scoring every matching row (``tests/recall/test_fts_top.py``);
+4. **bounded phase** — otherwise an unread row can still enter only if it holds one of the smallest
+   sets of unread phrases whose bounds reach the threshold (a row holding only common words cannot):
+   FTS5 finds those rows (``(a AND b) OR (a AND c) ...``), and when they are at most ``READ_ROWS``
+   all are read and scored: exact again. When they are more, the threshold is raised first from the
+   rows holding two of the rarer unread phrases (FTS5's own ``bm25()`` picks :data:`POOL` of them,
+   pairs expected to hold up to :data:`PAIR_ROWS` rows) and the sets recomputed; still too many, FTS5's
+   ``bm25()`` picks ``POOL`` rows among those of the sets cheapest to walk (up to :data:`WALK_ROWS`
+   postings) and those are scored exactly. Only then can the answer miss a row: one that ``b = 0.5``
+   ranks among the best but FTS5's ``b`` of 0.75 ranks below the pool, or one holding only phrase
+   sets too costly to walk.
 
 Nothing here writes: the counts are read at search time (no table is kept on the write path). The
 store stops each statement at the recall's time budget; the loops here check it between statements.
@@ -63,8 +71,11 @@ COUNT_ROWS = 100_000
 PAIR_ROWS = 8_000
 #: Rows FTS5's own ranking hands the bounded phase to score exactly.
 POOL = 400
-#: Most AND-groups the bounded phase lists before matching the unread phrases with a plain OR.
+#: Most AND-groups the bounded phase lists (past it, each unread phrase is its own group).
 MAX_GROUPS = 48
+#: Most postings (the rows of each phrase of each group, summed) one statement of the bounded phase has FTS5
+#: walk: the cheapest groups first, at least one.
+WALK_ROWS = 1_000_000
 #: Relative margin on every bound comparison: covers the rounding of the sums many times over.
 BOUND_MARGIN = 1e-9
 #: Realms whose counts are kept (least recently searched dropped first).
@@ -229,36 +240,57 @@ def best(conn: Any, phrases: Sequence[str], limit: int, n_rows: int, n_tokens: i
         unread.pop(0)
     if unread and not done():  # bounded phase
         pool = max(POOL, 4 * limit)
-        if len(top) < limit:  # a first threshold: rows holding two of the rarer phrases, or some of the rarest's
-            deadline.check()
-            pairs = sorted(itertools.combinations(unread, 2), key=lambda ab: counts[ab[0]] * counts[ab[1]])
-            chosen, expected = [], 0.0
-            for a, b in pairs:
+        paired = False
+
+        def pairs() -> None:  # a threshold (or a higher one) from rows holding two of the rarer unread phrases
+            chosen: list[str] = []
+            expected = 0.0
+            for a, b in sorted(itertools.combinations(unread, 2), key=lambda ab: counts[ab[0]] * counts[ab[1]]):
                 expected += counts[a] * counts[b] / n_rows  # as if the phrases were independent
-                if expected > PAIR_ROWS:
+                if expected > PAIR_ROWS and (chosen or expected > 8 * PAIR_ROWS):
                     break
                 chosen.append(f"({fts.quote(a)} AND {fts.quote(b)})")
             if chosen:
-                score(conn.execute(_RANKED, (" OR ".join(chosen), pool)).fetchall())
-            if len(top) < limit:
-                score(conn.execute(_ROWS + " LIMIT ?", (fts.quote(unread[0]), pool)).fetchall())
-        tried = ""
-        for _ in range(2):  # the rows holding enough unread phrases; again once the threshold rose
-            groups = _groups(unread, bound, top[0]) if len(top) >= limit else None
-            if groups is None:
-                expression = " OR ".join(fts.quote(p) for p in unread)
-            else:
-                expression = " OR ".join("(" + " AND ".join(fts.quote(p) for p in g) + ")" for g in groups)
-            if (groups is not None and not groups) or expression == tried:
-                break  # none can reach the threshold, or the same rows as before
-            deadline.check()
-            if int(conn.execute(_HOLDERS, (expression, READ_ROWS + 1)).fetchone()[0]) <= READ_ROWS:
-                score(conn.execute(_ROWS, (expression,)).fetchall())  # every row that could still enter: exact
-                break
-            if not tried:
                 deadline.check()
-                score(conn.execute(_RANKED, (expression, pool)).fetchall())
-            tried = expression
+                score(conn.execute(_RANKED, (" OR ".join(chosen), pool)).fetchall())
+
+        if len(top) < limit:
+            pairs()
+            paired = True
+            if len(top) < limit:  # still none: some of the rarest unread phrase's rows
+                deadline.check()
+                score(conn.execute(_ROWS + " LIMIT ?", (fts.quote(unread[0]), pool)).fetchall())
+        ranked = False
+        while True:  # the rows holding enough unread phrases to reach the threshold
+            groups = _groups(unread, bound, top[0]) if len(top) >= limit else None
+            if groups is not None and not groups:
+                break  # no unread row can reach the threshold: exact
+            if groups is None:
+                groups = [[p] for p in unread]
+            # FTS5 walks the postings of every phrase of every group: a group costs the sum of its phrases' rows
+            sized = sorted((sum(counts[p] for p in g), g) for g in groups)
+            cost = sum(size for size, _ in sized)
+
+            def expression(chosen: Sequence[tuple[int, list[str]]]) -> str:
+                return " OR ".join("(" + " AND ".join(fts.quote(p) for p in g) + ")" for _, g in chosen)
+
+            if cost <= WALK_ROWS:
+                deadline.check()
+                if int(conn.execute(_HOLDERS, (expression(sized), READ_ROWS + 1)).fetchone()[0]) <= READ_ROWS:
+                    score(conn.execute(_ROWS, (expression(sized),)).fetchall())  # every row that could enter: exact
+                    break
+            if not paired:  # too many: first try to raise the threshold
+                pairs()
+                paired = True
+                continue
+            if ranked:
+                break
+            # FTS5's own ranking picks the pool among the rows of the cheapest groups (at least one)
+            part = [sg for sg in itertools.accumulate(sized, lambda acc, sg: (acc[0] + sg[0], sg[1]))
+                    if sg[0] <= WALK_ROWS] or sized[:1]
+            deadline.check()
+            score(conn.execute(_RANKED, (expression(part), pool)).fetchall())
+            ranked = True
     kept = [rid for rid, (acc, _) in scored.items() if acc > 0.0]
     ranked = sorted(kept, key=lambda rid: (-scored[rid][0], rid))[:limit]
     return [(rid, -1.0 * scored[rid][0], {t: scored[rid][1][t] for t in wanted if t in scored[rid][1]})
