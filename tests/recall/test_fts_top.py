@@ -170,3 +170,15 @@ def test_a_kept_count_answers_the_next_search() -> None:
     assert again == first == _exhaustive(conn, ["common", "u7"], 3)
     counted = [s for s in read if s.startswith("SELECT count(*), max(rowid)")]
     assert len(counted) == 1  # "u7" (under 1 % of the rows) only
+
+
+def test_a_count_past_its_cap_is_extrapolated_from_where_its_last_counted_row_falls() -> None:
+    """Counting stops at ``COUNT_ROWS`` rows; a phrase spread evenly over the rows is then estimated from the
+    row id of its last counted row, within a few percent, and a rarer phrase is still counted exactly."""
+    docs = [(["note"], ["even" if i % 2 == 0 else "odd", "rare" if i % 97 == 0 else "filler"], [], 1)
+            for i in range(2000)]
+    conn = _db(docs)
+    with _setting("COUNT_ROWS", 100):
+        counts = fts_top._counts(conn, ["even", "rare"], 2000, None, None)
+    assert abs(counts["even"] - 1000) <= 20
+    assert counts["rare"] == 21

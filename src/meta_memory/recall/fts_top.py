@@ -85,8 +85,8 @@ _T = fts.FTS_TABLE
 _COLUMNS = ", ".join(f"{_T}.{c}" for c in fts.COLUMNS)
 _HEAD = f"SELECT COALESCE(MAX(seq), 0) FROM {fts.CHANGES_TABLE}"
 _COUNT = f"SELECT count(*), max(rowid) FROM (SELECT rowid FROM {_T} WHERE {_T} MATCH ? LIMIT ?)"
-#: the largest row id of the full-text table (its row sizes are keyed by it)
-_LAST = f"SELECT max(id) FROM {_T}_docsize"
+#: the largest row id of the full-text table
+_LAST = f"SELECT rowid FROM {_T} ORDER BY rowid DESC LIMIT 1"
 _HOLDERS = f"SELECT count(*) FROM (SELECT rowid FROM {_T} WHERE {_T} MATCH ? LIMIT ?)"
 _ROWS = f"SELECT {_T}.rowid, {_COLUMNS} FROM {_T} WHERE {_T} MATCH ?"
 _RANKED = f"SELECT {_T}.rowid, {_COLUMNS} FROM {_T} WHERE {_T} MATCH ? ORDER BY {fts.BM25_EXPR}, rowid LIMIT ?"
@@ -146,7 +146,7 @@ def _counts(conn: Any, phrases: Sequence[str], n_rows: int, realm: str | None,
         count = int(count)
         if count >= COUNT_ROWS:
             if last is None:
-                last = int(conn.execute(_LAST).fetchone()[0] or 0)
+                last = int(conn.execute(_LAST).fetchone()[0])
             count = min(n_rows, max(count, round(count * last / max(1, int(at)))))
         out[phrase] = count
         if cache is not None and realm is not None:
