@@ -292,6 +292,6 @@ def best(conn: Any, phrases: Sequence[str], limit: int, n_rows: int, n_tokens: i
             score(conn.execute(_RANKED, (expression(part), pool)).fetchall())
             ranked = True
     kept = [rid for rid, (acc, _) in scored.items() if acc > 0.0]
-    ranked = sorted(kept, key=lambda rid: (-scored[rid][0], rid))[:limit]
+    first = sorted(kept, key=lambda rid: (-scored[rid][0], rid))[:limit]
     return [(rid, -1.0 * scored[rid][0], {t: scored[rid][1][t] for t in wanted if t in scored[rid][1]})
-            for rid in ranked]
+            for rid in first]
