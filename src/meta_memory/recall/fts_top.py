@@ -87,9 +87,11 @@ _HEAD = f"SELECT COALESCE(MAX(seq), 0) FROM {fts.CHANGES_TABLE}"
 _COUNT = f"SELECT count(*), max(rowid) FROM (SELECT rowid FROM {_T} WHERE {_T} MATCH ? LIMIT ?)"
 #: the largest row id of the full-text table
 _LAST = f"SELECT rowid FROM {_T} ORDER BY rowid DESC LIMIT 1"
+_SEP1 = "char(1)"
+_SEP2 = "char(2)"
 _HOLDERS = f"SELECT count(*) FROM (SELECT rowid FROM {_T} WHERE {_T} MATCH ? LIMIT ?)"
-_ROWS = f"SELECT {_T}.rowid, {_COLUMNS} FROM {_T} WHERE {_T} MATCH ?"
-_RANKED = f"SELECT {_T}.rowid, {_COLUMNS} FROM {_T} WHERE {_T} MATCH ? ORDER BY {fts.BM25_EXPR}, rowid LIMIT ?"
+_ROWS = f"SELECT {_T}.rowid AS rid, {_COLUMNS} FROM {_T} WHERE {_T} MATCH ?"
+_RANKED = f"SELECT {_T}.rowid AS rid, {_COLUMNS} FROM {_T} WHERE {_T} MATCH ? ORDER BY {fts.BM25_EXPR}, rowid LIMIT ?"
 
 
 class TermCounts:
@@ -152,6 +154,18 @@ def _counts(conn: Any, phrases: Sequence[str], n_rows: int, realm: str | None,
         if cache is not None and realm is not None:
             cache.put(realm, phrase, count, head, n_rows)
     return out
+
+
+def _rows(conn: Any, sql: str, params: tuple[Any, ...]) -> list[Any]:
+    """The rows of ``sql`` (``rowid`` and the columns) as ``(rowid, *columns)``, read in ONE step: the rows are
+    joined inside SQLite with control characters (never inside a token: the tokenizer splits on them), so
+    the interpreter lock is released and taken again once per statement, not once per row (a recall
+    beside an index build on another thread of the process waits for that lock each time it takes it)."""
+    row = conn.execute(f"SELECT group_concat(rid || {_SEP1} || ifnull(title, '') || {_SEP1} || ifnull(body, '') || "
+                       f"{_SEP1} || ifnull(tags, ''), {_SEP2}) FROM ({sql})", params).fetchone()
+    if row is None or row[0] is None:
+        return []
+    return [part.split("\x01") for part in row[0].split("\x02")]
 
 
 def _groups(order: Sequence[str], bound: dict[str, float], threshold: float) -> list[list[str]] | None:
@@ -234,7 +248,7 @@ def best(conn: Any, phrases: Sequence[str], limit: int, n_rows: int, n_tokens: i
     unread = list(order)
     while unread and not done() and read + counts[unread[0]] <= READ_ROWS:  # exact phase
         deadline.check()
-        rows = conn.execute(_ROWS, (fts.quote(unread[0]),)).fetchall()
+        rows = _rows(conn, _ROWS, (fts.quote(unread[0]),))
         read += len(rows)
         score(rows)
         unread.pop(0)
@@ -252,14 +266,14 @@ def best(conn: Any, phrases: Sequence[str], limit: int, n_rows: int, n_tokens: i
                 chosen.append(f"({fts.quote(a)} AND {fts.quote(b)})")
             if chosen:
                 deadline.check()
-                score(conn.execute(_RANKED, (" OR ".join(chosen), pool)).fetchall())
+                score(_rows(conn, _RANKED, (" OR ".join(chosen), pool)))
 
         if len(top) < limit:
             pairs()
             paired = True
             if len(top) < limit:  # still none: some of the rarest unread phrase's rows
                 deadline.check()
-                score(conn.execute(_ROWS + " LIMIT ?", (fts.quote(unread[0]), pool)).fetchall())
+                score(_rows(conn, _ROWS + " LIMIT ?", (fts.quote(unread[0]), pool)))
         ranked = False
         while True:  # the rows holding enough unread phrases to reach the threshold
             groups = _groups(unread, bound, top[0]) if len(top) >= limit else None
@@ -277,7 +291,7 @@ def best(conn: Any, phrases: Sequence[str], limit: int, n_rows: int, n_tokens: i
             if cost <= WALK_ROWS:
                 deadline.check()
                 if int(conn.execute(_HOLDERS, (expression(sized), READ_ROWS + 1)).fetchone()[0]) <= READ_ROWS:
-                    score(conn.execute(_ROWS, (expression(sized),)).fetchall())  # every row that could enter: exact
+                    score(_rows(conn, _ROWS, (expression(sized),)))  # every row that could enter: exact
                     break
             if not paired:  # too many: first try to raise the threshold
                 pairs()
@@ -289,7 +303,7 @@ def best(conn: Any, phrases: Sequence[str], limit: int, n_rows: int, n_tokens: i
             part = [sg for sg in itertools.accumulate(sized, lambda acc, sg: (acc[0] + sg[0], sg[1]))
                     if sg[0] <= WALK_ROWS] or sized[:1]
             deadline.check()
-            score(conn.execute(_RANKED, (expression(part), pool)).fetchall())
+            score(_rows(conn, _RANKED, (expression(part), pool)))
             ranked = True
     kept = [rid for rid, (acc, _) in scored.items() if acc > 0.0]
     first = sorted(kept, key=lambda rid: (-scored[rid][0], rid))[:limit]
