@@ -118,7 +118,7 @@ def test_a_query_too_heavy_to_read_asks_fts5_for_the_rows_holding_enough_words()
         best = bm25.scoped_candidates(conn, *SCOPE, '"rare" OR "alpha" OR "beta" OR "gamma"', 2)
     conn.set_trace_callback(None)
     assert best == _exhaustive(conn, ["rare", "alpha", "beta", "gamma"], 2)
-    assert any(" AND " in s for s in read)
+    assert any('" AND "' in s for s in read)
 
 
 def test_another_scope_is_never_read_and_changes_nothing() -> None:
@@ -182,3 +182,23 @@ def test_a_count_past_its_cap_is_extrapolated_from_where_its_last_counted_row_fa
         counts = fts_top._counts(conn, ["even", "rare"], 2000, None, None)
     assert abs(counts["even"] - 1000) <= 20
     assert counts["rare"] == 21
+
+
+def test_near_the_end_of_the_budget_the_rows_scored_so_far_answer() -> None:
+    """With less than ``RESERVE_MS`` of the budget left once the rarest words' rows are scored, the search
+    answers with the best of those instead of asking FTS5 for more (and instead of failing)."""
+    docs = [(["note"], ["alpha"] * (1 + i % 3) + (["beta"] if i % 4 == 0 else []) + ["filler"] * (i % 7)
+             + (["gamma"] if i % 3 == 0 else []), [], 1) for i in range(400)]
+    docs += [(["rare"], ["alpha", "beta"], [], 1)] * 3
+    conn = _db(docs)
+    match = '"rare" OR "alpha" OR "beta" OR "gamma"'
+    with _setting("READ_ROWS", 5), _setting("RESERVE_MS", 10_000_000):
+        read: list[str] = []
+        conn.set_trace_callback(read.append)
+        with deadline.bound(deadline.Deadline(time.monotonic() + 60)):
+            short = bm25.scoped_candidates(conn, *SCOPE, match, 2)
+        conn.set_trace_callback(None)
+        full = bm25.scoped_candidates(conn, *SCOPE, match, 2)
+    assert [rid for rid, _, _ in short] == [401, 402]  # the rare word's rows, read before the bounded phase
+    assert not any('" AND "' in s for s in read)  # nothing more asked of FTS5
+    assert full == _exhaustive(conn, ["rare", "alpha", "beta", "gamma"], 2)

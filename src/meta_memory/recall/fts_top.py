@@ -38,6 +38,10 @@ row (or letting FTS5's own ``ORDER BY bm25() LIMIT`` do it) takes seconds. This 
    ranks among the best but FTS5's ``b`` of 0.75 ranks below the pool, or one holding only phrase
    sets too costly to walk.
 
+When less than :data:`RESERVE_MS` of the recall's time budget is left, the bounded phase answers
+with the best of the rows it has scored (the rarest phrases' rows, the pairs') instead of running its
+next statement, so a slow machine gets an approximate answer rather than none.
+
 Nothing here writes: the counts are read at search time (no table is kept on the write path). The
 store stops each statement at the recall's time budget; the loops here check it between statements.
 
@@ -76,6 +80,9 @@ MAX_GROUPS = 48
 #: Most postings (the rows of each phrase of each group, summed) one statement of the bounded phase has FTS5
 #: walk: the cheapest groups first, at least one.
 WALK_ROWS = 1_000_000
+#: Milliseconds of the recall's time budget the bounded phase leaves to the rest of the recall: with less left it
+#: answers with the rows it has scored (when at least ``limit``) rather than run its next statement.
+RESERVE_MS = 150
 #: Relative margin on every bound comparison: covers the rounding of the sums many times over.
 BOUND_MARGIN = 1e-9
 #: Realms whose counts are kept (least recently searched dropped first).
@@ -166,6 +173,13 @@ def _rows(conn: Any, sql: str, params: tuple[Any, ...]) -> list[Any]:
     if row is None or row[0] is None:
         return []
     return [part.split("\x01") for part in row[0].split("\x02")]
+
+
+def _short(limit: int, have: int) -> bool:
+    """True when the bounded phase should answer with the rows scored so far: it holds ``limit`` of them and
+    less than :data:`RESERVE_MS` of the recall's time budget is left (the rest of the recall needs it)."""
+    left = deadline.remaining_ms()
+    return have >= limit and left is not None and left < RESERVE_MS
 
 
 def _groups(order: Sequence[str], bound: dict[str, float], threshold: float) -> list[list[str]] | None:
@@ -275,7 +289,7 @@ def best(conn: Any, phrases: Sequence[str], limit: int, n_rows: int, n_tokens: i
                 deadline.check()
                 score(_rows(conn, _ROWS + " LIMIT ?", (fts.quote(unread[0]), pool)))
         ranked = False
-        while True:  # the rows holding enough unread phrases to reach the threshold
+        while not _short(limit, len(top)):  # the rows holding enough unread phrases to reach the threshold
             groups = _groups(unread, bound, top[0]) if len(top) >= limit else None
             if groups is not None and not groups:
                 break  # no unread row can reach the threshold: exact
@@ -293,6 +307,8 @@ def best(conn: Any, phrases: Sequence[str], limit: int, n_rows: int, n_tokens: i
                 if int(conn.execute(_HOLDERS, (expression(sized), READ_ROWS + 1)).fetchone()[0]) <= READ_ROWS:
                     score(_rows(conn, _ROWS, (expression(sized),)))  # every row that could enter: exact
                     break
+            if _short(limit, len(top)):
+                break
             if not paired:  # too many: first try to raise the threshold
                 pairs()
                 paired = True
