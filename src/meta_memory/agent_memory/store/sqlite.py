@@ -1031,8 +1031,9 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore[sqlite3.Connection]):
                 hits = self.lexical_index.search(conn, name, (kind, key), match_expression, n, among)
                 if hits is None:
                     try:
-                        hits = bm25.scoped_candidates(conn, kind, key, match_expression, n, among, name,
-                                                      self.term_counts)
+                        with self.lexical_index.answering():  # a build on the worker waits meanwhile
+                            hits = bm25.scoped_candidates(conn, kind, key, match_expression, n, among, name,
+                                                          self.term_counts)
                     except (sqlite3.OperationalError, ValueError) as exc:
                         raise AgentMemoryError("io", f"full-text query failed: {exc}") from None
                 return list(hits)
