@@ -447,8 +447,8 @@ def test_the_memory_figure_covers_what_the_index_holds(tmp_path: Path, distinct:
 
 
 def test_a_realm_of_one_scope_ranks_alike_on_both_paths(store: SqliteAgentMemoryStore) -> None:
-    """With every indexed row in one scope, the FTS5 path lets FTS5's own ranking pick its pool
-    (``recall.bm25.POOL`` rows) and scores that: the same answer as the index while fewer rows match."""
+    """With every indexed row in one scope, the FTS5 path
+    skips the rows that cannot enter the best (``recall.fts_top``): the same answer as the index."""
     rng = random.Random(11)
     for i in range(120):
         record_writes.remember(store, REALM, A, " ".join(rng.choices(WORDS, k=2)) + f" {i}", " ".join(rng.choices(WORDS, k=12)))
@@ -481,3 +481,27 @@ def test_index_and_fts5_agree_on_the_best_among_a_filtered_set(store: SqliteAgen
         store.lexical_index.max_bytes = budget
     assert ours == theirs
     assert ours == [(v.memory_id, s) for v, s in everything if v.memory_id in ids][:5]
+
+
+def test_a_build_waits_while_a_recall_is_answered_by_fts5(tmp_path: Path) -> None:
+    """While a recall is being answered by FTS5 (``answering``) a build pausing between rows waits, at most
+    ``PAUSE_MAX_S`` at a time; with none it goes straight on."""
+    from meta_memory.recall import lexical_index
+
+    with SqliteAgentMemoryStore(tmp_path / "am") as s:
+        index = s.lexical_index
+        t0 = time.monotonic()
+        index._pause()
+        assert time.monotonic() - t0 < 0.05
+        with index.answering():
+            t0 = time.monotonic()
+            index._pause()
+            waited = time.monotonic() - t0
+        assert lexical_index.PAUSE_MAX_S * 0.9 <= waited < lexical_index.PAUSE_MAX_S + 0.5
+        record_writes.remember_many(s, REALM, A, [RememberItem(f"Note {i}", f"harbour ferry {i}") for i in range(300)])
+        index.min_rows = 0
+        index.background = False
+        with index.answering():  # the build itself pauses: bounded, and it still completes
+            t0 = time.monotonic()
+            assert index.warm(REALM)
+        assert time.monotonic() - t0 >= lexical_index.PAUSE_MAX_S * 0.9

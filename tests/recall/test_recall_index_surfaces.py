@@ -79,3 +79,38 @@ def test_recall_does_not_wait_for_the_index_while_the_worker_holds_it(tmp_path: 
             reader.join(20)
             assert not reader.is_alive(), "the recall waited for the index's lock"
         assert len(answers) == 1 and len(answers[0]) == 8  # answered by FTS5 meanwhile
+
+
+def test_a_realm_too_large_for_the_index_recalls_what_the_index_recalls(tmp_path: Path) -> None:
+    """``recall_index_mb`` too small for the realm (its index is refused, as when evicted): recall is answered
+    from FTS5, skipping the rows that cannot enter the best, and returns the records the index returns, in
+    the same order — on a realm of one identity larger than FTS5's own pool of rows."""
+    import random
+
+    rng = random.Random(5)
+    common = [f"co{i}" for i in range(6)]
+    middle = [f"mi{i}" for i in range(60)]
+    rare = [f"ra{i}" for i in range(600)]
+
+    def text(n: int) -> str:
+        return " ".join(rng.choice(common if r < 0.5 else middle if r < 0.85 else rare)
+                        for r in (rng.random() for _ in range(n)))
+
+    items = [{"title": text(rng.randint(2, 5)), "body": text(rng.randint(8, 40)) + f" own{i}x"}
+             for i in range(MIN_ROWS + 1500)]
+    queries = [" ".join(rng.choice(pick) for pick in (common, common, middle, rare, middle)[:k])
+               for k in (2, 3, 4, 5) for _ in range(6)]
+    state = tmp_path / "state"
+    with Meta.builder().persistent_state(state).build() as h:
+        for start in range(0, len(items), 500):
+            h.call("meta/agent_memory/remember_batch", {"identity": ME, "records": items[start:start + 500]})
+        store = h.runtime.agent_memory.service.store
+        store.lexical_index.warm("default")
+        assert store.lexical_index.ready("default")
+        indexed = [_recall(h.call, q) for q in queries]
+    with Meta.builder().persistent_state(state).agent_memory(recall_index_mb=1).build() as h:
+        store = h.runtime.agent_memory.service.store
+        assert not store.lexical_index.warm("default")  # refused: bigger than the budget
+        fts5 = [_recall(h.call, q) for q in queries]
+    assert fts5 == indexed
+    assert sum(1 for ids in indexed if len(ids) == 8) >= len(queries) // 2

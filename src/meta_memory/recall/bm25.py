@@ -38,6 +38,8 @@ from meta_memory.recall import fts
 if TYPE_CHECKING:  # numpy is the index's; the FTS5 path scores plain floats
     import numpy as np
 
+    from meta_memory.recall.fts_top import TermCounts
+
 __all__ = ["K1", "B", "IDF_FLOOR", "weighted", "idf", "term_score", "scope_stats", "scoped_candidates"]
 
 #: bm25's term-frequency saturation (FTS5's).
@@ -46,9 +48,6 @@ K1 = 1.2
 #: than a whole realm's) LoCoMo's leave-one-conversation-out recall@8 is best from 0.3 to 0.5 and lower at
 #: 0.6 to 0.9 (``docs/benchmarks.md``, "Ranking reveals nothing about other identities").
 B = 0.5
-
-#: Rows a realm of one scope scores on the FTS5 path (see :func:`scoped_candidates`).
-POOL = 400
 
 #: The idf of a phrase at least half the scope's rows hold (FTS5's floor: the phrase still counts).
 IDF_FLOOR = 1e-6
@@ -62,9 +61,7 @@ _MATCHING = (f"SELECT {fts.FTS_TABLE}.rowid, {_COLUMNS} FROM {fts.FTS_TABLE} CRO
              "AND r.scope_key = ? AND r.status_kind = 'active'")
 _STATS = f"SELECT n_rows, n_tokens FROM {fts.SCOPES_TABLE} WHERE scope_kind = ? AND scope_key = ?"
 _SCOPES = f"SELECT count(*) FROM {fts.SCOPES_TABLE}"
-#: A realm of one scope: FTS5's own ranking (its statistics are then the scope's) picks the pool.
-_POOL = (f"SELECT rowid, {_COLUMNS} FROM {fts.FTS_TABLE} WHERE {fts.FTS_TABLE} MATCH ? "
-         f"ORDER BY {fts.BM25_EXPR}, rowid LIMIT ?")
+
 
 def weighted(columns: Sequence[str]) -> tuple[dict[str, float], int, dict[str, int]]:
     """``(term -> column-weighted count, token count, term -> columns holding it)`` of one full-text
@@ -137,8 +134,9 @@ def scope_stats(conn: Any, scope_kind: str, scope_key: str) -> tuple[int, int] |
     return int(row[0]), int(row[1])
 
 
-def scoped_candidates(conn: Any, scope_kind: str, scope_key: str, match: str,
-                      limit: int, only: Collection[int] | None = None) -> list[tuple[int, float, dict[str, int]]]:
+def scoped_candidates(conn: Any, scope_kind: str, scope_key: str, match: str, limit: int,
+                      only: Collection[int] | None = None, realm: str | None = None,
+                      counts: TermCounts | None = None) -> list[tuple[int, float, dict[str, int]]]:
     """The scope's best ``limit`` rows for ``match`` by bm25 over the scope's statistics, from FTS5.
 
     Input: ``conn`` a ``sqlite3`` connection holding ``records`` (``rowid``, ``scope_kind``,
@@ -148,11 +146,11 @@ def scoped_candidates(conn: Any, scope_kind: str, scope_key: str, match: str,
     holds to the columns holding it (bit ``i`` = ``fts.COLUMNS[i]``). Only rows scoring above zero.
 
     Every matching row of the scope is scored, so the answer is exact — with one exception that keeps a
-    large realm of a single scope (one identity's realm) near FTS5's speed: there every indexed row is
-    the scope's, so FTS5's own ``bm25()`` (the same statistics, but FTS5's ``b`` of 0.75) picks the best
-    ``max(POOL, 4 * limit)`` rows in C and only those are scored here; past that many matches, a row that
-    ``b = 0.5`` would rank among the best but FTS5's ``b`` ranks below the pool can be missed. Nothing
-    of another scope is read either way.
+    large realm of a single scope (one identity's realm) inside the time budget: there every indexed row
+    is the scope's, and :func:`meta_memory.recall.fts_top.best` skips the rows that cannot enter the best
+    ``limit`` (MaxScore over per-phrase bounds; exact unless the rarest phrases' rows are too many to read,
+    and common phrases' document counts reused from ``counts``, kept per ``realm``, while the realm
+    changed by under 0.1 %). Nothing of another scope is read either way.
 
     ``only`` (row ids; a filtered recall's matching records): the best ``limit`` among those rows alone,
     scored exactly as without it (every matching row of the scope is read: no pool).
@@ -168,9 +166,10 @@ def scoped_candidates(conn: Any, scope_kind: str, scope_key: str, match: str,
     if stats is None:
         return []
     if only is None and int(conn.execute(_SCOPES).fetchone()[0]) == 1:  # every indexed row is this scope's
-        rows = conn.execute(_POOL, (match, max(POOL, 4 * limit))).fetchall()
-    else:
-        rows = conn.execute(_MATCHING, (match, scope_kind, scope_key)).fetchall()
+        from meta_memory.recall import fts_top  # it scores with this module's formulas
+
+        return fts_top.best(conn, phrases, limit, stats[0], stats[1], realm, counts)
+    rows = conn.execute(_MATCHING, (match, scope_kind, scope_key)).fetchall()
     if not rows:
         return []
     n_rows, n_tokens = stats

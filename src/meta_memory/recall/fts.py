@@ -40,7 +40,8 @@ The scope statistics :data:`SCOPES_TABLE` (``scope_kind, scope_key`` -> ``n_rows
 none) are kept by :func:`note_scope` in the same transaction as every insert into or
 delete from the index: bm25's ``N`` and average length of one scope, read at recall
 without a scan. A term's document frequency within the scope is counted from the
-scope's matching rows, which the ranking reads anyway.
+scope's matching rows, which the ranking reads anyway (in a realm of one scope, where the
+realm's counts are the scope's, from FTS5 by :mod:`meta_memory.recall.fts_top`).
 
 Spec: README "Going beyond the reference" (Unicode-aware recall); reference
 notes §3.1-§3.3.

@@ -65,7 +65,7 @@ import queue
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from meta_memory import deadline
@@ -97,6 +97,13 @@ MIN_ROWS = 2000
 #: (the worker applying a large batch, or a rebuild's catch-up): past it the recall asks FTS5, which stops
 #: at the deadline, so a busy index never holds a recall past its budget.
 LOCK_WAIT_SHARE = 0.5
+
+#: Rows a build reads or indexes between two looks at whether a recall is being answered by FTS5 meanwhile
+#: (:meth:`LexicalIndexes.answering`): it then waits, up to :data:`PAUSE_MAX_S` at a time, so that recall has the
+#: interpreter to itself (a realm's build takes it for a minute or more at a million rows; a recall on FTS5 beside it
+#: ran three to five times slower and past its budget).
+PAUSE_ROWS = 256
+PAUSE_MAX_S = 0.5
 
 #: Rows a build reads and tokenises before merging their postings into the terms' arrays (bounds its transient
 #: memory: about 150 MB of Python objects for 50,000 synthetic rows of 45 terms).
@@ -228,23 +235,27 @@ class _RealmIndex:
     # ------------------------------------------------------------------ building
 
     @classmethod
-    def build(cls, seq: int, rows: Iterable[Sequence[Any]], max_bytes: int | None = None) -> _RealmIndex | None:
+    def build(cls, seq: int, rows: Iterable[Sequence[Any]], max_bytes: int | None = None,
+              pause: Callable[[], None] | None = None) -> _RealmIndex | None:
         """An index of ``rows`` (``rid, scope_kind, scope_key, created_at_ms, *columns``) at ``seq``, or ``None``
         as soon as its memory (:meth:`nbytes`) passes ``max_bytes``. Rows are taken :data:`BUILD_CHUNK` at a
         time and each chunk's postings merged into the terms' arrays before the next is read, so building holds
-        one chunk's rows and postings as Python objects beside the arrays (not the whole realm's)."""
+        one chunk's rows and postings as Python objects beside the arrays (not the whole realm's). ``pause``
+        is called every :data:`PAUSE_ROWS` rows read and indexed (it may sleep: see :meth:`LexicalIndexes.answering`)."""
         import numpy as np
         index = cls(seq)
         chunk: list[Sequence[Any]] = []
         for row in rows:
             chunk.append(row)
+            if pause is not None and len(chunk) % PAUSE_ROWS == 0:
+                pause()
             if len(chunk) >= BUILD_CHUNK:
-                index._build_chunk(chunk)
+                index._build_chunk(chunk, pause)
                 chunk = []
                 if max_bytes is not None and index.nbytes() > max_bytes:
                     return None
         if chunk:
-            index._build_chunk(chunk)
+            index._build_chunk(chunk, pause)
         if max_bytes is not None and index.nbytes() > max_bytes:
             return None
         if len(index.slot_rid) > index.used:  # the doubling's spare room is not kept
@@ -252,8 +263,9 @@ class _RealmIndex:
                 setattr(index, name, np.ascontiguousarray(getattr(index, name)[: index.used]))
         return index
 
-    def _build_chunk(self, rows: Sequence[Sequence[Any]]) -> None:
-        """Index ``rows`` (new rids) into the next slots, appending to each term's arrays."""
+    def _build_chunk(self, rows: Sequence[Sequence[Any]], pause: Callable[[], None] | None = None) -> None:
+        """Index ``rows`` (new rids) into the next slots, appending to each term's arrays (calling ``pause``
+        every :data:`PAUSE_ROWS` rows)."""
         import numpy as np
         first = self.used
         self._grow(first + len(rows))
@@ -261,6 +273,8 @@ class _RealmIndex:
         freqs: dict[str, list[float]] = {}
         fields: dict[str, list[int]] = {}
         for slot, row in enumerate(rows, first):
+            if pause is not None and slot % PAUSE_ROWS == 0:
+                pause()
             freq, size, bits = bm25.weighted(row[4:])
             self._place(slot, row[0], (row[1], row[2]), row[3], size)
             for term, f in freq.items():
@@ -783,6 +797,25 @@ class LexicalIndexes:
         self._queue: queue.Queue[str | None] = queue.Queue()
         self._worker: threading.Thread | None = None
         self._closed = False
+        self._answering = 0  # recalls being answered by FTS5 now (a build pauses meanwhile)
+
+    @contextlib.contextmanager
+    def answering(self) -> Iterator[None]:
+        """Mark a recall being answered by FTS5 (the caller's ``with`` block): a build on the worker pauses
+        while any is (at most :data:`PAUSE_MAX_S` at a time), so that recall keeps its time budget."""
+        with self._lock:
+            self._answering += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._answering -= 1
+
+    def _pause(self) -> None:
+        """Wait while a recall is being answered by FTS5, at most :data:`PAUSE_MAX_S`."""
+        end = time.monotonic() + PAUSE_MAX_S
+        while self._answering > 0 and time.monotonic() < end:
+            time.sleep(0.002)
 
     # ------------------------------------------------------------------ state
 
@@ -968,7 +1001,7 @@ class LexicalIndexes:
         started = time.monotonic()
         with self.snapshot(realm) as conn:
             seq = int(conn.execute(_HEAD).fetchone()[0])
-            index = _RealmIndex.build(seq, conn.execute(_ALL_ROWS), self.max_bytes)
+            index = _RealmIndex.build(seq, conn.execute(_ALL_ROWS), self.max_bytes, self._pause)
         with self._lock:
             if self._closed or self._drops.get(realm, 0) != drops:  # closed, or erased meanwhile: not kept
                 return

@@ -102,6 +102,7 @@ from meta_memory.identity import parse_identity, parse_realm
 from meta_memory.limits import DEFAULT_MAX_OPEN_REALMS, DEFAULT_MAX_REALMS
 from meta_memory.observability.tracing import span
 from meta_memory.recall import bm25, fts
+from meta_memory.recall.fts_top import TermCounts
 from meta_memory.recall.lexical_index import DEFAULT_MAX_BYTES, LexicalIndexes
 from meta_memory.recall.semantic import vectors as vector_index
 from meta_memory.storage.disk import disk_full_error, is_disk_full, refuse_if_disk_full
@@ -303,6 +304,8 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore[sqlite3.Connection]):
         self._creating: set[str] = set()  # realms being opened now (counted by the realm cap)
         self._closed = False
         self.lexical_index = LexicalIndexes(self._read, max_bytes=recall_index_bytes)
+        #: common phrases' document counts of one-scope realms, for the FTS5 path (:mod:`meta_memory.recall.fts_top`)
+        self.term_counts = TermCounts()
         self._upkeep = upkeep.BackgroundUpkeep(self._upkeep_realm)
         self.telemetry = TelemetryDrops()
         #: usage marks and injection-ledger rows queued per realm, written off the read path (:mod:`.telemetry`)
@@ -901,6 +904,7 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore[sqlite3.Connection]):
                 return
             if report.records:
                 self.lexical_index.drop(db.name)  # the erased rows' terms leave memory too
+                self.term_counts.drop(db.name)
             with db.write_lock:
                 try:
                     if report.records:
@@ -1068,7 +1072,9 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore[sqlite3.Connection]):
                     hits, table = found
                     return _Ranked([(rid, score, c) for c, (rid, score) in enumerate(hits)], table=table)
                 try:
-                    rows = bm25.scoped_candidates(conn, kind, key, match_expression, n, among)
+                    with self.lexical_index.answering():  # a build on the worker waits meanwhile
+                        rows = bm25.scoped_candidates(conn, kind, key, match_expression, n, among, name,
+                                                      self.term_counts)
                 except (sqlite3.OperationalError, ValueError) as exc:
                     raise AgentMemoryError("io", f"full-text query failed: {exc}") from None
                 return _Ranked([(rid, score, c) for c, (rid, score, _) in enumerate(rows)],
