@@ -1,8 +1,10 @@
-"""A recall whose time budget runs out while SQLite answers it from FTS5 is refused as a ``timeout``.
+"""The limits of the SQLite store's FTS5 path: its time budget and the memory of its kept word counts.
 
-The store stops a statement past the recall's budget (SQLite's progress handler); that stop must read as
-what it is, the budget spent, not as a storage failure (``io``): callers degrade a timed-out read (the
-hybrid recall answers lexically, the time box reports an overrun) but fail an ``io`` one.
+A recall whose budget runs out while SQLite answers it from FTS5 is refused as a ``timeout``: the store
+stops the statement (SQLite's progress handler), and that stop must read as what it is, the budget spent,
+not as a storage failure (``io``): callers degrade a timed-out read (the hybrid recall answers lexically,
+the time box reports an overrun) but fail an ``io`` one. The word counts a one-scope realm keeps between
+recalls (:class:`meta_memory.recall.fts_top.TermCounts`) stay bounded whatever words recalls name.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from meta_memory.agent_memory.model import Scope
 from meta_memory.agent_memory.store import sqlite as sqlite_store
 from meta_memory.agent_memory.writes import RememberItem
 from meta_memory.errors import AgentMemoryError
+from meta_memory.recall import fts_top
+from support import raw_rows
 
 REALM = "default"
 IDENT = "agent:ana"
@@ -59,3 +63,18 @@ def test_a_full_text_statement_stopped_at_the_budget_is_a_timeout(tmp_path: Path
             store.search(REALM, scope, MATCH, 10, only)
         assert budget.spent
         assert refused.value.reason == "timeout", refused.value
+
+
+def test_a_small_realm_keeps_a_bounded_number_of_word_counts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """In a small realm every word of its text is common enough to have its count kept; recalls naming ever
+    new words keep at most ``MAX_PHRASES`` of them (the most recently counted), not one per word asked."""
+    monkeypatch.setattr(fts_top, "MAX_PHRASES", 50, raising=False)
+    words = [f"k{i:04d}w" for i in range(200)]
+    with sqlite_store.SqliteAgentMemoryStore(tmp_path / "am") as store:
+        record_writes.remember(store, REALM, IDENT, "glossary", " ".join(words))
+        scope = Scope.identity(REALM, IDENT)
+        for at in range(0, len(words), 50):
+            assert len(store.search(REALM, scope, " OR ".join(f'"{w}"' for w in words[at:at + 50]), 5)) == 1
+        head = int(raw_rows(store, REALM, "SELECT max(seq) FROM records_fts_log")[0][0])
+        kept = [w for w in words if store.term_counts.get(REALM, w, head, 1) is not None]
+    assert kept == words[-50:]
