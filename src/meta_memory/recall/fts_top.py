@@ -60,7 +60,7 @@ from typing import Any
 from meta_memory import deadline
 from meta_memory.recall import fts
 
-__all__ = ["CACHE_SHARE", "STALE_SHARE", "READ_ROWS", "COUNT_ROWS", "POOL", "TermCounts", "best"]
+__all__ = ["CACHE_SHARE", "STALE_SHARE", "READ_ROWS", "COUNT_ROWS", "POOL", "MAX_PHRASES", "TermCounts", "best"]
 
 #: A phrase's count is kept (and reused) only when at least this share of the realm's rows hold it.
 CACHE_SHARE = 0.01
@@ -87,6 +87,10 @@ RESERVE_MS = 150
 BOUND_MARGIN = 1e-9
 #: Realms whose counts are kept (least recently searched dropped first).
 MAX_REALMS = 64
+#: Phrases whose counts one realm keeps (least recently counted dropped first). In a small realm nearly every
+#: word reaches :data:`CACHE_SHARE`, so without this cap a stream of recalls naming new words would keep one
+#: entry (about 200 bytes) per distinct word of the realm's text.
+MAX_PHRASES = 4096
 
 _T = fts.FTS_TABLE
 _COLUMNS = ", ".join(f"{_T}.{c}" for c in fts.COLUMNS)
@@ -103,8 +107,8 @@ _RANKED = f"SELECT {_T}.rowid AS rid, {_COLUMNS} FROM {_T} WHERE {_T} MATCH ? OR
 
 class TermCounts:
     """Per realm, the document counts of its common phrases: ``realm -> phrase -> (count, change-log head
-    when counted)``. Thread-safe; bounded by :data:`MAX_REALMS` realms and, per realm, by the phrases
-    holding at least :data:`CACHE_SHARE` of its rows (at most ``tokens per row / CACHE_SHARE`` of them)."""
+    when counted)``. Thread-safe; bounded by :data:`MAX_REALMS` realms and, per realm, by
+    :data:`MAX_PHRASES` phrases, each held by at least :data:`CACHE_SHARE` of its rows."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -126,7 +130,10 @@ class TermCounts:
             return
         with self._lock:
             terms = self._realms.pop(realm, None) or {}
+            terms.pop(phrase, None)
             terms[phrase] = (count, head)
+            while len(terms) > MAX_PHRASES:
+                del terms[next(iter(terms))]
             self._realms[realm] = terms
             while len(self._realms) > MAX_REALMS:
                 self._realms.popitem(last=False)

@@ -1076,6 +1076,8 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore[sqlite3.Connection]):
                         rows = bm25.scoped_candidates(conn, kind, key, match_expression, n, among, name,
                                                       self.term_counts)
                 except (sqlite3.OperationalError, ValueError) as exc:
+                    if deadline.expired():  # the statement was stopped at the recall's budget
+                        raise AgentMemoryError("timeout", "recall stopped: its time budget ran out") from None
                     raise AgentMemoryError("io", f"full-text query failed: {exc}") from None
                 return _Ranked([(rid, score, c) for c, (rid, score, _) in enumerate(rows)],
                                fields=[fields for _, _, fields in rows])
