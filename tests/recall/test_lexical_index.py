@@ -505,3 +505,28 @@ def test_a_build_waits_while_a_recall_is_answered_by_fts5(tmp_path: Path) -> Non
             t0 = time.monotonic()
             assert index.warm(REALM)
         assert time.monotonic() - t0 >= lexical_index.PAUSE_MAX_S * 0.9
+
+
+def test_a_steady_stream_of_fts5_recalls_slows_a_build_but_never_stops_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A build pauses for recalls answered by FTS5 only within a credit plus half its time so far: with one
+    recall always being answered, 3,000 rows (12 pause points) still build in about twice their time plus the
+    credit, not 12 full pauses."""
+    from meta_memory.recall import lexical_index
+
+    monkeypatch.setattr(lexical_index, "PAUSE_CREDIT_S", 0.2)
+    monkeypatch.setattr(lexical_index, "PAUSE_MAX_S", 1.0)
+    with SqliteAgentMemoryStore(tmp_path / "am") as s:
+        for start in range(0, 3000, 1000):
+            record_writes.remember_many(s, REALM, A, [RememberItem(f"Note {i}", f"harbour ferry {i}")
+                                                      for i in range(start, start + 1000)])
+        index = s.lexical_index
+        index.min_rows = 0
+        index.background = False
+        with index.answering():
+            t0 = time.monotonic()
+            assert index.warm(REALM)
+            took = time.monotonic() - t0
+        assert index._build_paused <= 0.2 + 0.5 * took + 0.05
+        assert took < 6.0  # 12 full pauses alone would be 12 s
+

@@ -166,36 +166,44 @@ def _body_text(record: RecallableRecord) -> str:
 
 class _FieldCache:
     """A small LRU of per-record :class:`_Fields` read without a full-text row (those are tokenised,
-    so worth keeping) and, apart, of the day spans a record speaks of; keyed by id and content."""
+    so worth keeping) and, apart, of the day spans a record speaks of; keyed by id and content. Shared by
+    concurrent recalls: its lists are touched under one lock (the values are computed outside it)."""
 
     def __init__(self, capacity: int = 4096) -> None:
         self.capacity = capacity
         self._items: OrderedDict[tuple[Any, ...], _Fields] = OrderedDict()
         self._dates: OrderedDict[tuple[Any, ...], list[tuple[int, int]]] = OrderedDict()
+        self._lock = threading.Lock()
 
     def dates(self, record: RecallableRecord) -> list[tuple[int, int]]:
         body_text = _body_text(record)
         key = (record_id(record), record.title, body_text, record.created_at_ms)
-        hit = self._dates.get(key)
-        if hit is not None:
-            self._dates.move_to_end(key)
-            return hit
-        value = self._dates[key] = record_dates(record.title, body_text, record.created_at_ms)
-        if len(self._dates) > self.capacity:
-            self._dates.popitem(last=False)
+        with self._lock:
+            hit = self._dates.get(key)
+            if hit is not None:
+                self._dates.move_to_end(key)
+                return hit
+        value = record_dates(record.title, body_text, record.created_at_ms)
+        with self._lock:
+            self._dates[key] = value
+            if len(self._dates) > self.capacity:
+                self._dates.popitem(last=False)
         return value
 
     def get(self, record: RecallableRecord) -> _Fields:
         if getattr(record, "term_fields", None) is not None:
             return _Fields.of(record)  # nothing to tokenise: cheaper than a cache entry
         key = (record_id(record), record.title, _body_text(record), tuple(record.tags))
-        hit = self._items.get(key)
-        if hit is not None:
-            self._items.move_to_end(key)
-            return hit
-        value = self._items[key] = _Fields.of(record)
-        if len(self._items) > self.capacity:
-            self._items.popitem(last=False)
+        with self._lock:
+            hit = self._items.get(key)
+            if hit is not None:
+                self._items.move_to_end(key)
+                return hit
+        value = _Fields.of(record)
+        with self._lock:
+            self._items[key] = value
+            if len(self._items) > self.capacity:
+                self._items.popitem(last=False)
         return value
 
 

@@ -104,6 +104,11 @@ LOCK_WAIT_SHARE = 0.5
 #: ran three to five times slower and past its budget).
 PAUSE_ROWS = 256
 PAUSE_MAX_S = 0.5
+#: A build's pauses together stay within :data:`PAUSE_CREDIT_S` plus this share of its time so far: a recall right
+#: after a restart has the interpreter to itself, while a steady stream of FTS5 recalls slows a build at most about
+#: twofold instead of stopping it (which kept every recall on FTS5 and the build's snapshot open for an hour).
+PAUSE_SHARE = 0.5
+PAUSE_CREDIT_S = 2.0
 
 #: Rows a build reads and tokenises before merging their postings into the terms' arrays (bounds its transient
 #: memory: about 150 MB of Python objects for 50,000 synthetic rows of 45 terms).
@@ -798,6 +803,8 @@ class LexicalIndexes:
         self._worker: threading.Thread | None = None
         self._closed = False
         self._answering = 0  # recalls being answered by FTS5 now (a build pauses meanwhile)
+        self._build_started = time.monotonic()  # the running build's start and time paused (one worker builds)
+        self._build_paused = 0.0
 
     @contextlib.contextmanager
     def answering(self) -> Iterator[None]:
@@ -812,10 +819,16 @@ class LexicalIndexes:
                 self._answering -= 1
 
     def _pause(self) -> None:
-        """Wait while a recall is being answered by FTS5, at most :data:`PAUSE_MAX_S`."""
-        end = time.monotonic() + PAUSE_MAX_S
+        """Wait while a recall is being answered by FTS5, at most :data:`PAUSE_MAX_S`, and only while the running
+        build's pauses stay within :data:`PAUSE_CREDIT_S` plus :data:`PAUSE_SHARE` of its time so far."""
+        if self._answering <= 0:
+            return
+        now = time.monotonic()
+        allowed = PAUSE_CREDIT_S + PAUSE_SHARE * (now - self._build_started) - self._build_paused
+        end = now + min(PAUSE_MAX_S, allowed)
         while self._answering > 0 and time.monotonic() < end:
             time.sleep(0.002)
+        self._build_paused += time.monotonic() - now
 
     # ------------------------------------------------------------------ state
 
@@ -999,6 +1012,7 @@ class LexicalIndexes:
         with self._lock:
             drops = self._drops.get(realm, 0)
         started = time.monotonic()
+        self._build_started, self._build_paused = started, 0.0
         with self.snapshot(realm) as conn:
             seq = int(conn.execute(_HEAD).fetchone()[0])
             index = _RealmIndex.build(seq, conn.execute(_ALL_ROWS), self.max_bytes, self._pause)
