@@ -90,6 +90,40 @@ def test_the_pruned_answer_is_the_exhaustive_one(docs: list[Any], queries: list[
             assert pruned == _exhaustive(conn, terms, limit), (terms, limit)
 
 
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(docs=st.lists(doc, min_size=1, max_size=50),
+       queries=st.lists(st.lists(st.sampled_from(QUERY_WORDS), min_size=1, max_size=8), min_size=1, max_size=4),
+       limit=st.integers(1, 6), read_rows=st.sampled_from([1, 5, 20]), pool=st.sampled_from([1, 4, 10]),
+       walk_rows=st.sampled_from([1, 30, 1_000_000]))
+def test_an_answer_said_to_be_exact_is_the_exhaustive_one(docs: list[Any], queries: list[list[str]], limit: int,
+                                                          read_rows: int, pool: int, walk_rows: int) -> None:
+    """With a pool too small for FTS5's ranking to hold every row that could enter, the answer may miss a row;
+    it then says so (``exact`` false, the recall's ``approximate_ranking``). An answer that says it is exact
+    is always the exhaustive one."""
+    conn = _db(docs)
+    with _setting("READ_ROWS", read_rows), _setting("POOL", pool), _setting("WALK_ROWS", walk_rows):
+        for terms in queries:
+            pruned = bm25.scoped_candidates(conn, *SCOPE, " OR ".join(fts.quote(t) for t in terms), limit)
+            assert isinstance(pruned, fts_top.Best)
+            if pruned.exact:
+                assert pruned == _exhaustive(conn, terms, limit), (terms, limit)
+
+
+def test_a_pool_too_small_for_the_rows_that_could_enter_is_not_called_exact() -> None:
+    """Every row holds both common words, so the AND-group holds them all: FTS5's ranking picks the pool, which
+    cannot hold them, and the answer says it is not proven; a pool holding them all is exact again."""
+    docs = [(["note"], ["alpha"] * (1 + i % 3) + ["beta"] * (1 + i % 2) + ["filler"] * (i % 5), [], 1)
+            for i in range(300)]
+    conn = _db(docs)
+    with _setting("READ_ROWS", 5), _setting("POOL", 8):
+        small = bm25.scoped_candidates(conn, *SCOPE, '"alpha" OR "beta"', 2)
+    with _setting("READ_ROWS", 5), _setting("POOL", 1_000):
+        whole = bm25.scoped_candidates(conn, *SCOPE, '"alpha" OR "beta"', 2)
+    assert isinstance(small, fts_top.Best) and not small.exact and len(small) == 2
+    assert isinstance(whole, fts_top.Best) and whole.exact
+    assert whole == _exhaustive(conn, ["alpha", "beta"], 2)
+
+
 def test_rows_holding_only_common_words_are_not_read() -> None:
     """One rare and one common word, three rows wanted: the rare word's rows set a threshold no row holding
     only the common word can reach, so those rows are never read — and the answer is the exhaustive one."""
@@ -101,6 +135,7 @@ def test_rows_holding_only_common_words_are_not_read() -> None:
     conn.set_trace_callback(None)
     assert [rid for rid, _, _ in best] == [1, 501, 1001]
     assert best == _exhaustive(conn, ["rare", "common"], 3)
+    assert isinstance(best, fts_top.Best) and best.exact
     row_reads = [s for s in read if s.startswith("SELECT group_concat")]
     assert row_reads and all('"common"' not in s for s in row_reads), row_reads
 
@@ -186,10 +221,11 @@ def test_a_count_past_its_cap_is_extrapolated_from_where_its_last_counted_row_fa
 
 def test_near_the_end_of_the_budget_the_rows_scored_so_far_answer() -> None:
     """With less than ``RESERVE_MS`` of the budget left once the rarest words' rows are scored, the search
-    answers with the best of those instead of asking FTS5 for more (and instead of failing)."""
-    docs = [(["note"], ["alpha"] * (1 + i % 3) + (["beta"] if i % 4 == 0 else []) + ["filler"] * (i % 7)
-             + (["gamma"] if i % 3 == 0 else []), [], 1) for i in range(400)]
-    docs += [(["rare"], ["alpha", "beta"], [], 1)] * 3
+    answers with the best of those instead of asking FTS5 for more (and instead of failing), and says it did
+    not prove them the best: the rows holding both of the rarer common words could still have beaten them."""
+    docs = [(["note"], ["alpha"] * (1 + i % 3) + (["beta", "gamma"] if i % 20 == 0 else []) + ["filler"] * (i % 7),
+             [], 1) for i in range(400)]
+    docs += [(["rare"], ["alpha"], [], 1)] * 3
     conn = _db(docs)
     match = '"rare" OR "alpha" OR "beta" OR "gamma"'
     with _setting("READ_ROWS", 5), _setting("RESERVE_MS", 10_000_000):
@@ -200,5 +236,7 @@ def test_near_the_end_of_the_budget_the_rows_scored_so_far_answer() -> None:
         conn.set_trace_callback(None)
         full = bm25.scoped_candidates(conn, *SCOPE, match, 2)
     assert [rid for rid, _, _ in short] == [401, 402]  # the rare word's rows, read before the bounded phase
+    assert isinstance(short, fts_top.Best) and not short.exact  # and it says it did not prove them the best
     assert not any('" AND "' in s for s in read)  # nothing more asked of FTS5
+    assert isinstance(full, fts_top.Best) and full.exact  # with time left, the bounded phase proves its answer
     assert full == _exhaustive(conn, ["rare", "alpha", "beta", "gamma"], 2)

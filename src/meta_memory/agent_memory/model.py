@@ -908,16 +908,21 @@ class Candidates(list[tuple[RecordView, float]]):
     whose ``row(column)`` is a ``term -> bits`` mapping and whose ``bits[term row, column]`` hold the same,
     and each candidate's column in it), or ``fields`` (a mapping per candidate), or neither (unknown).
 
+    ``degraded_reason``: ``None``, or why these may not be the scope's best candidates (a ``degraded_reason``
+    label the recall's result carries, e.g. ``approximate_ranking``: the one-scope FTS5 path answered from the
+    rows it had scored).
+
     A list like any other (slicing or copying it gives a plain list without the columns)."""
 
-    __slots__ = ("table", "columns", "fields")
+    __slots__ = ("table", "columns", "fields", "degraded_reason")
 
     def __init__(self, items: Any = (), *, table: Any = None, columns: list[int] | None = None,
-                 fields: list[Mapping[str, int]] | None = None) -> None:
+                 fields: list[Mapping[str, int]] | None = None, degraded_reason: str | None = None) -> None:
         super().__init__(items)
         self.table = table
         self.columns = columns
         self.fields = fields
+        self.degraded_reason = degraded_reason
 
     def term_fields(self, i: int) -> Mapping[str, int] | None:
         """Candidate ``i``'s ``term -> bits`` for the query terms its row holds (``None``: unknown)."""

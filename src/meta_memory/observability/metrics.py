@@ -22,10 +22,12 @@ Counted as calls run (cheap: a dictionary look-up and an increment; nothing read
 Read at scrape time from memory (no store read): ``meta_memory_ledger_assertions``,
 ``meta_memory_ledger_evictions_total``, ``meta_memory_ledger_file_bytes``,
 ``meta_memory_event_subscribers``, ``meta_memory_upkeep_pending_realms``,
-``meta_memory_telemetry_rows_dropped_total``, and under hybrid recall
-``meta_memory_recall_degraded_total{reason}``: recalls (explicit and for injection) the hybrid
-provider answered with the lexical ranking alone, per ``degraded_reason``
-(:data:`~meta_memory.recall.provider.DEGRADED_REASONS`; every reason is reported, from 0).
+``meta_memory_telemetry_rows_dropped_total``, and ``meta_memory_recall_degraded_total{reason}``:
+recalls (explicit and for injection) answered with less than the full ranking, per ``degraded_reason``
+— under hybrid recall, those the hybrid provider answered with the lexical ranking alone
+(:data:`~meta_memory.recall.provider.DEGRADED_REASONS`), and on the SQLite store the candidate rankings
+of the one-scope FTS5 path that could not prove their rows the best (``approximate_ranking``); every
+reason is reported, from 0.
 
 The store census (:class:`StoreCensus`), reused for ``[telemetry] stats_ttl_s`` seconds and refreshed
 on a background thread so a scrape never waits for a table count: ``meta_memory_records{realm,status}``,
@@ -299,14 +301,20 @@ class _ScrapeCollector(Collector):
                        "Usage marks and injection-ledger rows dropped (telemetry only; never a record).",
                        store.telemetry_stats()["dropped"])
         degradations = getattr(feature.service.provider, "degradations", None)
+        counts = dict(store.ranking_stats())
+        labels: set[str] = set(counts)
         if callable(degradations):
             from ..recall.provider import DEGRADED_REASONS
 
-            counts = degradations()
+            labels.update(DEGRADED_REASONS)
+            for reason, n in degradations().items():
+                counts[reason] = counts.get(reason, 0) + n
+                labels.add(reason)
+        if labels:
             degraded = CounterMetricFamily("meta_memory_recall_degraded",
-                                           "Hybrid recalls answered with the lexical ranking alone, per reason.",
+                                           "Recalls answered with a fallback or unproven ranking, per reason.",
                                            labels=["reason"])
-            for reason in sorted({*DEGRADED_REASONS, *counts}):
+            for reason in sorted(labels):
                 degraded.add_metric([reason], counts.get(reason, 0))
             yield degraded
         realms, backlog, age = self.census.read()

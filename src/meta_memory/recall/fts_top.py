@@ -40,7 +40,9 @@ row (or letting FTS5's own ``ORDER BY bm25() LIMIT`` do it) takes seconds. This 
 
 When less than :data:`RESERVE_MS` of the recall's time budget is left, the bounded phase answers
 with the best of the rows it has scored (the rarest phrases' rows, the pairs') instead of running its
-next statement, so a slow machine gets an approximate answer rather than none.
+next statement, so a slow machine gets an approximate answer rather than none. Either approximate
+answer says so (:class:`Best` ``exact`` false), and the recall's result carries the
+``degraded_reason`` ``approximate_ranking``.
 
 Nothing here writes: the counts are read at search time (no table is kept on the write path). The
 store stops each statement at the recall's time budget; the loops here check it between statements.
@@ -60,7 +62,7 @@ from typing import Any
 from meta_memory import deadline
 from meta_memory.recall import fts
 
-__all__ = ["CACHE_SHARE", "STALE_SHARE", "READ_ROWS", "COUNT_ROWS", "POOL", "MAX_PHRASES", "TermCounts", "best"]
+__all__ = ["CACHE_SHARE", "STALE_SHARE", "READ_ROWS", "COUNT_ROWS", "POOL", "MAX_PHRASES", "DEGRADED_APPROXIMATE", "Best", "TermCounts", "best"]
 
 #: A phrase's count is kept (and reused) only when at least this share of the realm's rows hold it.
 CACHE_SHARE = 0.01
@@ -85,6 +87,9 @@ WALK_ROWS = 1_000_000
 RESERVE_MS = 150
 #: Relative margin on every bound comparison: covers the rounding of the sums many times over.
 BOUND_MARGIN = 1e-9
+#: The ``degraded_reason`` of a recall whose candidates :func:`best` could not prove the best (``Best.exact``
+#: false): its records are the best of the rows it scored.
+DEGRADED_APPROXIMATE = "approximate_ranking"
 #: Realms whose counts are kept (least recently searched dropped first).
 MAX_REALMS = 64
 #: Phrases whose counts one realm keeps (least recently counted dropped first). In a small realm nearly every
@@ -103,6 +108,19 @@ _SEP2 = "char(2)"
 _HOLDERS = f"SELECT count(*) FROM (SELECT rowid FROM {_T} WHERE {_T} MATCH ? LIMIT ?)"
 _ROWS = f"SELECT {_T}.rowid AS rid, {_COLUMNS} FROM {_T} WHERE {_T} MATCH ?"
 _RANKED = f"SELECT {_T}.rowid AS rid, {_COLUMNS} FROM {_T} WHERE {_T} MATCH ? ORDER BY {fts.BM25_EXPR}, rowid LIMIT ?"
+
+
+class Best(list[tuple[int, float, dict[str, int]]]):
+    """:func:`best`'s rows ``(rid, bm25, term fields)``, best first, and ``exact``: ``True`` when the search
+    proved that no row it did not score could enter them (the exact phase ended it, or the bounded phase read
+    every row that could), ``False`` when it answered from the rows it had scored: its time budget nearly
+    spent, or FTS5's ``bm25()`` picking the pool among too many rows. A list like any other."""
+
+    __slots__ = ("exact",)
+
+    def __init__(self, items: Any = (), *, exact: bool = True) -> None:
+        super().__init__(items)
+        self.exact = exact
 
 
 class TermCounts:
@@ -214,7 +232,7 @@ def _groups(order: Sequence[str], bound: dict[str, float], threshold: float) -> 
 
 
 def best(conn: Any, phrases: Sequence[str], limit: int, n_rows: int, n_tokens: int,
-         realm: str | None = None, cache: TermCounts | None = None) -> list[tuple[int, float, dict[str, int]]]:
+         realm: str | None = None, cache: TermCounts | None = None) -> Best:
     """The realm's best ``limit`` full-text rows for ``phrases`` (a ``MATCH``'s phrases in order, repeats
     kept) by bm25 over ``n_rows`` rows of ``n_tokens`` tokens — the realm's one scope's statistics.
 
@@ -222,19 +240,19 @@ def best(conn: Any, phrases: Sequence[str], limit: int, n_rows: int, n_tokens: i
     in a read transaction; every indexed row must belong to the scope searched. ``realm`` and ``cache``
     (both or neither): where common phrases' counts are kept between searches. Output: ``(rid, bm25,
     term fields)`` best first (bm25 ascending, then ``rid``), only rows scoring above zero, as
-    :func:`meta_memory.recall.bm25.scoped_candidates`. Exact when the exact phase ends it (see the
-    module docstring). Raises what ``conn`` raises (``sqlite3.Error``, e.g. a statement stopped at the
+    :func:`meta_memory.recall.bm25.scoped_candidates`, as a :class:`Best` whose ``exact`` says whether the
+    search proved them the best (see the module docstring). Raises what ``conn`` raises (``sqlite3.Error``, e.g. a statement stopped at the
     time budget) and ``AgentMemoryError("timeout")`` from :func:`meta_memory.deadline.check`.
     """
     from meta_memory.recall import bm25  # bm25 hands its single-scope realms to this module
 
     if limit <= 0 or not phrases or n_rows <= 0:
-        return []
+        return Best()
     wanted = list(dict.fromkeys(phrases))
     counts = _counts(conn, wanted, n_rows, realm, cache)
     held_phrases = [p for p in wanted if counts[p] > 0]
     if not held_phrases:
-        return []
+        return Best()
     avgdl = n_tokens / n_rows
     weight = {p: bm25.idf(n_rows, counts[p]) for p in held_phrases}
     repeats = {p: phrases.count(p) for p in held_phrases}
@@ -267,6 +285,7 @@ def best(conn: Any, phrases: Sequence[str], limit: int, n_rows: int, n_tokens: i
 
     read = 0
     unread = list(order)
+    proven = True  # whether no row left unscored can enter the answer
     while unread and not done() and read + counts[unread[0]] <= READ_ROWS:  # exact phase
         deadline.check()
         rows = _rows(conn, _ROWS, (fts.quote(unread[0]),))
@@ -274,6 +293,7 @@ def best(conn: Any, phrases: Sequence[str], limit: int, n_rows: int, n_tokens: i
         score(rows)
         unread.pop(0)
     if unread and not done():  # bounded phase
+        proven = False
         pool = max(POOL, 4 * limit)
         paired = False
 
@@ -299,7 +319,8 @@ def best(conn: Any, phrases: Sequence[str], limit: int, n_rows: int, n_tokens: i
         while not _short(limit, len(top)):  # the rows holding enough unread phrases to reach the threshold
             groups = _groups(unread, bound, top[0]) if len(top) >= limit else None
             if groups is not None and not groups:
-                break  # no unread row can reach the threshold: exact
+                proven = True  # no unread row can reach the threshold: exact
+                break
             if groups is None:
                 groups = [[p] for p in unread]
             # FTS5 walks the postings of every phrase of every group: a group costs the sum of its phrases' rows
@@ -313,6 +334,7 @@ def best(conn: Any, phrases: Sequence[str], limit: int, n_rows: int, n_tokens: i
                 deadline.check()
                 if int(conn.execute(_HOLDERS, (expression(sized), READ_ROWS + 1)).fetchone()[0]) <= READ_ROWS:
                     score(_rows(conn, _ROWS, (expression(sized),)))  # every row that could enter: exact
+                    proven = True
                     break
             if _short(limit, len(top)):
                 break
@@ -326,9 +348,13 @@ def best(conn: Any, phrases: Sequence[str], limit: int, n_rows: int, n_tokens: i
             part = [sg for sg in itertools.accumulate(sized, lambda acc, sg: (acc[0] + sg[0], sg[1]))
                     if sg[0] <= WALK_ROWS] or sized[:1]
             deadline.check()
-            score(_rows(conn, _RANKED, (expression(part), pool)))
+            picked = _rows(conn, _RANKED, (expression(part), pool))
+            score(picked)
             ranked = True
+            if len(picked) < pool and len(part) == len(sized):
+                proven = True  # the pool held every row of every group: exact after all
+                break
     kept = [rid for rid, (acc, _) in scored.items() if acc > 0.0]
     first = sorted(kept, key=lambda rid: (-scored[rid][0], rid))[:limit]
-    return [(rid, -1.0 * scored[rid][0], {t: scored[rid][1][t] for t in wanted if t in scored[rid][1]})
-            for rid in first]
+    return Best([(rid, -1.0 * scored[rid][0], {t: scored[rid][1][t] for t in wanted if t in scored[rid][1]})
+                 for rid in first], exact=proven)

@@ -23,13 +23,18 @@ class StoreReader:
 
     ``where``: a metadata filter (:mod:`meta_memory.agent_memory.filters`): every read yields only
     matching records. ``search`` and ``recent`` filter in the store (the best among the matching
-    records); the others keep the records whose ids pass (``store.passing``, read by id)."""
+    records); the others keep the records whose ids pass (``store.passing``, read by id).
+
+    ``degraded_reason``: ``None``, or the ``degraded_reason`` of the last ``search`` whose candidates the store
+    could not prove the scope's best (its list's ``degraded_reason``, e.g. ``approximate_ranking``); the
+    recall's result carries it (:func:`meta_memory.services.recall_reader.guarded_recall`)."""
 
     def __init__(self, store: Any, realm: str, scope: Any, where: Any = None) -> None:
         self.store = store
         self.realm = realm
         self.scope = scope
         self.where = where
+        self.degraded_reason: str | None = None
         self._passed: dict[str, bool] = {}
 
     def admitted(self, memory_ids: Sequence[object]) -> set[str]:
@@ -61,6 +66,9 @@ class StoreReader:
             found = self.store.search(self.realm, self.scope, match, limit)
         else:
             found = self.store.search(self.realm, self.scope, match, limit, where=self.where)
+        reason = getattr(found, "degraded_reason", None)
+        if isinstance(reason, str):
+            self.degraded_reason = reason
         return found if isinstance(found, list) else list(found)
 
     def active_records(self) -> list[Any]:

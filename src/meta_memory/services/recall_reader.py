@@ -78,8 +78,8 @@ def guarded_recall(provider: RecallProvider, store: AgentMemoryStore, request: R
     Output: a :class:`RecallOutcome` whose records are the stored versions (not
     the provider's objects; with ``request.where``, only records passing that metadata filter),
     at most ``request.max_entries``, provider order kept
-    (``skip_reason`` and ``degraded_reason`` as the provider gave them).
-    Provider exceptions propagate.
+    (``skip_reason`` as the provider gave it; ``degraded_reason`` the provider's, or else the store's when
+    its candidate ranking was approximate: ``approximate_ranking``). Provider exceptions propagate.
     """
     reader = StoreReader(store, request.realm, scope, request.where)
     with span("recall.search", **{"gen_ai.data_source.id": request.realm}):
@@ -89,4 +89,4 @@ def guarded_recall(provider: RecallProvider, store: AgentMemoryStore, request: R
         live = _LiveScope(store, request.realm, scope, reader if request.where is not None else None)
         live.load(record_id(item.record) for item in results[: request.max_entries] if isinstance(item, ScoredRecord))
         kept: list[ScoredRecord[Any]] = enforce_scope(results, live, request.max_entries)
-    return RecallOutcome(kept, outcome.skip_reason, outcome.degraded_reason)
+    return RecallOutcome(kept, outcome.skip_reason, outcome.degraded_reason or reader.degraded_reason)

@@ -319,6 +319,11 @@ class AgentMemoryStore(ABC):
         """``{dropped}``: usage marks and injection-ledger writes dropped since the store opened."""
         return {"dropped": 0}
 
+    def ranking_stats(self) -> dict[str, int]:
+        """Candidate rankings answered without proof that they hold the best rows, per ``degraded_reason``
+        label, since the store opened (each such recall's result says so). The default: none."""
+        return {}
+
     def recall_reads(self) -> AbstractContextManager[None]:
         """A block whose reads are a recall's (candidates, neighbours, the runtime's re-check): a store
         that queues usage marks (SQLite and PostgreSQL, :class:`~.telemetry.PendingTelemetry`) does not

@@ -102,7 +102,7 @@ from meta_memory.identity import parse_identity, parse_realm
 from meta_memory.limits import DEFAULT_MAX_OPEN_REALMS, DEFAULT_MAX_REALMS
 from meta_memory.observability.tracing import span
 from meta_memory.recall import bm25, fts
-from meta_memory.recall.fts_top import TermCounts
+from meta_memory.recall.fts_top import DEGRADED_APPROXIMATE, TermCounts
 from meta_memory.recall.lexical_index import DEFAULT_MAX_BYTES, LexicalIndexes
 from meta_memory.recall.semantic import vectors as vector_index
 from meta_memory.storage.disk import disk_full_error, is_disk_full, refuse_if_disk_full
@@ -226,17 +226,18 @@ class _Ranked:
     """A candidate query's answer: ``hits`` ``(rid, bm25, k)`` best first, where ``k`` is the hit's column
     in the index's term ``table`` or its place in ``fields`` (FTS5's term fields, one mapping per hit)."""
 
-    __slots__ = ("hits", "table", "fields")
+    __slots__ = ("hits", "table", "fields", "exact")
 
     def __init__(self, hits: list[tuple[int, float, int]], *, table: Any = None,
-                 fields: list[Mapping[str, int]] | None = None) -> None:
+                 fields: list[Mapping[str, int]] | None = None, exact: bool = True) -> None:
         self.hits = hits
         self.table = table
         self.fields = fields
+        self.exact = exact  # False: the one-scope FTS5 path could not prove these the best (fts_top.Best)
 
     def only(self, rids: Collection[int]) -> _Ranked:
         """The hits whose rid is in ``rids`` (their columns kept)."""
-        return _Ranked([h for h in self.hits if h[0] in rids], table=self.table, fields=self.fields)
+        return _Ranked([h for h in self.hits if h[0] in rids], table=self.table, fields=self.fields, exact=self.exact)
 
 
 class SqliteAgentMemoryStore(SqlAgentMemoryStore[sqlite3.Connection]):
@@ -306,6 +307,8 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore[sqlite3.Connection]):
         self.lexical_index = LexicalIndexes(self._read, max_bytes=recall_index_bytes)
         #: common phrases' document counts of one-scope realms, for the FTS5 path (:mod:`meta_memory.recall.fts_top`)
         self.term_counts = TermCounts()
+        self._approximate = 0  # candidate rankings the FTS5 path could not prove exact (ranking_stats)
+        self._approximate_lock = threading.Lock()
         self._upkeep = upkeep.BackgroundUpkeep(self._upkeep_realm)
         self.telemetry = TelemetryDrops()
         #: usage marks and injection-ledger rows queued per realm, written off the read path (:mod:`.telemetry`)
@@ -1079,8 +1082,11 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore[sqlite3.Connection]):
                     if deadline.expired():  # the statement was stopped at the recall's budget
                         raise AgentMemoryError("timeout", "recall stopped: its time budget ran out") from None
                     raise AgentMemoryError("io", f"full-text query failed: {exc}") from None
+                exact = bool(getattr(rows, "exact", True))
+                if not exact:
+                    self._count_approximate()
                 return _Ranked([(rid, score, c) for c, (rid, score, _) in enumerate(rows)],
-                               fields=[fields for _, _, fields in rows])
+                               fields=[fields for _, _, fields in rows], exact=exact)
 
             if where is None:
                 return self._current_views(conn, name, kind, key, ranked(limit + expired, only), now, limit)
@@ -1157,15 +1163,17 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore[sqlite3.Connection]):
         ``now_ms``, as the kept views (:mod:`.view_cache`) with each one's term columns beside them
         (:class:`~meta_memory.agent_memory.model.Candidates`: re-ranking need not tokenise them)."""
         hits = ranked.hits
+        degraded = None if ranked.exact else DEGRADED_APPROXIMATE
         if not hits:
-            return Candidates()
+            return Candidates(degraded_reason=degraded)
         views = self._views.views(conn, name, [rid for rid, _, _ in hits], _LIVE_IN_SCOPE, (kind, key, now_ms))
         kept = [(v, score, c) for rid, score, c in hits if (v := views.get(rid)) is not None][:limit]
         items = [(v, score) for v, score, _ in kept]
         if ranked.table is not None:
-            return Candidates(items, table=ranked.table, columns=[c for _, _, c in kept])
+            return Candidates(items, table=ranked.table, columns=[c for _, _, c in kept], degraded_reason=degraded)
         fields = ranked.fields
-        return Candidates(items, fields=None if fields is None else [fields[c] for _, _, c in kept])
+        return Candidates(items, fields=None if fields is None else [fields[c] for _, _, c in kept],
+                          degraded_reason=degraded)
 
     # ================================================================ vectors (semantic recall extra)
 
@@ -1244,6 +1252,16 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore[sqlite3.Connection]):
         count includes every write that failed)."""
         self._pending.flush_all()
         return self.telemetry.stats()
+
+    def ranking_stats(self) -> dict[str, int]:
+        """See :meth:`AgentMemoryStore.ranking_stats`: counted where the one-scope FTS5 path
+        (:func:`meta_memory.recall.fts_top.best`) answered without proving its rows the best."""
+        with self._approximate_lock:
+            return {DEGRADED_APPROXIMATE: self._approximate}
+
+    def _count_approximate(self) -> None:
+        with self._approximate_lock:
+            self._approximate += 1
 
     # ================================================================ telemetry writes
 

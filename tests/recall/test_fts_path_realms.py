@@ -1,0 +1,114 @@
+"""The full-text path of a realm of one identity (the recall index cold, evicted or refused for its size),
+through the embedded SDK's method table: each realm ranks by its own word counts, and an answer that path
+could not prove the best says so (``degraded_reason`` ``approximate_ranking``, counted in
+``meta_memory_recall_degraded_total``) while holding only the identity's own records."""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from meta_memory.recall import fts_top
+from meta_memory.recall.lexical_index import MIN_ROWS
+from meta_memory.sdk import Meta
+
+ME = "lead:twin"
+REALMS = ("alpha", "beta")
+
+
+def _items(realm: str, n: int) -> list[dict[str, str]]:
+    """``n`` records whose words are the same in both realms but for ``harbour``: in every record of
+    ``alpha``, in one record of twenty of ``beta`` (a common word in one, a rarer one in the other)."""
+    rng = random.Random(11)
+    common = [f"co{i}" for i in range(5)]
+    middle = [f"mi{i}" for i in range(50)]
+    rare = [f"ra{i}" for i in range(500)]
+
+    def text(k: int) -> str:
+        return " ".join(rng.choice(common if r < 0.5 else middle if r < 0.85 else rare)
+                        for r in (rng.random() for _ in range(k)))
+
+    out = []
+    for i in range(n):
+        harbour = realm == "alpha" or i % 20 == 0
+        out.append({"title": text(rng.randint(2, 5)) + (" harbour" if harbour else ""),
+                    "body": text(rng.randint(8, 30)) + f" {realm}{i}x"})
+    return out
+
+
+def _load(h: Any, realm: str, items: list[dict[str, str]]) -> None:
+    for start in range(0, len(items), 500):
+        h.call("meta/agent_memory/remember_batch", {"identity": ME, "realm": realm, "records": items[start:start + 500]})
+
+
+def _recall(h: Any, realm: str, query: str) -> dict[str, Any]:
+    out: dict[str, Any] = h.call("meta/agent_memory/recall",
+                                 {"identity": ME, "realm": realm, "query_text": query, "max_entries": 8})
+    return out
+
+
+def _ids(out: dict[str, Any]) -> list[str]:
+    return [r["memory_id"] for r in out["records"]]
+
+
+QUERIES = [f"harbour {a} {b}" for a, b in (("co0", "mi3"), ("mi7", "ra40"), ("co2", "co3"), ("mi1", "mi2"),
+                                          ("ra3", "co4"), ("mi9", "co1"))]
+
+
+@pytest.fixture
+def state(tmp_path: Path) -> Iterator[Path]:
+    """Both realms, written the same way (same sizes, same change-log heads), and each one's index answers."""
+    path = tmp_path / "state"
+    with Meta.builder().persistent_state(path).build() as h:
+        for realm in REALMS:
+            _load(h, realm, _items(realm, MIN_ROWS + 600))
+    yield path
+
+
+def test_each_realm_ranks_by_its_own_word_counts_on_the_fts5_path(state: Path) -> None:
+    """``harbour`` is in every record of ``alpha`` (its idf at the floor) and in a twentieth of ``beta``'s.
+    With the index refused, FTS5 answers both realms, alternating, with ``alpha`` counted first each time:
+    each realm returns what its own index returns, so neither reused the other's kept count."""
+    with Meta.builder().persistent_state(state).build() as h:
+        store = h.runtime.agent_memory.service.store
+        indexed = {}
+        for realm in REALMS:
+            assert store.lexical_index.warm(realm)
+            indexed[realm] = [_ids(_recall(h, realm, q)) for q in QUERIES]
+    with Meta.builder().persistent_state(state).agent_memory(recall_index_mb=1).build() as h:
+        store = h.runtime.agent_memory.service.store
+        assert not any(store.lexical_index.warm(realm) for realm in REALMS)  # refused: bigger than the budget
+        fts5: dict[str, list[list[str]]] = {realm: [] for realm in REALMS}
+        for q in QUERIES:
+            for realm in REALMS:
+                out = _recall(h, realm, q)
+                assert "degraded_reason" not in out, (realm, q)
+                fts5[realm].append(_ids(out))
+    assert fts5 == indexed
+    assert indexed["alpha"] != indexed["beta"]
+    assert all(len(ids) == 8 for ids in indexed["beta"])
+
+
+def test_an_answer_the_fts5_path_could_not_prove_says_so_and_is_counted(state: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """As if the budget were nearly spent whenever the bounded phase starts: the answer is the best of the rows
+    scored so far, named ``approximate_ranking`` and counted, and still only the identity's own active records
+    of the realm asked; a query its rarest word answers exactly carries no ``degraded_reason``."""
+    monkeypatch.setattr(fts_top, "READ_ROWS", 50)
+    monkeypatch.setattr(fts_top, "RESERVE_MS", 10_000_000)
+    with Meta.builder().persistent_state(state).agent_memory(recall_index_mb=1).build() as h:
+        out = _recall(h, "beta", "harbour co0 co1 mi3")
+        assert out["degraded_reason"] == "approximate_ranking"
+        assert len(out["records"]) == 8
+        bodies = [r["body"] for r in out["records"]]
+        assert all(re.search(r"\bbeta\d+x\b", body) for body in bodies), bodies  # the realm asked, never alpha
+        exact = _recall(h, "beta", "beta17x")  # one record holds it: the exact phase ends the search
+        assert "degraded_reason" not in exact and len(exact["records"]) == 1
+        metrics = h.runtime.observability.metrics.render().decode()
+        assert re.search(r'^meta_memory_recall_degraded_total\{reason="approximate_ranking"\} 1\.0$', metrics,
+                         re.MULTILINE), metrics
