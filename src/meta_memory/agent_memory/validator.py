@@ -418,7 +418,8 @@ def plan_batch(
     doc); batch-level refusals (empty, over 1024 ops) carry no ``op_index``.
 
     ``vetted``: indexes of create ops without an explicit id whose payload the caller built with
-    :func:`~meta_memory.agent_memory.writes.prepare_items` in this call (already canonical, held to the
+    :func:`~meta_memory.agent_memory.writes.prepare_items` in this call, or a single remember's with
+    :func:`~meta_memory.agent_memory.writes.app_record` and scanned (already canonical, held to the
     field rules and scanned for secrets there): that payload check, which would find the same, is not
     run twice. Every other rule still applies to those ops.
     """
