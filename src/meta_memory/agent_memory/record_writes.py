@@ -103,7 +103,7 @@ def remember_record(
     record = writes.app_record(title, body, tags, evidence, metadata, expires_at_ms)
     g = _gate(store, gate)
     with store.transaction(name) as tx:
-        return writes.remember(tx, Scope.identity(name, identity), record, Author.application(), g)
+        return writes.remember(tx, Scope.identity(name, identity), record, Author.application(), g, app_built=True)
 
 
 def remember_many(

@@ -339,10 +339,11 @@ def _require(i: int, overlay: _Overlay, memory_id: str) -> MemoryRecord:
 
 
 def _check_recreation(
-    i: int, batch: StagedBatch, overlay: _Overlay, scope: Scope, chash: str, now_ms: int, window_ms: int
+    i: int, batch: StagedBatch, overlay: _Overlay, scope: Scope, record: NewMemoryRecord, now_ms: int, window_ms: int
 ) -> None:
     if not batch.author.is_llm:
         return
+    chash = content_hash(record.title, record.body)  # only an LLM author's write needs it
     if overlay.tombstoned_recently(scope, chash, now_ms - window_ms):
         raise _invalid(i, f"content (hash {chash}) was tombstoned within the recreation window and cannot be re-created")
 
@@ -418,7 +419,8 @@ def plan_batch(
     doc); batch-level refusals (empty, over 1024 ops) carry no ``op_index``.
 
     ``vetted``: indexes of create ops without an explicit id whose payload the caller built with
-    :func:`~meta_memory.agent_memory.writes.prepare_items` in this call (already canonical, held to the
+    :func:`~meta_memory.agent_memory.writes.prepare_items` in this call, or a single remember's with
+    :func:`~meta_memory.agent_memory.writes.app_record` and scanned (already canonical, held to the
     field rules and scanned for secrets there): that payload check, which would find the same, is not
     run twice. Every other rule still applies to those ops.
     """
@@ -487,8 +489,7 @@ def _plan_create(
         _require(i, overlay, rid)
     _check_tier(i, batch, overlay, op.trust, list(op.derived_from))
     memory_id = _new_id(i, overlay, op.id, record)
-    chash = content_hash(record.title, record.body)
-    _check_recreation(i, batch, overlay, op.scope, chash, now_ms, window_ms)
+    _check_recreation(i, batch, overlay, op.scope, record, now_ms, window_ms)
     created = op.created_at_ms if op.created_at_ms is not None else now_ms
     updated = op.updated_at_ms if op.updated_at_ms is not None else created
     _check_stamps(i, now_ms, created, updated)
@@ -571,8 +572,7 @@ def _plan_supersede(
     memory_id = _new_id(i, overlay, op.id, record)
     if op.id is not None:
         _check_cycle(i, overlay, prior, memory_id)
-    chash = content_hash(record.title, record.body)
-    _check_recreation(i, batch, overlay, prior.scope, chash, now_ms, window_ms)
+    _check_recreation(i, batch, overlay, prior.scope, record, now_ms, window_ms)
     new = _landing_record(
         memory_id, prior.scope, record, op.trust, quarantine_reason,
         ever_quarantined=quarantine_reason is not None

@@ -351,10 +351,15 @@ class RememberPlan:
 
 
 def remember(tx: WriteTx, scope: Scope, record: NewMemoryRecord, author: Author, gate: WriteGate | None, *,
-             merge_tags: bool = True) -> tuple[MemoryRecord, bool, TagMerge | None]:
+             merge_tags: bool = True, app_built: bool = False) -> tuple[MemoryRecord, bool, TagMerge | None]:
     """A remember of one record, in ``tx``: ``(record, created, tag merge)`` (a batch of one through
     :class:`RememberPlan`, the planner of :func:`remember_many`). ``record`` is normalised; it is scanned
     for secrets here, before the dedup, so a secret carried only by a duplicate is refused, never dropped.
+
+    ``app_built``: ``record`` is :func:`app_record`'s output of this call (canonical and held to the field
+    rules there). With the scan here, that is what :func:`prepare_items` does for a bulk item, so the
+    create op carrying this very object is passed to the validator as vetted, as a bulk item's is (its
+    payload check would find the same); a tag merge's new version is checked in full.
 
     Refusals raise (nothing of the call is written): ``secret_detected``, ``invalid_record`` (``merged
     tags: ...`` past the tag cap), then the validator's."""
@@ -363,7 +368,11 @@ def remember(tx: WriteTx, scope: Scope, record: NewMemoryRecord, author: Author,
     chash = content_hash(record.title, record.body)
     plan.heads.update(tx.active_duplicates(scope, (chash,)))
     plan.add(0, chash, record)
-    receipt = tx.apply(plan.batch(), gate=gate) if plan.ops else None
+    receipt = None
+    if plan.ops:
+        first = plan.ops[0]
+        vetted = (0,) if app_built and isinstance(first, CreateOp) and first.record is record else ()
+        receipt = tx.apply(plan.batch(), gate=gate, vetted=vetted)
     target, created, merge = plan.items[0]
     if isinstance(target, int):
         assert receipt is not None

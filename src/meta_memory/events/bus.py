@@ -171,7 +171,9 @@ class EventBus:
                         "INSERT INTO events (seq, identity, event_type, timestamp_ms, data) VALUES (?, ?, ?, ?, ?)",
                         [(e.seq, e.identity, e.event_type, e.timestamp_ms, json.dumps(e.data)) for e in batch],
                     )
-                    self._conn.execute("DELETE FROM events WHERE seq <= ?", (envs[-1].seq - self._retention,))
+                    floor = envs[-1].seq - self._retention
+                    if floor > 0:  # seq starts at 1: below that there is nothing to drop
+                        self._conn.execute("DELETE FROM events WHERE seq <= ?", (floor,))
                     self._conn.execute("COMMIT")
                     self._unwritten, self._last_error = [], None
                 except sqlite3.Error as exc:

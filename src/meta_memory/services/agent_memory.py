@@ -139,7 +139,7 @@ class AgentMemoryService:
             event = self._record_event(realm, record_id=stored.id, created=created, merge=merge)
             if event is not None:
                 self._event(event[0], identity, event[1])
-        out = {**stored.project().model_dump(mode="json"), "created": created,
+        out = {**stored.wire(), "created": created,
                "supersedes": merge.supersedes if merge else None,
                "tags_added": list(merge.tags_added) if merge else []}
         if reason is not None:

@@ -203,7 +203,8 @@ class WriteTx(ReadTx):
               vetted: Collection[int] = ()) -> BatchReceipt:
         """Validate and apply ``batch`` in this transaction (no default gate: pass one explicitly);
         audit token ``token`` (default a new ``direct-...``). ``vetted``: the create ops whose payloads
-        :func:`~meta_memory.agent_memory.writes.prepare_items` built, by index (see
+        :func:`~meta_memory.agent_memory.writes.prepare_items` (or a single remember's
+        :func:`~meta_memory.agent_memory.writes.app_record`) built, by index (see
         :func:`~meta_memory.agent_memory.validator.plan_batch`).
 
         A batch of another realm -> ``AgentMemoryError("scope_not_writable", ...)``; the validator's
