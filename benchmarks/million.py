@@ -171,24 +171,29 @@ def ingest(url: str, records: Sequence[Any], clients: int) -> tuple[float, float
 
 
 def alternate(ours: Callable[[str], dict[str, Any]], theirs: Callable[[str], Any],
-              queries: Sequence[str]) -> tuple[list[float], list[float], Counter[str]]:
-    """Per-query ms of ours and theirs, called alternately, and ours' errors by message."""
+              queries: Sequence[str]) -> tuple[list[float], list[float], Counter[str], Counter[str]]:
+    """Per-query ms of ours and theirs, called alternately; ours' errors by message, and ours' answers that
+    carried a ``degraded_reason`` (answered, but not proven the best ranking) by reason."""
     ours_ms: list[float] = []
     theirs_ms: list[float] = []
     errors: Counter[str] = Counter()
+    degraded: Counter[str] = Counter()
     for q in queries:
         t0 = time.perf_counter()
         body = ours(q)
         ours_ms.append((time.perf_counter() - t0) * 1000)
         if "result" not in body:
             errors[str(body.get("error", {}).get("message", body))[:80]] += 1
+        elif body["result"].get("degraded_reason"):
+            degraded[str(body["result"]["degraded_reason"])] += 1
         t0 = time.perf_counter()
         theirs(q)
         theirs_ms.append((time.perf_counter() - t0) * 1000)
-    return ours_ms, theirs_ms, errors
+    return ours_ms, theirs_ms, errors, degraded
 
 
-def line(name: str, ours: Sequence[float], theirs: Sequence[float], errors: Counter[str]) -> None:
+def line(name: str, ours: Sequence[float], theirs: Sequence[float], errors: Counter[str],
+         degraded: Counter[str]) -> None:
     o50, o99 = statistics.median(ours), percentile(ours, 99)
     t50, t99 = statistics.median(theirs), percentile(theirs, 99)
     over = sum(1 for ms in ours if ms > BUDGET_MS)
@@ -197,6 +202,8 @@ def line(name: str, ours: Sequence[float], theirs: Sequence[float], errors: Coun
           f"over {BUDGET_MS} ms {over} of {len(ours)}", flush=True)
     for message, n in errors.most_common(3):
         print(f"    {n} x {message}")
+    for reason, n in degraded.most_common():
+        print(f"    {n} answered with degraded_reason {reason}")
 
 
 def langgraph_peers(records: Sequence[Any], queries: Sequence[str], work: Path, dsn: str, cap_s: float) -> None:
@@ -320,8 +327,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             warm, timed = queries[:20], queries[20:]
             alternate(gw.recall, theirs, warm)
-            ours_ms, bm25_ms, errors = alternate(gw.recall, theirs, timed)
-            line(f"recall ({args.backend}{', index' if args.backend == 'sqlite' else ''})", ours_ms, bm25_ms, errors)
+            ours_ms, bm25_ms, errors, degraded = alternate(gw.recall, theirs, timed)
+            line(f"recall ({args.backend}{', index' if args.backend == 'sqlite' else ''})", ours_ms, bm25_ms, errors,
+                 degraded)
             hwm, rss = gw.memory_kib()
             print(f"gateway memory: peak {hwm / 1024:.0f} MiB (VmHWM), now {rss / 1024:.0f} MiB, "
                   f"recall_index_mb {args.index_mb}", flush=True)
@@ -347,8 +355,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print(f"FTS5 path: recall index {gw.index_line(timeout_s=1800) or 'never refused'}", flush=True)
                 fts_queries = timed[: args.fts_queries]
                 alternate(gw.recall, theirs, warm)
-                ours_ms, bm25_ms, errors = alternate(gw.recall, theirs, fts_queries)
-                line("recall (sqlite, FTS5 path)", ours_ms, bm25_ms, errors)
+                ours_ms, bm25_ms, errors, degraded = alternate(gw.recall, theirs, fts_queries)
+                line("recall (sqlite, FTS5 path)", ours_ms, bm25_ms, errors, degraded)
             finally:
                 gw.stop()
         if args.peers == "langgraph":

@@ -25,9 +25,9 @@ Read at scrape time from memory (no store read): ``meta_memory_ledger_assertions
 ``meta_memory_telemetry_rows_dropped_total``, and ``meta_memory_recall_degraded_total{reason}``:
 recalls (explicit and for injection) answered with less than the full ranking, per ``degraded_reason``
 — under hybrid recall, those the hybrid provider answered with the lexical ranking alone
-(:data:`~meta_memory.recall.provider.DEGRADED_REASONS`), and on the SQLite store the candidate rankings
-of the one-scope FTS5 path that could not prove their rows the best (``approximate_ranking``); every
-reason is reported, from 0.
+(:data:`~meta_memory.recall.provider.DEGRADED_REASONS`), and the candidate rankings the store could not
+prove the best (``approximate_ranking``: SQLite's one-scope FTS5 path, PostgreSQL's later rounds cut
+short of the budget); every reason is reported, from 0.
 
 The store census (:class:`StoreCensus`), reused for ``[telemetry] stats_ttl_s`` seconds and refreshed
 on a background thread so a scrape never waits for a table count: ``meta_memory_records{realm,status}``,

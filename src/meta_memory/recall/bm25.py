@@ -40,7 +40,7 @@ if TYPE_CHECKING:  # numpy is the index's; the FTS5 path scores plain floats
 
     from meta_memory.recall.fts_top import TermCounts
 
-__all__ = ["K1", "B", "IDF_FLOOR", "weighted", "idf", "term_score", "scope_stats", "scoped_candidates"]
+__all__ = ["K1", "B", "IDF_FLOOR", "DEGRADED_APPROXIMATE", "weighted", "idf", "term_score", "scope_stats", "scoped_candidates"]
 
 #: bm25's term-frequency saturation (FTS5's).
 K1 = 1.2
@@ -51,6 +51,12 @@ B = 0.5
 
 #: The idf of a phrase at least half the scope's rows hold (FTS5's floor: the phrase still counts).
 IDF_FLOOR = 1e-6
+
+#: The ``degraded_reason`` of a recall whose store could not prove its candidates the scope's best (the
+#: SQLite store's one-scope FTS5 path, :class:`meta_memory.recall.fts_top.Best` ``exact`` false; the
+#: PostgreSQL store's later ranking rounds stopped short of the budget): they are the best of the rows it
+#: scored.
+DEGRADED_APPROXIMATE = "approximate_ranking"
 
 _WEIGHT_LIST = [float(w) for w in fts.BM25_WEIGHTS]
 _COLUMNS = ", ".join(f"{fts.FTS_TABLE}.{c}" for c in fts.COLUMNS)

@@ -60,9 +60,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from meta_memory import deadline
-from meta_memory.recall import fts
+from meta_memory.recall import bm25, fts
 
-__all__ = ["CACHE_SHARE", "STALE_SHARE", "READ_ROWS", "COUNT_ROWS", "POOL", "MAX_PHRASES", "DEGRADED_APPROXIMATE", "Best", "TermCounts", "best"]
+__all__ = ["CACHE_SHARE", "STALE_SHARE", "READ_ROWS", "COUNT_ROWS", "POOL", "MAX_PHRASES", "Best", "TermCounts", "best"]
 
 #: A phrase's count is kept (and reused) only when at least this share of the realm's rows hold it.
 CACHE_SHARE = 0.01
@@ -87,9 +87,6 @@ WALK_ROWS = 1_000_000
 RESERVE_MS = 150
 #: Relative margin on every bound comparison: covers the rounding of the sums many times over.
 BOUND_MARGIN = 1e-9
-#: The ``degraded_reason`` of a recall whose candidates :func:`best` could not prove the best (``Best.exact``
-#: false): its records are the best of the rows it scored.
-DEGRADED_APPROXIMATE = "approximate_ranking"
 #: Realms whose counts are kept (least recently searched dropped first).
 MAX_REALMS = 64
 #: Phrases whose counts one realm keeps (least recently counted dropped first). In a small realm nearly every
@@ -244,8 +241,6 @@ def best(conn: Any, phrases: Sequence[str], limit: int, n_rows: int, n_tokens: i
     search proved them the best (see the module docstring). Raises what ``conn`` raises (``sqlite3.Error``, e.g. a statement stopped at the
     time budget) and ``AgentMemoryError("timeout")`` from :func:`meta_memory.deadline.check`.
     """
-    from meta_memory.recall import bm25  # bm25 hands its single-scope realms to this module
-
     if limit <= 0 or not phrases or n_rows <= 0:
         return Best()
     wanted = list(dict.fromkeys(phrases))

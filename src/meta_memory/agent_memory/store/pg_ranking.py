@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from meta_memory.recall import bm25
 
 __all__ = [
-    "FIRST_POSTINGS", "GROWTH", "MARGIN", "TermStat", "bound", "rarest_first", "first_prefix", "seed_pairs",
+    "FIRST_POSTINGS", "GROWTH", "MARGIN", "RESERVE_MS", "MIN_ROUND_MS", "TermStat", "bound", "rarest_first", "first_prefix", "seed_pairs",
     "wider_prefix", "settled", "row_bounds", "cut", "covering_sets",
 ]
 
@@ -54,6 +54,12 @@ MAX_COVER_TERMS = 16
 MAX_COVER_SETS = 64
 #: A bound sum must stay under ``theta * (1 - MARGIN)`` to prune (floating point rounding is ~1e-16).
 MARGIN = 1e-9
+#: Milliseconds of the recall's budget a ranking round after the first leaves to the rest of the recall: it is
+#: stopped that long before the budget ends, and the search answers with the best rows the earlier rounds
+#: found (not proven the best: ``approximate_ranking``) rather than fail.
+RESERVE_MS = 150
+#: A later round is not started with less than this many milliseconds to run in (before the reserve).
+MIN_ROUND_MS = 20
 
 
 @dataclass(frozen=True, slots=True)

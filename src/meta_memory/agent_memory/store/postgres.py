@@ -52,6 +52,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from meta_memory import deadline
 from meta_memory.agent_memory.filters import FilterNode, compile_filter
 from meta_memory.agent_memory.model import (
+    Candidates,
     MemoryRecord,
     RecordView,
     Scope,
@@ -228,6 +229,10 @@ _TERM_SHARE = (
 )
 
 
+#: What :meth:`PostgresAgentMemoryStore._covered_rows` answers when its round stopped short of the budget.
+_SHORT: list[Any] = []
+
+
 def _ranked_sql(n_terms: int) -> str:
     """bm25 of the scope's rows matching ``%(tsq)s`` over the ``n_terms`` query lexemes ``%(terms)s``
     (also bound one by one as ``%(t0)s``...): ``-(share_0 + share_1 + ...)``, summed left to right in query
@@ -318,6 +323,8 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore[psycopg.Connection[Any]]):
         self._select_cache: dict[tuple[str, str], str] = {}
         self._known_realms: set[str] = set()
         self.telemetry = TelemetryDrops()
+        self._approximate = 0  # searches answered from earlier rounds, a later one stopped short (ranking_stats)
+        self._approximate_lock = threading.Lock()
         self._pending: PendingTelemetry[_TelemetryOp] = PendingTelemetry(
             self._flush_telemetry, name="agent-memory-pg-telemetry")
         self._realm_lock = threading.Lock()
@@ -878,7 +885,7 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore[psycopg.Connection[Any]]):
         return {aid: [rec for _, _, rec in sorted(items, key=lambda t: (t[0], t[1]))] for aid, items in grouped.items()}
 
     def search(self, realm: str, scope: Scope, match_expression: str, limit: int,
-               only: Collection[int] | None = None, where: FilterNode | None = None) -> list[tuple[RecordView, float]]:
+               only: Collection[int] | None = None, where: FilterNode | None = None) -> Candidates:
         """See :meth:`AgentMemoryStore.search`: weighted bm25 over the statistics of ``scope`` alone (lower
         is better), computed in SQL as :mod:`meta_memory.recall.bm25` defines it; ``only`` restricts the
         candidates to those row ids (bound as one array), ``where`` to the records whose metadata passes
@@ -896,16 +903,19 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore[psycopg.Connection[Any]]):
         Not every candidate is scored: the terms are matched rarest first, and the common terms whose
         score bounds cannot lift a row into the first ``limit`` are left unmatched (:mod:`.pg_ranking`,
         MaxScore), which returns exactly the rows, scores and order of matching every term. All reads
-        of one call come from one snapshot; each statement stops at the time budget (``timeout``).
+        of one call come from one snapshot; each statement stops at the time budget (``timeout``). A
+        round after the first stops :data:`~.pg_ranking.RESERVE_MS` before it instead: the answer is then
+        the best of the rows the earlier rounds scored, named ``approximate_ranking`` (the list's
+        ``degraded_reason``; counted in :meth:`ranking_stats`), rather than no answer.
         """
         if limit <= 0 or not match_expression or (only is not None and not only):
-            return []
+            return Candidates()
         kind, key = scope.storage()
         name = self._realm_name(realm)
         terms = [t for t in parse_match_expression(match_expression) if t and "\x00" not in t]
         lexemes = list(dict.fromkeys(pg_schema.lexeme(t) for t in terms))
         if not lexemes:
-            return []
+            return Candidates()
         filtered, bound = "", {}
         if where is not None:
             sql, values = compile_filter(where, pg=True, column="r.metadata")
@@ -943,7 +953,7 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore[psycopg.Connection[Any]]):
         with self._read_tx(name) as conn:
             stats = conn.execute(self._sql(_TERM_STATS), params).fetchall()
             if not stats:
-                return []  # the scope holds no active record
+                return Candidates()  # the scope holds no active record
 
             def run(head: str, values: dict[str, Any]) -> list[Any]:
                 if first is not None:
@@ -953,15 +963,64 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore[psycopg.Connection[Any]]):
                 rows: list[Any] = conn.execute(head + joined, values).fetchall()
                 return rows
 
-            rows = self._pruned_rows(run, ranked, params, stats, limit)
-        return [(row_to_view(r), float(r["score"])) for r in rows]
+            def run_short(head: str, values: dict[str, Any]) -> list[Any] | None:
+                """``run`` stopped ``RESERVE_MS`` before the budget's end (``None`` when stopped there, or
+                when less than that is left: the snapshot is kept, the round's work undone)."""
+                left = deadline.remaining_ms()
+                if left is None:
+                    return run(head, values)
+                room = int(left - pg_ranking.RESERVE_MS)
+                if room < pg_ranking.MIN_ROUND_MS:
+                    return None
+                conn.execute("SAVEPOINT ranking_round")
+                conn.execute(f"SET LOCAL statement_timeout = {room}")
+                try:
+                    rows = run(head, values)
+                except psycopg.errors.QueryCanceled:
+                    if deadline.expired():
+                        raise
+                    conn.execute("ROLLBACK TO SAVEPOINT ranking_round")  # undoes the SET LOCAL too
+                    return None
+                conn.execute("RELEASE SAVEPOINT ranking_round")
+                self._bound_statements(conn)  # the rest of the budget for the statements after it
+                return rows
+
+            rows, exact = self._pruned_rows(run, ranked, params, stats, limit, run_short)
+        if not exact:
+            with self._approximate_lock:
+                self._approximate += 1
+        return Candidates([(row_to_view(r), float(r["score"])) for r in rows],
+                          degraded_reason=None if exact else bm25.DEGRADED_APPROXIMATE)
+
+    def ranking_stats(self) -> dict[str, int]:
+        """See :meth:`AgentMemoryStore.ranking_stats`: searches whose later rounds the budget cut short."""
+        with self._approximate_lock:
+            return {bm25.DEGRADED_APPROXIMATE: self._approximate}
 
     @staticmethod
     def _pruned_rows(run: Callable[[str, dict[str, Any]], list[Any]], ranked: str, params: dict[str, Any],
-                     stats: Sequence[Any], limit: int) -> list[Any]:
+                     stats: Sequence[Any], limit: int,
+                     run_short: Callable[[str, dict[str, Any]], list[Any] | None] | None = None,
+                     ) -> tuple[list[Any], bool]:
         """The best ``limit`` rows of ``ranked`` (the ranking statement, ``%(tsq)s`` and ``%(bounded)s`` left
         to fill) for the query lexemes of ``stats`` (``term, df, n`` rows), matching as few of them as
-        :mod:`.pg_ranking` allows: a few statements of the caller's snapshot, each bounded by its budget."""
+        :mod:`.pg_ranking` allows: a few statements of the caller's snapshot, each bounded by its budget;
+        and whether they are proven the best. Once a round has found rows, the next ones go through
+        ``run_short`` (``None``: stopped short of the budget), and a round stopped short answers with the
+        best rows found so far, not proven (``False``)."""
+        best: list[Any] = []
+
+        def step(head: str, values: dict[str, Any]) -> list[Any] | None:
+            if best and run_short is not None:
+                return run_short(head, values)
+            return run(head, values)
+
+        def fold(rows: list[Any]) -> None:  # the best ``limit`` rows found so far, each scored with every term
+            seen = {r["rid"] for r in rows}
+            merged = sorted([*rows, *(r for r in best if r["rid"] not in seen)],
+                            key=lambda r: (float(r["score"]), r["rid"]))
+            best[:] = merged[:limit]
+
         n_rows = float(stats[0]["n"])
         terms = pg_ranking.rarest_first([pg_ranking.TermStat(r["term"], int(r["df"])) for r in stats])
         unbounded = ranked.replace("%(bounded)s", "")
@@ -970,54 +1029,60 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore[psycopg.Connection[Any]]):
         if pairs:  # pg_ranking, step 4: rows holding two of the rarest terms give a first theta
             seeded = run(unbounded, {**params, "tsq": " | ".join(
                 f"{pg_schema.tsquery_literal([a])} & {pg_schema.tsquery_literal([b])}" for a, b in pairs)})
+            fold(seeded)
             if len(seeded) >= limit:
                 theta = -float(seeded[-1]["score"])
-                covered = PostgresAgentMemoryStore._covered_rows(run, unbounded, params, terms, n_rows, theta)
+                covered = PostgresAgentMemoryStore._covered_rows(step, unbounded, params, terms, n_rows, theta)
                 if covered is not None:
-                    return covered
+                    return (covered, True) if covered is not _SHORT else (best, False)
                 k = max(1, pg_ranking.settled(terms, 0, n_rows, theta))
             deadline.check()
         while True:
             if not k:
-                return []  # no query term is held by any row of the scope
+                return [], True  # no query term is held by any row of the scope
             round_params = {**params, "tsq": pg_schema.tsquery_literal([t.term for t in terms[:k]])}
             if theta is None:
-                rows = run(unbounded, round_params)
+                found = step(unbounded, round_params)
             else:  # rows whose own bound is below theta are skipped before scoring (pg_ranking, step 5)
                 held = " + ".join(f"CASE WHEN f.doc @@ %(u{i})s::tsquery THEN %(v{i})s::float8 ELSE 0 END"
                                   for i in range(len(terms)))
                 for i, (t, b) in enumerate(zip(terms, pg_ranking.row_bounds(terms, n_rows), strict=True)):
                     round_params[f"u{i}"], round_params[f"v{i}"] = pg_schema.tsquery_literal([t.term]), b
                 round_params["cut"] = pg_ranking.cut(theta)
-                rows = run(ranked.replace("%(bounded)s", f" AND ({held}) >= %(cut)s"), round_params)
+                found = step(ranked.replace("%(bounded)s", f" AND ({held}) >= %(cut)s"), round_params)
+            if found is None:
+                return best, False  # stopped short of the budget: the best rows found so far
+            rows = found
             if k >= len(terms):
-                return rows
+                return rows, True
+            fold(rows)
             if len(rows) >= limit:
                 theta = -float(rows[-1]["score"])
                 wider = pg_ranking.settled(terms, k, n_rows, theta)
                 if wider <= k:
-                    return rows
-                covered = PostgresAgentMemoryStore._covered_rows(run, unbounded, params, terms, n_rows, theta)
+                    return rows, True
+                covered = PostgresAgentMemoryStore._covered_rows(step, unbounded, params, terms, n_rows, theta)
                 if covered is not None:
-                    return covered
+                    return (covered, True) if covered is not _SHORT else (best, False)
                 k = wider
             else:
                 k = pg_ranking.wider_prefix(terms, k, limit)
             deadline.check()
 
     @staticmethod
-    def _covered_rows(run: Callable[[str, dict[str, Any]], list[Any]], unbounded: str, params: dict[str, Any],
+    def _covered_rows(run: Callable[[str, dict[str, Any]], list[Any] | None], unbounded: str, params: dict[str, Any],
                       terms: Sequence[pg_ranking.TermStat], n_rows: float, theta: float) -> list[Any] | None:
         """Once ``theta`` is known: the answer, from the rows holding every term of one of
         :func:`.pg_ranking.covering_sets` (exactly the rows whose bound reaches the cut: the GIN index
         finds them from its posting lists, and only they are read and scored); ``None`` when the sets
-        are too many to match this way."""
+        are too many to match this way; :data:`_SHORT` when ``run`` stopped short of the budget."""
         sets = pg_ranking.covering_sets(terms, pg_ranking.row_bounds(terms, n_rows), pg_ranking.cut(theta))
         if not sets:
             return None
         tsq = " | ".join("(" + " & ".join(pg_schema.tsquery_literal([t]) for t in group) + ")" for group in sets)
         deadline.check()
-        return run(unbounded, {**params, "tsq": tsq})
+        rows = run(unbounded, {**params, "tsq": tsq})
+        return _SHORT if rows is None else rows
 
     def list_realms(self) -> list[str]:
         """Every realm this database has held (registered at a realm's first use), sorted."""

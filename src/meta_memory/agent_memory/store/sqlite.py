@@ -102,7 +102,7 @@ from meta_memory.identity import parse_identity, parse_realm
 from meta_memory.limits import DEFAULT_MAX_OPEN_REALMS, DEFAULT_MAX_REALMS
 from meta_memory.observability.tracing import span
 from meta_memory.recall import bm25, fts
-from meta_memory.recall.fts_top import DEGRADED_APPROXIMATE, TermCounts
+from meta_memory.recall.fts_top import TermCounts
 from meta_memory.recall.lexical_index import DEFAULT_MAX_BYTES, LexicalIndexes
 from meta_memory.recall.semantic import vectors as vector_index
 from meta_memory.storage.disk import disk_full_error, is_disk_full, refuse_if_disk_full
@@ -1163,7 +1163,7 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore[sqlite3.Connection]):
         ``now_ms``, as the kept views (:mod:`.view_cache`) with each one's term columns beside them
         (:class:`~meta_memory.agent_memory.model.Candidates`: re-ranking need not tokenise them)."""
         hits = ranked.hits
-        degraded = None if ranked.exact else DEGRADED_APPROXIMATE
+        degraded = None if ranked.exact else bm25.DEGRADED_APPROXIMATE
         if not hits:
             return Candidates(degraded_reason=degraded)
         views = self._views.views(conn, name, [rid for rid, _, _ in hits], _LIVE_IN_SCOPE, (kind, key, now_ms))
@@ -1257,7 +1257,7 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore[sqlite3.Connection]):
         """See :meth:`AgentMemoryStore.ranking_stats`: counted where the one-scope FTS5 path
         (:func:`meta_memory.recall.fts_top.best`) answered without proving its rows the best."""
         with self._approximate_lock:
-            return {DEGRADED_APPROXIMATE: self._approximate}
+            return {bm25.DEGRADED_APPROXIMATE: self._approximate}
 
     def _count_approximate(self) -> None:
         with self._approximate_lock:
