@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from meta_memory import deadline
 from meta_memory.deadline import Deadline, bound
 
@@ -36,3 +38,19 @@ def test_without_a_call_deadline_only_the_earlier_end_counts() -> None:
     with deadline.sooner(None) as unlimited:
         assert unlimited.remaining_ms() is None and not deadline.expired()
     assert deadline.current() is None
+
+
+def test_the_reserve_is_its_cap_or_a_share_of_a_budget_too_short_for_it() -> None:
+    """``reserve_ms(cap)``: the cap under a long budget, 30 % of a short one, the cap with no budget at all;
+    a shorter deadline inside a longer one reserves a share of its own length."""
+    assert deadline.reserve_ms(150) == 150  # no time-boxed call
+    with deadline.bound(deadline.Deadline.after_ms(1_000)):
+        assert deadline.reserve_ms(150) == 150
+        with deadline.sooner(time.monotonic() + 0.2):
+            assert deadline.reserve_ms(150) == pytest.approx(60, abs=1)
+        with deadline.sooner(None):  # no earlier end of its own: the enclosing budget's
+            assert deadline.reserve_ms(150) == 150
+    with deadline.bound(deadline.Deadline.after_ms(100)):
+        assert deadline.reserve_ms(150) == pytest.approx(30, abs=1)
+    with deadline.bound(deadline.Deadline(None)):
+        assert deadline.reserve_ms(150) == 150

@@ -75,6 +75,7 @@ def test_no_room_for_a_later_round_answers_from_the_first_and_says_so(store: Pos
     before = store.ranking_stats()["approximate_ranking"]
     monkeypatch.setattr(pg_ranking, "FIRST_POSTINGS", 10)  # the first round: the rare word's rows alone
     monkeypatch.setattr(pg_ranking, "RESERVE_MS", 10_000_000)  # as if the budget were nearly spent
+    monkeypatch.setattr(deadline, "RESERVE_SHARE", 1.0)  # the whole budget kept back
     with _within(60):
         short = _search(store, "rare common", 20)
     assert short.degraded_reason == "approximate_ranking"
@@ -114,6 +115,7 @@ def test_a_round_past_its_room_is_cancelled_and_the_recall_answers_inside_its_bu
 def test_the_reason_reaches_the_recall_result(store: PostgresAgentMemoryStore, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(pg_ranking, "FIRST_POSTINGS", 10)
     monkeypatch.setattr(pg_ranking, "RESERVE_MS", 10_000_000)
+    monkeypatch.setattr(deadline, "RESERVE_SHARE", 1.0)  # the whole budget kept back
     request = RecallRequest(identity=ME, realm=R, query_text="rare common", selection="contextual", max_entries=8)
     with _within(60):
         out = guarded_recall(LexicalRecallProvider(), store, request, Scope.identity(R, ME))
@@ -130,6 +132,7 @@ def test_an_answer_not_called_approximate_is_the_exact_one(store: PostgresAgentM
     monkeypatch.setattr(pg_ranking, "FIRST_POSTINGS", postings)
     exact = [(r.id, s) for r, s in _search(store, " ".join(words), limit)]
     monkeypatch.setattr(pg_ranking, "RESERVE_MS", reserve)
+    monkeypatch.setattr(deadline, "RESERVE_SHARE", 1.0)  # a reserve as long as the budget is kept whole
     with _within(60):
         got = _search(store, " ".join(words), limit)
     if got.degraded_reason is None:

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from meta_memory import deadline
 from meta_memory.recall import fts_top
 from meta_memory.recall.lexical_index import MIN_ROWS
 from meta_memory.sdk import Meta
@@ -101,6 +102,7 @@ def test_an_answer_the_fts5_path_could_not_prove_says_so_and_is_counted(state: P
     of the realm asked; a query its rarest word answers exactly carries no ``degraded_reason``."""
     monkeypatch.setattr(fts_top, "READ_ROWS", 50)
     monkeypatch.setattr(fts_top, "RESERVE_MS", 10_000_000)
+    monkeypatch.setattr(deadline, "RESERVE_SHARE", 1.0)  # the whole budget kept back
     with Meta.builder().persistent_state(state).agent_memory(recall_index_mb=1).build() as h:
         out = _recall(h, "beta", "harbour co0 co1 mi3")
         assert out["degraded_reason"] == "approximate_ranking"

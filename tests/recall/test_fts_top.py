@@ -219,7 +219,7 @@ def test_a_count_past_its_cap_is_extrapolated_from_where_its_last_counted_row_fa
     assert counts["rare"] == 21
 
 
-def test_near_the_end_of_the_budget_the_rows_scored_so_far_answer() -> None:
+def test_near_the_end_of_the_budget_the_rows_scored_so_far_answer(monkeypatch: pytest.MonkeyPatch) -> None:
     """With less than ``RESERVE_MS`` of the budget left once the rarest words' rows are scored, the search
     answers with the best of those instead of asking FTS5 for more (and instead of failing), and says it did
     not prove them the best: the rows holding both of the rarer common words could still have beaten them."""
@@ -228,6 +228,7 @@ def test_near_the_end_of_the_budget_the_rows_scored_so_far_answer() -> None:
     docs += [(["rare"], ["alpha"], [], 1)] * 3
     conn = _db(docs)
     match = '"rare" OR "alpha" OR "beta" OR "gamma"'
+    monkeypatch.setattr(deadline, "RESERVE_SHARE", 1.0)  # the whole budget kept back: always "near the end"
     with _setting("READ_ROWS", 5), _setting("RESERVE_MS", 10_000_000):
         read: list[str] = []
         conn.set_trace_callback(read.append)
@@ -240,3 +241,17 @@ def test_near_the_end_of_the_budget_the_rows_scored_so_far_answer() -> None:
     assert not any('" AND "' in s for s in read)  # nothing more asked of FTS5
     assert isinstance(full, fts_top.Best) and full.exact  # with time left, the bounded phase proves its answer
     assert full == _exhaustive(conn, ["rare", "alpha", "beta", "gamma"], 2)
+
+
+def test_a_budget_shorter_than_the_reserve_keeps_back_only_a_share_of_it() -> None:
+    """A 140 ms budget (under the 150 ms reserve) still lets the bounded phase run: only 30 % of it (42 ms) is
+    kept back for the rest of the recall, so the answer is proven and exact rather than cut short at once."""
+    docs = [(["note"], ["alpha"] * (1 + i % 3) + (["beta", "gamma"] if i % 20 == 0 else []) + ["filler"] * (i % 7),
+             [], 1) for i in range(400)]
+    docs += [(["rare"], ["alpha"], [], 1)] * 3
+    conn = _db(docs)
+    with _setting("READ_ROWS", 5), deadline.bound(deadline.Deadline.after_ms(140)):
+        assert deadline.reserve_ms(fts_top.RESERVE_MS) == pytest.approx(42, abs=1)
+        got = bm25.scoped_candidates(conn, *SCOPE, '"rare" OR "alpha" OR "beta" OR "gamma"', 2)
+    assert isinstance(got, fts_top.Best) and got.exact
+    assert got == _exhaustive(conn, ["rare", "alpha", "beta", "gamma"], 2)

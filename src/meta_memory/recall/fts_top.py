@@ -83,7 +83,8 @@ MAX_GROUPS = 48
 #: walk: the cheapest groups first, at least one.
 WALK_ROWS = 1_000_000
 #: Milliseconds of the recall's time budget the bounded phase leaves to the rest of the recall: with less left it
-#: answers with the rows it has scored (when at least ``limit``) rather than run its next statement.
+#: answers with the rows it has scored (when at least ``limit``) rather than run its next statement. Of a budget
+#: under 500 ms, 30 % of it (:func:`meta_memory.deadline.reserve_ms`).
 RESERVE_MS = 150
 #: Relative margin on every bound comparison: covers the rounding of the sums many times over.
 BOUND_MARGIN = 1e-9
@@ -199,9 +200,10 @@ def _rows(conn: Any, sql: str, params: tuple[Any, ...]) -> list[Any]:
 
 def _short(limit: int, have: int) -> bool:
     """True when the bounded phase should answer with the rows scored so far: it holds ``limit`` of them and
-    less than :data:`RESERVE_MS` of the recall's time budget is left (the rest of the recall needs it)."""
+    less than :data:`RESERVE_MS` of the recall's time budget is left, or less than a share of a budget too
+    short for that (:func:`meta_memory.deadline.reserve_ms`): the rest of the recall needs it."""
     left = deadline.remaining_ms()
-    return have >= limit and left is not None and left < RESERVE_MS
+    return have >= limit and left is not None and left < deadline.reserve_ms(RESERVE_MS)
 
 
 def _groups(order: Sequence[str], bound: dict[str, float], threshold: float) -> list[list[str]] | None:

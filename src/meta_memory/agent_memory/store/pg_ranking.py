@@ -56,7 +56,8 @@ MAX_COVER_SETS = 64
 MARGIN = 1e-9
 #: Milliseconds of the recall's budget a ranking round after the first leaves to the rest of the recall: it is
 #: stopped that long before the budget ends, and the search answers with the best rows the earlier rounds
-#: found (not proven the best: ``approximate_ranking``) rather than fail.
+#: found (not proven the best: ``approximate_ranking``) rather than fail. Of a budget under 500 ms, 30 % of it
+#: (:func:`meta_memory.deadline.reserve_ms`).
 RESERVE_MS = 150
 #: A later round is not started with less than this many milliseconds to run in (before the reserve).
 MIN_ROUND_MS = 20

@@ -969,7 +969,7 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore[psycopg.Connection[Any]]):
                 left = deadline.remaining_ms()
                 if left is None:
                     return run(head, values)
-                room = int(left - pg_ranking.RESERVE_MS)
+                room = int(left - deadline.reserve_ms(pg_ranking.RESERVE_MS))
                 if room < pg_ranking.MIN_ROUND_MS:
                     return None
                 conn.execute("SAVEPOINT ranking_round")
