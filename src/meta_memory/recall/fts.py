@@ -163,9 +163,9 @@ def document(title: str, description: str, body: str, tags: Sequence[str]) -> di
     Never raises.
     """
     return {
-        "title": " ".join(text.tokens(title)),
-        "body": " ".join(text.tokens(description + "\n" + body)),
-        "tags": " ".join(text.tokens(" ".join(tags))),
+        "title": text.index_text(title),
+        "body": text.index_text(description + "\n" + body),
+        "tags": text.index_text(" ".join(tags)),
     }
 
 
