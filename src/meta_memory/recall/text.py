@@ -291,10 +291,19 @@ _index_variants = lru_cache(maxsize=65_536)(lambda word: _word_variants(word, Tr
 _query_variants = lru_cache(maxsize=65_536)(lambda word: _word_variants(word, False))
 
 
-@lru_cache(maxsize=65_536)
+#: ASCII word (its bytes) -> its index tokens joined by single spaces ("" when none); a plain dict read
+#: with ``map(dict.get)`` costs less per word than a cached function; emptied when full.
+_INDEX_JOINED: dict[bytes, str] = {}
+_INDEX_JOINED_SIZE = 65_536
+
+
 def _index_joined_ascii(word: bytes) -> str:
-    """The index tokens of one ASCII word (as its bytes), joined by single spaces ("" when none)."""
-    return " ".join(_word_variants(word.decode("ascii"), True))
+    """The index tokens of one ASCII word (as its bytes), joined by single spaces, remembered."""
+    joined = " ".join(_word_variants(word.decode("ascii"), True))
+    if len(_INDEX_JOINED) >= _INDEX_JOINED_SIZE:
+        _INDEX_JOINED.clear()
+    _INDEX_JOINED[word] = joined
+    return joined
 
 
 def _token_list(text: str, index: bool) -> list[str]:
@@ -321,7 +330,10 @@ def index_text(text: str) -> str:
     """
     if text.isascii():
         words = text.encode("ascii").translate(_ASCII_WORD_BYTES).split()
-        return " ".join(filter(None, map(_index_joined_ascii, words)))
+        joined: list[str | None] = list(map(_INDEX_JOINED.get, words))
+        if None in joined:  # words not seen yet
+            joined = [_index_joined_ascii(w) if j is None else j for w, j in zip(words, joined, strict=True)]
+        return " ".join(filter(None, joined))
     return " ".join(_token_list(text, True))
 
 
