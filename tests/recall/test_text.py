@@ -125,7 +125,8 @@ def test_tokens_are_words_or_emoji(text: str) -> None:
 # whitespace of every ASCII kind, punctuation and control characters.
 _ASCII_TEXT = st.text(alphabet=st.characters(max_codepoint=127), max_size=80) | st.lists(
     st.sampled_from(["US", "it", "IT", "Multi-Agent", "-x-", "a_b_", "running", "\x1c", "\x0b", " ", ",", "S3"]),
-    max_size=12).map("".join)
+    max_size=12,
+).map("".join)
 
 
 @settings(max_examples=400, deadline=None)
