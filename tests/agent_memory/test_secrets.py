@@ -77,6 +77,20 @@ def test_the_trigger_prefilter_changes_no_answer(text: str) -> None:
     assert secrets_module._find(text) == secrets_module._find(text, prefilter=False)
 
 
+_prose_fragments = st.one_of(_fragments, st.sampled_from(["The ", "Again ", "I ", "notes.", "\n", "PRIVATE KEY-----"]),
+                             st.text(max_size=12))
+
+
+@settings(deadline=None, max_examples=500)
+@given(st.lists(_prose_fragments, max_size=12).map("".join))
+def test_the_gated_trigger_search_changes_no_answer(text: str) -> None:
+    """Triggers searched only where a character of theirs occurs answer as every trigger searched."""
+    lowered = secrets_module._lower_keeping_offsets(text)
+    every = any(t in text for t in secrets_module._CASED_TRIGGERS) or any(
+        t in lowered for t in secrets_module._LOWER_TRIGGERS)
+    assert secrets_module._has_trigger(text) == every
+
+
 def _scan_parts_unfiltered(parts: list[str]) -> str | None:
     """The parts scan without any shortcut: each part, then every run of consecutive parts joined (a
     part's tail, the parts between, the last part's head), every rule tried."""

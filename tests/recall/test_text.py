@@ -12,6 +12,7 @@ from meta_memory.recall.text import (
     SHORT_STOPWORDS,
     STOPWORDS,
     compact_whitespace,
+    index_text,
     is_cjk,
     normalize,
     query_terms,
@@ -118,6 +119,20 @@ def test_tokens_are_words_or_emoji(text: str) -> None:
             continue
         for ch in tok:
             assert ch in "-_" or unicodedata.category(ch)[0] in "LMN", (tok, ch)
+
+
+# ASCII text with every kind of character the word split meets: letters of both cases, digits, joiners,
+# whitespace of every ASCII kind, punctuation and control characters.
+_ASCII_TEXT = st.text(alphabet=st.characters(max_codepoint=127), max_size=80) | st.lists(
+    st.sampled_from(["US", "it", "IT", "Multi-Agent", "-x-", "a_b_", "running", "\x1c", "\x0b", " ", ",", "S3"]),
+    max_size=12,
+).map("".join)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_ASCII_TEXT | _TEXT)
+def test_index_text_is_the_tokens_joined(text: str) -> None:
+    assert index_text(text) == " ".join(tokens(text))
 
 
 @settings(max_examples=200, deadline=None)

@@ -220,6 +220,8 @@ class _Overlay:
         self.plan = plan
         #: op index -> (title, body, id) minted ahead for ops that mint an id (see :func:`_mint_ids`)
         self.minted: dict[int, tuple[str, str, str]] = {}
+        #: memory id -> content hash of each record a create or supersede of this batch lands
+        self.hashes: dict[str, str] = {}
 
     def get(self, memory_id: str) -> MemoryRecord | None:
         if memory_id in self.plan.records:
@@ -453,13 +455,13 @@ def plan_batch(
         plan.audit.append(AuditEntry(i, op.op, rec.id, _detail(batch, op, q, details)))
         plan.results.append(OpResult(i, op.op, rec.id, rec.status))
     _check_restored_links(batch, overlay)
-    refuse_erased(reader, _erasure_checks(batch, plan))
+    refuse_erased(reader, _erasure_checks(batch, plan, overlay.hashes))
     return plan
 
 
-def _erasure_checks(batch: StagedBatch, plan: BatchPlan) -> list[ErasureCheck]:
+def _erasure_checks(batch: StagedBatch, plan: BatchPlan, hashes: dict[str, str]) -> list[ErasureCheck]:
     """What the erasure register must allow: every record the batch creates (create, supersede,
-    restore), with its id when the op named it."""
+    restore), with its id when the op named it. ``hashes``: the content hashes planning computed, by id."""
     checks: list[ErasureCheck] = []
     for result in plan.results:
         if result.op not in ("create", "supersede", "restore") or plan.before.get(result.memory_id) is not None:
@@ -468,7 +470,8 @@ def _erasure_checks(batch: StagedBatch, plan: BatchPlan) -> list[ErasureCheck]:
         rec = plan.records[result.memory_id]
         named = isinstance(op, RestoreOp) or getattr(op, "id", None) is not None
         scopes = erasure_scopes(rec.scope, rec.provenance.author, batch.author)
-        checks.append(ErasureCheck(result.op_index, scopes, rec.content_hash, rec.id if named else None))
+        chash = hashes.get(rec.id) or rec.content_hash
+        checks.append(ErasureCheck(result.op_index, scopes, chash, rec.id if named else None))
     return checks
 
 
@@ -499,6 +502,7 @@ def _plan_create(
         derived_from=tuple(op.derived_from), created_at_ms=created, updated_at_ms=updated,
     )
     overlay.put(new)
+    overlay.hashes[memory_id] = chash
     return new
 
 
@@ -581,6 +585,7 @@ def _plan_supersede(
         supersedes=prior.id, working_set_rank=prior.working_set_rank,
     )
     overlay.put(new)
+    overlay.hashes[memory_id] = chash
     if quarantine_reason is None:
         overlay.touch(prior)
         overlay.put(replace(prior, status=Status.superseded(memory_id), updated_at_ms=now_ms))

@@ -60,6 +60,7 @@ __all__ = [
     "normalize",
     "compact_whitespace",
     "tokens",
+    "index_text",
     "query_tokens",
     "token_set",
     "query_terms",
@@ -154,6 +155,9 @@ _EMOJI = re.compile(f"[{_char_class([_REGIONAL_INDICATORS])}]{{2}}|[{_char_class
 _WORD = re.compile(f"{_WORD_CLASS}|{_EMOJI.pattern}")
 # The same words in ASCII text (no marks, no emoji there; \w of ASCII is [A-Za-z0-9_]), much faster.
 _ASCII_WORD = re.compile(r"[A-Za-z0-9_\-]+")
+# The same again for a whole text encoded: every byte that is not one of those characters becomes a space,
+# so the words are the runs ``bytes.split()`` returns (a translation table is a fraction of a regex's cost).
+_ASCII_WORD_BYTES = bytes(c if chr(c) in "_-" or (c < 128 and chr(c).isalnum()) else 0x20 for c in range(256))
 # Within a word: CJK runs and everything else.
 _CJK_SPLIT = re.compile(f"([{_CJK_CLASS}]+)|([^{_CJK_CLASS}]+)")
 _CJK_CHAR = re.compile(f"[{_CJK_CLASS}]")
@@ -287,6 +291,21 @@ _index_variants = lru_cache(maxsize=65_536)(lambda word: _word_variants(word, Tr
 _query_variants = lru_cache(maxsize=65_536)(lambda word: _word_variants(word, False))
 
 
+#: ASCII word (its bytes) -> its index tokens joined by single spaces ("" when none); a plain dict read
+#: with ``map(dict.get)`` costs less per word than a cached function; emptied when full.
+_INDEX_JOINED: dict[bytes, str] = {}
+_INDEX_JOINED_SIZE = 65_536
+
+
+def _index_joined_ascii(word: bytes) -> str:
+    """The index tokens of one ASCII word (as its bytes), joined by single spaces, remembered."""
+    joined = " ".join(_word_variants(word.decode("ascii"), True))
+    if len(_INDEX_JOINED) >= _INDEX_JOINED_SIZE:
+        _INDEX_JOINED.clear()
+    _INDEX_JOINED[word] = joined
+    return joined
+
+
 def _token_list(text: str, index: bool) -> list[str]:
     # Words are found after NFKC but before case folding (so a capitalised acronym is recognised),
     # then each is normalised on its own (case folding maps characters one by one).
@@ -302,6 +321,20 @@ def tokens(text: str) -> list[str]:
     ``["multi-agent", "multi", "agent", "café", "s3", "我", "喜", "欢", "我喜", "喜欢", "🍵"]``.
     """
     return _token_list(text, True)
+
+
+def index_text(text: str) -> str:
+    """``" ".join(tokens(text))``, what a full-text column stores; for ASCII text without building the list.
+
+    Example: ``"The Multi-Agent café"`` -> ``"multi-agent multi agent café"``.
+    """
+    if text.isascii():
+        words = text.encode("ascii").translate(_ASCII_WORD_BYTES).split()
+        joined: list[str | None] = list(map(_INDEX_JOINED.get, words))
+        if None in joined:  # words not seen yet
+            joined = [_index_joined_ascii(w) if j is None else j for w, j in zip(words, joined, strict=True)]
+        return " ".join(filter(None, joined))
+    return " ".join(_token_list(text, True))
 
 
 def query_tokens(text: str) -> list[str]:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Sequence
 from functools import lru_cache
+from itertools import chain
 from typing import Any
 
 __all__ = ["CHUNK_ROWS", "chunk_sizes", "insert_many", "statement"]
@@ -68,6 +69,6 @@ def insert_many(conn: sqlite3.Connection, head: str, rows: Sequence[Sequence[Any
     limit = max(_MIN_VARIABLES, conn.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER))
     at = 0
     for size in chunk_sizes(len(rows), width, limit):
-        params = [value for row in rows[at:at + size] for value in row]
+        params = list(chain.from_iterable(rows[at:at + size]))
         conn.execute(statement(head, width, size), params)
         at += size

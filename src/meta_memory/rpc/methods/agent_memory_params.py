@@ -63,7 +63,7 @@ MAX_REMEMBER_BATCH_BYTES = 4 * 1024 * 1024
 
 
 def _nbytes(text: str) -> int:
-    return len(text.encode("utf-8", "surrogatepass"))
+    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
 
 
 def _tags(value: list[str] | None) -> list[str] | None:
