@@ -570,8 +570,8 @@ class _RealmIndex:
         unread = rest[read]  # rows holding none of the terms read stay below theta (rest[end] is under it)
         if dense:  # a first cut a little below the bound, then the bound itself on the rows left
             cut = theta / (1.0 + BOUND_MARGIN) - unread
-            cand = np.flatnonzero(acc >= cut - (theta + unread) * BOUND_MARGIN)
-            partial = acc[cand]
+            cand: np.ndarray = np.flatnonzero(acc >= cut - (theta + unread) * BOUND_MARGIN)
+            partial: np.ndarray = acc[cand]
         else:
             every = np.concatenate([slots for slots, _ in parts])
             cand, where = np.unique(every, return_inverse=True)
