@@ -59,10 +59,10 @@ def _built(rows: Sequence[tuple[Any, ...]]) -> _RealmIndex:
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(docs=st.lists(doc, min_size=1, max_size=50),
        queries=st.lists(st.lists(st.sampled_from(QUERY_WORDS), min_size=1, max_size=8), min_size=1, max_size=4),
-       limit=st.integers(1, 12), pool=st.integers(1, 30), lookup=st.sampled_from([0, 4]),
-       removed=st.lists(st.integers(1, 150), max_size=4))
+       limit=st.integers(1, 12), pool=st.integers(1, 30), lookup=st.sampled_from([0, 1, 4]),
+       refresh=st.sampled_from([0, 5, 10**9]), removed=st.lists(st.integers(1, 150), max_size=4))
 def test_pruned_top_k_is_exhaustive_top_k(docs: list[Any], queries: list[list[str]], limit: int, pool: int,
-                                          lookup: int, removed: list[int]) -> None:
+                                          lookup: int, refresh: int, removed: list[int]) -> None:
     """For every scope, query (repeated terms included) and ``limit``: the pruned best rows are the
     exhaustive ones, scores bit for bit, ties by rid — in a realm of one scope (bounds from the terms'
     peak frequency and shortest row, common words scored only at the candidates) and of two scopes or
@@ -70,7 +70,8 @@ def test_pruned_top_k_is_exhaustive_top_k(docs: list[Any], queries: list[list[st
     index = _built(_rows(docs))
     for rid in removed:
         index.remove(rid)
-    with _setting("PRUNE_POOL", pool), _setting("LOOKUP_COST", lookup), _setting("PRUNE_MIN_POSTINGS", 0):
+    with (_setting("PRUNE_POOL", pool), _setting("LOOKUP_COST", lookup), _setting("PRUNE_MIN_POSTINGS", 0),
+          _setting("REFRESH_POSTINGS", refresh)):
         for scope in SCOPES:
             for terms in queries:
                 pruned = index.top(scope, terms, limit)
@@ -93,6 +94,23 @@ def test_a_rare_term_skips_the_rows_holding_only_common_words() -> None:
     assert pruned is not None
     assert pruned == index.top(("identity", "ana"), ["rare", "common"], 3, exhaustive=True)
     assert [rid for rid, _ in pruned] == [1, 501, 1001]
+
+
+def test_rows_holding_one_of_two_mid_frequency_words_are_dropped_by_looking_the_other_up() -> None:
+    """Two words each in a fifth of the rows and one in every row, ten rows wanted: the best hold both
+    words. A row holding only the first could still reach the threshold by its bound for the second, so
+    the first word's rows are all candidates at first; the second word is then looked up at them, the
+    threshold raised to the partial sums' tenth best, and the rows lacking it dropped — the pruned path
+    answers (it used to hand every posting to the exhaustive path), with the exhaustive answer."""
+    rows = [(i + 1, "identity", "ana", i, f"note {i}",
+             "common filler" + (" alpha" if i % 5 == 0 else "") + (" beta" if i % 7 < 2 else ""), "")
+            for i in range(3000)]
+    index = _built(rows)
+    sid = index.scopes[("identity", "ana")]
+    terms = ["alpha", "beta", "common"]
+    pruned = index._pruned(sid, terms, 10, True)
+    assert pruned is not None
+    assert pruned == index.top(("identity", "ana"), terms, 10, exhaustive=True)
 
 
 def test_a_query_whose_best_rows_hold_only_common_words_is_scored_in_full() -> None:

@@ -20,8 +20,9 @@ order as the FTS5 path (:func:`meta_memory.recall.bm25.scoped_candidates`):
 * when the query's terms hold more than :data:`PRUNE_MIN_POSTINGS` postings (fewer are summed in one
   vectorised pass, cheaper than the pruning's set-up),
   rows that cannot enter the best ``limit`` are skipped (MaxScore, :meth:`_RealmIndex._pruned`):
-  per-phrase upper bounds of its share, a threshold from real rows' exact scores, and the
-  phrases whose bounds together stay below it read only at the remaining candidates. Each
+  per-phrase upper bounds of its share, a threshold from real rows' exact scores (raised as the
+  phrases of largest bound are summed), and the phrases whose bounds together stay below it read
+  only at the remaining candidates, which drop out as soon as they can no longer reach it. Each
   candidate's score is still summed phrase by phrase in the ``MATCH`` order, so the answer is the
   exhaustive one bit for bit (``tests/recall/test_index_pruning.py``).
 
@@ -118,6 +119,11 @@ BUILD_CHUNK = 50_000
 #: (the holders of the query's terms of largest bound), more giving a higher threshold and fewer candidates.
 PRUNE_POOL = 512
 
+#: Postings of the essential terms still to be summed (:meth:`_RealmIndex._pruned`) from which the threshold is
+#: raised first (about two milliseconds of work: a partial sort of the holders of the term of largest bound and
+#: the exact scores of a few hundred rows), since a higher threshold may leave those terms unread.
+REFRESH_POSTINGS = 100_000
+
 #: Cost of looking one candidate up in one term's postings (a binary search and a gather) against adding one
 #: posting on the exhaustive path: a pruned search with more candidates than its terms' postings over this per
 #: term scores every posting instead.
@@ -137,6 +143,12 @@ BOUND_MARGIN = 1e-9
 #: Rows a write-order neighbour walk reads one by one before it reads in chunks (most walks end within a few
 #: rows: the anchor's scope's own, nearest first).
 SIDE_STEPS = 8
+
+#: Rows of a built realm index from which the process's objects are then moved out of the cyclic garbage
+#: collector's reach (:func:`_settle`): a full collection walks every tracked object of the process, and at a
+#: million rows (the index's vocabulary and row map beside the gateway's own) one took 90-160 ms and landed in
+#: whichever recall was running, about one in every 300-600 recalls.
+SETTLE_MIN_ROWS = 100_000
 
 #: A realm refused for its size is tried again after this long (seconds).
 RETRY_REFUSED_S = 300.0
@@ -478,10 +490,14 @@ class _RealmIndex:
            of the scope all score at least ``theta``.
         3. The terms of smallest bound whose bounds sum below ``theta`` (with a relative margin of
            :data:`BOUND_MARGIN` for rounding) are *non-essential*: a row holding none of the others
-           scores below ``theta`` and cannot be among the best. Candidates are the rows holding an
-           essential term whose essential scores plus the non-essential bounds reach ``theta``.
-           When the essential terms hold half the postings, or the candidates are too many to look up
-           (:data:`LOOKUP_COST`), nothing is gained: ``None``.
+           scores below ``theta`` and cannot be among the best. The essential terms' shares are summed
+           per row, largest bound first; before each further term of many postings (:data:`REFRESH_POSTINGS`)
+           ``theta`` is raised to the ``limit``-th best exact score among the rows of largest partial sum
+           (:meth:`_raised`), and the terms left whose bounds now sum below it join the non-essential ones
+           unread. Candidates are the rows whose partial sum plus the unread terms' bounds reach ``theta``;
+           ``theta`` is raised once more to the ``limit``-th largest partial sum among them (``limit`` rows
+           score at least their partial sum: every share is positive). When the candidates are too many
+           to look up (:data:`LOOKUP_COST`), nothing is gained: ``None``.
         4. Each candidate is scored exactly (:meth:`_exact`: every term, in the query's order, so the sum
            rounds as the exhaustive path's does) and the best ``limit`` kept, ties by ``rid``.
 
@@ -504,6 +520,18 @@ class _RealmIndex:
             return None
         ranked = sorted(groups.values(), key=lambda g: -g[1] * g[2])
         occurrences = [groups[t][0] for t in terms if t in groups]
+        sizes = [len(self._slots(g[0], sid, whole)) for g in ranked]
+        rest = [0.0] * (len(ranked) + 1)  # rest[j]: the bounds of ranked[j:] summed
+        for j in range(len(ranked) - 1, -1, -1):
+            rest[j] = rest[j + 1] + ranked[j][1] * ranked[j][2]
+
+        def essential(theta: float) -> int:
+            """How many terms of largest bound a row must hold one of to reach ``theta``."""
+            e = len(ranked)
+            while e > 0 and rest[e - 1] * (1.0 + BOUND_MARGIN) < theta:
+                e -= 1
+            return e
+
         # 2. the threshold, from the rows holding the terms of largest bound
         pool_parts: list[np.ndarray] = []
         pool_size = 0
@@ -518,37 +546,80 @@ class _RealmIndex:
             return None
         scores = self._exact(occurrences, sid, whole, pool)
         theta = float(np.partition(scores, len(scores) - limit)[len(scores) - limit])
-        # 3. the non-essential terms: smallest bounds first while their sum stays below theta
-        rest = 0.0
-        essential = len(ranked)
-        while essential > 0:
-            g = ranked[essential - 1]
-            if (rest + g[1] * g[2]) * (1.0 + BOUND_MARGIN) >= theta:
-                break
-            rest += g[1] * g[2]
-            essential -= 1
-        # all in postings read by the exhaustive path, and by this one for the essential terms
-        total = sum(len(self._slots(p, sid, whole)) for p in occurrences)
-        if essential == len(ranked) or 2 * sum(len(self._slots(g[0], sid, whole)) for g in ranked[:essential]) > total:
-            return None
-        parts = [(scored[0], g[1] * scored[1]) for g in ranked[:essential]
-                 if (scored := self._term(g[0], sid, whole)) is not None]
-        held = sum(len(slots) for slots, _ in parts)
-        if held * 8 < self.used:  # few: sorted, their shares summed per row
+        # 3. the essential terms' shares summed, theta raised on the way
+        total = sum(len(self._slots(p, sid, whole)) for p in occurrences)  # what the exhaustive path reads
+        end = essential(theta)
+        dense = sum(sizes[:end]) * 8 >= self.used  # many rows: one array over every slot
+        acc = np.zeros(self.used if dense else 0, dtype=np.float64)
+        parts: list[tuple[np.ndarray, np.ndarray]] = []
+        read = 0
+        while read < end:
+            g = ranked[read]
+            scored = self._term(g[0], sid, whole)
+            assert scored is not None  # a bound was found, so the scope holds the term
+            share = scored[1] if g[1] == 1 else g[1] * scored[1]
+            if dense:
+                acc[scored[0]] += share  # a term's slots are distinct
+            else:
+                parts.append((scored[0], share))
+            read += 1
+            if dense and read < end and sum(sizes[read:end]) >= REFRESH_POSTINGS:
+                theta = max(theta, self._raised(acc, self._slots(ranked[0][0], sid, whole), occurrences, sid, whole,
+                                                limit))
+                end = max(read, essential(theta))
+        unread = rest[read]  # rows holding none of the terms read stay below theta (rest[end] is under it)
+        if dense:  # a first cut a little below the bound, then the bound itself on the rows left
+            cut = theta / (1.0 + BOUND_MARGIN) - unread
+            cand: np.ndarray = np.flatnonzero(acc >= cut - (theta + unread) * BOUND_MARGIN)
+            partial: np.ndarray = acc[cand]
+        else:
             every = np.concatenate([slots for slots, _ in parts])
             cand, where = np.unique(every, return_inverse=True)
             partial = np.bincount(where, weights=np.concatenate([share for _, share in parts]), minlength=len(cand))
-            cand = cand[(partial + rest) * (1.0 + BOUND_MARGIN) >= theta].astype(np.int32)
-        else:
-            dense = np.zeros(self.used, dtype=np.float64)
-            for slots, share in parts:
-                dense[slots] += share
-            cand = np.flatnonzero(dense)
-            cand = cand[(dense[cand] + rest) * (1.0 + BOUND_MARGIN) >= theta].astype(np.int32)
+        keep = (partial + unread) * (1.0 + BOUND_MARGIN) >= theta
+        cand, partial = cand[keep].astype(np.int32), partial[keep]
+        if len(cand) > limit:  # the best rows by their partial sums, scored exactly
+            theta = max(theta, self._raised(partial, np.arange(len(cand)), occurrences, sid, whole, limit, cand))
+        # 4. the unread terms, largest bound first, added at the candidates while that may still drop one
+        while len(cand) > limit:
+            if len(cand) * LOOKUP_COST > total:
+                return None  # so many candidates that summing every posting is cheaper
+            theta = max(theta, float(np.partition(partial, len(partial) - limit)[len(partial) - limit]))
+            if read == len(ranked) or float(partial.min()) * (1.0 + BOUND_MARGIN) >= theta:
+                break  # every candidate reaches theta already: none can be dropped
+            g = ranked[read]
+            if dense and len(cand) * LOOKUP_COST > sizes[read]:  # cheaper to add the whole term
+                scored = self._term(g[0], sid, whole)
+                assert scored is not None
+                acc[scored[0]] += scored[1] if g[1] == 1 else g[1] * scored[1]
+                partial = acc[cand]
+            else:
+                share = self._shares(g[0], sid, whole, cand)
+                partial = partial + (share if g[1] == 1 else g[1] * share)
+                if dense:
+                    acc[cand] = partial  # the candidates' sums, for a whole term added later
+            read += 1
+            keep = (partial + rest[read]) * (1.0 + BOUND_MARGIN) >= theta
+            cand, partial = cand[keep], partial[keep]
         if len(cand) * len(occurrences) * LOOKUP_COST > total:
-            return None  # so many candidates that summing every posting is cheaper
+            return None
+        # 5. the candidates' exact scores
         acc = self._exact(occurrences, sid, whole, cand)
         return bm25_top(acc, self.slot_rid[cand], limit)
+
+    def _raised(self, acc: np.ndarray, among: np.ndarray, occurrences: Sequence[_Postings], sid: int, whole: bool,
+                limit: int, slots: np.ndarray | None = None) -> float:
+        """A threshold: the ``limit``-th best exact score among the ``2 * limit`` places of ``among`` of largest
+        partial sum in ``acc`` (places are slots, or indexes into ``slots``); 0.0 when ``among`` holds fewer
+        than ``limit``."""
+        import numpy as np
+        if len(among) < limit:
+            return 0.0
+        take = min(len(among), 2 * limit)
+        best = among[np.argpartition(acc[among], len(among) - take)[len(among) - take:]]
+        rows = best if slots is None else slots[best]
+        scores = self._exact(occurrences, sid, whole, np.sort(rows))
+        return float(np.partition(scores, len(scores) - limit)[len(scores) - limit])
 
     def _slots(self, p: _Postings, sid: int, whole: bool) -> np.ndarray:
         """The term's posting slots in scope ``sid`` (ascending)."""
@@ -586,26 +657,33 @@ class _RealmIndex:
         acc = np.zeros(len(cand), dtype=np.float64)
         if not len(cand):
             return acc
+        for p in occurrences:
+            acc += self._shares(p, sid, whole, cand)
+        return acc
+
+    def _shares(self, p: _Postings, sid: int, whole: bool, cand: np.ndarray) -> np.ndarray:
+        """The term's share of the score of each row in slots ``cand`` (ascending; 0.0 where the row lacks it),
+        computed as the exhaustive path computes it: from the scope's cached scores, or (one scope, not
+        cached) at the candidates alone by binary search into the term's postings."""
+        import numpy as np
+        if not len(cand):
+            return np.zeros(0, dtype=np.float64)
+        cached = p.scope == sid and p.scope_version == self.scope_version[sid] and p.scope_slots is not None
+        if cached or not whole:
+            scored = self._term(p, sid, whole)
+            if scored is None:
+                return np.zeros(len(cand), dtype=np.float64)
+            slots, scores = scored
+            at = np.minimum(np.searchsorted(slots, cand), len(slots) - 1)
+            return np.where(slots[at] == cand, scores[at], 0.0)
         n_rows = self.scope_rows[sid]
         avgdl = self.scope_tokens[sid] / n_rows
-        for p in occurrences:
-            cached = p.scope == sid and p.scope_version == self.scope_version[sid] and p.scope_slots is not None
-            if cached or not whole:
-                scored = self._term(p, sid, whole)
-                if scored is None:
-                    continue
-                slots, scores = scored
-                at = np.minimum(np.searchsorted(slots, cand), len(slots) - 1)
-                held = slots[at] == cand
-                acc += np.where(held, scores[at], 0.0)
-                continue
-            slots, freqs = p.arrays()
-            at = np.minimum(np.searchsorted(slots, cand), len(slots) - 1)
-            held = slots[at] == cand
-            share = bm25.term_score(bm25.idf(n_rows, len(slots)), freqs[at].astype(np.float64),
-                                    self.slot_len[slots[at]], avgdl)
-            acc += np.where(held, share, 0.0)
-        return acc
+        self.pending -= len(p.more_slots)
+        slots, freqs = p.arrays()
+        at = np.minimum(np.searchsorted(slots, cand), len(slots) - 1)
+        share = bm25.term_score(bm25.idf(n_rows, len(slots)), freqs[at].astype(np.float64), self.slot_len[slots[at]],
+                                avgdl)
+        return np.where(slots[at] == cand, share, 0.0)
 
     def term_columns(self, terms: Sequence[str], rids: Sequence[int]) -> TermColumns:
         """Per distinct term of ``terms`` and rid of ``rids`` (indexed), the columns of the rid's full-text row
@@ -738,6 +816,16 @@ def _apply(index: _RealmIndex, head: int, changed: Sequence[int], rows: Sequence
     for row in rows:
         index.add(row)
     index.seq = head
+
+
+def _settle() -> None:
+    """One full collection, then every object the process holds is frozen (:func:`gc.freeze`): later
+    collections walk only objects made since. The index and what the process held until it was built are
+    long-lived; what is freed later is still freed by reference counting (only a reference cycle among the
+    frozen objects is kept, and the collection before the freeze has just cleared those)."""
+    import gc
+    gc.collect()
+    gc.freeze()
 
 
 def _acquire(lock: threading.Lock) -> bool:
@@ -1028,6 +1116,8 @@ class LexicalIndexes:
             self._refused.pop(realm, None)
             self._ready[realm] = index
             self._ready.move_to_end(realm)
+        if index.live >= SETTLE_MIN_ROWS:
+            _settle()
         _log.info("recall index of realm %s ready: %d rows, %d postings, %d bytes of the %d-byte budget, "
                   "built in %.1f s", realm, index.live, index.n_postings, index.nbytes(), self.max_bytes,
                   time.monotonic() - started)
