@@ -341,11 +341,10 @@ def _require(i: int, overlay: _Overlay, memory_id: str) -> MemoryRecord:
 
 
 def _check_recreation(
-    i: int, batch: StagedBatch, overlay: _Overlay, scope: Scope, record: NewMemoryRecord, now_ms: int, window_ms: int
+    i: int, batch: StagedBatch, overlay: _Overlay, scope: Scope, chash: str, now_ms: int, window_ms: int
 ) -> None:
     if not batch.author.is_llm:
         return
-    chash = content_hash(record.title, record.body)  # only an LLM author's write needs it
     if overlay.tombstoned_recently(scope, chash, now_ms - window_ms):
         raise _invalid(i, f"content (hash {chash}) was tombstoned within the recreation window and cannot be re-created")
 
@@ -492,7 +491,8 @@ def _plan_create(
         _require(i, overlay, rid)
     _check_tier(i, batch, overlay, op.trust, list(op.derived_from))
     memory_id = _new_id(i, overlay, op.id, record)
-    _check_recreation(i, batch, overlay, op.scope, record, now_ms, window_ms)
+    chash = content_hash(record.title, record.body)  # the recreation rule's and, by id, the erasure checks'
+    _check_recreation(i, batch, overlay, op.scope, chash, now_ms, window_ms)
     created = op.created_at_ms if op.created_at_ms is not None else now_ms
     updated = op.updated_at_ms if op.updated_at_ms is not None else created
     _check_stamps(i, now_ms, created, updated)
@@ -576,7 +576,8 @@ def _plan_supersede(
     memory_id = _new_id(i, overlay, op.id, record)
     if op.id is not None:
         _check_cycle(i, overlay, prior, memory_id)
-    _check_recreation(i, batch, overlay, prior.scope, record, now_ms, window_ms)
+    chash = content_hash(record.title, record.body)
+    _check_recreation(i, batch, overlay, prior.scope, chash, now_ms, window_ms)
     new = _landing_record(
         memory_id, prior.scope, record, op.trust, quarantine_reason,
         ever_quarantined=quarantine_reason is not None
