@@ -236,3 +236,19 @@ def test_turkish_spellings_of_i_give_the_same_terms(words: list[str]) -> None:
     assert query_terms(text) == query_terms(ascii_i)
     assert token_set(text) == token_set(ascii_i)
     assert normalize(normalize(text)) == normalize(text)
+
+
+def test_a_flood_of_long_distinct_words_is_not_kept() -> None:
+    """Words past ``CACHED_WORD_CHARS`` are tokenised afresh, never remembered: a stream of records each one
+    long distinct word (a body may be one 64 KiB word) leaves the word caches as they were, and the tokens
+    are the same as for a short word."""
+    from meta_memory.recall import text as t
+
+    before = (t._index_cached.cache_info().currsize, t._query_cached.cache_info().currsize, len(t._INDEX_JOINED))
+    for i in range(200):
+        word = f"w{i:04d}" + "x" * 5_000
+        assert t.index_text(f"{word} harbour") == " ".join(t.tokens(f"{word} harbour")) == f"{word} harbour"
+        assert t.query_tokens(word) == [word]
+    after = (t._index_cached.cache_info().currsize, t._query_cached.cache_info().currsize, len(t._INDEX_JOINED))
+    assert all(b <= a <= b + 1 for b, a in zip(before, after, strict=True)), (before, after)  # "harbour" at most
+    assert all(len(word) <= t.CACHED_WORD_CHARS for word in t._INDEX_JOINED)

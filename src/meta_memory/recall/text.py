@@ -286,13 +286,27 @@ def _word_variants(word: str, index: bool) -> tuple[str, ...]:
     return tuple(out)
 
 
+#: Words of at most this many characters are remembered (per side, and joined for the index); a longer one
+#: is tokenised afresh each time. Each cache holds at most 65,536 words, so with this cap a few MiB, whatever
+#: a flood of long distinct words (a body may be one 64 KiB word) brings: uncapped, several GiB.
+CACHED_WORD_CHARS = 64
+
 # Cached per side: natural text repeats its words.
-_index_variants = lru_cache(maxsize=65_536)(lambda word: _word_variants(word, True))
-_query_variants = lru_cache(maxsize=65_536)(lambda word: _word_variants(word, False))
+_index_cached = lru_cache(maxsize=65_536)(lambda word: _word_variants(word, True))
+_query_cached = lru_cache(maxsize=65_536)(lambda word: _word_variants(word, False))
 
 
-#: ASCII word (its bytes) -> its index tokens joined by single spaces ("" when none); a plain dict read
-#: with ``map(dict.get)`` costs less per word than a cached function; emptied when full.
+def _index_variants(word: str) -> tuple[str, ...]:
+    return _index_cached(word) if len(word) <= CACHED_WORD_CHARS else _word_variants(word, True)
+
+
+def _query_variants(word: str) -> tuple[str, ...]:
+    return _query_cached(word) if len(word) <= CACHED_WORD_CHARS else _word_variants(word, False)
+
+
+#: ASCII word (its bytes, at most :data:`CACHED_WORD_CHARS`) -> its index tokens joined by single spaces (""
+#: when none); a plain dict read with ``map(dict.get)`` costs less per word than a cached function; emptied
+#: when full.
 _INDEX_JOINED: dict[bytes, str] = {}
 _INDEX_JOINED_SIZE = 65_536
 
@@ -300,6 +314,8 @@ _INDEX_JOINED_SIZE = 65_536
 def _index_joined_ascii(word: bytes) -> str:
     """The index tokens of one ASCII word (as its bytes), joined by single spaces, remembered."""
     joined = " ".join(_word_variants(word.decode("ascii"), True))
+    if len(word) > CACHED_WORD_CHARS:
+        return joined
     if len(_INDEX_JOINED) >= _INDEX_JOINED_SIZE:
         _INDEX_JOINED.clear()
     _INDEX_JOINED[word] = joined
