@@ -236,3 +236,25 @@ def test_points_read_from_one_index_table_equal_the_points_of_each_record(
     want = _planned_points(_QueryPlan(terms), [(records[c], fields[c]) for c in kept], held_rows)
     got = _table_points(_QueryPlan(terms), [records[c] for c in kept], table, kept, held_table)
     assert got == want and held_table == held_rows
+
+
+def test_the_field_cache_keeps_short_records_only() -> None:
+    """Re-ranking's per-record cache keeps a record of a few KiB, not a 64 KiB body (computed afresh, the same
+    fields either way), so a store of long bodies cannot make it hold hundreds of MiB."""
+    from types import SimpleNamespace
+
+    from meta_memory.recall.lexical import _FieldCache
+
+    cache = _FieldCache(capacity=8, max_chars=4096)
+
+    def rec(i: int, body: str) -> SimpleNamespace:
+        return SimpleNamespace(memory_id=f"m{i}", title="Harbour", description="", body=body, tags=("ferry",),
+                               created_at_ms=0, updated_at_ms=0)
+
+    short, long = rec(1, "the ferry leaves at noon"), rec(2, "the ferry leaves at noon " * 3000)
+    assert cache.get(short) is cache.get(short)  # kept
+    assert cache.get(long) is not cache.get(long)  # not kept
+    a, b = cache.get(long), cache.get(long)
+    assert [getattr(a, f) for f in a.__slots__] == [getattr(b, f) for f in b.__slots__]
+    cache.dates(long)
+    assert len(cache._items) == 1 and len(cache._dates) == 0

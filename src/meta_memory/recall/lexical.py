@@ -167,16 +167,23 @@ def _body_text(record: RecallableRecord) -> str:
 class _FieldCache:
     """A small LRU of per-record :class:`_Fields` read without a full-text row (those are tokenised,
     so worth keeping) and, apart, of the day spans a record speaks of; keyed by id and content. Shared by
-    concurrent recalls: its lists are touched under one lock (the values are computed outside it)."""
+    concurrent recalls: its lists are touched under one lock (the values are computed outside it).
 
-    def __init__(self, capacity: int = 4096) -> None:
+    Bounded: at most ``capacity`` records of each kind, and only records whose title and body together hold
+    at most ``max_chars`` characters (a longer one is computed afresh each time), so a store of 64 KiB
+    bodies cannot make it hold hundreds of MiB."""
+
+    def __init__(self, capacity: int = 4096, max_chars: int = 4096) -> None:
         self.capacity = capacity
+        self.max_chars = max_chars
         self._items: OrderedDict[tuple[Any, ...], _Fields] = OrderedDict()
         self._dates: OrderedDict[tuple[Any, ...], list[tuple[int, int]]] = OrderedDict()
         self._lock = threading.Lock()
 
     def dates(self, record: RecallableRecord) -> list[tuple[int, int]]:
         body_text = _body_text(record)
+        if len(body_text) + len(record.title) > self.max_chars:
+            return record_dates(record.title, body_text, record.created_at_ms)
         key = (record_id(record), record.title, body_text, record.created_at_ms)
         with self._lock:
             hit = self._dates.get(key)
@@ -193,7 +200,10 @@ class _FieldCache:
     def get(self, record: RecallableRecord) -> _Fields:
         if getattr(record, "term_fields", None) is not None:
             return _Fields.of(record)  # nothing to tokenise: cheaper than a cache entry
-        key = (record_id(record), record.title, _body_text(record), tuple(record.tags))
+        body_text = _body_text(record)
+        if len(body_text) + len(record.title) > self.max_chars:
+            return _Fields.of(record)
+        key = (record_id(record), record.title, body_text, tuple(record.tags))
         with self._lock:
             hit = self._items.get(key)
             if hit is not None:
