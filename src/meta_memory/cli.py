@@ -56,9 +56,15 @@ def build_runtime(state_dir: Path, config_path: Path | None, *, one_shot: bool =
 
 def _start_runtime(config: MetaConfig, state_dir: Path, *, one_shot: bool = False) -> Runtime:
     """``Runtime(config, state_dir)``, with a store that cannot open (an unreachable PostgreSQL, an
-    unwritable directory) turned into a one-line :class:`StartupError` instead of a traceback."""
+    unwritable directory) turned into a one-line :class:`StartupError` instead of a traceback. A gateway
+    process (not ``one_shot``) holds nothing but the runtime, so its recall index may freeze the heap
+    after a large build (:func:`meta_memory.recall.lexical_index.settle_after_large_builds`)."""
     from .errors import MetaError
+    from .recall.lexical_index import settle_after_large_builds
     from .runtime import Runtime
+
+    if not one_shot:
+        settle_after_large_builds()
 
     try:
         return Runtime(config, state_dir, one_shot=one_shot)

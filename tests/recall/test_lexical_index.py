@@ -544,6 +544,7 @@ def test_a_large_build_leaves_the_collector_only_newer_objects_to_walk(store: Sq
     _fill(store, random.Random(3), 40)
     gc.unfreeze()
     try:
+        monkeypatch.setattr(lexical_index, "_SETTLE", True)  # a gateway process (``serve``, ``gateway --stdio``)
         monkeypatch.setattr(lexical_index, "SETTLE_MIN_ROWS", 1000)
         assert store.lexical_index.warm(REALM)
         assert gc.get_freeze_count() == 0
@@ -553,5 +554,34 @@ def test_a_large_build_leaves_the_collector_only_newer_objects_to_walk(store: Sq
         assert gc.get_freeze_count() > 0
         ours, theirs = _both(store, Scope.identity(REALM, A), "passport travel tea")
         assert ours == theirs
+    finally:
+        gc.unfreeze()
+
+
+def test_an_embedding_host_keeps_its_collector_whatever_the_build(store: SqliteAgentMemoryStore,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """In a process that embeds the store (the SDK's default), a large build freezes nothing: a reference
+    cycle the host held at that moment and drops later is still collected."""
+    import gc
+    import weakref
+
+    from meta_memory.recall import lexical_index
+
+    class Node:
+        pass
+
+    _fill(store, random.Random(4), 40)
+    gc.unfreeze()
+    monkeypatch.setattr(lexical_index, "_SETTLE", False)
+    monkeypatch.setattr(lexical_index, "SETTLE_MIN_ROWS", 40)
+    cycle = Node()
+    cycle.me = cycle  # type: ignore[attr-defined]
+    alive = weakref.ref(cycle)
+    try:
+        assert store.lexical_index.warm(REALM)
+        assert gc.get_freeze_count() == 0
+        del cycle
+        gc.collect()
+        assert alive() is None
     finally:
         gc.unfreeze()

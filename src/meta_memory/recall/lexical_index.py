@@ -150,6 +150,19 @@ SIDE_STEPS = 8
 #: whichever recall was running, about one in every 300-600 recalls.
 SETTLE_MIN_ROWS = 100_000
 
+#: Whether a large build settles the heap (:func:`_settle`). Off by default: the freeze is process-wide, and
+#: in a host that embeds the store a reference cycle of its own alive at that moment would never be collected
+#: once dropped. The gateway processes (``meta-memory serve``, ``gateway --stdio``), whose every object is
+#: the runtime's, turn it on (:func:`settle_after_large_builds`).
+_SETTLE = False
+
+
+def settle_after_large_builds(enabled: bool = True) -> None:
+    """Let a realm build of :data:`SETTLE_MIN_ROWS` rows or more run a full collection and freeze the
+    process's objects (:func:`gc.freeze`), for a process that is a gateway and nothing else."""
+    global _SETTLE
+    _SETTLE = enabled
+
 #: A realm refused for its size is tried again after this long (seconds).
 RETRY_REFUSED_S = 300.0
 
@@ -1116,7 +1129,7 @@ class LexicalIndexes:
             self._refused.pop(realm, None)
             self._ready[realm] = index
             self._ready.move_to_end(realm)
-        if index.live >= SETTLE_MIN_ROWS:
+        if _SETTLE and index.live >= SETTLE_MIN_ROWS:
             _settle()
         _log.info("recall index of realm %s ready: %d rows, %d postings, %d bytes of the %d-byte budget, "
                   "built in %.1f s", realm, index.live, index.n_postings, index.nbytes(), self.max_bytes,
