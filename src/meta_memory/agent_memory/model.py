@@ -909,8 +909,8 @@ class Candidates(list[tuple[RecordView, float]]):
     and each candidate's column in it), or ``fields`` (a mapping per candidate), or neither (unknown).
 
     ``degraded_reason``: ``None``, or why these may not be the scope's best candidates (a ``degraded_reason``
-    label the recall's result carries, e.g. ``approximate_ranking``: the one-scope FTS5 path answered from the
-    rows it had scored).
+    label the recall's result carries, e.g. ``approximate_ranking``: the PostgreSQL store's later ranking
+    rounds stopped short of the budget).
 
     A list like any other (slicing or copying it gives a plain list without the columns)."""
 

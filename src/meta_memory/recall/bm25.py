@@ -52,10 +52,11 @@ B = 0.5
 #: The idf of a phrase at least half the scope's rows hold (FTS5's floor: the phrase still counts).
 IDF_FLOOR = 1e-6
 
-#: The ``degraded_reason`` of a recall whose store could not prove its candidates the scope's best (the
-#: SQLite store's one-scope FTS5 path, :class:`meta_memory.recall.fts_top.Best` ``exact`` false; the
-#: PostgreSQL store's later ranking rounds stopped short of the budget): they are the best of the rows it
-#: scored.
+#: The ``degraded_reason`` of a recall whose store could not prove its candidates the scope's best: they are the
+#: best of the rows it scored. The PostgreSQL store says so in the result (its later ranking rounds stopped short
+#: of the budget); the SQLite store's one-scope FTS5 path (:class:`meta_memory.recall.fts_top.Best` ``exact``
+#: false) only counts it (``ranking_stats``): there the label would tell the caller the realm holds no other
+#: identity's records.
 DEGRADED_APPROXIMATE = "approximate_ranking"
 
 _WEIGHT_LIST = [float(w) for w in fts.BM25_WEIGHTS]

@@ -41,8 +41,10 @@ row (or letting FTS5's own ``ORDER BY bm25() LIMIT`` do it) takes seconds. This 
 When less than :data:`RESERVE_MS` of the recall's time budget is left, the bounded phase answers
 with the best of the rows it has scored (the rarest phrases' rows, the pairs') instead of running its
 next statement, so a slow machine gets an approximate answer rather than none. Either approximate
-answer says so (:class:`Best` ``exact`` false), and the recall's result carries the
-``degraded_reason`` ``approximate_ranking``.
+answer says so to the store (:class:`Best` ``exact`` false), which counts it for the operator
+(``approximate_ranking`` in ``meta_memory_recall_degraded_total``) but does not put it in the recall's
+result: only a realm of one scope takes this path, so the label would tell the caller that no other
+identity holds a record in the realm.
 
 Nothing here writes: the counts are read at search time (no table is kept on the write path). The
 store stops each statement at the recall's time budget; the loops here check it between statements.

@@ -321,7 +321,8 @@ class AgentMemoryStore(ABC):
 
     def ranking_stats(self) -> dict[str, int]:
         """Candidate rankings answered without proof that they hold the best rows, per ``degraded_reason``
-        label, since the store opened (each such recall's result says so). The default: none."""
+        label, since the store opened (for the operator's metrics; a store says so in a recall's result only
+        where that tells the caller nothing about other scopes). The default: none."""
         return {}
 
     def recall_reads(self) -> AbstractContextManager[None]:

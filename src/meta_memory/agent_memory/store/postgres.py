@@ -955,11 +955,17 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore[psycopg.Connection[Any]]):
             if not stats:
                 return Candidates()  # the scope holds no active record
 
+            short: list[float] = []  # inside a round stopped short of the budget: the reserve it keeps
+
             def run(head: str, values: dict[str, Any]) -> list[Any]:
                 if first is not None:
                     picked: list[Any] = conn.execute(head + first, values).fetchall()
                     if not any(r["gone"] for r in picked):
                         return picked
+                    if short:  # the second statement gets what is left of the round's room, not all of it
+                        left = deadline.remaining_ms()
+                        if left is not None:
+                            conn.execute(f"SET LOCAL statement_timeout = {max(1, int(left - short[0]))}")
                 rows: list[Any] = conn.execute(head + joined, values).fetchall()
                 return rows
 
@@ -969,11 +975,13 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore[psycopg.Connection[Any]]):
                 left = deadline.remaining_ms()
                 if left is None:
                     return run(head, values)
-                room = int(left - deadline.reserve_ms(pg_ranking.RESERVE_MS))
+                reserve = deadline.reserve_ms(pg_ranking.RESERVE_MS)
+                room = int(left - reserve)
                 if room < pg_ranking.MIN_ROUND_MS:
                     return None
                 conn.execute("SAVEPOINT ranking_round")
                 conn.execute(f"SET LOCAL statement_timeout = {room}")
+                short.append(reserve)
                 try:
                     rows = run(head, values)
                 except psycopg.errors.QueryCanceled:
@@ -981,6 +989,8 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore[psycopg.Connection[Any]]):
                         raise
                     conn.execute("ROLLBACK TO SAVEPOINT ranking_round")  # undoes the SET LOCAL too
                     return None
+                finally:
+                    short.clear()
                 conn.execute("RELEASE SAVEPOINT ranking_round")
                 self._bound_statements(conn)  # the rest of the budget for the statements after it
                 return rows

@@ -226,18 +226,17 @@ class _Ranked:
     """A candidate query's answer: ``hits`` ``(rid, bm25, k)`` best first, where ``k`` is the hit's column
     in the index's term ``table`` or its place in ``fields`` (FTS5's term fields, one mapping per hit)."""
 
-    __slots__ = ("hits", "table", "fields", "exact")
+    __slots__ = ("hits", "table", "fields")
 
     def __init__(self, hits: list[tuple[int, float, int]], *, table: Any = None,
-                 fields: list[Mapping[str, int]] | None = None, exact: bool = True) -> None:
+                 fields: list[Mapping[str, int]] | None = None) -> None:
         self.hits = hits
         self.table = table
         self.fields = fields
-        self.exact = exact  # False: the one-scope FTS5 path could not prove these the best (fts_top.Best)
 
     def only(self, rids: Collection[int]) -> _Ranked:
         """The hits whose rid is in ``rids`` (their columns kept)."""
-        return _Ranked([h for h in self.hits if h[0] in rids], table=self.table, fields=self.fields, exact=self.exact)
+        return _Ranked([h for h in self.hits if h[0] in rids], table=self.table, fields=self.fields)
 
 
 class SqliteAgentMemoryStore(SqlAgentMemoryStore[sqlite3.Connection]):
@@ -1082,11 +1081,12 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore[sqlite3.Connection]):
                     if deadline.expired():  # the statement was stopped at the recall's budget
                         raise AgentMemoryError("timeout", "recall stopped: its time budget ran out") from None
                     raise AgentMemoryError("io", f"full-text query failed: {exc}") from None
-                exact = bool(getattr(rows, "exact", True))
-                if not exact:
+                if not getattr(rows, "exact", True):
+                    # counted for the operator, never said to the caller: only a realm of one scope takes
+                    # that path, so the label would tell an identity whether any other has records here
                     self._count_approximate()
                 return _Ranked([(rid, score, c) for c, (rid, score, _) in enumerate(rows)],
-                               fields=[fields for _, _, fields in rows], exact=exact)
+                               fields=[fields for _, _, fields in rows])
 
             if where is None:
                 return self._current_views(conn, name, kind, key, ranked(limit + expired, only), now, limit)
@@ -1163,17 +1163,15 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore[sqlite3.Connection]):
         ``now_ms``, as the kept views (:mod:`.view_cache`) with each one's term columns beside them
         (:class:`~meta_memory.agent_memory.model.Candidates`: re-ranking need not tokenise them)."""
         hits = ranked.hits
-        degraded = None if ranked.exact else bm25.DEGRADED_APPROXIMATE
         if not hits:
-            return Candidates(degraded_reason=degraded)
+            return Candidates()
         views = self._views.views(conn, name, [rid for rid, _, _ in hits], _LIVE_IN_SCOPE, (kind, key, now_ms))
         kept = [(v, score, c) for rid, score, c in hits if (v := views.get(rid)) is not None][:limit]
         items = [(v, score) for v, score, _ in kept]
         if ranked.table is not None:
-            return Candidates(items, table=ranked.table, columns=[c for _, _, c in kept], degraded_reason=degraded)
+            return Candidates(items, table=ranked.table, columns=[c for _, _, c in kept])
         fields = ranked.fields
-        return Candidates(items, fields=None if fields is None else [fields[c] for _, _, c in kept],
-                          degraded_reason=degraded)
+        return Candidates(items, fields=None if fields is None else [fields[c] for _, _, c in kept])
 
     # ================================================================ vectors (semantic recall extra)
 
@@ -1255,7 +1253,9 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore[sqlite3.Connection]):
 
     def ranking_stats(self) -> dict[str, int]:
         """See :meth:`AgentMemoryStore.ranking_stats`: counted where the one-scope FTS5 path
-        (:func:`meta_memory.recall.fts_top.best`) answered without proving its rows the best."""
+        (:func:`meta_memory.recall.fts_top.best`) answered without proving its rows the best. Those recalls'
+        results do not say so: only a realm of one scope takes that path, so a label there would tell the
+        caller that no other identity holds a record in the realm."""
         with self._approximate_lock:
             return {bm25.DEGRADED_APPROXIMATE: self._approximate}
 
