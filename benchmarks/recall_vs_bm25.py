@@ -14,7 +14,7 @@ then timed alternately, query by query:
 Reported: p50/p99 of both and their ratios, and the p50 of the calling thread's CPU time of both
 (``time.thread_time``: on a loaded machine a call's wall time includes waiting for a CPU, which
 weighs on a 5 ms call more than on a 0.4 ms one) (the goals: p99 <= 3x at 100k records; at 3,000
-records, issue 30 section 2, p50 <= 3x and p99 <= 5x). Then where our time goes, measured by timing wrappers this
+records, p50 <= 3x and p99 <= 5x). Then where our time goes, measured by timing wrappers this
 script installs around the product's functions (nothing in product code):
 
 * ``full-text query``  — ``StoreReader.search`` (the FTS5 candidate query),

@@ -8,8 +8,8 @@ One process, one run, embedded SDK handle (the method table, validation, the sto
    fresh state directory, then at once (no pause: the background upkeep's full-text merges and
    checkpoints are still running) the same number of single remembers into it, timed.
 
-Reported: p50/p99 of both and their ratio (the goal is ``after bulk`` p50 <= 1.5x ``small`` p50,
-issue 30 section 2), plus, for each run, how long the background upkeep held the realm's writer
+Reported: p50/p99 of both and their ratio (the goal is ``after bulk`` p50 <= 1.5x ``small`` p50),
+plus, for each run, how long the background upkeep held the realm's writer
 while the timed writes ran (the writer lock's hold time by the upkeep thread, measured by a timing
 wrapper this script installs around the store's merge step; nothing in product code).
 

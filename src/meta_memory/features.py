@@ -242,7 +242,7 @@ def _retention(ctx: FeatureContext, cfg: AgentMemoryConfig, store: AgentMemorySt
 
 
 def _expiry(ctx: FeatureContext, cfg: AgentMemoryConfig, store: AgentMemoryStore) -> ExpirySweep:
-    """The expiry sweep (issue 28 §1): run now and every ``expiry_sweep_s`` in the background, on the same
+    """The expiry sweep: run now and every ``expiry_sweep_s`` in the background, on the same
     scheduler as the tombstone retention."""
     from .review.scheduler import DreamScheduler
 

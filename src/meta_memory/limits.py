@@ -92,7 +92,7 @@ MAX_FILE_NAME_BYTES: Final = 255
 #: The longest ``agent_memory.erase_tombstoned_after_days`` accepted (100 years).
 MAX_RETENTION_DAYS: Final = 36_500
 
-#: Record expiry (issue 28 §1), in SECONDS: the longest ``ttl_s`` any configuration allows (100 years; also
+#: Record expiry, in SECONDS: the longest ``ttl_s`` any configuration allows (100 years; also
 #: ``agent_memory.max_ttl_s``'s default), and ``agent_memory.tool_max_ttl_s``'s default (30 days: what the
 #: model may ask for through the ``memory`` tool).
 MAX_TTL_S: Final = 36_500 * 86_400

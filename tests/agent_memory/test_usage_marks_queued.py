@@ -1,4 +1,4 @@
-"""Usage marks are off the read path (issue 30, section 2): a recall queues the marks of the records it
+"""Usage marks are off the read path: a recall queues the marks of the records it
 returned and answers; one background writer lands the queue in one transaction per realm, any other
 read of the realm lands it first, closing the store lands it, and a full queue is written by the caller
 (back-pressure) — no mark is lost and the usage counts are exact once written."""

@@ -1,4 +1,4 @@
-"""Record metadata and metadata filters through the store, on SQLite and PostgreSQL alike (issue 28 §2):
+"""Record metadata and metadata filters through the store, on SQLite and PostgreSQL alike:
 every filter case answers the same on both backends and as the pure evaluator defines it, numbers
 compare as numbers, nested and list values bind as data, and filter keys never become SQL."""
 

@@ -1,5 +1,5 @@
 """Agent memory over a real socket: recall inputs, Unicode, isolation, concurrency, dedup,
-forget, app writes, identity and parameter refusals (issue "Agent memory", Must show)."""
+forget, app writes, identity and parameter refusals."""
 
 from __future__ import annotations
 

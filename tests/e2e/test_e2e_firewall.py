@@ -1,4 +1,4 @@
-"""The prompt-injection firewall over a real socket (issue "Recorder tool and firewall", Must show):
+"""The prompt-injection firewall over a real socket:
 every classification precedence rule, the session-taint lifecycle, both write postures."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Per-turn and build injection over a real socket (issue "Injection", Must show): the
+"""Per-turn and build injection over a real socket: the
 reference's injection tests re-expressed against ``meta/turn/inject`` and friends."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Record metadata and metadata filters through the real gateway, on SQLite and PostgreSQL (issue 28 §2):
+"""Record metadata and metadata filters through the real gateway, on SQLite and PostgreSQL:
 remember, remember_batch and update carry ``metadata``; recall and list take ``filter``; bad input is a
 ``-32602`` naming the field and the rule (the operator by name); secrets in metadata are refused; an
 attacker's filter keys are data, and another identity's records never come back through a filter."""

@@ -1,5 +1,5 @@
 """The poisoning scenario end to end, secrets on every RPC write path, and the ordering
-guarantee under concurrent HTTP calls (issue "Recorder tool and firewall", Must show)."""
+guarantee under concurrent HTTP calls."""
 
 from __future__ import annotations
 

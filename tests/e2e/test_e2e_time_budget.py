@@ -1,5 +1,4 @@
-"""The injection time budget with a provider that sleeps and one that raises (issue "Injection",
-Deliver 4). A gateway cannot load a custom provider from its config, so the runtime is built
+"""The injection time budget with a provider that sleeps and one that raises. A gateway cannot load a custom provider from its config, so the runtime is built
 embedded (``Meta.builder()``), its recall provider replaced, and it is served over a real
 HTTP socket in this process as well as called through the handle."""
 

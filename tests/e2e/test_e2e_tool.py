@@ -1,5 +1,5 @@
 """The ``memory`` recorder tool over ``meta/agent_memory/tool``: every action and every error
-text, as the model would read them (issue "Recorder tool and firewall", Must show)."""
+text, as the model would read them."""
 
 from __future__ import annotations
 

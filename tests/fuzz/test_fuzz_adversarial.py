@@ -1,4 +1,4 @@
-"""Hostile bodies on the wire (issue "Reliability", item 2): huge strings, 16 MB bodies, deep
+"""Hostile bodies on the wire: huge strings, 16 MB bodies, deep
 nesting, NUL bytes, lone surrogates, invalid UTF-8, 10,000-call batches, duplicate ids. Every
 answer is well formed, refused writes leave nothing behind, the gateway never dies."""
 

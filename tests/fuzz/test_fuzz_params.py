@@ -1,5 +1,5 @@
 """Fuzzed parameters: wrong types for every parameter of every method, unknown fields, random
-envelopes (issue "Reliability", item 2). Every answer is a well-formed JSON-RPC response; a
+envelopes. Every answer is a well-formed JSON-RPC response; a
 refused parameter is -32602 with ``data.field`` naming it; the gateway never dies."""
 
 from __future__ import annotations

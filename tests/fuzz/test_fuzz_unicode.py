@@ -1,4 +1,4 @@
-"""Valid Unicode round-trips byte for byte through remember -> recall (issue "Reliability", item 2):
+"""Valid Unicode round-trips byte for byte through remember -> recall:
 emoji with skin-tone modifiers and ZWJ sequences, right-to-left text, combining marks, CJK.
 Titles are stored whitespace-compacted and bodies trimmed (the store's documented normalisation);
 everything else comes back exactly as sent, over the wire as UTF-8."""

@@ -1,4 +1,4 @@
-"""Several gateways, one PostgreSQL store (issue "Scale past one machine", Must show).
+"""Several gateways, one PostgreSQL store.
 
 Two ``meta-memory serve`` processes with their own state directories share
 one PostgreSQL schema: a write acknowledged by one is read by the other, and

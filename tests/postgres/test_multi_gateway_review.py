@@ -1,5 +1,4 @@
-"""Review and the console panel across two gateways on one PostgreSQL store
-(issue "Scale past one machine", item 3).
+"""Review and the console panel across two gateways on one PostgreSQL store.
 
 Two ``meta-memory serve`` processes share one PostgreSQL schema: a quarantine
 decision taken on one is a replay on the other, a gated promotion staged by one

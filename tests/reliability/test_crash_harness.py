@@ -1,4 +1,4 @@
-"""Crash safety on every write path (issue "Reliability", item 1).
+"""Crash safety on every write path.
 
 A real gateway runs a mixed workload (ledger index, remember, update, forget, tool writes under
 taint, quarantine release/tombstone, proposals, markdown import) and is SIGKILLed at a random

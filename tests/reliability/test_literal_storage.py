@@ -1,4 +1,4 @@
-"""Injection-proof storage (issue "Reliability", item 4): realm, identity, entity, topic, tag, cursor
+"""Injection-proof storage: realm, identity, entity, topic, tag, cursor
 and filter values that look like SQL, JSON paths, LIKE patterns, FTS syntax or paths are stored and
 matched literally; names differing only by case or Unicode form stay distinct; realm names never
 escape ``<state-dir>/agent-memory/``."""

@@ -1,4 +1,4 @@
-"""Bounded resources (issue "Reliability", item 6): a short soak of mixed loopback traffic shows no
+"""Bounded resources: a short soak of mixed loopback traffic shows no
 growth of RSS, fds or threads after warm-up, and session state (taint, injection budgets, nonces)
 driven far past its row cap fails closed instead of evicting."""
 

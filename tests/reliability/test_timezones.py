@@ -1,4 +1,4 @@
-"""Time (issue "Reliability", item 5): every timestamp is UTC epoch milliseconds whatever the local
+"""Time: every timestamp is UTC epoch milliseconds whatever the local
 zone; the time-sensitive suites pass unchanged under TZ=Asia/Kolkata (+05:30) and
 TZ=America/Los_Angeles (-08:00/-07:00); records with equal timestamps are ordered stably by id."""
 

@@ -1,4 +1,4 @@
-"""Record expiry (issue 28 §1): the ``ttl_s`` rule and the background sweep.
+"""Record expiry: the ``ttl_s`` rule and the background sweep.
 
 A record may carry ``expires_at_ms`` (epoch ms, UTC, from the runtime's clock): ``ttl_s`` seconds
 after the write that set it. From that instant it is no longer active: every read answering active

@@ -175,7 +175,7 @@ def check_ttl_s(value: object, name: str = "ttl_s", maximum: int = MAX_TTL_S) ->
     if value < 1 or value > maximum:
         raise ValueError(f"{name} must be between 1 and {maximum} seconds")
     return value
-# --------------------------------------------------------------------------- metadata (issue 28 §2)
+# --------------------------------------------------------------------------- metadata
 
 #: A record's ``metadata`` object, stored as canonical JSON (sorted keys, no spaces), at most this
 #: many UTF-8 bytes.

@@ -1,4 +1,4 @@
-"""Filters over a record's ``metadata`` (issue 28 §2): one parsed model, its SQL for each backend, and
+"""Filters over a record's ``metadata``: one parsed model, its SQL for each backend, and
 the pure evaluator that defines the semantics (and is the oracle the tests compare both backends with).
 
 Wire shape (the operators of mem0 and LangGraph):

@@ -624,7 +624,7 @@ class UsageStats:
 
 
 def is_expired(expires_at_ms: int | None, now_ms: int) -> bool:
-    """The one expiry rule (issue 28 §1): a record whose ``expires_at_ms`` is at or before ``now_ms`` is
+    """The one expiry rule: a record whose ``expires_at_ms`` is at or before ``now_ms`` is
     no longer active. The stores' SQL form of the same rule is
     :func:`meta_memory.agent_memory.store.dialect.unexpired`."""
     return expires_at_ms is not None and expires_at_ms <= now_ms
@@ -679,7 +679,7 @@ class NewMemoryRecord:
     kind: Kind = Kind.FACT
     description: str = ""
     tags: tuple[str, ...] = ()
-    #: When the record stops being active (epoch ms, UTC; ``None`` = never): issue 28 §1.
+    #: When the record stops being active (epoch ms, UTC; ``None`` = never).
     expires_at_ms: int | None = None
     metadata: Mapping[str, Any] = field(default_factory=dict, hash=False)
 

@@ -674,7 +674,7 @@ def _plan_restore(i: int, batch: StagedBatch, overlay: _Overlay, op: RestoreOp, 
     if rec.expires_at_ms is not None and rec.expires_at_ms < 0:
         raise _invalid(i, "expires_at_ms must be epoch ms >= 0")
     # A record that expired since it was exported lands as the tombstone the sweep makes of it, never
-    # active again (issue 28 §1).
+    # active again.
     rec = rec.settled(now_ms)
     links_unknown = False
     if rec.supersedes is not None:

@@ -40,7 +40,7 @@ These are application writes (the ``meta/agent_memory/*`` RPCs): they are never 
 tool (``meta/agent_memory/tool``), not this store. ``index=`` is accepted and ignored (every record is
 full-text indexed). ``supports_ttl`` is true: ``put(..., ttl=minutes)`` and the store's ``TTLConfig``
 (``MetaMemoryStore(handle, ttl={"default_ttl": 60, "refresh_on_read": True})``) become record expiry
-(issue 28 §1; the gateway's ``[agent_memory] max_ttl_s`` caps it, a longer ttl is refused, -32602
+(the gateway's ``[agent_memory] max_ttl_s`` caps it, a longer ttl is refused, -32602
 ``ttl_s``); the gateway's own sweep tombstones expired items, so ``sweep_interval_minutes`` and
 ``omit_expired`` need nothing here (an expired item is never returned). ``abatch`` runs ``batch`` in a
 worker thread.

@@ -214,11 +214,11 @@ class WireRecord(Result):
     title: str
     body: str
     tags: list[str]
-    #: the record's JSON object (``{}`` when it has none; issue 28 §2)
+    #: the record's JSON object (``{}`` when it has none)
     metadata: dict[str, Any]
     created_at_ms: int
     updated_at_ms: int
-    #: When the record stops being active (epoch ms, UTC); ``null`` when it never expires (issue 28 §1).
+    #: When the record stops being active (epoch ms, UTC); ``null`` when it never expires.
     expires_at_ms: int | None
 
 

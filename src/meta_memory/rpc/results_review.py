@@ -160,7 +160,7 @@ class RecordRow(Result):
     tombstoned_at_ms: int | None = None
     usage: dict[str, Any]
     ever_quarantined: bool
-    #: When the record stops being active (epoch ms; ``null``: never). Issue 28 §1.
+    #: When the record stops being active (epoch ms; ``null``: never).
     expires_at_ms: int | None = None
     body_bytes: int
 

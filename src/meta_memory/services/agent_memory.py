@@ -105,7 +105,7 @@ class AgentMemoryService:
 
     def _expiry(self, ttl_s: int | None, field: str = "ttl_s") -> int | None:
         """``expires_at_ms`` of a caller's ``ttl_s`` (seconds from now, at most ``agent_memory.max_ttl_s``;
-        a longer one is refused naming ``field`` and the cap: issue 28 §1)."""
+        a longer one is refused naming ``field`` and the cap)."""
         return expiry_from_ttl(ttl_s, self.store.clock.now_ms(), self.config.max_ttl_s, field=field)
 
     def remember(self, realm: str, identity: str, title: str, body: str, tags: Sequence[str],
@@ -124,7 +124,7 @@ class AgentMemoryService:
 
         ``ttl_s`` (seconds, 1..``agent_memory.max_ttl_s``) sets the new record's ``expires_at_ms``; a
         duplicate found instead keeps its own expiry (the output's ``expires_at_ms`` says which).
-        ``metadata``: the record's JSON object (issue 28 §2; not part of the content hash, so a duplicate
+        ``metadata``: the record's JSON object (not part of the content hash, so a duplicate
         keeps the stored record's metadata: change it with :meth:`update`)."""
         expires = self._expiry(ttl_s)
         evidence, gate = self._derived(realm, identity, derived_from_sessions)

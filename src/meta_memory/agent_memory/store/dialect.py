@@ -30,8 +30,8 @@ _NEVER_MS = 2**63 - 1
 
 
 def unexpired(alias: str = "") -> str:
-    """The one SQL form of the expiry rule (:func:`meta_memory.agent_memory.model.is_expired`, issue 28
-    §1): true for a ``records`` row (``alias`` its table prefix, e.g. ``"r."``) that has no expiry or
+    """The one SQL form of the expiry rule (:func:`meta_memory.agent_memory.model.is_expired`):
+    true for a ``records`` row (``alias`` its table prefix, e.g. ``"r."``) that has no expiry or
     whose ``expires_at_ms`` lies after the time bound to its one ``?`` (now, epoch ms). Every read
     answering "active" records adds it to ``status_kind = 'active'``; the same text on both backends.
 

@@ -212,7 +212,7 @@ class PanelReads:
         self._sql = sql
         self.realm = realm
         #: The snapshot's clock reading (epoch ms): records expired by then are not listed or counted as
-        #: active (issue 28 §1).
+        #: active.
         self.now_ms = now_ms
 
     @property

@@ -1,4 +1,4 @@
-"""The PostgreSQL agent-memory store: one database for several gateways (issue "scale past one machine").
+"""The PostgreSQL agent-memory store: one database for several gateways.
 
 Same contract and semantics as :class:`~meta_memory.agent_memory.store.sqlite.SqliteAgentMemoryStore`
 (spec README "Going beyond the reference": a second backend passing the same

@@ -6,7 +6,7 @@ the write is dropped, counted here, and logged as a warning on the 1st, 2nd, 4th
 a flood of lines). ``meta/status`` reports the count (``agent_memory.telemetry``) and ``/metrics``
 ``meta_memory_telemetry_rows_dropped_total``.
 
-:class:`PendingTelemetry` keeps those writes off the read path (issue 30, section 2): a recall queues
+:class:`PendingTelemetry` keeps those writes off the read path: a recall queues
 its marks and answers; one background thread writes each realm's queued marks in one transaction a
 moment later (:data:`FLUSH_DELAY_S`), so a burst of recalls costs one commit, not one per recall.
 Nothing queued is dropped silently: past :data:`MAX_PENDING` queued writes the caller writes the

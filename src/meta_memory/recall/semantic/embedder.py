@@ -6,7 +6,7 @@ never compared with vectors of another (changing the model re-embeds every
 record in the background). Implementations must be safe to call from
 several threads at once (the background indexer and recall calls overlap).
 
-Spec: issue "optional semantic extra" (embeddings from a model shipped inside a
+Spec: the optional semantic extra (embeddings from a model shipped inside a
 PyPI package, on the CPU, offline).
 """
 

@@ -56,7 +56,7 @@ Score-level fusion (``fusion = "weighted"``, its weight chosen leave-one-convers
 scored a held-out fold mean of 0.793 against this fusion's 0.794 (``docs/benchmarks.md``,
 "Score-level fusion"): not adopted.
 
-Spec: issue "optional semantic extra" (fusion justified by measurement); the
+Spec: the optional semantic extra (fusion justified by measurement); the
 provider contract of :mod:`meta_memory.recall.provider` (read only through
 the reader; the runtime re-checks every record returned).
 """

@@ -14,7 +14,7 @@ behind the indexer's batch. ``threads`` sets PyTorch's intra-op threads for the
 process (default 1: one short query takes ~10 ms on one core; more threads
 mostly add contention on a small machine).
 
-Spec: issue "optional semantic extra".
+Spec: the optional semantic extra.
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ embedder normalises). ``vid`` is an ``AUTOINCREMENT`` key: any insert or
 delete in a scope changes :func:`scope_signature`, which readers use to
 refresh a cached matrix.
 
-Spec: issue "optional semantic extra" (vectors stored beside the records,
+Spec: the optional semantic extra (vectors stored beside the records,
 removed with them).
 """
 

@@ -147,7 +147,7 @@ def _ttl_s(value: Any) -> int | None:
 
 
 class _TtlParams(Params):
-    """``ttl_s?`` (issue 28 §1): the record expires ``ttl_s`` seconds after this write."""
+    """``ttl_s?``: the record expires ``ttl_s`` seconds after this write."""
 
     ttl_s: int | None = None
 
