@@ -94,11 +94,12 @@ def test_a_round_past_its_room_is_cancelled_and_the_recall_answers_inside_its_bu
     well inside the 1.5 s budget."""
     original = PostgresAgentMemoryStore._pruned_rows
 
-    def slow_later_rounds(run: Any, ranked: str, params: Any, stats: Any, limit: int, run_short: Any = None) -> Any:
+    def slow_later_rounds(run: Any, ranked: str, params: Any, stats: Any, limit: int, run_short: Any = None,
+                          best: Any = None) -> Any:
         def sleepy(head: str, values: Any) -> Any:
             return run_short(head.replace("WITH ", "WITH nap AS MATERIALIZED (SELECT pg_sleep(5)), ", 1)
                              .replace(" WHERE ", " WHERE (SELECT count(*) FROM nap) = 1 AND ", 1), values)
-        return original(run, ranked, params, stats, limit, sleepy)
+        return original(run, ranked, params, stats, limit, sleepy, best)
 
     monkeypatch.setattr(PostgresAgentMemoryStore, "_pruned_rows", staticmethod(slow_later_rounds))
     monkeypatch.setattr(pg_ranking, "FIRST_POSTINGS", 10)

@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import json
+import threading
 from abc import abstractmethod
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -428,13 +429,37 @@ def _erasable_proposals(tx: WriteTx, closure: Sequence[MemoryRecord], identity: 
     return out
 
 
+class RankingCounts:
+    """A thread-safe count, per ``degraded_reason`` label, of the candidate rankings a store answered without
+    proof that they hold the best rows (what :meth:`SqlAgentMemoryStore.ranking_stats` reports); the
+    ``reasons`` given are reported from 0."""
+
+    def __init__(self, *reasons: str) -> None:
+        self._lock = threading.Lock()
+        self._counts = dict.fromkeys(reasons, 0)
+
+    def add(self, reason: str) -> None:
+        with self._lock:
+            self._counts[reason] = self._counts.get(reason, 0) + 1
+
+    def stats(self) -> dict[str, int]:
+        with self._lock:
+            return dict(self._counts)
+
+
 class SqlAgentMemoryStore(AgentMemoryStore, Generic[C]):
     """The backend-neutral half of a SQL agent-memory store (see the module docstring).
 
     Subclasses implement the row primitives below with their own SQL; every one
     runs on the connection of an open write transaction (``conn``) of realm
-    ``realm`` unless said otherwise.
+    ``realm`` unless said otherwise. They set ``rankings`` (a :class:`RankingCounts`) when they open.
     """
+
+    rankings: RankingCounts
+
+    def ranking_stats(self) -> dict[str, int]:
+        """See :meth:`AgentMemoryStore.ranking_stats` (the subclass says where it counts)."""
+        return self.rankings.stats()
 
     # ----------------------------------------------------------------- transactions
 

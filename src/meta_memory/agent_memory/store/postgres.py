@@ -69,6 +69,7 @@ from meta_memory.agent_memory.store.common import (
     STAGE_GC_MAX_AGE_MS,
     STATE_ASSIGNMENTS,
     VIEW_COLUMNS,
+    RankingCounts,
     SqlAgentMemoryStore,
     has_nul,
     injection_values,
@@ -229,8 +230,8 @@ _TERM_SHARE = (
 )
 
 
-#: What :meth:`PostgresAgentMemoryStore._covered_rows` answers when its round stopped short of the budget.
-_SHORT: list[Any] = []
+class _RoundCut(Exception):
+    """A ranking round after the first was stopped short of the budget (:data:`.pg_ranking.RESERVE_MS`)."""
 
 
 def _ranked_sql(n_terms: int) -> str:
@@ -323,8 +324,8 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore[psycopg.Connection[Any]]):
         self._select_cache: dict[tuple[str, str], str] = {}
         self._known_realms: set[str] = set()
         self.telemetry = TelemetryDrops()
-        self._approximate = 0  # searches answered from earlier rounds, a later one stopped short (ranking_stats)
-        self._approximate_lock = threading.Lock()
+        #: searches answered from earlier rounds, a later one stopped short of the budget (``ranking_stats``)
+        self.rankings = RankingCounts(bm25.DEGRADED_APPROXIMATE)
         self._pending: PendingTelemetry[_TelemetryOp] = PendingTelemetry(
             self._flush_telemetry, name="agent-memory-pg-telemetry")
         self._realm_lock = threading.Lock()
@@ -969,16 +970,16 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore[psycopg.Connection[Any]]):
                 rows: list[Any] = conn.execute(head + joined, values).fetchall()
                 return rows
 
-            def run_short(head: str, values: dict[str, Any]) -> list[Any] | None:
-                """``run`` stopped ``RESERVE_MS`` before the budget's end (``None`` when stopped there, or
-                when less than that is left: the snapshot is kept, the round's work undone)."""
+            def run_short(head: str, values: dict[str, Any]) -> list[Any]:
+                """``run`` stopped ``RESERVE_MS`` before the budget's end (:class:`_RoundCut` when stopped there,
+                or when less than that is left: the snapshot is kept, the round's work undone)."""
                 left = deadline.remaining_ms()
                 if left is None:
                     return run(head, values)
                 reserve = deadline.reserve_ms(pg_ranking.RESERVE_MS)
                 room = int(left - reserve)
                 if room < pg_ranking.MIN_ROUND_MS:
-                    return None
+                    raise _RoundCut
                 conn.execute("SAVEPOINT ranking_round")
                 conn.execute(f"SET LOCAL statement_timeout = {room}")
                 short.append(reserve)
@@ -988,39 +989,37 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore[psycopg.Connection[Any]]):
                     if deadline.expired():
                         raise
                     conn.execute("ROLLBACK TO SAVEPOINT ranking_round")  # undoes the SET LOCAL too
-                    return None
+                    raise _RoundCut from None
                 finally:
                     short.clear()
                 conn.execute("RELEASE SAVEPOINT ranking_round")
                 self._bound_statements(conn)  # the rest of the budget for the statements after it
                 return rows
 
-            rows, exact = self._pruned_rows(run, ranked, params, stats, limit, run_short)
+            best: list[Any] = []  # the best rows the rounds found so far
+            try:
+                rows, exact = self._pruned_rows(run, ranked, params, stats, limit, run_short, best), True
+            except _RoundCut:
+                rows, exact = best, False
         if not exact:
-            with self._approximate_lock:
-                self._approximate += 1
+            self.rankings.add(bm25.DEGRADED_APPROXIMATE)
         return Candidates([(row_to_view(r), float(r["score"])) for r in rows],
                           degraded_reason=None if exact else bm25.DEGRADED_APPROXIMATE)
-
-    def ranking_stats(self) -> dict[str, int]:
-        """See :meth:`AgentMemoryStore.ranking_stats`: searches whose later rounds the budget cut short."""
-        with self._approximate_lock:
-            return {bm25.DEGRADED_APPROXIMATE: self._approximate}
 
     @staticmethod
     def _pruned_rows(run: Callable[[str, dict[str, Any]], list[Any]], ranked: str, params: dict[str, Any],
                      stats: Sequence[Any], limit: int,
-                     run_short: Callable[[str, dict[str, Any]], list[Any] | None] | None = None,
-                     ) -> tuple[list[Any], bool]:
+                     run_short: Callable[[str, dict[str, Any]], list[Any]] | None = None,
+                     best: list[Any] | None = None) -> list[Any]:
         """The best ``limit`` rows of ``ranked`` (the ranking statement, ``%(tsq)s`` and ``%(bounded)s`` left
         to fill) for the query lexemes of ``stats`` (``term, df, n`` rows), matching as few of them as
-        :mod:`.pg_ranking` allows: a few statements of the caller's snapshot, each bounded by its budget;
-        and whether they are proven the best. Once a round has found rows, the next ones go through
-        ``run_short`` (``None``: stopped short of the budget), and a round stopped short answers with the
-        best rows found so far, not proven (``False``)."""
-        best: list[Any] = []
+        :mod:`.pg_ranking` allows: a few statements of the caller's snapshot, each bounded by its budget.
+        Once a round has found rows, the next ones go through ``run_short``, which may raise (a round stopped
+        short of the budget); ``best`` then holds the best ``limit`` rows the earlier rounds found."""
+        if best is None:
+            best = []
 
-        def step(head: str, values: dict[str, Any]) -> list[Any] | None:
+        def step(head: str, values: dict[str, Any]) -> list[Any]:
             if best and run_short is not None:
                 return run_short(head, values)
             return run(head, values)
@@ -1044,55 +1043,51 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore[psycopg.Connection[Any]]):
                 theta = -float(seeded[-1]["score"])
                 covered = PostgresAgentMemoryStore._covered_rows(step, unbounded, params, terms, n_rows, theta)
                 if covered is not None:
-                    return (covered, True) if covered is not _SHORT else (best, False)
+                    return covered
                 k = max(1, pg_ranking.settled(terms, 0, n_rows, theta))
             deadline.check()
         while True:
             if not k:
-                return [], True  # no query term is held by any row of the scope
+                return []  # no query term is held by any row of the scope
             round_params = {**params, "tsq": pg_schema.tsquery_literal([t.term for t in terms[:k]])}
             if theta is None:
-                found = step(unbounded, round_params)
+                rows = step(unbounded, round_params)
             else:  # rows whose own bound is below theta are skipped before scoring (pg_ranking, step 5)
                 held = " + ".join(f"CASE WHEN f.doc @@ %(u{i})s::tsquery THEN %(v{i})s::float8 ELSE 0 END"
                                   for i in range(len(terms)))
                 for i, (t, b) in enumerate(zip(terms, pg_ranking.row_bounds(terms, n_rows), strict=True)):
                     round_params[f"u{i}"], round_params[f"v{i}"] = pg_schema.tsquery_literal([t.term]), b
                 round_params["cut"] = pg_ranking.cut(theta)
-                found = step(ranked.replace("%(bounded)s", f" AND ({held}) >= %(cut)s"), round_params)
-            if found is None:
-                return best, False  # stopped short of the budget: the best rows found so far
-            rows = found
+                rows = step(ranked.replace("%(bounded)s", f" AND ({held}) >= %(cut)s"), round_params)
             if k >= len(terms):
-                return rows, True
+                return rows
             fold(rows)
             if len(rows) >= limit:
                 theta = -float(rows[-1]["score"])
                 wider = pg_ranking.settled(terms, k, n_rows, theta)
                 if wider <= k:
-                    return rows, True
+                    return rows
                 covered = PostgresAgentMemoryStore._covered_rows(step, unbounded, params, terms, n_rows, theta)
                 if covered is not None:
-                    return (covered, True) if covered is not _SHORT else (best, False)
+                    return covered
                 k = wider
             else:
                 k = pg_ranking.wider_prefix(terms, k, limit)
             deadline.check()
 
     @staticmethod
-    def _covered_rows(run: Callable[[str, dict[str, Any]], list[Any] | None], unbounded: str, params: dict[str, Any],
+    def _covered_rows(run: Callable[[str, dict[str, Any]], list[Any]], unbounded: str, params: dict[str, Any],
                       terms: Sequence[pg_ranking.TermStat], n_rows: float, theta: float) -> list[Any] | None:
         """Once ``theta`` is known: the answer, from the rows holding every term of one of
         :func:`.pg_ranking.covering_sets` (exactly the rows whose bound reaches the cut: the GIN index
         finds them from its posting lists, and only they are read and scored); ``None`` when the sets
-        are too many to match this way; :data:`_SHORT` when ``run`` stopped short of the budget."""
+        are too many to match this way."""
         sets = pg_ranking.covering_sets(terms, pg_ranking.row_bounds(terms, n_rows), pg_ranking.cut(theta))
         if not sets:
             return None
         tsq = " | ".join("(" + " & ".join(pg_schema.tsquery_literal([t]) for t in group) + ")" for group in sets)
         deadline.check()
-        rows = run(unbounded, {**params, "tsq": tsq})
-        return _SHORT if rows is None else rows
+        return run(unbounded, {**params, "tsq": tsq})
 
     def list_realms(self) -> list[str]:
         """Every realm this database has held (registered at a realm's first use), sorted."""

@@ -70,6 +70,7 @@ from meta_memory.agent_memory.store.common import (
     STAGE_GC_MAX_AGE_MS,
     STATE_ASSIGNMENTS,
     VIEW_COLUMNS,
+    RankingCounts,
     SqlAgentMemoryStore,
     injection_values,
     insert_values,
@@ -306,8 +307,8 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore[sqlite3.Connection]):
         self.lexical_index = LexicalIndexes(self._read, max_bytes=recall_index_bytes)
         #: common phrases' document counts of one-scope realms, for the FTS5 path (:mod:`meta_memory.recall.fts_top`)
         self.term_counts = TermCounts()
-        self._approximate = 0  # candidate rankings the FTS5 path could not prove exact (ranking_stats)
-        self._approximate_lock = threading.Lock()
+        #: candidate rankings the one-scope FTS5 path could not prove exact (``ranking_stats``)
+        self.rankings = RankingCounts(bm25.DEGRADED_APPROXIMATE)
         self._upkeep = upkeep.BackgroundUpkeep(self._upkeep_realm)
         self.telemetry = TelemetryDrops()
         #: usage marks and injection-ledger rows queued per realm, written off the read path (:mod:`.telemetry`)
@@ -1084,7 +1085,7 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore[sqlite3.Connection]):
                 if not getattr(rows, "exact", True):
                     # counted for the operator, never said to the caller: only a realm of one scope takes
                     # that path, so the label would tell an identity whether any other has records here
-                    self._count_approximate()
+                    self.rankings.add(bm25.DEGRADED_APPROXIMATE)
                 return _Ranked([(rid, score, c) for c, (rid, score, _) in enumerate(rows)],
                                fields=[fields for _, _, fields in rows])
 
@@ -1250,18 +1251,6 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore[sqlite3.Connection]):
         count includes every write that failed)."""
         self._pending.flush_all()
         return self.telemetry.stats()
-
-    def ranking_stats(self) -> dict[str, int]:
-        """See :meth:`AgentMemoryStore.ranking_stats`: counted where the one-scope FTS5 path
-        (:func:`meta_memory.recall.fts_top.best`) answered without proving its rows the best. Those recalls'
-        results do not say so: only a realm of one scope takes that path, so a label there would tell the
-        caller that no other identity holds a record in the realm."""
-        with self._approximate_lock:
-            return {bm25.DEGRADED_APPROXIMATE: self._approximate}
-
-    def _count_approximate(self) -> None:
-        with self._approximate_lock:
-            self._approximate += 1
 
     # ================================================================ telemetry writes
 
