@@ -13,10 +13,14 @@ import secrets
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 import pytest
 
 from extras import require_extra
+
+if TYPE_CHECKING:
+    from meta_memory.agent_memory.store.postgres import PostgresAgentMemoryStore
 
 DSN = os.environ.get("META_MEMORY_TEST_DSN", "postgresql://postgres@127.0.0.1:5432/test")
 
@@ -60,6 +64,21 @@ def throwaway_schema() -> Iterator[str]:
         yield name
     finally:
         PostgresAgentMemoryStore.drop_schema(DSN, name)
+
+
+@contextmanager
+def throwaway_store() -> Iterator[PostgresAgentMemoryStore]:
+    """A PostgreSQL store in a fresh schema (skipped, or failed under CI, without a server), closed and its
+    schema dropped on exit."""
+    from meta_memory.agent_memory.store.postgres import PostgresAgentMemoryStore
+
+    require_postgres()
+    with throwaway_schema() as name:
+        store = PostgresAgentMemoryStore(DSN, schema=name)
+        try:
+            yield store
+        finally:
+            store.close()
 
 
 def dsn_with_schema(schema: str) -> str:

@@ -25,7 +25,7 @@ from extras import require_extra
 
 psycopg = require_extra("postgres", "psycopg")  # before the modules that import it
 
-from contract.pgsupport import DSN, require_postgres, throwaway_schema
+from contract.pgsupport import DSN, require_postgres, throwaway_schema, throwaway_store
 from meta_memory.agent_memory import record_writes
 from meta_memory.agent_memory.filters import parse_filter
 from meta_memory.agent_memory.model import Author, Scope
@@ -75,13 +75,8 @@ def _counted(store: PostgresAgentMemoryStore) -> tuple[set[tuple[Any, ...]], set
 
 @pytest.fixture
 def store() -> Iterator[PostgresAgentMemoryStore]:
-    require_postgres()
-    with throwaway_schema() as name:
-        s = PostgresAgentMemoryStore(DSN, schema=name)
-        try:
-            yield s
-        finally:
-            s.close()
+    with throwaway_store() as s:
+        yield s
 
 
 def test_a_batch_costs_a_fixed_number_of_statements_and_takes_ids_in_order(
@@ -149,15 +144,10 @@ def test_term_statistics_equal_the_rows_after_every_kind_of_write(store: Postgre
 
 @pytest.fixture(scope="module")
 def corpus() -> Iterator[PostgresAgentMemoryStore]:
-    require_postgres()
-    with throwaway_schema() as name:
-        s = PostgresAgentMemoryStore(DSN, schema=name)
-        try:
-            record_writes.remember_many(s, R, ME, _items(8, 900))
-            record_writes.remember_many(s, R, OTHER, _items(9, 300))
-            yield s
-        finally:
-            s.close()
+    with throwaway_store() as s:
+        record_writes.remember_many(s, R, ME, _items(8, 900))
+        record_writes.remember_many(s, R, OTHER, _items(9, 300))
+        yield s
 
 
 def _full_match(store: PostgresAgentMemoryStore, *args: Any, **kwargs: Any) -> list[tuple[str, float]]:

@@ -21,7 +21,7 @@ from extras import require_extra
 
 psycopg = require_extra("postgres", "psycopg")  # before the modules that import it
 
-from contract.pgsupport import DSN, require_postgres, throwaway_schema
+from contract.pgsupport import throwaway_store
 from meta_memory import deadline
 from meta_memory.agent_memory import record_writes
 from meta_memory.agent_memory.model import Scope
@@ -48,14 +48,9 @@ def _items() -> list[RememberItem]:
 
 @pytest.fixture(scope="module")
 def store() -> Iterator[PostgresAgentMemoryStore]:
-    require_postgres()
-    with throwaway_schema() as name:
-        s = PostgresAgentMemoryStore(DSN, schema=name)
-        try:
-            record_writes.remember_many(s, R, ME, _items())
-            yield s
-        finally:
-            s.close()
+    with throwaway_store() as s:
+        record_writes.remember_many(s, R, ME, _items())
+        yield s
 
 
 def _search(store: PostgresAgentMemoryStore, words: str, limit: int) -> Any:
