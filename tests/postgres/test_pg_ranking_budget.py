@@ -137,3 +137,23 @@ def test_an_answer_not_called_approximate_is_the_exact_one(store: PostgresAgentM
         every = {r.id: s for r, s in _search(store, " ".join(words), N)}
         assert got and all(every[r.id] == s for r, s in got)
         assert [s for _, s in got] == sorted(s for _, s in got) and len(got) <= limit
+
+
+def test_a_short_answer_holds_only_the_realm_asked(store: PostgresAgentMemoryStore,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same identity and words in a second realm: a search cut short in either realm answers only from that
+    realm's rows, and says so in each."""
+    other = "harbour"
+    record_writes.remember_many(store, other, ME, _items())
+    expr = fts.match_expression("rare common")
+    assert expr is not None
+    own = {realm: {r.id for r, _ in store.search(realm, Scope.identity(realm, ME), expr, N)} for realm in (R, other)}
+    assert own[R] and own[other] and not own[R] & own[other]
+    monkeypatch.setattr(pg_ranking, "FIRST_POSTINGS", 10)
+    monkeypatch.setattr(pg_ranking, "RESERVE_MS", 10_000_000)
+    monkeypatch.setattr(deadline, "RESERVE_SHARE", 1.0)
+    for realm in (R, other):
+        with _within(60):
+            short = store.search(realm, Scope.identity(realm, ME), expr, 20)
+        assert short.degraded_reason == "approximate_ranking" and len(short) == 5
+        assert {r.id for r, _ in short} <= own[realm]
