@@ -163,6 +163,7 @@ def test_a_bad_ttl_is_refused_naming_the_field_and_nothing_is_written(
             h.call("meta/agent_memory/remember_batch", {"identity": ID, "records": [
                 {"title": "ok", "body": "fine"}, {"title": "t", "body": "b", "ttl_s": bad}]})
         assert exc.value.field == "records.1.ttl_s"
+        assert "records.1.ttl_s" in str(exc.value), exc.value  # the message names the item, as data.field does
         assert h.list_agent_memory(ID).records == []
 
 
@@ -179,7 +180,7 @@ def test_a_ttl_over_the_configured_cap_is_refused_naming_the_cap(builder: Callab
         with pytest.raises(InvalidParams) as exc:
             h.call("meta/agent_memory/remember_batch", {"identity": ID, "records": [
                 {"title": "a", "body": "a", "ttl_s": 10}, {"title": "b", "body": "b", "ttl_s": 4000}]})
-        assert exc.value.field == "records.1.ttl_s"
+        assert exc.value.field == "records.1.ttl_s" and "records.1.ttl_s" in str(exc.value), exc.value
         assert len(h.list_agent_memory(ID).records) == 1  # the refused batch wrote nothing
 
         # the model, steered by injected text, asks for a huge ttl: refused as a tool error, never clamped

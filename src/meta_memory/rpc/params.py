@@ -168,10 +168,21 @@ def validation_to_invalid_params(exc: ValidationError) -> InvalidParams:
         for prefix in ("Value error, ", "Assertion failed, "):
             if msg.startswith(prefix):
                 msg = msg[len(prefix):]
-        rule = msg
+        rule = _qualified(msg, field)
     else:
         rule = f"{label}: {err.get('msg', 'invalid value')}"
     return InvalidParams(rule, field)
+
+
+def _qualified(rule: str, field: str | None) -> str:
+    """``rule`` naming its field by the full path: a field validator speaks of its own leaf name
+    (``ttl_s must be ...``), which inside a list item becomes ``records.1.ttl_s must be ...``."""
+    if not field or "." not in field:
+        return rule
+    leaf = field.rsplit(".", 1)[1]
+    if rule.startswith(leaf + " "):
+        return field + rule[len(leaf):]
+    return rule
 
 
 def rule_to_invalid_params(exc: ValueRuleBroken) -> InvalidParams:
