@@ -62,6 +62,14 @@
     return el("span", { class: "wrap" }, kind === "realm" ? "realm" : `${kind}:${scope[kind]}`);
   }
 
+  /** A listing's scope cell: the scope and, below it, the realm it lives in (an identity may hold
+   *  records in several realms, and the listing spans them all). */
+  function fmtScopeIn(scope) {
+    const cell = fmtScope(scope);
+    if (!scope || typeof scope !== "object" || !scope.realm) return cell;
+    return el("span", { class: "scope-cell" }, cell, el("span", { class: "wrap realm-of muted" }, `in ${scope.realm}`));
+  }
+
   function fmtStatus(status) {
     if (!status || typeof status !== "object") return String(status);
     if (status.status === "superseded") return `superseded by ${status.by}`;
@@ -401,7 +409,7 @@
         el("td", {}, toggle),
         el("td", { class: "nowrap" }, fmtTime(r.updated_at_ms)),
         el("td", {}, recordLink(r.id, realm, r.title)),
-        el("td", {}, fmtScope(r.scope)),
+        el("td", {}, fmtScopeIn(r.scope)),
         el("td", { title: fmtStatus(r.status) + fmtExpiry(r) }, fmtStatusName(r)),
         el("td", { title: r.trust }, String(r.trust || "").replace(/_/g, " ")),
         el("td", { class: "num" }, String(r.body_bytes)),
@@ -563,7 +571,7 @@
       view.append(table("Quarantined records, newest first",
         ["Created", "Title", "Scope", "Reason", "Id"],
         result.records.map((r) => [fmtTime(r.created_at_ms), recordLink(r.id, r.scope && r.scope.realm, r.title),
-          fmtScope(r.scope), r.status && r.status.reason, idCell(r.id)]),
+          fmtScopeIn(r.scope), r.status && r.status.reason, idCell(r.id)]),
         "The queue is empty."));
       view.append(table("Pending gated promotions (decided through the gating flow)",
         ["Created", "Realm", "Pending id", "Record", "Target", "Rationale"],
