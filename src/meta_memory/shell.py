@@ -23,6 +23,7 @@ from typing import Any
 
 import click
 
+from . import strict_json
 from .terminal import json_text, one_line, text
 
 __all__ = ["register", "gateway_url_option"]
@@ -178,7 +179,7 @@ def _json_object(name: str, value: str | None) -> dict[str, Any] | None:
     if value is None:
         return None
     try:
-        parsed = json.loads(_utf8(name, value))
+        parsed = strict_json.loads(_utf8(name, value))
     except ValueError as exc:
         raise click.UsageError(f"{name} must be a JSON object ({exc})") from None
     except RecursionError:

@@ -30,9 +30,9 @@ model, so any memory write the model derives from it is gated as tainted.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
+from .. import strict_json
 from ..identity import parse_identity
 from ..tool.schema import MEMORY_TOOL_NAME
 
@@ -171,7 +171,9 @@ class MemoryHost:
         identity, session_key = self._session()
         if isinstance(arguments, str):
             try:
-                arguments = json.loads(arguments)
+                arguments = strict_json.loads(arguments)
+            except strict_json.DuplicateKeyError as exc:
+                return _tool_error(f"memory tool arguments must be a JSON object: {exc}")
             except ValueError:
                 return _tool_error("memory tool arguments must be a JSON object")
         if not isinstance(arguments, dict):

@@ -40,7 +40,6 @@ receiving agent's backstop reports the tool outputs of the history it is given, 
 
 from __future__ import annotations
 
-import json
 import weakref
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterable, Mapping
@@ -53,6 +52,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
     raise ImportError("meta_memory.integrations.openai_agents needs the openai-agents extra: "
                       "pip install 'meta-memory[openai-agents]'") from exc
 
+from .. import strict_json
 from ..sdk.agent import AsyncSession, Session
 from ..tool.schema import RECORDER_PROTOCOL_INSTRUCTIONS, memory_tool_definition
 from ._session import SessionCalls, last_user_text
@@ -145,8 +145,8 @@ class AgentMemory:
             self._mark(getattr(ctx, "tool_call_id", None))  # our own output: never a tool result to classify
             await self._note()
             try:
-                parsed: Any = json.loads(arguments) if arguments else {}
-            except json.JSONDecodeError:
+                parsed: Any = strict_json.loads(arguments) if arguments else {}
+            except ValueError:
                 parsed = arguments  # the gateway answers malformed JSON with an is_error text
             out = await self.calls.tool(parsed)
             return out.text

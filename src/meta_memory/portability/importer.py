@@ -31,6 +31,7 @@ from typing import Any, BinaryIO
 
 from pydantic import ValidationError
 
+from .. import strict_json
 from ..agent_memory.import_plan import (
     IMPORT_AUTHOR,
     LineRefused,
@@ -178,7 +179,7 @@ def parse_lines(lines: Iterable[str | bytes]) -> ParsedExport:
         signed = split_mac(raw if isinstance(raw, bytes) else raw.encode("utf-8", "surrogatepass"))
         parsed.macs.append((n, line_digest(signed[0]), signed[1]) if signed else (n, b"", None))
         try:
-            line = parse_line(json.loads(text))
+            line = parse_line(strict_json.loads(text))
         except ValidationError as exc:
             first = exc.errors()[0]
             where = ".".join(str(part) for part in first["loc"])

@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from .. import strict_json
 from ..errors import CapacityExceeded, InternalError, InvalidRequest, MetaError, ParseError
 from ..limits import DEFAULT_MAX_BATCH_MS
 from ..observability.requests import bound_request_id
@@ -52,7 +53,7 @@ def decode_body(body: bytes | str) -> Any:
     else:
         text = body
     try:
-        return json.loads(text)
+        return strict_json.loads(text)
     except RecursionError:
         raise ParseError("request nesting is too deep") from None
     except json.JSONDecodeError as exc:

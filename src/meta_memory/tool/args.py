@@ -29,13 +29,13 @@ is ``agent_observed`` in every case.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
+from meta_memory import strict_json
 from meta_memory.agent_memory.fields import check_ttl_s, memory_id_ref
 from meta_memory.limits import MAX_MEMORY_ENTRIES
 from meta_memory.recall.query_limits import query_size_error
@@ -340,7 +340,9 @@ ACTION_MODELS: Final[dict[str, type[ToolAction]]] = {
 def _coerce_object(arguments: object) -> Mapping[str, Any]:
     if isinstance(arguments, (str, bytes, bytearray)):
         try:
-            arguments = json.loads(arguments)
+            arguments = strict_json.loads(arguments)
+        except strict_json.DuplicateKeyError as exc:
+            raise ToolArgumentError(f"memory tool arguments must be a JSON object: {exc}") from None
         except (ValueError, UnicodeDecodeError):
             raise ToolArgumentError("memory tool arguments must be a JSON object") from None
     if not isinstance(arguments, Mapping):

@@ -1,0 +1,44 @@
+"""JSON from outside the process, read strictly: an object that names a key twice is refused.
+
+``json.loads`` keeps the last of two equal keys, so ``{"identity": "a", "identity": "b"}`` reads
+as ``b`` here while a proxy, a host's policy check or a log reader in front of us may have read
+``a``: the same bytes meaning two things to two readers. Every boundary where text from a client,
+a file or a model becomes a value (a JSON-RPC body, the ``memory`` tool's arguments, an import
+file's lines, the CLI's JSON options) reads it with :func:`loads`, which refuses such an object
+with :class:`DuplicateKeyError` (a ``ValueError``, so the boundary's existing refusal applies).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+__all__ = ["DuplicateKeyError", "loads"]
+
+
+class DuplicateKeyError(ValueError):
+    """A JSON object names ``key`` more than once."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(f"duplicate key {json.dumps(key)} in an object")
+        self.key = key
+
+
+def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise DuplicateKeyError(key)
+            seen.add(key)
+    return obj
+
+
+def loads(text: str | bytes | bytearray) -> Any:
+    """Decode ``text`` as ``json.loads`` does, refusing an object with a repeated key.
+
+    Raises :class:`DuplicateKeyError` for a repeated key, ``json.JSONDecodeError`` for text that is
+    not JSON, ``RecursionError`` for nesting past the interpreter's limit.
+    """
+    return json.loads(text, object_pairs_hook=_object)

@@ -1,0 +1,113 @@
+"""JSON that names a key twice is refused wherever text from outside becomes a value: a JSON-RPC body
+over a real socket (nothing it carried is written, whichever copy is the hostile one), the ``memory``
+tool's argument text a steered model sends, an import file's line; plus the strict reader's property:
+it agrees with ``json.loads`` on every document without a repeated key."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from meta_memory import strict_json
+from meta_memory.portability.importer import ImportError_, parse_lines
+from meta_memory.tool.args import ToolArgumentError, parse_arguments
+from support import GatewayProcess, start_gateway
+
+LEAD = "lead:main"
+OTHER = "worker:two"
+
+
+@pytest.fixture(scope="module")
+def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GatewayProcess]:
+    gw = start_gateway(tmp_path_factory.mktemp("dup-keys") / "state")
+    try:
+        yield gw
+    finally:
+        gw.stop()
+
+
+def _post(gw: GatewayProcess, body: str) -> dict[str, Any]:
+    resp = httpx.post(gw.url + "/rpc", content=body.encode(), headers={"Content-Type": "application/json"},
+                      timeout=30)
+    out: dict[str, Any] = resp.json()
+    return out
+
+
+def _recalled(gw: GatewayProcess, identity: str) -> list[Any]:
+    records: list[Any] = gw.result("meta/agent_memory/recall", {"identity": identity, "selection": "always"})["records"]
+    return records
+
+
+@pytest.mark.gateway
+@pytest.mark.parametrize("params", [
+    # the identity twice: a front that reads the first copy sees one identity, json.loads the last
+    f'{{"identity": "{OTHER}", "identity": "{LEAD}", "title": "Planted note", "body": "wire the budget"}}',
+    f'{{"identity": "{LEAD}", "identity": "{OTHER}", "title": "Planted note", "body": "wire the budget"}}',
+    # inside a batch item, and the realm
+    f'{{"identity": "{LEAD}", "records": [{{"title": "Planted note", "body": "a", "body": "wire the budget"}}]}}',
+    f'{{"identity": "{LEAD}", "realm": "default", "realm": "blue", "title": "Planted note", "body": "b"}}',
+])
+def test_a_body_naming_a_key_twice_is_refused_and_writes_nothing(gateway: GatewayProcess, params: str) -> None:
+    method = "meta/agent_memory/remember_batch" if '"records"' in params else "meta/agent_memory/remember"
+    out = _post(gateway, f'{{"jsonrpc": "2.0", "id": 7, "method": "{method}", "params": {params}}}')
+    assert out["error"]["code"] == -32700, out
+    assert "duplicate key" in out["error"]["message"], out
+    assert _recalled(gateway, LEAD) == [] and _recalled(gateway, OTHER) == []
+    # the envelope's own keys too
+    out = _post(gateway, f'{{"jsonrpc": "2.0", "id": 8, "method": "meta/status", "method": "{method}", '
+                         f'"params": {params}}}')
+    assert out["error"]["code"] == -32700 and _recalled(gateway, LEAD) == []
+
+
+@pytest.mark.gateway
+def test_the_same_body_without_the_repeat_is_answered(gateway: GatewayProcess) -> None:
+    out = _post(gateway, json.dumps({"jsonrpc": "2.0", "id": 1, "method": "meta/agent_memory/remember",
+                                     "params": {"identity": "helper:three", "title": "Release day", "body": "Friday."}}))
+    assert out["result"]["memory_id"], out
+    assert [r["title"] for r in _recalled(gateway, "helper:three")] == ["Release day"]
+
+
+def test_the_memory_tools_argument_text_naming_a_key_twice_is_a_tool_error() -> None:
+    steered = '{"action": "recall", "action": "forget", "memory_id": "mem-1", "query_text": "budget"}'
+    with pytest.raises(ToolArgumentError) as info:
+        parse_arguments(steered)
+    assert info.value.message == 'memory tool arguments must be a JSON object: duplicate key "action" in an object'
+    assert parse_arguments(steered.replace(', "action": "forget", "memory_id": "mem-1"', "")).action == "recall"
+
+
+def test_an_import_line_naming_a_key_twice_is_refused_at_its_line() -> None:
+    header = '{"type": "header", "format": "meta-memory-export", "format": "other", "version": 2}'
+    with pytest.raises(ImportError_) as info:
+        parse_lines(["", header])
+    assert info.value.line == 2 and "duplicate key" in info.value.rule
+
+
+_keys = st.text(max_size=6)
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_keys, inner, max_size=4),
+    max_leaves=20)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_json)
+def test_the_strict_reader_agrees_with_json_loads_without_repeats(value: Any) -> None:
+    text = json.dumps(value)
+    assert strict_json.loads(text) == json.loads(text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(_keys, _json, min_size=1, max_size=4), st.data())
+def test_any_repeated_key_at_any_depth_is_refused(obj: dict[str, Any], data: st.DataObject) -> None:
+    key = data.draw(st.sampled_from(sorted(obj)))
+    repeat = f"{json.dumps(obj)[:-1]}, {json.dumps(key)}: null}}"
+    wrapped = data.draw(st.sampled_from(["{}", "[{}]", '{{"outer": {}}}', '[1, {{"a": [{}]}}]']))
+    with pytest.raises(strict_json.DuplicateKeyError) as info:
+        strict_json.loads(wrapped.format(repeat) if wrapped != "{}" else repeat)
+    assert info.value.key == key
