@@ -63,7 +63,18 @@ __all__ = [
     "CATALOGUE",
     "catalogue_of",
     "from_jsonrpc",
+    "ECHO_CHARS",
+    "echo",
 ]
+
+#: A refusal repeats at most this many characters of a name the caller sent (a method, a field, a key).
+ECHO_CHARS = 64
+
+
+def echo(name: str) -> str:
+    """``name`` as a refusal may repeat it: its first :data:`ECHO_CHARS` characters, ``...`` after them
+    when it is longer (a caller's name may be megabytes long; the answer stays small)."""
+    return name if len(name) <= ECHO_CHARS else name[:ECHO_CHARS] + "..."
 
 
 class ValueRuleBroken(Exception):
@@ -154,6 +165,7 @@ class MethodNotFound(MetaError):
     wire_fields = ("method",)
 
     def __init__(self, method: str, message: str | None = None) -> None:
+        method = echo(method)
         super().__init__(message or f"Method not found: {method}", method=method)
         self.method = method
 

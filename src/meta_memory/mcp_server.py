@@ -45,15 +45,20 @@ identity and ``--session-key`` taint this server's writes.
 
 from __future__ import annotations
 
+import io
 import logging
-from collections.abc import Callable
+import os
+import sys
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterator
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import anyio
 import mcp_types as types
 from mcp.server import Server
 
+from . import strict_json
 from .clock import new_nonce
 from .errors import MetaError
 from .tool.schema import MEMORY_TOOL_NAME, memory_tool_definition
@@ -201,11 +206,60 @@ def default_session_key() -> str:
     return f"mcp-{new_nonce()}"
 
 
+class _StrictLines:
+    """The stdin lines the MCP SDK reads, less any line whose JSON names a key twice.
+
+    The SDK decodes a message itself (the last copy of a repeated key wins), so the one strict
+    reader (``strict_json.py``) looks at each line first: a line naming a key twice is logged and
+    never reaches the SDK, which is what the SDK does with any line that is not a message (no
+    answer; the client's request times out). Other lines pass unchanged, malformed ones included,
+    for the SDK to refuse as it does."""
+
+    def __init__(self, source: AsyncIterable[str]) -> None:
+        self._source = source
+
+    def __aiter__(self) -> AsyncIterator[str]:
+        return self._lines()
+
+    async def _lines(self) -> AsyncIterator[str]:
+        async for line in self._source:
+            try:
+                strict_json.loads(line)
+            except strict_json.DuplicateKeyError as exc:
+                log.warning("refused an MCP message: %s", exc)
+                continue
+            except (ValueError, RecursionError):
+                pass  # not JSON: the SDK's to refuse
+            yield line
+
+
+@contextmanager
+def _claimed_stdin() -> Iterator[AsyncIterable[str]]:
+    """The wire's stdin, read through :class:`_StrictLines`; while serving, fd 0 reads the null device
+    (as the SDK's own claim does), so nothing else in the process reads the client's messages."""
+    try:
+        private = os.dup(0)
+    except OSError:  # no descriptor 0: read the interpreter's stream in place
+        yield _StrictLines(anyio.wrap_file(sys.stdin))
+        return
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    # never closed: a worker thread may still block reading it after the transport exits
+    wire = io.TextIOWrapper(os.fdopen(private, "rb", closefd=False), encoding="utf-8", errors="replace")
+    try:
+        yield _StrictLines(anyio.wrap_file(wire))
+    finally:
+        with suppress(OSError):
+            os.dup2(private, 0)
+
+
 async def _serve(server: Server[Any]) -> None:
     from mcp.server.stdio import stdio_server
 
-    async with stdio_server() as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, server.create_initialization_options())
+    with _claimed_stdin() as stdin:
+        async with stdio_server(stdin=cast(Any, stdin)) as (read_stream, write_stream):
+            await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
 def serve_mcp_stdio(bridge: McpMemoryBridge) -> None:

@@ -15,7 +15,6 @@ with no usable evidence is skipped and counted.
 
 from __future__ import annotations
 
-import json
 import re
 import statistics
 import time
@@ -26,6 +25,7 @@ from typing import Any
 
 import httpx
 
+from . import strict_json
 from .sdk.transport import GatewayUnreachable, NotAGateway, _rpc_url
 
 __all__ = ["ReplayReport", "load_conversations", "replay"]
@@ -100,10 +100,10 @@ def load_conversations(path: Path | str) -> list[dict[str, Any]]:
     ``speaker`` (``text`` and ``blip_caption`` strings when present); ``qa`` a list of objects with a
     string ``question`` and an ``evidence`` list when present."""
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        data = strict_json.loads(Path(path).read_text(encoding="utf-8"))
     except UnicodeDecodeError:
         raise ValueError(f"{path}: is not UTF-8 text") from None
-    except json.JSONDecodeError as exc:
+    except ValueError as exc:  # not JSON, or an object naming a key twice
         raise ValueError(f"{path}: is not JSON ({exc})") from None
     if not isinstance(data, list):
         raise ValueError(f"{path}: expected a JSON list of LoCoMo samples, not a JSON {type(data).__name__}")

@@ -13,14 +13,17 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from .errors import echo
+
 __all__ = ["DuplicateKeyError", "loads"]
 
 
 class DuplicateKeyError(ValueError):
-    """A JSON object names ``key`` more than once."""
+    """A JSON object names ``key`` more than once; the message shows its first
+    ``errors.ECHO_CHARS`` characters, ``key`` holds it whole."""
 
     def __init__(self, key: str) -> None:
-        super().__init__(f"duplicate key {json.dumps(key)} in an object")
+        super().__init__(f"duplicate key {json.dumps(echo(key))} in an object")
         self.key = key
 
 

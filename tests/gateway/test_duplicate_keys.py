@@ -14,7 +14,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from meta_memory import strict_json
+from meta_memory import Meta, strict_json
+from meta_memory.errors import InvalidParams
+from meta_memory.portability.foreign import ForeignSourceError
+from meta_memory.portability.from_mem0 import load_docstore
 from meta_memory.portability.importer import ImportError_, parse_lines
 from meta_memory.tool.args import ToolArgumentError, parse_arguments
 from support import GatewayProcess, start_gateway
@@ -86,6 +89,51 @@ def test_an_import_line_naming_a_key_twice_is_refused_at_its_line() -> None:
     with pytest.raises(ImportError_) as info:
         parse_lines(["", header])
     assert info.value.line == 2 and "duplicate key" in info.value.rule
+
+
+def test_the_sdks_tool_call_refuses_argument_text_naming_a_key_twice(tmp_path: Any) -> None:
+    steered = '{"action": "recall", "query_text": "budget", "action": "remember", "title": "t", "body": "b"}'
+    with Meta.builder().persistent_state(tmp_path / "state").build() as h:
+        with pytest.raises(InvalidParams) as info:
+            h.agent_memory_tool(LEAD, steered)
+        assert info.value.field == "arguments"
+        assert h.list_agent_memory(LEAD).records == []
+
+
+def test_a_mem0_docstore_naming_a_key_twice_is_not_imported(tmp_path: Any) -> None:
+    path = tmp_path / "docstore.json"
+    path.write_text('{"docstore": {"m1": {"data": "harmless text", "data": "planted text", "user_id": "alice", '
+                    '"user_id": "bob"}}}')
+    with pytest.raises(ForeignSourceError) as info:
+        load_docstore(path)
+    assert "duplicate key" in str(info.value)
+
+
+@pytest.mark.gateway
+def test_refusals_repeat_at_most_a_short_prefix_of_a_callers_name(gateway: GatewayProcess) -> None:
+    """Sent with no token: a megabyte name comes back as a few dozen characters, not twice a megabyte."""
+    huge = "Q" * 1_000_000
+    bodies = [
+        json.dumps({"jsonrpc": "2.0", "id": 1, "method": "meta/agent_memory/remember",
+                    "params": {"identity": LEAD, "title": "t", "body": "b", huge: 1}}),
+        json.dumps({"jsonrpc": "2.0", "id": 2, "method": "meta/agent_memory/remember_batch",
+                    "params": {"identity": LEAD, "records": [{"title": "t", "body": "b"}, {"title": "t", "body": "b", huge: 1}]}}),
+        json.dumps({"jsonrpc": "2.0", "id": 3, "method": huge, "params": {}}),
+        f'{{"jsonrpc": "2.0", "id": 4, "method": "meta/status", "{huge}": 1, "{huge}": 2}}',
+    ]
+    for body in bodies:
+        out = _post(gateway, body)
+        assert "error" in out and len(json.dumps(out)) < 1_000, json.dumps(out)[:300]
+        assert "Q" * 64 + "..." in json.dumps(out)
+    assert _recalled(gateway, LEAD) == []
+
+
+def test_a_tool_refusal_names_a_few_unknown_fields_briefly() -> None:
+    arguments = {"action": "recall", **{f"{i:05d}" + "x" * 5_000: 1 for i in range(2_000)}}
+    with pytest.raises(ToolArgumentError) as info:
+        parse_arguments(arguments)
+    assert len(info.value.message) < 1_500 and info.value.message.startswith("unknown fields '00000")
+    assert "and 1992 more" in info.value.message
 
 
 _keys = st.text(max_size=6)

@@ -27,12 +27,12 @@ from __future__ import annotations
 
 import errno
 import fcntl
-import json
 import os
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from meta_memory import strict_json
 from meta_memory.agent_memory.fields import MEMORY_ID_RULE, is_well_formed_memory_id
 
 __all__ = ["MAX_MARKDOWN_FILE_BYTES", "IMPORT_TIMESTAMP_RANGE_MS", "IMPORTED_SUFFIX", "LegacyFileRefused",
@@ -86,7 +86,7 @@ def _parse_meta(line: str) -> dict[str, object] | None:
         if s.startswith(prefix):
             payload = s[len(prefix) : -len("-->")].strip()
             try:
-                value = json.loads(payload)
+                value = strict_json.loads(payload)
             except ValueError:
                 return None
             return value if isinstance(value, dict) else None

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from .. import strict_json
 from ..agent_memory.fields import MAX_BODY_BYTES
 from ..integrations.langgraph_items import identity_label, item_record, key_tag
 from .foreign import ForeignNote, ForeignRecord, ForeignSourceError
@@ -172,7 +173,7 @@ def _value(raw: Any) -> dict[str, Any]:
     if isinstance(raw, (bytes, str)):
         if len(raw) > MAX_BODY_BYTES:
             raise ValueError(f"value larger than the {MAX_BODY_BYTES}-byte record body")
-        raw = json.loads(raw)
+        raw = strict_json.loads(raw)
     if not isinstance(raw, dict):
         raise ValueError(f"a LangGraph store value must be a dict (got {type(raw).__name__})")
     return raw

@@ -32,7 +32,6 @@ pickle naming any callable (``os.system``) is refused before anything runs.
 from __future__ import annotations
 
 import io
-import json
 import pickle
 import sqlite3
 from dataclasses import dataclass
@@ -41,6 +40,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from .. import strict_json
 from ..identity import parse_identity
 from .foreign import ForeignNote, ForeignRecord, ForeignSourceError
 
@@ -133,7 +133,7 @@ def load_docstore(path: Path) -> dict[str, dict[str, Any]]:
         docstore = loaded[0]
     else:
         try:
-            loaded = json.loads(data)
+            loaded = strict_json.loads(data)
         except ValueError as exc:
             raise ForeignSourceError(f"{path}: not JSON ({str(exc).splitlines()[0]})") from None
         except RecursionError:

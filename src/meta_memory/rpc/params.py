@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from ..errors import InvalidParams, ValueRuleBroken
+from ..errors import InvalidParams, ValueRuleBroken, echo
 from ..identity import parse_identity, parse_realm
 
 __all__ = ["Params", "RealmDefaulted", "IdentityParams", "parse_params", "validation_to_invalid_params", "check_json_value", "MAX_PARAMS_DEPTH"]
@@ -144,7 +144,7 @@ _TYPE_RULES = {
 
 
 def _field_name(loc: tuple[Any, ...]) -> str | None:
-    parts = [str(p) for p in loc if not (isinstance(p, str) and p.startswith("function-"))]
+    parts = [echo(str(p)) for p in loc if not (isinstance(p, str) and p.startswith("function-"))]
     return ".".join(parts) if parts else None
 
 

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from ..access.requirements import Requires
-from ..errors import AgentMemoryError, InternalError, MethodNotFound, ValueRuleBroken
+from ..errors import AgentMemoryError, InternalError, MethodNotFound, ValueRuleBroken, echo
 from ..observability.metrics import UNKNOWN_METHOD
 from ..observability.tracing import span
 from .params import RealmDefaulted, check_json_value, parse_params, rule_to_invalid_params
@@ -220,7 +220,7 @@ class MethodTable:
             raise MethodNotFound(name)
         if not spec.available(runtime):
             hint = f" ({spec.unavailable_hint})" if spec.unavailable_hint else ""
-            raise MethodNotFound(name, f"Method not found: {name}{hint}")
+            raise MethodNotFound(name, f"Method not found: {echo(name)}{hint}")
         return spec
 
     def specs(self, runtime: "Runtime | None" = None) -> list[MethodSpec]:

@@ -19,12 +19,12 @@ when the gateway cannot be reached.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel
 
+from .. import strict_json
 from ..ledger.model import MemoryIndexResult, MemoryQueryResult, MemoryStoreInfo
 from .binding import rpc
 from .models import (
@@ -379,7 +379,7 @@ class HandleMethods:
         model's JSON text of one) that are not a JSON object raise ``InvalidParams`` (field ``arguments``)."""
         if isinstance(arguments, str):  # the model's JSON text; anything but an object is refused (-32602)
             try:
-                arguments = json.loads(arguments)
+                arguments = strict_json.loads(arguments)
             except ValueError:
                 pass
         return {**_params(identity=identity, session_key=session_key, mob=mob, realm=realm), "arguments": arguments}

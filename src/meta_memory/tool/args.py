@@ -37,6 +37,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationIn
 
 from meta_memory import strict_json
 from meta_memory.agent_memory.fields import check_ttl_s, memory_id_ref
+from meta_memory.errors import echo
 from meta_memory.limits import MAX_MEMORY_ENTRIES
 from meta_memory.recall.query_limits import query_size_error
 from meta_memory.tool.schema import (
@@ -350,11 +351,18 @@ def _coerce_object(arguments: object) -> Mapping[str, Any]:
     return arguments
 
 
+#: An unknown-field refusal names at most this many of the fields (each cut to ``errors.ECHO_CHARS``).
+_SHOWN_UNKNOWN = 8
+
+
 def _check_fields(args: Mapping[Any, Any]) -> None:
     unknown = [k for k in args if k not in ALLOWED_FIELDS]
     if not unknown:
         return
-    names = ", ".join(f"'{k}'" if isinstance(k, str) else repr(k) for k in unknown)
+    shown = [f"'{echo(k)}'" if isinstance(k, str) else echo(repr(k)) for k in unknown[:_SHOWN_UNKNOWN]]
+    if len(unknown) > _SHOWN_UNKNOWN:
+        shown.append(f"and {len(unknown) - _SHOWN_UNKNOWN} more")
+    names = ", ".join(shown)
     noun = "field" if len(unknown) == 1 else "fields"
     raise ToolArgumentError(f"unknown {noun} {names} (the memory tool accepts: {', '.join(ALLOWED_FIELDS)})")
 
@@ -389,7 +397,7 @@ def parse_arguments(arguments: object) -> ToolAction:
     if not isinstance(action, str):
         raise ToolArgumentError(f"`action` must be a string ({_EXPECTED_ACTIONS})")
     if action not in ACTIONS:
-        raise ToolArgumentError(f"unknown action '{action}' ({_EXPECTED_ACTIONS})")
+        raise ToolArgumentError(f"unknown action '{echo(str(action))}' ({_EXPECTED_ACTIONS})")
     try:
         return ACTION_MODELS[action].model_validate(dict(args))
     except ValidationError as exc:
