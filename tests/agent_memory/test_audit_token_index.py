@@ -224,3 +224,27 @@ def test_hot_reads_stay_on_their_indexes(planned: dict[str, Any], variant: str, 
         for sql in found:
             plan = [row[-1] for row in conn.execute("EXPLAIN QUERY PLAN " + sql)]
             assert good(plan), f"{what} ({variant}): {sql[:200]} planned as {plan}"
+
+
+def test_the_token_lookups_use_the_index_when_it_was_analysed_empty(tmp_path: Path) -> None:
+    """A realm of plain writes only leaves the partial token index empty, and ``ANALYZE`` then gives it no
+    statistics row; the first review's or erase's lookup by token still searches the index."""
+    root = tmp_path / "am"
+    clock = ManualClock(START_MS)
+    with SqliteAgentMemoryStore(root, clock) as store:
+        for i in range(300):
+            clock.advance(10)
+            record_writes.remember(store, R, ANA, f"plain {i}", f"a plain note {i}")
+    with sqlite3.connect(realm_db_path(root, R)) as conn:
+        conn.execute("ANALYZE")
+        assert conn.execute("SELECT 1 FROM sqlite_stat1 WHERE idx = 'audit_token_idx'").fetchone() is None
+        conn.execute("INSERT INTO audit(stage_token, op_index, op_kind, memory_id, detail, applied_at_ms) "
+                     "VALUES ('review-1', 0, 'create', 'mem-1', '{}', 1)")
+        for sql in (
+            "SELECT * FROM audit WHERE stage_token = 'review-1' AND stage_token NOT GLOB 'direct-*' AND op_index = 0 "
+            "ORDER BY audit_id LIMIT 1",
+            "SELECT * FROM audit WHERE stage_token = 'erase-1' AND stage_token NOT GLOB 'direct-*' "
+            "AND op_kind = 'erase' ORDER BY op_index",
+        ):
+            plan = [row[-1] for row in conn.execute("EXPLAIN QUERY PLAN " + sql)]
+            assert any("audit_token_idx" in p for p in plan), (sql, plan)
