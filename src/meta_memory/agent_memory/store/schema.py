@@ -220,6 +220,15 @@ _FEWER_PAGES_PER_WRITE = [
     "WHERE status_kind = 'quarantined'",
 ]
 
+# One b-tree fewer written by each plain write: its audit row (token ``direct-...``) is read by record id (history,
+# tombstones, erasures) and never by token; the token lookups are a review's replay (``AuditReads.at``) and an
+# erase's other rows (``AuditReads.erasure_of``), of ``review-`` and ``erase-`` tokens. The token index keeps
+# only the rows of the batches that are not plain writes (reviews, erases, staged commits, imports, harvests).
+_LOOKED_UP_AUDIT_TOKENS = [
+    "DROP INDEX IF EXISTS audit_token_idx",
+    f"CREATE INDEX audit_token_idx ON audit(stage_token) WHERE {ddl.AUDIT_TOKEN_INDEXED}",
+]
+
 MIGRATIONS: list[tuple[int, str, list[str]]] = [
     (1, "base-schema", _BASE_SCHEMA),
     (2, "recall-recency-indexes", _RECALL_INDEXES),
@@ -240,6 +249,7 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
         "WHERE status_kind = 'active' AND expires_at_ms IS NOT NULL",
     ]),
     (10, "fewer-pages-per-write", _FEWER_PAGES_PER_WRITE),
+    (11, "looked-up-audit-tokens", _LOOKED_UP_AUDIT_TOKENS),
 ]
 """``(version, name, statements)`` of domain :data:`SCHEMA_DOMAIN`, applied in order."""
 

@@ -58,6 +58,16 @@ AUDIT_COLUMNS = """stage_token TEXT NOT NULL,
         detail TEXT NOT NULL,
         applied_at_ms {int} NOT NULL"""
 
+#: The audit rows SQLite's token index holds (``audit_token_idx``, a partial index since migration 11): those
+#: of every batch but a plain write (a remember, an update, a forget, a batch applied whole: token
+#: ``direct-...``), whose rows are read by record id and never by token. A lookup by a token that index may
+#: hold names this predicate beside ``stage_token = ?``, so that SQLite may use it (``GLOB`` is case-sensitive
+#: whatever ``PRAGMA case_sensitive_like`` says: a row matches it iff its token does not start ``direct-``).
+AUDIT_TOKEN_INDEXED = "stage_token NOT GLOB 'direct-*'"
+#: PostgreSQL's spelling of :data:`AUDIT_TOKEN_INDEXED` (its ``LIKE`` is case-sensitive; no ``GLOB``), the
+#: predicate of its partial ``audit_token_idx`` (migration 11 there too).
+PG_AUDIT_TOKEN_INDEXED = "stage_token NOT LIKE 'direct-%'"
+
 
 #: ``pending_forgets`` after ``forget_id``.
 PENDING_FORGET_COLUMNS = """memory_id TEXT NOT NULL,

@@ -40,6 +40,7 @@ from typing import Any, Protocol
 from meta_memory.agent_memory.model import Scope
 from meta_memory.agent_memory.store.base import dumps
 from meta_memory.agent_memory.store.dialect import SQLITE, Dialect
+from meta_memory.agent_memory.store.shared_ddl import AUDIT_TOKEN_INDEXED, PG_AUDIT_TOKEN_INDEXED
 
 __all__ = [
     "AUDIT_INSERT_COLUMNS",
@@ -719,6 +720,16 @@ class AuditReads(_Repo):
         rows = self._sql.rows(f"SELECT {_AUDIT_COLS} FROM audit {tail}", params)
         return [AuditRow(r[0], r[1], r[2], r[3], r[4], _obj(r[5]), r[6]) for r in rows]
 
+    def _token_is(self, stage_token: str) -> str:
+        """The condition ``stage_token = ?``; for a token the partial token index holds (any but
+        ``direct-...``: see :data:`~.shared_ddl.AUDIT_TOKEN_INDEXED`), with that index's predicate in the
+        backend's spelling, which every row of that token meets (the same rows, found through the index).
+        A plain write's token is looked up without it (the same rows, by a scan: nothing reads those rows
+        by token)."""
+        if stage_token.startswith("direct-"):
+            return "stage_token = ?"
+        return f"stage_token = ? AND {AUDIT_TOKEN_INDEXED if self._sql.dialect is SQLITE else PG_AUDIT_TOKEN_INDEXED}"
+
     def tombstones_of(self, memory_id: str) -> list[AuditRow]:
         """The tombstone rows of ``memory_id``, newest first."""
         if self._sql.unstorable(memory_id):
@@ -729,7 +740,8 @@ class AuditReads(_Repo):
         """The row written by op ``op_index`` of the batch ``stage_token``, or ``None``."""
         if self._sql.unstorable(stage_token):
             return None
-        rows = self._rows("WHERE stage_token = ? AND op_index = ? ORDER BY audit_id LIMIT 1", (stage_token, op_index))
+        rows = self._rows(f"WHERE {self._token_is(stage_token)} AND op_index = ? ORDER BY audit_id LIMIT 1",
+                          (stage_token, op_index))
         return rows[0] if rows else None
 
     def of_records(self, ids: Sequence[str]) -> list[AuditRow]:
@@ -749,7 +761,8 @@ class AuditReads(_Repo):
         mine = self._rows("WHERE memory_id = ? AND op_kind = 'erase' ORDER BY audit_id DESC LIMIT 1", (memory_id,))
         if not mine:
             return []
-        return self._rows("WHERE stage_token = ? AND op_kind = 'erase' ORDER BY op_index", (mine[0].stage_token,))
+        token = mine[0].stage_token
+        return self._rows(f"WHERE {self._token_is(token)} AND op_kind = 'erase' ORDER BY op_index", (token,))
 
     def steward_rows(self, limit: int) -> list[AuditRow]:
         """The newest ``limit`` rows a steward wrote, newest first."""
