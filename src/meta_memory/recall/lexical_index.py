@@ -985,9 +985,9 @@ class LexicalIndexes:
 
         ``conn`` is the caller's open read transaction on ``realm`` (the index catches up to its
         snapshot first; ``snapshot``, when not ``None``, is an object naming that transaction: an index
-        caught up to it once is not asked again, its head only moves forward). ``None`` when the index is off, the realm is cold (a build is started),
-        being rebuilt, too large for the budget, small (under ``min_rows``: no build is started), or
-        ``match`` is not plain quoted terms
+        caught up to it once is not asked again, its head only moves forward). ``None`` when the index
+        is off, the realm is cold (a build is started), being rebuilt, too large for the budget, small
+        (under ``min_rows``: no build is started), or ``match`` is not plain quoted terms
         (:func:`meta_memory.recall.fts.match_terms`). Raises what ``conn`` raises (``sqlite3.Error``,
         e.g. when the time budget stops a statement); the index is left unchanged then.
         """
