@@ -73,3 +73,17 @@ def test_the_recall_s_transaction_serves_no_other_thread_nor_store(tmp_path: Pat
             worker.join()
         assert seen and getattr(seen[0], "memory_id", None) == late.memory_id
         assert store.get(R, late.memory_id) is not None  # the block's end ended its transaction
+
+
+def test_with_the_index_warm_a_recall_reads_the_change_log_once(tmp_path: Path) -> None:
+    with _store(tmp_path) as store:
+        store.lexical_index.min_rows = 0  # a small realm is indexed too
+        for i in range(6):
+            record_writes.remember(store, R, A, f"Harbour note {i}", f"the harbour ferry leaves at {i} o'clock")
+        assert store.lexical_index.warm(R)
+        expected = _recall(store, "harbour ferry")
+        seen = _traced(store)
+        assert _recall(store, "harbour ferry") == expected and len(expected) == 3
+        assert sum(1 for s in seen if "MAX(seq)" in s) == 1  # the index caught up once, for the candidates
+        assert not any(s.strip().startswith("SELECT memory_id, rid") for s in seen)  # anchors: from the candidates
+        assert sum(1 for s in seen if s.strip().upper().startswith("BEGIN")) == 1
