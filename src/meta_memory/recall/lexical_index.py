@@ -261,6 +261,7 @@ class _RealmIndex:
         self.version = 0  # moves with every added or removed row
         self.cached = 0  # postings held in the per-scope score caches
         self.pending = 0  # postings appended to Python lists, not yet merged into their term's arrays
+        self.caught_up_to: object = None  # the read transaction (its caller's token) the index last caught up to
 
     # ------------------------------------------------------------------ building
 
@@ -973,8 +974,9 @@ class LexicalIndexes:
 
     # ------------------------------------------------------------------ search
 
-    def search(self, conn: Any, realm: str, scope: tuple[str, str], match: str,
-               limit: int, only: Collection[int] | None = None) -> tuple[list[tuple[int, float]], TermColumns] | None:
+    def search(self, conn: Any, realm: str, scope: tuple[str, str], match: str, limit: int,
+               only: Collection[int] | None = None,
+               snapshot: object = None) -> tuple[list[tuple[int, float]], TermColumns] | None:
         """The scope's best ``limit`` ``(rid, bm25)`` for ``match``, best first, with their term table, or
         ``None``: ask FTS5. The table's column ``c`` is hit ``c``'s ``term -> columns holding it`` (bit ``i``
         = ``fts.COLUMNS[i]``) for the query's terms (:meth:`_RealmIndex.term_columns`,
@@ -982,9 +984,10 @@ class LexicalIndexes:
         recall).
 
         ``conn`` is the caller's open read transaction on ``realm`` (the index catches up to its
-        snapshot first). ``None`` when the index is off, the realm is cold (a build is started),
-        being rebuilt, too large for the budget, small (under ``min_rows``: no build is started), or
-        ``match`` is not plain quoted terms
+        snapshot first; ``snapshot``, when not ``None``, is an object naming that transaction: an index
+        caught up to it once is not asked again, its head only moves forward). ``None`` when the index
+        is off, the realm is cold (a build is started), being rebuilt, too large for the budget, small
+        (under ``min_rows``: no build is started), or ``match`` is not plain quoted terms
         (:func:`meta_memory.recall.fts.match_terms`). Raises what ``conn`` raises (``sqlite3.Error``,
         e.g. when the time budget stops a statement); the index is left unchanged then.
         """
@@ -1004,7 +1007,7 @@ class LexicalIndexes:
         if not _acquire(index.lock):
             return None  # busy past this recall's share of its budget: FTS5 answers
         try:
-            if not self._catch_up(conn, realm, index):
+            if not self._catch_up(conn, realm, index, snapshot):
                 return None
             hits = index.top(scope, terms, limit, only)
             table = index.term_columns(terms, [rid for rid, _ in hits])
@@ -1014,12 +1017,12 @@ class LexicalIndexes:
         return hits, table
 
     def neighbours(self, conn: Any, realm: str, scope: tuple[str, str], anchors: Sequence[int], span: int,
-                   window_ms: int) -> dict[int, list[int]] | None:
+                   window_ms: int, snapshot: object = None) -> dict[int, list[int]] | None:
         """Per anchor rid, the rids of ``scope``'s rows written just before and after it (see
         :meth:`_RealmIndex.neighbours`: ``span`` per side in write order within ``window_ms``, nearest
         first, alternating sides), from memory; ``None`` (ask the database) when the realm is not
         answered from memory now or an anchor is not indexed in ``conn``'s snapshot. Raises what
-        ``conn`` raises."""
+        ``conn`` raises. ``snapshot``: as for :meth:`search`."""
         if self.max_bytes == 0:
             return None
         with self._lock:
@@ -1030,7 +1033,7 @@ class LexicalIndexes:
         if not _acquire(index.lock):
             return None  # busy past this recall's share of its budget: the database answers
         try:
-            if not self._catch_up(conn, realm, index):
+            if not self._catch_up(conn, realm, index, snapshot):
                 return None
             for rid in anchors:
                 found = index.neighbours(scope, rid, span, window_ms)
@@ -1041,14 +1044,19 @@ class LexicalIndexes:
             index.lock.release()
         return out
 
-    def _catch_up(self, conn: Any, realm: str, index: _RealmIndex) -> bool:
+    def _catch_up(self, conn: Any, realm: str, index: _RealmIndex, snapshot: object = None) -> bool:
         """Bring ``index`` to ``conn``'s snapshot (caller holds ``index.lock``); ``False`` when more than
-        :data:`CATCH_UP_LIMIT` rows changed: the worker catches up meanwhile (the caller asks FTS5)."""
+        :data:`CATCH_UP_LIMIT` rows changed: the worker catches up meanwhile (the caller asks FTS5).
+        ``snapshot`` (not ``None``): the transaction's name; the index already caught up to it is not
+        asked again."""
+        if snapshot is not None and index.caught_up_to is snapshot:
+            return True
         found = _changes(conn, index.seq, CATCH_UP_LIMIT)
         if found is None:
             self._schedule(realm, force=True)
             return False
         _apply(index, *found)
+        index.caught_up_to = snapshot
         if index.needs_rebuild():  # still exact; a rebuild drops the removed rows' postings
             self._schedule(realm, force=True)
         return True

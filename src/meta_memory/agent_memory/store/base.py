@@ -328,8 +328,9 @@ class AgentMemoryStore(ABC):
     def recall_reads(self) -> AbstractContextManager[None]:
         """A block whose reads are a recall's (candidates, neighbours, the runtime's re-check): a store
         that queues usage marks (SQLite and PostgreSQL, :class:`~.telemetry.PendingTelemetry`) does not
-        write them before these reads, as it does before any other read, so a recall never writes. The
-        default does nothing."""
+        write them before these reads, as it does before any other read, so a recall never writes. SQLite
+        also answers the block's reads of a realm on its thread from one read transaction (one snapshot
+        a recall). The default does nothing."""
         return nullcontext()
 
     # ----------------------------------------------------------------- readiness

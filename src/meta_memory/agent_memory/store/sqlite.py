@@ -34,6 +34,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from contextvars import ContextVar
 from functools import lru_cache
 from itertools import zip_longest
 from pathlib import Path
@@ -221,6 +222,65 @@ class _RealmDb:
 def _stop_when_expired() -> int:
     """SQLite progress handler: non-zero aborts the running statement (``interrupted``)."""
     return 1 if deadline.expired() else 0
+
+
+class _Pin:
+    """One realm's read transaction in a :class:`_Pins`: its database (held open for the block, ``None`` for
+    a realm without one), the pooled reader connection inside the transaction, the reads using it now and
+    whether one of them failed."""
+
+    __slots__ = ("db", "conn", "users", "failed", "token", "rids")
+
+    def __init__(self, db: _RealmDb | None, conn: sqlite3.Connection) -> None:
+        self.db, self.conn = db, conn
+        self.users = 0
+        self.failed = False
+        #: names the transaction to the in-process index (caught up to it once, it is not asked again)
+        self.token = object()
+        #: ``memory_id -> rid`` of the candidates found live in the scope in this transaction
+        self.rids: dict[str, int] = {}
+
+
+class _Pins:
+    """The read transactions a :meth:`SqliteAgentMemoryStore.recall_reads` block holds open, per realm. Only
+    the block's own thread, and only ``store``, uses them."""
+
+    __slots__ = ("store", "thread", "open")
+
+    def __init__(self, store: SqliteAgentMemoryStore) -> None:
+        self.store = store
+        self.thread = threading.get_ident()
+        self.open: dict[str, _Pin] = {}
+
+    def end(self, realm: str) -> None:
+        """End ``realm``'s transaction and hand its connection and database back."""
+        store = self.store
+        pin = self.open.pop(realm)
+        db, conn = pin.db, pin.conn
+        try:
+            if conn.in_transaction:
+                with contextlib.suppress(sqlite3.Error):
+                    conn.execute("COMMIT")
+            store._checkin(db, conn)
+        finally:
+            if db is not None:
+                store._release(db)
+
+    def of(self, conn: sqlite3.Connection) -> _Pin | None:
+        """The transaction whose connection is ``conn``, if any."""
+        for pin in self.open.values():
+            if pin.conn is conn:
+                return pin
+        return None
+
+    def close(self) -> None:
+        """End every transaction of the block."""
+        while self.open:
+            self.end(next(iter(self.open)))
+
+
+#: The read transactions of the :meth:`SqliteAgentMemoryStore.recall_reads` block being run, if any.
+_PINS: ContextVar[_Pins | None] = ContextVar("sqlite_recall_pins", default=None)
 
 
 class _Ranked:
@@ -551,13 +611,29 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore[sqlite3.Connection]):
         A realm without a database reads as empty (nothing is created)."""
         return self._read(realm)
 
-    def recall_reads(self) -> contextlib.AbstractContextManager[None]:
-        """See :meth:`AgentMemoryStore.recall_reads`: reads in the block leave the queued usage marks queued."""
-        return recall_reads()
+    @contextlib.contextmanager
+    def recall_reads(self) -> Iterator[None]:
+        """See :meth:`AgentMemoryStore.recall_reads`: reads in the block leave the queued usage marks queued,
+        and the reads of one realm on the block's thread share one read transaction, opened by the first of
+        them and ended with the block (a recall's candidates, neighbours and re-check: one snapshot, one
+        ``BEGIN`` and ``COMMIT``, instead of one each). A read on another thread opens its own as always."""
+        pins = _Pins(self)
+        token = _PINS.set(pins)
+        try:
+            with recall_reads():
+                yield
+        finally:
+            _PINS.reset(token)
+            pins.close()
 
     @contextlib.contextmanager
     def _read(self, realm: str) -> Iterator[sqlite3.Connection]:
         deadline.check()
+        pins = _PINS.get()
+        if pins is not None and pins.store is self and pins.thread == threading.get_ident():
+            with self._pinned(pins, realm) as conn:
+                yield conn
+            return
         with span("store.snapshot", **{"db.system.name": "sqlite", "db.namespace": realm}), \
                 self._using(realm, create=False) as db:
             if db is not None and self._pending.unsettled(db.name) and not in_recall_reads():
@@ -578,6 +654,56 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore[sqlite3.Connection]):
                 raise AgentMemoryError("io", f"read failed: {exc}") from None
             finally:
                 self._checkin(db, conn)
+
+    @contextlib.contextmanager
+    def _pinned(self, pins: _Pins, realm: str) -> Iterator[sqlite3.Connection]:
+        """:meth:`_read` inside :meth:`recall_reads`: the realm's read transaction of the block, opened by its
+        first read. A read that fails ends it once no read of the block uses it (a statement stopped at the
+        deadline may have ended the transaction): the next read opens a new one."""
+        pin = pins.open.get(realm)
+        if pin is None:
+            with span("store.snapshot", **{"db.system.name": "sqlite", "db.namespace": realm}):
+                db = self._acquire(realm, create=False)
+                try:
+                    conn = self._checkout(db)
+                except BaseException:
+                    if db is not None:
+                        self._release(db)
+                    raise
+                pin = pins.open[realm] = _Pin(db, conn)
+                try:
+                    conn.execute("BEGIN")
+                except sqlite3.Error as exc:
+                    pins.end(realm)
+                    raise self._read_error(db, exc) from None
+        pin.users += 1
+        try:
+            yield pin.conn
+        except sqlite3.Error as exc:
+            pin.failed = True
+            raise self._read_error(pin.db, exc) from None
+        except BaseException:
+            pin.failed = True
+            raise
+        finally:
+            pin.users -= 1
+            if pin.failed and not pin.users and pins.open.get(realm) is pin:
+                pins.end(realm)
+
+    def _pin_of(self, conn: sqlite3.Connection) -> _Pin | None:
+        """The :meth:`recall_reads` block's transaction ``conn`` is in, if it is one (else ``None``)."""
+        pins = _PINS.get()
+        if pins is None or pins.store is not self or pins.thread != threading.get_ident():
+            return None
+        return pins.of(conn)
+
+    def _read_error(self, db: _RealmDb | None, exc: sqlite3.Error) -> AgentMemoryError:
+        """What a failed read raises (as :meth:`_read` does)."""
+        if deadline.expired():
+            return AgentMemoryError("timeout", "recall stopped: its time budget ran out")
+        if db is not None and is_corrupt(exc):
+            return self._open_error(db.path, exc)
+        return AgentMemoryError("io", f"read failed: {exc}")
 
     def _tx(self, db: _RealmDb, fn: Callable[[sqlite3.Connection], _T], *, durable: bool = True) -> _T:
         """Run ``fn`` in one write transaction on ``db`` (see :meth:`_writing`)."""
@@ -1019,11 +1145,18 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore[sqlite3.Connection]):
         at_of = {a.memory_id: a.created_at_ms for a in anchors}
         out: dict[str, list[RecordView]] = {}
         with self._read(realm) as conn:
-            rids = dict(conn.execute(f"SELECT memory_id, rid FROM records WHERE memory_id IN ({', '.join('?' * len(ids))})",
-                                     ids).fetchall())
+            pin = self._pin_of(conn)
+            # the rids of anchors found as candidates in this same transaction are known; the others are read
+            rids = {mid: pin.rids[mid] for mid in ids if mid in pin.rids} if pin is not None else {}
+            unknown = [mid for mid in ids if mid not in rids]
+            if unknown:
+                rids.update(conn.execute(
+                    f"SELECT memory_id, rid FROM records WHERE memory_id IN ({', '.join('?' * len(unknown))})",
+                    unknown).fetchall())
             found = [mid for mid in ids if mid in rids]
             near = self.lexical_index.neighbours(conn, self._realm_name(realm), (kind, key),
-                                                 [rids[mid] for mid in found], span, window_ms)
+                                                 [rids[mid] for mid in found], span, window_ms,
+                                                 None if pin is None else pin.token)
             if near is not None:
                 return self._neighbour_views(conn, self._realm_name(realm), kind, key,
                                              {mid: near[rids[mid]] for mid in found}, now)
@@ -1068,9 +1201,11 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore[sqlite3.Connection]):
         with self._read(realm) as conn:
             # records past their expiry keep their full-text rows until the sweep: ask for that many more
             expired = self._expired_count(conn, kind, key, now)
+            pin = self._pin_of(conn)
 
             def ranked(n: int, among: frozenset[int] | None) -> _Ranked:
-                found = self.lexical_index.search(conn, name, (kind, key), match_expression, n, among)
+                found = self.lexical_index.search(conn, name, (kind, key), match_expression, n, among,
+                                                  None if pin is None else pin.token)
                 if found is not None:
                     hits, table = found
                     return _Ranked([(rid, score, c) for c, (rid, score) in enumerate(hits)], table=table)
@@ -1167,6 +1302,9 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore[sqlite3.Connection]):
         if not hits:
             return Candidates()
         views = self._views.views(conn, name, [rid for rid, _, _ in hits], _LIVE_IN_SCOPE, (kind, key, now_ms))
+        pin = self._pin_of(conn)
+        if pin is not None:  # the neighbour walk of this recall finds its anchors' rids here
+            pin.rids.update((view.id, rid) for rid, view in views.items())
         kept = [(v, score, c) for rid, score, c in hits if (v := views.get(rid)) is not None][:limit]
         items = [(v, score) for v, score, _ in kept]
         if ranked.table is not None:
