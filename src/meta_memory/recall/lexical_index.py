@@ -16,7 +16,9 @@ order as the FTS5 path (:func:`meta_memory.recall.bm25.scoped_candidates`):
   scope's rows holding it (the phrase's postings of that scope), with ``N`` and ``avgdl``
   the scope's row count and tokens per row (kept per scope as rows come and go); rows of
   other scopes change neither; ties by ``rid``. A phrase's per-posting scores for one
-  scope are kept until a row of that scope changes;
+  scope are kept until a row of that scope changes; those of the mid-frequency words of a
+  realm's largest scope are computed as soon as it is built (:meth:`_RealmIndex.prepare`),
+  so no search pays for meeting them first;
 * when the query's terms hold more than :data:`PRUNE_MIN_POSTINGS` postings (fewer are summed in one
   vectorised pass, cheaper than the pruning's set-up),
   rows that cannot enter the best ``limit`` are skipped (MaxScore, :meth:`_RealmIndex._pruned`):
@@ -48,7 +50,8 @@ Coherence with the durable store (SQLite stays the source of truth):
   or other-scope record can never come back, whatever the index holds.
 
 Memory: each realm's index is sized (:meth:`_RealmIndex.nbytes`, an estimate of
-its arrays and vocabulary) and the realms together are kept under ``max_bytes``
+its arrays, vocabulary and kept scores, those computed at the build included: the index grows
+with those to at most :data:`PREPARE_SHARE` of the budget) and the realms together are kept under ``max_bytes``
 (``[agent_memory] recall_index_mb``, :data:`DEFAULT_MAX_BYTES`) by evicting the
 least recently searched; a realm larger than the whole budget stays on FTS5. A build reads
 :data:`BUILD_CHUNK` rows at a time (its transient Python objects are one chunk's) and gives up
