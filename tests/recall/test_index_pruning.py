@@ -187,3 +187,62 @@ def test_a_query_of_few_postings_is_scored_in_full_without_trying_to_prune(monke
             pass
         else:
             raise AssertionError("over the threshold the pruned path is tried")
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(docs=st.lists(doc, min_size=1, max_size=50),
+       queries=st.lists(st.lists(st.sampled_from(QUERY_WORDS), min_size=1, max_size=8), min_size=1, max_size=4),
+       limit=st.integers(1, 12), least=st.integers(0, 40), room=st.sampled_from([0, 2000, 6000, None]),
+       removed=st.lists(st.integers(1, 150), max_size=4), added=st.lists(doc, max_size=2))
+def test_scores_computed_when_the_realm_is_built_change_no_answer(
+        docs: list[Any], queries: list[list[str]], limit: int, least: int, room: int | None, removed: list[int],
+        added: list[Any]) -> None:
+    """A realm whose terms' scores were computed ahead (``prepare``: any threshold of postings, any room,
+    one scope or two, removed rows) answers every query as a realm that computes them on first use: the
+    same rows, scores bit for bit, ties by rid, pruned, exhaustive and among given rids — and so after
+    rows are added and removed later (the scores computed ahead are then stale and recomputed)."""
+    rows = _rows(docs)
+    lazy, ahead = _built(rows), _built(rows)
+    for index in (lazy, ahead):
+        for rid in removed:
+            index.remove(rid)
+    before = ahead.nbytes()
+    with _setting("PREPARE_MIN_POSTINGS", least):
+        ahead.prepare(None if room is None else before + room)
+    assert ahead.nbytes() == before + 12 * ahead.cached and (room is None or ahead.nbytes() <= before + room)
+    only = {rid for rid in range(1, len(rows) + 1, 3)}
+
+    def answers(index: _RealmIndex) -> list[Any]:
+        with _setting("PRUNE_MIN_POSTINGS", 0), _setting("PRUNE_POOL", 3):
+            return [(index.top(scope, terms, limit), index.top(scope, terms, limit, exhaustive=True),
+                     index.top(scope, terms, limit, only)) for scope in SCOPES for terms in queries]
+
+    assert answers(ahead) == answers(lazy)
+    for index in (lazy, ahead):
+        for extra in _rows(added):
+            index.add((extra[0] + 1000, *extra[1:]))
+        index.remove(2)
+    assert answers(ahead) == answers(lazy)
+
+
+def test_a_built_realm_has_its_mid_frequency_words_scored_and_counted() -> None:
+    """After ``prepare`` a search meets no term of at least ``PREPARE_MIN_POSTINGS`` postings unscored but the
+    common ones (held by half the rows or more: read only at candidates); the scores are counted in
+    ``nbytes`` (12 bytes a posting), and a room too small for a term's scores leaves it to the first search."""
+    rows = [(i + 1, "identity", "ana", i, f"note {i}",
+             "common filler" + (" alpha" if i % 5 == 0 else "") + (" beta" if i % 7 < 2 else ""), "")
+            for i in range(3000)]
+    index = _built(rows)
+    before = index.nbytes()
+    with _setting("PREPARE_MIN_POSTINGS", 100):
+        done = index.prepare(before + 12 * 600)  # room for alpha's 600 postings, not for beta's 858 too
+        assert done == 600
+        assert index.postings["alpha"].scope_scores is not None and index.postings["beta"].scope_scores is None
+        assert index.nbytes() == before + 12 * 600
+        index.prepare(None)
+    assert index.postings["beta"].scope_scores is not None
+    assert index.postings["common"].scope_scores is None and index.postings["note"].scope_scores is None
+    assert index.nbytes() == before + 12 * (600 + 858)
+    fresh = _built(rows)
+    for terms in (["alpha", "beta", "common"], ["beta", "filler"], ["alpha"]):
+        assert index.top(("identity", "ana"), terms, 10) == fresh.top(("identity", "ana"), terms, 10)

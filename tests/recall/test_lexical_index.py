@@ -25,7 +25,7 @@ from meta_memory.agent_memory.filters import parse_filter
 from meta_memory.agent_memory.model import Author, Scope
 from meta_memory.agent_memory.store.sqlite import SqliteAgentMemoryStore, realm_db_path
 from meta_memory.agent_memory.writes import RememberItem
-from meta_memory.recall import fts
+from meta_memory.recall import fts, lexical_index
 from meta_memory.recall.lexical_index import CATCH_UP_LIMIT, bm25_top
 from meta_memory.recall.text import token_set
 from support import raw_rows
@@ -444,6 +444,35 @@ def test_the_memory_figure_covers_what_the_index_holds(tmp_path: Path, distinct:
         grown = _traced(grow)
         assert index.position(REALM) > at  # type: ignore[operator]  # applied in place: appended postings wait unmerged
         assert built + grown <= index.nbytes() * 1.15, (built + grown, index.nbytes())
+
+
+def test_the_memory_figure_covers_the_scores_computed_when_a_realm_is_built(tmp_path: Path,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """A built realm's mid-frequency words get their per-row scores computed at once (no search pays for
+    them); that memory is in ``nbytes``, so the budget still bounds what the index holds, and the index
+    grows with them to at most ``PREPARE_SHARE`` of the budget."""
+    monkeypatch.setattr(lexical_index, "PREPARE_MIN_POSTINGS", 100)
+    words = [f"w{k:02d}" for k in range(40)]
+    rng = random.Random(5)
+    items = [RememberItem(f"Note {i}", " ".join(rng.sample(words, 8)) + f" n{i:05d}z") for i in range(2000)]
+    with SqliteAgentMemoryStore(tmp_path / "am") as store:
+        index = store.lexical_index
+        index.min_rows = 0
+        index.background = False
+        for start in range(0, len(items), 1000):
+            record_writes.remember_many(store, REALM, A, items[start:start + 1000])
+        built = _traced(lambda: index.warm(REALM))
+        assert index.ready(REALM)
+        realm = index._ready[REALM]
+        scored = sum(len(p.scope_scores) for p in realm.postings.values() if p.scope_scores is not None)
+        assert scored >= 2000 * 8 * 0.9  # every word is in about a fifth of the rows: all scored ahead
+        assert realm.cached == scored
+        assert built <= index.nbytes() * 1.15, (built, index.nbytes())
+        assert index.nbytes() <= index.max_bytes * lexical_index.PREPARE_SHARE
+        match = fts.match_expression("w01 w02 w03")
+        assert match is not None
+        assert len(store.search(REALM, Scope.identity(REALM, A), match, 10)) == 10
+        assert realm.cached == scored  # nothing left for the search to compute
 
 
 def test_a_realm_of_one_scope_ranks_alike_on_both_paths(store: SqliteAgentMemoryStore) -> None:

@@ -16,7 +16,9 @@ order as the FTS5 path (:func:`meta_memory.recall.bm25.scoped_candidates`):
   scope's rows holding it (the phrase's postings of that scope), with ``N`` and ``avgdl``
   the scope's row count and tokens per row (kept per scope as rows come and go); rows of
   other scopes change neither; ties by ``rid``. A phrase's per-posting scores for one
-  scope are kept until a row of that scope changes;
+  scope are kept until a row of that scope changes; those of the mid-frequency words of a
+  realm's largest scope are computed as soon as it is built (:meth:`_RealmIndex.prepare`),
+  so no search pays for meeting them first;
 * when the query's terms hold more than :data:`PRUNE_MIN_POSTINGS` postings (fewer are summed in one
   vectorised pass, cheaper than the pruning's set-up),
   rows that cannot enter the best ``limit`` are skipped (MaxScore, :meth:`_RealmIndex._pruned`):
@@ -48,7 +50,8 @@ Coherence with the durable store (SQLite stays the source of truth):
   or other-scope record can never come back, whatever the index holds.
 
 Memory: each realm's index is sized (:meth:`_RealmIndex.nbytes`, an estimate of
-its arrays and vocabulary) and the realms together are kept under ``max_bytes``
+its arrays, vocabulary and kept scores, those computed at the build included: the index grows
+with those to at most :data:`PREPARE_SHARE` of the budget) and the realms together are kept under ``max_bytes``
 (``[agent_memory] recall_index_mb``, :data:`DEFAULT_MAX_BYTES`) by evicting the
 least recently searched; a realm larger than the whole budget stays on FTS5. A build reads
 :data:`BUILD_CHUNK` rows at a time (its transient Python objects are one chunk's) and gives up
@@ -135,6 +138,17 @@ LOOKUP_COST = 4
 #: measured on the synthetic corpora of ``benchmarks/recall.py`` (3,000 to 30,000 rows: the exhaustive path 2-4x
 #: faster; 100,000 rows, about 150,000 postings a query: the pruned path faster).
 PRUNE_MIN_POSTINGS = 50_000
+
+#: Postings (all scopes) from which a term's per-row scores are computed as soon as its realm is built
+#: (:meth:`_RealmIndex.prepare`) instead of by the first search that meets it: below it that first
+#: computation costs a search well under a millisecond, above it several (about 10 ns a posting, so a query
+#: of a few words each in 5-30 % of a million rows spent 10-20 ms on them).
+PREPARE_MIN_POSTINGS = 4096
+
+#: Share of the memory budget (``max_bytes``) up to which a built realm's index may grow with the scores
+#: computed ahead (:meth:`_RealmIndex.prepare`): the rest stays for other realms and for the scores searches
+#: compute later.
+PREPARE_SHARE = 0.5
 
 #: Relative margin on every bound comparison of a pruned search: covers the rounding of sums of a few hundred
 #: floats (about 1e-13 relative) many times over, so a row is skipped only when it surely scores lower.
@@ -363,6 +377,39 @@ class _RealmIndex:
         self.scope_tokens[sid] += size
         self.scope_version[sid] = self.version
 
+    def prepare(self, max_bytes: int | None = None, pause: Callable[[], None] | None = None) -> int:
+        """Compute now, for the realm's largest scope, what a search would compute the first time it meets each
+        term of at least :data:`PREPARE_MIN_POSTINGS` postings: the peaks its score bound is taken from and,
+        for a term of idf above bm25's floor (held by under half the scope's rows), its per-row scores
+        (:meth:`_term`, kept as a search keeps them, counted in :meth:`nbytes` at 12 bytes a posting). Terms
+        are taken from the most postings down; a term's scores are skipped when they would take
+        :meth:`nbytes` past ``max_bytes`` (``None``: no limit). The answers are unchanged (a search computes
+        the same arrays); a change to a row of the scope makes them stale as it does the lazily computed ones.
+        ``pause`` is called between terms (it may sleep). Returns the postings whose scores were computed."""
+        if not self.scope_rows:
+            return 0
+        sid = max(range(len(self.scope_rows)), key=self.scope_rows.__getitem__)
+        n_rows = self.scope_rows[sid]
+        if n_rows <= 0:
+            return 0
+        whole = len(self.scopes) == 1 and self.removed == 0
+        terms = sorted((p for p in self.postings.values() if len(p.slots) + len(p.more_slots) >= PREPARE_MIN_POSTINGS),
+                       key=lambda p: -(len(p.slots) + len(p.more_slots)))
+        done = 0
+        for p in terms:
+            if pause is not None:
+                pause()
+            n = len(p.slots) + len(p.more_slots)
+            if whole:
+                self._bound(p, sid, whole)
+            if bm25.idf(n_rows, min(n, n_rows)) <= bm25.IDF_FLOOR:
+                continue  # a common word: read at a search's few candidates, never scored whole
+            if max_bytes is not None and self.nbytes() + n * 12 > max_bytes:
+                continue
+            scored = self._term(p, sid, whole)
+            done += 0 if scored is None else len(scored[1])
+        return done
+
     # ------------------------------------------------------------------ changes
 
     def remove(self, rid: int) -> None:
@@ -587,9 +634,7 @@ class _RealmIndex:
             cand: np.ndarray = np.flatnonzero(acc >= cut - (theta + unread) * BOUND_MARGIN)
             partial: np.ndarray = acc[cand]
         else:
-            every = np.concatenate([slots for slots, _ in parts])
-            cand, where = np.unique(every, return_inverse=True)
-            partial = np.bincount(where, weights=np.concatenate([share for _, share in parts]), minlength=len(cand))
+            cand, partial = _summed(parts)
         keep = (partial + unread) * (1.0 + BOUND_MARGIN) >= theta
         cand, partial = cand[keep].astype(np.int32), partial[keep]
         if len(cand) > limit:  # the best rows by their partial sums, scored exactly
@@ -850,6 +895,26 @@ def _acquire(lock: threading.Lock) -> bool:
     if left_ms is None:
         return lock.acquire()
     return lock.acquire(timeout=left_ms * LOCK_WAIT_SHARE / 1000)
+
+
+def _summed(parts: Sequence[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
+    """``(slots, sums)``: each slot of the ``parts`` (``(slots, values)`` pairs, each part's slots ascending and
+    distinct) once, ascending, with its values summed in the parts' order (as ``np.bincount`` over their
+    concatenation adds them). The parts are merged by a stable sort (runs already in order: far cheaper than
+    ``np.unique``'s sort of the whole)."""
+    import numpy as np
+    if len(parts) == 1:
+        return parts[0][0], parts[0][1].astype(np.float64)
+    every = np.concatenate([slots for slots, _ in parts])
+    order = np.argsort(every, kind="stable")
+    every = every[order]
+    first = np.empty(len(every), dtype=bool)
+    if len(every):
+        first[0] = True
+        np.not_equal(every[1:], every[:-1], out=first[1:])
+    group = np.cumsum(first) - 1
+    values = np.concatenate([values for _, values in parts])[order]
+    return every[first], np.bincount(group, weights=values, minlength=int(group[-1]) + 1 if len(group) else 0)
 
 
 def _distinct(values: np.ndarray) -> np.ndarray:
@@ -1125,6 +1190,8 @@ class LexicalIndexes:
         with self.snapshot(realm) as conn:
             seq = int(conn.execute(_HEAD).fetchone()[0])
             index = _RealmIndex.build(seq, conn.execute(_ALL_ROWS), self.max_bytes, self._pause)
+        # the scores searches would compute on first meeting a term, now, while FTS5 still answers
+        prepared = 0 if index is None else index.prepare(int(self.max_bytes * PREPARE_SHARE), self._pause)
         with self._lock:
             if self._closed or self._drops.get(realm, 0) != drops:  # closed, or erased meanwhile: not kept
                 return
@@ -1139,8 +1206,8 @@ class LexicalIndexes:
             self._ready.move_to_end(realm)
         if _SETTLE and index.live >= SETTLE_MIN_ROWS:
             _settle()
-        _log.info("recall index of realm %s ready: %d rows, %d postings, %d bytes of the %d-byte budget, "
-                  "built in %.1f s", realm, index.live, index.n_postings, index.nbytes(), self.max_bytes,
+        _log.info("recall index of realm %s ready: %d rows, %d postings (%d scored ahead), %d bytes of the %d-byte "
+                  "budget, built in %.1f s", realm, index.live, index.n_postings, prepared, index.nbytes(), self.max_bytes,
                   time.monotonic() - started)
         self._fit(realm)
 
