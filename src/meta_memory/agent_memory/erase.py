@@ -16,7 +16,7 @@ same content (an older tombstoned copy) — from every place that holds content,
 
 and leaves one ``erase`` audit row per record or proposal with what an audit needs: the id, scope,
 content hash, who erased it, when, and the caller's reason. The **erasure register** (``erasures``:
-ids, scopes and content hashes, never content) keeps it gone: every write — remember, a batch, the
+ids, scopes, content hashes and folded hashes, never content) keeps it gone: every write — remember, a batch, the
 recorder tool, an import, the markdown import, a proposal, a promotion, a review — is refused
 (``AgentMemoryError("erased")``) when it would bring back an erased id, or erased content into the
 scope it was erased from (compared by :func:`~meta_memory.agent_memory.hashing.content_hash` of the
