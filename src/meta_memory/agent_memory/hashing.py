@@ -22,7 +22,8 @@ import threading
 import time
 from collections.abc import Sequence
 
-__all__ = ["content_hash", "fold_whitespace", "folded_content_hash", "fnv1a64", "fnv1a64_many", "new_memory_id", "new_memory_ids", "mint_token"]
+__all__ = ["content_hash", "fold_whitespace", "folded_content_hash", "fnv1a64", "fnv1a64_many", "new_memory_id",
+           "new_memory_ids", "mint_token"]
 
 _FNV_OFFSET = 14695981039346656037
 _FNV_PRIME = 1099511628211
