@@ -9,6 +9,8 @@ from meta_memory.agent_memory.hashing import (
     content_hash,
     fnv1a64,
     fnv1a64_many,
+    fold_whitespace,
+    folded_content_hash,
     mint_token,
     new_memory_id,
     new_memory_ids,
@@ -65,3 +67,42 @@ def test_ids_minted_together_carry_each_record_own_hash() -> None:
     assert len(set(ids)) == len(ids)
     for memory_id, (title, body) in zip(ids, contents, strict=True):
         assert memory_id.endswith(f"-{fnv1a64(title.encode(), body.encode()):016x}")
+
+
+#: Every character Python's ``str.split`` splits on (the fold's whitespace), the no-break space among them.
+WHITESPACE = "".join(chr(c) for c in range(0x3001) if chr(c).isspace())
+_words = st.lists(st.text(st.characters(blacklist_categories=("Zs", "Zl", "Zp", "Cc")), min_size=1), max_size=8)
+_runs = st.text(st.sampled_from(WHITESPACE), min_size=1, max_size=4)
+
+
+def test_the_fold_takes_the_unicode_spaces() -> None:
+    assert "\u00a0" in WHITESPACE and "\u3000" in WHITESPACE and "\t" in WHITESPACE
+    assert fold_whitespace(" a \u00a0 b\t\r\nc\u2003 ") == "a b c"
+    assert folded_content_hash("T", "a  b") == folded_content_hash("T", "a\u00a0b") == content_hash("T", "a b")
+
+
+@given(st.text(), st.text())
+def test_folding_is_idempotent(title: str, body: str) -> None:
+    once = fold_whitespace(body)
+    assert fold_whitespace(once) == once and " " * 2 not in once and once == once.strip()
+    folded = folded_content_hash(title, body)
+    assert folded_content_hash(fold_whitespace(title), once) == folded
+    assert folded_content_hash(title, body, content_hash(title, body)) == folded  # the shortcut changes nothing
+
+
+@given(st.text(), _words, st.data())
+def test_the_folded_hash_ignores_whitespace(title: str, words: list[str], data: st.DataObject) -> None:
+    """Any spacing of the same words (runs of any Unicode whitespace between them, at either end) folds alike."""
+    seps = data.draw(st.lists(_runs, min_size=len(words) + 1, max_size=len(words) + 1))
+    ends = data.draw(st.tuples(st.booleans(), st.booleans()))
+    spaced = "".join(sep + word for sep, word in zip(seps, words, strict=False)) + (seps[-1] if ends[1] else "")
+    spaced = spaced if ends[0] or not words else spaced[len(seps[0]):]
+    assert fold_whitespace(spaced) == " ".join(words)
+    assert folded_content_hash(title, spaced) == folded_content_hash(title, " ".join(words))
+
+
+@given(st.text(), st.text(), st.text())
+def test_the_folded_hash_tells_different_words_apart(title: str, a: str, b: str) -> None:
+    """Two bodies share a folded hash exactly when their non-whitespace text, word by word, is the same."""
+    assert (folded_content_hash(title, a) == folded_content_hash(title, b)) == (a.split() == b.split())
+    assert (folded_content_hash(title, a) == folded_content_hash(title + "x", a)) is False

@@ -6,6 +6,7 @@ import pytest
 
 from meta_memory.agent_memory import record_writes
 from meta_memory.agent_memory.batch import CreateOp, RestoreOp, StagedBatch
+from meta_memory.agent_memory.import_plan import keep_out_erased
 from meta_memory.agent_memory.model import Author, MemoryRecord, NewMemoryRecord, Provenance, Scope, StatusKind
 from meta_memory.agent_memory.retention import DAY_MS, TombstoneRetention
 from meta_memory.agent_memory.store.base import AgentMemoryStore, InjectionRow
@@ -193,3 +194,50 @@ def test_retention_keeps_swept_ids_out_but_lets_content_be_learned_again(agent_s
     with pytest.raises(AgentMemoryError) as exc:
         _restore(agent_store, swept)
     assert exc.value.data["reason"] == "erased"
+
+
+def test_erased_content_differing_only_in_whitespace_stays_out(agent_store: AgentMemoryStore,
+                                                                clock: ManualClock) -> None:
+    """A body re-spaced inside (a doubled space, a tab, a no-break space, a line break) is the erased
+    content: refused by remember, a batch, an update, a restore under a new id, a proposal, a promotion
+    and an import's check; another identity's own memory and other words are not."""
+    from dataclasses import replace
+
+    from meta_memory.review.promotions import promote_pending_gate
+
+    mob = Scope.mob(R, "team")
+    body = "the vault  is in\troom nine"
+    src = record_writes.remember(agent_store, R, ID, "Fact", body)[0].memory_id
+    record_writes.apply_batch(agent_store, StagedBatch(R, Author.operator("op"), (CreateOp(
+        scope=mob, record=NewMemoryRecord(title="Fact", body=body, provenance=Provenance(Author.operator("op"))),
+        derived_from=(src,)),)))
+    respaced = ["the vault is in room nine", "the vault\u00a0is in room\nnine", "the  vault  is  in  room  nine"]
+    theirs = record_writes.remember(agent_store, R, OTHER, "Fact", respaced[1])[0].memory_id
+    exported = agent_store.get(R, theirs)
+    assert exported is not None
+    agent_store.erase(R, ME, src, erased_by="dpo", may_erase=lambda scope: True)
+    keep = record_writes.remember(agent_store, R, ID, "Other", "unrelated")[0].memory_id
+
+    def refused(call: object) -> None:
+        with pytest.raises(AgentMemoryError) as exc:
+            call()  # type: ignore[operator]
+        assert exc.value.data["reason"] == "erased" and "vault" not in exc.value.message
+
+    for text in respaced:
+        refused(lambda: record_writes.remember(agent_store, R, ID, "Fact", text))
+        outcomes = record_writes.remember_many(agent_store, R, ID, [RememberItem("Fact", text), RememberItem("Ok", "fine")])
+        assert outcomes[0].error is not None and outcomes[0].error.reason == "erased"
+        refused(lambda: record_writes.update(agent_store, R, ID, keep, "Fact", text))
+        refused(lambda: record_writes.propose(agent_store, R, mob, NewMemoryRecord(
+            title="Fact", body=text, provenance=Provenance(Author.agent(OTHER))), Author.agent(OTHER)))
+        refused(lambda: _restore(agent_store, replace(exported, id=f"mem-restored-{len(text)}", scope=ME, body=text)))
+    refused(lambda: promote_pending_gate(agent_store, R, theirs, run_id="dream-1", clock=clock, target_scope=mob))
+    # an import's check before its batches (an export line of another id holding the content re-spaced)
+    lines = [(n, replace(exported, id=f"mem-imported-{n}", scope=ME, body=text)) for n, text in enumerate(respaced)]
+    kept, out = keep_out_erased(agent_store, R, lines)
+    assert kept == [] and [r[2] for r in out] == [f"erased: its content was erased from {ME.describe()}"] * 3
+    assert record_writes.remember(agent_store, R, OTHER, "Fact", respaced[0])[1]  # another identity's own
+    assert record_writes.remember(agent_store, R, ID, "Fact", "the vault is in room ten")[1]  # other words
+    with agent_store.snapshot(R) as tx:
+        (row,) = tx.erased([src], [])
+    assert row.folded_hash is not None and row.folded_hash != row.content_hash

@@ -16,12 +16,16 @@ same content (an older tombstoned copy) — from every place that holds content,
 
 and leaves one ``erase`` audit row per record or proposal with what an audit needs: the id, scope,
 content hash, who erased it, when, and the caller's reason. The **erasure register** (``erasures``:
-ids, scopes and content hashes, never content) keeps it gone: every write — remember, a batch, the
+ids, scopes, content hashes and folded hashes, never content) keeps it gone: every write — remember, a batch, the
 recorder tool, an import, the markdown import, a proposal, a promotion, a review — is refused
 (``AgentMemoryError("erased")``) when it would bring back an erased id, or erased content into the
 scope it was erased from (compared by :func:`~meta_memory.agent_memory.hashing.content_hash` of the
-normalised title and body, the hash the exact-duplicate check uses). A closure holding a record under
-quarantine review, or one a gated promotion is waiting on, is refused (``review_pending``): decide it first.
+normalised title and body, the hash the exact-duplicate check uses, and by
+:func:`~meta_memory.agent_memory.hashing.folded_content_hash`, the same over the whitespace-folded
+title and body: content that differs only in whitespace is the same erased content; an erasure
+registered before the register kept folded hashes matches by the exact hash, and refuses re-spaced
+forms only of content erased in folded form). A closure holding a record under quarantine review, or
+one a gated promotion is waiting on, is refused (``review_pending``): decide it first.
 
 After the commit, SQLite rewrites its full-text index (``optimize``), and every connection runs with
 ``secure_delete`` so freed pages are zeroed; the WAL is checkpointed and truncated; an imported legacy
@@ -48,16 +52,26 @@ MAX_ERASE_RECORDS = 100_000
 @dataclass(frozen=True, slots=True)
 class Erasure:
     """One row of the erasure register: the erased record's id (or an erased proposal's ``prop-...`` id),
-    the scope its content lived in (``scope_kind``, ``scope_key`` as stored) and its content hash."""
+    the scope its content lived in (``scope_kind``, ``scope_key`` as stored), its content hash and its
+    folded hash (:func:`~meta_memory.agent_memory.hashing.folded_content_hash`; ``None`` for an erasure
+    registered before the register kept it). Both are ``""`` for an erasure that keeps out no content."""
 
     memory_id: str
     scope_kind: str
     scope_key: str
     content_hash: str
+    folded_hash: str | None = None
 
-    def covers(self, scope: Scope, content_hash: str) -> bool:
-        """Whether this erasure forbids ``content_hash`` in ``scope``."""
-        return self.content_hash == content_hash and (self.scope_kind, self.scope_key) == scope.storage()
+    def covers(self, scope: Scope, content_hash: str, folded_hash: str) -> bool:
+        """Whether this erasure forbids content of ``content_hash`` (exact) and ``folded_hash`` (folded)
+        in ``scope``: the same scope, and the same content up to whitespace. Any of the write's two hashes
+        equal to any of the erasure's means it (a folded hash equal to an exact one: one of the two
+        contents is the other folded), so an erasure without a folded hash still refuses the re-spaced
+        forms of a content that was erased in folded form."""
+        if (self.scope_kind, self.scope_key) != scope.storage():
+            return False
+        mine = (self.content_hash, self.folded_hash)
+        return (bool(content_hash) and content_hash in mine) or (bool(folded_hash) and folded_hash in mine)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,6 +1,8 @@
 """Content hashes, record ids and stage tokens (reference §2A, §2B).
 
-- :func:`content_hash` binds a review or a dedup to exact content.
+- :func:`content_hash` binds a review or a dedup to exact content; :func:`folded_content_hash` is the
+  same hash over the whitespace-folded content (:func:`fold_whitespace`): the erasure register's
+  match of content that differs only in whitespace.
 - :func:`new_memory_id` mints ``mem-{now_ns}-{pid:x}-{seq:x}-{fnv1a64:016x}``; :func:`new_memory_ids`
   mints one for each of many records, their FNV-1a hashes computed side by side in one numpy array
   (:func:`fnv1a64_many`).
@@ -20,7 +22,8 @@ import threading
 import time
 from collections.abc import Sequence
 
-__all__ = ["content_hash", "fnv1a64", "fnv1a64_many", "new_memory_id", "new_memory_ids", "mint_token"]
+__all__ = ["content_hash", "fold_whitespace", "folded_content_hash", "fnv1a64", "fnv1a64_many", "new_memory_id",
+           "new_memory_ids", "mint_token"]
 
 _FNV_OFFSET = 14695981039346656037
 _FNV_PRIME = 1099511628211
@@ -47,6 +50,24 @@ def content_hash(title: str, body: str) -> str:
     digest.update(t)
     digest.update(body.encode("utf-8", "surrogatepass"))
     return digest.hexdigest()
+
+
+def fold_whitespace(text: str) -> str:
+    """``text`` with every run of Unicode whitespace (``str.split``'s: spaces, tabs, line breaks, the
+    no-break and other Unicode spaces) folded to one space and the ends trimmed. Idempotent."""
+    return " ".join(text.split())
+
+
+def folded_content_hash(title: str, body: str, exact: str | None = None) -> str:
+    """:func:`content_hash` over ``title`` and ``body`` each folded by :func:`fold_whitespace`: equal for
+    two contents that differ only in whitespace, different when their non-whitespace text differs.
+
+    ``exact`` (optional) is ``content_hash(title, body)`` when the caller already holds it: returned as
+    is when folding changes neither text (no second SHA-256)."""
+    folded_title, folded_body = fold_whitespace(title), fold_whitespace(body)
+    if exact is not None and folded_title == title and folded_body == body:
+        return exact
+    return content_hash(folded_title, folded_body)
 
 
 def fnv1a64(*parts: bytes) -> int:

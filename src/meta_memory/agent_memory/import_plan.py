@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 from meta_memory.agent_memory import record_writes
 from meta_memory.agent_memory.batch import BatchReceipt, CreateOp, RestoreOp, StagedBatch
 from meta_memory.agent_memory.expiry import expiry_past_cap
-from meta_memory.agent_memory.hashing import content_hash
+from meta_memory.agent_memory.hashing import content_hash, folded_content_hash
 from meta_memory.agent_memory.model import (
     Author,
     ImportedFrom,
@@ -148,18 +148,20 @@ def keep_out_erased(store: AgentMemoryStore, realm: str, recs: Sequence[tuple[in
     content erased from a scope the record would be read in), and without the records of their supersede
     chains in the file (which could not land without them); ``refused`` holds ``(line, id, reason)`` of
     each, in the order of ``recs``."""
+    exact = [rec.content_hash for _, rec in recs]
+    hashes = [(h, folded_content_hash(rec.title, rec.body, h)) for (_, rec), h in zip(recs, exact, strict=True)]
     with store.snapshot(realm) as tx:
-        rows = tx.erased([rec.id for _, rec in recs], {rec.content_hash for _, rec in recs})
+        rows = tx.erased([rec.id for _, rec in recs], {h for pair in hashes for h in pair})
     if not rows:
         return list(recs), []
     gone_ids = {r.memory_id for r in rows}
     refused: dict[str, str] = {}
-    for _, rec in recs:
+    for (_, rec), pair in zip(recs, hashes, strict=True):
         if rec.id in gone_ids:
             refused[rec.id] = "erased: this record was erased here; an erased record is never imported again"
         else:
             scope = next((s for s in erasure_scopes(rec.scope, rec.author)
-                          if any(r.covers(s, rec.content_hash) for r in rows)), None)
+                          if any(r.covers(s, *pair) for r in rows)), None)
             if scope is not None:
                 refused[rec.id] = f"erased: its content was erased from {scope.describe()}"
     linked = True

@@ -39,7 +39,7 @@ from meta_memory.agent_memory.fields import (
     normalize_tags,
     validate_record_fields,
 )
-from meta_memory.agent_memory.hashing import content_hash, mint_token, new_memory_id
+from meta_memory.agent_memory.hashing import content_hash, folded_content_hash, mint_token, new_memory_id
 from meta_memory.agent_memory.markdown import (
     IMPORTED_SUFFIX,
     LegacyFileRefused,
@@ -553,7 +553,7 @@ def proposal(scope: Scope, record: NewMemoryRecord, author: Author, taint: str |
     record_json, author_json = _dumps(norm.to_json()), _dumps(author.to_json())
     if refuses_nul and ("\x00" in record_json or "\x00" in author_json or (taint and "\x00" in taint)):
         raise AgentMemoryError("invalid_record", "op 0: invalid record: text must not contain NUL", op_index=0)
-    check = ErasureCheck(0, erasure_scopes(scope, author), content_hash(norm.title, norm.body))
+    check = ErasureCheck.of(0, erasure_scopes(scope, author), norm.title, norm.body, content_hash(norm.title, norm.body))
     return Proposal(scope, record_json, author_json, taint, check)
 
 
@@ -629,14 +629,18 @@ def import_summary(tx: WriteTx, file_name: str, imported: int, skips: Sequence[s
 def _without_erased(tx: WriteTx, scope: Scope, ops: list[CreateOp], skips: list[str]) -> list[CreateOp]:
     """``ops`` without the records the erasure register keeps out (an erased id, or content erased
     from ``scope``), each noted in ``skips`` by id only."""
-    hashes = {op.id: content_hash(op.record.title, op.record.body.strip()) for op in ops}
-    rows = tx.erased([i for i in hashes if i is not None], set(hashes.values()))
+    hashes: list[tuple[str, str]] = []
+    for op in ops:
+        title, body = op.record.title, op.record.body.strip()
+        exact = content_hash(title, body)
+        hashes.append((exact, folded_content_hash(title, body, exact)))
+    rows = tx.erased([op.id for op in ops if op.id is not None], {h for pair in hashes for h in pair})
     if not rows:
         return ops
     gone = {r.memory_id for r in rows}
     kept: list[CreateOp] = []
-    for op in ops:
-        if op.id in gone or any(r.covers(scope, hashes[op.id]) for r in rows):
+    for op, pair in zip(ops, hashes, strict=True):
+        if op.id in gone or any(r.covers(scope, *pair) for r in rows):
             skips.append(f"record '{op.id}' was erased; it is not imported again")
         else:
             kept.append(op)

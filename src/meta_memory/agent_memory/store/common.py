@@ -43,7 +43,7 @@ from meta_memory.agent_memory.erase import (
 )
 from meta_memory.agent_memory.fields import canonical_metadata
 from meta_memory.agent_memory.filters import FilterNode, compile_filter
-from meta_memory.agent_memory.hashing import content_hash, mint_token
+from meta_memory.agent_memory.hashing import content_hash, folded_content_hash, mint_token
 from meta_memory.agent_memory.model import (
     Kind,
     MemoryRecord,
@@ -70,6 +70,7 @@ from meta_memory.agent_memory.store.base import (
     dumps,
 )
 from meta_memory.agent_memory.store.dialect import Dialect
+from meta_memory.agent_memory.store.shared_ddl import ERASURE_MATCH_HASH
 from meta_memory.agent_memory.store.tables import AUDIT_INSERT_COLUMNS, Connection, Sql
 from meta_memory.agent_memory.store.tx import ReadTx, WriteTx
 from meta_memory.agent_memory.validator import AuditEntry, normalize_record, plan_batch
@@ -375,18 +376,23 @@ class SqlRecordReader:
         return self._conn.execute(sql, params).fetchone() is not None
 
     def erased(self, ids: Collection[str], content_hashes: Collection[str]) -> list[Erasure]:
-        """The erasure-register rows naming any of ``ids`` or holding any of ``content_hashes`` (a few
-        ``IN`` lookups, on the register's key and its hash index)."""
+        """The erasure-register rows naming any of ``ids`` or matching any of ``content_hashes`` (a few
+        ``IN`` lookups, on the register's key and its match index).
+
+        A row matches by its folded hash, or by its content hash when it has none (registered before the
+        register kept folded hashes): ``content_hashes`` holds both hashes of each write, and a write whose
+        content hash equals a row's must have the same folded hash, so this one lookup finds every row
+        :meth:`~meta_memory.agent_memory.erase.Erasure.covers` may match."""
         out: dict[str, Erasure] = {}
-        for column, wanted in (("memory_id", ids), ("content_hash", content_hashes)):
+        for column, wanted in (("memory_id", ids), (ERASURE_MATCH_HASH, content_hashes)):
             values = sorted({v for v in wanted if not (self._store.refuses_nul and "\x00" in v)})
             for first in range(0, len(values), _ERASURE_CHUNK):
                 chunk = tuple(values[first:first + _ERASURE_CHUNK])
                 sql, params = self._store._realm_rows(
-                    self.realm, "erasures", "memory_id, scope_kind, scope_key, content_hash",
+                    self.realm, "erasures", "memory_id, scope_kind, scope_key, content_hash, folded_hash",
                     f"{column} IN ({', '.join('?' * len(chunk))})", chunk)
                 for r in self._conn.execute(sql, params).fetchall():
-                    out[r[0]] = Erasure(r[0], r[1], r[2], r[3])
+                    out[r[0]] = Erasure(r[0], r[1], r[2], r[3], r[4])
         return list(out.values())
 
 
@@ -399,6 +405,7 @@ class _ErasedProposal:
     status: str
     scope_json: dict[str, Any]
     content_hash: str
+    folded_hash: str
     register_scope: tuple[str, str]
 
 
@@ -418,14 +425,15 @@ def _erasable_proposals(tx: WriteTx, closure: Sequence[MemoryRecord], identity: 
         try:
             record = normalize_record(NewMemoryRecord.from_json(row.record))
             chash = content_hash(record.title, record.body)
+            folded = folded_content_hash(record.title, record.body, chash)
         except (ValueError, KeyError, TypeError):
-            chash = ""  # an unreadable proposal goes only with its proposer's identity
+            chash = folded = ""  # an unreadable proposal goes only with its proposer's identity
         target = (row.scope_kind, row.scope_key)
         own = identity is not None and proposer_scope == ("identity", identity)
         same = bool(chash) and ((target, chash) in erased or (proposer_scope is not None and (proposer_scope, chash) in erased))
         if own or same:
             scope_json = Scope.from_storage(tx.realm, row.scope_kind, row.scope_key).to_json()
-            out.append(_ErasedProposal(row.proposal_id, row.status, scope_json, chash, proposer_scope or target))
+            out.append(_ErasedProposal(row.proposal_id, row.status, scope_json, chash, folded, proposer_scope or target))
     return out
 
 
@@ -824,12 +832,15 @@ class SqlAgentMemoryStore(AgentMemoryStore, Generic[C]):
                 if scrubbed is not None:
                     tx.dream_runs.set_detail(run.run_id, scrubbed)
             self._erase_leftovers(conn, name)
-            registered = [(e.memory_id, *e.scope.storage(), e.content_hash if keep_out_content else "", now)
+            folded = {r.id: folded_content_hash(r.title, r.body, r.content_hash) for r in closure}
+            registered = [(e.memory_id, *e.scope.storage(), *((e.content_hash, folded[e.memory_id])
+                                                              if keep_out_content else ("", "")), now)
                           for e in erased]
             registered += [(p.proposal_id, p.register_scope[0], p.register_scope[1],
-                            p.content_hash if keep_out_content else "", now) for p in proposals]
-            self._insert_rows(conn, name, "erasures", "memory_id, scope_kind, scope_key, content_hash, erased_at_ms",
-                              registered)
+                            *((p.content_hash, p.folded_hash) if keep_out_content else ("", "")), now)
+                           for p in proposals]
+            self._insert_rows(conn, name, "erasures",
+                              "memory_id, scope_kind, scope_key, content_hash, folded_hash, erased_at_ms", registered)
             token = mint_token("erase")
             audit = [
                 (e.memory_id, {"scope": e.scope.to_json(), "content_hash": e.content_hash, "status": e.status})

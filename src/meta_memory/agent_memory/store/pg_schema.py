@@ -262,7 +262,10 @@ def _realm_view(schema: str, table: str) -> str:
 #: Columns added to a table after its view was first created, with the migration adding them: a view
 #: created by an earlier migration lists the table's first columns only, and the migration adding a
 #: column replaces the view with every column (``CREATE OR REPLACE VIEW`` may append columns).
-_LATER_COLUMNS: dict[str, tuple[tuple[int, str], ...]] = {"records": ((8, "metadata"), (9, "expires_at_ms"))}
+_LATER_COLUMNS: dict[str, tuple[tuple[int, str], ...]] = {
+    "records": ((8, "metadata"), (9, "expires_at_ms")),
+    "erasures": ((12, "folded_hash"),),
+}
 
 
 def _view_columns(table: str, upto: int = 0) -> tuple[str, ...]:
@@ -327,6 +330,19 @@ def _record_expiry(schema: str) -> list[str]:
     ]
 
 
+def _erasure_folded_hashes(schema: str) -> list[str]:
+    """``erasures.folded_hash`` (as SQLite's step 12: the content hash over the whitespace-folded title and
+    body; ``NULL`` for an erasure registered before), the realm view showing it, and the index of the
+    lookup of a write's hashes (``shared_ddl.ERASURE_MATCH_HASH``)."""
+    base, views = quote_ident(schema), quote_ident(schema + "_realm")
+    return [
+        "ALTER TABLE erasures ADD COLUMN IF NOT EXISTS folded_hash TEXT",
+        f"CREATE OR REPLACE VIEW {views}.erasures AS SELECT {', '.join(_view_columns('erasures', 12))} "
+        f"FROM {base}.erasures WHERE realm = current_setting('{REALM_SETTING}') WITH CASCADED CHECK OPTION",
+        f"CREATE INDEX IF NOT EXISTS erasures_match_idx ON erasures(realm, ({ddl.ERASURE_MATCH_HASH}), scope_kind, scope_key)",
+    ]
+
+
 def migrations(schema: str) -> list[tuple[int, str, list[str]]]:
     """``(version, name, statements)`` of domain :data:`SCHEMA_DOMAIN` for ``schema``, applied in order.
 
@@ -377,6 +393,7 @@ def migrations(schema: str) -> list[tuple[int, str, list[str]]]:
             "DROP INDEX IF EXISTS audit_token_idx",
             f"CREATE INDEX audit_token_idx ON audit(realm, stage_token) WHERE {ddl.PG_AUDIT_TOKEN_INDEXED}",
         ]),
+        (12, "erasure-folded-hashes", _erasure_folded_hashes(schema)),
     ]
 
 

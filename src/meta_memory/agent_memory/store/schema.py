@@ -229,6 +229,16 @@ _LOOKED_UP_AUDIT_TOKENS = [
     f"CREATE INDEX audit_token_idx ON audit(stage_token) WHERE {ddl.AUDIT_TOKEN_INDEXED}",
 ]
 
+# The erasure register's second hash: the content hash over the whitespace-folded title and body
+# (``hashing.folded_content_hash``), so content that differs from erased content only in whitespace stays
+# out too. An erasure registered before keeps ``NULL`` (its content is gone: nothing to compute it from).
+# A write looks up both its hashes by the row's folded hash, else its content hash (``ddl.ERASURE_MATCH_HASH``):
+# one index seek per hash, as before.
+_ERASURE_FOLDED_HASHES = [
+    "ALTER TABLE erasures ADD COLUMN folded_hash TEXT",
+    f"CREATE INDEX IF NOT EXISTS erasures_match_idx ON erasures({ddl.ERASURE_MATCH_HASH}, scope_kind, scope_key)",
+]
+
 MIGRATIONS: list[tuple[int, str, list[str]]] = [
     (1, "base-schema", _BASE_SCHEMA),
     (2, "recall-recency-indexes", _RECALL_INDEXES),
@@ -250,6 +260,7 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
     ]),
     (10, "fewer-pages-per-write", _FEWER_PAGES_PER_WRITE),
     (11, "looked-up-audit-tokens", _LOOKED_UP_AUDIT_TOKENS),
+    (12, "erasure-folded-hashes", _ERASURE_FOLDED_HASHES),
 ]
 """``(version, name, statements)`` of domain :data:`SCHEMA_DOMAIN`, applied in order."""
 

@@ -95,7 +95,13 @@ PENDING_PROMOTION_COLUMNS = """stage_token TEXT NOT NULL,
 
 
 #: ``erasures`` (the erasure register) after ``memory_id`` (a record's id, or an erased proposal's
-#: ``prop-...`` id): the scope the content lived in and its content hash, never the content.
+#: ``prop-...`` id): the scope the content lived in and its content hash, never the content. Migration 12
+#: (both backends) adds ``folded_hash TEXT`` (the hash of the whitespace-folded content; ``NULL`` before).
+
+#: What a write's hashes are looked up by in the erasure register (both backends index this expression):
+#: a row's folded hash, or its content hash when it has none (registered before migration 12, or by a
+#: gateway of an earlier release sharing the database).
+ERASURE_MATCH_HASH = "COALESCE(folded_hash, content_hash)"
 ERASURE_COLUMNS = """scope_kind TEXT NOT NULL,
         scope_key TEXT NOT NULL,
         content_hash TEXT NOT NULL,

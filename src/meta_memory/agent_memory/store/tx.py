@@ -87,7 +87,8 @@ class ReadTx:
         return self._store._reader(self._sql.conn, self.realm).get_records(ids)
 
     def erased(self, ids: Collection[str], content_hashes: Collection[str]) -> list[Erasure]:
-        """The erasure-register rows naming any of ``ids`` or holding any of ``content_hashes``."""
+        """The erasure-register rows naming any of ``ids`` or holding any of ``content_hashes`` (as content
+        or folded hash)."""
         return self.reader.erased(ids, content_hashes)
 
     def active_duplicate(self, scope: Scope, content_hash: str) -> MemoryRecord | None:
