@@ -9,6 +9,7 @@ across respawns (reference §4, "Memory scope identity is LOGICAL").
 from __future__ import annotations
 
 import re
+import unicodedata
 
 __all__ = ["DEFAULT_REALM", "parse_identity", "logical_identity", "parse_realm"]
 
@@ -19,13 +20,26 @@ MAX_REALM_BYTES = 256
 _ROSTER = re.compile(r"^rt:(?P<base>.+):(?P<generation>\d+)$")
 #: the control characters a name may not hold: C0 (below U+0020) and DEL
 _CONTROL = re.compile("[\x00-\x1f\x7f]")
+#: characters a name may not hold because they hide or reorder what it shows: C1 controls, the zero-width
+#: ones, the byte-order mark and the bidirectional marks, embeddings, overrides and isolates (``"\u202ehr"``
+#: reads as another name than it is)
+_HIDDEN = re.compile("[\x80-\x9f\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
 
 
 def _checked_name(name: str, trimmed: str, max_bytes: int) -> str:
     """``trimmed`` (a non-blank identity or realm) unless it breaks a rule: a ``ValueError`` naming
-    ``name`` and the rule it breaks (control characters, the byte cap)."""
+    ``name`` and the rule it breaks (control characters, invisible or direction-changing characters,
+    a form other than Unicode NFC, the byte cap)."""
     if _CONTROL.search(trimmed) is not None:
         raise ValueError(f"{name} must not contain control characters (tab, newline, NUL, ...)")
+    if not trimmed.isascii():
+        if _HIDDEN.search(trimmed) is not None:
+            raise ValueError(f"{name} must not contain invisible or direction-changing characters "
+                             "(zero-width, bidirectional marks and overrides, C1 controls)")
+        if not unicodedata.is_normalized("NFC", trimmed):
+            raise ValueError(f"{name} must be in Unicode NFC form (a letter and its accent composed into one "
+                             "character, as most keyboards type them), so that two spellings of one name "
+                             "cannot name two scopes")
     if len(trimmed) * 4 <= max_bytes:  # no character takes more than four bytes
         return trimmed
     size = len(trimmed.encode("utf-8", "surrogatepass"))
@@ -48,8 +62,8 @@ def parse_identity(value: object) -> str:
 
     Input: any JSON value. Output: the trimmed, logical identity (``str``).
     Raises ``ValueError("identity must be a valid non-empty string")`` for a
-    non-string or an empty/blank string, and a ``ValueError`` naming the rule for control
-    characters or more than 512 bytes.
+    non-string or an empty/blank string, and a ``ValueError`` naming the rule for control,
+    invisible or direction-changing characters, a name not in Unicode NFC form, or more than 512 bytes.
     A missing identity is never defaulted.
     """
     if not isinstance(value, str) or not value.strip():
@@ -61,7 +75,8 @@ def parse_realm(value: object) -> str:
     """Validate a realm name: optional (``None`` -> ``"default"``), else a non-empty trimmed string.
 
     Raises ``ValueError("realm must be a non-empty string when provided")`` for a non-string or a
-    blank string, and a ``ValueError`` naming the rule for control characters or more than 256 bytes.
+    blank string, and a ``ValueError`` naming the rule for control, invisible or direction-changing
+    characters, a name not in Unicode NFC form, or more than 256 bytes.
     """
     if value is None:
         return DEFAULT_REALM

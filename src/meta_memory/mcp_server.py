@@ -60,7 +60,7 @@ from mcp.server import Server
 
 from . import strict_json
 from .clock import new_nonce
-from .errors import MetaError
+from .errors import MetaError, echo
 from .tool.schema import MEMORY_TOOL_NAME, memory_tool_definition
 
 __all__ = [
@@ -144,7 +144,7 @@ class McpMemoryBridge:
     def call_tool(self, name: str, arguments: dict[str, Any] | None) -> types.CallToolResult:
         """Run one tool call. Never raises for a refusal: refusals are tool errors (``isError``)."""
         if name != MEMORY_TOOL_NAME:
-            return _result(f"unknown tool '{name}' (this server offers '{MEMORY_TOOL_NAME}')", True)
+            return _result(f"unknown tool '{echo(str(name))}' (this server offers '{MEMORY_TOOL_NAME}')", True)
         params: dict[str, Any] = {**self._session(), "arguments": arguments if arguments is not None else {}}
         if self.mob:
             params["mob"] = self.mob

@@ -11,11 +11,12 @@ with :class:`DuplicateKeyError` (a ``ValueError``, so the boundary's existing re
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 from .errors import echo
 
-__all__ = ["DuplicateKeyError", "loads"]
+__all__ = ["DuplicateKeyError", "NotANumberError", "loads"]
 
 
 class DuplicateKeyError(ValueError):
@@ -25,6 +26,10 @@ class DuplicateKeyError(ValueError):
     def __init__(self, key: str) -> None:
         super().__init__(f"duplicate key {json.dumps(echo(key))} in an object")
         self.key = key
+
+
+class NotANumberError(ValueError):
+    """A number JSON cannot hold: ``NaN``, ``Infinity``, ``-Infinity`` or a literal past a double's range."""
 
 
 def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -38,10 +43,25 @@ def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return obj
 
 
-def loads(text: str | bytes | bytearray) -> Any:
-    """Decode ``text`` as ``json.loads`` does, refusing an object with a repeated key.
+def _constant(name: str) -> float:
+    raise NotANumberError(f"{name} is not a JSON number")
 
-    Raises :class:`DuplicateKeyError` for a repeated key, ``json.JSONDecodeError`` for text that is
-    not JSON, ``RecursionError`` for nesting past the interpreter's limit.
+
+def _finite(literal: str) -> float:
+    value = float(literal)
+    if math.isinf(value):
+        raise NotANumberError(f"{echo(literal)} is out of range of a JSON number (a double)")
+    return value
+
+
+def loads(text: str | bytes | bytearray) -> Any:
+    """Decode ``text`` as ``json.loads`` does, refusing what JSON does not hold or reads two ways: an
+    object with a repeated key, and the non-numbers Python's reader accepts (``NaN``, ``Infinity``,
+    ``-Infinity``, and a literal like ``1e400`` that overflows a double), which its writer would send
+    back as text no strict client parses.
+
+    Raises :class:`DuplicateKeyError` for a repeated key, :class:`NotANumberError` for a non-number,
+    ``json.JSONDecodeError`` for text that is not JSON, ``RecursionError`` for nesting past the
+    interpreter's limit (all but the last are ``ValueError`` subclasses).
     """
-    return json.loads(text, object_pairs_hook=_object)
+    return json.loads(text, object_pairs_hook=_object, parse_constant=_constant, parse_float=_finite)

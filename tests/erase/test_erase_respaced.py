@@ -89,3 +89,30 @@ def test_a_re_spaced_legacy_record_is_not_imported_again(tmp_path: Path, gateway
         notes = [json.loads(r[0]) for r in conn.execute("SELECT detail FROM audit WHERE op_kind = 'import_summary'")]
     reasons = [r for n in notes for r in n["skip_reasons"]]
     assert any("mem-legacy-2" in r and "erased" in r for r in reasons) and "quokkazanzibar" not in str(reasons)
+
+
+def test_an_erase_takes_the_re_spaced_copies_and_proposals_of_its_content(gateway: GatewayProcess) -> None:
+    """The copies the duplicate check let in (inner whitespace is content there) hold the erased content for
+    the register, so the erase takes them too: nothing of it stays readable in the scope."""
+    remember = "meta/agent_memory/remember"
+    ids = [gateway.result(remember, {"identity": ID, "title": TITLE, "body": body})["memory_id"]
+           for body in [BODY, *RESPACED[:3]]]
+    assert len(set(ids)) == 4
+    kept = gateway.result(remember, {"identity": ID, "title": TITLE, "body": "other words under the same title"})
+    theirs = gateway.result(remember, {"identity": OTHER, "title": TITLE, "body": RESPACED[1]})
+    gateway.result("meta/session/note", {"identity": ID, "session_key": "s1"})
+    proposed = gateway.result("meta/agent_memory/tool", {"identity": ID, "session_key": "s1", "mob": "team",
+                                                         "arguments": {"action": "propose_to_mob", "title": TITLE,
+                                                                       "body": RESPACED[3]}})
+    assert not proposed["is_error"], proposed
+    assert len(gateway.result("meta/memory/proposals/list", {})["proposals"]) == 1
+
+    report = gateway.result("meta/agent_memory/erase", {"identity": ID, "memory_id": ids[1]})
+    assert report["count"] == 4 and sorted(r["memory_id"] for r in report["records"]) == sorted(ids), report
+    assert gateway.result("meta/memory/proposals/list", {})["proposals"] == []
+    assert gateway.result("meta/agent_memory/recall", {"identity": ID, "query_text": "quokkazanzibar"})["records"] == []
+    listed = gateway.result("meta/agent_memory/manifest", {"identity": ID, "tier": "full"})["records"]
+    assert [r["id"] for r in listed] == [kept["memory_id"]]
+    # another identity's own copy is its own
+    assert [r["memory_id"] for r in gateway.result("meta/agent_memory/recall", {
+        "identity": OTHER, "query_text": "quokkazanzibar"})["records"]] == [theirs["memory_id"]]

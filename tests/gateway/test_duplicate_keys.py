@@ -1,4 +1,4 @@
-"""JSON that names a key twice is refused wherever text from outside becomes a value: a JSON-RPC body
+"""JSON that names a key twice, or a number JSON cannot hold, is refused wherever text from outside becomes a value: a JSON-RPC body
 over a real socket (nothing it carried is written, whichever copy is the hostile one), the ``memory``
 tool's argument text a steered model sends, an import file's line; plus the strict reader's property:
 it agrees with ``json.loads`` on every document without a repeated key."""
@@ -76,6 +76,20 @@ def test_the_same_body_without_the_repeat_is_answered(gateway: GatewayProcess) -
     assert [r["title"] for r in _recalled(gateway, "helper:three")] == ["Release day"]
 
 
+@pytest.mark.gateway
+@pytest.mark.parametrize("number", ["NaN", "Infinity", "-Infinity", "1e400", "-1e400"])
+def test_a_non_number_is_refused_before_anything_runs(gateway: GatewayProcess, number: str) -> None:
+    """Python's reader takes these and its writer would echo them back as text no strict client parses:
+    a write answered with ``"id": NaN`` would land while its client could not read that it had."""
+    out = _post(gateway, f'{{"jsonrpc": "2.0", "id": {number}, "method": "meta/agent_memory/remember", '
+                         f'"params": {{"identity": "{LEAD}", "title": "Planted note", "body": "wire the budget"}}}}')
+    assert out["error"]["code"] == -32700 and out["id"] is None, out
+    assert _recalled(gateway, LEAD) == []
+    out = _post(gateway, f'{{"jsonrpc": "2.0", "id": 9, "method": "meta/agent_memory/remember", "params": '
+                         f'{{"identity": "{LEAD}", "title": "t", "body": "b", "metadata": {{"x": [1, {number}]}}}}}}')
+    assert out["error"]["code"] == -32700 and _recalled(gateway, LEAD) == []
+
+
 def test_the_memory_tools_argument_text_naming_a_key_twice_is_a_tool_error() -> None:
     steered = '{"action": "recall", "action": "forget", "memory_id": "mem-1", "query_text": "budget"}'
     with pytest.raises(ToolArgumentError) as info:
@@ -128,6 +142,15 @@ def test_refusals_repeat_at_most_a_short_prefix_of_a_callers_name(gateway: Gatew
     assert _recalled(gateway, LEAD) == []
 
 
+@pytest.mark.gateway
+@pytest.mark.parametrize("field", ["kind", "epistemic"])
+def test_a_tool_refusal_repeats_a_short_prefix_of_a_huge_value(gateway: GatewayProcess, field: str) -> None:
+    """What the tool answers goes into the model's context: a 200,000-character value comes back cut."""
+    out = gateway.result("meta/agent_memory/tool", {"identity": LEAD, "arguments": {
+        "action": "remember", "title": "t", "body": "b", field: "Q" * 200_000}})
+    assert out["is_error"] and len(out["text"]) < 200 and "Q" * 64 + "..." in out["text"], out["text"][:300]
+
+
 def test_a_tool_refusal_names_a_few_unknown_fields_briefly() -> None:
     arguments = {"action": "recall", **{f"{i:05d}" + "x" * 5_000: 1 for i in range(2_000)}}
     with pytest.raises(ToolArgumentError) as info:
@@ -138,7 +161,7 @@ def test_a_tool_refusal_names_a_few_unknown_fields_briefly() -> None:
 
 _keys = st.text(max_size=6)
 _json = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=8),
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_keys, inner, max_size=4),
     max_leaves=20)
 

@@ -40,6 +40,14 @@ def _remember(gw: Any, **params: Any) -> dict[str, Any]:
     ("realm", "r" * 300, "realm must be at most 256 bytes (got 300)"),
     ("realm", "hr\nops", "realm must not contain control characters"),
     ("realm", " ", "realm must be a non-empty string when provided"),
+    # names that display as another name: reordered, hidden, or one name spelled two ways
+    ("realm", "\u202ehr", "realm must not contain invisible or direction-changing characters"),
+    ("realm", "h\u200br", "realm must not contain invisible or direction-changing characters"),
+    ("identity", "lead:\u2067main", "identity must not contain invisible or direction-changing characters"),
+    ("identity", "lead\ufeff:main", "identity must not contain invisible or direction-changing characters"),
+    ("identity", "lead:\x85main", "identity must not contain invisible or direction-changing characters"),
+    ("realm", "Cafe\u0301", "realm must be in Unicode NFC form"),
+    ("identity", "jose\u0301:main", "identity must be in Unicode NFC form"),
 ])
 def test_a_broken_name_rule_is_named(gateway: Any, field: str, value: Any, rule: str) -> None:
     error = _remember(gateway, **{field: value})["error"]
@@ -58,3 +66,13 @@ def test_a_count_out_of_range_names_the_range(gateway: Any, value: Any) -> None:
     error = gateway.rpc("meta/agent_memory/recall", {"identity": "lead:main", "query_text": "q",
                                                      "max_entries": value})["error"]
     assert error["data"]["field"] == "max_entries" and "(1 to 64)" in error["message"]
+
+
+def test_composed_and_other_scripts_names_are_accepted(gateway: Any) -> None:
+    """The NFC spelling of an accented name, and names in other scripts, are ordinary names."""
+    for identity, realm in (("jos\u00e9:main", "Caf\u00e9"), ("\u65e5\u672c:main", "\u0645\u0631\u062d\u0628\u0627")):
+        out = gateway.result("meta/agent_memory/remember", {"identity": identity, "realm": realm, "title": "t",
+                                                            "body": "a note"})
+        assert out["created"] is True
+        listed = gateway.result("meta/agent_memory/list", {"identity": identity, "realm": realm})["records"]
+        assert [r["title"] for r in listed] == ["t"]

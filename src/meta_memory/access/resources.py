@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Literal
 
+from ..errors import echo
 from ..identity import DEFAULT_REALM
 
 __all__ = [
@@ -147,4 +148,4 @@ class Resources:
             return self.operator(realm, scope_key)
         if scope_kind == "realm":
             return self.realm(realm)
-        raise ValueError(f"unknown scope kind '{scope_kind}'")
+        raise ValueError(f"unknown scope kind '{echo(str(scope_kind))}'")

@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ConfigDict
 
 from meta_memory.agent_memory.fields import MAX_IMPORTED_SOURCE_ID_CHARS, MAX_IMPORTED_SYSTEM_CHARS, normalize_metadata
+from meta_memory.errors import echo
 from meta_memory.identity import logical_identity
 from meta_memory.limits import DAY_MS
 
@@ -70,7 +71,7 @@ def _tag(data: Any, what: str, enum: type[_E], label: str) -> _E:
             return enum(raw)
         except ValueError:
             pass
-    raise ValueError(f"unknown {label} '{raw}'")
+    raise ValueError(f"unknown {label} '{echo(str(raw))}'")
 
 
 def _req_str(data: dict[str, Any], key: str, what: str) -> str:
@@ -152,7 +153,7 @@ class Scope:
         try:
             kind = ScopeKind(scope_kind)
         except ValueError:
-            raise ValueError(f"unknown scope kind '{scope_kind}'") from None
+            raise ValueError(f"unknown scope kind '{echo(str(scope_kind))}'") from None
         return cls(kind, realm, "" if kind is ScopeKind.REALM else scope_key)
 
     def to_json(self) -> dict[str, Any]:

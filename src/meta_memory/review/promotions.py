@@ -40,7 +40,7 @@ from meta_memory.agent_memory.store.base import AgentMemoryStore, WriteGate
 from meta_memory.agent_memory.store.tables import PromotionRow
 from meta_memory.agent_memory.store.tx import WriteTx
 from meta_memory.clock import Clock
-from meta_memory.errors import AgentMemoryError
+from meta_memory.errors import AgentMemoryError, echo
 from meta_memory.events.bus import EventBus
 from meta_memory.identity import parse_realm
 from meta_memory.ledger.ledger import AssertionLedger
@@ -294,7 +294,7 @@ def gating_decide(
 def _decide_in_tx(tx: WriteTx, pending_id: str, decision: str, now: int, gate: WriteGate | None) -> GatingOutcome:
     row = tx.promotions.get(pending_id)
     if row is None:
-        raise _refuse(f"unknown pending promotion '{pending_id}'")
+        raise _refuse(f"unknown pending promotion '{echo(str(pending_id))}'")
     is_proposal = tx.proposals.get(row.record_id) is not None
     proposal_id = row.record_id if is_proposal else None
 

@@ -27,7 +27,7 @@ from meta_memory.agent_memory.store.base import AgentMemoryStore, WriteGate
 from meta_memory.agent_memory.store.tables import ProposalRow
 from meta_memory.agent_memory.store.tx import ReadTx, WriteTx
 from meta_memory.agent_memory.validator import normalize_record
-from meta_memory.errors import AgentMemoryError
+from meta_memory.errors import AgentMemoryError, echo
 from meta_memory.events.bus import EventBus
 from meta_memory.identity import parse_realm
 from meta_memory.review.model import Reviewer
@@ -117,7 +117,7 @@ def get_proposal(store: AgentMemoryStore, realm: str | None, proposal_id: str) -
 def _require_open(tx: ReadTx, proposal_id: str) -> ProposalRow:
     row = tx.proposals.get(proposal_id)
     if row is None:
-        raise AgentMemoryError("invalid_record", f"unknown proposal '{proposal_id}'")
+        raise AgentMemoryError("invalid_record", f"unknown proposal '{echo(str(proposal_id))}'")
     if row.status not in OPEN_STATUSES:
         raise AgentMemoryError("invalid_record", f"proposal '{proposal_id}' is {row.status}, not pending")
     if tx.promotions.pending_for(proposal_id):

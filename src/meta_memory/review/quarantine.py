@@ -59,7 +59,7 @@ from meta_memory.agent_memory.store.base import AgentMemoryStore, WriteGate
 from meta_memory.agent_memory.store.tables import HeldForgetRow
 from meta_memory.agent_memory.store.tx import ReadTx, WriteTx
 from meta_memory.clock import Clock
-from meta_memory.errors import AgentMemoryError, QuarantineReviewRefused
+from meta_memory.errors import AgentMemoryError, QuarantineReviewRefused, echo
 from meta_memory.events.bus import EventBus
 from meta_memory.identity import parse_identity, parse_realm
 from meta_memory.review.forgets import FORGET_SUBJECT
@@ -198,7 +198,7 @@ def review_quarantined(
     Same contract as :func:`decide`, which binds ``scope`` to an identity.
     """
     if verdict not in VERDICTS:
-        raise ValueError(f"verdict must be 'release' or 'tombstone' (got '{verdict}')")
+        raise ValueError(f"verdict must be 'release' or 'tombstone' (got '{echo(str(verdict))}')")
     g = write_gate(store, gate)
     try:
         with store.transaction(scope.realm) as tx:

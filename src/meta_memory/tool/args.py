@@ -206,7 +206,7 @@ class _Arguments(BaseModel):
         body = self._required("body", compact=False)
         kind = self.kind if self.kind is not None else "fact"
         if kind not in RECORD_KINDS:
-            raise ToolArgumentError(f"unknown record kind '{kind}'")
+            raise ToolArgumentError(f"unknown record kind '{echo(str(kind))}'")
         tags = _distinct_tags(self.tags)
         epistemic = self.epistemic if self.epistemic is not None else "observed"
         verification: dict[str, Any] | None = None
@@ -221,7 +221,7 @@ class _Arguments(BaseModel):
                 )
             verification = {"checked": checked, "evidence": []}
         elif epistemic not in EPISTEMIC_STATUSES:
-            raise ToolArgumentError(f"unknown epistemic status '{epistemic}'")
+            raise ToolArgumentError(f"unknown epistemic status '{echo(str(epistemic))}'")
         return RecordDraft(title=title, body=body, description=compact_whitespace(self.description or ""),
                            tags=tuple(tags), kind=kind, epistemic=epistemic, verification=verification,
                            ttl_s=self.ttl_s)

@@ -416,7 +416,8 @@ _PROPOSAL_STATUSES = ("pending", "held", "accepted", "rejected")
 def _erasable_proposals(tx: WriteTx, closure: Sequence[MemoryRecord], identity: str | None) -> list[_ErasedProposal]:
     """The proposals an erase of ``closure`` takes: every proposal of ``identity`` (an identity erase), and
     any proposal holding erased content proposed from, or into, a scope that content was erased from."""
-    erased = {(r.scope.storage(), r.content_hash) for r in closure}
+    # by folded hash: a proposal whose body differs from an erased record's only in whitespace holds its content
+    erased = {(r.scope.storage(), folded_content_hash(r.title, r.body, r.content_hash)) for r in closure}
     out: list[_ErasedProposal] = []
     for row in tx.proposals.listing(_PROPOSAL_STATUSES, MAX_ERASE_RECORDS):
         author = row.author
@@ -430,7 +431,7 @@ def _erasable_proposals(tx: WriteTx, closure: Sequence[MemoryRecord], identity: 
             chash = folded = ""  # an unreadable proposal goes only with its proposer's identity
         target = (row.scope_kind, row.scope_key)
         own = identity is not None and proposer_scope == ("identity", identity)
-        same = bool(chash) and ((target, chash) in erased or (proposer_scope is not None and (proposer_scope, chash) in erased))
+        same = bool(chash) and ((target, folded) in erased or (proposer_scope is not None and (proposer_scope, folded) in erased))
         if own or same:
             scope_json = Scope.from_storage(tx.realm, row.scope_kind, row.scope_key).to_json()
             out.append(_ErasedProposal(row.proposal_id, row.status, scope_json, chash, folded, proposer_scope or target))
@@ -752,21 +753,33 @@ class SqlAgentMemoryStore(AgentMemoryStore, Generic[C]):
         (PostgreSQL: full-text terms no active record holds any more)."""
 
     def _same_content(self, conn: C, realm: str, recs: Sequence[MemoryRecord]) -> list[MemoryRecord]:
-        """Records sharing a scope and a content hash with any of ``recs`` (any status)."""
-        by_scope: dict[Scope, set[str]] = {}
+        """Records sharing a scope and content with any of ``recs`` (any status): the same content hash, or
+        the same folded hash (a body that differs only in whitespace, the erasure register's match). A stored
+        title is whitespace-compacted, so such a copy has the very same title: rows of the scope with one of
+        ``recs``' titles are read and their folded hashes compared (an erase reads a scope's rows of those
+        titles, not every body of the scope)."""
+        by_scope: dict[Scope, tuple[set[str], set[str], set[str]]] = {}
         for r in recs:
-            by_scope.setdefault(r.scope, set()).add(r.content_hash)
+            hashes, titles, folded = by_scope.setdefault(r.scope, (set(), set(), set()))
+            hashes.add(r.content_hash)
+            titles.add(r.title)
+            folded.add(folded_content_hash(r.title, r.body, r.content_hash))
         out: list[MemoryRecord] = []
-        for scope, hashes in by_scope.items():
+        for scope, (hashes, titles, folded) in by_scope.items():
             kind, key = scope.storage()
-            wanted = sorted(hashes)
-            for first in range(0, len(wanted), _ERASURE_CHUNK):
-                chunk = tuple(wanted[first:first + _ERASURE_CHUNK])
-                sql, params = self._realm_records(
-                    realm, RECORD_COLUMNS,
-                    f"scope_kind = ? AND scope_key = ? AND content_hash IN ({', '.join('?' * len(chunk))})",
-                    (kind, key, *chunk))
-                out += [row_to_record(realm, r) for r in conn.execute(sql, params).fetchall()]
+            for column, values in (("content_hash", sorted(hashes)), ("title", sorted(titles))):
+                for first in range(0, len(values), _ERASURE_CHUNK):
+                    chunk = tuple(values[first:first + _ERASURE_CHUNK])
+                    sql, params = self._realm_records(
+                        realm, RECORD_COLUMNS,
+                        f"scope_kind = ? AND scope_key = ? AND {column} IN ({', '.join('?' * len(chunk))})",
+                        (kind, key, *chunk))
+                    for row in conn.execute(sql, params).fetchall():
+                        rec = row_to_record(realm, row)
+                        if column == "content_hash" or (
+                                rec.content_hash not in hashes
+                                and folded_content_hash(rec.title, rec.body, rec.content_hash) in folded):
+                            out.append(rec)
         return out
 
     def erase(

@@ -387,12 +387,9 @@ def migrations(schema: str) -> list[tuple[int, str, list[str]]]:
             "(realm, scope_kind, scope_key, status_kind, created_at_ms, rid)",
             "DROP INDEX IF EXISTS records_scope_created_idx",
         ]),
-        # As SQLite's step 11: a plain write's audit row (token ``direct-...``) is read by record id, never by
-        # token, so the token index keeps only the rows of the batches looked up by token (reviews, erases).
-        (11, "looked-up-audit-tokens", [
-            "DROP INDEX IF EXISTS audit_token_idx",
-            f"CREATE INDEX audit_token_idx ON audit(realm, stage_token) WHERE {ddl.PG_AUDIT_TOKEN_INDEXED}",
-        ]),
+        # No step 11 here: SQLite's step 11 makes its audit token index partial; PostgreSQL keeps the whole
+        # index, since its planner was seen to prefer a walk of the primary key over the partial index for a
+        # review's token lookup (ORDER BY audit_id LIMIT 1), a scan of the whole audit table.
         (12, "erasure-folded-hashes", _erasure_folded_hashes(schema)),
     ]
 

@@ -64,9 +64,6 @@ AUDIT_COLUMNS = """stage_token TEXT NOT NULL,
 #: hold names this predicate beside ``stage_token = ?``, so that SQLite may use it (``GLOB`` is case-sensitive
 #: whatever ``PRAGMA case_sensitive_like`` says: a row matches it iff its token does not start ``direct-``).
 AUDIT_TOKEN_INDEXED = "stage_token NOT GLOB 'direct-*'"
-#: PostgreSQL's spelling of :data:`AUDIT_TOKEN_INDEXED` (its ``LIKE`` is case-sensitive; no ``GLOB``), the
-#: predicate of its partial ``audit_token_idx`` (migration 11 there too).
-PG_AUDIT_TOKEN_INDEXED = "stage_token NOT LIKE 'direct-%'"
 
 
 #: ``pending_forgets`` after ``forget_id``.

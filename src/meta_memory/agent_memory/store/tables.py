@@ -40,7 +40,7 @@ from typing import Any, Protocol
 from meta_memory.agent_memory.model import Scope
 from meta_memory.agent_memory.store.base import dumps
 from meta_memory.agent_memory.store.dialect import SQLITE, Dialect
-from meta_memory.agent_memory.store.shared_ddl import AUDIT_TOKEN_INDEXED, PG_AUDIT_TOKEN_INDEXED
+from meta_memory.agent_memory.store.shared_ddl import AUDIT_TOKEN_INDEXED
 
 __all__ = [
     "AUDIT_INSERT_COLUMNS",
@@ -721,14 +721,14 @@ class AuditReads(_Repo):
         return [AuditRow(r[0], r[1], r[2], r[3], r[4], _obj(r[5]), r[6]) for r in rows]
 
     def _token_is(self, stage_token: str) -> str:
-        """The condition ``stage_token = ?``; for a token the partial token index holds (any but
-        ``direct-...``: see :data:`~.shared_ddl.AUDIT_TOKEN_INDEXED`), with that index's predicate in the
-        backend's spelling, which every row of that token meets (the same rows, found through the index).
-        A plain write's token is looked up without it (the same rows, by a scan: nothing reads those rows
-        by token)."""
-        if stage_token.startswith("direct-"):
+        """The condition ``stage_token = ?``; on SQLite, for a token its partial token index holds (any but
+        ``direct-...``: see :data:`~.shared_ddl.AUDIT_TOKEN_INDEXED`), with that index's predicate, which every
+        row of that token meets (the same rows, found through the index). A plain write's token is looked up
+        without it (the same rows, by a scan: nothing reads those rows by token). PostgreSQL keeps a token
+        index of every row."""
+        if stage_token.startswith("direct-") or self._sql.dialect is not SQLITE:
             return "stage_token = ?"
-        return f"stage_token = ? AND {AUDIT_TOKEN_INDEXED if self._sql.dialect is SQLITE else PG_AUDIT_TOKEN_INDEXED}"
+        return f"stage_token = ? AND {AUDIT_TOKEN_INDEXED}"
 
     def tombstones_of(self, memory_id: str) -> list[AuditRow]:
         """The tombstone rows of ``memory_id``, newest first."""

@@ -35,6 +35,7 @@ from pydantic import field_validator
 from ...access.requirements import Requirement, Requires, anywhere, requires, rows_judged, unscoped
 from ...access.resources import Resource, Resources
 from ...agent_memory.fields import memory_id_ref
+from ...errors import echo
 from ...identity import parse_identity, parse_realm
 from ...panel.cursor import parse_cursor
 from ...panel.paging import DEFAULT_LIMIT, MAX_LIMIT, parse_limit
@@ -70,7 +71,7 @@ def _one_of(value: str | None, allowed: tuple[str, ...], field: str) -> str | No
     if value is None:
         return None
     if value.strip() not in allowed:
-        raise ValueError(f"unknown {field} '{value}'")
+        raise ValueError(f"unknown {field} '{echo(str(value))}'")
     return value.strip()
 
 

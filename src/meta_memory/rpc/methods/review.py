@@ -17,6 +17,7 @@ from ...access.requirements import Requirement, anywhere, identity_resource, on_
 from ...access.resources import Resources
 from ...agent_memory.fields import memory_id_ref
 from ...agent_memory.secrets import scan_text, secret_rule
+from ...errors import echo as echo_name
 from ...identity import parse_identity
 from ...limits import MAX_REASON_BYTES
 from ...review.authority import ReviewAuthority
@@ -60,7 +61,7 @@ def _choice(value: Any, choices: tuple[str, ...], rule: str, *, echo: bool = Fal
         raise ValueError(rule)
     choice = value.strip()
     if choice not in choices:
-        raise ValueError(f"{rule} (got '{choice}')" if echo else rule)
+        raise ValueError(f"{rule} (got '{echo_name(choice)}')" if echo else rule)
     return choice
 
 
@@ -187,7 +188,7 @@ class ProposalListParams(RealmDefaulted):
             raise ValueError("status must be a string when provided")
         status = value.strip() or None
         if status is not None and status not in ("pending", "held", "accepted", "rejected"):
-            raise ValueError(f"unknown status '{status}'")
+            raise ValueError(f"unknown status '{echo_name(str(status))}'")
         return status
 
     @field_validator("limit", mode="before")

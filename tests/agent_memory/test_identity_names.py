@@ -1,0 +1,43 @@
+"""The one rule for identity and realm names (``identity.py``), as properties: whatever it accepts is a
+fixed point (parsing it again gives it back), holds no control, invisible or direction-changing
+character, and is in Unicode NFC form, so two names that display alike are one name or one refusal."""
+
+from __future__ import annotations
+
+import unicodedata
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from meta_memory.identity import parse_identity, parse_realm
+
+_HIDDEN = set("\u061c\u200b\u200c\u200d\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2060\u2061\u2062\u2063\u2064"
+              "\u2066\u2067\u2068\u2069\ufeff") | {chr(c) for c in range(0x80, 0xA0)}
+_names = st.text(st.characters(codec="utf-8"), min_size=1, max_size=24) | st.sampled_from(
+    ["Caf\u00e9", "Cafe\u0301", "\u202ehr", "lead:main", "a\u200bb", "\u65e5\u672c", " hr ", "rt:ops:1:2"])
+
+
+@settings(max_examples=400, deadline=None)
+@given(_names)
+def test_an_accepted_realm_is_a_fixed_point_in_nfc_with_nothing_hidden(name: str) -> None:
+    try:
+        realm = parse_realm(name)
+    except ValueError as exc:
+        assert str(exc).startswith("realm must"), exc
+        return
+    assert parse_realm(realm) == realm
+    assert unicodedata.is_normalized("NFC", realm)
+    assert not (set(realm) & _HIDDEN) and all(ord(c) >= 0x20 and ord(c) != 0x7F for c in realm)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_names)
+def test_two_spellings_of_one_identity_are_never_two_identities(name: str) -> None:
+    composed, decomposed = unicodedata.normalize("NFC", name), unicodedata.normalize("NFD", name)
+    accepted = set()
+    for spelling in (composed, decomposed):
+        try:
+            accepted.add(parse_identity(spelling))
+        except ValueError as exc:
+            assert str(exc).startswith("identity must"), exc
+    assert len(accepted) <= 1
