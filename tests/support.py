@@ -431,3 +431,17 @@ class ServedRuntime:
     def close(self) -> None:
         self.server.should_exit = True
         self.thread.join(timeout=10)
+
+
+def refused_as_erased(store: Any, realm: str, identity: str, title: str, body: str) -> bool:
+    """Whether ``remember`` of ``(title, body)`` into ``identity``'s scope is refused ``erased`` (asserting
+    the refusal does not repeat the body); ``False`` when it is written."""
+    from meta_memory.agent_memory import record_writes
+    from meta_memory.errors import AgentMemoryError
+
+    try:
+        record_writes.remember(store, realm, identity, title, body)
+    except AgentMemoryError as exc:
+        assert exc.data["reason"] == "erased" and " ".join(body.split()) not in " ".join(exc.message.split()), exc.message
+        return True
+    return False

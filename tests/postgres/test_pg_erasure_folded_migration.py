@@ -18,19 +18,14 @@ from meta_memory.agent_memory.store import pg_schema
 from meta_memory.agent_memory.store.postgres import PostgresAgentMemoryStore
 from meta_memory.agent_memory.store.shared_ddl import ERASURE_MATCH_HASH
 from meta_memory.clock import ManualClock
-from meta_memory.errors import AgentMemoryError
+from support import refused_as_erased
 
 R, ID = "default", "ana:main"
 FOLDED, SPACED = "the safe code is 4711", "the  safe\tcode is 4712"
 
 
 def _refused(store: PostgresAgentMemoryStore, title: str, body: str) -> bool:
-    try:
-        record_writes.remember(store, R, ID, title, body)
-    except AgentMemoryError as exc:
-        assert exc.data["reason"] == "erased" and "safe" not in exc.message
-        return True
-    return False
+    return refused_as_erased(store, R, ID, title, body)
 
 
 def test_old_erasures_keep_refusing_by_their_exact_hash(monkeypatch: pytest.MonkeyPatch) -> None:
