@@ -71,9 +71,9 @@ def test_a_body_naming_a_key_twice_is_refused_and_writes_nothing(gateway: Gatewa
 @pytest.mark.gateway
 def test_the_same_body_without_the_repeat_is_answered(gateway: GatewayProcess) -> None:
     out = _post(gateway, json.dumps({"jsonrpc": "2.0", "id": 1, "method": "meta/agent_memory/remember",
-                                     "params": {"identity": "helper:three", "title": "Release day", "body": "Friday."}}))
+                                     "params": {"identity": "scribe:three", "title": "Release day", "body": "Friday."}}))
     assert out["result"]["memory_id"], out
-    assert [r["title"] for r in _recalled(gateway, "helper:three")] == ["Release day"]
+    assert [r["title"] for r in _recalled(gateway, "scribe:three")] == ["Release day"]
 
 
 @pytest.mark.gateway
