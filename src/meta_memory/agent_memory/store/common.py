@@ -754,10 +754,9 @@ class SqlAgentMemoryStore(AgentMemoryStore, Generic[C]):
 
     def _same_content(self, conn: C, realm: str, recs: Sequence[MemoryRecord]) -> list[MemoryRecord]:
         """Records sharing a scope and content with any of ``recs`` (any status): the same content hash, or
-        the same folded hash (a body that differs only in whitespace, the erasure register's match). A stored
-        title is whitespace-compacted, so such a copy has the very same title: rows of the scope with one of
-        ``recs``' titles are read and their folded hashes compared (an erase reads a scope's rows of those
-        titles, not every body of the scope)."""
+        the same folded hash (a body that differs only in whitespace, the erasure register's match). Both
+        imply the same stored title (it is whitespace-compacted, and the content hash covers it), so one read
+        of the scope's rows with one of ``recs``' titles finds them all; their hashes are compared here."""
         by_scope: dict[Scope, tuple[set[str], set[str], set[str]]] = {}
         for r in recs:
             hashes, titles, folded = by_scope.setdefault(r.scope, (set(), set(), set()))
@@ -767,19 +766,16 @@ class SqlAgentMemoryStore(AgentMemoryStore, Generic[C]):
         out: list[MemoryRecord] = []
         for scope, (hashes, titles, folded) in by_scope.items():
             kind, key = scope.storage()
-            for column, values in (("content_hash", sorted(hashes)), ("title", sorted(titles))):
-                for first in range(0, len(values), _ERASURE_CHUNK):
-                    chunk = tuple(values[first:first + _ERASURE_CHUNK])
-                    sql, params = self._realm_records(
-                        realm, RECORD_COLUMNS,
-                        f"scope_kind = ? AND scope_key = ? AND {column} IN ({', '.join('?' * len(chunk))})",
-                        (kind, key, *chunk))
-                    for row in conn.execute(sql, params).fetchall():
-                        rec = row_to_record(realm, row)
-                        if column == "content_hash" or (
-                                rec.content_hash not in hashes
-                                and folded_content_hash(rec.title, rec.body, rec.content_hash) in folded):
-                            out.append(rec)
+            wanted = sorted(titles)
+            for first in range(0, len(wanted), _ERASURE_CHUNK):
+                chunk = tuple(wanted[first:first + _ERASURE_CHUNK])
+                sql, params = self._realm_records(
+                    realm, RECORD_COLUMNS, f"scope_kind = ? AND scope_key = ? AND title IN ({', '.join('?' * len(chunk))})",
+                    (kind, key, *chunk))
+                for row in conn.execute(sql, params).fetchall():
+                    rec = row_to_record(realm, row)
+                    if rec.content_hash in hashes or folded_content_hash(rec.title, rec.body, rec.content_hash) in folded:
+                        out.append(rec)
         return out
 
     def erase(
