@@ -116,3 +116,16 @@ def test_an_erase_takes_the_re_spaced_copies_and_proposals_of_its_content(gatewa
     # another identity's own copy is its own
     assert [r["memory_id"] for r in gateway.result("meta/agent_memory/recall", {
         "identity": OTHER, "query_text": "quokkazanzibar"})["records"]] == [theirs["memory_id"]]
+
+
+def test_in_another_realm_the_fold_holds_there_and_only_there(gateway: GatewayProcess) -> None:
+    """An erase in realm ``blue`` refuses the re-spaced content in ``blue``; the default realm's own
+    memory is another register."""
+    blue = {"identity": ID, "realm": "blue"}
+    mid = gateway.result("meta/agent_memory/remember", {**blue, "title": TITLE, "body": BODY})["memory_id"]
+    copy = gateway.result("meta/agent_memory/remember", {**blue, "title": TITLE, "body": RESPACED[1]})["memory_id"]
+    report = gateway.result("meta/agent_memory/erase", {**blue, "memory_id": mid})
+    assert sorted(r["memory_id"] for r in report["records"]) == sorted([mid, copy])
+    for body in RESPACED:
+        _erased(gateway.rpc("meta/agent_memory/remember", {**blue, "title": TITLE, "body": body}))
+    assert gateway.result("meta/agent_memory/remember", {"identity": ID, "title": TITLE, "body": RESPACED[2]})["created"]
