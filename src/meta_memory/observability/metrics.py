@@ -99,6 +99,8 @@ class Metrics:
                              registry=r)
         self.held_forgets = Counter("meta_memory_held_forgets", "Forgets held for review.", registry=r)
         self._by_method: dict[str, tuple[Any, Any]] = {}
+        #: the ``created`` writes series, looked up at the first creation (a series appears once used)
+        self._created: Any = None
         self._lock = threading.Lock()
         self.census = StoreCensus(stats_ttl_s)
         self._scrape = _ScrapeCollector(self.census)
@@ -182,8 +184,11 @@ class Metrics:
     def observe_event(self, env: "EventEnvelope") -> None:
         """Count the outcomes the timeline reports (called by the event bus for every event)."""
         kind = env.event_type
-        if kind == "memory.record.created":
-            self.writes.labels("created", "").inc()
+        if kind == "memory.record.created":  # every remember's event: its series is looked up once
+            created = self._created
+            if created is None:
+                created = self._created = self.writes.labels("created", "")
+            created.inc()
         elif kind == "memory.write.quarantined":
             self.writes.labels("quarantined", reason_class(str(env.data.get("reason") or ""))).inc()
         elif kind == "memory.taint.transition":
