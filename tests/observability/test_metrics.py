@@ -115,6 +115,16 @@ def test_a_gateway_without_access_serves_metrics_like_every_route(gateway: Any) 
     assert value(text, "meta_memory_writes_total", outcome="created", reason="") == 1
 
 
+def test_every_creation_is_counted_once(gateway: Any) -> None:
+    # the series is looked up at the first creation and reused: the later ones still count, one each
+    for i in range(3):
+        gateway.rpc("meta/agent_memory/remember", {"identity": "a:b", "title": f"t{i}", "body": f"note number {i}"})
+    gateway.rpc("meta/agent_memory/remember", {"identity": "a:b", "title": "t0", "body": "note number 0"})  # duplicate
+    text = httpx.get(gateway.url + "/metrics").text
+    assert value(text, "meta_memory_writes_total", outcome="created", reason="") == 3
+    assert value(text, "meta_memory_writes_total", outcome="duplicate", reason="") == 1
+
+
 def test_metrics_off_answer_404(tmp_path: Path) -> None:
     gw = start_gateway(tmp_path / "s", config=write_config(tmp_path / "c.toml", "[telemetry]\nmetrics = false\n"))
     try:
