@@ -26,8 +26,8 @@ from pydantic import BaseModel
 
 from .. import strict_json
 from ..errors import InvalidParams
-from ..limits import MAX_BATCH_OPS
 from ..ledger.model import MemoryIndexResult, MemoryQueryResult, MemoryStoreInfo
+from ..limits import MAX_BATCH_OPS
 from .binding import rpc
 from .models import (
     AgentMemoryForgetResult,
