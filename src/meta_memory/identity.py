@@ -26,26 +26,31 @@ _CONTROL = re.compile("[\x00-\x1f\x7f]")
 _HIDDEN = re.compile("[\x80-\x9f\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
 
 
-def _checked_name(name: str, trimmed: str, max_bytes: int) -> str:
-    """``trimmed`` (a non-blank identity or realm) unless it breaks a rule: a ``ValueError`` naming
-    ``name`` and the rule it breaks (control characters, invisible or direction-changing characters,
-    a form other than Unicode NFC, the byte cap)."""
-    if _CONTROL.search(trimmed) is not None:
+def _checked_name(name: str, value: str, max_bytes: int) -> str:
+    """``value`` (a non-blank identity or realm) unless it breaks a rule: a ``ValueError`` naming
+    ``name`` and the rule it breaks (whitespace at either end, control characters, invisible or
+    direction-changing characters, a form other than Unicode NFC, the byte cap).
+
+    A name is taken exactly as given, never trimmed: ``" hr "`` is refused rather than read as ``hr``,
+    so a caller never writes to a scope other than the one it named."""
+    if value != value.strip():
+        raise ValueError(f"{name} must not begin or end with whitespace (a name is taken as given, never trimmed)")
+    if _CONTROL.search(value) is not None:
         raise ValueError(f"{name} must not contain control characters (tab, newline, NUL, ...)")
-    if not trimmed.isascii():
-        if _HIDDEN.search(trimmed) is not None:
+    if not value.isascii():
+        if _HIDDEN.search(value) is not None:
             raise ValueError(f"{name} must not contain invisible or direction-changing characters "
                              "(zero-width, bidirectional marks and overrides, C1 controls)")
-        if not unicodedata.is_normalized("NFC", trimmed):
+        if not unicodedata.is_normalized("NFC", value):
             raise ValueError(f"{name} must be in Unicode NFC form (a letter and its accent composed into one "
                              "character, as most keyboards type them), so that two spellings of one name "
                              "cannot name two scopes")
-    if len(trimmed) * 4 <= max_bytes:  # no character takes more than four bytes
-        return trimmed
-    size = len(trimmed.encode("utf-8", "surrogatepass"))
+    if len(value) * 4 <= max_bytes:  # no character takes more than four bytes
+        return value
+    size = len(value.encode("utf-8", "surrogatepass"))
     if size > max_bytes:
         raise ValueError(f"{name} must be at most {max_bytes} bytes (got {size})")
-    return trimmed
+    return value
 
 
 def logical_identity(identity: str) -> str:
@@ -60,26 +65,28 @@ def logical_identity(identity: str) -> str:
 def parse_identity(value: object) -> str:
     """Validate and normalise an agent identity.
 
-    Input: any JSON value. Output: the trimmed, logical identity (``str``).
+    Input: any JSON value. Output: the logical identity (``str``), never trimmed.
     Raises ``ValueError("identity must be a valid non-empty string")`` for a
-    non-string or an empty/blank string, and a ``ValueError`` naming the rule for control,
+    non-string or an empty/blank string, and a ``ValueError`` naming the rule for whitespace at
+    either end (``" lead:main "``), control,
     invisible or direction-changing characters, a name not in Unicode NFC form, or more than 512 bytes.
     A missing identity is never defaulted.
     """
     if not isinstance(value, str) or not value.strip():
         raise ValueError("identity must be a valid non-empty string")
-    return logical_identity(_checked_name("identity", value.strip(), MAX_IDENTITY_BYTES))
+    return logical_identity(_checked_name("identity", value, MAX_IDENTITY_BYTES))
 
 
 def parse_realm(value: object) -> str:
-    """Validate a realm name: optional (``None`` -> ``"default"``), else a non-empty trimmed string.
+    """Validate a realm name: optional (``None`` -> ``"default"``), else a non-empty string, never trimmed.
 
     Raises ``ValueError("realm must be a non-empty string when provided")`` for a non-string or a
-    blank string, and a ``ValueError`` naming the rule for control, invisible or direction-changing
+    blank string, and a ``ValueError`` naming the rule for whitespace at either end (``" hr "``),
+    control, invisible or direction-changing
     characters, a name not in Unicode NFC form, or more than 256 bytes.
     """
     if value is None:
         return DEFAULT_REALM
     if not isinstance(value, str) or not value.strip():
         raise ValueError("realm must be a non-empty string when provided")
-    return _checked_name("realm", value.strip(), MAX_REALM_BYTES)
+    return _checked_name("realm", value, MAX_REALM_BYTES)

@@ -255,7 +255,8 @@ def forget_command(memory_id: str, identity: str, realm: str | None, **kw: Any) 
 
 @click.command("list")
 @click.option("--limit", type=click.IntRange(1, 512), default=None,
-              help="The newest-working-set size (1..512); without it every active record is listed.")
+              help="At most this many records (1..512), newest updated first; without it every active record "
+                   "that passes --tag/--filter is listed.")
 @click.option("--tag", "tags", multiple=True,
               help="Only records holding this tag (repeat: every one must be held).")
 @click.option("--filter", "where", default=None, metavar="JSON",
@@ -263,31 +264,15 @@ def forget_command(memory_id: str, identity: str, realm: str | None, **kw: Any) 
 @_target_options
 def list_command(limit: int | None, tags: tuple[str, ...], where: str | None, identity: str, realm: str | None,
                  **kw: Any) -> None:
-    """List the active records of one identity (metadata, no bodies).
+    """List the active records of one identity, newest updated first (a table of ids, titles and tags).
 
-    With ``--tag`` or ``--filter`` the records that pass are listed newest updated first, read page by
-    page from ``meta/agent_memory/list`` (``--limit``: at most that many), and ``--json`` prints the
-    records themselves (``memory_id``, ``title``, ``tags``, ``metadata``, ...) instead of the manifest's
-    entries."""
-    from rich.table import Table
-
+    The records are read page by page from ``meta/agent_memory/list`` (``--tag``: every tag held,
+    ``--filter``: a metadata condition, ``--limit``: at most that many). ``--json`` prints one shape
+    whatever the options: a JSON array of the records as that method returns them, each
+    ``{memory_id, title, body, tags, metadata, created_at_ms, updated_at_ms, expires_at_ms}`` (``[]`` when
+    none)."""
     flt = _json_object("--filter", where)
     wanted = [_utf8("--tag", t) for t in tags]
-
-    def show(metas: list[Any]) -> None:
-        table = Table(title=text(f"memory of {identity} ({len(metas)} records)"), title_justify="left")
-        table.add_column("memory_id", no_wrap=True, style="cyan")
-        table.add_column("title")
-        table.add_column("description", overflow="fold", max_width=60)
-        table.add_column("age (days)", justify="right")
-        for m in metas:
-            table.add_row(text(m.id), text(m.title), text(m.description), str(m.age_days))
-        _console().print(table)
-
-    if flt is None and not wanted:
-        tier = "working_set" if limit is not None else "full"
-        _run(_ctx(**kw), lambda h: h.manifest_agent_memory(identity, realm=realm, tier=tier, k=limit), show)
-        return
 
     def matching(h: Any) -> list[Any]:
         found: list[Any] = []
@@ -303,8 +288,8 @@ def list_command(limit: int | None, tags: tuple[str, ...], where: str | None, id
 
     def show_records(records: list[Any]) -> None:
         what = " ".join([*(f"#{t}" for t in wanted), *([json.dumps(flt, sort_keys=True)] if flt else [])])
-        _console().print(_records_table(f"memory of {identity} matching {what} ({len(records)} records)", records,
-                                        with_body=False))
+        title = f"memory of {identity}" + (f" matching {what}" if what else "") + f" ({len(records)} records)"
+        _console().print(_records_table(title, records, with_body=False))
 
     _run(_ctx(**kw), matching, show_records)
 

@@ -72,8 +72,11 @@ def test_absent_section_means_access_off() -> None:
         ({"roster": [{"identity": "a", "labels": "x"}]}, "access.roster[0].labels: must be an array"),
         ({"roster": [{"identity": "a", "team": "x"}]}, "access.roster[0].team: unknown key"),
         ({"roster": [{"labels": ["x"]}]}, "access.roster[0].identity: required key is missing"),
-        ({"roster": [{"identity": "a"}, {"identity": " a ", "realm": "default"}]},
+        ({"roster": [{"identity": "a"}, {"identity": "rt:a:3", "realm": "default"}]},
          "access.roster: identity 'a' in realm 'default' is listed twice"),
+        ({"roster": [{"identity": " a "}]}, "access.roster[0].identity: identity must not begin or end with whitespace"),
+        ({"grants": [{"action": "agent.view", "who": {"anyone": True}, "on": {"realm": " hr "}}]},
+         "access.grants[0].on.realm: realm must not begin or end with whitespace"),
         ({"tokens": [{"sha256": "abc", "principal": "a"}]}, "access.tokens[0].sha256: must be the 64-hex-digit"),
         ({"tokens": [{"sha256": DIGEST, "principal": "a", "roles": "admin"}]}, "access.tokens[0].roles: must be an array"),
         ({"tokens": [{"sha256": DIGEST, "principal": "a", "token": "password"}]}, "access.tokens[0].token: unknown key"),
@@ -150,8 +153,8 @@ def test_hash_from_stream_drops_crlf() -> None:
 def test_realm_and_roster_entries_are_normalised() -> None:
     cfg = parse_access_section({
         "enabled": True,
-        "grants": [{"action": "agent.view", "who": {"anyone": True}, "on": {"identity": " rt:lead:main:7 ", "realm": " hr "}},
-                   {"action": "agent.view", "who": {"anyone": True}, "on": {"realm": " * "}}],
+        "grants": [{"action": "agent.view", "who": {"anyone": True}, "on": {"identity": "rt:lead:main:7", "realm": "hr"}},
+                   {"action": "agent.view", "who": {"anyone": True}, "on": {"realm": "*"}}],
         "roster": [{"identity": "rt:lead:main:2", "labels": ["blue"]}, {"identity": "lead:main", "realm": "hr"}],
     })
     assert (cfg.grants[0].on.identity, cfg.grants[0].on.realm, cfg.grants[0].on.kind) == ("lead:main", "hr", "identity")

@@ -59,8 +59,12 @@ def test_defaults_and_normalisation() -> None:
     )
     assert (cfg.realm, cfg.max_entries, cfg.recall_timeout_ms, cfg.selection) == ("default", 8, 500, "always")
     assert cfg.header == "Remember"
-    cfg = parse_agent_memory_section({"realm": " family ", "max_entries": 64, "recall_timeout_ms": 30_000})
+    cfg = parse_agent_memory_section({"realm": "family", "max_entries": 64, "recall_timeout_ms": 30_000})
     assert (cfg.realm, cfg.max_entries, cfg.recall_timeout_ms) == ("family", 64, 30_000)
+    # a realm name is taken as given: a padded one is refused, naming the key and the rule, never trimmed
+    for padded in (" family ", "family\n", "\u00a0family"):
+        with pytest.raises(ConfigError, match="agent_memory.realm: must not begin or end with whitespace"):
+            parse_agent_memory_section({"realm": padded})
     assert parse_agent_memory_section({"recall_index_mb": 0}).recall_index_mb == 256
     assert parse_agent_memory_section({"max_ttl_s": 0}).max_ttl_s == 3_153_600_000
     assert parse_agent_memory_section({"max_ttl_s": 3600, "tool_max_ttl_s": 60}).tool_max_ttl_s == 60

@@ -49,7 +49,7 @@ def test_remember_recall_list_forget_over_a_gateway(gateway: Any) -> None:
     assert table.returncode == 0 and made["memory_id"] in table.stdout and "Top drawer" in table.stdout
 
     listed = as_json(mm("list", *url, "--json"))
-    assert [m["id"] for m in listed] == [made["memory_id"]]
+    assert [m["memory_id"] for m in listed] == [made["memory_id"]]
 
     gone = as_json(mm("forget", made["memory_id"], *url, "--json"))
     assert gone == {"memory_id": made["memory_id"], "deleted": True}
@@ -98,7 +98,7 @@ def test_token_from_the_environment_and_refusal_without_it(tmp_path: Path, gatew
     anonymous = mm("remember", "t", "b", *url)
     assert anonymous.returncode == 1 and "access_denied" in anonymous.stderr
     made = as_json(mm("remember", "Door code", "Ask the concierge.", *url, "--json", env={"META_MEMORY_TOKEN": TOKEN}))
-    assert as_json(mm("list", *url, "--json", env={"META_MEMORY_TOKEN": TOKEN}))[0]["id"] == made["memory_id"]
+    assert as_json(mm("list", *url, "--json", env={"META_MEMORY_TOKEN": TOKEN}))[0]["memory_id"] == made["memory_id"]
     # the token grants lead:main only
     other = mm("recall", "door", "--url", gw.url, "--identity", "lead:other", env={"META_MEMORY_TOKEN": TOKEN})
     assert other.returncode == 1 and "access_denied" in other.stderr
@@ -280,3 +280,33 @@ def test_list_by_tag_and_metadata_filter_pages_through_every_match(gateway: Any)
     assert refused.returncode == 1 and "filter" in refused.stderr and "Traceback" not in refused.stderr
     bad = mm("list", "--filter", "[1]", *url)
     assert bad.returncode == 2 and "--filter must be a JSON object" in bad.stderr
+
+
+#: what every ``list --json`` row holds, whatever the options: the record as meta/agent_memory/list returns it
+RECORD_KEYS = {"memory_id", "title", "body", "tags", "metadata", "created_at_ms", "updated_at_ms", "expires_at_ms"}
+
+
+def test_list_json_has_one_shape_whatever_the_options(gateway: Any) -> None:
+    ident = "shell:shape"
+    url = ["--url", gateway.url, "--identity", ident, "--json"]
+    assert as_json(mm("list", *url)) == []
+    items = [{"title": f"Note {i}", "body": f"Body {i}.", "tags": ["even" if i % 2 == 0 else "odd"],
+              "metadata": {"n": i}} for i in range(4)]
+    assert gateway.result("meta/agent_memory/remember_batch", {"identity": ident, "records": items})["created"] == 4
+    shapes = {
+        "plain": as_json(mm("list", *url)),
+        "limit": as_json(mm("list", "--limit", "2", *url)),
+        "tag": as_json(mm("list", "--tag", "even", *url)),
+        "filter": as_json(mm("list", "--filter", '{"n": {"$gte": 1}}', *url)),
+        "tag+filter+limit": as_json(mm("list", "--tag", "odd", "--filter", '{"n": {"$gte": 1}}', "--limit", "1", *url)),
+    }
+    for name, rows in shapes.items():
+        assert isinstance(rows, list) and rows, name
+        assert all(set(row) == RECORD_KEYS for row in rows), (name, rows[0])
+    assert [r["title"] for r in shapes["plain"]] == ["Note 3", "Note 2", "Note 1", "Note 0"]  # newest updated first
+    assert [r["title"] for r in shapes["limit"]] == ["Note 3", "Note 2"]
+    assert sorted(r["title"] for r in shapes["tag"]) == ["Note 0", "Note 2"]
+    assert len(shapes["filter"]) == 3 and len(shapes["tag+filter+limit"]) == 1
+    # the table lists the same records
+    table = mm("list", "--url", gateway.url, "--identity", ident)
+    assert table.returncode == 0 and all(f"Note {i}" in table.stdout for i in range(4))

@@ -40,6 +40,13 @@ def _remember(gw: Any, **params: Any) -> dict[str, Any]:
     ("realm", "r" * 300, "realm must be at most 256 bytes (got 300)"),
     ("realm", "hr\nops", "realm must not contain control characters"),
     ("realm", " ", "realm must be a non-empty string when provided"),
+    # a name is taken as given: a padded one is refused, never trimmed into another scope's name
+    ("realm", " hr ", "realm must not begin or end with whitespace"),
+    ("realm", "hr\n", "realm must not begin or end with whitespace"),
+    ("realm", "\u00a0hr", "realm must not begin or end with whitespace"),
+    ("identity", " lead:main", "identity must not begin or end with whitespace"),
+    ("identity", "lead:main ", "identity must not begin or end with whitespace"),
+    ("identity", "\tlead:main", "identity must not begin or end with whitespace"),
     # names that display as another name: reordered, hidden, or one name spelled two ways
     ("realm", "\u202ehr", "realm must not contain invisible or direction-changing characters"),
     ("realm", "h\u200br", "realm must not contain invisible or direction-changing characters"),

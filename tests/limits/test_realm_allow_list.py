@@ -93,8 +93,10 @@ def test_a_bad_list_stops_the_gateway_naming_the_key(gateway_factory: Any, tmp_p
     assert not (tmp_path / "state").exists()
 
 
-def test_the_list_is_trimmed_and_deduplicated() -> None:
-    assert parse_agent_memory_section({"realms": [" default ", "prod", "prod"]}).realms == ("default", "prod")
+def test_the_list_is_deduplicated_and_a_padded_name_refused() -> None:
+    assert parse_agent_memory_section({"realms": ["default", "prod", "prod"]}).realms == ("default", "prod")
+    with pytest.raises(ConfigError, match="' default ': realm must not begin or end with whitespace"):
+        parse_agent_memory_section({"realms": [" default ", "prod"]})
     with pytest.raises(ConfigError):
         parse_agent_memory_section({"realms": ["default", "a\x00b"]})
 

@@ -88,3 +88,11 @@ def test_a_bridge_to_a_gateway_still_refuses_a_config_file(tmp_path: Path) -> No
          "--realm", "a\tb"],
         capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL, env={**SERVER_ENV, "PATH": "/usr/bin"})
     assert bad.returncode == 2 and "realm must not contain control characters" in bad.stderr
+    for flag, name in (("--realm", " ops "), ("--identity", "agent:x ")):
+        args = {"--identity": "agent:x", "--realm": "ops", flag: name}
+        padded = subprocess.run(
+            [sys.executable, "-m", "meta_memory.cli", "mcp", "--url", "http://127.0.0.1:9",
+             "--identity", args["--identity"], "--realm", args["--realm"]],
+            capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL, env={**SERVER_ENV, "PATH": "/usr/bin"})
+        field = flag.removeprefix("--")
+        assert padded.returncode == 2 and f"{field} must not begin or end with whitespace" in padded.stderr

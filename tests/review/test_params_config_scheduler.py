@@ -28,7 +28,7 @@ from meta_memory.session_ref import SessionRef
 
 from .conftest import IDENTITY, REALM, Env
 
-BASE = {"identity": " lead:main ", "memory_id": "mem-1", "verdict": "release", "expected_content_hash": "abc"}
+BASE = {"identity": "lead:main", "memory_id": "mem-1", "verdict": "release", "expected_content_hash": "abc"}
 
 
 def parse_decide_params(raw: Any) -> DecideParams:
@@ -45,7 +45,7 @@ def test_decide_params_bind_scope_verdict_and_content() -> None:
     p = parse_decide_params({**BASE, "rationale": "  confirmed  "})
     # no realm: the method table fills in the gateway's realm (RealmDefaulted)
     assert (p.realm, p.identity, p.memory_id, p.verdict, p.rationale) == (None, "lead:main", "mem-1", "release", "confirmed")
-    assert p.in_realm("ops").realm == "ops" and parse_decide_params({**BASE, "realm": " hr "}).in_realm("ops").realm == "hr"
+    assert p.in_realm("ops").realm == "ops" and parse_decide_params({**BASE, "realm": "hr"}).in_realm("ops").realm == "hr"
     assert parse_decide_params({**BASE, "verdict": " tombstone ", "rationale": None}).verdict == "tombstone"
     assert parse_decide_params({**BASE, "rationale": "   "}).rationale is None
     assert rule({**BASE, "verdict": "hold"}) == "Invalid params: verdict must be 'release' or 'tombstone' (got 'hold')"

@@ -70,3 +70,44 @@ def test_remote_sync_and_async(gateway: Any) -> None:
             assert (out.created, out.existing, out.refused) == (2, 1, 1)
 
     asyncio.run(run())
+
+
+OVER = [(f"Note {i}", f"Body {i}.") for i in range(1025)]
+CLIENT_SIDE = "records must contain at most 1024 records (got 1025); the batch commits in one transaction, so it is not split"
+
+
+def _refused_before_sending(call: Any) -> None:
+    with pytest.raises(InvalidParams) as info:
+        call()
+    assert info.value.field == "records" and CLIENT_SIDE in info.value.message
+
+
+@pytest.mark.parametrize("mode", ["embedded", "http"])
+def test_more_than_1024_records_are_refused_before_sending_never_split(mode: str, tmp_path: Any, gateway: Any) -> None:
+    if mode == "embedded":
+        h = Meta.builder().persistent_state(tmp_path / "e").build()
+    else:
+        h = Meta.connect(gateway.url)
+    with h:
+        _refused_before_sending(lambda: h.remember_agent_memory_batch(ME, OVER))
+        _refused_before_sending(lambda: h.agent(ME).remember_batch(OVER))
+        assert h.agent(ME).list().records == []  # nothing of it written, no first chunk either
+        # exactly the cap is one call, committed together
+        assert h.agent(ME).remember_batch(OVER[:1024]).created == 1024
+
+
+def test_the_refusal_needs_no_gateway_and_holds_on_async_handles(tmp_path: Any) -> None:
+    # nothing listens on port 9: a refusal that reached the network would be GatewayUnreachable
+    with Meta.connect("http://127.0.0.1:9") as h:
+        _refused_before_sending(lambda: h.remember_agent_memory_batch(ME, OVER))
+
+    async def run() -> None:
+        async with Meta.connect_async("http://127.0.0.1:9") as ah:
+            with pytest.raises(InvalidParams) as info:
+                await ah.remember_agent_memory_batch(ME, OVER)
+            assert info.value.field == "records" and CLIENT_SIDE in info.value.message
+        async with Meta.builder().persistent_state(tmp_path / "a").build_async() as ah:
+            with pytest.raises(InvalidParams):
+                await ah.agent(ME).remember_batch(OVER)
+
+    asyncio.run(run())

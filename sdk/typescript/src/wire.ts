@@ -828,7 +828,7 @@ export interface WireRecord {
 export interface AgentMemoryEraseParams {
   /** the realm (default: the gateway's [agent_memory] realm) */
   realm?: string;
-  /** the identity (trimmed; rt:<id>:<generation> names <id>) */
+  /** the identity (no whitespace at either end; rt:<id>:<generation> names <id>) */
   identity: string;
   dryRun?: boolean;
   reason?: string | null;
@@ -839,7 +839,7 @@ export interface AgentMemoryEraseParams {
 export interface AgentMemoryEraseIdentityParams {
   /** the realm (default: the gateway's [agent_memory] realm) */
   realm?: string;
-  /** the identity (trimmed; rt:<id>:<generation> names <id>) */
+  /** the identity (no whitespace at either end; rt:<id>:<generation> names <id>) */
   identity: string;
   dryRun?: boolean;
   reason?: string | null;
@@ -849,7 +849,7 @@ export interface AgentMemoryEraseIdentityParams {
 export interface AgentMemoryForgetParams {
   /** the realm (default: the gateway's [agent_memory] realm) */
   realm?: string;
-  /** the identity (trimmed; rt:<id>:<generation> names <id>) */
+  /** the identity (no whitespace at either end; rt:<id>:<generation> names <id>) */
   identity: string;
   memoryId: string;
 }
@@ -858,7 +858,7 @@ export interface AgentMemoryForgetParams {
 export interface AgentMemoryHistoryParams {
   /** the realm (default: the gateway's [agent_memory] realm) */
   realm?: string;
-  /** the identity (trimmed; rt:<id>:<generation> names <id>) */
+  /** the identity (no whitespace at either end; rt:<id>:<generation> names <id>) */
   identity: string;
   memoryId: string;
 }
@@ -867,7 +867,7 @@ export interface AgentMemoryHistoryParams {
 export interface AgentMemoryListParams {
   /** the realm (default: the gateway's [agent_memory] realm) */
   realm?: string;
-  /** the identity (trimmed; rt:<id>:<generation> names <id>) */
+  /** the identity (no whitespace at either end; rt:<id>:<generation> names <id>) */
   identity: string;
   filter?: Record<string, unknown> | null;
   tags?: string[] | null;
@@ -879,7 +879,7 @@ export interface AgentMemoryListParams {
 export interface AgentMemoryManifestParams {
   /** the realm (default: the gateway's [agent_memory] realm) */
   realm?: string;
-  /** the identity (trimmed; rt:<id>:<generation> names <id>) */
+  /** the identity (no whitespace at either end; rt:<id>:<generation> names <id>) */
   identity: string;
   tier?: "working_set" | "full" | null;
   k?: unknown;
@@ -889,7 +889,7 @@ export interface AgentMemoryManifestParams {
 export interface AgentMemoryRecallParams {
   /** the realm (default: the gateway's [agent_memory] realm) */
   realm?: string;
-  /** the identity (trimmed; rt:<id>:<generation> names <id>) */
+  /** the identity (no whitespace at either end; rt:<id>:<generation> names <id>) */
   identity: string;
   filter?: Record<string, unknown> | null;
   selection?: string | null;
@@ -904,7 +904,7 @@ export interface AgentMemoryRememberParams {
   ttlS?: number | null;
   /** the realm (default: the gateway's [agent_memory] realm) */
   realm?: string;
-  /** the identity (trimmed; rt:<id>:<generation> names <id>) */
+  /** the identity (no whitespace at either end; rt:<id>:<generation> names <id>) */
   identity: string;
   title: string;
   body: string;
@@ -917,7 +917,7 @@ export interface AgentMemoryRememberBatchParams {
   derivedFromSessions?: string[] | null;
   /** the realm (default: the gateway's [agent_memory] realm) */
   realm?: string;
-  /** the identity (trimmed; rt:<id>:<generation> names <id>) */
+  /** the identity (no whitespace at either end; rt:<id>:<generation> names <id>) */
   identity: string;
   records: RememberBatchItem[];
 }
@@ -926,7 +926,7 @@ export interface AgentMemoryRememberBatchParams {
 export interface AgentMemoryToolParams {
   /** the realm (default: the gateway's [agent_memory] realm) */
   realm?: string;
-  /** the identity (trimmed; rt:<id>:<generation> names <id>) */
+  /** the identity (no whitespace at either end; rt:<id>:<generation> names <id>) */
   identity: string;
   sessionKey?: string;
   mob?: string | null;
@@ -941,7 +941,7 @@ export interface AgentMemoryUpdateParams {
   ttlS?: number | null;
   /** the realm (default: the gateway's [agent_memory] realm) */
   realm?: string;
-  /** the identity (trimmed; rt:<id>:<generation> names <id>) */
+  /** the identity (no whitespace at either end; rt:<id>:<generation> names <id>) */
   identity: string;
   memoryId: string;
   title?: string | null;
@@ -1104,7 +1104,7 @@ export type MemoryStoresParams = Record<string, never>;
 export interface SessionCompactedParams {
   /** the realm (default: the gateway's [agent_memory] realm) */
   realm?: string;
-  /** the identity (trimmed; rt:<id>:<generation> names <id>) */
+  /** the identity (no whitespace at either end; rt:<id>:<generation> names <id>) */
   identity: string;
   sessionKey: string;
 }
@@ -1113,7 +1113,7 @@ export interface SessionCompactedParams {
 export interface SessionNoteParams {
   /** the realm (default: the gateway's [agent_memory] realm) */
   realm?: string;
-  /** the identity (trimmed; rt:<id>:<generation> names <id>) */
+  /** the identity (no whitespace at either end; rt:<id>:<generation> names <id>) */
   identity: string;
   sessionKey: string;
   toolResults?: "reported" | "unreported";
@@ -1123,7 +1123,7 @@ export interface SessionNoteParams {
 export interface SessionResetParams {
   /** the realm (default: the gateway's [agent_memory] realm) */
   realm?: string;
-  /** the identity (trimmed; rt:<id>:<generation> names <id>) */
+  /** the identity (no whitespace at either end; rt:<id>:<generation> names <id>) */
   identity: string;
   sessionKey?: string;
 }
@@ -1132,7 +1132,7 @@ export interface SessionResetParams {
 export interface SessionRetireParams {
   /** the realm (default: the gateway's [agent_memory] realm) */
   realm?: string;
-  /** the identity (trimmed; rt:<id>:<generation> names <id>) */
+  /** the identity (no whitespace at either end; rt:<id>:<generation> names <id>) */
   identity: string;
   sessionKey?: string;
   /** at most 400 bytes */
@@ -1170,7 +1170,7 @@ export interface TurnDefangParams {
 export interface TurnInjectParams {
   /** the realm (default: the gateway's [agent_memory] realm) */
   realm?: string;
-  /** the identity (trimmed; rt:<id>:<generation> names <id>) */
+  /** the identity (no whitespace at either end; rt:<id>:<generation> names <id>) */
   identity: string;
   sessionKey?: string;
   queryText?: string;
@@ -1183,7 +1183,7 @@ export interface TurnInjectParams {
 export interface TurnToolResultParams {
   /** the realm (default: the gateway's [agent_memory] realm) */
   realm?: string;
-  /** the identity (trimmed; rt:<id>:<generation> names <id>) */
+  /** the identity (no whitespace at either end; rt:<id>:<generation> names <id>) */
   identity: string;
   sessionKey: string;
   toolName: string;

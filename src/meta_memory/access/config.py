@@ -237,8 +237,8 @@ class RuleScope(_Strict):
     @field_validator("realm")
     @classmethod
     def _realm(cls, value: str | None) -> str | None:
-        if value is None or value.strip() == ANY_REALM:
-            return None if value is None else ANY_REALM
+        if value is None or value == ANY_REALM:
+            return value
         return parse_realm(value)
 
     @model_validator(mode="after")

@@ -7,7 +7,11 @@ Every method of the table declares, in its own registration
 (:meth:`meta_memory.rpc.registry.MethodTable.method`), a :class:`Requires`
 evaluated on its **parsed** params, and whether it changes state. There is no
 second table keyed by name: a method without a declaration cannot be
-registered. The helpers here build the common shapes:
+registered. Each declaration also names its *entry gate* (``Requires.entry``): the actions every
+call of the method needs on some scope whatever its params, judged by :func:`admit` before the params
+are read, so a caller who could never be allowed (an anonymous caller without an ``anyone`` grant of
+the action) is refused without learning how the params are checked. The helpers here build the
+common shapes:
 
 * :func:`on_identity` — actions on the ``<realm>/<identity>`` the params name;
 * :func:`unscoped` — actions that need an unscoped grant (realm-spanning reads,
@@ -21,16 +25,18 @@ registered. The helpers here build the common shapes:
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from ..errors import AccessDenied
 from .policy import AccessPolicy, ReadOnlyConsole
 from .principal import Principal
 from .resources import Resource, Resources
 
 __all__ = [
     "PUBLIC",
+    "admit",
     "Requirement",
     "Requires",
     "anywhere",
@@ -65,12 +71,16 @@ class Requires:
     ``evaluate(parsed, resources)`` returns the requirements in checking order
     (the first refused one is raised); ``describe`` is the one-line summary the
     docs and ``meta/capabilities`` show; ``public`` marks the deliberate
-    "no grant needed" declaration.
+    "no grant needed" declaration. ``entry`` is the gate judged before the params are read
+    (:func:`admit`): for each group, the caller must hold at least one of its actions on some scope,
+    whatever the params name (``()``: no gate, for :data:`PUBLIC` and methods whose rows are judged
+    one by one).
     """
 
     evaluate: Evaluate
     describe: str
     public: bool = False
+    entry: tuple[frozenset[str], ...] = ()
 
     def __call__(self, parsed: Any, resources: Resources) -> list[Requirement]:
         return self.evaluate(parsed, resources)
@@ -94,38 +104,68 @@ def on_identity(*actions: str) -> Requires:
         res = identity_resource(parsed, resources)
         return [Requirement(a, res) for a in actions]
 
-    return Requires(evaluate, " + ".join(actions) + " on the identity")
+    return Requires(evaluate, " + ".join(actions) + " on the identity", entry=_each(actions))
+
+
+def _each(actions: Iterable[str]) -> tuple[frozenset[str], ...]:
+    """An entry gate needing every one of ``actions`` (each a group of its own)."""
+    return tuple(frozenset({a}) for a in actions)
 
 
 def unscoped(*actions: str) -> Requires:
     """Each of ``actions`` held unscoped (a rule without ``on``)."""
     needs = [Requirement(a, Resource.unscoped()) for a in actions]
-    return Requires(lambda parsed, resources: list(needs), " + ".join(actions) + " (unscoped)")
+    return Requires(lambda parsed, resources: list(needs), " + ".join(actions) + " (unscoped)", entry=_each(actions))
 
 
 def anywhere(*actions: str) -> Requires:
     """Each of ``actions`` held on at least one scope (rows are then judged one by one)."""
     needs = [Requirement(a, Resource.anywhere()) for a in actions]
-    return Requires(lambda parsed, resources: list(needs), " + ".join(actions) + " on some scope")
+    return Requires(lambda parsed, resources: list(needs), " + ".join(actions) + " on some scope", entry=_each(actions))
 
 
-def requires(describe: str) -> Callable[[Evaluate], Requires]:
-    """Decorator turning ``evaluate(parsed, resources)`` into a :class:`Requires` described by ``describe``."""
+def requires(describe: str, *, entry: Iterable[Iterable[str]]) -> Callable[[Evaluate], Requires]:
+    """Decorator turning ``evaluate(parsed, resources)`` into a :class:`Requires` described by ``describe``.
+
+    ``entry`` (mandatory, so a new rule cannot forget its gate): the groups of actions every call needs
+    whatever its params, at least one action of each group (``[["agent.memory.read"], ["agent.view"]]``;
+    ``[["agent.memory.write", "agent.memory.delete"]]`` when the params choose between them; ``[]`` when
+    some params need no grant at entry). Each evaluation must require at least that much."""
+    gate = tuple(frozenset(group) for group in entry)
+    if any(not group for group in gate):
+        raise ValueError("an entry group names at least one action")
 
     def wrap(fn: Evaluate) -> Requires:
-        return Requires(fn, describe)
+        return Requires(fn, describe, entry=gate)
 
     return wrap
 
 
 def rows_judged(describe: str = "none at entry; every row is judged") -> Requires:
     """No entry gate: the handler judges every row or record it returns (panel listings, record
-    detail). A caller with no grant gets empty listings and ``not_found``, never a row."""
+    detail). A caller with no grant gets empty listings and ``not_found``, never a row: no caller is
+    refused, so there is no refusal to judge before the params."""
     return Requires(lambda parsed, resources: [], describe)
 
 
 #: No grant needed. Reserved for ``meta/capabilities`` (a test pins the set of public methods).
 PUBLIC = Requires(lambda parsed, resources: [], "none", public=True)
+
+
+def admit(policy: AccessPolicy, principal: Principal, spec: Any) -> None:
+    """The entry gate of ``spec`` (a :class:`~meta_memory.rpc.registry.MethodSpec`), judged before its
+    params are read: with access control on, a caller holding none of a group's actions on any scope
+    can never be allowed, whatever the params, and is refused at once with
+    :class:`~meta_memory.errors.AccessDenied` (-32030, the group's first action, resource ``*``), so a
+    caller without a grant (an anonymous one above all) never learns how the params are checked.
+    Without access control, and for a method with no entry gate, nothing is judged here; every caller
+    let through is judged again on the parsed params by :func:`authorize`."""
+    if not policy.enabled:
+        return
+    anywhere_ = Resource.anywhere()
+    for group in spec.requires.entry:
+        if not any(policy.check(principal, action, anywhere_) for action in sorted(group)):
+            raise AccessDenied(min(group), anywhere_.label)
 
 
 def authorize(

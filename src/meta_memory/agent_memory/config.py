@@ -182,10 +182,16 @@ def _strict_bool(value: object) -> bool:
 
 
 def _realm(value: object) -> str:
-    """Trimmed; blank means the default realm."""
+    """A realm name by :func:`~meta_memory.identity.parse_realm` (never trimmed: ``" hr "`` is refused);
+    empty or blank means the default realm."""
     if not isinstance(value, str):
         raise _rule("must be a string")
-    return value.strip() or DEFAULT_REALM
+    if not value.strip():
+        return DEFAULT_REALM
+    try:
+        return parse_realm(value)
+    except ValueError as exc:
+        raise _rule(str(exc).removeprefix("realm ")) from None
 
 
 def _optional_text(value: object) -> str | None:
@@ -203,7 +209,7 @@ def _dsn(value: object) -> str | None:
 
 
 def _realm_list(value: object) -> tuple[str, ...] | None:
-    """``realms``: a non-empty array of valid realm names (trimmed, duplicates dropped), or absent."""
+    """``realms``: a non-empty array of valid realm names (never trimmed, duplicates dropped), or absent."""
     if value is None:
         return None
     if not isinstance(value, (list, tuple)) or not value:

@@ -12,12 +12,12 @@ an optional member means *absent*.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from meta_memory.agent_memory.fields import FieldError, normalize_metadata
 from meta_memory.agent_memory.secrets import scan_values, secret_rule
 from meta_memory.ledger.errors import LedgerValidationError
 from meta_memory.ledger.normalise import (
@@ -45,8 +45,8 @@ __all__ = [
     "parse_stores_params",
 ]
 
-#: Cap on each text field and on the JSON of ``metadata`` (bytes). The ledger rewrites its whole
-#: file on every index and keeps 4,096 assertions, so the file stays bounded (about 4,096 × 64 KiB at most).
+#: Cap on each text field (bytes); ``metadata`` follows agent memory's metadata rule (8 KiB as JSON). The
+#: ledger rewrites its whole file on every index and keeps 4,096 assertions, so the file stays bounded.
 MAX_LEDGER_TEXT_BYTES = 65_536
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid", strict=True)
@@ -169,9 +169,16 @@ def canonical_index(req: IndexRequest) -> CanonicalIndex:
     Raises:
         LedgerValidationError: empty entity/topic, a control character (U+0000..U+001F, U+007F) left
             in entity or topic after trimming, empty or unsupported store, a blank
-            fact, or no fact without ``conflict=true``; a credential in any text
+            fact, or no fact without ``conflict=true``; ``metadata`` breaking the one metadata rule
+            agent memory's records follow (:func:`~meta_memory.agent_memory.fields.normalize_metadata`:
+            a JSON object, no NaN or Infinity, safe integers, keys 1-64 bytes not starting with ``$`` and
+            without ``.``, ``"``, a backslash or control characters, at most 5 levels, 128 keys and 8 KiB as JSON),
+            with field ``metadata`` and that rule; a credential in any text
             field or anywhere in ``metadata`` (keys and string values), named by
             its secret class, never echoed (:mod:`meta_memory.agent_memory.secrets`).
+
+    Only new writes pass through here: an assertion already in the ledger file is loaded with its
+    metadata verbatim (:func:`meta_memory.ledger.persistence.load`) and rewritten unchanged.
     """
     entity = canonical_token(req.entity)
     if entity is None:
@@ -201,8 +208,14 @@ def canonical_index(req: IndexRequest) -> CanonicalIndex:
     if fact is None and not conflict:
         raise LedgerValidationError("fact is required unless conflict=true", "fact")
     conflict_reason = canonical_text(req.conflict_reason)
+    metadata = None
+    if req.metadata is not None:
+        try:
+            metadata = normalize_metadata(req.metadata, "metadata")
+        except FieldError as exc:
+            raise LedgerValidationError(exc.rule, "metadata") from None
     found = scan_values(
-        {"entity": entity, "topic": topic, "fact": fact, "conflict_reason": conflict_reason, "metadata": req.metadata}
+        {"entity": entity, "topic": topic, "fact": fact, "conflict_reason": conflict_reason, "metadata": metadata}
     )
     if found is not None:
         field, secret_class = found
@@ -212,7 +225,7 @@ def canonical_index(req: IndexRequest) -> CanonicalIndex:
         topic=topic,
         store=store,
         fact=fact,
-        metadata=req.metadata,
+        metadata=metadata,
         conflict=conflict,
         conflict_reason=conflict_reason,
     )
@@ -273,8 +286,6 @@ def parse_index_params(params: object) -> IndexRequest:
                         ("conflict_reason", reason)):
         if value is not None and len(value.encode("utf-8", "surrogatepass")) > MAX_LEDGER_TEXT_BYTES:
             raise LedgerValidationError(f"{name} must be at most {MAX_LEDGER_TEXT_BYTES} bytes", name)
-    if metadata is not None and len(json.dumps(metadata, ensure_ascii=False).encode("utf-8", "surrogatepass")) > MAX_LEDGER_TEXT_BYTES:
-        raise LedgerValidationError(f"metadata must be at most {MAX_LEDGER_TEXT_BYTES} bytes as JSON", "metadata")
     req = IndexRequest(
         entity=entity,
         topic=topic,

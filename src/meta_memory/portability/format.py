@@ -14,17 +14,23 @@ Every line of a version 2 file ends with its ``mac`` member (:mod:`.signing`). V
 ``export_id``, ``key_id``, ``mac`` or closing line) are still read: as unverified files.
 
 Lines are validated with pydantic (unknown keys refused) so a damaged file is refused by line number
-before anything is written.
+before anything is written. A record line's ``record`` is held to the same rule: a member the record
+encoding does not define, at any depth (``record.provenance.author.team``), refuses the line naming
+that member (:func:`unknown_record_member`), rather than being dropped silently; only ``metadata``, the
+application's own object, holds keys of its choosing.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..agent_memory.model import MemoryRecord
+from ..agent_memory.secrets import scan_text
+from ..errors import echo
 
 FORMAT = "meta-memory-export"
 VERSION = 2
@@ -32,7 +38,7 @@ VERSION = 2
 MAX_LINE_BYTES = 1 << 20
 
 __all__ = ["FORMAT", "VERSION", "MAX_LINE_BYTES", "Header", "RecordLine", "AssertionLine", "ConflictLine", "EndLine",
-           "parse_line", "record_line"]
+           "parse_line", "record_line", "unknown_record_member"]
 
 _STRICT = ConfigDict(extra="forbid")
 
@@ -65,7 +71,13 @@ class RecordLine(BaseModel):
     rank_set_at_ms: int | None = None
 
     def to_record(self) -> MemoryRecord:
-        """The stored record this line describes; raises ``ValueError`` when its encoding is broken."""
+        """The stored record this line describes; raises ``ValueError`` when its encoding is broken or
+        holds a member it does not define (``unknown member 'record.usage.shared'``)."""
+        unknown = unknown_record_member(self.record)
+        if unknown is not None:
+            # the name comes from the file: shown escaped and cut short, and never when it holds a secret
+            shown = "whose name holds a secret" if scan_text(unknown) else json.dumps(echo(unknown))
+            raise ValueError(f"unknown member {shown} (a record holds only the members an export writes)")
         try:
             rec = MemoryRecord.from_json(self.record)
         except (KeyError, TypeError) as exc:
@@ -73,6 +85,67 @@ class RecordLine(BaseModel):
         if rec.scope.realm != self.realm:
             raise ValueError(f"record scope realm '{rec.scope.realm}' differs from the line's realm '{self.realm}'")
         return replace(rec, tombstoned_at_ms=self.tombstoned_at_ms, rank_set_at_ms=self.rank_set_at_ms)
+
+
+#: The members of a record's encoding (:meth:`MemoryRecord.to_json`), and of the objects inside it.
+_RECORD_MEMBERS = frozenset({
+    "id", "scope", "kind", "title", "description", "body", "tags", "provenance", "trust", "status", "supersedes",
+    "derived_from", "working_set_rank", "created_at_ms", "updated_at_ms", "usage", "ever_quarantined",
+    "expires_at_ms", "metadata"})
+_PROVENANCE_MEMBERS = frozenset({"evidence", "author", "profile", "verification", "imported_from"})
+_AUTHOR_MEMBERS = frozenset({"author", "identity", "run_id", "principal"})
+_EVIDENCE_MEMBERS = frozenset({"session_id", "generation", "revision", "range"})
+_PROFILE_MEMBERS = frozenset({"stage", "bundle", "version", "model"})
+_VERIFICATION_MEMBERS = frozenset({"checked", "evidence"})
+_IMPORTED_FROM_MEMBERS = frozenset({"system", "source_id"})
+_USAGE_MEMBERS = frozenset({"injected_count", "last_injected_at_ms", "explicit_recall_count", "last_recalled_at_ms",
+                            "judged_useful_count", "last_useful_at_ms"})
+#: a scope holds ``scope``, ``realm`` and the key of its own kind; a status its kind's detail
+_SCOPE_KEY = {"identity": "identity", "mob": "mob", "operator": "operator"}
+_STATUS_DETAIL = {"superseded": "by", "quarantined": "reason"}
+
+
+def unknown_record_member(record: dict[str, Any]) -> str | None:
+    """The dotted path of the first member of ``record`` (a record line's ``record`` object) that its
+    encoding does not define, or ``None``: ``record.owner``, ``record.scope.mob`` on an identity scope,
+    ``record.provenance.evidence.0.note``. ``metadata`` is the application's and is not looked into.
+    Objects of the wrong type are left to the decoder, which names them."""
+
+    def extra(obj: Any, allowed: frozenset[str] | set[str], path: str) -> str | None:
+        if not isinstance(obj, dict):
+            return None
+        return next((f"{path}.{key}" for key in obj if key not in allowed), None)
+
+    def first(*found: str | None) -> str | None:
+        return next((f for f in found if f is not None), None)
+
+    def evidence(items: Any, path: str) -> str | None:
+        if not isinstance(items, list):
+            return None
+        return first(*(extra(e, _EVIDENCE_MEMBERS, f"{path}.{i}") for i, e in enumerate(items)))
+
+    scope, status, prov = record.get("scope"), record.get("status"), record.get("provenance")
+    found = extra(record, _RECORD_MEMBERS, "record")
+    if isinstance(scope, dict):
+        key = _SCOPE_KEY.get(str(scope.get("scope")))
+        found = first(found, extra(scope, {"scope", "realm", *([key] if key else [])}, "record.scope"))
+    if isinstance(status, dict):
+        detail = _STATUS_DETAIL.get(str(status.get("status")))
+        found = first(found, extra(status, {"status", *([detail] if detail else [])}, "record.status"))
+    found = first(found, extra(record.get("usage"), _USAGE_MEMBERS, "record.usage"))
+    if isinstance(prov, dict):
+        verification = prov.get("verification")
+        found = first(
+            found, extra(prov, _PROVENANCE_MEMBERS, "record.provenance"),
+            extra(prov.get("author"), _AUTHOR_MEMBERS, "record.provenance.author"),
+            evidence(prov.get("evidence"), "record.provenance.evidence"),
+            extra(prov.get("profile"), _PROFILE_MEMBERS, "record.provenance.profile"),
+            extra(verification, _VERIFICATION_MEMBERS, "record.provenance.verification"),
+            evidence(verification.get("evidence") if isinstance(verification, dict) else None,
+                     "record.provenance.verification.evidence"),
+            extra(prov.get("imported_from"), _IMPORTED_FROM_MEMBERS, "record.provenance.imported_from"),
+        )
+    return found
 
 
 class AssertionLine(BaseModel):

@@ -86,7 +86,7 @@ class RealmDefaulted(Params):
     The parser leaves ``realm`` ``None`` when absent; :meth:`MethodTable.call
     <meta_memory.rpc.registry.MethodTable.call>` fills it in once, before access is judged, so the
     grant checked, the realm allow-list and the handler all see the realm the call acts in. A realm given
-    is trimmed and checked (:func:`~meta_memory.identity.parse_realm`)."""
+    is checked as given, never trimmed (:func:`~meta_memory.identity.parse_realm`)."""
 
     realm: Any = Field(default=None, json_schema_extra={"type": "string"},
                        description="the realm (default: the gateway's [agent_memory] realm)")
@@ -207,12 +207,12 @@ def parse_params(model: type[P], raw: Any) -> P:
 
 
 class IdentityParams(RealmDefaulted):
-    """``identity`` (required, logical, trimmed) and ``realm`` (optional: ``[agent_memory] realm``
+    """``identity`` (required, logical, never trimmed) and ``realm`` (optional: ``[agent_memory] realm``
     when absent, filled in before access is judged; see :class:`RealmDefaulted`). The base of every
     method acting for one identity: its records (``meta/agent_memory/*``) and its sessions
     (:class:`~meta_memory.rpc.session_params.SessionParams`)."""
 
-    identity: Any = required_text(description="the identity (trimmed; rt:<id>:<generation> names <id>)")
+    identity: Any = required_text(description="the identity (no whitespace at either end; rt:<id>:<generation> names <id>)")
 
     @field_validator("identity", mode="before")
     @classmethod

@@ -232,10 +232,14 @@ class MethodTable:
         return sorted(n for n, s in self._methods.items() if runtime is None or s.available(runtime))
 
     def call(self, runtime: "Runtime", ctx: CallContext, name: str, params: Any) -> Any:
-        """Parse, authorise (on the parsed params), run and serialise one call.
+        """Admit, parse, authorise (on the parsed params), run and serialise one call.
 
-        Raises :class:`~meta_memory.errors.MetaError` on refusal (``InvalidParams``
-        before access is judged, then ``AccessDenied``, then ``InvalidParams`` naming ``realm`` for a
+        Raises :class:`~meta_memory.errors.MetaError` on refusal: first ``AccessDenied`` from the
+        method's entry gate, before the params are read
+        (:meth:`~meta_memory.services.access.AccessService.admit`: a caller holding none of the actions
+        the method always needs, on any scope, such as an anonymous caller without an ``anyone`` grant,
+        learns nothing of how its params are checked); then ``InvalidParams``; then ``AccessDenied`` on
+        the parsed params; then ``InvalidParams`` naming ``realm`` for a
         realm outside ``[agent_memory] realms``: judged after access, so a caller without the grant
         learns nothing about which realms are served). A domain rule refusal
         (:class:`~meta_memory.errors.ValueRuleBroken`, from the parser or the handler) becomes
@@ -256,6 +260,8 @@ class MethodTable:
         with runtime.observability.call(known_name, ctx.transport, ctx.request_id) as observed:
             spec = self.get(name, runtime)
             observed.known = True
+            with span("access"):  # the entry gate: a caller who can never be allowed learns nothing of the params
+                runtime.access.admit(ctx.principal, spec)
             try:
                 with span("params"):
                     check_json_value(params)

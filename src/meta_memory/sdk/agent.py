@@ -77,7 +77,8 @@ class _AgentMethods:
     def remember_batch(self, records: "list[dict[str, Any]] | list[tuple[Any, ...]]", *,
                        derived_from_sessions: list[str] | None = None) -> RememberBatchResult:
         """Remember many records in one transaction: ``[(title, body), (title, body, tags), {"title": ...,
-        "body": ..., "tags": ..., "ttl_s": ...}, ...]`` (up to 1,024); a result per record, in order, refusals per
+        "body": ..., "tags": ..., "ttl_s": ...}, ...]`` (up to 1,024; more are refused before sending, never split);
+        a result per record, in order, refusals per
         record. ``meta/agent_memory/remember_batch``."""
         return self._handle.remember_agent_memory_batch(self.identity, records, realm=self.realm,
                                                         derived_from_sessions=derived_from_sessions)

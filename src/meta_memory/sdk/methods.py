@@ -25,7 +25,9 @@ from typing import Any, Literal, TypeVar
 from pydantic import BaseModel
 
 from .. import strict_json
+from ..errors import InvalidParams
 from ..ledger.model import MemoryIndexResult, MemoryQueryResult, MemoryStoreInfo
+from ..limits import MAX_BATCH_OPS
 from .binding import rpc
 from .models import (
     AgentMemoryForgetResult,
@@ -220,7 +222,17 @@ class HandleMethods:
         earlier item), or the ``error`` refusing that record alone (nothing of it was written). Raises
         ``InvalidParams`` for a malformed call (nothing written) and ``AccessDenied`` without
         ``agent.memory.write`` on the identity. ``derived_from_sessions`` applies to every record as in
-        :meth:`remember_agent_memory`."""
+        :meth:`remember_agent_memory`.
+
+        More than 1,024 records are refused here, before anything is sent (``InvalidParams``, field
+        ``records``, ``records must contain at most 1024 records (got N)...``): the batch commits in one
+        transaction, so the SDK never splits it. Send several calls when the records need not commit
+        together (each call then commits on its own)."""
+        if isinstance(records, (list, tuple)) and len(records) > MAX_BATCH_OPS:
+            raise InvalidParams(
+                f"records must contain at most {MAX_BATCH_OPS} records (got {len(records)}); the batch commits in "
+                "one transaction, so it is not split: send several calls if the records need not commit together",
+                "records")
         items = [r if isinstance(r, dict) else _batch_item(i, r) for i, r in enumerate(records)]
         return _params(identity=identity, records=items, realm=realm, derived_from_sessions=derived_from_sessions)
 

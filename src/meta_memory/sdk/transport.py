@@ -23,7 +23,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from ..errors import ConfigError, InternalError, MetaError, from_jsonrpc
+from ..errors import ConfigError, InternalError, InvalidParams, MetaError, from_jsonrpc
 from ..rpc.registry import CallContext
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -146,6 +146,27 @@ def _rpc_url(url: str) -> str:
     return base if base.endswith("/rpc") else base + "/rpc"
 
 
+def encode_request(method: str, params: dict[str, Any] | None, request_id: int) -> bytes:
+    """One JSON-RPC request as UTF-8 JSON, refused before it is sent when a number in ``params`` is NaN or
+    infinite (JSON has no such number; the gateway's own rule for ``metadata`` is the same):
+    :class:`~meta_memory.errors.InvalidParams` naming the top-level member that holds it
+    (``metadata numbers must be finite (no NaN or Infinity)``). A value JSON cannot encode at all is a
+    ``TypeError``, as from :func:`json.dumps`."""
+    payload = {"jsonrpc": "2.0", "method": method, "params": params or {}, "id": request_id}
+    try:
+        return json.dumps(payload, allow_nan=False).encode("ascii")
+    except ValueError:
+        for key, value in (params or {}).items():
+            try:
+                json.dumps(value, allow_nan=False)
+            except ValueError:
+                raise InvalidParams(f"{key} numbers must be finite (no NaN or Infinity)", str(key)) from None
+        raise
+
+
+_JSON_HEADERS = {"Content-Type": "application/json"}
+
+
 def _bearer(token: str | None) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}"} if token else {}
 
@@ -158,8 +179,8 @@ class _HttpCalls:
         self.timeout_s = check_timeout(timeout_s)
         self._ids = itertools.count(1)
 
-    def _payload(self, method: str, params: dict[str, Any] | None) -> dict[str, Any]:
-        return {"jsonrpc": "2.0", "method": method, "params": params or {}, "id": next(self._ids)}
+    def _payload(self, method: str, params: dict[str, Any] | None) -> bytes:
+        return encode_request(method, params, next(self._ids))
 
     def _decode(self, resp: httpx.Response) -> Any:
         """The result of a JSON-RPC response; :class:`NotAGateway` for a reply that is not JSON-RPC 2.0."""
@@ -182,7 +203,7 @@ class HttpTransport(_HttpCalls):
 
     def call(self, method: str, params: dict[str, Any] | None) -> Any:
         try:
-            resp = self._client.post(self.url, json=self._payload(method, params))
+            resp = self._client.post(self.url, content=self._payload(method, params), headers=_JSON_HEADERS)
         except httpx.TransportError as exc:
             raise GatewayUnreachable(self.url, exc) from None
         return self._decode(resp)
@@ -200,7 +221,7 @@ class AsyncHttpTransport(_HttpCalls):
 
     async def call(self, method: str, params: dict[str, Any] | None) -> Any:
         try:
-            resp = await self._client.post(self.url, json=self._payload(method, params))
+            resp = await self._client.post(self.url, content=self._payload(method, params), headers=_JSON_HEADERS)
         except httpx.TransportError as exc:
             raise GatewayUnreachable(self.url, exc) from None
         return self._decode(resp)
@@ -252,10 +273,9 @@ class StdioTransport:
     def call(self, method: str, params: dict[str, Any] | None) -> Any:
         with self._lock:
             assert self._proc.stdin is not None and self._proc.stdout is not None
-            request_id = next(self._ids)
-            line = json.dumps({"jsonrpc": "2.0", "method": method, "params": params or {}, "id": request_id})
+            line = encode_request(method, params, next(self._ids))
             try:
-                self._proc.stdin.write(line.encode("utf-8") + b"\n")
+                self._proc.stdin.write(line + b"\n")
                 self._proc.stdin.flush()
                 out = self._proc.stdout.readline()
             except (BrokenPipeError, OSError) as exc:

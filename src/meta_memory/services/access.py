@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..access.policy import AccessPolicy
 from ..access.principal import ANONYMOUS, NO_PRINCIPAL_KNOWN, Principal, authenticate
-from ..access.requirements import authorize
+from ..access.requirements import admit, authorize
 from ..access.resources import Resource, Resources, roster_directory
 from ..events.bus import SYSTEM_IDENTITY, EventEnvelope
 from ..identity import DEFAULT_REALM
@@ -43,6 +43,11 @@ class AccessService:
     def authenticate(self, authorization: str | None) -> Principal:
         """The principal of an ``Authorization`` header. Raises ``AuthenticationFailed`` (HTTP 401)."""
         return authenticate(authorization, self.config)
+
+    def admit(self, principal: Principal | None, spec: MethodSpec) -> None:
+        """The method's entry gate, judged before its params are read
+        (:func:`~meta_memory.access.requirements.admit`). Raises ``AccessDenied`` (-32030)."""
+        admit(self.policy, principal or ANONYMOUS, spec)
 
     def authorize(self, principal: Principal | None, spec: MethodSpec, parsed: Any) -> None:
         """Enforce a method's declared requirement (``spec.requires`` on its **parsed** params)

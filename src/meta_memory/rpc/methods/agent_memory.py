@@ -46,7 +46,7 @@ def agent_memory_enabled(runtime: "Runtime") -> bool:
 
 
 @requires("agent.memory.write on the identity; with derived_from_sessions also agent.session.manage on it "
-          "(the outcome tells whether a named session is tainted)")
+          "(the outcome tells whether a named session is tainted)", entry=[["agent.memory.write"]])
 def derived_write(p: DerivedParams, resources: Resources) -> list[Requirement]:
     """The requirement of a remember that may name the sessions it was derived from."""
     res = identity_resource(p, resources)

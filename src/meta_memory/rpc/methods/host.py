@@ -167,7 +167,8 @@ class ToolParams(SessionParams):
 
 @requires("by arguments.action on the identity: recall => agent.memory.read + agent.view; "
           "forget => agent.memory.delete; any other => agent.memory.write; propose_to_mob with a mob also "
-          "mob.memory.propose on that mob; all in the call's realm")
+          "mob.memory.propose on that mob; all in the call's realm",
+          entry=[["agent.memory.read", "agent.memory.delete", "agent.memory.write"]])
 def _tool_requires(p: ToolParams, resources: Resources) -> list[Requirement]:
     res = identity_resource(p, resources)
     if p.action == "recall":
@@ -181,7 +182,8 @@ def _tool_requires(p: ToolParams, resources: Resources) -> list[Requirement]:
 
 
 @requires("agent.memory.read + agent.view on the identity; with a session_key also agent.session.manage "
-          "on it (the injection spends that session's dedup set and byte budget)")
+          "on it (the injection spends that session's dedup set and byte budget)",
+          entry=[["agent.memory.read"], ["agent.view"]])
 def _inject_requires(p: InjectParams, resources: Resources) -> list[Requirement]:
     res = identity_resource(p, resources)
     needs = [Requirement("agent.memory.read", res), Requirement("agent.view", res)]

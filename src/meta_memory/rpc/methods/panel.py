@@ -196,7 +196,7 @@ class PanelRecordParams(PanelRealmParams):
 
 @requires("scope=identity (or identity given) with realm: agent.memory.read + agent.view on it; scope=mob with "
           "realm: mob.memory.read on it; scope=operator: operator.memory.read; scope=realm: agent.memory.read "
-          "(on the realm given, else unscoped); otherwise none at entry (every row is judged)")
+          "(on the realm given, else unscoped); otherwise none at entry (every row is judged)", entry=[])
 def _records_requires(p: PanelRecordsParams, resources: Resources) -> list[Requirement]:
     scope, key = p.filters()
     realm = p.realm

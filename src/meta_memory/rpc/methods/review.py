@@ -219,7 +219,9 @@ class ProposalDecideParams(RealmDefaulted, _Rationale):
 
 
 @requires("memory.quarantine.review + agent.view + agent.memory.read, then agent.memory.write (release) "
-          "or agent.memory.delete (tombstone), on the identity")
+          "or agent.memory.delete (tombstone), on the identity",
+          entry=[["memory.quarantine.review"], ["agent.view"], ["agent.memory.read"],
+                 ["agent.memory.write", "agent.memory.delete"]])
 def _decide_requires(p: DecideParams, resources: Resources) -> list[Requirement]:
     res = identity_resource(p, resources)
     last = "agent.memory.write" if p.verdict == "release" else "agent.memory.delete"
