@@ -158,3 +158,15 @@ def test_without_may_signal_nothing_reaches_the_ledger(env: Env) -> None:
         (True, False, "ledger.write"), (False, False, None)]
     assert ledger.query(QueryRequest()).conflicts == []
     assert env.events_of("memory.conflict.signal") == []
+
+
+def test_a_custom_stewards_texts_are_clipped_in_the_detail_and_the_ledger(env: Env) -> None:
+    rec = env.poisoned("Standup", "Standup is at 9:30.")
+    ledger = _ledger(env)
+    steward = _Direct(lambda inputs: [Contradiction((rec.id,), False, "e" * 70_000, "t" * 70_000, "r" * 70_000),
+                                      Contradiction((rec.id,), True, scope_entity(rec.scope), "time", "r" * 70_000)])
+    report = run_dream(env.store, REALM, steward, clock=env.clock, events=env.events, ledger=ledger)
+    noted, signalled = report.detail["conflicts"]
+    assert len(noted["entity"]) == len(noted["topic"]) == MAX_CONFLICT_TOPIC_BYTES and len(noted["reason"]) == 400
+    assert signalled["signalled"] is True
+    assert [len(c.reason or "") for c in ledger.query(QueryRequest()).conflicts] == [400]

@@ -75,7 +75,7 @@ from meta_memory.identity import parse_realm
 from meta_memory.ledger.ledger import AssertionLedger
 from meta_memory.review.config import StewardCaps
 from meta_memory.review.harvest import decide_harvest, harvest_records
-from meta_memory.review.model import Reviewer
+from meta_memory.review.model import Reviewer, clip_rationale
 from meta_memory.review.promotions import (
     USE_STORE_GATE,
     _StoreGate,
@@ -86,6 +86,7 @@ from meta_memory.review.promotions import (
 from meta_memory.review.proposals import _proposal, accept_proposal, hold_proposal, reject_proposal
 from meta_memory.review.quarantine import review_quarantined
 from meta_memory.review.steward import (
+    MAX_CONFLICT_TOPIC_BYTES,
     MAX_CONTRADICTIONS,
     DreamInputs,
     HarvestItem,
@@ -542,8 +543,12 @@ def _apply(
         if rule is not None:
             detail["refused"].append(f"contradiction {i}: {rule}")
             continue
-        entry: dict[str, Any] = {"record_ids": list(c.record_ids), "operational": c.operational, "entity": c.entity,
-                                 "topic": c.topic, "reason": c.reason, "signalled": False}
+        # a custom steward's texts are bounded here as a parsed reply's are
+        reason = clip_rationale(c.reason)
+        entry: dict[str, Any] = {"record_ids": list(c.record_ids), "operational": c.operational,
+                                 "entity": clip_rationale(c.entity, MAX_CONFLICT_TOPIC_BYTES),
+                                 "topic": clip_rationale(c.topic, MAX_CONFLICT_TOPIC_BYTES), "reason": reason,
+                                 "signalled": False}
         if c.dropped_ids:
             entry["dropped_record_ids"] = c.dropped_ids
         if c.operational and not may_signal:
@@ -554,13 +559,13 @@ def _apply(
 
             try:
                 result = ledger.index(
-                    IndexRequest(entity=c.entity, topic=c.topic, conflict=True, conflict_reason=c.reason)
+                    IndexRequest(entity=c.entity, topic=c.topic, conflict=True, conflict_reason=reason)
                 )
                 entry["signalled"] = True
                 if events is not None:
                     events.emit(
                         "memory.conflict.signal",
-                        {"realm": realm, "entity": result.entity, "topic": result.topic, "reason": c.reason},
+                        {"realm": realm, "entity": result.entity, "topic": result.topic, "reason": reason},
                     )
             except LedgerValidationError as exc:
                 entry["error"] = f"Invalid params: {exc.rule}"
