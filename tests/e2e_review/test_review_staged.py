@@ -314,18 +314,20 @@ def test_a_promotion_left_pending_by_a_restart_blocks_now_and_expires_at_review(
 
 def test_steward_operational_contradiction_becomes_a_conflict_that_gating_honours(staged: Staged) -> None:
     c, ident = staged.client, uid()
-    a = c.result("meta/agent_memory/remember", {"identity": ident, "title": "Price", "body": "Widget costs 10."})
-    b = c.result("meta/agent_memory/remember", {"identity": ident, "title": "Price", "body": "Widget costs 12."})
-    assert c.result("meta/gating/check", {"entity": "widget", "topic": "price"})["allowed"] is True
+    entity = f"identity:{ident}"
+    # the steward may cite only records its dream offers (here: two quarantined claims) and flag their scope
+    a = c.poisoned(ident, "Price", "Widget costs 10.")
+    b = c.poisoned(ident, "Price", "Widget costs 12.")
+    assert c.result("meta/gating/check", {"entity": entity, "topic": "price"})["allowed"] is True
     staged.llm.decide = lambda payload: {"contradictions": [
-        {"record_ids": [a["memory_id"], b["memory_id"]], "operational": True, "entity": "Widget", "topic": "Price",
+        {"record_ids": [a, b], "operational": True, "entity": entity.upper(), "topic": "Price",
          "reason": "two prices"}]}
     run = _dream(staged)
     assert run["detail"]["conflicts"][0]["signalled"] is True, run
-    check = c.result("meta/gating/check", {"entity": "widget", "topic": "price"})
+    check = c.result("meta/gating/check", {"entity": entity, "topic": "price"})
     assert check["allowed"] is False and check["conflict"]["reason"] == "two prices"
     signals = [e["data"] for e in c.events() if e["event_type"] == "memory.conflict.signal"]
-    assert {"realm": "default", "entity": "widget", "topic": "price", "reason": "two prices"} in signals
+    assert {"realm": "default", "entity": entity, "topic": "price", "reason": "two prices"} in signals
 
 
 # ----------------------------------------------------------------------------- the dream on the timeline

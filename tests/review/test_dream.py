@@ -280,7 +280,8 @@ def test_llm_steward_good_json_applies_every_verdict(env: Env, llm: FakeLlm) -> 
             {"record_id": promo.id, "verdict": "promote_pending_gate", "target_mob": "team", "rationale": "team norm"},
         ],
         "contradictions": [
-            {"record_ids": [keep.id], "operational": True, "entity": "Standup", "topic": "time", "reason": "9:00 vs 9:30"},
+            {"record_ids": [keep.id], "operational": True, "entity": "Identity:Lead:Main", "topic": "time",
+             "reason": "9:00 vs 9:30"},
             {"record_ids": [keep.id], "operational": False, "entity": "x", "topic": "y"},
         ],
     }
@@ -298,10 +299,10 @@ def test_llm_steward_good_json_applies_every_verdict(env: Env, llm: FakeLlm) -> 
     assert report.ops_committed == 1
     assert env.audit(drop.id)[-1]["detail"]["rationale"] == "quarantine tombstone: prompt injection"
     # Operational contradiction bridged into the ledger as a conflict signal.
-    conflicts = ledger.query(QueryRequest(entity="standup")).conflicts
+    conflicts = ledger.query(QueryRequest(entity="identity:lead:main")).conflicts
     assert [(c.topic, c.reason) for c in conflicts] == [("time", "9:00 vs 9:30")]
     assert [e["data"] for e in env.events_of("memory.conflict.signal")] == [
-        {"realm": REALM, "entity": "standup", "topic": "time", "reason": "9:00 vs 9:30"}
+        {"realm": REALM, "entity": "identity:lead:main", "topic": "time", "reason": "9:00 vs 9:30"}
     ]
     # The request: model, bearer key, JSON mode, and a secret-bearing body withheld.
     headers, body = llm.requests[-1]
@@ -447,11 +448,12 @@ def test_policy_steward_holds_a_held_forget_for_an_operator(env: Env) -> None:
 
 
 @pytest.mark.parametrize(("verdict", "after"), [("tombstone", "tombstoned"), ("release", "active")])
-def test_llm_steward_decides_a_held_forget(env: Env, llm: FakeLlm, verdict: str, after: str) -> None:
+def test_llm_steward_decides_a_held_forget_under_llm_release_direct(env: Env, llm: FakeLlm, verdict: str,
+                                                                    after: str) -> None:
     rec = env.clean()
     forget_id = _hold(env, rec)
     llm.reply = json.dumps({"quarantine_verdicts": [{"record_id": rec.id, "verdict": verdict, "rationale": "r"}]})
-    report = dream(env, LlmSteward(llm.base_url, "m"))
+    report = dream(env, LlmSteward(llm.base_url, "m"), gate_releases=False)
     shown = llm.last_user_payload()["quarantine"]
     assert [(q["record_id"], q["held"], q["quarantine_reason"]) for q in shown] == [
         (rec.id, "forget", "session tainted by web tool 'fetch'")]
@@ -462,6 +464,35 @@ def test_llm_steward_decides_a_held_forget(env: Env, llm: FakeLlm, verdict: str,
     rows = [r for r in env.audit(rec.id) if "review" in r["detail"]]
     assert len(rows) == 1 and rows[0]["detail"]["review"]["forget_id"] == forget_id
     assert rows[0]["detail"]["review"]["reviewer"]["kind"] == "steward"
+
+
+def test_llm_steward_release_of_a_held_forget_keeps_the_record_at_once(env: Env, llm: FakeLlm) -> None:
+    rec = env.clean()
+    _hold(env, rec)
+    llm.reply = json.dumps({"quarantine_verdicts": [{"record_id": rec.id, "verdict": "release"}]})
+    report = dream(env, LlmSteward(llm.base_url, "m"))
+    assert status(env, rec.id) == "active"
+    assert [v["outcome"] for v in report.detail["verdicts"] if v["target"] == rec.id] == ["released"]
+
+
+def test_llm_steward_tombstone_of_a_held_forget_waits_for_an_operator(env: Env, llm: FakeLlm) -> None:
+    from meta_memory.review.model import Reviewer
+    from meta_memory.review.quarantine import review_quarantined
+
+    rec = env.clean()
+    forget_id = _hold(env, rec)
+    llm.reply = json.dumps({"quarantine_verdicts": [{"record_id": rec.id, "verdict": "tombstone", "rationale": "r"}]})
+    report = dream(env, LlmSteward(llm.base_url, "m"))
+    assert status(env, rec.id) == "active" and report.ops_committed == 0
+    assert [v for v in report.detail["verdicts"] if v["target"] == rec.id] == [
+        {"category": "quarantine", "target": rec.id, "verdict": "hold", "rationale": "r", "forget_id": forget_id,
+         "downgraded_from_tombstone": True}]
+    assert [r for r in env.audit(rec.id) if "review" in r["detail"]] == []
+    assert env.events_of("memory.quarantine.verdict") == []
+    # the hold is still there: the operator decides it
+    out = review_quarantined(env.store, rec.scope, rec.id, "tombstone", rec.content_hash, "confirmed",
+                             Reviewer.operator("op"), clock=env.clock, events=env.events)
+    assert out.outcome == "tombstoned" and status(env, rec.id) == "tombstoned"
 
 
 def test_a_held_forget_is_never_promoted(env: Env, llm: FakeLlm) -> None:

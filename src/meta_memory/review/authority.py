@@ -16,6 +16,9 @@ resource naming as every other check:
   ``agent.memory.write`` and ``agent.memory.delete`` held unscoped (these
   resources are matched by unscoped rules only).
 
+A dream also writes the assertion ledger (conflict signals): that needs ``ledger.write`` held
+unscoped, as ``meta/memory/index`` does (:meth:`ReviewAuthority.may_write_ledger`).
+
 With access control off every scope is allowed (one reviewer, the host).
 """
 
@@ -25,7 +28,7 @@ from typing import Any
 
 from meta_memory.access.policy import AccessPolicy
 from meta_memory.access.principal import ANONYMOUS, Principal
-from meta_memory.access.resources import Resources
+from meta_memory.access.resources import Resource, Resources
 from meta_memory.agent_memory.model import Scope
 from meta_memory.errors import AccessDenied
 
@@ -87,6 +90,14 @@ class ReviewAuthority:
         """May the caller review and commit in ``scope``?"""
         kind, key = scope.storage()
         return self.denial(kind, key, scope.realm) is None
+
+    def may_write_ledger(self) -> bool:
+        """May the caller write the assertion ledger (unscoped ``ledger.write``, what ``meta/memory/index``
+        needs)? A dream the caller asks for signals conflicts in the ledger only then."""
+        if not self.enforced:
+            return True
+        assert self.policy is not None
+        return self.policy.check(self.principal, "ledger.write", Resource.unscoped())
 
     def require(self, realm: str, scope_kind: str, scope_key: str) -> None:
         """Raise :class:`~meta_memory.errors.AccessDenied` (-32030, the first missing action) unless allowed."""

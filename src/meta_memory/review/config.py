@@ -94,8 +94,9 @@ class StewardConfig(BaseModel):
     accepts them for every scope. Default: none — proposals wait for an operator (held)."""
     llm_release: Literal["gated", "direct"] = "gated"
     """What the LLM steward's ``release`` of quarantined content does: ``gated`` (default) stages a
-    gated promotion an operator decides through ``meta/gating/decide``; ``direct`` (explicit opt-in)
-    releases it at once, as the policy steward's verdicts would."""
+    gated promotion an operator decides through ``meta/gating/decide``, and its ``tombstone`` of a held
+    forget leaves the forget held for an operator; ``direct`` (explicit opt-in) releases at once, as
+    the policy steward's verdicts would, and lets it approve held forgets."""
 
     @field_validator("auto_accept_proposals", mode="before")
     @classmethod

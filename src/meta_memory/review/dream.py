@@ -18,8 +18,12 @@
    harvests are decided; open-loop escalations emit
    ``memory.quarantine.verdict`` {realm, record_id, verdict:
    "open_loop_escalated"}; operational contradictions become ledger conflict
-   signals (``memory.conflict.signal``); usage-audit verdicts are stored in
-   ``dream_audit_verdicts``;
+   signals (``memory.conflict.signal``), at most
+   :data:`~meta_memory.review.steward.MAX_CONTRADICTIONS` per dream, each
+   citing only records the dream offered and signalled on the scope entity of
+   one of them (:func:`~meta_memory.review.steward.contradiction_rule`), and
+   only when the dream may write the ledger (``may_signal``); usage-audit
+   verdicts are stored in ``dream_audit_verdicts``;
 5. store the run in ``dream_runs`` (run id, partition, start/end, committed
    ops, detail with per-record verdicts and rationales) and emit
    ``memory.dream.completed``. A steward that cannot answer still completes
@@ -32,13 +36,19 @@ Held forgets (:mod:`meta_memory.review.forgets`) are offered with the
 quarantine queue (``QuarantineItem.held_forget``): ``tombstone`` approves the
 forget, ``release`` keeps the record, through the same review operation.
 
-Two guards keep a steward from spreading what an injection controls:
+Three guards keep a steward from spreading or destroying what an injection controls:
 
 - ``gate_releases`` (on for every steward but the policy steward unless
   ``[agent_memory.steward] llm_release = "direct"``): a ``release`` of
   quarantined content becomes a gated promotion into the record's own scope
   (``promote_pending_gate``), which an operator decides through
-  ``meta/gating/decide``; the run's detail notes ``downgraded_from_release``;
+  ``meta/gating/decide``; the run's detail notes ``downgraded_from_release``.
+  Under the same switch a ``tombstone`` of a held forget is not applied: the
+  forget stays held for an operator (``meta/memory/quarantine/decide``), and
+  the run's detail notes ``hold`` with ``downgraded_from_tombstone``;
+- ``may_signal`` (a dream an RPC caller asked for: the caller's unscoped
+  ``ledger.write``): without it no contradiction reaches the assertion
+  ledger; each operational one is noted with ``refused: "ledger.write"``;
 - ``may_act(scope) -> bool`` (a dream an RPC caller asked for): only records,
   proposals, harvests and promotion targets of scopes the caller may review
   and commit are offered or written; the rest of the realm is left alone.
@@ -65,7 +75,7 @@ from meta_memory.identity import parse_realm
 from meta_memory.ledger.ledger import AssertionLedger
 from meta_memory.review.config import StewardCaps
 from meta_memory.review.harvest import decide_harvest, harvest_records
-from meta_memory.review.model import Reviewer
+from meta_memory.review.model import Reviewer, clip_rationale
 from meta_memory.review.promotions import (
     USE_STORE_GATE,
     _StoreGate,
@@ -76,6 +86,8 @@ from meta_memory.review.promotions import (
 from meta_memory.review.proposals import _proposal, accept_proposal, hold_proposal, reject_proposal
 from meta_memory.review.quarantine import review_quarantined
 from meta_memory.review.steward import (
+    MAX_CONFLICT_TOPIC_BYTES,
+    MAX_CONTRADICTIONS,
     DreamInputs,
     HarvestItem,
     ProposalItem,
@@ -83,6 +95,8 @@ from meta_memory.review.steward import (
     Steward,
     StewardDecision,
     StewardUnavailable,
+    contradiction_rule,
+    offered_records,
 )
 
 __all__ = ["DreamReport", "run_dream", "ESCALATION_MEMORY_RUNS"]
@@ -143,6 +157,7 @@ def run_dream(
     gate: WriteGate | None | _StoreGate = USE_STORE_GATE,
     gate_releases: bool | None = None,
     may_act: Callable[[Scope], bool] | None = None,
+    may_signal: bool = True,
 ) -> DreamReport:
     """Run one dream over ``realm`` with ``steward`` (module doc).
 
@@ -155,9 +170,12 @@ def run_dream(
         caps: per-dream caps (defaults: proposals 32, quarantine 16, harvests 4).
         open_loop_age_days: age after which an ``open_loop`` record is escalated.
         partition: the ``dream_runs.partition_label``.
-        gate_releases: turn a steward ``release`` of quarantined content into a gated promotion;
+        gate_releases: turn a steward ``release`` of quarantined content into a gated promotion, and
+            keep a held forget held for an operator instead of applying a steward ``tombstone`` of it;
             ``None`` = on for every steward whose ``kind`` is not ``"policy"``.
         may_act: the scopes this dream may touch (``None`` = the whole realm: the schedule).
+        may_signal: whether operational contradictions may become ledger conflict signals (the
+            caller's unscoped ``ledger.write`` for a dream an RPC caller asked for; the schedule may).
 
     Returns:
         :class:`DreamReport`. A dream already running for this realm in this
@@ -210,8 +228,8 @@ def run_dream(
             decision = None
         if decision is not None:
             detail["refused"].extend(decision.refused)
-            ops = _apply(store, name, run_id, inputs, decision, caps, detail, clock, events, ledger, g,
-                         gate_releases, allowed)
+            ops = _apply(store, name, run_id, inputs, decision, caps, detail, clock, events,
+                         ledger if may_signal else None, g, gate_releases, allowed, may_signal)
         completed = clock.now_ms()
         with store.transaction(name) as tx:
             tx.dream_runs.upsert(run_id, partition, started, completed, ops, detail)
@@ -379,6 +397,7 @@ def _apply(
     gate: WriteGate | None,
     gate_releases: bool,
     allowed: Callable[[Scope], bool],
+    may_signal: bool = True,
 ) -> int:
     ops = 0
     reviewer = Reviewer.steward(run_id)
@@ -416,6 +435,11 @@ def _apply(
                 )
                 _note(detail, "quarantine", rec.id, "promote_pending_gate", v.rationale, pending_id=staged.pending_id,
                       downgraded_from_release=True)
+            elif v.verdict == "tombstone" and gate_releases and item.held_forget is not None:
+                # A steward steered by the held record's own session must not destroy it: the forget
+                # stays held, for an operator to approve or release.
+                _note(detail, "quarantine", rec.id, "hold", v.rationale, forget_id=item.held_forget.get("forget_id"),
+                      downgraded_from_tombstone=True)
             elif v.verdict in ("release", "tombstone"):
                 out = review_quarantined(
                     store, rec.scope, rec.id, v.verdict, rec.content_hash, v.rationale, reviewer,
@@ -508,23 +532,40 @@ def _apply(
                 {"realm": realm, "record_id": v.target, "verdict": "open_loop_escalated"},
             )
 
-    # Contradictions: operational ones become conflict signals in the assertion ledger.
-    for c in decision.contradictions:
-        entry = {"record_ids": list(c.record_ids), "operational": c.operational, "entity": c.entity,
-                 "topic": c.topic, "reason": c.reason, "signalled": False}
-        if c.operational and ledger is not None and c.entity and c.topic:
+    # Contradictions: operational ones become conflict signals in the assertion ledger, bounded in
+    # number and confined to the scopes of the records they cite (any steward, not only a parsed reply).
+    cited = offered_records(inputs)
+    if len(decision.contradictions) > MAX_CONTRADICTIONS:
+        detail["refused"].append(f"contradictions: {len(decision.contradictions) - MAX_CONTRADICTIONS} beyond "
+                                 f"the cap of {MAX_CONTRADICTIONS} per dream were dropped")
+    for i, c in enumerate(decision.contradictions[:MAX_CONTRADICTIONS]):
+        rule = contradiction_rule(c, cited)
+        if rule is not None:
+            detail["refused"].append(f"contradiction {i}: {rule}")
+            continue
+        # a custom steward's texts are bounded here as a parsed reply's are
+        reason = clip_rationale(c.reason)
+        entry: dict[str, Any] = {"record_ids": list(c.record_ids), "operational": c.operational,
+                                 "entity": clip_rationale(c.entity, MAX_CONFLICT_TOPIC_BYTES),
+                                 "topic": clip_rationale(c.topic, MAX_CONFLICT_TOPIC_BYTES), "reason": reason,
+                                 "signalled": False}
+        if c.dropped_ids:
+            entry["dropped_record_ids"] = c.dropped_ids
+        if c.operational and not may_signal:
+            entry["refused"] = "ledger.write"
+        elif c.operational and ledger is not None and c.entity and c.topic:
             from meta_memory.ledger.errors import LedgerValidationError
             from meta_memory.ledger.model import IndexRequest
 
             try:
                 result = ledger.index(
-                    IndexRequest(entity=c.entity, topic=c.topic, conflict=True, conflict_reason=c.reason)
+                    IndexRequest(entity=c.entity, topic=c.topic, conflict=True, conflict_reason=reason)
                 )
                 entry["signalled"] = True
                 if events is not None:
                     events.emit(
                         "memory.conflict.signal",
-                        {"realm": realm, "entity": result.entity, "topic": result.topic, "reason": c.reason},
+                        {"realm": realm, "entity": result.entity, "topic": result.topic, "reason": reason},
                     )
             except LedgerValidationError as exc:
                 entry["error"] = f"Invalid params: {exc.rule}"

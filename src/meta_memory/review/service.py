@@ -115,10 +115,14 @@ class ReviewService:
 
         Under access control the dream offers and writes only what lies in scopes the caller may
         review and commit (:meth:`ReviewAuthority.may_act`); the rest of the realm waits for a
-        dream of someone who may, or for the schedule.
+        dream of someone who may, or for the schedule. Its steward's contradictions become ledger
+        conflict signals only when the caller holds unscoped ``ledger.write``
+        (:meth:`ReviewAuthority.may_write_ledger`); otherwise each is noted ``refused: "ledger.write"``.
         """
-        may_act = authority.may_act if authority is not None and authority.enforced else None
-        return self.run_dream(realm, may_act=may_act).to_dict()
+        enforced = authority is not None and authority.enforced
+        may_act = authority.may_act if authority is not None and enforced else None
+        may_signal = authority.may_write_ledger() if authority is not None and enforced else True
+        return self.run_dream(realm, may_act=may_act, may_signal=may_signal).to_dict()
 
     def retire(self, session: SessionRef, cause: str) -> dict[str, Any]:
         """``meta/session/retire`` {identity, realm?, session_key?, cause}: record a pending harvest of
@@ -165,14 +169,18 @@ class ReviewService:
 
     # ----------------------------------------------------------------- dreams
 
-    def run_dream(self, realm: str, *, may_act: Callable[[Scope], bool] | None = None) -> DreamReport:
+    def run_dream(
+        self, realm: str, *, may_act: Callable[[Scope], bool] | None = None, may_signal: bool = True
+    ) -> DreamReport:
         """One dream over ``realm``. A ``release`` by any steward but the policy steward is a gated
-        promotion unless ``llm_release = "direct"``; ``may_act`` bounds the scopes it touches."""
+        promotion, and its ``tombstone`` of a held forget leaves the forget held for an operator, unless
+        ``llm_release = "direct"``; ``may_act`` bounds the scopes it touches, ``may_signal`` whether its
+        contradictions reach the assertion ledger."""
         gate_releases = getattr(self.steward, "kind", None) != "policy" and self.config.llm_release == "gated"
         return run_dream(
             self.store, realm, self.steward, clock=self.clock, events=self.events, ledger=self.ledger,
             caps=self.config.caps, open_loop_age_days=self.config.open_loop_age_days,
-            gate_releases=gate_releases, may_act=may_act,
+            gate_releases=gate_releases, may_act=may_act, may_signal=may_signal,
         )
 
     def dream_all_realms(self) -> list[DreamReport]:
