@@ -37,7 +37,10 @@ Results map onto MCP like this:
   (``isError: true`` with the refusal's message), never a protocol error.
 
 The server notes its session at start (``meta/session/note``), so the
-identity speaks from that session. Taint lives in the runtime that serves the
+identity speaks from that session; with ``--session-taint unknown`` it notes it
+again (``tool_results = "unreported"``) before every tool call, so neither a
+reset of the session by another caller nor the expiry of an idle session's
+state lets a write land active. Taint lives in the runtime that serves the
 calls: with ``--state-dir`` that is this process; with ``--url`` the calls go to
 a running gateway, where the host's ``meta/turn/tool_result`` calls for the same
 identity and ``--session-key`` taint this server's writes.
@@ -149,6 +152,10 @@ class McpMemoryBridge:
         if self.mob:
             params["mob"] = self.mob
         try:
+            if self.session_taint != "reported":
+                # the posture comes from this server's configuration, declared again before every call: a
+                # reset by another caller or the expiry of an idle session cannot leave it reported
+                self.note_session()
             out = self.call("meta/agent_memory/tool", params)
         except MetaError as exc:
             return _result(exc.message, True)

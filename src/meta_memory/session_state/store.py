@@ -9,8 +9,10 @@ Tables (migrations of domain ``session-state``):
   from, its *pending* taint (untrusted content seen before any session was
   noted), its block nonce and the session key the nonce was minted for;
 * ``session_states`` (realm, identity, session_key): the session's taint (first
-  taint wins), its reset-boundary mark (with the taint it had when reset), and
-  the bytes injected so far;
+  taint wins), its reset-boundary mark (with the taint it had when reset), the
+  bytes injected so far, and whether its tool results are *unreported*
+  (``unreported_at_ms``: a property of the session, not taint, so a reset keeps
+  it and the session is tainted again at once with :data:`UNREPORTED_SOURCE`);
 * ``session_injected`` (realm, identity, session_key, record_id): the injection
   dedup set.
 
@@ -82,6 +84,8 @@ _log = logging.getLogger("meta_memory.session_state")
 DEFAULT_EXPIRY_MS = DEFAULT_SESSION_STATE_EXPIRY_DAYS * DAY_MS
 #: Default cap on rows (identities + sessions; ``agent_memory.session_state_limit``'s default).
 DEFAULT_LIMIT = DEFAULT_SESSION_STATE_LIMIT
+#: The taint source of a session whose tool results are never reported (``tool_results = "unreported"``).
+UNREPORTED_SOURCE = "unreported tool results (the session's taint cannot be known)"
 #: The session key of an identity's overflow row (taint recorded past its quota); never a valid key.
 OVERFLOW_KEY = ""
 #: The source of taint recorded on the overflow row for a session that had no row of its own.
@@ -292,7 +296,8 @@ class SessionStateStore:
     @staticmethod
     def _session_row(sql: Sql, realm: str, ident: str, session: str, lock: bool = False) -> tuple[Any, ...] | None:
         rows = sql.rows("SELECT tainted_at_ms, taint_source, boundary_at_ms, prior_at_ms, prior_source, "
-                        "injected_bytes FROM {t}session_states WHERE realm = ? AND identity = ? AND session_key = ?"
+                        "injected_bytes, unreported_at_ms FROM {t}session_states "
+                        "WHERE realm = ? AND identity = ? AND session_key = ?"
                         + ("{lock}" if lock else ""), (realm, ident, session))
         return rows[0] if rows else None
 
@@ -425,12 +430,14 @@ class SessionStateStore:
         taint = self._db.write(fn, durable=False)  # a pending taint moved onto the session stays taint if lost
         return taint, out
 
-    def observe(self, realm: str, ident: str, session: str | None, untrusted_source: str | None
-                ) -> tuple[TaintState | None, list[Transition]]:
+    def observe(self, realm: str, ident: str, session: str | None, untrusted_source: str | None, *,
+                unreported: bool = False) -> tuple[TaintState | None, list[Transition]]:
         """One classified tool result: ``untrusted_source`` is ``None`` for trusted content.
 
         Notes ``session`` first when given; untrusted content taints the current
         session (first taint wins) or becomes the identity's pending taint.
+        ``unreported`` (with ``session`` and an untrusted source) also marks the session's tool results
+        as never reported, which no reset clears (module docstring).
         Returns the identity's effective taint afterwards and the transitions."""
         now = self._clock.now_ms()
         out: list[Transition] = []
@@ -439,6 +446,9 @@ class SessionStateStore:
             self._maintain(sql, now)
             if untrusted_source is not None:
                 self._record_taint(sql, realm, ident, session, TaintState(now, untrusted_source), now, out)
+                if unreported and session is not None:
+                    sql.run("UPDATE {t}session_states SET unreported_at_ms = ? WHERE realm = ? AND identity = ? "
+                            "AND session_key = ? AND unreported_at_ms IS NULL", (now, realm, ident, session))
             elif session is not None:
                 self._note(sql, realm, ident, session, now, out)
             return self._identity_taint(sql, realm, ident)
@@ -548,6 +558,11 @@ class SessionStateStore:
                         (now, keep.tainted_at_ms if keep else None, keep.source if keep else None, now,
                          realm, ident, target))
                 out.append(("reset_boundary", target, prior.source if prior else _RESET_SOURCE))
+                if srow[6] is not None:  # unreported tool results: a fresh context is still unreported
+                    sql.run("UPDATE {t}session_states SET tainted_at_ms = ?, taint_source = ? "
+                            "WHERE realm = ? AND identity = ? AND session_key = ?",
+                            (now, UNREPORTED_SOURCE, realm, ident, target))
+                    out.append(("tainted", target, UNREPORTED_SOURCE))
             else:
                 sql.run("UPDATE {t}session_states SET injected_bytes = 0, touched_ms = ? "
                         "WHERE realm = ? AND identity = ? AND session_key = ?", (now, realm, ident, target))
