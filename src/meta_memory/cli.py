@@ -418,7 +418,7 @@ def mcp_command(state_dir: Path, identity: str, realm: str | None, config_path: 
     bridge = McpMemoryBridge(lambda method, params: gateway.call(method, params, ctx), identity, session, mob or None,
                              session_taint, realm)
     try:
-        serve_mcp_stdio(bridge)
+        serve_mcp_stdio(bridge, runtime.config.gateway.max_request_bytes)
     finally:
         runtime.close()
     sys.exit(0)

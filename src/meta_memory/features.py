@@ -164,7 +164,8 @@ def build_features(ctx: FeatureContext) -> Features:
         # gateway on the database) or in ``<state-dir>/session-state.db``.
         session_state = open_session_state(store, _state_root(ctx), ctx.clock,
                                            expiry_ms=cfg.session_state_expiry_days * 86_400_000,
-                                           limit=cfg.session_state_limit)
+                                           limit=cfg.session_state_limit,
+                                           identity_limit=cfg.session_state_identity_limit or None)
     except BaseException:
         store.close()
         raise

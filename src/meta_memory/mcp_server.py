@@ -37,7 +37,10 @@ Results map onto MCP like this:
   (``isError: true`` with the refusal's message), never a protocol error.
 
 The server notes its session at start (``meta/session/note``), so the
-identity speaks from that session. Taint lives in the runtime that serves the
+identity speaks from that session; with ``--session-taint unknown`` it notes it
+again (``tool_results = "unreported"``) before every tool call, so neither a
+reset of the session by another caller nor the expiry of an idle session's
+state lets a write land active. Taint lives in the runtime that serves the
 calls: with ``--state-dir`` that is this process; with ``--url`` the calls go to
 a running gateway, where the host's ``meta/turn/tool_result`` calls for the same
 identity and ``--session-key`` taint this server's writes.
@@ -45,7 +48,6 @@ identity and ``--session-key`` taint this server's writes.
 
 from __future__ import annotations
 
-import io
 import logging
 import os
 import sys
@@ -61,6 +63,7 @@ from mcp.server import Server
 from . import strict_json
 from .clock import new_nonce
 from .errors import MetaError, echo
+from .server.config import DEFAULT_MAX_REQUEST_BYTES
 from .tool.schema import MEMORY_TOOL_NAME, memory_tool_definition
 
 __all__ = [
@@ -149,6 +152,10 @@ class McpMemoryBridge:
         if self.mob:
             params["mob"] = self.mob
         try:
+            if self.session_taint != "reported":
+                # the posture comes from this server's configuration, declared again before every call: a
+                # reset by another caller or the expiry of an idle session cannot leave it reported
+                self.note_session()
             out = self.call("meta/agent_memory/tool", params)
         except MetaError as exc:
             return _result(exc.message, True)
@@ -207,22 +214,50 @@ def default_session_key() -> str:
 
 
 class _StrictLines:
-    """The stdin lines the MCP SDK reads, less any line whose JSON names a key twice.
+    """The stdin lines the MCP SDK reads, less any line longer than ``limit`` bytes and any line whose
+    JSON names a key twice.
 
-    The SDK decodes a message itself (the last copy of a repeated key wins), so the one strict
-    reader (``strict_json.py``) looks at each line first: a line naming a key twice is logged and
-    never reaches the SDK, which is what the SDK does with any line that is not a message (no
-    answer; the client's request times out). Other lines pass unchanged, malformed ones included,
-    for the SDK to refuse as it does."""
+    Lines are read as bytes, at most ``limit + 1`` at a time: a longer line is read on to its end and
+    thrown away unread (so it never costs more memory than ``limit``), logged with its size. The SDK
+    decodes a message itself (the last copy of a repeated key wins), so the one strict reader
+    (``strict_json.py``) looks at each line first: a line naming a key twice is logged and never
+    reaches the SDK. Either way the SDK sees nothing, which is what it does with any line that is not a
+    message (no answer; the client's request times out). Other lines pass unchanged (decoded as UTF-8,
+    undecodable bytes replaced), malformed ones included, for the SDK to refuse as it does."""
 
-    def __init__(self, source: AsyncIterable[str]) -> None:
+    def __init__(self, source: Any, limit: int) -> None:
         self._source = source
+        self._limit = limit
 
     def __aiter__(self) -> AsyncIterator[str]:
         return self._lines()
 
+    def _read_line(self) -> tuple[bytes, int] | None:
+        """``(line, 0)``, ``(b"", size)`` for a line over the limit (read to its end and dropped), or
+        ``None`` at the end of input."""
+        line: bytes = self._source.readline(self._limit + 1)
+        if not line:
+            return None
+        if len(line) <= self._limit or line.endswith(b"\n"):
+            return line, 0
+        size = len(line)
+        while True:
+            rest: bytes = self._source.readline(1 << 20)
+            size += len(rest)
+            if not rest or rest.endswith(b"\n"):
+                return b"", size
+
     async def _lines(self) -> AsyncIterator[str]:
-        async for line in self._source:
+        while True:
+            read = await anyio.to_thread.run_sync(self._read_line)
+            if read is None:
+                return
+            raw, oversized = read
+            if oversized:
+                log.warning("refused an MCP message: a line of %d bytes is over max_request_bytes (%d)",
+                            oversized, self._limit)
+                continue
+            line = raw.decode("utf-8", errors="replace")
             try:
                 strict_json.loads(line)
             except strict_json.DuplicateKeyError as exc:
@@ -234,35 +269,39 @@ class _StrictLines:
 
 
 @contextmanager
-def _claimed_stdin() -> Iterator[AsyncIterable[str]]:
-    """The wire's stdin, read through :class:`_StrictLines`; while serving, fd 0 reads the null device
-    (as the SDK's own claim does), so nothing else in the process reads the client's messages."""
+def _claimed_stdin(limit: int) -> Iterator[AsyncIterable[str]]:
+    """The wire's stdin, read through :class:`_StrictLines` (lines over ``limit`` bytes dropped); while
+    serving, fd 0 reads the null device (as the SDK's own claim does), so nothing else in the process
+    reads the client's messages."""
     try:
         private = os.dup(0)
     except OSError:  # no descriptor 0: read the interpreter's stream in place
-        yield _StrictLines(anyio.wrap_file(sys.stdin))
+        yield _StrictLines(sys.stdin.buffer, limit)
         return
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
     os.close(null)
     # never closed: a worker thread may still block reading it after the transport exits
-    wire = io.TextIOWrapper(os.fdopen(private, "rb", closefd=False), encoding="utf-8", errors="replace")
+    wire = os.fdopen(private, "rb", closefd=False)
     try:
-        yield _StrictLines(anyio.wrap_file(wire))
+        yield _StrictLines(wire, limit)
     finally:
         with suppress(OSError):
             os.dup2(private, 0)
 
 
-async def _serve(server: Server[Any]) -> None:
+async def _serve(server: Server[Any], max_line_bytes: int) -> None:
     from mcp.server.stdio import stdio_server
 
-    with _claimed_stdin() as stdin:
+    with _claimed_stdin(max_line_bytes) as stdin:
         async with stdio_server(stdin=cast(Any, stdin)) as (read_stream, write_stream):
             await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
-def serve_mcp_stdio(bridge: McpMemoryBridge) -> None:
-    """Note the bridge's session, then serve MCP on stdin/stdout until the client closes stdin."""
+def serve_mcp_stdio(bridge: McpMemoryBridge, max_line_bytes: int = DEFAULT_MAX_REQUEST_BYTES) -> None:
+    """Note the bridge's session, then serve MCP on stdin/stdout until the client closes stdin.
+
+    ``max_line_bytes`` (the runtime's ``[gateway] max_request_bytes``; 8 MiB by default): a message
+    line longer than this is read to its end, dropped and logged, never buffered whole."""
     bridge.note_session()
-    anyio.run(_serve, build_mcp_server(bridge))
+    anyio.run(_serve, build_mcp_server(bridge), max_line_bytes)

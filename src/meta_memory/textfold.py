@@ -21,7 +21,29 @@ import sys
 import unicodedata
 from functools import lru_cache
 
-__all__ = ["LOOK_ALIKE_LETTERS", "fold", "fold_table", "unconfuse"]
+__all__ = ["LOOK_ALIKE_LETTERS", "fold", "fold_table", "has_hidden_tags", "strip_hidden_tags", "unconfuse"]
+
+
+#: Unicode tag characters (U+E0000-U+E007F) outside an emoji tag sequence: invisible to a reader,
+#: read by a model as the ASCII they shadow ("ASCII smuggling"). Group 1 is an emoji subdivision flag
+#: (U+1F3F4, 2-7 tag digits or lower-case tag letters, U+E007F CANCEL TAG: the form of
+#: ``unicode_subdivision_id``, e.g. the flag of England), their one legitimate use, which is kept.
+_TAGS = re.compile("(\U0001F3F4[\U000E0030-\U000E0039\U000E0061-\U000E007A]{2,7}\U000E007F)"
+                   "|[\U000E0000-\U000E007F]+")
+
+
+def has_hidden_tags(text: str) -> bool:
+    """Whether ``text`` holds a Unicode tag character (U+E0000-U+E007F) outside an emoji flag sequence."""
+    if text.isascii():
+        return False
+    return any(m.group(1) is None for m in _TAGS.finditer(text))
+
+
+def strip_hidden_tags(text: str) -> str:
+    """``text`` without the tag characters :func:`has_hidden_tags` finds (emoji flag sequences kept). Idempotent."""
+    if text.isascii() or not has_hidden_tags(text):
+        return text
+    return _TAGS.sub(lambda m: m.group(1) or "", text)
 
 
 #: Letters of other scripts (and Latin small capitals, the dotless i) a reader takes for a Latin letter,

@@ -41,6 +41,7 @@ def test_defaults() -> None:
         "erase_tombstoned_after_days": None,
         "session_state_expiry_days": 30,
         "session_state_limit": 1_000_000,
+        "session_state_identity_limit": 0,
         "max_realms": 4096,
         "max_open_realms": 32,
         "recall_index_mb": 256,

@@ -126,6 +126,7 @@ export const AGENT_MEMORY_KEYS: readonly string[] = [
   "erase_tombstoned_after_days",
   "session_state_expiry_days",
   "session_state_limit",
+  "session_state_identity_limit",
   "max_realms",
   "max_open_realms",
   "recall_index_mb",
@@ -188,6 +189,8 @@ export interface AgentMemoryOptions {
   sessionStateExpiryDays?: number;
   /** Cap on session-state rows; at it new sessions are refused and LLM writes quarantine (default 1,000,000). */
   sessionStateLimit?: number;
+  /** Cap on one identity's session-state rows (its quota); at it that identity alone fails closed (default: a twentieth of `sessionStateLimit`). */
+  sessionStateIdentityLimit?: number;
   /** Most realms; a write creating one more is refused (`limit`). Default 4096. */
   maxRealms?: number;
   /** SQLite: most realms with open connections at once (LRU-closed). Default 32. */

@@ -49,6 +49,11 @@ days``                     sweep erases tombstoned content older than
 ``session_state_limit``    int rows 1..100,000,000; 0 -> 1,000,000;    ``1000000``
                            above refused (at the cap new sessions are
                            refused and LLM writes quarantine)
+``session_state_identity_  int rows 1..100,000,000; 0 -> a twentieth    ``0``
+limit``                    of ``session_state_limit`` (at least 2);
+                           never above ``session_state_limit``: one
+                           identity's rows (its quota; past it that
+                           identity alone fails closed)
 ``max_realms``             int; 0 -> 4096; > 1000000 -> 1000000; most     ``4096``
                            realms (a write creating one more is refused)
 ``max_open_realms``        int; 0 -> 32; > 4096 -> 4096; most realms       ``32``
@@ -175,6 +180,15 @@ def _ranged(default: int, maximum: int) -> BeforeValidator:
     return BeforeValidator(check)
 
 
+def _identity_limit(value: object) -> int:
+    """``session_state_identity_limit``: an integer in ``0..MAX_SESSION_STATE_LIMIT`` (0: derived from the cap)."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_SESSION_STATE_LIMIT:
+        shown = value if isinstance(value, int) and not isinstance(value, bool) else type(value).__name__
+        raise _rule(f"must be an integer between 1 and {MAX_SESSION_STATE_LIMIT} (0 = a twentieth of "
+                    f"session_state_limit); got {shown!r}")
+    return value
+
+
 def _strict_bool(value: object) -> bool:
     if not isinstance(value, bool):
         raise _rule("must be a boolean")
@@ -296,6 +310,9 @@ class AgentMemoryConfig(BaseModel):
         default=DEFAULT_SESSION_STATE_EXPIRY_DAYS, ge=1, le=MAX_SESSION_STATE_EXPIRY_DAYS)
     session_state_limit: Annotated[int, _ranged(DEFAULT_SESSION_STATE_LIMIT, MAX_SESSION_STATE_LIMIT)] = Field(
         default=DEFAULT_SESSION_STATE_LIMIT, ge=1, le=MAX_SESSION_STATE_LIMIT)
+    session_state_identity_limit: Annotated[int, BeforeValidator(_identity_limit)] = 0
+    """Rows one (realm, identity) may hold in the session state; ``0``: a twentieth of
+    ``session_state_limit`` (``session_state.store.default_identity_limit``)."""
     max_realms: Annotated[int, _ranged(DEFAULT_MAX_REALMS, MAX_MAX_REALMS)] = Field(
         default=DEFAULT_MAX_REALMS, ge=1, le=MAX_MAX_REALMS)
     max_open_realms: Annotated[int, _ranged(DEFAULT_MAX_OPEN_REALMS, MAX_MAX_OPEN_REALMS)] = Field(

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from meta_memory.limits import MAX_TTL_S
+from meta_memory.textfold import has_hidden_tags
 
 __all__ = [
     "MAX_TITLE_BYTES",
@@ -52,7 +53,7 @@ _ASCII_LOWER = str.maketrans({chr(c): chr(c + 32) for c in range(ord("A"), ord("
 
 
 #: What an explicit record id (markdown import) must look like: 1-128 ASCII letters, digits,
-#: ``.``, ``_``, ``:`` or ``-``, starting with a letter or digit (``mem-{ns}-{pid}-{seq}-{fnv}`` fits).
+#: ``.``, ``_``, ``:`` or ``-``, starting with a letter or digit (``mem-{ns}-{pid}-{seq}-{nonce}`` fits).
 MEMORY_ID_RULE = "memory_id must be 1-128 of [A-Za-z0-9._:-], starting with a letter or digit"
 _MEMORY_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}", re.ASCII)
 
@@ -125,6 +126,8 @@ def normalize_tags(tags: Iterable[str]) -> tuple[str, ...]:
         if "\x00" in tag:
             raise FieldError("tags must not contain NUL characters", "tags")
         norm = ascii_lower(tag.strip())
+        if has_hidden_tags(norm):
+            raise FieldError(hidden_tags_rule("tags"), "tags")
         if _nbytes(norm) > MAX_MEMORY_TAG_BYTES:
             raise FieldError(f"tags must be at most {MAX_MEMORY_TAG_BYTES} bytes", "tags")
         if norm:
@@ -139,7 +142,8 @@ _TEXT_CAPS = {"title": MAX_TITLE_BYTES, "description": MAX_DESCRIPTION_BYTES, "b
 def check_text_field(name: str, value: str) -> None:
     """The rules of one text field of a record (``title``, ``description`` or ``body``), in order: no NUL
     character, non-empty when trimmed (not ``description``), at most its cap in UTF-8 bytes
-    (title 200, description 400, body 65536). Raises :class:`FieldError` naming ``name``."""
+    (title 200, description 400, body 65536), no Unicode tag character outside an emoji flag sequence
+    (:func:`meta_memory.textfold.has_hidden_tags`). Raises :class:`FieldError` naming ``name``."""
     if "\x00" in value:
         raise FieldError(f"{name} must not contain NUL characters", name)
     if name != "description" and not value.strip():
@@ -147,6 +151,14 @@ def check_text_field(name: str, value: str) -> None:
     cap = _TEXT_CAPS[name]
     if _nbytes(value) > cap:
         raise FieldError(f"{name} must be at most {cap} bytes", name)
+    if has_hidden_tags(value):
+        raise FieldError(hidden_tags_rule(name), name)
+
+
+def hidden_tags_rule(name: str) -> str:
+    """The refusal of a field holding Unicode tag characters outside an emoji flag sequence."""
+    return (f"{name} must not contain Unicode tag characters (U+E0000-U+E007F: invisible to a reader, read "
+            f"by a model as hidden text) outside an emoji flag sequence")
 
 
 def validate_record_fields(title: str, description: str, body: str) -> None:

@@ -3,14 +3,16 @@
 - :func:`content_hash` binds a review or a dedup to exact content; :func:`folded_content_hash` is the
   same hash over the whitespace-folded content (:func:`fold_whitespace`): the erasure register's
   match of content that differs only in whitespace.
-- :func:`new_memory_id` mints ``mem-{now_ns}-{pid:x}-{seq:x}-{fnv1a64:016x}``; :func:`new_memory_ids`
-  mints one for each of many records, their FNV-1a hashes computed side by side in one numpy array
-  (:func:`fnv1a64_many`).
+- :func:`new_memory_id` mints ``mem-{now_ns}-{pid:x}-{seq:x}-{nonce:016x}`` (``nonce``: 64 random
+  bits, no function of the content); :func:`new_memory_ids` mints many, their nonces from one
+  ``os.urandom`` call.
 - :func:`mint_token` mints ``{prefix}-{now_ns}-{pid:x}-{seq:x}``.
 
 Ids are identifiers, not timestamps: the nanosecond component only makes
 ids unique across process restarts that reuse a pid; the process-wide
-counter makes them unique within a process.
+counter makes them unique within a process. No component depends on the record's content, so an id
+that outlives its record (an erasure event, a history line the caller may not review) cannot be used
+to confirm a guess of the text.
 """
 
 from __future__ import annotations
@@ -20,14 +22,8 @@ import itertools
 import os
 import threading
 import time
-from collections.abc import Sequence
 
-__all__ = ["content_hash", "fold_whitespace", "folded_content_hash", "fnv1a64", "fnv1a64_many", "new_memory_id",
-           "new_memory_ids", "mint_token"]
-
-_FNV_OFFSET = 14695981039346656037
-_FNV_PRIME = 1099511628211
-_MASK64 = (1 << 64) - 1
+__all__ = ["content_hash", "fold_whitespace", "folded_content_hash", "new_memory_id", "new_memory_ids", "mint_token"]
 
 _counter = itertools.count()
 _counter_lock = threading.Lock()
@@ -70,72 +66,28 @@ def folded_content_hash(title: str, body: str, exact: str | None = None) -> str:
     return content_hash(folded_title, folded_body)
 
 
-def fnv1a64(*parts: bytes) -> int:
-    """FNV-1a 64-bit over the concatenation of ``parts``."""
-    h = _FNV_OFFSET
-    prime, mask = _FNV_PRIME, _MASK64
-    for byte in b"".join(parts):  # one expression per byte: about 3x faster than two statements
-        h = ((h ^ byte) * prime) & mask
-    return h
+#: Bytes of randomness at the end of each minted memory id (16 hex digits).
+ID_NONCE_BYTES = 8
 
 
-#: Inputs longer than this (bytes) are hashed one by one: side by side, every input is padded to the
-#: longest, and a few long ones would make the padding cost more than it saves.
-LANE_MAX_BYTES = 4096
+def _memory_id(nonce: str) -> str:
+    return f"mem-{time.time_ns()}-{os.getpid():x}-{_next_seq():x}-{nonce}"
 
 
-def fnv1a64_many(items: Sequence[bytes]) -> list[int]:
-    """``[fnv1a64(item) for item in items]``, computed side by side: the 64-bit states of all inputs
-    (up to :data:`LANE_MAX_BYTES` each) are one numpy ``uint64`` array, so each byte position costs one
-    vectorised XOR and one multiplication (wrapping modulo 2**64, as FNV-1a does) over every input at
-    once instead of one interpreted step per input byte. Longer inputs are hashed one by one.
-
-    Inputs are ordered longest first, so the inputs still running at a byte position are always a prefix.
-    """
-    import numpy as np  # here, not at import: a process that never mints ids together never loads it
-
-    out = [0] * len(items)
-    short = [i for i, item in enumerate(items) if len(item) <= LANE_MAX_BYTES]
-    for i in set(range(len(items))) - set(short):
-        out[i] = fnv1a64(items[i])
-    if len(short) < 2:
-        for i in short:
-            out[i] = fnv1a64(items[i])
-        return out
-    order = sorted(short, key=lambda i: len(items[i]), reverse=True)
-    longest = len(items[order[0]])
-    if longest:
-        padded = b"".join(items[i].ljust(longest, b"\0") for i in order)
-        # columns[pos, lane] = byte ``pos`` of the lane's input (0 past its end, never read)
-        columns = np.frombuffer(padded, dtype=np.uint8).reshape(len(order), longest).T.astype(np.uint64)
-    lengths = [len(items[i]) for i in order]
-    state = np.full(len(order), _FNV_OFFSET, dtype=np.uint64)
-    prime = np.uint64(_FNV_PRIME)
-    running = len(order)
-    for pos in range(longest):
-        while lengths[running - 1] <= pos:
-            running -= 1
-        lane = state[:running]
-        np.bitwise_xor(lane, columns[pos, :running], out=lane)
-        np.multiply(lane, prime, out=lane)
-    for slot, i in enumerate(order):
-        out[i] = int(state[slot])
-    return out
+def new_memory_id() -> str:
+    """A fresh record id ``mem-{now_ns}-{pid:x}-{seq:x}-{nonce:016x}``; ``nonce`` is 64 random bits
+    (``os.urandom``), so the id says nothing about the record's content: an id shown after the record
+    is erased, withheld or quarantined cannot be checked against guessed texts."""
+    return _memory_id(os.urandom(ID_NONCE_BYTES).hex())
 
 
-def _memory_id(fnv: int) -> str:
-    return f"mem-{time.time_ns()}-{os.getpid():x}-{_next_seq():x}-{fnv:016x}"
-
-
-def new_memory_id(title: str, body: str) -> str:
-    """A fresh record id ``mem-{now_ns}-{pid:x}-{seq:x}-{fnv:016x}``; unique even for identical content."""
-    return _memory_id(fnv1a64(title.encode("utf-8", "surrogatepass"), body.encode("utf-8", "surrogatepass")))
-
-
-def new_memory_ids(contents: Sequence[tuple[str, str]]) -> list[str]:
-    """:func:`new_memory_id` of each ``(title, body)``, in order (the hashes computed side by side)."""
-    fnvs = fnv1a64_many([t.encode("utf-8", "surrogatepass") + b.encode("utf-8", "surrogatepass") for t, b in contents])
-    return [_memory_id(fnv) for fnv in fnvs]
+def new_memory_ids(count: int) -> list[str]:
+    """``count`` fresh ids as :func:`new_memory_id` mints them, their nonces drawn in one ``os.urandom`` call."""
+    if count <= 0:
+        return []
+    width = 2 * ID_NONCE_BYTES
+    pool = os.urandom(ID_NONCE_BYTES * count).hex()
+    return [_memory_id(pool[k:k + width]) for k in range(0, width * count, width)]
 
 
 def mint_token(prefix: str) -> str:

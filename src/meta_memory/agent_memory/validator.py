@@ -227,8 +227,8 @@ class _Overlay:
     def __init__(self, reader: RecordReader, plan: BatchPlan) -> None:
         self.reader = reader
         self.plan = plan
-        #: op index -> (title, body, id) minted ahead for ops that mint an id (see :func:`_mint_ids`)
-        self.minted: dict[int, tuple[str, str, str]] = {}
+        #: op index -> id minted ahead for ops that mint an id (see :func:`_mint_ids`)
+        self.minted: dict[int, str] = {}
         #: memory id -> content hash of each record a create or supersede of this batch lands
         self.hashes: dict[str, str] = {}
 
@@ -358,24 +358,19 @@ def _check_recreation(
         raise _invalid(i, f"content (hash {chash}) was tombstoned within the recreation window and cannot be re-created")
 
 
-def _mint_ids(ops: tuple[Op, ...]) -> dict[int, tuple[str, str, str]]:
-    """The ids of every create and supersede without an explicit id, minted together (their FNV-1a
-    hashes side by side, :func:`~meta_memory.agent_memory.hashing.new_memory_ids`) over the title and
-    body the op's payload normalises to; :func:`_new_id` uses one only for exactly that content."""
-    wanted = [(i, compact_whitespace(op.record.title), op.record.body.strip())
-              for i, op in enumerate(ops) if isinstance(op, (CreateOp, SupersedeOp)) and op.id is None]
+def _mint_ids(ops: tuple[Op, ...]) -> dict[int, str]:
+    """The ids of every create and supersede without an explicit id, minted together (their random
+    nonces drawn at once, :func:`~meta_memory.agent_memory.hashing.new_memory_ids`)."""
+    wanted = [i for i, op in enumerate(ops) if isinstance(op, (CreateOp, SupersedeOp)) and op.id is None]
     if len(wanted) < 2:
         return {}
-    ids = new_memory_ids([(title, body) for _, title, body in wanted])
-    return {i: (title, body, memory_id) for (i, title, body), memory_id in zip(wanted, ids, strict=True)}
+    return dict(zip(wanted, new_memory_ids(len(wanted)), strict=True))
 
 
-def _new_id(i: int, overlay: _Overlay, explicit: str | None, record: NewMemoryRecord) -> str:
+def _new_id(i: int, overlay: _Overlay, explicit: str | None) -> str:
     if explicit is None:
         minted = overlay.minted.get(i)
-        if minted is not None and minted[0] == record.title and minted[1] == record.body:
-            return minted[2]
-        return new_memory_id(record.title, record.body)
+        return minted if minted is not None else new_memory_id()
     if not explicit.strip():
         raise _invalid(i, "record id must not be empty")
     if overlay.get(explicit) is not None:
@@ -499,7 +494,7 @@ def _plan_create(
     for rid in op.derived_from:
         _require(i, overlay, rid)
     _check_tier(i, batch, overlay, op.trust, list(op.derived_from))
-    memory_id = _new_id(i, overlay, op.id, record)
+    memory_id = _new_id(i, overlay, op.id)
     chash = content_hash(record.title, record.body)  # the recreation rule's and, by id, the erasure checks'
     _check_recreation(i, batch, overlay, op.scope, chash, now_ms, window_ms)
     created = op.created_at_ms if op.created_at_ms is not None else now_ms
@@ -582,7 +577,7 @@ def _plan_supersede(
     for rid in op.derived_from:
         _require(i, overlay, rid)
     _check_tier(i, batch, overlay, op.trust, [op.prior, *op.derived_from])
-    memory_id = _new_id(i, overlay, op.id, record)
+    memory_id = _new_id(i, overlay, op.id)
     if op.id is not None:
         _check_cycle(i, overlay, prior, memory_id)
     chash = content_hash(record.title, record.body)

@@ -312,7 +312,7 @@ class RememberPlan:
             return head.id
         op = self.ops[head.op]
         if op.id is None:
-            op = replace(op, id=new_memory_id(op.record.title, op.record.body))
+            op = replace(op, id=new_memory_id())
             self.ops[head.op] = op
         assert op.id is not None
         return op.id

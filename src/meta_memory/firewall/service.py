@@ -28,6 +28,7 @@ from meta_memory.firewall.gate import LlmWriteGate
 from meta_memory.firewall.taint import TaintState, TaintTracker
 from meta_memory.session_ref import SessionRef
 from meta_memory.session_state import SessionStateStore
+from meta_memory.session_state.store import UNREPORTED_SOURCE
 
 __all__ = [
     "TOOL_RESULTS_REPORTING", "UNREPORTED_TOOL_RESULTS_SOURCE", "Firewall", "ToolResultVerdict", "UnlistedTools",
@@ -37,7 +38,7 @@ __all__ = [
 TOOL_RESULTS_REPORTING = ("reported", "unreported")
 
 #: Taint source of a session whose tool results never reach the gateway (fail closed: its taint cannot be known).
-UNREPORTED_TOOL_RESULTS_SOURCE = "unreported tool results (the session's taint cannot be known)"
+UNREPORTED_TOOL_RESULTS_SOURCE = UNREPORTED_SOURCE
 
 _log = logging.getLogger("meta_memory.firewall")
 
@@ -232,7 +233,10 @@ class Firewall:
         never reported through ``meta/turn/tool_result`` (an MCP client's session, seen only through its
         ``memory`` tool calls). The gateway then cannot know the session's taint, so it fails closed: the
         session is tainted from the start (source :data:`UNREPORTED_TOOL_RESULTS_SOURCE`) and its LLM
-        writes land quarantined. Only a fresh-context boundary (``meta/session/reset``) clears it.
+        writes land quarantined. The posture is a property of the session, not taint: a fresh-context
+        boundary (``meta/session/reset``) closes the session's taint and taints it again at once, since
+        its tool results are still unreported; the row expires like any other after
+        ``session_state_expiry_days`` untouched (the MCP bridge notes its posture before every call).
 
         Raises:
             ValueError: ``tool_results`` is not ``"reported"`` or ``"unreported"``, or ``session`` has no key.
@@ -241,7 +245,8 @@ class Firewall:
             raise ValueError("tool_results must be 'reported' or 'unreported'")
         taint = self.tracker.note_session(session)
         if tool_results == "unreported":
-            taint = self.tracker.observe(session, Classification.untrusted(UNREPORTED_TOOL_RESULTS_SOURCE))
+            taint = self.tracker.observe(session, Classification.untrusted(UNREPORTED_TOOL_RESULTS_SOURCE),
+                                         unreported=True)
         return taint
 
     def reset(self, session: SessionRef) -> None:

@@ -162,17 +162,21 @@ class TaintTracker:
         """Compaction of ``session`` (key required): taint is NOT cleared. Returns the session's taint."""
         return self.session_taint(SessionRef(session.realm, session.identity, session.keyed()))
 
-    def observe(self, session: SessionRef, classification: Classification) -> TaintState | None:
+    def observe(self, session: SessionRef, classification: Classification, *,
+                unreported: bool = False) -> TaintState | None:
         """Record one classified tool result ingested by the identity of ``session``.
 
         When ``session.session_key`` is given it is noted first (see
         :meth:`note_session`). Untrusted content taints the identity's current
         session (first taint wins) or, when no session is known yet, becomes the
         identity's pending taint. Returns the identity's effective taint after
-        the call (``None`` when clean). The state is committed before returning.
+        the call (``None`` when clean). The state is committed before returning. ``unreported`` marks
+        the session's tool results as never reported: a reset does not clear that (the session is tainted
+        again at once).
         """
         source = None if classification.trusted else (classification.source or "untrusted content")
-        taint, events = self.state.observe(session.realm, session.identity, session.session_key, source)
+        taint, events = self.state.observe(session.realm, session.identity, session.session_key, source,
+                                           unreported=unreported)
         self._emit(session, events)
         return taint
 

@@ -108,10 +108,15 @@ def key_file(path: Path, *, create: bool, label: str | None = None) -> ExportKey
 _MAX_KEY_FILE_BYTES = 4096
 
 
+def _writers(mode: int) -> str:
+    return " and ".join(who for who, bit in (("its group", stat.S_IWGRP), ("other users", stat.S_IWOTH)) if mode & bit)
+
+
 def _read_small(path: Path) -> str:
     """The text of a regular file of this user of at most :data:`_MAX_KEY_FILE_BYTES` (opened without
     blocking, so a pipe or device named by mistake cannot stall the command; a file another user owns,
-    planted where the key was to be made, is refused: they may know the key). Raises ``OSError`` or
+    planted where the key was to be made, is refused: they may know the key; so is a file its group or
+    other users may write, who could put their own key in it). Raises ``OSError`` or
     :class:`KeyFileError`."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     with os.fdopen(fd, "rb") as fh:
@@ -121,6 +126,10 @@ def _read_small(path: Path) -> str:
         if hasattr(os, "geteuid") and info.st_uid != os.geteuid():
             raise KeyFileError(f"{path}: the key file belongs to another user (uid {info.st_uid}), who may know the "
                                "key and sign any file with it; make the key yourself (a new path) and carry it")
+        if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+            raise KeyFileError(f"{path}: the key file is writable by {_writers(info.st_mode)} (mode "
+                               f"{stat.S_IMODE(info.st_mode):04o}), who could replace the key with one they know; "
+                               f"make it writable by you alone (chmod go-w)")
         data = fh.read(_MAX_KEY_FILE_BYTES + 1)
     if len(data) > _MAX_KEY_FILE_BYTES:
         raise KeyFileError(f"{path}: larger than a key file ({_MAX_KEY_FILE_BYTES} bytes at most)")

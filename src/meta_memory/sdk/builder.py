@@ -48,6 +48,7 @@ _AGENT_MEMORY_ALIASES = {
     "recallProvider": "recall_provider",
     "sessionStateExpiryDays": "session_state_expiry_days",
     "sessionStateLimit": "session_state_limit",
+    "sessionStateIdentityLimit": "session_state_identity_limit",
     "trustedMcpServers": "trusted_mcp_servers",
     "untrustedTools": "untrusted_tools",
     "trustedTools": "trusted_tools",

@@ -110,7 +110,7 @@ def build_server(gateway: Gateway, host: str, tls: TlsFiles | None = None,
 
 
 #: Modules a serving gateway imports on a background thread as it starts, so that no request waits
-#: for them: numpy (a fraction of a second), which the recall index and the ids of a bulk write use.
+#: for them: numpy (a fraction of a second), which the recall index uses.
 PRELOADED_MODULES = ("numpy",)
 
 

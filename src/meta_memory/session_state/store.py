@@ -9,15 +9,29 @@ Tables (migrations of domain ``session-state``):
   from, its *pending* taint (untrusted content seen before any session was
   noted), its block nonce and the session key the nonce was minted for;
 * ``session_states`` (realm, identity, session_key): the session's taint (first
-  taint wins), its reset-boundary mark (with the taint it had when reset), and
-  the bytes injected so far;
+  taint wins), its reset-boundary mark (with the taint it had when reset), the
+  bytes injected so far, and whether its tool results are *unreported*
+  (``unreported_at_ms``: a property of the session, not taint, so a reset keeps
+  it and the session is tainted again at once with :data:`UNREPORTED_SOURCE`);
 * ``session_injected`` (realm, identity, session_key, record_id): the injection
   dedup set.
 
 Bounds. Nothing is ever evicted for room. Rows expire by **age**: a row not
 touched (note, tool result, reset, injection) for ``expiry_ms`` is deleted by a
-sweep that runs at most once a minute on the next write. The number of rows is
-capped at ``limit``; at the cap the store is *at capacity* and fails closed:
+sweep that runs at most once a minute on the next write. The rows of one
+(realm, identity) are capped at ``identity_limit`` (its *quota*, by default a
+twentieth of ``limit``), so no identity can fill the store for the others. At
+its quota an identity fails closed for itself alone:
+
+* a new row that only adds permissive state is refused with
+  ``AgentMemoryError(reason="session_limit")`` naming the quota;
+* taint that would need a new session row is written instead on the identity's
+  one *overflow* row (session key ``""``, which no caller can name): while that
+  row is tainted every session of the identity counts as tainted (its writes
+  quarantine) until the row expires, ``expiry_ms`` after its last taint.
+
+The number of rows of all identities together is capped at ``limit``; at the
+cap the store is *at capacity* and fails closed:
 
 * rows that only add permissive state (a new identity noted or reporting a
   trusted tool result, a nonce or an injection budget for a new session, a
@@ -33,9 +47,10 @@ and written at the next chance (:mod:`.unwritten`): recording taint fails closed
 
 Clean sessions cost nothing: noting a new session only moves the identity's
 ``current_session``, so a flood of ``meta/session/note`` calls adds no rows.
-The cap is checked against a count taken at each sweep plus the rows this
-process added since, so several gateways may overshoot it by what they add
-between two sweeps.
+The cap and the quotas are checked against counts taken at each sweep (an
+identity's when it first adds a row after one) plus the rows this process
+added since, so several gateways may overshoot them by what they add between
+two sweeps.
 """
 
 from __future__ import annotations
@@ -69,6 +84,17 @@ _log = logging.getLogger("meta_memory.session_state")
 DEFAULT_EXPIRY_MS = DEFAULT_SESSION_STATE_EXPIRY_DAYS * DAY_MS
 #: Default cap on rows (identities + sessions; ``agent_memory.session_state_limit``'s default).
 DEFAULT_LIMIT = DEFAULT_SESSION_STATE_LIMIT
+#: The taint source of a session whose tool results are never reported (``tool_results = "unreported"``).
+UNREPORTED_SOURCE = "unreported tool results (the session's taint cannot be known)"
+#: The session key of an identity's overflow row (taint recorded past its quota); never a valid key.
+OVERFLOW_KEY = ""
+#: The source of taint recorded on the overflow row for a session that had no row of its own.
+QUOTA_SOURCE_SUFFIX = "; recorded past this identity's session-state quota (agent_memory.session_state_identity_limit)"
+
+
+def default_identity_limit(limit: int) -> int:
+    """The per-identity quota when none is configured: a twentieth of ``limit`` (at least 2, at most ``limit``)."""
+    return min(limit, max(2, limit // 20))
 #: The expiry sweep runs at most this often (by the store clock, or by the monotonic clock).
 SWEEP_INTERVAL_MS = 60_000
 _RECOUNT_INTERVAL_S = 1.0
@@ -128,6 +154,8 @@ class SessionStateStore:
         clock: source of ``touched_ms``, taint and boundary times.
         expiry_ms: age (ms since last touched) after which a row is swept.
         limit: row cap (identities + sessions); at it the store fails closed.
+        identity_limit: row cap of one (realm, identity) (``None``: :func:`default_identity_limit`);
+            at it that identity alone fails closed (module docstring). At most ``limit``.
         nonce_fn: nonce source (32 hex chars by default).
 
     All methods take an already-normalised realm and logical identity. Raises
@@ -142,14 +170,18 @@ class SessionStateStore:
         *,
         expiry_ms: int = DEFAULT_EXPIRY_MS,
         limit: int = DEFAULT_LIMIT,
+        identity_limit: int | None = None,
         nonce_fn: Callable[[], str] = new_nonce,
     ) -> None:
-        if expiry_ms < 1 or limit < 1:
-            raise ValueError("expiry_ms and limit must be at least 1")
+        if expiry_ms < 1 or limit < 1 or (identity_limit is not None and identity_limit < 1):
+            raise ValueError("expiry_ms, limit and identity_limit must be at least 1")
         self._db = backend
         self._clock = clock
         self.expiry_ms = expiry_ms
         self.limit = limit
+        self.identity_limit = min(limit, identity_limit if identity_limit is not None else default_identity_limit(limit))
+        #: (realm, identity) -> its row count (counted on its first new row after a sweep, then kept up)
+        self._ident_rows: dict[tuple[str, str], int] = {}
         self._nonce_fn = nonce_fn
         self._lock = threading.Lock()
         self._rows: int | None = None
@@ -184,26 +216,52 @@ class SessionStateStore:
                     "s.session_key = {t}session_injected.session_key AND s.touched_ms < ?)", (cutoff,))
             sql.run("DELETE FROM {t}session_states WHERE touched_ms < ?", (cutoff,))
             sql.run("DELETE FROM {t}session_identities WHERE touched_ms < ?", (cutoff,))
+            with self._lock:
+                self._ident_rows.clear()
         if recount:
             count = sum(int(sql.rows(f"SELECT COUNT(*) FROM {{t}}{table}")[0][0])
                         for table in ("session_identities", "session_states"))
             with self._lock:
                 self._rows = count
 
-    def _added(self, n: int = 1) -> None:
+    def _added(self, realm: str, ident: str) -> None:
         with self._lock:
-            self._rows = (self._rows or 0) + n
+            self._rows = (self._rows or 0) + 1
+            key = (realm, ident)
+            if key in self._ident_rows:
+                self._ident_rows[key] += 1
 
     def _full(self) -> bool:
         with self._lock:
             return self._rows is not None and self._rows >= self.limit
 
-    def _refuse_new(self, what: str) -> None:
+    def _identity_full(self, sql: Sql, realm: str, ident: str) -> bool:
+        """Whether ``ident`` holds its quota of rows in ``realm`` (counted once after each sweep, then kept up)."""
+        key = (realm, ident)
+        with self._lock:
+            count = self._ident_rows.get(key)
+        if count is None:
+            count = (int(sql.rows("SELECT COUNT(*) FROM {t}session_states WHERE realm = ? AND identity = ?",
+                                  (realm, ident))[0][0])
+                     + int(sql.rows("SELECT COUNT(*) FROM {t}session_identities WHERE realm = ? AND identity = ?",
+                                    (realm, ident))[0][0]))
+            with self._lock:
+                self._ident_rows[key] = count
+        return count >= self.identity_limit
+
+    def _refuse_new(self, what: str, sql: Sql | None = None, realm: str = "", ident: str = "") -> None:
         if self._full():
             raise AgentMemoryError(
                 "session_limit",
                 f"session state is at its limit of {self.limit} rows; {what} is refused until idle sessions "
                 f"expire (agent_memory.session_state_expiry_days); taint is kept and LLM writes quarantine meanwhile",
+            )
+        if sql is not None and self._identity_full(sql, realm, ident):
+            raise AgentMemoryError(
+                "session_limit",
+                f"the session state of identity {realm}/{ident} is at its quota of {self.identity_limit} rows "
+                f"(agent_memory.session_state_identity_limit); {what} is refused until its idle sessions expire "
+                f"(agent_memory.session_state_expiry_days); its taint is kept",
             )
 
     def at_capacity(self) -> bool:
@@ -223,6 +281,7 @@ class SessionStateStore:
         """Delete expired rows and recount now (normally done at most once a minute on a write)."""
         with self._lock:
             self._rows = None
+            self._ident_rows.clear()
         self._db.write(lambda sql: self._maintain(sql, self._clock.now_ms()))
 
     # ------------------------------------------------------------------ row helpers
@@ -237,7 +296,8 @@ class SessionStateStore:
     @staticmethod
     def _session_row(sql: Sql, realm: str, ident: str, session: str, lock: bool = False) -> tuple[Any, ...] | None:
         rows = sql.rows("SELECT tainted_at_ms, taint_source, boundary_at_ms, prior_at_ms, prior_source, "
-                        "injected_bytes FROM {t}session_states WHERE realm = ? AND identity = ? AND session_key = ?"
+                        "injected_bytes, unreported_at_ms FROM {t}session_states "
+                        "WHERE realm = ? AND identity = ? AND session_key = ?"
                         + ("{lock}" if lock else ""), (realm, ident, session))
         return rows[0] if rows else None
 
@@ -252,7 +312,7 @@ class SessionStateStore:
                 self._refuse_new("a new identity")
             sql.run("INSERT INTO {t}session_identities (realm, identity, touched_ms) VALUES (?, ?, ?) "
                     "ON CONFLICT (realm, identity) DO UPDATE SET touched_ms = excluded.touched_ms", (realm, ident, now))
-            self._added()
+            self._added(realm, ident)
             row = self._identity_row(sql, realm, ident, lock=True)
             assert row is not None
         if current is not None:
@@ -268,11 +328,11 @@ class SessionStateStore:
         row = self._session_row(sql, realm, ident, session, lock=True)
         if row is None:
             if permissive:
-                self._refuse_new("a new session")
+                self._refuse_new("a new session", sql, realm, ident)
             sql.run("INSERT INTO {t}session_states (realm, identity, session_key, touched_ms) VALUES (?, ?, ?, ?) "
                     "ON CONFLICT (realm, identity, session_key) DO UPDATE SET touched_ms = excluded.touched_ms",
                     (realm, ident, session, now))
-            self._added()
+            self._added(realm, ident)
             row = self._session_row(sql, realm, ident, session, lock=True)
             assert row is not None
             return row
@@ -281,7 +341,11 @@ class SessionStateStore:
         return row
 
     def _taint_session(self, sql: Sql, realm: str, ident: str, session: str, state: TaintState, now: int,
-                       out: list[Transition]) -> None:
+                       out: list[Transition], *, bounded: bool = True) -> None:
+        if (bounded and self._session_row(sql, realm, ident, session) is None
+                and self._identity_full(sql, realm, ident)):
+            self._taint_overflow(sql, realm, ident, session, state, now, out)
+            return
         row = self._touch_session(sql, realm, ident, session, now, permissive=False)
         if row[0] is not None:
             return
@@ -289,6 +353,26 @@ class SessionStateStore:
                 "WHERE realm = ? AND identity = ? AND session_key = ?",
                 (state.tainted_at_ms, state.source, realm, ident, session))
         out.append(("tainted", session, state.source))
+
+    def _taint_overflow(self, sql: Sql, realm: str, ident: str, session: str | None, state: TaintState, now: int,
+                        out: list[Transition]) -> None:
+        """``ident`` is at its quota and ``session`` has no row: the taint lands on the identity's overflow
+        row (one per identity, created past the quota), which taints every session of the identity; it is
+        touched by every taint it takes, so it expires ``expiry_ms`` after the last."""
+        row = self._touch_session(sql, realm, ident, OVERFLOW_KEY, now, permissive=False)
+        if row[0] is None:
+            sql.run("UPDATE {t}session_states SET tainted_at_ms = ?, taint_source = ? "
+                    "WHERE realm = ? AND identity = ? AND session_key = ?",
+                    (state.tainted_at_ms, state.source + QUOTA_SOURCE_SUFFIX, realm, ident, OVERFLOW_KEY))
+            _log.warning("session state of %s/%s is at its quota of %d rows: further taint of this identity is "
+                         "recorded on one row and taints all its sessions", realm, ident, self.identity_limit)
+        out.append(("tainted", session, state.source))
+
+    @staticmethod
+    def _overflow_taint(sql: Sql, realm: str, ident: str) -> TaintState | None:
+        rows = sql.rows("SELECT tainted_at_ms, taint_source FROM {t}session_states WHERE realm = ? AND identity = ? "
+                        "AND session_key = ?", (realm, ident, OVERFLOW_KEY))
+        return _taint(rows[0][0], rows[0][1]) if rows else None
 
     def _session_tainted(self, sql: Sql, realm: str, ident: str, session: str) -> bool:
         row = self._session_row(sql, realm, ident, session)
@@ -346,12 +430,14 @@ class SessionStateStore:
         taint = self._db.write(fn, durable=False)  # a pending taint moved onto the session stays taint if lost
         return taint, out
 
-    def observe(self, realm: str, ident: str, session: str | None, untrusted_source: str | None
-                ) -> tuple[TaintState | None, list[Transition]]:
+    def observe(self, realm: str, ident: str, session: str | None, untrusted_source: str | None, *,
+                unreported: bool = False) -> tuple[TaintState | None, list[Transition]]:
         """One classified tool result: ``untrusted_source`` is ``None`` for trusted content.
 
         Notes ``session`` first when given; untrusted content taints the current
         session (first taint wins) or becomes the identity's pending taint.
+        ``unreported`` (with ``session`` and an untrusted source) also marks the session's tool results
+        as never reported, which no reset clears (module docstring).
         Returns the identity's effective taint afterwards and the transitions."""
         now = self._clock.now_ms()
         out: list[Transition] = []
@@ -360,6 +446,9 @@ class SessionStateStore:
             self._maintain(sql, now)
             if untrusted_source is not None:
                 self._record_taint(sql, realm, ident, session, TaintState(now, untrusted_source), now, out)
+                if unreported and session is not None:
+                    sql.run("UPDATE {t}session_states SET unreported_at_ms = ? WHERE realm = ? AND identity = ? "
+                            "AND session_key = ? AND unreported_at_ms IS NULL", (now, realm, ident, session))
             elif session is not None:
                 self._note(sql, realm, ident, session, now, out)
             return self._identity_taint(sql, realm, ident)
@@ -455,7 +544,11 @@ class SessionStateStore:
             marked = srow is not None and srow[2] is not None
             if srow is None:
                 if prior is None:
-                    self._refuse_new("a reset mark for a new session")
+                    self._refuse_new("a reset mark for a new session", sql, realm, ident)
+                elif self._identity_full(sql, realm, ident):
+                    self._taint_overflow(sql, realm, ident, target, prior, now, [])
+                    out.append(("reset_boundary", target, prior.source))
+                    return
                 srow = self._touch_session(sql, realm, ident, target, now, permissive=False)
             if not marked or prior is not None:
                 keep = prior or _taint(srow[3], srow[4])
@@ -465,6 +558,11 @@ class SessionStateStore:
                         (now, keep.tainted_at_ms if keep else None, keep.source if keep else None, now,
                          realm, ident, target))
                 out.append(("reset_boundary", target, prior.source if prior else _RESET_SOURCE))
+                if srow[6] is not None:  # unreported tool results: a fresh context is still unreported
+                    sql.run("UPDATE {t}session_states SET tainted_at_ms = ?, taint_source = ? "
+                            "WHERE realm = ? AND identity = ? AND session_key = ?",
+                            (now, UNREPORTED_SOURCE, realm, ident, target))
+                    out.append(("tainted", target, UNREPORTED_SOURCE))
             else:
                 sql.run("UPDATE {t}session_states SET injected_bytes = 0, touched_ms = ? "
                         "WHERE realm = ? AND identity = ? AND session_key = ?", (now, realm, ident, target))
@@ -484,7 +582,8 @@ class SessionStateStore:
                         "WHERE i.realm = ? AND i.identity = ?", (realm, ident))
         if not rows:
             return None
-        return _taint(rows[0][0], rows[0][1]) or _taint(rows[0][2], rows[0][3])
+        return (_taint(rows[0][0], rows[0][1]) or _taint(rows[0][2], rows[0][3])
+                or SessionStateStore._overflow_taint(sql, realm, ident))
 
     def identity_taint(self, realm: str, ident: str) -> TaintState | None:
         """The identity's pending taint, else its current session's taint, else a taint held unwritten, else
@@ -493,10 +592,13 @@ class SessionStateStore:
             self._held.for_write(realm, ident, None) if self._held else None)
 
     def session_taint(self, realm: str, ident: str, session: str) -> TaintState | None:
-        """The live taint of ``ident``'s ``session`` (``None`` when clean or reset; a held one counts)."""
-        row = self._db.read(lambda sql: self._session_row(sql, realm, ident, session))
-        return (_taint(row[0], row[1]) if row else None) or (
-            self._held.for_session(realm, ident, session) if self._held else None)
+        """The live taint of ``ident``'s ``session`` (``None`` when clean or reset; a held one and the
+        identity's overflow taint count)."""
+        def fn(sql: Sql) -> TaintState | None:
+            row = self._session_row(sql, realm, ident, session)
+            return (_taint(row[0], row[1]) if row else None) or self._overflow_taint(sql, realm, ident)
+
+        return self._db.read(fn) or (self._held.for_session(realm, ident, session) if self._held else None)
 
     def write_taint(self, realm: str, ident: str, session: str | None) -> TaintState | None:
         """The taint a write by ``ident`` from ``session`` in ``realm`` carries.
@@ -519,7 +621,7 @@ class SessionStateStore:
                                 "AND session_key = ? AND tainted_at_ms IS NOT NULL "
                                 "ORDER BY identity <> ? LIMIT 1", (realm, session, ident))
                 taint = _taint(rows[0][0], rows[0][1]) if rows else None
-            return taint
+            return taint or self._overflow_taint(sql, realm, ident)
 
         if self._held:  # taint the database refused: written now if it can be, enforced while it cannot
             self._write_held()
@@ -554,7 +656,7 @@ class SessionStateStore:
 
     def stats(self) -> dict[str, int]:
         """``{identities, tainted_sessions, pending, reset_boundaries, sessions, injection_sessions,
-        nonce_identities, limit, expiry_ms}``; counted at most once per :data:`STATS_TTL_S` (status pages
+        nonce_identities, limit, identity_limit, expiry_ms}``; counted at most once per :data:`STATS_TTL_S` (status pages
         must not turn into table scans on demand)."""
         mono = time.monotonic()
         with self._lock:
@@ -577,7 +679,7 @@ class SessionStateStore:
             }
 
         out = self._db.read(fn)
-        out.update(limit=self.limit, expiry_ms=self.expiry_ms)
+        out.update(limit=self.limit, identity_limit=self.identity_limit, expiry_ms=self.expiry_ms)
         with self._lock:
             self._stats = (mono, dict(out))
         return out
@@ -698,7 +800,7 @@ class SessionStateStore:
             out: list[Transition] = []
             for key, v in entries("tainted"):
                 if len(v) >= 2 and isinstance(v[0], int) and isinstance(v[1], str):
-                    self._taint_session(sql, realm, "", key, TaintState(v[0], v[1]), now, out)
+                    self._taint_session(sql, realm, "", key, TaintState(v[0], v[1]), now, out, bounded=False)
                     count += 1
             for ident, v in entries("pending"):
                 if len(v) >= 2 and isinstance(v[0], int) and isinstance(v[1], str):

@@ -21,17 +21,19 @@ def open_session_state(
     *,
     expiry_ms: int = DEFAULT_EXPIRY_MS,
     limit: int = DEFAULT_LIMIT,
+    identity_limit: int | None = None,
 ) -> SessionStateStore:
     """The session state of a runtime: in the PostgreSQL store's schema when ``record_store`` is the
     PostgreSQL store (shared by every gateway on that database), else ``<sqlite_root>/session-state.db``,
-    else (no state directory) an in-memory database. Raises ``AgentMemoryError("io")`` when it cannot open."""
+    else (no state directory) an in-memory database. ``identity_limit`` is one identity's row quota
+    (``None``: a twentieth of ``limit``). Raises ``AgentMemoryError("io")`` when it cannot open."""
     if hasattr(record_store, "session_state_connection"):
         backend: Any = PostgresSessionBackend(record_store)
     elif sqlite_root is not None:
         backend = SqliteSessionBackend(Path(sqlite_root) / SESSION_STATE_FILE, clock.now_ms())
     else:
         backend = SqliteSessionBackend(":memory:", clock.now_ms())
-    return SessionStateStore(backend, clock, expiry_ms=expiry_ms, limit=limit)
+    return SessionStateStore(backend, clock, expiry_ms=expiry_ms, limit=limit, identity_limit=identity_limit)
 
 
 def memory_session_state(clock: Clock | None = None, **kwargs: Any) -> SessionStateStore:

@@ -310,8 +310,15 @@ def session_state_statements(prefix: str = "", *, bigint: str = "INTEGER") -> li
     ]
 
 
+def session_state_unreported(bigint: str = "INTEGER") -> list[str]:
+    """Version 2 of the session-state tables: ``session_states.unreported_at_ms``, when the session was
+    declared to have its tool results unreported (a property of the session a reset does not clear)."""
+    return [f"ALTER TABLE session_states ADD COLUMN unreported_at_ms {bigint}"]
+
+
 SESSION_STATE_MIGRATIONS: list[tuple[int, str, list[str]]] = [
     (1, "session-state-tables", session_state_statements()),
+    (2, "session-state-unreported", session_state_unreported()),
 ]
 """``(version, name, statements)`` of domain :data:`SESSION_STATE_DOMAIN` (SQLite), applied in order."""
 
