@@ -57,6 +57,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from meta_memory.recall import fts
@@ -220,6 +221,14 @@ class _FieldCache:
 _HELD_BITS = _TAGS_BIT | _TITLE_BIT | _BODY_BIT
 
 
+@lru_cache(maxsize=1)
+def _points_of_bits() -> Any:
+    """The points a term earns in a record from the full-text columns holding it (index: the columns' bits)."""
+    import numpy as np
+    return np.array([(TAG_POINTS if b & _TAGS_BIT else 0) + (TITLE_POINTS if b & _TITLE_BIT else 0)
+                     + (BODY_POINTS if b & _BODY_BIT else 0) for b in range(256)], dtype=np.int64)
+
+
 class _Normalized:
     """:func:`~meta_memory.recall.text.normalize` of texts seen lately, by the text itself (a string's hash is
     kept in it, so a title or body the store's kept views hand over again is found without re-hashing it).
@@ -315,32 +324,44 @@ def _table_points(plan: _QueryPlan, records: Sequence[RecallableRecord], table: 
                   held: list[int], norm: Callable[[str], str] = normalize) -> list[list[int]]:
     """:func:`_planned_points` for records whose ``term_fields`` are the rows ``columns`` of one index table
     (:class:`~meta_memory.recall.term_columns.TermColumns`): the points of the held terms for all records in a
-    few array operations, then the substring rule as there. The same points."""
+    few array operations, then the substring rule as there, its (term, record) pairs found in one pass. The
+    same points."""
     import numpy as np
     n = len(records)
     bits = np.zeros((plan.size, n), dtype=np.uint8)  # per term of the plan, per record
     mine = [(i, t) for i, term in enumerate(_plan_terms(plan)) if (t := table.place(term)) is not None]
     if mine:
         rows = table.bits[[t for _, t in mine]]
-        if list(columns) != list(range(table.bits.shape[1])):
+        if n != rows.shape[1] or not _is_range(columns):
             rows = rows[:, np.asarray(columns, dtype=np.intp)]
         bits[[i for i, _ in mine]] = rows
-    points = (np.where(bits & _TAGS_BIT, TAG_POINTS, 0) + np.where(bits & _TITLE_BIT, TITLE_POINTS, 0)
-              + np.where(bits & _BODY_BIT, BODY_POINTS, 0))
+    points = _points_of_bits()[bits]  # the held terms' points, per column bits
     for i, count in enumerate(np.count_nonzero(bits & _HELD_BITS, axis=1).tolist()):
         held[i] += count
     out: list[list[int]] = points.T.tolist()
-    if plan.long and n:
-        titles = [norm(r.title) for r in records]
-        bodies = [norm(_body_text(r)) for r in records]
-        for i, term in plan.long:  # the substring rule, where a field does not hold the long term as a word
-            for c in np.flatnonzero((bits[i] & _TITLE_BIT) == 0).tolist():
-                if term in titles[c]:
-                    out[c][i] += SUBSTRING_POINTS
-            for c in np.flatnonzero((bits[i] & _BODY_BIT) == 0).tolist():
-                if term in bodies[c]:
-                    out[c][i] += SUBSTRING_POINTS
+    if plan.long and n:  # the substring rule, where a field does not hold a long term as a word
+        rows_of_long = [i for i, _ in plan.long]
+        terms = [term for _, term in plan.long]
+        long_bits = bits[rows_of_long]
+        for field_bit, text_of in ((_TITLE_BIT, _title_text), (_BODY_BIT, _body_text)):
+            pairs = np.nonzero((long_bits & field_bit) == 0)
+            texts: list[str | None] = [None] * n
+            for k, c in zip(pairs[0].tolist(), pairs[1].tolist()):
+                text = texts[c]
+                if text is None:
+                    text = texts[c] = norm(text_of(records[c]))
+                if terms[k] in text:
+                    out[c][rows_of_long[k]] += SUBSTRING_POINTS
     return out
+
+
+def _is_range(columns: Sequence[int]) -> bool:
+    """Whether ``columns`` is ``0, 1, ..., len(columns) - 1``."""
+    return all(c == i for i, c in enumerate(columns))
+
+
+def _title_text(record: RecallableRecord) -> str:
+    return record.title
 
 
 def _plan_terms(plan: _QueryPlan) -> list[str]:
