@@ -322,7 +322,8 @@ class PanelReads:
         memory_id DESC)``), strictly after the key ``after`` (``(created_at_ms, memory_id)``; ``None`` =
         from the newest)."""
         c = self._sql.collate
-        where, params = "status_kind = 'quarantined'", []
+        where = "status_kind = 'quarantined'"
+        params: list[Any] = []
         if after is not None and after[0] <= _MAX_STORED_MS:
             clause, params = self._after_clause(*after, column="created_at_ms")
             where += f" AND {clause}"

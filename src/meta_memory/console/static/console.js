@@ -25,6 +25,7 @@
     records: { filters: {}, page: 0, cursor: null, next: null, realms: [] },
     retry: null,
     offline: false,
+    lastGood: {},
     view: null,
     timeline: { lastId: null, controller: null, retry: null },
     seq: 0,
@@ -357,11 +358,9 @@
     handlers[name](params);
   }
 
-  /** Start a view: the heading and an empty body. What the view showed before is kept aside, so a
-   *  gateway that cannot be reached leaves the last rows on screen (see :func:`load`). */
+  /** Start a view: the heading and an empty body. */
   function beginView(title) {
     const view = $("view");
-    state.shown = { name: state.view, nodes: Array.from(view.childNodes) };
     state.view = state.loading ? state.loading.name : null;
     clear(view);
     const h = el("h2", { id: "view-title", tabindex: "-1", text: title });
@@ -385,18 +384,22 @@
    *  few seconds until the gateway answers (or the user goes elsewhere). */
   async function load(view, fn) {
     const loading = state.loading || { hash: window.location.hash, retry: false };
+    // a listing's last good rows are kept per view; a record's page only for that very record
+    const shownKey = state.view === "record" ? loading.hash : state.view;
     try {
       await fn();
+      for (const key of Object.keys(state.lastGood)) if (key.startsWith("#record/")) delete state.lastGood[key];
+      state.lastGood[shownKey] = Array.from(view.childNodes);
       if (state.offline) { state.offline = false; setError(null); }
     } catch (err) {
       if (!isUnreachable(err)) {
         setError(err);
       } else {
         state.offline = true;
-        const before = state.shown;
-        if (before && before.name === state.view && before.nodes.length) {
+        const before = state.lastGood[shownKey];
+        if (before && before.length) {
           clear(view);
-          for (const node of before.nodes) view.append(node);
+          for (const node of before) view.append(node);
           view.classList.add("stale");
           setError(new Error(UNREACHABLE + " Showing the rows loaded before."));
         } else {
