@@ -268,6 +268,29 @@ def test_search_filters_and_page_survive_reload_back_and_forward(page: Any, cons
     expect(page.locator("#view caption")).to_contain_text("12 records matching")
 
 
+def test_a_bookmarked_page_opens_in_a_new_tab_where_the_page_before_is_unknown(page: Any, console: Any) -> None:
+    gw, _ = console
+    login(page, gw, ANN)
+    page.goto(gw.url + "/console/#records?q=suspicious+note&status=quarantined&limit=20")
+    settled(page)
+    page.locator("#records-next").click()
+    expect(page.locator("#records-page")).to_have_text("Page 2")
+    page.locator("#records-next").click()
+    expect(page.locator("#records-page")).to_have_text("Page 3")
+    settled(page)
+    bookmark, third = page.url, listed_ids(page)
+    with open_page(page.context.browser) as other:
+        login(other, gw, ANN)
+        other.goto(bookmark)
+        expect(other.locator("#records-page")).to_have_text("Page 3")
+        settled(other)
+        assert listed_ids(other) == third
+        assert other.locator("#records-prev").is_disabled()  # this tab never saw page 2's cursor
+        other.locator("#records-first").click()
+        expect(other.locator("#records-page")).to_have_text("Page 1")
+        expect(other.locator("#records-prev")).to_be_disabled()
+
+
 # ---------------------------------------------------------------------------- errors and layout
 
 

@@ -178,7 +178,7 @@
 
   /** Whether ``err`` says the gateway could not be reached (no answer, or a proxy's 502/503/504). */
   function isUnreachable(err) {
-    return Boolean(err && (err.unreachable || (err instanceof TypeError && !err.rpc)));
+    return Boolean(err && err.unreachable);
   }
 
   function describeError(err) {
@@ -207,7 +207,14 @@
     const headers = { "Content-Type": "application/json" };
     if (state.token) headers.Authorization = `Bearer ${state.token}`;
     const body = JSON.stringify({ jsonrpc: "2.0", id: ++state.seq, method, params: params || {} });
-    const resp = await fetch(RPC_URL, { method: "POST", headers, body, cache: "no-store" });
+    let resp;
+    try {
+      resp = await fetch(RPC_URL, { method: "POST", headers, body, cache: "no-store" });
+    } catch (e) {
+      const failure = new Error(`the gateway did not answer (${e && e.message ? e.message : e})`);
+      failure.unreachable = true;
+      throw failure;
+    }
     let payload;
     try {
       payload = await resp.json();
@@ -459,13 +466,15 @@
   /** The pager under a listing: First / Previous / "Page N · more follow | last page" / Next. */
   function pager(prefix, key, base, params, at, next, noun) {
     const { page, chain } = at;
-    const prevCursor = page > 0 ? chain[page - 1] : undefined;
+    // the page before is known when it is the first, or when this tab saw its cursor
+    const prevCursor = page > 1 && typeof chain[page - 1] === "string" ? chain[page - 1] : null;
+    const prevKnown = page === 1 || prevCursor !== null;
     const first = el("button", { type: "button", id: `${prefix}-first`, disabled: page === 0 }, "First page");
-    const prev = el("button", { type: "button", id: `${prefix}-prev`, disabled: page === 0 || prevCursor === undefined,
-      title: page > 0 && prevCursor === undefined ? "Not known in this tab: use First page" : null }, "Previous page");
+    const prev = el("button", { type: "button", id: `${prefix}-prev`, disabled: !prevKnown,
+      title: page > 1 && !prevKnown ? "Not known in this tab: use First page" : null }, "Previous page");
     const nextBtn = el("button", { type: "button", id: `${prefix}-next`, disabled: !next }, "Next page");
     first.addEventListener("click", () => go(pageHash(base, params, 0, null)));
-    prev.addEventListener("click", () => go(pageHash(base, params, page - 1, prevCursor)));
+    prev.addEventListener("click", () => { if (prevKnown) go(pageHash(base, params, page - 1, prevCursor)); });
     nextBtn.addEventListener("click", () => {
       if (!next) return;
       const chain2 = cursorChain(key);
