@@ -374,6 +374,50 @@ def test_text_search_matches_the_same_rows_on_both_backends(agent_store: AgentMe
     assert found("absent") == []
 
 
+def test_text_search_matches_each_tag_never_the_tags_json(agent_store: AgentMemoryStore) -> None:
+    """A term matches inside one tag value; the brackets, quotes and commas of the stored JSON list match nothing."""
+    execute(agent_store, R, [
+        insert_record("mem-1", "identity", LEAD, "active", 9, body="plain one"),
+        insert_record("mem-2", "identity", LEAD, "active", 8, body="plain two"),
+        insert_record("mem-3", "identity", LEAD, "active", 7, body="plain three"),
+        ("UPDATE records SET tags = ? WHERE memory_id = ?", ('["travel","Paris"]', "mem-1")),
+        ("UPDATE records SET tags = ? WHERE memory_id = ?", ('["solo"]', "mem-2")),
+    ])
+    panel = panel_for(agent_store)
+
+    def found(*terms: str) -> list[str]:
+        return [mid for _, mid in walk(panel, R, 2, RecordFilters(terms=terms))]
+
+    assert found("travel") == ["mem-1"] and found("paris") == ["mem-1"] and found("rav") == ["mem-1"]
+    assert found("solo") == ["mem-2"]
+    for encoding in ("[", "]", '"', 'travel"', '","', '"solo"', "l,p", '["solo'):
+        assert found(encoding) == [], encoding
+    assert found("travel", "paris") == ["mem-1"]  # two terms, each in its own tag
+
+
+def test_quarantine_queue_pages_to_its_end_on_both_backends(agent_store: AgentMemoryStore) -> None:
+    """The queue's ``next_cursor`` walks every quarantined row once, newest created first, across realms."""
+    rows = [(i % 4, f"mem-q{i:02d}") for i in range(11)]  # ties on created_at_ms
+    execute(agent_store, R, [insert_record(mid, "identity", LEAD, "quarantined", ms) for ms, mid in rows]
+            + [insert_record("mem-act", "identity", LEAD, "active", 9)])
+    execute(agent_store, "blue", [insert_record("mem-blue", "identity", LEAD, "quarantined", 2)])
+    service = PanelService(panel_for(agent_store), Visibility(AccessPolicy(), ANONYMOUS))
+    whole = [r["id"] for r in service.quarantine(realm=None, limit=200)["records"]]
+    assert sorted(whole) == sorted([mid for _, mid in rows] + ["mem-blue"])
+    for limit in (1, 3, 5):
+        walked: list[str] = []
+        cursor = None
+        while True:
+            page = service.quarantine(realm=None, limit=limit, cursor=cursor)
+            assert 0 < len(page["records"]) <= limit + 1  # one more only to keep a cross-realm tie together
+            walked += [r["id"] for r in page["records"]]
+            if page["next_cursor"] is None:
+                break
+            cursor = parse_cursor(page["next_cursor"])
+        assert walked == whole, limit
+    assert service.quarantine(realm=R, limit=200)["next_cursor"] is None
+
+
 def test_overview_counts_trust_tiers_of_the_counted_records(agent_store: AgentMemoryStore) -> None:
     execute(agent_store, R, [
         insert_record("mem-1", "identity", LEAD, "active", 1),

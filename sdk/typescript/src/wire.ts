@@ -505,6 +505,7 @@ export interface PanelProposalsResult {
 
 export interface PanelQuarantineResult {
   records: RecordRow[];
+  nextCursor: string | null;
   pendingPromotions: PromotionRow[];
   pendingForgets: PendingForgetRow[];
   realms: string[];
@@ -1031,6 +1032,7 @@ export interface MemoryPanelProposalsParams {
 export interface MemoryPanelQuarantineParams {
   realm?: string | null;
   limit?: number | null;
+  cursor?: string | null;
 }
 
 /** `meta/memory/panel/record` params. */

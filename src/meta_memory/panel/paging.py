@@ -242,7 +242,7 @@ def page_records(
 
 
 def limit_then_filter(rows: Sequence[Row], limit: int, readable: Callable[[Row], bool]) -> list[Row]:
-    """The other filtered listings (``quarantine``, ``injections``, ``proposals``, ...): ``limit`` is
+    """The other filtered listings (``injections``, ``proposals``, the quarantine queue's side lists, ...): ``limit`` is
     applied to the store's rows first, then the access filter, so a restricted caller can receive
     fewer than ``limit`` rows (seed). ``rows`` are in the listing's order."""
     return [row for row in rows[: max(0, limit)] if readable(row)]

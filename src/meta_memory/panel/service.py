@@ -11,6 +11,7 @@ returns the JSON-ready result of one ``meta/memory/panel/*`` RPC. Entry gates
 
 * ``records`` pages across realms with :func:`~meta_memory.panel.paging.page_records`,
   cutting pages from readable rows only;
+* ``quarantine`` pages its records the same way (newest created first), with its own cursor;
 * the other listings apply ``limit`` to the store's rows first and filter after
   (:func:`~meta_memory.panel.paging.limit_then_filter`), so a restricted caller
   can receive fewer than ``limit`` rows;
@@ -23,13 +24,14 @@ returns the JSON-ready result of one ``meta/memory/panel/*`` RPC. Entry gates
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Iterable, Sequence
 from functools import partial
 from typing import Any, TypeVar
 
 from ..errors import RecordNotFound
 from .cursor import Cursor
-from .paging import limit_then_filter, page_records
+from .paging import SourcePage, limit_then_filter, page_records
 from .store import (
     MemoryPanelStore,
     PromotionRow,
@@ -202,21 +204,23 @@ class PanelService:
 
     # ------------------------------------------------------------------ quarantine
 
-    def quarantine(self, *, realm: str | None, limit: int) -> dict[str, Any]:
-        """``meta/memory/panel/quarantine``: ``{records, pending_promotions, pending_forgets, realms}``.
+    def quarantine(self, *, realm: str | None, limit: int, cursor: Cursor | None = None) -> dict[str, Any]:
+        """``meta/memory/panel/quarantine``: ``{records, next_cursor, pending_promotions, pending_forgets, realms}``.
 
-        ``records``: quarantined rows (body-free), newest created first, ``limit`` applied
-        before the access filter. ``pending_promotions``: unresolved gated promotions a
-        caller may see (target scope, every source scope, and a source record's own
-        visibility; an unresolved source is withheld under access control).
-        ``pending_forgets``: forgets held for review whose record still stands, newest first,
-        shown to callers who may review quarantined content of the record's scope.
+        ``records``: quarantined rows (body-free), newest created first across every selected realm,
+        one page cut from the rows the caller may read (as the record listing pages,
+        :func:`~meta_memory.panel.paging.page_records`, keyed ``(created_at_ms, memory_id)``);
+        ``next_cursor`` (``"<created_at_ms>:<memory_id>"`` of the page's last row) comes exactly when
+        more readable quarantined rows follow, and ``cursor`` resumes after it. ``pending_promotions``:
+        unresolved gated promotions a caller may see (target scope, every source scope, and a source
+        record's own visibility; an unresolved source is withheld under access control), ``limit``
+        applied before the access filter. ``pending_forgets``: forgets held for review whose record
+        still stands, newest first, shown to callers who may review quarantined content of the
+        record's scope. Both side lists are the same on every page.
         """
         realms = self.realms(realm)
-        rows = _merge(
-            (self.store.quarantined(r, limit) for r in realms), lambda x: (x.created_at_ms, x.memory_id), limit
-        )
-        records = limit_then_filter(rows, limit, lambda x: self._record_visible(x.realm, x))
+        sources = {r: partial(self._quarantined_page, r) for r in realms}
+        page = page_records(sources, lambda r, row: self._record_visible(r, row), limit, cursor, key=_created_key)
         promos = _merge(
             (self.store.pending_promotions(r, limit) for r in realms),
             lambda p: (p.created_at_ms, p.pending_id),
@@ -230,11 +234,22 @@ class PanelService:
             forgets, limit, lambda f: self.vis.record(f.realm, RecordFacts(f.scope_kind, f.scope_key, "quarantined", True))
         )
         return {
-            "records": [x.listing_json() for x in records],
+            "records": [x.listing_json() for _, x in page.rows],
+            "next_cursor": page.next_cursor,
             "pending_promotions": [promotion_json(p) for p in visible],
             "pending_forgets": [held_forget_json(f) for f in held],
             "realms": realms,
         }
+
+    def _quarantined_page(self, realm: str, after: Cursor | None, limit: int) -> SourcePage[RecordRow]:
+        """One realm's quarantine queue as a :class:`~meta_memory.panel.paging.RowSource`. A store whose
+        ``quarantined`` takes no ``after`` (written before the queue paged) lists its first page only."""
+        if not _pages_quarantine(self.store):
+            return SourcePage(self.store.quarantined(realm, limit)[:limit] if after is None else [], None)
+        rows = self.store.quarantined(realm, limit + 1, after)
+        more = len(rows) > limit
+        rows = rows[:limit]
+        return SourcePage(rows, _created_key(rows[-1]) if more and rows else None)
 
     def _visible_promotions(self, promos: list[PromotionRow]) -> list[PromotionRow]:
         if not self._enforced:
@@ -432,6 +447,22 @@ class PanelService:
             for mid, rec in self.store.records_by_ids(r, ids).items():
                 out[(r, mid)] = rec
         return out
+
+
+def _pages_quarantine(store: MemoryPanelStore) -> bool:
+    """Whether ``store.quarantined`` takes the ``after`` cursor (a third parameter)."""
+    try:
+        params = inspect.signature(store.quarantined).parameters
+    except (TypeError, ValueError):
+        return True
+    return "after" in params or len(params) >= 3 or any(
+        p.kind is inspect.Parameter.VAR_POSITIONAL for p in params.values()
+    )
+
+
+def _created_key(row: RecordRow) -> Cursor:
+    """The quarantine queue's listing key: ``(created_at_ms, memory_id)``."""
+    return Cursor(row.created_at_ms, row.memory_id)
 
 
 def _facts(row: RecordRow | None) -> RecordFacts | None:

@@ -239,8 +239,11 @@ class MemoryPanelStore(Protocol):
         """Injection-ledger rows of one record, newest first."""
         ...
 
-    def quarantined(self, realm: str, limit: int) -> list[RecordRow]:
-        """Quarantined records (body-free), newest created first."""
+    def quarantined(self, realm: str, limit: int, after: Cursor | None = None) -> list[RecordRow]:
+        """Up to ``limit`` quarantined records (body-free), newest created first (``(created_at_ms DESC,
+        memory_id DESC)``), strictly after ``after`` (a :class:`Cursor` read as ``(created_at_ms,
+        memory_id)``; ``None`` = from the newest). A store whose method takes no ``after`` still works:
+        the queue then lists its first page only."""
         ...
 
     def pending_promotions(self, realm: str, limit: int) -> list[PromotionRow]:
@@ -425,9 +428,10 @@ class SqlPanelStore(PanelStoreDefaults):
         with self.store.snapshot(realm) as tx:
             return tx.panel.record_injections(memory_id, limit)
 
-    def quarantined(self, realm: str, limit: int) -> list[RecordRow]:
+    def quarantined(self, realm: str, limit: int, after: Cursor | None = None) -> list[RecordRow]:
+        key = (after.updated_at_ms, after.memory_id) if after is not None else None
         with self.store.snapshot(realm) as tx:
-            return tx.panel.quarantined(limit)
+            return tx.panel.quarantined(limit, key)
 
     def pending_promotions(self, realm: str, limit: int) -> list[PromotionRow]:
         with self.store.snapshot(realm) as tx:

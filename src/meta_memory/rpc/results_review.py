@@ -228,6 +228,7 @@ class PanelRecordResult(Result):
 
 class PanelQuarantineResult(Result):
     records: Sequence[RecordRow]
+    next_cursor: str | None
     pending_promotions: Sequence[PromotionRow]
     pending_forgets: Sequence[PendingForgetRow]
     realms: list[str]

@@ -471,9 +471,12 @@ class HandleMethods:
         return _params(memory_id=memory_id, realm=realm)
 
     @rpc("meta/memory/panel/quarantine", PanelQuarantine.model_validate)
-    def memory_panel_quarantine(self, *, realm: str | None = None, limit: int | None = None) -> dict[str, Any] | None:
-        """The quarantine queue, pending gated promotions and held forgets (``limit`` 1..200, 50)."""
-        return _params(realm=realm, limit=limit)
+    def memory_panel_quarantine(
+        self, *, realm: str | None = None, limit: int | None = None, cursor: str | None = None,
+    ) -> dict[str, Any] | None:
+        """The quarantine queue (a page of it, newest created first: pass ``next_cursor`` back as
+        ``cursor`` for the next), pending gated promotions and held forgets (``limit`` 1..200, 50)."""
+        return _params(realm=realm, limit=limit, cursor=cursor)
 
     @rpc("meta/memory/panel/dreams", PanelDreams.model_validate)
     def memory_panel_dreams(self, *, realm: str | None = None, limit: int | None = None) -> dict[str, Any] | None:

@@ -34,7 +34,8 @@ __all__ = [
     "PanelReads",
 ]
 
-#: The columns a text search looks in (a term matches when it occurs in any of them).
+#: The columns a text search looks in (a term matches when it occurs in any of them; ``tags`` is searched
+#: tag by tag, each tag value on its own, never as the column's JSON text).
 SEARCHED_COLUMNS = ("title", "description", "body", "tags")
 #: SQL true for a record holding quarantined content (quarantined, or tombstoned and ever quarantined).
 QUARANTINED_CONTENT = "(status_kind = 'quarantined' OR (status_kind = 'tombstoned' AND ever_quarantined = 1))"
@@ -53,7 +54,7 @@ class RecordFilters:
     """The record listing's filters (``None`` = any): ``scope_kind`` (identity|mob|operator|realm),
     ``scope_key`` (identity / mob / operator name, ``""`` for realm), ``status``
     (active|superseded|quarantined|tombstoned) and ``terms``: text search terms, each of which
-    must occur, lowercased, as a substring of the lowercased title, description, body or tags
+    must occur, lowercased, as a substring of the lowercased title, description, body or one tag
     (empty = no text filter; see :data:`SEARCHED_COLUMNS`)."""
 
     scope_kind: str | None = None
@@ -234,21 +235,31 @@ class PanelReads:
         return f"lower({column})"
 
     def _term_clause(self, term: str) -> tuple[str, list[Any]]:
-        """SQL true when ``term`` (already lowercased) occurs in one of :data:`SEARCHED_COLUMNS`."""
-        find = "instr({}, ?) > 0" if self._sql.dialect is SQLITE else "strpos({}, ?) > 0"
-        parts = [find.format(self._lower(col)) for col in SEARCHED_COLUMNS]
-        return "(" + " OR ".join(parts) + ")", [term] * len(SEARCHED_COLUMNS)
+        """SQL true when ``term`` (already lowercased) occurs in the title, description or body, or in
+        one of the record's tags (each tag value on its own: never the ``tags`` column's JSON text, so
+        ``[``, ``"`` or ``","`` match no record for its tag list's encoding)."""
+        sqlite = self._sql.dialect is SQLITE
+        find = "instr({}, ?) > 0" if sqlite else "strpos({}, ?) > 0"
+        parts = [find.format(self._lower(col)) for col in SEARCHED_COLUMNS if col != "tags"]
+        if sqlite:
+            parts.append(f"EXISTS (SELECT 1 FROM json_each(tags) WHERE {find.format(self._lower('value'))})")
+        else:
+            parts.append("EXISTS (SELECT 1 FROM jsonb_array_elements_text(tags::jsonb) AS t(tag) "
+                         f"WHERE {find.format(self._lower('t.tag'))})")
+        return "(" + " OR ".join(parts) + ")", [term] * len(parts)
 
-    def _after_clause(self, updated_at_ms: int, memory_id: str) -> tuple[str, list[Any]]:
-        """The keyset condition "strictly after ``(updated_at_ms, memory_id)``" in listing order.
+    def _after_clause(self, ms: int, memory_id: str, column: str = "updated_at_ms") -> tuple[str, list[Any]]:
+        """The keyset condition "strictly after ``(ms, memory_id)``" in an order by ``(column DESC,
+        memory_id DESC)`` (``column`` is ``updated_at_ms`` for the record listing, ``created_at_ms`` for
+        the quarantine queue).
 
         Text without NUL cannot sort between ``p`` and ``p + "\\x00" + ...``, so on a backend that
         refuses NUL such a key is answered as "ids ``<= p``" (the rows code point order selects)."""
         c = self._sql.collate
         head, nul, _ = memory_id.partition("\x00")
         if nul and self._sql.dialect.refuses_nul:
-            return f"(updated_at_ms < ? OR (updated_at_ms = ? AND memory_id{c} <= ?))", [updated_at_ms, updated_at_ms, head]
-        return f"(updated_at_ms < ? OR (updated_at_ms = ? AND memory_id{c} < ?))", [updated_at_ms, updated_at_ms, memory_id]
+            return f"({column} < ? OR ({column} = ? AND memory_id{c} <= ?))", [ms, ms, head]
+        return f"({column} < ? OR ({column} = ? AND memory_id{c} < ?))", [ms, ms, memory_id]
 
     # ---------------------------------------------------------------- records
 
@@ -306,11 +317,18 @@ class PanelReads:
         c = self._sql.collate
         return self._records(f"WHERE supersedes = ? ORDER BY created_at_ms, memory_id{c} LIMIT ?", (memory_id, limit))
 
-    def quarantined(self, limit: int) -> list[RecordRow]:
-        """Quarantined records (body-free), newest created first."""
+    def quarantined(self, limit: int, after: tuple[int, str] | None = None) -> list[RecordRow]:
+        """Up to ``limit`` quarantined records (body-free), newest created first (``(created_at_ms DESC,
+        memory_id DESC)``), strictly after the key ``after`` (``(created_at_ms, memory_id)``; ``None`` =
+        from the newest)."""
         c = self._sql.collate
+        where = "status_kind = 'quarantined'"
+        params: list[Any] = []
+        if after is not None and after[0] <= _MAX_STORED_MS:
+            clause, params = self._after_clause(*after, column="created_at_ms")
+            where += f" AND {clause}"
         return self._records(
-            f"WHERE status_kind = 'quarantined' ORDER BY created_at_ms DESC, memory_id{c} DESC LIMIT ?", (limit,)
+            f"WHERE {where} ORDER BY created_at_ms DESC, memory_id{c} DESC LIMIT ?", [*params, limit]
         )
 
     # ---------------------------------------------------------------- injections

@@ -12,17 +12,58 @@
   const TOKEN_KEY = "meta-memory-console-token";
   const RPC_URL = new URL("../rpc", window.location.href).toString();
   const EVENTS_URL = new URL("../events", window.location.href).toString();
+  const CURSORS_KEY = "meta-memory-console-cursors";
   const TIMELINE_MAX = 200;
   const PANEL = "meta/memory/panel/";
+  const QUARANTINE_PAGE = 50;
+  const RETRY_MS = 3000;
 
   const state = {
     token: null,
     anonymous: false,
     methods: [],
-    records: { filters: {}, cursors: [null], page: 0, next: null, realms: [] },
+    records: { filters: {}, page: 0, cursor: null, next: null, realms: [] },
+    retry: null,
+    offline: false,
+    lastGood: {},
+    view: null,
     timeline: { lastId: null, controller: null, retry: null },
     seq: 0,
   };
+
+  // ------------------------------------------------------------------ user text
+
+  /* Characters that change how text reads without being seen: C0/C1 controls (tab and newlines
+   * excepted), bidirectional embeddings, overrides, isolates and marks (U+202A–U+202E,
+   * U+2066–U+2069, U+200E/F, U+061C), zero-width and other invisible format characters, the
+   * line and paragraph separators, and the tag block (U+E0000–U+E007F). The page shows each one as
+   * a visible escape (⟨U+202E⟩), so the reviewer reads the same characters the model is given. */
+  const INVISIBLE = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F\u00AD\u034F\u061C\u115F\u1160\u17B4\u17B5\u180B-\u180F\u200B-\u200F\u2028-\u202E\u2060-\u206F\u3164\uFEFF\uFFA0\uFFF9-\uFFFB]|[\u{E0000}-\u{E007F}]/gu;
+
+  function codePoint(ch) {
+    return "U+" + ch.codePointAt(0).toString(16).toUpperCase().padStart(4, "0");
+  }
+
+  /** ``value`` as a plain string with every invisible character written as its escape (for attributes). */
+  function visibleString(value) {
+    return (value === null || value === undefined ? "" : String(value)).replace(INVISIBLE, (ch) => `⟨${codePoint(ch)}⟩`);
+  }
+
+  /** User text (a title, body, tag, identity...) as an isolated span (``dir=auto``): its own direction,
+   *  never reordering what stands beside it; each invisible character is a visible, styled escape. */
+  function userText(value, attrs) {
+    const text = value === null || value === undefined ? "" : String(value);
+    const span = el("span", { class: "user-text", dir: "auto", ...(attrs || {}) });
+    let last = 0;
+    for (const m of text.matchAll(INVISIBLE)) {
+      if (m.index > last) span.append(text.slice(last, m.index));
+      const code = codePoint(m[0]);
+      span.append(el("span", { class: "invisible-char", title: `invisible character ${code}` }, `⟨${code}⟩`));
+      last = m.index + m[0].length;
+    }
+    if (last < text.length) span.append(text.slice(last));
+    return span;
+  }
 
   // ------------------------------------------------------------------ DOM helpers
 
@@ -59,7 +100,7 @@
     if (!scope || typeof scope !== "object") return "—";
     const kind = scope.scope;
     // a span that may wrap anywhere: a long identity or mob never widens its table
-    return el("span", { class: "wrap" }, kind === "realm" ? "realm" : `${kind}:${scope[kind]}`);
+    return el("span", { class: "wrap" }, kind === "realm" ? "realm" : userText(`${kind}:${scope[kind]}`));
   }
 
   /** A listing's scope cell: the scope and, below it, the realm it lives in (an identity may hold
@@ -67,7 +108,7 @@
   function fmtScopeIn(scope) {
     const cell = fmtScope(scope);
     if (!scope || typeof scope !== "object" || !scope.realm) return cell;
-    return el("span", { class: "scope-cell" }, cell, el("span", { class: "wrap realm-of muted" }, `in ${scope.realm}`));
+    return el("span", { class: "scope-cell" }, cell, el("span", { class: "wrap realm-of muted" }, "in ", userText(scope.realm)));
   }
 
   function fmtStatus(status) {
@@ -85,14 +126,18 @@
     if (!rows.length) {
       body.append(el("tr", {}, el("td", { colspan: headers.length, class: "muted", text: emptyText || "Nothing to show." })));
     }
-    for (const cells of rows) body.append(el("tr", {}, cells.map((c) => el("td", {}, c))));
+    for (const cells of rows) {
+      body.append(el("tr", {}, cells.map((c) => el("td", {}, typeof c === "string" ? userText(c) : c))));
+    }
     t.append(body);
     return el("div", { class: "table-wrap" }, t);
   }
 
+  /** A link to one record's detail; a title label is clamped to two lines (full text in the tooltip). */
   function recordLink(id, realm, label) {
     const href = `#record/${encodeURIComponent(realm || "")}/${encodeURIComponent(id)}`;
-    return el("a", { href, class: "record-link" }, label || id);
+    if (!label) return el("a", { href, class: "record-link" }, id);
+    return el("a", { href, class: "record-link title-clamp", title: visibleString(label) }, userText(label));
   }
 
   /** An id that never wraps the table: truncated, full id in the tooltip and the text, plus a copy button. */
@@ -129,7 +174,15 @@
     return `on ${resource}`;
   }
 
+  const UNREACHABLE = "Cannot reach the gateway; retrying…";
+
+  /** Whether ``err`` says the gateway could not be reached (no answer, or a proxy's 502/503/504). */
+  function isUnreachable(err) {
+    return Boolean(err && err.unreachable);
+  }
+
   function describeError(err) {
+    if (isUnreachable(err)) return UNREACHABLE;
     if (err && err.rpc) {
       const data = err.rpc.data || {};
       let text = `${err.rpc.message} (code ${err.rpc.code})`;
@@ -154,15 +207,25 @@
     const headers = { "Content-Type": "application/json" };
     if (state.token) headers.Authorization = `Bearer ${state.token}`;
     const body = JSON.stringify({ jsonrpc: "2.0", id: ++state.seq, method, params: params || {} });
-    const resp = await fetch(RPC_URL, { method: "POST", headers, body, cache: "no-store" });
+    let resp;
+    try {
+      resp = await fetch(RPC_URL, { method: "POST", headers, body, cache: "no-store" });
+    } catch (e) {
+      const failure = new Error(`the gateway did not answer (${e && e.message ? e.message : e})`);
+      failure.unreachable = true;
+      throw failure;
+    }
     let payload;
     try {
       payload = await resp.json();
     } catch (e) {
-      throw new Error(`the gateway answered HTTP ${resp.status} without JSON`);
+      const failure = new Error(`the gateway answered HTTP ${resp.status} without JSON`);
+      failure.unreachable = [502, 503, 504].includes(resp.status);
+      throw failure;
     }
-    if (resp.status === 401) {
+    if (resp.status === 401 && headers.Authorization) {
       signOut();
+      probe();
       $("login-error").textContent = payload.error ? payload.error.message : "authentication failed";
       throw new RpcError(payload.error || { code: -32030, message: "authentication failed" }, 401);
     }
@@ -172,12 +235,36 @@
 
   // ------------------------------------------------------------------ session
 
-  function showLogin() {
+  /** The sign-in form; "Continue without a token" only when ``anonymousReads`` (the gateway's
+   *  meta/capabilities, asked without a token, says an anonymous caller may read memory). */
+  function showLogin(anonymousReads) {
     $("app").hidden = true;
+    $("no-memory").hidden = true;
     $("login").hidden = false;
+    $("no-token").hidden = !anonymousReads;
+    $("no-token-hint").hidden = !anonymousReads;
     $("sign-out").hidden = true;
     $("who").textContent = "";
     $("token").focus();
+  }
+
+  /** Ask the gateway, without a token, what an anonymous caller gets; then go straight in (no access
+   *  control) or show the sign-in form. An unreachable gateway is retried. */
+  function probe() {
+    rpc("meta/capabilities").then(
+      (caps) => {
+        if (state.token || !$("app").hidden) return;  // signed in meanwhile
+        if (caps.access && caps.access.enabled === false) { state.anonymous = true; start(); return; }
+        showLogin(Boolean(caps.memory && caps.memory.can_read));
+      },
+      (err) => {
+        if (state.token || !$("app").hidden) return;
+        showLogin(false);
+        // 401: the gateway answers no caller without a token (the form is all that is needed)
+        if (err && err.status !== 401) $("login-error").textContent = describeError(err);
+        if (isUnreachable(err)) setTimeout(() => { if (!$("login").hidden) { $("login-error").textContent = ""; probe(); } }, RETRY_MS);
+      },
+    );
   }
 
   function signOut() {
@@ -185,7 +272,7 @@
     state.token = null;
     state.anonymous = false;
     stopTimeline();
-    showLogin();
+    showLogin(false);
   }
 
   async function start() {
@@ -195,8 +282,13 @@
     try {
       caps = await rpc("meta/capabilities");
     } catch (err) {
-      if (!(err && err.status === 401)) {
-        showLogin();
+      if (isUnreachable(err)) {
+        const msg = $("no-memory");
+        msg.hidden = false;
+        msg.textContent = UNREACHABLE;
+        setTimeout(start, RETRY_MS);
+      } else if (!(err && err.status === 401)) {
+        showLogin(false);
         $("login-error").textContent = describeError(err);
       }
       return;
@@ -228,14 +320,34 @@
 
   // ------------------------------------------------------------------ routing
 
-  function route() {
+  /** The location hash as ``{view, rest, params}``: ``#view/part/part?key=value&…`` (parts and
+   *  values URI-encoded). The records view keeps its search, filters and page cursor in ``params``,
+   *  the quarantine view its page cursor, so a reload, a bookmark and Back/Forward restore them. */
+  function parseHash() {
+    const raw = window.location.hash.slice(1);
+    const at = raw.indexOf("?");
+    const path = at >= 0 ? raw.slice(0, at) : raw;
+    const [view, ...rest] = path.split("/");
+    return { view: view || "records", rest, params: new URLSearchParams(at >= 0 ? raw.slice(at + 1) : "") };
+  }
+
+  /** Show ``hash``: a new history entry when it differs from the current one, else a fresh load. */
+  function go(hash) {
+    if (hash === window.location.hash || (hash === "#records" && !window.location.hash)) route();
+    else window.location.hash = hash;
+  }
+
+  function route(opts) {
     if ($("app").hidden) return;
-    const hash = decodeURIComponent(window.location.hash || "#records").slice(1);
-    const [view, ...rest] = window.location.hash.slice(1).split("/");
-    setError(null);
-    setNotice("");
+    const retry = Boolean(opts && opts.retry);
+    if (state.retry) { clearTimeout(state.retry); state.retry = null; }
+    const { view, rest, params } = parseHash();
+    if (!retry) {
+      setError(null);
+      setNotice("");
+    }
     for (const link of document.querySelectorAll("nav a[data-view]")) {
-      if (link.dataset.view === (view || "records")) link.setAttribute("aria-current", "page");
+      if (link.dataset.view === view) link.setAttribute("aria-current", "page");
       else link.removeAttribute("aria-current");
     }
     const handlers = {
@@ -248,11 +360,15 @@
       injections: showInjections,
       harvests: showHarvests,
     };
-    (handlers[view] || showRecords)(hash);
+    const name = handlers[view] ? view : "records";
+    state.loading = { name, hash: window.location.hash, retry };
+    handlers[name](params);
   }
 
+  /** Start a view: the heading and an empty body. */
   function beginView(title) {
     const view = $("view");
+    state.view = state.loading ? state.loading.name : null;
     clear(view);
     const h = el("h2", { id: "view-title", tabindex: "-1", text: title });
     view.append(h);
@@ -270,25 +386,142 @@
     }
   }
 
+  /** Run a view's reads. When the gateway cannot be reached, the rows the same view showed before
+   *  stay on screen (marked stale), the error says so plainly, and the view is loaded again every
+   *  few seconds until the gateway answers (or the user goes elsewhere). */
   async function load(view, fn) {
+    const loading = state.loading || { hash: window.location.hash, retry: false };
+    // a listing's last good rows are kept per view; a record's page only for that very record
+    const shownKey = state.view === "record" ? loading.hash : state.view;
     try {
       await fn();
+      for (const key of Object.keys(state.lastGood)) if (key.startsWith("#record/")) delete state.lastGood[key];
+      state.lastGood[shownKey] = Array.from(view.childNodes);
+      if (state.offline) { state.offline = false; setError(null); }
     } catch (err) {
-      setError(err);
+      if (!isUnreachable(err)) {
+        setError(err);
+      } else {
+        state.offline = true;
+        const before = state.lastGood[shownKey];
+        if (before && before.length) {
+          clear(view);
+          for (const node of before) view.append(node);
+          view.classList.add("stale");
+          setError(new Error(UNREACHABLE + " Showing the rows loaded before."));
+        } else {
+          setError(err);
+        }
+        state.retry = setTimeout(() => {
+          state.retry = null;
+          if (window.location.hash === loading.hash) route({ retry: true });
+        }, RETRY_MS);
+      }
     } finally {
-      endView();
+      if (!state.offline) view.classList.remove("stale");
+      endView(!loading.retry);
     }
   }
 
+  /** The cursors of one paged listing (``key``: its hash without page and cursor): ``[null, c2, c3,
+   *  …]``, the cursor of each page seen in this tab, kept in sessionStorage so "Previous page" works
+   *  after a reload too. */
+  function cursorChain(key) {
+    try {
+      const all = JSON.parse(sessionStorage.getItem(CURSORS_KEY) || "{}");
+      return Array.isArray(all[key]) ? all[key] : [null];
+    } catch (e) {
+      return [null];
+    }
+  }
+
+  function saveChain(key, chain) {
+    try {
+      const all = JSON.parse(sessionStorage.getItem(CURSORS_KEY) || "{}");
+      all[key] = chain;
+      const keys = Object.keys(all);
+      if (keys.length > 20) delete all[keys[0]];
+      sessionStorage.setItem(CURSORS_KEY, JSON.stringify(all));
+    } catch (e) { /* storage full or off: Previous page then works within this load only */ }
+  }
+
+  /** The page a hash names: ``{page (0-based), cursor, chain}``; a page past the first needs its cursor. */
+  function pageOf(params, key) {
+    let page = parseInt(params.get("page") || "1", 10) - 1;
+    let cursor = params.get("cursor");
+    if (!Number.isFinite(page) || page < 1 || !cursor) { page = 0; cursor = null; }
+    const chain = cursorChain(key);
+    if (chain[page] !== cursor) { chain.length = page; chain[page] = cursor; }
+    saveChain(key, chain);
+    return { page, cursor, chain };
+  }
+
+  function pageHash(base, params, page, cursor) {
+    const p = new URLSearchParams(params);
+    if (page > 0 && cursor) { p.set("page", String(page + 1)); p.set("cursor", cursor); }
+    const text = p.toString();
+    return base + (text ? "?" + text : "");
+  }
+
+  /** The pager under a listing: First / Previous / "Page N · more follow | last page" / Next. */
+  function pager(prefix, key, base, params, at, next, noun) {
+    const { page, chain } = at;
+    // the page before is known when it is the first, or when this tab saw its cursor
+    const prevCursor = page > 1 && typeof chain[page - 1] === "string" ? chain[page - 1] : null;
+    const prevKnown = page === 1 || prevCursor !== null;
+    const first = el("button", { type: "button", id: `${prefix}-first`, disabled: page === 0 }, "First page");
+    const prev = el("button", { type: "button", id: `${prefix}-prev`, disabled: !prevKnown,
+      title: page > 1 && !prevKnown ? "Not known in this tab: use First page" : null }, "Previous page");
+    const nextBtn = el("button", { type: "button", id: `${prefix}-next`, disabled: !next }, "Next page");
+    first.addEventListener("click", () => go(pageHash(base, params, 0, null)));
+    prev.addEventListener("click", () => { if (prevKnown) go(pageHash(base, params, page - 1, prevCursor)); });
+    nextBtn.addEventListener("click", () => {
+      if (!next) return;
+      const chain2 = cursorChain(key);
+      chain2.length = page + 1;
+      chain2[page + 1] = next;
+      saveChain(key, chain2);
+      go(pageHash(base, params, page + 1, next));
+    });
+    return el("div", { class: "pager", role: "navigation", "aria-label": `${noun} pages` }, first, prev,
+      el("span", { id: `${prefix}-page`, text: `Page ${page + 1}` }),
+      el("span", { id: `${prefix}-more`, class: "muted", text: next ? `more ${noun} follow` : "last page" }),
+      nextBtn);
+  }
+
   // ------------------------------------------------------------------ records
+
+  /** The records listing's filters in the hash: short names (``q`` the search). */
+  const FILTER_PARAMS = [["query", "q"], ["realm", "realm"], ["scope", "scope"], ["identity", "identity"],
+    ["scope_key", "scope_key"], ["status", "status"], ["limit", "limit"]];
+
+  function filtersOf(params) {
+    const f = {};
+    for (const [key, name] of FILTER_PARAMS) {
+      const value = (params.get(name) || "").trim();
+      if (value) f[key] = value;
+    }
+    const limit = parseInt(f.limit || "", 10);
+    f.limit = Number.isFinite(limit) ? Math.max(1, Math.min(200, limit)) : 50;
+    return f;
+  }
+
+  /** The hash params of ``filters`` (no page): what the listing's cursors belong to. */
+  function filterParams(f) {
+    const p = new URLSearchParams();
+    for (const [key, name] of FILTER_PARAMS) {
+      if (key === "limit") { if (f.limit && f.limit !== 50) p.set(name, String(f.limit)); }
+      else if (f[key]) p.set(name, f[key]);
+    }
+    return p;
+  }
 
   function recordsParams() {
     const f = state.records.filters;
     const p = {};
     for (const key of ["realm", "scope", "identity", "scope_key", "status", "query"]) if (f[key]) p[key] = f[key];
-    if (f.limit) p.limit = f.limit;
-    const cursor = state.records.cursors[state.records.page];
-    if (cursor) p.cursor = cursor;
+    p.limit = f.limit || 50;
+    if (state.records.cursor) p.cursor = state.records.cursor;
     return p;
   }
 
@@ -301,7 +534,7 @@
     const form = el("form", { class: "filters", "aria-label": "Record filters", role: "search" },
       field("f-query", "Search", el("input", {
         id: "f-query", name: "query", type: "search", value: f.query || "", maxlength: "200", size: "28",
-        placeholder: "title, body, tags…", title: "Every word must occur in the title, description, body or tags (any case)", spellcheck: "false",
+        placeholder: "title, body, tags…", title: "Every word must occur in the title, description, body or one tag (any case)", spellcheck: "false",
       })),
       field("f-realm", "Realm", el("input", { id: "f-realm", name: "realm", list: "realm-list", value: f.realm || "", placeholder: "all realms" })),
       realms,
@@ -311,8 +544,7 @@
       field("f-limit", "Per page", el("input", { id: "f-limit", name: "limit", type: "number", min: "1", max: "200", value: f.limit || 50 })),
       el("div", { class: "actions" }, el("button", { type: "submit" }, "Apply filters"),
         f.query ? el("button", { type: "button", id: "f-clear-query", onclick: () => {
-          state.records = { ...state.records, filters: { ...state.records.filters, query: null }, cursors: [null], page: 0, next: null };
-          showRecords();
+          go(pageHash("#records", filterParams({ ...state.records.filters, query: null }), 0, null));
         } }, "Clear search") : null));
     form.addEventListener("submit", (ev) => {
       ev.preventDefault();
@@ -324,13 +556,17 @@
       else if (key) filters.scope_key = key;
       const limit = parseInt($("f-limit").value, 10);
       filters.limit = Number.isFinite(limit) ? limit : 50;
-      state.records = { ...state.records, filters, cursors: [null], page: 0, next: null };
-      showRecords();
+      go(pageHash("#records", filterParams(filters), 0, null));
     });
     return form;
   }
 
-  async function showRecords() {
+  async function showRecords(params) {
+    const filters = filtersOf(params || new URLSearchParams());
+    const base = filterParams(filters);
+    const key = "records?" + base.toString();
+    const at = pageOf(params || new URLSearchParams(), key);
+    state.records = { ...state.records, filters, page: at.page, cursor: at.cursor, next: null };
     const view = beginView("Records");
     view.append(filterForm());
     const holder = el("div", { id: "records-holder" });
@@ -343,32 +579,27 @@
       if (list) { clear(list); for (const r of state.records.realms) list.append(el("option", { value: r })); }
       const query = state.records.filters.query;
       const count = result.records.length;
-      const caption = `Page ${state.records.page + 1}: ${count} ${count === 1 ? "record" : "records"}` +
-        (query ? ` matching “${query}”` : "") + ", newest updated first";
+      const caption = `Page ${at.page + 1}: ${count} ${count === 1 ? "record" : "records"}` +
+        (query ? ` matching “${visibleString(query)}”` : "") + ", newest updated first" +
+        (result.next_cursor ? " (more follow)" : "");
       const f = state.records.filters;
-      const filtered = ["realm", "scope", "identity", "scope_key", "status"].some((key) => f[key]);
+      const filtered = ["realm", "scope", "identity", "scope_key", "status"].some((k) => f[k]);
       const emptyText = query ? "No records you may read match this search." :
         filtered ? "No records you may read match these filters." :
+        at.page > 0 ? "No more records." :
         "No memory you may read yet: records appear here as agents and applications remember them " +
         "(meta/agent_memory/remember, or meta-memory remember TITLE BODY --identity ID).";
       holder.append(recordsTable(caption, result.records, emptyText));
-      const prev = el("button", { type: "button", id: "records-prev", disabled: state.records.page === 0 }, "Previous page");
-      const next = el("button", { type: "button", id: "records-next", disabled: !result.next_cursor }, "Next page");
-      prev.addEventListener("click", () => {
-        if (state.records.page === 0) return;
-        state.records.page -= 1;
-        state.records.cursors.length = state.records.page + 1;
-        showRecords();
-      });
-      next.addEventListener("click", () => {
-        if (!state.records.next) return;
-        state.records.cursors[state.records.page + 1] = state.records.next;
-        state.records.page += 1;
-        showRecords();
-      });
-      holder.append(el("div", { class: "pager" }, prev,
-        el("span", { id: "records-page", text: `Page ${state.records.page + 1}` }), next));
+      holder.append(pager("records", key, "#records", base, at, result.next_cursor, "records"));
     });
+  }
+
+  /** A record's tags, each its own isolated span (so one tag's direction never reorders the next). */
+  function tagList(tags) {
+    if (!tags || !tags.length) return "—";
+    const out = el("span", { class: "tags" });
+    tags.forEach((tag, i) => { if (i) out.append(", "); out.append(userText(tag, { class: "user-text tag" })); });
+    return out;
   }
 
   /** Whether an active record is past its expiry (the gateway already leaves it out of every active read). */
@@ -403,7 +634,7 @@
       const paneId = `preview-${i}`;
       const toggle = el("button", {
         type: "button", class: "preview-toggle", "aria-expanded": "false", "aria-controls": paneId,
-        "aria-label": `Preview ${r.title}`,
+        "aria-label": `Preview ${visibleString(r.title)}`,
       }, "▸");
       const row = el("tr", { dataset: { id: r.id } },
         el("td", {}, toggle),
@@ -431,7 +662,7 @@
     }
     toggle.setAttribute("aria-expanded", "true");
     toggle.textContent = "▾";
-    const pane = el("section", { id: paneId, class: "preview", "aria-label": `Preview of ${listed.title}`, "aria-busy": "true" },
+    const pane = el("section", { id: paneId, class: "preview", "aria-label": `Preview of ${visibleString(listed.title)}`, "aria-busy": "true" },
       el("p", { class: "muted" }, "Loading…"));
     row.after(el("tr", { class: "preview-row" }, el("td", { colspan: span }, pane)));
     try {
@@ -444,10 +675,10 @@
       const fact = (k, v) => dl.append(el("dt", { text: k }), el("dd", {}, v));
       fact("Status", fmtStatus(rec.status));
       fact("Kind", rec.kind);
-      fact("Tags", (rec.tags || []).join(", ") || "—");
-      if (rec.description) fact("Description", rec.description);
+      fact("Tags", tagList(rec.tags));
+      if (rec.description) fact("Description", userText(rec.description));
       fact("Content hash", el("samp", { class: "hash" }, rec.content_hash));
-      pane.append(dl, el("pre", { class: "body preview-body" }, rec.body),
+      pane.append(dl, el("pre", { class: "body preview-body", dir: "auto" }, userText(rec.body)),
         el("p", {}, recordLink(rec.id, result.realm, "Open the full record (chain, injections, review)")));
     } catch (err) {
       clear(pane);
@@ -466,11 +697,13 @@
       if (realm) params.realm = realm;
       const result = await rpc(PANEL + "record", params);
       const rec = result.record;
-      $("view-title").textContent = `Record: ${rec.title}`;
+      const heading = $("view-title");
+      clear(heading);
+      heading.append("Record: ", userText(rec.title, { id: "record-title" }));
       const dl = el("dl", { class: "facts" });
       const fact = (k, v) => dl.append(el("dt", { text: k }), el("dd", {}, v));
       fact("Id", idCell(rec.id));
-      fact("Realm", result.realm);
+      fact("Realm", userText(result.realm));
       fact("Scope", fmtScope(rec.scope));
       fact("Status", el("span", { id: "record-status" }, fmtStatus(rec.status)));
       fact("Kind", rec.kind);
@@ -480,18 +713,18 @@
       fact("Updated", fmtTime(rec.updated_at_ms));
       fact("Expires", el("span", { id: "record-expires" },
         rec.expires_at_ms == null ? "never" : fmtTime(rec.expires_at_ms) + (isExpired(rec) ? " (expired)" : "")));
-      fact("Tags", (rec.tags || []).join(", ") || "—");
-      if (rec.description) fact("Description", rec.description);
+      fact("Tags", tagList(rec.tags));
+      if (rec.description) fact("Description", userText(rec.description, { id: "record-description" }));
       fact("Content hash", el("code", { id: "content-hash" }, rec.content_hash));
       view.append(dl);
-      view.append(el("h3", { text: "Body" }), el("pre", { class: "body", id: "record-body" }, rec.body));
+      view.append(el("h3", { text: "Body" }), el("pre", { class: "body", id: "record-body", dir: "auto" }, userText(rec.body)));
 
       if (rec.status && rec.status.status === "quarantined") view.append(reviewForm(result));
       if (result.pending_forget) {
         const f = { ...result.pending_forget, realm: result.realm };
         const box = el("section", { class: "review", "aria-labelledby": "held-forget-title" });
         box.append(el("h3", { id: "held-forget-title", text: "A forget of this record is held for review" }),
-          el("p", {}, `Requested by ${requester(f.requested_by)}: ${f.reason}. The record stays active until you decide.`),
+          el("p", {}, "Requested by ", userText(requester(f.requested_by)), ": ", userText(f.reason), ". The record stays active until you decide."),
           forgetActions(f));
         view.append(box);
       }
@@ -519,7 +752,7 @@
       box.append(el("p", { class: "muted" }, "Mob-, operator- and realm-scoped quarantine is decided by the steward and the gating flow."));
       return box;
     }
-    box.append(el("p", {}, "Release makes the content active memory of ", el("strong", {}, scope.identity),
+    box.append(el("p", {}, "Release makes the content active memory of ", el("strong", {}, userText(scope.identity)),
       "; Discard tombstones it. The decision is bound to the content hash shown above."));
     const rationale = el("textarea", { id: "review-rationale", name: "rationale", rows: "2", maxlength: "400" });
     const status = el("p", { id: "review-result", role: "status", "aria-live": "polite" });
@@ -564,15 +797,22 @@
 
   // ------------------------------------------------------------------ other views
 
-  async function showQuarantine() {
+  async function showQuarantine(params) {
+    const at = pageOf(params || new URLSearchParams(), "quarantine");
     const view = beginView("Quarantine");
     await load(view, async () => {
-      const result = await rpc(PANEL + "quarantine", { limit: 200 });
-      view.append(table("Quarantined records, newest first",
+      const query = { limit: QUARANTINE_PAGE };
+      if (at.cursor) query.cursor = at.cursor;
+      const result = await rpc(PANEL + "quarantine", query);
+      const count = result.records.length;
+      view.append(table(`Page ${at.page + 1}: ${count} quarantined ${count === 1 ? "record" : "records"}, newest first` +
+        (result.next_cursor ? " (more follow)" : ""),
         ["Created", "Title", "Scope", "Reason", "Id"],
         result.records.map((r) => [fmtTime(r.created_at_ms), recordLink(r.id, r.scope && r.scope.realm, r.title),
-          fmtScopeIn(r.scope), r.status && r.status.reason, idCell(r.id)]),
-        "The queue is empty."));
+          fmtScopeIn(r.scope), (r.status && r.status.reason) || "—", idCell(r.id)]),
+        at.page > 0 ? "No more quarantined records." : "The queue is empty."));
+      view.append(pager("quarantine", "quarantine", "#quarantine", new URLSearchParams(), at, result.next_cursor,
+        "quarantined records"));
       view.append(table("Pending gated promotions (decided through the gating flow)",
         ["Created", "Realm", "Pending id", "Record", "Target", "Rationale"],
         result.pending_promotions.map((p) => [fmtTime(p.created_at_ms), p.realm, p.pending_id, p.record_id,
@@ -617,8 +857,8 @@
       }
     };
     cell.append(
-      el("button", { type: "button", class: "danger", "aria-label": `Approve forget of ${f.title}`, onclick: () => decide("tombstone") }, "Approve forget"),
-      el("button", { type: "button", class: "primary", "aria-label": `Keep ${f.title}`, onclick: () => decide("release") }, "Keep record"),
+      el("button", { type: "button", class: "danger", "aria-label": `Approve forget of ${visibleString(f.title)}`, onclick: () => decide("tombstone") }, "Approve forget"),
+      el("button", { type: "button", class: "primary", "aria-label": `Keep ${visibleString(f.title)}`, onclick: () => decide("release") }, "Keep record"),
       status);
     return cell;
   }
@@ -783,8 +1023,8 @@
     const item = el("li", { class: "event", dataset: { type: env.event_type } },
       el("span", { class: "event-type" }, env.event_type),
       el("time", { datetime: new Date(env.timestamp_ms).toISOString() }, fmtTime(env.timestamp_ms)),
-      el("span", { class: "event-identity" }, env.identity),
-      el("span", { class: "event-data" }, summarise(env.data)));
+      el("span", { class: "event-identity" }, userText(env.identity)),
+      el("span", { class: "event-data" }, userText(summarise(env.data))));
     list.insertBefore(item, list.firstChild);
     while (list.children.length > TIMELINE_MAX) list.removeChild(list.lastChild);
   }
@@ -840,7 +1080,11 @@
     $("login-form").addEventListener("submit", (ev) => {
       ev.preventDefault();
       const token = $("token").value.trim();
-      if (!token) { $("login-error").textContent = "Enter a token, or continue without one."; return; }
+      if (!token) {
+        $("login-error").textContent = $("no-token").hidden ? "Enter the token the gateway gave you." :
+          "Enter a token, or continue without one.";
+        return;
+      }
       $("login-error").textContent = "";
       state.token = token;
       sessionStorage.setItem(TOKEN_KEY, token);
@@ -854,14 +1098,12 @@
       sessionStorage.setItem(TOKEN_KEY, "");
       start();
     });
-    $("sign-out").addEventListener("click", signOut);
-    window.addEventListener("hashchange", route);
+    $("sign-out").addEventListener("click", () => { signOut(); probe(); });
+    window.addEventListener("hashchange", () => route());
     const saved = sessionStorage.getItem(TOKEN_KEY);
     if (saved !== null) { state.token = saved || null; start(); return; }
-    // A gateway without access control needs no token: go straight in.
-    rpc("meta/capabilities").then(
-      (caps) => { if (caps.access && caps.access.enabled === false) { state.anonymous = true; start(); } else showLogin(); },
-      () => showLogin(),
-    );
+    // A gateway without access control needs no token: go straight in; otherwise sign in, and
+    // "Continue without a token" only where an anonymous caller may read memory.
+    probe();
   });
 })();

@@ -6,7 +6,7 @@ method                              params                                      
 ``records``                         realm?, scope?, identity?, scope_key?, status?,        50 / 200
                                     query?, limit?, cursor?
 ``record``                          memory_id, realm?                                      —
-``quarantine``                      realm?, limit?                                         50 / 200
+``quarantine``                      realm?, limit?, cursor?                                50 / 200
 ``dreams``, ``dream_runs``          realm?, limit?                                         20 / 100
 ``audit_verdicts``, ``proposals``,  realm?, limit?                                         50 / 200
 ``injections``, ``harvests``
@@ -49,6 +49,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = [
     "PanelListParams",
+    "PanelQuarantineParams",
     "PanelRealmParams",
     "PanelRecordParams",
     "PanelRecordsParams",
@@ -181,6 +182,13 @@ class PanelRecordsParams(PanelListParams):
         return scope, key
 
 
+class PanelQuarantineParams(PanelListParams):
+    """``meta/memory/panel/quarantine`` params: ``{realm?, limit?, cursor?}``; ``cursor`` is the
+    ``next_cursor`` of the page before, ``"<created_at_ms>:<memory_id>"`` (``malformed cursor``)."""
+
+    cursor: str | None = None
+
+
 class PanelRecordParams(PanelRealmParams):
     """``meta/memory/panel/record`` params: ``memory_id`` (required, non-empty), ``realm?``."""
 
@@ -249,12 +257,15 @@ def register(table: MethodTable) -> None:
         """One record with body and content hash, its supersede chain and injection usage."""
         return _service(runtime, ctx).record(memory_id=p.memory_id, realm=p.realm)
 
-    @table.method(base + "quarantine", PanelListParams, requires=anywhere("memory.quarantine.review"), mutating=False,
+    @table.method(base + "quarantine", PanelQuarantineParams, requires=anywhere("memory.quarantine.review"), mutating=False,
                   available=on,
                   result=R.PanelQuarantineResult)
-    def quarantine(runtime: "Runtime", ctx: CallContext, p: PanelListParams) -> dict[str, Any]:
-        """The quarantine queue and pending gated promotions: ``{records, pending_promotions, realms}``."""
-        return _service(runtime, ctx).quarantine(realm=p.realm, limit=parse_limit(p.limit))
+    def quarantine(runtime: "Runtime", ctx: CallContext, p: PanelQuarantineParams) -> dict[str, Any]:
+        """The quarantine queue (keyset-paged, newest created first), pending gated promotions and held
+        forgets: ``{records, next_cursor, pending_promotions, pending_forgets, realms}``."""
+        return _service(runtime, ctx).quarantine(
+            realm=p.realm, limit=parse_limit(p.limit), cursor=parse_cursor(p.cursor)
+        )
 
     @table.method(base + "dreams", PanelListParams, requires=realm_read, mutating=False, available=on,
                   result=R.PanelDreamsResult)
