@@ -73,10 +73,11 @@ def test_a_session_with_unreported_tool_results_is_tainted_from_the_start(rpc: R
     assert noted["tainted"] is True
     text = rpc.tool(ident, {"action": "remember", "title": "Editor", "body": "the user edits in helix"}, session)["text"]
     assert "QUARANTINED pending review (session tainted by unreported tool results" in text
-    # noting it again as reported does not launder it; only a fresh-context boundary does
+    # noting it again as reported does not launder it, and neither does a reset: its tool results are
+    # still unreported after a fresh-context boundary, so it is tainted again at once
     assert rpc.result("meta/session/note", {"identity": ident, "session_key": session,
                                             "tool_results": "reported"})["tainted"] is True
-    assert rpc.result("meta/session/reset", {"identity": ident, "session_key": session})["tainted"] is False
+    assert rpc.result("meta/session/reset", {"identity": ident, "session_key": session})["tainted"] is True
     # application writes are never quarantined by this machinery
     assert rpc.remember(ident, "App write", "written by the application")["memory_id"]
 
