@@ -53,10 +53,14 @@ Memory: each realm's index is sized (:meth:`_RealmIndex.nbytes`, an estimate of
 its arrays, vocabulary and kept scores, those computed at the build included: the index grows
 with those to at most :data:`PREPARE_SHARE` of the budget) and the realms together are kept under ``max_bytes``
 (``[agent_memory] recall_index_mb``, :data:`DEFAULT_MAX_BYTES`) by evicting the
-least recently searched; a realm larger than the whole budget stays on FTS5. A build reads
-:data:`BUILD_CHUNK` rows at a time (its transient Python objects are one chunk's) and gives up
-as soon as the index passes the budget, so a realm that does not fit costs one chunk, not a
-whole build.
+least recently searched; a realm larger than the whole budget stays on FTS5. A build tokenises
+each row as it reads it and merges the postings into the arrays a chunk at a time (at most
+:data:`BUILD_CHUNK` rows or :func:`chunk_bytes`, a quarter of the budget), and gives up as soon as
+the index and its chunk together pass the budget, so a build never holds more than the budget and
+a realm that does not fit costs at most that, not a whole realm's objects. A realm evicted or
+refused is not built again for :data:`RETRY_REFUSED_S` (realms that do not fit together would
+otherwise rebuild each other in turn), and the builder thread runs at a lower scheduling priority
+(:data:`BUILD_NICE`), so the recalls FTS5 answers meanwhile get the core first.
 
 Spec: README "Going beyond the reference" (recall speed); reference notes §3.3.
 """
