@@ -154,8 +154,8 @@ def _rows(n: int, seed: int = 5) -> Iterator[tuple[Any, ...]]:
 
 
 def test_a_realm_too_large_for_the_budget_is_refused_within_the_budget() -> None:
-    """The build of a realm that cannot fit holds no more than the budget before it gives up (it used to
-    hold a whole chunk of up to 50,000 rows' objects, whatever the budget)."""
+    """The build of a realm that cannot fit holds no more than about the budget before it gives up (a whole
+    chunk of up to 50,000 rows' objects, whatever the budget, would pass it many times over)."""
     import numpy  # noqa: F401 - imported by the first build; not the build's memory
 
     from meta_memory.recall.lexical_index import _RealmIndex

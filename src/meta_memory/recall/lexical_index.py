@@ -59,8 +59,9 @@ each row as it reads it and merges the postings into the arrays a chunk at a tim
 the index and its chunk together pass the budget, so a build never holds more than the budget and
 a realm that does not fit costs at most that, not a whole realm's objects. A realm evicted or
 refused is not built again for :data:`RETRY_REFUSED_S` (realms that do not fit together would
-otherwise rebuild each other in turn), and the builder thread runs at a lower scheduling priority
-(:data:`BUILD_NICE`), so the recalls FTS5 answers meanwhile get the core first.
+otherwise rebuild each other in turn). The builder thread keeps the process's scheduling priority: at a
+lower one, on a machine busy with other processes, it was starved while holding the interpreter lock the
+recalls waited for, and builds took several times longer.
 
 Spec: README "Going beyond the reference" (recall speed); reference notes §3.3.
 """
@@ -69,9 +70,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import os
 import queue
-import sys
 import threading
 import time
 from collections import OrderedDict
@@ -193,10 +192,6 @@ def settle_after_large_builds(enabled: bool = True) -> None:
 #: (seconds; FTS5 answers it meanwhile): realms that do not fit the budget together would otherwise rebuild
 #: each other in turn, each build taking a core from the recalls FTS5 answers beside it.
 RETRY_REFUSED_S = 300.0
-
-#: How much lower than the process the builder thread runs (Linux: a thread's own nice value), so a core
-#: shared with recalls goes to the recalls first. Best effort: elsewhere, or when refused, it runs as is.
-BUILD_NICE = 10
 
 #: Measured memory (CPython 3.12, numpy 2) of one vocabulary term beyond its characters: its dict entry,
 #: key string, :class:`_Postings` object (with its score-bound fields), three numpy arrays and three empty lists (slots, frequencies,
@@ -931,15 +926,6 @@ def _apply(index: _RealmIndex, head: int, changed: Sequence[int], rows: Sequence
     index.seq = head
 
 
-def _lower_priority() -> None:
-    """Lower the calling thread's scheduling priority by :data:`BUILD_NICE` (Linux; best effort)."""
-    if not sys.platform.startswith("linux"):
-        return
-    with contextlib.suppress(OSError, AttributeError):
-        tid = threading.get_native_id()
-        os.setpriority(os.PRIO_PROCESS, tid, min(19, os.getpriority(os.PRIO_PROCESS, tid) + BUILD_NICE))
-
-
 def _settle() -> None:
     """One full collection, then every object the process holds is frozen (:func:`gc.freeze`): later
     collections walk only objects made since. The index and what the process held until it was built are
@@ -1229,7 +1215,6 @@ class LexicalIndexes:
         self._queue.put(realm)
 
     def _run(self) -> None:
-        _lower_priority()
         while True:
             realm = self._queue.get()
             if realm is None:
