@@ -125,7 +125,9 @@ def _open_store(ctx: FeatureContext, cfg: AgentMemoryConfig, gate: WriteGate) ->
 
     return SqliteAgentMemoryStore(ctx.layout.agent_memory_paths(), ctx.clock, gate=gate,
                                   max_realms=cfg.max_realms, max_open_realms=cfg.max_open_realms,
-                                  recall_index_bytes=cfg.recall_index_mb * 1024 * 1024, realms=cfg.realms)
+                                  recall_index_bytes=cfg.recall_index_mb * 1024 * 1024, realms=cfg.realms,
+                                  sqlite_cache_bytes=cfg.sqlite_cache_mb * 1024 * 1024,
+                                  view_cache_bytes=cfg.view_cache_mb * 1024 * 1024)
 
 
 def _state_root(ctx: FeatureContext) -> Path | None:
@@ -175,7 +177,8 @@ def build_features(ctx: FeatureContext) -> Features:
     try:
         embedder = load_embedder(cfg.embedder) if cfg.embedder is not None and ctx.recall_provider is None else None
         recall = build_recall_provider(cfg.recall_provider, store, embedder=embedder, start=False,
-                                       custom=ctx.recall_provider)
+                                       custom=ctx.recall_provider,
+                                       vector_cache_bytes=cfg.vector_cache_mb * 1024 * 1024)
     except BaseException:
         store.close()
         raise

@@ -85,6 +85,15 @@ MAX_MAX_OPEN_REALMS: Final = 4096
 #: ``agent_memory.recall_index_mb``: memory of the in-process recall index, all realms together (MiB).
 DEFAULT_RECALL_INDEX_MB: Final = 256
 MAX_RECALL_INDEX_MB: Final = 65536
+#: ``agent_memory.sqlite_cache_mb``: SQLite's heap in the process (every connection's page cache), MiB.
+DEFAULT_SQLITE_CACHE_MB: Final = 128
+MAX_SQLITE_CACHE_MB: Final = 65536
+#: ``agent_memory.view_cache_mb``: decoded record views recall keeps, every realm together (MiB).
+DEFAULT_VIEW_CACHE_MB: Final = 32
+MAX_VIEW_CACHE_MB: Final = 65536
+#: ``agent_memory.vector_cache_mb``: hybrid recall's scope matrices and query vectors (MiB).
+DEFAULT_VECTOR_CACHE_MB: Final = 256
+MAX_VECTOR_CACHE_MB: Final = 65536
 
 #: Longest file name most file systems accept, in bytes (a realm database's encoded name).
 MAX_FILE_NAME_BYTES: Final = 255

@@ -183,6 +183,7 @@ class Runtime:
             if feature.recall is not None:
                 agent_memory["vector_backlog"] = feature.recall.backlog()
             agent_memory["telemetry"] = feature.store.telemetry_stats()
+            agent_memory["memory"] = self.memory_report()
         return {
             "version": __version__,
             "state_dir": str(self.state_dir) if self.state_dir is not None else None,
@@ -193,6 +194,16 @@ class Runtime:
             "agent_memory": agent_memory,
             "events": {"last_event_id": f"console-evt-{self.events.last_seq}" if self.events.last_seq else None},
         }
+
+    def memory_report(self) -> dict[str, Any] | None:
+        """The process's memory and agent memory's bounded components beside their bounds
+        (:func:`meta_memory.memory_report.memory_report`); ``None`` with agent memory off."""
+        feature = self.agent_memory
+        if feature is None:
+            return None
+        from .memory_report import memory_report
+
+        return memory_report(feature.store, feature.service.provider)
 
     # The optional parts as a method that needs one sees them: the method table advertises such a method
     # only while the part is on (its ``available`` predicate), so these raise only on a call that went

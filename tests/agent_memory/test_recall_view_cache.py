@@ -10,6 +10,7 @@ from pathlib import Path
 from meta_memory.agent_memory import record_writes
 from meta_memory.agent_memory.model import Author, Scope
 from meta_memory.agent_memory.store.sqlite import SqliteAgentMemoryStore
+from meta_memory.agent_memory.store.view_cache import view_bytes
 from meta_memory.clock import ManualClock
 from support import raw_rows, raw_write
 
@@ -93,15 +94,15 @@ def test_the_cache_stays_within_its_bound(tmp_path: Path) -> None:
 
 
 def test_the_cache_bounds_the_text_it_holds(tmp_path: Path) -> None:
-    """Large bodies: the character bound evicts before the count bound is reached, and answers stay whole."""
+    """Large bodies: the byte bound evicts before the count bound is reached, and answers stay whole."""
     with _store(tmp_path) as store:
-        store._views.max_chars = 25_000
+        store._views.max_bytes = 25_000
         bodies = {record_writes.remember(store, R, A, f"Harbour {i}", f"harbour {i} " + "x" * 10_000)[0].memory_id
                   for i in range(6)}
         assert {m for m, _, _ in _found(store, A, "harbour")} == bodies
         items = store._views._items
         assert 0 < len(items) <= 2
-        assert sum(len(v.body) + len(v.title) for v in items.values()) <= 25_000
+        assert sum(view_bytes(v) for v in items.values()) <= 25_000
         assert {m for m, _, _ in _found(store, A, "harbour")} == bodies
 
 

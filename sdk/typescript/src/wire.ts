@@ -17,6 +17,7 @@ export interface AgentMemoryStatus {
   recorderTool?: boolean | null;
   vectorBacklog?: Record<string, unknown> | null;
   telemetry?: Record<string, number> | null;
+  memory?: Record<string, unknown> | null;
 }
 
 export interface AuditVerdictRow {

@@ -59,8 +59,16 @@ limit``                    of ``session_state_limit`` (at least 2);
 ``max_open_realms``        int; 0 -> 32; > 4096 -> 4096; most realms       ``32``
                            with open SQLite connections (LRU-closed)
 ``recall_index_mb``        int MiB 1..65536; 0 -> 256; memory of the      ``256``
-                           in-process recall index, all realms together
-                           (SQLite; least recently searched realm evicted)
+                           in-process recall index, all realms together,
+                           its builds included (SQLite; least recently
+                           searched realm evicted)
+``sqlite_cache_mb``        int MiB 1..65536; 0 -> 128; SQLite's heap in   ``128``
+                           the process (every connection's page cache;
+                           a process-wide soft limit)
+``view_cache_mb``          int MiB 1..65536; 0 -> 32; decoded record      ``32``
+                           views recall keeps (SQLite; oldest out)
+``vector_cache_mb``        int MiB 1..65536; 0 -> 256; hybrid recall's    ``256``
+                           scope matrices and query vectors (LRU out)
 ``max_ttl_s``              int s 1..3,153,600,000 (100 years); 0 ->       ``3153600000``
                            default: the longest ``ttl_s`` a caller may
                            give (a longer one is refused, -32602)
@@ -96,7 +104,10 @@ from meta_memory.limits import (
     DEFAULT_RECALL_TIMEOUT_MS,
     DEFAULT_SESSION_STATE_EXPIRY_DAYS,
     DEFAULT_SESSION_STATE_LIMIT,
+    DEFAULT_SQLITE_CACHE_MB,
     DEFAULT_TOOL_MAX_TTL_S,
+    DEFAULT_VECTOR_CACHE_MB,
+    DEFAULT_VIEW_CACHE_MB,
     MAX_EXPIRY_SWEEP_S,
     MAX_MAX_OPEN_REALMS,
     MAX_MAX_REALMS,
@@ -106,7 +117,10 @@ from meta_memory.limits import (
     MAX_RETENTION_DAYS,
     MAX_SESSION_STATE_EXPIRY_DAYS,
     MAX_SESSION_STATE_LIMIT,
+    MAX_SQLITE_CACHE_MB,
     MAX_TTL_S,
+    MAX_VECTOR_CACHE_MB,
+    MAX_VIEW_CACHE_MB,
 )
 from meta_memory.recall.custom import BUNDLED_PROVIDERS, is_provider_reference
 from meta_memory.review.config import StewardConfig
@@ -319,6 +333,16 @@ class AgentMemoryConfig(BaseModel):
         default=DEFAULT_MAX_OPEN_REALMS, ge=1, le=MAX_MAX_OPEN_REALMS)
     recall_index_mb: Annotated[int, _ranged(DEFAULT_RECALL_INDEX_MB, MAX_RECALL_INDEX_MB)] = Field(
         default=DEFAULT_RECALL_INDEX_MB, ge=1, le=MAX_RECALL_INDEX_MB)
+    """Memory of the in-process recall index, every realm together, its builds included (MiB; SQLite)."""
+    sqlite_cache_mb: Annotated[int, _ranged(DEFAULT_SQLITE_CACHE_MB, MAX_SQLITE_CACHE_MB)] = Field(
+        default=DEFAULT_SQLITE_CACHE_MB, ge=1, le=MAX_SQLITE_CACHE_MB)
+    """SQLite's heap in the process, every connection's page cache together (MiB; a soft limit)."""
+    view_cache_mb: Annotated[int, _ranged(DEFAULT_VIEW_CACHE_MB, MAX_VIEW_CACHE_MB)] = Field(
+        default=DEFAULT_VIEW_CACHE_MB, ge=1, le=MAX_VIEW_CACHE_MB)
+    """Memory of the decoded record views recall keeps, every realm together (MiB; SQLite)."""
+    vector_cache_mb: Annotated[int, _ranged(DEFAULT_VECTOR_CACHE_MB, MAX_VECTOR_CACHE_MB)] = Field(
+        default=DEFAULT_VECTOR_CACHE_MB, ge=1, le=MAX_VECTOR_CACHE_MB)
+    """Memory of hybrid recall's kept scope matrices and query vectors (MiB)."""
     max_ttl_s: Annotated[int, _ranged(MAX_TTL_S, MAX_TTL_S)] = Field(default=MAX_TTL_S, ge=1, le=MAX_TTL_S)
     """The longest ``ttl_s`` a caller may give remember, remember_batch or update (seconds)."""
     tool_max_ttl_s: Annotated[int, _ranged(DEFAULT_TOOL_MAX_TTL_S, MAX_TTL_S)] = Field(

@@ -19,7 +19,11 @@ Counted as calls run (cheap: a dictionary look-up and an increment; nothing read
 ``meta_memory_held_forgets_total``               forgets held for review
 ==============================================  ==========================================================
 
-Read at scrape time from memory (no store read): ``meta_memory_ledger_assertions``,
+Read at scrape time from memory (no store read): ``meta_memory_process_resident_bytes`` and
+``meta_memory_process_peak_resident_bytes`` (the process's ``VmRSS`` and ``VmHWM``),
+``meta_memory_memory_bytes{component}`` and ``meta_memory_memory_limit_bytes{component}`` (each bounded
+component's memory and its configured bound: ``recall_index``, ``sqlite``, ``view_cache``, ``vector_cache``;
+:mod:`meta_memory.memory_report`), ``meta_memory_ledger_assertions``,
 ``meta_memory_ledger_evictions_total``, ``meta_memory_ledger_file_bytes``,
 ``meta_memory_event_subscribers``, ``meta_memory_upkeep_pending_realms``,
 ``meta_memory_telemetry_rows_dropped_total``, and ``meta_memory_recall_degraded_total{reason}``:
@@ -305,6 +309,7 @@ class _ScrapeCollector(Collector):
         yield _counter("meta_memory_telemetry_rows_dropped",
                        "Usage marks and injection-ledger rows dropped (telemetry only; never a record).",
                        store.telemetry_stats()["dropped"])
+        yield from _memory_gauges(runtime.memory_report())
         degradations = getattr(feature.service.provider, "degradations", None)
         counts = dict(store.ranking_stats())
         labels: set[str] = set(counts)
@@ -344,6 +349,27 @@ class _ScrapeCollector(Collector):
         yield vectors
         if age is not None:
             yield _gauge("meta_memory_census_age_seconds", "Age of the store census the gauges above report.", age)
+
+
+def _memory_gauges(report: dict[str, Any] | None) -> Iterator[Metric]:
+    """The process's resident memory and each bounded component's bytes and bound (``memory_report.py``)."""
+    if report is None:
+        return
+    for key, name, doc in (("rss_bytes", "meta_memory_process_resident_bytes", "Resident memory of the process."),
+                           ("peak_rss_bytes", "meta_memory_process_peak_resident_bytes",
+                            "Peak resident memory of the process since start.")):
+        if report.get(key) is not None:
+            yield _gauge(name, doc, report[key])
+    used = GaugeMetricFamily("meta_memory_memory_bytes", "Memory of a bounded component, in bytes.",
+                             labels=["component"])
+    bound = GaugeMetricFamily("meta_memory_memory_limit_bytes", "Configured bound of a component's memory, in bytes.",
+                              labels=["component"])
+    for component, figures in sorted(report["components"].items()):
+        if figures.get("bytes") is not None:
+            used.add_metric([component], figures["bytes"])
+        bound.add_metric([component], figures.get("limit_bytes") or 0)
+    yield used
+    yield bound
 
 
 def _gauge(name: str, doc: str, value: float) -> GaugeMetricFamily:

@@ -53,10 +53,15 @@ Memory: each realm's index is sized (:meth:`_RealmIndex.nbytes`, an estimate of
 its arrays, vocabulary and kept scores, those computed at the build included: the index grows
 with those to at most :data:`PREPARE_SHARE` of the budget) and the realms together are kept under ``max_bytes``
 (``[agent_memory] recall_index_mb``, :data:`DEFAULT_MAX_BYTES`) by evicting the
-least recently searched; a realm larger than the whole budget stays on FTS5. A build reads
-:data:`BUILD_CHUNK` rows at a time (its transient Python objects are one chunk's) and gives up
-as soon as the index passes the budget, so a realm that does not fit costs one chunk, not a
-whole build.
+least recently searched; a realm larger than the whole budget stays on FTS5. A build tokenises
+each row as it reads it and merges the postings into the arrays a chunk at a time (at most
+:data:`BUILD_CHUNK` rows or :func:`chunk_bytes`, a quarter of the budget), and gives up as soon as
+the index and its chunk together pass the budget, so a build never holds more than the budget and
+a realm that does not fit costs at most that, not a whole realm's objects. A realm evicted or
+refused is not built again for :data:`RETRY_REFUSED_S` (realms that do not fit together would
+otherwise rebuild each other in turn). The builder thread keeps the process's scheduling priority: at a
+lower one, on a machine busy with other processes, it was starved while holding the interpreter lock the
+recalls waited for, and builds took several times longer.
 
 Spec: README "Going beyond the reference" (recall speed); reference notes §3.3.
 """
@@ -114,9 +119,15 @@ PAUSE_MAX_S = 0.5
 PAUSE_SHARE = 0.5
 PAUSE_CREDIT_S = 2.0
 
-#: Rows a build reads and tokenises before merging their postings into the terms' arrays (bounds its transient
-#: memory: about 150 MB of Python objects for 50,000 synthetic rows of 45 terms).
+#: Most rows a build tokenises before merging their postings into the terms' arrays (:class:`_Chunk`; about
+#: 150 MB of Python objects for 50,000 synthetic rows of 45 terms, so the chunk is also cut by its bytes:
+#: :func:`chunk_bytes`).
 BUILD_CHUNK = 50_000
+#: Bounds of the bytes of postings a build holds unmerged (:func:`chunk_bytes`: a quarter of the budget).
+MIN_CHUNK_BYTES = 256 * 1024
+MAX_CHUNK_BYTES = 64 * 1024 * 1024
+#: Measured memory of one term of a build's chunk beyond its postings: three dict entries and three lists.
+CHUNK_TERM_BYTES = 320
 
 #: Rows whose exact scores set the threshold of a pruned search (:meth:`_RealmIndex._pruned`): at least this many
 #: (the holders of the query's terms of largest bound), more giving a higher threshold and fewer candidates.
@@ -177,7 +188,9 @@ def settle_after_large_builds(enabled: bool = True) -> None:
     global _SETTLE
     _SETTLE = enabled
 
-#: A realm refused for its size is tried again after this long (seconds).
+#: A realm refused for its size, or evicted to make room for another, is built again only after this long
+#: (seconds; FTS5 answers it meanwhile): realms that do not fit the budget together would otherwise rebuild
+#: each other in turn, each build taking a core from the recalls FTS5 answers beside it.
 RETRY_REFUSED_S = 300.0
 
 #: Measured memory (CPython 3.12, numpy 2) of one vocabulary term beyond its characters: its dict entry,
@@ -200,6 +213,47 @@ _HEAD = f"SELECT COALESCE(MAX(seq), 0) FROM {fts.CHANGES_TABLE}"
 _log = logging.getLogger(__name__)
 
 Snapshot = Callable[[str], contextlib.AbstractContextManager[Any]]
+
+
+def chunk_bytes(max_bytes: int | None) -> int:
+    """Bytes of postings a build holds as Python objects before merging them (:class:`_Chunk`): a quarter of
+    the budget ``max_bytes``, between :data:`MIN_CHUNK_BYTES` and :data:`MAX_CHUNK_BYTES`."""
+    if max_bytes is None:
+        return MAX_CHUNK_BYTES
+    return max(MIN_CHUNK_BYTES, min(MAX_CHUNK_BYTES, max_bytes // 4))
+
+
+class _Chunk:
+    """The postings of the rows a build tokenised and has not merged yet, as Python lists per term."""
+
+    __slots__ = ("slots", "freqs", "fields", "rows", "postings")
+
+    def __init__(self) -> None:
+        self.slots: dict[str, list[int]] = {}
+        self.freqs: dict[str, list[float]] = {}
+        self.fields: dict[str, list[int]] = {}
+        self.rows = 0
+        self.postings = 0
+
+    def add(self, slot: int, freq: dict[str, float], bits: dict[str, int]) -> None:
+        slots, freqs, fields = self.slots, self.freqs, self.fields
+        for term, f in freq.items():
+            s = slots.get(term)
+            if s is None:
+                slots[term] = [slot]
+                freqs[term] = [f]
+                fields[term] = [bits[term]]
+            else:
+                s.append(slot)
+                freqs[term].append(f)
+                fields[term].append(bits[term])
+        self.rows += 1
+        self.postings += len(freq)
+
+    def nbytes(self) -> int:
+        """Memory of the chunk's objects in bytes, from measured costs (:data:`PENDING_POSTING_BYTES` a
+        posting, :data:`CHUNK_TERM_BYTES` a term)."""
+        return self.postings * PENDING_POSTING_BYTES + len(self.slots) * CHUNK_TERM_BYTES
 
 
 class _Postings:
@@ -283,24 +337,32 @@ class _RealmIndex:
     def build(cls, seq: int, rows: Iterable[Sequence[Any]], max_bytes: int | None = None,
               pause: Callable[[], None] | None = None) -> _RealmIndex | None:
         """An index of ``rows`` (``rid, scope_kind, scope_key, created_at_ms, *columns``) at ``seq``, or ``None``
-        as soon as its memory (:meth:`nbytes`) passes ``max_bytes``. Rows are taken :data:`BUILD_CHUNK` at a
-        time and each chunk's postings merged into the terms' arrays before the next is read, so building holds
-        one chunk's rows and postings as Python objects beside the arrays (not the whole realm's). ``pause``
-        is called every :data:`PAUSE_ROWS` rows read and indexed (it may sleep: see :meth:`LexicalIndexes.answering`)."""
+        as soon as its memory (:meth:`nbytes`) together with the build's own (the postings tokenised and not yet
+        merged, :class:`_Chunk`) passes ``max_bytes``. Each row is tokenised as it is read; its postings wait in
+        a chunk merged into the terms' arrays once it holds :data:`BUILD_CHUNK` rows or
+        :func:`chunk_bytes` bytes, so a build holds at most one chunk of Python objects beside the arrays,
+        and never more than ``max_bytes`` in all: a realm that does not fit costs at most the budget, not a
+        whole realm's objects. ``pause`` is called every :data:`PAUSE_ROWS` rows (it may sleep: see
+        :meth:`LexicalIndexes.answering`)."""
         import numpy as np
         index = cls(seq)
-        chunk: list[Sequence[Any]] = []
+        limit = chunk_bytes(max_bytes)
+        chunk = _Chunk()
         for row in rows:
-            chunk.append(row)
-            if pause is not None and len(chunk) % PAUSE_ROWS == 0:
-                pause()
-            if len(chunk) >= BUILD_CHUNK:
-                index._build_chunk(chunk, pause)
-                chunk = []
+            index._tokenise(chunk, row)
+            if chunk.rows % PAUSE_ROWS == 0:
+                if pause is not None:
+                    pause()
+                if max_bytes is not None and index.nbytes() + chunk.nbytes() > max_bytes:
+                    return None
+            if chunk.rows >= BUILD_CHUNK or chunk.nbytes() >= limit:
+                index._merge(chunk)
+                chunk = _Chunk()
                 if max_bytes is not None and index.nbytes() > max_bytes:
                     return None
-        if chunk:
-            index._build_chunk(chunk, pause)
+        if max_bytes is not None and index.nbytes() + chunk.nbytes() > max_bytes:
+            return None
+        index._merge(chunk)
         if max_bytes is not None and index.nbytes() > max_bytes:
             return None
         if len(index.slot_rid) > index.used:  # the doubling's spare room is not kept
@@ -308,34 +370,21 @@ class _RealmIndex:
                 setattr(index, name, np.ascontiguousarray(getattr(index, name)[: index.used]))
         return index
 
-    def _build_chunk(self, rows: Sequence[Sequence[Any]], pause: Callable[[], None] | None = None) -> None:
-        """Index ``rows`` (new rids) into the next slots, appending to each term's arrays (calling ``pause``
-        every :data:`PAUSE_ROWS` rows)."""
+    def _tokenise(self, chunk: _Chunk, row: Sequence[Any]) -> None:
+        """Place ``row`` (a new rid) in the next slot and add its postings to ``chunk``."""
+        slot = self.used
+        self._grow(slot + 1)
+        freq, size, bits = bm25.weighted(row[4:])
+        self._place(slot, row[0], (row[1], row[2]), row[3], size)
+        self.used = slot + 1
+        chunk.add(slot, freq, bits)
+
+    def _merge(self, chunk: _Chunk) -> None:
+        """Append ``chunk``'s postings to their terms' arrays."""
         import numpy as np
-        first = self.used
-        self._grow(first + len(rows))
-        slots: dict[str, list[int]] = {}
-        freqs: dict[str, list[float]] = {}
-        fields: dict[str, list[int]] = {}
-        for slot, row in enumerate(rows, first):
-            if pause is not None and slot % PAUSE_ROWS == 0:
-                pause()
-            freq, size, bits = bm25.weighted(row[4:])
-            self._place(slot, row[0], (row[1], row[2]), row[3], size)
-            for term, f in freq.items():
-                s = slots.get(term)
-                if s is None:
-                    slots[term] = [slot]
-                    freqs[term] = [f]
-                    fields[term] = [bits[term]]
-                else:
-                    s.append(slot)
-                    freqs[term].append(f)
-                    fields[term].append(bits[term])
-        self.used = first + len(rows)
-        for term, s in slots.items():
-            new = (np.asarray(s, dtype=np.int32), np.asarray(freqs[term], dtype=np.float32),
-                   np.asarray(fields[term], dtype=np.uint8))
+        for term, s in chunk.slots.items():
+            new = (np.asarray(s, dtype=np.int32), np.asarray(chunk.freqs[term], dtype=np.float32),
+                   np.asarray(chunk.fields[term], dtype=np.uint8))
             p = self.postings.get(term)
             if p is None:
                 self.postings[term] = _Postings(*new)
@@ -972,6 +1021,10 @@ class LexicalIndexes:
         self._answering = 0  # recalls being answered by FTS5 now (a build pauses meanwhile)
         self._build_started = time.monotonic()  # the running build's start and time paused (one worker builds)
         self._build_paused = 0.0
+        #: builds finished, refused for their size, and realms evicted, since start (``stats``)
+        self.builds = 0
+        self.refusals = 0
+        self.evictions = 0
 
     @contextlib.contextmanager
     def answering(self) -> Iterator[None]:
@@ -1014,6 +1067,15 @@ class LexicalIndexes:
         """Estimated memory of every realm's index, in bytes (at most ``max_bytes``)."""
         with self._lock:
             return sum(ix.nbytes() for ix in self._ready.values())
+
+    def stats(self) -> dict[str, int]:
+        """``{bytes, limit_bytes, realms, builds, refusals, evictions}``: the indexes' estimated memory and
+        budget (bytes), the realms answered from memory now, and builds kept, refused for their size and
+        realms evicted since start."""
+        with self._lock:
+            return {"bytes": sum(ix.nbytes() for ix in self._ready.values()), "limit_bytes": self.max_bytes,
+                    "realms": len(self._ready), "builds": self.builds, "refusals": self.refusals,
+                    "evictions": self.evictions}
 
     @property
     def died(self) -> bool:
@@ -1198,11 +1260,13 @@ class LexicalIndexes:
             if index is None:
                 self._ready.pop(realm, None)
                 self._refused[realm] = time.monotonic()
+                self.refusals += 1
                 _log.info("recall index of realm %s refused: over the %d-byte budget; FTS5 serves it", realm,
                           self.max_bytes)
                 return
             self._refused.pop(realm, None)
             self._ready[realm] = index
+            self.builds += 1
             self._ready.move_to_end(realm)
         if _SETTLE and index.live >= SETTLE_MIN_ROWS:
             _settle()
@@ -1221,5 +1285,7 @@ class LexicalIndexes:
                 if name == keep:
                     continue
                 total -= self._ready.pop(name).nbytes()
+                self._refused[name] = time.monotonic()  # not rebuilt at once: see RETRY_REFUSED_S
+                self.evictions += 1
             if total > self.max_bytes and self._ready.pop(keep, None) is not None:
                 self._refused[keep] = time.monotonic()

@@ -111,6 +111,8 @@ class AgentMemoryStatus(Result):
     vector_backlog: dict[str, Any] | None = None
     #: Usage marks and injection-ledger rows dropped since start (a full disk, a busy writer): ``{dropped}``.
     telemetry: dict[str, int] | None = None
+    #: The process's memory and each bounded component beside its bound, in bytes (``memory_report.py``).
+    memory: dict[str, Any] | None = None
 
 
 class EventsStatus(Result):

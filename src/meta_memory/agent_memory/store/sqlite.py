@@ -97,16 +97,17 @@ from meta_memory.agent_memory.store.telemetry import (
     recall_reads,
 )
 from meta_memory.agent_memory.store.tx import WriteTx
-from meta_memory.agent_memory.store.view_cache import ViewCache
+from meta_memory.agent_memory.store.view_cache import DEFAULT_VIEW_CACHE_BYTES, ViewCache
 from meta_memory.clock import Clock, SystemClock
 from meta_memory.errors import AgentMemoryError
 from meta_memory.identity import parse_identity, parse_realm
-from meta_memory.limits import DEFAULT_MAX_OPEN_REALMS, DEFAULT_MAX_REALMS
+from meta_memory.limits import DEFAULT_MAX_OPEN_REALMS, DEFAULT_MAX_REALMS, DEFAULT_SQLITE_CACHE_MB
 from meta_memory.observability.tracing import span
 from meta_memory.recall import bm25, fts
 from meta_memory.recall.fts_top import TermCounts
 from meta_memory.recall.lexical_index import DEFAULT_MAX_BYTES, LexicalIndexes
 from meta_memory.recall.semantic import vectors as vector_index
+from meta_memory.storage import sqlite_heap
 from meta_memory.storage.disk import disk_full_error, is_disk_full, refuse_if_disk_full
 from meta_memory.storage.integrity import FileSignature, is_corrupt, probe, signature
 from meta_memory.storage.layout import AgentMemoryPaths, RealmPathError
@@ -165,6 +166,18 @@ def _records_select(columns: str, where: str) -> str:
 #: with the default cache most were read back from the file each call (25 us of CPU per record inserted
 #: at 100,000 records, 18 with this cache). Pages are held only once used: a small realm stays small.
 WRITER_CACHE_KIB = 32 * 1024
+#: Prepared statements each realm connection keeps (Python's default is 128). A statement over the records
+#: and full-text tables holds about 14 KiB of SQLite's heap, which no cache limit can take back, and the
+#: queries with ``IN`` lists of many lengths filled all 128 places (about 1.8 MiB a connection).
+CACHED_STATEMENTS = 32
+#: Measured most SQLite heap one open realm keeps beyond its page caches: its connections' prepared statements,
+#: the writer's multi-row inserts of a bulk write (:mod:`.multirow`) the largest (bytes). Outside the soft heap
+#: limit (``sqlite_cache_bytes``): ``max_open_realms`` bounds it.
+STATEMENT_BYTES_PER_REALM = 6 * 1024 * 1024
+#: The smallest writer cache a small ``sqlite_cache_bytes`` leaves (SQLite's default, KiB).
+MIN_WRITER_CACHE_KIB = 2000
+#: Default SQLite soft heap limit of the process (``[agent_memory] sqlite_cache_mb``).
+DEFAULT_SQLITE_CACHE_BYTES = DEFAULT_SQLITE_CACHE_MB * 1024 * 1024
 
 #: The one statement inserting a record row (written once, not per row).
 #: A filtered search widens its candidates this many times (4x each, from 4 x limit) before it reads
@@ -315,6 +328,12 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore[sqlite3.Connection]):
             it the least recently used idle realm's connections are closed (reopened on demand).
         recall_index_bytes: memory budget of the in-process recall index
             (:mod:`meta_memory.recall.lexical_index`; ``[agent_memory] recall_index_mb``); ``0`` = off.
+        sqlite_cache_bytes: the process's SQLite soft heap limit (``[agent_memory] sqlite_cache_mb``;
+            :mod:`meta_memory.storage.sqlite_heap`): every connection's page cache together, process-wide
+            (set when the store opens; ``0`` leaves the process's limit as it is). A writer's own cache is
+            at most half of it.
+        view_cache_bytes: memory of the decoded record views recall keeps (``[agent_memory]
+            view_cache_mb``; :mod:`.view_cache`).
         realms: the realm allow-list (``[agent_memory] realms``; ``None`` = any realm): creating an
             unlisted realm is refused with ``InvalidParams`` naming ``realm``
             (:mod:`meta_memory.agent_memory.realm_list`).
@@ -343,11 +362,15 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore[sqlite3.Connection]):
         max_open_realms: int = DEFAULT_MAX_OPEN_REALMS,
         recall_index_bytes: int = DEFAULT_MAX_BYTES,
         realms: Collection[str] | None = None,
+        sqlite_cache_bytes: int = DEFAULT_SQLITE_CACHE_BYTES,
+        view_cache_bytes: int = DEFAULT_VIEW_CACHE_BYTES,
     ) -> None:
         if not str(root.root if isinstance(root, AgentMemoryPaths) else root).strip():
             raise AgentMemoryError("invalid_config", "agent memory root path must not be empty")
         if max_realms < 1 or max_open_realms < 1:
             raise AgentMemoryError("invalid_config", "max_realms and max_open_realms must be at least 1")
+        if sqlite_cache_bytes < 0 or view_cache_bytes < 0:
+            raise AgentMemoryError("invalid_config", "sqlite_cache_bytes and view_cache_bytes must be >= 0")
         paths = root if isinstance(root, AgentMemoryPaths) else AgentMemoryPaths(Path(root))
         self.paths = AgentMemoryPaths(private_dir(paths.root))
         self.root = self.paths.root
@@ -375,7 +398,13 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore[sqlite3.Connection]):
         self._pending: PendingTelemetry[_TelemetryOp] = PendingTelemetry(self._flush_telemetry)
         self._probed: dict[str, tuple[FileSignature, str | None]] = {}  # readiness: last result per realm file
         #: decoded record views recall read lately, re-validated in each read's snapshot (:mod:`.view_cache`)
-        self._views = ViewCache()
+        self._views = ViewCache(max_bytes=view_cache_bytes)
+        self.sqlite_cache_bytes = sqlite_cache_bytes
+        #: a writer's page cache (KiB): WRITER_CACHE_KIB, or half the SQLite budget when that is smaller
+        self.writer_cache_kib = (min(WRITER_CACHE_KIB, max(MIN_WRITER_CACHE_KIB, sqlite_cache_bytes // 2048))
+                                 if sqlite_cache_bytes else WRITER_CACHE_KIB)
+        if sqlite_cache_bytes:
+            sqlite_heap.set_soft_heap_limit(sqlite_cache_bytes)
 
     # ================================================================ connections
 
@@ -386,7 +415,8 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore[sqlite3.Connection]):
             refuse_if_disk_full(exc, path, f"creating {path.name}")
             raise sqlite3.OperationalError(f"cannot make {path.name} owner-only: {exc.strerror}") from None
         conn = sqlite3.connect(
-            path, timeout=self.busy_timeout_ms / 1000, isolation_level=None, check_same_thread=False
+            path, timeout=self.busy_timeout_ms / 1000, isolation_level=None, check_same_thread=False,
+            cached_statements=CACHED_STATEMENTS,
         )
         conn.row_factory = sqlite3.Row
         conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_ms)}")
@@ -527,7 +557,7 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore[sqlite3.Connection]):
         try:
             writer = self._connect(path)
             writer.execute("PRAGMA wal_autocheckpoint = 0")  # checkpoints run off the write path (.checkpoint)
-            writer.execute(f"PRAGMA cache_size = -{WRITER_CACHE_KIB}")
+            writer.execute(f"PRAGMA cache_size = -{self.writer_cache_kib}")
             db = _RealmDb(realm, path, writer)
             now = self.clock.now_ms()
 
@@ -1383,6 +1413,25 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore[sqlite3.Connection]):
             if died:
                 problems[f"worker:{name}"] = "the background thread ended unexpectedly; restart the gateway"
         return problems
+
+    def memory_stats(self) -> dict[str, dict[str, int | None]]:
+        """The store's memory by component, each ``{bytes, limit_bytes, ...}`` (bytes):
+
+        * ``recall_index``: the in-process recall index (:meth:`LexicalIndexes.stats`: its estimate, with
+          ``realms`` served from memory and ``builds``, ``refusals`` and ``evictions`` since start);
+        * ``view_cache``: the decoded record views (:meth:`ViewCache.stats`, with ``views``);
+        * ``sqlite``: SQLite's heap in the process (:func:`meta_memory.storage.sqlite_heap.heap_used`; ``None``
+          when it cannot be read), every connection's page cache included, and its soft limit;
+          ``open_realms``: realms with open connections; ``statements_limit_bytes``: what the open realms'
+          prepared statements may hold beyond the limit (``max_open_realms`` x :data:`STATEMENT_BYTES_PER_REALM`).
+        """
+        return {
+            "recall_index": {**self.lexical_index.stats()},
+            "view_cache": {**self._views.stats()},
+            "sqlite": {"bytes": sqlite_heap.heap_used(), "limit_bytes": self.sqlite_cache_bytes,
+                       "open_realms": self.open_realms,
+                       "statements_limit_bytes": self.max_open_realms * STATEMENT_BYTES_PER_REALM},
+        }
 
     def telemetry_stats(self) -> dict[str, int]:
         """See :meth:`AgentMemoryStore.telemetry_stats` (the queued telemetry is written first, so the

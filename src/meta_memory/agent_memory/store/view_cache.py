@@ -11,28 +11,34 @@ four match; the other rows are read in full in the same snapshot. Nothing is eve
 snapshot does not hold as it is: a write by any process, a record that left the scope, an erased
 record whose ``rid`` was reused, another realm's row (the realm is part of the key) are all read anew.
 
-Bounded: :data:`MAX_VIEWS` views and :data:`MAX_VIEW_CHARS` characters of their text across realms, the
-oldest kept first out (a record's body may be 64 KiB, so a count alone would not bound the memory).
-Thread-safe.
+Bounded: :data:`MAX_VIEWS` views and ``max_bytes`` of memory across realms (``[agent_memory] view_cache_mb``,
+:data:`DEFAULT_VIEW_CACHE_BYTES`), the oldest kept first out. A view's memory is counted as its strings'
+sizes (``sys.getsizeof``: a character of another script costs 2 or 4 bytes) plus :data:`VIEW_BYTES` for the
+object, its key and the map's entry (a record's body may be 64 KiB, so a count alone would not bound the
+memory). A view larger than the whole bound is not kept. Thread-safe.
 """
 
 from __future__ import annotations
 
 import sqlite3
+import sys
 import threading
 from collections.abc import Sequence
 from typing import Any
 
 from meta_memory.agent_memory.model import RecordView
 from meta_memory.agent_memory.store.common import VIEW_COLUMNS, row_to_view
+from meta_memory.limits import DEFAULT_VIEW_CACHE_MB
 
-__all__ = ["ViewCache", "MAX_VIEWS", "MAX_VIEW_CHARS"]
+__all__ = ["ViewCache", "MAX_VIEWS", "DEFAULT_VIEW_CACHE_BYTES", "VIEW_BYTES", "view_bytes"]
 
 #: Views kept across every realm of a store.
 MAX_VIEWS = 20_000
-#: Characters of title, description, body and tags kept across every realm of a store (about 16 MiB of
-#: text at one byte a character; more for other scripts).
-MAX_VIEW_CHARS = 16 * 1024 * 1024
+#: Default memory of the kept views, every realm together (``[agent_memory] view_cache_mb``).
+DEFAULT_VIEW_CACHE_BYTES = DEFAULT_VIEW_CACHE_MB * 1024 * 1024
+#: Measured memory of a view beyond its strings' own sizes (CPython 3.11: the object, its id and the
+#: timestamps, the key tuple with the content hash, the map's entry), rounded up.
+VIEW_BYTES = 640
 #: Rows per ``IN (...)`` list (SQLite allows 32,766 host parameters; a recall asks for ~100).
 _CHUNK = 500
 
@@ -41,11 +47,13 @@ class ViewCache:
     """``(realm, rid, memory_id, content_hash, updated_at_ms) -> view``: a view is found only under the
     row's current values, so a changed row is never served from here (its old entry ages out)."""
 
-    def __init__(self, capacity: int = MAX_VIEWS, max_chars: int = MAX_VIEW_CHARS) -> None:
+    def __init__(self, capacity: int = MAX_VIEWS, max_bytes: int = DEFAULT_VIEW_CACHE_BYTES) -> None:
+        if capacity < 0 or max_bytes < 0:
+            raise ValueError("capacity and max_bytes must be >= 0")
         self.capacity = capacity
-        self.max_chars = max_chars
+        self.max_bytes = max_bytes
         self._items: dict[tuple[Any, ...], RecordView] = {}  # oldest first (insertion order)
-        self._chars = 0  # text characters of the kept views
+        self._bytes = 0  # memory of the kept views (view_bytes)
         self._lock = threading.Lock()
         #: views served from the cache / read in full (tests and benchmarks read them)
         self.hits = 0
@@ -54,7 +62,13 @@ class ViewCache:
     def clear(self) -> None:
         with self._lock:
             self._items.clear()
-            self._chars = 0
+            self._bytes = 0
+
+    def stats(self) -> dict[str, int]:
+        """``{bytes, limit_bytes, views}``: the kept views' memory (:func:`view_bytes`), its bound, and how
+        many are kept."""
+        with self._lock:
+            return {"bytes": self._bytes, "limit_bytes": self.max_bytes, "views": len(self._items)}
 
     def views(self, conn: sqlite3.Connection, realm: str, rids: Sequence[int], where: str,
               params: Sequence[Any]) -> dict[int, RecordView]:
@@ -88,17 +102,20 @@ class ViewCache:
                     view = row_to_view(row)
                     out[row["rid"]] = view
                     key = (realm, row["rid"], view.id, row["content_hash"], view.updated_at_ms)
-                    if key not in items:
+                    size = view_bytes(view)
+                    if key not in items and size <= self.max_bytes:
                         items[key] = view
-                        self._chars += _chars(view)
-                while items and (len(items) > self.capacity or self._chars > self.max_chars):
-                    self._chars -= _chars(items.pop(next(iter(items))))
+                        self._bytes += size
+                while items and (len(items) > self.capacity or self._bytes > self.max_bytes):
+                    self._bytes -= view_bytes(items.pop(next(iter(items))))
         with self._lock:
             self.hits += len(out) - len(stale)
             self.misses += len(stale)
         return out
 
 
-def _chars(view: RecordView) -> int:
-    """The text characters ``view`` holds (what bounds the cache's memory)."""
-    return len(view.title) + len(view.description) + len(view.body) + sum(len(t) for t in view.tags)
+def view_bytes(view: RecordView) -> int:
+    """The memory ``view`` is counted for (what bounds the cache): its text's strings and tags as
+    ``sys.getsizeof`` measures them, plus :data:`VIEW_BYTES`."""
+    return (VIEW_BYTES + sys.getsizeof(view.title) + sys.getsizeof(view.description) + sys.getsizeof(view.body)
+            + sys.getsizeof(view.tags) + sum(sys.getsizeof(t) for t in view.tags))

@@ -64,6 +64,7 @@ the reader; the runtime re-checks every record returned).
 from __future__ import annotations
 
 import logging
+import sys
 import threading
 import time
 from collections import Counter, OrderedDict
@@ -75,6 +76,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from meta_memory import deadline
 from meta_memory.errors import AgentMemoryError
+from meta_memory.limits import DEFAULT_VECTOR_CACHE_MB
 from meta_memory.recall.lexical import LexicalRecallProvider
 from meta_memory.recall.provider import (
     MAX_ENTRIES_LIMIT,
@@ -113,6 +115,9 @@ class HybridConfig:
     ``dense_min_cosine``: a dense-only candidate needs at least this cosine (so a query that
     matches nothing does not return the scope's least-unrelated records).
     ``query_cache``: query vectors kept (LRU). ``scope_cache``: scope matrices kept (LRU).
+    ``cache_bytes``: memory of the kept scope matrices and query vectors together (bytes; ``[agent_memory]
+    vector_cache_mb``): past it the least recently used are dropped, and a scope's matrix larger than it is
+    used for its recall and not kept (:meth:`HybridRecallProvider.memory_stats`).
     ``dense_budget_share``: share (0 < share <= 1) of the recall's remaining time budget, after the
     lexical ranking, that the dense side may use (see the module doc; no budget: no limit).
     ``max_pending_embeddings``: query embeddings that may run at once (a recall finding them all
@@ -134,6 +139,7 @@ class HybridConfig:
     dense_min_cosine: float = 0.35
     query_cache: int = 256
     scope_cache: int = 32
+    cache_bytes: int = DEFAULT_VECTOR_CACHE_MB * 1024 * 1024
     dense_budget_share: float = 0.6
     max_pending_embeddings: int = 1
     fusion: str = "rerank"
@@ -148,6 +154,8 @@ class HybridConfig:
             raise ValueError("dense_budget_share must be > 0 and <= 1")
         if self.max_pending_embeddings < 1:
             raise ValueError("max_pending_embeddings must be at least 1")
+        if self.cache_bytes < 0:
+            raise ValueError("cache_bytes must be >= 0")
 
 
 @runtime_checkable
@@ -222,12 +230,28 @@ def vector_source(reader: Any) -> VectorSource | None:
     return None
 
 
+#: Measured memory of one record of a kept scope matrix beyond its vector: its id string, its place in the
+#: id list and its entry in the id -> row map (CPython 3.11), rounded up.
+MATRIX_ROW_BYTES = 200
+#: Memory of one kept query vector beyond its floats and its text (the map's entry, the array object).
+QUERY_BYTES = 240
+
+
 @dataclass
 class _Matrix:
     signature: tuple[int, int]
     ids: list[str]
     rows: dict[str, int]
     values: Any  # numpy float32 (n, dim)
+
+    @property
+    def nbytes(self) -> int:
+        """The memory it is counted for: its vectors plus :data:`MATRIX_ROW_BYTES` a record."""
+        return int(self.values.nbytes) + len(self.ids) * MATRIX_ROW_BYTES
+
+
+def _query_bytes(text: str, vec: Any) -> int:
+    return QUERY_BYTES + sys.getsizeof(text) + int(vec.nbytes)
 
 
 def _order_key(item: ScoredRecord[Any]) -> tuple[float, int, str]:
@@ -256,6 +280,7 @@ class HybridRecallProvider:
         self._lock = threading.Lock()
         self._queries: OrderedDict[str, Any] = OrderedDict()
         self._matrices: OrderedDict[Hashable, _Matrix] = OrderedDict()
+        self._cache_bytes = 0  # of the kept matrices and query vectors (cache_bytes bounds it)
         self._pending: dict[str, Future[Any]] = {}
         self._degraded: Counter[str] = Counter()
         self._warned_at: dict[str, float] = {}
@@ -292,10 +317,30 @@ class HybridRecallProvider:
             return
         with self._lock:
             self._pending.pop(text, None)
-            self._queries[text] = vec
+            if text not in self._queries and _query_bytes(text, vec) <= self.config.cache_bytes:
+                self._queries[text] = vec
+                self._cache_bytes += _query_bytes(text, vec)
             while len(self._queries) > self.config.query_cache:
-                self._queries.popitem(last=False)
+                old, old_vec = self._queries.popitem(last=False)
+                self._cache_bytes -= _query_bytes(old, old_vec)
+            self._shrink()
         future.set_result(vec)
+
+    def _shrink(self) -> None:
+        """Drop the least recently used matrices, then query vectors, until the cache's memory is within
+        ``cache_bytes`` (caller holds the lock)."""
+        while self._cache_bytes > self.config.cache_bytes and self._matrices:
+            self._cache_bytes -= self._matrices.popitem(last=False)[1].nbytes
+        while self._cache_bytes > self.config.cache_bytes and self._queries:
+            old, old_vec = self._queries.popitem(last=False)
+            self._cache_bytes -= _query_bytes(old, old_vec)
+
+    def memory_stats(self) -> dict[str, int]:
+        """``{bytes, limit_bytes, scopes, queries}``: the memory of the kept scope matrices and query vectors
+        (bytes, as counted against ``cache_bytes``), the bound, and how many of each are kept."""
+        with self._lock:
+            return {"bytes": self._cache_bytes, "limit_bytes": self.config.cache_bytes,
+                    "scopes": len(self._matrices), "queries": len(self._queries)}
 
     def _query_vector(self, text: str, until: float | None) -> Any:
         """The query's unit vector: from the cache, else embedded on a daemon thread (one per distinct
@@ -351,9 +396,15 @@ class HybridRecallProvider:
         ids = [m for m, _ in rows]
         matrix = _Matrix(signature, ids, {m: i for i, m in enumerate(ids)}, values)
         with self._lock:
-            self._matrices[key] = matrix
+            old = self._matrices.pop(key, None)
+            if old is not None:
+                self._cache_bytes -= old.nbytes
+            if matrix.nbytes <= self.config.cache_bytes:  # a larger one serves this recall, unkept
+                self._matrices[key] = matrix
+                self._cache_bytes += matrix.nbytes
             while len(self._matrices) > self.config.scope_cache:
-                self._matrices.popitem(last=False)
+                self._cache_bytes -= self._matrices.popitem(last=False)[1].nbytes
+            self._shrink()
         return matrix
 
     # -- recall ---------------------------------------------------------------------------------

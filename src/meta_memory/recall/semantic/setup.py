@@ -84,11 +84,12 @@ def load_embedder(reference: str) -> Any:
 
 
 def build_recall_provider(kind: str, store: Any, *, embedder: Any = None, start: bool = True,
-                          custom: Any = None) -> RecallSetup:
+                          custom: Any = None, vector_cache_bytes: int | None = None) -> RecallSetup:
     """The provider named by ``kind`` (``"lexical"`` | ``"hybrid"`` | ``"package.module:Class"``) over
     ``store``, or ``custom`` (a provider object from the builder), which takes the place of ``kind``.
 
     ``embedder``: overrides the bundled model (tests); ``start``: start the indexer thread.
+    ``vector_cache_bytes``: hybrid recall's cache bound (:attr:`HybridConfig.cache_bytes`; ``None``: its default).
     Raises :class:`StartupError` for an unknown kind, a custom provider that cannot be loaded, a
     store without vector support, or a missing ``semantic`` extra.
     """
@@ -123,4 +124,7 @@ def build_recall_provider(kind: str, store: Any, *, embedder: Any = None, start:
     indexer = VectorIndexer(store, embedder)
     if start:
         indexer.start()
-    return RecallSetup(HybridRecallProvider(embedder), indexer, kind="hybrid")
+    from meta_memory.recall.semantic.hybrid import HybridConfig
+
+    config = HybridConfig() if vector_cache_bytes is None else HybridConfig(cache_bytes=vector_cache_bytes)
+    return RecallSetup(HybridRecallProvider(embedder, config), indexer, kind="hybrid")
