@@ -24,6 +24,7 @@ from typing import Any
 import click
 
 from . import strict_json
+from .limits import MAX_MANIFEST_K
 from .terminal import json_text, one_line, text
 
 __all__ = ["register", "gateway_url_option"]
@@ -254,8 +255,10 @@ def forget_command(memory_id: str, identity: str, realm: str | None, **kw: Any) 
 
 
 @click.command("list")
-@click.option("--limit", type=click.IntRange(1, 512), default=None,
-              help="The newest-working-set size (1..512); without it every active record is listed.")
+@click.option("--limit", type=click.IntRange(1, MAX_MANIFEST_K), default=None, metavar="K",
+              help=f"The manifest's working set of size K (1..{MAX_MANIFEST_K}, as meta/agent_memory/manifest's k): "
+                   "up to K ranked records, then the most recently updated, at most 2*K records in all. With "
+                   "--tag or --filter: at most K records. Without it every active record is listed.")
 @click.option("--tag", "tags", multiple=True,
               help="Only records holding this tag (repeat: every one must be held).")
 @click.option("--filter", "where", default=None, metavar="JSON",

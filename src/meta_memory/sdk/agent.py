@@ -121,7 +121,8 @@ class _AgentMethods:
 
     @bound
     def manifest(self, *, tier: Tier | None = None, k: int | None = None) -> list[AgentMemoryRecordMeta]:
-        """Body-free metadata of active records. ``meta/agent_memory/manifest``."""
+        """Body-free metadata of active records: the working set (up to ``k`` ranked records, then the most
+        recently updated, at most ``2 * k`` in all) or the ``full`` list. ``meta/agent_memory/manifest``."""
         return self._handle.manifest_agent_memory(self.identity, realm=self.realm, tier=tier, k=k)
 
     @bound
