@@ -85,3 +85,11 @@ def test_the_summary_counts_downgraded_lines_that_landed_once(tmp_path: Path) ->
     head, verdict, *notes = again.stdout.decode().splitlines()
     assert "imported 0 records (3 already present, 0 conflicting ids kept as they were, 0 downgraded, " in head
     assert "(0 lines landed downgraded, 0 refused)" in verdict and notes == []
+
+
+def test_export_url_refuses_a_key_file_and_says_which_key_to_carry(tmp_path: Path) -> None:
+    out = mm("export", "--url", "http://127.0.0.1:9", "-o", str(tmp_path / "m.jsonl"), "--key-file",
+             str(tmp_path / "k.key"))
+    said = " ".join(out.stderr.decode().split())
+    assert out.returncode == 2 and "export.key" in said and "import --key-file" in said
+    assert not (tmp_path / "m.jsonl").exists() and not (tmp_path / "k.key").exists()

@@ -132,7 +132,10 @@ def export_command(state_dir: Path, config_path: Path | None, realm: str | None,
         if ctx.get_parameter_source("state_dir") is not ParameterSource.DEFAULT or config_path is not None:
             raise click.UsageError("give either --url (a running gateway) or --state-dir/--config, not both")
         if key_file is not None:
-            raise click.UsageError("--key-file signs a local export; a gateway signs with its own installation key")
+            raise click.UsageError("--key-file signs a local export; a gateway signs with its own installation key "
+                                   "(its state directory's export.key, or the installation_keys table on "
+                                   "PostgreSQL): to import the file into another installation as verified, "
+                                   "carry that key and name it there with import --key-file")
         _export_remote(url, token, realm, identity, ledger, output, quiet)
         return
     include_ledger = ledger if ledger is not None else (realm is None and identity is None)
