@@ -171,8 +171,9 @@ def _item_field_error(exc: RecordFieldRefused, index: int) -> RecordFieldRefused
     """A field refusal of item ``index`` of a bulk write, naming the field by its path in the call
     (``records.<index>.title``) in ``field`` and ``rule``, as the call's own shape refusals do; the RPC
     surface answers it as a single remember's (``-32602``) with ``data.op_index``."""
-    path = f"records.{index}.{exc.field}"
-    rule = path + exc.rule[len(exc.field):] if exc.rule.startswith(exc.field) else f"{path}: {exc.rule}"
+    field = exc.field or "record"
+    path = f"records.{index}.{field}"
+    rule = path + exc.rule[len(field):] if exc.rule.startswith(field) else f"{path}: {exc.rule}"
     refused = RecordFieldRefused(rule, path)
     refused.op_index = index
     return refused
