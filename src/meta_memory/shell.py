@@ -4,12 +4,15 @@ Each command works on one identity (``--identity``, optionally ``--realm``), eit
 gateway (``--url``, default ``http://127.0.0.1:8765``; ``--token`` or ``META_MEMORY_TOKEN`` for a
 bearer token) or embedded on a state directory (``--state-dir``: the runtime runs in this process,
 and is refused while a gateway holds that directory; two commands on one directory take turns). Output is a ``rich`` table by default and the
-RPC result as JSON with ``--json``.
+RPC result as JSON with ``--json`` (``recall``: ``{records, skip_reason, degraded_reason?}``).
 
 Writes from the shell are application writes (``meta/agent_memory/remember|forget``), exactly like an
 app calling the RPC: they are never quarantined, and they pass the same validator (caps, secret
 refusal). Exit codes: 0 success; 1 a refusal by the gateway (the JSON-RPC error's message and
-``data.kind`` are printed), an unreachable gateway or a refused start; 2 a usage error.
+``data.kind`` are printed), an unreachable gateway or a refused start; 2 a usage error. With ``--json`` a
+refusal (exit 1) is also printed on stdout as ``{"error": {code, message, data: {kind, ...}}}``: the
+JSON-RPC error object, or ``code: null`` with ``kind`` ``unreachable`` or ``startup``; a usage error (exit
+2) is text on stderr only. ``erase --all`` needs ``--yes`` (or a confirmation at a terminal).
 """
 
 from __future__ import annotations
@@ -99,9 +102,10 @@ def _handle(url: str | None, token: str | None, state_dir: Path | None, config_p
 
 
 def _run(ctx: dict[str, Any], call: Callable[[Any], Any], show: Callable[[Any], None], *,
-         creates: bool = False) -> None:
-    """Run ``call(handle)``; print its result (table or JSON); map every failure to exit code 1.
-    ``creates``: the command is a write that may start a missing ``--state-dir``."""
+         creates: bool = False, wire: Callable[[Any], Any] | None = None) -> None:
+    """Run ``call(handle)``; print its result (table, or JSON: ``wire(result)`` when given, else the result
+    as JSON); map every failure to exit code 1 (with ``--json``, also a ``{"error": {...}}`` object on
+    stdout). ``creates``: the command is a write that may start a missing ``--state-dir``."""
     from .errors import MetaError, StartupError
     from .rpc.registry import to_jsonable
     from .sdk.transport import GatewayUnreachable
@@ -113,14 +117,24 @@ def _run(ctx: dict[str, Any], call: Callable[[Any], Any], show: Callable[[Any], 
         detail = ", ".join(f"{k}={v}" for k, v in exc.data.items() if k in ("field", "reason", "action"))
         click.echo(one_line(f"meta-memory: refused ({exc.kind}): {exc.message}" + (f" [{detail}]" if detail else "")),
                    err=True)
+        if ctx["as_json"]:
+            click.echo(json_text({"error": to_jsonable(exc.to_jsonrpc())}))
         sys.exit(1)
     except (GatewayUnreachable, StartupError) as exc:
         click.echo(one_line(f"meta-memory: {exc}"), err=True)
+        if ctx["as_json"]:
+            kind = "unreachable" if isinstance(exc, GatewayUnreachable) else "startup"
+            click.echo(json_text({"error": {"code": None, "message": str(exc), "data": {"kind": kind}}}))
         sys.exit(1)
     if ctx["as_json"]:
-        click.echo(json_text(to_jsonable(result)))
+        click.echo(json_text(to_jsonable(wire(result) if wire is not None else result)))
     else:
         show(result)
+
+
+def _count(n: int, noun: str) -> str:
+    """``1 record``, ``2 records``: a count with its noun in the singular or the plural."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def _console() -> Any:
@@ -206,7 +220,11 @@ def remember_command(title: str, body: str, tags: tuple[str, ...], ttl_s: int | 
     title = _utf8("TITLE", title)
 
     def show(record: Any) -> None:
-        _console().print(_records_table(f"remembered for {identity}", [record], with_body=False))
+        said = (f"remembered for {identity}" if record.created else
+                f"already remembered for {identity}: an active record holds this title and body (nothing new "
+                "written" + (f"; tags merged into a new version of {record.supersedes}" if record.supersedes else "")
+                + ")")
+        _console().print(_records_table(said, [record], with_body=False))
 
     _run(_ctx(**kw), lambda h: h.remember_agent_memory(identity, title=title, body=text, tags=list(tags) or None,
                                                        realm=realm, ttl_s=ttl_s, metadata=meta), show, creates=True)
@@ -236,8 +254,14 @@ def recall_command(query: str, k: int | None, where: str | None, identity: str, 
             return
         _console().print(_records_table(f"recall for {identity}: {query!r}", records, with_body=True))
 
+    def wire(records: Any) -> dict[str, Any]:  # the RPC result, as --json prints every command's
+        out = {"records": list(records), "skip_reason": records.skip_reason}
+        if records.degraded_reason is not None:
+            out["degraded_reason"] = records.degraded_reason
+        return out
+
     _run(_ctx(**kw), lambda h: h.recall_agent_memory(identity, realm=realm, query_text=query, max_entries=k,
-                                                     filter=flt), show)
+                                                     filter=flt), show, wire=wire)
 
 
 @click.command("forget")
@@ -288,7 +312,7 @@ def list_command(limit: int | None, tags: tuple[str, ...], where: str | None, id
 
     def show_records(records: list[Any]) -> None:
         what = " ".join([*(f"#{t}" for t in wanted), *([json.dumps(flt, sort_keys=True)] if flt else [])])
-        title = f"memory of {identity}" + (f" matching {what}" if what else "") + f" ({len(records)} records)"
+        title = f"memory of {identity}" + (f" matching {what}" if what else "") + f" ({_count(len(records), 'record')})"
         _console().print(_records_table(title, records, with_body=False))
 
     _run(_ctx(**kw), matching, show_records)
@@ -299,17 +323,27 @@ def list_command(limit: int | None, tags: tuple[str, ...], where: str | None, id
 @click.option("--all", "everything", is_flag=True, help="Erase every record of the identity.")
 @click.option("--dry-run", is_flag=True, help="Only count what would be erased.")
 @click.option("--reason", default=None, help="Why (kept in the erase audit rows).")
+@click.option("--yes", is_flag=True, help="Confirm --all (without it a terminal asks; anything else is refused).")
 @_target_options
-def erase_command(memory_id: str | None, everything: bool, dry_run: bool, reason: str | None, identity: str,
-                  realm: str | None, **kw: Any) -> None:
-    """Erase MEMORY_ID (or --all of the identity) for good: every version and derived copy, no tombstone."""
+def erase_command(memory_id: str | None, everything: bool, dry_run: bool, reason: str | None, yes: bool,
+                  identity: str, realm: str | None, **kw: Any) -> None:
+    """Erase MEMORY_ID (or --all of the identity) for good: every version and derived copy, no tombstone.
+    ``--all`` needs ``--yes``, or a "y" at the terminal's prompt; ``--dry-run`` needs neither."""
     if bool(memory_id) == everything:
         raise click.UsageError("give a MEMORY_ID or --all (not both)")
+    if everything and not dry_run and not yes:
+        where = f"realm {realm!r}" if realm else "the default realm"
+        if not sys.stdin.isatty():
+            raise click.UsageError(f"erase --all erases every record of {identity} in {where} for good: pass --yes "
+                                   "to confirm (--dry-run counts them first)")
+        click.confirm(f"Erase every record of {identity} in {where} for good?", abort=True, err=True)
 
     def show(result: dict[str, Any]) -> None:
         verb = "would erase" if result["dry_run"] else "erased"
-        _console().print(text(f"{verb} {result['count']} record(s) in {', '.join(result['scopes']) or 'no scope'}"
-                              + (f" and {len(result['proposals'])} proposal(s)" if result.get("proposals") else "")))
+        _console().print(text(f"{verb} {_count(result['count'], 'record')} in "
+                              f"{', '.join(result['scopes']) or 'no scope'}"
+                              + (f" and {_count(len(result['proposals']), 'proposal')}" if result.get("proposals")
+                                 else "")))
 
     def call(h: Any) -> Any:
         if everything:

@@ -43,7 +43,7 @@ def test_remember_recall_list_forget_over_a_gateway(gateway: Any) -> None:
     rpc = gateway.rpc("meta/agent_memory/recall", {"identity": ID, "query_text": "passport"})
     assert [r["memory_id"] for r in rpc["result"]["records"]] == [made["memory_id"]]
 
-    found = as_json(mm("recall", "where is my passport?", *url, "--json"))
+    found = as_json(mm("recall", "where is my passport?", *url, "--json"))["records"]
     assert [r["memory_id"] for r in found] == [made["memory_id"]]
     table = mm("recall", "where is my passport?", *url)
     assert table.returncode == 0 and made["memory_id"] in table.stdout and "Top drawer" in table.stdout
@@ -53,7 +53,7 @@ def test_remember_recall_list_forget_over_a_gateway(gateway: Any) -> None:
 
     gone = as_json(mm("forget", made["memory_id"], *url, "--json"))
     assert gone == {"memory_id": made["memory_id"], "deleted": True}
-    assert as_json(mm("recall", "passport", *url, "--json")) == []
+    assert as_json(mm("recall", "passport", *url, "--json")) == {"records": [], "skip_reason": None}
     assert "does not match" not in mm("recall", "passport", *url).stdout
 
 
@@ -61,7 +61,7 @@ def test_body_from_stdin_and_other_identities_stay_apart(gateway: Any) -> None:
     body = "Line one.\nLine two of a body piped in."
     made = as_json(mm("remember", "Piped", "-", "--url", gateway.url, "--identity", ID, "--json", stdin=body))
     assert made["body"] == body
-    other = as_json(mm("recall", "piped body", "--url", gateway.url, "--identity", "lead:other", "--json"))
+    other = as_json(mm("recall", "piped body", "--url", gateway.url, "--identity", "lead:other", "--json"))["records"]
     assert other == []
 
 
@@ -108,7 +108,7 @@ def test_embedded_state_dir_persists_and_refuses_a_dir_a_gateway_holds(tmp_path:
     state = tmp_path / "embedded"
     made = as_json(mm("remember", "Plant care", "Water the fern on Sundays.", "--state-dir", str(state),
                       "--identity", ID, "--json"))
-    again = as_json(mm("recall", "fern", "--state-dir", str(state), "--identity", ID, "--json"))
+    again = as_json(mm("recall", "fern", "--state-dir", str(state), "--identity", ID, "--json"))["records"]
     assert [r["memory_id"] for r in again] == [made["memory_id"]]
     gw = gateway_factory(state)
     held = mm("list", "--state-dir", str(state), "--identity", ID)
@@ -131,7 +131,7 @@ def test_erase_from_the_shell(gateway: Any) -> None:
     as_json(mm("remember", "a", "first", *url, "--json"))
     as_json(mm("remember", "b", "second", *url, "--json"))
     assert as_json(mm("erase", "--all", "--dry-run", *url, "--json"))["count"] == 2
-    assert as_json(mm("erase", "--all", *url, "--json"))["count"] == 2
+    assert as_json(mm("erase", "--all", "--yes", *url, "--json"))["count"] == 2
 
 
 def test_bytes_that_are_not_utf8_are_a_usage_error(gateway: Any) -> None:
@@ -210,7 +210,8 @@ def test_a_query_without_searchable_words_says_so(gateway: Any) -> None:
     assert out.returncode == 0 and "no memory of lead:main matches 'zebra'" in out.stdout
 
 
-@pytest.mark.parametrize("command", [["recall", "passport"], ["list"], ["forget", "mem-1"], ["erase", "--all"]])
+@pytest.mark.parametrize("command", [["recall", "passport"], ["list"], ["forget", "mem-1"],
+                                     ["erase", "--all", "--yes"]])
 def test_a_read_on_a_state_dir_that_does_not_exist_is_refused_and_creates_nothing(tmp_path: Path,
                                                                                   command: list[str]) -> None:
     # a typo in --state-dir must not answer "no records" from a fresh, empty directory made on the spot
@@ -224,7 +225,7 @@ def test_a_read_on_a_state_dir_that_does_not_exist_is_refused_and_creates_nothin
     made = as_json(mm("remember", "Passport location", "Top drawer.", "--state-dir", str(typo), "--identity", ID,
                       "--json"))
     assert [r["memory_id"] for r in as_json(mm("recall", "passport", "--state-dir", str(typo), "--identity", ID,
-                                               "--json"))] == [made["memory_id"]]
+                                               "--json"))["records"]] == [made["memory_id"]]
 
 
 def test_expiry_metadata_and_a_filter_from_the_shell(gateway: Any) -> None:
@@ -235,9 +236,9 @@ def test_expiry_metadata_and_a_filter_from_the_shell(gateway: Any) -> None:
     other = as_json(mm("remember", "Gemini launch", "The gemini launch window opens at dusk.", "--metadata",
                        '{"project": "gemini", "n": 9}', *url, "--json"))
     assert other["expires_at_ms"] is None
-    found = as_json(mm("recall", "launch window", "--filter", '{"project": "apollo"}', *url, "--json"))
+    found = as_json(mm("recall", "launch window", "--filter", '{"project": "apollo"}', *url, "--json"))["records"]
     assert [r["memory_id"] for r in found] == [kept["memory_id"]]
-    found = as_json(mm("recall", "launch window", "--filter", '{"n": {"$gte": 5}}', *url, "--json"))
+    found = as_json(mm("recall", "launch window", "--filter", '{"n": {"$gte": 5}}', *url, "--json"))["records"]
     assert [r["memory_id"] for r in found] == [other["memory_id"]]
     # the options' own shape is checked here; what the object holds is the gateway's to judge
     for args, rule in ((["--metadata", "[1]"], "--metadata must be a JSON object"),

@@ -78,7 +78,7 @@ def test_terminal_escapes_in_stored_text_are_shown_not_obeyed(gateway: Any) -> N
     as_json = mm("recall", "colour escapes", *url, "--json")
     assert as_json.returncode == 0, as_json.stderr
     _no_control(as_json.stdout)
-    records = json.loads(as_json.stdout)  # still valid JSON that decodes to exactly what is stored
+    records = json.loads(as_json.stdout)["records"]  # still valid JSON that decodes to exactly what is stored
     assert [(r["memory_id"], r["body"]) for r in records] == [(stored["memory_id"], ESCAPES)]
 
 

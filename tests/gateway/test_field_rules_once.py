@@ -1,7 +1,7 @@
 """A record's fields are normalised and held to their rules once, by the write planner, and the refusal
 still reaches the caller of ``remember`` and ``update`` as ``-32602`` naming the field with the rule's
-text; a ``remember_batch`` item's refusal stays that item's own (``-32040``, ``op N: ...``). Over a real
-gateway socket."""
+text; a ``remember_batch`` item gets the same error, naming ``records.<i>.<field>`` and ``op_index``. Over a
+real gateway socket."""
 
 from __future__ import annotations
 
@@ -82,14 +82,18 @@ def test_fields_are_normalised_on_remember_and_update(gateway: GatewayProcess) -
     assert rec["metadata"] == {"a": [True, None], "z": 1}
 
 
-def test_batch_item_refusals_stay_per_item(gateway: GatewayProcess) -> None:
-    records = [{"title": "One", "body": "first"},
-               {"title": "Two", "body": "second", "tags": ["x" * (MAX_MEMORY_TAG_BYTES + 1)]},
-               {"title": "Three", "body": "third", "metadata": {"$k": 1}}]
+@pytest.mark.parametrize(("fields", "field", "rule"), BROKEN, ids=[f"{f}-{r[:24]}" for _, f, r in BROKEN])
+def test_a_batch_item_gets_the_error_that_record_alone_would_get(gateway: GatewayProcess, fields: dict[str, Any],
+                                                                 field: str, rule: str) -> None:
+    """The item's error is a single ``remember``'s (``-32602``, ``invalid_params``), naming the field by its
+    path in the call (``records.<i>.<field>``, as the call's shape refusals do) and the item (``op_index``);
+    the item writes nothing, the others commit."""
+    records = [{"title": "One", "body": "first"}, {"title": "T", "body": "B", **fields}]
     out = gateway.result("meta/agent_memory/remember_batch", {"identity": ME, "records": records})
-    res = out["results"]
-    assert (out["created"], out["refused"]) == (1, 2)
-    assert res[1]["error"]["code"] == -32040 and res[1]["error"]["data"]["reason"] == "invalid_record"
-    assert res[1]["error"]["message"].endswith(f"op 1: tags must be at most {MAX_MEMORY_TAG_BYTES} bytes")
-    assert res[2]["error"]["message"].endswith(f"op 2: {METADATA_KEY_RULE}")
+    assert (out["created"], out["refused"]) == (1, 1)
+    alone = gateway.error("meta/agent_memory/remember", {"identity": ME, "title": "T", "body": "B", **fields})
+    path = f"records.1.{field}"
+    assert out["results"][1] == {"op_index": 1, "error": {
+        "code": alone["code"], "message": "Invalid params: " + path + rule[len(field):],
+        "data": {"kind": alone["data"]["kind"], "field": path, "op_index": 1}}}
     assert [r["title"] for r in _records(gateway)] == ["One"]

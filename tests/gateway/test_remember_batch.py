@@ -58,8 +58,8 @@ def test_results_per_item_in_order_and_refusals_write_nothing(gateway: GatewayPr
     # same content as item 0, bringing a tag: merged into a new version, as a single remember does
     assert res[2]["created"] is False and res[2]["memory_id"] != res[0]["memory_id"]
     assert (res[2]["supersedes"], res[2]["tags_added"]) == (res[0]["memory_id"], ["travel"])
-    assert res[3]["error"]["code"] == -32040 and res[3]["error"]["data"]["reason"] == "invalid_record"
-    assert res[3]["error"]["data"]["op_index"] == 3 and "op 3: title must not be empty" in res[3]["error"]["message"]
+    assert res[3]["error"] == {"code": -32602, "message": "Invalid params: records.3.title must not be empty",
+                               "data": {"kind": "invalid_params", "field": "records.3.title", "op_index": 3}}
     assert res[4]["error"]["data"]["reason"] == "secret_detected" and res[4]["error"]["data"]["op_index"] == 4
     assert "AKIA" not in str(res[4])
     # stored records are recallable at once; refused ones left nothing behind

@@ -168,7 +168,8 @@ def test_summaries_count_one_in_the_singular(tmp_path: Path) -> None:
     assert landed.returncode == 0, landed.stderr
     summary, verified = landed.stdout.decode().strip().splitlines()
     assert summary == (
-        "imported 1 record (0 already present, 0 conflicting ids kept as they were, 0 with trust lowered), "
+        "imported 1 record (0 already present, 0 conflicting ids kept as they were, 0 downgraded, "
+        "0 with trust lowered), "
         "0 assertions (0 already present), 0 conflict signals")
     assert verified.startswith(f"file verified: signed with the key file {key} (key id ")
 

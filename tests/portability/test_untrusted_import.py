@@ -75,7 +75,7 @@ def test_an_edited_export_raises_nothing_and_every_changed_line_is_named(tmp_pat
     tampered = _write(tmp_path / "tampered.jsonl", lines)  # the edited lines keep their old MACs
 
     out = mm("import", str(tampered), "--state-dir", str(tmp_path / "dst"), *config_args(dst_cfg), "--json",
-             "--key-file", str(key))
+             "--key-file", str(key), "--accept-unverified")
     assert out.returncode == 1, out.stderr  # lines were refused; the rest landed
     report = json.loads(out.stdout)
     assert report["verified"] is False

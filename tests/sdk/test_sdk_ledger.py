@@ -39,11 +39,32 @@ def test_embedded_persistent_handle(tmp_path):
         assert len(again.memory_query().assertions) == 1
 
 
-def test_builder_without_memory_keeps_the_ledger_in_memory(tmp_path):
+def test_persistent_state_alone_persists_the_ledger(tmp_path):
+    """The README's embedded example: ``persistent_state(dir)`` with no ``.memory(...)`` keeps the ledger
+    in ``dir`` (local JSON), so a fact indexed before close is read back after reopening."""
     with Meta.builder().persistent_state(tmp_path).build() as handle:
+        handle.ledger.index("identity:ops", "deployment", fact="Production deploys require approval.")
+        ledger = handle.status().ledger
+        assert (ledger.persisted, ledger.backend) == (True, "local_json")
+    assert (tmp_path / "memory-ledger-state.json").exists()
+    with Meta.builder().persistent_state(tmp_path).build() as again:
+        assert [a.fact for a in again.ledger.query("approval").assertions] == ["Production deploys require approval."]
+
+
+def test_builder_with_in_memory_ledger_never_writes_it(tmp_path):
+    with Meta.builder().persistent_state(tmp_path).ledger(memory.in_memory()).build() as handle:
         handle.memory_index("e", "t", fact="volatile")
         assert len(handle.memory_query().assertions) == 1
+        ledger = handle.status().ledger
+        assert (ledger.persisted, ledger.backend) == (False, "in_memory")
     assert not (tmp_path / "memory-ledger-state.json").exists()
+    with Meta.builder().persistent_state(tmp_path).build() as again:
+        assert again.memory_query().assertions == []
+
+
+def test_builder_without_state_dir_keeps_the_ledger_in_memory():
+    with Meta.builder().build() as handle:
+        assert handle.status().ledger.backend == "in_memory"
 
 
 def test_remote_handle_over_http(gateway):

@@ -37,3 +37,21 @@ def test_the_readme_python_example_prints_what_the_readme_shows(tmp_path: Path) 
                          env=os.environ.copy())
     assert run.returncode == 0, run.stderr
     assert _normalise(run.stdout) == _normalise(shown)
+
+
+def test_the_docs_say_what_connect_async_returns() -> None:
+    """``Meta.connect_async(url)`` returns the handle itself (it is not awaited; its methods are): the
+    README and docs/sdk.md say so alike."""
+    import asyncio
+    import inspect
+
+    from meta_memory import Meta
+    from meta_memory.sdk import AsyncMetaHandle
+
+    handle = Meta.connect_async("http://127.0.0.1:9")
+    assert isinstance(handle, AsyncMetaHandle) and not inspect.isawaitable(handle)
+    asyncio.run(handle.aclose())
+    readme = " ".join(README.read_text(encoding="utf-8").split())
+    sdk = " ".join((README.parent / "docs" / "sdk.md").read_text(encoding="utf-8").split())
+    assert "`Meta.connect_async(url)`, `build_async()`: the handle is returned directly, not awaited" in readme
+    assert "(`h = Meta.connect_async(url)`, not `await`ed)" in sdk

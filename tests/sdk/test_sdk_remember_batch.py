@@ -29,7 +29,7 @@ def _check(out: RememberBatchResult) -> None:
     assert merged.created is False and merged.memory_id != out.results[1].memory_id
     assert (merged.supersedes, merged.tags_added) == (out.results[1].memory_id, ["food"])
     assert (out.results[1].supersedes, out.results[1].tags_added) == (None, [])
-    assert not out.results[3].ok and out.results[3].error["data"]["reason"] == "invalid_record"
+    assert not out.results[3].ok and out.results[3].error["code"] == -32602
 
 
 def _exercise(handle: Any) -> None:

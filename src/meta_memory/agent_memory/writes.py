@@ -167,6 +167,18 @@ def _dumps(value: Any) -> str:
 _OP_PREFIX = re.compile(r"^op \d+: ")
 
 
+def _item_field_error(exc: RecordFieldRefused, index: int) -> RecordFieldRefused:
+    """A field refusal of item ``index`` of a bulk write, naming the field by its path in the call
+    (``records.<index>.title``) in ``field`` and ``rule``, as the call's own shape refusals do; the RPC
+    surface answers it as a single remember's (``-32602``) with ``data.op_index``."""
+    field = exc.field or "record"
+    path = f"records.{index}.{field}"
+    rule = path + exc.rule[len(field):] if exc.rule.startswith(field) else f"{path}: {exc.rule}"
+    refused = RecordFieldRefused(rule, path)
+    refused.op_index = index
+    return refused
+
+
 def _item_error(exc: AgentMemoryError, index: int) -> AgentMemoryError:
     """``exc`` restated for item ``index`` of a bulk write (its ``op N:`` prefix and ``op_index``)."""
     detail = f"op {index}: " + _OP_PREFIX.sub("", exc.detail)
@@ -180,7 +192,8 @@ class RecordFieldRefused(AgentMemoryError, ValueRuleBroken):
     """A field an application write brought broke its rule: ``invalid_record`` (``-32040``) to the store's
     callers, and a value rule naming the field (``title``, ``body``, ``tags``, ``metadata``) that the RPC
     surface answers ``-32602``, as it does a malformed request (reference §10 "agent_memory param rules").
-    A ``remember_batch`` item's refusal is restated per item (``op N: ...``, ``-32040``)."""
+    A ``remember_batch`` item's refusal names the field by its path (``records.<i>.title``) and answers
+    ``-32602`` too, with ``data.op_index``."""
 
     def __init__(self, rule: str, field: str) -> None:
         AgentMemoryError.__init__(self, "invalid_record", rule)
@@ -261,11 +274,15 @@ def prepare_items(items: Sequence[RememberItem], evidence: Sequence[EvidenceRef]
     prepared: list[NewMemoryRecord | AgentMemoryError] = []
     for i, item in enumerate(items):
         try:
+            if any(not tag.strip() for tag in item.tags):  # as a single remember's params refuse it
+                raise RecordFieldRefused("tags must contain only non-empty strings", "tags")
             record = app_record(item.title, item.body, item.tags, evidence, item.metadata, item.expires_at_ms)
             refuse_secrets(record, i)
             if refuses_nul and any("\x00" in t for t in (record.title, record.body, *record.tags)):
                 raise AgentMemoryError("invalid_record", "text must not contain NUL")
             prepared.append(record)
+        except RecordFieldRefused as exc:
+            prepared.append(_item_field_error(exc, i))
         except AgentMemoryError as exc:
             prepared.append(_item_error(exc, i))
     return prepared

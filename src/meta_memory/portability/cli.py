@@ -7,8 +7,10 @@ lines, page by page, signed with that gateway's installation key. An export is s
 installation's export key (or ``--key-file``'s); an import trusts a file only when it verifies under
 one of those keys, and otherwise lands it no more trusted than a fresh write (:mod:`.policy`). A
 ``rich`` progress bar goes to stderr on long runs; the summary goes to stdout (JSON with ``--json``),
-naming every downgraded and refused line. Exit codes: 0 success, 1 a refusal (damaged file, a refused
-record or line — the rest landed —, an unreadable key file, busy state directory), 2 a usage error.
+naming every downgraded and refused line. Under ``--key-file`` the file must verify: one that does not
+is refused whole (nothing written) unless ``--accept-unverified``. Exit codes: 0 success, 1 a refusal
+(damaged file, including one that does not verify under the ``--key-file`` given; a refused record or
+line — the rest landed —, an unreadable key file, busy state directory), 2 a usage error.
 
 ``import --from mem0 PATH`` and ``import --from langgraph SOURCE`` read another memory system instead
 (:mod:`.foreign`, :mod:`.from_mem0`, :mod:`.from_langgraph`; ``docs/migration.md``): the source is read
@@ -130,7 +132,10 @@ def export_command(state_dir: Path, config_path: Path | None, realm: str | None,
         if ctx.get_parameter_source("state_dir") is not ParameterSource.DEFAULT or config_path is not None:
             raise click.UsageError("give either --url (a running gateway) or --state-dir/--config, not both")
         if key_file is not None:
-            raise click.UsageError("--key-file signs a local export; a gateway signs with its own installation key")
+            raise click.UsageError("--key-file signs a local export; a gateway signs with its own installation key "
+                                   "(its state directory's export.key, or the installation_keys table on "
+                                   "PostgreSQL): to import the file into another installation as verified, "
+                                   "carry that key and name it there with import --key-file")
         _export_remote(url, token, realm, identity, ledger, output, quiet)
         return
     include_ledger = ledger if ledger is not None else (realm is None and identity is None)
@@ -237,6 +242,9 @@ _EXPORT_PATH = click.Path(exists=True, dir_okay=False, path_type=Path, allow_das
 @click.option("--allow-scope", "allow_scopes", multiple=True, metavar="SCOPE",
               help="Let an unverified file write into this shared scope: realm, mob:NAME or operator:NAME (repeatable).")
 @click.option("--allow-ledger", is_flag=True, help="Index the ledger lines of an unverified file too.")
+@click.option("--accept-unverified", is_flag=True,
+              help="With --key-file: land a file that does not verify under it as untrusted input (every line "
+                   "downgraded, edited lines quarantined) instead of refusing it whole.")
 @click.option("--realm", default=None, help="--from mem0|langgraph: the realm to land in (default: the configured realm).")
 @click.option("--identity", default=None,
               help="--from mem0|langgraph: the identity every record lands under (langgraph default: langgraph).")
@@ -251,14 +259,16 @@ _EXPORT_PATH = click.Path(exists=True, dir_okay=False, path_type=Path, allow_das
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 def import_command(source: str, system: str, state_dir: Path, config_path: Path | None, key_file: Path | None,
-                   allow_scopes: tuple[str, ...], allow_ledger: bool, realm: str | None, identity: str | None,
-                   identity_from: str | None, identity_segment: int | None, mem0_collection: str,
+                   allow_scopes: tuple[str, ...], allow_ledger: bool, accept_unverified: bool, realm: str | None,
+                   identity: str | None, identity_from: str | None, identity_segment: int | None, mem0_collection: str,
                    mem0_history: Path | None, dry_run: bool, as_json: bool, quiet: bool) -> None:
     """Import an export file (``-`` for stdin) through the validator: idempotent, trust never raised, and a
-    file that does not verify lands no more trusted or visible than a fresh write. ``--from mem0`` or
-    ``--from langgraph`` imports another memory system's records as application writes instead."""
+    file that does not verify lands no more trusted or visible than a fresh write. With ``--key-file`` the
+    file must verify (under it or this installation's key): one that does not is refused whole, exit 1,
+    nothing written, unless ``--accept-unverified``. ``--from mem0`` or ``--from langgraph`` imports
+    another memory system's records as application writes instead."""
     from ..errors import MetaError
-    from .importer import ImportError_, import_jsonl, parse_lines, read_lines
+    from .importer import ImportError_, import_jsonl, parse_lines, read_lines, verify
     from .policy import ScopeAllowance
     from .signing import KeyFileError, installation_key
     from .signing import key_file as read_key_file
@@ -267,8 +277,9 @@ def import_command(source: str, system: str, state_dir: Path, config_path: Path 
     foreign_only = {"realm": realm, "identity": identity, "identity_from": identity_from,
                     "identity_segment": identity_segment, "mem0_history": mem0_history, "dry_run": dry_run or None}
     if system != "meta-memory":
-        if key_file is not None or allow_scopes or allow_ledger:
-            raise click.UsageError("--key-file, --allow-scope and --allow-ledger apply to meta-memory export files only")
+        if key_file is not None or allow_scopes or allow_ledger or accept_unverified:
+            raise click.UsageError("--key-file, --allow-scope, --allow-ledger and --accept-unverified apply to "
+                                   "meta-memory export files only")
         _import_foreign(source, system, state_dir, config_path, realm=realm, identity=identity,
                         identity_from=identity_from, identity_segment=identity_segment, collection=mem0_collection,
                         history=mem0_history, dry_run=dry_run, as_json=as_json, quiet=quiet)
@@ -276,6 +287,9 @@ def import_command(source: str, system: str, state_dir: Path, config_path: Path 
     given = [name for name, value in foreign_only.items() if value is not None]
     if given:
         raise click.UsageError(f"--{given[0].replace('_', '-')} applies to --from mem0 or --from langgraph only")
+    if accept_unverified and key_file is None:
+        raise click.UsageError("--accept-unverified applies with --key-file only (without it, a file that does not "
+                               "verify already lands as untrusted input)")
     path = _EXPORT_PATH.convert(source, ctx.command.params[0], ctx)
     try:
         allowance = ScopeAllowance.parse(allow_scopes)
@@ -304,6 +318,14 @@ def import_command(source: str, system: str, state_dir: Path, config_path: Path 
     try:
         own = installation_key(runtime, create=False)
         keys = [k for k in (own, named) if k is not None]
+        if named is not None and not accept_unverified:
+            checked = verify(parsed, keys)
+            if not checked.verified:  # the operator named the key the file must carry: it is damaged or not theirs
+                click.echo(one_line(f"meta-memory: import refused: the file does not verify under --key-file "
+                                    f"{key_file}: {checked.detail}; nothing was written (pass "
+                                    "--accept-unverified to land it as untrusted input: every line downgraded, "
+                                    "edited lines quarantined)"), err=True)
+                sys.exit(1)
         with _progress(not quiet and total >= 1000, "importing records", total) as advance:
             summary = import_jsonl(runtime, parsed, keys=keys, allow_scopes=allowance, allow_ledger=allow_ledger,
                                    progress=advance)
@@ -317,15 +339,17 @@ def import_command(source: str, system: str, state_dir: Path, config_path: Path 
     else:
         click.echo(
             f"imported {_count(summary.total_created, 'record')} ({summary.skipped_present} already present, "
-            f"{_count(len(summary.conflicts), 'conflicting id')} kept as they were, {summary.trust_lowered} with trust "
-            f"lowered), {_count(summary.assertions, 'assertion')} ({summary.assertions_present} already present), "
+            f"{_count(len(summary.conflicts), 'conflicting id')} kept as they were, {len(summary.downgraded)} "
+            f"downgraded, {summary.trust_lowered} with trust lowered), "
+            f"{_count(summary.assertions, 'assertion')} ({summary.assertions_present} already present), "
             f"{_count(summary.conflict_signals, 'conflict signal')}"
         )
         if summary.verified:
             click.echo(f"file verified: {summary.verification}")
         else:
             click.echo(f"file NOT verified: {summary.verification}; nothing in it was trusted beyond a fresh write "
-                       f"({_count(len(summary.downgraded), 'line')} downgraded, {len(summary.refused)} refused)")
+                       f"({_count(len(summary.downgraded), 'line')} landed downgraded, "
+                       f"{len(summary.refused)} refused)")
         for note in summary.downgraded:
             click.echo(one_line(f"downgraded line {note.line} ({note.memory_id}): {note.why}"))
         for note in summary.refused:

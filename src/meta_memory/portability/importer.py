@@ -87,7 +87,12 @@ class Verification:
 
 @dataclass
 class ImportSummary:
-    """What an import did, per kind of line, and every line it downgraded or refused."""
+    """What an import did, per kind of line, and every line it downgraded or refused.
+
+    ``downgraded``: the lines that landed changed by the untrusted-file policy (each with its changes);
+    ``trust_lowered``: the records that landed with a lower trust than the file claimed (a downgrade,
+    or a verified file's trust capped on import). Lines skipped as present or conflicting wrote nothing
+    and are in neither."""
 
     created: dict[str, int] = field(default_factory=dict)
     skipped_present: int = 0
@@ -277,6 +282,7 @@ def import_jsonl(
     summary = ImportSummary(verified=checked.verified, verification=checked.detail)
     claimed = {rec.id: rec.trust for _, rec in parsed.records}
     records = parsed.records
+    changes: dict[int, LineNote] = {}  # reported as downgraded once the record has landed
     if not checked.verified:
         if store is not None:
             check_chains(store, parsed.records)
@@ -288,7 +294,7 @@ def import_jsonl(
                 summary.refused.append(LineNote(n, rec.id, outcome.refused or "refused"))
                 continue
             if outcome.changed:
-                summary.downgraded.append(LineNote(n, rec.id, "; ".join(outcome.changed)))
+                changes[n] = LineNote(n, rec.id, "; ".join(outcome.changed))
             records.append((n, outcome.record))
     by_realm: dict[str, list[tuple[int, MemoryRecord]]] = {}
     cap_s = feature.config.max_ttl_s if feature is not None else MAX_TTL_S
@@ -301,7 +307,7 @@ def import_jsonl(
         by_realm.setdefault(rec.scope.realm, []).append((n, rec))
     for realm, recs in by_realm.items():
         if store is not None:  # by_realm is empty without a store
-            _import_realm(store, realm, recs, claimed, summary, progress)
+            _import_realm(store, realm, recs, claimed, changes, summary, progress)
     ledger = parsed.ledger
     if not checked.verified and not allow_ledger:
         summary.refused += [LineNote(n, None, "a ledger line from an unverified file (pass --allow-ledger to index it)")
@@ -309,6 +315,7 @@ def import_jsonl(
         ledger = []
     _import_ledger(runtime, ledger, summary)
     summary.refused.sort(key=lambda note: note.line)
+    summary.downgraded.sort(key=lambda note: note.line)
     return summary
 
 
@@ -341,11 +348,14 @@ def _import_ledger(runtime: Runtime, lines: list[tuple[int, AssertionLine | Conf
 
 
 def _import_realm(store: AgentMemoryStore, realm: str, recs: list[tuple[int, MemoryRecord]],
-                  claimed: dict[str, TrustTier], summary: ImportSummary, progress: Callable[[int], None] | None) -> None:
+                  claimed: dict[str, TrustTier], changes: dict[int, LineNote], summary: ImportSummary,
+                  progress: Callable[[int], None] | None) -> None:
     """Land ``realm``'s records (line number, record) as the domain's restore plan says
     (:func:`~meta_memory.agent_memory.import_plan.plan_restore`), a batch at a time, and report;
     ``progress`` hears of each batch, then of the records skipped as present, conflicting or refused.
-    ``claimed`` holds each record's trust as the file stated it (a lowered one is counted)."""
+    ``claimed`` holds each record's trust as the file stated it (a lowered one is counted);
+    ``changes`` the downgrade of each line that had one, reported for the lines that land (a line
+    skipped as present, conflicting or refused wrote nothing, so nothing of it was downgraded)."""
     plan = plan_restore(store, realm, recs)
     summary.refused += [LineNote(n, memory_id, why) for n, memory_id, why in plan.refused]
     summary.skipped_present += plan.present
@@ -353,9 +363,11 @@ def _import_realm(store: AgentMemoryStore, realm: str, recs: list[tuple[int, Mem
     rationale = "import" if summary.verified else "import (unverified file)"
     for batch in plan.batches():
         receipt = apply_restore(store, realm, batch, rationale=rationale)
-        for _, rec in batch:
+        for n, rec in batch:
             if receipt.records[rec.id].trust != claimed.get(rec.id, rec.trust):
                 summary.trust_lowered += 1
+            if n in changes:
+                summary.downgraded.append(changes[n])
         summary.created[realm] = summary.created.get(realm, 0) + len(batch)
         if progress is not None:
             progress(len(batch))

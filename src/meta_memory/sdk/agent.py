@@ -64,14 +64,18 @@ class _AgentMethods:
 
     @bound
     def remember(self, title: str, body: str, *, tags: list[str] | None = None,
-                 derived_from_sessions: list[str] | None = None, ttl_s: int | None = None) -> RememberedRecord:
+                 derived_from_sessions: list[str] | None = None, ttl_s: int | None = None,
+                 metadata: dict[str, Any] | None = None) -> RememberedRecord:
         """Remember one record (``title`` <= 200 B, ``body`` <= 64 KiB, <= 32 ``tags``); an identical active
-        record is returned instead (``created=False``). ``derived_from_sessions``: this identity's sessions the
-        content was derived from (quarantined, ``quarantined`` set, when one is tainted; see
-        :meth:`Session.remember`). ``ttl_s``: seconds until the record expires (``expires_at_ms``).
-        ``meta/agent_memory/remember``."""
+        record is returned instead (``created=False``, its own metadata kept). ``derived_from_sessions``: this
+        identity's sessions the content was derived from (quarantined, ``quarantined`` set, when one is
+        tainted; see :meth:`Session.remember`). ``ttl_s``: seconds until the record expires
+        (``expires_at_ms``). ``metadata``: a JSON object kept with the record, filterable on :meth:`recall`
+        and :meth:`list` (the rules of :meth:`MetaHandle.remember_agent_memory`; a refusal is
+        ``InvalidParams`` naming ``metadata``). ``meta/agent_memory/remember``."""
         return self._handle.remember_agent_memory(self.identity, title=title, body=body, tags=tags, realm=self.realm,
-                                                  derived_from_sessions=derived_from_sessions, ttl_s=ttl_s)
+                                                  derived_from_sessions=derived_from_sessions, ttl_s=ttl_s,
+                                                  metadata=metadata)
 
     @bound
     def remember_batch(self, records: "list[dict[str, Any]] | list[tuple[Any, ...]]", *,
@@ -87,26 +91,30 @@ class _AgentMethods:
     @sdk_names(query_text="query", query_terms="terms", max_entries="k")
     def recall(
         self, query: str | None = None, k: int = 8, *, selection: Selection | None = None,
-        terms: list[str] | None = None,
+        terms: list[str] | None = None, filter: dict[str, Any] | None = None,  # noqa: A002 - the RPC field's name
     ) -> RecalledRecords:
         """The ``k`` (1..64) records that best match ``query`` (or ``terms``), best first. Without a query
-        (and no ``selection``) every record is eligible (``selection="always"``). ``meta/agent_memory/recall``;
-        its refusals name ``query``, ``terms`` and ``k``, not the wire fields they are sent as."""
+        (and no ``selection``) every record is eligible (``selection="always"``). ``filter``: only records
+        whose metadata passes it (``{"project": "apollo", "n": {"$gte": 3}}``; the operators of
+        :meth:`MetaHandle.recall_agent_memory`). ``meta/agent_memory/recall``; its refusals name ``query``,
+        ``terms``, ``k`` and ``filter``, not the wire fields they are sent as."""
         if selection is None and query is None and terms is None:
             selection = "always"
         return self._handle.recall_agent_memory(self.identity, realm=self.realm, selection=selection,
-                                                query_text=query, query_terms=terms, max_entries=k)
+                                                query_text=query, query_terms=terms, max_entries=k, filter=filter)
 
     @bound
     def update(self, memory_id: str, title: str | None = None, body: str | None = None, *,
                tags: list[str] | None = None, ttl_s: int | None = None,
-               clear_expiry: bool = False) -> AgentMemoryUpdateResult:
-        """Supersede ``memory_id`` with a new version; an omitted ``title``, ``body`` or ``tags`` keeps the
-        prior's value (at least one of them, ``ttl_s`` or ``clear_expiry`` is required). ``ttl_s`` gives the
-        version a new expiry from now, ``clear_expiry=True`` none; neither keeps the prior's. The result
-        names the new ``memory_id`` and the one it ``supersedes``. ``meta/agent_memory/update``."""
+               clear_expiry: bool = False, metadata: dict[str, Any] | None = None) -> AgentMemoryUpdateResult:
+        """Supersede ``memory_id`` with a new version; an omitted ``title``, ``body``, ``tags`` or ``metadata``
+        keeps the prior's value (at least one of them, ``ttl_s`` or ``clear_expiry`` is required; a
+        ``metadata`` object replaces the prior's whole, ``{}`` clears it). ``ttl_s`` gives the version a new
+        expiry from now, ``clear_expiry=True`` none; neither keeps the prior's. The result names the new
+        ``memory_id`` and the one it ``supersedes``. ``meta/agent_memory/update``."""
         return self._handle.update_agent_memory(self.identity, memory_id, title=title, body=body, tags=tags,
-                                                realm=self.realm, ttl_s=ttl_s, clear_expiry=clear_expiry)
+                                                realm=self.realm, ttl_s=ttl_s, clear_expiry=clear_expiry,
+                                                metadata=metadata)
 
     @bound
     def forget(self, memory_id: str) -> AgentMemoryForgetResult:
@@ -122,7 +130,8 @@ class _AgentMethods:
 
     @bound
     def manifest(self, *, tier: Tier | None = None, k: int | None = None) -> list[AgentMemoryRecordMeta]:
-        """Body-free metadata of active records. ``meta/agent_memory/manifest``."""
+        """Body-free metadata of active records: the working set (up to ``k`` ranked records, then the most
+        recently updated, at most ``2 * k`` in all) or the ``full`` list. ``meta/agent_memory/manifest``."""
         return self._handle.manifest_agent_memory(self.identity, realm=self.realm, tier=tier, k=k)
 
     @bound
@@ -145,10 +154,13 @@ class _AgentMethods:
 
     # ``list`` last: after it, ``list`` in this class body names the method, not the builtin.
     @bound
-    def list(self, *, tags: list[str] | None = None, limit: int | None = None, cursor: str | None = None) -> AgentMemoryPage:
-        """One page of active records holding every tag in ``tags``, newest updated first (``limit``
-        1..500, default 100; pass ``next_cursor`` back as ``cursor``). ``meta/agent_memory/list``."""
-        return self._handle.list_agent_memory(self.identity, realm=self.realm, tags=tags, limit=limit, cursor=cursor)
+    def list(self, *, tags: list[str] | None = None, limit: int | None = None, cursor: str | None = None,
+             filter: dict[str, Any] | None = None) -> AgentMemoryPage:  # noqa: A002 - the RPC field's name
+        """One page of active records holding every tag in ``tags`` and whose metadata passes ``filter`` (as
+        :meth:`recall`'s), newest updated first (``limit`` 1..500, default 100; pass ``next_cursor`` back as
+        ``cursor``, with the same ``tags`` and ``filter``). ``meta/agent_memory/list``."""
+        return self._handle.list_agent_memory(self.identity, realm=self.realm, tags=tags, limit=limit, cursor=cursor,
+                                              filter=filter)
 
 
 class Agent(_AgentMethods, SyncSide):
@@ -159,13 +171,14 @@ class Agent(_AgentMethods, SyncSide):
         """The host surface for one session of this agent (nothing is sent until a method is called)."""
         return Session(self, session_key)
 
-    def iter_records(self, *, tags: "list[str] | None" = None, page_size: int = 100) -> Iterator[AgentMemoryRecord]:
-        """Every active record holding all ``tags``, newest updated first, fetched ``page_size`` (1..500)
-        at a time through :meth:`list` (a refusal of the page size names ``page_size``)."""
+    def iter_records(self, *, tags: "list[str] | None" = None, page_size: int = 100,
+                     filter: "dict[str, Any] | None" = None) -> Iterator[AgentMemoryRecord]:  # noqa: A002
+        """Every active record holding all ``tags`` and passing ``filter``, newest updated first, fetched
+        ``page_size`` (1..500) at a time through :meth:`list` (a refusal of the page size names ``page_size``)."""
         cursor: str | None = None
         while True:
             with renaming({"limit": "page_size"}):
-                page = self.list(tags=tags, limit=page_size, cursor=cursor)
+                page = self.list(tags=tags, limit=page_size, cursor=cursor, filter=filter)
             yield from page.records
             if page.next_cursor is None:
                 return
@@ -181,12 +194,13 @@ class AsyncAgent(_AgentMethods, AsyncSide):
 
     async def iter_records(
         self, *, tags: "list[str] | None" = None, page_size: int = 100,
+        filter: "dict[str, Any] | None" = None,  # noqa: A002 - the RPC field's name
     ) -> AsyncIterator[AgentMemoryRecord]:
-        """Every active record holding all ``tags``, newest updated first (``async for``)."""
+        """Every active record holding all ``tags`` and passing ``filter``, newest updated first (``async for``)."""
         cursor: str | None = None
         while True:
             with renaming({"limit": "page_size"}):
-                page = await self.list(tags=tags, limit=page_size, cursor=cursor)
+                page = await self.list(tags=tags, limit=page_size, cursor=cursor, filter=filter)
             for record in page.records:
                 yield record
             if page.next_cursor is None:

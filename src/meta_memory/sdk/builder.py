@@ -1,10 +1,12 @@
 """``Meta.builder()`` (embedded runtime) and ``Meta.connect(url)`` (remote gateway).
 
-Embedded: ``Meta.builder().persistent_state(path).ledger(memory.local_json()).build()``
-runs the runtime in-process and dispatches through the same method table as
-the gateway (``.memory(...)`` is the spec's name of ``.ledger(...)``). Without it
-the assertion ledger is held in memory only; agent memory always lives under the
-state directory.
+Embedded: ``Meta.builder().persistent_state(path).build()`` runs the runtime in-process and
+dispatches through the same method table as the gateway. The assertion ledger is persisted as
+``<path>/memory-ledger-state.json`` (``local_json``, as the gateway does) unless another backend is
+chosen: ``.ledger(memory.local_json(health_check_endpoint=...))`` adds a health check,
+``.ledger(memory.in_memory())`` keeps it in memory only (``.memory(...)`` is the spec's name of
+``.ledger(...)``). Without ``persistent_state`` the ledger is held in memory. Agent memory always lives
+under the state directory.
 Remote: ``Meta.connect("http://127.0.0.1:8765", token=None)`` speaks JSON-RPC
 over HTTP; ``Meta.spawn(state_dir)`` starts ``meta-memory gateway --stdio``.
 
@@ -28,7 +30,7 @@ from ..config import MetaConfig, parse_config
 from ..errors import ConfigError
 from ..recall.custom import check_provider
 from .handle import AsyncMetaHandle, MetaHandle
-from .memory import LocalJsonMemoryConfig
+from .memory import InMemoryLedgerConfig, LocalJsonMemoryConfig
 from .transport import AsyncHttpTransport, EmbeddedTransport, HttpTransport, StdioTransport
 
 __all__ = ["Meta", "MetaBuilder"]
@@ -108,7 +110,7 @@ class MetaBuilder:
 
     def __init__(self) -> None:
         self._state: Path | None = None
-        self._memory: LocalJsonMemoryConfig | None = None
+        self._memory: LocalJsonMemoryConfig | InMemoryLedgerConfig | None = None
         self._agent_memory: dict[str, Any] | None = None
         self._access: dict[str, Any] | None = None
         self._roster: RosterProvider | None = None
@@ -116,22 +118,27 @@ class MetaBuilder:
         self._clock: Clock | None = None
 
     def persistent_state(self, path: str | Path) -> "MetaBuilder":
-        """State directory: ledger file, agent-memory databases, events."""
+        """State directory: ledger file (``local_json`` unless ``.ledger(...)`` chose otherwise),
+        agent-memory databases, events."""
         self._state = Path(path)
         return self
 
-    def ledger(self, config: LocalJsonMemoryConfig | None = None, **kwargs: Any) -> "MetaBuilder":
-        """The assertion ledger's backend (``memory.local_json(...)``), persisted under the state directory.
-        Any keyword (``stores=``, ``space_id=``, ``collection=``, ...) is refused: unsupported
+    def ledger(self, config: LocalJsonMemoryConfig | InMemoryLedgerConfig | None = None,
+               **kwargs: Any) -> "MetaBuilder":
+        """The assertion ledger's backend: ``memory.local_json(...)`` (the default with
+        ``persistent_state``; ``None`` means it too), persisted as ``<state-dir>/memory-ledger-state.json``,
+        or ``memory.in_memory()``, held in memory only. Any keyword (``stores=``, ``space_id=``, ``collection=``, ...) is refused: unsupported
         configuration is never a silent no-op (``ConfigError``)."""
         if kwargs:
             raise ConfigError(f"memory() got unsupported option(s): {', '.join(sorted(kwargs))}")
-        if config is not None and not isinstance(config, LocalJsonMemoryConfig):
-            raise ConfigError("memory() takes memory.local_json(...): local_json is the only ledger backend")
+        if config is not None and not isinstance(config, (LocalJsonMemoryConfig, InMemoryLedgerConfig)):
+            raise ConfigError("memory() takes memory.local_json(...) (the only persisted ledger backend) "
+                              "or memory.in_memory()")
         self._memory = config or LocalJsonMemoryConfig()
         return self
 
-    def memory(self, config: LocalJsonMemoryConfig | None = None, **kwargs: Any) -> "MetaBuilder":
+    def memory(self, config: LocalJsonMemoryConfig | InMemoryLedgerConfig | None = None,
+               **kwargs: Any) -> "MetaBuilder":
         """The spec's name of :meth:`ledger` (the builder's ``memory(...)`` configures the assertion ledger)."""
         return self.ledger(config, **kwargs)
 
@@ -184,8 +191,11 @@ class MetaBuilder:
 
     def _config(self) -> MetaConfig:
         raw: dict[str, Any] = {}
-        if self._memory is not None:
-            raw["memory"] = self._memory.to_dict()
+        ledger = self._memory
+        if ledger is None and self._state is not None:
+            ledger = LocalJsonMemoryConfig()   # persistent_state persists the ledger, as the gateway does
+        if isinstance(ledger, LocalJsonMemoryConfig):
+            raw["memory"] = ledger.to_dict()
         if self._agent_memory is not None:
             raw["agent_memory"] = self._agent_memory
         if isinstance(self._recall_provider, str):

@@ -285,7 +285,9 @@ class HandleMethods:
     def manifest_agent_memory(
         self, identity: str, *, realm: str | None = None, tier: Tier | None = None, k: int | None = None,
     ) -> dict[str, Any] | None:
-        """Body-free metadata of active records (``tier`` ``working_set`` (default, ``k`` 1..512) or ``full``)."""
+        """Body-free metadata of active records. ``tier="working_set"`` (the default; ``k`` 1..512, default
+        32): up to ``k`` ranked records, then the most recently updated, at most ``2 * k`` records in all.
+        ``tier="full"``: every active record, ranked first."""
         return _params(identity=identity, realm=realm, tier=tier, k=k)
 
     @rpc("meta/agent_memory/list", AgentMemoryPage.model_validate)

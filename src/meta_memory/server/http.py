@@ -5,8 +5,10 @@
 readiness (:mod:`meta_memory.readiness`): HTTP 200 ``{status: "ready", failing: []}``, or 503
 ``{status: "not_ready", failing: [component kinds]}``; a caller holding ``operator.status`` (every
 caller on a gateway without ``[access]``) also gets ``checks`` (each failing check's name, problem and
-fix, which may name realms and paths) and ``checked_at_ms``. An unknown bearer token is refused (401)
-as on ``/rpc``; no token is needed for the short answer.
+fix, which may name realms and paths) and ``checked_at_ms``. No token is needed for the short answer
+under any ``[access]`` configuration (tokens alone, or ``enabled = true``): a request without one gets
+it, so a load balancer can probe. A bearer token that is sent but refused (unknown or malformed) is
+refused (401) as on ``/rpc``.
 
 Every request first passes the perimeter (:mod:`meta_memory.server.perimeter`:
 ``Host``, ``Origin`` and fetch-metadata rules; CORS only for ``[gateway]
@@ -90,7 +92,7 @@ def _auth_error(exc: AuthenticationFailed) -> Response:
 
 
 def _caller(gateway: Gateway, request: Request) -> Any:
-    """The principal of a GET endpoint's request (``/v1/ready``, ``/metrics``), or the :class:`Response`
+    """The principal of a GET endpoint's request (``/metrics``), or the :class:`Response`
     refusing it: a token in the URL (400), a bearer token the gateway does not know (401)."""
     refused = url_token_refusal(request)
     if refused is not None:
@@ -169,14 +171,21 @@ def create_app(gateway: Gateway, *, bind_host: str | None = None, metrics_port: 
         return JSONResponse({"status": "ok", "methods": len(gateway.table.names(gateway.runtime))})
 
     async def ready(request: Request) -> Response:
-        principal = _caller(gateway, request)
-        if isinstance(principal, Response):
-            return principal
+        refused = url_token_refusal(request)
+        if refused is not None:
+            return refused
+        try:
+            principal = gateway.authenticate(request.headers.get("authorization"))
+        except AuthenticationFailed as exc:
+            if exc.reason != "missing_token":  # a token sent and refused: 401, as on /rpc
+                return _auth_error(exc)
+            principal = None  # no token where tokens guard the gateway: the short answer, never a 401
         readiness = gateway.runtime.readiness
         if readiness is None:  # pragma: no cover - a runtime always builds one
             return JSONResponse({"status": "ready", "failing": []}, headers=_NO_STORE)
         report = await run_in_threadpool(readiness.report)
-        operator = gateway.runtime.access.policy.check(principal, "operator.status", Resource.unscoped())
+        operator = principal is not None and gateway.runtime.access.policy.check(
+            principal, "operator.status", Resource.unscoped())
         body = report.detailed() if operator else report.public()
         return JSONResponse(body, status_code=200 if report.ready else 503, headers=_NO_STORE)
 

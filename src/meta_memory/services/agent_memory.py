@@ -20,7 +20,7 @@ from ..agent_memory.filters import FilterNode
 from ..agent_memory.model import Author, EvidenceRef, MemoryRecord, Scope, StatusKind, UsageEvent
 from ..agent_memory.writes import KEEP_EXPIRY, KeepExpiry, RememberItem
 from ..deadline import Deadline, bound
-from ..errors import AgentMemoryError, MetaError
+from ..errors import AgentMemoryError, InvalidParams, MetaError, ValueRuleBroken
 from ..events.bus import EventSink
 from ..firewall.gate import DerivedWriteGate
 from ..injection.timebox import ProviderSaturated, ProviderTimeout, TimeBox
@@ -33,6 +33,18 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..firewall.gate import LlmWriteGate
 
 __all__ = ["AgentMemoryService"]
+
+
+def _item_error(op_index: int, error: AgentMemoryError | None) -> dict[str, Any] | None:
+    """The JSON-RPC error of a refused ``remember_batch`` item: the one that record alone would get
+    (a field rule: ``-32602`` naming ``records.<i>.<field>``; otherwise ``-32040``), with ``data.op_index``."""
+    if error is None:
+        return None
+    if isinstance(error, ValueRuleBroken):
+        wire = InvalidParams(error.rule, error.field).to_jsonrpc()
+        wire["data"]["op_index"] = op_index
+        return wire
+    return error.to_jsonrpc()
 
 
 def _quarantine_reason(record: MemoryRecord) -> str | None:
@@ -158,7 +170,8 @@ class AgentMemoryService:
         ``{op_index, memory_id, created, supersedes, tags_added}`` for a stored or deduplicated record
         (as :meth:`remember` answers it: a duplicate bringing new tags merges them into a new version),
         or ``{op_index, error: {code, message, data}}`` (the JSON-RPC error that record alone would
-        get, e.g. ``-32040`` with ``data.reason`` ``invalid_record`` or ``secret_detected``); the
+        get, with ``data.op_index``: ``-32602`` naming ``data.field`` ``records.<i>.<field>`` for a field
+        rule, ``-32040`` with ``data.reason`` ``secret_detected`` or ``invalid_record`` otherwise); the
         counts sum to ``len(records)``. Refusals are per item: a refused record writes nothing,
         the others commit. After the commit, each item emits the event :meth:`remember` would, in
         order. See :func:`~meta_memory.agent_memory.record_writes.remember_many`. ``derived_from_sessions``
@@ -175,7 +188,7 @@ class AgentMemoryService:
         for o in outcomes:
             if o.error is not None or o.record is None:  # an outcome holds its refusal or its record
                 counts["refused"] += 1
-                results.append({"op_index": o.op_index, "error": o.error.to_jsonrpc() if o.error else None})
+                results.append({"op_index": o.op_index, "error": _item_error(o.op_index, o.error)})
                 continue
             counts["created" if o.created else "existing"] += 1
             merge = o.merge

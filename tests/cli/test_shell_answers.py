@@ -1,0 +1,113 @@
+"""What the memory commands say and how they exit: ``list --limit`` as its help describes it,
+``--json`` answers on stdout (results and refusals alike), no silent ``erase --all``.
+
+Driven as a user would: ``meta-memory`` in a subprocess, embedded on a state directory and against a
+real gateway over HTTP.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from meta_memory.limits import MAX_MANIFEST_K
+
+pytestmark = pytest.mark.gateway
+
+ID = "lead:main"
+
+
+def mm(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "meta_memory.cli", *args], input=stdin, capture_output=True,
+                          text=True, timeout=120, env={**os.environ, "COLUMNS": "200"})
+
+
+def ok_json(proc: subprocess.CompletedProcess[str]) -> Any:
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def test_list_limit_is_at_most_n_and_the_manifest_k_is_its_working_set(tmp_path: Path, gateway: Any) -> None:
+    """``list --limit N`` lists at most N records, newest updated first, as its help says; the RPC
+    ``meta/agent_memory/manifest``'s ``k`` keeps the spec's working set (up to 2k entries) and refuses
+    the same bound it documents."""
+    where = ["--state-dir", str(tmp_path / "s"), "--identity", ID]
+    for i in range(5):
+        ok_json(mm("remember", f"Note {i}", f"body {i}", *where, "--json"))
+    assert [r["title"] for r in ok_json(mm("list", "--limit", "1", *where, "--json"))] == ["Note 4"]
+    assert len(ok_json(mm("list", "--limit", "3", *where, "--json"))) == 3
+    assert len(ok_json(mm("list", *where, "--json"))) == 5
+    assert "At most this many records" in " ".join(mm("list", "--help").stdout.split())
+    for i in range(4):
+        gateway.result("meta/agent_memory/remember", {"identity": ID, "title": f"N{i}", "body": f"b{i}"})
+    got = gateway.result("meta/agent_memory/manifest", {"identity": ID, "k": 1})["records"]
+    assert len(got) == 2
+    err = gateway.error("meta/agent_memory/manifest", {"identity": ID, "k": MAX_MANIFEST_K + 1})
+    assert err["code"] == -32602 and err["data"]["field"] == "k"
+
+
+def test_remember_says_when_the_record_already_existed(tmp_path: Path) -> None:
+    where = ["--state-dir", str(tmp_path / "s"), "--identity", ID]
+    first = mm("remember", "Passport", "Top drawer.", *where)
+    assert first.returncode == 0 and f"remembered for {ID}" in first.stdout and "already" not in first.stdout
+    again = mm("remember", "Passport", "Top drawer.", *where)
+    assert again.returncode == 0, again.stderr
+    said = " ".join(again.stdout.split())
+    assert f"already remembered for {ID}" in said and "nothing new written" in said
+    merged = " ".join(mm("remember", "Passport", "Top drawer.", "--tag", "travel", *where).stdout.split())
+    assert "already remembered" in merged and "tags merged into a new version of mem-" in merged
+
+
+def test_counts_are_singular_for_one(tmp_path: Path) -> None:
+    where = ["--state-dir", str(tmp_path / "s"), "--identity", ID]
+    ok_json(mm("remember", "Only", "The only record.", "--tag", "solo", *where, "--json"))
+    assert "(1 record)" in mm("list", *where).stdout
+    assert "(1 record)" in mm("list", "--tag", "solo", *where).stdout
+    assert "(1 records)" not in mm("list", *where).stdout
+    assert "would erase 1 record in" in mm("erase", "--all", "--dry-run", *where).stdout
+
+
+def test_json_refusals_are_a_json_error_on_stdout(tmp_path: Path, gateway: Any) -> None:
+    url = ["--url", gateway.url, "--identity", ID]
+    refused = mm("remember", " ", "body", *url, "--json")
+    assert refused.returncode == 1
+    assert json.loads(refused.stdout) == {"error": {"code": -32602, "message": "Invalid params: title must not be empty",
+                                                    "data": {"kind": "invalid_params", "field": "title"}}}
+    assert "refused (invalid_params)" in refused.stderr  # the text line stays for a person reading stderr
+    gone = mm("forget", "mem-nosuchrecord", *url, "--json")
+    assert gone.returncode == 0 and json.loads(gone.stdout)["deleted"] is False
+    down = mm("recall", "x", "--url", "http://127.0.0.1:9", "--identity", ID, "--json")
+    assert down.returncode == 1
+    error = json.loads(down.stdout)["error"]
+    assert error["code"] is None and error["data"] == {"kind": "unreachable"} and error["message"]
+    missing = mm("list", "--state-dir", str(tmp_path / "nope"), "--identity", ID, "--json")
+    assert missing.returncode == 1 and json.loads(missing.stdout)["error"]["data"] == {"kind": "startup"}
+
+
+def test_recall_json_is_the_rpc_result(gateway: Any) -> None:
+    url = ["--url", gateway.url, "--identity", ID]
+    made = ok_json(mm("remember", "Passport", "Top drawer of the desk.", *url, "--json"))
+    found = ok_json(mm("recall", "passport", *url, "--json"))
+    rpc = gateway.result("meta/agent_memory/recall", {"identity": ID, "query_text": "passport"})
+    assert found == rpc and [r["memory_id"] for r in found["records"]] == [made["memory_id"]]
+    skipped = ok_json(mm("recall", "the", *url, "--json"))
+    assert skipped == {"records": [], "skip_reason": "no_query_terms"}
+
+
+def test_erase_all_needs_yes(tmp_path: Path) -> None:
+    where = ["--state-dir", str(tmp_path / "s"), "--identity", ID]
+    for i in range(2):
+        ok_json(mm("remember", f"Note {i}", f"body {i}", *where, "--json"))
+    refused = mm("erase", "--all", *where)
+    assert refused.returncode == 2 and "pass --yes" in refused.stderr
+    assert len(ok_json(mm("list", *where, "--json"))) == 2  # nothing erased
+    assert mm("erase", "--all", *where, stdin="y\n").returncode == 2  # piped input is no confirmation
+    assert ok_json(mm("erase", "--all", "--dry-run", *where, "--json"))["count"] == 2
+    done = ok_json(mm("erase", "--all", "--yes", *where, "--json"))
+    assert done["count"] == 2 and ok_json(mm("list", *where, "--json")) == []
