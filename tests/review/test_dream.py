@@ -216,7 +216,7 @@ def session_record(env: Env, body: str, session: str) -> Any:
 
 
 def test_record_harvest_is_insert_or_ignore(env: Env) -> None:
-    first = record_harvest(env.store, REALM, " rt:lead:main:3 ", "s-1", "retired", clock=env.clock)
+    first = record_harvest(env.store, REALM, "rt:lead:main:3", "s-1", "retired", clock=env.clock)
     assert first["recorded"] and first["identity"] == "lead:main"
     again = record_harvest(env.store, REALM, "lead:main", "s-2", "retired", clock=env.clock)
     assert not again["recorded"]
