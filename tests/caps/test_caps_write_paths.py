@@ -111,7 +111,9 @@ class _ToolCaller:
 
     def __init__(self, env: Env, ident: str, mob: str | None, via_mcp: bool) -> None:
         self.env = env
-        self.bridge = McpMemoryBridge(env.remote.call, ident, f"sess-{uniq()}", mob) if via_mcp else None
+        # the host reports its tool results: the caps, not the taint, are under test
+        self.bridge = McpMemoryBridge(env.remote.call, ident, f"sess-{uniq()}", mob,
+                                      session_taint="reported") if via_mcp else None
         self.ident, self.mob = ident, mob
 
     def __call__(self, arguments: dict[str, Any]) -> tuple[str, bool]:

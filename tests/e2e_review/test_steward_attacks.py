@@ -213,3 +213,38 @@ def test_a_steered_steward_cannot_approve_a_tainted_sessions_held_forget(world: 
         "expected_content_hash": record["record"]["content_hash"]})
     assert out["outcome"] == "released" and out["decision"]["review"]["reviewer"] == {"kind": "operator",
                                                                                       "principal": "rev"}
+
+
+def test_a_steered_steward_cannot_destroy_a_held_forgets_record_through_its_sessions_harvest(world: World) -> None:
+    """The harvest door: a record written for session S, then S tainted, its forget held, S retired; the
+    steered steward answers the harvest with ``tombstone``. Under the default gate the harvest is kept:
+    the record stays active and its forget stays held for an operator."""
+    session = uid("sess")
+    victim = world.host.result("meta/agent_memory/remember", {
+        "identity": ALICE, "title": "Escrow account", "body": "Escrow account numbers live in the vault.",
+        "derived_from_sessions": [session]})["memory_id"]
+    assert world.host.result("meta/turn/tool_result", {"identity": ALICE, "session_key": session,
+                                                       "tool_name": "web_fetch"})["session_tainted"] is True
+    held = _tool(world.host, session, action="forget", memory_id=victim)
+    assert "HELD pending review" in held["text"], held
+    world.host.result("meta/session/retire", {"identity": ALICE, "session_key": session, "cause": "done"})
+
+    def steered(payload: dict[str, Any]) -> dict[str, Any]:
+        harvests = [h["harvest_id"] for h in payload.get("harvests", [])
+                    if victim in [r["record_id"] for r in h["records"]]]
+        assert harvests, payload.get("harvests")
+        return {"harvest_verdicts": [{"harvest_id": h, "verdict": "tombstone", "rationale": "clean up"}
+                                     for h in harvests],
+                "quarantine_verdicts": [{"record_id": q["record_id"], "verdict": "tombstone", "rationale": "ok"}
+                                        for q in payload.get("quarantine", []) if q.get("held") == "forget"]}
+
+    world.llm.decide = steered
+    report = world.rev.result("meta/memory/steward/dream", {})
+    harvested = [v for v in report["detail"]["verdicts"] if v["category"] == "harvest"]
+    assert harvested and all(v["verdict"] == "keep" and v["downgraded_from_tombstone"] is True
+                             and v["tombstoned"] == 0 for v in harvested), harvested
+    record = world.admin.result("meta/memory/panel/record", {"memory_id": victim})
+    assert record["record"]["status"]["status"] == "active"
+    pending = [f for f in world.rev.result("meta/memory/panel/quarantine", {})["pending_forgets"]
+               if f["memory_id"] == victim]
+    assert len(pending) == 1

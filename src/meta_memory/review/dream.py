@@ -45,7 +45,9 @@ Three guards keep a steward from spreading or destroying what an injection contr
   ``meta/gating/decide``; the run's detail notes ``downgraded_from_release``.
   Under the same switch a ``tombstone`` of a held forget is not applied: the
   forget stays held for an operator (``meta/memory/quarantine/decide``), and
-  the run's detail notes ``hold`` with ``downgraded_from_tombstone``;
+  the run's detail notes ``hold`` with ``downgraded_from_tombstone``; a
+  ``tombstone`` of a harvest is applied as ``keep`` (the retired session's
+  records stay active), noted ``keep`` with ``downgraded_from_tombstone``;
 - ``may_signal`` (a dream an RPC caller asked for: the caller's unscoped
   ``ledger.write``): without it no contradiction reaches the assertion
   ledger; each operational one is noted with ``refused: "ledger.write"``;
@@ -503,14 +505,23 @@ def _apply(
         if v.verdict == "promote" and not allowed(Scope.realm_scope(realm)):
             detail["refused"].append(f"harvest {v.target}: promoting into realm scope is not allowed to this dream")
             continue
+        # Under the release gate a steward that reads injected text must not destroy a retired session's
+        # records either: its ``tombstone`` of a harvest is applied as ``keep`` (the records stay active;
+        # their held forgets, if any, stay held for an operator).
+        downgraded = v.verdict == "tombstone" and gate_releases
+        verdict = "keep" if downgraded else v.verdict
         try:
             res = decide_harvest(
-                store, realm, harvest_item.harvest, v.verdict, run_id=run_id, clock=clock, rationale=v.rationale,
+                store, realm, harvest_item.harvest, verdict, run_id=run_id, clock=clock, rationale=v.rationale,
                 events=events, gate=gate,
             )
             ops += res["ops"]
-            _note(detail, "harvest", v.target, v.verdict, v.rationale, promoted=res["promoted"],
-                  tombstoned=res["tombstoned"])
+            if downgraded:
+                _note(detail, "harvest", v.target, verdict, v.rationale, promoted=0, tombstoned=0,
+                      downgraded_from_tombstone=True)
+            else:
+                _note(detail, "harvest", v.target, v.verdict, v.rationale, promoted=res["promoted"],
+                      tombstoned=res["tombstoned"])
         except (AgentMemoryError, ValueError) as exc:
             _note(detail, "harvest", v.target, v.verdict, v.rationale, error=str(exc))
 
