@@ -28,12 +28,19 @@ __all__ = ["LOOK_ALIKE_LETTERS", "fold", "fold_table", "has_hidden_tags", "strip
 #: read by a model as the ASCII they shadow ("ASCII smuggling"). Group 1 is an emoji subdivision flag
 #: (U+1F3F4, 2-7 tag digits or lower-case tag letters, U+E007F CANCEL TAG: the form of
 #: ``unicode_subdivision_id``, e.g. the flag of England), their one legitimate use, which is kept.
-_TAGS = re.compile("(\U0001F3F4[\U000E0030-\U000E0039\U000E0061-\U000E007A]{2,7}\U000E007F)"
-                   "|[\U000E0000-\U000E007F]+")
+#: The only tag sequences Unicode recommends for display (RGI emoji flag tag sequences): the flags of
+#: England, Scotland and Wales (black flag, tag letters ``gbeng`` / ``gbsct`` / ``gbwls``, cancel tag).
+#: Any other run of tag characters, however well formed, can spell hidden text and is not one of them.
+_FLAG_TAGS = ("gbeng", "gbsct", "gbwls")
+_TAGS = re.compile(
+    "(\U0001F3F4(?:" + "|".join("".join(chr(0xE0000 + ord(c)) for c in flag) for flag in _FLAG_TAGS)
+    + ")\U000E007F)|[\U000E0000-\U000E007F]+"
+)
 
 
 def has_hidden_tags(text: str) -> bool:
-    """Whether ``text`` holds a Unicode tag character (U+E0000-U+E007F) outside an emoji flag sequence."""
+    """Whether ``text`` holds a Unicode tag character (U+E0000-U+E007F) outside the three recommended
+    emoji flag tag sequences (England, Scotland, Wales: :data:`_FLAG_TAGS`)."""
     if text.isascii():
         return False
     return any(m.group(1) is None for m in _TAGS.finditer(text))

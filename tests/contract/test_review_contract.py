@@ -286,7 +286,7 @@ def test_harvests_are_insert_or_ignore_and_find_the_session_records(rv: Review) 
         Author.agent(IDENTITY),
     )
     rv.clean("Unrelated", "Not from the session.")
-    first = record_harvest(rv.store, REALM, " rt:lead:main:3 ", "s-1", "retired", clock=rv.clock)
+    first = record_harvest(rv.store, REALM, "rt:lead:main:3", "s-1", "retired", clock=rv.clock)
     assert first["recorded"] and first["identity"] == IDENTITY
     assert not record_harvest(rv.other(), REALM, IDENTITY, "s-2", "retired", clock=rv.clock)["recorded"]
     rv.clock.advance(1)

@@ -249,7 +249,8 @@ def test_llm_harvest_promote_and_tombstone(env: Env, llm: FakeLlm, verdict: str)
     other = session_record(env, "Unrelated session fact.", "s-2")
     record_harvest(env.store, REALM, IDENTITY, "s-1", "retired", clock=env.clock)
     llm.reply = harvest_reply(verdict)
-    report = dream(env, LlmSteward(llm.base_url, "m"))
+    # a tombstone needs llm_release = "direct": under the gate it is kept (the test below)
+    report = dream(env, LlmSteward(llm.base_url, "m"), gate_releases=verdict == "promote")
     realm_scope = env.store.active_records(REALM, Scope.realm_scope(REALM))
     if verdict == "promote":
         assert [r.derived_from for r in realm_scope] == [(rec.id,)]
@@ -260,6 +261,17 @@ def test_llm_harvest_promote_and_tombstone(env: Env, llm: FakeLlm, verdict: str)
     assert report.ops_committed == 1
     data = env.events_of("memory.harvest.completed")[-1]["data"]
     assert data["promoted" if verdict == "promote" else "tombstoned"] == 1
+
+
+def test_llm_harvest_tombstone_is_kept_under_the_release_gate(env: Env, llm: FakeLlm) -> None:
+    rec = session_record(env, "Finance closes on the 25th.", "s-1")
+    record_harvest(env.store, REALM, IDENTITY, "s-1", "retired", clock=env.clock)
+    llm.reply = harvest_reply("tombstone")
+    report = dream(env, LlmSteward(llm.base_url, "m"))
+    assert status(env, rec.id) == "active" and report.ops_committed == 0
+    noted = [v for v in report.detail["verdicts"] if v["category"] == "harvest"]
+    assert [(v["verdict"], v["downgraded_from_tombstone"], v["tombstoned"]) for v in noted] == [("keep", True, 0)]
+    assert env.events_of("memory.harvest.completed")[-1]["data"]["tombstoned"] == 0
 
 
 # ----------------------------------------------------------------------------- LLM steward

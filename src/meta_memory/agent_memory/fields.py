@@ -156,7 +156,7 @@ def check_text_field(name: str, value: str) -> None:
 
 
 def hidden_tags_rule(name: str) -> str:
-    """The refusal of a field holding Unicode tag characters outside an emoji flag sequence."""
+    """The refusal of a field holding Unicode tag characters outside a recommended emoji flag sequence."""
     return (f"{name} must not contain Unicode tag characters (U+E0000-U+E007F: invisible to a reader, read "
             f"by a model as hidden text) outside an emoji flag sequence")
 
@@ -205,7 +205,7 @@ MAX_METADATA_INT = 2**53 - 1
 #: ``$`` names a filter operator, so neither can be part of a key.
 METADATA_KEY_RULE = (
     f"metadata keys must be 1-{MAX_METADATA_KEY_BYTES} bytes, must not start with '$' and must not contain "
-    "'.', '\"', '\\' or control characters"
+    "'.', '\"', '\\', control characters or Unicode tag characters"
 )
 
 
@@ -215,7 +215,7 @@ def metadata_key_problem(key: object) -> bool:
         return True
     if _nbytes(key) > MAX_METADATA_KEY_BYTES:
         return True
-    return any(c in '."\\' or ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F for c in key)
+    return any(c in '."\\' or ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F for c in key) or has_hidden_tags(key)
 
 
 def canonical_metadata(value: Mapping[str, Any]) -> str:
@@ -288,6 +288,8 @@ def normalize_metadata(value: object, field: str = "metadata") -> dict[str, Any]
             text.encode("utf-8")
         except UnicodeEncodeError:
             raise FieldError(f"{field} strings must be valid Unicode", field) from None
+        if has_hidden_tags(text):
+            raise FieldError(hidden_tags_rule(f"{field} strings"), field)
         grow(_nbytes(text))
 
     out = walk(value, 1)
