@@ -130,6 +130,9 @@ export const AGENT_MEMORY_KEYS: readonly string[] = [
   "max_realms",
   "max_open_realms",
   "recall_index_mb",
+  "sqlite_cache_mb",
+  "view_cache_mb",
+  "vector_cache_mb",
   "max_ttl_s",
   "tool_max_ttl_s",
   "expiry_sweep_s",
@@ -197,6 +200,12 @@ export interface AgentMemoryOptions {
   maxOpenRealms?: number;
   /** SQLite: memory budget (MiB) of the in-process recall index, all realms together (LRU-evicted). Default 256. */
   recallIndexMb?: number;
+  /** SQLite: the process-wide soft heap limit (MiB) of SQLite's page caches; a realm writer's cache is at most half of it. Default 128. */
+  sqliteCacheMb?: number;
+  /** Memory (MiB) of the decoded-record view cache, counted in bytes. Default 32. */
+  viewCacheMb?: number;
+  /** Hybrid recall: memory (MiB) of its scope matrices and query vectors. Default 256. */
+  vectorCacheMb?: number;
   /** The longest `ttlS` a caller may give a record (seconds; default 100 years). */
   maxTtlS?: number;
   /** The longest `ttl_s` the model may set through the `memory` tool (seconds; default 30 days, at most `maxTtlS`). */
