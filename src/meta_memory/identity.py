@@ -56,10 +56,15 @@ def _checked_name(name: str, value: str, max_bytes: int) -> str:
 def logical_identity(identity: str) -> str:
     """Map a roster id with a respawn generation to its logical identity.
 
-    ``rt:identity:parent-1:3`` -> ``identity:parent-1``; any other id is returned unchanged.
+    ``rt:identity:parent-1:3`` -> ``identity:parent-1``; any other id is returned unchanged. A roster id
+    whose base is itself a roster id (``rt:rt:identity:parent-1:0:3``) is unwrapped to the end, so the
+    mapping is idempotent: every module that maps an identity (access, the store's scope, the firewall's
+    session key, injection) reaches the same logical identity, and no spelling names one identity to the
+    access check and another to the store.
     """
-    m = _ROSTER.match(identity)
-    return m.group("base") if m else identity
+    while (m := _ROSTER.match(identity)) is not None:
+        identity = m.group("base")
+    return identity
 
 
 def parse_identity(value: object) -> str:
@@ -69,12 +74,17 @@ def parse_identity(value: object) -> str:
     Raises ``ValueError("identity must be a valid non-empty string")`` for a
     non-string or an empty/blank string, and a ``ValueError`` naming the rule for whitespace at
     either end (``" lead:main "``), control,
-    invisible or direction-changing characters, a name not in Unicode NFC form, or more than 512 bytes.
-    A missing identity is never defaulted.
+    invisible or direction-changing characters, a name not in Unicode NFC form, or more than 512 bytes,
+    and for a roster id whose logical identity begins or ends with whitespace (``rt: lead:main :0``).
+    Roster layers are removed to the end (:func:`logical_identity`). A missing identity is never defaulted.
     """
     if not isinstance(value, str) or not value.strip():
         raise ValueError("identity must be a valid non-empty string")
-    return logical_identity(_checked_name("identity", value, MAX_IDENTITY_BYTES))
+    logical = logical_identity(_checked_name("identity", value, MAX_IDENTITY_BYTES))
+    if logical != logical.strip():  # ``rt: lead:main :0`` would name `` lead:main `` (refused as given)
+        raise ValueError("identity must not begin or end with whitespace once its respawn generation is "
+                         "removed (a name is taken as given, never trimmed)")
+    return logical
 
 
 def parse_realm(value: object) -> str:

@@ -95,7 +95,7 @@ def evidence_tainted_reason(source: str) -> str:
 
 
 def _key(identity: str) -> str:
-    return logical_identity(identity.strip())
+    return logical_identity(identity)
 
 
 class TaintTracker:

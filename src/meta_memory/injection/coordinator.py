@@ -217,11 +217,11 @@ class InjectionCoordinator:
     # -- session lifecycle ---------------------------------------------------------
     def session_compacted(self, identity: str, session_key: str, realm: str | None = None) -> None:
         """``meta/session/compacted``: clear the identity's session's dedup set and byte counter."""
-        self.sessions.compacted(self._realm(realm), logical_identity(identity.strip()), session_key)
+        self.sessions.compacted(self._realm(realm), logical_identity(identity), session_key)
 
     def session_reset(self, identity: str, session_key: str | None = None, realm: str | None = None) -> None:
         """``meta/session/reset``: new nonce for the identity; its named session starts afresh."""
-        self.sessions.reset(self._realm(realm), logical_identity(identity.strip()), session_key)
+        self.sessions.reset(self._realm(realm), logical_identity(identity), session_key)
 
     def _realm(self, realm: str | None) -> str:
         return (realm or "").strip() or self.options.realm
@@ -268,7 +268,7 @@ class InjectionCoordinator:
         Raises :class:`AgentMemoryError` (or the provider's :class:`MetaError`)
         only under ``recall_failure_policy = "fail"``.
         """
-        identity = logical_identity(identity.strip())
+        identity = logical_identity(identity)
         realm = (realm or "").strip() or self.options.realm
         opts = self.options
 
@@ -330,7 +330,7 @@ class InjectionCoordinator:
         Ledger rows use surface ``"build"`` and ``session_key`` ``None``.
         Skip reasons: ``recall_failed``, ``no_records``, ``nothing_renderable``.
         """
-        identity = logical_identity(identity.strip())
+        identity = logical_identity(identity)
         realm = (realm or "").strip() or self.options.realm
         opts = self.options
         scope_list = tuple(scopes) if scopes is not None else build_scope_set(realm, identity)
