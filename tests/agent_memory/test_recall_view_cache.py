@@ -129,3 +129,30 @@ def test_recall_answers_the_wire_projection_of_each_record(tmp_path: Path) -> No
         if shaped["metadata"]:
             shaped["metadata"]["k"].append(2)
             assert record.metadata["k"] == [1, {"n": None}]
+
+
+def test_the_records_generation_moves_with_every_change_recall_could_see(tmp_path: Path) -> None:
+    def generation(store: SqliteAgentMemoryStore) -> int:
+        return int(raw_rows(store, R, "SELECT n FROM records_generation")[0][0])
+
+    with _store(tmp_path) as store:
+        a, _ = record_writes.remember(store, R, A, "Harbour", "the harbour ferry leaves at noon")
+        seen = generation(store)
+        store.mark_usage(R, [a.memory_id], "explicit_recall")
+        store.telemetry_stats()  # lands the queued marks
+        assert raw_rows(store, R, "SELECT usage_stats FROM records WHERE memory_id = ?", (a.memory_id,))[0][0] != "{}"
+        assert generation(store) == seen  # a usage mark does not move it
+        (key,) = raw_rows(store, R, "SELECT scope_key FROM records")[0]
+        for sql, params in (("UPDATE records SET updated_at_ms = updated_at_ms + 1", ()),
+                            ("UPDATE records SET expires_at_ms = 1", ()), ("UPDATE records SET expires_at_ms = NULL", ()),
+                            ("UPDATE records SET tags = '[\"x\"]'", ()), ("UPDATE records SET scope_key = 'elsewhere'", ()),
+                            ("UPDATE records SET scope_key = ?", (key,)), ("UPDATE records SET status_kind = 'active'", ())):
+            raw_write(store, R, sql, params)
+            moved = generation(store)
+            assert moved != seen or sql.endswith("'active'"), sql  # a statement that changes nothing moves nothing
+            seen = moved
+        store.erase(R, Scope.identity(R, A), a.memory_id, erased_by="operator")  # deletes the row
+        assert generation(store) != seen
+        seen = generation(store)
+        record_writes.remember(store, R, A, "Harbour", "a new record")
+        assert generation(store) != seen

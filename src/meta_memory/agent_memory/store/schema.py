@@ -239,6 +239,27 @@ _ERASURE_FOLDED_HASHES = [
     f"CREATE INDEX IF NOT EXISTS erasures_match_idx ON erasures({ddl.ERASURE_MATCH_HASH}, scope_kind, scope_key)",
 ]
 
+#: What a cached recall view and its liveness rest on (:mod:`.view_cache`): a row's identity, the text a view
+#: holds, its timestamps, scope, status and expiry. Not ``usage_stats``, which every recall's usage marks move.
+GENERATION_COLUMNS = ("rid", "memory_id", "content_hash", "title", "description", "body", "tags", "created_at_ms",
+                      "updated_at_ms", "scope_kind", "scope_key", "status_kind", "expires_at_ms")
+
+# A counter every change of a record that recall could see moves, in the writing transaction itself (triggers:
+# whatever code or process writes the file, an insert, a delete or an update of a GENERATION_COLUMNS column moves
+# it). A reader that finds it where it was when it checked rows' liveness knows they are unchanged.
+_RECORDS_GENERATION = [
+    "CREATE TABLE IF NOT EXISTS records_generation (id INTEGER PRIMARY KEY CHECK (id = 0), n INTEGER NOT NULL)",
+    # a start of its own per file: a reader's generation from one file never matches another file's
+    "INSERT OR IGNORE INTO records_generation(id, n) VALUES (0, abs(random() >> 2))",
+    "CREATE TRIGGER IF NOT EXISTS records_generation_insert AFTER INSERT ON records "
+    "BEGIN UPDATE records_generation SET n = n + 1 WHERE id = 0; END",
+    "CREATE TRIGGER IF NOT EXISTS records_generation_delete AFTER DELETE ON records "
+    "BEGIN UPDATE records_generation SET n = n + 1 WHERE id = 0; END",
+    "CREATE TRIGGER IF NOT EXISTS records_generation_update AFTER UPDATE ON records WHEN "
+    + " OR ".join(f"OLD.{c} IS NOT NEW.{c}" for c in GENERATION_COLUMNS)
+    + " BEGIN UPDATE records_generation SET n = n + 1 WHERE id = 0; END",
+]
+
 MIGRATIONS: list[tuple[int, str, list[str]]] = [
     (1, "base-schema", _BASE_SCHEMA),
     (2, "recall-recency-indexes", _RECALL_INDEXES),
@@ -261,6 +282,7 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
     (10, "fewer-pages-per-write", _FEWER_PAGES_PER_WRITE),
     (11, "looked-up-audit-tokens", _LOOKED_UP_AUDIT_TOKENS),
     (12, "erasure-folded-hashes", _ERASURE_FOLDED_HASHES),
+    (13, "records-generation", _RECORDS_GENERATION),
 ]
 """``(version, name, statements)`` of domain :data:`SCHEMA_DOMAIN`, applied in order."""
 

@@ -131,10 +131,6 @@ _T = TypeVar("_T")
 MAX_IDLE_READERS = 2
 #: A queued telemetry write: ``("usage", (ids, event, at_ms))`` or ``("injections", rows)``.
 _TelemetryOp = tuple[str, Any]
-#: A row recall may read (``?``: scope kind, scope key, now): active and unexpired in the scope (the unary
-#: ``+`` keeps the planner on the primary key, off the scope index, a scan of the whole scope).
-_LIVE_IN_SCOPE = (f"AND +r.scope_kind = ? AND +r.scope_key = ? AND +r.status_kind = 'active' "
-                  f"AND {unexpired('r.')}")
 #: SQLite VM steps between two checks of the recall's time budget.
 PROGRESS_STEPS = 10_000
 
@@ -542,6 +538,7 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore[sqlite3.Connection]):
             return
         for name in [n for n, db in self._realms.items() if db.users == 0][:excess]:
             self._realms.pop(name).close()
+            self._views.forget(name)
 
     @contextlib.contextmanager
     def _using(self, realm: str, *, create: bool) -> Iterator[_RealmDb | None]:
@@ -1319,7 +1316,7 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore[sqlite3.Connection]):
         scope in ``conn``'s snapshot (by primary key, decoded views reused: :mod:`.view_cache`; the others
         are left out)."""
         wanted = [rid for rids in near.values() for rid in rids]
-        views = self._views.views(conn, name, wanted, _LIVE_IN_SCOPE, (kind, key, now_ms))
+        views = self._views.live_views(conn, name, wanted, kind, key, now_ms)
         return {mid: [views[rid] for rid in rids if rid in views] for mid, rids in near.items()}
 
     def _current_views(
@@ -1331,7 +1328,7 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore[sqlite3.Connection]):
         hits = ranked.hits
         if not hits:
             return Candidates()
-        views = self._views.views(conn, name, [rid for rid, _, _ in hits], _LIVE_IN_SCOPE, (kind, key, now_ms))
+        views = self._views.live_views(conn, name, [rid for rid, _, _ in hits], kind, key, now_ms)
         pin = self._pin_of(conn)
         if pin is not None:  # the neighbour walk of this recall finds its anchors' rids here
             pin.rids.update((view.id, rid) for rid, view in views.items())

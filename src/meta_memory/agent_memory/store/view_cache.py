@@ -11,6 +11,14 @@ four match; the other rows are read in full in the same snapshot. Nothing is eve
 snapshot does not hold as it is: a write by any process, a record that left the scope, an erased
 record whose ``rid`` was reused, another realm's row (the realm is part of the key) are all read anew.
 
+A recall's candidates and neighbours are asked for as live in one scope (:meth:`ViewCache.live_views`): active,
+unexpired, of that scope. The realm's file keeps a generation every change of a record recall could see moves,
+in the writing transaction itself (``records_generation``, bumped by triggers: :mod:`.schema`); a usage mark
+does not move it. Each row read live is remembered with its scope and expiry under the generation it was read
+at, and while the caller's snapshot holds that same generation such a row is served without reading it again:
+nothing it rests on can have changed (its expiry is compared with the caller's time in memory). A write of any
+kind by any process moves the generation, and the rows are then read again as above.
+
 Bounded: :data:`MAX_VIEWS` views and ``max_bytes`` of memory across realms (``[agent_memory] view_cache_mb``,
 :data:`DEFAULT_VIEW_CACHE_BYTES`), the oldest kept first out. A view's memory is counted as its strings'
 sizes (``sys.getsizeof``: a character of another script costs 2 or 4 bytes) plus :data:`VIEW_BYTES` for the
@@ -28,6 +36,7 @@ from typing import Any
 
 from meta_memory.agent_memory.model import RecordView
 from meta_memory.agent_memory.store.common import VIEW_COLUMNS, row_to_view
+from meta_memory.agent_memory.store.dialect import unexpired
 from meta_memory.limits import DEFAULT_VIEW_CACHE_MB
 
 __all__ = ["ViewCache", "MAX_VIEWS", "DEFAULT_VIEW_CACHE_BYTES", "VIEW_BYTES", "view_bytes"]
@@ -37,8 +46,11 @@ MAX_VIEWS = 20_000
 #: Default memory of the kept views, every realm together (``[agent_memory] view_cache_mb``).
 DEFAULT_VIEW_CACHE_BYTES = DEFAULT_VIEW_CACHE_MB * 1024 * 1024
 #: Measured memory of a view beyond its strings' own sizes (CPython 3.11: the object, its id and the
-#: timestamps, the key tuple with the content hash, the map's entry), rounded up.
-VIEW_BYTES = 640
+#: timestamps, the key tuple with the content hash, the map's entry, about 640 bytes; its entry among the rows
+#: read live, about 160), rounded up.
+VIEW_BYTES = 800
+#: The liveness :meth:`ViewCache.live_views` asks of a row (scope kind, scope key, now: epoch ms).
+_LIVE_WHERE = f"AND +r.scope_kind = ? AND +r.scope_key = ? AND +r.status_kind = 'active' AND {unexpired('r.')}"
 #: Rows per ``IN (...)`` list (SQLite allows 32,766 host parameters; a recall asks for ~100).
 _CHUNK = 500
 
@@ -55,6 +67,9 @@ class ViewCache:
         self._items: dict[tuple[Any, ...], RecordView] = {}  # oldest first (insertion order)
         self._bytes = 0  # memory of the kept views (view_bytes)
         self._lock = threading.Lock()
+        #: per realm: the generation its rows were read live at, and ``rid -> (view, scope kind, scope key,
+        #: expires_at_ms)`` of those rows (views kept in ``_items`` only, dropped from here when evicted)
+        self._live: dict[str, tuple[int, dict[int, tuple[RecordView, str, str, int | None]]]] = {}
         #: views served from the cache / read in full (tests and benchmarks read them)
         self.hits = 0
         self.misses = 0
@@ -62,6 +77,7 @@ class ViewCache:
     def clear(self) -> None:
         with self._lock:
             self._items.clear()
+            self._live.clear()
             self._bytes = 0
 
     def stats(self) -> dict[str, int]:
@@ -70,12 +86,62 @@ class ViewCache:
         with self._lock:
             return {"bytes": self._bytes, "limit_bytes": self.max_bytes, "views": len(self._items)}
 
+    def forget(self, realm: str) -> None:
+        """Read every row of ``realm`` live again before serving it (its file was closed: it may be replaced)."""
+        with self._lock:
+            self._live.pop(realm, None)
+
+    def live_views(self, conn: sqlite3.Connection, realm: str, rids: Sequence[int], kind: str, key: str,
+                   now_ms: int) -> dict[int, RecordView]:
+        """The views of the rows among ``rids`` that are active in scope ``(kind, key)`` and unexpired at
+        ``now_ms`` (epoch ms) in ``conn``'s snapshot of ``realm``, by rid (the others are absent): those read
+        live at the generation the snapshot holds are served from memory, the rest read as :meth:`views` does
+        (one statement for their liveness, the changed ones in full)."""
+        try:
+            row = conn.execute("SELECT n FROM records_generation WHERE id = 0").fetchone()
+        except sqlite3.OperationalError:  # a file without the counter: every row is read
+            row = None
+        generation = None if row is None else int(row[0])
+        live = self._live.get(realm)  # a plain read of a dict: safe without the lock
+        known = live[1] if live is not None and generation is not None and live[0] == generation else None
+        out: dict[int, RecordView] = {}
+        todo: list[int] = []
+        if known is None:
+            todo = list(rids)
+        else:
+            for rid in rids:
+                hit = known.get(rid)
+                if hit is not None and hit[1] == kind and hit[2] == key and (hit[3] is None or hit[3] > now_ms):
+                    out[rid] = hit[0]
+                else:
+                    todo.append(rid)
+            self.hits += len(out)  # a statistic: a lost update under a race is harmless
+        if not todo:
+            return out
+        kept: dict[int, tuple[tuple[Any, ...], int | None]] = {}
+        read = self.views(conn, realm, todo, _LIVE_WHERE, (kind, key, now_ms), kept)
+        out.update(read)
+        if generation is None:
+            return out
+        with self._lock:
+            live = self._live.get(realm)
+            if live is None or live[0] != generation:
+                live = self._live[realm] = (generation, {})
+            known, items = live[1], self._items
+            for rid, view in read.items():
+                cached = kept.get(rid)
+                if cached is not None and items.get(cached[0]) is view:  # only views kept (the bound is theirs)
+                    known[rid] = (view, kind, key, cached[1])
+        return out
+
     def views(self, conn: sqlite3.Connection, realm: str, rids: Sequence[int], where: str,
-              params: Sequence[Any]) -> dict[int, RecordView]:
+              params: Sequence[Any], kept: dict[int, tuple[tuple[Any, ...], int | None]] | None = None,
+              ) -> dict[int, RecordView]:
         """The views of the rows among ``rids`` that satisfy ``where`` (SQL over alias ``r``, ``?`` bound
         to ``params`` after the rids) in ``conn``'s snapshot of ``realm``, by rid (rows that do not are
         absent). Each is the kept view when the row's ``memory_id``, ``content_hash`` and
-        ``updated_at_ms`` are those it was kept with, else the row read in full."""
+        ``updated_at_ms`` are those it was kept with, else the row read in full. ``kept``, when given,
+        receives each returned row's cache key and ``expires_at_ms``."""
         wanted = list(dict.fromkeys(rids))
         out: dict[int, RecordView] = {}
         stale: list[int] = []
@@ -84,14 +150,17 @@ class ViewCache:
         cur.row_factory = None  # plain tuples
         for i in range(0, len(wanted), _CHUNK):
             part = wanted[i:i + _CHUNK]
-            for row in cur.execute(
-                    f"SELECT r.rid, r.memory_id, r.content_hash, r.updated_at_ms FROM records r "
+            for rid, memory_id, content_hash, updated_at_ms, expires_at_ms in cur.execute(
+                    f"SELECT r.rid, r.memory_id, r.content_hash, r.updated_at_ms, r.expires_at_ms FROM records r "
                     f"WHERE r.rid IN ({', '.join('?' * len(part))}) {where}", (*part, *params)).fetchall():
-                view = items.get((realm, *row))  # a plain read of a dict: safe without the lock
+                item = (realm, rid, memory_id, content_hash, updated_at_ms)
+                view = items.get(item)  # a plain read of a dict: safe without the lock
+                if kept is not None:
+                    kept[rid] = (item, expires_at_ms)
                 if view is None:
-                    stale.append(row[0])
+                    stale.append(rid)
                 else:
-                    out[row[0]] = view
+                    out[rid] = view
         for i in range(0, len(stale), _CHUNK):
             part = stale[i:i + _CHUNK]
             rows = conn.execute(
@@ -107,7 +176,12 @@ class ViewCache:
                         items[key] = view
                         self._bytes += size
                 while items and (len(items) > self.capacity or self._bytes > self.max_bytes):
-                    self._bytes -= view_bytes(items.pop(next(iter(items))))
+                    old = next(iter(items))
+                    gone = items.pop(old)
+                    self._bytes -= view_bytes(gone)
+                    live = self._live.get(old[0])
+                    if live is not None and (hit := live[1].get(old[1])) is not None and hit[0] is gone:
+                        del live[1][old[1]]
         with self._lock:
             self.hits += len(out) - len(stale)
             self.misses += len(stale)
