@@ -112,9 +112,15 @@ def is_invisible(char: str) -> bool:
 
 @lru_cache(maxsize=1)
 def invisible_characters() -> str:
-    """A regular-expression character class (``"[...]"``) of every :func:`is_invisible` character
-    (built once, on first use: about 0.1 s of CPU)."""
-    return _char_class([cp for cp in range(0x80, sys.maxunicode + 1) if is_invisible(chr(cp))])
+    """A regular-expression character class (``"[...]"``) of every :func:`is_invisible` character, built
+    once, on first use (about 20 ms of CPU): Unicode places format characters and default-ignorable code
+    points in planes 0, 1 and 14 only (:data:`_INVISIBLE_PLANES`), so the rest is not scanned."""
+    return _char_class([cp for start, stop in _INVISIBLE_PLANES for cp in range(start, stop)
+                        if is_invisible(chr(cp))])
+
+
+#: The code point ranges :func:`invisible_characters` scans: the BMP and plane 1 past ASCII, and plane 14.
+_INVISIBLE_PLANES = ((0x80, 0x20000), (0xE0000, 0xF0000))
 
 
 #: Categories removed: format characters, combining marks (and variation selectors), controls.

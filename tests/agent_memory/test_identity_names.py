@@ -65,3 +65,17 @@ def test_a_name_holding_an_invisible_character_is_refused_as_one(before: str, in
             assert str(exc).startswith(f"{field} must"), exc
         else:
             raise AssertionError(f"{field} {before + invisible + after!r} accepted")
+
+
+def test_the_invisible_class_holds_every_invisible_code_point() -> None:
+    """The name rule's character class (scanned over the planes that hold format characters) is the
+    whole of the one definition, over every code point."""
+    import re
+    import sys
+
+    from meta_memory.textfold import invisible_characters, is_invisible
+
+    pattern = re.compile(invisible_characters())
+    every = [cp for cp in range(0x80, sys.maxunicode + 1) if is_invisible(chr(cp))]
+    assert all(pattern.fullmatch(chr(cp)) for cp in every)
+    assert len(pattern.findall("".join(chr(cp) for cp in range(0x80, 0x30000)))) == sum(cp < 0x30000 for cp in every)
