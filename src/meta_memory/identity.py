@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
+
+from .textfold import invisible_characters
 
 __all__ = ["DEFAULT_REALM", "parse_identity", "logical_identity", "parse_realm"]
 
@@ -20,10 +23,14 @@ MAX_REALM_BYTES = 256
 _ROSTER = re.compile(r"^rt:(?P<base>.+):(?P<generation>\d+)$")
 #: the control characters a name may not hold: C0 (below U+0020) and DEL
 _CONTROL = re.compile("[\x00-\x1f\x7f]")
-#: characters a name may not hold because they hide or reorder what it shows: C1 controls, the zero-width
-#: ones, the byte-order mark and the bidirectional marks, embeddings, overrides and isolates (``"\u202ehr"``
-#: reads as another name than it is)
-_HIDDEN = re.compile("[\x80-\x9f\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
+#: characters a name may not hold because they hide or reorder what it shows: C1 controls and every invisible
+#: character of :func:`meta_memory.textfold.is_invisible` (format characters: zero-width, bidirectional marks,
+#: embeddings, overrides and isolates, the soft hyphen, tag characters; variation selectors, the combining
+#: grapheme joiner, Hangul fillers, the braille blank); ``"\u202ehr"`` reads as another name than it is
+#: and ``"hr\u00ad"`` looks like ``"hr"``. Compiled on the first name that is not ASCII.
+@lru_cache(maxsize=1)
+def _HIDDEN() -> re.Pattern[str]:  # noqa: N802 - the rule's name, read as a constant
+    return re.compile("[\x80-\x9f]|" + invisible_characters())
 
 
 def _checked_name(name: str, value: str, max_bytes: int) -> str:
@@ -38,9 +45,10 @@ def _checked_name(name: str, value: str, max_bytes: int) -> str:
     if _CONTROL.search(value) is not None:
         raise ValueError(f"{name} must not contain control characters (tab, newline, NUL, ...)")
     if not value.isascii():
-        if _HIDDEN.search(value) is not None:
+        if _HIDDEN().search(value) is not None:
             raise ValueError(f"{name} must not contain invisible or direction-changing characters "
-                             "(zero-width, bidirectional marks and overrides, C1 controls)")
+                             "(format characters such as zero-width, soft hyphen, tag and bidirectional "
+                             "characters; variation selectors, fillers, C1 controls)")
         if not unicodedata.is_normalized("NFC", value):
             raise ValueError(f"{name} must be in Unicode NFC form (a letter and its accent composed into one "
                              "character, as most keyboards type them), so that two spellings of one name "

@@ -10,12 +10,22 @@ in a realm the call did not name.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 
 from .identity import parse_identity, parse_realm
 from .limits import MAX_SESSION_KEY_BYTES
 
-__all__ = ["MAX_SESSION_KEY_BYTES", "SessionRef", "check_session_key"]
+__all__ = ["MAX_SESSION_KEY_BYTES", "SessionRef", "check_session_key", "session_key_digest"]
+
+
+def session_key_digest(session_key: str) -> str:
+    """What a reader who may not manage the session is shown instead of its key: ``sha256:<8 hex>``, the
+    first 8 hex digits of the key's SHA-256 (UTF-8). Stable, so rows of one session can still be told
+    apart and matched across listings, but not the key: a session key is a bearer-like secret within its
+    realm (whoever presents it acts in that session), so it is shown in clear only to a caller holding
+    ``agent.session.manage`` on the identity (:meth:`meta_memory.panel.visibility.Visibility.session_key`)."""
+    return "sha256:" + hashlib.sha256(session_key.encode("utf-8", "surrogatepass")).hexdigest()[:8]
 
 
 def check_session_key(value: object, *, required: bool) -> str | None:

@@ -6,47 +6,63 @@ them as they are and never act on them:
 * **no markup, no emoji codes**: text reaches Rich as :class:`rich.text.Text`, never as a markup
   string, so ``[/INST]`` (a prompt-format token) or ``[/foo]`` cannot raise a ``MarkupError``,
   ``[red]…[/red]`` is printed as written and ``:one:`` stays three words and two colons;
-* **no terminal control**: C0 and C1 control characters (``ESC``, ``CSI``, ``BEL``, a bare carriage
-  return, ``DEL``) and the Unicode bidirectional controls are shown as ``\\xNN`` / ``\\uNNNN``
+* **no terminal control, nothing hidden**: C0 and C1 control characters (``ESC``, ``CSI``, ``BEL``, a
+  bare carriage return, ``DEL``) and every invisible character (format characters such as the Unicode
+  bidirectional controls, zero-width spaces, the soft hyphen and tag characters; variation selectors;
+  blank fillers: :func:`meta_memory.textfold.is_invisible`) are shown as ``\\xNN`` / ``\\uNNNN``
   escapes, so an ANSI sequence cannot recolour, move the cursor, retitle the window, rewrite the
-  line it sits on or reorder what the reader sees. Line feeds and tabs stay (a body keeps its
-  lines) unless the text is meant for one line.
+  line it sits on or reorder what the reader sees, and a title never holds a character the reader
+  cannot see. Line feeds and tabs stay (a body keeps its lines) unless the text is meant for one line.
 
 :func:`printable` is the one rule; :func:`text` hands it to Rich, :func:`one_line` to a plain
 message line, :func:`json_text` to ``--json`` output (JSON already escapes C0; C1, ``DEL`` and the
-bidi controls are escaped too).
+invisible characters are escaped too).
 """
 
 from __future__ import annotations
 
 import json
 import re
+from functools import lru_cache
 from typing import Any
 
 from rich.text import Text
 
+from .textfold import invisible_characters
+
 __all__ = ["printable", "text", "one_line", "json_text"]
 
-#: Unicode bidirectional formatting characters (marks, embeddings, overrides, isolates).
-_BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
-#: Everything a terminal may act on, except line feed and tab.
-_CONTROL = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_BIDI}]")
-#: The same, line feeds and tabs included (for one-line output).
-_CONTROL_ONE_LINE = re.compile(f"[\x00-\x1f\x7f-\x9f{_BIDI}]")
-#: What JSON output leaves unescaped with ``ensure_ascii=False`` but a terminal may act on.
-_JSON_UNSAFE = re.compile(f"[\x7f-\x9f{_BIDI}]")
+#: Everything a terminal may act on, except line feed and tab: C0, DEL and C1 controls.
+_CONTROLS = "\x00-\x08\x0b-\x1f\x7f-\x9f"
+
+
+@lru_cache(maxsize=1)
+def _patterns() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
+    """The controls above plus every invisible character (:func:`meta_memory.textfold.is_invisible`:
+    format characters such as the bidirectional controls and zero-width spaces, variation selectors,
+    blank fillers): as printed text, as one line (line feeds and tabs too), and inside JSON text (which
+    already escapes C0)."""
+    invisible = invisible_characters()
+    return (re.compile(f"[{_CONTROLS}]|{invisible}"), re.compile(f"[\x00-\x1f\x7f-\x9f]|{invisible}"),
+            re.compile(f"[\x7f-\x9f]|{invisible}"))
 
 
 def _escape(match: re.Match[str]) -> str:
     code = ord(match.group())
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
 def printable(value: object, *, keep_lines: bool = True) -> str:
     """``str(value)`` with every terminal control character shown as an escape (``\\x1b``, ``\\u202e``).
 
     ``keep_lines``: line feeds and tabs are kept (``False``: escaped too, for one-line output)."""
-    return (_CONTROL if keep_lines else _CONTROL_ONE_LINE).sub(_escape, str(value))
+    value = str(value)
+    if value.isascii() and value.isprintable():
+        return value
+    text_pattern, one_line_pattern, _ = _patterns()
+    return (text_pattern if keep_lines else one_line_pattern).sub(_escape, value)
 
 
 def text(value: object, *, style: str = "") -> Text:
@@ -64,4 +80,13 @@ def json_text(value: Any, *, indent: int | None = 2) -> str:
     """``value`` as JSON text for a terminal: non-ASCII letters kept, every control character escaped
     (``\\u001b``, ``\\u009b``, ``\\u202e``); the result is valid JSON that decodes to ``value``."""
     dumped = json.dumps(value, ensure_ascii=False, indent=indent)
-    return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", dumped)
+    return _patterns()[2].sub(_json_escape, dumped)
+
+
+def _json_escape(match: re.Match[str]) -> str:
+    """A character as JSON's escape: ``\\uNNNN``, or its UTF-16 surrogate pair above U+FFFF."""
+    code = ord(match.group())
+    if code < 0x10000:
+        return f"\\u{code:04x}"
+    code -= 0x10000
+    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"

@@ -21,7 +21,10 @@ import sys
 import unicodedata
 from functools import lru_cache
 
-__all__ = ["LOOK_ALIKE_LETTERS", "fold", "fold_table", "has_hidden_tags", "strip_hidden_tags", "unconfuse"]
+__all__ = [
+    "INVISIBLE_FILLERS", "LOOK_ALIKE_LETTERS", "fold", "fold_table", "has_hidden_tags", "invisible_characters",
+    "is_invisible", "strip_hidden_tags", "unconfuse",
+]
 
 
 #: Unicode tag characters (U+E0000-U+E007F) outside an emoji tag sequence: invisible to a reader,
@@ -85,6 +88,41 @@ def unconfuse(text: str) -> str:
 
 #: Letters and symbols that render as blank space: Hangul fillers, the braille blank, Khmer inherent vowels.
 INVISIBLE_FILLERS = frozenset({0x115F, 0x1160, 0x3164, 0xFFA0, 0x2800, 0x17B4, 0x17B5})
+#: Unicode's default-ignorable code points (DerivedCoreProperties.txt, ``Default_Ignorable_Code_Point``) that
+#: are not format characters: the combining grapheme joiner, the Mongolian free variation selectors, the
+#: variation selectors and their supplement, the Hangul fillers, the Khmer inherent vowels, and the code
+#: points Unicode reserves as default-ignorable (a later version may assign them; a renderer shows nothing).
+_DEFAULT_IGNORABLE = frozenset({
+    0x034F, 0x115F, 0x1160, 0x17B4, 0x17B5, *range(0x180B, 0x1810), 0x2065, 0x3164, *range(0xFE00, 0xFE10),
+    0xFFA0, *range(0xFFF0, 0xFFF9), *range(0xE0000, 0xE1000),
+})
+
+
+def is_invisible(char: str) -> bool:
+    """Whether ``char`` (one character) shows nothing, or nothing of its own, where it stands: a format
+    character (``Cf``: zero-width, bidirectional, soft hyphen, tag, interlinear and musical format
+    controls...), a default-ignorable code point (variation selectors, the combining grapheme joiner,
+    Hangul fillers) or an :data:`INVISIBLE_FILLERS` blank. The one definition the name rule
+    (:mod:`meta_memory.identity`) and the terminal's escaping (:mod:`meta_memory.terminal`) share; the
+    console page's ``INVISIBLE`` class is the same set. Control characters are not in it (each caller has
+    its own rule for them)."""
+    code = ord(char)
+    return code in _DEFAULT_IGNORABLE or code in INVISIBLE_FILLERS or unicodedata.category(char) == "Cf"
+
+
+@lru_cache(maxsize=1)
+def invisible_characters() -> str:
+    """A regular-expression character class (``"[...]"``) of every :func:`is_invisible` character, built
+    once, on first use (about 20 ms of CPU): Unicode places format characters and default-ignorable code
+    points in planes 0, 1 and 14 only (:data:`_INVISIBLE_PLANES`), so the rest is not scanned."""
+    return _char_class([cp for start, stop in _INVISIBLE_PLANES for cp in range(start, stop)
+                        if is_invisible(chr(cp))])
+
+
+#: The code point ranges :func:`invisible_characters` scans: the BMP and plane 1 past ASCII, and plane 14.
+_INVISIBLE_PLANES = ((0x80, 0x20000), (0xE0000, 0xF0000))
+
+
 #: Categories removed: format characters, combining marks (and variation selectors), controls.
 _DROPPED = frozenset({"Cf", "Mn", "Me", "Cc"})
 #: ASCII control characters removed (tab, line feed and carriage return stay: they separate words).

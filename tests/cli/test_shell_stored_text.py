@@ -82,6 +82,28 @@ def test_terminal_escapes_in_stored_text_are_shown_not_obeyed(gateway: Any) -> N
     assert [(r["memory_id"], r["body"]) for r in records] == [(stored["memory_id"], ESCAPES)]
 
 
+#: Characters that show nothing: a zero-width space, a soft hyphen, a variation selector, the braille blank,
+#: a musical format control (above U+FFFF), a Hangul filler and an interlinear annotation anchor.
+HIDDEN = ("\u200b", "\u00ad", "\ufe0f", "\u2800", "\U0001d173", "\u3164", "\ufff9")
+
+
+def test_invisible_characters_in_titles_and_tags_are_shown_as_escapes(gateway: Any) -> None:
+    url = ["--url", gateway.url, "--identity", ID]
+    title = "pay" + "".join(HIDDEN) + "roll"
+    gateway.result("meta/agent_memory/remember",
+                   {"identity": ID, "title": title, "body": "quiet body", "tags": ["ta\u200bg"]})
+    listed = mm("list", *url)
+    assert listed.returncode == 0, listed.stderr
+    for ch in HIDDEN:
+        assert ch not in listed.stdout, f"{ch!r} reached the terminal"
+    assert "pay\\u200b\\xad\\ufe0f\\u2800\\U0001d173\\u3164\\ufff9roll" in listed.stdout
+    assert "ta\\u200bg" in listed.stdout
+    as_json = mm("list", *url, "--json")
+    assert as_json.returncode == 0, as_json.stderr
+    assert not any(ch in as_json.stdout for ch in HIDDEN)
+    assert any(r["title"] == title for r in json.loads(as_json.stdout))
+
+
 class _HostileGateway(QuietHandler):
     """A server posing as a gateway whose every refusal carries terminal escapes."""
 
@@ -108,6 +130,7 @@ def test_the_one_rule_escapes_every_control_and_keeps_text() -> None:
     assert printable("a\x1b[31mb\tc\nd") == "a\\x1b[31mb\tc\nd"
     assert printable("\x00\x7f\x85\x9b\u200e\u2067") == "\\x00\\x7f\\x85\\x9b\\u200e\\u2067"
     assert printable("naïve 東京 😀 [red]x[/red]") == "naïve 東京 😀 [red]x[/red]"
+    assert printable("a\u00ad\u2800\U0001d173b") == "a\\xad\\u2800\\U0001d173b"
     assert one_line("a\n b\x1b") == "a b\\x1b"
     value = {"t": "x\x1b\x9b\u202e\x7fy", "ok": "é"}
     dumped = json_text(value)

@@ -53,6 +53,14 @@ def _remember(gw: Any, **params: Any) -> dict[str, Any]:
     ("identity", "lead:\u2067main", "identity must not contain invisible or direction-changing characters"),
     ("identity", "lead\ufeff:main", "identity must not contain invisible or direction-changing characters"),
     ("identity", "lead:\x85main", "identity must not contain invisible or direction-changing characters"),
+    # every format character, variation selector and blank filler, wherever it stands
+    *[(field, name, f"{field} must not contain invisible or direction-changing characters")
+      for field, name in [
+          (f, f"lead{ch}:main" if f == "identity" else f"hr{ch}")
+          for f in ("identity", "realm")
+          for ch in ["\u00ad", "\U000e0041", "\u180e", "\u034f", "\ufff9", "\ufffa", "\ufffb",
+                     "\U0001d173", "\U0001d17a", "\u17b4", "\u17b5", "\u115f", "\u1160", "\u3164", "\uffa0",
+                     "\u2800", "\ufe0f", "\ufe00", "\U000e0100", "\u180b", "\u0600", "\U000110bd"]]],
     ("realm", "Cafe\u0301", "realm must be in Unicode NFC form"),
     ("identity", "jose\u0301:main", "identity must be in Unicode NFC form"),
 ])

@@ -10,6 +10,7 @@ one identity record, one quarantined record and a dream.
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 import pytest
@@ -173,7 +174,9 @@ def test_record_injection_rows_need_the_identity_too(panel: Any) -> None:
     assert {i["identity"] for i in admin["injections"]} == {LEAD, WORKER}
     bob = panel.result("bob", P + "record", {"memory_id": w["lead_b"]})
     assert {i["identity"] for i in bob["injections"]} == {LEAD}
-    assert bob["injections"][0]["session_key"] == "sess-lead" and bob["injections"][0]["surface"] == "turn"
+    # bob may read the identity but not manage its sessions: he sees a digest of the key
+    assert bob["injections"][0]["session_key"] == "sha256:" + hashlib.sha256(b"sess-lead").hexdigest()[:8]
+    assert bob["injections"][0]["surface"] == "turn"
 
 
 def test_record_detail_refuses_what_the_caller_may_not_read(panel: Any) -> None:

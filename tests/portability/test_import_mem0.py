@@ -246,3 +246,25 @@ def test_a_pickle_sharing_one_list_many_times_is_left_out_at_once(tmp_path: Path
     with handle_on(tmp_path / "s", None) as h:
         [record] = h.list_agent_memory("alice").records
         assert record.body == "Alice likes green tea" and record.metadata == {}
+
+
+def test_content_erased_anywhere_is_not_imported_again(tmp_path: Path) -> None:
+    """A memory whose text was erased from one identity is refused (its line, ``erased``) when another mem0
+    store brings the same text for another user: an import refuses content erased anywhere."""
+    state = tmp_path / "state"
+    first, second = mem0_memory(tmp_path / "first"), mem0_memory(tmp_path / "second")
+    first.add("The vault code is in the blue folder", infer=False, user_id="alice")
+    second.add("The vault code is in the blue folder", infer=False, user_id="carol")
+    second.add("The cache restarts nightly", infer=False, user_id="carol")
+    done = mm("import", "--from", "mem0", str(tmp_path / "first"), "--state-dir", str(state), "--json")
+    assert done.returncode == 0, done.stderr
+    with handle_on(state, None) as h:
+        (vault,) = h.list_agent_memory("alice").records
+        h.call("meta/agent_memory/erase", {"identity": "alice", "memory_id": vault.memory_id})
+    again = mm("import", "--from", "mem0", str(tmp_path / "second"), "--state-dir", str(state), "--json")
+    report = json.loads(again.stdout)
+    assert again.returncode == 1 and report["created"] == 1, report
+    assert [n["reason"].split(":")[0] for n in report["refused"]] == ["erased"], report
+    assert b"blue folder" not in again.stdout + again.stderr
+    with handle_on(state, None) as h:
+        assert [r.body for r in h.list_agent_memory("carol").records] == ["The cache restarts nightly"]

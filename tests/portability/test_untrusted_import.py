@@ -350,3 +350,58 @@ def test_an_integer_no_column_holds_is_refused_by_line_not_a_traceback(tmp_path:
     assert done.returncode != 0 and path[-1].encode() in done.stderr, done.stderr
     with handle_on(tmp_path / "dst", None) as h:
         assert h.list_agent_memory(ID).records == []
+
+
+def test_an_edited_export_cannot_bring_erased_content_back_under_another_id_identity_or_realm(
+        tmp_path: Path, configs: Any) -> None:
+    """Erased text is refused by an import wherever the edited line puts it: another id, another identity,
+    another realm; an erased id is refused in any realm. Each refused line is named, and nothing of it lands."""
+    src_cfg, _ = configs
+    state = tmp_path / "state"
+    with handle_on(state, src_cfg) as h:
+        ids = build_source(h)
+    dump = tmp_path / "before-erase.jsonl"
+    assert mm("export", "--state-dir", str(state), *config_args(src_cfg), "-o", str(dump)).returncode == 0
+    with handle_on(state, src_cfg) as h:
+        for memory_id in (ids["tea"], ids["passport"]):
+            h.call("meta/agent_memory/erase", {"identity": ID, "memory_id": memory_id})
+    lines = _lines(dump)
+    tea = next(x for x in lines if x.get("type") == "record" and x["record"]["id"] == ids["tea"])
+    moved = []
+    for n, (realm, ident, new_id, body) in enumerate([
+            ("default", "c:other", "mem-1700000000000000000-1-1-00000000000000a1", None),
+            ("hr", "c:other", "mem-1700000000000000000-1-1-00000000000000a2", None),
+            # re-spaced: the register's folded hash still matches
+            ("hr", "d:other", "mem-1700000000000000000-1-1-00000000000000a3", "Prefers  jasmine tea\tin the morning."),
+            # the erased id itself, moved into another realm with new words
+            ("hr", "c:other", ids["passport"], "Something else entirely."),
+    ]):
+        rec = {**tea["record"], "id": new_id, "scope": {"scope": "identity", "realm": realm, "identity": ident},
+               "status": {"status": "active"}, "supersedes": None, "derived_from": []}
+        if body is not None:
+            rec["body"] = body
+        moved.append({"type": "record", "realm": realm, "record": rec})
+    header = next(x for x in lines if x.get("type") == "header")
+    edited = _write(tmp_path / "edited.jsonl", [header, *moved])
+    out = mm("import", str(edited), "--state-dir", str(state), *config_args(src_cfg), "--json")
+    assert out.returncode == 1, out.stderr
+    report = json.loads(out.stdout)
+    refused = {n["memory_id"]: (n["line"], n["reason"]) for n in report["refused"]}
+    assert set(refused) == {m["record"]["id"] for m in moved}
+    assert sorted(line for line, _ in refused.values()) == [2, 3, 4, 5]
+    assert all(reason.startswith("erased") for _, reason in refused.values()), refused
+    assert "jasmine" not in out.stdout.decode()
+    with handle_on(state, src_cfg) as h:
+        for m in moved:
+            assert not _exists_in(h, m["realm"], m["record"]["id"])
+        for ident in ("c:other", "d:other"):
+            for realm in ("default", "hr"):
+                assert h.recall_agent_memory(ident, query_text="jasmine tea", realm=realm) == []
+
+
+def _exists_in(h: Any, realm: str, memory_id: str) -> bool:
+    try:
+        h.call(PANEL, {"realm": realm, "memory_id": memory_id})
+    except RecordNotFound:
+        return False
+    return True

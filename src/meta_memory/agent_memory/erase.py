@@ -68,8 +68,12 @@ class Erasure:
         equal to any of the erasure's means it (a folded hash equal to an exact one: one of the two
         contents is the other folded), so an erasure without a folded hash still refuses the re-spaced
         forms of a content that was erased in folded form."""
-        if (self.scope_kind, self.scope_key) != scope.storage():
-            return False
+        return (self.scope_kind, self.scope_key) == scope.storage() and self.matches(content_hash, folded_hash)
+
+    def matches(self, content_hash: str, folded_hash: str) -> bool:
+        """Whether the content of ``content_hash`` (exact) and ``folded_hash`` (folded) is this erasure's,
+        in whatever scope: the rule of :meth:`covers` without the scope (an import refuses content erased
+        anywhere in the installation)."""
         mine = (self.content_hash, self.folded_hash)
         return (bool(content_hash) and content_hash in mine) or (bool(folded_hash) and folded_hash in mine)
 

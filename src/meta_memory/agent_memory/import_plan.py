@@ -25,13 +25,14 @@ Two plans:
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from meta_memory.agent_memory import record_writes
 from meta_memory.agent_memory.batch import BatchReceipt, CreateOp, RestoreOp, StagedBatch
+from meta_memory.agent_memory.erase import Erasure
 from meta_memory.agent_memory.expiry import expiry_past_cap
 from meta_memory.agent_memory.hashing import content_hash, folded_content_hash
 from meta_memory.agent_memory.model import (
@@ -71,6 +72,8 @@ __all__ = [
     "check_create",
     "foreign_create",
     "foreign_memory_id",
+    "erased_reason",
+    "installation_erasures",
     "keep_out_erased",
     "past_expiry_cap",
     "plan_creates",
@@ -142,28 +145,61 @@ def check_chains(store: AgentMemoryStore, records: Sequence[tuple[int, MemoryRec
                                  "as its successor (export and import whole supersede chains)")
 
 
+def installation_erasures(store: AgentMemoryStore, realm: str, ids: Collection[str],
+                          hashes: Collection[str]) -> list[tuple[str, Erasure]]:
+    """``(realm, row)`` of every erasure-register row of every realm of the installation (``realm`` first)
+    naming one of ``ids`` or matching one of ``hashes`` (exact or folded content hashes): one snapshot and a
+    few ``IN`` lookups per realm."""
+    rows: list[tuple[str, Erasure]] = []
+    for name in dict.fromkeys([realm, *store.list_realms()]):
+        with store.snapshot(name) as tx:
+            rows += [(name, row) for row in tx.erased(ids, hashes)]
+    return rows
+
+
+def erased_reason(rows: Sequence[tuple[str, Erasure]], realm: str, memory_id: str | None, hashes: tuple[str, str],
+                  scopes: Sequence[Scope] = ()) -> str | None:
+    """Why an import refuses a record of ``realm`` (its id, its ``(content hash, folded hash)`` and the
+    ``scopes`` it would be read in) given the installation's erasure ``rows``
+    (:func:`installation_erasures`), or ``None``: its id was erased in any realm, its content erased from
+    one of ``scopes`` of ``realm``, or from any other scope of any realm. Every reason begins ``erased``
+    and names the id or the scope, never the content."""
+    for name, r in rows:
+        if memory_id is not None and r.memory_id == memory_id:
+            where = "here" if name == realm else f"in realm '{name}'"
+            return f"erased: this record was erased {where}; an erased record is never imported again"
+    scope = next((s for s in scopes if any(name == realm and r.covers(s, *hashes) for name, r in rows)), None)
+    if scope is not None:
+        return f"erased: its content was erased from {scope.describe()}"
+    for name, r in rows:
+        if r.matches(*hashes):
+            return (f"erased: its content was erased from {r.scope_kind} scope '{r.scope_key}' of realm '{name}'; "
+                    "content erased anywhere in the installation is never imported again")
+    return None
+
+
 def keep_out_erased(store: AgentMemoryStore, realm: str, recs: Sequence[tuple[int, MemoryRecord]]
                     ) -> tuple[list[tuple[int, MemoryRecord]], list[tuple[int, str, str]]]:
-    """``(kept, refused)``: ``recs`` without the records the erasure register refuses (an erased id, or
-    content erased from a scope the record would be read in), and without the records of their supersede
-    chains in the file (which could not land without them); ``refused`` holds ``(line, id, reason)`` of
-    each, in the order of ``recs``."""
+    """``(kept, refused)``: ``recs`` without the records the erasure register of **any** realm of the
+    installation refuses (:func:`erased_reason`: an id erased anywhere, or content erased from any scope of
+    any realm, matched by the register's rule, the exact or the folded content hash), and without the
+    records of their supersede chains in the file (which could not land without them); ``refused`` holds
+    ``(line, id, reason)`` of each, in the order of ``recs``.
+
+    Wider than a live write's rule (content erased from a scope the record would be read in): an import is
+    the operator's, offline, and an edited export (an erased record given another id and identity) must not
+    bring erased text back anywhere; a live write of the same words into another identity's own scope is
+    not refused, since that refusal would tell the writer what was erased elsewhere."""
     exact = [rec.content_hash for _, rec in recs]
     hashes = [(h, folded_content_hash(rec.title, rec.body, h)) for (_, rec), h in zip(recs, exact, strict=True)]
-    with store.snapshot(realm) as tx:
-        rows = tx.erased([rec.id for _, rec in recs], {h for pair in hashes for h in pair})
+    rows = installation_erasures(store, realm, [rec.id for _, rec in recs], {h for pair in hashes for h in pair})
     if not rows:
         return list(recs), []
-    gone_ids = {r.memory_id for r in rows}
     refused: dict[str, str] = {}
     for (_, rec), pair in zip(recs, hashes, strict=True):
-        if rec.id in gone_ids:
-            refused[rec.id] = "erased: this record was erased here; an erased record is never imported again"
-        else:
-            scope = next((s for s in erasure_scopes(rec.scope, rec.author)
-                          if any(r.covers(s, *pair) for r in rows)), None)
-            if scope is not None:
-                refused[rec.id] = f"erased: its content was erased from {scope.describe()}"
+        why = erased_reason(rows, realm, rec.id, pair, erasure_scopes(rec.scope, rec.author))
+        if why is not None:
+            refused[rec.id] = why
     linked = True
     while linked:  # a superseded record and its successor land together or not at all
         linked = False

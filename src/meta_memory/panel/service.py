@@ -157,7 +157,7 @@ class PanelService:
                 if self._record_visible(r, link)
             ]
             injections = [
-                inj.to_json()
+                {**inj.to_json(), "session_key": self.vis.session_key(r, inj.identity, inj.session_key)}
                 for inj in self.store.record_injections(r, memory_id, RECORD_INJECTIONS_MAX)
                 if self.vis.injection(r, record_facts(row), inj.identity)
             ]
@@ -349,7 +349,8 @@ class PanelService:
             limit,
             lambda i: self.vis.injection(i.realm, _facts(records.get((i.realm, i.record_id))), i.identity),
         )
-        return {"injections": [i.to_json() for i in kept], "realms": realms}
+        return {"injections": [{**i.to_json(), "session_key": self.vis.session_key(i.realm, i.identity, i.session_key)}
+                               for i in kept], "realms": realms}
 
     def proposals(self, *, realm: str | None, limit: int) -> dict[str, Any]:
         """``meta/memory/panel/proposals``: ``{proposals, realms}``; metadata and the taint flag, never bodies."""
@@ -367,7 +368,8 @@ class PanelService:
             (self.store.harvests(r, limit) for r in realms), lambda h: (h.retired_at_ms, h.identity), limit
         )
         kept = limit_then_filter(rows, limit, lambda h: self.vis.harvest(h.realm, h.identity))
-        return {"harvests": [h.to_json() for h in kept], "realms": realms}
+        return {"harvests": [{**h.to_json(), "session_key": self.vis.session_key(h.realm, h.identity, h.session_key)}
+                             for h in kept], "realms": realms}
 
     def overview(self, *, realm: str | None) -> dict[str, Any]:
         """``meta/memory/panel/overview``: ``{scopes, totals, floors, realms}``.

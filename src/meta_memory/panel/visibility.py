@@ -14,6 +14,9 @@ Rules (access control off => everything is visible):
   scope. A released successor is ordinary memory;
 * a **proposal** and an **overview scope row**: by its scope;
 * a **harvest**: by its identity's scope;
+* a **session key** in any row or event (injection-ledger rows, harvests, taint transitions): shown in
+  clear only to a caller holding ``agent.session.manage`` on the identity, otherwise as its digest
+  (:func:`~meta_memory.session_ref.session_key_digest`, ``sha256:<8 hex>``);
 * an **audit verdict**: by its record (withheld when the record is unknown);
 * an **injection-ledger row**: the record AND the identity it went into;
 * a **gated promotion**: its target scope and every source scope (unresolved
@@ -38,6 +41,7 @@ from typing import Any
 from ..access.policy import READ_ACTIONS, AccessPolicy
 from ..access.principal import Principal
 from ..access.resources import Resource, Resources
+from ..session_ref import session_key_digest
 
 __all__ = [
     "DreamAccess",
@@ -51,6 +55,7 @@ __all__ = [
 READ = "agent.memory.read"
 VIEW = "agent.view"
 REVIEW = "memory.quarantine.review"
+SESSION_MANAGE = "agent.session.manage"
 
 
 @dataclass(frozen=True)
@@ -202,6 +207,17 @@ class Visibility:
     def harvest(self, realm: str, identity: str) -> bool:
         """A pending exit-interview harvest is judged by its identity."""
         return self.scope(realm, "identity", identity)
+
+    def session_key(self, realm: str, identity: str, session_key: str | None) -> str | None:
+        """``session_key`` of ``identity``'s session as the caller may see it: in clear when it holds
+        ``agent.session.manage`` on the identity (or access control is off), else its digest
+        ``sha256:<8 hex>`` (:func:`~meta_memory.session_ref.session_key_digest`); ``None`` stays ``None``.
+        The one rule of every read surface that returns a session key (panel rows, timeline events)."""
+        if session_key is None or not self.policy.enabled:
+            return session_key
+        if self._ok(SESSION_MANAGE, self.resources.identity(realm, identity)):
+            return session_key
+        return session_key_digest(session_key)
 
     def audit_verdict(self, realm: str, record: Any | None) -> bool:
         """An open usage-audit verdict is judged by its record; an unknown record is

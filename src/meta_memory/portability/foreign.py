@@ -33,13 +33,16 @@ from typing import Any
 
 from ..agent_memory.batch import CreateOp
 from ..agent_memory.fields import FieldError, normalize_metadata
+from ..agent_memory.hashing import content_hash, folded_content_hash
 from ..agent_memory.import_plan import (
     Landing,
     StoredKeys,
     apply_creates,
     check_create,
+    erased_reason,
     foreign_create,
     foreign_memory_id,
+    installation_erasures,
     plan_creates,
 )
 from ..agent_memory.model import Scope
@@ -228,6 +231,7 @@ def _not_stored(store: AgentMemoryStore, summary: ForeignSummary, ops: list[tupl
     one): the same id (present, or a conflict when its content differs), the same content active in the
     scope (a duplicate), an earlier entry of this batch with the same content, or the same LangGraph key
     (a conflict); each noted in ``summary``."""
+    ops = _not_erased(store, summary, ops)
     plans = plan_creates(store, summary.realm, [op for _, op in ops], [rec.key_tag for rec, _ in ops], keys)
     fresh: list[tuple[ForeignRecord, CreateOp]] = []
     for (rec, op), plan in zip(ops, plans, strict=True):
@@ -248,6 +252,30 @@ def _not_stored(store: AgentMemoryStore, summary: ForeignSummary, ops: list[tupl
                                       "this key is already stored with another value; kept as it was")
                           for (rec, _), plan in zip(ops, plans, strict=True) if plan.landing is Landing.KEY_CONFLICT]
     return fresh
+
+
+def _not_erased(store: AgentMemoryStore, summary: ForeignSummary,
+                ops: list[tuple[ForeignRecord, CreateOp]]) -> list[tuple[ForeignRecord, CreateOp]]:
+    """``ops`` without the entries whose id or content the erasure register of any realm of the installation
+    holds (:func:`~meta_memory.agent_memory.import_plan.erased_reason`), each noted as refused (``erased``)."""
+    if not ops:
+        return ops
+    hashes = []
+    for _, op in ops:
+        exact = content_hash(op.record.title, op.record.body)
+        hashes.append((exact, folded_content_hash(op.record.title, op.record.body, exact)))
+    rows = installation_erasures(store, summary.realm, [op.id for _, op in ops if op.id is not None],
+                                 {h for pair in hashes for h in pair})
+    if not rows:
+        return ops
+    kept: list[tuple[ForeignRecord, CreateOp]] = []
+    for (rec, op), pair in zip(ops, hashes, strict=True):
+        why = erased_reason(rows, summary.realm, op.id, pair, (op.scope,))
+        if why is None:
+            kept.append((rec, op))
+        else:
+            summary.refused.append(ForeignNote(rec.position, rec.source_id, why))
+    return kept
 
 
 def _land(store: AgentMemoryStore, summary: ForeignSummary, ops: list[tuple[ForeignRecord, CreateOp]]) -> None:

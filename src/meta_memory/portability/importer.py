@@ -14,8 +14,9 @@ reports.
   file lands no more trusted or visible than a fresh write (:mod:`.policy`): each record is
   downgraded, a record of a shared scope is refused unless allowed by name, and ledger lines are
   refused unless allowed (``allow_ledger``). The summary names every downgraded and refused line.
-- Erased stays erased: a record whose id the erasure register holds, or whose content was erased
-  from its scope, is refused (with every record of its supersede chain in the file).
+- Erased stays erased: a record whose id the erasure register of any realm holds, or whose content was
+  erased from any scope of any realm of the installation, is refused (with every record of its supersede
+  chain in the file).
 - Idempotent by memory id: a record whose id is already stored with the same content is skipped; one
   stored with other content is skipped and counted as a conflict, never overwritten.
 - Trust is never raised (the validator caps it); quarantined content stays quarantined.

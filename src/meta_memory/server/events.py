@@ -140,6 +140,6 @@ class EventsEndpoint:
                 after = env.seq
                 if not access.event_visible(principal, env):
                     continue
-                payload = json.dumps(env.to_dict(), ensure_ascii=False)
+                payload = json.dumps(access.event_json(principal, env), ensure_ascii=False)
                 yield f"id: {env.event_id}\nevent: {env.event_type}\ndata: {payload}\n\n".encode()
             await asyncio.sleep(0)

@@ -80,6 +80,21 @@ class AccessService:
         res = self.resources.identity(realm, event.identity)
         return self.policy.check(who, "agent.memory.read", res) and self.policy.check(who, "agent.view", res)
 
+    def event_json(self, principal: Principal | None, event: EventEnvelope) -> dict[str, Any]:
+        """``event`` as the wire shows it to ``principal`` (``meta/events/list``, ``GET /events``): a
+        ``data.session_key`` (a taint transition's) in clear only to a caller holding
+        ``agent.session.manage`` on the event's identity, else its digest (:meth:`Visibility.session_key`,
+        the one rule)."""
+        out = event.to_dict()
+        key = event.data.get("session_key")
+        if isinstance(key, str) and event.identity != SYSTEM_IDENTITY:
+            named = event.data.get("realm")
+            realm = named if isinstance(named, str) else self.resources.default_realm
+            shown = self.visibility(principal).session_key(realm, event.identity, key)
+            if shown != key:
+                out["data"] = {**event.data, "session_key": shown}
+        return out
+
     def scope_check(self, principal: Principal | None, action: str) -> Callable[[Scope], bool]:
         """``check(scope)``: whether ``principal`` holds ``action`` on a record scope (always, without
         ``[access]``). Handed to an operation that reaches scopes its params do not name (an erase's

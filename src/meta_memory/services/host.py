@@ -72,14 +72,15 @@ class QuarantineEventOps(StoreRecorderOps):
                           {"realm": session.realm, "record_id": memory_id, "author": f"agent:{session.identity}",
                            "reason": reason}, identity=session.identity)
 
-    def remember_authored(self, session: SessionRef, record: RecordDraft, author: Author) -> tuple[str, str | None]:
-        memory_id, reason, created = self.remember_authored_created(session, record, author)
-        if reason is not None:
+    def remember_authored_created(self, session: SessionRef, record: RecordDraft,
+                                  author: Any) -> tuple[str, str | None, bool]:
+        memory_id, reason, created = super().remember_authored_created(session, record, author)
+        if created and reason is not None:
             self._quarantined(session, memory_id, reason)
         elif created:
             self._events.emit("memory.record.created", {"realm": session.realm, "record_id": memory_id},
                               identity=session.identity)
-        return memory_id, reason
+        return memory_id, reason, created
 
     def forget_authored(self, session: SessionRef, memory_id: str, author: Author) -> ForgetRequest:
         out = super().forget_authored(session, memory_id, author)

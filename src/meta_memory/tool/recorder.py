@@ -44,6 +44,7 @@ __all__ = [
     "NO_MOB_TEXT",
     "RecorderOps",
     "RecorderTool",
+    "ReportsDuplicates",
     "ToolResult",
     "WriteOutcome",
     "default_agent_author",
@@ -61,6 +62,14 @@ _QUARANTINED: Final = (
     "or operator promotes it."
 )
 _PRIOR_STAYS: Final = " The prior record remains active until review."
+_DUPLICATE: Final = (
+    "Memory {id} already holds this content; nothing was stored or changed (a repeated remember never "
+    "changes a record: its tags, kind and description stay as they are; use action update to change them)."
+)
+_DUPLICATE_QUARANTINED: Final = (
+    "Memory {id} already holds this content and is QUARANTINED pending review ({reason}); nothing was stored "
+    "or changed. It will not be injected or recalled until a steward or operator promotes it."
+)
 _FORGOT: Final = (
     "Forgot memory {id}. It stops being injected immediately; text already in a live context is only revoked "
     "by reset/respawn."
@@ -150,6 +159,19 @@ class RecorderOps(Protocol):
 
     def propose(self, session: SessionRef, mob: str, record: RecordDraft, author: Any) -> str:
         """Queue ``record`` as a proposal for scope ``mob{session.realm, mob}``; returns the proposal id."""
+        ...
+
+
+@runtime_checkable
+class ReportsDuplicates(Protocol):
+    """:class:`RecorderOps` that also tell a new record from an existing one: the recorder then says
+    truthfully that a repeated remember changed nothing (without it every remember reads "Stored")."""
+
+    def remember_authored_created(
+        self, session: SessionRef, record: RecordDraft, author: Any
+    ) -> tuple[str, str | None, bool]:
+        """:meth:`RecorderOps.remember_authored` plus whether a record was created (``False``: the
+        identity's record of the same content was returned, unchanged)."""
         ...
 
 
@@ -246,7 +268,13 @@ class RecorderTool:
                 return ToolResult(f"`ttl_s` must be at most {self._max_ttl_s} seconds", is_error=True)
         if isinstance(action, RememberAction):
             author = self._author_factory(session.identity)
-            memory_id, reason = self._ops.remember_authored(session, action.record, author)
+            if isinstance(self._ops, ReportsDuplicates):
+                memory_id, reason, created = self._ops.remember_authored_created(session, action.record, author)
+                if not created:
+                    return ToolResult(_DUPLICATE_QUARANTINED.format(id=memory_id, reason=reason) if reason
+                                      else _DUPLICATE.format(id=memory_id))
+            else:
+                memory_id, reason = self._ops.remember_authored(session, action.record, author)
             return ToolResult(self._written("Stored", memory_id, reason))
         if isinstance(action, UpdateAction):
             author = self._author_factory(session.identity)

@@ -34,11 +34,13 @@
   // ------------------------------------------------------------------ user text
 
   /* Characters that change how text reads without being seen: C0/C1 controls (tab and newlines
-   * excepted), bidirectional embeddings, overrides, isolates and marks (U+202A–U+202E,
-   * U+2066–U+2069, U+200E/F, U+061C), zero-width and other invisible format characters, the
-   * line and paragraph separators, and the tag block (U+E0000–U+E007F). The page shows each one as
-   * a visible escape (⟨U+202E⟩), so the reviewer reads the same characters the model is given. */
-  const INVISIBLE = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F\u00AD\u034F\u061C\u115F\u1160\u17B4\u17B5\u180B-\u180F\u200B-\u200F\u2028-\u202E\u2060-\u206F\u3164\uFEFF\uFFA0\uFFF9-\uFFFB]|[\u{E0000}-\u{E007F}]/gu;
+   * excepted), the line and paragraph separators, and every invisible character of the product's one
+   * definition (meta_memory.textfold.is_invisible): format characters (bidirectional embeddings,
+   * overrides, isolates and marks, zero-width characters, the soft hyphen, tag characters, interlinear
+   * and musical format controls), default-ignorable code points (variation selectors, the combining
+   * grapheme joiner, Hangul fillers) and the braille blank. The page shows each one as a visible
+   * escape (⟨U+202E⟩), so the reviewer reads the same characters the model is given. */
+  const INVISIBLE = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F\u2028\u2029\u2800\p{Cf}\p{Default_Ignorable_Code_Point}]/gu;
 
   function codePoint(ch) {
     return "U+" + ch.codePointAt(0).toString(16).toUpperCase().padStart(4, "0");

@@ -69,7 +69,7 @@ def register(table: MethodTable) -> None:
         after = parse_event_seq(params.after) if params.after is not None else None
         events = runtime.events.list(after, params.limit)
         visible = [e for e in events if _event_visible(runtime, ctx, e)]
-        return {"events": [e.to_dict() for e in visible], "last_event_id": events[-1].event_id if events else None}
+        return {"events": [runtime.access.event_json(ctx.principal, e) for e in visible], "last_event_id": events[-1].event_id if events else None}
 
 
 def register_discover(table: MethodTable) -> None:
