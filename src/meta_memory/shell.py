@@ -29,7 +29,7 @@ import click
 from . import strict_json
 from .terminal import json_text, one_line, text
 
-__all__ = ["register", "gateway_url_option"]
+__all__ = ["register", "gateway_url_option", "realm_option"]
 
 DEFAULT_URL = "http://127.0.0.1:8765"
 
@@ -47,12 +47,20 @@ def gateway_url_option(ctx: click.Context, param: click.Parameter, value: str | 
         raise click.BadParameter(str(exc)) from None
 
 
+def realm_option(what: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """The ``--realm`` option of a command whose calls name a realm (``None`` when not given): ``what`` it
+    sets, then the default every such call gets, the serving runtime's ``[agent_memory] realm``."""
+    return click.option(
+        "--realm", default=None,
+        help=f"{what} (default: the [agent_memory] realm the gateway is configured with; with --state-dir, "
+             'that of --config; "default" when none is set).')
+
+
 def _target_options(command: Callable[..., Any]) -> Callable[..., Any]:
     """The options every memory command shares: who, where, and how to print."""
-    options = [
+    options: list[Callable[[Callable[..., Any]], Callable[..., Any]]] = [
         click.option("--identity", required=True, help="Agent identity whose memory this reads or writes."),
-        click.option("--realm", default=None,
-                     help='Realm of the records (default: "default", as for every meta/agent_memory/* call).'),
+        realm_option("Realm of the records"),
         click.option("--url", default=None, callback=gateway_url_option,
                      help=f"Gateway base URL (default {DEFAULT_URL}; not with --state-dir)."),
         click.option("--token", default=None, envvar="META_MEMORY_TOKEN", show_envvar=True,
