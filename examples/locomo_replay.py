@@ -1,7 +1,8 @@
-"""Replay the LoCoMo dev conversations through a running gateway and print recall@k.
+"""Replay the conversations of a LoCoMo JSON file you provide (the LoCoMo benchmark's format; the README
+says where it comes from) through a running gateway and print recall@k.
 
     meta-memory serve --state-dir /tmp/locomo-state &
-    python examples/locomo_replay.py ../shared/data/locomo-dev.json --url http://127.0.0.1:8765 [--inject]
+    python examples/locomo_replay.py locomo10.json --url http://127.0.0.1:8765 [--inject]
 
 Same as ``meta-memory replay``; this file shows the library call.
 """

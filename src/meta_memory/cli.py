@@ -21,7 +21,7 @@ from click.core import ParameterSource
 
 from .config import MetaConfig, load_config
 from .errors import ConfigError, StartupError
-from .shell import gateway_url_option
+from .shell import gateway_url_option, realm_option
 
 if TYPE_CHECKING:  # pragma: no cover
     from .runtime import Runtime
@@ -289,7 +289,7 @@ def storage_adopt_predecessor(state_dir: Path, apply_: bool) -> None:
 @click.option("--token", envvar="META_MEMORY_TOKEN", show_envvar=True, default=None,
               help="Bearer token, when the gateway requires one (prefer the environment variable).")
 @click.option("--inject", is_flag=True, help="Also ask each question through meta/turn/inject.")
-@click.option("--realm", default=None, help="Realm to write into (default: the gateway's).")
+@realm_option("Realm to write into")
 @click.option("--limit", type=int, default=None, help="Replay only the first N conversations.")
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
 def replay(path: Path, url: str, token: str | None, inject: bool, realm: str | None, limit: int | None,
@@ -328,9 +328,7 @@ def replay(path: Path, url: str, token: str | None, inject: bool, realm: str | N
 @main.command("mcp")
 @_state_dir_option
 @click.option("--identity", required=True, help="The agent identity whose memory the tool reads and writes.")
-@click.option("--realm", default=None,
-              help="Realm of the session and of every write (default: agent_memory.realm of the config, or of "
-                   "the --url gateway).")
+@realm_option("Realm of the session and of every write")
 @_config_option
 @click.option("--session-key", default=None, help="Session the calls come from (default: a fresh mcp-<hex> key).")
 @click.option("--mob", default=None, help="Mob the agent runs in (enables propose_to_mob).")

@@ -51,7 +51,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
-from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from typing import Any, cast
@@ -60,9 +60,10 @@ import anyio
 import mcp_types as types
 from mcp.server import Server
 
-from . import strict_json
 from .clock import new_nonce
-from .errors import MetaError, echo
+from .errors import InvalidRequest, MetaError, ParseError, echo
+from .rpc.dispatch import decode_body, error_response
+from .rpc.lines import oversized_line_error, read_line
 from .server.config import DEFAULT_MAX_REQUEST_BYTES
 from .tool.schema import MEMORY_TOOL_NAME, memory_tool_definition
 
@@ -214,63 +215,77 @@ def default_session_key() -> str:
 
 
 class _StrictLines:
-    """The stdin lines the MCP SDK reads, less any line longer than ``limit`` bytes and any line whose
-    JSON names a key twice.
+    """The stdin lines the MCP SDK reads, less every line that is not a message it can serve, each of
+    which is answered here with a JSON-RPC error as ``meta-memory gateway --stdio`` answers it.
 
-    Lines are read as bytes, at most ``limit + 1`` at a time: a longer line is read on to its end and
-    thrown away unread (so it never costs more memory than ``limit``), logged with its size. The SDK
-    decodes a message itself (the last copy of a repeated key wins), so the one strict reader
-    (``strict_json.py``) looks at each line first: a line naming a key twice is logged and never
-    reaches the SDK. Either way the SDK sees nothing, which is what it does with any line that is not a
-    message (no answer; the client's request times out). Other lines pass unchanged (decoded as UTF-8,
-    undecodable bytes replaced), malformed ones included, for the SDK to refuse as it does."""
+    The SDK sends nothing back for a line it cannot read (the client's request would wait until it times
+    out), and decodes a message itself (the last copy of a repeated key wins). So each line is read as
+    bytes under the cap and checked before the SDK sees it (blank lines are skipped):
+
+    * a line over ``limit`` bytes is read to its end and dropped unparsed (never more than ``limit`` of it
+      held; see ``rpc/lines.py``), logged with its size, and answered ``-32600`` naming the cap, under
+      the ``id`` its head names or ``null``;
+    * a line that is not JSON (invalid UTF-8, a syntax error, a key named twice: the one strict reader,
+      ``strict_json.py``, decides) is logged and answered ``-32700`` under ``null``;
+    * JSON that is not a JSON-RPC message the SDK reads (by its own message model) is answered
+      ``-32600`` under the object's ``id`` when it is a string or an integer, else ``null``.
+
+    The answers go out on the transport's write stream, handed over by :meth:`answer_on` once the
+    transport is up."""
 
     def __init__(self, source: Any, limit: int) -> None:
         self._source = source
         self._limit = limit
+        self._replies: Any = None
+        self._ready = anyio.Event()
 
     def __aiter__(self) -> AsyncIterator[str]:
         return self._lines()
 
-    def _read_line(self) -> tuple[bytes, int] | None:
-        """``(line, 0)``, ``(b"", size)`` for a line over the limit (read to its end and dropped), or
-        ``None`` at the end of input."""
-        line: bytes = self._source.readline(self._limit + 1)
-        if not line:
-            return None
-        if len(line) <= self._limit or line.endswith(b"\n"):
-            return line, 0
-        size = len(line)
-        while True:
-            rest: bytes = self._source.readline(1 << 20)
-            size += len(rest)
-            if not rest or rest.endswith(b"\n"):
-                return b"", size
+    def answer_on(self, write_stream: Any) -> None:
+        """Write refusals to ``write_stream`` (the transport's stream of messages to the client)."""
+        self._replies = write_stream
+        self._ready.set()
+
+    async def _answer(self, response: dict[str, Any]) -> None:
+        from mcp.shared.message import SessionMessage
+
+        await self._ready.wait()
+        await self._replies.send(SessionMessage(types.JSONRPCError.model_validate(response)))
 
     async def _lines(self) -> AsyncIterator[str]:
         while True:
-            read = await anyio.to_thread.run_sync(self._read_line)
+            read = await anyio.to_thread.run_sync(read_line, self._source, self._limit)
             if read is None:
                 return
-            raw, oversized = read
-            if oversized:
+            if read.oversized:
                 log.warning("refused an MCP message: a line of %d bytes is over max_request_bytes (%d)",
-                            oversized, self._limit)
+                            read.oversized, self._limit)
+                await self._answer(oversized_line_error(read, self._limit))
                 continue
-            line = raw.decode("utf-8", errors="replace")
+            if not read.data.strip():
+                continue
             try:
-                strict_json.loads(line)
-            except strict_json.DuplicateKeyError as exc:
-                log.warning("refused an MCP message: %s", exc)
+                message = decode_body(read.data)
+            except ParseError as exc:
+                log.warning("refused an MCP message: %s", exc.message)
+                await self._answer(error_response(None, exc))
                 continue
-            except (ValueError, RecursionError):
-                pass  # not JSON: the SDK's to refuse
+            line = read.data.decode("utf-8")
+            try:
+                types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+            except ValueError:
+                raw_id = message.get("id") if isinstance(message, dict) else None
+                request_id = raw_id if isinstance(raw_id, (str, int)) and not isinstance(raw_id, bool) else None
+                log.warning("refused an MCP message: not a JSON-RPC 2.0 message")
+                await self._answer(error_response(request_id, InvalidRequest("not a JSON-RPC 2.0 message")))
+                continue
             yield line
 
 
 @contextmanager
-def _claimed_stdin(limit: int) -> Iterator[AsyncIterable[str]]:
-    """The wire's stdin, read through :class:`_StrictLines` (lines over ``limit`` bytes dropped); while
+def _claimed_stdin(limit: int) -> Iterator[_StrictLines]:
+    """The wire's stdin, read through :class:`_StrictLines` (lines over ``limit`` bytes refused); while
     serving, fd 0 reads the null device (as the SDK's own claim does), so nothing else in the process
     reads the client's messages."""
     try:
@@ -295,6 +310,7 @@ async def _serve(server: Server[Any], max_line_bytes: int) -> None:
 
     with _claimed_stdin(max_line_bytes) as stdin:
         async with stdio_server(stdin=cast(Any, stdin)) as (read_stream, write_stream):
+            stdin.answer_on(write_stream)
             await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
@@ -302,6 +318,7 @@ def serve_mcp_stdio(bridge: McpMemoryBridge, max_line_bytes: int = DEFAULT_MAX_R
     """Note the bridge's session, then serve MCP on stdin/stdout until the client closes stdin.
 
     ``max_line_bytes`` (the runtime's ``[gateway] max_request_bytes``; 8 MiB by default): a message
-    line longer than this is read to its end, dropped and logged, never buffered whole."""
+    line longer than this is read to its end, never buffered whole, logged and answered with a ``-32600``
+    error; a line that is not JSON is answered ``-32700`` (see :class:`_StrictLines`)."""
     bridge.note_session()
     anyio.run(_serve, build_mcp_server(bridge), max_line_bytes)

@@ -29,7 +29,7 @@ import click
 from . import strict_json
 from .terminal import json_text, one_line, text
 
-__all__ = ["register", "gateway_url_option"]
+__all__ = ["register", "gateway_url_option", "realm_option"]
 
 DEFAULT_URL = "http://127.0.0.1:8765"
 
@@ -47,12 +47,20 @@ def gateway_url_option(ctx: click.Context, param: click.Parameter, value: str | 
         raise click.BadParameter(str(exc)) from None
 
 
+def realm_option(what: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """The ``--realm`` option of a command whose calls name a realm (``None`` when not given): ``what`` it
+    sets, then the default every such call gets, the serving runtime's ``[agent_memory] realm``."""
+    return click.option(
+        "--realm", default=None,
+        help=f"{what} (default: the [agent_memory] realm the gateway is configured with; with --state-dir, "
+             'that of --config; "default" when none is set).')
+
+
 def _target_options(command: Callable[..., Any]) -> Callable[..., Any]:
     """The options every memory command shares: who, where, and how to print."""
-    options = [
+    options: list[Callable[[Callable[..., Any]], Callable[..., Any]]] = [
         click.option("--identity", required=True, help="Agent identity whose memory this reads or writes."),
-        click.option("--realm", default=None,
-                     help='Realm of the records (default: "default", as for every meta/agent_memory/* call).'),
+        realm_option("Realm of the records"),
         click.option("--url", default=None, callback=gateway_url_option,
                      help=f"Gateway base URL (default {DEFAULT_URL}; not with --state-dir)."),
         click.option("--token", default=None, envvar="META_MEMORY_TOKEN", show_envvar=True,
@@ -268,13 +276,38 @@ def recall_command(query: str, k: int | None, where: str | None, identity: str, 
 @click.argument("memory_id")
 @_target_options
 def forget_command(memory_id: str, identity: str, realm: str | None, **kw: Any) -> None:
-    """Forget MEMORY_ID of one identity (a tombstone: it leaves recall and injection at once)."""
+    """Forget MEMORY_ID of one identity (a tombstone: it leaves recall and injection at once).
 
-    def show(result: Any) -> None:
-        word = "forgotten" if result.deleted else "was not active (nothing changed)"
+    A record already forgotten (or otherwise not active) changes nothing and exits 0; an id the identity
+    has no record under (another identity's included: they are told alike) is refused, exit 1."""
+    from .errors import MetaError, RecordNotFound
+
+    def forgetting(h: Any) -> tuple[Any, str | None]:
+        result = h.forget_agent_memory(identity, memory_id, realm=realm)
+        if result.deleted:
+            return result, None
+        # nothing was tombstoned: the record's history tells an unknown id (refused) from one not active
+        try:
+            versions = h.history_agent_memory(identity, memory_id, realm=realm).versions
+        except RecordNotFound:
+            raise RecordNotFound(memory_id) from None
+        except MetaError:  # e.g. no read grant: the state stays untold
+            return result, None
+        return result, next((v.status for v in versions if v.memory_id == memory_id), None)
+
+    def show(outcome: tuple[Any, str | None]) -> None:
+        result, status = outcome
+        if result.deleted:
+            word = "forgotten"
+        elif status == "tombstoned":
+            word = "was already forgotten (nothing changed)"
+        elif status is not None:
+            word = f"is not active: {status} (nothing changed)"
+        else:
+            word = "was not active (nothing changed)"
         _console().print(text(f"{result.memory_id} {word}"))
 
-    _run(_ctx(**kw), lambda h: h.forget_agent_memory(identity, memory_id, realm=realm), show)
+    _run(_ctx(**kw), forgetting, show, wire=lambda outcome: outcome[0])
 
 
 @click.command("list")

@@ -123,6 +123,9 @@ def test_stdio_refuses_a_line_over_the_cap_without_parsing_it_and_keeps_serving(
         over, garbage, at_cap = (json.loads(proc.stdout.readline()) for _ in range(3))
         for err in (over, garbage):
             assert err["error"]["code"] == -32600 and err["error"]["data"]["field"] == "body", err
+            assert str(CAP) in err["error"]["message"] and "max_request_bytes" in err["error"]["message"], err
+        # the over-long request's id stands in its head: the refusal answers it; the garbage has none
+        assert over["id"] == 1 and garbage["id"] is None, (over, garbage)
         assert at_cap["result"]["created"] is True
         proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": 9, "method": "meta/agent_memory/recall",
                                      "params": {"identity": ident, "selection": "always"}}).encode() + b"\n")

@@ -53,6 +53,14 @@ def test_remember_recall_list_forget_over_a_gateway(gateway: Any) -> None:
 
     gone = as_json(mm("forget", made["memory_id"], *url, "--json"))
     assert gone == {"memory_id": made["memory_id"], "deleted": True}
+    again = mm("forget", made["memory_id"], *url)  # already forgotten: nothing to do, not an error
+    assert again.returncode == 0 and "already forgotten (nothing changed)" in again.stdout, again
+    assert as_json(mm("forget", made["memory_id"], *url, "--json")) == {"memory_id": made["memory_id"], "deleted": False}
+    # another identity's record is no such record for this one: told exactly as an unknown id
+    elsewhere = mm("forget", made["memory_id"], "--url", gateway.url, "--identity", "lead:other")
+    unknown = mm("forget", "mem-does-not-exist", "--url", gateway.url, "--identity", "lead:other")
+    assert elsewhere.returncode == unknown.returncode == 1
+    assert elsewhere.stderr.replace(made["memory_id"], "ID") == unknown.stderr.replace("mem-does-not-exist", "ID")
     assert as_json(mm("recall", "passport", *url, "--json")) == {"records": [], "skip_reason": None}
     assert "does not match" not in mm("recall", "passport", *url).stdout
 
@@ -71,8 +79,9 @@ def test_refusals_exit_non_zero_with_a_clear_message(gateway: Any) -> None:
     assert secret.returncode == 1 and "secret_detected" in secret.stderr and "AKIAIOSFODNN7EXAMPLE" not in secret.stderr
     empty = mm("remember", "t", "b", "--url", gateway.url, "--identity", " ")
     assert empty.returncode == 1 and "identity" in empty.stderr
-    unknown = mm("forget", "mem-does-not-exist", *url)  # the RPC's answer: deleted false, nothing changed
-    assert unknown.returncode == 0 and "nothing changed" in unknown.stdout
+    unknown = mm("forget", "mem-does-not-exist", *url)  # no such record: refused, as update refuses it
+    assert unknown.returncode == 1 and "not_found" in unknown.stderr and "mem-does-not-exist" in unknown.stderr
+    assert "nothing changed" not in unknown.stdout
     k = mm("recall", "x", *url, "-k", "0")
     assert k.returncode == 2  # usage error: -k is 1..64
     both = mm("list", "--url", gateway.url, "--state-dir", "somewhere", "--identity", ID)

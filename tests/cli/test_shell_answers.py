@@ -80,8 +80,9 @@ def test_json_refusals_are_a_json_error_on_stdout(tmp_path: Path, gateway: Any) 
     assert json.loads(refused.stdout) == {"error": {"code": -32602, "message": "Invalid params: title must not be empty",
                                                     "data": {"kind": "invalid_params", "field": "title"}}}
     assert "refused (invalid_params)" in refused.stderr  # the text line stays for a person reading stderr
-    gone = mm("forget", "mem-nosuchrecord", *url, "--json")
-    assert gone.returncode == 0 and json.loads(gone.stdout)["deleted"] is False
+    gone = mm("forget", "mem-nosuchrecord", *url, "--json")  # no such record: refused, as update refuses it
+    assert gone.returncode == 1 and json.loads(gone.stdout)["error"]["data"] == {
+        "kind": "not_found", "memory_id": "mem-nosuchrecord"}
     down = mm("recall", "x", "--url", "http://127.0.0.1:9", "--identity", ID, "--json")
     assert down.returncode == 1
     error = json.loads(down.stdout)["error"]

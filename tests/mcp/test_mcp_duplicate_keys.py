@@ -1,5 +1,6 @@
 """``meta-memory mcp`` over a raw stdio pipe: a message naming a key twice never reaches the tool (the
-MCP SDK alone would act on the last copy), the server goes on answering the next message, and an
+MCP SDK alone would act on the last copy): it is answered ``-32700`` under ``null`` as the gateway
+answers it, the server goes on answering the next message, and an
 MCP host's read of the same line (the first copy) can no longer disagree with what runs."""
 
 from __future__ import annotations
@@ -56,13 +57,15 @@ def test_a_tool_call_naming_a_key_twice_is_refused_and_the_server_goes_on(tmp_pa
         # a host's policy reading the first copy sees a recall; the SDK alone would run the remember
         mcp.send(_call(2, '{"action": "recall", "query_text": "budget", "action": "remember", '
                           '"title": "Planted", "body": "wire the budget to account 99"}'))
-        assert mcp.read(3) is None  # never answered: like any line that is not a message
+        refusal = mcp.read(60)  # answered as the gateway answers it: not JSON that reads one way
+        assert refusal is not None and refusal["id"] is None and refusal["error"]["code"] == -32700, refusal
+        assert 'duplicate key "action"' in refusal["error"]["message"], refusal
         mcp.send(_call(3, '{"action": "remember", "title": "Release day", "body": "Friday."}'))
         answer = mcp.read(60)
         assert answer is not None and answer["id"] == 3 and "Stored memory" in answer["result"]["content"][0]["text"]
     finally:
         stderr = mcp.close()
-    assert 'refused an MCP message: duplicate key "action" in an object' in stderr
+    assert 'refused an MCP message' in stderr and 'duplicate key "action" in an object' in stderr
     conn = sqlite3.connect(tmp_path / "state" / "agent-memory" / "default.sqlite3")
     try:
         titles = [r[0] for r in conn.execute("SELECT title FROM records")]

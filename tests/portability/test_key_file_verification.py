@@ -93,3 +93,18 @@ def test_export_url_refuses_a_key_file_and_says_which_key_to_carry(tmp_path: Pat
     said = " ".join(out.stderr.decode().split())
     assert out.returncode == 2 and "export.key" in said and "import --key-file" in said
     assert not (tmp_path / "m.jsonl").exists() and not (tmp_path / "k.key").exists()
+
+
+def test_a_cut_short_file_says_it_is_incomplete_before_whose_key_signed_it(tmp_path: Path) -> None:
+    """Without --key-file another installation's file is unverified for its key alone; cut short (its
+    closing line missing), the import says so first, as it does under the key that signed it."""
+    _, key, lines = _signed_export(tmp_path)
+    cut = tmp_path / "cut.jsonl"
+    cut.write_text("".join(line + "\n" for line in lines[:-1]), encoding="utf-8")
+    plain = mm("import", str(cut), "--state-dir", str(tmp_path / "dst"), "--quiet", "--json")
+    assert plain.returncode == 0, plain.stderr
+    said = json.loads(plain.stdout)["verification"]
+    assert said.startswith("its closing line is missing"), said
+    assert "neither this installation's nor a --key-file's" in said, said
+    keyed = mm("import", str(cut), "--state-dir", str(tmp_path / "dst2"), "--quiet", "--key-file", str(key))
+    assert keyed.returncode == 1 and "its closing line is missing" in keyed.stderr.decode(), keyed.stderr

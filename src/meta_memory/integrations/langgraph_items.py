@@ -100,11 +100,11 @@ def item_record(namespace: tuple[str, ...], key: str, value: Mapping[str, Any],
 def identity_label(label: str) -> str:
     """The identity a namespace label names (``identity_segment``): the label itself, exactly.
 
-    The gateway reads an identity trimmed and logical (``rt:bob:9`` and `` bob `` are both ``bob``), so a
-    label it would read as another identity would let one user's namespace write into another's memory.
-    The mapping is one-to-one: a label is refused (``ValueError`` naming the label and the rule) unless
-    it is already the identity it names -- no surrounding white space, no ``rt:<name>:<generation>``
-    respawn form, no control characters, at most 512 bytes, not empty.
+    The gateway reads an identity as its logical name (``rt:bob:9`` is ``bob``), so a label it would read
+    as another identity would let one user's namespace write into another's memory. The mapping is
+    one-to-one: a label is refused (``ValueError`` naming the label and the rule) unless it is already the
+    identity it names -- no ``rt:<name>:<generation>`` respawn form, and nothing the gateway refuses as an
+    identity (surrounding white space, control characters, more than 512 bytes, empty).
     """
     try:
         canonical = parse_identity(label)

@@ -31,7 +31,7 @@ import click
 from click.core import ParameterSource
 
 from ..limits import MAX_TTL_S
-from ..shell import gateway_url_option
+from ..shell import gateway_url_option, realm_option
 from ..terminal import one_line
 
 __all__ = ["register"]
@@ -245,7 +245,7 @@ _EXPORT_PATH = click.Path(exists=True, dir_okay=False, path_type=Path, allow_das
 @click.option("--accept-unverified", is_flag=True,
               help="With --key-file: land a file that does not verify under it as untrusted input (every line "
                    "downgraded, edited lines quarantined) instead of refusing it whole.")
-@click.option("--realm", default=None, help="--from mem0|langgraph: the realm to land in (default: the configured realm).")
+@realm_option("--from mem0|langgraph: the realm to land in")
 @click.option("--identity", default=None,
               help="--from mem0|langgraph: the identity every record lands under (langgraph default: langgraph).")
 @click.option("--identity-from", type=click.Choice(["user_id", "agent_id", "run_id"]), default=None,

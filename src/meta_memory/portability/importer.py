@@ -226,23 +226,30 @@ def verify(parsed: ParsedExport, keys: Sequence[ExportKey]) -> Verification:
     if header is None or header.version == 1:
         return Verification(False, "the file is not signed (an export written before exports were signed)")
     key = next((k for k in keys if k.key_id == header.key_id), None)
+    unknown_key = None
+    bad: list[int] = []
     if key is None:
         known = ", ".join(k.key_id for k in keys) or "none: this installation has made no export yet"
-        return Verification(False, f"it is signed with export key {header.key_id}, which is neither this "
-                                   f"installation's nor a --key-file's (known: {known})")
-    assert header.export_id is not None  # a version 2 header names it
-    signer = LineSigner(key, header.export_id)
-    bad = [n for n, digest, mac in parsed.macs if mac is None or not signer.verifies(n, digest, mac)]
+        unknown_key = (f"it is signed with export key {header.key_id}, which is neither this "
+                       f"installation's nor a --key-file's (known: {known})")
+    else:
+        assert header.export_id is not None  # a version 2 header names it
+        signer = LineSigner(key, header.export_id)
+        bad = [n for n, digest, mac in parsed.macs if mac is None or not signer.verifies(n, digest, mac)]
     tampered = frozenset(bad)
+    # the file's shape is told first, whoever's key signed it: an incomplete file is incomplete under any key
+    shape = None
     if parsed.end is None:
-        return Verification(False, "its closing line is missing: the file was cut short, or lines were removed",
-                            tampered)
-    if parsed.after_end is not None:
-        return Verification(False, f"line {parsed.after_end} follows the closing line", tampered)
-    end_at, end = parsed.end
-    if end.lines != end_at - 1:
-        return Verification(False, f"its closing line counts {end.lines} lines before it where {end_at - 1} stand: "
-                                   "lines were added or removed", tampered)
+        shape = "its closing line is missing: the file was cut short, or lines were removed"
+    elif parsed.after_end is not None:
+        shape = f"line {parsed.after_end} follows the closing line"
+    elif parsed.end[1].lines != parsed.end[0] - 1:
+        end_at, end = parsed.end
+        shape = f"its closing line counts {end.lines} lines before it where {end_at - 1} stand: lines were added or removed"
+    if shape is not None:
+        return Verification(False, shape + (f"; and {unknown_key}" if unknown_key else ""), tampered)
+    if key is None:
+        return Verification(False, unknown_key or "")
     if bad:
         more = f" (and {len(bad) - 1} more)" if len(bad) > 1 else ""
         return Verification(False, f"line {bad[0]}{more} fails its integrity check: edited, moved, or from another export",

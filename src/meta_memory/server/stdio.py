@@ -1,7 +1,9 @@
 """Newline-delimited JSON-RPC over stdin/stdout (what an SDK spawns).
 
 One JSON message per line in, one response per line out (nothing for a
-notification). Logs go to stderr, never stdout. EOF or SIGTERM ends the loop
+notification). A line over ``[gateway] max_request_bytes`` is refused unparsed
+with ``-32600`` under the id its head names (``rpc/lines.py``; ``meta-memory
+mcp`` answers by the same rule). Logs go to stderr, never stdout. EOF or SIGTERM ends the loop
 after the call in flight.
 
 The caller is the principal of the bearer token in the ``META_MEMORY_TOKEN``
@@ -21,6 +23,8 @@ from typing import BinaryIO
 from ..access.principal import AuthenticationFailed
 from ..errors import StartupError
 from ..observability.requests import new_request_id
+from ..rpc.dispatch import encode
+from ..rpc.lines import oversized_line_error, read_line
 from ..rpc.registry import CallContext
 from .gateway import Gateway
 
@@ -48,21 +52,14 @@ def serve_stdio(gateway: Gateway, stdin: BinaryIO | None = None, stdout: BinaryI
     ctx = CallContext(principal=principal, transport="stdio")
     limit = gateway.runtime.config.gateway.max_request_bytes
     while True:
-        line = inp.readline(limit + 1)
-        if not line:
+        read = read_line(inp, limit)
+        if read is None:
             return 0
-        if len(line) > limit and not line.endswith(b"\n"):
-            # drain the rest of the oversized line, then refuse it without parsing
-            while True:
-                rest = inp.readline(1 << 20)
-                if not rest or rest.endswith(b"\n"):
-                    break
-            from ..errors import InvalidRequest
-            from ..rpc.dispatch import encode, error_response
-
-            out.write(encode(error_response(None, InvalidRequest(f"request line exceeds {limit} bytes", "body"))) + b"\n")
+        if read.oversized:  # refused unparsed, under the id its head names (see rpc/lines.py)
+            out.write(encode(oversized_line_error(read, limit)) + b"\n")
             out.flush()
             continue
+        line = read.data
         if not line.strip():
             continue
         response = gateway.dispatcher.handle_bytes(line, replace(ctx, request_id=new_request_id()))
