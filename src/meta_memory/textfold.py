@@ -21,7 +21,18 @@ import sys
 import unicodedata
 from functools import lru_cache
 
-__all__ = ["LOOK_ALIKE_LETTERS", "fold", "fold_table", "has_hidden_tags", "strip_hidden_tags", "unconfuse"]
+__all__ = [
+    "LOOK_ALIKE_LETTERS",
+    "fold",
+    "fold_table",
+    "has_hidden_tags",
+    "has_hidden_text",
+    "has_smuggled_selectors",
+    "strip_hidden_tags",
+    "strip_hidden_text",
+    "strip_smuggled_selectors",
+    "unconfuse",
+]
 
 
 #: Unicode tag characters (U+E0000-U+E007F) outside an emoji tag sequence: invisible to a reader,
@@ -51,6 +62,72 @@ def strip_hidden_tags(text: str) -> str:
     if text.isascii() or not has_hidden_tags(text):
         return text
     return _TAGS.sub(lambda m: m.group(1) or "", text)
+
+
+#: Variation selectors: VS1-VS16 (U+FE00-U+FE0F) and the ideographic VS17-VS256 (U+E0100-U+E01EF).
+#: They render as nothing; 256 of them are one byte each, so a run after one visible character
+#: carries any bytes a model can be taught to decode ("emoji smuggling").
+_SELECTORS = re.compile("[\uFE00-\uFE0F\U000E0100-\U000E01EF]")
+#: The general categories of the characters that take VS15/VS16 (text or emoji presentation):
+#: every base of Unicode's emoji variation sequences is a symbol, a punctuation mark or a digit
+#: (``#``, ``*``, ``0``-``9`` of the keycaps), but U+2139 INFORMATION SOURCE, a letter.
+_PRESENTATION_BASES = frozenset({"So", "Sm", "Sk", "Po", "Pd", "Nd"})
+
+
+def _is_selector(ch: str) -> bool:
+    o = ord(ch)
+    return 0xFE00 <= o <= 0xFE0F or 0xE0100 <= o <= 0xE01EF
+
+
+def _is_cjk_ideograph(ch: str) -> bool:
+    """A CJK unified or compatibility ideograph (the bases of ideographic variation sequences)."""
+    return unicodedata.name(ch, "").startswith(("CJK UNIFIED IDEOGRAPH", "CJK COMPATIBILITY IDEOGRAPH"))
+
+
+def _selector_fits(text: str, i: int) -> bool:
+    """Whether the selector ``text[i]`` is a single selector directly after a character that takes it:
+    VS15/VS16 after a symbol, punctuation mark or digit (or U+2139); VS1-VS3 or an ideographic selector
+    after a CJK ideograph. A selector next to another selector, first in the text or after anything
+    else fits nowhere."""
+    if i == 0 or _is_selector(text[i - 1]) or (i + 1 < len(text) and _is_selector(text[i + 1])):
+        return False
+    base, o = text[i - 1], ord(text[i])
+    if o in (0xFE0E, 0xFE0F):
+        return base == "\u2139" or unicodedata.category(base) in _PRESENTATION_BASES
+    if o >= 0xE0100 or o <= 0xFE02:
+        return _is_cjk_ideograph(base)
+    return False
+
+
+def has_smuggled_selectors(text: str) -> bool:
+    """Whether ``text`` holds a variation selector (U+FE00-U+FE0F, U+E0100-U+E01EF) that is not a single
+    selector directly after a character that takes it (:func:`_selector_fits`): emoji such as ``❤️``,
+    keycaps, ZWJ sequences and ideographic variation sequences pass; a run of two or more selectors, or
+    one after a letter, a space or the start of the text, is hidden data."""
+    if text.isascii():
+        return False
+    return any(not _selector_fits(text, m.start()) for m in _SELECTORS.finditer(text))
+
+
+def strip_smuggled_selectors(text: str) -> str:
+    """``text`` without the selectors :func:`has_smuggled_selectors` finds (fitting ones kept). Idempotent:
+    only selectors are removed, so a kept selector keeps its base and its non-selector neighbours."""
+    if not has_smuggled_selectors(text):
+        return text
+    return "".join(ch for i, ch in enumerate(text) if not _is_selector(ch) or _selector_fits(text, i))
+
+
+def has_hidden_text(text: str) -> bool:
+    """Whether ``text`` holds hidden text a write refuses: a tag character outside a recommended flag
+    (:func:`has_hidden_tags`) or a smuggling variation selector (:func:`has_smuggled_selectors`)."""
+    return has_hidden_tags(text) or has_smuggled_selectors(text)
+
+
+def strip_hidden_text(text: str) -> str:
+    """``text`` without what :func:`has_hidden_text` finds (what every renderer applies). Idempotent."""
+    if text.isascii():
+        return text
+    return strip_smuggled_selectors(strip_hidden_tags(text))
 
 
 #: Letters of other scripts (and Latin small capitals, the dotless i) a reader takes for a Latin letter,
