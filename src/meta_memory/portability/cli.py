@@ -32,7 +32,7 @@ import click
 from click.core import ParameterSource
 
 from ..limits import MAX_TTL_S
-from ..shell import gateway_url_option
+from ..shell import gateway_url_option, token_option
 from ..terminal import one_line
 
 __all__ = ["register"]
@@ -117,7 +117,7 @@ _key_file = click.option("--key-file", type=click.Path(dir_okay=False, path_type
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @click.option("--url", default=None, callback=gateway_url_option,
               help="Export from the running gateway at this URL instead of a state directory.")
-@click.option("--token", envvar="META_MEMORY_TOKEN", show_envvar=True, default=None,
+@click.option("--token", envvar="META_MEMORY_TOKEN", show_envvar=True, default=None, callback=token_option,
               help="Bearer token holding operator.backup, for --url (prefer the environment variable).")
 def export_command(state_dir: Path, config_path: Path | None, realm: str | None, identity: str | None,
                    ledger: bool | None, output: Path | None, key_file: Path | None, quiet: bool, url: str | None,
@@ -176,7 +176,7 @@ def _export_remote(url: str, token: str | None, realm: str | None, identity: str
     from ..errors import MetaError
     from ..sdk.transport import GatewayUnreachable, HttpTransport
 
-    transport = HttpTransport(url, token=token.strip() if token and token.strip() else None, timeout_s=120.0)
+    transport = HttpTransport(url, token=token, timeout_s=120.0)
     out = _private_output(output) if output is not None else sys.stdout
     records: dict[str, int] = {}
     counts = {"assertion": 0, "conflict": 0}
