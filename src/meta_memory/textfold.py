@@ -74,39 +74,49 @@ _SELECTORS = re.compile("[\uFE00-\uFE0F\U000E0100-\U000E01EF]")
 _PRESENTATION_BASES = frozenset({"So", "Sm", "Sk", "Po", "Pd", "Nd"})
 
 
-def _is_selector(ch: str) -> bool:
-    o = ord(ch)
-    return 0xFE00 <= o <= 0xFE0F or 0xE0100 <= o <= 0xE01EF
+#: The CJK unified and compatibility ideograph blocks (the bases of ideographic variation sequences).
+_CJK_IDEOGRAPHS = ((0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xF900, 0xFAFF), (0x20000, 0x2FA1F), (0x30000, 0x323AF))
 
 
-def _is_cjk_ideograph(ch: str) -> bool:
-    """A CJK unified or compatibility ideograph (the bases of ideographic variation sequences)."""
-    return unicodedata.name(ch, "").startswith(("CJK UNIFIED IDEOGRAPH", "CJK COMPATIBILITY IDEOGRAPH"))
+def _ranges_class(ranges: list[tuple[int, int]]) -> str:
+    """The inside of a regex character class holding the code point ``ranges`` (inclusive pairs)."""
+    return "".join(re.escape(chr(lo)) if lo == hi else f"{re.escape(chr(lo))}-{re.escape(chr(hi))}" for lo, hi in ranges)
 
 
-def _selector_fits(text: str, i: int) -> bool:
-    """Whether the selector ``text[i]`` is a single selector directly after a character that takes it:
-    VS15/VS16 after a symbol, punctuation mark or digit (or U+2139); VS1-VS3 or an ideographic selector
-    after a CJK ideograph. A selector next to another selector, first in the text or after anything
-    else fits nowhere."""
-    if i == 0 or _is_selector(text[i - 1]) or (i + 1 < len(text) and _is_selector(text[i + 1])):
-        return False
-    base, o = text[i - 1], ord(text[i])
-    if o in (0xFE0E, 0xFE0F):
-        return base == "\u2139" or unicodedata.category(base) in _PRESENTATION_BASES
-    if o >= 0xE0100 or o <= 0xFE02:
-        return _is_cjk_ideograph(base)
-    return False
+@lru_cache(maxsize=1)
+def _stray_selector() -> re.Pattern[str]:
+    """One variation selector that does not fit (built once, on first use): a selector next to another
+    selector; VS4-VS14 anywhere; VS1-VS3 or an ideographic selector not after a CJK ideograph; VS15/VS16
+    not after a symbol, punctuation mark or digit (the categories of :data:`_PRESENTATION_BASES`, below
+    U+20000) or U+2139. A selector first in the text has nothing before it, so it fits nowhere either."""
+    bases: list[tuple[int, int]] = []
+    for o in range(0x20000):
+        if unicodedata.category(chr(o)) in _PRESENTATION_BASES or o == 0x2139:
+            if bases and bases[-1][1] == o - 1:
+                bases[-1] = (bases[-1][0], o)
+            else:
+                bases.append((o, o))
+    sel = "\uFE00-\uFE0F\U000E0100-\U000E01EF"
+    cjk = _ranges_class(list(_CJK_IDEOGRAPHS))
+    ideographic = "\uFE00-\uFE02\U000E0100-\U000E01EF"
+    # every alternative consumes a selector first and looks back after it, so the large classes are
+    # consulted only at a selector, never at every character
+    return re.compile(
+        f"[{sel}](?:(?=[{sel}])|(?<=[{sel}][{sel}]))|[\uFE03-\uFE0D]"
+        f"|[{ideographic}](?<![{cjk}][{ideographic}])"
+        f"|[\uFE0E\uFE0F](?<![{_ranges_class(bases)}][\uFE0E\uFE0F])"
+    )
 
 
 def has_smuggled_selectors(text: str) -> bool:
     """Whether ``text`` holds a variation selector (U+FE00-U+FE0F, U+E0100-U+E01EF) that is not a single
-    selector directly after a character that takes it (:func:`_selector_fits`): emoji such as ``❤️``,
-    keycaps, ZWJ sequences and ideographic variation sequences pass; a run of two or more selectors, or
-    one after a letter, a space or the start of the text, is hidden data."""
-    if text.isascii():
+    selector directly after a character that takes it: VS15/VS16 after a symbol, punctuation mark or digit
+    (or U+2139 INFORMATION SOURCE), VS1-VS3 or one ideographic selector after a CJK ideograph. Emoji such
+    as ``❤️``, keycaps, ZWJ sequences and ideographic variation sequences pass; a run of two or more
+    selectors, or one after a letter, a space or at the start of the text, is hidden data."""
+    if text.isascii() or _SELECTORS.search(text) is None:
         return False
-    return any(not _selector_fits(text, m.start()) for m in _SELECTORS.finditer(text))
+    return _stray_selector().search(text) is not None
 
 
 def strip_smuggled_selectors(text: str) -> str:
@@ -114,7 +124,7 @@ def strip_smuggled_selectors(text: str) -> str:
     only selectors are removed, so a kept selector keeps its base and its non-selector neighbours."""
     if not has_smuggled_selectors(text):
         return text
-    return "".join(ch for i, ch in enumerate(text) if not _is_selector(ch) or _selector_fits(text, i))
+    return _stray_selector().sub("", text)
 
 
 def has_hidden_text(text: str) -> bool:
