@@ -21,7 +21,7 @@ from click.core import ParameterSource
 
 from .config import MetaConfig, load_config
 from .errors import ConfigError, StartupError
-from .shell import gateway_url_option, realm_option
+from .shell import gateway_url_option, realm_option, token_option
 
 if TYPE_CHECKING:  # pragma: no cover
     from .runtime import Runtime
@@ -286,7 +286,7 @@ def storage_adopt_predecessor(state_dir: Path, apply_: bool) -> None:
 @click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--url", default="http://127.0.0.1:8765", show_default=True, callback=gateway_url_option,
               help="Gateway base URL.")
-@click.option("--token", envvar="META_MEMORY_TOKEN", show_envvar=True, default=None,
+@click.option("--token", envvar="META_MEMORY_TOKEN", show_envvar=True, default=None, callback=token_option,
               help="Bearer token, when the gateway requires one (prefer the environment variable).")
 @click.option("--inject", is_flag=True, help="Also ask each question through meta/turn/inject.")
 @realm_option("Realm to write into")
@@ -335,7 +335,7 @@ def replay(path: Path, url: str, token: str | None, inject: bool, realm: str | N
 @click.option("--url", default=None, callback=gateway_url_option,
               help="Forward to a running gateway (http://host:port) instead of opening --state-dir: the host's "
                    "meta/turn/tool_result calls to that gateway then taint this server's session.")
-@click.option("--token", envvar="META_MEMORY_TOKEN", show_envvar=True, default=None,
+@click.option("--token", envvar="META_MEMORY_TOKEN", show_envvar=True, default=None, callback=token_option,
               help="Bearer token sent to the --url gateway (prefer the environment variable: a command line "
                    "is visible to other local users).")
 @click.option("--session-taint", type=click.Choice(["unknown", "reported"]), default="unknown", show_default=True,
@@ -358,6 +358,11 @@ def mcp_command(state_dir: Path, identity: str, realm: str | None, config_path: 
     if session_key is not None and not session_key.strip():
         click.echo("meta-memory: --session-key must be a non-empty string", err=True)
         sys.exit(2)
+    if session_key is not None and session_key != session_key.strip():
+        # the host reports tool results under the key it knows: a padded one is taken as given, never trimmed
+        click.echo("meta-memory: --session-key must not begin or end with whitespace (a session key is taken "
+                   "as given, never trimmed)", err=True)
+        sys.exit(2)
     if url is not None and config_path is not None:
         click.echo("meta-memory: --url uses the gateway's own config; drop --config", err=True)
         sys.exit(2)
@@ -373,7 +378,7 @@ def mcp_command(state_dir: Path, identity: str, realm: str | None, config_path: 
     from .agent_memory.config import AgentMemoryConfig
     from .mcp_server import McpMemoryBridge, default_session_key, serve_mcp_stdio
 
-    session = session_key.strip() if session_key else default_session_key()
+    session = session_key if session_key else default_session_key()
     if session_taint == "reported" and url is None:
         click.echo("meta-memory: warning: --session-taint reported without --url: nothing can report this "
                    "session's tool results, so writes from a tainted session land active (firewall off)", err=True)
@@ -384,7 +389,7 @@ def mcp_command(state_dir: Path, identity: str, realm: str | None, config_path: 
         from .sdk import Meta
         from .sdk.transport import GatewayUnreachable
 
-        handle = Meta.connect(url, token=token.strip() if token and token.strip() else None)
+        handle = Meta.connect(url, token=token)
         refused: str | None = None
         try:
             serve_mcp_stdio(McpMemoryBridge(handle.call, identity, session, mob or None, session_taint, realm))

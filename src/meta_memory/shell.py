@@ -56,6 +56,21 @@ def realm_option(what: str) -> Callable[[Callable[..., Any]], Callable[..., Any]
              'that of --config; "default" when none is set).')
 
 
+def token_option(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """Click callback of every ``--token`` (and ``META_MEMORY_TOKEN``): ``None`` or an empty value is no
+    token; a token holding whitespace (at either end, or inside) is a usage error (exit 2) naming where it
+    came from. A token is sent as given, never trimmed: no configured token holds whitespace, so a padded
+    one is a copy mistake to report, not to guess at."""
+    if value is None or value == "":
+        return None
+    if any(ch.isspace() for ch in value):
+        source = ctx.get_parameter_source(param.name) if param.name else None
+        where = "META_MEMORY_TOKEN" if source is click.core.ParameterSource.ENVIRONMENT else "the token given"
+        raise click.BadParameter(f"a bearer token must not contain whitespace, at either end or inside ({where} "
+                                 "does; a token is sent as given, never trimmed)")
+    return value
+
+
 def _target_options(command: Callable[..., Any]) -> Callable[..., Any]:
     """The options every memory command shares: who, where, and how to print."""
     options: list[Callable[[Callable[..., Any]], Callable[..., Any]]] = [
@@ -63,7 +78,7 @@ def _target_options(command: Callable[..., Any]) -> Callable[..., Any]:
         realm_option("Realm of the records"),
         click.option("--url", default=None, callback=gateway_url_option,
                      help=f"Gateway base URL (default {DEFAULT_URL}; not with --state-dir)."),
-        click.option("--token", default=None, envvar="META_MEMORY_TOKEN", show_envvar=True,
+        click.option("--token", default=None, envvar="META_MEMORY_TOKEN", show_envvar=True, callback=token_option,
                      help="Bearer token for a gateway with access control (prefer the environment variable)."),
         click.option("--state-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
                      help="Run embedded on this state directory instead of calling a gateway."),

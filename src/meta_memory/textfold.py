@@ -22,8 +22,19 @@ import unicodedata
 from functools import lru_cache
 
 __all__ = [
-    "INVISIBLE_FILLERS", "LOOK_ALIKE_LETTERS", "fold", "fold_table", "has_hidden_tags", "invisible_characters",
-    "is_invisible", "strip_hidden_tags", "unconfuse",
+    "INVISIBLE_FILLERS",
+    "LOOK_ALIKE_LETTERS",
+    "fold",
+    "fold_table",
+    "has_hidden_tags",
+    "has_hidden_text",
+    "has_smuggled_selectors",
+    "invisible_characters",
+    "is_invisible",
+    "strip_hidden_tags",
+    "strip_hidden_text",
+    "strip_smuggled_selectors",
+    "unconfuse",
 ]
 
 
@@ -54,6 +65,82 @@ def strip_hidden_tags(text: str) -> str:
     if text.isascii() or not has_hidden_tags(text):
         return text
     return _TAGS.sub(lambda m: m.group(1) or "", text)
+
+
+#: Variation selectors: VS1-VS16 (U+FE00-U+FE0F) and the ideographic VS17-VS256 (U+E0100-U+E01EF).
+#: They render as nothing; 256 of them are one byte each, so a run after one visible character
+#: carries any bytes a model can be taught to decode ("emoji smuggling").
+_SELECTORS = re.compile("[\uFE00-\uFE0F\U000E0100-\U000E01EF]")
+#: The general categories of the characters that take VS15/VS16 (text or emoji presentation):
+#: every base of Unicode's emoji variation sequences is a symbol, a punctuation mark or a digit
+#: (``#``, ``*``, ``0``-``9`` of the keycaps), but U+2139 INFORMATION SOURCE, a letter.
+_PRESENTATION_BASES = frozenset({"So", "Sm", "Sk", "Po", "Pd", "Nd"})
+
+
+#: The CJK unified and compatibility ideograph blocks (the bases of ideographic variation sequences).
+_CJK_IDEOGRAPHS = ((0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xF900, 0xFAFF), (0x20000, 0x2FA1F), (0x30000, 0x323AF))
+
+
+def _ranges_class(ranges: list[tuple[int, int]]) -> str:
+    """The inside of a regex character class holding the code point ``ranges`` (inclusive pairs)."""
+    return "".join(re.escape(chr(lo)) if lo == hi else f"{re.escape(chr(lo))}-{re.escape(chr(hi))}" for lo, hi in ranges)
+
+
+@lru_cache(maxsize=1)
+def _stray_selector() -> re.Pattern[str]:
+    """One variation selector that does not fit (built once, on first use): a selector next to another
+    selector; VS4-VS14 anywhere; VS1-VS3 or an ideographic selector not after a CJK ideograph; VS15/VS16
+    not after a symbol, punctuation mark or digit (the categories of :data:`_PRESENTATION_BASES`, below
+    U+20000) or U+2139. A selector first in the text has nothing before it, so it fits nowhere either."""
+    bases: list[tuple[int, int]] = []
+    for o in range(0x20000):
+        if unicodedata.category(chr(o)) in _PRESENTATION_BASES or o == 0x2139:
+            if bases and bases[-1][1] == o - 1:
+                bases[-1] = (bases[-1][0], o)
+            else:
+                bases.append((o, o))
+    sel = "\uFE00-\uFE0F\U000E0100-\U000E01EF"
+    cjk = _ranges_class(list(_CJK_IDEOGRAPHS))
+    ideographic = "\uFE00-\uFE02\U000E0100-\U000E01EF"
+    # every alternative consumes a selector first and looks back after it, so the large classes are
+    # consulted only at a selector, never at every character
+    return re.compile(
+        f"[{sel}](?:(?=[{sel}])|(?<=[{sel}][{sel}]))|[\uFE03-\uFE0D]"
+        f"|[{ideographic}](?<![{cjk}][{ideographic}])"
+        f"|[\uFE0E\uFE0F](?<![{_ranges_class(bases)}][\uFE0E\uFE0F])"
+    )
+
+
+def has_smuggled_selectors(text: str) -> bool:
+    """Whether ``text`` holds a variation selector (U+FE00-U+FE0F, U+E0100-U+E01EF) that is not a single
+    selector directly after a character that takes it: VS15/VS16 after a symbol, punctuation mark or digit
+    (or U+2139 INFORMATION SOURCE), VS1-VS3 or one ideographic selector after a CJK ideograph. Emoji such
+    as ``❤️``, keycaps, ZWJ sequences and ideographic variation sequences pass; a run of two or more
+    selectors, or one after a letter, a space or at the start of the text, is hidden data."""
+    if text.isascii() or _SELECTORS.search(text) is None:
+        return False
+    return _stray_selector().search(text) is not None
+
+
+def strip_smuggled_selectors(text: str) -> str:
+    """``text`` without the selectors :func:`has_smuggled_selectors` finds (fitting ones kept). Idempotent:
+    only selectors are removed, so a kept selector keeps its base and its non-selector neighbours."""
+    if not has_smuggled_selectors(text):
+        return text
+    return _stray_selector().sub("", text)
+
+
+def has_hidden_text(text: str) -> bool:
+    """Whether ``text`` holds hidden text a write refuses: a tag character outside a recommended flag
+    (:func:`has_hidden_tags`) or a smuggling variation selector (:func:`has_smuggled_selectors`)."""
+    return has_hidden_tags(text) or has_smuggled_selectors(text)
+
+
+def strip_hidden_text(text: str) -> str:
+    """``text`` without what :func:`has_hidden_text` finds (what every renderer applies). Idempotent."""
+    if text.isascii():
+        return text
+    return strip_smuggled_selectors(strip_hidden_tags(text))
 
 
 #: Letters of other scripts (and Latin small capitals, the dotless i) a reader takes for a Latin letter,

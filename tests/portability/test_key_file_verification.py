@@ -1,5 +1,6 @@
-"""``import --key-file K`` of a file that does not verify under K: refused whole (exit 1, nothing
-written) unless ``--accept-unverified``; and the import summary counts downgraded lines one way.
+"""``import --key-file K`` of a file that does not verify under K, or of a file signed with the
+installation's own key that does not verify under it: refused whole (exit 1, nothing written) unless
+``--accept-unverified``; and the import summary counts downgraded lines one way.
 
 Before, a signed export with one line edited, imported with the key that signed it, printed "file NOT
 verified ... lines downgraded" and exited 0, and the summary said "0 with trust lowered" beside "N lines
@@ -9,6 +10,7 @@ downgraded" for lines that had written nothing. Driven through the ``meta-memory
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 from portability.test_round_trip import ID, handle_on, mm
@@ -64,10 +66,55 @@ def test_a_tampered_file_under_the_named_key_is_refused_whole(tmp_path: Path) ->
     assert "status active -> quarantined" in report["downgraded"][0]["changes"]
 
 
-def test_accept_unverified_needs_a_key_file(tmp_path: Path) -> None:
-    dump, _, _ = _signed_export(tmp_path)
-    out = mm("import", str(dump), "--state-dir", str(tmp_path / "dst"), "--accept-unverified")
-    assert out.returncode == 2 and "--accept-unverified applies with --key-file only" in out.stderr.decode()
+def _own_export(tmp_path: Path) -> tuple[Path, Path, list[str]]:
+    """An export signed with its installation's own key, and a second state directory holding that key
+    (the installation moved, or restored from a backup) and a record of its own."""
+    src, dump, dst = tmp_path / "src", tmp_path / "memory.jsonl", tmp_path / "dst"
+    with handle_on(src, None) as h:
+        for i in range(3):
+            h.remember_agent_memory(ID, title=f"Note {i}", body=f"Body number {i}.")
+    done = mm("export", "--state-dir", str(src), "-o", str(dump), "--no-ledger")
+    assert done.returncode == 0, done.stderr
+    with handle_on(dst, None) as h:
+        h.remember_agent_memory(ID, title="Own", body="Already here.")
+    shutil.copy2(src / "export.key", dst / "export.key")
+    return dump, dst, dump.read_text(encoding="utf-8").splitlines()
+
+
+def test_a_tampered_file_under_the_installation_key_is_refused_without_a_key_file(tmp_path: Path) -> None:
+    dump, dst, lines = _own_export(tmp_path)
+    tampered = _tampered(tmp_path, lines)
+    cut = tmp_path / "cut.jsonl"
+    cut.write_text("".join(line + "\n" for line in lines[:-1]), encoding="utf-8")
+    for bad, why in ((tampered, "line 2 fails its integrity check"), (cut, "closing line is missing")):
+        for extra in ((), ("--json",)):
+            out = mm("import", str(bad), "--state-dir", str(dst), "--quiet", *extra)
+            assert out.returncode == 1, (bad, out.stdout)
+            said = out.stderr.decode()
+            assert "does not verify under this installation's export key" in said and why in said, said
+            assert "nothing was written" in said and "--accept-unverified" in said and "Traceback" not in said
+            assert out.stdout == b""
+            assert _records(dst) == ["Own"]
+    # chosen explicitly, the file lands as untrusted input: the edited line quarantined, the rest downgraded
+    accepted = mm("import", str(tampered), "--state-dir", str(dst), "--quiet", "--accept-unverified", "--json")
+    assert accepted.returncode == 0, accepted.stderr
+    report = json.loads(accepted.stdout)
+    assert report["verified"] is False and [n["line"] for n in report["downgraded"]] == [2, 3, 4]
+    assert "status active -> quarantined" in report["downgraded"][0]["changes"]
+
+
+def test_an_intact_file_under_the_installation_key_imports_verified(tmp_path: Path) -> None:
+    dump, dst, _ = _own_export(tmp_path)
+    out = mm("import", str(dump), "--state-dir", str(dst), "--quiet", "--json")
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout)
+    assert report["verified"] is True and report["downgraded"] == []
+    assert sorted(_records(dst)) == ["Note 0", "Note 1", "Note 2", "Own"]
+
+
+def test_the_help_says_when_a_file_must_verify() -> None:
+    said = " ".join(mm("import", "--help").stdout.decode().split())
+    assert "--accept-unverified" in said and "signed with this installation's key" in said
 
 
 def test_the_summary_counts_downgraded_lines_that_landed_once(tmp_path: Path) -> None:

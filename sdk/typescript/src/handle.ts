@@ -11,7 +11,7 @@
 
 import { paramsToWire, resultFromWire } from "./case.js";
 import { METHODS, type MethodName, type Methods, type MethodSpec } from "./methods.js";
-import { TransportError } from "./errors.js";
+import { InvalidParams, TransportError } from "./errors.js";
 import { RecallSlots } from "./slots.js";
 import type { Transport } from "./transport.js";
 
@@ -34,6 +34,8 @@ export class MetaHandle {
    */
   call(method: string, params?: Record<string, unknown>): Promise<unknown> {
     if (this.closed) return Promise.reject(closedError());
+    const nonFinite = nonFiniteMember(params);
+    if (nonFinite !== undefined) return Promise.reject(nonFiniteError(nonFinite));
     // a recall queued behind the caps may start after close(): it is refused then too
     return this.recallSlots.run(method, params, () =>
       this.closed ? Promise.reject(closedError()) : this.transport.call(method, params),
@@ -51,6 +53,31 @@ export class MetaHandle {
     this.closed = true;
     await this.transport.close();
   }
+}
+
+/**
+ * The top-level member of `params` holding a number JSON cannot carry (NaN, Infinity, -Infinity), at any
+ * depth, or `undefined`. `JSON.stringify` would send such a number as `null`, silently changing the call.
+ */
+export function nonFiniteMember(params: Record<string, unknown> | undefined): string | undefined {
+  if (params === undefined || params === null) return undefined;
+  const seen = new Set<object>();
+  const holds = (value: unknown): boolean => {
+    if (typeof value === "number") return !Number.isFinite(value);
+    if (typeof value !== "object" || value === null || seen.has(value)) return false;
+    seen.add(value);
+    const inner = Array.isArray(value) ? value : Object.values(value as Record<string, unknown>);
+    return inner.some(holds);
+  };
+  return Object.keys(params).find((key) => holds(params[key]));
+}
+
+/** The refusal of a call whose params hold NaN or an infinity (as the Python SDK's, before sending). */
+function nonFiniteError(field: string): InvalidParams {
+  return new InvalidParams(`Invalid params: ${field} numbers must be finite (no NaN or Infinity)`, -32602, {
+    kind: "invalid_params",
+    field,
+  });
 }
 
 function closedError(): TransportError {

@@ -17,7 +17,7 @@ export type {
 } from "./builder.js";
 export { MetaHandle } from "./handle.js";
 export { RecallSlots, RECALLS_PER_IDENTITY, RECALLS_IN_ALL } from "./slots.js";
-export { METHODS, wireMethods } from "./methods.js";
+export { MAX_BATCH_RECORDS, METHODS, wireMethods } from "./methods.js";
 export type { MethodName, MethodSpec, Methods, NoParams } from "./methods.js";
 export { WIRE_METHODS } from "./wire.js";
 export type { WireMethod, WireMethods, ParamsOf, ResultOf } from "./wire.js";

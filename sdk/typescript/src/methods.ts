@@ -11,6 +11,7 @@
  * `recallAgentMemory`, `forgetAgentMemory`, `updateAgentMemory`, `manifestAgentMemory`).
  */
 
+import { InvalidParams } from "./errors.js";
 import type * as T from "./types.js";
 import type { WireMethod } from "./wire.js";
 
@@ -39,6 +40,27 @@ function m<P = NoParams, R = T.Open>(
 
 const records = <R>(r: { records: R[] }): R[] => r.records;
 
+/** The most records one `remember_batch` takes (the gateway's cap; the batch commits in one transaction). */
+export const MAX_BATCH_RECORDS = 1024;
+
+/**
+ * `rememberAgentMemoryBatch`'s params, refused before sending when they hold more than
+ * {@link MAX_BATCH_RECORDS} records (`InvalidParams`, field `records`): the batch commits in one
+ * transaction, so the client never splits it.
+ */
+function batchParams(arg: T.RememberBatchParams): Record<string, unknown> {
+  const count = arg && Array.isArray(arg.records) ? arg.records.length : 0;
+  if (count > MAX_BATCH_RECORDS) {
+    throw new InvalidParams(
+      `Invalid params: records must contain at most ${MAX_BATCH_RECORDS} records (got ${count}); the batch commits ` +
+        "in one transaction, so it is not split: send several calls if the records need not commit together",
+      -32602,
+      { kind: "invalid_params", field: "records" },
+    );
+  }
+  return arg as unknown as Record<string, unknown>;
+}
+
 function queryParams(arg: string | T.MemoryQueryParams | undefined): Record<string, unknown> | undefined {
   if (arg === undefined || arg === null) return undefined;
   if (typeof arg === "string") return { query: arg };
@@ -63,7 +85,11 @@ export const METHODS = {
 
   // agent memory (seed: Agent memory injection)
   rememberAgentMemory: m<T.RememberParams, T.RememberResult>("meta/agent_memory/remember"),
-  rememberAgentMemoryBatch: m<T.RememberBatchParams, T.RememberBatchResult>("meta/agent_memory/remember_batch"),
+  rememberAgentMemoryBatch: m<T.RememberBatchParams, T.RememberBatchResult>(
+    "meta/agent_memory/remember_batch",
+    undefined,
+    batchParams,
+  ),
   recallAgentMemory: m<T.RecallParams, T.AgentMemoryRecord[]>("meta/agent_memory/recall", records),
   forgetAgentMemory: m<T.ForgetParams, T.ForgetResult>("meta/agent_memory/forget"),
   updateAgentMemory: m<T.UpdateParams, T.UpdateResult>("meta/agent_memory/update"),

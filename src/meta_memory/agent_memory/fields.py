@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from meta_memory.limits import MAX_TTL_S
-from meta_memory.textfold import has_hidden_tags
+from meta_memory.textfold import has_hidden_tags, has_hidden_text, has_smuggled_selectors
 
 __all__ = [
     "MAX_TITLE_BYTES",
@@ -26,6 +26,7 @@ __all__ = [
     "ascii_lower",
     "normalize_tags",
     "check_text_field",
+    "hidden_text_rule",
     "validate_record_fields",
     "MEMORY_ID_RULE",
     "MAX_MEMORY_ID_CHARS",
@@ -126,8 +127,8 @@ def normalize_tags(tags: Iterable[str]) -> tuple[str, ...]:
         if "\x00" in tag:
             raise FieldError("tags must not contain NUL characters", "tags")
         norm = ascii_lower(tag.strip())
-        if has_hidden_tags(norm):
-            raise FieldError(hidden_tags_rule("tags"), "tags")
+        if (rule := hidden_text_rule("tags", norm)) is not None:
+            raise FieldError(rule, "tags")
         if _nbytes(norm) > MAX_MEMORY_TAG_BYTES:
             raise FieldError(f"tags must be at most {MAX_MEMORY_TAG_BYTES} bytes", "tags")
         if norm:
@@ -142,8 +143,9 @@ _TEXT_CAPS = {"title": MAX_TITLE_BYTES, "description": MAX_DESCRIPTION_BYTES, "b
 def check_text_field(name: str, value: str) -> None:
     """The rules of one text field of a record (``title``, ``description`` or ``body``), in order: no NUL
     character, non-empty when trimmed (not ``description``), at most its cap in UTF-8 bytes
-    (title 200, description 400, body 65536), no Unicode tag character outside an emoji flag sequence
-    (:func:`meta_memory.textfold.has_hidden_tags`). Raises :class:`FieldError` naming ``name``."""
+    (title 200, description 400, body 65536), no hidden text (:func:`hidden_text_rule`: a Unicode tag
+    character outside an emoji flag sequence, a variation selector that is not one directly after a
+    character that takes it). Raises :class:`FieldError` naming ``name``."""
     if "\x00" in value:
         raise FieldError(f"{name} must not contain NUL characters", name)
     if name != "description" and not value.strip():
@@ -151,8 +153,29 @@ def check_text_field(name: str, value: str) -> None:
     cap = _TEXT_CAPS[name]
     if _nbytes(value) > cap:
         raise FieldError(f"{name} must be at most {cap} bytes", name)
+    if (rule := hidden_text_rule(name, value)) is not None:
+        raise FieldError(rule, name)
+
+
+def hidden_text_rule(name: str, value: str) -> str | None:
+    """The refusal of a field ``name`` whose ``value`` holds hidden text, or ``None``: a Unicode tag
+    character outside a recommended emoji flag sequence (:func:`hidden_tags_rule`), or a variation
+    selector that is not a single selector directly after a character that takes it
+    (:func:`meta_memory.textfold.has_smuggled_selectors`; :func:`hidden_selectors_rule`)."""
+    if value.isascii():
+        return None
     if has_hidden_tags(value):
-        raise FieldError(hidden_tags_rule(name), name)
+        return hidden_tags_rule(name)
+    if has_smuggled_selectors(value):
+        return hidden_selectors_rule(name)
+    return None
+
+
+def hidden_selectors_rule(name: str) -> str:
+    """The refusal of a field holding a variation selector outside an emoji or ideographic variation sequence."""
+    return (f"{name} must not contain variation selectors (U+FE00-U+FE0F, U+E0100-U+E01EF: invisible to a "
+            f"reader, a run of them carries hidden bytes) other than one directly after an emoji, symbol or "
+            f"CJK ideograph")
 
 
 def hidden_tags_rule(name: str) -> str:
@@ -205,7 +228,7 @@ MAX_METADATA_INT = 2**53 - 1
 #: ``$`` names a filter operator, so neither can be part of a key.
 METADATA_KEY_RULE = (
     f"metadata keys must be 1-{MAX_METADATA_KEY_BYTES} bytes, must not start with '$' and must not contain "
-    "'.', '\"', '\\', control characters or Unicode tag characters"
+    "'.', '\"', '\\', control characters, Unicode tag characters or stray variation selectors"
 )
 
 
@@ -215,7 +238,7 @@ def metadata_key_problem(key: object) -> bool:
         return True
     if _nbytes(key) > MAX_METADATA_KEY_BYTES:
         return True
-    return any(c in '."\\' or ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F for c in key) or has_hidden_tags(key)
+    return any(c in '."\\' or ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F for c in key) or has_hidden_text(key)
 
 
 def canonical_metadata(value: Mapping[str, Any]) -> str:
@@ -288,8 +311,8 @@ def normalize_metadata(value: object, field: str = "metadata") -> dict[str, Any]
             text.encode("utf-8")
         except UnicodeEncodeError:
             raise FieldError(f"{field} strings must be valid Unicode", field) from None
-        if has_hidden_tags(text):
-            raise FieldError(hidden_tags_rule(f"{field} strings"), field)
+        if (rule := hidden_text_rule(f"{field} strings", text)) is not None:
+            raise FieldError(rule, field)
         grow(_nbytes(text))
 
     out = walk(value, 1)

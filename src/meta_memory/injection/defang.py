@@ -54,7 +54,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
-from ..textfold import INVISIBLE_FILLERS, LOOK_ALIKE_LETTERS, strip_hidden_tags
+from ..textfold import INVISIBLE_FILLERS, LOOK_ALIKE_LETTERS, strip_hidden_text
 from .constants import (
     DEFANGED_LINE_PREFIX,
     DEFANGED_OBSERVATION_TAG,
@@ -335,11 +335,12 @@ def defang(text: str, header: str = DEFAULT_INSTRUCTION_HEADER) -> tuple[str, in
 def neutralise(text: str, header: str = DEFAULT_INSTRUCTION_HEADER) -> str:
     """What every renderer applies to memory text (turn block, build index, the ``memory`` tool's
     recall rows): :func:`defang` without the count, then every :data:`BIDI_CONTROLS` character and
-    every Unicode tag character outside an emoji flag sequence (:func:`~meta_memory.textfold.strip_hidden_tags`:
+    every Unicode tag character outside an emoji flag sequence and every variation selector that is not a
+    single one directly after a character that takes it (:func:`~meta_memory.textfold.strip_hidden_text`:
     invisible to a person, read by a model; writes refuse them, older records may hold them) removed.
     Idempotent."""
     out = defang(text, header)[0]
-    return out if out.isascii() else strip_hidden_tags(_BIDI.sub("", out))
+    return out if out.isascii() else strip_hidden_text(_BIDI.sub("", out))
 
 
 def defang_content(content: str | Sequence[Any], header: str = DEFAULT_INSTRUCTION_HEADER) -> tuple[Any, int]:

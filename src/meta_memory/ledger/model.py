@@ -17,7 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from meta_memory.agent_memory.fields import FieldError, hidden_tags_rule, normalize_metadata
+from meta_memory.agent_memory.fields import FieldError, hidden_text_rule, normalize_metadata
 from meta_memory.agent_memory.secrets import scan_values, secret_rule
 from meta_memory.ledger.errors import LedgerValidationError
 from meta_memory.ledger.normalise import (
@@ -29,7 +29,6 @@ from meta_memory.ledger.normalise import (
     has_control_character,
     unsupported_store_rule,
 )
-from meta_memory.textfold import has_hidden_tags
 
 __all__ = [
     "MemoryAssertion",
@@ -177,8 +176,9 @@ def canonical_index(req: IndexRequest) -> CanonicalIndex:
             with field ``metadata`` and that rule; a credential in any text
             field or anywhere in ``metadata`` (keys and string values), named by
             its secret class, never echoed (:mod:`meta_memory.agent_memory.secrets`); a Unicode tag
-            character (hidden text, :func:`meta_memory.textfold.has_hidden_tags`) in entity, topic,
-            fact, conflict reason or metadata, naming the field.
+            character or a stray variation selector (hidden text,
+            :func:`meta_memory.agent_memory.fields.hidden_text_rule`) in entity, topic, fact, conflict
+            reason or metadata, naming the field.
 
     Only new writes pass through here: an assertion already in the ledger file is loaded with its
     metadata verbatim (:func:`meta_memory.ledger.persistence.load`) and rewritten unchanged.
@@ -212,8 +212,8 @@ def canonical_index(req: IndexRequest) -> CanonicalIndex:
         raise LedgerValidationError("fact is required unless conflict=true", "fact")
     conflict_reason = canonical_text(req.conflict_reason)
     for name, value in (("entity", entity), ("topic", topic), ("fact", fact), ("conflict_reason", conflict_reason)):
-        if value is not None and has_hidden_tags(value):
-            raise LedgerValidationError(hidden_tags_rule(name), name)
+        if value is not None and (rule := hidden_text_rule(name, value)) is not None:
+            raise LedgerValidationError(rule, name)
     metadata = None
     if req.metadata is not None:
         try:

@@ -21,6 +21,7 @@ __all__ = ["Cursor", "Keyed", "MAX_CURSOR_MS", "parse_cursor", "row_cursor"]
 
 MAX_CURSOR_MS = 2**64 - 1
 _DIGITS = re.compile(r"[0-9]+")
+_MAX_DIGITS = len(str(MAX_CURSOR_MS)) + 8  # leading zeros allowed; longer text is refused before int()
 
 
 class Keyed(Protocol):
@@ -65,8 +66,9 @@ def row_cursor(row: Keyed) -> Cursor:
 def parse_cursor(value: Any) -> Cursor | None:
     """Parse the ``cursor`` param. ``None`` => ``None`` (start of the listing).
 
-    Split at the first ``':'``; the left part must be ASCII digits forming a
-    non-negative integer <= 2**64-1; the right part (the memory id, which may
+    Split at the first ``':'``; the left part must be at most 28 ASCII digits
+    forming a non-negative integer <= 2**64-1 (longer text is refused before it
+    is read as a number); the right part (the memory id, which may
     itself contain ``':'``) must be non-empty. Anything else raises
     ``InvalidParams("malformed cursor", "cursor")``.
     """
@@ -75,7 +77,7 @@ def parse_cursor(value: Any) -> Cursor | None:
     if not isinstance(value, str):
         raise InvalidParams("malformed cursor", "cursor")
     ms, sep, memory_id = value.partition(":")
-    if not sep or not memory_id or not _DIGITS.fullmatch(ms):
+    if not sep or not memory_id or len(ms) > _MAX_DIGITS or not _DIGITS.fullmatch(ms):
         raise InvalidParams("malformed cursor", "cursor")
     number = int(ms)
     if number > MAX_CURSOR_MS:

@@ -7,9 +7,10 @@ lines, page by page, signed with that gateway's installation key. An export is s
 installation's export key (or ``--key-file``'s); an import trusts a file only when it verifies under
 one of those keys, and otherwise lands it no more trusted than a fresh write (:mod:`.policy`). A
 ``rich`` progress bar goes to stderr on long runs; the summary goes to stdout (JSON with ``--json``),
-naming every downgraded and refused line. Under ``--key-file`` the file must verify: one that does not
-is refused whole (nothing written) unless ``--accept-unverified``. Exit codes: 0 success, 1 a refusal
-(damaged file, including one that does not verify under the ``--key-file`` given; a refused record or
+naming every downgraded and refused line. Under ``--key-file``, and for a file that says it is signed
+with this installation's own key, the file must verify: one that does not is refused whole (nothing
+written) unless ``--accept-unverified``. Exit codes: 0 success, 1 a refusal (damaged file, including one
+that does not verify under the ``--key-file`` given or the installation key it names; a refused record or
 line — the rest landed —, an unreadable key file, busy state directory), 2 a usage error.
 
 ``import --from mem0 PATH`` and ``import --from langgraph SOURCE`` read another memory system instead
@@ -31,7 +32,7 @@ import click
 from click.core import ParameterSource
 
 from ..limits import MAX_TTL_S
-from ..shell import gateway_url_option, realm_option
+from ..shell import gateway_url_option, realm_option, token_option
 from ..terminal import one_line
 
 __all__ = ["register"]
@@ -116,7 +117,7 @@ _key_file = click.option("--key-file", type=click.Path(dir_okay=False, path_type
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @click.option("--url", default=None, callback=gateway_url_option,
               help="Export from the running gateway at this URL instead of a state directory.")
-@click.option("--token", envvar="META_MEMORY_TOKEN", show_envvar=True, default=None,
+@click.option("--token", envvar="META_MEMORY_TOKEN", show_envvar=True, default=None, callback=token_option,
               help="Bearer token holding operator.backup, for --url (prefer the environment variable).")
 def export_command(state_dir: Path, config_path: Path | None, realm: str | None, identity: str | None,
                    ledger: bool | None, output: Path | None, key_file: Path | None, quiet: bool, url: str | None,
@@ -175,7 +176,7 @@ def _export_remote(url: str, token: str | None, realm: str | None, identity: str
     from ..errors import MetaError
     from ..sdk.transport import GatewayUnreachable, HttpTransport
 
-    transport = HttpTransport(url, token=token.strip() if token and token.strip() else None, timeout_s=120.0)
+    transport = HttpTransport(url, token=token, timeout_s=120.0)
     out = _private_output(output) if output is not None else sys.stdout
     records: dict[str, int] = {}
     counts = {"assertion": 0, "conflict": 0}
@@ -243,8 +244,9 @@ _EXPORT_PATH = click.Path(exists=True, dir_okay=False, path_type=Path, allow_das
               help="Let an unverified file write into this shared scope: realm, mob:NAME or operator:NAME (repeatable).")
 @click.option("--allow-ledger", is_flag=True, help="Index the ledger lines of an unverified file too.")
 @click.option("--accept-unverified", is_flag=True,
-              help="With --key-file: land a file that does not verify under it as untrusted input (every line "
-                   "downgraded, edited lines quarantined) instead of refusing it whole.")
+              help="Land a file that must verify and does not (under --key-file, or signed with this "
+                   "installation's key) as untrusted input (every line downgraded, edited lines quarantined) "
+                   "instead of refusing it whole.")
 @realm_option("--from mem0|langgraph: the realm to land in")
 @click.option("--identity", default=None,
               help="--from mem0|langgraph: the identity every record lands under (langgraph default: langgraph).")
@@ -263,9 +265,10 @@ def import_command(source: str, system: str, state_dir: Path, config_path: Path 
                    identity: str | None, identity_from: str | None, identity_segment: int | None, mem0_collection: str,
                    mem0_history: Path | None, dry_run: bool, as_json: bool, quiet: bool) -> None:
     """Import an export file (``-`` for stdin) through the validator: idempotent, trust never raised, and a
-    file that does not verify lands no more trusted or visible than a fresh write. With ``--key-file`` the
-    file must verify (under it or this installation's key): one that does not is refused whole, exit 1,
-    nothing written, unless ``--accept-unverified``. ``--from mem0`` or ``--from langgraph`` imports
+    file that does not verify lands no more trusted or visible than a fresh write. With ``--key-file``, or
+    when the file says it is signed with this installation's own key, the file must verify (under it or
+    this installation's key): one that does not is refused whole, exit 1, nothing written, unless
+    ``--accept-unverified``. ``--from mem0`` or ``--from langgraph`` imports
     another memory system's records as application writes instead."""
     from ..errors import MetaError
     from .importer import ImportError_, import_jsonl, parse_lines, read_lines, verify
@@ -287,9 +290,6 @@ def import_command(source: str, system: str, state_dir: Path, config_path: Path 
     given = [name for name, value in foreign_only.items() if value is not None]
     if given:
         raise click.UsageError(f"--{given[0].replace('_', '-')} applies to --from mem0 or --from langgraph only")
-    if accept_unverified and key_file is None:
-        raise click.UsageError("--accept-unverified applies with --key-file only (without it, a file that does not "
-                               "verify already lands as untrusted input)")
     path = _EXPORT_PATH.convert(source, ctx.command.params[0], ctx)
     try:
         allowance = ScopeAllowance.parse(allow_scopes)
@@ -318,11 +318,15 @@ def import_command(source: str, system: str, state_dir: Path, config_path: Path 
     try:
         own = installation_key(runtime, create=False)
         keys = [k for k in (own, named) if k is not None]
-        if named is not None and not accept_unverified:
+        # The file must verify when the operator named the key it must carry, or when it says it was signed
+        # with this installation's own key: one that does not then is damaged (edited, cut short), not foreign.
+        claims_own = own is not None and parsed.header is not None and parsed.header.key_id == own.key_id
+        if (named is not None or claims_own) and not accept_unverified:
             checked = verify(parsed, keys)
-            if not checked.verified:  # the operator named the key the file must carry: it is damaged or not theirs
-                click.echo(one_line(f"meta-memory: import refused: the file does not verify under --key-file "
-                                    f"{key_file}: {checked.detail}; nothing was written (pass "
+            if not checked.verified:
+                under = f"--key-file {key_file}" if named is not None else "this installation's export key"
+                click.echo(one_line(f"meta-memory: import refused: the file does not verify under {under}: "
+                                    f"{checked.detail}; nothing was written (pass "
                                     "--accept-unverified to land it as untrusted input: every line downgraded, "
                                     "edited lines quarantined)"), err=True)
                 sys.exit(1)

@@ -47,7 +47,8 @@ Three guards keep a steward from spreading or destroying what an injection contr
   forget stays held for an operator (``meta/memory/quarantine/decide``), and
   the run's detail notes ``hold`` with ``downgraded_from_tombstone``; a
   ``tombstone`` of a harvest is applied as ``keep`` (the retired session's
-  records stay active), noted ``keep`` with ``downgraded_from_tombstone``;
+  records stay active), noted ``keep`` with ``downgraded_from_tombstone``. The one rule is
+  :func:`gated_verdict`;
 - ``may_signal`` (a dream an RPC caller asked for: the caller's unscoped
   ``ledger.write``): without it no contradiction reaches the assertion
   ledger; each operational one is noted with ``refused: "ledger.write"``;
@@ -101,7 +102,7 @@ from meta_memory.review.steward import (
     offered_records,
 )
 
-__all__ = ["DreamReport", "run_dream", "ESCALATION_MEMORY_RUNS"]
+__all__ = ["DreamReport", "run_dream", "gated_verdict", "ESCALATION_MEMORY_RUNS"]
 
 log = logging.getLogger(__name__)
 
@@ -379,6 +380,31 @@ _V = TypeVar("_V", bound=_Targeted)
 _T = TypeVar("_T")
 
 
+#: Under the release gate, the steward verdicts that are not applied as given: ``(category, verdict,
+#: whether the item is a held forget)`` -> the verdict applied instead. Each keeps what an injection
+#: controls from spreading (a release of quarantined content becomes a gated promotion into the record's
+#: own scope) or from being destroyed (a held forget stays held; a harvest's records stay active).
+_GATED: dict[tuple[str, str, bool], str] = {
+    ("quarantine", "release", False): "promote_pending_gate",
+    ("quarantine", "tombstone", True): "hold",
+    ("harvest", "tombstone", False): "keep",
+}
+
+
+def gated_verdict(category: str, verdict: str, *, held_forget: bool, gate_releases: bool) -> tuple[str, str | None]:
+    """The verdict a dream applies for a steward's ``verdict`` on an item of ``category``
+    (``"quarantine"`` or ``"harvest"``; ``held_forget``: the quarantine item is a held forget), and the
+    run detail's note of a downgrade (``"downgraded_from_<verdict>"``) or ``None``.
+
+    With ``gate_releases`` off (the policy steward, or ``llm_release = "direct"``) every verdict stands.
+    With it on: ``release`` of quarantined content -> ``promote_pending_gate``; ``tombstone`` of a held
+    forget -> ``hold``; ``tombstone`` of a harvest -> ``keep``; anything else stands."""
+    if not gate_releases:
+        return verdict, None
+    applied = _GATED.get((category, verdict, held_forget))
+    return (verdict, None) if applied is None else (applied, f"downgraded_from_{verdict}")
+
+
 def _note(detail: dict[str, Any], category: str, target: str, verdict: str, rationale: str | None, **extra: Any) -> None:
     entry: dict[str, Any] = {"category": category, "target": target, "verdict": verdict, "rationale": rationale}
     entry.update({k: v for k, v in extra.items() if v is not None})
@@ -429,42 +455,41 @@ def _apply(
     # Quarantine.
     for v, item in offered(decision.quarantine[: caps.quarantine], offered_q, "quarantine"):
         rec = item.record
+        verdict, downgrade = gated_verdict("quarantine", v.verdict, held_forget=item.held_forget is not None,
+                                           gate_releases=gate_releases)
+        marks = {downgrade: True} if downgrade else {}
         try:
-            if v.verdict == "release" and gate_releases and item.held_forget is None:
-                staged = promote_pending_gate(
-                    store, realm, rec.id, run_id=run_id, clock=clock, target_scope=rec.scope, rationale=v.rationale,
-                    events=events,
-                )
-                _note(detail, "quarantine", rec.id, "promote_pending_gate", v.rationale, pending_id=staged.pending_id,
-                      downgraded_from_release=True)
-            elif v.verdict == "tombstone" and gate_releases and item.held_forget is not None:
-                # A steward steered by the held record's own session must not destroy it: the forget
-                # stays held, for an operator to approve or release.
-                _note(detail, "quarantine", rec.id, "hold", v.rationale, forget_id=item.held_forget.get("forget_id"),
-                      downgraded_from_tombstone=True)
-            elif v.verdict in ("release", "tombstone"):
+            if verdict in ("release", "tombstone"):
                 out = review_quarantined(
-                    store, rec.scope, rec.id, v.verdict, rec.content_hash, v.rationale, reviewer,
+                    store, rec.scope, rec.id, verdict, rec.content_hash, v.rationale, reviewer,
                     clock=clock, events=events, gate=gate,
                 )
-                ops += 0 if not out.applied else (2 if v.verdict == "release" else 1)
-                _note(detail, "quarantine", rec.id, v.verdict, v.rationale, outcome=out.outcome,
+                ops += 0 if not out.applied else (2 if verdict == "release" else 1)
+                _note(detail, "quarantine", rec.id, verdict, v.rationale, outcome=out.outcome,
                       successor_id=out.successor_id)
-            elif v.verdict == "promote_pending_gate":
-                if item.held_forget is not None:
-                    detail["refused"].append(f"quarantine {rec.id}: a held forget is approved or released, not promoted")
-                    continue
-                target = Scope.mob(realm, v.target_mob) if v.target_mob else None
-                if not allowed(target or rec.scope):
-                    detail["refused"].append(f"quarantine {rec.id}: the promotion target is not a scope this dream may commit")
-                    continue
+            elif verdict == "promote_pending_gate":
+                if downgrade:  # a gated release: into the record's own scope
+                    target: Scope | None = rec.scope
+                else:
+                    if item.held_forget is not None:
+                        detail["refused"].append(
+                            f"quarantine {rec.id}: a held forget is approved or released, not promoted")
+                        continue
+                    target = Scope.mob(realm, v.target_mob) if v.target_mob else None
+                    if not allowed(target or rec.scope):
+                        detail["refused"].append(
+                            f"quarantine {rec.id}: the promotion target is not a scope this dream may commit")
+                        continue
                 staged = promote_pending_gate(
                     store, realm, rec.id, run_id=run_id, clock=clock, target_scope=target, rationale=v.rationale,
                     events=events,
                 )
-                _note(detail, "quarantine", rec.id, v.verdict, v.rationale, pending_id=staged.pending_id)
-            elif v.verdict == "hold":
-                _note(detail, "quarantine", rec.id, "hold", v.rationale)
+                _note(detail, "quarantine", rec.id, verdict, v.rationale, pending_id=staged.pending_id, **marks)
+            elif verdict == "hold":
+                # A downgraded tombstone of a held forget: a steward steered by the held record's own
+                # session must not destroy it; the forget stays held, for an operator to approve or release.
+                forget_id = item.held_forget.get("forget_id") if downgrade and item.held_forget else None
+                _note(detail, "quarantine", rec.id, "hold", v.rationale, forget_id=forget_id, **marks)
             else:
                 detail["refused"].append(f"quarantine {rec.id}: unknown verdict '{v.verdict}'")
         except QuarantineReviewRefused as exc:
@@ -506,21 +531,18 @@ def _apply(
             detail["refused"].append(f"harvest {v.target}: promoting into realm scope is not allowed to this dream")
             continue
         # Under the release gate a steward that reads injected text must not destroy a retired session's
-        # records either: its ``tombstone`` of a harvest is applied as ``keep`` (the records stay active;
-        # their held forgets, if any, stay held for an operator).
-        downgraded = v.verdict == "tombstone" and gate_releases
-        verdict = "keep" if downgraded else v.verdict
+        # records either (their held forgets, if any, stay held for an operator).
+        verdict, downgrade = gated_verdict("harvest", v.verdict, held_forget=False, gate_releases=gate_releases)
         try:
             res = decide_harvest(
                 store, realm, harvest_item.harvest, verdict, run_id=run_id, clock=clock, rationale=v.rationale,
                 events=events, gate=gate,
             )
             ops += res["ops"]
-            if downgraded:
-                _note(detail, "harvest", v.target, verdict, v.rationale, promoted=0, tombstoned=0,
-                      downgraded_from_tombstone=True)
+            if downgrade:
+                _note(detail, "harvest", v.target, verdict, v.rationale, promoted=0, tombstoned=0, **{downgrade: True})
             else:
-                _note(detail, "harvest", v.target, v.verdict, v.rationale, promoted=res["promoted"],
+                _note(detail, "harvest", v.target, verdict, v.rationale, promoted=res["promoted"],
                       tombstoned=res["tombstoned"])
         except (AgentMemoryError, ValueError) as exc:
             _note(detail, "harvest", v.target, v.verdict, v.rationale, error=str(exc))

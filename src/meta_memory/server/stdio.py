@@ -38,10 +38,13 @@ def serve_stdio(gateway: Gateway, stdin: BinaryIO | None = None, stdout: BinaryI
     """Serve until EOF. Returns the process exit code (0).
 
     Raises :class:`StartupError` when the token in ``META_MEMORY_TOKEN`` is refused (or missing
-    while tokens are the only guard)."""
+    while tokens are the only guard), or holds whitespace."""
     inp = stdin or sys.stdin.buffer
     out = stdout or sys.stdout.buffer
-    token = os.environ.get(TOKEN_ENV, "").strip()
+    token = os.environ.get(TOKEN_ENV, "")
+    if any(ch.isspace() for ch in token):  # sent as given, never trimmed: no configured token holds whitespace
+        raise StartupError(f"stdio cannot serve: {TOKEN_ENV} must not contain whitespace, at either end or inside "
+                           "(a token is taken as given, never trimmed)")
     try:
         principal = gateway.authenticate(f"Bearer {token}" if token else None)
     except AuthenticationFailed as exc:

@@ -17,7 +17,7 @@ from typing import Any
 
 import click
 
-from ..shell import gateway_url_option
+from ..shell import gateway_url_option, token_option
 
 __all__ = ["backup_command", "register"]
 
@@ -34,7 +34,7 @@ def _fail(message: str) -> None:
 @click.argument("dest", type=click.Path(path_type=Path))
 @click.option("--url", default=None, callback=gateway_url_option,
               help="Ask the gateway at this URL (DEST is then a path on its machine, inside [gateway] backup_dir).")
-@click.option("--token", envvar="META_MEMORY_TOKEN", show_envvar=True, default=None,
+@click.option("--token", envvar="META_MEMORY_TOKEN", show_envvar=True, default=None, callback=token_option,
               help="Bearer token holding operator.backup (prefer the environment variable).")
 @click.option("--state-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Copy this stopped installation's state directory instead.")
@@ -69,7 +69,7 @@ def _remote(url: str, token: str | None, dest: Path, timeout_s: float) -> dict[s
     from ..errors import MetaError
     from ..sdk.transport import GatewayUnreachable, HttpTransport
 
-    transport = HttpTransport(url, token=token.strip() if token and token.strip() else None, timeout_s=timeout_s)
+    transport = HttpTransport(url, token=token, timeout_s=timeout_s)
     try:
         result: dict[str, Any] = transport.call("meta/storage/backup", {"dest": os.path.abspath(dest)})
         return result
