@@ -28,7 +28,7 @@ from typing import Any
 
 from rich.text import Text
 
-from .textfold import invisible_characters
+from .textfold import invisible_characters, is_invisible
 
 __all__ = ["printable", "text", "one_line", "json_text"]
 
@@ -47,7 +47,27 @@ def _patterns() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
             re.compile(f"[\x7f-\x9f]|{invisible}"))
 
 
+def _is_selector(char: str) -> bool:
+    code = ord(char)
+    return 0xFE00 <= code <= 0xFE0F or 0xE0100 <= code <= 0xE01EF
+
+
+def _shown_selector(match: re.Match[str]) -> bool:
+    """Whether the match is one variation selector right after a visible character and not followed by
+    another (``❤️``: the presentation a write accepts, :func:`meta_memory.textfold.has_smuggled_selectors`):
+    printed as it is, since it only picks how that character looks. A run of selectors, or one after an
+    invisible character or at the start, is escaped."""
+    text, at = match.string, match.start()
+    if not _is_selector(match.group()) or at == 0:
+        return False
+    before = text[at - 1]
+    return (before.isprintable() and not is_invisible(before)
+            and not (at + 1 < len(text) and _is_selector(text[at + 1])))
+
+
 def _escape(match: re.Match[str]) -> str:
+    if _shown_selector(match):
+        return match.group()
     code = ord(match.group())
     if code < 0x100:
         return f"\\x{code:02x}"

@@ -47,7 +47,7 @@ LEAD = "lead:main"
 ANN = "console-review-aids-ann-0001"
 QUEUE = 232
 BIDI_TITLE = "abc \u202e txet desrever"
-BIDI_BODY = "pay \u202eylno 01$\u202c now\u200b, hidden \u2060\ufeff marks, blank \u2800\U0001d173\u00ad\ufe0f end"
+BIDI_BODY = "pay \u202eylno 01$\u202c now\u200b, hidden \u2060\ufeff marks, blank \u2800\U0001d173\u00ad end \u2764\ufe0f"
 LONG_TITLE = "W" * 200
 
 GRANTS = [("ann", a) for a in ("agent.memory.read", "agent.view", "mob.memory.read", "operator.memory.read",
@@ -183,7 +183,7 @@ def test_bidi_and_invisible_characters_are_shown_as_escapes_in_isolated_text(pag
     expect(page.locator("#record-title")).to_have_text("abc ⟨U+202E⟩ txet desrever")
     body = page.locator("#record-body")
     expect(body).to_have_text("pay ⟨U+202E⟩ylno 01$⟨U+202C⟩ now⟨U+200B⟩, hidden ⟨U+2060⟩⟨U+FEFF⟩ marks, "
-                              "blank ⟨U+2800⟩⟨U+1D173⟩⟨U+00AD⟩⟨U+FE0F⟩ end")
+                              "blank ⟨U+2800⟩⟨U+1D173⟩⟨U+00AD⟩ end \u2764\ufe0f")
     assert _reads_left_to_right(page, page.locator("#record-title"))
     assert _reads_left_to_right(page, body)
     # the isolation holds in the timeline and a preview as well: nothing of the raw controls reaches the page

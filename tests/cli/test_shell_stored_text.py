@@ -82,21 +82,22 @@ def test_terminal_escapes_in_stored_text_are_shown_not_obeyed(gateway: Any) -> N
     assert [(r["memory_id"], r["body"]) for r in records] == [(stored["memory_id"], ESCAPES)]
 
 
-#: Characters that show nothing: a zero-width space, a soft hyphen, a variation selector, the braille blank,
-#: a musical format control (above U+FFFF), a Hangul filler and an interlinear annotation anchor.
-HIDDEN = ("\u200b", "\u00ad", "\ufe0f", "\u2800", "\U0001d173", "\u3164", "\ufff9")
+#: Characters that show nothing: a zero-width space, a soft hyphen, the braille blank, a musical format
+#: control (above U+FFFF), a Hangul filler and an interlinear annotation anchor. (A stray variation selector
+#: is refused at write; one after an emoji only picks its presentation and is printed as it is.)
+HIDDEN = ("\u200b", "\u00ad", "\u2800", "\U0001d173", "\u3164", "\ufff9")
 
 
 def test_invisible_characters_in_titles_and_tags_are_shown_as_escapes(gateway: Any) -> None:
     url = ["--url", gateway.url, "--identity", ID]
-    title = "pay" + "".join(HIDDEN) + "roll"
+    title = "pay" + "".join(HIDDEN) + "roll \u2764\ufe0f"
     gateway.result("meta/agent_memory/remember",
                    {"identity": ID, "title": title, "body": "quiet body", "tags": ["ta\u200bg"]})
     listed = mm("list", *url)
     assert listed.returncode == 0, listed.stderr
     for ch in HIDDEN:
         assert ch not in listed.stdout, f"{ch!r} reached the terminal"
-    assert "pay\\u200b\\xad\\ufe0f\\u2800\\U0001d173\\u3164\\ufff9roll" in listed.stdout
+    assert "pay\\u200b\\xad\\u2800\\U0001d173\\u3164\\ufff9roll \u2764\ufe0f" in listed.stdout
     assert "ta\\u200bg" in listed.stdout
     as_json = mm("list", *url, "--json")
     assert as_json.returncode == 0, as_json.stderr

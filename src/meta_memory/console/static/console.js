@@ -42,13 +42,28 @@
    * escape (⟨U+202E⟩), so the reviewer reads the same characters the model is given. */
   const INVISIBLE = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F\u2028\u2029\u2800\p{Cf}\p{Default_Ignorable_Code_Point}]/gu;
 
+  const SELECTOR = /^[\uFE00-\uFE0F\u{E0100}-\u{E01EF}]$/u;
+  const HIDDEN_ONE = new RegExp("^" + INVISIBLE.source + "$", "u");
+
+  /** Whether the invisible character at ``index`` of ``text`` is one variation selector right after a
+   *  visible character and not followed by another (the emoji presentation a write accepts, as in the
+   *  heart emoji): shown as it is, since it only picks how that character looks. Runs are escaped. */
+  function shownSelector(text, index, ch) {
+    if (!SELECTOR.test(ch) || index === 0) return false;
+    const before = String.fromCodePoint(text.codePointAt(index - 1) >= 0xDC00 && text.codePointAt(index - 1) <= 0xDFFF && index >= 2
+      ? text.codePointAt(index - 2) : text.codePointAt(index - 1));
+    const next = text.codePointAt(index + ch.length);
+    return !HIDDEN_ONE.test(before) && !(next !== undefined && SELECTOR.test(String.fromCodePoint(next)));
+  }
+
   function codePoint(ch) {
     return "U+" + ch.codePointAt(0).toString(16).toUpperCase().padStart(4, "0");
   }
 
   /** ``value`` as a plain string with every invisible character written as its escape (for attributes). */
   function visibleString(value) {
-    return (value === null || value === undefined ? "" : String(value)).replace(INVISIBLE, (ch) => `⟨${codePoint(ch)}⟩`);
+    const text = value === null || value === undefined ? "" : String(value);
+    return text.replace(INVISIBLE, (ch, index) => shownSelector(text, index, ch) ? ch : `⟨${codePoint(ch)}⟩`);
   }
 
   /** User text (a title, body, tag, identity...) as an isolated span (``dir=auto``): its own direction,
@@ -58,6 +73,7 @@
     const span = el("span", { class: "user-text", dir: "auto", ...(attrs || {}) });
     let last = 0;
     for (const m of text.matchAll(INVISIBLE)) {
+      if (shownSelector(text, m.index, m[0])) continue;
       if (m.index > last) span.append(text.slice(last, m.index));
       const code = codePoint(m[0]);
       span.append(el("span", { class: "invisible-char", title: `invisible character ${code}` }, `⟨${code}⟩`));
