@@ -383,7 +383,11 @@ def test_an_edited_export_cannot_bring_erased_content_back_under_another_id_iden
         moved.append({"type": "record", "realm": realm, "record": rec})
     header = next(x for x in lines if x.get("type") == "header")
     edited = _write(tmp_path / "edited.jsonl", [header, *moved])
-    out = mm("import", str(edited), "--state-dir", str(state), *config_args(src_cfg), "--json")
+    # signed with this installation's key and no longer verifying, the file is refused whole ...
+    whole = mm("import", str(edited), "--state-dir", str(state), *config_args(src_cfg), "--json")
+    assert whole.returncode == 1 and "jasmine" not in whole.stdout.decode()
+    # ... and landed as untrusted input, each erased line is still refused
+    out = mm("import", str(edited), "--state-dir", str(state), *config_args(src_cfg), "--json", "--accept-unverified")
     assert out.returncode == 1, out.stderr
     report = json.loads(out.stdout)
     refused = {n["memory_id"]: (n["line"], n["reason"]) for n in report["refused"]}
