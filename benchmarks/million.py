@@ -44,12 +44,14 @@ Run: ``python benchmarks/million.py [--records 1000000] [--queries 300] [--fts-q
 [--index-mb 2048] [--backend sqlite|postgres] [--dsn DSN] [--seed 7] [--keep-state DIR] [--peers langgraph]
 [--peer-cap-s 600]`` (``--records 100000``
 for a quicker run; ``--keep-state DIR`` keeps the loaded state, and a later run with the same ``DIR``,
-``--records`` and ``--seed`` measures recall on it without loading again).
+``--records`` and ``--seed`` measures recall on it without loading again; on PostgreSQL the schema is kept
+with it, named after the directory's path, and left for the caller to drop).
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
 import queue
 import random
@@ -269,7 +271,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--keep-state", type=Path, default=None,
                         help="keep the gateway's state directory here (it must not exist yet); when it exists, reuse "
-                             "it: a state a run with the same --records and --seed wrote (no ingest then)")
+                             "it: a state a run with the same --records and --seed wrote (no ingest then); with --backend "
+                             "postgres its schema is kept too (named after the directory's path)")
     parser.add_argument("--peers", choices=("langgraph",), default=None,
                         help="also run LangGraph's SqliteStore and PostgresStore on the same records (step 7)")
     parser.add_argument("--peer-cap-s", type=float, default=600, help="seconds each peer may take for puts, and again "
@@ -293,8 +296,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     reuse = state.exists()
     dsn = None
     schema = None
+    keep_schema = args.backend == "postgres" and args.keep_state is not None
     if args.backend == "postgres":
-        schema = f"mm_million_{secrets.token_hex(4)}"
+        # a kept state keeps its schema too, named after the state's path, so a later run finds it
+        schema = (f"mm_million_{hashlib.sha256(str(args.keep_state.resolve()).encode()).hexdigest()[:8]}"
+                  if keep_schema else f"mm_million_{secrets.token_hex(4)}")
         sep = "&" if "?" in args.dsn else "?"
         dsn = f"{args.dsn}{sep}options=-c%20search_path%3D{schema}"
     config = write_config(work / "gateway.toml", args.index_mb, args.backend, dsn)
@@ -362,7 +368,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.peers == "langgraph":
             langgraph_peers(records, timed, work, args.dsn, args.peer_cap_s)
     finally:
-        if schema is not None:
+        if schema is not None and not keep_schema:
             from meta_memory.agent_memory.store.postgres import PostgresAgentMemoryStore
 
             PostgresAgentMemoryStore.drop_schema(args.dsn, schema)

@@ -90,11 +90,11 @@ def test_a_round_past_its_room_is_cancelled_and_the_recall_answers_inside_its_bu
     original = PostgresAgentMemoryStore._pruned_rows
 
     def slow_later_rounds(run: Any, ranked: str, params: Any, stats: Any, limit: int, run_short: Any = None,
-                          best: Any = None) -> Any:
+                          best: Any = None, run_first: Any = None) -> Any:
         def sleepy(head: str, values: Any) -> Any:
             return run_short(head.replace("WITH ", "WITH nap AS MATERIALIZED (SELECT pg_sleep(5)), ", 1)
                              .replace(" WHERE ", " WHERE (SELECT count(*) FROM nap) = 1 AND ", 1), values)
-        return original(run, ranked, params, stats, limit, sleepy, best)
+        return original(run, ranked, params, stats, limit, sleepy, best, run_first)
 
     monkeypatch.setattr(PostgresAgentMemoryStore, "_pruned_rows", staticmethod(slow_later_rounds))
     monkeypatch.setattr(pg_ranking, "FIRST_POSTINGS", 10)
@@ -119,15 +119,80 @@ def test_the_reason_reaches_the_recall_result(store: PostgresAgentMemoryStore, m
     assert out.records and all("rare" in s.record.body for s in out.records)
 
 
+def test_a_first_round_without_room_answers_from_a_sample_of_its_match(store: PostgresAgentMemoryStore,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first round (``common``: every row) is left no room of the budget: the first rows of its match are
+    scored instead, each with every word exactly as the full ranking scores it, and the best of them answer,
+    said to be approximate and counted."""
+    every = {r.id: s for r, s in _search(store, "common middle", N)}
+    before = store.ranking_stats()["approximate_ranking"]
+    monkeypatch.setattr(pg_ranking, "FIRST_RESERVE_MS", 10_000_000)
+    monkeypatch.setattr(pg_ranking, "FIRST_RESERVE_SHARE", 1.0)  # the whole budget kept back from the first round
+    monkeypatch.setattr(pg_ranking, "FIRST_ROOM_SHARE", 0.0)
+    monkeypatch.setattr(pg_ranking, "SAMPLE_ROWS", 30)
+    monkeypatch.setattr(pg_ranking, "SAMPLE_MIN_ROWS", 30)
+    with _within(60):
+        short = _search(store, "common middle", 20)
+    assert short.degraded_reason == "approximate_ranking" and len(short) == 20
+    assert all(every[r.id] == s for r, s in short)
+    assert [s for _, s in short] == sorted(s for _, s in short)
+    assert [(r.id, s) for r, s in short] != list(every.items())[:20]  # 30 of 400 rows: not the exact answer
+    assert store.ranking_stats()["approximate_ranking"] == before + 1
+
+
+def test_a_first_round_and_its_sample_without_room_answer_nothing(store: PostgresAgentMemoryStore,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(pg_ranking, "FIRST_RESERVE_MS", 10_000_000)
+    monkeypatch.setattr(pg_ranking, "RESERVE_MS", 10_000_000)
+    monkeypatch.setattr(pg_ranking, "FIRST_RESERVE_SHARE", 1.0)
+    monkeypatch.setattr(pg_ranking, "FIRST_ROOM_SHARE", 0.0)
+    monkeypatch.setattr(deadline, "RESERVE_SHARE", 1.0)
+    with _within(60):
+        short = _search(store, "common middle", 20)
+    assert short.degraded_reason == "approximate_ranking" and len(short) == 0
+
+
+def test_a_first_round_past_its_share_is_cancelled_and_the_sample_answers_inside_the_budget(
+        store: PostgresAgentMemoryStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each row the ranking reads sleeps 3 ms in PostgreSQL: the first round (``common``: 400 rows, 1.2 s) is
+    stopped by ``statement_timeout`` at its share of a 500 ms budget, the savepoint keeps the snapshot usable,
+    and the sample of its match (10 rows) answers inside the budget."""
+    original = PostgresAgentMemoryStore._pruned_rows
+    match = "AND f.doc @@ %(tsq)s::tsquery"
+
+    def slow_rows(run: Any, ranked: str, params: Any, stats: Any, limit: int, run_short: Any = None,
+                  best: Any = None, run_first: Any = None) -> Any:
+        assert match in ranked
+        slow = ranked.replace(match, match + " AND length(pg_sleep(0.003 * (f.rid > 0)::int)::text) >= 0", 1)
+        return original(run, slow, params, stats, limit, run_short, best, run_first)
+
+    monkeypatch.setattr(PostgresAgentMemoryStore, "_pruned_rows", staticmethod(slow_rows))
+    monkeypatch.setattr(pg_ranking, "SAMPLE_ROWS", 10)
+    monkeypatch.setattr(pg_ranking, "SAMPLE_MIN_ROWS", 10)
+    started = time.monotonic()
+    with _within(0.5):
+        short = _search(store, "common middle", 20)
+    took = time.monotonic() - started
+    assert short.degraded_reason == "approximate_ranking" and len(short) == 10
+    assert took < 0.5, took
+
+
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(words=st.lists(st.sampled_from(["rare", "common", "middle", "filler", "entry"]), min_size=1, max_size=4),
-       limit=st.integers(1, 30), reserve=st.sampled_from([0, 10_000_000]), postings=st.sampled_from([1, 50, 2000]))
+       limit=st.integers(1, 30), reserve=st.sampled_from([0, 10_000_000]), postings=st.sampled_from([1, 50, 2000]),
+       first=st.sampled_from([0, 10_000_000]), sample=st.sampled_from([1, 7, 1000]))
 def test_an_answer_not_called_approximate_is_the_exact_one(store: PostgresAgentMemoryStore,
                                                             monkeypatch: pytest.MonkeyPatch, words: list[str],
-                                                            limit: int, reserve: int, postings: int) -> None:
+                                                            limit: int, reserve: int, postings: int, first: int,
+                                                            sample: int) -> None:
     monkeypatch.setattr(pg_ranking, "FIRST_POSTINGS", postings)
     exact = [(r.id, s) for r, s in _search(store, " ".join(words), limit)]
     monkeypatch.setattr(pg_ranking, "RESERVE_MS", reserve)
+    monkeypatch.setattr(pg_ranking, "FIRST_RESERVE_MS", first)
+    monkeypatch.setattr(pg_ranking, "SAMPLE_ROWS", sample)
+    monkeypatch.setattr(pg_ranking, "SAMPLE_MIN_ROWS", sample)
+    monkeypatch.setattr(pg_ranking, "FIRST_RESERVE_SHARE", 1.0)
+    monkeypatch.setattr(pg_ranking, "FIRST_ROOM_SHARE", 0.0)
     monkeypatch.setattr(deadline, "RESERVE_SHARE", 1.0)  # a reserve as long as the budget is kept whole
     with _within(60):
         got = _search(store, " ".join(words), limit)
@@ -135,7 +200,8 @@ def test_an_answer_not_called_approximate_is_the_exact_one(store: PostgresAgentM
         assert [(r.id, s) for r, s in got] == exact
     else:  # the best of the rows scored: each scored with every word, exactly as the full ranking scores it
         every = {r.id: s for r, s in _search(store, " ".join(words), N)}
-        assert got and all(every[r.id] == s for r, s in got)
+        assert got or (first and reserve)  # nothing only when neither the first round nor its sample had room
+        assert all(every[r.id] == s for r, s in got)
         assert [s for _, s in got] == sorted(s for _, s in got) and len(got) <= limit
 
 

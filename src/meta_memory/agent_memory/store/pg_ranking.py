@@ -26,6 +26,11 @@ holding only common terms scores below the sum of their bounds. Hence (MaxScore)
    exactly. With too many terms or sets for that, the prefix widens as in step 3 and each row whose own
    bound is below ``theta`` is skipped before scoring (a few ``tsvector`` lookups).
 
+Each round runs under the recall's time budget. A round after the first is stopped :data:`RESERVE_MS` before
+its end and the best rows found so far answer; a round before any row is scored (step 4, or the first
+prefix) is stopped :func:`first_reserve_ms` before it, and the first :func:`sample_rows` rows of its own
+match are scored instead. Either answer is named ``approximate_ranking``; an answer not so named is exact.
+
 The scores are the SQL's (this module only chooses what to match); the bounds it compares are computed
 here in floating point with a relative margin (:data:`MARGIN`) far above the rounding of either side.
 """
@@ -39,8 +44,9 @@ from dataclasses import dataclass
 from meta_memory.recall import bm25
 
 __all__ = [
-    "FIRST_POSTINGS", "GROWTH", "MARGIN", "RESERVE_MS", "MIN_ROUND_MS", "TermStat", "bound", "rarest_first", "first_prefix", "seed_pairs",
-    "wider_prefix", "settled", "row_bounds", "cut", "covering_sets",
+    "FIRST_POSTINGS", "GROWTH", "MARGIN", "RESERVE_MS", "MIN_ROUND_MS", "FIRST_RESERVE_MS", "FIRST_RESERVE_SHARE",
+    "FIRST_ROOM_SHARE", "SAMPLE_ROWS", "SAMPLE_MIN_ROWS", "SAMPLE_SHARES", "first_reserve_ms", "sample_rows",
+    "TermStat", "bound", "rarest_first", "first_prefix", "seed_pairs", "wider_prefix", "settled", "row_bounds", "cut", "covering_sets",
 ]
 
 #: Postings (rows holding a term, summed over the prefix) the first match may read.
@@ -61,6 +67,36 @@ MARGIN = 1e-9
 RESERVE_MS = 150
 #: A later round is not started with less than this many milliseconds to run in (before the reserve).
 MIN_ROUND_MS = 20
+#: Milliseconds of the recall's budget the FIRST round (and the seeding pairs: every round before any row is
+#: scored) leaves to the rest: :data:`RESERVE_MS` for the rest of the recall and the rest for a sample of the
+#: round's own match (:func:`sample_rows`) to answer from when the round is stopped there. Of a budget under
+#: 500 ms, :data:`FIRST_RESERVE_SHARE` of it.
+FIRST_RESERVE_MS = 250
+FIRST_RESERVE_SHARE = 0.5
+#: Yet a first round may always run for this share of what is left when it starts (a search begun late in its
+#: budget still tries to rank rather than answer from a sample, or nothing).
+FIRST_ROOM_SHARE = 0.5
+#: The rows of a stopped first round's match that are scored instead (the first ones the index hands over,
+#: each scored with every term; the answer is the best of them, ``approximate_ranking``): as many as make
+#: :data:`SAMPLE_SHARES` term shares to compute, between :data:`SAMPLE_MIN_ROWS` and :data:`SAMPLE_ROWS`
+#: (:func:`sample_rows`).
+SAMPLE_ROWS = 1000
+SAMPLE_MIN_ROWS = 100
+SAMPLE_SHARES = 8000
+
+
+def first_reserve_ms(budget_ms: float | None, left_ms: float) -> float:
+    """Milliseconds a first round leaves of a recall's budget of ``budget_ms`` (``None``: no budget) when
+    ``left_ms`` of it are left: :data:`FIRST_RESERVE_MS`, or :data:`FIRST_RESERVE_SHARE` of the budget when
+    that is less, but never more than ``(1 - FIRST_ROOM_SHARE) * left_ms``."""
+    keep = FIRST_RESERVE_MS if budget_ms is None else min(FIRST_RESERVE_MS, FIRST_RESERVE_SHARE * budget_ms)
+    return min(keep, (1 - FIRST_ROOM_SHARE) * left_ms)
+
+
+def sample_rows(n_terms: int) -> int:
+    """How many rows of a stopped first round's match are scored instead, for a query of ``n_terms`` lexemes:
+    ``SAMPLE_SHARES // n_terms``, at least :data:`SAMPLE_MIN_ROWS` and at most :data:`SAMPLE_ROWS`."""
+    return max(SAMPLE_MIN_ROWS, min(SAMPLE_ROWS, SAMPLE_SHARES // max(1, n_terms)))
 
 
 @dataclass(frozen=True, slots=True)

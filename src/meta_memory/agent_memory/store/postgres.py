@@ -231,7 +231,12 @@ _TERM_SHARE = (
 
 
 class _RoundCut(Exception):
-    """A ranking round after the first was stopped short of the budget (:data:`.pg_ranking.RESERVE_MS`)."""
+    """A ranking round was stopped short of the budget (:data:`.pg_ranking.RESERVE_MS`, or for a first round
+    :func:`.pg_ranking.first_reserve_ms`); ``rows``: what a first round's sample of its match scored instead."""
+
+    def __init__(self, rows: Sequence[Any] = ()) -> None:
+        super().__init__()
+        self.rows = list(rows)
 
 
 def _ranked_sql(n_terms: int) -> str:
@@ -907,7 +912,12 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore[psycopg.Connection[Any]]):
         of one call come from one snapshot; each statement stops at the time budget (``timeout``). A
         round after the first stops :data:`~.pg_ranking.RESERVE_MS` before it instead: the answer is then
         the best of the rows the earlier rounds scored, named ``approximate_ranking`` (the list's
-        ``degraded_reason``; counted in :meth:`ranking_stats`), rather than no answer.
+        ``degraded_reason``; counted in :meth:`ranking_stats`), rather than no answer. The rounds before
+        any row is scored (the seeding pairs, the first prefix) stop :func:`~.pg_ranking.first_reserve_ms`
+        before it: the first :func:`~.pg_ranking.sample_rows` rows of the same match (the same scope,
+        restrictions and filters; active, unexpired records only) are then scored with every term and the
+        best of them answer, ``approximate_ranking`` too (none when that sample is stopped
+        ``RESERVE_MS`` before the end as well).
         """
         if limit <= 0 or not match_expression or (only is not None and not only):
             return Candidates()
@@ -970,13 +980,13 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore[psycopg.Connection[Any]]):
                 rows: list[Any] = conn.execute(head + joined, values).fetchall()
                 return rows
 
-            def run_short(head: str, values: dict[str, Any]) -> list[Any]:
-                """``run`` stopped ``RESERVE_MS`` before the budget's end (:class:`_RoundCut` when stopped there,
-                or when less than that is left: the snapshot is kept, the round's work undone)."""
+            def run_before(head: str, values: dict[str, Any], reserve: float) -> list[Any]:
+                """``run`` stopped ``reserve`` ms before the budget's end (:class:`_RoundCut` when stopped there,
+                or when less than :data:`~.pg_ranking.MIN_ROUND_MS` is left before it: the snapshot is kept,
+                the round's work undone)."""
                 left = deadline.remaining_ms()
                 if left is None:
                     return run(head, values)
-                reserve = deadline.reserve_ms(pg_ranking.RESERVE_MS)
                 room = int(left - reserve)
                 if room < pg_ranking.MIN_ROUND_MS:
                     raise _RoundCut
@@ -996,9 +1006,34 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore[psycopg.Connection[Any]]):
                 self._bound_statements(conn)  # the rest of the budget for the statements after it
                 return rows
 
+            def run_short(head: str, values: dict[str, Any]) -> list[Any]:
+                """A round after the first: ``run`` stopped ``RESERVE_MS`` before the budget's end."""
+                return run_before(head, values, deadline.reserve_ms(pg_ranking.RESERVE_MS))
+
+            def run_first(head: str, values: dict[str, Any]) -> list[Any]:
+                """A round before any row is scored: ``run`` stopped :func:`~.pg_ranking.first_reserve_ms` before
+                the budget's end; stopped there, the first :func:`~.pg_ranking.sample_rows` rows of the same
+                match are scored instead (stopped ``RESERVE_MS`` before the end) and handed back in the
+                :class:`_RoundCut` raised (none when that is stopped too)."""
+                current, left = deadline.current(), deadline.remaining_ms()
+                try:
+                    return run_before(head, values, pg_ranking.first_reserve_ms(
+                        current.budget_ms() if current else None, left or 0))
+                except _RoundCut:
+                    pass
+                if not head.endswith(") "):  # the hits CTE is closed last (``ranked``)
+                    raise AssertionError("unexpected ranking statement")
+                sampled = head[:-2] + " LIMIT %(sample)s) "
+                try:
+                    rows = run_before(sampled, {**values, "sample": pg_ranking.sample_rows(len(lexemes))},
+                                      deadline.reserve_ms(pg_ranking.RESERVE_MS))
+                except _RoundCut:
+                    rows = []
+                raise _RoundCut(rows)
+
             best: list[Any] = []  # the best rows the rounds found so far
             try:
-                rows, exact = self._pruned_rows(run, ranked, params, stats, limit, run_short, best), True
+                rows, exact = self._pruned_rows(run, ranked, params, stats, limit, run_short, best, run_first), True
             except _RoundCut:
                 rows, exact = best, False
         if not exact:
@@ -1010,18 +1045,27 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore[psycopg.Connection[Any]]):
     def _pruned_rows(run: Callable[[str, dict[str, Any]], list[Any]], ranked: str, params: dict[str, Any],
                      stats: Sequence[Any], limit: int,
                      run_short: Callable[[str, dict[str, Any]], list[Any]] | None = None,
-                     best: list[Any] | None = None) -> list[Any]:
+                     best: list[Any] | None = None,
+                     run_first: Callable[[str, dict[str, Any]], list[Any]] | None = None) -> list[Any]:
         """The best ``limit`` rows of ``ranked`` (the ranking statement, ``%(tsq)s`` and ``%(bounded)s`` left
         to fill) for the query lexemes of ``stats`` (``term, df, n`` rows), matching as few of them as
         :mod:`.pg_ranking` allows: a few statements of the caller's snapshot, each bounded by its budget.
-        Once a round has found rows, the next ones go through ``run_short``, which may raise (a round stopped
-        short of the budget); ``best`` then holds the best ``limit`` rows the earlier rounds found."""
+        Once a round has found rows, the next ones go through ``run_short``, and the rounds before (the
+        seeding pairs too) through ``run_first``; either may raise :class:`_RoundCut` (a round stopped short of
+        the budget); ``best`` then holds the best ``limit`` rows the earlier rounds (and the sample a stopped
+        first round scored instead) found."""
         if best is None:
             best = []
 
         def step(head: str, values: dict[str, Any]) -> list[Any]:
             if best and run_short is not None:
                 return run_short(head, values)
+            if run_first is not None:
+                try:
+                    return run_first(head, values)
+                except _RoundCut as stopped:
+                    fold(stopped.rows)
+                    raise
             return run(head, values)
 
         def fold(rows: list[Any]) -> None:  # the best ``limit`` rows found so far, each scored with every term
@@ -1036,7 +1080,7 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore[psycopg.Connection[Any]]):
         k, theta = pg_ranking.first_prefix(terms), None
         pairs = pg_ranking.seed_pairs(terms, k, n_rows)
         if pairs:  # pg_ranking, step 4: rows holding two of the rarest terms give a first theta
-            seeded = run(unbounded, {**params, "tsq": " | ".join(
+            seeded = step(unbounded, {**params, "tsq": " | ".join(
                 f"{pg_schema.tsquery_literal([a])} & {pg_schema.tsquery_literal([b])}" for a, b in pairs)})
             fold(seeded)
             if len(seeded) >= limit:
