@@ -33,10 +33,17 @@ def _HIDDEN() -> re.Pattern[str]:  # noqa: N802 - the rule's name, read as a con
     return re.compile("[\x80-\x9f]|" + invisible_characters())
 
 
+#: general categories a name may not hold outside ASCII: spaces other than U+0020 (no-break, thin, ideographic,
+#: ogham...: they show as a space and name another scope), line and paragraph separators, and code points
+#: that are unassigned, private-use or surrogates (nothing a reader can tell apart)
+_ODD_CATEGORIES = frozenset({"Zs", "Zl", "Zp", "Cn", "Co", "Cs"})
+
+
 def _checked_name(name: str, value: str, max_bytes: int) -> str:
     """``value`` (a non-blank identity or realm) unless it breaks a rule: a ``ValueError`` naming
     ``name`` and the rule it breaks (whitespace at either end, control characters, invisible or
-    direction-changing characters, a form other than Unicode NFC, the byte cap).
+    direction-changing characters, spaces other than U+0020, line or paragraph separators, unassigned,
+    private-use or surrogate code points, a form other than Unicode NFC, the byte cap).
 
     A name is taken exactly as given, never trimmed: ``" hr "`` is refused rather than read as ``hr``,
     so a caller never writes to a scope other than the one it named."""
@@ -49,6 +56,11 @@ def _checked_name(name: str, value: str, max_bytes: int) -> str:
             raise ValueError(f"{name} must not contain invisible or direction-changing characters "
                              "(format characters such as zero-width, soft hyphen, tag and bidirectional "
                              "characters; variation selectors, fillers, C1 controls)")
+        odd = next((ch for ch in value if not ch.isascii() and unicodedata.category(ch) in _ODD_CATEGORIES), None)
+        if odd is not None:
+            raise ValueError(f"{name} must not contain U+{ord(odd):04X}: a space other than U+0020, a line or "
+                             "paragraph separator, an unassigned, private-use or surrogate code point "
+                             '("hr\\u00a0team" would show as "hr team" and name another scope)')
         if not unicodedata.is_normalized("NFC", value):
             raise ValueError(f"{name} must be in Unicode NFC form (a letter and its accent composed into one "
                              "character, as most keyboards type them), so that two spellings of one name "

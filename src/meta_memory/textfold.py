@@ -33,6 +33,7 @@ __all__ = [
     "is_invisible",
     "strip_hidden_tags",
     "strip_hidden_text",
+    "strip_invisible",
     "strip_smuggled_selectors",
     "unconfuse",
 ]
@@ -137,10 +138,37 @@ def has_hidden_text(text: str) -> bool:
 
 
 def strip_hidden_text(text: str) -> str:
-    """``text`` without what :func:`has_hidden_text` finds (what every renderer applies). Idempotent."""
+    """``text`` as every renderer gives it to a model: without what :func:`has_hidden_text` finds and
+    without every other invisible character (:func:`is_invisible`: zero-width characters and joiners,
+    word joiners, the soft hyphen, every variation selector, fillers), an emoji flag's tag sequence kept.
+    A write accepts a single selector after a character that takes it and zero-width characters inside
+    text, each of which picks a glyph or a join a model does not need, and each of which can carry a bit
+    or a byte: none reaches the model. Idempotent."""
     if text.isascii():
         return text
-    return strip_smuggled_selectors(strip_hidden_tags(text))
+    return _invisible_outside_tags().sub("", strip_hidden_tags(text))
+
+
+def strip_invisible(text: str) -> str:
+    """``text`` without every :func:`is_invisible` character (the folding of the erasure register's
+    content hash: a text that differs from erased content only by invisible characters is that content).
+    Idempotent."""
+    if text.isascii():
+        return text
+    return _invisible().sub("", text)
+
+
+@lru_cache(maxsize=1)
+def _invisible() -> re.Pattern[str]:
+    return re.compile(invisible_characters())
+
+
+@lru_cache(maxsize=1)
+def _invisible_outside_tags() -> re.Pattern[str]:
+    """Every :func:`is_invisible` character but the tag characters (U+E0000-U+E007F), which
+    :func:`strip_hidden_tags` has already judged (a recommended flag's sequence stays)."""
+    return re.compile(_char_class([cp for start, stop in _INVISIBLE_PLANES for cp in range(start, stop)
+                                   if is_invisible(chr(cp)) and not 0xE0000 <= cp <= 0xE007F]))
 
 
 #: Letters of other scripts (and Latin small capitals, the dotless i) a reader takes for a Latin letter,
@@ -173,8 +201,9 @@ def unconfuse(text: str) -> str:
     return text if text.isascii() else text.translate(_LOOK_ALIKE_TABLE)
 
 
-#: Letters and symbols that render as blank space: Hangul fillers, the braille blank, Khmer inherent vowels.
-INVISIBLE_FILLERS = frozenset({0x115F, 0x1160, 0x3164, 0xFFA0, 0x2800, 0x17B4, 0x17B5})
+#: Letters and symbols that render as blank space: Hangul fillers, the braille blank, Khmer inherent vowels, the
+#: Khitan small script filler.
+INVISIBLE_FILLERS = frozenset({0x115F, 0x1160, 0x3164, 0xFFA0, 0x2800, 0x17B4, 0x17B5, 0x16FE4})
 #: Unicode's default-ignorable code points (DerivedCoreProperties.txt, ``Default_Ignorable_Code_Point``) that
 #: are not format characters: the combining grapheme joiner, the Mongolian free variation selectors, the
 #: variation selectors and their supplement, the Hangul fillers, the Khmer inherent vowels, and the code

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from meta_memory.agent_memory.fields import FieldError, check_text_field, normalize_metadata, normalize_tags
 from meta_memory.injection.defang import neutralise
-from meta_memory.textfold import has_hidden_text, has_smuggled_selectors, strip_smuggled_selectors
+from meta_memory.textfold import has_hidden_text, has_smuggled_selectors, is_invisible, strip_smuggled_selectors
 
 
 def smuggle(data: bytes) -> str:
@@ -57,7 +57,9 @@ def test_ordinary_emoji_and_ideographic_variants_are_accepted_whole(emoji: str) 
     check_text_field("title", emoji)
     assert normalize_tags([f"mood{emoji}"]) == (f"mood{emoji}",)
     assert normalize_metadata({f"k{emoji}": emoji}, "metadata") == {f"k{emoji}": emoji}
-    assert neutralise(text) == text
+    # accepted and stored whole, but the model is given the visible characters alone: a selector or a joiner
+    # picks a glyph the model does not need, and each could carry a hidden bit or byte
+    assert neutralise(text) == "".join(ch for ch in text if not is_invisible(ch))
 
 
 @given(st.lists(st.sampled_from(ORDINARY), min_size=1, max_size=8), st.lists(_text, min_size=8, max_size=8))

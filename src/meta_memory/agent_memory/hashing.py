@@ -23,6 +23,8 @@ import os
 import threading
 import time
 
+from meta_memory.textfold import strip_invisible
+
 __all__ = ["content_hash", "fold_whitespace", "folded_content_hash", "new_memory_id", "new_memory_ids", "mint_token"]
 
 _counter = itertools.count()
@@ -49,14 +51,17 @@ def content_hash(title: str, body: str) -> str:
 
 
 def fold_whitespace(text: str) -> str:
-    """``text`` with every run of Unicode whitespace (``str.split``'s: spaces, tabs, line breaks, the
-    no-break and other Unicode spaces) folded to one space and the ends trimmed. Idempotent."""
-    return " ".join(text.split())
+    """``text`` without its invisible characters (:func:`meta_memory.textfold.strip_invisible`: zero-width
+    characters, joiners, variation selectors, the soft hyphen...) and with every run of Unicode whitespace
+    (``str.split``'s: spaces, tabs, line breaks, the no-break and other Unicode spaces) folded to one space
+    and the ends trimmed. Idempotent."""
+    return " ".join(strip_invisible(text).split())
 
 
 def folded_content_hash(title: str, body: str, exact: str | None = None) -> str:
     """:func:`content_hash` over ``title`` and ``body`` each folded by :func:`fold_whitespace`: equal for
-    two contents that differ only in whitespace, different when their non-whitespace text differs.
+    two contents that differ only in whitespace or invisible characters, different when their visible
+    non-whitespace text differs.
 
     ``exact`` (optional) is ``content_hash(title, body)`` when the caller already holds it: returned as
     is when folding changes neither text (no second SHA-256)."""

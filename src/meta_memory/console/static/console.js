@@ -40,7 +40,7 @@
    * and musical format controls), default-ignorable code points (variation selectors, the combining
    * grapheme joiner, Hangul fillers) and the braille blank. The page shows each one as a visible
    * escape (⟨U+202E⟩), so the reviewer reads the same characters the model is given. */
-  const INVISIBLE = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F\u2028\u2029\u2800\p{Cf}\p{Default_Ignorable_Code_Point}]/gu;
+  const INVISIBLE = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F\u2028\u2029\u2800\u{16FE4}\p{Cf}\p{Default_Ignorable_Code_Point}]/gu;
 
   const SELECTOR = /^[\uFE00-\uFE0F\u{E0100}-\u{E01EF}]$/u;
   const HIDDEN_ONE = new RegExp("^" + INVISIBLE.source + "$", "u");
