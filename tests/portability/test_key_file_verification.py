@@ -155,3 +155,20 @@ def test_a_cut_short_file_says_it_is_incomplete_before_whose_key_signed_it(tmp_p
     assert "neither this installation's nor a --key-file's" in said, said
     keyed = mm("import", str(cut), "--state-dir", str(tmp_path / "dst2"), "--quiet", "--key-file", str(key))
     assert keyed.returncode == 1 and "its closing line is missing" in keyed.stderr.decode(), keyed.stderr
+
+
+def test_a_file_whose_header_names_another_key_is_refused_whole_under_the_key_file(tmp_path: Path) -> None:
+    """Whoever edits a file can also rewrite the key its header names; under ``--key-file`` the file must
+    still verify with that key, so the edit is refused whole rather than landing as foreign input."""
+    _, key, lines = _signed_export(tmp_path)
+    header = json.loads(lines[0])
+    assert "key_id" in header
+    header["key_id"] = "0123456789abcdef"
+    renamed = _tampered(tmp_path, [json.dumps(header, separators=(",", ":")), *lines[1:]])
+    dst = tmp_path / "dst"
+    with handle_on(dst, None) as h:
+        h.remember_agent_memory(ID, title="Own", body="Already here.")
+    out = mm("import", str(renamed), "--state-dir", str(dst), "--quiet", "--key-file", str(key))
+    assert out.returncode == 1, out.stdout
+    assert "nothing was written" in out.stderr.decode()
+    assert _records(dst) == ["Own"]
