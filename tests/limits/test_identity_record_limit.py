@@ -63,9 +63,11 @@ def _batch(first: int, count: int) -> list[dict[str, Any]]:
 
 
 def _held(gw: GatewayProcess, identity: str = IDENT) -> int:
-    """Rows of ``identity``'s scope, every status, as the panel overview counts them."""
-    rows = gw.result("meta/memory/panel/overview", {})["scopes"]
-    return sum(r["records"] for r in rows if r["scope_kind"] == "identity" and r["scope_key"] == identity)
+    """Rows of ``identity``'s scope, every status, as the panel overview shows them beside the limit."""
+    rows = [r for r in gw.result("meta/memory/panel/overview", {})["scopes"]
+            if r["scope_kind"] == "identity" and r["scope_key"] == identity]
+    assert [r["record_limit"] for r in rows] == [LIMIT]
+    return int(rows[0]["records"])
 
 
 def _refused_at_limit(err: dict[str, Any], held: int) -> None:
