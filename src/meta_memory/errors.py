@@ -307,6 +307,13 @@ class AgentMemoryError(MetaError):
         "corrupt": "agent memory store damaged: ",
     }
 
+    @classmethod
+    def over_limit(cls, refused: str, key: str, limit: int) -> AgentMemoryError:
+        """The refusal of a write past a configured resource cap: reason ``limit``, the message saying what
+        was refused and why (``refused``, with the figures) and naming the key and its value, e.g.
+        ``cannot create realm 'r3': 3 realms exist and agent_memory.max_realms = 3``."""
+        return cls("limit", f"{refused} and agent_memory.{key} = {limit}")
+
     def __init__(
         self,
         reason: str,

@@ -117,7 +117,8 @@ def _open_store(ctx: FeatureContext, cfg: AgentMemoryConfig, gate: WriteGate) ->
         if not cfg.dsn:
             raise StartupError("agent_memory.store = \"postgres\" needs agent_memory.dsn")
         store: AgentMemoryStore = PostgresAgentMemoryStore(cfg.dsn, ctx.clock, gate=gate, max_realms=cfg.max_realms,
-                                                           realms=cfg.realms)
+                                                           realms=cfg.realms,
+                                                           identity_record_limit=cfg.identity_record_limit)
         return store
     if ctx.layout is None:
         raise StartupError("agent memory with the sqlite store needs a persistent state directory")
@@ -127,7 +128,8 @@ def _open_store(ctx: FeatureContext, cfg: AgentMemoryConfig, gate: WriteGate) ->
                                   max_realms=cfg.max_realms, max_open_realms=cfg.max_open_realms,
                                   recall_index_bytes=cfg.recall_index_mb * 1024 * 1024, realms=cfg.realms,
                                   sqlite_cache_bytes=cfg.sqlite_cache_mb * 1024 * 1024,
-                                  view_cache_bytes=cfg.view_cache_mb * 1024 * 1024)
+                                  view_cache_bytes=cfg.view_cache_mb * 1024 * 1024,
+                                  identity_record_limit=cfg.identity_record_limit)
 
 
 def _state_root(ctx: FeatureContext) -> Path | None:

@@ -79,6 +79,10 @@ RETENTION_FLOOR_BYTES: Final = 32 * 1024 * 1024
 #: ``agent_memory.max_realms``: most realm databases (a write creating one more is refused).
 DEFAULT_MAX_REALMS: Final = 4096
 MAX_MAX_REALMS: Final = 1_000_000
+#: ``agent_memory.identity_record_limit``: most rows one identity scope holds in the store, whatever their
+#: status (a write that would pass it is refused; erasing or the tombstone sweep frees room).
+DEFAULT_IDENTITY_RECORD_LIMIT: Final = 2_000_000
+MAX_IDENTITY_RECORD_LIMIT: Final = 1_000_000_000
 #: ``agent_memory.max_open_realms``: most realms with open SQLite connections (LRU-closed).
 DEFAULT_MAX_OPEN_REALMS: Final = 32
 MAX_MAX_OPEN_REALMS: Final = 4096

@@ -43,6 +43,7 @@ def test_defaults() -> None:
         "session_state_limit": 1_000_000,
         "session_state_identity_limit": 0,
         "max_realms": 4096,
+        "identity_record_limit": 2_000_000,
         "max_open_realms": 32,
         "recall_index_mb": 256,
         "sqlite_cache_mb": 128,

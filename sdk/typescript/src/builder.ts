@@ -128,6 +128,7 @@ export const AGENT_MEMORY_KEYS: readonly string[] = [
   "session_state_limit",
   "session_state_identity_limit",
   "max_realms",
+  "identity_record_limit",
   "max_open_realms",
   "recall_index_mb",
   "sqlite_cache_mb",

@@ -728,6 +728,7 @@ export interface ScopeOverview {
   floorBytes: number;
   pressure: Pressure;
   quarantinedContentWithheld: boolean;
+  recordLimit?: number | null;
 }
 
 /** ``{scope: identity|mob|operator|realm, realm, identity? | mob? | operator?}`` (the key named by ``scope``). */

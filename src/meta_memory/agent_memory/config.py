@@ -56,6 +56,10 @@ limit``                    of ``session_state_limit`` (at least 2);
                            identity alone fails closed)
 ``max_realms``             int; 0 -> 4096; > 1000000 -> 1000000; most     ``4096``
                            realms (a write creating one more is refused)
+``identity_record_limit``  int rows 1..1,000,000,000; 0 -> 2,000,000;  ``2000000``
+                           above refused; most rows one identity scope
+                           holds, any status (a write past it is
+                           refused, reason ``limit``)
 ``max_open_realms``        int; 0 -> 32; > 4096 -> 4096; most realms       ``32``
                            with open SQLite connections (LRU-closed)
 ``recall_index_mb``        int MiB 1..65536; 0 -> 256; memory of the      ``256``
@@ -96,6 +100,7 @@ from meta_memory.errors import ConfigError
 from meta_memory.identity import DEFAULT_REALM, parse_realm
 from meta_memory.limits import (
     DEFAULT_EXPIRY_SWEEP_S,
+    DEFAULT_IDENTITY_RECORD_LIMIT,
     DEFAULT_INSTRUCTION_HEADER,
     DEFAULT_MAX_ENTRIES,
     DEFAULT_MAX_OPEN_REALMS,
@@ -109,6 +114,7 @@ from meta_memory.limits import (
     DEFAULT_VECTOR_CACHE_MB,
     DEFAULT_VIEW_CACHE_MB,
     MAX_EXPIRY_SWEEP_S,
+    MAX_IDENTITY_RECORD_LIMIT,
     MAX_MAX_OPEN_REALMS,
     MAX_MAX_REALMS,
     MAX_MEMORY_ENTRIES,
@@ -329,6 +335,10 @@ class AgentMemoryConfig(BaseModel):
     ``session_state_limit`` (``session_state.store.default_identity_limit``)."""
     max_realms: Annotated[int, _ranged(DEFAULT_MAX_REALMS, MAX_MAX_REALMS)] = Field(
         default=DEFAULT_MAX_REALMS, ge=1, le=MAX_MAX_REALMS)
+    identity_record_limit: Annotated[int, _ranged(DEFAULT_IDENTITY_RECORD_LIMIT, MAX_IDENTITY_RECORD_LIMIT)] = Field(
+        default=DEFAULT_IDENTITY_RECORD_LIMIT, ge=1, le=MAX_IDENTITY_RECORD_LIMIT)
+    """Most rows one identity scope holds in the store, active, tombstoned, superseded or quarantined alike;
+    a write that would pass it is refused (``-32040``, reason ``limit``) and writes nothing."""
     max_open_realms: Annotated[int, _ranged(DEFAULT_MAX_OPEN_REALMS, MAX_MAX_OPEN_REALMS)] = Field(
         default=DEFAULT_MAX_OPEN_REALMS, ge=1, le=MAX_MAX_OPEN_REALMS)
     recall_index_mb: Annotated[int, _ranged(DEFAULT_RECALL_INDEX_MB, MAX_RECALL_INDEX_MB)] = Field(

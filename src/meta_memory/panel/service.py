@@ -376,7 +376,9 @@ class PanelService:
 
         Each scope row: ``{realm, scope_kind, scope_key, counts{status: n}, trust{tier: n}, records, body_bytes,
         floor_records, floor_bytes, pressure{records, bytes, over_floor},
-        quarantined_content_withheld}``. Figures leave out records holding quarantined
+        quarantined_content_withheld, record_limit}``; ``record_limit`` is the most rows an identity scope
+        may hold, every status (``[agent_memory] identity_record_limit``; ``records`` of a reader shown
+        quarantined content is the count it bounds), ``null`` for other scopes or a store without it. Figures leave out records holding quarantined
         content unless the caller holds ``memory.quarantine.review`` on the scope (``trust``
         counts the same records as ``counts``, by trust tier); a row
         left with no readable record is omitted. ``pressure`` ratios are the floor
@@ -391,6 +393,8 @@ class PanelService:
                 if not self.vis.overview_row(r, row.scope_kind, row.scope_key):
                     continue
                 shown = self._overview_row(r, row, floors.records, floors.bytes)
+                if shown is not None:
+                    shown["record_limit"] = floors.identity_records if row.scope_kind == "identity" else None
                 if shown is None:
                     continue
                 scopes.append(shown)

@@ -26,7 +26,7 @@ any other gateway of the same database.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol, runtime_checkable
 
 from ..agent_memory.store.base import AgentMemoryStore
@@ -185,10 +185,13 @@ class DreamSummary:
 
 @dataclass(frozen=True)
 class StoreFloors:
-    """Retention floors of a scope: ``records`` (count) and ``bytes``. Crossing them only warns."""
+    """Retention floors of a scope: ``records`` (count) and ``bytes``. Crossing them only warns.
+    ``identity_records``: the hard limit on an identity scope's rows, every status
+    (``[agent_memory] identity_record_limit``; a write past it is refused), ``None`` when the store has none."""
 
     records: int = DEFAULT_FLOOR_RECORDS
     bytes: int = DEFAULT_FLOOR_BYTES
+    identity_records: int | None = None
 
     def to_json(self) -> dict[str, int]:
         return {"records": self.records, "bytes": self.bytes}
@@ -475,7 +478,8 @@ class SqlPanelStore(PanelStoreDefaults):
             return tx.panel.scope_overview()
 
     def floors(self) -> StoreFloors:
-        return self._floors
+        limit = getattr(self.store, "identity_record_limit", None)
+        return replace(self._floors, identity_records=limit if isinstance(limit, int) else None)
 
     def holds_quarantine_evidence(self, realm: str) -> bool:
         """Whether any record holds quarantined content (quarantined, or tombstoned and ever quarantined)."""

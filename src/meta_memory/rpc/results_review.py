@@ -300,6 +300,7 @@ class ScopeOverview(Result):
     floor_bytes: int
     pressure: Pressure
     quarantined_content_withheld: bool
+    record_limit: int | None = None
 
 
 class Totals(Result):

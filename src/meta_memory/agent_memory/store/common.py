@@ -76,6 +76,7 @@ from meta_memory.agent_memory.store.tx import ReadTx, WriteTx
 from meta_memory.agent_memory.validator import AuditEntry, normalize_record, plan_batch
 from meta_memory.errors import AgentMemoryError, RecordNotFound
 from meta_memory.identity import logical_identity
+from meta_memory.limits import DEFAULT_IDENTITY_RECORD_LIMIT
 
 __all__ = [
     "RECORD_COLUMNS",
@@ -466,6 +467,10 @@ class SqlAgentMemoryStore(AgentMemoryStore, Generic[C]):
 
     rankings: RankingCounts
 
+    #: Most rows one identity scope may hold, any status (``[agent_memory] identity_record_limit``); a batch
+    #: that would leave more is refused whole (:meth:`_check_record_limit`).
+    identity_record_limit: int = DEFAULT_IDENTITY_RECORD_LIMIT
+
     def ranking_stats(self) -> dict[str, int]:
         """See :meth:`AgentMemoryStore.ranking_stats` (the subclass says where it counts)."""
         return self.rankings.stats()
@@ -604,6 +609,7 @@ class SqlAgentMemoryStore(AgentMemoryStore, Generic[C]):
                 raise AgentMemoryError("invalid_record", f"record '{memory_id}' contains a NUL character")
             planned.append((rec, plan.before.get(memory_id)))
         self._write_planned(conn, batch.realm, planned)
+        self._check_record_limit(conn, batch.realm, planned)
         if plan.audit:
             details = _encoded_details(plan.audit)
             if self.refuses_nul and any("\x00" in d for d in details):
@@ -647,6 +653,29 @@ class SqlAgentMemoryStore(AgentMemoryStore, Generic[C]):
                 self._index_record(conn, realm, rid, rec)
         if fresh:
             self._write_new_records(conn, realm, fresh)
+
+    def _check_record_limit(self, conn: C, realm: str,
+                            planned: Sequence[tuple[MemoryRecord, MemoryRecord | None]]) -> None:
+        """Refuse (``AgentMemoryError("limit", ...)``, naming ``agent_memory.identity_record_limit``) a batch
+        that left an identity scope it added rows to holding more than :attr:`identity_record_limit` rows.
+        Runs after the batch's rows are written, in its transaction: the count read is the one the triggers
+        keep (``scope_rows``), so the refusal rolls the whole batch back. Other scopes are not bounded."""
+        added: dict[tuple[str, str], int] = {}
+        for rec, before in planned:
+            if before is None and rec.scope.kind is ScopeKind.IDENTITY:
+                stored = rec.scope.storage()
+                added[stored] = added.get(stored, 0) + 1
+        for (kind, key), n in added.items():
+            held = self._scope_rows(conn, realm, kind, key)
+            if held > self.identity_record_limit:
+                raise AgentMemoryError.over_limit(
+                    f"identity scope '{key}' of realm '{realm}' holds {held - n} records, this write adds {n}",
+                    "identity_record_limit", self.identity_record_limit)
+
+    @abstractmethod
+    def _scope_rows(self, conn: C, realm: str, scope_kind: str, scope_key: str) -> int:
+        """The rows of one scope (any status) as the ``scope_rows`` table counts them, in the write
+        transaction ``conn`` (``0`` for a scope never written)."""
 
     # ----------------------------------------------------------------- active-record reads
 

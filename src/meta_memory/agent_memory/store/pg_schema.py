@@ -343,6 +343,49 @@ def _erasure_folded_hashes(schema: str) -> list[str]:
     ]
 
 
+def _scope_rows(schema: str) -> list[str]:
+    """Rows per (realm, scope), any status, kept in the writing transaction by statement-level triggers over
+    the statement's transition table (one upsert per scope a statement touched, not per row), and filled from
+    the rows already stored: the count ``[agent_memory] identity_record_limit`` bounds. A stored record's scope
+    never changes (updates write its state only), so no update trigger. The functions name the table with
+    its schema: they run under whatever search path the writing connection has."""
+    table = f"{quote_ident(schema)}.scope_rows"
+    return [
+        """CREATE TABLE IF NOT EXISTS scope_rows (
+            realm TEXT NOT NULL,
+            scope_kind TEXT NOT NULL,
+            scope_key TEXT NOT NULL,
+            n BIGINT NOT NULL,
+            PRIMARY KEY (realm, scope_kind, scope_key)
+        )""",
+        f"""CREATE OR REPLACE FUNCTION scope_rows_added() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            INSERT INTO {table} AS s (realm, scope_kind, scope_key, n)
+            SELECT realm, scope_kind, scope_key, count(*) FROM added GROUP BY realm, scope_kind, scope_key
+            ON CONFLICT (realm, scope_kind, scope_key) DO UPDATE SET n = s.n + EXCLUDED.n;
+            RETURN NULL;
+        END $$""",
+        f"""CREATE OR REPLACE FUNCTION scope_rows_removed() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            UPDATE {table} AS s SET n = s.n - d.c
+            FROM (SELECT realm, scope_kind, scope_key, count(*) AS c FROM removed
+                  GROUP BY realm, scope_kind, scope_key) AS d
+            WHERE s.realm = d.realm AND s.scope_kind = d.scope_kind AND s.scope_key = d.scope_key;
+            RETURN NULL;
+        END $$""",
+        "DROP TRIGGER IF EXISTS scope_rows_insert ON records",
+        "CREATE TRIGGER scope_rows_insert AFTER INSERT ON records REFERENCING NEW TABLE AS added "
+        "FOR EACH STATEMENT EXECUTE FUNCTION scope_rows_added()",
+        "DROP TRIGGER IF EXISTS scope_rows_delete ON records",
+        "CREATE TRIGGER scope_rows_delete AFTER DELETE ON records REFERENCING OLD TABLE AS removed "
+        "FOR EACH STATEMENT EXECUTE FUNCTION scope_rows_removed()",
+        # filled once the triggers hold the table's write lock: no write lands between the count and them
+        "DELETE FROM scope_rows",
+        "INSERT INTO scope_rows(realm, scope_kind, scope_key, n) SELECT realm, scope_kind, scope_key, count(*) "
+        "FROM records GROUP BY realm, scope_kind, scope_key",
+    ]
+
+
 def migrations(schema: str) -> list[tuple[int, str, list[str]]]:
     """``(version, name, statements)`` of domain :data:`SCHEMA_DOMAIN` for ``schema``, applied in order.
 
@@ -391,6 +434,8 @@ def migrations(schema: str) -> list[tuple[int, str, list[str]]]:
         # index, since its planner was seen to prefer a walk of the primary key over the partial index for a
         # review's token lookup (ORDER BY audit_id LIMIT 1), a scan of the whole audit table.
         (12, "erasure-folded-hashes", _erasure_folded_hashes(schema)),
+        # No step 13 here: SQLite's step 13 is its records generation (recall's view cache, SQLite only).
+        (14, "scope-rows", _scope_rows(schema)),
     ]
 
 

@@ -91,6 +91,7 @@ from meta_memory.agent_memory.store.telemetry import (
 from meta_memory.clock import Clock, SystemClock
 from meta_memory.errors import AgentMemoryError
 from meta_memory.identity import parse_realm
+from meta_memory.limits import DEFAULT_IDENTITY_RECORD_LIMIT
 from meta_memory.observability.tracing import span
 from meta_memory.recall import bm25, fts
 from meta_memory.storage.disk import disk_full_error, is_disk_full
@@ -278,6 +279,8 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore[psycopg.Connection[Any]]):
         connect_timeout_s: how long start-up and each pool checkout may wait.
         max_realms: most realms (``[agent_memory] max_realms``); registering one more is refused
             with ``AgentMemoryError("limit", ...)``.
+        identity_record_limit: most rows one identity scope of a realm holds, any status (``[agent_memory]
+            identity_record_limit``); a write that would pass it is refused whole (``"limit"``).
         realms: the realm allow-list (``[agent_memory] realms``; ``None`` = any realm): registering an
             unlisted realm is refused with ``InvalidParams`` naming ``realm``
             (:mod:`meta_memory.agent_memory.realm_list`).
@@ -300,6 +303,7 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore[psycopg.Connection[Any]]):
         connect_timeout_s: float = 10.0,
         max_realms: int = 4096,
         realms: Collection[str] | None = None,
+        identity_record_limit: int = DEFAULT_IDENTITY_RECORD_LIMIT,
     ) -> None:
         if not isinstance(dsn, str) or not dsn.strip():
             raise AgentMemoryError("invalid_config", "agent memory dsn must not be empty")
@@ -321,6 +325,7 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore[psycopg.Connection[Any]]):
         self.gate = gate
         self.pool_size = pool_size
         self.max_realms = max_realms
+        self.identity_record_limit = identity_record_limit
         self.allowed_realms = frozenset(realms) if realms is not None else None
         self.connect_timeout_s = connect_timeout_s
         self._qs = pg_schema.quote_ident(schema) + "."
@@ -519,11 +524,8 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore[psycopg.Connection[Any]]):
                     refuse_unlisted_realm(self.allowed_realms, name)
                     (count,) = _one(conn.execute(self._sql("SELECT count(*) FROM §realms")))
                     if count >= self.max_realms:
-                        raise AgentMemoryError(
-                            "limit",
-                            f"cannot create realm '{name}': {count} realms exist and "
-                            f"[agent_memory] max_realms = {self.max_realms}",
-                        )
+                        raise AgentMemoryError.over_limit(
+                            f"cannot create realm '{name}': {count} realms exist", "max_realms", self.max_realms)
                 conn.execute(
                     self._sql("INSERT INTO §realms(realm, created_at_ms) VALUES (%s, %s) ON CONFLICT (realm) DO NOTHING"),
                     (name, now),
@@ -684,6 +686,11 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore[psycopg.Connection[Any]]):
             (realm, *insert_values(rec)),
         )
         return int(_one(row)[0])
+
+    def _scope_rows(self, conn: psycopg.Connection[Any], realm: str, scope_kind: str, scope_key: str) -> int:
+        row = conn.execute(self._sql("SELECT n FROM §scope_rows WHERE realm = %s AND scope_kind = %s AND scope_key = %s"),
+                           (realm, scope_kind, scope_key)).fetchone()
+        return int(row[0]) if row else 0
 
     def _update_record(self, conn: psycopg.Connection[Any], realm: str, rec: MemoryRecord) -> int:
         row = conn.execute(

@@ -260,6 +260,22 @@ _RECORDS_GENERATION = [
     + " BEGIN UPDATE records_generation SET n = n + 1 WHERE id = 0; END",
 ]
 
+# Rows per scope, any status, kept in the writing transaction by triggers (whatever writes the file): the count
+# ``[agent_memory] identity_record_limit`` bounds, read with one seek. Filled from the rows a file already holds.
+# A stored record's scope never changes (updates write its state only), so no update trigger.
+_SCOPE_ROWS = [
+    "CREATE TABLE IF NOT EXISTS scope_rows (scope_kind TEXT NOT NULL, scope_key TEXT NOT NULL, n INTEGER NOT NULL, "
+    "PRIMARY KEY (scope_kind, scope_key)) WITHOUT ROWID",
+    "DELETE FROM scope_rows",
+    "INSERT INTO scope_rows(scope_kind, scope_key, n) SELECT scope_kind, scope_key, count(*) FROM records "
+    "GROUP BY scope_kind, scope_key",
+    "CREATE TRIGGER IF NOT EXISTS scope_rows_insert AFTER INSERT ON records BEGIN "
+    "INSERT INTO scope_rows(scope_kind, scope_key, n) VALUES (NEW.scope_kind, NEW.scope_key, 1) "
+    "ON CONFLICT(scope_kind, scope_key) DO UPDATE SET n = n + 1; END",
+    "CREATE TRIGGER IF NOT EXISTS scope_rows_delete AFTER DELETE ON records BEGIN "
+    "UPDATE scope_rows SET n = n - 1 WHERE scope_kind = OLD.scope_kind AND scope_key = OLD.scope_key; END",
+]
+
 MIGRATIONS: list[tuple[int, str, list[str]]] = [
     (1, "base-schema", _BASE_SCHEMA),
     (2, "recall-recency-indexes", _RECALL_INDEXES),
@@ -283,6 +299,7 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
     (11, "looked-up-audit-tokens", _LOOKED_UP_AUDIT_TOKENS),
     (12, "erasure-folded-hashes", _ERASURE_FOLDED_HASHES),
     (13, "records-generation", _RECORDS_GENERATION),
+    (14, "scope-rows", _SCOPE_ROWS),
 ]
 """``(version, name, statements)`` of domain :data:`SCHEMA_DOMAIN`, applied in order."""
 

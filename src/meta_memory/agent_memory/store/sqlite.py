@@ -101,7 +101,12 @@ from meta_memory.agent_memory.store.view_cache import DEFAULT_VIEW_CACHE_BYTES, 
 from meta_memory.clock import Clock, SystemClock
 from meta_memory.errors import AgentMemoryError
 from meta_memory.identity import parse_identity, parse_realm
-from meta_memory.limits import DEFAULT_MAX_OPEN_REALMS, DEFAULT_MAX_REALMS, DEFAULT_SQLITE_CACHE_MB
+from meta_memory.limits import (
+    DEFAULT_IDENTITY_RECORD_LIMIT,
+    DEFAULT_MAX_OPEN_REALMS,
+    DEFAULT_MAX_REALMS,
+    DEFAULT_SQLITE_CACHE_MB,
+)
 from meta_memory.observability.tracing import span
 from meta_memory.recall import bm25, fts
 from meta_memory.recall.fts_top import TermCounts
@@ -322,6 +327,9 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore[sqlite3.Connection]):
             that would create one more is refused with ``AgentMemoryError("limit", ...)``.
         max_open_realms: most realms kept open at once (``[agent_memory] max_open_realms``); past
             it the least recently used idle realm's connections are closed (reopened on demand).
+        identity_record_limit: most rows one identity scope holds, any status (``[agent_memory]
+            identity_record_limit``); a write that would pass it is refused whole with
+            ``AgentMemoryError("limit", ...)``.
         recall_index_bytes: memory budget of the in-process recall index
             (:mod:`meta_memory.recall.lexical_index`; ``[agent_memory] recall_index_mb``); ``0`` = off.
         sqlite_cache_bytes: the process's SQLite soft heap limit (``[agent_memory] sqlite_cache_mb``;
@@ -360,11 +368,13 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore[sqlite3.Connection]):
         realms: Collection[str] | None = None,
         sqlite_cache_bytes: int = DEFAULT_SQLITE_CACHE_BYTES,
         view_cache_bytes: int = DEFAULT_VIEW_CACHE_BYTES,
+        identity_record_limit: int = DEFAULT_IDENTITY_RECORD_LIMIT,
     ) -> None:
         if not str(root.root if isinstance(root, AgentMemoryPaths) else root).strip():
             raise AgentMemoryError("invalid_config", "agent memory root path must not be empty")
-        if max_realms < 1 or max_open_realms < 1:
-            raise AgentMemoryError("invalid_config", "max_realms and max_open_realms must be at least 1")
+        if max_realms < 1 or max_open_realms < 1 or identity_record_limit < 1:
+            raise AgentMemoryError("invalid_config",
+                                   "max_realms, max_open_realms and identity_record_limit must be at least 1")
         if sqlite_cache_bytes < 0 or view_cache_bytes < 0:
             raise AgentMemoryError("invalid_config", "sqlite_cache_bytes and view_cache_bytes must be >= 0")
         paths = root if isinstance(root, AgentMemoryPaths) else AgentMemoryPaths(Path(root))
@@ -376,6 +386,7 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore[sqlite3.Connection]):
         self.import_markdown = import_markdown
         self.max_realms = max_realms
         self.max_open_realms = max_open_realms
+        self.identity_record_limit = identity_record_limit
         self.allowed_realms = frozenset(realms) if realms is not None else None
         self._realms: OrderedDict[str, _RealmDb] = OrderedDict()  # least recently used first
         self._open_lock = threading.Lock()
@@ -462,11 +473,8 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore[sqlite3.Connection]):
         pending = {_realm_db_path(self.paths, n).name for n in self._creating} - on_disk
         count = len(on_disk) + len(pending)
         if count >= self.max_realms:
-            raise AgentMemoryError(
-                "limit",
-                f"cannot create realm '{name}': {count} realm databases exist and "
-                f"[agent_memory] max_realms = {self.max_realms}",
-            )
+            raise AgentMemoryError.over_limit(
+                f"cannot create realm '{name}': {count} realm databases exist", "max_realms", self.max_realms)
 
     def _acquire(self, realm: str, *, create: bool) -> _RealmDb | None:
         """The open realm ``realm`` with one more user, opening it if needed; ``None`` when it has no
@@ -977,6 +985,11 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore[sqlite3.Connection]):
         multirow.insert_many(conn, _INSERT_RECORD_HEAD, [(first + i, *insert_values(rec)) for i, rec in enumerate(recs)])
         insert_fts_many(conn, [(first + i, rec.scope.storage(), rec.title, rec.description, rec.body, rec.tags)
                                for i, rec in enumerate(recs) if rec.status.is_active])
+
+    def _scope_rows(self, conn: sqlite3.Connection, realm: str, scope_kind: str, scope_key: str) -> int:
+        row = conn.execute("SELECT n FROM scope_rows WHERE scope_kind = ? AND scope_key = ?",
+                           (scope_kind, scope_key)).fetchone()
+        return int(row[0]) if row else 0
 
     def _update_record(self, conn: sqlite3.Connection, realm: str, rec: MemoryRecord) -> int:
         row = conn.execute(
