@@ -51,6 +51,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
+import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
@@ -72,6 +73,7 @@ __all__ = [
     "EXCLUDE_FROM_INDEXING_META",
     "MCP_SERVER_NAME",
     "McpMemoryBridge",
+    "RefusalLog",
     "build_mcp_server",
     "serve_mcp_stdio",
 ]
@@ -214,6 +216,49 @@ def default_session_key() -> str:
     return f"mcp-{new_nonce()}"
 
 
+class RefusalLog:
+    """The log of refused message lines, bounded however many bad lines a client sends.
+
+    The first ``first`` refusals are logged one by one (``refused an MCP message: ...``); after them,
+    refusals are counted and at most one summary line per ``interval_s`` seconds (``clock``, monotonic
+    seconds) says how many more were answered unlogged; :meth:`close` logs the count still pending when
+    the input ends. Every refused line is still answered; only its log line is saved."""
+
+    def __init__(self, first: int = 10, interval_s: float = 60.0,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.first = first
+        self.interval_s = interval_s
+        self._clock = clock
+        self._logged = 0
+        self._unlogged = 0
+        self._summary_at: float | None = None
+
+    def refused(self, reason: str, *args: object) -> None:
+        """Log one refusal (``reason`` a ``%``-format of ``args``) or count it under the limit."""
+        if self._logged < self.first:
+            self._logged += 1
+            log.warning("refused an MCP message: " + reason, *args)
+            if self._logged == self.first:
+                log.warning("refused MCP messages beyond these %d are counted, one line per %g s at most",
+                            self.first, self.interval_s)
+                self._summary_at = self._clock()
+            return
+        self._unlogged += 1
+        now = self._clock()
+        if self._summary_at is None or now - self._summary_at >= self.interval_s:
+            self._summary()
+            self._summary_at = now
+
+    def close(self) -> None:
+        """Log the refusals counted since the last summary, if any."""
+        self._summary()
+
+    def _summary(self) -> None:
+        if self._unlogged:
+            log.warning("%d more bad MCP message lines answered (not logged one by one)", self._unlogged)
+            self._unlogged = 0
+
+
 class _StrictLines:
     """The stdin lines the MCP SDK reads, less every line that is not a message it can serve, each of
     which is answered here with a JSON-RPC error as ``meta-memory gateway --stdio`` answers it.
@@ -230,12 +275,16 @@ class _StrictLines:
     * JSON that is not a JSON-RPC message the SDK reads (by its own message model) is answered
       ``-32600`` under the object's ``id`` when it is a string or an integer, else ``null``.
 
+    Every refused line is answered; the log of them is bounded (:class:`RefusalLog`: the first few one
+    by one, then a count at most once a minute), so a client sending bad lines cannot fill the log.
+
     The answers go out on the transport's write stream, handed over by :meth:`answer_on` once the
     transport is up."""
 
-    def __init__(self, source: Any, limit: int) -> None:
+    def __init__(self, source: Any, limit: int, refusals: RefusalLog | None = None) -> None:
         self._source = source
         self._limit = limit
+        self._refusals = refusals or RefusalLog()
         self._replies: Any = None
         self._ready = anyio.Event()
 
@@ -257,10 +306,10 @@ class _StrictLines:
         while True:
             read = await anyio.to_thread.run_sync(read_line, self._source, self._limit)
             if read is None:
+                self._refusals.close()
                 return
             if read.oversized:
-                log.warning("refused an MCP message: a line of %d bytes is over max_request_bytes (%d)",
-                            read.oversized, self._limit)
+                self._refusals.refused("a line of %d bytes is over max_request_bytes (%d)", read.oversized, self._limit)
                 await self._answer(oversized_line_error(read, self._limit))
                 continue
             if not read.data.strip():
@@ -268,7 +317,7 @@ class _StrictLines:
             try:
                 message = decode_body(read.data)
             except ParseError as exc:
-                log.warning("refused an MCP message: %s", exc.message)
+                self._refusals.refused("%s", exc.message)
                 await self._answer(error_response(None, exc))
                 continue
             line = read.data.decode("utf-8")
@@ -277,7 +326,7 @@ class _StrictLines:
             except ValueError:
                 raw_id = message.get("id") if isinstance(message, dict) else None
                 request_id = raw_id if isinstance(raw_id, (str, int)) and not isinstance(raw_id, bool) else None
-                log.warning("refused an MCP message: not a JSON-RPC 2.0 message")
+                self._refusals.refused("not a JSON-RPC 2.0 message")
                 await self._answer(error_response(request_id, InvalidRequest("not a JSON-RPC 2.0 message")))
                 continue
             yield line

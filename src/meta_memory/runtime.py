@@ -142,6 +142,7 @@ class Runtime:
 
         self.exports = ExportStreams(self)
         self.add_closer(self.exports.close)
+        self.access.bind_digest_secret(self._session_digest_secret)
         self.observability.bind(self)  # counts the timeline from here on; reads the gauges at scrape time
         # Feature construction lives in one place (features.py) so the order of construction is explicit.
         self._install(build_features(FeatureContext(
@@ -151,6 +152,12 @@ class Runtime:
             recall_provider=self._recall_provider)))
         # a one-shot shell command ends long before a background integrity check would begin
         self.readiness = Readiness(self, start_background=self.start_background and not self._one_shot)
+
+    def _session_digest_secret(self) -> bytes:
+        """The installation's session-digest secret (:func:`~meta_memory.portability.signing.session_digest_secret`)."""
+        from .portability.signing import session_digest_secret
+
+        return session_digest_secret(self)
 
     def _ledger_eviction_started(self, evicted: int, max_retained: int) -> None:
         """Timeline signal: the ledger reached its cap and has started evicting its oldest assertions."""

@@ -11,21 +11,45 @@ in a realm the call did not name.
 from __future__ import annotations
 
 import hashlib
+import hmac
+import re
 from dataclasses import dataclass
 
 from .identity import parse_identity, parse_realm
 from .limits import MAX_SESSION_KEY_BYTES
 
-__all__ = ["MAX_SESSION_KEY_BYTES", "SessionRef", "check_session_key", "session_key_digest"]
+__all__ = ["MAX_SESSION_KEY_BYTES", "SESSION_KEY_DIGEST_PREFIX", "SessionRef", "check_session_key", "keyless_reason",
+           "session_key_digest"]
 
 
-def session_key_digest(session_key: str) -> str:
-    """What a reader who may not manage the session is shown instead of its key: ``sha256:<8 hex>``, the
-    first 8 hex digits of the key's SHA-256 (UTF-8). Stable, so rows of one session can still be told
-    apart and matched across listings, but not the key: a session key is a bearer-like secret within its
-    realm (whoever presents it acts in that session), so it is shown in clear only to a caller holding
-    ``agent.session.manage`` on the identity (:meth:`meta_memory.panel.visibility.Visibility.session_key`)."""
-    return "sha256:" + hashlib.sha256(session_key.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+#: The prefix of a session key's digest (:func:`session_key_digest`).
+SESSION_KEY_DIGEST_PREFIX = "key:"
+
+
+def session_key_digest(session_key: str, secret: bytes) -> str:
+    """What a reader who may not manage the session is shown instead of its key: ``key:<8 hex>``, the
+    first 8 hex digits (32 bits) of the HMAC-SHA256 of the key (UTF-8) under ``secret``, the runtime's
+    session-digest secret (``AccessService.digest_secret``: the installation's, so stable across restarts
+    of one state directory or PostgreSQL schema). Stable, so rows of one session can still be told apart
+    and matched across listings, but not the key: a session key is a bearer-like secret within its realm
+    (whoever presents it acts in that session), so it is shown in clear only to a caller holding
+    ``agent.session.manage`` on the identity (:meth:`meta_memory.panel.visibility.Visibility.session_key`).
+    Keyed, so a weak key (``session-1``) cannot be recovered by hashing guesses without the secret."""
+    mac = hmac.new(secret, session_key.encode("utf-8", "surrogatepass"), hashlib.sha256)
+    return SESSION_KEY_DIGEST_PREFIX + mac.hexdigest()[:8]
+
+
+#: A quarantine reason as written before reasons stopped naming the session: ``derived from session
+#: '<key>' tainted by <source>``. Such text may still be stored in a record's status or an event.
+_KEYED_REASON = re.compile(r"^derived from session '.*' tainted by ", re.DOTALL)
+
+
+def keyless_reason(text: str) -> str:
+    """``text`` with the session key of a stored derived-write quarantine reason taken out
+    (``derived from session '<key>' tainted by X`` reads ``derived from a session tainted by X``, the
+    text written today); any other text is returned unchanged. Reasons and messages never carry a
+    session key (spec README, "The host surface")."""
+    return _KEYED_REASON.sub("derived from a session tainted by ", text, count=1)
 
 
 def check_session_key(value: object, *, required: bool) -> str | None:

@@ -52,7 +52,7 @@ def test_a_summary_of_a_tainted_session_waits_in_quarantine(meta: Any) -> None:
     session.note()
     assert session.tool_result("web_fetch").session_tainted
     summary = session.remember("Session summary", f"The page said: {PAGE_TEXT}", tags=["summary"])
-    assert summary.quarantined == "derived from session 's1' tainted by web tool 'web_fetch'"
+    assert summary.quarantined == "derived from a session tainted by web tool 'web_fetch'"
     assert not _visible(agent, "refunds IBAN", summary.memory_id)
     queue = meta.memory_panel_quarantine()
     assert summary.memory_id in {row.id for row in queue.records}
@@ -83,7 +83,7 @@ def test_a_reset_does_not_wash_the_taint_off_a_later_summary(meta: Any) -> None:
     clean.note()
     clean.reset()  # reset while clean: adds nothing
     after = tainted.remember("Summary", PAGE_TEXT)
-    assert after.quarantined == "derived from session 't' tainted by web tool 'fetch' before its reset"
+    assert after.quarantined == "derived from a session tainted by web tool 'fetch' before its reset"
     ok = clean.remember("Summary", "Quarterly report is due on Friday.")
     assert ok.quarantined is None and _visible(agent, "quarterly report", ok.memory_id)
 
@@ -108,7 +108,7 @@ def test_a_batch_and_many_sessions_take_one_verdict(meta: Any) -> None:
     out = agent.remember_batch([("One", "first derived note"), ("Two", "second derived note")],
                                derived_from_sessions=["a", "b"])
     assert out.created == 2
-    assert all(r.quarantined == "derived from session 'b' tainted by web tool 'http_request'" for r in out.results)
+    assert all(r.quarantined == "derived from a session tainted by web tool 'http_request'" for r in out.results)
     assert not any(_visible(agent, "derived note", r.memory_id or "") for r in out.results)
     clean = a.remember_batch([("Three", "third derived note")])
     assert clean.results[0].quarantined is None
@@ -170,13 +170,13 @@ def test_rpc_quarantines_a_summary_of_a_tainted_session(gateway: GatewayProcess)
     out = gateway.result("meta/agent_memory/remember", {
         "identity": ME, "title": "Summary", "body": PAGE_TEXT, "derived_from_sessions": [" rpc-1 ", "rpc-1"]},
         token=HOST)
-    assert out["quarantined"].startswith("derived from session 'rpc-1' tainted by web tool")
+    assert out["quarantined"].startswith("derived from a session tainted by web tool")
     recalled = gateway.result("meta/agent_memory/recall", {"identity": ME, "query_text": "refunds IBAN"}, token=HOST)
     assert out["memory_id"] not in {r["memory_id"] for r in recalled["records"]}
     batch = gateway.result("meta/agent_memory/remember_batch", {
         "identity": ME, "records": [{"title": "B", "body": "batch summary of the page"}],
         "derived_from_sessions": ["rpc-1"]}, token=HOST)
-    assert batch["results"][0]["quarantined"].startswith("derived from session 'rpc-1'")
+    assert batch["results"][0]["quarantined"].startswith("derived from a session tainted by")
     clean = gateway.result("meta/agent_memory/remember", {"identity": ME, "title": "Clean", "body": "plain host note"},
                            token=HOST)
     assert "quarantined" not in clean

@@ -126,7 +126,7 @@ describe("poisoning", () => {
     const laundered = await shared.handle.rememberAgentMemory({
       identity: who, title: "Session summary", body: POISON, derivedFromSessions: ["d1"],
     });
-    assert.match(laundered.quarantined ?? "", /derived from session 'd1' tainted by web tool 'web_fetch'/);
+    assert.match(laundered.quarantined ?? "", /derived from a session tainted by web tool 'web_fetch'/);
     const recalled = await shared.handle.recallAgentMemory({ identity: who, queryText: "refunds IBAN wire" });
     assert.ok(!recalled.some((r) => r.memoryId === laundered.memoryId), "the laundered summary is not recalled");
 

@@ -23,8 +23,8 @@ A write **derived from sessions** (the host's own summary or notes of a
 session, ``meta/agent_memory/remember`` with ``derived_from_sessions``) asks
 :meth:`LlmWriteGate.derived_reason` first, for any author: when a named session
 of that (realm, identity) is tainted, or was tainted when a reset closed it, the
-write lands quarantined with ``derived from session '<key>' tainted by
-<source>`` (``... before its reset`` for a closed one). :class:`DerivedWriteGate`
+write lands quarantined with ``derived from a session tainted by <source>``
+(``... before its reset`` for a closed one; the reason never names the session). :class:`DerivedWriteGate`
 binds that check to one write for the store. This is a host opt-in beyond the
 spec's "application writes are never quarantined": an application write that
 names no session is still never quarantined.
@@ -77,11 +77,12 @@ POLICY_REASON: Final = "llm_writes=quarantined policy"
 _REVIEW_VERDICT: Final = "review_verdict"
 
 
-def derived_reason_text(session_key: str, source: str, *, reset: bool) -> str:
+def derived_reason_text(source: str, *, reset: bool) -> str:
     """The quarantine reason of a write derived from a tainted session (``reset``: tainted when a reset
-    closed it)."""
+    closed it). It never names the session: the reason is shown to every reader of the record and of
+    its ``memory.write.quarantined`` event, and a session key is a secret of whoever manages it."""
     tail = " before its reset" if reset else ""
-    return f"derived from session '{session_key}' tainted by {source}{tail}"
+    return f"derived from a session tainted by {source}{tail}"
 
 
 #: The classes :func:`reason_class` sorts reasons into, by the text each class's reasons begin with
@@ -89,7 +90,8 @@ def derived_reason_text(session_key: str, source: str, *, reset: bool) -> str:
 _REASON_CLASSES: Final = (
     (RESET_BOUNDARY_REASON, "evidence_reset_boundary"),
     ("evidence session tainted by ", "evidence_tainted"),
-    ("derived from session ", "derived_session_tainted"),
+    ("derived from a session ", "derived_session_tainted"),
+    ("derived from session ", "derived_session_tainted"),  # as stored before reasons stopped naming it
     ("session tainted by ", "session_tainted"),
     (CAPACITY_REASON, "session_capacity"),
     (POLICY_REASON, "policy"),
@@ -235,7 +237,7 @@ class LlmWriteGate:
             found = self._tracker.derived_taint(SessionRef(realm, identity, key))
             if found is not None:
                 taint, reset = found
-                return derived_reason_text(key, taint.source, reset=reset)
+                return derived_reason_text(taint.source, reset=reset)
         return None
 
 

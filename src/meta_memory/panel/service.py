@@ -129,7 +129,7 @@ class PanelService:
         sources = {r: partial(self.store.records_page, r, filters) for r in realms}
         page = page_records(sources, lambda r, row: self._record_visible(r, row), limit, cursor)
         return {
-            "records": [row.listing_json() for _, row in page.rows],
+            "records": [self.vis.record_json(r, row.listing_json()) for r, row in page.rows],
             "next_cursor": page.next_cursor,
             "realms": realms,
         }
@@ -152,7 +152,7 @@ class PanelService:
             if self.vis.record_denial(r, record_facts(row)) is not None:
                 continue
             chain = [
-                {**link.listing_json(), "chain_role": role}
+                {**self.vis.record_json(r, link.listing_json()), "chain_role": role}
                 for role, link in self._chain(r, row)
                 if self._record_visible(r, link)
             ]
@@ -161,7 +161,7 @@ class PanelService:
                 for inj in self.store.record_injections(r, memory_id, RECORD_INJECTIONS_MAX)
                 if self.vis.injection(r, record_facts(row), inj.identity)
             ]
-            out = {"realm": r, "record": row.detail_json(), "chain": chain, "injections": injections}
+            out = {"realm": r, "record": self.vis.record_json(r, row.detail_json()), "chain": chain, "injections": injections}
             held = self.store.held_forget(r, memory_id)
             if held is not None and self.vis.record(r, RecordFacts(held.scope_kind, held.scope_key, "quarantined", True)):
                 out["pending_forget"] = held_forget_json(held)
@@ -234,7 +234,7 @@ class PanelService:
             forgets, limit, lambda f: self.vis.record(f.realm, RecordFacts(f.scope_kind, f.scope_key, "quarantined", True))
         )
         return {
-            "records": [x.listing_json() for _, x in page.rows],
+            "records": [self.vis.record_json(r, x.listing_json()) for r, x in page.rows],
             "next_cursor": page.next_cursor,
             "pending_promotions": [promotion_json(p) for p in visible],
             "pending_forgets": [held_forget_json(f) for f in held],

@@ -16,7 +16,10 @@ Rules (access control off => everything is visible):
 * a **harvest**: by its identity's scope;
 * a **session key** in any row or event (injection-ledger rows, harvests, taint transitions): shown in
   clear only to a caller holding ``agent.session.manage`` on the identity, otherwise as its digest
-  (:func:`~meta_memory.session_ref.session_key_digest`, ``sha256:<8 hex>``);
+  (:func:`~meta_memory.session_ref.session_key_digest`, ``key:<8 hex>``, keyed by the installation's
+  session-digest secret); a record's provenance evidence ``session_id`` s are session keys of the
+  record's identity (its scope's, else its agent author's; a record of neither is judged on the
+  realm); a stored quarantine reason never shows a session key (:func:`~meta_memory.session_ref.keyless_reason`);
 * an **audit verdict**: by its record (withheld when the record is unknown);
 * an **injection-ledger row**: the record AND the identity it went into;
 * a **gated promotion**: its target scope and every source scope (unresolved
@@ -34,6 +37,7 @@ apply inside it (:meth:`Visibility.realm_named`).
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -41,7 +45,7 @@ from typing import Any
 from ..access.policy import READ_ACTIONS, AccessPolicy
 from ..access.principal import Principal
 from ..access.resources import Resource, Resources
-from ..session_ref import session_key_digest
+from ..session_ref import keyless_reason, session_key_digest
 
 __all__ = [
     "DreamAccess",
@@ -131,6 +135,22 @@ class DreamAccess:
     withheld_by_access: bool
 
 
+#: The digest key of a :class:`Visibility` given none (random per process: digests then change on restart).
+_PROCESS_DIGEST_SECRET = secrets.token_bytes(32)
+
+
+def _record_identity(row: Mapping[str, Any], provenance: Mapping[str, Any]) -> str | None:
+    """The identity whose sessions a record's evidence names: its identity scope's, else its agent
+    author's, else ``None``."""
+    scope = row.get("scope")
+    if isinstance(scope, Mapping) and scope.get("scope") == "identity" and isinstance(scope.get("identity"), str):
+        return str(scope["identity"])
+    author = provenance.get("author")
+    if isinstance(author, Mapping) and author.get("author") == "agent" and isinstance(author.get("identity"), str):
+        return str(author["identity"])
+    return None
+
+
 class Visibility:
     """Row decisions for one caller. Pure: every fact arrives as an argument.
 
@@ -138,10 +158,14 @@ class Visibility:
     identities and mobs the console's way and knows their attributes.
     """
 
-    def __init__(self, policy: AccessPolicy, principal: Principal, resources: Resources | None = None) -> None:
+    def __init__(self, policy: AccessPolicy, principal: Principal, resources: Resources | None = None,
+                 digest_secret: bytes | None = None) -> None:
         self.policy = policy
         self.principal = principal
         self.resources = resources or Resources()
+        #: the key of session-key digests (the runtime's, ``AccessService.digest_secret``); without one,
+        #: this process's random secret
+        self.digest_secret = digest_secret if digest_secret is not None else _PROCESS_DIGEST_SECRET
 
     def _ok(self, action: str, resource: Resource) -> bool:
         return self.policy.check(self.principal, action, resource)
@@ -208,16 +232,48 @@ class Visibility:
         """A pending exit-interview harvest is judged by its identity."""
         return self.scope(realm, "identity", identity)
 
-    def session_key(self, realm: str, identity: str, session_key: str | None) -> str | None:
+    def session_key(self, realm: str, identity: str | None, session_key: str | None) -> str | None:
         """``session_key`` of ``identity``'s session as the caller may see it: in clear when it holds
         ``agent.session.manage`` on the identity (or access control is off), else its digest
-        ``sha256:<8 hex>`` (:func:`~meta_memory.session_ref.session_key_digest`); ``None`` stays ``None``.
-        The one rule of every read surface that returns a session key (panel rows, timeline events)."""
+        ``key:<8 hex>`` (:func:`~meta_memory.session_ref.session_key_digest`); ``None`` stays ``None``.
+        A session of no known identity (``identity`` ``None``) needs the action on the realm (unscoped or
+        realm-only).
+        The one rule of every read surface that returns a session key (panel rows, record provenance,
+        timeline events)."""
         if session_key is None or not self.policy.enabled:
             return session_key
-        if self._ok(SESSION_MANAGE, self.resources.identity(realm, identity)):
+        resource = self.resources.realm(realm) if identity is None else self.resources.identity(realm, identity)
+        if self._ok(SESSION_MANAGE, resource):
             return session_key
-        return session_key_digest(session_key)
+        return session_key_digest(session_key, self.digest_secret)
+
+    def record_json(self, realm: str, data: Mapping[str, Any]) -> dict[str, Any]:
+        """A panel record row (its JSON, listing or detail) as the caller may see it: each provenance
+        evidence ``session_id`` (and each of its verification's) through :meth:`session_key`, judged on
+        the record's identity (the scope's, else the agent author's, else none), and a quarantined
+        status ``reason`` without a session key (:func:`~meta_memory.session_ref.keyless_reason`).
+        The row is not changed; a row with nothing to hide is returned as a copy."""
+        out = dict(data)
+        status = out.get("status")
+        if isinstance(status, Mapping) and isinstance(status.get("reason"), str):
+            out["status"] = {**status, "reason": keyless_reason(status["reason"])}
+        prov = out.get("provenance")
+        if not isinstance(prov, Mapping):
+            return out
+        identity = _record_identity(out, prov)
+
+        def shown(refs: Any) -> Any:
+            if not isinstance(refs, list):
+                return refs
+            return [{**ref, "session_id": self.session_key(realm, identity, ref["session_id"])}
+                    if isinstance(ref, Mapping) and isinstance(ref.get("session_id"), str) else ref for ref in refs]
+
+        new_prov = {**prov, "evidence": shown(prov.get("evidence"))}
+        verification = prov.get("verification")
+        if isinstance(verification, Mapping):
+            new_prov["verification"] = {**verification, "evidence": shown(verification.get("evidence"))}
+        out["provenance"] = new_prov
+        return out
 
     def audit_verdict(self, realm: str, record: Any | None) -> bool:
         """An open usage-audit verdict is judged by its record; an unknown record is

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import logging
 import os
 import re
 import secrets
@@ -33,19 +34,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..errors import AgentMemoryError
 from ..storage.perms import create_private_file
 
 if TYPE_CHECKING:
     from ..runtime import Runtime
 
-__all__ = ["KEY_FILE", "ExportKey", "KeyFileError", "LineSigner", "installation_key", "key_file", "split_mac",
-           "line_digest"]
+__all__ = ["DIGEST_KEY_FILE", "KEY_FILE", "ExportKey", "KeyFileError", "LineSigner", "installation_key", "key_file", "split_mac",
+           "line_digest", "session_digest_secret"]
 
 #: The installation's key file in the state directory (SQLite installations).
 KEY_FILE = "export.key"
 #: The name of the export key among the PostgreSQL store's installation keys.
 _SECRET_NAME = "export"
 _TAG = b"meta-memory-export/2"
+_log = logging.getLogger(__name__)
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 _SIGNED = re.compile(rb'(.*),"mac":"([0-9a-f]{64})"\}')
 
@@ -153,6 +156,36 @@ def installation_key(runtime: Runtime, *, create: bool) -> ExportKey | None:
     if not create and not path.exists():
         return None
     return key_file(path, create=create, label=f"this installation's export key ({path})")
+
+
+#: The session-digest secret's file in the state directory (SQLite installations).
+DIGEST_KEY_FILE = "session-digest.key"
+#: Its name among the PostgreSQL store's installation keys.
+_DIGEST_SECRET_NAME = "session_digest"
+
+
+def session_digest_secret(runtime: Runtime) -> bytes:
+    """The installation's session-digest secret, the key of every session-key digest a reader is shown
+    (:func:`~meta_memory.session_ref.session_key_digest`), made on first use like the export key (a
+    separate one: an export key may be carried to other installations) and kept beside it: in the
+    PostgreSQL store's ``installation_keys`` (``session_digest``), else ``<state-dir>/session-digest.key``
+    (owner-only). So a session's digest stays the same across restarts of one installation. Without a
+    state directory, or when it cannot be read or made, a random secret of this process (digests then
+    change on restart; logged)."""
+    feature = runtime.agent_memory
+    store = feature.store if feature is not None else None
+    try:
+        if store is not None and store.keeps_installation_secrets:
+            text = store.installation_secret(_DIGEST_SECRET_NAME, ExportKey.new("").secret.hex())
+            if text is not None:
+                return ExportKey.parse(text, "the session-digest secret in the agent-memory database").secret
+        elif runtime.state_dir is not None:
+            return key_file(runtime.state_dir / DIGEST_KEY_FILE, create=True).secret
+        else:
+            return secrets.token_bytes(32)
+    except (KeyFileError, AgentMemoryError, OSError) as exc:
+        _log.warning("session-key digests use a secret of this process (they change on restart): %s", exc)
+    return secrets.token_bytes(32)
 
 
 def line_digest(signed: bytes) -> bytes:

@@ -8,6 +8,8 @@ Wraps :mod:`meta_memory.access` (policy, principals, per-RPC rules) and
 
 from __future__ import annotations
 
+import secrets
+import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -18,6 +20,7 @@ from ..access.resources import Resource, Resources, roster_directory
 from ..events.bus import SYSTEM_IDENTITY, EventEnvelope
 from ..identity import DEFAULT_REALM
 from ..panel.visibility import Visibility
+from ..session_ref import keyless_reason
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..access.config import AccessConfig
@@ -35,6 +38,25 @@ class AccessService:
         self.policy = AccessPolicy(config, default_realm)
         roster = config.roster if config is not None else ()
         self.resources = Resources(roster_directory(roster), default_realm)
+        self._digest_source: Callable[[], bytes] | None = None
+        self._digest_secret: bytes | None = None
+        self._digest_lock = threading.Lock()
+
+    def bind_digest_secret(self, source: Callable[[], bytes]) -> None:
+        """Where the session-key digest secret comes from (the runtime binds the installation's); read
+        once, on the first digest shown."""
+        self._digest_source = source
+
+    @property
+    def digest_secret(self) -> bytes:
+        """The key of every session-key digest this runtime shows
+        (:func:`~meta_memory.session_ref.session_key_digest`): the bound source's (read once), else a
+        random secret of this process."""
+        with self._digest_lock:
+            if self._digest_secret is None:
+                source = self._digest_source
+                self._digest_secret = source() if source is not None else secrets.token_bytes(32)
+            return self._digest_secret
 
     @property
     def enabled(self) -> bool:
@@ -57,7 +79,9 @@ class AccessService:
 
     def visibility(self, principal: Principal | None) -> Visibility:
         """Row-visibility judge for one caller (panel listings, record detail, injections)."""
-        return Visibility(self.policy, principal or ANONYMOUS, self.resources)
+        # no digest is shown without access control, so the secret is not read (nor made) then
+        return Visibility(self.policy, principal or ANONYMOUS, self.resources,
+                          self.digest_secret if self.policy.enabled else None)
 
     def memory_can_read(self, principal: Principal | None) -> bool:
         """``memory.can_read`` of the experience projection: may the caller open the Memory panel?"""
@@ -86,13 +110,16 @@ class AccessService:
         ``agent.session.manage`` on the event's identity, else its digest (:meth:`Visibility.session_key`,
         the one rule)."""
         out = event.to_dict()
+        reason = event.data.get("reason")
+        if isinstance(reason, str) and keyless_reason(reason) != reason:
+            out["data"] = {**event.data, "reason": keyless_reason(reason)}
         key = event.data.get("session_key")
         if isinstance(key, str) and event.identity != SYSTEM_IDENTITY:
             named = event.data.get("realm")
             realm = named if isinstance(named, str) else self.resources.default_realm
             shown = self.visibility(principal).session_key(realm, event.identity, key)
             if shown != key:
-                out["data"] = {**event.data, "session_key": shown}
+                out["data"] = {**out["data"], "session_key": shown}
         return out
 
     def scope_check(self, principal: Principal | None, action: str) -> Callable[[Scope], bool]:
