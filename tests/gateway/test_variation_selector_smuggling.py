@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from meta_memory.textfold import is_invisible
 from support import realm_db
 
 pytestmark = pytest.mark.gateway
@@ -48,7 +49,9 @@ def test_ordinary_emoji_are_stored_and_read_back_whole(gateway: Any) -> None:
     assert [r["memory_id"] for r in rows] == [out["memory_id"]]
     assert rows[0]["body"] == f"team mood {EMOJI}" and rows[0]["title"] == f"Mood {EMOJI}"
     block = gateway.result("meta/turn/inject", {"identity": ID, "session_key": "s1", "query_text": "team mood"})
-    assert EMOJI in block["text"], block
+    # the model is given the visible characters alone: no selector or joiner (each could carry hidden bits)
+    assert "".join(c for c in EMOJI if not is_invisible(c)) in block["text"], block
+    assert not any(is_invisible(c) for c in block["text"]), block
 
 
 def test_a_stored_selector_run_never_reaches_the_model(gateway: Any) -> None:
