@@ -105,7 +105,9 @@ def test_an_answer_the_fts5_path_could_not_prove_is_counted_and_tells_the_caller
     monkeypatch.setattr(fts_top, "READ_ROWS", 50)
     monkeypatch.setattr(fts_top, "RESERVE_MS", 10_000_000)
     monkeypatch.setattr(deadline, "RESERVE_SHARE", 1.0)  # the whole budget kept back
-    with Meta.builder().persistent_state(state).agent_memory(recall_index_mb=1).build() as h:
+    # the bounded phase stops at once whatever the budget (all of it is kept back); a budget longer than the
+    # default keeps a loaded machine's re-ranking and neighbour reads from timing the recall out
+    with Meta.builder().persistent_state(state).agent_memory(recall_index_mb=1, recall_timeout_ms=5_000).build() as h:
         alone = _recall(h, "beta", "harbour co0 co1 mi3")
         assert len(alone["records"]) == 8 and "degraded_reason" not in alone
         bodies = [r["body"] for r in alone["records"]]
