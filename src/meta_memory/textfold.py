@@ -167,8 +167,7 @@ def _invisible() -> re.Pattern[str]:
 def _invisible_outside_tags() -> re.Pattern[str]:
     """Every :func:`is_invisible` character but the tag characters (U+E0000-U+E007F), which
     :func:`strip_hidden_tags` has already judged (a recommended flag's sequence stays)."""
-    return re.compile(_char_class([cp for start, stop in _INVISIBLE_PLANES for cp in range(start, stop)
-                                   if is_invisible(chr(cp)) and not 0xE0000 <= cp <= 0xE007F]))
+    return re.compile(_char_class([cp for cp in _invisible_code_points() if not 0xE0000 <= cp <= 0xE007F]))
 
 
 #: Letters of other scripts (and Latin small capitals, the dotless i) a reader takes for a Latin letter,
@@ -231,8 +230,14 @@ def invisible_characters() -> str:
     """A regular-expression character class (``"[...]"``) of every :func:`is_invisible` character, built
     once, on first use (about 20 ms of CPU): Unicode places format characters and default-ignorable code
     points in planes 0, 1 and 14 only (:data:`_INVISIBLE_PLANES`), so the rest is not scanned."""
-    return _char_class([cp for start, stop in _INVISIBLE_PLANES for cp in range(start, stop)
-                        if is_invisible(chr(cp))])
+    return _char_class(_invisible_code_points())
+
+
+@lru_cache(maxsize=1)
+def _invisible_code_points() -> list[int]:
+    """Every :func:`is_invisible` code point, found once by the one scan of :data:`_INVISIBLE_PLANES` that
+    every invisible-character pattern is built from."""
+    return [cp for start, stop in _INVISIBLE_PLANES for cp in range(start, stop) if is_invisible(chr(cp))]
 
 
 #: The code point ranges :func:`invisible_characters` scans: the BMP and plane 1 past ASCII, and plane 14.
@@ -261,14 +266,14 @@ def fold_table() -> dict[int, int | None]:
 
 
 def _char_class(code_points: list[int]) -> str:
+    """A regex character class (``"[...]"``) holding ``code_points``, consecutive ones as ranges."""
     ranges: list[tuple[int, int]] = []
     for cp in sorted(code_points):
         if ranges and cp == ranges[-1][1] + 1:
             ranges[-1] = (ranges[-1][0], cp)
         else:
             ranges.append((cp, cp))
-    return "[" + "".join(re.escape(chr(a)) if a == b else f"{re.escape(chr(a))}-{re.escape(chr(b))}"
-                         for a, b in ranges) + "]"
+    return "[" + _ranges_class(ranges) + "]"
 
 
 @lru_cache(maxsize=1)
