@@ -365,6 +365,26 @@ class ConfigError(StartupError, ValueError):
     """Configuration refused at decode; the message names the key and the rule."""
 
 
+#: How a configuration value of each TOML type is named in a refusal.
+_CONFIG_KINDS: tuple[tuple[type, str], ...] = (
+    (bool, "a boolean"), (int, "an integer"), (float, "a float"), (str, "a string"),
+    (list, "an array"), (dict, "a table"),
+)
+
+
+def shown_config_value(value: object) -> str:
+    """A refused configuration value as a refusal shows it, at most 60 characters of it: an integer as
+    written (``8``), a string quoted (``'8MB'``), anything else with its TOML type (``inf (a float)``,
+    ``true (a boolean)``, ``[1, 2] (an array)``)."""
+    text = str(value).lower() if isinstance(value, bool) else repr(value)
+    if len(text) > 60:
+        text = text[:57] + "..."
+    if isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool)):
+        return text
+    kind = next((name for cls, name in _CONFIG_KINDS if isinstance(value, cls)), f"a {type(value).__name__}")
+    return f"{text} ({kind})"
+
+
 def catalogue_of(base: type[MetaError], module: str) -> tuple[type[MetaError], ...]:
     """The refusal classes ``module`` declares directly under ``base``, in declaration order: one per
     code (a class elsewhere, or a subclass of one of these, shares its parent's code and is rebuilt as

@@ -61,7 +61,7 @@ def test_one_byte_over_the_cap_is_413_and_nothing_is_written(small: GatewayProce
     err = resp.json()
     assert err["jsonrpc"] == "2.0" and err["id"] is None
     assert err["error"]["code"] == -32600
-    assert err["error"]["data"] == {"kind": "invalid_request", "field": "body"}
+    assert err["error"]["data"] == {"kind": "invalid_request", "field": "request"}
     assert err["error"]["message"] == f"Invalid request: request body exceeds {CAP} bytes"
     assert _stored(small, ident) == []
 
@@ -122,7 +122,7 @@ def test_stdio_refuses_a_line_over_the_cap_without_parsing_it_and_keeps_serving(
             proc.stdin.flush()
         over, garbage, at_cap = (json.loads(proc.stdout.readline()) for _ in range(3))
         for err in (over, garbage):
-            assert err["error"]["code"] == -32600 and err["error"]["data"]["field"] == "body", err
+            assert err["error"]["code"] == -32600 and err["error"]["data"]["field"] == "request", err
             assert str(CAP) in err["error"]["message"] and "max_request_bytes" in err["error"]["message"], err
         # the over-long request's id stands in its head: the refusal answers it; the garbage has none
         assert over["id"] == 1 and garbage["id"] is None, (over, garbage)

@@ -29,7 +29,7 @@ def start(*args: str) -> subprocess.CompletedProcess[str]:
         ("recall_timeout_ms = -1",
          "meta-memory: agent_memory.recall_timeout_ms: must be an integer between 1 and 30000 "
          "(0 = the default 500); got -1"),
-        ('llm_writes = 3', "meta-memory: agent_memory.llm_writes: must be one of 'observed', 'quarantined' (got 'int')"),
+        ('llm_writes = 3', "meta-memory: agent_memory.llm_writes: must be one of 'observed', 'quarantined' (got 3)"),
     ],
 )
 @pytest.mark.parametrize("command", [["serve", "--port", "0"], ["gateway", "--stdio"]])

@@ -77,7 +77,7 @@ def test_sixteen_megabyte_body_is_refused_413_before_parsing(fz: Fuzzed, chunked
     assert resp.status_code == 413
     out = resp.json()
     check_response(out, None)
-    assert out["error"]["code"] == -32600 and out["error"]["data"]["field"] == "body", out
+    assert out["error"]["code"] == -32600 and out["error"]["data"]["field"] == "request", out
     assert _records(fz, "fuzz:big") == []
     fz.alive()
 

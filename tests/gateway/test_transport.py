@@ -102,7 +102,7 @@ def test_oversized_body_refused_before_parsing(gateway_factory, tmp_path):
     resp = httpx.post(gw.url + "/rpc", content=b"{" + b" " * 4096, headers=JSON)
     assert resp.status_code == 413
     assert resp.json()["error"]["code"] == -32600
-    assert resp.json()["error"]["data"]["field"] == "body"
+    assert resp.json()["error"]["data"]["field"] == "request"  # the request, never a record's `body`
 
 
 def test_a_batch_past_its_time_budget_answers_the_calls_it_did_not_start_with_capacity_exceeded(

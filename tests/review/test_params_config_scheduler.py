@@ -28,7 +28,7 @@ from meta_memory.session_ref import SessionRef
 
 from .conftest import IDENTITY, REALM, Env
 
-BASE = {"identity": "lead:main", "memory_id": "mem-1", "verdict": "release", "expected_content_hash": "abc"}
+BASE = {"identity": "lead:main", "memory_id": "mem-1", "verdict": "release", "expected_content_hash": "ab" * 32}
 
 
 def parse_decide_params(raw: Any) -> DecideParams:
@@ -54,6 +54,12 @@ def test_decide_params_bind_scope_verdict_and_content() -> None:
     assert rule({**BASE, "expected_content_hash": " "}) == (
         "Invalid params: expected_content_hash must be the non-empty content_hash of the reviewed record"
     )
+    # a value that cannot be any record's content_hash is a malformed param, not a content mismatch
+    for malformed in ("abc", "AB" * 32, "ab" * 32 + "0", "sha256:" + "ab" * 32, "g" * 64):
+        assert rule({**BASE, "expected_content_hash": malformed}) == (
+            "Invalid params: expected_content_hash must be the reviewed record's content_hash: "
+            "64 lowercase hexadecimal characters")
+    assert parse_decide_params({**BASE, "expected_content_hash": f" {'ab' * 32} "}).expected_content_hash == "ab" * 32
     assert rule({**BASE, "rationale": 7}) == "Invalid params: rationale must be a string when provided"
     assert rule({**BASE, "rationale": "x" * 401}) == "Invalid params: rationale must be at most 400 bytes"
     assert rule({**BASE, "memory_id": ""}) == "Invalid params: memory_id must not be empty"

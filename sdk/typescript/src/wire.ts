@@ -1083,7 +1083,7 @@ export interface MemoryQuarantineDecideParams {
   identity: string;
   memoryId: string;
   verdict: "release" | "tombstone";
-  /** the content_hash of the record as reviewed */
+  /** the content_hash of the record as reviewed: 64 lowercase hexadecimal characters */
   expectedContentHash: string;
 }
 

@@ -96,7 +96,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 from pydantic_core import PydanticCustomError
 
-from meta_memory.errors import ConfigError
+from meta_memory.errors import ConfigError, shown_config_value
 from meta_memory.identity import DEFAULT_REALM, parse_realm
 from meta_memory.limits import (
     DEFAULT_EXPIRY_SWEEP_S,
@@ -182,8 +182,7 @@ def _choice(*allowed: str) -> BeforeValidator:
     def check(value: object) -> str:
         if isinstance(value, str) and value.strip().lower() in allowed:
             return value.strip().lower()
-        shown = value if isinstance(value, str) else type(value).__name__
-        raise _rule(f"must be one of {', '.join(repr(a) for a in allowed)} (got {shown!r})")
+        raise _rule(f"must be one of {', '.join(repr(a) for a in allowed)} (got {shown_config_value(value)})")
 
     return BeforeValidator(check)
 
@@ -193,8 +192,8 @@ def _ranged(default: int, maximum: int) -> BeforeValidator:
 
     def check(value: object) -> int:
         if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= maximum:
-            shown = value if isinstance(value, int) and not isinstance(value, bool) else type(value).__name__
-            raise _rule(f"must be an integer between 1 and {maximum} (0 = the default {default}); got {shown!r}")
+            raise _rule(f"must be an integer between 1 and {maximum} (0 = the default {default}); "
+                        f"got {shown_config_value(value)}")
         return value or default
 
     return BeforeValidator(check)
@@ -203,9 +202,8 @@ def _ranged(default: int, maximum: int) -> BeforeValidator:
 def _identity_limit(value: object) -> int:
     """``session_state_identity_limit``: an integer in ``0..MAX_SESSION_STATE_LIMIT`` (0: derived from the cap)."""
     if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_SESSION_STATE_LIMIT:
-        shown = value if isinstance(value, int) and not isinstance(value, bool) else type(value).__name__
         raise _rule(f"must be an integer between 1 and {MAX_SESSION_STATE_LIMIT} (0 = a twentieth of "
-                    f"session_state_limit); got {shown!r}")
+                    f"session_state_limit); got {shown_config_value(value)}")
     return value
 
 
@@ -277,8 +275,8 @@ def _recall_provider(value: object) -> str:
             return name.lower()
         if is_provider_reference(name):
             return name
-    shown = value if isinstance(value, str) else type(value).__name__
-    raise _rule(f"must be 'lexical', 'hybrid' or a custom provider as 'package.module:Class' (got {shown!r})")
+    raise _rule("must be 'lexical', 'hybrid' or a custom provider as 'package.module:Class' "
+                f"(got {shown_config_value(value)})")
 
 
 def _embedder(value: object) -> str | None:
@@ -287,8 +285,7 @@ def _embedder(value: object) -> str | None:
         return None
     if isinstance(value, str) and is_provider_reference(value.strip()):
         return value.strip()
-    shown = value if isinstance(value, str) else type(value).__name__
-    raise _rule(f"must be an embedder as 'package.module:Class' (got {shown!r})")
+    raise _rule(f"must be an embedder as 'package.module:Class' (got {shown_config_value(value)})")
 
 
 StrictBool = Annotated[bool, BeforeValidator(_strict_bool)]

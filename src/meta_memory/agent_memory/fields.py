@@ -31,6 +31,7 @@ __all__ = [
     "MEMORY_ID_RULE",
     "MAX_MEMORY_ID_CHARS",
     "memory_id_ref",
+    "content_hash_ref",
     "is_well_formed_memory_id",
     "check_ttl_s",
     "MAX_METADATA_BYTES",
@@ -76,6 +77,20 @@ def memory_id_ref(value: str) -> str:
         raise ValueError("memory_id must not be empty")
     if len(text) > MAX_MEMORY_ID_CHARS:
         raise ValueError(f"memory_id must be at most {MAX_MEMORY_ID_CHARS} characters")
+    return text
+
+
+_CONTENT_HASH = re.compile(r"[0-9a-f]{64}")
+
+
+def content_hash_ref(value: str) -> str:
+    """``value`` (a request's ``expected_content_hash``) trimmed: a record's ``content_hash``, 64 lowercase
+    hexadecimal characters (:func:`meta_memory.agent_memory.hashing.content_hash`). Raises ``ValueError``
+    naming the shape for anything else (never echoing it)."""
+    text = value.strip()
+    if _CONTENT_HASH.fullmatch(text) is None:
+        raise ValueError("expected_content_hash must be the reviewed record's content_hash: "
+                         "64 lowercase hexadecimal characters")
     return text
 
 

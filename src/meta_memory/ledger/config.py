@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 from pydantic_core import PydanticCustomError
 
-from meta_memory.errors import ConfigError
+from meta_memory.errors import ConfigError, shown_config_value
 from meta_memory.ledger.normalise import trim
 
 __all__ = [
@@ -82,7 +82,8 @@ class LedgerConfig(BaseModel):
         if isinstance(value, bool) or not isinstance(value, int) or not MIN_MAX_STATE_BYTES <= value <= MAX_MAX_STATE_BYTES:
             raise PydanticCustomError(
                 "config_rule",
-                f"memory.max_state_bytes must be an integer between {MIN_MAX_STATE_BYTES} and {MAX_MAX_STATE_BYTES}",
+                f"memory.max_state_bytes must be an integer between {MIN_MAX_STATE_BYTES} and {MAX_MAX_STATE_BYTES}"
+                f" (bytes); got {shown_config_value(value)}",
             )
         return value
 
@@ -98,7 +99,7 @@ def validate_health_check_endpoint(value: object, key: str = "memory.health_chec
         ConfigError: naming ``key`` and the broken rule.
     """
     if not isinstance(value, str):
-        raise ConfigError(f"{key} must be a string (got {type(value).__name__})")
+        raise ConfigError(f"{key} must be a string (got {shown_config_value(value)})")
     endpoint = trim(value)
     if not endpoint:
         raise ConfigError("memory backend health_check_endpoint must not be empty when provided")

@@ -102,9 +102,9 @@ def head_request_id(head: bytes) -> str | int | None:
 
 
 def oversized_line_error(line: Line, limit: int) -> dict[str, Any]:
-    """The JSON-RPC response refusing an over-long ``line``: ``-32600`` (``data.field = "body"``)
+    """The JSON-RPC response refusing an over-long ``line``: ``-32600`` (``data.field = "request"``: the request as a whole, not a member)
     naming the cap, under :func:`head_request_id` of its head."""
     refusal = InvalidRequest(
         f"request line of {line.oversized} bytes exceeds the cap of {limit} bytes ([gateway] max_request_bytes)",
-        "body")
+        "request")
     return error_response(head_request_id(line.head), refusal)

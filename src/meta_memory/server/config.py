@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from ..errors import ConfigError
+from ..errors import ConfigError, shown_config_value
 from ..limits import DEFAULT_MAX_BATCH_MS
 from ..storage.disk import DEFAULT_MIN_FREE_MB
 
@@ -149,8 +149,8 @@ def parse_gateway_section(raw: Any) -> GatewayConfig:
             value = raw[key]
             low, high = GATEWAY_INT_RANGES[key]
             if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
-                shown = value if isinstance(value, int) and not isinstance(value, bool) else type(value).__name__
-                raise ConfigError(f"gateway.{key} must be an integer between {low} and {high}; got {shown!r}")
+                raise ConfigError(f"gateway.{key} must be an integer between {low} and {high}; "
+                                  f"got {shown_config_value(value)}")
             if key == "integrity_check_interval_s" and 0 < value < 60:
                 raise ConfigError(f"gateway.{key} must be 0 (never) or at least 60 seconds; got {value!r}")
             values[key] = value
@@ -158,7 +158,8 @@ def parse_gateway_section(raw: Any) -> GatewayConfig:
         if key in raw:
             value = raw[key]
             if not isinstance(value, (int, float)) or isinstance(value, bool) or not 0 < value <= _MAX_TIMEOUT_S:
-                raise ConfigError(f"gateway.{key} must be a number of seconds above 0 and at most {_MAX_TIMEOUT_S:g}")
+                raise ConfigError(f"gateway.{key} must be a number of seconds above 0 and at most {_MAX_TIMEOUT_S:g}; "
+                                  f"got {shown_config_value(value)}")
             values[key] = float(value)
     for key, normalise in (("allowed_hosts", normalise_host), ("allowed_origins", normalise_origin)):
         if key in raw:

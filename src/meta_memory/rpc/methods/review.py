@@ -15,7 +15,7 @@ from pydantic import Field, field_validator
 
 from ...access.requirements import Requirement, anywhere, identity_resource, on_identity, requires, unscoped
 from ...access.resources import Resources
-from ...agent_memory.fields import memory_id_ref
+from ...agent_memory.fields import content_hash_ref, memory_id_ref
 from ...agent_memory.secrets import scan_text, secret_rule
 from ...errors import echo as echo_name
 from ...identity import parse_identity
@@ -85,7 +85,8 @@ class DecideParams(RealmDefaulted, _Rationale):
     identity: Any = required_text(description="the identity whose record is reviewed")
     memory_id: Any = required_text()
     verdict: Any = required_text(enum=["release", "tombstone"])
-    expected_content_hash: Any = required_text(description="the content_hash of the record as reviewed")
+    expected_content_hash: Any = required_text(
+        description="the content_hash of the record as reviewed: 64 lowercase hexadecimal characters")
 
     @field_validator("identity", mode="before")
     @classmethod
@@ -105,7 +106,8 @@ class DecideParams(RealmDefaulted, _Rationale):
     @field_validator("expected_content_hash", mode="before")
     @classmethod
     def _expected(cls, value: Any) -> str:
-        return _text(value, "expected_content_hash must be the non-empty content_hash of the reviewed record")
+        return content_hash_ref(_text(value, "expected_content_hash must be the non-empty content_hash of the "
+                                         "reviewed record"))
 
 
 class GatingDecideParams(RealmDefaulted):
