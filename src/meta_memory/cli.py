@@ -317,7 +317,8 @@ def replay(path: Path, url: str, token: str | None, inject: bool, realm: str | N
     for k in KS:
         table.add_column(f"@{k}", justify="right")
     for name in ["overall", *CATEGORIES.values()]:
-        table.add_row(name, *(f"{data['recall_at'][name][k]:.3f}" for k in KS))
+        table.add_row(name, *("n/a" if data["recall_at"][name][k] is None else f"{data['recall_at'][name][k]:.3f}"
+                              for k in KS))
     console.print(table)
     console.print(f"skipped questions: {data['skipped_questions']}, malformed evidence ids: "
                   f"{data['malformed_evidence_ids']}, recall latency ms: {data['recall_latency_ms']}")

@@ -54,10 +54,12 @@ class ReplayReport:
     inject_bytes: list[int] = field(default_factory=list)
     inject_skips: Counter[str] = field(default_factory=Counter)
 
-    def recall_at(self, k: int, category: int | None = None) -> float:
+    def recall_at(self, k: int, category: int | None = None) -> float | None:
+        """The share of scored questions (of ``category``, or all) with an evidence turn in the top ``k``;
+        ``None`` when there is no such question (nothing to score is not a recall of 0)."""
         cats = [category] if category is not None else list(CATEGORIES)
         total = sum(self.questions[c] for c in cats)
-        return sum(self.hits[c][k] for c in cats) / total if total else 0.0
+        return sum(self.hits[c][k] for c in cats) / total if total else None
 
     def to_dict(self) -> dict[str, Any]:
         def pct(values: list[float] | list[int], q: float) -> float | None:
@@ -73,8 +75,8 @@ class ReplayReport:
             "malformed_evidence_ids": self.malformed_evidence,
             "remember_seconds": round(self.remember_seconds, 2),
             "recall_at": {
-                "overall": {k: round(self.recall_at(k), 4) for k in KS},
-                **{CATEGORIES[c]: {k: round(self.recall_at(k, c), 4) for k in KS} for c in CATEGORIES},
+                "overall": {k: _rounded(self.recall_at(k)) for k in KS},
+                **{CATEGORIES[c]: {k: _rounded(self.recall_at(k, c)) for k in KS} for c in CATEGORIES},
             },
             "recall_latency_ms": {"p50": pct(self.recall_ms, 0.5), "p99": pct(self.recall_ms, 0.99)},
         }
@@ -89,6 +91,10 @@ class ReplayReport:
                 "latency_ms": {"p50": pct(self.inject_ms, 0.5), "p99": pct(self.inject_ms, 0.99)},
             }
         return out
+
+
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, 4)
 
 
 def load_conversations(path: Path | str) -> list[dict[str, Any]]:
@@ -224,6 +230,9 @@ def replay(path: Path | str, url: str, *, token: str | None = None, inject: bool
     report = ReplayReport()
     total_turns = sum(len(_turns(s)) for s in samples)
     total_q = sum(1 for s in samples for q in s.get("qa", []) if q.get("category") in CATEGORIES)
+    if not total_q:  # refused before anything is written: there would be nothing to score
+        raise ValueError(f"{path}: no question of a scored category "
+                         f"({', '.join(f'{c} {name}' for c, name in CATEGORIES.items())}): nothing to replay")
     t_write = progress.add_task("remember turns", total=total_turns) if progress else None
     t_ask = progress.add_task("ask questions", total=total_q) if progress else None
     extra = {"realm": realm} if realm else {}

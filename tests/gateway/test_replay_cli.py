@@ -113,3 +113,34 @@ def test_a_gateway_that_cannot_be_used_is_one_line_naming_why(gateway_factory: A
     assert anonymous.returncode == 1 and "Traceback" not in anonymous.stderr
     assert "authentication failed: a bearer token is required" in anonymous.stderr
     assert _replay(data, gw.url, "--json", env={"META_MEMORY_TOKEN": "replay-tok-1"}).returncode == 0
+
+
+def test_a_file_with_no_scored_question_is_refused_before_anything_is_written(gateway: Any, tmp_path: Path) -> None:
+    """Nothing to score is a refusal naming the file, not a table of recall 0.000 (and no turn is written)."""
+    sample = _sample()
+    sample[0]["qa"] = [{"question": "Adversarial?", "evidence": ["D1:11"], "category": 5}]
+    data = tmp_path / "conv.json"
+    data.write_text(json.dumps(sample), encoding="utf-8")
+    out = subprocess.run([sys.executable, "-m", "meta_memory.cli", "replay", str(data), "--url", gateway.url],
+                         capture_output=True, text=True, timeout=300, env=os.environ.copy())
+    assert out.returncode == 1, out
+    assert "no question of a scored category" in out.stderr and "nothing to replay" in out.stderr
+    assert "0.000" not in out.stdout
+    db = gateway.state_dir / "agent-memory" / "default.sqlite3"
+    if db.exists():
+        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+        try:
+            assert conn.execute("SELECT count(*) FROM records WHERE scope_key = 'locomo:t1'").fetchone()[0] == 0
+        finally:
+            conn.close()
+
+
+def test_a_category_without_questions_reads_n_a() -> None:
+    from meta_memory.replay import ReplayReport
+
+    report = ReplayReport()
+    report.questions[4] = 2
+    report.hits[4][1] = 1
+    figures = report.to_dict()["recall_at"]
+    assert figures["single-hop"][1] == 0.5 and figures["overall"][1] == 0.5
+    assert figures["multi-hop"][1] is None  # no multi-hop question: not a recall of 0

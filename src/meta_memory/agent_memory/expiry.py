@@ -93,7 +93,9 @@ class ExpirySweep:
                 try:
                     done = self._sweep_batch(realm)
                 except AgentMemoryError as exc:  # a busy or failing realm: the next run sees it again
-                    log.info("expiry sweep skipped realm %s: %s", realm, exc)
+                    # busy is routine; a damaged realm or a full disk needs an operator (readiness says so too)
+                    level = logging.WARNING if exc.reason in ("corrupt", "disk_full", "io") else logging.INFO
+                    log.log(level, "expiry sweep skipped realm %s: %s", realm, exc)
                     break
                 swept += done
                 if done < self.batch:

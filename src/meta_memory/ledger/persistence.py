@@ -320,5 +320,6 @@ def _load_all(path: Path) -> tuple[list[MemoryAssertion], list[MemoryConflictSig
         return _decode(raw)
     except _Malformed as exc:
         raise StartupError(
-            f"memory ledger file '{path}' is malformed: {exc}; fix or remove the entry, then restart"
+            f"memory ledger file '{path}' is malformed: {exc}; fix what it names in the file, or move the file "
+            "aside (the ledger then starts empty), then restart"
         ) from None
