@@ -85,6 +85,8 @@ class FeatureContext:
     #: A custom recall provider object (``Meta.builder().recall_provider(...)``), or ``None``: then
     #: ``[agent_memory] recall_provider`` names the provider.
     recall_provider: object | None = None
+    #: ``[access] read_only``: reads count no usage (a read-only gateway changes no state).
+    read_only: bool = False
 
 
 @dataclass(frozen=True)
@@ -192,6 +194,7 @@ def build_features(ctx: FeatureContext) -> Features:
         store, cfg, recall.provider, timebox, ctx.events,
         gate=firewall.gate,
         on_erased=session_state.forget_records,
+        usage_marks=not ctx.read_only,
     )
 
     def manifest_fn(scope_ref: ScopeRef, k: int = 24) -> Sequence[object]:

@@ -19,6 +19,7 @@ __all__ = ["DEFAULT_REALM", "parse_identity", "logical_identity", "parse_realm"]
 DEFAULT_REALM = "default"
 MAX_IDENTITY_BYTES = 512
 MAX_REALM_BYTES = 256
+MAX_MOB_BYTES = 512
 
 _ROSTER = re.compile(r"^rt:(?P<base>.+):(?P<generation>\d+)$")
 #: the control characters a name may not hold: C0 (below U+0020) and DEL
@@ -120,3 +121,16 @@ def parse_realm(value: object) -> str:
     if not isinstance(value, str) or not value.strip():
         raise ValueError("realm must be a non-empty string when provided")
     return _checked_name("realm", value, MAX_REALM_BYTES)
+
+
+def parse_mob(value: object, name: str = "mob") -> str:
+    """Validate a mob name (the scope key a ``propose_to_mob`` writes to and an injection reads from):
+    a non-empty string under the rules of identity and realm names, never trimmed.
+
+    Raises ``ValueError`` naming ``name`` (``mob``, ``mobs[2]``) and the rule: a non-string or blank
+    value, whitespace at either end, control, invisible or direction-changing characters (a mob
+    ``"research\u200b"`` would show as the mob ``research``), odd spaces, a form other than Unicode NFC,
+    more than 512 bytes."""
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError(f"{name} must be a non-empty string")
+    return _checked_name(name, value, MAX_MOB_BYTES)

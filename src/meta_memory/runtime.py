@@ -149,7 +149,8 @@ class Runtime:
             config=effective_agent_memory_config(self.config.agent_memory, self.state_dir is not None),
             layout=self.layout, clock=self.clock, events=self.events, ledger=self.ledger,
             start_background=self.start_background, add_closer=self.add_closer,
-            recall_provider=self._recall_provider)))
+            recall_provider=self._recall_provider,
+            read_only=self.config.access is not None and self.config.access.read_only)))
         # a one-shot shell command ends long before a background integrity check would begin
         self.readiness = Readiness(self, start_background=self.start_background and not self._one_shot)
 

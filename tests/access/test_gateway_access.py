@@ -3,6 +3,7 @@ grants know the realm, the roster gives targets attributes, and record ids are n
 
 from __future__ import annotations
 
+import json
 import re
 import uuid
 from collections.abc import Iterator
@@ -296,6 +297,43 @@ def test_a_read_only_gateway_refuses_every_state_change(tmp_path: Path) -> None:
         g.ok("admin", "meta/agent_memory/tool", {"identity": LEAD, "arguments": {"action": "recall", "query_text": "x"}})
     finally:
         proc.stop()
+
+
+def _recall_counts(state: Path) -> dict[str, int]:
+    import sqlite3
+
+    conn = sqlite3.connect(f"file:{state / 'agent-memory' / 'default.sqlite3'}?mode=ro", uri=True)
+    try:
+        return {mid: json.loads(usage).get("explicit_recall_count", 0)
+                for mid, usage in conn.execute("SELECT memory_id, usage_stats FROM records")}
+    finally:
+        conn.close()
+
+
+def test_a_read_only_gateway_counts_no_usage_and_a_tool_recall_counts_once(tmp_path: Path) -> None:
+    """Reads on a read-only gateway leave the records as they were (no usage marks for the steward's
+    audit); on a writable one, one recall through the ``memory`` tool counts once, like ``recall``."""
+    state = tmp_path / "state"
+    proc = start_gateway(state, config=write_config(tmp_path / "rw.toml", access_toml()))
+    try:
+        g = Gw(proc)
+        mid = g.remember(LEAD, "default", "the espresso machine descales on fridays")
+        g.ok("admin", "meta/agent_memory/tool", {"identity": LEAD, "arguments": {"action": "recall",
+                                                                                 "query_text": "espresso"}})
+        g.ok("admin", "meta/agent_memory/recall", {"identity": LEAD, "query_text": "espresso"})
+    finally:
+        proc.stop()
+    assert _recall_counts(state)[mid] == 2
+    proc = start_gateway(state, config=write_config(tmp_path / "ro.toml", access_toml(read_only=True)))
+    try:
+        g = Gw(proc)
+        out = g.ok("admin", "meta/agent_memory/recall", {"identity": LEAD, "query_text": "espresso"})
+        assert [r["memory_id"] for r in out["records"]] == [mid]
+        g.ok("admin", "meta/agent_memory/tool", {"identity": LEAD, "arguments": {"action": "recall",
+                                                                                 "query_text": "espresso"}})
+    finally:
+        proc.stop()
+    assert _recall_counts(state)[mid] == 2
 
 
 def test_taint_events_carry_their_realm(gw: Gw) -> None:

@@ -44,7 +44,7 @@ PARAMS: dict[str, Any] = {
     "meta/memory/proposals/decide": {"proposal_id": "p", "action": "hold"},
     "meta/memory/proposals/list": {},
     "meta/memory/quarantine/decide": {"identity": "lead:main", "memory_id": "m", "verdict": "release",
-                                      "expected_content_hash": "h"},
+                                      "expected_content_hash": "ab" * 32},
     "meta/memory/steward/dream": {},
     "meta/session/compacted": {"identity": "lead:main", "session_key": "s"},
     "meta/session/note": {"identity": "lead:main", "session_key": "s"},

@@ -19,7 +19,7 @@ DECIDE = next(s for s in build_method_table().specs() if s.name == "meta/memory/
 
 def required_actions(params: dict) -> list:
     """What ``meta/memory/quarantine/decide`` declares for ``params`` (parsed as the gateway parses them)."""
-    full = {"memory_id": "m", "expected_content_hash": "h", **params}
+    full = {"memory_id": "m", "expected_content_hash": "ab" * 32, **params}
     return DECIDE.requires(DECIDE.parse(full), Resources())
 
 REALM = "default"

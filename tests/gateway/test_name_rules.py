@@ -91,3 +91,28 @@ def test_composed_and_other_scripts_names_are_accepted(gateway: Any) -> None:
         assert out["created"] is True
         listed = gateway.result("meta/agent_memory/list", {"identity": identity, "realm": realm})["records"]
         assert [r["title"] for r in listed] == ["t"]
+
+
+@pytest.mark.parametrize("mob,rule", [
+    ("research\u200b", "mob must not contain invisible or direction-changing characters"),
+    ("\u202eresearch", "mob must not contain invisible or direction-changing characters"),
+    ("re\x00search", "mob must not contain control characters"),
+    ("research\u00a0lab", "mob must not contain U+00A0"),
+    (" research", "mob must not begin or end with whitespace"),
+    ("research ", "mob must not begin or end with whitespace"),
+    ("   ", "mob must be a non-empty string"),
+    ("m" * 513, "mob must be at most 512 bytes (got 513)"),
+])
+def test_a_mob_name_follows_the_name_rules(gateway: Any, mob: str, rule: str) -> None:
+    """A mob a proposal writes to, or an injection reads, is a name like an identity or a realm: one that
+    would show as another mob in the console (``research`` + a zero-width space) is refused, never trimmed."""
+    error = gateway.rpc("meta/agent_memory/tool", {
+        "identity": "lead:main", "session_key": "s1", "mob": mob,
+        "arguments": {"action": "propose_to_mob", "title": "Standup", "body": "Standup moved to 10:00."}})["error"]
+    assert error["code"] == -32602 and error["data"] == {"kind": "invalid_params", "field": "mob"}, error
+    assert rule in error["message"]
+    error = gateway.rpc("meta/turn/inject", {"identity": "lead:main", "surface": "build",
+                                             "mobs": ["research", mob]})["error"]
+    assert error["code"] == -32602 and error["data"]["field"] == "mobs", error
+    assert rule.replace("mob ", "mobs[1] ", 1) in error["message"]
+    assert gateway.result("meta/memory/proposals/list", {})["proposals"] == []

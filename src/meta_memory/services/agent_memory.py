@@ -85,8 +85,10 @@ class AgentMemoryService:
     def __init__(self, store: AgentMemoryStore, config: AgentMemoryConfig, provider: RecallProvider, timebox: TimeBox,
                  events: EventSink | None = None,
                  gate: LlmWriteGate | None = None,
-                 on_erased: Callable[[str, Sequence[str]], object] | None = None) -> None:
+                 on_erased: Callable[[str, Sequence[str]], object] | None = None,
+                 usage_marks: bool = True) -> None:
         self.store = store
+        self._usage_marks = usage_marks
         self.gate = gate
         self._on_erased = on_erased
         self.config = config
@@ -297,14 +299,19 @@ class AgentMemoryService:
             raise
         except Exception as exc:  # a provider bug is still the provider's error, not ours
             raise AgentMemoryError("io", f"recall provider failed: {type(exc).__name__}") from exc
-        ids = [s.record.memory_id for s in outcome.records]
-        if ids:
-            self.store.mark_usage(realm, ids, UsageEvent("explicit_recall"))
+        self.mark_recalled(realm, [s.record.memory_id for s in outcome.records])
         out: dict[str, Any] = {"records": [s.record.wire() for s in outcome.records],
                                "skip_reason": outcome.skip_reason}
         if outcome.degraded_reason is not None:
             out["degraded_reason"] = outcome.degraded_reason
         return out
+
+    def mark_recalled(self, realm: str, ids: Sequence[str]) -> None:
+        """Count an explicit recall of ``ids`` (``explicit_recall_count``, ``last_recalled_at_ms``: queued
+        usage marks), unless the gateway is read-only (``[access] read_only``: a read changes no state,
+        the steward's usage figures included)."""
+        if ids and self._usage_marks:
+            self.store.mark_usage(realm, ids, UsageEvent("explicit_recall"))
 
     def recall_for_injection(self, request: Any) -> list[MemoryRecord]:
         """The injection coordinator's ``recall_fn``: records only (the coordinator times it)."""

@@ -58,6 +58,10 @@ class QuarantineEventOps(StoreRecorderOps):
         self._service = service
         self._events = events
 
+    def mark_recalled(self, session: SessionRef, memory_ids: Sequence[str]) -> None:
+        """Nothing: :meth:`_recall_rows` recalled through the service, which counted the recall once (and
+        counts nothing on a read-only gateway)."""
+
     def _recall_rows(self, session: SessionRef, query_text: str | None, selection: str,
                      max_entries: int) -> Sequence[Any]:
         out = self._service.recall(session.realm, session.identity, selection=selection, query_text=query_text,

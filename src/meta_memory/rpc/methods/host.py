@@ -8,6 +8,7 @@ from pydantic import Field, field_validator, model_validator
 
 from ...access.requirements import Requirement, anywhere, identity_resource, on_identity, requires
 from ...access.resources import Resources
+from ...identity import parse_mob
 from ...limits import MAX_SESSION_KEY_BYTES
 from ...recall.query_limits import truncate_query_text
 from ...session_ref import SessionRef
@@ -42,7 +43,7 @@ def _text_bytes(value: str) -> int:
 
 
 def _name(value: str | None, name: str, required: bool) -> str | None:
-    """A short name member (``tool_name``, ``mob``): trimmed, non-empty, at most 512 bytes."""
+    """A short name member (``tool_name``): trimmed, non-empty, at most 512 bytes."""
     if value is None:
         if required:
             raise ValueError(f"{name} must be a non-empty string")
@@ -100,7 +101,7 @@ class InjectParams(SessionParams):
     def _mobs(cls, value: list[str]) -> list[str]:
         if len(value) > MAX_INJECT_MOBS:
             raise ValueError(f"mobs must contain at most {MAX_INJECT_MOBS} entries")
-        return value
+        return [parse_mob(mob, f"mobs[{i}]") for i, mob in enumerate(value)]
 
     @field_validator("query_text")
     @classmethod
@@ -156,7 +157,7 @@ class ToolParams(SessionParams):
 
     mob: str | None = None
     arguments: dict[str, Any]
-    _m = field_validator("mob")(lambda cls, v: _name(v, "mob", False))
+    _m = field_validator("mob", mode="before")(lambda cls, v: None if v is None else parse_mob(v))
 
     @property
     def action(self) -> str | None:
