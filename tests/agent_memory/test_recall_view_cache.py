@@ -156,3 +156,76 @@ def test_the_records_generation_moves_with_every_change_recall_could_see(tmp_pat
         seen = generation(store)
         record_writes.remember(store, R, A, "Harbour", "a new record")
         assert generation(store) != seen
+
+
+def test_the_records_generation_moves_with_an_update_of_any_column_but_the_usage_counters(tmp_path: Path) -> None:
+    """Whole records are kept for a recall's re-check under the generation: an update of any other column, by
+    any connection, must move it."""
+    from meta_memory.agent_memory.store.schema import RECORD_GENERATION_COLUMNS
+
+    def generation(store: SqliteAgentMemoryStore) -> int:
+        return int(raw_rows(store, R, "SELECT n FROM records_generation")[0][0])
+
+    with _store(tmp_path) as store:
+        record_writes.remember(store, R, A, "Harbour", "the harbour ferry leaves at noon")
+        columns = {str(r[1]) for r in raw_rows(store, R, "PRAGMA table_info(records)")}
+        assert columns - {"usage_stats"} == set(RECORD_GENERATION_COLUMNS)  # no column left out
+        for column in ("kind", "provenance", "trust", "status_detail", "supersedes", "derived_from",
+                       "working_set_rank", "rank_set_at_ms", "tombstoned_at_ms", "ever_quarantined", "metadata"):
+            seen = generation(store)
+            raw_write(store, R, f"UPDATE records SET {column} = 'changed-' || COALESCE({column}, '')")
+            assert generation(store) != seen, column
+        seen = generation(store)
+        raw_write(store, R, "UPDATE records SET usage_stats = '{\"explicit_recall_count\": 7}'")
+        assert generation(store) == seen
+
+
+def _recalled(h: object, identity: str, query: str) -> list[dict[str, object]]:
+    return h.call("meta/agent_memory/recall", {"identity": identity, "query_text": query})["records"]  # type: ignore[attr-defined,no-any-return]
+
+
+def test_a_kept_record_changed_in_place_by_another_connection_is_read_anew(tmp_path: Path) -> None:
+    """The re-check serves the records it read whole from memory while the realm's generation holds: a column
+    recall answers (metadata) or judges (trust, status detail) changed in place, by any connection, is read
+    anew."""
+    from meta_memory.sdk import Meta
+
+    with Meta.builder().persistent_state(tmp_path / "state").build() as h:
+        h.call("meta/agent_memory/remember", {"identity": A, "title": "Harbour", "body": "the harbour ferry",
+                                              "metadata": {"k": 1}})
+        store = h.runtime.agent_memory.store
+        assert [r["metadata"] for r in _recalled(h, A, "harbour")] == [{"k": 1}]
+        assert store._views.record_misses == 1
+        assert [r["metadata"] for r in _recalled(h, A, "harbour")] == [{"k": 1}]
+        assert store._views.record_hits >= 1  # served from memory
+        raw_write(store, R, "UPDATE records SET metadata = '{\"k\": 2}'")
+        assert [r["metadata"] for r in _recalled(h, A, "harbour")] == [{"k": 2}]
+        assert store._views.record_misses == 2
+
+
+def test_a_kept_record_s_metadata_is_never_shared_with_a_caller(tmp_path: Path) -> None:
+    with _store(tmp_path) as store:
+        a, _, _ = record_writes.remember_merging(store, R, A, "Harbour", "the harbour ferry", metadata={"k": [1]})
+        first = store.recall_records(R, [a.memory_id])[a.memory_id]
+        first.metadata["k"].append(2)  # type: ignore[index]
+        again = store.recall_records(R, [a.memory_id])[a.memory_id]
+        assert store._views.record_hits == 1
+        assert again.metadata == {"k": [1]}
+        again.metadata["k"].append(3)  # type: ignore[index]
+        assert store.recall_records(R, [a.memory_id])[a.memory_id].metadata == {"k": [1]}
+        assert store.recall_records(R, [a.memory_id, "missing"]).keys() == {a.memory_id}
+
+
+def test_kept_records_stay_within_their_bound(tmp_path: Path) -> None:
+    from meta_memory.agent_memory.store.view_cache import record_bytes
+
+    with _store(tmp_path) as store:
+        store._views.max_bytes = 4 * 25_000  # a quarter of it for whole records
+        ids = [record_writes.remember(store, R, A, f"Harbour {i}", f"harbour {i} " + "x" * 10_000)[0].memory_id
+               for i in range(6)]
+        got = store.recall_records(R, ids)
+        assert set(got) == set(ids) and all(got[i].body.startswith("harbour") for i in ids)
+        kept = store._views._records
+        assert 0 < len(kept) <= 2
+        assert sum(record_bytes(r) for _, r in kept.values()) <= 25_000
+        assert set(store.recall_records(R, ids)) == set(ids)

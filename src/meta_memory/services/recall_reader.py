@@ -44,10 +44,14 @@ class _LiveScope(Mapping[str, MemoryRecord]):
             return
         if self._reader is not None:
             self._reader.admitted(todo)  # the filter read for all of them at once
-        with self._store.snapshot(self._realm) as tx:
-            found = tx.get_many(todo)  # one statement for the page, not one per record
-            for memory_id in todo:
-                self._admit(memory_id, found.get(memory_id))
+        kept = getattr(self._store, "recall_records", None)
+        if kept is not None:  # the store's own read of them in one snapshot (decoded records it keeps reused)
+            found = kept(self._realm, todo)
+        else:
+            with self._store.snapshot(self._realm) as tx:
+                found = tx.get_many(todo)  # one statement for the page, not one per record
+        for memory_id in todo:
+            self._admit(memory_id, found.get(memory_id))
 
     def _lookup(self, memory_id: object) -> MemoryRecord | None:
         if not isinstance(memory_id, str):

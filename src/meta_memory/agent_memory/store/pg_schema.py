@@ -436,6 +436,7 @@ def migrations(schema: str) -> list[tuple[int, str, list[str]]]:
         (12, "erasure-folded-hashes", _erasure_folded_hashes(schema)),
         # No step 13 here: SQLite's step 13 is its records generation (recall's view cache, SQLite only).
         (14, "scope-rows", _scope_rows(schema)),
+        # No step 15 here: SQLite's step 15 widens its records generation's trigger (SQLite only, as step 13).
     ]
 
 

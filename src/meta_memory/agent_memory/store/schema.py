@@ -240,9 +240,15 @@ _ERASURE_FOLDED_HASHES = [
 ]
 
 #: What a cached recall view and its liveness rest on (:mod:`.view_cache`): a row's identity, the text a view
-#: holds, its timestamps, scope, status and expiry. Not ``usage_stats``, which every recall's usage marks move.
+#: holds, its timestamps, scope, status and expiry (step 13's trigger).
 GENERATION_COLUMNS = ("rid", "memory_id", "content_hash", "title", "description", "body", "tags", "created_at_ms",
                       "updated_at_ms", "scope_kind", "scope_key", "status_kind", "expires_at_ms")
+#: Every column of ``records`` but ``usage_stats`` (which every recall's usage marks move): step 15's trigger moves
+#: the generation with any of them, so a whole record kept at a generation (:meth:`.view_cache.ViewCache.records`)
+#: differs from its row by its usage counters alone.
+RECORD_GENERATION_COLUMNS = (*GENERATION_COLUMNS, "kind", "provenance", "trust", "status_detail", "supersedes",
+                             "derived_from", "working_set_rank", "rank_set_at_ms", "tombstoned_at_ms",
+                             "ever_quarantined", "metadata")
 
 # A counter every change of a record that recall could see moves, in the writing transaction itself (triggers:
 # whatever code or process writes the file, an insert, a delete or an update of a GENERATION_COLUMNS column moves
@@ -276,6 +282,16 @@ _SCOPE_ROWS = [
     "UPDATE scope_rows SET n = n - 1 WHERE scope_kind = OLD.scope_kind AND scope_key = OLD.scope_key; END",
 ]
 
+# The update trigger of step 13, widened to every column but ``usage_stats``: the re-check of a recall's answer
+# keeps whole records under the generation (``view_cache``), and a state update (trust, working-set rank, a
+# quarantine's detail) or any other process's write of a column must move it too.
+_RECORDS_GENERATION_ALL_COLUMNS = [
+    "DROP TRIGGER IF EXISTS records_generation_update",
+    "CREATE TRIGGER IF NOT EXISTS records_generation_update AFTER UPDATE ON records WHEN "
+    + " OR ".join(f"OLD.{c} IS NOT NEW.{c}" for c in RECORD_GENERATION_COLUMNS)
+    + " BEGIN UPDATE records_generation SET n = n + 1 WHERE id = 0; END",
+]
+
 MIGRATIONS: list[tuple[int, str, list[str]]] = [
     (1, "base-schema", _BASE_SCHEMA),
     (2, "recall-recency-indexes", _RECALL_INDEXES),
@@ -300,6 +316,7 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
     (12, "erasure-folded-hashes", _ERASURE_FOLDED_HASHES),
     (13, "records-generation", _RECORDS_GENERATION),
     (14, "scope-rows", _SCOPE_ROWS),
+    (15, "records-generation-all-columns", _RECORDS_GENERATION_ALL_COLUMNS),
 ]
 """``(version, name, statements)`` of domain :data:`SCHEMA_DOMAIN`, applied in order."""
 

@@ -1152,6 +1152,16 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore[sqlite3.Connection]):
         with self._read(realm) as conn:
             return self._reader(conn, self._realm_name(realm)).get_record(memory_id)
 
+    def recall_records(self, realm: str, memory_ids: Sequence[str]) -> dict[str, MemoryRecord]:
+        """The records of ``memory_ids`` that exist (any status), by id, read in one snapshot of ``realm`` (a
+        recall's own, inside :meth:`recall_reads`): what ``snapshot(realm).get_many(memory_ids)`` gives, except
+        that a record read whole at the realm's current generation is served from memory with the usage counters
+        it was read with (:meth:`.view_cache.ViewCache.records`: every other column is the row's). The runtime's
+        re-check of a recall's answer reads them so (its answers project no usage counters)."""
+        name = self._realm_name(realm)
+        with self._read(realm) as conn:
+            return self._views.records(conn, name, memory_ids, self._reader(conn, name).get_records)
+
     def neighbours(
         self, realm: str, scope: Scope, anchors: Sequence[MemoryRecord], span: int, window_ms: int
     ) -> dict[str, list[RecordView]]:

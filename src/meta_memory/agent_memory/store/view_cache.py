@@ -19,32 +19,50 @@ at, and while the caller's snapshot holds that same generation such a row is ser
 nothing it rests on can have changed (its expiry is compared with the caller's time in memory). A write of any
 kind by any process moves the generation, and the rows are then read again as above.
 
+The runtime's re-check of what a recall returns reads those few records whole (:meth:`ViewCache.records`):
+the decoded records are kept too, each under the generation it was read at, and served while the caller's
+snapshot holds that generation. The counter moves with an update of any column but ``usage_stats``
+(:mod:`.schema`, ``records-generation-all-columns``), so a kept record differs from its row by its usage
+counters alone, which every recall that returns the record bumps: a served record's counters are those it
+was kept with (the re-check's answer projects none; reading and decoding them anew cost three quarters of
+the re-check).
+
 Bounded: :data:`MAX_VIEWS` views and ``max_bytes`` of memory across realms (``[agent_memory] view_cache_mb``,
 :data:`DEFAULT_VIEW_CACHE_BYTES`), the oldest kept first out. A view's memory is counted as its strings'
 sizes (``sys.getsizeof``: a character of another script costs 2 or 4 bytes) plus :data:`VIEW_BYTES` for the
 object, its key and the map's entry (a record's body may be 64 KiB, so a count alone would not bound the
-memory). A view larger than the whole bound is not kept. Thread-safe.
+memory). A view larger than the whole bound is not kept. The kept records are bounded apart:
+:data:`MAX_RECORDS` and a quarter of ``max_bytes`` (:func:`record_bytes`). Thread-safe.
 """
 
 from __future__ import annotations
 
+import copy
+import dataclasses
+import operator
 import sqlite3
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from meta_memory.agent_memory.model import RecordView
+from meta_memory.agent_memory.model import MemoryRecord, RecordView
 from meta_memory.agent_memory.store.common import VIEW_COLUMNS, row_to_view
 from meta_memory.agent_memory.store.dialect import unexpired
 from meta_memory.limits import DEFAULT_VIEW_CACHE_MB
 
-__all__ = ["ViewCache", "MAX_VIEWS", "DEFAULT_VIEW_CACHE_BYTES", "VIEW_BYTES", "view_bytes"]
+__all__ = ["ViewCache", "MAX_VIEWS", "MAX_RECORDS", "DEFAULT_VIEW_CACHE_BYTES", "VIEW_BYTES", "RECORD_BYTES",
+           "view_bytes", "record_bytes"]
 
 #: Views kept across every realm of a store.
 MAX_VIEWS = 20_000
 #: Default memory of the kept views, every realm together (``[agent_memory] view_cache_mb``).
 DEFAULT_VIEW_CACHE_BYTES = DEFAULT_VIEW_CACHE_MB * 1024 * 1024
+#: Whole records kept for the re-check of a recall's answer (:meth:`ViewCache.records`), every realm together.
+MAX_RECORDS = 4096
+#: Memory of a kept record beyond its strings' own sizes (the object, its scope, provenance, status and usage
+#: values, the key and the map's entry), rounded up.
+RECORD_BYTES = 1600
 #: Measured memory of a view beyond its strings' own sizes (CPython 3.11: the object, its id and the
 #: timestamps, the key tuple with the content hash, the map's entry, about 640 bytes; its entry among the rows
 #: read live, about 160), rounded up.
@@ -73,12 +91,20 @@ class ViewCache:
         #: views served from the cache / read in full (tests and benchmarks read them)
         self.hits = 0
         self.misses = 0
+        #: ``(realm, memory_id) -> (generation, record)``, oldest first: :meth:`records`
+        self._records: dict[tuple[str, str], tuple[int, MemoryRecord]] = {}
+        self._record_bytes = 0
+        #: records served from memory / read whole (tests and benchmarks read them)
+        self.record_hits = 0
+        self.record_misses = 0
 
     def clear(self) -> None:
         with self._lock:
             self._items.clear()
             self._live.clear()
             self._bytes = 0
+            self._records.clear()
+            self._record_bytes = 0
 
     def stats(self) -> dict[str, int]:
         """``{bytes, limit_bytes, views}``: the kept views' memory (:func:`view_bytes`), its bound, and how
@@ -90,6 +116,49 @@ class ViewCache:
         """Read every row of ``realm`` live again before serving it (its file was closed: it may be replaced)."""
         with self._lock:
             self._live.pop(realm, None)
+            for item in [k for k in self._records if k[0] == realm]:
+                self._record_bytes -= record_bytes(self._records.pop(item)[1])
+
+    def records(self, conn: sqlite3.Connection, realm: str, ids: Sequence[str],
+                read: Callable[[list[str]], dict[str, MemoryRecord]]) -> dict[str, MemoryRecord]:
+        """The records of ``ids`` that exist in ``conn``'s snapshot of ``realm`` (any status), by id: a record
+        kept at the generation the snapshot holds is served from memory (equal to its row in every column but
+        ``usage_stats``: its usage counters are those read when it was kept), the others are read whole by
+        ``read`` (a read of those ids in the same snapshot) and kept."""
+        generation = _generation(conn)
+        out: dict[str, MemoryRecord] = {}
+        todo: list[str] = []
+        kept = self._records
+        for memory_id in dict.fromkeys(ids):
+            hit = kept.get((realm, memory_id)) if generation is not None else None  # a plain read of a dict
+            if hit is not None and hit[0] == generation:
+                rec = hit[1]
+                # a record's metadata is its own dict: never one another caller holds
+                out[memory_id] = _with_metadata(rec, copy.deepcopy(dict(rec.metadata))) if rec.metadata else rec
+            else:
+                todo.append(memory_id)
+        self.record_hits += len(out)  # a statistic: a lost update under a race is harmless
+        if not todo:
+            return out
+        read_whole = read(todo)
+        out.update(read_whole)
+        with self._lock:
+            self.record_misses += len(todo)
+            if generation is None:
+                return out
+            kept, limit = self._records, self.max_bytes // 4
+            for memory_id, rec in read_whole.items():
+                size = record_bytes(rec)
+                old = kept.pop((realm, memory_id), None)
+                if old is not None:
+                    self._record_bytes -= record_bytes(old[1])
+                if size <= limit:  # kept with a metadata dict of its own (the caller holds the one read)
+                    own = _with_metadata(rec, copy.deepcopy(dict(rec.metadata))) if rec.metadata else rec
+                    kept[(realm, memory_id)] = (generation, own)
+                    self._record_bytes += size
+            while kept and (len(kept) > MAX_RECORDS or self._record_bytes > limit):
+                self._record_bytes -= record_bytes(kept.pop(next(iter(kept)))[1])
+        return out
 
     def live_views(self, conn: sqlite3.Connection, realm: str, rids: Sequence[int], kind: str, key: str,
                    now_ms: int) -> dict[int, RecordView]:
@@ -97,11 +166,7 @@ class ViewCache:
         ``now_ms`` (epoch ms) in ``conn``'s snapshot of ``realm``, by rid (the others are absent): those read
         live at the generation the snapshot holds are served from memory, the rest read as :meth:`views` does
         (one statement for their liveness, the changed ones in full)."""
-        try:
-            row = conn.execute("SELECT n FROM records_generation WHERE id = 0").fetchone()
-        except sqlite3.OperationalError:  # a file without the counter: every row is read
-            row = None
-        generation = None if row is None else int(row[0])
+        generation = _generation(conn)
         live = self._live.get(realm)  # a plain read of a dict: safe without the lock
         known = live[1] if live is not None and generation is not None and live[0] == generation else None
         out: dict[int, RecordView] = {}
@@ -186,6 +251,36 @@ class ViewCache:
             self.hits += len(out) - len(stale)
             self.misses += len(stale)
         return out
+
+
+#: A :class:`MemoryRecord`'s fields in its constructor's order, read at once (``dataclasses.replace`` looks each
+#: field up anew, several times slower).
+_FIELDS = tuple(f.name for f in dataclasses.fields(MemoryRecord))
+_VALUES = operator.attrgetter(*_FIELDS)
+_METADATA_AT = _FIELDS.index("metadata")
+
+
+def _with_metadata(record: MemoryRecord, metadata: Mapping[str, Any]) -> MemoryRecord:
+    """``record`` with ``metadata`` in place of its own."""
+    values = list(_VALUES(record))
+    values[_METADATA_AT] = metadata
+    return MemoryRecord(*values)
+
+
+def _generation(conn: sqlite3.Connection) -> int | None:
+    """The realm file's ``records_generation`` in ``conn``'s snapshot (``None``: a file without the counter)."""
+    try:
+        row = conn.execute("SELECT n FROM records_generation WHERE id = 0").fetchone()
+    except sqlite3.OperationalError:  # a file without the counter: every row is read
+        return None
+    return None if row is None else int(row[0])
+
+
+def record_bytes(record: MemoryRecord) -> int:
+    """The memory a kept ``record`` is counted for: its text's strings and tags (``sys.getsizeof``) plus
+    :data:`RECORD_BYTES`."""
+    return (RECORD_BYTES + sys.getsizeof(record.title) + sys.getsizeof(record.description)
+            + sys.getsizeof(record.body) + sum(sys.getsizeof(t) for t in record.tags))
 
 
 def view_bytes(view: RecordView) -> int:
