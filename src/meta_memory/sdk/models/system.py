@@ -95,7 +95,7 @@ class DoctorReport(wire.DoctorResult, OpenModel):
 
 
 class BackupFile(wire.BackupFile, OpenModel):
-    """One copied file: ``{path, kind (sqlite|ledger|file), bytes}``."""
+    """One copied file: ``{path, kind (sqlite|ledger|key|file), bytes}`` (``key``: an installation key file)."""
 
     model_config = OPEN
 
