@@ -6,7 +6,7 @@ service (``meta/agent_memory/recall``'s code path, with the time box) under ``re
 (``--budget-ms``, default 500). Every question is a new query (no cached query vector). The report counts
 answers fused with the embedding, answers degraded to the lexical ranking (per ``degraded_reason``) and
 failures (per error), with the latency p50 / p99 / max. Run it while the machine is loaded to see the
-budget at work: ``python benchmarks/hybrid_budget.py --data ../shared/data/locomo-dev.json``.
+budget at work: ``python benchmarks/hybrid_budget.py --data locomo-dev.json``.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ ID = "bench:hybrid"
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=lr.DEFAULT_DATA)
+    lr.add_data_argument(parser)
     parser.add_argument("--records", type=int, default=1200, help="turns stored (whole conversations, in order)")
     parser.add_argument("--budget-ms", type=int, default=500)
     parser.add_argument("--provider", choices=("hybrid", "lexical"), default="hybrid",
@@ -40,6 +40,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--max-pending", type=int, default=None,
                         help="hybrid: HybridConfig.max_pending_embeddings (default: the shipped value)")
     args = parser.parse_args(argv)
+    args.data = lr.data_path(parser, args)
     corpus = lr.load(args.data)
     conversations: list[str] = []
     kept = []

@@ -8,7 +8,7 @@ conversation, the ``w`` of the grid with the best mean recall@8 on the *other* c
 held-out one. The report gives each fold, the fold mean and the spread (standard deviation, worst fold)
 for the chosen weighted fusion, the re-ranking fusion and lexical recall, all on the same folds.
 
-Run (semantic extra installed): ``python benchmarks/locomo_fusion.py --data ../shared/data/locomo-dev.json``.
+Run (semantic extra installed): ``python benchmarks/locomo_fusion.py --data locomo-dev.json``.
 Every record and question is embedded once (the queries are memoised), and every lexical ranking is
 computed once and shared by the grid, so the grid costs only the fusion itself.
 """
@@ -71,12 +71,13 @@ class MemoLexical:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    lr.add_data_argument(parser)
+    args = parser.parse_args(argv)
+    args.data = lr.data_path(parser, args)
     from meta_memory.recall.semantic.hybrid import HybridConfig, HybridRecallProvider
     from meta_memory.recall.semantic.model import MiniLMEmbedder
 
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=lr.DEFAULT_DATA)
-    args = parser.parse_args(argv)
     corpus = lr.load(args.data)
     index = StoreCorpus()
     index.add_many(corpus.records)

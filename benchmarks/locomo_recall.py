@@ -1,7 +1,8 @@
 """Recall quality on LoCoMo: recall@k of the default provider beside two baselines.
 
-Data: ``<repo>/../shared/data/locomo-dev.json`` (five LoCoMo conversations,
-CC BY-NC 4.0, evaluation only; never packaged). Override with ``--data``.
+Data: ``--data locomo-dev.json`` (five LoCoMo conversations, CC BY-NC 4.0,
+evaluation only; never packaged nor kept in the repository), or the file named
+by the ``META_MEMORY_LOCOMO`` environment variable when ``--data`` is not given.
 
 Each dialogue turn is indexed as one memory of its conversation's identity
 (title ``"<speaker> — <session date>"``, body = the turn text plus
@@ -44,7 +45,7 @@ The shipped defaults should be the values chosen on all five (printed; the
 run says when they differ). The other systems' rows use their fixed
 configuration. The pooled table over every question follows.
 
-Run: ``python benchmarks/locomo_recall.py [--provider lexical|hybrid]`` (add
+Run: ``python benchmarks/locomo_recall.py --data locomo-dev.json [--provider lexical|hybrid]`` (add
 ``--sweep`` for the ranking ablations, ``--no-tuning`` to skip the tuned rows,
 ``--no-folds`` to skip the fold report).
 """
@@ -53,6 +54,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sqlite3
 import statistics
@@ -74,7 +76,8 @@ from meta_memory.recall.fullscan import FullScanRecallProvider, ascii_terms  # n
 from meta_memory.recall.lexical import LexicalConfig, LexicalRecallProvider
 from meta_memory.recall.provider import RecallRequest
 
-DEFAULT_DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "locomo-dev.json"
+#: The environment variable naming the LoCoMo data file when ``--data`` is not given.
+DATA_ENV = "META_MEMORY_LOCOMO"
 KS = (1, 5, 8, 10)
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 TURN_SPACING_MS = 60_000
@@ -479,9 +482,25 @@ SWEEP: dict[str, LexicalConfig] = {
 }
 
 
+def add_data_argument(parser: argparse.ArgumentParser) -> None:
+    """``--data FILE``: the LoCoMo JSON file (no default: the data set is not part of the repository)."""
+    parser.add_argument("--data", type=Path, default=None, metavar="FILE",
+                        help=f"the LoCoMo JSON file, e.g. locomo-dev.json (default: ${DATA_ENV})")
+
+
+def data_path(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Path:
+    """The data file: ``--data``, else ``$META_MEMORY_LOCOMO``; neither given is a usage error (exit 2)."""
+    if args.data is not None:
+        return Path(args.data)
+    named = os.environ.get(DATA_ENV, "").strip()
+    if named:
+        return Path(named)
+    parser.error(f"name the LoCoMo data file: --data locomo-dev.json (or set {DATA_ENV} to its path)")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    add_data_argument(parser)
     parser.add_argument("--sweep", action="store_true", help="also run the ranking ablations")
     parser.add_argument("--provider", choices=("lexical", "hybrid"), default="lexical")
     parser.add_argument("--latency-records", type=int, default=None,
@@ -491,6 +510,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--no-tuning", action="store_true",
                         help="skip the tuned leave-one-conversation-out rows (the grid search)")
     args = parser.parse_args(argv)
+    args.data = data_path(parser, args)
     if not args.data.exists():
         print(f"data file not found: {args.data}", file=sys.stderr)
         return 2

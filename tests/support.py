@@ -27,7 +27,15 @@ from meta_memory.access.config import hash_token
 from meta_memory.storage.layout import encode_path_segment
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
+#: The environment variable naming the LoCoMo data file (``locomo-dev.json``; not in the repository).
+LOCOMO_ENV = "META_MEMORY_LOCOMO"
+
+
+def locomo_data() -> Path | None:
+    """The LoCoMo data file ``$META_MEMORY_LOCOMO`` names when it is a file, else ``None`` (the tests
+    that read it then skip, saying so)."""
+    named = os.environ.get(LOCOMO_ENV, "").strip()
+    return Path(named) if named and Path(named).is_file() else None
 
 
 def load_benchmark(name: str, module_name: str) -> Any:

@@ -252,7 +252,8 @@ def gateway(stdio: bool, state_dir: Path, config_path: Path | None, log_format: 
               help="Check each database's header and schema page only, not every page (PRAGMA quick_check).")
 def doctor(state_dir: Path, config_path: Path | None, quick: bool) -> None:
     """Inspect a state directory offline and say how to fix each finding: file-name twins, predecessor files,
-    leftover stages, a malformed ledger, damaged or truncated databases, a -wal without its database, low disk.
+    leftover stages, a malformed ledger, damaged or truncated databases, a -wal without its database, low disk,
+    an installation key file that cannot be used or that others may read.
 
     Safe while a gateway runs (nothing is written). Exits 1 when the report is not ``ok`` (a finding blocks
     start-up or is an error, or the directory is missing)."""

@@ -345,7 +345,9 @@ def test_taint_events_carry_their_realm(gw: Gw) -> None:
           {"identity": LEAD, "realm": "hr", "session_key": session, "tool_name": "web_fetch"})
 
     def taint_events(who: str) -> list[dict[str, Any]]:
-        events = gw.ok(who, "meta/events/list", {"after": after, "limit": 1000})["events"]
+        # event ids are the caller's own when it sees only some identities' events: the admin's cursor
+        # pages the admin's listing alone, and the others read from the start
+        events = gw.ok(who, "meta/events/list", {"limit": 1000, **({"after": after} if who == "admin" else {})})["events"]
         # the key itself to a caller who may manage the session, its digest (``key:<8 hex>``) to a reader;
         # the only taint transition after ``after`` is this session's
         return [e for e in events if e["event_type"] == "memory.taint.transition"

@@ -33,7 +33,7 @@ def test_content_hash_distinguishes_distinct_pairs(t1: str, b1: str, t2: str, b2
         assert content_hash(t1, b1) != content_hash(t2, b2)
 
 
-_ID = re.compile(r"mem-(\d+)-([0-9a-f]+)-([0-9a-f]+)-([0-9a-f]{16})")
+_ID = re.compile(r"mem-(\d+)-([0-9a-f]+)-([0-9a-f]{16})")
 
 
 def _fnv1a64(data: bytes) -> int:
@@ -54,7 +54,7 @@ def test_memory_ids_are_unique_and_keep_their_shape() -> None:
 def test_the_nonces_of_a_batch_are_random_bits() -> None:
     """The last component is 64 random bits: over 4096 ids every hex digit position takes each of the
     16 values, and no two nonces repeat (a counter or a content function would fail one or the other)."""
-    nonces = [_ID.fullmatch(i).group(4) for i in new_memory_ids(4096)]  # type: ignore[union-attr]
+    nonces = [_ID.fullmatch(i).group(3) for i in new_memory_ids(4096)]  # type: ignore[union-attr]
     assert len(set(nonces)) == len(nonces)
     for pos in range(16):
         assert len({n[pos] for n in nonces}) == 16
@@ -74,7 +74,21 @@ def test_an_id_is_no_function_of_content(title: str, body: str) -> None:
 def test_mint_token_shape() -> None:
     a, b = mint_token("stage"), mint_token("stage")
     assert a != b
-    assert re.fullmatch(r"stage-\d+-[0-9a-f]+-[0-9a-f]+", a)
+    assert re.fullmatch(r"stage-\d+-[0-9a-f]+-[0-9a-f]{8}", a)
+
+
+def test_ids_count_nothing_and_keep_their_order() -> None:
+    """No component of an id or token counts the mints before it (a process-wide counter told one
+    identity how many records, stages or proposals the others made in between): apart from the pid, the
+    parts are the clock and random bits. A process's ids still come in increasing clock order."""
+    ids = new_memory_ids(256) + [new_memory_id() for _ in range(256)]
+    parts = [_ID.fullmatch(i) for i in ids]
+    assert all(parts)
+    clocks = [int(m.group(1)) for m in parts if m]
+    assert clocks == sorted(clocks) and len(set(clocks)) == len(clocks)
+    tokens = [mint_token("prop").rsplit("-", 1)[1] for _ in range(256)]
+    steps = {int(b, 16) - int(a, 16) for a, b in zip(tokens, tokens[1:])}
+    assert len(steps) > 200  # random, not consecutive
 
 
 #: Every character Python's ``str.split`` splits on (the fold's whitespace), the no-break space among them.

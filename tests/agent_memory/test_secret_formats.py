@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from meta_memory.agent_memory.secrets import SECRET_CLASSES, normalise_for_scan, scan, scan_text, scan_values
-from support import SHARED_DATA
+from support import LOCOMO_ENV, locomo_data
 
 AWS = "AKIAIOSFODNN7EXAMPLE"
 JWT = ("eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4ifQ"
@@ -203,9 +203,9 @@ def test_scan_is_total(body: str, title: str, tags: list[str]) -> None:
 
 
 def _locomo_turns() -> list[str]:
-    path = SHARED_DATA / "locomo-dev.json"
-    if not path.is_file():
-        pytest.skip("LoCoMo dev file not available")
+    path = locomo_data()
+    if path is None:
+        pytest.skip(f"LoCoMo data file not named ({LOCOMO_ENV})")
     turns: list[str] = []
     for sample in json.loads(path.read_text(encoding="utf-8")):
         for value in sample["conversation"].values():

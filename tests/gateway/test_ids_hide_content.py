@@ -52,3 +52,23 @@ def test_the_same_content_gets_unrelated_ids_in_two_identities_and_after_forget(
     suffixes = {i.rsplit("-", 1)[1] for i in ids}
     assert len(set(ids)) == len(ids) and len(suffixes) == len(ids), ids
     assert all(_guess(i) is None for i in ids)
+
+
+def test_ids_count_nothing_of_what_other_identities_wrote(gateway: Any) -> None:
+    """An identity's two ids, minted around other identities' writes, differ in the clock and in random
+    bits only: no part counts the writes in between (a process-wide counter once did, so each id told
+    its reader how many records, stages and proposals every other identity had made meanwhile)."""
+    import re
+
+    def remember(identity: str, n: int) -> str:
+        return str(gateway.result("meta/agent_memory/remember",
+                                  {"identity": identity, "title": f"Note {n}", "body": f"entry {n}"})["memory_id"])
+
+    first = remember("a:one", 0)
+    for n in range(25):
+        remember("b:other", n)
+    second = remember("a:one", 1)
+    shape = re.compile(r"mem-(\d+)-([0-9a-f]+)-([0-9a-f]{16})")
+    a, b = shape.fullmatch(first), shape.fullmatch(second)
+    assert a and b, (first, second)
+    assert int(a.group(1)) < int(b.group(1)) and a.group(2) == b.group(2) and a.group(3) != b.group(3)

@@ -30,14 +30,13 @@ from meta_memory.recall import fts
 from meta_memory.recall.lexical import LexicalRecallProvider
 from meta_memory.recall.provider import RecallRequest
 from meta_memory.services.recall_reader import guarded_recall
-from support import raw_rows, run_together
+from support import LOCOMO_ENV, locomo_data, raw_rows, run_together
 
 pytestmark = pytest.mark.postgres
 
 R = "default"
 ID = "lead:main"
 ME = Scope.identity(R, ID)
-SHARED_DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data"
 
 
 def test_migrations_are_recorded_once_and_idempotent(schema: str) -> None:
@@ -158,8 +157,8 @@ def test_long_tokens_are_indexed_by_digest(schema: str) -> None:
         assert [r.id for r, _ in s.search(R, ME, fts.match_expression(word), 10)] == [rec.memory_id]
 
 
-def _locomo_records(limit_conversations: int) -> tuple[list[tuple[str, str, str, int]], list[tuple[str, str, set[str]]]]:
-    samples = json.loads((SHARED_DATA / "locomo-dev.json").read_text(encoding="utf-8"))[:limit_conversations]
+def _locomo_records(path: Path, limit_conversations: int) -> tuple[list[tuple[str, str, str, int]], list[tuple[str, str, set[str]]]]:
+    samples = json.loads(path.read_text(encoding="utf-8"))[:limit_conversations]
     turns: list[tuple[str, str, str, int]] = []
     questions: list[tuple[str, str, set[str]]] = []
     for sample in samples:
@@ -180,9 +179,10 @@ def _locomo_records(limit_conversations: int) -> tuple[list[tuple[str, str, str,
 
 
 def test_bm25_scores_and_recall_match_sqlite_on_locomo(schema: str, tmp_path: Path) -> None:
-    if not (SHARED_DATA / "locomo-dev.json").is_file():
-        pytest.skip("LoCoMo data is not present")
-    turns, questions = _locomo_records(2)
+    data = locomo_data()
+    if data is None:
+        pytest.skip(f"LoCoMo data file not named ({LOCOMO_ENV})")
+    turns, questions = _locomo_records(data, 2)
     clock = ManualClock()
     sqlite = SqliteAgentMemoryStore(tmp_path / "am", clock)
     pg = PostgresAgentMemoryStore(DSN, clock, schema=schema)

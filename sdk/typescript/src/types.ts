@@ -191,7 +191,7 @@ export type StorageBackupResult = W.BackupResult & Open;
 export type StorageExportParams = W.StorageExportParams;
 /** `lines`: lines of the export file, each one JSON object, without its newline. */
 export type StorageExportPage = W.ExportPageResult & Open;
-/** `after`: an event id (`console-evt-<n>`) or a sequence number; `limit` 1..1000, default 100. */
+/** `after`: an event id this caller was shown (`console-evt-<n>`; `evt-<16 hex>` to a caller who sees only some identities' events, who cannot page by number) or a sequence number; `limit` 1..1000, default 100. */
 export type EventsListParams = W.EventsListParams;
 export type TimelineEvent = W.Event & Open;
 export type EventsListResult = W.EventsListResult & Open;

@@ -31,7 +31,7 @@ export interface AuditVerdictRow {
 
 export interface BackupFile {
   path: string;
-  kind: "sqlite" | "ledger" | "file";
+  kind: "sqlite" | "ledger" | "key" | "file";
   bytes: number;
 }
 

@@ -55,7 +55,7 @@ _ASCII_LOWER = str.maketrans({chr(c): chr(c + 32) for c in range(ord("A"), ord("
 
 
 #: What an explicit record id (markdown import) must look like: 1-128 ASCII letters, digits,
-#: ``.``, ``_``, ``:`` or ``-``, starting with a letter or digit (``mem-{ns}-{pid}-{seq}-{nonce}`` fits).
+#: ``.``, ``_``, ``:`` or ``-``, starting with a letter or digit (``mem-{ns}-{pid}-{nonce}`` fits).
 MEMORY_ID_RULE = "memory_id must be 1-128 of [A-Za-z0-9._:-], starting with a letter or digit"
 _MEMORY_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}", re.ASCII)
 

@@ -3,22 +3,22 @@
 - :func:`content_hash` binds a review or a dedup to exact content; :func:`folded_content_hash` is the
   same hash over the whitespace-folded content (:func:`fold_whitespace`): the erasure register's
   match of content that differs only in whitespace.
-- :func:`new_memory_id` mints ``mem-{now_ns}-{pid:x}-{seq:x}-{nonce:016x}`` (``nonce``: 64 random
-  bits, no function of the content); :func:`new_memory_ids` mints many, their nonces from one
-  ``os.urandom`` call.
-- :func:`mint_token` mints ``{prefix}-{now_ns}-{pid:x}-{seq:x}``.
+- :func:`new_memory_id` mints ``mem-{now_ns}-{pid:x}-{nonce:016x}`` (``nonce``: 64 random bits, no
+  function of the content); :func:`new_memory_ids` mints many, their nonces from one ``os.urandom`` call.
+- :func:`mint_token` mints ``{prefix}-{now_ns}-{pid:x}-{nonce:08x}`` (32 random bits).
 
-Ids are identifiers, not timestamps: the nanosecond component only makes
-ids unique across process restarts that reuse a pid; the process-wide
-counter makes them unique within a process. No component depends on the record's content, so an id
-that outlives its record (an erasure event, a history line the caller may not review) cannot be used
-to confirm a guess of the text.
+Ids are identifiers, not timestamps: ``now_ns`` is the wall clock in nanoseconds, raised by one
+nanosecond when the clock has not moved past the previous id of this process (so a process's ids are
+minted in increasing ``now_ns``); the random nonce makes them unique. No component counts what was
+minted: an id shown to one identity says nothing of how many records, stages or proposals other
+identities made meanwhile (a process-wide counter did). No component depends on the record's
+content, so an id that outlives its record (an erasure event, a history line the caller may not
+review) cannot be used to confirm a guess of the text.
 """
 
 from __future__ import annotations
 
 import hashlib
-import itertools
 import os
 import threading
 import time
@@ -27,13 +27,17 @@ from meta_memory.textfold import strip_invisible
 
 __all__ = ["content_hash", "fold_whitespace", "folded_content_hash", "new_memory_id", "new_memory_ids", "mint_token"]
 
-_counter = itertools.count()
-_counter_lock = threading.Lock()
+_clock_lock = threading.Lock()
+_last_ns = 0
 
 
-def _next_seq() -> int:
-    with _counter_lock:
-        return next(_counter)
+def _id_ns() -> int:
+    """The wall clock in nanoseconds, strictly above the previous value this process minted with (a
+    clock that stands still or steps back moves one nanosecond on): an ordering part that is no count."""
+    global _last_ns
+    with _clock_lock:
+        _last_ns = max(time.time_ns(), _last_ns + 1)
+        return _last_ns
 
 
 def content_hash(title: str, body: str) -> str:
@@ -76,11 +80,11 @@ ID_NONCE_BYTES = 8
 
 
 def _memory_id(nonce: str) -> str:
-    return f"mem-{time.time_ns()}-{os.getpid():x}-{_next_seq():x}-{nonce}"
+    return f"mem-{_id_ns()}-{os.getpid():x}-{nonce}"
 
 
 def new_memory_id() -> str:
-    """A fresh record id ``mem-{now_ns}-{pid:x}-{seq:x}-{nonce:016x}``; ``nonce`` is 64 random bits
+    """A fresh record id ``mem-{now_ns}-{pid:x}-{nonce:016x}``; ``nonce`` is 64 random bits
     (``os.urandom``), so the id says nothing about the record's content: an id shown after the record
     is erased, withheld or quarantined cannot be checked against guessed texts."""
     return _memory_id(os.urandom(ID_NONCE_BYTES).hex())
@@ -96,9 +100,10 @@ def new_memory_ids(count: int) -> list[str]:
 
 
 def mint_token(prefix: str) -> str:
-    """A unique stage/audit/proposal token ``{prefix}-{now_ns}-{pid:x}-{seq:x}``.
+    """A unique stage/audit/proposal token ``{prefix}-{now_ns}-{pid:x}-{nonce:08x}`` (32 random bits; no
+    count of the tokens minted before it).
 
     Prefixes in use: ``direct``, ``stage``, ``review``, ``import``,
     ``import-audit``, ``prop``.
     """
-    return f"{prefix}-{time.time_ns()}-{os.getpid():x}-{_next_seq():x}"
+    return f"{prefix}-{_id_ns()}-{os.getpid():x}-{os.urandom(4).hex()}"

@@ -219,6 +219,11 @@ class EventBus:
         return None
 
     @property
+    def retention(self) -> int:
+        """How many newest events are kept (and listed at most)."""
+        return self._retention
+
+    @property
     def last_seq(self) -> int:
         with self._cond:
             return self._seq

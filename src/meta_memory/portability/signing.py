@@ -26,15 +26,14 @@ from __future__ import annotations
 import hashlib
 import hmac
 import logging
-import os
 import re
 import secrets
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import AgentMemoryError
+from ..storage.keys import EXPORT_KEY_FILE, SESSION_DIGEST_KEY_FILE, KeyFileError, parse_key_hex, read_key_text
 from ..storage.perms import create_private_file
 
 if TYPE_CHECKING:
@@ -43,18 +42,13 @@ if TYPE_CHECKING:
 __all__ = ["DIGEST_KEY_FILE", "KEY_FILE", "ExportKey", "KeyFileError", "LineSigner", "installation_key", "key_file", "split_mac",
            "line_digest", "session_digest_secret"]
 
-#: The installation's key file in the state directory (SQLite installations).
-KEY_FILE = "export.key"
+#: The installation's key file in the state directory (SQLite installations; :mod:`meta_memory.storage.keys`).
+KEY_FILE = EXPORT_KEY_FILE
 #: The name of the export key among the PostgreSQL store's installation keys.
 _SECRET_NAME = "export"
 _TAG = b"meta-memory-export/2"
 _log = logging.getLogger(__name__)
-_HEX64 = re.compile(r"[0-9a-f]{64}")
 _SIGNED = re.compile(rb'(.*),"mac":"([0-9a-f]{64})"\}')
-
-
-class KeyFileError(ValueError):
-    """A key file that cannot be read, created or parsed; the message names the file and the rule."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,10 +67,7 @@ class ExportKey:
     def parse(cls, text: str, where: str) -> ExportKey:
         """The key in ``text`` (64 lowercase hex characters, surrounding whitespace ignored). Raises
         :class:`KeyFileError` naming ``where``."""
-        value = text.strip().lower()
-        if not _HEX64.fullmatch(value):
-            raise KeyFileError(f"{where}: an export key is 64 hexadecimal characters (32 bytes)")
-        return cls(bytes.fromhex(value), where)
+        return cls(parse_key_hex(text, where, "an export key"), where)
 
     @classmethod
     def new(cls, where: str) -> ExportKey:
@@ -92,7 +83,7 @@ def key_file(path: Path, *, create: bool, label: str | None = None) -> ExportKey
     Raises :class:`KeyFileError` naming the file and the rule."""
     where = label or f"the key file {path}"
     try:
-        key = ExportKey.parse(_read_small(path), str(path))
+        key = ExportKey.parse(read_key_text(path), str(path))
         return ExportKey(key.secret, where)
     except FileNotFoundError:
         if not create:
@@ -105,38 +96,6 @@ def key_file(path: Path, *, create: bool, label: str | None = None) -> ExportKey
     except OSError as exc:
         raise KeyFileError(f"{path}: cannot create the key file: {exc.strerror}") from None
     return key if created else key_file(path, create=False, label=label)  # another export made it meanwhile
-
-
-#: The most a key file is read (a key is 65 bytes): a huge file, a device or a pipe named by mistake is refused.
-_MAX_KEY_FILE_BYTES = 4096
-
-
-def _writers(mode: int) -> str:
-    return " and ".join(who for who, bit in (("its group", stat.S_IWGRP), ("other users", stat.S_IWOTH)) if mode & bit)
-
-
-def _read_small(path: Path) -> str:
-    """The text of a regular file of this user of at most :data:`_MAX_KEY_FILE_BYTES` (opened without
-    blocking, so a pipe or device named by mistake cannot stall the command; a file another user owns,
-    planted where the key was to be made, is refused: they may know the key; so is a file its group or
-    other users may write, who could put their own key in it). Raises ``OSError`` or
-    :class:`KeyFileError`."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    with os.fdopen(fd, "rb") as fh:
-        info = os.fstat(fh.fileno())
-        if not stat.S_ISREG(info.st_mode):
-            raise KeyFileError(f"{path}: not a regular file")
-        if hasattr(os, "geteuid") and info.st_uid != os.geteuid():
-            raise KeyFileError(f"{path}: the key file belongs to another user (uid {info.st_uid}), who may know the "
-                               "key and sign any file with it; make the key yourself (a new path) and carry it")
-        if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-            raise KeyFileError(f"{path}: the key file is writable by {_writers(info.st_mode)} (mode "
-                               f"{stat.S_IMODE(info.st_mode):04o}), who could replace the key with one they know; "
-                               f"make it writable by you alone (chmod go-w)")
-        data = fh.read(_MAX_KEY_FILE_BYTES + 1)
-    if len(data) > _MAX_KEY_FILE_BYTES:
-        raise KeyFileError(f"{path}: larger than a key file ({_MAX_KEY_FILE_BYTES} bytes at most)")
-    return data.decode("ascii")
 
 
 def installation_key(runtime: Runtime, *, create: bool) -> ExportKey | None:
@@ -159,7 +118,7 @@ def installation_key(runtime: Runtime, *, create: bool) -> ExportKey | None:
 
 
 #: The session-digest secret's file in the state directory (SQLite installations).
-DIGEST_KEY_FILE = "session-digest.key"
+DIGEST_KEY_FILE = SESSION_DIGEST_KEY_FILE
 #: Its name among the PostgreSQL store's installation keys.
 _DIGEST_SECRET_NAME = "session_digest"
 

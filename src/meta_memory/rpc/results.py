@@ -149,7 +149,7 @@ class DoctorResult(Result):
 
 class BackupFile(Result):
     path: str
-    kind: Literal["sqlite", "ledger", "file"]
+    kind: Literal["sqlite", "ledger", "key", "file"]
     bytes: int
 
 

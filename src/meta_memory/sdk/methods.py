@@ -147,8 +147,9 @@ class HandleMethods:
 
     @rpc("meta/events/list", EventPage.model_validate)
     def events_list(self, after: str | int | None = None, *, limit: int | None = None) -> dict[str, Any] | None:
-        """Timeline events after ``after`` (an ``event_id`` or a sequence number), oldest first;
-        ``limit`` 1..1000 (default 100). Events the caller may not see are left out."""
+        """Timeline events after ``after`` (an ``event_id`` this caller was shown, or a sequence number
+        when it sees every event), oldest first; ``limit`` 1..1000 (default 100). Events the caller may
+        not see are left out, and not counted by ``limit`` or ``last_event_id``."""
         return _params(after=after, limit=limit)
 
     # -- assertion ledger (seed: Indexing, Querying, Memory store info) ----------------------------

@@ -4,7 +4,9 @@
   query string is refused (HTTP 400, ``data.field = "token"``): URLs end up in
   logs, histories and ``Referer`` headers. The console reads the stream with
   ``fetch()`` and sends the header like any other client.
-* Resume with ``Last-Event-ID`` (or ``?after=<seq>``).
+* Resume with ``Last-Event-ID`` (or ``?after=<event id>``): a reader who sees only some identities' events
+  is sent opaque ids of its own (``events/cursor.py``) and resumes with them; any other value starts
+  from the oldest retained event.
 * Under ``[access]`` the caller must be able to read some memory (``memory.can_read``);
   otherwise HTTP 403 before any slot is taken, so an anonymous caller cannot hold streams.
 * At most ``[gateway] max_event_subscribers`` streams are open at once and, under ``[access]``,
@@ -27,7 +29,7 @@ from starlette.types import Receive, Scope, Send
 
 from ..access.principal import AuthenticationFailed, Principal
 from ..errors import AccessDenied, CapacityExceeded, InvalidRequest
-from ..events.bus import parse_event_seq
+from ..events.cursor import EventCursor
 from ..rpc.dispatch import encode, error_response
 from .gateway import Gateway
 
@@ -109,13 +111,15 @@ class EventsEndpoint:
             return self._busy(f"too many event subscribers (at most {self.cap} streams are open at once)", self.cap)
         if access.enabled and self.by_caller.get(caller, 0) >= self.per_caller:
             return self._busy(f"too many event streams for one caller (at most {self.per_caller})", self.per_caller)
-        start = parse_event_seq(request.headers.get("last-event-id") or request.query_params.get("after") or 0) or 0
+        cursor = access.event_cursor(principal)  # a reader's own event ids (events/cursor.py)
+        start = cursor.parse(request.headers.get("last-event-id") or request.query_params.get("after") or 0) or 0
         self.open += 1  # the event loop is single-threaded: check and take happen without a yield between
         self.by_caller[caller] = self.by_caller.get(caller, 0) + 1
-        return _Subscription(self._stream(request, principal, start), self._releaser(caller), media_type="text/event-stream",
+        return _Subscription(self._stream(request, principal, start, cursor), self._releaser(caller), media_type="text/event-stream",
                              headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
 
-    async def _stream(self, request: Request, principal: Principal, start: int) -> AsyncIterator[bytes]:
+    async def _stream(self, request: Request, principal: Principal, start: int,
+                      cursor: EventCursor) -> AsyncIterator[bytes]:
         # Poll the in-memory bus from the event loop (an O(1) check per tick) instead of
         # blocking a worker thread per subscriber: worker threads are shared with POST /rpc,
         # so subscribers parked in a blocking wait would starve every JSON-RPC call.
@@ -140,6 +144,7 @@ class EventsEndpoint:
                 after = env.seq
                 if not access.event_visible(principal, env):
                     continue
-                payload = json.dumps(access.event_json(principal, env), ensure_ascii=False)
-                yield f"id: {env.event_id}\nevent: {env.event_type}\ndata: {payload}\n\n".encode()
+                shown = access.event_json(principal, env, cursor)
+                payload = json.dumps(shown, ensure_ascii=False)
+                yield f"id: {shown['event_id']}\nevent: {env.event_type}\ndata: {payload}\n\n".encode()
             await asyncio.sleep(0)

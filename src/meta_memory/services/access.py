@@ -8,6 +8,8 @@ Wraps :mod:`meta_memory.access` (policy, principals, per-RPC rules) and
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import secrets
 import threading
 from collections.abc import Callable
@@ -18,6 +20,7 @@ from ..access.principal import ANONYMOUS, NO_PRINCIPAL_KNOWN, Principal, authent
 from ..access.requirements import admit, authorize
 from ..access.resources import Resource, Resources, roster_directory
 from ..events.bus import SYSTEM_IDENTITY, EventEnvelope
+from ..events.cursor import EventCursor
 from ..identity import DEFAULT_REALM
 from ..panel.visibility import Visibility
 from ..session_ref import keyless_reason
@@ -104,12 +107,26 @@ class AccessService:
         res = self.resources.identity(realm, event.identity)
         return self.policy.check(who, "agent.memory.read", res) and self.policy.check(who, "agent.view", res)
 
-    def event_json(self, principal: Principal | None, event: EventEnvelope) -> dict[str, Any]:
-        """``event`` as the wire shows it to ``principal`` (``meta/events/list``, ``GET /events``): a
-        ``data.session_key`` (a taint transition's) in clear only to a caller holding
-        ``agent.session.manage`` on the event's identity, else its digest (:meth:`Visibility.session_key`,
-        the one rule)."""
+    def event_cursor(self, principal: Principal | None) -> EventCursor:
+        """How ``principal`` is shown event ids and reads them back (:mod:`meta_memory.events.cursor`):
+        the plain shared sequence when it sees every event (no ``[access]``, or an unscoped
+        ``agent.memory.read`` and ``agent.view``), else opaque ids under a key of its own, derived from
+        the installation's session-digest secret (so its cursors survive a restart)."""
+        who = principal or ANONYMOUS
+        if not self.policy.enabled or (self.policy.check(who, "agent.memory.read", Resource.unscoped())
+                                       and self.policy.check(who, "agent.view", Resource.unscoped())):
+            return EventCursor(None)
+        reader = b"\0anonymous" if who.name is None else b"principal\0" + who.name.encode("utf-8", "surrogatepass")
+        return EventCursor(hmac.new(self.digest_secret, b"meta-memory event cursor\0" + reader, hashlib.sha256).digest())
+
+    def event_json(self, principal: Principal | None, event: EventEnvelope,
+                   cursor: EventCursor | None = None) -> dict[str, Any]:
+        """``event`` as the wire shows it to ``principal`` (``meta/events/list``, ``GET /events``): its
+        ``event_id`` written by ``cursor`` (default: :meth:`event_cursor`); a ``data.session_key`` (a taint
+        transition's) in clear only to a caller holding ``agent.session.manage`` on the event's identity,
+        else its digest (:meth:`Visibility.session_key`, the one rule)."""
         out = event.to_dict()
+        out["event_id"] = (cursor or self.event_cursor(principal)).event_id(event.seq)
         reason = event.data.get("reason")
         if isinstance(reason, str) and keyless_reason(reason) != reason:
             out["data"] = {**event.data, "reason": keyless_reason(reason)}

@@ -2,22 +2,26 @@
 
 :func:`backup_state` copies every SQLite database under the state directory (each realm's agent
 memory, ``session-state.db``, ``events.sqlite3``) with SQLite's online backup API, the ledger file
-under the ledger's own lock, and the other files the directory holds (legacy markdown, for one),
-into a new directory. The copy is consistent at one moment, *the moment the backup began*: first a
-read transaction is opened on every database (in WAL mode it blocks no writer) and the ledger's
-bytes are read, and only then are pages copied, from those pinned snapshots. So every write
-acknowledged before the backup began is in the copy, and none that began after it is half there.
+under the ledger's own lock, the installation's key files (``export.key``, ``session-digest.key``,
+every ``*.key`` at the root: :mod:`.keys`), and the other files the directory holds (legacy markdown,
+for one), into a new directory. The copy is consistent at one moment, *the moment the backup began*:
+first a read transaction is opened on every database (in WAL mode it blocks no writer), the ledger's
+bytes and the key files are read, and only then are pages copied, from those pinned snapshots. So
+every write acknowledged before the backup began is in the copy, and none that began after it is half
+there; and the copy keeps the installation's keys, so restored it still verifies the exports it signed
+as its own and shows a reader the same session-key digests.
 
 The copy is written to a hidden sibling (``.<name>.partial-<hex>``) and renamed to ``dest`` once
 every file is written, checked (``PRAGMA quick_check``) and synced: a failed backup leaves nothing
 at ``dest``. Directories are ``0700`` and files ``0600``, whatever the umask. The copied databases
 are in rollback-journal mode (one self-contained file each; the store turns WAL back on when it
-opens them). ``backup-manifest.json`` lists what was copied. ``meta-memory serve --state-dir DEST``
-serves the copy as it is.
+opens them). ``backup-manifest.json`` lists what was copied (a key file as kind ``key``).
+``meta-memory serve --state-dir DEST`` serves the copy as it is.
 
-Where the stores live in PostgreSQL, the databases are not files here: :func:`backup_state` copies
-what the directory holds (the ledger, the timeline) and the report says the rest needs ``pg_dump``
-(``docs/deployment.md``, "Backup and restore").
+Where the stores live in PostgreSQL, the databases and the installation's keys (the schema's
+``installation_keys``) are not files here: :func:`backup_state` copies what the directory holds (the
+ledger, the timeline) and the report says the rest needs ``pg_dump`` (``docs/deployment.md``, "Backup
+and restore").
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ValueRuleBroken
+from .keys import is_key_file
 from .layout import LEDGER_FILE, LEDGER_STAGE_FILE, PREDECESSOR_STAGE_FILE
 from .lock import LOCK_FILE
 from .perms import PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, SQLITE_SIDE_SUFFIXES, create_private_file
@@ -63,7 +68,7 @@ class BackupError(ValueRuleBroken):
 @dataclass
 class BackupReport:
     """What a backup wrote: ``dest``, ``began_at_ms`` (the consistency point), ``files`` (relative
-    path, kind ``sqlite``/``ledger``/``file``, bytes), ``elsewhere`` (stores not in the directory,
+    path, kind ``sqlite``/``ledger``/``key``/``file``, bytes), ``elsewhere`` (stores not in the directory,
     e.g. ``"postgres"``) and ``seconds``."""
 
     dest: str
@@ -107,9 +112,10 @@ def _is_sqlite(path: Path) -> bool:
         return False
 
 
-def _inventory(state_dir: Path) -> tuple[list[Path], list[Path]]:
-    """``(databases, other files)`` under ``state_dir`` (relative paths; links are not followed)."""
+def _inventory(state_dir: Path) -> tuple[list[Path], list[Path], list[Path]]:
+    """``(databases, key files, other files)`` under ``state_dir`` (relative paths; links are not followed)."""
     databases: list[Path] = []
+    keys: list[Path] = []
     others: list[Path] = []
     for dirpath, dirnames, filenames in os.walk(state_dir):
         dirnames[:] = sorted(d for d in dirnames if not os.path.islink(os.path.join(dirpath, d)))
@@ -122,8 +128,15 @@ def _inventory(state_dir: Path) -> tuple[list[Path], list[Path]]:
                 continue
             if rel == Path(LEDGER_FILE):
                 continue  # read under the ledger's lock
-            (databases if _is_sqlite(path) else others).append(rel)
-    return databases, others
+            (keys if is_key_file(rel) else databases if _is_sqlite(path) else others).append(rel)
+    return databases, keys, others
+
+
+def _read_key(path: Path) -> bytes:
+    """The bytes of the key file ``path`` (not followed if it became a link since the inventory)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0))
+    with os.fdopen(fd, "rb") as fh:
+        return fh.read()
 
 
 def _pin(path: Path) -> sqlite3.Connection:
@@ -190,7 +203,7 @@ def backup_state(state_dir: Path, dest: Path, *, ledger: "AssertionLedger | None
     if target == state or state in target.parents:
         raise BackupError(f"must lie outside the state directory {state} (a backup inside it would copy itself)")
     started = time.monotonic()
-    databases, others = _inventory(state_dir)
+    databases, keys, others = _inventory(state_dir)
     pinned: list[tuple[Path, sqlite3.Connection]] = []
     partial = target.parent / f".{target.name}.partial-{os.urandom(4).hex()}"
     try:
@@ -201,6 +214,9 @@ def backup_state(state_dir: Path, dest: Path, *, ledger: "AssertionLedger | None
         else:
             path = state_dir / LEDGER_FILE
             ledger_bytes = path.read_bytes() if path.exists() else None
+        # the keys belong to the same moment: a key missing from the copy would leave the restored
+        # installation unable to verify its own exports, so a key that cannot be read fails the backup
+        key_bytes = [(rel, _read_key(state_dir / rel)) for rel in keys]
         report = BackupReport(str(target), int(time.time() * 1000), elsewhere=list(elsewhere or []))
         os.mkdir(partial, PRIVATE_DIR_MODE)
         os.chmod(partial, PRIVATE_DIR_MODE)
@@ -213,6 +229,9 @@ def backup_state(state_dir: Path, dest: Path, *, ledger: "AssertionLedger | None
         if ledger_bytes is not None:
             _private_write(partial / LEDGER_FILE, ledger_bytes)
             report.files.append({"path": LEDGER_FILE, "kind": "ledger", "bytes": len(ledger_bytes)})
+        for rel, data in key_bytes:  # owner-only and synced, as the installation made them
+            _private_write(partial / rel, data)
+            report.files.append({"path": rel.as_posix(), "kind": "key", "bytes": len(data)})
         for rel in others:
             try:
                 data = (state_dir / rel).read_bytes()

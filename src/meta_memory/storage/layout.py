@@ -334,6 +334,34 @@ class StorageLayout:
             )
         self.resolve_agent_memory_root()
 
+    def _key_findings(self) -> list[dict[str, Any]]:
+        """The doctor's key-file checks (:mod:`.keys`): every ``*.key`` at the root reads as a key of this
+        user, not writable by others (``unusable_key_file``), and is owner-only (``exposed_key_file``)."""
+        from .keys import is_key_file, key_file_exposed, key_file_problem
+
+        findings: list[dict[str, Any]] = []
+        try:
+            names = sorted(name for name in os.listdir(self.state_dir) if is_key_file(Path(name)))
+        except OSError:
+            return findings  # an unreadable directory is the other checks' finding
+        for path in (self.state_dir / name for name in names):
+            if (problem := key_file_problem(path)) is not None:
+                findings.append({
+                    "kind": "unusable_key_file", "severity": "error", "paths": [str(path)],
+                    "message": (f"{problem}: the installation cannot use this key (exports it signed no longer "
+                                "verify as its own; session-key digests change on every start)"),
+                    "fix": (f"with the gateway stopped, restore {path.name} from a backup (its backup-manifest.json "
+                            "lists it as kind key), owner-only: chmod 600; without a backup, move it away and a "
+                            "new key is made on first use (older exports then import as untrusted input)"),
+                })
+            elif key_file_exposed(path):
+                findings.append({
+                    "kind": "exposed_key_file", "severity": "warning", "paths": [str(path)],
+                    "message": f"{path.name} may be read by its group or other users (a copy that lost its mode?)",
+                    "fix": f"chmod 600 {shlex.quote(str(path))}",
+                })
+        return findings
+
     def _health_findings(self, thorough: bool, min_free_disk_mb: int | None) -> list[dict[str, Any]]:
         """The doctor's store checks: the ledger decodes, every database reads, no ``-wal`` is orphaned,
         the disk has room (see :meth:`doctor`)."""
@@ -492,7 +520,10 @@ class StorageLayout:
             truncated, or fails its checks, ``orphan_wal`` (``error``: a ``-wal``
             whose database is missing), ``low_disk`` (``warning`` below the floor,
             ``error`` when full), ``state_dir_read_only`` (blocks start-up: the directory
-            is not writable; its databases are then checked by their headers only).
+            is not writable; its databases are then checked by their headers only),
+            ``unusable_key_file`` (``error``: an installation key file, :mod:`.keys`, that is not
+            a regular file of this user holding a key, or that others may write) and
+            ``exposed_key_file`` (``warning``: one its group or other users may read).
             ``ok`` is false when any finding blocks start-up or is an ``error``.
         """
         findings: list[dict[str, Any]] = []
@@ -548,6 +579,7 @@ class StorageLayout:
                         ),
                     }
                 )
+        findings.extend(self._key_findings())
         findings.extend(self._health_findings(thorough, min_free_disk_mb))
         for root in (canonical, legacy):
             if not root.is_dir():

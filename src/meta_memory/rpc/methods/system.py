@@ -7,7 +7,9 @@ from typing import TYPE_CHECKING, Any
 from pydantic import Field, field_validator
 
 from ...access.requirements import PUBLIC, anywhere, unscoped
+from ...errors import ValueRuleBroken
 from ...events.bus import parse_event_seq
+from ...events.cursor import is_opaque_event_id
 from ..openrpc import build_openrpc
 from ..params import Params
 from ..registry import CallContext, MethodTable
@@ -25,8 +27,8 @@ class EventsListParams(Params):
     @field_validator("after")
     @classmethod
     def _after(cls, value: Any) -> Any:
-        if value is not None and parse_event_seq(value) is None:
-            raise ValueError("after must be an event_id ('console-evt-<n>') or a non-negative integer")
+        if value is not None and parse_event_seq(value) is None and not is_opaque_event_id(value):
+            raise ValueError("after must be an event_id ('console-evt-<n>' or 'evt-<16 hex>') or a non-negative integer")
         return value
 
     @field_validator("limit")
@@ -65,11 +67,27 @@ def register(table: MethodTable) -> None:
     @table.method("meta/events/list", EventsListParams, requires=anywhere("agent.memory.read"), mutating=False,
                   result=EventsListResult)
     def events_list(runtime: "Runtime", ctx: CallContext, params: EventsListParams) -> dict[str, Any]:
-        """Timeline events after ``after`` (an event_id or sequence number), oldest first."""
-        after = parse_event_seq(params.after) if params.after is not None else None
-        events = runtime.events.list(after, params.limit)
-        visible = [e for e in events if _event_visible(runtime, ctx, e)]
-        return {"events": [runtime.access.event_json(ctx.principal, e) for e in visible], "last_event_id": events[-1].event_id if events else None}
+        """Timeline events after ``after`` (an event_id this caller was shown, or a sequence number when
+        it sees every event), oldest first. A caller who sees only some identities' events is shown
+        opaque ids of its own (:mod:`meta_memory.events.cursor`), at most ``limit`` of its events, and a
+        ``last_event_id`` that names its own last event (or echoes ``after``): nothing counts the events
+        it may not see. Raises ``ValueRuleBroken`` (``-32602``, ``field: after``) for a cursor it was not given."""
+        cursor = runtime.access.event_cursor(ctx.principal)
+        after = cursor.parse(params.after) if params.after is not None else None
+        if params.after is not None and after is None:
+            raise ValueRuleBroken("after must be an event_id this caller was shown ('evt-<16 hex>') or 0: event "
+                                  "ids are per caller here", "after")
+        if not cursor.opaque:
+            events = runtime.events.list(after, params.limit)
+            visible = [e for e in events if _event_visible(runtime, ctx, e)]
+            last = cursor.event_id(events[-1].seq) if events else None
+        else:
+            visible = [e for e in runtime.events.list(after, runtime.events.retention)
+                       if _event_visible(runtime, ctx, e)][:params.limit]
+            last = (cursor.event_id(visible[-1].seq) if visible
+                    else cursor.event_id(after) if after else None)
+        return {"events": [runtime.access.event_json(ctx.principal, e, cursor) for e in visible],
+                "last_event_id": last}
 
 
 def register_discover(table: MethodTable) -> None:

@@ -95,7 +95,7 @@ class DoctorReport(wire.DoctorResult, OpenModel):
 
 
 class BackupFile(wire.BackupFile, OpenModel):
-    """One copied file: ``{path, kind (sqlite|ledger|file), bytes}``."""
+    """One copied file: ``{path, kind (sqlite|ledger|key|file), bytes}`` (``key``: an installation key file)."""
 
     model_config = OPEN
 
@@ -136,7 +136,9 @@ class Capabilities(wire.CapabilitiesResult, OpenModel):
 
 
 class TimelineEvent(wire.Event, OpenModel):
-    """One timeline event: ``{event_id ("console-evt-<n>"), identity, event_type, timestamp_ms, data}``."""
+    """One timeline event: ``{event_id, identity, event_type, timestamp_ms, data}``; ``event_id`` is
+    ``"console-evt-<n>"``, or ``"evt-<16 hex>"`` (ids of this caller alone) to a caller who sees only some
+    identities' events."""
 
     model_config = OPEN
 
