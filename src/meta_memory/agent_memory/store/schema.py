@@ -239,6 +239,16 @@ _ERASURE_FOLDED_HASHES = [
     f"CREATE INDEX IF NOT EXISTS erasures_match_idx ON erasures({ddl.ERASURE_MATCH_HASH}, scope_kind, scope_key)",
 ]
 
+# The erasure register's fold-2 hash: the content hash over the title and body folded also for compatibility
+# forms (NFKC: full-width letters...) and case (``hashing.casefolded_content_hash``), so content that differs
+# from erased content only in case or width stays out too. An erasure registered before keeps ``NULL`` and
+# matches by its fold-1 or content hash, as before (its content is gone: nothing to compute it from). A
+# write looks up its three hashes by ``ddl.ERASURE_LOOKUP_HASH``: one index seek per hash.
+_ERASURE_CASEFOLDED_HASHES = [
+    "ALTER TABLE erasures ADD COLUMN casefolded_hash TEXT",
+    f"CREATE INDEX IF NOT EXISTS erasures_lookup_idx ON erasures({ddl.ERASURE_LOOKUP_HASH}, scope_kind, scope_key)",
+]
+
 #: What a cached recall view and its liveness rest on (:mod:`.view_cache`): a row's identity, the text a view
 #: holds, its timestamps, scope, status and expiry. Not ``usage_stats``, which every recall's usage marks move.
 GENERATION_COLUMNS = ("rid", "memory_id", "content_hash", "title", "description", "body", "tags", "created_at_ms",
@@ -300,6 +310,7 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
     (12, "erasure-folded-hashes", _ERASURE_FOLDED_HASHES),
     (13, "records-generation", _RECORDS_GENERATION),
     (14, "scope-rows", _SCOPE_ROWS),
+    (15, "erasure-casefolded-hashes", _ERASURE_CASEFOLDED_HASHES),
 ]
 """``(version, name, statements)`` of domain :data:`SCHEMA_DOMAIN`, applied in order."""
 
