@@ -95,15 +95,22 @@ def fold_compat(text: str) -> str:
 
     Visible differences stay: accents and other combining marks (``"café"`` is not ``"cafe"``), letters
     of other scripts that look Latin, punctuation. ASCII text costs one ``str.lower``."""
-    if text.isascii():
-        return " ".join(text.lower().split())
-    folded = strip_invisible(text)
-    for _ in range(_COMPAT_ROUNDS):
-        again = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", folded).casefold())
-        if again == folded:
+    return _fold_forms_and_case(strip_invisible(text))
+
+
+def _fold_forms_and_case(visible: str) -> str:
+    """:func:`fold_compat` of ``visible``, a text without invisible characters (no code point's NFKC form or
+    case folding holds one, checked over every code point, so none is removed after them)."""
+    if visible.isascii():
+        return " ".join(visible.lower().split())
+    folded = visible
+    for _ in range(_COMPAT_ROUNDS):  # until NFKC and case folding both leave it as it is
+        folded = unicodedata.normalize("NFKC", folded)
+        lower = folded.casefold()
+        if lower == folded:
             break
-        folded = again
-    return " ".join(strip_invisible(folded).split())
+        folded = lower
+    return " ".join(folded.split())
 
 
 #: At most this many rounds of NFKC and case folding in :func:`fold_compat` (one or two settle every
@@ -127,7 +134,13 @@ def erasure_hashes(title: str, body: str, exact: str | None = None) -> tuple[str
     The fold-1 hash finds the rows registered with fold 1 only (before the register kept fold 2).
     ``exact`` is ``content_hash(title, body)`` when the caller holds it."""
     exact = content_hash(title, body) if exact is None else exact
-    return exact, folded_content_hash(title, body, exact), casefolded_content_hash(title, body, exact)
+    title1, body1 = fold_whitespace(title), fold_whitespace(body)
+    fold1 = exact if title1 == title and body1 == body else content_hash(title1, body1)
+    # fold 2 from fold 1's text (fold_compat(fold_whitespace(t)) == fold_compat(t)): the invisible
+    # characters are removed once
+    title2, body2 = _fold_forms_and_case(title1), _fold_forms_and_case(body1)
+    fold2 = fold1 if title2 == title1 and body2 == body1 else content_hash(title2, body2)
+    return exact, fold1, fold2
 
 
 #: Bytes of randomness at the end of each minted memory id (16 hex digits).
