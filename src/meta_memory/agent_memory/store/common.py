@@ -783,24 +783,32 @@ class SqlAgentMemoryStore(AgentMemoryStore, Generic[C]):
         """Inside the erase's transaction, after the rows went: drop what the backend keeps besides them
         (PostgreSQL: full-text terms no active record holds any more)."""
 
-    def _same_content(self, conn: C, realm: str, recs: Sequence[MemoryRecord]) -> list[MemoryRecord]:
+    def _same_content(self, conn: C, realm: str, recs: Sequence[MemoryRecord],
+                      titles: dict[Scope, dict[str, list[str]]]) -> list[MemoryRecord]:
         """Records sharing a scope and content with any of ``recs`` (any status): the same content hash, or
         the same fold-2 hash (:func:`~meta_memory.agent_memory.hashing.casefolded_content_hash`: a text that
         differs only in whitespace, invisible characters, width or case, the erasure register's match). Both
-        imply titles equal under fold 2, so one read of the titles of the scope's rows (a walk of the scope,
-        as the title is not indexed) picks the candidates, whose records are read by id and their hashes
-        compared here."""
+        imply titles equal under fold 2, so the candidates are the rows of the scope whose folded title is
+        one of ``recs``'; their records are read by id and their hashes compared here.
+
+        ``titles`` caches, per scope, the ids of its rows by folded title: one read of a scope's titles (a
+        walk of the scope, as the title is not indexed) per erase, however many batches its closure takes."""
         by_scope: dict[Scope, tuple[set[str], set[str], set[str]]] = {}
         for r in recs:
-            hashes, titles, folded = by_scope.setdefault(r.scope, (set(), set(), set()))
+            hashes, folded_titles, folded = by_scope.setdefault(r.scope, (set(), set(), set()))
             hashes.add(r.content_hash)
-            titles.add(fold_compat(r.title))
+            folded_titles.add(fold_compat(r.title))
             folded.add(casefolded_content_hash(r.title, r.body, r.content_hash))
         out: list[MemoryRecord] = []
-        for scope, (hashes, titles, folded) in by_scope.items():
-            kind, key = scope.storage()
-            sql, params = self._realm_records(realm, "memory_id, title", "scope_kind = ? AND scope_key = ?", (kind, key))
-            wanted = sorted(mid for mid, title in conn.execute(sql, params).fetchall() if fold_compat(title) in titles)
+        for scope, (hashes, folded_titles, folded) in by_scope.items():
+            ids_by_title = titles.get(scope)
+            if ids_by_title is None:
+                ids_by_title = titles[scope] = {}
+                sql, params = self._realm_records(realm, "memory_id, title", "scope_kind = ? AND scope_key = ?",
+                                                  scope.storage())
+                for mid, title in conn.execute(sql, params).fetchall():
+                    ids_by_title.setdefault(fold_compat(title), []).append(mid)
+            wanted = sorted({mid for t in folded_titles for mid in ids_by_title.get(t, ())})
             for first in range(0, len(wanted), _ERASURE_CHUNK):
                 chunk = tuple(wanted[first:first + _ERASURE_CHUNK])
                 sql, params = self._realm_records(
@@ -833,7 +841,8 @@ class SqlAgentMemoryStore(AgentMemoryStore, Generic[C]):
                 start = [rec]
             # An erase of content takes every copy of it in the scope and every proposal of it; a retention
             # sweep (keep_out_content=False) takes only the records it found out of use.
-            same = (lambda recs: self._same_content(conn, name, recs)) if keep_out_content else None
+            titles: dict[Scope, dict[str, list[str]]] = {}
+            same = (lambda recs: self._same_content(conn, name, recs, titles)) if keep_out_content else None
             try:
                 closure = content_closure(start, reader.get_record, lambda ids: self._linked_children(conn, name, ids),
                                           same)
