@@ -6,7 +6,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from meta_memory.agent_memory.hashing import (
+    casefolded_content_hash,
     content_hash,
+    erasure_hashes,
+    fold_compat,
     fold_whitespace,
     folded_content_hash,
     mint_token,
@@ -145,3 +148,60 @@ def test_the_folded_hash_ignores_invisible_characters(title: str, words: list[st
     for pos, ch in reversed(list(zip(at, hidden))):
         slipped = slipped[:pos] + ch + slipped[pos:]
     assert folded_content_hash(title, slipped) == folded_content_hash(title, body)
+
+
+# ----------------------------------------------------------------------------- fold 2: compatibility forms and case
+
+def _full_width(text: str) -> str:
+    return "".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else c for c in text)
+
+
+@settings(max_examples=400)
+@given(st.text(), st.text())
+def test_fold_compat_is_idempotent_and_folds_what_fold_1_folds(title: str, body: str) -> None:
+    for text in (title, body):
+        folded = fold_compat(text)
+        assert fold_compat(folded) == folded
+        assert fold_compat(fold_whitespace(text)) == folded
+    h = casefolded_content_hash(title, body)
+    assert casefolded_content_hash(fold_compat(title), fold_compat(body)) == h
+    assert casefolded_content_hash(*(fold_whitespace(t) for t in (title, body))) == h
+    assert casefolded_content_hash(title, body, content_hash(title, body)) == h
+
+
+_WORDS = st.lists(st.text(st.characters(codec="ascii", categories=["L", "N", "P"]), min_size=1, max_size=12),
+                  min_size=1, max_size=6)
+
+
+@settings(max_examples=300)
+@given(_WORDS, st.data())
+def test_case_width_and_spacing_variants_fold_alike(words: list[str], data: st.DataObject) -> None:
+    text = " ".join(words)
+    variant = "".join(data.draw(st.sampled_from([c, c.upper(), c.lower(), _full_width(c)])) for c in text)
+    variant = variant.replace(" ", data.draw(st.sampled_from([" ", "  ", "\t", "\u00a0", "\u3000", " \u200b"])))
+    assert fold_compat(variant) == fold_compat(text)
+    assert casefolded_content_hash(variant, variant) == casefolded_content_hash(text, text)
+    assert erasure_hashes(text, text)[2] == erasure_hashes(variant, variant)[2]
+
+
+@settings(max_examples=300)
+@given(st.text(min_size=1), st.text(min_size=1))
+def test_fold_compat_tells_different_lower_case_words_apart(a: str, b: str) -> None:
+    """Text that NFKC and case folding leave as it is folds to itself: different such texts stay apart."""
+    a, b = fold_compat(a), fold_compat(b)
+    if a != b:
+        assert casefolded_content_hash("t", a) != casefolded_content_hash("t", b)
+
+
+def test_fold_compat_examples() -> None:
+    assert fold_compat("Erase Me Plan") == fold_compat("ＥＲＡＳＥ\u3000ｍｅ plan") == "erase me plan"
+    assert fold_compat("ﬁne Straße") == "fine strasse"  # a ligature, the German sharp s
+    assert fold_compat("\U0001d41b\U0001d425\U0001d42e\U0001d41e") == "blue"  # mathematical bold letters
+    assert fold_compat("café") == fold_compat("cafe\u0301") != fold_compat("cafe")  # accents stay
+
+
+@settings(max_examples=300)
+@given(st.text(), st.text())
+def test_erasure_hashes_are_the_three_hashes(title: str, body: str) -> None:
+    assert erasure_hashes(title, body) == (content_hash(title, body), folded_content_hash(title, body),
+                                           casefolded_content_hash(title, body))

@@ -403,6 +403,42 @@ def test_an_edited_export_cannot_bring_erased_content_back_under_another_id_iden
                 assert h.recall_agent_memory(ident, query_text="jasmine tea", realm=realm) == []
 
 
+def test_an_edited_export_cannot_bring_erased_content_back_in_another_case_or_width(
+        tmp_path: Path, configs: Any) -> None:
+    """The erased text in lower case, in capitals, in full-width letters or in mathematical letters (NFKC
+    compatibility forms), under a new id, is refused by the import as erased content."""
+    src_cfg, _ = configs
+    state = tmp_path / "state"
+    with handle_on(state, src_cfg) as h:
+        ids = build_source(h)
+    dump = tmp_path / "before-erase.jsonl"
+    assert mm("export", "--state-dir", str(state), *config_args(src_cfg), "-o", str(dump)).returncode == 0
+    with handle_on(state, src_cfg) as h:
+        h.call("meta/agent_memory/erase", {"identity": ID, "memory_id": ids["tea"]})
+    lines = _lines(dump)
+    tea = next(x for x in lines if x.get("type") == "record" and x["record"]["id"] == ids["tea"])
+    body = tea["record"]["body"]  # "Prefers jasmine tea in the morning."
+    forms = [("tea", body.lower()), ("TEA", body.upper()),
+             ("\uff34\uff45\uff41", "".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else c for c in body)),
+             ("Tea", body.replace("jasmine", "\U0001d423\U0001d41a\U0001d42c\U0001d426\U0001d422\U0001d427\U0001d41e"))]
+    moved = [{"type": "record", "realm": "default", "record": {
+        **tea["record"], "id": f"mem-1700000000000000000-1-1-00000000000000b{n}", "title": title, "body": text,
+        "status": {"status": "active"}, "supersedes": None, "derived_from": []}}
+        for n, (title, text) in enumerate(forms)]
+    header = next(x for x in lines if x.get("type") == "header")
+    edited = _write(tmp_path / "edited.jsonl", [header, *moved])
+    out = mm("import", str(edited), "--state-dir", str(state), *config_args(src_cfg), "--json", "--accept-unverified")
+    assert out.returncode == 1, out.stderr
+    report = json.loads(out.stdout)
+    refused = {n["memory_id"]: n["reason"] for n in report["refused"]}
+    assert set(refused) == {m["record"]["id"] for m in moved}, report
+    assert all(reason.startswith("erased") for reason in refused.values()), refused
+    assert "jasmine" not in out.stdout.decode().lower()
+    with handle_on(state, src_cfg) as h:
+        assert not any(_exists(h, m["record"]["id"]) for m in moved)
+        assert h.recall_agent_memory(ID, query_text="jasmine tea") == []
+
+
 def _exists_in(h: Any, realm: str, memory_id: str) -> bool:
     try:
         h.call(PANEL, {"realm": realm, "memory_id": memory_id})

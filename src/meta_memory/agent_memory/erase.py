@@ -15,17 +15,23 @@ same content (an older tombstoned copy) — from every place that holds content,
   identity also takes every proposal it made and its exit-interview harvests (their causes);
 
 and leaves one ``erase`` audit row per record or proposal with what an audit needs: the id, scope,
-content hash, who erased it, when, and the caller's reason. The **erasure register** (``erasures``:
-ids, scopes, content hashes and folded hashes, never content) keeps it gone: every write — remember, a batch, the
+content hash, who erased it, when, and the caller's reason (refused when it holds a secret). The
+**erasure register** (``erasures``: ids, scopes, content hashes and folded hashes, never content) keeps it gone: every write — remember, a batch, the
 recorder tool, an import, the markdown import, a proposal, a promotion, a review — is refused
 (``AgentMemoryError("erased")``) when it would bring back an erased id, or erased content into the
 scope it was erased from (compared by :func:`~meta_memory.agent_memory.hashing.content_hash` of the
-normalised title and body, the hash the exact-duplicate check uses, and by
-:func:`~meta_memory.agent_memory.hashing.folded_content_hash`, the same over the whitespace-folded
-title and body: content that differs only in whitespace is the same erased content; an erasure
-registered before the register kept folded hashes matches by the exact hash, and refuses re-spaced
-forms only of content erased in folded form). A closure holding a record under quarantine review, or
-one a gated promotion is waiting on, is refused (``review_pending``): decide it first.
+normalised title and body, the hash the exact-duplicate check uses, and by two folded hashes:
+:func:`~meta_memory.agent_memory.hashing.casefolded_content_hash` (fold 2: whitespace, invisible
+characters, NFKC compatibility forms such as full-width letters, and case folded) and, for the rows
+registered before the register kept fold 2,
+:func:`~meta_memory.agent_memory.hashing.folded_content_hash` (fold 1: whitespace and invisible
+characters only). Content that differs from erased content only in what the row's fold folds is the
+same erased content. Residuals: an erasure registered before fold 2 (schema migration 15) keeps its
+exact and fold-1 hashes only (the content is gone: nothing to rehash), so it refuses the case and width
+variants only of content that was erased in lower case and NFKC form; one registered before fold 1
+(migration 12) matches by the exact hash, and folded forms only of content erased in folded form).
+A closure holding a record under quarantine review, or one a gated promotion is waiting on, is
+refused (``review_pending``): decide it first.
 
 After the commit, SQLite rewrites its full-text index (``optimize``), and every connection runs with
 ``secure_delete`` so freed pages are zeroed; the WAL is checkpointed and truncated; an imported legacy
@@ -52,30 +58,35 @@ MAX_ERASE_RECORDS = 100_000
 @dataclass(frozen=True, slots=True)
 class Erasure:
     """One row of the erasure register: the erased record's id (or an erased proposal's ``prop-...`` id),
-    the scope its content lived in (``scope_kind``, ``scope_key`` as stored), its content hash and its
-    folded hash (:func:`~meta_memory.agent_memory.hashing.folded_content_hash`; ``None`` for an erasure
-    registered before the register kept it). Both are ``""`` for an erasure that keeps out no content."""
+    the scope its content lived in (``scope_kind``, ``scope_key`` as stored), its content hash, its fold-1
+    hash (:func:`~meta_memory.agent_memory.hashing.folded_content_hash`; ``None`` for an erasure registered
+    before the register kept it) and its fold-2 hash
+    (:func:`~meta_memory.agent_memory.hashing.casefolded_content_hash`; ``None`` for an erasure registered
+    before the register kept it). All are ``""`` for an erasure that keeps out no content."""
 
     memory_id: str
     scope_kind: str
     scope_key: str
     content_hash: str
     folded_hash: str | None = None
+    casefolded_hash: str | None = None
 
-    def covers(self, scope: Scope, content_hash: str, folded_hash: str) -> bool:
-        """Whether this erasure forbids content of ``content_hash`` (exact) and ``folded_hash`` (folded)
-        in ``scope``: the same scope, and the same content up to whitespace. Any of the write's two hashes
-        equal to any of the erasure's means it (a folded hash equal to an exact one: one of the two
-        contents is the other folded), so an erasure without a folded hash still refuses the re-spaced
-        forms of a content that was erased in folded form."""
-        return (self.scope_kind, self.scope_key) == scope.storage() and self.matches(content_hash, folded_hash)
+    def covers(self, scope: Scope, *hashes: str) -> bool:
+        """Whether this erasure forbids content of ``hashes`` (a write's
+        :func:`~meta_memory.agent_memory.hashing.erasure_hashes`: exact, fold 1, fold 2) in ``scope``: the
+        same scope, and the same content up to the finest fold the row was registered with (:meth:`matches`)."""
+        return (self.scope_kind, self.scope_key) == scope.storage() and self.matches(*hashes)
 
-    def matches(self, content_hash: str, folded_hash: str) -> bool:
-        """Whether the content of ``content_hash`` (exact) and ``folded_hash`` (folded) is this erasure's,
-        in whatever scope: the rule of :meth:`covers` without the scope (an import refuses content erased
-        anywhere in the installation)."""
-        mine = (self.content_hash, self.folded_hash)
-        return (bool(content_hash) and content_hash in mine) or (bool(folded_hash) and folded_hash in mine)
+    def matches(self, *hashes: str) -> bool:
+        """Whether the content of ``hashes`` is this erasure's, in whatever scope (the rule of :meth:`covers`
+        without the scope: an import refuses content erased anywhere in the installation): any of the
+        write's hashes equal to any of the row's. Fold 2 folds what fold 1 folds (``fold_compat(t) ==
+        fold_compat(fold_whitespace(t))``), so a hash of one fold equal to a hash of another (or to an exact
+        hash: one content is the other folded) still means one content under fold 2; an erasure without a
+        fold-2 hash refuses its exact content, the re-spaced forms of it, and every form of content that
+        was erased already folded."""
+        mine = (self.content_hash, self.folded_hash, self.casefolded_hash)
+        return any(h and h in mine for h in hashes)
 
 
 @dataclass(frozen=True, slots=True)

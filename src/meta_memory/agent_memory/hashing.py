@@ -1,8 +1,11 @@
 """Content hashes, record ids and stage tokens (reference §2A, §2B).
 
 - :func:`content_hash` binds a review or a dedup to exact content; :func:`folded_content_hash` is the
-  same hash over the whitespace-folded content (:func:`fold_whitespace`): the erasure register's
-  match of content that differs only in whitespace.
+  same hash over the whitespace-folded content (:func:`fold_whitespace`, fold 1), and
+  :func:`casefolded_content_hash` over the content folded also for compatibility forms and case
+  (:func:`fold_compat`, fold 2): the erasure register's matches of content that differs from erased
+  content only in whitespace, invisible characters, width, compatibility forms or case
+  (:func:`erasure_hashes` gives a write's three hashes).
 - :func:`new_memory_id` mints ``mem-{now_ns}-{pid:x}-{nonce:016x}`` (``nonce``: 64 random bits, no
   function of the content); :func:`new_memory_ids` mints many, their nonces from one ``os.urandom`` call.
 - :func:`mint_token` mints ``{prefix}-{now_ns}-{pid:x}-{nonce:08x}`` (32 random bits).
@@ -22,10 +25,21 @@ import hashlib
 import os
 import threading
 import time
+import unicodedata
 
 from meta_memory.textfold import strip_invisible
 
-__all__ = ["content_hash", "fold_whitespace", "folded_content_hash", "new_memory_id", "new_memory_ids", "mint_token"]
+__all__ = [
+    "casefolded_content_hash",
+    "content_hash",
+    "erasure_hashes",
+    "fold_compat",
+    "fold_whitespace",
+    "folded_content_hash",
+    "mint_token",
+    "new_memory_id",
+    "new_memory_ids",
+]
 
 _clock_lock = threading.Lock()
 _last_ns = 0
@@ -73,6 +87,64 @@ def folded_content_hash(title: str, body: str, exact: str | None = None) -> str:
     if exact is not None and folded_title == title and folded_body == body:
         return exact
     return content_hash(folded_title, folded_body)
+
+
+def fold_compat(text: str) -> str:
+    """``text`` folded as :func:`fold_whitespace` folds it, and also for compatibility forms and case
+    (fold 2 of the erasure register): NFKC (full-width and half-width forms, ligatures, circled and
+    mathematical letters, superscripts, the no-break and ideographic spaces...) and Unicode case folding
+    (``str.casefold``: ``"Straße"`` and ``"STRASSE"`` fold alike), repeated until nothing changes (a
+    case folding can leave text that NFKC changes again), then invisible characters removed and
+    whitespace runs folded. Idempotent, and ``fold_compat(fold_whitespace(t)) == fold_compat(t)``.
+
+    Visible differences stay: accents and other combining marks (``"café"`` is not ``"cafe"``), letters
+    of other scripts that look Latin, punctuation. ASCII text costs one ``str.lower``."""
+    return _fold_forms_and_case(strip_invisible(text))
+
+
+def _fold_forms_and_case(visible: str) -> str:
+    """:func:`fold_compat` of ``visible``, a text without invisible characters (no code point's NFKC form or
+    case folding holds one, checked over every code point, so none is removed after them)."""
+    if visible.isascii():
+        return " ".join(visible.lower().split())
+    folded = visible
+    for _ in range(_COMPAT_ROUNDS):  # until NFKC and case folding both leave it as it is
+        folded = unicodedata.normalize("NFKC", folded)
+        lower = folded.casefold()
+        if lower == folded:
+            break
+        folded = lower
+    return " ".join(folded.split())
+
+
+#: At most this many rounds of NFKC and case folding in :func:`fold_compat` (one or two settle every
+#: text seen: the bound only keeps a pathological input from looping).
+_COMPAT_ROUNDS = 4
+
+
+def casefolded_content_hash(title: str, body: str, exact: str | None = None) -> str:
+    """:func:`content_hash` over ``title`` and ``body`` each folded by :func:`fold_compat` (fold 2): equal
+    for two contents that differ only in whitespace, invisible characters, width, compatibility forms or
+    case. ``exact`` as for :func:`folded_content_hash` (returned when folding changes neither text)."""
+    folded_title, folded_body = fold_compat(title), fold_compat(body)
+    if exact is not None and folded_title == title and folded_body == body:
+        return exact
+    return content_hash(folded_title, folded_body)
+
+
+def erasure_hashes(title: str, body: str, exact: str | None = None) -> tuple[str, str, str]:
+    """``(content hash, fold-1 hash, fold-2 hash)`` of a write of ``title`` and ``body``: what the
+    erasure register compares with every row (:meth:`~meta_memory.agent_memory.erase.Erasure.matches`).
+    The fold-1 hash finds the rows registered with fold 1 only (before the register kept fold 2).
+    ``exact`` is ``content_hash(title, body)`` when the caller holds it."""
+    exact = content_hash(title, body) if exact is None else exact
+    title1, body1 = fold_whitespace(title), fold_whitespace(body)
+    fold1 = exact if title1 == title and body1 == body else content_hash(title1, body1)
+    # fold 2 from fold 1's text (fold_compat(fold_whitespace(t)) == fold_compat(t)): the invisible
+    # characters are removed once
+    title2, body2 = _fold_forms_and_case(title1), _fold_forms_and_case(body1)
+    fold2 = fold1 if title2 == title1 and body2 == body1 else content_hash(title2, body2)
+    return exact, fold1, fold2
 
 
 #: Bytes of randomness at the end of each minted memory id (16 hex digits).

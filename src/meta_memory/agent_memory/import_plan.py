@@ -34,7 +34,7 @@ from meta_memory.agent_memory import record_writes
 from meta_memory.agent_memory.batch import BatchReceipt, CreateOp, RestoreOp, StagedBatch
 from meta_memory.agent_memory.erase import Erasure
 from meta_memory.agent_memory.expiry import expiry_past_cap
-from meta_memory.agent_memory.hashing import content_hash, folded_content_hash
+from meta_memory.agent_memory.hashing import content_hash, erasure_hashes
 from meta_memory.agent_memory.model import (
     Author,
     ImportedFrom,
@@ -148,7 +148,7 @@ def check_chains(store: AgentMemoryStore, records: Sequence[tuple[int, MemoryRec
 def installation_erasures(store: AgentMemoryStore, realm: str, ids: Collection[str],
                           hashes: Collection[str]) -> list[tuple[str, Erasure]]:
     """``(realm, row)`` of every erasure-register row of every realm of the installation (``realm`` first)
-    naming one of ``ids`` or matching one of ``hashes`` (exact or folded content hashes): one snapshot and a
+    naming one of ``ids`` or matching one of ``hashes`` (exact or folded content hashes: ``erasure_hashes``): one snapshot and a
     few ``IN`` lookups per realm."""
     rows: list[tuple[str, Erasure]] = []
     for name in dict.fromkeys([realm, *store.list_realms()]):
@@ -157,9 +157,10 @@ def installation_erasures(store: AgentMemoryStore, realm: str, ids: Collection[s
     return rows
 
 
-def erased_reason(rows: Sequence[tuple[str, Erasure]], realm: str, memory_id: str | None, hashes: tuple[str, str],
+def erased_reason(rows: Sequence[tuple[str, Erasure]], realm: str, memory_id: str | None, hashes: tuple[str, ...],
                   scopes: Sequence[Scope] = ()) -> str | None:
-    """Why an import refuses a record of ``realm`` (its id, its ``(content hash, folded hash)`` and the
+    """Why an import refuses a record of ``realm`` (its id, its hashes,
+    :func:`~meta_memory.agent_memory.hashing.erasure_hashes`, and the
     ``scopes`` it would be read in) given the installation's erasure ``rows``
     (:func:`installation_erasures`), or ``None``: its id was erased in any realm, its content erased from
     one of ``scopes`` of ``realm``, or from any other scope of any realm. Every reason begins ``erased``
@@ -182,7 +183,7 @@ def keep_out_erased(store: AgentMemoryStore, realm: str, recs: Sequence[tuple[in
                     ) -> tuple[list[tuple[int, MemoryRecord]], list[tuple[int, str, str]]]:
     """``(kept, refused)``: ``recs`` without the records the erasure register of **any** realm of the
     installation refuses (:func:`erased_reason`: an id erased anywhere, or content erased from any scope of
-    any realm, matched by the register's rule, the exact or the folded content hash), and without the
+    any realm, matched by the register's rule, the exact or a folded content hash), and without the
     records of their supersede chains in the file (which could not land without them); ``refused`` holds
     ``(line, id, reason)`` of each, in the order of ``recs``.
 
@@ -191,7 +192,7 @@ def keep_out_erased(store: AgentMemoryStore, realm: str, recs: Sequence[tuple[in
     bring erased text back anywhere; a live write of the same words into another identity's own scope is
     not refused, since that refusal would tell the writer what was erased elsewhere."""
     exact = [rec.content_hash for _, rec in recs]
-    hashes = [(h, folded_content_hash(rec.title, rec.body, h)) for (_, rec), h in zip(recs, exact, strict=True)]
+    hashes = [erasure_hashes(rec.title, rec.body, h) for (_, rec), h in zip(recs, exact, strict=True)]
     rows = installation_erasures(store, realm, [rec.id for _, rec in recs], {h for pair in hashes for h in pair})
     if not rows:
         return list(recs), []

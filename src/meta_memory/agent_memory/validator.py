@@ -41,7 +41,7 @@ from meta_memory.agent_memory.fields import (
     normalize_tags,
     validate_record_fields,
 )
-from meta_memory.agent_memory.hashing import content_hash, folded_content_hash, new_memory_id, new_memory_ids
+from meta_memory.agent_memory.hashing import content_hash, erasure_hashes, new_memory_id, new_memory_ids
 from meta_memory.agent_memory.model import (
     Author,
     AuthorKind,
@@ -95,28 +95,26 @@ class RecordReader(Protocol):
 
     def erased(self, ids: Collection[str], content_hashes: Collection[str]) -> list[Erasure]:
         """The erasure-register rows of the batch's realm naming any of ``ids`` or holding any of
-        ``content_hashes`` as their content hash or folded hash (see :mod:`meta_memory.agent_memory.erase`)."""
+        ``content_hashes`` by their finest hash (see :mod:`meta_memory.agent_memory.erase`)."""
         ...
 
 
 @dataclass(frozen=True, slots=True)
 class ErasureCheck:
-    """One write the erasure register must allow: op ``op_index`` brings content of ``content_hash``
-    (and ``folded_hash``: :func:`~meta_memory.agent_memory.hashing.folded_content_hash`) into each of
-    ``scopes`` (its target, and the identity scope of an agent author), under ``memory_id`` when the
+    """One write the erasure register must allow: op ``op_index`` brings content of ``hashes`` (exact,
+    fold 1, fold 2: :func:`~meta_memory.agent_memory.hashing.erasure_hashes`) into each of ``scopes`` (its target, and the identity scope of an agent author), under ``memory_id`` when the
     write names its own id (a restore, a markdown import)."""
 
     op_index: int
     scopes: tuple[Scope, ...]
-    content_hash: str
-    folded_hash: str
+    hashes: tuple[str, str, str]
     memory_id: str | None = None
 
     @classmethod
     def of(cls, op_index: int, scopes: tuple[Scope, ...], title: str, body: str, content_hash: str,
            memory_id: str | None = None) -> ErasureCheck:
         """The check of a write of normalised ``title`` and ``body`` (whose content hash is ``content_hash``)."""
-        return cls(op_index, scopes, content_hash, folded_content_hash(title, body, content_hash), memory_id)
+        return cls(op_index, scopes, erasure_hashes(title, body, content_hash), memory_id)
 
 
 def erasure_scopes(scope: Scope, *authors: Author) -> tuple[Scope, ...]:
@@ -134,7 +132,7 @@ def refuse_erased(reader: RecordReader, checks: Sequence[ErasureCheck]) -> None:
     One lookup for all checks; the message names the scope, never the content."""
     if not checks:
         return
-    hashes = {c.content_hash for c in checks} | {c.folded_hash for c in checks}
+    hashes = {h for c in checks for h in c.hashes}
     rows = reader.erased([c.memory_id for c in checks if c.memory_id is not None], hashes)
     if not rows:
         return
@@ -145,7 +143,7 @@ def refuse_erased(reader: RecordReader, checks: Sequence[ErasureCheck]) -> None:
                 "erased", f"op {c.op_index}: record '{c.memory_id}' was erased; an erased record is never written again",
                 op_index=c.op_index)
         for scope in c.scopes:
-            if any(r.covers(scope, c.content_hash, c.folded_hash) for r in rows):
+            if any(r.covers(scope, *c.hashes) for r in rows):
                 raise AgentMemoryError(
                     "erased", f"op {c.op_index}: this content was erased from {scope.describe()}; erased content "
                               "is never written there again", op_index=c.op_index)

@@ -39,7 +39,7 @@ from meta_memory.agent_memory.fields import (
     normalize_tags,
     validate_record_fields,
 )
-from meta_memory.agent_memory.hashing import content_hash, folded_content_hash, mint_token, new_memory_id
+from meta_memory.agent_memory.hashing import content_hash, erasure_hashes, mint_token, new_memory_id
 from meta_memory.agent_memory.markdown import (
     IMPORTED_SUFFIX,
     LegacyFileRefused,
@@ -646,11 +646,7 @@ def import_summary(tx: WriteTx, file_name: str, imported: int, skips: Sequence[s
 def _without_erased(tx: WriteTx, scope: Scope, ops: list[CreateOp], skips: list[str]) -> list[CreateOp]:
     """``ops`` without the records the erasure register keeps out (an erased id, or content erased
     from ``scope``), each noted in ``skips`` by id only."""
-    hashes: list[tuple[str, str]] = []
-    for op in ops:
-        title, body = op.record.title, op.record.body.strip()
-        exact = content_hash(title, body)
-        hashes.append((exact, folded_content_hash(title, body, exact)))
+    hashes = [erasure_hashes(op.record.title, op.record.body.strip()) for op in ops]
     rows = tx.erased([op.id for op in ops if op.id is not None], {h for pair in hashes for h in pair})
     if not rows:
         return ops

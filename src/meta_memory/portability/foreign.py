@@ -33,7 +33,7 @@ from typing import Any
 
 from ..agent_memory.batch import CreateOp
 from ..agent_memory.fields import FieldError, normalize_metadata
-from ..agent_memory.hashing import content_hash, folded_content_hash
+from ..agent_memory.hashing import erasure_hashes
 from ..agent_memory.import_plan import (
     Landing,
     StoredKeys,
@@ -260,10 +260,7 @@ def _not_erased(store: AgentMemoryStore, summary: ForeignSummary,
     holds (:func:`~meta_memory.agent_memory.import_plan.erased_reason`), each noted as refused (``erased``)."""
     if not ops:
         return ops
-    hashes = []
-    for _, op in ops:
-        exact = content_hash(op.record.title, op.record.body)
-        hashes.append((exact, folded_content_hash(op.record.title, op.record.body, exact)))
+    hashes = [erasure_hashes(op.record.title, op.record.body) for _, op in ops]
     rows = installation_erasures(store, summary.realm, [op.id for _, op in ops if op.id is not None],
                                  {h for pair in hashes for h in pair})
     if not rows:

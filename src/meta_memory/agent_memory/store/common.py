@@ -43,7 +43,7 @@ from meta_memory.agent_memory.erase import (
 )
 from meta_memory.agent_memory.fields import canonical_metadata
 from meta_memory.agent_memory.filters import FilterNode, compile_filter
-from meta_memory.agent_memory.hashing import content_hash, folded_content_hash, mint_token
+from meta_memory.agent_memory.hashing import casefolded_content_hash, erasure_hashes, fold_compat, mint_token
 from meta_memory.agent_memory.model import (
     Kind,
     MemoryRecord,
@@ -70,7 +70,7 @@ from meta_memory.agent_memory.store.base import (
     dumps,
 )
 from meta_memory.agent_memory.store.dialect import Dialect
-from meta_memory.agent_memory.store.shared_ddl import ERASURE_MATCH_HASH
+from meta_memory.agent_memory.store.shared_ddl import ERASURE_LOOKUP_HASH
 from meta_memory.agent_memory.store.tables import AUDIT_INSERT_COLUMNS, Connection, Sql
 from meta_memory.agent_memory.store.tx import ReadTx, WriteTx
 from meta_memory.agent_memory.validator import AuditEntry, normalize_record, plan_batch
@@ -380,33 +380,34 @@ class SqlRecordReader:
         """The erasure-register rows naming any of ``ids`` or matching any of ``content_hashes`` (a few
         ``IN`` lookups, on the register's key and its match index).
 
-        A row matches by its folded hash, or by its content hash when it has none (registered before the
-        register kept folded hashes): ``content_hashes`` holds both hashes of each write, and a write whose
-        content hash equals a row's must have the same folded hash, so this one lookup finds every row
+        A row is looked up by its fold-2 hash, else its fold-1 hash, else its content hash (the finest it
+        was registered with: ``shared_ddl.ERASURE_LOOKUP_HASH``): ``content_hashes`` holds the three hashes
+        of each write (:func:`~meta_memory.agent_memory.hashing.erasure_hashes`), and content a row matches
+        has that row's finest hash among them, so this one lookup finds every row
         :meth:`~meta_memory.agent_memory.erase.Erasure.covers` may match."""
         out: dict[str, Erasure] = {}
-        for column, wanted in (("memory_id", ids), (ERASURE_MATCH_HASH, content_hashes)):
+        for column, wanted in (("memory_id", ids), (ERASURE_LOOKUP_HASH, content_hashes)):
             values = sorted({v for v in wanted if not (self._store.refuses_nul and "\x00" in v)})
             for first in range(0, len(values), _ERASURE_CHUNK):
                 chunk = tuple(values[first:first + _ERASURE_CHUNK])
                 sql, params = self._store._realm_rows(
-                    self.realm, "erasures", "memory_id, scope_kind, scope_key, content_hash, folded_hash",
+                    self.realm, "erasures", "memory_id, scope_kind, scope_key, content_hash, folded_hash, casefolded_hash",
                     f"{column} IN ({', '.join('?' * len(chunk))})", chunk)
                 for r in self._conn.execute(sql, params).fetchall():
-                    out[r[0]] = Erasure(r[0], r[1], r[2], r[3], r[4])
+                    out[r[0]] = Erasure(r[0], r[1], r[2], r[3], r[4], r[5])
         return list(out.values())
 
 
 @dataclass(frozen=True, slots=True)
 class _ErasedProposal:
-    """A proposal an erase takes: its id, status, target scope (JSON), content hash, and the scope its
-    erasure is registered under (the proposing agent's identity scope, else the target's)."""
+    """A proposal an erase takes: its id, status, target scope (JSON), content hashes (exact, fold 1,
+    fold 2: :func:`~meta_memory.agent_memory.hashing.erasure_hashes`; ``("", "", "")`` when unreadable), and
+    the scope its erasure is registered under (the proposing agent's identity scope, else the target's)."""
 
     proposal_id: str
     status: str
     scope_json: dict[str, Any]
-    content_hash: str
-    folded_hash: str
+    hashes: tuple[str, str, str]
     register_scope: tuple[str, str]
 
 
@@ -417,8 +418,9 @@ _PROPOSAL_STATUSES = ("pending", "held", "accepted", "rejected")
 def _erasable_proposals(tx: WriteTx, closure: Sequence[MemoryRecord], identity: str | None) -> list[_ErasedProposal]:
     """The proposals an erase of ``closure`` takes: every proposal of ``identity`` (an identity erase), and
     any proposal holding erased content proposed from, or into, a scope that content was erased from."""
-    # by folded hash: a proposal whose body differs from an erased record's only in whitespace holds its content
-    erased = {(r.scope.storage(), folded_content_hash(r.title, r.body, r.content_hash)) for r in closure}
+    # by fold-2 hash: a proposal whose text differs from an erased record's only in whitespace, invisible
+    # characters, width or case holds its content
+    erased = {(r.scope.storage(), casefolded_content_hash(r.title, r.body, r.content_hash)) for r in closure}
     out: list[_ErasedProposal] = []
     for row in tx.proposals.listing(_PROPOSAL_STATUSES, MAX_ERASE_RECORDS):
         author = row.author
@@ -426,16 +428,16 @@ def _erasable_proposals(tx: WriteTx, closure: Sequence[MemoryRecord], identity: 
         proposer_scope = ("identity", logical_identity(proposer)) if isinstance(proposer, str) and proposer else None
         try:
             record = normalize_record(NewMemoryRecord.from_json(row.record))
-            chash = content_hash(record.title, record.body)
-            folded = folded_content_hash(record.title, record.body, chash)
+            hashes = erasure_hashes(record.title, record.body)
         except (ValueError, KeyError, TypeError):
-            chash = folded = ""  # an unreadable proposal goes only with its proposer's identity
+            hashes = ("", "", "")  # an unreadable proposal goes only with its proposer's identity
+        chash, folded = hashes[0], hashes[2]
         target = (row.scope_kind, row.scope_key)
         own = identity is not None and proposer_scope == ("identity", identity)
         same = bool(chash) and ((target, folded) in erased or (proposer_scope is not None and (proposer_scope, folded) in erased))
         if own or same:
             scope_json = Scope.from_storage(tx.realm, row.scope_kind, row.scope_key).to_json()
-            out.append(_ErasedProposal(row.proposal_id, row.status, scope_json, chash, folded, proposer_scope or target))
+            out.append(_ErasedProposal(row.proposal_id, row.status, scope_json, hashes, proposer_scope or target))
     return out
 
 
@@ -781,29 +783,39 @@ class SqlAgentMemoryStore(AgentMemoryStore, Generic[C]):
         """Inside the erase's transaction, after the rows went: drop what the backend keeps besides them
         (PostgreSQL: full-text terms no active record holds any more)."""
 
-    def _same_content(self, conn: C, realm: str, recs: Sequence[MemoryRecord]) -> list[MemoryRecord]:
+    def _same_content(self, conn: C, realm: str, recs: Sequence[MemoryRecord],
+                      titles: dict[Scope, dict[str, list[str]]]) -> list[MemoryRecord]:
         """Records sharing a scope and content with any of ``recs`` (any status): the same content hash, or
-        the same folded hash (a body that differs only in whitespace, the erasure register's match). Both
-        imply the same stored title (it is whitespace-compacted, and the content hash covers it), so one read
-        of the scope's rows with one of ``recs``' titles finds them all; their hashes are compared here."""
+        the same fold-2 hash (:func:`~meta_memory.agent_memory.hashing.casefolded_content_hash`: a text that
+        differs only in whitespace, invisible characters, width or case, the erasure register's match). Both
+        imply titles equal under fold 2, so the candidates are the rows of the scope whose folded title is
+        one of ``recs``'; their records are read by id and their hashes compared here.
+
+        ``titles`` caches, per scope, the ids of its rows by folded title: one read of a scope's titles (a
+        walk of the scope, as the title is not indexed) per erase, however many batches its closure takes."""
         by_scope: dict[Scope, tuple[set[str], set[str], set[str]]] = {}
         for r in recs:
-            hashes, titles, folded = by_scope.setdefault(r.scope, (set(), set(), set()))
+            hashes, folded_titles, folded = by_scope.setdefault(r.scope, (set(), set(), set()))
             hashes.add(r.content_hash)
-            titles.add(r.title)
-            folded.add(folded_content_hash(r.title, r.body, r.content_hash))
+            folded_titles.add(fold_compat(r.title))
+            folded.add(casefolded_content_hash(r.title, r.body, r.content_hash))
         out: list[MemoryRecord] = []
-        for scope, (hashes, titles, folded) in by_scope.items():
-            kind, key = scope.storage()
-            wanted = sorted(titles)
+        for scope, (hashes, folded_titles, folded) in by_scope.items():
+            ids_by_title = titles.get(scope)
+            if ids_by_title is None:
+                ids_by_title = titles[scope] = {}
+                sql, params = self._realm_records(realm, "memory_id, title", "scope_kind = ? AND scope_key = ?",
+                                                  scope.storage())
+                for mid, title in conn.execute(sql, params).fetchall():
+                    ids_by_title.setdefault(fold_compat(title), []).append(mid)
+            wanted = sorted({mid for t in folded_titles for mid in ids_by_title.get(t, ())})
             for first in range(0, len(wanted), _ERASURE_CHUNK):
                 chunk = tuple(wanted[first:first + _ERASURE_CHUNK])
                 sql, params = self._realm_records(
-                    realm, RECORD_COLUMNS, f"scope_kind = ? AND scope_key = ? AND title IN ({', '.join('?' * len(chunk))})",
-                    (kind, key, *chunk))
+                    realm, RECORD_COLUMNS, f"memory_id IN ({', '.join('?' * len(chunk))})", chunk)
                 for row in conn.execute(sql, params).fetchall():
                     rec = row_to_record(realm, row)
-                    if rec.content_hash in hashes or folded_content_hash(rec.title, rec.body, rec.content_hash) in folded:
+                    if rec.content_hash in hashes or casefolded_content_hash(rec.title, rec.body, rec.content_hash) in folded:
                         out.append(rec)
         return out
 
@@ -829,7 +841,8 @@ class SqlAgentMemoryStore(AgentMemoryStore, Generic[C]):
                 start = [rec]
             # An erase of content takes every copy of it in the scope and every proposal of it; a retention
             # sweep (keep_out_content=False) takes only the records it found out of use.
-            same = (lambda recs: self._same_content(conn, name, recs)) if keep_out_content else None
+            titles: dict[Scope, dict[str, list[str]]] = {}
+            same = (lambda recs: self._same_content(conn, name, recs, titles)) if keep_out_content else None
             try:
                 closure = content_closure(start, reader.get_record, lambda ids: self._linked_children(conn, name, ids),
                                           same)
@@ -870,21 +883,22 @@ class SqlAgentMemoryStore(AgentMemoryStore, Generic[C]):
                 if scrubbed is not None:
                     tx.dream_runs.set_detail(run.run_id, scrubbed)
             self._erase_leftovers(conn, name)
-            folded = {r.id: folded_content_hash(r.title, r.body, r.content_hash) for r in closure}
-            registered = [(e.memory_id, *e.scope.storage(), *((e.content_hash, folded[e.memory_id])
-                                                              if keep_out_content else ("", "")), now)
+            # the fold-1 hash too: an earlier release sharing the database matches by it
+            hashes = {r.id: erasure_hashes(r.title, r.body, r.content_hash) for r in closure}
+            none = ("", "", "")
+            registered = [(e.memory_id, *e.scope.storage(), *(hashes[e.memory_id] if keep_out_content else none), now)
                           for e in erased]
             registered += [(p.proposal_id, p.register_scope[0], p.register_scope[1],
-                            *((p.content_hash, p.folded_hash) if keep_out_content else ("", "")), now)
+                            *(p.hashes if keep_out_content else none), now)
                            for p in proposals]
-            self._insert_rows(conn, name, "erasures",
-                              "memory_id, scope_kind, scope_key, content_hash, folded_hash, erased_at_ms", registered)
+            self._insert_rows(conn, name, "erasures", "memory_id, scope_kind, scope_key, content_hash, folded_hash, "
+                              "casefolded_hash, erased_at_ms", registered)
             token = mint_token("erase")
             audit = [
                 (e.memory_id, {"scope": e.scope.to_json(), "content_hash": e.content_hash, "status": e.status})
                 for e in erased
             ] + [
-                (p.proposal_id, {"scope": p.scope_json, "content_hash": p.content_hash, "status": p.status,
+                (p.proposal_id, {"scope": p.scope_json, "content_hash": p.hashes[0], "status": p.status,
                                  "proposal": True})
                 for p in proposals
             ]

@@ -264,7 +264,7 @@ def _realm_view(schema: str, table: str) -> str:
 #: column replaces the view with every column (``CREATE OR REPLACE VIEW`` may append columns).
 _LATER_COLUMNS: dict[str, tuple[tuple[int, str], ...]] = {
     "records": ((8, "metadata"), (9, "expires_at_ms")),
-    "erasures": ((12, "folded_hash"),),
+    "erasures": ((12, "folded_hash"), (15, "casefolded_hash")),
 }
 
 
@@ -340,6 +340,20 @@ def _erasure_folded_hashes(schema: str) -> list[str]:
         f"CREATE OR REPLACE VIEW {views}.erasures AS SELECT {', '.join(_view_columns('erasures', 12))} "
         f"FROM {base}.erasures WHERE realm = current_setting('{REALM_SETTING}') WITH CASCADED CHECK OPTION",
         f"CREATE INDEX IF NOT EXISTS erasures_match_idx ON erasures(realm, ({ddl.ERASURE_MATCH_HASH}), scope_kind, scope_key)",
+    ]
+
+
+def _erasure_casefolded_hashes(schema: str) -> list[str]:
+    """``erasures.casefolded_hash`` (as SQLite's step 15: the content hash over the title and body folded
+    also for compatibility forms and case, fold 2; ``NULL`` for an erasure registered before), the realm
+    view showing it, and the index of the lookup of a write's hashes (``shared_ddl.ERASURE_LOOKUP_HASH``)."""
+    base, views = quote_ident(schema), quote_ident(schema + "_realm")
+    return [
+        "ALTER TABLE erasures ADD COLUMN IF NOT EXISTS casefolded_hash TEXT",
+        f"CREATE OR REPLACE VIEW {views}.erasures AS SELECT {', '.join(_view_columns('erasures', 15))} "
+        f"FROM {base}.erasures WHERE realm = current_setting('{REALM_SETTING}') WITH CASCADED CHECK OPTION",
+        f"CREATE INDEX IF NOT EXISTS erasures_lookup_idx ON erasures(realm, ({ddl.ERASURE_LOOKUP_HASH}), "
+        "scope_kind, scope_key)",
     ]
 
 
@@ -436,7 +450,8 @@ def migrations(schema: str) -> list[tuple[int, str, list[str]]]:
         (12, "erasure-folded-hashes", _erasure_folded_hashes(schema)),
         # No step 13 here: SQLite's step 13 is its records generation (recall's view cache, SQLite only).
         (14, "scope-rows", _scope_rows(schema)),
-        # No step 15 here: SQLite's step 15 widens its records generation's trigger (SQLite only, as step 13).
+        (15, "erasure-casefolded-hashes", _erasure_casefolded_hashes(schema)),
+        # No step 16 here: SQLite's step 16 widens its records generation's trigger (SQLite only, as step 13).
     ]
 
 

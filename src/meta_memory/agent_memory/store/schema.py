@@ -239,11 +239,21 @@ _ERASURE_FOLDED_HASHES = [
     f"CREATE INDEX IF NOT EXISTS erasures_match_idx ON erasures({ddl.ERASURE_MATCH_HASH}, scope_kind, scope_key)",
 ]
 
+# The erasure register's fold-2 hash: the content hash over the title and body folded also for compatibility
+# forms (NFKC: full-width letters...) and case (``hashing.casefolded_content_hash``), so content that differs
+# from erased content only in case or width stays out too. An erasure registered before keeps ``NULL`` and
+# matches by its fold-1 or content hash, as before (its content is gone: nothing to compute it from). A
+# write looks up its three hashes by ``ddl.ERASURE_LOOKUP_HASH``: one index seek per hash.
+_ERASURE_CASEFOLDED_HASHES = [
+    "ALTER TABLE erasures ADD COLUMN casefolded_hash TEXT",
+    f"CREATE INDEX IF NOT EXISTS erasures_lookup_idx ON erasures({ddl.ERASURE_LOOKUP_HASH}, scope_kind, scope_key)",
+]
+
 #: What a cached recall view and its liveness rest on (:mod:`.view_cache`): a row's identity, the text a view
 #: holds, its timestamps, scope, status and expiry (step 13's trigger).
 GENERATION_COLUMNS = ("rid", "memory_id", "content_hash", "title", "description", "body", "tags", "created_at_ms",
                       "updated_at_ms", "scope_kind", "scope_key", "status_kind", "expires_at_ms")
-#: Every column of ``records`` but ``usage_stats`` (which every recall's usage marks move): step 15's trigger moves
+#: Every column of ``records`` but ``usage_stats`` (which every recall's usage marks move): step 16's trigger moves
 #: the generation with any of them, so a whole record kept at a generation (:meth:`.view_cache.ViewCache.records`)
 #: differs from its row by its usage counters alone.
 RECORD_GENERATION_COLUMNS = (*GENERATION_COLUMNS, "kind", "provenance", "trust", "status_detail", "supersedes",
@@ -316,7 +326,8 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
     (12, "erasure-folded-hashes", _ERASURE_FOLDED_HASHES),
     (13, "records-generation", _RECORDS_GENERATION),
     (14, "scope-rows", _SCOPE_ROWS),
-    (15, "records-generation-all-columns", _RECORDS_GENERATION_ALL_COLUMNS),
+    (15, "erasure-casefolded-hashes", _ERASURE_CASEFOLDED_HASHES),
+    (16, "records-generation-all-columns", _RECORDS_GENERATION_ALL_COLUMNS),
 ]
 """``(version, name, statements)`` of domain :data:`SCHEMA_DOMAIN`, applied in order."""
 

@@ -27,6 +27,7 @@ from ...agent_memory.fields import (
     normalize_tags,
 )
 from ...agent_memory.filters import FilterNode, parse_filter
+from ...agent_memory.secrets import scan_text, secret_rule
 from ...limits import (
     MAX_BATCH_OPS,
     MAX_DERIVED_SESSIONS,
@@ -375,7 +376,7 @@ class ListParams(_FilterParams):
 
 class EraseIdentityParams(IdentityParams):
     """``meta/agent_memory/erase_identity``: identity, realm?, dry_run? (default false), reason? (at most
-    400 bytes, kept in the erase audit rows)."""
+    400 bytes, no secret: kept in the erase audit rows)."""
 
     dry_run: bool = False
     reason: str | None = None
@@ -383,8 +384,13 @@ class EraseIdentityParams(IdentityParams):
     @field_validator("reason")
     @classmethod
     def _reason(cls, value: str | None) -> str | None:
-        if value is not None and _nbytes(value) > MAX_REASON_BYTES:
+        if value is None:
+            return None
+        if _nbytes(value) > MAX_REASON_BYTES:
             raise ValueError(f"reason must be at most {MAX_REASON_BYTES} bytes")
+        secret_class = scan_text(value)  # the one scanner for every write: the reason is kept in the audit rows
+        if secret_class is not None:
+            raise ValueError(secret_rule("reason", secret_class))
         return value
 
 
