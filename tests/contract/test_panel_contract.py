@@ -24,11 +24,11 @@ from meta_memory.agent_memory import record_writes
 from meta_memory.agent_memory.hashing import content_hash
 from meta_memory.agent_memory.model import Author, NewMemoryRecord, Provenance, Scope
 from meta_memory.agent_memory.store.base import AgentMemoryStore, InjectionRow
+from meta_memory.agent_memory.store.panel_reads import ReadableScopes
 from meta_memory.agent_memory.store.sqlite import SqliteAgentMemoryStore
 from meta_memory.clock import ManualClock
 from meta_memory.panel.cursor import MAX_CURSOR_MS, Cursor, parse_cursor
 from meta_memory.panel.service import PanelService
-from meta_memory.agent_memory.store.panel_reads import ReadableScopes
 from meta_memory.panel.store import (
     PostgresPanelStore,
     RecordFilters,
