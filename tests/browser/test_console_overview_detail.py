@@ -37,9 +37,11 @@ def _seed(state: Path) -> dict[str, str]:
     clock = ManualClock(1_765_000_000_000)
     ids: dict[str, str] = {}
     with tainted_store(state, clock, "web_fetch") as store:
-        remember_spaced(store, clock, ((LEAD if i % 2 else WORKER,
-                                        f"Quarterly planning note {i:02d} with a fairly long descriptive title",
-                                        f"Planning note {i} body.") for i in range(6)))
+        # short titles leave the other columns their full width (the listing is then at its widest)
+        remember_spaced(store, clock, ((LEAD if i % 2 else WORKER, f"T{i}", f"Planning note {i} body.")
+                                       for i in range(6)))
+        clock.advance(1000)
+        record_writes.remember(store, "default", LEAD, "rtl\u202egnp.exe", "A title that reads backwards.")
         clock.advance(1000)
         ids["meta"] = record_writes.remember_merging(
             store, "default", LEAD, "Tagged by metadata", "Filtered by team.", metadata=HOSTILE)[0].memory_id
@@ -125,7 +127,7 @@ def test_the_per_scope_table_counts_expired_records_and_adds_up(page: Any, conso
         assert sum(figures) == scope["records"]
         shown_total += sum(figures)
     header_total = page.locator("#overview-totals dt:text-is('Records you may read') + dd").inner_text()
-    assert shown_total == int(header_total) == overview["totals"]["records"] == 9
+    assert shown_total == int(header_total) == overview["totals"]["records"] == 10
 
 
 def test_record_detail_shows_metadata_as_text(page: Any, console: Any) -> None:
@@ -157,7 +159,7 @@ def _inside(page: Any, selector: str, container: str) -> list[dict[str, float]]:
 def test_at_1400px_every_copy_button_stays_inside_the_listing(page: Any, console: Any, expired: str) -> None:
     gw, _ = console
     _open(page, gw, "#records")
-    expect(page.locator("table.records tbody tr")).to_have_count(9)
+    expect(page.locator("table.records tbody tr")).to_have_count(10)
     assert _inside(page, "table.records button.copy", "#records-holder .table-wrap") == []
     wrap = page.locator("#records-holder .table-wrap")
     assert wrap.evaluate("n => n.scrollWidth <= n.clientWidth"), "the records table scrolls sideways"
