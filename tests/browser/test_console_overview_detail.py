@@ -18,7 +18,14 @@ from urllib.parse import quote
 
 import pytest
 
-from browser_support import console_fixture, open_page, remember_spaced, require_chromium, tainted_store
+from browser_support import (
+    console_fixture,
+    open_page,
+    remember_quarantined,
+    remember_spaced,
+    require_chromium,
+    tainted_store,
+)
 from meta_memory.agent_memory import record_writes
 from meta_memory.clock import ManualClock
 
@@ -42,6 +49,8 @@ def _seed(state: Path) -> dict[str, str]:
                                        for i in range(6)))
         clock.advance(1000)
         record_writes.remember(store, "default", LEAD, "rtl\u202egnp.exe", "A title that reads backwards.")
+        clock.advance(1000)
+        remember_quarantined(store, LEAD, "MCP note", "Fetched from a tainted session.")
         clock.advance(1000)
         ids["meta"] = record_writes.remember_merging(
             store, "default", LEAD, "Tagged by metadata", "Filtered by team.", metadata=HOSTILE)[0].memory_id
@@ -127,7 +136,7 @@ def test_the_per_scope_table_counts_expired_records_and_adds_up(page: Any, conso
         assert sum(figures) == scope["records"]
         shown_total += sum(figures)
     header_total = page.locator("#overview-totals dt:text-is('Records you may read') + dd").inner_text()
-    assert shown_total == int(header_total) == overview["totals"]["records"] == 10
+    assert shown_total == int(header_total) == overview["totals"]["records"] == 11
 
 
 def test_record_detail_shows_metadata_as_text(page: Any, console: Any) -> None:
@@ -159,7 +168,7 @@ def _inside(page: Any, selector: str, container: str) -> list[dict[str, float]]:
 def test_at_1400px_every_copy_button_stays_inside_the_listing(page: Any, console: Any, expired: str) -> None:
     gw, _ = console
     _open(page, gw, "#records")
-    expect(page.locator("table.records tbody tr")).to_have_count(10)
+    expect(page.locator("table.records tbody tr")).to_have_count(11)
     assert _inside(page, "table.records button.copy", "#records-holder .table-wrap") == []
     wrap = page.locator("#records-holder .table-wrap")
     assert wrap.evaluate("n => n.scrollWidth <= n.clientWidth"), "the records table scrolls sideways"
