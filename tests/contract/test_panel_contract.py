@@ -24,6 +24,7 @@ from meta_memory.agent_memory import record_writes
 from meta_memory.agent_memory.hashing import content_hash
 from meta_memory.agent_memory.model import Author, NewMemoryRecord, Provenance, Scope
 from meta_memory.agent_memory.store.base import AgentMemoryStore, InjectionRow
+from meta_memory.agent_memory.store.panel_reads import ReadableScopes
 from meta_memory.agent_memory.store.sqlite import SqliteAgentMemoryStore
 from meta_memory.clock import ManualClock
 from meta_memory.panel.cursor import MAX_CURSOR_MS, Cursor, parse_cursor
@@ -436,3 +437,55 @@ def test_overview_counts_trust_tiers_of_the_counted_records(agent_store: AgentMe
     assert dict(rows[("mob", "research")].trust_counts) == {"operator": 1}
     shown = PanelService(panel, Visibility(AccessPolicy(), ANONYMOUS)).overview(realm=R)
     assert shown["totals"]["trust"] == {"agent_observed": 2, "operator": 2, "untrusted": 1}
+
+
+# ----------------------------------------------------------------------------- the caller's readable scopes
+
+SCOPES = [("identity", LEAD), ("identity", WORKER), ("identity", "a:b"), ("mob", "research"), ("realm", "")]
+scope_sets = st.frozensets(st.sampled_from(SCOPES))
+readable_rows = st.lists(
+    st.tuples(st.sampled_from(SCOPES), st.sampled_from(["active", "superseded", "quarantined", "tombstoned"]),
+              st.booleans(), st.integers(0, 6), st.sampled_from(["apple pie", "apple", "pear"])),
+    max_size=18)
+
+
+@settings(max_examples=30, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(rows=readable_rows, scopes=scope_sets, reviewed=scope_sets, limit=st.integers(1, 4),
+       term=st.sampled_from([None, "apple", "pie"]))
+def test_readable_scopes_keep_exactly_the_admitted_rows_on_both_backends(
+        agent_store: AgentMemoryStore, rows: list[Any], scopes: frozenset[tuple[str, str]],
+        reviewed: frozenset[tuple[str, str]], limit: int, term: str | None) -> None:
+    """The listing's access filter, in SQL, keeps the rows :meth:`ReadableScopes.admits` admits, and pages
+    over them alone (every admitted row once, in order, whatever the unreadable rows around them)."""
+    readable = ReadableScopes(scopes, reviewed & scopes)
+    execute(agent_store, R, [("DELETE FROM records", ())])
+    execute(agent_store, R, [insert_record(f"mem-{i:02d}", kind, key, status, ms, everq=everq, body=body)
+                             for i, ((kind, key), status, everq, ms, body) in enumerate(rows)])
+    expected = listing_order([
+        (ms, f"mem-{i:02d}") for i, ((kind, key), status, everq, ms, body) in enumerate(rows)
+        if readable.admits(kind, key, status, everq) and (term is None or term in body)])
+    filters = RecordFilters(terms=(term,) if term else (), readable=readable)
+    assert walk(panel_for(agent_store), R, limit, filters) == expected
+
+
+@settings(max_examples=60, deadline=None)
+@given(grants=st.frozensets(st.sampled_from([
+    ("agent.memory.read", None), ("agent.view", ("identity", LEAD)), ("agent.view", ("identity", WORKER)),
+    ("mob.memory.read", None), ("memory.quarantine.review", ("identity", LEAD)), ("memory.quarantine.review", None),
+    ("agent.memory.read", ("identity", "a:b")), ("agent.view", None)])),
+    status=st.sampled_from(["active", "superseded", "quarantined", "tombstoned"]), everq=st.booleans())
+def test_readable_scopes_agree_with_the_record_rule(grants: frozenset[tuple[str, Any]], status: str,
+                                                   everq: bool) -> None:
+    """:meth:`Visibility.readable_scopes` admits a record exactly when :meth:`Visibility.record` does."""
+    from meta_memory.access.config import parse_access_section
+    from meta_memory.access.principal import Principal
+
+    config = parse_access_section({"enabled": True, "grants": [
+        {"action": action, "who": {"principal": "alice"}, **({"on": dict([on])} if on else {})}
+        for action, on in sorted(grants, key=repr)]})
+    vis = Visibility(AccessPolicy(config), Principal("alice"))
+    readable = vis.readable_scopes(R, SCOPES)
+    for kind, key in SCOPES:
+        assert readable.admits(kind, key, status, everq) == vis.record(R, {
+            "scope_kind": kind, "scope_key": key, "status": status, "ever_quarantined": everq}), (kind, key)

@@ -121,18 +121,27 @@ class PanelService:
         Newest updated first across every selected realm; the page is cut from the rows
         the caller may read; ``next_cursor`` (``"<updated_at_ms>:<memory_id>"``) comes
         exactly when more readable rows follow. ``terms`` (lowercased) narrow the rows in the
-        store (:class:`RecordFilters`) before the page is cut. Raises ``StalledCursor`` (-32040) for a
+        store (:class:`RecordFilters`) before the page is cut. Under access control the store is also
+        given the caller's readable scopes (:meth:`Visibility.readable_scopes`), so it never reads a
+        row the caller may not read (how long a search takes does not depend on them); every row
+        is still judged here, so a store that ignores them lists the same page. Raises ``StalledCursor`` (-32040) for a
         store whose cursor does not move.
         """
         realms = self.realms(realm)
-        filters = RecordFilters(scope_kind, scope_key, status, terms)
-        sources = {r: partial(self.store.records_page, r, filters) for r in realms}
+        sources = {r: partial(self.store.records_page, r, self._record_filters(r, scope_kind, scope_key, status, terms))
+                   for r in realms}
         page = page_records(sources, lambda r, row: self._record_visible(r, row), limit, cursor)
         return {
             "records": [self.vis.record_json(r, row.listing_json()) for r, row in page.rows],
             "next_cursor": page.next_cursor,
             "realms": realms,
         }
+
+    def _record_filters(self, realm: str, scope_kind: str | None, scope_key: str | None, status: str | None,
+                        terms: tuple[str, ...]) -> RecordFilters:
+        """The listing's filters for one realm, with the caller's readable scopes under access control."""
+        readable = self.vis.readable_scopes(realm, self.store.realm_scopes(realm)) if self._enforced else None
+        return RecordFilters(scope_kind, scope_key, status, terms, readable)
 
     def record(self, *, memory_id: str, realm: str | None) -> dict[str, Any]:
         """``meta/memory/panel/record``: ``{realm, record (with body and content_hash), chain, injections}``.

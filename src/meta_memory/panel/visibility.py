@@ -45,6 +45,7 @@ from typing import Any
 from ..access.policy import READ_ACTIONS, AccessPolicy
 from ..access.principal import Principal
 from ..access.resources import Resource, Resources
+from ..agent_memory.store.panel_reads import ReadableScopes
 from ..session_ref import keyless_reason, session_key_digest
 
 __all__ = [
@@ -211,6 +212,22 @@ class Visibility:
     def record(self, realm: str, record: Any) -> bool:
         """May the caller see ``record`` (list row, detail, chain row)?"""
         return self.record_denial(realm, record) is None
+
+    def readable_scopes(self, realm: str, scopes: Iterable[tuple[str, str]]) -> ReadableScopes:
+        """The :class:`~meta_memory.agent_memory.store.panel_reads.ReadableScopes` of ``scopes``
+        (``(scope_kind, scope_key)`` pairs the realm names): each judged by :meth:`record`, once for a
+        record without quarantined content and once for one holding it, so the listing's SQL keeps
+        exactly the rows :meth:`record` admits of those scopes. Raises ``ValueError`` for an unknown
+        scope kind."""
+        plain: set[tuple[str, str]] = set()
+        reviewed: set[tuple[str, str]] = set()
+        for kind, key in scopes:
+            scope = (kind, "" if kind == "realm" else key)
+            if self.record(realm, RecordFacts(*scope, "active")):
+                plain.add(scope)
+                if self.record(realm, RecordFacts(*scope, "quarantined", True)):
+                    reviewed.add(scope)
+        return ReadableScopes(frozenset(plain), frozenset(reviewed))
 
     def realm_named(self, realm: str) -> bool:
         """May the caller learn that ``realm`` exists? Only when some read action of its grants

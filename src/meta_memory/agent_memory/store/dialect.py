@@ -56,7 +56,8 @@ class Dialect:
     boolean over ``audit.detail`` true for rows a steward wrote;
     ``insert_ignore``: ``(prefix, suffix)`` around ``INTO table(cols) VALUES (...)``;
     ``has_tag``: a boolean expression true when ``records.tags`` (a JSON array) holds the tag bound
-    to its one ``?``.
+    to its one ``?``; ``in_texts``: a format string, a boolean true when the text expression put in its
+    ``{}`` equals one string of the JSON array bound to its one ``?`` (any number of strings, one parameter).
     """
 
     name: str
@@ -69,6 +70,7 @@ class Dialect:
     steward_audit: str
     insert_ignore: tuple[str, str]
     has_tag: str
+    in_texts: str
 
     def sql(self, text: str) -> str:
         """``text`` (``?`` placeholders) in this dialect's placeholder style."""
@@ -95,6 +97,7 @@ SQLITE = Dialect(
     steward_audit="CASE WHEN json_valid(detail) THEN json_extract(detail, '$.author.author') END = 'steward'",
     insert_ignore=("INSERT OR IGNORE", ""),
     has_tag="EXISTS (SELECT 1 FROM json_each(tags) WHERE value = ?)",
+    in_texts="{} IN (SELECT value FROM json_each(?))",
 )
 
 # Audit details are written by the store as JSON (never by hand), so the jsonb casts cannot fail.
@@ -113,5 +116,6 @@ POSTGRES = Dialect(
     steward_audit="(detail::jsonb #>> '{author,author}') = 'steward'",
     insert_ignore=("INSERT", " ON CONFLICT DO NOTHING"),
     has_tag="jsonb_exists(tags::jsonb, ?)",
+    in_texts="{} IN (SELECT jsonb_array_elements_text(CAST(? AS jsonb)))",
 )
 

@@ -15,6 +15,7 @@ UTC epoch ms. A read never judges access: every row carries what the panel's vis
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -27,6 +28,7 @@ from meta_memory.agent_memory.store.tables import STANDING_FORGETS, Row, Sql, lo
 __all__ = [
     "SEARCHED_COLUMNS",
     "QUARANTINED_CONTENT",
+    "ReadableScopes",
     "RecordFilters",
     "RecordRow",
     "InjectionLedgerRow",
@@ -50,17 +52,42 @@ _INJ_COLS = "injection_id, record_id, identity, session_key, surface, at_ms"
 
 
 @dataclass(frozen=True)
+class ReadableScopes:
+    """What one caller may read of one realm's records, as the listing's SQL applies it: ``scopes``, the
+    ``(scope_kind, scope_key)`` pairs (``("realm", "")`` for the realm scope) whose records it may read,
+    except those holding quarantined content (:data:`QUARANTINED_CONTENT`); ``reviewed``, the pairs
+    among them whose quarantined content it may read too. A scope in neither is unreadable.
+
+    The store never decides access: the panel's visibility rules judge each scope the realm names
+    (:meth:`meta_memory.panel.visibility.Visibility.readable_scopes`) and the store only keeps the rows
+    this describes, so rows the caller may not read are never read, counted or timed."""
+
+    scopes: frozenset[tuple[str, str]] = frozenset()
+    reviewed: frozenset[tuple[str, str]] = frozenset()
+
+    def admits(self, scope_kind: str, scope_key: str, status: str, ever_quarantined: bool) -> bool:
+        """The rule the SQL applies, for one record (its stored scope, status kind and quarantine history)."""
+        scope = (scope_kind, "" if scope_kind == "realm" else scope_key)
+        if scope in self.reviewed:
+            return True
+        quarantined = status == "quarantined" or (status == "tombstoned" and ever_quarantined)
+        return scope in self.scopes and not quarantined
+
+
+@dataclass(frozen=True)
 class RecordFilters:
     """The record listing's filters (``None`` = any): ``scope_kind`` (identity|mob|operator|realm),
     ``scope_key`` (identity / mob / operator name, ``""`` for realm), ``status``
-    (active|superseded|quarantined|tombstoned) and ``terms``: text search terms, each of which
+    (active|superseded|quarantined|tombstoned), ``terms``: text search terms, each of which
     must occur, lowercased, as a substring of the lowercased title, description, body or one tag
-    (empty = no text filter; see :data:`SEARCHED_COLUMNS`)."""
+    (empty = no text filter; see :data:`SEARCHED_COLUMNS`), and ``readable``: the caller's
+    :class:`ReadableScopes` (``None`` = no access filter)."""
 
     scope_kind: str | None = None
     scope_key: str | None = None
     status: str | None = None
     terms: tuple[str, ...] = ()
+    readable: ReadableScopes | None = None
 
 
 @dataclass(frozen=True)
@@ -248,6 +275,24 @@ class PanelReads:
                          f"WHERE {find.format(self._lower('t.tag'))})")
         return "(" + " OR ".join(parts) + ")", [term] * len(parts)
 
+    def _scopes_clause(self, scopes: frozenset[tuple[str, str]]) -> tuple[str, list[Any]]:
+        """SQL true for a record of one of ``scopes`` (one parameter however many there are)."""
+        parts: list[str] = []
+        params: list[Any] = []
+        if ("realm", "") in scopes:
+            parts.append("scope_kind = 'realm'")
+        keys = sorted(f"{kind}:{key}" for kind, key in scopes if kind != "realm")
+        if keys:
+            parts.append(self._sql.dialect.in_texts.format("(scope_kind || ':' || scope_key)"))
+            params.append(json.dumps(keys))
+        return ("(" + " OR ".join(parts) + ")" if parts else "1 = 0"), params
+
+    def _readable_clause(self, readable: ReadableScopes) -> tuple[str, list[Any]]:
+        """SQL true for a record ``readable`` admits (:meth:`ReadableScopes.admits`)."""
+        reviewed, reviewed_params = self._scopes_clause(readable.reviewed)
+        plain, plain_params = self._scopes_clause(readable.scopes - readable.reviewed)
+        return (f"({reviewed} OR ({plain} AND NOT {QUARANTINED_CONTENT}))", [*reviewed_params, *plain_params])
+
     def _after_clause(self, ms: int, memory_id: str, column: str = "updated_at_ms") -> tuple[str, list[Any]]:
         """The keyset condition "strictly after ``(ms, memory_id)``" in an order by ``(column DESC,
         memory_id DESC)`` (``column`` is ``updated_at_ms`` for the record listing, ``created_at_ms`` for
@@ -279,6 +324,10 @@ class PanelReads:
         if filters.status == "active":  # an expired record is not active, swept or not
             where.append(unexpired())
             params.append(self.now_ms)
+        if filters.readable is not None:  # before the text search: unreadable rows are never searched
+            clause, values = self._readable_clause(filters.readable)
+            where.append(clause)
+            params += values
         for term in filters.terms:
             clause, values = self._term_clause(term)
             where.append(clause)

@@ -14,7 +14,7 @@
 (function () {
   const SVG_NS = "http://www.w3.org/2000/svg";
   //: The orders bars are stacked in (lowest trust first; live statuses first).
-  const STATUS_ORDER = ["active", "superseded", "quarantined", "tombstoned"];
+  const STATUS_ORDER = ["active", "expired", "superseded", "quarantined", "tombstoned"];
   const TRUST_ORDER = ["untrusted", "agent_observed", "agent_verified", "application", "operator"];
 
   function svg(tag, attrs) {

@@ -98,7 +98,7 @@
       else if (key === "dataset") Object.assign(node.dataset, value);
       else node.setAttribute(key, value === true ? "" : String(value));
     }
-    for (const child of children.flat()) {
+    for (const child of children.flat(Infinity)) {
       if (child === null || child === undefined || child === false) continue;
       node.append(child instanceof Node ? child : document.createTextNode(String(child)));
     }
@@ -545,13 +545,15 @@
 
   function filterForm() {
     const f = state.records.filters;
+    const hidden = Boolean(f.query) && visibleString(f.query) !== f.query;
     const field = (id, label, input) => el("div", { class: "field" }, el("label", { for: id, text: label }), input);
     const select = (id, options, value) => el("select", { id, name: id },
       options.map(([v, t]) => el("option", { value: v, selected: v === (value || "") }, t)));
     const realms = el("datalist", { id: "realm-list" }, state.records.realms.map((r) => el("option", { value: r })));
     const form = el("form", { class: "filters", "aria-label": "Record filters", role: "search" },
       field("f-query", "Search", el("input", {
-        id: "f-query", name: "query", type: "search", value: f.query || "", maxlength: "200", size: "28",
+        id: "f-query", name: "query", type: "search", value: f.query || "", maxlength: "200", size: "28", dir: "ltr",
+        class: hidden ? "has-invisible" : null, "aria-describedby": hidden ? "f-query-warning" : null,
         placeholder: "title, body, tags…", title: "Every word must occur in the title, description, body or one tag (any case)", spellcheck: "false",
       })),
       field("f-realm", "Realm", el("input", { id: "f-realm", name: "realm", list: "realm-list", value: f.realm || "", placeholder: "all realms" })),
@@ -563,7 +565,9 @@
       el("div", { class: "actions" }, el("button", { type: "submit" }, "Apply filters"),
         f.query ? el("button", { type: "button", id: "f-clear-query", onclick: () => {
           go(pageHash("#records", filterParams({ ...state.records.filters, query: null }), 0, null));
-        } }, "Clear search") : null));
+        } }, "Clear search") : null),
+      hidden ? el("p", { id: "f-query-warning", class: "query-warning" },
+        "The search holds invisible characters: “", userText(f.query), "”") : null);
     form.addEventListener("submit", (ev) => {
       ev.preventDefault();
       const key = $("f-key").value.trim();
@@ -597,9 +601,9 @@
       if (list) { clear(list); for (const r of state.records.realms) list.append(el("option", { value: r })); }
       const query = state.records.filters.query;
       const count = result.records.length;
-      const caption = `Page ${at.page + 1}: ${count} ${count === 1 ? "record" : "records"}` +
-        (query ? ` matching “${visibleString(query)}”` : "") + ", newest updated first" +
-        (result.next_cursor ? " (more follow)" : "");
+      const caption = [`Page ${at.page + 1}: ${count} ${count === 1 ? "record" : "records"}`,
+        query ? [" matching “", userText(query, { class: "user-text query-text", title: visibleString(query).slice(0, 500) }), "”"] : "",
+        ", newest updated first" + (result.next_cursor ? " (more follow)" : "")];
       const f = state.records.filters;
       const filtered = ["realm", "scope", "identity", "scope_key", "status"].some((k) => f[k]);
       const emptyText = query ? "No records you may read match this search." :
@@ -640,7 +644,7 @@
   function recordsTable(caption, records, emptyText) {
     const headers = ["Preview", "Updated", "Title", "Scope", "Status", "Trust", "Body bytes", "Id"];
     const t = el("table", { class: "records" },
-      el("caption", { text: caption }),
+      el("caption", {}, caption),
       el("thead", {}, el("tr", {}, headers.map((h, i) => el("th", { scope: "col" },
         i === 0 ? el("span", { class: "visually-hidden" }, h) : h)))));
     const body = el("tbody");
@@ -708,6 +712,15 @@
 
   // ------------------------------------------------------------------ record detail
 
+  /** A record's metadata (the JSON object recall's metadata filters match): indented JSON as user text
+   *  (invisible characters escaped, never markup), or "none" for an empty object. */
+  function metadataView(metadata, id) {
+    if (!metadata || typeof metadata !== "object" || !Object.keys(metadata).length) {
+      return el("span", { id, class: "muted" }, "none");
+    }
+    return el("pre", { id, class: "metadata", dir: "ltr" }, userText(JSON.stringify(metadata, null, 2)));
+  }
+
   async function showRecord(realm, memoryId) {
     const view = beginView("Record");
     await load(view, async () => {
@@ -733,6 +746,7 @@
         rec.expires_at_ms == null ? "never" : fmtTime(rec.expires_at_ms) + (isExpired(rec) ? " (expired)" : "")));
       fact("Tags", tagList(rec.tags));
       if (rec.description) fact("Description", userText(rec.description, { id: "record-description" }));
+      fact("Metadata", metadataView(rec.metadata, "record-metadata"));
       fact("Content hash", el("code", { id: "content-hash" }, rec.content_hash));
       view.append(dl);
       view.append(el("h3", { text: "Body" }), el("pre", { class: "body", id: "record-body", dir: "auto" }, userText(rec.body)));
@@ -928,9 +942,9 @@
       if (backlog) fact("Vector backlog", backlog);
       view.append(overviewCharts(result));
       view.append(table("Per-scope counts and pressure",
-        ["Realm", "Scope", "Active", "Superseded", "Quarantined", "Tombstoned", "Body bytes", "Pressure"],
+        ["Realm", "Scope", "Active", "Expired", "Superseded", "Quarantined", "Tombstoned", "Body bytes", "Pressure"],
         result.scopes.map((s) => [s.realm, s.scope_kind === "realm" ? "realm" : `${s.scope_kind}:${s.scope_key}`,
-          String(s.counts.active || 0), String(s.counts.superseded || 0),
+          String(s.counts.active || 0), String(s.counts.expired || 0), String(s.counts.superseded || 0),
           s.quarantined_content_withheld ? "withheld" : String(s.counts.quarantined || 0),
           String(s.counts.tombstoned || 0), String(s.body_bytes),
           `${Math.round(s.pressure.records * 100)}% records, ${Math.round(s.pressure.bytes * 100)}% bytes${s.pressure.over_floor ? " — over floor" : ""}`]),
