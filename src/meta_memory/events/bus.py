@@ -200,9 +200,9 @@ class EventBus:
         for line in raw.split(b"\n"):
             try:
                 seq, identity, event_type, ts, data = json.loads(line)
-            except ValueError:
+                rows.append((int(seq), str(identity), str(event_type), int(ts), json.dumps(data)))
+            except (ValueError, TypeError):  # not one of our lines: an empty one, or the cut-short last
                 continue
-            rows.append((int(seq), str(identity), str(event_type), int(ts), json.dumps(data)))
         if rows:
             rows.sort()
             self._conn.execute("BEGIN")
