@@ -268,7 +268,7 @@ class EventBus:
         return False
 
     def _persist(self, batch: Sequence[EventEnvelope], new: int) -> bool:
-        """Commit ``batch`` (events in sequence order, the last ``new`` of them just published) to the
+        """Commit ``batch`` (events, the last ``new`` of them just published; 0 for a drain) to the
         database in one transaction and empty the outbox (caller holds the lock). On failure the events
         stay in memory (``_unwritten``), are counted and logged, and go with the next persist."""
         assert self._conn is not None
@@ -290,7 +290,7 @@ class EventBus:
             self._last_error = str(exc)
             if self._failures & (self._failures - 1) == 0:  # the 1st, 2nd, 4th, ...: no flood of lines
                 _LOG.warning("could not persist %d timeline event(s): %s (they stay in memory and reach live "
-                             "subscribers; %d persist failure(s) so far)", new, exc, self._failures)
+                             "subscribers; %d persist failure(s) so far)", new or len(batch), exc, self._failures)
             return False
         self._unwritten, self._outboxed, self._last_error = [], [], None
         if self._outbox_fd is not None and self._outbox_size:
