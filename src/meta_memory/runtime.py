@@ -265,6 +265,7 @@ class Runtime:
         try:
             feature = self.agent_memory
             elsewhere = ["postgres"] if feature is not None and feature.config.store == "postgres" else []
+            self.events.flush()  # the timeline's outbox into its database: the copy has every event published
             try:
                 return backup_state(self.state_dir, dest, ledger=self.ledger, root=root, elsewhere=elsewhere)
             except (OSError, sqlite3.Error) as exc:

@@ -244,3 +244,48 @@ def test_many_open_subscribers_never_starve_json_rpc(client: Client) -> None:
     assert len(got) == subscribers
     newest = client.events()[-1]
     assert all(frames and frames[0]["data"] == newest for frames in got)
+
+
+def test_remembers_of_two_writers_in_two_realms_are_listed_at_once_and_survive_a_kill(tmp_path: Path) -> None:
+    """Each acknowledged remember's ``memory.record.created`` is listed by the very next call, and after
+    a SIGKILL and a restart every one of them is there, once, in the sequence they were numbered in."""
+    from support import RpcClient
+
+    state = tmp_path / "state"
+    gw = start_gateway(state)
+    client = RpcClient(gw)
+    written: dict[str, list[str]] = {"default": [], "second": []}
+    failures: list[str] = []
+
+    def write(realm: str) -> None:
+        try:
+            for i in range(15):
+                rid = client.result("meta/agent_memory/remember", {
+                    "identity": f"writer-{realm}", "realm": realm, "title": f"{realm} note {i}",
+                    "body": f"Written by the {realm} writer, number {i}."})["memory_id"]
+                listed = client.result("meta/events/list", {"limit": 1000})["events"]
+                if not any(e["data"].get("record_id") == rid for e in listed):
+                    failures.append(f"{rid} not listed right after its remember")
+                written[realm].append(rid)
+        except Exception as exc:  # noqa: BLE001 - reported below
+            failures.append(repr(exc))
+
+    try:
+        threads = [threading.Thread(target=write, args=(realm,)) for realm in written]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(120)
+        before = client.result("meta/events/list", {"limit": 1000})["events"]
+    finally:
+        client.close()
+        gw.kill()  # SIGKILL right after the last acknowledgement: no drain, no graceful shutdown
+    assert failures == []
+    seqs = [_seq(e["event_id"]) for e in before]
+    assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)
+    with serving(state) as c:
+        after = c.result("meta/events/list", {"limit": 1000})["events"]
+    assert after == before
+    for realm, ids in written.items():
+        assert [e["data"]["record_id"] for e in after
+                if e["event_type"] == "memory.record.created" and e["data"]["realm"] == realm] == ids

@@ -10,6 +10,7 @@ Layout of ``<state>``::
     memory-ledger-state.tmp         its stage during a write (only while writing)
     session-state.db                session taint, reset marks, injection budgets, nonces (SQLite, WAL)
     events.sqlite3                  the timeline (SQLite, WAL)
+    events.outbox                   timeline events published since the last drain into it (JSON lines)
     agent-memory/                   agent-memory root (legacy spelling: agent-memory-sqlite/)
         <encode(realm)>.sqlite3     one SQLite database per realm (WAL)
         <encode(realm)>/<encode(identity)>.md   legacy markdown, import-only
