@@ -597,8 +597,7 @@ class SqlAgentMemoryStore(AgentMemoryStore, Generic[C]):
     def _apply_in_tx(self, conn: C, batch: StagedBatch, gate: WriteGate | None, token: str,
                      vetted: Collection[int] = ()) -> BatchReceipt:
         now = self.clock.now_ms()
-        reason = gate.quarantine_reason(batch.author, batch.kind.value, batch.evidence(), realm=batch.realm) \
-            if gate else None
+        reason = batch.quarantine_reason(gate)
         plan = plan_batch(batch, self._reader(conn, batch.realm), now_ms=now, quarantine_reason=reason,
                           vetted=vetted)
         planned: list[tuple[MemoryRecord, MemoryRecord | None]] = []
@@ -696,6 +695,21 @@ class SqlAgentMemoryStore(AgentMemoryStore, Generic[C]):
             chunk = distinct[first : first + self.DUPLICATE_LOOKUP_CHUNK]
             tail = f"AND content_hash IN ({', '.join('?' * len(chunk))}) ORDER BY content_hash, created_at_ms, rid"
             for row in conn.execute(*self._active_sql(scope.realm, scope, tail, chunk)).fetchall():
+                rec = row_to_record(scope.realm, row)
+                found.setdefault(rec.content_hash, rec)
+        return found
+
+    def _find_quarantined_duplicates(self, conn: C, scope: Scope, hashes: Sequence[str]) -> dict[str, MemoryRecord]:
+        """For each of ``hashes`` held by a quarantined record of ``scope``, the oldest such record (seeks on
+        the scope/hash index): what a write that would land quarantined answers instead of a second copy."""
+        found: dict[str, MemoryRecord] = {}
+        kind, key = scope.storage()
+        distinct = list(dict.fromkeys(hashes))
+        for first in range(0, len(distinct), self.DUPLICATE_LOOKUP_CHUNK):
+            chunk = distinct[first : first + self.DUPLICATE_LOOKUP_CHUNK]
+            where = (f"scope_kind = ? AND scope_key = ? AND content_hash IN ({', '.join('?' * len(chunk))}) "
+                     "AND status_kind = 'quarantined' ORDER BY content_hash, created_at_ms, rid")
+            for row in conn.execute(*self._realm_records(scope.realm, RECORD_COLUMNS, where, (kind, key, *chunk))).fetchall():
                 rec = row_to_record(scope.realm, row)
                 found.setdefault(rec.content_hash, rec)
         return found
