@@ -850,14 +850,15 @@ class SqlAgentMemoryStore(AgentMemoryStore, Generic[C]):
             except ValueError as exc:
                 raise AgentMemoryError("invalid_record", f"erase refused: {exc}") from None
             proposals = _erasable_proposals(tx, closure, identity) if keep_out_content else []
-            held = [r.id for r in closure if r.status.kind is StatusKind.QUARANTINED]
-            held += self._pending_promotion_records(conn, name, [r.id for r in closure] + [p.proposal_id for p in proposals])
+            # Quarantined records are erased with the rest (their review closes as erased): erasure never
+            # waits on a reviewer. A gated promotion still pending is a decision in flight, refused.
+            held = self._pending_promotion_records(conn, name, [r.id for r in closure] + [p.proposal_id for p in proposals])
             if held:
                 raise AgentMemoryError(
                     "review_pending",
-                    f"erase refused: {len(held)} record(s) or proposal(s) of its content closure await review "
-                    f"({', '.join(sorted(set(held))[:5])}); decide them (meta/memory/quarantine/decide, "
-                    "meta/memory/proposals/decide or the gating flow) first",
+                    f"erase refused: {len(held)} record(s) or proposal(s) of its content closure wait on a "
+                    f"pending gated promotion ({', '.join(sorted(set(held))[:5])}); decide it "
+                    "(meta/memory/proposals/decide or the gating flow) first",
                 )
             if may_erase is not None:
                 denied = sorted({r.scope.describe() for r in closure if not may_erase(r.scope)})
@@ -895,7 +896,8 @@ class SqlAgentMemoryStore(AgentMemoryStore, Generic[C]):
                               "memory_id, scope_kind, scope_key, content_hash, folded_hash, erased_at_ms", registered)
             token = mint_token("erase")
             audit = [
-                (e.memory_id, {"scope": e.scope.to_json(), "content_hash": e.content_hash, "status": e.status})
+                (e.memory_id, {"scope": e.scope.to_json(), "content_hash": e.content_hash, "status": e.status,
+                               **({"quarantine": "erased"} if e.quarantined else {})})
                 for e in erased
             ] + [
                 (p.proposal_id, {"scope": p.scope_json, "content_hash": p.content_hash, "status": p.status,
