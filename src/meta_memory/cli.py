@@ -350,6 +350,7 @@ def mcp_command(state_dir: Path, identity: str, realm: str | None, config_path: 
                 session_taint: str) -> None:
     """Serve the `memory` tool over MCP stdio; every call is an LLM-authored write of IDENTITY."""
     from .identity import parse_identity, parse_realm
+    from .session_ref import check_session_key
 
     try:
         identity = parse_identity(identity)
@@ -357,13 +358,12 @@ def mcp_command(state_dir: Path, identity: str, realm: str | None, config_path: 
     except ValueError as exc:
         click.echo(f"meta-memory: {exc}", err=True)
         sys.exit(2)
-    if session_key is not None and not session_key.strip():
-        click.echo("meta-memory: --session-key must be a non-empty string", err=True)
-        sys.exit(2)
-    if session_key is not None and session_key != session_key.strip():
-        # the host reports tool results under the key it knows: a padded one is taken as given, never trimmed
-        click.echo("meta-memory: --session-key must not begin or end with whitespace (a session key is taken "
-                   "as given, never trimmed)", err=True)
+    try:
+        # the one session-key rule: the host reports tool results under the key it knows, so a key is
+        # taken as given, never trimmed
+        check_session_key(session_key, required=False, name="--session-key")
+    except ValueError as exc:
+        click.echo(f"meta-memory: {exc}", err=True)
         sys.exit(2)
     if url is not None and config_path is not None:
         click.echo("meta-memory: --url uses the gateway's own config; drop --config", err=True)

@@ -279,7 +279,7 @@ class AgentMemoryError(MetaError):
     the message, e.g. ``max_realms``), ``erased`` (the write would bring back an erased record id, or
     erased content into the scope it was erased from: the erasure register, ``agent_memory/erase.py``;
     the message names the id or the scope, never the content), ``review_pending`` (an erase reached
-    content awaiting review), ``disk_full`` (a write found no space left; the message names the
+    content a pending gated promotion waits on), ``disk_full`` (a write found no space left; the message names the
     disk; nothing was written and reads keep working), ``corrupt`` (a realm database is damaged or not a
     database; the message names the file and the doctor; other realms are served).
     ``op_index`` names the op of a staged batch when one is at fault.

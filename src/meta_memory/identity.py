@@ -14,7 +14,7 @@ from functools import lru_cache
 
 from .textfold import invisible_characters
 
-__all__ = ["DEFAULT_REALM", "parse_identity", "logical_identity", "parse_realm"]
+__all__ = ["DEFAULT_REALM", "check_name", "parse_identity", "logical_identity", "parse_realm"]
 
 DEFAULT_REALM = "default"
 MAX_IDENTITY_BYTES = 512
@@ -40,16 +40,16 @@ def _HIDDEN() -> re.Pattern[str]:  # noqa: N802 - the rule's name, read as a con
 _ODD_CATEGORIES = frozenset({"Zs", "Zl", "Zp", "Cn", "Co", "Cs"})
 
 
-def _checked_name(name: str, value: str, max_bytes: int) -> str:
-    """``value`` (a non-blank identity or realm) unless it breaks a rule: a ``ValueError`` naming
-    ``name`` and the rule it breaks (whitespace at either end, control characters, invisible or
+def check_name(name: str, value: str, max_bytes: int, *, noun: str = "name") -> str:
+    """``value`` (a non-blank identity, realm or session key) unless it breaks a rule: a ``ValueError`` naming
+    ``name`` (and calling the value a ``noun``) and the rule it breaks (whitespace at either end, control characters, invisible or
     direction-changing characters, spaces other than U+0020, line or paragraph separators, unassigned,
     private-use or surrogate code points, a form other than Unicode NFC, the byte cap).
 
     A name is taken exactly as given, never trimmed: ``" hr "`` is refused rather than read as ``hr``,
-    so a caller never writes to a scope other than the one it named."""
+    so a caller never writes to a scope other than the one it named (nor acts in another session)."""
     if value != value.strip():
-        raise ValueError(f"{name} must not begin or end with whitespace (a name is taken as given, never trimmed)")
+        raise ValueError(f"{name} must not begin or end with whitespace (a {noun} is taken as given, never trimmed)")
     if _CONTROL.search(value) is not None:
         raise ValueError(f"{name} must not contain control characters (tab, newline, NUL, ...)")
     if not value.isascii():
@@ -101,7 +101,7 @@ def parse_identity(value: object) -> str:
     """
     if not isinstance(value, str) or not value.strip():
         raise ValueError("identity must be a valid non-empty string")
-    logical = logical_identity(_checked_name("identity", value, MAX_IDENTITY_BYTES))
+    logical = logical_identity(check_name("identity", value, MAX_IDENTITY_BYTES))
     if logical != logical.strip():  # ``rt: lead:main :0`` would name `` lead:main `` (refused as given)
         raise ValueError("identity must not begin or end with whitespace once its respawn generation is "
                          "removed (a name is taken as given, never trimmed)")
@@ -120,7 +120,7 @@ def parse_realm(value: object) -> str:
         return DEFAULT_REALM
     if not isinstance(value, str) or not value.strip():
         raise ValueError("realm must be a non-empty string when provided")
-    return _checked_name("realm", value, MAX_REALM_BYTES)
+    return check_name("realm", value, MAX_REALM_BYTES)
 
 
 def parse_mob(value: object, name: str = "mob") -> str:
@@ -133,4 +133,4 @@ def parse_mob(value: object, name: str = "mob") -> str:
     more than 512 bytes."""
     if not isinstance(value, str) or not value.strip():
         raise ValueError(f"{name} must be a non-empty string")
-    return _checked_name(name, value, MAX_MOB_BYTES)
+    return check_name(name, value, MAX_MOB_BYTES)

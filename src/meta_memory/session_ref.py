@@ -15,7 +15,7 @@ import hmac
 import re
 from dataclasses import dataclass
 
-from .identity import parse_identity, parse_realm
+from .identity import check_name, parse_identity, parse_realm
 from .limits import MAX_SESSION_KEY_BYTES
 
 __all__ = ["MAX_SESSION_KEY_BYTES", "SESSION_KEY_DIGEST_PREFIX", "SessionRef", "check_session_key", "keyless_reason",
@@ -52,21 +52,25 @@ def keyless_reason(text: str) -> str:
     return _KEYED_REASON.sub("derived from a session tainted by ", text, count=1)
 
 
-def check_session_key(value: object, *, required: bool) -> str | None:
-    """``value`` as a session key: trimmed, non-empty, at most :data:`MAX_SESSION_KEY_BYTES` bytes.
+def check_session_key(value: object, *, required: bool, name: str = "session_key") -> str | None:
+    """``value`` as a session key, exactly as given: a non-blank string of at most
+    :data:`MAX_SESSION_KEY_BYTES` bytes that holds to the name rule (:func:`meta_memory.identity.check_name`):
+    no whitespace at either end, no control, invisible or direction-changing characters, no spaces other
+    than U+0020, Unicode NFC. A key is never trimmed: ``" s1"`` is refused rather than read as ``"s1"``, so
+    two spellings that look alike never name one session, nor one spelling two.
 
-    ``None`` is returned for ``None`` unless ``required``. Raises ``ValueError`` naming
-    ``session_key`` and the rule (the params layer reports it as -32602 on that field)."""
+    ``None`` is returned for ``None`` unless ``required``. Raises ``ValueError`` naming ``name`` (default
+    ``session_key``; the CLI passes its option) and the rule (the params layer reports it as -32602 on that
+    field)."""
     if value is None:
         if required:
-            raise ValueError("session_key must be a non-empty string")
+            raise ValueError(f"{name} must be a non-empty string")
         return None
     if not isinstance(value, str):
-        raise ValueError("session_key must be a string")
-    text = value.strip()
-    if not text or len(text.encode("utf-8", "surrogatepass")) > MAX_SESSION_KEY_BYTES:
-        raise ValueError(f"session_key must be a non-empty string of at most {MAX_SESSION_KEY_BYTES} bytes")
-    return text
+        raise ValueError(f"{name} must be a string")
+    if not value.strip():
+        raise ValueError(f"{name} must be a non-empty string")
+    return check_name(name, value, MAX_SESSION_KEY_BYTES, noun="session key")
 
 
 @dataclass(frozen=True, slots=True)

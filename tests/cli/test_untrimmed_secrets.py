@@ -68,3 +68,12 @@ def test_a_padded_mcp_session_key_is_refused(tmp_path: Path, key: str) -> None:
         assert out.returncode == 2, (where, out.stderr)
         assert "--session-key must not begin or end with whitespace" in out.stderr, out.stderr
     assert not (tmp_path / "state").exists()
+
+
+@pytest.mark.parametrize("key", ["ide\u200b-1", "\u202eide-1", "ide-1\ufe0f"])
+def test_an_mcp_session_key_with_hidden_characters_is_refused(tmp_path: Path, key: str) -> None:
+    """The option follows the one session-key rule the gateway applies to ``session_key``."""
+    out = _run("mcp", "--identity", "lead:main", "--session-key", key, "--state-dir", str(tmp_path / "state"))
+    assert out.returncode == 2, out.stderr
+    assert "--session-key must not contain invisible or direction-changing characters" in out.stderr, out.stderr
+    assert not (tmp_path / "state").exists()

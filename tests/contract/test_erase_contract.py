@@ -66,16 +66,31 @@ def test_a_derived_copy_in_another_scope_needs_that_scope(agent_store: AgentMemo
     assert {r.scope for r in report.records} == {ME, mob}
 
 
-def test_quarantined_content_is_refused_until_reviewed(open_store: object) -> None:
+def test_quarantined_content_is_erased_without_waiting_for_review(open_store: object, clock: ManualClock) -> None:
+    from meta_memory.review.promotions import promote_pending_gate
+
     store = open_store(gate=FakeGate("session tainted"))  # type: ignore[operator]
     rec, _ = record_writes.remember_authored(store, R, ME, NewMemoryRecord(title="Web", body="claim from a page",
                                                                     provenance=Provenance(Author.agent(ID))), Author.agent(ID))
     assert rec.status.kind is StatusKind.QUARANTINED
+    active = record_writes.remember(store, R, ID, "Web", "claim from a page")[0].memory_id  # the app's own copy
+    report = store.erase(R, ME, active, erased_by="dpo", reason="privacy request")
+    assert {(r.memory_id, r.status) for r in report.records} == {(rec.id, "quarantined"), (active, "active")}
+    assert store.get(R, rec.id) is None and store.get(R, active) is None
+    audit = {row["memory_id"]: row["detail"] for row in store.audit_rows(R) if row["op_kind"] == "erase"}
+    assert audit[rec.id]["quarantine"] == "erased" and audit[rec.id]["status"] == "quarantined"
+    assert "quarantine" not in audit[active]
+    # erase-by-identity takes quarantined records too
+    again, _ = record_writes.remember_authored(store, R, ME, NewMemoryRecord(title="Other", body="another claim",
+                                                                      provenance=Provenance(Author.agent(ID))), Author.agent(ID))
+    assert [r.memory_id for r in store.erase(R, ME, None, erased_by="dpo").records] == [again.id]
+    # a pending gated promotion is a decision in flight: the erase waits for it, and changes nothing
+    src = record_writes.remember(store, R, ID, "Fact", "the vault is in room nine")[0].memory_id
+    promote_pending_gate(store, R, src, run_id="dream-1", clock=clock, target_scope=Scope.mob(R, "team"))
     with pytest.raises(AgentMemoryError) as exc:
-        store.erase(R, ME, rec.id, erased_by="dpo")
-    assert exc.value.data["reason"] == "review_pending"
-    with pytest.raises(AgentMemoryError):
-        store.erase(R, ME, None, erased_by="dpo")  # erase-by-identity is refused too
+        store.erase(R, ME, None, erased_by="dpo")
+    assert exc.value.data["reason"] == "review_pending" and "pending gated promotion" in exc.value.detail
+    assert store.get(R, src) is not None
 
 
 def test_retention_erases_dead_chains_older_than_the_setting(agent_store: AgentMemoryStore, clock: ManualClock) -> None:

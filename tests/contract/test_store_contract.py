@@ -499,3 +499,28 @@ def test_stage_composes_with_other_writes_in_one_transaction(agent_store: AgentM
     with pytest.raises(AgentMemoryError) as info, agent_store.transaction(R) as tx:
         tx.stage(StagedBatch(R, Author.operator("alice"), (TombstoneOp("mem-unknown"),)))
     assert info.value.reason == "invalid_record"
+
+
+def test_a_write_that_would_be_quarantined_answers_the_quarantined_copy(agent_store: AgentMemoryStore) -> None:
+    """A repeated remember that would land quarantined returns the record awaiting review (same scope
+    only); one that would land active, or another scope's, writes its own."""
+    gate = FakeGate()
+    held, created = record_writes.remember_authored(agent_store, R, ME, new("Web", "claim from a page"),
+                                                    Author.agent(ID), gate=gate)
+    assert created and held.status.kind is StatusKind.QUARANTINED
+    rows = len(agent_store.audit_rows(R))
+    again, created = record_writes.remember_authored(agent_store, R, ME, new("Web", "claim from a page"),
+                                                     Author.agent(ID), gate=gate)
+    assert not created and again.id == held.id and again.status.kind is StatusKind.QUARANTINED
+    assert len(agent_store.audit_rows(R)) == rows  # nothing was written
+    other = Scope.identity(R, "other:main")
+    theirs, created = record_writes.remember_authored(agent_store, R, other, new("Web", "claim from a page"),
+                                                      Author.agent("other:main"), gate=gate)
+    assert created and theirs.id != held.id
+    clean, created = record_writes.remember_authored(agent_store, R, ME, new("Web", "claim from a page"),
+                                                     Author.agent(ID), gate=FakeGate(None))
+    assert created and clean.status.is_active and clean.id != held.id
+    # once an active record holds the content, it is the one answered, tainted or not
+    later, created = record_writes.remember_authored(agent_store, R, ME, new("Web", "claim from a page"),
+                                                     Author.agent(ID), gate=gate)
+    assert not created and later.id == clean.id

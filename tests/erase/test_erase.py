@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from meta_memory.access.config import hash_token
-from support import write_config
+from support import poisoned_write, write_config
 
 pytestmark = pytest.mark.gateway
 
@@ -71,16 +71,8 @@ def test_erase_leaves_no_merged_tag_on_the_timeline(gateway: Any) -> None:
     assert MARK.encode() not in state
 
 
-def test_erase_follows_a_released_copy_and_refuses_while_review_is_pending(gateway: Any) -> None:
-    gateway.result("meta/session/note", {"identity": ID, "session_key": "s1"})
-    gateway.result("meta/turn/tool_result", {"identity": ID, "session_key": "s1", "tool_name": "web_fetch"})
-    out = gateway.result("meta/agent_memory/tool", {"identity": ID, "session_key": "s1", "arguments": {
-        "action": "remember", "title": "Web claim", "body": f"{MARK} says the office moved"}})
-    assert not out["is_error"]
-    queue = gateway.result("meta/memory/panel/quarantine", {})["records"]
-    (q,) = [r["id"] for r in queue]
-    refused = gateway.rpc("meta/agent_memory/erase", {"identity": ID, "memory_id": q})["error"]
-    assert refused["code"] == -32040 and refused["data"]["reason"] == "review_pending"
+def test_erase_follows_a_released_copy(gateway: Any) -> None:
+    q = poisoned_write(gateway.result, ID, "Web claim", f"{MARK} says the office moved")
     detail = gateway.result("meta/memory/panel/record", {"realm": "default", "memory_id": q})
     released = gateway.result("meta/memory/quarantine/decide", {
         "realm": "default", "identity": ID, "memory_id": q, "verdict": "release",
@@ -88,6 +80,39 @@ def test_erase_follows_a_released_copy_and_refuses_while_review_is_pending(gatew
     successor = released["successor"]["memory_id"]
     done = gateway.result("meta/agent_memory/erase", {"identity": ID, "memory_id": successor})
     assert {r["memory_id"] for r in done["records"]} == {q, successor}  # the quarantined original went too
+
+
+def test_erase_does_not_wait_for_a_quarantine_review(gateway: Any) -> None:
+    """A tainted session can keep writing quarantined copies of content; none of them holds an erase up
+    until an operator decides: they go with the rest, in the one transaction, and their review closes."""
+    q = poisoned_write(gateway.result, ID, "Web claim", f"{MARK} says the office moved")
+    done = gateway.result("meta/agent_memory/erase", {"identity": ID, "memory_id": q, "reason": "privacy request"})
+    assert [(r["memory_id"], r["status"]) for r in done["records"]] == [(q, "quarantined")]
+    assert gateway.result("meta/memory/panel/quarantine", {})["records"] == []
+    refused = gateway.rpc("meta/memory/quarantine/decide", {
+        "realm": "default", "identity": ID, "memory_id": q, "verdict": "release",
+        "expected_content_hash": done["records"][0]["content_hash"], "rationale": "too late"})["error"]
+    assert refused["code"] in (-32001, -32043), refused  # nothing is left to review
+
+    # erase_identity takes a still-quarantined record with the identity's active ones, copies included
+    held = poisoned_write(gateway.result, ID, "Plan", f"{MARK} hides the key under the mat")
+    kept = remember(gateway, "Plan", f"{MARK} hides the key under the mat")  # the application's own copy
+    other = poisoned_write(gateway.result, ID, "Another claim", f"{MARK} claims something else")
+    dry = gateway.result("meta/agent_memory/erase_identity", {"identity": ID, "dry_run": True})
+    assert {r["memory_id"] for r in dry["records"]} == {kept, held, other}
+    assert len(gateway.result("meta/memory/panel/quarantine", {})["records"]) == 2  # a dry run changes nothing
+    done = gateway.result("meta/agent_memory/erase_identity", {"identity": ID})
+    assert {(r["memory_id"], r["status"]) for r in done["records"]} == {
+        (kept, "active"), (held, "quarantined"), (other, "quarantined")}
+    assert gateway.result("meta/memory/panel/quarantine", {})["records"] == []
+    events = gateway.result("meta/events/list", {"limit": 1000})["events"]
+    closed = [e["data"] for e in events if e["event_type"] == "memory.quarantine.verdict"]
+    assert sorted((d["record_id"], d["verdict"]) for d in closed) == sorted(
+        [(q, "erased"), (held, "erased"), (other, "erased")])
+    assert [e["data"]["quarantined"] for e in events if e["event_type"] == "memory.record.erased"] == [1, 2]
+    assert MARK not in str(events)
+    gateway.stop()
+    assert MARK.encode() not in db_bytes(gateway.state_dir)
 
 
 def test_erase_identity_counts_then_erases_only_that_identity(gateway: Any) -> None:

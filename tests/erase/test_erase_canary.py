@@ -5,7 +5,8 @@ of any table of the PostgreSQL schema, holds it — on SQLite and on PostgreSQL.
 Paths written (each with its own suffix, so a leak names its path): ``remember`` (title, body, tags),
 ``remember_batch``, the ``memory`` tool's remember and update, a proposal (``propose_to_mob``), a
 quarantined write the operator releases with a rationale (a verdict rationale), a quarantined write
-the steward tombstones and one it stages for a gated promotion (denied), the steward's notes in a
+the steward tombstones and one it stages for a gated promotion (denied), one left undecided in
+quarantine (the erase does not wait for its review), the steward's notes in a
 dream run (proposal, harvest and usage-audit rationales, a contradiction's reason), an exit-interview
 harvest's cause, an injection (the session state's injected set), ``meta-memory import`` of a file
 and (SQLite) the legacy markdown import. The assertion ledger is not agent memory and is not erased.
@@ -169,6 +170,8 @@ def _write_everywhere(gw: GatewayProcess, llm: FakeStewardLlm, canary: str) -> N
     r("meta/memory/quarantine/decide", {"realm": "default", "identity": ID, "memory_id": q_gate,
                                         "verdict": "tombstone", "expected_content_hash": detail["record"]["content_hash"],
                                         "rationale": f"{canary}-discard-rationale"})
+    # and one quarantined write nobody decided: the erase does not wait for its review
+    poisoned_write(r, ID, "Web rumour", f"{canary}-undecided claim")
     assert r("meta/agent_memory/recall", {"identity": ID, "query_text": f"{canary}-remember"})["records"]
 
 

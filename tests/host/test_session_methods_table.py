@@ -142,7 +142,7 @@ def test_session_params_either_name_one_valid_session_or_are_refused_naming_the_
     ref = parsed.session_ref("cfg")
     assert ref.realm == (parse_realm(realm) if realm is not None else "cfg")
     assert ref.identity == parse_identity(identity)
-    assert ref.session_key == (session_key.strip() if session_key is not None else None)
+    assert ref.session_key == session_key  # taken as given, never trimmed
     assert SessionRef(ref.realm, ref.identity, ref.session_key) == ref  # already normalised
     labels = [r.resource.label for r in spec.requires(parsed, Resources(default_realm="cfg"))]
     assert all(label.split(":", 1)[1].startswith(f"{ref.realm}/") for label in labels), labels

@@ -25,3 +25,22 @@ def test_a_padded_name_is_refused_not_trimmed(handle: Any, identity: str, realm:
     with pytest.raises(InvalidParams):
         agent.recall("Lisbon")
     assert handle.agent("lead:main", realm="hr").list().records == []
+
+
+@pytest.mark.parametrize("key,rule", [
+    (" s1", "session_key must not begin or end with whitespace"),
+    ("s1\t", "session_key must not begin or end with whitespace"),
+    ("s\u200b1", "session_key must not contain invisible or direction-changing characters"),
+])
+def test_a_padded_or_hidden_session_key_is_refused_not_trimmed(handle: Any, key: str, rule: str) -> None:
+    agent = handle.agent("lead:main", realm="hr")
+    agent.session("s1").note()
+    session = agent.session(key)
+    for call in (session.note, session.reset, session.compacted, lambda: session.tool_result("web_fetch"),
+                 lambda: session.inject("refunds"),
+                 lambda: session.tool({"action": "remember", "title": "Trip", "body": "Flight to Lisbon"})):
+        with pytest.raises(InvalidParams) as info:
+            call()
+        assert info.value.field == "session_key" and rule in info.value.message
+    assert agent.session("s1").note().tainted is False
+    assert agent.list().records == []

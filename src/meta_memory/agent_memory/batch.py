@@ -265,6 +265,15 @@ class StagedBatch:
                 refs.extend(op.record.provenance.evidence)
         return refs
 
+    def quarantine_reason(self, gate: Any) -> str | None:
+        """Why the write gate ``gate`` (a store ``WriteGate``, or ``None`` for none) lands this batch
+        quarantined, or ``None`` to land it active: the one question a batch is asked, when it is applied
+        and when a remember plans its dedup (``writes.plan_remember``)."""
+        if gate is None:
+            return None
+        reason: str | None = gate.quarantine_reason(self.author, self.kind.value, self.evidence(), realm=self.realm)
+        return reason
+
 
 @dataclass(frozen=True, slots=True)
 class OpResult:

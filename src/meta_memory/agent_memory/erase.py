@@ -30,8 +30,12 @@ same erased content. Residuals: an erasure registered before fold 2 (schema migr
 exact and fold-1 hashes only (the content is gone: nothing to rehash), so it refuses the case and width
 variants only of content that was erased in lower case and NFKC form; one registered before fold 1
 (migration 12) matches by the exact hash, and folded forms only of content erased in folded form).
-A closure holding a record under quarantine review, or one a gated promotion is waiting on, is
-refused (``review_pending``): decide it first.
+
+Erasure never waits on a reviewer: a record of the closure under quarantine review is erased with the
+rest, in the same transaction, and its review closes as erased (its ``erase`` audit row carries
+``quarantine: "erased"``; the service publishes a ``memory.quarantine.verdict`` event with verdict
+``erased`` after the commit). A closure holding a record or proposal that a *pending gated promotion*
+is waiting on is refused (``review_pending``): that decision is in flight, decide it first.
 
 After the commit, SQLite rewrites its full-text index (``optimize``), and every connection runs with
 ``secure_delete`` so freed pages are zeroed; the WAL is checkpointed and truncated; an imported legacy
@@ -97,6 +101,11 @@ class ErasedRecord:
     scope: Scope
     content_hash: str
     status: str
+
+    @property
+    def quarantined(self) -> bool:
+        """Whether the record awaited quarantine review when it was erased (its review closed as erased)."""
+        return self.status == StatusKind.QUARANTINED.value
 
     def to_json(self) -> dict[str, Any]:
         return {"memory_id": self.memory_id, "scope": self.scope.to_json(), "content_hash": self.content_hash,

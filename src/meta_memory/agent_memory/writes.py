@@ -9,7 +9,8 @@ write (the store plans no write). The application's rules live here and nowhere 
 - exact-content dedup and tag merge (:class:`RememberPlan`), shared by a single remember
   (:func:`remember`) and a bulk one (:func:`remember_many`): an item whose content an active record (or an
   earlier item of the call) holds returns that record, and when it brings tags the record lacks, the
-  record is superseded by a version carrying both tag lists;
+  record is superseded by a version carrying both tag lists; a write that would land quarantined also
+  returns, as it is, a quarantined record of its scope holding the content (:func:`plan_remember`);
 - an application write's field rules (:func:`app_record`) and an update's revision of its prior
   (:func:`revision`);
 - supersede, forget, propose;
@@ -83,6 +84,7 @@ __all__ = [
     "RememberItem",
     "RememberOutcome",
     "RememberPlan",
+    "plan_remember",
     "RecordFieldRefused",
     "TagMerge",
     "app_record",
@@ -303,10 +305,12 @@ class _Head:
 class RememberPlan:
     """The ops of one remember (one item or many), built item by item as single remembers would write them.
 
-    ``heads`` maps a content hash to its current version: an active stored record, or the
-    :class:`_Head` of an op of this call. ``items[i]`` is ``(op position or stored record, created,
-    tag merge)``; ``op_items[k]`` the item op ``k`` writes for. ``merge_tags=False`` (a tool's or the
-    distiller's write) returns a duplicate as it is, whatever tags the item brings.
+    ``heads`` maps a content hash to its current version: a stored record (active, or quarantined when
+    the write itself would land quarantined: :func:`plan_remember`), or the :class:`_Head` of an op of
+    this call. ``items[i]`` is ``(op position or stored record, created, tag merge)``; ``op_items[k]`` the
+    item op ``k`` writes for. ``merge_tags=False`` (a tool's or the distiller's write) returns a
+    duplicate as it is, whatever tags the item brings; a quarantined duplicate is always returned as it
+    is (it awaits review: nothing is written over it).
     """
 
     def __init__(self, scope: Scope, author: Author, *, merge_tags: bool = True) -> None:
@@ -346,7 +350,8 @@ class RememberPlan:
         have = head.tags if isinstance(head, MemoryRecord) else head.record.tags
         current: int | MemoryRecord = head if isinstance(head, MemoryRecord) else head.op
         missing = [t for t in record.tags if t not in have]
-        if not (self.merge_tags and missing):
+        held = isinstance(head, MemoryRecord) and head.status.kind is StatusKind.QUARANTINED
+        if held or not (self.merge_tags and missing):
             self.items[item] = (current, False, None)
             return
         try:
@@ -367,6 +372,43 @@ class RememberPlan:
         return StagedBatch(realm=self.scope.realm, author=self.author, ops=tuple(self.ops))
 
 
+def plan_remember(
+    tx: WriteTx, scope: Scope, author: Author, gate: WriteGate | None,
+    items: Sequence[tuple[int, str, NewMemoryRecord]], *, merge_tags: bool = True,
+) -> tuple[RememberPlan, dict[int, AgentMemoryError]]:
+    """The exact-content dedup of a remember: the plan of ``items`` (``(item, content hash, normalised
+    record)`` each, in order) and the items the planner refused (a tag merge past the cap, by item).
+
+    An item whose content an **active** record of ``scope`` holds answers that record (the oldest). When
+    the write would land **quarantined** (``gate`` gives the planned batch a quarantine reason, as it will
+    when the batch is applied), an item whose content no active record of ``scope`` holds but a
+    quarantined one does answers that quarantined record instead of queueing a second copy of it for
+    review: a repeated remember from a tainted session writes nothing. Only ``scope``'s own records are
+    read, so the answer never reveals another identity's records; a write that would land active is never
+    answered with a quarantined record (that content is not in memory until review releases it)."""
+
+    def planned(heads: Mapping[str, MemoryRecord]) -> tuple[RememberPlan, dict[int, AgentMemoryError]]:
+        plan = RememberPlan(scope, author, merge_tags=merge_tags)
+        plan.heads.update(heads)
+        refused: dict[int, AgentMemoryError] = {}
+        for item, chash, record in items:
+            try:
+                plan.add(item, chash, record)
+            except AgentMemoryError as exc:
+                refused[item] = exc
+        return plan, refused
+
+    hashes = list(dict.fromkeys(chash for _, chash, _ in items))
+    active = tx.active_duplicates(scope, hashes)
+    plan, refused = planned(active)
+    fresh = [h for h in hashes if h not in active]
+    if fresh and gate is not None and plan.ops:
+        held = tx.quarantined_duplicates(scope, fresh)
+        if held and plan.batch().quarantine_reason(gate) is not None:
+            plan, refused = planned({**active, **held})
+    return plan, refused
+
+
 def remember(tx: WriteTx, scope: Scope, record: NewMemoryRecord, author: Author, gate: WriteGate | None, *,
              merge_tags: bool = True, app_built: bool = False) -> tuple[MemoryRecord, bool, TagMerge | None]:
     """A remember of one record, in ``tx``: ``(record, created, tag merge)`` (a batch of one through
@@ -381,10 +423,10 @@ def remember(tx: WriteTx, scope: Scope, record: NewMemoryRecord, author: Author,
     Refusals raise (nothing of the call is written): ``secret_detected``, ``invalid_record`` (``merged
     tags: ...`` past the tag cap), then the validator's."""
     refuse_secrets(record)
-    plan = RememberPlan(scope, author, merge_tags=merge_tags)
-    chash = content_hash(record.title, record.body)
-    plan.heads.update(tx.active_duplicates(scope, (chash,)))
-    plan.add(0, chash, record)
+    plan, refused = plan_remember(tx, scope, author, gate, [(0, content_hash(record.title, record.body), record)],
+                                  merge_tags=merge_tags)
+    if refused:
+        raise refused[0]
     receipt = None
     if plan.ops:
         first = plan.ops[0]
@@ -430,17 +472,11 @@ def _remember_attempt(
 ) -> tuple[list[RememberOutcome], tuple[int, AgentMemoryError] | None]:
     """One pass of :func:`remember_many`. Returns the outcomes, or ``(item, error)`` when the validator
     refused one item (everything of this pass rolled back to its savepoint)."""
-    plan = RememberPlan(scope, author)
-    hashes = {i: content_hash(r.title, r.body) for i, r in enumerate(prepared)
-              if isinstance(r, NewMemoryRecord) and i not in refused}
-    plan.heads.update(tx.active_duplicates(scope, list(hashes.values())))
-    for i, rec in enumerate(prepared):
-        if i in refused or isinstance(rec, AgentMemoryError):
-            continue
-        try:
-            plan.add(i, hashes[i], rec)
-        except AgentMemoryError as exc:
-            refused[i] = _item_error(exc, i)
+    items = [(i, content_hash(r.title, r.body), r) for i, r in enumerate(prepared)
+             if isinstance(r, NewMemoryRecord) and i not in refused]
+    plan, planner_refused = plan_remember(tx, scope, author, gate, items)
+    for i, exc in planner_refused.items():
+        refused[i] = _item_error(exc, i)
     # the creates whose payload is an item exactly as prepare_items built it (normalised, checked, scanned)
     vetted = {k for k, op in enumerate(plan.ops)
               if isinstance(op, CreateOp) and op.record is prepared[plan.op_items[k]]}

@@ -9,6 +9,11 @@ handler turns them into the one :class:`~meta_memory.session_ref.SessionRef` it 
 (``<realm>/<identity>``, :func:`~meta_memory.access.requirements.identity_resource`). A test walks
 the method table and refuses any method taking ``session_key`` whose params do not derive from
 this mixin.
+
+``session_key`` is taken exactly as given and held to the one session-key rule
+(:func:`~meta_memory.session_ref.check_session_key`, the name rule of identities and realms): a key with
+whitespace at either end, or with control, invisible or direction-changing characters, is refused with
+-32602 naming ``session_key`` and the rule, never trimmed into another session's key.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ __all__ = ["KeyedSessionParams", "SessionParams"]
 
 
 class SessionParams(IdentityParams):
-    """``{identity, realm?, session_key?}``; ``session_key`` at most 512 bytes, trimmed."""
+    """``{identity, realm?, session_key?}``; ``session_key`` at most 512 bytes, never trimmed (module doc)."""
 
     #: Whether ``session_key`` must be given (:class:`KeyedSessionParams`).
     session_key_required: ClassVar[bool] = False

@@ -309,7 +309,8 @@ class HandleMethods:
         """Erase ``memory_id`` and its content closure (every version, every derived copy) for good.
 
         Needs ``agent.memory.erase``. Raises ``RecordNotFound`` (-32001) for an unknown id or one outside the
-        identity, ``AgentMemoryError`` ``review_pending`` while any of it awaits review."""
+        identity, ``AgentMemoryError`` ``review_pending`` while a pending gated promotion waits on any of it
+        (a quarantined record is erased too: erasure never waits on a quarantine review)."""
         return {**_params(identity=identity, memory_id=memory_id, realm=realm, reason=reason), "dry_run": dry_run}
 
     @rpc("meta/agent_memory/erase_identity", EraseResult.model_validate)

@@ -340,7 +340,10 @@ class AgentMemoryService:
         :meth:`~meta_memory.agent_memory.erase.EraseReport.to_json`. Raises ``RecordNotFound`` or
         ``AgentMemoryError`` (``review_pending``, ``scope_not_writable``). After a real erase committed,
         the session state forgets the ids and one ``memory.record.erased`` event
-        ``{realm, identity, count, memory_ids (at most 100)}`` is published about the identity."""
+        ``{realm, identity, count, memory_ids (at most 100), quarantined}`` is published about the identity
+        (``quarantined``: how many of the records awaited quarantine review), then, for each of those (at
+        most 100), a ``memory.quarantine.verdict`` event ``{realm, record_id, verdict: "erased",
+        successor_id: None}``: their review is closed."""
         report = self.store.erase(realm, Scope.identity(realm, identity), memory_id, erased_by=erased_by,
                                   reason=reason, dry_run=dry_run, may_erase=may_erase)
         if not report.dry_run and report.records:
@@ -348,8 +351,14 @@ class AgentMemoryService:
             if self._on_erased is not None:
                 self._on_erased(realm, ids)
             # ids only, at most 100 of them: the count says how many went
-            self._event("memory.record.erased", identity,
-                        {"realm": realm, "identity": identity, "count": len(ids), "memory_ids": ids[:100]})
+            held = [r.memory_id for r in report.records if r.quarantined]
+            self._events([
+                ("memory.record.erased", {"realm": realm, "identity": identity, "count": len(ids),
+                                          "memory_ids": ids[:100], "quarantined": len(held)}, identity),
+                *(("memory.quarantine.verdict",
+                   {"realm": realm, "record_id": record_id, "verdict": "erased", "successor_id": None}, identity)
+                  for record_id in held[:100]),
+            ])
         return report.to_json()
 
     def list_records(self, realm: str, identity: str, *, tags: Sequence[str], limit: int,

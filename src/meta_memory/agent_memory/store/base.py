@@ -226,8 +226,8 @@ class AgentMemoryStore(ABC):
         ``False``: only the closure it found out of use goes, and its content may be written again.
 
         Raises :class:`~meta_memory.errors.RecordNotFound` (unknown id, or one outside ``scope``),
-        ``AgentMemoryError`` ``review_pending`` (a quarantined record or a pending gated promotion in the
-        closure), ``scope_not_writable`` (``may_erase`` refused a scope) or ``unsupported``.
+        ``AgentMemoryError`` ``review_pending`` (a pending gated promotion waits on a record or proposal of
+        the closure; quarantined records are erased, their review closed as erased), ``scope_not_writable`` (``may_erase`` refused a scope) or ``unsupported``.
         """
         raise AgentMemoryError("unsupported", f"{type(self).__name__} cannot erase")
 

@@ -599,8 +599,7 @@ class SqlAgentMemoryStore(AgentMemoryStore, Generic[C]):
     def _apply_in_tx(self, conn: C, batch: StagedBatch, gate: WriteGate | None, token: str,
                      vetted: Collection[int] = ()) -> BatchReceipt:
         now = self.clock.now_ms()
-        reason = gate.quarantine_reason(batch.author, batch.kind.value, batch.evidence(), realm=batch.realm) \
-            if gate else None
+        reason = batch.quarantine_reason(gate)
         plan = plan_batch(batch, self._reader(conn, batch.realm), now_ms=now, quarantine_reason=reason,
                           vetted=vetted)
         planned: list[tuple[MemoryRecord, MemoryRecord | None]] = []
@@ -698,6 +697,21 @@ class SqlAgentMemoryStore(AgentMemoryStore, Generic[C]):
             chunk = distinct[first : first + self.DUPLICATE_LOOKUP_CHUNK]
             tail = f"AND content_hash IN ({', '.join('?' * len(chunk))}) ORDER BY content_hash, created_at_ms, rid"
             for row in conn.execute(*self._active_sql(scope.realm, scope, tail, chunk)).fetchall():
+                rec = row_to_record(scope.realm, row)
+                found.setdefault(rec.content_hash, rec)
+        return found
+
+    def _find_quarantined_duplicates(self, conn: C, scope: Scope, hashes: Sequence[str]) -> dict[str, MemoryRecord]:
+        """For each of ``hashes`` held by a quarantined record of ``scope``, the oldest such record (seeks on
+        the scope/hash index): what a write that would land quarantined answers instead of a second copy."""
+        found: dict[str, MemoryRecord] = {}
+        kind, key = scope.storage()
+        distinct = list(dict.fromkeys(hashes))
+        for first in range(0, len(distinct), self.DUPLICATE_LOOKUP_CHUNK):
+            chunk = distinct[first : first + self.DUPLICATE_LOOKUP_CHUNK]
+            where = (f"scope_kind = ? AND scope_key = ? AND content_hash IN ({', '.join('?' * len(chunk))}) "
+                     "AND status_kind = 'quarantined' ORDER BY content_hash, created_at_ms, rid")
+            for row in conn.execute(*self._realm_records(scope.realm, RECORD_COLUMNS, where, (kind, key, *chunk))).fetchall():
                 rec = row_to_record(scope.realm, row)
                 found.setdefault(rec.content_hash, rec)
         return found
@@ -849,14 +863,15 @@ class SqlAgentMemoryStore(AgentMemoryStore, Generic[C]):
             except ValueError as exc:
                 raise AgentMemoryError("invalid_record", f"erase refused: {exc}") from None
             proposals = _erasable_proposals(tx, closure, identity) if keep_out_content else []
-            held = [r.id for r in closure if r.status.kind is StatusKind.QUARANTINED]
-            held += self._pending_promotion_records(conn, name, [r.id for r in closure] + [p.proposal_id for p in proposals])
+            # Quarantined records are erased with the rest (their review closes as erased): erasure never
+            # waits on a reviewer. A gated promotion still pending is a decision in flight, refused.
+            held = self._pending_promotion_records(conn, name, [r.id for r in closure] + [p.proposal_id for p in proposals])
             if held:
                 raise AgentMemoryError(
                     "review_pending",
-                    f"erase refused: {len(held)} record(s) or proposal(s) of its content closure await review "
-                    f"({', '.join(sorted(set(held))[:5])}); decide them (meta/memory/quarantine/decide, "
-                    "meta/memory/proposals/decide or the gating flow) first",
+                    f"erase refused: {len(held)} record(s) or proposal(s) of its content closure wait on a "
+                    f"pending gated promotion ({', '.join(sorted(set(held))[:5])}); decide it "
+                    "(meta/memory/proposals/decide or the gating flow) first",
                 )
             if may_erase is not None:
                 denied = sorted({r.scope.describe() for r in closure if not may_erase(r.scope)})
@@ -895,7 +910,8 @@ class SqlAgentMemoryStore(AgentMemoryStore, Generic[C]):
                               "casefolded_hash, erased_at_ms", registered)
             token = mint_token("erase")
             audit = [
-                (e.memory_id, {"scope": e.scope.to_json(), "content_hash": e.content_hash, "status": e.status})
+                (e.memory_id, {"scope": e.scope.to_json(), "content_hash": e.content_hash, "status": e.status,
+                               **({"quarantine": "erased"} if e.quarantined else {})})
                 for e in erased
             ] + [
                 (p.proposal_id, {"scope": p.scope_json, "content_hash": p.hashes[0], "status": p.status,

@@ -103,6 +103,12 @@ class ReadTx:
             return {} if found is None else {content_hashes[0]: found}
         return self._store._find_active_duplicates(self._sql.conn, scope, content_hashes)
 
+    def quarantined_duplicates(self, scope: Scope, content_hashes: Sequence[str]) -> dict[str, MemoryRecord]:
+        """For each of ``content_hashes`` a quarantined record of ``scope`` holds, the oldest such record (by
+        hash): the dedup of a write that would itself land quarantined
+        (:func:`~meta_memory.agent_memory.writes.plan_remember`)."""
+        return self._store._find_quarantined_duplicates(self._sql.conn, scope, content_hashes)
+
     @property
     def promotions(self) -> PromotionReads:
         return PromotionReads(self._sql, self.realm)

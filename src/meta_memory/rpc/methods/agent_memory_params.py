@@ -35,7 +35,6 @@ from ...limits import (
     MAX_MANIFEST_K,
     MAX_MEMORY_ENTRIES,
     MAX_REASON_BYTES,
-    MAX_SESSION_KEY_BYTES,
 )
 from ...recall.query_limits import MAX_QUERY_TERM_BYTES, MAX_QUERY_TERM_ENTRIES, query_size_error
 from ...session_ref import check_session_key
@@ -109,8 +108,9 @@ class _FilterParams(IdentityParams):
 
 
 def _derived_sessions(value: list[str] | None) -> list[str] | None:
-    """``derived_from_sessions``: 1..64 session keys, each trimmed, non-empty and at most 512 bytes;
-    repeats are dropped (first kept)."""
+    """``derived_from_sessions``: 1..64 session keys, each held to the session-key rule
+    (:func:`~meta_memory.session_ref.check_session_key`: non-empty, at most 512 bytes, never trimmed);
+    repeats are dropped (first kept). A refusal names the key's position and the rule."""
     if value is None:
         return None
     if not value:
@@ -118,12 +118,8 @@ def _derived_sessions(value: list[str] | None) -> list[str] | None:
     if len(value) > MAX_DERIVED_SESSIONS:
         raise ValueError(f"derived_from_sessions must name at most {MAX_DERIVED_SESSIONS} session keys")
     keys: list[str] = []
-    for key in value:
-        try:
-            text = check_session_key(key, required=True)
-        except ValueError:
-            raise ValueError("derived_from_sessions must hold non-empty session keys of at most "
-                             f"{MAX_SESSION_KEY_BYTES} bytes") from None
+    for i, key in enumerate(value):
+        text = check_session_key(key, required=True, name=f"derived_from_sessions[{i}]")
         if text is not None and text not in keys:
             keys.append(text)
     return keys
