@@ -181,20 +181,23 @@ def write_config(path: Path, text: str) -> Path:
 Grant = tuple[str, str] | tuple[str, str, Mapping[str, str]]
 
 
-def access_toml(tokens: Mapping[str, str], grants: Iterable[Grant], *, header: bool = True) -> str:
+def access_toml(tokens: Mapping[str, str], grants: Iterable[Grant], *, header: bool = True,
+                denies: Iterable[Grant] = ()) -> str:
     """The ``[access]`` table of a config file: ``tokens`` maps each bearer token to its principal
     (stored as its SHA-256, as an operator would write it); each grant gives the principal an action,
-    on a resource when the grant names one. ``header=False`` leaves out ``[access] enabled = true``."""
+    on a resource when the grant names one, and each of ``denies`` (the same shape) takes it away.
+    ``header=False`` leaves out ``[access] enabled = true``."""
     parts = ["[access]\nenabled = true\n"] if header else []
     parts += [f'[[access.tokens]]\nsha256 = "{hash_token(token)}"\nprincipal = "{who}"\n'
               for token, who in tokens.items()]
-    for grant in grants:
-        who, action = grant[0], grant[1]
-        text = f'[[access.grants]]\naction = "{action}"\nwho = {{ principal = "{who}" }}\n'
-        if len(grant) == 3:
-            on = ", ".join(f'{k} = "{v}"' for k, v in grant[2].items())
-            text += f"on = {{ {on} }}\n"
-        parts.append(text)
+    for table, rules in (("grants", grants), ("denies", denies)):
+        for rule in rules:
+            who, action = rule[0], rule[1]
+            text = f'[[access.{table}]]\naction = "{action}"\nwho = {{ principal = "{who}" }}\n'
+            if len(rule) == 3:
+                on = ", ".join(f'{k} = "{v}"' for k, v in rule[2].items())
+                text += f"on = {{ {on} }}\n"
+            parts.append(text)
     return "\n".join(parts)
 
 

@@ -138,15 +138,28 @@ def _needs(name: str, params: Any) -> list[tuple[str, str]]:
 def test_identity_requirements_are_realm_qualified() -> None:
     assert _needs("meta/agent_memory/recall", {"identity": "rt:lead:main:3", "realm": "hr"}) == [
         ("agent.memory.read", "identity:hr/lead:main"), ("agent.view", "identity:hr/lead:main")]
+    x = "identity:default/x"
+    sight = [("agent.memory.read", x), ("agent.view", x)]
+    # a write's answer tells what the identity holds: it also needs what reading the identity needs
     assert _needs("meta/agent_memory/forget", {"identity": "x", "memory_id": "m"}) == [
-        ("agent.memory.delete", "identity:default/x")]
+        ("agent.memory.delete", x), *sight]
+    assert _needs("meta/agent_memory/update", {"identity": "x", "memory_id": "m", "body": "b"}) == [
+        ("agent.memory.write", x), *sight]
+    assert _needs("meta/agent_memory/remember", {"identity": "x", "title": "t", "body": "b"}) == [
+        ("agent.memory.write", x), *sight]
+    assert _needs("meta/agent_memory/remember_batch", {"identity": "x", "records": [{"title": "t", "body": "b"}],
+                                                       "derived_from_sessions": ["s"]}) == [
+        ("agent.memory.write", x), *sight, ("agent.session.manage", x)]
+    # a tool write passes the session's write gate, whose verdict its reply tells
+    session = ("agent.session.manage", x)
     assert _needs("meta/agent_memory/tool", {"identity": "x", "arguments": {"action": "forget"}}) == [
-        ("agent.memory.delete", "identity:default/x")]
+        ("agent.memory.delete", x), *sight, session]
     assert _needs("meta/agent_memory/tool", {"identity": "x", "arguments": {"action": "nonsense"}}) == [
-        ("agent.memory.write", "identity:default/x")]
+        ("agent.memory.write", x), *sight, session]
     assert _needs("meta/agent_memory/tool", {"identity": "x", "mob": "research",
                                              "arguments": {"action": "propose_to_mob"}}) == [
-        ("agent.memory.write", "identity:default/x"), ("mob.memory.propose", "mob:default/research")]
+        ("agent.memory.write", x), *sight, session, ("mob.memory.propose", "mob:default/research")]
+    assert _needs("meta/agent_memory/tool", {"identity": "x", "arguments": {"action": "recall"}}) == sight
     assert _needs("meta/agent_memory/erase", {"identity": "x", "realm": "hr", "memory_id": "m"}) == [
         ("agent.memory.erase", "identity:hr/x")]
     assert [a for a, _ in _needs("meta/memory/quarantine/decide", {**PARAMS["meta/memory/quarantine/decide"],

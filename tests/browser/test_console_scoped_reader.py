@@ -38,6 +38,15 @@ principal = "reader"
 action = "agent.memory.write"
 who = {{ principal = "writer" }}
 
+# writing identity memory needs reading it
+[[access.grants]]
+action = "agent.memory.read"
+who = {{ principal = "writer" }}
+
+[[access.grants]]
+action = "agent.view"
+who = {{ principal = "writer" }}
+
 [[access.grants]]
 action = "agent.memory.read"
 who = {{ principal = "reader" }}

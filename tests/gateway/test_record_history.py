@@ -114,7 +114,7 @@ READER, STRANGER = "history-reader-token-0123", "history-stranger-token-0123"
 @pytest.fixture(scope="module")
 def guarded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GatewayProcess]:
     root = tmp_path_factory.mktemp("history-access")
-    grants: list[Any] = [("operator", "agent.memory.write")]
+    grants: list[Any] = [("operator", a) for a in ("agent.memory.write", "agent.memory.read", "agent.view")]
     grants += [("reader", a, {"identity": ID, "realm": realm}) for a in ("agent.memory.read", "agent.view")
                for realm in ("default", "ops")]
     grants += [("stranger", a, {"identity": OTHER}) for a in ("agent.memory.read", "agent.view")]

@@ -181,7 +181,7 @@ def _without_id(error: dict[str, Any], memory_id: str) -> dict[str, Any]:
 def test_the_pages_give_an_unreadable_panel_record_the_answer_a_gateway_gives(tmp_path: Path) -> None:
     config = write_config(tmp_path / "gw.toml", access_toml(
         {"writer-token": "writer", "nosy-token": "nosy"},
-        [("writer", "agent.memory.write", {"identity": "lead:main"}),
+        [*(("writer", a, {"identity": "lead:main"}) for a in ("agent.memory.write", "agent.memory.read", "agent.view")),
          ("nosy", "agent.memory.read", {"identity": "other:agent"}),
          ("nosy", "agent.view", {"identity": "other:agent"})]))
     with serving(tmp_path / "state", config=config) as rpc:

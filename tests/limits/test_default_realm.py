@@ -42,8 +42,9 @@ def test_record_session_and_tool_calls_without_a_realm_share_the_gateways_realm(
 
 
 def test_access_is_judged_on_the_gateways_realm_when_the_call_names_none(gateway_factory: Any, tmp_path: Path) -> None:
-    grants = [("ops-writer", "agent.memory.write", {"realm": "ops", "identity": IDENT}),
-              ("default-writer", "agent.memory.write", {"realm": "default", "identity": IDENT})]
+    grants = [(who, a, {"realm": realm, "identity": IDENT}) for who, realm in (("ops-writer", "ops"),
+                                                                            ("default-writer", "default"))
+              for a in ("agent.memory.write", "agent.memory.read", "agent.view")]
     config = write_config(tmp_path / "meta.toml", OPS_REALM + access_toml(
         {"tok-ops": "ops-writer", "tok-default": "default-writer"}, grants))
     gw = gateway_factory(config=config)

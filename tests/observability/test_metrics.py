@@ -238,7 +238,7 @@ def test_quarantine_reasons_are_a_fixed_set_of_labels_naming_no_session_tool_or_
     cfg = write_config(tmp_path / "c.toml", access_toml(
         {OPS: "ops", host: "host"},
         [("ops", "operator.status"), ("host", "agent.session.manage", {"identity": "a:b"}),
-         ("host", "agent.memory.write", {"identity": "a:b"})]))
+         *(("host", a, {"identity": "a:b"}) for a in ("agent.memory.write", "agent.memory.read", "agent.view"))]))
     gw = start_gateway(tmp_path / "state", config=cfg)
     try:
         for i in range(12):

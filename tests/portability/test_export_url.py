@@ -40,7 +40,8 @@ def store_toml(request: pytest.FixtureRequest) -> Iterator[str]:
 @pytest.fixture
 def served(tmp_path: Path, store_toml: str) -> Iterator[tuple[Any, Path]]:
     grants = [("ops", "operator.backup"), ("ops2", "operator.backup"),
-              ("writer", "agent.memory.write", {"identity": "a:b"}), ("writer", "ledger.write"),
+              *(("writer", a, {"identity": "a:b"}) for a in ("agent.memory.write", "agent.memory.read", "agent.view")),
+              ("writer", "ledger.write"),
               ("writer", "agent.session.manage", {"identity": "a:b"})]
     config = write_config(tmp_path / "c.toml", store_toml + "\n" + access_toml(
         {OPS: "ops", OTHER_OPS: "ops2", WRITER: "writer"}, grants))

@@ -157,7 +157,8 @@ def secured(tmp_path: Path) -> Any:
     backups.mkdir()
     cfg = write_config(tmp_path / "c.toml", access_toml(
         {OPS: "ops", WRITER: "writer"},
-        [("ops", "operator.backup"), ("ops", "operator.status"), ("writer", "agent.memory.write", {"identity": "a:b"})])
+        [("ops", "operator.backup"), ("ops", "operator.status"),
+         *(("writer", a, {"identity": "a:b"}) for a in ("agent.memory.write", "agent.memory.read", "agent.view"))])
         + f'\n[gateway]\nbackup_dir = "{backups}"\n')
     gw = start_gateway(tmp_path / "state", config=cfg)
     gw.rpc("meta/agent_memory/remember", {"identity": "a:b", "title": "t", "body": "b"}, token=WRITER)

@@ -14,6 +14,8 @@ the action) is refused without learning how the params are checked. The helpers 
 common shapes:
 
 * :func:`on_identity` — actions on the ``<realm>/<identity>`` the params name;
+* :func:`identity_write` — a write or delete on the identity, which also needs what reading the
+  identity needs (:data:`SIGHT`), since its answer tells what the identity holds;
 * :func:`unscoped` — actions that need an unscoped grant (realm-spanning reads,
   the ledger, operator status);
 * :func:`anywhere` — "holds the action on at least one scope" (an entry gate
@@ -36,11 +38,14 @@ from .resources import Resource, Resources
 
 __all__ = [
     "PUBLIC",
+    "SIGHT",
     "admit",
     "Requirement",
     "Requires",
     "anywhere",
     "authorize",
+    "identity_needs",
+    "identity_write",
     "on_identity",
     "requires",
     "rows_judged",
@@ -52,6 +57,8 @@ VIEW = "agent.view"
 WRITE = "agent.memory.write"
 DELETE = "agent.memory.delete"
 REVIEW = "memory.quarantine.review"
+#: What reading an identity's memory needs (recall, manifest, list, history).
+SIGHT: tuple[str, ...] = (READ, VIEW)
 
 
 class Requirement(NamedTuple):
@@ -105,6 +112,22 @@ def on_identity(*actions: str) -> Requires:
         return [Requirement(a, res) for a in actions]
 
     return Requires(evaluate, " + ".join(actions) + " on the identity", entry=_each(actions))
+
+
+def identity_needs(action: str) -> tuple[str, ...]:
+    """The actions a write or delete of identity memory needs on the identity: ``action`` first, then
+    :data:`SIGHT`. Every such call reads the identity in its answer or outcome: remember's exact-content
+    dedup answers with the record already holding the content (its id, tags, metadata and expiry, and
+    ``created: false``), update with the new version carrying the prior's kept fields, forget whether the
+    id was a record of the identity, the ``memory`` tool's replies the same. A caller that may not read
+    the identity is refused on its grants alone (``-32030`` naming the missing read action, whatever the
+    identity holds), so no answer depends on content it may not see (docs/access.md, "No existence oracle")."""
+    return (action, *SIGHT)
+
+
+def identity_write(action: str) -> Requires:
+    """:func:`on_identity` of :func:`identity_needs` (``action`` + ``agent.memory.read`` + ``agent.view``)."""
+    return on_identity(*identity_needs(action))
 
 
 def _each(actions: Iterable[str]) -> tuple[frozenset[str], ...]:

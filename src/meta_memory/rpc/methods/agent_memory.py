@@ -8,7 +8,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ...access.requirements import Requirement, identity_resource, on_identity, requires
+from ...access.requirements import (
+    Requirement,
+    identity_needs,
+    identity_resource,
+    identity_write,
+    on_identity,
+    requires,
+)
 from ...access.resources import Resources
 from ..registry import CallContext, MethodTable
 from ..results import (
@@ -45,12 +52,13 @@ def agent_memory_enabled(runtime: "Runtime") -> bool:
     return runtime.agent_memory is not None
 
 
-@requires("agent.memory.write on the identity; with derived_from_sessions also agent.session.manage on it "
-          "(the outcome tells whether a named session is tainted)", entry=[["agent.memory.write"]])
+@requires("agent.memory.write + agent.memory.read + agent.view on the identity (the answer tells what it "
+          "holds); with derived_from_sessions also agent.session.manage on it (the outcome tells whether a named "
+          "session is tainted)", entry=[[a] for a in identity_needs("agent.memory.write")])
 def derived_write(p: DerivedParams, resources: Resources) -> list[Requirement]:
     """The requirement of a remember that may name the sessions it was derived from."""
     res = identity_resource(p, resources)
-    needs = [Requirement("agent.memory.write", res)]
+    needs = [Requirement(a, res) for a in identity_needs("agent.memory.write")]
     if p.derived_from_sessions:
         needs.append(Requirement("agent.session.manage", res))
     return needs
@@ -59,7 +67,7 @@ def derived_write(p: DerivedParams, resources: Resources) -> list[Requirement]:
 def register(table: MethodTable) -> None:
     on = agent_memory_enabled
     read = on_identity("agent.memory.read", "agent.view")
-    write = on_identity("agent.memory.write")
+    write = identity_write("agent.memory.write")
 
     @table.method("meta/agent_memory/remember", RememberParams, requires=derived_write, mutating=True,
                   available=on, result=RememberResult)
@@ -89,7 +97,7 @@ def register(table: MethodTable) -> None:
             max_entries=p.max_entries, where=p.where,
         )
 
-    @table.method("meta/agent_memory/forget", ForgetParams, requires=on_identity("agent.memory.delete"), mutating=True,
+    @table.method("meta/agent_memory/forget", ForgetParams, requires=identity_write("agent.memory.delete"), mutating=True,
                   available=on,
                   result=ForgetResult)
     def forget(runtime: "Runtime", ctx: CallContext, p: ForgetParams) -> dict[str, Any]:

@@ -6,7 +6,15 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from ...access.requirements import Requirement, anywhere, identity_resource, on_identity, requires
+from ...access.requirements import (
+    SIGHT,
+    Requirement,
+    anywhere,
+    identity_needs,
+    identity_resource,
+    on_identity,
+    requires,
+)
 from ...access.resources import Resources
 from ...identity import parse_mob
 from ...limits import MAX_SESSION_KEY_BYTES
@@ -166,17 +174,20 @@ class ToolParams(SessionParams):
         return value.strip().lower() if isinstance(value, str) else None
 
 
-@requires("by arguments.action on the identity: recall => agent.memory.read + agent.view; "
-          "forget => agent.memory.delete; any other => agent.memory.write; propose_to_mob with a mob also "
-          "mob.memory.propose on that mob; all in the call's realm",
-          entry=[["agent.memory.read", "agent.memory.delete", "agent.memory.write"]])
+@requires("by arguments.action on the identity: recall => agent.memory.read + agent.view; forget => "
+          "agent.memory.delete + read + view; any other => agent.memory.write + read + view (a reply tells what "
+          "the identity holds); every action but recall also agent.session.manage (it passes the session's write "
+          "gate, whose verdict its reply tells); propose_to_mob with a mob also mob.memory.propose on that mob; "
+          "all in the call's realm",
+          entry=[["agent.memory.read"], ["agent.view"]])
 def _tool_requires(p: ToolParams, resources: Resources) -> list[Requirement]:
     res = identity_resource(p, resources)
     if p.action == "recall":
-        return [Requirement("agent.memory.read", res), Requirement("agent.view", res)]
-    if p.action == "forget":
-        return [Requirement("agent.memory.delete", res)]
-    needs = [Requirement("agent.memory.write", res)]
+        return [Requirement(a, res) for a in SIGHT]
+    # a write's reply names the session's taint ("QUARANTINED (session tainted by ...)", a held forget's
+    # reason): it needs what reading that taint needs, as a remember naming derived_from_sessions does
+    action = "agent.memory.delete" if p.action == "forget" else "agent.memory.write"
+    needs = [Requirement(a, res) for a in (*identity_needs(action), "agent.session.manage")]
     if p.action == "propose_to_mob" and p.mob:
         needs.append(Requirement("mob.memory.propose", resources.mob(p.realm, p.mob)))
     return needs
@@ -279,8 +290,11 @@ def register(table: MethodTable) -> None:
 
         Every action acts in the call's realm (``[agent_memory] realm`` when it names none): the
         write gate reads that realm's taint of the session, the record, held forget or proposal
-        lands there, and access control judges ``<realm>/<identity>``. ``propose_to_mob`` also
-        needs ``mob.memory.propose`` on the target mob of that realm under ``[access]`` (declared
-        in ``_tool_requires``): -32030 otherwise, and nothing is queued.
+        lands there, and access control judges ``<realm>/<identity>``: every action needs read + view
+        there (a reply tells what the identity holds), every action but ``recall`` also its write or
+        delete grant and ``agent.session.manage`` (a reply tells the session's taint), and
+        ``propose_to_mob`` ``mob.memory.propose`` on the target mob of that realm (declared in
+        ``_tool_requires``, docs/access.md "Writing needs reading"): -32030 otherwise, and nothing is
+        written or queued.
         """
         return host(runtime).dispatch_tool(session(runtime, p), p.mob, p.arguments)
