@@ -168,7 +168,7 @@ def test_rpc_quarantines_a_summary_of_a_tainted_session(gateway: GatewayProcess)
     gateway.result("meta/turn/tool_result", {"identity": ME, "session_key": "rpc-1", "tool_name": "WebFetch"},
                    token=HOST)
     out = gateway.result("meta/agent_memory/remember", {
-        "identity": ME, "title": "Summary", "body": PAGE_TEXT, "derived_from_sessions": [" rpc-1 ", "rpc-1"]},
+        "identity": ME, "title": "Summary", "body": PAGE_TEXT, "derived_from_sessions": ["rpc-1", "rpc-1"]},
         token=HOST)
     assert out["quarantined"].startswith("derived from a session tainted by web tool")
     recalled = gateway.result("meta/agent_memory/recall", {"identity": ME, "query_text": "refunds IBAN"}, token=HOST)
@@ -184,8 +184,10 @@ def test_rpc_quarantines_a_summary_of_a_tainted_session(gateway: GatewayProcess)
 
 @pytest.mark.parametrize(("value", "rule"), [
     ([], "at least one session key"),
-    ([""], "non-empty session keys"),
-    (["  "], "non-empty session keys"),
+    ([""], "derived_from_sessions[0] must be a non-empty string"),
+    (["  "], "derived_from_sessions[0] must be a non-empty string"),
+    # a session key is taken as given: a padded one names no session, never trimmed into another's
+    ([" rpc-1 "], "derived_from_sessions[0] must not begin or end with whitespace"),
     (["x" * 513], "at most 512 bytes"),
     ([f"s{i}" for i in range(65)], "at most 64 session keys"),
     ("rpc-1", None),

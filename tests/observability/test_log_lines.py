@@ -1,5 +1,6 @@
-"""Text log lines stay one line each, whatever text a caller put into what they say: a session key, a
-tool or MCP server name reported by the host (an outside MCP server chooses its own names)."""
+"""Text log lines stay one line each, whatever text a caller put into what they say: a tool or MCP server
+name reported by the host (an outside MCP server chooses its own names); a session key holding a line
+break or an escape is refused before anything is logged."""
 
 from __future__ import annotations
 
@@ -21,7 +22,11 @@ FORGED = "2026-01-01 00:00:00,000 WARNING meta_memory.access: FORGED"
 def test_caller_chosen_names_cannot_forge_a_log_line(tmp_path: Path, breaker: str, log_format: str) -> None:
     gw = start_gateway(tmp_path / "state", "--log-format", log_format)
     try:
-        key = f"chat{breaker}{FORGED} by session key"
+        # a session key holding a line break or an escape is refused outright (a key is taken as given)
+        refused = gw.rpc("meta/turn/tool_result", {"identity": "a:b", "session_key": f"chat{breaker}{FORGED}",
+                                                   "tool_name": "web_fetch"})["error"]
+        assert refused["code"] == -32602 and refused["data"]["field"] == "session_key", refused
+        key = "chat-FORGED-by-session-key"
         tainted = gw.result("meta/turn/tool_result", {"identity": "a:b", "session_key": key,
                                                       "tool_name": f"mcp__evil{breaker}{FORGED} by server__fetch"})
         assert tainted["session_tainted"] is True
