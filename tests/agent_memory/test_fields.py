@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 from meta_memory.agent_memory.fields import (
     FieldError,
     compact_whitespace,
+    hidden_text_rule,
     normalize_tags,
     validate_record_fields,
 )
@@ -51,6 +52,9 @@ def test_normalize_tags_properties(tags: list[str]) -> None:
     except FieldError as exc:
         if exc.rule == "tags must not contain NUL characters":
             assert any("\x00" in t for t in tags)
+            return
+        if exc.rule != "tags must be at most 64 bytes":  # hidden text (tag characters, smuggled selectors)
+            assert exc.rule in {hidden_text_rule("tags", t.strip()) for t in tags}, exc.rule
             return
         assert exc.rule == "tags must be at most 64 bytes"
         assert any(len(t.strip().encode("utf-8", "surrogatepass")) > 64 for t in tags)
