@@ -41,7 +41,10 @@ def _filler(handle: Any, identity: str, count: int) -> None:
 @pytest.fixture(params=["small", "indexed"])
 def env(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[Any, ManualClock]]:
     clock = ManualClock(START_MS)
-    with Meta.builder().persistent_state(tmp_path / "state").clock(clock).build() as handle:
+    # what these tests check is which records answer, not how fast: the first recall over the filler waits on
+    # the index's build, which a loaded 2-core machine can stretch past the default 500 ms budget
+    builder = Meta.builder().persistent_state(tmp_path / "state").clock(clock).agent_memory(recall_timeout_ms=30_000)
+    with builder.build() as handle:
         if request.param == "indexed":  # enough rows for the in-process index; its build is started and awaited
             _filler(handle, ME, MIN_ROWS)
             _filler(handle, OTHER, 50)
