@@ -314,7 +314,9 @@ class EventBus:
                 self._persist([*self._outboxed, *self._unwritten], 0)
 
     def _drain_loop(self) -> None:
-        while True:
+        # ``close`` sets the stop before the wake: a wake cleared here after ``close`` set it still ends
+        # the loop at the check below, never leaving the drainer waiting for a wake that will not come
+        while not self._stop.is_set():
             self._wake.wait()
             if self._stop.wait(DRAIN_DELAY_S):
                 return
