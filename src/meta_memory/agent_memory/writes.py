@@ -402,9 +402,11 @@ def plan_remember(
     active = tx.active_duplicates(scope, hashes)
     plan, refused = planned(active)
     fresh = [h for h in hashes if h not in active]
-    if fresh and gate is not None and plan.ops:
+    # the gate's question first: it answers an application write without a read, so a remember that lands
+    # active (the hot path) pays no lookup of quarantined records
+    if fresh and plan.ops and plan.batch().quarantine_reason(gate) is not None:
         held = tx.quarantined_duplicates(scope, fresh)
-        if held and plan.batch().quarantine_reason(gate) is not None:
+        if held:
             plan, refused = planned({**active, **held})
     return plan, refused
 

@@ -204,18 +204,7 @@ class EventBus:
             except (ValueError, TypeError):  # not one of our lines: an empty one, or the cut-short last
                 continue
         if rows:
-            rows.sort()
-            self._conn.execute("BEGIN")
-            try:
-                self._conn.executemany(_INSERT, rows)
-                floor = rows[-1][0] - self._retention
-                if floor > 0:
-                    self._conn.execute("DELETE FROM events WHERE seq <= ?", (floor,))
-                self._conn.execute("COMMIT")
-            except BaseException:
-                if self._conn.in_transaction:
-                    self._conn.execute("ROLLBACK")
-                raise
+            self._commit(sorted(rows))
         with open(box, "r+b") as f:
             f.truncate(0)
 
@@ -274,16 +263,8 @@ class EventBus:
         assert self._conn is not None
         batch = sorted(batch, key=lambda e: e.seq)[-self._retention:]
         try:
-            self._conn.execute("BEGIN")
-            self._conn.executemany(
-                _INSERT, [(e.seq, e.identity, e.event_type, e.timestamp_ms, json.dumps(e.data)) for e in batch])
-            floor = batch[-1].seq - self._retention
-            if floor > 0:  # seq starts at 1: below that there is nothing to drop
-                self._conn.execute("DELETE FROM events WHERE seq <= ?", (floor,))
-            self._conn.execute("COMMIT")
+            self._commit([(e.seq, e.identity, e.event_type, e.timestamp_ms, json.dumps(e.data)) for e in batch])
         except sqlite3.Error as exc:
-            if self._conn.in_transaction:
-                self._conn.execute("ROLLBACK")
             boxed = {e.seq for e in self._outboxed}
             self._unwritten = [e for e in batch if e.seq not in boxed]
             self._failures += 1
@@ -300,6 +281,23 @@ class EventBus:
             except OSError:  # its events are committed: a restart skips them
                 pass
         return True
+
+    def _commit(self, rows: Sequence[tuple[int, str, str, int, str]]) -> None:
+        """Insert ``rows`` (``(seq, identity, event_type, timestamp_ms, data JSON)``, in sequence order; one
+        already stored is skipped) and drop what falls out of the retention, in one transaction; a failure
+        rolls back and raises."""
+        assert self._conn is not None
+        try:
+            self._conn.execute("BEGIN")
+            self._conn.executemany(_INSERT, rows)
+            floor = rows[-1][0] - self._retention
+            if floor > 0:  # seq starts at 1: below that there is nothing to drop
+                self._conn.execute("DELETE FROM events WHERE seq <= ?", (floor,))
+            self._conn.execute("COMMIT")
+        except BaseException:
+            if self._conn.in_transaction:
+                self._conn.execute("ROLLBACK")
+            raise
 
     def flush(self) -> None:
         """Move the outbox into the database now, in one transaction (a backup calls this before it

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Final, NamedTuple, Protocol, runtime_checkable
 
 from meta_memory.errors import InvalidParams, MetaError
+from meta_memory.identity import parse_mob
 from meta_memory.injection.defang import neutralise
 from meta_memory.limits import DEFAULT_MAX_ENTRIES, DEFAULT_TOOL_MAX_TTL_S, MAX_MEMORY_ENTRIES
 from meta_memory.observability import count_refused_write
@@ -243,9 +244,13 @@ class RecorderTool:
         Raises:
             InvalidParams: a bad host parameter (``mob``).
         """
-        if mob is not None and not isinstance(mob, str):
-            raise InvalidParams("mob must be a string when provided", "mob")
-        mob = mob.strip() if mob else None
+        if isinstance(mob, str) and not mob.strip():
+            mob = None  # no mob: ``propose_to_mob`` answers that it needs one
+        if mob is not None:  # the name rule of the method's params, for a caller that skipped them
+            try:
+                mob = parse_mob(mob)
+            except ValueError as exc:
+                raise InvalidParams(str(exc), "mob") from None
         try:
             action = parse_arguments(arguments)
         except ToolArgumentError as exc:

@@ -691,27 +691,27 @@ class SqlAgentMemoryStore(AgentMemoryStore, Generic[C]):
         """For each of ``hashes`` held by an active record of ``scope``, the oldest such record: the
         exact-duplicate check of a bulk write, a few statements instead of one per record (each an
         ``IN`` list of seeks on the scope/status/hash index)."""
-        found: dict[str, MemoryRecord] = {}
-        distinct = list(dict.fromkeys(hashes))
-        for first in range(0, len(distinct), self.DUPLICATE_LOOKUP_CHUNK):
-            chunk = distinct[first : first + self.DUPLICATE_LOOKUP_CHUNK]
-            tail = f"AND content_hash IN ({', '.join('?' * len(chunk))}) ORDER BY content_hash, created_at_ms, rid"
-            for row in conn.execute(*self._active_sql(scope.realm, scope, tail, chunk)).fetchall():
-                rec = row_to_record(scope.realm, row)
-                found.setdefault(rec.content_hash, rec)
-        return found
+        return self._oldest_holders(conn, scope, hashes, lambda tail, chunk: self._active_sql(
+            scope.realm, scope, f"AND {tail}", chunk))
 
     def _find_quarantined_duplicates(self, conn: C, scope: Scope, hashes: Sequence[str]) -> dict[str, MemoryRecord]:
-        """For each of ``hashes`` held by a quarantined record of ``scope``, the oldest such record (seeks on
-        the scope/hash index): what a write that would land quarantined answers instead of a second copy."""
+        """For each of ``hashes`` held by a quarantined record of ``scope``, the oldest such record (the same
+        seeks): what a write that would land quarantined answers instead of a second copy."""
+        return self._oldest_holders(conn, scope, hashes, lambda tail, chunk: self._realm_records(
+            scope.realm, RECORD_COLUMNS, f"scope_kind = ? AND scope_key = ? AND status_kind = 'quarantined' AND {tail}",
+            (*scope.storage(), *chunk)))
+
+    def _oldest_holders(self, conn: C, scope: Scope, hashes: Sequence[str],
+                        statement: Callable[[str, tuple[str, ...]], tuple[str, tuple[Any, ...]]]) -> dict[str, MemoryRecord]:
+        """For each of ``hashes``, the oldest record ``statement`` finds holding it: ``statement(tail, chunk)``
+        is the ``(sql, params)`` of a records read ending in ``tail`` (the hash ``IN`` list and the order) over
+        :data:`DUPLICATE_LOOKUP_CHUNK` hashes at a time."""
         found: dict[str, MemoryRecord] = {}
-        kind, key = scope.storage()
         distinct = list(dict.fromkeys(hashes))
         for first in range(0, len(distinct), self.DUPLICATE_LOOKUP_CHUNK):
-            chunk = distinct[first : first + self.DUPLICATE_LOOKUP_CHUNK]
-            where = (f"scope_kind = ? AND scope_key = ? AND content_hash IN ({', '.join('?' * len(chunk))}) "
-                     "AND status_kind = 'quarantined' ORDER BY content_hash, created_at_ms, rid")
-            for row in conn.execute(*self._realm_records(scope.realm, RECORD_COLUMNS, where, (kind, key, *chunk))).fetchall():
+            chunk = tuple(distinct[first : first + self.DUPLICATE_LOOKUP_CHUNK])
+            tail = f"content_hash IN ({', '.join('?' * len(chunk))}) ORDER BY content_hash, created_at_ms, rid"
+            for row in conn.execute(*statement(tail, chunk)).fetchall():
                 rec = row_to_record(scope.realm, row)
                 found.setdefault(rec.content_hash, rec)
         return found
