@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ConfigDict
 
 from meta_memory.agent_memory.fields import MAX_IMPORTED_SOURCE_ID_CHARS, MAX_IMPORTED_SYSTEM_CHARS, normalize_metadata
+from meta_memory.agent_memory.secrets import json_strings
 from meta_memory.errors import echo
 from meta_memory.identity import logical_identity
 from meta_memory.limits import DAY_MS
@@ -644,20 +645,9 @@ def _opt_expiry(data: dict[str, Any]) -> int | None:
 
 
 def metadata_strings(value: Any) -> list[str]:
-    """Every key and string value in a metadata value, depth first (what the secret scanner reads)."""
-    out: list[str] = []
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, str):
-            out.append(item)
-        elif isinstance(item, Mapping):
-            for key, sub in item.items():
-                out.append(str(key))
-                stack.append(sub)
-        elif isinstance(item, (list, tuple)):
-            stack.extend(item)
-    return out
+    """What the secret scanner reads of a metadata value (:func:`~meta_memory.agent_memory.secrets.json_strings`:
+    every key and string, and each key with its scalar value as one ``{"key": value}`` text)."""
+    return json_strings(value)
 
 
 def _metadata_of(data: Mapping[str, Any]) -> dict[str, Any]:

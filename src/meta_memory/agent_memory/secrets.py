@@ -15,7 +15,9 @@ What is scanned (:func:`scan`, :func:`scan_values`):
 2. each field on its own, in order (title, description, body, each tag -- tags
    also upper-cased, as they are stored lower-cased -- then every other string the
    record stores: :meth:`~meta_memory.agent_memory.model.NewMemoryRecord.scanned_strings`,
-   the provenance and, for a restored record, its id, scope key, status detail and links);
+   the provenance, the ``metadata`` (:func:`json_strings`: every key and string, and each member
+   with a string or number value also as one ``{"key": value}`` text, so ``{"password": "hunter2x"}``
+   reads as the assignment it is) and, for a restored record, its id, scope key, status detail and links);
 3. the fields joined with nothing between them, so a key split across the title
    and the body is found.
 
@@ -62,6 +64,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -76,6 +79,7 @@ __all__ = [
     "scan_record",
     "scan_text",
     "scan_values",
+    "json_strings",
     "secret_rule",
 ]
 
@@ -554,10 +558,32 @@ def _strings(value: Any, out: list[str], depth: int = 0) -> None:
         for key, item in value.items():
             if isinstance(key, str):
                 out.append(key)
+                pair = _pair_text(key, item)
+                if pair is not None:
+                    out.append(pair)
             _strings(item, out, depth + 1)
     elif isinstance(value, (list, tuple)):
         for item in value:
             _strings(item, out, depth + 1)
+
+
+def _pair_text(key: str, value: Any) -> str | None:
+    """A JSON object member ``key`` -> scalar ``value`` as the text ``{"key": value}``, so an assignment
+    split into a key and its value (``{"password": "hunter2x"}``) is seen whole; ``None`` for a value
+    that is not a string or a number (a nested object's own members are paired where they stand)."""
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        return None
+    return json.dumps({key: value}, ensure_ascii=False)
+
+
+def json_strings(value: Any) -> list[str]:
+    """What the scanner reads of a JSON value (a record's or an assertion's ``metadata``): every string
+    and key, depth first, and each member with a string or number value as its own ``{"key": value}``
+    text (the assignment rules need the key and its value together). Nesting beyond 64 is not read
+    (the field rules refuse it before a scan)."""
+    out: list[str] = []
+    _strings(value, out)
+    return out
 
 
 def scan_values(fields: Mapping[str, Any]) -> tuple[str, str] | None:
