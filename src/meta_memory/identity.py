@@ -14,12 +14,14 @@ from functools import lru_cache
 
 from .textfold import invisible_characters
 
-__all__ = ["DEFAULT_REALM", "check_name", "parse_identity", "logical_identity", "parse_realm"]
+__all__ = ["DEFAULT_REALM", "check_name", "parse_identity", "logical_identity", "parse_mob", "parse_operator",
+           "parse_realm"]
 
 DEFAULT_REALM = "default"
 MAX_IDENTITY_BYTES = 512
 MAX_REALM_BYTES = 256
 MAX_MOB_BYTES = 512
+MAX_OPERATOR_BYTES = 512
 
 _ROSTER = re.compile(r"^rt:(?P<base>.+):(?P<generation>\d+)$")
 #: the control characters a name may not hold: C0 (below U+0020) and DEL
@@ -134,3 +136,15 @@ def parse_mob(value: object, name: str = "mob") -> str:
     if not isinstance(value, str) or not value.strip():
         raise ValueError(f"{name} must be a non-empty string")
     return check_name(name, value, MAX_MOB_BYTES)
+
+
+def parse_operator(value: object, name: str = "operator") -> str:
+    """Validate an operator scope's name (the key of an ``operator`` scope): a non-empty string under the
+    rules of identity, realm and mob names, never trimmed.
+
+    Raises ``ValueError`` naming ``name`` and the rule: a non-string or blank value, whitespace at either
+    end, control, invisible or direction-changing characters, odd spaces, a form other than Unicode NFC,
+    more than 512 bytes."""
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError(f"{name} must be a non-empty string")
+    return check_name(name, value, MAX_OPERATOR_BYTES)

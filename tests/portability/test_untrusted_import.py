@@ -200,6 +200,8 @@ def test_an_old_export_does_not_bring_back_what_was_erased(tmp_path: Path, confi
 @pytest.mark.parametrize("args, code, said", [
     (["--allow-scope", "everything"], 2, "expected realm, mob:NAME or operator:NAME"),
     (["--allow-scope", "mob:"], 2, "expected realm, mob:NAME or operator:NAME"),
+    (["--allow-scope", "mob: team"], 2, "the mob name must not begin or end with whitespace"),
+    (["--allow-scope", "operator:ops\u200b"], 2, "the operator name must not contain invisible"),
     (["--key-file", "missing.key"], 1, "no such key file"),
     (["--key-file", "bad.key"], 1, "an export key is 64 hexadecimal characters"),
     (["--key-file", "/dev/zero"], 1, "not a regular file"),  # never read without end

@@ -17,12 +17,16 @@ Lines are validated with pydantic (unknown keys refused) so a damaged file is re
 before anything is written. A record line's ``record`` is held to the same rule: a member the record
 encoding does not define, at any depth (``record.provenance.author.team``), refuses the line naming
 that member (:func:`unknown_record_member`), rather than being dropped silently; only ``metadata``, the
-application's own object, holds keys of its choosing.
+application's own object, holds keys of its choosing. Every name a line carries (realms, the scope's
+identity, mob or operator, an agent author's identity, the session keys of evidence references) is held
+to the name rule RPC params are held to (:func:`refused_name`): a look-alike name (``"alice:main\u200b"``,
+``" alice:main"``) would land records that show as another scope's and that no erase can name.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import Any, Literal
 
@@ -31,6 +35,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from ..agent_memory.model import MemoryRecord
 from ..agent_memory.secrets import scan_text
 from ..errors import echo
+from ..identity import parse_identity, parse_mob, parse_operator, parse_realm
+from ..session_ref import check_session_key
 
 FORMAT = "meta-memory-export"
 VERSION = 2
@@ -38,7 +44,7 @@ VERSION = 2
 MAX_LINE_BYTES = 1 << 20
 
 __all__ = ["FORMAT", "VERSION", "MAX_LINE_BYTES", "Header", "RecordLine", "AssertionLine", "ConflictLine", "EndLine",
-           "parse_line", "record_line", "unknown_record_member"]
+           "parse_line", "record_line", "refused_name", "unknown_record_member"]
 
 _STRICT = ConfigDict(extra="forbid")
 
@@ -146,6 +152,67 @@ def unknown_record_member(record: dict[str, Any]) -> str | None:
             extra(prov.get("imported_from"), _IMPORTED_FROM_MEMBERS, "record.provenance.imported_from"),
         )
     return found
+
+
+def _session_key(value: object) -> str:
+    return check_session_key(value, required=True) or ""
+
+
+#: The rule each kind of scope key is held to (the parser an RPC param of that name goes through).
+_SCOPE_KEY_RULE: dict[str, Callable[[object], str]] = {
+    "identity": parse_identity, "mob": parse_mob, "operator": parse_operator}
+
+
+def _names(line: Header | RecordLine) -> Iterator[tuple[str, object, Callable[[object], str]]]:
+    """``(field path, value, rule)`` of every name ``line`` carries."""
+    if isinstance(line, Header):
+        if line.identity is not None:
+            yield "identity", line.identity, parse_identity
+        for i, realm in enumerate(line.realms):
+            yield f"realms.{i}", realm, parse_realm
+        return
+    yield "realm", line.realm, parse_realm
+    rec = line.record
+    scope = rec.get("scope")
+    if isinstance(scope, dict):
+        yield "record.scope.realm", scope.get("realm"), parse_realm
+        kind = scope.get("scope")
+        rule = _SCOPE_KEY_RULE.get(kind) if isinstance(kind, str) else None
+        if rule is not None:
+            yield f"record.scope.{kind}", scope.get(kind), rule
+    prov = rec.get("provenance")
+    if not isinstance(prov, dict):
+        return
+    author = prov.get("author")
+    if isinstance(author, dict) and author.get("author") == "agent":
+        yield "record.provenance.author.identity", author.get("identity"), parse_identity
+    verification = prov.get("verification")
+    for path, items in (("record.provenance.evidence", prov.get("evidence")),
+                        ("record.provenance.verification.evidence",
+                         verification.get("evidence") if isinstance(verification, dict) else None)):
+        for i, ref in enumerate(items if isinstance(items, list) else ()):
+            if isinstance(ref, dict):
+                yield f"{path}.{i}.session_id", ref.get("session_id"), _session_key
+
+
+def refused_name(line: Header | RecordLine) -> str | None:
+    """``"<field path>: <rule>"`` for the first name ``line`` carries that breaks the rule an RPC param
+    of that kind is held to, or ``None``: realms (:func:`~meta_memory.identity.parse_realm`: the header's
+    ``realms.<i>``, a record line's ``realm`` and ``record.scope.realm``), identities
+    (:func:`~meta_memory.identity.parse_identity`: the header's ``identity``, ``record.scope.identity``,
+    ``record.provenance.author.identity`` of an agent author), ``record.scope.mob``
+    (:func:`~meta_memory.identity.parse_mob`), ``record.scope.operator``
+    (:func:`~meta_memory.identity.parse_operator`) and the ``session_id`` of every evidence reference,
+    the verification's too (:func:`~meta_memory.session_ref.check_session_key`, the rule of
+    ``derived_from_sessions``). A name is taken as given, never trimmed: ``" alice:main"``,
+    ``"alice:main\n"`` and ``"alice:main\u200b"`` are refused, ``"alice:main"`` is not. Meant for a line
+    whose shape decoded (:meth:`RecordLine.to_record`); a value of the wrong type is refused too."""
+    for path, value, rule in _names(line):
+        try:
+            rule(value)
+        except ValueError as exc:
+            return f"{path}: {exc}"
+    return None
 
 
 class AssertionLine(BaseModel):

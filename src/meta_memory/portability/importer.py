@@ -1,7 +1,8 @@
 """``meta-memory import``: an export file back into a state, through the one validator.
 
 Two passes over the lines: the first decodes and checks every line (JSON, line shape, record
-encoding, field caps, secrets) and refuses the file by line number before anything is written; the
+encoding, the name rule of every realm, identity, mob, operator and session key, field caps, secrets)
+and refuses the file by line number before anything is written; the
 second lands the records as :class:`~meta_memory.agent_memory.batch.RestoreOp` batches (one
 transaction each, at most :data:`~meta_memory.limits.MAX_BATCH_OPS` ops, whole supersede
 chains together) and the ledger lines through the ledger's own index. What the records become (the
@@ -49,7 +50,16 @@ from ..ledger.errors import LedgerValidationError
 from ..ledger.model import IndexRequest
 from ..limits import MAX_TTL_S
 from ..runtime import Runtime
-from .format import MAX_LINE_BYTES, AssertionLine, ConflictLine, EndLine, Header, RecordLine, parse_line
+from .format import (
+    MAX_LINE_BYTES,
+    AssertionLine,
+    ConflictLine,
+    EndLine,
+    Header,
+    RecordLine,
+    parse_line,
+    refused_name,
+)
 from .policy import ScopeAllowance, downgrade
 from .signing import ExportKey, LineSigner, line_digest, split_mac
 
@@ -150,6 +160,13 @@ def _check_record(n: int, rec: MemoryRecord) -> None:
         raise ImportError_(n, f"record '{rec.id}': {exc}") from None
 
 
+def _check_names(n: int, line: Header | RecordLine) -> None:
+    """Refuse line ``n`` when a name it carries breaks the name rule (:func:`~.format.refused_name`)."""
+    why = refused_name(line)
+    if why is not None:
+        raise ImportError_(n, why)
+
+
 def read_lines(stream: BinaryIO) -> Iterator[bytes]:
     """The lines of an export file read from ``stream`` one at a time, without their ``\\n`` (or ``\\r\\n``)
     ending. Never more than :data:`~.format.MAX_LINE_BYTES` (+ its ending) of the file is held: a longer
@@ -196,6 +213,7 @@ def parse_lines(lines: Iterable[str | bytes]) -> ParsedExport:
             if not isinstance(line, Header):
                 raise ImportError_(n, "the first line must be the meta-memory-export header")
             seen_header = True
+            _check_names(n, line)
             parsed.header = line
             continue
         if isinstance(line, Header):
@@ -209,6 +227,7 @@ def parse_lines(lines: Iterable[str | bytes]) -> ParsedExport:
                 rec = line.to_record()
             except ValueError as exc:
                 raise ImportError_(n, str(exc)) from None
+            _check_names(n, line)
             _check_record(n, rec)
             parsed.records.append((n, rec))
         else:

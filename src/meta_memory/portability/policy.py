@@ -8,8 +8,12 @@ as an agent's fresh write into that scope would:
   ``quarantined`` (a fixed reason: the file's own reason text is not kept); ``tombstoned`` stays tombstoned;
   a line whose MAC fails under a key the importer trusts (changed or added after export: the file says
   which installation wrote it, and this line is not what it wrote) lands ``quarantined`` whatever it claims;
-- trust at most ``agent_observed``; author at most ``agent`` (an ``operator`` or ``application`` author
-  becomes the identity's agent, or :data:`UNVERIFIED_AUTHOR` outside identity scopes);
+- trust at most ``agent_observed``; the author is the one a fresh write into the scope by no special
+  role could name (:func:`fresh_author`): the scope's own agent in an identity scope, and
+  :data:`UNVERIFIED_AUTHOR` in any other; so an ``operator``, ``application``, ``steward`` or
+  ``distiller`` author, or another identity's agent, is replaced;
+- no evidence references, verification claim or calibration profile (each names sessions, checks or a
+  pipeline stage of the installation that wrote the file, which this one cannot check);
 - no supersede or derived-from links (they cannot be checked), no working-set rank, usage counters at
   zero, no timestamp past now (one beyond the clock skew a restore tolerates is refused as damage);
 - realm, mob and operator scopes are refused unless the operator allows each by name
@@ -33,13 +37,13 @@ from ..agent_memory.model import (
     UsageStats,
 )
 from ..agent_memory.validator import RESTORE_CLOCK_SKEW_MS
+from ..identity import parse_mob, parse_operator
 
-__all__ = ["UNVERIFIED_AUTHOR", "ScopeAllowance", "Downgrade", "downgrade"]
+__all__ = ["UNVERIFIED_AUTHOR", "ScopeAllowance", "Downgrade", "downgrade", "fresh_author"]
 
-#: The author of an unverified record outside identity scopes whose file claimed more than an agent.
+#: The author of every unverified record outside identity scopes.
 UNVERIFIED_AUTHOR = Author.agent("unverified-import")
 _CEILING = TrustTier.AGENT_OBSERVED
-_ABOVE_AGENT = (AuthorKind.OPERATOR, AuthorKind.APPLICATION)
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,7 +57,9 @@ class ScopeAllowance:
 
     @classmethod
     def parse(cls, values: Iterable[str]) -> ScopeAllowance:
-        """``["realm", "mob:team", "operator:ops"]`` to an allowance. Raises ``ValueError`` naming the value and the rule."""
+        """``["realm", "mob:team", "operator:ops"]`` to an allowance. A NAME is held to the name rule
+        (:func:`~meta_memory.identity.parse_mob`, :func:`~meta_memory.identity.parse_operator`), never
+        trimmed. Raises ``ValueError`` naming the value and the rule."""
         realm = False
         mobs: set[str] = set()
         operators: set[str] = set()
@@ -62,7 +68,11 @@ class ScopeAllowance:
             if kind == "realm" and not name:
                 realm = True
             elif kind in ("mob", "operator") and name.strip():
-                (mobs if kind == "mob" else operators).add(name.strip())
+                rule = parse_mob if kind == "mob" else parse_operator
+                try:
+                    (mobs if kind == "mob" else operators).add(rule(name, f"the {kind} name"))
+                except ValueError as exc:
+                    raise ValueError(f"--allow-scope {kind}:NAME: {exc}") from None
             else:
                 raise ValueError(f"--allow-scope '{value}': expected realm, mob:NAME or operator:NAME")
         return cls(realm, frozenset(mobs), frozenset(operators))
@@ -81,6 +91,18 @@ def _not_after(stamp: int, now_ms: int) -> int:
     return now_ms if now_ms < stamp <= now_ms + RESTORE_CLOCK_SKEW_MS else stamp
 
 
+def fresh_author(scope: Scope) -> Author:
+    """The author an unverified record of ``scope`` lands with: what a fresh write into it could name
+    without a special role (no operator, application, steward or distiller run, no other identity):
+    ``agent{identity}`` of the scope's own identity, or :data:`UNVERIFIED_AUTHOR` outside identity
+    scopes (an agent writes no shared scope directly)."""
+    return Author.agent(scope.key) if scope.kind is ScopeKind.IDENTITY else UNVERIFIED_AUTHOR
+
+
+def _label(author: Author) -> str:
+    return f"agent '{author.identity}'" if author.kind is AuthorKind.AGENT else author.kind.value
+
+
 def _flag(scope: Scope) -> str:
     return "realm" if scope.kind is ScopeKind.REALM else f"{scope.kind.value}:{scope.key}"
 
@@ -97,7 +119,10 @@ class Downgrade:
 
 def downgrade(rec: MemoryRecord, allowed: ScopeAllowance, now_ms: int, *, tampered: bool = False) -> Downgrade:
     """``rec`` (a record line of an unverified file) as a fresh write would land it (see the module doc);
-    ``tampered``: its line fails its MAC under a trusted key, so an active record lands quarantined."""
+    ``tampered``: its line fails its MAC under a trusted key, so an active record lands quarantined.
+    ``changed`` names each change (``author steward -> agent 'alice:main'``, ``evidence references
+    dropped``, ``trust operator -> agent_observed``); the import reports a line with any change as
+    downgraded."""
     if not allowed.allows(rec.scope):
         return Downgrade(None, refused=f"{rec.scope.describe()} from an unverified file "
                                        f"(pass --allow-scope {_flag(rec.scope)} to import it)")
@@ -116,10 +141,15 @@ def downgrade(rec: MemoryRecord, allowed: ScopeAllowance, now_ms: int, *, tamper
     if trust is not rec.trust:
         changed.append(f"trust {rec.trust.value} -> {trust.value}")
     provenance = rec.provenance
-    if provenance.author.kind in _ABOVE_AGENT:
-        agent = Author.agent(rec.scope.key) if rec.scope.kind is ScopeKind.IDENTITY else UNVERIFIED_AUTHOR
-        provenance = replace(provenance, author=agent)
-        changed.append(f"author {rec.author.kind.value} -> agent")
+    author = fresh_author(rec.scope)
+    if provenance.author != author:
+        changed.append(f"author {_label(provenance.author)} -> {_label(author)}")
+    dropped = [what for what, held in (("evidence references", provenance.evidence),
+                                       ("verification claim", provenance.verification),
+                                       ("calibration profile", provenance.profile)) if held]
+    if dropped:
+        changed.append(" and ".join(dropped) + " dropped")
+    provenance = replace(provenance, author=author, evidence=(), verification=None, profile=None)
     if rec.supersedes is not None or rec.derived_from:
         changed.append("supersede and derived-from links dropped")
     if rec.working_set_rank is not None:
