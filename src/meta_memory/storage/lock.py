@@ -63,6 +63,8 @@ class StateDirLock:
                                    ) from None
         os.ftruncate(self._fd, 0)
         os.write(self._fd, f"{os.getpid()}{' ' + _ONE_SHOT_MARK if one_shot else ''}\n".encode())
+        held = os.fstat(self._fd)  # an open descriptor's file never changes: its identity is read once
+        self._held = (held.st_dev, held.st_ino)
         tighten_state_dir(state_dir)  # files an older version or a wider umask left readable
 
     @staticmethod
@@ -94,16 +96,15 @@ class StateDirLock:
         """Why the held directory is no longer this runtime's, or ``None``: the lock file was removed or
         replaced since it was taken (the state directory deleted, moved away or restored over while the
         runtime ran). Open databases then keep taking writes no restart will see, and another runtime
-        could take the directory. One ``stat`` and one ``fstat``; ``None`` once released."""
-        fd = self._fd
-        if fd is None:
+        could take the directory. One ``stat``, compared with the held file's identity (read once, when the
+        lock was taken: an open descriptor's file never changes); ``None`` once released."""
+        if self._fd is None:
             return None
         try:
-            held = os.fstat(fd)
             there = os.stat(self.path)
         except OSError:
             there = None
-        if there is not None and (there.st_dev, there.st_ino) == (held.st_dev, held.st_ino):
+        if there is not None and (there.st_dev, there.st_ino) == self._held:
             return None
         return (f"the state directory {self.path.parent.resolve()} was removed or replaced while this runtime ran "
                 f"(its lock file {LOCK_FILE} is gone or is another file): what it writes now does not reach "
