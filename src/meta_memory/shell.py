@@ -128,7 +128,9 @@ def _run(ctx: dict[str, Any], call: Callable[[Any], Any], show: Callable[[Any], 
          creates: bool = False, wire: Callable[[Any], Any] | None = None) -> None:
     """Run ``call(handle)``; print its result (table, or JSON: ``wire(result)`` when given, else the result
     as JSON); map every failure to exit code 1 (with ``--json``, also a ``{"error": {...}}`` object on
-    stdout). ``creates``: the command is a write that may start a missing ``--state-dir``."""
+    stdout: the gateway's error as it answered). Notes a command added to a refusal
+    (``BaseException.add_note``) follow it on stderr, one line each. ``creates``: the command is a write
+    that may start a missing ``--state-dir``."""
     from .errors import MetaError, StartupError
     from .rpc.registry import to_jsonable
     from .sdk.transport import GatewayUnreachable
@@ -140,6 +142,8 @@ def _run(ctx: dict[str, Any], call: Callable[[Any], Any], show: Callable[[Any], 
         detail = ", ".join(f"{k}={v}" for k, v in exc.data.items() if k in ("field", "reason", "action"))
         click.echo(one_line(f"meta-memory: refused ({exc.kind}): {exc.message}" + (f" [{detail}]" if detail else "")),
                    err=True)
+        for note in getattr(exc, "__notes__", ()):  # what the command adds to the gateway's answer
+            click.echo(one_line(f"meta-memory: {note}"), err=True)
         if ctx["as_json"]:
             click.echo(json_text({"error": to_jsonable(exc.to_jsonrpc())}))
         sys.exit(1)
@@ -376,7 +380,14 @@ def list_command(limit: int | None, tags: tuple[str, ...], where: str | None, id
 def erase_command(memory_id: str | None, everything: bool, dry_run: bool, reason: str | None, yes: bool,
                   identity: str, realm: str | None, **kw: Any) -> None:
     """Erase MEMORY_ID (or --all of the identity) for good: every version and derived copy, no tombstone.
-    ``--all`` needs ``--yes``, or a "y" at the terminal's prompt; ``--dry-run`` needs neither."""
+    ``--all`` needs ``--yes``, or a "y" at the terminal's prompt; ``--dry-run`` needs neither.
+
+    An id the identity holds nothing under any more is refused, exit 1, as the gateway refuses it
+    (-32001 not_found, naming the id): one already erased (erasing twice changes nothing; the message
+    says it was already erased when the caller may read the identity), an unknown id, and another
+    identity's or realm's (told alike). ``--all`` of an identity holding nothing erases 0 records, exit 0."""
+    from .errors import RecordNotFound
+
     if bool(memory_id) == everything:
         raise click.UsageError("give a MEMORY_ID or --all (not both)")
     if everything and not dry_run and not yes:
@@ -396,9 +407,28 @@ def erase_command(memory_id: str | None, everything: bool, dry_run: bool, reason
     def call(h: Any) -> Any:
         if everything:
             return h.erase_identity_agent_memory(identity, realm=realm, dry_run=dry_run, reason=reason)
-        return h.erase_agent_memory(identity, memory_id, realm=realm, dry_run=dry_run, reason=reason)
+        try:
+            return h.erase_agent_memory(identity, memory_id, realm=realm, dry_run=dry_run, reason=reason)
+        except RecordNotFound as refused:
+            refused.add_note(_erase_refusal_note(h, identity, str(memory_id), realm))
+            raise
 
     _run(_ctx(**kw), call, show)
+
+
+def _erase_refusal_note(h: Any, identity: str, memory_id: str, realm: str | None) -> str:
+    """What an erase refused as ``not_found`` means: the id's history tells one already erased (when the
+    caller may read it); otherwise an unknown id and another identity's are told alike."""
+    from .errors import MetaError
+
+    try:
+        versions = h.history_agent_memory(identity, memory_id, realm=realm).versions
+    except MetaError:  # unknown here, or no read grant: the state stays untold
+        versions = []
+    if any(v.memory_id == memory_id and v.status == "erased" for v in versions):
+        return f"{memory_id} was already erased from {identity}: nothing is left to erase (nothing changed)"
+    return (f"{identity} holds no record {memory_id}: an unknown id, one already erased, or another identity's "
+            "or realm's (nothing changed)")
 
 
 def register(group: click.Group) -> None:

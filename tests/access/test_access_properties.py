@@ -73,10 +73,10 @@ def model_allows(grants: list, denies: list, action: str, ident: str, realm: str
             continue
         if _applies(on, ident, realm, True):
             return False
-        # an identity whose attributes the roster does not know is withheld from reads while a deny scoped by
-        # a label or another identity applies (the spec's rule for `agent.memory.read` and `agent.view`)
-        if (unknown and action in (READ, VIEW) and on is not None and ("identity" in on or "label" in on)
-                and _covers(on, realm, True)):
+        # an identity whose attributes the roster does not know is withheld from every action while a deny of
+        # that action scoped by a label or another identity applies (fail closed: the unknown name could hold
+        # the label; the spec states it for `agent.memory.read` and `agent.view`)
+        if unknown and on is not None and ("identity" in on or "label" in on) and _covers(on, realm, True):
             return False
     return any(act == action and _applies(on, ident, realm, False) for act, on in grants)
 

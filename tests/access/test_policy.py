@@ -120,19 +120,25 @@ def test_deny_for_someone_else_does_not_apply() -> None:
 
 
 @pytest.mark.parametrize("on", [{"role": "support"}, {"label": "secret"}, {"identity": "i1"}])
-@pytest.mark.parametrize("action", ["agent.memory.read", "agent.view"])
-def test_unknown_identity_withheld_under_scoped_deny(on: dict[str, str], action: str) -> None:
+@pytest.mark.parametrize("action", sorted(ACTIONS))
+def test_unknown_identity_withheld_under_scoped_deny_for_every_action(on: dict[str, str], action: str) -> None:
     p = policy([g(action)], [g(action, {"principal": "alice"}, on)])
     assert not p.check(ALICE, action, UNKNOWN_I9)
     assert p.check(BOB, action, UNKNOWN_I9)  # the deny does not apply to bob
     assert p.check(ALICE, action, KNOWN_I2)  # known attributes: the deny does not match i2
 
 
-def test_unknown_identity_not_withheld_for_other_actions_or_mob_denies() -> None:
-    p = policy([g("agent.memory.write"), g("agent.memory.read")], [g("agent.memory.write", on={"role": "support"}), g("agent.memory.read", on={"mob": "m1"})])
-    assert p.check(ALICE, "agent.memory.write", UNKNOWN_I9)
+def test_unknown_identity_not_withheld_by_unscoped_realm_or_mob_denies_or_other_actions() -> None:
+    p = policy(
+        [g("agent.memory.write"), g("agent.memory.read")],
+        [g("agent.memory.write", on={"role": "support"}), g("agent.memory.read", on={"mob": "m1"}),
+         g("agent.memory.read", on={"realm": "hr"})],
+    )
+    assert not p.check(ALICE, "agent.memory.write", UNKNOWN_I9)
     assert not p.check(ALICE, "agent.memory.write", KNOWN_I1)
-    assert p.check(ALICE, "agent.memory.read", UNKNOWN_I9)
+    assert p.check(ALICE, "agent.memory.write", KNOWN_I2)
+    assert p.check(ALICE, "agent.memory.read", UNKNOWN_I9)  # a mob deny, a deny on another realm
+    assert not p.check(ALICE, "agent.memory.write", Resource("identity", "i9", None, "hr"))
 
 
 def test_anywhere_gate() -> None:
@@ -238,7 +244,7 @@ def _spec(cfg: AccessConfig, principal: Principal, action: str, res: Resource) -
         return res.kind == "mob" and kind == "mob" and value == res.name
 
     def withholds_unknown(rule) -> bool:
-        return (res.kind == "identity" and res.attributes is None and action in ("agent.memory.read", "agent.view")
+        return (res.kind == "identity" and res.attributes is None
                 and rule.on is not None and rule.on.kind in ("role", "label", "identity"))
 
     if any(r.action == action and who(r) and (on(r) or withholds_unknown(r)) for r in cfg.denies):

@@ -112,3 +112,30 @@ def test_erase_all_needs_yes(tmp_path: Path) -> None:
     assert ok_json(mm("erase", "--all", "--dry-run", *where, "--json"))["count"] == 2
     done = ok_json(mm("erase", "--all", "--yes", *where, "--json"))
     assert done["count"] == 2 and ok_json(mm("list", *where, "--json")) == []
+
+
+@pytest.mark.parametrize("over", ["gateway", "state_dir"])
+def test_erasing_twice_is_refused_as_the_gateway_refuses_it_and_says_why(tmp_path: Path, gateway: Any,
+                                                                         over: str) -> None:
+    """The second erase of an id finds nothing: the gateway answers -32001 not_found naming the id, so the
+    command exits 1 with that refusal (``--json``: the error object as answered) and says the id was
+    already erased; an id the identity never held is refused alike and told apart from nothing else."""
+    where = ["--url", gateway.url] if over == "gateway" else ["--state-dir", str(tmp_path / "s")]
+    mine = [*where, "--identity", ID]
+    made = ok_json(mm("remember", "Old address", "12 Elm Street", *mine, "--json"))["memory_id"]
+    assert ok_json(mm("erase", made, *mine, "--json"))["count"] == 1
+    expected = {"error": {"code": -32001, "message": f"unknown memory record '{made}'",
+                          "data": {"kind": "not_found", "memory_id": made}}}
+    for args in ((), ("--dry-run",)):
+        again = mm("erase", made, *args, *mine, "--json")
+        assert again.returncode == 1 and json.loads(again.stdout) == expected
+        said = " ".join(again.stderr.split())
+        assert f"refused (not_found): unknown memory record '{made}'" in said
+        assert f"{made} was already erased from {ID}: nothing is left to erase (nothing changed)" in said
+    other = mm("erase", made, *where, "--identity", "scout:one")
+    assert other.returncode == 1 and other.stdout == ""
+    assert f"scout:one holds no record {made}: an unknown id, one already erased, or another identity's" \
+        in " ".join(other.stderr.split())
+    assert "already erased from" not in other.stderr
+    helped = " ".join(mm("erase", "--help").stdout.split())
+    assert "one already erased (erasing twice changes nothing" in helped and "exit 1" in helped

@@ -24,7 +24,7 @@ from meta_memory.agent_memory import record_writes
 from meta_memory.agent_memory.hashing import content_hash
 from meta_memory.agent_memory.model import Author, NewMemoryRecord, Provenance, Scope
 from meta_memory.agent_memory.store.base import AgentMemoryStore, InjectionRow
-from meta_memory.agent_memory.store.panel_reads import ReadableScopes
+from meta_memory.agent_memory.store.panel_reads import ReadableScopes, RecordRow
 from meta_memory.agent_memory.store.sqlite import SqliteAgentMemoryStore
 from meta_memory.clock import ManualClock
 from meta_memory.panel.cursor import MAX_CURSOR_MS, Cursor, parse_cursor
@@ -489,3 +489,92 @@ def test_readable_scopes_agree_with_the_record_rule(grants: frozenset[tuple[str,
     for kind, key in SCOPES:
         assert readable.admits(kind, key, status, everq) == vis.record(R, {
             "scope_kind": kind, "scope_key": key, "status": status, "ever_quarantined": everq}), (kind, key)
+
+
+# ----------------------------------------------------------------------------- the quarantine queue's readable scopes
+
+queue_rows = st.lists(
+    st.tuples(st.sampled_from(SCOPES), st.sampled_from(["quarantined", "quarantined", "active", "tombstoned"]),
+              st.booleans(), st.integers(0, 6)),
+    max_size=18)
+
+
+@settings(max_examples=30, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(rows=queue_rows, scopes=scope_sets, reviewed=scope_sets, limit=st.integers(1, 4))
+def test_the_quarantine_queue_keeps_exactly_the_admitted_rows_in_sql_on_both_backends(
+        agent_store: AgentMemoryStore, rows: list[Any], scopes: frozenset[tuple[str, str]],
+        reviewed: frozenset[tuple[str, str]], limit: int) -> None:
+    """The queue's access filter, in SQL: every page holds only quarantined rows
+    :meth:`ReadableScopes.admits` admits, ``limit`` of them while more follow, and a walk holds each such
+    row once, newest created first, whatever the unreadable rows around them."""
+    readable = ReadableScopes(scopes, reviewed & scopes)
+    execute(agent_store, R, [("DELETE FROM records", ())])
+    execute(agent_store, R, [insert_record(f"mem-{i:02d}", kind, key, status, ms, everq=everq)
+                             for i, ((kind, key), status, everq, ms) in enumerate(rows)])
+    expected = listing_order([(ms, f"mem-{i:02d}") for i, ((kind, key), status, everq, ms) in enumerate(rows)
+                              if status == "quarantined" and readable.admits(kind, key, status, everq)])
+    panel = panel_for(agent_store)
+    seen: list[tuple[int, str]] = []
+    after: Cursor | None = None
+    while True:
+        page = panel.quarantined(R, limit, after, readable=readable)
+        assert all(readable.admits(r.scope_kind, r.scope_key, r.status, r.ever_quarantined) for r in page)
+        seen += [(r.created_at_ms, r.memory_id) for r in page]
+        if len(page) < limit:
+            break
+        after = Cursor(*seen[-1])
+    assert seen == expected
+    assert [(r.created_at_ms, r.memory_id) for r in panel.quarantined(R, 100, None, readable=ReadableScopes())] == []
+
+
+class _Counting:
+    """Counts the rows a panel store's ``quarantined`` hands back (what the statement read)."""
+
+    def __init__(self, panel: SqlPanelStore) -> None:
+        self.panel = panel
+        self.read: list[RecordRow] = []
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.panel, name)
+
+    def quarantined(self, realm: str, limit: int, after: Cursor | None = None,
+                    readable: ReadableScopes | None = None) -> list[RecordRow]:
+        rows = self.panel.quarantined(realm, limit, after, readable=readable)
+        self.read += rows
+        return rows
+
+
+def test_a_restricted_reviewer_gets_full_queue_pages_and_the_store_reads_only_its_rows(
+        agent_store: AgentMemoryStore) -> None:
+    """alice reviews ``lead:main`` alone; the queue holds five of worker's quarantined rows around each of
+    hers. Each page holds ``limit`` of her rows while more follow, the walk holds all of them once, and
+    the store never hands back a row of worker's (it reads no row she may not read)."""
+    from meta_memory.access.config import parse_access_section
+    from meta_memory.access.principal import Principal
+
+    rows: list[tuple[str, str, int]] = []
+    for i in range(60):
+        rows.append((f"mem-q{i:03d}", LEAD if i % 6 == 0 else WORKER, 1000 + i))
+    execute(agent_store, R, [insert_record(mid, "identity", who, "quarantined", ms) for mid, who, ms in rows])
+    config = parse_access_section({"enabled": True, "grants": [
+        {"action": a, "who": {"principal": "alice"}, "on": {"identity": LEAD}}
+        for a in ("agent.memory.read", "agent.view", "memory.quarantine.review")]})
+    store = _Counting(panel_for(agent_store))
+    service = PanelService(store, Visibility(AccessPolicy(config), Principal("alice")))  # type: ignore[arg-type]
+    hers = [mid for mid, who, _ in sorted(rows, key=lambda r: r[2], reverse=True) if who == LEAD]
+    for limit in (1, 3, 4):
+        store.read.clear()
+        walked: list[str] = []
+        cursor = None
+        while True:
+            page = service.quarantine(realm=R, limit=limit, cursor=cursor)
+            ids = [r["id"] for r in page["records"]]
+            walked += ids
+            if page["next_cursor"] is None:
+                assert 0 < len(ids) <= limit
+                break
+            assert len(ids) == limit
+            cursor = parse_cursor(page["next_cursor"])
+        assert walked == hers, limit
+        assert {r.scope_key for r in store.read} == {LEAD}, limit

@@ -102,13 +102,12 @@ def test_update_of_another_identitys_record_is_refused(rpc: Rpc) -> None:
     owner, intruder = uid(), uid()
     mid = memory_id_of(rpc.tool(owner, {"action": "remember", "title": "Mine", "body": "owner's fact"})["text"])
     out = rpc.tool(intruder, {"action": "update", "memory_id": mid, "title": "Mine", "body": "hijacked"})
-    assert out["is_error"] is True
-    assert out["text"] == f"invalid agent memory record: record '{mid}' does not exist"
+    assert out == {"text": f"memory {mid} was not found in your scope", "is_error": True, "exclude_from_indexing": True}
     out = rpc.tool(intruder, {"action": "forget", "memory_id": mid})
     assert out == {"text": f"memory {mid} was not found in your scope", "is_error": True, "exclude_from_indexing": True}
     assert rpc.recall_ids(owner, "owner's fact") == [mid]
     out = rpc.tool(owner, {"action": "update", "memory_id": "mem-missing", "title": "t", "body": "b"})
-    assert out["is_error"] and out["text"] == "invalid agent memory record: record 'mem-missing' does not exist"
+    assert out["is_error"] and out["text"] == "memory mem-missing was not found in your scope"
 
 
 def test_propose_to_mob(rpc: Rpc) -> None:

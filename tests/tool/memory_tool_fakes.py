@@ -6,8 +6,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from meta_memory.agent_memory.writes import PriorNotFound
 from meta_memory.clock import ManualClock
-from meta_memory.errors import AgentMemoryError
 from meta_memory.firewall import Firewall
 from meta_memory.firewall.gate import author_identity
 from meta_memory.session_ref import SessionRef
@@ -71,14 +71,8 @@ class FakeStore:
     def supersede_authored(self, session: SessionRef, prior_id, record, author):
         identity = session.identity
         prior = self.rows.get(prior_id)
-        if prior is None:
-            raise AgentMemoryError("invalid_record", f"op 0: record '{prior_id}' does not exist", op_index=0)
-        if prior.identity != identity:
-            raise AgentMemoryError(
-                "scope_not_writable",
-                f"op 0: scope not writable: agent '{identity}' may only write its own identity scope",
-                op_index=0,
-            )
+        if prior is None or prior.identity != identity:
+            raise PriorNotFound(prior_id)  # as the store answers: another scope's id is not told apart
         reason = self._gate(author, session)
         memory_id = self._id()
         self.clock.advance(1)

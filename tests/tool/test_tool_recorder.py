@@ -101,11 +101,12 @@ def test_roster_identities_write_the_logical_scope(tool: RecorderTool, store: Fa
     assert json.loads(got.text)[0]["memory_id"] == "mem-1"
 
 
-def test_cross_identity_update_is_a_tool_error(tool: RecorderTool) -> None:
+def test_cross_identity_and_unknown_updates_answer_like_forget(tool: RecorderTool) -> None:
     remember(tool)
-    got = call(tool, identity="scout:1", action="update", memory_id="mem-1", title="t", body="b")
-    assert got.is_error
-    assert got.text.startswith("invalid agent memory record: op 0: scope not writable")
+    for memory_id in ("mem-1", "mem-404"):
+        got = call(tool, identity="scout:1", action="update", memory_id=memory_id, title="t", body="b")
+        assert got == ToolResult(f"memory {memory_id} was not found in your scope", is_error=True)
+        assert got == call(tool, identity="scout:1", action="forget", memory_id=memory_id)
 
 
 def test_argument_errors_are_tool_errors(tool: RecorderTool) -> None:

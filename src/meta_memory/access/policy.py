@@ -26,10 +26,13 @@ The decision: access control off => allowed. Otherwise a deny that applies
 refuses; else a grant that applies allows; else refused.
 
 An identity the roster (``[[access.roster]]``) does not list in its realm has
-unknown attributes: it is withheld from ``agent.memory.read`` and
-``agent.view`` while a deny for that action that applies to the caller, and
-covers the realm, is scoped by a role, a label or another identity — the
-unknown name could hold that role or label (seed).
+unknown attributes: it is withheld from *every* action on it (read, view,
+write, delete, erase, session management, ledger, review) while a deny for
+that action that applies to the caller, and covers the realm, is scoped by a
+role, a label or another identity — the unknown name could hold that role or
+label, so the decision fails closed. The seed states this for
+``agent.memory.read`` and ``agent.view``; applying it to every action is
+stricter than that minimum.
 
 The ``anywhere`` resource is an entry gate: allowed when some grant of the
 action applies to the caller on any scope and no *unscoped* deny does.
@@ -45,14 +48,12 @@ from .config import ACTIONS, ANY_REALM, AccessConfig, AccessRule, RuleScope, Rul
 from .principal import Principal
 from .resources import Resource
 
-__all__ = ["AccessPolicy", "ReadOnlyConsole", "READ_ACTIONS", "UNKNOWN_IDENTITY_GUARDED"]
+__all__ = ["AccessPolicy", "ReadOnlyConsole", "READ_ACTIONS"]
 
 #: Actions that reveal memory; holding any of them anywhere lights the panel's nav entry.
 READ_ACTIONS: frozenset[str] = frozenset(
     {"agent.memory.read", "mob.memory.read", "operator.memory.read", "memory.quarantine.review"}
 )
-#: Actions for which an identity with unknown attributes is withheld under scoped denies.
-UNKNOWN_IDENTITY_GUARDED: frozenset[str] = frozenset({"agent.memory.read", "agent.view"})
 
 
 class ReadOnlyConsole(AccessDenied):
@@ -120,11 +121,9 @@ def _on_matches(rule: AccessRule, resource: Resource, deny: bool, default_realm:
 
 def _withholds_unknown(rule: AccessRule, resource: Resource, default_realm: str) -> bool:
     """A deny scoped by a role, a label or another identity withholds an identity of unknown
-    attributes in the realms the deny covers."""
+    attributes in the realms the deny covers, whatever the deny's action (fail closed)."""
     on = rule.on
     if on is None or resource.kind != "identity" or resource.attributes is not None:
-        return False
-    if rule.action not in UNKNOWN_IDENTITY_GUARDED:
         return False
     if on.role is None and on.label is None and on.identity is None:
         return False

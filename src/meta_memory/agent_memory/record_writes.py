@@ -161,7 +161,7 @@ def supersede(store: AgentMemoryStore, realm: str, scope: Scope, prior_id: str, 
     """
     name = store.realm_name(realm, scope)
     if not store.has_realm(name):
-        raise AgentMemoryError("invalid_record", f"record '{prior_id}' does not exist")
+        raise writes.PriorNotFound(prior_id)
     g = _gate(store, gate)
     with store.transaction(name) as tx:
         return writes.supersede(tx, scope, prior_id, writes.keeping_expiry(record, expiry), author, g)
@@ -187,7 +187,7 @@ def update(store: AgentMemoryStore, realm: str, identity: str, memory_id: str, t
     memory_id = writes.check_update(memory_id, title, body, tags, metadata, expiry)
     revise = writes.revision(title, body, tags, metadata, expiry)
     if not store.has_realm(name):
-        raise AgentMemoryError("invalid_record", f"record '{memory_id}' does not exist")
+        raise writes.PriorNotFound(memory_id)
     with store.transaction(name) as tx:
         new = writes.supersede(tx, Scope.identity(name, identity), memory_id, revise, Author.application(),
                                store.gate)

@@ -85,6 +85,7 @@ __all__ = [
     "RememberOutcome",
     "RememberPlan",
     "plan_remember",
+    "PriorNotFound",
     "RecordFieldRefused",
     "TagMerge",
     "app_record",
@@ -201,6 +202,17 @@ class RecordFieldRefused(AgentMemoryError, ValueRuleBroken):
         AgentMemoryError.__init__(self, "invalid_record", rule)
         self.rule = rule
         self.field = field
+
+
+class PriorNotFound(AgentMemoryError):
+    """A supersede or update named a prior that is not a record of the write's scope: an unknown id, or
+    the id of another identity's, mob's or realm's record (the same refusal, so it tells nothing of the
+    other scope). ``invalid_record`` (``-32040``), ``record '<id>' does not exist``; ``memory_id`` is
+    the id as given. The ``memory`` tool answers it as it answers a ``forget`` of such an id."""
+
+    def __init__(self, memory_id: str) -> None:
+        super().__init__("invalid_record", f"record '{memory_id}' does not exist")
+        self.memory_id = memory_id
 
 
 def _app_title(title: str) -> str:
@@ -511,12 +523,12 @@ def _remember_attempt(
 def supersede(tx: WriteTx, scope: Scope, prior_id: str, make_record: Callable[[MemoryRecord], NewMemoryRecord],
               author: Author, gate: WriteGate | None) -> MemoryRecord:
     """In ``tx``: read ``prior_id``, check its scope, build the new version from it (``make_record``) with
-    ``author`` in its provenance, apply; returns the new version. Refusals: ``record '<id>' does not exist``
-    (also for a record of another scope: the refusal does not reveal that the id exists elsewhere), then
+    ``author`` in its provenance, apply; returns the new version. Refusals: :class:`PriorNotFound`
+    (``record '<id>' does not exist``, also for a record of another scope: the refusal does not reveal that the id exists elsewhere), then
     the validator's (an expired prior is not active)."""
     prior = tx.get(prior_id)
     if prior is None or prior.scope != scope:
-        raise AgentMemoryError("invalid_record", f"record '{prior_id}' does not exist")
+        raise PriorNotFound(prior_id)
     record = make_record(prior)
     record = replace(record, provenance=replace(record.provenance, author=author))
     batch = StagedBatch(realm=tx.realm, author=author, ops=(SupersedeOp(prior=prior_id, record=record),))

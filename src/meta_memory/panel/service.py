@@ -12,6 +12,8 @@ returns the JSON-ready result of one ``meta/memory/panel/*`` RPC. Entry gates
 * ``records`` pages across realms with :func:`~meta_memory.panel.paging.page_records`,
   cutting pages from readable rows only;
 * ``quarantine`` pages its records the same way (newest created first), with its own cursor;
+  under access control both hand the store the caller's readable scopes, so its statement reads
+  readable rows only (every row is still judged here);
 * the other listings apply ``limit`` to the store's rows first and filter after
   (:func:`~meta_memory.panel.paging.limit_then_filter`), so a restricted caller
   can receive fewer than ``limit`` rows;
@@ -35,6 +37,7 @@ from .paging import SourcePage, limit_then_filter, page_records
 from .store import (
     MemoryPanelStore,
     PromotionRow,
+    ReadableScopes,
     RecordFilters,
     RecordRow,
     ScopeOverviewRow,
@@ -220,7 +223,10 @@ class PanelService:
         one page cut from the rows the caller may read (as the record listing pages,
         :func:`~meta_memory.panel.paging.page_records`, keyed ``(created_at_ms, memory_id)``);
         ``next_cursor`` (``"<created_at_ms>:<memory_id>"`` of the page's last row) comes exactly when
-        more readable quarantined rows follow, and ``cursor`` resumes after it. ``pending_promotions``:
+        more readable quarantined rows follow, and ``cursor`` resumes after it. Under access control the
+        store is given the caller's readable scopes (:meth:`Visibility.readable_scopes`) and reads only
+        the quarantined rows the caller may review, before the page's ``limit``; each row is judged
+        again here. ``pending_promotions``:
         unresolved gated promotions a caller may see (target scope, every source scope, and a source
         record's own visibility; an unresolved source is withheld under access control), ``limit``
         applied before the access filter. ``pending_forgets``: forgets held for review whose record
@@ -228,7 +234,8 @@ class PanelService:
         record's scope. Both side lists are the same on every page.
         """
         realms = self.realms(realm)
-        sources = {r: partial(self._quarantined_page, r) for r in realms}
+        sources = {r: partial(self._quarantined_page, r, self._quarantine_readable(r)) for r in realms}
+        # every row is judged again here: a store that ignores ``readable`` lists the same page
         page = page_records(sources, lambda r, row: self._record_visible(r, row), limit, cursor, key=_created_key)
         promos = _merge(
             (self.store.pending_promotions(r, limit) for r in realms),
@@ -250,12 +257,24 @@ class PanelService:
             "realms": realms,
         }
 
-    def _quarantined_page(self, realm: str, after: Cursor | None, limit: int) -> SourcePage[RecordRow]:
-        """One realm's quarantine queue as a :class:`~meta_memory.panel.paging.RowSource`. A store whose
-        ``quarantined`` takes no ``after`` (written before the queue paged) lists its first page only."""
+    def _quarantine_readable(self, realm: str) -> ReadableScopes | None:
+        """The caller's readable scopes of ``realm`` for the queue's statement: under access control and
+        for a store whose ``quarantined`` takes them; else ``None`` (no filter in the store)."""
+        if not self._enforced or not _filters_quarantine(self.store):
+            return None
+        return self.vis.readable_scopes(realm, self.store.realm_scopes(realm))
+
+    def _quarantined_page(self, realm: str, readable: ReadableScopes | None, after: Cursor | None,
+                          limit: int) -> SourcePage[RecordRow]:
+        """One realm's quarantine queue as a :class:`~meta_memory.panel.paging.RowSource`, filtered in the
+        store by ``readable`` when given. A store whose ``quarantined`` takes no ``after`` (written before
+        the queue paged) lists its first page only."""
         if not _pages_quarantine(self.store):
             return SourcePage(self.store.quarantined(realm, limit)[:limit] if after is None else [], None)
-        rows = self.store.quarantined(realm, limit + 1, after)
+        if readable is not None:
+            rows = self.store.quarantined(realm, limit + 1, after, readable=readable)
+        else:
+            rows = self.store.quarantined(realm, limit + 1, after)
         more = len(rows) > limit
         rows = rows[:limit]
         return SourcePage(rows, _created_key(rows[-1]) if more and rows else None)
@@ -473,6 +492,15 @@ def _pages_quarantine(store: MemoryPanelStore) -> bool:
     return "after" in params or len(params) >= 3 or any(
         p.kind is inspect.Parameter.VAR_POSITIONAL for p in params.values()
     )
+
+
+def _filters_quarantine(store: MemoryPanelStore) -> bool:
+    """Whether ``store.quarantined`` takes the caller's ``readable`` scopes (a keyword parameter)."""
+    try:
+        params = inspect.signature(store.quarantined).parameters
+    except (TypeError, ValueError):
+        return False
+    return "readable" in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
 
 
 def _created_key(row: RecordRow) -> Cursor:

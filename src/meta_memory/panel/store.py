@@ -33,6 +33,7 @@ from ..agent_memory.store.base import AgentMemoryStore
 from ..agent_memory.store.panel_reads import (
     SEARCHED_COLUMNS,
     InjectionLedgerRow,
+    ReadableScopes,
     RecordFilters,
     RecordRow,
     ScopeOverviewRow,
@@ -64,6 +65,7 @@ __all__ = [
     "PostgresPanelStore",
     "PromotionRow",
     "ProposalRow",
+    "ReadableScopes",
     "RecordFilters",
     "RecordRow",
     "SEARCHED_COLUMNS",
@@ -242,11 +244,16 @@ class MemoryPanelStore(Protocol):
         """Injection-ledger rows of one record, newest first."""
         ...
 
-    def quarantined(self, realm: str, limit: int, after: Cursor | None = None) -> list[RecordRow]:
+    def quarantined(self, realm: str, limit: int, after: Cursor | None = None,
+                    readable: ReadableScopes | None = None) -> list[RecordRow]:
         """Up to ``limit`` quarantined records (body-free), newest created first (``(created_at_ms DESC,
         memory_id DESC)``), strictly after ``after`` (a :class:`Cursor` read as ``(created_at_ms,
-        memory_id)``; ``None`` = from the newest). A store whose method takes no ``after`` still works:
-        the queue then lists its first page only."""
+        memory_id)``; ``None`` = from the newest). ``readable`` (under access control): the caller's
+        readable scopes; a store should return only the rows it admits
+        (:meth:`~meta_memory.agent_memory.store.panel_reads.ReadableScopes.admits`), before ``limit``, so
+        unreadable rows are never read; the panel judges every row again either way. A store whose
+        method takes no ``after`` still works: the queue then lists its first page only; one that takes
+        no ``readable`` is given none, and its unreadable rows are read and left out."""
         ...
 
     def pending_promotions(self, realm: str, limit: int) -> list[PromotionRow]:
@@ -431,10 +438,12 @@ class SqlPanelStore(PanelStoreDefaults):
         with self.store.snapshot(realm) as tx:
             return tx.panel.record_injections(memory_id, limit)
 
-    def quarantined(self, realm: str, limit: int, after: Cursor | None = None) -> list[RecordRow]:
+    def quarantined(self, realm: str, limit: int, after: Cursor | None = None,
+                    readable: ReadableScopes | None = None) -> list[RecordRow]:
+        """See :meth:`MemoryPanelStore.quarantined`: the ``readable`` filter runs in the statement."""
         key = (after.updated_at_ms, after.memory_id) if after is not None else None
         with self.store.snapshot(realm) as tx:
-            return tx.panel.quarantined(limit, key)
+            return tx.panel.quarantined(limit, key, readable)
 
     def pending_promotions(self, realm: str, limit: int) -> list[PromotionRow]:
         with self.store.snapshot(realm) as tx:

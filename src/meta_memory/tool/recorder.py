@@ -22,6 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, NamedTuple, Protocol, runtime_checkable
 
+from meta_memory.agent_memory.writes import PriorNotFound
 from meta_memory.errors import InvalidParams, MetaError
 from meta_memory.identity import parse_mob
 from meta_memory.injection.defang import neutralise
@@ -135,7 +136,10 @@ class RecorderOps(Protocol):
         self, session: SessionRef, prior_id: str, record: RecordDraft, author: Any
     ) -> tuple[str, str | None]:
         """Supersede ``prior_id`` (must be in the identity scope) with ``record``.
-        Returns ``(new_memory_id, quarantine_reason | None)``."""
+        Returns ``(new_memory_id, quarantine_reason | None)``. Raises
+        :class:`~meta_memory.agent_memory.writes.PriorNotFound` for an id that is not a record of the
+        identity scope (unknown, or another scope's): the tool answers it ``memory <id> was not found in
+        your scope``, as a ``forget`` of such an id."""
         ...
 
     def forget_authored(self, session: SessionRef, memory_id: str, author: Any) -> Any:
@@ -262,6 +266,9 @@ class RecorderTool:
                 _log.warning("memory tool %s failed for %s: %r", action.action, session.owner, exc)
             elif action.action != "recall":
                 count_refused_write(exc)
+            if isinstance(exc, PriorNotFound) and isinstance(action, UpdateAction):
+                # an unknown id and another identity's answer alike, and as ``forget`` answers them
+                return ToolResult(_NOT_FOUND.format(id=action.memory_id), is_error=True)
             return ToolResult(_error_text(exc), is_error=True)
 
     # ------------------------------------------------------------------ actions

@@ -366,16 +366,23 @@ class PanelReads:
         c = self._sql.collate
         return self._records(f"WHERE supersedes = ? ORDER BY created_at_ms, memory_id{c} LIMIT ?", (memory_id, limit))
 
-    def quarantined(self, limit: int, after: tuple[int, str] | None = None) -> list[RecordRow]:
+    def quarantined(self, limit: int, after: tuple[int, str] | None = None,
+                    readable: ReadableScopes | None = None) -> list[RecordRow]:
         """Up to ``limit`` quarantined records (body-free), newest created first (``(created_at_ms DESC,
         memory_id DESC)``), strictly after the key ``after`` (``(created_at_ms, memory_id)``; ``None`` =
-        from the newest)."""
+        from the newest). With ``readable`` only the rows it admits (:meth:`ReadableScopes.admits`: for a
+        quarantined row, a scope among ``reviewed``) are read, before ``limit`` is applied, so a page is
+        cut from readable rows and unreadable ones are never read."""
         c = self._sql.collate
         where = "status_kind = 'quarantined'"
         params: list[Any] = []
-        if after is not None and after[0] <= _MAX_STORED_MS:
-            clause, params = self._after_clause(*after, column="created_at_ms")
+        if readable is not None:
+            clause, params = self._readable_clause(readable)
             where += f" AND {clause}"
+        if after is not None and after[0] <= _MAX_STORED_MS:
+            clause, values = self._after_clause(*after, column="created_at_ms")
+            where += f" AND {clause}"
+            params += values
         return self._records(
             f"WHERE {where} ORDER BY created_at_ms DESC, memory_id{c} DESC LIMIT ?", [*params, limit]
         )
