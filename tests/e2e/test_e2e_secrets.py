@@ -134,3 +134,7 @@ def test_a_token_glued_to_a_word_is_refused_by_every_write_path(rpc: Rpc, case: 
         assert err["code"] == -32602 and err["data"]["field"] == field, err
         assert token[4:] not in json.dumps(err)
     assert rpc.result("meta/memory/query", {"entity": entity})["assertions"] == []
+    kept = rpc.remember(ident, "Ticket", "the rotation ticket is open")["memory_id"]
+    err = rpc.error("meta/agent_memory/erase", {"identity": ident, "memory_id": kept, "reason": f"ticket {token}"})
+    assert err["code"] == -32602 and "reason" in err["message"] and "secret pattern class" in err["message"]
+    assert rpc.manifest_ids(ident) == [kept]
