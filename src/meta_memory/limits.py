@@ -29,6 +29,7 @@ __all__ = [
     "DEFAULT_RECALL_INDEX_MB",
     "MAX_RECALL_INDEX_MB",
     "MAX_FILE_NAME_BYTES",
+    "MAX_PATH_BYTES",
     "MAX_RETENTION_DAYS",
     "MAX_TTL_S",
     "DEFAULT_TOOL_MAX_TTL_S",
@@ -101,6 +102,8 @@ MAX_VECTOR_CACHE_MB: Final = 65536
 
 #: Longest file name most file systems accept, in bytes (a realm database's encoded name).
 MAX_FILE_NAME_BYTES: Final = 255
+#: Longest path a system call takes, in bytes (Linux's PATH_MAX, 4096, holds the terminating NUL).
+MAX_PATH_BYTES: Final = 4095
 
 #: The longest ``agent_memory.erase_tombstoned_after_days`` accepted (100 years).
 MAX_RETENTION_DAYS: Final = 36_500

@@ -25,16 +25,19 @@ pytestmark = pytest.mark.gateway
 
 MINE, OTHER = "a:mine", "b:other"
 WRITER, READER, AUDITOR = "event-ids-writer-0001", "event-ids-reader-0001", "event-ids-auditor-0001"
+NEIGHBOUR = "event-ids-neighbour-0001"
 GRANTS = [("writer", "agent.memory.write"), ("writer", "agent.memory.read"), ("writer", "agent.view")]
 GRANTS += [("reader", a, {"identity": MINE}) for a in ("agent.memory.read", "agent.view")]
 GRANTS += [("auditor", a) for a in ("agent.memory.read", "agent.view")]
+GRANTS += [("neighbour", a, {"identity": OTHER}) for a in ("agent.memory.read", "agent.view")]
 OPAQUE = re.compile(r"evt-[0-9a-f]{16}")
 
 
 @pytest.fixture(scope="module")
 def gw(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GatewayProcess]:
     root = tmp_path_factory.mktemp("event-ids")
-    config = write_config(root / "c.toml", access_toml({WRITER: "writer", READER: "reader", AUDITOR: "auditor"},
+    config = write_config(root / "c.toml", access_toml({WRITER: "writer", READER: "reader", AUDITOR: "auditor",
+                                                        NEIGHBOUR: "neighbour"},
                                                        GRANTS))
     gateway = start_gateway(root / "state", config=config)
     try:
@@ -87,6 +90,25 @@ def test_a_reader_cannot_probe_the_shared_sequence(gw: GatewayProcess) -> None:
     assert gw.error("meta/events/list", {"after": audited[0]["event_id"]}, token=READER)["code"] == -32602
 
 
+def test_an_id_made_up_or_shown_to_another_reader_is_refused_alike(gw: GatewayProcess) -> None:
+    mine = gw.result("meta/events/list", {}, token=READER)["events"]
+    theirs = gw.result("meta/events/list", {}, token=NEIGHBOUR)["events"]
+    assert theirs and all(OPAQUE.fullmatch(e["event_id"]) for e in theirs)
+    well_formed = [theirs[0]["event_id"], theirs[-1]["event_id"], "evt-" + "0" * 16, "evt-" + "f" * 16,
+                   "evt-0123456789abcdef", 5, "console-evt-5"]
+    messages = set()
+    for after in [*well_formed, "evt-xyz"]:
+        err = gw.error("meta/events/list", {"after": after}, token=READER)
+        assert err["code"] == -32602 and err["data"]["field"] == "after", (after, err)
+        if after in well_formed:
+            messages.add(err["message"])
+    assert len(messages) == 1  # one answer for every cursor it was not given: nothing to tell them apart
+    # its own ids still page, the first as the last
+    assert gw.result("meta/events/list", {"after": mine[0]["event_id"]}, token=READER)["events"] == mine[1:]
+    # the neighbour's own ids are cursors for the neighbour
+    assert gw.result("meta/events/list", {"after": theirs[0]["event_id"]}, token=NEIGHBOUR)["events"] == theirs[1:]
+
+
 def test_the_stream_sends_a_reader_its_own_ids_and_resumes_from_them(gw: GatewayProcess) -> None:
     mine = gw.result("meta/events/list", {}, token=READER)["events"]
 
@@ -104,6 +126,8 @@ def test_the_stream_sends_a_reader_its_own_ids_and_resumes_from_them(gw: Gateway
 
     assert streamed({}) == [e["event_id"] for e in mine]
     assert streamed({"Last-Event-ID": mine[0]["event_id"]}) == [e["event_id"] for e in mine[1:]]
+    # an id it was not given starts from the oldest retained event (it never leaves the stream silent)
+    assert streamed({"Last-Event-ID": "evt-" + "f" * 16})[: len(mine) - 1] == [e["event_id"] for e in mine[:-1]]
 
 
 @settings(max_examples=200)
@@ -111,5 +135,23 @@ def test_the_stream_sends_a_reader_its_own_ids_and_resumes_from_them(gw: Gateway
 def test_an_opaque_id_reads_back_as_its_sequence_number(key: bytes, seq: int) -> None:
     cursor = EventCursor(key)
     shown = cursor.event_id(seq)
-    assert OPAQUE.fullmatch(shown) and cursor.parse(shown) == seq
-    assert EventCursor(None).parse(EventCursor(None).event_id(seq)) == seq
+    assert OPAQUE.fullmatch(shown) and cursor.parse(shown, max(seq, 1)) == (seq or None)
+    assert EventCursor(None).parse(EventCursor(None).event_id(seq), 0) == seq
+
+
+@settings(max_examples=300)
+@given(st.binary(min_size=32, max_size=32), st.binary(min_size=32, max_size=32),
+       st.integers(min_value=1, max_value=1 << 40), st.integers(min_value=0, max_value=(1 << 64) - 1))
+def test_an_id_this_reader_could_not_have_been_shown_reads_as_nothing(key: bytes, other: bytes, last_seq: int,
+                                                                       made_up: int) -> None:
+    cursor = EventCursor(key)
+    # its own ids up to the newest number are read back; beyond it (not yet shown) they are not
+    assert cursor.parse(cursor.event_id(last_seq), last_seq) == last_seq
+    assert cursor.parse(cursor.event_id(1), last_seq) == 1
+    assert cursor.parse(cursor.event_id(last_seq + 1), last_seq) is None
+    # another reader's id, or 16 hex digits made up, deciphers here to a number in the whole 64-bit range:
+    # accepted with a chance of last_seq / 2**64 (here at most 2**-24 an example, in practice far less)
+    if key != other:
+        assert cursor.parse(EventCursor(other).event_id(last_seq), last_seq) is None
+    made = f"evt-{made_up:016x}"
+    assert cursor.parse(made, last_seq) in (None, cursor._decipher(made_up))

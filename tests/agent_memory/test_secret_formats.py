@@ -236,3 +236,77 @@ def test_ordinary_technical_prose_is_never_refused() -> None:
         "JWTs have three parts: header, payload and signature.",
     ]
     assert [p for p in prose if scan_text(p) is not None] == []
+
+
+# A distinctive fixed prefix glued to a word is still a credential: ``tok_ghp_...``, ``1ghp_...``.
+_BASE62 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+_WORD_CHARS = _BASE62 + "_"
+GHP = "ghp_" + "Ab1" * 12
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("tok_" + GHP, "github-token"),
+        ("1" + GHP, "github-token"),
+        ("the token is k" + GHP, "github-token"),
+        ("xgho_" + "Zy9" * 12, "github-token"),
+        ("my_github_pat_11ABCDEFG0123456789abcdef", "github-token"),
+        ("xAKIAIOSFODNN7EXAMPLE", "aws-access-key-id"),
+        ("key_ASIAIOSFODNN7EXAMPLE rotated", "aws-access-key-id"),
+        ("xglpat-" + "a1" * 10, "gitlab-token"),
+        ("token_npm_" + "a1B2" * 9, "npm-token"),
+        ("slack_xoxb-123456789012-AbCdEfGhIjKl", "slack-token"),
+        ("-xoxp-1234567890-abcdefghij", "slack-token"),
+        ("cfg_xapp-1-A0123456789-abcdef", "slack-token"),
+        ("mywhsec_" + "aB3" * 8, "stripe-key"),
+        ("keyAIzaSyD-1234567890abcdefghijklmnopqrstu", "google-api-key"),
+        ("cfg_GOCSPX-abcdefghijklmnopqrstuvwx1234", "google-oauth-secret"),
+        # prefixes that also end ordinary names stay word-bounded, or need a generated value when glued
+        ("run_npm_installDependenciesAndBuildTheProject", None),
+        ("read_github_pat_from_the_environment_now", None),
+        ("framework_test_integrationSuiteRunner1", None),
+        ("task-ant-colony-optimization-algorithm-v2", None),
+        ("MALAYSIA AIRLINES FLIGHT 37 DEPARTED", None),
+        ("hash 3F2ACCA1B0C9D8E7F6A5B4C3", None),  # ACCA inside a hex digest
+        ("Maya29.pictures_from_the_summer_trip", None),
+    ],
+)
+def test_a_distinctive_prefix_glued_to_a_word_is_found(text: str, expected: str | None) -> None:
+    assert scan_text(text) == expected
+
+
+def _token(prefix: str, alphabet: str, size: int, *, digit: bool = False) -> st.SearchStrategy[str]:
+    body = st.text(alphabet=alphabet, min_size=size, max_size=size)
+    if digit:
+        body = st.tuples(body, st.integers(0, size - 1), st.sampled_from("0123456789")).map(
+            lambda t: t[0][: t[1]] + t[2] + t[0][t[1] + 1 :])
+    return body.map(lambda b: prefix + b)
+
+
+_GLUABLE_TOKENS = st.one_of(
+    st.sampled_from(["ghp_", "gho_", "ghu_", "ghs_", "ghr_"]).flatmap(lambda p: _token(p, _BASE62, 36)),
+    _token("github_pat_", _WORD_CHARS, 22, digit=True),
+    st.sampled_from(["AKIA", "ASIA"]).flatmap(lambda p: _token(p, "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 16)),
+    _token("glpat-", _BASE62 + "_-", 20),
+    _token("npm_", _BASE62, 36, digit=True),
+    st.sampled_from(["xoxb-", "xoxp-", "xoxa-", "xoxs-", "xoxr-"]).flatmap(lambda p: _token(p, _BASE62, 24, digit=True)),
+    _token("AIza", _BASE62 + "_-", 35),
+    _token("GOCSPX-", _BASE62, 24),
+)
+
+
+@settings(max_examples=300)
+@given(st.text(alphabet=_WORD_CHARS, min_size=1, max_size=12), _GLUABLE_TOKENS, st.sampled_from(["", " and more"]))
+def test_any_word_prefix_before_a_valid_token_is_refused(prefix: str, token: str, tail: str) -> None:
+    assert scan_text(token + tail) is not None  # the token alone
+    assert scan_text(prefix + token + tail) is not None
+    assert scan_text("note: " + prefix + token + tail) is not None
+    # the ledger's fact and metadata keys use the same scanner
+    assert scan_values({"fact": "k" + prefix + token, "metadata": None}) is not None
+    assert scan_values({"fact": "ok", "metadata": {prefix + token: 1}}) is not None
+
+
+def test_ledger_values_refuse_a_glued_token() -> None:
+    assert scan_values({"fact": "k" + GHP, "metadata": None}) == ("fact", "github-token")
+    assert scan_values({"fact": "ok", "metadata": {"k" + GHP: "v"}}) == ("metadata", "github-token")

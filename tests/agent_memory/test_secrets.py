@@ -13,13 +13,13 @@ from meta_memory.agent_memory.secrets import SECRET_CLASSES, scan, scan_text
     [
         ("found AKIAIOSFODNN7EXAMPLE in the logs", "aws-access-key-id"),
         ("ASIAIOSFODNN7EXAMPLE", "aws-access-key-id"),
-        ("xAKIAIOSFODNN7EXAMPLE", None),
+        ("xAKIAIOSFODNN7EXAMPLE", "aws-access-key-id"),  # a distinctive prefix glued to a word
         ("AKIAIOSFODNN7EXAMPLEX", None),
         ("akiaiosfodnn7example", None),
         ("key=AKIAIOSFODNN7EXAMPLE.", "aws-access-key-id"),
         ("token ghp_" + "a1" * 18 + " here", "github-token"),
         ("ghp_" + "a" * 35, None),
-        ("xghp_" + "a" * 36, None),
+        ("xghp_" + "a" * 36, "github-token"),
         ("github_pat_" + "A_1" * 8, "github-token"),
         ("-----BEGIN RSA PRIVATE KEY-----\nMIIE...", "private-key"),
         ("-----BEGIN CERTIFICATE-----", None),

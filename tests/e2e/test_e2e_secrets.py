@@ -108,3 +108,33 @@ def test_ordinary_memories_are_accepted(rpc: Rpc) -> None:
         ("Bearer", "The bearer of the package signs at the front desk."),
     ]:
         assert rpc.remember(ident, title, body)["memory_id"]
+
+
+GLUED = {
+    "github after tok_": "tok_ghp_" + "Ab1" * 12,
+    "github after a digit": "1ghp_" + "Ab1" * 12,
+    "aws after a letter": "xAKIAIOSFODNN7EXAMPLE",
+    "gitlab after a letter": "xglpat-" + "a1" * 10,
+}
+
+
+@pytest.mark.parametrize("case", sorted(GLUED))
+def test_a_token_glued_to_a_word_is_refused_by_every_write_path(rpc: Rpc, case: str) -> None:
+    token = GLUED[case]
+    ident, session, entity = uid(), uid("sess"), uid("identity")
+    err = rpc.error("meta/agent_memory/remember", {"identity": ident, "title": "Token", "body": f"the token is {token}"})
+    assert err["code"] == -32040 and err["data"]["reason"] == "secret_detected"
+    assert token[4:] not in json.dumps(err)
+    out = rpc.tool(ident, {"action": "remember", "title": "Token", "body": token}, session)
+    assert out["is_error"] is True and "secret pattern class" in out["text"]
+    assert rpc.manifest_ids(ident) == []
+    for extra, field in [({"fact": "k" + token}, "fact"),
+                         ({"fact": "deploys need a key", "metadata": {"k" + token: "v"}}, "metadata")]:
+        err = rpc.error("meta/memory/index", {"entity": entity, "topic": "deployment", **extra})
+        assert err["code"] == -32602 and err["data"]["field"] == field, err
+        assert token[4:] not in json.dumps(err)
+    assert rpc.result("meta/memory/query", {"entity": entity})["assertions"] == []
+    kept = rpc.remember(ident, "Ticket", "the rotation ticket is open")["memory_id"]
+    err = rpc.error("meta/agent_memory/erase", {"identity": ident, "memory_id": kept, "reason": f"ticket {token}"})
+    assert err["code"] == -32602 and "reason" in err["message"] and "secret pattern class" in err["message"]
+    assert rpc.manifest_ids(ident) == [kept]

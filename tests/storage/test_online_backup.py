@@ -200,6 +200,62 @@ def test_a_remote_caller_cannot_name_a_path_outside_the_backup_directory(secured
     assert sorted(p.name for p in backups.iterdir()) == ["link"]
 
 
+@pytest.mark.parametrize("dest", [
+    "{root}/ok1/../ok2",                # ``..`` that stays inside is refused all the same
+    "{root}/ok1/..",
+    "{root}/./ok1/../../backups/ok3",
+])
+def test_a_dot_dot_component_is_refused_before_anything_is_written(secured: Any, dest: str) -> None:
+    gw, backups = secured
+    (backups / "ok1").mkdir()
+    err = gw.error("meta/storage/backup", {"dest": dest.format(root=backups)}, token=OPS)
+    assert err["code"] == -32602 and err["data"]["field"] == "dest", err
+    assert "'..'" in err["message"]
+    assert sorted(p.name for p in backups.iterdir()) == ["ok1"] and not list((backups / "ok1").iterdir())
+
+
+@pytest.mark.parametrize(("name", "rule"), [
+    ("a" * 300, "longer than 255 bytes"),        # no file system takes it
+    ("é" * 128, "longer than 255 bytes"),        # 256 bytes of UTF-8
+    ("b" * 240, "at most 237 bytes"),            # fits, but its hidden working name would not
+])
+def test_a_name_too_long_is_refused_as_a_rule_not_an_io_error(secured: Any, name: str, rule: str) -> None:
+    gw, backups = secured
+    err = gw.error("meta/storage/backup", {"dest": f"{backups}/{name}"}, token=OPS)
+    assert err["code"] == -32602 and err["data"]["field"] == "dest", err
+    assert rule in err["message"] and name not in err["message"]
+    assert list(backups.iterdir()) == []
+    assert gw.result("meta/storage/backup", {"dest": f"{backups}/{'c' * 237}"}, token=OPS)["files"]
+
+
+def test_a_path_too_long_for_the_files_of_the_copy_is_refused(secured: Any) -> None:
+    gw, backups = secured
+    deep = backups
+    while len(str(deep).encode()) < 3800:  # existing directories, a path a system call still takes
+        deep = deep / ("d" * 200)
+        deep.mkdir()
+    dest = deep / ("e" * (4040 - len(str(deep).encode())))
+    assert len(str(dest).encode()) <= 4095
+    err = gw.error("meta/storage/backup", {"dest": str(dest)}, token=OPS)
+    assert err["code"] == -32602 and err["data"]["field"] == "dest", err
+    assert "a path holds at most 4095 bytes" in err["message"]
+    assert not list(deep.iterdir())
+
+
+def test_the_cli_refuses_a_dot_dot_component(secured: Any, tmp_path: Path) -> None:
+    gw, backups = secured
+    (backups / "ok1").mkdir()
+    remote = cli("backup", "--url", gw.url, "--token", OPS, f"{backups}/ok1/../ok2")
+    assert remote.returncode == 1 and "'..'" in remote.stderr, remote.stderr
+    too_long = cli("backup", "--url", gw.url, "--token", OPS, f"{backups}/{'a' * 300}")
+    assert too_long.returncode == 1 and "longer than 255 bytes" in too_long.stderr, too_long.stderr
+    assert sorted(p.name for p in backups.iterdir()) == ["ok1"]
+    gw.stop()
+    local = cli("backup", "--state-dir", str(gw.state_dir), f"{tmp_path}/ok1/../ok2")
+    assert local.returncode == 1 and "'..'" in local.stderr, local.stderr
+    assert not (tmp_path / "ok2").exists()
+
+
 def test_a_backup_never_overwrites(secured: Any) -> None:
     gw, backups = secured
     (backups / "taken").mkdir()

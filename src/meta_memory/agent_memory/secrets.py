@@ -25,7 +25,8 @@ Classes, checked in this order (first found wins; the class is all a refusal
 names -- never the matched text):
 
 ============================ ==============================================================
-``aws-access-key-id``        ``AKIA``/``ASIA``/``ABIA``/``ACCA``/``A3T?`` + 16 of ``[A-Z0-9]``, word-bounded
+``aws-access-key-id``        ``AKIA``/``ASIA``/``ABIA``/``ACCA``/``A3T?`` + 16 of ``[A-Z0-9]``, not
+                             followed by a word character (may be split by spaces, ``.``, ``_``, ``-``)
 ``github-token``             ``gh[pousr]_`` + >= 36 alphanumerics; ``github_pat_`` + >= 22
 ``private-key``              ``-----BEGIN`` + ``PRIVATE KEY-----``; or an unarmoured PEM body
                              (PKCS#1/PKCS#8/EC/OpenSSH/encrypted PKCS#8 DER prefixes + >= 40 base64)
@@ -54,6 +55,14 @@ names -- never the matched text):
 ``credential-assignment``    an API key/secret/token key name, ``=`` or ``:``, optional quote,
                              >= 16 of ``[A-Za-z0-9_-/+=.]`` containing a digit
 ============================ ==============================================================
+
+What may come before a match. A distinctive fixed prefix is found wherever it occurs, glued to
+a word or not (``tok_ghp_...``, ``xAKIA...``, ``1glpat-...``): ``gh[pousr]_``, ``github_pat_``
+(glued: its value holds a digit), ``AKIA``/``ASIA`` whole, ``glpat-``, ``npm_`` (glued: its value
+holds a digit), ``xox?-``, ``xapp-``, Slack webhook URLs, ``whsec_``, ``AIza``, ``GOCSPX-`` and
+``pypi-AgEIcHlwaS5vcmc``. A prefix that also ends ordinary words or identifiers must start a word:
+``sk-`` (``task-``), ``sk_``/``rk_`` (``framework_test_``), ``hf_``, ``SG.``, ``ya29.``, the
+other AWS prefixes (``ACCA`` is hex) and a split AWS key id.
 
 Limits (documented in ``docs/security.md``): a secret paraphrased in prose
 ("my password is hunter2"), spelled out with spaces, encoded (base64 of a key),
@@ -240,11 +249,14 @@ def _password_assignment(match: re.Match[str]) -> bool:
 _RULES: tuple[_Rule, ...] = (
     _Rule("aws-access-key-id", ("AKIA", "ASIA", "ABIA", "ACCA", "A3T"),
           # whole, or split by white space, dashes, dots or underscores between its characters
-          re.compile(r"(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])(?:[A-Z0-9]{16}|(?:[\s._-]{0,3}[A-Z0-9]){16})(?![A-Za-z0-9_])"),
-          lambda m: _after_boundary(m, _WORD)),
+          re.compile(r"(?P<p>AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])"
+                     r"(?:(?P<whole>[A-Z0-9]{16})|(?:[\s._-]{0,3}[A-Z0-9]){16})(?![A-Za-z0-9_])"),
+          # ``AKIA``/``ASIA`` whole may follow anything; the others (``ACCA`` is hex) and a split key start a word
+          lambda m: _after_boundary(m, _WORD) or (m["whole"] is not None and m["p"] in ("AKIA", "ASIA"))),
     _Rule("github-token", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
-          re.compile(r"gh[pousr]_[A-Za-z0-9]{36}|github_pat_[A-Za-z0-9_]{22}"),
-          lambda m: _after_boundary(m, _WORD)),
+          re.compile(r"gh[pousr]_[A-Za-z0-9]{36}|github_pat_(?P<pat>[A-Za-z0-9_]{22})"),
+          # glued to a word: ``github_pat_`` continues snake_case names, so its value must hold a digit
+          lambda m: m["pat"] is None or _after_boundary(m, _WORD) or bool(_DIGIT.search(m["pat"]))),
     _Rule("private-key", ("PRIVATE KEY-----", "MII", "MIG", "MHcCAQEE", "MC4CAQAw", "b3BlbnNzaC1rZXktdjE"),
           re.compile(
               r"-----BEGIN[^\n]{0,40}?PRIVATE KEY-----"
@@ -260,15 +272,19 @@ _RULES: tuple[_Rule, ...] = (
     _Rule("slack-token", ("xox", "xapp-", "hooks.slack.com"),
           re.compile(r"xox[abposr]-(?P<v>[A-Za-z0-9-]{10,})|xapp-[0-9]-[A-Za-z0-9-]{10,}"
                      r"|hooks\.slack\.com/services/T[A-Za-z0-9]+/B[A-Za-z0-9]+/[A-Za-z0-9]{8,}"),
-          lambda m: _after_boundary(m, _WORD_DASH) and (m["v"] is None or bool(_DIGIT.search(m["v"])))),
+          lambda m: m["v"] is None or bool(_DIGIT.search(m["v"]))),
     _Rule("stripe-key", ("sk_live_", "sk_test_", "rk_live_", "rk_test_", "whsec_"),
-          re.compile(r"(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}|whsec_[A-Za-z0-9]{24,}"),
-          lambda m: _after_boundary(m, _WORD)),
-    _Rule("google-api-key", ("AIza",), re.compile(r"AIza[A-Za-z0-9_-]{35}"), lambda m: _after_boundary(m, _WORD)),
-    _Rule("google-oauth-secret", ("GOCSPX-", "ya29."), re.compile(r"GOCSPX-[A-Za-z0-9_-]{20,}|ya29\.[A-Za-z0-9_-]{20,}"),
-          lambda m: _after_boundary(m, _WORD)),
-    _Rule("gitlab-token", ("glpat-",), re.compile(r"glpat-[A-Za-z0-9_-]{20,}"), lambda m: _after_boundary(m, _WORD)),
-    _Rule("npm-token", ("npm_",), re.compile(r"npm_[A-Za-z0-9]{36}"), lambda m: _after_boundary(m, _WORD)),
+          re.compile(r"(?P<sk>(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,})|whsec_[A-Za-z0-9]{24,}"),
+          # ``sk_``/``rk_`` end words (``framework_test_...``): only those start a word
+          lambda m: m["sk"] is None or _after_boundary(m, _WORD)),
+    _Rule("google-api-key", ("AIza",), re.compile(r"AIza[A-Za-z0-9_-]{35}")),
+    _Rule("google-oauth-secret", ("GOCSPX-", "ya29."),
+          re.compile(r"GOCSPX-[A-Za-z0-9_-]{20,}|(?P<ya>ya29\.[A-Za-z0-9_-]{20,})"),
+          lambda m: m["ya"] is None or _after_boundary(m, _WORD)),
+    _Rule("gitlab-token", ("glpat-",), re.compile(r"glpat-[A-Za-z0-9_-]{20,}")),
+    _Rule("npm-token", ("npm_",), re.compile(r"npm_(?P<v>[A-Za-z0-9]{36})"),
+          # glued to a word (``run_npm_...`` is a snake_case name): the value must hold a digit
+          lambda m: _after_boundary(m, _WORD) or bool(_DIGIT.search(m["v"]))),
     _Rule("pypi-token", ("pypi-AgEIcHlwaS5vcmc",), re.compile(r"pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{16,}")),
     _Rule("huggingface-token", ("hf_",), re.compile(r"hf_(?P<v>[A-Za-z0-9]{30,})"),
           lambda m: _after_boundary(m, _WORD) and _mixed(m["v"])),

@@ -70,13 +70,23 @@ class EventCursor:
             return f"console-evt-{seq}"
         return f"{OPAQUE_PREFIX}{self._encipher(seq):016x}"
 
-    def parse(self, value: Any) -> int | None:
-        """The sequence number ``value`` names for this reader: for a plain reader any form
-        :func:`~meta_memory.events.bus.parse_event_seq` reads; for an opaque one an id it was shown
-        (``evt-<16 hex>``) or ``0`` / ``"0"`` (the start). ``None`` for anything else (a plain number
-        from an opaque reader would let it probe the shared sequence)."""
+    def parse(self, value: Any, last_seq: int) -> int | None:
+        """The sequence number ``value`` names for this reader, ``last_seq`` being the timeline's newest.
+
+        For a plain reader any form :func:`~meta_memory.events.bus.parse_event_seq` reads. For an opaque
+        one ``0`` / ``"0"`` (the start) or an id it could have been shown: ``evt-<16 hex>`` deciphering to a
+        sequence number from 1 to ``last_seq``. ``None`` for anything else, alike for every case: a plain
+        number (it would let the reader probe the shared sequence), a malformed id, and an id made up or
+        shown to another reader, which decipher under this reader's key to a number in the whole 64-bit
+        range, beyond ``last_seq`` but with a chance of ``last_seq / 2**64``. No id the reader was shown is
+        ever refused (its event was numbered at most ``last_seq`` when shown, whatever the timeline has
+        dropped since), and the reader cannot make an id deciphering to a number of its choice, so the
+        answer tells it nothing of other identities' events. (A state directory restored from an older
+        backup numbers from a smaller ``last_seq``: ids shown since are refused, and the reader starts
+        again from ``0``.)"""
         if self._key is None:
             return parse_event_seq(value)
         if is_opaque_event_id(value):
-            return self._decipher(int(str(value).strip()[len(OPAQUE_PREFIX):], 16))
+            seq = self._decipher(int(str(value).strip()[len(OPAQUE_PREFIX):], 16))
+            return seq if 1 <= seq <= last_seq else None
         return 0 if parse_event_seq(value) == 0 else None

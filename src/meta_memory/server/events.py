@@ -5,8 +5,8 @@
   logs, histories and ``Referer`` headers. The console reads the stream with
   ``fetch()`` and sends the header like any other client.
 * Resume with ``Last-Event-ID`` (or ``?after=<event id>``): a reader who sees only some identities' events
-  is sent opaque ids of its own (``events/cursor.py``) and resumes with them; any other value starts
-  from the oldest retained event.
+  is sent opaque ids of its own (``events/cursor.py``) and resumes with them; any other value (one it
+  was not shown: made up, another reader's, a plain number) starts from the oldest retained event.
 * Under ``[access]`` the caller must be able to read some memory (``memory.can_read``);
   otherwise HTTP 403 before any slot is taken, so an anonymous caller cannot hold streams.
 * At most ``[gateway] max_event_subscribers`` streams are open at once and, under ``[access]``,
@@ -112,7 +112,8 @@ class EventsEndpoint:
         if access.enabled and self.by_caller.get(caller, 0) >= self.per_caller:
             return self._busy(f"too many event streams for one caller (at most {self.per_caller})", self.per_caller)
         cursor = access.event_cursor(principal)  # a reader's own event ids (events/cursor.py)
-        start = cursor.parse(request.headers.get("last-event-id") or request.query_params.get("after") or 0) or 0
+        resume = request.headers.get("last-event-id") or request.query_params.get("after") or 0
+        start = cursor.parse(resume, self.gateway.runtime.events.last_seq) or 0
         self.open += 1  # the event loop is single-threaded: check and take happen without a yield between
         self.by_caller[caller] = self.by_caller.get(caller, 0) + 1
         return _Subscription(self._stream(request, principal, start, cursor), self._releaser(caller), media_type="text/event-stream",

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ValueRuleBroken
+from ..limits import MAX_FILE_NAME_BYTES, MAX_PATH_BYTES
 from .keys import is_key_file
 from .layout import LEDGER_FILE, LEDGER_STAGE_FILE, PREDECESSOR_STAGE_FILE
 from .lock import LOCK_FILE
@@ -45,7 +46,8 @@ from .perms import PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, SQLITE_SIDE_SUFFIXES, cr
 if TYPE_CHECKING:  # pragma: no cover
     from ..ledger.ledger import AssertionLedger
 
-__all__ = ["MANIFEST_FILE", "BackupError", "BackupReport", "backup_state", "check_backup_dest"]
+__all__ = ["MANIFEST_FILE", "MAX_DEST_NAME_BYTES", "BackupError", "BackupReport", "backup_state", "check_backup_dest",
+           "check_dest_text"]
 
 MANIFEST_FILE = "backup-manifest.json"
 _SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -55,6 +57,12 @@ _SKIPPED_NAMES = frozenset({LOCK_FILE, LEDGER_STAGE_FILE, PREDECESSOR_STAGE_FILE
 _PAGES_PER_STEP = 1024
 #: Pause between steps (seconds): the serving gateway's writers get the disk and a core between them.
 _STEP_PAUSE_S = 0.005
+#: What the hidden working name ``.<name>.partial-<8 hex>`` adds to the new directory's name (bytes).
+_PARTIAL_EXTRA = len(".") + len(".partial-") + 8
+#: The longest name of the new backup directory (bytes): its working name must also be a file name.
+MAX_DEST_NAME_BYTES = MAX_FILE_NAME_BYTES - _PARTIAL_EXTRA
+#: The longest suffix SQLite adds to a database's name while the copy is written (its rollback journal).
+_JOURNAL_SUFFIX = "-journal"
 
 
 class BackupError(ValueRuleBroken):
@@ -83,13 +91,38 @@ class BackupReport:
                 "seconds": round(self.seconds, 3)}
 
 
-def check_backup_dest(dest: Path, root: Path | None = None) -> Path:
-    """``dest`` made absolute and checked: it must not exist, its parent must be a directory, and with
-    ``root`` (``[gateway] backup_dir``) it must lie strictly inside ``root`` once symbolic links in its
-    parent are resolved (``..`` and links cannot lead out). Returns the path to write. Raises
-    :class:`BackupError`."""
-    if "\x00" in str(dest):
+def _utf8_bytes(text: str) -> int:
+    return len(text.encode("utf-8", "surrogateescape"))
+
+
+def check_dest_text(dest: str) -> None:
+    """The rules on ``dest`` as written, checked before anything on disk is read or written: no NUL, no
+    ``..`` component (a backup names its directory plainly), at most :data:`~meta_memory.limits.MAX_PATH_BYTES`
+    (4095) bytes in all, each component at most :data:`~meta_memory.limits.MAX_FILE_NAME_BYTES` (255) and
+    the new directory's own name at most :data:`MAX_DEST_NAME_BYTES` (237: its hidden working name
+    ``.<name>.partial-<8 hex>`` must fit 255). Lengths are UTF-8 bytes. Raises :class:`BackupError`
+    (``-32602``, ``field: dest``)."""
+    if "\x00" in dest:
         raise BackupError("must not contain a NUL character")
+    parts = dest.split(os.sep)
+    if ".." in parts:
+        raise BackupError("must not contain a '..' component: name the new directory by its plain path")
+    if _utf8_bytes(dest) > MAX_PATH_BYTES:
+        raise BackupError(f"must be at most {MAX_PATH_BYTES} bytes (UTF-8)")
+    if any(_utf8_bytes(part) > MAX_FILE_NAME_BYTES for part in parts):
+        raise BackupError(f"must not hold a path component longer than {MAX_FILE_NAME_BYTES} bytes (UTF-8)")
+    name = next((part for part in reversed(parts) if part not in ("", ".")), "")
+    if _utf8_bytes(name) > MAX_DEST_NAME_BYTES:
+        raise BackupError(f"must name a directory of at most {MAX_DEST_NAME_BYTES} bytes (UTF-8; the copy is "
+                          f"written under a longer hidden name first)")
+
+
+def check_backup_dest(dest: Path, root: Path | None = None) -> Path:
+    """``dest`` checked as written (:func:`check_dest_text`), made absolute and checked: it must not exist,
+    its parent must be a directory, and with ``root`` (``[gateway] backup_dir``) it must lie strictly
+    inside ``root`` once symbolic links in its parent are resolved (links cannot lead out). Returns the
+    path to write. Raises :class:`BackupError`."""
+    check_dest_text(str(dest))
     dest = Path(os.path.abspath(dest))
     parent = dest.parent.resolve()
     if root is not None:
@@ -204,6 +237,7 @@ def backup_state(state_dir: Path, dest: Path, *, ledger: "AssertionLedger | None
         raise BackupError(f"must lie outside the state directory {state} (a backup inside it would copy itself)")
     started = time.monotonic()
     databases, keys, others = _inventory(state_dir)
+    _check_room(target, [*databases, *keys, *others, Path(LEDGER_FILE), Path(MANIFEST_FILE)])
     pinned: list[tuple[Path, sqlite3.Connection]] = []
     partial = target.parent / f".{target.name}.partial-{os.urandom(4).hex()}"
     try:
@@ -253,6 +287,16 @@ def backup_state(state_dir: Path, dest: Path, *, ledger: "AssertionLedger | None
             conn.close()
         shutil.rmtree(partial, ignore_errors=True)
         raise
+
+
+def _check_room(target: Path, rels: list[Path]) -> None:
+    """Refuse ``target`` (before anything is written) when a file the copy writes under its working name
+    (a database's journal included) would have a path longer than :data:`~meta_memory.limits.MAX_PATH_BYTES`."""
+    longest = max(_utf8_bytes(rel.as_posix()) for rel in rels) + len(_JOURNAL_SUFFIX)
+    room = MAX_PATH_BYTES - _PARTIAL_EXTRA - len("/") - longest
+    if _utf8_bytes(str(target)) > room:
+        raise BackupError(f"must be at most {room} bytes (UTF-8) here: the copy writes files of up to {longest} "
+                          f"bytes of path under it, and a path holds at most {MAX_PATH_BYTES} bytes")
 
 
 def _private_parents(root: Path, rel: Path) -> None:

@@ -10,7 +10,6 @@ existing or disallowed ``DEST``, a busy directory, an unreachable gateway), 2 a 
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -71,7 +70,8 @@ def _remote(url: str, token: str | None, dest: Path, timeout_s: float) -> dict[s
 
     transport = HttpTransport(url, token=token, timeout_s=timeout_s)
     try:
-        result: dict[str, Any] = transport.call("meta/storage/backup", {"dest": os.path.abspath(dest)})
+        # made absolute but not normalised: a ``..`` in DEST reaches the gateway, which refuses it
+        result: dict[str, Any] = transport.call("meta/storage/backup", {"dest": str(dest.absolute())})
         return result
     except MetaError as exc:
         _fail(f"backup refused ({exc.kind}): {exc.message}")

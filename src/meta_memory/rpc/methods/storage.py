@@ -15,6 +15,8 @@ from pydantic import Field, field_validator, model_validator
 from ...access.requirements import unscoped
 from ...errors import InvalidParams
 from ...identity import parse_identity, parse_realm
+from ...limits import MAX_PATH_BYTES
+from ...storage.backup import BackupError, check_dest_text
 from ..params import Params, required_text
 from ..registry import CallContext, MethodTable
 from ..results import BackupResult, ExportPageResult
@@ -24,8 +26,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["BackupParams", "ExportParams", "register"]
 
-#: The longest ``dest`` path accepted (Linux's PATH_MAX).
-MAX_DEST_BYTES = 4096
+#: The longest ``dest`` path accepted (bytes, UTF-8; Linux's PATH_MAX less its terminating NUL).
+MAX_DEST_BYTES = MAX_PATH_BYTES
 EXPORT_PAGE_BYTES = 1 << 20
 MAX_EXPORT_PAGE_BYTES = 8 << 20
 MIN_EXPORT_PAGE_BYTES = 64 << 10
@@ -47,6 +49,10 @@ class BackupParams(Params):
             raise ValueError("dest must be an absolute path (the gateway's working directory is not yours)")
         if any(ord(c) < 32 or ord(c) == 127 for c in value):
             raise ValueError("dest must not contain control characters")
+        try:
+            check_dest_text(value)  # no ``..``, lengths a file system takes: refused before the disk is read
+        except BackupError as exc:
+            raise ValueError(exc.rule) from None
         return value
 
 

@@ -71,9 +71,11 @@ def register(table: MethodTable) -> None:
         it sees every event), oldest first. A caller who sees only some identities' events is shown
         opaque ids of its own (:mod:`meta_memory.events.cursor`), at most ``limit`` of its events, and a
         ``last_event_id`` that names its own last event (or echoes ``after``): nothing counts the events
-        it may not see. Raises ``ValueRuleBroken`` (``-32602``, ``field: after``) for a cursor it was not given."""
+        it may not see. Raises ``ValueRuleBroken`` (``-32602``, ``field: after``) for a cursor it was not given: a plain number
+        from such a caller, or an id made up or shown to another caller, refused alike
+        (:meth:`~meta_memory.events.cursor.EventCursor.parse`)."""
         cursor = runtime.access.event_cursor(ctx.principal)
-        after = cursor.parse(params.after) if params.after is not None else None
+        after = cursor.parse(params.after, runtime.events.last_seq) if params.after is not None else None
         if params.after is not None and after is None:
             raise ValueRuleBroken("after must be an event_id this caller was shown ('evt-<16 hex>') or 0: event "
                                   "ids are per caller here", "after")
