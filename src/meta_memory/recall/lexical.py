@@ -52,7 +52,6 @@ the other four (``docs/benchmarks.md``).
 from __future__ import annotations
 
 import bisect
-import heapq
 import itertools
 import math
 import threading
@@ -366,10 +365,13 @@ def _table_matrix(plan: _QueryPlan, records: Sequence[RecallableRecord], table: 
         long_bits = bits[rows_of_long]
         many = norm.many if isinstance(norm, _Normalized) else lambda texts: list(map(norm, texts))
         for field_bit in (_TITLE_BIT, _BODY_BIT):
-            lacking = (long_bits & field_bit) == 0
+            # per long term, the records whose field lacks it as a word: one run of ``lacking`` each
+            long_of, lacking = ((long_bits & field_bit) == 0).nonzero()
+            lacking = lacking.tolist()
+            ends = np.cumsum(np.bincount(long_of, minlength=len(plan.long))).tolist()
             texts: list[str] | None = None
             for k, (i, term) in enumerate(plan.long):
-                where = np.flatnonzero(lacking[k]).tolist()
+                where = lacking[ends[k - 1] if k else 0:ends[k]]
                 if not where:
                     continue
                 if texts is None:
@@ -684,7 +686,7 @@ def _best(scores: Sequence[float], records: Sequence[Any], ids: Sequence[str], k
     if k <= 0 or not n:
         return []
     if n > k:
-        kth = heapq.nlargest(k, scores)[-1]
+        kth = sorted(scores, reverse=True)[k - 1]
         pool = [i for i, score in enumerate(scores) if score >= kth]
     else:
         pool = list(range(n))
