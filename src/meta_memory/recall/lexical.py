@@ -529,8 +529,10 @@ class LexicalRecallProvider:
         held = [0] * len(terms)  # per term, how many candidates hold it
         given = reader.search(match, cfg.candidate_limit)
         found = list(given)
-        records = [record for record, _ in found]
-        bm25s = [bm25 for _, bm25 in found]
+        records: Sequence[Any] = ()
+        bm25s: Sequence[Any] = ()
+        if found:
+            records, bm25s = zip(*found)
         table, columns = getattr(given, "table", None), getattr(given, "columns", None)
         matrix: Any = None  # the points as one array, (terms, candidates)
         rows: list[list[int]] | None = None  # else per candidate, per term
@@ -623,8 +625,7 @@ class LexicalRecallProvider:
             if cfg.reply_weight > 0 and is_question(anchor.body):
                 full = len(found) == 2 * cfg.context_span
                 reply_id = next((record_id(r) for i, r in enumerate(found) if written_after(anchor, r, i, full)), None)
-            for step, rec in enumerate(found):
-                rid = record_id(rec) or ""
+            for step, (rec, rid) in enumerate(zip(found, _ids(found))):
                 if rid == anchor_id:
                     continue
                 reply = rid == reply_id
