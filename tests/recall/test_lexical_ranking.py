@@ -4,6 +4,7 @@ search through joined texts, and a whole recall (points, scores, floor, context,
 from __future__ import annotations
 
 import heapq
+import struct
 from typing import Any
 
 import numpy as np
@@ -30,7 +31,7 @@ from meta_memory.recall.text import token_set
 
 T0 = 1_700_000_000_000
 
-_SCORES = st.sampled_from([0.0, -0.0, 1.0, 2.5, 2.5000000000000004, 7.0, 11.25, -3.0])
+_SCORES = st.sampled_from([0.0, -0.0, 1.0, 2.5, 2.5000000000000004, 7.0, 11.25, -3.0, float("inf"), float("nan")])
 
 
 @settings(max_examples=300, deadline=None)
@@ -65,6 +66,11 @@ def test_one_search_through_the_joined_texts_finds_the_texts_holding_the_term(
 
 
 # ------------------------------------------------------------------------------------ a whole recall, two ways
+
+def _bits(score: float) -> bytes:
+    """A score's bits (a NaN equals itself, -0.0 differs from 0.0)."""
+    return struct.pack("<d", score)
+
 
 _WORDS = ["harbour", "harbourmaster", "ferry", "ferryman", "noon", "river", "rivers", "passport", "sport",
           "ab", "x", "İstanbul", "istanbul", "straße", "strasse"]
@@ -139,15 +145,15 @@ def _reference(cfg: LexicalConfig, terms: list[str], found: list[tuple[Any, floa
 @settings(max_examples=150, deadline=None)
 @given(rows=st.lists(st.tuples(st.lists(st.sampled_from(_WORDS), max_size=4), st.lists(st.sampled_from(_WORDS), max_size=6),
                                st.lists(st.sampled_from(_WORDS), max_size=2), st.booleans(),
-                               st.sampled_from([-1.5, -2.0, -2.0000000000000004, -0.25, -7.0]),
+                               st.sampled_from([-1.5, -2.0, -2.0000000000000004, -0.25, -7.0, float("nan")]),
                                st.integers(0, 2), st.integers(0, 2)), max_size=14),
        query=st.lists(st.sampled_from(_WORDS), min_size=1, max_size=5), max_entries=st.integers(1, 16),
        anchors=st.integers(0, 4), admit=st.booleans(), links=st.lists(st.tuples(st.integers(0, 13), st.integers(0, 13)),
                                                                         max_size=20),
-       strangers=st.integers(0, 3))
+       strangers=st.integers(0, 3), floor=st.sampled_from([2.0, 0.0, 5.0, float("nan")]))
 def test_a_recall_ranks_as_the_per_candidate_rules_do(
         rows: list[tuple[list[str], list[str], list[str], bool, float, int, int]], query: list[str], max_entries: int,
-        anchors: int, admit: bool, links: list[tuple[int, int]], strangers: int) -> None:
+        anchors: int, admit: bool, links: list[tuple[int, int]], strangers: int, floor: float) -> None:
     """Points, scores, the relevance floor, the context lent (unmatched replies and neighbours included),
     ties of score broken by updated, created and id: the records and scores one recall answers with
     equal, bit for bit, those of the rules applied candidate by candidate."""
@@ -174,7 +180,7 @@ def test_a_recall_ranks_as_the_per_candidate_rules_do(
         if a < len(records) and b < len(pool) and a != b:
             adjacency.setdefault(records[a].memory_id, []).append(pool[b])
     reader = _Reader(given_found, adjacency)
-    cfg = LexicalConfig(context_anchors=anchors, context_admits_unmatched=admit, date_weight=0.0)
+    cfg = LexicalConfig(context_anchors=anchors, context_admits_unmatched=admit, date_weight=0.0, min_relevance=floor)
     got = LexicalRecallProvider(cfg).recall(request, reader).records
     want = _reference(cfg, terms, found, fields, reader, max_entries)
-    assert [(s.record.memory_id, s.score) for s in got] == want
+    assert [(s.record.memory_id, _bits(s.score)) for s in got] == [(i, _bits(score)) for i, score in want]

@@ -52,6 +52,7 @@ the other four (``docs/benchmarks.md``).
 from __future__ import annotations
 
 import bisect
+import heapq
 import itertools
 import math
 import threading
@@ -548,7 +549,7 @@ class LexicalRecallProvider:
             totals = matrix.sum(axis=0) if matrix is not None else np.array([sum(r) for r in rows or ()], dtype=np.int64)
             all_scores = (field_weight * totals.astype(np.float64)
                           + bm25_weight * -np.array(bm25s, dtype=np.float64)).tolist()
-            kept = np.flatnonzero(totals >= floor).tolist()
+            kept = np.flatnonzero(~(totals < floor)).tolist()  # as ``total < floor`` drops one below
             scores = [all_scores[c] for c in kept]
         else:
             if rows is None:
@@ -649,7 +650,7 @@ class LexicalRecallProvider:
 
 class _Pool:
     """The matches of one recall: ``records``, their ``ids`` (:func:`record_id`, ``""`` for none) and
-    ``scores`` (finite), ``place`` the index of each id. One entry per id: when two records share an id,
+    ``scores``, ``place`` the index of each id. One entry per id: when two records share an id,
     the later one stands. Ordered by :func:`_best`: score desc, then ``updated_at_ms`` desc,
     ``created_at_ms`` desc, id asc."""
 
@@ -678,20 +679,28 @@ class _Pool:
 
 def _best(scores: Sequence[float], records: Sequence[Any], ids: Sequence[str], k: int) -> list[int]:
     """The places of the ``k`` best of the entries ``(scores[i], records[i], ids[i])``, best first: score desc,
-    then the record's ``updated_at_ms`` desc, ``created_at_ms`` desc, id asc (``ids`` distinct, scores finite).
+    then the record's ``updated_at_ms`` desc, ``created_at_ms`` desc, id asc (``ids`` distinct).
 
     The order keys are built only for the entries scoring at least the ``k``-th best score (the ties at the
     boundary among them), since no entry scoring less can be among the best ``k``: the answer is that of
-    sorting every entry by its key, ties included."""
+    ``heapq.nsmallest`` of every entry's key, ties included. Scores holding a NaN have no such cut: every
+    key is compared then, in the entries' order (what ``heapq.nsmallest`` of the keys in that order gives)."""
     n = len(scores)
     if k <= 0 or not n:
         return []
+
+    def key(i: int) -> tuple[float, int, int, str]:
+        return -scores[i], -records[i].updated_at_ms, -records[i].created_at_ms, ids[i]
+
+    total = sum(scores)
+    if total != total:  # a NaN among them (or infinities of both signs): no k-th score to cut at
+        return heapq.nsmallest(k, range(n), key=key)
     if n > k:
         kth = sorted(scores, reverse=True)[k - 1]
         pool = [i for i, score in enumerate(scores) if score >= kth]
     else:
         pool = list(range(n))
-    pool.sort(key=lambda i: (-scores[i], -records[i].updated_at_ms, -records[i].created_at_ms, ids[i]))
+    pool.sort(key=key)
     return pool[:k]
 
 
