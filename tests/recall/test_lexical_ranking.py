@@ -179,8 +179,9 @@ def test_a_recall_ranks_as_the_per_candidate_rules_do(
     for a, b in links:
         if a < len(records) and b < len(pool) and a != b:
             adjacency.setdefault(records[a].memory_id, []).append(pool[b])
-    reader = _Reader(given_found, adjacency)
     cfg = LexicalConfig(context_anchors=anchors, context_admits_unmatched=admit, date_weight=0.0, min_relevance=floor)
-    got = LexicalRecallProvider(cfg).recall(request, reader).records
-    want = _reference(cfg, terms, found, fields, reader, max_entries)
-    assert [(s.record.memory_id, _bits(s.score)) for s in got] == [(i, _bits(score)) for i, score in want]
+    want = _reference(cfg, terms, found, fields, _Reader(given_found, adjacency), max_entries)
+    # the index's table (the array path) and FTS5's per-candidate columns (the loop) alike
+    for candidates in (given_found, Candidates(found, fields=fields)):
+        got = LexicalRecallProvider(cfg).recall(request, _Reader(candidates, adjacency)).records
+        assert [(s.record.memory_id, _bits(s.score)) for s in got] == [(i, _bits(score)) for i, score in want]

@@ -525,7 +525,6 @@ class LexicalRecallProvider:
     def _rank(
         self, terms: list[str], match: str, reader: RecallReader[Any], max_entries: int, asked: Sequence[DateQuery] = ()
     ) -> list[ScoredRecord[Any]]:
-        import numpy as np
         cfg = self.config
         held = [0] * len(terms)  # per term, how many candidates hold it
         given = reader.search(match, cfg.candidate_limit)
@@ -544,9 +543,11 @@ class LexicalRecallProvider:
             rows = self._points(terms, given, found, held)
         weights = idf_weights(terms, held, len(found), cfg.rarity_weight) if cfg.rarity_weight else None
         floor, field_weight, bm25_weight = cfg.min_relevance, cfg.field_weight, cfg.bm25_weight
-        if weights is None and set(map(type, bm25s)) <= {float}:
-            # every candidate's score at once: the same float operations, in the same order, as below
-            totals = matrix.sum(axis=0) if matrix is not None else np.array([sum(r) for r in rows or ()], dtype=np.int64)
+        if matrix is not None and weights is None and set(map(type, bm25s)) <= {float}:
+            # every candidate's score at once: the same float operations, in the same order, as below (numpy is
+            # there: the index that gave the table needs it; the base install ranks FTS5's candidates below)
+            import numpy as np
+            totals = matrix.sum(axis=0)
             all_scores = (field_weight * totals.astype(np.float64)
                           + bm25_weight * -np.array(bm25s, dtype=np.float64)).tolist()
             kept = np.flatnonzero(~(totals < floor)).tolist()  # as ``total < floor`` drops one below
