@@ -130,7 +130,7 @@ def _month(year: int, month: int) -> Span | None:
 def _full_date_matches(text: str) -> list[tuple[int, int, Span]]:
     """``(start, end, day span)`` of every full date in ``text``, in text order."""
     found: list[tuple[int, int, Span]] = []
-    if not any(ch.isdigit() for ch in text):
+    if not any(map(str.isdigit, text)):
         return found
     for m in _DAY_MONTH_YEAR.finditer(text):
         span = _day(int(m.group(3)), _MONTHS[m.group(2).lower()], int(m.group(1)))
@@ -151,7 +151,7 @@ def _full_dates(text: str) -> list[tuple[int, Span]]:
 def _month_years(text: str) -> list[Span]:
     """Month-of-a-year spans of ``text``, leaving out the month and year of a full date."""
     out: list[Span] = []
-    if not any(ch.isdigit() for ch in text):
+    if not any(map(str.isdigit, text)):
         return out
     taken = [(a, b) for a, b, _ in _full_date_matches(text)]
     for m in _MONTH_YEAR.finditer(text):

@@ -51,13 +51,16 @@ the other four (``docs/benchmarks.md``).
 
 from __future__ import annotations
 
+import bisect
 import heapq
+import itertools
 import math
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from operator import attrgetter, itemgetter
 from typing import Any
 
 from meta_memory.recall import fts
@@ -261,6 +264,15 @@ class _Normalized:
                     self._chars -= len(old) + len(items.pop(old))
         return value
 
+    def many(self, texts: Sequence[str]) -> list[str]:
+        """``[self(t) for t in texts]``, the texts seen lately found in one pass."""
+        out = list(map(self._items.get, texts))
+        if None in out:
+            for i, hit in enumerate(out):
+                if hit is None:
+                    out[i] = self(texts[i])
+        return out  # type: ignore[return-value]
+
 
 class _QueryPlan:
     """What :func:`_planned_points` needs of a query's terms, worked out once per recall: each term's places in
@@ -323,45 +335,92 @@ def _planned_points(plan: _QueryPlan, found: Sequence[tuple[RecallableRecord, Ma
 def _table_points(plan: _QueryPlan, records: Sequence[RecallableRecord], table: TermColumns, columns: Sequence[int],
                   held: list[int], norm: Callable[[str], str] = normalize) -> list[list[int]]:
     """:func:`_planned_points` for records whose ``term_fields`` are the rows ``columns`` of one index table
-    (:class:`~meta_memory.recall.term_columns.TermColumns`): the points of the held terms for all records in a
-    few array operations, then the substring rule as there, its (term, record) pairs found in one pass. The
-    same points."""
+    (:class:`~meta_memory.recall.term_columns.TermColumns`): :func:`_table_matrix` as one list of points per
+    record. The same points."""
+    out: list[list[int]] = _table_matrix(plan, records, table, columns, held, norm).T.tolist()
+    return out
+
+
+def _table_matrix(plan: _QueryPlan, records: Sequence[RecallableRecord], table: TermColumns, columns: Sequence[int],
+                  held: list[int], norm: Callable[[str], str] = normalize) -> Any:
+    """The points of :func:`_planned_points` as one ``int64`` array of shape ``(plan.size, len(records))``
+    (``[i, c]``: the points of the plan's ``i``-th term in record ``c``), for records whose ``term_fields`` are
+    the rows ``columns`` of one index table (:class:`~meta_memory.recall.term_columns.TermColumns`): the points
+    of the held terms for all records in a few array operations, then the substring rule, one search per long
+    term and field (:func:`_holding`) through the normalised texts of the records whose field does not hold
+    the term as a word. Adds to ``held`` as :func:`_planned_points` does."""
     import numpy as np
     n = len(records)
     bits = np.zeros((plan.size, n), dtype=np.uint8)  # per term of the plan, per record
     mine = [(i, t) for i, term in enumerate(_plan_terms(plan)) if (t := table.place(term)) is not None]
     if mine:
         rows = table.bits[[t for _, t in mine]]
-        if n != rows.shape[1] or not _is_range(columns):
+        if n != rows.shape[1] or list(columns) != list(range(n)):
             rows = rows[:, np.asarray(columns, dtype=np.intp)]
         bits[[i for i, _ in mine]] = rows
     points = _points_of_bits()[bits]  # the held terms' points, per column bits
     for i, count in enumerate(np.count_nonzero(bits & _HELD_BITS, axis=1).tolist()):
         held[i] += count
-    out: list[list[int]] = points.T.tolist()
     if plan.long and n:  # the substring rule, where a field does not hold a long term as a word
         rows_of_long = [i for i, _ in plan.long]
-        terms = [term for _, term in plan.long]
         long_bits = bits[rows_of_long]
-        for field_bit, text_of in ((_TITLE_BIT, _title_text), (_BODY_BIT, _body_text)):
-            pairs = np.nonzero((long_bits & field_bit) == 0)
-            texts: list[str | None] = [None] * n
-            for k, c in zip(pairs[0].tolist(), pairs[1].tolist()):
-                text = texts[c]
-                if text is None:
-                    text = texts[c] = norm(text_of(records[c]))
-                if terms[k] in text:
-                    out[c][rows_of_long[k]] += SUBSTRING_POINTS
+        many = norm.many if isinstance(norm, _Normalized) else lambda texts: list(map(norm, texts))
+        for field_bit in (_TITLE_BIT, _BODY_BIT):
+            # per long term, the records whose field lacks it as a word: one run of ``lacking`` each
+            long_of, lacking = ((long_bits & field_bit) == 0).nonzero()
+            lacking = lacking.tolist()
+            ends = np.cumsum(np.bincount(long_of, minlength=len(plan.long))).tolist()
+            texts: list[str] | None = None
+            for k, (i, term) in enumerate(plan.long):
+                where = lacking[ends[k - 1] if k else 0:ends[k]]
+                if not where:
+                    continue
+                if texts is None:
+                    texts = many([r.title for r in records] if field_bit == _TITLE_BIT else
+                                 [r.description + "\n" + r.body if r.description else r.body for r in records])
+                for j in _holding(term, [texts[where[0]]] if len(where) == 1 else itemgetter(*where)(texts)):
+                    points[i, where[j]] += SUBSTRING_POINTS
+    return points
+
+
+def _holding(term: str, texts: Sequence[str]) -> list[int]:
+    """The places in ``texts`` of the texts holding ``term`` as a substring (ascending).
+
+    When ``term`` holds no NUL, the texts are joined by NUL and searched in windows cut at a NUL (a match then
+    lies inside one text): one search per window of at most :data:`_WINDOW` characters, not one per text
+    (CPython's ``str.find`` turns to a slower algorithm for a short needle in a haystack of 30,000 characters or
+    more, hence the windows). Otherwise text by text."""
+    if _SEPARATOR in term:
+        return [j for j, text in enumerate(texts) if term in text]
+    joined = _SEPARATOR.join(texts)
+    size = len(joined)
+    out: list[int] = []
+    starts: list[int] | None = None
+    lo = 0
+    while lo < size:
+        hi = lo + _WINDOW
+        if hi >= size:
+            hi = size
+        else:
+            cut = joined.rfind(_SEPARATOR, lo, hi)
+            if cut < 0:  # one text longer than a window: it is the window
+                cut = joined.find(_SEPARATOR, hi)
+            hi = size if cut < 0 else cut
+        at = joined.find(term, lo, hi)
+        if at < 0:
+            lo = hi + 1
+            continue
+        if starts is None:  # starts[j]: where text j begins in the joined text
+            starts = [0, *itertools.accumulate(len(text) + 1 for text in texts)]
+        j = bisect.bisect_right(starts, at) - 1
+        out.append(j)
+        lo = starts[j + 1]  # on to the next text
     return out
 
 
-def _is_range(columns: Sequence[int]) -> bool:
-    """Whether ``columns`` is ``0, 1, ..., len(columns) - 1``."""
-    return all(c == i for i, c in enumerate(columns))
-
-
-def _title_text(record: RecallableRecord) -> str:
-    return record.title
+#: the characters one search of :func:`_holding` covers at most (unless one text is longer)
+_WINDOW = 24_000
+_SEPARATOR = "\x00"
 
 
 def _plan_terms(plan: _QueryPlan) -> list[str]:
@@ -467,34 +526,75 @@ class LexicalRecallProvider:
         self, terms: list[str], match: str, reader: RecallReader[Any], max_entries: int, asked: Sequence[DateQuery] = ()
     ) -> list[ScoredRecord[Any]]:
         cfg = self.config
-        padded = [f" {t} " for t in terms]
-        candidates = []
         held = [0] * len(terms)  # per term, how many candidates hold it
         given = reader.search(match, cfg.candidate_limit)
         found = list(given)
-        points_of: list[list[int] | None] = [None] * len(found)
+        records: Sequence[Any] = ()
+        bm25s: Sequence[Any] = ()
+        if found:
+            records, bm25s = zip(*found)
         table, columns = getattr(given, "table", None), getattr(given, "columns", None)
+        matrix: Any = None  # the points as one array, (terms, candidates)
+        rows: list[list[int]] | None = None  # else per candidate, per term
         if isinstance(table, TermColumns) and columns is not None and len(columns) == len(found):
             # the store gave the index's term table for all of them: read it whole
-            points_of = list(_table_points(_QueryPlan(terms), [record for record, _ in found], table, columns, held,
-                                           self._norm))
+            matrix = _table_matrix(_QueryPlan(terms), records, table, columns, held, self._norm)
         else:
-            # the candidates whose term columns the store (or the record) gave: no token set to build
-            known = getattr(given, "fields", None)
-            if not isinstance(known, list) or len(known) != len(found):
-                known = [getattr(record, "term_fields", None) for record, _ in found]
-            indexed = [(k, record, bits) for k, ((record, _), bits) in enumerate(zip(found, known)) if bits is not None]
-            if indexed:
-                plan = _QueryPlan(terms)
-                shared = _shared_table([bits for _, _, bits in indexed])
-                if shared is not None:  # rows of one index table: read it whole
-                    rows = _table_points(plan, [record for _, record, _ in indexed], shared,
-                                         [bits.candidate for _, _, bits in indexed], held, self._norm)
-                else:
-                    rows = _planned_points(plan, [(record, bits) for _, record, bits in indexed], held, self._norm)
-                for (k, _, _), row in zip(indexed, rows):
-                    points_of[k] = row
-        for (record, bm25), points in zip(found, points_of):
+            rows = self._points(terms, given, found, held)
+        weights = idf_weights(terms, held, len(found), cfg.rarity_weight) if cfg.rarity_weight else None
+        floor, field_weight, bm25_weight = cfg.min_relevance, cfg.field_weight, cfg.bm25_weight
+        if matrix is not None and weights is None and set(map(type, bm25s)) <= {float}:
+            # every candidate's score at once: the same float operations, in the same order, as below (numpy is
+            # there: the index that gave the table needs it; the base install ranks FTS5's candidates below)
+            import numpy as np
+            totals = matrix.sum(axis=0)
+            all_scores = (field_weight * totals.astype(np.float64)
+                          + bm25_weight * -np.array(bm25s, dtype=np.float64)).tolist()
+            kept = np.flatnonzero(~(totals < floor)).tolist()  # as ``total < floor`` drops one below
+            scores = [all_scores[c] for c in kept]
+        else:
+            if rows is None:
+                rows = matrix.T.tolist()
+            kept, scores = [], []
+            for c, (points, bm25) in enumerate(zip(rows or (), bm25s)):
+                total = sum(points)
+                if total < floor:
+                    continue
+                field_points = (sum(n * weights.get(t, 1.0) for t, n in zip(terms, points)) if weights is not None
+                                else float(total))
+                kept.append(c)
+                scores.append(field_weight * field_points + bm25_weight * -bm25)
+        if asked:
+            for j, c in enumerate(kept):
+                if any(q.matches(self._fields.dates(records[c])) for q in asked):
+                    scores[j] *= 1.0 + cfg.date_weight
+        pool = _Pool([records[c] for c in kept], scores)
+        if cfg.context_window_ms > 0 and pool.ids:
+            self._with_context(pool, reader)
+        return [ScoredRecord(pool.records[i], pool.scores[i]) for i in pool.best(max_entries)]
+
+    def _points(self, terms: list[str], given: Any, found: Sequence[tuple[Any, float]],
+                held: list[int]) -> list[list[int]]:
+        """Each candidate's :func:`term_points` per term, from the term columns the store (or the record) gave
+        where it gave them, else from the record tokenised; adds to ``held`` per term the candidates holding it."""
+        points_of: list[list[int] | None] = [None] * len(found)
+        known = getattr(given, "fields", None)
+        if not isinstance(known, list) or len(known) != len(found):
+            known = [getattr(record, "term_fields", None) for record, _ in found]
+        indexed = [(k, record, bits) for k, ((record, _), bits) in enumerate(zip(found, known)) if bits is not None]
+        if indexed:
+            plan = _QueryPlan(terms)
+            shared = _shared_table([bits for _, _, bits in indexed])
+            if shared is not None:  # rows of one index table: read it whole
+                rows = _table_points(plan, [record for _, record, _ in indexed], shared,
+                                     [bits.candidate for _, _, bits in indexed], held, self._norm)
+            else:
+                rows = _planned_points(plan, [(record, bits) for _, record, bits in indexed], held, self._norm)
+            for (k, _, _), row in zip(indexed, rows):
+                points_of[k] = row
+        out: list[list[int]] = []
+        padded = [f" {t} " for t in terms]
+        for (record, _), points in zip(found, points_of):
             if points is None:
                 fields = self._fields.get(record)
                 points = []
@@ -502,58 +602,36 @@ class LexicalRecallProvider:
                     in_tags, in_title, in_body = fields.held(term, pad)
                     held[i] += in_tags or in_title or in_body
                     points.append(term_points(term, in_tags, in_title, in_body, fields.title_norm, fields.body_norm))
-            candidates.append((record, bm25, points))
-        weights = idf_weights(terms, held, len(candidates), cfg.rarity_weight) if cfg.rarity_weight else None
-        # per id: the record and its _order_key (score first; its last part is the id, the mapping's key, so
-        # no two keys are equal and plain tuple order is the order of _order_key)
-        records: dict[str, Any] = {}
-        keys: dict[str, tuple[float, int, int, str]] = {}
-        floor, field_weight, bm25_weight = cfg.min_relevance, cfg.field_weight, cfg.bm25_weight
-        for record, bm25, points in candidates:
-            total = sum(points)
-            if total < floor:
-                continue
-            field_points = (sum(n * weights.get(t, 1.0) for t, n in zip(terms, points)) if weights is not None
-                            else float(total))
-            score = field_weight * field_points + bm25_weight * -bm25
-            if asked and any(q.matches(self._fields.dates(record)) for q in asked):
-                score *= 1.0 + cfg.date_weight
-            rid = record_id(record) or ""
-            records[rid] = record
-            keys[rid] = (-score, -record.updated_at_ms, -record.created_at_ms, rid)
-        if cfg.context_window_ms > 0 and keys:
-            self._with_context(keys, records, reader)
-        return [ScoredRecord(records[key[3]], -key[0]) for key in heapq.nsmallest(max_entries, keys.values())]
+            out.append(points)
+        return out
 
-    def _with_context(self, keys: dict[str, tuple[float, int, int, str]], records: dict[str, Any],
-                      reader: RecallReader[Any]) -> None:
+    def _with_context(self, pool: _Pool, reader: RecallReader[Any]) -> None:
         """Lend each top match's score to the records written just before/after it.
 
         Neighbours are by write order (at most ``context_span`` per side, within
         ``context_window_ms``), so the signal is the same whether a host wrote
         the turns as they happened or replayed them in a burst. Only matched
-        candidates gain, unless ``context_admits_unmatched``. ``keys`` (per id, the
-        :func:`_order_key` of the matches, score first) and ``records`` (per id) are updated in place:
+        candidates gain, unless ``context_admits_unmatched``. ``pool`` (the matches) is updated in place:
         a record that gains has its score raised, one that gains without having matched is added.
         """
         cfg = self.config
-        anchors = heapq.nsmallest(cfg.context_anchors, keys.values())  # the best matches, sorted()[:n]
-        adjacency = reader.neighbours([records[key[3]] for key in anchors], cfg.context_span, cfg.context_window_ms)
+        records, ids, scores, place = pool.records, pool.ids, pool.scores, pool.place
+        anchors = pool.best(cfg.context_anchors)  # the best matches, best first
+        adjacency = reader.neighbours([records[a] for a in anchors], cfg.context_span, cfg.context_window_ms)
         unmatched: dict[str, Any] = {}  # records that gain without having matched (replies, or when admitted)
         bonus: dict[str, float] = {}
-        for key in anchors:
-            anchor_id, anchor_score, anchor = key[3], -key[0], records[key[3]]
+        for a in anchors:
+            anchor_id, anchor_score, anchor = ids[a], scores[a], records[a]
             found = adjacency.get(anchor_id, [])
             reply_id = None
             if cfg.reply_weight > 0 and is_question(anchor.body):
                 full = len(found) == 2 * cfg.context_span
                 reply_id = next((record_id(r) for i, r in enumerate(found) if written_after(anchor, r, i, full)), None)
-            for step, rec in enumerate(found):
-                rid = record_id(rec) or ""
+            for step, (rec, rid) in enumerate(zip(found, _ids(found))):
                 if rid == anchor_id:
                     continue
                 reply = rid == reply_id
-                if rid not in keys and rid not in unmatched:
+                if rid not in place and rid not in unmatched:
                     if not (cfg.context_admits_unmatched or reply):
                         continue
                     unmatched[rid] = rec
@@ -564,12 +642,82 @@ class LexicalRecallProvider:
                 if lent > bonus.get(rid, 0.0):
                     bonus[rid] = lent
         for rid, extra in bonus.items():
-            base = keys.get(rid)
-            if base is None:
-                rec = records[rid] = unmatched[rid]
-                keys[rid] = (-(0.0 + extra), -rec.updated_at_ms, -rec.created_at_ms, rid)
+            i = place.get(rid)
+            if i is None:
+                pool.add(unmatched[rid], rid, 0.0 + extra)
             else:
-                keys[rid] = (-(-base[0] + extra), *base[1:])
+                scores[i] = scores[i] + extra
+
+
+class _Pool:
+    """The matches of one recall: ``records``, their ``ids`` (:func:`record_id`, ``""`` for none) and
+    ``scores``, ``place`` the index of each id. One entry per id: when two records share an id,
+    the later one stands. Ordered by :func:`_best`: score desc, then ``updated_at_ms`` desc,
+    ``created_at_ms`` desc, id asc."""
+
+    __slots__ = ("records", "ids", "scores", "place")
+
+    def __init__(self, records: list[Any], scores: list[float]) -> None:
+        ids = _ids(records)
+        place = dict(zip(ids, range(len(ids))))
+        if len(place) < len(ids):  # an id twice: the last one stands
+            last = sorted(place.values())
+            records, scores, ids = [records[i] for i in last], [scores[i] for i in last], [ids[i] for i in last]
+            place = dict(zip(ids, range(len(ids))))
+        self.records, self.ids, self.scores, self.place = records, ids, scores, place
+
+    def add(self, record: Any, rid: str, score: float) -> None:
+        """One more entry (``rid`` not yet in the pool)."""
+        self.place[rid] = len(self.ids)
+        self.records.append(record)
+        self.ids.append(rid)
+        self.scores.append(score)
+
+    def best(self, k: int) -> list[int]:
+        """The places of the best ``k`` entries, best first (:func:`_best`)."""
+        return _best(self.scores, self.records, self.ids, k)
+
+
+def _best(scores: Sequence[float], records: Sequence[Any], ids: Sequence[str], k: int) -> list[int]:
+    """The places of the ``k`` best of the entries ``(scores[i], records[i], ids[i])``, best first: score desc,
+    then the record's ``updated_at_ms`` desc, ``created_at_ms`` desc, id asc (``ids`` distinct).
+
+    The order keys are built only for the entries scoring at least the ``k``-th best score (the ties at the
+    boundary among them), since no entry scoring less can be among the best ``k``: the answer is that of
+    ``heapq.nsmallest`` of every entry's key, ties included. Scores holding a NaN have no such cut: every
+    key is compared then, in the entries' order (what ``heapq.nsmallest`` of the keys in that order gives)."""
+    n = len(scores)
+    if k <= 0 or not n:
+        return []
+
+    def key(i: int) -> tuple[float, int, int, str]:
+        return -scores[i], -records[i].updated_at_ms, -records[i].created_at_ms, ids[i]
+
+    total = sum(scores)
+    if total != total:  # a NaN among them (or infinities of both signs): no k-th score to cut at
+        return heapq.nsmallest(k, range(n), key=key)
+    if n > k:
+        kth = sorted(scores, reverse=True)[k - 1]
+        pool = [i for i, score in enumerate(scores) if score >= kth]
+    else:
+        pool = list(range(n))
+    pool.sort(key=key)
+    return pool[:k]
+
+
+def _ids(records: Sequence[Any]) -> list[str]:
+    """:func:`record_id` of each record, ``""`` for none (each record's ``memory_id`` read at once when every
+    one of them has a ``str`` one)."""
+    try:
+        ids: list[Any] = list(map(_MEMORY_ID, records))
+    except AttributeError:
+        ids = []
+    if len(ids) == len(records) and set(map(type, ids)) <= {str}:
+        return ids
+    return [record_id(r) or "" for r in records]
+
+
+_MEMORY_ID = attrgetter("memory_id")
 
 
 def written_after(anchor: RecallableRecord, neighbour: RecallableRecord, position: int, both_sides_full: bool) -> bool:
