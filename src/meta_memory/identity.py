@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable
 from functools import lru_cache
 
 from .limits import MAX_REALM_FILE_STEM_BYTES
@@ -130,13 +131,18 @@ def parse_realm(value: object) -> str:
         raise ValueError("realm must be a non-empty string when provided")
     # the byte cap is the file-name rule's (an encoded name is never shorter than the name), which names why
     name = check_name("realm", value, _NO_CAP)
-    if len(name) > _SHORT_REALM:
-        from .storage.layout import realm_file_name_problem
-
-        problem = realm_file_name_problem(name)
-        if problem is not None:
-            raise ValueError(problem)
+    if len(name) > _SHORT_REALM and (problem := _file_name_rule()(name)) is not None:
+        raise ValueError(problem)
     return name
+
+
+@lru_cache(maxsize=1)
+def _file_name_rule() -> Callable[[str], str | None]:
+    """:func:`meta_memory.storage.layout.realm_file_name_problem`, imported on the first long name (the
+    storage package imports modules that import this one)."""
+    from .storage.layout import realm_file_name_problem
+
+    return realm_file_name_problem
 
 
 def parse_mob(value: object, name: str = "mob") -> str:
