@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable
 from functools import lru_cache
 
+from .limits import MAX_REALM_FILE_STEM_BYTES
 from .textfold import invisible_characters
 
 __all__ = ["DEFAULT_REALM", "check_name", "parse_identity", "logical_identity", "parse_mob", "parse_operator",
@@ -19,7 +21,11 @@ __all__ = ["DEFAULT_REALM", "check_name", "parse_identity", "logical_identity", 
 
 DEFAULT_REALM = "default"
 MAX_IDENTITY_BYTES = 512
-MAX_REALM_BYTES = 256
+#: A realm name's byte cap: the file-name rule's, on its encoded form (:func:`parse_realm`)
+MAX_REALM_BYTES = MAX_REALM_FILE_STEM_BYTES
+_NO_CAP = 1 << 62
+#: Realm names of at most this many characters always meet the file-name rule (12 encoded bytes a character).
+_SHORT_REALM = MAX_REALM_FILE_STEM_BYTES // 12
 MAX_MOB_BYTES = 512
 MAX_OPERATOR_BYTES = 512
 
@@ -116,13 +122,29 @@ def parse_realm(value: object) -> str:
     Raises ``ValueError("realm must be a non-empty string when provided")`` for a non-string or a
     blank string, and a ``ValueError`` naming the rule for whitespace at either end (``" hr "``),
     control, invisible or direction-changing
-    characters, a name not in Unicode NFC form, or more than 256 bytes.
+    characters, a name not in Unicode NFC form, or more than 239 bytes once encoded as a file name
+    (:func:`meta_memory.storage.layout.realm_file_name_problem`: a byte other than an ASCII letter, digit,
+    ``-`` or ``_`` counts three; the realm's database file and the ``-journal``, ``-wal`` and ``-shm``
+    files SQLite keeps beside it must fit 255 bytes). The same rule on both stores.
     """
     if value is None:
         return DEFAULT_REALM
     if not isinstance(value, str) or not value.strip():
         raise ValueError("realm must be a non-empty string when provided")
-    return check_name("realm", value, MAX_REALM_BYTES)
+    # the byte cap is the file-name rule's (an encoded name is never shorter than the name), which names why
+    name = check_name("realm", value, _NO_CAP)
+    if len(name) > _SHORT_REALM and (problem := _file_name_rule()(name)) is not None:
+        raise ValueError(problem)
+    return name
+
+
+@lru_cache(maxsize=1)
+def _file_name_rule() -> Callable[[str], str | None]:
+    """:func:`meta_memory.storage.layout.realm_file_name_problem`, imported on the first long name (the
+    storage package imports modules that import this one)."""
+    from .storage.layout import realm_file_name_problem
+
+    return realm_file_name_problem
 
 
 def parse_mob(value: object, name: str = "mob") -> str:

@@ -30,6 +30,7 @@ __all__ = [
     "MAX_RECALL_INDEX_MB",
     "MAX_FILE_NAME_BYTES",
     "MAX_PATH_BYTES",
+    "MAX_REALM_FILE_STEM_BYTES",
     "MAX_RETENTION_DAYS",
     "MAX_TTL_S",
     "DEFAULT_TOOL_MAX_TTL_S",
@@ -104,6 +105,10 @@ MAX_VECTOR_CACHE_MB: Final = 65536
 MAX_FILE_NAME_BYTES: Final = 255
 #: Longest path a system call takes, in bytes (Linux's PATH_MAX, 4096, holds the terminating NUL).
 MAX_PATH_BYTES: Final = 4095
+#: The realm-name rule (both stores): a realm name encoded as a file-name segment is at most this many bytes,
+#: so ``<name>.sqlite3`` and the longest file SQLite keeps beside it, ``<name>.sqlite3-journal``, fit
+#: MAX_FILE_NAME_BYTES: 255 - len(".sqlite3") - len("-journal") (``storage/layout.py`` checks the sum).
+MAX_REALM_FILE_STEM_BYTES: Final = 239
 
 #: The longest ``agent_memory.erase_tombstoned_after_days`` accepted (100 years).
 MAX_RETENTION_DAYS: Final = 36_500

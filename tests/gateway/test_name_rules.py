@@ -37,7 +37,10 @@ def _remember(gw: Any, **params: Any) -> dict[str, Any]:
     ("identity", "lead\tmain", "identity must not contain control characters"),
     ("identity", "   ", "identity must be a valid non-empty string"),
     ("identity", 7, "identity must be a valid non-empty string"),
-    ("realm", "r" * 300, "realm must be at most 256 bytes (got 300)"),
+    ("realm", "r" * 300, "realm must be at most 239 bytes once encoded as a file name (got 300"),
+    # the database file would fit, its -wal/-shm/-journal would not: refused before any file is made
+    ("realm", "r" * 245, "realm must be at most 239 bytes once encoded as a file name (got 245"),
+    ("realm", "é" * 40, "realm must be at most 239 bytes once encoded as a file name (got 240"),
     ("realm", "hr\nops", "realm must not contain control characters"),
     ("realm", " ", "realm must be a non-empty string when provided"),
     # a name is taken as given: a padded one is refused, never trimmed into another scope's name

@@ -184,7 +184,7 @@ def test_a_grant_in_one_realm_does_not_drive_the_identitys_session_in_another(ga
 
 def test_the_tool_refuses_a_realm_that_breaks_the_name_rules(gateway: GatewayProcess) -> None:
     for bad, rule in (("", "realm must be a non-empty string"), ("a\nb", "control characters"),
-                      ("r" * 300, "at most 256 bytes"), (7, "realm must be a non-empty string")):
+                      ("r" * 300, "at most 239 bytes once encoded"), (7, "realm must be a non-empty string")):
         err = gateway.error("meta/agent_memory/tool", {"identity": AGENT, "realm": bad,
                                                        "arguments": {"action": "recall"}})
         assert err["code"] == -32602 and err["data"]["field"] == "realm" and rule in err["message"], (bad, err)

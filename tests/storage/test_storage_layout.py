@@ -62,7 +62,7 @@ def test_realm_db_path_never_escapes_the_root(tmp_path_factory: pytest.TempPathF
     try:
         path = layout.realm_db_path(realm)
     except RealmPathError:
-        assert len(encode_path_segment(realm)) > 255 - len(".sqlite3")
+        assert len(encode_path_segment(realm)) > 255 - len(".sqlite3") - len("-journal")
         return
     assert path.parent == root
     assert path.resolve().parent == root.resolve()
@@ -72,9 +72,42 @@ def test_realm_db_path_never_escapes_the_root(tmp_path_factory: pytest.TempPathF
 
 def test_realm_name_too_long_for_a_file_name(tmp_path: Path) -> None:
     layout = StorageLayout(tmp_path)
-    assert layout.realm_db_path("r" * 247).name == "r" * 247 + ".sqlite3"
-    with pytest.raises(RealmPathError, match="too long"):
-        layout.realm_db_path("ü" * 60)
+    assert layout.realm_db_path("r" * 239).name == "r" * 239 + ".sqlite3"
+    assert layout.realm_db_path("ü" * 39).name == "%C3%BC" * 39 + ".sqlite3"
+    for realm in ("r" * 240, "r" * 247, "ü" * 40):  # the database fits, its -journal/-wal/-shm would not
+        with pytest.raises(RealmPathError, match="at most 239 bytes once encoded as a file name"):
+            layout.realm_db_path(realm)
+
+
+_NAME_CHARS = st.characters(min_codepoint=0x21, max_codepoint=0x2FFFF, exclude_categories=("Cs", "Co", "Cn", "Cf"))
+
+
+@given(st.text(_NAME_CHARS, min_size=1, max_size=260) | st.integers(200, 260).map(lambda n: "r" * n))
+@example("a" * 239)
+@example("a" * 240)
+@example("a" * 245)
+@example("é" * 39)
+@example("é" * 40)
+def test_a_realm_name_is_accepted_exactly_when_every_file_of_its_database_fits(realm: str) -> None:
+    """The realm-name rule and the file names agree: a name passes parse_realm (when it breaks no other
+    rule) exactly when its database and the -journal, -wal and -shm beside it fit 255 bytes."""
+    import unicodedata
+
+    from meta_memory.identity import parse_realm
+    from meta_memory.storage.layout import encoded_size
+
+    stem = encode_path_segment(realm)
+    assert encoded_size(realm) == len(stem)
+    fits = all(len(f"{stem}.sqlite3{side}".encode()) <= 255 for side in ("", "-journal", "-wal", "-shm"))
+    try:
+        parse_realm(realm)
+    except ValueError as exc:
+        other_rule = realm != realm.strip() or not unicodedata.is_normalized("NFC", realm) or "at most" not in str(exc)
+        assert other_rule or not fits, (realm, exc)
+        if "at most" in str(exc):
+            assert "239 bytes once encoded as a file name" in str(exc)
+    else:
+        assert fits
 
 
 def test_predecessor_ledger_refuses_startup_naming_dir_and_command(tmp_path: Path) -> None:

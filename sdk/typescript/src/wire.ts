@@ -454,28 +454,33 @@ export interface MemoryStoreInfo {
 export interface PanelAuditVerdictsResult {
   verdicts: AuditVerdictRow[];
   realms: string[];
+  skippedRealms?: SkippedRealm[] | null;
 }
 
 export interface PanelDreamRunsResult {
   runs: DreamRunRow[];
   withheldByAccess: boolean;
   realms: string[];
+  skippedRealms?: SkippedRealm[] | null;
 }
 
 export interface PanelDreamsResult {
   runs: DreamSummaryRow[];
   withheldByAccess: boolean;
   realms: string[];
+  skippedRealms?: SkippedRealm[] | null;
 }
 
 export interface PanelHarvestsResult {
   harvests: HarvestRow[];
   realms: string[];
+  skippedRealms?: SkippedRealm[] | null;
 }
 
 export interface PanelInjectionsResult {
   injections: InjectionRow[];
   realms: string[];
+  skippedRealms?: SkippedRealm[] | null;
 }
 
 export interface PanelOverviewResult {
@@ -483,6 +488,7 @@ export interface PanelOverviewResult {
   totals: Totals;
   floors: Floors;
   realms: string[];
+  skippedRealms?: SkippedRealm[] | null;
 }
 
 export interface PanelProposalRow {
@@ -502,6 +508,7 @@ export interface PanelProposalRow {
 export interface PanelProposalsResult {
   proposals: PanelProposalRow[];
   realms: string[];
+  skippedRealms?: SkippedRealm[] | null;
 }
 
 export interface PanelQuarantineResult {
@@ -510,6 +517,7 @@ export interface PanelQuarantineResult {
   pendingPromotions: PromotionRow[];
   pendingForgets: PendingForgetRow[];
   realms: string[];
+  skippedRealms?: SkippedRealm[] | null;
 }
 
 /**
@@ -524,10 +532,12 @@ export interface PanelRecordResult {
   pendingForget?: PendingForgetRow | null;
 }
 
+/** ``skipped_realms``: present only when a listing of every realm left a realm out. */
 export interface PanelRecordsResult {
   records: RecordRow[];
   nextCursor: string | null;
   realms: string[];
+  skippedRealms?: SkippedRealm[] | null;
 }
 
 export interface PendingForgetRow {
@@ -744,6 +754,17 @@ export interface SessionResult {
   identity: string;
   sessionKey: string | null;
   tainted: boolean;
+}
+
+/**
+ * A realm a listing of every realm left out because it cannot be read now: ``reason`` is ``corrupt``
+ * (damaged or not a database), ``io`` (cannot be opened) or ``invalid_name`` (a name that breaks the
+ * realm-name rule, left by an older version); ``message`` says why and what to do.
+ */
+export interface SkippedRealm {
+  realm: string;
+  reason: string;
+  message: string;
 }
 
 export interface Slot {

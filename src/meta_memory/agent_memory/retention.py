@@ -49,6 +49,9 @@ class TombstoneRetention:
         cutoff = self.clock.now_ms() - self.after_days * DAY_MS
         erased = 0
         for realm in self.store.list_realms():
+            if (problem := self.store.realm_problem(realm)) is not None:  # the others are still swept
+                log.warning("retention skipped realm %s: %s", realm, problem)
+                continue
             for memory_id in self.store.tombstoned_closures_before(realm, cutoff):
                 rec = self.store.get(realm, memory_id)
                 if rec is None:  # erased with an earlier closure of this sweep

@@ -263,6 +263,8 @@ class StoreCensus:
             return {}, {}
         realms: dict[str, dict[str, Any]] = {}
         for realm in feature.store.list_realms():
+            if feature.store.realm_problem(realm) is not None:
+                continue  # a realm that cannot be read has no figures; /v1/ready names it
             with feature.store.snapshot(realm) as tx:
                 realms[realm] = tx.panel.census()
         backlog: dict[str, int] = {}

@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterable, Sequence
 from functools import partial
 from typing import Any, TypeVar
 
-from ..errors import RecordNotFound
+from ..errors import AgentMemoryError, RecordNotFound
 from .cursor import Cursor
 from .paging import SourcePage, limit_then_filter, page_records
 from .store import (
@@ -103,6 +103,28 @@ class PanelService:
             return known
         return [realm] if realm in known else []
 
+    def readable_realms(self, realm: str | None) -> tuple[list[str], list[dict[str, str]]]:
+        """``(realms, skipped_realms)``: :meth:`realms`, less, when no realm is named, every realm that
+        cannot be read now (its store's ``realm_problem``: a damaged database, a file that cannot be opened,
+        a name that breaks the realm-name rule), each as ``{realm, reason, message}`` (``reason``:
+        ``corrupt``, ``io`` or ``invalid_name``). So one such realm leaves the others listed, and says so;
+        a call naming it is refused as before (-32040)."""
+        realms = self.realms(realm)
+        probe = getattr(self.store, "realm_problem", None)  # an embedder's store may not have it
+        if realm is not None or probe is None:
+            return realms, []
+        kept: list[str] = []
+        skipped: list[dict[str, str]] = []
+        for r in realms:
+            problem = probe(r)
+            if problem is None:
+                kept.append(r)
+            else:
+                reason = "invalid_name" if problem.reason == "invalid_record" else problem.reason
+                message = problem.message.removeprefix(AgentMemoryError.PREFIXES.get(problem.reason, ""))
+                skipped.append({"realm": r, "reason": reason, "message": message})
+        return kept, skipped
+
     def _record_visible(self, realm: str, row: RecordRow) -> bool:
         return self.vis.record(realm, record_facts(row))
 
@@ -130,7 +152,7 @@ class PanelService:
         is still judged here, so a store that ignores them lists the same page. Raises ``StalledCursor`` (-32040) for a
         store whose cursor does not move.
         """
-        realms = self.realms(realm)
+        realms, skipped = self.readable_realms(realm)
         sources = {r: partial(self.store.records_page, r, self._record_filters(r, scope_kind, scope_key, status, terms))
                    for r in realms}
         page = page_records(sources, lambda r, row: self._record_visible(r, row), limit, cursor)
@@ -138,6 +160,7 @@ class PanelService:
             "records": [self.vis.record_json(r, row.listing_json()) for r, row in page.rows],
             "next_cursor": page.next_cursor,
             "realms": realms,
+            **_skipped(skipped),
         }
 
     def _record_filters(self, realm: str, scope_kind: str | None, scope_key: str | None, status: str | None,
@@ -157,7 +180,7 @@ class PanelService:
         newest 50 ledger rows whose identity the caller may also read. ``pending_forget`` (the
         held forget waiting on this record) is added for callers who may review its scope.
         """
-        for r in self.realms(realm):
+        for r in self.readable_realms(realm)[0]:
             row = self.store.record(r, memory_id)
             if row is None:
                 continue
@@ -233,7 +256,7 @@ class PanelService:
         still stands, newest first, shown to callers who may review quarantined content of the
         record's scope. Both side lists are the same on every page.
         """
-        realms = self.realms(realm)
+        realms, skipped = self.readable_realms(realm)
         sources = {r: partial(self._quarantined_page, r, self._quarantine_readable(r)) for r in realms}
         # every row is judged again here: a store that ignores ``readable`` lists the same page
         page = page_records(sources, lambda r, row: self._record_visible(r, row), limit, cursor, key=_created_key)
@@ -255,6 +278,7 @@ class PanelService:
             "pending_promotions": [promotion_json(p) for p in visible],
             "pending_forgets": [held_forget_json(f) for f in held],
             "realms": realms,
+            **_skipped(skipped),
         }
 
     def _quarantine_readable(self, realm: str) -> ReadableScopes | None:
@@ -343,16 +367,17 @@ class PanelService:
         to_json: Callable[[T], dict[str, Any]],
     ) -> dict[str, Any]:
         """``{runs, realms, withheld_by_access}``: up to ``limit`` rows of the visible realms, newest first."""
-        realms = self.realms(realm)
+        realms, skipped = self.readable_realms(realm)
         access = self.dream_access(realms)
         runs = _merge((fetch(r, limit) for r in access.realms), newest, limit)
-        return {"runs": [to_json(d) for d in runs], "realms": realms, "withheld_by_access": access.withheld_by_access}
+        return {"runs": [to_json(d) for d in runs], "realms": realms, "withheld_by_access": access.withheld_by_access,
+                **_skipped(skipped)}
 
     # ------------------------------------------------------------------ realm-level reads
 
     def audit_verdicts(self, *, realm: str | None, limit: int) -> dict[str, Any]:
         """``meta/memory/panel/audit_verdicts``: ``{verdicts, realms}``; a verdict is judged by its record."""
-        realms = self.realms(realm)
+        realms, skipped = self.readable_realms(realm)
         rows = _merge(
             (self.store.audit_verdicts(r, limit) for r in realms),
             lambda v: (v.created_at_ms, v.run_id, v.record_id),
@@ -362,12 +387,12 @@ class PanelService:
         kept = limit_then_filter(
             rows, limit, lambda v: self.vis.audit_verdict(v.realm, _facts(records.get((v.realm, v.record_id))))
         )
-        return {"verdicts": [v.to_json() for v in kept], "realms": realms}
+        return {"verdicts": [v.to_json() for v in kept], "realms": realms, **_skipped(skipped)}
 
     def injections(self, *, realm: str | None, limit: int) -> dict[str, Any]:
         """``meta/memory/panel/injections``: ``{injections, realms}`` newest first; a row needs both its
         record and its identity to be readable."""
-        realms = self.realms(realm)
+        realms, skipped = self.readable_realms(realm)
         rows = _merge(
             (self.store.injections(r, limit) for r in realms), lambda i: (i.at_ms, i.injection_id), limit
         )
@@ -378,26 +403,26 @@ class PanelService:
             lambda i: self.vis.injection(i.realm, _facts(records.get((i.realm, i.record_id))), i.identity),
         )
         return {"injections": [{**i.to_json(), "session_key": self.vis.session_key(i.realm, i.identity, i.session_key)}
-                               for i in kept], "realms": realms}
+                               for i in kept], "realms": realms, **_skipped(skipped)}
 
     def proposals(self, *, realm: str | None, limit: int) -> dict[str, Any]:
         """``meta/memory/panel/proposals``: ``{proposals, realms}``; metadata and the taint flag, never bodies."""
-        realms = self.realms(realm)
+        realms, skipped = self.readable_realms(realm)
         rows = _merge(
             (self.store.proposals(r, limit) for r in realms), lambda p: (p.created_at_ms, p.proposal_id), limit
         )
         kept = limit_then_filter(rows, limit, lambda p: self.vis.proposal(p.realm, p.scope_kind, p.scope_key))
-        return {"proposals": [proposal_json(p) for p in kept], "realms": realms}
+        return {"proposals": [proposal_json(p) for p in kept], "realms": realms, **_skipped(skipped)}
 
     def harvests(self, *, realm: str | None, limit: int) -> dict[str, Any]:
         """``meta/memory/panel/harvests``: ``{harvests, realms}``; a harvest is judged by its identity."""
-        realms = self.realms(realm)
+        realms, skipped = self.readable_realms(realm)
         rows = _merge(
             (self.store.harvests(r, limit) for r in realms), lambda h: (h.retired_at_ms, h.identity), limit
         )
         kept = limit_then_filter(rows, limit, lambda h: self.vis.harvest(h.realm, h.identity))
         return {"harvests": [{**h.to_json(), "session_key": self.vis.session_key(h.realm, h.identity, h.session_key)}
-                             for h in kept], "realms": realms}
+                             for h in kept], "realms": realms, **_skipped(skipped)}
 
     def overview(self, *, realm: str | None) -> dict[str, Any]:
         """``meta/memory/panel/overview``: ``{scopes, totals, floors, realms}``.
@@ -412,7 +437,7 @@ class PanelService:
         left with no readable record is omitted. ``pressure`` ratios are the floor
         figures over the store floors.
         """
-        realms = self.realms(realm)
+        realms, skipped = self.readable_realms(realm)
         floors = self.store.floors()
         scopes: list[dict[str, Any]] = []
         totals: dict[str, Any] = {"records": 0, "body_bytes": 0, "counts": {}, "trust": {}}
@@ -433,7 +458,8 @@ class PanelService:
                 for tier, n in shown["trust"].items():
                     totals["trust"][tier] = totals["trust"].get(tier, 0) + n
         scopes.sort(key=lambda s: (s["realm"], s["scope_kind"], s["scope_key"]))
-        return {"scopes": scopes, "totals": totals, "floors": floors.to_json(), "realms": realms}
+        return {"scopes": scopes, "totals": totals, "floors": floors.to_json(), "realms": realms,
+                **_skipped(skipped)}
 
     def _overview_row(self, realm: str, row: ScopeOverviewRow, floor_records: int, floor_bytes: int) -> dict[str, Any] | None:
         reviewer = self.vis.record(realm, RecordFacts(row.scope_kind, row.scope_key, "quarantined", True))
@@ -506,6 +532,11 @@ def _filters_quarantine(store: MemoryPanelStore) -> bool:
 def _created_key(row: RecordRow) -> Cursor:
     """The quarantine queue's listing key: ``(created_at_ms, memory_id)``."""
     return Cursor(row.created_at_ms, row.memory_id)
+
+
+def _skipped(skipped: list[dict[str, str]]) -> dict[str, Any]:
+    """``{"skipped_realms": [...]}`` when a realm was left out, else nothing (the member is optional)."""
+    return {"skipped_realms": skipped} if skipped else {}
 
 
 def _facts(row: RecordRow | None) -> RecordFacts | None:

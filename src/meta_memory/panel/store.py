@@ -47,6 +47,7 @@ from ..agent_memory.store.tables import (
     ProposalRow,
     VerdictRow,
 )
+from ..errors import AgentMemoryError
 from ..limits import RETENTION_FLOOR_BYTES, RETENTION_FLOOR_RECORDS
 from .cursor import Cursor
 from .paging import SourcePage
@@ -346,6 +347,10 @@ class PanelStoreDefaults:
         """Default: resolve no proposal."""
         return {}
 
+    def realm_problem(self, realm: str) -> AgentMemoryError | None:
+        """Default: every listed realm can be read."""
+        return None
+
 
 # --------------------------------------------------------------------------- dreams from audit rows
 
@@ -408,6 +413,11 @@ class SqlPanelStore(PanelStoreDefaults):
 
     def list_realms(self) -> list[str]:
         return list(self.store.list_realms())
+
+    def realm_problem(self, realm: str) -> AgentMemoryError | None:
+        """Why ``realm`` cannot be read now (``None``: it can): see
+        :meth:`~meta_memory.agent_memory.store.base.AgentMemoryStore.realm_problem`."""
+        return self.store.realm_problem(realm)
 
     def records_page(
         self, realm: str, filters: RecordFilters, after: Cursor | None, limit: int

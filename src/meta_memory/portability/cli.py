@@ -156,10 +156,13 @@ def export_command(state_dir: Path, config_path: Path | None, realm: str | None,
             if output is not None:
                 out.close()
     except (ValueError, MetaError) as exc:  # KeyFileError is a ValueError
+        if output is not None:
+            output.unlink(missing_ok=True)  # a partial export is no export
         click.echo(one_line(f"meta-memory: {exc.message if isinstance(exc, MetaError) else exc}"), err=True)
         sys.exit(1)
     finally:
         runtime.close()
+    _warn_skipped(summary.skipped_realms)
     signed = f"signed with {key.where} (key id {key.key_id})"
     if output is not None:
         realms = ", ".join(f"{r}: {n}" for r, n in summary.records.items()) or "no realms"
@@ -180,6 +183,7 @@ def _export_remote(url: str, token: str | None, realm: str | None, identity: str
     out = _private_output(output) if output is not None else sys.stdout
     records: dict[str, int] = {}
     counts = {"assertion": 0, "conflict": 0}
+    skipped: dict[str, str] = {}
     failed: str | None = None
     try:
         with _progress(not quiet and output is not None, "exporting records", None) as advance:
@@ -190,7 +194,9 @@ def _export_remote(url: str, token: str | None, realm: str | None, identity: str
                 for line in page["lines"]:
                     out.write(line + "\n")
                     kind = _line_type(line)
-                    if kind[0] == "record":
+                    if kind[0] == "header":
+                        skipped = _skipped_realms(line)
+                    elif kind[0] == "record":
                         records[kind[1]] = records.get(kind[1], 0) + 1
                     elif kind[0] in counts:
                         counts[kind[0]] += 1
@@ -211,11 +217,28 @@ def _export_remote(url: str, token: str | None, realm: str | None, identity: str
             output.unlink(missing_ok=True)  # a partial export is no export
         click.echo(f"meta-memory: {failed}", err=True)
         sys.exit(1)
+    _warn_skipped(skipped)
     if output is not None:
         shown = ", ".join(f"{r}: {n}" for r, n in records.items()) or "no realms"
         click.echo(f"exported {_count(sum(records.values()), 'record')} ({shown}), "
                    f"{_count(counts['assertion'], 'assertion')}, {_count(counts['conflict'], 'conflict signal')} "
                    f"to {output}")
+
+
+def _warn_skipped(skipped: dict[str, str]) -> None:
+    """One line on stderr per realm an identity's export left out (``{realm: reason}``)."""
+    for realm, reason in skipped.items():
+        click.echo(one_line(f"meta-memory: warning: realm '{realm}' could not be read ({reason}) and is not in "
+                            "the export; run `meta-memory doctor`, then export it again"), err=True)
+
+
+def _skipped_realms(line: str) -> dict[str, str]:
+    """``{realm: reason}`` of a header line's ``skipped_realms`` (empty when it has none)."""
+    try:
+        entries = json.loads(line).get("skipped_realms") or []
+    except (ValueError, AttributeError):
+        return {}
+    return {str(e.get("realm")): str(e.get("reason")) for e in entries if isinstance(e, dict)}
 
 
 def _line_type(line: str) -> tuple[str, str]:

@@ -14,6 +14,7 @@ from typing import IO, Any
 
 from ..agent_memory.model import Scope
 from ..agent_memory.store.base import AgentMemoryStore
+from ..errors import AgentMemoryError
 from ..runtime import Runtime
 from .format import FORMAT, VERSION, record_line
 from .signing import LineSigner
@@ -29,6 +30,8 @@ class ExportSummary:
     key that signed it."""
 
     records: dict[str, int] = field(default_factory=dict)
+    #: realms an identity's export left out because they cannot be read now: ``{realm: reason}``
+    skipped_realms: dict[str, str] = field(default_factory=dict)
     assertions: int = 0
     conflicts: int = 0
     key_id: str = ""
@@ -67,6 +70,13 @@ def export_jsonl(
 
     ``progress(n)`` is called after each page with the number of records just written. Raises
     ``ValueError`` when ``identity`` is given without agent memory, or for an unknown realm.
+
+    A realm that cannot be read (its store's ``realm_problem``: damaged, cannot be opened, a name that
+    breaks the realm-name rule) is looked for before anything is written. An export of every realm then
+    fails closed: ``AgentMemoryError`` (its reason, -32040) naming the realm, nothing written, since a
+    backup that silently lacks a realm loses it. An export of one ``identity`` across every realm leaves
+    it out and says so: the header's ``skipped_realms`` (``[{realm, reason}]``) and
+    :attr:`ExportSummary.skipped_realms`. A realm named by ``realm`` is read as any call naming it is.
     """
     feature = runtime.agent_memory
     store = feature.store if feature is not None else None
@@ -78,9 +88,15 @@ def export_jsonl(
             raise ValueError(f"realm '{realm}' holds no agent memory here (realms: {', '.join(realms) or 'none'})")
         realms = [realm]
     summary = ExportSummary(key_id=signer.key.key_id)
+    if store is not None and realm is None:
+        realms = _readable(store, realms, identity, summary)
     lines = _Lines(out, signer)
-    lines.write({"type": "header", "format": FORMAT, "version": VERSION, "exported_at_ms": runtime.clock.now_ms(),
-                 "realms": realms, "identity": identity, "export_id": signer.export_id, "key_id": signer.key.key_id})
+    header: dict[str, Any] = {"type": "header", "format": FORMAT, "version": VERSION,
+                              "exported_at_ms": runtime.clock.now_ms(), "realms": realms, "identity": identity,
+                              "export_id": signer.export_id, "key_id": signer.key.key_id}
+    if summary.skipped_realms:
+        header["skipped_realms"] = [{"realm": r, "reason": why} for r, why in summary.skipped_realms.items()]
+    lines.write(header)
     for name in realms:
         if store is not None:  # realms is empty without a store
             summary.records[name] = _export_realm(store, name, identity, lines, progress)
@@ -95,6 +111,27 @@ def export_jsonl(
         summary.assertions, summary.conflicts = len(result.assertions), len(result.conflicts)
     lines.write({"type": "end", "lines": lines.count})
     return summary
+
+
+def _readable(store: AgentMemoryStore, realms: list[str], identity: str | None,
+              summary: ExportSummary) -> list[str]:
+    """``realms`` less those that cannot be read, each noted in ``summary`` (an identity's export); an
+    export of every realm refuses instead (see :func:`export_jsonl`)."""
+    kept: list[str] = []
+    for name in realms:
+        problem = store.realm_problem(name)
+        if problem is None:
+            kept.append(name)
+            continue
+        reason = "invalid_name" if problem.reason == "invalid_record" else problem.reason
+        if identity is None:
+            why = problem.message.removeprefix(AgentMemoryError.PREFIXES.get(problem.reason, ""))
+            raise AgentMemoryError(problem.reason, (
+                f"export refused: realm '{name}' cannot be read ({why}). An export of every realm would "
+                "lack it: restore or move away its database (see `meta-memory doctor`), or export the "
+                "other realms one at a time with --realm"))
+        summary.skipped_realms[name] = reason
+    return kept
 
 
 def _export_realm(store: AgentMemoryStore, realm: str, identity: str | None, out: _Lines,

@@ -1,7 +1,8 @@
 """The export file: JSON Lines, one object per line, each tagged by ``type``.
 
 - ``{"type": "header", "format": "meta-memory-export", "version": 2, "exported_at_ms", "realms": [...],
-  "identity": str | null, "export_id", "key_id"}`` — always the first line;
+  "identity": str | null, "export_id", "key_id", "skipped_realms"?: [{realm, reason}]}`` — always the first
+  line; ``skipped_realms`` only when an identity's export left out realms that could not be read;
 - ``{"type": "record", "realm", "record": {...}, "tombstoned_at_ms", "rank_set_at_ms"}`` — one agent-memory
   record as stored (``record`` is the persisted encoding: id, scope, kind, title, description, body, tags,
   provenance, trust, status, supersedes, derived_from, working_set_rank, created_at_ms, updated_at_ms,
@@ -49,6 +50,12 @@ __all__ = ["FORMAT", "VERSION", "MAX_LINE_BYTES", "Header", "RecordLine", "Asser
 _STRICT = ConfigDict(extra="forbid")
 
 
+class SkippedRealm(BaseModel):
+    model_config = _STRICT
+    realm: str
+    reason: str
+
+
 class Header(BaseModel):
     model_config = _STRICT
     type: Literal["header"]
@@ -60,6 +67,8 @@ class Header(BaseModel):
     #: (version 2) the export's random id and the id of the key that signed it
     export_id: str | None = Field(default=None, pattern=r"^[0-9a-f]{32}$")
     key_id: str | None = Field(default=None, pattern=r"^[0-9a-f]{16}$")
+    #: realms an identity's export left out because they could not be read (present only then)
+    skipped_realms: list[SkippedRealm] | None = None
 
     @model_validator(mode="after")
     def _signed(self) -> "Header":

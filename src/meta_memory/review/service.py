@@ -184,8 +184,9 @@ class ReviewService:
         )
 
     def dream_all_realms(self) -> list[DreamReport]:
-        """One dream per realm the store holds (what the schedule runs)."""
-        return [self.run_dream(realm) for realm in self.store.list_realms()]
+        """One dream per realm the store holds that can be read (what the schedule runs); a realm that
+        cannot (damaged, a name breaking the realm-name rule) is left for the operator (``/v1/ready``)."""
+        return [self.run_dream(realm) for realm in self.store.list_realms() if self.store.realm_problem(realm) is None]
 
     def start_schedule(self, *, tick_s: float = 1.0) -> DreamScheduler | None:
         """Start the cadence thread when the steward is enabled; returns it (``None`` when disabled)."""

@@ -18,7 +18,7 @@ __all__ = [
     "ProposalsListResult", "ProposalDecideResult",
     "PanelRecordsResult", "PanelRecordResult", "PanelQuarantineResult", "PanelDreamsResult",
     "PanelDreamRunsResult", "PanelAuditVerdictsResult", "PanelOverviewResult", "PanelProposalsResult",
-    "PanelInjectionsResult", "PanelHarvestsResult",
+    "PanelInjectionsResult", "PanelHarvestsResult", "SkippedRealm",
 ]
 
 
@@ -184,10 +184,23 @@ class InjectionRow(Result):
     at_ms: int
 
 
+class SkippedRealm(Result):
+    """A realm a listing of every realm left out because it cannot be read now: ``reason`` is ``corrupt``
+    (damaged or not a database), ``io`` (cannot be opened) or ``invalid_name`` (a name that breaks the
+    realm-name rule, left by an older version); ``message`` says why and what to do."""
+
+    realm: str
+    reason: str
+    message: str
+
+
 class PanelRecordsResult(Result):
+    """``skipped_realms``: present only when a listing of every realm left a realm out."""
+
     records: Sequence[RecordRow]
     next_cursor: str | None
     realms: list[str]
+    skipped_realms: list[SkippedRealm] | None = None
 
 
 class PromotionRow(Result):
@@ -232,6 +245,7 @@ class PanelQuarantineResult(Result):
     pending_promotions: Sequence[PromotionRow]
     pending_forgets: Sequence[PendingForgetRow]
     realms: list[str]
+    skipped_realms: list[SkippedRealm] | None = None
 
 
 class DreamSummaryRow(Result):
@@ -250,6 +264,7 @@ class PanelDreamsResult(Result):
     runs: Sequence[DreamSummaryRow]
     withheld_by_access: bool
     realms: list[str]
+    skipped_realms: list[SkippedRealm] | None = None
 
 
 class DreamRunRow(Result):
@@ -266,6 +281,7 @@ class PanelDreamRunsResult(Result):
     runs: Sequence[DreamRunRow]
     withheld_by_access: bool
     realms: list[str]
+    skipped_realms: list[SkippedRealm] | None = None
 
 
 class AuditVerdictRow(Result):
@@ -280,6 +296,7 @@ class AuditVerdictRow(Result):
 class PanelAuditVerdictsResult(Result):
     verdicts: Sequence[AuditVerdictRow]
     realms: list[str]
+    skipped_realms: list[SkippedRealm] | None = None
 
 
 class Pressure(Result):
@@ -320,6 +337,7 @@ class PanelOverviewResult(Result):
     totals: Totals
     floors: Floors
     realms: list[str]
+    skipped_realms: list[SkippedRealm] | None = None
 
 
 class PanelProposalRow(Result):
@@ -339,11 +357,13 @@ class PanelProposalRow(Result):
 class PanelProposalsResult(Result):
     proposals: Sequence[PanelProposalRow]
     realms: list[str]
+    skipped_realms: list[SkippedRealm] | None = None
 
 
 class PanelInjectionsResult(Result):
     injections: Sequence[InjectionRow]
     realms: list[str]
+    skipped_realms: list[SkippedRealm] | None = None
 
 
 class HarvestRow(Result):
@@ -358,3 +378,4 @@ class HarvestRow(Result):
 class PanelHarvestsResult(Result):
     harvests: Sequence[HarvestRow]
     realms: list[str]
+    skipped_realms: list[SkippedRealm] | None = None

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from meta_memory.errors import StartupError
-from meta_memory.limits import MAX_FILE_NAME_BYTES
+from meta_memory.limits import MAX_FILE_NAME_BYTES, MAX_REALM_FILE_STEM_BYTES
 
 __all__ = [
     "LEDGER_FILE",
@@ -39,6 +39,8 @@ __all__ = [
     "AGENT_MEMORY_DIR",
     "LEGACY_AGENT_MEMORY_DIR",
     "REALM_DB_SUFFIX",
+    "SQLITE_SIDE_SUFFIXES",
+    "MAX_REALM_FILE_STEM_BYTES",
     "SESSION_STATE_FILE",
     "EVENTS_FILE",
     "MAX_FILE_NAME_BYTES",
@@ -48,6 +50,8 @@ __all__ = [
     "StorageLayout",
     "adopt_command",
     "encode_path_segment",
+    "encoded_size",
+    "realm_file_name_problem",
     "decode_path_segment",
 ]
 
@@ -58,6 +62,11 @@ PREDECESSOR_STAGE_FILE = "elephant-memory-state.tmp"
 AGENT_MEMORY_DIR = "agent-memory"
 LEGACY_AGENT_MEMORY_DIR = "agent-memory-sqlite"
 REALM_DB_SUFFIX = ".sqlite3"
+#: Files SQLite keeps beside a database: ``<database>-wal``, ``-shm`` and (rollback journal) ``-journal``.
+SQLITE_SIDE_SUFFIXES = ("-wal", "-shm", "-journal")
+# the longest encoded realm name (limits.py) leaves room for the database file and every file beside it
+if MAX_REALM_FILE_STEM_BYTES + len(REALM_DB_SUFFIX) + max(map(len, SQLITE_SIDE_SUFFIXES)) != MAX_FILE_NAME_BYTES:
+    raise AssertionError("MAX_REALM_FILE_STEM_BYTES does not match the realm database's file names")
 #: The session-state database (not in the realm folder, whose ``*.sqlite3`` files are realms).
 SESSION_STATE_FILE = "session-state.db"
 #: The timeline database.
@@ -116,19 +125,45 @@ class RealmPathError(ValueError):
     """A realm name that cannot be a database file name (too long once encoded)."""
 
 
+def encoded_size(value: str) -> int:
+    """Length in bytes of :func:`encode_path_segment` of ``value``, without building it."""
+    if not value:
+        return 1
+    raw = value.encode("utf-8", "surrogatepass")
+    return 3 * len(raw) - 2 * sum(1 for byte in raw if byte in _KEEP)
+
+
+def realm_file_name_problem(realm: str) -> str | None:
+    """Why ``realm`` cannot name a realm database, or ``None``: the file-name rule, the one rule for both
+    stores (a PostgreSQL realm has no file, but its name must be one a SQLite installation could hold).
+
+    The encoded name (:func:`encode_path_segment`: a byte other than an ASCII letter, digit, ``-`` or ``_``
+    takes three) must be at most :data:`MAX_REALM_FILE_STEM_BYTES` (239) bytes, so that
+    ``<name>.sqlite3`` and every file SQLite creates beside it (``-journal``, the longest, ``-wal``,
+    ``-shm``) fit :data:`MAX_FILE_NAME_BYTES` (255). Names of at most 79 characters always pass."""
+    if len(realm) * 12 <= MAX_REALM_FILE_STEM_BYTES or (
+            realm.isascii() and len(realm) * 3 <= MAX_REALM_FILE_STEM_BYTES):
+        return None  # no character encodes to more than 12 bytes, no ASCII character to more than 3
+    size = encoded_size(realm)
+    if size <= MAX_REALM_FILE_STEM_BYTES:
+        return None
+    return (f"realm must be at most {MAX_REALM_FILE_STEM_BYTES} bytes once encoded as a file name (got {size}; "
+            "a byte other than an ASCII letter, digit, '-' or '_' is written as three, '%XX'), so that the "
+            f"realm's database file and the files SQLite keeps beside it ('{REALM_DB_SUFFIX}-journal', "
+            f"'-wal', '-shm') fit the {MAX_FILE_NAME_BYTES}-byte file-name limit")
+
+
 def realm_db_file_name(realm: str) -> str:
     """``<encode_path_segment(realm)>.sqlite3``: the realm database's file name.
 
     Raises:
-        RealmPathError: the encoded name exceeds :data:`MAX_FILE_NAME_BYTES` (255) bytes.
+        RealmPathError: the name breaks the file-name rule (:func:`realm_file_name_problem`: the encoded
+            name is longer than 239 bytes, so a file SQLite keeps beside the database would not fit).
     """
-    name = encode_path_segment(realm) + REALM_DB_SUFFIX
-    if len(name) > MAX_FILE_NAME_BYTES:
-        raise RealmPathError(
-            f"realm name is too long for a database file name ({len(name)} bytes once encoded, "
-            f"at most {MAX_FILE_NAME_BYTES})"
-        )
-    return name
+    problem = realm_file_name_problem(realm)
+    if problem is not None:
+        raise RealmPathError(problem)
+    return encode_path_segment(realm) + REALM_DB_SUFFIX
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,7 +182,7 @@ class AgentMemoryPaths:
         """``<root>/<encode_path_segment(realm)>.sqlite3``; always a direct child of the root.
 
         Raises:
-            RealmPathError: the encoded name exceeds 255 bytes.
+            RealmPathError: the name breaks the file-name rule (:func:`realm_file_name_problem`).
         """
         path = self.root / realm_db_file_name(realm)
         if path.parent != self.root:  # unreachable by construction; kept as a guard
@@ -302,7 +337,7 @@ class StorageLayout:
         """``<root>/<encode_path_segment(realm)>.sqlite3``; always a direct child of the root.
 
         Raises:
-            RealmPathError: the encoded name exceeds 255 bytes.
+            RealmPathError: the name breaks the file-name rule (:func:`realm_file_name_problem`).
             StartupError: file-name twins (see :meth:`resolve_agent_memory_root`).
         """
         return AgentMemoryPaths(self.agent_memory_root).realm_db_path(realm)
@@ -411,10 +446,20 @@ class StorageLayout:
         roots = [r for r in (self.canonical_agent_memory_root, self.legacy_agent_memory_root) if r.is_dir()]
         for root in roots:
             for db in sorted(p for p in root.iterdir() if p.name.endswith(REALM_DB_SUFFIX) and p.is_file()):
+                realm = decode_path_segment(db.name[: -len(REALM_DB_SUFFIX)])
+                if (bad_name := realm_file_name_problem(realm)) is not None:
+                    findings.append({
+                        "kind": "unservable_realm_name", "severity": "error", "paths": [str(db)],
+                        "message": (f"{db.name} names a realm the gateway cannot serve: {bad_name}; every call "
+                                    "naming it is refused, and the listings of every realm leave it out"),
+                        "fix": ("with the gateway stopped, move the file out of the folder (an empty one, "
+                                "0 bytes, holds nothing); one with records: rename it to a shorter realm name "
+                                "(its encoded name, .sqlite3 kept)"),
+                    })
+                    continue
                 problem = check(db)
                 if problem is None:
                     continue
-                realm = decode_path_segment(db.name[: -len(REALM_DB_SUFFIX)])
                 findings.append({
                     "kind": "damaged_database", "severity": "error", "paths": [str(db)],
                     "message": (f"the database of realm '{realm}' {problem}; the gateway starts, answers "

@@ -17,15 +17,13 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from .layout import AGENT_MEMORY_DIR, LEGACY_AGENT_MEMORY_DIR
+from .layout import AGENT_MEMORY_DIR, LEGACY_AGENT_MEMORY_DIR, SQLITE_SIDE_SUFFIXES
 
 __all__ = ["PRIVATE_DIR_MODE", "PRIVATE_FILE_MODE", "SQLITE_SIDE_SUFFIXES", "create_private_file", "private_dir",
            "private_file", "private_sqlite", "tighten_state_dir"]
 
 PRIVATE_DIR_MODE = 0o700
 PRIVATE_FILE_MODE = 0o600
-#: Files SQLite keeps beside a database.
-SQLITE_SIDE_SUFFIXES = ("-wal", "-shm", "-journal")
 
 
 def private_dir(path: Path) -> Path:

@@ -304,6 +304,15 @@ class AgentMemoryStore(ABC):
         """See :meth:`has_realm` (backends override this)."""
         return True
 
+    def realm_problem(self, realm: str) -> AgentMemoryError | None:
+        """Why realm ``realm`` (a name from :meth:`list_realms`) cannot be read now, or ``None``: what a
+        read of every realm asks first, so that one realm that cannot be opened leaves the others served.
+
+        The refusal a read naming the realm would get: ``invalid_record`` (a name that breaks the realm-name
+        rule, e.g. a file left by an older version), ``corrupt`` (damaged or not a database), ``io`` (cannot
+        be opened). A backend without per-realm files (PostgreSQL) has none: ``None``."""
+        return None
+
     # ----------------------------------------------------------------- telemetry
 
     @abstractmethod

@@ -115,7 +115,7 @@ from meta_memory.recall.semantic import vectors as vector_index
 from meta_memory.storage import sqlite_heap
 from meta_memory.storage.disk import disk_full_error, is_disk_full, refuse_if_disk_full
 from meta_memory.storage.integrity import FileSignature, is_corrupt, probe, signature
-from meta_memory.storage.layout import AgentMemoryPaths, RealmPathError
+from meta_memory.storage.layout import AgentMemoryPaths, RealmPathError, realm_file_name_problem
 from meta_memory.storage.perms import private_dir, private_file, private_sqlite
 
 __all__ = [
@@ -1406,6 +1406,18 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore[sqlite3.Connection]):
         """Realms with a database file under the root (decoded file stems), sorted."""
         return self.paths.list_realms()
 
+    def realm_problem(self, realm: str) -> AgentMemoryError | None:
+        """See :meth:`AgentMemoryStore.realm_problem`: the realm is opened (an open realm costs a lookup;
+        its database is never created), and the refusal of a name or a file that cannot be opened is
+        returned; any other failure (the store closed) is raised."""
+        try:
+            with self._using(realm, create=False):
+                return None
+        except AgentMemoryError as exc:
+            if exc.reason in ("invalid_record", "corrupt", "io") and not self._closed:
+                return exc
+            raise
+
     # ================================================================ readiness
 
     def realm_files(self) -> dict[str, Path]:
@@ -1419,6 +1431,9 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore[sqlite3.Connection]):
         problems: dict[str, str] = {}
         checked: dict[str, tuple[FileSignature, str | None]] = {}
         for realm, path in self.realm_files().items():
+            if (bad_name := realm_file_name_problem(realm)) is not None:  # a file an older version left
+                problems[f"realm:{realm}"] = f"{path.name} cannot be served: {bad_name}"
+                continue
             sig = signature(path)
             if sig is None:
                 continue

@@ -182,6 +182,20 @@
 
   function setNotice(text) { $("notice").textContent = text || ""; }
 
+  /** The notice of a listing of every realm that left realms out (``skipped_realms``): null when none was. */
+  function skippedNotice(...results) {
+    const seen = new Map();
+    for (const r of results) for (const s of (r && r.skipped_realms) || []) if (!seen.has(s.realm)) seen.set(s.realm, s);
+    if (!seen.size) return null;
+    const items = [...seen.values()].map((s) => el("li", {}, "realm “", userText(s.realm, { class: "user-text realm" }),
+      `” (${s.reason}): `, userText(s.message)));
+    return el("div", { class: "notice skipped-realms", id: "skipped-realms", role: "alert" },
+      el("p", {}, `${seen.size === 1 ? "One realm cannot" : `${seen.size} realms cannot`} be read and ` +
+        `${seen.size === 1 ? "is" : "are"} left out of this view; the other realms are shown. ` +
+        "Run meta-memory doctor on the gateway's state directory."),
+      el("ul", {}, items));
+  }
+
   function setError(err) {
     $("error").textContent = err ? describeError(err) : "";
   }
@@ -595,6 +609,8 @@
     view.append(holder);
     await load(view, async () => {
       const result = await rpc(PANEL + "records", recordsParams());
+      const skipped = skippedNotice(result);
+      if (skipped) holder.append(skipped);
       state.records.next = result.next_cursor;
       state.records.realms = result.realms || [];
       const list = $("realm-list");
@@ -836,6 +852,8 @@
       const query = { limit: QUARANTINE_PAGE };
       if (at.cursor) query.cursor = at.cursor;
       const result = await rpc(PANEL + "quarantine", query);
+      const skipped = skippedNotice(result);
+      if (skipped) view.append(skipped);
       const count = result.records.length;
       view.append(table(`Page ${at.page + 1}: ${count} quarantined ${count === 1 ? "record" : "records"}, newest first` +
         (result.next_cursor ? " (more follow)" : ""),
@@ -903,6 +921,8 @@
         rpc(PANEL + "dream_runs", { limit: 50 }),
         rpc(PANEL + "audit_verdicts", { limit: 100 }),
       ]);
+      const skipped = skippedNotice(dreams, runs, verdicts);
+      if (skipped) view.append(skipped);
       if (dreams.withheld_by_access || runs.withheld_by_access) {
         view.append(el("p", { class: "notice", id: "dreams-withheld" },
           "Some realms' dream history is withheld: it spans scopes (or quarantined content) you may not read."));
@@ -930,6 +950,8 @@
     const view = beginView("Overview");
     await load(view, async () => {
       const result = await rpc(PANEL + "overview", {});
+      const skipped = skippedNotice(result);
+      if (skipped) view.append(skipped);
       const t = result.totals;
       const dl = el("dl", { class: "facts", id: "overview-totals" });
       const fact = (k, v) => dl.append(el("dt", { text: k }), el("dd", { text: v }));
@@ -997,6 +1019,8 @@
     const view = beginView("Proposals");
     await load(view, async () => {
       const result = await rpc(PANEL + "proposals", { limit: 200 });
+      const skipped = skippedNotice(result);
+      if (skipped) view.append(skipped);
       view.append(table("Pending proposals (bodies withheld)",
         ["Created", "Realm", "Proposal", "Target", "Title", "Kind", "Body bytes", "Tainted", "Status"],
         result.proposals.map((p) => [fmtTime(p.created_at_ms), p.realm, el("code", {}, p.proposal_id),
@@ -1010,6 +1034,8 @@
     const view = beginView("Injections");
     await load(view, async () => {
       const result = await rpc(PANEL + "injections", { limit: 200 });
+      const skipped = skippedNotice(result);
+      if (skipped) view.append(skipped);
       view.append(table("Recent injection-ledger rows, newest first",
         ["At", "Realm", "Record", "Identity", "Session", "Surface"],
         result.injections.map((i) => [fmtTime(i.at_ms), i.realm, recordLink(i.record_id, i.realm), i.identity,
@@ -1022,6 +1048,8 @@
     const view = beginView("Harvests");
     await load(view, async () => {
       const result = await rpc(PANEL + "harvests", { limit: 200 });
+      const skipped = skippedNotice(result);
+      if (skipped) view.append(skipped);
       view.append(table("Pending exit-interview harvests",
         ["Retired", "Realm", "Identity", "Session", "Cause"],
         result.harvests.map((h) => [fmtTime(h.retired_at_ms), h.realm, h.identity, h.session_key || "—", h.cause]),
