@@ -667,16 +667,24 @@ class SqlAgentMemoryStore(AgentMemoryStore, Generic[C]):
                 stored = rec.scope.storage()
                 added[stored] = added.get(stored, 0) + 1
         for (kind, key), n in added.items():
-            held = self._scope_rows(conn, realm, kind, key)
-            if held > self.identity_record_limit:
-                raise AgentMemoryError.over_limit(
-                    f"identity scope '{key}' of realm '{realm}' holds {held - n} records, this write adds {n}",
-                    "identity_record_limit", self.identity_record_limit)
+            self._refuse_past_record_limit(conn, realm, key, n, "write")
+
+    def _refuse_past_record_limit(self, conn: C, realm: str, identity: str, added: int, what: str) -> None:
+        """Refuse (``AgentMemoryError("limit", ...)``, naming ``agent_memory.identity_record_limit``) when the
+        identity scope ``identity`` holds more than :attr:`identity_record_limit` rows (its records, any
+        status, and its open proposals) after ``what`` (``write`` / ``proposal``) added ``added`` of them,
+        read in the write transaction ``conn`` (the refusal rolls it back)."""
+        held = self._scope_rows(conn, realm, ScopeKind.IDENTITY.value, identity)
+        if held > self.identity_record_limit:
+            raise AgentMemoryError.over_limit(
+                f"identity scope '{identity}' of realm '{realm}' holds {held - added} records (open proposals "
+                f"included), this {what} adds {added}", "identity_record_limit", self.identity_record_limit)
 
     @abstractmethod
     def _scope_rows(self, conn: C, realm: str, scope_kind: str, scope_key: str) -> int:
         """The rows of one scope (any status) as the ``scope_rows`` table counts them, in the write
-        transaction ``conn`` (``0`` for a scope never written)."""
+        transaction ``conn`` (``0`` for a scope never written): an identity scope's open proposals
+        (pending or held, made by that identity) are counted with its records."""
 
     # ----------------------------------------------------------------- active-record reads
 
