@@ -82,7 +82,8 @@ RETENTION_FLOOR_BYTES: Final = 32 * 1024 * 1024
 DEFAULT_MAX_REALMS: Final = 4096
 MAX_MAX_REALMS: Final = 1_000_000
 #: ``agent_memory.identity_record_limit``: most rows one identity scope holds in the store, whatever their
-#: status (a write that would pass it is refused; erasing or the tombstone sweep frees room).
+#: status, the identity's open (pending or held) proposals counted with them (a write or proposal that would
+#: pass it is refused; erasing, the tombstone sweep or deciding a proposal frees room).
 DEFAULT_IDENTITY_RECORD_LIMIT: Final = 2_000_000
 MAX_IDENTITY_RECORD_LIMIT: Final = 1_000_000_000
 #: ``agent_memory.max_open_realms``: most realms with open SQLite connections (LRU-closed).

@@ -200,10 +200,13 @@ TOKEN_QUERIES = [
     ("exact-duplicate check", r"^SELECT .* FROM records WHERE .*status_kind = 'active' .*AND content_hash = ",
      lambda plan: any("records_scope_status_hash_idx" in p for p in plan)
      and not any(re.match(r"SCAN (r|records)\b", p) for p in plan)),
-    ("the panel's listing", r"FROM records .*ORDER BY updated_at_ms DESC, memory_id DESC LIMIT",
+    ("the panel's listing", r"FROM records (?!WHERE scope_kind = ).*ORDER BY updated_at_ms DESC, memory_id DESC LIMIT",
      lambda plan: any("records_updated_idx" in p for p in plan) and not any("TEMP B-TREE" in p for p in plan)),
-    ("the scope's listing", r"FROM records WHERE scope_kind = .*status_kind = 'active' .*ORDER BY updated_at_ms DESC, rid",
+    # ties of one update time are put in memory_id order by a sort of that tie alone (the index's right part)
+    ("the scope's listing", r"FROM records WHERE scope_kind = .*status_kind = 'active' .*"
+     r"ORDER BY updated_at_ms DESC, memory_id DESC",
      lambda plan: any("records_scope_updated_idx" in p for p in plan)
+     and not any("TEMP B-TREE FOR ORDER BY" in p for p in plan)
      and not any(re.match(r"SCAN (r|records)\b", p) for p in plan)),
     ("the lineage: who supersedes a record", r"FROM records WHERE supersedes = ",
      lambda plan: any("records_supersedes_idx" in p for p in plan)),

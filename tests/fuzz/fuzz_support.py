@@ -146,7 +146,7 @@ METHODS: dict[str, dict[str, tuple[set[str], bool, Any]]] = {
     "meta/agent_memory/manifest": {"identity": (S, REQ, "fuzz:typed"), "realm": _REALM,
                                    "tier": (S, OPT, "working_set"), "k": (I, OPT, 4)},
     "meta/agent_memory/list": {"identity": (S, REQ, "fuzz:typed"), "realm": _REALM, "tags": (L, OPT, ["a"]),
-                               "limit": (I, OPT, 5), "cursor": (S, OPT, "1:1")},
+                               "limit": (I, OPT, 5), "cursor": (S, OPT, "AQAAAAAAAAAAbQ")},
     "meta/agent_memory/history": {"identity": (S, REQ, "fuzz:typed"), "realm": _REALM,
                                   "memory_id": (S, REQ, "mem-none")},
     "meta/agent_memory/erase": {"identity": (S, REQ, "fuzz:typed"), "realm": _REALM, "memory_id": (S, REQ, "mem-none"),

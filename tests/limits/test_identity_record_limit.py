@@ -20,12 +20,14 @@ import pytest
 
 from contract.pgsupport import DSN, dsn_with_schema, require_postgres, throwaway_schema
 from meta_memory.agent_memory import record_writes
-from meta_memory.agent_memory.model import Author, Scope
+from meta_memory.agent_memory.model import Author, NewMemoryRecord, Provenance, Scope
 from meta_memory.agent_memory.retention import TombstoneRetention
 from meta_memory.agent_memory.store.base import AgentMemoryStore
 from meta_memory.agent_memory.store.sqlite import SqliteAgentMemoryStore
 from meta_memory.agent_memory.writes import RememberItem
 from meta_memory.errors import AgentMemoryError
+from meta_memory.review.model import Reviewer
+from meta_memory.review.proposals import accept_proposal, hold_proposal, reject_proposal
 from support import GatewayProcess, write_config
 
 IDENT = "agent:hoarder"
@@ -117,6 +119,56 @@ def test_writes_past_the_limit_are_refused_and_erase_frees_room(limited: Gateway
                                                                 "body": "over again"}), LIMIT)
 
 
+def _propose(gw: GatewayProcess, n: int, identity: str = IDENT) -> dict[str, Any]:
+    """The ``memory`` tool's ``propose_to_mob`` for ``identity`` into mob ``team``: ``{text, is_error}``."""
+    return dict(gw.result("meta/agent_memory/tool", {
+        "identity": identity, "session_key": "s", "mob": "team",
+        "arguments": {"action": "propose_to_mob", "title": "Proposal", "body": f"proposal {n} " + "x" * 4000}}))
+
+
+def _proposals(gw: GatewayProcess, status: str | None = None) -> list[dict[str, Any]]:
+    params: dict[str, Any] = {} if status is None else {"status": status}
+    return list(gw.result("meta/memory/proposals/list", params)["proposals"])
+
+
+def test_open_proposals_count_toward_the_proposers_limit(limited: GatewayProcess) -> None:
+    gw = limited
+    gw.result("meta/agent_memory/remember_batch", {"identity": IDENT, "records": _batch(0, 47)})
+    first = _propose(gw, 0)
+    assert not first["is_error"] and "Proposed" in first["text"], first
+    second = _propose(gw, 1)
+    assert not second["is_error"], second
+    assert _held(gw) == 47  # the panel's count is of records; the two proposals are open beside them
+    _remember(gw, 47)  # the 50th row: 48 records and 2 open proposals
+
+    # at the limit a proposal is refused by the limit, and nothing is queued
+    refused = _propose(gw, 2)
+    assert refused["is_error"] and "limit" in refused["text"], refused
+    assert f"agent_memory.identity_record_limit = {LIMIT}" in refused["text"]
+    assert f"identity scope '{IDENT}'" in refused["text"] and f"holds {LIMIT} records" in refused["text"]
+    assert len(_proposals(gw)) == 2
+    # and a remember counts the open proposals too
+    _refused_at_limit(gw.error("meta/agent_memory/remember", {"identity": IDENT, "title": "Note",
+                                                                "body": "one too many"}), LIMIT)
+    # holding a proposal keeps it open: still no room
+    pid = str(_proposals(gw)[0]["proposal_id"])
+    assert gw.result("meta/memory/proposals/decide", {"proposal_id": pid, "action": "hold"})["status"] == "held"
+    assert _propose(gw, 3)["is_error"]
+    # another identity proposes freely
+    assert not _propose(gw, 4, OTHER)["is_error"]
+
+    # a decided proposal leaves the open states and gives its row back
+    assert gw.result("meta/memory/proposals/decide", {"proposal_id": pid, "action": "reject"})["status"] == "rejected"
+    again = _propose(gw, 5)
+    assert not again["is_error"], again
+    assert _propose(gw, 6)["is_error"]
+    accepted = [p for p in _proposals(gw) if p["author"].get("identity") == IDENT][0]
+    gw.result("meta/memory/proposals/decide", {"proposal_id": accepted["proposal_id"], "action": "accept"})
+    _remember(gw, 48)  # the accepted record went to the mob's scope: the proposer's row is free
+    _refused_at_limit(gw.error("meta/agent_memory/remember", {"identity": IDENT, "title": "Note",
+                                                                "body": "full again"}), LIMIT)
+
+
 def test_the_limit_key_takes_0_as_its_default_and_refuses_bad_values_naming_itself() -> None:
     from meta_memory.agent_memory.config import parse_agent_memory_section
     from meta_memory.errors import ConfigError
@@ -140,6 +192,13 @@ class _Clock:
         return self.ms
 
 
+#: An identity's open proposals, counted per proposer (what the kept counts add to its records).
+_OPEN_SQLITE = ("SELECT 'identity', json_extract(author, '$.identity'), count(*) FROM proposals "
+                "WHERE status IN ('pending', 'held') GROUP BY 2")
+_OPEN_PG = ("SELECT 'identity', author::jsonb->>'identity', count(*) FROM \"{schema}\".proposals "
+            "WHERE realm = %s AND status IN ('pending', 'held') GROUP BY 2")
+
+
 @contextmanager
 def _store(backend: str, tmp_path: Path, clock: _Clock) -> Iterator[tuple[AgentMemoryStore, Callable[[], Any]]]:
     """``(store, counts)``: ``counts()`` is ``(kept, actual)``, each ``{(kind, key): rows}`` of realm ``r``."""
@@ -149,8 +208,9 @@ def _store(backend: str, tmp_path: Path, clock: _Clock) -> Iterator[tuple[AgentM
             def counts() -> Any:
                 with sqlite3.connect(tmp_path / "am" / "r.sqlite3") as conn:
                     return _pair(conn.execute("SELECT scope_kind, scope_key, n FROM scope_rows").fetchall(),
-                                 conn.execute("SELECT scope_kind, scope_key, count(*) FROM records GROUP BY 1, 2")
-                                 .fetchall())
+                                 conn.execute(f"SELECT k, s, sum(n) FROM (SELECT scope_kind AS k, scope_key AS s, "
+                                              f"count(*) AS n FROM records GROUP BY 1, 2 UNION ALL {_OPEN_SQLITE}) "
+                                              "GROUP BY 1, 2").fetchall())
 
             yield store, counts
         return
@@ -167,8 +227,9 @@ def _store(backend: str, tmp_path: Path, clock: _Clock) -> Iterator[tuple[AgentM
                 return _pair(
                     conn.execute(f'SELECT scope_kind, scope_key, n FROM "{schema}".scope_rows WHERE realm = %s',
                                  ("r",)).fetchall(),
-                    conn.execute(f'SELECT scope_kind, scope_key, count(*) FROM "{schema}".records WHERE realm = %s '
-                                 "GROUP BY 1, 2", ("r",)).fetchall())
+                    conn.execute(f'SELECT k, s, sum(n) FROM (SELECT scope_kind AS k, scope_key AS s, count(*) AS n '
+                                 f'FROM "{schema}".records WHERE realm = %s GROUP BY 1, 2 UNION ALL '
+                                 f'{_OPEN_PG.format(schema=schema)}) AS c GROUP BY 1, 2', ("r", "r")).fetchall())
 
         try:
             yield pg, pg_counts
@@ -186,13 +247,32 @@ def test_kept_counts_match_the_rows_after_every_kind_of_change(backend: str, tmp
     rnd = random.Random(7)
     with _store(backend, tmp_path, clock) as (store, counts):
         live: dict[str, list[str]] = {IDENT: [], OTHER: []}
+        proposals: list[str] = []
         swept = 0
         for step in range(120):
             who = rnd.choice([IDENT, OTHER])
             scope = Scope.identity("r", who)
-            op = rnd.choice(["remember", "remember", "batch", "update", "forget", "erase", "sweep"])
+            op = rnd.choice(["remember", "remember", "batch", "update", "forget", "erase", "sweep", "propose",
+                             "decide", "decide"])
             clock.ms += 1000
-            if op == "remember" or not live[who]:
+            if op == "propose":
+                record = NewMemoryRecord(title="Proposal", body=f"{who} proposes {step}",
+                                         provenance=Provenance(Author.agent(who)))
+                proposals.append(record_writes.propose(store, "r", Scope.mob("r", "team"), record,
+                                                       Author.agent(who)))
+            elif op == "decide" and proposals:
+                pid = proposals[rnd.randrange(len(proposals))]
+                action = rnd.choice(["hold", "reject", "accept"])
+                try:
+                    if action == "hold":
+                        hold_proposal(store, "r", pid)
+                    elif action == "reject":
+                        reject_proposal(store, "r", pid)
+                    else:
+                        accept_proposal(store, "r", pid, Reviewer.operator("test"))
+                except AgentMemoryError as exc:  # already decided
+                    assert exc.reason == "invalid_record", exc
+            elif op == "remember" or not live[who]:
                 rec, _ = record_writes.remember(store, "r", who, "Note", f"{who} note {step}")
                 live[who].append(rec.memory_id)
             elif op == "batch":
@@ -205,6 +285,9 @@ def test_kept_counts_match_the_rows_after_every_kind_of_change(backend: str, tmp
             elif op == "forget":
                 record_writes.forget(store, "r", scope, live[who].pop(rnd.randrange(len(live[who]))),
                                      Author.application())
+            elif op == "erase" and step % 4 == 0:  # the whole identity, its proposals with it
+                store.erase("r", scope, erased_by="test")
+                live[who] = []
             elif op == "erase":
                 gone = store.erase("r", scope, live[who][rnd.randrange(len(live[who]))], erased_by="test")
                 erased = {r.memory_id for r in gone.records}
@@ -296,3 +379,23 @@ def _fill(store: AgentMemoryStore) -> None:
         record_writes.remember(store, "r", OTHER, "Note", f"other {i}")
     store.erase("r", Scope.identity("r", IDENT), ids[2], erased_by="test")  # gone: not counted
     record_writes.remember(store, "r", IDENT, "Note", "filled last")
+
+
+def test_a_database_before_proposals_counted_gets_its_open_proposals_counted(tmp_path: Path) -> None:
+    clock = _Clock()
+    with SqliteAgentMemoryStore(tmp_path / "am", clock) as first:
+        _fill(first)
+        for i in range(3):
+            record = NewMemoryRecord(title="Proposal", body=f"proposed {i}", provenance=Provenance(Author.agent(IDENT)))
+            pid = record_writes.propose(first, "r", Scope.mob("r", "team"), record, Author.agent(IDENT))
+        reject_proposal(first, "r", pid)  # decided: not counted
+    with sqlite3.connect(tmp_path / "am" / "r.sqlite3") as conn:
+        conn.executescript(
+            "DROP TRIGGER scope_rows_proposal_insert; DROP TRIGGER scope_rows_proposal_delete; "
+            "DROP TRIGGER scope_rows_proposal_closed; DROP TRIGGER scope_rows_proposal_opened; "
+            "UPDATE scope_rows SET n = n - 2 WHERE scope_key = 'agent:hoarder'; "
+            "DELETE FROM schema_migrations WHERE domain = 'meta-memory' AND version = 17;")
+    with _store("sqlite", tmp_path, clock) as (reopened, counts):
+        reopened.list_active("r", Scope.identity("r", IDENT))  # opens (and migrates) the realm
+        kept, actual = counts()
+        assert kept == actual == {("identity", IDENT): 8, ("identity", OTHER): 2}

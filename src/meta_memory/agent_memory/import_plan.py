@@ -347,7 +347,7 @@ class StoredKeys:
         keys = self.scopes.get(scope)
         if keys is None:
             keys = set()
-            before: tuple[int, int] | None = None
+            before: tuple[int, str] | None = None
             while True:
                 page = store.list_active(realm, scope, tags=[self.family], limit=500, before=before)
                 keys.update(t for _, r in page for t in r.tags if t.startswith(self.prefix))

@@ -50,6 +50,7 @@ from meta_memory.agent_memory.markdown import (
 )
 from meta_memory.agent_memory.model import (
     Author,
+    AuthorKind,
     EvidenceRef,
     MemoryRecord,
     NewMemoryRecord,
@@ -608,6 +609,7 @@ class Proposal:
     author_json: str
     taint: str | None
     erasure: ErasureCheck
+    proposer: str | None = None
 
 
 def proposal(scope: Scope, record: NewMemoryRecord, author: Author, taint: str | None, *,
@@ -621,15 +623,20 @@ def proposal(scope: Scope, record: NewMemoryRecord, author: Author, taint: str |
     if refuses_nul and ("\x00" in record_json or "\x00" in author_json or (taint and "\x00" in taint)):
         raise AgentMemoryError("invalid_record", "op 0: invalid record: text must not contain NUL", op_index=0)
     check = ErasureCheck.of(0, erasure_scopes(scope, author), norm.title, norm.body, content_hash(norm.title, norm.body))
-    return Proposal(scope, record_json, author_json, taint, check)
+    proposer = author.identity if author.kind is AuthorKind.AGENT else None
+    return Proposal(scope, record_json, author_json, taint, check, proposer)
 
 
 def propose(tx: WriteTx, p: Proposal) -> str:
     """Queue ``p`` in ``tx``; returns its ``prop-...`` id. Content erased from the target scope or from the
-    proposing agent's own is refused (``erased``)."""
+    proposing agent's own is refused (``erased``). An open proposal counts as a row of its proposer's identity
+    scope until it is decided: one that would leave that scope past ``[agent_memory] identity_record_limit``
+    is refused (``limit``) and nothing is queued."""
     refuse_erased(tx.reader, [p.erasure])
     proposal_id = mint_token("prop")
     tx.proposals.insert(proposal_id, p.scope, p.record_json, p.author_json, tx.now_ms, p.taint)
+    if p.proposer is not None:
+        tx.refuse_past_record_limit(p.proposer)
     return proposal_id
 
 

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from ..agent_memory import record_writes
 from ..agent_memory.expiry import expiry_from_ttl
 from ..agent_memory.filters import FilterNode
+from ..agent_memory.list_cursor import decode_cursor, encode_cursor
 from ..agent_memory.model import Author, EvidenceRef, MemoryRecord, Scope, StatusKind, UsageEvent
 from ..agent_memory.writes import KEEP_EXPIRY, KeepExpiry, RememberItem
 from ..deadline import Deadline, bound
@@ -365,20 +366,21 @@ class AgentMemoryService:
                      cursor: str | None, where: FilterNode | None = None) -> dict[str, Any]:
         """Active records of ``identity`` holding every tag (and passing the metadata filter ``where``),
         newest updated first, one page:
-        ``{records: [wire record...], next_cursor: str | None}`` (``next_cursor`` exactly when more follow).
+        ``{records: [wire record...], next_cursor: str | None}`` (``next_cursor`` exactly when more follow: an
+        opaque position, :mod:`meta_memory.agent_memory.list_cursor`, carrying no realm-wide counter).
         No usage marks: listing is not recall. A filtered list may scan the whole scope, so it runs under
         the recall time budget (``recall_timeout_ms``; the stores stop their statements at it): past it,
         ``AgentMemoryError`` (reason ``timeout``)."""
-        before = tuple(int(x) for x in cursor.split(":")) if cursor else None
+        before = decode_cursor(cursor) if cursor else None
         budget = (bound(Deadline.after_ms(int(self.config.recall_timeout_ms))) if where is not None
                   else contextlib.nullcontext())
         with budget:
             rows = self.store.list_active(realm, Scope.identity(realm, identity), tags=tags, limit=limit + 1,
-                                          before=before, where=where)  # type: ignore[arg-type]
+                                          before=before, where=where)
         page = rows[:limit]
         more = len(rows) > limit
         return {"records": [rec.project().model_dump(mode="json") for _, rec in page],
-                "next_cursor": f"{page[-1][0][0]}:{page[-1][0][1]}" if more else None}
+                "next_cursor": encode_cursor(*page[-1][0]) if more else None}
 
     def history(self, realm: str, identity: str, memory_id: str) -> dict[str, Any]:
         """The versions of ``identity``'s record ``memory_id``, oldest first (``HistoryResult``'s shape;

@@ -238,11 +238,13 @@ class AgentMemoryStore(ABC):
 
     def list_active(
         self, realm: str, scope: Scope, *, tags: Sequence[str] = (), limit: int = 100,
-        before: tuple[int, int] | None = None, where: FilterNode | None = None,
-    ) -> list[tuple[tuple[int, int], MemoryRecord]]:
+        before: tuple[int, str] | None = None, where: FilterNode | None = None,
+    ) -> list[tuple[tuple[int, str], MemoryRecord]]:
         """Active records of ``scope`` holding every tag of ``tags`` (exact, normalised tags) and, with
-        ``where``, whose metadata passes that filter, newest updated first: ``[(cursor, record)]``, at
-        most ``limit``; pass the last cursor as ``before`` to continue. Backs ``meta/agent_memory/list``.
+        ``where``, whose metadata passes that filter, newest updated first, ties by ``memory_id``
+        descending (bytewise): ``[(cursor, record)]``, at most ``limit``, a cursor being the record's
+        ``(updated_at_ms, memory_id)``; pass the last cursor as ``before`` to continue (the records after
+        it in that order). Backs ``meta/agent_memory/list``.
         Backends that cannot list raise ``AgentMemoryError("unsupported")``.
         """
         raise AgentMemoryError("unsupported", f"{type(self).__name__} cannot list records by tag")

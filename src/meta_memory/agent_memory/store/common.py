@@ -667,16 +667,24 @@ class SqlAgentMemoryStore(AgentMemoryStore, Generic[C]):
                 stored = rec.scope.storage()
                 added[stored] = added.get(stored, 0) + 1
         for (kind, key), n in added.items():
-            held = self._scope_rows(conn, realm, kind, key)
-            if held > self.identity_record_limit:
-                raise AgentMemoryError.over_limit(
-                    f"identity scope '{key}' of realm '{realm}' holds {held - n} records, this write adds {n}",
-                    "identity_record_limit", self.identity_record_limit)
+            self._refuse_past_record_limit(conn, realm, key, n, "write")
+
+    def _refuse_past_record_limit(self, conn: C, realm: str, identity: str, added: int, what: str) -> None:
+        """Refuse (``AgentMemoryError("limit", ...)``, naming ``agent_memory.identity_record_limit``) when the
+        identity scope ``identity`` holds more than :attr:`identity_record_limit` rows (its records, any
+        status, and its open proposals) after ``what`` (``write`` / ``proposal``) added ``added`` of them,
+        read in the write transaction ``conn`` (the refusal rolls it back)."""
+        held = self._scope_rows(conn, realm, ScopeKind.IDENTITY.value, identity)
+        if held > self.identity_record_limit:
+            raise AgentMemoryError.over_limit(
+                f"identity scope '{identity}' of realm '{realm}' holds {held - added} records (open proposals "
+                f"included), this {what} adds {added}", "identity_record_limit", self.identity_record_limit)
 
     @abstractmethod
     def _scope_rows(self, conn: C, realm: str, scope_kind: str, scope_key: str) -> int:
         """The rows of one scope (any status) as the ``scope_rows`` table counts them, in the write
-        transaction ``conn`` (``0`` for a scope never written)."""
+        transaction ``conn`` (``0`` for a scope never written): an identity scope's open proposals
+        (pending or held, made by that identity) are counted with its records."""
 
     # ----------------------------------------------------------------- active-record reads
 
@@ -757,19 +765,23 @@ class SqlAgentMemoryStore(AgentMemoryStore, Generic[C]):
 
     def list_active(
         self, realm: str, scope: Scope, *, tags: Sequence[str] = (), limit: int = 100,
-        before: tuple[int, int] | None = None, where: FilterNode | None = None,
-    ) -> list[tuple[tuple[int, int], MemoryRecord]]:
+        before: tuple[int, str] | None = None, where: FilterNode | None = None,
+    ) -> list[tuple[tuple[int, str], MemoryRecord]]:
         """See :meth:`AgentMemoryStore.list_active`."""
         name = self._realm_name(realm)
         tail, params = self._filter_tail(where)
         tail += "".join(f"AND {self.dialect.has_tag} " for _ in tags)
         params += list(tags)
+        # the order is total over the scope by (updated_at_ms, memory_id), ids compared bytewise on both
+        # backends: a cursor is a position in it that no write of another scope moves (no row id)
+        collate = self.dialect.collate
         if before is not None:
-            tail += "AND (updated_at_ms, rid) < (?, ?) "
-            params += [before[0], before[1]]
-        (rows,) = self._active_reads(name, scope, [(tail + "ORDER BY updated_at_ms DESC, rid DESC LIMIT ?",
-                                                    (*params, max(1, limit)))])
-        return [((r["updated_at_ms"], r["rid"]), row_to_record(name, r)) for r in rows]
+            # the first term is the index's range on updated_at_ms; the second places the cursor within a tie
+            tail += f"AND updated_at_ms <= ? AND (updated_at_ms < ? OR memory_id{collate} < ?) "
+            params += [before[0], before[0], before[1]]
+        (rows,) = self._active_reads(name, scope, [(
+            tail + f"ORDER BY updated_at_ms DESC, memory_id{collate} DESC LIMIT ?", (*params, max(1, limit)))])
+        return [((int(r["updated_at_ms"]), str(r["memory_id"])), row_to_record(name, r)) for r in rows]
 
     # ----------------------------------------------------------------- erase (beyond the spec)
 

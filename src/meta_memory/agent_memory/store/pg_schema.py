@@ -400,6 +400,65 @@ def _scope_rows(schema: str) -> list[str]:
     ]
 
 
+def _proposal_scope_rows(schema: str) -> list[str]:
+    """An identity's open proposals (pending or held, whatever scope they target) counted in its identity
+    scope's ``scope_rows`` (step 14), so ``[agent_memory] identity_record_limit`` bounds them too: statement
+    triggers on ``proposals`` move the proposer's count by the open rows a statement added and removed (an
+    update's old rows out, its new rows in: a decision that closes a proposal gives its row back). The proposer
+    is the author's ``identity`` when the author is an agent (``proposal_proposer``; ``NULL`` otherwise and
+    for an unreadable author, never an error). Refilled from the records and open proposals stored."""
+    q = quote_ident(schema)
+    table, proposer = f"{q}.scope_rows", f"{q}.proposal_proposer"
+
+    def moved(sources: list[tuple[str, int]]) -> str:
+        parts = " UNION ALL ".join(
+            f"SELECT realm, {proposer}(author) AS who, {step} AS d FROM {name} WHERE status IN ('pending', 'held')"
+            for name, step in sources)
+        return f"""CREATE OR REPLACE FUNCTION scope_rows_proposals_{"_".join(n for n, _ in sources)}() RETURNS trigger
+        LANGUAGE plpgsql AS $$
+        BEGIN
+            INSERT INTO {table} AS s (realm, scope_kind, scope_key, n)
+            SELECT realm, 'identity', who, sum(d) FROM ({parts}) AS m WHERE who IS NOT NULL
+            GROUP BY realm, who HAVING sum(d) <> 0
+            ON CONFLICT (realm, scope_kind, scope_key) DO UPDATE SET n = s.n + EXCLUDED.n;
+            RETURN NULL;
+        END $$"""
+
+    return [
+        """CREATE OR REPLACE FUNCTION proposal_proposer(author TEXT) RETURNS TEXT LANGUAGE plpgsql IMMUTABLE AS $$
+        DECLARE j jsonb;
+        BEGIN
+            j := author::jsonb;
+            IF jsonb_typeof(j) = 'object' AND j->>'author' = 'agent' AND jsonb_typeof(j->'identity') = 'string' THEN
+                RETURN j->>'identity';
+            END IF;
+            RETURN NULL;
+        EXCEPTION WHEN others THEN
+            RETURN NULL;
+        END $$""",
+        moved([("added", 1)]),
+        moved([("removed", -1)]),
+        moved([("removed", -1), ("added", 1)]),
+        "DROP TRIGGER IF EXISTS scope_rows_proposal_insert ON proposals",
+        "CREATE TRIGGER scope_rows_proposal_insert AFTER INSERT ON proposals REFERENCING NEW TABLE AS added "
+        "FOR EACH STATEMENT EXECUTE FUNCTION scope_rows_proposals_added()",
+        "DROP TRIGGER IF EXISTS scope_rows_proposal_delete ON proposals",
+        "CREATE TRIGGER scope_rows_proposal_delete AFTER DELETE ON proposals REFERENCING OLD TABLE AS removed "
+        "FOR EACH STATEMENT EXECUTE FUNCTION scope_rows_proposals_removed()",
+        "DROP TRIGGER IF EXISTS scope_rows_proposal_update ON proposals",
+        "CREATE TRIGGER scope_rows_proposal_update AFTER UPDATE ON proposals REFERENCING OLD TABLE AS removed "
+        "NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION scope_rows_proposals_removed_added()",
+        # refilled once the triggers hold both tables' write locks: no write lands between the count and them
+        "LOCK TABLE records IN SHARE ROW EXCLUSIVE MODE",
+        "DELETE FROM scope_rows",
+        "INSERT INTO scope_rows(realm, scope_kind, scope_key, n) SELECT realm, scope_kind, scope_key, sum(n) FROM ("
+        "SELECT realm, scope_kind, scope_key, count(*) AS n FROM records GROUP BY realm, scope_kind, scope_key "
+        "UNION ALL SELECT realm, 'identity', proposal_proposer(author), count(*) FROM proposals "
+        "WHERE status IN ('pending', 'held') AND proposal_proposer(author) IS NOT NULL "
+        "GROUP BY realm, proposal_proposer(author)) AS c GROUP BY realm, scope_kind, scope_key",
+    ]
+
+
 def migrations(schema: str) -> list[tuple[int, str, list[str]]]:
     """``(version, name, statements)`` of domain :data:`SCHEMA_DOMAIN` for ``schema``, applied in order.
 
@@ -452,6 +511,7 @@ def migrations(schema: str) -> list[tuple[int, str, list[str]]]:
         (14, "scope-rows", _scope_rows(schema)),
         (15, "erasure-casefolded-hashes", _erasure_casefolded_hashes(schema)),
         # No step 16 here: SQLite's step 16 widens its records generation's trigger (SQLite only, as step 13).
+        (17, "proposal-scope-rows", _proposal_scope_rows(schema)),
     ]
 
 

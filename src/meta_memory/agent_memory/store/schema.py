@@ -302,6 +302,45 @@ _RECORDS_GENERATION_ALL_COLUMNS = [
     + " BEGIN UPDATE records_generation SET n = n + 1 WHERE id = 0; END",
 ]
 
+
+def _proposer(row: str) -> str:
+    """The proposing identity of proposal row ``row`` (``NEW`` / ``OLD`` / a table): its author's ``identity``
+    when the author is an agent, else ``NULL`` (an unreadable author too: never an error in a trigger)."""
+    return (f"(CASE WHEN json_valid({row}.author) THEN (CASE WHEN json_extract({row}.author, '$.author') = 'agent' "
+            f"AND json_type({row}.author, '$.identity') = 'text' THEN json_extract({row}.author, '$.identity') END) END)")
+
+
+def _open_proposal(row: str) -> str:
+    """Whether proposal row ``row`` is open (pending or held) and was made by an agent identity."""
+    return f"{row}.status IN ('pending', 'held') AND {_proposer(row)} IS NOT NULL"
+
+
+def _proposal_rows(row: str, step: str) -> str:
+    """The statement moving the identity scope count of ``row``'s proposer by ``step`` (``+ 1`` / ``- 1``)."""
+    return (f"INSERT INTO scope_rows(scope_kind, scope_key, n) VALUES ('identity', {_proposer(row)}, 0 {step}) "
+            f"ON CONFLICT(scope_kind, scope_key) DO UPDATE SET n = n {step}")
+
+
+# An identity's open proposals (pending or held, in whatever scope they target) count toward its identity scope's
+# rows: what ``[agent_memory] identity_record_limit`` bounds, so proposals cannot fill the disk past the limit
+# either. Kept by triggers as step 14's record counts are; a proposal leaving the open states (accepted,
+# rejected) or erased gives its row back. Refilled from the records and open proposals a file holds.
+_PROPOSAL_SCOPE_ROWS = [
+    "DELETE FROM scope_rows",
+    "INSERT INTO scope_rows(scope_kind, scope_key, n) SELECT scope_kind, scope_key, sum(n) FROM ("
+    "SELECT scope_kind, scope_key, count(*) AS n FROM records GROUP BY scope_kind, scope_key UNION ALL "
+    f"SELECT 'identity' AS scope_kind, {_proposer('proposals')} AS scope_key, count(*) AS n FROM proposals "
+    f"WHERE {_open_proposal('proposals')} GROUP BY 2) GROUP BY scope_kind, scope_key",
+    f"CREATE TRIGGER IF NOT EXISTS scope_rows_proposal_insert AFTER INSERT ON proposals WHEN {_open_proposal('NEW')} "
+    f"BEGIN {_proposal_rows('NEW', '+ 1')}; END",
+    f"CREATE TRIGGER IF NOT EXISTS scope_rows_proposal_delete AFTER DELETE ON proposals WHEN {_open_proposal('OLD')} "
+    f"BEGIN {_proposal_rows('OLD', '- 1')}; END",
+    f"CREATE TRIGGER IF NOT EXISTS scope_rows_proposal_closed AFTER UPDATE ON proposals WHEN {_open_proposal('OLD')} "
+    f"BEGIN {_proposal_rows('OLD', '- 1')}; END",
+    f"CREATE TRIGGER IF NOT EXISTS scope_rows_proposal_opened AFTER UPDATE ON proposals WHEN {_open_proposal('NEW')} "
+    f"BEGIN {_proposal_rows('NEW', '+ 1')}; END",
+]
+
 MIGRATIONS: list[tuple[int, str, list[str]]] = [
     (1, "base-schema", _BASE_SCHEMA),
     (2, "recall-recency-indexes", _RECALL_INDEXES),
@@ -328,6 +367,7 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
     (14, "scope-rows", _SCOPE_ROWS),
     (15, "erasure-casefolded-hashes", _ERASURE_CASEFOLDED_HASHES),
     (16, "records-generation-all-columns", _RECORDS_GENERATION_ALL_COLUMNS),
+    (17, "proposal-scope-rows", _PROPOSAL_SCOPE_ROWS),
 ]
 """``(version, name, statements)`` of domain :data:`SCHEMA_DOMAIN`, applied in order."""
 

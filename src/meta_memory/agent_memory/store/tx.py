@@ -195,6 +195,12 @@ class WriteTx(ReadTx):
         records of ``scope`` (the count stops at ``limit``)."""
         return self._store._scope_footprint(self._sql.conn, scope, limit)
 
+    def refuse_past_record_limit(self, identity: str, added: int = 1) -> None:
+        """After a write in this transaction that added ``added`` rows counted against ``identity``'s scope
+        (an open proposal it made): ``AgentMemoryError`` reason ``limit``, naming
+        ``agent_memory.identity_record_limit``, when the scope now holds more than the limit allows."""
+        self._store._refuse_past_record_limit(self._sql.conn, self.realm, identity, added, "proposal")
+
     def _check_realm(self, batch: StagedBatch) -> None:
         if batch.realm != self.realm:
             raise AgentMemoryError(

@@ -27,6 +27,7 @@ from ...agent_memory.fields import (
     normalize_tags,
 )
 from ...agent_memory.filters import FilterNode, parse_filter
+from ...agent_memory.list_cursor import decode_cursor
 from ...agent_memory.secrets import scan_text, secret_rule
 from ...limits import (
     MAX_BATCH_OPS,
@@ -364,9 +365,7 @@ class ListParams(_FilterParams):
     def _cursor(cls, value: str | None) -> str | None:
         if value is None:
             return None
-        parts = value.split(":")
-        if len(parts) != 2 or not all(p.isdigit() and len(p) <= 19 for p in parts):
-            raise ValueError("cursor must be a next_cursor this method returned")
+        decode_cursor(value)  # ValueError: CURSOR_RULE
         return value
 
 
