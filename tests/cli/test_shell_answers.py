@@ -112,3 +112,24 @@ def test_erase_all_needs_yes(tmp_path: Path) -> None:
     assert ok_json(mm("erase", "--all", "--dry-run", *where, "--json"))["count"] == 2
     done = ok_json(mm("erase", "--all", "--yes", *where, "--json"))
     assert done["count"] == 2 and ok_json(mm("list", *where, "--json")) == []
+
+
+def test_list_limit_is_the_rpc_bound_and_no_limit_pages_through_everything(tmp_path: Path, gateway: Any) -> None:
+    """``list --limit`` takes what ``meta/agent_memory/list``'s ``limit`` takes (1..MAX_LIST_LIMIT) and says
+    so; without ``--limit`` every record is listed, over more than one page."""
+    from meta_memory.limits import MAX_LIST_LIMIT
+
+    url = ["--url", gateway.url, "--identity", ID]
+    records = [{"title": f"Paged {i}", "body": f"body {i}"} for i in range(MAX_LIST_LIMIT + 3)]
+    done = gateway.result("meta/agent_memory/remember_batch", {"identity": ID, "records": records})
+    assert done["created"] == len(records)
+    over = mm("list", "--limit", str(MAX_LIST_LIMIT + 1), *url)
+    assert over.returncode == 2 and f"1<=x<={MAX_LIST_LIMIT}" in over.stderr, over.stderr
+    err = gateway.error("meta/agent_memory/list", {"identity": ID, "limit": MAX_LIST_LIMIT + 1})
+    assert err["data"]["field"] == "limit" and f"between 1 and {MAX_LIST_LIMIT}" in err["message"]
+    assert len(ok_json(mm("list", "--limit", str(MAX_LIST_LIMIT), *url, "--json"))) == MAX_LIST_LIMIT
+    assert len(ok_json(mm("list", *url, "--json"))) == len(records)
+    shown = " ".join(mm("list", "--help").stdout.split())
+    assert f"(1..{MAX_LIST_LIMIT}," in shown and "without it every active record" in shown
+    rpc_doc = (Path(__file__).resolve().parents[2] / "docs" / "rpc.md").read_text(encoding="utf-8")
+    assert f"limit?: 1..{MAX_LIST_LIMIT} (default 100)" in rpc_doc
