@@ -15,7 +15,7 @@ from pydantic import Field, field_validator, model_validator
 from ...access.requirements import unscoped
 from ...errors import InvalidParams
 from ...identity import parse_identity, parse_realm
-from ..params import Params, required_text
+from ..params import MembersRule, Params, required_text
 from ..registry import CallContext, MethodTable
 from ..results import BackupResult, ExportPageResult
 
@@ -87,7 +87,8 @@ class ExportParams(Params):
     @model_validator(mode="after")
     def _continuation_alone(self) -> "ExportParams":
         if self.export_id is not None and (self.realm is not None or self.identity is not None or self.ledger is not None):
-            raise ValueError("a page of a started export takes export_id alone (its filters were set at the start)")
+            raise MembersRule("a page of a started export takes export_id alone (its filters were set at the start)",
+                              "export_id")
         return self
 
 
