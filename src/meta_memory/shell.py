@@ -171,9 +171,13 @@ def _console() -> Any:
 
 
 def _records_table(title: str, records: list[Any], *, with_body: bool) -> Any:
+    from rich.cells import cell_len
     from rich.table import Table
 
-    table = Table(title=text(title), title_justify="left")
+    caption = text(title)
+    # as wide as its title at least (a terminal narrower than that still folds it): an empty or narrow
+    # table would otherwise wrap its own caption ("(0" on one line, "records)" on the next)
+    table = Table(title=caption, title_justify="left", min_width=cell_len(caption.plain))
     table.add_column("memory_id", no_wrap=True, style="cyan")
     table.add_column("title")
     if with_body:

@@ -73,6 +73,17 @@ def test_counts_are_singular_for_one(tmp_path: Path) -> None:
     assert "would erase 1 record in" in mm("erase", "--all", "--dry-run", *where).stdout
 
 
+def test_an_empty_table_keeps_its_caption_on_one_line(tmp_path: Path) -> None:
+    """A table with no rows is narrower than its caption: the caption still reads on one line."""
+    where = ["--state-dir", str(tmp_path / "s"), "--identity", ID]
+    ok_json(mm("remember", "Only", "The only record.", *where, "--json"))
+    for args in (["list", "--tag", "absent"], ["list", "--filter", '{"team": "nobody"}']):
+        out = mm(*args, *where)
+        assert out.returncode == 0, out.stderr
+        caption = out.stdout.splitlines()[0].rstrip()
+        assert caption.startswith(f"memory of {ID} matching ") and caption.endswith("(0 records)"), out.stdout
+
+
 def test_json_refusals_are_a_json_error_on_stdout(tmp_path: Path, gateway: Any) -> None:
     url = ["--url", gateway.url, "--identity", ID]
     refused = mm("remember", " ", "body", *url, "--json")
