@@ -137,7 +137,9 @@ def _is_loopback(host: str) -> bool:
 
 @main.command()
 @_state_dir_option
-@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="Address to listen on. A wildcard (0.0.0.0, ::) listens on every address but serves only "
+                   "requests whose Host is a loopback name or listed in [gateway] allowed_hosts.")
 @click.option("--port", default=8765, show_default=True, type=click.IntRange(0, 65535), help="0 picks a free port.")
 @_config_option
 @click.option("--ssl-certfile", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
