@@ -116,6 +116,14 @@ def _apply_log_format(log_format: str | None, config: MetaConfig) -> MetaConfig:
     return replace(config, telemetry=replace(config.telemetry, log_format=chosen))
 
 
+def _loopback_of(sock: socket.socket) -> str:
+    """The loopback address that reaches a wildcard-bound socket: ``127.0.0.1``, or ``::1`` for an IPv6
+    socket that takes no IPv4 connections."""
+    if sock.family == socket.AF_INET6 and sock.getsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY):
+        return "::1"
+    return "127.0.0.1"
+
+
 def _is_loopback(host: str) -> bool:
     import ipaddress
 
@@ -129,7 +137,9 @@ def _is_loopback(host: str) -> bool:
 
 @main.command()
 @_state_dir_option
-@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="Address to listen on. A wildcard (0.0.0.0, ::) listens on every address but serves only "
+                   "requests whose Host is a loopback name or listed in [gateway] allowed_hosts.")
 @click.option("--port", default=8765, show_default=True, type=click.IntRange(0, 65535), help="0 picks a free port.")
 @_config_option
 @click.option("--ssl-certfile", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
@@ -143,6 +153,7 @@ def serve(state_dir: Path, host: str, port: int, config_path: Path | None, ssl_c
           ssl_keyfile: Path | None, ssl_keyfile_password: str | None, log_format: str | None) -> None:
     """Run the HTTP gateway: JSON-RPC at POST /rpc, GET /v1/health, /metrics, /events, /console/."""
     from .server.gateway import Gateway
+    from .server.perimeter import is_wildcard_bind
     from .server.run import TlsFiles, base_url, build_server, listen, serve_http
 
     if (ssl_certfile is None) != (ssl_keyfile is None):
@@ -189,7 +200,12 @@ def serve(state_dir: Path, host: str, port: int, config_path: Path | None, ssl_c
         _fail(exc)
     url = base_url(sock, host, tls)
     click.echo(f"meta-memory gateway listening on {url} (state dir {state_dir.resolve()})", err=False)
-    click.echo(f"console: {url}/console/", err=True)
+    if is_wildcard_bind(host):
+        # a wildcard listens on every address but is no host name the perimeter serves: show a loopback URL
+        click.echo(f"console: {base_url(sock, _loopback_of(sock), tls)}/console/ (other names this host is reached "
+                   "by need [gateway] allowed_hosts)", err=True)
+    else:
+        click.echo(f"console: {url}/console/", err=True)
     # startup notes go through logging: one JSON object per line under --log-format json
     startup = logging.getLogger("meta_memory.gateway")
     if runtime.agent_memory is not None:
@@ -209,8 +225,9 @@ def serve(state_dir: Path, host: str, port: int, config_path: Path | None, ssl_c
             startup.warning("listening on %s without TLS: bearer tokens and memory cross the network in clear. Use "
                             "--ssl-certfile/--ssl-keyfile or a TLS proxy (see docs/security.md).", host)
         if not runtime.config.gateway.allowed_hosts:
-            startup.warning("only requests whose Host is a loopback name or the bind address are served; list the "
-                            "names clients use in [gateway] allowed_hosts (see docs/security.md).")
+            served = "a loopback name" if is_wildcard_bind(host) else "a loopback name or the bind address"
+            startup.warning("only requests whose Host is %s are served; list the names clients use in [gateway] "
+                            "allowed_hosts (see docs/security.md).", served)
     sys.stdout.flush()
     try:
         serve_http(server, sock, metrics_sock)

@@ -279,7 +279,12 @@ class _StrictLines:
     by one, then a count at most once a minute), so a client sending bad lines cannot fill the log.
 
     The answers go out on the transport's write stream, handed over by :meth:`answer_on` once the
-    transport is up."""
+    transport is up.
+
+    At the end of input the lines end only once every request handed to the SDK has been answered (the
+    server's answers pass through :meth:`relay`), or cancelled by the client's ``notifications/cancelled``:
+    the SDK cancels the calls still running when its input ends, so a client that writes its calls and
+    closes stdin would otherwise get no answer to a call whose write was nevertheless committed."""
 
     def __init__(self, source: Any, limit: int, refusals: RefusalLog | None = None) -> None:
         self._source = source
@@ -287,6 +292,9 @@ class _StrictLines:
         self._refusals = refusals or RefusalLog()
         self._replies: Any = None
         self._ready = anyio.Event()
+        self._in_flight: set[str | int] = set()
+        self._settled = anyio.Event()
+        self._settled.set()
 
     def __aiter__(self) -> AsyncIterator[str]:
         return self._lines()
@@ -302,11 +310,39 @@ class _StrictLines:
         await self._ready.wait()
         await self._replies.send(SessionMessage(types.JSONRPCError.model_validate(response)))
 
+    async def relay(self, answers: Any, write_stream: Any) -> None:
+        """Forward the server's messages (``answers``, the receiving end of the stream the SDK writes to)
+        to ``write_stream``, noting each request answered; ``write_stream`` is closed when they end."""
+        async with answers, write_stream:
+            async for message in answers:
+                await write_stream.send(message)
+                if isinstance(message.message, (types.JSONRPCResponse, types.JSONRPCError)):
+                    self._settle(message.message.id)
+
+    def _track(self, message: Any) -> None:
+        """Note a request the SDK must answer, or a request the client cancelled (never answered)."""
+        if not isinstance(message, dict) or not isinstance(message.get("method"), str):
+            return
+        if "id" in message:
+            raw_id = message["id"]
+            if isinstance(raw_id, (str, int)) and not isinstance(raw_id, bool):
+                self._in_flight.add(raw_id)
+                self._settled = anyio.Event()
+        elif message["method"] == "notifications/cancelled" and isinstance(message.get("params"), dict):
+            self._settle(message["params"].get("requestId"))
+
+    def _settle(self, request_id: object) -> None:
+        if isinstance(request_id, (str, int)):
+            self._in_flight.discard(request_id)
+        if not self._in_flight:
+            self._settled.set()
+
     async def _lines(self) -> AsyncIterator[str]:
         while True:
             read = await anyio.to_thread.run_sync(read_line, self._source, self._limit)
             if read is None:
                 self._refusals.close()
+                await self._settled.wait()  # the calls still running are answered before the input ends
                 return
             if read.oversized:
                 self._refusals.refused("a line of %d bytes is over max_request_bytes (%d)", read.oversized, self._limit)
@@ -329,6 +365,7 @@ class _StrictLines:
                 self._refusals.refused("not a JSON-RPC 2.0 message")
                 await self._answer(error_response(request_id, InvalidRequest("not a JSON-RPC 2.0 message")))
                 continue
+            self._track(message)
             yield line
 
 
@@ -360,11 +397,15 @@ async def _serve(server: Server[Any], max_line_bytes: int) -> None:
     with _claimed_stdin(max_line_bytes) as stdin:
         async with stdio_server(stdin=cast(Any, stdin)) as (read_stream, write_stream):
             stdin.answer_on(write_stream)
-            await server.run(read_stream, write_stream, server.create_initialization_options())
+            answers_in, answers_out = anyio.create_memory_object_stream[Any](0)
+            async with anyio.create_task_group() as tasks:
+                tasks.start_soon(stdin.relay, answers_out, write_stream)
+                await server.run(read_stream, answers_in, server.create_initialization_options())
 
 
 def serve_mcp_stdio(bridge: McpMemoryBridge, max_line_bytes: int = DEFAULT_MAX_REQUEST_BYTES) -> None:
-    """Note the bridge's session, then serve MCP on stdin/stdout until the client closes stdin.
+    """Note the bridge's session, then serve MCP on stdin/stdout until the client closes stdin and every
+    call still running then has been answered.
 
     ``max_line_bytes`` (the runtime's ``[gateway] max_request_bytes``; 8 MiB by default): a message
     line longer than this is read to its end, never buffered whole, logged and answered with a ``-32600``

@@ -68,8 +68,11 @@ def check_session_key(value: object, *, required: bool, name: str = "session_key
         return None
     if not isinstance(value, str):
         raise ValueError(f"{name} must be a string")
-    if not value.strip():
+    if not value:
         raise ValueError(f"{name} must be a non-empty string")
+    if not value.strip():
+        raise ValueError(f"{name} must be a non-empty string, not only whitespace or control characters "
+                         "(a session key is taken as given, never trimmed)")
     return check_name(name, value, MAX_SESSION_KEY_BYTES, noun="session key")
 
 

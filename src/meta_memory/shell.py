@@ -27,6 +27,7 @@ from typing import Any
 import click
 
 from . import strict_json
+from .limits import MAX_LIST_LIMIT
 from .terminal import json_text, one_line, text
 
 __all__ = ["register", "gateway_url_option", "realm_option"]
@@ -174,9 +175,13 @@ def _console() -> Any:
 
 
 def _records_table(title: str, records: list[Any], *, with_body: bool) -> Any:
+    from rich.cells import cell_len
     from rich.table import Table
 
-    table = Table(title=text(title), title_justify="left")
+    caption = text(title)
+    # as wide as its title at least (a terminal narrower than that still folds it): an empty or narrow
+    # table would otherwise wrap its own caption ("(0" on one line, "records)" on the next)
+    table = Table(title=caption, title_justify="left", min_width=cell_len(caption.plain))
     table.add_column("memory_id", no_wrap=True, style="cyan")
     table.add_column("title")
     if with_body:
@@ -211,7 +216,7 @@ def _read_body(body: str) -> str:
 
 
 #: Records per ``meta/agent_memory/list`` page the shell asks for (the method's own maximum).
-_LIST_PAGE = 500
+_LIST_PAGE = MAX_LIST_LIMIT
 
 
 def _json_object(name: str, value: str | None) -> dict[str, Any] | None:
@@ -330,9 +335,10 @@ def forget_command(memory_id: str, identity: str, realm: str | None, **kw: Any) 
 
 
 @click.command("list")
-@click.option("--limit", type=click.IntRange(1, 512), default=None,
-              help="At most this many records (1..512), newest updated first; without it every active record "
-                   "that passes --tag/--filter is listed.")
+@click.option("--limit", type=click.IntRange(1, MAX_LIST_LIMIT), default=None,
+              help=f"At most this many records (1..{MAX_LIST_LIMIT}, the bound of meta/agent_memory/list's "
+                   "limit), newest updated first; without it every active record that passes --tag/--filter is "
+                   "listed, read page by page.")
 @click.option("--tag", "tags", multiple=True,
               help="Only records holding this tag (repeat: every one must be held).")
 @click.option("--filter", "where", default=None, metavar="JSON",
@@ -343,7 +349,8 @@ def list_command(limit: int | None, tags: tuple[str, ...], where: str | None, id
     """List the active records of one identity, newest updated first (a table of ids, titles and tags).
 
     The records are read page by page from ``meta/agent_memory/list`` (``--tag``: every tag held,
-    ``--filter``: a metadata condition, ``--limit``: at most that many). ``--json`` prints one shape
+    ``--filter``: a metadata condition, ``--limit``: at most that many, 1..500; without it every matching
+    record, however many). ``--json`` prints one shape
     whatever the options: a JSON array of the records as that method returns them, each
     ``{memory_id, title, body, tags, metadata, created_at_ms, updated_at_ms, expires_at_ms}`` (``[]`` when
     none)."""

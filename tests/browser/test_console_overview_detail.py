@@ -139,6 +139,20 @@ def test_the_per_scope_table_counts_expired_records_and_adds_up(page: Any, conso
     assert shown_total == int(header_total) == overview["totals"]["records"] == 11
 
 
+def test_the_floors_read_as_figures_and_say_what_they_mean(page: Any, console: Any) -> None:
+    """The overview's floors read with separators and binary units, and their title explains them."""
+    gw, _ = console
+    _open(page, gw, "#overview")
+    floors = gw.result("meta/memory/panel/overview", {})["floors"]
+    assert floors == {"records": 4000, "bytes": 32 * 1024 * 1024}
+    shown = page.locator("#overview-floors")
+    expect(shown).to_have_text("4,000 records / 32 MiB")
+    title = shown.get_attribute("title") or ""
+    assert "retention floors" in title and "4,000 records" in title and "33,554,432 bytes" in title
+    assert "only warns" in title
+    assert page.locator("#overview-totals dt:text-is('Floors per scope')").get_attribute("title") == title
+
+
 def test_record_detail_shows_metadata_as_text(page: Any, console: Any) -> None:
     gw, ids = console
     dialogs: list[str] = []

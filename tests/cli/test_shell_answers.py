@@ -73,6 +73,17 @@ def test_counts_are_singular_for_one(tmp_path: Path) -> None:
     assert "would erase 1 record in" in mm("erase", "--all", "--dry-run", *where).stdout
 
 
+def test_an_empty_table_keeps_its_caption_on_one_line(tmp_path: Path) -> None:
+    """A table with no rows is narrower than its caption: the caption still reads on one line."""
+    where = ["--state-dir", str(tmp_path / "s"), "--identity", ID]
+    ok_json(mm("remember", "Only", "The only record.", *where, "--json"))
+    for args in (["list", "--tag", "absent"], ["list", "--filter", '{"team": "nobody"}']):
+        out = mm(*args, *where)
+        assert out.returncode == 0, out.stderr
+        caption = out.stdout.splitlines()[0].rstrip()
+        assert caption.startswith(f"memory of {ID} matching ") and caption.endswith("(0 records)"), out.stdout
+
+
 def test_json_refusals_are_a_json_error_on_stdout(tmp_path: Path, gateway: Any) -> None:
     url = ["--url", gateway.url, "--identity", ID]
     refused = mm("remember", " ", "body", *url, "--json")
@@ -139,3 +150,24 @@ def test_erasing_twice_is_refused_as_the_gateway_refuses_it_and_says_why(tmp_pat
     assert "already erased from" not in other.stderr
     helped = " ".join(mm("erase", "--help").stdout.split())
     assert "one already erased (erasing twice changes nothing" in helped and "exit 1" in helped
+
+
+def test_list_limit_is_the_rpc_bound_and_no_limit_pages_through_everything(tmp_path: Path, gateway: Any) -> None:
+    """``list --limit`` takes what ``meta/agent_memory/list``'s ``limit`` takes (1..MAX_LIST_LIMIT) and says
+    so; without ``--limit`` every record is listed, over more than one page."""
+    from meta_memory.limits import MAX_LIST_LIMIT
+
+    url = ["--url", gateway.url, "--identity", ID]
+    records = [{"title": f"Paged {i}", "body": f"body {i}"} for i in range(MAX_LIST_LIMIT + 3)]
+    done = gateway.result("meta/agent_memory/remember_batch", {"identity": ID, "records": records})
+    assert done["created"] == len(records)
+    over = mm("list", "--limit", str(MAX_LIST_LIMIT + 1), *url)
+    assert over.returncode == 2 and f"1<=x<={MAX_LIST_LIMIT}" in over.stderr, over.stderr
+    err = gateway.error("meta/agent_memory/list", {"identity": ID, "limit": MAX_LIST_LIMIT + 1})
+    assert err["data"]["field"] == "limit" and f"between 1 and {MAX_LIST_LIMIT}" in err["message"]
+    assert len(ok_json(mm("list", "--limit", str(MAX_LIST_LIMIT), *url, "--json"))) == MAX_LIST_LIMIT
+    assert len(ok_json(mm("list", *url, "--json"))) == len(records)
+    shown = " ".join(mm("list", "--help").stdout.split())
+    assert f"(1..{MAX_LIST_LIMIT}," in shown and "without it every active record" in shown
+    rpc_doc = (Path(__file__).resolve().parents[2] / "docs" / "rpc.md").read_text(encoding="utf-8")
+    assert f"limit?: 1..{MAX_LIST_LIMIT} (default 100)" in rpc_doc

@@ -406,3 +406,44 @@ def test_a_refused_path_cannot_forge_a_log_line(gateway: GatewayProcess) -> None
     for line in mine:  # each path stays inside its own refusal line, its breaks shown escaped
         assert line.startswith("20") and "refused " in line.split("operator token", 1)[0], repr(line)
         assert not any(ch in line.rstrip("\n") for ch in ("\r", "\n", "\u2028", "\x85", "\x1b")), repr(line)
+
+
+def test_a_wildcard_bind_prints_a_console_url_that_answers(tmp_path: Any) -> None:
+    """``serve --host 0.0.0.0`` shows a loopback console URL that is served, says other names need
+    ``[gateway] allowed_hosts``, and the refusal of ``Host: 0.0.0.0`` does not claim the bind address is served."""
+    import os
+    import subprocess
+    import sys
+
+    from support import _drain
+
+    args = [sys.executable, "-m", "meta_memory.cli", "serve", "--host", "0.0.0.0", "--port", "0",
+            "--state-dir", str(tmp_path / "state")]
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ})
+    gw = GatewayProcess(proc, "", tmp_path / "state", args)
+    try:
+        assert proc.stdout is not None and proc.stderr is not None
+        listening = proc.stdout.readline()
+        assert "listening on http://0.0.0.0:" in listening, listening
+        port = int(listening.split("listening on ", 1)[1].split()[0].rsplit(":", 1)[1])
+        console = proc.stderr.readline()
+        _drain(proc)
+        assert console.startswith(f"console: http://127.0.0.1:{port}/console/ "), console
+        assert "[gateway] allowed_hosts" in console
+        url = console.split()[1]
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                resp = httpx.get(url, timeout=5)
+                break
+            except httpx.HTTPError:
+                assert time.monotonic() < deadline
+                time.sleep(0.05)
+        assert resp.status_code == 200 and "text/html" in resp.headers["content-type"]
+        err = refusal(httpx.get(f"http://127.0.0.1:{port}/console/", headers={"Host": f"0.0.0.0:{port}"},
+                                timeout=30), 421, "host")
+        assert "the bind address and" not in err["message"]
+        assert "wildcard bind address '0.0.0.0' is not a host name" in err["message"], err["message"]
+        assert "loopback names and [gateway] allowed_hosts are" in err["message"]
+    finally:
+        gw.stop()

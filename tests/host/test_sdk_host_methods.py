@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
 from meta_memory.sdk import Meta
 from meta_memory.sdk.models import InjectionBlock, MemoryToolResult, SessionState, TurnToolResult
@@ -19,6 +20,7 @@ def test_sync_typed_results(tmp_path: Path) -> None:
         block = h.turn_inject("agent:a", query_text="fig tree", session_key="s1")
         assert isinstance(block, InjectionBlock) and block.text and len(block.included_ids) == 1
         assert "mem-token" not in repr(block)  # the nonce stays out of reprs
+        assert block.text is not None and f"text_chars={len(block.text)}" in repr(block)
         verdict = h.turn_tool_result("agent:a", "s1", "web_fetch", is_error=True)
         assert verdict == TurnToolResult(trusted=False, source="web tool 'web_fetch'", session_tainted=True)
         assert h.session_compacted("agent:a", "s1").tainted is True
@@ -54,3 +56,18 @@ def test_async_over_http(tmp_path: Path) -> None:
     assert block.text is not None and "the oak is old" in block.text
     assert verdict.trusted is False and verdict.source == "MCP server 'docs' (tool 'search_docs')"
     assert "QUARANTINED" in tool.text
+
+
+def test_printing_an_injection_block_shows_its_text(tmp_path: Path, capsys: Any) -> None:
+    """``print(session.inject(...))`` shows the block the model would be given (``str`` is the text); the
+    ``repr`` gives its length, never the nonce-bearing text; a skipped injection prints its reason."""
+    with Meta.builder().persistent_state(tmp_path / "s").build() as h:
+        session = h.agent("agent:p").session("s1")
+        session.agent.remember("Fig", "the fig tree fruits in june")
+        block = session.inject("fig tree")
+        print(block)
+        shown = capsys.readouterr().out
+        assert block.text and shown == block.text + "\n" and "the fig tree fruits in june" in shown
+        assert "mem-token" not in repr(block) and f"text_chars={len(block.text)}" in repr(block)
+        empty = h.agent("agent:nobody").session("s2").inject("anything at all")
+        assert empty.text is None and str(empty) == f"(no injection block: {empty.skip_reason})"

@@ -89,3 +89,19 @@ def test_a_derived_session_is_held_to_the_same_rule(key: str, rule: str) -> None
                                                    "derived_from_sessions": ["ok", key]})
     assert info.value.data.get("field") == "derived_from_sessions"
     assert f"derived_from_sessions[1] {rule}" in info.value.message
+
+
+@pytest.mark.parametrize("key", ["\n", " ", "\t\r\n", "\u3000"])
+def test_a_blank_key_is_refused_naming_the_rule_it_breaks(key: str) -> None:
+    """A key of whitespace or control characters alone names that rule, not only "non-empty", on every
+    session method; the empty key keeps the plain rule."""
+    for name in SESSION_METHODS:
+        fields = SPECS[name].params_model.model_fields  # type: ignore[union-attr]
+        params: dict[str, Any] = {"identity": "lead:main", "session_key": key, "tool_name": "web_fetch",
+                                  "query_text": "q", "cause": "done", "arguments": {"action": "recall"}}
+        with pytest.raises(InvalidParams) as info:
+            SPECS[name].parse({k: v for k, v in params.items() if k in fields})
+        assert info.value.data.get("field") == "session_key", (name, info.value)
+        assert "not only whitespace or control characters" in info.value.message, (name, info.value.message)
+    with pytest.raises(ValueError, match=r"^session_key must be a non-empty string$"):
+        check_session_key("", required=True)

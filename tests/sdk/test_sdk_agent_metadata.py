@@ -42,6 +42,12 @@ def test_agent_metadata_and_filters(handle: Any) -> None:
     with pytest.raises(InvalidParams) as exc:
         agent.update(updated.memory_id)
     assert "metadata" in exc.value.message
+    # no single member is at fault: the refusal names the params object and the rule
+    assert exc.value.field == "params" and exc.value.data["field"] == "params"
+    assert "at least one of title, body, tags, metadata, ttl_s, clear_expiry" in exc.value.message
+    with pytest.raises(InvalidParams) as exc:
+        agent.update(updated.memory_id, ttl_s=60, clear_expiry=True)
+    assert exc.value.field == "clear_expiry" and "exclusive" in exc.value.message
 
 
 @pytest.mark.parametrize("mode", ["embedded", "http"])

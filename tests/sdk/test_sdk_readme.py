@@ -55,3 +55,30 @@ def test_the_docs_say_what_connect_async_returns() -> None:
     sdk = " ".join((README.parent / "docs" / "sdk.md").read_text(encoding="utf-8").split())
     assert "`Meta.connect_async(url)`, `build_async()`: the handle is returned directly, not awaited" in readme
     assert "(`h = Meta.connect_async(url)`, not `await`ed)" in sdk
+
+
+def _config_block() -> str:
+    text = README.read_text(encoding="utf-8")
+    start = text.index("## Configuration")
+    block = re.search(r"```toml\n(.*?)```", text[start:], re.S)
+    assert block is not None
+    return block.group(1)
+
+
+def test_the_readme_configuration_example_starts_a_runtime_as_written(tmp_path: Path) -> None:
+    """The README's configuration block, copied as is, starts a runtime (an optional key left set to an
+    address nothing answers would stop the start)."""
+    import tomllib
+
+    from meta_memory.cli import build_runtime
+
+    block = _config_block()
+    parsed = tomllib.loads(block)
+    config = tmp_path / "meta.toml"
+    config.write_text(block, encoding="utf-8")
+    runtime = build_runtime(tmp_path / "state", config)
+    try:
+        assert runtime.config.gateway.max_request_bytes == parsed["gateway"]["max_request_bytes"]
+        assert runtime.config.memory is not None and runtime.config.memory.kind == parsed["memory"]["kind"]
+    finally:
+        runtime.close()

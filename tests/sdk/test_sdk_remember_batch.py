@@ -111,3 +111,18 @@ def test_the_refusal_needs_no_gateway_and_holds_on_async_handles(tmp_path: Any) 
                 await ah.agent(ME).remember_batch(OVER)
 
     asyncio.run(run())
+
+
+@pytest.mark.parametrize("bad, shape", [(("only",), "a tuple of 1 item"), (("t", "b", ["x"], "extra"), "a tuple of 4 items"),
+                                        ("title only", "str")])
+def test_a_malformed_batch_item_is_invalid_params_naming_it(tmp_path: Any, bad: Any, shape: str) -> None:
+    """An item that is neither a dict nor a ``(title, body[, tags])`` tuple is refused as the gateway
+    refuses a bad item (``InvalidParams``, ``records.<i>``), before anything is sent or written."""
+    with Meta.builder().persistent_state(tmp_path).build() as handle:
+        agent = handle.agent(ME)
+        with pytest.raises(InvalidParams) as exc:
+            agent.remember_batch([("Fine", "a good item"), bad])
+        assert exc.value.field == "records.1" and exc.value.data["field"] == "records.1"
+        assert exc.value.message.startswith("Invalid params: records.1 must be a dict or a (title, body[, tags]) tuple, not ")
+        assert shape in exc.value.message
+        assert agent.list().records == []  # nothing of the call was written

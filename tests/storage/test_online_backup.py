@@ -182,7 +182,8 @@ def test_a_backup_needs_operator_backup(secured: Any) -> None:
     "{root}/link/escape-{n}",           # a symbolic link inside leads out
     "{root}/missing/parent-{n}",        # a parent that does not exist
     "{root}",                           # the backup directory itself (it exists)
-    "relative/path",                    # not absolute: the gateway's working directory is not the caller's
+    "missing-{n}/parent",               # relative: joined to the backup directory, whose "missing-..." does not exist
+    "link/escape-{n}",                  # relative, through a symbolic link that leads out
     "{root}/bad\u0007name",             # a control character
 ])
 def test_a_remote_caller_cannot_name_a_path_outside_the_backup_directory(secured: Any, tmp_path: Path,
@@ -254,6 +255,28 @@ def test_the_cli_refuses_a_dot_dot_component(secured: Any, tmp_path: Path) -> No
     local = cli("backup", "--state-dir", str(gw.state_dir), f"{tmp_path}/ok1/../ok2")
     assert local.returncode == 1 and "'..'" in local.stderr, local.stderr
     assert not (tmp_path / "ok2").exists()
+
+
+def test_a_relative_dest_is_resolved_against_the_backup_directory(secured: Any, tmp_path: Path) -> None:
+    """``backup --url URL DEST`` with a relative DEST writes ``<backup_dir>/DEST``, wherever the command runs
+    and whatever the gateway's working directory; the RPC takes the relative path the same way."""
+    gw, backups = secured
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    done = subprocess.run([sys.executable, "-m", "meta_memory.cli", "backup", "--url", gw.url, "--json", "nightly"],
+                          capture_output=True, text=True, timeout=300, cwd=elsewhere,
+                          env={**os.environ, "META_MEMORY_TOKEN": OPS})
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["dest"] == str(backups / "nightly")
+    assert (backups / "nightly" / "backup-manifest.json").is_file() and not list(elsewhere.iterdir())
+    (backups / "weekly").mkdir()
+    report = gw.result("meta/storage/backup", {"dest": "weekly/1"}, token=OPS)
+    assert report["dest"] == str(backups / "weekly" / "1")
+    again = gw.error("meta/storage/backup", {"dest": "nightly"}, token=OPS)
+    assert again["data"]["field"] == "dest" and "never overwrites" in again["message"]
+    help_text = " ".join(subprocess.run([sys.executable, "-m", "meta_memory.cli", "backup", "--help"],
+                                        capture_output=True, text=True, timeout=60).stdout.split())
+    assert "a relative DEST is resolved by the gateway against backup_dir" in help_text
 
 
 def test_a_backup_never_overwrites(secured: Any) -> None:

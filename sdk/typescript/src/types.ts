@@ -181,7 +181,7 @@ export type Status = Narrow<W.StatusResult, {
 }> & Open;
 
 /** `meta/storage/backup` (grant `operator.backup`): a new directory on the gateway's machine, inside its
- * `[gateway] backup_dir`. */
+ * `[gateway] backup_dir` (`dest` absolute, or relative to `backup_dir`). */
 export type StorageBackupParams = W.StorageBackupParams;
 /** `beganAtMs`: the consistency point (every write acknowledged before it is in the copy); `elsewhere`:
  * stores the directory does not hold (`"postgres"`: back them up with pg_dump). */

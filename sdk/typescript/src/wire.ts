@@ -1169,7 +1169,7 @@ export type StatusParams = Record<string, never>;
 
 /** `meta/storage/backup` params. */
 export interface StorageBackupParams {
-  /** absolute path of a new directory inside [gateway] backup_dir */
+  /** path of a new directory inside [gateway] backup_dir: absolute, or relative to backup_dir */
   dest: string;
 }
 

@@ -15,7 +15,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from ..errors import InvalidParams, ValueRuleBroken, echo
 from ..identity import parse_identity, parse_realm
 
-__all__ = ["Params", "RealmDefaulted", "IdentityParams", "parse_params", "validation_to_invalid_params", "check_json_value", "MAX_PARAMS_DEPTH"]
+__all__ = ["Params", "RealmDefaulted", "IdentityParams", "MembersRule", "parse_params", "validation_to_invalid_params",
+           "check_json_value", "MAX_PARAMS_DEPTH"]
 
 #: Deepest nesting accepted in params (objects and arrays), so nothing stored can later exhaust
 #: the interpreter's recursion limit when it is copied or serialised.
@@ -143,6 +144,17 @@ _TYPE_RULES = {
 }
 
 
+class MembersRule(ValueError):
+    """A rule over several members, raised by a model validator, with the field the refusal names:
+    the member the rule is about (``k is only valid with tier 'working_set'``: ``k``; of two exclusive
+    members, the second), or ``params`` when the rule is that one of several must be given and none is
+    (no single member is at fault: the params object lacks them all)."""
+
+    def __init__(self, rule: str, field: str) -> None:
+        super().__init__(rule)
+        self.field = field
+
+
 def _field_name(loc: tuple[Any, ...]) -> str | None:
     parts = [echo(str(p)) for p in loc if not (isinstance(p, str) and p.startswith("function-"))]
     return ".".join(parts) if parts else None
@@ -164,6 +176,9 @@ def validation_to_invalid_params(exc: ValidationError) -> InvalidParams:
         expected = (err.get("ctx") or {}).get("expected", "")
         rule = f"{label} must be one of {expected}"
     elif etype in ("value_error", "assertion_error"):
+        cause = (err.get("ctx") or {}).get("error")
+        if field is None and isinstance(cause, MembersRule):
+            field = cause.field
         msg = str(err.get("msg", ""))
         for prefix in ("Value error, ", "Assertion failed, "):
             if msg.startswith(prefix):

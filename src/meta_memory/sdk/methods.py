@@ -84,9 +84,15 @@ RecordStatus = Literal["active", "quarantined", "superseded", "tombstoned"]
 
 
 def _batch_item(index: int, item: Any) -> dict[str, Any]:
-    """A ``(title, body)`` / ``(title, body, tags)`` tuple as a batch record; ``TypeError`` for any other shape."""
-    if not isinstance(item, (tuple, list)) or len(item) not in (2, 3):
-        raise TypeError(f"records[{index}] must be a dict or a (title, body[, tags]) tuple, not {item!r:.80}")
+    """A ``(title, body)`` / ``(title, body, tags)`` tuple as a batch record; any other shape raises
+    ``InvalidParams`` naming ``records.<index>`` (as the gateway names a batch item's fields), nothing sent."""
+    if not isinstance(item, (tuple, list)):
+        raise InvalidParams(f"records.{index} must be a dict or a (title, body[, tags]) tuple, not "
+                            f"{type(item).__name__}", f"records.{index}")
+    if len(item) not in (2, 3):
+        raise InvalidParams(f"records.{index} must be a dict or a (title, body[, tags]) tuple, not a "
+                            f"{type(item).__name__} of {len(item)} item{'' if len(item) == 1 else 's'}",
+                            f"records.{index}")
     return _params(title=item[0], body=item[1], tags=item[2] if len(item) > 2 else None)
 
 

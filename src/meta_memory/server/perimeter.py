@@ -44,8 +44,8 @@ from ..errors import InvalidRequest
 from ..rpc.dispatch import encode, error_response
 from .config import normalise_host, normalise_origin
 
-__all__ = ["SINGLE_HEADERS", "Perimeter", "PerimeterRules", "json_refusal", "repeated_header",
-           "rpc_media_type_refusal"]
+__all__ = ["SINGLE_HEADERS", "Perimeter", "PerimeterRules", "is_wildcard_bind", "json_refusal",
+           "repeated_header", "rpc_media_type_refusal"]
 
 log = logging.getLogger("meta_memory.http")
 
@@ -109,6 +109,19 @@ def _host_of(header: str | None) -> tuple[str, int | None] | None:
         return None
 
 
+def is_wildcard_bind(host: str) -> bool:
+    """Is ``host`` (a ``serve --host`` value, brackets allowed) a wildcard bind such as ``0.0.0.0`` or ``::``?
+
+    A wildcard listens on every address but names none: it is not a ``Host`` the gateway serves."""
+    bare = host.strip().strip("[]")
+    if bare in _WILDCARD_BINDS:
+        return True
+    try:
+        return ipaddress.ip_address(bare).is_unspecified
+    except ValueError:
+        return False
+
+
 def _is_loopback(host: str) -> bool:
     if host == "localhost" or host.endswith(".localhost"):
         return True
@@ -131,7 +144,7 @@ class PerimeterRules:
     bind_host: str | None = None
 
     def _bind(self) -> str | None:
-        if self.bind_host is None or self.bind_host.strip("[]") in _WILDCARD_BINDS:
+        if self.bind_host is None or is_wildcard_bind(self.bind_host):
             return None
         try:
             return normalise_host(self.bind_host)
@@ -153,8 +166,16 @@ class PerimeterRules:
         if parsed is None:
             return "the Host header is missing or malformed"
         if not self.host_allowed(parsed[0]):
-            return (f"Host {parsed[0]!r} is not served here (loopback names, the bind address and "
-                    "[gateway] allowed_hosts are)")
+            bind = self._bind()
+            if bind is not None:
+                served = f"loopback names, the bind address {bind!r} and [gateway] allowed_hosts are"
+            elif self.bind_host is not None and is_wildcard_bind(self.bind_host):
+                # a wildcard bind (0.0.0.0, ::) listens on every address but is itself no host name
+                served = (f"loopback names and [gateway] allowed_hosts are; the wildcard bind address "
+                          f"{self.bind_host.strip('[]')!r} is not a host name")
+            else:
+                served = "loopback names and [gateway] allowed_hosts are"
+            return f"Host {parsed[0]!r} is not served here ({served})"
         return None
 
     def origin_allowed(self, origin: str, scheme: str, host_header: str) -> bool:

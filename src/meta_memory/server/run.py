@@ -54,8 +54,8 @@ def listen(host: str, port: int) -> socket.socket:
 
 
 def base_url(sock: socket.socket, host: str, tls: TlsFiles | None) -> str:
-    """``http(s)://host:port`` of a listening socket."""
-    shown = f"[{host}]" if sock.family == socket.AF_INET6 else host
+    """``http(s)://host:port`` of a listening socket (an IPv6 literal in brackets)."""
+    shown = f"[{host}]" if ":" in host and not host.startswith("[") else host
     return f"{'https' if tls else 'http'}://{shown}:{sock.getsockname()[1]}"
 
 

@@ -1,8 +1,9 @@
 """``meta-memory backup DEST``: a consistent copy of a state directory (:mod:`meta_memory.storage.backup`).
 
 ``--url`` asks a running gateway (``meta/storage/backup``, the ``operator.backup`` grant): ``DEST`` is
-a path on the gateway's machine, inside its ``[gateway] backup_dir``, and the gateway keeps serving
-while it copies. ``--state-dir`` copies a stopped installation here (refused while a gateway holds
+a path on the gateway's machine, inside its ``[gateway] backup_dir`` (a relative ``DEST`` is sent as
+given and resolved by the gateway against ``backup_dir``, not against this shell's directory), and the
+gateway keeps serving while it copies. ``--state-dir`` copies a stopped installation here (refused while a gateway holds
 the directory: ask that gateway with ``--url`` instead). Exit codes: 0 success, 1 a refusal (an
 existing or disallowed ``DEST``, a busy directory, an unreachable gateway), 2 a usage error.
 """
@@ -32,7 +33,8 @@ def _fail(message: str) -> None:
 @click.command("backup")
 @click.argument("dest", type=click.Path(path_type=Path))
 @click.option("--url", default=None, callback=gateway_url_option,
-              help="Ask the gateway at this URL (DEST is then a path on its machine, inside [gateway] backup_dir).")
+              help="Ask the gateway at this URL (DEST is then a path on its machine, inside [gateway] backup_dir; "
+                   "a relative DEST is resolved by the gateway against backup_dir).")
 @click.option("--token", envvar="META_MEMORY_TOKEN", show_envvar=True, default=None, callback=token_option,
               help="Bearer token holding operator.backup (prefer the environment variable).")
 @click.option("--state-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
@@ -44,7 +46,11 @@ def _fail(message: str) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 def backup_command(dest: Path, url: str | None, token: str | None, state_dir: Path | None, config_path: Path | None,
                    timeout_s: float, as_json: bool) -> None:
-    """Write a consistent copy of every database and the ledger into the new directory DEST."""
+    """Write a consistent copy of every database and the ledger into the new directory DEST.
+
+    With --url, DEST is on the gateway's machine: an absolute path inside its [gateway] backup_dir, or a
+    path relative to backup_dir (``backup --url URL nightly`` writes backup_dir/nightly). With
+    --state-dir, a relative DEST is relative to the current directory."""
     if (url is None) == (state_dir is None):
         raise click.UsageError("give either --url (a running gateway) or --state-dir (a stopped installation)")
     if url is not None and config_path is not None:
@@ -70,8 +76,8 @@ def _remote(url: str, token: str | None, dest: Path, timeout_s: float) -> dict[s
 
     transport = HttpTransport(url, token=token, timeout_s=timeout_s)
     try:
-        # made absolute but not normalised: a ``..`` in DEST reaches the gateway, which refuses it
-        result: dict[str, Any] = transport.call("meta/storage/backup", {"dest": str(dest.absolute())})
+        # a relative DEST goes as given: the gateway resolves it against its backup_dir, not our directory
+        result: dict[str, Any] = transport.call("meta/storage/backup", {"dest": str(dest)})
         return result
     except MetaError as exc:
         _fail(f"backup refused ({exc.kind}): {exc.message}")

@@ -114,6 +114,24 @@
     return new Date(ms).toISOString().replace("T", " ").slice(0, 19) + "Z";
   }
 
+  /** An integer with thousands separators: 4000 -> "4,000". */
+  function fmtCount(n) {
+    return Number(n).toLocaleString("en-US");
+  }
+
+  /** A byte count in binary units, exact when it is a whole number of them: 33554432 -> "32 MiB". */
+  function fmtBytes(n) {
+    const units = ["bytes", "KiB", "MiB", "GiB", "TiB"];
+    let value = Number(n);
+    let unit = 0;
+    while (value >= 1024 && unit < units.length - 1) {
+      value /= 1024;
+      unit += 1;
+    }
+    const shown = Number.isInteger(value) ? String(value) : value.toFixed(1);
+    return unit === 0 ? `${fmtCount(n)} bytes` : `${shown} ${units[unit]}`;
+  }
+
   function fmtScope(scope) {
     if (!scope || typeof scope !== "object") return "—";
     const kind = scope.scope;
@@ -958,7 +976,13 @@
       fact("Records you may read", String(t.records));
       for (const [status, n] of Object.entries(t.counts)) fact(status, String(n));
       fact("Body bytes", String(t.body_bytes));
-      fact("Floors per scope", `${result.floors.records} records / ${result.floors.bytes} bytes`);
+      fact("Floors per scope", `${fmtCount(result.floors.records)} records / ${fmtBytes(result.floors.bytes)}`);
+      const floors = dl.lastElementChild;
+      floors.id = "overview-floors";
+      floors.title = floors.previousElementSibling.title = "The retention floors of each scope: a scope holding more " +
+        `than ${fmtCount(result.floors.records)} records, or more than ${fmtCount(result.floors.bytes)} bytes of ` +
+        "title, description and body text, is reported as over its floor (the Pressure column shows how near each " +
+        "scope is). Crossing a floor only warns: no record is refused or evicted.";
       view.append(dl);
       const backlog = await vectorBacklog();
       if (backlog) fact("Vector backlog", backlog);

@@ -39,7 +39,7 @@ from ...limits import (
 )
 from ...recall.query_limits import MAX_QUERY_TERM_BYTES, MAX_QUERY_TERM_ENTRIES, query_size_error
 from ...session_ref import check_session_key
-from ..params import IdentityParams, Params, optional_count
+from ..params import IdentityParams, MembersRule, Params, optional_count
 
 __all__ = [
     "IdentityParams",
@@ -236,10 +236,10 @@ class UpdateParams(IdentityParams, _TtlParams):
     @model_validator(mode="after")
     def _something_to_change(self) -> "UpdateParams":
         if self.ttl_s is not None and self.clear_expiry:
-            raise ValueError("ttl_s and clear_expiry: true are exclusive (give one)")
+            raise MembersRule("ttl_s and clear_expiry: true are exclusive (give one)", "clear_expiry")
         if (self.title is None and self.body is None and self.tags is None and self.metadata is None
                 and self.ttl_s is None and not self.clear_expiry):
-            raise ValueError("update needs at least one of title, body, tags, metadata, ttl_s, clear_expiry")
+            raise MembersRule("update needs at least one of title, body, tags, metadata, ttl_s, clear_expiry", "params")
         return self
 
 
@@ -328,7 +328,7 @@ class ManifestParams(IdentityParams):
     @model_validator(mode="after")
     def _k_only_with_working_set(self) -> "ManifestParams":
         if self.k is not None and self.tier == "full":
-            raise ValueError("k is only valid with tier 'working_set'")
+            raise MembersRule("k is only valid with tier 'working_set'", "k")
         return self
 
 

@@ -20,7 +20,7 @@ from ...identity import parse_mob
 from ...limits import MAX_SESSION_KEY_BYTES
 from ...recall.query_limits import truncate_query_text
 from ...session_ref import SessionRef
-from ..params import Params
+from ..params import MembersRule, Params
 from ..registry import CallContext, MethodTable
 from ..results import (
     CompactedResult,
@@ -156,7 +156,7 @@ class DefangParams(Params):
     @model_validator(mode="after")
     def _one_of(self) -> "DefangParams":
         if (self.text is None) == (self.blocks is None):
-            raise ValueError("exactly one of text or blocks is required")
+            raise MembersRule("exactly one of text or blocks is required", "params" if self.text is None else "blocks")
         return self
 
 

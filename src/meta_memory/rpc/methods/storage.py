@@ -17,7 +17,7 @@ from ...errors import InvalidParams
 from ...identity import parse_identity, parse_realm
 from ...limits import MAX_PATH_BYTES
 from ...storage.backup import BackupError, check_dest_text
-from ..params import Params, required_text
+from ..params import MembersRule, Params, required_text
 from ..registry import CallContext, MethodTable
 from ..results import BackupResult, ExportPageResult
 
@@ -34,9 +34,11 @@ MIN_EXPORT_PAGE_BYTES = 64 << 10
 
 
 class BackupParams(Params):
-    """``dest``: the new directory to write, on the gateway's machine, inside ``[gateway] backup_dir``."""
+    """``dest``: the new directory to write, on the gateway's machine, inside ``[gateway] backup_dir``: an
+    absolute path, or a path relative to ``backup_dir`` (never to the gateway's working directory)."""
 
-    dest: Any = required_text(description="absolute path of a new directory inside [gateway] backup_dir")
+    dest: Any = required_text(description="path of a new directory inside [gateway] backup_dir: absolute, or "
+                                          "relative to backup_dir")
 
     @field_validator("dest", mode="before")
     @classmethod
@@ -45,8 +47,6 @@ class BackupParams(Params):
             raise ValueError("dest must be a non-empty string")
         if len(value.encode("utf-8", "surrogatepass")) > MAX_DEST_BYTES:
             raise ValueError(f"dest must be at most {MAX_DEST_BYTES} bytes")
-        if not value.startswith("/"):
-            raise ValueError("dest must be an absolute path (the gateway's working directory is not yours)")
         if any(ord(c) < 32 or ord(c) == 127 for c in value):
             raise ValueError("dest must not contain control characters")
         try:
@@ -93,7 +93,8 @@ class ExportParams(Params):
     @model_validator(mode="after")
     def _continuation_alone(self) -> "ExportParams":
         if self.export_id is not None and (self.realm is not None or self.identity is not None or self.ledger is not None):
-            raise ValueError("a page of a started export takes export_id alone (its filters were set at the start)")
+            raise MembersRule("a page of a started export takes export_id alone (its filters were set at the start)",
+                              "export_id")
         return self
 
 
@@ -108,13 +109,14 @@ def register(table: MethodTable) -> None:
         """Write a consistent copy of the state directory into the new directory ``dest`` while serving.
 
         ``dest`` must lie inside ``[gateway] backup_dir`` (the method is refused without it) and must
-        not exist. One backup runs at a time (``capacity_exceeded`` otherwise)."""
+        not exist; a relative ``dest`` is joined to ``backup_dir`` first (then held to the same rule, so
+        one that leads out is refused). One backup runs at a time (``capacity_exceeded`` otherwise)."""
         root = runtime.config.gateway.backup_dir
         if root is None:
             raise InvalidParams("backups over RPC are off: set [gateway] backup_dir to the directory they may be "
                                 "written in, or run `meta-memory backup --state-dir` on a stopped installation",
                                 "dest")
-        return runtime.backup(Path(p.dest), root=Path(root)).to_dict()
+        return runtime.backup(Path(root) / p.dest, root=Path(root)).to_dict()  # an absolute dest stays itself
 
     @table.method("meta/storage/export", ExportParams, requires=unscoped("operator.backup"), mutating=False,
                   result=ExportPageResult)

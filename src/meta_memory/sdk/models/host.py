@@ -49,10 +49,21 @@ class InjectionBlock(wire.InjectResult, OpenModel):
     """``meta/turn/inject``: ``{text, skip_reason, included_ids, rendered_bytes, surface}``.
 
     Exactly one of ``text`` (the quoted observation block, to deliver as a separate injected
-    context body) and ``skip_reason`` is set. ``text`` carries the session's nonce, so it is
-    left out of ``repr``."""
+    context body) and ``skip_reason`` is set. ``text`` carries the session's nonce, so ``repr``
+    (what logs and debuggers show) gives only its length (``text_chars=812``); ``str(block)`` (and
+    so ``print(block)``) is the text itself, or ``(no injection block: <skip_reason>)``."""
 
     model_config = OPEN
+
+    def __repr_args__(self) -> Any:
+        args = list(super().__repr_args__())
+        shown = ("text_chars", None if self.text is None else len(self.text))
+        return [shown, *args]
+
+    def __str__(self) -> str:
+        if self.text is not None:
+            return self.text
+        return f"(no injection block: {self.skip_reason})"
 
 
 class DefangResult(wire.DefangResult, OpenModel):
