@@ -25,7 +25,8 @@ Two plans:
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Collection, Iterator, Sequence
+import re
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
@@ -60,6 +61,7 @@ if TYPE_CHECKING:
     from meta_memory.agent_memory.store.base import AgentMemoryStore
 
 __all__ = [
+    "FOREIGN_SYSTEMS",
     "IMPORT_AUTHOR",
     "CreatePlan",
     "LineRefused",
@@ -72,6 +74,8 @@ __all__ = [
     "check_create",
     "foreign_create",
     "foreign_memory_id",
+    "in_foreign_id_space",
+    "unverified_memory_id",
     "erased_reason",
     "installation_erasures",
     "keep_out_erased",
@@ -179,13 +183,16 @@ def erased_reason(rows: Sequence[tuple[str, Erasure]], realm: str, memory_id: st
     return None
 
 
-def keep_out_erased(store: AgentMemoryStore, realm: str, recs: Sequence[tuple[int, MemoryRecord]]
+def keep_out_erased(store: AgentMemoryStore, realm: str, recs: Sequence[tuple[int, MemoryRecord]],
+                    file_ids: Mapping[str, str] | None = None,
                     ) -> tuple[list[tuple[int, MemoryRecord]], list[tuple[int, str, str]]]:
     """``(kept, refused)``: ``recs`` without the records the erasure register of **any** realm of the
     installation refuses (:func:`erased_reason`: an id erased anywhere, or content erased from any scope of
     any realm, matched by the register's rule, the exact or a folded content hash), and without the
     records of their supersede chains in the file (which could not land without them); ``refused`` holds
-    ``(line, id, reason)`` of each, in the order of ``recs``.
+    ``(line, id, reason)`` of each, in the order of ``recs``. ``file_ids`` maps a record landing under
+    another id than its file gave (:func:`unverified_memory_id`) to the file's id: an erasure of either
+    keeps it out.
 
     Wider than a live write's rule (content erased from a scope the record would be read in): an import is
     the operator's, offline, and an edited export (an erased record given another id and identity) must not
@@ -193,12 +200,16 @@ def keep_out_erased(store: AgentMemoryStore, realm: str, recs: Sequence[tuple[in
     not refused, since that refusal would tell the writer what was erased elsewhere."""
     exact = [rec.content_hash for _, rec in recs]
     hashes = [erasure_hashes(rec.title, rec.body, h) for (_, rec), h in zip(recs, exact, strict=True)]
-    rows = installation_erasures(store, realm, [rec.id for _, rec in recs], {h for pair in hashes for h in pair})
+    given = file_ids or {}
+    rows = installation_erasures(store, realm, [rec.id for _, rec in recs] + list(given.values()),
+                                 {h for pair in hashes for h in pair})
     if not rows:
         return list(recs), []
     refused: dict[str, str] = {}
     for (_, rec), pair in zip(recs, hashes, strict=True):
         why = erased_reason(rows, realm, rec.id, pair, erasure_scopes(rec.scope, rec.author))
+        if why is None and rec.id in given:
+            why = erased_reason(rows, realm, given[rec.id], pair, erasure_scopes(rec.scope, rec.author))
         if why is not None:
             refused[rec.id] = why
     linked = True
@@ -235,20 +246,30 @@ class RestorePlan:
         return restore_batches(self.fresh)
 
 
-def plan_restore(store: AgentMemoryStore, realm: str, recs: Sequence[tuple[int, MemoryRecord]]) -> RestorePlan:
+def plan_restore(store: AgentMemoryStore, realm: str, recs: Sequence[tuple[int, MemoryRecord]],
+                 file_ids: Mapping[str, str] | None = None) -> RestorePlan:
     """The restore of ``realm``'s records (line number, record): what the erasure register keeps out, what
-    is stored already (by id: the same content is present, other content a conflict) and the rest."""
-    allowed, refused = keep_out_erased(store, realm, recs)
+    is stored already (by id: the same content is present, other content a conflict) and the rest.
+    ``file_ids`` maps a record landing under another id than its file gave (an unverified line's
+    re-issued id, :func:`unverified_memory_id`) to the file's id: a record stored under the file's id
+    makes the line present (same content) or a conflict (other content: the stored one is kept, and
+    the conflict names the file's id), and an erasure of either id keeps it out."""
+    given = file_ids or {}
+    allowed, refused = keep_out_erased(store, realm, recs, given)
     fresh: list[tuple[int, MemoryRecord]] = []
     present, conflicts = 0, []
     for n, rec in allowed:
-        stored = store.get(realm, rec.id)
+        named = given.get(rec.id, rec.id)
+        stored = store.get(realm, named)
+        if stored is None and named != rec.id:
+            named = rec.id
+            stored = store.get(realm, rec.id)
         if stored is None:
             fresh.append((n, rec))
         elif stored.content_hash == rec.content_hash:
             present += 1
         else:
-            conflicts.append(rec.id)
+            conflicts.append(named)
     return RestorePlan(fresh, refused, present, conflicts)
 
 
@@ -269,12 +290,36 @@ def apply_restore(store: AgentMemoryStore, realm: str, batch: Sequence[tuple[int
 # --------------------------------------------------------------------------- fresh creates (another system)
 
 
+#: The memory systems ``meta-memory import --from`` reads; each owns the id space ``<system>-<32 hex>``
+#: (:func:`foreign_memory_id`), which an unverified export line may not claim (:func:`in_foreign_id_space`).
+FOREIGN_SYSTEMS = frozenset({"mem0", "langgraph"})
+_FOREIGN_ID = re.compile("(?:" + "|".join(sorted(FOREIGN_SYSTEMS)) + r")-[0-9a-f]{32}", re.ASCII)
+
+
 def foreign_memory_id(system: str, source_id: str) -> str:
-    """The memory id a record of another memory system lands under: ``<system>-<32 hex of sha256(system,
-    source_id)>`` (the same on every run, so an import is idempotent; the source's own id is kept in the
-    provenance)."""
+    """The memory id a record of another memory system (one of :data:`FOREIGN_SYSTEMS`) lands under:
+    ``<system>-<32 hex of sha256(system, source_id)>`` (the same on every run, so an import is
+    idempotent; the source's own id is kept in the provenance). Raises ``ValueError`` for a system not
+    in :data:`FOREIGN_SYSTEMS` (its id space would not be reserved against unverified export lines)."""
+    if system not in FOREIGN_SYSTEMS:
+        raise ValueError(f"unknown foreign memory system {system!r}: expected one of {sorted(FOREIGN_SYSTEMS)}")
     digest = hashlib.sha256(f"{system}\x00{source_id}".encode("utf-8", "surrogatepass")).hexdigest()[:32]
     return f"{system}-{digest}"
+
+
+def in_foreign_id_space(memory_id: str) -> bool:
+    """True when ``memory_id`` has the form :func:`foreign_memory_id` gives a record of one of
+    :data:`FOREIGN_SYSTEMS` (``mem0-`` or ``langgraph-`` and 32 lowercase hex digits)."""
+    return _FOREIGN_ID.fullmatch(memory_id) is not None
+
+
+def unverified_memory_id(memory_id: str) -> str:
+    """The id an unverified export line claiming ``memory_id`` in a foreign system's id space lands
+    under: ``unverified-<32 hex of sha256("unverified-import", memory_id)>``, outside every foreign id
+    space and the minted ``mem-...`` form, and the same on every run (an import stays idempotent). Only
+    the claimed id goes in, never the content: the id tells nothing about the text."""
+    digest = hashlib.sha256(f"unverified-import\x00{memory_id}".encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    return f"unverified-{digest}"
 
 
 def foreign_create(scope: Scope, system: str, source_id: str, *, title: str, body: str, tags: Sequence[str],

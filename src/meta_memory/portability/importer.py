@@ -19,7 +19,9 @@ reports.
   erased from any scope of any realm of the installation, is refused (with every record of its supersede
   chain in the file).
 - Idempotent by memory id: a record whose id is already stored with the same content is skipped; one
-  stored with other content is skipped and counted as a conflict, never overwritten.
+  stored with other content is skipped and counted as a conflict, never overwritten. An unverified line
+  whose id lies in a foreign importer's id space lands under a re-issued id (:mod:`.policy`), the same on
+  every run; its file id stored already makes it present or a conflict all the same.
 - Trust is never raised (the validator caps it); quarantined content stays quarantined.
 - An interrupted import leaves whole batches only; running it again completes it.
 """
@@ -310,6 +312,7 @@ def import_jsonl(
     claimed = {rec.id: rec.trust for _, rec in parsed.records}
     records = parsed.records
     changes: dict[int, LineNote] = {}  # reported as downgraded once the record has landed
+    file_ids: dict[str, str] = {}  # a re-issued id (policy.downgrade) -> the id the file gave
     if not checked.verified:
         if store is not None:
             check_chains(store, parsed.records)
@@ -321,7 +324,10 @@ def import_jsonl(
                 summary.refused.append(LineNote(n, rec.id, outcome.refused or "refused"))
                 continue
             if outcome.changed:
-                changes[n] = LineNote(n, rec.id, "; ".join(outcome.changed))
+                changes[n] = LineNote(n, outcome.record.id, "; ".join(outcome.changed))
+            if outcome.record.id != rec.id:
+                file_ids[outcome.record.id] = rec.id
+                claimed.setdefault(outcome.record.id, rec.trust)
             records.append((n, outcome.record))
     by_realm: dict[str, list[tuple[int, MemoryRecord]]] = {}
     cap_s = feature.config.max_ttl_s if feature is not None else MAX_TTL_S
@@ -329,12 +335,12 @@ def import_jsonl(
     for n, rec in records:
         too_late = past_expiry_cap(rec, now_ms, cap_s)
         if too_late is not None:
-            summary.refused.append(LineNote(n, rec.id, too_late))
+            summary.refused.append(LineNote(n, file_ids.get(rec.id, rec.id), too_late))
             continue
         by_realm.setdefault(rec.scope.realm, []).append((n, rec))
     for realm, recs in by_realm.items():
         if store is not None:  # by_realm is empty without a store
-            _import_realm(store, realm, recs, claimed, changes, summary, progress)
+            _import_realm(store, realm, recs, claimed, changes, summary, progress, file_ids)
     ledger = parsed.ledger
     if not checked.verified and not allow_ledger:
         summary.refused += [LineNote(n, None, "a ledger line from an unverified file (pass --allow-ledger to index it)")
@@ -376,15 +382,16 @@ def _import_ledger(runtime: Runtime, lines: list[tuple[int, AssertionLine | Conf
 
 def _import_realm(store: AgentMemoryStore, realm: str, recs: list[tuple[int, MemoryRecord]],
                   claimed: dict[str, TrustTier], changes: dict[int, LineNote], summary: ImportSummary,
-                  progress: Callable[[int], None] | None) -> None:
+                  progress: Callable[[int], None] | None, file_ids: dict[str, str]) -> None:
     """Land ``realm``'s records (line number, record) as the domain's restore plan says
     (:func:`~meta_memory.agent_memory.import_plan.plan_restore`), a batch at a time, and report;
     ``progress`` hears of each batch, then of the records skipped as present, conflicting or refused.
     ``claimed`` holds each record's trust as the file stated it (a lowered one is counted);
     ``changes`` the downgrade of each line that had one, reported for the lines that land (a line
-    skipped as present, conflicting or refused wrote nothing, so nothing of it was downgraded)."""
-    plan = plan_restore(store, realm, recs)
-    summary.refused += [LineNote(n, memory_id, why) for n, memory_id, why in plan.refused]
+    skipped as present, conflicting or refused wrote nothing, so nothing of it was downgraded);
+    ``file_ids`` the id each re-issued record had in the file (a refused line is named by it)."""
+    plan = plan_restore(store, realm, recs, file_ids)
+    summary.refused += [LineNote(n, file_ids.get(memory_id, memory_id), why) for n, memory_id, why in plan.refused]
     summary.skipped_present += plan.present
     summary.conflicts += plan.conflicts
     rationale = "import" if summary.verified else "import (unverified file)"

@@ -13,9 +13,19 @@ as an agent's fresh write into that scope would:
   :data:`UNVERIFIED_AUTHOR` in any other; so an ``operator``, ``application``, ``steward`` or
   ``distiller`` author, or another identity's agent, is replaced;
 - no evidence references, verification claim or calibration profile (each names sessions, checks or a
-  pipeline stage of the installation that wrote the file, which this one cannot check);
+  pipeline stage of the installation that wrote the file, which this one cannot check), and no
+  ``imported_from`` (only ``meta-memory import --from`` sets it; a fresh write cannot claim to be another
+  system's record);
+- no id in a foreign importer's id space (``mem0-<32 hex>``, ``langgraph-<32 hex>``,
+  :func:`~meta_memory.agent_memory.import_plan.in_foreign_id_space`): such an id is re-issued
+  (:func:`~meta_memory.agent_memory.import_plan.unverified_memory_id`), so a planted line cannot take
+  the id a later ``import --from`` gives the genuine record and stand in for it; any other id is kept
+  (the supersede and derived-from links naming ids are dropped anyway, so nothing in the file points at
+  a re-issued id);
 - no supersede or derived-from links (they cannot be checked), no working-set rank, usage counters at
   zero, no timestamp past now (one beyond the clock skew a restore tolerates is refused as damage);
+  past timestamps are kept: a migrated history is old, ``import --from`` lands a source's past times
+  too, and a backdated record ranks below newer ones in recall (ties go to the newest);
 - realm, mob and operator scopes are refused unless the operator allows each by name
   (:class:`ScopeAllowance`: ``--allow-scope realm``, ``--allow-scope mob:NAME``, ``--allow-scope operator:NAME``).
 """
@@ -25,6 +35,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
+from ..agent_memory.import_plan import in_foreign_id_space, unverified_memory_id
 from ..agent_memory.model import (
     Author,
     AuthorKind,
@@ -121,8 +132,10 @@ def downgrade(rec: MemoryRecord, allowed: ScopeAllowance, now_ms: int, *, tamper
     """``rec`` (a record line of an unverified file) as a fresh write would land it (see the module doc);
     ``tampered``: its line fails its MAC under a trusted key, so an active record lands quarantined.
     ``changed`` names each change (``author steward -> agent 'alice:main'``, ``evidence references
-    dropped``, ``trust operator -> agent_observed``); the import reports a line with any change as
-    downgraded."""
+    dropped``, ``imported_from dropped``, ``id 'mem0-...' (in mem0's id space) re-issued as
+    'unverified-...'``, ``trust operator -> agent_observed``); the import reports a line with any change
+    as downgraded.
+    ``record.id`` differs from ``rec.id`` only when the id was re-issued."""
     if not allowed.allows(rec.scope):
         return Downgrade(None, refused=f"{rec.scope.describe()} from an unverified file "
                                        f"(pass --allow-scope {_flag(rec.scope)} to import it)")
@@ -146,10 +159,15 @@ def downgrade(rec: MemoryRecord, allowed: ScopeAllowance, now_ms: int, *, tamper
         changed.append(f"author {_label(provenance.author)} -> {_label(author)}")
     dropped = [what for what, held in (("evidence references", provenance.evidence),
                                        ("verification claim", provenance.verification),
-                                       ("calibration profile", provenance.profile)) if held]
+                                       ("calibration profile", provenance.profile),
+                                       ("imported_from", provenance.imported_from)) if held]
     if dropped:
         changed.append(" and ".join(dropped) + " dropped")
-    provenance = replace(provenance, author=author, evidence=(), verification=None, profile=None)
+    provenance = replace(provenance, author=author, evidence=(), verification=None, profile=None, imported_from=None)
+    memory_id = rec.id
+    if in_foreign_id_space(rec.id):
+        memory_id = unverified_memory_id(rec.id)
+        changed.append(f"id '{rec.id}' (in {rec.id.split('-', 1)[0]}'s id space) re-issued as '{memory_id}'")
     if rec.supersedes is not None or rec.derived_from:
         changed.append("supersede and derived-from links dropped")
     if rec.working_set_rank is not None:
@@ -160,7 +178,7 @@ def downgrade(rec: MemoryRecord, allowed: ScopeAllowance, now_ms: int, *, tamper
     tombstoned = None if rec.tombstoned_at_ms is None else _not_after(rec.tombstoned_at_ms, now_ms)
     if (created, updated, tombstoned) != (rec.created_at_ms, rec.updated_at_ms, rec.tombstoned_at_ms):
         changed.append("timestamps after now set to now")
-    landed = replace(rec, status=status, trust=trust, provenance=provenance, supersedes=None, derived_from=(),
+    landed = replace(rec, id=memory_id, status=status, trust=trust, provenance=provenance, supersedes=None, derived_from=(),
                      working_set_rank=None, rank_set_at_ms=None, usage=UsageStats(), created_at_ms=created,
                      updated_at_ms=updated, tombstoned_at_ms=tombstoned)
     return Downgrade(landed, tuple(changed))
