@@ -21,8 +21,6 @@ __all__ = ["DEFAULT_REALM", "check_name", "parse_identity", "logical_identity", 
 
 DEFAULT_REALM = "default"
 MAX_IDENTITY_BYTES = 512
-#: A realm name's byte cap: the file-name rule's, on its encoded form (:func:`parse_realm`)
-MAX_REALM_BYTES = MAX_REALM_FILE_STEM_BYTES
 _NO_CAP = 1 << 62
 #: Realm names of at most this many characters always meet the file-name rule (12 encoded bytes a character).
 _SHORT_REALM = MAX_REALM_FILE_STEM_BYTES // 12

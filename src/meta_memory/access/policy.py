@@ -36,6 +36,13 @@ stricter than that minimum.
 
 The ``anywhere`` resource is an entry gate: allowed when some grant of the
 action applies to the caller on any scope and no *unscoped* deny does.
+
+The ``every`` resource (:meth:`~meta_memory.access.resources.Resource.every`) is a
+copy of every scope of a realm, or of all realms (a whole export, a state-directory
+backup): allowed by an unscoped grant only, and refused by every deny that applies to
+the caller and could match one of the copied scopes — unscoped, or scoped and covering
+the realm (any realm when the copy spans them). A copy of one identity across realms is
+refused by such denies except mob-scoped ones.
 """
 
 from __future__ import annotations
@@ -48,7 +55,7 @@ from .config import ACTIONS, ANY_REALM, AccessConfig, AccessRule, RuleScope, Rul
 from .principal import Principal
 from .resources import Resource
 
-__all__ = ["AccessPolicy", "ReadOnlyConsole", "READ_ACTIONS"]
+__all__ = ["AccessPolicy", "CopyDenied", "ReadOnlyConsole", "READ_ACTIONS"]
 
 #: Actions that reveal memory; holding any of them anywhere lights the panel's nav entry.
 READ_ACTIONS: frozenset[str] = frozenset(
@@ -67,6 +74,26 @@ class ReadOnlyConsole(AccessDenied):
         self.message = "access denied: console is read-only"
         self.args = (self.message,)
         self.data["read_only"] = True
+
+
+class CopyDenied(AccessDenied):
+    """-32030 for a copy of every scope (:meth:`~meta_memory.access.resources.Resource.every`: a whole
+    export, a state-directory backup) refused to a caller under a deny of the action: ``access denied:
+    <action>: ...`` saying what to name instead. ``data``: ``{kind: "access_denied", action, resource,
+    scoped_deny: true}``."""
+
+    def __init__(self, action: str, resource: Resource) -> None:
+        super().__init__(action, resource.label)
+        if resource.name:
+            what, hint = f"identity '{resource.name}' in every realm", "name its realm too"
+        elif resource.realm is not None:
+            what, hint = f"every identity of realm '{resource.realm}'", "export one identity: name it as well"
+        else:
+            what, hint = "every identity", "export one identity: name its realm and identity"
+        self.message = (f"access denied: {action}: a deny of {action} that applies to you covers some scopes, "
+                        f"and this copy of {what} would include them; {hint}")
+        self.args = (self.message,)
+        self.data["scoped_deny"] = True
 
 
 def _who_matches(who: RuleSubject, principal: Principal) -> bool:
@@ -97,6 +124,12 @@ def _on_matches(rule: AccessRule, resource: Resource, deny: bool, default_realm:
     on = rule.on
     if on is None:
         return True
+    if resource.kind == "every":
+        # A copy of every scope: a scoped grant never opens it; a scoped deny closes it when it could
+        # match one of the copied scopes (fail closed: an unlisted identity may hold any role or label).
+        if not deny or (resource.name and on.kind == "mob"):
+            return False
+        return resource.realm is None or _realm_covers(on, resource.realm, True, default_realm)
     if resource.kind in ("unscoped", "anywhere"):
         return False
     realm = resource.realm if resource.realm is not None else default_realm
@@ -206,6 +239,8 @@ class AccessPolicy:
     ) -> None:
         """Raise ``AccessDenied(action, resource_name or resource.label)`` unless allowed."""
         if not self.check(principal, action, resource):
+            if resource.kind == "every" and resource_name is None and self.check(principal, action, Resource.unscoped()):
+                raise CopyDenied(action, resource)
             raise AccessDenied(action, resource_name if resource_name is not None else resource.label)
 
     def require_all(self, principal: Principal, pairs: Iterable[tuple[str, Resource]]) -> None:

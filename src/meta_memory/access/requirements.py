@@ -20,6 +20,8 @@ common shapes:
   the ledger, operator status);
 * :func:`anywhere` — "holds the action on at least one scope" (an entry gate
   for methods whose rows are judged one by one);
+* :func:`copy_of` — an operator's copy of memory (export, backup): an unscoped grant, and the
+  copied scopes judged so that every deny that could match one of them applies;
 * :data:`PUBLIC` — no grant at all (only ``meta/capabilities``, which the
   console needs before it has a token);
 * :func:`requires` — a custom rule (e.g. the memory tool, by its action).
@@ -44,6 +46,7 @@ __all__ = [
     "Requires",
     "anywhere",
     "authorize",
+    "copy_of",
     "identity_needs",
     "identity_write",
     "on_identity",
@@ -145,6 +148,38 @@ def anywhere(*actions: str) -> Requires:
     """Each of ``actions`` held on at least one scope (rows are then judged one by one)."""
     needs = [Requirement(a, Resource.anywhere()) for a in actions]
     return Requires(lambda parsed, resources: list(needs), " + ".join(actions) + " on some scope", entry=_each(actions))
+
+
+def copy_of(action: str) -> Requires:
+    """An operator's copy of memory (``meta/storage/export``, ``meta/storage/backup``): ``action`` held
+    unscoped, then ``action`` on what the params copy, so a deny scoped by identity, role, label, mob or
+    realm is never bypassed by a copy:
+
+    * ``identity`` and ``realm`` named: the identity resource ``<realm>/<identity>`` (a label, role or
+      identity deny that matches it refuses; an identity the roster does not list is refused under such
+      a deny, as for every action on an identity);
+    * ``identity`` alone (its scope in every realm) or ``realm`` alone (every scope of the realm), or
+      neither (every scope of every realm; a backup always):
+      :meth:`Resource.every <meta_memory.access.resources.Resource.every>`, refused by any deny of
+      ``action`` applying to the caller that could match a copied scope
+      (:class:`~meta_memory.access.policy.CopyDenied`, ``-32030`` saying what to name instead);
+    * ``export_id`` (a page of an export already started): the unscoped grant alone, the copy having
+      been judged when it started (a page is answered to the principal that started it only).
+
+    Params without ``identity``/``realm``/``export_id`` attributes (a backup) copy everything."""
+
+    def evaluate(parsed: Any, resources: Resources) -> list[Requirement]:
+        needs = [Requirement(action, Resource.unscoped())]
+        if getattr(parsed, "export_id", None) is not None:
+            return needs
+        realm, identity = _realm_of(parsed), getattr(parsed, "identity", None)
+        if isinstance(identity, str) and realm is not None:
+            needs.append(Requirement(action, resources.identity(realm, identity)))
+        else:
+            needs.append(Requirement(action, Resource.every(realm, identity if isinstance(identity, str) else None)))
+        return needs
+
+    return Requires(evaluate, f"{action} (unscoped) and on every scope copied", entry=_each((action,)))
 
 
 def requires(describe: str, *, entry: Iterable[Iterable[str]]) -> Callable[[Evaluate], Requires]:

@@ -26,11 +26,13 @@ __all__ = [
     "roster_directory",
 ]
 
-#: ``identity`` | ``mob`` | ``operator`` | ``realm`` | ``unscoped`` | ``anywhere``.
+#: ``identity`` | ``mob`` | ``operator`` | ``realm`` | ``unscoped`` | ``anywhere`` | ``every``.
 #: ``unscoped`` is matched only by unscoped rules; ``realm`` and ``operator`` by
 #: unscoped rules and realm-only rules of their realm; ``anywhere`` is the entry
-#: gate "holds this action on at least one scope".
-ResourceKind = Literal["identity", "mob", "operator", "realm", "unscoped", "anywhere"]
+#: gate "holds this action on at least one scope"; ``every`` is a copy of every scope
+#: (a whole export or backup): granted by unscoped rules only, refused by every deny that
+#: could match one of the scopes it copies (see :meth:`Resource.every`).
+ResourceKind = Literal["identity", "mob", "operator", "realm", "unscoped", "anywhere", "every"]
 
 
 @dataclass(frozen=True)
@@ -65,9 +67,14 @@ class Resource:
     def label(self) -> str:
         """A display string for ``AccessDenied.resource``: ``identity:<realm>/<name>``,
         ``mob:<realm>/<name>``, ``operator:<realm>/<name>``, ``realm:<realm>``, ``*``
-        (unscoped / anywhere)."""
+        (unscoped / anywhere / a copy of everything), ``identity:*/<name>`` (a copy of an identity in
+        every realm)."""
         if self.kind in ("unscoped", "anywhere"):
             return "*"
+        if self.kind == "every":  # a copy: of one identity in every realm, of a realm, or of everything
+            if self.name:
+                return f"identity:*/{self.name}"
+            return f"realm:{self.realm}" if self.realm is not None else "*"
         if self.kind == "realm":
             return f"realm:{self.realm}"
         return f"{self.kind}:{self.qualified}"
@@ -81,6 +88,16 @@ class Resource:
     def anywhere() -> Resource:
         """An entry gate met by a grant of the action on any scope (an unscoped deny still refuses)."""
         return Resource("anywhere")
+
+    @staticmethod
+    def every(realm: str | None = None, identity: str | None = None) -> Resource:
+        """A copy of every scope of ``realm`` (of every realm when ``None``), or of ``identity``'s scope in
+        every realm when ``identity`` is given and ``realm`` is not: a whole export or a state-directory
+        backup. Allowed by an unscoped grant only, and refused by an unscoped deny and by every scoped deny
+        (identity, role, label, mob or realm; for ``identity``, every one but mob) that covers ``realm``
+        (any realm when ``None``): the copy would hold scopes the deny withholds, and an identity the
+        roster does not list could hold the denied role or label."""
+        return Resource("every", identity or "", None, realm)
 
 
 Directory = Callable[[str, str], IdentityAttributes | None]

@@ -1,7 +1,11 @@
 """``meta/storage/backup`` and ``meta/storage/export``: an operator's copies of a running gateway.
 
 Both need the ``operator.backup`` grant (unscoped) under ``[access]``: a backup or an export is a
-copy of every memory, quarantined content and provenance included. See ``docs/deployment.md``
+copy of memory, quarantined content and provenance included. What is copied is judged too
+(:func:`~meta_memory.access.requirements.copy_of`): an export naming a realm and an identity needs
+``operator.backup`` on that identity, so label, role and identity denies apply to it; a backup, and an
+export of more than one identity's realm-qualified scope, is refused to a caller under any deny of
+``operator.backup`` that could match a copied scope. See ``docs/deployment.md``
 ("Backup and restore") and ``docs/rpc.md``.
 """
 
@@ -12,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import Field, field_validator, model_validator
 
-from ...access.requirements import unscoped
+from ...access.requirements import copy_of
 from ...errors import InvalidParams
 from ...identity import parse_identity, parse_realm
 from ...limits import MAX_PATH_BYTES
@@ -27,7 +31,6 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["BackupParams", "ExportParams", "register"]
 
 #: The longest ``dest`` path accepted (bytes, UTF-8; Linux's PATH_MAX less its terminating NUL).
-MAX_DEST_BYTES = MAX_PATH_BYTES
 EXPORT_PAGE_BYTES = 1 << 20
 MAX_EXPORT_PAGE_BYTES = 8 << 20
 MIN_EXPORT_PAGE_BYTES = 64 << 10
@@ -45,8 +48,8 @@ class BackupParams(Params):
     def _dest(cls, value: Any) -> str:
         if not isinstance(value, str) or not value.strip():
             raise ValueError("dest must be a non-empty string")
-        if len(value.encode("utf-8", "surrogatepass")) > MAX_DEST_BYTES:
-            raise ValueError(f"dest must be at most {MAX_DEST_BYTES} bytes")
+        if len(value.encode("utf-8", "surrogatepass")) > MAX_PATH_BYTES:
+            raise ValueError(f"dest must be at most {MAX_PATH_BYTES} bytes")
         if any(ord(c) < 32 or ord(c) == 127 for c in value):
             raise ValueError("dest must not contain control characters")
         try:
@@ -103,7 +106,7 @@ def _owner(ctx: CallContext) -> str:
 
 
 def register(table: MethodTable) -> None:
-    @table.method("meta/storage/backup", BackupParams, requires=unscoped("operator.backup"), mutating=False,
+    @table.method("meta/storage/backup", BackupParams, requires=copy_of("operator.backup"), mutating=False,
                   result=BackupResult)
     def backup(runtime: "Runtime", ctx: CallContext, p: BackupParams) -> dict[str, Any]:
         """Write a consistent copy of the state directory into the new directory ``dest`` while serving.
@@ -118,7 +121,7 @@ def register(table: MethodTable) -> None:
                                 "dest")
         return runtime.backup(Path(root) / p.dest, root=Path(root)).to_dict()  # an absolute dest stays itself
 
-    @table.method("meta/storage/export", ExportParams, requires=unscoped("operator.backup"), mutating=False,
+    @table.method("meta/storage/export", ExportParams, requires=copy_of("operator.backup"), mutating=False,
                   result=ExportPageResult)
     def export(runtime: "Runtime", ctx: CallContext, p: ExportParams) -> dict[str, Any]:
         """The export file (``meta-memory export``) a page of lines at a time: start, then fetch by
