@@ -30,7 +30,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["BackupParams", "ExportParams", "register"]
 
-#: The longest ``dest`` path accepted (bytes, UTF-8; Linux's PATH_MAX less its terminating NUL).
 EXPORT_PAGE_BYTES = 1 << 20
 MAX_EXPORT_PAGE_BYTES = 8 << 20
 MIN_EXPORT_PAGE_BYTES = 64 << 10
