@@ -310,3 +310,90 @@ def test_any_word_prefix_before_a_valid_token_is_refused(prefix: str, token: str
 def test_ledger_values_refuse_a_glued_token() -> None:
     assert scan_values({"fact": "k" + GHP, "metadata": None}) == ("fact", "github-token")
     assert scan_values({"fact": "ok", "metadata": {"k" + GHP: "v"}}) == ("metadata", "github-token")
+
+
+# Real formats of GitLab, Slack and Google credentials, each with its length and alphabet.
+_GL = "a1B2c3D4e5F6g7H8i9J0"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("runner glrt-" + _GL, "gitlab-token"),
+        ("deploy gldt-" + _GL, "gitlab-token"),
+        ("trigger glptt-" + _GL * 2, "gitlab-token"),
+        ("scim glsoat-" + _GL, "gitlab-token"),
+        ("job glcbt-64_" + _GL, "gitlab-token"),
+        ("register with GR1348941" + _GL, "gitlab-token"),
+        ("xglrt-" + _GL, "gitlab-token"),  # glued like glpat-
+        ("refresh xoxe-1-" + "My0xLTIwNjI" * 4, "slack-token"),
+        ("rotating xoxe.xoxp-1-" + "Mi0yLTQ1NjI" * 3, "slack-token"),
+        ("refresh_token 1//0gA1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8S9t0uV", "google-oauth-secret"),
+        ("x1//0" + "eZ9y8X7w6V5u4T3s2R1q" * 2, "google-oauth-secret"),
+        # near misses: too short, or not a generated value
+        ("glrt-" + _GL[:19], None),
+        ("the gldt-tokens page lists deploy tokens", None),
+        ("GR1348941" + _GL[:19], None),
+        ("xoxe-1-short", None),
+        ("1//0" + "a1" * 19 + "a", None),  # 39 after the prefix
+        ("1//0" + "abcdefghij" * 5, None),  # one case, no digit: not generated
+        ("path/to1//0123456789012345678901234567890123456789012", None),
+    ],
+)
+def test_gitlab_slack_and_google_credential_formats(text: str, expected: str | None) -> None:
+    assert scan_text(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # an AWS key id glued to the word after it
+        ("AKIAIOSFODNN7EXAMPL1_prod", "aws-access-key-id"),
+        ("AKIAIOSFODNN7EXAMPL2prod", "aws-access-key-id"),
+        ("xASIAIOSFODNN7EXAMPL3-staging", "aws-access-key-id"),
+        # the other AWS prefixes and a split key still end a word (hex digests hold ACCA)
+        ("ACCA1B2C3D4E5F6A7B8Cdeadbeef", None),
+        ("QAAAwAaAKIAAQAAAAAABAAHAM0AAQAAAA", None),  # inside a base64 run: a longer upper-case run
+        ("AKIA IOSF ODNN 7EXA MPL1x", None),
+        # a JWT after a dash or a letter
+        ("-" + JWT, "jwt"),
+        ("x" + JWT, "jwt"),
+        ("token_" + JWT, "jwt"),
+        # sk-ant- and sk-proj- glued to a word
+        ("mysk-ant-api03-" + "a1B2c3D4e5F6g7H8i9J0a1B2c3D4", "anthropic-api-key"),
+        ("tasksk-ant-api03-" + "a1b2c3d4e5f6g7h8i9j0a1b2c3", "anthropic-api-key"),
+        ("keysk-proj-" + "a1B2c3D4e5F6g7H8i9J0a1B2c3D4", "openai-api-key"),
+        # words that happen to hold them, and a bare sk- glued to a word, are not keys
+        ("task-ant-colony-optimization-algorithm-v2", None),
+        ("task-proj-2024-migration-plan-for-the-team-v2", None),
+        ("mask-" + "a1B2c3D4e5F6g7H8i9J0a1B2c3D4e5F6g7H8", None),
+    ],
+)
+def test_a_credential_glued_to_a_word_on_either_side(text: str, expected: str | None) -> None:
+    assert scan_text(text) == expected
+
+
+@settings(max_examples=200)
+@given(st.sampled_from(["AKIA", "ASIA"]), st.text(alphabet="ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", min_size=16, max_size=16),
+       st.text(alphabet=_WORD_CHARS + "-.", max_size=12),
+       st.tuples(st.sampled_from("abcxyz_-. "), st.text(alphabet=_WORD_CHARS + "-", max_size=12)))
+def test_an_aws_key_id_is_refused_whatever_word_surrounds_it(prefix: str, body: str, before: str,
+                                                             after: tuple[str, str]) -> None:
+    # anything before it; after it, any word that does not continue its upper-case run
+    assert scan_text(before + prefix + body + "".join(after)) == "aws-access-key-id"
+
+
+@settings(max_examples=200)
+@given(st.text(alphabet="xyzXYZ019_-", min_size=1, max_size=12))  # letters that spell no other prefix
+def test_a_jwt_is_refused_after_any_word(before: str) -> None:
+    assert scan_text(before + JWT) == "jwt"
+    assert scan_values({"fact": "k" + before + JWT, "metadata": None}) == ("fact", "jwt")
+
+
+def test_a_jwt_anywhere_stays_linear() -> None:
+    import time
+
+    started = time.perf_counter()
+    for body in ("eyJ" * 30000, "x" + "eyJ" * 30000 + ".eyJ", ("eyJ" + "a" * 9 + ".") * 8000):
+        scan_text(body)
+    assert time.perf_counter() - started < 2.0

@@ -14,7 +14,7 @@ from meta_memory.agent_memory.secrets import SECRET_CLASSES, scan, scan_text
         ("found AKIAIOSFODNN7EXAMPLE in the logs", "aws-access-key-id"),
         ("ASIAIOSFODNN7EXAMPLE", "aws-access-key-id"),
         ("xAKIAIOSFODNN7EXAMPLE", "aws-access-key-id"),  # a distinctive prefix glued to a word
-        ("AKIAIOSFODNN7EXAMPLEX", None),
+        ("AKIAIOSFODNN7EXAMPLEX", None),  # a longer upper-case run (base64) is not a key id
         ("akiaiosfodnn7example", None),
         ("key=AKIAIOSFODNN7EXAMPLE.", "aws-access-key-id"),
         ("token ghp_" + "a1" * 18 + " here", "github-token"),

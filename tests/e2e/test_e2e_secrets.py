@@ -115,6 +115,15 @@ GLUED = {
     "github after a digit": "1ghp_" + "Ab1" * 12,
     "aws after a letter": "xAKIAIOSFODNN7EXAMPLE",
     "gitlab after a letter": "xglpat-" + "a1" * 10,
+    "aws before _prod": "AKIAIOSFODNN7EXAMPL1_prod",
+    "aws before a word": "AKIAIOSFODNN7EXAMPL2prod",
+    "jwt after a dash": "-eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+    "anthropic after a word": "mysk-ant-api03-" + "a1B2c3D4e5F6g7H8i9J0a1B2c3D4",
+    "openai project key after a word": "keysk-proj-" + "a1B2c3D4e5F6g7H8i9J0a1B2c3D4",
+    "gitlab runner token": "glrt-" + "a1B2c3D4e5F6g7H8i9J0",
+    "gitlab runner registration": "GR1348941" + "a1B2c3D4e5F6g7H8i9J0",
+    "slack refresh token": "xoxe-1-" + "A1B2C3D4E5F6G7H8I9J0a1b2c3d4e5f6g7h8i9j0",
+    "google refresh token": "1//0" + "gA1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8S9t0",
 }
 
 

@@ -73,6 +73,7 @@ WHERE = {
                                            "model": f"gpt token={KEY}1a2b"}}},
     "operator principal": {"provenance": {"evidence": [], "author": {"author": "operator",
                                                                      "principal": f"ops {KEY}"}}},
+    "metadata nested under its key": {"metadata": {"password": ["hunter2x"], "api_key": {"v": "a1b2c3d4e5f6g7h8i9j0k1"}}},
     "quarantine reason": {"status": {"status": "quarantined", "reason": f"held: {KEY}"}, "ever_quarantined": True},
 }
 
@@ -85,6 +86,7 @@ def test_a_secret_in_any_stored_string_refuses_the_file(tmp_path: Path, config_a
     assert out.returncode == 1, out.stdout + out.stderr
     assert "line 3" in out.stderr and "secret_detected" in out.stderr, out.stderr
     assert "IOSFODNN7" not in out.stderr + out.stdout and "hunter2x" not in out.stderr + out.stdout
+    assert "a1b2c3d4" not in out.stderr + out.stdout
     # nothing written: the refusal came before the first line landed
     state.mkdir(exist_ok=True)
     listed = mm("list", "--identity", ID, "--json", "--state-dir", str(state), *config_args)

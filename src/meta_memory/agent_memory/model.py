@@ -646,7 +646,7 @@ def _opt_expiry(data: dict[str, Any]) -> int | None:
 
 def metadata_strings(value: Any) -> list[str]:
     """What the secret scanner reads of a metadata value (:func:`~meta_memory.agent_memory.secrets.json_strings`:
-    every key and string, and each key with its scalar value as one ``{"key": value}`` text)."""
+    every key and string, and each key with every string or number under it as ``{"key": value}`` lines)."""
     return json_strings(value)
 
 

@@ -15,9 +15,11 @@ What is scanned (:func:`scan`, :func:`scan_values`):
 2. each field on its own, in order (title, description, body, each tag -- tags
    also upper-cased, as they are stored lower-cased -- then every other string the
    record stores: :meth:`~meta_memory.agent_memory.model.NewMemoryRecord.scanned_strings`,
-   the provenance, the ``metadata`` (:func:`json_strings`: every key and string, and each member
-   with a string or number value also as one ``{"key": value}`` text, so ``{"password": "hunter2x"}``
-   reads as the assignment it is) and, for a restored record, its id, scope key, status detail and links);
+   the provenance, the ``metadata`` (:func:`json_strings`: every key and string, and each key paired
+   with every string or number under it, however many arrays or objects stand between, as
+   ``{"key": value}`` lines, the key trimmed of white space -- so ``{"password": "hunter2x"}``,
+   ``{"password": ["hunter2x"]}`` and ``{"password ": {"v": "hunter2x"}}`` read as the assignment
+   they are) and, for a restored record, its id, scope key, status detail and links);
 3. the fields joined with nothing between them, so a key split across the title
    and the body is found.
 
@@ -26,23 +28,32 @@ names -- never the matched text):
 
 ============================ ==============================================================
 ``aws-access-key-id``        ``AKIA``/``ASIA``/``ABIA``/``ACCA``/``A3T?`` + 16 of ``[A-Z0-9]``, not
-                             followed by a word character (may be split by spaces, ``.``, ``_``, ``-``)
+                             followed by another of ``[A-Z0-9]``; ``AKIA``/``ASIA`` whole may run on
+                             into a word (``AKIA..._prod``), the others and a key split by spaces,
+                             ``.``, ``_``, ``-`` not
 ``github-token``             ``gh[pousr]_`` + >= 36 alphanumerics; ``github_pat_`` + >= 22
 ``private-key``              ``-----BEGIN`` + ``PRIVATE KEY-----``; or an unarmoured PEM body
                              (PKCS#1/PKCS#8/EC/OpenSSH/encrypted PKCS#8 DER prefixes + >= 40 base64)
-``anthropic-api-key``        ``sk-ant-`` + >= 24 of ``[A-Za-z0-9_-]``
+``anthropic-api-key``        ``sk-ant-`` + >= 24 of ``[A-Za-z0-9_-]`` (glued to a word: the value opens
+                             with a key kind such as ``api03-``, or mixes upper, lower and digits)
 ``openai-api-key``           ``sk-proj-``/``sk-svcacct-``/``sk-admin-`` + >= 20 (letters and digits);
-                             bare ``sk-`` + >= 32 with upper, lower and digit
-``slack-token``              ``xox[abposr]-`` + >= 10 (with a digit); ``xapp-``; Slack webhook URLs
+                             bare ``sk-`` + >= 32 with upper, lower and digit; ``sk-proj-`` glued
+                             to a word: the value mixes upper, lower and digits
+``slack-token``              ``xox[abposr]-`` + >= 10 (with a digit); ``xoxe-<n>-`` + >= 20 (refresh
+                             tokens; a rotating ``xoxe.xoxp-`` holds ``xoxp-``); ``xapp-``; Slack
+                             webhook URLs
 ``stripe-key``               ``sk_``/``rk_`` + ``live_``/``test_`` + >= 16; ``whsec_`` + >= 24
 ``google-api-key``           ``AIza`` + 35 of ``[A-Za-z0-9_-]``
-``google-oauth-secret``      ``GOCSPX-`` + >= 20; ``ya29.`` access tokens
-``gitlab-token``             ``glpat-`` + >= 20
+``google-oauth-secret``      ``GOCSPX-`` + >= 20; ``ya29.`` access tokens; ``1//0`` + >= 40 of
+                             ``[A-Za-z0-9_-]`` mixing upper, lower and digits (refresh tokens)
+``gitlab-token``             ``glpat-``/``glrt-``/``gldt-``/``glptt-``/``glsoat-``/``glcbt-`` + >= 20
+                             of ``[A-Za-z0-9_-]`` (access, runner, deploy, pipeline trigger, SCIM
+                             OAuth, CI/CD job tokens); ``GR1348941`` + >= 20 (runner registration)
 ``npm-token``                ``npm_`` + 36 alphanumerics
 ``pypi-token``               ``pypi-AgEIcHlwaS5vcmc`` + >= 16
 ``huggingface-token``        ``hf_`` + >= 30 alphanumerics
 ``sendgrid-api-key``         ``SG.<22>.<43>``
-``jwt``                      ``eyJ<header>.eyJ<payload>.<signature>``
+``jwt``                      ``eyJ<header>.eyJ<payload>.<signature>``, wherever it starts
 ``bearer-token``             ``Bearer`` + a token of >= 16 with a letter and a digit;
                              ``Authorization: Basic|Token <credential>``
 ``url-credentials``          ``scheme://user:password@`` (not a ``$VAR``/``{placeholder}``)
@@ -58,11 +69,17 @@ names -- never the matched text):
 
 What may come before a match. A distinctive fixed prefix is found wherever it occurs, glued to
 a word or not (``tok_ghp_...``, ``xAKIA...``, ``1glpat-...``): ``gh[pousr]_``, ``github_pat_``
-(glued: its value holds a digit), ``AKIA``/``ASIA`` whole, ``glpat-``, ``npm_`` (glued: its value
-holds a digit), ``xox?-``, ``xapp-``, Slack webhook URLs, ``whsec_``, ``AIza``, ``GOCSPX-`` and
-``pypi-AgEIcHlwaS5vcmc``. A prefix that also ends ordinary words or identifiers must start a word:
-``sk-`` (``task-``), ``sk_``/``rk_`` (``framework_test_``), ``hf_``, ``SG.``, ``ya29.``, the
-other AWS prefixes (``ACCA`` is hex) and a split AWS key id.
+(glued: its value holds a digit), ``AKIA``/``ASIA`` whole, the GitLab prefixes, ``npm_`` (glued:
+its value holds a digit), ``xox?-``, ``xapp-``, Slack webhook URLs, ``whsec_``, ``AIza``,
+``GOCSPX-``, ``1//0``, ``pypi-AgEIcHlwaS5vcmc``, a JWT's ``eyJ`` (``-eyJ...``, ``xeyJ...``), and
+``sk-ant-``/``sk-proj-`` (glued: a value that looks generated, as ``task-ant-colony-...`` is a word).
+A prefix that also ends ordinary words or identifiers must start a word: bare ``sk-`` (``task-``),
+``sk_``/``rk_`` (``framework_test_``), ``hf_``, ``SG.``, ``ya29.``, the other AWS prefixes (``ACCA``
+is hex) and a split AWS key id.
+
+What may come after a match: anything, except that an AWS key id must not continue into a longer run
+of upper case and digits (base64 text holds such runs), and the other AWS prefixes and a split key
+must end a word.
 
 Limits (documented in ``docs/security.md``): a secret paraphrased in prose
 ("my password is hunter2"), spelled out with spaces, encoded (base64 of a key),
@@ -241,18 +258,42 @@ def _password_assignment(match: re.Match[str]) -> bool:
         if not _after_boundary(match, _ALNUM):
             return False  # ``bypass``, ``compass``
         bare_word = not (start >= 2 and text[start - 1] in "_-." and text[start - 2] in _ALNUM)
-    quoted = match["dq"] is not None or match["sq"] is not None
-    return _password_value_counts(match["dq"] or match["sq"] or match["v"] or "", match["sep"], quoted,
+    quoted = match["v"] is None
+    return _password_value_counts(match["dq"] or match["dl"] or match["sq"] or match["sl"] or match["v"] or "",
+                                  match["sep"], quoted,
                                   bare_word=bare_word)
+
+
+def _aws_key_id(match: re.Match[str]) -> bool:
+    """``AKIA``/``ASIA`` + 16 whole: found glued to anything before it and to any word after it that does
+    not continue its run of upper case and digits. The other prefixes, and a key split by separators,
+    must start a word and end one."""
+    if match["whole"] is not None and match["p"] in ("AKIA", "ASIA"):
+        return True
+    return _after_boundary(match, _WORD) and (match["whole"] is None or match["end"] is not None)
+
+
+#: The kind and version that open an Anthropic key's value (``api03-``, ``admin01-``).
+_ANTHROPIC_KIND = re.compile(r"(?:api|admin|oat|ort)[0-9]{2}-")
+
+
+def _anthropic_key(match: re.Match[str]) -> bool:
+    """``sk-ant-`` starting a word, or glued to one (``task-ant-colony-...`` is a word) with a value that
+    opens with a key kind (``api03-``) or looks generated (upper case, lower case and digits mixed)."""
+    value = match["v"]
+    return _after_boundary(match, _WORD_DASH) or _ANTHROPIC_KIND.match(value) is not None or _mixed(value)
 
 
 _RULES: tuple[_Rule, ...] = (
     _Rule("aws-access-key-id", ("AKIA", "ASIA", "ABIA", "ACCA", "A3T"),
           # whole, or split by white space, dashes, dots or underscores between its characters
+          # ``AKIA``/``ASIA`` + 16 whole is a key id whatever word follows it (``AKIA..._prod``,
+          # ``AKIA...prod``), not the start of a longer upper-case run (base64); the other prefixes and
+          # a split key must not run on into a word
           re.compile(r"(?P<p>AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])"
-                     r"(?:(?P<whole>[A-Z0-9]{16})|(?:[\s._-]{0,3}[A-Z0-9]){16})(?![A-Za-z0-9_])"),
+                     r"(?:(?P<whole>[A-Z0-9]{16})(?![A-Z0-9])(?P<end>(?![a-z_]))?|(?:[\s._-]{0,3}[A-Z0-9]){16}(?![A-Za-z0-9_]))"),
           # ``AKIA``/``ASIA`` whole may follow anything; the others (``ACCA`` is hex) and a split key start a word
-          lambda m: _after_boundary(m, _WORD) or (m["whole"] is not None and m["p"] in ("AKIA", "ASIA"))),
+          _aws_key_id),
     _Rule("github-token", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
           re.compile(r"gh[pousr]_[A-Za-z0-9]{36}|github_pat_(?P<pat>[A-Za-z0-9_]{22})"),
           # glued to a word: ``github_pat_`` continues snake_case names, so its value must hold a digit
@@ -263,14 +304,17 @@ _RULES: tuple[_Rule, ...] = (
               r"|(?:MII[A-Za-z0-9+/]{3}IBA(?:AK|DAN)|MIG[A-Za-z0-9+/]{2}gE(?:AMB|BBD)|MHcCAQEE|MC4CAQAwBQYDK2Vw"
               r"|MII[A-Za-z0-9+/]{3}BfBgkqhkiG9w0BBQ0|b3BlbnNzaC1rZXktdjE)[A-Za-z0-9+/=\s]{40}"
           )),
-    _Rule("anthropic-api-key", ("sk-ant-",), re.compile(r"sk-ant-[A-Za-z0-9_-]{24,}"),
-          lambda m: _after_boundary(m, _WORD_DASH)),
+    # ``sk-ant-`` anywhere; glued to a word (``task-ant-colony-...``) the value must look generated
+    _Rule("anthropic-api-key", ("sk-ant-",), re.compile(r"sk-ant-(?P<v>[A-Za-z0-9_-]{24,})"),
+          _anthropic_key),
+    # ``sk-proj-`` anywhere (glued: a generated value); bare ``sk-`` and the other kinds start a word
     _Rule("openai-api-key", ("sk-",),
           re.compile(r"sk-(?:(?P<kind>proj|svcacct|admin)-)?(?P<v>[A-Za-z0-9_-]{20,})"),
-          lambda m: _after_boundary(m, _WORD_DASH) and (
+          lambda m: (_after_boundary(m, _WORD_DASH) or (m["kind"] == "proj" and _mixed(m["v"]))) and (
               _has_digit_letter(m["v"]) if m["kind"] else (len(m["v"]) >= 32 and _mixed(m["v"])))),
+    # ``xoxe-1-...`` refresh tokens; a rotating ``xoxe.xoxp-1-...`` holds ``xoxp-``
     _Rule("slack-token", ("xox", "xapp-", "hooks.slack.com"),
-          re.compile(r"xox[abposr]-(?P<v>[A-Za-z0-9-]{10,})|xapp-[0-9]-[A-Za-z0-9-]{10,}"
+          re.compile(r"xox[abposr]-(?P<v>[A-Za-z0-9-]{10,})|xapp-[0-9]-[A-Za-z0-9-]{10,}|xoxe-[0-9]+-[A-Za-z0-9-]{20,}"
                      r"|hooks\.slack\.com/services/T[A-Za-z0-9]+/B[A-Za-z0-9]+/[A-Za-z0-9]{8,}"),
           lambda m: m["v"] is None or bool(_DIGIT.search(m["v"]))),
     _Rule("stripe-key", ("sk_live_", "sk_test_", "rk_live_", "rk_test_", "whsec_"),
@@ -278,10 +322,14 @@ _RULES: tuple[_Rule, ...] = (
           # ``sk_``/``rk_`` end words (``framework_test_...``): only those start a word
           lambda m: m["sk"] is None or _after_boundary(m, _WORD)),
     _Rule("google-api-key", ("AIza",), re.compile(r"AIza[A-Za-z0-9_-]{35}")),
-    _Rule("google-oauth-secret", ("GOCSPX-", "ya29."),
-          re.compile(r"GOCSPX-[A-Za-z0-9_-]{20,}|(?P<ya>ya29\.[A-Za-z0-9_-]{20,})"),
-          lambda m: m["ya"] is None or _after_boundary(m, _WORD)),
-    _Rule("gitlab-token", ("glpat-",), re.compile(r"glpat-[A-Za-z0-9_-]{20,}")),
+    # client secrets, ``ya29.`` access tokens and ``1//0`` refresh tokens (a generated value)
+    _Rule("google-oauth-secret", ("GOCSPX-", "ya29.", "1//0"),
+          re.compile(r"GOCSPX-[A-Za-z0-9_-]{20,}|(?P<ya>ya29\.[A-Za-z0-9_-]{20,})|1//0(?P<rt>[A-Za-z0-9_-]{40,})"),
+          lambda m: (m["ya"] is None or _after_boundary(m, _WORD)) and (m["rt"] is None or _mixed(m["rt"]))),
+    # personal/project/group access, runner, deploy, pipeline trigger, SCIM OAuth and CI/CD job tokens;
+    # runner registration tokens
+    _Rule("gitlab-token", ("glpat-", "glrt-", "gldt-", "glptt-", "glsoat-", "glcbt-", "GR1348941"),
+          re.compile(r"(?:glpat|glrt|gldt|glptt|glsoat|glcbt)-[A-Za-z0-9_-]{20,}|GR1348941[A-Za-z0-9_-]{20,}")),
     _Rule("npm-token", ("npm_",), re.compile(r"npm_(?P<v>[A-Za-z0-9]{36})"),
           # glued to a word (``run_npm_...`` is a snake_case name): the value must hold a digit
           lambda m: _after_boundary(m, _WORD) or bool(_DIGIT.search(m["v"]))),
@@ -290,9 +338,10 @@ _RULES: tuple[_Rule, ...] = (
           lambda m: _after_boundary(m, _WORD) and _mixed(m["v"])),
     _Rule("sendgrid-api-key", ("SG.",), re.compile(r"SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}"),
           lambda m: _after_boundary(m, _WORD)),
-    # Only at the start of a token run, and possessive: ``eyJeyJeyJ...`` stays linear.
+    # Anywhere (``-eyJ...``, ``xeyJ...``). The header runs to the next ``eyJ`` at most, and every run is
+    # possessive: each start reads only up to the next one, so ``eyJeyJeyJ...`` stays linear.
     _Rule("jwt", ("eyJ",),
-          re.compile(r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,}+\.eyJ[A-Za-z0-9_-]{8,}+\.[A-Za-z0-9_-]*+")),
+          re.compile(r"eyJ(?:(?!eyJ)[A-Za-z0-9_-]){8,}+\.eyJ[A-Za-z0-9_-]{8,}+\.[A-Za-z0-9_-]*+")),
     _Rule("bearer-token", ("bearer", "authorization"),
           re.compile(r"bearer[ \t]+(?P<v>[a-z0-9._~+/-]{16,}=*)"
                      r"|authorization[ \t]*[:=][ \t]*(?:basic|token|digest)[ \t]+(?P<b>[a-z0-9._~+/-]{8,}=*)"),
@@ -303,14 +352,18 @@ _RULES: tuple[_Rule, ...] = (
           and not m["v"].startswith(_PLACEHOLDER_START) and not set(m["v"]) <= _MASK_CHARS),
     _Rule("password-assignment", ("pass", "pwd"),
           re.compile(r"(?P<k>" + "|".join(_PASSWORD_KEYS + _WEAK_PASSWORD_KEYS) + r")(?P<kq>[\"'])?[ \t]*"
-                     r"(?P<sep>[:=])[ \t]*"
-                     r"(?:\"(?P<dq>[^\"\n]{1,256})\"|'(?P<sq>[^'\n]{1,256})'|(?P<v>[^\s\"',;]{1,256}))"),
+                     # a quoted value may open a list (``"password": ["..."]``); it is closed, or longer
+                     # than 256 characters (its first 256 are read)
+                     r"(?P<sep>[:=])[ \t]*(?:\[[ \t]*(?=[\"']))?"
+                     r"(?:\"(?:(?P<dq>[^\"\n]{1,256})\"|(?P<dl>[^\"\n]{256}))"
+                     r"|'(?:(?P<sq>[^'\n]{1,256})'|(?P<sl>[^'\n]{256}))"
+                     r"|(?P<v>[^\s\"',;]{1,256}))"),
           _password_assignment, lower=True, anchored=True),
     # Every credential key name ends in key, secret or token: match that tail (fast), then check the
     # whole key name and its prefix boundary just before it.
     _Rule("credential-assignment", ("key", "secret", "token"),
           # ``=`` only as trailing padding, so ``key=key=key=...`` cannot make every attempt scan the rest.
-          re.compile(r"(?:key|secret|token)[\"']?[ \t]*[=:][ \t]*[\"']?(?P<v>[a-z0-9_\-/+.]{16,512}+={0,2})"),
+          re.compile(r"(?:key|secret|token)[\"']?[ \t]*[=:][ \t]*(?:\[[ \t]*(?=[\"']))?[\"']?(?P<v>[a-z0-9_\-/+.]{16,512}+={0,2})"),
           _credential_assignment, lower=True, anchored=True),
 )
 
@@ -565,6 +618,14 @@ def scan_record(record: _ScannedRecord, *more: str) -> str | None:
                 (*(m for m in more if m), *record.scanned_strings()))
 
 
+#: How many levels of arrays and objects below a key the values paired with it are read from: a stored
+#: metadata value nests at most 5 levels in all, so every value under every key is paired.
+PAIR_DEPTH = 5
+#: At most this many distinct values are paired with one key. Metadata that the field rules accept
+#: (at most 8 KiB as canonical JSON) holds fewer: each value takes a byte and a separator at least.
+MAX_PAIRED_VALUES = 4096
+
+
 def _strings(value: Any, out: list[str], depth: int = 0) -> None:
     if depth > 64:
         return
@@ -583,20 +644,54 @@ def _strings(value: Any, out: list[str], depth: int = 0) -> None:
             _strings(item, out, depth + 1)
 
 
+#: What a key name's end may carry that an assignment would read as its separator (``"password:"``).
+_KEY_END = re.compile(r"[\s:=]+$")
+
+
+def _scalars_under(value: Any, found: dict[str, None], depth: int = 0) -> None:
+    """Every string and number in ``value`` as JSON text, into ``found`` (insertion-ordered, so each
+    once), through at most :data:`PAIR_DEPTH` levels of arrays and objects and at most
+    :data:`MAX_PAIRED_VALUES` values. Object keys below are not values."""
+    if len(found) >= MAX_PAIRED_VALUES or isinstance(value, bool):
+        return
+    if isinstance(value, (str, int, float)):
+        found[json.dumps(value, ensure_ascii=False)] = None
+    elif depth < PAIR_DEPTH:
+        items = value.values() if isinstance(value, Mapping) else value if isinstance(value, (list, tuple)) else ()
+        for item in items:
+            _scalars_under(item, found, depth + 1)
+
+
 def _pair_text(key: str, value: Any) -> str | None:
-    """A JSON object member ``key`` -> scalar ``value`` as the text ``{"key": value}``, so an assignment
-    split into a key and its value (``{"password": "hunter2x"}``) is seen whole; ``None`` for a value
-    that is not a string or a number (a nested object's own members are paired where they stand)."""
-    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+    """The object member ``key`` -> ``value`` as assignments the rules read whole: one ``{"key": v}``
+    line for each string or number ``v`` anywhere under the key (directly, or inside arrays and objects
+    up to :data:`PAIR_DEPTH` levels down), each line ending in a line break; the key read as the scanner
+    reads it, trimmed of white space and of a trailing ``:`` or ``=`` (``{"password ": ["hunter2x"]}``
+    reads ``{"password": "hunter2x"}``).
+
+    ``None`` when there is nothing to pair, or when the key holds no rule's trigger: a match in the
+    pair that is in neither the key nor a value alone would start in the key, at its trigger. The
+    pairs are bounded: at most :data:`MAX_PAIRED_VALUES` per key, and a metadata value the field rules
+    accept has at most 4 keys above any value, so at most 4 x 4096 = 16,384 pairs in all, in at most
+    128 texts (one per key)."""
+    name = _KEY_END.sub("", normalise_for_scan(key)).strip()
+    if not name or not _has_trigger(name):
         return None
-    return json.dumps({key: value}, ensure_ascii=False)
+    values: dict[str, None] = {}
+    _scalars_under(value, values)
+    if not values:
+        return None
+    prefix = "{" + json.dumps(name, ensure_ascii=False) + ": "
+    # each pair ends its line: the next string read does not run on into the last value
+    return "".join(prefix + v + "}\n" for v in values)
 
 
 def json_strings(value: Any) -> list[str]:
     """What the scanner reads of a JSON value (a record's or an assertion's ``metadata``): every string
-    and key, depth first, and each member with a string or number value as its own ``{"key": value}``
-    text (the assignment rules need the key and its value together). Nesting beyond 64 is not read
-    (the field rules refuse it before a scan)."""
+    and key, depth first, and after each key whose name holds a rule's trigger the ``{"key": value}``
+    lines of :func:`_pair_text` (the assignment rules need a key and its value together, whatever
+    arrays or objects stand between them). Nesting beyond 64 is not read (the field rules refuse it
+    before a scan)."""
     out: list[str] = []
     _strings(value, out)
     return out
