@@ -326,7 +326,7 @@ def test_scope_realm_must_match(agent_store: AgentMemoryStore) -> None:
 def test_overlong_realm_is_refused_not_crashed(agent_store: AgentMemoryStore) -> None:
     with pytest.raises(AgentMemoryError) as info:
         record_writes.remember(agent_store, "/" * 100, ID, "t", "b")
-    assert info.value.reason == "invalid_record" and "realm name is too long" in info.value.detail
+    assert info.value.reason == "invalid_record" and "realm must be at most 239 bytes once encoded as a file name" in info.value.detail
     assert agent_store.list_realms() == []
 
 

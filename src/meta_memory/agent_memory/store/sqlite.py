@@ -144,8 +144,9 @@ def realm_db_path(root: Path, realm: str) -> Path:
     """``<root>/<encode_path_segment(realm)>.sqlite3``, from the path authority
     (:class:`~meta_memory.storage.layout.AgentMemoryPaths`).
 
-    Raises ``AgentMemoryError("invalid_record", "realm name is too long ...")``
-    when the encoded file name exceeds 255 bytes.
+    Raises ``AgentMemoryError("invalid_record", "realm must be at most 239 bytes once encoded ...")``
+    when the encoded name leaves no room for the database's own side files in 255 bytes
+    (:func:`~meta_memory.storage.layout.realm_file_name_problem`).
     """
     return _realm_db_path(AgentMemoryPaths(root), realm)
 
