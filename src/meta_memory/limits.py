@@ -48,6 +48,8 @@ __all__ = [
     "DEFAULT_MAX_BATCH_MS",
     "DEFAULT_MAX_IN_FLIGHT",
     "DEFAULT_MAX_PER_KEY",
+    "MAX_OPEN_HARVESTS_PER_IDENTITY",
+    "MAX_INJECTIONS_PER_IDENTITY",
 ]
 
 #: One day in milliseconds.
@@ -86,6 +88,12 @@ MAX_MAX_REALMS: Final = 1_000_000
 #: pass it is refused; erasing, the tombstone sweep or deciding a proposal frees room).
 DEFAULT_IDENTITY_RECORD_LIMIT: Final = 2_000_000
 MAX_IDENTITY_RECORD_LIMIT: Final = 1_000_000_000
+#: Most pending (not yet decided) exit-interview harvests one identity may have in a realm: a
+#: ``meta/session/retire`` past it is refused (``limit``) until a dream decides or an erase removes some.
+MAX_OPEN_HARVESTS_PER_IDENTITY: Final = 64
+#: Most injection-ledger rows (``injections``) kept per identity in a realm: writing more prunes that
+#: identity's oldest rows in the same transaction. The usage counters on the records are not affected.
+MAX_INJECTIONS_PER_IDENTITY: Final = 4096
 #: ``agent_memory.max_open_realms``: most realms with open SQLite connections (LRU-closed).
 DEFAULT_MAX_OPEN_REALMS: Final = 32
 MAX_MAX_OPEN_REALMS: Final = 4096

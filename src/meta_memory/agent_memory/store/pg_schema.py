@@ -512,6 +512,9 @@ def migrations(schema: str) -> list[tuple[int, str, list[str]]]:
         (15, "erasure-casefolded-hashes", _erasure_casefolded_hashes(schema)),
         # No step 16 here: SQLite's step 16 widens its records generation's trigger (SQLite only, as step 13).
         (17, "proposal-scope-rows", _proposal_scope_rows(schema)),
+        (18, "injection-identity-index", [
+            "CREATE INDEX IF NOT EXISTS injections_identity_idx ON injections (realm, identity, injection_id)",
+        ]),
     ]
 
 

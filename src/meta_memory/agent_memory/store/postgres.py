@@ -91,7 +91,7 @@ from meta_memory.agent_memory.store.telemetry import (
 from meta_memory.clock import Clock, SystemClock
 from meta_memory.errors import AgentMemoryError
 from meta_memory.identity import parse_realm
-from meta_memory.limits import DEFAULT_IDENTITY_RECORD_LIMIT
+from meta_memory.limits import DEFAULT_IDENTITY_RECORD_LIMIT, MAX_INJECTIONS_PER_IDENTITY
 from meta_memory.observability.tracing import span
 from meta_memory.recall import bm25, fts
 from meta_memory.storage.disk import disk_full_error, is_disk_full
@@ -1235,6 +1235,17 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore[psycopg.Connection[Any]]):
                     )
         if injections:
             self._insert_rows(conn, name, "injections", INJECTION_COLUMNS, injections)
+            # Keep each identity's newest MAX_INJECTIONS_PER_IDENTITY ledger rows (a bounded telemetry table).
+            with conn.cursor() as cur:
+                cur.executemany(
+                    self._sql(
+                        "DELETE FROM §injections WHERE realm = %s AND identity = %s AND injection_id <= "
+                        "(SELECT injection_id FROM §injections WHERE realm = %s AND identity = %s "
+                        "ORDER BY injection_id DESC LIMIT 1 OFFSET %s)"
+                    ),
+                    [(name, ident, name, ident, MAX_INJECTIONS_PER_IDENTITY)
+                     for ident in sorted({row[1] for row in injections})],
+                )
 
     def _telemetry_tx(self, name: str, fn: Callable[[psycopg.Connection[Any]], None]) -> None:
         """One telemetry transaction on realm ``name``, without the realm lock."""

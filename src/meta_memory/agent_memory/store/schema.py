@@ -368,6 +368,10 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
     (15, "erasure-casefolded-hashes", _ERASURE_CASEFOLDED_HASHES),
     (16, "records-generation-all-columns", _RECORDS_GENERATION_ALL_COLUMNS),
     (17, "proposal-scope-rows", _PROPOSAL_SCOPE_ROWS),
+    # The injection ledger's per-identity prune (newest rows kept) seeks an identity's rows by id.
+    (18, "injection-identity-index", [
+        "CREATE INDEX IF NOT EXISTS injections_identity_idx ON injections(identity, injection_id)",
+    ]),
 ]
 """``(version, name, statements)`` of domain :data:`SCHEMA_DOMAIN`, applied in order."""
 

@@ -106,6 +106,7 @@ from meta_memory.limits import (
     DEFAULT_MAX_OPEN_REALMS,
     DEFAULT_MAX_REALMS,
     DEFAULT_SQLITE_CACHE_MB,
+    MAX_INJECTIONS_PER_IDENTITY,
 )
 from meta_memory.observability.tracing import span
 from meta_memory.recall import bm25, fts
@@ -943,6 +944,11 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore[sqlite3.Connection]):
                 [(calls, at_ms, memory_id) for memory_id, (calls, at_ms) in per.items()])
         if injections:
             self._insert_rows(conn, realm, "injections", INJECTION_COLUMNS, injections)
+            # Keep each identity's newest MAX_INJECTIONS_PER_IDENTITY ledger rows (a bounded telemetry table).
+            conn.executemany(
+                "DELETE FROM injections WHERE identity = ? AND injection_id <= (SELECT injection_id FROM injections "
+                "WHERE identity = ? ORDER BY injection_id DESC LIMIT 1 OFFSET ?)",
+                [(ident, ident, MAX_INJECTIONS_PER_IDENTITY) for ident in sorted({row[1] for row in injections})])
 
     @contextlib.contextmanager
     def _realm_transaction(self, db: _RealmDb) -> Iterator[WriteTx]:

@@ -41,6 +41,8 @@ from meta_memory.agent_memory.model import Scope
 from meta_memory.agent_memory.store.base import dumps
 from meta_memory.agent_memory.store.dialect import SQLITE, Dialect
 from meta_memory.agent_memory.store.shared_ddl import AUDIT_TOKEN_INDEXED
+from meta_memory.errors import AgentMemoryError
+from meta_memory.limits import MAX_OPEN_HARVESTS_PER_IDENTITY
 
 __all__ = [
     "AUDIT_INSERT_COLUMNS",
@@ -428,7 +430,20 @@ class Harvests(HarvestReads):
     __slots__ = ()
 
     def insert(self, identity: str, session_key: str | None, cause: str, at_ms: int) -> bool:
-        """Record a pending harvest unless that (identity, time) is already recorded; ``False`` then."""
+        """Record a pending harvest unless that (identity, time) is already recorded; ``False`` then.
+
+        Raises ``AgentMemoryError("limit", ...)`` (naming ``max_open_harvests_per_identity``) when
+        ``identity`` already has :data:`~meta_memory.limits.MAX_OPEN_HARVESTS_PER_IDENTITY` pending
+        harvests in this realm; nothing is written then."""
+        row = self._sql.one(
+            "SELECT COUNT(*) FROM pending_harvests WHERE identity = ? AND status = 'pending'", (identity,))
+        open_now = int(row[0]) if row is not None else 0
+        if open_now >= MAX_OPEN_HARVESTS_PER_IDENTITY:
+            raise AgentMemoryError(
+                "limit",
+                f"identity '{identity}' of realm '{self.realm}' has {open_now} pending harvests and "
+                f"max_open_harvests_per_identity = {MAX_OPEN_HARVESTS_PER_IDENTITY}; a dream must decide "
+                "some before the next meta/session/retire")
         prefix, suffix = self._sql.dialect.insert_ignore
         return self._sql.changed(
             f"{prefix} INTO pending_harvests(identity, session_key, cause, retired_at_ms, status) "
