@@ -358,9 +358,13 @@ export interface InjectResult {
   surface: "turn" | "build";
 }
 
+/**
+ * One injection-ledger row. It carries no row number: the ledger's numbering is shared by every
+ * identity of a realm (on PostgreSQL by every realm), so two numbers of one reader's rows would count
+ * the injections of identities it may not see.
+ */
 export interface InjectionRow {
   realm: string;
-  injectionId: number;
   recordId: string;
   identity: string;
   sessionKey: string | null;

@@ -175,8 +175,11 @@ class ChainRow(RecordRow):
 
 
 class InjectionRow(Result):
+    """One injection-ledger row. It carries no row number: the ledger's numbering is shared by every
+    identity of a realm (on PostgreSQL by every realm), so two numbers of one reader's rows would count
+    the injections of identities it may not see."""
+
     realm: str
-    injection_id: int
     record_id: str
     identity: str
     session_key: str | None

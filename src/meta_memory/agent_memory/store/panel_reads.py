@@ -138,7 +138,8 @@ class RecordRow:
 @dataclass(frozen=True)
 class InjectionLedgerRow:
     """One ``injections`` row: ``record_id`` went into ``identity``'s context at ``at_ms``
-    via ``surface`` (``build`` | ``turn``); ``session_key`` is ``None`` for the build surface."""
+    via ``surface`` (``build`` | ``turn``); ``session_key`` is ``None`` for the build surface.
+    ``injection_id`` (the ledger's row number, shared by every identity) orders rows and is never shown."""
 
     realm: str
     injection_id: int
@@ -149,8 +150,10 @@ class InjectionLedgerRow:
     at_ms: int
 
     def to_json(self) -> dict[str, Any]:
-        """``{realm, injection_id, record_id, identity, session_key, surface, at_ms}``."""
-        return asdict(self)
+        """``{realm, record_id, identity, session_key, surface, at_ms}`` (no ``injection_id``)."""
+        out = asdict(self)
+        del out["injection_id"]
+        return out
 
 
 @dataclass(frozen=True)

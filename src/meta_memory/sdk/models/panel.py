@@ -47,7 +47,7 @@ class PanelChainRecord(wire.ChainRow, PanelRecord):
 
 
 class PanelInjection(wire.InjectionRow, OpenModel):
-    """One injection-ledger row: ``{realm, injection_id, record_id, identity, session_key, surface, at_ms}``."""
+    """One injection-ledger row: ``{realm, record_id, identity, session_key, surface, at_ms}``."""
 
     model_config = OPEN
 
