@@ -9,6 +9,11 @@ as the store writes). When ``detect-secrets`` is installed, its line-based plugi
 formats are timed on the same text for comparison. Prints p50/p99 in milliseconds and the
 ratios to the insert.
 
+Then adversarial metadata at the field rules' caps, scanned as the ledger scans it
+(``scan_values``) and as a record's write scans it (``scan`` over ``json_strings``): 120 members
+whose keys hold a trigger word with short values (many seams), three nested credential keys over
+1,600 numbers, and the same with 64-byte keys.
+
 Usage::
 
     python3 benchmarks/secret_scan.py [--iterations 200] [--dir PATH] [--json]
@@ -25,7 +30,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from meta_memory.agent_memory.secrets import scan
+from meta_memory.agent_memory import secrets
+from meta_memory.agent_memory.secrets import json_strings, scan, scan_values
 
 SIZE = 64 * 1024
 SENTENCES = (
@@ -56,6 +62,23 @@ BODIES = {
     "adversarial": ("eyJ" * 3000 + "key=" * 3000 + "password=" * 1500 + "sk-" * 3000 + "a://" * 2000
                     + "MII" * 3000)[:SIZE],
 }
+
+
+
+def _long_key(word: str) -> str:
+    return (word + "_" + "x" * 64)[:64]
+
+
+METADATA = {
+    "120 trigger keys": {f"token_{i}": f"v{i}" for i in range(120)},
+    "nested 1600 numbers": {"secret": {"token": {"api_key": list(range(1600))}}},
+    "nested, 64-byte keys": {_long_key("password"): {_long_key("secret"): {_long_key("api_key"): list(range(1400))}}},
+}
+
+
+def _metadata_scan(value: object) -> None:
+    secrets._clean_memo.clear()  # the write path's memo would answer a repeat without scanning
+    scan("Conversation notes", "", "", ("notes",), json_strings(value))
 
 
 def percentile(samples: list[float], q: float) -> float:
@@ -131,12 +154,23 @@ def main() -> int:
                 row["detect-secrets_over_insert_p50"] = row["detect-secrets_p50_ms"] / row["insert_p50_ms"]
             results[name] = row
         conn.close()
+    for name, value in METADATA.items():
+        ledger = [_timed(lambda value=value: scan_values({"metadata": value})) for _ in range(args.iterations)]
+        record = [_timed(lambda value=value: _metadata_scan(value)) for _ in range(args.iterations)]
+        results[f"metadata: {name}"] = {
+            "scan_values_p50_ms": percentile(ledger, 0.5), "scan_values_p99_ms": percentile(ledger, 0.99),
+            "record_scan_p50_ms": percentile(record, 0.5), "record_scan_p99_ms": percentile(record, 0.99),
+        }
     if args.json:
         json.dump(results, sys.stdout, indent=2)
         print()
         return 0
     print(f"secret scan per 64 KiB write ({args.iterations} iterations; ms, ratio to a durable SQLite insert)")
     for name, row in results.items():
+        if name.startswith("metadata: "):
+            print(f"  {name:32s} scan_values p50 {row['scan_values_p50_ms']:.2f} p99 {row['scan_values_p99_ms']:.2f}  "
+                  f"record scan p50 {row['record_scan_p50_ms']:.2f} p99 {row['record_scan_p99_ms']:.2f}")
+            continue
         line = (f"  {name:16s} scan p50 {row['scan_p50_ms']:.3f} p99 {row['scan_p99_ms']:.3f}  "
                 f"insert p50 {row['insert_p50_ms']:.3f} p99 {row['insert_p99_ms']:.3f}  "
                 f"scan/insert {row['scan_over_insert_p50']:.2f}x")

@@ -460,17 +460,47 @@ def _has_trigger(text: str, lowered: str | None = None) -> bool:
     return False
 
 
-def _find(text: str, seam: int | None = None, *, prefilter: bool = True) -> str | None:
+#: Every rule's triggers, each with the rule's index, gated as :data:`_CASED_GATES` (the rules matched on
+#: the text as written) and the triggers of the rules matched on the lower-cased copy.
+_RULE_GATES = tuple(
+    (gate, tuple((t, i) for i, rule in enumerate(_RULES) if not rule.lower for t in rule.triggers if t in members))
+    for gate, members in _gated(tuple(t for rule in _RULES if not rule.lower for t in rule.triggers))
+)
+_LOWER_RULE_TRIGGERS = tuple((t, i) for i, rule in enumerate(_RULES) if rule.lower for t in rule.triggers)
+
+
+def _present_rules(text: str, lowered: str) -> list[_Rule]:
+    """The rules, in check order, one of whose triggers occurs in ``text`` (or, for a rule matched on
+    the lower-cased copy, in ``lowered``): one pass over the gated triggers instead of one per rule."""
+    present: set[int] = set()
+    for gate, triggers in _RULE_GATES:
+        if gate in text:  # always true for the ungated ("")
+            for trigger, index in triggers:
+                if index not in present and trigger in text:
+                    present.add(index)
+    for trigger, index in _LOWER_RULE_TRIGGERS:
+        if index not in present and trigger in lowered:
+            present.add(index)
+    return [_RULES[i] for i in sorted(present)]
+
+
+def _find(
+    text: str, seam: int | None = None, *, prefilter: bool = True, candidates: list[_Rule] | None = None
+) -> str | None:
     """The first class matching in ``text`` (already folded); with ``seam``, only matches that
     straddle that offset count (the parts either side were scanned on their own). ``prefilter``
-    (off only to test that it changes no answer) stops early when no trigger occurs."""
+    (off only to test that it changes no answer) stops early when no trigger occurs. ``candidates``:
+    the rules present in a text that holds ``text`` (see :func:`_present_rules`); only those are
+    tried, each where one of its triggers occurs in ``text``."""
     lowered = _lower_keeping_offsets(text)
-    if prefilter and not _has_trigger(text, lowered):
-        return None  # no rule's trigger occurs: no rule can match
-    for rule in _RULES:
+    if candidates is not None:
+        rules = [r for r in candidates if any(t in (lowered if r.lower else text) for t in r.triggers)]
+    elif prefilter:
+        rules = _present_rules(text, lowered)  # no rule's trigger occurs: no rule can match
+    else:
+        rules = [r for r in _RULES if any(t in (lowered if r.lower else text) for t in r.triggers)]
+    for rule in rules:
         haystack = lowered if rule.lower else text
-        if not any(t in haystack for t in rule.triggers):
-            continue
         # an anchored match starts at its trigger: one that must straddle ``seam`` starts before it
         for match in _anchored(rule, haystack, seam) if rule.anchored else rule.pattern.finditer(haystack):
             if seam is not None and not match.start() < seam < match.end():
@@ -485,7 +515,7 @@ def scan_text(text: str) -> str | None:
     return _find(normalise_for_scan(text))
 
 
-def _scan_parts(parts: list[str], alone: range | None = None) -> str | None:
+def _scan_parts(parts: list[str], alone: range | None = None, seams_before: int | None = None) -> str | None:
     """Each part alone (only those at the indices of ``alone`` when given: the others were scanned
     alone already), then every run of consecutive parts joined (a secret split across parts).
 
@@ -495,6 +525,9 @@ def _scan_parts(parts: list[str], alone: range | None = None) -> str | None:
     first :data:`_SEAM_WINDOW`, and must cross the first seam; for ``b`` more than :data:`_SPAN_PARTS`
     parts on, one window over the :data:`_SEAM_WINDOW` characters after the seam. The window ends where part ``b`` ends, so a key that ends a part is word-bounded there (the
     next part's first letter does not glue onto it).
+
+    ``seams_before``: only the seams after the first ``seams_before`` parts are looked across from (the
+    windows starting later were scanned already, on the same text).
 
     First the join of all parts is searched once for a trigger: every trigger of a part, or crossing a
     seam, is in it, so a join without one (the common case) holds no secret anywhere."""
@@ -507,13 +540,23 @@ def _scan_parts(parts: list[str], alone: range | None = None) -> str | None:
             if found is not None:
                 return found
     kept = [p for p in normalised if p]
-    for a in range(len(kept) - 1):
+    starts = len(kept) - 1
+    if seams_before is not None:
+        starts = min(starts, sum(1 for p in normalised[:seams_before] if p))
+    for a in range(starts):
+        # every window across parts ``a`` to ``b`` below is a substring of ``reach`` (what follows the seam
+        # is at most the window's characters of the parts between and as many of part ``b``): a rule none
+        # of whose triggers occurs in ``reach`` matches in none of them (a trigger is ASCII, and
+        # lower-casing a character that gives ASCII does not depend on its neighbours)
+        reach = kept[a][-_SEAM_WINDOW:] + "".join(kept[a + 1 : a + 1 + _SPAN_PARTS])[: 2 * _SEAM_WINDOW]
+        candidates = _present_rules(reach, _lower_keeping_offsets(reach))
         middle = ""
         for b in range(a + 1, min(len(kept), a + 1 + _SPAN_PARTS)):
             # across two parts the whole window; across more, the secret holds every part between, so it
             # starts close to the first seam
             head = kept[a][-(_SEAM_WINDOW if b == a + 1 else _SPAN_HEAD):]
-            found = _find(head + middle + kept[b][:_SEAM_WINDOW], seam=len(head))
+            found = (_find(head + middle + kept[b][:_SEAM_WINDOW], seam=len(head), candidates=candidates)
+                     if candidates else None)
             if found is not None:
                 return found
             middle += kept[b]
@@ -580,9 +623,10 @@ def scan(
     if _has_trigger("".join(normalised)):
         found = _scan_parts(parts)
         if found is None and tags:
-            found = _scan_parts(upper, alone=range(3, 3 + len(tags)))
+            # a window starting after the tags reads the same text in both passes: found nothing above
+            found = _scan_parts(upper, alone=range(3, 3 + len(tags)), seams_before=3 + len(tags))
     elif tags and _tags_pass_has_trigger(normalised, upper):
-        found = _scan_parts(upper, alone=range(3, 3 + len(tags)))
+        found = _scan_parts(upper, alone=range(3, 3 + len(tags)), seams_before=3 + len(tags))
     else:
         found = None  # neither pass's join holds a trigger: no rule can match anywhere
     if found is None:
@@ -654,7 +698,9 @@ def _scalars_under(value: Any, found: dict[str, None], depth: int = 0) -> None:
     :data:`MAX_PAIRED_VALUES` values. Object keys below are not values."""
     if len(found) >= MAX_PAIRED_VALUES or isinstance(value, bool):
         return
-    if isinstance(value, (str, int, float)):
+    if type(value) is int:
+        found[int.__repr__(value)] = None  # what ``json.dumps`` writes for an int, without its overhead
+    elif isinstance(value, (str, int, float)):
         found[json.dumps(value, ensure_ascii=False)] = None
     elif depth < PAIR_DEPTH:
         items = value.values() if isinstance(value, Mapping) else value if isinstance(value, (list, tuple)) else ()
