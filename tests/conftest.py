@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from hypothesis import settings
 
-from support import GatewayProcess, start_gateway
+from support import GatewayProcess, start_gateway, write_config
 
 # Property tests assert behaviour, not speed (speed is the benchmarks' job): no per-example deadline, so
 # a loaded machine cannot fail them. A test that needs a deadline sets its own. Two profiles: "full" (the full
@@ -184,6 +184,23 @@ def gateway_factory(tmp_path: Path) -> Iterator[Any]:
 def gateway(gateway_factory: Any) -> GatewayProcess:
     """One running gateway on a fresh state dir."""
     return gateway_factory()
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def backend_gateway(request: pytest.FixtureRequest, gateway_factory: Any, tmp_path: Path) -> Iterator[GatewayProcess]:
+    """One running gateway per agent-memory backend: the default SQLite store, then PostgreSQL in a
+    throwaway schema (skipped when the server is not reachable)."""
+    if request.param == "sqlite":
+        yield gateway_factory()
+        return
+    from contract.pgsupport import dsn_with_schema, require_postgres, throwaway_schema
+
+    require_postgres()
+    with throwaway_schema() as schema:
+        body = f'[agent_memory]\nstore = "postgres"\ndsn = "{dsn_with_schema(schema)}"\n'
+        gw = gateway_factory(config=write_config(tmp_path / "meta.toml", body))
+        yield gw
+        gw.stop()
 
 
 

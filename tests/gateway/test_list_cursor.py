@@ -8,32 +8,21 @@ refused ``-32602`` naming ``cursor``, without echoing it.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from contract.pgsupport import dsn_with_schema, require_postgres, throwaway_schema
 from meta_memory.agent_memory.list_cursor import encode_cursor
-from support import GatewayProcess, write_config
+from support import GatewayProcess
 
 ME, OTHER = "agent:lister", "agent:busy"
-BACKENDS = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
 
 
-@pytest.fixture(params=BACKENDS)
-def gw(request: pytest.FixtureRequest, gateway_factory: Any, tmp_path: Path) -> Iterator[GatewayProcess]:
-    if request.param == "sqlite":
-        yield gateway_factory()
-        return
-    require_postgres()
-    with throwaway_schema() as schema:
-        body = f'[agent_memory]\nstore = "postgres"\ndsn = "{dsn_with_schema(schema)}"\n'
-        gateway = gateway_factory(config=write_config(tmp_path / "meta.toml", body))
-        yield gateway
-        gateway.stop()
 
+@pytest.fixture
+def gw(backend_gateway: GatewayProcess) -> GatewayProcess:
+    """A gateway on each backend (``backend_gateway`` in ``tests/conftest.py``)."""
+    return backend_gateway
 
 def _remember(gw: GatewayProcess, identity: str, text: str) -> str:
     return str(gw.result("meta/agent_memory/remember", {"identity": identity, "title": "Note", "body": text})

@@ -17,12 +17,12 @@ from typing import Any
 
 import pytest
 
-from contract.pgsupport import DSN, dsn_with_schema, require_postgres, throwaway_schema
+from contract.pgsupport import DSN, require_postgres, throwaway_schema
 from meta_memory.agent_memory import record_writes
 from meta_memory.agent_memory.store.base import AgentMemoryStore, InjectionRow
 from meta_memory.agent_memory.store.sqlite import SqliteAgentMemoryStore
 from meta_memory.limits import MAX_INJECTIONS_PER_IDENTITY, MAX_OPEN_HARVESTS_PER_IDENTITY
-from support import GatewayProcess, write_config
+from support import GatewayProcess
 
 IDENT = "agent:retiree"
 OTHER = "agent:neighbour"
@@ -30,19 +30,11 @@ OTHER = "agent:neighbour"
 BACKENDS = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
 
 
-@pytest.fixture(params=BACKENDS)
-def gw(request: pytest.FixtureRequest, gateway_factory: Any, tmp_path: Path) -> Iterator[GatewayProcess]:
-    """A gateway on the backend of the parameter."""
-    if request.param == "sqlite":
-        yield gateway_factory()
-        return
-    require_postgres()
-    with throwaway_schema() as schema:
-        body = f'[agent_memory]\nstore = "postgres"\ndsn = "{dsn_with_schema(schema)}"\n'
-        g = gateway_factory(config=write_config(tmp_path / "meta.toml", body))
-        yield g
-        g.stop()
 
+@pytest.fixture
+def gw(backend_gateway: GatewayProcess) -> GatewayProcess:
+    """A gateway on each backend (``backend_gateway`` in ``tests/conftest.py``)."""
+    return backend_gateway
 
 def _retire_until_recorded(gw: GatewayProcess, identity: str, n: int) -> dict[str, Any]:
     """Retire until a harvest is recorded (two retires in one millisecond record one harvest)."""
