@@ -153,9 +153,7 @@ def parse_mob(value: object, name: str = "mob") -> str:
     value, whitespace at either end, control, invisible or direction-changing characters (a mob
     ``"research\u200b"`` would show as the mob ``research``), odd spaces, a form other than Unicode NFC,
     more than 512 bytes."""
-    if not isinstance(value, str) or not value.strip():
-        raise ValueError(f"{name} must be a non-empty string")
-    return check_name(name, value, MAX_MOB_BYTES)
+    return _scope_name(value, name, MAX_MOB_BYTES)
 
 
 def parse_operator(value: object, name: str = "operator") -> str:
@@ -165,6 +163,11 @@ def parse_operator(value: object, name: str = "operator") -> str:
     Raises ``ValueError`` naming ``name`` and the rule: a non-string or blank value, whitespace at either
     end, control, invisible or direction-changing characters, odd spaces, a form other than Unicode NFC,
     more than 512 bytes."""
+    return _scope_name(value, name, MAX_OPERATOR_BYTES)
+
+
+def _scope_name(value: object, name: str, max_bytes: int) -> str:
+    """A shared scope's key (a mob's or an operator's name) under :func:`check_name`, refused when blank."""
     if not isinstance(value, str) or not value.strip():
         raise ValueError(f"{name} must be a non-empty string")
-    return check_name(name, value, MAX_OPERATOR_BYTES)
+    return check_name(name, value, max_bytes)
