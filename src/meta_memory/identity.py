@@ -27,7 +27,11 @@ _SHORT_REALM = MAX_REALM_FILE_STEM_BYTES // 12
 MAX_MOB_BYTES = 512
 MAX_OPERATOR_BYTES = 512
 
-_ROSTER = re.compile(r"^rt:(?P<base>.+):(?P<generation>\d+)$")
+#: a roster id: ``rt:<base>:<generation>``, the generation in ASCII digits only (``\d`` would also take
+#: Arabic-Indic or fullwidth digits, giving one identity several spellings)
+_ROSTER = re.compile(r"^rt:(?P<base>.+):(?P<generation>[0-9]+)$")
+#: a roster id whose generation holds a digit of another script (``rt:lead:main:١``): refused as a name
+_ROSTER_OTHER_DIGITS = re.compile(r"^rt:.+:\d+$")
 #: the control characters a name may not hold: C0 (below U+0020) and DEL
 _CONTROL = re.compile("[\x00-\x1f\x7f]")
 #: characters a name may not hold because they hide or reorder what it shows: C1 controls and every invisible
@@ -102,12 +106,16 @@ def parse_identity(value: object) -> str:
     non-string or an empty/blank string, and a ``ValueError`` naming the rule for whitespace at
     either end (``" lead:main "``), control,
     invisible or direction-changing characters, a name not in Unicode NFC form, or more than 512 bytes,
-    and for a roster id whose logical identity begins or ends with whitespace (``rt: lead:main :0``).
+    for a roster id whose logical identity begins or ends with whitespace (``rt: lead:main :0``), and for
+    one whose respawn generation holds a digit other than ASCII ``0-9`` (``rt:lead:main:\u0661``).
     Roster layers are removed to the end (:func:`logical_identity`). A missing identity is never defaulted.
     """
     if not isinstance(value, str) or not value.strip():
         raise ValueError("identity must be a valid non-empty string")
     logical = logical_identity(check_name("identity", value, MAX_IDENTITY_BYTES))
+    if not logical.isascii() and _ROSTER_OTHER_DIGITS.match(logical) is not None:
+        raise ValueError("identity must write a respawn generation in ASCII digits 0-9 (rt:<identity>:<n>), "
+                         "so that one identity has one spelling")
     if logical != logical.strip():  # ``rt: lead:main :0`` would name `` lead:main `` (refused as given)
         raise ValueError("identity must not begin or end with whitespace once its respawn generation is "
                          "removed (a name is taken as given, never trimmed)")

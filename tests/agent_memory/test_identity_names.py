@@ -79,3 +79,20 @@ def test_the_invisible_class_holds_every_invisible_code_point() -> None:
     every = [cp for cp in range(0x80, sys.maxunicode + 1) if is_invisible(chr(cp))]
     assert all(pattern.fullmatch(chr(cp)) for cp in every)
     assert len(pattern.findall("".join(chr(cp) for cp in range(0x80, 0x30000)))) == sum(cp < 0x30000 for cp in every)
+
+
+_OTHER_DIGITS = st.characters(categories=["Nd"]).filter(lambda ch: not ch.isascii())
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(st.sampled_from("0123456789"), max_size=3), _OTHER_DIGITS, st.text(st.sampled_from("0123456789"), max_size=3))
+def test_a_respawn_generation_is_ascii_digits_or_the_name_is_refused(before: str, digit: str, after: str) -> None:
+    """``rt:lead:main:1`` is ``lead:main``; a generation holding an Arabic-Indic, fullwidth or any other
+    script's digit is neither ``lead:main`` nor a name of its own: refused, naming the rule."""
+    assert parse_identity("rt:lead:main:" + before + "7" + after) == "lead:main"
+    try:
+        parse_identity("rt:lead:main:" + before + digit + after)
+    except ValueError as exc:
+        assert "ASCII digits" in str(exc) or str(exc).startswith("identity must"), exc
+    else:
+        raise AssertionError(f"rt:lead:main:{before}{digit}{after} was accepted")
