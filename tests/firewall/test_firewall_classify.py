@@ -172,3 +172,39 @@ def test_classification_is_total_and_sources_only_on_untrusted(tool, servers, un
             assert got.source == f"configured untrusted tool '{tool}'"
         if prov is not None and prov.is_mcp and not builtin and key not in p.untrusted_tools | p.trusted_tools:
             assert got.trusted == (name_key(source) in p.trusted_mcp_servers)
+
+
+@pytest.mark.parametrize("name, server", [
+    ("mcp_github_get_issue", "github"), ("mcp-fetch-fetch", "fetch"), ("mcp.kg.query", "kg"),
+    ("mcp/kg/query", "kg"), ("mcp:kg:query", "kg"), ("MCP_Kg_Query", "kg"), ("\uff4dcp_kg_q", "kg"),
+])
+def test_other_hosts_spellings_of_a_qualified_mcp_name_are_mcp_names(name: str, server: str) -> None:
+    """``mcp`` and one separator is an MCP tool as ``mcp__`` is: untrusted unless its server is listed."""
+    assert classify_tool_result(name, None, EMPTY) == Classification(False, f"MCP server '{server}' (tool '{name}')")
+    assert classify_tool_result(name, None, policy(trusted_mcp_servers=[server])).trusted
+
+
+def test_a_loosely_qualified_name_is_trusted_only_for_a_listed_server_up_to_a_separator() -> None:
+    listed = policy(trusted_mcp_servers=["kg", "brave-search"])
+    assert classify_tool_result("mcp_kg_query", None, listed).trusted
+    assert classify_tool_result("mcp_brave_search_web", None, listed).trusted
+    assert not classify_tool_result("mcp_kgevil_query", None, listed).trusted  # a longer server, not kg
+    assert not classify_tool_result("mcp_evil_kg_query", None, listed).trusted
+    for plain in ("mcp", "mcp_", "mcpx_kg_q", "lookup"):  # not MCP names: the default rule
+        assert classify_tool_result(plain, None, EMPTY) == Classification(True, unlisted=True)
+
+
+@pytest.mark.parametrize("name", ["WebFetchTool", "webfetch_tool", "web_fetch_tool_v2", "fetch-tools"])
+def test_a_tool_suffix_does_not_hide_a_web_tool(name: str) -> None:
+    assert classify_tool_result(name, None, policy(trusted_tools=[name])) == Classification(False, f"web tool '{name}'")
+
+
+@pytest.mark.parametrize("name", [
+    "get_issue", "list_issues", "get_pull_request_comments", "get_file_contents", "github.get_issue",
+    "gitlab/get_issue", "jira_get_issue", "getJiraIssue", "confluence_get_page", "web_search_exa",
+    "gmail_read_message",
+])
+def test_issue_trackers_code_hosts_and_mail_readers_are_outside_content(name: str) -> None:
+    got = classify_tool_result(name, None, EMPTY)
+    assert not got.trusted and got.source == f"outside-content tool '{name}' (content_trust.default_untrusted_tools)"
+    assert classify_tool_result(name, None, policy(trusted_tools=[name])).trusted  # the operator's word wins

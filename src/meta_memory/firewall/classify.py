@@ -18,7 +18,13 @@ Precedence, first match wins (seed; reference notes §5):
    ``trusted_mcp_servers``;
 6. when provenance is absent or not MCP, a qualified ``mcp__<server>__<tool>``
    name: the server is the text between ``mcp__`` and the next ``__`` (the whole
-   rest when there is none); trusted only if listed in ``trusted_mcp_servers``;
+   rest when there is none); trusted only if listed in ``trusted_mcp_servers``.
+   (Beyond the spec, stricter) the other hosts' spellings of a qualified MCP name,
+   ``mcp`` and one separator (``mcp_github_get_issue``, ``mcp-fetch-fetch``,
+   ``mcp.kg.query``, ``mcp/kg/query``, ``mcp:kg:query``), are MCP names too; their
+   server's end is not marked, so one is trusted only when a listed server's key is
+   the text up to one of its separators (``mcp_kg_query`` under
+   ``trusted_mcp_servers = ["kg"]``), else untrusted as the first segment's server;
 7. (beyond the spec, stricter) a name in ``default_untrusted_tools`` -- by default
    the shipped list of outside-content tools of the common frameworks and MCP
    servers (:mod:`meta_memory.firewall.outside_tools`), which the configuration
@@ -123,8 +129,11 @@ _BUILTIN_KEYS: frozenset[str] = frozenset(name_key(n) for n in ALWAYS_UNTRUSTED_
 #: What splits a name into segments: namespace separators, and whitespace (no tool catalogue allows it in a
 #: name, so ``web_fetch x`` or a name with a line break is read as words, one of which may be a web tool).
 _NAMESPACE = re.compile(r"[./:\\\s]+")
-#: A version suffix of a segment (``web_fetch_v2``, ``fetch-2``, ``WebSearch20250305``, ``browse_v1_2``).
-_VERSION = re.compile(r"(?:[_\-\s]*v?\d+)+$", re.IGNORECASE)
+#: A version suffix of a segment (``web_fetch_v2``, ``fetch-2``, ``WebSearch20250305``, ``browse_v1_2``), or a
+#: ``tool`` suffix (``WebFetchTool``, ``web_fetch_tool``, ``fetch-tools``), or both (``web_fetch_tool_v2``).
+_VERSION = re.compile(r"(?:[_\-\s]*(?:v?\d+|tools?))+$", re.IGNORECASE)
+#: The separators other hosts write between ``mcp``, the server and the tool (``mcp_kg_q``, ``mcp.kg.q``).
+_LOOSE_SEPARATOR = re.compile(r"[_\-.:/\s]")
 
 
 def _names_one_of(name: str, keys: frozenset[str]) -> bool:
@@ -330,6 +339,22 @@ def mcp_server_of(tool_name: str) -> str | None:
     return rest.split("__", 1)[0]
 
 
+def _loose_mcp_verdict(tool_name: str, policy: ContentTrustPolicy) -> Classification | None:
+    """Rule 6's other spellings (module docstring): ``None`` unless ``tool_name`` is ``mcp``, one separator
+    and more (``mcp_github_get_issue``); then trusted only when a listed server's key is the text up to one of
+    the rest's separators, else untrusted, named by the rest's first segment."""
+    light = _light(tool_name)
+    # a look-alike ``mcp`` is still MCP; ``mcp__`` (rule 6 proper) never reaches here
+    if len(light) < 5 or unconfuse(light[:3]) != "mcp" or _LOOSE_SEPARATOR.fullmatch(light[3]) is None:
+        return None
+    rest = light[4:]
+    ends = [m.start() for m in _LOOSE_SEPARATOR.finditer(rest)] + [len(rest)]
+    if any(name_key(rest[:end]) in policy.trusted_mcp_servers for end in ends):
+        return TRUSTED
+    first = next((part for part in _LOOSE_SEPARATOR.split(rest) if part), rest)
+    return Classification.untrusted(f"MCP server '{first}' (tool '{tool_name}')")
+
+
 def _server_verdict(server: str, tool_name: str, policy: ContentTrustPolicy) -> Classification:
     if name_key(server) in policy.trusted_mcp_servers:
         return TRUSTED
@@ -378,6 +403,8 @@ def classify_tool_result(
     server = mcp_server_of(tool_name)
     if server is not None:
         return _server_verdict(server, tool_name, policy)
+    if (loose := _loose_mcp_verdict(tool_name, policy)) is not None:
+        return loose
     outside = policy.default_untrusted_tools or frozenset()
     if denied in outside or _names_one_of(tool_name, outside):
         return Classification.untrusted(f"outside-content tool '{tool_name}' (content_trust.default_untrusted_tools)")

@@ -56,6 +56,24 @@ DEFAULT_UNTRUSTED_SOURCES: dict[str, tuple[str, ...]] = {
         "search_emails", "read_email",
         "slack_get_channel_history", "slack_get_thread_replies", "slack_get_user_profile",
     ),
+    # Issue trackers, code hosts and wikis, whose issues, pull requests, comments and pages anyone with an
+    # account can write: GitHub's MCP server (github/github-mcp-server, and the reference server it replaced),
+    # GitLab's, Atlassian's (Jira and Confluence: the Atlassian MCP server and mcp-atlassian), as server names
+    # for namespaced tool names and their reading tools.
+    "issue trackers and code hosts (MCP)": (
+        "github", "gitlab", "atlassian", "jira", "confluence",
+        "get_issue", "list_issues", "search_issues", "get_issue_comments",
+        "get_pull_request", "list_pull_requests", "get_pull_request_comments", "get_pull_request_reviews",
+        "get_pull_request_files", "get_pull_request_diff", "get_file_contents", "search_code",
+        "get_discussion", "get_discussion_comments", "list_discussions",
+        "jira_get_issue", "jira_search", "confluence_get_page", "confluence_search",
+        "getJiraIssue", "searchJiraIssuesUsingJql", "getConfluencePage", "searchConfluenceUsingCql",
+    ),
+    # Other MCP servers that read the web or a mailbox: Exa, Gmail servers' message readers.
+    "web and mail MCP servers": (
+        "exa", "web_search_exa", "crawling_exa", "gmail_read_message", "gmail_get_message",
+        "gmail_search_messages",
+    ),
     # Common names hosts give their own outside-content tools (the ones a generic agent loop defines).
     "common host tool names": (
         "browser", "browse", "web_browser", "browse_web", "open_url", "fetch_url", "read_url", "visit_url",
