@@ -23,6 +23,11 @@ OUTSIDE = [
     "puppeteer.navigate", "brave-search/brave_web_search", "playwright:browser_snapshot",
     "Tavily-Search", "ＦＥＴＣＨ＿ＵＲＬ", "brоwser",  # a Cyrillic о
     "webFetch", "Duck Duck Go Search",
+    # coding agents', frameworks' and code hosts' names; a `tool` suffix; other hosts' MCP spellings
+    "google_web_search", "visit_webpage", "use_mcp_tool", "browser_action", "read_url_content",
+    "Read website content", "Search the internet with Serper", "duckduckgo_full_search", "TavilyToolSpec.search",
+    "get_issue", "github.get_issue", "get_pull_request_comments", "jira_get_issue", "web_search_exa",
+    "web_search_tool", "WebFetchTool", "mcp_github_get_issue", "mcp-fetch-fetch", "Task",
 ]
 
 
@@ -38,7 +43,7 @@ def _taints_and_quarantines(rpc: Rpc, tool: str) -> tuple[dict, dict]:
 def test_an_outside_content_tool_taints_by_default(rpc: Rpc, tool: str) -> None:
     verdict, write = _taints_and_quarantines(rpc, tool)
     assert verdict["trusted"] is False and verdict["session_tainted"] is True, verdict
-    assert "default_untrusted_tools" in verdict["source"] or "web tool" in verdict["source"], verdict
+    assert any(why in verdict["source"] for why in ("default_untrusted_tools", "web tool", "MCP server")), verdict
     assert write["is_error"] is False and "QUARANTINED" in write["text"], write
 
 
@@ -111,3 +116,27 @@ def test_serve_warns_at_start_when_no_rule_names_the_hosts_tools(tmp_path) -> No
     assert "no [agent_memory.content_trust] rule names the host's tools" in log(start_gateway(tmp_path / "plain"))
     config = write_config(tmp_path / "named.toml", '[agent_memory.content_trust]\ntrusted_tools = ["calculator"]\n')
     assert "content_trust" not in log(start_gateway(tmp_path / "named", config=config))
+
+
+def test_a_sub_agents_output_carries_its_taint_to_the_parent(rpc: Rpc) -> None:
+    """Another agent's output, reported with typed agent provenance, taints the receiving session when that
+    agent is tainted in the realm (even under no rule naming the tool), and only then."""
+    sub, parent = uid("sub"), uid("parent")
+    assert rpc.tool_result(sub, uid("sess"), "web_fetch")["session_tainted"] is True
+    session = uid("sess")
+    verdict = rpc.tool_result(parent, session, "ask_researcher", provenance={"kind": "agent", "source_id": sub})
+    assert verdict["trusted"] is False and verdict["session_tainted"] is True, verdict
+    assert f"output of agent '{sub}'" in verdict["source"] and "web_fetch" in verdict["source"], verdict
+    write = rpc.tool(parent, {"action": "remember", "title": "Refunds", "body": "Refunds go to IBAN zq9999x."},
+                     session)
+    assert "QUARANTINED" in write["text"], write
+    clean = rpc.tool_result(uid("parent"), uid("sess"), "Task", provenance={"kind": "agent", "source_id": uid("sub")})
+    assert clean["trusted"] is True and clean["session_tainted"] is False, clean  # a clean agent: its output is
+    unknown = rpc.tool_result(uid("parent"), uid("sess"), "ask_someone", provenance={"kind": "agent"})
+    assert unknown["trusted"] is False and "unknown taint" in unknown["source"], unknown
+
+
+def test_an_agent_provenance_naming_no_identity_is_refused(rpc: Rpc) -> None:
+    err = rpc.error("meta/turn/tool_result", {"identity": uid(), "session_key": uid("sess"), "tool_name": "ask",
+                                             "provenance": {"kind": "agent", "source_id": "bob\n"}})
+    assert err["code"] == -32602 and "provenance.source_id" in err["message"], err

@@ -131,3 +131,36 @@ def test_a_failed_report_keeps_the_result_from_the_model(tmp_path: Path) -> None
         script = asyncio.run(go())
     seen = _text(script.seen[1], "tool")
     assert "access denied: agent.session.manage" in seen and example.HOSTILE_PAGE not in seen
+
+
+def test_a_tool_specs_function_is_classified_by_its_spec(handle: MetaHandle) -> None:
+    """A LlamaIndex tool spec that reads the web names its functions plainly (Tavily's ``search``); its
+    results are reported as ``<SpecClass>.<function>``, so the spec's class, on the shipped list, taints
+    the session, while the same function name from a plain function does not."""
+    from llama_index.core.tools import FunctionTool
+    from llama_index.core.tools.tool_spec.base import BaseToolSpec
+
+    from meta_memory.integrations.llamaindex import reported_tools
+
+    class TavilyToolSpec(BaseToolSpec):
+        spec_functions = ["search"]
+
+        def search(self, query: str) -> str:
+            """Search the web."""
+            return f"results for {query}"
+
+    def search(query: str) -> str:
+        """Search the order book."""
+        return f"orders for {query}"
+
+    web = handle.agent(ME).session("spec")
+    web.note()
+    [spec_tool] = reported_tools(TavilyToolSpec().to_tool_list(), web)
+    assert spec_tool.reported_name == "TavilyToolSpec.search"
+    asyncio.run(spec_tool.acall(query="harbour"))
+    assert web.tool_result("calculator").session_tainted is True
+    plain = handle.agent(ME).session("plain")
+    plain.note()
+    [plain_tool] = reported_tools([FunctionTool.from_defaults(search)], plain)
+    asyncio.run(plain_tool.acall(query="harbour"))
+    assert plain.tool_result("calculator").session_tainted is False

@@ -25,6 +25,13 @@ Precedence, first match wins (seed; reference notes §5):
    server's end is not marked, so one is trusted only when a listed server's key is
    the text up to one of its separators (``mcp_kg_query`` under
    ``trusted_mcp_servers = ["kg"]``), else untrusted as the first segment's server;
+   (Beyond the spec, stricter) typed agent provenance (``kind == "agent"``): the
+   result is another agent's output (a sub-agent, an agent used as a tool); with no
+   ``source_id`` its taint cannot be known, so it is untrusted (before rule 4); with
+   one, that agent's taint decides in place of the name rules below (after rule 5):
+   the firewall service taints the session when that identity is tainted in the
+   realm (:meth:`meta_memory.firewall.service.FirewallService.tool_result`), even
+   under ``trusted_tools``;
 7. (beyond the spec, stricter) a name in ``default_untrusted_tools`` -- by default
    the shipped list of outside-content tools of the common frameworks and MCP
    servers (:mod:`meta_memory.firewall.outside_tools`), which the configuration
@@ -58,6 +65,7 @@ from dataclasses import dataclass, field
 
 from meta_memory.errors import ValueRuleBroken
 from meta_memory.firewall.outside_tools import DEFAULT_UNTRUSTED_TOOLS
+from meta_memory.identity import parse_identity
 from meta_memory.textfold import fold, unconfuse
 
 __all__ = [
@@ -164,9 +172,10 @@ class ToolProvenance:
     """Typed owner of a tool, as the host's tool catalog knows it.
 
     Attributes:
-        kind: the owner kind, e.g. ``"mcp"``, ``"builtin"``, ``"memory"``,
-            ``"function"``. Only ``"mcp"`` changes classification.
-        source_id: the owner's id; for ``kind == "mcp"`` it is the MCP server name.
+        kind: the owner kind, e.g. ``"mcp"``, ``"agent"``, ``"builtin"``, ``"memory"``,
+            ``"function"``. Only ``"mcp"`` and ``"agent"`` change classification.
+        source_id: the owner's id; for ``kind == "mcp"`` it is the MCP server name, for
+            ``kind == "agent"`` the identity of the agent whose output this is.
     """
 
     kind: str
@@ -177,14 +186,22 @@ class ToolProvenance:
         """True when the tool belongs to an MCP server (``kind`` is ``mcp``, any case)."""
         return self.kind.strip().lower() == "mcp"
 
+    @property
+    def is_agent(self) -> bool:
+        """True when the result is another agent's output (``kind`` is ``agent``, any case): ``source_id``
+        names that agent's identity."""
+        return self.kind.strip().lower() == "agent"
+
     @classmethod
     def parse(cls, value: object, field: str = "provenance") -> ToolProvenance | None:
         """Parse the wire shape ``{kind, source_id?}`` (``None`` when absent).
 
         Raises :class:`ProvenanceError` naming ``field`` when the
         value is not an object, ``kind`` is not a non-empty string, ``source_id`` is
-        not a string, unknown keys are present, or an MCP provenance has no
-        ``source_id`` (an MCP tool without a server cannot be attributed).
+        not a string, unknown keys are present, an MCP provenance has no
+        ``source_id`` (an MCP tool without a server cannot be attributed), or an agent
+        provenance's ``source_id`` is not a valid identity (the name rule of
+        :func:`meta_memory.identity.parse_identity`).
         """
         if value is None:
             return None
@@ -204,6 +221,12 @@ class ToolProvenance:
         provenance = cls(kind=kind.strip(), source_id=source_id.strip())
         if provenance.is_mcp and not provenance.source_id:
             raise ProvenanceError(f"{field}.source_id must name the MCP server", f"{field}.source_id")
+        if provenance.is_agent and provenance.source_id:
+            try:
+                parse_identity(source_id)
+            except ValueError as exc:
+                raise ProvenanceError(f"{field}.source_id must name the agent's identity: {exc}",
+                                      f"{field}.source_id") from exc
         return provenance
 
 
@@ -396,10 +419,15 @@ def classify_tool_result(
         return Classification.untrusted(f"web tool '{tool_name}'")
     if denied in policy.untrusted_tools:
         return Classification.untrusted(f"configured untrusted tool '{tool_name}'")
+    if provenance is not None and provenance.is_agent and not provenance.source_id:
+        return Classification.untrusted(f"output of an agent of unknown taint (tool '{tool_name}'; "
+                                        "provenance.source_id names none)")
     if key in policy.trusted_tools:
         return TRUSTED
     if provenance is not None and provenance.is_mcp:
         return _server_verdict(provenance.source_id, tool_name, policy)
+    if provenance is not None and provenance.is_agent:  # named: that agent's taint decides (the service)
+        return TRUSTED
     server = mcp_server_of(tool_name)
     if server is not None:
         return _server_verdict(server, tool_name, policy)

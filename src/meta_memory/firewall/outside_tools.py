@@ -74,6 +74,39 @@ DEFAULT_UNTRUSTED_SOURCES: dict[str, tuple[str, ...]] = {
         "exa", "web_search_exa", "crawling_exa", "gmail_read_message", "gmail_get_message",
         "gmail_search_messages",
     ),
+    # Coding agents' and agent frameworks' own web and MCP tools: Gemini CLI, smolagents, Cline, Windsurf,
+    # LlamaIndex's tool specs (by function name, and by spec class: the LlamaIndex integration reports a
+    # spec's tool as ``<SpecClass>.<function>``), LangChain's YouTube, Reddit, Jina, You.com and SearchApi tools.
+    "coding agents and agent frameworks": (
+        "google_web_search", "visit_webpage", "wikipedia_search",
+        "browser_action", "use_mcp_tool", "access_mcp_resource",
+        "read_url_content", "view_web_document_content_chunk",
+        "duckduckgo_full_search", "duckduckgo_instant_search",
+        "TavilyToolSpec", "DuckDuckGoSearchToolSpec", "RequestsToolSpec", "PlaywrightToolSpec",
+        "BraveSearchToolSpec", "BingSearchToolSpec", "GoogleSearchToolSpec", "WikipediaToolSpec", "ExaToolSpec",
+        "ArxivToolSpec", "GmailToolSpec", "SlackToolSpec",
+        "youtube_search", "reddit_search", "jina_search", "you_search", "searchapi", "searchapi_results_json",
+    ),
+    # CrewAI's tools (crewai_tools), whose names are phrases: the ones that read the web, a video site or a
+    # code host.
+    "CrewAI": (
+        "Read website content", "Read a website content", "Search the internet with Serper",
+        "Search in a specific website", "Brave Web Search the internet", "Tavily Search", "TavilyExtractorTool",
+        "EXASearchTool", "Firecrawl web crawl tool", "Firecrawl web scrape tool", "Firecrawl web search tool",
+        "Browserbase web load tool", "Hyperbrowser web load tool", "JinaScrapeWebsiteTool", "Linkup Search Tool",
+        "Multion Browse Tool", "News Search", "Scholar Search", "Parallel Web Search Tool",
+        "Oxylabs Google Search Scraper tool", "Oxylabs Universal Scraper tool", "Scrapegraph website scraper",
+        "Scrapfly web scraping API tool", "SpiderTool", "Web Automation Tool", "Webpage to Markdown",
+        "serper_scrape_website", "Bright Data SERP Search", "Bright Data Web Unlocker Scraping",
+        "Search a Youtube Channels content", "Search a Youtube Video content", "Search a github repo's content",
+        "Arxiv Paper Fetcher and Downloader",
+    ),
+    # Tools whose result is another agent's output: Claude Code's sub-agent tool and CrewAI's delegation
+    # tools. Its taint cannot be known from the name: report such a result with typed agent provenance
+    # (``{"kind": "agent", "source_id": <the sub-agent's identity>}``), which judges it by that agent's taint.
+    "agent delegation": (
+        "Task", "Agent", "dispatch_agent", "Delegate work to coworker", "Ask question to coworker",
+    ),
     # Common names hosts give their own outside-content tools (the ones a generic agent loop defines).
     "common host tool names": (
         "browser", "browse", "web_browser", "browse_web", "open_url", "fetch_url", "read_url", "visit_url",

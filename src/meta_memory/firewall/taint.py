@@ -207,6 +207,16 @@ class TaintTracker:
         verdict = Classification(True) if source is None else Classification(False, source)
         return self.observe(session, verdict)
 
+    def agent_output_source(self, realm: str, sender: str) -> str | None:
+        """The taint source another agent's output carries into a session of ``realm``: ``None`` when
+        ``sender`` (an identity; its logical identity is judged) has no effective taint there (pending or
+        current session), else ``output of agent '<sender>' (its session tainted by <source>)``."""
+        peer = _key(sender)
+        taint = self.state.identity_taint(realm, peer)
+        if taint is None:
+            return None
+        return f"output of agent '{peer}' (its session tainted by {taint.source})"
+
     # ------------------------------------------------------------------ queries
 
     def identity_taint(self, identity: str, *, realm: str) -> TaintState | None:

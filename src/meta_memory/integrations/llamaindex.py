@@ -29,6 +29,7 @@ from typing import Any, Literal, Optional
 try:
     from llama_index.core.base.llms.types import ChatMessage
     from llama_index.core.memory.memory import BaseMemoryBlock
+    from llama_index.core.tools.tool_spec.base import BaseToolSpec
     from llama_index.core.tools.types import AsyncBaseTool, BaseTool, ToolMetadata, ToolOutput, adapt_to_async_tool
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise ImportError("meta_memory.integrations.llamaindex needs the llamaindex extra: "
@@ -158,8 +159,21 @@ class ReportedTool(AsyncBaseTool):
 
         return asyncio.run(self.acall(*args, **kwargs))
 
-    async def acall(self, *args: Any, **kwargs: Any) -> ToolOutput:
+    @property
+    def reported_name(self) -> str:
+        """The name its results are classified under: the tool's name, qualified by its tool spec's class
+        when a ``BaseToolSpec`` made it (``TavilyToolSpec.search``), so a spec that reads the web is known by
+        its class whatever its functions are called (``firewall/outside_tools.py`` lists such classes)."""
         name = self.metadata.get_name()
+        owner = getattr(getattr(self.inner, "fn", None), "__self__", None)
+        if owner is None:
+            owner = getattr(getattr(getattr(self.inner, "base_tool", None), "fn", None), "__self__", None)
+        if isinstance(owner, BaseToolSpec):
+            return f"{type(owner).__name__}.{name}"
+        return name
+
+    async def acall(self, *args: Any, **kwargs: Any) -> ToolOutput:
+        name = self.reported_name
         try:
             out = await self.inner.acall(*args, **kwargs)
         except Exception:
