@@ -64,6 +64,7 @@ CLAIMS: dict[str, tuple[str, ...]] = {
     "tampered_import": ("meta-memory", "meta-memory:untrusted", "meta-memory:quarantined"),
     "cross_identity": ("meta-memory", "meta-memory:untrusted", "meta-memory:quarantined"),
     "cross_realm": ("meta-memory", "meta-memory:untrusted", "meta-memory:quarantined"),
+    "sub_agent_output": ("meta-memory", "meta-memory:untrusted", "meta-memory:quarantined"),
 }
 
 #: Claimed families whose fix is not in this tree yet: measured and reported, but not yet gated. Remove a

@@ -233,6 +233,8 @@ class MetaMemoryRun:
         self._session(role, key, realm).note()
 
     def tool_result(self, role: str, key: str, realm: str, tool: str, provenance: dict[str, Any] | None) -> None:
+        if provenance is not None and provenance.get("kind") == "agent" and provenance.get("source_id") in ROLES:
+            provenance = {**provenance, "source_id": self._identity(provenance["source_id"])}  # a role: its identity
         self._session(role, key, realm).tool_result(tool, provenance=provenance)
 
     def memory(self, role: str, key: str, realm: str, arguments: dict[str, Any], mob: str | None) -> str:

@@ -116,6 +116,19 @@ def test_serve_warns_at_start_when_no_rule_names_the_hosts_tools(tmp_path) -> No
     assert "no [agent_memory.content_trust] rule names the host's tools" in log(start_gateway(tmp_path / "plain"))
     config = write_config(tmp_path / "named.toml", '[agent_memory.content_trust]\ntrusted_tools = ["calculator"]\n')
     assert "content_trust" not in log(start_gateway(tmp_path / "named", config=config))
+    useless = write_config(tmp_path / "useless.toml", '[agent_memory.content_trust]\ndefault = "untrusted"\n'
+                           'trusted_tools = ["WebFetch", "crm", "calculator"]\nuntrusted_tools = ["CRM"]\n')
+    said = log(start_gateway(tmp_path / "useless", config=useless))
+    assert "can never trust their tool" in said and "'webfetch'" in said and "'crm'" in said, said
+    assert "'calculator'" not in said
+
+
+def test_status_names_trusted_tools_entries_that_can_never_take_effect(rpc_with: Callable[[str], Rpc]) -> None:
+    rpc = rpc_with('[agent_memory.content_trust]\ntrusted_tools = ["web_fetch", "my_tool", "calculator"]\n'
+                   'untrusted_tools = ["My-Tool"]\n')
+    warning = rpc.result("meta/status", {})["agent_memory"]["content_trust"]["warning"]
+    assert "'webfetch' (an always-untrusted builtin web tool)" in warning, warning
+    assert "'mytool' (also in untrusted_tools, which wins)" in warning and "calculator" not in warning, warning
 
 
 def test_a_sub_agents_output_carries_its_taint_to_the_parent(rpc: Rpc) -> None:

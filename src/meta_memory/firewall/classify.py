@@ -81,6 +81,7 @@ __all__ = [
     "deny_key",
     "mcp_server_of",
     "name_key",
+    "names_a_builtin",
 ]
 
 #: Builtin web-facing tool names that are untrusted whatever the policy says.
@@ -157,8 +158,9 @@ def _names_one_of(name: str, keys: frozenset[str]) -> bool:
     return False
 
 
-def _names_a_builtin(name: str) -> bool:
-    """A namespaced or versioned spelling whose segment is an always-untrusted builtin name."""
+def names_a_builtin(name: str) -> bool:
+    """A namespaced or versioned spelling whose segment is an always-untrusted builtin name
+    (``functions.web_fetch``, ``WebFetchTool``)."""
     return _names_one_of(name, _BUILTIN_KEYS)
 
 
@@ -309,6 +311,19 @@ class ContentTrustPolicy:
         names = DEFAULT_UNTRUSTED_TOOLS if self.default_untrusted_tools is None else self.default_untrusted_tools
         object.__setattr__(self, "default_untrusted_tools", frozenset(deny_key(n) for n in names))
 
+    def ineffective_trusted_tools(self) -> list[str]:
+        """The ``trusted_tools`` entries (as keys) that can never trust their tool, each with why: an
+        always-untrusted builtin web tool, or a name ``untrusted_tools`` also lists (untrusted wins).
+        ``serve`` warns of them at start and ``meta/status`` reports them: nothing configured is ignored
+        silently."""
+        out: list[str] = []
+        for key in sorted(self.trusted_tools):
+            if deny_key(key) in _BUILTIN_KEYS or names_a_builtin(key):
+                out.append(f"'{key}' (an always-untrusted builtin web tool)")
+            elif deny_key(key) in self.untrusted_tools:
+                out.append(f"'{key}' (also in untrusted_tools, which wins)")
+        return out
+
     @property
     def names_any_tool(self) -> bool:
         """Whether the operator's configuration names any tool or server (``trusted_tools``,
@@ -415,7 +430,7 @@ def classify_tool_result(
     if server_tool:
         return Classification.untrusted(f"provider server tool '{tool_name}'")
     key, denied = name_key(tool_name), deny_key(tool_name)
-    if denied in _BUILTIN_KEYS or _names_a_builtin(tool_name):
+    if denied in _BUILTIN_KEYS or names_a_builtin(tool_name):
         return Classification.untrusted(f"web tool '{tool_name}'")
     if denied in policy.untrusted_tools:
         return Classification.untrusted(f"configured untrusted tool '{tool_name}'")

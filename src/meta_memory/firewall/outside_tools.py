@@ -113,7 +113,7 @@ DEFAULT_UNTRUSTED_SOURCES: dict[str, tuple[str, ...]] = {
         "get_url", "scrape", "scrape_url", "scrape_website", "scrape_page", "scrape_webpage", "fetch_page",
         "fetch_webpage", "read_webpage", "crawl", "search_web", "internet_search",
         "email_read", "read_inbox", "slack_read", "firecrawl_scrape", "firecrawl_search", "firecrawl_crawl",
-        "jina_reader", "serpapi", "perplexity_search",
+        "jina_reader", "serpapi", "perplexity_search", "http_get", "http_post", "curl", "wget", "gmail_read",
     ),
 }
 

@@ -271,7 +271,16 @@ def content_trust_warning(policy: ContentTrustPolicy, unlisted: list[str] | None
     """The sentence ``serve`` prints at start and ``meta/status`` reports when no ``content_trust`` rule
     names the host's tools, else ``None``: the configuration names no tool or server (and leaves
     unlisted tools trusted), or ``unlisted`` tool names (``other`` more) were trusted only because no
-    rule names them."""
+    rule names them. It also names the ``trusted_tools`` entries that can never take effect
+    (:meth:`ContentTrustPolicy.ineffective_trusted_tools`)."""
+    ineffective = policy.ineffective_trusted_tools()
+    useless = (f"content_trust.trusted_tools entries that can never trust their tool: {', '.join(ineffective)}; "
+               "remove them" if ineffective else None)
+    unnamed = _unnamed_tools_warning(policy, unlisted, other)
+    return "; ".join(w for w in (unnamed, useless) if w) or None
+
+
+def _unnamed_tools_warning(policy: ContentTrustPolicy, unlisted: list[str] | None, other: int) -> str | None:
     if policy.default == "untrusted":
         return None
     shown = ", ".join(repr(n) for n in (unlisted or [])[:8])
