@@ -109,7 +109,8 @@ def test_a_silent_gateway_keeps_the_rows_says_so_and_recovers(page: Any, console
     ("cursor=garbage", "holds a cursor (“garbage”) but no page: a cursor belongs to a page past the first"),
     ("page=3", "names page 3 without its cursor"),
     ("page=zero", "names page “zero”: a page is a whole number from 1"),
-])
+    ("page=2&cursor=garbage", "malformed cursor"),  # the gateway's own refusal, shown as it is
+], ids=lambda value: value if "=" in value else "")
 def test_a_page_the_address_cannot_name_is_refused_in_words(page: Any, console: Any, fragment: str, said: str) -> None:
     gw, _ = console
     login(page, gw, ANN)
