@@ -272,7 +272,7 @@ def doctor(state_dir: Path, config_path: Path | None, quick: bool) -> None:
     leftover stages, a malformed ledger, damaged or truncated databases, a -wal without its database, low disk,
     an installation key file that cannot be used or that others may read.
 
-    Safe while a gateway runs (nothing is written). Exits 1 when the report is not ``ok`` (a finding blocks
+    Safe while a gateway runs (nothing is written). Exits 1 when the report is not "ok" (a finding blocks
     start-up or is an error, or the directory is missing)."""
     from .storage.layout import StorageLayout
 
@@ -365,7 +365,7 @@ def replay(path: Path, url: str, token: str | None, inject: bool, realm: str | N
 def mcp_command(state_dir: Path, identity: str, realm: str | None, config_path: Path | None,
                 session_key: str | None, mob: str | None, url: str | None, token: str | None,
                 session_taint: str) -> None:
-    """Serve the `memory` tool over MCP stdio; every call is an LLM-authored write of IDENTITY."""
+    """Serve the memory tool over MCP stdio; every call is an LLM-authored write of IDENTITY."""
     from .identity import parse_identity, parse_realm
     from .session_ref import check_session_key
 

@@ -246,7 +246,7 @@ def _json_object(name: str, value: str | None) -> dict[str, Any] | None:
 @_target_options
 def remember_command(title: str, body: str, tags: tuple[str, ...], ttl_s: int | None, metadata: str | None,
                      identity: str, realm: str | None, **kw: Any) -> None:
-    """Remember TITLE with BODY (``-`` reads the body from stdin) for one identity."""
+    """Remember TITLE with BODY ("-" reads the body from stdin) for one identity."""
     meta = _json_object("--metadata", metadata)
     text = _read_body(body)
     title = _utf8("TITLE", title)
@@ -348,11 +348,11 @@ def list_command(limit: int | None, tags: tuple[str, ...], where: str | None, id
                  **kw: Any) -> None:
     """List the active records of one identity, newest updated first (a table of ids, titles and tags).
 
-    The records are read page by page from ``meta/agent_memory/list`` (``--tag``: every tag held,
-    ``--filter``: a metadata condition, ``--limit``: at most that many, 1..500; without it every matching
-    record, however many). ``--json`` prints one shape
+    The records are read page by page from meta/agent_memory/list (--tag: every tag held,
+    --filter: a metadata condition, --limit: at most that many, 1..500; without it every matching
+    record, however many). --json prints one shape
     whatever the options: a JSON array of the records as that method returns them, each
-    ``{memory_id, title, body, tags, metadata, created_at_ms, updated_at_ms, expires_at_ms}`` (``[]`` when
+    {memory_id, title, body, tags, metadata, created_at_ms, updated_at_ms, expires_at_ms} ([] when
     none)."""
     flt = _json_object("--filter", where)
     wanted = [_utf8("--tag", t) for t in tags]
@@ -387,12 +387,12 @@ def list_command(limit: int | None, tags: tuple[str, ...], where: str | None, id
 def erase_command(memory_id: str | None, everything: bool, dry_run: bool, reason: str | None, yes: bool,
                   identity: str, realm: str | None, **kw: Any) -> None:
     """Erase MEMORY_ID (or --all of the identity) for good: every version and derived copy, no tombstone.
-    ``--all`` needs ``--yes``, or a "y" at the terminal's prompt; ``--dry-run`` needs neither.
+    --all needs --yes, or a "y" at the terminal's prompt; --dry-run needs neither.
 
     An id the identity holds nothing under any more is refused, exit 1, as the gateway refuses it
     (-32001 not_found, naming the id): one already erased (erasing twice changes nothing; the message
     says it was already erased when the caller may read the identity), an unknown id, and another
-    identity's or realm's (told alike). ``--all`` of an identity holding nothing erases 0 records, exit 0."""
+    identity's or realm's (told alike). --all of an identity holding nothing erases 0 records, exit 0."""
     from .errors import RecordNotFound
 
     if bool(memory_id) == everything:

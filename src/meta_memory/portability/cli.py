@@ -287,11 +287,11 @@ def import_command(source: str, system: str, state_dir: Path, config_path: Path 
                    allow_scopes: tuple[str, ...], allow_ledger: bool, accept_unverified: bool, realm: str | None,
                    identity: str | None, identity_from: str | None, identity_segment: int | None, mem0_collection: str,
                    mem0_history: Path | None, dry_run: bool, as_json: bool, quiet: bool) -> None:
-    """Import an export file (``-`` for stdin) through the validator: idempotent, trust never raised, and a
-    file that does not verify lands no more trusted or visible than a fresh write. With ``--key-file``, or
+    """Import an export file ("-" for stdin) through the validator: idempotent, trust never raised, and a
+    file that does not verify lands no more trusted or visible than a fresh write. With --key-file, or
     when the file says it is signed with this installation's own key, the file must verify (under it or
     this installation's key): one that does not is refused whole, exit 1, nothing written, unless
-    ``--accept-unverified``. ``--from mem0`` or ``--from langgraph`` imports
+    --accept-unverified. --from mem0 or --from langgraph imports
     another memory system's records as application writes instead."""
     from ..errors import MetaError
     from .importer import ImportError_, import_jsonl, parse_lines, read_lines, verify

@@ -49,7 +49,7 @@ def backup_command(dest: Path, url: str | None, token: str | None, state_dir: Pa
     """Write a consistent copy of every database and the ledger into the new directory DEST.
 
     With --url, DEST is on the gateway's machine: an absolute path inside its [gateway] backup_dir, or a
-    path relative to backup_dir (``backup --url URL nightly`` writes backup_dir/nightly). With
+    path relative to backup_dir ("backup --url URL nightly" writes backup_dir/nightly). With
     --state-dir, a relative DEST is relative to the current directory."""
     if (url is None) == (state_dir is None):
         raise click.UsageError("give either --url (a running gateway) or --state-dir (a stopped installation)")

@@ -16,7 +16,30 @@
   const TIMELINE_MAX = 200;
   const PANEL = "meta/memory/panel/";
   const QUARANTINE_PAGE = 50;
+  const PER_PAGE = 50;  // the records listing's page size when the address names none
+  const MAX_PER_PAGE = 200;  // the largest page meta/memory/panel/records serves
   const RETRY_MS = 3000;
+  /* How long the page waits for the gateway: a request (or the opening of the event stream) with no
+   * answer after REQUEST_TIMEOUT_MS counts as the gateway being out of reach, like a refused
+   * connection; an open event stream that carries nothing, not even the gateway's keep-alive comment
+   * (sent every EVENTS_KEEPALIVE_MS on an idle stream), for STREAM_STALL_MS is reopened. A browser
+   * session may set shorter values under TIMEOUTS_KEY ({"request_ms": …, "stall_ms": …}, each at
+   * least MIN_TIMEOUT_MS), as the tests of an unresponsive gateway do. */
+  const REQUEST_TIMEOUT_MS = 15000;
+  const EVENTS_KEEPALIVE_MS = 15000;
+  const STREAM_STALL_MS = 2 * EVENTS_KEEPALIVE_MS + 5000;
+  const MIN_TIMEOUT_MS = 500;
+  const TIMEOUTS_KEY = "meta-memory-console-timeouts";
+
+  /** The waits of this browser session: the defaults above, or shorter ones from sessionStorage. */
+  function timeouts() {
+    let set = {};
+    try {
+      set = JSON.parse(sessionStorage.getItem(TIMEOUTS_KEY) || "{}") || {};
+    } catch (e) { /* no storage, or not JSON: the defaults */ }
+    const pick = (value, fallback) => Number.isInteger(value) && value >= MIN_TIMEOUT_MS && value <= fallback ? value : fallback;
+    return { request: pick(set.request_ms, REQUEST_TIMEOUT_MS), stall: pick(set.stall_ms, STREAM_STALL_MS) };
+  }
 
   const state = {
     token: null,
@@ -257,21 +280,33 @@
     const headers = { "Content-Type": "application/json" };
     if (state.token) headers.Authorization = `Bearer ${state.token}`;
     const body = JSON.stringify({ jsonrpc: "2.0", id: ++state.seq, method, params: params || {} });
-    let resp;
-    try {
-      resp = await fetch(RPC_URL, { method: "POST", headers, body, cache: "no-store" });
-    } catch (e) {
-      const failure = new Error(`the gateway did not answer (${e && e.message ? e.message : e})`);
+    const wait = timeouts().request;
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(), wait);
+    const unreachable = (e) => {
+      const failure = new Error(controller.signal.aborted ? `the gateway did not answer within ${wait / 1000} s`
+        : `the gateway did not answer (${e && e.message ? e.message : e})`);
       failure.unreachable = true;
-      throw failure;
-    }
+      return failure;
+    };
+    let resp;
     let payload;
     try {
-      payload = await resp.json();
-    } catch (e) {
-      const failure = new Error(`the gateway answered HTTP ${resp.status} without JSON`);
-      failure.unreachable = [502, 503, 504].includes(resp.status);
-      throw failure;
+      try {
+        resp = await fetch(RPC_URL, { method: "POST", headers, body, cache: "no-store", signal: controller.signal });
+      } catch (e) {
+        throw unreachable(e);
+      }
+      try {
+        payload = await resp.json();
+      } catch (e) {
+        if (controller.signal.aborted) throw unreachable(e);
+        const failure = new Error(`the gateway answered HTTP ${resp.status} without JSON`);
+        failure.unreachable = [502, 503, 504].includes(resp.status);
+        throw failure;
+      }
+    } finally {
+      clearTimeout(timer);
     }
     if (resp.status === 401 && headers.Authorization) {
       signOut();
@@ -415,16 +450,23 @@
     handlers[name](params);
   }
 
-  /** Start a view: the heading and an empty body. */
+  /** Start a view: its heading in a new, detached body the view's reads fill. What the page shows
+   *  stays on screen (marked busy) until :func:`load` puts the new body in its place, so a slow or
+   *  silent gateway never leaves the page blank. */
   function beginView(title) {
-    const view = $("view");
     state.view = state.loading ? state.loading.name : null;
-    clear(view);
-    const h = el("h2", { id: "view-title", tabindex: "-1", text: title });
-    view.append(h);
-    view.setAttribute("aria-labelledby", "view-title");
-    view.setAttribute("aria-busy", "true");
+    $("view").setAttribute("aria-busy", "true");
+    const view = el("div", { class: "view-body" }, el("h2", { id: "view-title", tabindex: "-1", text: title }));
+    state.building = view;
     return view;
+  }
+
+  /** Put ``nodes`` on screen in place of the view shown. */
+  function showNodes(nodes) {
+    const shown = $("view");
+    clear(shown);
+    for (const node of nodes) shown.append(node);
+    shown.setAttribute("aria-labelledby", "view-title");
   }
 
   function endView(focus) {
@@ -443,23 +485,29 @@
     const loading = state.loading || { hash: window.location.hash, retry: false };
     // a listing's last good rows are kept per view; a record's page only for that very record
     const shownKey = state.view === "record" ? loading.hash : state.view;
+    // a load the user has since left for another one changes nothing on screen
+    const current = () => state.building === view;
     try {
       await fn();
+      if (!current()) return;
+      showNodes(Array.from(view.childNodes));
       for (const key of Object.keys(state.lastGood)) if (key.startsWith("#record/")) delete state.lastGood[key];
-      state.lastGood[shownKey] = Array.from(view.childNodes);
+      state.lastGood[shownKey] = Array.from($("view").childNodes);
       if (state.offline) { state.offline = false; setError(null); }
     } catch (err) {
+      if (!current()) return;
       if (!isUnreachable(err)) {
+        showNodes(Array.from(view.childNodes));
         setError(err);
       } else {
         state.offline = true;
         const before = state.lastGood[shownKey];
         if (before && before.length) {
-          clear(view);
-          for (const node of before) view.append(node);
-          view.classList.add("stale");
+          showNodes(before);
+          $("view").classList.add("stale");
           setError(new Error(UNREACHABLE + " Showing the rows loaded before."));
         } else {
+          showNodes(Array.from(view.childNodes));
           setError(err);
         }
         state.retry = setTimeout(() => {
@@ -468,8 +516,11 @@
         }, RETRY_MS);
       }
     } finally {
-      if (!state.offline) view.classList.remove("stale");
-      endView(!loading.retry);
+      if (current()) {
+        state.building = null;
+        if (!state.offline) $("view").classList.remove("stale");
+        endView(!loading.retry);
+      }
     }
   }
 
@@ -493,6 +544,26 @@
       if (keys.length > 20) delete all[keys[0]];
       sessionStorage.setItem(CURSORS_KEY, JSON.stringify(all));
     } catch (e) { /* storage full or off: Previous page then works within this load only */ }
+  }
+
+  /** What is wrong with the page a hash names (``page`` and ``cursor``), in words naming the value
+   *  and the rule; null when nothing is. A page past the first needs its cursor, and a cursor belongs
+   *  to a page past the first. */
+  function pagingProblem(params) {
+    const page = params.get("page");
+    const cursor = params.get("cursor");
+    if (page !== null && !/^[1-9][0-9]{0,8}$/.test(page)) {
+      return `The address names page “${visibleString(page)}”: a page is a whole number from 1. Use First page.`;
+    }
+    if (page !== null && page !== "1" && !cursor) {
+      return `The address names page ${page} without its cursor: a page past the first is reached with ` +
+        "Next page (the address then holds page=N and cursor=…). Use First page.";
+    }
+    if (cursor !== null && (page === null || page === "1")) {
+      return `The address holds a cursor (“${visibleString(cursor).slice(0, 60)}”) but ` +
+        `${page === null ? "no page" : "page 1"}: a cursor belongs to a page past the first (page=2 or more). Use First page.`;
+    }
+    return null;
   }
 
   /** The page a hash names: ``{page (0-based), cursor, chain}``; a page past the first needs its cursor. */
@@ -551,16 +622,24 @@
       const value = (params.get(name) || "").trim();
       if (value) f[key] = value;
     }
-    const limit = parseInt(f.limit || "", 10);
-    f.limit = Number.isFinite(limit) ? Math.max(1, Math.min(200, limit)) : 50;
+    // a page size outside 1..MAX_PER_PAGE stays as written: the listing says what is wrong with it
+    const limit = f.limit === undefined ? PER_PAGE : /^[0-9]{1,9}$/.test(f.limit) ? parseInt(f.limit, 10) : NaN;
+    if (limit >= 1 && limit <= MAX_PER_PAGE) f.limit = limit;
+    else if (f.limit === undefined) f.limit = PER_PAGE;
     return f;
+  }
+
+  /** What is wrong with the records listing's page size (``limit`` in the address), or null. */
+  function limitProblem(f) {
+    if (typeof f.limit === "number") return null;
+    return `Per page must be a whole number from 1 to ${MAX_PER_PAGE}; “${visibleString(f.limit).slice(0, 60)}” is not.`;
   }
 
   /** The hash params of ``filters`` (no page): what the listing's cursors belong to. */
   function filterParams(f) {
     const p = new URLSearchParams();
     for (const [key, name] of FILTER_PARAMS) {
-      if (key === "limit") { if (f.limit && f.limit !== 50) p.set(name, String(f.limit)); }
+      if (key === "limit") { if (f.limit !== undefined && f.limit !== null && String(f.limit) !== String(PER_PAGE)) p.set(name, String(f.limit)); }
       else if (f[key]) p.set(name, f[key]);
     }
     return p;
@@ -570,7 +649,7 @@
     const f = state.records.filters;
     const p = {};
     for (const key of ["realm", "scope", "identity", "scope_key", "status", "query"]) if (f[key]) p[key] = f[key];
-    p.limit = f.limit || 50;
+    p.limit = typeof f.limit === "number" ? f.limit : PER_PAGE;
     if (state.records.cursor) p.cursor = state.records.cursor;
     return p;
   }
@@ -593,7 +672,7 @@
       field("f-scope", "Scope", select("f-scope", [["", "any"], ["identity", "identity"], ["mob", "mob"], ["operator", "operator"], ["realm", "realm"]], f.scope)),
       field("f-key", "Identity / scope key", el("input", { id: "f-key", name: "scope_key", value: f.scope_key || f.identity || "" })),
       field("f-status", "Status", select("f-status", [["", "any"], ["active", "active"], ["quarantined", "quarantined"], ["superseded", "superseded"], ["tombstoned", "tombstoned"]], f.status)),
-      field("f-limit", "Per page", el("input", { id: "f-limit", name: "limit", type: "number", min: "1", max: "200", value: f.limit || 50 })),
+      field("f-limit", "Per page", el("input", { id: "f-limit", name: "limit", type: "number", min: "1", max: String(MAX_PER_PAGE), value: String(f.limit) })),
       el("div", { class: "actions" }, el("button", { type: "submit" }, "Apply filters"),
         f.query ? el("button", { type: "button", id: "f-clear-query", onclick: () => {
           go(pageHash("#records", filterParams({ ...state.records.filters, query: null }), 0, null));
@@ -608,8 +687,8 @@
         query: $("f-query").value.trim() || null };
       if (key && (scope === "" || scope === "identity")) filters.identity = key;
       else if (key) filters.scope_key = key;
-      const limit = parseInt($("f-limit").value, 10);
-      filters.limit = Number.isFinite(limit) ? limit : 50;
+      // as typed: a size outside 1..MAX_PER_PAGE is refused by the listing in words, never replaced
+      filters.limit = $("f-limit").value.trim() || PER_PAGE;
       go(pageHash("#records", filterParams(filters), 0, null));
     });
     return form;
@@ -620,18 +699,20 @@
     const base = filterParams(filters);
     const key = "records?" + base.toString();
     const at = pageOf(params || new URLSearchParams(), key);
+    const problem = limitProblem(filters) || pagingProblem(params || new URLSearchParams());
     state.records = { ...state.records, filters, page: at.page, cursor: at.cursor, next: null };
     const view = beginView("Records");
     view.append(filterForm());
     const holder = el("div", { id: "records-holder" });
     view.append(holder);
     await load(view, async () => {
+      if (problem) throw new Error(problem);
       const result = await rpc(PANEL + "records", recordsParams());
       const skipped = skippedNotice(result);
       if (skipped) holder.append(skipped);
       state.records.next = result.next_cursor;
       state.records.realms = result.realms || [];
-      const list = $("realm-list");
+      const list = view.querySelector("#realm-list");
       if (list) { clear(list); for (const r of state.records.realms) list.append(el("option", { value: r })); }
       const query = state.records.filters.query;
       const count = result.records.length;
@@ -762,7 +843,7 @@
       if (realm) params.realm = realm;
       const result = await rpc(PANEL + "record", params);
       const rec = result.record;
-      const heading = $("view-title");
+      const heading = view.querySelector("#view-title");
       clear(heading);
       heading.append("Record: ", userText(rec.title, { id: "record-title" }));
       const dl = el("dl", { class: "facts" });
@@ -865,8 +946,10 @@
 
   async function showQuarantine(params) {
     const at = pageOf(params || new URLSearchParams(), "quarantine");
+    const problem = pagingProblem(params || new URLSearchParams());
     const view = beginView("Quarantine");
     await load(view, async () => {
+      if (problem) throw new Error(problem);
       const query = { limit: QUARANTINE_PAGE };
       if (at.cursor) query.cursor = at.cursor;
       const result = await rpc(PANEL + "quarantine", query);
@@ -1113,7 +1196,9 @@
     while (list.children.length > TIMELINE_MAX) list.removeChild(list.lastChild);
   }
 
-  /** Read GET ../events as a stream (fetch, so the token travels in a header and every event type is seen). */
+  /** Read GET ../events as a stream (fetch, so the token travels in a header and every event type is seen).
+   *  A stream that does not open within the request timeout, or then carries nothing (not even the
+   *  keep-alive) for the stall window, is given up and opened again: the timeline then says so. */
   async function startTimeline() {
     if (state.timeline.controller) return;
     const controller = new AbortController();
@@ -1121,7 +1206,15 @@
     const headers = { Accept: "text/event-stream" };
     if (state.token) headers.Authorization = `Bearer ${state.token}`;
     if (state.timeline.lastId) headers["Last-Event-ID"] = state.timeline.lastId;
+    const waits = timeouts();
+    let silent = null;  // why the stream was given up, when it was for silence
+    let watchdog = null;
+    const watch = (ms, why) => {
+      clearTimeout(watchdog);
+      watchdog = setTimeout(() => { silent = why; controller.abort(); }, ms);
+    };
     try {
+      watch(waits.request, `the gateway did not answer within ${waits.request / 1000} s`);
       const resp = await fetch(EVENTS_URL, { headers, signal: controller.signal, cache: "no-store" });
       if (!resp.ok || !resp.body) throw new Error(`HTTP ${resp.status}`);
       $("timeline-state").textContent = "Live.";
@@ -1129,6 +1222,7 @@
       const decoder = new TextDecoder();
       let buffer = "";
       for (;;) {
+        watch(waits.stall, `nothing from the gateway for ${waits.stall / 1000} s`);
         const { value, done } = await reader.read();
         if (done) break;
         buffer += decoder.decode(value, { stream: true });
@@ -1149,11 +1243,15 @@
           if (id) state.timeline.lastId = id;
         }
       }
+      throw new Error("the stream ended");
     } catch (err) {
-      if (controller.signal.aborted) return;
-      $("timeline-state").textContent = `Disconnected (${err.message}); retrying…`;
+      if (state.timeline.controller !== controller || (controller.signal.aborted && !silent)) return;
+      $("timeline-state").textContent = silent ? `Reconnecting… (${silent})` : `Disconnected (${err.message}); retrying…`;
+    } finally {
+      clearTimeout(watchdog);
     }
-    if (controller.signal.aborted) return;
+    if (state.timeline.controller !== controller) return;  // stopped meanwhile
+    if (controller.signal.aborted && !silent) return;
     state.timeline.controller = null;
     state.timeline.retry = setTimeout(() => { state.timeline.retry = null; startTimeline(); }, 2000);
   }
