@@ -334,13 +334,16 @@ def defang(text: str, header: str = DEFAULT_INSTRUCTION_HEADER) -> tuple[str, in
 
 def neutralise(text: str, header: str = DEFAULT_INSTRUCTION_HEADER) -> str:
     """What every renderer applies to memory text (turn block, build index, the ``memory`` tool's
-    recall rows): :func:`defang` without the count, then every :data:`BIDI_CONTROLS` character and
-    every Unicode tag character outside an emoji flag sequence and every variation selector that is not a
-    single one directly after a character that takes it (:func:`~meta_memory.textfold.strip_hidden_text`:
-    invisible to a person, read by a model; writes refuse them, older records may hold them) removed.
-    Idempotent."""
-    out = defang(text, header)[0]
-    return out if out.isascii() else strip_hidden_text(_BIDI.sub("", out))
+    recall rows): every :data:`BIDI_CONTROLS` character, every invisible character, every Unicode tag
+    character outside an emoji flag sequence, every private-use code point and noncharacter
+    (:func:`~meta_memory.textfold.strip_hidden_text`: a person sees nothing or a box, a model may read
+    hidden text; writes refuse the smuggling forms, older records may hold them) removed, then
+    :func:`defang` without the count. Removing first means a marker split by a removed character
+    (``</me\ue000ta_memory_observation``, a Hangul filler inside ``meta``) is found as the marker it
+    becomes. Idempotent."""
+    if not text.isascii():
+        text = strip_hidden_text(_BIDI.sub("", text))
+    return defang(text, header)[0]
 
 
 def defang_content(content: str | Sequence[Any], header: str = DEFAULT_INSTRUCTION_HEADER) -> tuple[Any, int]:
