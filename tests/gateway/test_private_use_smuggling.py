@@ -106,3 +106,4 @@ def test_a_stored_private_use_payload_never_reaches_the_model(gateway: GatewayPr
         # a marker split by a private-use character is found as the marker it becomes once it is removed
         assert text.count("</meta_memory_observation>") == bodies and "/meta_memory_observation&gt;" not in text
         assert "defanged_memory_observation" in text, text
+    assert 'description="refund window' in build["text"], build["text"]

@@ -9,6 +9,8 @@ from hypothesis import strategies as st
 
 from meta_memory.agent_memory.fields import FieldError, check_text_field, hidden_text_rule, normalize_tags
 from meta_memory.injection.defang import neutralise
+from meta_memory.injection.index import render_index_row
+from meta_memory.injection.model import IndexRow
 from meta_memory.injection.render import render_body, render_title
 
 _NONCHARACTERS = [*range(0xFDD0, 0xFDF0), *(plane << 16 | low for plane in range(17) for low in (0xFFFE, 0xFFFF))]
@@ -47,6 +49,8 @@ def test_renderers_give_the_model_what_the_clean_text_gives(texts: tuple[str, st
     assert neutralise(dirty) == neutralise(clean)
     assert not _has_private(neutralise(dirty))
     assert render_body(dirty) == render_body(clean) and render_title(dirty) == render_title(clean)
+    row = render_index_row(IndexRow("mem-1", "fact", dirty, dirty, 3))
+    assert row == render_index_row(IndexRow("mem-1", "fact", clean, clean, 3)) and not _has_private(row)
 
 
 @settings(max_examples=200, deadline=None)
