@@ -28,12 +28,14 @@ __all__ = [
     "fold_table",
     "has_hidden_tags",
     "has_hidden_text",
+    "has_private_use",
     "has_smuggled_selectors",
     "invisible_characters",
     "is_invisible",
     "strip_hidden_tags",
     "strip_hidden_text",
     "strip_invisible",
+    "strip_private_use",
     "strip_smuggled_selectors",
     "unconfuse",
 ]
@@ -131,19 +133,71 @@ def strip_smuggled_selectors(text: str) -> str:
     return _stray_selector().sub("", text)
 
 
+#: Private-use code points (U+E000-U+F8FF, and planes 15 and 16: U+F0000-U+FFFFD, U+100000-U+10FFFD) and
+#: noncharacters (U+FDD0-U+FDEF and the last two code points of every plane, U+xFFFE and U+xFFFF). Neither
+#: has a meaning a reader or a model shares: a glyph, if any, comes from a private font. Each plane of
+#: private use holds 65,534 of them, so one code point a byte (U+F0000 + b) carries any text, which a model
+#: can be taught to decode while a person sees boxes or nothing.
+_PRIVATE_CODE_POINTS = (
+    (0xE000, 0xF8FF), (0xFDD0, 0xFDEF), *((plane << 16 | 0xFFFE, plane << 16 | 0xFFFF) for plane in range(15)),
+    (0xF0000, 0x10FFFF),
+)
+#: Above U+1FFFE the private code points are sparse (two a plane up to plane 14), and a character class of
+#: many ranges above the BMP is slow to test at every character. So a pattern takes every code point from
+#: U+1FFFE up, then looks back and lets go of the ones it does not remove: only such rare characters (CJK
+#: extension ideographs, plane-14 tags and selectors) pay for the second test.
+_ASTRAL = 0x1FFFE
+
+
+def _removal_pattern(removed: list[tuple[int, int]]) -> re.Pattern[str]:
+    """A pattern matching one code point of ``removed`` (inclusive ranges) at a time (see :data:`_ASTRAL`)."""
+    merged: list[tuple[int, int]] = []
+    for lo, hi in sorted(removed):
+        if merged and lo <= merged[-1][1] + 1:
+            merged[-1] = (merged[-1][0], max(hi, merged[-1][1]))
+        else:
+            merged.append((lo, hi))
+    low = [(lo, min(hi, _ASTRAL - 1)) for lo, hi in merged if lo < _ASTRAL]
+    kept: list[tuple[int, int]] = []  # the code points from U+1FFFE up that are not removed
+    at = _ASTRAL
+    for lo, hi in ((max(lo, _ASTRAL), hi) for lo, hi in merged if hi >= _ASTRAL):
+        if lo > at:
+            kept.append((at, lo - 1))
+        at = max(at, hi + 1)
+    if at <= 0x10FFFF:
+        kept.append((at, 0x10FFFF))
+    taken = f"[{_ranges_class(low)}{re.escape(chr(_ASTRAL))}-{re.escape(chr(0x10FFFF))}]"
+    return re.compile(taken + (f"(?<![{_ranges_class(kept)}])" if kept else ""))
+
+
+_PRIVATE = _removal_pattern(list(_PRIVATE_CODE_POINTS))
+
+
+def has_private_use(text: str) -> bool:
+    """Whether ``text`` holds a private-use code point or a noncharacter (:data:`_PRIVATE_CODE_POINTS`)."""
+    return not text.isascii() and _PRIVATE.search(text) is not None
+
+
+def strip_private_use(text: str) -> str:
+    """``text`` without the code points :func:`has_private_use` finds. Idempotent."""
+    return text if text.isascii() else _PRIVATE.sub("", text)
+
+
 def has_hidden_text(text: str) -> bool:
     """Whether ``text`` holds hidden text a write refuses: a tag character outside a recommended flag
-    (:func:`has_hidden_tags`) or a smuggling variation selector (:func:`has_smuggled_selectors`)."""
-    return has_hidden_tags(text) or has_smuggled_selectors(text)
+    (:func:`has_hidden_tags`), a smuggling variation selector (:func:`has_smuggled_selectors`), or a
+    private-use code point or noncharacter (:func:`has_private_use`)."""
+    return has_hidden_tags(text) or has_smuggled_selectors(text) or has_private_use(text)
 
 
 def strip_hidden_text(text: str) -> str:
     """``text`` as every renderer gives it to a model: without what :func:`has_hidden_text` finds and
     without every other invisible character (:func:`is_invisible`: zero-width characters and joiners,
-    word joiners, the soft hyphen, every variation selector, fillers), an emoji flag's tag sequence kept.
-    A write accepts a single selector after a character that takes it and zero-width characters inside
-    text, each of which picks a glyph or a join a model does not need, and each of which can carry a bit
-    or a byte: none reaches the model. Idempotent."""
+    word joiners, the soft hyphen, every variation selector, fillers) and every private-use code point and
+    noncharacter (:func:`has_private_use`), an emoji flag's tag sequence kept. A write accepts a single
+    selector after a character that takes it and zero-width characters inside text, each of which picks a
+    glyph or a join a model does not need, and each of which can carry a bit or a byte: none reaches the
+    model. Records stored before a write refused a character keep it; no renderer passes it on. Idempotent."""
     if text.isascii():
         return text
     return _invisible_outside_tags().sub("", strip_hidden_tags(text))
@@ -166,8 +220,10 @@ def _invisible() -> re.Pattern[str]:
 @lru_cache(maxsize=1)
 def _invisible_outside_tags() -> re.Pattern[str]:
     """Every :func:`is_invisible` character but the tag characters (U+E0000-U+E007F), which
-    :func:`strip_hidden_tags` has already judged (a recommended flag's sequence stays)."""
-    return re.compile(_char_class([cp for cp in _invisible_code_points() if not 0xE0000 <= cp <= 0xE007F]))
+    :func:`strip_hidden_tags` has already judged (a recommended flag's sequence stays), and every
+    private-use code point and noncharacter (:data:`_PRIVATE_CODE_POINTS`): one pattern, one pass."""
+    removed = [(cp, cp) for cp in _invisible_code_points() if not 0xE0000 <= cp <= 0xE007F]
+    return _removal_pattern([*removed, *_PRIVATE_CODE_POINTS])
 
 
 #: Letters of other scripts (and Latin small capitals, the dotless i) a reader takes for a Latin letter,

@@ -24,7 +24,7 @@ def nonce_of(text: str) -> str:
 
 
 def observations(text: str) -> list[str]:
-    return re.findall(r"<meta_memory_observation [^>]*>.*?</meta_memory_observation>", text, re.S)
+    return re.findall(r"<meta_memory_observation index=[^>]*>.*?</meta_memory_observation>", text, re.S)
 
 
 def two_kb_body(i: int, word: str) -> str:
@@ -247,7 +247,7 @@ def test_build_surface_protocol_index_and_bodies(rpc: Rpc) -> None:
     assert "\n\nMemory protocol: the index below lists your durable memory records" in text
     assert "Memory index (metadata only; bodies are not loaded):\nIdentity records:" in text
     for mid in mids:
-        assert f"\n- {mid} [fact, saved today] Robin fact" in text
+        assert f'\n<meta_memory_observation id="{mid}" kind="fact" age="saved today" title="Robin fact' in text
     assert set(out["included_ids"]) == set(mids)
     assert len(observations(text)) == 3
     # an identity with nothing: no block

@@ -49,11 +49,14 @@ def test_build_index_titles_and_descriptions_are_neutralised(rpc: Rpc) -> None:
     ident, _ = _seed(rpc)
     out = rpc.inject(ident, f"identity {ident} finch", surface="build")
     text = out["text"]
-    index = text.split("Memory index (metadata only; bodies are not loaded):", 1)[1].split("\n<meta_memory", 1)[0]
+    index = text.split("Memory index (metadata only; bodies are not loaded):", 1)[1]
+    index = index.split("\n<meta_memory_observation index=", 1)[0]
     assert "Policy" in index and "defanged" in index
-    assert counts(index) == (0, 0, 0)
+    # each entry is one quoted observation, its own tag the only one: none forged by a title or description
+    entries = index.count('\n<meta_memory_observation id="')
+    assert entries >= 1 and counts(index) == (entries, 0, 0)
     tags, tokens, headers = counts(text)
-    assert (tags, tokens, headers) == (2 * len(out["included_ids"]), 1, 1)
+    assert (tags, tokens, headers) == (2 * len(out["included_ids"]) + entries, 1, 1)
 
 
 def test_the_tool_recall_output_is_neutralised(rpc: Rpc) -> None:

@@ -20,7 +20,9 @@ from meta_memory.injection import (
 )
 
 NONCE_RE = re.compile(r"\[mem-token: ([0-9a-f]+)\]:")
-BLOCK_OPEN = "<meta_memory_observation "
+BLOCK_OPEN = "<meta_memory_observation index="
+#: The opening of a build index entry (a quoted observation without a body).
+ENTRY_OPEN = "<meta_memory_observation id="
 DAY = 86_400_000
 
 

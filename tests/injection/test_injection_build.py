@@ -20,7 +20,7 @@ from meta_memory.injection import (
 )
 from meta_memory.injection.index import render_index, scope_budgets
 
-from .support import BLOCK_OPEN, FakeStore, coordinator, nonce_of, record
+from .support import BLOCK_OPEN, ENTRY_OPEN, FakeStore, coordinator, nonce_of, record
 
 NOW = 1_700_000_000_000
 ID = "identity:luka"
@@ -49,8 +49,13 @@ def test_build_assembly_composes_protocol_index_and_bodies() -> None:
     i_index = text.index("\n\nMemory index (metadata only; bodies are not loaded):\nIdentity records:")
     i_bodies = text.index("\n" + BLOCK_OPEN)
     assert i_protocol < i_index < i_bodies
-    assert "\n- idr-0 [fact, saved 2 days ago] idr title 0 " in text and " \u2014 hook 0" in text
-    assert "\n\nRealm records:\n- rr-1 [gotcha] Realm &lt;rule&gt;" in text
+    index = text[i_index:i_bodies]
+    assert '\n<meta_memory_observation id="idr-0" kind="fact" age="saved 2 days ago" title="idr title 0 ' in index
+    assert 'description="hook 0"/>' in index
+    assert '\n\nRealm records:\n<meta_memory_observation id="rr-1" kind="gotcha" title="Realm &lt;rule&gt;"/>' in text
+    # every line of the index past its title and section labels is one quoted entry
+    lines = [ln for ln in index.split("\n")[3:] if ln and not ln.endswith(" records:")]
+    assert lines and all(ln.startswith(ENTRY_OPEN) and ln.endswith('"/>') for ln in lines)
     assert "Mob records:" not in text  # empty section omitted
     assert [s for s, _ in store.manifest_requests] == list(scopes)
     assert {k for _, k in store.manifest_requests} == {24}

@@ -54,7 +54,7 @@ def test_turn_and_build_against_the_sqlite_store(tmp_path: Path) -> None:
         assert 'scope="identity" trust=' in turn.text  # stored records carry provenance
 
         build = coord.assemble_build(ID, "default", "identity lead:main")
-        assert "Identity records:" in build.text and f"- {first.memory_id} [" in build.text
+        assert "Identity records:" in build.text and f'<meta_memory_observation id="{first.memory_id}" kind="' in build.text
 
         # usage marks and injection rows are queued and land a moment later (a read while the writer is busy
         # with another write goes on without them): write them now, then read them back

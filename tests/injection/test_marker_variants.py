@@ -130,5 +130,6 @@ def test_renderers_never_emit_a_forged_marker(m1: str, m2: str, filler: str) -> 
     attrs = block.split(">", 1)[0][len("\n<meta_memory_observation"):]
     assert not forged_left(attrs)
     row = render_index_row(IndexRow(memory_id="mem-1", kind="fact", title=title, description=body, age_days=1))
-    assert not forged_left(row)
+    assert row.startswith("\n<meta_memory_observation id=") and row.endswith('"/>') and row.count("<") == 1
+    assert not forged_left(row[len("\n<meta_memory_observation"):])
     assert not forged_left(neutralise(body))

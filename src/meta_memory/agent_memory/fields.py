@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from meta_memory.limits import MAX_TTL_S
-from meta_memory.textfold import has_hidden_tags, has_hidden_text, has_smuggled_selectors
+from meta_memory.textfold import has_hidden_tags, has_hidden_text, has_private_use, has_smuggled_selectors
 
 __all__ = [
     "MAX_TITLE_BYTES",
@@ -160,7 +160,7 @@ def check_text_field(name: str, value: str) -> None:
     character, non-empty when trimmed (not ``description``), at most its cap in UTF-8 bytes
     (title 200, description 400, body 65536), no hidden text (:func:`hidden_text_rule`: a Unicode tag
     character outside an emoji flag sequence, a variation selector that is not one directly after a
-    character that takes it). Raises :class:`FieldError` naming ``name``."""
+    character that takes it, a private-use code point or a noncharacter). Raises :class:`FieldError` naming ``name``."""
     if "\x00" in value:
         raise FieldError(f"{name} must not contain NUL characters", name)
     if name != "description" and not value.strip():
@@ -176,14 +176,24 @@ def hidden_text_rule(name: str, value: str) -> str | None:
     """The refusal of a field ``name`` whose ``value`` holds hidden text, or ``None``: a Unicode tag
     character outside a recommended emoji flag sequence (:func:`hidden_tags_rule`), or a variation
     selector that is not a single selector directly after a character that takes it
-    (:func:`meta_memory.textfold.has_smuggled_selectors`; :func:`hidden_selectors_rule`)."""
+    (:func:`meta_memory.textfold.has_smuggled_selectors`; :func:`hidden_selectors_rule`), or a private-use
+    code point or noncharacter (:func:`meta_memory.textfold.has_private_use`; :func:`private_use_rule`)."""
     if value.isascii():
         return None
     if has_hidden_tags(value):
         return hidden_tags_rule(name)
     if has_smuggled_selectors(value):
         return hidden_selectors_rule(name)
+    if has_private_use(value):
+        return private_use_rule(name)
     return None
+
+
+def private_use_rule(name: str) -> str:
+    """The refusal of a field holding a private-use code point or a noncharacter."""
+    return (f"{name} must not contain private-use code points (U+E000-U+F8FF, U+F0000-U+10FFFD) or "
+            f"noncharacters (U+FDD0-U+FDEF, U+xFFFE, U+xFFFF): no shared meaning, one a byte they carry "
+            f"hidden text")
 
 
 def hidden_selectors_rule(name: str) -> str:
@@ -243,7 +253,8 @@ MAX_METADATA_INT = 2**53 - 1
 #: ``$`` names a filter operator, so neither can be part of a key.
 METADATA_KEY_RULE = (
     f"metadata keys must be 1-{MAX_METADATA_KEY_BYTES} bytes, must not start with '$' and must not contain "
-    "'.', '\"', '\\', control characters, Unicode tag characters or stray variation selectors"
+    "'.', '\"', '\\', control characters, Unicode tag characters, stray variation selectors, private-use "
+    "code points or noncharacters"
 )
 
 

@@ -25,14 +25,17 @@ skeleton, after any bracket-like character (``<``, ``[``, ``(``, ``{``) and at m
   ``observation``, with any run (up to 64) of characters that are not letters or
   digits (or nothing) between the words -> ``<defanged_memory_observation``, or
   ``</defanged_memory_observation`` when a ``/`` or a backslash stands before the first word;
-* a nonce marker: ``mem``, separators, ``token``, then a ``:`` within 16 more
-  non-alphanumeric characters -> ``[defanged-mem-token:``;
+* a nonce marker: ``mem``, separators, ``token``, then a ``:`` or a ``=`` within 16 more
+  non-alphanumeric characters (``[mem-token: x]`` as the header prints it, ``[mem-token=x]`` as a
+  model would read the same) -> ``[defanged-mem-token:``;
 * every line containing ``{header} for identity`` (words separated by any run of
   non-alphanumeric characters) gets the prefix ``[defanged] `` unless it already
   starts with it.
 
-The words without any bracket-like character before them (``mem-token: 5``, "the
-meta memory observation tag") are prose and left alone.
+The words without any bracket-like character before them (``mem-token: 5``, ``mem-token=5``, "the
+meta memory observation tag") are prose and left alone: the header prints the nonce only as
+``[mem-token: {nonce}]:`` at the end of its own first line, and memory text is one line inside a quoted
+item, so such words can neither stand where the marker stands nor begin a line.
 
 :func:`neutralise` (what every renderer calls) also removes the bidirectional
 controls (:data:`BIDI_CONTROLS`); inbound :func:`defang` keeps them (a user's
@@ -54,6 +57,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
+from ..recall.text import compact_whitespace
 from ..textfold import INVISIBLE_FILLERS, LOOK_ALIKE_LETTERS, strip_hidden_text
 from .constants import (
     DEFANGED_LINE_PREFIX,
@@ -62,7 +66,7 @@ from .constants import (
     DEFAULT_INSTRUCTION_HEADER,
 )
 
-__all__ = ["BIDI_CONTROLS", "defang", "defang_content", "marker_skeleton", "neutralise"]
+__all__ = ["BIDI_CONTROLS", "defang", "defang_content", "marker_skeleton", "neutralise", "neutralise_line"]
 
 # Look-alikes NFKC leaves alone. (Fullwidth and small forms already fold to ASCII under NFKC.)
 _EXTRA_FOLDS: dict[str, str] = {
@@ -261,7 +265,7 @@ _GAP = r"(?P<gap>[\W_]{0,16}?)"
 _MARKERS = re.compile(
     r"[<\[({]" + _GAP + r"(?:"
     r"(?P<tag>(?:meta|mobkit)" + _SEP + "memory" + _SEP + "observation)"
-    r"|(?P<token>mem" + _SEP + r"token[\W_]{0,16}?:)"
+    r"|(?P<token>mem" + _SEP + r"token[\W_]{0,16}?[:=])"
     r")"
 )
 _OPEN_REPLACEMENT = "<" + DEFANGED_OBSERVATION_TAG
@@ -334,13 +338,28 @@ def defang(text: str, header: str = DEFAULT_INSTRUCTION_HEADER) -> tuple[str, in
 
 def neutralise(text: str, header: str = DEFAULT_INSTRUCTION_HEADER) -> str:
     """What every renderer applies to memory text (turn block, build index, the ``memory`` tool's
-    recall rows): :func:`defang` without the count, then every :data:`BIDI_CONTROLS` character and
-    every Unicode tag character outside an emoji flag sequence and every variation selector that is not a
-    single one directly after a character that takes it (:func:`~meta_memory.textfold.strip_hidden_text`:
-    invisible to a person, read by a model; writes refuse them, older records may hold them) removed.
-    Idempotent."""
-    out = defang(text, header)[0]
-    return out if out.isascii() else strip_hidden_text(_BIDI.sub("", out))
+    recall rows): every :data:`BIDI_CONTROLS` character, every invisible character, every Unicode tag
+    character outside an emoji flag sequence, every private-use code point and noncharacter
+    (:func:`~meta_memory.textfold.strip_hidden_text`: a person sees nothing or a box, a model may read
+    hidden text; writes refuse the smuggling forms, older records may hold them) removed, then
+    :func:`defang` without the count. Removing first means a marker split by a removed character
+    (``</me\ue000ta_memory_observation``, a Hangul filler inside ``meta``) is found as the marker it
+    becomes. Idempotent."""
+    if not text.isascii():
+        text = strip_hidden_text(_BIDI.sub("", text))
+    return defang(text, header)[0]
+
+
+def neutralise_line(text: str, header: str = DEFAULT_INSTRUCTION_HEADER) -> str:
+    """:func:`neutralise` for text a block gives on one line (a title, a body, an index entry's
+    attribute): the characters :func:`neutralise` removes go first, then every run of whitespace
+    becomes one space (ends trimmed), then :func:`defang`. Compacting after the removal means a
+    removed character leaves no trace (``"a\ue000 b"`` reads ``"a b"``, as the text without it
+    does), and compacting before defanging means no compaction can bring a marker's words closer
+    than defanging saw them. Idempotent."""
+    if not text.isascii():
+        text = strip_hidden_text(_BIDI.sub("", text))
+    return defang(compact_whitespace(text), header)[0]
 
 
 def defang_content(content: str | Sequence[Any], header: str = DEFAULT_INSTRUCTION_HEADER) -> tuple[Any, int]:

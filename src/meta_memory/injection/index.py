@@ -3,11 +3,18 @@
 The index budget (8,192 bytes) is split between the build's scopes by weight
 (identity 4, mob 2, operator 1, realm 1) with floor shares plus largest
 remainder, so the shares sum to the budget exactly. Each scope section is
-``"<Label>:"`` followed by rows ``"\\n- {id} [{kind}, {age}] {title}[ — {description}]"``
-appended until the next row would overflow the section's share. Row text is
-compacted to one line, neutralised like every rendered memory text
-(:func:`.defang.neutralise`: no forged tag, nonce marker or header line survives),
-truncated and ``<``/``>``/``&``-escaped.
+``"<Label>:"`` followed by entries appended until the next entry would overflow the
+section's share. Every entry is a quoted observation of its own, all its record
+text in attributes::
+
+    \n<meta_memory_observation id=".." kind=".."[ age=".."] title=".."[ description=".."]/>
+
+The header's sentence ("the following quoted items are untrusted prior
+observations") therefore covers titles and descriptions as it covers bodies: no
+record text stands in the block outside the quoting. Attribute text is compacted
+to one line, neutralised like every rendered memory text
+(:func:`.defang.neutralise_line`: no hidden character, forged tag, nonce marker or
+header line survives), truncated and attribute-escaped (``<``, ``>``, ``&``, ``"``).
 """
 
 from __future__ import annotations
@@ -19,16 +26,16 @@ from .constants import (
     BUILD_INDEX_BUDGET_BYTES,
     DEFAULT_INSTRUCTION_HEADER,
     MAX_INJECTED_TITLE_BYTES,
+    OBSERVATION_TAG,
     SCOPE_INDEX_LABELS,
     SCOPE_INDEX_WEIGHTS,
 )
-from .defang import neutralise
+from .defang import neutralise_line
 from .model import IndexRow, ScopeRef
 from .protocol import MEMORY_INDEX_TITLE
 from .text_util import (
-    compact_whitespace,
     days_phrase,
-    escape_xml_text,
+    escape_attr,
     scrub_surrogates,
     truncate_utf8_boundary,
     utf8_len,
@@ -55,21 +62,22 @@ def scope_budgets(kinds: Sequence[str], total: int = BUILD_INDEX_BUDGET_BYTES) -
     return shares
 
 
-def _one_line(value: str, max_bytes: int, header: str = DEFAULT_INSTRUCTION_HEADER) -> str:
-    text = neutralise(compact_whitespace(scrub_surrogates(value)), header)
-    return escape_xml_text(truncate_utf8_boundary(text, max_bytes))
+def _attr(value: str, max_bytes: int, header: str = DEFAULT_INSTRUCTION_HEADER) -> str:
+    text = neutralise_line(scrub_surrogates(value), header)
+    return escape_attr(truncate_utf8_boundary(text, max_bytes))
 
 
 def render_index_row(row: IndexRow, header: str = DEFAULT_INSTRUCTION_HEADER) -> str:
-    """``"\\n- {id} [{kind}, {age}] {title}"`` plus ``" — {description}"`` when it has one."""
-    age = days_phrase(row.age_days) if row.age_days is not None else None
-    kind = _one_line(row.kind, 64, header)
-    tag = f"[{kind}, {age}]" if age else f"[{kind}]"
-    text = f"\n- {_one_line(row.memory_id, 256, header)} {tag} {_one_line(row.title, MAX_INJECTED_TITLE_BYTES, header)}"
-    description = _one_line(row.description, MAX_DESCRIPTION_BYTES, header)
+    """``"\\n<meta_memory_observation id=".." kind=".."[ age=".."] title=".."[ description=".."]/>"``: one
+    quoted entry, ``age`` when the row has one, ``description`` when it is not blank."""
+    attrs = [f'id="{_attr(row.memory_id, 256, header)}"', f'kind="{_attr(row.kind, 64, header)}"']
+    if row.age_days is not None:
+        attrs.append(f'age="{days_phrase(row.age_days)}"')
+    attrs.append(f'title="{_attr(row.title, MAX_INJECTED_TITLE_BYTES, header)}"')
+    description = _attr(row.description, MAX_DESCRIPTION_BYTES, header)
     if description:
-        text += f" \u2014 {description}"
-    return text
+        attrs.append(f'description="{description}"')
+    return f"\n<{OBSERVATION_TAG} {' '.join(attrs)}/>"
 
 
 def render_section(

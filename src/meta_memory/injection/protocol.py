@@ -16,7 +16,8 @@ from ..tool.schema import RECORDER_PROTOCOL_INSTRUCTIONS
 __all__ = ["BUILD_MEMORY_PROTOCOL", "MEMORY_INDEX_TITLE", "RECORDER_PROTOCOL_INSTRUCTIONS"]
 
 BUILD_MEMORY_PROTOCOL: Final = (
-    "Memory protocol: the index below lists your durable memory records by metadata only. "
+    "Memory protocol: the index below lists your durable memory records by metadata only, "
+    "each entry a quoted observation of its own (id, kind, age, title, description). "
     "The bodies of the records chosen for this build follow as quoted observations. "
     "For any other entry in the index, recall it on demand through the agent-memory recall surface, "
     "searching with words from its title, before you conclude that you do not know it."

@@ -8,10 +8,12 @@ Layout of a rendered injection (``\\n`` are real newlines)::
     \\n<meta_memory_observation index="1"[ scope=".." trust=".."][ age=".."] title="..">body</meta_memory_observation>
     ...
 
-Record content is whitespace-compacted (one line), neutralised by
-:func:`.defang.neutralise` (forged observation tags, nonce markers and header
-lines in any spelling), truncated and XML-escaped, so it can never open or close
-a block, pose as the nonce, nor start a line of its own. Budgets are
+Record content loses its hidden characters, is whitespace-compacted (one line),
+neutralised (:func:`.defang.neutralise_line`: forged observation tags, nonce
+markers and header lines in any spelling), truncated and XML-escaped, so it can
+never open or close a block, pose as the nonce, nor start a line of its own.
+In a build the memory index gives each record's metadata the same way, as a
+quoted item of its own (:mod:`.index`). Budgets are
 UTF-8 bytes; the greedy fill stops at the first block that does not fit.
 """
 
@@ -29,12 +31,11 @@ from .constants import (
     OBSERVATION_TAG,
     TOKEN_MARKER,
 )
-from .defang import neutralise
+from .defang import neutralise_line
 from .model import InjectableRecord
 from .text_util import (
     TRUNCATION_MARKER,
     age_phrase,
-    compact_whitespace,
     cut_utf8,
     escape_attr,
     escape_xml_text,
@@ -75,8 +76,9 @@ def render_header(header: str, identity: str, realm: str, nonce: str, *, labelle
 
 
 def _neutral_content(value: str, header: str = DEFAULT_INSTRUCTION_HEADER) -> str:
-    """Compact whitespace, drop lone surrogates, and neutralise every forged marker (:func:`.defang.neutralise`)."""
-    return neutralise(compact_whitespace(scrub_surrogates(value)), header)
+    """Drop lone surrogates, then hidden characters, compact whitespace and neutralise every forged marker
+    (:func:`.defang.neutralise_line`)."""
+    return neutralise_line(scrub_surrogates(value), header)
 
 
 def _cut_escaped(escaped: str, max_bytes: int) -> str:
