@@ -131,3 +131,29 @@ def test_a_full_disk_refuses_writes_naming_it_and_reads_keep_working(small_disk:
     with start_gateway(state, config=config) as again:  # the taint was written: it survives the restart
         assert "QUARANTINED" in _tool(again, session, "Planted again")["text"]
         assert httpx.get(again.url + "/v1/ready").status_code == 200
+
+
+def test_answers_report_a_held_taint_as_the_gate_enforces_it(small_disk: Path, tmp_path: Path) -> None:
+    """A session noted before the disk filled, then tainted by a web result whose taint could not be
+    written: noting it again, compacting it and meta/status report the taint its writes are quarantined
+    under (before, the note answered ``tainted: false``)."""
+    config = write_config(tmp_path / "meta.toml", "[gateway]\nmin_free_disk_mb = 1\n")
+    gw = start_gateway(small_disk / "state", config=config)
+    try:
+        assert gw.result("meta/session/note", {"identity": IDENT, "session_key": "s0"})["tainted"] is False
+        _fill(small_disk / "filler")
+        verdict = None
+        for _ in range(50):  # SQLite may fit the first taints in room it already holds
+            verdict = gw.result("meta/turn/tool_result", {"identity": IDENT, "session_key": "s0",
+                                                          "tool_name": "web_fetch"})
+            if gw.result("meta/status")["agent_memory"]["taint_tracker"]["held_taints"]:
+                break
+            gw.result("meta/session/reset", {"identity": IDENT, "session_key": "s0"})
+            gw.result("meta/session/note", {"identity": IDENT, "session_key": "s0"})
+        assert verdict is not None and verdict["session_tainted"] is True
+        assert gw.result("meta/status")["agent_memory"]["taint_tracker"]["held_taints"] == 1
+        assert "disk full" in _tool(gw, "s0", "Full disk note")["text"]
+        assert gw.result("meta/session/note", {"identity": IDENT, "session_key": "s0"})["tainted"] is True
+        assert gw.result("meta/session/compacted", {"identity": IDENT, "session_key": "s0"})["tainted"] is True
+    finally:
+        gw.stop()
