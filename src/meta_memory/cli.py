@@ -66,13 +66,20 @@ def _start_runtime(config: MetaConfig, state_dir: Path, *, one_shot: bool = Fals
     if not one_shot:
         settle_after_large_builds()
 
+    from .storage.disk import not_writable, read_only_refusal
+
     try:
         return Runtime(config, state_dir, one_shot=one_shot)
     except MetaError as exc:
-        raise StartupError(f"cannot start: {_one_line(exc.message)}") from None
+        detail = _one_line(exc.message)
     except OSError as exc:
         where = f" ({exc.filename})" if exc.filename else ""
-        raise StartupError(f"cannot start: {exc.strerror or exc}{where}") from None
+        detail = f"{exc.strerror or exc}{where}"
+    # a read-only directory (read-only media, another user's files) says so, and how to read a copy
+    why = not_writable(state_dir) if state_dir.is_dir() else None
+    if why is not None:
+        raise StartupError(f"cannot start: {read_only_refusal(state_dir.resolve(), why, detail)}")
+    raise StartupError(f"cannot start: {detail}")
 
 
 def _one_line(text: str) -> str:

@@ -403,21 +403,23 @@ class StorageLayout:
         the disk has room (see :meth:`doctor`)."""
         from ..errors import StartupError
         from ..ledger import persistence
-        from .disk import DEFAULT_MIN_FREE_MB, disk_space
+        from .disk import DEFAULT_MIN_FREE_MB, disk_space, not_writable
         from .integrity import header_problem, orphan_wals, probe
 
         findings: list[dict[str, Any]] = []
         # SQLite cannot open a WAL database of a directory it may not write (not even to read it): there,
         # only the headers are read, and the directory itself is the finding, never "damaged" databases
-        writable = os.access(self.state_dir, os.W_OK)
-        if not writable:
+        why = not_writable(self.state_dir)
+        writable = why is None
+        if why is not None:
             findings.append({
                 "kind": "state_dir_read_only", "severity": "blocks_startup", "paths": [str(self.state_dir)],
-                "message": (f"{self.state_dir} is not writable (a read-only file system, or no write permission "
-                            "for this user): a gateway cannot start on it, and its databases are checked here by "
-                            "their headers only"),
-                "fix": ("mount it read-write, or run the gateway as a user that may write it; its files are not "
-                        "damaged by this"),
+                "message": (f"{self.state_dir} is read-only ({why}): a gateway cannot start on it, nor can a "
+                            "command read it with --state-dir; its databases are checked here by their headers "
+                            "only, and its disk's free space is not judged (nothing can be written there)"),
+                "fix": ("mount it read-write, or run as a user that may write it; to read it meanwhile, copy the "
+                        "directory to a writable place (`cp -a`) and give the copy as --state-dir; its files are "
+                        "not damaged by this"),
             })
 
         def check(path: Path) -> str | None:
@@ -480,7 +482,7 @@ class StorageLayout:
                             "away, accepting the loss of what only it held"),
                 })
         floor = DEFAULT_MIN_FREE_MB if min_free_disk_mb is None else min_free_disk_mb
-        space = disk_space(self.state_dir)
+        space = disk_space(self.state_dir) if writable else None  # read-only is not full (reported above)
         if space is not None and (space.free_mb < floor or space.free_bytes < 1024 * 1024):
             full = space.free_bytes < 1024 * 1024
             findings.append({
