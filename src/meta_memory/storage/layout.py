@@ -543,7 +543,31 @@ class StorageLayout:
                     )
         return slots
 
-    def doctor(self, *, thorough: bool = False, min_free_disk_mb: int | None = None) -> dict[str, Any]:
+    def _partial_backup_findings(self, backup_dirs: list[Path]) -> list[dict[str, Any]]:
+        """The working copies killed backups left (:func:`.backup.stale_partials`) in ``backup_dirs`` and
+        beside the state directory (where a backup is often written)."""
+        from .backup import stale_partials
+
+        findings: list[dict[str, Any]] = []
+        seen: set[Path] = set()
+        for directory in [self.state_dir.resolve().parent, *backup_dirs]:
+            where = Path(os.path.abspath(directory))
+            if where in seen:
+                continue
+            seen.add(where)
+            for path in stale_partials(where):
+                findings.append({
+                    "kind": "partial_backup", "severity": "warning", "paths": [str(path)],
+                    "message": (f"{path.name} in {where} is the unfinished working copy of a backup that was "
+                                "killed (or whose machine stopped) while it copied: it is not a backup, and it "
+                                "holds copies of the installation's data and keys"),
+                    "fix": (f"remove it (rm -r {shlex.quote(str(path))}); the next backup written into {where} "
+                            "also removes it"),
+                })
+        return findings
+
+    def doctor(self, *, thorough: bool = False, min_free_disk_mb: int | None = None,
+               backup_dirs: list[Path] | None = None) -> dict[str, Any]:
         """Inspect the state directory without changing it (``meta/storage/doctor``, ``meta-memory doctor``;
         reading a database may leave the empty ``-wal``/``-shm`` files SQLite keeps beside it).
 
@@ -552,6 +576,8 @@ class StorageLayout:
                 command line does it unless ``--quick``); otherwise header and schema page only.
             min_free_disk_mb: report ``low_disk`` below this much free space (``None``: the default
                 ``[gateway] min_free_disk_mb``; ``0``: only a full disk).
+            backup_dirs: directories backups are written into (``[gateway] backup_dir``, ``--backup-dir``),
+                searched for ``partial_backup`` leftovers besides the state directory's parent.
 
         Returns:
             ``{state_dir, ok, slots, findings}`` where each finding is
@@ -571,7 +597,9 @@ class StorageLayout:
             is not writable; its databases are then checked by their headers only),
             ``unusable_key_file`` (``error``: an installation key file, :mod:`.keys`, that is not
             a regular file of this user holding a key, or that others may write) and
-            ``exposed_key_file`` (``warning``: one its group or other users may read).
+            ``exposed_key_file`` (``warning``: one its group or other users may read) and
+            ``partial_backup`` (``warning``: the working copy ``.<name>.partial-<hex>`` of a backup that
+            was killed, no backup holding it: :func:`.backup.stale_partials`).
             ``ok`` is false when any finding blocks start-up or is an ``error``.
         """
         findings: list[dict[str, Any]] = []
@@ -629,6 +657,7 @@ class StorageLayout:
                 )
         findings.extend(self._key_findings())
         findings.extend(self._health_findings(thorough, min_free_disk_mb))
+        findings.extend(self._partial_backup_findings(list(backup_dirs or [])))
         for root in (canonical, legacy):
             if not root.is_dir():
                 continue
