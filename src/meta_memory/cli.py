@@ -66,13 +66,20 @@ def _start_runtime(config: MetaConfig, state_dir: Path, *, one_shot: bool = Fals
     if not one_shot:
         settle_after_large_builds()
 
+    from .storage.disk import not_writable, read_only_refusal
+
     try:
         return Runtime(config, state_dir, one_shot=one_shot)
     except MetaError as exc:
-        raise StartupError(f"cannot start: {_one_line(exc.message)}") from None
+        detail = _one_line(exc.message)
     except OSError as exc:
         where = f" ({exc.filename})" if exc.filename else ""
-        raise StartupError(f"cannot start: {exc.strerror or exc}{where}") from None
+        detail = f"{exc.strerror or exc}{where}"
+    # a read-only directory (read-only media, another user's files) says so, and how to read a copy
+    why = not_writable(state_dir) if state_dir.is_dir() else None
+    if why is not None:
+        raise StartupError(f"cannot start: {read_only_refusal(state_dir.resolve(), why, detail)}")
+    raise StartupError(f"cannot start: {detail}")
 
 
 def _one_line(text: str) -> str:
@@ -267,20 +274,29 @@ def gateway(stdio: bool, state_dir: Path, config_path: Path | None, log_format: 
 @_config_option
 @click.option("--quick", is_flag=True,
               help="Check each database's header and schema page only, not every page (PRAGMA quick_check).")
-def doctor(state_dir: Path, config_path: Path | None, quick: bool) -> None:
+@click.option("--backup-dir", "backup_dirs", multiple=True, type=click.Path(file_okay=False, path_type=Path),
+              help="A directory backups are written into, searched for the working copies of killed backups "
+                   "(besides the state directory's parent and [gateway] backup_dir). Repeatable.")
+def doctor(state_dir: Path, config_path: Path | None, quick: bool, backup_dirs: tuple[Path, ...]) -> None:
     """Inspect a state directory offline and say how to fix each finding: file-name twins, predecessor files,
     leftover stages, a malformed ledger, damaged or truncated databases, a -wal without its database, low disk,
-    an installation key file that cannot be used or that others may read.
+    an installation key file that cannot be used or that others may read, the working copy a killed backup
+    left (beside the state directory, in [gateway] backup_dir, in each --backup-dir).
 
     Safe while a gateway runs (nothing is written). Exits 1 when the report is not "ok" (a finding blocks
     start-up or is an error, or the directory is missing)."""
     from .storage.layout import StorageLayout
 
+    floor: int | None = None
+    dirs = list(backup_dirs)
     try:
-        floor = load_config(config_path).gateway.min_free_disk_mb if config_path is not None else None
+        if config_path is not None:
+            gateway_config = load_config(config_path).gateway
+            floor = gateway_config.min_free_disk_mb
+            dirs += [Path(gateway_config.backup_dir)] if gateway_config.backup_dir else []
     except StartupError as exc:
         _fail(exc)
-    report = StorageLayout(state_dir).doctor(thorough=not quick, min_free_disk_mb=floor)
+    report = StorageLayout(state_dir).doctor(thorough=not quick, min_free_disk_mb=floor, backup_dirs=dirs)
     click.echo(json.dumps(report, indent=2))
     if not report["ok"]:
         sys.exit(1)

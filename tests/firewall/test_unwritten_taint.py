@@ -94,3 +94,20 @@ def test_past_the_hold_every_llm_write_quarantines_for_the_life_of_the_process()
     assert gate.quarantine_reason(_agent("lead:a0"), realm="default", session_key="s0") is not None
     assert len(state._held) == 1 and "every LLM-authored write is quarantined" in str(state.readiness_problem())
     assert gate.quarantine_reason(_agent("lead:unrelated"), realm="default", session_key="clean") == f"session tainted by {OVERFLOW_SOURCE}"
+
+
+def test_answers_report_the_held_taint_the_gate_enforces() -> None:
+    """A session noted before the disk filled, then tainted by a result whose taint could not be written:
+    noting it again (answered from the database without a write) and compacting it say ``tainted``, as
+    the write gate quarantines; status counts the held taint."""
+    disk, state, tracker, gate = _setup()
+    s0 = SessionRef("default", "lead:main", "s0")
+    assert tracker.note_session(s0) is None
+    disk.full = True
+    assert tracker.observe(s0, WEB) is not None
+    assert gate.quarantine_reason(_agent("lead:main"), realm="default", session_key="s0") is not None
+    noted = tracker.note_session(s0)
+    assert noted is not None and noted.source == WEB.source
+    assert tracker.compacted(s0) is not None
+    assert tracker.observe(s0, Classification(True, None)) is not None  # a trusted result after it
+    assert tracker.stats()["held_taints"] == 1

@@ -131,3 +131,56 @@ def test_a_full_disk_refuses_writes_naming_it_and_reads_keep_working(small_disk:
     with start_gateway(state, config=config) as again:  # the taint was written: it survives the restart
         assert "QUARANTINED" in _tool(again, session, "Planted again")["text"]
         assert httpx.get(again.url + "/v1/ready").status_code == 200
+
+
+def test_answers_report_a_held_taint_as_the_gate_enforces_it(small_disk: Path, tmp_path: Path) -> None:
+    """A session noted before the disk filled, then tainted by a web result whose taint could not be
+    written: noting it again, compacting it and meta/status report the taint its writes are quarantined
+    under (before, the note answered ``tainted: false``)."""
+    config = write_config(tmp_path / "meta.toml", "[gateway]\nmin_free_disk_mb = 1\n")
+    gw = start_gateway(small_disk / "state", config=config)
+    try:
+        assert gw.result("meta/session/note", {"identity": IDENT, "session_key": "s0"})["tainted"] is False
+        _fill(small_disk / "filler")
+        verdict = None
+        for _ in range(50):  # SQLite may fit the first taints in room it already holds
+            verdict = gw.result("meta/turn/tool_result", {"identity": IDENT, "session_key": "s0",
+                                                          "tool_name": "web_fetch"})
+            if gw.result("meta/status")["agent_memory"]["taint_tracker"]["held_taints"]:
+                break
+            gw.result("meta/session/reset", {"identity": IDENT, "session_key": "s0"})
+            gw.result("meta/session/note", {"identity": IDENT, "session_key": "s0"})
+        assert verdict is not None and verdict["session_tainted"] is True
+        assert gw.result("meta/status")["agent_memory"]["taint_tracker"]["held_taints"] == 1
+        assert "disk full" in _tool(gw, "s0", "Full disk note")["text"]
+        assert gw.result("meta/session/note", {"identity": IDENT, "session_key": "s0"})["tainted"] is True
+        assert gw.result("meta/session/compacted", {"identity": IDENT, "session_key": "s0"})["tainted"] is True
+    finally:
+        gw.stop()
+
+
+def test_the_ledger_refuses_a_write_on_a_full_disk_naming_it(small_disk: Path, tmp_path: Path) -> None:
+    """``meta/memory/index`` on a full disk: -32010 (``memory_backend``, as the spec fixes it) naming the disk,
+    saying nothing was written and the ledger file is unchanged, and what to do; the next write after room
+    is made succeeds."""
+    config = write_config(tmp_path / "meta.toml", "[gateway]\nmin_free_disk_mb = 1\n")
+    state = small_disk / "state"
+    gw = start_gateway(state, config=config)
+    try:
+        facts = [gw.result("meta/memory/index", {"entity": "deploy", "topic": f"t{i}", "fact": "x " * 2000})
+                 for i in range(3)]
+        committed = (state / "memory-ledger-state.json").read_bytes()
+        _fill(small_disk / "filler")
+        refusal = gw.error("meta/memory/index", {"entity": "deploy", "topic": "late", "fact": "y " * 2000})
+        assert refusal["code"] == -32010 and refusal["data"]["kind"] == "memory_backend"
+        message = refusal["message"]
+        assert message.startswith("Memory backend unavailable: memory ledger persist failed: no space left on")
+        assert f"mounted at {small_disk}" in message and "MiB free" in message
+        assert "nothing was written" in message and "memory-ledger-state.json is unchanged" in message
+        assert "free space on that disk, then retry" in message
+        assert (state / "memory-ledger-state.json").read_bytes() == committed
+        (small_disk / "filler").unlink()
+        assert gw.result("meta/memory/index", {"entity": "deploy", "topic": "late", "fact": "y"})["assertion_id"]
+        assert len(facts) == 3
+    finally:
+        gw.stop()

@@ -47,6 +47,18 @@ def _doctor(state: Path, *extra: str) -> tuple[int, dict[str, Any]]:
     return out.returncode, json.loads(out.stdout)
 
 
+def _fill(path: Path) -> None:
+    """Write ``path`` until the disk refuses another byte (ENOSPC)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o600)
+    try:
+        while True:
+            os.write(fd, b"\0" * 65536)
+    except OSError as exc:
+        assert exc.errno == 28, exc
+    finally:
+        os.close(fd)
+
+
 def _kinds(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {f["kind"]: f for f in report["findings"]}
 
@@ -205,17 +217,26 @@ def test_a_read_only_state_directory_is_named_as_such_not_as_damaged_databases(t
         state = mount / "state"
         with start_gateway(state) as gw:
             gw.result("meta/agent_memory/remember", {"identity": IDENT, "title": "Apples", "body": "apples are red"})
+        _fill(mount / "filler")  # a read-only medium often reports no free space: it is read-only, not full
         subprocess.run(["mount", "-o", "remount,ro", str(mount)], check=True)
         code, report = _doctor(state)
         kinds = _kinds(report)
         assert code == 1 and "damaged_database" not in kinds, report
+        assert "low_disk" not in kinds, report
         read_only = kinds["state_dir_read_only"]
         assert read_only["severity"] == "blocks_startup" and read_only["paths"] == [str(state)]
-        assert "not writable" in read_only["message"] and "read-write" in read_only["fix"]
-        assert "not damaged" in read_only["fix"]
+        assert "is read-only (a read-only file system)" in read_only["message"] and "read-write" in read_only["fix"]
+        assert "not damaged" in read_only["fix"] and "copy the directory" in read_only["fix"]
         refused = start_gateway(state, expect_failure=True)
         assert refused.proc.returncode == 1 and "Read-only file system" in refused.proc.stderr.read()
+        for command in (["list", "--identity", IDENT], ["export"]):  # a read-only command says why, and what to do
+            out = subprocess.run([sys.executable, "-m", "meta_memory.cli", *command, "--state-dir", str(state)],
+                                 capture_output=True, text=True)
+            assert out.returncode == 1 and out.stdout == "", out
+            assert f"the state directory {state} is read-only (a read-only file system;" in out.stderr, out.stderr
+            assert "copy the directory to a writable place" in out.stderr and "nothing was read" in out.stderr
         subprocess.run(["mount", "-o", "remount,rw", str(mount)], check=True)
+        (mount / "filler").unlink()
         with start_gateway(state) as gw:  # the same files, writable again: all there
             assert [r["title"] for r in gw.result("meta/agent_memory/recall", {
                 "identity": IDENT, "query_text": "apples"})["records"]] == ["Apples"]

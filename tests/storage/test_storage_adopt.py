@@ -88,3 +88,21 @@ def test_nothing_to_adopt_and_missing_dir(tmp_path: Path) -> None:
     assert report.action == "nothing_to_adopt" and report.applied is False
     with pytest.raises(StartupError, match="does not exist"):
         adopt_predecessor(tmp_path / "absent", apply=False)
+
+
+@pytest.mark.parametrize("content, why", [(b'{"bad":', "malformed"),
+                                          (b'{"assertions": [{"entity": 3}], "conflicts": []}', "malformed")])
+def test_the_cli_refuses_a_predecessor_the_ledger_cannot_read(state: Path, content: bytes, why: str) -> None:
+    """A predecessor file that is not a readable ledger is reported unadoptable by the dry run and refused by
+    ``--apply`` (exit 1, nothing renamed): adopted, it would block every start (doctor: malformed_ledger)."""
+    import subprocess
+    import sys
+
+    source = state / "elephant-memory-state.json"
+    source.write_bytes(content)
+    cli = [sys.executable, "-m", "meta_memory.cli", "storage-adopt-predecessor", "--state-dir", str(state)]
+    for args in ([], ["--apply"]):
+        out = subprocess.run([*cli, *args], capture_output=True, text=True)
+        assert out.returncode == 1, out
+        assert "refusing to adopt" in out.stderr and why in out.stderr and "nothing was renamed" in out.stderr
+        assert source.read_bytes() == content and not (state / "memory-ledger-state.json").exists()

@@ -325,8 +325,7 @@ class AssertionLedger:
                 if isinstance(exc, HealthCheckFailed):
                     raise MemoryBackendUnavailable(exc.reason) from None
                 if isinstance(exc, OSError):
-                    detail = exc.strerror or str(exc)
-                    raise MemoryBackendUnavailable(f"memory ledger persist failed: {detail}") from None
+                    raise MemoryBackendUnavailable(self._persist_failure(exc)) from None
                 raise
             if evicted:
                 first = self._evicted == 0
@@ -355,6 +354,22 @@ class AssertionLedger:
             self._section.clear()
         else:
             del self._section[: fragment_len + 2]  # the fragment and its ",\n"
+
+    def _persist_failure(self, exc: OSError) -> str:
+        """The reason of a failed persist: what was not written, that the ledger is unchanged, what to do
+        (a full disk named by its mount point and free space, as agent memory's ``disk_full`` does)."""
+        from meta_memory.storage.disk import disk_space, is_disk_full
+
+        path = self.state_path
+        name = path.name if path is not None else "the ledger file"
+        kept = (f"nothing was written: the write is rolled back and {name} is unchanged (it holds every "
+                "assertion acknowledged before). Reads keep working")
+        if is_disk_full(exc) and path is not None:
+            space = disk_space(path)
+            disk = space.describe() if space is not None else f"the disk holding {name}"
+            return f"memory ledger persist failed: no space left on {disk}; {kept}; free space on that disk, then retry"
+        detail = exc.strerror or str(exc)
+        return f"memory ledger persist failed: {detail}; {kept}; fix the cause, then retry"
 
     def _persist(self) -> None:
         if self.state_path is None:

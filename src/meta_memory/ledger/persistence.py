@@ -37,6 +37,7 @@ __all__ = [
     "dump_state",
     "write_atomic",
     "load",
+    "problem",
 ]
 
 #: The most assertions kept (``MEMORY_ASSERTIONS_MAX_RETAINED``); the oldest are evicted beyond it.
@@ -307,6 +308,21 @@ def load(path: Path) -> tuple[list[MemoryAssertion], list[MemoryConflictSignal]]
     """
     assertions, conflicts, _evicted = load_counted(path)
     return assertions, conflicts
+
+
+def problem(path: Path) -> str | None:
+    """Why the file at ``path`` is not a ledger :func:`load` reads (it cannot be read, is not valid JSON,
+    or has an entry missing a required field or of the wrong type), or ``None`` when it is one. A
+    missing file is a problem here (there is nothing to read)."""
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        return f"it cannot be read: {exc.strerror or exc}"
+    try:
+        _decode(raw)
+    except _Malformed as exc:
+        return f"it is malformed: {exc}"
+    return None
 
 
 def _load_all(path: Path) -> tuple[list[MemoryAssertion], list[MemoryConflictSignal]]:

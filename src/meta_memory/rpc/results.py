@@ -155,7 +155,8 @@ class BackupFile(Result):
 
 class BackupResult(Result):
     """``meta/storage/backup``: the copy's directory, its consistency point (UTC epoch ms), its files,
-    their total bytes, the stores it does not hold (``"postgres"``: use ``pg_dump``) and seconds taken."""
+    their total bytes, the stores it does not hold (``"postgres"``: use ``pg_dump``), seconds taken and,
+    when there were some, the working copies of killed backups it removed beside ``dest``."""
 
     dest: str
     began_at_ms: int
@@ -163,6 +164,7 @@ class BackupResult(Result):
     bytes: int
     elsewhere: list[str]
     seconds: float
+    removed_partials: list[str] | None = None
 
 
 class ExportPageResult(Result):

@@ -425,10 +425,10 @@ class SessionStateStore:
 
         self._write_held()
         same, taint = self._unchanged(realm, ident, session, now)
-        if same:
-            return taint, out
-        taint = self._db.write(fn, durable=False)  # a pending taint moved onto the session stays taint if lost
-        return taint, out
+        if not same:
+            taint = self._db.write(fn, durable=False)  # a pending taint moved onto the session stays taint if lost
+        # a taint the database refused is enforced from memory: the answer reports it as the write gate does
+        return taint or self._held.for_write(realm, ident, session), out
 
     def observe(self, realm: str, ident: str, session: str | None, untrusted_source: str | None, *,
                 unreported: bool = False) -> tuple[TaintState | None, list[Transition]]:
@@ -458,9 +458,9 @@ class SessionStateStore:
             if session is None:
                 return self.identity_taint(realm, ident), out
             same, taint = self._unchanged(realm, ident, session, now)
-            if same:
-                return taint, out
-            return self._db.write(fn, durable=False), out
+            if not same:
+                taint = self._db.write(fn, durable=False)
+            return taint or self._held.for_write(realm, ident, session), out
         try:
             return self._db.write(fn, durable=True), out
         except AgentMemoryError as exc:  # fail closed: the taint is held, enforced and written later
@@ -656,13 +656,14 @@ class SessionStateStore:
 
     def stats(self) -> dict[str, int]:
         """``{identities, tainted_sessions, pending, reset_boundaries, sessions, injection_sessions,
-        nonce_identities, limit, identity_limit, expiry_ms}``; counted at most once per :data:`STATS_TTL_S` (status pages
+        nonce_identities, limit, identity_limit, expiry_ms, held_taints}`` (``held_taints``: taints the
+        database refused, enforced from memory, always current); counted at most once per :data:`STATS_TTL_S` (status pages
         must not turn into table scans on demand)."""
         mono = time.monotonic()
         with self._lock:
             cached = self._stats
             if cached is not None and mono - cached[0] < STATS_TTL_S:
-                return dict(cached[1])
+                return {**cached[1], "held_taints": len(self._held)}
 
         def fn(sql: Sql) -> dict[str, int]:
             def one(query: str) -> int:
@@ -682,7 +683,8 @@ class SessionStateStore:
         out.update(limit=self.limit, identity_limit=self.identity_limit, expiry_ms=self.expiry_ms)
         with self._lock:
             self._stats = (mono, dict(out))
-        return out
+        # taints the database refused, enforced from memory (not yet among ``tainted_sessions``)
+        return {**out, "held_taints": len(self._held)}
 
     # ------------------------------------------------------------------ injection budgets and nonces
 

@@ -7,7 +7,9 @@ Adoption renames ``<state>/elephant-memory-state.json`` in place to
 ``<state>/memory-ledger-state.json``, byte for byte (a rename, so the bytes,
 mode and owner are kept), then fsyncs the directory. Without ``apply`` it
 only reports what it would do. It refuses to touch a leftover ``.tmp`` stage
-of an interrupted write, or a ``memory-ledger-state.json`` already present.
+of an interrupted write, a ``memory-ledger-state.json`` already present, or a predecessor file
+the ledger cannot read (not valid JSON, an entry of the wrong shape): adopted, it would block every
+start.
 Run it with every gateway on the directory stopped.
 """
 
@@ -74,7 +76,9 @@ def adopt_predecessor(state_dir: Path, apply: bool) -> AdoptReport:
         StartupError: ``state_dir`` is not a directory; a leftover stage
             (``elephant-memory-state.tmp`` or ``memory-ledger-state.tmp``)
             exists; ``memory-ledger-state.json`` already exists beside the
-            predecessor file. Raised with and without ``apply``.
+            predecessor file; the predecessor file is not a ledger this runtime reads (unreadable,
+            not valid JSON, an entry of the wrong shape: the message names why). Raised with and
+            without ``apply``; nothing is renamed.
         OSError: the rename or the directory fsync failed.
     """
     layout = StorageLayout(Path(state_dir))
@@ -101,6 +105,14 @@ def adopt_predecessor(state_dir: Path, apply: bool) -> AdoptReport:
         raise StartupError(
             f"refusing to adopt: {target} already exists beside {source}; keep the one you want "
             "and move the other out of the state directory, then run adoption again"
+        )
+    from meta_memory.ledger import persistence
+
+    if (bad := persistence.problem(source)) is not None:
+        # adopted as it is, it would block every start (a malformed ledger): refuse it, nothing renamed
+        raise StartupError(
+            f"refusing to adopt: {source} is not a ledger this runtime can read ({bad}); nothing was renamed. "
+            "Fix what the message names in the file (or restore it from a backup), then run adoption again"
         )
     size = source.stat().st_size
     if not apply:

@@ -13,7 +13,13 @@ as its own and shows a reader the same session-key digests.
 
 The copy is written to a hidden sibling (``.<name>.partial-<hex>``) and renamed to ``dest`` once
 every file is written, checked (``PRAGMA quick_check``) and synced: a failed backup leaves nothing
-at ``dest``. Directories are ``0700`` and files ``0600``, whatever the umask. The copied databases
+at ``dest``, and removes its working copy. A backup that is killed (``kill -9``, a machine that stops)
+cannot remove it: the working copy stays beside ``dest``. So a backup holds an exclusive ``flock`` on
+its working directory for as long as it writes it (the kernel drops it when the process dies), and
+every backup first removes, from the directory it writes into, the working copies no backup holds any
+longer (:func:`remove_stale_partials`: a ``.<name>.partial-<8 hex>`` directory of this user, not
+locked, untouched for :data:`STALE_PARTIAL_AGE_S`; the age covers the instant between a backup's
+``mkdir`` and its lock). ``meta-memory doctor`` reports them (:func:`stale_partials`). Directories are ``0700`` and files ``0600``, whatever the umask. The copied databases
 are in rollback-journal mode (one self-contained file each; the store turns WAL back on when it
 opens them). ``backup-manifest.json`` lists what was copied (a key file as kind ``key``).
 ``meta-memory serve --state-dir DEST`` serves the copy as it is.
@@ -27,8 +33,10 @@ and restore").
 from __future__ import annotations
 
 import errno
+import fcntl
 import json
 import os
+import re
 import shutil
 import sqlite3
 import time
@@ -46,8 +54,8 @@ from .perms import PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, SQLITE_SIDE_SUFFIXES, cr
 if TYPE_CHECKING:  # pragma: no cover
     from ..ledger.ledger import AssertionLedger
 
-__all__ = ["MANIFEST_FILE", "MAX_DEST_NAME_BYTES", "BackupError", "BackupReport", "backup_state", "check_backup_dest",
-           "check_dest_text"]
+__all__ = ["MANIFEST_FILE", "MAX_DEST_NAME_BYTES", "STALE_PARTIAL_AGE_S", "BackupError", "BackupReport", "backup_state",
+           "check_backup_dest", "check_dest_text", "remove_stale_partials", "stale_partials"]
 
 MANIFEST_FILE = "backup-manifest.json"
 _SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -61,6 +69,11 @@ _STEP_PAUSE_S = 0.005
 _PARTIAL_EXTRA = len(".") + len(".partial-") + 8
 #: The longest name of the new backup directory (bytes): its working name must also be a file name.
 MAX_DEST_NAME_BYTES = MAX_FILE_NAME_BYTES - _PARTIAL_EXTRA
+#: The working name of a backup being written: ``.<name>.partial-<8 hex>``.
+_PARTIAL_NAME = re.compile(r"\..+\.partial-[0-9a-f]{8}")
+#: How long a working copy no backup holds must be untouched before it counts as left by a killed backup
+#: (seconds): longer than the instant between a backup's ``mkdir`` of it and its lock on it.
+STALE_PARTIAL_AGE_S = 60.0
 #: The longest suffix SQLite adds to a database's name while the copy is written (its rollback journal).
 _JOURNAL_SUFFIX = "-journal"
 
@@ -77,18 +90,23 @@ class BackupError(ValueRuleBroken):
 class BackupReport:
     """What a backup wrote: ``dest``, ``began_at_ms`` (the consistency point), ``files`` (relative
     path, kind ``sqlite``/``ledger``/``key``/``file``, bytes), ``elsewhere`` (stores not in the directory,
-    e.g. ``"postgres"``) and ``seconds``."""
+    e.g. ``"postgres"``), ``seconds`` and ``removed_partials`` (the working copies of killed backups it
+    removed beside ``dest``; in the dictionary only when there were some)."""
 
     dest: str
     began_at_ms: int
     files: list[dict[str, Any]] = field(default_factory=list)
     elsewhere: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    removed_partials: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"dest": self.dest, "began_at_ms": self.began_at_ms, "files": self.files,
-                "bytes": sum(int(f["bytes"]) for f in self.files), "elsewhere": self.elsewhere,
-                "seconds": round(self.seconds, 3)}
+        out = {"dest": self.dest, "began_at_ms": self.began_at_ms, "files": self.files,
+               "bytes": sum(int(f["bytes"]) for f in self.files), "elsewhere": self.elsewhere,
+               "seconds": round(self.seconds, 3)}
+        if self.removed_partials:
+            out["removed_partials"] = self.removed_partials
+        return out
 
 
 def _utf8_bytes(text: str) -> int:
@@ -135,6 +153,64 @@ def check_backup_dest(dest: Path, root: Path | None = None) -> Path:
     if dest.name in ("", ".", "..") or os.path.lexists(target):
         raise BackupError(f"must not exist yet: {target} does, and a backup never overwrites (name a new directory)")
     return target
+
+
+def _open_dir(path: Path) -> int:
+    """A descriptor of the directory ``path`` itself (a link there is not followed)."""
+    return os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
+                   | getattr(os, "O_CLOEXEC", 0))
+
+
+def _stale(directory: Path, remove: bool) -> list[Path]:
+    """The working copies in ``directory`` no backup holds (see the module docstring), removed with
+    ``remove`` (each under its lock, so no other backup or doctor takes it meanwhile)."""
+    found: list[Path] = []
+    try:
+        names = sorted(os.listdir(directory))
+    except OSError:
+        return found
+    now = time.time()
+    for name in names:
+        if not _PARTIAL_NAME.fullmatch(name):
+            continue
+        path = directory / name
+        try:
+            fd = _open_dir(path)
+        except OSError:
+            continue  # not a directory (or a link to one), or removed meanwhile
+        try:
+            info = os.fstat(fd)
+            if info.st_uid != os.geteuid() or now - info.st_mtime < STALE_PARTIAL_AGE_S:
+                continue
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                continue  # a backup is writing it
+            try:
+                there = os.lstat(path)
+            except OSError:
+                continue  # removed by another backup before this one took the lock
+            if (there.st_dev, there.st_ino) != (info.st_dev, info.st_ino):
+                continue
+            if remove:
+                shutil.rmtree(path)
+            found.append(path)
+        finally:
+            os.close(fd)
+    return found
+
+
+def stale_partials(directory: Path) -> list[Path]:
+    """The working copies (``.<name>.partial-<8 hex>``) in ``directory`` left by killed backups: directories
+    of this user that no backup holds locked, untouched for :data:`STALE_PARTIAL_AGE_S`. Nothing is
+    changed (``meta-memory doctor``)."""
+    return _stale(directory, remove=False)
+
+
+def remove_stale_partials(directory: Path) -> list[Path]:
+    """Remove the working copies :func:`stale_partials` finds in ``directory`` (each under its lock: a
+    backup still writing one holds it, and is never touched). Returns what was removed."""
+    return _stale(directory, remove=True)
 
 
 def _is_sqlite(path: Path) -> bool:
@@ -238,8 +314,10 @@ def backup_state(state_dir: Path, dest: Path, *, ledger: "AssertionLedger | None
     started = time.monotonic()
     databases, keys, others = _inventory(state_dir)
     _check_room(target, [*databases, *keys, *others, Path(LEDGER_FILE), Path(MANIFEST_FILE)])
+    removed = [str(p) for p in remove_stale_partials(target.parent)]  # the leftovers of killed backups
     pinned: list[tuple[Path, sqlite3.Connection]] = []
     partial = target.parent / f".{target.name}.partial-{os.urandom(4).hex()}"
+    held: int | None = None  # the lock on the working copy: held until it is renamed or removed
     try:
         for rel in databases:
             pinned.append((rel, _pin(state_dir / rel)))
@@ -251,8 +329,11 @@ def backup_state(state_dir: Path, dest: Path, *, ledger: "AssertionLedger | None
         # the keys belong to the same moment: a key missing from the copy would leave the restored
         # installation unable to verify its own exports, so a key that cannot be read fails the backup
         key_bytes = [(rel, _read_key(state_dir / rel)) for rel in keys]
-        report = BackupReport(str(target), int(time.time() * 1000), elsewhere=list(elsewhere or []))
+        report = BackupReport(str(target), int(time.time() * 1000), elsewhere=list(elsewhere or []),
+                              removed_partials=removed)
         os.mkdir(partial, PRIVATE_DIR_MODE)
+        held = _open_dir(partial)
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)  # new: no one else holds it
         os.chmod(partial, PRIVATE_DIR_MODE)
         for rel, conn in pinned:
             _private_parents(partial, rel)
@@ -287,6 +368,9 @@ def backup_state(state_dir: Path, dest: Path, *, ledger: "AssertionLedger | None
             conn.close()
         shutil.rmtree(partial, ignore_errors=True)
         raise
+    finally:
+        if held is not None:
+            os.close(held)  # releases the lock
 
 
 def _check_room(target: Path, rels: list[Path]) -> None:

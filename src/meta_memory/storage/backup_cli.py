@@ -60,6 +60,8 @@ def backup_command(dest: Path, url: str | None, token: str | None, state_dir: Pa
     else:
         assert state_dir is not None
         report = _local(state_dir, config_path, dest)
+    for path in report.get("removed_partials") or []:
+        click.echo(f"removed {path}: the unfinished working copy of a backup that was killed", err=True)
     if as_json:
         click.echo(json.dumps(report, indent=2))
         return

@@ -21,7 +21,8 @@ from pathlib import Path
 
 from meta_memory.errors import AgentMemoryError
 
-__all__ = ["DiskSpace", "disk_space", "is_disk_full", "disk_full_error", "refuse_if_disk_full", "DEFAULT_MIN_FREE_MB"]
+__all__ = ["DiskSpace", "disk_space", "is_disk_full", "disk_full_error", "refuse_if_disk_full", "DEFAULT_MIN_FREE_MB",
+           "not_writable", "read_only_refusal"]
 
 #: Default readiness floor of free space under the state directory (``[gateway] min_free_disk_mb``).
 DEFAULT_MIN_FREE_MB = 256
@@ -115,3 +116,27 @@ def refuse_if_disk_full(exc: BaseException, path: Path | None, what: str) -> Non
     """Raise :func:`disk_full_error` (from ``None``) when ``exc`` is a full disk; otherwise return."""
     if is_disk_full(exc):
         raise disk_full_error(path, what) from None
+
+
+def not_writable(path: Path) -> str | None:
+    """Why the existing directory ``path`` cannot be written, or ``None`` when it can:
+    ``"a read-only file system"`` (mounted read-only: ``EROFS``) or ``"no write permission for this user"``
+    (``EACCES``). A full disk is writable here (it is :func:`is_disk_full`'s case)."""
+    try:
+        read_only = bool(os.statvfs(path).f_flag & os.ST_RDONLY)
+    except (OSError, AttributeError):
+        read_only = False
+    if read_only:
+        return "a read-only file system"
+    if not os.access(path, os.W_OK):
+        return "no write permission for this user"
+    return None
+
+
+def read_only_refusal(state_dir: Path, why: str, detail: str) -> str:
+    """The one-line refusal of a command that cannot open ``state_dir`` because it cannot be written
+    (``why``: :func:`not_writable`; ``detail``: the failure as the OS or SQLite put it)."""
+    return (f"the state directory {state_dir} is read-only ({why}; {detail}); meta-memory writes it even to "
+            "read it (its lock, the databases' side files), so nothing was read. To read it, copy the directory "
+            "to a writable place (`cp -a`) and give the copy as --state-dir, or make it writable (mount it "
+            "read-write, or run as its owner)")

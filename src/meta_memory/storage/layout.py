@@ -403,21 +403,23 @@ class StorageLayout:
         the disk has room (see :meth:`doctor`)."""
         from ..errors import StartupError
         from ..ledger import persistence
-        from .disk import DEFAULT_MIN_FREE_MB, disk_space
+        from .disk import DEFAULT_MIN_FREE_MB, disk_space, not_writable
         from .integrity import header_problem, orphan_wals, probe
 
         findings: list[dict[str, Any]] = []
         # SQLite cannot open a WAL database of a directory it may not write (not even to read it): there,
         # only the headers are read, and the directory itself is the finding, never "damaged" databases
-        writable = os.access(self.state_dir, os.W_OK)
-        if not writable:
+        why = not_writable(self.state_dir)
+        writable = why is None
+        if why is not None:
             findings.append({
                 "kind": "state_dir_read_only", "severity": "blocks_startup", "paths": [str(self.state_dir)],
-                "message": (f"{self.state_dir} is not writable (a read-only file system, or no write permission "
-                            "for this user): a gateway cannot start on it, and its databases are checked here by "
-                            "their headers only"),
-                "fix": ("mount it read-write, or run the gateway as a user that may write it; its files are not "
-                        "damaged by this"),
+                "message": (f"{self.state_dir} is read-only ({why}): a gateway cannot start on it, nor can a "
+                            "command read it with --state-dir; its databases are checked here by their headers "
+                            "only, and its disk's free space is not judged (nothing can be written there)"),
+                "fix": ("mount it read-write, or run as a user that may write it; to read it meanwhile, copy the "
+                        "directory to a writable place (`cp -a`) and give the copy as --state-dir; its files are "
+                        "not damaged by this"),
             })
 
         def check(path: Path) -> str | None:
@@ -480,7 +482,7 @@ class StorageLayout:
                             "away, accepting the loss of what only it held"),
                 })
         floor = DEFAULT_MIN_FREE_MB if min_free_disk_mb is None else min_free_disk_mb
-        space = disk_space(self.state_dir)
+        space = disk_space(self.state_dir) if writable else None  # read-only is not full (reported above)
         if space is not None and (space.free_mb < floor or space.free_bytes < 1024 * 1024):
             full = space.free_bytes < 1024 * 1024
             findings.append({
@@ -541,7 +543,31 @@ class StorageLayout:
                     )
         return slots
 
-    def doctor(self, *, thorough: bool = False, min_free_disk_mb: int | None = None) -> dict[str, Any]:
+    def _partial_backup_findings(self, backup_dirs: list[Path]) -> list[dict[str, Any]]:
+        """The working copies killed backups left (:func:`.backup.stale_partials`) in ``backup_dirs`` and
+        beside the state directory (where a backup is often written)."""
+        from .backup import stale_partials
+
+        findings: list[dict[str, Any]] = []
+        seen: set[Path] = set()
+        for directory in [self.state_dir.resolve().parent, *backup_dirs]:
+            where = Path(os.path.abspath(directory))
+            if where in seen:
+                continue
+            seen.add(where)
+            for path in stale_partials(where):
+                findings.append({
+                    "kind": "partial_backup", "severity": "warning", "paths": [str(path)],
+                    "message": (f"{path.name} in {where} is the unfinished working copy of a backup that was "
+                                "killed (or whose machine stopped) while it copied: it is not a backup, and it "
+                                "holds copies of the installation's data and keys"),
+                    "fix": (f"remove it (rm -r {shlex.quote(str(path))}); the next backup written into {where} "
+                            "also removes it"),
+                })
+        return findings
+
+    def doctor(self, *, thorough: bool = False, min_free_disk_mb: int | None = None,
+               backup_dirs: list[Path] | None = None) -> dict[str, Any]:
         """Inspect the state directory without changing it (``meta/storage/doctor``, ``meta-memory doctor``;
         reading a database may leave the empty ``-wal``/``-shm`` files SQLite keeps beside it).
 
@@ -550,6 +576,8 @@ class StorageLayout:
                 command line does it unless ``--quick``); otherwise header and schema page only.
             min_free_disk_mb: report ``low_disk`` below this much free space (``None``: the default
                 ``[gateway] min_free_disk_mb``; ``0``: only a full disk).
+            backup_dirs: directories backups are written into (``[gateway] backup_dir``, ``--backup-dir``),
+                searched for ``partial_backup`` leftovers besides the state directory's parent.
 
         Returns:
             ``{state_dir, ok, slots, findings}`` where each finding is
@@ -569,7 +597,9 @@ class StorageLayout:
             is not writable; its databases are then checked by their headers only),
             ``unusable_key_file`` (``error``: an installation key file, :mod:`.keys`, that is not
             a regular file of this user holding a key, or that others may write) and
-            ``exposed_key_file`` (``warning``: one its group or other users may read).
+            ``exposed_key_file`` (``warning``: one its group or other users may read) and
+            ``partial_backup`` (``warning``: the working copy ``.<name>.partial-<hex>`` of a backup that
+            was killed, no backup holding it: :func:`.backup.stale_partials`).
             ``ok`` is false when any finding blocks start-up or is an ``error``.
         """
         findings: list[dict[str, Any]] = []
@@ -627,6 +657,7 @@ class StorageLayout:
                 )
         findings.extend(self._key_findings())
         findings.extend(self._health_findings(thorough, min_free_disk_mb))
+        findings.extend(self._partial_backup_findings(list(backup_dirs or [])))
         for root in (canonical, legacy):
             if not root.is_dir():
                 continue

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pydantic import Field, field_validator
@@ -54,7 +55,9 @@ def register(table: MethodTable) -> None:
         ``PRAGMA quick_check`` runs in the background, see ``GET /v1/ready``, and offline in ``meta-memory doctor``)."""
         if runtime.layout is None:
             return {"state_dir": None, "slots": [], "findings": []}
-        return runtime.layout.doctor(min_free_disk_mb=runtime.config.gateway.min_free_disk_mb)
+        backup_dir = runtime.config.gateway.backup_dir
+        return runtime.layout.doctor(min_free_disk_mb=runtime.config.gateway.min_free_disk_mb,
+                                     backup_dirs=[Path(backup_dir)] if backup_dir else [])
 
     @table.method("meta/capabilities", requires=PUBLIC, mutating=False,
                   result=CapabilitiesResult)

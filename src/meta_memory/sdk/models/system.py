@@ -102,7 +102,8 @@ class BackupFile(wire.BackupFile, OpenModel):
 
 class BackupReport(wire.BackupResult, OpenModel):
     """``meta/storage/backup``: ``dest``, ``began_at_ms`` (the consistency point), ``files``, their total
-    ``bytes``, ``elsewhere`` (stores the directory does not hold, e.g. ``"postgres"``) and ``seconds``."""
+    ``bytes``, ``elsewhere`` (stores the directory does not hold, e.g. ``"postgres"``), ``seconds`` and
+    ``removed_partials`` (``None``, or the working copies of killed backups removed beside ``dest``)."""
 
     model_config = OPEN
     files: Sequence[BackupFile]
