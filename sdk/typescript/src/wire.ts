@@ -37,7 +37,8 @@ export interface BackupFile {
 
 /**
  * ``meta/storage/backup``: the copy's directory, its consistency point (UTC epoch ms), its files,
- * their total bytes, the stores it does not hold (``"postgres"``: use ``pg_dump``) and seconds taken.
+ * their total bytes, the stores it does not hold (``"postgres"``: use ``pg_dump``), seconds taken and,
+ * when there were some, the working copies of killed backups it removed beside ``dest``.
  */
 export interface BackupResult {
   dest: string;
@@ -46,6 +47,7 @@ export interface BackupResult {
   bytes: number;
   elsewhere: string[];
   seconds: number;
+  removedPartials?: string[] | null;
 }
 
 export interface BatchError {
