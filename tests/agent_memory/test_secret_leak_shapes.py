@@ -146,3 +146,16 @@ def test_prose_made_of_credential_words_is_not_refused_but_a_netrc_entry_is(word
     # ``machine <host> login <user> password <value>`` is a .netrc entry whatever the words
     if "login" not in words or "password" not in words:
         assert scan_text(text) is None, text
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(min_value=10**16, max_value=10**19 - 1), st.booleans())
+def test_a_discord_bot_token_of_any_bot_id_is_refused(bot_id: int, named: bool) -> None:
+    first = base64.b64encode(str(bot_id).encode()).decode().rstrip("=")
+    token = f"{first}.GxYzAb.abcdEFGH1234ijklMNOP5678qrstUVWX90y"
+    context = "the Discord bot token is " if named else "the bot token is "
+    found = scan_text(context + token)
+    # an id starting with 1 opens with ``MT``; any ``MT`` in the text lets the shape be looked for
+    assert found == ("discord-bot-token" if named or "MT" in first else None)
+    if str(bot_id).startswith("1"):
+        assert found == "discord-bot-token"

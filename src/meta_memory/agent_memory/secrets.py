@@ -67,7 +67,7 @@ names -- never the matched text):
 ``telegram-bot-token``       8-10 digits + ``:AA`` + 33 of ``[A-Za-z0-9_-]`` (upper and lower case)
 ``discord-bot-token``        base64 of a numeric id (quartets ``[MNO][DTjz][AEIMQUYcgk][w-z0-5]``) +
                              ``.`` + 6 + ``.`` + 27-38; ids starting with ``1`` (``MT...``) anywhere,
-                             others in a text naming ``discord``/``Discord``
+                             others in a text naming ``discord``/``Discord`` or holding ``MT``
 ``age-secret-key``           ``AGE-SECRET-KEY-1`` + 58 of the bech32 alphabet
 ``atlassian-api-token``      ``ATATT3``/``ATCTT3`` + >= 60 of ``[A-Za-z0-9_=-]``
 ``groq-api-key``             ``gsk_`` + >= 48 alphanumerics mixing upper, lower and digits
@@ -308,7 +308,9 @@ def _netrc_before(text: str, start: int) -> bool:
     """The words before ``start`` end a ``.netrc`` entry's head: ``machine <host> login <user>`` (then
     ``account``/``port`` pairs in any order) or ``default login <user>`` -- a ``login`` is required, so
     prose such as "the machine learning password manager" is not one."""
-    words = text[max(0, start - 512):start].split()[-10:]
+    if text.rfind("login", max(0, start - 256), start) < 0:
+        return False  # no ``login`` close before: not an entry (one bounded search, no split)
+    words = text[max(0, start - 256):start].split()[-10:]
     for i in range(len(words) - 1, -1, -1):
         head = words[i]
         rest = words[i + 2:] if head == "machine" else words[i + 1:] if head == "default" else None
@@ -360,26 +362,47 @@ def _password_assignment(match: re.Match[str]) -> bool:
     return False
 
 
+#: How far before a command-line option its command may start (characters, on the same line).
+_COMMAND_REACH = 200
+
+
+def _command_before(match: re.Match[str], command: str) -> int:
+    """Where ``command`` starts a word on the option's line, at most :data:`_COMMAND_REACH` characters
+    before the option (itself after a space or a tab), the nearest one; -1 when it does not. One bounded
+    search per option, so a text of repeated commands and options stays linear."""
+    text, start = match.string, match.start()
+    if start == 0 or text[start - 1] not in " \t":
+        return -1
+    at = text.rfind(command, max(0, start - _COMMAND_REACH), start)
+    if at < 0 or (at > 0 and text[at - 1] in _ALNUM) or "\n" in text[at:start]:
+        return -1
+    return at
+
+
 def _mysql_password(match: re.Match[str]) -> bool:
     """``mysql ... -p<password>``: a value that counts; one of letters only only after a user option."""
+    at = _command_before(match, "mysql")
+    if at < 0:
+        return False
     quoted = match["v"] is None
     value = match["dq"] or match["sq"] or match["v"] or ""
     if not _password_value_counts(value, "=", quoted):
         return False
-    return quoted or not value.isalpha() or re.search(r"[ \t](?:-u|--user)", match[0]) is not None
+    return quoted or not value.isalpha() or re.search(r"[ \t](?:-u|--user)", match.string[at:match.start()]) is not None
 
 
 def _option_password(match: re.Match[str]) -> bool:
     """``sshpass -p <password>``: a value that counts."""
     quoted = match["v"] is None
-    return _password_value_counts(match["dq"] or match["sq"] or match["v"] or "", "=", quoted)
+    return (_command_before(match, "sshpass") >= 0
+            and _password_value_counts(match["dq"] or match["sq"] or match["v"] or "", "=", quoted))
 
 
 def _user_password(match: re.Match[str]) -> bool:
     """``curl -u user:password``: the part after the first ``:`` counts (not ``$TOKEN``, not masked)."""
     quoted = match["v"] is None
     value = match["dq"] or match["sq"] or match["v"] or ""
-    return _password_value_counts(value.partition(":")[2], "=", quoted)
+    return _command_before(match, "curl") >= 0 and _password_value_counts(value.partition(":")[2], "=", quoted)
 
 
 def _identified_by(match: re.Match[str]) -> bool:
@@ -510,7 +533,7 @@ _RULES: tuple[_Rule, ...] = (
           # glued to a word (``MSG.``): both parts mix letters and digits
           lambda m: _after_boundary(m, _WORD) or (_generated(m["a"]) and _generated(m["b"]))),
     _Rule("vault-token", ("hv",), re.compile(r"hv[sbr]\.(?P<v>[A-Za-z0-9_-]{24,})"),
-          lambda m: _after_boundary(m, _ALNUM) and _has_digit_letter(m["v"]), anchored=True),
+          lambda m: _after_boundary(m, _ALNUM) and _has_digit_letter(m["v"])),
     _Rule("shopify-token", ("shp",),
           re.compile(r"shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}")),
     _Rule("databricks-token", ("dapi",), re.compile(r"dapi(?P<v>[a-f0-9]{32})(?![a-f0-9])"),
@@ -518,13 +541,13 @@ _RULES: tuple[_Rule, ...] = (
     _Rule("digitalocean-token", ("_v1_",), re.compile(r"do[opr]_v1_[a-f0-9]{64}")),
     # an API key SID: ``SK`` + 32 lower-case hex digits, a whole word
     _Rule("twilio-api-key", ("SK",), re.compile(r"SK(?P<v>[0-9a-f]{32})(?![A-Za-z0-9_])"),
-          lambda m: _after_boundary(m, _WORD) and _has_digit_letter(m["v"]), anchored=True),
+          lambda m: _after_boundary(m, _WORD) and _has_digit_letter(m["v"])),
     # ``<bot id>:AA<33>``
     _Rule("telegram-bot-token", (":AA",), re.compile(r"(?<![0-9])[0-9]{8,10}:AA(?P<v>[A-Za-z0-9_-]{33})(?![A-Za-z0-9_-])"),
           lambda m: bool(_UPPER.search(m["v"]) and _LOWER.search(m["v"]))),
     # ``<base64 of the bot's numeric id>.<6>.<27-38>``: the id's base64 is made of digits' quartets only
     _Rule("discord-bot-token", _DISCORD_TRIGGERS,
-          re.compile(r"(?:[MNO][DTjz][AEIMQUYcgk][w-z0-5]){5,6}(?:[MNO][DTjz][AEIMQUYcgk]?)?"
+          re.compile(r"(?:[MNO][DTjz][AEIMQUYcgk][w-z0-5]){5,6}(?:[MNO][DTjz][AEIMQUYcgk]|[MNO][AQgw])?"
                      r"\.[A-Za-z0-9_-]{6}\.(?P<v>[A-Za-z0-9_-]{27,38})(?![A-Za-z0-9_-])"),
           lambda m: _after_boundary(m, _WORD_DASH) and _has_digit_letter(m["v"])),
     _Rule("age-secret-key", ("AGE-SECRET-KEY-1",),
@@ -568,20 +591,19 @@ _RULES: tuple[_Rule, ...] = (
           re.compile(r"identified(?:[ \t]+with[ \t]+[a-z0-9_]{1,64})?[ \t]+by[ \t]+"
                      r"(?:\"(?P<dq>[^\"\n]{1,256})\"|'(?P<sq>[^'\n]{1,256})'|(?P<v>[^\s\"';,]{1,256}))"),
           _identified_by, lower=True, anchored=True),
-    # command lines: ``mysql -u root -pS3cret``, ``sshpass -p 'S3cret' ssh ...``, ``curl -u user:S3cret``
+    # command lines: ``mysql -u root -pS3cret``, ``sshpass -p 'S3cret' ssh ...``, ``curl -u user:S3cret``:
+    # the option is matched, then its command looked for before it on its line (see ``_command_before``)
     _Rule("password-assignment", ("mysql",),
-          re.compile(r"mysql[a-z]*[ \t](?:[^\n]{0,200}?[ \t])?-p"
-                     r"(?:\"(?P<dq>[^\"\n]{1,128})\"|'(?P<sq>[^'\n]{1,128})'|(?P<v>[^\s\"']{1,128}))"),
-          _mysql_password, anchored=True),
+          re.compile(r"-p(?:\"(?P<dq>[^\"\n]{1,128})\"|'(?P<sq>[^'\n]{1,128})'|(?P<v>[^\s\"']{1,128}))"),
+          _mysql_password),
     _Rule("password-assignment", ("sshpass",),
-          re.compile(r"sshpass[ \t](?:[^\n]{0,100}?[ \t])?-p[ \t]*"
-                     r"(?:\"(?P<dq>[^\"\n]{1,128})\"|'(?P<sq>[^'\n]{1,128})'|(?P<v>[^\s\"']{1,128}))"),
-          _option_password, anchored=True),
+          re.compile(r"-p[ \t]*(?:\"(?P<dq>[^\"\n]{1,128})\"|'(?P<sq>[^'\n]{1,128})'|(?P<v>[^\s\"']{1,128}))"),
+          _option_password),
     _Rule("password-assignment", ("curl",),
-          re.compile(r"curl[ \t](?:[^\n]{0,200}?[ \t])?(?:-[uU]|--user|--proxy-user)(?:[ \t]+|=)?"
+          re.compile(r"(?:-[uU]|--user|--proxy-user)(?:[ \t]+|=)?"
                      r"(?:\"(?P<dq>[^\"\n:]{0,128}:[^\"\n]{1,128})\"|'(?P<sq>[^'\n:]{0,128}:[^'\n]{1,128})'"
                      r"|(?P<v>[^\s\"':]{0,128}:[^\s\"']{1,128}))"),
-          _user_password, anchored=True),
+          _user_password),
     # Every credential key name ends in key, secret or token: match that tail (fast), then check the
     # whole key name and its prefix boundary just before it.
     _Rule("credential-assignment", ("key", "secret", "token"),
