@@ -1,4 +1,4 @@
-"""The review's leaked shapes are refused through the real gateway: ``remember`` and the ``memory`` tool
+"""Leaked credential shapes are refused through the real gateway: ``remember`` and the ``memory`` tool
 refuse each with ``secret_detected`` and its class, never echo it and leave nothing behind; record and
 ledger metadata holding a Docker registry login is refused; the nearest ordinary texts are kept."""
 
