@@ -159,3 +159,10 @@ def test_a_discord_bot_token_of_any_bot_id_is_refused(bot_id: int, named: bool) 
     assert found == ("discord-bot-token" if named or "MT" in first else None)
     if str(bot_id).startswith("1"):
         assert found == "discord-bot-token"
+
+
+def test_a_jwk_private_member_in_metadata_is_read_with_its_kty() -> None:
+    private = {"keys": [{"kty": "EC", "crv": "P-256", "x": JWK_X, "d": JWK_D}]}
+    public = {"keys": [{"kty": "EC", "crv": "P-256", "x": JWK_X}], "d": JWK_D}
+    assert scan("Signing key", "", "", (), json_strings(private)) == "private-key"
+    assert scan("Signing key", "", "", (), json_strings(public)) is None

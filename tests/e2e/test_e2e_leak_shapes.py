@@ -88,6 +88,18 @@ def test_a_docker_login_in_metadata_is_refused_by_remember_and_the_ledger(rpc: R
     assert rpc.result("meta/memory/query", {"entity": entity})["assertions"] == []
 
 
+def test_a_jwk_private_key_in_metadata_is_refused(rpc: Rpc) -> None:
+    ident = uid()
+    jwk = {"kty": "OKP", "crv": "Ed25519", "x": "11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo",
+           "d": "nWGxne_9WmC6hEr0kuwsxERJxWl7MmkZcDusAxyuf2A"}
+    err = rpc.error("meta/agent_memory/remember", {"identity": ident, "title": "Signing key", "body": "kept",
+                                                   "metadata": {"jwk": jwk}})
+    assert err["data"]["reason"] == "secret_detected" and err["data"]["secret_class"] == "private-key"
+    assert "nWGxne" not in json.dumps(err)
+    public = {k: v for k, v in jwk.items() if k != "d"}
+    assert rpc.remember(ident, "Signing key", "kept", metadata={"jwk": public})["memory_id"]
+
+
 def test_the_nearest_ordinary_texts_are_kept(rpc: Rpc) -> None:
     ident = uid()
     err = rpc.error("meta/agent_memory/remember", {"identity": ident, "title": "DB", "body": f"mysql -u root -p{PW}"})

@@ -19,7 +19,7 @@ What is scanned (:func:`scan`, :func:`scan_values`):
    with every string or number under it, however many arrays or objects stand between, as
    ``{"key": value}`` lines, the key trimmed of white space -- so ``{"password": "hunter2x"}``,
    ``{"password": ["hunter2x"]}`` and ``{"password ": {"v": "hunter2x"}}`` read as the assignment
-   they are) and, for a restored record, its id, scope key, status detail and links);
+   they are; an object with ``kty`` and a string ``d`` also as ``{"kty": ..., "d": ...}``, a JWK) and, for a restored record, its id, scope key, status detail and links);
 3. the fields joined with nothing between them, so a key split across the title
    and the body is found.
 
@@ -935,6 +935,10 @@ def _strings(value: Any, out: list[str], depth: int = 0) -> None:
                 if pair is not None:
                     out.append(pair)
             _strings(item, out, depth + 1)
+        if "kty" in value and isinstance(value.get("d"), str):
+            # a JSON Web Key's members read together, as the ``private-key`` rule reads a JWK in text
+            out.append('{"kty": ' + json.dumps(str(value["kty"]), ensure_ascii=False)
+                       + ', "d": ' + json.dumps(value["d"], ensure_ascii=False) + "}")
     elif isinstance(value, (list, tuple)):
         for item in value:
             _strings(item, out, depth + 1)
