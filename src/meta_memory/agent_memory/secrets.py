@@ -19,7 +19,7 @@ What is scanned (:func:`scan`, :func:`scan_values`):
    with every string or number under it, however many arrays or objects stand between, as
    ``{"key": value}`` lines, the key trimmed of white space -- so ``{"password": "hunter2x"}``,
    ``{"password": ["hunter2x"]}`` and ``{"password ": {"v": "hunter2x"}}`` read as the assignment
-   they are) and, for a restored record, its id, scope key, status detail and links);
+   they are; an object with ``kty`` and a string ``d`` also as ``{"kty": ..., "d": ...}``, a JWK) and, for a restored record, its id, scope key, status detail and links);
 3. the fields joined with nothing between them, so a key split across the title
    and the body is found.
 
@@ -32,8 +32,12 @@ names -- never the matched text):
                              into a word (``AKIA..._prod``), the others and a key split by spaces,
                              ``.``, ``_``, ``-`` not
 ``github-token``             ``gh[pousr]_`` + >= 36 alphanumerics; ``github_pat_`` + >= 22
-``private-key``              ``-----BEGIN`` + ``PRIVATE KEY-----``; or an unarmoured PEM body
-                             (PKCS#1/PKCS#8/EC/OpenSSH/encrypted PKCS#8 DER prefixes + >= 40 base64)
+``private-key``              ``-----BEGIN`` + ``PRIVATE KEY-----`` (RSA, EC, DSA, OpenSSH, PKCS#8,
+                             encrypted) or ``PRIVATE KEY BLOCK-----`` (OpenPGP); SSH2 ``---- BEGIN SSH2
+                             [ENCRYPTED ]PRIVATE KEY ----``; PuTTY ``PuTTY-User-Key-File-[1-3]: <type>``
+                             or ``Private-Lines: <n>`` + a base64 line; an unarmoured PEM body
+                             (PKCS#1/PKCS#8/EC/OpenSSH/encrypted PKCS#8 DER prefixes + >= 40 base64);
+                             a JWK ``"d": "<20 or more>"`` in the same JSON object as ``"kty"``
 ``anthropic-api-key``        ``sk-ant-`` + >= 24 of ``[A-Za-z0-9_-]`` (glued to a word: the value opens
                              with a key kind such as ``api03-``, or mixes upper, lower and digits)
 ``openai-api-key``           ``sk-proj-``/``sk-svcacct-``/``sk-admin-`` + >= 20 (letters and digits);
@@ -46,36 +50,66 @@ names -- never the matched text):
 ``google-api-key``           ``AIza`` + 35 of ``[A-Za-z0-9_-]``
 ``google-oauth-secret``      ``GOCSPX-`` + >= 20; ``ya29.`` access tokens; ``1//0`` + >= 40 of
                              ``[A-Za-z0-9_-]`` mixing upper, lower and digits (refresh tokens)
-``gitlab-token``             ``glpat-``/``glrt-``/``gldt-``/``glptt-``/``glsoat-``/``glcbt-`` + >= 20
-                             of ``[A-Za-z0-9_-]`` (access, runner, deploy, pipeline trigger, SCIM
-                             OAuth, CI/CD job tokens); ``GR1348941`` + >= 20 (runner registration)
+``gitlab-token``             ``glpat-``/``glrt-``/``gldt-``/``glptt-``/``glsoat-``/``glcbt-``/``gloas-``/
+                             ``glft-``/``glimt-``/``glagent-`` + >= 20 of ``[A-Za-z0-9_-]`` (access,
+                             runner, deploy, pipeline trigger, SCIM OAuth, CI/CD job, OAuth application
+                             secret, feed, incoming mail, agent tokens); ``GR1348941`` + >= 20 (runner
+                             registration)
 ``npm-token``                ``npm_`` + 36 alphanumerics
 ``pypi-token``               ``pypi-AgEIcHlwaS5vcmc`` + >= 16
 ``huggingface-token``        ``hf_`` + >= 30 alphanumerics
 ``sendgrid-api-key``         ``SG.<22>.<43>``
+``vault-token``              ``hvs.``/``hvb.``/``hvr.`` + >= 24 of ``[A-Za-z0-9_-]`` with a letter and a digit
+``shopify-token``            ``shpat_``/``shpss_``/``shpca_``/``shppa_`` + 32 hex
+``databricks-token``         ``dapi`` + 32 lower-case hex (letters and digits), not followed by more hex
+``digitalocean-token``       ``dop_v1_``/``doo_v1_``/``dor_v1_`` + 64 lower-case hex
+``twilio-api-key``           ``SK`` + 32 lower-case hex (letters and digits), a whole word
+``telegram-bot-token``       8-10 digits + ``:AA`` + 33 of ``[A-Za-z0-9_-]`` (upper and lower case)
+``discord-bot-token``        base64 of a numeric id (quartets ``[MNO][DTjz][AEIMQUYcgk][w-z0-5]``) +
+                             ``.`` + 6 + ``.`` + 27-38; ids starting with ``1`` (``MT...``) anywhere,
+                             others in a text naming ``discord``/``Discord`` or holding ``MT``
+``age-secret-key``           ``AGE-SECRET-KEY-1`` + 58 of the bech32 alphabet
+``atlassian-api-token``      ``ATATT3``/``ATCTT3`` + >= 60 of ``[A-Za-z0-9_=-]``
+``groq-api-key``             ``gsk_`` + >= 48 alphanumerics mixing upper, lower and digits
+``replicate-api-token``      ``r8_`` + 37 alphanumerics mixing upper, lower and digits
+``xai-api-key``              ``xai-`` + >= 70 alphanumerics mixing upper, lower and digits
+``docker-registry-auth``     ``"auth": "<base64>"`` decoding to ``user:password`` (a Docker ``config.json``)
 ``jwt``                      ``eyJ<header>.eyJ<payload>.<signature>``, wherever it starts
 ``bearer-token``             ``Bearer`` + a token of >= 16 with a letter and a digit;
                              ``Authorization: Basic|Token <credential>``
-``url-credentials``          ``scheme://user:password@`` (not a ``$VAR``/``{placeholder}``)
+``url-credentials``          ``scheme://user:password@`` or ``scheme://:password@`` (not a
+                             ``$VAR``/``{placeholder}``, nor a documented ``pass``/``password``/``secret``)
 ``password-assignment``      ``password``/``passwd``/``passphrase``/``pwd`` with any prefix
                              (``PGPASSWORD``, ``DB_PASSWORD``), or ``pass`` as a word or joined
                              by ``_``/``-``/``.`` (``DB_PASS``, ``pass``), optionally quoted as
-                             a JSON key, ``=`` or ``:``, then a value; see
-                             :func:`_password_value_counts` for what counts (masked values,
-                             ``${VAR}`` references and file paths do not)
-``credential-assignment``    an API key/secret/token key name, ``=`` or ``:``, optional quote,
-                             >= 16 of ``[A-Za-z0-9_-/+=.]`` containing a digit
+                             a JSON key or a subscript (``opts["password"]``), ``=``, ``:``,
+                             ``:=``, ``=>`` or a tab, then a value (after ``:=``, ``=>`` or a
+                             subscript: a quoted one); ``<password>value</password>``; after
+                             spaces only a quoted value without white space (SQL ``WITH PASSWORD
+                             'x'``), a ``.netrc`` entry (``machine h login u password x``) or
+                             ``--password x`` (>= 8, letters and digits); SQL ``IDENTIFIED [WITH
+                             plugin] BY 'x'``; ``mysql ... -px``, ``sshpass -p x``, ``curl -u
+                             user:x``; see :func:`_password_value_counts` for what counts (masked
+                             values, ``${VAR}`` references, ``some_password``-like names and file
+                             paths do not)
+``credential-assignment``    an API key/secret/token key name (``_authToken`` too), optionally quoted
+                             and subscripted (``headers["X-Api-Key"]``), ``=``, ``:``, ``:=`` or
+                             ``=>``, optional quote, >= 16 of ``[A-Za-z0-9_-/+=.]`` containing a digit
 ============================ ==============================================================
 
 What may come before a match. A distinctive fixed prefix is found wherever it occurs, glued to
 a word or not (``tok_ghp_...``, ``xAKIA...``, ``1glpat-...``): ``gh[pousr]_``, ``github_pat_``
 (glued: its value holds a digit), ``AKIA``/``ASIA`` whole, the GitLab prefixes, ``npm_`` (glued:
-its value holds a digit), ``xox?-``, ``xapp-``, Slack webhook URLs, ``whsec_``, ``AIza``,
-``GOCSPX-``, ``1//0``, ``pypi-AgEIcHlwaS5vcmc``, a JWT's ``eyJ`` (``-eyJ...``, ``xeyJ...``), and
-``sk-ant-``/``sk-proj-`` (glued: a value that looks generated, as ``task-ant-colony-...`` is a word).
-A prefix that also ends ordinary words or identifiers must start a word: bare ``sk-`` (``task-``),
-``sk_``/``rk_`` (``framework_test_``), ``hf_``, ``SG.``, ``ya29.``, the other AWS prefixes (``ACCA``
-is hex) and a split AWS key id.
+its value holds a digit or looks generated, see :func:`_generated`), ``xox?-``, ``xapp-``, Slack
+webhook URLs, ``whsec_``, ``AIza``, ``GOCSPX-``, ``1//0``, ``pypi-AgEIcHlwaS5vcmc``, a JWT's ``eyJ``
+(``-eyJ...``, ``xeyJ...``), ``sk-ant-``/``sk-proj-`` (glued: a value that looks generated, as
+``task-ant-colony-...`` is a word), the Shopify, Databricks, DigitalOcean, age, Atlassian and Groq
+prefixes, and -- glued: a value that looks generated (:func:`_generated`: upper and lower case, a
+digit, and an upper-case letter followed by another or by a digit, which camelCase words lack) --
+``sk_``/``rk_`` (``framework_test_integrationSuiteRunner1`` is a name), ``hf_``, ``ya29.`` and
+``SG.`` (both parts). A prefix that also ends ordinary words or identifiers must start a word: bare
+``sk-`` (``task-``), ``hvs.``, ``r8_``, ``xai-``, the other AWS prefixes (``ACCA`` is hex), ``SK``
+and a split AWS key id.
 
 What may come after a match: anything, except that an AWS key id must not continue into a longer run
 of upper case and digits (base64 text holds such runs), and the other AWS prefixes and a split key
@@ -88,6 +122,7 @@ or written with look-alike letters from another script is not found.
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import hashlib
 import json
@@ -126,6 +161,18 @@ def _mixed(value: str) -> bool:
     return bool(_DIGIT.search(value) and _UPPER.search(value) and _LOWER.search(value))
 
 
+#: An upper-case letter followed by another or by a digit: common in generated base62, absent from
+#: camelCase words (``integrationSuiteRunner1``).
+_UPPER_THEN = re.compile(r"[A-Z][A-Z0-9]")
+
+
+def _generated(value: str, *, digit: bool = True) -> bool:
+    """Whether ``value`` looks generated rather than like a camelCase identifier: upper and lower case
+    (and a digit, when ``digit``), with an upper-case letter followed by another or by a digit."""
+    return bool(_UPPER.search(value) and _LOWER.search(value) and _UPPER_THEN.search(value)
+                and (not digit or _DIGIT.search(value)))
+
+
 # Values that stand for a secret without being one: masked, empty-ish, or a reference to where it lives
 # (``${DB_PASSWORD}``, ``%PASSWORD%``, ``<password>``, ``{{ vault.pw }}``) -- the refusal text asks for
 # exactly such references.
@@ -135,6 +182,10 @@ _PLACEHOLDER_WORDS = frozenset(
      "unset", "undefined", "string", "str", "secret", "password", "xxx", "todo", "n/a", "na", "tbd"}
 )
 _MASK_CHARS = frozenset("*xX•·.#-_?")
+#: A value naming what it stands for: ``some_password``, ``your-password``, ``example_secret``.
+_PLACEHOLDER_NAME = re.compile(r"(?:some|your|my|the|a|an|example|sample|dummy|fake)[_-]?(?:password|passwd|pass|pwd|secret)")
+#: What a documented URL writes for its password (``redis://:PASS@host``, ``amqp://user:secret@mq``).
+_URL_PLACEHOLDERS = _PLACEHOLDER_WORDS | {"pass", "passwd", "pwd", "pw"}
 
 
 #: The key names of a password: always a credential key, joined to any prefix (``PGPASSWORD``,
@@ -166,7 +217,7 @@ def _password_value_counts(value: str, separator: str, quoted: bool, *, bare_wor
     value = value.strip().rstrip(".,;:!?)]}'\"")
     if len(value) < 3 or value.startswith(_PLACEHOLDER_START) or _is_path_reference(value):
         return False
-    if value.lower() in _PLACEHOLDER_WORDS or set(value) <= _MASK_CHARS:
+    if value.lower() in _PLACEHOLDER_WORDS or set(value) <= _MASK_CHARS or _PLACEHOLDER_NAME.fullmatch(value.lower()):
         return False
     if bare_word and not _LETTER.search(value):
         return False
@@ -205,7 +256,7 @@ _CREDENTIAL_KEYS = (
     "api_key", "api-key", "apikey", "secret_key", "secret-key", "client_secret", "access_token", "access-token",
     "auth_token", "auth-token", "aws_secret_access_key", "private_token", "secret_access_key", "api_token",
     "api-token", "refresh_token", "refresh-token", "session_token", "bearer_token", "accountkey", "account_key",
-    "signing_key", "secret",
+    "signing_key", "secret", "authtoken",
 )
 _KEY_NAMES = "|".join(re.escape(k) for k in sorted(_CREDENTIAL_KEYS, key=len, reverse=True))
 _KEY_NAME_AT_END = re.compile(r"(?<![a-z0-9])(?:" + _KEY_NAMES + r")$")
@@ -249,19 +300,144 @@ def _credential_assignment(match: re.Match[str]) -> bool:
         return bool(_DIGIT.search(match["v"]))
     return _any_key_name_before(match) and _random_run(match["v"])
 
+#: The ``.netrc`` words that may stand between ``machine <host>`` (or ``default``) and ``password``.
+_NETRC_PAIRS = frozenset({"login", "account", "port"})
+
+
+def _netrc_before(text: str, start: int) -> bool:
+    """The words before ``start`` end a ``.netrc`` entry's head: ``machine <host> login <user>`` (then
+    ``account``/``port`` pairs in any order) or ``default login <user>`` -- a ``login`` is required, so
+    prose such as "the machine learning password manager" is not one."""
+    if text.rfind("login", max(0, start - 256), start) < 0:
+        return False  # no ``login`` close before: not an entry (one bounded search, no split)
+    words = text[max(0, start - 256):start].split()[-10:]
+    for i in range(len(words) - 1, -1, -1):
+        head = words[i]
+        rest = words[i + 2:] if head == "machine" else words[i + 1:] if head == "default" else None
+        if rest is None:
+            continue
+        pairs = rest[0::2]
+        if len(rest) % 2 == 0 and pairs and "login" in pairs and all(w in _NETRC_PAIRS for w in pairs):
+            return True
+    return False
+
+
 def _password_assignment(match: re.Match[str]) -> bool:
     """A password key name (see :data:`_PASSWORD_KEYS`, :data:`_WEAK_PASSWORD_KEYS`) assigned a value
-    that counts (:func:`_password_value_counts`)."""
+    that counts (:func:`_password_value_counts`): after ``=``, ``:``, ``:=``, ``=>`` or a tab, inside an
+    XML element (``<db_password>...</db_password>``), or after spaces only in shapes that are no prose:
+    a quoted value without white space (SQL ``WITH PASSWORD 'x'``, ``password "x"``), a ``.netrc``
+    entry (``machine h login u password x``) and a command-line option (``--password x``: at least 8
+    characters mixing letters and digits)."""
     text, start, key = match.string, match.start(), match["k"]
     bare_word = False
     if key in _WEAK_PASSWORD_KEYS:
         if not _after_boundary(match, _ALNUM):
             return False  # ``bypass``, ``compass``
         bare_word = not (start >= 2 and text[start - 1] in "_-." and text[start - 2] in _ALNUM)
+    if match["sep"] is not None:
+        quoted = match["v"] is None
+        if not quoted and (match["sep"] in (":=", "=>") or match["sub"] is not None):
+            return False  # ``x := y.password``, ``opts["password"] = url.password``: code, not a literal
+        separator = "=" if match["sep"] in ("=", ":=", "=>") else ":"
+        return _password_value_counts(match["dq"] or match["dl"] or match["sq"] or match["sl"] or match["v"] or "",
+                                      separator, quoted, bare_word=bare_word)
+    if match["tv"] is not None:  # ``PASSWORD<TAB>value``: read as ``password: value``
+        return _password_value_counts(match["tv"], ":", False, bare_word=bare_word)
+    if match["xv"] is not None:  # ``<password>value</password>``: the key opens an element
+        at = start
+        while at > 0 and (text[at - 1] in _WORD_DASH or text[at - 1] in ".:"):
+            at -= 1
+        return at > 0 and text[at - 1] == "<" and _password_value_counts(match["xv"], "=", True)
+    if bare_word or key == "pass" or key == "pwd":
+        return False  # ``pass 'utf-8' to ...`` is prose; ``pwd`` is a command
+    spaced = match["sdq"] or match["ssq"]
+    if spaced is not None:
+        return len(spaced) >= 4 and _password_value_counts(spaced, "=", True)
+    value = match["sv"] or ""
+    if key == "password" and _after_boundary(match, _WORD_DASH) and _netrc_before(text, start):
+        return _password_value_counts(value, "=", False)
+    if start >= 2 and text[start - 2:start] == "--" and (start == 2 or text[start - 3] in " \t"):
+        return len(value) >= 8 and _has_digit_letter(value) and _password_value_counts(value, "=", False)
+    return False
+
+
+#: How far before a command-line option its command may start (characters, on the same line).
+_COMMAND_REACH = 200
+
+
+def _command_before(match: re.Match[str], command: str) -> int:
+    """Where ``command`` starts a word on the option's line, at most :data:`_COMMAND_REACH` characters
+    before the option (itself after a space or a tab), the nearest one; -1 when it does not. One bounded
+    search per option, so a text of repeated commands and options stays linear."""
+    text, start = match.string, match.start()
+    if start == 0 or text[start - 1] not in " \t":
+        return -1
+    at = text.rfind(command, max(0, start - _COMMAND_REACH), start)
+    if at < 0 or (at > 0 and text[at - 1] in _ALNUM) or "\n" in text[at:start]:
+        return -1
+    return at
+
+
+def _mysql_password(match: re.Match[str]) -> bool:
+    """``mysql ... -p<password>``: a value that counts; one of letters only only after a user option."""
+    at = _command_before(match, "mysql")
+    if at < 0:
+        return False
     quoted = match["v"] is None
-    return _password_value_counts(match["dq"] or match["dl"] or match["sq"] or match["sl"] or match["v"] or "",
-                                  match["sep"], quoted,
-                                  bare_word=bare_word)
+    value = match["dq"] or match["sq"] or match["v"] or ""
+    if not _password_value_counts(value, "=", quoted):
+        return False
+    return quoted or not value.isalpha() or re.search(r"[ \t](?:-u|--user)", match.string[at:match.start()]) is not None
+
+
+def _option_password(match: re.Match[str]) -> bool:
+    """``sshpass -p <password>``: a value that counts."""
+    quoted = match["v"] is None
+    return (_command_before(match, "sshpass") >= 0
+            and _password_value_counts(match["dq"] or match["sq"] or match["v"] or "", "=", quoted))
+
+
+def _user_password(match: re.Match[str]) -> bool:
+    """``curl -u user:password``: the part after the first ``:`` counts (not ``$TOKEN``, not masked)."""
+    quoted = match["v"] is None
+    value = match["dq"] or match["sq"] or match["v"] or ""
+    return _command_before(match, "curl") >= 0 and _password_value_counts(value.partition(":")[2], "=", quoted)
+
+
+def _identified_by(match: re.Match[str]) -> bool:
+    """SQL ``IDENTIFIED BY 'x'`` (a quoted value that counts, not letters only) or ``IDENTIFIED BY x`` (unquoted: at
+    least 6 characters mixing letters and digits)."""
+    if match["v"] is None:
+        value = match["dq"] or match["sq"] or ""
+        return not value.isalpha() and _password_value_counts(value, "=", True)  # not "identified by 'name'"
+    value = match["v"]
+    return len(value) >= 6 and _has_digit_letter(value) and _password_value_counts(value, "=", False)
+
+
+def _docker_auth(match: re.Match[str]) -> bool:
+    """A Docker ``config.json`` ``"auth"``: base64 of ``user:password`` whose password counts."""
+    try:
+        decoded = base64.b64decode(match["v"], validate=True).decode("utf-8")
+    except (ValueError, UnicodeDecodeError):
+        return False
+    user, colon, password = decoded.partition(":")
+    return bool(colon) and decoded.isprintable() and _password_value_counts(password, "=", True)
+
+
+#: A JWK's private exponent or key (``"d": "..."``).
+_JWK_PRIVATE = '"kty"'
+
+
+def _jwk_private(match: re.Match[str]) -> bool:
+    """A ``"d"`` member in the same JSON object as a ``"kty"`` member: a JWK's private key."""
+    text = match.string
+    left = text.rfind("{", max(0, match.start() - 8192), match.start())
+    right = text.find("}", match.end(), match.end() + 8192)
+    if left < 0:
+        return False
+    inside = text[left:right if right >= 0 else match.end() + 8192]
+    return _JWK_PRIVATE in inside
 
 
 def _aws_key_id(match: re.Match[str]) -> bool:
@@ -284,6 +460,10 @@ def _anthropic_key(match: re.Match[str]) -> bool:
     return _after_boundary(match, _WORD_DASH) or _ANTHROPIC_KIND.match(value) is not None or _mixed(value)
 
 
+#: A Discord bot token opens with the base64 of its bot's id, ``MT`` for an id starting with ``1`` (every
+#: id since 2022); an older id's token is looked for in a text naming ``Discord`` or ``discord``.
+_DISCORD_TRIGGERS = ("MT", "iscord")
+
 _RULES: tuple[_Rule, ...] = (
     _Rule("aws-access-key-id", ("AKIA", "ASIA", "ABIA", "ACCA", "A3T"),
           # whole, or split by white space, dashes, dots or underscores between its characters
@@ -298,12 +478,19 @@ _RULES: tuple[_Rule, ...] = (
           re.compile(r"gh[pousr]_[A-Za-z0-9]{36}|github_pat_(?P<pat>[A-Za-z0-9_]{22})"),
           # glued to a word: ``github_pat_`` continues snake_case names, so its value must hold a digit
           lambda m: m["pat"] is None or _after_boundary(m, _WORD) or bool(_DIGIT.search(m["pat"]))),
-    _Rule("private-key", ("PRIVATE KEY-----", "MII", "MIG", "MHcCAQEE", "MC4CAQAw", "b3BlbnNzaC1rZXktdjE"),
+    _Rule("private-key", ("PRIVATE KEY-----", "PRIVATE KEY BLOCK-----", "PRIVATE KEY ----", "PuTTY-User-Key-File-",
+                          "Private-Lines", "MII", "MIG", "MHcCAQEE", "MC4CAQAw", "b3BlbnNzaC1rZXktdjE"),
           re.compile(
-              r"-----BEGIN[^\n]{0,40}?PRIVATE KEY-----"
+              # PEM (RSA, EC, DSA, OpenSSH, PKCS#8, encrypted), OpenPGP and SSH2 (``---- BEGIN ...``) armour
+              r"-----BEGIN[^\n]{0,40}?PRIVATE KEY(?: BLOCK)?-----|---- BEGIN SSH2 (?:ENCRYPTED )?PRIVATE KEY ----"
+              # PuTTY ``.ppk`` files: the header naming the key type, or the private lines' count and body
+              r"|PuTTY-User-Key-File-[1-3]:[ \t]*(?:ssh|ecdsa)-[a-z0-9-]+"
+              r"|Private-Lines:[ \t]*[0-9]+[ \t]*\r?\n[ \t]*[A-Za-z0-9+/]{16}"
               r"|(?:MII[A-Za-z0-9+/]{3}IBA(?:AK|DAN)|MIG[A-Za-z0-9+/]{2}gE(?:AMB|BBD)|MHcCAQEE|MC4CAQAwBQYDK2Vw"
               r"|MII[A-Za-z0-9+/]{3}BfBgkqhkiG9w0BBQ0|b3BlbnNzaC1rZXktdjE)[A-Za-z0-9+/=\s]{40}"
           )),
+    # a JSON Web Key's private member: ``"d"`` in the same object as ``"kty"``
+    _Rule("private-key", (_JWK_PRIVATE,), re.compile(r'"d"[ \t]*:[ \t]*"[A-Za-z0-9_-]{20,}+"'), _jwk_private),
     # ``sk-ant-`` anywhere; glued to a word (``task-ant-colony-...``) the value must look generated
     _Rule("anthropic-api-key", ("sk-ant-",), re.compile(r"sk-ant-(?P<v>[A-Za-z0-9_-]{24,})"),
           _anthropic_key),
@@ -318,26 +505,62 @@ _RULES: tuple[_Rule, ...] = (
                      r"|hooks\.slack\.com/services/T[A-Za-z0-9]+/B[A-Za-z0-9]+/[A-Za-z0-9]{8,}"),
           lambda m: m["v"] is None or bool(_DIGIT.search(m["v"]))),
     _Rule("stripe-key", ("sk_live_", "sk_test_", "rk_live_", "rk_test_", "whsec_"),
-          re.compile(r"(?P<sk>(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,})|whsec_[A-Za-z0-9]{24,}"),
-          # ``sk_``/``rk_`` end words (``framework_test_...``): only those start a word
-          lambda m: m["sk"] is None or _after_boundary(m, _WORD)),
+          re.compile(r"(?P<sk>(?:sk|rk)_(?:live|test)_(?P<v>[A-Za-z0-9]{16,}))|whsec_[A-Za-z0-9]{24,}"),
+          # ``sk_``/``rk_`` end words (``framework_test_...``): glued to one, the value looks generated
+          lambda m: m["sk"] is None or _after_boundary(m, _WORD) or _generated(m["v"])),
     _Rule("google-api-key", ("AIza",), re.compile(r"AIza[A-Za-z0-9_-]{35}")),
     # client secrets, ``ya29.`` access tokens and ``1//0`` refresh tokens (a generated value)
     _Rule("google-oauth-secret", ("GOCSPX-", "ya29.", "1//0"),
           re.compile(r"GOCSPX-[A-Za-z0-9_-]{20,}|(?P<ya>ya29\.[A-Za-z0-9_-]{20,})|1//0(?P<rt>[A-Za-z0-9_-]{40,})"),
-          lambda m: (m["ya"] is None or _after_boundary(m, _WORD)) and (m["rt"] is None or _mixed(m["rt"]))),
+          lambda m: (m["ya"] is None or _after_boundary(m, _WORD) or _generated(m["ya"][5:]))
+          and (m["rt"] is None or _mixed(m["rt"]))),
     # personal/project/group access, runner, deploy, pipeline trigger, SCIM OAuth and CI/CD job tokens;
     # runner registration tokens
-    _Rule("gitlab-token", ("glpat-", "glrt-", "gldt-", "glptt-", "glsoat-", "glcbt-", "GR1348941"),
-          re.compile(r"(?:glpat|glrt|gldt|glptt|glsoat|glcbt)-[A-Za-z0-9_-]{20,}|GR1348941[A-Za-z0-9_-]{20,}")),
+    # OAuth application secrets, feed, incoming mail and agent tokens too
+    _Rule("gitlab-token", ("glpat-", "glrt-", "gldt-", "glptt-", "glsoat-", "glcbt-", "gloas-", "glft-", "glimt-",
+                           "glagent-", "GR1348941"),
+          re.compile(r"(?:glpat|glrt|gldt|glptt|glsoat|glcbt|gloas|glft|glimt|glagent)-[A-Za-z0-9_-]{20,}"
+                     r"|GR1348941[A-Za-z0-9_-]{20,}")),
     _Rule("npm-token", ("npm_",), re.compile(r"npm_(?P<v>[A-Za-z0-9]{36})"),
-          # glued to a word (``run_npm_...`` is a snake_case name): the value must hold a digit
-          lambda m: _after_boundary(m, _WORD) or bool(_DIGIT.search(m["v"]))),
+          # glued to a word (``run_npm_...`` is a snake_case name): the value holds a digit or mixes cases
+          lambda m: _after_boundary(m, _WORD) or bool(_DIGIT.search(m["v"]))
+          or _generated(m["v"], digit=False)),
     _Rule("pypi-token", ("pypi-AgEIcHlwaS5vcmc",), re.compile(r"pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{16,}")),
     _Rule("huggingface-token", ("hf_",), re.compile(r"hf_(?P<v>[A-Za-z0-9]{30,})"),
-          lambda m: _after_boundary(m, _WORD) and _mixed(m["v"])),
-    _Rule("sendgrid-api-key", ("SG.",), re.compile(r"SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}"),
-          lambda m: _after_boundary(m, _WORD)),
+          # glued to a word too (``tok_hf_...``): the value looks generated
+          lambda m: _mixed(m["v"]) and (_after_boundary(m, _WORD) or _generated(m["v"]))),
+    _Rule("sendgrid-api-key", ("SG.",), re.compile(r"SG\.(?P<a>[A-Za-z0-9_-]{22})\.(?P<b>[A-Za-z0-9_-]{43})"),
+          # glued to a word (``MSG.``): both parts mix letters and digits
+          lambda m: _after_boundary(m, _WORD) or (_generated(m["a"]) and _generated(m["b"]))),
+    _Rule("vault-token", ("hv",), re.compile(r"hv[sbr]\.(?P<v>[A-Za-z0-9_-]{24,})"),
+          lambda m: _after_boundary(m, _ALNUM) and _has_digit_letter(m["v"])),
+    _Rule("shopify-token", ("shp",),
+          re.compile(r"shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}")),
+    _Rule("databricks-token", ("dapi",), re.compile(r"dapi(?P<v>[a-f0-9]{32})(?![a-f0-9])"),
+          lambda m: _has_digit_letter(m["v"])),
+    _Rule("digitalocean-token", ("_v1_",), re.compile(r"do[opr]_v1_[a-f0-9]{64}")),
+    # an API key SID: ``SK`` + 32 lower-case hex digits, a whole word
+    _Rule("twilio-api-key", ("SK",), re.compile(r"SK(?P<v>[0-9a-f]{32})(?![A-Za-z0-9_])"),
+          lambda m: _after_boundary(m, _WORD) and _has_digit_letter(m["v"])),
+    # ``<bot id>:AA<33>``
+    _Rule("telegram-bot-token", (":AA",), re.compile(r"(?<![0-9])[0-9]{8,10}:AA(?P<v>[A-Za-z0-9_-]{33})(?![A-Za-z0-9_-])"),
+          lambda m: bool(_UPPER.search(m["v"]) and _LOWER.search(m["v"]))),
+    # ``<base64 of the bot's numeric id>.<6>.<27-38>``: the id's base64 is made of digits' quartets only
+    _Rule("discord-bot-token", _DISCORD_TRIGGERS,
+          re.compile(r"(?:[MNO][DTjz][AEIMQUYcgk][w-z0-5]){5,6}(?:[MNO][DTjz][AEIMQUYcgk]|[MNO][AQgw])?"
+                     r"\.[A-Za-z0-9_-]{6}\.(?P<v>[A-Za-z0-9_-]{27,38})(?![A-Za-z0-9_-])"),
+          lambda m: _after_boundary(m, _WORD_DASH) and _has_digit_letter(m["v"])),
+    _Rule("age-secret-key", ("AGE-SECRET-KEY-1",),
+          re.compile(r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}")),
+    _Rule("atlassian-api-token", ("TT3",), re.compile(r"AT[AC]TT3[A-Za-z0-9_=-]{60,}")),
+    _Rule("groq-api-key", ("gsk",), re.compile(r"gsk_(?P<v>[A-Za-z0-9]{48,})"), lambda m: _mixed(m["v"])),
+    _Rule("replicate-api-token", ("r8",), re.compile(r"r8_(?P<v>[A-Za-z0-9]{37})(?![A-Za-z0-9])"),
+          lambda m: _after_boundary(m, _ALNUM) and _mixed(m["v"])),
+    _Rule("xai-api-key", ("xai-",), re.compile(r"xai-(?P<v>[A-Za-z0-9]{70,})"),
+          lambda m: _after_boundary(m, _ALNUM) and _mixed(m["v"])),
+    # a Docker ``config.json`` registry login: base64 of ``user:password``
+    _Rule("docker-registry-auth", ('"auth"',),
+          re.compile(r'"auth"[ \t]*:[ \t]*"(?P<v>[A-Za-z0-9+/]{8,}={0,2})"'), _docker_auth, anchored=True),
     # Anywhere (``-eyJ...``, ``xeyJ...``). The header runs to the next ``eyJ`` at most, and every run is
     # possessive: each start reads only up to the next one, so ``eyJeyJeyJ...`` stays linear.
     _Rule("jwt", ("eyJ",),
@@ -347,28 +570,51 @@ _RULES: tuple[_Rule, ...] = (
                      r"|authorization[ \t]*[:=][ \t]*(?:basic|token|digest)[ \t]+(?P<b>[a-z0-9._~+/-]{8,}=*)"),
           lambda m: _after_boundary(m, _WORD) and (m["b"] is not None or _has_digit_letter(m["v"])), lower=True),
     _Rule("url-credentials", ("://",),
-          re.compile(r"[A-Za-z][A-Za-z0-9+.-]{1,15}://[^\s/:@]{1,64}:(?P<v>[^\s/@]{3,128})@[A-Za-z0-9\[]"),
-          lambda m: _after_boundary(m, _WORD)
-          and not m["v"].startswith(_PLACEHOLDER_START) and not set(m["v"]) <= _MASK_CHARS),
+          re.compile(r"[A-Za-z][A-Za-z0-9+.-]{1,15}://[^\s/:@]{0,64}:(?P<v>[^\s/@]{3,128})@[A-Za-z0-9\[]"),
+          lambda m: _after_boundary(m, _WORD) and not m["v"].startswith(_PLACEHOLDER_START)
+          and not set(m["v"]) <= _MASK_CHARS and m["v"].lower() not in _URL_PLACEHOLDERS),
     _Rule("password-assignment", ("pass", "pwd"),
-          re.compile(r"(?P<k>" + "|".join(_PASSWORD_KEYS + _WEAK_PASSWORD_KEYS) + r")(?P<kq>[\"'])?[ \t]*"
+          re.compile(r"(?P<k>" + "|".join(_PASSWORD_KEYS + _WEAK_PASSWORD_KEYS) + r")(?:(?P<kq>[\"'])(?P<sub>\])?)?"
                      # a quoted value may open a list (``"password": ["..."]``); it is closed, or longer
                      # than 256 characters (its first 256 are read)
-                     r"(?P<sep>[:=])[ \t]*(?:\[[ \t]*(?=[\"']))?"
+                     r"(?:[ \t]*(?P<sep>:=|=>|[:=])[ \t]*(?:\[[ \t]*(?=[\"']))?"
                      r"(?:\"(?:(?P<dq>[^\"\n]{1,256})\"|(?P<dl>[^\"\n]{256}))"
                      r"|'(?:(?P<sq>[^'\n]{1,256})'|(?P<sl>[^'\n]{256}))"
-                     r"|(?P<v>[^\s\"',;]{1,256}))"),
+                     r"|(?P<v>[^\s\"',;]{1,256}))"
+                     # a tab, an XML element's text, or spaces (see ``_password_assignment``)
+                     r"|\t+(?P<tv>[^\s\"',;]{1,256})"
+                     r"|>(?P<xv>[^<\n]{1,256})</"
+                     r"|[ \t]+(?:\"(?P<sdq>[^\"\s]{1,256})\"|'(?P<ssq>[^'\s]{1,256})'|(?P<sv>[^\s\"',;]{1,256})))"),
           _password_assignment, lower=True, anchored=True),
+    # SQL ``CREATE USER ... IDENTIFIED [WITH plugin] BY 'x'``
+    _Rule("password-assignment", ("identified",),
+          re.compile(r"identified(?:[ \t]+with[ \t]+[a-z0-9_]{1,64})?[ \t]+by[ \t]+"
+                     r"(?:\"(?P<dq>[^\"\n]{1,256})\"|'(?P<sq>[^'\n]{1,256})'|(?P<v>[^\s\"';,]{1,256}))"),
+          _identified_by, lower=True, anchored=True),
+    # command lines: ``mysql -u root -pS3cret``, ``sshpass -p 'S3cret' ssh ...``, ``curl -u user:S3cret``:
+    # the option is matched, then its command looked for before it on its line (see ``_command_before``)
+    _Rule("password-assignment", ("mysql",),
+          re.compile(r"-p(?:\"(?P<dq>[^\"\n]{1,128})\"|'(?P<sq>[^'\n]{1,128})'|(?P<v>[^\s\"']{1,128}))"),
+          _mysql_password),
+    _Rule("password-assignment", ("sshpass",),
+          re.compile(r"-p[ \t]*(?:\"(?P<dq>[^\"\n]{1,128})\"|'(?P<sq>[^'\n]{1,128})'|(?P<v>[^\s\"']{1,128}))"),
+          _option_password),
+    _Rule("password-assignment", ("curl",),
+          re.compile(r"(?:-[uU]|--user|--proxy-user)(?:[ \t]+|=)?"
+                     r"(?:\"(?P<dq>[^\"\n:]{0,128}:[^\"\n]{1,128})\"|'(?P<sq>[^'\n:]{0,128}:[^'\n]{1,128})'"
+                     r"|(?P<v>[^\s\"':]{0,128}:[^\s\"']{1,128}))"),
+          _user_password),
     # Every credential key name ends in key, secret or token: match that tail (fast), then check the
     # whole key name and its prefix boundary just before it.
     _Rule("credential-assignment", ("key", "secret", "token"),
           # ``=`` only as trailing padding, so ``key=key=key=...`` cannot make every attempt scan the rest.
-          re.compile(r"(?:key|secret|token)[\"']?[ \t]*[=:][ \t]*(?:\[[ \t]*(?=[\"']))?[\"']?(?P<v>[a-z0-9_\-/+.]{16,512}+={0,2})"),
+          re.compile(r"(?:key|secret|token)(?:[\"']\]?)?[ \t]*(?:=>|:=|[=:])[ \t]*(?:\[[ \t]*(?=[\"']))?[\"']?"
+                     r"(?P<v>[a-z0-9_\-/+.]{16,512}+={0,2})"),
           _credential_assignment, lower=True, anchored=True),
 )
 
 #: Every class :func:`scan` can report, in check order.
-SECRET_CLASSES: tuple[str, ...] = tuple(rule.name for rule in _RULES)
+SECRET_CLASSES: tuple[str, ...] = tuple(dict.fromkeys(rule.name for rule in _RULES))
 
 def _lower_keeping_offsets(text: str) -> str:
     """``text.lower()`` when that keeps every offset (always for ASCII); otherwise only the characters
@@ -423,12 +669,17 @@ def _triggers(rules: Iterable[_Rule]) -> tuple[str, ...]:
 #: The prefilter of :func:`_find`: the triggers of the rules matched on the text as written, and those
 #: of the rules matched on its lower-cased copy. A substring test per trigger: cheaper than one
 #: alternation of them all, which the regular expression engine tries at every position.
-_CASED_TRIGGERS = _triggers(rule for rule in _RULES if not rule.lower)
-_LOWER_TRIGGERS = _triggers(rule for rule in _RULES if rule.lower)
+#: Searched first (see :func:`_has_trigger`): the commonest of them in text that holds one come first.
+_LOWER_TRIGGERS = tuple(sorted(_triggers(rule for rule in _RULES if rule.lower),
+                               key=lambda t: (t not in ("key", "pass", "token", "secret"), t)))
+#: A trigger holding a lower-case trigger (``sshpass``, ``PRIVATE KEY-----``) need not be searched: the
+#: lower-cased copy of a text holding it holds that one.
+_CASED_TRIGGERS = tuple(t for t in _triggers(rule for rule in _RULES if not rule.lower)
+                        if not any(low in t.lower() for low in _LOWER_TRIGGERS))
 
 
 #: Characters a trigger may be gated behind, the ones rarest in prose first.
-_GATE_CHARS = "_:-JQXZVKWYBFHUOPLNDCTEIRGMSA0123456789/."
+_GATE_CHARS = "_:-JQXZVKWYBFHUOPLNDCTEIRGMSA0123456789/.\"qjzxkvwyfbgpmhcuidlsnotrae"
 
 
 def _gated(triggers: tuple[str, ...]) -> tuple[tuple[str, tuple[str, ...]], ...]:
@@ -446,17 +697,18 @@ _CASED_GATES = _gated(_CASED_TRIGGERS)
 
 def _has_trigger(text: str, lowered: str | None = None) -> bool:
     """Whether any rule's trigger occurs in ``text`` (already folded); ``lowered`` is its lower-cased
-    copy when the caller has one. No trigger: no rule can match."""
-    for gate, triggers in _CASED_GATES:
-        if gate in text:  # always true for the ungated ("")
-            for trigger in triggers:
-                if trigger in text:
-                    return True
+    copy when the caller has one. No trigger: no rule can match. The few lower-cased triggers (``key``,
+    ``pass``, ``token``: the commonest in text that holds any) are searched first."""
     if lowered is None:
         lowered = _lower_keeping_offsets(text)
     for trigger in _LOWER_TRIGGERS:
         if trigger in lowered:
             return True
+    for gate, triggers in _CASED_GATES:
+        if gate in text:  # always true for the ungated ("")
+            for trigger in triggers:
+                if trigger in text:
+                    return True
     return False
 
 
@@ -683,6 +935,10 @@ def _strings(value: Any, out: list[str], depth: int = 0) -> None:
                 if pair is not None:
                     out.append(pair)
             _strings(item, out, depth + 1)
+        if "kty" in value and isinstance(value.get("d"), str):
+            # a JSON Web Key's members read together, as the ``private-key`` rule reads a JWK in text
+            out.append('{"kty": ' + json.dumps(str(value["kty"]), ensure_ascii=False)
+                       + ', "d": ' + json.dumps(value["d"], ensure_ascii=False) + "}")
     elif isinstance(value, (list, tuple)):
         for item in value:
             _strings(item, out, depth + 1)
@@ -715,26 +971,27 @@ def _pair_text(key: str, value: Any) -> str | None:
     reads it, trimmed of white space and of a trailing ``:`` or ``=`` (``{"password ": ["hunter2x"]}``
     reads ``{"password": "hunter2x"}``).
 
-    ``None`` when there is nothing to pair, or when the key holds no rule's trigger: a match in the
-    pair that is in neither the key nor a value alone would start in the key, at its trigger. The
+    ``None`` when there is nothing to pair, or when the key as the pair writes it (``{"key": ``) holds
+    no rule's trigger: a match in the pair that is in neither the key nor a value alone would start
+    there, at its trigger (``"auth"`` holds its quotes: ``{"auth": "<base64>"}``). The
     pairs are bounded: at most :data:`MAX_PAIRED_VALUES` per key, and a metadata value the field rules
     accept has at most 4 keys above any value, so at most 4 x 4096 = 16,384 pairs in all, in at most
     128 texts (one per key)."""
     name = _KEY_END.sub("", normalise_for_scan(key)).strip()
-    if not name or not _has_trigger(name):
+    prefix = "{" + json.dumps(name, ensure_ascii=False) + ": "
+    if not name or not _has_trigger(prefix):
         return None
     values: dict[str, None] = {}
     _scalars_under(value, values)
     if not values:
         return None
-    prefix = "{" + json.dumps(name, ensure_ascii=False) + ": "
     # each pair ends its line: the next string read does not run on into the last value
     return "".join(prefix + v + "}\n" for v in values)
 
 
 def json_strings(value: Any) -> list[str]:
     """What the scanner reads of a JSON value (a record's or an assertion's ``metadata``): every string
-    and key, depth first, and after each key whose name holds a rule's trigger the ``{"key": value}``
+    and key, depth first, and after each key whose quoted name holds a rule's trigger the ``{"key": value}``
     lines of :func:`_pair_text` (the assignment rules need a key and its value together, whatever
     arrays or objects stand between them). Nesting beyond 64 is not read (the field rules refuse it
     before a scan)."""
