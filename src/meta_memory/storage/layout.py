@@ -160,9 +160,10 @@ def realm_file_name_problem(realm: str) -> str | None:
     stores (a PostgreSQL realm has no file, but its name must be one a SQLite installation could hold).
 
     The encoded name (:func:`encode_path_segment`: a byte other than a lower-case ASCII letter, digit, ``-``
-    or ``_`` takes three, an upper-case letter too) must be at most :data:`MAX_REALM_FILE_STEM_BYTES` (239) bytes, so that
-    ``<name>.sqlite3`` and every file SQLite creates beside it (``-journal``, the longest, ``-wal``,
-    ``-shm``) fit :data:`MAX_FILE_NAME_BYTES` (255). Names of at most 79 characters always pass."""
+    or ``_`` takes three, an upper-case letter too) must be at most :data:`MAX_REALM_FILE_STEM_BYTES` (239)
+    bytes, so that ``<name>.sqlite3`` and every file SQLite creates beside it (``-journal``, the longest,
+    ``-wal``, ``-shm``) fit :data:`MAX_FILE_NAME_BYTES` (255). ASCII names of at most 79 characters, and any
+    of at most 19, always pass."""
     if len(realm) * 12 <= MAX_REALM_FILE_STEM_BYTES or (
             realm.isascii() and len(realm) * 3 <= MAX_REALM_FILE_STEM_BYTES):
         return None  # no character encodes to more than 12 bytes, no ASCII character to more than 3
