@@ -17,6 +17,7 @@ import sys
 import unicodedata
 from pathlib import Path
 
+import httpx
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -33,7 +34,7 @@ from meta_memory.storage.layout import (
     legacy_encode_path_segment,
     realm_file_name_problem,
 )
-from support import realm_db
+from support import realm_db, serving, start_gateway
 
 IDENT = "agent:writer"
 
@@ -218,13 +219,18 @@ def test_a_realm_with_both_names_is_refused_never_merged(tmp_path: Path) -> None
         with pytest.raises(AgentMemoryError):
             handle.remember_agent_memory(IDENT, title="New", body="new", realm="Ops")
         handle.remember_agent_memory(IDENT, title="Other", body="other realms are served", realm="ops")
-    after = {p.name: p.read_bytes() for p in (state / "agent-memory").iterdir() if p.is_file() and p.name in before}
-    assert after == before  # neither file was touched
+    with start_gateway(state) as gw:  # over RPC: refused by name, /v1/ready names the realm, others served
+        err = gw.error("meta/agent_memory/recall", {"identity": IDENT, "realm": "Ops", "selection": "always"})
+        assert err["data"]["reason"] == "io" and "Ops.sqlite3" in err["message"] and "doctor" in err["message"]
+        ready = httpx.get(gw.url + "/v1/ready", timeout=60)
+        assert ready.status_code == 503 and [c["name"] for c in ready.json()["checks"]] == ["realm:Ops"]
+        got = gw.result("meta/agent_memory/recall", {"identity": IDENT, "realm": "ops", "selection": "always"})
+        assert [r["title"] for r in got["records"]] == ["Other"]
+    for name in ("Ops.sqlite3", "%4Fps.sqlite3"):  # neither database was renamed, overwritten or merged
+        assert (state / "agent-memory" / name).read_bytes() == before[name]
 
 
 def test_over_rpc_default_and_default_upper_land_in_two_files(tmp_path: Path) -> None:
-    from support import serving
-
     state = tmp_path / "state"
     with serving(state) as rpc:
         for realm in ("Default", "default", "DEFAULT"):

@@ -348,17 +348,22 @@ class AgentMemoryPaths:
         """
         upgrade = self.plan_file_name_upgrade()
         for plan in upgrade.moves.values():
-            for old, new in plan:
+            for i, (old, new) in enumerate(plan):
+                if old.endswith(REALM_DB_SUFFIX) and i > 0:
+                    self._sync_root()  # the files beside the database are renamed on disk before it is
                 if os.path.lexists(self.root / new):  # appeared since the listing: never overwrite
                     raise StartupError(f"cannot rename {old} to {new} in {self.root}: {new} exists")
                 os.rename(self.root / old, self.root / new)
         if upgrade.moves:
-            fd = os.open(self.root, os.O_RDONLY)
-            try:
-                os.fsync(fd)  # the renames are durable before anything is written under the new names
-            finally:
-                os.close(fd)
+            self._sync_root()  # the renames are durable before anything is written under the new names
         return upgrade
+
+    def _sync_root(self) -> None:
+        fd = os.open(self.root, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
     @staticmethod
     def markdown_identity(path: Path) -> str:
