@@ -19,7 +19,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from meta_memory.errors import AgentMemoryError
@@ -52,9 +52,16 @@ realm_names = st.text(st.characters(codec="utf-8"), min_size=1, max_size=24).fil
 cased_names = st.text(st.sampled_from("aAbBzZ0-_%éÉßẞıIİi"), min_size=1, max_size=12).filter(_valid_realm)
 
 
+def _case_variants(name: str) -> list[str]:
+    return [v for v in {name.upper(), name.lower(), name.swapcase(), name.casefold(), name.title()}
+            if _valid_realm(v)]
+
+
 @settings(max_examples=400, deadline=None)
-@given(a=st.one_of(realm_names, cased_names), b=st.one_of(realm_names, cased_names))
-def test_distinct_realm_names_never_share_a_file_name_under_case_folding(a: str, b: str) -> None:
+@given(a=st.one_of(realm_names, cased_names), data=st.data())
+@example(a="Default", data=None)
+def test_distinct_realm_names_never_share_a_file_name_under_case_folding(a: str, data: st.DataObject | None) -> None:
+    b = "default" if data is None else data.draw(st.one_of(realm_names, cased_names, st.sampled_from(_case_variants(a))))
     ea, eb = encode_path_segment(a), encode_path_segment(b)
     assert (ea.casefold() == eb.casefold()) == (a == b)
     assert (ea.lower() == eb.lower()) == (a == b)
