@@ -122,8 +122,9 @@ def parse_realm(value: object) -> str:
     control, invisible or direction-changing
     characters, a name not in Unicode NFC form, or more than 239 bytes once encoded as a file name
     (:func:`meta_memory.storage.layout.realm_file_name_problem`: a byte other than a lower-case ASCII letter,
-    digit, ``-`` or ``_`` counts three, an upper-case letter too; the realm's database file and the ``-journal``, ``-wal`` and ``-shm``
-    files SQLite keeps beside it must fit 255 bytes). The same rule on both stores.
+    digit, ``-`` or ``_`` counts three, an upper-case letter too; the realm's database file and the
+    ``-journal``, ``-wal`` and ``-shm`` files SQLite keeps beside it must fit 255 bytes). The same rule on
+    both stores.
     """
     if value is None:
         return DEFAULT_REALM

@@ -134,13 +134,15 @@ def test_the_upgrade_moves_a_database_with_its_write_ahead_log(tmp_path: Path) -
 
 def test_a_crash_between_renames_is_finished_by_the_next_start(tmp_path: Path) -> None:
     conn = _wal_database(tmp_path / "src.sqlite3", 3)
-    root = tmp_path / "am"
+    root = tmp_path / "state" / "agent-memory"
     _earlier_copy(tmp_path, "src", root, "Ops")
     conn.close()
     os.rename(root / "Ops.sqlite3-wal", root / "%4Fps.sqlite3-wal")  # the first rename, then the crash
     plan = AgentMemoryPaths(root).plan_file_name_upgrade()
     assert plan.conflicts == {} and plan.moves["Ops"] == [("Ops.sqlite3-shm", "%4Fps.sqlite3-shm"),
                                                           ("Ops.sqlite3", "%4Fps.sqlite3")]
+    kinds = [f["kind"] for f in StorageLayout(tmp_path / "state").doctor(thorough=False)["findings"]]
+    assert "earlier_realm_file_name" in kinds and "orphan_wal" not in kinds  # the next start finishes it
     AgentMemoryPaths(root).upgrade_file_names()
     with sqlite3.connect(root / "%4Fps.sqlite3") as check:
         assert check.execute("SELECT count(*) FROM t").fetchone()[0] == 3

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import os
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -211,10 +211,20 @@ class FileNameUpgrade:
         conflicts: ``{realm: (old name, new name)}``: a realm whose earlier-version name and current name
             both exist (a file of either); nothing of it is renamed and the store refuses the realm until
             one of the two is moved away.
+        dropped: ``{realm: [old name, ...]}``: files beside a database being moved that hold nothing (a
+            ``-shm``, an empty ``-wal`` or ``-journal``) whose new name another file holds already (what
+            a cut-short start moved); they are removed, before the renames.
     """
 
     moves: dict[str, list[tuple[str, str]]]
     conflicts: dict[str, tuple[str, str]]
+    dropped: dict[str, list[str]] = field(default_factory=dict)
+
+    def database_move(self, realm: str) -> tuple[str, str]:
+        """``(old name, new name)`` of realm ``realm``'s database in :attr:`moves` (its markdown folder's
+        when it has no database)."""
+        plan = self.moves[realm]
+        return next((move for move in plan if move[0].endswith(REALM_DB_SUFFIX)), plan[-1])
 
     def conflict_message(self, realm: str) -> str:
         """What is wrong with realm ``realm`` (one of :attr:`conflicts`)."""
@@ -312,26 +322,49 @@ class AgentMemoryPaths:
             found.setdefault(realm, {})[split[1]] = name
         moves: dict[str, list[tuple[str, str]]] = {}
         conflicts: dict[str, tuple[str, str]] = {}
+        dropped: dict[str, list[str]] = {}
         for realm, old in found.items():
             if realm_file_name_problem(realm) is not None:
                 continue
             new_stem = encode_path_segment(realm)
             plan: list[tuple[str, str]] = []
+            drop: list[str] = []
+
+            def taken(new: str) -> bool:
+                return new in present or os.path.lexists(self.root / new)
+
             if REALM_DB_SUFFIX in old:  # the files beside the database first: a crash between leaves the
                 # database under its old name with the rest moved, and the next start moves the rest
-                plan += [(old[side], new_stem + side) for side in _SIDE_NAMES if side in old]
+                for side in (s for s in _SIDE_NAMES if s in old):
+                    if taken(new_stem + side) and self._holds_nothing(old[side]):
+                        drop.append(old[side])  # e.g. an empty -wal a reader of the old name made after a
+                        # cut-short start had moved the real one
+                    else:
+                        plan.append((old[side], new_stem + side))
                 plan.append((old[REALM_DB_SUFFIX], new_stem + REALM_DB_SUFFIX))
             if "" in old:
                 plan.append((old[""], new_stem))
             if not plan:
                 continue
-            clashes = [(o, n) for o, n in plan if n in present or os.path.lexists(self.root / n)]
+            clashes = [(o, n) for o, n in plan if taken(n)]
             clash = next((c for c in clashes if c[1].endswith(REALM_DB_SUFFIX)), clashes[0] if clashes else None)
             if clash is not None:
                 conflicts[realm] = clash
             else:
                 moves[realm] = plan
-        return FileNameUpgrade(moves, conflicts)
+                if drop:
+                    dropped[realm] = drop
+        return FileNameUpgrade(moves, conflicts, dropped)
+
+    def _holds_nothing(self, name: str) -> bool:
+        """A file beside a database that holds no data: a ``-shm`` (an index SQLite rebuilds from the
+        ``-wal``) or an empty ``-wal``/``-journal``."""
+        if name.endswith("-shm"):
+            return True
+        try:
+            return (self.root / name).stat().st_size == 0
+        except OSError:
+            return False
 
     def upgrade_file_names(self) -> FileNameUpgrade:
         """Rename what an earlier version named with upper-case letters kept (``Default.sqlite3``, its
@@ -347,6 +380,9 @@ class AgentMemoryPaths:
         the state directory's lock).
         """
         upgrade = self.plan_file_name_upgrade()
+        for names in upgrade.dropped.values():
+            for name in names:
+                os.unlink(self.root / name)
         for plan in upgrade.moves.values():
             for i, (old, new) in enumerate(plan):
                 if old.endswith(REALM_DB_SUFFIX) and i > 0:
@@ -614,9 +650,15 @@ class StorageLayout:
                             f"file may be salvaged with `sqlite3 {shlex.quote(db.name)} .recover`; moving it out of "
                             "the folder starts the realm empty"),
                 })
+        # a -wal already renamed while its database waits under its earlier name (a start cut short; the
+        # next start renames the database to it): earlier_realm_file_name, not an orphan
+        renaming = {root / new for root in roots for plan in AgentMemoryPaths(root).plan_file_name_upgrade().moves.values()
+                    for _, new in plan}
         for folder, suffix in [(self.state_dir, ".db"), (self.state_dir, ".sqlite3"),
                                *((root, REALM_DB_SUFFIX) for root in roots)]:
             for wal in orphan_wals(folder, suffix):
+                if wal.with_name(wal.name[:-4]) in renaming:
+                    continue
                 findings.append({
                     "kind": "orphan_wal", "severity": "error", "paths": [str(wal)],
                     "message": (f"{wal.name} is a write-ahead log whose database {wal.name[:-4]} is missing: the "
@@ -793,11 +835,12 @@ class StorageLayout:
                             "directory to another with meta-memory export and import"),
                 })
             for realm, plan in upgrade.moves.items():
+                old_name, new_name = upgrade.database_move(realm)
                 findings.append({
                     "kind": "earlier_realm_file_name", "severity": "warning",
-                    "paths": [str(root / old_name) for old_name, _ in plan],
+                    "paths": [str(root / name) for name, _ in plan],
                     "message": (f"realm '{realm}' is stored under the name an earlier version gave it "
-                                f"({plan[-1][0]}); the next start renames it to {plan[-1][1]} "
+                                f"({old_name}); the next start renames it to {new_name} "
                                 "(upper-case letters escaped, so that no two realms share a file on a "
                                 "case-insensitive file system)"),
                     "fix": "nothing to do: start the gateway (or any command on the state directory) once",

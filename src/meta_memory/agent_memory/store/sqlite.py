@@ -1,7 +1,11 @@
 """The bundled agent-memory store: one SQLite database per realm (reference §2B, §2C).
 
 Layout: ``<root>/<encode_path_segment(realm)>.sqlite3``; legacy markdown for
-import at ``<root>/<encode(realm)>/<encode(identity)>.md``.
+import at ``<root>/<encode(realm)>/<encode(identity)>.md``. Upper-case letters are escaped
+(``Default`` -> ``%44efault.sqlite3``), so no two realms share a file on a case-insensitive file
+system; when the store opens it renames what an earlier version named with them kept
+(:meth:`~meta_memory.storage.layout.AgentMemoryPaths.upgrade_file_names`) and refuses a realm
+both of whose names exist.
 
 Durability and concurrency:
 
@@ -387,9 +391,9 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore[sqlite3.Connection]):
         except OSError as exc:
             raise AgentMemoryError("io", f"cannot rename the realm files an earlier version named in {self.root}: "
                                          f"{exc}") from None
-        for realm, plan in self._names.moves.items():
+        for realm in self._names.moves:
             log.info("agent memory: realm %r renamed from %s to %s (upper-case letters escaped)",
-                     realm, plan[-1][0], plan[-1][1])
+                     realm, *self._names.database_move(realm))
         for realm in self._names.conflicts:
             log.error("agent memory: %s", self._names.conflict_message(realm))
         self.clock: Clock = clock or SystemClock()
