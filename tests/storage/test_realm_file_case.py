@@ -263,3 +263,15 @@ def test_the_cli_doctor_reports_an_earlier_name(tmp_path: Path) -> None:
                          capture_output=True, text=True, timeout=120)
     report = json.loads(out.stdout)
     assert out.returncode == 0 and "earlier_realm_file_name" in [f["kind"] for f in report["findings"]]
+
+
+def test_an_earlier_name_too_long_once_escaped_is_left_and_reported(tmp_path: Path) -> None:
+    """80 upper-case letters fit before (80 bytes) and not now (240): the file keeps its name, and the doctor
+    says what to do with it (never a rename to a name whose -journal would not fit)."""
+    root = tmp_path / "state" / "agent-memory"
+    root.mkdir(parents=True)
+    sqlite3.connect(root / ("A" * 80 + ".sqlite3")).close()
+    assert AgentMemoryPaths(root).upgrade_file_names().moves == {}
+    assert os.listdir(root) == ["A" * 80 + ".sqlite3"]
+    findings = {f["kind"]: f for f in StorageLayout(tmp_path / "state").doctor()["findings"]}
+    assert "unservable_realm_name" in findings and "earlier_realm_file_name" not in findings
