@@ -129,9 +129,10 @@ def parse_realm(value: object) -> str:
     blank string, and a ``ValueError`` naming the rule for whitespace at either end (``" hr "``),
     control, invisible or direction-changing
     characters, a name not in Unicode NFC form, or more than 239 bytes once encoded as a file name
-    (:func:`meta_memory.storage.layout.realm_file_name_problem`: a byte other than an ASCII letter, digit,
-    ``-`` or ``_`` counts three; the realm's database file and the ``-journal``, ``-wal`` and ``-shm``
-    files SQLite keeps beside it must fit 255 bytes). The same rule on both stores.
+    (:func:`meta_memory.storage.layout.realm_file_name_problem`: a byte other than a lower-case ASCII letter,
+    digit, ``-`` or ``_`` counts three, an upper-case letter too; the realm's database file and the
+    ``-journal``, ``-wal`` and ``-shm`` files SQLite keeps beside it must fit 255 bytes). The same rule on
+    both stores.
     """
     if value is None:
         return DEFAULT_REALM

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from meta_memory.access.config import hash_token
-from support import GatewayProcess, start_gateway, write_config
+from support import GatewayProcess, realm_db, start_gateway, write_config
 
 LEAD, SECRET, STRANGER, WRITER = "lead:main", "secret:agent", "stranger:x", "agent:w"
 EVERY = ("agent.memory.read", "agent.view", "agent.memory.write", "agent.memory.delete", "mob.memory.read",
@@ -302,7 +302,7 @@ def test_a_read_only_gateway_refuses_every_state_change(tmp_path: Path) -> None:
 def _recall_counts(state: Path) -> dict[str, int]:
     import sqlite3
 
-    conn = sqlite3.connect(f"file:{state / 'agent-memory' / 'default.sqlite3'}?mode=ro", uri=True)
+    conn = sqlite3.connect(f"file:{realm_db(state)}?mode=ro", uri=True)
     try:
         return {mid: json.loads(usage).get("explicit_recall_count", 0)
                 for mid, usage in conn.execute("SELECT memory_id, usage_stats FROM records")}

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from meta_memory.agent_memory import record_writes
 from meta_memory.agent_memory.store import multirow
 from meta_memory.agent_memory.store.common import SqlAgentMemoryStore
-from meta_memory.agent_memory.store.sqlite import SqliteAgentMemoryStore
+from meta_memory.agent_memory.store.sqlite import SqliteAgentMemoryStore, realm_db_path
 from meta_memory.agent_memory.writes import RememberItem
 from meta_memory.clock import ManualClock
 
@@ -41,7 +41,7 @@ def _items(n: int) -> list[RememberItem]:
 
 def _rows(root: Path) -> dict[str, list[tuple[Any, ...]]]:
     """What the realm's database holds, ids and times left out (they differ between two runs)."""
-    conn = sqlite3.connect(root / f"{R}.sqlite3")
+    conn = sqlite3.connect(realm_db_path(root, R))
     try:
         ids = {mid: f"#{n}" for n, (mid,) in enumerate(conn.execute("SELECT memory_id FROM records ORDER BY rid"))}
         return {

@@ -24,7 +24,7 @@ from meta_memory.agent_memory import record_writes
 from meta_memory.agent_memory.batch import CreateOp, SetRankOp, StagedBatch, TombstoneOp
 from meta_memory.agent_memory.model import Author, NewMemoryRecord, Provenance, Scope
 from meta_memory.agent_memory.store import planner
-from meta_memory.agent_memory.store.sqlite import SqliteAgentMemoryStore
+from meta_memory.agent_memory.store.sqlite import SqliteAgentMemoryStore, realm_db_path
 from meta_memory.config import parse_config
 from meta_memory.rpc.registry import CallContext
 from meta_memory.runtime import Runtime
@@ -257,7 +257,7 @@ def test_statistics_are_taken_when_missing_and_refreshed_as_the_realm_grows(tmp_
     root = tmp_path / "am"
     with SqliteAgentMemoryStore(root) as store:
         _load(store, ME, 2500)
-    conn = sqlite3.connect(root / "default.sqlite3")
+    conn = sqlite3.connect(realm_db_path(root, "default"))
     conn.execute("DROP TABLE IF EXISTS sqlite_stat1")
     conn.commit()
     conn.close()

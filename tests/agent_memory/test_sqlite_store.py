@@ -13,7 +13,7 @@ import pytest
 
 from meta_memory.agent_memory import record_writes
 from meta_memory.agent_memory.model import Author, Scope
-from meta_memory.agent_memory.store.sqlite import SqliteAgentMemoryStore
+from meta_memory.agent_memory.store.sqlite import SqliteAgentMemoryStore, realm_db_path
 from meta_memory.clock import ManualClock
 from meta_memory.recall.fts import match_expression
 
@@ -45,7 +45,7 @@ def test_file_is_durable_and_self_describing(tmp_path: Path, clock: ManualClock)
         writer = s._db(R).writer
         assert writer.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL
         assert writer.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-    conn = sqlite3.connect(root / "default.sqlite3")
+    conn = sqlite3.connect(realm_db_path(root, "default"))
     try:
         rows = conn.execute("SELECT domain, version, name FROM schema_migrations ORDER BY domain, version").fetchall()
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
@@ -76,7 +76,7 @@ def test_fts_index_is_rebuilt_when_its_definition_changes(tmp_path: Path, clock:
         active, _ = record_writes.remember(s, R, ID, "Kept", "kept alive")
         gone, _ = record_writes.remember(s, R, ID, "Gone", "kept away")
         record_writes.forget(s, R, ME, gone.memory_id, Author.application())
-    conn = sqlite3.connect(root / "default.sqlite3")
+    conn = sqlite3.connect(realm_db_path(root, "default"))
     conn.execute("UPDATE schema_migrations SET name = 'fts-old' WHERE domain = 'records-fts'")
     conn.execute("DELETE FROM records_fts")
     conn.commit()

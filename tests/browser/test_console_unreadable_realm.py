@@ -15,7 +15,7 @@ from browser_support import console_fixture, login, open_page, require_chromium
 from meta_memory.agent_memory import record_writes
 from meta_memory.agent_memory.store.sqlite import SqliteAgentMemoryStore
 from meta_memory.clock import ManualClock
-from support import access_toml
+from support import access_toml, realm_db
 
 sync_api = require_chromium()
 
@@ -34,9 +34,9 @@ def _seed(state: Path) -> dict[str, str]:
         for realm in ("default", "other"):
             clock.advance(1000)
             record_writes.remember(store, realm, LEAD, f"Note in {realm}", f"The {realm} team deploys on Fridays.")
-    (state / "agent-memory" / "other.sqlite3").write_bytes(os.urandom(32 * 1024))
-    for side in ("other.sqlite3-wal", "other.sqlite3-shm"):
-        (state / "agent-memory" / side).unlink(missing_ok=True)
+    realm_db(state, "other").write_bytes(os.urandom(32 * 1024))
+    for side in ("-wal", "-shm"):
+        Path(f"{realm_db(state, 'other')}{side}").unlink(missing_ok=True)
     return {}
 
 

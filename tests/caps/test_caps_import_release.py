@@ -33,12 +33,12 @@ from meta_memory.agent_memory.model import Author, NewMemoryRecord, Provenance, 
 from meta_memory.agent_memory.store.sqlite import SqliteAgentMemoryStore
 from meta_memory.clock import ManualClock
 from meta_memory.errors import AgentMemoryError
-from meta_memory.storage.layout import encode_path_segment
 from support import (
     GatewayProcess,
     legacy_markdown_file,
     markdown_record,
     raw_rows,
+    realm_db,
     serving,
     start_gateway,
     write_config,
@@ -78,7 +78,7 @@ def test_markdown_import_skips_over_cap_records_and_audits_the_skips(tmp_path: P
         client.close()
         gw.stop()
     assert not legacy.exists() and legacy.with_name(legacy.name + ".imported").exists()
-    conn = sqlite3.connect(state / "agent-memory" / f"{encode_path_segment('default')}.sqlite3")
+    conn = sqlite3.connect(realm_db(state))
     try:
         rows = [json.loads(r[0]) for r in conn.execute("SELECT detail FROM audit WHERE op_kind = 'import_summary'")]
     finally:

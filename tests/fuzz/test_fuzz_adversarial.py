@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from fuzz_support import Fuzzed, check_response
+from support import realm_db
 
 pytestmark = pytest.mark.gateway
 
@@ -23,7 +24,7 @@ def _records(fz: Fuzzed, identity: str) -> list[dict[str, Any]]:
 
 
 def _total_rows(fz: Fuzzed) -> int:
-    path = fz.gw.state_dir / "agent-memory" / "default.sqlite3"
+    path = realm_db(fz.gw.state_dir)
     if not path.exists():
         return 0
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)

@@ -19,14 +19,14 @@ import pytest
 
 from meta_memory.limits import MAX_BATCH_OPS
 from meta_memory.rpc.methods.agent_memory_params import MAX_REMEMBER_BATCH_BYTES
-from support import GatewayProcess, start_gateway, write_config
+from support import GatewayProcess, realm_db, start_gateway, write_config
 
 ME = "importer:main"
 METHOD = "meta/agent_memory/remember_batch"
 
 
 def _count(state_dir: Path, sql: str, params: tuple[Any, ...] = ()) -> int:
-    conn = sqlite3.connect(f"file:{state_dir / 'agent-memory' / 'default.sqlite3'}?mode=ro", uri=True)
+    conn = sqlite3.connect(f"file:{realm_db(state_dir)}?mode=ro", uri=True)
     try:
         return int(conn.execute(sql, params).fetchone()[0])
     finally:

@@ -10,6 +10,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from support import realm_db
+
 
 def _sample() -> list[dict[str, Any]]:
     turns = [{"speaker": "Ana" if i % 2 else "Ben", "dia_id": f"D1:{i}", "text": f"turn {i} mentions topic{i}"}
@@ -34,7 +36,7 @@ def test_replay_uses_the_bulk_write(gateway: Any, tmp_path: Path) -> None:
     report = json.loads(out.stdout)
     assert report["turns"] == 600 and report["questions"] == 2
     assert report["recall_at"]["overall"]["1"] == 1.0
-    conn = sqlite3.connect(f"file:{gateway.state_dir / 'agent-memory' / 'default.sqlite3'}?mode=ro", uri=True)
+    conn = sqlite3.connect(f"file:{realm_db(gateway.state_dir)}?mode=ro", uri=True)
     try:
         records = conn.execute("SELECT count(*) FROM records WHERE scope_key = 'locomo:t1'").fetchone()[0]
         calls = conn.execute("SELECT count(DISTINCT stage_token) FROM audit WHERE op_kind = 'create'").fetchone()[0]
@@ -58,7 +60,7 @@ def test_replay_in_a_realm_keeps_its_injection_session_in_that_realm(gateway: An
     report = json.loads(out.stdout)
     assert report["inject"]["questions"] == 2 and report["inject"]["evidence_in_block"] == 1.0
     assert report["inject"]["skip_reasons"] == {}
-    assert not (gateway.state_dir / "agent-memory" / "default.sqlite3").exists()
+    assert not realm_db(gateway.state_dir).exists()
     conn = sqlite3.connect(f"file:{gateway.state_dir / 'session-state.db'}?mode=ro", uri=True)
     try:
         assert {r[0] for r in conn.execute("SELECT realm FROM session_identities")} == {"ops"}
@@ -126,7 +128,7 @@ def test_a_file_with_no_scored_question_is_refused_before_anything_is_written(ga
     assert out.returncode == 1, out
     assert "no question of a scored category" in out.stderr and "nothing to replay" in out.stderr
     assert "0.000" not in out.stdout
-    db = gateway.state_dir / "agent-memory" / "default.sqlite3"
+    db = realm_db(gateway.state_dir)
     if db.exists():
         conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
         try:

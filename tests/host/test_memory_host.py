@@ -15,7 +15,7 @@ import pytest
 from meta_memory.errors import MethodNotFound
 from meta_memory.host import MemoryHost, NoSessionError
 from meta_memory.sdk import Meta
-from support import REPO_ROOT, start_gateway
+from support import REPO_ROOT, realm_db, start_gateway
 
 EXAMPLE = REPO_ROOT / "examples" / "agent_loop.py"
 
@@ -136,7 +136,7 @@ def test_example_agent_loop_keeps_the_poisoned_claim_in_quarantine(tmp_path: Pat
     # the quarantined record is in the store, with its reason
     import sqlite3
 
-    conn = sqlite3.connect(tmp_path / "state" / "agent-memory" / "default.sqlite3")
+    conn = sqlite3.connect(realm_db(tmp_path / "state"))
     try:
         rows = conn.execute("SELECT status_kind, status_detail, body FROM records ORDER BY created_at_ms").fetchall()
     finally:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from support import GatewayProcess, access_toml, write_config
+from support import GatewayProcess, access_toml, realm_db, write_config
 
 IDENT = "lead:main"
 OPS_REALM = '[agent_memory]\nrealm = "ops"\n'
@@ -38,7 +38,7 @@ def test_record_session_and_tool_calls_without_a_realm_share_the_gateways_realm(
         assert "Planted" not in [r["title"] for r in listed], realm  # listings hold active records alone
     quarantined = gw.result("meta/memory/panel/quarantine", {"realm": "ops"})["records"]
     assert [r["title"] for r in quarantined] == ["Planted"]
-    assert "ops.sqlite3" in _db_files(gw)
+    assert realm_db(gw.state_dir, "ops").name in _db_files(gw)
 
 
 def test_access_is_judged_on_the_gateways_realm_when_the_call_names_none(gateway_factory: Any, tmp_path: Path) -> None:

@@ -23,7 +23,7 @@ from meta_memory.agent_memory import record_writes
 from meta_memory.agent_memory.model import Author, NewMemoryRecord, Provenance, Scope
 from meta_memory.agent_memory.retention import TombstoneRetention
 from meta_memory.agent_memory.store.base import AgentMemoryStore
-from meta_memory.agent_memory.store.sqlite import SqliteAgentMemoryStore
+from meta_memory.agent_memory.store.sqlite import SqliteAgentMemoryStore, realm_db_path
 from meta_memory.agent_memory.writes import RememberItem
 from meta_memory.errors import AgentMemoryError
 from meta_memory.review.model import Reviewer
@@ -206,7 +206,7 @@ def _store(backend: str, tmp_path: Path, clock: _Clock) -> Iterator[tuple[AgentM
         with SqliteAgentMemoryStore(tmp_path / "am", clock) as store:
 
             def counts() -> Any:
-                with sqlite3.connect(tmp_path / "am" / "r.sqlite3") as conn:
+                with sqlite3.connect(realm_db_path(tmp_path / "am", "r")) as conn:
                     return _pair(conn.execute("SELECT scope_kind, scope_key, n FROM scope_rows").fetchall(),
                                  conn.execute(f"SELECT k, s, sum(n) FROM (SELECT scope_kind AS k, scope_key AS s, "
                                               f"count(*) AS n FROM records GROUP BY 1, 2 UNION ALL {_OPEN_SQLITE}) "
@@ -336,8 +336,8 @@ def test_a_database_of_the_previous_schema_gets_its_counts(backend: str, tmp_pat
     if backend == "sqlite":
         with SqliteAgentMemoryStore(tmp_path / "am", clock) as first:
             _fill(first)
-        _sqlite_previous(tmp_path / "am" / "r.sqlite3")
-        with sqlite3.connect(tmp_path / "am" / "r.sqlite3") as conn:
+        _sqlite_previous(realm_db_path(tmp_path / "am", "r"))
+        with sqlite3.connect(realm_db_path(tmp_path / "am", "r")) as conn:
             assert conn.execute("SELECT count(*) FROM sqlite_master WHERE name = 'scope_rows'").fetchone()[0] == 0
         with _store(backend, tmp_path, clock) as (reopened, counts):
             reopened.list_active("r", Scope.identity("r", IDENT))  # opens (and migrates) the realm
@@ -389,7 +389,7 @@ def test_a_database_before_proposals_counted_gets_its_open_proposals_counted(tmp
             record = NewMemoryRecord(title="Proposal", body=f"proposed {i}", provenance=Provenance(Author.agent(IDENT)))
             pid = record_writes.propose(first, "r", Scope.mob("r", "team"), record, Author.agent(IDENT))
         reject_proposal(first, "r", pid)  # decided: not counted
-    with sqlite3.connect(tmp_path / "am" / "r.sqlite3") as conn:
+    with sqlite3.connect(realm_db_path(tmp_path / "am", "r")) as conn:
         conn.executescript(
             "DROP TRIGGER scope_rows_proposal_insert; DROP TRIGGER scope_rows_proposal_delete; "
             "DROP TRIGGER scope_rows_proposal_closed; DROP TRIGGER scope_rows_proposal_opened; "

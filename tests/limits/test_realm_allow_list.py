@@ -16,7 +16,7 @@ from meta_memory.agent_memory import record_writes
 from meta_memory.agent_memory.config import parse_agent_memory_section
 from meta_memory.agent_memory.model import Scope
 from meta_memory.errors import ConfigError, InvalidParams
-from support import GatewayProcess, access_toml, write_config
+from support import GatewayProcess, access_toml, realm_db, write_config
 
 IDENT = "lead:main"
 LISTED = '[agent_memory]\nrealms = ["default", "prod"]\n'
@@ -46,7 +46,7 @@ def test_a_mistyped_realm_is_refused_instead_of_creating_a_database(gateway_fact
     _refused_naming_realm(gw.error("meta/agent_memory/list", typo), "prdo")
     _refused_naming_realm(gw.error("meta/turn/inject", {**typo, "query_text": "deploys", "surface": "turn"}), "prdo")
     _refused_naming_realm(gw.error("meta/memory/panel/records", {"realm": "prdo"}), "prdo")
-    assert _db_files(gw) == ["prod.sqlite3"]
+    assert _db_files(gw) == [realm_db(gw.state_dir, "prod").name]
 
     # the listed realms are served as before
     out = gw.result("meta/agent_memory/recall", {"identity": IDENT, "realm": "prod", "query_text": "deploys"})
@@ -56,7 +56,7 @@ def test_a_mistyped_realm_is_refused_instead_of_creating_a_database(gateway_fact
 
 def test_without_the_list_any_realm_is_served(gateway: GatewayProcess) -> None:
     gateway.result("meta/agent_memory/remember", {"identity": IDENT, "realm": "prdo", "title": "t", "body": "b"})
-    assert "prdo.sqlite3" in _db_files(gateway)
+    assert realm_db(gateway.state_dir, "prdo").name in _db_files(gateway)
 
 
 def test_a_caller_without_the_grant_learns_nothing_about_served_realms(gateway_factory: Any, tmp_path: Path) -> None:
@@ -143,4 +143,4 @@ def test_the_mcp_bridge_cannot_be_pointed_at_an_unlisted_realm(tmp_path: Path) -
                           "--config", str(config), "--state-dir", str(tmp_path / "state")],
                          input="", capture_output=True, text=True, timeout=120)
     assert out.returncode == 1 and "realm 'prdo' is not served here" in out.stderr, out.stderr
-    assert not (tmp_path / "state" / "agent-memory" / "prdo.sqlite3").exists()
+    assert not realm_db(tmp_path / "state", "prdo").exists()

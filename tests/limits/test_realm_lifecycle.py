@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 
 from meta_memory.agent_memory import record_writes
-from meta_memory.agent_memory.store.sqlite import SqliteAgentMemoryStore
+from meta_memory.agent_memory.store.sqlite import SqliteAgentMemoryStore, realm_db_path
 from meta_memory.errors import AgentMemoryError
-from support import GatewayProcess, write_config
+from support import GatewayProcess, realm_db, write_config
 
 IDENT = "agent:greedy"
 
@@ -54,7 +54,7 @@ def test_forget_and_update_on_a_missing_realm_create_nothing(gateway: GatewayPro
                                                       "title": "t", "body": "b"})
     assert "error" in update or "result" in update
     assert "error" in forget or forget["result"]["deleted"] is False
-    assert "nowhere.sqlite3" not in _db_files(gateway)
+    assert realm_db(gateway.state_dir, "nowhere").name not in _db_files(gateway)
 
 
 def test_realm_cap_refuses_the_write_naming_the_key(gateway_factory: Any, tmp_path: Path) -> None:
@@ -64,7 +64,7 @@ def test_realm_cap_refuses_the_write_naming_the_key(gateway_factory: Any, tmp_pa
     err = gw.error("meta/agent_memory/remember", {"identity": IDENT, "realm": "r3", "title": "t", "body": "b"})
     assert err["code"] == -32040 and err["data"]["reason"] == "limit"
     assert "max_realms = 3" in err["message"]
-    assert "r3.sqlite3" not in _db_files(gw)
+    assert realm_db(gw.state_dir, "r3").name not in _db_files(gw)
     # existing realms keep taking writes, and reads of the refused realm still answer (empty)
     gw.result("meta/agent_memory/remember", {"identity": IDENT, "realm": "r1", "title": "t2", "body": "more"})
     assert gw.result("meta/agent_memory/recall", {"identity": IDENT, "realm": "r3", "query_text": "b"})["records"] == []
@@ -95,7 +95,7 @@ def test_store_pool_closes_least_recently_used_realm(tmp_path: Path) -> None:
         assert [r.body for r, _ in store.search("a", _scope("a"), '"body"', 5)] == ["body in a"]
         assert store.open_realms == 2
         assert store.get("zzz", "mem-none") is None
-        assert not (tmp_path / "am" / "zzz.sqlite3").exists()
+        assert not realm_db_path(tmp_path / "am", "zzz").exists()
 
 
 def test_store_realm_cap(tmp_path: Path) -> None:

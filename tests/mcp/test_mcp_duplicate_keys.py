@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from support import REPO_ROOT
+from support import REPO_ROOT, realm_db
 
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(
     p for p in (str(REPO_ROOT / "src"), os.environ.get("PYTHONPATH", "")) if p)}
@@ -66,7 +66,7 @@ def test_a_tool_call_naming_a_key_twice_is_refused_and_the_server_goes_on(tmp_pa
     finally:
         stderr = mcp.close()
     assert 'refused an MCP message' in stderr and 'duplicate key "action" in an object' in stderr
-    conn = sqlite3.connect(tmp_path / "state" / "agent-memory" / "default.sqlite3")
+    conn = sqlite3.connect(realm_db(tmp_path / "state"))
     try:
         titles = [r[0] for r in conn.execute("SELECT title FROM records")]
     finally:

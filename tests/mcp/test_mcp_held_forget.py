@@ -10,7 +10,7 @@ from typing import Any
 
 from mcp.client.session import ClientSession
 
-from support import memory_id_of, start_gateway
+from support import memory_id_of, realm_db, start_gateway
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_mcp_server import host_reports, run_mcp_command  # noqa: E402
@@ -39,7 +39,7 @@ def test_a_tainted_mcp_forget_is_held_and_the_record_stays(tmp_path: Path) -> No
         mid, forgot = run_mcp_command(scenario, "--url", gw.url, "--identity", IDENTITY, "--session-key", SESSION,
                                       "--session-taint", "reported")
         assert "HELD pending review (session tainted by web tool 'web_fetch')" in forgot
-        conn = sqlite3.connect(gw.state_dir / "agent-memory" / "default.sqlite3")
+        conn = sqlite3.connect(realm_db(gw.state_dir))
         try:
             assert conn.execute("SELECT status_kind FROM records WHERE memory_id = ?", (mid,)).fetchone()[0] == "active"
             assert conn.execute("SELECT status FROM pending_forgets WHERE memory_id = ?", (mid,)).fetchone()[0] == "pending"

@@ -13,7 +13,7 @@ from typing import Any
 import anyio
 from mcp.client.session import ClientSession
 
-from support import GatewayProcess, start_gateway
+from support import GatewayProcess, realm_db, start_gateway
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_mcp_server import SERVER_ENV, memory_id_of, records, run_mcp, run_mcp_command, text  # noqa: E402
@@ -50,10 +50,10 @@ def test_a_bridge_to_a_gateway_writes_in_its_realm_under_the_taint_the_host_repo
         assert "QUARANTINED" not in text(out["clean"]) and "QUARANTINED" not in text(out["still_clean"])
         assert "QUARANTINED pending review (session tainted by web tool 'web_fetch')" in text(out["tainted"])
         assert "is HELD pending review" in text(out["forget"])
-        rows = records(gw.state_dir, "ops.sqlite3")
+        rows = records(gw.state_dir, "ops")
         assert rows[memory_id_of(text(out["tainted"]))]["status_kind"] == "quarantined"
         assert rows[memory_id_of(text(out["clean"]))]["status_kind"] == "active"  # the forget is held
-        assert not (gw.state_dir / "agent-memory" / "default.sqlite3").exists()
+        assert not realm_db(gw.state_dir).exists()
     finally:
         gw.stop()
 
@@ -66,8 +66,8 @@ def test_a_standalone_bridge_keeps_its_session_and_writes_in_its_realm(tmp_path:
 
     stored = run_mcp(state, scenario, "--realm", "ops", "--session-key", "ide-1", identity=AGENT)
     assert "QUARANTINED pending review (session tainted by unreported tool results" in text(stored)
-    assert records(state, "ops.sqlite3")[memory_id_of(text(stored))]["status_kind"] == "quarantined"
-    assert not (state / "agent-memory" / "default.sqlite3").exists()
+    assert records(state, "ops")[memory_id_of(text(stored))]["status_kind"] == "quarantined"
+    assert not realm_db(state).exists()
     db = sqlite3.connect(f"file:{state / 'session-state.db'}?mode=ro", uri=True)
     try:
         assert {r[0] for r in db.execute("SELECT realm FROM session_states")} == {"ops"}

@@ -19,7 +19,7 @@ from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from meta_memory.tool.schema import memory_tool_definition
-from support import REPO_ROOT, GatewayProcess, memory_id_of, start_gateway
+from support import REPO_ROOT, GatewayProcess, memory_id_of, realm_db, start_gateway
 
 Scenario = Callable[[ClientSession], Awaitable[Any]]
 
@@ -73,8 +73,8 @@ def text(result: Any) -> str:
     return result.content[0].text
 
 
-def records(state_dir: Path, realm_file: str = "default.sqlite3") -> dict[str, sqlite3.Row]:
-    conn = sqlite3.connect(state_dir / "agent-memory" / realm_file)
+def records(state_dir: Path, realm: str = "default") -> dict[str, sqlite3.Row]:
+    conn = sqlite3.connect(realm_db(state_dir, realm))
     conn.row_factory = sqlite3.Row
     try:
         return {r["memory_id"]: r for r in conn.execute("SELECT * FROM records")}
@@ -177,10 +177,10 @@ def test_realm_session_and_mob_options(tmp_path: Path) -> None:
                                identity="rt:agent:ops:3")
     assert not stored.is_error and not proposed.is_error
     assert text(proposed).startswith("Proposed to mob scope as prop-")
-    assert not (state / "agent-memory" / "default.sqlite3").exists()
-    row = records(state, "acme-corp.sqlite3")[memory_id_of(text(stored))]
+    assert not realm_db(state).exists()
+    row = records(state, "acme-corp")[memory_id_of(text(stored))]
     assert row["scope_key"] == "agent:ops"  # roster generation mapped to the logical identity
-    conn = sqlite3.connect(state / "agent-memory" / "acme-corp.sqlite3")
+    conn = sqlite3.connect(realm_db(state, "acme-corp"))
     try:
         [(scope_kind, scope_key)] = conn.execute("SELECT scope_kind, scope_key FROM proposals").fetchall()
     finally:

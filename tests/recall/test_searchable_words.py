@@ -14,7 +14,7 @@ from typing import Any
 
 from meta_memory.agent_memory import record_writes
 from meta_memory.agent_memory.model import Author, Scope
-from meta_memory.agent_memory.store.sqlite import SqliteAgentMemoryStore
+from meta_memory.agent_memory.store.sqlite import SqliteAgentMemoryStore, realm_db_path
 from meta_memory.recall.fts import match_expression
 
 ME = "lead:main"
@@ -63,7 +63,7 @@ def test_an_index_written_by_an_older_tokeniser_is_rebuilt_at_open(tmp_path: Pat
         tomb, _ = record_writes.remember(store, "default", ME, "Gone", "an S3 note that was forgotten")
         record_writes.forget(store, "default", Scope.identity("default", ME), tomb.memory_id, Author.application())
     # What an older release left: its own index fingerprint, rows without the short words.
-    conn = sqlite3.connect(root / "default.sqlite3")
+    conn = sqlite3.connect(realm_db_path(root, "default"))
     conn.execute("UPDATE schema_migrations SET name = 'fts-0000000000000000' WHERE domain = 'records-fts'")
     conn.execute("DELETE FROM records_fts")
     conn.execute("INSERT INTO records_fts(rowid, title, body, tags) SELECT rid, 'storag plan', 'move archiv', '' "

@@ -97,12 +97,12 @@ def test_a_realm_overwritten_on_disk_is_seen_by_ready_doctor_and_every_call(tmp_
         answer = _ready(gw)
         assert answer.status_code == 503 and answer.json()["failing"] == ["realm_database"]
         [check] = answer.json()["checks"]
-        assert check["name"] == "realm:default" and "default.sqlite3" in check["problem"]
+        assert check["name"] == "realm:default" and realm_db(state).name in check["problem"]
         for method, params in (("meta/agent_memory/recall", {"query_text": "apples"}),
                                ("meta/agent_memory/remember", {"title": "t", "body": "b"})):
             err = gw.error(method, {"identity": IDENT, **params})
             assert err["data"] == {"kind": "agent_memory", "reason": "corrupt"}, err
-            assert "default.sqlite3" in err["message"] and "meta-memory doctor" in err["message"]
+            assert realm_db(state).name in err["message"] and "meta-memory doctor" in err["message"]
         other = gw.result("meta/agent_memory/recall", {"identity": IDENT, "realm": "other", "query_text": "apples"})
         assert len(other["records"]) == 8
 
@@ -269,7 +269,7 @@ def test_a_wal_whose_database_is_gone_is_reported(tmp_path: Path) -> None:
     db.unlink()
     code, report = _doctor(state)
     orphan = _kinds(report)["orphan_wal"]
-    assert code == 1 and orphan["paths"] == [f"{db}-wal"] and "put default.sqlite3 back" in orphan["fix"]
+    assert code == 1 and orphan["paths"] == [f"{db}-wal"] and f"put {db.name} back" in orphan["fix"]
 
 
 def test_low_disk_makes_the_gateway_not_ready_and_the_doctor_warn(tmp_path: Path) -> None:

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from support import RpcClient, access_toml, start_gateway, write_config
+from support import RpcClient, access_toml, realm_db, start_gateway, write_config
 
 pytestmark = pytest.mark.gateway
 
@@ -119,7 +119,7 @@ def _stream_back_up_and_restore(gw: Any, backups: Path) -> None:
     dest = backups / "mid-stream"
     assert report["dest"] == str(dest)
     kinds = {f["path"]: f["kind"] for f in report["files"]}
-    assert kinds["agent-memory/default.sqlite3"] == "sqlite" and kinds["memory-ledger-state.json"] == "ledger"
+    assert kinds[f"agent-memory/{realm_db(dest).name}"] == "sqlite" and kinds["memory-ledger-state.json"] == "ledger"
     assert kinds["session-state.db"] == "sqlite" and kinds["events.sqlite3"] == "sqlite"
     for path in [dest, *dest.rglob("*")]:
         mode = stat.S_IMODE(path.stat().st_mode)

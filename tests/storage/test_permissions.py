@@ -14,7 +14,7 @@ import pytest
 from meta_memory.config import parse_config
 from meta_memory.runtime import Runtime
 from meta_memory.server.gateway import Gateway
-from support import start_gateway
+from support import realm_db, start_gateway
 
 LEAD = "lead:main"
 
@@ -66,7 +66,7 @@ def test_embedded_runtime_creates_only_owner_only_files(tmp_path: Path, umask: i
         runtime.close()
     names = set(found)
     assert {"memory-ledger-state.json", "meta-memory.lock", "events.sqlite3", "session-state.db",
-            "agent-memory", "agent-memory/default.sqlite3", "agent-memory/hr.sqlite3"} <= names
+            "agent-memory", *(f"agent-memory/{realm_db(state, r).name}" for r in ("default", "hr"))} <= names
     assert any(n.endswith("-wal") for n in names), names  # WAL files exist and are covered
     assert_owner_only(state)  # closing leaves nothing wider behind
 

@@ -8,7 +8,8 @@ from pathlib import Path
 
 from meta_memory.sdk import Meta
 
-REALMS = {"default": "default.sqlite3", "café/ü": "caf%C3%A9%2F%C3%BC.sqlite3", "team-a_1": "team-a_1.sqlite3"}
+REALMS = {"default": "default.sqlite3", "café/ü": "caf%C3%A9%2F%C3%BC.sqlite3", "team-a_1": "team-a_1.sqlite3",
+          "Team-B": "%54eam-%42.sqlite3"}
 IDENTITY = "agent:writer"
 
 

@@ -24,7 +24,8 @@ def test_ledger_paths(tmp_path: Path) -> None:
 
 def test_encoding_examples() -> None:
     assert encode_path_segment("default") == "default"
-    assert encode_path_segment("Team-A_1") == "Team-A_1"
+    assert encode_path_segment("team-a_1") == "team-a_1"
+    assert encode_path_segment("Team-A_1") == "%54eam-%41_1"  # upper-case letters escaped: no case-only twins
     assert encode_path_segment("") == "_"
     assert encode_path_segment("..") == "%2E%2E"
     assert encode_path_segment("a/b\\c") == "a%2Fb%5Cc"

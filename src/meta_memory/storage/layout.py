@@ -15,6 +15,12 @@ Layout of ``<state>``::
         <encode(realm)>.sqlite3     one SQLite database per realm (WAL)
         <encode(realm)>/<encode(identity)>.md   legacy markdown, import-only
 
+Realm names are case-sensitive (``Default`` and ``default`` are two realms), and a file system may not be
+(macOS, Windows, a casefold ext4 folder): so the encoding writes an upper-case ASCII letter as an escape
+(``Default`` -> ``%44efault``), and two realm names never give two file names that differ in case only.
+Earlier versions kept upper-case letters; :meth:`AgentMemoryPaths.upgrade_file_names` renames what they
+left when the store opens.
+
 Startup refuses (:class:`~meta_memory.errors.StartupError`) while a
 predecessor ledger ``elephant-memory-state.json`` sits in ``<state>``, or while
 both spellings of the agent-memory root exist ("file-name twins").
@@ -24,7 +30,7 @@ from __future__ import annotations
 
 import os
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -50,7 +56,10 @@ __all__ = [
     "StorageLayout",
     "adopt_command",
     "encode_path_segment",
+    "legacy_encode_path_segment",
     "encoded_size",
+    "FileNameUpgrade",
+    "legacy_stem_realm",
     "realm_file_name_problem",
     "decode_path_segment",
 ]
@@ -72,25 +81,38 @@ SESSION_STATE_FILE = "session-state.db"
 #: The timeline database.
 EVENTS_FILE = "events.sqlite3"
 
-_KEEP = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+#: Bytes a file name keeps as they are: lower-case ASCII letters, digits, ``-`` and ``_``. Upper-case letters
+#: are escaped, so no two encoded names differ in case only (a case-insensitive file system would make them one).
+_KEEP = frozenset(b"abcdefghijklmnopqrstuvwxyz0123456789-_")
+#: What earlier versions kept (upper-case letters too): the names :meth:`AgentMemoryPaths.upgrade_file_names` renames.
+_LEGACY_KEEP = _KEEP | frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ")
 _HEX = frozenset(b"0123456789abcdefABCDEF")
+
+
+def _encode(value: str, keep: frozenset[int]) -> str:
+    if not value:
+        return "_"
+    return "".join(chr(byte) if byte in keep else f"%{byte:02X}" for byte in value.encode("utf-8", "surrogatepass"))
 
 
 def encode_path_segment(value: str) -> str:
     """Encode ``value`` as one safe file-name segment (reference §2C).
 
-    Every UTF-8 byte that is not an ASCII letter, digit, ``-`` or ``_`` becomes
-    ``%XX`` (uppercase hex); the empty string becomes ``_``. The result never
-    contains ``/``, ``\\``, ``.``, NUL or any other separator, so it can never
-    name a parent or a nested path. Lone surrogates are encoded as their
-    ``surrogatepass`` bytes, so every ``str`` is accepted.
+    Every UTF-8 byte that is not a lower-case ASCII letter, digit, ``-`` or ``_``
+    becomes ``%XX`` (uppercase hex; ``Default`` -> ``%44efault``); the empty string
+    becomes ``_``. The result never contains ``/``, ``\\``, ``.``, NUL or any other
+    separator, so it can never name a parent or a nested path; it is ASCII (no
+    Unicode normalisation changes it) and holds no upper-case letter outside an
+    escape, so two distinct values never encode to names equal under case folding
+    (one file on a case-insensitive file system). Lone surrogates are encoded as
+    their ``surrogatepass`` bytes, so every ``str`` is accepted.
     """
-    if not value:
-        return "_"
-    out: list[str] = []
-    for byte in value.encode("utf-8", "surrogatepass"):
-        out.append(chr(byte) if byte in _KEEP else f"%{byte:02X}")
-    return "".join(out)
+    return _encode(value, _KEEP)
+
+
+def legacy_encode_path_segment(value: str) -> str:
+    """:func:`encode_path_segment` as earlier versions wrote it: upper-case ASCII letters kept as they are."""
+    return _encode(value, _LEGACY_KEEP)
 
 
 def decode_path_segment(segment: str) -> str:
@@ -137,10 +159,11 @@ def realm_file_name_problem(realm: str) -> str | None:
     """Why ``realm`` cannot name a realm database, or ``None``: the file-name rule, the one rule for both
     stores (a PostgreSQL realm has no file, but its name must be one a SQLite installation could hold).
 
-    The encoded name (:func:`encode_path_segment`: a byte other than an ASCII letter, digit, ``-`` or ``_``
-    takes three) must be at most :data:`MAX_REALM_FILE_STEM_BYTES` (239) bytes, so that
-    ``<name>.sqlite3`` and every file SQLite creates beside it (``-journal``, the longest, ``-wal``,
-    ``-shm``) fit :data:`MAX_FILE_NAME_BYTES` (255). Names of at most 79 characters always pass."""
+    The encoded name (:func:`encode_path_segment`: a byte other than a lower-case ASCII letter, digit, ``-``
+    or ``_`` takes three, an upper-case letter too) must be at most :data:`MAX_REALM_FILE_STEM_BYTES` (239)
+    bytes, so that ``<name>.sqlite3`` and every file SQLite creates beside it (``-journal``, the longest,
+    ``-wal``, ``-shm``) fit :data:`MAX_FILE_NAME_BYTES` (255). ASCII names of at most 79 characters, and any
+    of at most 19, always pass."""
     if len(realm) * 12 <= MAX_REALM_FILE_STEM_BYTES or (
             realm.isascii() and len(realm) * 3 <= MAX_REALM_FILE_STEM_BYTES):
         return None  # no character encodes to more than 12 bytes, no ASCII character to more than 3
@@ -148,7 +171,7 @@ def realm_file_name_problem(realm: str) -> str | None:
     if size <= MAX_REALM_FILE_STEM_BYTES:
         return None
     return (f"realm must be at most {MAX_REALM_FILE_STEM_BYTES} bytes once encoded as a file name (got {size}; "
-            "a byte other than an ASCII letter, digit, '-' or '_' is written as three, '%XX'), so that the "
+            "a byte other than a lower-case ASCII letter, digit, '-' or '_' is written as three, '%XX'), so that the "
             f"realm's database file and the files SQLite keeps beside it ('{REALM_DB_SUFFIX}-journal', "
             f"'-wal', '-shm') fit the {MAX_FILE_NAME_BYTES}-byte file-name limit")
 
@@ -164,6 +187,63 @@ def realm_db_file_name(realm: str) -> str:
     if problem is not None:
         raise RealmPathError(problem)
     return encode_path_segment(realm) + REALM_DB_SUFFIX
+
+
+def legacy_stem_realm(stem: str) -> str | None:
+    """The realm whose file (or markdown folder) an earlier version named ``stem`` and this version names
+    otherwise (``Default`` -> realm ``Default``, now ``%44efault``), or ``None``: ``stem`` holds an
+    upper-case ASCII letter outside an escape and is that realm's earlier encoding exactly."""
+    if not any("A" <= ch <= "Z" for ch in stem):
+        return None  # the fast path: only upper-case hex digits of escapes, or none
+    realm = decode_path_segment(stem)
+    if legacy_encode_path_segment(realm) != stem or encode_path_segment(realm) == stem:
+        return None
+    return realm
+
+
+@dataclass(frozen=True, slots=True)
+class FileNameUpgrade:
+    """The renames :meth:`AgentMemoryPaths.upgrade_file_names` makes (or made) in one agent-memory root.
+
+    Attributes:
+        moves: ``{realm: [(old name, new name), ...]}``, in the order they are made: the files SQLite keeps
+            beside a database first, the database last, then the legacy markdown folder.
+        conflicts: ``{realm: (old name, new name)}``: a realm whose earlier-version name and current name
+            both exist (a file of either); nothing of it is renamed and the store refuses the realm until
+            one of the two is moved away.
+        dropped: ``{realm: [old name, ...]}``: files beside a database being moved that hold nothing (a
+            ``-shm``, an empty ``-wal`` or ``-journal``) whose new name another file holds already (what
+            a cut-short start moved); they are removed, before the renames.
+    """
+
+    moves: dict[str, list[tuple[str, str]]]
+    conflicts: dict[str, tuple[str, str]]
+    dropped: dict[str, list[str]] = field(default_factory=dict)
+
+    def database_move(self, realm: str) -> tuple[str, str]:
+        """``(old name, new name)`` of realm ``realm``'s database in :attr:`moves` (its markdown folder's
+        when it has no database)."""
+        plan = self.moves[realm]
+        return next((move for move in plan if move[0].endswith(REALM_DB_SUFFIX)), plan[-1])
+
+    def conflict_message(self, realm: str) -> str:
+        """What is wrong with realm ``realm`` (one of :attr:`conflicts`)."""
+        old, new = self.conflicts[realm]
+        return (f"realm '{realm}' has two files: {old} (the name an earlier version gave it) and {new} (its name "
+                "now, upper-case letters escaped so that no two realms share a file on a case-insensitive file "
+                "system); neither is merged into the other, and calls naming the realm are refused")
+
+
+_SIDE_NAMES = tuple(REALM_DB_SUFFIX + suffix for suffix in SQLITE_SIDE_SUFFIXES)
+
+
+def _split_realm_entry(name: str) -> tuple[str, str] | None:
+    """``(stem, suffix)`` of an agent-memory root's entry: a database (``.sqlite3``), a file SQLite keeps
+    beside one (``.sqlite3-wal``...), or a folder name without a dot (``""``: legacy markdown)."""
+    for suffix in (REALM_DB_SUFFIX, *_SIDE_NAMES):
+        if name.endswith(suffix):
+            return name[: -len(suffix)], suffix
+    return (name, "") if "." not in name else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,26 +278,128 @@ class AgentMemoryPaths:
         return {p.name for p in self.root.glob("*" + REALM_DB_SUFFIX)}
 
     def list_realms(self) -> list[str]:
-        """Realms that have a database: ``*.sqlite3`` regular files in the root, stems decoded, sorted."""
-        if not self.root.is_dir():
-            return []
-        return sorted(
-            decode_path_segment(p.name[: -len(REALM_DB_SUFFIX)])
-            for p in self.root.glob("*" + REALM_DB_SUFFIX)
-            if p.is_file()
-        )
+        """Realms that have a database: ``*.sqlite3`` regular files in the root, stems decoded, sorted
+        (a realm once, though an earlier version's file name and the current one both exist)."""
+        return list(self.realm_files())
 
     def realm_files(self) -> dict[str, Path]:
-        """``{realm: database file}``: :meth:`list_realms` with each realm's file, in one directory read."""
+        """``{realm: database file}``: :meth:`list_realms` with each realm's file, in one directory read
+        (the current file name when an earlier version's is there too)."""
         out: dict[str, Path] = {}
         try:
             with os.scandir(self.root) as entries:
                 for entry in entries:
                     if entry.name.endswith(REALM_DB_SUFFIX) and entry.is_file():
-                        out[decode_path_segment(entry.name[: -len(REALM_DB_SUFFIX)])] = Path(entry.path)
+                        stem = entry.name[: -len(REALM_DB_SUFFIX)]
+                        realm = decode_path_segment(stem)
+                        if realm not in out or encode_path_segment(realm) == stem:
+                            out[realm] = Path(entry.path)
         except (FileNotFoundError, NotADirectoryError):
             return {}
         return dict(sorted(out.items()))
+
+    def plan_file_name_upgrade(self) -> FileNameUpgrade:
+        """The renames :meth:`upgrade_file_names` would make, read from one listing of the root; changes nothing.
+
+        An entry is judged by its name as the directory holds it (never by asking whether a name exists
+        alone: on a case-insensitive file system ``Default.sqlite3`` "exists" when ``default.sqlite3``,
+        another realm's file, does). A realm whose current name would break the file-name rule
+        (:func:`realm_file_name_problem`) is left as it is (the doctor's ``unservable_realm_name``); files
+        beside a database that is not there are left too (the doctor's ``orphan_wal``).
+        """
+        try:
+            names = sorted(os.listdir(self.root))
+        except (FileNotFoundError, NotADirectoryError):
+            return FileNameUpgrade({}, {})
+        present = set(names)
+        found: dict[str, dict[str, str]] = {}
+        for name in names:
+            split = _split_realm_entry(name)
+            if split is None or (realm := legacy_stem_realm(split[0])) is None:
+                continue
+            if split[1] == "" and not (self.root / name).is_dir():
+                continue
+            found.setdefault(realm, {})[split[1]] = name
+        moves: dict[str, list[tuple[str, str]]] = {}
+        conflicts: dict[str, tuple[str, str]] = {}
+        dropped: dict[str, list[str]] = {}
+        for realm, old in found.items():
+            if realm_file_name_problem(realm) is not None:
+                continue
+            new_stem = encode_path_segment(realm)
+            plan: list[tuple[str, str]] = []
+            drop: list[str] = []
+
+            def taken(new: str) -> bool:
+                return new in present or os.path.lexists(self.root / new)
+
+            if REALM_DB_SUFFIX in old:  # the files beside the database first: a crash between leaves the
+                # database under its old name with the rest moved, and the next start moves the rest
+                for side in (s for s in _SIDE_NAMES if s in old):
+                    if taken(new_stem + side) and self._holds_nothing(old[side]):
+                        drop.append(old[side])  # e.g. an empty -wal a reader of the old name made after a
+                        # cut-short start had moved the real one
+                    else:
+                        plan.append((old[side], new_stem + side))
+                plan.append((old[REALM_DB_SUFFIX], new_stem + REALM_DB_SUFFIX))
+            if "" in old:
+                plan.append((old[""], new_stem))
+            if not plan:
+                continue
+            clashes = [(o, n) for o, n in plan if taken(n)]
+            clash = next((c for c in clashes if c[1].endswith(REALM_DB_SUFFIX)), clashes[0] if clashes else None)
+            if clash is not None:
+                conflicts[realm] = clash
+            else:
+                moves[realm] = plan
+                if drop:
+                    dropped[realm] = drop
+        return FileNameUpgrade(moves, conflicts, dropped)
+
+    def _holds_nothing(self, name: str) -> bool:
+        """A file beside a database that holds no data: a ``-shm`` (an index SQLite rebuilds from the
+        ``-wal``) or an empty ``-wal``/``-journal``."""
+        if name.endswith("-shm"):
+            return True
+        try:
+            return (self.root / name).stat().st_size == 0
+        except OSError:
+            return False
+
+    def upgrade_file_names(self) -> FileNameUpgrade:
+        """Rename what an earlier version named with upper-case letters kept (``Default.sqlite3``, its
+        ``-wal``, ``-shm`` and ``-journal``, the legacy markdown folder ``Default/``) to the current names
+        (``%44efault.sqlite3``...), and return what was done (:meth:`plan_file_name_upgrade`).
+
+        Each rename is one atomic ``rename`` to a name no entry holds; the files beside a database move
+        before it, so after a crash the database is still under its old name, with whatever has not moved
+        beside it, and the next call finishes. Nothing is overwritten or merged: a realm both of whose
+        names exist is reported in ``conflicts`` and left as it is. Old and new names differ in more than
+        case (an escape replaces the letter), so a case-insensitive file system keeps them apart. Run it
+        where no other process has the root's databases open (the store runs it when it opens, under
+        the state directory's lock).
+        """
+        upgrade = self.plan_file_name_upgrade()
+        for names in upgrade.dropped.values():
+            for name in names:
+                os.unlink(self.root / name)
+        for plan in upgrade.moves.values():
+            for i, (old, new) in enumerate(plan):
+                if old.endswith(REALM_DB_SUFFIX) and i > 0:
+                    self._sync_root()  # the files beside the database are renamed on disk before it is
+                if os.path.lexists(self.root / new):  # appeared since the listing: never overwrite
+                    raise StartupError(f"cannot rename {old} to {new} in {self.root}: {new} exists")
+                os.rename(self.root / old, self.root / new)
+        if upgrade.moves:
+            self._sync_root()  # the renames are durable before anything is written under the new names
+        return upgrade
+
+    def _sync_root(self) -> None:
+        fd = os.open(self.root, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
     @staticmethod
     def markdown_identity(path: Path) -> str:
@@ -470,9 +652,15 @@ class StorageLayout:
                             f"file may be salvaged with `sqlite3 {shlex.quote(db.name)} .recover`; moving it out of "
                             "the folder starts the realm empty"),
                 })
+        # a -wal already renamed while its database waits under its earlier name (a start cut short; the
+        # next start renames the database to it): earlier_realm_file_name, not an orphan
+        renaming = {root / new for root in roots for plan in AgentMemoryPaths(root).plan_file_name_upgrade().moves.values()
+                    for _, new in plan}
         for folder, suffix in [(self.state_dir, ".db"), (self.state_dir, ".sqlite3"),
                                *((root, REALM_DB_SUFFIX) for root in roots)]:
             for wal in orphan_wals(folder, suffix):
+                if wal.with_name(wal.name[:-4]) in renaming:
+                    continue
                 findings.append({
                     "kind": "orphan_wal", "severity": "error", "paths": [str(wal)],
                     "message": (f"{wal.name} is a write-ahead log whose database {wal.name[:-4]} is missing: the "
@@ -586,6 +774,11 @@ class StorageLayout:
             start-up), ``leftover_stage`` (a ``.tmp`` from an interrupted write),
             ``non_canonical_realm_file`` (a ``*.sqlite3`` whose name is not the
             encoding of its decoded realm: it would never be opened),
+            ``earlier_realm_file_name`` (``warning``: a realm's database or markdown
+            folder under the name an earlier version gave it, upper-case letters
+            kept; the next start renames it), ``realm_file_name_conflict``
+            (``error``: that name and the current one both exist; the realm is
+            refused until one is moved away),
             ``state_dir_missing`` / ``state_dir_not_a_directory`` (severity
             ``error``: there is nothing to inspect; usually a mistyped path),
             ``malformed_ledger`` (blocks start-up), ``damaged_database`` (a realm
@@ -661,8 +854,32 @@ class StorageLayout:
         for root in (canonical, legacy):
             if not root.is_dir():
                 continue
+            upgrade = AgentMemoryPaths(root).plan_file_name_upgrade()
+            for realm, (old_name, new_name) in upgrade.conflicts.items():
+                findings.append({
+                    "kind": "realm_file_name_conflict", "severity": "error",
+                    "paths": [str(root / old_name), str(root / new_name)],
+                    "message": upgrade.conflict_message(realm),
+                    "fix": (f"with the gateway stopped, look into both (each may hold records of realm '{realm}'), "
+                            f"keep the one to serve under the name {new_name} (with its -wal beside it) and move "
+                            "the other out of the folder; a realm's records can be carried from one state "
+                            "directory to another with meta-memory export and import"),
+                })
+            for realm, plan in upgrade.moves.items():
+                old_name, new_name = upgrade.database_move(realm)
+                findings.append({
+                    "kind": "earlier_realm_file_name", "severity": "warning",
+                    "paths": [str(root / name) for name, _ in plan],
+                    "message": (f"realm '{realm}' is stored under the name an earlier version gave it "
+                                f"({old_name}); the next start renames it to {new_name} "
+                                "(upper-case letters escaped, so that no two realms share a file on a "
+                                "case-insensitive file system)"),
+                    "fix": "nothing to do: start the gateway (or any command on the state directory) once",
+                })
             for db in sorted(p for p in root.iterdir() if p.name.endswith(REALM_DB_SUFFIX)):
                 stem = db.name[: -len(REALM_DB_SUFFIX)]
+                if legacy_stem_realm(stem) is not None:
+                    continue  # an earlier version's name: reported above, or unservable_realm_name
                 if encode_path_segment(decode_path_segment(stem)) != stem:
                     findings.append(
                         {

@@ -1,7 +1,11 @@
 """The bundled agent-memory store: one SQLite database per realm (reference §2B, §2C).
 
 Layout: ``<root>/<encode_path_segment(realm)>.sqlite3``; legacy markdown for
-import at ``<root>/<encode(realm)>/<encode(identity)>.md``.
+import at ``<root>/<encode(realm)>/<encode(identity)>.md``. Upper-case letters are escaped
+(``Default`` -> ``%44efault.sqlite3``), so no two realms share a file on a case-insensitive file
+system; when the store opens it renames what an earlier version named with them kept
+(:meth:`~meta_memory.storage.layout.AgentMemoryPaths.upgrade_file_names`) and refuses a realm
+both of whose names exist.
 
 Durability and concurrency:
 
@@ -382,6 +386,16 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore[sqlite3.Connection]):
         paths = root if isinstance(root, AgentMemoryPaths) else AgentMemoryPaths(Path(root))
         self.paths = AgentMemoryPaths(private_dir(paths.root))
         self.root = self.paths.root
+        try:  # what an earlier version named with upper-case letters kept moves to its name now
+            self._names = self.paths.upgrade_file_names()
+        except OSError as exc:
+            raise AgentMemoryError("io", f"cannot rename the realm files an earlier version named in {self.root}: "
+                                         f"{exc}") from None
+        for realm in self._names.moves:
+            log.info("agent memory: realm %r renamed from %s to %s (upper-case letters escaped)",
+                     realm, *self._names.database_move(realm))
+        for realm in self._names.conflicts:
+            log.error("agent memory: %s", self._names.conflict_message(realm))
         self.clock: Clock = clock or SystemClock()
         self.gate = gate
         self.busy_timeout_ms = busy_timeout_ms
@@ -448,9 +462,13 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore[sqlite3.Connection]):
 
     def _realm_name(self, realm: str) -> str:
         try:
-            return parse_realm(realm)
+            name = parse_realm(realm)
         except ValueError as exc:
             raise AgentMemoryError("invalid_record", str(exc)) from None
+        if name in self._names.conflicts:
+            raise AgentMemoryError("io", self._names.conflict_message(name) + ". Stop the gateway, run "
+                                   "`meta-memory doctor --state-dir <state dir>` and keep one of the two files")
+        return name
 
     @property
     def open_realms(self) -> int:
@@ -1440,6 +1458,9 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore[sqlite3.Connection]):
         for realm, path in self.realm_files().items():
             if (bad_name := realm_file_name_problem(realm)) is not None:  # a file an older version left
                 problems[f"realm:{realm}"] = f"{path.name} cannot be served: {bad_name}"
+                continue
+            if realm in self._names.conflicts:
+                problems[f"realm:{realm}"] = self._names.conflict_message(realm)
                 continue
             sig = signature(path)
             if sig is None:
