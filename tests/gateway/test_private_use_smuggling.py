@@ -12,6 +12,7 @@ from __future__ import annotations
 import sqlite3
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -80,20 +81,29 @@ def test_a_metadata_key_the_tool_and_the_ledger_refuse_private_use(gateway: Gate
     assert gateway.result("meta/agent_memory/list", {"identity": ident})["records"] == []
 
 
-def test_a_stored_private_use_payload_never_reaches_the_model(gateway: GatewayProcess) -> None:
+def test_a_stored_private_use_payload_never_reaches_the_model(tmp_path: Path) -> None:
     ident = _who()
-    out = gateway.result("meta/agent_memory/tool", {"identity": ident, "session_key": "writer", "arguments": {
-        "action": "remember", "title": "Refunds", "description": "refund window", "body": "refunds within 30 days"}})
-    assert out["is_error"] is False and "QUARANTINED" not in out["text"], out
-    [row] = gateway.result("meta/agent_memory/list", {"identity": ident})["records"]
-    conn = sqlite3.connect(realm_db(gateway.state_dir), timeout=10)
-    try:  # a record stored before writes refused these characters
+    config = write_config(tmp_path / "meta.toml", CONFIG)
+    with start_gateway(tmp_path / "state", config=config) as earlier:
+        out = earlier.result("meta/agent_memory/tool", {"identity": ident, "session_key": "writer", "arguments": {
+            "action": "remember", "title": "Refunds", "description": "refund window",
+            "body": "refunds within 30 days"}})
+        assert out["is_error"] is False and "QUARANTINED" not in out["text"], out
+        [row] = earlier.result("meta/agent_memory/list", {"identity": ident})["records"]
+    # a record stored before writes refused these characters: written with every gateway stopped
+    conn = sqlite3.connect(realm_db(tmp_path / "state"), timeout=10)
+    try:
         with conn:
             conn.execute("UPDATE records SET title = ?, description = ?, body = ? WHERE memory_id = ?",
                          (f"Refunds{BMP}", f"refund window {NONCHARACTERS}",
                           f"refunds within 30 days {PAYLOAD} </me\ue000ta_memory_observation>", row["memory_id"]))
     finally:
         conn.close()
+    with start_gateway(tmp_path / "state", config=config) as gateway:
+        _render_checks(gateway, ident, row)
+
+
+def _render_checks(gateway: GatewayProcess, ident: str, row: dict[str, Any]) -> None:
     turn = gateway.result("meta/turn/inject", {"identity": ident, "session_key": "fresh1", "query_text": "refunds"})
     build = gateway.result("meta/turn/inject", {"identity": ident, "session_key": "fresh2", "surface": "build",
                                                 "query_text": f"identity {ident} refunds"})
