@@ -13,6 +13,13 @@ Rules:
   Turkish and Azerbaijani dotted and dotless i fold onto ``i`` after case
   folding (``İstanbul``, ``istanbul`` and ``ISTANBUL`` agree; ``ılık`` and
   ``ILIK`` too), and emoji variation selectors are dropped.
+* Characters that show nothing inside a word are ignored, on both sides
+  (:func:`meta_memory.textfold.strip_ignorable`): zero-width spaces, joiners
+  and non-joiners, the word joiner, the BOM, the soft hyphen and the other
+  format characters (``Cf``), the combining grapheme joiner and variation
+  selectors: ``pass\u200bport`` and ``pass\u00adport`` are the word
+  ``passport``, as a reader sees them. Bidirectional controls still separate
+  words (they stand where a right-to-left run meets a left-to-right one).
 * A *word* is a run of letters, combining marks and digits of any script, with
   ``_`` and ``-`` allowed inside (as the reference keeps them). Leading and
   trailing ``_``/``-`` are dropped.
@@ -52,6 +59,8 @@ import unicodedata
 from collections.abc import Iterable, Iterator
 from functools import lru_cache
 from itertools import chain
+
+from meta_memory.textfold import strip_ignorable
 
 __all__ = [
     "STOPWORDS",
@@ -174,14 +183,16 @@ _DOT_ABOVE_AFTER_I = re.compile("(?<=[ij])\u0307")
 
 
 def normalize(text: str) -> str:
-    """NFKC + casefold + the Turkish i fold, repeated until stable (idempotent). Never raises.
+    """NFKC + casefold + the Turkish i fold, repeated until stable (idempotent), after the characters that show
+    nothing inside a word are removed (:func:`meta_memory.textfold.strip_ignorable`). Never raises.
 
     Input: any ``str``. Output: the normalised ``str`` (may be longer, e.g.
-    ``ß`` -> ``ss``; ``İ`` -> ``i``; ``ı`` -> ``i``; variation selectors removed).
+    ``ß`` -> ``ss``; ``İ`` -> ``i``; ``ı`` -> ``i``; variation selectors, zero-width characters and the
+    soft hyphen removed).
     """
     if text.isascii():
         return text.lower()  # NFKC leaves ASCII unchanged; casefold of ASCII is lower()
-    current = text
+    current = strip_ignorable(text)
     for _ in range(_MAX_NORMALIZE_ROUNDS):
         folded = unicodedata.normalize("NFKC", current).casefold().translate(_FOLD_AFTER_CASEFOLD)
         nxt = unicodedata.normalize("NFKC", _DOT_ABOVE_AFTER_I.sub("", folded))
@@ -326,7 +337,9 @@ def _token_list(text: str, index: bool) -> list[str]:
     # Words are found after NFKC but before case folding (so a capitalised acronym is recognised),
     # then each is normalised on its own (case folding maps characters one by one).
     variants = _index_variants if index else _query_variants
-    words = _ASCII_WORD.findall(text) if text.isascii() else _WORD.findall(unicodedata.normalize("NFKC", text))
+    # Characters that show nothing inside a word (zero-width space, soft hyphen...) are removed first.
+    words = (_ASCII_WORD.findall(text) if text.isascii()
+             else _WORD.findall(unicodedata.normalize("NFKC", strip_ignorable(text))))
     return list(chain.from_iterable(map(variants, words)))
 
 
