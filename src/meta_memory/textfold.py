@@ -30,6 +30,7 @@ __all__ = [
     "has_hidden_tags",
     "has_hidden_text",
     "has_smuggled_selectors",
+    "ignorable_code_points",
     "invisible_characters",
     "is_invisible",
     "strip_hidden_tags",
@@ -180,10 +181,16 @@ def strip_ignorable(text: str) -> str:
 
 
 @lru_cache(maxsize=1)
-def _ignorable() -> re.Pattern[str]:
-    """Every :func:`strip_ignorable` character, from the one scan of :func:`_invisible_code_points`."""
+def ignorable_code_points() -> tuple[int, ...]:
+    """Every code point :func:`strip_ignorable` removes, ascending (from the one scan of
+    :func:`_invisible_code_points`)."""
     kept = BIDI_CONTROLS | INVISIBLE_FILLERS
-    return re.compile(_char_class([cp for cp in _invisible_code_points() if cp not in kept]) + "+")
+    return tuple(cp for cp in _invisible_code_points() if cp not in kept)
+
+
+@lru_cache(maxsize=1)
+def _ignorable() -> re.Pattern[str]:
+    return re.compile(_char_class(list(ignorable_code_points())) + "+")
 
 
 @lru_cache(maxsize=1)
