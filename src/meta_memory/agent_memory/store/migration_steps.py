@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from meta_memory.agent_memory.hashing import content_hash
 from meta_memory.agent_memory.store.dialect import Dialect
 
 __all__ = ["Work", "apply_domain_steps", "canonical_content_hashes"]
@@ -60,8 +61,6 @@ def canonical_content_hashes(execute: Callable[..., Any], dialect: Dialect) -> N
     write finds it as its duplicate; a held forget's copy of the record's hash moves with it. Only rows
     holding a non-ASCII character are read (their byte length differs from their character length); the
     text itself is not changed."""
-    from meta_memory.agent_memory.hashing import content_hash
-
     where = " OR ".join(f"{dialect.octets.format(c)} <> length({c})" for c in ("title", "body"))
     changed: list[tuple[str, str, int]] = []
     for rid, title, body, stored in execute(f"SELECT rid, title, body, content_hash FROM records WHERE {where}"):
