@@ -22,6 +22,7 @@ import unicodedata
 from functools import lru_cache
 
 __all__ = [
+    "BIDI_CONTROLS",
     "INVISIBLE_FILLERS",
     "LOOK_ALIKE_LETTERS",
     "fold",
@@ -30,10 +31,12 @@ __all__ = [
     "has_hidden_text",
     "has_private_use",
     "has_smuggled_selectors",
+    "ignorable_code_points",
     "invisible_characters",
     "is_invisible",
     "strip_hidden_tags",
     "strip_hidden_text",
+    "strip_ignorable",
     "strip_invisible",
     "strip_private_use",
     "strip_smuggled_selectors",
@@ -210,6 +213,38 @@ def strip_invisible(text: str) -> str:
     if text.isascii():
         return text
     return _invisible().sub("", text)
+
+
+#: The bidirectional controls (``Cf``): the Arabic letter mark, the left-to-right and right-to-left marks,
+#: embeddings, overrides and their pop, isolates and their pop. They stand where one direction's run meets
+#: another's (an Arabic or Hebrew name in English text), so :func:`strip_ignorable` keeps them: removed,
+#: they would join the words on either side into one.
+BIDI_CONTROLS = frozenset({0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A)})
+
+
+def strip_ignorable(text: str) -> str:
+    """``text`` without the characters that show nothing inside a word: every :func:`is_invisible` character
+    (zero-width space, non-joiner and joiner, word joiner, BOM, soft hyphen, tag characters, the combining
+    grapheme joiner, variation selectors, Unicode's reserved default-ignorable code points...) but the
+    :data:`BIDI_CONTROLS` and the :data:`INVISIBLE_FILLERS` (letters that render as blank space). What recall
+    reads a word through (:mod:`meta_memory.recall.text`): ``"pass\u200bport"`` is ``"passport"``, as a
+    reader sees it. Idempotent; ASCII text is returned unchanged."""
+    if text.isascii():
+        return text
+    return _ignorable().sub("", text)
+
+
+@lru_cache(maxsize=1)
+def ignorable_code_points() -> tuple[int, ...]:
+    """Every code point :func:`strip_ignorable` removes, ascending (from the one scan of
+    :func:`_invisible_code_points`)."""
+    kept = BIDI_CONTROLS | INVISIBLE_FILLERS
+    return tuple(cp for cp in _invisible_code_points() if cp not in kept)
+
+
+@lru_cache(maxsize=1)
+def _ignorable() -> re.Pattern[str]:
+    return re.compile(_char_class(list(ignorable_code_points())) + "+")
 
 
 @lru_cache(maxsize=1)

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -30,10 +31,30 @@ def test_content_hash_is_stable_and_boundary_safe() -> None:
     assert h == hashlib.sha256((5).to_bytes(8, "little") + b"titlebody").hexdigest()
 
 
+def _nfc(text: str) -> str:
+    return unicodedata.normalize("NFC", text)
+
+
 @given(st.text(), st.text(), st.text(), st.text())
 def test_content_hash_distinguishes_distinct_pairs(t1: str, b1: str, t2: str, b2: str) -> None:
-    if (t1, b1) != (t2, b2):
+    if (_nfc(t1), _nfc(b1)) != (_nfc(t2), _nfc(b2)):
         assert content_hash(t1, b1) != content_hash(t2, b2)
+
+
+def test_canonically_equal_texts_hash_alike() -> None:
+    assert content_hash("Café", "Noël") == content_hash("Cafe\u0301", "Noe\u0308l")
+    assert content_hash("Café", "x") != content_hash("Cafe", "x")  # an accent is a visible difference
+    # NFC is canonical equivalence only: compatibility forms (full width, ligatures) stay distinct
+    assert content_hash("ﬁle", "x") != content_hash("file", "x")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(), st.text())
+def test_any_text_and_its_decomposed_form_hash_alike(title: str, body: str) -> None:
+    forms = {(unicodedata.normalize(f, title), unicodedata.normalize(f, body)) for f in ("NFC", "NFD")}
+    assert len({content_hash(t, b) for t, b in forms}) == 1
+    assert len({erasure_hashes(t, b) for t, b in forms}) == 1
+    assert content_hash(title, body) == content_hash(_nfc(title), _nfc(body))
 
 
 _ID = re.compile(r"mem-(\d+)-([0-9a-f]+)-([0-9a-f]{16})")

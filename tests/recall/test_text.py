@@ -20,6 +20,7 @@ from meta_memory.recall.text import (
     token_set,
     tokens,
 )
+from meta_memory.textfold import BIDI_CONTROLS, INVISIBLE_FILLERS, is_invisible
 
 
 def test_reference_has_45_stopwords() -> None:
@@ -252,3 +253,35 @@ def test_a_flood_of_long_distinct_words_is_not_kept() -> None:
     after = (t._index_cached.cache_info().currsize, t._query_cached.cache_info().currsize, len(t._INDEX_JOINED))
     assert all(b <= a <= b + 1 for b, a in zip(before, after, strict=True)), (before, after)  # "harbour" at most
     assert all(len(word) <= t.CACHED_WORD_CHARS for word in t._INDEX_JOINED)
+
+
+#: Characters that show nothing inside a word: format characters (``Cf``: zero-width space, joiners, word
+#: joiner, BOM, soft hyphen, tag characters...) but the bidirectional controls, and the other default-ignorable
+#: code points (the combining grapheme joiner, variation selectors, Mongolian selectors, reserved ones).
+_INSIDE_A_WORD = st.characters(categories=("Cf",)).filter(lambda c: ord(c) not in BIDI_CONTROLS) | st.sampled_from(
+    ["\u034f", "\u180b", "\u180f", "\u2065", "\ufe00", "\ufe0e", "\ufe0f", "\ufff0", "\U000e0100", "\U000e0fff"])
+_WORD = st.text(alphabet=st.characters(categories=("Ll", "Lu", "Lo", "Nd")), min_size=2, max_size=12)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_WORD, st.lists(_INSIDE_A_WORD, min_size=1, max_size=3), st.data())
+def test_an_invisible_character_inside_a_word_keeps_the_word(word: str, hidden: list[str],
+                                                             data: st.DataObject) -> None:
+    assert all(is_invisible(c) and ord(c) not in INVISIBLE_FILLERS for c in hidden)
+    wanted = query_terms(word)
+    assume(wanted)  # a stopword or a one-letter word has no term
+    chars = list(word)
+    for c in hidden:  # each inside the word, never at either end
+        chars.insert(data.draw(st.integers(1, len(chars) - 1)), c)
+    spelled = "".join(chars)
+    text = f"the {spelled} here"
+    assert set(wanted) <= token_set(text)  # the index side finds the word as written plainly
+    assert query_terms(spelled) == wanted  # the query side reads the hidden spelling as the word
+    assert normalize(spelled) == normalize(word)  # the substring rule of re-ranking too
+    assert index_text(text) == index_text(f"the {word} here")
+
+
+def test_bidirectional_controls_still_split_words() -> None:
+    for c in sorted(BIDI_CONTROLS):
+        assert tokens(f"pass{chr(c)}port") == ["pass", "port"]
+    assert tokens("Hello\u2068שלום\u2069") == ["hello", "שלום"]

@@ -1,6 +1,7 @@
 """Content hashes, record ids and stage tokens (reference §2A, §2B).
 
-- :func:`content_hash` binds a review or a dedup to exact content; :func:`folded_content_hash` is the
+- :func:`content_hash` binds a review or a dedup to exact content, read in Unicode normalisation form C
+  (canonically equivalent texts, which render alike, are the same content); :func:`folded_content_hash` is the
   same hash over the whitespace-folded content (:func:`fold_whitespace`, fold 1), and
   :func:`casefolded_content_hash` over the content folded also for compatibility forms and case
   (:func:`fold_compat`, fold 2): the erasure register's matches of content that differs from erased
@@ -30,6 +31,7 @@ import unicodedata
 from meta_memory.textfold import strip_invisible
 
 __all__ = [
+    "canonical",
     "casefolded_content_hash",
     "content_hash",
     "erasure_hashes",
@@ -55,17 +57,30 @@ def _id_ns() -> int:
 
 
 def content_hash(title: str, body: str) -> str:
-    """SHA-256 (64 lowercase hex chars) over ``u64le(len(title bytes)) + title + body``.
+    """SHA-256 (64 lowercase hex chars) over ``u64le(len(title bytes)) + title + body``, title and body each
+    in Unicode normalisation form C (NFC, :func:`canonical`).
 
     The length prefix makes the hash boundary-safe: ``("ab", "c")`` and
-    ``("a", "bc")`` differ.
+    ``("a", "bc")`` differ. NFC makes it canonical: two texts Unicode holds equivalent (``"Café"`` with a
+    precomposed ``é`` and ``"Cafe\u0301"``, its decomposed form) render alike and hash alike, so they are
+    one record to the duplicate check, the recreation rule, a review's bound hash and the erasure register.
+    The text itself is stored as written.
     """
-    t = title.encode("utf-8", "surrogatepass")
+    t = canonical(title).encode("utf-8", "surrogatepass")
     digest = hashlib.sha256()
     digest.update(len(t).to_bytes(8, "little"))
     digest.update(t)
-    digest.update(body.encode("utf-8", "surrogatepass"))
+    digest.update(canonical(body).encode("utf-8", "surrogatepass"))
     return digest.hexdigest()
+
+
+def canonical(text: str) -> str:
+    """``text`` in Unicode normalisation form C (NFC): what :func:`content_hash` hashes. ASCII text and text
+    already in NFC (almost all text: keyboards and most systems write NFC) are returned as they are, after a
+    check that costs no copy."""
+    if text.isascii() or unicodedata.is_normalized("NFC", text):
+        return text
+    return unicodedata.normalize("NFC", text)
 
 
 def fold_whitespace(text: str) -> str:

@@ -13,6 +13,13 @@ Rules:
   Turkish and Azerbaijani dotted and dotless i fold onto ``i`` after case
   folding (``İstanbul``, ``istanbul`` and ``ISTANBUL`` agree; ``ılık`` and
   ``ILIK`` too), and emoji variation selectors are dropped.
+* Characters that show nothing inside a word are ignored, on both sides
+  (:func:`meta_memory.textfold.strip_ignorable`): zero-width spaces, joiners
+  and non-joiners, the word joiner, the BOM, the soft hyphen and the other
+  format characters (``Cf``), the combining grapheme joiner and variation
+  selectors: ``pass\u200bport`` and ``pass\u00adport`` are the word
+  ``passport``, as a reader sees them. Bidirectional controls still separate
+  words (they stand where a right-to-left run meets a left-to-right one).
 * A *word* is a run of letters, combining marks and digits of any script, with
   ``_`` and ``-`` allowed inside (as the reference keeps them). Leading and
   trailing ``_``/``-`` are dropped.
@@ -52,6 +59,8 @@ import unicodedata
 from collections.abc import Iterable, Iterator
 from functools import lru_cache
 from itertools import chain
+
+from meta_memory.textfold import ignorable_code_points, strip_ignorable
 
 __all__ = [
     "STOPWORDS",
@@ -146,13 +155,36 @@ def _emoji_ranges() -> list[tuple[int, int]]:
     return ranges
 
 
+def _ignorable_ranges() -> list[tuple[int, int]]:
+    """Ranges of the characters that show nothing inside a word (:func:`meta_memory.textfold.strip_ignorable`)."""
+    ranges: list[tuple[int, int]] = []
+    for cp in ignorable_code_points():
+        if ranges and ranges[-1][1] == cp - 1:
+            ranges[-1] = (ranges[-1][0], cp)
+        else:
+            ranges.append((cp, cp))
+    return ranges
+
+
 _CJK_CLASS = _char_class(_CJK_RANGES)
-_WORD_CLASS = r"[\w" + _char_class(_mark_ranges()) + r"\-]+"
+_MARK_CLASS = _char_class(_mark_ranges())
+_WORD_CLASS = r"[\w" + _MARK_CLASS + r"\-]+"
 # A token source: a word (letters/digits: \w, which also admits "_"; combining marks; "-"),
 # a flag (two regional indicators) or one emoji.
 _WORD_ONLY = re.compile(_WORD_CLASS)
 _EMOJI = re.compile(f"[{_char_class([_REGIONAL_INDICATORS])}]{{2}}|[{_char_class(_emoji_ranges())}]")
-_WORD = re.compile(f"{_WORD_CLASS}|{_EMOJI.pattern}")
+
+
+@lru_cache(maxsize=1)
+def _word_finder() -> re.Pattern[str]:
+    """A token source in text as written: a word (as :data:`_WORD_CLASS`, and holding the characters that show
+    nothing inside a word, so ``"pass\u200bport"`` is found whole, then read without them by
+    :func:`_word_variants`: no pass over the whole text), a flag or one emoji. Built on first use (the
+    characters come from :func:`meta_memory.textfold.ignorable_code_points`' scan of Unicode)."""
+    word = r"[\w" + _MARK_CLASS + _char_class(_ignorable_ranges()) + r"\-]+"
+    return re.compile(f"{word}|{_EMOJI.pattern}")
+
+
 # The same words in ASCII text (no marks, no emoji there; \w of ASCII is [A-Za-z0-9_]), much faster.
 _ASCII_WORD = re.compile(r"[A-Za-z0-9_\-]+")
 # The same again for a whole text encoded: every byte that is not one of those characters becomes a space,
@@ -166,24 +198,34 @@ _JOINERS = re.compile(r"[-_]+")
 _MAX_NORMALIZE_ROUNDS = 4
 
 
-# After case folding: dotted capital I folds to "i" + combining dot above; dotless i stays "ı".
-# Both become "i", so Turkish text and its ASCII spelling agree. Variation selectors only pick
-# an emoji's or a character's presentation.
-_FOLD_AFTER_CASEFOLD = str.maketrans({"\u0131": "i", "\ufe0e": None, "\ufe0f": None})
+@lru_cache(maxsize=1)
+def _fold_after_casefold() -> dict[int, str | None]:
+    """The translation applied after case folding, built on first use. Case folding maps dotted capital I to
+    "i" + combining dot above (removed after it by :data:`_DOT_ABOVE_AFTER_I`), dotless i stays "ı": both
+    become "i", so Turkish text and its ASCII spelling agree. Every character that shows nothing inside a word
+    is removed (variation selectors, which only pick an emoji's or a character's presentation, zero-width
+    characters, the soft hyphen...: :func:`meta_memory.textfold.ignorable_code_points`)."""
+    table: dict[int, str | None] = dict.fromkeys(ignorable_code_points())
+    table[0x131] = "i"
+    return table
+
+
 _DOT_ABOVE_AFTER_I = re.compile("(?<=[ij])\u0307")
 
 
 def normalize(text: str) -> str:
-    """NFKC + casefold + the Turkish i fold, repeated until stable (idempotent). Never raises.
+    """NFKC + casefold + the Turkish i fold, the characters that show nothing inside a word removed
+    (:func:`meta_memory.textfold.strip_ignorable`), repeated until stable (idempotent). Never raises.
 
     Input: any ``str``. Output: the normalised ``str`` (may be longer, e.g.
-    ``ß`` -> ``ss``; ``İ`` -> ``i``; ``ı`` -> ``i``; variation selectors removed).
+    ``ß`` -> ``ss``; ``İ`` -> ``i``; ``ı`` -> ``i``; variation selectors, zero-width characters and the
+    soft hyphen removed).
     """
     if text.isascii():
         return text.lower()  # NFKC leaves ASCII unchanged; casefold of ASCII is lower()
     current = text
     for _ in range(_MAX_NORMALIZE_ROUNDS):
-        folded = unicodedata.normalize("NFKC", current).casefold().translate(_FOLD_AFTER_CASEFOLD)
+        folded = unicodedata.normalize("NFKC", current).casefold().translate(_fold_after_casefold())
         nxt = unicodedata.normalize("NFKC", _DOT_ABOVE_AFTER_I.sub("", folded))
         if nxt == current:
             break
@@ -274,6 +316,9 @@ def _word_variants(word: str, index: bool) -> tuple[str, ...]:
         return tuple(_word_tokens(word.lower(), len(word) == 2 and word.isupper()))
     if _EMOJI.fullmatch(word):
         return (word,)
+    word = strip_ignorable(word)  # "pass\u200bport" is the word "passport"
+    if not word:
+        return ()
     acronym = len(word) == 2 and word.isupper()
     norm = normalize(word)
     if norm.isascii() and _WORD_ONLY.fullmatch(norm):
@@ -326,7 +371,10 @@ def _token_list(text: str, index: bool) -> list[str]:
     # Words are found after NFKC but before case folding (so a capitalised acronym is recognised),
     # then each is normalised on its own (case folding maps characters one by one).
     variants = _index_variants if index else _query_variants
-    words = _ASCII_WORD.findall(text) if text.isascii() else _WORD.findall(unicodedata.normalize("NFKC", text))
+    if text.isascii():
+        words = _ASCII_WORD.findall(text)
+    else:
+        words = _word_finder().findall(unicodedata.normalize("NFKC", text))
     return list(chain.from_iterable(map(variants, words)))
 
 

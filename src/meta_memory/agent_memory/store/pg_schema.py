@@ -49,6 +49,7 @@ import json
 from collections.abc import Sequence
 
 from meta_memory.agent_memory.store import shared_ddl as ddl
+from meta_memory.agent_memory.store.migration_steps import Work, canonical_content_hashes
 from meta_memory.recall import fts
 
 __all__ = [
@@ -459,7 +460,7 @@ def _proposal_scope_rows(schema: str) -> list[str]:
     ]
 
 
-def migrations(schema: str) -> list[tuple[int, str, list[str]]]:
+def migrations(schema: str) -> list[tuple[int, str, Sequence[str | Work]]]:
     """``(version, name, statements)`` of domain :data:`SCHEMA_DOMAIN` for ``schema``, applied in order.
 
     Statements use unqualified table names (run with ``search_path`` = ``schema``).
@@ -515,6 +516,9 @@ def migrations(schema: str) -> list[tuple[int, str, list[str]]]:
         (18, "injection-identity-index", [
             "CREATE INDEX IF NOT EXISTS injections_identity_idx ON injections (realm, identity, injection_id)",
         ]),
+        # Content hashes read text in NFC (``hashing.content_hash``): the rows whose title or body is not in
+        # NFC are hashed again, so a canonically equivalent write finds them as its duplicate.
+        (19, "canonical-content-hashes", [canonical_content_hashes]),
     ]
 
 

@@ -28,7 +28,7 @@ from typing import Any
 from meta_memory.agent_memory.store import multirow, planner
 from meta_memory.agent_memory.store import shared_ddl as ddl
 from meta_memory.agent_memory.store.dialect import SQLITE
-from meta_memory.agent_memory.store.migration_steps import apply_domain_steps
+from meta_memory.agent_memory.store.migration_steps import Work, apply_domain_steps, canonical_content_hashes
 from meta_memory.recall import fts
 from meta_memory.recall.semantic import vectors as vector_index
 
@@ -341,7 +341,7 @@ _PROPOSAL_SCOPE_ROWS = [
     f"BEGIN {_proposal_rows('NEW', '+ 1')}; END",
 ]
 
-MIGRATIONS: list[tuple[int, str, list[str]]] = [
+MIGRATIONS: list[tuple[int, str, Sequence[str | Work]]] = [
     (1, "base-schema", _BASE_SCHEMA),
     (2, "recall-recency-indexes", _RECALL_INDEXES),
     (3, "panel-listing-indexes", _PANEL_INDEXES),
@@ -372,6 +372,9 @@ MIGRATIONS: list[tuple[int, str, list[str]]] = [
     (18, "injection-identity-index", [
         "CREATE INDEX IF NOT EXISTS injections_identity_idx ON injections(identity, injection_id)",
     ]),
+    # Content hashes read text in NFC (``hashing.content_hash``): the rows whose title or body is not in NFC
+    # are hashed again, so a canonically equivalent write finds them as its duplicate.
+    (19, "canonical-content-hashes", [canonical_content_hashes]),
 ]
 """``(version, name, statements)`` of domain :data:`SCHEMA_DOMAIN`, applied in order."""
 
@@ -427,7 +430,7 @@ def session_state_unreported(bigint: str = "INTEGER") -> list[str]:
     return [f"ALTER TABLE session_states ADD COLUMN unreported_at_ms {bigint}"]
 
 
-SESSION_STATE_MIGRATIONS: list[tuple[int, str, list[str]]] = [
+SESSION_STATE_MIGRATIONS: list[tuple[int, str, Sequence[str | Work]]] = [
     (1, "session-state-tables", session_state_statements()),
     (2, "session-state-unreported", session_state_unreported()),
 ]
@@ -461,7 +464,7 @@ def is_current(conn: sqlite3.Connection) -> bool:
     return bool(fts_rows) and fts_rows[-1][1] == f"fts-{fts_fingerprint()}"
 
 
-def _apply_domain(conn: sqlite3.Connection, domain: str, steps: list[tuple[int, str, list[str]]],
+def _apply_domain(conn: sqlite3.Connection, domain: str, steps: Sequence[tuple[int, str, Sequence[str | Work]]],
                   now_ms: int) -> list[str]:
     """Apply the missing ``(version, name, statements)`` of ``domain``, recording each in the ledger table."""
     conn.execute(_LEDGER)
