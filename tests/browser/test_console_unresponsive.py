@@ -110,6 +110,8 @@ def test_a_silent_gateway_keeps_the_rows_says_so_and_recovers(page: Any, console
     ("page=3", "names page 3 without its cursor"),
     ("page=zero", "names page “zero”: a page is a whole number from 1"),
     ("page=2&cursor=garbage", "malformed cursor"),  # the gateway's own refusal, shown as it is
+    # a page this far would size the kept chain of cursors (a frozen tab): refused before anything is kept
+    ("page=100000001&cursor=x", "names page 100000001: a page is at most 100000"),
 ], ids=lambda value: value if "=" in value else "")
 def test_a_page_the_address_cannot_name_is_refused_in_words(page: Any, console: Any, fragment: str, said: str) -> None:
     gw, _ = console

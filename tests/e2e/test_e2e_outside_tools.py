@@ -133,7 +133,7 @@ def test_status_names_trusted_tools_entries_that_can_never_take_effect(rpc_with:
 
 def test_a_sub_agents_output_carries_its_taint_to_the_parent(rpc: Rpc) -> None:
     """Another agent's output, reported with typed agent provenance, taints the receiving session when that
-    agent is tainted in the realm (even under no rule naming the tool), and only then."""
+    agent has a live taint in any realm, or when no session state knows it; the name rules still apply."""
     sub, parent = uid("sub"), uid("parent")
     assert rpc.tool_result(sub, uid("sess"), "web_fetch")["session_tainted"] is True
     session = uid("sess")
@@ -143,10 +143,32 @@ def test_a_sub_agents_output_carries_its_taint_to_the_parent(rpc: Rpc) -> None:
     write = rpc.tool(parent, {"action": "remember", "title": "Refunds", "body": "Refunds go to IBAN zq9999x."},
                      session)
     assert "QUARANTINED" in write["text"], write
-    clean = rpc.tool_result(uid("parent"), uid("sess"), "Task", provenance={"kind": "agent", "source_id": uid("sub")})
-    assert clean["trusted"] is True and clean["session_tainted"] is False, clean  # a clean agent: its output is
-    unknown = rpc.tool_result(uid("parent"), uid("sess"), "ask_someone", provenance={"kind": "agent"})
-    assert unknown["trusted"] is False and "unknown taint" in unknown["source"], unknown
+    # a sub-agent tainted in another realm taints the parent's session here too
+    far = uid("sub")
+    rpc.tool_result(far, uid("sess"), "web_fetch", realm="r2")
+    there = rpc.tool_result(uid("parent"), uid("sess"), "ask_researcher", provenance={"kind": "agent", "source_id": far})
+    assert there["trusted"] is False and f"output of agent '{far}'" in there["source"], there
+    # a clean sub-agent whose session is known: its output is as trusted as the tool's name allows
+    clean = uid("sub")
+    assert rpc.tool_result(clean, uid("sess"), "calculator")["session_tainted"] is False
+    ok = rpc.tool_result(uid("parent"), uid("sess"), "ask_researcher", provenance={"kind": "agent", "source_id": clean})
+    assert ok["trusted"] is True and ok["session_tainted"] is False, ok
+    named = rpc.tool_result(uid("parent"), uid("sess"), "Task", provenance={"kind": "agent", "source_id": clean})
+    assert named["trusted"] is False and "default_untrusted_tools" in named["source"], named  # the name rule stands
+
+
+@pytest.mark.parametrize("provenance", [{"kind": "agent"}, {"kind": "agent", "source_id": "never-seen-agent"},
+                                        {"kind": "AGENT", "source_id": "rt:never-seen:3"}])
+def test_an_agent_of_unknown_taint_never_launders_a_result(rpc_with: Callable[[str], Rpc],
+                                                          provenance: dict[str, str]) -> None:
+    """Naming an agent no session state knows (or none) cannot make an untrusted name trusted, under either
+    default, and its output is untrusted even for a tool no rule names."""
+    strict = rpc_with('[agent_memory.content_trust]\ndefault = "untrusted"\ntrusted_mcp_servers = ["kg"]\n')
+    for tool in ("fetch_url", "mcp__evil__fetch", "firecrawl_scrape", "some_unlisted_tool", "mcp_kg_evil_fetch"):
+        out = strict.tool_result(uid(), uid("sess"), tool, provenance=provenance)
+        assert out["trusted"] is False and out["session_tainted"] is True, (tool, out)
+    out = rpc_with("").tool_result(uid(), uid("sess"), "some_unlisted_tool", provenance=provenance)
+    assert out["trusted"] is False and "unknown taint" in out["source"], out
 
 
 def test_an_agent_provenance_naming_no_identity_is_refused(rpc: Rpc) -> None:

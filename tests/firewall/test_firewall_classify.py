@@ -179,17 +179,20 @@ def test_classification_is_total_and_sources_only_on_untrusted(tool, servers, un
     ("mcp/kg/query", "kg"), ("mcp:kg:query", "kg"), ("MCP_Kg_Query", "kg"), ("\uff4dcp_kg_q", "kg"),
 ])
 def test_other_hosts_spellings_of_a_qualified_mcp_name_are_mcp_names(name: str, server: str) -> None:
-    """``mcp`` and one separator is an MCP tool as ``mcp__`` is: untrusted unless its server is listed."""
+    """``mcp`` and one separator is an MCP tool, always untrusted: where its server ends is not marked, so no
+    listed server can vouch for it (``kg`` would vouch for ``kg_evil`` too); typed provenance or
+    ``trusted_tools`` can."""
     assert classify_tool_result(name, None, EMPTY) == Classification(False, f"MCP server '{server}' (tool '{name}')")
-    assert classify_tool_result(name, None, policy(trusted_mcp_servers=[server])).trusted
+    assert not classify_tool_result(name, None, policy(trusted_mcp_servers=[server])).trusted
+    assert classify_tool_result(name, ToolProvenance("mcp", server), policy(trusted_mcp_servers=[server])).trusted
+    assert classify_tool_result(name, None, policy(trusted_tools=[name])).trusted
 
 
-def test_a_loosely_qualified_name_is_trusted_only_for_a_listed_server_up_to_a_separator() -> None:
-    listed = policy(trusted_mcp_servers=["kg", "brave-search"])
-    assert classify_tool_result("mcp_kg_query", None, listed).trusted
-    assert classify_tool_result("mcp_brave_search_web", None, listed).trusted
-    assert not classify_tool_result("mcp_kgevil_query", None, listed).trusted  # a longer server, not kg
-    assert not classify_tool_result("mcp_evil_kg_query", None, listed).trusted
+def test_a_loosely_qualified_name_is_never_trusted_by_a_server_prefix() -> None:
+    listed = policy(trusted_mcp_servers=["kg", "brave-search", "my"], default="untrusted")  # type: ignore[arg-type]
+    for name in ("mcp_kg_query", "mcp_kg_evil_fetch", "mcp-kg-anything", "mcp_kg__evil__x", "mcp_my_evil_fetch",
+                 "mcp_brave_search_web", "mcp_kgevil_query"):
+        assert not classify_tool_result(name, None, listed).trusted, name
     for plain in ("mcp", "mcp_", "mcpx_kg_q", "lookup"):  # not MCP names: the default rule
         assert classify_tool_result(plain, None, EMPTY) == Classification(True, unlisted=True)
 

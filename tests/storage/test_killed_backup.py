@@ -109,3 +109,42 @@ def test_a_fresh_working_copy_is_left_alone_whoever_holds_it(tmp_path: Path) -> 
     done = cli("backup", "--state-dir", str(state), str(backups / "tuesday"))
     assert done.returncode == 0, done.stderr
     assert left.is_dir()
+
+
+def test_a_directory_that_only_looks_like_a_working_copy_is_never_emptied(tmp_path: Path) -> None:
+    """A directory named like a working copy but holding no backup's marker (a user's own folder named
+    ``.proj.partial-0badcafe``) is reported by doctor and left in place by the next backup."""
+    state = _state(tmp_path / "state")
+    backups = tmp_path / "backups"
+    lookalike = backups / ".proj.partial-0badcafe"
+    (lookalike / "src").mkdir(parents=True)
+    (lookalike / "src" / "main.py").write_text("print('mine')\n")
+    _age(lookalike)
+    done = cli("backup", "--state-dir", str(state), str(backups / "monday"), "--json")
+    assert done.returncode == 0, done.stderr
+    assert "removed_partials" not in json.loads(done.stdout)
+    assert (lookalike / "src" / "main.py").read_text() == "print('mine')\n"
+
+
+def test_a_leftover_that_cannot_be_removed_never_fails_the_backup(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Removing a killed backup's copy can fail (an immutable file, a read-only subdirectory): the backup
+    skips it, says nothing was removed, and writes its own copy."""
+    import shutil
+
+    import meta_memory.storage.backup as backup
+
+    state = _state(tmp_path / "state")
+    backups = tmp_path / "backups"
+    backups.mkdir()
+    killed, left = _slow_backup(state, backups / "monday")
+    killed.send_signal(signal.SIGKILL)
+    killed.wait()
+    _age(left)
+
+    def refuse(path: object, *a: object, **k: object) -> None:
+        raise PermissionError(1, "Operation not permitted", str(path))
+
+    monkeypatch.setattr(shutil, "rmtree", refuse)
+    report = backup.backup_state(state, backups / "tuesday")
+    assert report.removed_partials == [] and left.is_dir()
+    assert (backups / "tuesday" / "backup-manifest.json").is_file()

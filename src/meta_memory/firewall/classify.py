@@ -21,17 +21,17 @@ Precedence, first match wins (seed; reference notes §5):
    rest when there is none); trusted only if listed in ``trusted_mcp_servers``.
    (Beyond the spec, stricter) the other hosts' spellings of a qualified MCP name,
    ``mcp`` and one separator (``mcp_github_get_issue``, ``mcp-fetch-fetch``,
-   ``mcp.kg.query``, ``mcp/kg/query``, ``mcp:kg:query``), are MCP names too; their
-   server's end is not marked, so one is trusted only when a listed server's key is
-   the text up to one of its separators (``mcp_kg_query`` under
-   ``trusted_mcp_servers = ["kg"]``), else untrusted as the first segment's server;
+   ``mcp.kg.query``, ``mcp/kg/query``, ``mcp:kg:query``), are MCP names too, always
+   untrusted (named by the first segment): where their server ends is not marked, so
+   no listed server can be told from another whose name it begins. Typed provenance
+   (rule 5) or a ``trusted_tools`` entry (rule 4) trusts such a tool;
    (Beyond the spec, stricter) typed agent provenance (``kind == "agent"``): the
    result is another agent's output (a sub-agent, an agent used as a tool); with no
    ``source_id`` its taint cannot be known, so it is untrusted (before rule 4); with
-   one, that agent's taint decides in place of the name rules below (after rule 5):
-   the firewall service taints the session when that identity is tainted in the
-   realm (:meth:`meta_memory.firewall.service.FirewallService.tool_result`), even
-   under ``trusted_tools``;
+   one, every rule here still applies, and the firewall service then also taints
+   the session when that identity has a live taint in any realm or no session state
+   knows it (:meth:`meta_memory.firewall.service.FirewallService.tool_result`),
+   even under ``trusted_tools``: the agent's taint only adds;
 7. (beyond the spec, stricter) a name in ``default_untrusted_tools`` -- by default
    the shipped list of outside-content tools of the common frameworks and MCP
    servers (:mod:`meta_memory.firewall.outside_tools`), which the configuration
@@ -377,18 +377,15 @@ def mcp_server_of(tool_name: str) -> str | None:
     return rest.split("__", 1)[0]
 
 
-def _loose_mcp_verdict(tool_name: str, policy: ContentTrustPolicy) -> Classification | None:
+def _loose_mcp_verdict(tool_name: str) -> Classification | None:
     """Rule 6's other spellings (module docstring): ``None`` unless ``tool_name`` is ``mcp``, one separator
-    and more (``mcp_github_get_issue``); then trusted only when a listed server's key is the text up to one of
-    the rest's separators, else untrusted, named by the rest's first segment."""
+    and more (``mcp_github_get_issue``); then untrusted, named by the rest's first segment (never trusted:
+    the server's end is not marked)."""
     light = _light(tool_name)
     # a look-alike ``mcp`` is still MCP; ``mcp__`` (rule 6 proper) never reaches here
     if len(light) < 5 or unconfuse(light[:3]) != "mcp" or _LOOSE_SEPARATOR.fullmatch(light[3]) is None:
         return None
     rest = light[4:]
-    ends = [m.start() for m in _LOOSE_SEPARATOR.finditer(rest)] + [len(rest)]
-    if any(name_key(rest[:end]) in policy.trusted_mcp_servers for end in ends):
-        return TRUSTED
     first = next((part for part in _LOOSE_SEPARATOR.split(rest) if part), rest)
     return Classification.untrusted(f"MCP server '{first}' (tool '{tool_name}')")
 
@@ -441,12 +438,10 @@ def classify_tool_result(
         return TRUSTED
     if provenance is not None and provenance.is_mcp:
         return _server_verdict(provenance.source_id, tool_name, policy)
-    if provenance is not None and provenance.is_agent:  # named: that agent's taint decides (the service)
-        return TRUSTED
     server = mcp_server_of(tool_name)
     if server is not None:
         return _server_verdict(server, tool_name, policy)
-    if (loose := _loose_mcp_verdict(tool_name, policy)) is not None:
+    if (loose := _loose_mcp_verdict(tool_name)) is not None:
         return loose
     outside = policy.default_untrusted_tools or frozenset()
     if denied in outside or _names_one_of(tool_name, outside):

@@ -212,16 +212,17 @@ class Firewall:
         Tool errors classify like results (``is_error`` is accepted for the
         record; an error body is still text from the source). Another agent's output
         (``provenance = {"kind": "agent", "source_id": <its identity>}``: a sub-agent, an agent
-        used as a tool) taints when that identity is tainted in the session's realm (pending or
-        current session), even under ``trusted_tools``. When this call
+        used as a tool) is judged by the name rules first and then also taints when that identity has
+        a live taint in any realm, or when no session state knows it (its taint cannot be known), even
+        under ``trusted_tools``. When this call
         returns, any taint it caused is committed and visible to every later
         gate decision in the session's realm, on every gateway sharing the session state.
         """
         del is_error  # errors taint exactly like results
         verdict = self.classify(tool_name, provenance, server_tool=server_tool)
         if verdict.trusted and provenance is not None and provenance.is_agent:
-            # another agent's output carries that agent's taint, whatever the name rules said
-            carried = self.tracker.agent_output_source(session.realm, provenance.source_id)
+            # another agent's output carries that agent's taint: it adds to the name rules, never replaces them
+            carried = self.tracker.agent_output_source(provenance.source_id)
             if carried is not None:
                 verdict = Classification.untrusted(carried)
         if verdict.unlisted:

@@ -207,15 +207,19 @@ class TaintTracker:
         verdict = Classification(True) if source is None else Classification(False, source)
         return self.observe(session, verdict)
 
-    def agent_output_source(self, realm: str, sender: str) -> str | None:
-        """The taint source another agent's output carries into a session of ``realm``: ``None`` when
-        ``sender`` (an identity; its logical identity is judged) has no effective taint there (pending or
-        current session), else ``output of agent '<sender>' (its session tainted by <source>)``."""
+    def agent_output_source(self, sender: str) -> str | None:
+        """The taint source another agent's output carries: ``None`` when ``sender`` (an identity; its
+        logical identity is judged) has session state and no live taint in any realm, else
+        ``output of agent '<sender>' (its session tainted by <source>)``, or, for an identity no session
+        state knows (its tool results were never reported), ``output of agent '<sender>' of unknown taint
+        (no session of it is known)``."""
         peer = _key(sender)
-        taint = self.state.identity_taint(realm, peer)
-        if taint is None:
-            return None
-        return f"output of agent '{peer}' (its session tainted by {taint.source})"
+        known, taint = self.state.agent_taint(peer)
+        if taint is not None:
+            return f"output of agent '{peer}' (its session tainted by {taint.source})"
+        if not known:
+            return f"output of agent '{peer}' of unknown taint (no session of it is known)"
+        return None
 
     # ------------------------------------------------------------------ queries
 

@@ -336,6 +336,19 @@ def defang(text: str, header: str = DEFAULT_INSTRUCTION_HEADER) -> tuple[str, in
     return "".join(out), hits
 
 
+#: C0 controls other than tab, line feed and carriage return, and DEL: no text a person writes holds them,
+#: and one inside a marker (``</me\x1bta_memory_observation>``) hides it from a match a model may not make.
+_CONTROLS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+def _without_hidden(text: str) -> str:
+    if _CONTROLS.search(text) is not None:
+        text = _CONTROLS.sub("", text)
+    if not text.isascii():
+        text = strip_hidden_text(_BIDI.sub("", text))
+    return text
+
+
 def neutralise(text: str, header: str = DEFAULT_INSTRUCTION_HEADER) -> str:
     """What every renderer applies to memory text (turn block, build index, the ``memory`` tool's
     recall rows): every :data:`BIDI_CONTROLS` character, every invisible character, every Unicode tag
@@ -344,10 +357,8 @@ def neutralise(text: str, header: str = DEFAULT_INSTRUCTION_HEADER) -> str:
     hidden text; writes refuse the smuggling forms, older records may hold them) removed, then
     :func:`defang` without the count. Removing first means a marker split by a removed character
     (``</me\ue000ta_memory_observation``, a Hangul filler inside ``meta``) is found as the marker it
-    becomes. Idempotent."""
-    if not text.isascii():
-        text = strip_hidden_text(_BIDI.sub("", text))
-    return defang(text, header)[0]
+    becomes. C0 controls other than tab, line feed and carriage return, and DEL, go too. Idempotent."""
+    return defang(_without_hidden(text), header)[0]
 
 
 def neutralise_line(text: str, header: str = DEFAULT_INSTRUCTION_HEADER) -> str:
@@ -357,9 +368,7 @@ def neutralise_line(text: str, header: str = DEFAULT_INSTRUCTION_HEADER) -> str:
     removed character leaves no trace (``"a\ue000 b"`` reads ``"a b"``, as the text without it
     does), and compacting before defanging means no compaction can bring a marker's words closer
     than defanging saw them. Idempotent."""
-    if not text.isascii():
-        text = strip_hidden_text(_BIDI.sub("", text))
-    return defang(compact_whitespace(text), header)[0]
+    return defang(compact_whitespace(_without_hidden(text)), header)[0]
 
 
 def defang_content(content: str | Sequence[Any], header: str = DEFAULT_INSTRUCTION_HEADER) -> tuple[Any, int]:

@@ -591,6 +591,28 @@ class SessionStateStore:
         return self._db.read(lambda sql: self._identity_taint(sql, realm, ident)) or (
             self._held.for_write(realm, ident, None) if self._held else None)
 
+    def agent_taint(self, ident: str) -> tuple[bool, TaintState | None]:
+        """What another agent's output carries: whether ``ident`` has session state in any realm, and a
+        live taint of it anywhere (its pending taint, any of its sessions' taint, its overflow taint, or one
+        held unwritten; in any realm: a sub-agent may run in another realm than the agent it answers)."""
+        def fn(sql: Sql) -> tuple[bool, TaintState | None]:
+            rows = sql.rows("SELECT realm, pending_at_ms, pending_source FROM {t}session_identities "
+                            "WHERE identity = ?", (ident,))
+            for realm, at_ms, source in rows:
+                taint = _taint(at_ms, source)
+                if taint is None:
+                    found = sql.rows("SELECT tainted_at_ms, taint_source FROM {t}session_states WHERE realm = ? "
+                                     "AND identity = ? AND tainted_at_ms IS NOT NULL LIMIT 1", (realm, ident))
+                    taint = (_taint(found[0][0], found[0][1]) if found else None) or self._overflow_taint(
+                        sql, realm, ident)
+                if taint is not None:
+                    return True, taint
+            return bool(rows), None
+
+        known, taint = self._db.read(fn)
+        held = self._held.for_identity_anywhere(ident) if self._held else None
+        return known or held is not None, taint or held
+
     def session_taint(self, realm: str, ident: str, session: str) -> TaintState | None:
         """The live taint of ``ident``'s ``session`` (``None`` when clean or reset; a held one and the
         identity's overflow taint count)."""

@@ -80,6 +80,13 @@ class HeldTaints:
                     return state
         return None
 
+    def for_identity_anywhere(self, identity: str) -> TaintState | None:
+        """A held taint of any session of ``identity`` in any realm (or the overflow), if any."""
+        with self._lock:
+            if self.overflowed is not None:
+                return self.overflowed
+            return next((state for (_, ident, _), state in self._held.items() if ident == identity), None)
+
     def for_session(self, realm: str, identity: str, session: str) -> TaintState | None:
         """The held taint of ``identity``'s ``session``, if any."""
         with self._lock:

@@ -19,7 +19,9 @@ its working directory for as long as it writes it (the kernel drops it when the 
 every backup first removes, from the directory it writes into, the working copies no backup holds any
 longer (:func:`remove_stale_partials`: a ``.<name>.partial-<8 hex>`` directory of this user, not
 locked, untouched for :data:`STALE_PARTIAL_AGE_S`; the age covers the instant between a backup's
-``mkdir`` and its lock). ``meta-memory doctor`` reports them (:func:`stale_partials`). Directories are ``0700`` and files ``0600``, whatever the umask. The copied databases
+``mkdir`` and its lock; removed whole only when it holds the :data:`PARTIAL_MARKER` a backup writes first
+into its copy, else only when empty; one that cannot be removed is skipped, never failing the backup).
+``meta-memory doctor`` reports them (:func:`stale_partials`). Directories are ``0700`` and files ``0600``, whatever the umask. The copied databases
 are in rollback-journal mode (one self-contained file each; the store turns WAL back on when it
 opens them). ``backup-manifest.json`` lists what was copied (a key file as kind ``key``).
 ``meta-memory serve --state-dir DEST`` serves the copy as it is.
@@ -71,6 +73,10 @@ _PARTIAL_EXTRA = len(".") + len(".partial-") + 8
 MAX_DEST_NAME_BYTES = MAX_FILE_NAME_BYTES - _PARTIAL_EXTRA
 #: The working name of a backup being written: ``.<name>.partial-<8 hex>``.
 _PARTIAL_NAME = re.compile(r"\..+\.partial-[0-9a-f]{8}")
+#: The file a backup writes first into its working copy (and removes just before renaming it): a later
+#: backup removes a leftover whole only when it holds this file, so a directory that merely has the name
+#: of a working copy is never emptied.
+PARTIAL_MARKER = ".meta-memory-backup-in-progress"
 #: How long a working copy no backup holds must be untouched before it counts as left by a killed backup
 #: (seconds): longer than the instant between a backup's ``mkdir`` of it and its lock on it.
 STALE_PARTIAL_AGE_S = 60.0
@@ -193,7 +199,13 @@ def _stale(directory: Path, remove: bool) -> list[Path]:
             if (there.st_dev, there.st_ino) != (info.st_dev, info.st_ino):
                 continue
             if remove:
-                shutil.rmtree(path)
+                try:
+                    if os.path.lexists(path / PARTIAL_MARKER):  # a working copy a backup made: removed whole
+                        shutil.rmtree(path)
+                    else:  # only an empty one (a backup killed before it marked its copy) is taken
+                        os.rmdir(path)
+                except OSError:
+                    continue  # cannot be removed (not ours, not empty, immutable): left for doctor to report
             found.append(path)
         finally:
             os.close(fd)
@@ -335,6 +347,7 @@ def backup_state(state_dir: Path, dest: Path, *, ledger: "AssertionLedger | None
         held = _open_dir(partial)
         fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)  # new: no one else holds it
         os.chmod(partial, PRIVATE_DIR_MODE)
+        _private_write(partial / PARTIAL_MARKER, b"")
         for rel, conn in pinned:
             _private_parents(partial, rel)
             size = _copy_database(conn, partial / rel)
@@ -359,6 +372,7 @@ def backup_state(state_dir: Path, dest: Path, *, ledger: "AssertionLedger | None
         _private_write(partial / MANIFEST_FILE, json.dumps(report.to_dict(), indent=2).encode("utf-8"))
         for directory in sorted({(partial / f["path"]).parent for f in report.files}, reverse=True):
             _fsync(directory)
+        os.unlink(partial / PARTIAL_MARKER)
         _fsync(partial)
         os.rename(partial, target)
         _fsync(target.parent)

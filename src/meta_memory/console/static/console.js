@@ -546,6 +546,9 @@
     } catch (e) { /* storage full or off: Previous page then works within this load only */ }
   }
 
+  /** The last page an address may name: the kept chain of cursors has one entry a page before it. */
+  const MAX_PAGE = 100000;
+
   /** What is wrong with the page a hash names (``page`` and ``cursor``), in words naming the value
    *  and the rule; null when nothing is. A page past the first needs its cursor, and a cursor belongs
    *  to a page past the first. */
@@ -554,6 +557,9 @@
     const cursor = params.get("cursor");
     if (page !== null && !/^[1-9][0-9]{0,8}$/.test(page)) {
       return `The address names page “${visibleString(page)}”: a page is a whole number from 1. Use First page.`;
+    }
+    if (page !== null && parseInt(page, 10) > MAX_PAGE) {
+      return `The address names page ${page}: a page is at most ${MAX_PAGE}. Use First page.`;
     }
     if (page !== null && page !== "1" && !cursor) {
       return `The address names page ${page} without its cursor: a page past the first is reached with ` +
@@ -570,7 +576,8 @@
   function pageOf(params, key) {
     let page = parseInt(params.get("page") || "1", 10) - 1;
     let cursor = params.get("cursor");
-    if (!Number.isFinite(page) || page < 1 || !cursor) { page = 0; cursor = null; }
+    // a page past MAX_PAGE is refused (pagingProblem) and never sizes the kept chain of cursors
+    if (!Number.isFinite(page) || page < 1 || page >= MAX_PAGE || !cursor) { page = 0; cursor = null; }
     const chain = cursorChain(key);
     if (chain[page] !== cursor) { chain.length = page; chain[page] = cursor; }
     saveChain(key, chain);
