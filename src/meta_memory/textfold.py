@@ -38,7 +38,6 @@ __all__ = [
     "strip_hidden_text",
     "strip_ignorable",
     "strip_invisible",
-    "strip_private_use",
     "strip_smuggled_selectors",
     "unconfuse",
 ]
@@ -179,11 +178,6 @@ _PRIVATE = _removal_pattern(list(_PRIVATE_CODE_POINTS))
 def has_private_use(text: str) -> bool:
     """Whether ``text`` holds a private-use code point or a noncharacter (:data:`_PRIVATE_CODE_POINTS`)."""
     return not text.isascii() and _PRIVATE.search(text) is not None
-
-
-def strip_private_use(text: str) -> str:
-    """``text`` without the code points :func:`has_private_use` finds. Idempotent."""
-    return text if text.isascii() else _PRIVATE.sub("", text)
 
 
 def has_hidden_text(text: str) -> bool:

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from meta_memory.injection.protocol import BUILD_MEMORY_PROTOCOL, MEMORY_INDEX_TITLE
-from support import GatewayProcess, start_gateway, write_config
+from support import BUILD_INDEX_CONFIG, GatewayProcess, module_gateway
 
 pytestmark = pytest.mark.gateway
 
@@ -32,20 +32,9 @@ _ITEM = re.compile(rf"<meta_memory_observation{_ATTRS}(?:/>|>[^<>]*</meta_memory
 _SECTION = re.compile(r"(?:Identity|Mob|Operator|Realm) records:")
 
 
-#: A build's index is left out when its manifest read misses the time box: room for a loaded machine, and
-#: a miss is an error rather than a block without its index.
-CONFIG = '[agent_memory]\nrecall_timeout_ms = 20000\nrecall_failure_policy = "fail"\n'
-
-
 @pytest.fixture(scope="module")
 def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GatewayProcess]:
-    tmp = tmp_path_factory.mktemp("quoting")
-    config = write_config(tmp / "meta.toml", CONFIG)
-    gw = start_gateway(tmp / "state", config=config)
-    try:
-        yield gw
-    finally:
-        gw.stop()
+    yield from module_gateway(tmp_path_factory, "quoting", BUILD_INDEX_CONFIG)
 
 
 def _remember_through_the_tool(gw: GatewayProcess, ident: str, title: str, description: str, body: str) -> None:

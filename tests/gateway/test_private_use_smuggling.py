@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from support import GatewayProcess, realm_db, start_gateway, write_config
+from support import BUILD_INDEX_CONFIG, GatewayProcess, module_gateway, realm_db, start_gateway, write_config
 
 pytestmark = pytest.mark.gateway
 
@@ -32,20 +32,9 @@ def is_private(char: str) -> bool:
     return 0xE000 <= cp <= 0xF8FF or 0xFDD0 <= cp <= 0xFDEF or cp & 0xFFFE == 0xFFFE or cp >= 0xF0000
 
 
-#: A build's index is left out when its manifest read misses the time box: room for a loaded machine, and
-#: a miss is an error rather than a block without its index.
-CONFIG = '[agent_memory]\nrecall_timeout_ms = 20000\nrecall_failure_policy = "fail"\n'
-
-
 @pytest.fixture(scope="module")
 def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GatewayProcess]:
-    tmp = tmp_path_factory.mktemp("private")
-    config = write_config(tmp / "meta.toml", CONFIG)
-    gw = start_gateway(tmp / "state", config=config)
-    try:
-        yield gw
-    finally:
-        gw.stop()
+    yield from module_gateway(tmp_path_factory, "private", BUILD_INDEX_CONFIG)
 
 
 def _who() -> str:
@@ -83,7 +72,7 @@ def test_a_metadata_key_the_tool_and_the_ledger_refuse_private_use(gateway: Gate
 
 def test_a_stored_private_use_payload_never_reaches_the_model(tmp_path: Path) -> None:
     ident = _who()
-    config = write_config(tmp_path / "meta.toml", CONFIG)
+    config = write_config(tmp_path / "meta.toml", BUILD_INDEX_CONFIG)
     with start_gateway(tmp_path / "state", config=config) as earlier:
         out = earlier.result("meta/agent_memory/tool", {"identity": ident, "session_key": "writer", "arguments": {
             "action": "remember", "title": "Refunds", "description": "refund window",

@@ -49,6 +49,15 @@ def _slow_backup(state: Path, dest: Path) -> tuple[subprocess.Popen[bytes], Path
     raise AssertionError("the backup never started copying")
 
 
+def _killed_backup(state: Path, backups: Path) -> Path:
+    """The working copy a backup of ``state`` into ``backups/monday`` leaves when killed mid-copy."""
+    backups.mkdir(exist_ok=True)
+    killed, left = _slow_backup(state, backups / "monday")
+    killed.send_signal(signal.SIGKILL)
+    killed.wait()
+    return left
+
+
 def _age(path: Path) -> None:
     """As if ``path`` had been left untouched for longer than a backup takes to lock its working copy."""
     old = time.time() - STALE_PARTIAL_AGE_S - 5
@@ -101,10 +110,7 @@ def test_a_fresh_working_copy_is_left_alone_whoever_holds_it(tmp_path: Path) -> 
     it is neither removed nor reported."""
     state = _state(tmp_path / "state")
     backups = tmp_path / "backups"
-    backups.mkdir()
-    killed, left = _slow_backup(state, backups / "monday")
-    killed.send_signal(signal.SIGKILL)
-    killed.wait()
+    left = _killed_backup(state, backups)
     assert _doctor(state, "--backup-dir", str(backups)) == []
     done = cli("backup", "--state-dir", str(state), str(backups / "tuesday"))
     assert done.returncode == 0, done.stderr
@@ -124,6 +130,7 @@ def test_a_directory_that_only_looks_like_a_working_copy_is_never_emptied(tmp_pa
     assert done.returncode == 0, done.stderr
     assert "removed_partials" not in json.loads(done.stdout)
     assert (lookalike / "src" / "main.py").read_text() == "print('mine')\n"
+    assert [f["paths"] for f in _doctor(state, "--backup-dir", str(backups))] == [[str(lookalike)]]
 
 
 def test_a_leftover_that_cannot_be_removed_never_fails_the_backup(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
@@ -135,10 +142,7 @@ def test_a_leftover_that_cannot_be_removed_never_fails_the_backup(tmp_path: Path
 
     state = _state(tmp_path / "state")
     backups = tmp_path / "backups"
-    backups.mkdir()
-    killed, left = _slow_backup(state, backups / "monday")
-    killed.send_signal(signal.SIGKILL)
-    killed.wait()
+    left = _killed_backup(state, backups)
     _age(left)
 
     def refuse(path: object, *a: object, **k: object) -> None:
