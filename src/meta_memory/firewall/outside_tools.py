@@ -102,8 +102,9 @@ DEFAULT_UNTRUSTED_SOURCES: dict[str, tuple[str, ...]] = {
         "Arxiv Paper Fetcher and Downloader",
     ),
     # Tools whose result is another agent's output: Claude Code's sub-agent tool and CrewAI's delegation
-    # tools. Its taint cannot be known from the name: report such a result with typed agent provenance
-    # (``{"kind": "agent", "source_id": <the sub-agent's identity>}``), which judges it by that agent's taint.
+    # tools. Its taint cannot be known from the name, so the name taints. A host that reports the result with
+    # typed agent provenance (``{"kind": "agent", "source_id": <the sub-agent's identity>}``) and lists the
+    # name in ``trusted_tools`` has it judged by that agent's taint alone (the provenance only adds taint).
     "agent delegation": (
         "Task", "Agent", "dispatch_agent", "Delegate work to coworker", "Ask question to coworker",
     ),
