@@ -175,3 +175,22 @@ def test_an_agent_provenance_naming_no_identity_is_refused(rpc: Rpc) -> None:
     err = rpc.error("meta/turn/tool_result", {"identity": uid(), "session_key": uid("sess"), "tool_name": "ask",
                                              "provenance": {"kind": "agent", "source_id": "bob\n"}})
     assert err["code"] == -32602 and "provenance.source_id" in err["message"], err
+    huge = rpc.error("meta/turn/tool_result", {"identity": uid(), "session_key": uid("sess"), "tool_name": "ask",
+                                              "provenance": {"kind": "agent", "source_id": "a" * 100_000}})
+    assert huge["code"] == -32602 and "provenance.source_id" in huge["message"] and "512 bytes" in huge["message"]
+
+
+def test_a_trusted_delegation_tool_is_judged_by_its_agents_taint(rpc_with: Callable[[str], Rpc]) -> None:
+    """``trusted_tools = ["Task"]`` lifts the name rule only: a clean known sub-agent's answer is trusted, a
+    tainted one's taints the parent, and an unknown one's is of unknown taint."""
+    rpc = rpc_with('[agent_memory.content_trust]\ntrusted_tools = ["Task"]\n')
+    clean, dirty = uid("sub"), uid("sub")
+    rpc.tool_result(clean, uid("sess"), "calculator")
+    rpc.tool_result(dirty, uid("sess"), "web_fetch")
+    agent = {"kind": "agent"}
+    assert rpc.tool_result(uid(), uid("sess"), "Task", provenance={**agent, "source_id": clean})["trusted"] is True
+    out = rpc.tool_result(uid(), uid("sess"), "Task", provenance={**agent, "source_id": dirty})
+    assert out["trusted"] is False and f"output of agent '{dirty}'" in out["source"], out
+    unknown = rpc.tool_result(uid(), uid("sess"), "Task", provenance={**agent, "source_id": uid("nobody")})
+    assert unknown["trusted"] is False and "unknown taint" in unknown["source"], unknown
+    assert rpc.tool_result(uid(), uid("sess"), "Task")["trusted"] is True  # the operator's word, no provenance
