@@ -604,9 +604,14 @@ export interface ProposalsListResult {
   proposals: ProposalListRow[];
 }
 
+/**
+ * ``{kind, source_id?, session_key?}`` (``ToolProvenance.parse`` holds the rules: ``session_key``
+ * only with ``kind: "agent"`` and its ``source_id``).
+ */
 export interface Provenance {
   kind: string;
   sourceId?: string | null;
+  sessionKey?: string | null;
 }
 
 /**

@@ -66,6 +66,7 @@ from dataclasses import dataclass, field
 from meta_memory.errors import ValueRuleBroken
 from meta_memory.firewall.outside_tools import DEFAULT_UNTRUSTED_TOOLS
 from meta_memory.identity import parse_identity
+from meta_memory.limits import MAX_SESSION_KEY_BYTES
 from meta_memory.textfold import fold, unconfuse
 
 __all__ = [
@@ -178,10 +179,13 @@ class ToolProvenance:
             ``"function"``. Only ``"mcp"`` and ``"agent"`` change classification.
         source_id: the owner's id; for ``kind == "mcp"`` it is the MCP server name, for
             ``kind == "agent"`` the identity of the agent whose output this is.
+        session_key: for ``kind == "agent"`` only, optional: the session of that agent the output came
+            from (``""``: any of its sessions).
     """
 
     kind: str
     source_id: str = ""
+    session_key: str = ""
 
     @property
     def is_mcp(self) -> bool:
@@ -196,20 +200,22 @@ class ToolProvenance:
 
     @classmethod
     def parse(cls, value: object, field: str = "provenance") -> ToolProvenance | None:
-        """Parse the wire shape ``{kind, source_id?}`` (``None`` when absent).
+        """Parse the wire shape ``{kind, source_id?, session_key?}`` (``None`` when absent).
 
         Raises :class:`ProvenanceError` naming ``field`` when the
         value is not an object, ``kind`` is not a non-empty string, ``source_id`` is
         not a string, unknown keys are present, an MCP provenance has no
         ``source_id`` (an MCP tool without a server cannot be attributed), or an agent
         provenance's ``source_id`` is not a valid identity (the name rule of
-        :func:`meta_memory.identity.parse_identity`).
+        :func:`meta_memory.identity.parse_identity`), or a ``session_key`` is given other than with an
+        agent provenance naming its ``source_id``, or is not a non-empty string of at most
+        :data:`~meta_memory.limits.MAX_SESSION_KEY_BYTES` bytes.
         """
         if value is None:
             return None
         if not isinstance(value, Mapping):
             raise ProvenanceError(f"{field} must be an object with kind and source_id", field)
-        unknown = sorted(str(k) for k in value if k not in ("kind", "source_id"))
+        unknown = sorted(str(k) for k in value if k not in ("kind", "source_id", "session_key"))
         if unknown:
             raise ProvenanceError(f"unsupported {field} fields: {', '.join(unknown)}", field)
         kind = value.get("kind")
@@ -220,7 +226,15 @@ class ToolProvenance:
             source_id = ""
         if not isinstance(source_id, str):
             raise ProvenanceError(f"{field}.source_id must be a string", f"{field}.source_id")
-        provenance = cls(kind=kind.strip(), source_id=source_id.strip())
+        session_key = value.get("session_key")
+        if session_key is not None and (not isinstance(session_key, str) or not session_key.strip()
+                                        or len(session_key.encode("utf-8", "surrogatepass")) > MAX_SESSION_KEY_BYTES):
+            raise ProvenanceError(f"{field}.session_key must be a non-empty string of at most "
+                                  f"{MAX_SESSION_KEY_BYTES} bytes", f"{field}.session_key")
+        provenance = cls(kind=kind.strip(), source_id=source_id.strip(), session_key=(session_key or "").strip())
+        if provenance.session_key and not (provenance.is_agent and provenance.source_id):
+            raise ProvenanceError(f"{field}.session_key names the session of an agent: it needs kind 'agent' "
+                                  "and its source_id", f"{field}.session_key")
         if provenance.is_mcp and not provenance.source_id:
             raise ProvenanceError(f"{field}.source_id must name the MCP server", f"{field}.source_id")
         if provenance.is_agent and provenance.source_id:

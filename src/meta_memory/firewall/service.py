@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -206,6 +207,7 @@ class Firewall:
         *,
         is_error: bool = False,
         server_tool: bool = False,
+        may_read_agent: Callable[[str, str], bool] | None = None,
     ) -> ToolResultVerdict:
         """Classify one tool result ingested in ``session`` and record it before the model sees it.
 
@@ -214,7 +216,10 @@ class Firewall:
         (``provenance = {"kind": "agent", "source_id": <its identity>}``: a sub-agent, an agent
         used as a tool) is judged by the name rules first and then also taints when that identity has
         a live taint in any realm, or when no session state knows it (its taint cannot be known), even
-        under ``trusted_tools``. When this call
+        under ``trusted_tools``. ``may_read_agent(realm, identity)``: whether the caller may read that
+        identity's session taint in a realm (``None``: always, access off); an agent whose taint the caller
+        may not read in the session's realm taints, and a taint found in a realm it may not read is not
+        described (:meth:`TaintTracker.agent_output_source`). When this call
         returns, any taint it caused is committed and visible to every later
         gate decision in the session's realm, on every gateway sharing the session state.
         """
@@ -222,7 +227,10 @@ class Firewall:
         verdict = self.classify(tool_name, provenance, server_tool=server_tool)
         if verdict.trusted and provenance is not None and provenance.is_agent:
             # another agent's output carries that agent's taint: it adds to the name rules, never replaces them
-            carried = self.tracker.agent_output_source(provenance.source_id)
+            sender = provenance.source_id
+            may_read = None if may_read_agent is None else (lambda realm: may_read_agent(realm, sender))
+            carried = self.tracker.agent_output_source(sender, session.realm, may_read,
+                                                       provenance.session_key or None)
             if carried is not None:
                 verdict = Classification.untrusted(carried)
         if verdict.unlisted:

@@ -56,6 +56,7 @@ data, identity=)`` (the one :class:`~meta_memory.events.bus.EventSink`) with ``e
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
 from meta_memory.clock import Clock
 from meta_memory.events.bus import EventSink
@@ -207,18 +208,34 @@ class TaintTracker:
         verdict = Classification(True) if source is None else Classification(False, source)
         return self.observe(session, verdict)
 
-    def agent_output_source(self, sender: str) -> str | None:
+    def agent_output_source(self, sender: str, realm: str, may_read: Callable[[str], bool] | None = None,
+                            session_key: str | None = None) -> str | None:
         """The taint source another agent's output carries: ``None`` when ``sender`` (an identity; its
         logical identity is judged) has session state and no live taint in any realm, else
         ``output of agent '<sender>' (its session tainted by <source>)``, or, for an identity no session
         state knows (its tool results were never reported), ``output of agent '<sender>' of unknown taint
-        (no session of it is known)``."""
+        (no session of it is known)``.
+
+        ``may_read(realm)``: whether the caller may read ``sender``'s session taint in ``realm`` (its
+        ``agent.session.manage`` there, under ``[access]``; ``None``: every realm, access off). The output
+        of an agent whose taint the caller may not read in the reporting session's realm is untrusted
+        whatever that agent's state (``output of agent '<sender>' whose taint this caller may not read``),
+        so the verdict tells such a caller nothing of it; the source a taint names is given only when the
+        caller may read the realm it was found in (``... tainted in a realm this caller may not read``
+        otherwise). ``realm``: the reporting session's realm. ``session_key``: the agent's session the
+        output came from (``None``: any of its sessions); a session reset while tainted keeps carrying
+        that taint (:meth:`SessionStateStore.agent_taint`), a session no state knows is of unknown taint."""
         peer = _key(sender)
-        known, taint = self.state.agent_taint(peer)
+        if may_read is not None and not may_read(realm):
+            return f"output of agent '{peer}' whose taint this caller may not read"
+        known, taint, found_in = self.state.agent_taint(peer, session_key)
         if taint is not None:
-            return f"output of agent '{peer}' (its session tainted by {taint.source})"
+            if may_read is None or (found_in is not None and may_read(found_in)):
+                return f"output of agent '{peer}' (its session tainted by {taint.source})"
+            return f"output of agent '{peer}' (its session tainted in a realm this caller may not read)"
         if not known:
-            return f"output of agent '{peer}' of unknown taint (no session of it is known)"
+            what = "no session of it is known" if session_key is None else "that session of it is not known"
+            return f"output of agent '{peer}' of unknown taint ({what})"
         return None
 
     # ------------------------------------------------------------------ queries

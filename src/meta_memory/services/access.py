@@ -95,6 +95,13 @@ class AccessService:
         route that is not a method, such as ``GET /metrics`` (``operator.status``)."""
         return not self.policy.enabled or self.policy.check(principal or ANONYMOUS, action, Resource.unscoped())
 
+    def holds_on_identity(self, principal: Principal | None, action: str, realm: str, identity: str) -> bool:
+        """Whether ``principal`` holds ``action`` on ``<realm>/<identity>`` (always, without ``[access]``):
+        a check on an identity the params do not name as the call's own (typed agent provenance's
+        ``source_id``, whose session taint needs ``agent.session.manage``)."""
+        return not self.policy.enabled or self.policy.check(principal or ANONYMOUS, action,
+                                                            self.resources.identity(realm, identity))
+
     def event_visible(self, principal: Principal | None, event: EventEnvelope) -> bool:
         """A timeline event about an identity needs read + view on it; a system event needs
         an unscoped ``agent.memory.read``."""

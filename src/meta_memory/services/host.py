@@ -153,11 +153,15 @@ class HostService:
 
     # -- turns ----------------------------------------------------------------------------------
     def tool_result(self, session: SessionRef, tool_name: str, provenance: Any,
-                    is_error: bool, server_tool: bool) -> dict[str, Any]:
+                    is_error: bool, server_tool: bool,
+                    may_read_agent: Callable[[str, str], bool] | None = None) -> dict[str, Any]:
         """Classify one tool result (``{trusted, source?, session_tainted}``); taint sticks to
-        ``session`` (its realm, identity and key), committed before the answer."""
+        ``session`` (its realm, identity and key), committed before the answer. ``may_read_agent(realm,
+        identity)``: whether the caller may read another agent's session taint there (under ``[access]``;
+        ``None`` without it), for typed agent provenance (``Firewall.tool_result``)."""
         prov = ToolProvenance.parse(provenance) if provenance is not None else None
-        verdict = self.firewall.tool_result(session, tool_name, prov, is_error=is_error, server_tool=server_tool)
+        verdict = self.firewall.tool_result(session, tool_name, prov, is_error=is_error, server_tool=server_tool,
+                                            may_read_agent=may_read_agent)
         return verdict.to_dict()
 
     def inject(self, session: SessionRef, query_text: str, surface: str, mobs: Sequence[str] = (),

@@ -591,27 +591,44 @@ class SessionStateStore:
         return self._db.read(lambda sql: self._identity_taint(sql, realm, ident)) or (
             self._held.for_write(realm, ident, None) if self._held else None)
 
-    def agent_taint(self, ident: str) -> tuple[bool, TaintState | None]:
-        """What another agent's output carries: whether ``ident`` has session state in any realm, and a
-        live taint of it anywhere (its pending taint, any of its sessions' taint, its overflow taint, or one
-        held unwritten; in any realm: a sub-agent may run in another realm than the agent it answers)."""
-        def fn(sql: Sql) -> tuple[bool, TaintState | None]:
+    def agent_taint(self, ident: str, session: str | None = None) -> tuple[bool, TaintState | None, str | None]:
+        """What another agent's output carries: whether ``ident`` has session state in any realm, a taint
+        of it anywhere, and the realm that taint was found in (``None`` for a held one, whose realm is not
+        kept). In any realm: a sub-agent may run in another realm than the agent it answers.
+
+        The taint counted: the identity's pending taint, its overflow taint, a taint held unwritten, and of
+        ``session`` (any of its sessions when ``None``) the live taint **or the taint a reset closed it with**
+        (its reset mark): an output reported after the agent's reset may have been written before it, so a
+        reset never launders what the agent said while tainted (``docs/security.md``)."""
+        def fn(sql: Sql) -> tuple[bool, TaintState | None, str | None]:
             rows = sql.rows("SELECT realm, pending_at_ms, pending_source FROM {t}session_identities "
                             "WHERE identity = ?", (ident,))
+            known = bool(rows)
+            keyed = "" if session is None else "AND session_key = ? "
+            args: tuple[Any, ...] = (ident,) if session is None else (ident, session)
+            if session is not None:  # that session is known: the identity's current one somewhere, or a row of it
+                known = known and bool(sql.rows(
+                    "SELECT 1 FROM {t}session_identities WHERE identity = ? AND current_session = ? UNION ALL "
+                    "SELECT 1 FROM {t}session_states WHERE identity = ? AND session_key = ? LIMIT 1", args + args))
             for realm, at_ms, source in rows:
                 taint = _taint(at_ms, source)
                 if taint is None:
-                    found = sql.rows("SELECT tainted_at_ms, taint_source FROM {t}session_states WHERE realm = ? "
-                                     "AND identity = ? AND tainted_at_ms IS NOT NULL LIMIT 1", (realm, ident))
-                    taint = (_taint(found[0][0], found[0][1]) if found else None) or self._overflow_taint(
+                    found = sql.rows("SELECT tainted_at_ms, taint_source, prior_at_ms, prior_source "
+                                     "FROM {t}session_states WHERE realm = ? AND identity = ? " + keyed +
+                                     "AND (tainted_at_ms IS NOT NULL OR prior_at_ms IS NOT NULL) LIMIT 1",
+                                     (realm, *args))
+                    taint = (next((t for t in (_taint(found[0][0], found[0][1]), _taint(found[0][2], found[0][3]))
+                                   if t is not None), None) if found else None) or self._overflow_taint(
                         sql, realm, ident)
                 if taint is not None:
-                    return True, taint
-            return bool(rows), None
+                    return True, taint, str(realm)
+            return known, None, None
 
-        known, taint = self._db.read(fn)
+        known, taint, realm = self._db.read(fn)
+        if taint is not None:
+            return True, taint, realm
         held = self._held.for_identity_anywhere(ident) if self._held else None
-        return known or held is not None, taint or held
+        return known or held is not None, held, None
 
     def session_taint(self, realm: str, ident: str, session: str) -> TaintState | None:
         """The live taint of ``ident``'s ``session`` (``None`` when clean or reset; a held one and the

@@ -78,8 +78,12 @@ class SessionCompactedParams(KeyedSessionParams):
 
 
 class Provenance(Params):
+    """``{kind, source_id?, session_key?}`` (``ToolProvenance.parse`` holds the rules: ``session_key``
+    only with ``kind: "agent"`` and its ``source_id``)."""
+
     kind: str
     source_id: str | None = None
+    session_key: str | None = None
 
 
 class ToolResultParams(KeyedSessionParams):
@@ -258,7 +262,11 @@ def register(table: MethodTable) -> None:
     def tool_result(runtime: "Runtime", ctx: CallContext, p: ToolResultParams) -> dict[str, Any]:
         """Classify a tool result before the model sees it: ``{trusted, source?, session_tainted}``."""
         prov = p.provenance.model_dump() if p.provenance is not None else None
-        return host(runtime).tool_result(session(runtime, p), p.tool_name, prov, p.is_error, p.server_tool)
+        access = runtime.access
+        may_read_agent = None if not access.enabled else (
+            lambda realm, ident: access.holds_on_identity(ctx.principal, "agent.session.manage", realm, ident))
+        return host(runtime).tool_result(session(runtime, p), p.tool_name, prov, p.is_error, p.server_tool,
+                                         may_read_agent)
 
     @table.method("meta/turn/inject", InjectParams, requires=_inject_requires,
                   mutating=True, available=on,
