@@ -230,11 +230,6 @@ class Firewall:
         taint = self.tracker.observe(session, verdict)
         return ToolResultVerdict(verdict.trusted, verdict.source, taint is not None, taint)
 
-    def peer_content(self, session: SessionRef, sender: str, *, declared_tainted: bool = False) -> TaintState | None:
-        """A peer message from ``sender`` reached ``session``'s identity; taints it when the sender is
-        tainted in that realm (see :meth:`TaintTracker.observe_peer_content`). Returns the receiver's taint."""
-        return self.tracker.observe_peer_content(session, sender, declared_tainted=declared_tainted)
-
     def note_session(self, session: SessionRef, *, tool_results: str = "reported") -> TaintState | None:
         """``meta/session/note``: the identity now speaks from ``session`` (key required); returns its taint afterwards.
 
