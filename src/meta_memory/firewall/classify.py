@@ -66,6 +66,7 @@ from dataclasses import dataclass, field
 from meta_memory.errors import ValueRuleBroken
 from meta_memory.firewall.outside_tools import DEFAULT_UNTRUSTED_TOOLS
 from meta_memory.identity import parse_identity
+from meta_memory.limits import MAX_SESSION_KEY_BYTES
 from meta_memory.textfold import fold, unconfuse
 
 __all__ = [
@@ -200,7 +201,7 @@ class ToolProvenance:
 
         Raises :class:`ProvenanceError` naming ``field`` when the
         value is not an object, ``kind`` is not a non-empty string, ``source_id`` is
-        not a string, unknown keys are present, an MCP provenance has no
+        not a string, ``kind`` or ``source_id`` is over 512 bytes, unknown keys are present, an MCP provenance has no
         ``source_id`` (an MCP tool without a server cannot be attributed), or an agent
         provenance's ``source_id`` is not a valid identity (the name rule of
         :func:`meta_memory.identity.parse_identity`).
@@ -220,6 +221,10 @@ class ToolProvenance:
             source_id = ""
         if not isinstance(source_id, str):
             raise ProvenanceError(f"{field}.source_id must be a string", f"{field}.source_id")
+        for name, text in (("kind", kind), ("source_id", source_id)):
+            if len(text.encode("utf-8", "surrogatepass")) > MAX_SESSION_KEY_BYTES:
+                raise ProvenanceError(f"{field}.{name} must be at most {MAX_SESSION_KEY_BYTES} bytes",
+                                      f"{field}.{name}")
         provenance = cls(kind=kind.strip(), source_id=source_id.strip())
         if provenance.is_mcp and not provenance.source_id:
             raise ProvenanceError(f"{field}.source_id must name the MCP server", f"{field}.source_id")
