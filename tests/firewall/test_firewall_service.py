@@ -77,14 +77,3 @@ def test_quarantined_posture_through_the_facade() -> None:
     author = {"author": "agent", "identity": "a:1"}
     assert fw.gate.quarantine_reason(author, realm="default") == "llm_writes=quarantined policy"
     assert fw.gate.quarantine_reason({"author": "application"}, realm="default") is None
-
-
-def test_peer_content_through_the_facade() -> None:
-    fw, _ = make()
-    fw.tool_result(SessionRef("default", "scout:1", "s9"), "web_search")
-    assert fw.peer_content(S1, "scout:1") is not None
-    reason = fw.gate.quarantine_reason({"author": "agent", "identity": "lead:main"}, realm="default")
-    assert reason == (
-        "session tainted by peer message from tainted sender 'scout:1' (sender session tainted by web tool "
-        "'web_search')"
-    )

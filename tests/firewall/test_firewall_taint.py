@@ -254,19 +254,3 @@ def test_a_failing_event_sink_never_breaks_tracking(clock: ManualClock) -> None:
     tracker = TaintTracker(clock, Down())
     assert tracker.observe(SessionRef("default", "a:1", "s1"), WEB) is not None
     assert tracker.identity_taint("a:1", realm="default") is not None
-
-
-def test_peer_messages_carry_the_senders_taint(tracker: TaintTracker) -> None:
-    tracker.observe(SessionRef("default", "scout:1", "s-scout"), WEB)
-    state = tracker.observe_peer_content(SessionRef("default", "lead:main", "s-lead"), "scout:1")
-    assert state is not None
-    assert state.source == "peer message from tainted sender 'scout:1' (sender session tainted by web tool 'web_search')"
-    lead = SessionRef("default", "lead:main", "s-lead")
-    assert tracker.observe_peer_content(lead, "clean:1") == state  # sticky, first wins
-    assert tracker.observe_peer_content(SessionRef("default", "other:1", "s-other"), "clean:1") is None
-    third = SessionRef("default", "third:1", "s-third")
-    declared = tracker.observe_peer_content(third, "remote:9", declared_tainted=True)
-    assert declared is not None and declared.source == "peer content declared tainted by sender 'remote:9'"
-    # a sender that rotated to a clean session no longer taints receivers
-    tracker.note_session(SessionRef("default", "scout:1", "s-scout-2"))
-    assert tracker.observe_peer_content(SessionRef("default", "fourth:1", "s-fourth"), "scout:1") is None

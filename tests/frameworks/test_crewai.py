@@ -130,3 +130,18 @@ def test_the_hook_reports_only_for_its_own_crew_and_goes_with_close(handle: Meta
         before = len(get_after_tool_call_hooks())
         bystander.close()
         assert len(get_after_tool_call_hooks()) == before - 1
+
+
+def test_a_refused_report_withholds_the_result_and_taints_the_session(handle: MetaHandle) -> None:
+    """A tool named with 600 bytes cannot be classified: its result is withheld from the model, and the
+    session is tainted should it reach the model some other way."""
+    from types import SimpleNamespace
+
+    memory = CrewMemory(handle.agent(ME).session("s-refused"))
+    try:
+        context = SimpleNamespace(agent=SimpleNamespace(memory=memory), crew=None, tool_name="lookup_" + "x" * 600)
+        shown = memory._after_tool_call(context)
+        assert shown is not None and "could not classify this tool result" in shown and "tool_name" in shown
+        assert handle.agent(ME).session("s-refused").note().tainted is True
+    finally:
+        memory.close()

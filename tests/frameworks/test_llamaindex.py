@@ -164,3 +164,18 @@ def test_a_tool_specs_function_is_classified_by_its_spec(handle: MetaHandle) -> 
     [plain_tool] = reported_tools([FunctionTool.from_defaults(search)], plain)
     asyncio.run(plain_tool.acall(query="harbour"))
     assert plain.tool_result("calculator").session_tainted is False
+
+
+def test_a_refused_report_raises_and_taints_the_session(handle: MetaHandle) -> None:
+    """A tool named with 600 bytes cannot be classified: the tool raises instead of returning its output,
+    and the session is tainted should the agent show the output anyway."""
+    from llama_index.core.tools import FunctionTool
+
+    from meta_memory.errors import InvalidParams
+    from meta_memory.integrations.llamaindex import reported_tools
+
+    session = handle.agent(ME).session("s-refused")
+    [tool] = reported_tools([FunctionTool.from_defaults(example.web_fetch, name="lookup_" + "x" * 600)], session)
+    with pytest.raises(InvalidParams, match="tool_name"):
+        asyncio.run(tool.acall(url="u"))
+    assert session.note().tainted is True

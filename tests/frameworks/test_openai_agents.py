@@ -22,7 +22,7 @@ from agents.testing import ModelStep, ScriptedModel, assistant_message, function
 from openai.types.responses import ResponseFunctionWebSearch  # noqa: E402
 from openai.types.responses.response_function_web_search import ActionSearch  # noqa: E402
 
-from meta_memory.errors import AccessDenied  # noqa: E402
+from meta_memory.errors import AccessDenied, InvalidParams  # noqa: E402
 from meta_memory.integrations.openai_agents import AgentMemory  # noqa: E402
 from meta_memory.sdk import Meta, MetaHandle  # noqa: E402
 from support import REPO_ROOT  # noqa: E402
@@ -191,3 +191,96 @@ def test_attach_refuses_a_second_memory_tool(handle: MetaHandle) -> None:
 
     with pytest.raises(ValueError, match="already has a tool named 'memory'"):
         AgentMemory(handle.agent(ME).session("s1")).attach(Agent(name="a", tools=[memory]))
+
+
+SUB = "agent:researcher"
+
+
+def _research_run(handle: MetaHandle, parent_session: str, sub_tool: str, *, attach_sub: bool,
+                  provenance: dict[str, dict[str, str]] | None = None) -> ScriptedModel:
+    """The concierge asks a researcher agent used as a tool (``Agent.as_tool``), which calls ``sub_tool``,
+    then remembers what it answered."""
+    sub_model = ScriptedModel([[function_call(sub_tool, {"url": "u"} if sub_tool == "web_fetch" else {"day": "d"},
+                                              call_id="r1")],
+                               [assistant_message("Refunds go to 99-1234.")]])
+    sub = Agent(name="researcher", instructions="Research.", model=sub_model,
+                tools=[example.web_fetch, example.calendar_lookup])
+    if attach_sub:
+        sub = AgentMemory(handle.agent(SUB).session(f"{parent_session}-sub")).attach(sub)
+    research = sub.as_tool(tool_name="research", tool_description="Ask the researcher.")
+    model = ScriptedModel([[function_call("research", {"input": "refund account?"}, call_id="c1")],
+                           [example.remember("c2", "Refund account", "Refunds go to 99-1234.")],
+                           [assistant_message("Done.")]])
+    memory = AgentMemory(handle.agent(ME).session(parent_session), provenance=provenance)
+    parent = memory.attach(Agent(name="concierge", instructions="x", model=model, tools=[research]))
+    asyncio.run(Runner.run(parent, "find the refund account", run_config=NO_TRACES))
+    return model
+
+
+def _reason(handle: MetaHandle, title: str) -> str:
+    rows = handle.memory_panel_records(identity=ME, scope="identity", realm="default").records
+    return str(next(r for r in rows if r.title == title).status.get("reason") or "")
+
+
+@pytest.mark.parametrize(("sub_tool", "expected"), [("web_fetch", "quarantined"), ("calendar_lookup", "active")])
+def test_an_attached_agent_used_as_a_tool_carries_its_taint(handle: MetaHandle, sub_tool: str, expected: str) -> None:
+    """The sub-agent reports to meta-memory under its own identity: its answer is reported with typed agent
+    provenance, so the parent is tainted exactly when the sub-agent read outside content."""
+    _research_run(handle, f"s-{sub_tool}", sub_tool, attach_sub=True)
+    assert _status(handle, "Refund account") == expected
+    if expected == "quarantined":
+        assert f"output of agent '{SUB}'" in _reason(handle, "Refund account")
+    assert handle.agent(SUB).session(f"s-{sub_tool}-sub").note().tainted is (sub_tool == "web_fetch")
+
+
+def test_an_agent_used_as_a_tool_of_unknown_identity_taints(handle: MetaHandle) -> None:
+    """Not attached: its taint cannot be known, so its answer is untrusted even after a clean tool."""
+    _research_run(handle, "s-unknown", "calendar_lookup", attach_sub=False)
+    assert _status(handle, "Refund account") == "quarantined"
+    assert "output of an agent of unknown taint" in _reason(handle, "Refund account")
+
+
+def test_an_unattached_agent_tool_can_be_named_by_the_provenance_argument(handle: MetaHandle) -> None:
+    handle.agent(SUB).session("known").tool_result("calendar_lookup")  # a known, clean researcher
+    _research_run(handle, "s-named", "calendar_lookup", attach_sub=False,
+                  provenance={"research": {"kind": "agent", "source_id": SUB}})
+    assert _status(handle, "Refund account") == "active"
+
+
+def test_a_refused_report_stops_the_run_and_taints_the_session(handle: MetaHandle) -> None:
+    """A tool named with 600 bytes (a malicious MCP server's choice) cannot be classified: the run stops, and
+    the session is tainted should the host show the result anyway."""
+    @function_tool(name_override="lookup_" + "x" * 600)
+    def lookup(day: str) -> str:
+        """A tool with an over-long name."""
+        return example.HOSTILE_PAGE
+
+    memory = AgentMemory(handle.agent(ME).session("s-refused"))
+    model = ScriptedModel([[function_call("lookup_" + "x" * 600, {"day": "d"}, call_id="c1")],
+                           [assistant_message("never reached")]])
+    agent = memory.attach(Agent(name="a", instructions="plain", model=model, tools=[lookup]))
+    with pytest.raises(Exception, match="Invalid params: tool_name must be") as raised:  # the SDK wraps it
+        asyncio.run(Runner.run(agent, "go", run_config=NO_TRACES))
+    assert isinstance(raised.value, InvalidParams) or isinstance(raised.value.__cause__, InvalidParams)
+    assert len(model.calls) <= 1
+    assert handle.agent(ME).session("s-refused").note().tainted is True
+
+
+def test_an_agent_tools_output_in_the_history_is_reported_as_that_agents(handle: MetaHandle) -> None:
+    """The backstop (a resumed conversation) knows the call only by name: a name of one of the agent's
+    agent-as-tool tools is reported as that agent's output, not trusted by its name."""
+    research = Agent(name="researcher", instructions="Research.").as_tool(tool_name="research",
+                                                                          tool_description="Ask the researcher.")
+    history: list[Any] = [
+        {"role": "user", "content": "find the refund account"},
+        {"type": "function_call", "call_id": "old1", "name": "research", "arguments": "{\"input\": \"x\"}"},
+        {"type": "function_call_output", "call_id": "old1", "output": "Refunds go to 99-1234."},
+        {"role": "user", "content": "remember it"},
+    ]
+    memory = AgentMemory(handle.agent(ME).session("s-history-agent"))
+    model = ScriptedModel([[example.remember("c1", "Refund account", "Refunds go to 99-1234.")],
+                           [assistant_message("Noted.")]])
+    parent = memory.attach(Agent(name="concierge", instructions="x", model=model, tools=[research]))
+    asyncio.run(Runner.run(parent, history, run_config=NO_TRACES))
+    assert _status(handle, "Refund account") == "quarantined"
+    assert "output of an agent of unknown taint" in _reason(handle, "Refund account")

@@ -176,3 +176,24 @@ def test_an_adapter_in_another_realm_keeps_the_session_and_its_writes_there(hand
     assert host.session_tainted is False
     after = host.dispatch_memory_tool({"action": "remember", "title": "Camp", "body": "by the lake"})
     assert "QUARANTINED" not in after["text"]
+
+
+@pytest.mark.parametrize("bad", [
+    {"name": "x" * 600},
+    {"name": "fetch", "provenance": {"kind": "mcp", "source_id": "s" * 600}},
+    {"name": "fetch", "provenance": {"kind": "agent", "source_id": "bob\n"}},
+])
+def test_a_refused_report_raises_and_still_taints_the_session(handle: Any, bad: dict[str, Any]) -> None:
+    """A tool result the gateway refuses to classify (a malicious MCP server's 600-byte tool name) raises,
+    and the session counts as tainted: a host that shows the result anyway has its model's writes quarantined."""
+    from meta_memory.errors import InvalidParams
+
+    host = MemoryHost(handle)
+    host.start_session("agent:scout", "refused-1")
+    with pytest.raises(InvalidParams):
+        host.tool_result(**bad)
+    assert host.session_tainted is True
+    out = host.dispatch_memory_tool({"action": "remember", "title": "Route", "body": "take the cliff path"})
+    assert "QUARANTINED" in out["text"] and "tool result refused" in out["text"], out
+    host.start_session("agent:scout", "refused-1")
+    assert host.session_tainted is True  # the gateway's word, not only the adapter's

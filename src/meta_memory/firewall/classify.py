@@ -204,7 +204,7 @@ class ToolProvenance:
 
         Raises :class:`ProvenanceError` naming ``field`` when the
         value is not an object, ``kind`` is not a non-empty string, ``source_id`` is
-        not a string, unknown keys are present, an MCP provenance has no
+        not a string, ``kind`` or ``source_id`` is over 512 bytes, unknown keys are present, an MCP provenance has no
         ``source_id`` (an MCP tool without a server cannot be attributed), or an agent
         provenance's ``source_id`` is not a valid identity (the name rule of
         :func:`meta_memory.identity.parse_identity`), or a ``session_key`` is given other than with an
@@ -226,6 +226,10 @@ class ToolProvenance:
             source_id = ""
         if not isinstance(source_id, str):
             raise ProvenanceError(f"{field}.source_id must be a string", f"{field}.source_id")
+        for name, text in (("kind", kind), ("source_id", source_id)):
+            if len(text.encode("utf-8", "surrogatepass")) > MAX_SESSION_KEY_BYTES:
+                raise ProvenanceError(f"{field}.{name} must be at most {MAX_SESSION_KEY_BYTES} bytes",
+                                      f"{field}.{name}")
         session_key = value.get("session_key")
         if session_key is not None and (not isinstance(session_key, str) or not session_key.strip()
                                         or len(session_key.encode("utf-8", "surrogatepass")) > MAX_SESSION_KEY_BYTES):

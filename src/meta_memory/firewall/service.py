@@ -30,9 +30,11 @@ from meta_memory.firewall.taint import TaintState, TaintTracker
 from meta_memory.session_ref import SessionRef
 from meta_memory.session_state import SessionStateStore
 from meta_memory.session_state.store import UNREPORTED_SOURCE
+from meta_memory.textfold import is_invisible
 
 __all__ = [
     "TOOL_RESULTS_REPORTING", "UNREPORTED_TOOL_RESULTS_SOURCE", "Firewall", "ToolResultVerdict", "UnlistedTools",
+    "refused_source",
 ]
 
 #: Values of ``meta/session/note``'s ``tool_results``: does the host report this session's tool results?
@@ -238,10 +240,11 @@ class Firewall:
         taint = self.tracker.observe(session, verdict)
         return ToolResultVerdict(verdict.trusted, verdict.source, taint is not None, taint)
 
-    def peer_content(self, session: SessionRef, sender: str, *, declared_tainted: bool = False) -> TaintState | None:
-        """A peer message from ``sender`` reached ``session``'s identity; taints it when the sender is
-        tainted in that realm (see :meth:`TaintTracker.observe_peer_content`). Returns the receiver's taint."""
-        return self.tracker.observe_peer_content(session, sender, declared_tainted=declared_tainted)
+    def refused_tool_result(self, session: SessionRef, field: str | None, rule: str) -> TaintState | None:
+        """A report of a tool result in ``session`` was refused (its ``field`` broke ``rule``): the host may
+        show the content to its model all the same, so the session is tainted (fail closed), source
+        :func:`refused_source`. Returns the session's taint afterwards."""
+        return self.tracker.observe(session, Classification.untrusted(refused_source(field, rule)))
 
     def note_session(self, session: SessionRef, *, tool_results: str = "reported") -> TaintState | None:
         """``meta/session/note``: the identity now speaks from ``session`` (key required); returns its taint afterwards.
@@ -274,6 +277,21 @@ class Firewall:
     def compacted(self, session: SessionRef) -> TaintState | None:
         """``meta/session/compacted``: taint is kept; returns it (key required)."""
         return self.tracker.compacted(session)
+
+
+#: The longest refusal rule a taint source quotes (characters; a longer one is cut and marked with ``…``).
+MAX_REFUSAL_RULE_CHARS = 160
+
+
+def refused_source(field: str | None, rule: str) -> str:
+    """The taint source of a refused tool-result report: ``tool result refused: <rule>`` (``<field>: <rule>``
+    when the rule does not start with its field). The rule may quote what the caller sent (an unknown
+    member's name): control and invisible characters are shown as ``\\uXXXX`` escapes and it is cut to
+    :data:`MAX_REFUSAL_RULE_CHARS` characters."""
+    said = rule if field is None or rule.startswith(field) else f"{field}: {rule}"
+    cut = said[:MAX_REFUSAL_RULE_CHARS] + ("…" if len(said) > MAX_REFUSAL_RULE_CHARS else "")
+    shown = "".join(ch if ch.isprintable() and not is_invisible(ch) else f"\\u{ord(ch):04x}" for ch in cut)
+    return f"tool result refused: {shown}"
 
 
 def content_trust_warning(policy: ContentTrustPolicy, unlisted: list[str] | None = None, other: int = 0) -> str | None:

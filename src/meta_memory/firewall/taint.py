@@ -181,33 +181,6 @@ class TaintTracker:
         self._emit(session, events)
         return taint
 
-    def observe_peer_content(
-        self,
-        session: SessionRef,
-        sender: str,
-        *,
-        declared_tainted: bool = False,
-    ) -> TaintState | None:
-        """Record a peer message from ``sender`` ingested by the identity of ``session``.
-
-        The receiver is tainted when the sender declared its content tainted, or
-        when the sender's own effective taint (pending or current session, same
-        realm) is set at delivery time; a message from oneself never taints.
-        Sources read ``peer content declared tainted by sender '<sender>'`` or
-        ``peer message from tainted sender '<sender>' (sender session tainted by
-        <source>)``. Returns the receiver's effective taint afterwards.
-        """
-        peer = _key(sender)
-        source: str | None = None
-        if declared_tainted:
-            source = f"peer content declared tainted by sender '{peer}'"
-        elif peer != session.identity:
-            sender_taint = self.state.identity_taint(session.realm, peer)
-            if sender_taint is not None:
-                source = f"peer message from tainted sender '{peer}' (sender session tainted by {sender_taint.source})"
-        verdict = Classification(True) if source is None else Classification(False, source)
-        return self.observe(session, verdict)
-
     def agent_output_source(self, sender: str, realm: str, may_read: Callable[[str], bool] | None = None,
                             session_key: str | None = None) -> str | None:
         """The taint source another agent's output carries: ``None`` when ``sender`` (an identity; its

@@ -100,10 +100,19 @@ class MemoryHost:
         server's name attributes an unqualified MCP tool to its server); ``server_tool`` marks
         provider-native server-tool content (always untrusted). Tool errors count like results.
         Returns whether this result is trusted; an untrusted one taints the session for every
-        later memory write from it."""
+        later memory write from it.
+
+        Raises what the handle raises (``InvalidParams`` for a name over 512 bytes or a malformed
+        ``provenance``, ``AccessDenied``, ``GatewayUnreachable``): do not hand the result to the model
+        then. A refused report still taints the session on the gateway (docs/security.md), and
+        :attr:`session_tainted` turns ``True`` on any failure (its taint is no longer known)."""
         identity, session_key = self._session()
-        verdict = self.handle.turn_tool_result(identity, session_key, name, provenance=provenance,
-                                               is_error=is_error, server_tool=server_tool, realm=self.realm)
+        try:
+            verdict = self.handle.turn_tool_result(identity, session_key, name, provenance=provenance,
+                                                   is_error=is_error, server_tool=server_tool, realm=self.realm)
+        except BaseException:
+            self.session_tainted = True  # fail closed: the result was not classified
+            raise
         self.session_tainted = bool(verdict.session_tainted)
         return bool(verdict.trusted)
 

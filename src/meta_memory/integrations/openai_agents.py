@@ -12,7 +12,11 @@ realm=...).session(key)``, sync or async, embedded or remote) and gives an ``age
 
   - ``on_tool_end`` reports each local tool (function, MCP, shell, computer, agent-as-tool, ...) as it
     finishes, before the next model call; an MCP tool is attributed to its server
-    (``provenance = {"kind": "mcp", "source_id": <server>}``, so ``trusted_mcp_servers`` applies);
+    (``provenance = {"kind": "mcp", "source_id": <server>}``, so ``trusted_mcp_servers`` applies), and an
+    agent used as a tool (``Agent.as_tool``) is reported as that agent's output
+    (``{"kind": "agent", "source_id": <its identity>}`` when the agent is attached to an ``AgentMemory``
+    of its own, so its session's taint carries to this one; ``{"kind": "agent"}``, untrusted, when it is
+    not: its taint cannot be known);
   - ``on_llm_end`` reports hosted tools (web search, file search, code interpreter, hosted MCP, image
     generation) whose results come inside the model's response, as provider-native server-tool
     content (always untrusted), before any tool of that response runs;
@@ -34,8 +38,9 @@ realm=...).session(key)``, sync or async, embedded or remote) and gives an ``age
     agent = memory.attach(Agent(name="concierge", instructions="You are a concierge.", tools=[web_fetch]))
     result = await Runner.run(agent, "Summarise https://example.com")
 
-Multi-agent runs: attach each agent to the ``AgentMemory`` of its own identity; after a handoff the
-receiving agent's backstop reports the tool outputs of the history it is given, under its own session.
+Multi-agent runs: attach each agent to the ``AgentMemory`` of its own identity (an agent used as a tool
+too: attach it, then call ``as_tool`` on the attached copy); after a handoff the receiving agent's backstop
+reports the tool outputs of the history it is given, under its own session.
 """
 
 from __future__ import annotations
@@ -57,7 +62,7 @@ from ..sdk.agent import AsyncSession, Session
 from ..tool.schema import RECORDER_PROTOCOL_INSTRUCTIONS, memory_tool_definition
 from ._session import SessionCalls, last_user_text
 
-__all__ = ["AgentMemory", "MemoryHooks", "HOSTED_CALL_TYPES"]
+__all__ = ["AgentMemory", "MemoryHooks", "HOSTED_CALL_TYPES", "tool_provenance"]
 
 #: Response items of hosted (provider-run) tools whose results arrive inside the model's response.
 HOSTED_CALL_TYPES = frozenset({"web_search_call", "file_search_call", "code_interpreter_call", "mcp_call",
@@ -90,13 +95,51 @@ def _mcp_server(tool: object) -> str | None:
     return server if isinstance(server, str) and server else None
 
 
+def _agent_tool_identity(tool: object) -> tuple[bool, str | None]:
+    """``(is an agent used as a tool, the identity that agent reports for)``: an ``Agent.as_tool`` tool is
+    recognised by its origin (``agent_as_tool``); the identity is known when the agent's hooks are a
+    :class:`MemoryHooks` (the agent was attached with :meth:`AgentMemory.attach`, or given
+    :meth:`AgentMemory.hooks`), else ``None``."""
+    if not isinstance(tool, FunctionTool):
+        return False, None
+    origin: Any = None
+    try:
+        from agents.tool import get_function_tool_origin
+    except ImportError:  # pragma: no cover - older SDKs
+        pass
+    else:
+        origin = get_function_tool_origin(tool)
+    by_origin = getattr(getattr(origin, "type", None), "value", None) == "agent_as_tool"
+    if not (by_origin or getattr(tool, "_is_agent_tool", False) is True):
+        return False, None
+    hooks = getattr(getattr(tool, "_agent_instance", None), "hooks", None)
+    return True, hooks.memory.calls.identity if isinstance(hooks, MemoryHooks) else None
+
+
+def tool_provenance(tool: object) -> dict[str, str] | None:
+    """The typed provenance a tool's results are reported with: ``{"kind": "mcp", "source_id": <server>}``
+    for a tool the SDK attributes to an MCP server; for an agent used as a tool (``Agent.as_tool``),
+    ``{"kind": "agent", "source_id": <its identity>}`` when that agent reports to meta-memory (its output
+    then carries its session's taint), else ``{"kind": "agent"}`` (an agent of unknown taint: untrusted,
+    whatever its name); ``None`` for any other tool (judged by its name)."""
+    server = _mcp_server(tool)
+    if server:
+        return {"kind": "mcp", "source_id": server}
+    is_agent, identity = _agent_tool_identity(tool)
+    if not is_agent:
+        return None
+    return {"kind": "agent", "source_id": identity} if identity else {"kind": "agent"}
+
+
 class AgentMemory:
     """meta-memory for agents of one identity's session (see the module doc).
 
     Args:
         session: ``meta.agent(identity, realm=...).session(key)`` (sync or async handle).
         provenance: tool name -> ``{"kind": "mcp", "source_id": <server>}`` for tools whose origin the
-            SDK does not record (MCP tools the SDK does attribute need nothing here).
+            SDK does not record (MCP tools the SDK does attribute need nothing here), or ``{"kind":
+            "agent", "source_id": <identity>}`` for an agent used as a tool that is not attached to an
+            ``AgentMemory`` of its own (one that is needs nothing here).
         protocol: append the recorder protocol (how to use the ``memory`` tool) to the instructions.
     """
 
@@ -136,6 +179,14 @@ class AgentMemory:
         prov = dict(provenance) if provenance is not None else self.provenance.get(name)
         await self.calls.tool_result(name or "unknown_tool", provenance=prov, server_tool=server_tool)
         self._mark(call_id)
+
+    def _provenance_of(self, name: str, tool: object) -> Mapping[str, str] | None:
+        """``tool``'s provenance (:func:`tool_provenance`); the ``provenance`` argument's entry for ``name``
+        when the SDK attributes nothing, or names an agent used as a tool but not its identity."""
+        found = tool_provenance(tool)
+        if found is None or (found["kind"] == "agent" and "source_id" not in found):
+            return self.provenance.get(name, found)
+        return found
 
     # -- the memory tool ------------------------------------------------------------------------
     def tool(self) -> FunctionTool:
@@ -219,9 +270,8 @@ class AgentMemory:
         if name == self.tool_name:
             self._mark(call_id)
             return
-        server = _mcp_server(tool)
         await self.report(name, call_id=call_id if isinstance(call_id, str) else None,
-                          provenance={"kind": "mcp", "source_id": server} if server else None)
+                          provenance=self._provenance_of(name, tool))
 
     async def response_received(self, response: Any) -> None:
         """The model answered (``on_llm_end``): report the hosted tools whose results it carries."""
@@ -241,9 +291,12 @@ class AgentMemory:
         else:
             await self.report(kind.removesuffix("_call"), call_id=ident, server_tool=True)
 
-    async def model_input(self, items: Iterable[Any]) -> None:
-        """Before a model call (``on_llm_start``): report every tool output in the input not reported yet."""
+    async def model_input(self, items: Iterable[Any], agent: Any = None) -> None:
+        """Before a model call (``on_llm_start``): report every tool output in the input not reported yet,
+        by its call's name; a name of one of ``agent``'s tools takes that tool's provenance
+        (:func:`tool_provenance`: an agent used as a tool is reported as that agent's output)."""
         items = list(items)
+        tools = {getattr(t, "name", None): t for t in (getattr(agent, "tools", None) or [])}
         names: dict[str, str] = {}
         for item in items:
             kind = _get(item, "type")
@@ -266,7 +319,9 @@ class AgentMemory:
             elif name is None:  # an output whose call is not in the input: nothing attributes it
                 await self.report(f"unattributed {kind}", call_id=call_id, server_tool=True)
             else:
-                await self.report(name, call_id=call_id)
+                tool = tools.get(name)
+                await self.report(name, call_id=call_id,
+                                  provenance=self._provenance_of(name, tool) if tool is not None else None)
 
 
 class MemoryHooks(AgentHooks[Any]):
@@ -299,7 +354,7 @@ class MemoryHooks(AgentHooks[Any]):
             await self.inner.on_tool_end(context, agent, tool, result)
 
     async def on_llm_start(self, context: Any, agent: Any, system_prompt: Any, input_items: Any) -> None:
-        await self.memory.model_input(input_items or [])
+        await self.memory.model_input(input_items or [], agent)
         if self.inner is not None:
             await self.inner.on_llm_start(context, agent, system_prompt, input_items)
 

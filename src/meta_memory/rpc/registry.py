@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from ..access.requirements import Requires
-from ..errors import AgentMemoryError, InternalError, MethodNotFound, ValueRuleBroken, echo
+from ..errors import AgentMemoryError, InternalError, InvalidParams, MetaError, MethodNotFound, ValueRuleBroken, echo
 from ..observability.metrics import UNKNOWN_METHOD
 from ..observability.tracing import span
 from .params import RealmDefaulted, check_json_value, parse_params, rule_to_invalid_params
@@ -27,7 +27,7 @@ from .params import RealmDefaulted, check_json_value, parse_params, rule_to_inva
 if TYPE_CHECKING:  # pragma: no cover
     from ..runtime import Runtime
 
-__all__ = ["CallContext", "MethodSpec", "MethodTable", "to_jsonable"]
+__all__ = ["CallContext", "MethodSpec", "MethodTable", "Refused", "to_jsonable"]
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +51,23 @@ Handler = Callable[["Runtime", CallContext, Any], Any]
 
 
 @dataclass(frozen=True)
+class Refused:
+    """What a method still does when its params are refused (``-32602``), for a caller allowed to act.
+
+    ``members`` is a lenient params model holding only the members the hook needs (for
+    ``meta/turn/tool_result``: the session, ``identity``, ``realm?``, ``session_key``; other members
+    ignored). When the refused params hold valid ``members``, and the caller passes the method's own
+    access requirement on them (``requires=``, judged on those members exactly as on a normal call),
+    the realm allow-list and the state-directory check, ``handle(runtime, ctx, members, refusal)`` runs
+    before the refusal is answered; otherwise nothing runs. The call is answered with the refusal
+    either way. A failure of ``handle`` is logged, never answered in the refusal's place.
+    """
+
+    members: type[BaseModel]
+    handle: Callable[["Runtime", CallContext, Any, InvalidParams], None]
+
+
+@dataclass(frozen=True)
 class MethodSpec:
     """One RPC method.
 
@@ -64,7 +81,8 @@ class MethodSpec:
     methods need a panel-capable store). ``unavailable_hint`` is added to the method-not-found message when
     it is not advertised; ``params_model`` and ``result`` (pydantic models, or a type such as
     ``dict[str, Any]``) describe the method in the OpenRPC document (``rpc.discover``), and ``result``
-    is what every answer of the method is held to.
+    is what every answer of the method is held to. ``refused`` is what a refusal of its params still does
+    (:class:`Refused`; ``None``: nothing).
     """
 
     name: str
@@ -77,6 +95,7 @@ class MethodSpec:
     unavailable_hint: str = ""
     params_model: type[BaseModel] | None = None
     result: Any = None
+    refused: Refused | None = None
     _adapter: TypeAdapter[Any] | None = field(init=False, repr=False, compare=False, default=None)
 
     def __post_init__(self) -> None:
@@ -167,6 +186,7 @@ class MethodTable:
         unavailable_hint: str = "",
         result: Any = None,
         params_model: type[BaseModel] | None = None,
+        refused: Refused | None = None,
     ) -> Callable[[Handler], Handler]:
         """Decorator registering ``handler`` under ``name``.
 
@@ -174,7 +194,7 @@ class MethodTable:
         callable, or ``None`` (params must be absent or an empty object).
         ``requires``, ``mutating`` and ``result`` are mandatory (see :class:`MethodSpec`). ``params_model``
         documents a parser callable's params; ``result`` is the result's model: every answer is held to it
-        (:meth:`MethodSpec.answer`).
+        (:meth:`MethodSpec.answer`). ``refused`` is what a refusal of the params still does (:class:`Refused`).
         """
 
         described: type[BaseModel] | None = params_model
@@ -203,6 +223,7 @@ class MethodTable:
                     unavailable_hint=unavailable_hint,
                     params_model=described,
                     result=result,
+                    refused=refused,
                 )
             )
             return handler
@@ -282,6 +303,32 @@ class MethodTable:
                         raise
                     raise explained from None
             except ValueRuleBroken as exc:
-                raise rule_to_invalid_params(exc) from None
+                refusal = rule_to_invalid_params(exc)
+                self._after_refusal(runtime, ctx, spec, params, refusal)
+                raise refusal from None
+            except InvalidParams as exc:
+                self._after_refusal(runtime, ctx, spec, params, exc)
+                raise
             observed.done(result)
             return result
+
+    @staticmethod
+    def _after_refusal(runtime: "Runtime", ctx: CallContext, spec: MethodSpec, params: Any,
+                       refusal: InvalidParams) -> None:
+        """Run ``spec.refused`` for a caller allowed to act on the members it names (:class:`Refused`)."""
+        hook = spec.refused
+        if hook is None:
+            return
+        try:
+            members = parse_params(hook.members, params)
+            if isinstance(members, RealmDefaulted):
+                members = members.in_realm(runtime.default_realm)
+            runtime.access.authorize(ctx.principal, spec, members)
+            runtime.check_realm(getattr(members, "realm", None))
+            runtime.check_state_dir(spec.name)
+        except (MetaError, ValueRuleBroken):
+            return  # no members this caller may act on: nothing runs
+        try:
+            hook.handle(runtime, ctx, members, refusal)
+        except Exception:  # noqa: BLE001 - the refusal is the answer; the hook's failure is logged
+            log.exception("method %s: the hook of a refused call failed", spec.name)

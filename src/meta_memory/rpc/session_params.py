@@ -20,12 +20,12 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from pydantic import Field, field_validator
+from pydantic import ConfigDict, Field, field_validator
 
 from ..session_ref import SessionRef, check_session_key
 from .params import REQUIRED_MARK, IdentityParams
 
-__all__ = ["KeyedSessionParams", "SessionParams"]
+__all__ = ["KeyedSessionParams", "SessionMembers", "SessionParams"]
 
 
 class SessionParams(IdentityParams):
@@ -54,3 +54,13 @@ class KeyedSessionParams(SessionParams):
 
     session_key: Any = Field(default=None, validate_default=True,
                              json_schema_extra={"type": "string", REQUIRED_MARK: True})
+
+
+class SessionMembers(KeyedSessionParams):
+    """The session members (``identity``, ``realm?``, ``session_key``) of a session method's params, every
+    other member ignored: what a refusal of the params still names (held to the same rules as
+    :class:`KeyedSessionParams`). Not a params model of any method: the method table reads it from refused
+    params (:class:`~meta_memory.rpc.registry.Refused`), e.g. to taint the session of a refused
+    ``meta/turn/tool_result``."""
+
+    model_config = ConfigDict(extra="ignore", strict=True, frozen=True)

@@ -164,6 +164,11 @@ class HostService:
                                             may_read_agent=may_read_agent)
         return verdict.to_dict()
 
+    def tool_result_refused(self, session: SessionRef, field: str | None, rule: str) -> None:
+        """A ``meta/turn/tool_result`` of ``session`` was refused (``field``, ``rule``): the session is
+        tainted all the same (:meth:`~meta_memory.firewall.service.Firewall.refused_tool_result`)."""
+        self.firewall.refused_tool_result(session, field, rule)
+
     def inject(self, session: SessionRef, query_text: str, surface: str, mobs: Sequence[str] = (),
                operator: str | None = None,
                may_read: Callable[[str, str, str], bool] | None = None) -> dict[str, Any]:

@@ -16,12 +16,13 @@ from ...access.requirements import (
     requires,
 )
 from ...access.resources import Resources
+from ...errors import InvalidParams
 from ...identity import parse_mob
 from ...limits import MAX_SESSION_KEY_BYTES
 from ...recall.query_limits import truncate_query_text
 from ...session_ref import SessionRef
 from ..params import MembersRule, Params
-from ..registry import CallContext, MethodTable
+from ..registry import CallContext, MethodTable, Refused
 from ..results import (
     CompactedResult,
     DefangResult,
@@ -31,7 +32,7 @@ from ..results import (
     ToolResultVerdict,
     ToolSchemaResult,
 )
-from ..session_params import KeyedSessionParams, SessionParams
+from ..session_params import KeyedSessionParams, SessionMembers, SessionParams
 from .agent_memory import agent_memory_enabled
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -257,10 +258,21 @@ def register(table: MethodTable) -> None:
         """The identity's session was compacted: taint kept, injection dedup and byte budget cleared."""
         return host(runtime).compacted(session(runtime, p))
 
+    def tool_result_refused(runtime: "Runtime", ctx: CallContext, p: SessionMembers, refusal: InvalidParams) -> None:
+        """A refused report is still a tool result the host may show its model: its session is tainted
+        (fail closed), the source naming the refusal."""
+        host(runtime).tool_result_refused(session(runtime, p), refusal.field, refusal.rule)
+
     @table.method("meta/turn/tool_result", ToolResultParams, requires=manage, mutating=True, available=on,
-                  result=ToolResultVerdict)
+                  result=ToolResultVerdict, refused=Refused(SessionMembers, tool_result_refused))
     def tool_result(runtime: "Runtime", ctx: CallContext, p: ToolResultParams) -> dict[str, Any]:
-        """Classify a tool result before the model sees it: ``{trusted, source?, session_tainted}``."""
+        """Classify a tool result before the model sees it: ``{trusted, source?, session_tainted}``.
+
+        Refused params (``-32602`` naming the field: ``tool_name`` empty or over 512 bytes, a bad
+        ``provenance``, ``is_error``/``server_tool`` not booleans, an unknown member) still taint the
+        session they name, ``tool result refused: <rule>``, when ``identity``, ``realm`` and
+        ``session_key`` are valid and the caller holds ``agent.session.manage`` on that identity
+        (docs/security.md, "A refused report taints")."""
         prov = p.provenance.model_dump() if p.provenance is not None else None
         access = runtime.access
         may_read_agent = None if not access.enabled else (
