@@ -34,8 +34,13 @@ realm=...).session(key)``, sync or async, embedded or remote) and gives an ``age
     agent = memory.attach(Agent(name="concierge", instructions="You are a concierge.", tools=[web_fetch]))
     result = await Runner.run(agent, "Summarise https://example.com")
 
-Multi-agent runs: attach each agent to the ``AgentMemory`` of its own identity; after a handoff the
-receiving agent's backstop reports the tool outputs of the history it is given, under its own session.
+Multi-agent runs: attach each agent to the ``AgentMemory`` of its own identity. A handoff is content
+from another agent, whatever the handoff's input filter or history nesting kept of it: when an attached
+agent receives one, its session gets a tool result ``handoff`` with typed agent provenance
+(``{"kind": "agent", "source_id": <the handing agent's identity>}``, so that agent's taint carries;
+``{"kind": "agent"}``, untrusted, when the handing agent is not attached to an ``AgentMemory``), before
+its first model call (:meth:`AgentMemory.handoff_received`). Its backstop also reports the tool outputs
+of the history it is given, under its own session.
 """
 
 from __future__ import annotations
@@ -57,7 +62,7 @@ from ..sdk.agent import AsyncSession, Session
 from ..tool.schema import RECORDER_PROTOCOL_INSTRUCTIONS, memory_tool_definition
 from ._session import SessionCalls, last_user_text
 
-__all__ = ["AgentMemory", "MemoryHooks", "HOSTED_CALL_TYPES"]
+__all__ = ["AgentMemory", "MemoryHooks", "HOSTED_CALL_TYPES", "HANDOFF_TOOL_NAME"]
 
 #: Response items of hosted (provider-run) tools whose results arrive inside the model's response.
 HOSTED_CALL_TYPES = frozenset({"web_search_call", "file_search_call", "code_interpreter_call", "mcp_call",
@@ -69,6 +74,8 @@ _OUTPUT_TYPES = {"function_call_output": "function_call", "custom_tool_call_outp
 _CALL_NAMES = {"computer_call": "computer", "local_shell_call": "local_shell", "shell_call": "shell",
                "apply_patch_call": "apply_patch"}
 _REMEMBERED_CALLS = 4096
+#: The tool name a received handoff is reported under (with typed agent provenance).
+HANDOFF_TOOL_NAME = "handoff"
 
 Instructions = str | Callable[[RunContextWrapper[Any], Agent[Any]], str | Awaitable[str]] | None
 
@@ -88,6 +95,12 @@ def _mcp_server(tool: object) -> str | None:
     origin = get_function_tool_origin(tool)
     server = getattr(origin, "mcp_server_name", None) if origin is not None else None
     return server if isinstance(server, str) and server else None
+
+
+def _memory_of(agent: object) -> "AgentMemory | None":
+    """The ``AgentMemory`` an agent is attached to (its hooks are :class:`MemoryHooks`), else ``None``."""
+    hooks = getattr(agent, "hooks", None)
+    return hooks.memory if isinstance(hooks, MemoryHooks) else None
 
 
 class AgentMemory:
@@ -111,6 +124,9 @@ class AgentMemory:
         self._blocks: weakref.WeakKeyDictionary[Any, tuple[str, str | None]] = weakref.WeakKeyDictionary()
         #: The last injection's ``skip_reason`` (``None`` when a block was injected).
         self.last_skip_reason: str | None = None
+        # runs (keyed by their shared ``Usage`` object) in which a received handoff was reported and
+        # this memory's agent has not started since
+        self._handoffs: weakref.WeakKeyDictionary[Any, None] = weakref.WeakKeyDictionary()
 
     # -- bookkeeping --------------------------------------------------------------------------
     def _seen(self, call_id: object) -> bool:
@@ -136,6 +152,41 @@ class AgentMemory:
         prov = dict(provenance) if provenance is not None else self.provenance.get(name)
         await self.calls.tool_result(name or "unknown_tool", provenance=prov, server_tool=server_tool)
         self._mark(call_id)
+
+    async def handoff_received(self, source: object, *, context: Any = None) -> None:
+        """This memory's agent receives a handoff from ``source`` (an ``Agent``): report it for this
+        session as the tool result ``handoff`` with typed agent provenance ``{"kind": "agent",
+        "source_id": <source's identity>}`` (its taint carries, whatever the handoff's input filter or
+        history nesting kept), or ``{"kind": "agent"}`` (untrusted: its taint cannot be known) when
+        ``source`` is not attached to an ``AgentMemory``. ``context``: the run's context, so the
+        agent's start in that run does not report the same handoff again. Errors propagate (the run
+        stops before the receiving agent's model reads the handoff)."""
+        origin = _memory_of(source)
+        provenance = {"kind": "agent", "source_id": origin.calls.identity} if origin is not None else {"kind": "agent"}
+        await self.report(HANDOFF_TOOL_NAME, provenance=provenance)
+        usage = getattr(context, "usage", None)
+        if usage is not None:
+            try:
+                self._handoffs[usage] = None
+            except TypeError:
+                pass
+
+    async def agent_started(self, context: Any) -> None:
+        """This memory's agent starts in a run (``on_start``). When a model already answered in that run
+        (``context.usage.requests > 0``) and no handoff to it was reported (its handing agent is not
+        attached, so no hook of this integration saw the handoff), what it receives came from an agent
+        of unknown identity: reported as ``handoff`` with ``{"kind": "agent"}`` (untrusted)."""
+        await self._note()
+        usage = getattr(context, "usage", None)
+        if usage is None:
+            return
+        try:
+            reported = usage in self._handoffs
+            self._handoffs.pop(usage, None)
+        except TypeError:
+            reported = False
+        if not reported and (getattr(usage, "requests", 0) or 0) > 0:
+            await self.report(HANDOFF_TOOL_NAME, provenance={"kind": "agent"})
 
     # -- the memory tool ------------------------------------------------------------------------
     def tool(self) -> FunctionTool:
@@ -277,7 +328,7 @@ class MemoryHooks(AgentHooks[Any]):
         self.inner = inner
 
     async def on_start(self, context: Any, agent: Any) -> None:
-        await self.memory._note()
+        await self.memory.agent_started(context)
         if self.inner is not None:
             await self.inner.on_start(context, agent)
 
@@ -286,6 +337,10 @@ class MemoryHooks(AgentHooks[Any]):
             await self.inner.on_end(context, agent, output)
 
     async def on_handoff(self, context: Any, agent: Any, source: Any) -> None:
+        # the SDK calls this on the handing agent's hooks (``agent`` is the receiver): report for the receiver
+        receiver = _memory_of(agent)
+        if receiver is not None:
+            await receiver.handoff_received(source, context=context)
         if self.inner is not None:
             await self.inner.on_handoff(context, agent, source)
 
