@@ -124,9 +124,9 @@ class AgentMemory:
         self._blocks: weakref.WeakKeyDictionary[Any, tuple[str, str | None]] = weakref.WeakKeyDictionary()
         #: The last injection's ``skip_reason`` (``None`` when a block was injected).
         self.last_skip_reason: str | None = None
-        # runs (keyed by their shared ``Usage`` object) in which a received handoff was reported and
-        # this memory's agent has not started since
-        self._handoffs: weakref.WeakKeyDictionary[Any, None] = weakref.WeakKeyDictionary()
+        # runs in which a received handoff was reported and this memory's agent has not started since,
+        # by the id of the run's shared ``Usage`` object (unhashable), with a weak reference to it
+        self._handoffs: dict[int, weakref.ref[Any]] = {}
 
     # -- bookkeeping --------------------------------------------------------------------------
     def _seen(self, call_id: object) -> bool:
@@ -166,9 +166,10 @@ class AgentMemory:
         await self.report(HANDOFF_TOOL_NAME, provenance=provenance)
         usage = getattr(context, "usage", None)
         if usage is not None:
+            self._handoffs = {k: r for k, r in self._handoffs.items() if r() is not None}
             try:
-                self._handoffs[usage] = None
-            except TypeError:
+                self._handoffs[id(usage)] = weakref.ref(usage)
+            except TypeError:  # not weakly referenceable: the agent's start reports it again (untrusted)
                 pass
 
     async def agent_started(self, context: Any) -> None:
@@ -180,11 +181,8 @@ class AgentMemory:
         usage = getattr(context, "usage", None)
         if usage is None:
             return
-        try:
-            reported = usage in self._handoffs
-            self._handoffs.pop(usage, None)
-        except TypeError:
-            reported = False
+        ref = self._handoffs.pop(id(usage), None)
+        reported = ref is not None and ref() is usage
         if not reported and (getattr(usage, "requests", 0) or 0) > 0:
             await self.report(HANDOFF_TOOL_NAME, provenance={"kind": "agent"})
 
