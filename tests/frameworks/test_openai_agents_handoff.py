@@ -149,3 +149,31 @@ def test_a_failed_handoff_report_stops_the_run_before_the_receivers_model_is_cal
         with pytest.raises(GatewayUnreachable):
             _run(handle, "remove_all_tools", tool=calendar_lookup, b_memory=mem_b)
         assert handle.agent(B).list().records == []
+
+
+def test_a_run_resumed_after_a_tool_approval_is_not_taken_for_a_handoff(tmp_path: Path) -> None:
+    @function_tool(needs_approval=True)
+    def refund(order: str) -> str:
+        """Refund an order."""
+        return "refunded"
+
+    async def main(handle: MetaHandle) -> None:
+        model = ScriptedModel([
+            [function_call("refund", {"order": "42"}, call_id="r1")],
+            [function_call("memory", {"action": "remember", "title": "Refund account", "body": "Order 42."},
+                           call_id="m1")],
+            [assistant_message("done")]])
+        agent = AgentMemory(handle.agent(B).session("bk-1")).attach(
+            Agent(name="bookkeeper", instructions="x", model=model, tools=[refund]))
+        first = await Runner.run(agent, "refund 42", run_config=RunConfig(tracing_disabled=True))
+        state = first.to_state()
+        [pending] = first.interruptions
+        state.approve(pending)
+        again = AgentMemory(handle.agent(B).session("bk-1")).attach(  # as a later process would
+            Agent(name="bookkeeper", instructions="x", model=model, tools=[refund]))
+        await Runner.run(again, state, run_config=RunConfig(tracing_disabled=True))
+
+    with Meta.builder().persistent_state(tmp_path / "state").build() as handle:
+        asyncio.run(main(handle))
+        assert handle.agent(B).session("bk-1").note().tainted is False
+        assert _b_status(handle) == "active"

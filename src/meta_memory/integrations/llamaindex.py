@@ -23,7 +23,9 @@ backed by one identity's session (``meta.agent(identity, realm=...).session(key)
   when it was tainted before a reset.
 * **the firewall's reporting**: :func:`reported_tools` wraps the agent's tools so each result (an
   error too) is classified by ``meta/turn/tool_result`` before the tool returns it to the agent, and so
-  before the model sees it; a failed report raises from the tool instead of returning its output.
+  before the model sees it; a failed report raises from the tool instead of returning its output. A tool
+  an MCP tool spec (``McpToolSpec``) made is reported as its server's (``mcp_server=``, judged by
+  ``trusted_mcp_servers``) or, with no server named, as ``McpToolSpec.<tool>`` (untrusted).
 * **the ``memory`` tool**: :func:`memory_tool`, a LlamaIndex tool calling ``meta/agent_memory/tool``.
 """
 

@@ -176,14 +176,18 @@ class AgentMemory:
         """This memory's agent starts in a run (``on_start``). When a model already answered in that run
         (``context.usage.requests > 0``) and no handoff to it was reported (its handing agent is not
         attached, so no hook of this integration saw the handoff), what it receives came from an agent
-        of unknown identity: reported as ``handoff`` with ``{"kind": "agent"}`` (untrusted)."""
+        of unknown identity: reported as ``handoff`` with ``{"kind": "agent"}`` (untrusted). A run
+        resumed after a tool approval (the context holds approval decisions) is not taken for a handoff:
+        its agent starts again after its own model call (the backstop reports the tool outputs of its
+        history)."""
         await self._note()
         usage = getattr(context, "usage", None)
         if usage is None:
             return
         ref = self._handoffs.pop(id(usage), None)
         reported = ref is not None and ref() is usage
-        if not reported and (getattr(usage, "requests", 0) or 0) > 0:
+        resumed = bool(getattr(context, "_approvals", None))
+        if not reported and not resumed and (getattr(usage, "requests", 0) or 0) > 0:
             await self.report(HANDOFF_TOOL_NAME, provenance={"kind": "agent"})
 
     # -- the memory tool ------------------------------------------------------------------------
