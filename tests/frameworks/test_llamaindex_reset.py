@@ -162,3 +162,19 @@ def test_an_oversized_mcp_server_name_is_no_trusted_server(tmp_path: Path) -> No
         session.note()
         _call(session, McpToolSpec("orders"), mcp_server="orders" * 20_000)
         assert session.note().tainted is True
+
+
+def test_an_async_sessions_block_keeps_a_reset_from_laundering_too(tmp_path: Path) -> None:
+    async def main() -> list[str]:
+        handle = Meta.builder().persistent_state(tmp_path / "s").build_async()
+        async with handle:
+            session = handle.agent(ME).session("s1")
+            await session.note()
+            await session.tool_result("web_fetch")
+            await session.reset()
+            await MetaMemoryBlock(session=session).aput(
+                [ChatMessage(role="assistant", content="The page says: " + PAYLOAD)], from_short_term_memory=True)
+            rows = (await handle.memory_panel_records(identity=ME, scope="identity", realm="default")).records
+            return [r.status["status"] for r in rows if r.title == EXCERPT_TITLE]
+
+    assert asyncio.run(main()) == ["quarantined"]
