@@ -178,3 +178,28 @@ def test_an_async_sessions_block_keeps_a_reset_from_laundering_too(tmp_path: Pat
             return [r.status["status"] for r in rows if r.title == EXCERPT_TITLE]
 
     assert asyncio.run(main()) == ["quarantined"]
+
+
+def test_under_the_strict_posture_a_clean_sessions_excerpts_stay_llm_writes(tmp_path: Path) -> None:
+    """``llm_writes = "quarantined"`` holds every LLM-derived write: the excerpts of a session that was never
+    tainted still go through the ``memory`` tool's path (held by the posture), not as derived host writes."""
+    with Meta.builder().persistent_state(tmp_path / "strict").agent_memory(llm_writes="quarantined").build() as h:
+        session = h.agent(ME).session("s1")
+        state = session.note()
+        assert state.tainted is False and state.derived_tainted is False
+        memory = _memory(session)
+        asyncio.run(memory.aput_messages([ChatMessage(role="user", content="What is the refund window?"),
+                                          ChatMessage(role="assistant", content="Thirty days.")]))
+        _fill(memory)
+        statuses = _excerpts(h)
+        assert statuses and set(statuses) == {"quarantined"}
+
+
+def test_note_and_reset_say_whether_derived_content_would_be_held(handle: MetaHandle) -> None:
+    session = handle.agent(ME).session("s9")
+    assert session.note().derived_tainted is False
+    session.tool_result("web_fetch")
+    assert session.note().derived_tainted is True
+    after = session.reset()
+    assert after.tainted is False and after.derived_tainted is True  # the reset mark keeps it for derived writes
+    assert handle.agent(ME).session("s10").note().derived_tainted is False

@@ -760,6 +760,7 @@ export interface SessionResult {
   identity: string;
   sessionKey: string | null;
   tainted: boolean;
+  derivedTainted?: boolean;
 }
 
 /**

@@ -16,11 +16,11 @@ backed by one identity's session (``meta.agent(identity, realm=...).session(key)
   assistant text; tool messages are left out) are remembered as one record, QUARANTINED for review when
   the session is tainted now *or was tainted when a reset closed it* (``store_ejected=False`` turns this
   off). The messages may have entered the window before a ``meta/session/reset`` the host made while
-  keeping its ``Memory``, and a reset must not launder them: while the session is tainted they go through
-  the ``memory`` tool's path (an LLM-authored write of this session); while it is clean they are written
-  as content derived from this session (``meta/agent_memory/remember`` with ``derived_from_sessions`` =
-  this session, the session as the record's evidence), which the session's reset mark keeps quarantined
-  when it was tainted before a reset.
+  keeping its ``Memory``, and a reset must not launder them: they go through the ``memory`` tool's path (an
+  LLM-authored write of this session, so ``llm_writes = "quarantined"`` holds them too), except when the
+  session is clean now but a reset closed it tainted (``meta/session/note``'s ``derived_tainted``): then
+  they are written as content derived from this session (``meta/agent_memory/remember`` with
+  ``derived_from_sessions`` = this session), which the session's reset mark keeps quarantined.
 * **the firewall's reporting**: :func:`reported_tools` wraps the agent's tools so each result (an
   error too) is classified by ``meta/turn/tool_result`` before the tool returns it to the agent, and so
   before the model sees it; a failed report raises from the tool instead of returning its output. A tool
@@ -108,10 +108,10 @@ class MetaMemoryBlock(BaseMemoryBlock[str]):
         session's live taint (the ``memory`` tool's path) and, when the session is clean now, the taint a
         reset closed (a write derived from this session), since they may have entered before it."""
         state = await self._calls.note()
-        if state.tainted:
-            await self._calls.tool({"action": "remember", "title": EXCERPT_TITLE, "body": body, "tags": [EXCERPT_TAG]})
-        else:
+        if not state.tainted and state.derived_tainted:
             await self._calls.remember_derived(EXCERPT_TITLE, body, tags=[EXCERPT_TAG])
+        else:  # tainted now, or never reset tainted: an LLM-derived write (llm_writes = "quarantined" holds it too)
+            await self._calls.tool({"action": "remember", "title": EXCERPT_TITLE, "body": body, "tags": [EXCERPT_TAG]})
 
 
 def _arguments_model(schema: dict[str, Any]) -> type[BaseModel]:
