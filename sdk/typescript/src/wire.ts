@@ -765,6 +765,7 @@ export interface SessionResult {
   identity: string;
   sessionKey: string | null;
   tainted: boolean;
+  derivedTainted?: boolean;
 }
 
 /**

@@ -76,7 +76,8 @@ DEFAULT_UNTRUSTED_SOURCES: dict[str, tuple[str, ...]] = {
     ),
     # Coding agents' and agent frameworks' own web and MCP tools: Gemini CLI, smolagents, Cline, Windsurf,
     # LlamaIndex's tool specs (by function name, and by spec class: the LlamaIndex integration reports a
-    # spec's tool as ``<SpecClass>.<function>``), LangChain's YouTube, Reddit, Jina, You.com and SearchApi tools.
+    # spec's tool as ``<SpecClass>.<function>``; an MCP server's tool, from ``McpToolSpec``, without a
+    # named server, as ``McpToolSpec.<tool>``), LangChain's YouTube, Reddit, Jina, You.com and SearchApi tools.
     "coding agents and agent frameworks": (
         "google_web_search", "visit_webpage", "wikipedia_search",
         "browser_action", "use_mcp_tool", "access_mcp_resource",
@@ -84,7 +85,7 @@ DEFAULT_UNTRUSTED_SOURCES: dict[str, tuple[str, ...]] = {
         "duckduckgo_full_search", "duckduckgo_instant_search",
         "TavilyToolSpec", "DuckDuckGoSearchToolSpec", "RequestsToolSpec", "PlaywrightToolSpec",
         "BraveSearchToolSpec", "BingSearchToolSpec", "GoogleSearchToolSpec", "WikipediaToolSpec", "ExaToolSpec",
-        "ArxivToolSpec", "GmailToolSpec", "SlackToolSpec",
+        "ArxivToolSpec", "GmailToolSpec", "SlackToolSpec", "McpToolSpec",
         "youtube_search", "reddit_search", "jina_search", "you_search", "searchapi", "searchapi_results_json",
     ),
     # CrewAI's tools (crewai_tools), whose names are phrases: the ones that read the web, a video site or a

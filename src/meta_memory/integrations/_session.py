@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ..sdk.agent import AsyncSession, Session
-from ..sdk.models import InjectionBlock, MemoryToolResult, SessionState, TurnToolResult
+from ..sdk.models import InjectionBlock, MemoryToolResult, RememberedRecord, SessionState, TurnToolResult
 
 __all__ = ["SessionCalls", "check_session", "message_text", "last_user_text"]
 
@@ -75,6 +75,13 @@ class SessionCalls:
         """``meta/agent_memory/tool``: the model's ``memory`` tool call (gated by the firewall)."""
         await self._noted()
         out: MemoryToolResult = await self._call("tool", arguments)
+        return out
+
+    async def remember_derived(self, title: str, body: str, *, tags: list[str] | None = None) -> RememberedRecord:
+        """``meta/agent_memory/remember`` with ``derived_from_sessions`` = this session: content derived
+        from this session, quarantined when the session is tainted or was tainted when a reset closed it."""
+        await self._noted()
+        out: RememberedRecord = await self._call("remember", title, body, tags=tags)
         return out
 
 

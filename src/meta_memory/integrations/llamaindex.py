@@ -13,12 +13,19 @@ backed by one identity's session (``meta.agent(identity, realm=...).session(key)
   puts in the system message (its ``insert_method``), apart from the user's text; nothing when the
   injection is skipped (:attr:`MetaMemoryBlock.last_skip_reason`).
 * **long-term writes** (``aput``): the messages ``Memory`` moves out of its short-term window (user and
-  assistant text; tool messages are left out) are remembered as one record, through the ``memory``
-  tool's path, so they are an LLM-derived write of this session: QUARANTINED for review while the
-  session is tainted (``store_ejected=False`` turns this off).
+  assistant text; tool messages are left out) are remembered as one record, QUARANTINED for review when
+  the session is tainted now *or was tainted when a reset closed it* (``store_ejected=False`` turns this
+  off). The messages may have entered the window before a ``meta/session/reset`` the host made while
+  keeping its ``Memory``, and a reset must not launder them: they go through the ``memory`` tool's path (an
+  LLM-authored write of this session, so ``llm_writes = "quarantined"`` holds them too), except when the
+  session is clean now but a reset closed it tainted (``meta/session/note``'s ``derived_tainted``): then
+  they are written as content derived from this session (``meta/agent_memory/remember`` with
+  ``derived_from_sessions`` = this session), which the session's reset mark keeps quarantined.
 * **the firewall's reporting**: :func:`reported_tools` wraps the agent's tools so each result (an
   error too) is classified by ``meta/turn/tool_result`` before the tool returns it to the agent, and so
-  before the model sees it; a failed report raises from the tool instead of returning its output.
+  before the model sees it; a failed report raises from the tool instead of returning its output. A tool
+  an MCP tool spec (``McpToolSpec``) made is reported as its server's (``mcp_server=``, judged by
+  ``trusted_mcp_servers``) or, with no server named, as ``McpToolSpec.<tool>`` (untrusted).
 * **the ``memory`` tool**: :func:`memory_tool`, a LlamaIndex tool calling ``meta/agent_memory/tool``.
 """
 
@@ -94,7 +101,17 @@ class MetaMemoryBlock(BaseMemoryBlock[str]):
         body = "\n".join(lines)
         if len(body.encode("utf-8")) > _BODY_CAP:
             body = body.encode("utf-8")[-_BODY_CAP:].decode("utf-8", "ignore")
-        await self._calls.tool({"action": "remember", "title": EXCERPT_TITLE, "body": body, "tags": [EXCERPT_TAG]})
+        await self._store_excerpt(body)
+
+    async def _store_excerpt(self, body: str) -> None:
+        """Remember ``body`` (messages leaving the window) judged by every taint they can carry: the
+        session's live taint (the ``memory`` tool's path) and, when the session is clean now, the taint a
+        reset closed (a write derived from this session), since they may have entered before it."""
+        state = await self._calls.note()
+        if not state.tainted and state.derived_tainted:
+            await self._calls.remember_derived(EXCERPT_TITLE, body, tags=[EXCERPT_TAG])
+        else:  # tainted now, or never reset tainted: an LLM-derived write (llm_writes = "quarantined" holds it too)
+            await self._calls.tool({"action": "remember", "title": EXCERPT_TITLE, "body": body, "tags": [EXCERPT_TAG]})
 
 
 def _arguments_model(schema: dict[str, Any]) -> type[BaseModel]:
@@ -141,13 +158,53 @@ def memory_tool(session: Session | AsyncSession) -> MemoryTool:
     return MemoryTool(session)
 
 
+#: The class name of ``llama-index-tools-mcp``'s tool spec; its tools are reported as ``McpToolSpec.<tool>``.
+MCP_TOOL_SPEC = "McpToolSpec"
+
+
+def _spec_of(tool: object) -> BaseToolSpec | None:
+    """The tool spec that made ``tool``: the owner of its bound method (``fn`` / ``async_fn``, of the tool
+    or of the tool it adapts), or a spec its function closes over (``McpToolSpec`` builds each tool as a
+    closure over the spec and the MCP tool's name)."""
+    for holder in (tool, getattr(tool, "base_tool", None)):
+        for attr in ("fn", "async_fn"):
+            fn = getattr(holder, attr, None) if holder is not None else None
+            if fn is None:
+                continue
+            owner = getattr(fn, "__self__", None)
+            if isinstance(owner, BaseToolSpec):
+                return owner
+            for cell in getattr(fn, "__closure__", None) or ():
+                try:
+                    value = cell.cell_contents
+                except ValueError:  # an empty cell
+                    continue
+                if isinstance(value, BaseToolSpec):
+                    return value
+    return None
+
+
+def _is_mcp_spec(spec: BaseToolSpec) -> bool:
+    """Whether ``spec`` is (a subclass of) ``llama-index-tools-mcp``'s ``McpToolSpec``."""
+    return any(c.__name__ == MCP_TOOL_SPEC or c.__module__.startswith("llama_index.tools.mcp")
+               for c in type(spec).__mro__ if c is not object)
+
+
 class ReportedTool(AsyncBaseTool):
-    """A tool whose every result (or error) is classified (``meta/turn/tool_result``) before it returns."""
+    """A tool whose every result (or error) is classified (``meta/turn/tool_result``) before it returns.
+
+    ``provenance``: the tool's typed owner (``{"kind": "mcp", "source_id": <server>}``); ``mcp_server``:
+    the MCP server a tool made by an ``McpToolSpec`` comes from, reported as that typed provenance when
+    ``provenance`` is not given (so ``trusted_mcp_servers`` decides)."""
 
     def __init__(self, tool: BaseTool, session: Session | AsyncSession, *,
-                 provenance: dict[str, str] | None = None) -> None:
+                 provenance: dict[str, str] | None = None, mcp_server: str | None = None) -> None:
         self.inner = adapt_to_async_tool(tool)
         self._calls = SessionCalls(session)
+        spec = _spec_of(self.inner)
+        self.mcp = spec is not None and _is_mcp_spec(spec)
+        if provenance is None and mcp_server is not None and self.mcp:
+            provenance = {"kind": "mcp", "source_id": mcp_server}
         self.provenance = provenance
 
     @property
@@ -163,13 +220,16 @@ class ReportedTool(AsyncBaseTool):
     def reported_name(self) -> str:
         """The name its results are classified under: the tool's name, qualified by its tool spec's class
         when a ``BaseToolSpec`` made it (``TavilyToolSpec.search``), so a spec that reads the web is known by
-        its class whatever its functions are called (``firewall/outside_tools.py`` lists such classes)."""
+        its class whatever its functions are called (``firewall/outside_tools.py`` lists such classes). A
+        tool an ``McpToolSpec`` (or a subclass) made is ``McpToolSpec.<tool>``, on that list: an MCP
+        server's result is untrusted unless its typed provenance names a trusted server; with that
+        provenance it keeps the MCP tool's own name."""
         name = self.metadata.get_name()
-        owner = getattr(getattr(self.inner, "fn", None), "__self__", None)
-        if owner is None:
-            owner = getattr(getattr(getattr(self.inner, "base_tool", None), "fn", None), "__self__", None)
-        if isinstance(owner, BaseToolSpec):
-            return f"{type(owner).__name__}.{name}"
+        if self.mcp:
+            return name if self.provenance is not None else f"{MCP_TOOL_SPEC}.{name}"
+        spec = _spec_of(self.inner)
+        if spec is not None:
+            return f"{type(spec).__name__}.{name}"
         return name
 
     async def acall(self, *args: Any, **kwargs: Any) -> ToolOutput:
@@ -184,13 +244,18 @@ class ReportedTool(AsyncBaseTool):
 
 
 def reported_tools(tools: list[BaseTool], session: Session | AsyncSession, *,
-                   provenance: dict[str, dict[str, str]] | None = None) -> list[BaseTool]:
+                   provenance: dict[str, dict[str, str]] | None = None,
+                   mcp_server: str | None = None) -> list[BaseTool]:
     """``tools``, each wrapped in a :class:`ReportedTool` for ``session`` (a ``memory`` tool is left as it
-    is). ``provenance``: tool name -> ``{"kind": "mcp", "source_id": <server>}`` for MCP tools."""
+    is). ``provenance``: tool name -> ``{"kind": "mcp", "source_id": <server>}`` for MCP tools;
+    ``mcp_server``: the server of the tools an ``McpToolSpec`` made among ``tools`` (one server per
+    call: call it once per spec). Without either, an ``McpToolSpec``'s tool is reported as
+    ``McpToolSpec.<tool>`` (untrusted under the shipped outside-content list)."""
     out: list[BaseTool] = []
     for tool in tools:
         if isinstance(tool, (MemoryTool, ReportedTool)):
             out.append(tool)
         else:
-            out.append(ReportedTool(tool, session, provenance=(provenance or {}).get(tool.metadata.get_name())))
+            out.append(ReportedTool(tool, session, provenance=(provenance or {}).get(tool.metadata.get_name()),
+                                    mcp_server=mcp_server))
     return out

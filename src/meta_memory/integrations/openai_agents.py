@@ -39,8 +39,13 @@ realm=...).session(key)``, sync or async, embedded or remote) and gives an ``age
     result = await Runner.run(agent, "Summarise https://example.com")
 
 Multi-agent runs: attach each agent to the ``AgentMemory`` of its own identity (an agent used as a tool
-too: attach it, then call ``as_tool`` on the attached copy); after a handoff the receiving agent's backstop
-reports the tool outputs of the history it is given, under its own session.
+too: attach it, then call ``as_tool`` on the attached copy). A handoff is content
+from another agent, whatever the handoff's input filter or history nesting kept of it: when an attached
+agent receives one, its session gets a tool result ``handoff`` with typed agent provenance
+(``{"kind": "agent", "source_id": <the handing agent's identity>}``, so that agent's taint carries;
+``{"kind": "agent"}``, untrusted, when the handing agent is not attached to an ``AgentMemory``), before
+its first model call (:meth:`AgentMemory.handoff_received`). Its backstop also reports the tool outputs
+of the history it is given, under its own session.
 """
 
 from __future__ import annotations
@@ -62,7 +67,7 @@ from ..sdk.agent import AsyncSession, Session
 from ..tool.schema import RECORDER_PROTOCOL_INSTRUCTIONS, memory_tool_definition
 from ._session import SessionCalls, last_user_text
 
-__all__ = ["AgentMemory", "MemoryHooks", "HOSTED_CALL_TYPES", "tool_provenance"]
+__all__ = ["AgentMemory", "MemoryHooks", "HOSTED_CALL_TYPES", "HANDOFF_TOOL_NAME", "tool_provenance"]
 
 #: Response items of hosted (provider-run) tools whose results arrive inside the model's response.
 HOSTED_CALL_TYPES = frozenset({"web_search_call", "file_search_call", "code_interpreter_call", "mcp_call",
@@ -74,6 +79,8 @@ _OUTPUT_TYPES = {"function_call_output": "function_call", "custom_tool_call_outp
 _CALL_NAMES = {"computer_call": "computer", "local_shell_call": "local_shell", "shell_call": "shell",
                "apply_patch_call": "apply_patch"}
 _REMEMBERED_CALLS = 4096
+#: The tool name a received handoff is reported under (with typed agent provenance).
+HANDOFF_TOOL_NAME = "handoff"
 
 Instructions = str | Callable[[RunContextWrapper[Any], Agent[Any]], str | Awaitable[str]] | None
 
@@ -112,8 +119,8 @@ def _agent_tool_identity(tool: object) -> tuple[bool, str | None]:
     by_origin = getattr(getattr(origin, "type", None), "value", None) == "agent_as_tool"
     if not (by_origin or getattr(tool, "_is_agent_tool", False) is True):
         return False, None
-    hooks = getattr(getattr(tool, "_agent_instance", None), "hooks", None)
-    return True, hooks.memory.calls.identity if isinstance(hooks, MemoryHooks) else None
+    memory = _memory_of(getattr(tool, "_agent_instance", None))
+    return True, memory.calls.identity if memory is not None else None
 
 
 def tool_provenance(tool: object) -> dict[str, str] | None:
@@ -129,6 +136,12 @@ def tool_provenance(tool: object) -> dict[str, str] | None:
     if not is_agent:
         return None
     return {"kind": "agent", "source_id": identity} if identity else {"kind": "agent"}
+
+
+def _memory_of(agent: object) -> "AgentMemory | None":
+    """The ``AgentMemory`` an agent is attached to (its hooks are :class:`MemoryHooks`), else ``None``."""
+    hooks = getattr(agent, "hooks", None)
+    return hooks.memory if isinstance(hooks, MemoryHooks) else None
 
 
 class AgentMemory:
@@ -154,6 +167,9 @@ class AgentMemory:
         self._blocks: weakref.WeakKeyDictionary[Any, tuple[str, str | None]] = weakref.WeakKeyDictionary()
         #: The last injection's ``skip_reason`` (``None`` when a block was injected).
         self.last_skip_reason: str | None = None
+        # runs in which a received handoff was reported and this memory's agent has not started since,
+        # by the id of the run's shared ``Usage`` object (unhashable), with a weak reference to it
+        self._handoffs: dict[int, weakref.ref[Any]] = {}
 
     # -- bookkeeping --------------------------------------------------------------------------
     def _seen(self, call_id: object) -> bool:
@@ -187,6 +203,43 @@ class AgentMemory:
         if found is None or (found["kind"] == "agent" and "source_id" not in found):
             return self.provenance.get(name, found)
         return found
+
+    async def handoff_received(self, source: object, *, context: Any = None) -> None:
+        """This memory's agent receives a handoff from ``source`` (an ``Agent``): report it for this
+        session as the tool result ``handoff`` with typed agent provenance ``{"kind": "agent",
+        "source_id": <source's identity>}`` (its taint carries, whatever the handoff's input filter or
+        history nesting kept), or ``{"kind": "agent"}`` (untrusted: its taint cannot be known) when
+        ``source`` is not attached to an ``AgentMemory``. ``context``: the run's context, so the
+        agent's start in that run does not report the same handoff again. Errors propagate (the run
+        stops before the receiving agent's model reads the handoff)."""
+        origin = _memory_of(source)
+        provenance = {"kind": "agent", "source_id": origin.calls.identity} if origin is not None else {"kind": "agent"}
+        await self.report(HANDOFF_TOOL_NAME, provenance=provenance)
+        usage = getattr(context, "usage", None)
+        if usage is not None:
+            self._handoffs = {k: r for k, r in self._handoffs.items() if r() is not None}
+            try:
+                self._handoffs[id(usage)] = weakref.ref(usage)
+            except TypeError:  # not weakly referenceable: the agent's start reports it again (untrusted)
+                pass
+
+    async def agent_started(self, context: Any) -> None:
+        """This memory's agent starts in a run (``on_start``). When a model already answered in that run
+        (``context.usage.requests > 0``) and no handoff to it was reported (its handing agent is not
+        attached, so no hook of this integration saw the handoff), what it receives came from an agent
+        of unknown identity: reported as ``handoff`` with ``{"kind": "agent"}`` (untrusted). A run
+        resumed after a tool approval (the context holds approval decisions) is not taken for a handoff:
+        its agent starts again after its own model call (the backstop reports the tool outputs of its
+        history)."""
+        await self._note()
+        usage = getattr(context, "usage", None)
+        if usage is None:
+            return
+        ref = self._handoffs.pop(id(usage), None)
+        reported = ref is not None and ref() is usage
+        resumed = bool(getattr(context, "_approvals", None))
+        if not reported and not resumed and (getattr(usage, "requests", 0) or 0) > 0:
+            await self.report(HANDOFF_TOOL_NAME, provenance={"kind": "agent"})
 
     # -- the memory tool ------------------------------------------------------------------------
     def tool(self) -> FunctionTool:
@@ -332,7 +385,7 @@ class MemoryHooks(AgentHooks[Any]):
         self.inner = inner
 
     async def on_start(self, context: Any, agent: Any) -> None:
-        await self.memory._note()
+        await self.memory.agent_started(context)
         if self.inner is not None:
             await self.inner.on_start(context, agent)
 
@@ -341,6 +394,10 @@ class MemoryHooks(AgentHooks[Any]):
             await self.inner.on_end(context, agent, output)
 
     async def on_handoff(self, context: Any, agent: Any, source: Any) -> None:
+        # the SDK calls this on the handing agent's hooks (``agent`` is the receiver): report for the receiver
+        receiver = _memory_of(agent)
+        if receiver is not None:
+            await receiver.handoff_received(source, context=context)
         if self.inner is not None:
             await self.inner.on_handoff(context, agent, source)
 

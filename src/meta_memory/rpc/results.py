@@ -387,6 +387,9 @@ class SessionResult(Result):
     identity: str
     session_key: str | None
     tainted: bool
+    #: Content derived from the session (``derived_from_sessions``) would land quarantined: it is tainted
+    #: now, or a reset closed it tainted (the reset mark keeps that taint for derived writes).
+    derived_tainted: bool = False
 
 
 class CompactedResult(Result):

@@ -128,21 +128,30 @@ class HostService:
     # -- sessions -------------------------------------------------------------------------------
     def note(self, session: SessionRef, tool_results: str = "reported") -> dict[str, Any]:
         """The identity now speaks from ``session.session_key`` (required); rotating to another session
-        starts clean. Output ``{identity, session_key, tainted}``.
+        starts clean. Output ``{identity, session_key, tainted, derived_tainted}``.
 
         ``tool_results = "unreported"``: the session's tool results never reach the gateway, so it is
         tainted from the start (fail closed; :meth:`meta_memory.firewall.Firewall.note_session`)."""
         taint = self.firewall.note_session(session, tool_results=tool_results)
-        return {"identity": session.identity, "session_key": session.session_key, "tainted": taint is not None}
+        return self._state(session, taint is not None)
+
+    def _state(self, session: SessionRef, tainted: bool) -> dict[str, Any]:
+        """``{identity, session_key, tainted, derived_tainted}``: ``derived_tainted``, whether content derived
+        from the session (``derived_from_sessions``) lands quarantined: it is tainted now or a reset closed it
+        tainted (:meth:`meta_memory.firewall.taint.TaintTracker.derived_taint`)."""
+        derived = tainted or (session.session_key is not None
+                              and self.firewall.tracker.derived_taint(session) is not None)
+        return {"identity": session.identity, "session_key": session.session_key, "tainted": tainted,
+                "derived_tainted": derived}
 
     def reset(self, session: SessionRef) -> dict[str, Any]:
         """A fresh-context boundary of the identity's session (``session_key`` ``None``: its current
         one): clears its taint, the session's injection budget and dedup, rotates its nonce.
-        Output ``{identity, session_key, tainted}``."""
+        Output ``{identity, session_key, tainted, derived_tainted}``."""
         self.firewall.reset(session)
         self.injection.session_reset(session.identity, session.session_key, session.realm)
         tainted = self.firewall.tracker.session_taint(session) is not None
-        return {"identity": session.identity, "session_key": session.session_key, "tainted": tainted}
+        return self._state(session, tainted)
 
     def compacted(self, session: SessionRef) -> dict[str, Any]:
         """Compaction of the identity's session (``session_key`` required): taint is kept; its injection

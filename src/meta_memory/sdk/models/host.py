@@ -22,10 +22,12 @@ __all__ = [
 
 
 class SessionState(wire.SessionResult, OpenModel):
-    """``meta/session/note`` and ``meta/session/reset``: ``{identity, session_key, tainted}``.
+    """``meta/session/note`` and ``meta/session/reset``: ``{identity, session_key, tainted, derived_tainted}``.
 
     ``session_key`` is ``None`` for a reset that named no session; ``tainted`` says whether the
-    identity's session is tainted after the call (always ``False`` right after a reset)."""
+    identity's session is tainted after the call (always ``False`` right after a reset);
+    ``derived_tainted`` whether content derived from it (``derived_from_sessions``) would land
+    quarantined: tainted now, or closed tainted by a reset."""
 
     model_config = OPEN
 
