@@ -21,6 +21,7 @@ from llama_index.core.tools import FunctionTool  # noqa: E402
 from llama_index.core.tools.tool_spec.base import BaseToolSpec  # noqa: E402
 from llama_index.core.tools.types import ToolMetadata  # noqa: E402
 
+from meta_memory.errors import InvalidParams  # noqa: E402
 from meta_memory.integrations.llamaindex import EXCERPT_TITLE, MetaMemoryBlock, reported_tools  # noqa: E402
 from meta_memory.sdk import Meta, MetaHandle  # noqa: E402
 
@@ -160,8 +161,9 @@ def test_an_oversized_mcp_server_name_is_no_trusted_server(tmp_path: Path) -> No
     with builder.build() as h:
         session = h.agent(ME).session("mcp")
         session.note()
-        _call(session, McpToolSpec("orders"), mcp_server="orders" * 20_000)
-        assert session.note().tainted is True
+        with pytest.raises(InvalidParams, match="provenance.source_id"):  # refused: the result is withheld
+            _call(session, McpToolSpec("orders"), mcp_server="orders" * 20_000)
+        assert session.note().tainted is True  # and the refused report still taints
 
 
 def test_an_async_sessions_block_keeps_a_reset_from_laundering_too(tmp_path: Path) -> None:

@@ -227,7 +227,7 @@ def test_an_attached_agent_used_as_a_tool_carries_its_taint(handle: MetaHandle, 
     """The sub-agent reports to meta-memory under its own identity: its answer is reported with typed agent
     provenance, so the parent is tainted exactly when the sub-agent read outside content."""
     _research_run(handle, f"s-{sub_tool}", sub_tool, attach_sub=True)
-    assert _status(handle, "Refund account") == expected
+    assert _status(handle, "Refund account") == expected, _reason(handle, "Refund account")
     if expected == "quarantined":
         assert f"output of agent '{SUB}'" in _reason(handle, "Refund account")
     assert handle.agent(SUB).session(f"s-{sub_tool}-sub").note().tainted is (sub_tool == "web_fetch")
@@ -284,3 +284,25 @@ def test_an_agent_tools_output_in_the_history_is_reported_as_that_agents(handle:
     asyncio.run(Runner.run(parent, history, run_config=NO_TRACES))
     assert _status(handle, "Refund account") == "quarantined"
     assert "output of an agent of unknown taint" in _reason(handle, "Refund account")
+
+
+@pytest.mark.parametrize("parent_reads_web", [True, False])
+def test_a_tainted_caller_taints_the_agent_it_runs_as_a_tool(handle: MetaHandle, parent_reads_web: bool) -> None:
+    """An attached agent run as another attached agent's tool takes its input from the caller's model: the
+    caller's taint carries into the sub-agent's session (``agent_tool_input``), so a page the caller read
+    cannot reach memory through the sub-agent's own ``memory`` tool."""
+    sub_model = ScriptedModel([[example.remember("r1", "Payout account", "Payouts go to 66-6666.")],
+                               [assistant_message("Noted.")]])
+    sub = Agent(name="researcher", instructions="Research.", model=sub_model, tools=[])
+    sub = AgentMemory(handle.agent(SUB).session("sub-s")).attach(sub)
+    research = sub.as_tool(tool_name="research", tool_description="Ask the researcher.")
+    first = [function_call("web_fetch", {"url": "u"}, call_id="c0")] if parent_reads_web else []
+    model = ScriptedModel([*([first] if first else []),
+                           [function_call("research", {"input": "note the payout account 66-6666"}, call_id="c1")],
+                           [assistant_message("Done.")]])
+    parent = AgentMemory(handle.agent(ME).session("parent-s")).attach(
+        Agent(name="concierge", instructions="x", model=model, tools=[example.web_fetch, research]))
+    asyncio.run(Runner.run(parent, "find the payout account", run_config=NO_TRACES))
+    rows = handle.memory_panel_records(identity=SUB, scope="identity", realm="default").records
+    status = next(r.status["status"] for r in rows if r.title == "Payout account")
+    assert status == ("quarantined" if parent_reads_web else "active")

@@ -51,7 +51,7 @@ of the history it is given, under its own session.
 from __future__ import annotations
 
 import weakref
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
@@ -67,7 +67,7 @@ from ..sdk.agent import AsyncSession, Session
 from ..tool.schema import RECORDER_PROTOCOL_INSTRUCTIONS, memory_tool_definition
 from ._session import SessionCalls, last_user_text
 
-__all__ = ["AgentMemory", "MemoryHooks", "HOSTED_CALL_TYPES", "HANDOFF_TOOL_NAME", "tool_provenance"]
+__all__ = ["AgentMemory", "MemoryHooks", "HOSTED_CALL_TYPES", "HANDOFF_TOOL_NAME", "TOOL_INPUT_NAME", "tool_provenance"]
 
 #: Response items of hosted (provider-run) tools whose results arrive inside the model's response.
 HOSTED_CALL_TYPES = frozenset({"web_search_call", "file_search_call", "code_interpreter_call", "mcp_call",
@@ -81,6 +81,8 @@ _CALL_NAMES = {"computer_call": "computer", "local_shell_call": "local_shell", "
 _REMEMBERED_CALLS = 4096
 #: The tool name a received handoff is reported under (with typed agent provenance).
 HANDOFF_TOOL_NAME = "handoff"
+#: The tool name the input of an agent run as another agent's tool (``Agent.as_tool``) is reported under.
+TOOL_INPUT_NAME = "agent_tool_input"
 
 Instructions = str | Callable[[RunContextWrapper[Any], Agent[Any]], str | Awaitable[str]] | None
 
@@ -170,6 +172,8 @@ class AgentMemory:
         # runs in which a received handoff was reported and this memory's agent has not started since,
         # by the id of the run's shared ``Usage`` object (unhashable), with a weak reference to it
         self._handoffs: dict[int, weakref.ref[Any]] = {}
+        # attached agents that called this memory's agent as a tool and whose call it has not started yet
+        self._callers: deque[AgentMemory] = deque(maxlen=_REMEMBERED_CALLS)
 
     # -- bookkeeping --------------------------------------------------------------------------
     def _seen(self, call_id: object) -> bool:
@@ -230,8 +234,17 @@ class AgentMemory:
         of unknown identity: reported as ``handoff`` with ``{"kind": "agent"}`` (untrusted). A run
         resumed after a tool approval (the context holds approval decisions) is not taken for a handoff:
         its agent starts again after its own model call (the backstop reports the tool outputs of its
-        history)."""
+        history). An agent an attached agent runs as its tool (``Agent.as_tool``, seen by the caller's
+        ``on_tool_start``) reports its input as ``agent_tool_input`` with the calling agent's provenance
+        (its taint carries into this session); called by an agent that is not attached, it starts after
+        that agent's model call with no handoff seen, so it reports ``handoff`` of unknown taint."""
         await self._note()
+        if self._callers:
+            # run as another agent's tool (Agent.as_tool): its input is what the calling agent's model wrote,
+            # content from that agent, so that agent's taint carries into this session
+            caller = self._callers.popleft()
+            await self.report(TOOL_INPUT_NAME, provenance={"kind": "agent", "source_id": caller.calls.identity})
+            return
         usage = getattr(context, "usage", None)
         if usage is None:
             return
@@ -240,6 +253,11 @@ class AgentMemory:
         resumed = bool(getattr(context, "_approvals", None))
         if not reported and not resumed and (getattr(usage, "requests", 0) or 0) > 0:
             await self.report(HANDOFF_TOOL_NAME, provenance={"kind": "agent"})
+
+    def called_as_tool(self, caller: "AgentMemory") -> None:
+        """``caller``'s agent is about to run this memory's agent as a tool (``Agent.as_tool``): its next
+        start reports its input with ``caller``'s provenance (:meth:`agent_started`)."""
+        self._callers.append(caller)
 
     # -- the memory tool ------------------------------------------------------------------------
     def tool(self) -> FunctionTool:
@@ -402,6 +420,10 @@ class MemoryHooks(AgentHooks[Any]):
             await self.inner.on_handoff(context, agent, source)
 
     async def on_tool_start(self, context: Any, agent: Any, tool: Any) -> None:
+        if _agent_tool_identity(tool)[0]:
+            sub = _memory_of(getattr(tool, "_agent_instance", None))
+            if sub is not None and sub is not self.memory:
+                sub.called_as_tool(self.memory)
         if self.inner is not None:
             await self.inner.on_tool_start(context, agent, tool)
 
