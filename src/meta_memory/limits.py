@@ -49,6 +49,7 @@ __all__ = [
     "DEFAULT_MAX_IN_FLIGHT",
     "DEFAULT_MAX_PER_KEY",
     "MAX_OPEN_HARVESTS_PER_IDENTITY",
+    "MAX_DECIDED_HARVESTS_PER_IDENTITY",
     "MAX_INJECTIONS_PER_IDENTITY",
 ]
 
@@ -91,6 +92,11 @@ MAX_IDENTITY_RECORD_LIMIT: Final = 1_000_000_000
 #: Most pending (not yet decided) exit-interview harvests one identity may have in a realm: a
 #: ``meta/session/retire`` past it is refused (``limit``) until a dream decides or an erase removes some.
 MAX_OPEN_HARVESTS_PER_IDENTITY: Final = 64
+#: Most decided (``harvested``) exit-interview harvests kept per identity in a realm: deciding one more
+#: deletes that identity's oldest decided rows in the same transaction. Pending harvests are never pruned,
+#: and the identity keeps at least its newest decided row, which is what dream-history visibility reads
+#: (the realm's scopes name every identity a harvest row names).
+MAX_DECIDED_HARVESTS_PER_IDENTITY: Final = 16
 #: Most injection-ledger rows (``injections``) kept per identity in a realm: writing more prunes that
 #: identity's oldest rows in the same transaction. The usage counters on the records are not affected.
 MAX_INJECTIONS_PER_IDENTITY: Final = 4096

@@ -289,3 +289,32 @@ def test_poisoned_write_to_decision_through_the_service(env: Env, verdict: str) 
     with pytest.raises(QuarantineReviewRefused):
         svc.decide(REALM, IDENTITY, origin.id, "tombstone" if verdict == "release" else "release",
                    queue[0].content_hash)
+
+
+def test_a_realm_whose_dream_fails_corrupt_leaves_the_others_dreaming(env: Env, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A realm that opens but whose dream hits a damaged page is logged and left out; the realms after it dream."""
+    from meta_memory.agent_memory import record_writes
+    from meta_memory.errors import AgentMemoryError
+    from meta_memory.review import service as review_service
+
+    for realm in ("aaa", "zzz"):
+        record_writes.remember(env.store, realm, "lead:main", "note", f"a note in {realm}")
+    real = review_service.run_dream
+
+    def damaged(store: Any, realm: str, *args: Any, **kw: Any) -> Any:
+        if realm == "aaa":
+            raise AgentMemoryError("corrupt", "realm database 'aaa.sqlite3' cannot be read")
+        return real(store, realm, *args, **kw)
+
+    monkeypatch.setattr(review_service, "run_dream", damaged)
+    svc = ReviewService(env.store, env.clock, env.events, steward_config=StewardConfig.parse({"enabled": True}))
+    reports = svc.dream_all_realms()
+    assert [r.realm for r in reports] == [r for r in env.store.list_realms() if r != "aaa"]
+    assert "zzz" in [r.realm for r in reports]
+
+    def broken(store: Any, realm: str, *args: Any, **kw: Any) -> Any:
+        raise AgentMemoryError("io", "disk gone")
+
+    monkeypatch.setattr(review_service, "run_dream", broken)
+    with pytest.raises(AgentMemoryError):  # any other failure is the schedule's to log, as before
+        svc.dream_all_realms()

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from meta_memory.readiness import TTL_S
 from support import start_gateway
@@ -133,3 +134,66 @@ def test_an_unreadable_realm_leaves_the_others_listed_and_is_named(tmp_path: Pat
     assert doctor.returncode == 1
     assert findings["unservable_realm_name"]["paths"] == [str(state / "agent-memory" / f"{LONG}.sqlite3")]
     assert "damaged_database" in findings
+
+
+def _corrupt_table_pages(db: Path, *tables: str) -> int:
+    """Overwrite every page of ``tables`` but their root pages with random bytes (the header, the schema page and
+    the records stay whole, so the realm still opens): damage deeper than a header check sees. The pages."""
+    import sqlite3
+
+    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
+        try:
+            pages = [int(r[0]) for t in tables for r in conn.execute(
+                "SELECT pageno FROM dbstat WHERE name = ? AND path != '/'", (t,))]
+        except sqlite3.OperationalError:
+            pytest.skip("this SQLite has no dbstat table")
+        size = int(conn.execute("PRAGMA page_size").fetchone()[0])
+    with db.open("r+b") as f:
+        for page in pages:
+            f.seek((page - 1) * size)
+            f.write(os.urandom(size))
+    return len(pages)
+
+
+def test_a_realm_damaged_past_its_header_leaves_every_realm_listing_served(tmp_path: Path) -> None:
+    """A realm whose audit and injection-ledger pages are damaged still opens (its header, schema and records
+    are whole), so only the reads of those tables fail: every listing of all realms leaves it out and names
+    it; a call naming it is refused -32040 ``corrupt``; no row of it is listed as another realm's."""
+    import sqlite3
+
+    state = tmp_path / "state"
+    with start_gateway(state) as gw:
+        for realm in ("default", "other"):
+            for batch in range(3):
+                gw.result("meta/agent_memory/remember_batch", {"identity": IDENT, "realm": realm, "records": [
+                    {"title": f"{realm} note {batch}-{i}", "body": f"apples in {realm}, note {batch}-{i} " + "x" * 400}
+                    for i in range(50)]})
+            for i in range(30):
+                gw.result("meta/turn/inject", {"identity": IDENT, "realm": realm, "query_text": f"apples note {i}",
+                                               "session_key": f"sess:{i}"})
+    db = state / "agent-memory" / "other.sqlite3"
+    with sqlite3.connect(db) as conn:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    assert _corrupt_table_pages(db, "audit", "injections") > 2
+    with start_gateway(state) as gw:
+        assert gw.result("meta/status", {})  # the status answer is not taken down
+        for method in ("injections", "dreams", "dream_runs", "audit_verdicts", "proposals", "harvests", "quarantine",
+                       "records", "overview"):
+            answer = gw.result(f"meta/memory/panel/{method}", {} if method == "overview" else {"limit": 50})
+            skipped = {s["realm"]: s["reason"] for s in answer.get("skipped_realms", [])}
+            assert answer["realms"] in (["default"], ["default", "other"]), (method, answer["realms"])
+            if "other" not in answer["realms"]:
+                assert skipped == {"other": "corrupt"}, (method, answer)
+        injections = gw.result("meta/memory/panel/injections", {"limit": 50})
+        assert injections["realms"] == ["default"] and injections["skipped_realms"][0]["realm"] == "other"
+        assert injections["injections"] and {i["realm"] for i in injections["injections"]} == {"default"}
+        assert "other.sqlite3" in injections["skipped_realms"][0]["message"]
+        dreams = gw.result("meta/memory/panel/dreams", {"limit": 10})
+        assert dreams["realms"] == ["default"] and [s["realm"] for s in dreams["skipped_realms"]] == ["other"]
+        # the records of the damaged realm are whole: a listing naming it is served, one reading the damage refused
+        listed = gw.result("meta/agent_memory/list", {"identity": IDENT, "realm": "other", "limit": 5})
+        assert {r["title"].split()[0] for r in listed["records"]} == {"other"}
+        for method in ("injections", "dreams"):
+            err = gw.error(f"meta/memory/panel/{method}", {"realm": "other", "limit": 5})
+            assert err["code"] == -32040 and err["data"]["reason"] == "corrupt", err
+        assert "skipped_realms" not in gw.result("meta/memory/panel/injections", {"realm": "default", "limit": 5})

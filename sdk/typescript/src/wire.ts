@@ -127,12 +127,17 @@ export interface ContentTrustStatus {
   warning: string | null;
 }
 
-/** ``forget`` is present when the decision was about a held forget. */
+/**
+ * ``forget`` is present when the decision was about a held forget; ``duplicate_of`` (the id of the
+ * active record of the scope that already held the content, also ``successor``) when a release was merged
+ * into it instead of writing a second active copy.
+ */
 export interface DecideResult {
   outcome: "released" | "already_released" | "tombstoned" | "already_tombstoned";
   origin: Receipt;
   successor: Receipt | null;
   supersededPrior?: Receipt | null;
+  duplicateOf?: string | null;
   forget?: HeldForget | null;
   decision: Decision;
 }

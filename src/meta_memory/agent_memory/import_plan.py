@@ -232,8 +232,9 @@ def keep_out_erased(store: AgentMemoryStore, realm: str, recs: Sequence[tuple[in
 class RestorePlan:
     """What a restore of one realm writes: ``fresh`` ``(line, record)`` pairs absent from the store, landed
     a batch at a time (:meth:`batches`), and what it does not: ``refused`` ``(line, id, reason)`` (the
-    erasure register), ``present`` (stored with the same content: skipped), ``conflicts`` (ids stored
-    with other content: kept as they are)."""
+    erasure register), ``present`` (stored with the same content, or an unlinked active record whose
+    content an active record of its scope already holds under another id: skipped), ``conflicts`` (ids
+    stored with other content: kept as they are)."""
 
     fresh: list[tuple[int, MemoryRecord]]
     refused: list[tuple[int, str, str]]
@@ -270,7 +271,40 @@ def plan_restore(store: AgentMemoryStore, realm: str, recs: Sequence[tuple[int, 
             present += 1
         else:
             conflicts.append(named)
-    return RestorePlan(fresh, refused, present, conflicts)
+    fresh, merged = _without_active_duplicates(store, realm, fresh, recs)
+    return RestorePlan(fresh, refused, present + merged, conflicts)
+
+
+def _without_active_duplicates(store: AgentMemoryStore, realm: str, fresh: list[tuple[int, MemoryRecord]],
+                               recs: Sequence[tuple[int, MemoryRecord]]) -> tuple[list[tuple[int, MemoryRecord]], int]:
+    """``fresh`` less the active records whose content an active record of their scope already holds (stored
+    under another id, or landing earlier in this plan), and how many were left out: exact-content duplicates
+    stay one active record, as ``remember`` keeps them. Only a record nothing else of the file links to
+    (no ``supersedes`` of its own, no record superseded by it or derived from it) is left out, so no chain
+    or lineage of the file is broken; such a record is counted present (its content is)."""
+    linked: set[str] = set()
+    for _, rec in recs:
+        linked.update(rec.derived_from)
+        if rec.supersedes is not None:
+            linked.add(rec.supersedes)
+        if rec.status.kind is StatusKind.SUPERSEDED and rec.status.detail:
+            linked.add(rec.status.detail)
+    candidates = [rec for _, rec in fresh
+                  if rec.status.kind is StatusKind.ACTIVE and rec.supersedes is None and rec.id not in linked]
+    if not candidates:
+        return fresh, 0
+    candidate_ids = {rec.id for rec in candidates}
+    held: set[tuple[Scope, str]] = {(rec.scope, rec.content_hash) for _, rec in fresh
+                                    if rec.status.kind is StatusKind.ACTIVE and rec.id not in candidate_ids}
+    left_out: set[str] = set()
+    with store.snapshot(realm) as tx:
+        for rec in candidates:
+            key = (rec.scope, rec.content_hash)
+            if key in held or tx.active_duplicate(rec.scope, rec.content_hash) is not None:
+                left_out.add(rec.id)
+            else:
+                held.add(key)
+    return [(n, rec) for n, rec in fresh if rec.id not in left_out], len(left_out)
 
 
 def apply_restore(store: AgentMemoryStore, realm: str, batch: Sequence[tuple[int, MemoryRecord]], *,

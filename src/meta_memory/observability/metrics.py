@@ -51,6 +51,7 @@ from prometheus_client import CollectorRegistry, Counter, Histogram, generate_la
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from ..errors import AgentMemoryError
 from ..firewall.gate import reason_class
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -265,8 +266,12 @@ class StoreCensus:
         for realm in feature.store.list_realms():
             if feature.store.realm_problem(realm) is not None:
                 continue  # a realm that cannot be read has no figures; /v1/ready names it
-            with feature.store.snapshot(realm) as tx:
-                realms[realm] = tx.panel.census()
+            try:
+                with feature.store.snapshot(realm) as tx:
+                    realms[realm] = tx.panel.census()
+            except AgentMemoryError as exc:  # a page damaged past what the open read: no figures either
+                if exc.reason != "corrupt":
+                    raise
         backlog: dict[str, int] = {}
         if feature.recall is not None:
             report = feature.recall.backlog()

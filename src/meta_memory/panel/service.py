@@ -22,6 +22,12 @@ returns the JSON-ready result of one ``meta/memory/panel/*`` RPC. Entry gates
 * ``overview`` shows a scope row when its scope is readable, and leaves out the
   records holding quarantined content unless the caller may review them there
   (``quarantined_content_withheld``), so no count covers a row the caller may not read.
+
+A read of every realm (no ``realm`` named) leaves out a realm that cannot be opened
+(:meth:`PanelService.readable_realms`) and, through :class:`_Served`, a realm whose read fails
+``corrupt`` part-way (a damaged page past its header that opening the realm did not read): the
+realm is named in ``skipped_realms`` and none of its rows is listed. A call naming the realm is
+refused (-32040) as before.
 """
 
 from __future__ import annotations
@@ -29,11 +35,11 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Iterable, Sequence
 from functools import partial
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 from ..errors import AgentMemoryError, RecordNotFound
 from .cursor import Cursor
-from .paging import SourcePage, limit_then_filter, page_records
+from .paging import RowSource, SourcePage, limit_then_filter, page_records
 from .store import (
     MemoryPanelStore,
     PromotionRow,
@@ -65,6 +71,77 @@ DREAMS_DEFAULT_LIMIT = 20
 DREAMS_MAX_LIMIT = 100
 
 T = TypeVar("T")
+
+
+R = TypeVar("R")
+
+
+def _skip_entry(realm: str, problem: AgentMemoryError) -> dict[str, str]:
+    """``{realm, reason, message}`` of a realm an all-realm read left out (``reason``: ``corrupt``, ``io`` or
+    ``invalid_name``)."""
+    reason = "invalid_name" if problem.reason == "invalid_record" else problem.reason
+    message = problem.message.removeprefix(AgentMemoryError.PREFIXES.get(problem.reason, ""))
+    return {"realm": realm, "reason": reason, "message": message}
+
+
+class _Served:
+    """The realms one read serves, and those it left out.
+
+    ``named``: the realm the call named (``None`` = every realm). When every realm is read, a read of one
+    realm refused ``corrupt`` drops that realm (named in ``skipped``, its rows kept out of the answer)
+    and the others are served; a call naming a realm, or any other refusal, raises as it was."""
+
+    def __init__(self, named: str | None, realms: list[str], skipped: list[dict[str, str]]) -> None:
+        self.named = named
+        self.realms = list(realms)
+        self.skipped = list(skipped)
+        self.dropped: set[str] = set()
+
+    def _drop(self, realm: str, exc: AgentMemoryError) -> None:
+        if self.named is not None or exc.reason != "corrupt":
+            raise exc
+        if realm not in self.dropped:
+            self.dropped.add(realm)
+            self.realms = [r for r in self.realms if r != realm]
+            self.skipped.append(_skip_entry(realm, exc))
+
+    def each(self, fn: Callable[[str], R], realms: Iterable[str] | None = None) -> dict[str, R]:
+        """``{realm: fn(realm)}`` over the served realms (or ``realms``, in order), less those dropped."""
+        out: dict[str, R] = {}
+        for r in list(self.realms if realms is None else realms):
+            if r in self.dropped:
+                continue
+            try:
+                out[r] = fn(r)
+            except AgentMemoryError as exc:
+                self._drop(r, exc)
+        return out
+
+    def source(self, realm: str, fetch: RowSource[R]) -> RowSource[R]:
+        """``fetch`` (one realm's row source), a refusal dropping the realm and ending its rows."""
+        return _GuardedSource(self, realm, fetch)
+
+    def answer(self) -> dict[str, Any]:
+        """``{realms, skipped_realms?}`` of the answer."""
+        return {"realms": self.realms, **_skipped(self.skipped)}
+
+
+class _GuardedSource(Generic[R]):
+    """One realm's :class:`RowSource` whose refusal drops the realm in its :class:`_Served`."""
+
+    __slots__ = ("served", "realm", "fetch")
+
+    def __init__(self, served: _Served, realm: str, fetch: RowSource[R]) -> None:
+        self.served = served
+        self.realm = realm
+        self.fetch = fetch
+
+    def __call__(self, after: Cursor | None, limit: int) -> SourcePage[R]:
+        try:
+            return self.fetch(after, limit)
+        except AgentMemoryError as exc:
+            self.served._drop(self.realm, exc)
+            return SourcePage([], None)
 
 
 def _merge(per_realm: Iterable[Sequence[T]], key: Callable[[T], Any], limit: int) -> list[T]:
@@ -120,10 +197,12 @@ class PanelService:
             if problem is None:
                 kept.append(r)
             else:
-                reason = "invalid_name" if problem.reason == "invalid_record" else problem.reason
-                message = problem.message.removeprefix(AgentMemoryError.PREFIXES.get(problem.reason, ""))
-                skipped.append({"realm": r, "reason": reason, "message": message})
+                skipped.append(_skip_entry(r, problem))
         return kept, skipped
+
+    def _served(self, realm: str | None) -> _Served:
+        """:meth:`readable_realms` as a :class:`_Served`."""
+        return _Served(realm, *self.readable_realms(realm))
 
     def _record_visible(self, realm: str, row: RecordRow) -> bool:
         return self.vis.record(realm, record_facts(row))
@@ -152,15 +231,14 @@ class PanelService:
         is still judged here, so a store that ignores them lists the same page. Raises ``StalledCursor`` (-32040) for a
         store whose cursor does not move.
         """
-        realms, skipped = self.readable_realms(realm)
-        sources = {r: partial(self.store.records_page, r, self._record_filters(r, scope_kind, scope_key, status, terms))
-                   for r in realms}
+        served = self._served(realm)
+        filters = served.each(lambda r: self._record_filters(r, scope_kind, scope_key, status, terms))
+        sources = {r: served.source(r, partial(self.store.records_page, r, f)) for r, f in filters.items()}
         page = page_records(sources, lambda r, row: self._record_visible(r, row), limit, cursor)
         return {
-            "records": [self.vis.record_json(r, row.listing_json()) for r, row in page.rows],
+            "records": [self.vis.record_json(r, row.listing_json()) for r, row in page.rows if r not in served.dropped],
             "next_cursor": page.next_cursor,
-            "realms": realms,
-            **_skipped(skipped),
+            **served.answer(),
         }
 
     def _record_filters(self, realm: str, scope_kind: str | None, scope_key: str | None, status: str | None,
@@ -180,8 +258,9 @@ class PanelService:
         newest 50 ledger rows whose identity the caller may also read. ``pending_forget`` (the
         held forget waiting on this record) is added for callers who may review its scope.
         """
-        for r in self.readable_realms(realm)[0]:
-            row = self.store.record(r, memory_id)
+        served = self._served(realm)
+        for r in list(served.realms):
+            row = served.each(lambda x: self.store.record(x, memory_id), [r]).get(r)
             if row is None:
                 continue
             if self.vis.record_denial(r, record_facts(row)) is not None:
@@ -256,29 +335,32 @@ class PanelService:
         still stands, newest first, shown to callers who may review quarantined content of the
         record's scope. Both side lists are the same on every page.
         """
-        realms, skipped = self.readable_realms(realm)
-        sources = {r: partial(self._quarantined_page, r, self._quarantine_readable(r)) for r in realms}
+        served = self._served(realm)
+        readable = served.each(self._quarantine_readable)
+        sources = {r: served.source(r, partial(self._quarantined_page, r, f)) for r, f in readable.items()}
         # every row is judged again here: a store that ignores ``readable`` lists the same page
         page = page_records(sources, lambda r, row: self._record_visible(r, row), limit, cursor, key=_created_key)
         promos = _merge(
-            (self.store.pending_promotions(r, limit) for r in realms),
+            served.each(lambda r: self.store.pending_promotions(r, limit)).values(),
             lambda p: (p.created_at_ms, p.pending_id),
             limit,
         )
-        visible = self._visible_promotions(promos)
+        visible = self._visible_promotions([p for p in promos if p.realm not in served.dropped])
         forgets = _merge(
-            (self.store.held_forgets(r, limit) for r in realms), lambda f: (f.created_at_ms, f.forget_id), limit
+            served.each(lambda r: self.store.held_forgets(r, limit)).values(),
+            lambda f: (f.created_at_ms, f.forget_id),
+            limit,
         )
+        forgets = [f for f in forgets if f.realm not in served.dropped]
         held = limit_then_filter(
             forgets, limit, lambda f: self.vis.record(f.realm, RecordFacts(f.scope_kind, f.scope_key, "quarantined", True))
         )
         return {
-            "records": [self.vis.record_json(r, x.listing_json()) for r, x in page.rows],
+            "records": [self.vis.record_json(r, x.listing_json()) for r, x in page.rows if r not in served.dropped],
             "next_cursor": page.next_cursor,
             "pending_promotions": [promotion_json(p) for p in visible],
             "pending_forgets": [held_forget_json(f) for f in held],
-            "realms": realms,
-            **_skipped(skipped),
+            **served.answer(),
         }
 
     def _quarantine_readable(self, realm: str) -> ReadableScopes | None:
@@ -336,14 +418,16 @@ class PanelService:
 
     # ------------------------------------------------------------------ dreams
 
-    def dream_access(self, realms: Sequence[str]) -> DreamAccess:
-        """Which realms' dream history the caller may see, and ``withheld_by_access``."""
+    def dream_access(self, realms: Sequence[str], served: _Served | None = None) -> DreamAccess:
+        """Which realms' dream history the caller may see, and ``withheld_by_access``; with ``served``, a realm
+        whose facts cannot be read is dropped there (and not judged)."""
         if not self._enforced:
             return DreamAccess(tuple(realms), False)
-        facts = {
-            r: RealmFacts(frozenset(self.store.realm_scopes(r)), bool(self.store.holds_quarantine_evidence(r)))
-            for r in realms
-        }
+        guard = served or _Served("", list(realms), [])
+        facts = guard.each(
+            lambda r: RealmFacts(frozenset(self.store.realm_scopes(r)), bool(self.store.holds_quarantine_evidence(r))),
+            realms,
+        )
         return self.vis.dream_listing(facts)
 
     def dreams(self, *, realm: str | None, limit: int) -> dict[str, Any]:
@@ -367,62 +451,68 @@ class PanelService:
         to_json: Callable[[T], dict[str, Any]],
     ) -> dict[str, Any]:
         """``{runs, realms, withheld_by_access}``: up to ``limit`` rows of the visible realms, newest first."""
-        realms, skipped = self.readable_realms(realm)
-        access = self.dream_access(realms)
-        runs = _merge((fetch(r, limit) for r in access.realms), newest, limit)
-        return {"runs": [to_json(d) for d in runs], "realms": realms, "withheld_by_access": access.withheld_by_access,
-                **_skipped(skipped)}
+        served = self._served(realm)
+        access = self.dream_access(served.realms, served)
+        fetched = served.each(lambda r: fetch(r, limit), access.realms)
+        runs = _merge(fetched.values(), newest, limit)
+        return {"runs": [to_json(d) for d in runs], "withheld_by_access": access.withheld_by_access,
+                **served.answer()}
 
     # ------------------------------------------------------------------ realm-level reads
 
     def audit_verdicts(self, *, realm: str | None, limit: int) -> dict[str, Any]:
         """``meta/memory/panel/audit_verdicts``: ``{verdicts, realms}``; a verdict is judged by its record."""
-        realms, skipped = self.readable_realms(realm)
+        served = self._served(realm)
         rows = _merge(
-            (self.store.audit_verdicts(r, limit) for r in realms),
+            served.each(lambda r: self.store.audit_verdicts(r, limit)).values(),
             lambda v: (v.created_at_ms, v.run_id, v.record_id),
             limit,
         )
-        records = self._records_for(rows, lambda v: v.record_id)
+        records = self._records_for(rows, lambda v: v.record_id, served)
         kept = limit_then_filter(
-            rows, limit, lambda v: self.vis.audit_verdict(v.realm, _facts(records.get((v.realm, v.record_id))))
+            [v for v in rows if v.realm not in served.dropped], limit,
+            lambda v: self.vis.audit_verdict(v.realm, _facts(records.get((v.realm, v.record_id)))),
         )
-        return {"verdicts": [v.to_json() for v in kept], "realms": realms, **_skipped(skipped)}
+        return {"verdicts": [v.to_json() for v in kept], **served.answer()}
 
     def injections(self, *, realm: str | None, limit: int) -> dict[str, Any]:
         """``meta/memory/panel/injections``: ``{injections, realms}`` newest first; a row needs both its
         record and its identity to be readable."""
-        realms, skipped = self.readable_realms(realm)
+        served = self._served(realm)
         rows = _merge(
-            (self.store.injections(r, limit) for r in realms), lambda i: (i.at_ms, i.injection_id), limit
+            served.each(lambda r: self.store.injections(r, limit)).values(), lambda i: (i.at_ms, i.injection_id), limit
         )
-        records = self._records_for(rows, lambda i: i.record_id)
+        records = self._records_for(rows, lambda i: i.record_id, served)
         kept = limit_then_filter(
-            rows,
+            [i for i in rows if i.realm not in served.dropped],
             limit,
             lambda i: self.vis.injection(i.realm, _facts(records.get((i.realm, i.record_id))), i.identity),
         )
         return {"injections": [{**i.to_json(), "session_key": self.vis.session_key(i.realm, i.identity, i.session_key)}
-                               for i in kept], "realms": realms, **_skipped(skipped)}
+                               for i in kept], **served.answer()}
 
     def proposals(self, *, realm: str | None, limit: int) -> dict[str, Any]:
         """``meta/memory/panel/proposals``: ``{proposals, realms}``; metadata and the taint flag, never bodies."""
-        realms, skipped = self.readable_realms(realm)
+        served = self._served(realm)
         rows = _merge(
-            (self.store.proposals(r, limit) for r in realms), lambda p: (p.created_at_ms, p.proposal_id), limit
+            served.each(lambda r: self.store.proposals(r, limit)).values(),
+            lambda p: (p.created_at_ms, p.proposal_id),
+            limit,
         )
         kept = limit_then_filter(rows, limit, lambda p: self.vis.proposal(p.realm, p.scope_kind, p.scope_key))
-        return {"proposals": [proposal_json(p) for p in kept], "realms": realms, **_skipped(skipped)}
+        return {"proposals": [proposal_json(p) for p in kept], **served.answer()}
 
     def harvests(self, *, realm: str | None, limit: int) -> dict[str, Any]:
         """``meta/memory/panel/harvests``: ``{harvests, realms}``; a harvest is judged by its identity."""
-        realms, skipped = self.readable_realms(realm)
+        served = self._served(realm)
         rows = _merge(
-            (self.store.harvests(r, limit) for r in realms), lambda h: (h.retired_at_ms, h.identity), limit
+            served.each(lambda r: self.store.harvests(r, limit)).values(),
+            lambda h: (h.retired_at_ms, h.identity),
+            limit,
         )
         kept = limit_then_filter(rows, limit, lambda h: self.vis.harvest(h.realm, h.identity))
         return {"harvests": [{**h.to_json(), "session_key": self.vis.session_key(h.realm, h.identity, h.session_key)}
-                             for h in kept], "realms": realms, **_skipped(skipped)}
+                             for h in kept], **served.answer()}
 
     def overview(self, *, realm: str | None) -> dict[str, Any]:
         """``meta/memory/panel/overview``: ``{scopes, totals, floors, realms}``.
@@ -437,12 +527,12 @@ class PanelService:
         left with no readable record is omitted. ``pressure`` ratios are the floor
         figures over the store floors.
         """
-        realms, skipped = self.readable_realms(realm)
+        served = self._served(realm)
         floors = self.store.floors()
         scopes: list[dict[str, Any]] = []
         totals: dict[str, Any] = {"records": 0, "body_bytes": 0, "counts": {}, "trust": {}}
-        for r in realms:
-            for row in self.store.scope_overview(r):
+        for r, rows in served.each(self.store.scope_overview).items():
+            for row in rows:
                 if not self.vis.overview_row(r, row.scope_kind, row.scope_key):
                     continue
                 shown = self._overview_row(r, row, floors.records, floors.bytes)
@@ -458,8 +548,7 @@ class PanelService:
                 for tier, n in shown["trust"].items():
                     totals["trust"][tier] = totals["trust"].get(tier, 0) + n
         scopes.sort(key=lambda s: (s["realm"], s["scope_kind"], s["scope_key"]))
-        return {"scopes": scopes, "totals": totals, "floors": floors.to_json(), "realms": realms,
-                **_skipped(skipped)}
+        return {"scopes": scopes, "totals": totals, "floors": floors.to_json(), **served.answer()}
 
     def _overview_row(self, realm: str, row: ScopeOverviewRow, floor_records: int, floor_bytes: int) -> dict[str, Any] | None:
         reviewer = self.vis.record(realm, RecordFacts(row.scope_kind, row.scope_key, "quarantined", True))
@@ -497,14 +586,17 @@ class PanelService:
             "quarantined_content_withheld": not reviewer,
         }
 
-    def _records_for(self, rows: Sequence[Any], record_id: Callable[[Any], str]) -> dict[tuple[str, str], RecordRow]:
-        """Body-free records named by ``rows`` (each has ``realm``), keyed ``(realm, memory_id)``."""
+    def _records_for(self, rows: Sequence[Any], record_id: Callable[[Any], str],
+                     served: _Served) -> dict[tuple[str, str], RecordRow]:
+        """Body-free records named by ``rows`` (each has ``realm``), keyed ``(realm, memory_id)``; a realm
+        whose records cannot be read is dropped in ``served``."""
         wanted: dict[str, set[str]] = {}
         for row in rows:
             wanted.setdefault(row.realm, set()).add(record_id(row))
         out: dict[tuple[str, str], RecordRow] = {}
-        for r, ids in wanted.items():
-            for mid, rec in self.store.records_by_ids(r, ids).items():
+        found = served.each(lambda r: self.store.records_by_ids(r, wanted[r]), list(wanted))
+        for r, by_id in found.items():
+            for mid, rec in by_id.items():
                 out[(r, mid)] = rec
         return out
 

@@ -18,15 +18,21 @@ its own scope supersedes its prior instead, so one version stays active), an act
 creates the copy only), or a proposal (the batch creates the proposed record
 in its scope; the proposal is ``held`` while gated, then ``accepted`` /
 ``rejected``; an expired gate returns it to ``pending``).
+
+An approval whose promoted content an active record of the target scope already
+holds (same content hash) writes no second active copy: the promotion commits
+as that record (``promoted_id`` names it), and the rest of the staged batch (a
+quarantined source's tombstone) is applied alone, as ``remember`` and
+``proposals/accept`` keep exact-content duplicates one record.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from meta_memory.agent_memory.batch import BatchKind, CreateOp, Op, StagedBatch, SupersedeOp, TombstoneOp
-from meta_memory.agent_memory.hashing import mint_token
+from meta_memory.agent_memory.hashing import content_hash, mint_token
 from meta_memory.agent_memory.model import (
     Author,
     NewMemoryRecord,
@@ -39,6 +45,7 @@ from meta_memory.agent_memory.model import (
 from meta_memory.agent_memory.store.base import AgentMemoryStore, WriteGate
 from meta_memory.agent_memory.store.tables import PromotionRow
 from meta_memory.agent_memory.store.tx import WriteTx
+from meta_memory.agent_memory.validator import normalize_record
 from meta_memory.clock import Clock
 from meta_memory.errors import AgentMemoryError, echo
 from meta_memory.events.bus import EventBus
@@ -311,9 +318,33 @@ def _decide_in_tx(tx: WriteTx, pending_id: str, decision: str, now: int, gate: W
     if decision == "deny":
         _close(tx, row, "denied", now, is_proposal, "rejected")
         return outcome("denied", True)
+    duplicate = _promoted_duplicate(tx, batch)
+    if duplicate is not None:
+        if len(batch.ops) > 1:  # a quarantined source's tombstone still applies
+            tx.apply(replace(batch, ops=batch.ops[1:]), gate=gate, token=row.stage_token)
+        _close(tx, row, "committed", now, is_proposal, "accepted")
+        return outcome("committed", True, duplicate)
     applied = tx.apply(batch, gate=gate, token=row.stage_token)
     _close(tx, row, "committed", now, is_proposal, "accepted")
     return outcome("committed", True, applied.results[0].memory_id)
+
+
+def _promoted_duplicate(tx: WriteTx, batch: StagedBatch) -> str | None:
+    """The id of the active record of the promotion's target scope already holding the content its first op
+    writes, or ``None``."""
+    first = batch.ops[0] if batch.ops else None
+    if isinstance(first, CreateOp):
+        scope = first.scope
+    elif isinstance(first, SupersedeOp):
+        prior = tx.get(first.prior)
+        if prior is None:
+            return None  # the validator refuses the batch
+        scope = prior.scope
+    else:
+        return None
+    record = normalize_record(first.record)
+    found = tx.active_duplicate(scope, content_hash(record.title, record.body))
+    return None if found is None else found.id
 
 
 def promotion_scopes(store: AgentMemoryStore, realm: str | None, pending_id: str) -> list[tuple[str, str]] | None:

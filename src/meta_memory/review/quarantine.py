@@ -17,6 +17,16 @@ Check order (the first failing check answers):
    a quarantined update whose prior is no longer active -> ``stale_update``;
    another record holding ``<id>-released`` -> ``successor_conflict``.
 
+A release whose content an active record of the same scope already holds (same
+content hash: the content was written again, trusted, while this copy waited)
+is a merge: no successor is written, the origin is tombstoned (one
+``Tombstone`` op whose ``detail.review`` names ``duplicate_of``), and the
+answer is ``released`` with ``successor`` the existing active record and
+``duplicate_of`` its id. Exact-content duplicates stay one active record, as
+``remember`` and ``proposals/accept`` keep them; a quarantined update merged so
+leaves its prior as it stands. Steps ``stale_update`` and
+``successor_conflict`` do not apply to a merge.
+
 Release writes the successor first (``Create`` of ``<id>-released`` at
 ``agent_observed``, ``derived_from [origin]``, or ``Supersede`` of the prior
 for a quarantined update), then tombstones the origin. Tombstone writes one
@@ -107,14 +117,18 @@ class ReviewOutcome:
     superseded_prior: dict[str, Any] | None = None
     applied: bool = True
     forget: dict[str, Any] | None = None
+    duplicate_of: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """Wire shape ``{outcome, origin, successor, superseded_prior?, forget?, decision}``; ``forget``
-        (the held forget decided: ``{forget_id, memory_id, requested_by, reason, status, ...}``) only for
-        a decision about a held forget."""
+        """Wire shape ``{outcome, origin, successor, superseded_prior?, duplicate_of?, forget?, decision}``;
+        ``duplicate_of`` (the id of the active record already holding the content, also ``successor``)
+        only for a release merged into it; ``forget`` (the held forget decided: ``{forget_id, memory_id,
+        requested_by, reason, status, ...}``) only for a decision about a held forget."""
         out: dict[str, Any] = {"outcome": self.outcome, "origin": self.origin, "successor": self.successor}
         if self.superseded_prior is not None:
             out["superseded_prior"] = self.superseded_prior
+        if self.duplicate_of is not None:
+            out["duplicate_of"] = self.duplicate_of
         if self.forget is not None:
             out["forget"] = self.forget
         out["decision"] = self.decision
@@ -170,7 +184,8 @@ def decide(
         AgentMemoryError: the validator refused the batch, or the store failed.
 
     Events (after commit only): ``memory.quarantine.verdict`` {realm, record_id,
-    verdict, successor_id}; on a ``secret_detected`` refusal
+    verdict, successor_id, duplicate_of?} (``duplicate_of`` for a release merged into
+    an active record holding the same content); on a ``secret_detected`` refusal
     ``memory.quarantine.release_blocked`` {realm, record_id, verdict, class}.
     """
     name = parse_realm(realm)
@@ -222,6 +237,8 @@ def review_quarantined(
         }
         if outcome.forget is not None:
             data["subject"] = FORGET_SUBJECT
+        if outcome.duplicate_of is not None:
+            data["duplicate_of"] = outcome.duplicate_of
         events.emit("memory.quarantine.verdict", data, identity=_event_identity(scope))
     return outcome
 
@@ -258,6 +275,7 @@ def _review_in_tx(
     expired, invalidated = _settle_promotions(tx, origin.id, verdict, reviewer, now_ms)
 
     succ_id = successor_id(origin.id)
+    duplicate: MemoryRecord | None = None
     if verdict == RELEASE:
         secret_class = scan_record(origin)
         if secret_class is not None:
@@ -267,6 +285,9 @@ def _review_in_tx(
                 "tombstone is the only exit",
                 **{"class": secret_class},
             )
+        duplicate = tx.active_duplicate(origin.scope, origin.content_hash)
+        if duplicate is not None:
+            return _merge_release(tx, origin, duplicate, expected_hash, rationale, reviewer, expired, invalidated, gate)
         if origin.supersedes is not None:
             prior = tx.get(origin.supersedes)
             if prior is None or not prior.status.is_active:
@@ -342,6 +363,53 @@ def _review_in_tx(
         successor=receipt(records[succ_id]) if verdict == RELEASE else None,
         superseded_prior=prior_receipt,
         decision={"audit_token": applied.token, "decided_at_ms": applied.applied_at_ms, "review": review},
+    )
+
+
+def _merge_release(
+    tx: WriteTx,
+    origin: MemoryRecord,
+    duplicate: MemoryRecord,
+    expected_hash: str,
+    rationale: str | None,
+    reviewer: Reviewer,
+    expired: list[str],
+    invalidated: list[str],
+    gate: WriteGate | None,
+) -> ReviewOutcome:
+    """Release ``origin`` into ``duplicate``, the active record of its scope already holding its content:
+    tombstone the origin (one op, ``detail.review.duplicate_of``) and answer the existing record."""
+    review: dict[str, Any] = {
+        "verdict": RELEASE,
+        "reviewer": reviewer.to_json(),
+        "origin": origin.id,
+        "successor": duplicate.id,
+        "duplicate_of": duplicate.id,
+        "expected_content_hash": expected_hash,
+        "origin_quarantine_reason": origin.status.detail,
+    }
+    if expired:
+        review["expired_promotions"] = expired
+    if invalidated:
+        review["invalidated_promotions"] = invalidated
+    if rationale:
+        review["rationale"] = rationale
+    who = "operator " if reviewer.is_operator else ""
+    suffix = f": {rationale}" if rationale else ""
+    op = TombstoneOp(id=origin.id, rationale=f"{who}quarantine release merged into active '{duplicate.id}'{suffix}")
+    batch = StagedBatch(
+        realm=origin.scope.realm, author=reviewer.author(), ops=(op,), kind=BatchKind.REVIEW_VERDICT, review=review
+    )
+    applied = tx.apply(batch, gate=gate, token=mint_token("review"))
+    standing = tx.get(duplicate.id) or duplicate
+    return ReviewOutcome(
+        outcome="released",
+        realm=origin.scope.realm,
+        verdict=RELEASE,
+        origin=receipt(applied.records[origin.id]),
+        successor=receipt(standing),
+        decision={"audit_token": applied.token, "decided_at_ms": applied.applied_at_ms, "review": review},
+        duplicate_of=duplicate.id,
     )
 
 
@@ -502,8 +570,18 @@ def _replay(tx: ReadTx, origin: MemoryRecord, verdict: str) -> ReviewOutcome:
         )
     first = tx.audit.at(evidence.stage_token, 0)
     successor = tx.get(succ_id) if isinstance(succ_id, str) else None
+    merged = review.get("duplicate_of")
     problem = None
-    if first is None or first.memory_id != succ_id or first.op_kind not in ("create", "supersede"):
+    if merged is not None:
+        if merged != succ_id or first is None or first.memory_id != origin.id or first.op_kind != "tombstone":
+            problem = "the merged release's evidence does not match its tombstone"
+        elif successor is None:
+            problem = f"merged-into record '{succ_id}' is missing"
+        elif successor.scope != origin.scope:
+            problem = f"merged-into record '{succ_id}' is in another scope"
+        elif successor.content_hash != origin.content_hash:
+            problem = f"merged-into record '{succ_id}' holds different content"
+    elif first is None or first.memory_id != succ_id or first.op_kind not in ("create", "supersede"):
         problem = "the successor was not written by the review's first op"
     elif successor is None:
         problem = f"successor '{succ_id}' is missing"
@@ -523,4 +601,5 @@ def _replay(tx: ReadTx, origin: MemoryRecord, verdict: str) -> ReviewOutcome:
         successor=receipt(successor),
         decision=decision,
         applied=False,
+        duplicate_of=succ_id if merged is not None else None,
     )

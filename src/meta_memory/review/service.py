@@ -17,6 +17,7 @@ Each method returns the JSON-ready result dict.
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Callable
 from typing import Any
@@ -24,6 +25,7 @@ from typing import Any
 from meta_memory.agent_memory.model import Scope
 from meta_memory.agent_memory.store.base import AgentMemoryStore
 from meta_memory.clock import Clock
+from meta_memory.errors import AgentMemoryError
 from meta_memory.events.bus import EventBus
 from meta_memory.ledger.ledger import AssertionLedger
 from meta_memory.panel.visibility import Visibility
@@ -38,6 +40,8 @@ from meta_memory.review.steward import LlmSteward, PolicySteward, Steward
 from meta_memory.session_ref import SessionRef
 
 __all__ = ["ReviewService", "build_steward"]
+
+log = logging.getLogger(__name__)
 
 
 def build_steward(config: StewardConfig) -> Steward:
@@ -185,8 +189,20 @@ class ReviewService:
 
     def dream_all_realms(self) -> list[DreamReport]:
         """One dream per realm the store holds that can be read (what the schedule runs); a realm that
-        cannot (damaged, a name breaking the realm-name rule) is left for the operator (``/v1/ready``)."""
-        return [self.run_dream(realm) for realm in self.store.list_realms() if self.store.realm_problem(realm) is None]
+        cannot (damaged, a name breaking the realm-name rule) is left for the operator (``/v1/ready``), and
+        so is one whose dream fails ``corrupt`` part-way (a damaged page its open did not read): logged,
+        and the realms after it still dream."""
+        reports: list[DreamReport] = []
+        for realm in self.store.list_realms():
+            if self.store.realm_problem(realm) is not None:
+                continue
+            try:
+                reports.append(self.run_dream(realm))
+            except AgentMemoryError as exc:
+                if exc.reason != "corrupt":
+                    raise
+                log.warning("dream of realm %r left out: %s", realm, exc.message)
+        return reports
 
     def start_schedule(self, *, tick_s: float = 1.0) -> DreamScheduler | None:
         """Start the cadence thread when the steward is enabled; returns it (``None`` when disabled)."""

@@ -58,12 +58,15 @@ class HeldForget(Result):
 
 
 class DecideResult(Result):
-    """``forget`` is present when the decision was about a held forget."""
+    """``forget`` is present when the decision was about a held forget; ``duplicate_of`` (the id of the
+    active record of the scope that already held the content, also ``successor``) when a release was merged
+    into it instead of writing a second active copy."""
 
     outcome: Literal["released", "already_released", "tombstoned", "already_tombstoned"]
     origin: Receipt
     successor: Receipt | None
     superseded_prior: Receipt | None = None
+    duplicate_of: str | None = None
     forget: HeldForget | None = None
     decision: Decision
 

@@ -42,7 +42,7 @@ from meta_memory.agent_memory.store.base import dumps
 from meta_memory.agent_memory.store.dialect import SQLITE, Dialect
 from meta_memory.agent_memory.store.shared_ddl import AUDIT_TOKEN_INDEXED
 from meta_memory.errors import AgentMemoryError
-from meta_memory.limits import MAX_OPEN_HARVESTS_PER_IDENTITY
+from meta_memory.limits import MAX_DECIDED_HARVESTS_PER_IDENTITY, MAX_OPEN_HARVESTS_PER_IDENTITY
 
 __all__ = [
     "AUDIT_INSERT_COLUMNS",
@@ -423,6 +423,14 @@ class HarvestReads(_Repo):
         )
         return [HarvestRow(self.realm, *tuple(r)) for r in rows]
 
+    def counts(self, identity: str) -> dict[str, int]:
+        """How many harvests ``identity`` has in this realm, by status (``pending``, ``harvested``)."""
+        if self._sql.unstorable(identity):
+            return {}
+        rows = self._sql.rows(
+            "SELECT status, COUNT(*) FROM pending_harvests WHERE identity = ? GROUP BY status", (identity,))
+        return {str(r[0]): int(r[1]) for r in rows}
+
 
 class Harvests(HarvestReads):
     """Reads and writes of ``pending_harvests``."""
@@ -458,12 +466,31 @@ class Harvests(HarvestReads):
         return self._sql.run("DELETE FROM pending_harvests WHERE identity = ?", (identity,)).rowcount
 
     def mark_harvested(self, identity: str, retired_at_ms: int) -> bool:
-        """Move a pending harvest to ``harvested``; ``False`` when it was not pending."""
-        return self._sql.changed(
+        """Move a pending harvest to ``harvested``; ``False`` when it was not pending.
+
+        The identity's decided harvests are then held to
+        :data:`~meta_memory.limits.MAX_DECIDED_HARVESTS_PER_IDENTITY`, its oldest retired deleted first
+        (pending harvests are never deleted here)."""
+        changed = self._sql.changed(
             "UPDATE pending_harvests SET status = 'harvested' WHERE identity = ? AND retired_at_ms = ? "
             "AND status = 'pending'",
             (identity, retired_at_ms),
         )
+        if changed:
+            self.prune_decided(identity)
+        return changed
+
+    def prune_decided(self, identity: str) -> int:
+        """Keep ``identity``'s newest :data:`~meta_memory.limits.MAX_DECIDED_HARVESTS_PER_IDENTITY` decided
+        harvests (by ``retired_at_ms``), deleting the older ones; how many went."""
+        if self._sql.unstorable(identity):
+            return 0
+        return self._sql.run(
+            "DELETE FROM pending_harvests WHERE identity = ? AND status = 'harvested' AND retired_at_ms <= "
+            "(SELECT retired_at_ms FROM pending_harvests WHERE identity = ? AND status = 'harvested' "
+            "ORDER BY retired_at_ms DESC LIMIT 1 OFFSET ?)",
+            (identity, identity, MAX_DECIDED_HARVESTS_PER_IDENTITY),
+        ).rowcount
 
 
 # --------------------------------------------------------------------------- dream_runs
