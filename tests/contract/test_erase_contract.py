@@ -256,3 +256,24 @@ def test_erased_content_differing_only_in_whitespace_stays_out(agent_store: Agen
     with agent_store.snapshot(R) as tx:
         (row,) = tx.erased([src], [])
     assert row.folded_hash is not None and row.folded_hash != row.content_hash
+
+
+def test_retention_skips_a_realm_that_fails_part_way_and_sweeps_the_others(agent_store: AgentMemoryStore,
+                                                                          clock: ManualClock) -> None:
+    """A realm whose read fails past its header (``corrupt`` part-way, as a damaged page does) is logged and
+    left for the operator; the realms after it are still swept."""
+    first = record_writes.remember(agent_store, "aaa", ID, "Old", "out of use")[0].memory_id
+    second = record_writes.remember(agent_store, "zzz", ID, "Old", "out of use too")[0].memory_id
+    record_writes.forget(agent_store, "aaa", Scope.identity("aaa", ID), first, Author.application())
+    record_writes.forget(agent_store, "zzz", Scope.identity("zzz", ID), second, Author.application())
+    clock.advance(4 * DAY_MS)
+    real = agent_store.tombstoned_closures_before
+
+    def damaged(realm: str, cutoff_ms: int, limit: int = 1000) -> list[str]:
+        if realm == "aaa":
+            raise AgentMemoryError("corrupt", "database disk image is malformed")
+        return real(realm, cutoff_ms, limit)
+
+    agent_store.tombstoned_closures_before = damaged  # type: ignore[method-assign]
+    assert TombstoneRetention(agent_store, 3, clock).sweep() == 1
+    assert agent_store.get("zzz", second) is None and agent_store.get("aaa", first) is not None

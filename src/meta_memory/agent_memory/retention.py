@@ -52,11 +52,16 @@ class TombstoneRetention:
             if (problem := self.store.realm_problem(realm)) is not None:  # the others are still swept
                 log.warning("retention skipped realm %s: %s", realm, problem)
                 continue
-            for memory_id in self.store.tombstoned_closures_before(realm, cutoff):
-                rec = self.store.get(realm, memory_id)
-                if rec is None:  # erased with an earlier closure of this sweep
-                    continue
+            try:
+                due = list(self.store.tombstoned_closures_before(realm, cutoff))
+            except AgentMemoryError as exc:  # damaged past its header, busy, a full disk: the others still swept
+                log.warning("retention skipped realm %s: %s", realm, exc)
+                continue
+            for memory_id in due:
                 try:
+                    rec = self.store.get(realm, memory_id)
+                    if rec is None:  # erased with an earlier closure of this sweep
+                        continue
                     report = self.store.erase(realm, rec.scope, memory_id, erased_by="retention",
                                               reason=f"tombstoned more than {self.after_days} days ago",
                                               keep_out_content=False)
