@@ -302,17 +302,8 @@ def _review_in_tx(
                 "successor_conflict", f"another record already holds the release successor id '{succ_id}'"
             )
 
-    review: dict[str, Any] = {"verdict": verdict, "reviewer": reviewer.to_json(), "origin": origin.id}
-    if verdict == RELEASE:
-        review["successor"] = succ_id
-    review["expected_content_hash"] = expected_hash
-    review["origin_quarantine_reason"] = origin.status.detail
-    if expired:
-        review["expired_promotions"] = expired
-    if invalidated:
-        review["invalidated_promotions"] = invalidated
-    if rationale:
-        review["rationale"] = rationale
+    review = _review_detail(verdict, reviewer, origin, expected_hash, expired, invalidated, rationale,
+                            successor=succ_id if verdict == RELEASE else None)
 
     who = "operator " if reviewer.is_operator else ""
     suffix = f": {rationale}" if rationale else ""
@@ -366,6 +357,29 @@ def _review_in_tx(
     )
 
 
+
+def _review_detail(verdict: str, reviewer: Reviewer, origin: MemoryRecord, expected_hash: str, expired: list[str],
+                   invalidated: list[str], rationale: str | None, *, successor: str | None = None,
+                   duplicate_of: str | None = None) -> dict[str, Any]:
+    """The ``review`` detail a decision's batch carries (its audit row and the tombstone's detail): the verdict,
+    the reviewer, the origin, the successor (a release's) and the existing record it was merged into, the
+    content hash the reviewer saw, the quarantine reason, the promotions it expired or invalidated, the
+    rationale."""
+    review: dict[str, Any] = {"verdict": verdict, "reviewer": reviewer.to_json(), "origin": origin.id}
+    if successor is not None:
+        review["successor"] = successor
+    if duplicate_of is not None:
+        review["duplicate_of"] = duplicate_of
+    review["expected_content_hash"] = expected_hash
+    review["origin_quarantine_reason"] = origin.status.detail
+    if expired:
+        review["expired_promotions"] = expired
+    if invalidated:
+        review["invalidated_promotions"] = invalidated
+    if rationale:
+        review["rationale"] = rationale
+    return review
+
 def _merge_release(
     tx: WriteTx,
     origin: MemoryRecord,
@@ -379,21 +393,8 @@ def _merge_release(
 ) -> ReviewOutcome:
     """Release ``origin`` into ``duplicate``, the active record of its scope already holding its content:
     tombstone the origin (one op, ``detail.review.duplicate_of``) and answer the existing record."""
-    review: dict[str, Any] = {
-        "verdict": RELEASE,
-        "reviewer": reviewer.to_json(),
-        "origin": origin.id,
-        "successor": duplicate.id,
-        "duplicate_of": duplicate.id,
-        "expected_content_hash": expected_hash,
-        "origin_quarantine_reason": origin.status.detail,
-    }
-    if expired:
-        review["expired_promotions"] = expired
-    if invalidated:
-        review["invalidated_promotions"] = invalidated
-    if rationale:
-        review["rationale"] = rationale
+    review = _review_detail(RELEASE, reviewer, origin, expected_hash, expired, invalidated, rationale,
+                            successor=duplicate.id, duplicate_of=duplicate.id)
     who = "operator " if reviewer.is_operator else ""
     suffix = f": {rationale}" if rationale else ""
     op = TombstoneOp(id=origin.id, rationale=f"{who}quarantine release merged into active '{duplicate.id}'{suffix}")
