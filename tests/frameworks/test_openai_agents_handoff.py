@@ -177,3 +177,78 @@ def test_a_run_resumed_after_a_tool_approval_is_not_taken_for_a_handoff(tmp_path
         asyncio.run(main(handle))
         assert handle.agent(B).session("bk-1").note().tainted is False
         assert _b_status(handle) == "active"
+
+
+def _unattached_handoff_run(handle: MetaHandle, *, approve_first: bool) -> list[bool]:
+    """An agent with no ``AgentMemory`` (optionally after a tool approval and a resume) reads the page and
+    hands off to an attached agent with ``remove_all_tools``; returns the receiver's taint at its model call."""
+    @function_tool(needs_approval=True)
+    def book(day: str) -> str:
+        """Book a day."""
+        return "booked"
+
+    seen: list[bool] = []
+
+    def remember(call: Any) -> list[Any]:
+        seen.append(handle.agent(B).session("sub-1").note().tainted)
+        return [function_call("memory", {"action": "remember", "title": "Refund account", "body": PAYLOAD},
+                              call_id="m1")]
+
+    async def main() -> None:
+        sub = AgentMemory(handle.agent(B).session("sub-1")).attach(Agent(
+            name="sub", instructions="x", model=ScriptedModel([ModelStep.respond(remember), [assistant_message("ok")]])))
+        steps = ([[function_call("book", {"day": "mon"}, call_id="b1")]] if approve_first else []) + [
+            [function_call("web_fetch", {"url": "u"}, call_id="w1")],
+            [assistant_message(PAGE), function_call("transfer_to_sub", {}, call_id="h1")]]
+        lone = Agent(name="u", instructions="x", model=ScriptedModel(steps), tools=[web_fetch, book],
+                     handoffs=[handoff(sub, input_filter=handoff_filters.remove_all_tools)])
+        result = await Runner.run(lone, "go", run_config=RunConfig(tracing_disabled=True))
+        if approve_first:
+            state = result.to_state()
+            for item in result.interruptions:
+                state.approve(item)
+            await Runner.run(lone, state, run_config=RunConfig(tracing_disabled=True))
+
+    asyncio.run(main())
+    return seen
+
+
+@pytest.mark.parametrize("approve_first", [False, True])
+def test_an_unattached_agents_handoff_taints_even_after_a_resume(tmp_path: Path, approve_first: bool) -> None:
+    """The resumption of an interrupted agent is the run's first start of an attached agent and concerns one of
+    its own tools: a handoff from an unattached agent later in a resumed run is still of unknown taint."""
+    with Meta.builder().persistent_state(tmp_path / "state").build() as handle:
+        assert _unattached_handoff_run(handle, approve_first=approve_first) == [True]
+        assert _b_status(handle) == "quarantined"
+
+
+def test_an_agent_tool_call_that_never_started_its_agent_explains_no_later_start(tmp_path: Path) -> None:
+    """A call of an attached agent as a tool whose arguments do not parse never starts that agent: the start
+    it would have explained is dropped with the call, so a later handoff to the agent from an unattached one
+    is still of unknown taint."""
+    with Meta.builder().persistent_state(tmp_path / "state").build() as handle:
+        seen: list[bool] = []
+
+        def remember(call: Any) -> list[Any]:
+            seen.append(handle.agent(B).session("sub-1").note().tainted)
+            return [function_call("memory", {"action": "remember", "title": "Refund account", "body": PAYLOAD},
+                                  call_id="m1")]
+
+        async def main() -> None:
+            sub = AgentMemory(handle.agent(B).session("sub-1")).attach(Agent(
+                name="sub", instructions="x",
+                model=ScriptedModel([ModelStep.respond(remember), [assistant_message("ok")]])))
+            tool = sub.as_tool(tool_name="research", tool_description="ask")
+            caller = AgentMemory(handle.agent(A).session("c-1")).attach(Agent(
+                name="caller", instructions="x", tools=[tool],
+                model=ScriptedModel([[function_call("research", "{not json", call_id="c1")],
+                                     [assistant_message("done")]])))
+            await Runner.run(caller, "go", run_config=RunConfig(tracing_disabled=True))
+            lone = Agent(name="u", instructions="x", tools=[web_fetch], model=ScriptedModel([
+                [function_call("web_fetch", {"url": "u"}, call_id="w1")],
+                [assistant_message(PAGE), function_call("transfer_to_sub", {}, call_id="h1")]]),
+                handoffs=[handoff(sub, input_filter=handoff_filters.remove_all_tools)])
+            await Runner.run(lone, "go", run_config=RunConfig(tracing_disabled=True))
+
+        asyncio.run(main())
+        assert seen == [True] and _b_status(handle) == "quarantined"

@@ -50,8 +50,10 @@ of the history it is given, under its own session.
 
 from __future__ import annotations
 
+import json
+import threading
 import weakref
-from collections import OrderedDict, deque
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
@@ -83,6 +85,39 @@ _REMEMBERED_CALLS = 4096
 HANDOFF_TOOL_NAME = "handoff"
 #: The tool name the input of an agent run as another agent's tool (``Agent.as_tool``) is reported under.
 TOOL_INPUT_NAME = "agent_tool_input"
+
+#: The runs (by the id of their shared ``Usage`` object, held by a weak reference) in which an attached agent
+#: has started: only a run's first such start may be taken for the resumption of an interrupted agent.
+_STARTED_RUNS: dict[int, weakref.ref[Any]] = {}
+_STARTED_RUNS_LOCK = threading.Lock()
+
+
+def _first_start(run: Any) -> bool:
+    """Whether this is the first start of an attached agent seen in ``run`` (and note it)."""
+    with _STARTED_RUNS_LOCK:
+        for key in [k for k, ref in _STARTED_RUNS.items() if ref() is None]:
+            del _STARTED_RUNS[key]
+        seen = _STARTED_RUNS.get(id(run))
+        if seen is not None and seen() is run:
+            return False
+        _STARTED_RUNS[id(run)] = weakref.ref(run)
+        return True
+
+
+def _approved_tool_names(context: Any) -> set[str]:
+    """The names of the tools whose calls the run's context holds approval decisions for (a run resumed after
+    a tool approval); an entry whose key is not the SDK's ``<prefix>:["<scope>", "<tool>"]`` is left out."""
+    names: set[str] = set()
+    for key in getattr(context, "_approvals", None) or {}:
+        text = key if isinstance(key, str) else ""
+        try:
+            parts = json.loads(text[text.index(":") + 1:])
+        except ValueError:
+            continue
+        if isinstance(parts, list) and parts and isinstance(parts[-1], str):
+            names.add(parts[-1])
+    return names
+
 
 Instructions = str | Callable[[RunContextWrapper[Any], Agent[Any]], str | Awaitable[str]] | None
 
@@ -169,11 +204,13 @@ class AgentMemory:
         self._blocks: weakref.WeakKeyDictionary[Any, tuple[str, str | None]] = weakref.WeakKeyDictionary()
         #: The last injection's ``skip_reason`` (``None`` when a block was injected).
         self.last_skip_reason: str | None = None
-        # runs in which a received handoff was reported and this memory's agent has not started since,
-        # by the id of the run's shared ``Usage`` object (unhashable), with a weak reference to it
-        self._handoffs: dict[int, weakref.ref[Any]] = {}
-        # attached agents that called this memory's agent as a tool and whose call it has not started yet
-        self._callers: deque[AgentMemory] = deque(maxlen=_REMEMBERED_CALLS)
+        # per run (by the id of its shared ``Usage`` object, unhashable, held by a weak reference): the starts
+        # of this memory's agent already explained by a report made for them (a received handoff, a call as
+        # another attached agent's tool), one token each, consumed by the start or dropped with its tool call
+        self._explained: dict[int, tuple[weakref.ref[Any], list[object]]] = {}
+        # the tool calls of this memory's agent that run an attached agent as a tool: (run, call id) -> (that
+        # agent's memory, the token explaining its start)
+        self._tool_calls: OrderedDict[tuple[int, str], tuple[AgentMemory, object]] = OrderedDict()
 
     # -- bookkeeping --------------------------------------------------------------------------
     def _seen(self, call_id: object) -> bool:
@@ -208,6 +245,39 @@ class AgentMemory:
             return self.provenance.get(name, found)
         return found
 
+    # -- what reaches this memory's agent from other agents ---------------------------------------
+    @staticmethod
+    def _run_of(context: Any) -> Any:
+        """The run's shared ``Usage`` object (``None`` when the context has none, or it cannot be weakly held)."""
+        usage = getattr(context, "usage", None)
+        try:
+            weakref.ref(usage)
+        except TypeError:
+            return None
+        return usage
+
+    def _explain(self, run: Any) -> object:
+        """A token explaining one start of this memory's agent in ``run``."""
+        self._explained = {k: v for k, v in self._explained.items() if v[0]() is not None}
+        token = object()
+        if run is not None:
+            entry = self._explained.setdefault(id(run), (weakref.ref(run), []))
+            if entry[0]() is run:
+                entry[1].append(token)
+        return token
+
+    def _forget_token(self, run: Any, token: object) -> None:
+        entry = self._explained.get(id(run)) if run is not None else None
+        if entry is not None and entry[0]() is run and token in entry[1]:
+            entry[1].remove(token)
+
+    def _consume(self, run: Any) -> bool:
+        entry = self._explained.get(id(run)) if run is not None else None
+        if entry is None or entry[0]() is not run or not entry[1]:
+            return False
+        entry[1].pop(0)
+        return True
+
     async def handoff_received(self, source: object, *, context: Any = None) -> None:
         """This memory's agent receives a handoff from ``source`` (an ``Agent``): report it for this
         session as the tool result ``handoff`` with typed agent provenance ``{"kind": "agent",
@@ -219,45 +289,58 @@ class AgentMemory:
         origin = _memory_of(source)
         provenance = {"kind": "agent", "source_id": origin.calls.identity} if origin is not None else {"kind": "agent"}
         await self.report(HANDOFF_TOOL_NAME, provenance=provenance)
-        usage = getattr(context, "usage", None)
-        if usage is not None:
-            self._handoffs = {k: r for k, r in self._handoffs.items() if r() is not None}
-            try:
-                self._handoffs[id(usage)] = weakref.ref(usage)
-            except TypeError:  # not weakly referenceable: the agent's start reports it again (untrusted)
-                pass
+        self._explain(self._run_of(context))
 
-    async def agent_started(self, context: Any) -> None:
-        """This memory's agent starts in a run (``on_start``). When a model already answered in that run
-        (``context.usage.requests > 0``) and no handoff to it was reported (its handing agent is not
-        attached, so no hook of this integration saw the handoff), what it receives came from an agent
-        of unknown identity: reported as ``handoff`` with ``{"kind": "agent"}`` (untrusted). A run
-        resumed after a tool approval (the context holds approval decisions) is not taken for a handoff:
-        its agent starts again after its own model call (the backstop reports the tool outputs of its
-        history). An agent an attached agent runs as its tool (``Agent.as_tool``, seen by the caller's
-        ``on_tool_start``) reports its input as ``agent_tool_input`` with the calling agent's provenance
-        (its taint carries into this session); called by an agent that is not attached, it starts after
-        that agent's model call with no handoff seen, so it reports ``handoff`` of unknown taint."""
+    async def called_as_tool(self, caller: "AgentMemory", context: Any) -> object:
+        """``caller``'s agent is about to run this memory's agent as a tool (``Agent.as_tool``, seen by the
+        caller's ``on_tool_start``): its input is what the caller's model wrote, content from that agent,
+        reported now for this session as ``agent_tool_input`` with ``caller``'s agent provenance (its taint
+        carries). Returns the token that explains the start it causes (:meth:`tool_call_ended` drops it if
+        the agent never starts, e.g. the tool's arguments did not parse)."""
+        await self.report(TOOL_INPUT_NAME, provenance={"kind": "agent", "source_id": caller.calls.identity})
+        return self._explain(self._run_of(context))
+
+    def tool_call_ended(self, context: Any, token: object) -> None:
+        """The tool call :meth:`called_as_tool` explained ended: a start it explained and that did not
+        happen explains nothing more."""
+        self._forget_token(self._run_of(context), token)
+
+    async def agent_started(self, context: Any, agent: Any = None) -> None:
+        """This memory's agent (``agent``) starts in a run (``on_start``). A start explained by a report
+        already made for it (a received handoff, a call as an attached agent's tool) reports nothing more.
+        Otherwise, when a model already answered in that run (``context.usage.requests > 0``), what it
+        receives came from an agent no hook of this integration saw (one not attached to an
+        ``AgentMemory``): reported as ``handoff`` with ``{"kind": "agent"}`` (untrusted). One exception: a
+        run resumed after a tool approval starts its interrupted agent again; that start is the run's first
+        start of an attached agent, and the context holds an approval decision on one of the agent's own
+        tools. Any later start of the run is judged as above."""
         await self._note()
-        if self._callers:
-            # run as another agent's tool (Agent.as_tool): its input is what the calling agent's model wrote,
-            # content from that agent, so that agent's taint carries into this session
-            caller = self._callers.popleft()
-            await self.report(TOOL_INPUT_NAME, provenance={"kind": "agent", "source_id": caller.calls.identity})
+        run = self._run_of(context)
+        if run is None or self._consume(run):
             return
-        usage = getattr(context, "usage", None)
-        if usage is None:
+        first = _first_start(run)
+        if int(getattr(run, "requests", 0) or 0) == 0:
             return
-        ref = self._handoffs.pop(id(usage), None)
-        reported = ref is not None and ref() is usage
-        resumed = bool(getattr(context, "_approvals", None))
-        if not reported and not resumed and (getattr(usage, "requests", 0) or 0) > 0:
-            await self.report(HANDOFF_TOOL_NAME, provenance={"kind": "agent"})
+        own = {getattr(t, "name", None) for t in getattr(agent, "tools", None) or ()}
+        if first and own & _approved_tool_names(context):
+            return
+        await self.report(HANDOFF_TOOL_NAME, provenance={"kind": "agent"})
 
-    def called_as_tool(self, caller: "AgentMemory") -> None:
-        """``caller``'s agent is about to run this memory's agent as a tool (``Agent.as_tool``): its next
-        start reports its input with ``caller``'s provenance (:meth:`agent_started`)."""
-        self._callers.append(caller)
+    def _track_tool_call(self, context: Any, sub: "AgentMemory", token: object) -> None:
+        run, call_id = self._run_of(context), getattr(context, "tool_call_id", None)
+        if run is None or not isinstance(call_id, str):
+            return
+        self._tool_calls[(id(run), call_id)] = (sub, token)
+        while len(self._tool_calls) > _REMEMBERED_CALLS:
+            self._tool_calls.popitem(last=False)
+
+    def _end_tool_call(self, context: Any) -> None:
+        run, call_id = self._run_of(context), getattr(context, "tool_call_id", None)
+        if run is None or not isinstance(call_id, str):
+            return
+        found = self._tool_calls.pop((id(run), call_id), None)
+        if found is not None:
+            found[0].tool_call_ended(context, found[1])
 
     # -- the memory tool ------------------------------------------------------------------------
     def tool(self) -> FunctionTool:
@@ -403,7 +486,7 @@ class MemoryHooks(AgentHooks[Any]):
         self.inner = inner
 
     async def on_start(self, context: Any, agent: Any) -> None:
-        await self.memory.agent_started(context)
+        await self.memory.agent_started(context, agent)
         if self.inner is not None:
             await self.inner.on_start(context, agent)
 
@@ -423,11 +506,12 @@ class MemoryHooks(AgentHooks[Any]):
         if _agent_tool_identity(tool)[0]:
             sub = _memory_of(getattr(tool, "_agent_instance", None))
             if sub is not None and sub is not self.memory:
-                sub.called_as_tool(self.memory)
+                self.memory._track_tool_call(context, sub, await sub.called_as_tool(self.memory, context))
         if self.inner is not None:
             await self.inner.on_tool_start(context, agent, tool)
 
     async def on_tool_end(self, context: Any, agent: Any, tool: Any, result: Any) -> None:
+        self.memory._end_tool_call(context)
         await self.memory.tool_finished(context, tool)
         if self.inner is not None:
             await self.inner.on_tool_end(context, agent, tool, result)
