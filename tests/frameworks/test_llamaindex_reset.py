@@ -205,3 +205,13 @@ def test_note_and_reset_say_whether_derived_content_would_be_held(handle: MetaHa
     after = session.reset()
     assert after.tainted is False and after.derived_tainted is True  # the reset mark keeps it for derived writes
     assert handle.agent(ME).session("s10").note().derived_tainted is False
+
+
+def test_one_server_name_for_tools_of_two_mcp_specs_is_refused(handle: MetaHandle) -> None:
+    """``mcp_server=`` names one spec's server: tools of two specs in one call (a trusted server's and an
+    untrusted one's) cannot both be labelled with it."""
+    session = handle.agent(ME).session("mcp2")
+    tools = McpToolSpec("orders").tools("lookup_order") + McpToolSpec("evil").tools("fetch_page")
+    with pytest.raises(ValueError, match="once per spec"):
+        reported_tools(tools, session, mcp_server="orders")
+    assert len(reported_tools(McpToolSpec("orders").tools("lookup_order"), session, mcp_server="orders")) == 1

@@ -118,3 +118,24 @@ def test_a_caller_learns_nothing_of_an_agent_it_may_not_manage(guarded: GatewayP
     # the admin, who may read bob's taint in hr, is told its source
     full = report(gw, "alice:main", "a1", "ask_bob", token="admin-token", source_id="bob:main")
     assert full["trusted"] is False and "web_fetch" in full["source"], full
+
+
+def test_a_session_in_a_realm_the_caller_may_not_read_is_unknown_to_it(guarded: GatewayProcess) -> None:
+    """``wide`` manages bob in the default realm only: a clean session of bob's in ``hr`` is unknown to it
+    (untrusted), so naming session keys tells it nothing of what bob holds there."""
+    gw = guarded
+    before = report(gw, "alice:main", "w1", "ask_bob", token=WIDE, source_id="bob:main", session_key="secret-task")
+    report(gw, "bob:main", "secret-task", "calculator", token="admin-token", realm="hr")
+    after = report(gw, "alice:main", "w2", "ask_bob", token=WIDE, source_id="bob:main", session_key="secret-task")
+    assert before == after, (before, after)
+    assert after["trusted"] is False and "that session of it is not known" in after["source"], after
+    # the admin may read hr: the clean session there is known, its output trusted
+    full = report(gw, "alice:main", "a1", "ask_bob", token="admin-token", source_id="bob:main",
+                  session_key="secret-task")
+    assert full["trusted"] is True, full
+
+
+def test_a_reset_naming_no_session_judges_the_session_it_closed(gateway: GatewayProcess) -> None:
+    assert report(gateway, "carol:main", "c1", "web_fetch")["session_tainted"] is True
+    out = gateway.result("meta/session/reset", {"identity": "carol:main"})
+    assert out["tainted"] is False and out["derived_tainted"] is True, out

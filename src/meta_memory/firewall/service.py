@@ -27,6 +27,7 @@ from meta_memory.firewall.classify import (
 )
 from meta_memory.firewall.gate import LlmWriteGate
 from meta_memory.firewall.taint import TaintState, TaintTracker
+from meta_memory.identity import logical_identity
 from meta_memory.session_ref import SessionRef
 from meta_memory.session_state import SessionStateStore
 from meta_memory.session_state.store import UNREPORTED_SOURCE
@@ -229,7 +230,7 @@ class Firewall:
         verdict = self.classify(tool_name, provenance, server_tool=server_tool)
         if verdict.trusted and provenance is not None and provenance.is_agent:
             # another agent's output carries that agent's taint: it adds to the name rules, never replaces them
-            sender = provenance.source_id
+            sender = logical_identity(provenance.source_id)  # the identity access and taint are keyed by
             may_read = None if may_read_agent is None else (lambda realm: may_read_agent(realm, sender))
             carried = self.tracker.agent_output_source(sender, session.realm, may_read,
                                                        provenance.session_key or None)

@@ -197,11 +197,12 @@ class TaintTracker:
         caller may read the realm it was found in (``... tainted in a realm this caller may not read``
         otherwise). ``realm``: the reporting session's realm. ``session_key``: the agent's session the
         output came from (``None``: any of its sessions); a session reset while tainted keeps carrying
-        that taint (:meth:`SessionStateStore.agent_taint`), a session no state knows is of unknown taint."""
+        that taint (:meth:`SessionStateStore.agent_taint`), a session no state knows is of unknown taint, and a
+        state the caller may not read (in a realm ``may_read`` refuses) is unknown to it."""
         peer = _key(sender)
         if may_read is not None and not may_read(realm):
             return f"output of agent '{peer}' whose taint this caller may not read"
-        known, taint, found_in = self.state.agent_taint(peer, session_key)
+        known, taint, found_in = self.state.agent_taint(peer, session_key, may_read)
         if taint is not None:
             if may_read is None or (found_in is not None and may_read(found_in)):
                 return f"output of agent '{peer}' (its session tainted by {taint.source})"

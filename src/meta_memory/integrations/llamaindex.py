@@ -249,8 +249,16 @@ def reported_tools(tools: list[BaseTool], session: Session | AsyncSession, *,
     """``tools``, each wrapped in a :class:`ReportedTool` for ``session`` (a ``memory`` tool is left as it
     is). ``provenance``: tool name -> ``{"kind": "mcp", "source_id": <server>}`` for MCP tools;
     ``mcp_server``: the server of the tools an ``McpToolSpec`` made among ``tools`` (one server per
-    call: call it once per spec). Without either, an ``McpToolSpec``'s tool is reported as
-    ``McpToolSpec.<tool>`` (untrusted under the shipped outside-content list)."""
+    call: call it once per spec; tools of two specs with one ``mcp_server`` are refused, ``ValueError``).
+    Without either, an ``McpToolSpec``'s tool is reported as ``McpToolSpec.<tool>`` (untrusted under the
+    shipped outside-content list)."""
+    if mcp_server is not None:
+        specs = {id(spec) for tool in tools
+                 if not isinstance(tool, (MemoryTool, ReportedTool))
+                 and (spec := _spec_of(adapt_to_async_tool(tool))) is not None and _is_mcp_spec(spec)}
+        if len(specs) > 1:
+            raise ValueError("mcp_server names the server of one McpToolSpec: call reported_tools once per spec "
+                             f"(these tools come from {len(specs)})")
     out: list[BaseTool] = []
     for tool in tools:
         if isinstance(tool, (MemoryTool, ReportedTool)):

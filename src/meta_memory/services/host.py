@@ -135,23 +135,27 @@ class HostService:
         taint = self.firewall.note_session(session, tool_results=tool_results)
         return self._state(session, taint is not None)
 
-    def _state(self, session: SessionRef, tainted: bool) -> dict[str, Any]:
+    def _state(self, session: SessionRef, tainted: bool, judged: SessionRef | None = None) -> dict[str, Any]:
         """``{identity, session_key, tainted, derived_tainted}``: ``derived_tainted``, whether content derived
-        from the session (``derived_from_sessions``) lands quarantined: it is tainted now or a reset closed it
-        tainted (:meth:`meta_memory.firewall.taint.TaintTracker.derived_taint`)."""
-        derived = tainted or (session.session_key is not None
-                              and self.firewall.tracker.derived_taint(session) is not None)
+        from the session (``judged``, default ``session``; ``derived_from_sessions``) lands quarantined: it is
+        tainted now or a reset closed it tainted (:meth:`meta_memory.firewall.taint.TaintTracker.derived_taint`)."""
+        judged = judged or session
+        derived = tainted or (judged.session_key is not None
+                              and self.firewall.tracker.derived_taint(judged) is not None)
         return {"identity": session.identity, "session_key": session.session_key, "tainted": tainted,
                 "derived_tainted": derived}
 
     def reset(self, session: SessionRef) -> dict[str, Any]:
         """A fresh-context boundary of the identity's session (``session_key`` ``None``: its current
         one): clears its taint, the session's injection budget and dedup, rotates its nonce.
-        Output ``{identity, session_key, tainted, derived_tainted}``."""
+        Output ``{identity, session_key, tainted, derived_tainted}`` (``derived_tainted`` judged on the
+        session the reset closed: its current one when ``session_key`` is ``None``)."""
+        closed = session if session.session_key is not None else SessionRef(
+            session.realm, session.identity, self.firewall.tracker.current_session(session.identity, realm=session.realm))
         self.firewall.reset(session)
         self.injection.session_reset(session.identity, session.session_key, session.realm)
         tainted = self.firewall.tracker.session_taint(session) is not None
-        return self._state(session, tainted)
+        return self._state(session, tainted, closed)
 
     def compacted(self, session: SessionRef) -> dict[str, Any]:
         """Compaction of the identity's session (``session_key`` required): taint is kept; its injection

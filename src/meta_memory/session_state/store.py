@@ -591,10 +591,14 @@ class SessionStateStore:
         return self._db.read(lambda sql: self._identity_taint(sql, realm, ident)) or (
             self._held.for_write(realm, ident, None) if self._held else None)
 
-    def agent_taint(self, ident: str, session: str | None = None) -> tuple[bool, TaintState | None, str | None]:
-        """What another agent's output carries: whether ``ident`` has session state in any realm, a taint
-        of it anywhere, and the realm that taint was found in (``None`` for a held one, whose realm is not
-        kept). In any realm: a sub-agent may run in another realm than the agent it answers.
+    def agent_taint(self, ident: str, session: str | None = None, readable: Callable[[str], bool] | None = None,
+                    ) -> tuple[bool, TaintState | None, str | None]:
+        """What another agent's output carries: whether ``ident`` (that ``session`` of it, when given) has
+        session state in a realm ``readable`` admits (every realm when ``None``), a taint of it in any realm,
+        and the realm that taint was found in (``None`` for a held one, whose realm is not kept). A taint
+        counts in any realm (a sub-agent may run in another realm than the agent it answers); its state
+        being known only where the caller may read it, so whether a clean state exists in a realm the caller
+        may not read changes no answer.
 
         The taint counted: the identity's pending taint, its overflow taint, a taint held unwritten, and of
         ``session`` (any of its sessions when ``None``) the live taint **or the taint a reset closed it with**
@@ -603,13 +607,15 @@ class SessionStateStore:
         def fn(sql: Sql) -> tuple[bool, TaintState | None, str | None]:
             rows = sql.rows("SELECT realm, pending_at_ms, pending_source FROM {t}session_identities "
                             "WHERE identity = ?", (ident,))
-            known = bool(rows)
             keyed = "" if session is None else "AND session_key = ? "
             args: tuple[Any, ...] = (ident,) if session is None else (ident, session)
-            if session is not None:  # that session is known: the identity's current one somewhere, or a row of it
-                known = known and bool(sql.rows(
-                    "SELECT 1 FROM {t}session_identities WHERE identity = ? AND current_session = ? UNION ALL "
-                    "SELECT 1 FROM {t}session_states WHERE identity = ? AND session_key = ? LIMIT 1", args + args))
+            if session is None:
+                where = [str(r[0]) for r in rows]
+            else:  # that session is known: the identity's current one in a realm, or a row of it there
+                where = [str(r[0]) for r in sql.rows(
+                    "SELECT realm FROM {t}session_identities WHERE identity = ? AND current_session = ? UNION ALL "
+                    "SELECT realm FROM {t}session_states WHERE identity = ? AND session_key = ?", args + args)]
+            known = any(readable is None or readable(realm) for realm in where)
             for realm, at_ms, source in rows:
                 taint = _taint(at_ms, source)
                 if taint is None:
