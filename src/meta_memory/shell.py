@@ -302,8 +302,9 @@ def recall_command(query: str, k: int | None, where: str | None, identity: str, 
 def forget_command(memory_id: str, identity: str, realm: str | None, **kw: Any) -> None:
     """Forget MEMORY_ID of one identity (a tombstone: it leaves recall and injection at once).
 
-    A record already forgotten (or otherwise not active) changes nothing and exits 0; an id the identity
-    has no record under (another identity's included: they are told alike) is refused, exit 1."""
+    A record already forgotten changes nothing and exits 0; a superseded version is refused, exit 1, naming
+    its current version (forget that one); an id the identity has no record under (another identity's
+    included: they are told alike) is refused, exit 1."""
     from .errors import MetaError, RecordNotFound
 
     def forgetting(h: Any) -> tuple[Any, str | None]:
