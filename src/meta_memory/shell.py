@@ -33,6 +33,9 @@ from .terminal import json_text, one_line, text
 __all__ = ["register", "gateway_url_option", "realm_option"]
 
 DEFAULT_URL = "http://127.0.0.1:8765"
+#: What a command says after "cannot reach the meta-memory gateway at <url>": how to get one, or do without.
+NO_GATEWAY_HINT = ("start one with `meta-memory serve` (or name another with --url), or pass --state-dir DIR to "
+                   "work on a state directory without a gateway")
 
 
 def gateway_url_option(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
@@ -134,7 +137,7 @@ def _run(ctx: dict[str, Any], call: Callable[[Any], Any], show: Callable[[Any], 
     that may start a missing ``--state-dir``."""
     from .errors import MetaError, StartupError
     from .rpc.registry import to_jsonable
-    from .sdk.transport import GatewayUnreachable
+    from .sdk.transport import GatewayUnreachable, NotAGateway
 
     try:
         with _handle(ctx["url"], ctx["token"], ctx["state_dir"], ctx["config_path"], creates=creates) as handle:
@@ -149,10 +152,13 @@ def _run(ctx: dict[str, Any], call: Callable[[Any], Any], show: Callable[[Any], 
             click.echo(json_text({"error": to_jsonable(exc.to_jsonrpc())}))
         sys.exit(1)
     except (GatewayUnreachable, StartupError) as exc:
-        click.echo(one_line(f"meta-memory: {exc}"), err=True)
+        said = str(exc)
+        if isinstance(exc, GatewayUnreachable) and not isinstance(exc, NotAGateway):
+            said += f"; {NO_GATEWAY_HINT}"
+        click.echo(one_line(f"meta-memory: {said}"), err=True)
         if ctx["as_json"]:
             kind = "unreachable" if isinstance(exc, GatewayUnreachable) else "startup"
-            click.echo(json_text({"error": {"code": None, "message": str(exc), "data": {"kind": kind}}}))
+            click.echo(json_text({"error": {"code": None, "message": said, "data": {"kind": kind}}}))
         sys.exit(1)
     if ctx["as_json"]:
         click.echo(json_text(to_jsonable(wire(result) if wire is not None else result)))
