@@ -422,7 +422,8 @@ def mcp_command(state_dir: Path, identity: str, realm: str | None, config_path: 
 
         from .errors import MetaError
         from .sdk import Meta
-        from .sdk.transport import GatewayUnreachable
+        from .sdk.transport import GatewayUnreachable, NotAGateway
+        from .shell import NO_GATEWAY_HINT
 
         handle = Meta.connect(url, token=token)
         refused: str | None = None
@@ -432,6 +433,8 @@ def mcp_command(state_dir: Path, identity: str, realm: str | None, config_path: 
             refused = f"the gateway at {url} refused the bridge: {exc.message}"
         except (GatewayUnreachable, httpx.HTTPError) as exc:  # nothing listens there (yet)
             refused = str(exc) if isinstance(exc, GatewayUnreachable) else f"cannot reach the gateway at {url}: {exc}"
+            if not isinstance(exc, NotAGateway):
+                refused += f"; {NO_GATEWAY_HINT}"
         finally:
             handle.close()
         if refused is not None:

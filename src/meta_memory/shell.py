@@ -18,6 +18,7 @@ JSON-RPC error object, or ``code: null`` with ``kind`` ``unreachable`` or ``star
 from __future__ import annotations
 
 import json
+import shlex
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -33,6 +34,9 @@ from .terminal import json_text, one_line, text
 __all__ = ["register", "gateway_url_option", "realm_option"]
 
 DEFAULT_URL = "http://127.0.0.1:8765"
+#: What a command says after "cannot reach the meta-memory gateway at <url>": how to get one, or do without.
+NO_GATEWAY_HINT = ("start one with `meta-memory serve` (or name another with --url), or pass --state-dir DIR to "
+                   "work on a state directory without a gateway")
 
 
 def gateway_url_option(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
@@ -134,7 +138,7 @@ def _run(ctx: dict[str, Any], call: Callable[[Any], Any], show: Callable[[Any], 
     that may start a missing ``--state-dir``."""
     from .errors import MetaError, StartupError
     from .rpc.registry import to_jsonable
-    from .sdk.transport import GatewayUnreachable
+    from .sdk.transport import GatewayUnreachable, NotAGateway
 
     try:
         with _handle(ctx["url"], ctx["token"], ctx["state_dir"], ctx["config_path"], creates=creates) as handle:
@@ -149,10 +153,13 @@ def _run(ctx: dict[str, Any], call: Callable[[Any], Any], show: Callable[[Any], 
             click.echo(json_text({"error": to_jsonable(exc.to_jsonrpc())}))
         sys.exit(1)
     except (GatewayUnreachable, StartupError) as exc:
-        click.echo(one_line(f"meta-memory: {exc}"), err=True)
+        said = str(exc)
+        if isinstance(exc, GatewayUnreachable) and not isinstance(exc, NotAGateway):
+            said += f"; {NO_GATEWAY_HINT}"
+        click.echo(one_line(f"meta-memory: {said}"), err=True)
         if ctx["as_json"]:
             kind = "unreachable" if isinstance(exc, GatewayUnreachable) else "startup"
-            click.echo(json_text({"error": {"code": None, "message": str(exc), "data": {"kind": kind}}}))
+            click.echo(json_text({"error": {"code": None, "message": said, "data": {"kind": kind}}}))
         sys.exit(1)
     if ctx["as_json"]:
         click.echo(json_text(to_jsonable(wire(result) if wire is not None else result)))
@@ -302,8 +309,9 @@ def recall_command(query: str, k: int | None, where: str | None, identity: str, 
 def forget_command(memory_id: str, identity: str, realm: str | None, **kw: Any) -> None:
     """Forget MEMORY_ID of one identity (a tombstone: it leaves recall and injection at once).
 
-    A record already forgotten (or otherwise not active) changes nothing and exits 0; an id the identity
-    has no record under (another identity's included: they are told alike) is refused, exit 1."""
+    A record already forgotten changes nothing and exits 0; a superseded version is refused, exit 1, naming
+    its current version (forget that one); an id the identity has no record under (another identity's
+    included: they are told alike) is refused, exit 1."""
     from .errors import MetaError, RecordNotFound
 
     def forgetting(h: Any) -> tuple[Any, str | None]:
@@ -343,38 +351,56 @@ def forget_command(memory_id: str, identity: str, realm: str | None, **kw: Any) 
               help="Only records holding this tag (repeat: every one must be held).")
 @click.option("--filter", "where", default=None, metavar="JSON",
               help='Only records whose metadata matches, e.g. \'{"project": "apollo"}\' (as recall --filter).')
+@click.option("--cursor", default=None, metavar="CURSOR",
+              help="Go on after an earlier list --limit: the cursor it printed when more records followed (with "
+                   "the same --tag and --filter).")
 @_target_options
-def list_command(limit: int | None, tags: tuple[str, ...], where: str | None, identity: str, realm: str | None,
-                 **kw: Any) -> None:
+def list_command(limit: int | None, tags: tuple[str, ...], where: str | None, cursor: str | None, identity: str,
+                 realm: str | None, **kw: Any) -> None:
     """List the active records of one identity, newest updated first (a table of ids, titles and tags).
 
     The records are read page by page from meta/agent_memory/list (--tag: every tag held,
     --filter: a metadata condition, --limit: at most that many, 1..500; without it every matching
-    record, however many). --json prints one shape
-    whatever the options: a JSON array of the records as that method returns them, each
-    {memory_id, title, body, tags, metadata, created_at_ms, updated_at_ms, expires_at_ms} ([] when
-    none)."""
+    record, however many). When --limit stops before the last record, the command says so and prints the
+    cursor to go on from (--cursor CURSOR, the same --tag and --filter): after the table, or on stderr with
+    --json. --json prints one shape whatever the options: a JSON array of the records as that method
+    returns them, each {memory_id, title, body, tags, metadata, created_at_ms, updated_at_ms,
+    expires_at_ms} ([] when none)."""
     flt = _json_object("--filter", where)
     wanted = [_utf8("--tag", t) for t in tags]
+    start = None if cursor is None else _utf8("--cursor", cursor)
 
-    def matching(h: Any) -> list[Any]:
+    def matching(h: Any) -> tuple[list[Any], str | None]:
         found: list[Any] = []
-        cursor: str | None = None
+        at: str | None = start
         while limit is None or len(found) < limit:
-            page = h.list_agent_memory(identity, realm=realm, tags=wanted or None, filter=flt, cursor=cursor,
+            page = h.list_agent_memory(identity, realm=realm, tags=wanted or None, filter=flt, cursor=at,
                                        limit=_LIST_PAGE if limit is None else min(_LIST_PAGE, limit - len(found)))
             found.extend(page.records)
-            cursor = page.next_cursor
-            if cursor is None:
+            at = page.next_cursor
+            if at is None:
                 break
-        return found
+        return found, at
 
-    def show_records(records: list[Any]) -> None:
+    def more(after: str) -> str:
+        again = " ".join(["--limit", str(limit), *(f"--tag {shlex.quote(t)}" for t in wanted),
+                          *([f"--filter {shlex.quote(where or '')}"] if flt else [])])
+        return f"more records follow: list them with --cursor {after} {again}"
+
+    def show_records(out: tuple[list[Any], str | None]) -> None:
+        records, after = out
         what = " ".join([*(f"#{t}" for t in wanted), *([json.dumps(flt, sort_keys=True)] if flt else [])])
         title = f"memory of {identity}" + (f" matching {what}" if what else "") + f" ({_count(len(records), 'record')})"
         _console().print(_records_table(title, records, with_body=False))
+        if after is not None:
+            _console().print(text(more(after)))
 
-    _run(_ctx(**kw), matching, show_records)
+    def wire(out: tuple[list[Any], str | None]) -> list[Any]:
+        if out[1] is not None:  # the JSON array keeps its shape: the way on goes to stderr
+            click.echo(one_line(f"meta-memory: {more(out[1])}"), err=True)
+        return out[0]
+
+    _run(_ctx(**kw), matching, show_records, wire=wire)
 
 
 @click.command("erase")
@@ -392,7 +418,7 @@ def erase_command(memory_id: str | None, everything: bool, dry_run: bool, reason
     An id the identity holds nothing under any more is refused, exit 1, as the gateway refuses it
     (-32001 not_found, naming the id): one already erased (erasing twice changes nothing; the message
     says it was already erased when the caller may read the identity), an unknown id, and another
-    identity's or realm's (told alike). --all of an identity holding nothing erases 0 records, exit 0."""
+    identity's or realm's (told alike). --all of an identity holding nothing says nothing was erased, exit 0."""
     from .errors import RecordNotFound
 
     if bool(memory_id) == everything:
@@ -405,6 +431,11 @@ def erase_command(memory_id: str | None, everything: bool, dry_run: bool, reason
         click.confirm(f"Erase every record of {identity} in {where} for good?", abort=True, err=True)
 
     def show(result: dict[str, Any]) -> None:
+        if not result["count"] and not result.get("proposals"):
+            where = f"realm {realm}" if realm else "the default realm"
+            _console().print(text(f"{identity} holds no record or proposal in {where}: nothing "
+                                  f"{'would be' if result['dry_run'] else 'was'} erased"))
+            return
         verb = "would erase" if result["dry_run"] else "erased"
         _console().print(text(f"{verb} {_count(result['count'], 'record')} in "
                               f"{', '.join(result['scopes']) or 'no scope'}"

@@ -131,7 +131,20 @@ def test_release_a_quarantined_record_and_see_the_verdict_on_the_timeline(page: 
     page.get_by_role("link", name=QUARANTINED_TITLE).click()
     sync_api.expect(page.locator("#record-body")).to_have_text(QUARANTINED_BODY)
     shown_hash = page.locator("#content-hash").inner_text()
-    page.get_by_label("Rationale (optional, at most 400 bytes)").fill("confirmed with the reader")
+    box = page.get_by_label("Rationale (optional, at most 400 bytes)")
+    # the server's cap is 400 bytes of UTF-8: 400 "✓" are 1,200 bytes, refused on the page, nothing sent
+    box.fill("✓" * 400)
+    sync_api.expect(page.locator("#review-rationale-count")).to_have_text(
+        "1,200 of 400 bytes — 800 too many: shorten it (a character such as ✓ or é takes 2 to 4 bytes)")
+    assert box.get_attribute("aria-invalid") == "true"
+    page.get_by_role("button", name="Release").click()
+    sync_api.expect(page.locator("#review-result")).to_have_text(
+        "The rationale is 1,200 bytes; at most 400 are accepted. Shorten it, then decide again.")
+    still = gw.result("meta/memory/panel/record", {"memory_id": ids["q1"]}, token=ADMIN_TOKEN)
+    assert still["record"]["status"]["status"] == "quarantined"
+    box.fill("✓" * 133 + "a")  # exactly 400 bytes: the server's rule holds it, so the page sends it
+    sync_api.expect(page.locator("#review-rationale-count")).to_have_text("400 of 400 bytes")
+    assert box.get_attribute("aria-invalid") is None
     page.get_by_role("button", name="Release").click()
     sync_api.expect(page.locator("#review-result")).to_contain_text("released")
     sync_api.expect(page.locator("#review-result")).to_contain_text(f"{ids['q1']}-released")

@@ -62,7 +62,8 @@ def test_one_byte_over_the_cap_is_413_and_nothing_is_written(small: GatewayProce
     assert err["jsonrpc"] == "2.0" and err["id"] is None
     assert err["error"]["code"] == -32600
     assert err["error"]["data"] == {"kind": "invalid_request", "field": "request"}
-    assert err["error"]["message"] == f"Invalid request: request body exceeds {CAP} bytes"
+    assert err["error"]["message"] == (f"Invalid request: request body exceeds the cap of {CAP} bytes "
+                                       "([gateway] max_request_bytes)")
     assert _stored(small, ident) == []
 
 

@@ -171,3 +171,42 @@ def test_list_limit_is_the_rpc_bound_and_no_limit_pages_through_everything(tmp_p
     assert f"(1..{MAX_LIST_LIMIT}," in shown and "without it every active record" in shown
     rpc_doc = (Path(__file__).resolve().parents[2] / "docs" / "rpc.md").read_text(encoding="utf-8")
     assert f"limit?: 1..{MAX_LIST_LIMIT} (default 100)" in rpc_doc
+
+
+def test_erase_all_of_an_identity_holding_nothing_says_nothing_was_erased(tmp_path: Path) -> None:
+    where = ["--state-dir", str(tmp_path / "s"), "--identity", ID]
+    ok_json(mm("remember", "Someone else's", "body", "--state-dir", str(tmp_path / "s"), "--identity", "scout:one",
+               "--json"))
+    for args, said in ((["--dry-run"], "nothing would be erased"), (["--yes"], "nothing was erased")):
+        out = mm("erase", "--all", *args, *where)
+        assert out.returncode == 0, out.stderr
+        text = " ".join(out.stdout.split())
+        assert text == f"{ID} holds no record or proposal in the default realm: {said}", text
+        assert "no scope" not in text and "0 records" not in text
+    assert ok_json(mm("erase", "--all", "--yes", *where, "--json"))["count"] == 0  # --json: the RPC's answer
+
+
+def test_list_limit_says_more_follow_and_the_cursor_pages_on(tmp_path: Path) -> None:
+    where = ["--state-dir", str(tmp_path / "s"), "--identity", ID]
+    for i in range(5):
+        ok_json(mm("remember", f"Note {i}", f"body {i}", "--tag", "n", *where, "--json"))
+    first = mm("list", "--limit", "2", "--tag", "n", *where)
+    assert first.returncode == 0, first.stderr
+    said = " ".join(first.stdout.split())
+    assert "Note 4" in said and "Note 3" in said and "Note 2" not in said
+    assert "more records follow: list them with --cursor " in said and said.endswith("--limit 2 --tag n")
+    cursor = said.split("--cursor ", 1)[1].split()[0]
+    second = " ".join(mm("list", "--limit", "2", "--tag", "n", "--cursor", cursor, *where).stdout.split())
+    assert "Note 2" in second and "Note 1" in second and "Note 4" not in second and "more records follow" in second
+    cursor = second.split("--cursor ", 1)[1].split()[0]
+    last = mm("list", "--limit", "2", "--tag", "n", "--cursor", cursor, *where, "--json")
+    assert [r["title"] for r in ok_json(last)] == ["Note 0"] and "more records follow" not in last.stderr
+    # --json keeps its shape (an array); the way on is said on stderr
+    page = mm("list", "--limit", "3", *where, "--json")
+    assert [r["title"] for r in ok_json(page)] == ["Note 4", "Note 3", "Note 2"]
+    assert "more records follow: list them with --cursor " in page.stderr
+    # everything listed, or a limit the records fit in: nothing more to say
+    assert "more records follow" not in mm("list", *where).stdout
+    assert "more records follow" not in " ".join(mm("list", "--limit", "5", *where).stdout.split())
+    bad = mm("list", "--cursor", "nonsense", *where, "--json")
+    assert bad.returncode == 1 and json.loads(bad.stdout)["error"]["data"]["field"] == "cursor"

@@ -40,7 +40,8 @@ BROKEN: list[tuple[dict[str, Any], str, str]] = [
      f"tags must contain at most {MAX_MEMORY_TAGS} entries"),
     ({"tags": ["x" * (MAX_MEMORY_TAG_BYTES + 1)]}, "tags", f"tags must be at most {MAX_MEMORY_TAG_BYTES} bytes"),
     ({"tags": ["ok", "  "]}, "tags", "tags must contain only non-empty strings"),
-    ({"metadata": {"$k": 1}}, "metadata", METADATA_KEY_RULE),
+    ({"metadata": {"$k": 1}}, "metadata", f'{METADATA_KEY_RULE} (got the key "$k" in metadata)'),
+    ({"metadata": {"ok": [{"a.b": 1}]}}, "metadata", f'{METADATA_KEY_RULE} (got the key "a.b" in metadata["ok"][0])'),
     ({"metadata": _nest(MAX_METADATA_DEPTH + 1)}, "metadata",
      f"metadata must nest at most {MAX_METADATA_DEPTH} levels deep"),
 ]

@@ -120,7 +120,7 @@ def test_predecessor_ledger_refuses_startup_naming_dir_and_command(tmp_path: Pat
         StorageLayout(state).check_startup()
     message = str(info.value)
     assert str(state) in message
-    assert f"meta_gateway storage-adopt-predecessor --state-dir '{state}' --apply" in message
+    assert f"meta-memory storage-adopt-predecessor --state-dir '{state}' --apply" in message
 
 
 def test_root_resolution(tmp_path: Path) -> None:
@@ -193,7 +193,8 @@ def test_doctor_reports_every_problem_with_a_fix(tmp_path: Path) -> None:
     assert set(kinds) == {"predecessor_ledger", "file_name_twins", "leftover_stage", "non_canonical_realm_file"}
     assert report["ok"] is False
     assert all(f["fix"] for f in report["findings"])
-    assert "storage-adopt-predecessor" in kinds["predecessor_ledger"]["fix"]
+    assert "meta-memory storage-adopt-predecessor --state-dir" in kinds["predecessor_ledger"]["fix"]  # the command
+    assert "meta_gateway" not in kinds["predecessor_ledger"]["fix"]  # as the docs and --help name it
     assert kinds["non_canonical_realm_file"]["fix"].startswith("rename it to %2E%2E.sqlite3")
     roots = [s for s in report["slots"] if s["slot"] == "agent-memory-root"]
     assert [r["resolution"] for r in roots] == ["canonical", "legacy"]

@@ -22,6 +22,7 @@ __all__ = [
     "MAX_MEMORY_TAGS",
     "MAX_MEMORY_TAG_BYTES",
     "FieldError",
+    "shown_key",
     "compact_whitespace",
     "ascii_lower",
     "normalize_tags",
@@ -258,6 +259,13 @@ METADATA_KEY_RULE = (
 )
 
 
+def shown_key(key: object) -> str:
+    """A metadata key (or a filter's key path or operator) as a refusal names it: JSON-quoted (control and
+    invisible characters escaped), at most 64 characters of it."""
+    text = key if isinstance(key, str) else repr(key)
+    return json.dumps(text[:64] + ("..." if len(text) > 64 else ""))
+
+
 def metadata_key_problem(key: object) -> bool:
     """Whether ``key`` breaks :data:`METADATA_KEY_RULE` (the rule of stored keys and of a filter's path segments)."""
     if not isinstance(key, str) or not key or key.startswith("$"):
@@ -299,7 +307,7 @@ def normalize_metadata(value: object, field: str = "metadata") -> dict[str, Any]
         if size[0] > MAX_METADATA_BYTES:
             raise FieldError(f"{field} must be at most {MAX_METADATA_BYTES} bytes as JSON", field)
 
-    def walk(item: object, depth: int) -> Any:
+    def walk(item: object, depth: int, where: str) -> Any:
         if depth > MAX_METADATA_DEPTH:
             raise FieldError(f"{field} must nest at most {MAX_METADATA_DEPTH} levels deep", field)
         grow(1)
@@ -323,11 +331,11 @@ def normalize_metadata(value: object, field: str = "metadata") -> dict[str, Any]
                 if keys[0] > MAX_METADATA_KEYS:
                     raise FieldError(f"{field} must hold at most {MAX_METADATA_KEYS} keys", field)
                 if metadata_key_problem(key):
-                    raise FieldError(METADATA_KEY_RULE, field)
-                out[str(key)] = walk(sub, depth + 1)
+                    raise FieldError(f"{METADATA_KEY_RULE} (got the key {shown_key(key)} in {where})", field)
+                out[str(key)] = walk(sub, depth + 1, f"{where}[{shown_key(key)}]")
             return out
         if isinstance(item, (list, tuple)):
-            return [walk(sub, depth + 1) for sub in item]
+            return [walk(sub, depth + 1, f"{where}[{i}]") for i, sub in enumerate(item)]
         raise FieldError(f"{field} values must be JSON (string, number, boolean, null, array, object)", field)
 
     def _check_text(text: str) -> None:
@@ -341,7 +349,7 @@ def normalize_metadata(value: object, field: str = "metadata") -> dict[str, Any]
             raise FieldError(rule, field)
         grow(_nbytes(text))
 
-    out = walk(value, 1)
+    out = walk(value, 1, field)
     if _nbytes(canonical_metadata(out)) > MAX_METADATA_BYTES:
         raise FieldError(f"{field} must be at most {MAX_METADATA_BYTES} bytes as JSON", field)
     return dict(out)

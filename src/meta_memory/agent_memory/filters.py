@@ -40,6 +40,7 @@ from meta_memory.agent_memory.fields import (
     FieldError,
     canonical_metadata,
     metadata_key_problem,
+    shown_key,
 )
 
 __all__ = [
@@ -67,6 +68,9 @@ MAX_FILTER_IN = 256
 
 #: Every operator a filter may name.
 OPERATORS = frozenset({"$eq", "$ne", "$gt", "$gte", "$lt", "$lte", "$in", "$nin", "$and", "$or", "$not"})
+#: The supported operators as the refusal of any other lists them.
+SUPPORTED_OPERATORS = ("supported: $eq, $ne, $gt, $gte, $lt, $lte, $in, $nin and $not on a key; "
+                       "$and, $or and $not combining filters")
 _ORDERING = {"$gt": ">", "$gte": ">=", "$lt": "<", "$lte": "<="}
 
 
@@ -177,13 +181,13 @@ class _Parser:
             return Not(self.node(item, depth + 1, prefix))
         if op in OPERATORS:
             raise FilterError(f"filter operator {op} needs a key (write {{\"key\": {{\"{op}\": ...}}}})")
-        raise FilterError(f"filter operator {_shown(op)} is not supported")
+        raise FilterError(f"filter operator {shown_key(op)} is not supported ({SUPPORTED_OPERATORS})")
 
     @staticmethod
     def path(key: str) -> tuple[str, ...]:
         segments = tuple(key.split("."))
         if len(segments) > MAX_METADATA_DEPTH or any(metadata_key_problem(s) for s in segments):
-            raise FilterError(f"filter key {_shown(key)} is not a key path: {METADATA_KEY_RULE}, "
+            raise FilterError(f"filter key {shown_key(key)} is not a key path: {METADATA_KEY_RULE}, "
                               f"at most {MAX_METADATA_DEPTH} segments joined by '.'")
         return segments
 
@@ -230,12 +234,7 @@ class _Parser:
             return node if op == "$in" else Not(node)
         if op in ("$and", "$or"):
             raise FilterError(f"filter operator {op} takes filters, not a key's value")
-        raise FilterError(f"filter operator {_shown(op)} is not supported")
-
-
-def _shown(text: str) -> str:
-    """A key or operator as a refusal shows it: JSON-quoted, at most 64 characters."""
-    return json.dumps(text[:64] + ("..." if len(text) > 64 else ""))
+        raise FilterError(f"filter operator {shown_key(op)} is not supported ({SUPPORTED_OPERATORS})")
 
 
 def parse_filter(value: object) -> FilterNode | None:

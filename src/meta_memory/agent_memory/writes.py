@@ -588,10 +588,25 @@ def revision(title: str | None, body: str | None, tags: Iterable[str] | None, me
     return revise
 
 
-def forget(tx: WriteTx, scope: Scope, memory_id: str, author: Author) -> bool:
-    """Tombstone ``memory_id`` in ``tx`` if it is in ``scope`` and not already tombstoned; else ``False``."""
+def forget_target(tx: WriteTx, scope: Scope, memory_id: str) -> MemoryRecord | None:
+    """The record a forget of ``memory_id`` in ``scope`` tombstones, read in ``tx``: ``None`` when there is
+    none in ``scope`` (unknown, another scope's) or it is already tombstoned (a forget's ``not found``
+    answer). A superseded version is refused as an update of it is, ``invalid_record`` (-32040)
+    ``record '<id>' is not active (superseded by '<current id>'; forget that record instead)``: tombstoning
+    it would leave its current version active and recalled while the answer said the record was forgotten."""
     rec = tx.get(memory_id)
     if rec is None or rec.scope != scope or rec.status.kind is StatusKind.TOMBSTONED:
+        return None
+    if rec.status.kind is StatusKind.SUPERSEDED:
+        raise AgentMemoryError("invalid_record", f"record '{memory_id}' is not active (superseded by "
+                                                 f"'{rec.status.detail}'; forget that record instead)")
+    return rec
+
+
+def forget(tx: WriteTx, scope: Scope, memory_id: str, author: Author) -> bool:
+    """Tombstone ``memory_id`` in ``tx`` if it is in ``scope`` and not already tombstoned; else ``False``.
+    A superseded version is refused (:func:`forget_target`)."""
+    if forget_target(tx, scope, memory_id) is None:
         return False
     tx.apply(StagedBatch(realm=tx.realm, author=author, ops=(TombstoneOp(id=memory_id),)), gate=None)
     return True

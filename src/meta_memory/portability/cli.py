@@ -22,8 +22,9 @@ every skipped, conflicting and refused line of the source.
 from __future__ import annotations
 
 import json
+import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -34,6 +35,12 @@ from click.core import ParameterSource
 from ..limits import MAX_TTL_S
 from ..shell import gateway_url_option, realm_option, token_option
 from ..terminal import one_line
+
+#: Up to this many noted lines, an import names each; past it, it counts them by reason (``--verbose``: each).
+LISTED_LINES = 10
+#: The line numbers a reason's count shows.
+FIRST_LINES = 5
+_QUOTED = re.compile(r"'[^']*'")
 
 __all__ = ["register"]
 
@@ -281,12 +288,15 @@ _EXPORT_PATH = click.Path(exists=True, dir_okay=False, path_type=Path, allow_das
 @click.option("--mem0-history", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="--from mem0: the history database (default: history.db beside the docstore).")
 @click.option("--dry-run", is_flag=True, help="--from mem0|langgraph: check and report everything, write nothing.")
-@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON (every noted line).")
+@click.option("--verbose", is_flag=True,
+              help=f"Name every downgraded, skipped, conflicting or refused line; without it more than "
+                   f"{LISTED_LINES} are counted by reason, with the first line numbers of each.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 def import_command(source: str, system: str, state_dir: Path, config_path: Path | None, key_file: Path | None,
                    allow_scopes: tuple[str, ...], allow_ledger: bool, accept_unverified: bool, realm: str | None,
                    identity: str | None, identity_from: str | None, identity_segment: int | None, mem0_collection: str,
-                   mem0_history: Path | None, dry_run: bool, as_json: bool, quiet: bool) -> None:
+                   mem0_history: Path | None, dry_run: bool, as_json: bool, verbose: bool, quiet: bool) -> None:
     """Import an export file ("-" for stdin) through the validator: idempotent, trust never raised, and a
     file that does not verify lands no more trusted or visible than a fresh write. With --key-file, or
     when the file says it is signed with this installation's own key, the file must verify (under it or
@@ -308,7 +318,7 @@ def import_command(source: str, system: str, state_dir: Path, config_path: Path 
                                    "meta-memory export files only")
         _import_foreign(source, system, state_dir, config_path, realm=realm, identity=identity,
                         identity_from=identity_from, identity_segment=identity_segment, collection=mem0_collection,
-                        history=mem0_history, dry_run=dry_run, as_json=as_json, quiet=quiet)
+                        history=mem0_history, dry_run=dry_run, as_json=as_json, verbose=verbose, quiet=quiet)
         return
     given = [name for name, value in foreign_only.items() if value is not None]
     if given:
@@ -377,11 +387,8 @@ def import_command(source: str, system: str, state_dir: Path, config_path: Path 
             click.echo(f"file NOT verified: {summary.verification}; nothing in it was trusted beyond a fresh write "
                        f"({_count(len(summary.downgraded), 'line')} landed downgraded, "
                        f"{len(summary.refused)} refused)")
-        for note in summary.downgraded:
-            click.echo(one_line(f"downgraded line {note.line} ({note.memory_id}): {note.why}"))
-        for note in summary.refused:
-            click.echo(one_line(f"refused line {note.line}" + (f" ({note.memory_id})" if note.memory_id else "")
-                                + f": {note.why}"))
+        _report_lines([("downgraded", note.line, note.memory_id, note.why) for note in summary.downgraded]
+                      + [("refused", note.line, note.memory_id, note.why) for note in summary.refused], verbose)
         if summary.conflicts:
             click.echo(one_line("conflicting ids (stored with other content, not overwritten): "
                                 + ", ".join(summary.conflicts[:20]) + (" …" if len(summary.conflicts) > 20 else "")),
@@ -392,7 +399,7 @@ def import_command(source: str, system: str, state_dir: Path, config_path: Path 
 
 def _import_foreign(source: str, system: str, state_dir: Path, config_path: Path | None, *, realm: str | None,
                     identity: str | None, identity_from: str | None, identity_segment: int | None, collection: str,
-                    history: Path | None, dry_run: bool, as_json: bool, quiet: bool) -> None:
+                    history: Path | None, dry_run: bool, as_json: bool, verbose: bool, quiet: bool) -> None:
     """``import --from mem0|langgraph``: read the source (refused whole before the state is opened when it
     cannot be read), land its records through :func:`~.foreign.import_foreign`, print the report."""
     from ..clock import SystemClock
@@ -473,12 +480,12 @@ def _import_foreign(source: str, system: str, state_dir: Path, config_path: Path
             closer.close()
         if runtime is not None:
             runtime.close()
-    _report_foreign(summary, as_json)
+    _report_foreign(summary, as_json, verbose)
     if summary.refused:
         sys.exit(1)
 
 
-def _report_foreign(summary: Any, as_json: bool) -> None:
+def _report_foreign(summary: Any, as_json: bool, verbose: bool = False) -> None:
     if as_json:
         click.echo(json.dumps(summary.to_json(), indent=2))
         return
@@ -491,10 +498,35 @@ def _report_foreign(summary: Any, as_json: bool) -> None:
     if summary.not_carried:
         click.echo(one_line("read but not carried (the record rules refuse them; the records landed without): "
                             + ", ".join(f"{name} of {_count(n, 'record')}" for name, n in summary.not_carried.items())))
-    for kind, notes in (("skipped", summary.skipped), ("conflict", summary.conflicts), ("refused", summary.refused)):
-        for note in notes:
-            click.echo(one_line(f"{kind} line {note.line}" + (f" ({note.source_id})" if note.source_id else "")
-                                + f": {note.why}"))
+    _report_lines([(kind, note.line, note.source_id, note.why)
+                   for kind, notes in (("skipped", summary.skipped), ("conflict", summary.conflicts),
+                                       ("refused", summary.refused))
+                   for note in notes], verbose)
+
+
+
+def _report_lines(notes: Iterable[tuple[str, int, str | None, str]], verbose: bool) -> None:
+    """An import's noted lines, each ``(kind, line number, record id or None, why)``: one line each with
+    ``verbose`` or when there are at most :data:`LISTED_LINES`; else, per kind, the count of lines under each
+    reason (a downgrade's changes counted one by one; quoted values, such as ids and authors, folded into
+    ``'…'``), most frequent first, with the first :data:`FIRST_LINES` line numbers of each."""
+    notes = list(notes)
+    if verbose or len(notes) <= LISTED_LINES:
+        for kind, line, memory_id, why in notes:
+            click.echo(one_line(f"{kind} line {line}" + (f" ({memory_id})" if memory_id else "") + f": {why}"))
+        return
+    kinds: dict[str, tuple[set[int], dict[str, list[int]]]] = {}
+    for kind, line, _memory_id, why in notes:
+        lines, reasons = kinds.setdefault(kind, (set(), {}))
+        lines.add(line)
+        for reason in _QUOTED.sub("'…'", why).split("; ") if kind == "downgraded" else [_QUOTED.sub("'…'", why)]:
+            reasons.setdefault(reason, []).append(line)
+    for kind, (lines, reasons) in kinds.items():
+        click.echo(one_line(f"{kind}: {_count(len(lines), 'line')}, by reason (--verbose names each line):"))
+        for reason, at in sorted(reasons.items(), key=lambda item: (-len(item[1]), item[1][0])):
+            first = ", ".join(str(n) for n in at[:FIRST_LINES]) + (", …" if len(at) > FIRST_LINES else "")
+            click.echo("  " + one_line(f"{_count(len(at), 'line')}: {reason} (line{'s' if len(at) > 1 else ''} "
+                                       f"{first})"))
 
 
 def _count(n: int, noun: str) -> str:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from meta_memory.agent_memory import writes
 from meta_memory.agent_memory.batch import StagedBatch, TombstoneOp
 from meta_memory.agent_memory.hashing import mint_token
 from meta_memory.agent_memory.model import Author, Scope, ScopeKind, StatusKind
@@ -118,8 +119,8 @@ def _forget_in_tx(
     tx: WriteTx, scope: Scope, memory_id: str, author: Author, reason: str | None, session_key: str | None,
     now_ms: int,
 ) -> ForgetRequest:
-    rec = tx.get(memory_id)
-    if rec is None or rec.scope != scope or rec.status.kind is StatusKind.TOMBSTONED:
+    rec = writes.forget_target(tx, scope, memory_id)
+    if rec is None:
         return ForgetRequest("not_found", memory_id)
     if reason is None or rec.status.kind is StatusKind.QUARANTINED:
         batch = StagedBatch(realm=scope.realm, author=author, ops=(TombstoneOp(id=memory_id),))

@@ -78,8 +78,8 @@ class MethodSpec:
     parsed value; ``mutating`` is ``True``/``False`` or a predicate on the parsed
     value (a read-only gateway refuses a call for which it holds). ``available``
     decides whether the method is advertised on a given runtime (e.g. panel
-    methods need a panel-capable store). ``unavailable_hint`` is added to the method-not-found message when
-    it is not advertised; ``params_model`` and ``result`` (pydantic models, or a type such as
+    methods need a panel-capable store). ``unavailable_hint`` (text, or a function of the runtime giving it)
+    is added to the method-not-found message when it is not advertised: why, and what turns it on; ``params_model`` and ``result`` (pydantic models, or a type such as
     ``dict[str, Any]``) describe the method in the OpenRPC document (``rpc.discover``), and ``result``
     is what every answer of the method is held to. ``refused`` is what a refusal of its params still does
     (:class:`Refused`; ``None``: nothing).
@@ -92,7 +92,7 @@ class MethodSpec:
     mutating: bool | Callable[[Any], bool]
     summary: str = ""
     available: Callable[["Runtime"], bool] = field(default=lambda runtime: True)
-    unavailable_hint: str = ""
+    unavailable_hint: str | Callable[["Runtime"], str] = ""
     params_model: type[BaseModel] | None = None
     result: Any = None
     refused: Refused | None = None
@@ -183,7 +183,7 @@ class MethodTable:
         mutating: bool | Callable[[Any], bool],
         summary: str = "",
         available: Callable[["Runtime"], bool] | None = None,
-        unavailable_hint: str = "",
+        unavailable_hint: str | Callable[["Runtime"], str] = "",
         result: Any = None,
         params_model: type[BaseModel] | None = None,
         refused: Refused | None = None,
@@ -240,7 +240,8 @@ class MethodTable:
         if spec is None:
             raise MethodNotFound(name)
         if not spec.available(runtime):
-            hint = f" ({spec.unavailable_hint})" if spec.unavailable_hint else ""
+            why = spec.unavailable_hint(runtime) if callable(spec.unavailable_hint) else spec.unavailable_hint
+            hint = f" ({why})" if why else ""
             raise MethodNotFound(name, f"Method not found: {echo(name)}{hint}")
         return spec
 

@@ -145,7 +145,8 @@ def create_app(gateway: Gateway, *, bind_host: str | None = None, metrics_port: 
         try:
             body = await _read_body(request, limit)
         except _TooLarge:
-            err = error_response(None, InvalidRequest(f"request body exceeds {limit} bytes", "request"))
+            err = error_response(None, InvalidRequest(
+                f"request body exceeds the cap of {limit} bytes ([gateway] max_request_bytes)", "request"))
             return Response(encode(err), status_code=413, media_type=_JSON)
         except ClientDisconnect:
             client = request.client

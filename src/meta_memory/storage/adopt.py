@@ -1,4 +1,4 @@
-"""``meta_gateway storage-adopt-predecessor``: adopt a predecessor's ledger file, once.
+"""``meta-memory storage-adopt-predecessor``: adopt a predecessor's ledger file, once.
 
 Seed: "The runtime owns the assertion ledger" (adoption); spec README ("Where
 the seed and the reference differ").

@@ -140,7 +140,7 @@ def decode_path_segment(segment: str) -> str:
 
 def adopt_command(state_dir: Path) -> str:
     """The shell command that adopts a predecessor ledger in ``state_dir``."""
-    return f"meta_gateway storage-adopt-predecessor --state-dir {shlex.quote(str(state_dir))} --apply"
+    return f"meta-memory storage-adopt-predecessor --state-dir {shlex.quote(str(state_dir))} --apply"
 
 
 class RealmPathError(ValueError):

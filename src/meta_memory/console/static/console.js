@@ -19,6 +19,7 @@
   const PER_PAGE = 50;  // the records listing's page size when the address names none
   const MAX_PER_PAGE = 200;  // the largest page meta/memory/panel/records serves
   const RETRY_MS = 3000;
+  const RATIONALE_BYTES = 400;  // a review rationale's cap, in UTF-8 bytes (limits.MAX_REASON_BYTES)
   /* How long the page waits for the gateway: a request (or the opening of the event stream) with no
    * answer after REQUEST_TIMEOUT_MS counts as the gateway being out of reach, like a refused
    * connection; an open event stream that carries nothing, not even the gateway's keep-alive comment
@@ -908,9 +909,32 @@
     }
     box.append(el("p", {}, "Release makes the content active memory of ", el("strong", {}, userText(scope.identity)),
       "; Discard tombstones it. The decision is bound to the content hash shown above."));
-    const rationale = el("textarea", { id: "review-rationale", name: "rationale", rows: "2", maxlength: "400" });
+    // The server's rule is 400 bytes of UTF-8 once trimmed (a "✓" is 3): a maxlength would count UTF-16
+    // units and let through text the server refuses, so the page counts the bytes itself.
+    const rationale = el("textarea", { id: "review-rationale", name: "rationale", rows: "2",
+      "aria-describedby": "review-rationale-count" });
+    const counter = el("p", { id: "review-rationale-count", class: "muted", "aria-live": "polite" });
+    const rationaleBytes = () => new TextEncoder().encode(rationale.value.trim()).length;
+    const recount = () => {
+      const used = rationaleBytes();
+      const over = used > RATIONALE_BYTES;
+      counter.textContent = `${fmtCount(used)} of ${RATIONALE_BYTES} bytes` +
+        (over ? ` — ${fmtCount(used - RATIONALE_BYTES)} too many: shorten it (a character such as ✓ or é takes 2 to 4 bytes)` : "");
+      counter.classList.toggle("over", over);
+      if (over) rationale.setAttribute("aria-invalid", "true");
+      else rationale.removeAttribute("aria-invalid");
+      return over;
+    };
+    rationale.addEventListener("input", recount);
+    recount();
     const status = el("p", { id: "review-result", role: "status", "aria-live": "polite" });
     const decide = async (verdict) => {
+      if (recount()) {
+        status.textContent = `The rationale is ${fmtCount(rationaleBytes())} bytes; at most ${RATIONALE_BYTES} are ` +
+          "accepted. Shorten it, then decide again.";
+        rationale.focus();
+        return;
+      }
       status.textContent = "Deciding…";
       for (const b of box.querySelectorAll("button")) b.disabled = true;
       try {
@@ -941,7 +965,8 @@
       }
     };
     box.append(
-      el("div", { class: "field" }, el("label", { for: "review-rationale", text: "Rationale (optional, at most 400 bytes)" }), rationale),
+      el("div", { class: "field" }, el("label", { for: "review-rationale", text: `Rationale (optional, at most ${RATIONALE_BYTES} bytes)` }),
+        rationale, counter),
       el("div", { class: "actions" },
         el("button", { type: "button", id: "release", class: "primary", onclick: () => decide("release") }, "Release"),
         el("button", { type: "button", id: "discard", class: "danger", onclick: () => decide("tombstone") }, "Discard")),

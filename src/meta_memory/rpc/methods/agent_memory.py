@@ -52,6 +52,17 @@ def agent_memory_enabled(runtime: "Runtime") -> bool:
     return runtime.agent_memory is not None
 
 
+def agent_memory_off(runtime: "Runtime") -> str:
+    """Why an agent-memory method is not advertised on ``runtime`` and what turns agent memory on, the
+    hint of its ``-32601``: ``[agent_memory] enabled = false`` in the configuration, or no state directory
+    (an embedded handle built without ``persistent_state``)."""
+    cfg = runtime.config.agent_memory
+    if cfg is not None and not cfg.enabled:
+        return "agent memory is off: the configuration sets [agent_memory] enabled = false"
+    return ("agent memory is off: it needs a state directory; build the handle with "
+            "Meta.builder().persistent_state(path), or run meta-memory serve --state-dir DIR")
+
+
 @requires("agent.memory.write + agent.memory.read + agent.view on the identity (the answer tells what it "
           "holds); with derived_from_sessions also agent.session.manage on it (the outcome tells whether a named "
           "session is tainted)", entry=[[a] for a in identity_needs("agent.memory.write")])
@@ -70,7 +81,7 @@ def register(table: MethodTable) -> None:
     write = identity_write("agent.memory.write")
 
     @table.method("meta/agent_memory/remember", RememberParams, requires=derived_write, mutating=True,
-                  available=on, result=RememberResult)
+                  available=on, unavailable_hint=agent_memory_off, result=RememberResult)
     def remember(runtime: "Runtime", ctx: CallContext, p: RememberParams) -> dict[str, Any]:
         """Store a record in the identity's scope (application author; exact-content dedup). Never quarantined,
         unless it names ``derived_from_sessions`` and one of them is tainted."""
@@ -79,7 +90,7 @@ def register(table: MethodTable) -> None:
                                                      metadata=p.metadata)
 
     @table.method("meta/agent_memory/remember_batch", RememberBatchParams, requires=derived_write, mutating=True,
-                  available=on,
+                  available=on, unavailable_hint=agent_memory_off,
                   result=RememberBatchResult)
     def remember_batch(runtime: "Runtime", ctx: CallContext, p: RememberBatchParams) -> dict[str, Any]:
         """Store many records in the identity's scope in one transaction: a result per item, in order."""
@@ -89,6 +100,7 @@ def register(table: MethodTable) -> None:
         )
 
     @table.method("meta/agent_memory/recall", RecallParams, requires=read, mutating=False, available=on,
+                  unavailable_hint=agent_memory_off,
                   result=RecallResult)
     def recall(runtime: "Runtime", ctx: CallContext, p: RecallParams) -> dict[str, Any]:
         """Recall the identity's active records: ``{records, skip_reason}``."""
@@ -98,13 +110,14 @@ def register(table: MethodTable) -> None:
         )
 
     @table.method("meta/agent_memory/forget", ForgetParams, requires=identity_write("agent.memory.delete"), mutating=True,
-                  available=on,
+                  available=on, unavailable_hint=agent_memory_off,
                   result=ForgetResult)
     def forget(runtime: "Runtime", ctx: CallContext, p: ForgetParams) -> dict[str, Any]:
         """Tombstone a record of the identity: ``{memory_id, deleted}``."""
         return runtime.need_agent_memory().service.forget(p.realm, p.identity, p.memory_id)
 
     @table.method("meta/agent_memory/update", UpdateParams, requires=write, mutating=True, available=on,
+                  unavailable_hint=agent_memory_off,
                   result=UpdateResult)
     def update(runtime: "Runtime", ctx: CallContext, p: UpdateParams) -> dict[str, Any]:
         """Supersede a record with a new version (omitted fields kept): ``{memory_id, supersedes, record}``."""
@@ -113,12 +126,14 @@ def register(table: MethodTable) -> None:
                                                    metadata=p.metadata)
 
     @table.method("meta/agent_memory/manifest", ManifestParams, requires=read, mutating=False, available=on,
+                  unavailable_hint=agent_memory_off,
                   result=ManifestResult)
     def manifest(runtime: "Runtime", ctx: CallContext, p: ManifestParams) -> dict[str, Any]:
         """Body-free metadata of the identity's active records: ``{records: [RecordMeta]}``."""
         return runtime.need_agent_memory().service.manifest(p.realm, p.identity, p.tier, p.k)
 
     @table.method("meta/agent_memory/list", ListParams, requires=read, mutating=False, available=on,
+                  unavailable_hint=agent_memory_off,
                   result=ListResult)
     def list_records(runtime: "Runtime", ctx: CallContext, p: ListParams) -> dict[str, Any]:
         """The identity's active records holding every tag, newest updated first: ``{records, next_cursor}``."""
@@ -126,6 +141,7 @@ def register(table: MethodTable) -> None:
                                                          cursor=p.cursor, where=p.where)
 
     @table.method("meta/agent_memory/history", HistoryParams, requires=read, mutating=False, available=on,
+                  unavailable_hint=agent_memory_off,
                   result=HistoryResult)
     def history(runtime: "Runtime", ctx: CallContext, p: HistoryParams) -> dict[str, Any]:
         """The versions of one of the identity's records, oldest first, each with its author, trust tier,
@@ -152,13 +168,14 @@ def _register_erase(table: MethodTable) -> None:
     writes = lambda p: not p.dry_run  # noqa: E731 - a dry run changes nothing
 
     @table.method("meta/agent_memory/erase", EraseParams, requires=erase_grant, mutating=writes, available=on,
+                  unavailable_hint=agent_memory_off,
                   result=EraseResult)
     def erase(runtime: "Runtime", ctx: CallContext, p: EraseParams) -> dict[str, Any]:
         """Erase a record and its content closure for good: ``{dry_run, erased_at_ms, count, scopes, records}``."""
         return _erase(runtime, ctx, p.realm, p.identity, p.memory_id, p.dry_run, p.reason)
 
     @table.method("meta/agent_memory/erase_identity", EraseIdentityParams, requires=erase_grant, mutating=writes,
-                  available=on,
+                  available=on, unavailable_hint=agent_memory_off,
                   result=EraseResult)
     def erase_identity(runtime: "Runtime", ctx: CallContext, p: EraseIdentityParams) -> dict[str, Any]:
         """Erase every record of the identity (and their content closures); ``dry_run`` counts what would go."""

@@ -33,7 +33,7 @@ from ..results import (
     ToolSchemaResult,
 )
 from ..session_params import KeyedSessionParams, SessionMembers, SessionParams
-from .agent_memory import agent_memory_enabled
+from .agent_memory import agent_memory_enabled, agent_memory_off
 
 if TYPE_CHECKING:  # pragma: no cover
     from ...features import AgentMemoryFeature
@@ -210,7 +210,12 @@ def _inject_requires(p: InjectParams, resources: Resources) -> list[Requirement]
 
 
 #: Why the tool methods are missing when they are.
-TOOL_OFF = "not advertised: agent memory is off or agent_memory.recorder_tool = false"
+def tool_off(runtime: "Runtime") -> str:
+    """Why the ``memory`` tool methods are not advertised on ``runtime``: agent memory is off
+    (:func:`~meta_memory.rpc.methods.agent_memory.agent_memory_off`), or ``agent_memory.recorder_tool = false``."""
+    if runtime.agent_memory is None:
+        return agent_memory_off(runtime)
+    return "not advertised: agent_memory.recorder_tool = false"
 
 
 def register(table: MethodTable) -> None:
@@ -239,6 +244,7 @@ def register(table: MethodTable) -> None:
         return on(runtime) and feature(runtime).tool is not None
 
     @table.method("meta/session/note", SessionNoteParams, requires=manage, mutating=True, available=on,
+                  unavailable_hint=agent_memory_off,
                   result=SessionResult)
     def session_note(runtime: "Runtime", ctx: CallContext, p: SessionNoteParams) -> dict[str, Any]:
         """The identity now speaks from ``session_key`` (a new key starts a clean session, unless
@@ -246,13 +252,14 @@ def register(table: MethodTable) -> None:
         return host(runtime).note(session(runtime, p), p.tool_results)
 
     @table.method("meta/session/reset", SessionResetParams, requires=manage, mutating=True, available=on,
+                  unavailable_hint=agent_memory_off,
                   result=SessionResult)
     def session_reset(runtime: "Runtime", ctx: CallContext, p: SessionResetParams) -> dict[str, Any]:
         """Fresh-context boundary of the identity's own session: clears its taint and injection state."""
         return host(runtime).reset(session(runtime, p))
 
     @table.method("meta/session/compacted", SessionCompactedParams, requires=manage, mutating=True,
-                  available=on,
+                  available=on, unavailable_hint=agent_memory_off,
                   result=CompactedResult)
     def session_compacted(runtime: "Runtime", ctx: CallContext, p: SessionCompactedParams) -> dict[str, Any]:
         """The identity's session was compacted: taint kept, injection dedup and byte budget cleared."""
@@ -264,6 +271,7 @@ def register(table: MethodTable) -> None:
         host(runtime).tool_result_refused(session(runtime, p), refusal.field, refusal.rule)
 
     @table.method("meta/turn/tool_result", ToolResultParams, requires=manage, mutating=True, available=on,
+                  unavailable_hint=agent_memory_off,
                   result=ToolResultVerdict, refused=Refused(SessionMembers, tool_result_refused))
     def tool_result(runtime: "Runtime", ctx: CallContext, p: ToolResultParams) -> dict[str, Any]:
         """Classify a tool result before the model sees it: ``{trusted, source?, session_tainted}``.
@@ -281,7 +289,7 @@ def register(table: MethodTable) -> None:
                                          may_read_agent)
 
     @table.method("meta/turn/inject", InjectParams, requires=_inject_requires,
-                  mutating=True, available=on,
+                  mutating=True, available=on, unavailable_hint=agent_memory_off,
                   result=InjectResult)
     def turn_inject(runtime: "Runtime", ctx: CallContext, p: InjectParams) -> dict[str, Any]:
         """The quoted observation block for this turn/build, or a typed ``skip_reason``."""
@@ -290,20 +298,21 @@ def register(table: MethodTable) -> None:
                                     may_read=may_read)
 
     @table.method("meta/turn/defang", DefangParams, requires=host_token, mutating=False, available=on,
+                  unavailable_hint=agent_memory_off,
                   result=DefangResult)
     def turn_defang(runtime: "Runtime", ctx: CallContext, p: DefangParams) -> dict[str, Any]:
         """Neutralise forged memory markers in inbound text: ``{text, hits}``."""
         return host(runtime).defang(p.text, p.blocks)
 
     @table.method("meta/agent_memory/tool_schema", requires=host_token, mutating=False, available=tool_on,
-                  unavailable_hint=TOOL_OFF,
+                  unavailable_hint=tool_off,
                   result=ToolSchemaResult)
     def tool_schema(runtime: "Runtime", ctx: CallContext, p: Any) -> dict[str, Any]:
         """The ``memory`` tool definition for a host to offer its model."""
         return host(runtime).tool_schema()
 
     @table.method("meta/agent_memory/tool", ToolParams, requires=_tool_requires,
-                  mutating=lambda p: p.action != "recall", available=tool_on, unavailable_hint=TOOL_OFF,
+                  mutating=lambda p: p.action != "recall", available=tool_on, unavailable_hint=tool_off,
                   result=ToolCallResult)
     def tool(runtime: "Runtime", ctx: CallContext, p: ToolParams) -> dict[str, Any]:
         """Dispatch one ``memory`` tool call (an LLM-authored write, gated by the firewall).

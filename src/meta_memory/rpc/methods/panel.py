@@ -43,6 +43,7 @@ from ...panel.service import DREAMS_DEFAULT_LIMIT, DREAMS_MAX_LIMIT, PanelServic
 from .. import results_review as R
 from ..params import Params
 from ..registry import CallContext, MethodTable
+from .agent_memory import agent_memory_off
 
 if TYPE_CHECKING:  # pragma: no cover
     from ...runtime import Runtime
@@ -226,6 +227,14 @@ def panel_enabled(runtime: "Runtime") -> bool:
     return runtime.memory_panel_store is not None
 
 
+def panel_off(runtime: "Runtime") -> str:
+    """Why the panel methods are not advertised on ``runtime``: agent memory is off
+    (:func:`~meta_memory.rpc.methods.agent_memory.agent_memory_off`), or its store offers no panel reads."""
+    if runtime.agent_memory is None:
+        return agent_memory_off(runtime)
+    return "the agent-memory store in use offers no panel reads"
+
+
 def _service(runtime: "Runtime", ctx: CallContext) -> PanelService:
     return PanelService(runtime.need_panel_store(), runtime.access.visibility(ctx.principal))
 
@@ -236,6 +245,7 @@ def register(table: MethodTable) -> None:
     realm_read: Requires = unscoped("agent.memory.read")
 
     @table.method(base + "records", PanelRecordsParams, requires=_records_requires, mutating=False, available=on,
+                  unavailable_hint=panel_off,
                   result=R.PanelRecordsResult)
     def records(runtime: "Runtime", ctx: CallContext, p: PanelRecordsParams) -> dict[str, Any]:
         """Records newest-updated first, body-free, keyset-paged across realms, optionally
@@ -252,13 +262,14 @@ def register(table: MethodTable) -> None:
         )
 
     @table.method(base + "record", PanelRecordParams, requires=rows_judged(), mutating=False, available=on,
+                  unavailable_hint=panel_off,
                   result=R.PanelRecordResult)
     def record(runtime: "Runtime", ctx: CallContext, p: PanelRecordParams) -> dict[str, Any]:
         """One record with body and content hash, its supersede chain and injection usage."""
         return _service(runtime, ctx).record(memory_id=p.memory_id, realm=p.realm)
 
     @table.method(base + "quarantine", PanelQuarantineParams, requires=anywhere("memory.quarantine.review"), mutating=False,
-                  available=on,
+                  available=on, unavailable_hint=panel_off,
                   result=R.PanelQuarantineResult)
     def quarantine(runtime: "Runtime", ctx: CallContext, p: PanelQuarantineParams) -> dict[str, Any]:
         """The quarantine queue (keyset-paged, newest created first), pending gated promotions and held
@@ -268,6 +279,7 @@ def register(table: MethodTable) -> None:
         )
 
     @table.method(base + "dreams", PanelListParams, requires=realm_read, mutating=False, available=on,
+                  unavailable_hint=panel_off,
                   result=R.PanelDreamsResult)
     def dreams(runtime: "Runtime", ctx: CallContext, p: PanelListParams) -> dict[str, Any]:
         """Steward dream summaries from the audit rows: ``{runs, realms, withheld_by_access}``."""
@@ -275,6 +287,7 @@ def register(table: MethodTable) -> None:
         return _service(runtime, ctx).dreams(realm=p.realm, limit=limit)
 
     @table.method(base + "dream_runs", PanelListParams, requires=realm_read, mutating=False, available=on,
+                  unavailable_hint=panel_off,
                   result=R.PanelDreamRunsResult)
     def dream_runs(runtime: "Runtime", ctx: CallContext, p: PanelListParams) -> dict[str, Any]:
         """Durable dream-run rows: ``{runs, realms, withheld_by_access}``."""
@@ -282,6 +295,7 @@ def register(table: MethodTable) -> None:
         return _service(runtime, ctx).dream_runs(realm=p.realm, limit=limit)
 
     @table.method(base + "overview", PanelRealmParams, requires=realm_read, mutating=False, available=on,
+                  unavailable_hint=panel_off,
                   result=R.PanelOverviewResult)
     def overview(runtime: "Runtime", ctx: CallContext, p: PanelRealmParams) -> dict[str, Any]:
         """Per-scope status counts and body bytes with floors and pressure: ``{scopes, totals, floors, realms}``."""
@@ -296,6 +310,7 @@ def register(table: MethodTable) -> None:
         ("harvests", R.PanelHarvestsResult, "Pending exit-interview harvests: ``{harvests, realms}``."),
     ):
         table.method(base + listing, PanelListParams, requires=realm_read, mutating=False, available=on,
+                     unavailable_hint=panel_off,
                      result=result, summary=summary)(_realm_listing(listing))
 
 

@@ -25,6 +25,7 @@ from .. import results_review as R
 from ..params import Params, RealmDefaulted, required_text
 from ..registry import CallContext, MethodTable
 from ..session_params import SessionParams
+from .agent_memory import agent_memory_off
 
 if TYPE_CHECKING:  # pragma: no cover
     from ...runtime import Runtime
@@ -246,7 +247,7 @@ def register(table: MethodTable) -> None:
     on = _review_enabled
 
     @table.method("meta/memory/quarantine/decide", DecideParams, requires=_decide_requires,
-                  mutating=True, available=on, result=R.DecideResult)
+                  mutating=True, available=on, unavailable_hint=agent_memory_off, result=R.DecideResult)
     def decide(runtime: "Runtime", ctx: CallContext, p: DecideParams) -> dict[str, Any]:
         """Release or tombstone a quarantined record (one transaction; -32043 on refusal)."""
         return runtime.need_review().decide(p.realm, p.identity, p.memory_id, p.verdict, p.expected_content_hash,
@@ -254,6 +255,7 @@ def register(table: MethodTable) -> None:
 
     @table.method("meta/gating/decide", GatingDecideParams,
                   requires=anywhere("memory.quarantine.review"), mutating=True, available=on,
+                  unavailable_hint=agent_memory_off,
                   result=R.GatingDecideResult)
     def gating_decide(runtime: "Runtime", ctx: CallContext, p: GatingDecideParams) -> dict[str, Any]:
         """Approve (publish the staged batch) or deny (discard it) a gated promotion."""
@@ -269,13 +271,14 @@ def register(table: MethodTable) -> None:
 
     @table.method("meta/memory/steward/dream", DreamParams,
                   requires=anywhere("memory.quarantine.review"), mutating=True, available=on,
+                  unavailable_hint=agent_memory_off,
                   result=R.DreamResult)
     def dream(runtime: "Runtime", ctx: CallContext, p: DreamParams) -> dict[str, Any]:
         """Run one steward dream over a realm now."""
         return runtime.need_review().dream(p.realm, _authority(runtime, ctx))
 
     @table.method("meta/session/retire", RetireParams, requires=on_identity("agent.session.manage"),
-                  mutating=True, available=on,
+                  mutating=True, available=on, unavailable_hint=agent_memory_off,
                   result=R.RetireResult)
     def retire(runtime: "Runtime", ctx: CallContext, p: RetireParams) -> dict[str, Any]:
         """Record an exit-interview harvest of the session for the next dream, in the call's realm
@@ -285,6 +288,7 @@ def register(table: MethodTable) -> None:
 
     @table.method("meta/memory/proposals/list", ProposalListParams,
                   requires=unscoped("agent.memory.read"), mutating=False, available=on,
+                  unavailable_hint=agent_memory_off,
                   result=R.ProposalsListResult)
     def proposals(runtime: "Runtime", ctx: CallContext, p: ProposalListParams) -> dict[str, Any]:
         """Proposals (body-free) by status."""
@@ -292,6 +296,7 @@ def register(table: MethodTable) -> None:
 
     @table.method("meta/memory/proposals/decide", ProposalDecideParams,
                   requires=anywhere("mob.memory.commit"), mutating=True, available=on,
+                  unavailable_hint=agent_memory_off,
                   result=R.ProposalDecideResult)
     def proposals_decide(runtime: "Runtime", ctx: CallContext, p: ProposalDecideParams) -> dict[str, Any]:
         """Accept (commit into mob scope), hold or reject a proposal."""

@@ -1,0 +1,59 @@
+"""Refusals that say what to change: a bad metadata key is named (with where it sits), an unsupported filter
+operator lists the supported ones, an over-long body names ``[gateway] max_request_bytes`` (see
+``tests/caps/test_request_body_cap.py``), and the command line that cannot reach a gateway says how to
+start one or to work on a state directory instead. Through a real gateway and the ``meta-memory`` command."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from meta_memory.agent_memory.fields import METADATA_KEY_RULE
+from support import GatewayProcess
+
+pytestmark = pytest.mark.gateway
+
+ID = "lead:main"
+
+
+def test_a_bad_metadata_key_is_named(gateway: GatewayProcess) -> None:
+    for metadata, named in (({"team": "a", "$where": 1}, 'the key "$where" in metadata'),
+                            ({"deep": {"ok": {"x.y": 1}}}, 'the key "x.y" in metadata["deep"]["ok"]'),
+                            ({"k" * 300: 1}, f'the key "{"k" * 64}..." in metadata'),
+                            ({"tab\there": 1}, 'the key "tab\\there" in metadata')):
+        err = gateway.error("meta/agent_memory/remember", {"identity": ID, "title": "T", "body": "B",
+                                                          "metadata": metadata})
+        assert err["code"] == -32602 and err["data"]["field"] == "metadata"
+        assert err["message"] == f"Invalid params: {METADATA_KEY_RULE} (got {named})", err
+    # the ledger's metadata follows the same rule, and names the key the same way
+    err = gateway.error("meta/memory/index", {"entity": "e", "topic": "t", "store": "knowledge_graph", "fact": "f",
+                                              "metadata": {"source": {"$gt": 1}}})
+    assert err["code"] == -32602 and '(got the key "$gt" in metadata["source"])' in err["message"], err
+
+
+def test_an_unsupported_filter_operator_lists_the_supported_ones(gateway: GatewayProcess) -> None:
+    for flt in ({"n": {"$regex": "a.*"}}, {"$where": "1"}):
+        err = gateway.error("meta/agent_memory/recall", {"identity": ID, "query_text": "x", "filter": flt})
+        assert err["code"] == -32602 and err["data"]["field"] == "filter"
+        op = next(iter(flt["n"])) if "n" in flt else "$where"
+        assert err["message"] == (f'Invalid params: filter operator "{op}" is not supported (supported: $eq, $ne, '
+                                  "$gt, $gte, $lt, $lte, $in, $nin and $not on a key; $and, $or and $not "
+                                  "combining filters)"), err
+
+
+def test_the_command_line_that_cannot_reach_a_gateway_says_what_to_do() -> None:
+    env = {**os.environ, "COLUMNS": "200"}
+    for extra in ((), ("--json",)):
+        out = subprocess.run([sys.executable, "-m", "meta_memory.cli", "recall", "x", "--identity", ID,
+                              "--url", "http://127.0.0.1:9", *extra], capture_output=True, text=True, timeout=120,
+                             env=env)
+        assert out.returncode == 1
+        said = " ".join(out.stderr.split())
+        assert "cannot reach the meta-memory gateway at http://127.0.0.1:9/rpc" in said
+        assert "start one with `meta-memory serve` (or name another with --url), or pass --state-dir DIR" in said
+        if extra:
+            assert "--state-dir DIR" in json.loads(out.stdout)["error"]["message"]
