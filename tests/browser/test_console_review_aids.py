@@ -49,6 +49,7 @@ QUEUE = 232
 BIDI_TITLE = "abc \u202e txet desrever"
 BIDI_BODY = "pay \u202eylno 01$\u202c now\u200b, hidden \u2060\ufeff marks, blank \u2800\U0001d173\u00ad end \u2764\ufe0f"
 LONG_TITLE = "W" * 200
+BIDI_TOOL = "evil\u202egnp.exe\u200b"
 
 GRANTS = [("ann", a) for a in ("agent.memory.read", "agent.view", "mob.memory.read", "operator.memory.read",
                                "memory.quarantine.review", "agent.memory.write", "agent.memory.delete")]
@@ -62,10 +63,9 @@ def _seed(state: Path) -> dict[str, str]:
     ids: dict[str, str] = {}
     with tainted_store(state, clock, "web_fetch") as store:
         queue = []
-        for i in range(QUEUE):
+        for i in range(QUEUE - 1):  # and the one below, tainted by a tool whose name holds controls
             clock.advance(10)
             queue.append(remember_quarantined(store, LEAD, f"Suspicious note {i:03d}", f"Planted text {i}."))
-        ids["queue"] = json.dumps(queue)
         remember_spaced(store, clock, ((LEAD, f"Trip note {i:02d}", f"Day {i} of the trip.") for i in range(12)))
         clock.advance(1000)
         ids["one_tag"] = record_writes.remember(store, "default", LEAD, "Packing list", "Socks.",
@@ -77,6 +77,10 @@ def _seed(state: Path) -> dict[str, str]:
         ids["long"] = record_writes.remember(store, "default", LEAD, LONG_TITLE, "A long title.")[0].memory_id
         clock.advance(1000)
         ids["bidi"] = record_writes.remember(store, "default", LEAD, BIDI_TITLE, BIDI_BODY)[0].memory_id
+    clock.advance(1000)
+    with tainted_store(state, clock, BIDI_TOOL) as store:  # a tool (an MCP server) names itself with controls
+        ids["bidi_reason"] = remember_quarantined(store, LEAD, "Reason with controls", "Planted by a tool.")
+    ids["queue"] = json.dumps([*queue, ids["bidi_reason"]])
     return ids
 
 
@@ -193,6 +197,17 @@ def test_bidi_and_invisible_characters_are_shown_as_escapes_in_isolated_text(pag
     expect(page.locator(".preview-body")).to_contain_text("⟨U+202E⟩ylno")
     text = page.locator("main").inner_text()
     assert not re.search("[\u202a-\u202e\u2066-\u2069\u200b-\u200f]", text)
+
+
+def test_a_quarantine_reason_shows_its_controls_as_escapes(page: Any, console: Any) -> None:
+    """A quarantine reason names a tool or an MCP server the outside chose: its bidirectional and invisible
+    characters are escapes on the record page, the preview and the Status column's tooltip."""
+    gw, ids = console
+    login(page, gw, ANN)
+    page.goto(f"{gw.url}/console/#record/default/{ids['bidi_reason']}")
+    status = page.locator("#record-status")
+    expect(status).to_contain_text("evil⟨U+202E⟩gnp.exe⟨U+200B⟩")
+    assert not re.search("[\u202a-\u202e\u200b]", status.inner_text())
 
 
 # ---------------------------------------------------------------------------- tags search

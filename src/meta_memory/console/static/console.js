@@ -171,11 +171,13 @@
     return el("span", { class: "scope-cell" }, cell, el("span", { class: "wrap realm-of muted" }, "in ", userText(scope.realm)));
   }
 
+  /** A record's status as text (shown as text, or as a tooltip): a quarantine reason names tools, MCP
+   *  servers and agents the outside chose, so its invisible and bidirectional characters are escapes. */
   function fmtStatus(status) {
-    if (!status || typeof status !== "object") return String(status);
-    if (status.status === "superseded") return `superseded by ${status.by}`;
-    if (status.status === "quarantined") return `quarantined (${status.reason})`;
-    return status.status;
+    if (!status || typeof status !== "object") return visibleString(status);
+    if (status.status === "superseded") return `superseded by ${visibleString(status.by)}`;
+    if (status.status === "quarantined") return `quarantined (${visibleString(status.reason)})`;
+    return visibleString(status.status);
   }
 
   function table(caption, headers, rows, emptyText) {
