@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -57,3 +58,13 @@ def test_the_command_line_that_cannot_reach_a_gateway_says_what_to_do() -> None:
         assert "start one with `meta-memory serve` (or name another with --url), or pass --state-dir DIR" in said
         if extra:
             assert "--state-dir DIR" in json.loads(out.stdout)["error"]["message"]
+
+
+def test_backup_and_export_that_cannot_reach_a_gateway_say_what_to_do(tmp_path: Path) -> None:
+    env = {**os.environ, "COLUMNS": "200"}
+    for args in (("backup", "nightly"), ("export", "--output", str(tmp_path / "out.jsonl"))):
+        out = subprocess.run([sys.executable, "-m", "meta_memory.cli", *args, "--url", "http://127.0.0.1:9"],
+                             capture_output=True, text=True, timeout=120, env=env)
+        said = " ".join(out.stderr.split())
+        assert out.returncode != 0 and "cannot reach" in said, (args, said)
+        assert "start one with `meta-memory serve`" in said and "--state-dir DIR" in said, (args, said)

@@ -214,7 +214,8 @@ def _export_remote(url: str, token: str | None, realm: str | None, identity: str
     except MetaError as exc:
         failed = f"export refused ({exc.kind}): {exc.message}"
     except GatewayUnreachable as exc:
-        failed = str(exc)
+        from ..shell import NO_GATEWAY_HINT
+        failed = f"{exc}; {NO_GATEWAY_HINT}"
     finally:
         transport.close()
         if output is not None:

@@ -84,7 +84,8 @@ def _remote(url: str, token: str | None, dest: Path, timeout_s: float) -> dict[s
     except MetaError as exc:
         _fail(f"backup refused ({exc.kind}): {exc.message}")
     except GatewayUnreachable as exc:
-        _fail(str(exc))
+        from ..shell import NO_GATEWAY_HINT
+        _fail(f"{exc}; {NO_GATEWAY_HINT}")
     finally:
         transport.close()
     raise AssertionError("unreachable")  # pragma: no cover
