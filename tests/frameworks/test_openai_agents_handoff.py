@@ -179,6 +179,18 @@ def test_a_run_resumed_after_a_tool_approval_is_not_taken_for_a_handoff(tmp_path
         assert _b_status(handle) == "active"
 
 
+def _observed_receiver(handle: MetaHandle, seen: list[bool]) -> Agent:
+    """An attached agent (identity ``B``, session ``sub-1``) whose model notes its session's taint at its first
+    call (into ``seen``) and then remembers the payload with the ``memory`` tool."""
+    def remember(call: Any) -> list[Any]:
+        seen.append(handle.agent(B).session("sub-1").note().tainted)
+        return [function_call("memory", {"action": "remember", "title": "Refund account", "body": PAYLOAD},
+                              call_id="m1")]
+
+    return AgentMemory(handle.agent(B).session("sub-1")).attach(Agent(
+        name="sub", instructions="x", model=ScriptedModel([ModelStep.respond(remember), [assistant_message("ok")]])))
+
+
 def _unattached_handoff_run(handle: MetaHandle, *, approve_first: bool) -> list[bool]:
     """An agent with no ``AgentMemory`` (optionally after a tool approval and a resume) reads the page and
     hands off to an attached agent with ``remove_all_tools``; returns the receiver's taint at its model call."""
@@ -189,14 +201,8 @@ def _unattached_handoff_run(handle: MetaHandle, *, approve_first: bool) -> list[
 
     seen: list[bool] = []
 
-    def remember(call: Any) -> list[Any]:
-        seen.append(handle.agent(B).session("sub-1").note().tainted)
-        return [function_call("memory", {"action": "remember", "title": "Refund account", "body": PAYLOAD},
-                              call_id="m1")]
-
     async def main() -> None:
-        sub = AgentMemory(handle.agent(B).session("sub-1")).attach(Agent(
-            name="sub", instructions="x", model=ScriptedModel([ModelStep.respond(remember), [assistant_message("ok")]])))
+        sub = _observed_receiver(handle, seen)
         steps = ([[function_call("book", {"day": "mon"}, call_id="b1")]] if approve_first else []) + [
             [function_call("web_fetch", {"url": "u"}, call_id="w1")],
             [assistant_message(PAGE), function_call("transfer_to_sub", {}, call_id="h1")]]
@@ -229,15 +235,8 @@ def test_an_agent_tool_call_that_never_started_its_agent_explains_no_later_start
     with Meta.builder().persistent_state(tmp_path / "state").build() as handle:
         seen: list[bool] = []
 
-        def remember(call: Any) -> list[Any]:
-            seen.append(handle.agent(B).session("sub-1").note().tainted)
-            return [function_call("memory", {"action": "remember", "title": "Refund account", "body": PAYLOAD},
-                                  call_id="m1")]
-
         async def main() -> None:
-            sub = AgentMemory(handle.agent(B).session("sub-1")).attach(Agent(
-                name="sub", instructions="x",
-                model=ScriptedModel([ModelStep.respond(remember), [assistant_message("ok")]])))
+            sub = _observed_receiver(handle, seen)
             tool = sub.as_tool(tool_name="research", tool_description="ask")
             caller = AgentMemory(handle.agent(A).session("c-1")).attach(Agent(
                 name="caller", instructions="x", tools=[tool],
