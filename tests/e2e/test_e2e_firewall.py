@@ -97,7 +97,7 @@ def test_taint_lifecycle(fw: Rpc) -> None:
         return fw.tool(ident, {"action": "remember", "title": f"Fact {n}", "body": f"lifecycle fact {n}"}, session)["text"]
 
     assert fw.result("meta/session/note", {"identity": ident, "session_key": s1}) == \
-        {"identity": ident, "session_key": s1, "tainted": False}
+        {"identity": ident, "session_key": s1, "tainted": False, "derived_tainted": False}
     assert "QUARANTINED" not in write(s1, 1)
     assert fw.tool_result(ident, s1, "calculator")["session_tainted"] is False
     assert fw.tool_result(ident, s1, "web_fetch")["session_tainted"] is True

@@ -40,9 +40,10 @@ def env2(request: pytest.FixtureRequest, tmp_path: Path, clock: ManualClock) -> 
             e.store.close()
             return
         from contract.pgsupport import DSN, require_postgres, throwaway_schema
+
+        require_postgres()  # skips without the postgres extra, before its store is imported
         from meta_memory.agent_memory.store.postgres import PostgresAgentMemoryStore
 
-        require_postgres()
         e.store.close()
         with throwaway_schema() as schema:
             e.store = PostgresAgentMemoryStore(DSN, clock, schema=schema, gate=e.gate)
