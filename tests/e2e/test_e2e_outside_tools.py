@@ -194,3 +194,26 @@ def test_a_trusted_delegation_tool_is_judged_by_its_agents_taint(rpc_with: Calla
     unknown = rpc.tool_result(uid(), uid("sess"), "Task", provenance={**agent, "source_id": uid("nobody")})
     assert unknown["trusted"] is False and "unknown taint" in unknown["source"], unknown
     assert rpc.tool_result(uid(), uid("sess"), "Task")["trusted"] is True  # the operator's word, no provenance
+
+
+TOKEN = "ghp_Zx81Qm27Lk93Vb45Nc61Rt08Yu52Wp74Ed36"  # a GitHub token's shape
+
+
+def test_a_credential_in_a_tool_name_or_server_is_never_recorded(rpc_with: Callable[[str], Rpc]) -> None:
+    """An MCP server named by a URL with its token, or a tool whose name carries a key: the verdict, the
+    quarantine reason, the timeline and ``meta/status`` never hold the credential."""
+    rpc = rpc_with("")
+    ident, session = uid(), uid("sess")
+    verdict = rpc.tool_result(ident, session, "fetch",
+                              provenance={"kind": "mcp", "source_id": f"https://ops:{TOKEN}@mcp.example.com"})
+    assert verdict["trusted"] is False and verdict["session_tainted"] is True, verdict
+    assert "github-token" in verdict["source"] and TOKEN not in verdict["source"], verdict
+    write = rpc.tool(ident, {"action": "remember", "title": "Page claim", "body": "The office moved."}, session)
+    assert "QUARANTINED" in write["text"] and TOKEN not in write["text"], write
+    stripe = "lookup_sk_live_51HxZq8KLm2Pn4Rt6Vb8Nc0Wq"
+    assert rpc.tool_result(uid(), uid("sess"), stripe)["trusted"] is True  # no rule names it: trusted as before
+    status = rpc.result("meta/status", {})
+    events = rpc.result("meta/events/list", {"limit": 1000})
+    for shown in (status, events):
+        text = str(shown)
+        assert TOKEN not in text and "sk_live_51Hx" not in text

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from meta_memory.agent_memory.secrets import scan_text
 from meta_memory.clock import Clock
 from meta_memory.events.bus import EventSink
 from meta_memory.firewall.classify import (
@@ -112,6 +113,15 @@ class ToolResultVerdict:
             out["source"] = self.source
         out["session_tainted"] = self.session_tainted
         return out
+
+
+def _secret_in_names(tool_name: str, provenance: ToolProvenance | None) -> str | None:
+    """The secret class (:data:`meta_memory.agent_memory.secrets.SECRET_CLASSES`) of a credential in a
+    reported tool's name or provenance (an MCP server named by a URL with its token, say), else ``None``:
+    such a name is kept out of the taint source, the timeline and ``meta/status``."""
+    texts = (tool_name,) if provenance is None else (tool_name, provenance.kind, provenance.source_id,
+                                                   provenance.session_key)
+    return next((found for text in texts if text and (found := scan_text(text)) is not None), None)
 
 
 class Firewall:
@@ -236,7 +246,12 @@ class Firewall:
                                                        provenance.session_key or None)
             if carried is not None:
                 verdict = Classification.untrusted(carried)
-        if verdict.unlisted:
+        secret = _secret_in_names(tool_name, provenance)
+        if secret is not None:  # a credential in a name is never written to taint, events or meta/status
+            if not verdict.trusted:
+                verdict = Classification.untrusted(f"a tool whose name or provenance holds a secret ({secret}; "
+                                                   "the name is not recorded)")
+        elif verdict.unlisted:
             self.unlisted.note(tool_name)
         taint = self.tracker.observe(session, verdict)
         return ToolResultVerdict(verdict.trusted, verdict.source, taint is not None, taint)
