@@ -201,8 +201,9 @@ class ReportedTool(AsyncBaseTool):
                  provenance: dict[str, str] | None = None, mcp_server: str | None = None) -> None:
         self.inner = adapt_to_async_tool(tool)
         self._calls = SessionCalls(session)
-        spec = _spec_of(self.inner)
-        self.mcp = spec is not None and _is_mcp_spec(spec)
+        #: the tool spec that made the tool (found once: the name every result is reported under reads it)
+        self.spec = _spec_of(self.inner)
+        self.mcp = self.spec is not None and _is_mcp_spec(self.spec)
         if provenance is None and mcp_server is not None and self.mcp:
             provenance = {"kind": "mcp", "source_id": mcp_server}
         self.provenance = provenance
@@ -227,9 +228,8 @@ class ReportedTool(AsyncBaseTool):
         name = self.metadata.get_name()
         if self.mcp:
             return name if self.provenance is not None else f"{MCP_TOOL_SPEC}.{name}"
-        spec = _spec_of(self.inner)
-        if spec is not None:
-            return f"{type(spec).__name__}.{name}"
+        if self.spec is not None:
+            return f"{type(self.spec).__name__}.{name}"
         return name
 
     async def acall(self, *args: Any, **kwargs: Any) -> ToolOutput:
@@ -252,18 +252,18 @@ def reported_tools(tools: list[BaseTool], session: Session | AsyncSession, *,
     call: call it once per spec; tools of two specs with one ``mcp_server`` are refused, ``ValueError``).
     Without either, an ``McpToolSpec``'s tool is reported as ``McpToolSpec.<tool>`` (untrusted under the
     shipped outside-content list)."""
-    if mcp_server is not None:
-        specs = {id(spec) for tool in tools
-                 if not isinstance(tool, (MemoryTool, ReportedTool))
-                 and (spec := _spec_of(adapt_to_async_tool(tool))) is not None and _is_mcp_spec(spec)}
-        if len(specs) > 1:
-            raise ValueError("mcp_server names the server of one McpToolSpec: call reported_tools once per spec "
-                             f"(these tools come from {len(specs)})")
     out: list[BaseTool] = []
+    specs: set[int] = set()  # the McpToolSpecs the wrapped tools come from
     for tool in tools:
         if isinstance(tool, (MemoryTool, ReportedTool)):
             out.append(tool)
-        else:
-            out.append(ReportedTool(tool, session, provenance=(provenance or {}).get(tool.metadata.get_name()),
-                                    mcp_server=mcp_server))
+            continue
+        wrapped = ReportedTool(tool, session, provenance=(provenance or {}).get(tool.metadata.get_name()),
+                               mcp_server=mcp_server)
+        if wrapped.mcp:
+            specs.add(id(wrapped.spec))
+        out.append(wrapped)
+    if mcp_server is not None and len(specs) > 1:
+        raise ValueError("mcp_server names the server of one McpToolSpec: call reported_tools once per spec "
+                         f"(these tools come from {len(specs)})")
     return out

@@ -315,11 +315,11 @@ class AgentMemory:
         start of an attached agent, and the context holds an approval decision on one of the agent's own
         tools. Any later start of the run is judged as above."""
         await self._note()
-        run = self._run_of(context)
-        if run is None or self._consume(run):
+        run = self._run_of(context)  # None: a run this integration cannot follow, judged by its request count
+        first = run is not None and _first_start(run)  # noted before any explanation: later starts never are
+        if run is not None and self._consume(run):
             return
-        first = _first_start(run)
-        if int(getattr(run, "requests", 0) or 0) == 0:
+        if int(getattr(getattr(context, "usage", None), "requests", 0) or 0) == 0:
             return
         own = {getattr(t, "name", None) for t in getattr(agent, "tools", None) or ()}
         if first and own & _approved_tool_names(context):

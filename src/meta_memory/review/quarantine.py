@@ -372,6 +372,12 @@ def _review_detail(verdict: str, reviewer: Reviewer, origin: MemoryRecord, expec
         review["duplicate_of"] = duplicate_of
     review["expected_content_hash"] = expected_hash
     review["origin_quarantine_reason"] = origin.status.detail
+    return _with_outcomes(review, expired, invalidated, rationale)
+
+
+def _with_outcomes(review: dict[str, Any], expired: list[str], invalidated: list[str],
+                   rationale: str | None) -> dict[str, Any]:
+    """``review`` with the promotions a decision expired or invalidated and its rationale, those it has."""
     if expired:
         review["expired_promotions"] = expired
     if invalidated:
@@ -440,12 +446,7 @@ def _decide_forget(
     suffix = f": {rationale}" if rationale else ""
     if verdict == TOMBSTONE:
         expired, invalidated = _settle_promotions(tx, origin.id, verdict, reviewer, now_ms)
-        if expired:
-            review["expired_promotions"] = expired
-        if invalidated:
-            review["invalidated_promotions"] = invalidated
-        if rationale:
-            review["rationale"] = rationale
+        _with_outcomes(review, expired, invalidated, rationale)
         batch = StagedBatch(
             realm=origin.scope.realm,
             author=reviewer.author(),
@@ -459,8 +460,7 @@ def _decide_forget(
         record = applied.records[origin.id]
         outcome = "tombstoned"
     else:
-        if rationale:
-            review["rationale"] = rationale
+        _with_outcomes(review, [], [], rationale)
         token = mint_token("review")
         detail = {
             "op": "forget_released",
