@@ -82,3 +82,18 @@ def test_release_without_an_active_duplicate_still_writes_the_successor(client: 
     assert out["outcome"] == "released" and "duplicate_of" not in out
     assert out["successor"]["memory_id"] == f"{mid}-released"
     assert _active_ids(client, ident) == [f"{mid}-released"]
+
+
+def test_the_same_content_active_in_another_realm_is_not_a_duplicate(client: Client) -> None:
+    """The duplicate is looked for in the quarantined record's own scope, realm included: the same identity
+    holding the content active in realm ``ops`` changes nothing in the default realm, and nothing there."""
+    ident = uid()
+    mid = client.poisoned(ident, TITLE, BODY)
+    elsewhere = client.result("meta/agent_memory/remember", {"identity": ident, "realm": "ops", "title": TITLE,
+                                                             "body": BODY})
+    out = client.result("meta/memory/quarantine/decide", {
+        "identity": ident, "memory_id": mid, "verdict": "release", "expected_content_hash": client.content_hash(mid)})
+    assert out["outcome"] == "released" and "duplicate_of" not in out, out
+    assert out["successor"]["memory_id"] == f"{mid}-released"
+    listed = client.result("meta/agent_memory/list", {"identity": ident, "realm": "ops", "limit": 100})
+    assert [r["memory_id"] for r in listed["records"]] == [elsewhere["memory_id"]]
