@@ -308,6 +308,27 @@ def open_ro(path: Path) -> Iterator[sqlite3.Connection]:
         conn.close()
 
 
+def corrupt_table_pages(db: Path, *tables: str) -> int:
+    """Overwrite every page of ``tables`` but their root pages with random bytes (the header, the schema page and
+    the root pages stay whole, so the realm still opens): damage deeper than a header check sees. Checkpoint
+    the WAL first (``PRAGMA wal_checkpoint(TRUNCATE)``) with the store closed. Returns how many pages; skips
+    the test when this SQLite has no ``dbstat`` table."""
+    import pytest
+
+    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
+        try:
+            pages = [int(r[0]) for t in tables for r in conn.execute(
+                "SELECT pageno FROM dbstat WHERE name = ? AND path != '/'", (t,))]
+        except sqlite3.OperationalError:
+            pytest.skip("this SQLite has no dbstat table")
+        size = int(conn.execute("PRAGMA page_size").fetchone()[0])
+    with db.open("r+b") as f:
+        for page in pages:
+            f.seek((page - 1) * size)
+            f.write(os.urandom(size))
+    return len(pages)
+
+
 def markdown_record(memory_id: str, title: str, body: str, *, tags: list[str] | None = None,
                     created: Any = 1_700_000_000_000, updated: Any = 1_700_000_000_500) -> str:
     """One record of a legacy markdown memory file, as the import reads it (``created`` and

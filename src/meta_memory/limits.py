@@ -51,6 +51,7 @@ __all__ = [
     "MAX_OPEN_HARVESTS_PER_IDENTITY",
     "MAX_DECIDED_HARVESTS_PER_IDENTITY",
     "MAX_INJECTIONS_PER_IDENTITY",
+    "MAX_DREAM_RUNS_PER_REALM",
 ]
 
 #: One day in milliseconds.
@@ -100,6 +101,14 @@ MAX_DECIDED_HARVESTS_PER_IDENTITY: Final = 16
 #: Most injection-ledger rows (``injections``) kept per identity in a realm: writing more prunes that
 #: identity's oldest rows in the same transaction. The usage counters on the records are not affected.
 MAX_INJECTIONS_PER_IDENTITY: Final = 4096
+#: Most ``dream_runs`` rows kept per realm: recording a dream's run deletes the realm's oldest runs past it
+#: (newest completed first, the order ``meta/memory/panel/dream_runs`` lists them in) in the same transaction.
+#: A run's row is written only once the run has completed, so no run in progress is ever pruned. 256 keeps
+#: more than the panel lists at once (``DREAMS_MAX_LIMIT``, 100) and the newest runs whose escalations a
+#: dream skips (``ESCALATION_MEMORY_RUNS``, 50); at the default cadence (every six hours, a row only when
+#: there was work) it is at least two months of history, while a realm dreamed for years keeps a fixed
+#: number of rows instead of one more per run.
+MAX_DREAM_RUNS_PER_REALM: Final = 256
 #: ``agent_memory.max_open_realms``: most realms with open SQLite connections (LRU-closed).
 DEFAULT_MAX_OPEN_REALMS: Final = 32
 MAX_MAX_OPEN_REALMS: Final = 4096

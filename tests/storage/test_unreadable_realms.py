@@ -20,10 +20,9 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import pytest
 
 from meta_memory.readiness import TTL_S
-from support import start_gateway
+from support import corrupt_table_pages, start_gateway
 
 IDENT = "lead:main"
 LONG = "a" * 245  # <LONG>.sqlite3 is 253 bytes; its -wal 257, -journal 261
@@ -136,25 +135,6 @@ def test_an_unreadable_realm_leaves_the_others_listed_and_is_named(tmp_path: Pat
     assert "damaged_database" in findings
 
 
-def _corrupt_table_pages(db: Path, *tables: str) -> int:
-    """Overwrite every page of ``tables`` but their root pages with random bytes (the header, the schema page and
-    the records stay whole, so the realm still opens): damage deeper than a header check sees. The pages."""
-    import sqlite3
-
-    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
-        try:
-            pages = [int(r[0]) for t in tables for r in conn.execute(
-                "SELECT pageno FROM dbstat WHERE name = ? AND path != '/'", (t,))]
-        except sqlite3.OperationalError:
-            pytest.skip("this SQLite has no dbstat table")
-        size = int(conn.execute("PRAGMA page_size").fetchone()[0])
-    with db.open("r+b") as f:
-        for page in pages:
-            f.seek((page - 1) * size)
-            f.write(os.urandom(size))
-    return len(pages)
-
-
 def test_a_realm_damaged_past_its_header_leaves_every_realm_listing_served(tmp_path: Path) -> None:
     """A realm whose audit and injection-ledger pages are damaged still opens (its header, schema and records
     are whole), so only the reads of those tables fail: every listing of all realms leaves it out and names
@@ -174,7 +154,7 @@ def test_a_realm_damaged_past_its_header_leaves_every_realm_listing_served(tmp_p
     db = state / "agent-memory" / "other.sqlite3"
     with sqlite3.connect(db) as conn:
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    assert _corrupt_table_pages(db, "audit", "injections") > 2
+    assert corrupt_table_pages(db, "audit", "injections") > 2
     with start_gateway(state) as gw:
         assert gw.result("meta/status", {})  # the status answer is not taken down
         for method in ("injections", "dreams", "dream_runs", "audit_verdicts", "proposals", "harvests", "quarantine",

@@ -180,8 +180,10 @@ class _VectorWait:
             return report
         if time.monotonic() >= self.deadline:
             realms = ", ".join(f"{r['realm']}: {r['pending']}" for r in report.get("realms") or [] if r.get("pending"))
+            skipped = ", ".join(f"{s['realm']} ({s['reason']})" for s in report.get("skipped_realms") or [])
             raise TimeoutError(f"{report.get('pending')} record(s) still wait for a vector after "
-                               f"{self.timeout_s:g} s ({realms})")
+                               f"{self.timeout_s:g} s ({realms})"
+                               + (f"; realms that cannot be read: {skipped}" if skipped else ""))
         return None
 
 
@@ -221,8 +223,8 @@ class MetaHandle(HandleMethods, SyncSide):
 
         Returns the final ``agent_memory.vector_backlog`` report (``{"provider", "pending", "realms",
         "complete", ...}``; at once for lexical recall, whose ``pending`` is always 0). ``timeout_s``
-        and ``poll_s`` are seconds. Raises ``TimeoutError`` naming the records still pending when
-        ``timeout_s`` passes, ``ValueError`` for a gateway without agent memory, and the typed
+        and ``poll_s`` are seconds. Raises ``TimeoutError`` naming the records still pending (and any
+        realm whose database cannot be read, ``skipped_realms``) when ``timeout_s`` passes, ``ValueError`` for a gateway without agent memory, and the typed
         ``MetaError`` the gateway gave (e.g. ``PermissionDenied`` without ``operator.status``).
         """
         wait = _VectorWait(timeout_s, poll_s)

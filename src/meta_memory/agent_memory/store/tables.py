@@ -42,7 +42,11 @@ from meta_memory.agent_memory.store.base import dumps
 from meta_memory.agent_memory.store.dialect import SQLITE, Dialect
 from meta_memory.agent_memory.store.shared_ddl import AUDIT_TOKEN_INDEXED
 from meta_memory.errors import AgentMemoryError
-from meta_memory.limits import MAX_DECIDED_HARVESTS_PER_IDENTITY, MAX_OPEN_HARVESTS_PER_IDENTITY
+from meta_memory.limits import (
+    MAX_DECIDED_HARVESTS_PER_IDENTITY,
+    MAX_DREAM_RUNS_PER_REALM,
+    MAX_OPEN_HARVESTS_PER_IDENTITY,
+)
 
 __all__ = [
     "AUDIT_INSERT_COLUMNS",
@@ -536,13 +540,24 @@ class DreamRuns(DreamRunReads):
 
     def upsert(self, run_id: str, partition: str, started_at_ms: int, completed_at_ms: int, ops_committed: int,
                detail: dict[str, Any]) -> None:
-        """Insert-or-replace the row of ``run_id``."""
+        """Insert-or-replace the row of ``run_id`` (a completed run), then hold the realm to
+        :data:`~meta_memory.limits.MAX_DREAM_RUNS_PER_REALM` runs (:meth:`prune`), in this transaction."""
         self._sql.replace(
             "dream_runs",
             ("run_id", "partition_label", "started_at_ms", "completed_at_ms", "ops_committed", "detail"),
             ("run_id",),
             (run_id, partition, started_at_ms, completed_at_ms, ops_committed, dumps(detail)),
         )
+        self.prune()
+
+    def prune(self) -> int:
+        """Keep the realm's newest :data:`~meta_memory.limits.MAX_DREAM_RUNS_PER_REALM` runs, in the order
+        :meth:`recent` lists them (completed last first, ties by run id), deleting the rest; how many went."""
+        return self._sql.run(
+            "DELETE FROM dream_runs WHERE run_id NOT IN (SELECT run_id FROM dream_runs "
+            f"ORDER BY completed_at_ms DESC, run_id{self._sql.collate} DESC LIMIT ?)",
+            (MAX_DREAM_RUNS_PER_REALM,),
+        ).rowcount
 
 
 # --------------------------------------------------------------------------- dream_audit_verdicts

@@ -17,6 +17,15 @@ the store deletes it in the very transaction that takes the record out of
 The same loop backfills a realm that was written before ``hybrid`` was
 selected, or under another model (vectors carry the model id).
 
+A realm the store refuses to read or write (:data:`REALM_FAULTS`: a database
+damaged at its header or part-way, a file that cannot be opened, a name that
+breaks the realm-name rule, a writer that holds it too long, a full disk) is
+left out of the pass, logged once (a warning; ``timeout`` at info) and tried
+again after ``error_backoff_s``: the realms after it are still embedded. The
+backlog report names it under ``skipped_realms`` while it is left out or its
+count cannot be read. Any other failure (the embedder's, a closed store) fails
+the pass.
+
 Store contract (the SQLite store implements it): ``list_realms()``,
 ``missing_vectors(realm, model, limit) -> list[VectorJob]``,
 ``put_vectors(realm, model, [(rid, blob)]) -> int``, and
@@ -27,14 +36,21 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from typing import Any
 
+from meta_memory.errors import AgentMemoryError
 from meta_memory.recall.semantic.embedder import Embedder
 from meta_memory.recall.semantic.vectors import encode_vector
 
-__all__ = ["VectorIndexer"]
+__all__ = ["REALM_FAULTS", "VectorIndexer"]
 
 log = logging.getLogger(__name__)
+
+#: ``AgentMemoryError.reason`` values that leave one realm out of a pass rather than fail it: the realm
+#: cannot be read (``corrupt``, ``io``, ``invalid_record``: what ``realm_problem`` reports), its writer held
+#: it past the busy timeout (``timeout``), or its vectors could not be written (``disk_full``).
+REALM_FAULTS: frozenset[str] = frozenset({"corrupt", "io", "invalid_record", "timeout", "disk_full"})
 
 
 class VectorIndexer:
@@ -48,7 +64,8 @@ class VectorIndexer:
             ``max_poll_s`` (a scan of a large realm is a join over its active records), and work
             or :meth:`kick` resets it.
         max_poll_s: longest pause between idle scans.
-        error_backoff_s: pause after a failed pass.
+        error_backoff_s: pause after a failed pass, and before a realm left out of a pass
+            (:data:`REALM_FAULTS`) is tried again.
     """
 
     def __init__(
@@ -70,44 +87,98 @@ class VectorIndexer:
         # shows a vector stored but not yet counted in ``embedded``
         self._counted = threading.Lock()
         self.last_error: str | None = None
+        # realm -> (monotonic time before which it is not tried again, the refusal that left it out)
+        self._faulted: dict[str, tuple[float, AgentMemoryError]] = {}
 
     def run_once(self) -> int:
         """One pass over every realm: embed and store up to ``batch`` records per realm.
-        Returns how many vectors were stored. Raises what the embedder or store raise."""
+        Returns how many vectors were stored. A realm the store refuses with a :data:`REALM_FAULTS`
+        reason is left out (logged, tried again ``error_backoff_s`` later) and the others are embedded;
+        raises anything else the embedder or store raise."""
         stored = 0
         model = self.embedder.model_id
-        for realm in self.store.list_realms():
-            jobs = self.store.missing_vectors(realm, model, self.batch)
-            if not jobs:
+        realms = self.store.list_realms()
+        for gone in self._faulted.keys() - set(realms):  # a realm moved away is no longer reported
+            del self._faulted[gone]
+        for realm in realms:
+            held = self._faulted.get(realm)
+            if held is not None and time.monotonic() < held[0]:
                 continue
-            embedded = self.embedder.embed([j.text for j in jobs])
-            with self._counted:
-                n = self.store.put_vectors(realm, model, [(j.rid, encode_vector(v)) for j, v in zip(jobs, embedded)])
-                self.embedded += n
-            stored += n
+            try:
+                stored += self._embed_realm(realm, model)
+            except AgentMemoryError as exc:
+                if exc.reason not in REALM_FAULTS:
+                    raise
+                self._fault(realm, exc)
+                continue
+            if held is not None:
+                del self._faulted[realm]
+                log.info("semantic recall: realm %r is indexed again", realm)
         return stored
+
+    def _embed_realm(self, realm: str, model: str) -> int:
+        """Embed and store up to ``batch`` of ``realm``'s missing vectors; how many were stored."""
+        jobs = self.store.missing_vectors(realm, model, self.batch)
+        if not jobs:
+            return 0
+        embedded = self.embedder.embed([j.text for j in jobs])
+        with self._counted:
+            n: int = self.store.put_vectors(realm, model, [(j.rid, encode_vector(v)) for j, v in zip(jobs, embedded)])
+            self.embedded += n
+        return n
+
+    def _fault(self, realm: str, exc: AgentMemoryError) -> None:
+        """Leave ``realm`` out until ``error_backoff_s`` from now; log it when it is newly left out (or
+        for a new reason)."""
+        before = self._faulted.get(realm)
+        self._faulted[realm] = (time.monotonic() + self.error_backoff_s, exc)
+        self.last_error = f"realm {realm!r} left out: {exc.message}"
+        if before is None or before[1].message != exc.message:
+            level = logging.INFO if exc.reason == "timeout" else logging.WARNING
+            log.log(level, "semantic recall: realm %r left out of vector indexing, tried again in %g s: %s",
+                    realm, self.error_backoff_s, exc.message)
 
     def backlog(self) -> dict[str, Any]:
         """The hybrid completeness report (``meta/status`` ``agent_memory.vector_backlog``).
 
         Shape: ``{"provider": "hybrid", "model": str, "pending": int, "realms": [{"realm": str,
         "pending": int}],
-        "complete": bool, "indexing": bool, "embedded": int, "last_error": str | None}`` where
+        "complete": bool, "indexing": bool, "embedded": int, "last_error": str | None,
+        "skipped_realms"?: [{"realm": str, "reason": str, "message": str}]}`` where
         ``pending`` counts active records that have no vector of ``model`` yet (ranked lexically
         until it lands), summed over ``realms`` (a list, so realm names stay values on every SDK; every open realm in
-        ``list_realms`` order); ``indexing`` is whether the background thread runs;
-        ``embedded`` counts vectors stored since start. Raises what the store raises.
+        ``list_realms`` order); ``skipped_realms`` (present only when not empty, in the same order) names
+        each realm the store refused with a :data:`REALM_FAULTS` reason: one whose count cannot be read
+        (left out of ``realms``) or that the indexer leaves out for now (still counted when it can be;
+        its records keep waiting), with that refusal; ``complete`` is false while any is named;
+        ``indexing`` is whether the background thread runs;
+        ``embedded`` counts vectors stored since start. Raises any other store failure.
         """
         model = self.embedder.model_id
+        realms: list[dict[str, Any]] = []
+        skipped: list[dict[str, str]] = []
         with self._counted:
-            realms = [{"realm": realm, "pending": int(self.store.vector_backlog(realm, model))}
-                      for realm in self.store.list_realms()]
+            for realm in self.store.list_realms():
+                refused = self._faulted.get(realm, (0.0, None))[1]
+                try:
+                    realms.append({"realm": realm, "pending": int(self.store.vector_backlog(realm, model))})
+                except AgentMemoryError as exc:
+                    if exc.reason not in REALM_FAULTS:
+                        raise
+                    refused = exc
+                if refused is not None:
+                    skipped.append({"realm": realm, "reason": refused.reason, "message": refused.message})
             embedded = self.embedded
         pending = sum(r["pending"] for r in realms)
         thread = self._thread
-        return {"provider": "hybrid", "model": model, "pending": pending, "realms": realms, "complete": pending == 0,
-                "indexing": thread is not None and thread.is_alive(), "embedded": embedded,
-                "last_error": self.last_error}
+        report: dict[str, Any] = {
+            "provider": "hybrid", "model": model, "pending": pending, "realms": realms,
+            "complete": pending == 0 and not skipped, "indexing": thread is not None and thread.is_alive(),
+            "embedded": embedded, "last_error": self.last_error,
+        }
+        if skipped:
+            report["skipped_realms"] = skipped
+        return report
 
     def drain(self) -> int:
         """Run passes until nothing is missing (synchronous); returns the vectors stored."""
