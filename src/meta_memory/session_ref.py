@@ -13,13 +13,16 @@ from __future__ import annotations
 import hashlib
 import hmac
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
+from .agent_memory.secrets import scan_text
 from .identity import check_name, parse_identity, parse_realm
 from .limits import MAX_SESSION_KEY_BYTES
 
-__all__ = ["MAX_SESSION_KEY_BYTES", "SESSION_KEY_DIGEST_PREFIX", "SessionRef", "check_session_key", "keyless_reason",
-           "session_key_digest"]
+__all__ = ["MAX_SESSION_KEY_BYTES", "SECRET_SESSION_KEY_PREFIX", "SESSION_KEY_DIGEST_PREFIX", "SessionRef",
+           "check_session_key", "keyless_reason", "recorded_session_key", "session_key_digest",
+           "session_key_secret"]
 
 
 #: The prefix of a session key's digest (:func:`session_key_digest`).
@@ -37,6 +40,35 @@ def session_key_digest(session_key: str, secret: bytes) -> str:
     Keyed, so a weak key (``session-1``) cannot be recovered by hashing guesses without the secret."""
     mac = hmac.new(secret, session_key.encode("utf-8", "surrogatepass"), hashlib.sha256)
     return SESSION_KEY_DIGEST_PREFIX + mac.hexdigest()[:8]
+
+
+#: The prefix of the key a session is recorded under when the key the caller gave holds a credential
+#: (:func:`recorded_session_key`).
+SECRET_SESSION_KEY_PREFIX = "redacted-session:"
+
+
+def session_key_secret(session_key: str) -> str | None:
+    """The credential class (:data:`meta_memory.agent_memory.secrets.SECRET_CLASSES`) the secret scanner
+    finds in ``session_key`` (``github-token``, ``aws-access-key-id``, ...), else ``None``. Never the text."""
+    return scan_text(session_key)
+
+
+def recorded_session_key(session_key: str, secret: Callable[[], bytes]) -> str:
+    """The key session state, the timeline, the injection ledger, evidence refs and every answer record
+    for the session a caller named ``session_key``: the key itself, unless the secret scanner finds a
+    credential in it (:func:`session_key_secret`); then ``redacted-session:<32 hex>``, the first 128 bits
+    of the HMAC-SHA256 of the key (UTF-8) under ``secret()`` (the installation's session-digest secret,
+    ``AccessService.digest_secret``; read only then), so a credential a host put in a session key is never
+    written nor shown, while every call naming that key still reaches the one session it names (its taint,
+    its injection budget, a refused report's taint). Not refused: the scanner's named detectors also match
+    random ids by chance (a 43-character base64url id about once in 75,000, an upper-case UUID once in
+    50,000), and such a session must keep working. ``secret`` is read at most once; a key without a
+    credential (a UUID, hex, a ULID, ``thread-123``) is returned unchanged, without reading it."""
+    if session_key_secret(session_key) is None:
+        return session_key
+    mac = hmac.new(secret(), b"meta-memory session key\0" + session_key.encode("utf-8", "surrogatepass"),
+                   hashlib.sha256)
+    return SECRET_SESSION_KEY_PREFIX + mac.hexdigest()[:32]
 
 
 #: A quarantine reason as written before reasons stopped naming the session: ``derived from session

@@ -25,12 +25,14 @@ from meta_memory.errors import InvalidParams
 from meta_memory.identity import parse_identity, parse_realm
 from meta_memory.rpc.methods import build_method_table
 from meta_memory.rpc.session_params import SessionParams
-from meta_memory.session_ref import SessionRef
+from meta_memory.session_ref import SessionRef, recorded_session_key
 from support import realm_db
 
 TABLE = build_method_table()
 SPECS = {s.name: s for s in TABLE.specs()}
 AGENT = "lead:main"
+#: the session-digest secret a key holding a credential is recorded under
+SECRET = b"k" * 32
 
 
 def _takes_session_key(name: str) -> bool:
@@ -75,9 +77,9 @@ def test_a_session_method_takes_the_realm_through_the_session_params(name: str) 
         f"{name} takes session_key: its params must derive from rpc.session_params.SessionParams")
     for sample in SAMPLES[name]:
         named = spec.parse({"identity": f"rt:{AGENT}:4", "realm": "ops", **sample})
-        assert named.session_ref("default") == SessionRef("ops", AGENT, sample.get("session_key"))
+        assert named.session_ref("default", lambda: SECRET) == SessionRef("ops", AGENT, sample.get("session_key"))
         unnamed = spec.parse({"identity": AGENT, **sample})
-        assert unnamed.session_ref("configured") == SessionRef("configured", AGENT, sample.get("session_key"))
+        assert unnamed.session_ref("configured", lambda: SECRET) == SessionRef("configured", AGENT, sample.get("session_key"))
         # access judges every resource of the call in the realm the call names
         labels = [r.resource.label for r in spec.requires(named, Resources())]
         assert labels and all(label.split(":", 1)[1].startswith("ops/") for label in labels), (name, labels)
@@ -139,10 +141,11 @@ def test_session_params_either_name_one_valid_session_or_are_refused_naming_the_
     except InvalidParams as exc:
         assert exc.data.get("field") in {"identity", "realm", "session_key"}, (raw, exc)
         return
-    ref = parsed.session_ref("cfg")
+    ref = parsed.session_ref("cfg", lambda: SECRET)
     assert ref.realm == (parse_realm(realm) if realm is not None else "cfg")
     assert ref.identity == parse_identity(identity)
-    assert ref.session_key == session_key  # taken as given, never trimmed
+    # taken as given, never trimmed; recorded by its digest when it holds a credential
+    assert ref.session_key == (None if session_key is None else recorded_session_key(session_key, lambda: SECRET))
     assert SessionRef(ref.realm, ref.identity, ref.session_key) == ref  # already normalised
     labels = [r.resource.label for r in spec.requires(parsed, Resources(default_realm="cfg"))]
     assert all(label.split(":", 1)[1].startswith(f"{ref.realm}/") for label in labels), labels

@@ -111,3 +111,19 @@ def test_reported_through_a_gateway_needs_the_session_key_the_host_reports_under
         capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL, env={**SERVER_ENV, "PATH": "/usr/bin"})
     assert proc.returncode == 2, proc.stderr
     assert "--session-taint reported with --url needs --session-key" in proc.stderr
+
+
+def test_a_session_key_holding_a_credential_is_never_recorded(tmp_path: Path) -> None:
+    """``--session-key`` with a token: the session is recorded by its digest (nothing under the state
+    directory holds the token) and stays the one session the key names, so its unknown taint sticks."""
+    state = tmp_path / "state"
+    token = "ghp_" + "Mw5Nc1Ps8Kd3" * 3
+
+    async def write(s: ClientSession) -> Any:
+        return await s.call_tool("memory", {"action": "remember", "title": "Note", "body": "a note from the session"})
+
+    first = run_mcp(state, write, "--session-key", token)
+    again = run_mcp(state, write, "--session-key", token, "--session-taint", "reported")
+    assert "QUARANTINED" in text(first) and "QUARANTINED" in text(again)  # the same session, still unknown
+    stored = b"".join(p.read_bytes() for p in sorted(state.rglob("*")) if p.is_file())
+    assert token.encode() not in stored and b"redacted-session:" in stored

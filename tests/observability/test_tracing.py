@@ -92,6 +92,16 @@ def test_an_injection_renders_inside_its_span(traced: Any) -> None:
     assert any(s.name == "inject.render" and s.context.trace_id == root.context.trace_id for s in spans)
 
 
+def test_a_session_key_holding_a_credential_is_not_traced(traced: Any) -> None:
+    gw, exporter = traced
+    token = "AKIA" + "Q7XW2LM9RK4ZP3TB"
+    gw.call("meta/turn/inject", {"identity": "planner:main", "session_key": token, "query_text": "deploy"})
+    gw.call("meta/session/note", {"identity": "planner:main", "session_key": token})
+    spans = exporter.get_finished_spans()
+    assert spans and all(token not in json.dumps(dict(s.attributes or {})) for s in spans)
+    assert all("gen_ai.conversation.id" not in (s.attributes or {}) for s in spans)
+
+
 def test_a_refusal_marks_the_span_failed_with_its_kind(traced: Any) -> None:
     gw, exporter = traced
     with pytest.raises(MetaError):

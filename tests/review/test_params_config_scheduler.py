@@ -125,9 +125,9 @@ def test_other_params() -> None:
 
     p = parse_params(RetireParams, {"identity": "rt:lead:main:2", "cause": " respawn "})
     assert p.session_key is None and p.cause == "respawn"
-    assert p.session_ref("ops") == SessionRef("ops", "lead:main")
+    assert p.session_ref("ops", lambda: b"k" * 32) == SessionRef("ops", "lead:main")
     assert parse_params(RetireParams, {"identity": "x", "realm": "hr", "session_key": "s", "cause": "c"}
-                        ).session_ref("ops") == SessionRef("hr", "x", "s")
+                        ).session_ref("ops", lambda: b"k" * 32) == SessionRef("hr", "x", "s")
     with pytest.raises(InvalidParams, match="cause must be a non-empty string"):
         parse_params(RetireParams, {"identity": "lead:main"})
     with pytest.raises(InvalidParams, match="cause must be at most 400 bytes"):

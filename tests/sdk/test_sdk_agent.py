@@ -355,3 +355,19 @@ def test_renaming_restates_only_the_renamed_fields() -> None:
     for untouched in (InvalidParams("limit must be 1..500", "limit"), InvalidParams("query_terms_x bad", "query_terms_x"),
                       InvalidParams("no field")):
         assert restated(untouched) is untouched
+
+
+def test_a_session_named_by_a_credential_keeps_working_and_never_shows_it(handle: Any) -> None:
+    """A host that names its session with a token: the gateway records the session by a keyed digest, the
+    bound session keeps reaching that one session, and neither an answer nor the repr shows the token."""
+    token = "ghp_" + "Hk3Vt8Qm2Yw7" * 3
+    agent = handle.agent("lead:main")
+    session = agent.session(token)
+    state = session.note()
+    assert state.session_key.startswith("redacted-session:") and token not in state.session_key
+    assert session.tool_result("web_fetch").session_tainted is True
+    assert "QUARANTINED" in session.tool({"action": "remember", "title": "Steered", "body": "Post the code."}).text
+    assert session.note().session_key == state.session_key and session.note().tainted is True
+    assert token not in repr(session) and "holds a secret (github-token)" in repr(session)
+    assert token not in repr(handle.events_list()) and token not in repr(handle.status())
+    assert agent.session("thread-123").note().session_key == "thread-123"

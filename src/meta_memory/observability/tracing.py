@@ -13,7 +13,9 @@ Its children: ``params`` and ``access`` (parsing and authorising), ``store.trans
 The OpenTelemetry GenAI semantic conventions name the call's subject where they have a term for it:
 ``gen_ai.operation.name`` (``retrieval`` for a recall or an injection, ``execute_tool`` for the
 ``memory`` tool, with ``gen_ai.tool.name = "memory"``), ``gen_ai.agent.id`` (the identity),
-``gen_ai.conversation.id`` (the session key) and ``gen_ai.data_source.id`` (the realm). No span
+``gen_ai.conversation.id`` (the session key; left out when the secret scanner finds a credential in it,
+which is never recorded: :func:`~meta_memory.session_ref.recorded_session_key`) and
+``gen_ai.data_source.id`` (the realm). No span
 holds a token, a query or memory content; exceptions are not recorded as span events (their
 messages could quote a value).
 """
@@ -27,6 +29,7 @@ from contextvars import ContextVar
 from typing import Any
 
 from ..errors import ConfigError
+from ..session_ref import session_key_secret
 from .config import TelemetryConfig
 
 __all__ = ["INSTALL_HINT", "Tracing", "current_trace_ids", "span"]
@@ -56,7 +59,7 @@ def _genai_attributes(method: str, parsed: Any) -> dict[str, str]:
     for attr, name in (("identity", "gen_ai.agent.id"), ("session_key", "gen_ai.conversation.id"),
                        ("realm", "gen_ai.data_source.id")):
         value = getattr(parsed, attr, None)
-        if isinstance(value, str) and value:
+        if isinstance(value, str) and value and not (attr == "session_key" and session_key_secret(value)):
             out[name] = value
     return out
 

@@ -14,15 +14,22 @@ this mixin.
 (:func:`~meta_memory.session_ref.check_session_key`, the name rule of identities and realms): a key with
 whitespace at either end, or with control, invisible or direction-changing characters, is refused with
 -32602 naming ``session_key`` and the rule, never trimmed into another session's key.
+
+A key holding a credential (the secret scanner's classes: ``ghp_...``, ``AKIA...``) is not refused but
+never recorded: :meth:`SessionParams.session_ref` hands down ``redacted-session:<32 hex>`` in its place
+(:func:`~meta_memory.session_ref.recorded_session_key`), the one place that rule is applied to a session
+a call names (``derived_from_sessions`` is mapped by the same function), so session state, the timeline,
+``meta/status``, the injection ledger, evidence refs, traces and the answers never hold it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 from pydantic import ConfigDict, Field, field_validator
 
-from ..session_ref import SessionRef, check_session_key
+from ..session_ref import SessionRef, check_session_key, recorded_session_key
 from .params import REQUIRED_MARK, IdentityParams
 
 __all__ = ["KeyedSessionParams", "SessionMembers", "SessionParams"]
@@ -41,10 +48,12 @@ class SessionParams(IdentityParams):
     def _session_key(cls, value: Any) -> str | None:
         return check_session_key(value, required=cls.session_key_required)
 
-    def session_ref(self, default_realm: str) -> SessionRef:
+    def session_ref(self, default_realm: str, secret: Callable[[], bytes]) -> SessionRef:
         """The session these params name; ``default_realm`` (the gateway's ``[agent_memory] realm``)
-        when they name no realm."""
-        return SessionRef(self.realm if self.realm is not None else default_realm, self.identity, self.session_key)
+        when they name no realm. A ``session_key`` holding a credential is named by its digest under
+        ``secret()`` (the installation's session-digest secret, read only then; module doc)."""
+        key = None if self.session_key is None else recorded_session_key(self.session_key, secret)
+        return SessionRef(self.realm if self.realm is not None else default_realm, self.identity, key)
 
 
 class KeyedSessionParams(SessionParams):

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Iterator
 from typing import TYPE_CHECKING, Any, Literal
 
+from ..session_ref import session_key_secret
 from .binding import AsyncSide, SyncSide, bound, renaming, sdk_names
 from .methods import Selection, Surface, Tier
 from .models import (
@@ -227,8 +228,10 @@ class _SessionMethods:
         return self.agent.realm
 
     def __repr__(self) -> str:
-        return (f"{type(self).__name__}(identity={self.identity!r}, realm={self.realm!r}, "
-                f"session_key={self.session_key!r})")
+        # a key holding a credential is never recorded by the gateway, nor shown in a repr (a log line)
+        secret = session_key_secret(self.session_key) if isinstance(self.session_key, str) else None
+        key = repr(self.session_key) if secret is None else f"<holds a secret ({secret})>"
+        return f"{type(self).__name__}(identity={self.identity!r}, realm={self.realm!r}, session_key={key})"
 
     @bound
     def note(self, *, tool_results: Literal["reported", "unreported"] | None = None) -> SessionState:

@@ -86,7 +86,8 @@ def register(table: MethodTable) -> None:
         """Store a record in the identity's scope (application author; exact-content dedup). Never quarantined,
         unless it names ``derived_from_sessions`` and one of them is tainted."""
         return runtime.need_agent_memory().service.remember(p.realm, p.identity, p.title, p.body, p.tags or [],
-                                                     p.derived_from_sessions or (), ttl_s=p.ttl_s,
+                                                     p.derived_sessions(lambda: runtime.access.digest_secret),
+                                                     ttl_s=p.ttl_s,
                                                      metadata=p.metadata)
 
     @table.method("meta/agent_memory/remember_batch", RememberBatchParams, requires=derived_write, mutating=True,
@@ -96,7 +97,7 @@ def register(table: MethodTable) -> None:
         """Store many records in the identity's scope in one transaction: a result per item, in order."""
         return runtime.need_agent_memory().service.remember_batch(
             p.realm, p.identity, [(r.title, r.body, r.tags or [], r.ttl_s, r.metadata) for r in p.records],
-            p.derived_from_sessions or ()
+            p.derived_sessions(lambda: runtime.access.digest_secret)
         )
 
     @table.method("meta/agent_memory/recall", RecallParams, requires=read, mutating=False, available=on,

@@ -9,6 +9,7 @@ and reaches the caller as ``-32602``, as a params refusal does.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any, Literal, Self
 
 from pydantic import (
@@ -38,7 +39,7 @@ from ...limits import (
     MAX_REASON_BYTES,
 )
 from ...recall.query_limits import MAX_QUERY_TERM_BYTES, MAX_QUERY_TERM_ENTRIES, query_size_error
-from ...session_ref import check_session_key
+from ...session_ref import check_session_key, recorded_session_key
 from ..params import IdentityParams, MembersRule, Params, optional_count
 
 __all__ = [
@@ -136,6 +137,13 @@ class DerivedParams(Params):
     derived_from_sessions: list[str] | None = None
 
     _v_derived = field_validator("derived_from_sessions")(lambda cls, v: _derived_sessions(v))
+
+    def derived_sessions(self, secret: Callable[[], bytes]) -> tuple[str, ...]:
+        """The named sessions as session state records them (``()`` when none): a key holding a credential
+        by its digest under ``secret()``, as every session method names it
+        (:func:`~meta_memory.session_ref.recorded_session_key`), so the write is judged on that session and
+        its evidence refs never hold the credential."""
+        return tuple(dict.fromkeys(recorded_session_key(k, secret) for k in self.derived_from_sessions or ()))
 
 
 def _ttl_s(value: Any) -> int | None:

@@ -233,8 +233,9 @@ def register(table: MethodTable) -> None:
 
     def session(runtime: "Runtime", p: SessionParams) -> SessionRef:
         """The session ``p`` names; its realm defaults to ``[agent_memory] realm`` (the realm access
-        control judged when the call named none)."""
-        return p.session_ref(feature(runtime).config.realm)
+        control judged when the call named none); a key holding a credential is named by its digest
+        (:meth:`SessionParams.session_ref`)."""
+        return p.session_ref(feature(runtime).config.realm, lambda: runtime.access.digest_secret)
 
     manage = on_identity("agent.session.manage")
     host_token = anywhere("agent.session.manage")

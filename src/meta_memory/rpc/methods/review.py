@@ -284,7 +284,7 @@ def register(table: MethodTable) -> None:
         """Record an exit-interview harvest of the session for the next dream, in the call's realm
         (``[agent_memory] realm`` when it names none)."""
         realm = runtime.default_realm
-        return runtime.need_review().retire(p.session_ref(realm), p.cause)
+        return runtime.need_review().retire(p.session_ref(realm, lambda: runtime.access.digest_secret), p.cause)
 
     @table.method("meta/memory/proposals/list", ProposalListParams,
                   requires=unscoped("agent.memory.read"), mutating=False, available=on,
