@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from meta_memory.recall import lexical_index
-from meta_memory.recall.lexical_index import _RealmIndex
+from meta_memory.recall.lexical_index import SCORED_TERM_BYTES, _RealmIndex
 
 #: skewed: the first words are drawn far more often than the last
 VOCAB = ["w0"] * 8 + ["w1"] * 5 + ["w2"] * 3 + ["w3", "w3", "w4", "w4", "w5", "w6", "w7", "w8", "w9", "w10"]
@@ -193,10 +193,10 @@ def test_a_query_of_few_postings_is_scored_in_full_without_trying_to_prune(monke
 @given(docs=st.lists(doc, min_size=1, max_size=50),
        queries=st.lists(st.lists(st.sampled_from(QUERY_WORDS), min_size=1, max_size=8), min_size=1, max_size=4),
        limit=st.integers(1, 12), least=st.integers(0, 40), room=st.sampled_from([0, 2000, 6000, None]),
-       removed=st.lists(st.integers(1, 150), max_size=4), added=st.lists(doc, max_size=2))
+       removed=st.lists(st.integers(1, 150), max_size=4), added=st.lists(doc, max_size=2), everything=st.booleans())
 def test_scores_computed_when_the_realm_is_built_change_no_answer(
         docs: list[Any], queries: list[list[str]], limit: int, least: int, room: int | None, removed: list[int],
-        added: list[Any]) -> None:
+        added: list[Any], everything: bool) -> None:
     """A realm whose terms' scores were computed ahead (``prepare``: any threshold of postings, any room,
     one scope or two, removed rows) answers every query as a realm that computes them on first use: the
     same rows, scores bit for bit, ties by rid, pruned, exhaustive and among given rids — and so after
@@ -207,9 +207,10 @@ def test_scores_computed_when_the_realm_is_built_change_no_answer(
         for rid in removed:
             index.remove(rid)
     before = ahead.nbytes()
-    with _setting("PREPARE_MIN_POSTINGS", least):
+    with _setting("PREPARE_MIN_POSTINGS", least), _setting("PREPARE_ALL_POSTINGS", 10**9 if everything else 0):
         ahead.prepare(None if room is None else before + room)
-    assert ahead.nbytes() == before + 12 * ahead.cached and (room is None or ahead.nbytes() <= before + room)
+    assert ahead.nbytes() == before + 12 * ahead.cached + SCORED_TERM_BYTES * ahead.scored
+    assert room is None or ahead.nbytes() <= before + room
     only = {rid for rid in range(1, len(rows) + 1, 3)}
 
     def answers(index: _RealmIndex) -> list[Any]:
@@ -225,6 +226,26 @@ def test_scores_computed_when_the_realm_is_built_change_no_answer(
     assert answers(ahead) == answers(lazy)
 
 
+def test_a_small_realm_has_every_word_above_the_floor_scored_when_built() -> None:
+    """A realm of at most ``PREPARE_ALL_POSTINGS`` postings: ``prepare`` scores its rare and common words too, so a search
+    computes no score on first meeting a word (the index's kept scores do not grow), and answers as before."""
+    rows = [(i + 1, "identity", "ana", i, f"note {i}", "common filler" + (" alpha" if i % 5 == 0 else ""), "")
+            for i in range(3000)]
+    index = _built(rows)
+    index.prepare(None)
+    assert index.postings["3"].scope_scores is not None and index.postings["alpha"].scope_scores is not None
+    assert index.postings["common"].scope_scores is not None  # a small realm's searches score it whole
+    cached = index.cached
+    fresh = _built(rows)
+    for terms in (["7", "alpha"], ["2999", "common"], ["note", "15"]):
+        assert index.top(("identity", "ana"), terms, 10) == fresh.top(("identity", "ana"), terms, 10)
+    assert index.cached == cached
+    with _setting("PREPARE_ALL_POSTINGS", 0):
+        lazy = _built(rows)
+        lazy.prepare(None)
+    assert lazy.postings["3"].scope_scores is None
+
+
 def test_a_built_realm_has_its_mid_frequency_words_scored_and_counted() -> None:
     """After ``prepare`` a search meets no term of at least ``PREPARE_MIN_POSTINGS`` postings unscored but the
     common ones (held by half the rows or more: read only at candidates); the scores are counted in
@@ -234,15 +255,15 @@ def test_a_built_realm_has_its_mid_frequency_words_scored_and_counted() -> None:
             for i in range(3000)]
     index = _built(rows)
     before = index.nbytes()
-    with _setting("PREPARE_MIN_POSTINGS", 100):
-        done = index.prepare(before + 12 * 600)  # room for alpha's 600 postings, not for beta's 858 too
+    with _setting("PREPARE_MIN_POSTINGS", 100), _setting("PREPARE_ALL_POSTINGS", 0):
+        done = index.prepare(before + 12 * 600 + SCORED_TERM_BYTES)  # room for alpha's 600 postings, not beta's 858
         assert done == 600
         assert index.postings["alpha"].scope_scores is not None and index.postings["beta"].scope_scores is None
-        assert index.nbytes() == before + 12 * 600
+        assert index.nbytes() == before + 12 * 600 + SCORED_TERM_BYTES
         index.prepare(None)
-    assert index.postings["beta"].scope_scores is not None
+    assert index.postings["beta"].scope_scores is not None and index.postings["3"].scope_scores is None
     assert index.postings["common"].scope_scores is None and index.postings["note"].scope_scores is None
-    assert index.nbytes() == before + 12 * (600 + 858)
+    assert index.nbytes() == before + 12 * (600 + 858) + 2 * SCORED_TERM_BYTES
     fresh = _built(rows)
     for terms in (["alpha", "beta", "common"], ["beta", "filler"], ["alpha"]):
         assert index.top(("identity", "ana"), terms, 10) == fresh.top(("identity", "ana"), terms, 10)

@@ -428,6 +428,7 @@ def test_the_memory_figure_covers_what_the_index_holds(tmp_path: Path, distinct:
         index = store.lexical_index
         index.min_rows = 0
         index.background = False
+        index.on_built = None  # the index's memory alone: the rows kept resident are the view cache's, held to its bounds
         record_writes.remember_many(store, REALM, A, items(0, 1000))
         built = _traced(lambda: index.warm(REALM))
         assert index.ready(REALM)
@@ -459,6 +460,7 @@ def test_the_memory_figure_covers_the_scores_computed_when_a_realm_is_built(tmp_
         index = store.lexical_index
         index.min_rows = 0
         index.background = False
+        index.on_built = None  # the index's memory alone: the rows kept resident are the view cache's, held to its bounds
         for start in range(0, len(items), 1000):
             record_writes.remember_many(store, REALM, A, items[start:start + 1000])
         built = _traced(lambda: index.warm(REALM))
@@ -530,6 +532,7 @@ def test_a_build_waits_while_a_recall_is_answered_by_fts5(tmp_path: Path) -> Non
         record_writes.remember_many(s, REALM, A, [RememberItem(f"Note {i}", f"harbour ferry {i}") for i in range(300)])
         index.min_rows = 0
         index.background = False
+        index.on_built = None  # the index's memory alone: the rows kept resident are the view cache's, held to its bounds
         with index.answering():  # the build itself pauses: bounded, and it still completes
             t0 = time.monotonic()
             assert index.warm(REALM)
@@ -552,6 +555,7 @@ def test_a_steady_stream_of_fts5_recalls_slows_a_build_but_never_stops_it(
         index = s.lexical_index
         index.min_rows = 0
         index.background = False
+        index.on_built = None  # the index's memory alone: the rows kept resident are the view cache's, held to its bounds
         with index.answering():
             t0 = time.monotonic()
             assert index.warm(REALM)

@@ -156,6 +156,12 @@ PRUNE_MIN_POSTINGS = 50_000
 #: of a few words each in 5-30 % of a million rows spent 10-20 ms on them).
 PREPARE_MIN_POSTINGS = 4096
 
+#: Postings of a whole realm up to which :meth:`_RealmIndex.prepare` computes every term's per-row scores, not only
+#: those of :data:`PREPARE_MIN_POSTINGS` or more: a small realm's scores take a few MB and a few tens of ms of the
+#: build, and a search then computes none on its first meeting a rare word (about a tenth of a small realm's
+#: first recall of a query).
+PREPARE_ALL_POSTINGS = 500_000
+
 #: Share of the memory budget (``max_bytes``) up to which a built realm's index may grow with the scores
 #: computed ahead (:meth:`_RealmIndex.prepare`): the rest stays for other realms and for the scores searches
 #: compute later.
@@ -198,6 +204,9 @@ RETRY_REFUSED_S = 300.0
 #: columns). Many rare terms (a realm of distinct words, e.g. ids or generated text) cost this each, however
 #: few postings they hold.
 TERM_BYTES = 760
+#: Measured memory of a term's per-scope scores beyond their 12 bytes a posting: the headers of the score and
+#: slot arrays (a realm of many one-posting words scored ahead holds one per word).
+SCORED_TERM_BYTES = 240
 #: Measured memory of one posting appended since the term's arrays were last merged (an int and a float object
 #: and a shared small int in three Python lists, with the lists' spare room), beyond the 9 bytes it takes once
 #: merged.
@@ -328,6 +337,7 @@ class _RealmIndex:
         self.term_chars = 0
         self.version = 0  # moves with every added or removed row
         self.cached = 0  # postings held in the per-scope score caches
+        self.scored = 0  # terms holding per-scope scores (each two arrays' headers: SCORED_TERM_BYTES)
         self.pending = 0  # postings appended to Python lists, not yet merged into their term's arrays
         self.caught_up_to: object = None  # the read transaction (its caller's token) the index last caught up to
 
@@ -428,7 +438,8 @@ class _RealmIndex:
 
     def prepare(self, max_bytes: int | None = None, pause: Callable[[], None] | None = None) -> int:
         """Compute now, for the realm's largest scope, what a search would compute the first time it meets each
-        term of at least :data:`PREPARE_MIN_POSTINGS` postings: the peaks its score bound is taken from and,
+        term of at least :data:`PREPARE_MIN_POSTINGS` postings (every term, the common ones too, in a realm of at
+        most :data:`PREPARE_ALL_POSTINGS` postings, whose searches score every posting of their terms): the peaks its score bound is taken from and,
         for a term of idf above bm25's floor (held by under half the scope's rows), its per-row scores
         (:meth:`_term`, kept as a search keeps them, counted in :meth:`nbytes` at 12 bytes a posting). Terms
         are taken from the most postings down; a term's scores are skipped when they would take
@@ -442,7 +453,8 @@ class _RealmIndex:
         if n_rows <= 0:
             return 0
         whole = len(self.scopes) == 1 and self.removed == 0
-        terms = sorted((p for p in self.postings.values() if len(p.slots) + len(p.more_slots) >= PREPARE_MIN_POSTINGS),
+        least = 1 if self.n_postings <= PREPARE_ALL_POSTINGS else PREPARE_MIN_POSTINGS
+        terms = sorted((p for p in self.postings.values() if len(p.slots) + len(p.more_slots) >= least),
                        key=lambda p: -(len(p.slots) + len(p.more_slots)))
         done = 0
         for p in terms:
@@ -451,9 +463,9 @@ class _RealmIndex:
             n = len(p.slots) + len(p.more_slots)
             if whole:
                 self._bound(p, sid, whole)
-            if bm25.idf(n_rows, min(n, n_rows)) <= bm25.IDF_FLOOR:
-                continue  # a common word: read at a search's few candidates, never scored whole
-            if max_bytes is not None and self.nbytes() + n * 12 > max_bytes:
+            if least > 1 and bm25.idf(n_rows, min(n, n_rows)) <= bm25.IDF_FLOOR:
+                continue  # a common word of a large realm: read at a search's few candidates, never scored whole
+            if max_bytes is not None and self.nbytes() + n * 12 + SCORED_TERM_BYTES > max_bytes:
                 continue
             scored = self._term(p, sid, whole)
             done += 0 if scored is None else len(scored[1])
@@ -505,7 +517,7 @@ class _RealmIndex:
         """Memory of the index in bytes (arrays, postings, postings not yet merged, vocabulary, rid map,
         write order), from measured per-item costs (:data:`TERM_BYTES`, :data:`PENDING_POSTING_BYTES`):
         what the budget is held to, so a realm of many distinct words cannot take more than it says."""
-        return (self.n_postings * 9 + self.pending * PENDING_POSTING_BYTES + self.cached * 12
+        return (self.n_postings * 9 + self.pending * PENDING_POSTING_BYTES + self.cached * 12 + self.scored * SCORED_TERM_BYTES
                 + len(self.slot_rid) * 44 + len(self.slot_of) * 100
                 + len(self.postings) * TERM_BYTES + self.term_chars)
 
@@ -522,7 +534,9 @@ class _RealmIndex:
         if not whole:
             mine = self.slot_scope[slots] == sid
             slots, freqs = slots[mine], freqs[mine]
-        self.cached -= 0 if p.scope_scores is None else len(p.scope_scores)
+        if p.scope_scores is not None:
+            self.cached -= len(p.scope_scores)
+            self.scored -= 1
         p.scope, p.scope_version = sid, self.scope_version[sid]
         p.scope_slots = p.scope_scores = None
         if not len(slots):
@@ -533,6 +547,7 @@ class _RealmIndex:
         p.scope_slots, p.scope_scores = slots, scores
         p.scope_max = float(scores.max())
         self.cached += len(scores)
+        self.scored += 1
         return slots, scores
 
     # ------------------------------------------------------------------ search
@@ -1000,16 +1015,20 @@ class LexicalIndexes:
         max_bytes: memory budget of every realm's index together; ``0`` turns the index off.
         background: build cold realms on a worker thread (``False``: only :meth:`warm` builds).
         min_rows: realms with a shorter change log than this are left to FTS5 (:data:`MIN_ROWS`).
+        on_built: called with a realm's name and its live rows on the building thread once its index is
+            built, before it answers (the store keeps a realm that fits its record-view cache resident then);
+            what it raises is logged, never the build's failure.
     """
 
     def __init__(self, snapshot: Snapshot, *, max_bytes: int = DEFAULT_MAX_BYTES, background: bool = True,
-                 min_rows: int = MIN_ROWS) -> None:
+                 min_rows: int = MIN_ROWS, on_built: Callable[[str, int], None] | None = None) -> None:
         if max_bytes < 0 or min_rows < 0:
             raise ValueError("max_bytes and min_rows must be >= 0")
         self.snapshot = snapshot
         self.max_bytes = max_bytes
         self.background = background
         self.min_rows = min_rows
+        self.on_built = on_built
         self._lock = threading.Lock()
         self._ready: OrderedDict[str, _RealmIndex] = OrderedDict()  # least recently searched first
         self._pending: set[str] = set()
@@ -1254,6 +1273,11 @@ class LexicalIndexes:
             index = _RealmIndex.build(seq, conn.execute(_ALL_ROWS), self.max_bytes, self._pause)
         # the scores searches would compute on first meeting a term, now, while FTS5 still answers
         prepared = 0 if index is None else index.prepare(int(self.max_bytes * PREPARE_SHARE), self._pause)
+        if index is not None and self.on_built is not None:  # before the index answers, as the scores above
+            try:
+                self.on_built(realm, index.live)
+            except Exception as exc:  # the index answers either way; recalls read what was not kept
+                _log.warning("recall index of realm %s: keeping its rows resident failed: %s", realm, exc)
         with self._lock:
             if self._closed or self._drops.get(realm, 0) != drops:  # closed, or erased meanwhile: not kept
                 return

@@ -101,7 +101,7 @@ from meta_memory.agent_memory.store.telemetry import (
     recall_reads,
 )
 from meta_memory.agent_memory.store.tx import WriteTx
-from meta_memory.agent_memory.store.view_cache import DEFAULT_VIEW_CACHE_BYTES, ViewCache
+from meta_memory.agent_memory.store.view_cache import DEFAULT_VIEW_CACHE_BYTES, MAX_RECORDS, ViewCache
 from meta_memory.clock import Clock, SystemClock
 from meta_memory.errors import AgentMemoryError
 from meta_memory.identity import parse_identity, parse_realm
@@ -410,7 +410,7 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore[sqlite3.Connection]):
         self._opening: dict[str, threading.Lock] = {}  # per-realm locks of realms being opened
         self._creating: set[str] = set()  # realms being opened now (counted by the realm cap)
         self._closed = False
-        self.lexical_index = LexicalIndexes(self._read, max_bytes=recall_index_bytes)
+        self.lexical_index = LexicalIndexes(self._read, max_bytes=recall_index_bytes, on_built=self._keep_resident)
         #: common phrases' document counts of one-scope realms, for the FTS5 path (:mod:`meta_memory.recall.fts_top`)
         self.term_counts = TermCounts()
         #: candidate rankings the one-scope FTS5 path could not prove exact (``ranking_stats``)
@@ -1171,6 +1171,17 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore[sqlite3.Connection]):
         return count, nbytes
 
     # ================================================================ reads
+
+    def _keep_resident(self, realm: str, rows: int) -> None:
+        """Once ``realm``'s recall index is built (on its worker thread): keep its active rows' views and whole
+        records decoded (:meth:`.view_cache.ViewCache.warm`, in one snapshot, as far as the cache's bounds allow),
+        so a recall reads no row of a realm that fits on its first sight of it. ``rows``: the index's live rows
+        (a realm far past the bounds is not read at all)."""
+        if rows > max(self._views.capacity, MAX_RECORDS):
+            return
+        name = self._realm_name(realm)
+        with self._read(name) as conn:
+            self._views.warm(conn, name, self.clock.now_ms(), self._reader(conn, name).get_records)
 
     def get(self, realm: str, memory_id: str) -> MemoryRecord | None:
         """See :meth:`AgentMemoryStore.get`."""

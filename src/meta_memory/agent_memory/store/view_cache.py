@@ -27,12 +27,17 @@ counters alone, which every recall that returns the record bumps: a served recor
 was kept with (the re-check's answer projects none; reading and decoding them anew cost three quarters of
 the re-check).
 
-Bounded: :data:`MAX_VIEWS` views and ``max_bytes`` of memory across realms (``[agent_memory] view_cache_mb``,
-:data:`DEFAULT_VIEW_CACHE_BYTES`), the oldest kept first out. A view's memory is counted as its strings'
+Bounded: ``max_bytes`` of memory across realms, views and records together (``[agent_memory] view_cache_mb``,
+:data:`DEFAULT_VIEW_CACHE_BYTES`), the oldest kept first out: the records a quarter of it and :data:`MAX_RECORDS`
+(:func:`record_bytes`), the views the rest and :data:`MAX_VIEWS`. A view's memory is counted as its strings'
 sizes (``sys.getsizeof``: a character of another script costs 2 or 4 bytes) plus :data:`VIEW_BYTES` for the
 object, its key and the map's entry (a record's body may be 64 KiB, so a count alone would not bound the
-memory). A view larger than the whole bound is not kept. The kept records are bounded apart:
-:data:`MAX_RECORDS` and a quarter of ``max_bytes`` (:func:`record_bytes`). Thread-safe.
+memory). A view larger than its share is not kept. Thread-safe.
+
+A realm kept resident (:meth:`ViewCache.warm`): when a realm's recall index is built, its active rows' views and
+whole records are read and kept in one snapshot, newest first, into the room the bounds leave (half the views'
+share, the records' whole share), evicting nothing. The kept entries are served under exactly the rules above, so
+a write moves the generation and they are validated again as any other.
 """
 
 from __future__ import annotations
@@ -51,7 +56,7 @@ from meta_memory.agent_memory.store.common import VIEW_COLUMNS, row_to_view
 from meta_memory.agent_memory.store.dialect import unexpired
 from meta_memory.limits import DEFAULT_VIEW_CACHE_MB
 
-__all__ = ["ViewCache", "MAX_VIEWS", "MAX_RECORDS", "DEFAULT_VIEW_CACHE_BYTES", "VIEW_BYTES", "RECORD_BYTES",
+__all__ = ["ViewCache", "MAX_VIEWS", "MAX_RECORDS", "WARM_SHARE", "DEFAULT_VIEW_CACHE_BYTES", "VIEW_BYTES", "RECORD_BYTES",
            "view_bytes", "record_bytes"]
 
 #: Views kept across every realm of a store.
@@ -63,6 +68,10 @@ MAX_RECORDS = 4096
 #: Memory of a kept record beyond its strings' own sizes (the object, its scope, provenance, status and usage
 #: values, the key and the map's entry), rounded up.
 RECORD_BYTES = 1600
+#: Share of the views' bounds (count and bytes) that :meth:`ViewCache.warm` fills with a realm's rows when its
+#: recall index is built: the rest stays for other realms and for the rows recalls read later. The records kept for
+#: the re-check (a small bound of their own) are filled up to their bounds; neither ever evicts what is kept.
+WARM_SHARE = 0.5
 #: Measured memory of a view beyond its strings' own sizes (CPython 3.11: the object, its id and the
 #: timestamps, the key tuple with the content hash, the map's entry, about 640 bytes; its entry among the rows
 #: read live, about 160), rounded up.
@@ -98,6 +107,16 @@ class ViewCache:
         self.record_hits = 0
         self.record_misses = 0
 
+    @property
+    def record_limit(self) -> int:
+        """Bytes the whole records of :meth:`records` may take: a quarter of ``max_bytes``."""
+        return self.max_bytes // 4
+
+    @property
+    def view_limit(self) -> int:
+        """Bytes the views may take: ``max_bytes`` less the records' quarter, so the two stay within it."""
+        return self.max_bytes - self.record_limit
+
     def clear(self) -> None:
         with self._lock:
             self._items.clear()
@@ -107,10 +126,10 @@ class ViewCache:
             self._record_bytes = 0
 
     def stats(self) -> dict[str, int]:
-        """``{bytes, limit_bytes, views}``: the kept views' memory (:func:`view_bytes`), its bound, and how
-        many are kept."""
+        """``{bytes, limit_bytes, views}``: the memory of the kept views and records (:func:`view_bytes`,
+        :func:`record_bytes`), its bound (``max_bytes``), and how many views are kept."""
         with self._lock:
-            return {"bytes": self._bytes, "limit_bytes": self.max_bytes, "views": len(self._items)}
+            return {"bytes": self._bytes + self._record_bytes, "limit_bytes": self.max_bytes, "views": len(self._items)}
 
     def forget(self, realm: str) -> None:
         """Read every row of ``realm`` live again before serving it (its file was closed: it may be replaced)."""
@@ -146,7 +165,7 @@ class ViewCache:
             self.record_misses += len(todo)
             if generation is None:
                 return out
-            kept, limit = self._records, self.max_bytes // 4
+            kept, limit = self._records, self.record_limit
             for memory_id, rec in read_whole.items():
                 size = record_bytes(rec)
                 old = kept.pop((realm, memory_id), None)
@@ -159,6 +178,60 @@ class ViewCache:
             while kept and (len(kept) > MAX_RECORDS or self._record_bytes > limit):
                 self._record_bytes -= record_bytes(kept.pop(next(iter(kept)))[1])
         return out
+
+    def warm(self, conn: sqlite3.Connection, realm: str, now_ms: int,
+             read: Callable[[list[str]], dict[str, MemoryRecord]]) -> tuple[int, int]:
+        """Keep the views and whole records of ``realm``'s active rows unexpired at ``now_ms`` (epoch ms), as
+        :meth:`live_views` and :meth:`records` keep what they read, all read in ``conn``'s snapshot and kept at
+        the generation it holds: the newest rows first, into the room the bounds leave, never evicting what is
+        kept (the views up to :data:`WARM_SHARE` of their count and bytes; the records up to their own bounds).
+        A recall of a realm that fits then decodes no row on its first sight of it. ``read``: a read of records
+        by id in the same snapshot. Returns ``(views, records)`` this call made servable (``(0, 0)`` for a
+        file without the generation counter)."""
+        generation = _generation(conn)
+        if generation is None:
+            return 0, 0
+        most_views = int(self.capacity * WARM_SHARE)
+        cur = conn.cursor()
+        cur.row_factory = sqlite3.Row
+        rows = cur.execute(
+            f"SELECT {VIEW_COLUMNS}, r.content_hash, r.scope_kind, r.scope_key, r.expires_at_ms FROM records r "
+            f"WHERE r.status_kind = 'active' AND {unexpired('r.')} ORDER BY r.rid DESC LIMIT ?",
+            (now_ms, max(most_views, MAX_RECORDS))).fetchall()
+        views = 0
+        with self._lock:
+            live = self._live.get(realm)
+            if live is None or live[0] != generation:
+                live = self._live[realm] = (generation, {})
+            known, items = live[1], self._items
+            for row in rows[:most_views]:
+                item = (realm, row["rid"], row["memory_id"], row["content_hash"], row["updated_at_ms"])
+                view = items.get(item)
+                if view is None:
+                    view = row_to_view(row)
+                    size = view_bytes(view)
+                    if len(items) >= most_views or self._bytes + size > self.view_limit * WARM_SHARE:
+                        break
+                    items[item] = view
+                    self._bytes += size
+                known[row["rid"]] = (view, row["scope_kind"], row["scope_key"], row["expires_at_ms"])
+                views += 1
+        wanted = [row["memory_id"] for row in rows[:MAX_RECORDS]]
+        whole = read(wanted) if wanted else {}
+        records = 0
+        with self._lock:
+            kept, limit = self._records, self.record_limit
+            for memory_id in wanted:
+                rec = whole.get(memory_id)
+                if rec is None or (realm, memory_id) in kept:
+                    continue
+                size = record_bytes(rec)
+                if len(kept) >= MAX_RECORDS or self._record_bytes + size > limit:
+                    break
+                kept[(realm, memory_id)] = (generation, rec)  # read here: no caller holds its metadata
+                self._record_bytes += size
+                records += 1
+        return views, records
 
     def live_views(self, conn: sqlite3.Connection, realm: str, rids: Sequence[int], kind: str, key: str,
                    now_ms: int) -> dict[int, RecordView]:
@@ -237,10 +310,10 @@ class ViewCache:
                     out[row["rid"]] = view
                     key = (realm, row["rid"], view.id, row["content_hash"], view.updated_at_ms)
                     size = view_bytes(view)
-                    if key not in items and size <= self.max_bytes:
+                    if key not in items and size <= self.view_limit:
                         items[key] = view
                         self._bytes += size
-                while items and (len(items) > self.capacity or self._bytes > self.max_bytes):
+                while items and (len(items) > self.capacity or self._bytes > self.view_limit):
                     old = next(iter(items))
                     gone = items.pop(old)
                     self._bytes -= view_bytes(gone)
