@@ -180,6 +180,62 @@ def test_the_records_generation_moves_with_an_update_of_any_column_but_the_usage
         assert generation(store) == seen
 
 
+def _scope_generations(store: SqliteAgentMemoryStore) -> dict[str, int]:
+    return {str(key): int(g) for key, g in raw_rows(store, R, "SELECT scope_key, g FROM scope_rows")}
+
+
+def test_a_scope_s_generation_moves_with_every_change_of_its_own_rows_and_no_other_scope_s(tmp_path: Path) -> None:
+    """What the kept views and records of a scope rest on (step 20): an insert, a delete, an update of any column but
+    the usage counters in the scope, by any connection, moves that scope's generation and no other scope's."""
+    from meta_memory.agent_memory.store.schema import RECORD_GENERATION_COLUMNS
+
+    with _store(tmp_path) as store:
+        a, _ = record_writes.remember(store, R, A, "Harbour", "the harbour ferry leaves at noon")
+        record_writes.remember(store, R, B, "Harbour", "bob's harbour")
+        (ka,) = raw_rows(store, R, "SELECT scope_key FROM records WHERE memory_id = ?", (a.memory_id,))[0]
+        seen = _scope_generations(store)
+        record_writes.remember(store, R, A, "Harbour map", "a second harbour note")
+        now = _scope_generations(store)
+        assert now[ka] != seen[ka] and all(now[k] == seen[k] for k in seen if k != ka)
+        for column in RECORD_GENERATION_COLUMNS:
+            if column in ("rid", "memory_id", "scope_kind", "scope_key"):
+                continue
+            seen = _scope_generations(store)
+            raw_write(store, R, f"UPDATE records SET {column} = 'x' || COALESCE({column}, '') WHERE memory_id = ?",
+                      (a.memory_id,))
+            now = _scope_generations(store)
+            assert now[ka] != seen[ka] and all(now[k] == seen[k] for k in seen if k != ka), column
+        seen = _scope_generations(store)
+        raw_write(store, R, "UPDATE records SET usage_stats = '{\"explicit_recall_count\": 7}'")
+        assert _scope_generations(store) == seen
+        raw_write(store, R, "UPDATE records SET scope_key = 'elsewhere' WHERE memory_id = ?", (a.memory_id,))
+        now = _scope_generations(store)
+        assert now[ka] != seen[ka] and "elsewhere" in now  # the row left one scope and entered another
+        seen = now
+        raw_write(store, R, "DELETE FROM records WHERE scope_key = 'elsewhere'")
+        now = _scope_generations(store)
+        assert now["elsewhere"] != seen["elsewhere"] and all(now[k] == seen[k] for k in seen if k != "elsewhere")
+
+
+def test_a_write_into_another_scope_leaves_a_scope_s_kept_rows_served(tmp_path: Path) -> None:
+    """Another identity's remember in the same realm does not make a scope's kept views and records read again;
+    a remember into the scope itself does (a narrow liveness read), and what is served is what the file holds."""
+    with _store(tmp_path) as store:
+        ids = [record_writes.remember(store, R, A, f"Harbour {i}", f"harbour note {i}")[0].memory_id for i in range(5)]
+        assert {m for m, _, _ in _found(store, A, "harbour")} == set(ids)
+        store.recall_records(R, ids)
+        checked, records = store._views.live_reads, store._views.record_hits
+        record_writes.remember(store, R, B, "Harbour", "bob's harbour note")
+        assert {m for m, _, _ in _found(store, A, "harbour")} == set(ids)
+        assert set(store.recall_records(R, ids)) == set(ids)
+        assert store._views.live_reads == checked and store._views.record_hits == records + 5  # served as kept
+        record_writes.remember(store, R, A, "Harbour 5", "harbour note 5")
+        assert len(_found(store, A, "harbour")) == 6
+        store.recall_records(R, ids)
+        assert store._views.live_reads >= checked + 5  # the scope moved: its rows' liveness read again
+        assert store._views.record_hits == records + 5  # and its records read whole
+
+
 def _recalled(h: object, identity: str, query: str) -> list[dict[str, object]]:
     return h.call("meta/agent_memory/recall", {"identity": identity, "query_text": query})["records"]  # type: ignore[attr-defined,no-any-return]
 

@@ -130,3 +130,21 @@ def test_keeping_a_realm_resident_stays_within_the_bounds_and_evicts_nothing(tmp
         assert sum(record_bytes(r) for _, r in views._records.values()) <= views.record_limit
         assert views.stats()["bytes"] <= views.stats()["limit_bytes"] == views.max_bytes
         assert len([k for k in views._items if k[0] == R]) > 0
+
+
+def test_another_identity_s_write_leaves_a_resident_scope_served_from_memory(handle: Any) -> None:
+    """Agents write between turns: a remember by another identity of the realm moves only its own scope's
+    generation, so the resident rows of this one are still served without a read of the file."""
+    h, store, _ = handle
+    _seed(h, A, 60)
+    _seed(h, B, 40, offset=60)
+    assert store.lexical_index.warm(R)
+    for word in WORDS:
+        h.call("meta/agent_memory/remember", {"identity": B, "title": f"aside {word}", "body": f"bob {word} aside"})
+        before = (store._views.live_reads, *_misses(store))
+        assert _recall(h, A, word)
+        assert (store._views.live_reads, *_misses(store)) == before
+    h.call("meta/agent_memory/remember", {"identity": A, "title": "harbour aside", "body": "alice harbour aside"})
+    reads = store._views.live_reads
+    assert "alice harbour aside" in {body for _, body in _recall(h, A, "harbour")}
+    assert store._views.live_reads > reads  # her own scope moved: its rows' liveness read again

@@ -21,13 +21,13 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 from typing import Any
 
 from meta_memory.agent_memory.store import multirow, planner
 from meta_memory.agent_memory.store import shared_ddl as ddl
-from meta_memory.agent_memory.store.dialect import SQLITE
+from meta_memory.agent_memory.store.dialect import SQLITE, Dialect
 from meta_memory.agent_memory.store.migration_steps import Work, apply_domain_steps, canonical_content_hashes
 from meta_memory.recall import fts
 from meta_memory.recall.semantic import vectors as vector_index
@@ -315,8 +315,12 @@ def _open_proposal(row: str) -> str:
     return f"{row}.status IN ('pending', 'held') AND {_proposer(row)} IS NOT NULL"
 
 
-def _proposal_rows(row: str, step: str) -> str:
-    """The statement moving the identity scope count of ``row``'s proposer by ``step`` (``+ 1`` / ``- 1``)."""
+def _proposal_rows(row: str, step: str, *, fresh: bool = False) -> str:
+    """The statement moving the identity scope count of ``row``'s proposer by ``step`` (``+ 1`` / ``- 1``);
+    ``fresh``: a row it creates gets a fresh scope generation (step 20)."""
+    if fresh:
+        return (f"INSERT INTO scope_rows(scope_kind, scope_key, n, g) VALUES ('identity', {_proposer(row)}, 0 {step}, "
+                f"{_FRESH_GENERATION}) ON CONFLICT(scope_kind, scope_key) DO UPDATE SET n = n {step}")
     return (f"INSERT INTO scope_rows(scope_kind, scope_key, n) VALUES ('identity', {_proposer(row)}, 0 {step}) "
             f"ON CONFLICT(scope_kind, scope_key) DO UPDATE SET n = n {step}")
 
@@ -339,6 +343,46 @@ _PROPOSAL_SCOPE_ROWS = [
     f"BEGIN {_proposal_rows('OLD', '- 1')}; END",
     f"CREATE TRIGGER IF NOT EXISTS scope_rows_proposal_opened AFTER UPDATE ON proposals WHEN {_open_proposal('NEW')} "
     f"BEGIN {_proposal_rows('NEW', '+ 1')}; END",
+]
+
+#: A fresh scope generation: a start of its own, so a reader's generation of a scope in one file (or an earlier file
+#: of the same realm) never matches another's.
+_FRESH_GENERATION = "abs(random() >> 2)"
+
+# A generation per scope beside its row count (``scope_rows.g``), moved in the writing transaction by the same
+# triggers as ``records_generation`` (an insert, a delete, an update of any column but ``usage_stats``), but only
+# for the scope of the row written: a reader that finds its scope's generation where it was when it kept that
+# scope's rows knows they are unchanged, whatever was written to the realm's other scopes (:mod:`.view_cache`). It
+# lives in the row each insert and delete already writes, so a remember writes no page more.
+def _scope_generation_column(execute: Callable[..., Any], dialect: Dialect) -> None:
+    """Step 20's column, added unless the file has it (a step applied again after a file was taken back by hand)."""
+    del dialect
+    if not any(row[1] == "g" for row in execute("PRAGMA table_info(scope_rows)")):
+        execute("ALTER TABLE scope_rows ADD COLUMN g INTEGER NOT NULL DEFAULT 0")
+
+
+_SCOPE_GENERATIONS: list[str | Work] = [
+    _scope_generation_column,
+    f"UPDATE scope_rows SET g = {_FRESH_GENERATION}",
+    "DROP TRIGGER IF EXISTS scope_rows_insert",
+    "CREATE TRIGGER IF NOT EXISTS scope_rows_insert AFTER INSERT ON records BEGIN "
+    f"INSERT INTO scope_rows(scope_kind, scope_key, n, g) VALUES (NEW.scope_kind, NEW.scope_key, 1, {_FRESH_GENERATION}) "
+    "ON CONFLICT(scope_kind, scope_key) DO UPDATE SET n = n + 1, g = g + 1; END",
+    "DROP TRIGGER IF EXISTS scope_rows_delete",
+    "CREATE TRIGGER IF NOT EXISTS scope_rows_delete AFTER DELETE ON records BEGIN "
+    "UPDATE scope_rows SET n = n - 1, g = g + 1 WHERE scope_kind = OLD.scope_kind AND scope_key = OLD.scope_key; END",
+    "CREATE TRIGGER IF NOT EXISTS scope_generation_update AFTER UPDATE ON records WHEN "
+    + " OR ".join(f"OLD.{c} IS NOT NEW.{c}" for c in RECORD_GENERATION_COLUMNS)
+    + " BEGIN UPDATE scope_rows SET g = g + 1 WHERE scope_kind = OLD.scope_kind AND scope_key = OLD.scope_key; "
+    f"INSERT INTO scope_rows(scope_kind, scope_key, n, g) VALUES (NEW.scope_kind, NEW.scope_key, 0, {_FRESH_GENERATION}) "
+    "ON CONFLICT(scope_kind, scope_key) DO UPDATE SET g = g + 1; END",
+    # a scope row a proposal creates starts fresh too (its proposer's identity scope may hold no record yet)
+    "DROP TRIGGER IF EXISTS scope_rows_proposal_insert",
+    f"CREATE TRIGGER IF NOT EXISTS scope_rows_proposal_insert AFTER INSERT ON proposals WHEN {_open_proposal('NEW')} "
+    f"BEGIN {_proposal_rows('NEW', '+ 1', fresh=True)}; END",
+    "DROP TRIGGER IF EXISTS scope_rows_proposal_opened",
+    f"CREATE TRIGGER IF NOT EXISTS scope_rows_proposal_opened AFTER UPDATE ON proposals WHEN {_open_proposal('NEW')} "
+    f"BEGIN {_proposal_rows('NEW', '+ 1', fresh=True)}; END",
 ]
 
 MIGRATIONS: list[tuple[int, str, Sequence[str | Work]]] = [
@@ -375,6 +419,7 @@ MIGRATIONS: list[tuple[int, str, Sequence[str | Work]]] = [
     # Content hashes read text in NFC (``hashing.content_hash``): the rows whose title or body is not in NFC
     # are hashed again, so a canonically equivalent write finds them as its duplicate.
     (19, "canonical-content-hashes", [canonical_content_hashes]),
+    (20, "scope-generations", _SCOPE_GENERATIONS),
 ]
 """``(version, name, statements)`` of domain :data:`SCHEMA_DOMAIN`, applied in order."""
 

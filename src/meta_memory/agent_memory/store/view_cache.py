@@ -12,17 +12,18 @@ snapshot does not hold as it is: a write by any process, a record that left the 
 record whose ``rid`` was reused, another realm's row (the realm is part of the key) are all read anew.
 
 A recall's candidates and neighbours are asked for as live in one scope (:meth:`ViewCache.live_views`): active,
-unexpired, of that scope. The realm's file keeps a generation every change of a record recall could see moves,
-in the writing transaction itself (``records_generation``, bumped by triggers: :mod:`.schema`); a usage mark
-does not move it. Each row read live is remembered with its scope and expiry under the generation it was read
-at, and while the caller's snapshot holds that same generation such a row is served without reading it again:
-nothing it rests on can have changed (its expiry is compared with the caller's time in memory). A write of any
-kind by any process moves the generation, and the rows are then read again as above.
+unexpired, of that scope. The realm's file keeps a generation per scope that every change of a row of that scope
+moves, in the writing transaction itself (``scope_rows.g``, beside the scope's row count, bumped by triggers on an
+insert, a delete and an update of any column but ``usage_stats``, whoever writes: :mod:`.schema` step 20); a
+usage mark does not move it. Each row read live is remembered with its scope, its expiry and the generation its
+scope had then, and while the caller's snapshot holds that same generation of that scope such a row is served
+without reading it again: nothing it rests on can have changed (its expiry is compared with the caller's time in
+memory). A write of any kind by any process into the scope moves its generation, and its rows are then read again
+as above; a write into another scope of the realm (another identity's remember) leaves them served.
 
 The runtime's re-check of what a recall returns reads those few records whole (:meth:`ViewCache.records`):
-the decoded records are kept too, each under the generation it was read at, and served while the caller's
-snapshot holds that generation. The counter moves with an update of any column but ``usage_stats``
-(:mod:`.schema`, ``records-generation-all-columns``), so a kept record differs from its row by its usage
+the decoded records are kept too, each under its scope's generation when it was read, and served while the
+caller's snapshot holds that generation of its scope, so a kept record differs from its row by its usage
 counters alone, which every recall that returns the record bumps: a served record's counters are those it
 was kept with (the re-check's answer projects none; reading and decoding them anew cost three quarters of
 the re-check).
@@ -94,14 +95,16 @@ class ViewCache:
         self._items: dict[tuple[Any, ...], RecordView] = {}  # oldest first (insertion order)
         self._bytes = 0  # memory of the kept views (view_bytes)
         self._lock = threading.Lock()
-        #: per realm: the generation its rows were read live at, and ``rid -> (view, scope kind, scope key,
-        #: expires_at_ms)`` of those rows (views kept in ``_items`` only, dropped from here when evicted)
-        self._live: dict[str, tuple[int, dict[int, tuple[RecordView, str, str, int | None]]]] = {}
-        #: views served from the cache / read in full (tests and benchmarks read them)
+        #: per realm: ``rid -> (view, scope kind, scope key, expires_at_ms, scope generation)`` of the rows read live,
+        #: each under its scope's generation then (views kept in ``_items`` only, dropped from here when evicted)
+        self._live: dict[str, dict[int, tuple[RecordView, str, str, int | None, int]]] = {}
+        #: views served from the cache / read in full, and rows whose liveness was read from the file (tests and
+        #: benchmarks read them)
         self.hits = 0
         self.misses = 0
-        #: ``(realm, memory_id) -> (generation, record)``, oldest first: :meth:`records`
-        self._records: dict[tuple[str, str], tuple[int, MemoryRecord]] = {}
+        self.live_reads = 0
+        #: ``(realm, memory_id) -> ((scope kind, scope key, its generation), record)``, oldest first: :meth:`records`
+        self._records: dict[tuple[str, str], tuple[tuple[str, str, int], MemoryRecord]] = {}
         self._record_bytes = 0
         #: records served from memory / read whole (tests and benchmarks read them)
         self.record_hits = 0
@@ -141,16 +144,18 @@ class ViewCache:
     def records(self, conn: sqlite3.Connection, realm: str, ids: Sequence[str],
                 read: Callable[[list[str]], dict[str, MemoryRecord]]) -> dict[str, MemoryRecord]:
         """The records of ``ids`` that exist in ``conn``'s snapshot of ``realm`` (any status), by id: a record
-        kept at the generation the snapshot holds is served from memory (equal to its row in every column but
-        ``usage_stats``: its usage counters are those read when it was kept), the others are read whole by
-        ``read`` (a read of those ids in the same snapshot) and kept."""
-        generation = _generation(conn)
+        kept at the generation its scope holds in the snapshot is served from memory (equal to its row in every
+        column but ``usage_stats``: its usage counters are those read when it was kept), the others are read whole
+        by ``read`` (a read of those ids in the same snapshot) and kept."""
+        kept = self._records
+        wanted = list(dict.fromkeys(ids))
+        found = {memory_id: hit for memory_id in wanted if (hit := kept.get((realm, memory_id))) is not None}
+        current = _scope_generations(conn, [(hit[0][0], hit[0][1]) for hit in found.values()])
         out: dict[str, MemoryRecord] = {}
         todo: list[str] = []
-        kept = self._records
-        for memory_id in dict.fromkeys(ids):
-            hit = kept.get((realm, memory_id)) if generation is not None else None  # a plain read of a dict
-            if hit is not None and hit[0] == generation:
+        for memory_id in wanted:
+            hit = found.get(memory_id)
+            if hit is not None and current.get((hit[0][0], hit[0][1])) == hit[0][2]:
                 rec = hit[1]
                 # a record's metadata is its own dict: never one another caller holds
                 out[memory_id] = _with_metadata(rec, copy.deepcopy(dict(rec.metadata))) if rec.metadata else rec
@@ -161,19 +166,23 @@ class ViewCache:
             return out
         read_whole = read(todo)
         out.update(read_whole)
+        scopes = {rec.scope.storage() for rec in read_whole.values()}
+        current.update(_scope_generations(conn, [scope for scope in scopes if scope not in current]))
         with self._lock:
             self.record_misses += len(todo)
-            if generation is None:
-                return out
             kept, limit = self._records, self.record_limit
             for memory_id, rec in read_whole.items():
+                kind, key = rec.scope.storage()
+                generation = current.get((kind, key))
+                if generation is None:  # a file without scope generations: not kept
+                    continue
                 size = record_bytes(rec)
                 old = kept.pop((realm, memory_id), None)
                 if old is not None:
                     self._record_bytes -= record_bytes(old[1])
                 if size <= limit:  # kept with a metadata dict of its own (the caller holds the one read)
                     own = _with_metadata(rec, copy.deepcopy(dict(rec.metadata))) if rec.metadata else rec
-                    kept[(realm, memory_id)] = (generation, own)
+                    kept[(realm, memory_id)] = ((kind, key, generation), own)
                     self._record_bytes += size
             while kept and (len(kept) > MAX_RECORDS or self._record_bytes > limit):
                 self._record_bytes -= record_bytes(kept.pop(next(iter(kept)))[1])
@@ -183,13 +192,13 @@ class ViewCache:
              read: Callable[[list[str]], dict[str, MemoryRecord]]) -> tuple[int, int]:
         """Keep the views and whole records of ``realm``'s active rows unexpired at ``now_ms`` (epoch ms), as
         :meth:`live_views` and :meth:`records` keep what they read, all read in ``conn``'s snapshot and kept at
-        the generation it holds: the newest rows first, into the room the bounds leave, never evicting what is
-        kept (the views up to :data:`WARM_SHARE` of their count and bytes; the records up to their own bounds).
-        A recall of a realm that fits then decodes no row on its first sight of it. ``read``: a read of records
-        by id in the same snapshot. Returns ``(views, records)`` this call made servable (``(0, 0)`` for a
-        file without the generation counter)."""
-        generation = _generation(conn)
-        if generation is None:
+        the generation each one's scope holds there: the newest rows first, into the room the bounds leave, never
+        evicting what is kept (the views up to :data:`WARM_SHARE` of their count and bytes; the records up to
+        their own bounds). A recall of a realm that fits then decodes no row on its first sight of it. ``read``: a
+        read of records by id in the same snapshot. Returns ``(views, records)`` this call made servable
+        (``(0, 0)`` for a file without scope generations)."""
+        generations = _scope_generations(conn, None)
+        if not generations:
             return 0, 0
         most_views = int(self.capacity * WARM_SHARE)
         cur = conn.cursor()
@@ -200,11 +209,11 @@ class ViewCache:
             (now_ms, max(most_views, MAX_RECORDS))).fetchall()
         views = 0
         with self._lock:
-            live = self._live.get(realm)
-            if live is None or live[0] != generation:
-                live = self._live[realm] = (generation, {})
-            known, items = live[1], self._items
+            known, items = self._live.setdefault(realm, {}), self._items
             for row in rows[:most_views]:
+                generation = generations.get((row["scope_kind"], row["scope_key"]))
+                if generation is None:
+                    continue
                 item = (realm, row["rid"], row["memory_id"], row["content_hash"], row["updated_at_ms"])
                 view = items.get(item)
                 if view is None:
@@ -214,7 +223,7 @@ class ViewCache:
                         break
                     items[item] = view
                     self._bytes += size
-                known[row["rid"]] = (view, row["scope_kind"], row["scope_key"], row["expires_at_ms"])
+                known[row["rid"]] = (view, row["scope_kind"], row["scope_key"], row["expires_at_ms"], generation)
                 views += 1
         wanted = [row["memory_id"] for row in rows[:MAX_RECORDS]]
         whole = read(wanted) if wanted else {}
@@ -225,10 +234,14 @@ class ViewCache:
                 rec = whole.get(memory_id)
                 if rec is None or (realm, memory_id) in kept:
                     continue
+                kind, key = rec.scope.storage()
+                generation = generations.get((kind, key))
+                if generation is None:
+                    continue
                 size = record_bytes(rec)
                 if len(kept) >= MAX_RECORDS or self._record_bytes + size > limit:
                     break
-                kept[(realm, memory_id)] = (generation, rec)  # read here: no caller holds its metadata
+                kept[(realm, memory_id)] = ((kind, key, generation), rec)  # read here: no caller holds its metadata
                 self._record_bytes += size
                 records += 1
         return views, records
@@ -237,11 +250,11 @@ class ViewCache:
                    now_ms: int) -> dict[int, RecordView]:
         """The views of the rows among ``rids`` that are active in scope ``(kind, key)`` and unexpired at
         ``now_ms`` (epoch ms) in ``conn``'s snapshot of ``realm``, by rid (the others are absent): those read
-        live at the generation the snapshot holds are served from memory, the rest read as :meth:`views` does
-        (one statement for their liveness, the changed ones in full)."""
-        generation = _generation(conn)
-        live = self._live.get(realm)  # a plain read of a dict: safe without the lock
-        known = live[1] if live is not None and generation is not None and live[0] == generation else None
+        live in that scope at the generation the scope holds in the snapshot are served from memory (a write
+        to another scope of the realm moves only that scope's), the rest read as :meth:`views` does (one
+        statement for their liveness, the changed ones in full)."""
+        generation = _scope_generations(conn, [(kind, key)]).get((kind, key))
+        known = self._live.get(realm) if generation is not None else None  # a plain read of a dict: no lock
         out: dict[int, RecordView] = {}
         todo: list[int] = []
         if known is None:
@@ -249,7 +262,8 @@ class ViewCache:
         else:
             for rid in rids:
                 hit = known.get(rid)
-                if hit is not None and hit[1] == kind and hit[2] == key and (hit[3] is None or hit[3] > now_ms):
+                if (hit is not None and hit[4] == generation and hit[1] == kind and hit[2] == key
+                        and (hit[3] is None or hit[3] > now_ms)):
                     out[rid] = hit[0]
                 else:
                     todo.append(rid)
@@ -257,19 +271,17 @@ class ViewCache:
         if not todo:
             return out
         kept: dict[int, tuple[tuple[Any, ...], int | None]] = {}
+        self.live_reads += len(todo)  # a statistic: a lost update under a race is harmless
         read = self.views(conn, realm, todo, _LIVE_WHERE, (kind, key, now_ms), kept)
         out.update(read)
         if generation is None:
             return out
         with self._lock:
-            live = self._live.get(realm)
-            if live is None or live[0] != generation:
-                live = self._live[realm] = (generation, {})
-            known, items = live[1], self._items
+            known, items = self._live.setdefault(realm, {}), self._items
             for rid, view in read.items():
                 cached = kept.get(rid)
                 if cached is not None and items.get(cached[0]) is view:  # only views kept (the bound is theirs)
-                    known[rid] = (view, kind, key, cached[1])
+                    known[rid] = (view, kind, key, cached[1], generation)
         return out
 
     def views(self, conn: sqlite3.Connection, realm: str, rids: Sequence[int], where: str,
@@ -318,8 +330,8 @@ class ViewCache:
                     gone = items.pop(old)
                     self._bytes -= view_bytes(gone)
                     live = self._live.get(old[0])
-                    if live is not None and (hit := live[1].get(old[1])) is not None and hit[0] is gone:
-                        del live[1][old[1]]
+                    if live is not None and (hit := live.get(old[1])) is not None and hit[0] is gone:
+                        del live[old[1]]
         with self._lock:
             self.hits += len(out) - len(stale)
             self.misses += len(stale)
@@ -340,13 +352,35 @@ def _with_metadata(record: MemoryRecord, metadata: Mapping[str, Any]) -> MemoryR
     return MemoryRecord(*values)
 
 
-def _generation(conn: sqlite3.Connection) -> int | None:
-    """The realm file's ``records_generation`` in ``conn``'s snapshot (``None``: a file without the counter)."""
+def _scope_generations(conn: sqlite3.Connection,
+                       scopes: Sequence[tuple[str, str]] | None) -> dict[tuple[str, str], int]:
+    """``(scope kind, scope key) -> generation`` in ``conn``'s snapshot for those of ``scopes`` (``None``: every
+    scope of the realm) the file holds a row of (``scope_rows.g``, moved by triggers with every change of a row of
+    that scope: :mod:`.schema` step 20); ``{}`` for a file without the column (nothing is then kept)."""
+    wanted = None if scopes is None else list(dict.fromkeys(scopes))
+    if wanted is not None and not wanted:
+        return {}
+    out: dict[tuple[str, str], int] = {}
+    cur = conn.cursor()
+    cur.row_factory = None  # plain tuples
     try:
-        row = conn.execute("SELECT n FROM records_generation WHERE id = 0").fetchone()
-    except sqlite3.OperationalError:  # a file without the counter: every row is read
-        return None
-    return None if row is None else int(row[0])
+        if wanted is None:
+            rows = cur.execute("SELECT scope_kind, scope_key, g FROM scope_rows").fetchall()
+        elif len(wanted) == 1:
+            rows = cur.execute("SELECT scope_kind, scope_key, g FROM scope_rows WHERE scope_kind = ? AND scope_key = ?",
+                               wanted[0]).fetchall()
+        else:
+            rows = []
+            for i in range(0, len(wanted), _CHUNK):
+                part = wanted[i:i + _CHUNK]
+                rows += cur.execute(
+                    "SELECT scope_kind, scope_key, g FROM scope_rows WHERE (scope_kind, scope_key) IN "
+                    f"(VALUES {', '.join('(?, ?)' for _ in part)})", [v for scope in part for v in scope]).fetchall()
+    except sqlite3.OperationalError:  # a file without scope generations: every row is read
+        return {}
+    for kind, key, generation in rows:
+        out[(kind, key)] = int(generation)
+    return out
 
 
 def record_bytes(record: MemoryRecord) -> int:
