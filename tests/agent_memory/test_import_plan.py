@@ -10,8 +10,16 @@ import pytest
 
 from meta_memory.agent_memory import record_writes
 from meta_memory.agent_memory.batch import CreateOp
-from meta_memory.agent_memory.import_plan import Landing, StoredKeys, apply_creates, foreign_create, plan_creates
-from meta_memory.agent_memory.model import Scope
+from meta_memory.agent_memory.import_plan import (
+    Landing,
+    StoredKeys,
+    apply_creates,
+    apply_restore,
+    foreign_create,
+    plan_creates,
+    plan_restore,
+)
+from meta_memory.agent_memory.model import MemoryRecord, Scope
 from meta_memory.agent_memory.store.sqlite import SqliteAgentMemoryStore
 from meta_memory.portability.foreign import ForeignRecord, ForeignSummary, import_foreign
 
@@ -78,3 +86,40 @@ def test_the_dry_run_answers_what_the_real_run_does(store: SqliteAgentMemoryStor
     real = import_foreign(store, entries, ForeignSummary("mem0", "test", R))
     assert {**dry.to_json(), "dry_run": False} == real.to_json()
     assert (real.created, real.present, real.duplicates) == (2, 1, 2)
+
+
+def restored(memory_id: str, body: str, *, status: dict[str, str] | None = None,
+             supersedes: str | None = None) -> MemoryRecord:
+    return MemoryRecord.from_json({
+        "id": memory_id, "scope": ALICE.to_json(), "kind": "fact", "title": "Note", "body": body,
+        "provenance": {"evidence": [], "author": {"author": "application"}}, "trust": "agent_observed",
+        "status": status or {"status": "active"}, "supersedes": supersedes,
+        "created_at_ms": NOW, "updated_at_ms": NOW})
+
+
+def test_a_restore_keeps_one_active_copy_of_each_content_and_every_chain_whole(
+        store: SqliteAgentMemoryStore) -> None:
+    stored, _ = record_writes.remember(store, R, "alice", "Note", "stored words")
+    recs = list(enumerate([
+        restored("u", "same words"),                                           # unlinked: skipped
+        restored("a1", "old a", status={"status": "superseded", "by": "a2"}),
+        restored("a2", "same words", supersedes="a1"),                         # a chain's head: holds it
+        restored("b1", "old b", status={"status": "superseded", "by": "b2"}),
+        restored("b2", "same words", supersedes="b1"),                         # the same head again
+        restored("d1", "old d", status={"status": "superseded", "by": "d2"}),
+        restored("d2", "stored words", supersedes="d1"),                       # a head the store holds
+        restored("c", "fresh words"),
+    ], start=2))
+    plan = plan_restore(store, R, recs)
+    assert [(d.line, d.memory_id, d.duplicate_of, d.landed) for d in plan.duplicates] == [
+        (2, "u", "a2", False), (6, "b2", "a2", True), (8, "d2", stored.memory_id, True)]
+    assert plan.present == 1
+    assert [(rec.id, rec.status.kind.value) for _, rec in plan.fresh] == [
+        ("a1", "superseded"), ("a2", "active"), ("b1", "superseded"), ("b2", "tombstoned"),
+        ("d1", "superseded"), ("d2", "tombstoned"), ("c", "active")]
+    for batch in plan.batches():
+        apply_restore(store, R, batch, rationale="import", plan=plan)
+    active = store.list_active(R, ALICE, limit=50)
+    assert sorted((r.id, r.body) for _, r in active) == sorted([
+        (stored.memory_id, "stored words"), ("a2", "same words"), ("c", "fresh words")])
+    assert plan_restore(store, R, recs).fresh == []  # a second run lands nothing

@@ -138,7 +138,7 @@ def test_export_then_import_into_an_empty_state_gives_the_same_memory(tmp_path: 
     twice = mm("import", str(dump), "--state-dir", str(dst), *config_args(dst_cfg), "--json", "--key-file", str(key))
     assert twice.returncode == 0, twice.stderr
     assert {k: v for k, v in json.loads(twice.stdout).items() if k != "verification"} == {
-        "created": {}, "skipped_present": len(by_id), "conflicts": [], "trust_lowered": 0, "assertions": 0,
+        "created": {}, "skipped_present": len(by_id), "conflicts": [], "duplicates": [], "trust_lowered": 0, "assertions": 0,
         "assertions_present": 1, "conflict_signals": 1, "verified": True, "downgraded": [], "refused": []}
 
 

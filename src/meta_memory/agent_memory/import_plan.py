@@ -12,8 +12,10 @@ Two plans:
   batches under fixed ids (the exported ones), whole supersede chains together
   (:func:`restore_batches`), a file whose chain is broken refused (:func:`check_chains`), the erasure
   register keeping erased ids and content out, with every record of their chains
-  (:func:`keep_out_erased`), and records stored already skipped (same content) or kept as they are (a
-  conflict): :func:`plan_restore`, applied by :func:`apply_restore`;
+  (:func:`keep_out_erased`), records stored already skipped (same content) or kept as they are (a
+  conflict), and an active record whose content its scope already holds active skipped, or, when other
+  lines link to it, landed tombstoned (:class:`RestoreDuplicate`): :func:`plan_restore`, applied by
+  :func:`apply_restore`;
 - **fresh creates** (``meta-memory import --from mem0|langgraph``): ``CreateOp`` writes under fixed ids
   derived from the source system and id (:func:`foreign_create`, :func:`foreign_memory_id`), each checked
   as the validator would (:func:`check_create`), then sorted against what the target
@@ -27,7 +29,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Collection, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
@@ -44,6 +46,7 @@ from meta_memory.agent_memory.model import (
     NewMemoryRecord,
     Provenance,
     Scope,
+    Status,
     StatusKind,
     TrustTier,
 )
@@ -66,6 +69,7 @@ __all__ = [
     "CreatePlan",
     "LineRefused",
     "Landing",
+    "RestoreDuplicate",
     "RestorePlan",
     "StoredKeys",
     "apply_creates",
@@ -228,18 +232,43 @@ def keep_out_erased(store: AgentMemoryStore, realm: str, recs: Sequence[tuple[in
             [(n, rec.id, refused[rec.id]) for n, rec in recs if rec.id in refused])
 
 
+@dataclass(frozen=True, slots=True)
+class RestoreDuplicate:
+    """An active line of a restore whose content an active record of its scope already holds
+    (``duplicate_of``: stored under another id, or landed by an earlier line of the file). ``landed``:
+    ``False`` when the line was skipped (nothing links to it; counted present), ``True`` when it landed
+    tombstoned because other lines of the file link to it (a supersede chain's head, a record others
+    derive from), so the chain lands whole and the scope keeps one active copy."""
+
+    line: int
+    memory_id: str
+    duplicate_of: str
+    landed: bool
+
+    @property
+    def why(self) -> str:
+        """One line for a report, naming the active record and what became of the line."""
+        if self.landed:
+            return (f"its content is active as '{self.duplicate_of}': landed tombstoned, not a second active copy "
+                    "(other lines link to it)")
+        return f"its content is active as '{self.duplicate_of}': skipped, counted present"
+
+
 @dataclass
 class RestorePlan:
     """What a restore of one realm writes: ``fresh`` ``(line, record)`` pairs absent from the store, landed
     a batch at a time (:meth:`batches`), and what it does not: ``refused`` ``(line, id, reason)`` (the
     erasure register), ``present`` (stored with the same content, or an unlinked active record whose
     content an active record of its scope already holds under another id: skipped), ``conflicts`` (ids
-    stored with other content: kept as they are)."""
+    stored with other content: kept as they are). ``duplicates`` names every active line whose content
+    was active already (:class:`RestoreDuplicate`): skipped (counted in ``present``), or, linked to by
+    other lines, in ``fresh`` as a tombstone."""
 
     fresh: list[tuple[int, MemoryRecord]]
     refused: list[tuple[int, str, str]]
     present: int
     conflicts: list[str]
+    duplicates: list[RestoreDuplicate] = field(default_factory=list)
 
     def batches(self) -> Iterator[list[tuple[int, MemoryRecord]]]:
         """:func:`restore_batches` of ``fresh`` (cut as they are landed: a chain longer than a batch is
@@ -250,7 +279,8 @@ class RestorePlan:
 def plan_restore(store: AgentMemoryStore, realm: str, recs: Sequence[tuple[int, MemoryRecord]],
                  file_ids: Mapping[str, str] | None = None) -> RestorePlan:
     """The restore of ``realm``'s records (line number, record): what the erasure register keeps out, what
-    is stored already (by id: the same content is present, other content a conflict) and the rest.
+    is stored already (by id: the same content is present, other content a conflict), which active lines
+    duplicate content already active in their scope (:func:`_resolve_active_duplicates`) and the rest.
     ``file_ids`` maps a record landing under another id than its file gave (an unverified line's
     re-issued id, :func:`unverified_memory_id`) to the file's id: a record stored under the file's id
     makes the line present (same content) or a conflict (other content: the stored one is kept, and
@@ -271,17 +301,26 @@ def plan_restore(store: AgentMemoryStore, realm: str, recs: Sequence[tuple[int, 
             present += 1
         else:
             conflicts.append(named)
-    fresh, merged = _without_active_duplicates(store, realm, fresh, recs)
-    return RestorePlan(fresh, refused, present + merged, conflicts)
+    fresh, duplicates = _resolve_active_duplicates(store, realm, fresh, recs)
+    skipped = sum(1 for d in duplicates if not d.landed)
+    return RestorePlan(fresh, refused, present + skipped, conflicts, duplicates)
 
 
-def _without_active_duplicates(store: AgentMemoryStore, realm: str, fresh: list[tuple[int, MemoryRecord]],
-                               recs: Sequence[tuple[int, MemoryRecord]]) -> tuple[list[tuple[int, MemoryRecord]], int]:
-    """``fresh`` less the active records whose content an active record of their scope already holds (stored
-    under another id, or landing earlier in this plan), and how many were left out: exact-content duplicates
-    stay one active record, as ``remember`` keeps them. Only a record nothing else of the file links to
-    (no ``supersedes`` of its own, no record superseded by it or derived from it) is left out, so no chain
-    or lineage of the file is broken; such a record is counted present (its content is)."""
+def _resolve_active_duplicates(store: AgentMemoryStore, realm: str, fresh: list[tuple[int, MemoryRecord]],
+                               recs: Sequence[tuple[int, MemoryRecord]],
+                               ) -> tuple[list[tuple[int, MemoryRecord]], list[RestoreDuplicate]]:
+    """Keep one active record per content and scope: ``fresh`` with each active record whose content an
+    active record of its scope already holds (stored under another id, or landing earlier in this plan)
+    resolved to that record, as ``remember``, a quarantine release and a gated promotion resolve theirs.
+
+    A record nothing else of the file links to (no ``supersedes`` of its own, no record superseded by it
+    or derived from it) is left out and counted present. A record other lines link to lands all the same,
+    so no chain or lineage of the file is broken, but as a tombstone (tombstoned now, by the store's
+    clock), never as a second active copy; its audit row names the active record
+    (:func:`apply_restore`). Linked records are resolved first, in file order, so a chain's head keeps
+    the content active over an unlinked line of the file holding it too. A record the sweep would
+    tombstone on landing (expired) is left as it is. Returns ``(fresh, duplicates)``, the duplicates in
+    file order."""
     linked: set[str] = set()
     for _, rec in recs:
         linked.update(rec.derived_from)
@@ -289,30 +328,54 @@ def _without_active_duplicates(store: AgentMemoryStore, realm: str, fresh: list[
             linked.add(rec.supersedes)
         if rec.status.kind is StatusKind.SUPERSEDED and rec.status.detail:
             linked.add(rec.status.detail)
-    candidates = [rec for _, rec in fresh
-                  if rec.status.kind is StatusKind.ACTIVE and rec.supersedes is None and rec.id not in linked]
-    if not candidates:
-        return fresh, 0
-    candidate_ids = {rec.id for rec in candidates}
-    held: set[tuple[Scope, str]] = {(rec.scope, rec.content_hash) for _, rec in fresh
-                                    if rec.status.kind is StatusKind.ACTIVE and rec.id not in candidate_ids}
-    left_out: set[str] = set()
-    with store.snapshot(realm) as tx:
-        for rec in candidates:
+    now_ms = store.clock.now_ms()
+
+    def is_linked(rec: MemoryRecord) -> bool:
+        return rec.supersedes is not None or rec.id in linked
+
+    active = [(n, rec) for n, rec in fresh if rec.settled(now_ms).status.is_active]
+    if not active:
+        return fresh, []
+    by_scope: dict[Scope, list[str]] = {}
+    for _, rec in active:
+        by_scope.setdefault(rec.scope, []).append(rec.content_hash)
+    holder: dict[tuple[Scope, str], str] = {}  # (scope, content) -> the id holding it active
+    with store.snapshot(realm) as tx:  # a few IN-list lookups per scope
+        for scope, hashes in by_scope.items():
+            for chash, stored in tx.active_duplicates(scope, list(dict.fromkeys(hashes))).items():
+                holder[(scope, chash)] = stored.id
+    duplicates: dict[str, RestoreDuplicate] = {}
+    for first in (True, False):
+        for n, rec in active:
+            if is_linked(rec) is not first:
+                continue
             key = (rec.scope, rec.content_hash)
-            if key in held or tx.active_duplicate(rec.scope, rec.content_hash) is not None:
-                left_out.add(rec.id)
-            else:
-                held.add(key)
-    return [(n, rec) for n, rec in fresh if rec.id not in left_out], len(left_out)
+            held = holder.setdefault(key, rec.id)
+            if held != rec.id:
+                duplicates[rec.id] = RestoreDuplicate(n, rec.id, held, landed=first)
+    if not duplicates:
+        return fresh, []
+    out: list[tuple[int, MemoryRecord]] = []
+    for n, rec in fresh:
+        dup = duplicates.get(rec.id)
+        if dup is None:
+            out.append((n, rec))
+        elif dup.landed:
+            out.append((n, replace(rec, status=Status.tombstoned(), tombstoned_at_ms=now_ms,
+                                   updated_at_ms=max(rec.updated_at_ms, now_ms))))
+    return out, sorted(duplicates.values(), key=lambda d: d.line)
 
 
 def apply_restore(store: AgentMemoryStore, realm: str, batch: Sequence[tuple[int, MemoryRecord]], *,
-                  rationale: str) -> BatchReceipt:
+                  rationale: str, plan: RestorePlan | None = None) -> BatchReceipt:
     """Land one batch of :func:`plan_restore` as ``RestoreOp`` writes under their exported ids, authored by
-    :data:`IMPORT_AUTHOR`, in one transaction through the validator. Raises :class:`LineRefused` naming
-    the line of the op the store refused (nothing of the batch written)."""
-    ops = tuple(RestoreOp(record=rec, rationale=rationale) for _, rec in batch)
+    :data:`IMPORT_AUTHOR`, in one transaction through the validator; the ``rationale`` of a record ``plan``
+    landed tombstoned as a duplicate names the active record. Raises :class:`LineRefused` naming the line
+    of the op the store refused (nothing of the batch written)."""
+    merged = {d.memory_id: d.duplicate_of for d in plan.duplicates if d.landed} if plan is not None else {}
+    ops = tuple(RestoreOp(record=rec, rationale=rationale if rec.id not in merged else
+                          f"{rationale}: tombstoned, its content is active as '{merged[rec.id]}'")
+                for _, rec in batch)
     try:
         return record_writes.apply_batch(store, StagedBatch(realm=realm, author=IMPORT_AUTHOR, ops=ops))
     except AgentMemoryError as exc:

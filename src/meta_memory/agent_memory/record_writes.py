@@ -223,7 +223,16 @@ def propose(store: AgentMemoryStore, realm: str, scope: Scope, record: NewMemory
 
 def apply_batch(store: AgentMemoryStore, batch: StagedBatch, *, gate: WriteGate | None = None) -> BatchReceipt:
     """Validate and apply ``batch`` in one transaction (audit token ``direct-...``); nothing is written on
-    refusal. ``gate`` overrides the store's default gate."""
+    refusal. ``gate`` overrides the store's default gate.
+
+    No duplicate check: the batch is applied as given, so the rule that a scope holds one active record
+    per content is its planner's. The product's only callers are the imports'
+    (:func:`~meta_memory.agent_memory.import_plan.apply_restore`, batches of
+    :func:`~meta_memory.agent_memory.import_plan.plan_restore`, and
+    :func:`~meta_memory.agent_memory.import_plan.apply_creates`, the ops
+    :func:`~meta_memory.agent_memory.import_plan.plan_creates` found fresh), and both planners resolve an
+    active duplicate first; no method of the gateway hands it a batch. A new caller plans its duplicates
+    as they do (``tx.active_duplicate``)."""
     g = _gate(store, gate)
     with store.transaction(batch.realm) as tx:
         return tx.apply(batch, gate=g)
@@ -238,7 +247,12 @@ def stage(store: AgentMemoryStore, batch: StagedBatch) -> str:
 
 def commit_staged(store: AgentMemoryStore, realm: str, token: str, *, gate: WriteGate | None = None) -> BatchReceipt:
     """Validate and apply a staged batch (audit token ``token``) and drop its stage row, in one transaction.
-    Unknown token: ``AgentMemoryError("invalid_record", "unknown stage token '<t>'")``."""
+    Unknown token: ``AgentMemoryError("invalid_record", "unknown stage token '<t>'")``.
+
+    No duplicate check, as :func:`apply_batch`: no path of the product commits a staged batch through
+    here. The only batches the product stages are gated promotions, and review commits those in its own
+    transaction after resolving content already active in the target scope to that record
+    (:mod:`meta_memory.review.promotions`); a new caller resolves its duplicates the same way."""
     g = _gate(store, gate)
     name = store.realm_name(realm)
     if not store.has_realm(name):

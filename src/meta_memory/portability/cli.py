@@ -375,9 +375,11 @@ def import_command(source: str, system: str, state_dir: Path, config_path: Path 
     if as_json:
         click.echo(json.dumps(summary.to_json(), indent=2))
     else:
+        duplicates = (f"{_count(len(summary.duplicates), 'duplicate')} of active records "
+                      f"({sum(d.landed for d in summary.duplicates)} landed tombstoned), " if summary.duplicates else "")
         click.echo(
             f"imported {_count(summary.total_created, 'record')} ({summary.skipped_present} already present, "
-            f"{_count(len(summary.conflicts), 'conflicting id')} kept as they were, {len(summary.downgraded)} "
+            f"{duplicates}{_count(len(summary.conflicts), 'conflicting id')} kept as they were, {len(summary.downgraded)} "
             f"downgraded, {summary.trust_lowered} with trust lowered), "
             f"{_count(summary.assertions, 'assertion')} ({summary.assertions_present} already present), "
             f"{_count(summary.conflict_signals, 'conflict signal')}"
@@ -389,6 +391,7 @@ def import_command(source: str, system: str, state_dir: Path, config_path: Path 
                        f"({_count(len(summary.downgraded), 'line')} landed downgraded, "
                        f"{len(summary.refused)} refused)")
         _report_lines([("downgraded", note.line, note.memory_id, note.why) for note in summary.downgraded]
+                      + [("duplicate", d.line, d.memory_id, d.why) for d in summary.duplicates]
                       + [("refused", note.line, note.memory_id, note.why) for note in summary.refused], verbose)
         if summary.conflicts:
             click.echo(one_line("conflicting ids (stored with other content, not overwritten): "

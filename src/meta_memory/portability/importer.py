@@ -19,7 +19,10 @@ reports.
   erased from any scope of any realm of the installation, is refused (with every record of its supersede
   chain in the file).
 - Idempotent by memory id: a record whose id is already stored with the same content is skipped; one
-  stored with other content is skipped and counted as a conflict, never overwritten. An unverified line
+  stored with other content is skipped and counted as a conflict, never overwritten.
+- One active copy of a content per scope: an active line whose content an active record of its scope
+  already holds under another id is skipped, or, when other lines link to it (a supersede chain's head),
+  landed tombstoned; the summary names each (``duplicates``). An unverified line
   whose id lies in a foreign importer's id space lands under a re-issued id (:mod:`.policy`), the same on
   every run; its file id stored already makes it present or a conflict all the same.
 - Trust is never raised (the validator caps it); quarantined content stays quarantined.
@@ -39,6 +42,7 @@ from .. import strict_json
 from ..agent_memory.import_plan import (
     IMPORT_AUTHOR,
     LineRefused,
+    RestoreDuplicate,
     apply_restore,
     check_chains,
     past_expiry_cap,
@@ -105,11 +109,14 @@ class ImportSummary:
     ``downgraded``: the lines that landed changed by the untrusted-file policy (each with its changes);
     ``trust_lowered``: the records that landed with a lower trust than the file claimed (a downgrade,
     or a verified file's trust capped on import). Lines skipped as present or conflicting wrote nothing
-    and are in neither."""
+    and are in neither. ``duplicates``: every active line whose content an active record of its scope
+    already held (:class:`~meta_memory.agent_memory.import_plan.RestoreDuplicate`): skipped (counted in
+    ``skipped_present``) or, linked to by other lines, landed tombstoned (counted in ``created``)."""
 
     created: dict[str, int] = field(default_factory=dict)
     skipped_present: int = 0
     conflicts: list[str] = field(default_factory=list)
+    duplicates: list[RestoreDuplicate] = field(default_factory=list)
     trust_lowered: int = 0
     assertions: int = 0
     assertions_present: int = 0
@@ -124,8 +131,12 @@ class ImportSummary:
         return sum(self.created.values())
 
     def to_json(self) -> dict[str, Any]:
-        """The ``--json`` report: the counts, whether the file verified, and every downgraded and refused line."""
+        """The ``--json`` report: the counts, whether the file verified, every duplicate line
+        (``{line, memory_id, duplicate_of, outcome: "skipped" | "tombstoned"}``) and every downgraded and
+        refused line."""
         return {"created": self.created, "skipped_present": self.skipped_present, "conflicts": self.conflicts,
+                "duplicates": [{"line": d.line, "memory_id": d.memory_id, "duplicate_of": d.duplicate_of,
+                                "outcome": "tombstoned" if d.landed else "skipped"} for d in self.duplicates],
                 "trust_lowered": self.trust_lowered, "assertions": self.assertions,
                 "assertions_present": self.assertions_present, "conflict_signals": self.conflict_signals,
                 "verified": self.verified, "verification": self.verification,
@@ -349,6 +360,7 @@ def import_jsonl(
     _import_ledger(runtime, ledger, summary)
     summary.refused.sort(key=lambda note: note.line)
     summary.downgraded.sort(key=lambda note: note.line)
+    summary.duplicates.sort(key=lambda note: note.line)
     return summary
 
 
@@ -394,9 +406,10 @@ def _import_realm(store: AgentMemoryStore, realm: str, recs: list[tuple[int, Mem
     summary.refused += [LineNote(n, file_ids.get(memory_id, memory_id), why) for n, memory_id, why in plan.refused]
     summary.skipped_present += plan.present
     summary.conflicts += plan.conflicts
+    summary.duplicates += [replace(d, memory_id=file_ids.get(d.memory_id, d.memory_id)) for d in plan.duplicates]
     rationale = "import" if summary.verified else "import (unverified file)"
     for batch in plan.batches():
-        receipt = apply_restore(store, realm, batch, rationale=rationale)
+        receipt = apply_restore(store, realm, batch, rationale=rationale, plan=plan)
         for n, rec in batch:
             if receipt.records[rec.id].trust != claimed.get(rec.id, rec.trust):
                 summary.trust_lowered += 1
