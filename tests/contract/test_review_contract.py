@@ -399,6 +399,31 @@ def test_unknown_ids_with_a_nul_are_unknown_on_both(rv: Review) -> None:
     assert get_proposal(rv.store, REALM, "prop-\x00x") is None
 
 
+def test_no_decision_or_dream_creates_a_realm_on_both(rv: Review) -> None:
+    """Only a write creates a realm: a decision on an unknown id, a held forget of an unknown id and a
+    dream in a realm nobody wrote to answer as for an empty realm and leave no realm behind."""
+    rv.clean("Anchor", "The default realm exists.")
+    ghost = "ghost"
+    with pytest.raises(AgentMemoryError, match="unknown pending promotion"):
+        gating_decide(rv.store, ghost, "pend-x", "approve", clock=rv.clock)
+    for act in (reject_proposal, hold_proposal):
+        with pytest.raises(AgentMemoryError, match="unknown proposal"):
+            act(rv.store, ghost, "prop-x")
+    with pytest.raises(AgentMemoryError, match="unknown proposal"):
+        accept_proposal(rv.store, ghost, "prop-x", OPERATOR)
+    with pytest.raises(QuarantineReviewRefused) as refused:
+        decide(rv.store, ghost, IDENTITY, "mem-x", "tombstone", "0" * 64, None, OPERATOR, clock=rv.clock)
+    assert refused.value.reason == "not_found"
+    held = request_forget(rv.store, Scope.identity(ghost, IDENTITY), "mem-x", Author.agent(IDENTITY), TAINT,
+                          session_key="s-1", clock=rv.clock)
+    assert held.outcome == "not_found"
+    assert expire_promotions(rv.store, ghost, clock=rv.clock) == []
+    report = run_dream(rv.store, ghost, PolicySteward(), clock=rv.clock)
+    assert (report.status, report.reason, report.ops_committed) == ("skipped", "nothing to review", 0)
+    assert rv.store.list_realms() == [REALM] and not rv.store.has_realm(ghost)
+    assert rv.other().list_realms() == [REALM]
+
+
 # --------------------------------------------------------------------------- held forgets
 
 

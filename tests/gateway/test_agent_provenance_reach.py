@@ -7,8 +7,10 @@ carries, and what the verdict tells the caller about that agent.
   answer is trusted and the reset one's is not.
 * Under ``[access]`` the verdict depends on nothing the caller may not read: a host without
   ``agent.session.manage`` on the named agent in the session's realm gets one constant answer
-  (untrusted, no detail) whatever that agent's state; a host holding it there is not told the source
-  of a taint found in a realm it may not read.
+  (untrusted, no detail) whatever that agent's state; a host holding it there is judged on the realms
+  where it holds it alone: the same name's state in another realm (another identity) is never read, so
+  the verdict tells neither whether that identity exists or is tainted nor whether a session key is
+  right.
 """
 
 from __future__ import annotations
@@ -80,19 +82,23 @@ def test_a_bad_agent_session_key_is_refused_naming_it(gateway: GatewayProcess, p
     assert err["code"] == -32602 and field in err["message"], err
 
 
-HOST, WIDE = "host-token", "wide-token"
+HOST, WIDE, TENANT = "host-token", "wide-token", "tenant-token"
 SESSION_ACTIONS = ("agent.session.manage", "agent.memory.write", "agent.memory.read", "agent.view")
 
 
 @pytest.fixture
 def guarded(gateway_factory: Any, tmp_path: Path) -> GatewayProcess:
     """``host`` manages ``alice:main`` only (default realm); ``wide`` manages alice and ``bob:main`` in the
-    default realm but not in ``hr``; ``admin`` everything (to set the stage)."""
+    default realm but not in ``hr``; ``tenant`` manages alice and bob in realm ``acme`` only; ``admin``
+    everything (to set the stage)."""
     grants: list[Any] = [("host", a, {"identity": "alice:main"}) for a in SESSION_ACTIONS]
     grants += [("wide", a, {"identity": who}) for a in SESSION_ACTIONS for who in ("alice:main", "bob:main")]
+    grants += [("tenant", a, {"identity": who, "realm": "acme"}) for a in SESSION_ACTIONS
+               for who in ("alice:main", "bob:main")]
     grants += [("admin", "agent.session.manage"), ("admin", "agent.memory.read"), ("admin", "agent.view")]
     config = write_config(tmp_path / "access.toml",
-                          access_toml({HOST: "host", WIDE: "wide", "admin-token": "admin"}, grants))
+                          access_toml({HOST: "host", WIDE: "wide", TENANT: "tenant", "admin-token": "admin"},
+                                      grants))
     return gateway_factory(tmp_path / "state-access", config=config)
 
 
@@ -111,10 +117,11 @@ def test_a_caller_learns_nothing_of_an_agent_it_may_not_manage(guarded: GatewayP
     assert answers == [(False, "output of agent 'bob:main' whose taint this caller may not read")] * 3, answers
     assert "QUARANTINED" in remember(gw, "alice:main", "s-clean", token=HOST)  # fail closed: untrusted output
 
-    # wide manages bob in the default realm only: told bob is tainted (the verdict must be), never by what
+    # wide manages bob in the default realm only, where no session of bob is known: of unknown taint
+    # (untrusted), as before bob had any state in hr; hr's bob is never read for it
     told = report(gw, "alice:main", "w1", "ask_bob", token=WIDE, source_id="bob:main")
     assert told["trusted"] is False and "web_fetch" not in told["source"], told
-    assert "tainted in a realm this caller may not read" in told["source"], told
+    assert told["source"] == "output of agent 'bob:main' of unknown taint (no session of it is known)", told
     # the admin, who may read bob's taint in hr, is told its source
     full = report(gw, "alice:main", "a1", "ask_bob", token="admin-token", source_id="bob:main")
     assert full["trusted"] is False and "web_fetch" in full["source"], full
@@ -139,3 +146,37 @@ def test_a_reset_naming_no_session_judges_the_session_it_closed(gateway: Gateway
     assert report(gateway, "carol:main", "c1", "web_fetch")["session_tainted"] is True
     out = gateway.result("meta/session/reset", {"identity": "carol:main"})
     assert out["tainted"] is False and out["derived_tainted"] is True, out
+
+
+def test_an_agents_state_in_a_realm_the_caller_may_not_read_changes_no_answer(guarded: GatewayProcess) -> None:
+    """``tenant`` manages alice and bob in realm ``acme`` only. bob's sessions in ``beta`` (another tenant's
+    bob) never change its verdicts: not whether a guessed session key is right, not whether that bob is
+    tainted, and not the verdict on acme's clean bob."""
+    gw = guarded
+
+    def ask(n: int, **provenance: str) -> tuple[bool, str | None]:
+        out = report(gw, "alice:main", f"t{n}", "ask_bob", token=TENANT, realm="acme", source_id="bob:main",
+                     **provenance)
+        return out["trusted"], out.get("source")
+
+    unknown_key = ask(1, session_key="guess-1")
+    unknown_agent = ask(2)
+    report(gw, "bob:main", "guess-1", "web_fetch", token="admin-token", realm="beta")  # beta's bob, tainted
+    assert ask(3, session_key="guess-1") == unknown_key == (
+        False, "output of agent 'bob:main' of unknown taint (that session of it is not known)")
+    assert ask(4) == unknown_agent == (False, "output of agent 'bob:main' of unknown taint (no session of it is known)")
+
+    # acme's bob, known and clean: trusted, whatever beta's bob holds
+    assert report(gw, "bob:main", "a-1", "calculator", token=TENANT, realm="acme")["session_tainted"] is False
+    assert ask(5) == (True, None)
+    assert ask(6, session_key="a-1") == (True, None)
+    report(gw, "bob:main", "b-2", "web_fetch", token="admin-token", realm="beta")
+    assert ask(7) == (True, None)
+    # acme's bob tainted: told, with its source (a realm the caller reads)
+    report(gw, "bob:main", "a-2", "web_fetch", token=TENANT, realm="acme")
+    trusted, source = ask(8)
+    assert trusted is False and source is not None and "web_fetch" in source, source
+    # the admin reads every realm: beta's taint of that session counts for it
+    admin = report(gw, "alice:main", "ad1", "ask_bob", token="admin-token", realm="acme", source_id="bob:main",
+                   session_key="guess-1")
+    assert admin["trusted"] is False and "web_fetch" in admin["source"], admin

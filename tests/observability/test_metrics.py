@@ -74,6 +74,18 @@ def test_the_metrics_listener_serves_metrics_alone_without_a_token(secured: Any)
     assert httpx.get(own + "/metrics", headers={"Host": "attacker.example"}).status_code in (400, 403, 421)
 
 
+@pytest.mark.parametrize("query", ["token=x", "access_token=x", f"token={OPS}"])
+def test_a_token_in_the_url_is_refused_on_both_listeners(secured: Any, query: str) -> None:
+    """docs/security.md: a ``?token=`` query is refused with HTTP 400 naming it, before anything else is
+    judged, even on the listener that needs no token and even when the header carries a good one."""
+    field = query.split("=", 1)[0]
+    for base in (secured.url, f"http://127.0.0.1:{_metrics_port(secured)}"):
+        for headers in ({}, {"Authorization": f"Bearer {OPS}"}):
+            refused = httpx.get(f"{base}/metrics?{query}", headers=headers)
+            assert refused.status_code == 400, (base, refused.status_code)
+            assert refused.json()["error"]["data"]["field"] == field and "meta_memory" not in refused.text
+
+
 def test_calls_writes_and_refusals_are_counted(secured: Any) -> None:
     def remember(body: str, token: str = WRITER) -> dict[str, Any]:
         return secured.rpc("meta/agent_memory/remember", {"identity": "a:b", "title": "note", "body": body},

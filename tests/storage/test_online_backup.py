@@ -229,6 +229,21 @@ def test_a_name_too_long_is_refused_as_a_rule_not_an_io_error(secured: Any, name
     assert gw.result("meta/storage/backup", {"dest": f"{backups}/{'c' * 237}"}, token=OPS)["files"]
 
 
+@pytest.mark.parametrize(("name", "char"), [
+    ("\u202eevil", "U+202E"),                   # a right-to-left override: shows as "live"
+    ("report\u200b", "U+200B"),                 # a zero-width space: shows as "report"
+    ("a\u2066b\u2069", "U+2066"),               # a bidirectional isolate
+    ("c1\x85name", "U+0085"),                   # a C1 control
+])
+def test_a_name_hiding_or_reordering_what_it_shows_is_refused(secured: Any, name: str, char: str) -> None:
+    gw, backups = secured
+    for dest in (name, f"{backups}/{name}"):  # relative to the backup directory, and absolute
+        err = gw.error("meta/storage/backup", {"dest": dest}, token=OPS)
+        assert err["code"] == -32602 and err["data"]["field"] == "dest", err
+        assert "invisible or direction-changing" in err["message"] and char in err["message"], err
+    assert list(backups.iterdir()) == []
+
+
 def test_a_path_too_long_for_the_files_of_the_copy_is_refused(secured: Any) -> None:
     gw, backups = secured
     deep = backups

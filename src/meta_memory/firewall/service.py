@@ -228,11 +228,11 @@ class Firewall:
         record; an error body is still text from the source). Another agent's output
         (``provenance = {"kind": "agent", "source_id": <its identity>}``: a sub-agent, an agent
         used as a tool) is judged by the name rules first and then also taints when that identity has
-        a live taint in any realm, or when no session state knows it (its taint cannot be known), even
-        under ``trusted_tools``. ``may_read_agent(realm, identity)``: whether the caller may read that
-        identity's session taint in a realm (``None``: always, access off); an agent whose taint the caller
-        may not read in the session's realm taints, and a taint found in a realm it may not read is not
-        described (:meth:`TaintTracker.agent_output_source`). When this call
+        a live taint in a realm judged, or when no session state there knows it (its taint cannot be
+        known), even under ``trusted_tools``. ``may_read_agent(realm, identity)``: whether the caller may
+        read that identity's session taint in a realm (``None``: always, access off); an agent whose taint
+        the caller may not read in the session's realm taints, and the realms judged are those it may read
+        (:meth:`TaintTracker.agent_output_source`). When this call
         returns, any taint it caused is committed and visible to every later
         gate decision in the session's realm, on every gateway sharing the session state.
         """

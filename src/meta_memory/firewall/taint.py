@@ -184,29 +184,27 @@ class TaintTracker:
     def agent_output_source(self, sender: str, realm: str, may_read: Callable[[str], bool] | None = None,
                             session_key: str | None = None) -> str | None:
         """The taint source another agent's output carries: ``None`` when ``sender`` (an identity; its
-        logical identity is judged) has session state and no live taint in any realm, else
+        logical identity is judged) has session state and no live taint in the realms judged, else
         ``output of agent '<sender>' (its session tainted by <source>)``, or, for an identity no session
-        state knows (its tool results were never reported), ``output of agent '<sender>' of unknown taint
-        (no session of it is known)``.
+        state there knows (its tool results were never reported), ``output of agent '<sender>' of unknown
+        taint (no session of it is known)``.
 
         ``may_read(realm)``: whether the caller may read ``sender``'s session taint in ``realm`` (its
         ``agent.session.manage`` there, under ``[access]``; ``None``: every realm, access off). The output
         of an agent whose taint the caller may not read in the reporting session's realm is untrusted
-        whatever that agent's state (``output of agent '<sender>' whose taint this caller may not read``),
-        so the verdict tells such a caller nothing of it; the source a taint names is given only when the
-        caller may read the realm it was found in (``... tainted in a realm this caller may not read``
-        otherwise). ``realm``: the reporting session's realm. ``session_key``: the agent's session the
-        output came from (``None``: any of its sessions); a session reset while tainted keeps carrying
-        that taint (:meth:`SessionStateStore.agent_taint`), a session no state knows is of unknown taint, and a
-        state the caller may not read (in a realm ``may_read`` refuses) is unknown to it."""
+        whatever that agent's state (``output of agent '<sender>' whose taint this caller may not read``).
+        Otherwise the agent is judged on the realms the caller may read, and on no other: the same name in
+        a realm the caller may not read is another identity, whose state (known or not, clean or tainted)
+        changes nothing of the answer. ``realm``: the reporting session's realm. ``session_key``: the
+        agent's session the output came from (``None``: any of its sessions); a session reset while tainted
+        keeps carrying that taint (:meth:`SessionStateStore.agent_taint`), and a session no state of a
+        realm judged knows is of unknown taint."""
         peer = _key(sender)
         if may_read is not None and not may_read(realm):
             return f"output of agent '{peer}' whose taint this caller may not read"
-        known, taint, found_in = self.state.agent_taint(peer, session_key, may_read)
+        known, taint = self.state.agent_taint(peer, session_key, may_read)
         if taint is not None:
-            if may_read is None or (found_in is not None and may_read(found_in)):
-                return f"output of agent '{peer}' (its session tainted by {taint.source})"
-            return f"output of agent '{peer}' (its session tainted in a realm this caller may not read)"
+            return f"output of agent '{peer}' (its session tainted by {taint.source})"
         if not known:
             what = "no session of it is known" if session_key is None else "that session of it is not known"
             return f"output of agent '{peer}' of unknown taint ({what})"

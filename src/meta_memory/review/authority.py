@@ -16,6 +16,9 @@ resource naming as every other check:
   ``agent.memory.write`` and ``agent.memory.delete`` held unscoped (these
   resources are matched by unscoped rules only).
 
+A call naming a realm no grant of the caller reaches (:meth:`ReviewAuthority.reaches`) is answered as
+in a realm holding nothing (an unknown id, an empty dream) before the realm is read.
+
 A dream also writes the assertion ledger (conflict signals): that needs ``ledger.write`` held
 unscoped, as ``meta/memory/index`` does (:meth:`ReviewAuthority.may_write_ledger`).
 
@@ -90,6 +93,16 @@ class ReviewAuthority:
         """May the caller review and commit in ``scope``?"""
         kind, key = scope.storage()
         return self.denial(kind, key, scope.realm) is None
+
+    def reaches(self, realm: str, action: str = "memory.quarantine.review") -> bool:
+        """May the caller act on any scope of ``realm``: some grant of ``action`` (which every scope kind
+        needs: :func:`scope_needs`) reaches the realm, unscoped or scoped to it (and no unscoped deny
+        refuses it)? A review call in a realm it does not reach is answered as in a realm holding
+        nothing, without reading the realm, so the answer never tells whether the realm exists."""
+        if not self.enforced:
+            return True
+        assert self.policy is not None
+        return self.policy.reaches_realm(self.principal, action, realm)
 
     def may_write_ledger(self) -> bool:
         """May the caller write the assertion ledger (unscoped ``ledger.write``, what ``meta/memory/index``

@@ -102,12 +102,15 @@ from meta_memory.review.steward import (
     offered_records,
 )
 
-__all__ = ["DreamReport", "run_dream", "gated_verdict", "ESCALATION_MEMORY_RUNS"]
+__all__ = ["DreamReport", "run_dream", "empty_dream", "gated_verdict", "ESCALATION_MEMORY_RUNS", "NOTHING_TO_REVIEW"]
 
 log = logging.getLogger(__name__)
 
 ESCALATION_MEMORY_RUNS = 50
 """An open loop escalated by one of this many recent dreams is not escalated again."""
+
+NOTHING_TO_REVIEW = "nothing to review"
+"""The ``reason`` of a dream that found nothing it may review (skipped)."""
 
 _running: dict[str, threading.Lock] = {}
 _running_guard = threading.Lock()
@@ -182,7 +185,8 @@ def run_dream(
 
     Returns:
         :class:`DreamReport`. A dream already running for this realm in this
-        process makes this one ``skipped``.
+        process makes this one ``skipped``; so does a realm without a database (``nothing to review``),
+        which the dream does not create.
     """
     name = parse_realm(realm)
     caps = caps or StewardCaps()
@@ -190,8 +194,10 @@ def run_dream(
         gate_releases = getattr(steward, "kind", None) != "policy"
     allowed: Callable[[Scope], bool] = may_act or (lambda scope: True)
     g = write_gate(store, gate)
-    lock = _realm_lock(store, name)
     started = clock.now_ms()
+    if not store.has_realm(store.realm_name(name)):  # nothing to review, and a dream never creates a realm
+        return _skip(name, started, clock, events, NOTHING_TO_REVIEW)
+    lock = _realm_lock(store, name)
     if not lock.acquire(blocking=False):
         return _skip(name, started, clock, events, "a dream is already running for this realm")
     try:
@@ -199,7 +205,7 @@ def run_dream(
         expired = expire_promotions(store, name, clock=clock)
         inputs = _gather(store, name, run_id, clock.now_ms(), caps, open_loop_age_days, allowed)
         if inputs.empty:
-            report = _skip(name, started, clock, events, "nothing to review")
+            report = _skip(name, started, clock, events, NOTHING_TO_REVIEW)
             report.detail = {"expired_promotions": expired} if expired else {}
             return report
         if events is not None:
@@ -244,6 +250,13 @@ def run_dream(
         return DreamReport(name, run_id, "completed", started, completed, ops, None, detail)
     finally:
         lock.release()
+
+
+def empty_dream(realm: str, clock: Clock) -> DreamReport:
+    """The answer of a dream over ``realm`` that may review nothing there, given without reading the realm
+    (no event, no lock, no write): what a dream of an empty realm answers (``skipped``, ``nothing to review``)."""
+    now = clock.now_ms()
+    return DreamReport(realm, None, "skipped", now, now, 0, NOTHING_TO_REVIEW)
 
 
 def _skip(realm: str, started: int, clock: Clock, events: EventBus | None, reason: str) -> DreamReport:

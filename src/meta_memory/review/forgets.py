@@ -94,7 +94,7 @@ def request_forget(
         tombstone, or the held-forget row) commit together.
     """
     memory_id = memory_id.strip()
-    if not memory_id:
+    if not memory_id or not store.has_realm(store.realm_name(scope.realm)):  # a realm nobody wrote to: not created
         return ForgetRequest("not_found", memory_id)
 
     with store.transaction(scope.realm) as tx:

@@ -63,6 +63,7 @@ __all__ = [
     "expire_promotions",
     "list_pending_promotions",
     "promotion_scopes",
+    "unknown_promotion",
 ]
 
 class _StoreGate:
@@ -80,6 +81,12 @@ def write_gate(store: AgentMemoryStore, gate: WriteGate | None | _StoreGate) -> 
 
 def _refuse(detail: str) -> AgentMemoryError:
     return AgentMemoryError("invalid_record", detail)
+
+
+def unknown_promotion(pending_id: str) -> AgentMemoryError:
+    """The one refusal of a ``pending_id`` that names no promotion (``-32040``, reason ``invalid_record``):
+    also the answer where the realm has no database, or the caller may review nothing in the realm."""
+    return _refuse(f"unknown pending promotion '{echo(str(pending_id))}'")
 
 
 @dataclass(frozen=True, slots=True)
@@ -270,15 +277,17 @@ def gating_decide(
         reported unchanged; one older than seven days is expired instead.
 
     Raises:
-        AgentMemoryError: unknown ``pending_id``; the validator refused the
-            staged batch at approval (the promotion stays pending).
+        AgentMemoryError: unknown ``pending_id`` (also in a realm without a database, which is not
+            created); the validator refused the staged batch at approval (the promotion stays pending).
 
     Emits ``memory.record.promoted`` {realm, record_id, source_record_id,
     scope_kind, scope_key, proposal_id, gated: true} after an approval commits.
     """
     if decision not in ("approve", "deny"):
         raise ValueError("decision must be 'approve' or 'deny'")
-    name = parse_realm(realm)
+    name = store.realm_name(parse_realm(realm))
+    if not store.has_realm(name):  # a decision writes nothing new: it never creates a realm
+        raise unknown_promotion(pending_id)
     with store.transaction(name) as tx:
         outcome = _decide_in_tx(tx, pending_id, decision, clock.now_ms(), write_gate(store, gate))
     if outcome.status == "committed" and outcome.changed and events is not None:
@@ -301,7 +310,7 @@ def gating_decide(
 def _decide_in_tx(tx: WriteTx, pending_id: str, decision: str, now: int, gate: WriteGate | None) -> GatingOutcome:
     row = tx.promotions.get(pending_id)
     if row is None:
-        raise _refuse(f"unknown pending promotion '{echo(str(pending_id))}'")
+        raise unknown_promotion(pending_id)
     is_proposal = tx.proposals.get(row.record_id) is not None
     proposal_id = row.record_id if is_proposal else None
 
@@ -374,8 +383,12 @@ def _close(tx: WriteTx, row: PromotionRow, status: str, now: int, is_proposal: b
 
 
 def expire_promotions(store: AgentMemoryStore, realm: str | None, *, clock: Clock) -> list[str]:
-    """Expire every unresolved promotion older than seven days (discarding its staged batch); returns their ids."""
-    with store.transaction(parse_realm(realm)) as tx:
+    """Expire every unresolved promotion older than seven days (discarding its staged batch); returns their ids.
+    A realm without a database has none, and is not created."""
+    name = store.realm_name(parse_realm(realm))
+    if not store.has_realm(name):
+        return []
+    with store.transaction(name) as tx:
         now = clock.now_ms()
         out: list[str] = []
         for row in tx.promotions.expired(now - PROMOTION_EXPIRY_MS):

@@ -43,6 +43,7 @@ __all__ = [
     "hold_proposal",
     "reject_proposal",
     "accept_proposal",
+    "unknown_proposal",
 ]
 
 PROPOSAL_STATUSES = ("pending", "held", "accepted", "rejected")
@@ -114,10 +115,25 @@ def get_proposal(store: AgentMemoryStore, realm: str | None, proposal_id: str) -
     return _proposal(row) if row is not None else None
 
 
+def unknown_proposal(proposal_id: str) -> AgentMemoryError:
+    """The one refusal of a ``proposal_id`` that names no proposal (``-32040``, reason ``invalid_record``):
+    also the answer where the realm has no database, or the caller may commit nothing in the realm."""
+    return AgentMemoryError("invalid_record", f"unknown proposal '{echo(str(proposal_id))}'")
+
+
+def _decided_realm(store: AgentMemoryStore, realm: str | None, proposal_id: str) -> str:
+    """The validated name of the realm a decision on ``proposal_id`` acts in; a realm without a database
+    holds no proposal and is not created (:func:`unknown_proposal`)."""
+    name = store.realm_name(parse_realm(realm))
+    if not store.has_realm(name):
+        raise unknown_proposal(proposal_id)
+    return name
+
+
 def _require_open(tx: ReadTx, proposal_id: str) -> ProposalRow:
     row = tx.proposals.get(proposal_id)
     if row is None:
-        raise AgentMemoryError("invalid_record", f"unknown proposal '{echo(str(proposal_id))}'")
+        raise unknown_proposal(proposal_id)
     if row.status not in OPEN_STATUSES:
         raise AgentMemoryError("invalid_record", f"proposal '{proposal_id}' is {row.status}, not pending")
     if tx.promotions.pending_for(proposal_id):
@@ -126,7 +142,7 @@ def _require_open(tx: ReadTx, proposal_id: str) -> ProposalRow:
 
 
 def _set(store: AgentMemoryStore, realm: str | None, proposal_id: str, status: str) -> str:
-    with store.transaction(parse_realm(realm)) as tx:
+    with store.transaction(_decided_realm(store, realm, proposal_id)) as tx:
         _require_open(tx, proposal_id)
         tx.proposals.set_status(proposal_id, status, OPEN_STATUSES)
     return status
@@ -212,7 +228,7 @@ def accept_proposal(
     Emits ``memory.record.promoted`` {realm, record_id, source_record_id: null,
     scope_kind, scope_key, proposal_id, gated: false} after commit.
     """
-    name = parse_realm(realm)
+    name = _decided_realm(store, realm, proposal_id)
     with store.transaction(name) as tx:
         outcome = _accept_in_tx(tx, proposal_id, committer, rationale, write_gate(store, gate))
     if outcome.created and events is not None:

@@ -7,7 +7,8 @@ decision changes anything; a refusal or a replay writes nothing.
 
 Check order (the first failing check answers):
 
-1. the record is missing or lives in another scope -> ``not_found``;
+1. the record is missing, lives in another scope, or its realm has no database (which is not
+   created) -> ``not_found``;
 2. its content hash is not ``expected_content_hash`` -> ``content_mismatch``;
 3. tombstoned -> the replay path (below); not quarantined -> ``not_quarantined``;
 4. pending gated promotions of the record: older than seven days -> expired
@@ -89,6 +90,8 @@ __all__ = [
 RELEASE = "release"
 TOMBSTONE = "tombstone"
 VERDICTS = (RELEASE, TOMBSTONE)
+#: The ``not_found`` refusal's detail: a record missing, of another scope, or of a realm nobody wrote to.
+NOT_FOUND = "no such memory record in this scope"
 
 
 
@@ -215,6 +218,8 @@ def review_quarantined(
     if verdict not in VERDICTS:
         raise ValueError(f"verdict must be 'release' or 'tombstone' (got '{echo(str(verdict))}')")
     g = write_gate(store, gate)
+    if not store.has_realm(store.realm_name(scope.realm)):  # no record there, and a decision creates no realm
+        raise _refuse("not_found", NOT_FOUND)
     try:
         with store.transaction(scope.realm) as tx:
             outcome = _review_in_tx(
@@ -260,7 +265,7 @@ def _review_in_tx(
 ) -> ReviewOutcome:
     origin: MemoryRecord | None = tx.get(memory_id)
     if origin is None or origin.scope != scope:
-        raise _refuse("not_found", "no such memory record in this scope")
+        raise _refuse("not_found", NOT_FOUND)
     if origin.content_hash != expected_hash:
         raise _refuse("content_mismatch", "the record's content is not the content that was reviewed")
     status = origin.status.kind

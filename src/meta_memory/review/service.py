@@ -32,7 +32,7 @@ from meta_memory.panel.visibility import Visibility
 from meta_memory.review import harvest, promotions, proposals
 from meta_memory.review.authority import ReviewAuthority
 from meta_memory.review.config import StewardConfig
-from meta_memory.review.dream import DreamReport, run_dream
+from meta_memory.review.dream import DreamReport, empty_dream, run_dream
 from meta_memory.review.model import Reviewer
 from meta_memory.review.quarantine import decide
 from meta_memory.review.scheduler import DreamScheduler
@@ -104,11 +104,18 @@ class ReviewService:
 
         Under access control the caller must be able to review and commit in the promotion's target
         scope and its source's scope (:class:`~meta_memory.review.authority.ReviewAuthority`), else
-        :class:`~meta_memory.errors.AccessDenied` (-32030) and nothing changes.
+        :class:`~meta_memory.errors.AccessDenied` (-32030) and nothing changes. An unknown ``pending_id``,
+        a realm without a database and a realm no ``memory.quarantine.review`` grant of the caller
+        reaches are all answered alike: ``AgentMemoryError`` ``unknown pending promotion`` (-32040), no
+        realm created.
         """
         if authority is not None and authority.enforced:
+            if not authority.reaches(realm):  # answered as an unknown id: the realm is not even read
+                raise promotions.unknown_promotion(pending_id)
             scopes = promotions.promotion_scopes(self.store, realm, pending_id)
-            for kind, key in scopes or ():
+            if scopes is None:
+                raise promotions.unknown_promotion(pending_id)
+            for kind, key in scopes:
                 authority.require(realm, kind, key)
         return promotions.gating_decide(
             self.store, realm, pending_id, decision, clock=self.clock, events=self.events
@@ -122,8 +129,12 @@ class ReviewService:
         dream of someone who may, or for the schedule. Its steward's contradictions become ledger
         conflict signals only when the caller holds unscoped ``ledger.write``
         (:meth:`ReviewAuthority.may_write_ledger`); otherwise each is noted ``refused: "ledger.write"``.
+        A realm no ``memory.quarantine.review`` grant of the caller reaches is answered as an empty realm
+        (``skipped``, ``nothing to review``) without being read; no dream creates a realm.
         """
         enforced = authority is not None and authority.enforced
+        if authority is not None and enforced and not authority.reaches(realm):
+            return empty_dream(realm, self.clock).to_dict()
         may_act = authority.may_act if authority is not None and enforced else None
         may_signal = authority.may_write_ledger() if authority is not None and enforced else True
         return self.run_dream(realm, may_act=may_act, may_signal=may_signal).to_dict()
@@ -156,12 +167,17 @@ class ReviewService:
         """``meta/memory/proposals/decide``: ``action`` (``accept`` | ``hold`` | ``reject``) on ``proposal_id``.
 
         Under access control the caller must be able to review and commit in the proposal's
-        target scope (-32030 otherwise); an unknown proposal is refused as before.
+        target scope (-32030 otherwise). An unknown proposal, a realm without a database and a realm no
+        ``mob.memory.commit`` grant of the caller reaches are all answered alike: ``AgentMemoryError``
+        ``unknown proposal`` (-32040), no realm created.
         """
         if authority is not None and authority.enforced:
+            if not authority.reaches(realm, "mob.memory.commit"):  # as an unknown id: the realm is not read
+                raise proposals.unknown_proposal(proposal_id)
             found = proposals.get_proposal(self.store, realm, proposal_id)
-            if found is not None:
-                authority.require(realm, *found.scope.storage())
+            if found is None:
+                raise proposals.unknown_proposal(proposal_id)
+            authority.require(realm, *found.scope.storage())
         if action == "accept":
             out = proposals.accept_proposal(
                 self.store, realm, proposal_id, Reviewer.operator(principal), rationale, events=self.events

@@ -193,6 +193,9 @@ def create_app(gateway: Gateway, *, bind_host: str | None = None, metrics_port: 
     observability = gateway.runtime.observability
 
     async def metrics(request: Request) -> Response:
+        refused = url_token_refusal(request)  # on either listener: a token never travels in a URL
+        if refused is not None:
+            return refused
         if not observability.config.metrics:
             exc = InvalidRequest("metrics are off on this gateway ([telemetry] metrics = false)", "path")
             return Response(encode(error_response(None, exc)), status_code=404, media_type=_JSON)

@@ -592,30 +592,33 @@ class SessionStateStore:
             self._held.for_write(realm, ident, None) if self._held else None)
 
     def agent_taint(self, ident: str, session: str | None = None, readable: Callable[[str], bool] | None = None,
-                    ) -> tuple[bool, TaintState | None, str | None]:
-        """What another agent's output carries: whether ``ident`` (that ``session`` of it, when given) has
-        session state in a realm ``readable`` admits (every realm when ``None``), a taint of it in any realm,
-        and the realm that taint was found in (``None`` for a held one, whose realm is not kept). A taint
-        counts in any realm (a sub-agent may run in another realm than the agent it answers); its state
-        being known only where the caller may read it, so whether a clean state exists in a realm the caller
-        may not read changes no answer.
+                    ) -> tuple[bool, TaintState | None]:
+        """What another agent's output carries, judged on the realms ``readable`` admits (every realm when
+        ``None``) and on no other: whether ``ident`` (that ``session`` of it, when given) has session state
+        there, and a taint of it there. A taint counts in any such realm (a sub-agent may run in another
+        realm than the agent it answers). State in a realm ``readable`` refuses is never read: the same
+        name there is another identity (``docs/access.md``), and its state, clean or tainted, changes no
+        answer.
 
-        The taint counted: the identity's pending taint, its overflow taint, a taint held unwritten, and of
-        ``session`` (any of its sessions when ``None``) the live taint **or the taint a reset closed it with**
-        (its reset mark): an output reported after the agent's reset may have been written before it, so a
-        reset never launders what the agent said while tainted (``docs/security.md``)."""
-        def fn(sql: Sql) -> tuple[bool, TaintState | None, str | None]:
-            rows = sql.rows("SELECT realm, pending_at_ms, pending_source FROM {t}session_identities "
-                            "WHERE identity = ?", (ident,))
+        The taint counted: the identity's pending taint, its overflow taint, a taint held unwritten (and the
+        store's overflow of held taints, which every realm shares), and of ``session`` (any of its sessions
+        when ``None``) the live taint **or the taint a reset closed it with** (its reset mark): an output
+        reported after the agent's reset may have been written before it, so a reset never launders what
+        the agent said while tainted (``docs/security.md``)."""
+        def admitted(realm: Any) -> bool:
+            return readable is None or readable(str(realm))
+
+        def fn(sql: Sql) -> tuple[bool, TaintState | None]:
+            rows = [r for r in sql.rows("SELECT realm, pending_at_ms, pending_source FROM {t}session_identities "
+                                        "WHERE identity = ?", (ident,)) if admitted(r[0])]
             keyed = "" if session is None else "AND session_key = ? "
             args: tuple[Any, ...] = (ident,) if session is None else (ident, session)
             if session is None:
-                where = [str(r[0]) for r in rows]
+                known = bool(rows)
             else:  # that session is known: the identity's current one in a realm, or a row of it there
-                where = [str(r[0]) for r in sql.rows(
+                known = any(admitted(r[0]) for r in sql.rows(
                     "SELECT realm FROM {t}session_identities WHERE identity = ? AND current_session = ? UNION ALL "
-                    "SELECT realm FROM {t}session_states WHERE identity = ? AND session_key = ?", args + args)]
-            known = any(readable is None or readable(realm) for realm in where)
+                    "SELECT realm FROM {t}session_states WHERE identity = ? AND session_key = ?", args + args))
             for realm, at_ms, source in rows:
                 taint = _taint(at_ms, source)
                 if taint is None:
@@ -627,14 +630,14 @@ class SessionStateStore:
                                    if t is not None), None) if found else None) or self._overflow_taint(
                         sql, realm, ident)
                 if taint is not None:
-                    return True, taint, str(realm)
-            return known, None, None
+                    return True, taint
+            return known, None
 
-        known, taint, realm = self._db.read(fn)
+        known, taint = self._db.read(fn)
         if taint is not None:
-            return True, taint, realm
-        held = self._held.for_identity_anywhere(ident) if self._held else None
-        return known or held is not None, held, None
+            return True, taint
+        held = self._held.for_identity(ident, readable) if self._held else None
+        return known or held is not None, held
 
     def session_taint(self, realm: str, ident: str, session: str) -> TaintState | None:
         """The live taint of ``ident``'s ``session`` (``None`` when clean or reset; a held one and the

@@ -19,6 +19,7 @@ taints it could not hold are known to no one, so nothing short of that is closed
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -80,12 +81,14 @@ class HeldTaints:
                     return state
         return None
 
-    def for_identity_anywhere(self, identity: str) -> TaintState | None:
-        """A held taint of any session of ``identity`` in any realm (or the overflow), if any."""
+    def for_identity(self, identity: str, readable: Callable[[str], bool] | None = None) -> TaintState | None:
+        """A held taint of any session of ``identity`` in a realm ``readable`` admits (every realm when
+        ``None``), or the overflow (which is no realm's), if any."""
         with self._lock:
             if self.overflowed is not None:
                 return self.overflowed
-            return next((state for (_, ident, _), state in self._held.items() if ident == identity), None)
+            return next((state for (realm, ident, _), state in self._held.items()
+                         if ident == identity and (readable is None or readable(realm))), None)
 
     def for_session(self, realm: str, identity: str, session: str) -> TaintState | None:
         """The held taint of ``identity``'s ``session``, if any."""

@@ -48,6 +48,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ValueRuleBroken
 from ..limits import MAX_FILE_NAME_BYTES, MAX_PATH_BYTES
+from ..textfold import is_invisible
 from .keys import is_key_file
 from .layout import LEDGER_FILE, LEDGER_STAGE_FILE, PREDECESSOR_STAGE_FILE
 from .lock import LOCK_FILE
@@ -71,6 +72,8 @@ _STEP_PAUSE_S = 0.005
 _PARTIAL_EXTRA = len(".") + len(".partial-") + 8
 #: The longest name of the new backup directory (bytes): its working name must also be a file name.
 MAX_DEST_NAME_BYTES = MAX_FILE_NAME_BYTES - _PARTIAL_EXTRA
+#: the control characters a destination may not hold: C0, DEL and C1
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 #: The working name of a backup being written: ``.<name>.partial-<8 hex>``.
 _PARTIAL_NAME = re.compile(r"\..+\.partial-[0-9a-f]{8}")
 #: The file a backup writes first into its working copy (and removes just before renaming it): a later
@@ -124,8 +127,10 @@ def check_dest_text(dest: str) -> None:
     ``..`` component (a backup names its directory plainly), at most :data:`~meta_memory.limits.MAX_PATH_BYTES`
     (4095) bytes in all, each component at most :data:`~meta_memory.limits.MAX_FILE_NAME_BYTES` (255) and
     the new directory's own name at most :data:`MAX_DEST_NAME_BYTES` (237: its hidden working name
-    ``.<name>.partial-<8 hex>`` must fit 255). Lengths are UTF-8 bytes. Raises :class:`BackupError`
-    (``-32602``, ``field: dest``)."""
+    ``.<name>.partial-<8 hex>`` must fit 255), no control character (C0, DEL, C1) and no invisible or
+    direction-changing one (:func:`~meta_memory.textfold.is_invisible`, the rule names follow:
+    a right-to-left override would show the name reversed). Lengths are UTF-8 bytes. Raises
+    :class:`BackupError` (``-32602``, ``field: dest``)."""
     if "\x00" in dest:
         raise BackupError("must not contain a NUL character")
     parts = dest.split(os.sep)
@@ -139,6 +144,10 @@ def check_dest_text(dest: str) -> None:
     if _utf8_bytes(name) > MAX_DEST_NAME_BYTES:
         raise BackupError(f"must name a directory of at most {MAX_DEST_NAME_BYTES} bytes (UTF-8; the copy is "
                           f"written under a longer hidden name first)")
+    hidden = next((ch for ch in dest if _CONTROL.match(ch) or is_invisible(ch)), None)
+    if hidden is not None:
+        raise BackupError(f"must not contain control, invisible or direction-changing characters (U+{ord(hidden):04X}: "
+                          "a directory's name must show as it is)")
 
 
 def check_backup_dest(dest: Path, root: Path | None = None) -> Path:

@@ -49,10 +49,9 @@ class BackupParams(Params):
             raise ValueError("dest must be a non-empty string")
         if len(value.encode("utf-8", "surrogatepass")) > MAX_PATH_BYTES:
             raise ValueError(f"dest must be at most {MAX_PATH_BYTES} bytes")
-        if any(ord(c) < 32 or ord(c) == 127 for c in value):
-            raise ValueError("dest must not contain control characters")
         try:
-            check_dest_text(value)  # no ``..``, lengths a file system takes: refused before the disk is read
+            # no ``..``, lengths a file system takes, no control or invisible character: refused before the disk is read
+            check_dest_text(value)
         except BackupError as exc:
             raise ValueError(exc.rule) from None
         return value
