@@ -46,6 +46,10 @@ __all__ = [
     "MAX_BATCH_OPS",
     "MAX_LIST_LIMIT",
     "DEFAULT_MAX_BATCH_MS",
+    "DEFAULT_MAX_RESPONSE_BYTES",
+    "DEFAULT_MAX_BUFFERED_REQUEST_BYTES",
+    "TOKENLESS_MAX_REQUEST_BYTES",
+    "TOKENLESS_MAX_RESPONSE_BYTES",
     "DEFAULT_MAX_IN_FLIGHT",
     "DEFAULT_MAX_PER_KEY",
     "MAX_OPEN_HARVESTS_PER_IDENTITY",
@@ -69,6 +73,18 @@ MAX_MEMORY_ENTRIES: Final = 64
 #: ``[gateway] max_batch_ms``: how long one JSON-RPC batch may run before its calls not yet started are
 #: answered ``capacity_exceeded`` (an honest batch of a few hundred calls takes well under a second).
 DEFAULT_MAX_BATCH_MS: Final = 60_000
+
+#: ``[gateway] max_response_bytes``: the bytes of encoded answers one request (a call, or a whole batch) may
+#: produce. Above the largest answer one call can give: a ``meta/agent_memory/list`` page of 500 records
+#: whose 64 KiB bodies are all control characters (each escaped to six bytes) encodes to about 197 MB.
+DEFAULT_MAX_RESPONSE_BYTES: Final = 256 * 1024 * 1024
+#: ``[gateway] max_buffered_request_bytes``: the request bodies (``POST /rpc``) one gateway holds at once,
+#: from the first byte read to the answer, summed over every connection.
+DEFAULT_MAX_BUFFERED_REQUEST_BYTES: Final = 64 * 1024 * 1024
+#: A caller that sent no token to a gateway that lists ``[access]`` tokens (served under ``anyone`` rules,
+#: access control on): the most bytes of its request body, and of the answers its request may produce.
+TOKENLESS_MAX_REQUEST_BYTES: Final = 64 * 1024
+TOKENLESS_MAX_RESPONSE_BYTES: Final = 1024 * 1024
 
 #: ``agent_memory.recall_timeout_ms``: the recall provider's deadline; ``0`` means this default.
 DEFAULT_RECALL_TIMEOUT_MS: Final = 500

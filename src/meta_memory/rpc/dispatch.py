@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import strict_json
 from ..errors import CapacityExceeded, InternalError, InvalidRequest, MetaError, ParseError
-from ..limits import DEFAULT_MAX_BATCH_MS
+from ..limits import DEFAULT_MAX_BATCH_MS, DEFAULT_MAX_RESPONSE_BYTES, TOKENLESS_MAX_RESPONSE_BYTES
 from ..observability.requests import bound_request_id
 from .registry import CallContext, MethodTable
 
@@ -72,12 +72,23 @@ def encode(payload: Any) -> bytes:
 
 @dataclass(frozen=True, slots=True)
 class Answer:
-    """What a transport writes back: ``body`` (``None`` = no response) and, for a single call refused with
-    ``capacity_exceeded`` that says when to retry, ``retry_after_ms`` (HTTP answers it with 503 and
-    ``Retry-After``)."""
+    """What a transport writes back: ``parts``, the response's bytes in order (a batch's answers one part
+    each, so a transport may send them as they are and let each go; none = no response), and, for a single
+    call refused with ``capacity_exceeded`` that says when to retry, ``retry_after_ms`` (HTTP answers it
+    with 503 and ``Retry-After``)."""
 
-    body: bytes | None
+    parts: list[bytes]
     retry_after_ms: int | None = None
+
+    @property
+    def body(self) -> bytes | None:
+        """The whole response (``None`` = no response)."""
+        return b"".join(self.parts) if self.parts else None
+
+    @property
+    def size(self) -> int:
+        """The response's length in bytes."""
+        return sum(len(part) for part in self.parts)
 
 
 def _retry_after_ms(response: Any) -> int | None:
@@ -89,6 +100,15 @@ def _retry_after_ms(response: Any) -> int | None:
         return None
     value = data.get("retry_after_ms")
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+
+@dataclass(slots=True)
+class _Budget:
+    """A running batch's refusal, once one is due (set by the batch's time budget or by its consumer's
+    byte count), and the position of the call last started."""
+
+    refusal: CapacityExceeded | None = None
+    position: int = 0
 
 
 def _valid_id(value: Any) -> bool:
@@ -104,14 +124,32 @@ class Dispatcher:
     not run and is answered, in its place, with ``-32005 capacity_exceeded`` (``resource:
     "batch_time"``, ``limit`` = ``max_batch_ms``, ``retry_after_ms``); a notification not started gets no
     answer, as any notification. A call already running finishes under its own deadline.
+
+    ``max_response_bytes`` bounds the encoded answers one request produces (UTF-8 bytes, counted as each
+    answer is encoded, in :meth:`answer`; a caller that sent no token to a gateway listing tokens gets at
+    most ``TOKENLESS_MAX_RESPONSE_BYTES``, see :meth:`response_cap`): once a batch's answers pass it, each
+    call not yet started is answered ``-32005 capacity_exceeded`` (``resource: "response_bytes"``, ``limit``)
+    in its place, not run; an answer larger than the cap on its own (a single call's, or one in a batch) is
+    replaced by that error, its call having run. :meth:`handle_message` (decoded data, for in-process
+    callers) counts no bytes.
     """
 
     def __init__(self, table: MethodTable, runtime: "Runtime", *, max_batch: int = 10_000,
-                 max_batch_ms: int = DEFAULT_MAX_BATCH_MS) -> None:
+                 max_batch_ms: int = DEFAULT_MAX_BATCH_MS,
+                 max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES) -> None:
         self.table = table
         self.runtime = runtime
         self.max_batch = max_batch
         self.max_batch_ms = max_batch_ms
+        self.max_response_bytes = max_response_bytes
+
+    def response_cap(self, ctx: CallContext) -> tuple[int, str]:
+        """The bytes of answers ``ctx``'s request may produce and the rule that sets them (for refusals):
+        ``[gateway] max_response_bytes``, lowered to ``TOKENLESS_MAX_RESPONSE_BYTES`` for a caller that
+        sent no token to a gateway that lists tokens."""
+        if self.runtime.access.tokenless(ctx.principal) and TOKENLESS_MAX_RESPONSE_BYTES < self.max_response_bytes:
+            return TOKENLESS_MAX_RESPONSE_BYTES, "for a caller without a token"
+        return self.max_response_bytes, "[gateway] max_response_bytes"
 
     def handle_bytes(self, body: bytes | str, ctx: CallContext) -> bytes | None:
         """Full pipeline for a transport: decode, dispatch, encode. ``None`` = no response."""
@@ -122,11 +160,48 @@ class Dispatcher:
         try:
             message = decode_body(body)
         except ParseError as exc:
-            return Answer(encode(self._name_request(error_response(None, exc), ctx)))
-        response = self.handle_message(message, ctx)
-        if response is None:
-            return Answer(None)
-        return Answer(encode(response), _retry_after_ms(response))
+            return Answer([encode(self._name_request(error_response(None, exc), ctx))])
+        with bound_request_id(ctx.request_id):
+            cap = self.response_cap(ctx)
+            if isinstance(message, list) and message and len(message) <= self.max_batch:
+                return Answer(self._encode_batch(message, ctx, cap))
+            response = self._handle_message(message, ctx)
+            if response is None:
+                return Answer([])
+            data = encode(response)
+            if len(data) > cap[0]:
+                return Answer([self._too_large(response, len(data), cap, ctx)])
+        return Answer([data], _retry_after_ms(response))
+
+    def _encode_batch(self, batch: list[Any], ctx: CallContext, cap: tuple[int, str]) -> list[bytes]:
+        """A batch's answers encoded one by one and counted against ``cap`` (see :class:`Dispatcher`)."""
+        budget = _Budget()
+        parts: list[bytes] = []
+        total = 0
+        for response in self._run_batch(batch, ctx, budget):
+            if response is None:
+                continue
+            data = encode(response)
+            if len(data) > cap[0]:
+                data = self._too_large(response, len(data), cap, ctx)
+            parts.append((b"," if parts else b"[") + data)
+            total += len(data) + 1
+            if total > cap[0] and budget.refusal is None:
+                budget.refusal = CapacityExceeded(
+                    f"the batch's answers passed the cap of {cap[0]} bytes of answers per request ({cap[1]}): "
+                    f"its calls after position {budget.position} were not run; send them again",
+                    resource="response_bytes", limit=cap[0])
+        if parts:
+            parts.append(b"]")
+        return parts
+
+    def _too_large(self, response: dict[str, Any], size: int, cap: tuple[int, str], ctx: CallContext) -> bytes:
+        """The error sent in place of one answer of ``size`` bytes, larger than the whole ``cap``."""
+        refusal = CapacityExceeded(
+            f"the answer of this call is {size} bytes, over the cap of {cap[0]} bytes of answers per request "
+            f"({cap[1]}): it was run but its answer is not sent; ask for less (a smaller limit or page)",
+            resource="response_bytes", limit=cap[0])
+        return encode(self._name_request(error_response(response.get("id"), refusal), ctx))
 
     def handle_message(self, message: Any, ctx: CallContext) -> Any:
         """Dispatch a decoded message (object or batch array) with ``ctx.request_id`` bound to it (log
@@ -143,20 +218,22 @@ class Dispatcher:
                 return error_response(
                     None, InvalidRequest(f"batch has {len(message)} calls; the cap is {self.max_batch}", "batch")
                 )
-            responses = [r for r in self._run_batch(message, ctx) if r is not None]
+            responses = [r for r in self._run_batch(message, ctx, _Budget()) if r is not None]
             return responses or None
         return self._handle_one(message, ctx)
 
-    def _run_batch(self, batch: list[Any], ctx: CallContext) -> Iterator[dict[str, Any] | None]:
-        """Each call's answer in order; past :attr:`max_batch_ms` the calls left are refused, never run."""
+    def _run_batch(self, batch: list[Any], ctx: CallContext, budget: "_Budget") -> Iterator[dict[str, Any] | None]:
+        """Each call's answer in order; once ``budget.refusal`` is set (by the consumer, between two answers)
+        or :attr:`max_batch_ms` is spent, the calls left are refused, never run."""
         ends_at = time.monotonic() + self.max_batch_ms / 1000
-        refusal: CapacityExceeded | None = None
         for i, message in enumerate(batch):
-            if refusal is None and time.monotonic() >= ends_at:
-                refusal = CapacityExceeded(
+            budget.position = i
+            if budget.refusal is None and time.monotonic() >= ends_at:
+                budget.refusal = CapacityExceeded(
                     f"the batch ran out of time: its calls from position {i} on were not run (a batch may run "
                     f"[gateway] max_batch_ms = {self.max_batch_ms} ms); send them again",
                     resource="batch_time", limit=self.max_batch_ms, retry_after_ms=self.max_batch_ms)
+            refusal = budget.refusal
             yield self._handle_one(message, ctx) if refusal is None else self._refuse_one(message, refusal, ctx)
 
     def _refuse_one(self, message: Any, refusal: CapacityExceeded, ctx: CallContext) -> dict[str, Any] | None:

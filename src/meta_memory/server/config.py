@@ -10,6 +10,15 @@ key                        meaning                                              
 ``max_batch_ms``           milliseconds one batch may run; its calls not started  60,000
                            by then are answered ``capacity_exceeded`` (10..
                            3,600,000)
+``max_response_bytes``     bytes of encoded answers one request may produce:       256 MiB
+                           a batch's calls not run once its answers pass it,
+                           and a single answer above it, are answered
+                           ``capacity_exceeded`` (64 KiB..4 GiB)
+``max_buffered_``          bytes of ``POST /rpc`` bodies held at once, over        64 MiB
+``request_bytes``          every connection; past it a request is answered 503
+                           with ``Retry-After`` unread (at least
+                           ``max_request_bytes``, which it follows when
+                           unset and larger; 1 KiB..16 GiB)
 ``events_retention``       timeline events kept durably                           10,000
 ``max_event_subscribers``  concurrent ``GET /events`` streams                     64
 ``header_timeout_s``       seconds a connection may take to send request headers  10
@@ -45,7 +54,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..errors import ConfigError, shown_config_value
-from ..limits import DEFAULT_MAX_BATCH_MS
+from ..limits import DEFAULT_MAX_BATCH_MS, DEFAULT_MAX_BUFFERED_REQUEST_BYTES, DEFAULT_MAX_RESPONSE_BYTES
 from ..storage.disk import DEFAULT_MIN_FREE_MB
 
 __all__ = ["DEFAULT_MAX_REQUEST_BYTES", "GatewayConfig", "normalise_host", "normalise_origin", "parse_bind",
@@ -63,6 +72,8 @@ class GatewayConfig:
     max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES
     max_batch: int = 10_000
     max_batch_ms: int = DEFAULT_MAX_BATCH_MS
+    max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES
+    max_buffered_request_bytes: int = DEFAULT_MAX_BUFFERED_REQUEST_BYTES
     events_retention: int = 10_000
     max_event_subscribers: int = 64
     header_timeout_s: float = 10.0
@@ -75,15 +86,19 @@ class GatewayConfig:
     backup_dir: str | None = None
 
 
-_INT_KEYS = ("max_request_bytes", "max_batch", "max_batch_ms", "events_retention", "max_event_subscribers",
+_INT_KEYS = ("max_request_bytes", "max_batch", "max_batch_ms", "max_response_bytes", "max_buffered_request_bytes",
+             "events_retention", "max_event_subscribers",
              "min_free_disk_mb", "integrity_check_interval_s")
 #: Accepted ranges of the ``[gateway]`` integers (inclusive): request bodies from 1 KiB to 1 GiB,
-#: batches up to 100,000 calls running 10 ms to an hour, up to 10,000,000 retained timeline events, up to
+#: batches up to 100,000 calls running 10 ms to an hour, answers from 64 KiB to 4 GiB per request, up to 16 GiB
+#: of bodies buffered at once, up to 10,000,000 retained timeline events, up to
 #: 10,000 SSE subscribers.
 GATEWAY_INT_RANGES: dict[str, tuple[int, int]] = {
     "max_request_bytes": (1024, 1024 * 1024 * 1024),
     "max_batch": (1, 100_000),
     "max_batch_ms": (10, 3_600_000),
+    "max_response_bytes": (64 * 1024, 4 * 1024 * 1024 * 1024),
+    "max_buffered_request_bytes": (1024, 16 * 1024 * 1024 * 1024),
     "events_retention": (1, 10_000_000),
     "max_event_subscribers": (1, 10_000),
     "min_free_disk_mb": (0, 10_000_000),
@@ -184,7 +199,15 @@ def parse_gateway_section(raw: Any) -> GatewayConfig:
         if not isinstance(value, str) or not value.startswith("/") or "\0" in value or not value.isprintable():
             raise ConfigError("gateway.backup_dir must be an absolute directory path (starting with '/')")
         values["backup_dir"] = value
-    return GatewayConfig(**values)
+    if "max_buffered_request_bytes" not in values:  # room for one body of the largest size, at least
+        values["max_buffered_request_bytes"] = max(DEFAULT_MAX_BUFFERED_REQUEST_BYTES,
+                                                   values.get("max_request_bytes", DEFAULT_MAX_REQUEST_BYTES))
+    config = GatewayConfig(**values)
+    if config.max_buffered_request_bytes < config.max_request_bytes:
+        raise ConfigError(f"gateway.max_buffered_request_bytes must be at least gateway.max_request_bytes "
+                          f"({config.max_request_bytes}), or a body of the largest size could never be read; "
+                          f"got {config.max_buffered_request_bytes}")
+    return config
 
 
 def parse_bind(value: Any, key: str) -> tuple[str, int]:

@@ -27,8 +27,10 @@ class Gateway:
     @classmethod
     def for_runtime(cls, runtime: Runtime) -> "Gateway":
         table = build_method_table()
-        return cls(runtime, table, Dispatcher(table, runtime, max_batch=runtime.config.gateway.max_batch,
-                                                    max_batch_ms=runtime.config.gateway.max_batch_ms))
+        settings = runtime.config.gateway
+        return cls(runtime, table, Dispatcher(table, runtime, max_batch=settings.max_batch,
+                                              max_batch_ms=settings.max_batch_ms,
+                                              max_response_bytes=settings.max_response_bytes))
 
     def authenticate(self, authorization: str | None) -> Any:
         """The principal for an ``Authorization`` header (anonymous when access is not configured).

@@ -12,13 +12,21 @@ refused (401) as on ``/rpc``.
 
 Every request first passes the perimeter (:mod:`meta_memory.server.perimeter`:
 ``Host``, ``Origin`` and fetch-metadata rules; CORS only for ``[gateway]
-allowed_origins``). Then, on ``POST /rpc``:
+allowed_origins``). Then, on ``POST /rpc``, in this order and each before a byte of the body is read:
 
 * a body whose ``Content-Type`` is not ``application/json`` is refused with
-  HTTP 415 and a JSON-RPC ``-32600`` error (``data.field = "content-type"``)
-  before it is read, so nothing is executed;
-* a body larger than ``[gateway] max_request_bytes`` is refused with HTTP 413
-  and ``-32600`` before any of it is parsed;
+  HTTP 415 and a JSON-RPC ``-32600`` error (``data.field = "content-type"``),
+  so nothing is executed;
+* the bearer token is judged from the headers: one refused (or missing where tokens are the only guard)
+  is answered 401, the body left unread (what arrives is discarded);
+* a body larger than ``[gateway] max_request_bytes`` (for a caller that sent no token to a gateway that
+  lists tokens: ``TOKENLESS_MAX_REQUEST_BYTES``, 64 KiB) is refused with HTTP 413 and ``-32600``, by its
+  ``Content-Length`` before it is read, else as soon as it passes the cap, never parsed;
+* the bytes of bodies held at once over every connection, each counted as it arrives and held until the
+  answer is built, are bounded by ``[gateway] max_buffered_request_bytes``: a request whose next bytes
+  would pass it is answered HTTP 503 with ``Retry-After: 1`` and ``-32005 capacity_exceeded``
+  (``resource: "buffered_request_bytes"``, ``limit``, ``retry_after_ms``), the rest of its body unread
+  and nothing of it run;
 * a client that goes away before its body is complete is logged as one line;
 * a single call refused with ``capacity_exceeded`` (-32005) that says when to retry
   (``data.retry_after_ms``) is answered with HTTP 503 and ``Retry-After`` (whole seconds);
@@ -35,6 +43,7 @@ from __future__ import annotations
 
 import logging
 import math
+from collections.abc import AsyncIterator
 from typing import Any
 
 from starlette.applications import Starlette
@@ -42,13 +51,14 @@ from starlette.concurrency import run_in_threadpool
 from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import ClientDisconnect, Request
-from starlette.responses import JSONResponse, RedirectResponse, Response
+from starlette.responses import JSONResponse, RedirectResponse, Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..access.principal import AuthenticationFailed
 from ..access.resources import Resource
-from ..errors import AccessDenied, InvalidRequest
+from ..errors import AccessDenied, CapacityExceeded, InvalidRequest
+from ..limits import TOKENLESS_MAX_REQUEST_BYTES
 from ..observability.metrics import CONTENT_TYPE
 from ..observability.requests import accept_request_id
 from ..rpc.dispatch import encode, error_response
@@ -68,11 +78,62 @@ _NO_STORE = {"Cache-Control": "no-store"}
 _CORS_HEADERS = ["authorization", "content-type", "last-event-id"]
 
 
+#: Bytes of a batch's answers handed to the connection at a time.
+_PIECE_BYTES = 1024 * 1024
+#: Seconds a request refused for the buffered-bytes bound is told to wait (``Retry-After``).
+_BUSY_RETRY_S = 1
+
+
 class _TooLarge(Exception):
     pass
 
 
-async def _read_body(request: Request, limit: int) -> bytes:
+class _Busy(Exception):
+    pass
+
+
+class _BodyBudget:
+    """The bytes of ``POST /rpc`` bodies the gateway holds at once (``[gateway] max_buffered_request_bytes``).
+    Used from the event loop alone, so it needs no lock."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.held = 0
+
+    def take(self, size: int) -> bool:
+        """Hold ``size`` more bytes; ``False`` (nothing held) when that would pass the limit."""
+        if self.held + size > self.limit:
+            return False
+        self.held += size
+        return True
+
+    def give(self, size: int) -> None:
+        self.held -= size
+
+
+class _Reservation:
+    """One request's share of the :class:`_BodyBudget`, given back by :meth:`release`."""
+
+    def __init__(self, budget: _BodyBudget) -> None:
+        self.budget = budget
+        self.held = 0
+
+    def cover(self, size: int) -> None:
+        """Hold at least ``size`` bytes. Raises :class:`_Busy` when the budget has no room."""
+        if size > self.held:
+            if not self.budget.take(size - self.held):
+                raise _Busy
+            self.held = size
+
+    def release(self) -> None:
+        self.budget.give(self.held)
+        self.held = 0
+
+
+async def _read_body(request: Request, limit: int, reservation: _Reservation) -> bytes:
+    """The whole body, at most ``limit`` bytes, each byte counted under ``reservation`` as it arrives (a
+    ``Content-Length`` a client announces and does not send holds nothing). Raises :class:`_TooLarge` (by
+    ``Content-Length`` before reading, else once past the limit), :class:`_Busy`, ``ClientDisconnect``."""
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
         raise _TooLarge
@@ -82,8 +143,22 @@ async def _read_body(request: Request, limit: int) -> bytes:
         size += len(chunk)
         if size > limit:
             raise _TooLarge
+        reservation.cover(size)
         chunks.append(chunk)
     return b"".join(chunks)
+
+
+async def _pieces(parts: list[bytes]) -> AsyncIterator[bytes]:
+    """``parts`` joined into pieces of about :data:`_PIECE_BYTES`, in order, each part dropped from the
+    list as it goes (the response's memory shrinks as the client reads it)."""
+    parts.reverse()
+    while parts:
+        piece = [parts.pop()]
+        size = len(piece[0])
+        while parts and size < _PIECE_BYTES:
+            piece.append(parts.pop())
+            size += len(piece[-1])
+        yield b"".join(piece)
 
 
 def _auth_error(exc: AuthenticationFailed) -> Response:
@@ -134,6 +209,7 @@ def create_app(gateway: Gateway, *, bind_host: str | None = None, metrics_port: 
     ``operator.status`` grant under ``[access]``."""
     settings = gateway.runtime.config.gateway
     limit = settings.max_request_bytes
+    budget = _BodyBudget(settings.max_buffered_request_bytes)
 
     async def rpc(request: Request) -> Response:
         refused = url_token_refusal(request)
@@ -142,31 +218,51 @@ def create_app(gateway: Gateway, *, bind_host: str | None = None, metrics_port: 
         refusal = rpc_media_type_refusal(request.headers.get("content-type"))
         if refusal is not None:
             return json_refusal(415, InvalidRequest(refusal, "content-type"), {"Accept-Post": _JSON})
+        try:  # judged on the headers alone: a refused caller's body is never read
+            principal = gateway.authenticate(request.headers.get("authorization"))
+        except AuthenticationFailed as exc:
+            return _auth_error(exc)
+        cap, rule = limit, "[gateway] max_request_bytes"
+        if gateway.runtime.access.tokenless(principal) and TOKENLESS_MAX_REQUEST_BYTES < limit:
+            cap, rule = TOKENLESS_MAX_REQUEST_BYTES, "for a caller without a token"
+        reservation = _Reservation(budget)
         try:
-            body = await _read_body(request, limit)
+            return await _serve(request, principal, cap, rule, reservation)
+        finally:
+            reservation.release()
+
+    async def _serve(request: Request, principal: Any, cap: int, rule: str, reservation: _Reservation) -> Response:
+        try:
+            body = await _read_body(request, cap, reservation)
         except _TooLarge:
-            err = error_response(None, InvalidRequest(
-                f"request body exceeds the cap of {limit} bytes ([gateway] max_request_bytes)", "request"))
+            err = error_response(None, InvalidRequest(f"request body exceeds the cap of {cap} bytes ({rule})",
+                                                      "request"))
             return Response(encode(err), status_code=413, media_type=_JSON)
+        except _Busy:
+            busy = CapacityExceeded(
+                f"the gateway holds {budget.limit} bytes of request bodies at once ([gateway] "
+                f"max_buffered_request_bytes) and has no room for this one now; nothing was run, send it again",
+                resource="buffered_request_bytes", limit=budget.limit, retry_after_ms=_BUSY_RETRY_S * 1000)
+            return Response(encode(error_response(None, busy)), status_code=503, media_type=_JSON,
+                            headers={"Retry-After": str(_BUSY_RETRY_S)})
         except ClientDisconnect:
             client = request.client
             log.info("client %s went away before its request body was complete; nothing was executed",
                      f"{client.host}:{client.port}" if client else "?")
             return Response(status_code=400)
         request_id = accept_request_id(request.headers.get("x-request-id"))
-        try:
-            principal = gateway.authenticate(request.headers.get("authorization"))
-        except AuthenticationFailed as exc:
-            return _auth_error(exc)
         ctx = CallContext(principal=principal, transport="http", request_id=request_id)
         answer = await run_in_threadpool(gateway.dispatcher.answer, body, ctx)
         headers = {"X-Request-Id": request_id}
-        if answer.body is None:
+        if not answer.parts:
             return Response(status_code=204, headers=headers)
         if answer.retry_after_ms is not None:  # a single call refused for capacity: retry later
             headers["Retry-After"] = str(math.ceil(answer.retry_after_ms / 1000))
             return Response(answer.body, status_code=503, media_type=_JSON, headers=headers)
-        return Response(answer.body, media_type=_JSON, headers=headers)
+        if len(answer.parts) == 1:
+            return Response(answer.parts[0], media_type=_JSON, headers=headers)
+        headers["Content-Length"] = str(answer.size)  # a batch: sent piece by piece, each let go once written
+        return StreamingResponse(_pieces(answer.parts), media_type=_JSON, headers=headers)
 
     async def health(request: Request) -> Response:
         return JSONResponse({"status": "ok", "methods": len(gateway.table.names(gateway.runtime))})

@@ -69,6 +69,12 @@ class AccessService:
         """The principal of an ``Authorization`` header. Raises ``AuthenticationFailed`` (HTTP 401)."""
         return authenticate(authorization, self.config)
 
+    def tokenless(self, principal: Principal | None) -> bool:
+        """Whether ``principal`` is a transport's caller that sent no token to a gateway that lists tokens
+        (served under ``anyone`` rules, access control on): such a caller's request body and answers get
+        the smaller ``TOKENLESS_*`` caps of :mod:`meta_memory.limits`. ``None`` (an in-process caller) is not."""
+        return principal is not None and principal.anonymous and self.config is not None and bool(self.config.tokens)
+
     def admit(self, principal: Principal | None, spec: MethodSpec) -> None:
         """The method's entry gate, judged before its params are read
         (:func:`~meta_memory.access.requirements.admit`). Raises ``AccessDenied`` (-32030)."""
