@@ -164,7 +164,7 @@ METHODS: dict[str, dict[str, tuple[set[str], bool, Any]]] = {
     "meta/session/retire": {"identity": (S, REQ, "fuzz:typed"), "realm": _REALM,
                             "session_key": (S, OPT, "s-typed"), "cause": (S, REQ, "done")},
     "meta/turn/tool_result": {"identity": (S, REQ, "fuzz:typed"), "realm": _REALM, "session_key": (S, REQ, "s-typed"),
-                              "tool_name": (S, REQ, "calculator"), "provenance": (O, OPT, {"kind": "local"}),
+                              "tool_name": (S, REQ, "calculator"), "provenance": (O, OPT, {"kind": "builtin"}),
                               "is_error": (B, REQ, False), "server_tool": (B, REQ, False)},
     "meta/turn/inject": {"identity": (S, REQ, "fuzz:typed"), "realm": _REALM, "session_key": (S, OPT, "s-typed"),
                          "query_text": (S, REQ, "typed"), "surface": (S, REQ, "turn"), "mobs": (L, REQ, []),
