@@ -130,6 +130,8 @@ METHODS: dict[str, dict[str, tuple[set[str], bool, Any]]] = {
                           "store": (S, OPT, "timeline"), "fact": (S, OPT, "a fact"),
                           "metadata": (O, OPT, {"k": 1}), "conflict": (B, OPT, False),
                           "conflict_reason": (S, OPT, "why")},
+    "meta/memory/resolve": {"entity": (S, REQ, "fuzz-entity"), "topic": (S, REQ, "fuzz"),
+                            "store": (S, OPT, "timeline")},
     "meta/memory/query": {"entity": (S, OPT, "fuzz-entity"), "topic": (S, OPT, "fuzz"),
                           "store": (S, OPT, "timeline"), "query": (S, OPT, "fact")},
     "meta/agent_memory/remember": {"identity": (S, REQ, "fuzz:typed"), "realm": _REALM,
