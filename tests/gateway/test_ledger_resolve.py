@@ -93,3 +93,17 @@ def test_resolved_signals_free_room_under_max_state_bytes(gateway_factory: Any, 
     assert gw.result("meta/memory/resolve", {"entity": "e", "topic": "c0"})["resolved"]
     assert gw.result("meta/memory/index", {"entity": "e", "topic": "next", "conflict": True,
                                            "conflict_reason": reason})["conflict_active"] is True
+
+
+def test_the_sdk_resolves_embedded_and_remote(gateway: GatewayProcess, tmp_path: Path) -> None:
+    from meta_memory import Meta
+
+    with Meta.builder().persistent_state(tmp_path / "embedded").build() as embedded, \
+            Meta.connect(gateway.url) as remote:
+        for handle in (embedded, remote):
+            handle.ledger.index("svc:pay", "limits", conflict=True, conflict_reason="two runbooks")
+            assert handle.gating_check("svc:pay", "limits").allowed is False
+            out = handle.ledger.resolve("svc:pay", "limits")
+            assert [s.store for s in out.resolved] == ["knowledge_graph"] and out.conflict_active is False
+            assert handle.memory_resolve("svc:pay", "limits").resolved == []
+            assert handle.gating_check("svc:pay", "limits").allowed is True
