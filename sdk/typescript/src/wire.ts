@@ -626,10 +626,12 @@ export interface ProposalsListResult {
 }
 
 /**
- * ``{kind, source_id?, session_key?}`` (``ToolProvenance.parse`` holds the rules: ``session_key``
- * only with ``kind: "agent"`` and its ``source_id``).
+ * ``{kind, source_id?, session_key?}`` (``ToolProvenance.parse`` holds the rules: ``kind`` one of
+ * ``PROVENANCE_KINDS`` in any case, another refused; ``session_key`` only with ``kind: "agent"`` and its
+ * ``source_id``).
  */
 export interface Provenance {
+  /** the tool's owner: one of mcp, agent, builtin, function, memory (any case); another kind is refused, and the refusal taints the session */
   kind: string;
   sourceId?: string | null;
   sessionKey?: string | null;
