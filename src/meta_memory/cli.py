@@ -433,7 +433,7 @@ def mcp_command(state_dir: Path, identity: str, realm: str | None, config_path: 
             refused = f"the gateway at {url} refused the bridge: {exc.message}"
         except (GatewayUnreachable, httpx.HTTPError) as exc:  # nothing listens there (yet)
             refused = str(exc) if isinstance(exc, GatewayUnreachable) else f"cannot reach the gateway at {url}: {exc}"
-            if not isinstance(exc, NotAGateway):
+            if not isinstance(exc, NotAGateway) and not getattr(exc, "maybe_tls", False):
                 refused += f"; {NO_GATEWAY_HINT}"
         finally:
             handle.close()

@@ -315,7 +315,7 @@ class Runtime:
     def check_state_dir(self, method: str) -> None:
         """Refuse state-changing ``method`` when the state directory is no longer this runtime's
         (:meth:`state_dir_problem`): what it wrote would land in files no restart sees. Raises
-        ``MemoryBackendUnavailable`` (-32010) for the ledger's write (``meta/memory/index``), else
+        ``MemoryBackendUnavailable`` (-32010) for the ledger's writes (``meta/memory/index``, ``resolve``), else
         ``AgentMemoryError`` (-32040, reason ``io``); nothing is written."""
         from .errors import AgentMemoryError, MemoryBackendUnavailable
 
@@ -323,7 +323,7 @@ class Runtime:
         if problem is None:
             return
         detail = f"{problem}; nothing was written. Stop the gateway and put the directory back, then restart it"
-        raise MemoryBackendUnavailable(detail) if method == "meta/memory/index" else AgentMemoryError("io", detail)
+        raise MemoryBackendUnavailable(detail) if method in ("meta/memory/index", "meta/memory/resolve") else AgentMemoryError("io", detail)
 
     def explain_failed_read(self, exc: Exception) -> Exception:
         """``exc``, the store's ``io`` or ``corrupt`` refusal of a call, restated with its cause when the

@@ -154,7 +154,7 @@ def _run(ctx: dict[str, Any], call: Callable[[Any], Any], show: Callable[[Any], 
         sys.exit(1)
     except (GatewayUnreachable, StartupError) as exc:
         said = str(exc)
-        if isinstance(exc, GatewayUnreachable) and not isinstance(exc, NotAGateway):
+        if isinstance(exc, GatewayUnreachable) and not isinstance(exc, NotAGateway) and not exc.maybe_tls:
             said += f"; {NO_GATEWAY_HINT}"
         click.echo(one_line(f"meta-memory: {said}"), err=True)
         if ctx["as_json"]:
@@ -422,7 +422,7 @@ def erase_command(memory_id: str | None, everything: bool, dry_run: bool, reason
     from .errors import RecordNotFound
 
     if bool(memory_id) == everything:
-        raise click.UsageError("give a MEMORY_ID or --all (not both)")
+        raise click.UsageError("give a MEMORY_ID or --all (not both)" if everything else "give a MEMORY_ID or --all")
     if everything and not dry_run and not yes:
         where = f"realm {realm!r}" if realm else "the default realm"
         if not sys.stdin.isatty():

@@ -16,6 +16,7 @@ from meta_memory.access import config as access_config
 from meta_memory.access.cli import hash_from_stream, token_group
 from meta_memory.access.config import ACTIONS, hash_token, parse_access_section
 from meta_memory.errors import ConfigError
+from support import meta_memory_cli
 
 DIGEST = "5e884898da28047151d0e56f8dc6292773603d0d6aabbdd62a11ef721d1542d8"  # sha256("password")
 
@@ -160,3 +161,16 @@ def test_realm_and_roster_entries_are_normalised() -> None:
     assert (cfg.grants[0].on.identity, cfg.grants[0].on.realm, cfg.grants[0].on.kind) == ("lead:main", "hr", "identity")
     assert (cfg.grants[1].on.realm, cfg.grants[1].on.kind) == ("*", "realm")
     assert [e.key for e in cfg.roster] == [("default", "lead:main"), ("hr", "lead:main")]
+
+
+@pytest.mark.parametrize("stdin", [b"s3cret\nother\n", b"s3cret\n\n", b"s3cret\r\nother", b"\ns3cret\n"])
+def test_cli_token_hash_refuses_more_than_one_line(stdin: bytes) -> None:
+    """``meta-memory token hash`` read the first line and hashed it, silently dropping the rest: a token
+    pasted with a second line got a digest other than the one expected. Input of more than one line is
+    refused with exit 2 and a message; one line, with a single trailing newline or none, is hashed."""
+    out = meta_memory_cli("token", "hash", stdin=stdin, timeout=60)
+    assert out.returncode == 2 and out.stdout == b"", out
+    assert b"one token on one line" in out.stderr, out.stderr
+    for ok in (b"s3cret", b"s3cret\n", b"s3cret\r\n"):
+        done = meta_memory_cli("token", "hash", stdin=ok, timeout=60)
+        assert done.returncode == 0 and done.stdout.decode().strip() == hash_token("s3cret"), done

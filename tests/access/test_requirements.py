@@ -41,6 +41,7 @@ PARAMS: dict[str, Any] = {
     "meta/memory/index": {"entity": "e", "topic": "t", "fact": "v"},
     "meta/memory/query": {},
     "meta/memory/stores": {},
+    "meta/memory/resolve": {"entity": "e", "topic": "t"},
     "meta/memory/proposals/decide": {"proposal_id": "p", "action": "hold"},
     "meta/memory/proposals/list": {},
     "meta/memory/quarantine/decide": {"identity": "lead:main", "memory_id": "m", "verdict": "release",
@@ -118,7 +119,7 @@ def test_read_only_refuses_every_state_change_whatever_the_grants(name: str) -> 
 
 def test_state_changing_methods_are_declared_so() -> None:
     writes = {n for n in PARAMS if SPECS[n].is_mutating(parsed(n))}
-    assert {"meta/memory/index", "meta/session/note", "meta/session/reset", "meta/session/compacted",
+    assert {"meta/memory/index", "meta/memory/resolve", "meta/session/note", "meta/session/reset", "meta/session/compacted",
             "meta/turn/tool_result", "meta/session/retire", "meta/agent_memory/remember",
             "meta/memory/quarantine/decide", "meta/gating/decide"} <= writes
     assert not writes & {"meta/status", "meta/memory/query", "meta/gating/check", "meta/agent_memory/recall"}

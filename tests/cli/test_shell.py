@@ -136,7 +136,11 @@ def test_erase_from_the_shell(gateway: Any) -> None:
     assert as_json(mm("list", *url, "--json")) == []
     gone = mm("erase", made["memory_id"], *url)
     assert gone.returncode == 1 and "not_found" in gone.stderr
-    assert mm("erase", *url).returncode == 2  # neither an id nor --all
+    neither = mm("erase", *url)
+    assert neither.returncode == 2 and "give a MEMORY_ID or --all" in neither.stderr
+    assert "(not both)" not in neither.stderr  # it gave neither: the message does not speak of both
+    both = mm("erase", "mem-x", "--all", *url)
+    assert both.returncode == 2 and "give a MEMORY_ID or --all (not both)" in both.stderr
     as_json(mm("remember", "a", "first", *url, "--json"))
     as_json(mm("remember", "b", "second", *url, "--json"))
     assert as_json(mm("erase", "--all", "--dry-run", *url, "--json"))["count"] == 2

@@ -86,7 +86,11 @@ def test_events_list_pages_without_loss_or_duplicates(client: Client) -> None:
         params: dict[str, Any] = {"limit": 2, **({"after": after} if after is not None else {})}
         page = client.result("meta/events/list", params)
         if not page["events"]:
-            assert page["last_event_id"] is None
+            # an empty page echoes ``after`` (docs/security.md: "or the `after` it gave when none followed"),
+            # so a client polling with ``after = last_event_id`` does not get the whole timeline again
+            assert page["last_event_id"] == f"console-evt-{after}", page
+            again = client.result("meta/events/list", {"after": page["last_event_id"]})
+            assert again == {"events": [], "last_event_id": page["last_event_id"]}
             break
         got += [e["event_id"] for e in page["events"]]
         assert page["last_event_id"] == page["events"][-1]["event_id"]

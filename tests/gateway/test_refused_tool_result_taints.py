@@ -63,6 +63,8 @@ BAD_MEMBERS: list[tuple[dict[str, Any], str]] = [
     ({"tool_name": "fetch", "provenance": {"kind": "agent", "source_id": "bob\n"}}, "provenance.source_id"),
     ({"tool_name": "fetch", "provenance": {"kind": ""}}, "provenance.kind"),
     ({"tool_name": "fetch", "provenance": "mcp"}, "provenance"),
+    ({"tool_name": "read_file", "provenance": {"kind": "mcp_server", "source_id": "fetch"}}, "provenance.kind"),
+    ({"tool_name": "read_file", "provenance": {"kind": "tool"}}, "provenance.kind"),
     ({"tool_name": "fetch", "provenance": {"kind": "mcp", "source_id": "kg", "extra\u202e" * 50: 1}}, "provenance"),
     ({"tool_name": "fetch", "server_tool": "yes"}, "server_tool"),
     ({"tool_name": "fetch", "is_error": 1}, "is_error"),
@@ -126,3 +128,24 @@ def test_a_valid_report_is_answered_as_before(host: RpcClient) -> None:
     out = result_of(host.rpc("meta/turn/tool_result", {"identity": VICTIM, "session_key": "s-ok",
                                                         "tool_name": "calculator"}))
     assert out == {"trusted": True, "session_tainted": False}
+
+
+def test_an_unknown_provenance_kind_is_refused_not_read_as_none(host: RpcClient) -> None:
+    """An owner kind the firewall does not know (``mcp_server``) is a ``-32602`` naming ``provenance.kind``
+    and listing the accepted kinds, and it taints (docs/security.md, "A refused report taints"): read as
+    "no provenance" it was trusted, and the model's next write landed active. The accepted kinds are
+    read in any case (``MCP``)."""
+    session = "s-unknown-kind"
+    params = {"identity": VICTIM, "session_key": session, "tool_name": "read_file",
+              "provenance": {"kind": "mcp_server", "source_id": "fetch"}}
+    err = error_of(host.rpc("meta/turn/tool_result", params))
+    assert err["code"] == -32602 and err["data"]["field"] == "provenance.kind", err
+    for kind in ("mcp", "agent", "builtin", "function", "memory"):
+        assert kind in err["message"], err
+    text = remember(host, VICTIM, session, "after unknown kind")
+    assert "QUARANTINED" in text and "tool result refused:" in text, text
+    for kind in ("MCP", " Builtin ", "function", "memory"):
+        out = result_of(host.rpc("meta/turn/tool_result", {
+            "identity": VICTIM, "session_key": f"s-kind-{kind.strip()}", "tool_name": "read_file",
+            "provenance": {"kind": kind, "source_id": "kg"}}))
+        assert out["trusted"] is (kind.strip().lower() != "mcp"), (kind, out)

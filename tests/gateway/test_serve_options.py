@@ -85,6 +85,13 @@ def test_serve_terminates_tls(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
         with pytest.raises(httpx.HTTPError):
             httpx.post(gw.url.replace("https://", "http://") + "/rpc", json=payload, timeout=10)
         assert httpx.get(gw.url + "/console/", verify=trust, timeout=30).status_code == 200
+        # the command line names the likely cause: the gateway serves HTTPS (not "start a gateway")
+        plain = gw.url.replace("https://", "http://")
+        shown = subprocess.run([sys.executable, "-m", "meta_memory.cli", "list", "--identity", "lead:main",
+                                "--url", plain], capture_output=True, text=True, timeout=60)
+        assert shown.returncode == 1, shown
+        assert f"the gateway may be serving HTTPS: try {gw.url}" in shown.stderr, shown.stderr
+        assert "meta-memory serve" not in shown.stderr, shown.stderr
     finally:
         gw.stop()
 

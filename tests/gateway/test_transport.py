@@ -71,6 +71,25 @@ def test_invalid_params_name_field_and_rule(gateway):
     assert err["code"] == -32602 and "JSON object" in err["message"]
 
 
+def test_params_that_are_not_an_object_are_told_one_rule(gateway):
+    """docs/rpc.md: "Params are always a JSON object". ``null`` or a scalar is no JSON-RPC request
+    (-32600), an array is one with params this gateway does not take (-32602): both state that rule, and
+    a missing required member is "<field> is required" whichever model declares it."""
+    for params, code in ((None, -32600), ("x", -32600), ([], -32602), ([1], -32602)):
+        body = httpx.post(gateway.url + "/rpc", json={"jsonrpc": "2.0", "id": 1, "method": "meta/agent_memory/list",
+                                                      "params": params}).json()
+        assert body["error"]["code"] == code, (params, body)
+        assert body["error"]["message"].endswith("params must be a JSON object"), (params, body)
+        assert body["error"]["data"]["field"] == "params"
+    for method, params, field in (("meta/agent_memory/list", {}, "identity"),
+                                  ("meta/agent_memory/remember", {"identity": "lead:main", "body": "b"}, "title"),
+                                  ("meta/gating/check", {"entity": "e"}, "topic"),
+                                  ("meta/turn/tool_result", {"identity": "lead:main", "tool_name": "t"}, "session_key")):
+        err = gateway.error(method, params)
+        assert err["code"] == -32602 and err["message"] == f"Invalid params: {field} is required", (method, err)
+        assert err["data"]["field"] == field
+
+
 def test_batch_mixed_with_notifications(gateway):
     batch = [
         {"jsonrpc": "2.0", "method": "meta/memory/index", "params": {"entity": "e", "topic": "t", "fact": "one"}, "id": "a"},

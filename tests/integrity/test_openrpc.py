@@ -99,6 +99,7 @@ def _exercise(gw: GatewayProcess) -> dict[str, Any]:
     gw.result("meta/memory/index", {"entity": "e", "topic": "c", "conflict": True, "conflict_reason": "why"})
     call("meta/memory/query", {})
     call("meta/gating/check", {"entity": "e", "topic": "c"})
+    call("meta/memory/resolve", {"entity": "e", "topic": "c"})
     _validate_now = gw.result("meta/gating/check", {"entity": "e", "topic": "free"})
     out["gating_check_allowed"] = _validate_now
     call("meta/session/note", {"identity": ident, "session_key": sess})

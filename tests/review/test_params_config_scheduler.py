@@ -103,8 +103,10 @@ def test_other_params() -> None:
     assert info.value.field == "pending_id"
     assert parse_params(GatingCheckParams, {"entity": "acme", "topic": "price"}).store is None
     assert parse_params(GatingCheckParams, {"entity": " acme ", "topic": "price", "store": " "}).store is None
-    with pytest.raises(InvalidParams, match="topic must be a non-empty string"):
+    with pytest.raises(InvalidParams, match="topic is required"):  # a missing member, in the one wording
         parse_params(GatingCheckParams, {"entity": "acme"})
+    with pytest.raises(InvalidParams, match="topic must be a non-empty string"):
+        parse_params(GatingCheckParams, {"entity": "acme", "topic": " "})
     with pytest.raises(InvalidParams, match="store must be a string when provided"):
         parse_params(GatingCheckParams, {"entity": "acme", "topic": "price", "store": 3})
     listed = parse_params(ProposalListParams, {})
@@ -128,8 +130,10 @@ def test_other_params() -> None:
     assert p.session_ref("ops", lambda: b"k" * 32) == SessionRef("ops", "lead:main")
     assert parse_params(RetireParams, {"identity": "x", "realm": "hr", "session_key": "s", "cause": "c"}
                         ).session_ref("ops", lambda: b"k" * 32) == SessionRef("hr", "x", "s")
-    with pytest.raises(InvalidParams, match="cause must be a non-empty string"):
+    with pytest.raises(InvalidParams, match="cause is required"):
         parse_params(RetireParams, {"identity": "lead:main"})
+    with pytest.raises(InvalidParams, match="cause must be a non-empty string"):
+        parse_params(RetireParams, {"identity": "lead:main", "cause": ""})
     with pytest.raises(InvalidParams, match="cause must be at most 400 bytes"):
         parse_params(RetireParams, {"identity": "lead:main", "cause": "x" * 401})
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from meta_memory import Meta
 from meta_memory.tool import memory_tool_definition, memory_tool_schema
 from meta_memory.tool.args import ToolArgumentError, parse_arguments
 from meta_memory.tool.schema import RECORDER_PROTOCOL_INSTRUCTIONS
@@ -51,3 +54,24 @@ def test_protocol_instructions_open_with_the_protocol_name() -> None:
     for needle in ("update", "operator_said", "verified_claim", "verification_evidence", "propose_to_mob",
                    "resolved when"):
         assert needle in RECORDER_PROTOCOL_INSTRUCTIONS
+
+
+def test_the_schema_says_what_update_requires(tmp_path: Path) -> None:
+    """The tool's ``update`` replaces the record (reference notes §4: ``title`` and ``body`` required for
+    every writing action), unlike ``meta/agent_memory/update``, which keeps what it is not given. Its schema
+    required ``action`` alone and said nothing of it, so a model sending a new ``body`` alone was refused
+    by surprise: the descriptions now say which actions need ``title``, ``body`` and ``memory_id``."""
+    with Meta.builder().persistent_state(tmp_path / "state").build() as handle:
+        agent = handle.agent("lead:main")
+        schema = agent.tool_schema().input_schema
+        props = schema["properties"]
+        assert "Required for remember, update and propose_to_mob" in props["title"]["description"]
+        assert "Required for remember, update" in props["body"]["description"]
+        assert props["memory_id"]["description"].startswith("Required for update and forget")
+        assert "update (replace one of your records by memory_id: give its whole new title and body)" in \
+            agent.tool_schema().description
+        session = agent.session("s1")
+        stored = session.tool({"action": "remember", "title": "Oak", "body": "The oak is 300 years old."})
+        memory_id = stored.text.split("memory ", 1)[1].split(".", 1)[0]
+        out = session.tool({"action": "update", "memory_id": memory_id, "body": "The oak is 301 years old."})
+        assert out.is_error and "`title` is required" in out.text, out

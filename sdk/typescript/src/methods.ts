@@ -78,8 +78,9 @@ export const METHODS = {
   discover: m<NoParams, T.Open>("rpc.discover"),
   eventsList: m<T.EventsListParams, T.EventsListResult>("meta/events/list"),
 
-  // assertion ledger (seed: Indexing, Querying)
+  // assertion ledger (seed: Indexing, Conflict detection, Querying)
   memoryIndex: m<T.MemoryIndexParams, T.MemoryIndexResult>("meta/memory/index"),
+  memoryResolve: m<T.MemoryResolveParams, T.MemoryResolveResult>("meta/memory/resolve"),
   memoryQuery: m<string | T.MemoryQueryParams | undefined, T.MemoryQueryResult>("meta/memory/query", undefined, queryParams),
   memoryStores: m<NoParams, T.MemoryStoreInfo[]>("meta/memory/stores", (r) => r.stores),
 

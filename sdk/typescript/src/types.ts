@@ -44,6 +44,10 @@ export type LedgerStore = "knowledge_graph" | "vector" | "timeline" | "todo" | "
  * `knowledge_graph` (trimmed and ASCII-lowercased; must be a supported store). */
 export type MemoryIndexParams = W.MemoryIndexParams;
 export type MemoryIndexResult = W.MemoryIndexResult & Open;
+/** `meta/memory/resolve` (seed: Conflict detection): removes the conflict signal of `entity`/`topic` in `store`
+ * (absent: in every store), so `gatingCheck` allows again; `resolved` lists the signals removed. */
+export type MemoryResolveParams = W.MemoryResolveParams;
+export type MemoryResolveResult = W.MemoryResolveResult & Open;
 /** `meta/memory/query` (seed: Querying): exact filters plus a case-insensitive substring `query`. */
 export type MemoryQueryParams = W.MemoryQueryParams;
 export type MemoryAssertion = W.MemoryAssertion & Open;

@@ -456,6 +456,22 @@ export interface MemoryQueryResult {
   conflicts: MemoryConflictSignal[];
 }
 
+/**
+ * Result of ``meta/memory/resolve``.
+ *
+ * ``entity``/``topic`` are canonical, ``store`` too (``null``: every store); ``resolved`` holds the
+ * conflict signals this call removed, in key order (empty when none was active: nothing changed);
+ * ``conflict_active`` is true when a signal still exists for this entity and topic in any store
+ * (what ``meta/gating/check`` reads).
+ */
+export interface MemoryResolveResult {
+  entity: string;
+  topic: string;
+  store?: string | null;
+  resolved: MemoryConflictSignal[];
+  conflictActive: boolean;
+}
+
 /** ``{"store": <name>, "record_count": <assertions + conflict signals in that store>}``. */
 export interface MemoryStoreInfo {
   store: string;
@@ -610,10 +626,12 @@ export interface ProposalsListResult {
 }
 
 /**
- * ``{kind, source_id?, session_key?}`` (``ToolProvenance.parse`` holds the rules: ``session_key``
- * only with ``kind: "agent"`` and its ``source_id``).
+ * ``{kind, source_id?, session_key?}`` (``ToolProvenance.parse`` holds the rules: ``kind`` one of
+ * ``PROVENANCE_KINDS`` in any case, another refused; ``session_key`` only with ``kind: "agent"`` and its
+ * ``source_id``).
  */
 export interface Provenance {
+  /** the tool's owner: one of mcp, agent, builtin, function, memory (any case); another kind is refused, and the refusal taints the session */
   kind: string;
   sourceId?: string | null;
   sessionKey?: string | null;
@@ -1133,6 +1151,13 @@ export interface MemoryQueryParams {
   query?: string | null;
 }
 
+/** `meta/memory/resolve` params. */
+export interface MemoryResolveParams {
+  entity: string;
+  topic: string;
+  store?: string | null;
+}
+
 /** `meta/memory/steward/dream` params. */
 export interface MemoryStewardDreamParams {
   /** the realm (default: the gateway's [agent_memory] realm) */
@@ -1270,6 +1295,7 @@ export interface WireMethods {
   "meta/memory/proposals/list": { params: MemoryProposalsListParams; result: ProposalsListResult };
   "meta/memory/quarantine/decide": { params: MemoryQuarantineDecideParams; result: DecideResult };
   "meta/memory/query": { params: MemoryQueryParams; result: MemoryQueryResult };
+  "meta/memory/resolve": { params: MemoryResolveParams; result: MemoryResolveResult };
   "meta/memory/steward/dream": { params: MemoryStewardDreamParams; result: DreamResult };
   "meta/memory/stores": { params: MemoryStoresParams; result: StoresResult };
   "meta/session/compacted": { params: SessionCompactedParams; result: CompactedResult };
@@ -1319,6 +1345,7 @@ export const WIRE_METHODS = [
   "meta/memory/proposals/list",
   "meta/memory/quarantine/decide",
   "meta/memory/query",
+  "meta/memory/resolve",
   "meta/memory/steward/dream",
   "meta/memory/stores",
   "meta/session/compacted",

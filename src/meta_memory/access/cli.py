@@ -20,14 +20,26 @@ from .config import hash_token
 __all__ = ["token_group", "token_hash_command", "hash_from_stream"]
 
 
-def hash_from_stream(stream: TextIO) -> str:
-    """Read one token line from ``stream`` and return its digest.
+#: The most of stdin read for one token (a bearer token is far shorter): more is refused, never cut.
+MAX_TOKEN_INPUT_CHARS = 64 * 1024
 
-    Raises ``click.UsageError`` for an empty or whitespace-bearing token.
+
+def hash_from_stream(stream: TextIO) -> str:
+    """Read one token from ``stream`` (the whole input: one line, a single trailing newline, LF or CRLF,
+    allowed) and return its digest.
+
+    Raises ``click.UsageError`` for an empty or whitespace-bearing token, and for input of more than one
+    line or over :data:`MAX_TOKEN_INPUT_CHARS` characters (reading only the first line would hash a
+    token other than the one piped in, silently).
     """
-    line = stream.readline()
-    token = line[:-1] if line.endswith("\n") else line
+    text = stream.read(MAX_TOKEN_INPUT_CHARS + 1)
+    if len(text) > MAX_TOKEN_INPUT_CHARS:
+        raise click.UsageError(f"stdin must hold one token (at most {MAX_TOKEN_INPUT_CHARS} characters)")
+    token = text[:-1] if text.endswith("\n") else text
     token = token[:-1] if token.endswith("\r") else token
+    if "\n" in token or "\r" in token:
+        raise click.UsageError("stdin must hold one token on one line (a single trailing newline allowed); "
+                               "it holds more than one line")
     try:
         return hash_token(token)
     except ValueError as exc:

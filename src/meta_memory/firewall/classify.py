@@ -76,6 +76,7 @@ __all__ = [
     "MCP_PREFIX",
     "Classification",
     "ContentTrustPolicy",
+    "PROVENANCE_KINDS",
     "ProvenanceError",
     "ToolProvenance",
     "classify_tool_result",
@@ -165,6 +166,13 @@ def names_a_builtin(name: str) -> bool:
     return _names_one_of(name, _BUILTIN_KEYS)
 
 
+#: The accepted values of a tool provenance's ``kind`` (compared in any case, surrounding space dropped). Only
+#: ``mcp`` and ``agent`` change classification; the others name owners the name rules judge alone. Any other
+#: kind is refused (:class:`ProvenanceError`), never read as "no provenance": an owner the firewall does not
+#: know cannot be judged by the rules of one it does (fail closed: a refused report taints its session).
+PROVENANCE_KINDS: tuple[str, ...] = ("mcp", "agent", "builtin", "function", "memory")
+
+
 class ProvenanceError(ValueRuleBroken):
     """A tool result's provenance is not the wire shape ``{kind, source_id?}`` (``field`` names the
     member; clients see ``-32602 Invalid params: <rule>``)."""
@@ -175,8 +183,9 @@ class ToolProvenance:
     """Typed owner of a tool, as the host's tool catalog knows it.
 
     Attributes:
-        kind: the owner kind, e.g. ``"mcp"``, ``"agent"``, ``"builtin"``, ``"memory"``,
-            ``"function"``. Only ``"mcp"`` and ``"agent"`` change classification.
+        kind: the owner kind, one of :data:`PROVENANCE_KINDS` (``"mcp"``, ``"agent"``, ``"builtin"``,
+            ``"function"``, ``"memory"``; :meth:`parse` refuses any other). Only ``"mcp"`` and ``"agent"``
+            change classification.
         source_id: the owner's id; for ``kind == "mcp"`` it is the MCP server name, for
             ``kind == "agent"`` the identity of the agent whose output this is.
         session_key: for ``kind == "agent"`` only, optional: the session of that agent the output came
@@ -203,7 +212,7 @@ class ToolProvenance:
         """Parse the wire shape ``{kind, source_id?, session_key?}`` (``None`` when absent).
 
         Raises :class:`ProvenanceError` naming ``field`` when the
-        value is not an object, ``kind`` is not a non-empty string, ``source_id`` is
+        value is not an object, ``kind`` is not one of :data:`PROVENANCE_KINDS` (in any case), ``source_id`` is
         not a string, ``kind`` or ``source_id`` is over 512 bytes, unknown keys are present, an MCP provenance has no
         ``source_id`` (an MCP tool without a server cannot be attributed), or an agent
         provenance's ``source_id`` is not a valid identity (the name rule of
@@ -221,6 +230,9 @@ class ToolProvenance:
         kind = value.get("kind")
         if not isinstance(kind, str) or not kind.strip():
             raise ProvenanceError(f"{field}.kind must be a non-empty string", f"{field}.kind")
+        if kind.strip().lower() not in PROVENANCE_KINDS:
+            raise ProvenanceError(f"{field}.kind must be one of {', '.join(PROVENANCE_KINDS)} (any case)",
+                                  f"{field}.kind")
         source_id = value.get("source_id", "")
         if source_id is None:
             source_id = ""

@@ -31,9 +31,12 @@ from meta_memory.ledger.model import (
     MemoryConflictSignal,
     MemoryIndexResult,
     MemoryQueryResult,
+    MemoryResolveResult,
     MemoryStoreInfo,
     QueryRequest,
+    ResolveRequest,
     canonical_index,
+    canonical_resolve,
 )
 from meta_memory.ledger.normalise import SUPPORTED_STORES, canonical_store, canonical_token, trim
 
@@ -338,6 +341,49 @@ class AssertionLedger:
                 store=c.store,
                 assertion_id=new_assertion[0].assertion_id if new_assertion is not None else None,
                 conflict_active=self._first_conflict(c.entity, c.topic) is not None,
+            )
+
+    def resolve(self, req: ResolveRequest) -> MemoryResolveResult:
+        """Resolve conflict signals, then persist (``meta/memory/resolve``).
+
+        Removes the signal of ``(entity, topic, store)``, or, with no ``store``, the signal of every
+        store for that entity and topic (the ones :meth:`conflict_for_reference`, and so
+        ``meta/gating/check``, reads). The whole state is persisted as an index does (health check,
+        atomic replace); a persist failure puts the signals back and is refused with
+        :class:`MemoryBackendUnavailable`. With no signal to remove nothing changes and nothing is
+        written (a repeated resolve is answered ``resolved: []``).
+
+        Raises:
+            LedgerValidationError: the request breaks a rule (:func:`canonical_resolve`).
+            MemoryBackendUnavailable: the health check or the file write failed; memory and file
+                are unchanged.
+        """
+        entity, topic, store = canonical_resolve(req)
+        with self._lock:
+            self._require_loaded()
+            keys = [k for k in self._conflict_keys
+                    if k[0] == entity and k[1] == topic and (store is None or k[2] == store)]
+            removed = [(key, self._conflicts[key]) for key in keys]
+            if removed:
+                previous_keys, previous_bytes = list(self._conflict_keys), self._conflict_bytes
+                for key, (_, fragment) in removed:
+                    del self._conflicts[key]
+                    self._conflict_bytes -= len(fragment)
+                self._conflict_keys = [k for k in self._conflict_keys if k in self._conflicts]
+                try:
+                    self._persist()
+                except BaseException as exc:
+                    for key, entry in removed:
+                        self._conflicts[key] = entry
+                    self._conflict_keys, self._conflict_bytes = previous_keys, previous_bytes
+                    if isinstance(exc, HealthCheckFailed):
+                        raise MemoryBackendUnavailable(exc.reason) from None
+                    if isinstance(exc, OSError):
+                        raise MemoryBackendUnavailable(self._persist_failure(exc)) from None
+                    raise
+            return MemoryResolveResult(
+                entity=entity, topic=topic, store=store, resolved=[signal for _, (signal, _) in removed],
+                conflict_active=self._first_conflict(entity, topic) is not None,
             )
 
     def _section_append(self, fragment: bytes) -> None:

@@ -36,12 +36,16 @@ __all__ = [
     "MemoryStoreInfo",
     "MemoryIndexResult",
     "MemoryQueryResult",
+    "MemoryResolveResult",
     "IndexRequest",
     "QueryRequest",
+    "ResolveRequest",
     "CanonicalIndex",
     "canonical_index",
+    "canonical_resolve",
     "parse_index_params",
     "parse_query_params",
+    "parse_resolve_params",
     "parse_stores_params",
 ]
 
@@ -139,6 +143,35 @@ class IndexRequest(BaseModel):
     conflict_reason: str | None = None
 
 
+class MemoryResolveResult(BaseModel):
+    """Result of ``meta/memory/resolve``.
+
+    ``entity``/``topic`` are canonical, ``store`` too (``null``: every store); ``resolved`` holds the
+    conflict signals this call removed, in key order (empty when none was active: nothing changed);
+    ``conflict_active`` is true when a signal still exists for this entity and topic in any store
+    (what ``meta/gating/check`` reads).
+    """
+
+    model_config = _FROZEN
+
+    entity: str
+    topic: str
+    store: str | None = None
+    resolved: list[MemoryConflictSignal]
+    conflict_active: bool
+
+
+class ResolveRequest(BaseModel):
+    """Params of ``meta/memory/resolve`` (raw): ``entity`` and ``topic`` required, ``store`` optional
+    (absent: the signals of every store for this entity and topic, the ones ``meta/gating/check`` reads)."""
+
+    model_config = _FROZEN
+
+    entity: str
+    topic: str
+    store: str | None = None
+
+
 class QueryRequest(BaseModel):
     """Params of ``meta/memory/query``; every filter optional (raw, canonicalised by the ledger)."""
 
@@ -163,6 +196,46 @@ class CanonicalIndex:
     conflict_reason: str | None
 
 
+def _canonical_key(raw_entity: str, raw_topic: str) -> tuple[str, str]:
+    """The canonical ``(entity, topic)`` of a write (index or resolve): trimmed, ASCII-lowercased, non-empty,
+    no control character; refused naming the field."""
+    entity = canonical_token(raw_entity)
+    if entity is None:
+        raise LedgerValidationError("entity must be a non-empty string", "entity")
+    if has_control_character(entity):
+        raise LedgerValidationError(control_character_rule("entity"), "entity")
+    topic = canonical_token(raw_topic)
+    if topic is None:
+        raise LedgerValidationError("topic must be a non-empty string", "topic")
+    if has_control_character(topic):
+        raise LedgerValidationError(control_character_rule("topic"), "topic")
+    return entity, topic
+
+
+def _canonical_store_param(raw: str | None) -> str | None:
+    """A write's ``store`` param, canonical (``None`` when absent); an empty or unsupported one is refused."""
+    if raw is None:
+        return None
+    token = canonical_token(raw)
+    if token is None:
+        raise LedgerValidationError("store must be a non-empty string when provided", "store")
+    if token not in SUPPORTED_STORES:
+        raise LedgerValidationError(unsupported_store_rule(token), "store")
+    return token
+
+
+def canonical_resolve(req: ResolveRequest) -> tuple[str, str, str | None]:
+    """The canonical ``(entity, topic, store | None)`` a ``meta/memory/resolve`` names: the rules of
+    :func:`canonical_index` for the three (``None``: every store).
+
+    Raises:
+        LedgerValidationError: empty entity/topic, a control character in either, an empty or
+            unsupported store.
+    """
+    entity, topic = _canonical_key(req.entity, req.topic)
+    return entity, topic, _canonical_store_param(req.store)
+
+
 def canonical_index(req: IndexRequest) -> CanonicalIndex:
     """Canonicalise and check an :class:`IndexRequest` (reference §1.5).
 
@@ -183,25 +256,8 @@ def canonical_index(req: IndexRequest) -> CanonicalIndex:
     Only new writes pass through here: an assertion already in the ledger file is loaded with its
     metadata verbatim (:func:`meta_memory.ledger.persistence.load`) and rewritten unchanged.
     """
-    entity = canonical_token(req.entity)
-    if entity is None:
-        raise LedgerValidationError("entity must be a non-empty string", "entity")
-    if has_control_character(entity):
-        raise LedgerValidationError(control_character_rule("entity"), "entity")
-    topic = canonical_token(req.topic)
-    if topic is None:
-        raise LedgerValidationError("topic must be a non-empty string", "topic")
-    if has_control_character(topic):
-        raise LedgerValidationError(control_character_rule("topic"), "topic")
-    if req.store is None:
-        store = DEFAULT_STORE
-    else:
-        token = canonical_token(req.store)
-        if token is None:
-            raise LedgerValidationError("store must be a non-empty string when provided", "store")
-        if token not in SUPPORTED_STORES:
-            raise LedgerValidationError(unsupported_store_rule(token), "store")
-        store = token
+    entity, topic = _canonical_key(req.entity, req.topic)
+    store = _canonical_store_param(req.store) or DEFAULT_STORE
     fact = None
     if req.fact is not None:
         fact = canonical_text(req.fact)
@@ -302,6 +358,33 @@ def parse_index_params(params: object) -> IndexRequest:
         conflict_reason=reason,
     )
     canonical_index(req)  # store, fact and the fact-or-conflict rule
+    return req
+
+
+def parse_resolve_params(params: object) -> ResolveRequest:
+    """Parse ``meta/memory/resolve`` params: ``{entity: str, topic: str, store?: str}``.
+
+    Raises:
+        LedgerValidationError: ``params must be a JSON object``, ``unknown field 'x'``,
+            ``entity must be a non-empty string`` (likewise topic), ``entity must not contain control
+            characters (tab, newline, NUL, ...)``, ``store must be a non-empty string when provided``,
+            ``store 'x' is unsupported (allowed: ...)``, a member over 65,536 bytes.
+    """
+    if params is None or not isinstance(params, dict):
+        raise LedgerValidationError("params must be a JSON object", "params")
+    _refuse_unknown(params, ("entity", "topic", "store"))
+    entity = params.get("entity")
+    if not isinstance(entity, str):
+        raise LedgerValidationError("entity must be a non-empty string", "entity")
+    topic = params.get("topic")
+    if not isinstance(topic, str):
+        raise LedgerValidationError("topic must be a non-empty string", "topic")
+    store = _optional(params, "store", str, "a non-empty string")
+    for name, value in (("entity", entity), ("topic", topic), ("store", store)):
+        if value is not None and len(value.encode("utf-8", "surrogatepass")) > MAX_LEDGER_TEXT_BYTES:
+            raise LedgerValidationError(f"{name} must be at most {MAX_LEDGER_TEXT_BYTES} bytes", name)
+    req = ResolveRequest(entity=entity, topic=topic, store=store)
+    canonical_resolve(req)
     return req
 
 

@@ -21,6 +21,7 @@ from .. import strict_json
 from ..errors import CapacityExceeded, InternalError, InvalidRequest, MetaError, ParseError
 from ..limits import DEFAULT_MAX_BATCH_MS, DEFAULT_MAX_RESPONSE_BYTES, TOKENLESS_MAX_RESPONSE_BYTES
 from ..observability.requests import bound_request_id
+from .params import PARAMS_OBJECT_RULE
 from .registry import CallContext, MethodTable
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -272,7 +273,9 @@ class Dispatcher:
             return error_response(request_id, InvalidRequest(f"unknown member '{sorted(extra)[0]}'", sorted(extra)[0]))
         params = message.get("params")
         if "params" in message and not isinstance(params, (dict, list)):
-            return error_response(request_id, InvalidRequest("params must be an object or an array", "params"))
+            # not a JSON-RPC request (params, when present, is structured): -32600; an array is one, refused
+            # -32602 by the params parser; both in the words of the one rule, params are a JSON object
+            return error_response(request_id, InvalidRequest(PARAMS_OBJECT_RULE, "params"))
         is_notification = raw_id is _MISSING
         try:
             result = self.table.call(self.runtime, ctx, method, params)

@@ -8,6 +8,7 @@ and ``data.field`` naming the first offending field.
 
 from __future__ import annotations
 
+import functools
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -15,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from ..errors import InvalidParams, ValueRuleBroken, echo
 from ..identity import parse_identity, parse_realm
 
-__all__ = ["Params", "RealmDefaulted", "IdentityParams", "MembersRule", "parse_params", "validation_to_invalid_params",
+__all__ = ["PARAMS_OBJECT_RULE", "Params", "RealmDefaulted", "IdentityParams", "MembersRule", "parse_params", "validation_to_invalid_params",
            "check_json_value", "MAX_PARAMS_DEPTH"]
 
 #: Deepest nesting accepted in params (objects and arrays), so nothing stored can later exhaust
@@ -111,9 +112,12 @@ class NoParams(Params):
 REQUIRED_MARK = "x-required"
 
 
-def required_text(**extra: Any) -> Any:
-    """A string member checked by a ``mode="before"`` validator that refuses it when absent."""
-    return Field(default=None, validate_default=True, json_schema_extra={"type": "string", REQUIRED_MARK: True, **extra})
+def required_text(*, missing: str | None = None, **extra: Any) -> Any:
+    """A string member checked by a ``mode="before"`` validator. Absent, it is refused by
+    :func:`parse_params` as ``<field> is required``, as pydantic's own required members are; ``missing``
+    is another wording where the spec's reference gives one (``verdict must be 'release' or 'tombstone'``)."""
+    return Field(default=None, validate_default=True,
+                 json_schema_extra={"type": "string", REQUIRED_MARK: missing or True, **extra})
 
 
 def optional_count(value: Any, name: str, maximum: int) -> int | None:
@@ -205,16 +209,37 @@ def rule_to_invalid_params(exc: ValueRuleBroken) -> InvalidParams:
     return InvalidParams(exc.rule, exc.field)
 
 
+#: The rule every refusal of a call's ``params`` as a whole states (docs/rpc.md: params are always a JSON
+#: object): an array (``-32602``) and a value that is not structured (``null``, a string: ``-32600``) alike.
+PARAMS_OBJECT_RULE = "params must be a JSON object"
+
+
+@functools.cache
+def _required_members(model: type[BaseModel]) -> tuple[tuple[str, str], ...]:
+    """``(name, rule when absent)`` of the members of ``model`` marked required although their Python
+    default is ``None`` (:func:`required_text`; pydantic does not know them required), in declaration order."""
+    out = []
+    for name, info in model.model_fields.items():
+        mark = info.json_schema_extra.get(REQUIRED_MARK) if isinstance(info.json_schema_extra, dict) else None
+        if mark:
+            out.append((name, mark if isinstance(mark, str) else f"{name} is required"))
+    return tuple(out)
+
+
 def parse_params(model: type[P], raw: Any) -> P:
     """Validate raw JSON-RPC ``params`` (object or absent) into ``model``.
 
-    Raises :class:`InvalidParams` for positional (array) params, a non-object,
-    or any rule the model enforces.
+    Raises :class:`InvalidParams` for positional (array) params, a non-object, a missing required
+    member (``<field> is required``, whether pydantic or :func:`required_text` declares it), or any rule
+    the model enforces.
     """
     if raw is None:
         raw = {}
     if not isinstance(raw, dict):
-        raise InvalidParams("params must be a JSON object", "params")
+        raise InvalidParams(PARAMS_OBJECT_RULE, "params")
+    for name, rule in _required_members(model):
+        if name not in raw:  # as pydantic's own required members are refused: one wording for a missing member
+            raise InvalidParams(rule, name)
     try:
         return model.model_validate(raw)
     except ValidationError as exc:

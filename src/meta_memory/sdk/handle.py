@@ -5,8 +5,8 @@ The gateway's methods are declared once, in :class:`~meta_memory.sdk.methods.Han
 the same results. Both offer:
 
 - every gateway method under the spec's names (``remember_agent_memory``, ``turn_inject``, ...);
-- ``handle.ledger``: the assertion ledger (``index``, ``query``, ``stores``), the same calls as
-  ``memory_index``, ``memory_query``, ``memory_stores``;
+- ``handle.ledger``: the assertion ledger (``index``, ``resolve``, ``query``, ``stores``), the same calls
+  as ``memory_index``, ``memory_resolve``, ``memory_query``, ``memory_stores``;
 - ``handle.agent(identity, realm=...)``: an :class:`~meta_memory.sdk.agent.Agent` bound to one
   identity (``remember``, ``recall``, ``session(...)``, ...).
 
@@ -38,9 +38,11 @@ S = TypeVar("S")
 
 
 class _LedgerMethods:
-    """The assertion ledger's methods under their own names (seed: Indexing, Querying, Memory store info)."""
+    """The assertion ledger's methods under their own names (seed: Indexing, Conflict detection, Querying,
+    Memory store info)."""
 
     index = HandleMethods.memory_index
+    resolve = HandleMethods.memory_resolve
     query = HandleMethods.memory_query
     stores = HandleMethods.memory_stores
 
@@ -52,7 +54,7 @@ class _LedgerMethods:
 
 
 class Ledger(_LedgerMethods, SyncSide):
-    """``handle.ledger`` on a sync handle: ``index(...)``, ``query(...)``, ``stores()``."""
+    """``handle.ledger`` on a sync handle: ``index(...)``, ``resolve(...)``, ``query(...)``, ``stores()``."""
 
 
 class AsyncLedger(_LedgerMethods, AsyncSide):

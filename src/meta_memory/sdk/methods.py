@@ -26,7 +26,7 @@ from pydantic import BaseModel
 
 from .. import strict_json
 from ..errors import InvalidParams
-from ..ledger.model import MemoryIndexResult, MemoryQueryResult, MemoryStoreInfo
+from ..ledger.model import MemoryIndexResult, MemoryQueryResult, MemoryResolveResult, MemoryStoreInfo
 from ..limits import MAX_BATCH_OPS
 from .binding import rpc
 from .models import (
@@ -171,6 +171,17 @@ class HandleMethods:
         or ``MemoryBackendUnavailable`` when the persist or health check fails (nothing changes)."""
         return _params(entity=entity, topic=topic, store=store, fact=fact, metadata=metadata, conflict=conflict,
                        conflict_reason=conflict_reason)
+
+    @rpc("meta/memory/resolve", MemoryResolveResult.model_validate)
+    def memory_resolve(self, entity: str, topic: str, store: str | None = None) -> dict[str, Any] | None:
+        """Resolve the conflict signal of ``entity``/``topic`` in ``store`` (``None``: in every store), so
+        ``gating_check`` allows again.
+
+        Returns :class:`MemoryResolveResult` (canonical entity/topic/store, ``resolved``: the signals
+        removed, empty when none was active; ``conflict_active``: a signal left in another store). Raises
+        ``InvalidParams`` (e.g. an unsupported ``store``) or ``MemoryBackendUnavailable`` when the persist
+        or health check fails (nothing changes)."""
+        return _params(entity=entity, topic=topic, store=store)
 
     @rpc("meta/memory/query", MemoryQueryResult.model_validate)
     def memory_query(self, /, query: str | dict[str, Any] | None = None, **filters: Any) -> dict[str, Any] | None:

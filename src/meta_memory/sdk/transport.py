@@ -51,10 +51,17 @@ class ThreadedTransport(Transport, Protocol):
 
 
 class GatewayUnreachable(ConnectionError):
-    """The gateway could not be reached (refused, reset, timed out). ``url`` names it."""
+    """The gateway could not be reached (refused, reset, timed out). ``url`` names it.
+
+    ``maybe_tls``: the URL is ``http://`` and the server closed the connection without an answer, what a
+    gateway serving HTTPS (``serve --ssl-certfile``) does to plain HTTP; the message then says to try
+    ``https://``."""
 
     def __init__(self, url: str, cause: Exception) -> None:
-        super().__init__(f"cannot reach the meta-memory gateway at {url}: {cause}")
+        self.maybe_tls = url.startswith("http://") and isinstance(cause, (httpx.RemoteProtocolError, httpx.ReadError))
+        hint = (f"; the gateway may be serving HTTPS: try {'https://' + url.removeprefix('http://')}"
+                if self.maybe_tls else "")
+        super().__init__(f"cannot reach the meta-memory gateway at {url}: {cause}{hint}")
         self.url = url
 
 

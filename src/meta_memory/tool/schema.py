@@ -46,7 +46,8 @@ EPISTEMIC_STATUSES: Final = ("observed", "operator_said", "verified_claim")
 
 MEMORY_TOOL_DESCRIPTION: Final = (
     "Your durable memory, scoped to your own identity; it survives session resets and respawns. "
-    "Actions: remember (store a new record), update (replace one of your records by memory_id), "
+    "Actions: remember (store a new record: title and body), update (replace one of your records by "
+    "memory_id: give its whole new title and body), "
     "forget (remove one of your records by memory_id), recall (search your records; omit query_text "
     "to list the newest), propose_to_mob (suggest a record for your mob's shared memory; a steward or "
     "operator must commit it)."
@@ -62,11 +63,14 @@ _SCHEMA: Final[dict[str, Any]] = {
         },
         "title": {
             "type": "string",
-            "description": "Short title of the record (remember, update, propose_to_mob).",
+            "description": "Short title of the record. Required for remember, update and propose_to_mob.",
         },
         "body": {
             "type": "string",
-            "description": "The record's content: one fact, preference or procedure per record.",
+            "description": (
+                "The record's content: one fact, preference or procedure per record. Required for remember, "
+                "update (the whole new content) and propose_to_mob."
+            ),
         },
         "description": {
             "type": "string",
@@ -96,7 +100,7 @@ _SCHEMA: Final[dict[str, Any]] = {
         },
         "memory_id": {
             "type": "string",
-            "description": "The record to update or forget.",
+            "description": "Required for update and forget: the record to update or forget.",
         },
         "query_text": {
             "type": "string",

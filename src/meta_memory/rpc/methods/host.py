@@ -17,6 +17,7 @@ from ...access.requirements import (
 )
 from ...access.resources import Resources
 from ...errors import InvalidParams
+from ...firewall.classify import PROVENANCE_KINDS
 from ...identity import parse_mob
 from ...limits import MAX_SESSION_KEY_BYTES
 from ...recall.query_limits import truncate_query_text
@@ -79,10 +80,12 @@ class SessionCompactedParams(KeyedSessionParams):
 
 
 class Provenance(Params):
-    """``{kind, source_id?, session_key?}`` (``ToolProvenance.parse`` holds the rules: ``session_key``
-    only with ``kind: "agent"`` and its ``source_id``)."""
+    """``{kind, source_id?, session_key?}`` (``ToolProvenance.parse`` holds the rules: ``kind`` one of
+    ``PROVENANCE_KINDS`` in any case, another refused; ``session_key`` only with ``kind: "agent"`` and its
+    ``source_id``)."""
 
-    kind: str
+    kind: str = Field(description=f"the tool's owner: one of {', '.join(PROVENANCE_KINDS)} (any case); "
+                                  "another kind is refused, and the refusal taints the session")
     source_id: str | None = None
     session_key: str | None = None
 

@@ -1,4 +1,5 @@
-"""``meta/memory/index``, ``meta/memory/query``, ``meta/memory/stores`` (seed: Indexing, Querying, Memory store info)."""
+"""``meta/memory/index``, ``meta/memory/resolve``, ``meta/memory/query``, ``meta/memory/stores`` (seed: Indexing,
+Conflict detection, Querying, Memory store info)."""
 
 from __future__ import annotations
 
@@ -9,9 +10,12 @@ from ...ledger.model import (
     IndexRequest,
     MemoryIndexResult,
     MemoryQueryResult,
+    MemoryResolveResult,
     QueryRequest,
+    ResolveRequest,
     parse_index_params,
     parse_query_params,
+    parse_resolve_params,
     parse_stores_params,
 )
 from ..params import NoParams
@@ -28,6 +32,18 @@ def register(table: MethodTable) -> None:
     def index(runtime: "Runtime", ctx: CallContext, req: IndexRequest) -> MemoryIndexResult:
         """Index an assertion and/or a conflict signal; persists the whole ledger (-32010 on failure)."""
         return runtime.ledger.index(req)
+
+    @table.method("meta/memory/resolve", parse_resolve_params, requires=unscoped("ledger.write"), mutating=True,
+                  result=MemoryResolveResult, params_model=ResolveRequest)
+    def resolve(runtime: "Runtime", ctx: CallContext, req: ResolveRequest) -> MemoryResolveResult:
+        """Resolve the conflict signal of ``(entity, topic, store)`` (no ``store``: of every store), so
+        ``meta/gating/check`` allows again; persists the whole ledger (-32010 on failure, nothing changed).
+        Each resolve that removed signals emits ``memory.conflict.resolved`` ``{entity, topic, stores}``."""
+        out = runtime.ledger.resolve(req)
+        if out.resolved:
+            runtime.events.emit("memory.conflict.resolved", {
+                "entity": out.entity, "topic": out.topic, "stores": [s.store for s in out.resolved]})
+        return out
 
     @table.method("meta/memory/query", parse_query_params, requires=unscoped("ledger.read"), mutating=False,
                   result=MemoryQueryResult, params_model=QueryRequest)

@@ -85,8 +85,10 @@ class DecideParams(RealmDefaulted, _Rationale):
 
     identity: Any = required_text(description="the identity whose record is reviewed")
     memory_id: Any = required_text()
-    verdict: Any = required_text(enum=["release", "tombstone"])
+    # reference §6 words these two refusals, a missing member's too
+    verdict: Any = required_text(enum=["release", "tombstone"], missing="verdict must be 'release' or 'tombstone'")
     expected_content_hash: Any = required_text(
+        missing="expected_content_hash must be the non-empty content_hash of the reviewed record",
         description="the content_hash of the record as reviewed: 64 lowercase hexadecimal characters")
 
     @field_validator("identity", mode="before")

@@ -74,7 +74,8 @@ def register(table: MethodTable) -> None:
         it sees every event), oldest first. A caller who sees only some identities' events is shown
         opaque ids of its own (:mod:`meta_memory.events.cursor`), at most ``limit`` of its events, and a
         ``last_event_id`` that names its own last event (or echoes ``after``): nothing counts the events
-        it may not see. Raises ``ValueRuleBroken`` (``-32602``, ``field: after``) for a cursor it was not given: a plain number
+        it may not see. Every caller's empty page echoes ``after`` as its id (``null`` when no ``after``,
+        or ``0``, was given), so a client polling with ``after = last_event_id`` never starts over. Raises ``ValueRuleBroken`` (``-32602``, ``field: after``) for a cursor it was not given: a plain number
         from such a caller, or an id made up or shown to another caller, refused alike
         (:meth:`~meta_memory.events.cursor.EventCursor.parse`)."""
         cursor = runtime.access.event_cursor(ctx.principal)
@@ -85,12 +86,13 @@ def register(table: MethodTable) -> None:
         if not cursor.opaque:
             events = runtime.events.list(after, params.limit)
             visible = [e for e in events if _event_visible(runtime, ctx, e)]
-            last = cursor.event_id(events[-1].seq) if events else None
+            last_seq = events[-1].seq if events else after
         else:
             visible = [e for e in runtime.events.list(after, runtime.events.retention)
                        if _event_visible(runtime, ctx, e)][:params.limit]
-            last = (cursor.event_id(visible[-1].seq) if visible
-                    else cursor.event_id(after) if after else None)
+            last_seq = visible[-1].seq if visible else after
+        # an empty page echoes ``after`` (as this caller's id), so polling with it never starts over
+        last = cursor.event_id(last_seq) if last_seq else None
         return {"events": [runtime.access.event_json(ctx.principal, e, cursor) for e in visible],
                 "last_event_id": last}
 
