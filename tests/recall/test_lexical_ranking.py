@@ -65,6 +65,19 @@ def test_one_search_through_the_joined_texts_finds_the_texts_holding_the_term(
     assert _holding(term, texts) == [j for j, text in enumerate(texts) if term in text]
 
 
+@settings(max_examples=200, deadline=None)
+@given(terms=st.lists(st.text(st.sampled_from("ab\x00é"), min_size=1, max_size=4), min_size=1, max_size=5),
+       texts=st.lists(_TEXT, max_size=12), window=st.integers(1, 40))
+def test_texts_joined_once_answer_every_term_searched_through_them(terms: list[str], texts: list[str],
+                                                                   window: int) -> None:
+    """One join of the texts serves the searches of several terms, each as a search of its own would answer."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(lexical_module, "_WINDOW", window)
+        joined = lexical_module._Joined(texts)
+        for term in terms:
+            assert joined.holding(term) == [j for j, text in enumerate(texts) if term in text]
+
+
 # ------------------------------------------------------------------------------------ a whole recall, two ways
 
 def _bits(score: float) -> bytes:

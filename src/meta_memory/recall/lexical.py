@@ -371,6 +371,7 @@ def _table_matrix(plan: _QueryPlan, records: Sequence[RecallableRecord], table: 
             lacking = lacking.tolist()
             ends = np.cumsum(np.bincount(long_of, minlength=len(plan.long))).tolist()
             texts: list[str] | None = None
+            joined: _Joined | None = None
             for k, (i, term) in enumerate(plan.long):
                 where = lacking[ends[k - 1] if k else 0:ends[k]]
                 if not where:
@@ -378,44 +379,73 @@ def _table_matrix(plan: _QueryPlan, records: Sequence[RecallableRecord], table: 
                 if texts is None:
                     texts = many([r.title for r in records] if field_bit == _TITLE_BIT else
                                  [r.description + "\n" + r.body if r.description else r.body for r in records])
-                for j in _holding(term, [texts[where[0]]] if len(where) == 1 else itemgetter(*where)(texts)):
-                    points[i, where[j]] += SUBSTRING_POINTS
+                if len(where) * 4 < n:  # few lack it: their texts alone
+                    for j in _holding(term, [texts[where[0]]] if len(where) == 1 else itemgetter(*where)(texts)):
+                        points[i, where[j]] += SUBSTRING_POINTS
+                    continue
+                if joined is None:  # most lack it: every record's text, joined once for all the long terms
+                    joined = _Joined(texts)
+                hits = joined.holding(term)
+                if hits and len(where) < n:
+                    lack = set(where)
+                    hits = [j for j in hits if j in lack]
+                for j in hits:
+                    points[i, j] += SUBSTRING_POINTS
     return points
 
 
 def _holding(term: str, texts: Sequence[str]) -> list[int]:
-    """The places in ``texts`` of the texts holding ``term`` as a substring (ascending).
+    """The places in ``texts`` of the texts holding ``term`` as a substring (ascending): :class:`_Joined`'s
+    search, for one term."""
+    return _Joined(texts).holding(term)
 
-    When ``term`` holds no NUL, the texts are joined by NUL and searched in windows cut at a NUL (a match then
-    lies inside one text): one search per window of at most :data:`_WINDOW` characters, not one per text
-    (CPython's ``str.find`` turns to a slower algorithm for a short needle in a haystack of 30,000 characters or
-    more, hence the windows). Otherwise text by text."""
-    if _SEPARATOR in term:
-        return [j for j, text in enumerate(texts) if term in text]
-    joined = _SEPARATOR.join(texts)
-    size = len(joined)
-    out: list[int] = []
-    starts: list[int] | None = None
-    lo = 0
-    while lo < size:
-        hi = lo + _WINDOW
-        if hi >= size:
-            hi = size
-        else:
-            cut = joined.rfind(_SEPARATOR, lo, hi)
-            if cut < 0:  # one text longer than a window: it is the window
-                cut = joined.find(_SEPARATOR, hi)
-            hi = size if cut < 0 else cut
-        at = joined.find(term, lo, hi)
-        if at < 0:
+
+class _Joined:
+    """Texts joined by NUL once and cut into windows at a NUL, for the substring searches of several terms.
+
+    When a term holds no NUL, a match lies inside one text, so one search per window of at most :data:`_WINDOW`
+    characters finds the texts holding it, not one per text (CPython's ``str.find`` turns to a slower algorithm
+    for a short needle in a haystack of 30,000 characters or more, hence the windows). Otherwise text by text."""
+
+    __slots__ = ("texts", "joined", "starts", "windows")
+
+    def __init__(self, texts: Sequence[str]) -> None:
+        self.texts = texts
+        self.joined = joined = _SEPARATOR.join(texts)
+        #: starts[j]: where text j begins in the joined text
+        self.starts = [0, *itertools.accumulate(len(text) + 1 for text in texts)]
+        windows: list[tuple[int, int]] = []
+        size, lo = len(joined), 0
+        while lo < size:
+            hi = lo + _WINDOW
+            if hi >= size:
+                hi = size
+            else:
+                cut = joined.rfind(_SEPARATOR, lo, hi)
+                if cut < 0:  # one text longer than a window: it is the window
+                    cut = joined.find(_SEPARATOR, hi)
+                hi = size if cut < 0 else cut
+            windows.append((lo, hi))
             lo = hi + 1
-            continue
-        if starts is None:  # starts[j]: where text j begins in the joined text
-            starts = [0, *itertools.accumulate(len(text) + 1 for text in texts)]
-        j = bisect.bisect_right(starts, at) - 1
-        out.append(j)
-        lo = starts[j + 1]  # on to the next text
-    return out
+        self.windows = windows
+
+    def holding(self, term: str) -> list[int]:
+        """The places of the texts holding ``term`` as a substring (ascending)."""
+        if _SEPARATOR in term:
+            return [j for j, text in enumerate(self.texts) if term in text]
+        joined, starts = self.joined, self.starts
+        out: list[int] = []
+        past = 0  # where the text after the last one found begins (a text may hold NUL: windows cut inside it)
+        for lo, hi in self.windows:
+            lo = max(lo, past)
+            while lo < hi:
+                at = joined.find(term, lo, hi)
+                if at < 0:
+                    break
+                j = bisect.bisect_right(starts, at) - 1
+                out.append(j)
+                lo = past = starts[j + 1]  # on to the next text
+        return out
 
 
 #: the characters one search of :func:`_holding` covers at most (unless one text is longer)
