@@ -81,6 +81,10 @@ DEFAULT_MAX_RESPONSE_BYTES: Final = 256 * 1024 * 1024
 #: ``[gateway] max_buffered_request_bytes``: the request bodies (``POST /rpc``) one gateway holds at once,
 #: from the first byte read to the answer, summed over every connection.
 DEFAULT_MAX_BUFFERED_REQUEST_BYTES: Final = 64 * 1024 * 1024
+#: ``[gateway] max_buffered_response_bytes``: the encoded answers (``POST /rpc``) one gateway holds at once,
+#: from the first answer built to the last byte handed to the connection, summed over every connection.
+#: Twice ``max_response_bytes``: one caller (who may hold half) still gets one request's answers whole.
+DEFAULT_MAX_BUFFERED_RESPONSE_BYTES: Final = 2 * DEFAULT_MAX_RESPONSE_BYTES
 #: A caller that sent no token to a gateway that lists ``[access]`` tokens (served under ``anyone`` rules,
 #: access control on): the most bytes of its request body, and of the answers its request may produce.
 TOKENLESS_MAX_REQUEST_BYTES: Final = 64 * 1024

@@ -27,6 +27,7 @@ pytestmark = pytest.mark.gateway
 
 MiB = 1024 * 1024
 TOKEN = "tok-reader-0123456789"
+OTHER = "tok-writer-0123456789"
 GUARD_S = 30  # the longest any socket operation here may block: a bound, not a measured figure
 
 
@@ -138,6 +139,7 @@ def test_stdio_counts_the_same_answer_bytes(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("text", "key"), [
     ("[gateway]\nmax_response_bytes = 1024\n", "gateway.max_response_bytes"),
     ("[gateway]\nmax_buffered_request_bytes = 0\n", "gateway.max_buffered_request_bytes"),
+    ("[gateway]\nmax_buffered_response_bytes = 65536\n", "gateway.max_buffered_response_bytes"),
     ("[gateway]\nmax_request_bytes = 2097152\nmax_buffered_request_bytes = 1048576\n",
      "gateway.max_buffered_request_bytes"),
 ])
@@ -154,6 +156,7 @@ def test_an_unset_buffered_bound_makes_room_for_one_body_of_the_largest_size() -
     assert settings.max_buffered_request_bytes == 100 * MiB
     assert parse_config({}).gateway.max_buffered_request_bytes == 64 * MiB
     assert parse_config({}).gateway.max_response_bytes == 256 * MiB
+    assert parse_config({}).gateway.max_buffered_response_bytes == 512 * MiB
 
 
 # ---------------------------------------------------------------- the token, before the body
@@ -221,14 +224,15 @@ def test_a_caller_without_a_token_gets_fewer_answer_bytes(guarded: GatewayProces
 
 
 @contextlib.contextmanager
-def stalled_bodies(gw: GatewayProcess, count: int, length: int) -> Iterator[list[socket.socket]]:
+def stalled_bodies(gw: GatewayProcess, count: int, length: int,
+                   token: str | None = TOKEN) -> Iterator[list[socket.socket]]:
     """``count`` requests that announce ``length`` bytes, send all but the last and stall; closed when the
     block ends."""
     socks = []
     try:
         for _ in range(count):
             sock = connect(gw)
-            sock.sendall(head("/rpc", length, TOKEN) + b"[" + b" " * (length - 2))
+            sock.sendall(head("/rpc", length, token) + b"[" + b" " * (length - 2))
             socks.append(sock)
         yield socks
     finally:
@@ -267,3 +271,123 @@ def test_bodies_past_the_buffered_bound_are_refused_503_until_room_is_made(gatew
         assert time.monotonic() < deadline
         time.sleep(0.05)
     assert resp.status_code == 200 and "result" in resp.json()
+
+
+CALL = {"jsonrpc": "2.0", "id": 1, "method": "meta/capabilities"}
+
+
+def post(gw: GatewayProcess, payload: Any, token: str | None) -> httpx.Response:
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    return httpx.post(gw.url + "/rpc", json=payload, headers=headers, timeout=GUARD_S)
+
+
+def until_refused(gw: GatewayProcess, token: str | None) -> httpx.Response:
+    """``CALL`` sent as ``token`` until it is refused 503 (the stalled requests have reached the handler)."""
+    deadline = time.monotonic() + 10
+    while (resp := post(gw, CALL, token)).status_code != 503:
+        assert time.monotonic() < deadline, "never refused"
+        time.sleep(0.05)
+    return resp
+
+
+def two_principals(gateway_factory: Any, tmp_path: Path, gateway: str) -> GatewayProcess:
+    text = (f"[gateway]\n{gateway}\n"
+            + access_toml({TOKEN: "reader", OTHER: "writer"}, [("reader", "operator.status"),
+                                                              ("writer", "operator.status")]))
+    return gateway_factory(tmp_path / "s", config=write_config(tmp_path / "c.toml", text))
+
+
+def test_callers_without_a_token_stalling_bodies_fill_only_their_share(gateway_factory: Any,
+                                                                      tmp_path: Path) -> None:
+    """Seventeen tokenless requests announce 64 KiB each and stall one byte short (more than the whole
+    bound): they hold 1/8 of it at most, and a caller with a token is still served."""
+    gw = two_principals(gateway_factory, tmp_path, "max_request_bytes = 262144\nmax_buffered_request_bytes = 1048576")
+    length = TOKENLESS_MAX_REQUEST_BYTES
+    with stalled_bodies(gw, 17, length, token=None):
+        refused = until_refused(gw, None)
+        assert refused.headers["retry-after"] == "1"
+        assert refused.json()["error"]["data"]["resource"] == "buffered_request_bytes"
+        served = post(gw, CALL, TOKEN)
+        assert served.status_code == 200 and "result" in served.json()
+        big = post(gw, [CALL] * 2000, OTHER)  # about 120 KB: more than the tokenless share, and served
+        assert big.status_code == 200 and all("result" in r for r in big.json())
+
+
+def test_one_principal_holds_at_most_half_of_the_bodies_bound(gateway_factory: Any, tmp_path: Path) -> None:
+    gw = two_principals(gateway_factory, tmp_path, "max_request_bytes = 262144\nmax_buffered_request_bytes = 1048576")
+    with stalled_bodies(gw, 2, 256 * 1024, token=TOKEN):  # half the bound, held by one principal
+        err = until_refused(gw, TOKEN).json()["error"]
+        assert err["data"] == {"kind": "capacity_exceeded", "resource": "buffered_request_bytes",
+                               "limit": MiB, "retry_after_ms": 1000}
+        assert "one principal 1/2" in err["message"]
+        served = post(gw, CALL, OTHER)
+        assert served.status_code == 200 and "result" in served.json()
+    deadline = time.monotonic() + GUARD_S
+    while (resp := post(gw, CALL, TOKEN)).status_code == 503:
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    assert resp.status_code == 200
+
+
+def unread_batch(gw: GatewayProcess, calls: int, token: str) -> socket.socket:
+    """A batch of ``calls`` ``rpc.discover`` sent on a socket with a small receive buffer; returns once the
+    response has begun (its answers are built), its body left unread."""
+    host, port = gw.url.split("//", 1)[1].rsplit(":", 1)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 16 * 1024)
+    sock.settimeout(GUARD_S)
+    sock.connect((host, int(port)))
+    body = json.dumps(discover_batch(calls)).encode()
+    sock.sendall(head("/rpc", len(body), token) + body)
+    assert sock.recv(1, socket.MSG_PEEK) == b"H"  # the response has begun
+    return sock
+
+
+def test_unread_answers_past_the_answers_bound_refuse_new_calls_unrun_until_read(gateway_factory: Any,
+                                                                                tmp_path: Path) -> None:
+    """A client that asks for about 35 MB of answers and does not read them holds at most its share of
+    ``max_buffered_response_bytes`` (its later calls refused, unrun); while it does, its next calls are
+    refused (a single call 503), another principal is served, and the room comes back once the answers
+    are read or the client goes away."""
+    bound = 32 * MiB
+    gw = two_principals(gateway_factory, tmp_path, f"max_buffered_response_bytes = {bound}")
+    refusal = {"kind": "capacity_exceeded", "resource": "buffered_response_bytes", "limit": bound,
+               "retry_after_ms": 1000}
+    for leave in ("read", "disconnect"):
+        sock = unread_batch(gw, 400, TOKEN)
+        single = post(gw, {"jsonrpc": "2.0", "id": "s", "method": "rpc.discover"}, TOKEN)
+        assert single.status_code == 503 and single.headers["retry-after"] == "1"
+        assert single.json()["error"]["data"] == refusal
+        assert "max_buffered_response_bytes" in single.json()["error"]["message"]
+        batch = post(gw, discover_batch(3), TOKEN).json()
+        assert [r["error"]["data"] for r in batch] == [refusal] * 3
+        other = post(gw, discover_batch(5), OTHER)
+        assert other.status_code == 200 and all("result" in r for r in other.json())
+        if leave == "read":
+            status, _, data = read_response(sock)
+            assert status == 200
+            answers = json.loads(data)
+            ran = [r for r in answers if "result" in r]
+            assert 0 < len(ran) < 300 and answers[:len(ran)] == ran  # cut near half the bound
+            assert all(r["error"]["data"] == refusal for r in answers[len(ran):])
+        sock.close()
+        deadline = time.monotonic() + GUARD_S
+        while (resp := post(gw, CALL, TOKEN)).status_code == 503:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        assert resp.status_code == 200 and "result" in resp.json()
+
+
+def test_answers_held_for_clients_that_do_not_read_stay_within_the_bound(gateway_factory: Any,
+                                                                        tmp_path: Path) -> None:
+    """Eight connections each ask for about 35 MB of answers and never read them: the gateway's memory
+    grows by about the bound, not by 280 MB."""
+    gw = two_principals(gateway_factory, tmp_path, f"max_buffered_response_bytes = {32 * MiB}")
+    assert "result" in post(gw, CALL, TOKEN).json()
+    before = peak_rss_bytes(gw)
+    socks = [unread_batch(gw, 400, TOKEN if i % 2 else OTHER) for i in range(8)]
+    try:
+        assert peak_rss_bytes(gw) - before < 120 * MiB, (before, peak_rss_bytes(gw))
+    finally:
+        for sock in socks:
+            sock.close()

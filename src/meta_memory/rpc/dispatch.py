@@ -15,7 +15,7 @@ import logging
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .. import strict_json
 from ..errors import CapacityExceeded, InternalError, InvalidRequest, MetaError, ParseError
@@ -27,7 +27,7 @@ from .registry import CallContext, MethodTable
 if TYPE_CHECKING:  # pragma: no cover
     from ..runtime import Runtime
 
-__all__ = ["Answer", "Dispatcher", "error_response", "decode_body", "encode"]
+__all__ = ["Answer", "AnswerHold", "Dispatcher", "error_response", "decode_body", "encode"]
 
 log = logging.getLogger("meta_memory.rpc")
 
@@ -92,6 +92,18 @@ class Answer:
         return sum(len(part) for part in self.parts)
 
 
+class AnswerHold(Protocol):
+    """Where a transport keeps count of the answer bytes it holds over every request (HTTP: ``[gateway]
+    max_buffered_response_bytes``). :meth:`Dispatcher.answer` asks :meth:`admit` before each call starts and
+    hands :meth:`count` each answer's bytes as it is encoded; both may be called from a worker thread."""
+
+    def admit(self) -> CapacityExceeded | None:
+        """``None`` when a call may start now, else the refusal answered in its place (it is not run)."""
+
+    def count(self, size: int) -> None:
+        """``size`` more bytes of this request's answers are held (never refused: they are built)."""
+
+
 def _retry_after_ms(response: Any) -> int | None:
     """``data.retry_after_ms`` of a single ``capacity_exceeded`` error response, else ``None``."""
     if not isinstance(response, dict) or not isinstance(error := response.get("error"), dict):
@@ -130,8 +142,10 @@ class Dispatcher:
     answer is encoded, in :meth:`answer`; a caller that sent no token to a gateway listing tokens gets at
     most ``TOKENLESS_MAX_RESPONSE_BYTES``, see :meth:`response_cap`): once a batch's answers pass it, each
     call not yet started is answered ``-32005 capacity_exceeded`` (``resource: "response_bytes"``, ``limit``)
-    in its place, not run; an answer larger than the cap on its own (a single call's, or one in a batch) is
-    replaced by that error, its call having run. :meth:`handle_message` (decoded data, for in-process
+    in its place, not run (so at most one answer more is sent: the one that passed it); an answer larger than
+    the cap on its own (a single call's, or one in a batch) is replaced by that error, its call having run.
+    A transport's :class:`AnswerHold` bounds the answers held over every request the same way: a call not
+    yet started when it refuses is answered with its refusal, not run. :meth:`handle_message` (decoded data, for in-process
     callers) counts no bytes.
     """
 
@@ -156,27 +170,37 @@ class Dispatcher:
         """Full pipeline for a transport: decode, dispatch, encode. ``None`` = no response."""
         return self.answer(body, ctx).body
 
-    def answer(self, body: bytes | str, ctx: CallContext) -> Answer:
-        """:meth:`handle_bytes` with what a transport may add to the body (see :class:`Answer`)."""
+    def answer(self, body: bytes | str, ctx: CallContext, hold: AnswerHold | None = None) -> Answer:
+        """:meth:`handle_bytes` with what a transport may add to the body (see :class:`Answer`); each answer's
+        bytes are counted in ``hold``, and a call it refuses is answered with that refusal, not run."""
         try:
             message = decode_body(body)
         except ParseError as exc:
-            return Answer([encode(self._name_request(error_response(None, exc), ctx))])
+            data = encode(self._name_request(error_response(None, exc), ctx))
+            if hold is not None:
+                hold.count(len(data))
+            return Answer([data])
         with bound_request_id(ctx.request_id):
             cap = self.response_cap(ctx)
             if isinstance(message, list) and message and len(message) <= self.max_batch:
-                return Answer(self._encode_batch(message, ctx, cap))
-            response = self._handle_message(message, ctx)
+                return Answer(self._encode_batch(message, ctx, cap, hold))
+            refusal = None if hold is None or isinstance(message, list) else hold.admit()
+            response = (self._handle_message(message, ctx) if refusal is None
+                        else self._refuse_one(message, refusal, ctx))
             if response is None:
                 return Answer([])
             data = encode(response)
             if len(data) > cap[0]:
-                return Answer([self._too_large(response, len(data), cap, ctx)])
+                data = self._too_large(response, len(data), cap, ctx)
+            if hold is not None:
+                hold.count(len(data))
         return Answer([data], _retry_after_ms(response))
 
-    def _encode_batch(self, batch: list[Any], ctx: CallContext, cap: tuple[int, str]) -> list[bytes]:
-        """A batch's answers encoded one by one and counted against ``cap`` (see :class:`Dispatcher`)."""
-        budget = _Budget()
+    def _encode_batch(self, batch: list[Any], ctx: CallContext, cap: tuple[int, str],
+                      hold: AnswerHold | None = None) -> list[bytes]:
+        """A batch's answers encoded one by one and counted against ``cap`` and in ``hold`` (see
+        :class:`Dispatcher`)."""
+        budget = _Budget(refusal=None if hold is None else hold.admit())
         parts: list[bytes] = []
         total = 0
         for response in self._run_batch(batch, ctx, budget):
@@ -187,11 +211,15 @@ class Dispatcher:
                 data = self._too_large(response, len(data), cap, ctx)
             parts.append((b"," if parts else b"[") + data)
             total += len(data) + 1
+            if hold is not None:
+                hold.count(len(data) + 1)
             if total > cap[0] and budget.refusal is None:
                 budget.refusal = CapacityExceeded(
                     f"the batch's answers passed the cap of {cap[0]} bytes of answers per request ({cap[1]}): "
                     f"its calls after position {budget.position} were not run; send them again",
                     resource="response_bytes", limit=cap[0])
+            if budget.refusal is None and hold is not None:
+                budget.refusal = hold.admit()
         if parts:
             parts.append(b"]")
         return parts

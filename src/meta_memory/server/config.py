@@ -11,14 +11,23 @@ key                        meaning                                              
                            by then are answered ``capacity_exceeded`` (10..
                            3,600,000)
 ``max_response_bytes``     bytes of encoded answers one request may produce:       256 MiB
-                           a batch's calls not run once its answers pass it,
-                           and a single answer above it, are answered
-                           ``capacity_exceeded`` (64 KiB..4 GiB)
+                           once its answers pass it, a batch's calls not yet
+                           started are answered ``capacity_exceeded``, unrun
+                           (at most one answer more is sent: the one that
+                           passed it); a single answer above it is replaced
+                           by that error (64 KiB..4 GiB)
 ``max_buffered_``          bytes of ``POST /rpc`` bodies held at once, over        64 MiB
 ``request_bytes``          every connection; past it a request is answered 503
                            with ``Retry-After`` unread (at least
                            ``max_request_bytes``, which it follows when
-                           unset and larger; 1 KiB..16 GiB)
+                           unset and larger; 1 KiB..16 GiB); a caller without
+                           a token holds at most 1/8 of it, one principal half
+``max_buffered_``          bytes of encoded answers held at once, over every       512 MiB
+``response_bytes``         connection, until each is handed to its connection;
+                           past it, calls not yet started are answered
+                           ``capacity_exceeded`` unrun; a caller without a
+                           token holds at most 1/8 of it, one principal half
+                           (1 MiB..64 GiB)
 ``events_retention``       timeline events kept durably                           10,000
 ``max_event_subscribers``  concurrent ``GET /events`` streams                     64
 ``header_timeout_s``       seconds a connection may take to send request headers  10
@@ -54,7 +63,12 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..errors import ConfigError, shown_config_value
-from ..limits import DEFAULT_MAX_BATCH_MS, DEFAULT_MAX_BUFFERED_REQUEST_BYTES, DEFAULT_MAX_RESPONSE_BYTES
+from ..limits import (
+    DEFAULT_MAX_BATCH_MS,
+    DEFAULT_MAX_BUFFERED_REQUEST_BYTES,
+    DEFAULT_MAX_BUFFERED_RESPONSE_BYTES,
+    DEFAULT_MAX_RESPONSE_BYTES,
+)
 from ..storage.disk import DEFAULT_MIN_FREE_MB
 
 __all__ = ["DEFAULT_MAX_REQUEST_BYTES", "GatewayConfig", "normalise_host", "normalise_origin", "parse_bind",
@@ -74,6 +88,7 @@ class GatewayConfig:
     max_batch_ms: int = DEFAULT_MAX_BATCH_MS
     max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES
     max_buffered_request_bytes: int = DEFAULT_MAX_BUFFERED_REQUEST_BYTES
+    max_buffered_response_bytes: int = DEFAULT_MAX_BUFFERED_RESPONSE_BYTES
     events_retention: int = 10_000
     max_event_subscribers: int = 64
     header_timeout_s: float = 10.0
@@ -87,11 +102,11 @@ class GatewayConfig:
 
 
 _INT_KEYS = ("max_request_bytes", "max_batch", "max_batch_ms", "max_response_bytes", "max_buffered_request_bytes",
-             "events_retention", "max_event_subscribers",
+             "max_buffered_response_bytes", "events_retention", "max_event_subscribers",
              "min_free_disk_mb", "integrity_check_interval_s")
 #: Accepted ranges of the ``[gateway]`` integers (inclusive): request bodies from 1 KiB to 1 GiB,
 #: batches up to 100,000 calls running 10 ms to an hour, answers from 64 KiB to 4 GiB per request, up to 16 GiB
-#: of bodies buffered at once, up to 10,000,000 retained timeline events, up to
+#: of bodies and 64 GiB of answers buffered at once, up to 10,000,000 retained timeline events, up to
 #: 10,000 SSE subscribers.
 GATEWAY_INT_RANGES: dict[str, tuple[int, int]] = {
     "max_request_bytes": (1024, 1024 * 1024 * 1024),
@@ -99,6 +114,7 @@ GATEWAY_INT_RANGES: dict[str, tuple[int, int]] = {
     "max_batch_ms": (10, 3_600_000),
     "max_response_bytes": (64 * 1024, 4 * 1024 * 1024 * 1024),
     "max_buffered_request_bytes": (1024, 16 * 1024 * 1024 * 1024),
+    "max_buffered_response_bytes": (1024 * 1024, 64 * 1024 * 1024 * 1024),
     "events_retention": (1, 10_000_000),
     "max_event_subscribers": (1, 10_000),
     "min_free_disk_mb": (0, 10_000_000),

@@ -26,7 +26,15 @@ allowed_origins``). Then, on ``POST /rpc``, in this order and each before a byte
   answer is built, are bounded by ``[gateway] max_buffered_request_bytes``: a request whose next bytes
   would pass it is answered HTTP 503 with ``Retry-After: 1`` and ``-32005 capacity_exceeded``
   (``resource: "buffered_request_bytes"``, ``limit``, ``retry_after_ms``), the rest of its body unread
-  and nothing of it run;
+  and nothing of it run; callers without a token hold at most 1/8 of it together and one principal (named
+  by its token) at most half (never less than one body of the largest size), so neither can take the
+  others' room;
+* the encoded answers held over every connection, each counted as it is built and held until its
+  response's last byte is handed to the connection (or the client goes away), are bounded by ``[gateway]
+  max_buffered_response_bytes``, with the same shares: a call not yet started while its caller's share or
+  the whole bound is passed is answered ``-32005 capacity_exceeded`` (``resource:
+  "buffered_response_bytes"``) in its place, not run (a single call: HTTP 503 with ``Retry-After``); an
+  answer already built is always sent;
 * a client that goes away before its body is complete is logged as one line;
 * a single call refused with ``capacity_exceeded`` (-32005) that says when to retry
   (``data.retry_after_ms``) is answered with HTTP 503 and ``Retry-After`` (whole seconds);
@@ -43,6 +51,7 @@ from __future__ import annotations
 
 import logging
 import math
+import threading
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -92,42 +101,114 @@ class _Busy(Exception):
     pass
 
 
-class _BodyBudget:
-    """The bytes of ``POST /rpc`` bodies the gateway holds at once (``[gateway] max_buffered_request_bytes``).
-    Used from the event loop alone, so it needs no lock."""
+#: The share of a :class:`_Budget` that callers without a token hold together, and that one principal holds.
+_ANONYMOUS_SHARE = 8
+_PRINCIPAL_SHARE = 2
+#: The pool of every caller that sent no token to a gateway that lists tokens.
+_ANONYMOUS: tuple[str, ...] = ("anonymous",)
 
-    def __init__(self, limit: int) -> None:
+
+def _pool(gateway: Gateway, principal: Any) -> tuple[str, ...] | None:
+    """Whose share of a :class:`_Budget` a request draws from: the callers without a token together, one
+    principal named by its token, or (a gateway without tokens: one caller) none but the whole budget."""
+    if gateway.runtime.access.tokenless(principal):
+        return _ANONYMOUS
+    name = getattr(principal, "name", None)
+    return ("principal", name) if name is not None and gateway.runtime.access.config is not None else None
+
+
+class _Budget:
+    """Bytes the gateway holds at once over every connection (``limit``): request bodies (``[gateway]
+    max_buffered_request_bytes``) or encoded answers (``max_buffered_response_bytes``). Callers without a
+    token hold at most 1/8 of it together, one principal at most half (never less than ``floor``, the
+    largest one request may need), so neither can take every other caller's room. Thread-safe: answers are
+    counted from worker threads."""
+
+    def __init__(self, limit: int, floor: int = 0) -> None:
         self.limit = limit
+        self.shares = {_ANONYMOUS: min(limit, max(limit // _ANONYMOUS_SHARE, min(floor, TOKENLESS_MAX_REQUEST_BYTES)))}
+        self.principal_share = min(limit, max(limit // _PRINCIPAL_SHARE, floor))
         self.held = 0
+        self.pools: dict[tuple[str, ...], int] = {}
+        self._lock = threading.Lock()
 
-    def take(self, size: int) -> bool:
-        """Hold ``size`` more bytes; ``False`` (nothing held) when that would pass the limit."""
+    def _fits(self, pool: tuple[str, ...] | None, size: int) -> bool:
         if self.held + size > self.limit:
             return False
-        self.held += size
-        return True
+        return pool is None or self.pools.get(pool, 0) + size <= self.shares.get(pool, self.principal_share)
 
-    def give(self, size: int) -> None:
-        self.held -= size
+    def take(self, pool: tuple[str, ...] | None, size: int, *, strict: bool = True) -> bool:
+        """Hold ``size`` more bytes in ``pool``; with ``strict``, ``False`` (nothing held) when that would
+        pass the limit or the pool's share."""
+        with self._lock:
+            if strict and not self._fits(pool, size):
+                return False
+            self.held += size
+            if pool is not None:
+                self.pools[pool] = self.pools.get(pool, 0) + size
+            return True
+
+    def room(self, pool: tuple[str, ...] | None) -> bool:
+        """Whether ``pool`` and the whole budget are below their bounds (a call may start)."""
+        with self._lock:
+            return self._fits(pool, 1)
+
+    def give(self, pool: tuple[str, ...] | None, size: int) -> None:
+        with self._lock:
+            self.held -= size
+            if pool is not None:
+                left = self.pools.pop(pool) - size
+                if left:
+                    self.pools[pool] = left
 
 
 class _Reservation:
-    """One request's share of the :class:`_BodyBudget`, given back by :meth:`release`."""
+    """One request's bytes in a :class:`_Budget`, given back (once) by :meth:`release`."""
 
-    def __init__(self, budget: _BodyBudget) -> None:
+    def __init__(self, budget: _Budget, pool: tuple[str, ...] | None, refusal: CapacityExceeded) -> None:
         self.budget = budget
+        self.pool = pool
+        self.refusal = refusal
         self.held = 0
 
     def cover(self, size: int) -> None:
-        """Hold at least ``size`` bytes. Raises :class:`_Busy` when the budget has no room."""
+        """Hold at least ``size`` bytes (a body read so far). Raises :class:`_Busy` when there is no room."""
         if size > self.held:
-            if not self.budget.take(size - self.held):
+            if not self.budget.take(self.pool, size - self.held):
                 raise _Busy
             self.held = size
 
+    def admit(self) -> CapacityExceeded | None:
+        """:class:`~meta_memory.rpc.dispatch.AnswerHold`: ``None`` while the budget has room."""
+        return None if self.budget.room(self.pool) else self.refusal
+
+    def count(self, size: int) -> None:
+        """:class:`~meta_memory.rpc.dispatch.AnswerHold`: ``size`` more answer bytes held, never refused."""
+        self.budget.take(self.pool, size, strict=False)
+        self.held += size
+
     def release(self) -> None:
-        self.budget.give(self.held)
-        self.held = 0
+        held, self.held = self.held, 0
+        if held:
+            self.budget.give(self.pool, held)
+
+
+class _Releasing(Response):
+    """``response`` sent as it is, then ``reservation`` released: once its last byte is handed to the
+    connection, or when the client went away (or anything else ended the send)."""
+
+    def __init__(self, response: Response, reservation: _Reservation) -> None:
+        self.response = response
+        self.reservation = reservation
+        self.status_code = response.status_code
+        self.background = None
+        self.raw_headers = response.raw_headers
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await self.response(scope, receive, send)
+        finally:
+            self.reservation.release()
 
 
 async def _read_body(request: Request, limit: int, reservation: _Reservation) -> bytes:
@@ -209,7 +290,18 @@ def create_app(gateway: Gateway, *, bind_host: str | None = None, metrics_port: 
     ``operator.status`` grant under ``[access]``."""
     settings = gateway.runtime.config.gateway
     limit = settings.max_request_bytes
-    budget = _BodyBudget(settings.max_buffered_request_bytes)
+    budget = _Budget(settings.max_buffered_request_bytes, floor=limit)
+    busy = CapacityExceeded(
+        f"the gateway holds {budget.limit} bytes of request bodies at once ([gateway] max_buffered_request_bytes; "
+        f"a caller without a token 1/{_ANONYMOUS_SHARE} of it, one principal 1/{_PRINCIPAL_SHARE}) and has no "
+        f"room for this one now; nothing was run, send it again",
+        resource="buffered_request_bytes", limit=budget.limit, retry_after_ms=_BUSY_RETRY_S * 1000)
+    answers = _Budget(settings.max_buffered_response_bytes)
+    answers_full = CapacityExceeded(
+        f"the gateway holds {answers.limit} bytes of answers not yet sent at once ([gateway] "
+        f"max_buffered_response_bytes; a caller without a token 1/{_ANONYMOUS_SHARE} of it, one principal "
+        f"1/{_PRINCIPAL_SHARE}): this call was not run; read the answers you asked for, or send it again",
+        resource="buffered_response_bytes", limit=answers.limit, retry_after_ms=_BUSY_RETRY_S * 1000)
 
     async def rpc(request: Request) -> Response:
         refused = url_token_refusal(request)
@@ -225,13 +317,20 @@ def create_app(gateway: Gateway, *, bind_host: str | None = None, metrics_port: 
         cap, rule = limit, "[gateway] max_request_bytes"
         if gateway.runtime.access.tokenless(principal) and TOKENLESS_MAX_REQUEST_BYTES < limit:
             cap, rule = TOKENLESS_MAX_REQUEST_BYTES, "for a caller without a token"
-        reservation = _Reservation(budget)
+        pool = _pool(gateway, principal)
+        reservation = _Reservation(budget, pool, busy)
+        held = _Reservation(answers, pool, answers_full)
         try:
-            return await _serve(request, principal, cap, rule, reservation)
+            response = await _serve(request, principal, cap, rule, reservation, held)
+        except BaseException:
+            held.release()
+            raise
         finally:
             reservation.release()
+        return _Releasing(response, held) if held.held else response
 
-    async def _serve(request: Request, principal: Any, cap: int, rule: str, reservation: _Reservation) -> Response:
+    async def _serve(request: Request, principal: Any, cap: int, rule: str, reservation: _Reservation,
+                     held: _Reservation) -> Response:
         try:
             body = await _read_body(request, cap, reservation)
         except _TooLarge:
@@ -239,10 +338,6 @@ def create_app(gateway: Gateway, *, bind_host: str | None = None, metrics_port: 
                                                       "request"))
             return Response(encode(err), status_code=413, media_type=_JSON)
         except _Busy:
-            busy = CapacityExceeded(
-                f"the gateway holds {budget.limit} bytes of request bodies at once ([gateway] "
-                f"max_buffered_request_bytes) and has no room for this one now; nothing was run, send it again",
-                resource="buffered_request_bytes", limit=budget.limit, retry_after_ms=_BUSY_RETRY_S * 1000)
             return Response(encode(error_response(None, busy)), status_code=503, media_type=_JSON,
                             headers={"Retry-After": str(_BUSY_RETRY_S)})
         except ClientDisconnect:
@@ -252,7 +347,7 @@ def create_app(gateway: Gateway, *, bind_host: str | None = None, metrics_port: 
             return Response(status_code=400)
         request_id = accept_request_id(request.headers.get("x-request-id"))
         ctx = CallContext(principal=principal, transport="http", request_id=request_id)
-        answer = await run_in_threadpool(gateway.dispatcher.answer, body, ctx)
+        answer = await run_in_threadpool(gateway.dispatcher.answer, body, ctx, held)
         headers = {"X-Request-Id": request_id}
         if not answer.parts:
             return Response(status_code=204, headers=headers)
