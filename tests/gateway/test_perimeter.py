@@ -297,6 +297,7 @@ def test_allowed_hosts_extend_the_served_names(gateway_factory: Any, tmp_path: A
     ('allowed_origins = ["ftp://x.example"]', "http or https"),
     ('header_timeout_s = 0', "gateway.header_timeout_s"),
     ('body_timeout_s = true', "gateway.body_timeout_s"),
+    ('send_timeout_s = -1', "gateway.send_timeout_s"),
     ('max_event_subscribers = 0', "gateway.max_event_subscribers"),
 ])
 def test_bad_perimeter_config_stops_start_up_naming_the_key(gateway_factory: Any, tmp_path: Any, text: str,

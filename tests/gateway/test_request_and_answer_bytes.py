@@ -378,6 +378,33 @@ def test_unread_answers_past_the_answers_bound_refuse_new_calls_unrun_until_read
         assert resp.status_code == 200 and "result" in resp.json()
 
 
+def test_a_client_that_stops_reading_is_dropped_after_the_send_deadline(gateway_factory: Any,
+                                                                        tmp_path: Path) -> None:
+    """A client that asks for about 35 MB of answers and then reads nothing, its connection left open, holds
+    them only until ``send_timeout_s`` has passed with its send buffer full: the gateway then drops the
+    connection (the client reads the start of its answer and then the end of the stream, not the whole
+    answer) and the room comes back."""
+    bound = 32 * MiB
+    gw = two_principals(gateway_factory, tmp_path, f"max_buffered_response_bytes = {bound}\nsend_timeout_s = 1")
+    sock = unread_batch(gw, 400, TOKEN)
+    try:
+        assert post(gw, CALL, TOKEN).status_code == 503  # its answers hold its share
+        deadline = time.monotonic() + GUARD_S
+        while (resp := post(gw, CALL, TOKEN)).status_code == 503:
+            assert time.monotonic() < deadline, "the unread answers were never given back"
+            time.sleep(0.1)
+        assert resp.status_code == 200 and "result" in resp.json()
+        received = 0
+        with contextlib.suppress(ConnectionResetError):
+            while chunk := sock.recv(1 << 20):
+                received += len(chunk)
+        assert 0 < received < 30 * MiB  # the connection was dropped, its answer not all sent
+    finally:
+        sock.close()
+    assert gw.proc.poll() is None
+    assert any("its answer not read for 1 s" in line for line in gw.proc.log_tail)
+
+
 def test_answers_held_for_clients_that_do_not_read_stay_within_the_bound(gateway_factory: Any,
                                                                         tmp_path: Path) -> None:
     """Eight connections each ask for about 35 MB of answers and never read them: the gateway's memory

@@ -32,6 +32,9 @@ key                        meaning                                              
 ``max_event_subscribers``  concurrent ``GET /events`` streams                     64
 ``header_timeout_s``       seconds a connection may take to send request headers  10
 ``body_timeout_s``         seconds a request may take to send its whole body      30
+``send_timeout_s``         seconds a connection's send buffer may stay full (its  30
+                           client reading nothing) before the connection is
+                           dropped and the answers held for it given back
 ``allowed_hosts``          extra ``Host`` names served (besides loopback, bind)   ``[]``
 ``allowed_origins``        extra browser origins allowed (enables CORS for them)  ``[]``
 ``min_free_disk_mb``       ``GET /v1/ready`` answers 503 below this much free      256
@@ -93,6 +96,7 @@ class GatewayConfig:
     max_event_subscribers: int = 64
     header_timeout_s: float = 10.0
     body_timeout_s: float = 30.0
+    send_timeout_s: float = 30.0
     allowed_hosts: tuple[str, ...] = ()
     allowed_origins: tuple[str, ...] = ()
     min_free_disk_mb: int = DEFAULT_MIN_FREE_MB
@@ -120,7 +124,7 @@ GATEWAY_INT_RANGES: dict[str, tuple[int, int]] = {
     "min_free_disk_mb": (0, 10_000_000),
     "integrity_check_interval_s": (0, 30 * 86_400),
 }
-_SECONDS_KEYS = ("header_timeout_s", "body_timeout_s")
+_SECONDS_KEYS = ("header_timeout_s", "body_timeout_s", "send_timeout_s")
 _LIST_KEYS = ("allowed_hosts", "allowed_origins")
 _PATH_KEYS = ("metrics_bind", "backup_dir")
 _MAX_TIMEOUT_S = 3600.0

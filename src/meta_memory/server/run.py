@@ -97,7 +97,8 @@ def build_server(gateway: Gateway, host: str, tls: TlsFiles | None = None,
     if gateway.runtime.config.telemetry.log_format == "json":
         extra["log_config"] = None  # uvicorn's own lines go through the root logger's JSON lines too
     config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=5, lifespan="off",
-                            http=guarded_protocol(settings.header_timeout_s, settings.body_timeout_s),
+                            http=guarded_protocol(settings.header_timeout_s, settings.body_timeout_s,
+                                                 settings.send_timeout_s),
                             ws="none", server_header=False, **extra)  # no route speaks WebSocket
     try:
         config.load()
