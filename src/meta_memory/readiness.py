@@ -170,12 +170,14 @@ class Readiness:
         events = runtime.events.readiness_problem()
         if events is not None:
             found["events"] = ("events", events)
-        ledger = runtime.ledger.readiness_problem()
-        if ledger is not None:
-            found["ledger"] = ("ledger", ledger)
         moved = runtime.state_dir_problem()
         if moved is not None:
             found["state_dir"] = ("state_dir", moved)
+        # the ledger file of a directory no longer this runtime's is never written again (every state-changing
+        # call is refused): the state directory's problem is the one to report
+        ledger = runtime.ledger.readiness_problem() if moved is None else None
+        if ledger is not None:
+            found["ledger"] = ("ledger", ledger)
         floor_mb = runtime.config.gateway.min_free_disk_mb
         if runtime.state_dir is not None and floor_mb > 0:
             space = disk_space(runtime.state_dir)

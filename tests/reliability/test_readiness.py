@@ -163,6 +163,7 @@ def test_a_state_directory_removed_while_serving_makes_the_gateway_not_ready(tmp
     state = tmp_path / "state"
     with start_gateway(state) as gw:
         gw.result("meta/agent_memory/remember", {"identity": IDENT, "title": "Apples", "body": "apples are red"})
+        gw.result("meta/memory/index", {"entity": "deploy", "topic": "window", "fact": "tuesday"})  # a ledger file
         assert _ready(gw).status_code == 200
         shutil.rmtree(state)
         # writes are refused (they would land in unlinked files no restart sees)
@@ -173,6 +174,7 @@ def test_a_state_directory_removed_while_serving_makes_the_gateway_not_ready(tmp
         assert ledger["code"] == -32010 and "removed or replaced" in ledger["message"], ledger
         assert not state.exists()  # nothing wrote the directory back (the ledger's persist used to)
         answer = _ready_after_change(gw)
+        # the state directory alone: not also a ledger file said to be "written again" by writes now refused
         assert answer.status_code == 503 and answer.json()["failing"] == ["state_dir"]
         check = answer.json()["checks"][0]
         assert str(state) in check["problem"] and "removed or replaced" in check["problem"]
