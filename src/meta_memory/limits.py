@@ -127,7 +127,8 @@ MAX_INJECTIONS_PER_IDENTITY: Final = 4096
 #: more than the panel lists at once (``DREAMS_MAX_LIMIT``, 100) and the newest runs whose escalations a
 #: dream skips (``ESCALATION_MEMORY_RUNS``, 50); at the default cadence (every six hours, a row only when
 #: there was work) it is at least two months of history, while a realm dreamed for years keeps a fixed
-#: number of rows instead of one more per run.
+#: number of rows instead of one more per run. The usage-audit verdicts (``dream_audit_verdicts``) are bounded
+#: with them: pruning runs deletes the verdicts of every run not kept (``DreamRuns.prune``).
 MAX_DREAM_RUNS_PER_REALM: Final = 256
 #: ``agent_memory.max_open_realms``: most realms with open SQLite connections (LRU-closed).
 DEFAULT_MAX_OPEN_REALMS: Final = 32

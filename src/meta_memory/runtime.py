@@ -151,6 +151,10 @@ class Runtime:
             start_background=self.start_background, add_closer=self.add_closer,
             recall_provider=self._recall_provider,
             read_only=self.config.access is not None and self.config.access.read_only)))
+        if self.agent_memory is not None:
+            # once per session state: a key an earlier version stored in clear though it holds a credential
+            # becomes its digest (the secret read only when one is found: the store is installed by now)
+            self.agent_memory.firewall.state.redact_credential_keys(lambda: self.access.digest_secret)
         # a one-shot shell command ends long before a background integrity check would begin
         self.readiness = Readiness(self, start_background=self.start_background and not self._one_shot)
 

@@ -68,3 +68,37 @@ def test_the_bound_keeps_what_the_panel_lists_and_what_a_dream_reads_back() -> N
     # the panel lists at most DREAMS_MAX_LIMIT runs of a realm, and a dream skips the open loops the newest
     # ESCALATION_MEMORY_RUNS runs escalated: the bound must keep both
     assert MAX_DREAM_RUNS_PER_REALM >= max(DREAMS_MAX_LIMIT, ESCALATION_MEMORY_RUNS)
+
+
+def test_the_verdicts_of_pruned_runs_go_with_them_and_a_run_in_progress_keeps_its_own(
+        agent_store: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Usage-audit verdicts are bounded as the runs are: recording a run that prunes older runs deletes, in
+    the same transaction, the verdicts of every run not kept (written at or before the oldest kept run's
+    completion). The verdicts a run in progress wrote before its own row stay, as do another realm's."""
+    monkeypatch.setattr(tables, "MAX_DREAM_RUNS_PER_REALM", BOUND)
+
+    def run(realm: str, n: int, *, recorded: bool = True) -> str:
+        run_id = f"dream-{n:03d}"
+        with agent_store.transaction(realm) as tx:  # a run writes its verdicts first, then (once done) its row
+            for r in range(2):
+                tx.verdicts.upsert(run_id, f"mem-{n}-{r}", "dead_weight", "never injected", 1000 * n + 1)
+        if recorded:
+            with agent_store.transaction(realm) as tx:
+                tx.dream_runs.upsert(run_id, "realm", 1000 * n, 1000 * n + 2, 0, {})
+        return run_id
+
+    def open_runs(realm: str) -> set[str]:
+        with agent_store.snapshot(realm) as tx:
+            return {v.run_id for v in tx.verdicts.open(10_000)}
+
+    other = run("north", 0)
+    runs = [run("default", n) for n in range(1, BOUND + 1)]
+    assert open_runs("default") == set(runs)  # at the bound: nothing pruned yet
+    runs += [run("default", n) for n in range(BOUND + 1, BOUND + 4)]
+    in_progress = run("default", BOUND + 4, recorded=False)  # verdicts written, its row not yet
+    assert open_runs("default") == set(runs[-BOUND:]) | {in_progress}
+    runs.append(run("default", BOUND + 5))
+    assert open_runs("default") == set(runs[-BOUND:]) | {in_progress}
+    assert open_runs("north") == {other}
+    with agent_store.snapshot("default") as tx:
+        assert len(tx.verdicts.open(10_000)) == 2 * (BOUND + 1)

@@ -3,8 +3,10 @@
 :mod:`meta_memory.portability` reads and verifies a file's format (an export file, another memory
 system's records) and reports; the decision of what each record becomes — created, skipped as present
 or as a duplicate, kept out as a conflict, refused — and the writes that land it are planned here, in
-the domain, over the store's primitives (snapshots, ``get``, one write transaction per batch through
-:mod:`~meta_memory.agent_memory.record_writes`), and checked by the one validator when applied.
+the domain, over the store's primitives (snapshots, ``get``, one write transaction per batch: a restore's
+batch read again and written in the one :meth:`~meta_memory.agent_memory.store.base.AgentMemoryStore.transaction`,
+another system's creates through :mod:`~meta_memory.agent_memory.record_writes`), and checked by the one
+validator when applied.
 
 Two plans:
 
@@ -15,7 +17,8 @@ Two plans:
   (:func:`keep_out_erased`), records stored already skipped (same content) or kept as they are (a
   conflict), and an active record whose content its scope already holds active skipped, or, when other
   lines link to it, landed tombstoned (:class:`RestoreDuplicate`): :func:`plan_restore`, applied by
-  :func:`apply_restore`;
+  :func:`apply_restore`, which reads the store again by the same rules inside the transaction writing each
+  batch (a write made since the plan can neither be overwritten nor duplicated);
 - **fresh creates** (``meta-memory import --from mem0|langgraph``): ``CreateOp`` writes under fixed ids
   derived from the source system and id (:func:`foreign_create`, :func:`foreign_memory_id`), each checked
   as the validator would (:func:`check_create`), then sorted against what the target
@@ -28,7 +31,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
@@ -62,6 +65,7 @@ from meta_memory.limits import MAX_BATCH_OPS
 
 if TYPE_CHECKING:
     from meta_memory.agent_memory.store.base import AgentMemoryStore
+    from meta_memory.agent_memory.store.tx import ReadTx
 
 __all__ = [
     "FOREIGN_SYSTEMS",
@@ -70,6 +74,7 @@ __all__ = [
     "LineRefused",
     "Landing",
     "RestoreDuplicate",
+    "RestoreLanding",
     "RestorePlan",
     "StoredKeys",
     "apply_creates",
@@ -262,18 +267,62 @@ class RestorePlan:
     content an active record of its scope already holds under another id: skipped), ``conflicts`` (ids
     stored with other content: kept as they are). ``duplicates`` names every active line whose content
     was active already (:class:`RestoreDuplicate`): skipped (counted in ``present``), or, linked to by
-    other lines, in ``fresh`` as a tombstone."""
+    other lines, in ``fresh`` as a tombstone. ``linked``: the ids other lines of the file link to;
+    ``file_ids``: each re-issued id's id in the file (what :func:`apply_restore` checks again when it
+    lands a batch)."""
 
     fresh: list[tuple[int, MemoryRecord]]
     refused: list[tuple[int, str, str]]
     present: int
     conflicts: list[str]
     duplicates: list[RestoreDuplicate] = field(default_factory=list)
+    linked: frozenset[str] = frozenset()
+    file_ids: Mapping[str, str] = field(default_factory=dict)
 
     def batches(self) -> Iterator[list[tuple[int, MemoryRecord]]]:
         """:func:`restore_batches` of ``fresh`` (cut as they are landed: a chain longer than a batch is
         refused when reached, after the batches before it)."""
         return restore_batches(self.fresh)
+
+
+@dataclass
+class RestoreLanding:
+    """What :func:`apply_restore` did with one batch: ``landed`` ``(line, record)`` pairs as written (and
+    ``receipt``, ``None`` when nothing was left to write), and the lines it found, reading in the
+    transaction that lands the batch, to have changed since the plan: ``present`` (their id stored by
+    now with the same content, or an unlinked active line whose content is active by now: skipped),
+    ``conflicts`` (their id stored by now with other content) and ``duplicates`` (active lines whose
+    content is active by now under another id: skipped, or landed tombstoned when linked)."""
+
+    landed: list[tuple[int, MemoryRecord]]
+    receipt: BatchReceipt | None
+    present: int = 0
+    conflicts: list[str] = field(default_factory=list)
+    duplicates: list[RestoreDuplicate] = field(default_factory=list)
+
+
+def _stored_by_id(get_many: Callable[[Collection[str]], Mapping[str, MemoryRecord]],
+                  recs: Sequence[tuple[int, MemoryRecord]], given: Mapping[str, str],
+                  ) -> tuple[list[tuple[int, MemoryRecord]], int, list[str]]:
+    """``(fresh, present, conflicts)``: ``recs`` sorted by what ``get_many`` (one snapshot's or one write
+    transaction's lookup by id) holds under each line's id (its file id first, for a re-issued one):
+    nothing (fresh), the same content (present) or other content (a conflict, named by the id stored)."""
+    stored = get_many(list(dict.fromkeys([i for _, rec in recs for i in (given.get(rec.id, rec.id), rec.id)])))
+    fresh: list[tuple[int, MemoryRecord]] = []
+    present, conflicts = 0, []
+    for n, rec in recs:
+        named = given.get(rec.id, rec.id)
+        held = stored.get(named)
+        if held is None and named != rec.id:
+            named = rec.id
+            held = stored.get(rec.id)
+        if held is None:
+            fresh.append((n, rec))
+        elif held.content_hash == rec.content_hash:
+            present += 1
+        else:
+            conflicts.append(named)
+    return fresh, present, conflicts
 
 
 def plan_restore(store: AgentMemoryStore, realm: str, recs: Sequence[tuple[int, MemoryRecord]],
@@ -284,43 +333,23 @@ def plan_restore(store: AgentMemoryStore, realm: str, recs: Sequence[tuple[int, 
     ``file_ids`` maps a record landing under another id than its file gave (an unverified line's
     re-issued id, :func:`unverified_memory_id`) to the file's id: a record stored under the file's id
     makes the line present (same content) or a conflict (other content: the stored one is kept, and
-    the conflict names the file's id), and an erasure of either id keeps it out."""
-    given = file_ids or {}
+    the conflict names the file's id), and an erasure of either id keeps it out.
+
+    The plan is read from snapshots; :func:`apply_restore` reads the store again, by the same rules, in
+    the transaction that lands each batch, so a write made meanwhile (a record remembered with the same
+    content, another import) never leaves a second active copy or overwrites a stored id."""
+    given = dict(file_ids or {})
     allowed, refused = keep_out_erased(store, realm, recs, given)
-    fresh: list[tuple[int, MemoryRecord]] = []
-    present, conflicts = 0, []
-    for n, rec in allowed:
-        named = given.get(rec.id, rec.id)
-        stored = store.get(realm, named)
-        if stored is None and named != rec.id:
-            named = rec.id
-            stored = store.get(realm, rec.id)
-        if stored is None:
-            fresh.append((n, rec))
-        elif stored.content_hash == rec.content_hash:
-            present += 1
-        else:
-            conflicts.append(named)
-    fresh, duplicates = _resolve_active_duplicates(store, realm, fresh, recs)
+    with store.snapshot(realm) as tx:
+        fresh, present, conflicts = _stored_by_id(tx.get_many, allowed, given)
+    linked = _linked_ids(recs)
+    fresh, duplicates = _resolve_active_duplicates(store, realm, fresh, linked)
     skipped = sum(1 for d in duplicates if not d.landed)
-    return RestorePlan(fresh, refused, present + skipped, conflicts, duplicates)
+    return RestorePlan(fresh, refused, present + skipped, conflicts, duplicates, linked, given)
 
 
-def _resolve_active_duplicates(store: AgentMemoryStore, realm: str, fresh: list[tuple[int, MemoryRecord]],
-                               recs: Sequence[tuple[int, MemoryRecord]],
-                               ) -> tuple[list[tuple[int, MemoryRecord]], list[RestoreDuplicate]]:
-    """Keep one active record per content and scope: ``fresh`` with each active record whose content an
-    active record of its scope already holds (stored under another id, or landing earlier in this plan)
-    resolved to that record, as ``remember``, a quarantine release and a gated promotion resolve theirs.
-
-    A record nothing else of the file links to (no ``supersedes`` of its own, no record superseded by it
-    or derived from it) is left out and counted present. A record other lines link to lands all the same,
-    so no chain or lineage of the file is broken, but as a tombstone (tombstoned now, by the store's
-    clock), never as a second active copy; its audit row names the active record
-    (:func:`apply_restore`). Linked records are resolved first, in file order, so a chain's head keeps
-    the content active over an unlinked line of the file holding it too. A record the sweep would
-    tombstone on landing (expired) is left as it is. Returns ``(fresh, duplicates)``, the duplicates in
-    file order."""
+def _linked_ids(recs: Sequence[tuple[int, MemoryRecord]]) -> frozenset[str]:
+    """The ids other lines of the file link to: a ``supersedes``, a ``derived_from``, a successor."""
     linked: set[str] = set()
     for _, rec in recs:
         linked.update(rec.derived_from)
@@ -328,29 +357,67 @@ def _resolve_active_duplicates(store: AgentMemoryStore, realm: str, fresh: list[
             linked.add(rec.supersedes)
         if rec.status.kind is StatusKind.SUPERSEDED and rec.status.detail:
             linked.add(rec.status.detail)
+    return frozenset(linked)
+
+
+def _stored_holders(tx: ReadTx, active: Sequence[tuple[int, MemoryRecord]]) -> dict[tuple[Scope, str], str]:
+    """``(scope, content hash) -> id`` of the stored active record holding the content of each of ``active``
+    in its scope (a few ``IN``-list lookups per scope, in ``tx``)."""
+    by_scope: dict[Scope, list[str]] = {}
+    for _, rec in active:
+        by_scope.setdefault(rec.scope, []).append(rec.content_hash)
+    holder: dict[tuple[Scope, str], str] = {}
+    for scope, hashes in by_scope.items():
+        for chash, stored in tx.active_duplicates(scope, list(dict.fromkeys(hashes))).items():
+            holder[(scope, chash)] = stored.id
+    return holder
+
+
+def _resolve_active_duplicates(store: AgentMemoryStore, realm: str, fresh: list[tuple[int, MemoryRecord]],
+                               linked: frozenset[str],
+                               ) -> tuple[list[tuple[int, MemoryRecord]], list[RestoreDuplicate]]:
+    """Keep one active record per content and scope: ``fresh`` with each active record whose content an
+    active record of its scope already holds (stored under another id, or landing earlier in this plan)
+    resolved to that record, as ``remember``, a quarantine release and a gated promotion resolve theirs.
+
+    A record nothing else of the file links to (no ``supersedes`` of its own, no record superseded by it
+    or derived from it: ``linked``) is left out and counted present. A record other lines link to lands
+    all the same, so no chain or lineage of the file is broken, but as a tombstone (tombstoned now, by the
+    store's clock), never as a second active copy; its audit row names the active record
+    (:func:`apply_restore`). A record that supersedes the stored active record holding its content (a tag
+    merge's version) is no duplicate: it takes that record's place (the validator supersedes it). Linked
+    records are resolved first, in file order, so a chain's head keeps the content active over an
+    unlinked line of the file holding it too. A record the sweep would tombstone on landing (expired) is
+    left as it is. Returns ``(fresh, duplicates)``, the duplicates in file order."""
     now_ms = store.clock.now_ms()
+    active = [(n, rec) for n, rec in fresh if rec.settled(now_ms).status.is_active]
+    if not active:
+        return fresh, []
+    with store.snapshot(realm) as tx:
+        holder = _stored_holders(tx, active)
+    return _without_duplicates(fresh, active, holder, linked, now_ms)
+
+
+def _without_duplicates(fresh: list[tuple[int, MemoryRecord]], active: Sequence[tuple[int, MemoryRecord]],
+                        holder: dict[tuple[Scope, str], str], linked: frozenset[str], now_ms: int,
+                        ) -> tuple[list[tuple[int, MemoryRecord]], list[RestoreDuplicate]]:
+    """``fresh`` with the ``active`` lines whose content ``holder`` (the stored holders of each scope and
+    content) or an earlier line holds resolved (:func:`_resolve_active_duplicates`), and the duplicates."""
 
     def is_linked(rec: MemoryRecord) -> bool:
         return rec.supersedes is not None or rec.id in linked
 
-    active = [(n, rec) for n, rec in fresh if rec.settled(now_ms).status.is_active]
-    if not active:
-        return fresh, []
-    by_scope: dict[Scope, list[str]] = {}
-    for _, rec in active:
-        by_scope.setdefault(rec.scope, []).append(rec.content_hash)
-    holder: dict[tuple[Scope, str], str] = {}  # (scope, content) -> the id holding it active
-    with store.snapshot(realm) as tx:  # a few IN-list lookups per scope
-        for scope, hashes in by_scope.items():
-            for chash, stored in tx.active_duplicates(scope, list(dict.fromkeys(hashes))).items():
-                holder[(scope, chash)] = stored.id
+    stored = dict(holder)
+    for _, rec in active:  # a version superseding the stored holder of its own content takes its place
+        key = (rec.scope, rec.content_hash)
+        if rec.supersedes is not None and stored.get(key) == rec.supersedes and holder[key] == rec.supersedes:
+            holder[key] = rec.id
     duplicates: dict[str, RestoreDuplicate] = {}
     for first in (True, False):
         for n, rec in active:
             if is_linked(rec) is not first:
                 continue
-            key = (rec.scope, rec.content_hash)
-            held = holder.setdefault(key, rec.id)
+            held = holder.setdefault((rec.scope, rec.content_hash), rec.id)
             if held != rec.id:
                 duplicates[rec.id] = RestoreDuplicate(n, rec.id, held, landed=first)
     if not duplicates:
@@ -367,21 +434,37 @@ def _resolve_active_duplicates(store: AgentMemoryStore, realm: str, fresh: list[
 
 
 def apply_restore(store: AgentMemoryStore, realm: str, batch: Sequence[tuple[int, MemoryRecord]], *,
-                  rationale: str, plan: RestorePlan | None = None) -> BatchReceipt:
+                  rationale: str, plan: RestorePlan | None = None) -> RestoreLanding:
     """Land one batch of :func:`plan_restore` as ``RestoreOp`` writes under their exported ids, authored by
-    :data:`IMPORT_AUTHOR`, in one transaction through the validator; the ``rationale`` of a record ``plan``
-    landed tombstoned as a duplicate names the active record. Raises :class:`LineRefused` naming the line
-    of the op the store refused (nothing of the batch written)."""
+    :data:`IMPORT_AUTHOR`, in one write transaction through the validator, after reading the store again
+    in that transaction by the plan's rules: a line whose id is stored by now is present or a conflict,
+    and an active line whose content its scope holds active by now under another id is a duplicate
+    (skipped, or landed tombstoned when other lines link to it: ``plan.linked``). Nothing written between
+    the read and the write, so no second active copy can land. The ``rationale`` of a record landed
+    tombstoned as a duplicate names the active record. Raises :class:`LineRefused` naming the line of
+    the op the store refused (nothing of the batch written)."""
+    linked = plan.linked if plan is not None else _linked_ids(batch)
+    given = plan.file_ids if plan is not None else {}
     merged = {d.memory_id: d.duplicate_of for d in plan.duplicates if d.landed} if plan is not None else {}
-    ops = tuple(RestoreOp(record=rec, rationale=rationale if rec.id not in merged else
-                          f"{rationale}: tombstoned, its content is active as '{merged[rec.id]}'")
-                for _, rec in batch)
+    fresh = list(batch)  # the lines the ops are made of, by op index
     try:
-        return record_writes.apply_batch(store, StagedBatch(realm=realm, author=IMPORT_AUTHOR, ops=ops))
+        with store.transaction(realm) as tx:
+            fresh, present, conflicts = _stored_by_id(tx.get_many, batch, given)
+            active = [(n, rec) for n, rec in fresh if rec.settled(tx.now_ms).status.is_active]
+            holder = _stored_holders(tx, active) if active else {}
+            fresh, duplicates = _without_duplicates(fresh, active, holder, linked, tx.now_ms)
+            present += sum(1 for d in duplicates if not d.landed)
+            merged.update((d.memory_id, d.duplicate_of) for d in duplicates if d.landed)
+            ops = tuple(RestoreOp(record=rec, rationale=rationale if rec.id not in merged else
+                                  f"{rationale}: tombstoned, its content is active as '{merged[rec.id]}'")
+                        for _, rec in fresh)
+            receipt = tx.apply(StagedBatch(realm=realm, author=IMPORT_AUTHOR, ops=ops), gate=store.gate) \
+                if ops else None
     except AgentMemoryError as exc:
         index = exc.data.get("op_index")
-        where = batch[index][0] if isinstance(index, int) and index < len(batch) else batch[0][0]
+        where = fresh[index][0] if isinstance(index, int) and index < len(fresh) else batch[0][0]
         raise LineRefused(where, f"refused by the store: {exc.message}") from None
+    return RestoreLanding(fresh, receipt, present, conflicts, duplicates)
 
 
 # --------------------------------------------------------------------------- fresh creates (another system)

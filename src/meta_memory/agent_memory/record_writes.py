@@ -226,13 +226,12 @@ def apply_batch(store: AgentMemoryStore, batch: StagedBatch, *, gate: WriteGate 
     refusal. ``gate`` overrides the store's default gate.
 
     No duplicate check: the batch is applied as given, so the rule that a scope holds one active record
-    per content is its planner's. The product's only callers are the imports'
-    (:func:`~meta_memory.agent_memory.import_plan.apply_restore`, batches of
-    :func:`~meta_memory.agent_memory.import_plan.plan_restore`, and
-    :func:`~meta_memory.agent_memory.import_plan.apply_creates`, the ops
-    :func:`~meta_memory.agent_memory.import_plan.plan_creates` found fresh), and both planners resolve an
-    active duplicate first; no method of the gateway hands it a batch. A new caller plans its duplicates
-    as they do (``tx.active_duplicate``)."""
+    per content is its planner's. The product's only caller is an import's
+    (:func:`~meta_memory.agent_memory.import_plan.apply_creates`, the ops
+    :func:`~meta_memory.agent_memory.import_plan.plan_creates` found fresh), which resolves an active
+    duplicate first; no method of the gateway hands it a batch. A restore's batch
+    (:func:`~meta_memory.agent_memory.import_plan.apply_restore`) is read again and applied in one
+    transaction of its own. A new caller plans its duplicates as they do (``tx.active_duplicate``)."""
     g = _gate(store, gate)
     with store.transaction(batch.realm) as tx:
         return tx.apply(batch, gate=g)

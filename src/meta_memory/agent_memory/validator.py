@@ -451,6 +451,14 @@ def plan_batch(
         elif isinstance(op, RestoreOp):
             rec = _plan_restore(i, batch, overlay, op, now_ms)
             q = rec.status.detail if rec.status.kind is StatusKind.QUARANTINED else None
+            displaced = _displace_restored_prior(batch, overlay, rec, now_ms)
+            if displaced is not None:
+                plan.audit.append(AuditEntry(i, op.op, rec.id, _detail(batch, op, q, details)))
+                plan.audit.append(AuditEntry(i, op.op, displaced.id, {
+                    **_detail(batch, op, None, details),
+                    "rationale": f"{op.rationale or 'restore'}: superseded by the restored '{rec.id}'"}))
+                plan.results.append(OpResult(i, op.op, rec.id, rec.status))
+                continue
         else:  # pragma: no cover - the Op union is closed
             raise _invalid(i, f"unknown op {op!r}")
         plan.audit.append(AuditEntry(i, op.op, rec.id, _detail(batch, op, q, details)))
@@ -704,6 +712,23 @@ def _plan_restore(i: int, batch: StagedBatch, overlay: _Overlay, op: RestoreOp, 
     )
     overlay.put(new)
     return new
+
+
+def _displace_restored_prior(batch: StagedBatch, overlay: _Overlay, rec: MemoryRecord,
+                             now_ms: int) -> MemoryRecord | None:
+    """After :func:`_plan_restore` landed ``rec``: one active head per supersede chain. When ``rec`` names
+    an active record in ``supersedes`` (stored, or restored earlier in the batch) and lands anything but
+    quarantined, that record becomes ``superseded{by: rec}`` (``updated_at_ms`` now), as a supersede would
+    leave it; a quarantined ``rec`` leaves it active, as a quarantined supersede does (its release
+    supersedes it then). Returns the record as it was before, or ``None`` when nothing changed."""
+    if rec.supersedes is None or rec.status.kind is StatusKind.QUARANTINED:
+        return None
+    prior = overlay.get(rec.supersedes)
+    if prior is None or not prior.status.is_active:
+        return None
+    overlay.touch(prior)
+    overlay.put(replace(prior, status=Status.superseded(rec.id), updated_at_ms=max(prior.updated_at_ms, now_ms)))
+    return prior
 
 
 def _check_restored_links(batch: StagedBatch, overlay: _Overlay) -> None:

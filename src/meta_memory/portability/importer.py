@@ -19,10 +19,14 @@ reports.
   erased from any scope of any realm of the installation, is refused (with every record of its supersede
   chain in the file).
 - Idempotent by memory id: a record whose id is already stored with the same content is skipped; one
-  stored with other content is skipped and counted as a conflict, never overwritten.
+  stored with other content is skipped and counted as a conflict, never overwritten. Each batch is read
+  again by these rules in the transaction that writes it, so a write made while the import runs is
+  neither overwritten nor duplicated.
 - One active copy of a content per scope: an active line whose content an active record of its scope
   already holds under another id is skipped, or, when other lines link to it (a supersede chain's head),
-  landed tombstoned; the summary names each (``duplicates``). An unverified line
+  landed tombstoned; the summary names each (``duplicates``). A restored record naming a stored active
+  record in ``supersedes`` leaves it superseded by the record restored (one active head per chain). An
+  unverified line
   whose id lies in a foreign importer's id space lands under a re-issued id (:mod:`.policy`), the same on
   every run; its file id stored already makes it present or a conflict all the same.
 - Trust is never raised (the validator caps it); quarantined content stays quarantined.
@@ -409,13 +413,20 @@ def _import_realm(store: AgentMemoryStore, realm: str, recs: list[tuple[int, Mem
     summary.duplicates += [replace(d, memory_id=file_ids.get(d.memory_id, d.memory_id)) for d in plan.duplicates]
     rationale = "import" if summary.verified else "import (unverified file)"
     for batch in plan.batches():
-        receipt = apply_restore(store, realm, batch, rationale=rationale, plan=plan)
-        for n, rec in batch:
-            if receipt.records[rec.id].trust != claimed.get(rec.id, rec.trust):
+        # read again and written in one transaction: what changed since the plan is reported as it is found
+        landing = apply_restore(store, realm, batch, rationale=rationale, plan=plan)
+        summary.skipped_present += landing.present
+        summary.conflicts += landing.conflicts
+        summary.duplicates += [replace(d, memory_id=file_ids.get(d.memory_id, d.memory_id))
+                               for d in landing.duplicates]
+        landed = landing.receipt.records if landing.receipt is not None else {}
+        for n, rec in landing.landed:
+            if landed[rec.id].trust != claimed.get(rec.id, rec.trust):
                 summary.trust_lowered += 1
             if n in changes:
                 summary.downgraded.append(changes[n])
-        summary.created[realm] = summary.created.get(realm, 0) + len(batch)
+        if landing.landed:
+            summary.created[realm] = summary.created.get(realm, 0) + len(landing.landed)
         if progress is not None:
             progress(len(batch))
     if progress is not None and len(plan.fresh) < len(recs):

@@ -88,6 +88,9 @@ DEFAULT_LIMIT = DEFAULT_SESSION_STATE_LIMIT
 UNREPORTED_SOURCE = "unreported tool results (the session's taint cannot be known)"
 #: The session key of an identity's overflow row (taint recorded past its quota); never a valid key.
 OVERFLOW_KEY = ""
+#: The migration ledger's domain recording the one rewrite of session keys holding a credential
+#: (:meth:`SessionStateStore.redact_credential_keys`).
+REDACTED_KEYS_DOMAIN = "session-state-keys"
 #: The source of taint recorded on the overflow row for a session that had no row of its own.
 QUOTA_SOURCE_SUFFIX = "; recorded past this identity's session-state quota (agent_memory.session_state_identity_limit)"
 
@@ -832,6 +835,88 @@ class SessionStateStore:
         return self._db.write(fn)
 
     # ------------------------------------------------------------------ legacy import
+
+    def redact_credential_keys(self, secret: Callable[[], bytes]) -> int:
+        """Rewrite, once, the session keys an earlier version stored in clear though they hold a credential:
+        each becomes the key :func:`~meta_memory.session_ref.recorded_session_key` records today
+        (``redacted-session:<32 hex>`` under ``secret()``, the installation's session-digest secret, read
+        only when such a key is found), in every table (a session's row, its injection set, an identity's
+        current and nonce session), so every call naming the key still reaches its state and the credential
+        is no longer stored. A row whose digest key has a row already is merged into it, keeping the
+        stricter state: the earlier taint (a taint over none), the later reset mark with its prior taint,
+        the injected bytes of both, the earlier unreported mark. One write transaction; the migration
+        ledger (``schema_migrations``, domain :data:`REDACTED_KEYS_DOMAIN`) records that it ran, so a later
+        open rewrites nothing (gateways opening together: one rewrites, the others wait for its row).
+        Returns how many stored keys were rewritten. Raises ``AgentMemoryError("io")`` as the backend does."""
+        from meta_memory.session_ref import SECRET_SESSION_KEY_PREFIX, recorded_session_key
+
+        now = self._clock.now_ms()
+
+        def fn(sql: Sql) -> int:
+            if not sql.run("INSERT INTO {t}schema_migrations (domain, version, name, applied_at_ms) VALUES (?, ?, ?, ?) "
+                           "ON CONFLICT (domain, version) DO NOTHING",
+                           (REDACTED_KEYS_DOMAIN, 1, "session-keys-redacted", now)):
+                return 0  # rewritten before
+            keys = {str(r[0]) for table in ("session_states", "session_injected")
+                    for r in sql.rows(f"SELECT DISTINCT session_key FROM {{t}}{table}")}
+            keys |= {str(r[0]) for column in ("current_session", "nonce_session")
+                     for r in sql.rows(f"SELECT DISTINCT {column} FROM {{t}}session_identities "
+                                       f"WHERE {column} IS NOT NULL")}
+            moved = 0
+            for key in sorted(keys):
+                if key == OVERFLOW_KEY or key.startswith(SECRET_SESSION_KEY_PREFIX):
+                    continue
+                recorded = recorded_session_key(key, secret)
+                if recorded != key:
+                    self._rekey(sql, key, recorded)
+                    moved += 1
+            return moved
+
+        moved = self._db.write(fn)
+        if moved:
+            truncate = getattr(self._db, "truncate_wal", None)
+            if truncate is not None:  # SQLite: the write-ahead log must not keep the pages holding the keys
+                truncate()
+            _log.info("session state: %d session keys holding a credential rewritten as their digests", moved)
+        return moved
+
+    @staticmethod
+    def _rekey(sql: Sql, old: str, new: str) -> None:
+        """Move every row of session key ``old`` onto ``new`` (see :meth:`redact_credential_keys`)."""
+        for realm, ident in sql.rows("SELECT realm, identity FROM {t}session_states WHERE session_key = ?", (old,)):
+            rows = {key: sql.rows("SELECT tainted_at_ms, taint_source, boundary_at_ms, prior_at_ms, prior_source, "
+                                  "injected_bytes, unreported_at_ms, touched_ms FROM {t}session_states "
+                                  "WHERE realm = ? AND identity = ? AND session_key = ?", (realm, ident, key))
+                    for key in (old, new)}
+            if not rows[new]:
+                sql.run("UPDATE {t}session_states SET session_key = ? WHERE realm = ? AND identity = ? "
+                        "AND session_key = ?", (new, realm, ident, old))
+                continue
+            a, b = rows[old][0], rows[new][0]
+
+            def earlier(at_a: Any, src_a: Any, at_b: Any, src_b: Any) -> tuple[Any, Any]:
+                if at_a is None or src_a is None:
+                    return at_b, src_b
+                if at_b is None or src_b is None or at_a < at_b:
+                    return at_a, src_a
+                return at_b, src_b
+
+            taint = earlier(a[0], a[1], b[0], b[1])
+            mark = max((a, b), key=lambda r: -1 if r[2] is None else int(r[2]))
+            unreported = min((r[6] for r in (a, b) if r[6] is not None), default=None)
+            sql.run("UPDATE {t}session_states SET tainted_at_ms = ?, taint_source = ?, boundary_at_ms = ?, "
+                    "prior_at_ms = ?, prior_source = ?, injected_bytes = ?, unreported_at_ms = ?, touched_ms = ? "
+                    "WHERE realm = ? AND identity = ? AND session_key = ?",
+                    (*taint, mark[2], mark[3], mark[4], int(a[5] or 0) + int(b[5] or 0), unreported,
+                     max(int(a[7]), int(b[7])), realm, ident, new))
+            sql.run("DELETE FROM {t}session_states WHERE realm = ? AND identity = ? AND session_key = ?",
+                    (realm, ident, old))
+        sql.run("INSERT INTO {t}session_injected (realm, identity, session_key, record_id) "
+                "SELECT realm, identity, ?, record_id FROM {t}session_injected WHERE session_key = ? "
+                "ON CONFLICT (realm, identity, session_key, record_id) DO NOTHING", (new, old))
+        sql.run("DELETE FROM {t}session_injected WHERE session_key = ?", (old,))
+        for column in ("current_session", "nonce_session"):
+            sql.run(f"UPDATE {{t}}session_identities SET {column} = ? WHERE {column} = ?", (new, old))
 
     def import_legacy(self, realm: str, data: dict[str, Any]) -> int:
         """Adopt the former ``firewall-taint.json`` state (keyed by session key alone): each tainted session

@@ -552,12 +552,24 @@ class DreamRuns(DreamRunReads):
 
     def prune(self) -> int:
         """Keep the realm's newest :data:`~meta_memory.limits.MAX_DREAM_RUNS_PER_REALM` runs, in the order
-        :meth:`recent` lists them (completed last first, ties by run id), deleting the rest; how many went."""
-        return self._sql.run(
+        :meth:`recent` lists them (completed last first, ties by run id), deleting the rest; how many went.
+
+        When a run goes, the usage-audit verdicts (``dream_audit_verdicts``) of every run not kept go with it,
+        in this transaction: those written at or before the completion of the oldest run kept. A run writes
+        its verdicts before its own row, so the verdicts of a run still in progress (written after that
+        completion) are never pruned, and those of a run that never recorded its row go with the runs of
+        their time. The verdicts are bounded as the runs are: the verdicts of the runs kept."""
+        gone = self._sql.run(
             "DELETE FROM dream_runs WHERE run_id NOT IN (SELECT run_id FROM dream_runs "
             f"ORDER BY completed_at_ms DESC, run_id{self._sql.collate} DESC LIMIT ?)",
             (MAX_DREAM_RUNS_PER_REALM,),
         ).rowcount
+        if gone:
+            self._sql.run(
+                "DELETE FROM dream_audit_verdicts WHERE run_id NOT IN (SELECT run_id FROM dream_runs) "
+                "AND created_at_ms <= (SELECT min(completed_at_ms) FROM dream_runs)"
+            )
+        return gone
 
 
 # --------------------------------------------------------------------------- dream_audit_verdicts
