@@ -9,6 +9,7 @@ Surfaces never touch these directly: they call the method table
 from __future__ import annotations
 
 import logging
+import secrets
 import sqlite3
 import threading
 from collections.abc import Callable
@@ -39,6 +40,10 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["Runtime"]
 
 log = logging.getLogger("meta_memory.runtime")
+
+
+class _UnstableDigestSecret(Exception):
+    """The session-digest secret is a random one of this process, not the installation's."""
 
 
 class Runtime:
@@ -142,6 +147,7 @@ class Runtime:
 
         self.exports = ExportStreams(self)
         self.add_closer(self.exports.close)
+        self._digest_stable = False  # set when the secret is first read
         self.access.bind_digest_secret(self._session_digest_secret)
         self.observability.bind(self)  # counts the timeline from here on; reads the gauges at scrape time
         # Feature construction lives in one place (features.py) so the order of construction is explicit.
@@ -154,15 +160,32 @@ class Runtime:
         if self.agent_memory is not None:
             # once per session state: a key an earlier version stored in clear though it holds a credential
             # becomes its digest (the secret read only when one is found: the store is installed by now)
-            self.agent_memory.firewall.state.redact_credential_keys(lambda: self.access.digest_secret)
+            try:
+                self.agent_memory.firewall.state.redact_credential_keys(self._stable_digest_secret)
+            except _UnstableDigestSecret:
+                # rewritten under a secret of this process, the keys would no longer reach their sessions
+                # (their taint) after a restart: left in place, and rewritten at a start that reads the secret
+                log.warning("session keys holding a credential are kept as they are until the installation's "
+                             "session-digest secret can be read")
         # a one-shot shell command ends long before a background integrity check would begin
         self.readiness = Readiness(self, start_background=self.start_background and not self._one_shot)
 
     def _session_digest_secret(self) -> bytes:
-        """The installation's session-digest secret (:func:`~meta_memory.portability.signing.session_digest_secret`)."""
-        from .portability.signing import session_digest_secret
+        """The installation's session-digest secret (:func:`~meta_memory.portability.signing.session_digest_secret`),
+        else a random one of this process (``_digest_stable`` tells which)."""
+        from .portability.signing import installation_session_digest_secret
 
-        return session_digest_secret(self)
+        secret = installation_session_digest_secret(self)
+        self._digest_stable = secret is not None
+        return secret if secret is not None else secrets.token_bytes(32)
+
+    def _stable_digest_secret(self) -> bytes:
+        """The session-digest secret this runtime uses, when it is the installation's. Raises
+        :class:`_UnstableDigestSecret` when it is a random one of this process."""
+        secret = self.access.digest_secret
+        if not self._digest_stable:
+            raise _UnstableDigestSecret
+        return secret
 
     def _ledger_eviction_started(self, evicted: int, max_retained: int) -> None:
         """Timeline signal: the ledger reached its cap and has started evicting its oldest assertions."""

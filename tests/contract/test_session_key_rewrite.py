@@ -101,3 +101,29 @@ def test_a_stored_credential_key_becomes_its_digest_and_keeps_its_taint(state: A
     with build().build():
         pass
     assert sql("SELECT count(*) FROM session_states WHERE session_key = ?", (OLD_KEY,)) == [(1,)]
+
+
+def test_no_rewrite_under_a_secret_that_would_change_at_the_next_start(tmp_path: Path) -> None:
+    """When the installation's session-digest secret cannot be read (its key file damaged), the runtime digests
+    under a secret of its process: rewriting under it would leave the stored keys pointing nowhere after a
+    restart (their taint lost). The rows are left as they are, and rewritten at a start that reads the secret."""
+    def sql(statement: str, params: tuple[Any, ...] = ()) -> list[Any]:
+        with closing(sqlite3.connect(tmp_path / "state" / "session-state.db")) as conn, conn:
+            return conn.execute(statement, params).fetchall()
+
+    with Meta.builder().persistent_state(tmp_path / "state").build() as h:
+        h.agent(ID).session("plain").note()
+    sql("DELETE FROM schema_migrations WHERE domain = ?", (REDACTED_KEYS_DOMAIN,))
+    sql("INSERT INTO session_states (realm, identity, session_key, tainted_at_ms, taint_source, injected_bytes, "
+        "touched_ms) VALUES ('default', ?, ?, ?, 'web tool ''web_fetch''', 0, ?)", (ID, OLD_KEY, T0, T0))
+    key_file = tmp_path / "state" / "session-digest.key"
+    key_file.write_text("not a key\n")
+    with Meta.builder().persistent_state(tmp_path / "state").build():
+        pass
+    assert sql("SELECT count(*) FROM session_states WHERE session_key = ?", (OLD_KEY,)) == [(1,)]
+    assert sql("SELECT count(*) FROM schema_migrations WHERE domain = ?", (REDACTED_KEYS_DOMAIN,)) == [(0,)]
+    key_file.unlink()  # made again at the next start
+    with Meta.builder().persistent_state(tmp_path / "state").build() as h:
+        note = h.agent(ID).session(OLD_KEY).note()
+        assert note.session_key.startswith("redacted-session:") and note.tainted is True, note
+    assert CREDENTIAL not in _every_text(sql)

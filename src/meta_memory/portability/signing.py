@@ -130,7 +130,14 @@ def session_digest_secret(runtime: Runtime) -> bytes:
     PostgreSQL store's ``installation_keys`` (``session_digest``), else ``<state-dir>/session-digest.key``
     (owner-only). So a session's digest stays the same across restarts of one installation. Without a
     state directory, or when it cannot be read or made, a random secret of this process (digests then
-    change on restart; logged)."""
+    change on restart; logged): :func:`installation_session_digest_secret` tells the two apart."""
+    secret = installation_session_digest_secret(runtime)
+    return secret if secret is not None else secrets.token_bytes(32)
+
+
+def installation_session_digest_secret(runtime: Runtime) -> bytes | None:
+    """:func:`session_digest_secret` when it is the installation's (stable across restarts), else ``None``:
+    no state directory, or the secret could not be read or made (logged)."""
     feature = runtime.agent_memory
     store = feature.store if feature is not None else None
     try:
@@ -141,10 +148,10 @@ def session_digest_secret(runtime: Runtime) -> bytes:
         elif runtime.state_dir is not None:
             return key_file(runtime.state_dir / DIGEST_KEY_FILE, create=True).secret
         else:
-            return secrets.token_bytes(32)
+            return None
     except (KeyFileError, AgentMemoryError, OSError) as exc:
         _log.warning("session-key digests use a secret of this process (they change on restart): %s", exc)
-    return secrets.token_bytes(32)
+    return None
 
 
 def line_digest(signed: bytes) -> bytes:
