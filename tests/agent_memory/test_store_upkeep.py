@@ -10,6 +10,7 @@ import uuid
 from pathlib import Path
 
 from meta_memory.agent_memory import record_writes
+from meta_memory.agent_memory.model import Scope
 from meta_memory.agent_memory.store import upkeep as ckpt
 from meta_memory.agent_memory.store.sqlite import SqliteAgentMemoryStore, realm_db_path
 from meta_memory.agent_memory.store.upkeep import BackgroundUpkeep
@@ -70,6 +71,29 @@ def test_one_checkpoint_covers_the_commits_of_a_moment_and_stop_ends_the_thread(
     time.sleep(0.5)
     assert sorted(calls) == ["a", "b"]
     assert worker._thread is not None and not worker._thread.is_alive()
+
+
+def test_a_steady_stream_of_writes_does_not_grow_the_wal_commit_by_commit(tmp_path: Path) -> None:
+    with SqliteAgentMemoryStore(tmp_path / "am") as store:
+        store._upkeep.stop()
+        record_writes.remember(store, "default", "lead:main", "Seed", "opens the realm")
+        wal = Path(f"{realm_db_path(tmp_path / 'am', 'default')}-wal")
+        before = wal.stat().st_size
+        for i in range(5):  # no checkpoint at all: each commit appends its frames
+            record_writes.remember(store, "default", "lead:main", f"Note {i}", f"a note of the stream, number {i}")
+        per_commit = (wal.stat().st_size - before) / 5
+        assert per_commit > 0
+        store._upkeep = BackgroundUpkeep(store._upkeep_realm, delay_s=0.02)  # rounds while the stream goes on
+        written = 0
+        stop_at = time.monotonic() + 2.0
+        while time.monotonic() < stop_at:
+            record_writes.remember(store, "default", "lead:main", f"Stream {written}", f"a note of the stream, number {written}")
+            written += 1
+        # each round's checkpoint copies the WAL to its end although writes kept coming, so the next write
+        # starts it over: it holds a few rounds' commits, not every commit of the stream
+        assert written >= 100
+        assert wal.stat().st_size < written * per_commit / 2
+        assert len(store.active_records("default", Scope.identity("default", "lead:main"))) == written + 6
 
 
 def test_the_inline_bound_is_far_above_a_moment_of_writes() -> None:
@@ -170,7 +194,7 @@ def test_the_stores_upkeep_round_refuses_a_full_disk_as_disk_full_naming_the_dis
         record_writes.remember(store, "default", "lead:main", "Seed", "opens the realm")
         db = store._db("default")
 
-        def full(connect: object) -> None:
+        def full(connect: object, **_: object) -> None:
             raise sqlite3.OperationalError("database or disk is full")
 
         db.checkpoint = full  # type: ignore[method-assign]

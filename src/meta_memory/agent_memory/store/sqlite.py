@@ -214,14 +214,31 @@ class _RealmDb:
         self.checkpoint_lock = threading.Lock()
         self.checkpoint_conn: sqlite3.Connection | None = None
 
-    def checkpoint(self, connect: Callable[[Path], sqlite3.Connection]) -> None:
-        """One ``PASSIVE`` WAL checkpoint on the checkpoint connection (opened by ``connect`` once)."""
+    def checkpoint(self, connect: Callable[[Path], sqlite3.Connection], *, settle: bool = False) -> None:
+        """One ``PASSIVE`` WAL checkpoint on the checkpoint connection (opened by ``connect`` once).
+
+        ``settle`` (the caller does not hold :attr:`write_lock`): when the checkpoint copied every frame
+        it saw, a second one runs under the write lock, copying the frames committed while the first
+        ran (a few commits' worth; none when no write came meanwhile). Only a WAL copied to its end is
+        started over from its beginning by the next write: without this a steady stream of writes
+        always outruns the checkpoint, so the WAL file grows on every commit until the writer's inline
+        bound (:func:`.upkeep.needs_inline_checkpoint`), and a commit that grows the file costs its
+        ``fsync`` the file system's own journal too. Durability does not change: every commit was on
+        disk in the WAL before it was acknowledged."""
+        busy, wal_frames, copied = self._checkpoint_once(connect)
+        if settle and not busy and copied == wal_frames:
+            with self.write_lock:  # lock order: the write lock, then the checkpoint lock (as the writer's inline one)
+                busy, wal_frames, copied = self._checkpoint_once(connect)
+        if not busy and copied == wal_frames:
+            self.commits_since_checkpoint = 0
+
+    def _checkpoint_once(self, connect: Callable[[Path], sqlite3.Connection]) -> tuple[int, int, int]:
+        """``PRAGMA wal_checkpoint(PASSIVE)``'s ``(busy, WAL frames, frames copied)``."""
         with self.checkpoint_lock:
             if self.checkpoint_conn is None:
                 self.checkpoint_conn = connect(self.path)
             busy, wal_frames, copied = self.checkpoint_conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
-        if not busy and copied == wal_frames:
-            self.commits_since_checkpoint = 0
+        return int(busy), int(wal_frames), int(copied)
 
     def close(self) -> None:
         with self.write_lock:
@@ -834,7 +851,7 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore[sqlite3.Connection]):
             if time.monotonic() >= stop_at:
                 self._upkeep.wrote(name)  # more to merge: continue next round
                 break
-        db.checkpoint(self._connect)
+        db.checkpoint(self._connect, settle=True)
 
     @contextlib.contextmanager
     def _begun(self, conn: sqlite3.Connection, path: Path | None = None) -> Iterator[sqlite3.Connection]:

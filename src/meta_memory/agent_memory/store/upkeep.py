@@ -15,7 +15,11 @@ them, so the tail latency of a remember grew with the store:
 * **WAL checkpoints.** SQLite's default makes the commit that crosses 1,000 WAL pages copy them
   back into the database file, pages that are more scattered as the database grows. The writer
   connection never checkpoints (``wal_autocheckpoint = 0``); a ``PASSIVE`` checkpoint (it never
-  waits for, nor blocks, readers and writers) runs on a connection of its own after the merges.
+  waits for, nor blocks, readers and writers) runs on a connection of its own after the merges. When
+  it copied every frame it saw, a second one runs under the write lock and copies the frames committed
+  while the first ran (a few; none when no write came): SQLite starts the WAL over only when it is
+  copied to its end, which a checkpoint beside a steady stream of writes never is, and a WAL that is
+  never started over grows on every commit, whose ``fsync`` then also pays for the file's growth.
 
 :class:`BackgroundUpkeep` is the thread doing both, per realm, for the realms that committed since
 its last round. Durability does not depend on it: with ``synchronous = FULL`` every commit is on
