@@ -31,6 +31,25 @@ OUTSIDE = [
 ]
 
 
+# Names a host reported trusted: a listed server's prefix (``<server>_<tool>``), CrewAI's tool classes,
+# LangChain's PubMed tool, Slack's Web API method names, the search services' own names and a bare ``search``;
+# then other spellings of the prefix (case, separators, camel-case humps, fullwidth, a look-alike letter).
+SERVER_PREFIXED_AND_FRAMEWORK = [
+    "playwright_navigate", "github_get_issue", "slack_read_channel", "conversations_history", "exa_search",
+    "serper", "SerperDevTool", "WebsiteSearchTool", "FirecrawlScrapeWebsiteTool", "pub_med", "search",
+    "ScrapeWebsiteTool", "FirecrawlSearchTool", "EXASearchTool", "tavily_search_results_json", "duckduckgo_search",
+    "wikipedia", "arxiv", "google_search", "brave_search", "web_search", "browse", "fetch_url",
+    "GITHUB_GET_ISSUE", "GithubGetIssue", "gitlab-list-merge-requests", "jira_get_comments",
+    "confluence-read-page", "gmail_list_threads", "tavily-map", "firecrawl_map", "puppeteer_click",
+    "brave_search_news", "ＳＬＡＣＫ＿get_users", "ѕlack_list_channels",  # fullwidth; a Cyrillic ѕ
+    "conversations.history", "search_v2",
+]
+# Ordinary names: a server's letters with no marked end, a verb (``fetch``) and a three-letter name (``exa``)
+# that are no prefixes, and a ``search`` namespaced by something else.
+ORDINARY = ["calculator", "get_time", "lookup_order", "memory", "playwrightish", "slacker", "githubber",
+            "fetch_order", "exa_answer", "kb.search", "NotesToolSpec.search"]
+
+
 def _taints_and_quarantines(rpc: Rpc, tool: str) -> tuple[dict, dict]:
     ident, session = uid(), uid("sess")
     verdict = rpc.tool_result(ident, session, tool)
@@ -47,7 +66,15 @@ def test_an_outside_content_tool_taints_by_default(rpc: Rpc, tool: str) -> None:
     assert write["is_error"] is False and "QUARANTINED" in write["text"], write
 
 
-@pytest.mark.parametrize("tool", ["calculator", "get_time", "lookup_order", "memory"])
+@pytest.mark.parametrize("tool", SERVER_PREFIXED_AND_FRAMEWORK)
+def test_a_listed_servers_prefix_and_the_frameworks_web_tools_taint(rpc: Rpc, tool: str) -> None:
+    verdict, write = _taints_and_quarantines(rpc, tool)
+    assert verdict["trusted"] is False and verdict["session_tainted"] is True, verdict
+    assert any(why in verdict["source"] for why in ("default_untrusted_tools", "web tool")), verdict
+    assert write["is_error"] is False and "QUARANTINED" in write["text"], write
+
+
+@pytest.mark.parametrize("tool", ORDINARY)
 def test_a_pure_unlisted_tool_stays_trusted_as_the_spec_says(rpc: Rpc, tool: str) -> None:
     verdict, write = _taints_and_quarantines(rpc, tool)
     assert verdict["trusted"] is True and verdict["session_tainted"] is False
@@ -61,8 +88,14 @@ def test_the_operator_list_replaces_the_shipped_one_and_trusted_tools_wins(rpc_w
     assert rpc.tool_result(uid(), uid("sess"), "browser")["trusted"] is True  # replaced, not merged
     assert rpc.tool_result(uid(), uid("sess"), "tavily_search")["trusted"] is True
     assert rpc.tool_result(uid(), uid("sess"), "web_fetch")["trusted"] is False  # the builtins stay
+    assert rpc.tool_result(uid(), uid("sess"), "slack_read_channel")["trusted"] is True  # a prefix needs its server
     off = rpc_with("[agent_memory.content_trust]\ndefault_untrusted_tools = []\n")
     assert off.tool_result(uid(), uid("sess"), "browser")["trusted"] is True
+    assert off.tool_result(uid(), uid("sess"), "github_get_issue")["trusted"] is True
+    mine = rpc_with('[agent_memory.content_trust]\ndefault_untrusted_tools = ["Slack"]\n'
+                    'trusted_tools = ["slack_post_message"]\n')
+    assert mine.tool_result(uid(), uid("sess"), "slack_read_channel")["trusted"] is False
+    assert mine.tool_result(uid(), uid("sess"), "slack_post_message")["trusted"] is True  # the operator's word
 
 
 def test_a_malformed_list_refuses_to_start(tmp_path) -> None:  # type: ignore[no-untyped-def]

@@ -4,19 +4,21 @@ posture (property tests over generated spellings)."""
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from meta_memory.agent_memory.config import parse_content_trust
 from meta_memory.errors import ConfigError
 from meta_memory.firewall.classify import (
     ALWAYS_UNTRUSTED_TOOLS,
+    TRUSTED_UNLISTED,
     ContentTrustPolicy,
     ToolProvenance,
     classify_tool_result,
     mcp_server_of,
     name_key,
 )
+from meta_memory.firewall.outside_tools import BARE_ONLY_NAMES, DEFAULT_UNTRUSTED_TOOLS, OUTSIDE_CONTENT_SERVERS
 
 BUILTIN_WORDS = {"web_search": ["web", "search"], "web_fetch": ["web", "fetch"], "fetch": ["fetch"],
                  "http_request": ["http", "request"]}
@@ -132,3 +134,73 @@ def test_config_default_round_trips_to_the_policy() -> None:
     assert cfg.default == "untrusted"
     assert ContentTrustPolicy.from_config(cfg).default == "untrusted"
     assert parse_content_trust({}).default == "trusted"
+
+
+_SERVER_WORDS = {server: server.split("-") for server in OUTSIDE_CONTENT_SERVERS}
+_ONLY_SERVERS = ContentTrustPolicy(default_untrusted_tools=frozenset(OUTSIDE_CONTENT_SERVERS))
+_tail = st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=1, max_size=8)
+_end = st.sampled_from(["_", "-", "__", "\u2010", "\uff3f", "\u2014", "camel"])
+
+
+@settings(max_examples=300)
+@given(st.data())
+def test_a_listed_servers_name_ended_by_a_separator_or_hump_taints_in_any_spelling(data: st.DataObject) -> None:
+    """``<server>_<tool>`` in any spelling of the server (case, its own separators, fullwidth, invisible
+    characters) and any marked end (a separator, a dash, a camel-case hump) is the server's tool."""
+    server = data.draw(st.sampled_from(sorted(_SERVER_WORDS)))
+    spelled = data.draw(spellings(_SERVER_WORDS[server])).strip()
+    assume("." not in spelled)  # ``brave.search_x`` is the tool ``search_x`` of a server ``brave``
+    end, tail = data.draw(_end), data.draw(_tail)
+    name = spelled + (tail.capitalize() if end == "camel" else end + tail)
+    if end == "camel" and not spelled[-1:].islower():
+        name = spelled + "_" + tail  # a hump needs a lower-case letter before it (or an acronym's end)
+    for rules in (ContentTrustPolicy(), _ONLY_SERVERS):
+        got = classify_tool_result(name, None, rules)
+        assert not got.trusted, (name, rules.default_untrusted_tools)
+        assert got.source == f"outside-content tool '{name}' (content_trust.default_untrusted_tools)"
+    assert classify_tool_result(name, None, ContentTrustPolicy.from_config({"trusted_tools": [name]})).trusted
+
+
+@settings(max_examples=300)
+@given(st.data())
+def test_a_servers_letters_without_a_marked_end_are_no_prefix(data: st.DataObject) -> None:
+    """``slacker``, ``GitHubber``, ``playwrightish``: the server's letters run on into the word, so the
+    prefix rule does not read them as the server (only the servers are listed here)."""
+    server = data.draw(st.sampled_from(sorted(_SERVER_WORDS)))
+    spelled = data.draw(spellings(_SERVER_WORDS[server])).strip()
+    name = spelled + data.draw(_tail)
+    assert classify_tool_result(name, None, _ONLY_SERVERS).trusted, name
+
+
+@pytest.mark.parametrize("name", ["fetch_order", "fetch_calendar", "exa_answer", "Fetch-User", "exa-contents"])
+def test_a_verb_and_a_three_letter_server_are_no_prefixes(name: str) -> None:
+    """``fetch`` is a verb hosts begin their own tools with and ``exa`` three letters: neither is matched as
+    a prefix (their tools are listed by name), so these stay the spec's unlisted trusted tools."""
+    assert classify_tool_result(name, None, ContentTrustPolicy()) == TRUSTED_UNLISTED
+
+
+def test_the_prefix_rule_follows_the_configured_list() -> None:
+    assert not classify_tool_result("slack_read_channel", None, ContentTrustPolicy()).trusted
+    for replaced in ([], ["crm_reader"], ["slack_read"]):  # no server listed: no prefix
+        rules = ContentTrustPolicy.from_config({"default_untrusted_tools": replaced})
+        assert classify_tool_result("slack_read_channel", None, rules).trusted, replaced
+    rules = ContentTrustPolicy.from_config({"default_untrusted_tools": ["SLACK"]})
+    assert not classify_tool_result("slack_read_channel", None, rules).trusted
+    mcp = ContentTrustPolicy.from_config({"trusted_mcp_servers": ["kg"]})  # MCP attribution comes first
+    assert classify_tool_result("slack_read_channel", ToolProvenance("mcp", "kg"), mcp).trusted
+
+
+@pytest.mark.parametrize("name, trusted", [
+    ("search", False), ("Search", False), ("search_v2", False), ("SearchTool", False), (" SEARCH\u200b", False),
+    ("kb.search", True), ("NotesToolSpec.search", True), ("Search my notes", True),
+    ("TavilyToolSpec.search", False),  # its spec is listed
+])
+def test_a_bare_search_taints_and_a_namespaced_one_is_its_namespaces(name: str, trusted: bool) -> None:
+    assert classify_tool_result(name, None, ContentTrustPolicy()).trusted is trusted
+
+
+def test_every_prefix_server_and_bare_name_is_on_the_shipped_list() -> None:
+    listed = {name_key(n) for n in DEFAULT_UNTRUSTED_TOOLS}
+    assert {name_key(s) for s in OUTSIDE_CONTENT_SERVERS} <= listed
+    assert {name_key(s) for s in BARE_ONLY_NAMES} <= listed
+    assert all(len(name_key(s)) >= 4 for s in OUTSIDE_CONTENT_SERVERS)  # no short abbreviations as prefixes

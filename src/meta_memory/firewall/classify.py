@@ -36,7 +36,10 @@ Precedence, first match wins (seed; reference notes §5):
    the shipped list of outside-content tools of the common frameworks and MCP
    servers (:mod:`meta_memory.firewall.outside_tools`), which the configuration
    can replace -- or a namespaced name with one of them as a segment
-   (``puppeteer.navigate``): untrusted (``outside-content tool '<n>'``);
+   (``puppeteer.navigate``; ``search`` only as the whole name, not ``kb.search``), or a name that begins with one of the list's product-named servers
+   (:data:`~meta_memory.firewall.outside_tools.OUTSIDE_CONTENT_SERVERS`) ended by a separator or a
+   camel-case hump (``slack_read_channel``, ``GithubGetIssue``; not ``slacker``): untrusted
+   (``outside-content tool '<n>'``);
 8. anything else: trusted -- or, under the opt-in stricter posture
    ``content_trust.default = "untrusted"``, untrusted (``unlisted tool '<n>'``):
    then only listed tools and servers are trusted. :attr:`Classification.unlisted`
@@ -64,7 +67,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from meta_memory.errors import ValueRuleBroken
-from meta_memory.firewall.outside_tools import DEFAULT_UNTRUSTED_TOOLS
+from meta_memory.firewall.outside_tools import BARE_ONLY_NAMES, DEFAULT_UNTRUSTED_TOOLS, OUTSIDE_CONTENT_SERVERS
 from meta_memory.identity import parse_identity
 from meta_memory.limits import MAX_SESSION_KEY_BYTES
 from meta_memory.textfold import fold, unconfuse
@@ -137,9 +140,13 @@ def deny_key(name: str) -> str:
 
 
 _BUILTIN_KEYS: frozenset[str] = frozenset(name_key(n) for n in ALWAYS_UNTRUSTED_TOOLS)
+_PREFIX_SERVER_KEYS: frozenset[str] = frozenset(deny_key(n) for n in OUTSIDE_CONTENT_SERVERS)
+_BARE_ONLY_KEYS: frozenset[str] = frozenset(deny_key(n) for n in BARE_ONLY_NAMES)
 #: What splits a name into segments: namespace separators, and whitespace (no tool catalogue allows it in a
 #: name, so ``web_fetch x`` or a name with a line break is read as words, one of which may be a web tool).
 _NAMESPACE = re.compile(r"[./:\\\s]+")
+#: The namespace separators alone (whitespace kept inside a segment).
+_PATH = re.compile(r"[./:\\]+")
 #: A version suffix of a segment (``web_fetch_v2``, ``fetch-2``, ``WebSearch20250305``, ``browse_v1_2``), or a
 #: ``tool`` suffix (``WebFetchTool``, ``web_fetch_tool``, ``fetch-tools``), or both (``web_fetch_tool_v2``).
 _VERSION = re.compile(r"(?:[_\-\s]*(?:v?\d+|tools?))+$", re.IGNORECASE)
@@ -147,16 +154,46 @@ _VERSION = re.compile(r"(?:[_\-\s]*(?:v?\d+|tools?))+$", re.IGNORECASE)
 _LOOSE_SEPARATOR = re.compile(r"[_\-.:/\s]")
 
 
-def _names_one_of(name: str, keys: frozenset[str]) -> bool:
+def _names_one_of(name: str, keys: frozenset[str], bare_only: frozenset[str] = frozenset()) -> bool:
     """A namespaced or versioned spelling (``functions.web_fetch``, ``web_fetch.v2``, ``web_fetch_v2``,
     ``tools/fetch``, ``puppeteer.navigate``, ``web_fetch x``): any of its segments, or a segment without
-    its version suffix, is one of ``keys`` (:func:`deny_key` keys)."""
-    for part in _NAMESPACE.split(_light(name)):
+    its version suffix, is one of ``keys`` (:func:`deny_key` keys). A key of ``bare_only`` counts only when
+    the name is that one segment (``search_v2``, not ``kb.search``)."""
+    parts = [part for part in _NAMESPACE.split(_light(name)) if part]
+    if len(parts) > 1 and bare_only:
+        keys = keys - bare_only
+    for part in parts:
         if deny_key(part) in keys:
             return True
         bare = _VERSION.sub("", part)
         if bare and bare != part and deny_key(bare) in keys:
             return True
+    return False
+
+
+def _begins_with_one_of(name: str, servers: frozenset[str]) -> bool:
+    """Whether a segment of ``name`` (split as :func:`_names_one_of` splits, or at the namespace separators
+    alone) begins with one of ``servers``
+    (:func:`deny_key` keys) and goes on past a marked end: any character that is not a letter or digit
+    (``slack_read``, ``slack-read``, ``github＿x``), or a camel-case hump (``slackRead``, ``GitHubGetIssue``,
+    ``GITHUBGetIssue``). ``slacker`` has no marked end and ``slack_`` nothing past it: neither matches.
+    The server's own separators may be spelled any way (``brave_search_web``, ``BraveSearch-web``)."""
+    if not servers:
+        return False
+    longest = max(len(server) for server in servers)
+    folded = _stable(lambda t: fold(t).strip(), name)
+    # whitespace both splits (``my tool slack_x``) and joins (``brave search_x``: a server spelled with a space)
+    for part in set(_NAMESPACE.split(folded)) | set(_PATH.split(folded)):
+        letters = 0
+        for cut in range(1, len(part)):
+            before, here = part[cut - 1], part[cut]
+            letters += before.isalnum()
+            if letters > longest:  # a key is never shorter than the letters it was made from
+                break
+            after = part[cut + 1] if cut + 1 < len(part) else ""
+            hump = here.isupper() and (before.islower() or (before.isupper() and after.islower()))
+            if (hump or not here.isalnum()) and name_key(part[cut:]) and deny_key(part[:cut]) in servers:
+                return True
     return False
 
 
@@ -332,6 +369,9 @@ class ContentTrustPolicy:
     #: Outside-content tool names untrusted after the spec's rules (rule 7); ``None``: the shipped
     #: :data:`~meta_memory.firewall.outside_tools.DEFAULT_UNTRUSTED_TOOLS`, an empty set: none.
     default_untrusted_tools: frozenset[str] | None = None
+    #: The servers of ``default_untrusted_tools`` also matched as a name's prefix (derived: those of
+    #: :data:`~meta_memory.firewall.outside_tools.OUTSIDE_CONTENT_SERVERS` the list holds), as keys.
+    outside_prefixes: frozenset[str] = field(init=False, default=frozenset(), compare=False)
 
     def __post_init__(self) -> None:
         for key in _POLICY_KEYS:
@@ -339,7 +379,9 @@ class ContentTrustPolicy:
             object.__setattr__(self, key, frozenset(keyed(n) for n in getattr(self, key)))
         object.__setattr__(self, "default", _default(self.default))
         names = DEFAULT_UNTRUSTED_TOOLS if self.default_untrusted_tools is None else self.default_untrusted_tools
-        object.__setattr__(self, "default_untrusted_tools", frozenset(deny_key(n) for n in names))
+        outside = frozenset(deny_key(n) for n in names)
+        object.__setattr__(self, "default_untrusted_tools", outside)
+        object.__setattr__(self, "outside_prefixes", outside & _PREFIX_SERVER_KEYS)
 
     def ineffective_trusted_tools(self) -> list[str]:
         """The ``trusted_tools`` entries (as keys) that can never trust their tool, each with why: an
@@ -474,7 +516,8 @@ def classify_tool_result(
     if (loose := _loose_mcp_verdict(tool_name)) is not None:
         return loose
     outside = policy.default_untrusted_tools or frozenset()
-    if denied in outside or _names_one_of(tool_name, outside):
+    if (denied in outside or _names_one_of(tool_name, outside, _BARE_ONLY_KEYS)
+            or _begins_with_one_of(tool_name, policy.outside_prefixes)):
         return Classification.untrusted(f"outside-content tool '{tool_name}' (content_trust.default_untrusted_tools)")
     if policy.default == "untrusted":
         return Classification.untrusted(f"unlisted tool '{tool_name}' (content_trust.default = untrusted)")

@@ -10,6 +10,18 @@ its session like an ``untrusted_tools`` entry, after the spec's own rules (the b
 ``trusted_mcp_servers`` server still wins. The configuration key
 ``[agent_memory.content_trust] default_untrusted_tools`` replaces the whole list (``[]`` turns it off).
 
+A server of :data:`OUTSIDE_CONTENT_SERVERS` that the list holds is also matched as the *prefix* of a
+name, ended by a separator or a camel-case hump (``slack_read_channel``, ``github-get-issue``,
+``PlaywrightNavigate``, ``FirecrawlScrapeWebsiteTool``): servers and the hosts that wrap them name their
+tools ``<server>_<tool>``. Only product names are prefixes: ``fetch`` is a verb that hosts begin their own
+tools with (``fetch_order``), and ``exa`` is three letters (an abbreviation as readily as the product), so
+their tools are listed by name instead. A name that only *begins* with a server's letters, with no marked
+end (``slackened``, ``githubber``, ``playwrightish``), is not a prefix match.
+
+A name of :data:`BARE_ONLY_NAMES` (``search``) is matched only as the whole name (a version or ``tool``
+suffix allowed: ``search_v2``), never as a segment: ``kb.search`` or ``NotesToolSpec.search`` names a search
+of whatever its namespace is.
+
 Names are matched after the untrusting rules' folding
 (:func:`meta_memory.firewall.classify.deny_key`: case, separators, fullwidth, zero-width and look-alike
 letters), so ``WebFetch``, ``web-fetch`` and ``webFetch`` are one entry. Each group says where its
@@ -18,7 +30,7 @@ names come from.
 
 from __future__ import annotations
 
-__all__ = ["DEFAULT_UNTRUSTED_TOOLS", "DEFAULT_UNTRUSTED_SOURCES"]
+__all__ = ["BARE_ONLY_NAMES", "DEFAULT_UNTRUSTED_TOOLS", "DEFAULT_UNTRUSTED_SOURCES", "OUTSIDE_CONTENT_SERVERS"]
 
 #: Each source and the tool (or MCP server) names it uses for outside content.
 DEFAULT_UNTRUSTED_SOURCES: dict[str, tuple[str, ...]] = {
@@ -32,7 +44,7 @@ DEFAULT_UNTRUSTED_SOURCES: dict[str, tuple[str, ...]] = {
     "OpenAI Agents SDK / Responses API": ("web_search_preview", "file_search", "computer_use",
                                           "computer_use_preview", "computer"),
     # LangChain community and partner tools (their ``name`` attributes): Tavily, DuckDuckGo, requests,
-    # Google, Bing, Brave, Serper, SearxNG, Exa, Wikipedia, arXiv, the Playwright browser toolkit,
+    # Google, Bing, Brave, Serper, SearxNG, Exa, Wikipedia, arXiv, PubMed, the Playwright browser toolkit,
     # Gmail, Office 365 mail and Slack.
     "LangChain": (
         "tavily_search_results_json", "tavily_search", "tavily_extract", "tavily_crawl",
@@ -40,7 +52,7 @@ DEFAULT_UNTRUSTED_SOURCES: dict[str, tuple[str, ...]] = {
         "requests_get", "requests_post",
         "google_search", "google_search_results_json", "google_serper", "google_serper_results_json",
         "bing_search", "bing_search_results_json", "brave_search", "searx_search", "searx_search_results",
-        "exa_search_results_json", "exa_find_similar_results_json", "wikipedia", "arxiv",
+        "exa_search_results_json", "exa_find_similar_results_json", "wikipedia", "arxiv", "pub_med",
         "navigate_browser", "extract_text", "extract_hyperlinks", "current_webpage",
         "search_gmail", "gmail_search", "get_gmail_message", "get_gmail_thread",
         "messages_search", "slack_get_message",
@@ -69,10 +81,14 @@ DEFAULT_UNTRUSTED_SOURCES: dict[str, tuple[str, ...]] = {
         "jira_get_issue", "jira_search", "confluence_get_page", "confluence_search",
         "getJiraIssue", "searchJiraIssuesUsingJql", "getConfluencePage", "searchConfluenceUsingCql",
     ),
-    # Other MCP servers that read the web or a mailbox: Exa, Gmail servers' message readers.
+    # Other MCP servers that read the web or a mailbox: Exa, Firecrawl (firecrawl-mcp-server, tools
+    # ``firecrawl_scrape``, ``firecrawl_search``, ...), Tavily (tavily-mcp, ``tavily-search``,
+    # ``tavily-extract``, ...), Gmail servers' message readers; and Slack's community server
+    # (slack-mcp-server), whose tools are named after the Slack Web API methods they call.
     "web and mail MCP servers": (
         "exa", "web_search_exa", "crawling_exa", "gmail_read_message", "gmail_get_message",
-        "gmail_search_messages",
+        "gmail_search_messages", "firecrawl", "tavily",
+        "conversations_history", "conversations_replies", "conversations_search_messages",
     ),
     # Coding agents' and agent frameworks' own web and MCP tools: Gemini CLI, smolagents, Cline, Windsurf,
     # LlamaIndex's tool specs (by function name, and by spec class: the LlamaIndex integration reports a
@@ -102,6 +118,21 @@ DEFAULT_UNTRUSTED_SOURCES: dict[str, tuple[str, ...]] = {
         "Search a Youtube Channels content", "Search a Youtube Video content", "Search a github repo's content",
         "Arxiv Paper Fetcher and Downloader",
     ),
+    # CrewAI's tool classes (crewai_tools' exports) that read the web, a video site or a code host: hosts
+    # that report a tool by its class name rather than its phrase.
+    "CrewAI (class names)": (
+        "SerperDevTool", "SerperScrapeWebsiteTool", "ScrapeWebsiteTool", "ScrapeElementFromWebsiteTool",
+        "WebsiteSearchTool", "CodeDocsSearchTool", "FirecrawlScrapeWebsiteTool", "FirecrawlSearchTool",
+        "FirecrawlCrawlWebsiteTool", "EXASearchTool", "BraveSearchTool", "TavilySearchTool",
+        "TavilyExtractorTool", "SeleniumScrapingTool", "ScrapflyScrapeWebsiteTool", "ScrapegraphScrapeTool",
+        "SpiderTool", "JinaScrapeWebsiteTool", "BrowserbaseLoadTool", "HyperbrowserLoadTool", "StagehandTool",
+        "MultiOnTool", "LinkupSearchTool", "ArxivPaperTool", "SerpApiGoogleSearchTool",
+        "SerpApiGoogleShoppingTool", "SerplyWebSearchTool", "SerplyNewsSearchTool", "SerplyScholarSearchTool",
+        "SerplyJobSearchTool", "SerplyWebpageToMarkdownTool", "OxylabsGoogleSearchScraperTool",
+        "OxylabsUniversalScraperTool", "OxylabsAmazonSearchScraperTool", "OxylabsAmazonProductScraperTool",
+        "BrightDataSearchTool", "BrightDataWebUnlockerTool", "BrightDataDatasetTool", "GithubSearchTool",
+        "YoutubeChannelSearchTool", "YoutubeVideoSearchTool", "ApifyActorsTool",
+    ),
     # Tools whose result is another agent's output: Claude Code's sub-agent tool and CrewAI's delegation
     # tools. Its taint cannot be known from the name, so the name taints. A host that reports the result with
     # typed agent provenance (``{"kind": "agent", "source_id": <the sub-agent's identity>}``) and lists the
@@ -109,8 +140,12 @@ DEFAULT_UNTRUSTED_SOURCES: dict[str, tuple[str, ...]] = {
     "agent delegation": (
         "Task", "Agent", "dispatch_agent", "Delegate work to coworker", "Ask question to coworker",
     ),
-    # Common names hosts give their own outside-content tools (the ones a generic agent loop defines).
+    # Common names hosts give their own outside-content tools (the ones a generic agent loop defines),
+    # the search services' own names among them (``serper``, ``exa_search``, ``duckduckgo``), and a bare
+    # ``search``, which in an agent loop is most often the web (a host whose ``search`` reads only its own
+    # documents lists it in ``trusted_tools``).
     "common host tool names": (
+        "search", "serper", "exa_search", "duckduckgo",
         "browser", "browse", "web_browser", "browse_web", "open_url", "fetch_url", "read_url", "visit_url",
         "get_url", "scrape", "scrape_url", "scrape_website", "scrape_page", "scrape_webpage", "fetch_page",
         "fetch_webpage", "read_webpage", "crawl", "search_web", "internet_search",
@@ -118,6 +153,29 @@ DEFAULT_UNTRUSTED_SOURCES: dict[str, tuple[str, ...]] = {
         "jina_reader", "serpapi", "perplexity_search", "http_get", "http_post", "curl", "wget", "gmail_read",
     ),
 }
+
+#: The servers on the list that are also matched as a name's prefix (module docstring), each with where
+#: its ``<server>_<tool>`` names come from. Matched by :func:`~meta_memory.firewall.classify.deny_key`, and
+#: only while the active ``default_untrusted_tools`` list holds the server.
+OUTSIDE_CONTENT_SERVERS: dict[str, str] = {
+    "puppeteer": "the reference puppeteer server (puppeteer_navigate, puppeteer_screenshot, ...)",
+    "playwright": "Playwright MCP servers (mcp-playwright: playwright_navigate, playwright_screenshot, ...)",
+    "brave-search": "the Brave Search server, as hosts prefix its tools",
+    "gmail": "Gmail servers and toolkits (gmail_read_message, gmail_search_messages, ...)",
+    "slack": "the reference Slack server (slack_get_channel_history, slack_get_thread_replies, ...)",
+    "github": "GitHub's server and toolkits, as hosts prefix its tools (github_get_issue, ...)",
+    "gitlab": "GitLab's server, as hosts prefix its tools",
+    "atlassian": "Atlassian's server, as hosts prefix its tools",
+    "jira": "mcp-atlassian's Jira tools (jira_get_issue, jira_search, ...)",
+    "confluence": "mcp-atlassian's Confluence tools (confluence_get_page, confluence_search, ...)",
+    "firecrawl": "firecrawl-mcp-server (firecrawl_scrape, firecrawl_search, ...) and CrewAI's Firecrawl tools",
+    "tavily": "tavily-mcp (tavily-search, tavily-extract, ...) and LangChain's Tavily tools",
+    "serper": "hosts' Serper tools and CrewAI's SerperDevTool",
+    "duckduckgo": "LangChain's and hosts' DuckDuckGo tools (duckduckgo_search, duckduckgo_results_json)",
+}
+
+#: Names of the list matched only as the whole name, never as a segment of a namespaced one (module docstring).
+BARE_ONLY_NAMES: tuple[str, ...] = ("search",)
 
 #: The shipped default of ``content_trust.default_untrusted_tools`` (every name above, in order).
 DEFAULT_UNTRUSTED_TOOLS: tuple[str, ...] = tuple(dict.fromkeys(
