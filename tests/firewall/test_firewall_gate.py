@@ -79,8 +79,12 @@ def test_a_write_carries_its_own_session_taint_whichever_session_was_noted_last(
     tainted = "session tainted by web tool 'web_search'"
     tracker.observe(SessionRef("default", "helper:1", "s-shared"), WEB)
     tracker.note_session(SessionRef("default", "lead:main", "s-clean"))
-    # a key another identity tainted in the realm only adds quarantine
-    assert gate.quarantine_reason(AGENT, session_key="s-shared", realm="default") == tainted
+    # a key another identity tainted in the realm only adds quarantine, under a reason naming no source of that
+    # identity's (what tainted another identity's session is not this one's to read, nor its text to show)
+    assert gate.quarantine_reason(AGENT, session_key="s-shared", realm="default") == (
+        "session tainted by another identity's session of this key")
+    cited = gate.quarantine_reason(AGENT, session_key="s-clean", realm="default", evidence=[{"session_id": "s-shared"}])
+    assert cited is not None and "another identity's session of this key" in cited and "web_search" not in cited
     assert gate.quarantine_reason(AGENT, session_key="s-shared", realm="elsewhere") is None
     tracker.observe(SessionRef("default", "lead:main", "s-bad"), WEB)  # the tainted sibling is noted last
     assert gate.quarantine_reason(AGENT, session_key="s-clean", realm="default") is None

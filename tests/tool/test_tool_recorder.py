@@ -222,6 +222,11 @@ def test_dispatch_naming_a_tainted_session_quarantines(tool: RecorderTool, firew
     firewall.tool_result(SessionRef("default", "helper:1", "shared"), "scrape_page")
     firewall.note_session(SessionRef("default", ME, "mine"))
     got = call(tool, session="shared", action="remember", title="t", body="b")
+    # another identity's taint of the key: quarantined, its source not shown
+    assert "QUARANTINED" in got.text and "session tainted by another identity's session of this key" in got.text
+    assert "scrape_page" not in got.text
+    firewall.tool_result(SessionRef("default", ME, "shared"), "scrape_page")  # this identity's own taint: named
+    got = call(tool, session="shared", action="remember", title="t2", body="b2")
     assert "session tainted by configured untrusted tool 'scrape_page'" in got.text
 
 

@@ -212,16 +212,16 @@ class LlmWriteGate:
             return POLICY_REASON
         if _text(batch_kind) != _REVIEW_VERDICT and self._tracker.at_capacity():
             return CAPACITY_REASON
-        if author_kind(author) == "agent":
-            identity = author_identity(author)
-            taint = self._tracker.write_taint(SessionRef(realm, identity, session_key)) if identity else None
+        identity = author_identity(author) if author_kind(author) == "agent" else None
+        if identity:
+            taint = self._tracker.write_taint(SessionRef(realm, identity, session_key))
             if taint is not None:
                 return f"session tainted by {taint.source}"
         for ref in evidence or ():
             session_id = _field(ref, "session_id")
             if not isinstance(session_id, str) or not session_id:
                 continue
-            reason = self._tracker.evidence_reason(session_id, realm=realm)
+            reason = self._tracker.evidence_reason(session_id, realm=realm, writer=identity or None)
             if reason is not None:
                 return reason
         return None

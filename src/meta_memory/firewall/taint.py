@@ -250,7 +250,7 @@ class TaintTracker:
         """The reset-boundary mark of ``session`` (key required), if it was closed by a reset."""
         return self.state.reset_boundary(session.realm, session.identity, session.keyed())
 
-    def evidence_reason(self, session_key: str, *, realm: str) -> str | None:
+    def evidence_reason(self, session_key: str, *, realm: str, writer: str | None = None) -> str | None:
         """Why a write in ``realm`` citing ``session_key`` as evidence must quarantine, if it must.
 
         Evidence refs name a session, not its identity, so any identity's state
@@ -259,7 +259,7 @@ class TaintTracker:
         <source> (session-tainted ⇒ range-tainted)``; a clean session closed by
         a reset gives :data:`RESET_BOUNDARY_REASON`.
         """
-        live, boundary = self.state.evidence_state(realm, session_key)
+        live, boundary = self.state.evidence_state(realm, session_key, _key(writer) if writer else None)
         if live is not None:
             return evidence_tainted_reason(live.source)
         if boundary is None:

@@ -108,6 +108,11 @@ STATS_TTL_S = 5.0
 TOUCH_INTERVAL_MS = 60_000
 
 
+#: the source a write carries when the taint of its session key is another identity's (``write_taint``): that
+#: identity's own source (a tool name it chose) is neither shown to the writer nor put before the writer's reviewers
+OTHER_IDENTITY_TAINT_SOURCE = "another identity's session of this key"
+
+
 @dataclass(frozen=True, slots=True)
 class TaintState:
     """Why and when a session became tainted.
@@ -668,10 +673,13 @@ class SessionStateStore:
                             "WHERE realm = ? AND identity = ?", (realm, ident))
             taint = _taint(rows[0][0], rows[0][1]) if rows else None
             if taint is None:
-                rows = sql.rows("SELECT tainted_at_ms, taint_source FROM {t}session_states WHERE realm = ? "
-                                "AND session_key = ? AND tainted_at_ms IS NOT NULL "
+                rows = sql.rows("SELECT tainted_at_ms, taint_source, identity FROM {t}session_states "
+                                "WHERE realm = ? AND session_key = ? AND tainted_at_ms IS NOT NULL "
                                 "ORDER BY identity <> ? LIMIT 1", (realm, session, ident))
-                taint = _taint(rows[0][0], rows[0][1]) if rows else None
+                # another identity's taint counts, but its source is not this identity's to read (nor is text
+                # that identity chose this one's reviewers' to see): a fixed source stands in for it
+                taint = (None if not rows else _taint(rows[0][0], rows[0][1]) if rows[0][2] == ident else
+                         _taint(rows[0][0], OTHER_IDENTITY_TAINT_SOURCE))
             return taint or self._overflow_taint(sql, realm, ident)
 
         if self._held:  # taint the database refused: written now if it can be, enforced while it cannot
@@ -693,15 +701,22 @@ class SessionStateStore:
             return None
         return ResetBoundary(int(row[2]), _taint(row[3], row[4]))
 
-    def evidence_state(self, realm: str, session: str) -> tuple[TaintState | None, ResetBoundary | None]:
+    def evidence_state(self, realm: str, session: str,
+                       writer: str | None = None) -> tuple[TaintState | None, ResetBoundary | None]:
         """For a write citing ``session`` as evidence: any live taint of that key in ``realm`` (whichever
-        identity holds it), else any reset mark (a tainted one first)."""
+        identity holds it), else any reset mark (a tainted one first). With ``writer`` (the writing
+        identity), another identity's source is replaced by :data:`OTHER_IDENTITY_TAINT_SOURCE`."""
         rows = self._db.read(lambda sql: sql.rows(
-            "SELECT tainted_at_ms, taint_source, boundary_at_ms, prior_at_ms, prior_source FROM {t}session_states "
-            "WHERE realm = ? AND session_key = ? AND (tainted_at_ms IS NOT NULL OR boundary_at_ms IS NOT NULL)",
-            (realm, session)))
-        live = next((t for t in (_taint(r[0], r[1]) for r in rows) if t is not None), None)
-        marks = [ResetBoundary(int(r[2]), _taint(r[3], r[4])) for r in rows if r[2] is not None]
+            "SELECT tainted_at_ms, taint_source, boundary_at_ms, prior_at_ms, prior_source, identity "
+            "FROM {t}session_states WHERE realm = ? AND session_key = ? "
+            "AND (tainted_at_ms IS NOT NULL OR boundary_at_ms IS NOT NULL) ORDER BY identity <> ?",
+            (realm, session, writer or "")))
+
+        def source(row: Any, text: Any) -> Any:
+            return text if writer is None or row[5] == writer or text is None else OTHER_IDENTITY_TAINT_SOURCE
+
+        live = next((t for t in (_taint(r[0], source(r, r[1])) for r in rows) if t is not None), None)
+        marks = [ResetBoundary(int(r[2]), _taint(r[3], source(r, r[4]))) for r in rows if r[2] is not None]
         marks.sort(key=lambda b: b.prior_taint is None)
         return live, (marks[0] if marks else None)
 

@@ -72,13 +72,19 @@ class HeldTaints:
 
     def for_write(self, realm: str, identity: str, session: str | None) -> TaintState | None:
         """A held taint a write by ``identity`` from ``session`` carries: the identity's own (any of its
-        sessions, or pending), or the named session's (any identity's), as the database query would."""
+        sessions, or pending), or the named session's (any identity's, under a fixed source), as the
+        database query would."""
+        from .store import OTHER_IDENTITY_TAINT_SOURCE, TaintState
+
         with self._lock:
             if self.overflowed is not None:
                 return self.overflowed
             for (r, ident, sess), state in self._held.items():
-                if r == realm and (ident == identity or (session is not None and sess == session)):
+                if r == realm and ident == identity:
                     return state
+            for (r, ident, sess), state in self._held.items():
+                if r == realm and session is not None and sess == session:
+                    return TaintState(state.tainted_at_ms, OTHER_IDENTITY_TAINT_SOURCE)
         return None
 
     def for_identity(self, identity: str, readable: Callable[[str], bool] | None = None) -> TaintState | None:
