@@ -285,3 +285,37 @@ def test_kept_records_stay_within_their_bound(tmp_path: Path) -> None:
         assert 0 < len(kept) <= 2
         assert sum(record_bytes(r) for _, r in kept.values()) <= 25_000
         assert set(store.recall_records(R, ids)) == set(ids)
+
+
+def test_a_recall_s_reads_read_its_scope_s_generation_once_per_snapshot(tmp_path: Path) -> None:
+    """Inside one recall's reads (one snapshot) the scope's generation is read once, by its candidates' read, and
+    the neighbours' and re-check's reads reuse it; the next recall reads it again, so a write between two recalls
+    is seen."""
+    statements: list[str] = []
+    with _store(tmp_path) as store:
+        new_reader = store._new_reader
+
+        def traced(db):  # type: ignore[no-untyped-def]
+            conn = new_reader(db)
+            conn.set_trace_callback(statements.append)
+            return conn
+
+        store._new_reader = traced  # type: ignore[method-assign]
+        scope = Scope.identity(R, A)
+        first, _ = record_writes.remember(store, R, A, "Harbour", "the harbour ferry leaves at noon")
+        record_writes.remember(store, R, A, "Weather", "rain over the harbour later")
+
+        def recall() -> list[str]:
+            with store.recall_reads():
+                found = [v for v, _ in store.search(R, scope, '"harbour"', 10)]
+                store.neighbours(R, scope, [store.get(R, first.memory_id)], 2, 120_000)  # type: ignore[list-item]
+                store.recall_records(R, [v.id for v in found])
+            return sorted(v.body for v in found)
+
+        assert recall() == ["rain over the harbour later", "the harbour ferry leaves at noon"]
+        statements.clear()
+        assert recall() == ["rain over the harbour later", "the harbour ferry leaves at noon"]
+        assert sum("FROM scope_rows" in s for s in statements) == 1, statements
+        record_writes.remember(store, R, A, "Harbour", "the harbour office opens at nine")
+        assert recall() == ["rain over the harbour later", "the harbour ferry leaves at noon",
+                            "the harbour office opens at nine"]

@@ -258,3 +258,61 @@ def test_the_field_cache_keeps_short_records_only() -> None:
     assert [getattr(a, f) for f in a.__slots__] == [getattr(b, f) for f in b.__slots__]
     cache.dates(long)
     assert len(cache._items) == 1 and len(cache._dates) == 0
+
+
+_SUB_WORDS = ["deploy", "deployment", "redeploy", "travel", "travels", "gravel", "backup", "backups", "notebook",
+              "book", "harbour", "harbours", "ferry", "noon"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(rows=st.lists(st.tuples(st.lists(st.sampled_from(_SUB_WORDS), max_size=4),
+                               st.lists(st.sampled_from(_SUB_WORDS), max_size=8),
+                               st.integers(0, 3), st.booleans()), min_size=1, max_size=30),
+       query=st.lists(st.sampled_from(_SUB_WORDS), min_size=1, max_size=5),
+       max_entries=st.integers(1, 12), anchors=st.integers(1, 6), admits=st.booleans())
+def test_skipping_the_substring_rule_for_candidates_out_of_reach_changes_no_answer(
+        rows: list[tuple[list[str], list[str], int, bool]], query: list[str], max_entries: int, anchors: int,
+        admits: bool) -> None:
+    """Re-ranking leaves the substring rule untested for candidates whose score cannot reach the best: the records,
+    their order and their scores are those of applying it to every candidate, context neighbours (questions and
+    their replies) included."""
+    from unittest import mock
+
+    import numpy as np
+
+    from meta_memory.agent_memory.model import Candidates, RecordView
+    from meta_memory.recall import lexical
+    from meta_memory.recall.store_reader import neighbours_from
+    from meta_memory.recall.term_columns import TermColumns
+    from meta_memory.recall.text import token_set
+
+    records, fields, scores = [], [], []
+    for n, (title, body, gap, question) in enumerate(rows):
+        at = T0 + 60_000 * n + gap
+        rec = RecordView(f"m{n:03d}", " ".join(title), "", " ".join(body) + ("?" if question else "."), (), at, at)
+        records.append(rec)
+        scores.append(-0.5 - (n * 7919 % 13) / 4)
+    terms = sorted(token_set(" ".join(query)))
+    for rec in records:
+        columns = {"title": token_set(rec.title), "body": token_set(rec.body), "tags": frozenset[str]()}
+        fields.append({t: b for t in terms if (b := sum(1 << i for i, c in enumerate(fts.COLUMNS) if t in columns[c]))})
+    held = [c for c, f in enumerate(fields) if f]
+    table = TermColumns(terms, np.array([[fields[c].get(t, 0) for c in held] for t in terms], dtype=np.uint8)
+                        .reshape(len(terms), len(held)))
+
+    class Reader:
+        def search(self, match: str, limit: int) -> Candidates:
+            return Candidates([(records[c], scores[c]) for c in held], table=table, columns=list(range(len(held))))
+
+        def recent(self, limit: int) -> list[RecordView]:
+            return records[:limit]
+
+        def neighbours(self, found: list[RecordView], span: int, window_ms: int) -> dict[str, list[RecordView]]:
+            return neighbours_from(records, found, span, window_ms)
+
+    config = lexical.LexicalConfig(context_anchors=anchors, context_admits_unmatched=admits)
+    request = RecallRequest(IDENTITY, "default", " ".join(query), max_entries=max_entries)
+    got = LexicalRecallProvider(config).recall(request, Reader())
+    with mock.patch.object(lexical.LexicalRecallProvider, "_bounded", return_value=None):
+        want = LexicalRecallProvider(config).recall(request, Reader())
+    assert [(r.record.id, r.score) for r in got.records] == [(r.record.id, r.score) for r in want.records]

@@ -349,6 +349,16 @@ def _table_matrix(plan: _QueryPlan, records: Sequence[RecallableRecord], table: 
     of the held terms for all records in a few array operations, then the substring rule, one search per long
     term and field (:func:`_holding`) through the normalised texts of the records whose field does not hold
     the term as a word. Adds to ``held`` as :func:`_planned_points` does."""
+    bits, points = _held_matrix(plan, records, table, columns, held)
+    _add_substrings(plan, records, bits, points, norm)
+    return points
+
+
+def _held_matrix(plan: _QueryPlan, records: Sequence[RecallableRecord], table: TermColumns, columns: Sequence[int],
+                 held: list[int]) -> tuple[Any, Any]:
+    """``(bits, points)`` of :func:`_table_matrix` before the substring rule: ``bits[i, c]``, the columns of record
+    ``c`` holding the plan's ``i``-th term (``uint8``), and ``points[i, c]`` the points they earn (``int64``), both
+    of shape ``(plan.size, len(records))``. Adds to ``held`` as :func:`_planned_points` does."""
     import numpy as np
     n = len(records)
     bits = np.zeros((plan.size, n), dtype=np.uint8)  # per term of the plan, per record
@@ -361,6 +371,16 @@ def _table_matrix(plan: _QueryPlan, records: Sequence[RecallableRecord], table: 
     points = _points_of_bits()[bits]  # the held terms' points, per column bits
     for i, count in enumerate(np.count_nonzero(bits & _HELD_BITS, axis=1).tolist()):
         held[i] += count
+    return bits, points
+
+
+def _add_substrings(plan: _QueryPlan, records: Sequence[RecallableRecord], bits: Any, points: Any,
+                    norm: Callable[[str], str] = normalize) -> None:
+    """Add the substring rule's points to ``points`` (:func:`_held_matrix`'s pair, in place) for every record: one
+    search per long term and field (:func:`_holding`) through the normalised texts of the records whose field does
+    not hold the term as a word."""
+    import numpy as np
+    n = len(records)
     if plan.long and n:  # the substring rule, where a field does not hold a long term as a word
         rows_of_long = [i for i, _ in plan.long]
         long_bits = bits[rows_of_long]
@@ -391,7 +411,6 @@ def _table_matrix(plan: _QueryPlan, records: Sequence[RecallableRecord], table: 
                     hits = [j for j in hits if j in lack]
                 for j in hits:
                     points[i, j] += SUBSTRING_POINTS
-    return points
 
 
 def _holding(term: str, texts: Sequence[str]) -> list[int]:
@@ -576,7 +595,16 @@ class LexicalRecallProvider:
         rows: list[list[int]] | None = None  # else per candidate, per term
         if isinstance(table, TermColumns) and columns is not None and len(columns) == len(found):
             # the store gave the index's term table for all of them: read it whole
-            matrix = _table_matrix(_QueryPlan(terms), records, table, columns, held, self._norm)
+            plan = _QueryPlan(terms)
+            bits, matrix = _held_matrix(plan, records, table, columns, held)
+            if not cfg.rarity_weight and set(map(type, bm25s)) <= {float}:
+                bounded = self._bounded(plan, records, bm25s, bits, matrix, max_entries, asked)
+                if bounded is not None:
+                    pool, pending = bounded
+                    if cfg.context_window_ms > 0 and pool.ids:
+                        self._with_context(pool, reader, pending)
+                    return [ScoredRecord(pool.records[i], pool.scores[i]) for i in pool.best(max_entries)]
+            _add_substrings(plan, records, bits, matrix, self._norm)
         else:
             rows = self._points(terms, given, found, held)
         weights = idf_weights(terms, held, len(found), cfg.rarity_weight) if cfg.rarity_weight else None
@@ -611,6 +639,92 @@ class LexicalRecallProvider:
             self._with_context(pool, reader)
         return [ScoredRecord(pool.records[i], pool.scores[i]) for i in pool.best(max_entries)]
 
+    def _bounded(self, plan: _QueryPlan, records: Sequence[Any], bm25s: Sequence[float], bits: Any, points: Any,
+                 max_entries: int, asked: Sequence[DateQuery]) -> tuple[_Pool, _Pending] | None:
+        """The matches of :meth:`_rank` (scores, floor, dates: the same rules, the same float operations) without
+        applying the substring rule to the candidates that cannot be among the best: ``(pool, pending)``, or
+        ``None`` when nothing can be skipped (the caller applies the rule to every candidate).
+
+        ``points``/``bits``: :func:`_held_matrix`'s pair. Each candidate's score lies between the score of its
+        held terms' points alone (the rule only adds) and that score with one more point for each long term a field
+        lacks as a word (times ``1 + date_weight`` when the query names a date). Let ``theta`` be the ``m``-th
+        largest lower bound among the candidates whose held points alone reach ``min_relevance`` (``m`` the larger
+        of ``max_entries`` and the context anchors): ``m`` matches score at least ``theta``. A candidate's
+        substrings are tested one (term, field) at a time, its upper bound falling by a point with each one it does
+        not contain, and it is left *pending* as soon as the bound is below ``theta``: it scores below ``m``
+        matches, so it is neither an anchor nor among the best ``max_entries`` unless a context anchor lends it a
+        score. Pending candidates are kept aside (``pending``: :class:`_Pending`); :meth:`_with_context` completes
+        those it meets as neighbours before lending, so every record whose score can matter has its
+        exact score. The answer is the one applying the rule to every candidate gives, ties included."""
+        import numpy as np
+        cfg = self.config
+        floor, field_weight, bm25_weight = cfg.min_relevance, cfg.field_weight, cfg.bm25_weight
+        n = len(records)
+        m = max(max_entries, cfg.context_anchors if cfg.context_window_ms > 0 else 0)
+        factor = 1.0 + cfg.date_weight
+        if not plan.long or not n or not field_weight >= 0.0 or (asked and not factor >= 1.0):
+            return None
+        word = points.sum(axis=0)
+        sure = np.flatnonzero(~(word < floor))  # in the pool whatever the rule adds
+        if len(sure) < m or m <= 0:
+            return None
+        ids = _ids(records)
+        if len(set(ids)) < n:
+            return None  # an id twice: the pool keeps the last one, the bounds do not follow that
+        bm25_part = bm25_weight * -np.array(bm25s, dtype=np.float64)
+        low = field_weight * word.astype(np.float64) + bm25_part  # the exact score of a candidate gaining no point
+        long_rows = [i for i, _ in plan.long]
+        long_bits = bits[long_rows]
+        lacking = (np.count_nonzero((long_bits & _TITLE_BIT) == 0, axis=0)
+                   + np.count_nonzero((long_bits & _BODY_BIT) == 0, axis=0))
+        if asked:  # a date the record speaks of multiplies its score by ``factor``
+            low = np.minimum(low, low * factor)
+        theta = float(np.partition(low[sure], len(sure) - m)[len(sure) - m])
+        # per candidate, the score bound of each total its substrings may still give (held points plus 0, 1, ...
+        # of its lacking (term, field) pairs): ``need``, the least total whose bound reaches theta
+        steps = np.arange(int(lacking.max()) + 1)
+        grid = word[:, None] + steps[None, :] * SUBSTRING_POINTS
+        bound = field_weight * grid.astype(np.float64) + bm25_part[:, None]
+        if asked:
+            bound = np.maximum(bound, bound * factor)
+        if not (np.isfinite(low).all() and np.isfinite(bound).all()):
+            return None
+        need = (word + np.count_nonzero(bound < theta, axis=1) * SUBSTRING_POINTS).tolist()  # the bound only grows
+        totals = word.tolist()
+        lacks = long_bits.T.tolist()  # per candidate, per long term: the columns holding it as a word
+        titles = self._norm.many([r.title for r in records])
+        bodies = self._norm.many([r.description + "\n" + r.body if r.description else r.body for r in records])
+        pending = _Pending(self, plan, records, bm25s, lacks, totals, titles, bodies, asked)
+        long_terms = [term for _, term in plan.long]
+        done: list[int] = []
+        for c, (w, lack, least) in enumerate(zip(totals, lacking.tolist(), need)):
+            most = w + lack * SUBSTRING_POINTS
+            if most < least:
+                pending.ids[ids[c]] = c
+                continue
+            if lack:  # the titles first: they are short, and a candidate may drop before its body is read
+                for field_bit, text in ((_TITLE_BIT, titles[c]), (_BODY_BIT, bodies[c])):
+                    for term, held_in in zip(long_terms, lacks[c]):
+                        if not held_in & field_bit and term not in text:
+                            most -= SUBSTRING_POINTS
+                            if most < least:
+                                break
+                    if most < least:
+                        break
+                if most < least:
+                    pending.ids[ids[c]] = c
+                    continue
+                totals[c] = most
+            done.append(c)
+        kept = [c for c in done if not totals[c] < floor]
+        scores = (field_weight * np.array([totals[c] for c in kept], dtype=np.float64)
+                  + bm25_part[kept]).tolist() if kept else []
+        if asked:
+            for j, c in enumerate(kept):
+                if any(q.matches(self._fields.dates(records[c])) for q in asked):
+                    scores[j] *= factor
+        return _Pool([records[c] for c in kept], scores), pending
+
     def _points(self, terms: list[str], given: Any, found: Sequence[tuple[Any, float]],
                 held: list[int]) -> list[list[int]]:
         """Each candidate's :func:`term_points` per term, from the term columns the store (or the record) gave
@@ -643,19 +757,26 @@ class LexicalRecallProvider:
             out.append(points)
         return out
 
-    def _with_context(self, pool: _Pool, reader: RecallReader[Any]) -> None:
+    def _with_context(self, pool: _Pool, reader: RecallReader[Any], pending: _Pending | None = None) -> None:
         """Lend each top match's score to the records written just before/after it.
 
         Neighbours are by write order (at most ``context_span`` per side, within
         ``context_window_ms``), so the signal is the same whether a host wrote
         the turns as they happened or replayed them in a burst. Only matched
         candidates gain, unless ``context_admits_unmatched``. ``pool`` (the matches) is updated in place:
-        a record that gains has its score raised, one that gains without having matched is added.
+        a record that gains has its score raised, one that gains without having matched is added. A neighbour among
+        the ``pending`` candidates (:meth:`_bounded`) gets its exact score first, and joins the matches if it is one.
         """
         cfg = self.config
         records, ids, scores, place = pool.records, pool.ids, pool.scores, pool.place
         anchors = pool.best(cfg.context_anchors)  # the best matches, best first
         adjacency = reader.neighbours([records[a] for a in anchors], cfg.context_span, cfg.context_window_ms)
+        if pending is not None and pending.ids:
+            for found in adjacency.values():
+                for rid in _ids(found):
+                    c = pending.ids.pop(rid, None)
+                    if c is not None and rid not in place and (score := pending.settle(c)) is not None:
+                        pool.add(pending.records[c], rid, score)
         unmatched: dict[str, Any] = {}  # records that gain without having matched (replies, or when admitted)
         bonus: dict[str, float] = {}
         for a in anchors:
@@ -685,6 +806,41 @@ class LexicalRecallProvider:
                 pool.add(unmatched[rid], rid, 0.0 + extra)
             else:
                 scores[i] = scores[i] + extra
+
+
+class _Pending:
+    """The candidates :meth:`LexicalRecallProvider._bounded` left without their substring points: ``ids`` (id ->
+    candidate place), and the means to complete one (:meth:`settle`)."""
+
+    __slots__ = ("provider", "plan", "records", "bm25s", "lacks", "word", "titles", "bodies", "asked", "ids")
+
+    def __init__(self, provider: LexicalRecallProvider, plan: _QueryPlan, records: Sequence[Any],
+                 bm25s: Sequence[float], lacks: list[list[int]], word: list[int], titles: list[str],
+                 bodies: list[str], asked: Sequence[DateQuery]) -> None:
+        self.provider, self.plan, self.records, self.bm25s = provider, plan, records, bm25s
+        self.lacks = lacks  # per candidate, per long term of the plan: the columns holding it as a word
+        self.word = list(word)  # per candidate: its held terms' points
+        self.titles, self.bodies = titles, bodies  # per candidate: its normalised title and body text
+        self.asked = asked
+        self.ids: dict[str, int] = {}
+
+    def settle(self, c: int) -> float | None:
+        """Candidate ``c``'s exact score, as :meth:`LexicalRecallProvider._rank` computes it (``None``: its
+        points are under ``min_relevance``)."""
+        title, body = self.titles[c], self.bodies[c]
+        total = self.word[c]
+        for (_, term), bits in zip(self.plan.long, self.lacks[c]):
+            if not bits & _TITLE_BIT and term in title:
+                total += SUBSTRING_POINTS
+            if not bits & _BODY_BIT and term in body:
+                total += SUBSTRING_POINTS
+        cfg = self.provider.config
+        if total < cfg.min_relevance:
+            return None
+        score = cfg.field_weight * float(total) + cfg.bm25_weight * -self.bm25s[c]
+        if self.asked and any(q.matches(self.provider._fields.dates(self.records[c])) for q in self.asked):
+            score *= 1.0 + cfg.date_weight
+        return score
 
 
 class _Pool:

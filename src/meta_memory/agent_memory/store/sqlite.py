@@ -266,7 +266,7 @@ class _Pin:
     a realm without one), the pooled reader connection inside the transaction, the reads using it now and
     whether one of them failed."""
 
-    __slots__ = ("db", "conn", "users", "failed", "token", "rids")
+    __slots__ = ("db", "conn", "users", "failed", "token", "rids", "generations")
 
     def __init__(self, db: _RealmDb | None, conn: sqlite3.Connection) -> None:
         self.db, self.conn = db, conn
@@ -276,6 +276,8 @@ class _Pin:
         self.token = object()
         #: ``memory_id -> rid`` of the candidates found live in the scope in this transaction
         self.rids: dict[str, int] = {}
+        #: ``(scope kind, scope key) -> generation`` read in this transaction (one snapshot: they cannot move in it)
+        self.generations: dict[tuple[str, str], int] = {}
 
 
 class _Pins:
@@ -1213,7 +1215,9 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore[sqlite3.Connection]):
         re-check of a recall's answer reads them so (its answers project no usage counters)."""
         name = self._realm_name(realm)
         with self._read(realm) as conn:
-            return self._views.records(conn, name, memory_ids, self._reader(conn, name).get_records)
+            pin = self._pin_of(conn)
+            return self._views.records(conn, name, memory_ids, self._reader(conn, name).get_records,
+                                       None if pin is None else pin.generations)
 
     def neighbours(
         self, realm: str, scope: Scope, anchors: Sequence[MemoryRecord], span: int, window_ms: int
@@ -1392,7 +1396,8 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore[sqlite3.Connection]):
         scope in ``conn``'s snapshot (by primary key, decoded views reused: :mod:`.view_cache`; the others
         are left out)."""
         wanted = [rid for rids in near.values() for rid in rids]
-        views = self._views.live_views(conn, name, wanted, kind, key, now_ms)
+        pin = self._pin_of(conn)
+        views = self._views.live_views(conn, name, wanted, kind, key, now_ms, None if pin is None else pin.generations)
         return {mid: [views[rid] for rid in rids if rid in views] for mid, rids in near.items()}
 
     def _current_views(
@@ -1404,8 +1409,9 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore[sqlite3.Connection]):
         hits = ranked.hits
         if not hits:
             return Candidates()
-        views = self._views.live_views(conn, name, [rid for rid, _, _ in hits], kind, key, now_ms)
         pin = self._pin_of(conn)
+        views = self._views.live_views(conn, name, [rid for rid, _, _ in hits], kind, key, now_ms,
+                                       None if pin is None else pin.generations)
         if pin is not None:  # the neighbour walk of this recall finds its anchors' rids here
             pin.rids.update((view.id, rid) for rid, view in views.items())
         kept = [(v, score, c) for rid, score, c in hits if (v := views.get(rid)) is not None][:limit]

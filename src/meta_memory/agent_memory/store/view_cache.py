@@ -142,15 +142,17 @@ class ViewCache:
                 self._record_bytes -= record_bytes(self._records.pop(item)[1])
 
     def records(self, conn: sqlite3.Connection, realm: str, ids: Sequence[str],
-                read: Callable[[list[str]], dict[str, MemoryRecord]]) -> dict[str, MemoryRecord]:
+                read: Callable[[list[str]], dict[str, MemoryRecord]],
+                generations: dict[tuple[str, str], int] | None = None) -> dict[str, MemoryRecord]:
         """The records of ``ids`` that exist in ``conn``'s snapshot of ``realm`` (any status), by id: a record
         kept at the generation its scope holds in the snapshot is served from memory (equal to its row in every
         column but ``usage_stats``: its usage counters are those read when it was kept), the others are read whole
-        by ``read`` (a read of those ids in the same snapshot) and kept."""
+        by ``read`` (a read of those ids in the same snapshot) and kept. ``generations``: the scope generations
+        already read in this same snapshot (used, and added to), so a recall's reads read each scope's once."""
         kept = self._records
         wanted = list(dict.fromkeys(ids))
         found = {memory_id: hit for memory_id in wanted if (hit := kept.get((realm, memory_id))) is not None}
-        current = _scope_generations(conn, [(hit[0][0], hit[0][1]) for hit in found.values()])
+        current = _scope_generations(conn, [(hit[0][0], hit[0][1]) for hit in found.values()], generations)
         out: dict[str, MemoryRecord] = {}
         todo: list[str] = []
         for memory_id in wanted:
@@ -167,7 +169,7 @@ class ViewCache:
         read_whole = read(todo)
         out.update(read_whole)
         scopes = {rec.scope.storage() for rec in read_whole.values()}
-        current.update(_scope_generations(conn, [scope for scope in scopes if scope not in current]))
+        current.update(_scope_generations(conn, [scope for scope in scopes if scope not in current], generations))
         with self._lock:
             self.record_misses += len(todo)
             kept, limit = self._records, self.record_limit
@@ -247,13 +249,13 @@ class ViewCache:
         return views, records
 
     def live_views(self, conn: sqlite3.Connection, realm: str, rids: Sequence[int], kind: str, key: str,
-                   now_ms: int) -> dict[int, RecordView]:
+                   now_ms: int, generations: dict[tuple[str, str], int] | None = None) -> dict[int, RecordView]:
         """The views of the rows among ``rids`` that are active in scope ``(kind, key)`` and unexpired at
         ``now_ms`` (epoch ms) in ``conn``'s snapshot of ``realm``, by rid (the others are absent): those read
         live in that scope at the generation the scope holds in the snapshot are served from memory (a write
         to another scope of the realm moves only that scope's), the rest read as :meth:`views` does (one
-        statement for their liveness, the changed ones in full)."""
-        generation = _scope_generations(conn, [(kind, key)]).get((kind, key))
+        statement for their liveness, the changed ones in full). ``generations``: as for :meth:`records`."""
+        generation = _scope_generations(conn, [(kind, key)], generations).get((kind, key))
         known = self._live.get(realm) if generation is not None else None  # a plain read of a dict: no lock
         out: dict[int, RecordView] = {}
         todo: list[int] = []
@@ -352,15 +354,22 @@ def _with_metadata(record: MemoryRecord, metadata: Mapping[str, Any]) -> MemoryR
     return MemoryRecord(*values)
 
 
-def _scope_generations(conn: sqlite3.Connection,
-                       scopes: Sequence[tuple[str, str]] | None) -> dict[tuple[str, str], int]:
+def _scope_generations(conn: sqlite3.Connection, scopes: Sequence[tuple[str, str]] | None,
+                       known: dict[tuple[str, str], int] | None = None) -> dict[tuple[str, str], int]:
     """``(scope kind, scope key) -> generation`` in ``conn``'s snapshot for those of ``scopes`` (``None``: every
     scope of the realm) the file holds a row of (``scope_rows.g``, moved by triggers with every change of a row of
-    that scope: :mod:`.schema` step 20); ``{}`` for a file without the column (nothing is then kept)."""
+    that scope: :mod:`.schema` step 20); ``{}`` for a file without the column (nothing is then kept). ``known``:
+    the generations already read in this same snapshot (they cannot move inside it): those are not read again,
+    and the ones read are added to it."""
     wanted = None if scopes is None else list(dict.fromkeys(scopes))
     if wanted is not None and not wanted:
         return {}
     out: dict[tuple[str, str], int] = {}
+    if known is not None and wanted is not None:
+        out = {scope: known[scope] for scope in wanted if scope in known}
+        if len(out) == len(wanted):
+            return out
+        wanted = [scope for scope in wanted if scope not in out]
     cur = conn.cursor()
     cur.row_factory = None  # plain tuples
     try:
@@ -380,6 +389,8 @@ def _scope_generations(conn: sqlite3.Connection,
         return {}
     for kind, key, generation in rows:
         out[(kind, key)] = int(generation)
+    if known is not None:
+        known.update(out)
     return out
 
 
