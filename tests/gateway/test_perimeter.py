@@ -204,6 +204,12 @@ def test_cross_site_browser_request_without_origin_is_refused_but_navigation_is_
     resp = httpx.get(shared_gateway.url + "/console/", headers={"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "navigate"},
                      timeout=30)
     assert resp.status_code == 200 and "<html" in resp.text.lower()
+    # a hidden frame of another site navigates too, but is no top-level navigation: it may not hold a stream
+    for dest in ("iframe", "embed", "object"):
+        resp = httpx.get(shared_gateway.url + "/events", headers={"Sec-Fetch-Site": "cross-site",
+                                                                  "Sec-Fetch-Mode": "navigate", "Sec-Fetch-Dest": dest},
+                         timeout=30)
+        refusal(resp, 403, "sec-fetch-site")
     # same-origin and user-typed requests are served
     for site in ("same-origin", "none"):
         resp = httpx.get(shared_gateway.url + "/v1/health", headers={"Sec-Fetch-Site": site}, timeout=30)
@@ -319,8 +325,8 @@ def test_events_refuses_a_token_in_the_url(gateway_factory: Any, tmp_path: Any) 
                                             'principal = "ann"\n\n[[access.grants]]\naction = "agent.memory.read"\n'
                                             'who = { principal = "ann" }\n')
     gw = gateway_factory(tmp_path / "s", config=cfg)
-    for query in (f"token={token}", f"access_token={token}", "token="):
-        refusal(httpx.get(f"{gw.url}/events?{query}", timeout=30), 400, query.split("=")[0])
+    for query in (f"token={token}", f"access_token={token}", "token=", f"TOKEN={token}", f"Access_Token={token}"):
+        refusal(httpx.get(f"{gw.url}/events?{query}", timeout=30), 400, query.split("=")[0].lower())
     assert not any(token in line for line in gw.proc.log_tail)
     # the header works: the stream opens
     with httpx.stream("GET", gw.url + "/events", headers={"Authorization": f"Bearer {token}"}, timeout=30) as resp:
@@ -339,13 +345,13 @@ def test_rpc_ready_and_metrics_refuse_a_token_in_the_url_too(gateway_factory: An
     cfg = write_config(tmp_path / "a.toml", f'[[access.tokens]]\nsha256 = "{hash_token(token)}"\nprincipal = "ops"\n')
     gw = gateway_factory(tmp_path / "s", config=cfg)
     header = {"Authorization": f"Bearer {token}"}
-    for query in (f"token={token}", f"access_token={token}", "token="):
+    for query in (f"token={token}", f"access_token={token}", "token=", f"TOKEN={token}", f"Access_Token={token}"):
         for headers in ({}, header):
             said = refusal(post(gw, REMEMBER, {**headers, "Content-Type": "application/json"}, path=f"/rpc?{query}"),
-                           400, query.split("=")[0])
+                           400, query.split("=")[0].lower())
             assert "only in the Authorization header" in said["message"]
-            refusal(httpx.get(f"{gw.url}/v1/ready?{query}", headers=headers, timeout=30), 400, query.split("=")[0])
-            refusal(httpx.get(f"{gw.url}/metrics?{query}", headers=headers, timeout=30), 400, query.split("=")[0])
+            refusal(httpx.get(f"{gw.url}/v1/ready?{query}", headers=headers, timeout=30), 400, query.split("=")[0].lower())
+            refusal(httpx.get(f"{gw.url}/metrics?{query}", headers=headers, timeout=30), 400, query.split("=")[0].lower())
     assert gw.result("meta/memory/panel/records", {}, token=token)["records"] == []  # nothing landed
     assert not any(token in line for line in gw.proc.log_tail)
     served = post(gw, REMEMBER, {**header, "Content-Type": "application/json"})  # the header alone is served

@@ -87,11 +87,18 @@ def test_a_present_origin_must_be_own_or_listed(s: str, host: str, p: int | None
 
 @given(st.sampled_from(["cross-site", "same-site", "CROSS-SITE"]),
        st.sampled_from(["GET", "POST", "HEAD", "OPTIONS", "PUT"]),
-       st.sampled_from(["navigate", "no-cors", "cors", "same-origin", ""]))
-def test_cross_site_fetch_metadata_allows_only_navigations(site: str, method: str, mode: str) -> None:
-    refused = PerimeterRules().origin_refusal(Headers({"host": "127.0.0.1", "sec-fetch-site": site,
-                                                        "sec-fetch-mode": mode}), "http", method)
-    assert (refused is None) == (method in ("GET", "HEAD") and mode == "navigate")
+       st.sampled_from(["navigate", "no-cors", "cors", "same-origin", ""]),
+       st.sampled_from([None, "document", "DOCUMENT", "iframe", "frame", "embed", "object", "empty", "image"]))
+def test_cross_site_fetch_metadata_allows_only_top_level_navigations(site: str, method: str, mode: str,
+                                                                     dest: str | None) -> None:
+    """A cross-site request passes without an Origin only as a top-level navigation: ``navigate`` mode and a
+    ``document`` destination (or none sent); a frame, embed or object also navigates, and is refused."""
+    headers = {"host": "127.0.0.1", "sec-fetch-site": site, "sec-fetch-mode": mode}
+    if dest is not None:
+        headers["sec-fetch-dest"] = dest
+    refused = PerimeterRules().origin_refusal(Headers(headers), "http", method)
+    top_level = dest is None or dest.lower() == "document"
+    assert (refused is None) == (method in ("GET", "HEAD") and mode == "navigate" and top_level)
 
 
 @given(st.text(max_size=40))

@@ -43,10 +43,11 @@ _URL_TOKEN_PARAMS = ("token", "access_token")
 
 def url_token_refusal(request: Request) -> Response | None:
     """HTTP 400 (``invalid_request``, ``data.field`` naming the parameter) when the URL's query carries
-    ``token`` or ``access_token``, whatever the header says: a token in a URL ends up in proxy logs and
+    ``token`` or ``access_token`` (in any case), whatever the header says: a token in a URL ends up in proxy logs and
     histories. ``None`` when it carries neither. Every route that takes a token applies it first."""
-    for name in _URL_TOKEN_PARAMS:
-        if name in request.query_params:
+    for given in request.query_params:
+        name = given.strip().lower()  # ``?TOKEN=`` carries a token as well as ``?token=``
+        if name in _URL_TOKEN_PARAMS:
             exc = InvalidRequest("a bearer token is accepted only in the Authorization header, never in the URL",
                                  name)
             return Response(encode(error_response(None, exc)), status_code=400, media_type="application/json")

@@ -201,7 +201,10 @@ class PerimeterRules:
             return "origin", f"Origin {origin[:200]!r} is not allowed (add it to [gateway] allowed_origins)"
         site = (headers.get("sec-fetch-site") or "").strip().lower()
         if site in _CROSS:
-            navigation = method in ("GET", "HEAD") and headers.get("sec-fetch-mode", "").lower() == "navigate"
+            # a top-level navigation (a link followed, an address typed) only: an iframe, embed or object loads in
+            # navigate mode too, and would let another site hold the gateway's streams from a hidden frame
+            navigation = (method in ("GET", "HEAD") and headers.get("sec-fetch-mode", "").lower() == "navigate"
+                          and headers.get("sec-fetch-dest", "document").strip().lower() == "document")
             if not navigation:
                 return "sec-fetch-site", f"a {site} browser request without an allowed Origin is refused"
         return None
