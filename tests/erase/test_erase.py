@@ -178,6 +178,26 @@ def test_erase_needs_its_own_grant_and_leaks_no_existence(tmp_path: Path, gatewa
     assert again["code"] == unknown["code"] and again["data"]["kind"] == unknown["data"]["kind"]
 
 
+def test_an_eraser_who_may_not_read_is_shown_no_content_hash(tmp_path: Path, gateway_factory: Any) -> None:
+    """An unsalted content hash of a short secret (a door code) gives the secret back to a guess: a caller
+    holding only ``agent.memory.erase`` is shown ``content_hash: null``, in a dry run and in the erase itself;
+    one who may read the identity is shown the hash."""
+    base = ["agent.memory.write", "agent.memory.read", "agent.view"]
+    gw = gateway_factory(tmp_path / "state", config=_access_config(tmp_path, {
+        "app": base, "eraser": ["agent.memory.erase"], "dpo": [*base, "agent.memory.erase"]}))
+    app, eraser, dpo = "tok-app-0123456789", "tok-eraser-0123456789", "tok-dpo-0123456789"
+    door = remember(gw, "Door", "the door code is 4711", token=app)
+    remember(gw, "Gate", "the gate code is 0815", token=app)
+    for method, params in (("meta/agent_memory/erase_identity", {"identity": ID, "dry_run": True}),
+                           ("meta/agent_memory/erase", {"identity": ID, "memory_id": door, "dry_run": True})):
+        blind = gw.result(method, params, token=eraser)["records"]
+        assert blind and all(r["content_hash"] is None for r in blind), blind
+        seen = gw.result(method, params, token=dpo)["records"]
+        assert all(isinstance(r["content_hash"], str) and len(r["content_hash"]) == 64 for r in seen), seen
+    done = gw.result("meta/agent_memory/erase", {"identity": ID, "memory_id": door}, token=eraser)
+    assert done["count"] == 1 and [r["content_hash"] for r in done["records"]] == [None]
+
+
 def test_list_holds_its_access_and_input_rules(tmp_path: Path, gateway_factory: Any) -> None:
     base = ["agent.memory.write", "agent.memory.read", "agent.view"]
     gw = gateway_factory(tmp_path / "state", config=_access_config(tmp_path, {"app": base}))

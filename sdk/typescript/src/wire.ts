@@ -206,10 +206,11 @@ export interface EraseResult {
   proposals: string[];
 }
 
+/** ``content_hash`` is ``None`` to a caller who may not read the record's scope (``agent.memory.read``). */
 export interface ErasedRecord {
   memoryId: string;
   scope: ScopeRef;
-  contentHash: string;
+  contentHash: string | null;
   status: string;
 }
 

@@ -307,9 +307,11 @@ class ListResult(Result):
 
 
 class ErasedRecord(Result):
+    """``content_hash`` is ``None`` to a caller who may not read the record's scope (``agent.memory.read``)."""
+
     memory_id: str
     scope: ScopeRef
-    content_hash: str
+    content_hash: str | None
     status: str
 
 

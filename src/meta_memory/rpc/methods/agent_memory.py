@@ -17,6 +17,7 @@ from ...access.requirements import (
     requires,
 )
 from ...access.resources import Resources
+from ...agent_memory.model import Scope
 from ..registry import CallContext, MethodTable
 from ..results import (
     EraseResult,
@@ -158,9 +159,16 @@ def _erase(runtime: "Runtime", ctx: CallContext, realm: str, identity: str, memo
            dry_run: bool, reason: str | None) -> dict[str, Any]:
     # every scope the content closure reaches needs the erase grant, judged by the service on each
     access = runtime.access
-    return runtime.need_agent_memory().service.erase(
+    result = runtime.need_agent_memory().service.erase(
         realm, identity, memory_id, erased_by=access.actor(ctx.principal), reason=reason, dry_run=dry_run,
         may_erase=access.scope_check(ctx.principal, "agent.memory.erase"))
+    # a record's content hash is shown only to a caller who may read its scope: to an eraser alone, the unsalted
+    # hash of a short secret (a door code) would give the secret back to a guess
+    may_read = access.scope_check(ctx.principal, "agent.memory.read")
+    for rec in result["records"]:
+        if not may_read(Scope.from_json(rec["scope"])):
+            rec["content_hash"] = None
+    return result
 
 
 def _register_erase(table: MethodTable) -> None:
