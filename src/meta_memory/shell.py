@@ -1,4 +1,5 @@
-"""Agent memory from the shell: ``meta-memory remember | recall | forget | list``.
+"""Agent memory from the shell: ``meta-memory remember | recall | forget | list | erase``, and an
+operator's review of quarantined records: ``meta-memory quarantine list | show | release | discard``.
 
 Each command works on one identity (``--identity``, optionally ``--realm``), either against a running
 gateway (``--url``, default ``http://127.0.0.1:8765``; ``--token`` or ``META_MEMORY_TOKEN`` for a
@@ -12,7 +13,14 @@ refusal). Exit codes: 0 success; 1 a refusal by the gateway (the JSON-RPC error'
 ``data.kind`` are printed), an unreachable gateway or a refused start; 2 a usage error. With ``--json`` a
 refusal (exit 1) is also printed on stdout as ``{"error": {code, message, data: {kind, ...}}}``: the
 JSON-RPC error object, or ``code: null`` with ``kind`` ``unreachable`` or ``startup``; a usage error (exit
-2) is text on stderr only. ``erase --all`` needs ``--yes`` (or a confirmation at a terminal).
+2) is text on stderr only. ``erase --all`` needs ``--yes`` (or a confirmation at a terminal). A refusal
+``access_denied`` of a gateway call that carried no token says how to send one.
+
+The ``quarantine`` commands call the review methods (``meta/memory/panel/records`` with ``status:
+"quarantined"``, ``meta/memory/panel/record``, ``meta/memory/panel/quarantine``'s held forgets and
+``meta/memory/quarantine/decide``), so they need the reviewer's grants (``memory.quarantine.review`` and
+the rest, docs/access.md) under ``[access]``; the reviewer recorded is the token's principal (none
+embedded).
 """
 
 from __future__ import annotations
@@ -149,6 +157,9 @@ def _run(ctx: dict[str, Any], call: Callable[[Any], Any], show: Callable[[Any], 
                    err=True)
         for note in getattr(exc, "__notes__", ()):  # what the command adds to the gateway's answer
             click.echo(one_line(f"meta-memory: {note}"), err=True)
+        if exc.kind == "access_denied" and ctx["state_dir"] is None and ctx["token"] is None:
+            click.echo("meta-memory: no bearer token was sent: pass --token TOKEN or set META_MEMORY_TOKEN "
+                       "(a gateway with [access] configured refuses a call without one)", err=True)
         if ctx["as_json"]:
             click.echo(json_text({"error": to_jsonable(exc.to_jsonrpc())}))
         sys.exit(1)
@@ -390,7 +401,8 @@ def list_command(limit: int | None, tags: tuple[str, ...], where: str | None, cu
     def show_records(out: tuple[list[Any], str | None]) -> None:
         records, after = out
         what = " ".join([*(f"#{t}" for t in wanted), *([json.dumps(flt, sort_keys=True)] if flt else [])])
-        title = f"memory of {identity}" + (f" matching {what}" if what else "") + f" ({_count(len(records), 'record')})"
+        shown = _count(len(records), "record") + ("" if after is None else " shown, more follow")
+        title = f"memory of {identity}" + (f" matching {what}" if what else "") + f" ({shown})"
         _console().print(_records_table(title, records, with_body=False))
         if after is not None:
             _console().print(text(more(after)))
@@ -469,8 +481,184 @@ def _erase_refusal_note(h: Any, identity: str, memory_id: str, realm: str | None
             "or realm's (nothing changed)")
 
 
+# -- operator review of quarantined records (seed: "Reviewing quarantined records") ------------------------
+
+#: Rows per ``meta/memory/panel/records`` page ``quarantine list`` asks for (the method's own maximum).
+_PANEL_PAGE = 200
+
+
+def _reviewed_record(h: Any, identity: str, memory_id: str, realm: str | None) -> Any:
+    """``meta/memory/panel/record`` of ``memory_id`` when it is a record of ``identity`` (in ``realm`` when
+    given, else in any realm); another identity's record is refused exactly as an unknown id
+    (``RecordNotFound``, -32001)."""
+    from .errors import RecordNotFound
+
+    found = h.memory_panel_record(memory_id, realm=realm)
+    scope = found.record.scope
+    if scope.scope != "identity" or scope.identity != identity:
+        raise RecordNotFound(memory_id)
+    return found
+
+
+def _held_forgets(h: Any, identity: str, realm: str | None) -> list[Any]:
+    """The held forgets (``meta/memory/panel/quarantine``'s ``pending_forgets``) of ``identity``'s records."""
+    queue = h.memory_panel_quarantine(realm=realm, limit=1)
+    return [f for f in queue.pending_forgets if f.scope_kind == "identity" and f.scope_key == identity]
+
+
+@click.group("quarantine")
+def quarantine_group() -> None:
+    """Review the quarantined records of an identity: list them, show one, release or discard it.
+
+    A write the firewall's gate judged untrusted (the 'memory' tool from a tainted session: under
+    'meta-memory mcp' without '--session-taint reported', every write) lands quarantined: kept, but never
+    recalled or injected until a review releases it. These commands are that operator review, over a
+    gateway (--url, with --token when it has access control) or embedded on a state directory
+    (--state-dir, while no gateway holds it): 'release' makes the content active memory of the identity
+    (meta/memory/quarantine/decide, verdict "release"), 'discard' tombstones it (verdict "tombstone").
+    A held forget (a tainted session's forget, waiting) is decided the same way: 'discard' applies the
+    forget, 'release' keeps the record. Exit codes as the memory commands': 1 on a refusal."""
+
+
+@quarantine_group.command("list")
+@_target_options
+def quarantine_list(identity: str, realm: str | None, **kw: Any) -> None:
+    """List the quarantined records of one identity, newest updated first, with why each was quarantined,
+    and the forgets of its records held for review. Without --realm every realm is listed.
+
+    --json prints {records, pending_forgets}: meta/memory/panel/records rows (body-free) and
+    meta/memory/panel/quarantine's held forgets of the identity."""
+
+    def listing(h: Any) -> tuple[list[Any], list[Any]]:
+        rows: list[Any] = []
+        cursor: str | None = None
+        while True:
+            page = h.memory_panel_records(realm=realm, scope="identity", identity=identity, status="quarantined",
+                                          limit=_PANEL_PAGE, cursor=cursor)
+            rows.extend(page.records)
+            cursor = page.next_cursor
+            if cursor is None:
+                return rows, _held_forgets(h, identity, realm)
+
+    def show(out: tuple[list[Any], list[Any]]) -> None:
+        from rich.table import Table
+
+        rows, forgets = out
+        console = _console()
+        where = f" in realm {realm}" if realm else ""
+        if not rows and not forgets:
+            console.print(text(f"nothing of {identity}{where} awaits review"))
+            return
+        if rows:
+            table = Table(title=text(f"quarantined records of {identity}{where} ({_count(len(rows), 'record')})"),
+                          title_justify="left")
+            for name in ("memory_id", "realm", "title", "tags", "quarantined because"):
+                table.add_column(name, no_wrap=name == "memory_id", style="cyan" if name == "memory_id" else "")
+            for r in rows:
+                table.add_row(*(text(cell) for cell in (r.id, r.scope.realm, r.title, ", ".join(r.tags),
+                                                        r.status.reason or "")))
+            console.print(table)
+        if forgets:
+            table = Table(title=text(f"forgets of {identity}'s records held for review ({len(forgets)})"),
+                          title_justify="left")
+            for name in ("memory_id", "realm", "title", "held because"):
+                table.add_column(name, no_wrap=name == "memory_id", style="cyan" if name == "memory_id" else "")
+            for f in forgets:
+                table.add_row(*(text(cell) for cell in (f.memory_id, f.realm, f.title, f.reason or "")))
+            console.print(table)
+        console.print(text("read one with `meta-memory quarantine show MEMORY_ID`; `quarantine release MEMORY_ID` "
+                           "makes it active memory (a held forget: keeps the record), `quarantine discard "
+                           "MEMORY_ID` tombstones it (a held forget: applies the forget)"))
+
+    _run(_ctx(**kw), listing, show,
+         wire=lambda out: {"records": list(out[0]), "pending_forgets": list(out[1])})
+
+
+@quarantine_group.command("show")
+@click.argument("memory_id")
+@_target_options
+def quarantine_show(memory_id: str, identity: str, realm: str | None, **kw: Any) -> None:
+    """Show MEMORY_ID of one identity as a reviewer reads it: title, tags, why it was quarantined, the body
+    and its content hash (what 'release'/'discard --content-hash' binds the decision to).
+
+    --json prints the meta/memory/panel/record result."""
+    mid = _utf8("MEMORY_ID", memory_id)
+
+    def show(found: Any) -> None:
+        r = found.record
+        console = _console()
+        lines = [f"{r.id} of {identity} in realm {found.realm}: {r.status.status}"
+                 + (f" ({r.status.reason})" if r.status.reason else ""),
+                 f"title: {r.title}", f"tags: {', '.join(r.tags)}", f"content_hash: {r.content_hash}"]
+        if found.pending_forget is not None:
+            lines.append(f"a forget of this record is held for review ({found.pending_forget.reason or 'no reason'})")
+        for line in lines:
+            console.print(text(line))
+        console.print(text("body:"))
+        console.print(text(r.body))
+
+    _run(_ctx(**kw), lambda h: _reviewed_record(h, identity, mid, realm), show)
+
+
+def _decide_command(verdict: str, name: str, summary: str) -> click.Command:
+    @click.command(name, help=summary)
+    @click.argument("memory_id")
+    @click.option("--content-hash", default=None, metavar="HASH",
+                  help="The content_hash 'quarantine show' printed: the decision is refused (content_mismatch) "
+                       "unless the record still holds that content. Without it, the record's content as read "
+                       "just before the decision.")
+    @click.option("--rationale", default=None, help="Why (at most 400 bytes; kept in the decision's audit row).")
+    @_target_options
+    def command(memory_id: str, content_hash: str | None, rationale: str | None, identity: str, realm: str | None,
+                **kw: Any) -> None:
+        mid = _utf8("MEMORY_ID", memory_id)
+        why = None if rationale is None else _utf8("--rationale", rationale)
+
+        def decide(h: Any) -> Any:
+            found = _reviewed_record(h, identity, mid, realm)
+            return h.memory_quarantine_decide(identity, mid, verdict=verdict, realm=found.realm, rationale=why,
+                                              expected_content_hash=content_hash or found.record.content_hash)
+
+        def show(result: Any) -> None:
+            outcome = result.outcome
+            if result.forget is not None:
+                said = {"released": "kept: the held forget was released, the record stays active",
+                        "already_released": "was already kept: the held forget was released before",
+                        "tombstoned": "the forget was applied: the record is forgotten",
+                        "already_tombstoned": "the forget was already applied"}[outcome]
+            elif outcome == "released":
+                said = (f"released: {result.successor.memory_id} is active memory of {identity}"
+                        if result.duplicate_of is None else
+                        f"released into {result.duplicate_of}, the active record already holding this content")
+            elif outcome == "already_released":
+                said = "was already released" + (f" as {result.successor.memory_id}" if result.successor else "")
+            elif outcome == "tombstoned":
+                said = "discarded (tombstoned: it is never recalled or injected)"
+            else:
+                said = "was already discarded (nothing changed)"
+            _console().print(text(f"{mid} {said}"))
+
+        _run(_ctx(**kw), decide, show)
+
+    return command
+
+
+quarantine_group.add_command(_decide_command(
+    "release", "release",
+    "Release MEMORY_ID of one identity from quarantine: its content becomes active memory of the identity "
+    "(a -released successor at agent_observed trust; the quarantined original is tombstoned, nothing is "
+    "deleted). A held forget on MEMORY_ID is refused instead: the record stays active. A record holding a "
+    "secret is never released (secret_detected: discard it). --json prints the meta/memory/quarantine/decide "
+    "result."))
+quarantine_group.add_command(_decide_command(
+    "tombstone", "discard",
+    "Discard MEMORY_ID of one identity: the quarantine verdict \"tombstone\", so it is never recalled or "
+    "injected (the original is kept for audit, not erased: 'meta-memory erase' removes it for good). A held "
+    "forget on MEMORY_ID is applied instead. --json prints the meta/memory/quarantine/decide result."))
+
+
 def register(group: click.Group) -> None:
     """Add the memory commands to the ``meta-memory`` group."""
-    for command in (remember_command, recall_command, forget_command, list_command, erase_command):
+    for command in (remember_command, recall_command, forget_command, list_command, erase_command,
+                    quarantine_group):
         group.add_command(command)
-

@@ -47,7 +47,7 @@ def test_app_record_checks_title_then_body_once(title: str, body: str) -> None:
 
 @pytest.mark.parametrize(("tags", "metadata", "field"), [
     ([f"t{i}" for i in range(33)], None, "tags"),
-    (["x" * 65], None, "tags"),
+    (["x" * 65], None, "tags.0"),  # the tag at fault, by its index
     ([], {"$k": 1}, "metadata"),
     ([], [1], "metadata"),
 ])

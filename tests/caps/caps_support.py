@@ -75,7 +75,7 @@ def _cases() -> list[Case]:
     b_rule = f"body must be at most {BODY} bytes"
     d_rule = f"description must be at most {DESCRIPTION} bytes"
     n_rule = f"tags must contain at most {TAG_COUNT} entries"
-    g_rule = f"tags must be at most {TAG_BYTES} bytes"
+    g_rule = f"tags.0 must be at most {TAG_BYTES} bytes"  # the one tag, by its index
     return [
         Case("title ascii at cap", "title", True, title=fill(TITLE)),
         Case("title ascii cap+1", "title", False, title=fill(TITLE + 1), rule=t_rule),
@@ -95,9 +95,9 @@ def _cases() -> list[Case]:
         Case("tags 32 entries", "tags", True, tags=tuple(f"tag-{i:02d}" for i in range(TAG_COUNT))),
         Case("tags 33 entries", "tags", False, tags=tuple(f"tag-{i:02d}" for i in range(TAG_COUNT + 1)), rule=n_rule),
         Case("tag ascii at cap", "tags", True, tags=(fill(TAG_BYTES, "t"),)),
-        Case("tag ascii cap+1", "tags", False, tags=(fill(TAG_BYTES + 1, "t"),), rule=g_rule),
+        Case("tag ascii cap+1", "tags.0", False, tags=(fill(TAG_BYTES + 1, "t"),), rule=g_rule),
         Case("tag 2-byte at cap (32 chars)", "tags", True, tags=("é" * 32,)),
-        Case("tag 2-byte over cap (33 chars)", "tags", False, tags=("é" * 33,), rule=g_rule),
+        Case("tag 2-byte over cap (33 chars)", "tags.0", False, tags=("é" * 33,), rule=g_rule),
         Case("32 tags each at cap", "tags", True,
              tags=tuple(fill(TAG_BYTES, "é", prefix=f"{i:02d}") for i in range(TAG_COUNT))),
     ]

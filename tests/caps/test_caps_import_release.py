@@ -91,7 +91,7 @@ def test_markdown_import_skips_over_cap_records_and_audits_the_skips(tmp_path: P
         f"record 'mem-legacy-title-over': title must be at most {TITLE} bytes",
         f"record 'mem-legacy-body-over': body must be at most {BODY} bytes",
         f"record 'mem-legacy-many-tags': tags must contain at most {TAG_COUNT} entries",
-        f"record 'mem-legacy-long-tag': tags must be at most {TAG_BYTES} bytes",
+        f"record 'mem-legacy-long-tag': tags.0 must be at most {TAG_BYTES} bytes",
     ]
 
 
@@ -134,7 +134,7 @@ def test_an_at_cap_quarantined_write_releases_byte_for_byte(strict: Raw) -> None
     ("description", fill(DESCRIPTION, "é") + "a", f"description must be at most {DESCRIPTION} bytes"),
     ("body", fill(BODY + 1, "😀"), f"body must be at most {BODY} bytes"),
     ("tags", AT_CAP_TAGS + ["one-more"], f"tags must contain at most {TAG_COUNT} entries"),
-    ("tags", ["é" * 33], f"tags must be at most {TAG_BYTES} bytes"),
+    ("tags", ["é" * 33], f"tags.0 must be at most {TAG_BYTES} bytes"),
 ])
 def test_an_over_cap_write_never_reaches_the_quarantine(strict: Raw, field: str, value: Any, rule: str) -> None:
     ident = f"agent:rel-{uniq()}"

@@ -38,7 +38,7 @@ BROKEN: list[tuple[dict[str, Any], str, str]] = [
     ({"body": "b" * (MAX_BODY_BYTES + 1)}, "body", f"body must be at most {MAX_BODY_BYTES} bytes"),
     ({"tags": [f"t{i}" for i in range(MAX_MEMORY_TAGS + 1)]}, "tags",
      f"tags must contain at most {MAX_MEMORY_TAGS} entries"),
-    ({"tags": ["x" * (MAX_MEMORY_TAG_BYTES + 1)]}, "tags", f"tags must be at most {MAX_MEMORY_TAG_BYTES} bytes"),
+    ({"tags": ["ok", "x" * (MAX_MEMORY_TAG_BYTES + 1)]}, "tags.1", f"tags.1 must be at most {MAX_MEMORY_TAG_BYTES} bytes"),
     ({"tags": ["ok", "  "]}, "tags", "tags must contain only non-empty strings"),
     ({"metadata": {"$k": 1}}, "metadata", f'{METADATA_KEY_RULE} (got the key "$k" in metadata)'),
     ({"metadata": {"ok": [{"a.b": 1}]}}, "metadata", f'{METADATA_KEY_RULE} (got the key "a.b" in metadata["ok"][0])'),
@@ -98,3 +98,15 @@ def test_a_batch_item_gets_the_error_that_record_alone_would_get(gateway: Gatewa
         "code": alone["code"], "message": "Invalid params: " + path + rule[len(field):],
         "data": {"kind": alone["data"]["kind"], "field": path, "op_index": 1}}}
     assert [r["title"] for r in _records(gateway)] == ["One"]
+
+
+def test_a_tag_over_the_cap_is_named_by_its_index_in_a_batch_and_a_list(gateway: GatewayProcess) -> None:
+    long_tag = "x" * (MAX_MEMORY_TAG_BYTES + 1)
+    done = gateway.result("meta/agent_memory/remember_batch", {"identity": ME, "records": [
+        {"title": "Fine", "body": "a fine record"}, {"title": "Tagged", "body": "b", "tags": ["ok", long_tag]}]})
+    refused = done["results"][1]["error"]
+    assert refused["data"]["field"] == "records.1.tags.1", refused
+    assert refused["message"] == f"Invalid params: records.1.tags.1 must be at most {MAX_MEMORY_TAG_BYTES} bytes"
+    err = gateway.error("meta/agent_memory/list", {"identity": ME, "tags": [long_tag]})
+    assert (err["data"]["field"], err["message"]) == (
+        "tags.0", f"Invalid params: tags.0 must be at most {MAX_MEMORY_TAG_BYTES} bytes")

@@ -149,9 +149,17 @@ def test_values_must_be_json_and_fit_a_record(store: MetaMemoryStore) -> None:
         with pytest.raises(ValueError, match="JSON"):
             store.put(("n",), "k", {"score": odd})
     assert store.get(("n",), "k") is None
-    with pytest.raises(InvalidParams, match="body"):
-        store.put(("n",), "big", {"text": "x" * 70_000})
-    assert store.get(("n",), "big") is None
+    with pytest.raises(InvalidParams) as too_big:
+        store.put(("users", "alice"), "big", {"text": "x" * 70_000})
+    # told in the store's terms: the item's value, its key and namespace, the cap
+    assert too_big.value.field == "value"
+    assert "value of item 'big' in namespace ('users', 'alice')" in too_big.value.rule
+    assert "at most 65536 bytes" in too_big.value.rule and "body must" not in too_big.value.rule
+    assert store.get(("users", "alice"), "big") is None
+    fits = {"text": "x" * 65_000}  # the envelope's few bytes still fit under the cap
+    store.put(("n",), "near", fits)
+    near = store.get(("n",), "near")
+    assert near is not None and near.value == fits
 
 
 @pytest.mark.parametrize("value", [[1, 2], "text", 3, ("a", "b")])

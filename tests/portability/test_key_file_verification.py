@@ -66,6 +66,24 @@ def test_a_tampered_file_under_the_named_key_is_refused_whole(tmp_path: Path) ->
     assert "status active -> quarantined" in report["downgraded"][0]["changes"]
 
 
+def test_a_refused_import_into_a_new_state_dir_leaves_no_state_behind(tmp_path: Path) -> None:
+    _, key, lines = _signed_export(tmp_path)
+    tampered = _tampered(tmp_path, lines)
+    fresh = tmp_path / "fresh"
+    out = mm("import", str(tampered), "--state-dir", str(fresh), "--quiet", "--key-file", str(key))
+    assert out.returncode == 1 and "nothing was written" in out.stderr.decode(), out.stderr
+    assert not fresh.exists()  # no empty memory for a later command to answer from
+    later = mm("recall", "note", "--state-dir", str(fresh), "--identity", ID)
+    assert later.returncode == 1 and "no state directory" in later.stderr.decode(), later.stderr
+    assert not fresh.exists()
+    # the untampered file, under the same key, creates the directory and lands
+    good = tmp_path / "good.jsonl"
+    good.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    landed = mm("import", str(good), "--state-dir", str(fresh), "--quiet", "--key-file", str(key))
+    assert landed.returncode == 0, landed.stderr
+    assert sorted(_records(fresh)) == ["Note 0", "Note 1", "Note 2"]
+
+
 def _own_export(tmp_path: Path) -> tuple[Path, Path, list[str]]:
     """An export signed with its installation's own key, and a second state directory holding that key
     (the installation moved, or restored from a backup) and a record of its own."""

@@ -128,8 +128,8 @@ def normalize_tags(tags: Iterable[str]) -> tuple[str, ...]:
     """Trim and ASCII-lowercase each tag, drop empties, sort and dedup.
 
     Raises :class:`FieldError` ``tags must contain at most 32 entries`` (more
-    than 32 given) or ``tags must be at most 64 bytes`` (a trimmed tag over 64
-    UTF-8 bytes).
+    than 32 given) or ``tags.<i> must be at most 64 bytes`` (the trimmed tag at
+    index ``i`` of ``tags`` as given is over 64 UTF-8 bytes; ``field`` is ``tags.<i>``).
     """
     raw = list(tags)
     if not raw:
@@ -137,7 +137,7 @@ def normalize_tags(tags: Iterable[str]) -> tuple[str, ...]:
     if len(raw) > MAX_MEMORY_TAGS:
         raise FieldError(f"tags must contain at most {MAX_MEMORY_TAGS} entries", "tags")
     out: set[str] = set()
-    for tag in raw:
+    for index, tag in enumerate(raw):
         if not isinstance(tag, str):
             raise FieldError("tags must be an array of strings", "tags")
         if "\x00" in tag:
@@ -146,7 +146,7 @@ def normalize_tags(tags: Iterable[str]) -> tuple[str, ...]:
         if (rule := hidden_text_rule("tags", norm)) is not None:
             raise FieldError(rule, "tags")
         if _nbytes(norm) > MAX_MEMORY_TAG_BYTES:
-            raise FieldError(f"tags must be at most {MAX_MEMORY_TAG_BYTES} bytes", "tags")
+            raise FieldError(f"tags.{index} must be at most {MAX_MEMORY_TAG_BYTES} bytes", f"tags.{index}")
         if norm:
             out.add(norm)
     return tuple(sorted(out))

@@ -67,7 +67,9 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime, timezone
 from typing import Any
 
+from meta_memory.agent_memory.fields import MAX_BODY_BYTES
 from meta_memory.agent_memory.filters import matches, parse_filter
+from meta_memory.errors import InvalidParams
 from meta_memory.integrations.langgraph_items import (
     ITEM_TAG,
     PARTIAL,
@@ -157,10 +159,11 @@ class MetaMemoryStore(BaseStore):
         ttl: LangGraph's ``TTLConfig``: ``default_ttl`` (minutes) for a ``put`` that names no ``ttl``,
             ``refresh_on_read`` (default true) for ``get`` and ``search`` that name no ``refresh_ttl``.
 
-    Raises ``ValueError`` for an empty key, a value that is not a dict, is not JSON or is larger than
-    the record body cap, a ``ttl`` that is not a positive number of minutes, and a negative ``limit`` or
-    ``offset``; and the handle's typed errors (``AccessDenied``, ``AgentMemoryError``, ``InvalidParams``
-    for a ttl over the gateway's cap, ...) as they come.
+    Raises ``ValueError`` for an empty key, a value that is not a dict or is not JSON, a ``ttl`` that is
+    not a positive number of minutes, and a negative ``limit`` or ``offset``; ``InvalidParams`` (field
+    ``value``, naming the key, the namespace and the 65,536-byte cap) for a value larger than an item
+    holds, before anything is sent; and the handle's typed errors (``AccessDenied``, ``AgentMemoryError``,
+    ``InvalidParams`` for a ttl over the gateway's cap, ...) as they come.
     """
 
     supports_ttl = True
@@ -289,6 +292,11 @@ class MetaMemoryStore(BaseStore):
         # an update keeps the item's first creation time (the record's own is the new version's)
         created_ms = (found[1].get("created_at_ms") or found[0].created_at_ms) if found is not None else None
         rec = item_record(namespace, key, value, created_ms, ttl)
+        stored = len(rec.body.encode("utf-8"))
+        if stored > MAX_BODY_BYTES:  # told in the store's terms, before anything is sent
+            raise InvalidParams(f"the value of item {key!r} in namespace {namespace!r} is too large: stored with "
+                                f"its namespace and key it takes {stored} bytes of JSON, and an item holds at most "
+                                f"{MAX_BODY_BYTES} bytes (the record body cap)", field="value")
         if found is None:
             self.handle.remember_agent_memory(identity, title=rec.title, body=rec.body, tags=list(rec.tags),
                                               realm=self.realm, ttl_s=ttl_s, metadata=metadata)

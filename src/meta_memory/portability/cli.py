@@ -27,7 +27,7 @@ import sys
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 from click.core import ParameterSource
@@ -348,6 +348,23 @@ def import_command(source: str, system: str, state_dir: Path, config_path: Path 
         click.echo(one_line(f"meta-memory: import refused: {path}: {exc.strerror or exc}"), err=True)
         sys.exit(1)
     total = len(parsed.records)
+
+    def refuse_unverified(detail: str) -> NoReturn:
+        under = f"--key-file {key_file}" if named is not None else "this installation's export key"
+        click.echo(one_line(f"meta-memory: import refused: the file does not verify under {under}: {detail}; "
+                            "nothing was written (pass --accept-unverified to land it as untrusted input: every "
+                            "line downgraded, edited lines quarantined)"), err=True)
+        sys.exit(1)
+
+    verified_first = False
+    if named is not None and not accept_unverified and not state_dir.exists():
+        # a state directory that does not exist yet holds no installation key: the file must verify under
+        # the named key alone, and is checked before the directory is created, so a refused import leaves
+        # no empty state behind for a later command to answer from
+        checked = verify(parsed, [named])
+        if not checked.verified:
+            refuse_unverified(checked.detail)
+        verified_first = True
     runtime = _runtime(state_dir, config_path)
     try:
         own = installation_key(runtime, create=False)
@@ -355,15 +372,10 @@ def import_command(source: str, system: str, state_dir: Path, config_path: Path 
         # The file must verify when the operator named the key it must carry, or when it says it was signed
         # with this installation's own key: one that does not then is damaged (edited, cut short), not foreign.
         claims_own = own is not None and parsed.header is not None and parsed.header.key_id == own.key_id
-        if (named is not None or claims_own) and not accept_unverified:
+        if (named is not None or claims_own) and not accept_unverified and not verified_first:
             checked = verify(parsed, keys)
             if not checked.verified:
-                under = f"--key-file {key_file}" if named is not None else "this installation's export key"
-                click.echo(one_line(f"meta-memory: import refused: the file does not verify under {under}: "
-                                    f"{checked.detail}; nothing was written (pass "
-                                    "--accept-unverified to land it as untrusted input: every line downgraded, "
-                                    "edited lines quarantined)"), err=True)
-                sys.exit(1)
+                refuse_unverified(checked.detail)
         with _progress(not quiet and total >= 1000, "importing records", total) as advance:
             summary = import_jsonl(runtime, parsed, keys=keys, allow_scopes=allowance, allow_ledger=allow_ledger,
                                    progress=advance)

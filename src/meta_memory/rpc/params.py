@@ -188,6 +188,13 @@ def validation_to_invalid_params(exc: ValidationError) -> InvalidParams:
             if msg.startswith(prefix):
                 msg = msg[len(prefix):]
         rule = _qualified(msg, field)
+        within = getattr(cause, "field", None)
+        if field and isinstance(within, str) and not isinstance(cause, MembersRule):
+            # a rule about one element of the member (``tags.0 must be ...``) names that element's path
+            leaf = field.rsplit(".", 1)[-1]
+            if within.startswith(leaf + ".") and msg.startswith(within + " "):
+                field = field[:len(field) - len(leaf)] + within
+                rule = field + msg[len(within):]
     else:
         rule = f"{label}: {err.get('msg', 'invalid value')}"
     return InvalidParams(rule, field)

@@ -27,7 +27,7 @@ from ..limits import DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_PER_KEY
 from .agent import Agent, AsyncAgent
 from .binding import AsyncSide, SyncSide
 from .methods import HandleMethods
-from .transport import AsyncTransport, ThreadedTransport, Transport
+from .transport import AsyncTransport, HandleClosed, ThreadedTransport, Transport
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..runtime import Runtime
@@ -200,8 +200,11 @@ class MetaHandle(HandleMethods, SyncSide):
     def __init__(self, transport: Transport) -> None:
         self._transport = transport
         self._slots = _ThreadSlots(DEFAULT_MAX_PER_KEY)
+        self._closed = False
 
     def _invoke(self, method: str, params: dict[str, Any] | None, parse: Callable[[Any], Any]) -> Any:
+        if self._closed:
+            raise HandleClosed()
         with self._slots.slot(_cap_key(method, params)):  # this handle's recalls of one identity queue
             return parse(self._transport.call(method, params))
 
@@ -235,6 +238,11 @@ class MetaHandle(HandleMethods, SyncSide):
         return report
 
     def close(self) -> None:
+        """Close the transport (an embedded runtime stops); a later call raises :class:`HandleClosed`.
+        Closing again does nothing."""
+        if self._closed:
+            return
+        self._closed = True
         self._transport.close()
 
     def __enter__(self) -> "MetaHandle":
@@ -250,9 +258,12 @@ class AsyncMetaHandle(HandleMethods, AsyncSide):
     def __init__(self, transport: AsyncTransport | ThreadedTransport) -> None:
         self._transport = transport
         self._slots = _TaskSlots(DEFAULT_MAX_PER_KEY)
+        self._closed = False
 
     def _invoke(self, method: str, params: dict[str, Any] | None, parse: Callable[[Any], Any]) -> Any:
         async def run() -> Any:
+            if self._closed:
+                raise HandleClosed()
             transport = self._transport
             async with self._slots.slot(_cap_key(method, params)):  # this handle's recalls of one identity queue
                 if isinstance(transport, ThreadedTransport):
@@ -285,6 +296,10 @@ class AsyncMetaHandle(HandleMethods, AsyncSide):
         return report
 
     async def aclose(self) -> None:
+        """Close the transport; a later call raises :class:`HandleClosed`. Closing again does nothing."""
+        if self._closed:
+            return
+        self._closed = True
         transport = self._transport
         if isinstance(transport, ThreadedTransport):
             transport.close()

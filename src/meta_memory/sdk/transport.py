@@ -50,6 +50,16 @@ class ThreadedTransport(Transport, Protocol):
     async def acall(self, method: str, params: dict[str, Any] | None) -> Any: ...
 
 
+class HandleClosed(RuntimeError):
+    """A method was called on a handle after its ``close()`` (``aclose()``, or the end of its ``with``
+    block): a caller's mistake, raised before anything is sent. Open a new handle; closing twice is
+    harmless."""
+
+    def __init__(self) -> None:
+        super().__init__("this meta-memory handle is closed (close() was called, or its with block ended): "
+                         "open a new handle to call it again")
+
+
 class GatewayUnreachable(ConnectionError):
     """The gateway could not be reached (refused, reset, timed out). ``url`` names it.
 

@@ -354,10 +354,8 @@ class ListParams(_FilterParams):
     def _tags(cls, value: list[str] | None) -> list[str] | None:
         if value is None:
             return None
-        try:
-            return list(normalize_tags(value))
-        except FieldError as exc:
-            raise ValueError(exc.rule) from None
+        # a FieldError is a ValueError: raised as it is, so a rule about one tag names it (``tags.0``)
+        return list(normalize_tags(value))
 
     @field_validator("limit", mode="before")
     @classmethod
