@@ -85,6 +85,12 @@ DEFAULT_MAX_BUFFERED_REQUEST_BYTES: Final = 64 * 1024 * 1024
 #: from the first answer built to the last byte handed to the connection, summed over every connection.
 #: Twice ``max_response_bytes``: one caller (who may hold half) still gets one request's answers whole.
 DEFAULT_MAX_BUFFERED_RESPONSE_BYTES: Final = 2 * DEFAULT_MAX_RESPONSE_BYTES
+#: ``[gateway] max_connections_per_ip``: connections one peer address (an IPv6 /64) may hold open at once.
+#: Above the couple of hundred concurrent connections a busy local client (a test run, a worker pool) opens.
+DEFAULT_MAX_CONNECTIONS_PER_IP: Final = 512
+#: The largest ``[gateway] max_connections`` and ``max_connections_per_ip`` (Linux's default ceiling of
+#: open files per process, ``fs.nr_open``).
+MAX_CONNECTIONS: Final = 1024 * 1024
 #: A caller that sent no token to a gateway that lists ``[access]`` tokens (served under ``anyone`` rules,
 #: access control on): the most bytes of its request body, and of the answers its request may produce.
 TOKENLESS_MAX_REQUEST_BYTES: Final = 64 * 1024

@@ -30,6 +30,12 @@ key                        meaning                                              
                            (1 MiB..64 GiB)
 ``events_retention``       timeline events kept durably                           10,000
 ``max_event_subscribers``  concurrent ``GET /events`` streams                     64
+``max_connections``        open connections over every client (1..1,048,576);     from
+                           one more is answered 503 and closed at once; never     ``ulimit
+                           served above what the open-file limit leaves after     -n``
+                           a reserve of an eighth of it (at least 256)
+``max_connections_``       open connections from one peer address (an IPv6 /64)  512
+``per_ip``                 (1..1,048,576); one more is answered 503 and closed
 ``header_timeout_s``       seconds a connection may take to send request headers  10
 ``body_timeout_s``         seconds a request may take to send its whole body      30
 ``send_timeout_s``         seconds a connection's send buffer may stay full (its  30
@@ -70,7 +76,9 @@ from ..limits import (
     DEFAULT_MAX_BATCH_MS,
     DEFAULT_MAX_BUFFERED_REQUEST_BYTES,
     DEFAULT_MAX_BUFFERED_RESPONSE_BYTES,
+    DEFAULT_MAX_CONNECTIONS_PER_IP,
     DEFAULT_MAX_RESPONSE_BYTES,
+    MAX_CONNECTIONS,
 )
 from ..storage.disk import DEFAULT_MIN_FREE_MB
 
@@ -94,6 +102,8 @@ class GatewayConfig:
     max_buffered_response_bytes: int = DEFAULT_MAX_BUFFERED_RESPONSE_BYTES
     events_retention: int = 10_000
     max_event_subscribers: int = 64
+    max_connections: int | None = None  # None: what the open-file limit leaves (server.protocol.connection_budget)
+    max_connections_per_ip: int = DEFAULT_MAX_CONNECTIONS_PER_IP
     header_timeout_s: float = 10.0
     body_timeout_s: float = 30.0
     send_timeout_s: float = 30.0
@@ -107,11 +117,11 @@ class GatewayConfig:
 
 _INT_KEYS = ("max_request_bytes", "max_batch", "max_batch_ms", "max_response_bytes", "max_buffered_request_bytes",
              "max_buffered_response_bytes", "events_retention", "max_event_subscribers",
-             "min_free_disk_mb", "integrity_check_interval_s")
+             "max_connections", "max_connections_per_ip", "min_free_disk_mb", "integrity_check_interval_s")
 #: Accepted ranges of the ``[gateway]`` integers (inclusive): request bodies from 1 KiB to 1 GiB,
 #: batches up to 100,000 calls running 10 ms to an hour, answers from 64 KiB to 4 GiB per request, up to 16 GiB
 #: of bodies and 64 GiB of answers buffered at once, up to 10,000,000 retained timeline events, up to
-#: 10,000 SSE subscribers.
+#: 10,000 SSE subscribers, up to 1,048,576 open connections (the open-file limit bounds them further).
 GATEWAY_INT_RANGES: dict[str, tuple[int, int]] = {
     "max_request_bytes": (1024, 1024 * 1024 * 1024),
     "max_batch": (1, 100_000),
@@ -121,6 +131,8 @@ GATEWAY_INT_RANGES: dict[str, tuple[int, int]] = {
     "max_buffered_response_bytes": (1024 * 1024, 64 * 1024 * 1024 * 1024),
     "events_retention": (1, 10_000_000),
     "max_event_subscribers": (1, 10_000),
+    "max_connections": (1, MAX_CONNECTIONS),
+    "max_connections_per_ip": (1, MAX_CONNECTIONS),
     "min_free_disk_mb": (0, 10_000_000),
     "integrity_check_interval_s": (0, 30 * 86_400),
 }

@@ -16,39 +16,243 @@ protocol adds two deadlines, from ``[gateway]``:
   connection is aborted: the bytes buffered for it are dropped, and the answers
   the gateway holds for it (``max_buffered_response_bytes``) are given back.
 
-Each drop is logged as one line. A response being streamed (``/events``) has no
-deadline of its own as long as its client reads: the read deadlines only watch
-what the client still owes us, the send deadline only a client that stopped
-reading.
+A response being streamed (``/events``) has no deadline of its own as long as
+its client reads: the read deadlines only watch what the client still owes us,
+the send deadline only a client that stopped reading.
+
+Open connections are bounded, so that no flood of idle connections can take the
+process's last file descriptor (:func:`connection_budget`):
+
+* ``max_connections``: over every client. Unset, it is what the open-file limit
+  (``RLIMIT_NOFILE``, soft) leaves after a reserve for databases, logs and files;
+  a configured value is never served above that.
+* ``max_connections_per_ip``: from one peer address (an IPv6 address counts by
+  its /64 network, which one host usually holds whole).
+
+A connection past either cap is answered at once, before it has sent anything,
+with ``503 Service Unavailable``, ``Retry-After: 5`` and a JSON-RPC shaped
+``-32005 capacity_exceeded`` (``data.resource`` ``"connections"`` or
+``"connections_per_ip"``, ``data.limit``), then closed: its descriptor is freed
+on the event loop's next turn. Its slot is counted from ``connection_made`` to
+``connection_lost``.
+
+Each dropped or refused connection is a log line, at most one a second of each
+kind (``headers``, ``body``, ``send``, ``refused``); the lines held back are
+counted and reported in one line when that second ends (:class:`DropLog`).
+asyncio's own ``socket.accept() out of system resource`` error (the process out
+of descriptors anyway, e.g. under a lower ``ulimit -n`` than the caps assume) is
+rate-limited the same way, without its traceback (:func:`install_accept_error_filter`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import logging
+import time
+from dataclasses import dataclass, field
 from typing import Any
 
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-__all__ = ["guarded_protocol"]
+from ..errors import CapacityExceeded
+from ..limits import DEFAULT_MAX_CONNECTIONS_PER_IP, MAX_CONNECTIONS
+from ..rpc.dispatch import encode, error_response
+
+__all__ = ["ConnectionTable", "DropLog", "connection_budget", "guarded_protocol", "install_accept_error_filter",
+           "peer_key"]
 
 log = logging.getLogger("meta_memory.http")
+
+#: Seconds between two log lines of one kind of dropped connection (and of asyncio's accept error).
+LOG_INTERVAL_S = 1.0
+#: Seconds a client refused for the connection caps is told to wait (``Retry-After``).
+REFUSED_RETRY_S = 5
+#: Descriptors kept back from connections: an eighth of the open-file limit, at least 256 (at most half
+#: the limit when the limit itself is below 512), for the databases, logs and files the gateway opens and
+#: the connections asyncio has accepted but not yet handed over.
+_RESERVE_FRACTION = 8
+_RESERVE_FLOOR = 256
+
+
+def connection_budget(soft_limit: int | None = None) -> int:
+    """The connections the open-file limit leaves room for: ``soft_limit`` (default: this process's soft
+    ``RLIMIT_NOFILE``; unlimited counts as :data:`~meta_memory.limits.MAX_CONNECTIONS`) minus a reserve of
+    an eighth of it, at least 256 descriptors (half the limit when it is below 512). At least 1.
+
+    The default ``[gateway] max_connections``, and the most a configured one is served with."""
+    if soft_limit is None:
+        try:
+            import resource
+        except ImportError:  # no POSIX limits: assume the common default
+            soft_limit = 1024
+        else:
+            soft_limit = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+            if soft_limit == resource.RLIM_INFINITY:
+                soft_limit = MAX_CONNECTIONS
+    soft_limit = min(soft_limit, MAX_CONNECTIONS)
+    reserve = max(min(_RESERVE_FLOOR, soft_limit // 2), soft_limit // _RESERVE_FRACTION)
+    return max(1, soft_limit - reserve)
+
+
+def peer_key(host: str) -> str:
+    """The address a peer's connections are counted under: an IPv4 address as it is, an IPv6 address by
+    its /64 network (``2001:db8::/64``; an IPv4-mapped one as its IPv4 address); anything else as it is."""
+    if ":" not in host:
+        return host
+    try:
+        address = ipaddress.IPv6Address(host.split("%", 1)[0])
+    except ValueError:
+        return host
+    if address.ipv4_mapped is not None:
+        return str(address.ipv4_mapped)
+    return str(ipaddress.IPv6Network((address, 64), strict=False))
+
+
+@dataclass
+class DropLog:
+    """One warning line a second per kind of dropped connection; the lines held back meanwhile are counted
+    and reported in one line when the second ends (``dropped N more connections in the last 1 s: ...``),
+    so a flood of drops costs at most one line a second of each kind."""
+
+    interval_s: float = LOG_INTERVAL_S
+    _last: dict[str, float] = field(default_factory=dict)
+    _held: dict[str, tuple[int, str]] = field(default_factory=dict)
+
+    def drop(self, loop: asyncio.AbstractEventLoop, kind: str, who: str, reason: str) -> None:
+        """Log ``dropped the connection from <who>: <reason>``, or count it when ``kind`` was logged
+        less than ``interval_s`` ago."""
+        now = loop.time()
+        last = self._last.get(kind)
+        if last is None or now - last >= self.interval_s:
+            self._last[kind] = now
+            log.warning("dropped the connection from %s: %s", who, reason)
+            return
+        count, _ = self._held.get(kind, (0, reason))
+        if count == 0:
+            loop.call_at(last + self.interval_s, self._flush, loop, kind)
+        self._held[kind] = (count + 1, reason)
+
+    def _flush(self, loop: asyncio.AbstractEventLoop, kind: str) -> None:
+        count, reason = self._held.pop(kind, (0, ""))
+        if count:
+            self._last[kind] = loop.time()
+            log.warning("dropped %d more connection(s) in the last %g s (lines suppressed, one a second): %s",
+                        count, self.interval_s, reason)
+
+
+_drops = DropLog()
+
+
+class _AcceptErrorFilter(logging.Filter):
+    """asyncio's ``socket.accept() out of system resource`` at most once a second, without its traceback,
+    with the count of those held back since the last one shown."""
+
+    def __init__(self, interval_s: float = LOG_INTERVAL_S) -> None:
+        super().__init__()
+        self.interval_s = interval_s
+        self._last = float("-inf")
+        self._held = 0
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not isinstance(record.msg, str) or not record.msg.startswith("socket.accept() out of system resource"):
+            return True
+        now = time.monotonic()
+        if now - self._last < self.interval_s:
+            self._held += 1
+            return False
+        self._last = now
+        error = record.exc_info[1] if record.exc_info else None
+        held, self._held = self._held, 0
+        record.msg = "socket.accept() out of system resource (%s); %d such line(s) suppressed since the last one"
+        record.args = (error or "no detail", held)
+        record.exc_info = None
+        record.exc_text = None
+        return True
+
+
+def install_accept_error_filter() -> None:
+    """Rate-limit asyncio's accept error on the ``asyncio`` logger (see :class:`_AcceptErrorFilter`);
+    installing it again is a no-op."""
+    logger = logging.getLogger("asyncio")
+    if not any(isinstance(f, _AcceptErrorFilter) for f in logger.filters):
+        logger.addFilter(_AcceptErrorFilter())
+
+
+class ConnectionTable:
+    """The connections one server holds open: in all and per :func:`peer_key`, against two caps."""
+
+    def __init__(self, max_connections: int, max_per_ip: int) -> None:
+        self.max_connections = max_connections
+        self.max_per_ip = max_per_ip
+        self.open = 0
+        self.by_peer: dict[str, int] = {}
+        self.refusals = {
+            "connections": self._refusal("connections", max_connections,
+                                         f"the gateway holds its most open connections ({max_connections}, "
+                                         f"gateway.max_connections); retry later"),
+            "connections_per_ip": self._refusal("connections_per_ip", max_per_ip,
+                                                f"this address holds its most open connections ({max_per_ip}, "
+                                                f"gateway.max_connections_per_ip); close some or retry later"),
+        }
+
+    @staticmethod
+    def _refusal(resource: str, limit: int, message: str) -> bytes:
+        body = encode(error_response(None, CapacityExceeded(message, resource=resource, limit=limit)))
+        return (b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\nconnection: close\r\n"
+                b"retry-after: " + str(REFUSED_RETRY_S).encode() + b"\r\ncontent-length: "
+                + str(len(body)).encode() + b"\r\n\r\n" + body)
+
+    def admit(self, peer: str) -> str | None:
+        """Count one more connection from ``peer``; or, past a cap, the ``resource`` it is refused for."""
+        if self.open >= self.max_connections:
+            return "connections"
+        held = self.by_peer.get(peer, 0)
+        if held >= self.max_per_ip:
+            return "connections_per_ip"
+        self.open += 1
+        self.by_peer[peer] = held + 1
+        return None
+
+    def release(self, peer: str) -> None:
+        """One connection :meth:`admit` counted has closed."""
+        self.open -= 1
+        left = self.by_peer.get(peer, 1) - 1
+        if left > 0:
+            self.by_peer[peer] = left
+        else:
+            self.by_peer.pop(peer, None)
 
 
 class _GuardedH11Protocol(H11Protocol):
     header_timeout_s: float = 10.0
     body_timeout_s: float = 30.0
     send_timeout_s: float = 30.0
+    table: ConnectionTable = ConnectionTable(MAX_CONNECTIONS, DEFAULT_MAX_CONNECTIONS_PER_IP)
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         self._phase: str | None = None
         self._deadline: asyncio.TimerHandle | None = None
         self._stall: asyncio.TimerHandle | None = None
+        peer = transport.get_extra_info("peername")
+        host = str(peer[0]) if isinstance(peer, tuple) and peer else ""
+        self._peer = peer_key(host)
+        refused = self.table.admit(self._peer)
+        self._refused = refused is not None
+        if refused is not None:  # not counted, never handed to H11Protocol: connection_lost ignores it
+            who = f"{host}:{peer[1]}" if isinstance(peer, tuple) and len(peer) > 1 else "a client"
+            limit = self.table.max_connections if refused == "connections" else self.table.max_per_ip
+            _drops.drop(self.loop, "refused", who, f"gateway.{'max_' + refused} ({limit}) reached")
+            transport.write(self.table.refusals[refused])
+            transport.close()  # the answer is a few hundred bytes: it leaves at once, then the descriptor
+            return
         super().connection_made(transport)
         self._watch()
 
     def data_received(self, data: bytes) -> None:
+        if self._refused:  # closing: what it sent is never read
+            return
         super().data_received(data)
         self._watch()
 
@@ -57,6 +261,9 @@ class _GuardedH11Protocol(H11Protocol):
         self._watch()
 
     def connection_lost(self, exc: Exception | None) -> None:
+        if self._refused:
+            return
+        self.table.release(self._peer)
         self._disarm()
         self._unstall()
         super().connection_lost(exc)
@@ -81,7 +288,7 @@ class _GuardedH11Protocol(H11Protocol):
         if not self.flow.write_paused:
             return
         who = "%s:%d" % self.client if self.client else "a client"
-        log.warning("dropped the connection from %s: its answer not read for %g s", who, timeout)
+        _drops.drop(self.loop, "send", who, f"its answer not read for {timeout:g} s")
         self.transport.abort()  # drops the buffered bytes at once; connection_lost releases the send
 
     def _disarm(self) -> None:
@@ -109,7 +316,7 @@ class _GuardedH11Protocol(H11Protocol):
         if self.transport.is_closing():
             return
         who = "%s:%d" % self.client if self.client else "a client"
-        log.warning("dropped the connection from %s: request %s not complete within %g s", who, phase, timeout)
+        _drops.drop(self.loop, phase, who, f"request {phase} not complete within {timeout:g} s")
         if phase == "headers":
             text = f"request headers not complete within {timeout:g} s".encode()
             self.transport.write(b"HTTP/1.1 408 Request Timeout\r\ncontent-type: text/plain; charset=utf-8\r\n"
@@ -117,8 +324,11 @@ class _GuardedH11Protocol(H11Protocol):
         self.transport.close()
 
 
-def guarded_protocol(header_timeout_s: float, body_timeout_s: float, send_timeout_s: float) -> type[Any]:
-    """The protocol class to hand to ``uvicorn.Config(http=...)`` with these deadlines (seconds)."""
+def guarded_protocol(header_timeout_s: float, body_timeout_s: float, send_timeout_s: float,
+                     max_connections: int, max_connections_per_ip: int) -> type[Any]:
+    """The protocol class to hand to ``uvicorn.Config(http=...)`` with these deadlines (seconds) and
+    connection caps (counts, each at least 1), the caps shared by every connection of that class."""
     return type("GuardedH11Protocol", (_GuardedH11Protocol,),
                 {"header_timeout_s": float(header_timeout_s), "body_timeout_s": float(body_timeout_s),
-                 "send_timeout_s": float(send_timeout_s)})
+                 "send_timeout_s": float(send_timeout_s),
+                 "table": ConnectionTable(max_connections, max_connections_per_ip)})

@@ -1,8 +1,8 @@
 """Running the HTTP gateway under uvicorn: the listening socket, TLS, deadlines, graceful stop.
 
 ``meta-memory serve`` calls :func:`listen` then :func:`serve_http`. The
-server uses :mod:`meta_memory.server.protocol` (header and body deadlines from
-``[gateway]``), terminates TLS itself when given a certificate and key, and on
+server uses :mod:`meta_memory.server.protocol` (header, body and send deadlines
+and the connection caps from ``[gateway]``), terminates TLS itself when given a certificate and key, and on
 SIGINT/SIGTERM finishes in-flight requests, ends open ``/events`` streams and
 returns (exit code 0).
 """
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import logging
 import signal
 import socket
 import threading
@@ -25,9 +26,11 @@ import uvicorn
 from ..errors import StartupError
 from .gateway import Gateway
 from .http import create_app
-from .protocol import guarded_protocol
+from .protocol import connection_budget, guarded_protocol, install_accept_error_filter
 
-__all__ = ["TlsFiles", "base_url", "build_server", "listen", "serve_http"]
+__all__ = ["TlsFiles", "base_url", "build_server", "listen", "max_connections", "serve_http"]
+
+log = logging.getLogger("meta_memory.http")
 
 
 @dataclass(frozen=True)
@@ -82,6 +85,20 @@ class _GracefulServer(uvicorn.Server):
                 signal.signal(sig, old)
 
 
+def max_connections(configured: int | None, budget: int | None = None) -> int:
+    """The ``[gateway] max_connections`` served: ``configured``, but never above ``budget`` (default:
+    :func:`~meta_memory.server.protocol.connection_budget`, what the open-file limit leaves), which is also
+    the value when unset. A configured value above the budget is logged once as a warning."""
+    budget = connection_budget() if budget is None else budget
+    if configured is None:
+        return budget
+    if configured > budget:
+        log.warning("gateway.max_connections = %d is more than the open-file limit (ulimit -n) leaves room for; "
+                    "serving at most %d connections (raise the limit to serve more)", configured, budget)
+        return budget
+    return configured
+
+
 def build_server(gateway: Gateway, host: str, tls: TlsFiles | None = None,
                  metrics_port: int | None = None) -> uvicorn.Server:
     """The uvicorn server for ``gateway`` bound (for the ``Host`` rule) to ``host``; ``metrics_port`` is
@@ -98,13 +115,15 @@ def build_server(gateway: Gateway, host: str, tls: TlsFiles | None = None,
         extra["log_config"] = None  # uvicorn's own lines go through the root logger's JSON lines too
     config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=5, lifespan="off",
                             http=guarded_protocol(settings.header_timeout_s, settings.body_timeout_s,
-                                                 settings.send_timeout_s),
+                                                 settings.send_timeout_s, max_connections(settings.max_connections),
+                                                 settings.max_connections_per_ip),
                             ws="none", server_header=False, **extra)  # no route speaks WebSocket
     try:
         config.load()
     except (OSError, ValueError) as exc:  # ssl.SSLError is an OSError
         reason = getattr(exc, "strerror", None) or getattr(exc, "reason", None) or str(exc)
         raise StartupError(f"cannot load the TLS certificate or key: {reason}") from None
+    install_accept_error_filter()
     server = _GracefulServer(config)
     server.stopping = gateway.stopping
     return server
