@@ -405,6 +405,31 @@ def test_a_client_that_stops_reading_is_dropped_after_the_send_deadline(gateway_
     assert any("its answer not read for 1 s" in line for line in gw.proc.log_tail)
 
 
+def test_a_client_reading_a_large_answer_slowly_but_steadily_is_not_dropped(gateway_factory: Any,
+                                                                            tmp_path: Path) -> None:
+    """A client that reads its answer in small pieces, so its send buffer stays full for several send deadlines
+    in a row while it drains, gets the whole answer: the deadline watches a client that reads nothing."""
+    gw = two_principals(gateway_factory, tmp_path, "send_timeout_s = 1")
+    sock = unread_batch(gw, 60, TOKEN)
+    received, started, length = b"", time.monotonic(), None
+    try:
+        while length is None or len(received) < length:
+            chunk = sock.recv(32 * 1024)
+            assert chunk, f"dropped after {len(received)} bytes, {time.monotonic() - started:.1f} s"
+            received += chunk
+            if length is None and b"\r\n\r\n" in received:
+                head, _, received = received.partition(b"\r\n\r\n")
+                length = int(head.lower().split(b"content-length:")[1].split(b"\r\n")[0])
+            time.sleep(0.02)  # about 1.5 MB/s: the buffer stays above its mark, the client never stops reading
+    finally:
+        sock.close()
+    elapsed = time.monotonic() - started
+    answers = json.loads(received)
+    assert len(answers) == 60 and all("result" in r for r in answers)
+    assert elapsed > 2, f"the answer was read in {elapsed:.1f} s: not slow enough to cross the deadline twice"
+    assert not any("its answer not read" in line for line in gw.proc.log_tail)
+
+
 def test_answers_held_for_clients_that_do_not_read_stay_within_the_bound(gateway_factory: Any,
                                                                         tmp_path: Path) -> None:
     """Eight connections each ask for about 35 MB of answers and never read them: the gateway's memory

@@ -38,9 +38,9 @@ key                        meaning                                              
 ``per_ip``                 (1..1,048,576); one more is answered 503 and closed
 ``header_timeout_s``       seconds a connection may take to send request headers  10
 ``body_timeout_s``         seconds a request may take to send its whole body      30
-``send_timeout_s``         seconds a connection's send buffer may stay full (its  30
-                           client reading nothing) before the connection is
-                           dropped and the answers held for it given back
+``send_timeout_s``         seconds a connection's send buffer may stay full with  30
+                           its client reading none of it before the connection
+                           is dropped and the answers held for it given back
 ``allowed_hosts``          extra ``Host`` names served (besides loopback, bind)   ``[]``
 ``allowed_origins``        extra browser origins allowed (enables CORS for them)  ``[]``
 ``min_free_disk_mb``       ``GET /v1/ready`` answers 503 below this much free      256

@@ -11,10 +11,12 @@ protocol adds two deadlines, from ``[gateway]``:
 * ``body_timeout_s``: from the end of the headers until the whole body has
   arrived. Past it the connection is closed; the handler sees a disconnect.
 
-* ``send_timeout_s``: how long the connection's send buffer may stay full (the
-  transport paused writing because the client reads nothing) before the
-  connection is aborted: the bytes buffered for it are dropped, and the answers
-  the gateway holds for it (``max_buffered_response_bytes``) are given back.
+* ``send_timeout_s``: how long a connection's send buffer may stay full with the
+  client reading none of it (the transport paused writing, and its buffer did
+  not shrink) before the connection is aborted: the bytes buffered for it are
+  dropped, and the answers the gateway holds for it
+  (``max_buffered_response_bytes``) are given back. A client reading a large
+  answer slowly but steadily is never dropped.
 
 A response being streamed (``/events``) has no deadline of its own as long as
 its client reads: the read deadlines only watch what the client still owes us,
@@ -47,8 +49,11 @@ rate-limited the same way, without its traceback (:func:`install_accept_error_fi
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import ipaddress
 import logging
+import struct
+import termios
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -59,6 +64,9 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 from ..errors import CapacityExceeded
 from ..limits import DEFAULT_MAX_CONNECTIONS_PER_IP, MAX_CONNECTIONS
 from ..rpc.dispatch import encode, error_response
+
+#: the ioctl reading a socket's unsent bytes in the kernel (Linux's ``SIOCOUTQ``), where there is one
+_OUTQ: int | None = getattr(termios, "TIOCOUTQ", None)
 
 __all__ = ["ConnectionTable", "DropLog", "connection_budget", "guarded_protocol", "install_accept_error_filter",
            "peer_key"]
@@ -269,10 +277,26 @@ class _GuardedH11Protocol(H11Protocol):
         super().connection_lost(exc)
 
     def pause_writing(self) -> None:
-        """The send buffer is full: the client has this long to read before the connection is aborted."""
+        """The send buffer is full: the client has ``send_timeout_s`` to read some of it, and as long again
+        after each time it did, before the connection is aborted."""
         super().pause_writing()
         if self._stall is None and not self.transport.is_closing():
-            self._stall = self.loop.call_later(self.send_timeout_s, self._stalled, self.send_timeout_s)
+            self._arm_stall()
+
+    def _arm_stall(self) -> None:
+        self._stall = self.loop.call_later(self.send_timeout_s, self._stalled, self.send_timeout_s, self._unsent())
+
+    def _unsent(self) -> int:
+        """The bytes written to this connection and not yet sent: the transport's buffer, plus (on Linux) the
+        socket's send queue in the kernel, which a client's reads drain first (it may hold megabytes)."""
+        unsent = self.transport.get_write_buffer_size()
+        sock = self.transport.get_extra_info("socket")
+        if sock is not None and _OUTQ is not None:
+            try:
+                unsent += struct.unpack("i", fcntl.ioctl(sock.fileno(), _OUTQ, b"\0\0\0\0"))[0]
+            except (OSError, ValueError):
+                pass
+        return unsent
 
     def resume_writing(self) -> None:
         super().resume_writing()
@@ -283,9 +307,14 @@ class _GuardedH11Protocol(H11Protocol):
             self._stall.cancel()
             self._stall = None
 
-    def _stalled(self, timeout: float) -> None:
+    def _stalled(self, timeout: float, buffered: int) -> None:
+        """``send_timeout_s`` after the buffer held ``buffered`` bytes: a client that read some of them since is
+        given as long again (a large answer read steadily keeps the buffer above its mark throughout)."""
         self._stall = None
         if not self.flow.write_paused:
+            return
+        if self._unsent() < buffered:
+            self._arm_stall()
             return
         who = "%s:%d" % self.client if self.client else "a client"
         _drops.drop(self.loop, "send", who, f"its answer not read for {timeout:g} s")
