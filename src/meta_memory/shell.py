@@ -500,10 +500,17 @@ def _reviewed_record(h: Any, identity: str, memory_id: str, realm: str | None) -
     return found
 
 
-def _held_forgets(h: Any, identity: str, realm: str | None) -> list[Any]:
-    """The held forgets (``meta/memory/panel/quarantine``'s ``pending_forgets``) of ``identity``'s records."""
-    queue = h.memory_panel_quarantine(realm=realm, limit=1)
-    return [f for f in queue.pending_forgets if f.scope_kind == "identity" and f.scope_key == identity]
+#: the most held forgets one ``meta/memory/panel/quarantine`` call lists (its limit's ceiling)
+_FORGETS_LISTED = 200
+
+
+def _held_forgets(h: Any, identity: str, realm: str | None) -> tuple[list[Any], bool]:
+    """The held forgets (``meta/memory/panel/quarantine``'s ``pending_forgets``, every identity's the caller may
+    review, newest first, at most :data:`_FORGETS_LISTED`) of ``identity``'s records, and whether the listing was
+    full (older held forgets of the identity may not be shown)."""
+    queue = h.memory_panel_quarantine(realm=realm, limit=_FORGETS_LISTED)
+    mine = [f for f in queue.pending_forgets if f.scope_kind == "identity" and f.scope_key == identity]
+    return mine, len(queue.pending_forgets) >= _FORGETS_LISTED
 
 
 @click.group("quarantine")
@@ -526,10 +533,11 @@ def quarantine_list(identity: str, realm: str | None, **kw: Any) -> None:
     """List the quarantined records of one identity, newest updated first, with why each was quarantined,
     and the forgets of its records held for review. Without --realm every realm is listed.
 
-    --json prints {records, pending_forgets}: meta/memory/panel/records rows (body-free) and
-    meta/memory/panel/quarantine's held forgets of the identity."""
+    --json prints {records, pending_forgets, forgets_cut_short}: meta/memory/panel/records rows (body-free),
+    meta/memory/panel/quarantine's held forgets of the identity, and whether that queue (every identity's, newest
+    first) was read to its limit, so older held forgets of the identity may not be listed."""
 
-    def listing(h: Any) -> tuple[list[Any], list[Any]]:
+    def listing(h: Any) -> tuple[list[Any], list[Any], bool]:
         rows: list[Any] = []
         cursor: str | None = None
         while True:
@@ -538,16 +546,19 @@ def quarantine_list(identity: str, realm: str | None, **kw: Any) -> None:
             rows.extend(page.records)
             cursor = page.next_cursor
             if cursor is None:
-                return rows, _held_forgets(h, identity, realm)
+                return (rows, *_held_forgets(h, identity, realm))
 
-    def show(out: tuple[list[Any], list[Any]]) -> None:
+    def show(out: tuple[list[Any], list[Any], bool]) -> None:
         from rich.table import Table
 
-        rows, forgets = out
+        rows, forgets, full = out
         console = _console()
         where = f" in realm {realm}" if realm else ""
+        if full:
+            console.print(text(f"the newest {_FORGETS_LISTED} held forgets of every identity were read: older held "
+                               f"forgets of {identity} may not be listed (the console's Quarantine tab pages them all)"))
         if not rows and not forgets:
-            console.print(text(f"nothing of {identity}{where} awaits review"))
+            console.print(text(f"nothing of {identity}{where} that you may review awaits review"))
             return
         if rows:
             table = Table(title=text(f"quarantined records of {identity}{where} ({_count(len(rows), 'record')})"),
@@ -571,7 +582,7 @@ def quarantine_list(identity: str, realm: str | None, **kw: Any) -> None:
                            "MEMORY_ID` tombstones it (a held forget: applies the forget)"))
 
     _run(_ctx(**kw), listing, show,
-         wire=lambda out: {"records": list(out[0]), "pending_forgets": list(out[1])})
+         wire=lambda out: {"records": list(out[0]), "pending_forgets": list(out[1]), "forgets_cut_short": out[2]})
 
 
 @quarantine_group.command("show")

@@ -86,7 +86,7 @@ def test_a_stdio_mcp_users_quarantined_writes_are_reviewed_from_the_shell(tmp_pa
     assert ok_json(discarded)["outcome"] == "tombstoned"
     assert ok_json(mm("recall", "api key paste", *at, "--json"))["records"] == []
     empty = mm("quarantine", "list", *at)
-    assert empty.returncode == 0 and "nothing of lead:main awaits review" in empty.stdout
+    assert empty.returncode == 0 and "nothing of lead:main that you may review awaits review" in empty.stdout
 
     # the still-tainted session's forget of the released record is held; the shell decides it too
     successor = found[0]["memory_id"]
@@ -114,6 +114,25 @@ def test_quarantine_review_over_a_gateway(gateway: Any) -> None:
     assert done["outcome"] == "released" and done["successor"]["status"]["status"] == "active"
     recalled = gateway.result("meta/agent_memory/recall", {"identity": ID, "query_text": "standup"})["records"]
     assert [r["memory_id"] for r in recalled] == [done["successor"]["memory_id"]]
+
+
+def test_held_forgets_of_the_identity_are_listed_whoever_holds_newer_ones(gateway: Any) -> None:
+    """The held forgets come from the installation-wide review queue (newest first): another identity's newer
+    held forgets do not hide this identity's."""
+    def held_forget(identity: str) -> str:
+        memory_id = gateway.result("meta/agent_memory/remember", {"identity": identity, "title": "Parking",
+                                                                  "body": f"{identity} parks on level 2"})["memory_id"]
+        gateway.result("meta/session/note", {"identity": identity, "session_key": "s9", "tool_results": "unreported"})
+        out = gateway.result("meta/agent_memory/tool", {"identity": identity, "session_key": "s9", "arguments": {
+            "action": "forget", "memory_id": memory_id}})
+        assert "HELD" in out["text"], out
+        return memory_id
+
+    mine = held_forget(ID)
+    for n in range(3):  # newer held forgets of other identities
+        held_forget(f"lead:other{n}")
+    listed = ok_json(mm("quarantine", "list", "--url", gateway.url, "--identity", ID, "--json"))
+    assert [f["memory_id"] for f in listed["pending_forgets"]] == [mine] and listed["forgets_cut_short"] is False
 
 
 def _access_gateway(tmp_path: Path, gateway_factory: Any, actions: tuple[str, ...]) -> Any:
