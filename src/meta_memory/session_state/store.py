@@ -859,7 +859,8 @@ class SessionStateStore:
         current and nonce session), so every call naming the key still reaches its state and the credential
         is no longer stored. A row whose digest key has a row already is merged into it, keeping the
         stricter state: the earlier taint (a taint over none), the later reset mark with its prior taint,
-        the injected bytes of both, the earlier unreported mark. One write transaction; the migration
+        the injected bytes of both, the earlier unreported mark. One write transaction (the keys and their
+        digests are worked out before it, so the secret is never read while it holds a connection); the migration
         ledger (``schema_migrations``, domain :data:`REDACTED_KEYS_DOMAIN`) records that it ran, so a later
         open rewrites nothing (gateways opening together: one rewrites, the others wait for its row).
         Returns how many stored keys were rewritten. Raises ``AgentMemoryError("io")`` as the backend does."""
@@ -867,22 +868,34 @@ class SessionStateStore:
 
         now = self._clock.now_ms()
 
+        def stored_keys(sql: Sql) -> set[str]:
+            keys = {str(r[0]) for table in ("session_states", "session_injected")
+                    for r in sql.rows(f"SELECT DISTINCT session_key FROM {{t}}{table}")}
+            return keys | {str(r[0]) for column in ("current_session", "nonce_session")
+                           for r in sql.rows(f"SELECT DISTINCT {column} FROM {{t}}session_identities "
+                                             f"WHERE {column} IS NOT NULL")}
+
+        def ran(sql: Sql) -> bool:
+            return bool(sql.rows("SELECT 1 FROM {t}schema_migrations WHERE domain = ? AND version = ?",
+                                 (REDACTED_KEYS_DOMAIN, 1)))
+
+        if self._db.read(ran):
+            return 0
+        # the keys to rewrite and their digests, worked out before the write transaction: the secret may take
+        # a connection of its own (PostgreSQL's installation keys), never one while this transaction holds one
+        rewrites = {key: recorded for key in sorted(self._db.read(stored_keys))
+                    if key != OVERFLOW_KEY and not key.startswith(SECRET_SESSION_KEY_PREFIX)
+                    and (recorded := recorded_session_key(key, secret)) != key}
+
         def fn(sql: Sql) -> int:
             if not sql.run("INSERT INTO {t}schema_migrations (domain, version, name, applied_at_ms) VALUES (?, ?, ?, ?) "
                            "ON CONFLICT (domain, version) DO NOTHING",
                            (REDACTED_KEYS_DOMAIN, 1, "session-keys-redacted", now)):
-                return 0  # rewritten before
-            keys = {str(r[0]) for table in ("session_states", "session_injected")
-                    for r in sql.rows(f"SELECT DISTINCT session_key FROM {{t}}{table}")}
-            keys |= {str(r[0]) for column in ("current_session", "nonce_session")
-                     for r in sql.rows(f"SELECT DISTINCT {column} FROM {{t}}session_identities "
-                                       f"WHERE {column} IS NOT NULL")}
+                return 0  # another gateway rewrote them meanwhile
+            present = stored_keys(sql)
             moved = 0
-            for key in sorted(keys):
-                if key == OVERFLOW_KEY or key.startswith(SECRET_SESSION_KEY_PREFIX):
-                    continue
-                recorded = recorded_session_key(key, secret)
-                if recorded != key:
+            for key, recorded in rewrites.items():
+                if key in present:
                     self._rekey(sql, key, recorded)
                     moved += 1
             return moved
