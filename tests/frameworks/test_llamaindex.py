@@ -136,7 +136,8 @@ def test_a_failed_report_keeps_the_result_from_the_model(tmp_path: Path) -> None
 def test_a_tool_specs_function_is_classified_by_its_spec(handle: MetaHandle) -> None:
     """A LlamaIndex tool spec that reads the web names its functions plainly (Tavily's ``search``); its
     results are reported as ``<SpecClass>.<function>``, so the spec's class, on the shipped list, taints
-    the session, while the same function name from a plain function does not."""
+    the session, while a plain function is judged by its own name (an order-book search stays trusted; a
+    bare ``search`` would be taken for a web search)."""
     from llama_index.core.tools import FunctionTool
     from llama_index.core.tools.tool_spec.base import BaseToolSpec
 
@@ -149,7 +150,7 @@ def test_a_tool_specs_function_is_classified_by_its_spec(handle: MetaHandle) -> 
             """Search the web."""
             return f"results for {query}"
 
-    def search(query: str) -> str:
+    def find_orders(query: str) -> str:
         """Search the order book."""
         return f"orders for {query}"
 
@@ -161,7 +162,7 @@ def test_a_tool_specs_function_is_classified_by_its_spec(handle: MetaHandle) -> 
     assert web.tool_result("calculator").session_tainted is True
     plain = handle.agent(ME).session("plain")
     plain.note()
-    [plain_tool] = reported_tools([FunctionTool.from_defaults(search)], plain)
+    [plain_tool] = reported_tools([FunctionTool.from_defaults(find_orders)], plain)  # (a bare `search` is web)
     asyncio.run(plain_tool.acall(query="harbour"))
     assert plain.tool_result("calculator").session_tainted is False
 
