@@ -63,6 +63,12 @@ def test_taint_that_cannot_be_written_is_enforced_then_written() -> None:
     assert gate.quarantine_reason(_agent("lead:main"), realm="default", session_key="s1") == f"session tainted by {WEB.source}"
     assert gate.quarantine_reason(_agent("lead:other"), realm="default", session_key="s1") is not None  # the session, any identity
     assert gate.quarantine_reason(_agent("lead:other"), realm="default", session_key="s2") is None
+    # a write citing the held session as evidence is judged on it too; another identity is not told its source
+    cited = gate.quarantine_reason(_agent("lead:other"), realm="default", session_key="s2",
+                                   evidence=[{"session_id": "s1"}])
+    assert cited is not None and "another identity's session of this key" in cited and "web_fetch" not in cited
+    own = gate.quarantine_reason(_agent("lead:main"), realm="default", session_key="s2", evidence=[{"session_id": "s1"}])
+    assert own is not None and "web_fetch" in own
     assert state.readiness_problem() is not None and "could not be written" in str(state.readiness_problem())
 
     disk.full = False  # room again: the next question writes it, and the database answers from then on

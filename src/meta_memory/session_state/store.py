@@ -716,6 +716,8 @@ class SessionStateStore:
             return text if writer is None or row[5] == writer or text is None else OTHER_IDENTITY_TAINT_SOURCE
 
         live = next((t for t in (_taint(r[0], source(r, r[1])) for r in rows) if t is not None), None)
+        if live is None and self._held:  # a taint the database refused counts as if written
+            live = self._held.for_key(realm, session, writer)
         marks = [ResetBoundary(int(r[2]), _taint(r[3], source(r, r[4]))) for r in rows if r[2] is not None]
         marks.sort(key=lambda b: b.prior_taint is None)
         return live, (marks[0] if marks else None)

@@ -87,6 +87,21 @@ class HeldTaints:
                     return TaintState(state.tainted_at_ms, OTHER_IDENTITY_TAINT_SOURCE)
         return None
 
+    def for_key(self, realm: str, session: str, writer: str | None) -> TaintState | None:
+        """A held taint of ``session`` in ``realm``, whichever identity's (the writer's own first; another's under
+        a fixed source when ``writer`` is named), for a write citing that session as evidence, or the overflow."""
+        from .store import OTHER_IDENTITY_TAINT_SOURCE, TaintState
+
+        with self._lock:
+            if self.overflowed is not None:
+                return self.overflowed
+            found = [(ident, state) for (r, ident, sess), state in self._held.items() if r == realm and sess == session]
+        for ident, state in sorted(found, key=lambda item: item[0] != writer):
+            if writer is None or ident == writer:
+                return state
+            return TaintState(state.tainted_at_ms, OTHER_IDENTITY_TAINT_SOURCE)
+        return None
+
     def for_identity(self, identity: str, readable: Callable[[str], bool] | None = None) -> TaintState | None:
         """A held taint of any session of ``identity`` in a realm ``readable`` admits (every realm when
         ``None``), or the overflow (which is no realm's), if any."""
