@@ -139,7 +139,7 @@ def test_config_default_round_trips_to_the_policy() -> None:
 _SERVER_WORDS = {server: server.split("-") for server in OUTSIDE_CONTENT_SERVERS}
 _ONLY_SERVERS = ContentTrustPolicy(default_untrusted_tools=frozenset(OUTSIDE_CONTENT_SERVERS))
 _tail = st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=1, max_size=8)
-_end = st.sampled_from(["_", "-", "__", "\u2010", "\uff3f", "\u2014", "camel"])
+_end = st.sampled_from(["_", "-", "__", "\u2010", "\uff3f", "\u2014", "camel", "2", "10_"])
 
 
 @settings(max_examples=300)
@@ -170,6 +170,11 @@ def test_a_servers_letters_without_a_marked_end_are_no_prefix(data: st.DataObjec
     spelled = data.draw(spellings(_SERVER_WORDS[server])).strip()
     name = spelled + data.draw(_tail)
     assert classify_tool_result(name, None, _ONLY_SERVERS).trusted, name
+
+
+@pytest.mark.parametrize("name", ["serper2_search", "github1_issue", "Slack2Read", "tavily10-search"])
+def test_a_version_digit_after_a_servers_name_is_a_marked_end(name: str) -> None:
+    assert not classify_tool_result(name, None, ContentTrustPolicy()).trusted, name
 
 
 @pytest.mark.parametrize("name", ["fetch_order", "fetch_calendar", "exa_answer", "Fetch-User", "exa-contents"])

@@ -175,8 +175,8 @@ def _begins_with_one_of(name: str, servers: frozenset[str]) -> bool:
     """Whether a segment of ``name`` (split as :func:`_names_one_of` splits, or at the namespace separators
     alone) begins with one of ``servers``
     (:func:`deny_key` keys) and goes on past a marked end: any character that is not a letter or digit
-    (``slack_read``, ``slack-read``, ``github＿x``), or a camel-case hump (``slackRead``, ``GitHubGetIssue``,
-    ``GITHUBGetIssue``). ``slacker`` has no marked end and ``slack_`` nothing past it: neither matches.
+    (``slack_read``, ``slack-read``, ``github＿x``), a camel-case hump (``slackRead``, ``GitHubGetIssue``,
+    ``GITHUBGetIssue``) or a digit after a letter (``serper2_search``). ``slacker`` has no marked end and ``slack_`` nothing past it: neither matches.
     The server's own separators may be spelled any way (``brave_search_web``, ``BraveSearch-web``)."""
     if not servers:
         return False
@@ -192,7 +192,8 @@ def _begins_with_one_of(name: str, servers: frozenset[str]) -> bool:
                 break
             after = part[cut + 1] if cut + 1 < len(part) else ""
             hump = here.isupper() and (before.islower() or (before.isupper() and after.islower()))
-            if (hump or not here.isalnum()) and name_key(part[cut:]) and deny_key(part[:cut]) in servers:
+            digit = here.isdigit() and before.isalpha()  # ``serper2_search``, ``github1_issue``
+            if (hump or digit or not here.isalnum()) and name_key(part[cut:]) and deny_key(part[:cut]) in servers:
                 return True
     return False
 
