@@ -209,3 +209,14 @@ def test_every_prefix_server_and_bare_name_is_on_the_shipped_list() -> None:
     assert {name_key(s) for s in OUTSIDE_CONTENT_SERVERS} <= listed
     assert {name_key(s) for s in BARE_ONLY_NAMES} <= listed
     assert all(len(name_key(s)) >= 4 for s in OUTSIDE_CONTENT_SERVERS)  # no short abbreviations as prefixes
+
+
+@pytest.mark.parametrize("name, trusted", [
+    ("tool_web_fetch", False), ("my_web_fetch", False), ("myWebFetch", False), ("proxy-http-request", False),
+    ("x_web_search_tool", False), ("my_web_fetch_v2", False), ("perplexity_ask", False), ("PerplexityResearch", False),
+    ("order_fetch", True), ("web_fetcher", True), ("webfetchx", True), ("search_web_fetched", True),
+])
+def test_a_hosts_wrapper_of_a_builtin_taints_and_a_word_running_on_does_not(name: str, trusted: bool) -> None:
+    """A builtin of two words ends a host's wrapper of it (``my_web_fetch``) after a marked end; ``fetch`` alone
+    does not (``order_fetch`` is a host's own), nor a builtin whose letters run on (``web_fetcher``)."""
+    assert classify_tool_result(name, None, ContentTrustPolicy()).trusted is trusted, name

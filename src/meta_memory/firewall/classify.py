@@ -200,8 +200,37 @@ def _begins_with_one_of(name: str, servers: frozenset[str]) -> bool:
 
 def names_a_builtin(name: str) -> bool:
     """A namespaced or versioned spelling whose segment is an always-untrusted builtin name
-    (``functions.web_fetch``, ``WebFetchTool``)."""
-    return _names_one_of(name, _BUILTIN_KEYS)
+    (``functions.web_fetch``, ``WebFetchTool``), or a segment ending in a builtin name of two words after a
+    marked end (``my_web_fetch``, ``toolWebSearch``, ``proxy-http-request``: a host's wrapper of the builtin)."""
+    return _names_one_of(name, _BUILTIN_KEYS) or _ends_with_one_of(name, _WORDY_BUILTIN_KEYS)
+
+
+#: The builtin names of more than one word, matched as a segment's ending too (:func:`names_a_builtin`); ``fetch``
+#: alone ends too many of a host's own names (``order_fetch``).
+_WORDY_BUILTIN_KEYS: frozenset[str] = frozenset(name_key(n) for n in ALWAYS_UNTRUSTED_TOOLS if "_" in n)
+
+
+def _ends_with_one_of(name: str, keys: frozenset[str]) -> bool:
+    """Whether a segment of ``name`` ends, after a marked end (a character that is not a letter or digit, or a
+    camel-case hump), with one of ``keys`` (:func:`name_key` keys); a version or ``tool`` suffix allowed."""
+    longest = max(len(key) for key in keys)
+    folded = _stable(lambda t: fold(t).strip(), name)
+    for part in set(_NAMESPACE.split(folded)) | set(_PATH.split(folded)):
+        part = _VERSION.sub("", part) if len(part) <= _MAX_SUFFIX_SCAN else part
+        letters = 0
+        for cut in range(len(part) - 1, 0, -1):
+            here, before = part[cut], part[cut - 1]
+            letters += here.isalnum()
+            if letters > longest:
+                break
+            hump = here.isupper() and before.islower()
+            if (hump or not before.isalnum()) and name_key(part[:cut]) and name_key(part[cut:]) in keys:
+                return True
+    return False
+
+
+#: the longest segment whose version suffix is stripped before its ending is read (the suffix pattern backtracks)
+_MAX_SUFFIX_SCAN = 512
 
 
 #: The accepted values of a tool provenance's ``kind`` (compared in any case, surrounding space dropped). Only

@@ -84,11 +84,14 @@ DEFAULT_UNTRUSTED_SOURCES: dict[str, tuple[str, ...]] = {
     # Other MCP servers that read the web or a mailbox: Exa, Firecrawl (firecrawl-mcp-server, tools
     # ``firecrawl_scrape``, ``firecrawl_search``, ...), Tavily (tavily-mcp, ``tavily-search``,
     # ``tavily-extract``, ...), Gmail servers' message readers; and Slack's community server
-    # (slack-mcp-server), whose tools are named after the Slack Web API methods they call.
+    # (slack-mcp-server), whose tools are named after the Slack Web API methods they call; Perplexity's server
+    # (perplexity-ask: ``perplexity_ask``, ``perplexity_research``, ``perplexity_reason``: answers composed from
+    # web pages).
     "web and mail MCP servers": (
         "exa", "web_search_exa", "crawling_exa", "gmail_read_message", "gmail_get_message",
         "gmail_search_messages", "firecrawl", "tavily",
         "conversations_history", "conversations_replies", "conversations_search_messages",
+        "perplexity", "perplexity_ask", "perplexity_research", "perplexity_reason",
     ),
     # Coding agents' and agent frameworks' own web and MCP tools: Gemini CLI, smolagents, Cline, Windsurf,
     # LlamaIndex's tool specs (by function name, and by spec class: the LlamaIndex integration reports a
@@ -172,6 +175,7 @@ OUTSIDE_CONTENT_SERVERS: dict[str, str] = {
     "tavily": "tavily-mcp (tavily-search, tavily-extract, ...) and LangChain's Tavily tools",
     "serper": "hosts' Serper tools and CrewAI's SerperDevTool",
     "duckduckgo": "LangChain's and hosts' DuckDuckGo tools (duckduckgo_search, duckduckgo_results_json)",
+    "perplexity": "Perplexity's server (perplexity_ask, perplexity_research, perplexity_reason)",
 }
 
 #: Names of the list matched only as the whole name, never as a segment of a namespaced one (module docstring).
