@@ -26,6 +26,7 @@ embedded).
 from __future__ import annotations
 
 import json
+import re
 import shlex
 import sys
 from collections.abc import Callable, Iterator
@@ -611,6 +612,10 @@ def quarantine_show(memory_id: str, identity: str, realm: str | None, **kw: Any)
     _run(_ctx(**kw), lambda h: _reviewed_record(h, identity, mid, realm), show)
 
 
+#: a content hash as the store writes it (SHA-256, lower-case hex)
+_CONTENT_HASH = re.compile(r"[0-9a-f]{64}")
+
+
 def _decide_command(verdict: str, name: str, summary: str) -> click.Command:
     @click.command(name, help=summary)
     @click.argument("memory_id")
@@ -624,6 +629,9 @@ def _decide_command(verdict: str, name: str, summary: str) -> click.Command:
                 **kw: Any) -> None:
         mid = _utf8("MEMORY_ID", memory_id)
         why = None if rationale is None else _utf8("--rationale", rationale)
+        if content_hash is not None and not _CONTENT_HASH.fullmatch(content_hash):
+            raise click.BadParameter("must be the 64 lower-case hexadecimal characters 'quarantine show' prints as "
+                                     "content_hash", param_hint="--content-hash")
 
         def decide(h: Any) -> Any:
             found = _reviewed_record(h, identity, mid, realm)

@@ -73,6 +73,8 @@ def test_a_stdio_mcp_users_quarantined_writes_are_reviewed_from_the_shell(tmp_pa
     assert other.stderr.replace(keep, "ID") == unknown.stderr.replace("mem-nosuchrecord", "ID")
     assert mm("quarantine", "release", keep, "--state-dir", str(state), "--identity", "lead:other").returncode == 1
 
+    malformed = mm("quarantine", "release", keep, *at, "--content-hash", "deadbeef")
+    assert malformed.returncode == 2 and "--content-hash" in malformed.stderr and "expected_content_hash" not in malformed.stderr
     stale = mm("quarantine", "release", keep, *at, "--content-hash", "0" * 64)
     assert stale.returncode == 1 and "content_mismatch" in stale.stderr
     released = mm("quarantine", "release", keep, *at, "--content-hash", content_hash, "--rationale", "checked")
