@@ -216,7 +216,7 @@ BAD_PARAMS = [
     ("meta/agent_memory/remember", {"title": "t", "body": "  "}, "body"),
     ("meta/agent_memory/remember", {"title": "t", "body": "b" * 65537}, "body"),
     ("meta/agent_memory/remember", {"title": "t", "body": "b", "tags": ["x"] * 33}, "tags"),
-    ("meta/agent_memory/remember", {"title": "t", "body": "b", "tags": ["y" * 65]}, "tags"),
+    ("meta/agent_memory/remember", {"title": "t", "body": "b", "tags": ["y" * 65]}, "tags.0"),
     ("meta/agent_memory/remember", {"title": "t", "body": "b", "realm": ""}, "realm"),
     ("meta/agent_memory/remember", {"title": "t", "body": "b", "color": "red"}, "color"),
     ("meta/agent_memory/remember", {"body": "b"}, "title"),

@@ -111,6 +111,9 @@ TOUCH_INTERVAL_MS = 60_000
 #: the source a write carries when the taint of its session key is another identity's (``write_taint``): that
 #: identity's own source (a tool name it chose) is neither shown to the writer nor put before the writer's reviewers
 OTHER_IDENTITY_TAINT_SOURCE = "another identity's session of this key"
+#: the identity an earlier version's taint file is adopted under (:meth:`SessionStateStore.import_legacy`): no
+#: identity's, so its source is shown to every writer, as that version showed it
+LEGACY = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -678,7 +681,7 @@ class SessionStateStore:
                                 "ORDER BY identity <> ? LIMIT 1", (realm, session, ident))
                 # another identity's taint counts, but its source is not this identity's to read (nor is text
                 # that identity chose this one's reviewers' to see): a fixed source stands in for it
-                taint = (None if not rows else _taint(rows[0][0], rows[0][1]) if rows[0][2] == ident else
+                taint = (None if not rows else _taint(rows[0][0], rows[0][1]) if rows[0][2] in (ident, LEGACY) else
                          _taint(rows[0][0], OTHER_IDENTITY_TAINT_SOURCE))
             return taint or self._overflow_taint(sql, realm, ident)
 
@@ -713,7 +716,7 @@ class SessionStateStore:
             (realm, session, writer or "")))
 
         def source(row: Any, text: Any) -> Any:
-            return text if writer is None or row[5] == writer or text is None else OTHER_IDENTITY_TAINT_SOURCE
+            return text if writer is None or row[5] in (writer, LEGACY) or text is None else OTHER_IDENTITY_TAINT_SOURCE
 
         live = next((t for t in (_taint(r[0], source(r, r[1])) for r in rows) if t is not None), None)
         if live is None and self._held:  # a taint the database refused counts as if written
