@@ -171,6 +171,19 @@ def meta_memory_cli(*args: str, stdin: bytes | None = None, timeout: float = 300
                           timeout=timeout, env={**os.environ})
 
 
+def read_until_closed(sock: Any) -> bytes:
+    """Everything a server sends on ``sock`` (a ``socket.socket``) until it closes the connection (or resets it)."""
+    out = b""
+    while True:
+        try:
+            chunk = sock.recv(65536)
+        except ConnectionResetError:
+            return out
+        if not chunk:
+            return out
+        out += chunk
+
+
 def write_config(path: Path, text: str) -> Path:
     path.write_text(text, encoding="utf-8")
     return path

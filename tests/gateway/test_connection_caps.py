@@ -20,7 +20,7 @@ from meta_memory.config import parse_config
 from meta_memory.errors import ConfigError
 from meta_memory.server.protocol import connection_budget, peer_key
 from meta_memory.server.run import max_connections
-from support import GatewayProcess, write_config
+from support import GatewayProcess, read_until_closed, write_config
 
 pytestmark = pytest.mark.gateway
 
@@ -49,18 +49,6 @@ def answered(socks: list[socket.socket], expect: int, settle_s: float = 1.0) -> 
         readable, _, _ = select.select([s for s in socks if s not in ready], [], [], min(0.2, end - now))
         ready.update(readable)
     return [s for s in socks if s in ready]
-
-
-def read_all(sock: socket.socket) -> bytes:
-    out = b""
-    while True:
-        try:
-            chunk = sock.recv(65536)
-        except ConnectionResetError:
-            return out
-        if not chunk:
-            return out
-        out += chunk
 
 
 def drop_lines(gw: GatewayProcess) -> list[str]:
@@ -94,7 +82,7 @@ def test_connections_past_the_per_address_cap_are_closed_while_others_are_served
     try:
         refused = answered(flood, 20)
         assert len(refused) == 20, f"{len(refused)} of 40 connections closed by the server, not 20"
-        answer = read_all(refused[-1])
+        answer = read_until_closed(refused[-1])
         assert answer.startswith(b"HTTP/1.1 503 "), answer[:200]
         head, _, body = answer.partition(b"\r\n\r\n")
         assert b"\r\nretry-after: 5\r\n" in head.lower()
@@ -133,7 +121,7 @@ def test_connections_past_the_total_cap_are_closed_until_one_closes(gateway_fact
     try:
         refused = answered(flood, 20)
         assert len(refused) == 20
-        answer = read_all(refused[0])
+        answer = read_until_closed(refused[0])
         assert answer.startswith(b"HTTP/1.1 503 ")
         data = json.loads(answer.partition(b"\r\n\r\n")[2])["error"]["data"]
         assert data == {"kind": "capacity_exceeded", "resource": "connections", "limit": 20}
@@ -159,7 +147,7 @@ def test_forty_idle_connections_dropped_by_the_header_deadline_are_a_few_log_lin
     flood = [connect(gw, FLOOD_FROM) for _ in range(40)]
     try:
         assert len(answered(flood, 40, settle_s=0)) == 40
-        assert all(read_all(s).startswith(b"HTTP/1.1 408 ") for s in flood)
+        assert all(read_until_closed(s).startswith(b"HTTP/1.1 408 ") for s in flood)
     finally:
         for sock in flood:
             sock.close()

@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 import pytest
 
-from support import GatewayProcess, write_config
+from support import GatewayProcess, read_until_closed, write_config
 
 pytestmark = pytest.mark.gateway
 
@@ -31,19 +31,6 @@ def connect(gw: GatewayProcess) -> socket.socket:
     host, port = gw.url.split("//", 1)[1].rsplit(":", 1)
     sock = socket.create_connection((host, int(port)), timeout=GUARD_S)
     return sock
-
-
-def read_until_closed(sock: socket.socket) -> bytes:
-    """Everything the server sends until it closes the connection."""
-    out = b""
-    while True:
-        try:
-            chunk = sock.recv(65536)
-        except ConnectionResetError:
-            return out
-        if not chunk:
-            return out
-        out += chunk
 
 
 def trickle(sock: socket.socket, data: bytes, pause_s: float) -> int:
