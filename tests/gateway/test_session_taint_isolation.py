@@ -45,7 +45,10 @@ def test_another_identity_cannot_reset_or_compact_away_the_taint(gateway: Gatewa
     taint(gateway, VICTIM, "s1")
     for method in ("meta/session/reset", "meta/session/compacted", "meta/session/note"):
         out = gateway.result(method, {"identity": "intruder:1", "session_key": "s1"})
-        assert out["tainted"] is False  # the intruder's own session of that key
+        # the intruder's own session of that key is clean, but its writes from the key quarantine: it says so
+        assert out["tainted"] is True, method
+    held = llm_write(gateway, "intruder:1", "s1", "the intruder's note")
+    assert "QUARANTINED" in held and "another identity's session of this key" in held and "web_fetch" not in held
     assert gateway.result("meta/session/note", {"identity": VICTIM, "session_key": "s1"})["tainted"] is True
     assert "QUARANTINED" in llm_write(gateway, VICTIM, "s1", "after intruder reset")
     # another realm's state is separate too

@@ -132,13 +132,22 @@ class HostService:
 
         ``tool_results = "unreported"``: the session's tool results never reach the gateway, so it is
         tainted from the start (fail closed; :meth:`meta_memory.firewall.Firewall.note_session`)."""
-        taint = self.firewall.note_session(session, tool_results=tool_results)
-        return self._state(session, taint is not None)
+        self.firewall.note_session(session, tool_results=tool_results)
+        return self._state(session)
 
-    def _state(self, session: SessionRef, tainted: bool, judged: SessionRef | None = None) -> dict[str, Any]:
-        """``{identity, session_key, tainted, derived_tainted}``: ``derived_tainted``, whether content derived
+    def _writes_tainted(self, session: SessionRef) -> bool:
+        """Whether an LLM write from ``session`` lands quarantined now: its own taint, the identity's pending
+        one, or another identity's taint of the same key in the realm
+        (:meth:`meta_memory.firewall.taint.TaintTracker.write_taint`). ``tainted`` says this, so a session
+        never reads clean while its writes are held for review."""
+        return self.firewall.tracker.write_taint(session) is not None
+
+    def _state(self, session: SessionRef, judged: SessionRef | None = None) -> dict[str, Any]:
+        """``{identity, session_key, tainted, derived_tainted}``: ``tainted``, whether the session's LLM
+        writes land quarantined (:meth:`_writes_tainted`); ``derived_tainted``, whether content derived
         from the session (``judged``, default ``session``; ``derived_from_sessions``) lands quarantined: it is
         tainted now or a reset closed it tainted (:meth:`meta_memory.firewall.taint.TaintTracker.derived_taint`)."""
+        tainted = self._writes_tainted(session)
         judged = judged or session
         derived = tainted or (judged.session_key is not None
                               and self.firewall.tracker.derived_taint(judged) is not None)
@@ -154,15 +163,15 @@ class HostService:
             session.realm, session.identity, self.firewall.tracker.current_session(session.identity, realm=session.realm))
         self.firewall.reset(session)
         self.injection.session_reset(session.identity, session.session_key, session.realm)
-        tainted = self.firewall.tracker.session_taint(session) is not None
-        return self._state(session, tainted, closed)
+        return self._state(session, closed)
 
     def compacted(self, session: SessionRef) -> dict[str, Any]:
         """Compaction of the identity's session (``session_key`` required): taint is kept; its injection
         dedup set and byte counter are cleared. Output ``{identity, session_key, tainted}``."""
-        taint = self.firewall.compacted(session)
+        self.firewall.compacted(session)
         self.injection.session_compacted(session.identity, session.keyed(), session.realm)
-        return {"identity": session.identity, "session_key": session.session_key, "tainted": taint is not None}
+        return {"identity": session.identity, "session_key": session.session_key,
+                "tainted": self._writes_tainted(session)}
 
     # -- turns ----------------------------------------------------------------------------------
     def tool_result(self, session: SessionRef, tool_name: str, provenance: Any,
