@@ -234,6 +234,29 @@ def test_the_search_matches_tags_not_their_json_text(page: Any, console: Any) ->
     assert listed_ids(page) == [ids["two_tags"]]
 
 
+def test_an_answer_arriving_while_the_user_types_keeps_their_words(page: Any, console: Any) -> None:
+    gw, ids = console
+    login(page, gw, ANN)
+    settled(page)
+    search = page.get_by_label("Search")
+    search.fill("par")
+    old = page.locator("#view caption").element_handle()
+    # the listing is read again while the field holds unsent words (the live view, a retry, a slow answer)
+    page.evaluate("window.dispatchEvent(new HashChangeEvent('hashchange'))")
+    page.wait_for_function("caption => !caption.isConnected", arg=old)
+    settled(page)
+    assert search.input_value() == "par"
+    assert page.evaluate("document.activeElement.id") == "f-query"
+    search.press("End")
+    search.type("is")
+    search.press("Enter")
+    expect(page.locator("#view caption")).to_contain_text("1 record matching “paris”")
+    assert listed_ids(page) == [ids["two_tags"]]
+    # a search sent is not an edit in progress: the new view's heading takes the focus as before
+    settled(page)
+    assert page.evaluate("document.activeElement.id") == "view-title"
+
+
 # ---------------------------------------------------------------------------- the hash
 
 

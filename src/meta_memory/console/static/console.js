@@ -464,12 +464,34 @@
     return view;
   }
 
-  /** Put ``nodes`` on screen in place of the view shown. */
+  /** Put ``nodes`` on screen in place of the view shown. A field the user is typing in (focused, its
+   *  value no longer the one it was rendered with) keeps what they typed, and the focus, when the new
+   *  view has the same field rendered with another value: an answer arriving while they type never
+   *  discards their words. Returns whether it did (the view's heading then leaves the focus alone). */
   function showNodes(nodes) {
     const shown = $("view");
+    const edit = editInProgress(shown);
     clear(shown);
     for (const node of nodes) shown.append(node);
     shown.setAttribute("aria-labelledby", "view-title");
+    return edit !== null && restoreEdit(shown, edit);
+  }
+
+  /** The text input of ``shown`` the user is editing: ``{id, value, start, end}``, or null. */
+  function editInProgress(shown) {
+    const field = document.activeElement;
+    if (!(field instanceof HTMLInputElement) || !field.id || !shown.contains(field)) return null;
+    if (field.value === field.defaultValue) return null;
+    return { id: field.id, value: field.value, start: field.selectionStart, end: field.selectionEnd };
+  }
+
+  function restoreEdit(shown, edit) {
+    const field = document.getElementById(edit.id);
+    if (!(field instanceof HTMLInputElement) || !shown.contains(field) || field.defaultValue === edit.value) return false;
+    field.value = edit.value;
+    field.focus();
+    try { field.setSelectionRange(edit.start, edit.end); } catch (e) { /* a number field has no selection */ }
+    return true;
   }
 
   function endView(focus) {
@@ -490,27 +512,28 @@
     const shownKey = state.view === "record" ? loading.hash : state.view;
     // a load the user has since left for another one changes nothing on screen
     const current = () => state.building === view;
+    let typing = false;  // the user's edit was carried over: the focus stays in their field
     try {
       await fn();
       if (!current()) return;
-      showNodes(Array.from(view.childNodes));
+      typing = showNodes(Array.from(view.childNodes));
       for (const key of Object.keys(state.lastGood)) if (key.startsWith("#record/")) delete state.lastGood[key];
       state.lastGood[shownKey] = Array.from($("view").childNodes);
       if (state.offline) { state.offline = false; setError(null); }
     } catch (err) {
       if (!current()) return;
       if (!isUnreachable(err)) {
-        showNodes(Array.from(view.childNodes));
+        typing = showNodes(Array.from(view.childNodes));
         setError(err);
       } else {
         state.offline = true;
         const before = state.lastGood[shownKey];
         if (before && before.length) {
-          showNodes(before);
+          typing = showNodes(before);
           $("view").classList.add("stale");
           setError(new Error(UNREACHABLE + " Showing the rows loaded before."));
         } else {
-          showNodes(Array.from(view.childNodes));
+          typing = showNodes(Array.from(view.childNodes));
           setError(err);
         }
         state.retry = setTimeout(() => {
@@ -522,7 +545,7 @@
       if (current()) {
         state.building = null;
         if (!state.offline) $("view").classList.remove("stale");
-        endView(!loading.retry);
+        endView(!loading.retry && !typing);
       }
     }
   }
