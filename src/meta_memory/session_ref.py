@@ -14,7 +14,7 @@ import hashlib
 import hmac
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .agent_memory.secrets import scan_text
 from .identity import check_name, parse_identity, parse_realm
@@ -118,6 +118,13 @@ class SessionRef:
         identity: the *logical* identity (``rt:<id>:<generation>`` is stored as ``<id>``).
         session_key: the session; ``None`` when the caller named none (the identity's current
             session, as the firewall tracks it).
+        shares_key_with: which *other* identities' taint of the same key in the realm counts for the
+            session's writes, given their logical names: ``None`` (the default, and every call without
+            access control) counts every identity's; a call under access control counts only the
+            identities its caller manages the sessions of (``agent.session.manage``), so an identity of
+            another principal can neither add quarantine to these writes nor learn through them what its
+            own key's taint is worth (``docs/security.md``, "A write carries the taint of the session it
+            comes from"). Not part of the key: two refs differing only here are equal.
 
     Construction normalises and checks every member (``ValueError`` naming ``realm``,
     ``identity`` or ``session_key`` and the rule), so a ``SessionRef`` is always a valid key.
@@ -126,6 +133,7 @@ class SessionRef:
     realm: str
     identity: str
     session_key: str | None = None
+    shares_key_with: Callable[[str], bool] | None = field(default=None, compare=False, hash=False, repr=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.realm, str):
@@ -133,6 +141,12 @@ class SessionRef:
         object.__setattr__(self, "realm", parse_realm(self.realm))
         object.__setattr__(self, "identity", parse_identity(self.identity))
         object.__setattr__(self, "session_key", check_session_key(self.session_key, required=False))
+
+    def counts_taint_of(self, identity: str) -> bool:
+        """Whether a taint of this session's key held by ``identity`` (a logical name; ``""`` is a row
+        written before taint had an identity) counts for this session's writes (:attr:`shares_key_with`)."""
+        return (identity in (self.identity, "") or self.shares_key_with is None
+                or bool(self.shares_key_with(identity)))
 
     @property
     def owner(self) -> str:

@@ -78,6 +78,31 @@ def test_taint_that_cannot_be_written_is_enforced_then_written() -> None:
         == [(WEB.source,)]
 
 
+def test_another_identitys_taint_counts_only_where_the_caller_shares_it_held_or_written() -> None:
+    disk, state, tracker, gate = _setup()
+    tenant = {"lead:main"}  # the identities whose sessions the writing caller also manages
+    for full in (True, False):
+        disk.full = full
+        tracker.observe(SessionRef("default", "lead:main", "k1"), WEB)
+        tracker.observe(SessionRef("default", "stranger", "k1"), WEB)
+        tracker.observe(SessionRef("default", "stranger", "k2"), WEB)
+        for shares, expected in ((None, True), (tenant.__contains__, False), ((lambda ident: False), False)):
+            assert (gate.quarantine_reason(_agent("lead:other"), realm="default", session_key="k2",
+                                           shares_key_with=shares) is not None) is expected, (full, shares)
+            cited = gate.quarantine_reason(_agent("lead:other"), realm="default", session_key="k3",
+                                           evidence=[{"session_id": "k2"}], shares_key_with=shares)
+            assert (cited is not None) is expected, (full, shares)
+        # k1: the stranger's taint does not count, the shared identity's does
+        assert gate.quarantine_reason(_agent("lead:other"), realm="default", session_key="k1",
+                                      shares_key_with=tenant.__contains__) is not None, full
+        assert gate.quarantine_reason(_agent("lead:other"), realm="default", session_key="k1",
+                                      shares_key_with=lambda ident: False) is None, full
+        # the writer's own taint always counts
+        assert gate.quarantine_reason(_agent("stranger"), realm="default", session_key="k2",
+                                      shares_key_with=lambda ident: False) is not None, full
+    assert len(state._held) == 0
+
+
 def test_a_taint_seen_before_any_session_is_held_as_the_identity_s() -> None:
     disk, state, tracker, gate = _setup()
     disk.full = True

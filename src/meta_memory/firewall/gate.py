@@ -45,7 +45,7 @@ LLM author (fail closed). Evidence refs are objects or mappings with a
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final
 
 from meta_memory.errors import ConfigError
@@ -171,7 +171,8 @@ class LlmWriteGate:
         """The taint tracker this gate reads."""
         return self._tracker
 
-    def forget_hold_reason(self, author: Any, *, realm: str, session_key: str | None = None) -> str | None:
+    def forget_hold_reason(self, author: Any, *, realm: str, session_key: str | None = None,
+                           shares_key_with: Callable[[str], bool] | None = None) -> str | None:
         """The reason a forget in ``realm`` by ``author`` must be held for review, or ``None`` to apply it now.
 
         The same decision as :meth:`quarantine_reason` for a fresh write from that
@@ -179,7 +180,8 @@ class LlmWriteGate:
         author under the strict posture, ``session tainted by <source>`` for an
         agent whose session is tainted in ``realm``; never for ``operator``/``application``.
         """
-        return self.quarantine_reason(author, "fresh_write", (), realm=realm, session_key=session_key)
+        return self.quarantine_reason(author, "fresh_write", (), realm=realm, session_key=session_key,
+                                      shares_key_with=shares_key_with)
 
     def quarantine_reason(
         self,
@@ -189,6 +191,7 @@ class LlmWriteGate:
         *,
         realm: str,
         session_key: str | None = None,
+        shares_key_with: Callable[[str], bool] | None = None,
     ) -> str | None:
         """The reason this batch must land quarantined, or ``None`` to land it active.
 
@@ -202,6 +205,9 @@ class LlmWriteGate:
                 it (the recorder tool's dispatch does): the write carries that
                 session's taint (:meth:`TaintTracker.write_taint`); without it, the
                 identity's current session's.
+            shares_key_with: which other identities' taint of the session's key, and of an evidence
+                ref's session, counts (:attr:`~meta_memory.session_ref.SessionRef.shares_key_with`;
+                every identity's when ``None``).
 
         Returns:
             ``None`` or one reason string of the module docstring.
@@ -214,14 +220,15 @@ class LlmWriteGate:
             return CAPACITY_REASON
         identity = author_identity(author) if author_kind(author) == "agent" else None
         if identity:
-            taint = self._tracker.write_taint(SessionRef(realm, identity, session_key))
+            taint = self._tracker.write_taint(SessionRef(realm, identity, session_key, shares_key_with))
             if taint is not None:
                 return f"session tainted by {taint.source}"
         for ref in evidence or ():
             session_id = _field(ref, "session_id")
             if not isinstance(session_id, str) or not session_id:
                 continue
-            reason = self._tracker.evidence_reason(session_id, realm=realm, writer=identity or None)
+            reason = self._tracker.evidence_reason(session_id, realm=realm, writer=identity or None,
+                                                   counts=shares_key_with)
             if reason is not None:
                 return reason
         return None

@@ -226,8 +226,10 @@ class TaintTracker:
     def write_taint(self, session: SessionRef) -> TaintState | None:
         """The taint an LLM write from ``session`` carries (``docs/security.md``, "Firewall: session
         taint"): the identity's pending taint, then that session's own taint (its current session's
-        when ``session_key`` is ``None``), then any identity's live taint of that key in the realm."""
-        return self.state.write_taint(session.realm, session.identity, session.session_key)
+        when ``session_key`` is ``None``), then another identity's live taint of that key in the realm,
+        of an identity ``session.shares_key_with`` admits (every one when ``None``)."""
+        return self.state.write_taint(session.realm, session.identity, session.session_key,
+                                      session.shares_key_with)
 
     def derived_taint(self, session: SessionRef) -> tuple[TaintState, bool] | None:
         """The taint content derived from ``session`` (key required) carries: ``(taint, reset)`` where
@@ -250,16 +252,19 @@ class TaintTracker:
         """The reset-boundary mark of ``session`` (key required), if it was closed by a reset."""
         return self.state.reset_boundary(session.realm, session.identity, session.keyed())
 
-    def evidence_reason(self, session_key: str, *, realm: str, writer: str | None = None) -> str | None:
+    def evidence_reason(self, session_key: str, *, realm: str, writer: str | None = None,
+                        counts: Callable[[str], bool] | None = None) -> str | None:
         """Why a write in ``realm`` citing ``session_key`` as evidence must quarantine, if it must.
 
         Evidence refs name a session, not its identity, so any identity's state
-        for that key in the realm counts (fail closed). A tainted session (live,
+        for that key in the realm counts (fail closed): the writer's own, and another
+        identity's that ``counts`` admits (every one's when ``None``; the writing session's
+        :attr:`~meta_memory.session_ref.SessionRef.shares_key_with`). A tainted session (live,
         or tainted when it was reset) gives ``evidence session tainted by
         <source> (session-tainted ⇒ range-tainted)``; a clean session closed by
         a reset gives :data:`RESET_BOUNDARY_REASON`.
         """
-        live, boundary = self.state.evidence_state(realm, session_key, _key(writer) if writer else None)
+        live, boundary = self.state.evidence_state(realm, session_key, _key(writer) if writer else None, counts)
         if live is not None:
             return evidence_tainted_reason(live.source)
         if boundary is None:

@@ -48,12 +48,18 @@ class SessionParams(IdentityParams):
     def _session_key(cls, value: Any) -> str | None:
         return check_session_key(value, required=cls.session_key_required)
 
-    def session_ref(self, default_realm: str, secret: Callable[[], bytes]) -> SessionRef:
+    def session_ref(self, default_realm: str, secret: Callable[[], bytes],
+                    manages: Callable[[str, str], bool] | None = None) -> SessionRef:
         """The session these params name; ``default_realm`` (the gateway's ``[agent_memory] realm``)
         when they name no realm. A ``session_key`` holding a credential is named by its digest under
-        ``secret()`` (the installation's session-digest secret, read only then; module doc)."""
+        ``secret()`` (the installation's session-digest secret, read only then; module doc).
+        ``manages(realm, identity)``: whether the caller manages that identity's sessions, so that
+        another identity's taint of this key counts for this session's writes
+        (:attr:`~meta_memory.session_ref.SessionRef.shares_key_with`; ``None``: every identity's counts)."""
         key = None if self.session_key is None else recorded_session_key(self.session_key, secret)
-        return SessionRef(self.realm if self.realm is not None else default_realm, self.identity, key)
+        realm = self.realm if self.realm is not None else default_realm
+        shares = None if manages is None else (lambda identity: manages(realm, identity))
+        return SessionRef(realm, self.identity, key, shares)
 
 
 class KeyedSessionParams(SessionParams):

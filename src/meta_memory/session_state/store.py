@@ -659,16 +659,17 @@ class SessionStateStore:
 
         return self._db.read(fn) or (self._held.for_session(realm, ident, session) if self._held else None)
 
-    def write_taint(self, realm: str, ident: str, session: str | None) -> TaintState | None:
+    def write_taint(self, realm: str, ident: str, session: str | None,
+                    counts: Callable[[str], bool] | None = None) -> TaintState | None:
         """The taint a write by ``ident`` from ``session`` in ``realm`` carries.
 
         Without a session: the identity's pending taint, else its current session's. With one: the
         identity's pending taint (untrusted content seen before any session was known), else the
-        live taint of that ``session`` key in ``realm`` -- the identity's own first, else any
-        identity's (a key another identity tainted, or a legacy entry without an identity, only
-        adds quarantine). The identity's *other* sessions never count: taint is per (realm,
-        identity, session), so a clean sibling of a tainted session writes active whichever of the
-        two was noted last."""
+        live taint of that ``session`` key in ``realm`` -- the identity's own first, else another
+        identity's that ``counts`` admits (every identity's when ``None``; a legacy entry without an
+        identity always counts): a key another identity tainted only adds quarantine. The identity's
+        *other* sessions never count: taint is per (realm, identity, session), so a clean sibling of a
+        tainted session writes active whichever of the two was noted last."""
         def fn(sql: Sql) -> TaintState | None:
             if not session:
                 return self._identity_taint(sql, realm, ident)
@@ -676,21 +677,31 @@ class SessionStateStore:
                             "WHERE realm = ? AND identity = ?", (realm, ident))
             taint = _taint(rows[0][0], rows[0][1]) if rows else None
             if taint is None:
-                rows = sql.rows("SELECT tainted_at_ms, taint_source, identity FROM {t}session_states "
-                                "WHERE realm = ? AND session_key = ? AND tainted_at_ms IS NOT NULL "
-                                "ORDER BY identity <> ? LIMIT 1", (realm, session, ident))
-                # another identity's taint counts, but its source is not this identity's to read (nor is text
-                # that identity chose this one's reviewers' to see): a fixed source stands in for it
-                taint = (None if not rows else _taint(rows[0][0], rows[0][1]) if rows[0][2] in (ident, LEGACY) else
-                         _taint(rows[0][0], OTHER_IDENTITY_TAINT_SOURCE))
+                taint = self._key_taint(sql, realm, ident, session, counts)
             return taint or self._overflow_taint(sql, realm, ident)
 
         if self._held:  # taint the database refused: written now if it can be, enforced while it cannot
             self._write_held()
-            held = self._held.for_write(realm, ident, session)
+            held = self._held.for_write(realm, ident, session, counts)
             if held is not None:
                 return held
         return self._db.read(fn)
+
+    @staticmethod
+    def _key_taint(sql: Sql, realm: str, ident: str, session: str,
+                   counts: Callable[[str], bool] | None) -> TaintState | None:
+        """The live taint of ``session`` in ``realm`` a write by ``ident`` carries: its own, else the first
+        other identity's ``counts`` admits (every one's when ``None``; a legacy row always). Another
+        identity's source is not this identity's to read (nor is text that identity chose this one's
+        reviewers' to see): :data:`OTHER_IDENTITY_TAINT_SOURCE` stands in for it."""
+        for at_ms, source, holder in sql.rows(
+                "SELECT tainted_at_ms, taint_source, identity FROM {t}session_states WHERE realm = ? "
+                "AND session_key = ? AND tainted_at_ms IS NOT NULL ORDER BY identity <> ?", (realm, session, ident)):
+            if holder in (ident, LEGACY):
+                return _taint(at_ms, source)
+            if counts is None or counts(holder):
+                return _taint(at_ms, OTHER_IDENTITY_TAINT_SOURCE)
+        return None
 
     def current_session(self, realm: str, ident: str) -> str | None:
         """The session ``ident`` currently speaks from, if known."""
@@ -704,23 +715,25 @@ class SessionStateStore:
             return None
         return ResetBoundary(int(row[2]), _taint(row[3], row[4]))
 
-    def evidence_state(self, realm: str, session: str,
-                       writer: str | None = None) -> tuple[TaintState | None, ResetBoundary | None]:
-        """For a write citing ``session`` as evidence: any live taint of that key in ``realm`` (whichever
-        identity holds it), else any reset mark (a tainted one first). With ``writer`` (the writing
+    def evidence_state(self, realm: str, session: str, writer: str | None = None,
+                       counts: Callable[[str], bool] | None = None,
+                       ) -> tuple[TaintState | None, ResetBoundary | None]:
+        """For a write citing ``session`` as evidence: any live taint of that key in ``realm`` (the
+        writer's own, a legacy row's, and another identity's that ``counts`` admits: every one's when
+        ``None``), else any such reset mark (a tainted one first). With ``writer`` (the writing
         identity), another identity's source is replaced by :data:`OTHER_IDENTITY_TAINT_SOURCE`."""
-        rows = self._db.read(lambda sql: sql.rows(
+        rows = [r for r in self._db.read(lambda sql: sql.rows(
             "SELECT tainted_at_ms, taint_source, boundary_at_ms, prior_at_ms, prior_source, identity "
             "FROM {t}session_states WHERE realm = ? AND session_key = ? "
             "AND (tainted_at_ms IS NOT NULL OR boundary_at_ms IS NOT NULL) ORDER BY identity <> ?",
-            (realm, session, writer or "")))
+            (realm, session, writer or ""))) if counts is None or r[5] in (writer, LEGACY) or counts(r[5])]
 
         def source(row: Any, text: Any) -> Any:
             return text if writer is None or row[5] in (writer, LEGACY) or text is None else OTHER_IDENTITY_TAINT_SOURCE
 
         live = next((t for t in (_taint(r[0], source(r, r[1])) for r in rows) if t is not None), None)
         if live is None and self._held:  # a taint the database refused counts as if written
-            live = self._held.for_key(realm, session, writer)
+            live = self._held.for_key(realm, session, writer, counts)
         marks = [ResetBoundary(int(r[2]), _taint(r[3], source(r, r[4]))) for r in rows if r[2] is not None]
         marks.sort(key=lambda b: b.prior_taint is None)
         return live, (marks[0] if marks else None)

@@ -70,10 +70,11 @@ class HeldTaints:
         with self._lock:
             self._held.pop(key, None)
 
-    def for_write(self, realm: str, identity: str, session: str | None) -> TaintState | None:
+    def for_write(self, realm: str, identity: str, session: str | None,
+                  counts: Callable[[str], bool] | None = None) -> TaintState | None:
         """A held taint a write by ``identity`` from ``session`` carries: the identity's own (any of its
-        sessions, or pending), or the named session's (any identity's, under a fixed source), as the
-        database query would."""
+        sessions, or pending), or the named session's held by another identity ``counts`` admits (every
+        one when ``None``; under a fixed source), as the database query would."""
         from .store import OTHER_IDENTITY_TAINT_SOURCE, TaintState
 
         with self._lock:
@@ -82,14 +83,18 @@ class HeldTaints:
             for (r, ident, sess), state in self._held.items():
                 if r == realm and ident == identity:
                     return state
-            for (r, ident, sess), state in self._held.items():
-                if r == realm and session is not None and sess == session:
-                    return TaintState(state.tainted_at_ms, OTHER_IDENTITY_TAINT_SOURCE)
+            others = [(ident, state) for (r, ident, sess), state in self._held.items()
+                      if r == realm and session is not None and sess == session]
+        for ident, state in others:
+            if counts is None or counts(ident):
+                return TaintState(state.tainted_at_ms, OTHER_IDENTITY_TAINT_SOURCE)
         return None
 
-    def for_key(self, realm: str, session: str, writer: str | None) -> TaintState | None:
-        """A held taint of ``session`` in ``realm``, whichever identity's (the writer's own first; another's under
-        a fixed source when ``writer`` is named), for a write citing that session as evidence, or the overflow."""
+    def for_key(self, realm: str, session: str, writer: str | None,
+                counts: Callable[[str], bool] | None = None) -> TaintState | None:
+        """A held taint of ``session`` in ``realm``, for a write citing that session as evidence: the writer's
+        own first, else another identity's ``counts`` admits (every one's when ``None``; under a fixed source
+        when ``writer`` is named), or the overflow."""
         from .store import OTHER_IDENTITY_TAINT_SOURCE, TaintState
 
         with self._lock:
@@ -99,7 +104,8 @@ class HeldTaints:
         for ident, state in sorted(found, key=lambda item: item[0] != writer):
             if writer is None or ident == writer:
                 return state
-            return TaintState(state.tainted_at_ms, OTHER_IDENTITY_TAINT_SOURCE)
+            if counts is None or counts(ident):
+                return TaintState(state.tainted_at_ms, OTHER_IDENTITY_TAINT_SOURCE)
         return None
 
     def for_identity(self, identity: str, readable: Callable[[str], bool] | None = None) -> TaintState | None:

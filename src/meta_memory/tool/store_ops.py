@@ -77,7 +77,8 @@ class _SessionGate:
 
     def quarantine_reason(self, author: Author, batch_kind: str, evidence: list[Any], *, realm: str) -> str | None:
         return self._gate.quarantine_reason(author, batch_kind, evidence, realm=realm,
-                                            session_key=self._session.session_key)
+                                            session_key=self._session.session_key,
+                                            shares_key_with=self._session.shares_key_with)
 
 
 def _quarantine_of(record: MemoryRecord) -> str | None:
@@ -160,7 +161,8 @@ class StoreRecorderOps:
         return stored.id, _quarantine_of(stored)
 
     def forget_authored(self, session: SessionRef, memory_id: str, author: Author) -> ForgetRequest:
-        reason = (self._gate.forget_hold_reason(author, realm=session.realm, session_key=session.session_key)
+        reason = (self._gate.forget_hold_reason(author, realm=session.realm, session_key=session.session_key,
+                                                shares_key_with=session.shares_key_with)
                   if self._gate is not None else None)
         if reason is None:
             found = record_writes.forget(self._store, session.realm, self._scope(session), memory_id, author)
@@ -193,7 +195,8 @@ class StoreRecorderOps:
     def propose(self, session: SessionRef, mob: str, record: RecordDraft, author: Author) -> str:
         taint = (
             self._gate.quarantine_reason(author, _FRESH_WRITE, [], realm=session.realm,
-                                         session_key=session.session_key)
+                                         session_key=session.session_key,
+                                         shares_key_with=session.shares_key_with)
             if self._gate is not None
             else None
         )

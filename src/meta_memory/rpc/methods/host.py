@@ -234,11 +234,17 @@ def register(table: MethodTable) -> None:
     def host(runtime: "Runtime") -> "HostService":
         return feature(runtime).host
 
-    def session(runtime: "Runtime", p: SessionParams) -> SessionRef:
+    def session(runtime: "Runtime", ctx: CallContext, p: SessionParams) -> SessionRef:
         """The session ``p`` names; its realm defaults to ``[agent_memory] realm`` (the realm access
         control judged when the call named none); a key holding a credential is named by its digest
-        (:meth:`SessionParams.session_ref`)."""
-        return p.session_ref(feature(runtime).config.realm, lambda: runtime.access.digest_secret)
+        (:meth:`SessionParams.session_ref`). Under access control another identity's taint of its key
+        counts for its writes only when the caller manages that identity's sessions
+        (``agent.session.manage``): an identity of another principal can neither quarantine this
+        session's writes by tainting the same key nor learn through them whether it did."""
+        access = runtime.access
+        manages = None if not access.enabled else (
+            lambda realm, ident: access.holds_on_identity(ctx.principal, "agent.session.manage", realm, ident))
+        return p.session_ref(feature(runtime).config.realm, lambda: access.digest_secret, manages)
 
     manage = on_identity("agent.session.manage")
     host_token = anywhere("agent.session.manage")
@@ -253,26 +259,26 @@ def register(table: MethodTable) -> None:
     def session_note(runtime: "Runtime", ctx: CallContext, p: SessionNoteParams) -> dict[str, Any]:
         """The identity now speaks from ``session_key`` (a new key starts a clean session, unless
         ``tool_results = "unreported"``: then the gateway cannot know its taint and treats it as tainted)."""
-        return host(runtime).note(session(runtime, p), p.tool_results)
+        return host(runtime).note(session(runtime, ctx, p), p.tool_results)
 
     @table.method("meta/session/reset", SessionResetParams, requires=manage, mutating=True, available=on,
                   unavailable_hint=agent_memory_off,
                   result=SessionResult)
     def session_reset(runtime: "Runtime", ctx: CallContext, p: SessionResetParams) -> dict[str, Any]:
         """Fresh-context boundary of the identity's own session: clears its taint and injection state."""
-        return host(runtime).reset(session(runtime, p))
+        return host(runtime).reset(session(runtime, ctx, p))
 
     @table.method("meta/session/compacted", SessionCompactedParams, requires=manage, mutating=True,
                   available=on, unavailable_hint=agent_memory_off,
                   result=CompactedResult)
     def session_compacted(runtime: "Runtime", ctx: CallContext, p: SessionCompactedParams) -> dict[str, Any]:
         """The identity's session was compacted: taint kept, injection dedup and byte budget cleared."""
-        return host(runtime).compacted(session(runtime, p))
+        return host(runtime).compacted(session(runtime, ctx, p))
 
     def tool_result_refused(runtime: "Runtime", ctx: CallContext, p: SessionMembers, refusal: InvalidParams) -> None:
         """A refused report is still a tool result the host may show its model: its session is tainted
         (fail closed), the source naming the refusal."""
-        host(runtime).tool_result_refused(session(runtime, p), refusal.field, refusal.rule)
+        host(runtime).tool_result_refused(session(runtime, ctx, p), refusal.field, refusal.rule)
 
     @table.method("meta/turn/tool_result", ToolResultParams, requires=manage, mutating=True, available=on,
                   unavailable_hint=agent_memory_off,
@@ -289,7 +295,7 @@ def register(table: MethodTable) -> None:
         access = runtime.access
         may_read_agent = None if not access.enabled else (
             lambda realm, ident: access.holds_on_identity(ctx.principal, "agent.session.manage", realm, ident))
-        return host(runtime).tool_result(session(runtime, p), p.tool_name, prov, p.is_error, p.server_tool,
+        return host(runtime).tool_result(session(runtime, ctx, p), p.tool_name, prov, p.is_error, p.server_tool,
                                          may_read_agent)
 
     @table.method("meta/turn/inject", InjectParams, requires=_inject_requires,
@@ -298,7 +304,7 @@ def register(table: MethodTable) -> None:
     def turn_inject(runtime: "Runtime", ctx: CallContext, p: InjectParams) -> dict[str, Any]:
         """The quoted observation block for this turn/build, or a typed ``skip_reason``."""
         may_read = runtime.access.visibility(ctx.principal).scope if runtime.access.enabled else None
-        return host(runtime).inject(session(runtime, p), p.query_text, p.surface, p.mobs, p.operator,
+        return host(runtime).inject(session(runtime, ctx, p), p.query_text, p.surface, p.mobs, p.operator,
                                     may_read=may_read)
 
     @table.method("meta/turn/defang", DefangParams, requires=host_token, mutating=False, available=on,
@@ -330,4 +336,4 @@ def register(table: MethodTable) -> None:
         ``_tool_requires``, docs/access.md "Writing needs reading"): -32030 otherwise, and nothing is
         written or queued.
         """
-        return host(runtime).dispatch_tool(session(runtime, p), p.mob, p.arguments)
+        return host(runtime).dispatch_tool(session(runtime, ctx, p), p.mob, p.arguments)
