@@ -254,6 +254,15 @@ def _json_object(name: str, value: str | None) -> dict[str, Any] | None:
     return parsed
 
 
+def _stored_as(identity: str) -> str:
+    """How the gateway names ``identity`` once written: its logical identity (a roster id's respawn layers
+    removed, ``rt:lead:main:3`` -> ``lead:main``), with the name typed beside it when they differ."""
+    from .identity import parse_identity
+
+    logical = parse_identity(identity)  # the gateway accepted it: the same rule holds here
+    return identity if logical == identity else f"{logical} (named {identity})"
+
+
 @click.command("remember")
 @click.argument("title")
 @click.argument("body")
@@ -271,8 +280,9 @@ def remember_command(title: str, body: str, tags: tuple[str, ...], ttl_s: int | 
     title = _utf8("TITLE", title)
 
     def show(record: Any) -> None:
-        said = (f"remembered for {identity}" if record.created else
-                f"already remembered for {identity}: an active record holds this title and body (nothing new "
+        who = _stored_as(identity)
+        said = (f"remembered for {who}" if record.created else
+                f"already remembered for {who}: an active record holds this title and body (nothing new "
                 "written" + (f"; tags merged into a new version of {record.supersedes}" if record.supersedes else "")
                 + ")")
         _console().print(_records_table(said, [record], with_body=False))

@@ -64,6 +64,14 @@ def test_remember_says_when_the_record_already_existed(tmp_path: Path) -> None:
     assert "already remembered" in merged and "tags merged into a new version of mem-" in merged
 
 
+def test_remember_names_the_identity_it_wrote_to(tmp_path: Path) -> None:
+    where = ["--state-dir", str(tmp_path / "s")]
+    said = " ".join(mm("remember", "Visa", "Blue folder.", *where, "--identity", "rt:someone:3").stdout.split())
+    assert "remembered for someone (named rt:someone:3)" in said, said
+    listed = ok_json(mm("list", *where, "--identity", "someone", "--json"))
+    assert [r["title"] for r in listed] == ["Visa"]
+
+
 def test_counts_are_singular_for_one(tmp_path: Path) -> None:
     where = ["--state-dir", str(tmp_path / "s"), "--identity", ID]
     ok_json(mm("remember", "Only", "The only record.", "--tag", "solo", *where, "--json"))
