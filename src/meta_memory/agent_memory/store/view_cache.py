@@ -96,7 +96,7 @@ class _Served:
 
     Read without the lock: once the map is in use, ``generation`` and ``soonest`` never change (a row expiring
     before ``soonest`` is not added; a reader that saw the map serve may be handed any row of it), and ``views``
-    only grows."""
+    only grows but for the views the cache evicts (a reader that misses one judges that row as any other)."""
 
     __slots__ = ("generation", "soonest", "views")
 
