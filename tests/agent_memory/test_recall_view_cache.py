@@ -6,6 +6,10 @@ another store on the same files (another process)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from meta_memory.agent_memory import record_writes
 from meta_memory.agent_memory.model import Author, Scope
@@ -319,3 +323,40 @@ def test_a_recall_s_reads_read_its_scope_s_generation_once_per_snapshot(tmp_path
         record_writes.remember(store, R, A, "Harbour", "the harbour office opens at nine")
         assert recall() == ["rain over the harbour later", "the harbour ferry leaves at noon",
                             "the harbour office opens at nine"]
+
+
+_STEPS = st.lists(st.one_of(st.tuples(st.just("recall"), st.integers(0, 90_000)),
+                            st.tuples(st.just("write"), st.sampled_from([A, B])),
+                            st.tuples(st.just("forget"), st.integers(0, 11))), min_size=1, max_size=12)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(lives=st.lists(st.one_of(st.none(), st.integers(1, 120)), min_size=2, max_size=12), steps=_STEPS,
+       capacity=st.sampled_from([3, 20_000]))
+def test_rows_served_by_scope_are_those_a_fresh_read_finds(tmp_path_factory: Any, lives: list[int | None],
+                                                           steps: list[tuple[str, Any]], capacity: int) -> None:
+    """Whatever expires, is written, forgotten or evicted between recalls, the candidates served from the rows
+    kept per scope are those a store with nothing kept reads from the same files at the same time."""
+    root = tmp_path_factory.mktemp("served")
+    clock = ManualClock(1_700_000_000_000)
+    with SqliteAgentMemoryStore(root, clock=clock) as store, SqliteAgentMemoryStore(root, clock=clock) as fresh:
+        store._views.capacity = capacity
+        ids = []
+        for i, life in enumerate(lives):
+            rec, _, _ = record_writes.remember_merging(
+                store, R, A, f"Harbour {i}", f"harbour note {i}",
+                expires_at_ms=None if life is None else clock.now_ms() + life * 1000)
+            ids.append(rec.memory_id)
+        for kind, value in steps:
+            if kind == "recall":
+                clock.advance(value)
+                for _ in range(2):  # read, then served from what is kept
+                    fresh._views.clear()
+                    assert _found(store, A, "harbour") == _found(fresh, A, "harbour")
+                kept = {id(view) for view in store._views._items.values()}  # the bound holds what is served too
+                assert all(id(view) in kept for scopes in store._views._served.values()
+                           for served in scopes.values() for view in served.views.values())
+            elif kind == "write":
+                record_writes.remember(store, R, value, "Harbour", f"harbour written at {clock.now_ms()}")
+            elif value < len(ids):
+                record_writes.forget(store, R, Scope.identity(R, A), ids[value], Author.application())

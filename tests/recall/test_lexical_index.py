@@ -392,6 +392,42 @@ def _neighbours_match(steps: list[Any], forgotten: list[int], span: int, window_
             assert ours == theirs
 
 
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(first=st.lists(st.sampled_from([A, B]), min_size=2, max_size=30), later=st.lists(st.sampled_from([A, B]), max_size=8),
+       forgotten=st.lists(st.integers(0, 29), max_size=6), span=st.integers(1, 3))
+def test_kept_walks_follow_every_added_and_removed_row(first: list[str], later: list[str], forgotten: list[int],
+                                                      span: int) -> None:
+    """A write-order walk the index keeps is the one the database gives after rows are added or forgotten."""
+    clock = _SteppingClock()
+    with tempfile.TemporaryDirectory() as tmp, SqliteAgentMemoryStore(Path(tmp) / "am", clock=clock) as store:
+        def write(ident: str, i: int) -> Any:
+            clock.now += 1_000
+            written = record_writes.remember(store, REALM, ident, f"note {i}", f"passport river {i}", [])[0]
+            return store.get(REALM, written.memory_id)
+
+        records = [write(ident, i) for i, ident in enumerate(first)]
+        assert store.lexical_index.warm(REALM)
+        for ident in (A, B):  # the first walks, kept
+            scope = Scope.identity(REALM, ident)
+            store.neighbours(REALM, scope, [r for r in records if r.scope == scope], span, 120_000)
+        records += [write(ident, len(records) + i) for i, ident in enumerate(later)]
+        for i in set(forgotten):
+            if i < len(records):
+                record_writes.forget(store, REALM, records[i].scope, records[i].memory_id, Author.application())
+        for ident in (A, B):
+            scope = Scope.identity(REALM, ident)
+            anchors = [r for r in records if r.scope == scope and _is_active(store, r.memory_id)]
+            for _ in range(2):  # walked afresh, then kept
+                ours = store.neighbours(REALM, scope, anchors, span, 120_000)
+                assert store.lexical_index.ready(REALM)
+                store.lexical_index.max_bytes = 0
+                try:
+                    theirs = store.neighbours(REALM, scope, anchors, span, 120_000)
+                finally:
+                    store.lexical_index.max_bytes = 256 * 1024 * 1024
+                assert ours == theirs
+
+
 def _is_active(store: SqliteAgentMemoryStore, memory_id: str) -> bool:
     rec = store.get(REALM, memory_id)
     return rec is not None and rec.status.is_active

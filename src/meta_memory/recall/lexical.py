@@ -771,22 +771,25 @@ class LexicalRecallProvider:
         records, ids, scores, place = pool.records, pool.ids, pool.scores, pool.place
         anchors = pool.best(cfg.context_anchors)  # the best matches, best first
         adjacency = reader.neighbours([records[a] for a in anchors], cfg.context_span, cfg.context_window_ms)
+        near_ids = {anchor_id: _ids(found) for anchor_id, found in adjacency.items()}  # each list's ids, once
         if pending is not None and pending.ids:
-            for found in adjacency.values():
-                for rid in _ids(found):
-                    c = pending.ids.pop(rid, None)
-                    if c is not None and rid not in place and (score := pending.settle(c)) is not None:
+            waiting = pending.ids
+            for rid in itertools.chain.from_iterable(near_ids.values()):
+                if rid in waiting:
+                    c = waiting.pop(rid)
+                    if rid not in place and (score := pending.settle(c)) is not None:
                         pool.add(pending.records[c], rid, score)
         unmatched: dict[str, Any] = {}  # records that gain without having matched (replies, or when admitted)
         bonus: dict[str, float] = {}
         for a in anchors:
             anchor_id, anchor_score, anchor = ids[a], scores[a], records[a]
             found = adjacency.get(anchor_id, [])
+            found_ids = near_ids.get(anchor_id, [])
             reply_id = None
             if cfg.reply_weight > 0 and is_question(anchor.body):
                 full = len(found) == 2 * cfg.context_span
                 reply_id = next((record_id(r) for i, r in enumerate(found) if written_after(anchor, r, i, full)), None)
-            for step, (rec, rid) in enumerate(zip(found, _ids(found))):
+            for step, (rec, rid) in enumerate(zip(found, found_ids)):
                 if rid == anchor_id:
                     continue
                 reply = rid == reply_id

@@ -174,6 +174,12 @@ BOUND_MARGIN = 1e-9
 #: Rows a write-order neighbour walk reads one by one before it reads in chunks (most walks end within a few
 #: rows: the anchor's scope's own, nearest first).
 SIDE_STEPS = 8
+#: Write-order walks a realm index keeps while no row is added or removed (:meth:`_RealmIndex.neighbours`): the
+#: same anchors recur from recall to recall (half of a small identity's anchors in one pass of its queries).
+NEAR_KEPT = 4096
+#: Measured memory of one kept walk (CPython 3.11: its key of four ints, a list of up to four rids, the map's
+#: entry), rounded up.
+NEAR_BYTES = 320
 
 #: Rows of a built realm index from which the process's objects are then moved out of the cyclic garbage
 #: collector's reach (:func:`_settle`): a full collection walks every tracked object of the process, and at a
@@ -340,6 +346,9 @@ class _RealmIndex:
         self.scored = 0  # terms holding per-scope scores (each two arrays' headers: SCORED_TERM_BYTES)
         self.pending = 0  # postings appended to Python lists, not yet merged into their term's arrays
         self.caught_up_to: object = None  # the read transaction (its caller's token) the index last caught up to
+        #: ``(scope number, rid, span, window_ms) -> neighbour rids`` of the walks made at ``near_version``
+        self.near: dict[tuple[int, int, int, int], list[int]] = {}
+        self.near_version = -1
 
     # ------------------------------------------------------------------ building
 
@@ -519,7 +528,7 @@ class _RealmIndex:
         what the budget is held to, so a realm of many distinct words cannot take more than it says."""
         return (self.n_postings * 9 + self.pending * PENDING_POSTING_BYTES + self.cached * 12 + self.scored * SCORED_TERM_BYTES
                 + len(self.slot_rid) * 44 + len(self.slot_of) * 100
-                + len(self.postings) * TERM_BYTES + self.term_chars)
+                + len(self.postings) * TERM_BYTES + self.term_chars + len(self.near) * NEAR_BYTES)
 
     def _term(self, p: _Postings, sid: int, whole: bool) -> tuple[np.ndarray, np.ndarray] | None:
         """``(slots, per-posting score)`` of one term's postings in scope ``sid`` (``None`` when no live row
@@ -856,18 +865,30 @@ class _RealmIndex:
         """The rids of the scope's rows written just before and after row ``rid``: at most ``span`` per
         side in write order (``created_at_ms``, then ``rid``), each within ``window_ms`` of it, nearest
         first and the sides alternating (before, after, before, ...). ``None`` when ``rid`` is not
-        indexed."""
+        indexed.
+
+        A walk is kept (:data:`NEAR_KEPT` at most) until a row is added or removed: nothing else moves the write
+        order or a row's scope, so a kept walk is the one a new walk would make."""
         from itertools import zip_longest
         slot = self.slot_of.get(rid)
         sid = self.scopes.get(scope)
         if slot is None or sid is None:
             return None
+        if self.near_version != self.version or len(self.near) >= NEAR_KEPT:
+            self.near = {}
+            self.near_version = self.version
+        key = (sid, rid, span, window_ms)
+        kept = self.near.get(key)
+        if kept is not None:
+            return list(kept)
         self._write_order()
         at = int(self.slot_at[slot])
         place = int(self.rank[slot])
         earlier = self._side(sid, place, -1, span, at - window_ms, at + window_ms)
         later = self._side(sid, place, 1, span, at - window_ms, at + window_ms)
-        return [int(r) for pair in zip_longest(earlier, later) for r in pair if r is not None]
+        found = [int(r) for pair in zip_longest(earlier, later) for r in pair if r is not None]
+        self.near[key] = found
+        return list(found)
 
     def _side(self, sid: int, place: int, step: int, span: int, low: int, high: int) -> list[int]:
         """Up to ``span`` rids of scope ``sid`` from write-order position ``place`` (excluded) in

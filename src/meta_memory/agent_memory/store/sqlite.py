@@ -32,6 +32,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import operator
 import os
 import sqlite3
 import threading
@@ -320,6 +321,10 @@ class _Pins:
 
 #: The read transactions of the :meth:`SqliteAgentMemoryStore.recall_reads` block being run, if any.
 _PINS: ContextVar[_Pins | None] = ContextVar("sqlite_recall_pins", default=None)
+
+
+#: a view's record id, read for many views at once
+_VIEW_ID = operator.attrgetter("id")
 
 
 class _Ranked:
@@ -1235,8 +1240,32 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore[sqlite3.Connection]):
         if not anchors or span <= 0:
             return {}
         kind, key = scope.storage()
-        self._realm_name(realm)  # validates the realm name
+        name = self._realm_name(realm)  # validates the realm name
         now = self.clock.now_ms()
+        ids = list(dict.fromkeys(a.memory_id for a in anchors))
+        with self._read(realm) as conn:
+            pin = self._pin_of(conn)
+            # the rids of anchors found as candidates in this same transaction are known; the others are read
+            rids = {mid: pin.rids[mid] for mid in ids if mid in pin.rids} if pin is not None else {}
+            unknown = [mid for mid in ids if mid not in rids]
+            if unknown:
+                rids.update(conn.execute(
+                    f"SELECT memory_id, rid FROM records WHERE memory_id IN ({', '.join('?' * len(unknown))})",
+                    unknown).fetchall())
+            found = [mid for mid in ids if mid in rids]
+            near = self.lexical_index.neighbours(conn, name, (kind, key), [rids[mid] for mid in found], span,
+                                                 window_ms, None if pin is None else pin.token)
+            if near is not None:
+                return self._neighbour_views(conn, name, kind, key, {mid: near[rids[mid]] for mid in found}, now)
+            return self._neighbour_rows(conn, kind, key, found, rids, {a.memory_id: a.created_at_ms for a in anchors},
+                                        span, window_ms, now)
+
+    @staticmethod
+    def _neighbour_rows(conn: sqlite3.Connection, kind: str, key: str, found: list[str], rids: dict[str, int],
+                        at_of: dict[str, int], span: int, window_ms: int, now: int) -> dict[str, list[RecordView]]:
+        """:meth:`neighbours` read from the database (no warm index): per anchor of ``found`` (ids, their ``rids``
+        and ``created_at_ms`` in ``at_of``) and side, two index range scans of at most ``span`` rows, all the
+        anchors' ranges in one ``UNION ALL`` per hundred anchors, in ``conn``'s snapshot at ``now`` (epoch ms)."""
         base = (f"SELECT {VIEW_COLUMNS} FROM records r WHERE scope_kind = ? AND scope_key = ? AND status_kind = 'active' "
                 f"AND {unexpired()} ")
         ranges: tuple[tuple[int, str, Callable[[int, int], tuple[int, int]]], ...] = (
@@ -1248,41 +1277,23 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore[sqlite3.Connection]):
             (1, base + "AND created_at_ms > ? AND created_at_ms <= ? ORDER BY created_at_ms, rid LIMIT ?",
              lambda at, rid: (at, at + window_ms)),
         )
-        ids = list(dict.fromkeys(a.memory_id for a in anchors))
-        at_of = {a.memory_id: a.created_at_ms for a in anchors}
         out: dict[str, list[RecordView]] = {}
-        with self._read(realm) as conn:
-            pin = self._pin_of(conn)
-            # the rids of anchors found as candidates in this same transaction are known; the others are read
-            rids = {mid: pin.rids[mid] for mid in ids if mid in pin.rids} if pin is not None else {}
-            unknown = [mid for mid in ids if mid not in rids]
-            if unknown:
-                rids.update(conn.execute(
-                    f"SELECT memory_id, rid FROM records WHERE memory_id IN ({', '.join('?' * len(unknown))})",
-                    unknown).fetchall())
-            found = [mid for mid in ids if mid in rids]
-            near = self.lexical_index.neighbours(conn, self._realm_name(realm), (kind, key),
-                                                 [rids[mid] for mid in found], span, window_ms,
-                                                 None if pin is None else pin.token)
-            if near is not None:
-                return self._neighbour_views(conn, self._realm_name(realm), kind, key,
-                                             {mid: near[rids[mid]] for mid in found}, now)
-            for i in range(0, len(found), 100):  # SQLite allows 500 terms in one compound statement
-                part = found[i:i + 100]
-                terms: list[str] = []
-                params: list[Any] = []
-                for n, mid in enumerate(part):
-                    for side, sql, bounds in ranges:
-                        terms.append(f"SELECT {n} AS anchor, {side} AS side, * FROM ({sql})")
-                        params += (kind, key, now, *bounds(at_of[mid], rids[mid]), span)
-                sides: dict[tuple[int, int], list[Any]] = {}
-                for row in conn.execute(" UNION ALL ".join(terms), params).fetchall():
-                    sides.setdefault((row["anchor"], row["side"]), []).append(row)
-                for n, mid in enumerate(part):  # nearest first on each side, then alternating
-                    order = lambda r: (r["created_at_ms"], r["rid"])  # noqa: E731
-                    earlier = sorted(sides.get((n, 0), ()), key=order, reverse=True)[:span]
-                    later = sorted(sides.get((n, 1), ()), key=order)[:span]
-                    out[mid] = [row_to_view(r) for pair in zip_longest(earlier, later) for r in pair if r is not None]
+        for i in range(0, len(found), 100):  # SQLite allows 500 terms in one compound statement
+            part = found[i:i + 100]
+            terms: list[str] = []
+            params: list[Any] = []
+            for n, mid in enumerate(part):
+                for side, sql, bounds in ranges:
+                    terms.append(f"SELECT {n} AS anchor, {side} AS side, * FROM ({sql})")
+                    params += (kind, key, now, *bounds(at_of[mid], rids[mid]), span)
+            sides: dict[tuple[int, int], list[Any]] = {}
+            for row in conn.execute(" UNION ALL ".join(terms), params).fetchall():
+                sides.setdefault((row["anchor"], row["side"]), []).append(row)
+            for n, mid in enumerate(part):  # nearest first on each side, then alternating
+                order = lambda r: (r["created_at_ms"], r["rid"])  # noqa: E731
+                earlier = sorted(sides.get((n, 0), ()), key=order, reverse=True)[:span]
+                later = sorted(sides.get((n, 1), ()), key=order)[:span]
+                out[mid] = [row_to_view(r) for pair in zip_longest(earlier, later) for r in pair if r is not None]
         return out
 
     def search(self, realm: str, scope: Scope, match_expression: str, limit: int,
@@ -1410,16 +1421,20 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore[sqlite3.Connection]):
         if not hits:
             return Candidates()
         pin = self._pin_of(conn)
-        views = self._views.live_views(conn, name, [rid for rid, _, _ in hits], kind, key, now_ms,
-                                       None if pin is None else pin.generations)
+        rids, scores, columns = (list(part) for part in zip(*hits))
+        views = self._views.live_views(conn, name, rids, kind, key, now_ms, None if pin is None else pin.generations)
         if pin is not None:  # the neighbour walk of this recall finds its anchors' rids here
-            pin.rids.update((view.id, rid) for rid, view in views.items())
-        kept = [(v, score, c) for rid, score, c in hits if (v := views.get(rid)) is not None][:limit]
-        items = [(v, score) for v, score, _ in kept]
+            pin.rids.update(zip(map(_VIEW_ID, views.values()), views.keys()))
+        found = list(map(views.get, rids))
+        if len(views) < len(rids):  # some are no longer live (a rid is asked once): the others, in order
+            kept = [k for k, view in enumerate(found) if view is not None]
+            found, scores, columns = [found[k] for k in kept], [scores[k] for k in kept], [columns[k] for k in kept]
+        del found[limit:], scores[limit:], columns[limit:]
+        items = list(zip(found, scores))
         if ranked.table is not None:
-            return Candidates(items, table=ranked.table, columns=[c for _, _, c in kept])
+            return Candidates(items, table=ranked.table, columns=columns)
         fields = ranked.fields
-        return Candidates(items, fields=None if fields is None else [fields[c] for _, _, c in kept])
+        return Candidates(items, fields=None if fields is None else [fields[c] for c in columns])
 
     # ================================================================ vectors (semantic recall extra)
 

@@ -19,7 +19,11 @@ usage mark does not move it. Each row read live is remembered with its scope, it
 scope had then, and while the caller's snapshot holds that same generation of that scope such a row is served
 without reading it again: nothing it rests on can have changed (its expiry is compared with the caller's time in
 memory). A write of any kind by any process into the scope moves its generation, and its rows are then read again
-as above; a write into another scope of the realm (another identity's remember) leaves them served.
+as above; a write into another scope of the realm (another identity's remember) leaves them served. The rows of a
+scope served at one generation are also kept in a map of their own (:class:`_Served`, the latest
+:data:`SERVED_SCOPES` scopes of a realm), each row's view found by one look-up while the caller's time is before
+the soonest expiry among them: the same rows under the same rules, without reading each row's remembered scope,
+expiry and generation again.
 
 The runtime's re-check of what a recall returns reads those few records whole (:meth:`ViewCache.records`):
 the decoded records are kept too, each under its scope's generation when it was read, and served while the
@@ -75,12 +79,44 @@ RECORD_BYTES = 1600
 WARM_SHARE = 0.5
 #: Measured memory of a view beyond its strings' own sizes (CPython 3.11: the object, its id and the
 #: timestamps, the key tuple with the content hash, the map's entry, about 640 bytes; its entry among the rows
-#: read live, about 160), rounded up.
-VIEW_BYTES = 800
+#: read live, about 160; its entry in its scope's served map, about 100), rounded up.
+VIEW_BYTES = 900
+#: Scopes of a realm whose rows read live are also kept in a map of their own (:class:`_Served`), the latest used.
+SERVED_SCOPES = 8
 #: The liveness :meth:`ViewCache.live_views` asks of a row (scope kind, scope key, now: epoch ms).
 _LIVE_WHERE = f"AND +r.scope_kind = ? AND +r.scope_key = ? AND +r.status_kind = 'active' AND {unexpired('r.')}"
 #: Rows per ``IN (...)`` list (SQLite allows 32,766 host parameters; a recall asks for ~100).
 _CHUNK = 500
+
+
+class _Served:
+    """The rows of one scope found live at one ``generation`` of it: ``views`` (rid -> view) and ``soonest``, the
+    earliest expiry among them (epoch ms; ``None``: none expires). While a snapshot holds that generation of the
+    scope and the caller's time is before ``soonest``, each of them is active, of the scope and unexpired.
+
+    Read without the lock: once the map is in use, ``generation`` and ``soonest`` never change (a row expiring
+    before ``soonest`` is not added; a reader that saw the map serve may be handed any row of it), and ``views``
+    only grows but for the views the cache evicts (a reader that misses one judges that row as any other)."""
+
+    __slots__ = ("generation", "soonest", "views")
+
+    def __init__(self, generation: int, rows: Sequence[tuple[int, RecordView, int | None]]) -> None:
+        self.generation = generation
+        self.views: dict[int, RecordView] = {rid: view for rid, view, _ in rows}
+        expiries = [expires_at_ms for _, _, expires_at_ms in rows if expires_at_ms is not None]
+        self.soonest: int | None = min(expiries) if expiries else None
+
+    def serves(self, generation: int, now_ms: int) -> bool:
+        """Whether every row held is live at ``now_ms`` in a snapshot holding ``generation`` of the scope."""
+        return self.generation == generation and (self.soonest is None or self.soonest > now_ms)
+
+    def add(self, rows: Sequence[tuple[int, RecordView, int | None]]) -> None:
+        """Hold ``rows`` (``(rid, view, expires_at_ms)``, found live at this generation), those that expire no
+        sooner than the map's rows (the others are judged row by row)."""
+        soonest = self.soonest
+        for rid, view, expires_at_ms in rows:
+            if expires_at_ms is None or (soonest is not None and expires_at_ms >= soonest):
+                self.views[rid] = view
 
 
 class ViewCache:
@@ -98,6 +134,9 @@ class ViewCache:
         #: per realm: ``rid -> (view, scope kind, scope key, expires_at_ms, scope generation)`` of the rows read live,
         #: each under its scope's generation then (views kept in ``_items`` only, dropped from here when evicted)
         self._live: dict[str, dict[int, tuple[RecordView, str, str, int | None, int]]] = {}
+        #: per realm: ``(scope kind, scope key) -> _Served`` of its latest :data:`SERVED_SCOPES` scopes (views kept
+        #: in ``_items`` only, dropped from here when evicted)
+        self._served: dict[str, dict[tuple[str, str], _Served]] = {}
         #: views served from the cache / read in full, and rows whose liveness was read from the file (tests and
         #: benchmarks read them)
         self.hits = 0
@@ -124,6 +163,7 @@ class ViewCache:
         with self._lock:
             self._items.clear()
             self._live.clear()
+            self._served.clear()
             self._bytes = 0
             self._records.clear()
             self._record_bytes = 0
@@ -138,6 +178,7 @@ class ViewCache:
         """Read every row of ``realm`` live again before serving it (its file was closed: it may be replaced)."""
         with self._lock:
             self._live.pop(realm, None)
+            self._served.pop(realm, None)
             for item in [k for k in self._records if k[0] == realm]:
                 self._record_bytes -= record_bytes(self._records.pop(item)[1])
 
@@ -258,17 +299,10 @@ class ViewCache:
         generation = _scope_generations(conn, [(kind, key)], generations).get((kind, key))
         known = self._live.get(realm) if generation is not None else None  # a plain read of a dict: no lock
         out: dict[int, RecordView] = {}
-        todo: list[int] = []
-        if known is None:
+        if known is None or generation is None:
             todo = list(rids)
         else:
-            for rid in rids:
-                hit = known.get(rid)
-                if (hit is not None and hit[4] == generation and hit[1] == kind and hit[2] == key
-                        and (hit[3] is None or hit[3] > now_ms)):
-                    out[rid] = hit[0]
-                else:
-                    todo.append(rid)
+            todo = self._known_views(realm, known, rids, kind, key, generation, now_ms, out)
             self.hits += len(out)  # a statistic: a lost update under a race is harmless
         if not todo:
             return out
@@ -280,11 +314,60 @@ class ViewCache:
             return out
         with self._lock:
             known, items = self._live.setdefault(realm, {}), self._items
+            fresh: list[tuple[int, RecordView, int | None]] = []
             for rid, view in read.items():
                 cached = kept.get(rid)
                 if cached is not None and items.get(cached[0]) is view:  # only views kept (the bound is theirs)
                     known[rid] = (view, kind, key, cached[1], generation)
+                    fresh.append((rid, view, cached[1]))
+            self._serve(realm, kind, key, generation, now_ms, fresh)
         return out
+
+    def _known_views(self, realm: str, known: dict[int, tuple[RecordView, str, str, int | None, int]],
+                     rids: Sequence[int], kind: str, key: str, generation: int, now_ms: int,
+                     out: dict[int, RecordView]) -> list[int]:
+        """Put in ``out`` the views of ``rids`` known live in scope ``(kind, key)`` at ``generation`` and unexpired at
+        ``now_ms``: one look-up each in the scope's :class:`_Served` map when it serves them, else the row's
+        remembered scope, expiry and generation (the rows found so join the map). Returns the others."""
+        served = self._served.get(realm, {}).get((kind, key))  # plain reads of dicts: no lock
+        views = served.views if served is not None and served.serves(generation, now_ms) else {}
+        todo: list[int] = []
+        fresh: list[tuple[int, RecordView, int | None]] = []
+        for rid in rids:
+            view = views.get(rid)
+            if view is not None:
+                out[rid] = view
+                continue
+            hit = known.get(rid)
+            if (hit is not None and hit[4] == generation and hit[1] == kind and hit[2] == key
+                    and (hit[3] is None or hit[3] > now_ms)):
+                out[rid] = hit[0]
+                fresh.append((rid, hit[0], hit[3]))
+            else:
+                todo.append(rid)
+        if fresh:
+            with self._lock:
+                self._serve(realm, kind, key, generation, now_ms,
+                            [row for row in fresh if (hit := known.get(row[0])) is not None and hit[0] is row[1]])
+        return todo
+
+    def _serve(self, realm: str, kind: str, key: str, generation: int, now_ms: int,
+               rows: Sequence[tuple[int, RecordView, int | None]]) -> None:
+        """Add ``rows`` (``(rid, view, expires_at_ms)``: kept views found live at ``generation`` of scope ``(kind,
+        key)`` of ``realm`` at ``now_ms``) to the scope's :class:`_Served` map: a new one when the scope's holds
+        another generation or a row of it has expired since; the realm's latest :data:`SERVED_SCOPES` scopes keep
+        theirs. Caller holds the lock."""
+        if not rows:
+            return
+        scopes = self._served.setdefault(realm, {})
+        served = scopes.pop((kind, key), None)  # taken out and put back: the latest used last
+        if served is None or not served.serves(generation, now_ms):
+            served = _Served(generation, rows)
+        else:
+            served.add(rows)
+        scopes[(kind, key)] = served
+        while len(scopes) > SERVED_SCOPES:
+            del scopes[next(iter(scopes))]
 
     def views(self, conn: sqlite3.Connection, realm: str, rids: Sequence[int], where: str,
               params: Sequence[Any], kept: dict[int, tuple[tuple[Any, ...], int | None]] | None = None,
@@ -334,6 +417,9 @@ class ViewCache:
                     live = self._live.get(old[0])
                     if live is not None and (hit := live.get(old[1])) is not None and hit[0] is gone:
                         del live[old[1]]
+                    for served in self._served.get(old[0], {}).values():
+                        if served.views.get(old[1]) is gone:
+                            del served.views[old[1]]
         with self._lock:
             self.hits += len(out) - len(stale)
             self.misses += len(stale)
