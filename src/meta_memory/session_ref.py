@@ -119,12 +119,13 @@ class SessionRef:
         session_key: the session; ``None`` when the caller named none (the identity's current
             session, as the firewall tracks it).
         shares_key_with: which *other* identities' taint of the same key in the realm counts for the
-            session's writes, given their logical names: ``None`` (the default, and every call without
-            access control) counts every identity's; a call under access control counts only the
-            identities its caller manages the sessions of (``agent.session.manage``), so an identity of
-            another principal can neither add quarantine to these writes nor learn through them what its
-            own key's taint is worth (``docs/security.md``, "A write carries the taint of the session it
-            comes from"). Not part of the key: two refs differing only here are equal.
+            session's writes, given their logical names: ``None`` (the default: every call without
+            access control, and every call under ``[agent_memory] shared_key_taint = "any"``) counts every
+            identity's; under ``"managed"`` and access control only the identities the caller manages
+            the sessions of (``agent.session.manage``), so an identity of another principal can neither
+            add quarantine to these writes nor learn through them whether its key is tainted
+            (``docs/security.md``, "A write carries the taint of the session it comes from"). Not part of
+            the key: two refs differing only here are equal.
 
     Construction normalises and checks every member (``ValueError`` naming ``realm``,
     ``identity`` or ``session_key`` and the rule), so a ``SessionRef`` is always a valid key.

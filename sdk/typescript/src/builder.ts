@@ -116,6 +116,7 @@ export const AGENT_MEMORY_KEYS: readonly string[] = [
   "per_turn_injection",
   "defang_inbound",
   "llm_writes",
+  "shared_key_taint",
   "recorder_tool",
   "operator_scope",
   "content_trust",
@@ -180,6 +181,8 @@ export interface AgentMemoryOptions {
   perTurnInjection?: "off" | "budgeted";
   defangInbound?: boolean;
   llmWrites?: "observed" | "quarantined";
+  /** Whose taint of a session key quarantines another identity's writes from it: `"any"` (default) or `"managed"` (under access control, identities the caller manages). */
+  sharedKeyTaint?: "any" | "managed";
   recorderTool?: boolean;
   operatorScope?: "off" | "provisional";
   contentTrust?: ContentTrustOptions;

@@ -20,6 +20,7 @@ key                        values                                         defaul
 ``per_turn_injection``     ``"off"`` | ``"budgeted"``                     ``"budgeted"``
 ``defang_inbound``         bool                                           ``true``
 ``llm_writes``             ``"observed"`` | ``"quarantined"``             ``"observed"``
+``shared_key_taint``       ``"any"`` | ``"managed"``                      ``"any"``
 ``recorder_tool``          bool                                           ``true``
 ``operator_scope``         ``"off"`` | ``"provisional"``                  ``"off"``
 ``content_trust``          table (see :class:`ContentTrustConfig`)        empty lists,
@@ -313,6 +314,12 @@ class AgentMemoryConfig(BaseModel):
     per_turn_injection: Annotated[Literal["off", "budgeted"], _choice("off", "budgeted")] = "budgeted"
     defang_inbound: StrictBool = True
     llm_writes: Annotated[Literal["observed", "quarantined"], _choice("observed", "quarantined")] = "observed"
+    #: Whose taint of a session key counts for another identity's writes from that key in the realm:
+    #: ``"any"``, every identity's (fail closed: agents sharing one model context may each be driven by a
+    #: token of its own); ``"managed"``, under access control only the identities the writing caller
+    #: manages the sessions of (principals sharing a realm cannot quarantine each other's writes by
+    #: tainting the keys they use, nor learn from the answers whether the other's key is tainted).
+    shared_key_taint: Annotated[Literal["any", "managed"], _choice("any", "managed")] = "any"
     recorder_tool: StrictBool = True
     operator_scope: Annotated[Literal["off", "provisional"], _choice("off", "provisional")] = "off"
     content_trust: ContentTrustConfig = ContentTrustConfig()

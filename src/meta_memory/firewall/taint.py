@@ -256,10 +256,11 @@ class TaintTracker:
                         counts: Callable[[str], bool] | None = None) -> str | None:
         """Why a write in ``realm`` citing ``session_key`` as evidence must quarantine, if it must.
 
-        Evidence refs name a session, not its identity, so any identity's state
-        for that key in the realm counts (fail closed): the writer's own, and another
-        identity's that ``counts`` admits (every one's when ``None``; the writing session's
-        :attr:`~meta_memory.session_ref.SessionRef.shares_key_with`). A tainted session (live,
+        Evidence refs name a session, not its identity, so every identity's state
+        for that key in the realm counts (fail closed) unless ``counts`` narrows it: then the
+        writer's own, a legacy row's, and another identity's that ``counts`` admits (the writing
+        session's :attr:`~meta_memory.session_ref.SessionRef.shares_key_with`, set only under
+        ``[agent_memory] shared_key_taint = "managed"``). A tainted session (live,
         or tainted when it was reset) gives ``evidence session tainted by
         <source> (session-tainted ⇒ range-tainted)``; a clean session closed by
         a reset gives :data:`RESET_BOUNDARY_REASON`.

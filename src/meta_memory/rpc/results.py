@@ -388,8 +388,8 @@ class HistoryResult(Result):
 class SessionResult(Result):
     identity: str
     session_key: str | None
-    #: The session's LLM writes land quarantined: its own taint, the identity's pending one, or another
-    #: identity's taint of the same key in the realm.
+    #: The session's LLM writes carry taint (so they land quarantined): its own taint, the identity's
+    #: pending one, or another identity's taint of the same key in the realm that counts for it.
     tainted: bool
     #: Content derived from the session (``derived_from_sessions``) would land quarantined: it is tainted
     #: now, or a reset closed it tainted (the reset mark keeps that taint for derived writes).

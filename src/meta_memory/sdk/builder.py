@@ -44,6 +44,7 @@ _AGENT_MEMORY_ALIASES = {
     "perTurnInjection": "per_turn_injection",
     "defangInbound": "defang_inbound",
     "llmWrites": "llm_writes",
+    "sharedKeyTaint": "shared_key_taint",
     "recorderTool": "recorder_tool",
     "contentTrust": "content_trust",
     "operatorScope": "operator_scope",

@@ -136,21 +136,23 @@ class HostService:
         return self._state(session)
 
     def _writes_tainted(self, session: SessionRef) -> bool:
-        """Whether an LLM write from ``session`` lands quarantined now: its own taint, the identity's pending
-        one, or another identity's taint of the same key in the realm
-        (:meth:`meta_memory.firewall.taint.TaintTracker.write_taint`). ``tainted`` says this, so a session
-        never reads clean while its writes are held for review."""
+        """Whether an LLM write from ``session`` carries taint now, so the firewall quarantines it: its own
+        taint, the identity's pending one, or another identity's taint of the same key in the realm that
+        counts for it (:meth:`meta_memory.firewall.taint.TaintTracker.write_taint`). ``tainted`` says this,
+        so a session never reads clean while its writes are held for their taint (``llm_writes =
+        "quarantined"`` and a full session state quarantine every LLM write besides)."""
         return self.firewall.tracker.write_taint(session) is not None
 
     def _state(self, session: SessionRef, judged: SessionRef | None = None) -> dict[str, Any]:
         """``{identity, session_key, tainted, derived_tainted}``: ``tainted``, whether the session's LLM
-        writes land quarantined (:meth:`_writes_tainted`); ``derived_tainted``, whether content derived
-        from the session (``judged``, default ``session``; ``derived_from_sessions``) lands quarantined: it is
-        tainted now or a reset closed it tainted (:meth:`meta_memory.firewall.taint.TaintTracker.derived_taint`)."""
+        writes carry taint (:meth:`_writes_tainted`); ``derived_tainted``, whether content derived from the
+        session (``judged``, default ``session``; ``derived_from_sessions``) lands quarantined: that
+        identity's session is tainted now or a reset closed it tainted
+        (:meth:`meta_memory.firewall.taint.TaintTracker.derived_taint`, the rule the derived write's gate
+        applies; another identity's taint of the key is not part of it)."""
         tainted = self._writes_tainted(session)
         judged = judged or session
-        derived = tainted or (judged.session_key is not None
-                              and self.firewall.tracker.derived_taint(judged) is not None)
+        derived = judged.session_key is not None and self.firewall.tracker.derived_taint(judged) is not None
         return {"identity": session.identity, "session_key": session.session_key, "tainted": tainted,
                 "derived_tainted": derived}
 

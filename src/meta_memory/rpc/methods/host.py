@@ -237,12 +237,14 @@ def register(table: MethodTable) -> None:
     def session(runtime: "Runtime", ctx: CallContext, p: SessionParams) -> SessionRef:
         """The session ``p`` names; its realm defaults to ``[agent_memory] realm`` (the realm access
         control judged when the call named none); a key holding a credential is named by its digest
-        (:meth:`SessionParams.session_ref`). Under access control another identity's taint of its key
-        counts for its writes only when the caller manages that identity's sessions
-        (``agent.session.manage``): an identity of another principal can neither quarantine this
-        session's writes by tainting the same key nor learn through them whether it did."""
+        (:meth:`SessionParams.session_ref`). Every identity's taint of its key counts for its writes,
+        unless ``[agent_memory] shared_key_taint = "managed"`` under access control: then only the taint
+        of identities whose sessions the caller manages (``agent.session.manage``), so an identity of
+        another principal can neither quarantine this session's writes by tainting the same key nor
+        learn through them whether it did."""
         access = runtime.access
-        manages = None if not access.enabled else (
+        managed = access.enabled and feature(runtime).config.shared_key_taint == "managed"
+        manages = None if not managed else (
             lambda realm, ident: access.holds_on_identity(ctx.principal, "agent.session.manage", realm, ident))
         return p.session_ref(feature(runtime).config.realm, lambda: access.digest_secret, manages)
 

@@ -25,9 +25,10 @@ class SessionState(wire.SessionResult, OpenModel):
     """``meta/session/note`` and ``meta/session/reset``: ``{identity, session_key, tainted, derived_tainted}``.
 
     ``session_key`` is ``None`` for a reset that named no session; ``tainted`` says whether the
-    session's LLM writes land quarantined after the call: its own taint, the identity's pending one, or
-    another identity's taint of the same key in the realm (so a reset leaves it ``True`` when that
-    other taint, or an ``"unreported"`` posture, is still there);
+    session's LLM writes carry taint after the call (so they land quarantined): its own taint, the
+    identity's pending one, or another identity's taint of the same key in the realm that counts for it
+    (``[agent_memory] shared_key_taint``; so a reset leaves it ``True`` when that other taint, or an
+    ``"unreported"`` posture, is still there);
     ``derived_tainted`` whether content derived from it (``derived_from_sessions``) would land
     quarantined: tainted now, or closed tainted by a reset."""
 
