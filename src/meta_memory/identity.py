@@ -136,13 +136,25 @@ def parse_realm(value: object) -> str:
     """
     if value is None:
         return DEFAULT_REALM
+    if type(value) is str and value in _VALID_REALMS:  # a name that passed once passes again: the rules are fixed
+        return value
     if not isinstance(value, str) or not value.strip():
         raise ValueError("realm must be a non-empty string when provided")
     # the byte cap is the file-name rule's (an encoded name is never shorter than the name), which names why
     name = check_name("realm", value, _NO_CAP)
     if len(name) > _SHORT_REALM and (problem := _file_name_rule()(name)) is not None:
         raise ValueError(problem)
+    if type(name) is str:
+        if len(_VALID_REALMS) >= _VALID_REALMS_KEPT:
+            _VALID_REALMS.clear()
+        _VALID_REALMS.add(name)
     return name
+
+
+#: Realm names :func:`parse_realm` accepted (each call of a write checks its realm a few times, in the method
+#: table and in the store); emptied when it holds :data:`_VALID_REALMS_KEPT`, so a flood of names stays small.
+_VALID_REALMS: set[str] = set()
+_VALID_REALMS_KEPT = 1024
 
 
 @lru_cache(maxsize=1)

@@ -41,6 +41,7 @@ __all__ = [
     "RestoreOp",
     "Op",
     "StagedBatch",
+    "GateVerdict",
     "OpResult",
     "BatchReceipt",
     "op_from_json",
@@ -273,6 +274,15 @@ class StagedBatch:
             return None
         reason: str | None = gate.quarantine_reason(self.author, self.kind.value, self.evidence(), realm=self.realm)
         return reason
+
+
+@dataclass(frozen=True, slots=True)
+class GateVerdict:
+    """The write gate's answer for a batch, already asked (:meth:`StagedBatch.quarantine_reason`): a remember
+    asks it while planning its dedup and hands the answer to the apply of that same batch, so the plan and
+    the write follow one verdict and the gate is asked once."""
+
+    reason: str | None
 
 
 @dataclass(frozen=True, slots=True)

@@ -146,7 +146,8 @@ class Scope:
 
     def storage(self) -> tuple[str, str]:
         """``(scope_kind, scope_key)`` as stored in the ``records`` table."""
-        return self.kind.value, self.key
+        # the member's value attribute itself: ``.value`` is a property, two Python calls at every read
+        return self.kind._value_, self.key
 
     @classmethod
     def from_storage(cls, realm: str, scope_kind: str, scope_key: str) -> Scope:
@@ -211,7 +212,7 @@ class TrustTier(StrEnum):
 
     @property
     def level(self) -> int:
-        return _TIER_ORDER.index(self.value)
+        return _TIER_ORDER.index(self._value_)  # not ``.value``: a property, two Python calls at every read
 
     def __lt__(self, other: object) -> bool:
         if not isinstance(other, TrustTier):

@@ -425,7 +425,9 @@ def plan_batch(
     :func:`~meta_memory.agent_memory.writes.prepare_items` in this call, or a single remember's with
     :func:`~meta_memory.agent_memory.writes.app_record` and scanned (already canonical, held to the
     field rules and scanned for secrets there): that payload check, which would find the same, is not
-    run twice. Every other rule still applies to those ops.
+    run twice. Every other rule still applies to those ops. A dict also gives each such op's content
+    hash as the caller computed it over that very payload (:func:`~meta_memory.agent_memory.hashing.content_hash`
+    of its title and body), which is then not computed again.
     """
     n = len(batch.ops)
     if n == 0:
@@ -439,8 +441,9 @@ def plan_batch(
     details: dict[tuple[Any, ...], dict[str, Any]] = {}
     for i, op in enumerate(batch.ops):
         if isinstance(op, CreateOp):
-            rec = _plan_create(i, batch, overlay, op, now_ms, quarantine_reason, recreate_window_ms,
-                               vetted=op.id is None and i in vetted)
+            checked = op.id is None and i in vetted
+            rec = _plan_create(i, batch, overlay, op, now_ms, quarantine_reason, recreate_window_ms, vetted=checked,
+                               chash=vetted[i] if checked and isinstance(vetted, dict) else None)
             q = quarantine_reason
         elif isinstance(op, SupersedeOp):
             rec = _plan_supersede(i, batch, overlay, op, now_ms, quarantine_reason, recreate_window_ms)
@@ -494,6 +497,7 @@ def _plan_create(
     window_ms: int,
     *,
     vetted: bool = False,
+    chash: str | None = None,
 ) -> MemoryRecord:
     record = op.record if vetted else _checked_payload(i, op.record, memory_id=op.id)
     _check_scope_writable(i, batch, op.scope)
@@ -501,7 +505,8 @@ def _plan_create(
         _require(i, overlay, rid)
     _check_tier(i, batch, overlay, op.trust, list(op.derived_from))
     memory_id = _new_id(i, overlay, op.id)
-    chash = content_hash(record.title, record.body)  # the recreation rule's and, by id, the erasure checks'
+    if chash is None:  # the recreation rule's and, by id, the erasure checks'
+        chash = content_hash(record.title, record.body)
     _check_recreation(i, batch, overlay, op.scope, chash, now_ms, window_ms)
     created = op.created_at_ms if op.created_at_ms is not None else now_ms
     updated = op.updated_at_ms if op.updated_at_ms is not None else created

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from meta_memory.agent_memory.batch import BatchKind, CreateOp, StagedBatch, SupersedeOp, TombstoneOp
+from meta_memory.agent_memory.batch import BatchKind, CreateOp, GateVerdict, StagedBatch, SupersedeOp, TombstoneOp
 from meta_memory.agent_memory.fields import (
     FieldError,
     check_text_field,
@@ -334,6 +334,8 @@ class RememberPlan:
         self.ops: list[CreateOp | SupersedeOp] = []
         self.op_items: list[int] = []
         self.items: dict[int, tuple[int | MemoryRecord, bool, TagMerge | None]] = {}
+        #: The write gate's answer for :meth:`batch` when planning asked it (``None``: not asked).
+        self.verdict: GateVerdict | None = None
 
     def _append(self, item: int, op: CreateOp | SupersedeOp) -> int:
         self.ops.append(op)
@@ -398,7 +400,10 @@ def plan_remember(
     quarantined one does answers that quarantined record instead of queueing a second copy of it for
     review: a repeated remember from a tainted session writes nothing. Only ``scope``'s own records are
     read, so the answer never reveals another identity's records; a write that would land active is never
-    answered with a quarantined record (that content is not in memory until review releases it)."""
+    answered with a quarantined record (that content is not in memory until review releases it).
+
+    The plan's :attr:`RememberPlan.verdict` holds the gate's answer for its batch when planning asked it
+    (a plan with ops and a hash no active record holds), so applying that batch does not ask again."""
 
     def planned(heads: Mapping[str, MemoryRecord]) -> tuple[RememberPlan, dict[int, AgentMemoryError]]:
         plan = RememberPlan(scope, author, merge_tags=merge_tags)
@@ -417,10 +422,13 @@ def plan_remember(
     fresh = [h for h in hashes if h not in active]
     # the gate's question first: it answers an application write without a read, so a remember that lands
     # active (the hot path) pays no lookup of quarantined records
-    if fresh and plan.ops and plan.batch().quarantine_reason(gate) is not None:
-        held = tx.quarantined_duplicates(scope, fresh)
+    if fresh and plan.ops:
+        verdict = GateVerdict(plan.batch().quarantine_reason(gate))
+        held = tx.quarantined_duplicates(scope, fresh) if verdict.reason is not None else None
         if held:
-            plan, refused = planned({**active, **held})
+            plan, refused = planned({**active, **held})  # fewer ops: its batch is judged when applied
+        else:
+            plan.verdict = verdict
     return plan, refused
 
 
@@ -438,15 +446,16 @@ def remember(tx: WriteTx, scope: Scope, record: NewMemoryRecord, author: Author,
     Refusals raise (nothing of the call is written): ``secret_detected``, ``invalid_record`` (``merged
     tags: ...`` past the tag cap), then the validator's."""
     refuse_secrets(record)
-    plan, refused = plan_remember(tx, scope, author, gate, [(0, content_hash(record.title, record.body), record)],
-                                  merge_tags=merge_tags)
+    chash = content_hash(record.title, record.body)
+    plan, refused = plan_remember(tx, scope, author, gate, [(0, chash, record)], merge_tags=merge_tags)
     if refused:
         raise refused[0]
     receipt = None
     if plan.ops:
         first = plan.ops[0]
-        vetted = (0,) if app_built and isinstance(first, CreateOp) and first.record is record else ()
-        receipt = tx.apply(plan.batch(), gate=gate, vetted=vetted)
+        # the create carrying this very record: vetted, with the content hash computed above
+        vetted = {0: chash} if app_built and isinstance(first, CreateOp) and first.record is record else {}
+        receipt = tx.apply(plan.batch(), gate=gate, vetted=vetted, verdict=plan.verdict)
     target, created, merge = plan.items[0]
     if isinstance(target, int):
         assert receipt is not None
@@ -492,14 +501,16 @@ def _remember_attempt(
     plan, planner_refused = plan_remember(tx, scope, author, gate, items)
     for i, exc in planner_refused.items():
         refused[i] = _item_error(exc, i)
-    # the creates whose payload is an item exactly as prepare_items built it (normalised, checked, scanned)
-    vetted = {k for k, op in enumerate(plan.ops)
+    # the creates whose payload is an item exactly as prepare_items built it (normalised, checked, scanned),
+    # with the content hash computed above
+    hashes = {i: chash for i, chash, _ in items}
+    vetted = {k: hashes[plan.op_items[k]] for k, op in enumerate(plan.ops)
               if isinstance(op, CreateOp) and op.record is prepared[plan.op_items[k]]}
     receipt = None
     if plan.ops:
         try:
             with tx.savepoint():
-                receipt = tx.apply(plan.batch(), gate=gate, vetted=vetted)
+                receipt = tx.apply(plan.batch(), gate=gate, vetted=vetted, verdict=plan.verdict)
         except AgentMemoryError as exc:
             if exc.op_index is None or not 0 <= exc.op_index < len(plan.op_items):
                 raise

@@ -224,7 +224,19 @@ PARAMS_OBJECT_RULE = "params must be a JSON object"
 @functools.cache
 def _required_members(model: type[BaseModel]) -> tuple[tuple[str, str], ...]:
     """``(name, rule when absent)`` of the members of ``model`` marked required although their Python
-    default is ``None`` (:func:`required_text`; pydantic does not know them required), in declaration order."""
+    default is ``None`` (:func:`required_text`; pydantic does not know them required), in declaration order.
+    Read from the model's fields once per model, not at every call."""
+    known = _REQUIRED.get(model)
+    if known is None:
+        known = _REQUIRED[model] = _read_required_members(model)
+    return known
+
+
+#: :func:`_required_members` by model (a model's fields are fixed once its class is built).
+_REQUIRED: dict[type[BaseModel], tuple[tuple[str, str], ...]] = {}
+
+
+def _read_required_members(model: type[BaseModel]) -> tuple[tuple[str, str], ...]:
     out = []
     for name, info in model.model_fields.items():
         mark = info.json_schema_extra.get(REQUIRED_MARK) if isinstance(info.json_schema_extra, dict) else None

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, ClassVar, Generic, TypeVar, cast
 
-from meta_memory.agent_memory.batch import BatchReceipt, StagedBatch
+from meta_memory.agent_memory.batch import BatchReceipt, GateVerdict, StagedBatch
 from meta_memory.agent_memory.erase import (
     MAX_ERASE_RECORDS,
     ErasedRecord,
@@ -278,20 +278,21 @@ def _encoded_details(audit: Sequence[AuditEntry]) -> list[str]:
 
 
 def insert_values(rec: MemoryRecord) -> tuple[Any, ...]:
-    """The values of :data:`INSERT_COLUMNS` for ``rec``."""
+    """The values of :data:`INSERT_COLUMNS` for ``rec`` (each enum's text read from the member's value
+    attribute: ``.value`` is a property, two Python calls at every read)."""
     kind, key = rec.scope.storage()
     return (
         rec.id,
         kind,
         key,
-        rec.kind.value,
+        rec.kind._value_,
         rec.title,
         rec.description,
         rec.body,
         _encoded_list(rec.tags),
         _encoded_json(rec.provenance),
-        rec.trust.value,
-        rec.status.kind.value,
+        rec.trust._value_,
+        rec.status.kind._value_,
         rec.status.detail,
         rec.supersedes,
         _encoded_list(rec.derived_from),
@@ -597,9 +598,9 @@ class SqlAgentMemoryStore(AgentMemoryStore, Generic[C]):
     # ----------------------------------------------------------------- batches
 
     def _apply_in_tx(self, conn: C, batch: StagedBatch, gate: WriteGate | None, token: str,
-                     vetted: Collection[int] = ()) -> BatchReceipt:
+                     vetted: Collection[int] = (), verdict: GateVerdict | None = None) -> BatchReceipt:
         now = self.clock.now_ms()
-        reason = batch.quarantine_reason(gate)
+        reason = batch.quarantine_reason(gate) if verdict is None else verdict.reason
         plan = plan_batch(batch, self._reader(conn, batch.realm), now_ms=now, quarantine_reason=reason,
                           vetted=vetted)
         planned: list[tuple[MemoryRecord, MemoryRecord | None]] = []

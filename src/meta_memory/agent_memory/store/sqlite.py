@@ -807,8 +807,15 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore[sqlite3.Connection]):
                 if db.writes % planner.CHECK_EVERY_WRITES == 0 and planner.stale(conn):
                     with self._begun(conn, db.path) as c:
                         planner.refresh(c)
-                with self._begun(conn, db.path) as c:
-                    yield c
+                self._begin(conn, db.path)  # as _begun, without a second generator around every write
+                try:
+                    yield conn
+                    conn.execute("COMMIT")
+                except BaseException as exc:
+                    failure = self._abort(conn, db.path, exc)
+                    if failure is None:
+                        raise
+                    raise failure from None
             else:
                 conn.execute("PRAGMA synchronous=NORMAL")
                 try:
@@ -865,20 +872,33 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore[sqlite3.Connection]):
         """One ``BEGIN IMMEDIATE`` transaction on ``conn`` (the writer of database ``path``): committed when
         the block ends, rolled back on anything raised. A full disk is refused as ``disk_full`` naming the
         disk, a damaged database as ``corrupt``, any other SQLite error as ``io``."""
-        try:
-            self._retry_locked(lambda: conn.execute("BEGIN IMMEDIATE"))
-        except sqlite3.Error as exc:
-            raise self._write_error(path, exc, "cannot begin write transaction") from None
+        self._begin(conn, path)
         try:
             yield conn
             conn.execute("COMMIT")
         except BaseException as exc:
-            if conn.in_transaction:  # SQLite has already rolled back after some errors (a full disk)
-                with contextlib.suppress(sqlite3.Error):
-                    conn.execute("ROLLBACK")
-            if isinstance(exc, sqlite3.Error):
-                raise self._write_error(path, exc, "write failed") from None
-            raise
+            failure = self._abort(conn, path, exc)
+            if failure is None:
+                raise
+            raise failure from None
+
+    def _begin(self, conn: sqlite3.Connection, path: Path | None) -> None:
+        """``BEGIN IMMEDIATE`` on ``conn``, retried while another connection holds the write lock (up to
+        the busy timeout); a failure is raised as :meth:`_write_error` names it."""
+        try:
+            self._retry_locked(lambda: conn.execute("BEGIN IMMEDIATE"))
+        except sqlite3.Error as exc:
+            raise self._write_error(path, exc, "cannot begin write transaction") from None
+
+    def _abort(self, conn: sqlite3.Connection, path: Path | None, exc: BaseException) -> AgentMemoryError | None:
+        """Roll back the transaction ``exc`` ended (when SQLite has not already: it does after some errors,
+        a full disk). Returns the error to raise for a SQLite error, ``None`` to raise ``exc`` itself."""
+        if conn.in_transaction:
+            with contextlib.suppress(sqlite3.Error):
+                conn.execute("ROLLBACK")
+        if isinstance(exc, sqlite3.Error):
+            return self._write_error(path, exc, "write failed")
+        return None
 
     def _write_error(self, path: Path | None, exc: sqlite3.Error, what: str) -> AgentMemoryError:
         if path is not None and is_corrupt(exc):
@@ -1002,10 +1022,13 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore[sqlite3.Connection]):
     def _write_conn(self, realm: str) -> Iterator[sqlite3.Connection]:
         """A validated write's transaction (see :meth:`SqlAgentMemoryStore._write_conn`): opens (creating,
         under ``max_realms``) the realm's database."""
-        with self._using(realm, create=True) as db:
-            assert db is not None
+        db = self._acquire(realm, create=True)  # as _using(realm, create=True): one generator fewer a write
+        assert db is not None
+        try:
             with self._writing(db) as conn:
                 yield conn
+        finally:
+            self._release(db)
 
     # ================================================================ row primitives (see SqlAgentMemoryStore)
 

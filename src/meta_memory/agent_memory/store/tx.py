@@ -23,7 +23,7 @@ import json
 from collections.abc import Collection, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from meta_memory.agent_memory.batch import BatchReceipt, StagedBatch
+from meta_memory.agent_memory.batch import BatchReceipt, GateVerdict, StagedBatch
 from meta_memory.agent_memory.erase import Erasure
 from meta_memory.agent_memory.hashing import mint_token
 from meta_memory.agent_memory.model import MemoryRecord, Scope
@@ -213,18 +213,20 @@ class WriteTx(ReadTx):
         return self._store._expired_records(self._sql.conn, self.realm, self.now_ms, limit)
 
     def apply(self, batch: StagedBatch, *, gate: WriteGate | None = None, token: str | None = None,
-              vetted: Collection[int] = ()) -> BatchReceipt:
+              vetted: Collection[int] = (), verdict: GateVerdict | None = None) -> BatchReceipt:
         """Validate and apply ``batch`` in this transaction (no default gate: pass one explicitly);
         audit token ``token`` (default a new ``direct-...``). ``vetted``: the create ops whose payloads
         :func:`~meta_memory.agent_memory.writes.prepare_items` (or a single remember's
         :func:`~meta_memory.agent_memory.writes.app_record`) built, by index (see
-        :func:`~meta_memory.agent_memory.validator.plan_batch`).
+        :func:`~meta_memory.agent_memory.validator.plan_batch`). ``verdict``: ``gate``'s answer for this
+        very batch when the caller already asked it (:func:`~meta_memory.agent_memory.writes.plan_remember`);
+        ``None`` asks the gate here.
 
         A batch of another realm -> ``AgentMemoryError("scope_not_writable", ...)``; the validator's
         refusals as :func:`~meta_memory.agent_memory.record_writes.apply_batch`.
         """
         self._check_realm(batch)
-        return self._store._apply_in_tx(self._sql.conn, batch, gate, token or mint_token("direct"), vetted)
+        return self._store._apply_in_tx(self._sql.conn, batch, gate, token or mint_token("direct"), vetted, verdict)
 
     def stage(self, batch: StagedBatch) -> str:
         """Validate ``batch`` (without a gate) and keep it uncommitted in ``stage``; returns its
