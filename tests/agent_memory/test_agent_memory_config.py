@@ -30,6 +30,7 @@ def test_defaults() -> None:
         "per_turn_injection": "budgeted",
         "defang_inbound": True,
         "llm_writes": "observed",
+        "shared_key_taint": "any",
         "recorder_tool": True,
         "operator_scope": "off",
         "content_trust": {"trusted_mcp_servers": (), "untrusted_tools": (), "trusted_tools": (), "default": "trusted",
