@@ -13,6 +13,8 @@ quiet for a few seconds (an idle fleet), then times ``meta/memory/panel/records`
 ``realm``), the page after it (its ``next_cursor``), and the first page of one realm, for the access-free
 caller. ``first_s`` is the first every-realm call after the wait; the other figures are medians of
 ``--pages`` calls: ``wall_s`` (elapsed) and ``cpu_s`` (this thread's CPU time: every read runs on it).
+``search_page_wall_s`` is the first page of a search for a word no record holds (every realm must be
+read to prove it empty), ``search_walk_*`` the pages and time of its whole walk (``next_cursor`` to the end).
 
 Each realm count has a store of its own (``DIR/<count>``). With ``--root`` the realms written stay in ``DIR``,
 and a later run on it writes only the realms missing (so runs of two versions can share them).
@@ -54,8 +56,21 @@ def _timed(call: Callable[[], Any], pages: int) -> tuple[float, float]:
     return statistics.median(walls), statistics.median(cpus)
 
 
-def _listing(service: PanelService, realm: str | None, cursor: Any = None) -> dict[str, Any]:
-    return service.records(realm=realm, scope_kind=None, scope_key=None, status=None, limit=50, cursor=cursor)
+def _listing(service: PanelService, realm: str | None, cursor: Any = None, terms: tuple[str, ...] = ()) -> dict[str, Any]:
+    return service.records(realm=realm, scope_kind=None, scope_key=None, status=None, limit=50, cursor=cursor,
+                           terms=terms)
+
+
+def _search_walk(service: PanelService) -> tuple[int, float]:
+    """``(pages, wall seconds)`` of the whole every-realm walk of a search for a word no record holds."""
+    started, pages, cursor = time.perf_counter(), 0, None
+    while True:
+        page = _listing(service, None, cursor, ("walnut",))
+        pages += 1
+        assert not page["records"], "no record holds the word"
+        if page["next_cursor"] is None:
+            return pages, time.perf_counter() - started
+        cursor = parse_cursor(page["next_cursor"])
 
 
 def run(root: Path, counts: list[int], pages: int) -> None:
@@ -85,9 +100,13 @@ def _measure(root: Path, n: int, pages: int) -> None:
         all_wall, all_cpu = _timed(lambda: _listing(service, None), pages)
         next_wall, next_cpu = _timed(lambda: _listing(service, None, after), pages)
         one_wall, one_cpu = _timed(lambda: _listing(service, "r0"), pages)
+        search_wall, _ = _timed(lambda: _listing(service, None, terms=("walnut",)), pages)
+        walk_pages, walk_wall = _search_walk(service)
         print(f"realms={n} first_s={first_s:.3f} all_wall_s={all_wall:.3f} all_cpu_s={all_cpu:.3f} "
               f"next_wall_s={next_wall:.3f} next_cpu_s={next_cpu:.3f} "
-              f"one_realm_wall_s={one_wall:.4f} one_realm_cpu_s={one_cpu:.4f}", flush=True)
+              f"one_realm_wall_s={one_wall:.4f} one_realm_cpu_s={one_cpu:.4f} "
+              f"search_page_wall_s={search_wall:.3f} search_walk_pages={walk_pages} "
+              f"search_walk_wall_s={walk_wall:.3f}", flush=True)
     finally:
         store.close()
 

@@ -154,3 +154,53 @@ def test_an_empty_realm_is_never_read() -> None:
     page = page_records(stores, readable, 5, key=key, heads={r: s.head(16) for r, s in stores.items()})
     assert [x.memory_id for _, x in page.rows] == ["y"] and page.next_cursor is None
     assert stores["a"].calls == 0
+
+
+@settings(max_examples=300, deadline=None)
+@given(fleets(), st.integers(1, 6), st.integers(1, 7), st.integers(1, 3), st.booleans())
+def test_a_bound_on_realm_reads_ends_pages_early_and_loses_no_row(rows: dict[str, list[Row]], limit: int, keep: int,
+                                                                  max_reads: int, stop_empty: bool) -> None:
+    plain = [p for page in walk({r: Store(rows[r]) for r in REALMS}, limit, lambda: None) for p in page.rows]
+    stores = {r: Store(rows[r]) for r in REALMS}
+    cursor: Cursor | None = None
+    listed: list[tuple[str, Row]] = []
+    for _ in range(1000):
+        for s in stores.values():
+            s.calls = 0
+        page = page_records(stores, readable, limit, cursor, key=key, max_reads=max_reads, stop_empty=stop_empty,
+                            heads={r: s.head(keep) for r, s in stores.items()})
+        listed += page.rows
+        if not stop_empty:  # every cursor names a row a page showed
+            assert page.rows or page.next_cursor is None
+        assert len(page.rows) <= limit or len({key(x) for _, x in page.rows[limit - 1:]}) == 1
+        if page.next_cursor is None:
+            break
+        following = parse_cursor(page.next_cursor)
+        assert cursor is None or following < cursor, "every page moves the walk on"
+        if page.rows:
+            assert page.next_cursor == key(page.rows[-1][1]).encode()
+        cursor = following
+    else:
+        raise AssertionError("walk did not end")
+    assert listed == plain  # every readable row once, in order
+
+
+def test_a_page_stopped_short_of_a_realm_resumes_above_it() -> None:
+    stores = {f"r{i}": Store([Row(f"m{i}", 10 - i, readable=False)]) for i in range(4)}
+    stores["r4"] = Store([Row("m4", 1)])
+    heads = {r: s.head(16) for r, s in stores.items()}
+    first = page_records(stores, readable, 5, key=key, heads=heads, max_reads=2)
+    assert first.rows == [] and first.next_cursor == "8:m2~"  # r0 and r1 read, r2 not
+    assert [s.calls for s in stores.values()] == [1, 1, 0, 0, 0]
+    second = page_records(stores, readable, 5, parse_cursor(first.next_cursor), key=key, heads=heads, max_reads=2)
+    assert second.rows == [] and second.next_cursor == "1:m4~"
+    third = page_records(stores, readable, 5, parse_cursor(second.next_cursor), key=key, heads=heads, max_reads=2)
+    assert [(r, x.memory_id) for r, x in third.rows] == [("r4", "m4")] and third.next_cursor is None
+
+
+def test_a_page_that_may_not_stop_empty_reads_on_to_its_first_row() -> None:
+    stores = {f"r{i}": Store([Row(f"m{i}", 10 - i, readable=False)]) for i in range(4)}
+    stores["r4"] = Store([Row("m4", 1), Row("m5", 0)])
+    heads = {r: s.head(16) for r, s in stores.items()}
+    page = page_records(stores, readable, 1, key=key, heads=heads, max_reads=2, stop_empty=False)
+    assert [(r, x.memory_id) for r, x in page.rows] == [("r4", "m4")] and page.next_cursor == "1:m4"

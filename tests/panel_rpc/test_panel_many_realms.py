@@ -3,7 +3,8 @@
 One listing across every realm, newest updated first: walked page by page with ``next_cursor`` it lists
 every record once, in order, and a record written after the realms went quiet leads the next walk. A caller
 whose grants reach one identity of one realm lists that identity's rows only, and no realm list or cursor
-of its answers names another realm or another realm's row.
+of its answers names another realm or another realm's row. A filtered listing that matches rows in few realms
+ends its pages early once they have read many realms, and its walk still lists every match.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from meta_memory.panel.paging import MAX_REALM_READS
 from support import GatewayProcess, access_toml, start_gateway, write_config
 
 pytestmark = pytest.mark.gateway
@@ -78,9 +80,11 @@ def _check_walk(pages: list[dict[str, Any]], limit: int) -> list[tuple[int, str,
     assert keys == sorted(keys, reverse=True), "newest updated first, across every realm and page"
     for page in pages:
         assert len(page["records"]) <= limit
-        if page["next_cursor"] is not None:
+        if page["next_cursor"] is not None and page["records"]:
             last = page["records"][-1]
             assert page["next_cursor"] == f"{last['updated_at_ms']}:{last['id']}"
+        elif page["next_cursor"] is not None:  # a page that stopped short of reading more realms
+            assert page["next_cursor"].endswith("~")
     return rows
 
 
@@ -109,8 +113,11 @@ def test_filters_hold_across_every_realm(fleet: tuple[GatewayProcess, dict[tuple
     gw, written = fleet
     lead = _check_walk(_walk(gw, ADMIN, 9, identity="lead:main"), 9)
     assert {(realm, mid) for _, mid, realm in lead} == {k for k, who in written.items() if who == "lead:main"}
-    found = _check_walk(_walk(gw, ADMIN, 50, query="r251 keeps"), 50)
-    assert [realm for _, _, realm in found] == ["r251"]
+    pages = _walk(gw, ADMIN, 50, query="r251 keeps")
+    assert [realm for _, _, realm in _check_walk(pages, 50)] == ["r251"]
+    # a page starts reading at most MAX_REALM_READS realms, then ends with a cursor that resumes it
+    assert len(pages) > len(REALMS) // MAX_REALM_READS
+    assert all(p["realms"] == sorted(REALMS) for p in pages)
     assert _walk(gw, ADMIN, 50, status="quarantined")[0]["records"] == []
 
 

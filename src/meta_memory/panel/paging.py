@@ -31,7 +31,9 @@ Guarantee of a walk (first page, then each ``next_cursor`` until ``None``)
       it (a fresh walk shows them), and a row whose readability changes is
       judged when its page is cut;
     * ``next_cursor`` is ``None`` exactly when no readable row follows the
-      page's last row at the time the page is cut.
+      page's last row at the time the page is cut; with ``max_reads`` a page
+      may also end early, with a ``next_cursor`` that resumes it (see
+      :func:`page_records`).
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ from .cursor import Cursor
 __all__ = [
     "DEFAULT_LIMIT",
     "MAX_LIMIT",
+    "MAX_REALM_READS",
     "Page",
     "RealmHead",
     "RowSource",
@@ -61,6 +64,9 @@ __all__ = [
 
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 200
+#: Most realms one page of the every-realm record listing starts reading (``max_reads`` of
+#: :func:`page_records`): past it the page ends early, with a ``next_cursor`` that resumes it.
+MAX_REALM_READS = 200
 
 Row = TypeVar("Row")
 
@@ -245,6 +251,8 @@ def page_records(
     key: Callable[[Row], Cursor] = default_key,
     max_batch: int = 1000,
     heads: Mapping[str, RealmHead] | None = None,
+    max_reads: int | None = None,
+    stop_empty: bool = True,
 ) -> Page[Row]:
     """Cut one page of the listing (see the module docstring for order and guarantee).
 
@@ -260,6 +268,14 @@ def page_records(
     rows; so a page reads the realms that can hold its rows (and the one holding the row after them), not
     every realm. A realm without an entry is asked as before. A realm's rows newer than its head (written
     meanwhile) are left out of this walk, as rows written in front of the cursor are.
+
+    ``max_reads`` (with ``heads``) bounds how many realms one page starts reading: when the next row could
+    come from one more realm past it, the page ends there, with fewer rows than ``limit`` (none, perhaps)
+    and a ``next_cursor`` that resumes the listing exactly where it stopped: its last row's key, or, for a
+    page without rows, the position above the realm it did not read (``"<ms>:<id>~"``). Every row is
+    still listed once, in order, by the walk. A page that could not move past ``cursor`` without it reads
+    on (so a walk always ends), and so does a page without rows when ``stop_empty`` is false (its cursor
+    would name a row no page showed: under access control, a row the caller may not read).
 
     Raises :class:`StalledCursor` when a source returns a row or a ``next_cursor``
     that does not move past the cursor it was given, more rows than asked, or a
@@ -288,21 +304,31 @@ def page_records(
                 heap.append((_Newest(first[0]), 1, index, stream))
     heapq.heapify(heap)
 
+    rows: list[tuple[str, Row]] = []
+    reads = 0
+    stopped: list[Cursor] = []  # the position above the realm the page stopped short of reading
+
     def best() -> _RealmStream[Row] | None:
-        """The stream holding the next row of the listing (reading the realms above it first)."""
+        """The stream holding the next row of the listing (reading the realms above it first); ``None`` at
+        the end, or when ``max_reads`` stops the page (``stopped`` then holds where)."""
+        nonlocal reads
         while heap:
-            _, ready, index, stream = heap[0]
+            top, ready, index, stream = heap[0]
             if ready:
                 return stream
+            if (max_reads is not None and reads >= max_reads and (cursor is None or top.key < cursor)
+                    and (rows or stop_empty)):
+                stopped.append(top.key)
+                return None
+            reads += 1
             heapq.heappop(heap)
             first = stream.peek()
             if first is not None:
                 heapq.heappush(heap, (_Newest(first[0]), 1, index, stream))
         return None
 
-    rows: list[tuple[str, Row]] = []
     last: Cursor | None = None
-    while True:
+    while not stopped:
         chosen = best()
         if chosen is None:
             break
@@ -316,9 +342,12 @@ def page_records(
         following = chosen.peek()
         if following is not None:
             heapq.heappush(heap, (_Newest(following[0]), 1, index, chosen))
-    more = best() is not None
+    more = bool(stopped)
+    if not more:
+        more = best() is not None or bool(stopped)  # stopped at max_reads: more rows may follow
+    resume = last if last is not None else (stopped[0] if stopped else None)
     fetches = sum(s.fetches for s in streams)
-    return Page(rows=rows, next_cursor=last.encode() if more and last is not None else None, fetches=fetches)
+    return Page(rows=rows, next_cursor=resume.encode() if more and resume is not None else None, fetches=fetches)
 
 
 def limit_then_filter(rows: Sequence[Row], limit: int, readable: Callable[[Row], bool]) -> list[Row]:

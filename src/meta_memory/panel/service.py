@@ -39,7 +39,7 @@ from typing import Any, Generic, TypeVar
 
 from ..errors import AgentMemoryError, RecordNotFound
 from .cursor import Cursor
-from .paging import RealmHead, RowSource, SourcePage, limit_then_filter, page_records
+from .paging import MAX_REALM_READS, RealmHead, RowSource, SourcePage, limit_then_filter, page_records
 from .store import (
     MemoryPanelStore,
     PromotionRow,
@@ -254,7 +254,11 @@ class PanelService:
         <meta_memory.panel.store.SqlitePanelStore.realm_heads>`) gives each realm's newest keys and the realms
         that cannot be read (``skipped_realms``) in one pass, and the page reads only the realms that can hold
         its rows (:func:`~meta_memory.panel.paging.page_records`); each realm's filters are worked out when it
-        is first read.
+        is first read. A page starts reading at most :data:`~meta_memory.panel.paging.MAX_REALM_READS` realms:
+        past them it ends early (filters that match rows in few realms), fewer rows than ``limit`` and a
+        ``next_cursor`` that resumes where it stopped: its last row, or, without access control, for a page
+        without rows, the position above the realm it did not read (``"<ms>:<id>~"``). Under access control a
+        page without rows reads on instead, so no cursor names a row the caller may not read.
         """
         heads: dict[str, RealmHead] | None = None
         realm_heads = getattr(self.store, "realm_heads", None)  # an embedder's store may not have it
@@ -270,7 +274,8 @@ class PanelService:
                 x, scope_kind, scope_key, status, terms)))
             for r in served.realms
         }
-        page = page_records(sources, lambda r, row: self._record_visible(r, row), limit, cursor, heads=heads)
+        page = page_records(sources, lambda r, row: self._record_visible(r, row), limit, cursor, heads=heads,
+                            max_reads=MAX_REALM_READS if heads is not None else None, stop_empty=not self._enforced)
         return {
             "records": [self.vis.record_json(r, row.listing_json()) for r, row in page.rows if r not in served.dropped],
             "next_cursor": page.next_cursor,
