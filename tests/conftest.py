@@ -110,6 +110,7 @@ SLOW_MODULES = (
     "mcp/test_mcp_realm.py",
     "mcp/test_mcp_token.py",
     "observability/test_log_lines.py",
+    "panel_rpc/test_panel_many_realms.py",
     "panel_rpc/test_panel_properties.py",
     "panel_rpc/test_panel_rules.py",
     "portability/test_export_url.py",

@@ -10,6 +10,9 @@ is refused.
 
 The pager is pure: each realm is a :class:`RowSource` (the store's
 ``records_page`` with the request's filters bound), visibility is a predicate.
+Given each realm's newest keys (:class:`RealmHead`), it merges the realms newest
+first and reads a realm only once its rows can come next, so a page of the
+every-realm listing reads the realms holding its rows and the next one, not every realm.
 
 Order
     ``(updated_at_ms DESC, memory_id DESC)``, ties of the same key across realms
@@ -28,11 +31,14 @@ Guarantee of a walk (first page, then each ``next_cursor`` until ``None``)
       it (a fresh walk shows them), and a row whose readability changes is
       judged when its page is cut;
     * ``next_cursor`` is ``None`` exactly when no readable row follows the
-      page's last row at the time the page is cut.
+      page's last row at the time the page is cut; with ``max_reads`` a page
+      may also end early, with a ``next_cursor`` that resumes it (see
+      :func:`page_records`).
 """
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar
@@ -43,10 +49,13 @@ from .cursor import Cursor
 __all__ = [
     "DEFAULT_LIMIT",
     "MAX_LIMIT",
+    "MAX_REALM_READS",
     "Page",
+    "RealmHead",
     "RowSource",
     "SourcePage",
     "StalledCursor",
+    "bound_above",
     "default_key",
     "limit_then_filter",
     "page_records",
@@ -55,6 +64,9 @@ __all__ = [
 
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 200
+#: Most realms one page of the every-realm record listing starts reading (``max_reads`` of
+#: :func:`page_records`): past it the page ends early, with a ``next_cursor`` that resumes it.
+MAX_REALM_READS = 200
 
 Row = TypeVar("Row")
 
@@ -188,6 +200,49 @@ class _RealmStream(Generic[Row]):
         return item
 
 
+def bound_above(head: Cursor) -> Cursor:
+    """A position above ``head`` in listing order (``"<ms>:<id>~"``): reading strictly after it returns ``head``
+    and every row after it. Used as the start of a realm whose newest row is ``head``: a row between the two
+    would be newer than ``head``, written after it was read."""
+    return Cursor(head.updated_at_ms, head.memory_id + "~")
+
+
+@dataclass(frozen=True)
+class RealmHead:
+    """What a listing knows of one realm's rows without reading them: ``keys``, the keys of its newest rows of
+    any status, newest first (as they were when read), and ``complete``: whether those are all its rows."""
+
+    keys: tuple[Cursor, ...]
+    complete: bool
+
+    def start(self, cursor: Cursor | None) -> tuple[bool, Cursor | None]:
+        """``(listed, after)`` for a page resuming after ``cursor``: whether the realm can hold a row of it, and
+        the position to read it from (no row of the realm lies between ``after`` and its first row after
+        ``cursor``, or ``after`` is ``cursor``)."""
+        for k in self.keys:
+            if cursor is None or k < cursor:
+                above = bound_above(k)
+                return True, above if cursor is None or above < cursor else cursor
+        if self.complete:
+            return False, None
+        return True, cursor
+
+
+class _Newest:
+    """A heap entry's order: the greatest :class:`Cursor` first."""
+
+    __slots__ = ("key",)
+
+    def __init__(self, key: Cursor) -> None:
+        self.key = key
+
+    def __lt__(self, other: _Newest) -> bool:
+        return other.key < self.key
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Newest) and other.key == self.key
+
+
 def page_records(
     sources: Mapping[str, RowSource[Row]],
     readable: Callable[[str, Row], bool],
@@ -195,6 +250,9 @@ def page_records(
     cursor: Cursor | None = None,
     key: Callable[[Row], Cursor] = default_key,
     max_batch: int = 1000,
+    heads: Mapping[str, RealmHead] | None = None,
+    max_reads: int | None = None,
+    stop_empty: bool = True,
 ) -> Page[Row]:
     """Cut one page of the listing (see the module docstring for order and guarantee).
 
@@ -204,41 +262,92 @@ def page_records(
     param. Each source is asked for ``limit + 1`` rows first, then for doubling
     batches (capped at ``max_batch``) while its rows are unreadable.
 
+    ``heads`` (optional) maps a realm to its :class:`RealmHead` (the keys of its newest rows, read when the
+    page is cut). A realm with a head is asked for rows only once every row the page has taken is newer
+    than the first of those keys after ``cursor``, and not at all when it has none and they are all its
+    rows; so a page reads the realms that can hold its rows (and the one holding the row after them), not
+    every realm. A realm without an entry is asked as before. A realm's rows newer than its head (written
+    meanwhile) are left out of this walk, as rows written in front of the cursor are.
+
+    ``max_reads`` (with ``heads``) bounds how many realms one page starts reading: when the next row could
+    come from one more realm past it, the page ends there, with fewer rows than ``limit`` (none, perhaps)
+    and a ``next_cursor`` that resumes the listing exactly where it stopped: its last row's key, or, for a
+    page without rows, the position above the realm it did not read (``"<ms>:<id>~"``). Every row is
+    still listed once, in order, by the walk. A page that could not move past ``cursor`` without it reads
+    on (so a walk always ends), and so does a page without rows when ``stop_empty`` is false (its cursor
+    would name a row no page showed: under access control, a row the caller may not read).
+
     Raises :class:`StalledCursor` when a source returns a row or a ``next_cursor``
     that does not move past the cursor it was given, more rows than asked, or a
     ``next_cursor`` before its own last row; ``ValueError`` for ``limit < 1``.
     """
     if limit < 1:
         raise ValueError("limit must be at least 1")
-    streams = [
-        _RealmStream(realm, source, cursor, readable, key, limit + 1, max(max_batch, limit + 1))
-        for realm, source in sources.items()
-    ]
+    streams: list[_RealmStream[Row]] = []
+    # (order, 0 = not yet read / 1 = its next readable row, realm order, stream): the newest first; a realm
+    # not yet read sorts by the position above its rows (its ``after``), so it is read before any row older
+    heap: list[tuple[_Newest, int, int, _RealmStream[Row]]] = []
+    for realm, source in sources.items():
+        after = cursor
+        if heads is not None and realm in heads:
+            listed, after = heads[realm].start(cursor)
+            if not listed:
+                continue
+        stream = _RealmStream(realm, source, after, readable, key, limit + 1, max(max_batch, limit + 1))
+        index = len(streams)
+        streams.append(stream)
+        if heads is not None and realm in heads and after is not None:
+            heap.append((_Newest(after), 0, index, stream))
+        else:
+            first = stream.peek()
+            if first is not None:
+                heap.append((_Newest(first[0]), 1, index, stream))
+    heapq.heapify(heap)
+
     rows: list[tuple[str, Row]] = []
-    last: Cursor | None = None
+    reads = 0
+    stopped: list[Cursor] = []  # the position above the realm the page stopped short of reading
 
     def best() -> _RealmStream[Row] | None:
-        chosen: _RealmStream[Row] | None = None
-        chosen_key: Cursor | None = None
-        for stream in streams:
-            head = stream.peek()
-            if head is not None and (chosen_key is None or chosen_key < head[0]):
-                chosen, chosen_key = stream, head[0]
-        return chosen
+        """The stream holding the next row of the listing (reading the realms above it first); ``None`` at
+        the end, or when ``max_reads`` stops the page (``stopped`` then holds where)."""
+        nonlocal reads
+        while heap:
+            top, ready, index, stream = heap[0]
+            if ready:
+                return stream
+            if (max_reads is not None and reads >= max_reads and (cursor is None or top.key < cursor)
+                    and (rows or stop_empty)):
+                stopped.append(top.key)
+                return None
+            reads += 1
+            heapq.heappop(heap)
+            first = stream.peek()
+            if first is not None:
+                heapq.heappush(heap, (_Newest(first[0]), 1, index, stream))
+        return None
 
-    while True:
-        stream = best()
-        if stream is None:
+    last: Cursor | None = None
+    while not stopped:
+        chosen = best()
+        if chosen is None:
             break
-        head_key = stream.peek()[0]  # type: ignore[index]
+        head_key = chosen.peek()[0]  # type: ignore[index]
         if len(rows) >= limit and head_key != last:
             break
-        k, row = stream.pop()
-        rows.append((stream.realm, row))
+        _, _, index, _ = heapq.heappop(heap)
+        k, row = chosen.pop()
+        rows.append((chosen.realm, row))
         last = k
-    more = any(s.peek() is not None for s in streams)
+        following = chosen.peek()
+        if following is not None:
+            heapq.heappush(heap, (_Newest(following[0]), 1, index, chosen))
+    more = bool(stopped)
+    if not more:
+        more = best() is not None or bool(stopped)  # stopped at max_reads: more rows may follow
+    resume = last if last is not None else (stopped[0] if stopped else None)
     fetches = sum(s.fetches for s in streams)
-    return Page(rows=rows, next_cursor=last.encode() if more and last is not None else None, fetches=fetches)
+    return Page(rows=rows, next_cursor=resume.encode() if more and resume is not None else None, fetches=fetches)
 
 
 def limit_then_filter(rows: Sequence[Row], limit: int, readable: Callable[[Row], bool]) -> list[Row]:

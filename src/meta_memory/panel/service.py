@@ -39,7 +39,7 @@ from typing import Any, Generic, TypeVar
 
 from ..errors import AgentMemoryError, RecordNotFound
 from .cursor import Cursor
-from .paging import RowSource, SourcePage, limit_then_filter, page_records
+from .paging import MAX_REALM_READS, RealmHead, RowSource, SourcePage, limit_then_filter, page_records
 from .store import (
     MemoryPanelStore,
     PromotionRow,
@@ -144,6 +144,25 @@ class _GuardedSource(Generic[R]):
             return SourcePage([], None)
 
 
+class _LazyRecords:
+    """One realm's record listing as a :class:`RowSource`, its filters worked out (under access control: the
+    caller's readable scopes of the realm, a read of it) when it is first asked for rows, so a realm the page
+    never reaches is never read."""
+
+    __slots__ = ("store", "realm", "make_filters", "filters")
+
+    def __init__(self, store: MemoryPanelStore, realm: str, make_filters: Callable[[str], RecordFilters]) -> None:
+        self.store = store
+        self.realm = realm
+        self.make_filters = make_filters
+        self.filters: RecordFilters | None = None
+
+    def __call__(self, after: Cursor | None, limit: int) -> SourcePage[RecordRow]:
+        if self.filters is None:
+            self.filters = self.make_filters(self.realm)
+        return self.store.records_page(self.realm, self.filters, after, limit)
+
+
 def _merge(per_realm: Iterable[Sequence[T]], key: Callable[[T], Any], limit: int) -> list[T]:
     """Merge realm listings newest first (stable: realm order breaks ties) and keep ``limit`` rows."""
     rows = [row for rows in per_realm for row in rows]
@@ -230,11 +249,33 @@ class PanelService:
         row the caller may not read (how long a search takes does not depend on them); every row
         is still judged here, so a store that ignores them lists the same page. Raises ``StalledCursor`` (-32040) for a
         store whose cursor does not move.
+
+        Without ``realm``, a store with ``realm_heads`` (:meth:`SqlitePanelStore.realm_heads
+        <meta_memory.panel.store.SqlitePanelStore.realm_heads>`) gives each realm's newest keys and the realms
+        that cannot be read (``skipped_realms``) in one pass, and the page reads only the realms that can hold
+        its rows (:func:`~meta_memory.panel.paging.page_records`); each realm's filters are worked out when it
+        is first read. A page starts reading at most :data:`~meta_memory.panel.paging.MAX_REALM_READS` realms:
+        past them it ends early (filters that match rows in few realms), fewer rows than ``limit`` and a
+        ``next_cursor`` that resumes where it stopped: its last row, or, without access control, for a page
+        without rows, the position above the realm it did not read (``"<ms>:<id>~"``). Under access control a
+        page without rows reads on instead, so no cursor names a row the caller may not read.
         """
-        served = self._served(realm)
-        filters = served.each(lambda r: self._record_filters(r, scope_kind, scope_key, status, terms))
-        sources = {r: served.source(r, partial(self.store.records_page, r, f)) for r, f in filters.items()}
-        page = page_records(sources, lambda r, row: self._record_visible(r, row), limit, cursor)
+        heads: dict[str, RealmHead] | None = None
+        realm_heads = getattr(self.store, "realm_heads", None)  # an embedder's store may not have it
+        if realm is None and realm_heads is not None:
+            realms = self.realms(None)
+            heads, problems = realm_heads(realms)
+            served = _Served(None, [r for r in realms if r not in problems],
+                             [_skip_entry(r, problems[r]) for r in realms if r in problems])
+        else:
+            served = self._served(realm)
+        sources = {
+            r: served.source(r, _LazyRecords(self.store, r, lambda x: self._record_filters(
+                x, scope_kind, scope_key, status, terms)))
+            for r in served.realms
+        }
+        page = page_records(sources, lambda r, row: self._record_visible(r, row), limit, cursor, heads=heads,
+                            max_reads=MAX_REALM_READS if heads is not None else None, stop_empty=not self._enforced)
         return {
             "records": [self.vis.record_json(r, row.listing_json()) for r, row in page.rows if r not in served.dropped],
             "next_cursor": page.next_cursor,

@@ -25,9 +25,11 @@ any other gateway of the same database.
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from ..agent_memory.store.base import AgentMemoryStore
 from ..agent_memory.store.panel_reads import (
@@ -49,8 +51,12 @@ from ..agent_memory.store.tables import (
 )
 from ..errors import AgentMemoryError
 from ..limits import RETENTION_FLOOR_BYTES, RETENTION_FLOOR_RECORDS
+from ..storage.integrity import FileSignature, signature
 from .cursor import Cursor
-from .paging import SourcePage
+from .paging import RealmHead, SourcePage
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..agent_memory.store.sqlite import SqliteAgentMemoryStore
 
 __all__ = [
     "DEFAULT_FLOOR_BYTES",
@@ -518,9 +524,77 @@ class SqlPanelStore(PanelStoreDefaults):
             return tx.proposals.scopes(wanted)
 
 
+#: How many newest record keys of each realm the every-realm listing keeps (so its first pages, and a realm
+#: with no more records than this, are cut without reading the realms that cannot hold their rows).
+HEAD_KEYS = 16
+#: A realm's newest record keys are kept only when its database files were last written at least this long
+#: before the key was read (ns): a later write, from this process or another, then moves their modification
+#: time past the kept one, however coarse the file system's clock.
+HEAD_QUIET_NS = 2_000_000_000
+
+
 class SqlitePanelStore(SqlPanelStore):
     """:class:`SqlPanelStore` as wired for the bundled SQLite store (one WAL snapshot per read; realms
-    without a database file are never opened)."""
+    without a database file are never opened).
+
+    It also answers :meth:`realm_heads`: each realm's newest record keys, kept in memory with the
+    :class:`~meta_memory.storage.integrity.FileSignature` of its database files (size, modification time
+    and inode of the file and its ``-wal``) when they were read, and read again once either changes, so
+    the listing of every realm reads only the realms that can hold its page's rows.
+    """
+
+    def __init__(self, store: SqliteAgentMemoryStore, floors: StoreFloors | None = None) -> None:
+        super().__init__(store, floors)
+        self._sqlite = store
+        self._heads: dict[str, tuple[FileSignature, RealmHead]] = {}
+        self._heads_lock = threading.Lock()
+
+    def realm_heads(self, realms: Sequence[str]) -> tuple[dict[str, RealmHead], dict[str, AgentMemoryError]]:
+        """``(heads, problems)``: each realm's :class:`~meta_memory.panel.paging.RealmHead` (the keys
+        ``(updated_at_ms, memory_id)`` of its :data:`HEAD_KEYS` newest records, any status), and, for a realm
+        that cannot be read now, the refusal a read of it gets instead (``realm_problem``: a damaged
+        database, a file that cannot be opened, a name that breaks the realm-name rule). A realm whose files
+        did not change since its keys were read costs a ``stat`` of them; any other is opened and its newest
+        keys read (one index range)."""
+        files = self._sqlite.realm_files()
+        heads: dict[str, RealmHead] = {}
+        problems: dict[str, AgentMemoryError] = {}
+        with self._heads_lock:
+            kept = dict(self._heads)
+        for realm in realms:
+            path = files.get(realm)
+            before = signature(path) if path is not None else None
+            known = kept.get(realm)
+            if before is not None and known is not None and known[0] == before:
+                heads[realm] = known[1]
+                continue
+            now_ns = time.time_ns()
+            problem = self.store.realm_problem(realm)
+            if problem is None:
+                try:
+                    with self.store.snapshot(realm) as tx:
+                        rows, more = tx.panel.records_page(RecordFilters(), None, HEAD_KEYS)
+                except AgentMemoryError as exc:
+                    if exc.reason != "corrupt":
+                        raise
+                    problem = exc
+            if problem is not None:
+                problems[realm] = problem
+                continue
+            head = RealmHead(tuple(Cursor(r.updated_at_ms, r.memory_id) for r in rows), not more)
+            heads[realm] = head
+            if before is not None and _quiet_since(before, now_ns - HEAD_QUIET_NS):
+                kept[realm] = (before, head)
+            else:
+                kept.pop(realm, None)
+        with self._heads_lock:
+            self._heads = {r: v for r, v in kept.items() if r in files}
+        return heads, problems
+
+
+def _quiet_since(sig: FileSignature, at_ns: int) -> bool:
+    """Whether neither file of ``sig`` was written after ``at_ns`` (epoch ns)."""
+    return sig.db[1] <= at_ns and (sig.wal is None or sig.wal[1] <= at_ns)
 
 
 class PostgresPanelStore(SqlPanelStore):

@@ -1,0 +1,130 @@
+"""Console Memory panel: cost of the every-realm record listing as the number of realms grows.
+
+Usage::
+
+    python benchmarks/panel_realms.py                          # 10, 300 and 1,000 realms, 10 timed pages each
+    python benchmarks/panel_realms.py --realms 10,100 --pages 5
+    python benchmarks/panel_realms.py --root DIR               # keep (and reuse) the realms in DIR
+
+Writes one record into each realm ``r0``, ``r1``, ... of the bundled SQLite store (what one ``remember``
+naming a new realm leaves), up to each ``--realms`` figure in turn, waits until the realms' files have been
+quiet for a few seconds (an idle fleet), then times ``meta/memory/panel/records`` through
+:class:`~meta_memory.panel.service.PanelService` (no HTTP): the first 50-row page of every realm (no
+``realm``), the page after it (its ``next_cursor``), and the first page of one realm, for the access-free
+caller. ``first_s`` is the first every-realm call after the wait; the other figures are medians of
+``--pages`` calls: ``wall_s`` (elapsed) and ``cpu_s`` (this thread's CPU time: every read runs on it).
+``search_page_wall_s`` is the first page of a search for a word no record holds (every realm must be
+read to prove it empty), ``search_walk_*`` the pages and time of its whole walk (``next_cursor`` to the end).
+
+Each realm count has a store of its own (``DIR/<count>``). With ``--root`` the realms written stay in ``DIR``,
+and a later run on it writes only the realms missing (so runs of two versions can share them).
+Prints one ``key=value`` line per figure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from meta_memory.access.config import parse_access_section
+from meta_memory.access.policy import AccessPolicy
+from meta_memory.access.principal import ANONYMOUS
+from meta_memory.agent_memory import record_writes
+from meta_memory.agent_memory.store.sqlite import SqliteAgentMemoryStore
+from meta_memory.panel.cursor import parse_cursor
+from meta_memory.panel.service import PanelService
+from meta_memory.panel.store import SqlitePanelStore
+from meta_memory.panel.visibility import Visibility
+
+#: How long the realms' files are left alone before the timed calls (an idle fleet).
+QUIET_S = 3.0
+
+
+def _timed(call: Callable[[], Any], pages: int) -> tuple[float, float]:
+    """Median ``(wall seconds, thread CPU seconds)`` of ``pages`` calls."""
+    walls, cpus = [], []
+    for _ in range(pages):
+        w, c = time.perf_counter(), time.thread_time()
+        call()
+        cpus.append(time.thread_time() - c)
+        walls.append(time.perf_counter() - w)
+    return statistics.median(walls), statistics.median(cpus)
+
+
+def _listing(service: PanelService, realm: str | None, cursor: Any = None, terms: tuple[str, ...] = ()) -> dict[str, Any]:
+    return service.records(realm=realm, scope_kind=None, scope_key=None, status=None, limit=50, cursor=cursor,
+                           terms=terms)
+
+
+def _search_walk(service: PanelService) -> tuple[int, float]:
+    """``(pages, wall seconds)`` of the whole every-realm walk of a search for a word no record holds."""
+    started, pages, cursor = time.perf_counter(), 0, None
+    while True:
+        page = _listing(service, None, cursor, ("walnut",))
+        pages += 1
+        assert not page["records"], "no record holds the word"
+        if page["next_cursor"] is None:
+            return pages, time.perf_counter() - started
+        cursor = parse_cursor(page["next_cursor"])
+
+
+def run(root: Path, counts: list[int], pages: int) -> None:
+    for n in counts:
+        _measure(root / str(n), n, pages)
+
+
+def _measure(root: Path, n: int, pages: int) -> None:
+    """Seed ``root`` up to ``n`` realms (those missing), then time the listings."""
+    root.mkdir(parents=True, exist_ok=True)
+    store = SqliteAgentMemoryStore(root, import_markdown=False, max_realms=n + 10)
+    try:
+        service = PanelService(SqlitePanelStore(store),
+                               Visibility(AccessPolicy(parse_access_section({"enabled": False})), ANONYMOUS))
+        have = set(store.list_realms())
+        started = time.perf_counter()
+        for i in range(n):
+            if f"r{i}" not in have:
+                record_writes.remember(store, f"r{i}", "agent:a", f"Note {i}", f"Realm {i} keeps one note.")
+        print(f"realms={n} seed_s={time.perf_counter() - started:.1f}", flush=True)
+        time.sleep(QUIET_S)
+        w = time.perf_counter()
+        first = _listing(service, None)
+        first_s = time.perf_counter() - w
+        assert len(first["records"]) == min(50, n) and len(first["realms"]) == n, "every realm is listed"
+        after = parse_cursor(first["next_cursor"])
+        all_wall, all_cpu = _timed(lambda: _listing(service, None), pages)
+        next_wall, next_cpu = _timed(lambda: _listing(service, None, after), pages)
+        one_wall, one_cpu = _timed(lambda: _listing(service, "r0"), pages)
+        search_wall, _ = _timed(lambda: _listing(service, None, terms=("walnut",)), pages)
+        walk_pages, walk_wall = _search_walk(service)
+        print(f"realms={n} first_s={first_s:.3f} all_wall_s={all_wall:.3f} all_cpu_s={all_cpu:.3f} "
+              f"next_wall_s={next_wall:.3f} next_cpu_s={next_cpu:.3f} "
+              f"one_realm_wall_s={one_wall:.4f} one_realm_cpu_s={one_cpu:.4f} "
+              f"search_page_wall_s={search_wall:.3f} search_walk_pages={walk_pages} "
+              f"search_walk_wall_s={walk_wall:.3f}", flush=True)
+    finally:
+        store.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--realms", default="10,300,1000", help="comma-separated realm counts, ascending")
+    parser.add_argument("--pages", type=int, default=10, help="timed calls per figure")
+    parser.add_argument("--root", type=Path, default=None, help="keep the realms in this directory")
+    args = parser.parse_args()
+    counts = sorted(int(x) for x in args.realms.split(","))
+    if args.root is not None:
+        args.root.mkdir(parents=True, exist_ok=True)
+        run(args.root, counts, args.pages)
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        run(Path(tmp), counts, args.pages)
+
+
+if __name__ == "__main__":
+    main()
