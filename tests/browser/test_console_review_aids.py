@@ -353,6 +353,28 @@ def test_an_unreachable_gateway_keeps_the_rows_and_retries(page: Any, console: A
     expect(page.locator("#view")).not_to_have_class(re.compile("stale"))
 
 
+def test_a_page_of_every_realm_ended_before_its_rows_says_the_next_page_reads_on(page: Any, console: Any) -> None:
+    gw, _ = console
+
+    def cut_short(route: Any) -> None:
+        """The gateway's answer when a page has read as many realms as one page may and found none of its rows."""
+        sent = route.request.post_data_json
+        if not (isinstance(sent, dict) and sent.get("method") == "meta/memory/panel/records"):
+            route.continue_()
+            return
+        answer = route.fetch()
+        body = answer.json()
+        body["result"]["records"], body["result"]["next_cursor"] = [], "1700000000000:mem-next~"
+        route.fulfill(response=answer, json=body)
+
+    page.route("**/rpc", cut_short)
+    login(page, gw, ANN)
+    settled(page)
+    expect(page.locator("#view tbody")).to_contain_text("None in the realms read for this page; the next page reads on.")
+    expect(page.locator("#view caption")).to_contain_text("(more follow)")
+    expect(page.locator("#records-next")).to_be_enabled()
+
+
 def test_headings_sit_at_the_top_and_long_titles_are_clamped(page: Any, console: Any) -> None:
     gw, ids = console
     login(page, gw, ANN)

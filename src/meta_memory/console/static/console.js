@@ -754,7 +754,10 @@
         ", newest updated first" + (result.next_cursor ? " (more follow)" : "")];
       const f = state.records.filters;
       const filtered = ["realm", "scope", "identity", "scope_key", "status"].some((k) => f[k]);
-      const emptyText = query ? "No records you may read match this search." :
+      // a page of every realm may end before its rows once it has read as many realms as one page may:
+      // none here, but the search goes on through the realms not read yet
+      const emptyText = result.next_cursor ? "None in the realms read for this page; the next page reads on." :
+        query ? "No records you may read match this search." :
         filtered ? "No records you may read match these filters." :
         at.page > 0 ? "No more records." :
         "No memory you may read yet: records appear here as agents and applications remember them " +
