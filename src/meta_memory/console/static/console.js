@@ -90,20 +90,49 @@
     return text.replace(INVISIBLE, (ch, index) => shownSelector(text, index, ch) ? ch : `⟨${codePoint(ch)}⟩`);
   }
 
+  /** The alphabets whose letters look alike (``a`` and Cyrillic ``а``): a word mixing two of them is
+   *  how a look-alike name is spelled (``maіn`` with a Cyrillic ``і``). Scripts that are written
+   *  together (Han with kana) are not among them. */
+  const CONFUSABLE_SCRIPTS = [["Latin", /\p{Script=Latin}/u], ["Cyrillic", /\p{Script=Cyrillic}/u],
+    ["Greek", /\p{Script=Greek}/u], ["Armenian", /\p{Script=Armenian}/u], ["Cherokee", /\p{Script=Cherokee}/u]];
+  const WORD = /[\p{L}\p{M}\p{N}]+/gu;
+
+  /** The confusable scripts a word mixes (two or more), else null. */
+  function mixedScripts(word) {
+    const found = CONFUSABLE_SCRIPTS.filter(([, re]) => re.test(word)).map(([name]) => name);
+    return found.length > 1 ? found : null;
+  }
+
+  /** Append ``text`` to ``span``, each word that mixes confusable scripts marked (styled, and its
+   *  title naming the scripts), so a reviewer sees a look-alike of another name for what it is. */
+  function appendMarked(span, text) {
+    if (!/[^\x00-\x7f]/.test(text)) { span.append(text); return; }
+    let last = 0;
+    for (const m of text.matchAll(WORD)) {
+      const scripts = mixedScripts(m[0]);
+      if (!scripts) continue;
+      if (m.index > last) span.append(text.slice(last, m.index));
+      span.append(el("span", { class: "mixed-script", title: `mixes ${scripts.join(" and ")} letters: it may imitate another word` }, m[0]));
+      last = m.index + m[0].length;
+    }
+    if (last < text.length) span.append(text.slice(last));
+  }
+
   /** User text (a title, body, tag, identity...) as an isolated span (``dir=auto``): its own direction,
-   *  never reordering what stands beside it; each invisible character is a visible, styled escape. */
+   *  never reordering what stands beside it; each invisible character is a visible, styled escape and
+   *  each word mixing look-alike alphabets is marked. */
   function userText(value, attrs) {
     const text = value === null || value === undefined ? "" : String(value);
     const span = el("span", { class: "user-text", dir: "auto", ...(attrs || {}) });
     let last = 0;
     for (const m of text.matchAll(INVISIBLE)) {
       if (shownSelector(text, m.index, m[0])) continue;
-      if (m.index > last) span.append(text.slice(last, m.index));
+      if (m.index > last) appendMarked(span, text.slice(last, m.index));
       const code = codePoint(m[0]);
       span.append(el("span", { class: "invisible-char", title: `invisible character ${code}` }, `⟨${code}⟩`));
       last = m.index + m[0].length;
     }
-    if (last < text.length) span.append(text.slice(last));
+    if (last < text.length) appendMarked(span, text.slice(last));
     return span;
   }
 
