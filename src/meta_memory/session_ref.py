@@ -143,12 +143,6 @@ class SessionRef:
         object.__setattr__(self, "identity", parse_identity(self.identity))
         object.__setattr__(self, "session_key", check_session_key(self.session_key, required=False))
 
-    def counts_taint_of(self, identity: str) -> bool:
-        """Whether a taint of this session's key held by ``identity`` (a logical name; ``""`` is a row
-        written before taint had an identity) counts for this session's writes (:attr:`shares_key_with`)."""
-        return (identity in (self.identity, "") or self.shares_key_with is None
-                or bool(self.shares_key_with(identity)))
-
     @property
     def owner(self) -> str:
         """``<realm>/<identity>``: how access control and the timeline name the session's owner."""

@@ -121,6 +121,8 @@ def test_config_is_frozen() -> None:
         ({"recall_failure_policy": "retry"}, "agent_memory.recall_failure_policy"),
         ({"per_turn_injection": "always"}, "agent_memory.per_turn_injection"),
         ({"llm_writes": "never"}, "agent_memory.llm_writes"),
+        ({"shared_key_taint": "none"}, "agent_memory.shared_key_taint"),
+        ({"shared_key_taint": ["any"]}, "agent_memory.shared_key_taint"),
         ({"operator_scope": "on"}, "agent_memory.operator_scope"),
         ({"defang_inbound": "yes"}, "agent_memory.defang_inbound"),
         ({"realm": 3}, "agent_memory.realm"),

@@ -111,3 +111,35 @@ def test_derived_tainted_names_only_what_the_derived_write_is_judged_on(gateway_
     summary = gw.result("meta/agent_memory/remember", {"identity": "planner", "title": "Summary again",
                                                        "body": "what we decided next", "derived_from_sessions": ["conv-7"]})
     assert summary["quarantined"], summary
+
+
+def test_in_a_named_realm_each_principal_keeps_its_own_key_and_realms_stay_apart(gateway_factory: Any,
+                                                                                  tmp_path: Path) -> None:
+    grants: list[Any] = [("bob", a, {"realm": "acme", "identity": "bob"}) for a in EVERY]
+    grants += [("host", a, {"realm": "acme", "identity": "victim"}) for a in EVERY]
+    grants += [("host", a, {"identity": "victim"}) for a in EVERY]
+    config = write_config(tmp_path / "c.toml", '[agent_memory]\nshared_key_taint = "managed"\n\n'
+                          + access_toml({BOB: "bob", HOST: "host"}, grants))
+    gw = gateway_factory(tmp_path / "state", config=config)
+
+    def write(token: str, identity: str, realm: str, title: str) -> str:
+        return gw.result("meta/agent_memory/tool", {"identity": identity, "session_key": "conv-9", "realm": realm,
+                                                    "arguments": {"action": "remember", "title": title,
+                                                                  "body": f"{title} body"}}, token=token)["text"]
+
+    verdict = gw.result("meta/turn/tool_result", {"identity": "bob", "session_key": "conv-9", "realm": "acme",
+                                                  "tool_name": "web_fetch"}, token=BOB)
+    assert verdict["session_tainted"] is True
+    assert gw.result("meta/session/note", {"identity": "victim", "session_key": "conv-9", "realm": "acme"},
+                     token=HOST)["tainted"] is False
+    assert "QUARANTINED" not in write(HOST, "victim", "acme", "Acme plan")
+    assert "QUARANTINED" not in write(HOST, "victim", "default", "Default plan")
+    assert "QUARANTINED" in write(BOB, "bob", "acme", "Bob in acme")
+    # bob's grants stop at its identity in acme: naming the victim there, or another realm, is refused
+    for params in ({"identity": "victim", "session_key": "conv-9", "realm": "acme"},
+                   {"identity": "bob", "session_key": "conv-9", "realm": "default"}):
+        err = gw.error("meta/session/note", params, token=BOB)
+        assert err["code"] == -32030, err
+    # no token at all: an anonymous caller manages no session
+    assert gw.error("meta/session/note", {"identity": "victim", "session_key": "conv-9", "realm": "acme"})[
+        "code"] == -32030

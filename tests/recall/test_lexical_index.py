@@ -348,6 +348,13 @@ class _SteppingClock:
         return self.now
 
 
+
+def _forget(store: Any, records: list[Any], forgotten: list[int]) -> None:
+    """Forget the records at the drawn positions ``forgotten`` (those past the end ignored)."""
+    for i in set(forgotten):
+        if i < len(records):
+            record_writes.forget(store, REALM, records[i].scope, records[i].memory_id, Author.application())
+
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(steps=st.lists(st.tuples(st.sampled_from([A, B]), st.sampled_from([0, 0, 1, 30_000, 200_000, -5_000])),
                       min_size=2, max_size=60),
@@ -376,9 +383,7 @@ def _neighbours_match(steps: list[Any], forgotten: list[int], span: int, window_
             assert rec is not None
             records.append(rec)
         assert store.lexical_index.warm(REALM)
-        for i in set(forgotten):
-            if i < len(records):
-                record_writes.forget(store, REALM, records[i].scope, records[i].memory_id, Author.application())
+        _forget(store, records, forgotten)
         for ident in (A, B):
             scope = Scope.identity(REALM, ident)
             anchors = [r for r in records if r.scope == scope and _is_active(store, r.memory_id)]
@@ -411,9 +416,7 @@ def test_kept_walks_follow_every_added_and_removed_row(first: list[str], later: 
             scope = Scope.identity(REALM, ident)
             store.neighbours(REALM, scope, [r for r in records if r.scope == scope], span, 120_000)
         records += [write(ident, len(records) + i) for i, ident in enumerate(later)]
-        for i in set(forgotten):
-            if i < len(records):
-                record_writes.forget(store, REALM, records[i].scope, records[i].memory_id, Author.application())
+        _forget(store, records, forgotten)
         for ident in (A, B):
             scope = Scope.identity(REALM, ident)
             anchors = [r for r in records if r.scope == scope and _is_active(store, r.memory_id)]

@@ -116,6 +116,14 @@ OTHER_IDENTITY_TAINT_SOURCE = "another identity's session of this key"
 LEGACY = ""
 
 
+def taint_counts(holder: str, writer: str | None, counts: Callable[[str], bool] | None) -> bool:
+    """Whether ``holder``'s taint of a session key counts for a write by ``writer`` citing or coming from that
+    key: the writer's own and a legacy row's always; another identity's when ``counts`` admits it (every
+    identity's when ``None``: :attr:`~meta_memory.session_ref.SessionRef.shares_key_with`). The one rule of
+    the database's rows and the held ones (:mod:`.unwritten`)."""
+    return counts is None or holder in (writer, LEGACY) or bool(counts(holder))
+
+
 @dataclass(frozen=True, slots=True)
 class TaintState:
     """Why and when a session became tainted.
@@ -697,10 +705,8 @@ class SessionStateStore:
         for at_ms, source, holder in sql.rows(
                 "SELECT tainted_at_ms, taint_source, identity FROM {t}session_states WHERE realm = ? "
                 "AND session_key = ? AND tainted_at_ms IS NOT NULL ORDER BY identity <> ?", (realm, session, ident)):
-            if holder in (ident, LEGACY):
-                return _taint(at_ms, source)
-            if counts is None or counts(holder):
-                return _taint(at_ms, OTHER_IDENTITY_TAINT_SOURCE)
+            if taint_counts(holder, ident, counts):
+                return _taint(at_ms, source if holder in (ident, LEGACY) else OTHER_IDENTITY_TAINT_SOURCE)
         return None
 
     def current_session(self, realm: str, ident: str) -> str | None:
@@ -726,7 +732,7 @@ class SessionStateStore:
             "SELECT tainted_at_ms, taint_source, boundary_at_ms, prior_at_ms, prior_source, identity "
             "FROM {t}session_states WHERE realm = ? AND session_key = ? "
             "AND (tainted_at_ms IS NOT NULL OR boundary_at_ms IS NOT NULL) ORDER BY identity <> ?",
-            (realm, session, writer or ""))) if counts is None or r[5] in (writer, LEGACY) or counts(r[5])]
+            (realm, session, writer or ""))) if taint_counts(r[5], writer, counts)]
 
         def source(row: Any, text: Any) -> Any:
             return text if writer is None or row[5] in (writer, LEGACY) or text is None else OTHER_IDENTITY_TAINT_SOURCE

@@ -75,7 +75,7 @@ class HeldTaints:
         """A held taint a write by ``identity`` from ``session`` carries: the identity's own (any of its
         sessions, or pending), or the named session's held by another identity ``counts`` admits (every
         one when ``None``; under a fixed source), as the database query would."""
-        from .store import OTHER_IDENTITY_TAINT_SOURCE, TaintState
+        from .store import OTHER_IDENTITY_TAINT_SOURCE, TaintState, taint_counts
 
         with self._lock:
             if self.overflowed is not None:
@@ -86,7 +86,7 @@ class HeldTaints:
             others = [(ident, state) for (r, ident, sess), state in self._held.items()
                       if r == realm and session is not None and sess == session]
         for ident, state in others:
-            if counts is None or counts(ident):
+            if taint_counts(ident, identity, counts):
                 return TaintState(state.tainted_at_ms, OTHER_IDENTITY_TAINT_SOURCE)
         return None
 
@@ -95,7 +95,7 @@ class HeldTaints:
         """A held taint of ``session`` in ``realm``, for a write citing that session as evidence: the writer's
         own first, else another identity's ``counts`` admits (every one's when ``None``; under a fixed source
         when ``writer`` is named), or the overflow."""
-        from .store import OTHER_IDENTITY_TAINT_SOURCE, TaintState
+        from .store import OTHER_IDENTITY_TAINT_SOURCE, TaintState, taint_counts
 
         with self._lock:
             if self.overflowed is not None:
@@ -104,7 +104,7 @@ class HeldTaints:
         for ident, state in sorted(found, key=lambda item: item[0] != writer):
             if writer is None or ident == writer:
                 return state
-            if counts is None or counts(ident):
+            if taint_counts(ident, writer, counts):
                 return TaintState(state.tainted_at_ms, OTHER_IDENTITY_TAINT_SOURCE)
         return None
 
