@@ -14,12 +14,12 @@ def test_a_realm_from_before_record_metadata_is_upgraded(tmp_path: Path) -> None
     root = tmp_path / "am"
     with SqliteAgentMemoryStore(root) as store:
         old, _ = record_writes.remember(store, "default", "ana", "Old record", "written before metadata")
-    # the realm as a release without migration 8 left it (nor migrations 16 and 20, whose triggers read the column)
+    # the realm as a release without migration 8 left it (nor migrations 16 and 20, whose triggers read the column,
+    # nor 21, which drops step 16's trigger again)
     with sqlite3.connect(realm_db_path(root, "default")) as conn:
-        conn.execute("DROP TRIGGER records_generation_update")
         conn.execute("DROP TRIGGER scope_generation_update")
         conn.execute("ALTER TABLE records DROP COLUMN metadata")
-        conn.execute("DELETE FROM schema_migrations WHERE domain = 'meta-memory' AND version IN (8, 16, 20)")
+        conn.execute("DELETE FROM schema_migrations WHERE domain = 'meta-memory' AND version IN (8, 16, 20, 21)")
     with SqliteAgentMemoryStore(root) as store:
         new, _, _ = record_writes.remember_record(store, "default", "ana", "New record", "written after", metadata={"v": 1})
         assert store.get("default", old.memory_id).metadata == {}  # type: ignore[union-attr]

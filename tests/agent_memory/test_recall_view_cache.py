@@ -135,18 +135,23 @@ def test_recall_answers_the_wire_projection_of_each_record(tmp_path: Path) -> No
             assert record.metadata["k"] == [1, {"n": None}]
 
 
-def test_the_records_generation_moves_with_every_change_recall_could_see(tmp_path: Path) -> None:
-    def generation(store: SqliteAgentMemoryStore) -> int:
-        return int(raw_rows(store, R, "SELECT n FROM records_generation")[0][0])
+def _scope_generations(store: SqliteAgentMemoryStore) -> dict[str, int]:
+    return {str(key): int(g) for key, g in raw_rows(store, R, "SELECT scope_key, g FROM scope_rows")}
 
+
+def test_a_scope_s_generation_moves_with_every_change_recall_could_see(tmp_path: Path) -> None:
     with _store(tmp_path) as store:
         a, _ = record_writes.remember(store, R, A, "Harbour", "the harbour ferry leaves at noon")
+        (key,) = raw_rows(store, R, "SELECT scope_key FROM records")[0]
+
+        def generation(store: SqliteAgentMemoryStore) -> int:
+            return _scope_generations(store)[str(key)]
+
         seen = generation(store)
         store.mark_usage(R, [a.memory_id], "explicit_recall")
         store.telemetry_stats()  # lands the queued marks
         assert raw_rows(store, R, "SELECT usage_stats FROM records WHERE memory_id = ?", (a.memory_id,))[0][0] != "{}"
         assert generation(store) == seen  # a usage mark does not move it
-        (key,) = raw_rows(store, R, "SELECT scope_key FROM records")[0]
         for sql, params in (("UPDATE records SET updated_at_ms = updated_at_ms + 1", ()),
                             ("UPDATE records SET expires_at_ms = 1", ()), ("UPDATE records SET expires_at_ms = NULL", ()),
                             ("UPDATE records SET tags = '[\"x\"]'", ()), ("UPDATE records SET scope_key = 'elsewhere'", ()),
@@ -162,30 +167,15 @@ def test_the_records_generation_moves_with_every_change_recall_could_see(tmp_pat
         assert generation(store) != seen
 
 
-def test_the_records_generation_moves_with_an_update_of_any_column_but_the_usage_counters(tmp_path: Path) -> None:
-    """Whole records are kept for a recall's re-check under the generation: an update of any other column, by
-    any connection, must move it."""
-    from meta_memory.agent_memory.store.schema import RECORD_GENERATION_COLUMNS
-
-    def generation(store: SqliteAgentMemoryStore) -> int:
-        return int(raw_rows(store, R, "SELECT n FROM records_generation")[0][0])
-
+def test_no_realm_wide_generation_is_written(tmp_path: Path) -> None:
+    """The realm-wide counter of step 13 has no reader since the scope generations (step 20): step 21 drops it and
+    its triggers, so no write of a record writes its page."""
     with _store(tmp_path) as store:
         record_writes.remember(store, R, A, "Harbour", "the harbour ferry leaves at noon")
-        columns = {str(r[1]) for r in raw_rows(store, R, "PRAGMA table_info(records)")}
-        assert columns - {"usage_stats"} == set(RECORD_GENERATION_COLUMNS)  # no column left out
-        for column in ("kind", "provenance", "trust", "status_detail", "supersedes", "derived_from",
-                       "working_set_rank", "rank_set_at_ms", "tombstoned_at_ms", "ever_quarantined", "metadata"):
-            seen = generation(store)
-            raw_write(store, R, f"UPDATE records SET {column} = 'changed-' || COALESCE({column}, '')")
-            assert generation(store) != seen, column
-        seen = generation(store)
-        raw_write(store, R, "UPDATE records SET usage_stats = '{\"explicit_recall_count\": 7}'")
-        assert generation(store) == seen
-
-
-def _scope_generations(store: SqliteAgentMemoryStore) -> dict[str, int]:
-    return {str(key): int(g) for key, g in raw_rows(store, R, "SELECT scope_key, g FROM scope_rows")}
+        names = {str(n) for (n,) in raw_rows(store, R, "SELECT name FROM sqlite_master")}
+        assert "records_generation" not in names
+        assert not {n for n in names if n.startswith("records_generation_")}
+        assert {"scope_rows_insert", "scope_rows_delete", "scope_generation_update"} <= names
 
 
 def test_a_scope_s_generation_moves_with_every_change_of_its_own_rows_and_no_other_scope_s(tmp_path: Path) -> None:
@@ -196,6 +186,8 @@ def test_a_scope_s_generation_moves_with_every_change_of_its_own_rows_and_no_oth
     with _store(tmp_path) as store:
         a, _ = record_writes.remember(store, R, A, "Harbour", "the harbour ferry leaves at noon")
         record_writes.remember(store, R, B, "Harbour", "bob's harbour")
+        columns = {str(r[1]) for r in raw_rows(store, R, "PRAGMA table_info(records)")}
+        assert columns - {"usage_stats"} == set(RECORD_GENERATION_COLUMNS)  # no column left out
         (ka,) = raw_rows(store, R, "SELECT scope_key FROM records WHERE memory_id = ?", (a.memory_id,))[0]
         seen = _scope_generations(store)
         record_writes.remember(store, R, A, "Harbour map", "a second harbour note")

@@ -262,7 +262,8 @@ RECORD_GENERATION_COLUMNS = (*GENERATION_COLUMNS, "kind", "provenance", "trust",
 
 # A counter every change of a record that recall could see moves, in the writing transaction itself (triggers:
 # whatever code or process writes the file, an insert, a delete or an update of a GENERATION_COLUMNS column moves
-# it). A reader that finds it where it was when it checked rows' liveness knows they are unchanged.
+# it). A reader that finds it where it was when it checked rows' liveness knows they are unchanged. Replaced by the
+# scope generations of step 20 and dropped by step 21.
 _RECORDS_GENERATION = [
     "CREATE TABLE IF NOT EXISTS records_generation (id INTEGER PRIMARY KEY CHECK (id = 0), n INTEGER NOT NULL)",
     # a start of its own per file: a reader's generation from one file never matches another file's
@@ -385,6 +386,17 @@ _SCOPE_GENERATIONS: list[str | Work] = [
     f"BEGIN {_proposal_rows('NEW', '+ 1', fresh=True)}; END",
 ]
 
+# The realm-wide counter of step 13 has had no reader since step 20: kept views and records rest on their scope's
+# generation (``scope_rows.g``, moved by the same changes in the same transaction). Its triggers wrote its page on
+# every insert, delete and update of a record, one more b-tree in each write's commit; they go, and the table with
+# them. The scope generations and row counts keep their own triggers.
+_NO_REALM_GENERATION = [
+    "DROP TRIGGER IF EXISTS records_generation_insert",
+    "DROP TRIGGER IF EXISTS records_generation_delete",
+    "DROP TRIGGER IF EXISTS records_generation_update",
+    "DROP TABLE IF EXISTS records_generation",
+]
+
 MIGRATIONS: list[tuple[int, str, Sequence[str | Work]]] = [
     (1, "base-schema", _BASE_SCHEMA),
     (2, "recall-recency-indexes", _RECALL_INDEXES),
@@ -420,6 +432,7 @@ MIGRATIONS: list[tuple[int, str, Sequence[str | Work]]] = [
     # are hashed again, so a canonically equivalent write finds them as its duplicate.
     (19, "canonical-content-hashes", [canonical_content_hashes]),
     (20, "scope-generations", _SCOPE_GENERATIONS),
+    (21, "no-realm-generation", _NO_REALM_GENERATION),
 ]
 """``(version, name, statements)`` of domain :data:`SCHEMA_DOMAIN`, applied in order."""
 
