@@ -60,6 +60,9 @@ class DictReader:
     def erased(self, ids, content_hashes) -> list[Erasure]:
         return [e for e in self.erasures if e.memory_id in ids or e.content_hash in content_hashes]
 
+    def erasures_held(self) -> bool:
+        return bool(self.erasures)
+
 
 def new(title: str = "Title", body: str = "Body", author: Author | None = None, **kw) -> NewMemoryRecord:
     return NewMemoryRecord(title=title, body=body, provenance=Provenance(author or Author.application()), **kw)

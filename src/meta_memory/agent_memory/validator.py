@@ -98,6 +98,11 @@ class RecordReader(Protocol):
         ``content_hashes`` by their finest hash (see :mod:`meta_memory.agent_memory.erase`)."""
         ...
 
+    def erasures_held(self) -> bool:
+        """Whether the erasure register of the batch's realm holds any row, read in the same transaction as
+        :meth:`erased` (``False``: :meth:`erased` finds nothing, whatever it is asked)."""
+        ...
+
 
 @dataclass(frozen=True, slots=True)
 class ErasureCheck:
@@ -467,7 +472,8 @@ def plan_batch(
         plan.audit.append(AuditEntry(i, op.op, rec.id, _detail(batch, op, q, details)))
         plan.results.append(OpResult(i, op.op, rec.id, rec.status))
     _check_restored_links(batch, overlay)
-    refuse_erased(reader, _erasure_checks(batch, plan, overlay.hashes))
+    if reader.erasures_held():  # an empty register refuses nothing: no folded hashes to compute, no lookup
+        refuse_erased(reader, _erasure_checks(batch, plan, overlay.hashes))
     return plan
 
 

@@ -377,6 +377,12 @@ class SqlRecordReader:
         sql, params = self._store._realm_records(self.realm, "1", _TOMBSTONED_SINCE, (kind, key, content_hash, since_ms))
         return self._conn.execute(sql, params).fetchone() is not None
 
+    def erasures_held(self) -> bool:
+        """Whether the realm's erasure register holds any row: one seek, in the caller's transaction (the
+        write transaction of a batch, so no erase can land between it and the batch's commit)."""
+        sql, params = self._store._realm_rows(self.realm, "erasures", "1", "memory_id IS NOT NULL LIMIT 1", ())
+        return self._conn.execute(sql, params).fetchone() is not None
+
     def erased(self, ids: Collection[str], content_hashes: Collection[str]) -> list[Erasure]:
         """The erasure-register rows naming any of ``ids`` or matching any of ``content_hashes`` (a few
         ``IN`` lookups, on the register's key and its match index).
