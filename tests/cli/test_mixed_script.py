@@ -76,6 +76,29 @@ def test_a_word_in_one_alphabet_is_never_marked_and_one_letter_of_another_marks_
     assert mixed_script_words(line) == [(start, start + len(mixed), mixed_scripts(mixed))]
 
 
+def _words_by_category(text: str) -> list[tuple[int, int, tuple[str, ...]]]:
+    """The words of ``text`` read one character at a time (general categories L, M, N), those mixing kept."""
+    out, start = [], None
+    for at, char in enumerate(text + " "):
+        if at < len(text) and unicodedata.category(char)[0] in "LMN":
+            start = at if start is None else start
+            continue
+        if start is not None and mixed_scripts(text[start:at]):
+            out.append((start, at, mixed_scripts(text[start:at])))
+        start = None
+    return out
+
+
+_MIXED_TEXT = st.text(st.sampled_from(LETTERS["Latin"][:60] + LETTERS["Cyrillic"][:30] + LETTERS["Greek"][:20]
+                                      + list("12_- ·\u0301\u0669\u00b2\u2160\u200b\n\u4e00")), max_size=30)
+
+
+@settings(max_examples=300)
+@given(st.one_of(_MIXED_TEXT, st.text(max_size=30)))
+def test_the_words_found_are_the_runs_of_letters_marks_and_digits(value: str) -> None:
+    assert mixed_script_words(value) == _words_by_category(value)
+
+
 @given(st.text(max_size=40))
 def test_a_mark_adds_no_character(value: str) -> None:
     shown = text(value)
