@@ -6,6 +6,9 @@ gateway (``--url``, default ``http://127.0.0.1:8765``; ``--token`` or ``META_MEM
 bearer token) or embedded on a state directory (``--state-dir``: the runtime runs in this process,
 and is refused while a gateway holds that directory; two commands on one directory take turns). Output is a ``rich`` table by default and the
 RPC result as JSON with ``--json`` (``recall``: ``{records, skip_reason, degraded_reason?}``).
+A word that mixes look-alike alphabets (``lead:maіn`` with a Cyrillic ``і``, ``Pаyroll``), in an identity
+or in stored text, is styled in the table or line and named on a ``marked:`` line under it, with the
+alphabets it mixes (:mod:`meta_memory.terminal`); ``--json`` carries no mark (its shape is the RPC result's).
 
 Writes from the shell are application writes (``meta/agent_memory/remember|forget``), exactly like an
 app calling the RPC: they are never quarantined, and they pass the same validator (caps, secret
@@ -38,7 +41,7 @@ import click
 
 from . import strict_json
 from .limits import MAX_LIST_LIMIT
-from .terminal import json_text, one_line, text
+from .terminal import json_text, marked_console, one_line, text
 
 __all__ = ["register", "gateway_url_option", "realm_option"]
 
@@ -185,12 +188,11 @@ def _count(n: int, noun: str) -> str:
 
 
 def _console() -> Any:
-    from rich.console import Console
-
     # a pipe gets a wide table (ids never wrap); a terminal gets its own width. Stored text reaches it as
-    # terminal.text(...) (printed as written); markup and emoji codes are off for anything else too.
-    return Console(soft_wrap=False, width=None if sys.stdout.isatty() else 160, markup=False, emoji=False,
-                   highlight=False)
+    # terminal.text(...) (printed as written, a word mixing look-alike alphabets marked, and the marks
+    # explained under each print); markup and emoji codes are off for anything else too.
+    return marked_console(soft_wrap=False, width=None if sys.stdout.isatty() else 160, markup=False, emoji=False,
+                          highlight=False)
 
 
 def _records_table(title: str, records: list[Any], *, with_body: bool) -> Any:
@@ -614,10 +616,7 @@ def quarantine_show(memory_id: str, identity: str, realm: str | None, **kw: Any)
                  f"title: {r.title}", f"tags: {', '.join(r.tags)}", f"content_hash: {r.content_hash}"]
         if found.pending_forget is not None:
             lines.append(f"a forget of this record is held for review ({found.pending_forget.reason or 'no reason'})")
-        for line in lines:
-            console.print(text(line))
-        console.print(text("body:"))
-        console.print(text(r.body))
+        console.print(*(text(line) for line in [*lines, "body:"]), text(r.body), sep="\n")
 
     _run(_ctx(**kw), lambda h: _reviewed_record(h, identity, mid, realm), show)
 

@@ -14,6 +14,12 @@ them as they are and never act on them:
   line it sits on or reorder what the reader sees, and a title never holds a character the reader
   cannot see. Line feeds and tabs stay (a body keeps its lines) unless the text is meant for one line.
 
+* **no look-alike passes unremarked**: a word mixing look-alike alphabets (``lead:maіn`` with a
+  Cyrillic ``і``: :func:`meta_memory.mixed_script.mixed_script_words`, the rule the console marks by) is
+  styled (:data:`MARK_STYLE`) in a table or line, and a console from :func:`marked_console` prints a
+  legend line under what it printed (:func:`legend`), naming the words and their alphabets, so a pipe
+  without colour says it too. ``--json`` output carries no mark: it is the RPC result's shape.
+
 :func:`printable` is the one rule; :func:`text` hands it to Rich, :func:`one_line` to a plain
 message line, :func:`json_text` to ``--json`` output (JSON already escapes C0; C1, ``DEL`` and the
 invisible characters are escaped too).
@@ -23,14 +29,21 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from functools import lru_cache
 from typing import Any
 
 from rich.text import Text
 
+from .mixed_script import describe, mixed_script_words, mixed_scripts
 from .textfold import invisible_characters, is_invisible
 
-__all__ = ["printable", "text", "one_line", "json_text"]
+__all__ = ["MARK_STYLE", "json_text", "legend", "marked_console", "one_line", "printable", "text"]
+
+#: How a word mixing look-alike alphabets is shown (:func:`text`); :func:`legend` finds the words by it.
+MARK_STYLE = "bold underline red"
+#: The most words a legend line names per mix of alphabets (the rest are counted).
+_LEGEND_WORDS = 5
 
 #: Everything a terminal may act on, except line feed and tab: C0, DEL and C1 controls.
 _CONTROLS = "\x00-\x08\x0b-\x1f\x7f-\x9f"
@@ -87,8 +100,73 @@ def printable(value: object, *, keep_lines: bool = True) -> str:
 
 def text(value: object, *, style: str = "") -> Text:
     """``value`` as a Rich :class:`~rich.text.Text`: printed as written (no markup, no emoji codes),
-    control characters escaped (:func:`printable`)."""
-    return Text(printable(value), style=style)
+    control characters escaped (:func:`printable`), each word mixing look-alike alphabets styled
+    :data:`MARK_STYLE` (:func:`meta_memory.mixed_script.mixed_script_words`)."""
+    shown = Text(printable(value), style=style)
+    for start, end, _ in mixed_script_words(shown.plain):
+        shown.stylize(MARK_STYLE, start, end)
+    return shown
+
+
+def _texts(renderable: object) -> Iterator[Text]:
+    """The :class:`~rich.text.Text` pieces of ``renderable``: itself, or a table's title, caption,
+    headers and cells."""
+    from rich.table import Table
+
+    if isinstance(renderable, Text):
+        yield renderable
+    elif isinstance(renderable, Table):
+        for part in (renderable.title, renderable.caption,
+                     *(c.header for c in renderable.columns), *(cell for c in renderable.columns for cell in c.cells)):
+            yield from _texts(part)
+
+
+def legend(*renderables: object) -> Text | None:
+    """The legend of the words :func:`text` marked in ``renderables`` (texts and tables), or ``None``
+    when none is: one line per mix of alphabets, in the order first met, naming its words (each once,
+    at most five, then how many more): ``marked: maіn, Pаyroll (mixes Latin and Cyrillic letters: may
+    imitate another word)`` (the words as :func:`printable` shows them)."""
+    found: dict[tuple[str, ...], list[str]] = {}
+    for piece in (t for r in renderables for t in _texts(r)):
+        for span in piece.spans:
+            if span.style != MARK_STYLE:
+                continue
+            word = piece.plain[span.start:span.end]
+            scripts = mixed_scripts(word)
+            if scripts and word not in found.setdefault(scripts, []):
+                found[scripts].append(word)
+    if not found:
+        return None
+    lines = Text()
+    for scripts, words in found.items():
+        named = ", ".join(words[:_LEGEND_WORDS]) + (f" and {len(words) - _LEGEND_WORDS} more"
+                                                     if len(words) > _LEGEND_WORDS else "")
+        if lines:
+            lines.append("\n")
+        lines.append("marked: ")
+        lines.append(named, style=MARK_STYLE)
+        lines.append(f" ({describe(scripts)}: may imitate another word)")
+    return lines
+
+
+def marked_console(**options: Any) -> Any:
+    """A Rich console (``options`` as :class:`rich.console.Console` takes them) whose ``print`` is followed,
+    when what it printed holds a marked word, by that print's :func:`legend`."""
+    return _marked_console_class()(**options)
+
+
+@lru_cache(maxsize=1)
+def _marked_console_class() -> type:
+    from rich.console import Console
+
+    class MarkedConsole(Console):
+        def print(self, *objects: Any, **kwargs: Any) -> None:
+            super().print(*objects, **kwargs)
+            note = legend(*objects)
+            if note is not None:
+                super().print(note)
+
+    return MarkedConsole
 
 
 def one_line(value: object) -> str:

@@ -211,6 +211,34 @@ def test_every_prefix_server_and_bare_name_is_on_the_shipped_list() -> None:
     assert all(len(name_key(s)) >= 4 for s in OUTSIDE_CONTENT_SERVERS)  # no short abbreviations as prefixes
 
 
+_WORDY_BUILTINS = {name: words for name, words in BUILTIN_WORDS.items() if len(words) > 1}
+#: heads no rule lists (a server's name would make the running-on spelling untrusted too)
+_head = st.sampled_from(["my", "tool", "proxy", "x", "acme", "order", "agent", "safe"])
+_wrapper_end = st.sampled_from(["_", "-", "__", "\u2010", "\uff3f", "camel"])
+_version = st.sampled_from(["", "_v2", "-2", "Tool", "_tool_v3"])
+
+
+@settings(max_examples=300)
+@given(st.data())
+def test_a_builtin_of_two_words_ending_a_name_after_a_marked_end_taints(data: st.DataObject) -> None:
+    """``<head>_<builtin>`` in any case of the builtin, after a separator or a camel-case hump, a version or
+    ``tool`` suffix allowed, is a host's wrapper of the builtin; with letters running on past the builtin
+    (``my_web_fetcher``) it is a name of the host's own (nothing else in it is listed)."""
+    builtin = data.draw(st.sampled_from(sorted(_WORDY_BUILTINS)))
+    words = _WORDY_BUILTINS[builtin]
+    style = data.draw(st.sampled_from(["lower", "upper", "pascal"]))
+    spelled = "_".join(w.upper() if style == "upper" else w.capitalize() if style == "pascal" else w for w in words)
+    head, end = data.draw(_head), data.draw(_wrapper_end)
+    if end == "camel":
+        spelled = "".join(w.capitalize() for w in words)  # a hump: a lower-case letter, then a capital
+        end = ""
+    name = head + end + spelled
+    got = classify_tool_result(name + data.draw(_version), None, ContentTrustPolicy())
+    assert not got.trusted, name
+    running_on = name + data.draw(st.sampled_from(["er", "ed", "x", "ing"]))
+    assert classify_tool_result(running_on, None, ContentTrustPolicy()) == TRUSTED_UNLISTED, running_on
+
+
 @pytest.mark.parametrize("name, trusted", [
     ("tool_web_fetch", False), ("my_web_fetch", False), ("myWebFetch", False), ("proxy-http-request", False),
     ("x_web_search_tool", False), ("my_web_fetch_v2", False), ("perplexity_ask", False), ("PerplexityResearch", False),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -18,6 +18,7 @@ from meta_memory.errors import InvalidParams
 from meta_memory.panel.cursor import Cursor, parse_cursor
 from meta_memory.panel.paging import Page, SourcePage, StalledCursor, limit_then_filter, page_records, parse_limit
 from meta_memory.panel.visibility import Visibility
+from panel_support import Writes
 
 REALMS = ["r1", "r2", "r3"]
 
@@ -136,29 +137,14 @@ def test_walk_yields_exactly_the_readable_rows_in_order(
 @given(realm_rows(), st.integers(1, 5), st.data())
 def test_walk_survives_changes_between_pages(rows: dict[str, list[Row]], limit: int, data: st.DataObject) -> None:
     stores = {realm: Store(rows[realm]) for realm in REALMS}
-    clock = [100]
-    touched: set[tuple[str, str]] = set()
-
-    def mutate(_: int) -> None:
-        for realm, store in stores.items():
-            for mid in data.draw(st.lists(st.sampled_from(sorted(store.rows) or ["-"]), max_size=2)):
-                if mid in store.rows:
-                    clock[0] += 1
-                    store.rows[mid] = replace(store.rows[mid], updated_at_ms=clock[0])
-                    touched.add((realm, mid))
-            if data.draw(st.booleans()):
-                clock[0] += 1
-                new = f"n{clock[0]}"
-                store.rows[new] = Row(new, clock[0])
-                touched.add((realm, new))
-
+    writes = Writes(stores, data, Row)
     everyone = lambda realm, row: True  # noqa: E731
-    pages = walk(stores, everyone, limit, between=mutate)
+    pages = walk(stores, everyone, limit, between=lambda _: writes())
     listed = [(realm, r.memory_id) for page in pages for realm, r in page.rows]
     assert len(listed) == len(set(listed))  # no row twice
     keys = [key(r) for page in pages for _, r in page.rows]
     assert keys == sorted(keys, reverse=True)  # one ordered walk
-    stable = {(realm, r.memory_id) for realm in REALMS for r in rows[realm]} - touched
+    stable = {(realm, r.memory_id) for realm in REALMS for r in rows[realm]} - writes.touched
     assert stable <= set(listed)  # no gaps among rows that kept their key
 
 

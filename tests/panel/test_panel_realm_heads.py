@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from meta_memory.panel.cursor import Cursor, parse_cursor
 from meta_memory.panel.paging import Page, RealmHead, SourcePage, page_records
+from panel_support import Writes
 
 REALMS = [f"r{i}" for i in range(6)]
 
@@ -114,29 +115,19 @@ def test_heads_read_before_writes_lose_no_row_that_kept_its_key(rows: dict[str, 
     meanwhile may be left out of the walk, as rows written in front of the cursor are; every other row is
     listed once, in order."""
     stores = {r: Store(rows[r]) for r in REALMS}
-    clock = [100]
-    touched: set[tuple[str, str]] = set()
+    writes = Writes(stores, data, Row)
     stale = [{r: s.head(keep) for r, s in stores.items()}]
 
     def mutate() -> None:
         stale[0] = {r: s.head(keep) for r, s in stores.items()}  # read now, used after the writes below
-        for realm, store in stores.items():
-            for mid in data.draw(st.lists(st.sampled_from(sorted(store.rows) or ["-"]), max_size=2)):
-                if mid in store.rows:
-                    clock[0] += 1
-                    store.rows[mid] = replace(store.rows[mid], updated_at_ms=clock[0])
-                    touched.add((realm, mid))
-            if data.draw(st.booleans()):
-                clock[0] += 1
-                store.rows[f"n{clock[0]}"] = Row(f"n{clock[0]}", clock[0])
-                touched.add((realm, f"n{clock[0]}"))
+        writes()
 
     pages = walk(stores, limit, lambda: stale[0], between=mutate)
     listed = [(realm, r.memory_id) for page in pages for realm, r in page.rows]
     assert len(listed) == len(set(listed))
     keys = [key(r) for page in pages for _, r in page.rows]
     assert keys == sorted(keys, reverse=True)
-    stable = {(realm, r.memory_id) for realm in REALMS for r in rows[realm] if r.readable} - touched
+    stable = {(realm, r.memory_id) for realm in REALMS for r in rows[realm] if r.readable} - writes.touched
     assert stable <= set(listed)
     assert all(r.readable for page in pages for _, r in page.rows)
 

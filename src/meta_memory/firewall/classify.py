@@ -171,62 +171,63 @@ def _names_one_of(name: str, keys: frozenset[str], bare_only: frozenset[str] = f
     return False
 
 
-def _begins_with_one_of(name: str, servers: frozenset[str]) -> bool:
+def _affixed_one_of(name: str, keys: frozenset[str], *, at_end: bool) -> bool:
     """Whether a segment of ``name`` (split as :func:`_names_one_of` splits, or at the namespace separators
-    alone) begins with one of ``servers``
-    (:func:`deny_key` keys) and goes on past a marked end: any character that is not a letter or digit
-    (``slack_read``, ``slack-read``, ``github＿x``), a camel-case hump (``slackRead``, ``GitHubGetIssue``,
-    ``GITHUBGetIssue``) or a digit after a letter (``serper2_search``). ``slacker`` has no marked end and ``slack_`` nothing past it: neither matches.
-    The server's own separators may be spelled any way (``brave_search_web``, ``BraveSearch-web``)."""
-    if not servers:
+    alone) begins (``at_end=False``) or ends (``at_end=True``) with one of ``keys``, cut from the rest of the
+    segment at a marked end (:func:`_marked_end`), with a letter or digit in that rest.
+
+    * A beginning is a server's name (``keys``: :func:`deny_key` keys, so a look-alike spelling counts):
+      ``slack_read``, ``slack-read``, ``github＿x``, ``slackRead``, ``GitHubGetIssue``, ``GITHUBGetIssue``,
+      ``serper2_search``. ``slacker`` has no marked end and ``slack_`` nothing past it: neither matches. The
+      server's own separators may be spelled any way (``brave_search_web``, ``BraveSearch-web``).
+    * An ending is a builtin's name (``keys``: :func:`name_key` keys), a version or ``tool`` suffix allowed:
+      ``my_web_fetch``, ``toolWebSearch``, ``my_web_fetch_v2``; ``web_fetcher`` runs on and does not match.
+
+    ``keys`` empty: ``False``."""
+    if not keys:
         return False
-    longest = max(len(server) for server in servers)
+    longest = max(len(key) for key in keys)
+    key_of = name_key if at_end else deny_key
     folded = _stable(lambda t: fold(t).strip(), name)
     # whitespace both splits (``my tool slack_x``) and joins (``brave search_x``: a server spelled with a space)
     for part in set(_NAMESPACE.split(folded)) | set(_PATH.split(folded)):
+        if at_end and len(part) <= _MAX_SUFFIX_SCAN:
+            part = _VERSION.sub("", part)
         letters = 0
-        for cut in range(1, len(part)):
-            before, here = part[cut - 1], part[cut]
-            letters += before.isalnum()
+        for cut in range(len(part) - 1, 0, -1) if at_end else range(1, len(part)):
+            letters += part[cut if at_end else cut - 1].isalnum()  # the letters on the key's side of the cut
             if letters > longest:  # a key is never shorter than the letters it was made from
                 break
-            after = part[cut + 1] if cut + 1 < len(part) else ""
-            hump = here.isupper() and (before.islower() or (before.isupper() and after.islower()))
-            digit = here.isdigit() and before.isalpha()  # ``serper2_search``, ``github1_issue``
-            if (hump or digit or not here.isalnum()) and name_key(part[cut:]) and deny_key(part[:cut]) in servers:
+            affix, rest = (part[cut:], part[:cut]) if at_end else (part[:cut], part[cut:])
+            if _marked_end(part, cut, at_end=at_end) and name_key(rest) and key_of(affix) in keys:
                 return True
     return False
+
+
+def _marked_end(part: str, cut: int, *, at_end: bool) -> bool:
+    """Whether ``part`` may be cut before index ``cut`` (:func:`_affixed_one_of`): the rest's side of the cut
+    is not a letter or digit (``slack_read``, ``my-web_fetch``), or a camel-case hump (``slackRead``,
+    ``myWebFetch``). After a beginning also an acronym's end (``GITHUBGetIssue``) and a digit after a
+    letter (``serper2_search``, ``github1_issue``)."""
+    before, here = part[cut - 1], part[cut]
+    if not (before if at_end else here).isalnum() or (here.isupper() and before.islower()):
+        return True
+    if at_end:
+        return False
+    after = part[cut + 1] if cut + 1 < len(part) else ""
+    return (here.isupper() and before.isupper() and after.islower()) or (here.isdigit() and before.isalpha())
 
 
 def names_a_builtin(name: str) -> bool:
     """A namespaced or versioned spelling whose segment is an always-untrusted builtin name
     (``functions.web_fetch``, ``WebFetchTool``), or a segment ending in a builtin name of two words after a
     marked end (``my_web_fetch``, ``toolWebSearch``, ``proxy-http-request``: a host's wrapper of the builtin)."""
-    return _names_one_of(name, _BUILTIN_KEYS) or _ends_with_one_of(name, _WORDY_BUILTIN_KEYS)
+    return _names_one_of(name, _BUILTIN_KEYS) or _affixed_one_of(name, _WORDY_BUILTIN_KEYS, at_end=True)
 
 
 #: The builtin names of more than one word, matched as a segment's ending too (:func:`names_a_builtin`); ``fetch``
 #: alone ends too many of a host's own names (``order_fetch``).
 _WORDY_BUILTIN_KEYS: frozenset[str] = frozenset(name_key(n) for n in ALWAYS_UNTRUSTED_TOOLS if "_" in n)
-
-
-def _ends_with_one_of(name: str, keys: frozenset[str]) -> bool:
-    """Whether a segment of ``name`` ends, after a marked end (a character that is not a letter or digit, or a
-    camel-case hump), with one of ``keys`` (:func:`name_key` keys); a version or ``tool`` suffix allowed."""
-    longest = max(len(key) for key in keys)
-    folded = _stable(lambda t: fold(t).strip(), name)
-    for part in set(_NAMESPACE.split(folded)) | set(_PATH.split(folded)):
-        part = _VERSION.sub("", part) if len(part) <= _MAX_SUFFIX_SCAN else part
-        letters = 0
-        for cut in range(len(part) - 1, 0, -1):
-            here, before = part[cut], part[cut - 1]
-            letters += here.isalnum()
-            if letters > longest:
-                break
-            hump = here.isupper() and before.islower()
-            if (hump or not before.isalnum()) and name_key(part[:cut]) and name_key(part[cut:]) in keys:
-                return True
-    return False
 
 
 #: the longest segment whose version suffix is stripped before its ending is read (the suffix pattern backtracks)
@@ -547,7 +548,7 @@ def classify_tool_result(
         return loose
     outside = policy.default_untrusted_tools or frozenset()
     if (denied in outside or _names_one_of(tool_name, outside, _BARE_ONLY_KEYS)
-            or _begins_with_one_of(tool_name, policy.outside_prefixes)):
+            or _affixed_one_of(tool_name, policy.outside_prefixes, at_end=False)):
         return Classification.untrusted(f"outside-content tool '{tool_name}' (content_trust.default_untrusted_tools)")
     if policy.default == "untrusted":
         return Classification.untrusted(f"unlisted tool '{tool_name}' (content_trust.default = untrusted)")

@@ -54,6 +54,7 @@ from meta_memory.session_ref import SessionRef
 
 __all__ = [
     "DerivedWriteGate",
+    "EvidenceWriterGate",
     "LLM_WRITES_POSTURES",
     "NON_LLM_AUTHOR_KINDS",
     "POLICY_REASON",
@@ -192,6 +193,7 @@ class LlmWriteGate:
         realm: str,
         session_key: str | None = None,
         shares_key_with: Callable[[str], bool] | None = None,
+        writer: str | None = None,
     ) -> str | None:
         """The reason this batch must land quarantined, or ``None`` to land it active.
 
@@ -208,6 +210,11 @@ class LlmWriteGate:
             shares_key_with: which other identities' taint of the session's key, and of an evidence
                 ref's session, counts (:attr:`~meta_memory.session_ref.SessionRef.shares_key_with`;
                 every identity's when ``None``).
+            writer: the identity an evidence ref's session is judged as cited by when the author is no
+                agent of an identity (a steward's harvest of an identity's records,
+                :class:`EvidenceWriterGate`): that identity's own taint of the key counts, and another's
+                as ``shares_key_with`` admits, named "another identity's session of this key" rather than
+                by its source. An agent author's own identity comes first.
 
         Returns:
             ``None`` or one reason string of the module docstring.
@@ -227,7 +234,7 @@ class LlmWriteGate:
             session_id = _field(ref, "session_id")
             if not isinstance(session_id, str) or not session_id:
                 continue
-            reason = self._tracker.evidence_reason(session_id, realm=realm, writer=identity or None,
+            reason = self._tracker.evidence_reason(session_id, realm=realm, writer=identity or writer or None,
                                                    counts=shares_key_with)
             if reason is not None:
                 return reason
@@ -246,6 +253,29 @@ class LlmWriteGate:
                 taint, reset = found
                 return derived_reason_text(taint.source, reset=reset)
         return None
+
+
+class EvidenceWriterGate:
+    """The write gate of a batch whose evidence refs cite sessions of one identity, as the store calls it:
+    a harvest's promotion of the records an identity wrote from a retired session (each carries that
+    session as its ``provenance.evidence``, as ``meta/agent_memory/remember`` with
+    ``derived_from_sessions`` stored it). Each ref is judged as ``writer``'s citation of its key
+    (:meth:`LlmWriteGate.quarantine_reason`'s ``writer``), and another identity's taint of the key counts as
+    ``shares_key_with`` admits (the caller's managed identities under ``[agent_memory] shared_key_taint =
+    "managed"``; every identity's when ``None``), the rule a ``memory`` tool write of that identity follows
+    (:attr:`~meta_memory.session_ref.SessionRef.shares_key_with`)."""
+
+    def __init__(self, gate: LlmWriteGate, writer: str, shares_key_with: Callable[[str], bool] | None) -> None:
+        self._gate = gate
+        self._writer = writer
+        self._shares = shares_key_with
+
+    def quarantine_reason(self, author: Any, batch_kind: Any, evidence: Iterable[Any] | None, *,
+                          realm: str) -> str | None:
+        """The gate's answer for the batch (the store's :class:`WriteGate` protocol), evidence judged as
+        the bound writer's."""
+        return self._gate.quarantine_reason(author, batch_kind, evidence, realm=realm, writer=self._writer,
+                                            shares_key_with=self._shares)
 
 
 class DerivedWriteGate:

@@ -164,6 +164,7 @@ def run_dream(
     gate_releases: bool | None = None,
     may_act: Callable[[Scope], bool] | None = None,
     may_signal: bool = True,
+    manages: Callable[[str, str], bool] | None = None,
 ) -> DreamReport:
     """Run one dream over ``realm`` with ``steward`` (module doc).
 
@@ -182,6 +183,9 @@ def run_dream(
         may_act: the scopes this dream may touch (``None`` = the whole realm: the schedule).
         may_signal: whether operational contradictions may become ledger conflict signals (the
             caller's unscoped ``ledger.write`` for a dream an RPC caller asked for; the schedule may).
+        manages: ``manages(realm, identity)``, whether another identity's taint of a session key a
+            harvested record cites counts (:func:`~meta_memory.review.harvest.decide_harvest`); ``None``:
+            every identity's (the schedule, and every dream but under ``shared_key_taint = "managed"``).
 
     Returns:
         :class:`DreamReport`. A dream already running for this realm in this
@@ -238,7 +242,7 @@ def run_dream(
         if decision is not None:
             detail["refused"].extend(decision.refused)
             ops = _apply(store, name, run_id, inputs, decision, caps, detail, clock, events,
-                         ledger if may_signal else None, g, gate_releases, allowed, may_signal)
+                         ledger if may_signal else None, g, gate_releases, allowed, may_signal, manages)
         completed = clock.now_ms()
         with store.transaction(name) as tx:
             tx.dream_runs.upsert(run_id, partition, started, completed, ops, detail)
@@ -439,6 +443,7 @@ def _apply(
     gate_releases: bool,
     allowed: Callable[[Scope], bool],
     may_signal: bool = True,
+    manages: Callable[[str, str], bool] | None = None,
 ) -> int:
     ops = 0
     reviewer = Reviewer.steward(run_id)
@@ -549,7 +554,7 @@ def _apply(
         try:
             res = decide_harvest(
                 store, realm, harvest_item.harvest, verdict, run_id=run_id, clock=clock, rationale=v.rationale,
-                events=events, gate=gate,
+                events=events, gate=gate, manages=manages,
             )
             ops += res["ops"]
             if downgrade:

@@ -15,6 +15,7 @@ Either way the harvest becomes ``harvested`` and ``memory.harvest.completed``
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from meta_memory.agent_memory.batch import BatchKind, CreateOp, Op, StagedBatch, TombstoneOp
@@ -25,6 +26,7 @@ from meta_memory.agent_memory.store.tables import HarvestRow
 from meta_memory.agent_memory.store.tx import ReadTx
 from meta_memory.clock import Clock
 from meta_memory.events.bus import EventBus
+from meta_memory.firewall.gate import EvidenceWriterGate, LlmWriteGate
 from meta_memory.identity import parse_identity, parse_realm
 from meta_memory.review.model import copy_of
 
@@ -82,13 +84,25 @@ def decide_harvest(
     rationale: str | None = None,
     events: EventBus | None = None,
     gate: WriteGate | None = None,
+    manages: Callable[[str, str], bool] | None = None,
 ) -> dict[str, Any]:
     """Apply a harvest verdict (``promote`` | ``tombstone`` | ``keep``) in one transaction.
+
+    A promotion's copies keep their records' ``provenance.evidence`` (the retired session, as the
+    identity's ``derived_from_sessions`` named it), and ``gate`` judges those refs as the harvested
+    identity's citation of its own session's key (:class:`~meta_memory.firewall.gate.EvidenceWriterGate`):
+    its taint of the key counts, and another identity's when ``manages(realm, identity)`` admits it (the
+    caller's managed identities under ``[agent_memory] shared_key_taint = "managed"``; every identity's when
+    ``None``), so the taint of a key another principal's agent uses neither holds this identity's harvest nor
+    tells its reviewers what that agent read.
 
     Returns ``{identity, retired_at_ms, verdict, promoted, tombstoned, ops}``
     (``ops`` = audit rows written). A harvest that is no longer pending is left
     alone (``ops`` 0, ``skipped`` true).
     """
+    if isinstance(gate, LlmWriteGate):
+        shares = None if manages is None else (lambda other: manages(realm, other))
+        gate = EvidenceWriterGate(gate, harvest.identity, shares)
     if verdict not in ("promote", "tombstone", "keep"):
         raise ValueError("harvest verdict must be 'promote', 'tombstone' or 'keep'")
     suffix = f": {rationale}" if rationale else ""

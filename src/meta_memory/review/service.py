@@ -121,7 +121,8 @@ class ReviewService:
             self.store, realm, pending_id, decision, clock=self.clock, events=self.events
         ).to_dict()
 
-    def dream(self, realm: str, authority: ReviewAuthority | None = None) -> dict[str, Any]:
+    def dream(self, realm: str, authority: ReviewAuthority | None = None,
+              manages: Callable[[str, str], bool] | None = None) -> dict[str, Any]:
         """``meta/memory/steward/dream``: one dream over ``realm`` now (whether or not the schedule is enabled).
 
         Under access control the dream offers and writes only what lies in scopes the caller may
@@ -131,13 +132,16 @@ class ReviewService:
         (:meth:`ReviewAuthority.may_write_ledger`); otherwise each is noted ``refused: "ledger.write"``.
         A realm no ``memory.quarantine.review`` grant of the caller reaches is answered as an empty realm
         (``skipped``, ``nothing to review``) without being read; no dream creates a realm.
+        ``manages(realm, identity)``: whether the caller manages that identity's sessions, so that its taint
+        of a key a harvested record cites counts (:func:`~meta_memory.review.harvest.decide_harvest`;
+        ``None``: every identity's counts).
         """
         enforced = authority is not None and authority.enforced
         if authority is not None and enforced and not authority.reaches(realm):
             return empty_dream(realm, self.clock).to_dict()
         may_act = authority.may_act if authority is not None and enforced else None
         may_signal = authority.may_write_ledger() if authority is not None and enforced else True
-        return self.run_dream(realm, may_act=may_act, may_signal=may_signal).to_dict()
+        return self.run_dream(realm, may_act=may_act, may_signal=may_signal, manages=manages).to_dict()
 
     def retire(self, session: SessionRef, cause: str) -> dict[str, Any]:
         """``meta/session/retire`` {identity, realm?, session_key?, cause}: record a pending harvest of
@@ -190,17 +194,19 @@ class ReviewService:
     # ----------------------------------------------------------------- dreams
 
     def run_dream(
-        self, realm: str, *, may_act: Callable[[Scope], bool] | None = None, may_signal: bool = True
+        self, realm: str, *, may_act: Callable[[Scope], bool] | None = None, may_signal: bool = True,
+        manages: Callable[[str, str], bool] | None = None,
     ) -> DreamReport:
         """One dream over ``realm``. A ``release`` by any steward but the policy steward is a gated
         promotion, and its ``tombstone`` of a held forget leaves the forget held for an operator, unless
         ``llm_release = "direct"``; ``may_act`` bounds the scopes it touches, ``may_signal`` whether its
-        contradictions reach the assertion ledger."""
+        contradictions reach the assertion ledger, ``manages`` whose taint of a key a harvested record
+        cites counts (:meth:`dream`)."""
         gate_releases = getattr(self.steward, "kind", None) != "policy" and self.config.llm_release == "gated"
         return run_dream(
             self.store, realm, self.steward, clock=self.clock, events=self.events, ledger=self.ledger,
             caps=self.config.caps, open_loop_age_days=self.config.open_loop_age_days,
-            gate_releases=gate_releases, may_act=may_act, may_signal=may_signal,
+            gate_releases=gate_releases, may_act=may_act, may_signal=may_signal, manages=manages,
         )
 
     def dream_all_realms(self) -> list[DreamReport]:

@@ -91,10 +91,13 @@
   }
 
   /** The alphabets whose letters look alike (``a`` and Cyrillic ``а``): a word mixing two of them is
-   *  how a look-alike name is spelled (``maіn`` with a Cyrillic ``і``). Scripts that are written
-   *  together (Han with kana) are not among them. */
-  const CONFUSABLE_SCRIPTS = [["Latin", /\p{Script=Latin}/u], ["Cyrillic", /\p{Script=Cyrillic}/u],
-    ["Greek", /\p{Script=Greek}/u], ["Armenian", /\p{Script=Armenian}/u], ["Cherokee", /\p{Script=Cherokee}/u]];
+   *  how a look-alike name is spelled (``maіn`` with a Cyrillic ``і``). Their code points come from
+   *  lookalike_scripts.js, generated from the product's one table of them
+   *  (meta_memory.mixed_script.LOOKALIKE_SCRIPTS, which the command line marks by too). */
+  const hex = (cp) => "\\u{" + cp.toString(16) + "}";
+  const CONFUSABLE_SCRIPTS = LOOKALIKE_SCRIPTS.map(([name, ranges]) =>
+    [name, new RegExp("[" + ranges.map(([lo, hi]) => lo === hi ? hex(lo) : hex(lo) + "-" + hex(hi)).join("") + "]", "u")]);
+  /** A word: a run of letters, marks and digits (the product's rule: mixed_script.mixed_script_words). */
   const WORD = /[\p{L}\p{M}\p{N}]+/gu;
 
   /** The confusable scripts a word mixes (two or more), else null. */

@@ -6,6 +6,7 @@ beyond the seed ``meta/agent_memory/remember_batch`` (the bulk write for hosts t
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ...access.requirements import (
@@ -51,6 +52,20 @@ if TYPE_CHECKING:  # pragma: no cover
 def agent_memory_enabled(runtime: "Runtime") -> bool:
     """Agent-memory methods are advertised only when agent memory is wired."""
     return runtime.agent_memory is not None
+
+
+def caller_manages(runtime: "Runtime", ctx: CallContext) -> Callable[[str, str], bool] | None:
+    """Whose taint of a session key counts for the writes the caller drives, another identity's than the
+    writer's: ``None`` (every identity's) unless ``[agent_memory] shared_key_taint = "managed"`` under access
+    control; then ``manages(realm, identity)``, whether the caller holds ``agent.session.manage`` on that
+    identity, so an identity of another principal can neither hold these writes for review by tainting the
+    same key nor learn through them whether it did (``docs/security.md``, "A write carries the taint of the
+    session it comes from"). The one rule of the ``memory`` tool's writes and a dream's harvests."""
+    access = runtime.access
+    config = getattr(getattr(runtime, "agent_memory", None), "config", None)
+    if not access.enabled or getattr(config, "shared_key_taint", None) != "managed":
+        return None
+    return lambda realm, ident: access.holds_on_identity(ctx.principal, "agent.session.manage", realm, ident)
 
 
 def agent_memory_off(runtime: "Runtime") -> str:

@@ -34,7 +34,7 @@ from ..results import (
     ToolSchemaResult,
 )
 from ..session_params import KeyedSessionParams, SessionMembers, SessionParams
-from .agent_memory import agent_memory_enabled, agent_memory_off
+from .agent_memory import agent_memory_enabled, agent_memory_off, caller_manages
 
 if TYPE_CHECKING:  # pragma: no cover
     from ...features import AgentMemoryFeature
@@ -242,11 +242,8 @@ def register(table: MethodTable) -> None:
         of identities whose sessions the caller manages (``agent.session.manage``), so an identity of
         another principal can neither quarantine this session's writes by tainting the same key nor
         learn through them whether it did."""
-        access = runtime.access
-        managed = access.enabled and feature(runtime).config.shared_key_taint == "managed"
-        manages = None if not managed else (
-            lambda realm, ident: access.holds_on_identity(ctx.principal, "agent.session.manage", realm, ident))
-        return p.session_ref(feature(runtime).config.realm, lambda: access.digest_secret, manages)
+        return p.session_ref(feature(runtime).config.realm, lambda: runtime.access.digest_secret,
+                             caller_manages(runtime, ctx))
 
     manage = on_identity("agent.session.manage")
     host_token = anywhere("agent.session.manage")

@@ -25,7 +25,7 @@ from .. import results_review as R
 from ..params import Params, RealmDefaulted, required_text
 from ..registry import CallContext, MethodTable
 from ..session_params import SessionParams
-from .agent_memory import agent_memory_off
+from .agent_memory import agent_memory_off, caller_manages
 
 if TYPE_CHECKING:  # pragma: no cover
     from ...runtime import Runtime
@@ -277,7 +277,7 @@ def register(table: MethodTable) -> None:
                   result=R.DreamResult)
     def dream(runtime: "Runtime", ctx: CallContext, p: DreamParams) -> dict[str, Any]:
         """Run one steward dream over a realm now."""
-        return runtime.need_review().dream(p.realm, _authority(runtime, ctx))
+        return runtime.need_review().dream(p.realm, _authority(runtime, ctx), caller_manages(runtime, ctx))
 
     @table.method("meta/session/retire", RetireParams, requires=on_identity("agent.session.manage"),
                   mutating=True, available=on, unavailable_hint=agent_memory_off,
