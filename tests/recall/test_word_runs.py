@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from meta_memory.agent_memory import record_writes
 from meta_memory.agent_memory.model import Author, Scope
 from meta_memory.agent_memory.store.sqlite import SqliteAgentMemoryStore
-from meta_memory.recall import fts, lexical_index, word_runs
+from meta_memory.recall import fts, lexical_index
 from meta_memory.recall.text import is_word_run, normalize, query_terms
 from meta_memory.recall.word_runs import MAX_TERMS, WordRuns
 
@@ -46,35 +46,31 @@ def _expected(terms: list[str], texts: list[tuple[str, str]]) -> np.ndarray:
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(rows=st.lists(st.tuples(_TEXT, _TEXT, _TEXT), min_size=1, max_size=16), data=st.data(),
-       tail=st.sampled_from([1, 3, 256]))
-def test_the_runs_answer_as_the_texts_do(rows: list[tuple[str, str, str]], data: st.DataObject, tail: int) -> None:
+@given(rows=st.lists(st.tuples(_TEXT, _TEXT, _TEXT, st.booleans()), min_size=1, max_size=16), data=st.data())
+def test_the_runs_answer_as_the_texts_do(rows: list[tuple[str, str, str, bool]], data: st.DataObject) -> None:
     """Whatever rows were added before and after a term was first asked (its runs are kept), a look-up says
     for each asked slot whether its normalised title and body hold each term, as ``in`` on the texts does;
-    slots asked in any order and repeated, merged into the flat array or not. The terms are cut from the rows'
+    slots asked in any order and repeated, merged into the flat array or waiting (a row's flag: merge after it). The terms are cut from the rows'
     texts (rows added later too), so that most are held somewhere."""
-    texts = [(title, _body(description, body)) for title, description, body in rows]
+    texts = [(title, _body(description, body)) for title, description, body, _ in rows]
     pieces = [normalize(t) for pair in texts for t in pair if len(normalize(t)) >= 5]
     asks = data.draw(st.lists(st.tuples(st.integers(0, len(rows)),
                                         st.lists(_cut(pieces) if pieces else _TERM, min_size=1, max_size=4),
                                         st.lists(st.integers(0, len(rows)), max_size=12)), max_size=8))
-    kept = word_runs.TAIL_ROWS
-    word_runs.TAIL_ROWS = tail
-    try:
-        runs = WordRuns()
-        for added in range(len(rows) + 1):
-            for after, asked, places in asks:
-                if after != added:
-                    continue
-                terms = list(dict.fromkeys(t for t in asked if len(t) >= 5 and is_word_run(t)))
-                slots = [p for p in places if p < added]
-                got = runs.inside(terms, np.array(slots, dtype=np.int32))
-                assert got.tolist() == _expected(terms, [texts[s] for s in slots]).tolist(), (terms, slots)
-            if added < len(rows):
-                title, body = texts[added]
-                runs.add(added, normalize(title), normalize(body))
-    finally:
-        word_runs.TAIL_ROWS = kept
+    runs = WordRuns()
+    for added in range(len(rows) + 1):
+        for after, asked, places in asks:
+            if after != added:
+                continue
+            terms = list(dict.fromkeys(t for t in asked if len(t) >= 5 and is_word_run(t)))
+            slots = [p for p in places if p < added]
+            got = runs.inside(terms, np.array(slots, dtype=np.int32))
+            assert got.tolist() == _expected(terms, [texts[s] for s in slots]).tolist(), (terms, slots)
+        if added < len(rows):
+            title, body = texts[added]
+            runs.add(added, normalize(title), normalize(body))
+            if rows[added][3]:
+                runs.merge()
 
 
 def _cut(pieces: list[str]) -> st.SearchStrategy[str]:

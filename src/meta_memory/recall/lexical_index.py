@@ -401,6 +401,8 @@ class _RealmIndex:
         if len(index.slot_rid) > index.used:  # the doubling's spare room is not kept
             for name in ("slot_rid", "slot_scope", "slot_len", "slot_at"):
                 setattr(index, name, np.ascontiguousarray(getattr(index, name)[: index.used]))
+        if index.runs is not None:
+            index.runs.merge()
         return index
 
     def _over(self, max_bytes: int | None, more: int = 0) -> bool:
@@ -1281,8 +1283,9 @@ class LexicalIndexes:
             return False
         _apply(index, *found)
         index.caught_up_to = snapshot
-        if index.needs_rebuild():  # still exact; a rebuild drops the removed rows' postings
-            self._schedule(realm, force=True)
+        if index.needs_rebuild() or (index.runs is not None and index.runs.due()):
+            self._schedule(realm, force=True)  # still exact; a rebuild drops the removed rows' postings, the worker
+            # merges the runs of the rows added since the last merge
         return True
 
     # ------------------------------------------------------------------ building
@@ -1339,6 +1342,8 @@ class LexicalIndexes:
         with index.lock:
             if index.seq == seq:
                 _apply(index, *found)
+            if index.runs is not None and index.runs.due():
+                index.runs.merge()
         self._fit(realm)
 
     def _build(self, realm: str) -> None:

@@ -34,7 +34,8 @@ __all__ = ["WordRuns", "MIN_RUN_CHARS", "MAX_TERMS", "MATCHES_KEPT", "RUN_BYTES"
 MIN_RUN_CHARS = 5
 #: The most terms one look-up answers (two bits a term, title and body, in one 64-bit word per candidate).
 MAX_TERMS = 32
-#: Slots whose codes wait in their own arrays before they join the flat one (a build merges as it goes).
+#: Slots waiting in arrays of their own from which :meth:`WordRuns.due` asks for a merge into the flat array (a copy
+#: of the whole, which the index's worker makes, off the recalls' path; a build merges once, at its end).
 TAIL_ROWS = 256
 #: The most terms whose runs are kept between look-ups.
 MATCHES_KEPT = 4096
@@ -94,11 +95,13 @@ class WordRuns:
                 codes.add(2 * number + field)
         self._tail.append(np.array(sorted(codes), dtype=np.intp))
         self.codes += len(codes)
-        if len(self._tail) >= TAIL_ROWS:
-            self._merge()
 
-    def _merge(self) -> None:
-        """Move the later slots' codes into the flat array."""
+    def due(self) -> bool:
+        """Whether :data:`TAIL_ROWS` slots or more wait outside the flat array (:meth:`merge`)."""
+        return len(self._tail) >= TAIL_ROWS
+
+    def merge(self) -> None:
+        """Move the waiting slots' codes into the flat array (a copy of it: the caller chooses when)."""
         import numpy as np
         tail = self._tail
         if not tail:
@@ -171,17 +174,26 @@ class WordRuns:
             scratch[2 * number] = value
             scratch[2 * number + 1] = value << 1
         try:
-            if self._tail and int(slots.max()) >= self.merged:
-                self._merge()
-            first = self._start[slots]
-            counts = self._start[slots + 1] - first
-            ends = np.cumsum(counts)
-            starts = ends - counts  # where each slot's codes begin among the gathered ones
-            total = int(ends[-1])
-            values = np.zeros(total + 1, dtype=np.uint64)  # one more: reduceat's starts are then all in range
-            values[:total] = scratch[self._flat[np.repeat(first - starts, counts) + np.arange(total)]]
-            held = np.bitwise_or.reduceat(values, starts)  # per slot, the bits of the terms its runs hold
-            held[counts == 0] = 0  # reduceat gives an empty slot the value its start points at
+            merged = self.merged
+            waiting: list[tuple[int, int]] = []  # slots added since the last merge: looked up one by one below
+            if self._tail and int(slots.max()) >= merged:
+                waiting = [(c, s) for c, s in enumerate(slots.tolist()) if s >= merged]
+                slots = np.minimum(slots, merged - 1)
+            if merged:
+                first = self._start[slots]
+                counts = self._start[slots + 1] - first
+                ends = np.cumsum(counts)
+                starts = ends - counts  # where each slot's codes begin among the gathered ones
+                total = int(ends[-1])
+                values = np.zeros(total + 1, dtype=np.uint64)  # one more: reduceat's starts are then all in range
+                values[:total] = scratch[self._flat[np.repeat(first - starts, counts) + np.arange(total)]]
+                held = np.bitwise_or.reduceat(values, starts)  # per slot, the bits of the terms its runs hold
+                held[counts == 0] = 0  # reduceat gives an empty slot the value its start points at
+            else:
+                held = np.zeros(len(slots), dtype=np.uint64)
+            for c, s in waiting:
+                codes = self._tail[s - merged]
+                held[c] = np.bitwise_or.reduce(scratch[codes]) if len(codes) else 0
         finally:
             for number in touched:
                 scratch[2 * number] = 0
