@@ -9,6 +9,7 @@ writes, a new version, a forget and a rewrite of a record's texts by another con
 from __future__ import annotations
 
 import random
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -162,3 +163,23 @@ def test_a_realm_past_the_bound_keeps_no_runs(store: SqliteAgentMemoryStore, mon
     assert match is not None
     found = store.search(REALM, Scope.identity(REALM, A), match, 100)
     assert len(found) == 8 and found.table is not None and found.table.inside is None
+
+
+def test_rows_added_after_the_build_are_merged_by_the_worker(store: SqliteAgentMemoryStore,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """A search that catches up past the merge's threshold leaves the merge to the index's worker; the rows'
+    runs answer the same before and after it."""
+    monkeypatch.setattr("meta_memory.recall.word_runs.TAIL_ROWS", 3)
+    scope = Scope.identity(REALM, A)
+    record_writes.remember(store, REALM, A, "Harbourmaster", "the ferry and the ferryman", [])
+    assert store.lexical_index.warm(REALM)
+    realm = store.lexical_index._ready[REALM]
+    assert realm.runs is not None
+    for i in range(4):
+        record_writes.remember(store, REALM, A, f"Ferry {i}", "a sportsman at the harbourside", [])
+    assert _check(store, scope, "harbour ferry sport") == 5  # caught up: four rows wait, a merge is asked for
+    deadline = time.monotonic() + 10
+    while realm.runs.merged < realm.used and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert realm.runs.merged == realm.used == 5
+    assert _check(store, scope, "harbour ferry sport") == 5

@@ -184,7 +184,7 @@ NEAR_KEPT = 4096
 NEAR_BYTES = 320
 
 #: Slots (rows added since the realm's build, removed ones included) up to which a realm index keeps its rows' runs of
-#: word characters (:mod:`meta_memory.recall.word_runs`, about 1 MB a thousand rows of a few hundred characters):
+#: word characters (:mod:`meta_memory.recall.word_runs`, about 1.5 MB a thousand rows of 500 characters):
 #: past it re-ranking reads the candidates' texts for the substring rule, as without them.
 RUNS_MAX_ROWS = 20_000
 
