@@ -1,5 +1,6 @@
 """Re-ranking's array paths against the per-candidate rules they replace: the best-k selection, the substring
-search through joined texts, and a whole recall (points, scores, floor, context, order) over an index table."""
+search through joined texts, and a whole recall (points, scores, floor, context, order) over an index table, its
+substring points read from the texts or from the index's runs."""
 
 from __future__ import annotations
 
@@ -27,7 +28,8 @@ from meta_memory.recall.lexical import (
 )
 from meta_memory.recall.provider import RecallRequest, record_id
 from meta_memory.recall.term_columns import TermColumns
-from meta_memory.recall.text import token_set
+from meta_memory.recall.text import is_word_run, normalize, token_set
+from meta_memory.recall.word_runs import WordRuns
 
 T0 = 1_700_000_000_000
 
@@ -194,7 +196,15 @@ def test_a_recall_ranks_as_the_per_candidate_rules_do(
             adjacency.setdefault(records[a].memory_id, []).append(pool[b])
     cfg = LexicalConfig(context_anchors=anchors, context_admits_unmatched=admit, date_weight=0.0, min_relevance=floor)
     want = _reference(cfg, terms, found, fields, _Reader(given_found, adjacency), max_entries)
-    # the index's table (the array path) and FTS5's per-candidate columns (the loop) alike
-    for candidates in (given_found, Candidates(found, fields=fields)):
+    # with the index's runs (:mod:`meta_memory.recall.word_runs`) answering the substring rule
+    runs = WordRuns()
+    for slot, rec in enumerate(records):
+        runs.add(slot, normalize(rec.title), normalize(rec.body))
+    with_runs = TermColumns(distinct, table.bits)
+    with_runs.inside_terms = [t for t in distinct if len(t) >= 5 and is_word_run(t)]
+    with_runs.inside = runs.inside(with_runs.inside_terms, np.arange(len(records)))
+    # the index's table (the array path, with and without the runs) and FTS5's per-candidate columns (the loop) alike
+    for candidates in (given_found, Candidates(found, table=with_runs, columns=list(range(len(found)))),
+                       Candidates(found, fields=fields)):
         got = LexicalRecallProvider(cfg).recall(request, _Reader(candidates, adjacency)).records
         assert [(s.record.memory_id, _bits(s.score)) for s in got] == [(i, _bits(score)) for i, score in want]

@@ -374,6 +374,39 @@ def _held_matrix(plan: _QueryPlan, records: Sequence[RecallableRecord], table: T
     return bits, points
 
 
+@lru_cache(maxsize=1)
+def _substring_points_of_bits() -> Any:
+    """The substring rule's points of a term in a record from the columns holding it inside a word and not as
+    one (index: the columns' bits; the title and the body count, the tags do not)."""
+    import numpy as np
+    return np.array([(SUBSTRING_POINTS if b & _TITLE_BIT else 0) + (SUBSTRING_POINTS if b & _BODY_BIT else 0)
+                     for b in range(256)], dtype=np.int64)
+
+
+def _add_inside(plan: _QueryPlan, table: TermColumns, columns: Sequence[int], bits: Any, points: Any) -> bool:
+    """Add the substring rule's points to ``points`` (:func:`_held_matrix`'s pair, in place) from the index's
+    ``table.inside`` (which fields of each candidate hold each long term inside a word or as one:
+    :mod:`meta_memory.recall.word_runs`), without reading the candidates' texts: a point for each field holding a
+    long term but not as a word. ``False`` (``points`` unchanged) when the table does not say it for every long
+    term of the plan; the caller applies the rule to the texts then (:func:`_add_substrings`). The same points."""
+    if not plan.long:
+        return True
+    inside = table.inside
+    if inside is None:
+        return False
+    known = {term: k for k, term in enumerate(table.inside_terms)}
+    if not all(term in known for _, term in plan.long):
+        return False
+    import numpy as np
+    n = bits.shape[1]
+    held_inside = inside[[known[term] for _, term in plan.long]]
+    if n != held_inside.shape[1] or list(columns) != list(range(n)):
+        held_inside = held_inside[:, np.asarray(columns, dtype=np.intp)]
+    long_rows = [i for i, _ in plan.long]
+    points[long_rows] += _substring_points_of_bits()[held_inside & ~bits[long_rows]]
+    return True
+
+
 def _add_substrings(plan: _QueryPlan, records: Sequence[RecallableRecord], bits: Any, points: Any,
                     norm: Callable[[str], str] = normalize) -> None:
     """Add the substring rule's points to ``points`` (:func:`_held_matrix`'s pair, in place) for every record: one
@@ -597,14 +630,18 @@ class LexicalRecallProvider:
             # the store gave the index's term table for all of them: read it whole
             plan = _QueryPlan(terms)
             bits, matrix = _held_matrix(plan, records, table, columns, held)
-            if not cfg.rarity_weight and set(map(type, bm25s)) <= {float}:
+            if _add_inside(plan, table, columns, bits, matrix):
+                pass  # every candidate's substring points from the index: every score is exact below
+            elif not cfg.rarity_weight and set(map(type, bm25s)) <= {float}:
                 bounded = self._bounded(plan, records, bm25s, bits, matrix, max_entries, asked)
                 if bounded is not None:
                     pool, pending = bounded
                     if cfg.context_window_ms > 0 and pool.ids:
                         self._with_context(pool, reader, pending)
                     return [ScoredRecord(pool.records[i], pool.scores[i]) for i in pool.best(max_entries)]
-            _add_substrings(plan, records, bits, matrix, self._norm)
+                _add_substrings(plan, records, bits, matrix, self._norm)
+            else:
+                _add_substrings(plan, records, bits, matrix, self._norm)
         else:
             rows = self._points(terms, given, found, held)
         weights = idf_weights(terms, held, len(found), cfg.rarity_weight) if cfg.rarity_weight else None

@@ -80,6 +80,8 @@ from typing import TYPE_CHECKING, Any
 from meta_memory import deadline
 from meta_memory.recall import bm25, fts
 from meta_memory.recall.term_columns import TermColumns
+from meta_memory.recall.text import is_word_run, normalize
+from meta_memory.recall.word_runs import MAX_TERMS, MIN_RUN_CHARS, WordRuns
 
 if TYPE_CHECKING:  # numpy is imported where first used: opening a store does not load it
     import numpy as np
@@ -181,6 +183,11 @@ NEAR_KEPT = 4096
 #: entry), rounded up.
 NEAR_BYTES = 320
 
+#: Slots (rows added since the realm's build, removed ones included) up to which a realm index keeps its rows' runs of
+#: word characters (:mod:`meta_memory.recall.word_runs`, about 1.5 MB a thousand rows of 500 characters):
+#: past it re-ranking reads the candidates' texts for the substring rule, as without them.
+RUNS_MAX_ROWS = 20_000
+
 #: Rows of a built realm index from which the process's objects are then moved out of the cyclic garbage
 #: collector's reach (:func:`_settle`): a full collection walks every tracked object of the process, and at a
 #: million rows (the index's vocabulary and row map beside the gateway's own) one took 90-160 ms and landed in
@@ -219,10 +226,15 @@ SCORED_TERM_BYTES = 240
 PENDING_POSTING_BYTES = 96
 
 _ROW_COLUMNS = ", ".join(f"f.{c}" for c in fts.COLUMNS)
+#: the record's own title, description and body after its full-text columns (the substring rule's texts:
+#: :mod:`meta_memory.recall.word_runs`)
+_TEXT_COLUMNS = "r.title, r.description, r.body"
+#: where a row's full-text columns end and its own texts begin
+_TEXTS_AT = 4 + len(fts.COLUMNS)
 #: every indexed row with its scope (a full-text row exists iff its record is active); CROSS JOIN: read the
 #: full-text table in order, each record by its primary key
-_ALL_ROWS = (f"SELECT f.rowid, r.scope_kind, r.scope_key, r.created_at_ms, {_ROW_COLUMNS} FROM {fts.FTS_TABLE} f CROSS "
-             "JOIN records r ON r.rid = f.rowid")
+_ALL_ROWS = (f"SELECT f.rowid, r.scope_kind, r.scope_key, r.created_at_ms, {_ROW_COLUMNS}{{texts}} FROM {fts.FTS_TABLE} "
+             "f CROSS JOIN records r ON r.rid = f.rowid")
 _HEAD = f"SELECT COALESCE(MAX(seq), 0) FROM {fts.CHANGES_TABLE}"
 
 _log = logging.getLogger(__name__)
@@ -349,6 +361,8 @@ class _RealmIndex:
         #: ``(scope number, rid, span, window_ms) -> neighbour rids`` of the walks made at ``near_version``
         self.near: dict[tuple[int, int, int, int], list[int]] = {}
         self.near_version = -1
+        #: each slot's runs of word characters in its title and body (``None``: not kept for this realm)
+        self.runs: WordRuns | None = WordRuns()
 
     # ------------------------------------------------------------------ building
 
@@ -372,29 +386,41 @@ class _RealmIndex:
             if chunk.rows % PAUSE_ROWS == 0:
                 if pause is not None:
                     pause()
-                if max_bytes is not None and index.nbytes() + chunk.nbytes() > max_bytes:
+                if index._over(max_bytes, chunk.nbytes()):
                     return None
             if chunk.rows >= BUILD_CHUNK or chunk.nbytes() >= limit:
                 index._merge(chunk)
                 chunk = _Chunk()
-                if max_bytes is not None and index.nbytes() > max_bytes:
+                if index._over(max_bytes):
                     return None
-        if max_bytes is not None and index.nbytes() + chunk.nbytes() > max_bytes:
+        if index._over(max_bytes, chunk.nbytes()):
             return None
         index._merge(chunk)
-        if max_bytes is not None and index.nbytes() > max_bytes:
+        if index._over(max_bytes):
             return None
         if len(index.slot_rid) > index.used:  # the doubling's spare room is not kept
             for name in ("slot_rid", "slot_scope", "slot_len", "slot_at"):
                 setattr(index, name, np.ascontiguousarray(getattr(index, name)[: index.used]))
+        if index.runs is not None:
+            index.runs.merge()
         return index
+
+    def _over(self, max_bytes: int | None, more: int = 0) -> bool:
+        """Whether :meth:`nbytes` and ``more`` pass ``max_bytes`` (``None``: no limit) once the rows' runs, if the
+        two pass it with them, are dropped: a realm fits the budget without its runs before it is refused."""
+        if max_bytes is None or self.nbytes() + more <= max_bytes:
+            return False
+        if self.runs is not None:
+            self.runs = None
+        return self.nbytes() + more > max_bytes
 
     def _tokenise(self, chunk: _Chunk, row: Sequence[Any]) -> None:
         """Place ``row`` (a new rid) in the next slot and add its postings to ``chunk``."""
         slot = self.used
         self._grow(slot + 1)
-        freq, size, bits = bm25.weighted(row[4:])
+        freq, size, bits = bm25.weighted(row[4:_TEXTS_AT])
         self._place(slot, row[0], (row[1], row[2]), row[3], size)
+        self._note_runs(slot, row)
         self.used = slot + 1
         chunk.add(slot, freq, bits)
 
@@ -503,8 +529,9 @@ class _RealmIndex:
         self.remove(row[0])
         slot = self.used
         self._grow(slot + 1)
-        freq, size, bits = bm25.weighted(row[4:])
+        freq, size, bits = bm25.weighted(row[4:_TEXTS_AT])
         self._place(slot, row[0], (row[1], row[2]), row[3], size)
+        self._note_runs(slot, row)
         self.used += 1
         for term, f in freq.items():
             p = self.postings.get(term)
@@ -518,6 +545,24 @@ class _RealmIndex:
             self.n_postings += 1
             self.pending += 1
 
+    def _note_runs(self, slot: int, row: Sequence[Any]) -> None:
+        """Add slot ``slot``'s runs (:mod:`meta_memory.recall.word_runs`) from the row's own title, description and
+        body (after its full-text columns); a row without them, or a slot past :data:`RUNS_MAX_ROWS`, leaves the
+        realm without runs (re-ranking then reads the candidates' texts, as before)."""
+        runs = self.runs
+        if runs is None:
+            return
+        texts = row[_TEXTS_AT:_TEXTS_AT + 3]
+        if slot >= RUNS_MAX_ROWS or len(texts) < 3 or len(runs) != slot:
+            self.runs = None
+            return
+        title, description, body = texts
+        if not (isinstance(title, str) and isinstance(body, str) and isinstance(description, (str, type(None)))):
+            self.runs = None
+            return
+        # the texts re-ranking normalises (``lexical._body_text``): the description, when there is one, before the body
+        runs.add(slot, normalize(title), normalize(description + "\n" + body if description else body))
+
     def needs_rebuild(self) -> bool:
         """Many removed rows: their postings cost memory and time until a rebuild drops them."""
         return self.removed > max(1000, self.used // 4)
@@ -528,7 +573,8 @@ class _RealmIndex:
         what the budget is held to, so a realm of many distinct words cannot take more than it says."""
         return (self.n_postings * 9 + self.pending * PENDING_POSTING_BYTES + self.cached * 12 + self.scored * SCORED_TERM_BYTES
                 + len(self.slot_rid) * 44 + len(self.slot_of) * 100
-                + len(self.postings) * TERM_BYTES + self.term_chars + len(self.near) * NEAR_BYTES)
+                + len(self.postings) * TERM_BYTES + self.term_chars + len(self.near) * NEAR_BYTES
+                + (self.runs.nbytes() if self.runs is not None else 0))
 
     def _term(self, p: _Postings, sid: int, whole: bool) -> tuple[np.ndarray, np.ndarray] | None:
         """``(slots, per-posting score)`` of one term's postings in scope ``sid`` (``None`` when no live row
@@ -835,7 +881,13 @@ class _RealmIndex:
                 continue
             at = np.minimum(np.searchsorted(slots, want), len(slots) - 1)
             bits[t] = np.where(slots[at] == want, p.fields[at], 0)
-        return TermColumns(distinct, bits)
+        table = TermColumns(distinct, bits)
+        if self.runs is not None:
+            long_terms = [term for term in distinct if len(term) >= MIN_RUN_CHARS and is_word_run(term)]
+            if long_terms and len(long_terms) <= MAX_TERMS:
+                table.inside_terms = long_terms
+                table.inside = self.runs.inside(long_terms, want)
+        return table
 
     # ------------------------------------------------------------------ write order
 
@@ -928,9 +980,15 @@ class _RealmIndex:
         return found
 
 
-def _changes(conn: Any, seq: int, limit: int | None) -> tuple[int, list[int], list[Any]] | None:
+def _all_rows(texts: bool) -> str:
+    """:data:`_ALL_ROWS`, with the records' own texts after the full-text columns when ``texts``."""
+    return _ALL_ROWS.format(texts=f", {_TEXT_COLUMNS}" if texts else "")
+
+
+def _changes(conn: Any, seq: int, limit: int | None, texts: bool = True) -> tuple[int, list[int], list[Any]] | None:
     """``(head, changed rids, their current full-text rows)`` since change-log position ``seq`` in
-    ``conn``'s snapshot, or ``None`` when more than ``limit`` rows changed."""
+    ``conn``'s snapshot, or ``None`` when more than ``limit`` rows changed. ``texts``: each row with its
+    record's own title, description and body after its full-text columns (for the index's runs)."""
     head = int(conn.execute(_HEAD).fetchone()[0])
     if head <= seq:
         return head, [], []  # current (or newer than this snapshot: the caller's re-check fails closed)
@@ -943,7 +1001,8 @@ def _changes(conn: Any, seq: int, limit: int | None) -> tuple[int, list[int], li
     for i in range(0, len(changed), 500):
         part = changed[i:i + 500]
         rows += conn.execute(
-            f"SELECT r.rid, r.scope_kind, r.scope_key, r.created_at_ms, {_ROW_COLUMNS} FROM records r "
+            f"SELECT r.rid, r.scope_kind, r.scope_key, r.created_at_ms, {_ROW_COLUMNS}"
+            f"{', ' + _TEXT_COLUMNS if texts else ''} FROM records r "
             f"JOIN {fts.FTS_TABLE} f ON f.rowid = r.rid WHERE r.rid IN ({', '.join('?' * len(part))})",
             part).fetchall()
     return head, changed, rows
@@ -1218,14 +1277,15 @@ class LexicalIndexes:
         asked again."""
         if snapshot is not None and index.caught_up_to is snapshot:
             return True
-        found = _changes(conn, index.seq, CATCH_UP_LIMIT)
+        found = _changes(conn, index.seq, CATCH_UP_LIMIT, index.runs is not None)
         if found is None:
             self._schedule(realm, force=True)
             return False
         _apply(index, *found)
         index.caught_up_to = snapshot
-        if index.needs_rebuild():  # still exact; a rebuild drops the removed rows' postings
-            self._schedule(realm, force=True)
+        if index.needs_rebuild() or (index.runs is not None and index.runs.due()):
+            self._schedule(realm, force=True)  # still exact; a rebuild drops the removed rows' postings, the worker
+            # merges the runs of the rows added since the last merge
         return True
 
     # ------------------------------------------------------------------ building
@@ -1277,11 +1337,13 @@ class LexicalIndexes:
             return
         seq = index.seq
         with self.snapshot(realm) as conn:
-            found = _changes(conn, seq, None)
+            found = _changes(conn, seq, None, index.runs is not None)
         assert found is not None
         with index.lock:
             if index.seq == seq:
                 _apply(index, *found)
+            if index.runs is not None and index.runs.due():
+                index.runs.merge()
         self._fit(realm)
 
     def _build(self, realm: str) -> None:
@@ -1291,7 +1353,8 @@ class LexicalIndexes:
         self._build_started, self._build_paused = started, 0.0
         with self.snapshot(realm) as conn:
             seq = int(conn.execute(_HEAD).fetchone()[0])
-            index = _RealmIndex.build(seq, conn.execute(_ALL_ROWS), self.max_bytes, self._pause)
+            # a realm whose change log is longer than the runs' bound is read without the records' texts
+            index = _RealmIndex.build(seq, conn.execute(_all_rows(seq <= RUNS_MAX_ROWS)), self.max_bytes, self._pause)
         # the scores searches would compute on first meeting a term, now, while FTS5 still answers
         prepared = 0 if index is None else index.prepare(int(self.max_bytes * PREPARE_SHARE), self._pause)
         if index is not None and self.on_built is not None:  # before the index answers, as the scores above

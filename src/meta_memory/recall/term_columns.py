@@ -22,14 +22,21 @@ __all__ = ["TermColumns", "TermRow"]
 class TermColumns:
     """``bits[t, c]``: the columns of candidate ``c``'s row holding ``terms[t]`` (0: it does not hold it).
 
-    ``terms``: distinct terms; ``bits``: a ``uint8`` array of shape ``(len(terms), candidates)``."""
+    ``terms``: distinct terms; ``bits``: a ``uint8`` array of shape ``(len(terms), candidates)``.
 
-    __slots__ = ("terms", "bits", "_place")
+    ``inside`` (or ``None``: not known): ``inside[k, c]``, whether candidate ``c``'s normalised title (bit of
+    ``"title"``) and normalised title/description and body (bit of ``"body"``) hold ``inside_terms[k]`` as a
+    substring, word or not (the substring rule's test, :mod:`meta_memory.recall.word_runs`); ``uint8``, shape
+    ``(len(inside_terms), candidates)``."""
+
+    __slots__ = ("terms", "bits", "_place", "inside", "inside_terms")
 
     def __init__(self, terms: Sequence[str], bits: np.ndarray) -> None:
         self.terms = tuple(terms)
         self.bits = bits
         self._place = {term: t for t, term in enumerate(self.terms)}
+        self.inside: np.ndarray | None = None
+        self.inside_terms: Sequence[str] = ()
 
     def row(self, candidate: int) -> TermRow:
         """Candidate ``candidate``'s ``term -> bits`` mapping."""

@@ -75,6 +75,8 @@ __all__ = [
     "query_terms",
     "is_cjk",
     "stem",
+    "word_runs",
+    "is_word_run",
 ]
 
 #: The reference's stopwords (§3.2), compared after normalisation.
@@ -236,6 +238,20 @@ def normalize(text: str) -> str:
 def compact_whitespace(text: str) -> str:
     """Split on Unicode whitespace and join with single spaces (reference §3.6)."""
     return " ".join(text.split())
+
+
+def word_runs(text: str) -> list[str]:
+    """The maximal runs of word characters (letters, digits and ``_`` of any script, combining marks, ``-``) of
+    ``text``, in order, with repeats: wherever ``text`` holds a string for which :func:`is_word_run` is true, it
+    lies inside one of them."""
+    if text.isascii():
+        return _ASCII_WORD.findall(text)
+    return _WORD_ONLY.findall(text)
+
+
+def is_word_run(term: str) -> bool:
+    """True when ``term`` is non-empty and made of word characters alone (those of :func:`word_runs`)."""
+    return _WORD_ONLY.fullmatch(term) is not None
 
 
 def is_cjk(char: str) -> bool:
