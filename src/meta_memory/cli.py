@@ -131,6 +131,23 @@ def _loopback_of(sock: socket.socket) -> str:
     return "127.0.0.1"
 
 
+
+def _shared_key_taint_warning(config: MetaConfig) -> str | None:
+    """The note ``serve`` logs at start when principals of their own share the default
+    ``[agent_memory] shared_key_taint = "any"``: any identity's taint of a session key then holds every
+    identity's tool writes from that key for review, whichever principal drives them (docs/security.md,
+    "Firewall: session taint"); ``None`` without access control, with one principal, or under ``"managed"``."""
+    access = config.access
+    if access is None or not access.enabled or len({t.principal for t in access.tokens}) < 2:
+        return None
+    if config.agent_memory is not None and config.agent_memory.shared_key_taint != "any":
+        return None
+    return ('[agent_memory] shared_key_taint = "any" with several principals: any identity\'s taint of a session '
+            "key holds every identity's memory-tool writes from that key for review, whichever principal drives "
+            "them, and its `tainted` answers say so. Principals that are separate tenants should each use a realm "
+            'of their own, or set shared_key_taint = "managed" (see docs/access.md, "Realms").')
+
+
 def _is_loopback(host: str) -> bool:
     import ipaddress
 
@@ -221,6 +238,9 @@ def serve(state_dir: Path, host: str, port: int, config_path: Path | None, ssl_c
         trust_warning = content_trust_warning(runtime.agent_memory.firewall.policy)
         if trust_warning is not None:
             startup.warning(trust_warning)
+    shared_key = _shared_key_taint_warning(runtime.config)
+    if shared_key is not None:
+        startup.warning(shared_key)
     if metrics_sock is not None and metrics_bind is not None:
         startup.info("metrics: %s/metrics (no token: keep this address private)",
                      base_url(metrics_sock, metrics_bind[0], tls))

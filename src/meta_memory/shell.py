@@ -590,9 +590,10 @@ def quarantine_list(identity: str, realm: str | None, **kw: Any) -> None:
             for f in forgets:
                 table.add_row(*(text(cell) for cell in (f.memory_id, f.realm, f.title, f.reason or "")))
             console.print(table)
-        console.print(text("read one with `meta-memory quarantine show MEMORY_ID`; `quarantine release MEMORY_ID` "
-                           "makes it active memory (a held forget: keeps the record), `quarantine discard "
-                           "MEMORY_ID` tombstones it (a held forget: applies the forget)"))
+        target = f"--identity {shlex.quote(identity)}" + (f" --realm {shlex.quote(realm)}" if realm else "")
+        console.print(text(f"read one with `meta-memory quarantine show MEMORY_ID {target}`; `quarantine release "
+                           f"MEMORY_ID {target}` makes it active memory (a held forget: keeps the record), "
+                           f"`quarantine discard MEMORY_ID {target}` tombstones it (a held forget: applies the forget)"))
 
     _run(_ctx(**kw), listing, show,
          wire=lambda out: {"records": list(out[0]), "pending_forgets": list(out[1]), "forgets_cut_short": out[2]})

@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import httpx
 import pytest
 
 from meta_memory.agent_memory.fields import METADATA_KEY_RULE
@@ -68,3 +69,12 @@ def test_backup_and_export_that_cannot_reach_a_gateway_say_what_to_do(tmp_path: 
         said = " ".join(out.stderr.split())
         assert out.returncode != 0 and "cannot reach" in said, (args, said)
         assert "start one with `meta-memory serve`" in said and "--state-dir DIR" in said, (args, said)
+
+
+def test_json_nested_past_the_reader_names_the_params_depth_rule(gateway: GatewayProcess) -> None:
+    body = '{"jsonrpc": "2.0", "id": 1, "method": "meta/status", "params": {"a": ' + "[" * 20_000 + "]" * 20_000 + "}}"
+    answer = httpx.post(gateway.url + "/rpc", content=body, headers={"Content-Type": "application/json"},
+                        timeout=30).json()
+    assert answer["error"]["code"] == -32700, answer
+    assert answer["error"]["message"].endswith(
+        "request nesting is too deep for the JSON reader (params nest at most 64 levels of objects and arrays)"), answer

@@ -12,6 +12,7 @@ whether the other's session of a key read web content.
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -143,3 +144,16 @@ def test_in_a_named_realm_each_principal_keeps_its_own_key_and_realms_stay_apart
     # no token at all: an anonymous caller manages no session
     assert gw.error("meta/session/note", {"identity": "victim", "session_key": "conv-9", "realm": "acme"})[
         "code"] == -32030
+
+
+def test_serve_warns_at_start_when_several_principals_share_the_default(gateway_factory: Any, tmp_path: Path) -> None:
+    def said(gw: GatewayProcess) -> str:
+        gw.result("meta/session/note", {"identity": "bob", "session_key": "s"}, token=BOB)  # served after the start notes
+        time.sleep(0.5)
+        return "".join(gw.proc.log_tail)  # type: ignore[attr-defined]
+
+    for name in ("any", "managed"):
+        (tmp_path / name).mkdir()
+    shared = said(_gateway(gateway_factory, tmp_path / "any", "any"))
+    assert 'shared_key_taint = "any" with several principals' in shared and "realm of their own" in shared
+    assert "shared_key_taint" not in said(_gateway(gateway_factory, tmp_path / "managed", "managed"))

@@ -129,9 +129,11 @@ def test_filters_and_entry_gates(panel: Any) -> None:
 
 def test_params_are_validated(panel: Any) -> None:
     err = panel.error("admin", P + "records", {"scope": "team"})
-    assert err["code"] == -32602 and err["message"] == "Invalid params: unknown scope 'team'"
+    assert err["code"] == -32602 and err["message"] == ("Invalid params: unknown scope 'team' "
+                                                     "(one of: identity, mob, operator, realm; omit it for any)")
     err = panel.error("admin", P + "records", {"status": "deleted"})
-    assert err["message"] == "Invalid params: unknown status 'deleted'"
+    assert err["message"] == ("Invalid params: unknown status 'deleted' "
+                              "(one of: active, quarantined, superseded, tombstoned; omit it for any)")
     for bad in ("12", "x:y", ":mem", "12:", 5):
         err = panel.error("admin", P + "records", {"cursor": bad})
         assert err["code"] == -32602, bad

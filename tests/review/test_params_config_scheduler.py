@@ -112,7 +112,7 @@ def test_other_params() -> None:
     listed = parse_params(ProposalListParams, {})
     assert (listed.status, listed.limit) == (None, 50)
     assert parse_params(ProposalListParams, {"limit": 10_000, "status": " held "}).limit == 200
-    with pytest.raises(InvalidParams, match="unknown status 'open'"):
+    with pytest.raises(InvalidParams, match=r"unknown status 'open' \(one of: pending, held, accepted, rejected; omit it for any\)"):
         parse_params(ProposalListParams, {"status": "open"})
     for bad in (0, -1, True, "5", 1.5):
         with pytest.raises(InvalidParams, match="limit must be a positive integer when provided"):

@@ -21,7 +21,7 @@ from .. import strict_json
 from ..errors import CapacityExceeded, InternalError, InvalidRequest, MetaError, ParseError
 from ..limits import DEFAULT_MAX_BATCH_MS, DEFAULT_MAX_RESPONSE_BYTES, TOKENLESS_MAX_RESPONSE_BYTES
 from ..observability.requests import bound_request_id
-from .params import PARAMS_OBJECT_RULE
+from .params import MAX_PARAMS_DEPTH, PARAMS_OBJECT_RULE
 from .registry import CallContext, MethodTable
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -56,7 +56,8 @@ def decode_body(body: bytes | str) -> Any:
     try:
         return strict_json.loads(text)
     except RecursionError:
-        raise ParseError("request nesting is too deep") from None
+        raise ParseError(f"request nesting is too deep for the JSON reader (params nest at most {MAX_PARAMS_DEPTH} "
+                         "levels of objects and arrays)") from None
     except json.JSONDecodeError as exc:
         raise ParseError(f"invalid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
     except ValueError as exc:  # e.g. an integer literal past the interpreter's digit limit

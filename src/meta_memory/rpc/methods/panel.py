@@ -68,12 +68,12 @@ STATUSES = ("active", "quarantined", "superseded", "tombstoned")
 def _one_of(value: str | None, allowed: tuple[str, ...], field: str) -> str | None:
     """``value`` trimmed when it is one of ``allowed``; ``None`` stays ``None``.
 
-    Raises ``ValueError("unknown <field> '<value>'")`` otherwise.
+    Raises ``ValueError("unknown <field> '<value>' (one of: <allowed>; omit it for any)")`` otherwise.
     """
     if value is None:
         return None
     if value.strip() not in allowed:
-        raise ValueError(f"unknown {field} '{echo(str(value))}'")
+        raise ValueError(f"unknown {field} '{echo(str(value))}' (one of: {', '.join(allowed)}; omit it for any)")
     return value.strip()
 
 
@@ -103,10 +103,10 @@ class PanelListParams(PanelRealmParams):
 class PanelRecordsParams(PanelListParams):
     """``meta/memory/panel/records`` params.
 
-    ``scope`` is ``identity|mob|operator|realm`` (``unknown scope '<s>'``);
+    ``scope`` is ``identity|mob|operator|realm`` (``unknown scope '<s>' (one of: ...)``);
     ``identity`` implies ``scope = "identity"`` and ``scope_key = identity``
     when ``scope_key`` is absent; ``status`` is
-    ``active|quarantined|superseded|tombstoned`` (``unknown status '<s>'``);
+    ``active|quarantined|superseded|tombstoned`` (``unknown status '<s>' (one of: ...)``);
     ``cursor`` is ``"<updated_at_ms>:<memory_id>"`` (``malformed cursor``).
 
     ``query`` (beyond the seed) is free text: trimmed, at most :data:`QUERY_MAX_CHARS`

@@ -34,6 +34,8 @@ if TYPE_CHECKING:  # pragma: no cover
 #: ``limit`` is lowered to it).
 DEFAULT_PROPOSALS_LIMIT = 50
 MAX_PROPOSALS_LIMIT = 200
+#: the statuses ``meta/memory/proposals/list`` filters on
+_PROPOSAL_STATUSES = ("pending", "held", "accepted", "rejected")
 
 
 def _reason(value: Any, name: str) -> str | None:
@@ -181,7 +183,7 @@ class ProposalListParams(RealmDefaulted):
     :data:`DEFAULT_PROPOSALS_LIMIT`, lowered to :data:`MAX_PROPOSALS_LIMIT`)."""
 
     status: Any = Field(default=None, json_schema_extra={"type": "string",
-                                                         "enum": ["pending", "held", "accepted", "rejected"]})
+                                                         "enum": list(_PROPOSAL_STATUSES)})
     limit: Any = Field(default=DEFAULT_PROPOSALS_LIMIT, json_schema_extra={"type": "integer"})
 
     @field_validator("status", mode="before")
@@ -192,8 +194,9 @@ class ProposalListParams(RealmDefaulted):
         if not isinstance(value, str):
             raise ValueError("status must be a string when provided")
         status = value.strip() or None
-        if status is not None and status not in ("pending", "held", "accepted", "rejected"):
-            raise ValueError(f"unknown status '{echo_name(str(status))}'")
+        if status is not None and status not in _PROPOSAL_STATUSES:
+            raise ValueError(f"unknown status '{echo_name(str(status))}' (one of: {', '.join(_PROPOSAL_STATUSES)}; "
+                             "omit it for any)")
         return status
 
     @field_validator("limit", mode="before")
