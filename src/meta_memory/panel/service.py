@@ -16,7 +16,9 @@ returns the JSON-ready result of one ``meta/memory/panel/*`` RPC. Entry gates
   readable rows only (every row is still judged here);
 * the other listings apply ``limit`` to the store's rows first and filter after
   (:func:`~meta_memory.panel.paging.limit_then_filter`), so a restricted caller
-  can receive fewer than ``limit`` rows;
+  can receive fewer than ``limit`` rows; across every realm, a store with ``newest`` (each realm's
+  newest row of a listing, kept while its files do not change) has only the realms that can hold the
+  ``limit`` newest rows read (:meth:`PanelService._newest`);
 * ``dreams`` / ``dream_runs`` list a realm's runs only when the caller may read
   its whole dream history, and report ``withheld_by_access``;
 * ``overview`` shows a scope row when its scope is readable, and leaves out the
@@ -376,6 +378,11 @@ class PanelService:
         applied before the access filter. ``pending_forgets``: forgets held for review whose record
         still stands, newest first, shown to callers who may review quarantined content of the
         record's scope. Both side lists are the same on every page.
+
+        Without ``realm``, a store with ``quarantine_head`` (each realm's newest queue keys, kept while its
+        files do not change) has a page read only the realms that can hold its rows, at most
+        :data:`~meta_memory.panel.paging.MAX_REALM_READS` of them started per page, as the record listing
+        pages (a page may then end early with fewer rows and a ``next_cursor`` that resumes it).
         """
         served = self._served(realm)
         head_of = getattr(self.store, "quarantine_head", None)  # an embedder's store may not have it
