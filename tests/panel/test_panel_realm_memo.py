@@ -88,3 +88,19 @@ def test_keep_decides_which_answers_are_kept_and_a_failed_load_keeps_nothing(tmp
     except OSError:
         pass
     assert memo.read("r", "f", lambda: "read") == "read"
+
+
+def test_a_realm_with_writes_queued_is_read_and_nothing_of_it_kept(tmp_path: Path) -> None:
+    db = tmp_path / "r.sqlite3"
+    db.write_bytes(b"one")
+    _age(db, 10)
+    queued = {"r"}
+    memo = RealmMemo(lambda realm: db, lambda realm: realm in queued)
+    answers = iter(range(10))
+    assert memo.read("r", "k", lambda: next(answers)) == 0
+    assert memo.read("r", "k", lambda: next(answers)) == 1, "queued writes: read again"
+    queued.clear()
+    assert memo.read("r", "k", lambda: next(answers)) == 2
+    assert memo.read("r", "k", lambda: next(answers)) == 2
+    queued.add("r")
+    assert memo.read("r", "k", lambda: next(answers)) == 3, "what was kept is not used while writes are queued"

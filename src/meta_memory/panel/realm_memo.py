@@ -42,13 +42,17 @@ class RealmMemo:
     Args:
         path_of: the database file of a realm, or ``None`` (a name that gives no file): its summaries are
             never kept.
+        unsettled: whether a realm has writes queued that are not in its files yet (telemetry a read of it
+            lands first): nothing kept of it is used, and nothing read of it is kept.
 
     :meth:`read` answers a kept summary while the realm's files keep their signature; a realm whose files
     changed loses every summary kept of it. Thread-safe; a summary is computed outside the lock.
     """
 
-    def __init__(self, path_of: Callable[[str], Path | None]) -> None:
+    def __init__(self, path_of: Callable[[str], Path | None],
+                 unsettled: Callable[[str], bool] = lambda realm: False) -> None:
         self._path_of = path_of
+        self._unsettled = unsettled
         self._kept: dict[str, tuple[FileSignature, dict[Hashable, Any]]] = {}
         self._lock = threading.Lock()
 
@@ -56,7 +60,7 @@ class RealmMemo:
         """The summary ``key`` of ``realm``: the kept one when the realm's files did not change since it
         was read, else ``load()``, kept when the files were quiet for :data:`QUIET_NS` before it ran (and
         ``keep(value)``, when given, is true). Whatever ``load`` raises is raised, and nothing is kept."""
-        path = self._path_of(realm)
+        path = None if self._unsettled(realm) else self._path_of(realm)
         before = signature(path) if path is not None else None
         with self._lock:
             known = self._kept.get(realm)

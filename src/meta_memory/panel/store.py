@@ -553,7 +553,7 @@ class SqlitePanelStore(SqlPanelStore):
     def __init__(self, store: SqliteAgentMemoryStore, floors: StoreFloors | None = None) -> None:
         super().__init__(store, floors)
         self._sqlite = store
-        self._memo = RealmMemo(self._db_path)
+        self._memo = RealmMemo(self._db_path, store.telemetry_queued)
 
     def _db_path(self, realm: str) -> Path | None:
         try:
