@@ -35,7 +35,7 @@ refused (-32040) as before.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import partial
 from typing import Any, Generic, TypeVar
 
@@ -386,7 +386,18 @@ class PanelService:
         """
         served = self._served(realm)
         head_of = getattr(self.store, "quarantine_head", None)  # an embedder's store may not have it
-        heads = served.each(head_of) if realm is None and head_of is not None else None
+        newest = getattr(self.store, "newest", None)
+        heads: dict[str, RealmHead] | None = None
+        firsts: dict[str, dict[str, Any]] = {"pending_promotions": {}, "held_forgets": {}}
+        if realm is None and head_of is not None:
+            def summary(r: str) -> RealmHead:
+                # what the page and both side lists need of the realm, read while it is open
+                if newest is not None:
+                    for listing, got in firsts.items():
+                        got[r] = newest(r, listing)
+                return head_of(r)  # type: ignore[no-any-return]
+            heads = served.each(summary)
+        known = heads is not None and newest is not None
         sources = {r: served.source(r, _Lazy(partial(self._quarantine_readable, r), partial(self._quarantined_page, r)))
                    for r in served.realms}
         # every row is judged again here: a store that ignores ``readable`` lists the same page
@@ -394,10 +405,12 @@ class PanelService:
                             heads=heads, max_reads=MAX_REALM_READS if heads is not None else None,
                             stop_empty=not self._enforced)
         promos = self._newest(served, "pending_promotions", self.store.pending_promotions,
-                              lambda p: (p.created_at_ms, p.pending_id), limit)
+                              lambda p: (p.created_at_ms, p.pending_id), limit,
+                              known=firsts["pending_promotions"] if known else None)
         visible = self._visible_promotions([p for p in promos if p.realm not in served.dropped])
         forgets = self._newest(served, "held_forgets", self.store.held_forgets,
-                               lambda f: (f.created_at_ms, f.forget_id), limit)
+                               lambda f: (f.created_at_ms, f.forget_id), limit,
+                               known=firsts["held_forgets"] if known else None)
         forgets = [f for f in forgets if f.realm not in served.dropped]
         held = limit_then_filter(
             forgets, limit, lambda f: self.vis.record(f.realm, RecordFacts(f.scope_kind, f.scope_key, "quarantined", True))
@@ -411,19 +424,21 @@ class PanelService:
         }
 
     def _newest(self, served: _Served, listing: str, fetch: Callable[[str, int], Sequence[T]],
-                key: Callable[[T], Any], limit: int, realms: Sequence[str] | None = None) -> list[T]:
+                key: Callable[[T], Any], limit: int, realms: Sequence[str] | None = None,
+                known: Mapping[str, Any] | None = None) -> list[T]:
         """The ``limit`` newest rows (by ``key``) of ``listing`` across the served realms (or ``realms``),
         merged newest first (realm order breaks ties), each realm asked for ``fetch(realm, limit)``. Without
         a named realm, a store with ``newest`` (:meth:`SqlitePanelStore.newest
         <meta_memory.panel.store.SqlitePanelStore.newest>`, each realm's newest row of the listing, kept
         while its files do not change) reads only the realms that can hold them
-        (:func:`~meta_memory.panel.paging.newest_rows`); a realm that cannot be read is dropped in ``served``."""
+        (:func:`~meta_memory.panel.paging.newest_rows`); ``known``: those newest rows, when already read. A
+        realm that cannot be read is dropped in ``served``."""
         chosen = list(served.realms if realms is None else realms)
         newest = getattr(self.store, "newest", None)  # an embedder's store may not have it
         if served.named is not None or newest is None:
             fetched = served.each(lambda r: fetch(r, limit), chosen)
         else:
-            heads = served.each(lambda r: newest(r, listing), chosen)
+            heads = dict(known) if known is not None else served.each(lambda r: newest(r, listing), chosen)
             got = newest_rows(chosen, heads, lambda r: served.each(lambda x: fetch(x, limit), [r]).get(r, ()),
                               key, limit)
             fetched = {r: got[r] for r in chosen if r in got and r not in served.dropped}
