@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
+from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -104,3 +105,30 @@ def test_a_realm_with_writes_queued_is_read_and_nothing_of_it_kept(tmp_path: Pat
     assert memo.read("r", "k", lambda: next(answers)) == 2
     queued.add("r")
     assert memo.read("r", "k", lambda: next(answers)) == 3, "what was kept is not used while writes are queued"
+
+
+def test_the_store_keeps_a_realms_scopes_only_while_they_are_few(tmp_path: Path, monkeypatch: Any) -> None:
+    from meta_memory.agent_memory import record_writes
+    from meta_memory.agent_memory.store.sqlite import SqliteAgentMemoryStore
+    from meta_memory.panel import store as panel_store
+
+    monkeypatch.setattr(panel_store, "KEPT_SCOPES", 2)
+    store = SqliteAgentMemoryStore(tmp_path, import_markdown=False)
+    try:
+        for realm, identities in (("few", ["agent:a"]), ("many", ["agent:a", "agent:b", "agent:c"])):
+            for who in identities:
+                record_writes.remember(store, realm, who, "note", f"{who} keeps a note in {realm}")
+        panel = panel_store.SqlitePanelStore(store)
+        panel.scope_overview("few"), panel.scope_overview("many")  # both realms open (opening may write)
+        for f in tmp_path.glob("*.sqlite3*"):
+            _age(f, 10)  # an idle fleet
+        opened: list[str] = []
+        real = store.snapshot
+        monkeypatch.setattr(store, "snapshot", lambda realm: (opened.append(realm), real(realm))[1])
+        for _ in range(3):
+            assert len(panel.scope_overview("few")) == 1 and len(panel.scope_overview("many")) == 3
+            assert len(panel.realm_scopes("many")) == 3
+        assert opened.count("few") == 1, "kept: the realm names few scopes"
+        assert opened.count("many") == 6, "read on every call: more scopes than are kept"
+    finally:
+        store.close()

@@ -67,6 +67,7 @@ __all__ = [
     "DreamSummary",
     "HarvestRow",
     "HeldForgetRow",
+    "KEPT_SCOPES",
     "InjectionLedgerRow",
     "MemoryPanelStore",
     "NEWEST_LISTINGS",
@@ -531,6 +532,9 @@ class SqlPanelStore(PanelStoreDefaults):
 #: quarantine queue keeps as many of its newest keys.
 HEAD_KEYS = 16
 
+#: A realm's scope rows and scopes are kept between calls only when it names at most this many scopes (so
+#: what is kept stays small per realm; a realm with more is read on each call).
+KEPT_SCOPES = 1000
 #: The listings whose newest row :meth:`SqlitePanelStore.newest` keeps, each read with ``limit = 1``.
 NEWEST_LISTINGS = ("audit_verdicts", "dream_runs", "dream_summaries", "harvests", "held_forgets", "injections",
                    "pending_promotions", "proposals")
@@ -568,11 +572,18 @@ class SqlitePanelStore(SqlPanelStore):
                                keep=lambda problem: problem is None)
 
     def scope_overview(self, realm: str) -> list[ScopeOverviewRow]:
-        return list(self._memo.read(realm, "scope_overview", lambda: tuple(super(SqlitePanelStore, self)
-                                                                           .scope_overview(realm))))
+        """See :meth:`SqlPanelStore.scope_overview`; kept when the realm has at most :data:`KEPT_SCOPES` scopes."""
+        def load() -> tuple[ScopeOverviewRow, ...]:
+            return tuple(super(SqlitePanelStore, self).scope_overview(realm))
+
+        rows: tuple[ScopeOverviewRow, ...] = self._memo.read(realm, "scope_overview", load,
+                                                            keep=lambda kept: len(kept) <= KEPT_SCOPES)
+        return list(rows)
 
     def realm_scopes(self, realm: str) -> frozenset[tuple[str, str]]:
-        return self._memo.read(realm, "realm_scopes", lambda: super(SqlitePanelStore, self).realm_scopes(realm))
+        """See :meth:`SqlPanelStore.realm_scopes`; kept when they are at most :data:`KEPT_SCOPES`."""
+        return self._memo.read(realm, "realm_scopes", lambda: super(SqlitePanelStore, self).realm_scopes(realm),
+                               keep=lambda scopes: len(scopes) <= KEPT_SCOPES)
 
     def holds_quarantine_evidence(self, realm: str) -> bool:
         return self._memo.read(realm, "quarantine_evidence",
