@@ -16,6 +16,11 @@ caller. ``first_s`` is the first every-realm call after the wait; the other figu
 ``search_page_wall_s`` is the first page of a search for a word no record holds (every realm must be
 read to prove it empty), ``search_walk_*`` the pages and time of its whole walk (``next_cursor`` to the end).
 
+``--reads`` times the other every-realm reads instead (``overview,quarantine,dreams,injections``, or any of
+them): for each, ``<read>_first_s`` (its first call after the wait, the store's memory empty) and
+``<read>_wall_s`` / ``<read>_cpu_s`` (medians of ``--pages`` calls after it). Each call is made by a fresh
+:class:`PanelService` on one :class:`SqlitePanelStore` (as the gateway makes one per call).
+
 Each realm count has a store of its own (``DIR/<count>``). With ``--root`` the realms written stay in ``DIR``,
 and a later run on it writes only the realms missing (so runs of two versions can share them).
 Prints one ``key=value`` line per figure.
@@ -73,18 +78,28 @@ def _search_walk(service: PanelService) -> tuple[int, float]:
         cursor = parse_cursor(page["next_cursor"])
 
 
-def run(root: Path, counts: list[int], pages: int) -> None:
+#: The other every-realm reads ``--reads`` can time: each a call of a fresh service.
+READS: dict[str, Callable[[PanelService], Any]] = {
+    "overview": lambda s: s.overview(realm=None),
+    "quarantine": lambda s: s.quarantine(realm=None, limit=50),
+    "dreams": lambda s: s.dreams(realm=None, limit=20),
+    "injections": lambda s: s.injections(realm=None, limit=50),
+}
+
+
+def run(root: Path, counts: list[int], pages: int, reads: list[str] | None = None) -> None:
     for n in counts:
-        _measure(root / str(n), n, pages)
+        _measure(root / str(n), n, pages, reads)
 
 
-def _measure(root: Path, n: int, pages: int) -> None:
-    """Seed ``root`` up to ``n`` realms (those missing), then time the listings."""
+def _measure(root: Path, n: int, pages: int, reads: list[str] | None = None) -> None:
+    """Seed ``root`` up to ``n`` realms (those missing), then time the listings (or ``reads``)."""
     root.mkdir(parents=True, exist_ok=True)
     store = SqliteAgentMemoryStore(root, import_markdown=False, max_realms=n + 10)
     try:
-        service = PanelService(SqlitePanelStore(store),
-                               Visibility(AccessPolicy(parse_access_section({"enabled": False})), ANONYMOUS))
+        panel = SqlitePanelStore(store)
+        visibility = Visibility(AccessPolicy(parse_access_section({"enabled": False})), ANONYMOUS)
+        service = PanelService(panel, visibility)
         have = set(store.list_realms())
         started = time.perf_counter()
         for i in range(n):
@@ -92,6 +107,9 @@ def _measure(root: Path, n: int, pages: int) -> None:
                 record_writes.remember(store, f"r{i}", "agent:a", f"Note {i}", f"Realm {i} keeps one note.")
         print(f"realms={n} seed_s={time.perf_counter() - started:.1f}", flush=True)
         time.sleep(QUIET_S)
+        if reads is not None:
+            _measure_reads(n, pages, reads, lambda: PanelService(panel, visibility))
+            return
         w = time.perf_counter()
         first = _listing(service, None)
         first_s = time.perf_counter() - w
@@ -111,19 +129,38 @@ def _measure(root: Path, n: int, pages: int) -> None:
         store.close()
 
 
+def _measure_reads(n: int, pages: int, reads: list[str], service: Callable[[], PanelService]) -> None:
+    """Print ``<read>_first_s``, ``<read>_wall_s`` and ``<read>_cpu_s`` of each read in ``reads``."""
+    figures: list[str] = []
+    for name in reads:
+        call = READS[name]
+        w = time.perf_counter()
+        answer = call(service())
+        first_s = time.perf_counter() - w
+        assert len(answer["realms"]) == n, "every realm is served"
+        wall, cpu = _timed(lambda: call(service()), pages)
+        figures.append(f"{name}_first_s={first_s:.3f} {name}_wall_s={wall:.4f} {name}_cpu_s={cpu:.4f}")
+    print(f"realms={n} " + " ".join(figures), flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--realms", default="10,300,1000", help="comma-separated realm counts, ascending")
     parser.add_argument("--pages", type=int, default=10, help="timed calls per figure")
     parser.add_argument("--root", type=Path, default=None, help="keep the realms in this directory")
+    parser.add_argument("--reads", default=None,
+                        help="time these other reads instead (comma-separated: " + ",".join(READS) + ")")
     args = parser.parse_args()
     counts = sorted(int(x) for x in args.realms.split(","))
+    reads = None if args.reads is None else [x.strip() for x in args.reads.split(",") if x.strip()]
+    if reads is not None and (not reads or any(x not in READS for x in reads)):
+        parser.error(f"--reads takes some of: {', '.join(READS)}")
     if args.root is not None:
         args.root.mkdir(parents=True, exist_ok=True)
-        run(args.root, counts, args.pages)
+        run(args.root, counts, args.pages, reads)
         return
     with tempfile.TemporaryDirectory() as tmp:
-        run(Path(tmp), counts, args.pages)
+        run(Path(tmp), counts, args.pages, reads)
 
 
 if __name__ == "__main__":

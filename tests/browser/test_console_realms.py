@@ -86,3 +86,32 @@ def test_the_quarantine_queue_names_each_records_realm(page: Any, console: Any) 
     by_title = {cells[1]: cells for cells in (r.locator("td").all_inner_texts() for r in queue.locator("tbody tr").all())}
     assert by_title["Planted in default"][col].split()[-2:] == ["in", "default"]
     assert by_title["Planted in blue"][col].split()[-2:] == ["in", "blue"]
+
+
+def test_a_quarantine_page_ended_before_its_rows_says_the_next_page_reads_on(page: Any, console: Any) -> None:
+    gw, ids = console
+
+    def cut_short(route: Any) -> None:
+        """The gateway's answer when a queue page has started as many realms as one page may and found none of
+        its rows."""
+        sent = route.request.post_data_json
+        if not (isinstance(sent, dict) and sent.get("method") == "meta/memory/panel/quarantine") or sent["params"].get(
+                "cursor"):
+            route.continue_()
+            return
+        answer = route.fetch()
+        body = answer.json()
+        body["result"]["records"], body["result"]["next_cursor"] = [], "99999999999999:~"
+        route.fulfill(response=answer, json=body)
+
+    page.route("**/rpc", cut_short)
+    login(page, gw, TOKEN)
+    page.get_by_role("link", name="Quarantine", exact=True).click()
+    queue = page.locator("#view table").first
+    sync_api.expect(queue.locator("tbody")).to_contain_text("None in the realms read for this page; the next page reads on.")
+    sync_api.expect(queue.locator("caption")).to_contain_text("(more follow)")
+    sync_api.expect(queue.locator("tbody")).not_to_contain_text("The queue is empty.")
+    page.locator("#quarantine-next").click()  # the next page resumes at the cursor and lists the queue's rows
+    sync_api.expect(queue.locator("tbody tr")).to_have_count(2)
+    titles = {r.locator("td").all_inner_texts()[1] for r in queue.locator("tbody tr").all()}
+    assert titles == {"Planted in default", "Planted in blue"}

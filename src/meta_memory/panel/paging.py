@@ -58,6 +58,7 @@ __all__ = [
     "bound_above",
     "default_key",
     "limit_then_filter",
+    "newest_rows",
     "page_records",
     "parse_limit",
 ]
@@ -348,6 +349,34 @@ def page_records(
     resume = last if last is not None else (stopped[0] if stopped else None)
     fetches = sum(s.fetches for s in streams)
     return Page(rows=rows, next_cursor=resume.encode() if more and resume is not None else None, fetches=fetches)
+
+
+def newest_rows(
+    realms: Sequence[str],
+    newest: Mapping[str, Row | None],
+    fetch: Callable[[str], Sequence[Row]],
+    key: Callable[[Row], Any],
+    limit: int,
+) -> dict[str, Sequence[Row]]:
+    """``{realm: fetch(realm)}`` of the realms of ``realms`` that can hold one of the ``limit`` newest rows
+    across them (each realm's rows newest first by ``key``, at most ``limit`` of them), given each realm's
+    newest row (``newest``; ``None`` or absent: the realm lists none and is not read).
+
+    Realms are read newest head first, until ``limit`` rows are read and the next realm's newest row is
+    older than the ``limit``-th newest of them: so the ``limit`` newest rows of the answer's realms are the
+    ``limit`` newest of every realm (ties of ``key`` kept whole), and at most ``limit`` realms holding a row
+    are read (each read adds its newest row, newer than or tied with every realm not read yet)."""
+    order = sorted((r for r in realms if newest.get(r) is not None),
+                   key=lambda r: key(newest[r]), reverse=True)  # type: ignore[arg-type]
+    got: dict[str, Sequence[Row]] = {}
+    top: list[Any] = []  # keys of the ``limit`` newest rows read, newest first
+    for realm in order:
+        if len(top) >= limit and key(newest[realm]) < top[limit - 1]:  # type: ignore[arg-type]
+            break
+        rows = fetch(realm)
+        got[realm] = rows
+        top = sorted([*top, *(key(row) for row in rows)], reverse=True)[:limit]
+    return got
 
 
 def limit_then_filter(rows: Sequence[Row], limit: int, readable: Callable[[Row], bool]) -> list[Row]:

@@ -16,7 +16,9 @@ returns the JSON-ready result of one ``meta/memory/panel/*`` RPC. Entry gates
   readable rows only (every row is still judged here);
 * the other listings apply ``limit`` to the store's rows first and filter after
   (:func:`~meta_memory.panel.paging.limit_then_filter`), so a restricted caller
-  can receive fewer than ``limit`` rows;
+  can receive fewer than ``limit`` rows; across every realm, a store with ``newest`` (each realm's
+  newest row of a listing, kept while its files do not change) has only the realms that can hold the
+  ``limit`` newest rows read (:meth:`PanelService._newest`);
 * ``dreams`` / ``dream_runs`` list a realm's runs only when the caller may read
   its whole dream history, and report ``withheld_by_access``;
 * ``overview`` shows a scope row when its scope is readable, and leaves out the
@@ -33,13 +35,13 @@ refused (-32040) as before.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import partial
 from typing import Any, Generic, TypeVar
 
 from ..errors import AgentMemoryError, RecordNotFound
 from .cursor import Cursor
-from .paging import MAX_REALM_READS, RealmHead, RowSource, SourcePage, limit_then_filter, page_records
+from .paging import MAX_REALM_READS, RealmHead, RowSource, SourcePage, limit_then_filter, newest_rows, page_records
 from .store import (
     MemoryPanelStore,
     PromotionRow,
@@ -74,6 +76,7 @@ T = TypeVar("T")
 
 
 R = TypeVar("R")
+X = TypeVar("X")
 
 
 def _skip_entry(realm: str, problem: AgentMemoryError) -> dict[str, str]:
@@ -144,23 +147,23 @@ class _GuardedSource(Generic[R]):
             return SourcePage([], None)
 
 
-class _LazyRecords:
-    """One realm's record listing as a :class:`RowSource`, its filters worked out (under access control: the
-    caller's readable scopes of the realm, a read of it) when it is first asked for rows, so a realm the page
-    never reaches is never read."""
+class _Lazy(Generic[X, R]):
+    """One realm's listing as a :class:`RowSource` whose setup (the request's filters; under access control
+    the caller's readable scopes of the realm, a read of it) runs when it is first asked for rows, so a
+    realm the page never reaches is never read: ``read(setup(), after, limit)``."""
 
-    __slots__ = ("store", "realm", "make_filters", "filters")
+    __slots__ = ("setup", "read", "value", "made")
 
-    def __init__(self, store: MemoryPanelStore, realm: str, make_filters: Callable[[str], RecordFilters]) -> None:
-        self.store = store
-        self.realm = realm
-        self.make_filters = make_filters
-        self.filters: RecordFilters | None = None
+    def __init__(self, setup: Callable[[], X], read: Callable[[X, Cursor | None, int], SourcePage[R]]) -> None:
+        self.setup = setup
+        self.read = read
+        self.value: X | None = None
+        self.made = False
 
-    def __call__(self, after: Cursor | None, limit: int) -> SourcePage[RecordRow]:
-        if self.filters is None:
-            self.filters = self.make_filters(self.realm)
-        return self.store.records_page(self.realm, self.filters, after, limit)
+    def __call__(self, after: Cursor | None, limit: int) -> SourcePage[R]:
+        if not self.made:
+            self.value, self.made = self.setup(), True
+        return self.read(self.value, after, limit)  # type: ignore[arg-type]
 
 
 def _merge(per_realm: Iterable[Sequence[T]], key: Callable[[T], Any], limit: int) -> list[T]:
@@ -270,8 +273,8 @@ class PanelService:
         else:
             served = self._served(realm)
         sources = {
-            r: served.source(r, _LazyRecords(self.store, r, lambda x: self._record_filters(
-                x, scope_kind, scope_key, status, terms)))
+            r: served.source(r, _Lazy(partial(self._record_filters, r, scope_kind, scope_key, status, terms),
+                                      partial(self.store.records_page, r)))
             for r in served.realms
         }
         page = page_records(sources, lambda r, row: self._record_visible(r, row), limit, cursor, heads=heads,
@@ -375,23 +378,39 @@ class PanelService:
         applied before the access filter. ``pending_forgets``: forgets held for review whose record
         still stands, newest first, shown to callers who may review quarantined content of the
         record's scope. Both side lists are the same on every page.
+
+        Without ``realm``, a store with ``quarantine_head`` (each realm's newest queue keys, kept while its
+        files do not change) has a page read only the realms that can hold its rows, at most
+        :data:`~meta_memory.panel.paging.MAX_REALM_READS` of them started per page, as the record listing
+        pages (a page may then end early with fewer rows and a ``next_cursor`` that resumes it).
         """
         served = self._served(realm)
-        readable = served.each(self._quarantine_readable)
-        sources = {r: served.source(r, partial(self._quarantined_page, r, f)) for r, f in readable.items()}
+        head_of = getattr(self.store, "quarantine_head", None)  # an embedder's store may not have it
+        newest = getattr(self.store, "newest", None)
+        heads: dict[str, RealmHead] | None = None
+        firsts: dict[str, dict[str, Any]] = {"pending_promotions": {}, "held_forgets": {}}
+        if realm is None and head_of is not None:
+            def summary(r: str) -> RealmHead:
+                # what the page and both side lists need of the realm, read while it is open
+                if newest is not None:
+                    for listing, got in firsts.items():
+                        got[r] = newest(r, listing)
+                return head_of(r)  # type: ignore[no-any-return]
+            heads = served.each(summary)
+        known = heads is not None and newest is not None
+        sources = {r: served.source(r, _Lazy(partial(self._quarantine_readable, r), partial(self._quarantined_page, r)))
+                   for r in served.realms}
         # every row is judged again here: a store that ignores ``readable`` lists the same page
-        page = page_records(sources, lambda r, row: self._record_visible(r, row), limit, cursor, key=_created_key)
-        promos = _merge(
-            served.each(lambda r: self.store.pending_promotions(r, limit)).values(),
-            lambda p: (p.created_at_ms, p.pending_id),
-            limit,
-        )
+        page = page_records(sources, lambda r, row: self._record_visible(r, row), limit, cursor, key=_created_key,
+                            heads=heads, max_reads=MAX_REALM_READS if heads is not None else None,
+                            stop_empty=not self._enforced)
+        promos = self._newest(served, "pending_promotions", self.store.pending_promotions,
+                              lambda p: (p.created_at_ms, p.pending_id), limit,
+                              known=firsts["pending_promotions"] if known else None)
         visible = self._visible_promotions([p for p in promos if p.realm not in served.dropped])
-        forgets = _merge(
-            served.each(lambda r: self.store.held_forgets(r, limit)).values(),
-            lambda f: (f.created_at_ms, f.forget_id),
-            limit,
-        )
+        forgets = self._newest(served, "held_forgets", self.store.held_forgets,
+                               lambda f: (f.created_at_ms, f.forget_id), limit,
+                               known=firsts["held_forgets"] if known else None)
         forgets = [f for f in forgets if f.realm not in served.dropped]
         held = limit_then_filter(
             forgets, limit, lambda f: self.vis.record(f.realm, RecordFacts(f.scope_kind, f.scope_key, "quarantined", True))
@@ -403,6 +422,27 @@ class PanelService:
             "pending_forgets": [held_forget_json(f) for f in held],
             **served.answer(),
         }
+
+    def _newest(self, served: _Served, listing: str, fetch: Callable[[str, int], Sequence[T]],
+                key: Callable[[T], Any], limit: int, realms: Sequence[str] | None = None,
+                known: Mapping[str, Any] | None = None) -> list[T]:
+        """The ``limit`` newest rows (by ``key``) of ``listing`` across the served realms (or ``realms``),
+        merged newest first (realm order breaks ties), each realm asked for ``fetch(realm, limit)``. Without
+        a named realm, a store with ``newest`` (:meth:`SqlitePanelStore.newest
+        <meta_memory.panel.store.SqlitePanelStore.newest>`, each realm's newest row of the listing, kept
+        while its files do not change) reads only the realms that can hold them
+        (:func:`~meta_memory.panel.paging.newest_rows`); ``known``: those newest rows, when already read. A
+        realm that cannot be read is dropped in ``served``."""
+        chosen = list(served.realms if realms is None else realms)
+        newest = getattr(self.store, "newest", None)  # an embedder's store may not have it
+        if served.named is not None or newest is None:
+            fetched = served.each(lambda r: fetch(r, limit), chosen)
+        else:
+            heads = dict(known) if known is not None else served.each(lambda r: newest(r, listing), chosen)
+            got = newest_rows(chosen, heads, lambda r: served.each(lambda x: fetch(x, limit), [r]).get(r, ()),
+                              key, limit)
+            fetched = {r: got[r] for r in chosen if r in got and r not in served.dropped}
+        return _merge(fetched.values(), key, limit)
 
     def _quarantine_readable(self, realm: str) -> ReadableScopes | None:
         """The caller's readable scopes of ``realm`` for the queue's statement: under access control and
@@ -474,19 +514,21 @@ class PanelService:
     def dreams(self, *, realm: str | None, limit: int) -> dict[str, Any]:
         """``meta/memory/panel/dreams``: ``{runs: [summary], realms, withheld_by_access}`` (newest last op first)."""
         return self._dream_listing(
-            realm, limit, self.store.dream_summaries, lambda s: (s.last_op_at_ms, s.run_id), lambda s: s.to_json()
+            realm, limit, "dream_summaries", self.store.dream_summaries, lambda s: (s.last_op_at_ms, s.run_id),
+            lambda s: s.to_json()
         )
 
     def dream_runs(self, *, realm: str | None, limit: int) -> dict[str, Any]:
         """``meta/memory/panel/dream_runs``: ``{runs: [row], realms, withheld_by_access}`` (newest completed first)."""
         return self._dream_listing(
-            realm, limit, self.store.dream_runs, lambda d: (d.completed_at_ms, d.run_id), dream_run_json
+            realm, limit, "dream_runs", self.store.dream_runs, lambda d: (d.completed_at_ms, d.run_id), dream_run_json
         )
 
     def _dream_listing(
         self,
         realm: str | None,
         limit: int,
+        listing: str,
         fetch: Callable[[str, int], Sequence[T]],
         newest: Callable[[T], Any],
         to_json: Callable[[T], dict[str, Any]],
@@ -494,8 +536,7 @@ class PanelService:
         """``{runs, realms, withheld_by_access}``: up to ``limit`` rows of the visible realms, newest first."""
         served = self._served(realm)
         access = self.dream_access(served.realms, served)
-        fetched = served.each(lambda r: fetch(r, limit), access.realms)
-        runs = _merge(fetched.values(), newest, limit)
+        runs = self._newest(served, listing, fetch, newest, limit, access.realms)
         return {"runs": [to_json(d) for d in runs], "withheld_by_access": access.withheld_by_access,
                 **served.answer()}
 
@@ -504,11 +545,8 @@ class PanelService:
     def audit_verdicts(self, *, realm: str | None, limit: int) -> dict[str, Any]:
         """``meta/memory/panel/audit_verdicts``: ``{verdicts, realms}``; a verdict is judged by its record."""
         served = self._served(realm)
-        rows = _merge(
-            served.each(lambda r: self.store.audit_verdicts(r, limit)).values(),
-            lambda v: (v.created_at_ms, v.run_id, v.record_id),
-            limit,
-        )
+        rows = self._newest(served, "audit_verdicts", self.store.audit_verdicts,
+                            lambda v: (v.created_at_ms, v.run_id, v.record_id), limit)
         records = self._records_for(rows, lambda v: v.record_id, served)
         kept = limit_then_filter(
             [v for v in rows if v.realm not in served.dropped], limit,
@@ -520,9 +558,7 @@ class PanelService:
         """``meta/memory/panel/injections``: ``{injections, realms}`` newest first; a row needs both its
         record and its identity to be readable."""
         served = self._served(realm)
-        rows = _merge(
-            served.each(lambda r: self.store.injections(r, limit)).values(), lambda i: (i.at_ms, i.injection_id), limit
-        )
+        rows = self._newest(served, "injections", self.store.injections, lambda i: (i.at_ms, i.injection_id), limit)
         records = self._records_for(rows, lambda i: i.record_id, served)
         kept = limit_then_filter(
             [i for i in rows if i.realm not in served.dropped],
@@ -535,22 +571,15 @@ class PanelService:
     def proposals(self, *, realm: str | None, limit: int) -> dict[str, Any]:
         """``meta/memory/panel/proposals``: ``{proposals, realms}``; metadata and the taint flag, never bodies."""
         served = self._served(realm)
-        rows = _merge(
-            served.each(lambda r: self.store.proposals(r, limit)).values(),
-            lambda p: (p.created_at_ms, p.proposal_id),
-            limit,
-        )
+        rows = self._newest(served, "proposals", self.store.proposals, lambda p: (p.created_at_ms, p.proposal_id),
+                            limit)
         kept = limit_then_filter(rows, limit, lambda p: self.vis.proposal(p.realm, p.scope_kind, p.scope_key))
         return {"proposals": [proposal_json(p) for p in kept], **served.answer()}
 
     def harvests(self, *, realm: str | None, limit: int) -> dict[str, Any]:
         """``meta/memory/panel/harvests``: ``{harvests, realms}``; a harvest is judged by its identity."""
         served = self._served(realm)
-        rows = _merge(
-            served.each(lambda r: self.store.harvests(r, limit)).values(),
-            lambda h: (h.retired_at_ms, h.identity),
-            limit,
-        )
+        rows = self._newest(served, "harvests", self.store.harvests, lambda h: (h.retired_at_ms, h.identity), limit)
         kept = limit_then_filter(rows, limit, lambda h: self.vis.harvest(h.realm, h.identity))
         return {"harvests": [{**h.to_json(), "session_key": self.vis.session_key(h.realm, h.identity, h.session_key)}
                              for h in kept], **served.answer()}

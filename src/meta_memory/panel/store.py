@@ -25,10 +25,10 @@ any other gateway of the same database.
 
 from __future__ import annotations
 
-import threading
-import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from ..agent_memory.store.base import AgentMemoryStore
@@ -51,9 +51,10 @@ from ..agent_memory.store.tables import (
 )
 from ..errors import AgentMemoryError
 from ..limits import RETENTION_FLOOR_BYTES, RETENTION_FLOOR_RECORDS
-from ..storage.integrity import FileSignature, signature
+from ..storage.layout import RealmPathError
 from .cursor import Cursor
 from .paging import RealmHead, SourcePage
+from .realm_memo import RealmMemo
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..agent_memory.store.sqlite import SqliteAgentMemoryStore
@@ -66,8 +67,10 @@ __all__ = [
     "DreamSummary",
     "HarvestRow",
     "HeldForgetRow",
+    "KEPT_SCOPES",
     "InjectionLedgerRow",
     "MemoryPanelStore",
+    "NEWEST_LISTINGS",
     "PanelStoreDefaults",
     "PostgresPanelStore",
     "PromotionRow",
@@ -525,29 +528,90 @@ class SqlPanelStore(PanelStoreDefaults):
 
 
 #: How many newest record keys of each realm the every-realm listing keeps (so its first pages, and a realm
-#: with no more records than this, are cut without reading the realms that cannot hold their rows).
+#: with no more records than this, are cut without reading the realms that cannot hold their rows); the
+#: quarantine queue keeps as many of its newest keys.
 HEAD_KEYS = 16
-#: A realm's newest record keys are kept only when its database files were last written at least this long
-#: before the key was read (ns): a later write, from this process or another, then moves their modification
-#: time past the kept one, however coarse the file system's clock.
-HEAD_QUIET_NS = 2_000_000_000
+
+#: A realm's scope rows and scopes are kept between calls only when it names at most this many scopes (so
+#: what is kept stays small per realm; a realm with more is read on each call).
+KEPT_SCOPES = 1000
+#: The listings whose newest row :meth:`SqlitePanelStore.newest` keeps, each read with ``limit = 1``.
+NEWEST_LISTINGS = ("audit_verdicts", "dream_runs", "dream_summaries", "harvests", "held_forgets", "injections",
+                   "pending_promotions", "proposals")
 
 
 class SqlitePanelStore(SqlPanelStore):
     """:class:`SqlPanelStore` as wired for the bundled SQLite store (one WAL snapshot per read; realms
     without a database file are never opened).
 
-    It also answers :meth:`realm_heads`: each realm's newest record keys, kept in memory with the
-    :class:`~meta_memory.storage.integrity.FileSignature` of its database files (size, modification time
-    and inode of the file and its ``-wal``) when they were read, and read again once either changes, so
-    the listing of every realm reads only the realms that can hold its page's rows.
+    What the every-realm reads need of each realm is kept in memory (a
+    :class:`~meta_memory.panel.realm_memo.RealmMemo`) with the
+    :class:`~meta_memory.storage.integrity.FileSignature` of its database files (size, modification time and
+    inode of the file and its ``-wal``) when it was read, and read again once either changes (never kept
+    within :data:`~meta_memory.panel.realm_memo.QUIET_NS` of a write): :meth:`realm_heads`, the quarantine
+    queue's :meth:`quarantine_head`, the newest row of a listing (:meth:`newest`), and the answers of
+    :meth:`scope_overview`, :meth:`realm_scopes`, :meth:`holds_quarantine_evidence` and a
+    :meth:`realm_problem` that found none. So a read of every realm costs a ``stat`` of each idle realm.
     """
 
     def __init__(self, store: SqliteAgentMemoryStore, floors: StoreFloors | None = None) -> None:
         super().__init__(store, floors)
         self._sqlite = store
-        self._heads: dict[str, tuple[FileSignature, RealmHead]] = {}
-        self._heads_lock = threading.Lock()
+        self._memo = RealmMemo(self._db_path, store.telemetry_queued)
+
+    def _db_path(self, realm: str) -> Path | None:
+        try:
+            return self._sqlite.paths.realm_db_path(realm)
+        except RealmPathError:
+            return None
+
+    def realm_problem(self, realm: str) -> AgentMemoryError | None:
+        """See :meth:`SqlPanelStore.realm_problem`; a realm found readable is not opened again while its
+        files keep their signature."""
+        return self._memo.read(realm, "problem", lambda: self.store.realm_problem(realm),
+                               keep=lambda problem: problem is None)
+
+    def scope_overview(self, realm: str) -> list[ScopeOverviewRow]:
+        """See :meth:`SqlPanelStore.scope_overview`; kept when the realm has at most :data:`KEPT_SCOPES` scopes."""
+        def load() -> tuple[ScopeOverviewRow, ...]:
+            return tuple(super(SqlitePanelStore, self).scope_overview(realm))
+
+        rows: tuple[ScopeOverviewRow, ...] = self._memo.read(realm, "scope_overview", load,
+                                                            keep=lambda kept: len(kept) <= KEPT_SCOPES)
+        return list(rows)
+
+    def realm_scopes(self, realm: str) -> frozenset[tuple[str, str]]:
+        """See :meth:`SqlPanelStore.realm_scopes`; kept when they are at most :data:`KEPT_SCOPES`."""
+        return self._memo.read(realm, "realm_scopes", lambda: super(SqlitePanelStore, self).realm_scopes(realm),
+                               keep=lambda scopes: len(scopes) <= KEPT_SCOPES)
+
+    def holds_quarantine_evidence(self, realm: str) -> bool:
+        return self._memo.read(realm, "quarantine_evidence",
+                               lambda: super(SqlitePanelStore, self).holds_quarantine_evidence(realm))
+
+    def newest(self, realm: str, listing: str) -> Any | None:
+        """The newest row of ``realm``'s ``listing`` (one of :data:`NEWEST_LISTINGS`: the method read with
+        ``limit = 1``), or ``None`` when it lists none. Raises ``ValueError`` for another listing name."""
+        if listing not in NEWEST_LISTINGS:
+            raise ValueError(f"no newest row is kept of '{listing}'")
+        fetch = getattr(self, listing)
+
+        def load() -> Any | None:
+            rows = fetch(realm, 1)
+            return rows[0] if rows else None
+
+        return self._memo.read(realm, ("newest", listing), load)
+
+    def quarantine_head(self, realm: str) -> RealmHead:
+        """The :class:`~meta_memory.panel.paging.RealmHead` of ``realm``'s quarantine queue: the keys
+        ``(created_at_ms, memory_id)`` of its :data:`HEAD_KEYS` newest quarantined records (every scope)."""
+
+        def load() -> RealmHead:
+            rows = self.quarantined(realm, HEAD_KEYS + 1)
+            return RealmHead(tuple(Cursor(r.created_at_ms, r.memory_id) for r in rows[:HEAD_KEYS]),
+                             len(rows) <= HEAD_KEYS)
+
+        return self._memo.read(realm, "quarantine_head", load)
 
     def realm_heads(self, realms: Sequence[str]) -> tuple[dict[str, RealmHead], dict[str, AgentMemoryError]]:
         """``(heads, problems)``: each realm's :class:`~meta_memory.panel.paging.RealmHead` (the keys
@@ -556,45 +620,29 @@ class SqlitePanelStore(SqlPanelStore):
         database, a file that cannot be opened, a name that breaks the realm-name rule). A realm whose files
         did not change since its keys were read costs a ``stat`` of them; any other is opened and its newest
         keys read (one index range)."""
-        files = self._sqlite.realm_files()
         heads: dict[str, RealmHead] = {}
         problems: dict[str, AgentMemoryError] = {}
-        with self._heads_lock:
-            kept = dict(self._heads)
         for realm in realms:
-            path = files.get(realm)
-            before = signature(path) if path is not None else None
-            known = kept.get(realm)
-            if before is not None and known is not None and known[0] == before:
-                heads[realm] = known[1]
-                continue
-            now_ns = time.time_ns()
-            problem = self.store.realm_problem(realm)
-            if problem is None:
-                try:
-                    with self.store.snapshot(realm) as tx:
-                        rows, more = tx.panel.records_page(RecordFilters(), None, HEAD_KEYS)
-                except AgentMemoryError as exc:
-                    if exc.reason != "corrupt":
-                        raise
-                    problem = exc
-            if problem is not None:
-                problems[realm] = problem
-                continue
-            head = RealmHead(tuple(Cursor(r.updated_at_ms, r.memory_id) for r in rows), not more)
-            heads[realm] = head
-            if before is not None and _quiet_since(before, now_ns - HEAD_QUIET_NS):
-                kept[realm] = (before, head)
+            found = self._memo.read(realm, "records_head", partial(self._records_head, realm),
+                                    keep=lambda x: isinstance(x, RealmHead))
+            if isinstance(found, RealmHead):
+                heads[realm] = found
             else:
-                kept.pop(realm, None)
-        with self._heads_lock:
-            self._heads = {r: v for r, v in kept.items() if r in files}
+                problems[realm] = found
         return heads, problems
 
-
-def _quiet_since(sig: FileSignature, at_ns: int) -> bool:
-    """Whether neither file of ``sig`` was written after ``at_ns`` (epoch ns)."""
-    return sig.db[1] <= at_ns and (sig.wal is None or sig.wal[1] <= at_ns)
+    def _records_head(self, realm: str) -> RealmHead | AgentMemoryError:
+        problem = self.store.realm_problem(realm)
+        if problem is not None:
+            return problem
+        try:
+            with self.store.snapshot(realm) as tx:
+                rows, more = tx.panel.records_page(RecordFilters(), None, HEAD_KEYS)
+        except AgentMemoryError as exc:
+            if exc.reason != "corrupt":
+                raise
+            return exc
+        return RealmHead(tuple(Cursor(r.updated_at_ms, r.memory_id) for r in rows), not more)
 
 
 class PostgresPanelStore(SqlPanelStore):

@@ -1503,6 +1503,11 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore[sqlite3.Connection]):
         """Realms with a database file under the root (decoded file stems), sorted."""
         return self.paths.list_realms()
 
+    def telemetry_queued(self, realm: str) -> bool:
+        """Whether ``realm`` has telemetry (usage marks, injection-ledger rows) queued or being written: not
+        yet in its files, and landed by the next read of it (a cheap check, no lock)."""
+        return self._pending.unsettled(realm)
+
     def realm_problem(self, realm: str) -> AgentMemoryError | None:
         """See :meth:`AgentMemoryStore.realm_problem`: the realm is opened (an open realm costs a lookup;
         its database is never created), and the refusal of a name or a file that cannot be opened is

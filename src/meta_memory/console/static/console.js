@@ -1053,6 +1053,8 @@
         ["Created", "Title", "Scope", "Reason", "Id"],
         result.records.map((r) => [fmtTime(r.created_at_ms), recordLink(r.id, r.scope && r.scope.realm, r.title),
           fmtScopeIn(r.scope), (r.status && r.status.reason) || "—", idCell(r.id)]),
+        // a page of every realm may end once it has started as many realms as one page may: the next reads on
+        result.next_cursor ? "None in the realms read for this page; the next page reads on." :
         at.page > 0 ? "No more quarantined records." : "The queue is empty."));
       view.append(pager("quarantine", "quarantine", "#quarantine", new URLSearchParams(), at, result.next_cursor,
         "quarantined records"));

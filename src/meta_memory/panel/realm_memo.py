@@ -1,0 +1,80 @@
+"""What the console's every-realm reads keep of each realm between calls: small per-realm summaries kept
+with the :class:`~meta_memory.storage.integrity.FileSignature` of the realm's database files.
+
+Seed: "Console Memory panel" (every read of every realm); a read of every realm must not open every realm
+on every call, so each realm's summary (its scope counts, its scopes, the newest row of a listing, ...) is
+kept and read again only once the realm's files change.
+
+The rule (one place): a summary is kept only when the realm's files (the database and its ``-wal``) were
+last written at least :data:`QUIET_NS` before the summary was read. A later write, from this process or
+another, then moves their modification time past the kept one, however coarse the file system's clock, so
+a kept summary is never trusted across a write. A realm without a database file (or whose name gives no
+file) is never kept: it is read on every call.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Hashable
+from pathlib import Path
+from typing import Any, TypeVar
+
+from ..storage.integrity import FileSignature, signature
+
+__all__ = ["QUIET_NS", "RealmMemo", "quiet_since"]
+
+#: A summary is kept only when the realm's files were last written at least this long before it was read
+#: (ns): see the module docstring.
+QUIET_NS = 2_000_000_000
+
+T = TypeVar("T")
+
+
+def quiet_since(sig: FileSignature, at_ns: int) -> bool:
+    """Whether neither file of ``sig`` was written after ``at_ns`` (epoch ns)."""
+    return sig.db[1] <= at_ns and (sig.wal is None or sig.wal[1] <= at_ns)
+
+
+class RealmMemo:
+    """Per-realm summaries, each under a hashable ``key``, kept with the realm's file signature.
+
+    Args:
+        path_of: the database file of a realm, or ``None`` (a name that gives no file): its summaries are
+            never kept.
+        unsettled: whether a realm has writes queued that are not in its files yet (telemetry a read of it
+            lands first): nothing kept of it is used, and nothing read of it is kept.
+
+    :meth:`read` answers a kept summary while the realm's files keep their signature; a realm whose files
+    changed loses every summary kept of it. Thread-safe; a summary is computed outside the lock.
+    """
+
+    def __init__(self, path_of: Callable[[str], Path | None],
+                 unsettled: Callable[[str], bool] = lambda realm: False) -> None:
+        self._path_of = path_of
+        self._unsettled = unsettled
+        self._kept: dict[str, tuple[FileSignature, dict[Hashable, Any]]] = {}
+        self._lock = threading.Lock()
+
+    def read(self, realm: str, key: Hashable, load: Callable[[], T], keep: Callable[[T], bool] | None = None) -> T:
+        """The summary ``key`` of ``realm``: the kept one when the realm's files did not change since it
+        was read, else ``load()``, kept when the files were quiet for :data:`QUIET_NS` before it ran (and
+        ``keep(value)``, when given, is true). Whatever ``load`` raises is raised, and nothing is kept."""
+        path = None if self._unsettled(realm) else self._path_of(realm)
+        before = signature(path) if path is not None else None
+        with self._lock:
+            known = self._kept.get(realm)
+            if before is None:
+                self._kept.pop(realm, None)
+            elif known is not None and known[0] == before and key in known[1]:
+                return known[1][key]  # type: ignore[no-any-return]
+        now_ns = time.time_ns()
+        value = load()
+        if before is not None and quiet_since(before, now_ns - QUIET_NS) and (keep is None or keep(value)):
+            with self._lock:
+                known = self._kept.get(realm)
+                if known is None or known[0] != before:
+                    known = (before, {})
+                    self._kept[realm] = known
+                known[1][key] = value
+        return value
