@@ -43,11 +43,16 @@ SERVER_PREFIXED_AND_FRAMEWORK = [
     "confluence-read-page", "gmail_list_threads", "tavily-map", "firecrawl_map", "puppeteer_click",
     "brave_search_news", "ＳＬＡＣＫ＿get_users", "ѕlack_list_channels",  # fullwidth; a Cyrillic ѕ
     "conversations.history", "search_v2",
+    # a server, an alias or a word naming outside content as any part of the name; ``fetch`` ending it
+    "get_github_issue", "read_slack_channel", "url_fetch", "urlFetch", "visit_page", "get_webpage", "imap_fetch",
+    "browser_use", "gh_issue_view", "discord_read", "notion_search", "rss_read", "download", "youtube_transcript",
+    "fetcher", "xweb_fetch", "arxiv_search", "get_page", "GHIssueView", "read_gіthub_issue",  # a Cyrillic і
 ]
-# Ordinary names: a server's letters with no marked end, a verb (``fetch``) and a three-letter name (``exa``)
-# that are no prefixes, and a ``search`` namespaced by something else.
+# Ordinary names: a server's letters with no marked end, a verb (``fetch``) leading and a three-letter name
+# (``exa``), ``page`` without a reading verb, and a ``search`` namespaced by something else.
 ORDINARY = ["calculator", "get_time", "lookup_order", "memory", "playwrightish", "slacker", "githubber",
-            "fetch_order", "exa_answer", "kb.search", "NotesToolSpec.search"]
+            "fetch_order", "exa_answer", "kb.search", "NotesToolSpec.search", "fetch_user", "fetcher_of_dates",
+            "page_oncall", "list_pages", "myslack", "ghost_mode", "read_file"]
 
 
 def _taints_and_quarantines(rpc: Rpc, tool: str) -> tuple[dict, dict]:

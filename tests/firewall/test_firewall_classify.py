@@ -42,7 +42,8 @@ def test_trusted_tools_cannot_override_a_builtin_web_tool(name: str) -> None:
 
 def test_builtin_names_are_matched_by_key_not_by_prefix() -> None:
     assert not classify_tool_result("Web_Fetch", None, EMPTY).trusted
-    assert classify_tool_result("web_fetcher", None, EMPTY).trusted
+    builtins_only = policy(default_untrusted_tools=[])  # ``web`` is a part the shipped list reads (rule 7)
+    assert classify_tool_result("web_fetcher", None, builtins_only).trusted
     assert classify_tool_result("prefetch", None, EMPTY).trusted
     assert not classify_tool_result("web_fetch2", None, EMPTY).trusted  # a version of the tool, not a prefix
 

@@ -68,8 +68,9 @@ def test_the_issue_spellings_are_untrusted(name: str) -> None:
 
 
 def test_names_that_only_contain_a_builtin_stay_trusted() -> None:
+    builtins_only = ContentTrustPolicy.from_config({"default_untrusted_tools": []})  # ``web``, ``http``: rule 7
     for name in ("prefetch", "fetch_calendar", "web_fetcher", "http_requests_log", "calculator"):
-        assert classify_tool_result(name, None, ContentTrustPolicy()).trusted, name
+        assert classify_tool_result(name, None, builtins_only).trusted, name
 
 
 @settings(max_examples=200)
@@ -169,7 +170,9 @@ def test_a_servers_letters_without_a_marked_end_are_no_prefix(data: st.DataObjec
     server = data.draw(st.sampled_from(sorted(_SERVER_WORDS)))
     spelled = data.draw(spellings(_SERVER_WORDS[server])).strip()
     name = spelled + data.draw(_tail)
-    assert classify_tool_result(name, None, _ONLY_SERVERS).trusted, name
+    # the server alone: a random case's humps could cut another server's alias (``playwriGhT``) out of it
+    only_it = ContentTrustPolicy(default_untrusted_tools=frozenset({server}))
+    assert classify_tool_result(name, None, only_it).trusted, name
 
 
 @pytest.mark.parametrize("name", ["serper2_search", "github1_issue", "Slack2Read", "tavily10-search"])
@@ -236,15 +239,23 @@ def test_a_builtin_of_two_words_ending_a_name_after_a_marked_end_taints(data: st
     got = classify_tool_result(name + data.draw(_version), None, ContentTrustPolicy())
     assert not got.trusted, name
     running_on = name + data.draw(st.sampled_from(["er", "ed", "x", "ing"]))
-    assert classify_tool_result(running_on, None, ContentTrustPolicy()) == TRUSTED_UNLISTED, running_on
+    builtins_only = ContentTrustPolicy.from_config({"default_untrusted_tools": []})  # ``web``, ``http``: rule 7
+    assert classify_tool_result(running_on, None, builtins_only) == TRUSTED_UNLISTED, running_on
 
 
-@pytest.mark.parametrize("name, trusted", [
-    ("tool_web_fetch", False), ("my_web_fetch", False), ("myWebFetch", False), ("proxy-http-request", False),
-    ("x_web_search_tool", False), ("my_web_fetch_v2", False), ("perplexity_ask", False), ("PerplexityResearch", False),
-    ("order_fetch", True), ("web_fetcher", True), ("webfetchx", True), ("search_web_fetched", True),
+@pytest.mark.parametrize("name, builtin, shipped", [
+    ("tool_web_fetch", True, True), ("my_web_fetch", True, True), ("myWebFetch", True, True),
+    ("proxy-http-request", True, True), ("x_web_search_tool", True, True), ("my_web_fetch_v2", True, True),
+    ("perplexity_ask", False, True), ("PerplexityResearch", False, True),
+    # the builtin rule does not read these; the shipped list does (``fetch`` ending a name, ``web`` as a part)
+    ("order_fetch", False, True), ("web_fetcher", False, True), ("search_web_fetched", False, True),
+    ("webfetchx", False, False), ("fetch_order", False, False),
 ])
-def test_a_hosts_wrapper_of_a_builtin_taints_and_a_word_running_on_does_not(name: str, trusted: bool) -> None:
+def test_a_hosts_wrapper_of_a_builtin_taints_and_a_word_running_on_does_not(name: str, builtin: bool,
+                                                                              shipped: bool) -> None:
     """A builtin of two words ends a host's wrapper of it (``my_web_fetch``) after a marked end; ``fetch`` alone
-    does not (``order_fetch`` is a host's own), nor a builtin whose letters run on (``web_fetcher``)."""
-    assert classify_tool_result(name, None, ContentTrustPolicy()).trusted is trusted, name
+    does not (``order_fetch``), nor a builtin whose letters run on (``web_fetcher``): the builtin rule alone
+    (``builtin``: untrusted with no list); ``shipped``: untrusted under the shipped list (rule 7)."""
+    builtins_only = ContentTrustPolicy.from_config({"default_untrusted_tools": []})
+    assert classify_tool_result(name, None, builtins_only).trusted is not builtin, name
+    assert classify_tool_result(name, None, ContentTrustPolicy()).trusted is not shipped, name

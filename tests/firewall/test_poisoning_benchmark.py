@@ -57,10 +57,10 @@ def test_the_steered_model_obeys_every_instruction_it_reads() -> None:
 
 
 def test_the_judge_sees_a_landed_attack_and_a_kept_benign_write(tmp_path: Path) -> None:
-    """A payload in a ticket read through a tool no rule lists is trusted under the spec's default (the
+    """A payload in a file read through a tool no rule lists is trusted under the spec's default (the
     family is claimed only for the stricter postures): the attack lands in the default posture and not
     under ``default = "untrusted"``."""
-    scenario = next(s for s in scen.scenarios() if s.family == "dormant_payload" and s.variant.startswith("zendesk_"))
+    scenario = next(s for s in scen.scenarios() if s.family == "dormant_payload" and s.variant.startswith("read_file/"))
     steward = systems.SteeredSteward()
     try:
         default = systems.make_system("meta-memory", tmp_path / "a", steward)

@@ -36,10 +36,16 @@ Precedence, first match wins (seed; reference notes §5):
    the shipped list of outside-content tools of the common frameworks and MCP
    servers (:mod:`meta_memory.firewall.outside_tools`), which the configuration
    can replace -- or a namespaced name with one of them as a segment
-   (``puppeteer.navigate``; ``search`` only as the whole name, not ``kb.search``), or a name that begins with one of the list's product-named servers
-   (:data:`~meta_memory.firewall.outside_tools.OUTSIDE_CONTENT_SERVERS`) ended by a separator or a
-   camel-case hump (``slack_read_channel``, ``GithubGetIssue``; not ``slacker``): untrusted
-   (``outside-content tool '<n>'``);
+   (``puppeteer.navigate``; ``search`` only as the whole name, not ``kb.search``), or a name one of whose
+   parts (split at separators, camel-case humps, an acronym's end, letters and digits) or runs of
+   consecutive parts is one of the list's product-named servers, their short aliases or the words that
+   name outside content (:data:`~meta_memory.firewall.outside_tools.OUTSIDE_CONTENT_SERVERS`,
+   ``OUTSIDE_CONTENT_ALIASES``, ``OUTSIDE_CONTENT_WORDS``: ``read_slack_channel``, ``GetGithubIssue``,
+   ``gh_issue_view``, ``get_webpage``, ``visit_page``; not ``slacker``, ``page_oncall``), or whose last
+   part is ``fetch`` or ``fetcher`` (``OUTSIDE_CONTENT_ENDINGS``: ``url_fetch``, ``xweb_fetch``; not
+   ``fetch_order``): untrusted (``outside-content tool '<n>'``). Each word was chosen by its
+   false-positive risk (:mod:`~meta_memory.firewall.outside_tools`): a host's own tool caught by one has
+   its session's later writes quarantined, kept for review, until ``trusted_tools`` lists it;
 8. anything else: trusted -- or, under the opt-in stricter posture
    ``content_trust.default = "untrusted"``, untrusted (``unlisted tool '<n>'``):
    then only listed tools and servers are trusted. :attr:`Classification.unlisted`
@@ -67,7 +73,14 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from meta_memory.errors import ValueRuleBroken
-from meta_memory.firewall.outside_tools import BARE_ONLY_NAMES, DEFAULT_UNTRUSTED_TOOLS, OUTSIDE_CONTENT_SERVERS
+from meta_memory.firewall.outside_tools import (
+    BARE_ONLY_NAMES,
+    DEFAULT_UNTRUSTED_TOOLS,
+    OUTSIDE_CONTENT_ALIASES,
+    OUTSIDE_CONTENT_ENDINGS,
+    OUTSIDE_CONTENT_SERVERS,
+    OUTSIDE_CONTENT_WORDS,
+)
 from meta_memory.identity import parse_identity
 from meta_memory.limits import MAX_SESSION_KEY_BYTES
 from meta_memory.textfold import fold, unconfuse
@@ -140,7 +153,11 @@ def deny_key(name: str) -> str:
 
 
 _BUILTIN_KEYS: frozenset[str] = frozenset(name_key(n) for n in ALWAYS_UNTRUSTED_TOOLS)
-_PREFIX_SERVER_KEYS: frozenset[str] = frozenset(deny_key(n) for n in OUTSIDE_CONTENT_SERVERS)
+#: The list's names also matched as consecutive parts of a name (rule 7): the product-named servers and words.
+_PART_KEYS: frozenset[str] = frozenset(deny_key(n) for n in (*OUTSIDE_CONTENT_SERVERS, *OUTSIDE_CONTENT_WORDS))
+#: alias key -> its server's key (an alias is matched while the list holds its server)
+_ALIAS_KEYS: dict[str, str] = {deny_key(a): deny_key(s) for a, s in OUTSIDE_CONTENT_ALIASES.items()}
+_ENDING_KEYS: frozenset[str] = frozenset(deny_key(n) for n in OUTSIDE_CONTENT_ENDINGS)
 _BARE_ONLY_KEYS: frozenset[str] = frozenset(deny_key(n) for n in BARE_ONLY_NAMES)
 #: What splits a name into segments: namespace separators, and whitespace (no tool catalogue allows it in a
 #: name, so ``web_fetch x`` or a name with a line break is read as words, one of which may be a web tool).
@@ -171,58 +188,91 @@ def _names_one_of(name: str, keys: frozenset[str], bare_only: frozenset[str] = f
     return False
 
 
-def _affixed_one_of(name: str, keys: frozenset[str], *, at_end: bool) -> bool:
+def _ends_with_one_of(name: str, keys: frozenset[str]) -> bool:
     """Whether a segment of ``name`` (split as :func:`_names_one_of` splits, or at the namespace separators
-    alone) begins (``at_end=False``) or ends (``at_end=True``) with one of ``keys``, cut from the rest of the
-    segment at a marked end (:func:`_marked_end`), with a letter or digit in that rest.
-
-    * A beginning is a server's name (``keys``: :func:`deny_key` keys, so a look-alike spelling counts):
-      ``slack_read``, ``slack-read``, ``github＿x``, ``slackRead``, ``GitHubGetIssue``, ``GITHUBGetIssue``,
-      ``serper2_search``. ``slacker`` has no marked end and ``slack_`` nothing past it: neither matches. The
-      server's own separators may be spelled any way (``brave_search_web``, ``BraveSearch-web``).
-    * An ending is a builtin's name (``keys``: :func:`name_key` keys), a version or ``tool`` suffix allowed:
-      ``my_web_fetch``, ``toolWebSearch``, ``my_web_fetch_v2``; ``web_fetcher`` runs on and does not match.
-
-    ``keys`` empty: ``False``."""
+    alone) ends with one of ``keys`` (:func:`name_key` keys: a builtin's name), a version or ``tool`` suffix
+    allowed, cut from the rest of the segment at a marked end (:func:`_marked_end`), with a letter or digit
+    in that rest: ``my_web_fetch``, ``toolWebSearch``, ``my_web_fetch_v2``; ``web_fetcher`` runs on and does
+    not match. ``keys`` empty: ``False``."""
     if not keys:
         return False
     longest = max(len(key) for key in keys)
-    key_of = name_key if at_end else deny_key
     folded = _stable(lambda t: fold(t).strip(), name)
-    # whitespace both splits (``my tool slack_x``) and joins (``brave search_x``: a server spelled with a space)
+    # whitespace both splits (``my tool web_fetch``) and joins (``my web fetch``)
     for part in set(_NAMESPACE.split(folded)) | set(_PATH.split(folded)):
-        if at_end and len(part) <= _MAX_SUFFIX_SCAN:
+        if len(part) <= _MAX_SUFFIX_SCAN:
             part = _VERSION.sub("", part)
         letters = 0
-        for cut in range(len(part) - 1, 0, -1) if at_end else range(1, len(part)):
-            letters += part[cut if at_end else cut - 1].isalnum()  # the letters on the key's side of the cut
+        for cut in range(len(part) - 1, 0, -1):
+            letters += part[cut].isalnum()  # the letters on the key's side of the cut
             if letters > longest:  # a key is never shorter than the letters it was made from
                 break
-            affix, rest = (part[cut:], part[:cut]) if at_end else (part[:cut], part[cut:])
-            if _marked_end(part, cut, at_end=at_end) and name_key(rest) and key_of(affix) in keys:
+            if _marked_end(part, cut) and name_key(part[:cut]) and name_key(part[cut:]) in keys:
                 return True
     return False
 
 
-def _marked_end(part: str, cut: int, *, at_end: bool) -> bool:
-    """Whether ``part`` may be cut before index ``cut`` (:func:`_affixed_one_of`): the rest's side of the cut
-    is not a letter or digit (``slack_read``, ``my-web_fetch``), or a camel-case hump (``slackRead``,
-    ``myWebFetch``). After a beginning also an acronym's end (``GITHUBGetIssue``) and a digit after a
-    letter (``serper2_search``, ``github1_issue``)."""
-    before, here = part[cut - 1], part[cut]
-    if not (before if at_end else here).isalnum() or (here.isupper() and before.islower()):
-        return True
-    if at_end:
+def _split_parts(segment: str) -> list[str]:
+    """The parts of ``segment`` (folded, case kept) as :func:`deny_key` keys: split at every character that is
+    not a letter or digit, at a camel-case hump (``slackRead``), before an acronym's last capital when a
+    lower-case letter follows it (``GHIssue``: ``gh``, ``issue``) and between letters and digits
+    (``rss2json``). Parts whose key is empty are dropped."""
+    out: list[str] = []
+    for chunk in _SEPARATORS.split(segment):
+        start = 0
+        for i in range(1, len(chunk)):
+            before, here = chunk[i - 1], chunk[i]
+            after = chunk[i + 1] if i + 1 < len(chunk) else ""
+            if ((here.isupper() and (before.islower() or (before.isupper() and after.islower())))
+                    or here.isdigit() != before.isdigit()):
+                out.append(chunk[start:i])
+                start = i
+        out.append(chunk[start:])
+    return [key for key in map(deny_key, out) if key]
+
+
+def _names_a_part(name: str, keys: frozenset[str], endings: frozenset[str]) -> bool:
+    """Whether consecutive parts (:func:`_split_parts`) of a segment of ``name`` (split as
+    :func:`_names_one_of` splits, or at the namespace separators alone) spell one of ``keys``, or the
+    segment's last part, its version or ``tool`` suffix dropped, is one of ``endings`` (:func:`deny_key`
+    keys both). ``read_slack_channel``, ``GetGithubIssue``, ``gh_issue_view``, ``url_fetch``: yes (the
+    list's servers, aliases, words, endings); ``slacker``, ``fetch_order``: no. ``keys`` and ``endings``
+    empty: ``False``."""
+    if not keys and not endings:
         return False
-    after = part[cut + 1] if cut + 1 < len(part) else ""
-    return (here.isupper() and before.isupper() and after.islower()) or (here.isdigit() and before.isalpha())
+    longest = max((len(key) for key in keys), default=0)
+    folded = _stable(lambda t: fold(t).strip(), name)
+    # whitespace both splits (``url_fetch x``) and joins (``brave search_x``: a server spelled with a space)
+    for segment in set(_NAMESPACE.split(folded)) | set(_PATH.split(folded)):
+        parts = _split_parts(segment)
+        # the ending is read without a version or ``tool`` suffix (``url_fetch_v2``); the runs with it (``pop3``)
+        bare = _split_parts(_VERSION.sub("", segment)) if len(segment) <= _MAX_SUFFIX_SCAN else parts
+        last = bare[-1] if bare else parts[-1] if parts else ""
+        if last in endings:
+            return True
+        for first in range(len(parts)):
+            run = ""
+            for part in parts[first:]:
+                run += part
+                if len(run) > longest:
+                    break
+                if run in keys:
+                    return True
+    return False
+
+
+def _marked_end(part: str, cut: int) -> bool:
+    """Whether ``part`` may be cut before index ``cut`` (:func:`_ends_with_one_of`): the character before the
+    cut is not a letter or digit (``my-web_fetch``), or the cut is a camel-case hump (``myWebFetch``)."""
+    before, here = part[cut - 1], part[cut]
+    return not before.isalnum() or (here.isupper() and before.islower())
 
 
 def names_a_builtin(name: str) -> bool:
     """A namespaced or versioned spelling whose segment is an always-untrusted builtin name
     (``functions.web_fetch``, ``WebFetchTool``), or a segment ending in a builtin name of two words after a
     marked end (``my_web_fetch``, ``toolWebSearch``, ``proxy-http-request``: a host's wrapper of the builtin)."""
-    return _names_one_of(name, _BUILTIN_KEYS) or _affixed_one_of(name, _WORDY_BUILTIN_KEYS, at_end=True)
+    return _names_one_of(name, _BUILTIN_KEYS) or _ends_with_one_of(name, _WORDY_BUILTIN_KEYS)
 
 
 #: The builtin names of more than one word, matched as a segment's ending too (:func:`names_a_builtin`); ``fetch``
@@ -400,9 +450,12 @@ class ContentTrustPolicy:
     #: Outside-content tool names untrusted after the spec's rules (rule 7); ``None``: the shipped
     #: :data:`~meta_memory.firewall.outside_tools.DEFAULT_UNTRUSTED_TOOLS`, an empty set: none.
     default_untrusted_tools: frozenset[str] | None = None
-    #: The servers of ``default_untrusted_tools`` also matched as a name's prefix (derived: those of
-    #: :data:`~meta_memory.firewall.outside_tools.OUTSIDE_CONTENT_SERVERS` the list holds), as keys.
-    outside_prefixes: frozenset[str] = field(init=False, default=frozenset(), compare=False)
+    #: The names of ``default_untrusted_tools`` also matched as consecutive parts of a name (derived: the
+    #: :data:`~meta_memory.firewall.outside_tools.OUTSIDE_CONTENT_SERVERS` and ``OUTSIDE_CONTENT_WORDS`` the
+    #: list holds, and the ``OUTSIDE_CONTENT_ALIASES`` of the servers it holds), as keys.
+    outside_parts: frozenset[str] = field(init=False, default=frozenset(), compare=False)
+    #: The ``OUTSIDE_CONTENT_ENDINGS`` the list holds, matched as a segment's last part (derived), as keys.
+    outside_endings: frozenset[str] = field(init=False, default=frozenset(), compare=False)
 
     def __post_init__(self) -> None:
         for key in _POLICY_KEYS:
@@ -412,7 +465,9 @@ class ContentTrustPolicy:
         names = DEFAULT_UNTRUSTED_TOOLS if self.default_untrusted_tools is None else self.default_untrusted_tools
         outside = frozenset(deny_key(n) for n in names)
         object.__setattr__(self, "default_untrusted_tools", outside)
-        object.__setattr__(self, "outside_prefixes", outside & _PREFIX_SERVER_KEYS)
+        aliases = {alias for alias, server in _ALIAS_KEYS.items() if server in outside}
+        object.__setattr__(self, "outside_parts", (outside & _PART_KEYS) | aliases)
+        object.__setattr__(self, "outside_endings", outside & _ENDING_KEYS)
 
     def ineffective_trusted_tools(self) -> list[str]:
         """The ``trusted_tools`` entries (as keys) that can never trust their tool, each with why: an
@@ -548,7 +603,7 @@ def classify_tool_result(
         return loose
     outside = policy.default_untrusted_tools or frozenset()
     if (denied in outside or _names_one_of(tool_name, outside, _BARE_ONLY_KEYS)
-            or _affixed_one_of(tool_name, policy.outside_prefixes, at_end=False)):
+            or _names_a_part(tool_name, policy.outside_parts, policy.outside_endings)):
         return Classification.untrusted(f"outside-content tool '{tool_name}' (content_trust.default_untrusted_tools)")
     if policy.default == "untrusted":
         return Classification.untrusted(f"unlisted tool '{tool_name}' (content_trust.default = untrusted)")

@@ -10,13 +10,32 @@ its session like an ``untrusted_tools`` entry, after the spec's own rules (the b
 ``trusted_mcp_servers`` server still wins. The configuration key
 ``[agent_memory.content_trust] default_untrusted_tools`` replaces the whole list (``[]`` turns it off).
 
-A server of :data:`OUTSIDE_CONTENT_SERVERS` that the list holds is also matched as the *prefix* of a
-name, ended by a separator or a camel-case hump (``slack_read_channel``, ``github-get-issue``,
-``PlaywrightNavigate``, ``FirecrawlScrapeWebsiteTool``): servers and the hosts that wrap them name their
-tools ``<server>_<tool>``. Only product names are prefixes: ``fetch`` is a verb that hosts begin their own
-tools with (``fetch_order``), and ``exa`` is three letters (an abbreviation as readily as the product), so
-their tools are listed by name instead. A name that only *begins* with a server's letters, with no marked
-end (``slackened``, ``githubber``, ``playwrightish``), is not a prefix match.
+A name is also read as its *parts* -- split at separators, whitespace, camel-case humps, an acronym's end and
+between letters and digits (``read_slack_channel``, ``getGithubIssue``, ``GHIssueView``, ``rss2json``: the
+parts are ``read slack channel``, ``get github issue``, ``gh issue view``, ``rss 2 json``) -- and taints when
+consecutive parts spell, after the untrusting rules' folding, one of these while the active list holds it:
+
+* a product-named server of :data:`OUTSIDE_CONTENT_SERVERS` (``slack``, ``github``, ``youtube``,
+  ``brave-search`` as ``brave search``), anywhere in the name: servers and the hosts that wrap them name
+  their tools ``<server>_<tool>`` or ``<verb>_<server>_<thing>`` (``slack_read_channel``,
+  ``read_slack_channel``, ``get_github_issue``, ``FirecrawlScrapeWebsiteTool``). A name that only *contains*
+  a server's letters, with no boundary (``slacker``, ``githubber``, ``playwrightish``, ``myslack``), is not
+  a match. ``fetch`` (a verb hosts begin their own tools with: ``fetch_order``) and ``exa`` (three letters,
+  an abbreviation as readily as the product) are no servers here; their tools are listed by name;
+* an alias of :data:`OUTSIDE_CONTENT_ALIASES` (``gh`` for GitHub, ``yt`` for YouTube), as a part only:
+  ``gh_issue_view``, ``yt_transcript``. Two letters are a product's name only when a boundary marks them;
+  other short names (``gl``, ``x``, ``wa``) mean too many other things and are not aliases;
+* a word of :data:`OUTSIDE_CONTENT_WORDS`, which names outside content whatever tool it is part of
+  (``url_fetch``, ``get_webpage``, ``browser_use``, ``imap_fetch``, ``rss_read``, ``download_file``,
+  ``youtube_transcript``, ``send_email``), or a verb-and-page phrase of it (``get_page``, ``visit_page``;
+  ``page`` alone also pages a person, ``page_oncall``, and is not a word here). Each was judged by its
+  false-positive risk: a host's own tool that one catches (a ``send_email`` notifier, a ``build_url``
+  helper) has its session's later writes quarantined -- kept and reviewable, never lost -- until the
+  operator lists it in ``trusted_tools``; an injection it let through would be active memory;
+* an ending of :data:`OUTSIDE_CONTENT_ENDINGS` (``fetch``, ``fetcher``), only as a segment's last part, a
+  version or ``tool`` suffix allowed: ``url_fetch``, ``xweb_fetch``, ``urlFetch``, ``fetcher``,
+  ``FetcherTool`` taint; ``fetch_order``, ``fetch_user`` and ``fetcher_of_dates`` (a host's own data tools
+  lead with the verb) stay trusted, while a host's ``order_fetch`` is read as a fetcher and taints.
 
 A name of :data:`BARE_ONLY_NAMES` (``search``) is matched only as the whole name (a version or ``tool``
 suffix allowed: ``search_v2``), never as a segment: ``kb.search`` or ``NotesToolSpec.search`` names a search
@@ -30,7 +49,15 @@ names come from.
 
 from __future__ import annotations
 
-__all__ = ["BARE_ONLY_NAMES", "DEFAULT_UNTRUSTED_TOOLS", "DEFAULT_UNTRUSTED_SOURCES", "OUTSIDE_CONTENT_SERVERS"]
+__all__ = [
+    "BARE_ONLY_NAMES",
+    "DEFAULT_UNTRUSTED_SOURCES",
+    "DEFAULT_UNTRUSTED_TOOLS",
+    "OUTSIDE_CONTENT_ALIASES",
+    "OUTSIDE_CONTENT_ENDINGS",
+    "OUTSIDE_CONTENT_SERVERS",
+    "OUTSIDE_CONTENT_WORDS",
+]
 
 #: Each source and the tool (or MCP server) names it uses for outside content.
 DEFAULT_UNTRUSTED_SOURCES: dict[str, tuple[str, ...]] = {
@@ -155,9 +182,17 @@ DEFAULT_UNTRUSTED_SOURCES: dict[str, tuple[str, ...]] = {
         "email_read", "read_inbox", "slack_read", "firecrawl_scrape", "firecrawl_search", "firecrawl_crawl",
         "jina_reader", "serpapi", "perplexity_search", "http_get", "http_post", "curl", "wget", "gmail_read",
     ),
+    # Chat, video, social, note and help-desk services whose messages, pages, videos and tickets people outside
+    # the host write (Discord, Telegram and WhatsApp bots' readers, Notion's MCP server, YouTube transcript
+    # tools, Reddit and Twitter readers, Zendesk's ticket tools), and search services hosts wrap (Bing,
+    # SearxNG, SerpApi, Jina): as server names, matched as a part of a name (:data:`OUTSIDE_CONTENT_SERVERS`).
+    "chat, video, social and help-desk services": (
+        "discord", "telegram", "whatsapp", "notion", "youtube", "reddit", "twitter", "zendesk",
+        "bing", "searx", "jina",
+    ),
 }
 
-#: The servers on the list that are also matched as a name's prefix (module docstring), each with where
+#: The servers on the list that are also matched as a part of a name (module docstring), each with where
 #: its ``<server>_<tool>`` names come from. Matched by :func:`~meta_memory.firewall.classify.deny_key`, and
 #: only while the active ``default_untrusted_tools`` list holds the server.
 OUTSIDE_CONTENT_SERVERS: dict[str, str] = {
@@ -176,12 +211,63 @@ OUTSIDE_CONTENT_SERVERS: dict[str, str] = {
     "serper": "hosts' Serper tools and CrewAI's SerperDevTool",
     "duckduckgo": "LangChain's and hosts' DuckDuckGo tools (duckduckgo_search, duckduckgo_results_json)",
     "perplexity": "Perplexity's server (perplexity_ask, perplexity_research, perplexity_reason)",
+    "arxiv": "arXiv search and paper tools (arxiv_search, ArxivPaperTool, get_arxiv_paper)",
+    "wikipedia": "Wikipedia tools (wikipedia_search, get_wikipedia_page)",
+    "discord": "Discord bots' and servers' readers (discord_read, read_discord_messages, ...)",
+    "telegram": "Telegram bots' readers (telegram_get_updates, ...)",
+    "whatsapp": "WhatsApp servers' readers (whatsapp_list_messages, ...)",
+    "notion": "Notion's server (notion_search, notion_fetch, ...): pages anyone in a workspace writes",
+    "youtube": "YouTube search and transcript tools (youtube_transcript, YoutubeVideoSearchTool, ...)",
+    "reddit": "Reddit readers (reddit_search, get_reddit_posts, ...)",
+    "twitter": "Twitter/X readers (twitter_search, get_twitter_timeline, ...)",
+    "zendesk": "Zendesk's ticket tools (zendesk_get_ticket, ...): tickets customers write",
+    "bing": "hosts' Bing search tools (bing_search, bing_news, ...)",
+    "searx": "hosts' SearxNG tools (searx_search, searx_search_results)",
+    "serpapi": "hosts' SerpApi tools (serpapi_search, SerpApiGoogleSearchTool)",
+    "jina": "Jina's reader and search tools (jina_reader, jina_search)",
 }
+
+#: Short names of servers matched as a part of a name like the server itself (module docstring), each with
+#: its server: only while the active list holds that server.
+OUTSIDE_CONTENT_ALIASES: dict[str, str] = {
+    "gh": "github",  # the GitHub CLI, which hosts wrap as gh_issue_view, gh_pr_view, run_gh, ...
+    "yt": "youtube",  # yt-dlp and hosts' yt_transcript, yt_search
+}
+
+#: Words of the list that name outside content, matched as a part of a name (module docstring), each with
+#: the false-positive risk it was judged by. Multi-word entries match as consecutive parts.
+OUTSIDE_CONTENT_WORDS: dict[str, str] = {
+    **{w: "a web address or page: the tool reads what it points at (a URL builder is the rare own tool)"
+       for w in ("url", "urls", "web", "www", "webpage", "webpages", "website", "websites", "internet")},
+    **{w: "a raw HTTP client reads whatever a server returns (an own API's health check is the rare exception)"
+       for w in ("http", "https", "curl", "wget")},
+    **{w: "a browser, crawler or scraper reads pages" for w in (
+        "browser", "browsers", "browse", "browsing", "crawl", "crawler", "crawling", "scrape", "scraper",
+        "scraping")},
+    **{w: "a downloaded file comes from outside" for w in ("download", "downloads", "downloader")},
+    **{w: "a feed's items and news are written elsewhere" for w in ("rss", "news")},
+    **{w: "mail is the classic carrier: anyone can send it (a send-only tool goes in trusted_tools)"
+       for w in ("imap", "pop3", "inbox", "mailbox", "email", "emails", "mail", "mails")},
+    **{w: "a transcript is what people said in a video or call" for w in ("transcript", "transcripts")},
+    **{w: "posts people outside wrote" for w in ("tweet", "tweets")},
+    **{f"{verb}_{noun}": "a page read by a verb (``page`` alone is also a pager's verb: ``page_oncall``)"
+       for verb in ("get", "read", "fetch", "visit", "open", "load", "view") for noun in ("page", "pages", "html")},
+    **{w: "a site or link opened" for w in ("visit_site", "open_site", "read_site", "open_link", "follow_link",
+                                             "click_link")},
+}
+
+#: Words of the list matched only as the last part of a segment (a version or ``tool`` suffix allowed):
+#: ``url_fetch``, ``xweb_fetch``, ``page_fetch``, ``fetcher`` name a fetch of a source, while a host's own data
+#: tools lead with the verb (``fetch_order``, ``fetch_user``, ``fetcher_of_dates``), which stay the spec's
+#: unlisted trusted tools.
+OUTSIDE_CONTENT_ENDINGS: tuple[str, ...] = ("fetch", "fetcher", "fetchers")
 
 #: Names of the list matched only as the whole name, never as a segment of a namespaced one (module docstring).
 BARE_ONLY_NAMES: tuple[str, ...] = ("search",)
 
-#: The shipped default of ``content_trust.default_untrusted_tools`` (every name above, in order).
+#: The shipped default of ``content_trust.default_untrusted_tools`` (every name above, in order: the sources'
+#: names, then the words and endings).
 DEFAULT_UNTRUSTED_TOOLS: tuple[str, ...] = tuple(dict.fromkeys(
-    name for names in DEFAULT_UNTRUSTED_SOURCES.values() for name in names
+    [*(name for names in DEFAULT_UNTRUSTED_SOURCES.values() for name in names), *OUTSIDE_CONTENT_WORDS,
+     *OUTSIDE_CONTENT_ENDINGS]
 ))
