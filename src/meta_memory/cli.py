@@ -238,7 +238,7 @@ def serve(state_dir: Path, host: str, port: int, config_path: Path | None, ssl_c
         trust_warning = content_trust_warning(runtime.agent_memory.firewall.policy)
         if trust_warning is not None:
             startup.warning(trust_warning)
-    shared_key = _shared_key_taint_warning(runtime.config)
+    shared_key = _shared_key_taint_warning(runtime.config) if runtime.agent_memory is not None else None
     if shared_key is not None:
         startup.warning(shared_key)
     if metrics_sock is not None and metrics_bind is not None:

@@ -96,3 +96,16 @@ def test_an_erasure_another_connection_registers_is_in_force_at_the_next_write(
         record_writes.apply_batch(store, StagedBatch(R, Author.application(), ops))
     assert err.value.data["reason"] == "erased"
     assert [r.title for _, r in store.list_active(R, scope)] == ["Warm"]
+
+
+def test_a_register_row_without_an_id_still_counts(store: SqliteAgentMemoryStore, tmp_path: Path) -> None:
+    """A register holding only rows with no memory id (a hand-repaired file, another tool's write) is not
+    empty: its content stays refused."""
+    record_writes.remember(store, R, ID, "Warm", "the realm's files exist")
+    title, body = "Orchard plan", "meet at the old oak"
+    with sqlite3.connect(realm_db_path(tmp_path / "am", R)) as conn:
+        conn.execute("INSERT INTO erasures(memory_id, scope_kind, scope_key, content_hash, folded_hash, "
+                     "casefolded_hash, erased_at_ms) VALUES (NULL, 'identity', ?, ?, ?, ?, 1)",
+                     (ID, content_hash(title, body), folded_content_hash(title, body),
+                      casefolded_content_hash(title, body)))
+    assert refused_as_erased(store, R, ID, title, body)

@@ -27,6 +27,7 @@ from support import GatewayProcess, RpcClient, access_toml, write_config
 pytestmark = pytest.mark.gateway
 
 BOB, HOST, REV, LEAD = "bob-token-0123456789", "host-token-0123456789", "rev-token-0123456789", "lead-token-012345678"
+AUD = "aud-token-0123456789"  # reviews every scope, manages no identity's sessions
 EVERY = ("agent.session.manage", "agent.memory.write", "agent.memory.delete", "agent.memory.read", "agent.view")
 REVIEW = ("memory.quarantine.review", "agent.view", "agent.memory.read", "agent.memory.write", "agent.memory.delete",
           "operator.memory.read", "mob.memory.read", "mob.memory.commit")
@@ -47,11 +48,11 @@ def _gateway(gateway_factory: Any, tmp_path: Path, llm: FakeStewardLlm, shared_k
     grants: list[Any] = [("bob", a, {"identity": "bob"}) for a in EVERY]
     grants += [("host", a, {"identity": "victim"}) for a in EVERY]
     # both review every scope; the reviewer manages the victim's sessions alone, the lead every identity's
-    grants += [(who, a) for who in ("rev", "lead") for a in REVIEW]
+    grants += [(who, a) for who in ("rev", "lead", "aud") for a in REVIEW]
     grants += [("rev", "agent.session.manage", {"identity": "victim"}), ("lead", "agent.session.manage")]
     config = write_config(tmp_path / "c.toml", f'[agent_memory]\nshared_key_taint = "{shared_key_taint}"\n\n'
                           f'[agent_memory.steward]\nkind = "llm"\nbase_url = "{llm.base_url}"\nmodel = "fake"\n\n'
-                          + access_toml({BOB: "bob", HOST: "host", REV: "rev", LEAD: "lead"}, grants))
+                          + access_toml({BOB: "bob", HOST: "host", REV: "rev", LEAD: "lead", AUD: "aud"}, grants))
     return gateway_factory(tmp_path / "state", config=config)
 
 
@@ -84,6 +85,10 @@ def test_another_principals_taint_of_the_cited_key_does_not_hold_a_harvest(gatew
     held = _harvested(gw, "conv-2", "Launch checklist", LEAD)
     assert held["status"]["status"] == "quarantined", held
     assert OTHER in held["status"]["reason"] and "web_fetch" not in held["status"]["reason"], held
+    # a reviewer who drives none of the victim's agents judges the harvest as a scheduled dream would
+    audited = _harvested(gw, "conv-3", "Hiring plan", AUD)
+    assert audited["status"]["status"] == "quarantined", audited
+    assert OTHER in audited["status"]["reason"], audited
 
 
 def test_by_default_every_identitys_taint_of_the_cited_key_holds_a_harvest(gateway_factory: Any, tmp_path: Path,

@@ -132,3 +132,29 @@ def test_the_store_keeps_a_realms_scopes_only_while_they_are_few(tmp_path: Path,
         assert opened.count("many") == 6, "read on every call: more scopes than are kept"
     finally:
         store.close()
+
+
+def test_a_realm_whose_files_changed_keeps_nothing_of_before(tmp_path: Path) -> None:
+    """A write (an erase among them) drops every summary kept of the realm at once, not when a quiet read
+    next replaces it: no text of an erased row stays in the process."""
+    db = tmp_path / "r.sqlite3"
+    db.write_bytes(b"one")
+    os.utime(db, (time.time() - 10, time.time() - 10))
+    memo = RealmMemo(lambda realm: db)
+    memo.read("r", "newest", lambda: "title of a record about to be erased")
+    memo.read("r", "other", lambda: "another summary")
+    db.write_bytes(b"erased")
+    assert memo.read("r", "newest", lambda: None) is None
+    assert "about to be erased" not in repr(memo._kept) and "another summary" not in repr(memo._kept)
+
+
+def test_a_summary_time_can_make_wrong_is_read_again_when_it_is_not_fresh(tmp_path: Path) -> None:
+    db = tmp_path / "r.sqlite3"
+    db.write_bytes(b"one")
+    os.utime(db, (time.time() - 10, time.time() - 10))
+    memo = RealmMemo(lambda realm: db)
+    valid = [True]
+    assert memo.read("r", "counts", lambda: 1, fresh=lambda v: valid[0]) == 1
+    assert memo.read("r", "counts", lambda: 2, fresh=lambda v: valid[0]) == 1  # kept
+    valid[0] = False
+    assert memo.read("r", "counts", lambda: 3, fresh=lambda v: valid[0]) == 3  # past its time: read again

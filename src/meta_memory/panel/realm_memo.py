@@ -56,17 +56,21 @@ class RealmMemo:
         self._kept: dict[str, tuple[FileSignature, dict[Hashable, Any]]] = {}
         self._lock = threading.Lock()
 
-    def read(self, realm: str, key: Hashable, load: Callable[[], T], keep: Callable[[T], bool] | None = None) -> T:
+    def read(self, realm: str, key: Hashable, load: Callable[[], T], keep: Callable[[T], bool] | None = None,
+             fresh: Callable[[T], bool] | None = None) -> T:
         """The summary ``key`` of ``realm``: the kept one when the realm's files did not change since it
-        was read, else ``load()``, kept when the files were quiet for :data:`QUIET_NS` before it ran (and
-        ``keep(value)``, when given, is true). Whatever ``load`` raises is raised, and nothing is kept."""
+        was read (and ``fresh(value)``, when given, is still true: a summary that time alone can make
+        wrong, such as counts of records that expire), else ``load()``, kept when the files were quiet for
+        :data:`QUIET_NS` before it ran (and ``keep(value)``, when given, is true). A realm whose files
+        changed loses every summary kept of it at once (an erase leaves none of its text here). Whatever
+        ``load`` raises is raised, and nothing is kept."""
         path = None if self._unsettled(realm) else self._path_of(realm)
         before = signature(path) if path is not None else None
         with self._lock:
             known = self._kept.get(realm)
-            if before is None:
+            if before is None or (known is not None and known[0] != before):
                 self._kept.pop(realm, None)
-            elif known is not None and known[0] == before and key in known[1]:
+            elif known is not None and key in known[1] and (fresh is None or fresh(known[1][key])):
                 return known[1][key]  # type: ignore[no-any-return]
         now_ns = time.time_ns()
         value = load()

@@ -573,11 +573,13 @@ class SqlitePanelStore(SqlPanelStore):
 
     def scope_overview(self, realm: str) -> list[ScopeOverviewRow]:
         """See :meth:`SqlPanelStore.scope_overview`; kept when the realm has at most :data:`KEPT_SCOPES` scopes."""
-        def load() -> tuple[ScopeOverviewRow, ...]:
-            return tuple(super(SqlitePanelStore, self).scope_overview(realm))
+        def load() -> tuple[tuple[ScopeOverviewRow, ...], int | None]:
+            with self.store.snapshot(realm) as tx:
+                return tuple(tx.panel.scope_overview()), tx.panel.next_expiry()
 
-        rows: tuple[ScopeOverviewRow, ...] = self._memo.read(realm, "scope_overview", load,
-                                                            keep=lambda kept: len(kept) <= KEPT_SCOPES)
+        # counts move from "active" to "expired" with time alone, no write: kept only until the soonest expiry
+        rows, until = self._memo.read(realm, "scope_overview", load, keep=lambda kept: len(kept[0]) <= KEPT_SCOPES,
+                                      fresh=lambda kept: kept[1] is None or self.store.clock.now_ms() < kept[1])
         return list(rows)
 
     def realm_scopes(self, realm: str) -> frozenset[tuple[str, str]]:

@@ -92,8 +92,8 @@ def decide_harvest(
     identity's ``derived_from_sessions`` named it), and ``gate`` judges those refs as the harvested
     identity's citation of its own session's key (:class:`~meta_memory.firewall.gate.EvidenceWriterGate`):
     its taint of the key counts, and another identity's when ``manages(realm, identity)`` admits it (the
-    caller's managed identities under ``[agent_memory] shared_key_taint = "managed"``; every identity's when
-    ``None``), so the taint of a key another principal's agent uses neither holds this identity's harvest nor
+    caller's managed identities under ``[agent_memory] shared_key_taint = "managed"``, when the caller
+    manages the harvested identity too; every identity's when ``None`` or when it does not), so the taint of a key another principal's agent uses neither holds this identity's harvest nor
     tells its reviewers what that agent read.
 
     Returns ``{identity, retired_at_ms, verdict, promoted, tombstoned, ops}``
@@ -101,7 +101,10 @@ def decide_harvest(
     alone (``ops`` 0, ``skipped`` true).
     """
     if isinstance(gate, LlmWriteGate):
-        shares = None if manages is None else (lambda other: manages(realm, other))
+        # bound only for a caller that manages the harvested identity too: a reviewer's dream over an identity
+        # it does not drive judges its harvest as a scheduled dream does, every identity's taint counting
+        shares = (None if manages is None or not manages(realm, harvest.identity)
+                  else (lambda other: manages(realm, other)))
         gate = EvidenceWriterGate(gate, harvest.identity, shares)
     if verdict not in ("promote", "tombstone", "keep"):
         raise ValueError("harvest verdict must be 'promote', 'tombstone' or 'keep'")

@@ -380,7 +380,7 @@ class SqlRecordReader:
     def erasures_held(self) -> bool:
         """Whether the realm's erasure register holds any row: one seek, in the caller's transaction (the
         write transaction of a batch, so no erase can land between it and the batch's commit)."""
-        sql, params = self._store._realm_rows(self.realm, "erasures", "1", "memory_id IS NOT NULL LIMIT 1", ())
+        sql, params = self._store._realm_rows(self.realm, "erasures", "1", "1 = 1 LIMIT 1", ())  # any row at all
         return self._conn.execute(sql, params).fetchone() is not None
 
     def erased(self, ids: Collection[str], content_hashes: Collection[str]) -> list[Erasure]:

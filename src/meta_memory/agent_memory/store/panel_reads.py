@@ -428,6 +428,13 @@ class PanelReads:
             )
         return [a.row(self.realm, kind, key) for (kind, key), a in acc.items()]
 
+    def next_expiry(self) -> int | None:
+        """The soonest ``expires_at_ms`` (epoch ms) of an active record not yet expired, or ``None``: until
+        then :meth:`scope_overview`'s counts change only by a write (one seek of the expiry index)."""
+        row = self._sql.one("SELECT MIN(expires_at_ms) FROM records WHERE status_kind = 'active' "
+                            "AND expires_at_ms IS NOT NULL AND expires_at_ms > ?", (self.now_ms,))
+        return None if row is None or row[0] is None else int(row[0])
+
     def census(self) -> dict[str, Any]:
         """``{"records": {status: count}, "held_forgets": count}`` of the realm (the metrics' store
         census): one ``GROUP BY`` over the records and the standing held forgets. ``status`` is the
