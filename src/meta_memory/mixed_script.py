@@ -176,15 +176,21 @@ def describe(scripts: tuple[str, ...]) -> str:
 READS_AS: dict[str, str] = {c: (t.upper() if c.isupper() else t) for c, t in LOOK_ALIKE_LETTERS.items()}
 
 
+def _read(char: str) -> str:
+    """The letters ``char`` reads as: its :data:`READS_AS` letter, else its NFKC form with each of those
+    read (a look-alike NFKC would change, such as the lunate sigma ``ϲ``, is read first)."""
+    return READS_AS.get(char) or "".join(READS_AS.get(c, c) for c in unicodedata.normalize("NFKC", char))
+
+
 def reads_as(name: str) -> str | None:
     """The all-ASCII name ``name`` reads as, when it is another one (``"lead:ѕео"`` -> ``"lead:seo"``,
-    ``"ⅼead:main"`` -> ``"lead:main"``), else ``None``: ``name`` in NFKC (fullwidth and other
-    compatibility forms, Roman numerals, mathematical letters read as the letters they are drawn as),
-    each :data:`READS_AS` letter replaced. ``None`` for an ASCII name, and for one whose reading keeps a
+    ``"ⅼead:main"`` -> ``"lead:main"``), else ``None``: each character as its :data:`READS_AS` letter,
+    else in NFKC (fullwidth and other compatibility forms, Roman numerals, mathematical letters read as the
+    letters they are drawn as) with each :data:`READS_AS` letter of that replaced. ``None`` for an ASCII name, and for one whose reading keeps a
     letter outside ASCII (``"иван"``: not a look-alike of an ASCII name)."""
     if name.isascii():
         return None
-    shown = "".join(READS_AS.get(c, c) for c in unicodedata.normalize("NFKC", name))
+    shown = "".join(_read(c) for c in name)
     return shown if shown.isascii() and shown != name else None
 
 

@@ -43,7 +43,7 @@ def access_warnings(config: AccessConfig | None) -> list[str]:
             if rule.on is not None and (rule.action in UNSCOPED_ACTIONS
                                         or (kind == "grants" and rule.action in COPY_ACTIONS)):
                 out.append(f"{named} can never apply: {rule.action} is judged unscoped only, so a "
-                           f"{kind[:-1]} with 'on' {'opens' if kind == 'grants' else 'closes'} nothing "
+                           f"{'grant' if kind == 'grants' else 'deny'} with 'on' {'opens' if kind == 'grants' else 'closes'} nothing "
                            "(drop 'on' to make it unscoped, or drop the rule; see docs/access.md)")
             if rule.on is not None:
                 for key in ("identity", "mob", "realm"):

@@ -109,12 +109,13 @@
   /** Why the name ``name`` (an identity, realm, scope, mob or session key, judged whole, separators and
    *  all) may imitate another, or null: the product's rule (mixed_script.name_mark). Its letters come from
    *  two or more look-alike alphabets (``а-team:lead``), and/or it reads as another, all-ASCII name
-   *  (``lead:ѕео``, ``lead:maın``, ``ⅼead:main``: NFKC, then each letter of LOOKALIKE_READS_AS, generated
-   *  from the product's table, read as the ASCII letter it imitates). */
+   *  (``lead:ѕео``, ``lead:maın``, ``ⅼead:main``: each letter of LOOKALIKE_READS_AS, generated from the
+   *  product's table, read as the ASCII letter it imitates, any other character in NFKC and read so). */
   function nameMark(name) {
     if (!/[^\x00-\x7f]/.test(name)) return null;
     const scripts = mixedScripts(name);
-    const shown = Array.from(name.normalize("NFKC"), (ch) => LOOKALIKE_READS_AS[ch] || ch).join("");
+    const read = (ch) => LOOKALIKE_READS_AS[ch] || Array.from(ch.normalize("NFKC"), (c) => LOOKALIKE_READS_AS[c] || c).join("");
+    const shown = Array.from(name, read).join("");
     const reads = shown !== name && !/[^\x00-\x7f]/.test(shown) ? shown : null;
     const parts = [...(scripts ? [`mixes ${scripts.join(" and ")} letters`] : []), ...(reads ? [`reads as ${reads}`] : [])];
     return parts.length ? parts.join(", ") : null;
