@@ -466,7 +466,7 @@ def erase_command(memory_id: str | None, everything: bool, dry_run: bool, reason
         _console().print(text(f"{verb} {_count(result['count'], 'record')} in "
                               f"{', '.join(result['scopes']) or 'no scope'}"
                               + (f" and {_count(len(result['proposals']), 'proposal')}" if result.get("proposals")
-                                 else ""), names=tuple(result["scopes"])))
+                                 else ""), names=(identity, realm or "")))
 
     def call(h: Any) -> Any:
         if everything:

@@ -132,6 +132,11 @@
     return span;
   }
 
+  /** A name that may be absent (a session key): :func:`nameText`, or a dash. */
+  function optName(value) {
+    return value ? nameText(value) : "—";
+  }
+
   /** Append ``text`` to ``span``, each word that mixes confusable scripts marked (styled, and its
    *  title naming the scripts), so a reviewer sees a look-alike of another name for what it is. */
   function appendMarked(span, text) {
@@ -979,7 +984,7 @@
       view.append(el("h3", { text: "Injection usage" }));
       view.append(table("Injection-ledger rows for this record, newest first",
         ["At", "Identity", "Session", "Surface"],
-        result.injections.map((i) => [fmtTime(i.at_ms), i.identity, i.session_key || "—", i.surface]),
+        result.injections.map((i) => [fmtTime(i.at_ms), nameText(i.identity), optName(i.session_key), i.surface]),
         "Never injected (or not into an identity you may read)."));
     });
   }
@@ -1150,18 +1155,18 @@
       }
       view.append(table("Dream runs (from the durable run log)",
         ["Completed", "Realm", "Run", "Partition", "Ops committed", "Started"],
-        runs.runs.map((d) => [fmtTime(d.completed_at_ms), d.realm, el("code", {}, d.run_id), d.partition,
+        runs.runs.map((d) => [fmtTime(d.completed_at_ms), nameText(d.realm), el("code", {}, d.run_id), d.partition,
           String(d.ops_committed), fmtTime(d.started_at_ms)]),
         "No dream runs you may see."));
       view.append(table("Steward operations by run (reconstructed from the audit rows)",
         ["Last op", "Realm", "Run", "Ops", "Kinds", "Quarantined ops", "Records", "Rationales"],
-        dreams.runs.map((s) => [fmtTime(s.last_op_at_ms), s.realm, el("code", {}, s.run_id), String(s.ops),
+        dreams.runs.map((s) => [fmtTime(s.last_op_at_ms), nameText(s.realm), el("code", {}, s.run_id), String(s.ops),
           Object.entries(s.op_kinds).map(([k, n]) => `${k}×${n}`).join(", "), String(s.quarantined_ops),
           s.memory_ids.join(", "), s.rationales.join(" | ")]),
         "No steward operations you may see."));
       view.append(table("Open usage-audit verdicts",
         ["Created", "Realm", "Run", "Record", "Verdict", "Rationale"],
-        verdicts.verdicts.map((v) => [fmtTime(v.created_at_ms), v.realm, v.run_id, recordLink(v.record_id, v.realm),
+        verdicts.verdicts.map((v) => [fmtTime(v.created_at_ms), nameText(v.realm), v.run_id, recordLink(v.record_id, v.realm),
           v.verdict, v.rationale || "—"]),
         "No open verdicts."));
     });
@@ -1192,7 +1197,7 @@
       view.append(overviewCharts(result));
       view.append(table("Per-scope counts and pressure",
         ["Realm", "Scope", "Active", "Expired", "Superseded", "Quarantined", "Tombstoned", "Body bytes", "Pressure"],
-        result.scopes.map((s) => [s.realm, s.scope_kind === "realm" ? "realm" : `${s.scope_kind}:${s.scope_key}`,
+        result.scopes.map((s) => [nameText(s.realm), s.scope_kind === "realm" ? "realm" : [`${s.scope_kind}:`, nameText(s.scope_key)],
           String(s.counts.active || 0), String(s.counts.expired || 0), String(s.counts.superseded || 0),
           s.quarantined_content_withheld ? "withheld" : String(s.counts.quarantined || 0),
           String(s.counts.tombstoned || 0), String(s.body_bytes),
@@ -1250,8 +1255,8 @@
       if (skipped) view.append(skipped);
       view.append(table("Pending proposals (bodies withheld)",
         ["Created", "Realm", "Proposal", "Target", "Title", "Kind", "Body bytes", "Tainted", "Status"],
-        result.proposals.map((p) => [fmtTime(p.created_at_ms), p.realm, el("code", {}, p.proposal_id),
-          `${p.scope_kind}:${p.scope_key}`, p.title || "—", p.kind || "—", String(p.body_bytes),
+        result.proposals.map((p) => [fmtTime(p.created_at_ms), nameText(p.realm), el("code", {}, p.proposal_id),
+          [`${p.scope_kind}:`, nameText(p.scope_key)], p.title || "—", p.kind || "—", String(p.body_bytes),
           p.tainted ? "yes" : "no", p.status]),
         "No pending proposals you may see."));
     });
@@ -1265,8 +1270,8 @@
       if (skipped) view.append(skipped);
       view.append(table("Recent injection-ledger rows, newest first",
         ["At", "Realm", "Record", "Identity", "Session", "Surface"],
-        result.injections.map((i) => [fmtTime(i.at_ms), i.realm, recordLink(i.record_id, i.realm), i.identity,
-          i.session_key || "—", i.surface]),
+        result.injections.map((i) => [fmtTime(i.at_ms), nameText(i.realm), recordLink(i.record_id, i.realm), nameText(i.identity),
+          optName(i.session_key), i.surface]),
         "No injections you may see."));
     });
   }
@@ -1279,7 +1284,7 @@
       if (skipped) view.append(skipped);
       view.append(table("Pending exit-interview harvests",
         ["Retired", "Realm", "Identity", "Session", "Cause"],
-        result.harvests.map((h) => [fmtTime(h.retired_at_ms), h.realm, h.identity, h.session_key || "—", h.cause]),
+        result.harvests.map((h) => [fmtTime(h.retired_at_ms), nameText(h.realm), nameText(h.identity), optName(h.session_key), h.cause]),
         "No pending harvests you may see."));
     });
   }
