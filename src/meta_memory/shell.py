@@ -598,7 +598,8 @@ def quarantine_list(identity: str, realm: str | None, **kw: Any) -> None:
         target = f"--identity {shlex.quote(identity)}" + (f" --realm {shlex.quote(realm)}" if realm else "")
         console.print(text(f"read one with `meta-memory quarantine show MEMORY_ID {target}`; `quarantine release "
                            f"MEMORY_ID {target}` makes it active memory (a held forget: keeps the record), "
-                           f"`quarantine discard MEMORY_ID {target}` tombstones it (a held forget: applies the forget)"))
+                           f"`quarantine discard MEMORY_ID {target}` tombstones it (a held forget: applies the forget)",
+                           names=(identity, realm or "")))
 
     _run(_ctx(**kw), listing, show,
          wire=lambda out: {"records": list(out[0]), "pending_forgets": list(out[1]), "forgets_cut_short": out[2]})
