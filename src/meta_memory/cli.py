@@ -241,6 +241,10 @@ def serve(state_dir: Path, host: str, port: int, config_path: Path | None, ssl_c
     shared_key = _shared_key_taint_warning(runtime.config) if runtime.agent_memory is not None else None
     if shared_key is not None:
         startup.warning(shared_key)
+    from .access.notes import access_warnings
+
+    for note in access_warnings(runtime.config.access):
+        startup.warning("%s", note)
     if metrics_sock is not None and metrics_bind is not None:
         startup.info("metrics: %s/metrics (no token: keep this address private)",
                      base_url(metrics_sock, metrics_bind[0], tls))

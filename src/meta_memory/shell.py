@@ -41,7 +41,7 @@ import click
 
 from . import strict_json
 from .limits import MAX_LIST_LIMIT
-from .terminal import json_text, marked_console, one_line, text
+from .terminal import json_text, marked_console, name_text, one_line, text
 
 __all__ = ["register", "gateway_url_option", "realm_option"]
 
@@ -195,11 +195,11 @@ def _console() -> Any:
                           highlight=False)
 
 
-def _records_table(title: str, records: list[Any], *, with_body: bool) -> Any:
+def _records_table(title: str, records: list[Any], *, with_body: bool, names: tuple[str, ...] = ()) -> Any:
     from rich.cells import cell_len
     from rich.table import Table
 
-    caption = text(title)
+    caption = text(title, names=names)  # the identity it names is marked as a name
     # as wide as its title at least (a terminal narrower than that still folds it): an empty or narrow
     # table would otherwise wrap its own caption ("(0" on one line, "records)" on the next)
     table = Table(title=caption, title_justify="left", min_width=cell_len(caption.plain))
@@ -287,7 +287,7 @@ def remember_command(title: str, body: str, tags: tuple[str, ...], ttl_s: int | 
                 f"already remembered for {who}: an active record holds this title and body (nothing new "
                 "written" + (f"; tags merged into a new version of {record.supersedes}" if record.supersedes else "")
                 + ")")
-        _console().print(_records_table(said, [record], with_body=False))
+        _console().print(_records_table(said, [record], with_body=False, names=(identity, who)))
 
     _run(_ctx(**kw), lambda h: h.remember_agent_memory(identity, title=title, body=text, tags=list(tags) or None,
                                                        realm=realm, ttl_s=ttl_s, metadata=meta), show, creates=True)
@@ -313,9 +313,10 @@ def recall_command(query: str, k: int | None, where: str | None, identity: str, 
                 _console().print(text(f"nothing searched: {query!r} has no searchable word (one-letter and common "
                                       "words such as 'the' are skipped); ask with the words the memory holds"))
             else:
-                _console().print(text(f"no memory of {identity} matches {query!r}"))
+                _console().print(text(f"no memory of {identity} matches {query!r}", names=(identity,)))
             return
-        _console().print(_records_table(f"recall for {identity}: {query!r}", records, with_body=True))
+        _console().print(_records_table(f"recall for {identity}: {query!r}", records, with_body=True,
+                                        names=(identity,)))
 
     def wire(records: Any) -> dict[str, Any]:  # the RPC result, as --json prints every command's
         out = {"records": list(records), "skip_reason": records.skip_reason}
@@ -416,7 +417,7 @@ def list_command(limit: int | None, tags: tuple[str, ...], where: str | None, cu
         what = " ".join([*(f"#{t}" for t in wanted), *([json.dumps(flt, sort_keys=True)] if flt else [])])
         shown = _count(len(records), "record") + ("" if after is None else " shown, more follow")
         title = f"memory of {identity}" + (f" matching {what}" if what else "") + f" ({shown})"
-        _console().print(_records_table(title, records, with_body=False))
+        _console().print(_records_table(title, records, with_body=False, names=(identity,)))
         if after is not None:
             _console().print(text(more(after)))
 
@@ -459,13 +460,13 @@ def erase_command(memory_id: str | None, everything: bool, dry_run: bool, reason
         if not result["count"] and not result.get("proposals"):
             where = f"realm {realm}" if realm else "the default realm"
             _console().print(text(f"{identity} holds no record or proposal in {where}: nothing "
-                                  f"{'would be' if result['dry_run'] else 'was'} erased"))
+                                  f"{'would be' if result['dry_run'] else 'was'} erased", names=(identity, realm or "")))
             return
         verb = "would erase" if result["dry_run"] else "erased"
         _console().print(text(f"{verb} {_count(result['count'], 'record')} in "
                               f"{', '.join(result['scopes']) or 'no scope'}"
                               + (f" and {_count(len(result['proposals']), 'proposal')}" if result.get("proposals")
-                                 else "")))
+                                 else ""), names=(identity, realm or "")))
 
     def call(h: Any) -> Any:
         if everything:
@@ -569,31 +570,36 @@ def quarantine_list(identity: str, realm: str | None, **kw: Any) -> None:
         where = f" in realm {realm}" if realm else ""
         if full:
             console.print(text(f"the newest {_FORGETS_LISTED} held forgets of every identity were read: older held "
-                               f"forgets of {identity} may not be listed (the console's Quarantine tab pages them all)"))
+                               f"forgets of {identity} may not be listed (the console's Quarantine tab pages them all)",
+                               names=(identity,)))
         if not rows and not forgets:
-            console.print(text(f"nothing of {identity}{where} that you may review awaits review"))
+            console.print(text(f"nothing of {identity}{where} that you may review awaits review",
+                               names=(identity, realm or "")))
             return
         if rows:
-            table = Table(title=text(f"quarantined records of {identity}{where} ({_count(len(rows), 'record')})"),
+            table = Table(title=text(f"quarantined records of {identity}{where} ({_count(len(rows), 'record')})",
+                                     names=(identity, realm or "")),
                           title_justify="left")
             for name in ("memory_id", "realm", "title", "tags", "quarantined because"):
                 table.add_column(name, no_wrap=name == "memory_id", style="cyan" if name == "memory_id" else "")
             for r in rows:
-                table.add_row(*(text(cell) for cell in (r.id, r.scope.realm, r.title, ", ".join(r.tags),
-                                                        r.status.reason or "")))
+                table.add_row(text(r.id), name_text(r.scope.realm),
+                              *(text(cell) for cell in (r.title, ", ".join(r.tags), r.status.reason or "")))
             console.print(table)
         if forgets:
-            table = Table(title=text(f"forgets of {identity}'s records held for review ({len(forgets)})"),
+            table = Table(title=text(f"forgets of {identity}'s records held for review ({len(forgets)})",
+                                     names=(identity,)),
                           title_justify="left")
             for name in ("memory_id", "realm", "title", "held because"):
                 table.add_column(name, no_wrap=name == "memory_id", style="cyan" if name == "memory_id" else "")
             for f in forgets:
-                table.add_row(*(text(cell) for cell in (f.memory_id, f.realm, f.title, f.reason or "")))
+                table.add_row(text(f.memory_id), name_text(f.realm), *(text(cell) for cell in (f.title, f.reason or "")))
             console.print(table)
         target = f"--identity {shlex.quote(identity)}" + (f" --realm {shlex.quote(realm)}" if realm else "")
         console.print(text(f"read one with `meta-memory quarantine show MEMORY_ID {target}`; `quarantine release "
                            f"MEMORY_ID {target}` makes it active memory (a held forget: keeps the record), "
-                           f"`quarantine discard MEMORY_ID {target}` tombstones it (a held forget: applies the forget)"))
+                           f"`quarantine discard MEMORY_ID {target}` tombstones it (a held forget: applies the forget)",
+                           names=(identity, realm or "")))
 
     _run(_ctx(**kw), listing, show,
          wire=lambda out: {"records": list(out[0]), "pending_forgets": list(out[1]), "forgets_cut_short": out[2]})
@@ -617,7 +623,8 @@ def quarantine_show(memory_id: str, identity: str, realm: str | None, **kw: Any)
                  f"title: {r.title}", f"tags: {', '.join(r.tags)}", f"content_hash: {r.content_hash}"]
         if found.pending_forget is not None:
             lines.append(f"a forget of this record is held for review ({found.pending_forget.reason or 'no reason'})")
-        console.print(*(text(line) for line in [*lines, "body:"]), text(r.body), sep="\n")
+        console.print(*(text(line, names=(identity, found.realm)) for line in lines[:1]),
+                      *(text(line) for line in [*lines[1:], "body:"]), text(r.body), sep="\n")
 
     _run(_ctx(**kw), lambda h: _reviewed_record(h, identity, mid, realm), show)
 
@@ -665,7 +672,7 @@ def _decide_command(verdict: str, name: str, summary: str) -> click.Command:
                 said = "discarded (tombstoned: it is never recalled or injected)"
             else:
                 said = "was already discarded (nothing changed)"
-            _console().print(text(f"{mid} {said}"))
+            _console().print(text(f"{mid} {said}", names=(identity,)))
 
         _run(_ctx(**kw), decide, show)
 

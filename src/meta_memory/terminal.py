@@ -14,11 +14,14 @@ them as they are and never act on them:
   line it sits on or reorder what the reader sees, and a title never holds a character the reader
   cannot see. Line feeds and tabs stay (a body keeps its lines) unless the text is meant for one line.
 
-* **no look-alike passes unremarked**: a word mixing look-alike alphabets (``lead:maіn`` with a
-  Cyrillic ``і``: :func:`meta_memory.mixed_script.mixed_script_words`, the rule the console marks by) is
-  styled (:data:`MARK_STYLE`) in a table or line, and a console from :func:`marked_console` prints a
-  legend line under what it printed (:func:`legend`), naming the words and their alphabets, so a pipe
-  without colour says it too. ``--json`` output carries no mark: it is the RPC result's shape.
+* **no look-alike passes unremarked**: a word mixing look-alike alphabets (``Pаyroll`` with a
+  Cyrillic ``а``: :func:`meta_memory.mixed_script.mixed_script_words`, the rule the console marks by) is
+  styled (:data:`MARK_STYLE`) in a table or line; so is a name the caller names (:func:`name_text`, or
+  ``names=`` of :func:`text`: an identity, realm, mob or session key), whole, when it may imitate
+  another (``а-team:lead``, ``lead:ѕео``: :func:`meta_memory.mixed_script.name_mark`). A console from
+  :func:`marked_console` prints a legend line under what it printed (:func:`legend`), naming the marked
+  words and names and why, so a pipe without colour says it too. ``--json`` output carries no mark: it
+  is the RPC result's shape.
 
 :func:`printable` is the one rule; :func:`text` hands it to Rich, :func:`one_line` to a plain
 message line, :func:`json_text` to ``--json`` output (JSON already escapes C0; C1, ``DEL`` and the
@@ -33,15 +36,19 @@ from collections.abc import Iterator
 from functools import lru_cache
 from typing import Any
 
+from rich.style import Style
 from rich.text import Text
 
-from .mixed_script import describe, mixed_script_words, mixed_scripts
+from .mixed_script import describe, mixed_script_words, mixed_scripts, name_mark
 from .textfold import invisible_characters, is_invisible
 
-__all__ = ["MARK_STYLE", "json_text", "legend", "marked_console", "one_line", "printable", "text"]
+__all__ = ["MARK_STYLE", "NAME_MARK_STYLE", "json_text", "legend", "marked_console", "name_text", "one_line", "printable",
+           "text"]
 
 #: How a word mixing look-alike alphabets is shown (:func:`text`); :func:`legend` finds the words by it.
 MARK_STYLE = "bold underline red"
+#: How a marked name is shown: as :data:`MARK_STYLE`, told apart by :func:`legend` (its ``meta``).
+NAME_MARK_STYLE = Style(bold=True, underline=True, color="red", meta={"mark": "name"})
 #: The most words a legend line names per mix of alphabets (the rest are counted).
 _LEGEND_WORDS = 5
 
@@ -98,14 +105,32 @@ def printable(value: object, *, keep_lines: bool = True) -> str:
     return (text_pattern if keep_lines else one_line_pattern).sub(_escape, value)
 
 
-def text(value: object, *, style: str = "") -> Text:
+def text(value: object, *, style: str = "", names: tuple[str, ...] = ()) -> Text:
     """``value`` as a Rich :class:`~rich.text.Text`: printed as written (no markup, no emoji codes),
-    control characters escaped (:func:`printable`), each word mixing look-alike alphabets styled
-    :data:`MARK_STYLE` (:func:`meta_memory.mixed_script.mixed_script_words`)."""
+    control characters escaped (:func:`printable`); each place where one of ``names`` (the identities,
+    realms, mobs, session keys ``value`` spells out) stands and that name may imitate another
+    (:func:`meta_memory.mixed_script.name_mark`) styled :data:`NAME_MARK_STYLE`, whole; each other word
+    mixing look-alike alphabets :data:`MARK_STYLE` (:func:`meta_memory.mixed_script.mixed_script_words`)."""
     shown = Text(printable(value), style=style)
-    for start, end, _ in mixed_script_words(shown.plain):
-        shown.stylize(MARK_STYLE, start, end)
+    plain = shown.plain
+    taken: list[tuple[int, int]] = []
+    for each in {printable(n) for n in names if name_mark(n) is not None}:
+        at = plain.find(each)
+        while at >= 0:
+            taken.append((at, at + len(each)))
+            at = plain.find(each, at + len(each))
+    for start, end in taken:
+        shown.stylize(NAME_MARK_STYLE, start, end)
+    for start, end, _ in mixed_script_words(plain):
+        if not any(start < b and a < end for a, b in taken):
+            shown.stylize(MARK_STYLE, start, end)
     return shown
+
+
+def name_text(value: str, *, style: str = "") -> Text:
+    """The name ``value`` (an identity, realm, mob, scope or session key) as :func:`text` shows it, marked
+    whole when it may imitate another name (:func:`meta_memory.mixed_script.name_mark`)."""
+    return text(value, style=style, names=(value,))
 
 
 def _texts(renderable: object) -> Iterator[Text]:
@@ -122,30 +147,36 @@ def _texts(renderable: object) -> Iterator[Text]:
 
 
 def legend(*renderables: object) -> Text | None:
-    """The legend of the words :func:`text` marked in ``renderables`` (texts and tables), or ``None``
-    when none is: one line per mix of alphabets, in the order first met, naming its words (each once,
-    at most five, then how many more): ``marked: maіn, Pаyroll (mixes Latin and Cyrillic letters: may
-    imitate another word)`` (the words as :func:`printable` shows them)."""
-    found: dict[tuple[str, ...], list[str]] = {}
+    """The legend of the words and names :func:`text` marked in ``renderables`` (texts and tables), or
+    ``None`` when none is: one line per reason, in the order first met, naming its words or names (each
+    once, at most five, then how many more): ``marked: maіn, Pаyroll (mixes Latin and Cyrillic letters:
+    may imitate another word)``, ``marked: lead:ѕео (mixes Latin and Cyrillic letters, reads as lead:seo:
+    may imitate another name)`` (as :func:`printable` shows them)."""
+    found: dict[str, list[str]] = {}
     for piece in (t for r in renderables for t in _texts(r)):
-        for span in piece.spans:
-            if span.style != MARK_STYLE:
-                continue
+        for span in sorted(piece.spans, key=lambda s: s.start):
             word = piece.plain[span.start:span.end]
-            scripts = mixed_scripts(word)
-            if scripts and word not in found.setdefault(scripts, []):
-                found[scripts].append(word)
+            if span.style == NAME_MARK_STYLE:
+                why = name_mark(word)
+                reason = None if why is None else f"{why}: may imitate another name"
+            elif span.style == MARK_STYLE:
+                scripts = mixed_scripts(word)
+                reason = f"{describe(scripts)}: may imitate another word" if scripts else None
+            else:
+                continue
+            if reason is not None and word not in found.setdefault(reason, []):
+                found[reason].append(word)
     if not found:
         return None
     lines = Text()
-    for scripts, words in found.items():
+    for reason, words in found.items():
         named = ", ".join(words[:_LEGEND_WORDS]) + (f" and {len(words) - _LEGEND_WORDS} more"
                                                      if len(words) > _LEGEND_WORDS else "")
         if lines:
             lines.append("\n")
         lines.append("marked: ")
         lines.append(named, style=MARK_STYLE)
-        lines.append(f" ({describe(scripts)}: may imitate another word)")
+        lines.append(f" ({reason})")
     return lines
 
 

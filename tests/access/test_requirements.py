@@ -195,3 +195,22 @@ def test_the_rpc_docs_list_every_method_with_its_writes_column() -> None:
         writes = row.rstrip(" |").rsplit("|", 1)[1].strip()
         if isinstance(spec.mutating, bool):
             assert writes.startswith("yes" if spec.mutating else "no"), (name, writes)
+
+
+def test_the_actions_serve_warns_of_scoping_are_the_ones_every_method_judges_unscoped() -> None:
+    """``UNSCOPED_ACTIONS`` (a rule with ``on`` never applies to them: ``serve`` warns) are exactly the
+    actions every declaration judges on the unscoped resource alone; ``COPY_ACTIONS`` are judged unscoped
+    first, then on what is copied."""
+    from meta_memory.access.config import COPY_ACTIONS, UNSCOPED_ACTIONS
+
+    kinds: dict[str, set[str]] = {}
+    firsts: dict[str, set[str]] = {}
+    for name, spec in SPECS.items():
+        seen: set[str] = set()
+        for need in spec.requires(parsed(name), Resources()):
+            kinds.setdefault(need.action, set()).add(need.resource.kind)
+            if need.action not in seen:
+                firsts.setdefault(need.action, set()).add(need.resource.kind)
+                seen.add(need.action)
+    assert {a for a, k in kinds.items() if k == {"unscoped"}} == UNSCOPED_ACTIONS
+    assert {a for a, k in firsts.items() if k == {"unscoped"}} == UNSCOPED_ACTIONS | COPY_ACTIONS

@@ -89,7 +89,9 @@ from ..identity import DEFAULT_REALM, parse_identity, parse_realm
 __all__ = [
     "ACTIONS",
     "ANY_REALM",
+    "COPY_ACTIONS",
     "RESERVED_ACTIONS",
+    "UNSCOPED_ACTIONS",
     "AccessConfig",
     "AccessRule",
     "RosterEntry",
@@ -120,6 +122,12 @@ ACTIONS: frozenset[str] = frozenset(
         "operator.backup",
     }
 )
+#: The actions every method judges on the unscoped resource only (the assertion ledger, operator status:
+#: :func:`meta_memory.access.requirements.unscoped`): a rule with ``on`` never applies to them, grant or deny.
+UNSCOPED_ACTIONS: frozenset[str] = frozenset({"ledger.read", "ledger.write", "operator.status"})
+#: The actions of an operator's copy (:func:`meta_memory.access.requirements.copy_of`), held unscoped first:
+#: a grant with ``on`` never opens a copy; a deny with ``on`` still closes the copies it could match.
+COPY_ACTIONS: frozenset[str] = frozenset({"operator.backup"})
 #: Accepted in configuration, required by no method yet (none left: every action is required somewhere).
 RESERVED_ACTIONS: frozenset[str] = frozenset()
 

@@ -106,6 +106,37 @@
     return found.length > 1 ? found : null;
   }
 
+  /** Why the name ``name`` (an identity, realm, scope, mob or session key, judged whole, separators and
+   *  all) may imitate another, or null: the product's rule (mixed_script.name_mark). Its letters come from
+   *  two or more look-alike alphabets (``а-team:lead``), and/or it reads as another, all-ASCII name
+   *  (``lead:ѕео``, ``lead:maın``, ``ⅼead:main``: each letter of LOOKALIKE_READS_AS, generated from the
+   *  product's table, read as the ASCII letter it imitates, any other character in NFKC and read so). */
+  function nameMark(name) {
+    if (!/[^\x00-\x7f]/.test(name)) return null;
+    const scripts = mixedScripts(name);
+    const read = (ch) => LOOKALIKE_READS_AS[ch] || Array.from(ch.normalize("NFKC"), (c) => LOOKALIKE_READS_AS[c] || c).join("");
+    const shown = Array.from(name, read).join("");
+    const reads = shown !== name && !/[^\x00-\x7f]/.test(shown) ? shown : null;
+    const parts = [...(scripts ? [`mixes ${scripts.join(" and ")} letters`] : []), ...(reads ? [`reads as ${reads}`] : [])];
+    return parts.length ? parts.join(", ") : null;
+  }
+
+  /** A name (identity, realm, scope key, mob, session key) as :func:`userText` shows text, marked whole
+   *  when it may imitate another name (:func:`nameMark`), its title saying why. */
+  function nameText(value, attrs) {
+    const text = value === null || value === undefined ? "" : String(value);
+    const why = nameMark(text);
+    if (!why) return userText(text, attrs);
+    const span = el("span", { class: "user-text", dir: "auto", ...(attrs || {}) });
+    span.append(el("span", { class: "mixed-script name-mark", title: `${why}: it may imitate another name` }, visibleString(text)));
+    return span;
+  }
+
+  /** A name that may be absent (a session key): :func:`nameText`, or a dash. */
+  function optName(value) {
+    return value ? nameText(value) : "—";
+  }
+
   /** Append ``text`` to ``span``, each word that mixes confusable scripts marked (styled, and its
    *  title naming the scripts), so a reviewer sees a look-alike of another name for what it is. */
   function appendMarked(span, text) {
@@ -192,7 +223,7 @@
     if (!scope || typeof scope !== "object") return "—";
     const kind = scope.scope;
     // a span that may wrap anywhere: a long identity or mob never widens its table
-    return el("span", { class: "wrap" }, kind === "realm" ? "realm" : userText(`${kind}:${scope[kind]}`));
+    return el("span", { class: "wrap" }, kind === "realm" ? "realm" : [`${kind}:`, nameText(scope[kind])]);
   }
 
   /** A listing's scope cell: the scope and, below it, the realm it lives in (an identity may hold
@@ -200,7 +231,7 @@
   function fmtScopeIn(scope) {
     const cell = fmtScope(scope);
     if (!scope || typeof scope !== "object" || !scope.realm) return cell;
-    return el("span", { class: "scope-cell" }, cell, el("span", { class: "wrap realm-of muted" }, "in ", userText(scope.realm)));
+    return el("span", { class: "scope-cell" }, cell, el("span", { class: "wrap realm-of muted" }, "in ", nameText(scope.realm)));
   }
 
   /** A record's status as text (shown as text, or as a tooltip): a quarantine reason names tools, MCP
@@ -263,7 +294,7 @@
     const seen = new Map();
     for (const r of results) for (const s of (r && r.skipped_realms) || []) if (!seen.has(s.realm)) seen.set(s.realm, s);
     if (!seen.size) return null;
-    const items = [...seen.values()].map((s) => el("li", {}, "realm “", userText(s.realm, { class: "user-text realm" }),
+    const items = [...seen.values()].map((s) => el("li", {}, "realm “", nameText(s.realm, { class: "user-text realm" }),
       `” (${s.reason}): `, userText(s.message)));
     return el("div", { class: "notice skipped-realms", id: "skipped-realms", role: "alert" },
       el("p", {}, `${seen.size === 1 ? "One realm cannot" : `${seen.size} realms cannot`} be read and ` +
@@ -917,7 +948,7 @@
       const dl = el("dl", { class: "facts" });
       const fact = (k, v) => dl.append(el("dt", { text: k }), el("dd", {}, v));
       fact("Id", idCell(rec.id));
-      fact("Realm", userText(result.realm));
+      fact("Realm", nameText(result.realm));
       fact("Scope", fmtScope(rec.scope));
       fact("Status", el("span", { id: "record-status" }, fmtStatus(rec.status)));
       fact("Kind", rec.kind);
@@ -939,7 +970,7 @@
         const f = { ...result.pending_forget, realm: result.realm };
         const box = el("section", { class: "review", "aria-labelledby": "held-forget-title" });
         box.append(el("h3", { id: "held-forget-title", text: "A forget of this record is held for review" }),
-          el("p", {}, "Requested by ", userText(requester(f.requested_by)), ": ", userText(f.reason), ". The record stays active until you decide."),
+          el("p", {}, "Requested by ", requester(f.requested_by), ": ", userText(f.reason), ". The record stays active until you decide."),
           forgetActions(f));
         view.append(box);
       }
@@ -953,7 +984,7 @@
       view.append(el("h3", { text: "Injection usage" }));
       view.append(table("Injection-ledger rows for this record, newest first",
         ["At", "Identity", "Session", "Surface"],
-        result.injections.map((i) => [fmtTime(i.at_ms), i.identity, i.session_key || "—", i.surface]),
+        result.injections.map((i) => [fmtTime(i.at_ms), nameText(i.identity), optName(i.session_key), i.surface]),
         "Never injected (or not into an identity you may read)."));
     });
   }
@@ -967,7 +998,7 @@
       box.append(el("p", { class: "muted" }, "Mob-, operator- and realm-scoped quarantine is decided by the steward and the gating flow."));
       return box;
     }
-    box.append(el("p", {}, "Release makes the content active memory of ", el("strong", {}, userText(scope.identity)),
+    box.append(el("p", {}, "Release makes the content active memory of ", el("strong", {}, nameText(scope.identity)),
       "; Discard tombstones it. The decision is bound to the content hash shown above."));
     // The server's rule is 400 bytes of UTF-8 once trimmed (a "✓" is 3): a maxlength would count UTF-16
     // units and let through text the server refuses, so the page counts the bytes itself.
@@ -1060,8 +1091,8 @@
         "quarantined records"));
       view.append(table("Pending gated promotions (decided through the gating flow)",
         ["Created", "Realm", "Pending id", "Record", "Target", "Rationale"],
-        result.pending_promotions.map((p) => [fmtTime(p.created_at_ms), p.realm, p.pending_id, p.record_id,
-          `${p.scope_kind}:${p.scope_key}`, p.rationale || "—"]),
+        result.pending_promotions.map((p) => [fmtTime(p.created_at_ms), nameText(p.realm), p.pending_id, p.record_id,
+          [`${p.scope_kind}:`, nameText(p.scope_key)], p.rationale || "—"]),
         "No promotion is waiting."));
       view.append(el("h3", { text: "Pending forgets" }));
       view.append(el("p", { class: "muted" }, "A forget from a tainted session (or under the strict llm_writes posture) is held: ",
@@ -1069,14 +1100,14 @@
       view.append(table("Pending forgets (held for review), newest first",
         ["Requested", "Record", "Scope", "Reason", "Requested by", "Decision"],
         (result.pending_forgets || []).map((f) => [fmtTime(f.created_at_ms), recordLink(f.memory_id, f.realm, f.title),
-          `${f.scope_kind}:${f.scope_key}`, f.reason, requester(f.requested_by), forgetActions(f)]),
+          [`${f.scope_kind}:`, nameText(f.scope_key)], f.reason, requester(f.requested_by), forgetActions(f)]),
         "No forget is waiting."));
     });
   }
 
   function requester(author) {
     if (!author) return "—";
-    return author.identity ? `${author.author}:${author.identity}` : String(author.author);
+    return author.identity ? el("span", {}, userText(`${author.author}:`), nameText(author.identity)) : userText(String(author.author));
   }
 
   function forgetActions(f) {
@@ -1124,18 +1155,18 @@
       }
       view.append(table("Dream runs (from the durable run log)",
         ["Completed", "Realm", "Run", "Partition", "Ops committed", "Started"],
-        runs.runs.map((d) => [fmtTime(d.completed_at_ms), d.realm, el("code", {}, d.run_id), d.partition,
+        runs.runs.map((d) => [fmtTime(d.completed_at_ms), nameText(d.realm), el("code", {}, d.run_id), d.partition,
           String(d.ops_committed), fmtTime(d.started_at_ms)]),
         "No dream runs you may see."));
       view.append(table("Steward operations by run (reconstructed from the audit rows)",
         ["Last op", "Realm", "Run", "Ops", "Kinds", "Quarantined ops", "Records", "Rationales"],
-        dreams.runs.map((s) => [fmtTime(s.last_op_at_ms), s.realm, el("code", {}, s.run_id), String(s.ops),
+        dreams.runs.map((s) => [fmtTime(s.last_op_at_ms), nameText(s.realm), el("code", {}, s.run_id), String(s.ops),
           Object.entries(s.op_kinds).map(([k, n]) => `${k}×${n}`).join(", "), String(s.quarantined_ops),
           s.memory_ids.join(", "), s.rationales.join(" | ")]),
         "No steward operations you may see."));
       view.append(table("Open usage-audit verdicts",
         ["Created", "Realm", "Run", "Record", "Verdict", "Rationale"],
-        verdicts.verdicts.map((v) => [fmtTime(v.created_at_ms), v.realm, v.run_id, recordLink(v.record_id, v.realm),
+        verdicts.verdicts.map((v) => [fmtTime(v.created_at_ms), nameText(v.realm), v.run_id, recordLink(v.record_id, v.realm),
           v.verdict, v.rationale || "—"]),
         "No open verdicts."));
     });
@@ -1166,7 +1197,7 @@
       view.append(overviewCharts(result));
       view.append(table("Per-scope counts and pressure",
         ["Realm", "Scope", "Active", "Expired", "Superseded", "Quarantined", "Tombstoned", "Body bytes", "Pressure"],
-        result.scopes.map((s) => [s.realm, s.scope_kind === "realm" ? "realm" : `${s.scope_kind}:${s.scope_key}`,
+        result.scopes.map((s) => [nameText(s.realm), s.scope_kind === "realm" ? "realm" : [`${s.scope_kind}:`, nameText(s.scope_key)],
           String(s.counts.active || 0), String(s.counts.expired || 0), String(s.counts.superseded || 0),
           s.quarantined_content_withheld ? "withheld" : String(s.counts.quarantined || 0),
           String(s.counts.tombstoned || 0), String(s.body_bytes),
@@ -1224,8 +1255,8 @@
       if (skipped) view.append(skipped);
       view.append(table("Pending proposals (bodies withheld)",
         ["Created", "Realm", "Proposal", "Target", "Title", "Kind", "Body bytes", "Tainted", "Status"],
-        result.proposals.map((p) => [fmtTime(p.created_at_ms), p.realm, el("code", {}, p.proposal_id),
-          `${p.scope_kind}:${p.scope_key}`, p.title || "—", p.kind || "—", String(p.body_bytes),
+        result.proposals.map((p) => [fmtTime(p.created_at_ms), nameText(p.realm), el("code", {}, p.proposal_id),
+          [`${p.scope_kind}:`, nameText(p.scope_key)], p.title || "—", p.kind || "—", String(p.body_bytes),
           p.tainted ? "yes" : "no", p.status]),
         "No pending proposals you may see."));
     });
@@ -1239,8 +1270,8 @@
       if (skipped) view.append(skipped);
       view.append(table("Recent injection-ledger rows, newest first",
         ["At", "Realm", "Record", "Identity", "Session", "Surface"],
-        result.injections.map((i) => [fmtTime(i.at_ms), i.realm, recordLink(i.record_id, i.realm), i.identity,
-          i.session_key || "—", i.surface]),
+        result.injections.map((i) => [fmtTime(i.at_ms), nameText(i.realm), recordLink(i.record_id, i.realm), nameText(i.identity),
+          optName(i.session_key), i.surface]),
         "No injections you may see."));
     });
   }
@@ -1253,7 +1284,7 @@
       if (skipped) view.append(skipped);
       view.append(table("Pending exit-interview harvests",
         ["Retired", "Realm", "Identity", "Session", "Cause"],
-        result.harvests.map((h) => [fmtTime(h.retired_at_ms), h.realm, h.identity, h.session_key || "—", h.cause]),
+        result.harvests.map((h) => [fmtTime(h.retired_at_ms), nameText(h.realm), nameText(h.identity), optName(h.session_key), h.cause]),
         "No pending harvests you may see."));
     });
   }
@@ -1270,13 +1301,20 @@
     $("timeline-state").textContent = "Not connected.";
   }
 
+  /** The keys of an event's data that hold a name (marked whole: :func:`nameText`). */
+  const EVENT_NAMES = new Set(["realm", "session_key", "scope_key"]);
+
+  /** An event's data as ``key=value`` pieces, names marked as names and other values as text. */
   function summarise(data) {
     if (!data || typeof data !== "object") return "";
     const parts = [];
     for (const key of ["realm", "record_id", "verdict", "successor_id", "run_id", "ops_committed", "reason", "kind", "session_key", "scope_kind", "scope_key"]) {
-      if (data[key] !== undefined && data[key] !== null) parts.push(`${key}=${typeof data[key] === "object" ? JSON.stringify(data[key]) : data[key]}`);
+      if (data[key] === undefined || data[key] === null) continue;
+      const value = typeof data[key] === "object" ? JSON.stringify(data[key]) : String(data[key]);
+      if (parts.length) parts.push(" · ");
+      parts.push(`${key}=`, EVENT_NAMES.has(key) ? nameText(value) : userText(value));
     }
-    return parts.join(" · ");
+    return parts;
   }
 
   function addEvent(env) {
@@ -1284,8 +1322,8 @@
     const item = el("li", { class: "event", dataset: { type: env.event_type } },
       el("span", { class: "event-type" }, env.event_type),
       el("time", { datetime: new Date(env.timestamp_ms).toISOString() }, fmtTime(env.timestamp_ms)),
-      el("span", { class: "event-identity" }, userText(env.identity)),
-      el("span", { class: "event-data" }, userText(summarise(env.data))));
+      el("span", { class: "event-identity" }, nameText(env.identity)),
+      el("span", { class: "event-data" }, summarise(env.data)));
     list.insertBefore(item, list.firstChild);
     while (list.children.length > TIMELINE_MAX) list.removeChild(list.lastChild);
   }

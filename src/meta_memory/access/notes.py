@@ -1,0 +1,61 @@
+"""What ``meta-memory serve`` warns of in an ``[access]`` section it accepts (printed at start, with its
+other start warnings; the gateway still starts).
+
+* a rule that can never apply: a grant with ``on`` of an action judged unscoped only
+  (:data:`~meta_memory.access.config.UNSCOPED_ACTIONS`: ``ledger.read``, ``ledger.write``,
+  ``operator.status``) or of a copy (:data:`~meta_memory.access.config.COPY_ACTIONS`: ``operator.backup``),
+  and a deny with ``on`` of an unscoped-only action. Such a grant opens nothing and such a deny closes
+  nothing: the file says something the gateway does not do. Not refused at load: a grant that never
+  applies grants nothing (the gateway stays closed), and a file a gateway started with before must not
+  stop it now; the warning names the rule so the operator can drop ``on`` or the rule.
+* a name that may imitate another (:func:`meta_memory.mixed_script.name_mark`): an identity, mob or
+  realm of a rule's ``on``, or an identity or realm of the roster, spelled with look-alike letters
+  (``on = { identity = "lead:maіn" }`` with a Cyrillic ``і``) is another name than the one it looks
+  like, so the rule protects or opens another identity than a reader of the file believes.
+"""
+
+from __future__ import annotations
+
+from ..mixed_script import name_mark
+from .config import COPY_ACTIONS, UNSCOPED_ACTIONS, AccessConfig, AccessRule
+
+__all__ = ["access_warnings"]
+
+
+def _rule(kind: str, at: int, rule: AccessRule) -> str:
+    """``access.grants[0] (operator.status on realm "*")``: how a warning names a rule."""
+    on = rule.on
+    where = "" if on is None else " on " + ", ".join(
+        f'{key} "{getattr(on, key)}"' for key in ("identity", "mob", "role", "label", "realm")
+        if getattr(on, key) is not None)
+    return f"access.{kind}[{at}] ({rule.action}{where})"
+
+
+def access_warnings(config: AccessConfig | None) -> list[str]:
+    """The warnings of ``config`` (``None``: no ``[access]`` section, none), one sentence each, in file
+    order: grants, then denies, then the roster. ``[]`` when there is nothing to warn of."""
+    if config is None:
+        return []
+    out: list[str] = []
+    for kind, rules in (("grants", config.grants), ("denies", config.denies)):
+        for at, rule in enumerate(rules):
+            named = _rule(kind, at, rule)
+            if rule.on is not None and (rule.action in UNSCOPED_ACTIONS
+                                        or (kind == "grants" and rule.action in COPY_ACTIONS)):
+                out.append(f"{named} can never apply: {rule.action} is judged unscoped only, so a "
+                           f"{'grant' if kind == 'grants' else 'deny'} with 'on' {'opens' if kind == 'grants' else 'closes'} nothing "
+                           "(drop 'on' to make it unscoped, or drop the rule; see docs/access.md)")
+            if rule.on is not None:
+                for key in ("identity", "mob", "realm"):
+                    value = getattr(rule.on, key)
+                    why = None if value is None else name_mark(value)
+                    if why is not None:
+                        out.append(f"{named} names {key} {value!r}, which {why}: it may imitate another name, "
+                                   "and the rule applies to this one only (see docs/security.md, \"Names\")")
+    for at, entry in enumerate(config.roster):
+        for key, value in (("identity", entry.identity), ("realm", entry.realm)):
+            why = None if value is None else name_mark(value)
+            if why is not None:
+                out.append(f"access.roster[{at}] names {key} {value!r}, which {why}: it may imitate another "
+                           "name (see docs/security.md, \"Names\")")
+    return out
