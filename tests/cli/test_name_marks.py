@@ -71,7 +71,7 @@ def test_a_name_mark_adds_no_character_and_covers_the_whole_name(value: str) -> 
     shown = name_text(value)
     assert shown.plain == printable(value)
     marked = [(s.start, s.end) for s in shown.spans if s.style == NAME_MARK_STYLE]
-    assert marked == ([(0, len(shown.plain))] if name_mark(printable(value)) is not None and shown.plain else [])
+    assert marked == ([(0, len(shown.plain))] if name_mark(value) is not None and shown.plain else [])
     assert not any(s.style == MARK_STYLE for s in shown.spans if marked)
 
 
