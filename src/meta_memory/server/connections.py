@@ -9,12 +9,15 @@ request head must not be able to keep a caller that has out:
   again after each answer on a kept-alive connection. A waiting connection is *displaceable* unless a
   request on it carried a bearer token the gateway accepted (:class:`ConnectionMark`);
 * at a cap, a new connection displaces the oldest displaceable connection (of its own address at the
-  per-address cap; of any address at the total cap): that one is closed, its slot given to the
-  newcomer at once. When none is displaceable, the newcomer is refused (HTTP 503) as before. A
+  per-address cap; of any address at the total cap) with no bytes waiting unread in its socket (they
+  may hold a whole head the event loop has not read yet; the oldest 16 are looked at): that one is
+  closed, its slot given to the newcomer at once. When none is displaceable, the newcomer is refused (HTTP 503) as before. A
   connection serving a request, or a kept-alive one that has shown an accepted token, is never
   displaced;
-* a request refused for its token or its access (HTTP 401 or 403) closes its connection
-  (:class:`ConnectionTerms`), so cheap refused requests cannot hold slots either.
+* a request refused for its token or its access (HTTP 401 or 403) closes its connection, and on a
+  gateway that lists bearer tokens so does every answer to a connection that showed no accepted token
+  (:class:`ConnectionTerms`), so cheap requests without a token, refused or served, cannot hold slots
+  either.
 
 Nothing here lets a request through: a displaced connection had no request in progress, and a
 newcomer passes every check its requests meet.
@@ -23,6 +26,7 @@ newcomer passes every check its requests meet.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from itertools import islice
 from typing import Protocol
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -51,8 +55,15 @@ class ConnectionMark:
 
 
 class Displaceable(Protocol):
+    def unread(self) -> bool:
+        """Whether bytes the client sent wait unread (a request head may be complete in them)."""
+
     def displace(self, reason: str) -> None:
         """Close this connection now; its slot is already given back."""
+
+
+#: The waiting connections a newcomer looks at, oldest first, for one with no bytes unread.
+DISPLACE_SCAN = 16
 
 
 class ConnectionTable:
@@ -126,9 +137,9 @@ class ConnectionTable:
             self.by_peer.pop(peer, None)
 
     def _displace(self, pool: Mapping[Displaceable, object] | None, reason: str) -> bool:
-        if not pool:
+        oldest = next((conn for conn in islice(pool or (), DISPLACE_SCAN) if not conn.unread()), None)
+        if oldest is None:
             return False
-        oldest = next(iter(pool))
         peer = self._waiting[oldest]
         self.release(oldest, peer)
         self.displaced += 1
@@ -138,14 +149,19 @@ class ConnectionTable:
 
 class ConnectionTerms:
     """ASGI middleware (outermost) telling each request's connection what the connection table needs:
-    an answer with status 401 or 403 carries ``Connection: close`` (the connection closes once it is
-    sent); a request whose ``Authorization`` header ``vouches`` accepts marks its connection
-    :class:`ConnectionMark` ``vouched``, so that kept alive it is never displaced. ``vouches`` is called
-    at most once a connection, and only when the answer is not a refusal."""
 
-    def __init__(self, app: ASGIApp, vouches: Callable[[str | None], bool]) -> None:
+    * a request whose ``Authorization`` header ``vouches`` accepts marks its connection
+      :class:`ConnectionMark` ``vouched``, so that kept alive it is never displaced (``vouches`` is
+      called at most once a connection);
+    * an answer with status 401 or 403 carries ``Connection: close``, and so does every answer on a
+      connection not vouched for while ``tokens_listed()`` (the gateway lists bearer tokens): a caller
+      without an accepted token gets one request a connection, so that it cannot hold a slot by sending
+      requests back to back; its next connection waits for its head, displaceable, like any other."""
+
+    def __init__(self, app: ASGIApp, vouches: Callable[[str | None], bool], tokens_listed: Callable[[], bool]) -> None:
         self.app = app
         self.vouches = vouches
+        self.tokens_listed = tokens_listed
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -154,14 +170,19 @@ class ConnectionTerms:
         mark = (scope.get("state") or {}).get(MARK_KEY)
 
         async def send_terms(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                if message["status"] in CLOSING_STATUSES:
-                    message = {**message, "headers": [*message.get("headers", ()), (b"connection", b"close")]}
-                elif isinstance(mark, ConnectionMark) and not mark.vouched:
-                    header = next((value.decode("latin-1") for name, value in scope["headers"]
-                                   if name == b"authorization"), None)
-                    if header is not None and self.vouches(header):
-                        mark.vouched = True
+            if message["type"] == "http.response.start" and self._closes(message["status"], mark, scope):
+                message = {**message, "headers": [*message.get("headers", ()), (b"connection", b"close")]}
             await send(message)
 
         await self.app(scope, receive, send_terms)
+
+    def _closes(self, status: int, mark: object, scope: Scope) -> bool:
+        if status in CLOSING_STATUSES:
+            return True
+        if not isinstance(mark, ConnectionMark):  # not served by the guarded protocol: nothing to tell
+            return False
+        if not mark.vouched:
+            header = next((value.decode("latin-1") for name, value in scope["headers"] if name == b"authorization"),
+                          None)
+            mark.vouched = header is not None and self.vouches(header)
+        return not mark.vouched and self.tokens_listed()

@@ -285,6 +285,16 @@ class _GuardedH11Protocol(H11Protocol):
             self._deadline.cancel()
             self._deadline = None
 
+    def unread(self) -> bool:
+        """Whether the socket holds bytes the client sent that the event loop has not read yet."""
+        sock = self.transport.get_extra_info("socket")
+        if sock is None:
+            return False
+        try:
+            return bool(struct.unpack("i", fcntl.ioctl(sock.fileno(), termios.FIONREAD, b"\0\0\0\0"))[0] > 0)
+        except (OSError, ValueError):
+            return False
+
     def displace(self, reason: str) -> None:
         """Close this connection, which is waiting for a request head, for a newcomer at a connection cap
         (:class:`~meta_memory.server.connections.ConnectionTable`, which has given its slot away)."""
