@@ -85,7 +85,7 @@ def wait_for_drops(gw: GatewayProcess, n: int) -> list[str]:
 def test_connections_past_the_per_address_cap_are_closed_while_others_are_served(
         gateway_factory: Any, tmp_path: Path) -> None:
     cfg = write_config(tmp_path / "g.toml", "[gateway]\nmax_connections_per_ip = 20\nheader_timeout_s = 120\n"
-                                            "body_timeout_s = 120\n")
+                                            "body_timeout_s = 120\nreserve_connections = 0\n")
     gw = gateway_factory(tmp_path / "s", config=cfg)
     flood = [busy_connection(gw, FLOOD_FROM) for _ in range(20)]  # serving requests: none may be displaced
     assert answered(flood, 0) == []
@@ -127,7 +127,7 @@ def test_connections_past_the_per_address_cap_are_closed_while_others_are_served
 
 def test_connections_past_the_total_cap_are_closed_until_one_closes(gateway_factory: Any, tmp_path: Path) -> None:
     cfg = write_config(tmp_path / "g.toml", "[gateway]\nmax_connections = 20\nheader_timeout_s = 120\n"
-                                            "body_timeout_s = 120\n")
+                                            "body_timeout_s = 120\nreserve_connections = 0\n")
     gw = gateway_factory(tmp_path / "s", config=cfg)
     flood = [busy_connection(gw, FLOOD_FROM) for _ in range(20)]
     assert answered(flood, 0) == []

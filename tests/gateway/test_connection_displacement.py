@@ -11,6 +11,7 @@ caller both come from 127.0.0.1.
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import select
 import socket
@@ -216,7 +217,8 @@ def test_a_request_refused_for_its_access_closes_its_connection(gateway_factory:
 
 def test_kept_alive_connections_with_an_accepted_token_are_not_displaced(
         gateway_factory: Any, tmp_path: Path) -> None:
-    gw = gateway_factory(tmp_path / "s", config=access_config(tmp_path, "max_connections_per_ip = 4\n"))
+    gw = gateway_factory(tmp_path / "s", config=access_config(tmp_path, "max_connections_per_ip = 4\n"
+                                                                    "reserve_connections = 0\n"))
     socks = [connect(gw) for _ in range(4)]
     try:
         for sock in socks[:3]:
@@ -307,3 +309,33 @@ def test_the_table_never_passes_a_cap_and_displaces_only_the_oldest_waiting(
         assert table.open == len(held) <= total
         assert all(n <= per_ip for n in table.by_peer.values())
         assert table.by_peer == dict(Counter(c.peer for c in held))
+
+
+def test_past_the_caps_a_connection_in_reserve_serves_only_a_token_or_health(
+        gateway_factory: Any, tmp_path: Path) -> None:
+    gw = gateway_factory(tmp_path / "s", config=access_config(tmp_path, "max_connections_per_ip = 2\n"
+                                                                    "reserve_connections = 2\nbody_timeout_s = 120\n"))
+    socks = [connect(gw) for _ in range(2)]
+    try:
+        for sock in socks:  # both slots serving requests: nothing to displace
+            sock.sendall(b"POST /rpc HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n"
+                         b"content-length: 1000\r\n\r\n")
+        tokenless, health, third = connect(gw), connect(gw), connect(gw)
+        socks += [tokenless, health, third]
+        assert closed_by_server([third], 1.0) == []  # the third displaced the oldest waiting in reserve
+        assert read_until_closed(tokenless) == b""
+        health.sendall(b"GET /v1/health HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n")
+        answer = read_until_closed(health)
+        assert answer.startswith(b"HTTP/1.1 200 ") and b"\r\nconnection: close\r\n" in answer.lower(), answer
+        third.sendall(request())  # no token: not run
+        answer = read_until_closed(third)
+        assert answer.startswith(b"HTTP/1.1 503 ") and b"\r\nretry-after: 5\r\n" in answer.lower(), answer
+        error = json.loads(answer.partition(b"\r\n\r\n")[2])["error"]
+        assert error["data"] == {"kind": "capacity_exceeded", "resource": "connections_per_ip", "limit": 2}
+        assert "reserve" in error["message"]
+        status, _ = authenticated_call(gw)  # with the operator's token: served in reserve
+        assert status == 200
+        assert closed_by_server(socks[:2], 0.2) == []
+    finally:
+        for sock in socks:
+            sock.close()

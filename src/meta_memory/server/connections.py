@@ -11,9 +11,13 @@ request head must not be able to keep a caller that has out:
 * at a cap, a new connection displaces the oldest displaceable connection (of its own address at the
   per-address cap; of any address at the total cap) with no bytes waiting unread in its socket (they
   may hold a whole head the event loop has not read yet; the oldest 16 are looked at): that one is
-  closed, its slot given to the newcomer at once. When none is displaceable, the newcomer is refused (HTTP 503) as before. A
-  connection serving a request, or a kept-alive one that has shown an accepted token, is never
-  displaced;
+  closed, its slot given to the newcomer at once. A connection serving a request, or a kept-alive one
+  that has shown an accepted token, is never displaced;
+* when none is displaceable, the newcomer is admitted *in reserve* (``[gateway] reserve_connections``,
+  32, past both caps; at most that many at once, the oldest waiting one displaced for a newer): there
+  a request runs only when it carries an accepted token or is ``GET /v1/health``; any other is answered
+  503 (``capacity_exceeded``) unrun, and the connection closed. With the reserve full of connections
+  that cannot be displaced either, the newcomer is refused at once (HTTP 503) as before;
 * a request refused for its token or its access (HTTP 401 or 403) closes its connection, and on a
   gateway that lists bearer tokens so does every answer to a connection that showed no accepted token
   (:class:`ConnectionTerms`), so cheap requests without a token, refused or served, cannot hold slots
@@ -42,16 +46,21 @@ REFUSED_RETRY_S = 5
 MARK_KEY = "meta_memory.connection"
 #: Answers that close their connection: a token refused or missing (401), an access or perimeter refusal (403).
 CLOSING_STATUSES = frozenset({401, 403})
+#: What a connection admitted in reserve serves without an accepted token.
+HEALTH_ROUTES = frozenset({("GET", "/v1/health"), ("HEAD", "/v1/health")})
 
 
 class ConnectionMark:
     """What the application tells a connection about the requests it carried: ``vouched`` once one of
     them carried a bearer token the gateway accepted (never set when the gateway lists no tokens)."""
 
-    __slots__ = ("vouched",)
+    __slots__ = ("reserve_refusal", "vouched")
 
     def __init__(self) -> None:
         self.vouched = False
+        #: on a connection admitted in reserve: the JSON body (``capacity_exceeded``) answering its
+        #: requests that carry no accepted token and are not ``GET /v1/health``
+        self.reserve_refusal: bytes | None = None
 
 
 class Displaceable(Protocol):
@@ -66,18 +75,36 @@ class Displaceable(Protocol):
 DISPLACE_SCAN = 16
 
 
+def _refusal_body(resource: str, limit: int, message: str) -> bytes:
+    return encode(error_response(None, CapacityExceeded(message, resource=resource, limit=limit)))
+
+
 class ConnectionTable:
     """The connections one server holds open: in all and per peer address, against two caps, with the
     waiting ones (oldest first) that a newcomer at a cap may displace. Event-loop thread only."""
 
-    def __init__(self, max_connections: int, max_per_ip: int) -> None:
+    def __init__(self, max_connections: int, max_per_ip: int, reserve: int = 0) -> None:
         self.max_connections = max_connections
         self.max_per_ip = max_per_ip
+        self.reserve = reserve
         self.open = 0
         self.by_peer: dict[str, int] = {}
         self.displaced = 0
-        self._waiting: dict[Displaceable, str] = {}  # insertion order: oldest first
-        self._waiting_by_peer: dict[str, dict[Displaceable, None]] = {}
+        self._waiting: dict[Displaceable, str] = {}  # insertion order: oldest first; the value is the peer
+        self._waiting_by_peer: dict[str, dict[Displaceable, str]] = {}
+        self.in_reserve: set[Displaceable] = set()
+        self._reserve_waiting: dict[Displaceable, str] = {}
+        self.refusal_bodies = {
+            "connections": _refusal_body("connections", max_connections,
+                                         f"the gateway holds its most open connections ({max_connections}, "
+                                         f"gateway.max_connections); this connection, admitted in reserve, "
+                                         f"serves only requests with an accepted token or GET /v1/health"),
+            "connections_per_ip": _refusal_body("connections_per_ip", max_per_ip,
+                                                f"this address holds its most open connections ({max_per_ip}, "
+                                                f"gateway.max_connections_per_ip); this connection, admitted in "
+                                                f"reserve, serves only requests with an accepted token or "
+                                                f"GET /v1/health"),
+        }
         self.refusals = {
             "connections": self._refusal("connections", max_connections,
                                          f"the gateway holds its most open connections ({max_connections}, "
@@ -91,7 +118,7 @@ class ConnectionTable:
 
     @staticmethod
     def _refusal(resource: str, limit: int, message: str) -> bytes:
-        body = encode(error_response(None, CapacityExceeded(message, resource=resource, limit=limit)))
+        body = _refusal_body(resource, limit, message)
         return (b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\nconnection: close\r\n"
                 b"retry-after: " + str(REFUSED_RETRY_S).encode() + b"\r\ncontent-length: "
                 + str(len(body)).encode() + b"\r\n\r\n" + body)
@@ -110,15 +137,27 @@ class ConnectionTable:
         self.by_peer[peer] = self.by_peer.get(peer, 0) + 1
         return None
 
+    def admit_in_reserve(self, conn: Displaceable, peer: str) -> bool:
+        """Count ``conn`` (refused by :meth:`admit`) in the reserve instead, displacing the oldest waiting
+        connection in reserve when it is full; ``False`` (nothing displaced) when none can be."""
+        if len(self.in_reserve) >= self.reserve and not self._displace(
+                self._reserve_waiting, f"the {self.reserve} connections in reserve (gateway.reserve_connections) held"):
+            return False
+        self.in_reserve.add(conn)
+        return True
+
     def waiting(self, conn: Displaceable, peer: str) -> None:
         """``conn`` (of ``peer``) waits for a request head and may be displaced; it keeps its place in
         the order when it already waits (a head arriving byte by byte stays the oldest)."""
-        if conn not in self._waiting:
+        if conn in self.in_reserve:
+            self._reserve_waiting.setdefault(conn, peer)
+        elif conn not in self._waiting:
             self._waiting[conn] = peer
-            self._waiting_by_peer.setdefault(peer, {})[conn] = None
+            self._waiting_by_peer.setdefault(peer, {})[conn] = peer
 
     def busy(self, conn: Displaceable) -> None:
         """``conn`` may not be displaced (a request is in progress, or it showed an accepted token)."""
+        self._reserve_waiting.pop(conn, None)
         peer = self._waiting.pop(conn, None)
         if peer is not None:
             mine = self._waiting_by_peer[peer]
@@ -127,8 +166,12 @@ class ConnectionTable:
                 del self._waiting_by_peer[peer]
 
     def release(self, conn: Displaceable, peer: str) -> None:
-        """``conn``, which :meth:`admit` counted for ``peer`` and which was not displaced, has closed."""
+        """``conn``, which :meth:`admit` counted for ``peer`` (or :meth:`admit_in_reserve` held) and which
+        was not displaced, has closed."""
         self.busy(conn)
+        if conn in self.in_reserve:
+            self.in_reserve.discard(conn)
+            return
         self.open -= 1
         left = self.by_peer.get(peer, 1) - 1
         if left > 0:
@@ -136,27 +179,28 @@ class ConnectionTable:
         else:
             self.by_peer.pop(peer, None)
 
-    def _displace(self, pool: Mapping[Displaceable, object] | None, reason: str) -> bool:
+    def _displace(self, pool: Mapping[Displaceable, str] | None, reason: str) -> bool:
         oldest = next((conn for conn in islice(pool or (), DISPLACE_SCAN) if not conn.unread()), None)
-        if oldest is None:
+        if oldest is None or pool is None:
             return False
-        peer = self._waiting[oldest]
-        self.release(oldest, peer)
+        self.release(oldest, pool[oldest])
         self.displaced += 1
         oldest.displace(reason)
         return True
 
 
 class ConnectionTerms:
-    """ASGI middleware (outermost) telling each request's connection what the connection table needs:
+    """ASGI middleware (outermost) between each request and its connection's place in the table:
 
     * a request whose ``Authorization`` header ``vouches`` accepts marks its connection
-      :class:`ConnectionMark` ``vouched``, so that kept alive it is never displaced (``vouches`` is
-      called at most once a connection);
+      :class:`ConnectionMark` ``vouched``, so that kept alive it is never displaced (judged on the
+      headers, before the request runs; ``vouches`` is asked at most once per request until it accepts);
+    * on a connection admitted in reserve, a request not vouched for that is not ``GET /v1/health`` is
+      answered 503 (``capacity_exceeded``, ``Retry-After``) and nothing of it runs;
     * an answer with status 401 or 403 carries ``Connection: close``, and so does every answer on a
-      connection not vouched for while ``tokens_listed()`` (the gateway lists bearer tokens): a caller
-      without an accepted token gets one request a connection, so that it cannot hold a slot by sending
-      requests back to back; its next connection waits for its head, displaceable, like any other."""
+      connection not vouched for while ``tokens_listed()`` (the gateway lists bearer tokens) or in
+      reserve: a caller without an accepted token gets one request a connection, so that it cannot hold
+      a slot by sending requests back to back; its next connection waits for its head, displaceable."""
 
     def __init__(self, app: ASGIApp, vouches: Callable[[str | None], bool], tokens_listed: Callable[[], bool]) -> None:
         self.app = app
@@ -164,25 +208,27 @@ class ConnectionTerms:
         self.tokens_listed = tokens_listed
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
+        mark = (scope.get("state") or {}).get(MARK_KEY) if scope["type"] == "http" else None
+        if not isinstance(mark, ConnectionMark):  # not served by the guarded protocol: nothing to tell
             await self.app(scope, receive, send)
             return
-        mark = (scope.get("state") or {}).get(MARK_KEY)
-
-        async def send_terms(message: Message) -> None:
-            if message["type"] == "http.response.start" and self._closes(message["status"], mark, scope):
-                message = {**message, "headers": [*message.get("headers", ()), (b"connection", b"close")]}
-            await send(message)
-
-        await self.app(scope, receive, send_terms)
-
-    def _closes(self, status: int, mark: object, scope: Scope) -> bool:
-        if status in CLOSING_STATUSES:
-            return True
-        if not isinstance(mark, ConnectionMark):  # not served by the guarded protocol: nothing to tell
-            return False
         if not mark.vouched:
             header = next((value.decode("latin-1") for name, value in scope["headers"] if name == b"authorization"),
                           None)
             mark.vouched = header is not None and self.vouches(header)
-        return not mark.vouched and self.tokens_listed()
+        if (mark.reserve_refusal is not None and not mark.vouched
+                and (scope["method"], scope["path"]) not in HEALTH_ROUTES):
+            await send({"type": "http.response.start", "status": 503,
+                        "headers": [(b"content-type", b"application/json"), (b"retry-after", str(REFUSED_RETRY_S).encode()),
+                                    (b"content-length", str(len(mark.reserve_refusal)).encode()),
+                                    (b"connection", b"close")]})
+            await send({"type": "http.response.body", "body": mark.reserve_refusal})
+            return
+        closes = not mark.vouched and (mark.reserve_refusal is not None or self.tokens_listed())
+
+        async def send_terms(message: Message) -> None:
+            if message["type"] == "http.response.start" and (closes or message["status"] in CLOSING_STATUSES):
+                message = {**message, "headers": [*message.get("headers", ()), (b"connection", b"close")]}
+            await send(message)
+
+        await self.app(scope, receive, send_terms)

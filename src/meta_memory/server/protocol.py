@@ -203,7 +203,11 @@ class _GuardedH11Protocol(H11Protocol):
         host = str(peer[0]) if isinstance(peer, tuple) and peer else ""
         self._peer = peer_key(host)
         self._displaced = False
+        self._mark = ConnectionMark()
         refused = self.table.admit(self._peer)
+        if refused is not None and self.table.admit_in_reserve(self, self._peer):
+            self._mark.reserve_refusal = self.table.refusal_bodies[refused]
+            refused = None
         self._refused = refused is not None
         if refused is not None:  # not counted, never handed to H11Protocol: connection_lost ignores it
             who = f"{host}:{peer[1]}" if isinstance(peer, tuple) and len(peer) > 1 else "a client"
@@ -212,7 +216,6 @@ class _GuardedH11Protocol(H11Protocol):
             transport.write(self.table.refusals[refused])
             transport.close()  # the answer is a few hundred bytes: it leaves at once, then the descriptor
             return
-        self._mark = ConnectionMark()
         self.app_state = {**self.app_state, MARK_KEY: self._mark}  # each request's scope["state"] is a copy
         super().connection_made(transport)
         self._watch()
@@ -340,10 +343,12 @@ class _GuardedH11Protocol(H11Protocol):
 
 
 def guarded_protocol(header_timeout_s: float, body_timeout_s: float, send_timeout_s: float,
-                     max_connections: int, max_connections_per_ip: int) -> type[Any]:
-    """The protocol class to hand to ``uvicorn.Config(http=...)`` with these deadlines (seconds) and
-    connection caps (counts, each at least 1), the caps shared by every connection of that class."""
+                     max_connections: int, max_connections_per_ip: int, reserve: int = 0) -> type[Any]:
+    """The protocol class to hand to ``uvicorn.Config(http=...)`` with these deadlines (seconds),
+    connection caps (counts, each at least 1) and ``reserve`` (connections admitted past a cap for
+    requests with an accepted token or ``GET /v1/health``; 0 or more), shared by every connection of
+    that class."""
     return type("GuardedH11Protocol", (_GuardedH11Protocol,),
                 {"header_timeout_s": float(header_timeout_s), "body_timeout_s": float(body_timeout_s),
                  "send_timeout_s": float(send_timeout_s),
-                 "table": ConnectionTable(max_connections, max_connections_per_ip)})
+                 "table": ConnectionTable(max_connections, max_connections_per_ip, reserve)})
