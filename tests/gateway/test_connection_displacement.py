@@ -339,3 +339,27 @@ def test_past_the_caps_a_connection_in_reserve_serves_only_a_token_or_health(
     finally:
         for sock in socks:
             sock.close()
+
+
+def test_the_table_passes_over_unread_connections_and_keeps_its_reserve_bounded() -> None:
+    table = ConnectionTable(max_connections=100, max_per_ip=2, reserve=1)
+    first, second = Fake("a"), Fake("a")
+    for conn in (first, second):
+        assert table.admit("a") is None
+        table.waiting(conn, "a")
+    first.busy_reading = True  # its head may be complete in bytes not read yet
+    assert table.admit("a") is None
+    assert second.displaced and not first.displaced  # the younger one, with nothing unread, gave its slot
+    newcomer = Fake("a")
+    table.busy(first)
+    table.busy(newcomer)  # both serving: nothing to displace
+    assert table.admit("a") == "connections_per_ip"
+    spare, spare_2 = Fake("a"), Fake("a")
+    assert table.admit_in_reserve(spare, "a")
+    table.waiting(spare, "a")
+    assert table.admit_in_reserve(spare_2, "a") and spare.displaced  # the reserve's oldest waiting one
+    table.busy(spare_2)
+    assert not table.admit_in_reserve(Fake("a"), "a")  # the reserve serves a request: nothing displaced
+    assert table.in_reserve == {spare_2} and table.open == 2 and table.by_peer == {"a": 2}
+    table.release(spare_2, "a")
+    assert table.in_reserve == set() and table.open == 2
