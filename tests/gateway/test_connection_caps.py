@@ -1,6 +1,6 @@
-"""A flood of idle connections cannot take the gateway's file descriptors: ``[gateway] max_connections`` and
-``max_connections_per_ip`` close each connection past them at once (503, ``Retry-After``), a closed connection
-gives its slot back, and the log holds one drop line a second of each kind with a count of the lines held back.
+"""A flood of connections cannot take the gateway's file descriptors: when every connection held serves a
+request, ``[gateway] max_connections`` and ``max_connections_per_ip`` close each connection past them at once
+(503, ``Retry-After``), a closed connection gives its slot back, and the log holds one drop line a second of each kind with a count of the lines held back.
 Over real sockets; the flood comes from 127.0.0.2, the legitimate caller from 127.0.0.1."""
 
 from __future__ import annotations
@@ -31,6 +31,14 @@ FLOOD_FROM = "127.0.0.2"
 def connect(gw: GatewayProcess, source: str = "127.0.0.1") -> socket.socket:
     host, port = gw.url.split("//", 1)[1].rsplit(":", 1)
     return socket.create_connection((host, int(port)), timeout=GUARD_S, source_address=(source, 0))
+
+
+def busy_connection(gw: GatewayProcess, source: str = "127.0.0.1") -> socket.socket:
+    """A connection serving a request: its head sent, its body (1,000 bytes announced) not yet."""
+    sock = connect(gw, source)
+    sock.sendall(b"POST /rpc HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n"
+                 b"content-length: 1000\r\n\r\n")
+    return sock
 
 
 def answered(socks: list[socket.socket], expect: int, settle_s: float = 1.0) -> list[socket.socket]:
@@ -76,9 +84,12 @@ def wait_for_drops(gw: GatewayProcess, n: int) -> list[str]:
 
 def test_connections_past_the_per_address_cap_are_closed_while_others_are_served(
         gateway_factory: Any, tmp_path: Path) -> None:
-    cfg = write_config(tmp_path / "g.toml", "[gateway]\nmax_connections_per_ip = 20\nheader_timeout_s = 120\n")
+    cfg = write_config(tmp_path / "g.toml", "[gateway]\nmax_connections_per_ip = 20\nheader_timeout_s = 120\n"
+                                            "body_timeout_s = 120\nreserve_connections = 0\n")
     gw = gateway_factory(tmp_path / "s", config=cfg)
-    flood = [connect(gw, FLOOD_FROM) for _ in range(40)]
+    flood = [busy_connection(gw, FLOOD_FROM) for _ in range(20)]  # serving requests: none may be displaced
+    assert answered(flood, 0) == []
+    flood += [connect(gw, FLOOD_FROM) for _ in range(20)]
     try:
         refused = answered(flood, 20)
         assert len(refused) == 20, f"{len(refused)} of 40 connections closed by the server, not 20"
@@ -97,7 +108,7 @@ def test_connections_past_the_per_address_cap_are_closed_while_others_are_served
         for sock in held[:5]:
             sock.close()
         time.sleep(0.5)
-        again = [connect(gw, FLOOD_FROM) for _ in range(5)]
+        again = [busy_connection(gw, FLOOD_FROM) for _ in range(5)]
         flood += again
         assert answered(again, 0) == [], "a slot freed by a closed connection was not given back"
         one_more = connect(gw, FLOOD_FROM)
@@ -115,9 +126,12 @@ def test_connections_past_the_per_address_cap_are_closed_while_others_are_served
 
 
 def test_connections_past_the_total_cap_are_closed_until_one_closes(gateway_factory: Any, tmp_path: Path) -> None:
-    cfg = write_config(tmp_path / "g.toml", "[gateway]\nmax_connections = 20\nheader_timeout_s = 120\n")
+    cfg = write_config(tmp_path / "g.toml", "[gateway]\nmax_connections = 20\nheader_timeout_s = 120\n"
+                                            "body_timeout_s = 120\nreserve_connections = 0\n")
     gw = gateway_factory(tmp_path / "s", config=cfg)
-    flood = [connect(gw, FLOOD_FROM) for _ in range(40)]
+    flood = [busy_connection(gw, FLOOD_FROM) for _ in range(20)]
+    assert answered(flood, 0) == []
+    flood += [connect(gw, FLOOD_FROM) for _ in range(20)]
     try:
         refused = answered(flood, 20)
         assert len(refused) == 20

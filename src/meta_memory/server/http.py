@@ -18,7 +18,8 @@ allowed_origins``). Then, on ``POST /rpc``, in this order and each before a byte
   HTTP 415 and a JSON-RPC ``-32600`` error (``data.field = "content-type"``),
   so nothing is executed;
 * the bearer token is judged from the headers: one refused (or missing where tokens are the only guard)
-  is answered 401, the body left unread (what arrives is discarded);
+  is answered 401, the body left unread (what arrives is discarded), and the connection closed (every
+  401 and 403 closes its connection: :mod:`meta_memory.server.connections`);
 * a body larger than ``[gateway] max_request_bytes`` (for a caller that sent no token to a gateway that
   lists tokens: ``TOKENLESS_MAX_REQUEST_BYTES``, 64 KiB) is refused with HTTP 413 and ``-32600``, by its
   ``Content-Length`` before it is read, else as soon as it passes the cap, never parsed;
@@ -73,6 +74,7 @@ from ..observability.requests import accept_request_id
 from ..rpc.dispatch import encode, error_response
 from ..rpc.registry import CallContext
 from .config import normalise_host
+from .connections import ConnectionTerms
 from .events import EventsEndpoint, url_token_refusal
 from .gateway import Gateway
 from .perimeter import Perimeter, PerimeterRules, json_refusal, rpc_media_type_refusal
@@ -245,6 +247,15 @@ async def _pieces(parts: list[bytes]) -> AsyncIterator[bytes]:
 def _auth_error(exc: AuthenticationFailed) -> Response:
     return Response(encode(error_response(None, exc)), status_code=exc.status, media_type=_JSON,
                     headers={"WWW-Authenticate": exc.www_authenticate})
+
+
+def _vouches(gateway: Gateway, authorization: str | None) -> bool:
+    """Whether ``authorization`` carries a bearer token the gateway accepts (never, when it lists none)."""
+    try:
+        principal = gateway.authenticate(authorization)
+    except AuthenticationFailed:
+        return False
+    return not getattr(principal, "anonymous", True)
 
 
 def _caller(gateway: Gateway, request: Request) -> Any:
@@ -423,6 +434,9 @@ def create_app(gateway: Gateway, *, bind_host: str | None = None, metrics_port: 
     middleware = [Middleware(Perimeter, rules=rules)]
     if metrics_port is not None:
         middleware.insert(0, Middleware(_MetricsListenerOnly, metrics_port=metrics_port))
+    access = gateway.runtime.access
+    middleware.insert(0, Middleware(ConnectionTerms, vouches=lambda header: _vouches(gateway, header),
+                                    tokens_listed=lambda: access.config is not None and bool(access.config.tokens)))
     if settings.allowed_origins:
         middleware.append(Middleware(CORSMiddleware, allow_origins=list(settings.allowed_origins),
                                      allow_methods=["GET", "POST"], allow_headers=_CORS_HEADERS,

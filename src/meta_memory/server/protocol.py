@@ -31,15 +31,19 @@ process's last file descriptor (:func:`connection_budget`):
 * ``max_connections_per_ip``: from one peer address (an IPv6 address counts by
   its /64 network, which one host usually holds whole).
 
-A connection past either cap is answered at once, before it has sent anything,
-with ``503 Service Unavailable``, ``Retry-After: 5`` and a JSON-RPC shaped
+A connection at either cap first displaces the oldest connection still waiting
+for a request head that has shown no accepted token (of its address, or of any
+at the total cap; :mod:`meta_memory.server.connections`), which is closed. When
+there is none, it is answered at once, before it has sent anything, with
+``503 Service Unavailable``, ``Retry-After: 5`` and a JSON-RPC shaped
 ``-32005 capacity_exceeded`` (``data.resource`` ``"connections"`` or
 ``"connections_per_ip"``, ``data.limit``), then closed: its descriptor is freed
 on the event loop's next turn. Its slot is counted from ``connection_made`` to
-``connection_lost``.
+``connection_lost`` (or until it is displaced). Over TLS, ``connection_made``
+comes once the handshake is complete: a handshake in progress holds no slot.
 
 Each dropped or refused connection is a log line, at most one a second of each
-kind (``headers``, ``body``, ``send``, ``refused``); the lines held back are
+kind (``headers``, ``body``, ``send``, ``refused``, ``displaced``); the lines held back are
 counted and reported in one line when that second ends (:class:`DropLog`).
 asyncio's own ``socket.accept() out of system resource`` error (the process out
 of descriptors anyway, e.g. under a lower ``ulimit -n`` than the caps assume) is
@@ -61,9 +65,8 @@ from typing import Any
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from ..errors import CapacityExceeded
 from ..limits import DEFAULT_MAX_CONNECTIONS_PER_IP, MAX_CONNECTIONS
-from ..rpc.dispatch import encode, error_response
+from .connections import MARK_KEY, ConnectionMark, ConnectionTable
 
 #: the ioctl reading a socket's unsent bytes in the kernel (Linux's ``SIOCOUTQ``), where there is one
 _OUTQ: int | None = getattr(termios, "TIOCOUTQ", None)
@@ -75,8 +78,6 @@ log = logging.getLogger("meta_memory.http")
 
 #: Seconds between two log lines of one kind of dropped connection (and of asyncio's accept error).
 LOG_INTERVAL_S = 1.0
-#: Seconds a client refused for the connection caps is told to wait (``Retry-After``).
-REFUSED_RETRY_S = 5
 #: Descriptors kept back from connections: an eighth of the open-file limit, at least 256 (at most half
 #: the limit when the limit itself is below 512), for the databases, logs and files the gateway opens and
 #: the connections asyncio has accepted but not yet handed over.
@@ -188,51 +189,6 @@ def install_accept_error_filter() -> None:
         logger.addFilter(_AcceptErrorFilter())
 
 
-class ConnectionTable:
-    """The connections one server holds open: in all and per :func:`peer_key`, against two caps."""
-
-    def __init__(self, max_connections: int, max_per_ip: int) -> None:
-        self.max_connections = max_connections
-        self.max_per_ip = max_per_ip
-        self.open = 0
-        self.by_peer: dict[str, int] = {}
-        self.refusals = {
-            "connections": self._refusal("connections", max_connections,
-                                         f"the gateway holds its most open connections ({max_connections}, "
-                                         f"gateway.max_connections); retry later"),
-            "connections_per_ip": self._refusal("connections_per_ip", max_per_ip,
-                                                f"this address holds its most open connections ({max_per_ip}, "
-                                                f"gateway.max_connections_per_ip); close some or retry later"),
-        }
-
-    @staticmethod
-    def _refusal(resource: str, limit: int, message: str) -> bytes:
-        body = encode(error_response(None, CapacityExceeded(message, resource=resource, limit=limit)))
-        return (b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\nconnection: close\r\n"
-                b"retry-after: " + str(REFUSED_RETRY_S).encode() + b"\r\ncontent-length: "
-                + str(len(body)).encode() + b"\r\n\r\n" + body)
-
-    def admit(self, peer: str) -> str | None:
-        """Count one more connection from ``peer``; or, past a cap, the ``resource`` it is refused for."""
-        if self.open >= self.max_connections:
-            return "connections"
-        held = self.by_peer.get(peer, 0)
-        if held >= self.max_per_ip:
-            return "connections_per_ip"
-        self.open += 1
-        self.by_peer[peer] = held + 1
-        return None
-
-    def release(self, peer: str) -> None:
-        """One connection :meth:`admit` counted has closed."""
-        self.open -= 1
-        left = self.by_peer.get(peer, 1) - 1
-        if left > 0:
-            self.by_peer[peer] = left
-        else:
-            self.by_peer.pop(peer, None)
-
-
 class _GuardedH11Protocol(H11Protocol):
     header_timeout_s: float = 10.0
     body_timeout_s: float = 30.0
@@ -246,7 +202,12 @@ class _GuardedH11Protocol(H11Protocol):
         peer = transport.get_extra_info("peername")
         host = str(peer[0]) if isinstance(peer, tuple) and peer else ""
         self._peer = peer_key(host)
+        self._displaced = False
+        self._mark = ConnectionMark()
         refused = self.table.admit(self._peer)
+        if refused is not None and self.table.admit_in_reserve(self, self._peer):
+            self._mark.reserve_refusal = self.table.refusal_bodies[refused]
+            refused = None
         self._refused = refused is not None
         if refused is not None:  # not counted, never handed to H11Protocol: connection_lost ignores it
             who = f"{host}:{peer[1]}" if isinstance(peer, tuple) and len(peer) > 1 else "a client"
@@ -255,11 +216,12 @@ class _GuardedH11Protocol(H11Protocol):
             transport.write(self.table.refusals[refused])
             transport.close()  # the answer is a few hundred bytes: it leaves at once, then the descriptor
             return
+        self.app_state = {**self.app_state, MARK_KEY: self._mark}  # each request's scope["state"] is a copy
         super().connection_made(transport)
         self._watch()
 
     def data_received(self, data: bytes) -> None:
-        if self._refused:  # closing: what it sent is never read
+        if self._refused or self._displaced:  # closing: what it sent is never read
             return
         super().data_received(data)
         self._watch()
@@ -271,7 +233,8 @@ class _GuardedH11Protocol(H11Protocol):
     def connection_lost(self, exc: Exception | None) -> None:
         if self._refused:
             return
-        self.table.release(self._peer)
+        if not self._displaced:
+            self.table.release(self, self._peer)
         self._disarm()
         self._unstall()
         super().connection_lost(exc)
@@ -325,13 +288,39 @@ class _GuardedH11Protocol(H11Protocol):
             self._deadline.cancel()
             self._deadline = None
 
+    def unread(self) -> bool:
+        """Whether the socket holds bytes the client sent that the event loop has not read yet."""
+        sock = self.transport.get_extra_info("socket")
+        if sock is None:
+            return False
+        try:
+            return bool(struct.unpack("i", fcntl.ioctl(sock.fileno(), termios.FIONREAD, b"\0\0\0\0"))[0] > 0)
+        except (OSError, ValueError):
+            return False
+
+    def displace(self, reason: str) -> None:
+        """Close this connection, which is waiting for a request head, for a newcomer at a connection cap
+        (:class:`~meta_memory.server.connections.ConnectionTable`, which has given its slot away)."""
+        self._displaced = True
+        self._disarm()
+        who = "%s:%d" % self.client if self.client else "a client"
+        _drops.drop(self.loop, "displaced", who, f"no request head yet, its slot given to a new connection ({reason})")
+        self.transport.close()  # what was written to it still leaves; nothing more is read
+
     def _watch(self) -> None:
-        """(Re)arm the deadline for what the client owes now: headers, a body, or nothing."""
+        """(Re)arm the deadline for what the client owes now: headers, a body, or nothing; and tell the
+        connection table whether this connection may be displaced (waiting for a head, no accepted token)."""
         if self.transport.is_closing():
             self._disarm()
+            if not self._displaced:
+                self.table.busy(self)
             return
         state = self.conn.their_state
         phase = "headers" if state is h11.IDLE else "body" if state is h11.SEND_BODY else None
+        if phase == "headers" and not self._mark.vouched:
+            self.table.waiting(self, self._peer)
+        else:
+            self.table.busy(self)
         if phase == self._phase:
             return
         self._disarm()
@@ -354,10 +343,12 @@ class _GuardedH11Protocol(H11Protocol):
 
 
 def guarded_protocol(header_timeout_s: float, body_timeout_s: float, send_timeout_s: float,
-                     max_connections: int, max_connections_per_ip: int) -> type[Any]:
-    """The protocol class to hand to ``uvicorn.Config(http=...)`` with these deadlines (seconds) and
-    connection caps (counts, each at least 1), the caps shared by every connection of that class."""
+                     max_connections: int, max_connections_per_ip: int, reserve: int = 0) -> type[Any]:
+    """The protocol class to hand to ``uvicorn.Config(http=...)`` with these deadlines (seconds),
+    connection caps (counts, each at least 1) and ``reserve`` (connections admitted past a cap for
+    requests with an accepted token or ``GET /v1/health``; 0 or more), shared by every connection of
+    that class."""
     return type("GuardedH11Protocol", (_GuardedH11Protocol,),
                 {"header_timeout_s": float(header_timeout_s), "body_timeout_s": float(body_timeout_s),
                  "send_timeout_s": float(send_timeout_s),
-                 "table": ConnectionTable(max_connections, max_connections_per_ip)})
+                 "table": ConnectionTable(max_connections, max_connections_per_ip, reserve)})

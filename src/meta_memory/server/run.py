@@ -116,7 +116,7 @@ def build_server(gateway: Gateway, host: str, tls: TlsFiles | None = None,
     config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=5, lifespan="off",
                             http=guarded_protocol(settings.header_timeout_s, settings.body_timeout_s,
                                                  settings.send_timeout_s, max_connections(settings.max_connections),
-                                                 settings.max_connections_per_ip),
+                                                 settings.max_connections_per_ip, settings.reserve_connections),
                             ws="none", server_header=False, **extra)  # no route speaks WebSocket
     try:
         config.load()
