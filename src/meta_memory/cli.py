@@ -132,21 +132,6 @@ def _loopback_of(sock: socket.socket) -> str:
 
 
 
-def _shared_key_taint_warning(config: MetaConfig) -> str | None:
-    """The note ``serve`` logs at start when principals of their own share the default
-    ``[agent_memory] shared_key_taint = "any"``: any identity's taint of a session key then holds every
-    identity's tool writes from that key for review, whichever principal drives them (docs/security.md,
-    "Firewall: session taint"); ``None`` without access control, with one principal, or under ``"managed"``."""
-    access = config.access
-    if access is None or not access.enabled or len({t.principal for t in access.tokens}) < 2:
-        return None
-    if config.agent_memory is not None and config.agent_memory.shared_key_taint != "any":
-        return None
-    return ('[agent_memory] shared_key_taint = "any" with several principals: any identity\'s taint of a session '
-            "key holds every identity's memory-tool writes from that key for review, whichever principal drives "
-            "them, and its `tainted` answers say so. Principals that are separate tenants should each use a realm "
-            'of their own, or set shared_key_taint = "managed" (see docs/access.md, "Realms").')
-
 
 def _is_loopback(host: str) -> bool:
     import ipaddress
@@ -238,12 +223,10 @@ def serve(state_dir: Path, host: str, port: int, config_path: Path | None, ssl_c
         trust_warning = content_trust_warning(runtime.agent_memory.firewall.policy)
         if trust_warning is not None:
             startup.warning(trust_warning)
-    shared_key = _shared_key_taint_warning(runtime.config) if runtime.agent_memory is not None else None
-    if shared_key is not None:
-        startup.warning(shared_key)
     from .access.notes import access_warnings
 
-    for note in access_warnings(runtime.config.access):
+    shared_key_taint = runtime.agent_memory.config.shared_key_taint if runtime.agent_memory is not None else None
+    for note in access_warnings(runtime.config.access, shared_key_taint):
         startup.warning("%s", note)
     if metrics_sock is not None and metrics_bind is not None:
         startup.info("metrics: %s/metrics (no token: keep this address private)",

@@ -45,3 +45,18 @@ def test_a_clean_access_section_starts_without_them(tmp_path: Path) -> None:
     cfg = write_config(tmp_path / "access.toml", access_toml(
         {"t-ann-0001": "ann"}, [("ann", "operator.status"), ("ann", "agent.memory.read", {"identity": "lead:main"})]))
     assert _warnings(tmp_path / "state", cfg) == []
+
+
+def test_the_shared_key_warning_needs_access_several_principals_and_the_default() -> None:
+    from meta_memory.access.config import AccessConfig, TokenEntry
+    from meta_memory.access.notes import access_warnings
+
+    def tokens(*who: str) -> tuple[TokenEntry, ...]:
+        return tuple(TokenEntry(sha256=f"{i:064x}", principal=p) for i, p in enumerate(who))
+
+    two = AccessConfig(enabled=True, tokens=tokens("alice", "bob"))
+    said = access_warnings(two, "any")
+    assert len(said) == 1 and 'shared_key_taint = "any" with several principals' in said[0]
+    assert access_warnings(two, "managed") == [] and access_warnings(two, None) == []  # managed; memory off
+    assert access_warnings(AccessConfig(enabled=True, tokens=tokens("alice", "alice")), "any") == []
+    assert access_warnings(AccessConfig(enabled=False, tokens=tokens("alice", "bob")), "any") == []

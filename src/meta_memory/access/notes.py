@@ -12,6 +12,9 @@ other start warnings; the gateway still starts).
   realm of a rule's ``on``, or an identity or realm of the roster, spelled with look-alike letters
   (``on = { identity = "lead:maіn" }`` with a Cyrillic ``і``) is another name than the one it looks
   like, so the rule protects or opens another identity than a reader of the file believes.
+* several principals under the default ``[agent_memory] shared_key_taint = "any"`` (agent memory on): any
+  identity's taint of a session key then holds every identity's tool writes from that key for review,
+  whichever principal drives them (docs/security.md, "Firewall: session taint").
 """
 
 from __future__ import annotations
@@ -31,12 +34,20 @@ def _rule(kind: str, at: int, rule: AccessRule) -> str:
     return f"access.{kind}[{at}] ({rule.action}{where})"
 
 
-def access_warnings(config: AccessConfig | None) -> list[str]:
-    """The warnings of ``config`` (``None``: no ``[access]`` section, none), one sentence each, in file
-    order: grants, then denies, then the roster. ``[]`` when there is nothing to warn of."""
+def access_warnings(config: AccessConfig | None, shared_key_taint: str | None = None) -> list[str]:
+    """The warnings of ``config`` (``None``: no ``[access]`` section, none), one sentence each: first
+    whether several principals share session keys' taint (``shared_key_taint``: ``[agent_memory]
+    shared_key_taint``, ``None`` when agent memory is off), then in file order grants, denies and the roster. ``[]``
+    when there is nothing to warn of."""
     if config is None:
         return []
     out: list[str] = []
+    if config.enabled and shared_key_taint == "any" and len({t.principal for t in config.tokens}) > 1:
+        out.append('[agent_memory] shared_key_taint = "any" with several principals: any identity\'s taint of a '
+                   "session key holds every identity's memory-tool writes from that key for review, whichever "
+                   "principal drives them, and its `tainted` answers say so. Principals that are separate tenants "
+                   'should each use a realm of their own, or set shared_key_taint = "managed" (see docs/access.md, '
+                   '"Realms").')
     for kind, rules in (("grants", config.grants), ("denies", config.denies)):
         for at, rule in enumerate(rules):
             named = _rule(kind, at, rule)
