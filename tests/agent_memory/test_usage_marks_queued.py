@@ -6,6 +6,7 @@ read of the realm lands it first, closing the store lands it, and a full queue i
 from __future__ import annotations
 
 import json
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -124,3 +125,37 @@ def test_pending_queue_hands_a_realm_s_batch_out_once_and_reports_it_in_flight()
         pending._flush = lambda realm: None
         pending.stop()
     assert not pending.died
+
+
+def test_flush_all_returns_only_after_the_batch_the_background_writer_holds_has_landed() -> None:
+    """``meta/status`` reads usage through ``flush_all``: a batch the writer has taken but not yet committed
+    must land before it returns, or the caller reads the file without the marks it queued."""
+    taken, release = threading.Event(), threading.Event()
+    landed: list[int] = []
+    pending: PendingTelemetry[int] = PendingTelemetry(lambda realm: None, delay_s=0.0)
+
+    def slow_flush(realm: str) -> None:
+        ops = pending.take(realm)
+        try:
+            if ops:
+                taken.set()
+                release.wait(10)
+                landed.extend(ops)
+        finally:
+            pending.done(realm)
+
+    pending._flush = slow_flush
+    try:
+        pending.add("a", 1)
+        assert taken.wait(10)  # the background writer holds the batch, nothing is queued
+        assert pending.realms() == [] and pending.in_flight("a")
+        returned = threading.Event()
+        caller = threading.Thread(target=lambda: (pending.flush_all(), returned.set()))
+        caller.start()
+        assert not returned.wait(0.3)  # still waiting for the batch in flight
+        release.set()
+        assert returned.wait(10) and landed == [1]
+        caller.join(10)
+    finally:
+        release.set()
+        pending.stop()

@@ -28,8 +28,8 @@ from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from typing import Generic, TypeVar
 
-__all__ = ["TelemetryDrops", "PendingTelemetry", "MAX_PENDING", "FLUSH_DELAY_S", "SETTLE_WAIT_S", "recall_reads",
-           "in_recall_reads"]
+__all__ = ["TelemetryDrops", "PendingTelemetry", "MAX_PENDING", "FLUSH_DELAY_S", "SETTLE_WAIT_S", "LAND_WAIT_S",
+           "recall_reads", "in_recall_reads"]
 
 #: Queued telemetry writes (one per ``mark_usage`` / ``log_injections`` call) past which the caller
 #: writes the queue itself before answering (back-pressure; nothing is dropped for want of room).
@@ -38,6 +38,9 @@ MAX_PENDING = 4096
 FLUSH_DELAY_S = 0.05
 #: Seconds a read waits for a batch of queued telemetry being written (by the background writer) to land.
 SETTLE_WAIT_S = 1.0
+
+#: Seconds :meth:`PendingTelemetry.flush_all` waits for a realm's batch the background writer is writing.
+LAND_WAIT_S = 10.0
 
 #: Set while a recall reads (:func:`recall_reads`): its reads do not first write the realm's queued usage
 #: marks, which is what keeps the marks off the read path (both stores read it).
@@ -164,9 +167,16 @@ class PendingTelemetry(Generic[_Op]):
             return list(self._queued)
 
     def flush_all(self) -> None:
-        """Write every realm's queue on the calling thread (waits for each realm's writer)."""
+        """Write every realm's queue on the calling thread (waits for each realm's writer), then wait (at
+        most :data:`LAND_WAIT_S` a realm) for the batches the background writer had in flight when called:
+        on return every write queued before the call has landed or been counted as dropped, even one the
+        writer had taken but not yet committed."""
+        with self._cond:
+            flying = list(self._flying)
         for realm in self.realms():
             self._flush(realm)
+        for realm in flying:
+            self.wait_landed(realm, LAND_WAIT_S)
 
     @property
     def died(self) -> bool:
