@@ -28,11 +28,11 @@ from collections.abc import Iterator
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
 from .. import strict_json
 from ..agent_memory.fields import MAX_BODY_BYTES
 from ..integrations.langgraph_items import identity_label, item_record, key_tag
+from ..storage.sqlite_uri import file_uri
 from .foreign import ForeignNote, ForeignRecord, ForeignSourceError
 
 __all__ = ["SYSTEM", "LangGraphSource", "is_dsn", "read_langgraph", "redact_dsn"]
@@ -106,7 +106,7 @@ class LangGraphSource:
             if not path.is_file():
                 raise ForeignSourceError(f"{path}: no such LangGraph SqliteStore database")
             try:
-                self._conn = sqlite3.connect(f"file:{quote(str(path.resolve()))}?mode=ro", uri=True)
+                self._conn = sqlite3.connect(file_uri(path.resolve(), "ro"), uri=True)
                 cols = {r[1] for r in self._conn.execute("PRAGMA table_info(store)")}
             except sqlite3.Error as exc:
                 self.close()

@@ -38,10 +38,10 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
 from .. import strict_json
 from ..identity import parse_identity
+from ..storage.sqlite_uri import file_uri
 from .foreign import ForeignNote, ForeignRecord, ForeignSourceError
 
 __all__ = ["DocstoreUnpickler", "IDENTITY_FIELDS", "MAX_SOURCE_BYTES", "Mem0Source", "read_mem0", "SYSTEM"]
@@ -157,7 +157,7 @@ def load_history(path: Path | None) -> _History:
         return _History(frozenset(), {})
     _bounded_size(path)
     try:
-        conn = sqlite3.connect(f"file:{quote(str(path.resolve()))}?mode=ro", uri=True)
+        conn = sqlite3.connect(file_uri(path.resolve(), "ro"), uri=True)
     except sqlite3.Error as exc:
         raise ForeignSourceError(f"{path}: cannot open the mem0 history database ({exc})") from None
     try:

@@ -53,6 +53,7 @@ from .keys import is_key_file
 from .layout import LEDGER_FILE, LEDGER_STAGE_FILE, PREDECESSOR_STAGE_FILE
 from .lock import LOCK_FILE
 from .perms import PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, SQLITE_SIDE_SUFFIXES, create_private_file
+from .sqlite_uri import file_uri
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..ledger.ledger import AssertionLedger
@@ -271,7 +272,7 @@ def _read_key(path: Path) -> bytes:
 
 def _pin(path: Path) -> sqlite3.Connection:
     """A connection to ``path`` holding a read transaction: the snapshot the backup copies."""
-    conn = sqlite3.connect(f"file:{path}?mode=rw", uri=True, isolation_level=None, check_same_thread=False,
+    conn = sqlite3.connect(file_uri(path, "rw"), uri=True, isolation_level=None, check_same_thread=False,
                            timeout=30.0)
     conn.execute("BEGIN")
     conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()

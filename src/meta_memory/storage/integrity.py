@@ -33,7 +33,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import quote
+
+from .sqlite_uri import file_uri
 
 __all__ = [
     "SQLITE_MAGIC",
@@ -106,7 +107,7 @@ def probe(path: Path, *, full: bool = False, timeout_s: float = 5.0) -> str | No
     if problem is not None:
         return problem
     try:
-        conn = sqlite3.connect(f"file:{quote(str(path))}?mode=ro", uri=True, timeout=timeout_s,
+        conn = sqlite3.connect(file_uri(path, "ro"), uri=True, timeout=timeout_s,
                                check_same_thread=False)
     except sqlite3.Error as exc:
         return f"cannot be opened: {exc}"

@@ -1,0 +1,21 @@
+"""The ``file:`` URI a SQLite database file is opened by when a mode must be named (one place).
+
+SQLite reads a URI's path up to the first ``?`` or ``#`` and decodes every ``%HH`` in it, so a path
+holding one of those (a state directory named ``st#1``, a realm whose file name is percent-encoded,
+``%C3%A9quipe.sqlite3``) written into the URI as it is opens another file: the one before the ``#``
+(created where the mode allows it), or the decoded name. :func:`file_uri` percent-encodes the path.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+from urllib.parse import quote
+
+__all__ = ["file_uri"]
+
+
+def file_uri(path: Path | str, mode: Literal["ro", "rw", "rwc"]) -> str:
+    """``file:<path percent-encoded, "/" kept>?mode=<mode>`` for ``sqlite3.connect(..., uri=True)``:
+    opens exactly ``path`` (relative paths stay relative to the working directory)."""
+    return f"file:{quote(str(path))}?mode={mode}"
