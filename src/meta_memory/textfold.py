@@ -39,6 +39,7 @@ __all__ = [
     "strip_ignorable",
     "strip_invisible",
     "strip_smuggled_selectors",
+    "strip_unspaced_controls",
     "unconfuse",
 ]
 
@@ -207,6 +208,20 @@ def strip_invisible(text: str) -> str:
     if text.isascii():
         return text
     return _invisible().sub("", text)
+
+
+#: The control characters (``Cc``) that ``str.split`` does not read as whitespace: C0 but tab, line feed,
+#: vertical tab, form feed, carriage return and the four separators U+001C-U+001F; DEL; C1 but the next line
+#: U+0085. A renderer shows none of them and the injected block drops them.
+_UNSPACED_CONTROLS = re.compile("[\x00-\x08\x0e-\x1b\x7f-\x84\x86-\x9f]+")
+
+
+def strip_unspaced_controls(text: str) -> str:
+    """``text`` without its :data:`_UNSPACED_CONTROLS` (a bell, an escape, a backspace, DEL, a C1 control):
+    what the erasure register's folds read past, as they read past invisible characters, so content that
+    differs from erased content only by such a character is that content. The whitespace controls are left
+    to the caller's whitespace rule. Idempotent."""
+    return _UNSPACED_CONTROLS.sub("", text)
 
 
 #: The bidirectional controls (``Cf``): the Arabic letter mark, the left-to-right and right-to-left marks,

@@ -17,7 +17,7 @@ from meta_memory.agent_memory.hashing import (
     new_memory_id,
     new_memory_ids,
 )
-from meta_memory.textfold import is_invisible, strip_invisible
+from meta_memory.textfold import is_invisible, strip_invisible, strip_unspaced_controls
 
 
 def test_content_hash_is_stable_and_boundary_safe() -> None:
@@ -152,23 +152,29 @@ def test_the_folded_hash_ignores_whitespace(title: str, words: list[str], data: 
 @given(st.text(), st.text(), st.text())
 def test_the_folded_hash_tells_different_words_apart(title: str, a: str, b: str) -> None:
     """Two bodies share a folded hash exactly when their visible non-whitespace text, word by word, is the same
-    (invisible characters, such as a zero-width space or a variation selector, are dropped first)."""
-    assert (folded_content_hash(title, a) == folded_content_hash(title, b)) == (
-        strip_invisible(a).split() == strip_invisible(b).split())
+    (invisible characters, such as a zero-width space or a variation selector, and controls other than
+    whitespace, such as a bell or an escape, are dropped first)."""
+    def visible(text: str) -> list[str]:
+        return strip_invisible(strip_unspaced_controls(text)).split()
+
+    assert (folded_content_hash(title, a) == folded_content_hash(title, b)) == (visible(a) == visible(b))
     assert (folded_content_hash(title, a) == folded_content_hash(title + "x", a)) is False
 
 
-@given(st.text(), _words, st.lists(st.sampled_from(["\u200b", "\u200d", "\u2060", "\u00ad", "\ufe0f", "\U000e0100"]),
+@given(st.text(), _words, st.lists(st.sampled_from(["\u200b", "\u200d", "\u2060", "\u00ad", "\ufe0f", "\U000e0100",
+                                                   "\x00", "\x07", "\x08", "\x1b", "\x7f", "\x80", "\x9f"]),
                                   min_size=1, max_size=4), st.data())
 def test_the_folded_hash_ignores_invisible_characters(title: str, words: list[str], hidden: list[str],
                                                       data: st.DataObject) -> None:
-    """Erased content sent again with invisible characters slipped in folds to the same hash."""
+    """Erased content sent again with invisible characters or controls other than whitespace (a bell, an escape,
+    DEL, a C1 control) slipped in folds to the same hash, in both folds."""
     body = " ".join(words)
     at = sorted(data.draw(st.lists(st.integers(0, len(body)), min_size=len(hidden), max_size=len(hidden))))
     slipped = body
     for pos, ch in reversed(list(zip(at, hidden))):
         slipped = slipped[:pos] + ch + slipped[pos:]
     assert folded_content_hash(title, slipped) == folded_content_hash(title, body)
+    assert casefolded_content_hash(title, slipped) == casefolded_content_hash(title, body)
 
 
 # ----------------------------------------------------------------------------- fold 2: compatibility forms and case

@@ -5,7 +5,7 @@
   same hash over the whitespace-folded content (:func:`fold_whitespace`, fold 1), and
   :func:`casefolded_content_hash` over the content folded also for compatibility forms and case
   (:func:`fold_compat`, fold 2): the erasure register's matches of content that differs from erased
-  content only in whitespace, invisible characters, width, compatibility forms or case
+  content only in whitespace, invisible characters, control characters, width, compatibility forms or case
   (:func:`erasure_hashes` gives a write's three hashes).
 - :func:`new_memory_id` mints ``mem-{now_ns}-{pid:x}-{nonce:016x}`` (``nonce``: 64 random bits, no
   function of the content); :func:`new_memory_ids` mints many, their nonces from one ``os.urandom`` call.
@@ -28,7 +28,7 @@ import threading
 import time
 import unicodedata
 
-from meta_memory.textfold import strip_invisible
+from meta_memory.textfold import strip_invisible, strip_unspaced_controls
 
 __all__ = [
     "canonical",
@@ -85,10 +85,16 @@ def canonical(text: str) -> str:
 
 def fold_whitespace(text: str) -> str:
     """``text`` without its invisible characters (:func:`meta_memory.textfold.strip_invisible`: zero-width
-    characters, joiners, variation selectors, the soft hyphen...) and with every run of Unicode whitespace
-    (``str.split``'s: spaces, tabs, line breaks, the no-break and other Unicode spaces) folded to one space
-    and the ends trimmed. Idempotent."""
-    return " ".join(strip_invisible(text).split())
+    characters, joiners, variation selectors, the soft hyphen...) and its control characters other than
+    whitespace (:func:`meta_memory.textfold.strip_unspaced_controls`: a bell, an escape, DEL, C1 controls),
+    with every run of Unicode whitespace (``str.split``'s: spaces, tabs, line breaks, the no-break and other
+    Unicode spaces) folded to one space and the ends trimmed. Idempotent."""
+    return " ".join(_visible(text).split())
+
+
+def _visible(text: str) -> str:
+    """``text`` without the characters a reader never sees: invisible ones and controls other than whitespace."""
+    return strip_invisible(strip_unspaced_controls(text))
 
 
 def folded_content_hash(title: str, body: str, exact: str | None = None) -> str:
@@ -109,12 +115,13 @@ def fold_compat(text: str) -> str:
     (fold 2 of the erasure register): NFKC (full-width and half-width forms, ligatures, circled and
     mathematical letters, superscripts, the no-break and ideographic spaces...) and Unicode case folding
     (``str.casefold``: ``"Straße"`` and ``"STRASSE"`` fold alike), repeated until nothing changes (a
-    case folding can leave text that NFKC changes again), then invisible characters removed and
-    whitespace runs folded. Idempotent, and ``fold_compat(fold_whitespace(t)) == fold_compat(t)``.
+    case folding can leave text that NFKC changes again), then invisible characters and controls other
+    than whitespace removed and whitespace runs folded. Idempotent, and
+    ``fold_compat(fold_whitespace(t)) == fold_compat(t)``.
 
     Visible differences stay: accents and other combining marks (``"café"`` is not ``"cafe"``), letters
     of other scripts that look Latin, punctuation. ASCII text costs one ``str.lower``."""
-    return _fold_forms_and_case(strip_invisible(text))
+    return _fold_forms_and_case(_visible(text))
 
 
 def _fold_forms_and_case(visible: str) -> str:
