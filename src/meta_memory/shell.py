@@ -218,6 +218,14 @@ def _ctx(**kw: Any) -> dict[str, Any]:
     return {k: kw[k] for k in ("url", "token", "state_dir", "config_path", "as_json")}
 
 
+def _where_options(kw: dict[str, Any]) -> list[str]:
+    """The options naming where a command ran (``--url``, ``--state-dir``, ``--config``), shell-quoted, for a
+    hint's next command to run against the same memory (the token stays out: it is read from the
+    environment or typed again)."""
+    named = (("--url", kw.get("url")), ("--state-dir", kw.get("state_dir")), ("--config", kw.get("config_path")))
+    return [f"{option} {shlex.quote(str(value))}" for option, value in named if value is not None]
+
+
 def _utf8(name: str, text: str) -> str:
     """``text`` unless it cannot be UTF-8 (bytes the shell passed undecoded): a usage error naming it."""
     try:
@@ -595,7 +603,8 @@ def quarantine_list(identity: str, realm: str | None, **kw: Any) -> None:
             for f in forgets:
                 table.add_row(text(f.memory_id), name_text(f.realm), *(text(cell) for cell in (f.title, f.reason or "")))
             console.print(table)
-        target = f"--identity {shlex.quote(identity)}" + (f" --realm {shlex.quote(realm)}" if realm else "")
+        target = " ".join([f"--identity {shlex.quote(identity)}", *([f"--realm {shlex.quote(realm)}"] if realm else []),
+                           *_where_options(kw)])
         console.print(text(f"read one with `meta-memory quarantine show MEMORY_ID {target}`; `quarantine release "
                            f"MEMORY_ID {target}` makes it active memory (a held forget: keeps the record), "
                            f"`quarantine discard MEMORY_ID {target}` tombstones it (a held forget: applies the forget)",

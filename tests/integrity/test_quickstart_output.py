@@ -45,3 +45,14 @@ def test_the_remember_and_recall_answers_shown_have_every_member_the_gateway_sen
     shown = _shown_result(4)
     assert list(shown) == list(found)
     assert list(shown["records"][0]) == list(found["records"][0])
+
+
+def test_the_session_answers_shown_are_the_gateways(gateway: Any) -> None:
+    """Step 5's ``meta/session/note`` (id 7) and ``meta/turn/tool_result`` (id 8) answers are what a default
+    gateway answers, member for member."""
+    session = {"identity": "lead:quickstart", "session_key": "web1"}
+    noted = gateway.result("meta/session/note", session)
+    assert noted == {**_shown_result(7), **session}
+    assert list(noted) == list(_shown_result(7))
+    judged = gateway.result("meta/turn/tool_result", {**session, "tool_name": "web_fetch"})
+    assert judged == _shown_result(8)
