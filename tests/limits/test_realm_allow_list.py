@@ -144,3 +144,88 @@ def test_the_mcp_bridge_cannot_be_pointed_at_an_unlisted_realm(tmp_path: Path) -
                          input="", capture_output=True, text=True, timeout=120)
     assert out.returncode == 1 and "realm 'prdo' is not served here" in out.stderr, out.stderr
     assert not realm_db(tmp_path / "state", "prdo").exists()
+
+
+def test_reads_of_every_realm_leave_out_a_realm_the_list_does_not_serve(gateway_factory: Any, tmp_path: Path) -> None:
+    """A realm the backend holds but the list leaves out (a realm another gateway serves from a shared database,
+    a file left in the state directory) stays unserved by the reads that name no realm too: the console's
+    every-realm listings, a record read by id, export, status and ``/metrics``."""
+    import httpx
+
+    state = tmp_path / "state"
+    first = gateway_factory(state)
+    kept = first.result("meta/agent_memory/remember", {"identity": IDENT, "title": "Default", "body": "default passport"})
+    hr = first.result("meta/agent_memory/remember", {"identity": IDENT, "realm": "hr", "title": "Payroll",
+                                                     "body": "payroll passport"})
+    session = {"identity": IDENT, "realm": "hr", "session_key": "s1"}
+    first.result("meta/turn/tool_result", {**session, "tool_name": "web_fetch"})
+    held = first.result("meta/agent_memory/tool", {**session, "arguments": {"action": "remember", "title": "Held",
+                                                                            "body": "held passport"}})
+    assert "QUARANTINED" in held["text"], held
+    first.stop()
+
+    gw = gateway_factory(state, config=write_config(tmp_path / "meta.toml", '[agent_memory]\nrealms = ["default"]\n'))
+    listed = gw.result("meta/memory/panel/records", {})
+    assert [r["id"] for r in listed["records"]] == [kept["memory_id"]] and "hr" not in listed.get("realms", [])
+    found = gw.result("meta/memory/panel/records", {"query": "passport"})
+    assert [r["id"] for r in found["records"]] == [kept["memory_id"]]
+    queue = gw.result("meta/memory/panel/quarantine", {})
+    assert queue["records"] == [] and "hr" not in json_text(queue)
+    missing = gw.error("meta/memory/panel/record", {"memory_id": hr["memory_id"]})
+    unknown = gw.error("meta/memory/panel/record", {"memory_id": "mem-no-such-record"})
+    assert missing["code"] == unknown["code"] == -32001  # as an unknown id: nothing says the realm holds it
+    assert missing["message"].replace(hr["memory_id"], "ID") == unknown["message"].replace("mem-no-such-record", "ID")
+    page = gw.result("meta/storage/export", {})
+    lines = list(page["lines"])
+    while not page["done"]:
+        page = gw.result("meta/storage/export", {"export_id": page["export_id"]})
+        lines += page["lines"]
+    assert '"hr"' not in "".join(lines) and hr["memory_id"] not in "".join(lines) and kept["memory_id"] in "".join(lines)
+    assert gw.result("meta/status", {})["agent_memory"]["realms"] == ["default"]
+    metrics = httpx.get(gw.url + "/metrics", timeout=10)
+    assert metrics.status_code == 200 and 'realm="hr"' not in metrics.text and 'realm="default"' in metrics.text
+    # the realm stays, unserved: its file is there and a gateway without the list serves it again
+    assert realm_db(state, "hr").exists()
+
+
+def json_text(value: Any) -> str:
+    import json
+
+    return json.dumps(value)
+
+
+@pytest.mark.parametrize("backend", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)],
+                         indirect=True)
+def test_an_import_still_reads_the_erasures_of_an_unserved_realm(backend: str, tmp_path: Path) -> None:
+    """The one read of every realm held: content erased in a realm this gateway does not serve is still
+    refused by an import (the installation's erasure register, whichever gateway serves the realm)."""
+    from contextlib import ExitStack
+
+    from meta_memory.agent_memory.hashing import erasure_hashes
+    from meta_memory.agent_memory.import_plan import installation_erasures
+
+    with ExitStack() as stack:
+        if backend == "sqlite":
+            from meta_memory.agent_memory.store.sqlite import SqliteAgentMemoryStore
+
+            every: Any = stack.enter_context(SqliteAgentMemoryStore(tmp_path / "am"))
+            record_writes.remember(every, "hr", IDENT, "Payroll", "payroll passport")
+            mid = record_writes.remember(every, "hr", IDENT, "Erased", "erased passport")[0].memory_id
+            every.erase("hr", Scope.identity("hr", IDENT), mid, erased_by="op")
+            every.close()
+            store: Any = stack.enter_context(SqliteAgentMemoryStore(tmp_path / "am", realms=("default",)))
+        else:
+            from contract.pgsupport import DSN, throwaway_schema
+            from meta_memory.agent_memory.store.postgres import PostgresAgentMemoryStore
+
+            schema = stack.enter_context(throwaway_schema())
+            every = PostgresAgentMemoryStore(DSN, schema=schema)
+            stack.callback(every.close)
+            record_writes.remember(every, "hr", IDENT, "Payroll", "payroll passport")
+            mid = record_writes.remember(every, "hr", IDENT, "Erased", "erased passport")[0].memory_id
+            every.erase("hr", Scope.identity("hr", IDENT), mid, erased_by="op")
+            store = PostgresAgentMemoryStore(DSN, schema=schema, realms=("default",))
+            stack.callback(store.close)
+        assert store.list_realms() == [] and store.held_realms() == ["hr"]
+        rows = installation_erasures(store, "default", [mid], erasure_hashes("Erased", "erased passport"))
+        assert rows and {realm for realm, _ in rows} == {"hr"}

@@ -164,7 +164,7 @@ def installation_erasures(store: AgentMemoryStore, realm: str, ids: Collection[s
     naming one of ``ids`` or matching one of ``hashes`` (exact or folded content hashes: ``erasure_hashes``): one snapshot and a
     few ``IN`` lookups per realm."""
     rows: list[tuple[str, Erasure]] = []
-    for name in dict.fromkeys([realm, *store.list_realms()]):
+    for name in dict.fromkeys([realm, *store.held_realms()]):
         with store.snapshot(name) as tx:
             rows += [(name, row) for row in tx.erased(ids, hashes)]
     return rows

@@ -6,7 +6,12 @@ creates a new, empty realm). With it, a gateway serves exactly the listed realms
 * every call whose params name an unlisted ``realm`` is refused before it runs, read or write
   (:meth:`meta_memory.rpc.registry.MethodTable.call`);
 * no store creates an unlisted realm, whatever the path (import, review, a custom host): the SQLite
-  store's and the PostgreSQL store's realm creation check the same list.
+  store's and the PostgreSQL store's realm creation check the same list;
+* no read or sweep of every realm reaches an unlisted realm a backend holds (another gateway's realm in a
+  shared PostgreSQL database, a realm file left in the state directory): a store's ``list_realms`` is
+  :func:`served_realms` of what it holds (the console's every-realm reads, export, ``/metrics``, status,
+  expiry and retention sweeps, dreams, the vector indexer). Only the erasure checks of an import read
+  every realm held: content erased anywhere in the installation stays refused.
 
 The refusal is ``-32602`` (:class:`~meta_memory.errors.InvalidParams`) with ``data.field = "realm"``;
 its message names the realm the caller gave and the rule, never the listed realms (a caller learns
@@ -15,11 +20,11 @@ nothing about the realms it did not name).
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Iterable
 
 from meta_memory.errors import InvalidParams
 
-__all__ = ["unlisted_realm_rule", "refuse_unlisted_realm"]
+__all__ = ["unlisted_realm_rule", "refuse_unlisted_realm", "served_realms"]
 
 
 def unlisted_realm_rule(realms: Collection[str] | None, realm: str) -> str | None:
@@ -37,3 +42,8 @@ def refuse_unlisted_realm(realms: Collection[str] | None, realm: str) -> None:
     rule = unlisted_realm_rule(realms, realm)
     if rule is not None:
         raise InvalidParams(rule, "realm")
+
+
+def served_realms(realms: Collection[str] | None, held: Iterable[str]) -> list[str]:
+    """The realms of ``held`` (a backend's, in its order) that the allow-list ``realms`` lists (``None``: all)."""
+    return list(held) if realms is None else [r for r in held if r in realms]

@@ -46,6 +46,7 @@ from meta_memory.agent_memory.model import (
     Scope,
     UsageEvent,
 )
+from meta_memory.agent_memory.realm_list import served_realms
 from meta_memory.clock import Clock
 from meta_memory.errors import AgentMemoryError, RecordNotFound
 from meta_memory.limits import MAX_MANIFEST_K
@@ -121,6 +122,8 @@ class AgentMemoryStore(ABC):
     clock: Clock
     gate: WriteGate | None
     refuses_nul: ClassVar[bool] = False
+    #: The realm allow-list (``[agent_memory] realms``): the only realms served; ``None`` serves any realm.
+    allowed_realms: frozenset[str] | None = None
     #: Whether the backend keeps installation-wide secrets (:meth:`installation_secret`): PostgreSQL does
     #: (one database is one installation, whichever gateway reaches it); SQLite leaves them to the state directory.
     keeps_installation_secrets: ClassVar[bool] = False
@@ -271,9 +274,16 @@ class AgentMemoryStore(ABC):
         """
         raise AgentMemoryError("unsupported", f"{type(self).__name__} cannot list every record")
 
-    @abstractmethod
     def list_realms(self) -> list[str]:
-        """Every realm the backend holds, sorted."""
+        """The realms this store serves, sorted: every realm the backend holds (:meth:`held_realms`) that the
+        allow-list (``[agent_memory] realms``, :attr:`allowed_realms`) lists, all of them without one. What
+        every read and sweep of every realm reads (:mod:`meta_memory.agent_memory.realm_list`)."""
+        return served_realms(self.allowed_realms, self.held_realms())
+
+    @abstractmethod
+    def held_realms(self) -> list[str]:
+        """Every realm the backend holds, sorted, served or not: only the erasure checks of an import read
+        them all (content erased from any realm of the installation stays refused)."""
 
     @property
     def _log(self) -> logging.Logger:

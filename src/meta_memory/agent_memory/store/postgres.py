@@ -1140,7 +1140,7 @@ class PostgresAgentMemoryStore(SqlAgentMemoryStore[psycopg.Connection[Any]]):
         deadline.check()
         return run(unbounded, {**params, "tsq": tsq})
 
-    def list_realms(self) -> list[str]:
+    def held_realms(self) -> list[str]:
         """Every realm this database has held (registered at a realm's first use), sorted."""
         with self._conn() as conn:
             try:

@@ -1499,7 +1499,7 @@ class SqliteAgentMemoryStore(SqlAgentMemoryStore[sqlite3.Connection]):
         """Realms whose index merge and WAL checkpoint wait for the upkeep thread."""
         return self._upkeep.pending
 
-    def list_realms(self) -> list[str]:
+    def held_realms(self) -> list[str]:
         """Realms with a database file under the root (decoded file stems), sorted."""
         return self.paths.list_realms()
 
