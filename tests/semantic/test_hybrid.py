@@ -169,3 +169,21 @@ def test_a_filtered_hybrid_recall_scores_only_matching_records(store: SqliteAgen
         req = RecallRequest(identity=ID, realm=R, query_text="When did I purchase my car?", max_entries=8,
                             where=parse_filter({"year": year}))
         assert [s.record.title for s in guarded_recall(hybrid, store, req, ME).records] == expected
+
+
+def test_a_query_embedded_for_one_identity_is_not_served_from_cache_to_another(store: SqliteAgentMemoryStore) -> None:
+    """The query-vector cache is kept per scope: a kept vector answers fast, so one shared by every scope would
+    tell an identity (or a tenant of another realm) whether someone else asked the same words recently."""
+    seed(store)
+    embedder = ConceptEmbedder()
+    VectorIndexer(store, embedder).drain()
+    hybrid = HybridRecallProvider(embedder)
+    before = embedder.calls
+    ask(hybrid, store, "When did I purchase my car?", identity=OTHER)
+    assert embedder.calls == before + 1
+    ask(hybrid, store, "When did I purchase my car?", identity=ID)
+    assert embedder.calls == before + 2  # embedded anew for this scope: no hit on the other's
+    ask(hybrid, store, "When did I purchase my car?", identity=ID)
+    ask(hybrid, store, "When did I purchase my car?", identity=OTHER)
+    assert embedder.calls == before + 2  # each scope's own vector is kept
+    assert hybrid.memory_stats()["queries"] == 2

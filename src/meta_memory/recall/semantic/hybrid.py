@@ -278,10 +278,13 @@ class HybridRecallProvider:
         self.config = config or HybridConfig()
         self.lexical = lexical or LexicalRecallProvider()
         self._lock = threading.Lock()
-        self._queries: OrderedDict[str, Any] = OrderedDict()
+        #: query vectors by (the scope's cache key, the query's text): one scope's recall never finds another
+        #: scope's query embedded (a cache hit is a fast answer, so a shared one would tell whether another
+        #: identity or realm asked the same words)
+        self._queries: OrderedDict[tuple[Hashable, str], Any] = OrderedDict()
         self._matrices: OrderedDict[Hashable, _Matrix] = OrderedDict()
         self._cache_bytes = 0  # of the kept matrices and query vectors (cache_bytes bounds it)
-        self._pending: dict[str, Future[Any]] = {}
+        self._pending: dict[tuple[Hashable, str], Future[Any]] = {}
         self._degraded: Counter[str] = Counter()
         self._warned_at: dict[str, float] = {}
 
@@ -304,25 +307,27 @@ class HybridRecallProvider:
         log.warning("hybrid recall answered lexically (%s); %d such recalls since start", reason, total)
 
     # -- caches ---------------------------------------------------------------------------------
-    def _embed(self, text: str, future: Future[Any]) -> None:
-        """Embed ``text`` into ``future`` (a daemon thread's work) and keep the vector in the query cache."""
+    def _embed(self, key: tuple[Hashable, str], future: Future[Any]) -> None:
+        """Embed ``key``'s text into ``future`` (a daemon thread's work) and keep the vector in the query
+        cache under ``key`` (the scope's cache key and the text)."""
         import numpy as np
 
+        text = key[1]
         try:
             vec = np.asarray(self.embedder.embed([text])[0], dtype=np.float32)
         except BaseException as exc:  # noqa: BLE001 - handed to the waiting recall
             with self._lock:
-                self._pending.pop(text, None)
+                self._pending.pop(key, None)
             future.set_exception(exc)
             return
         with self._lock:
-            self._pending.pop(text, None)
-            if text not in self._queries and _query_bytes(text, vec) <= self.config.cache_bytes:
-                self._queries[text] = vec
+            self._pending.pop(key, None)
+            if key not in self._queries and _query_bytes(text, vec) <= self.config.cache_bytes:
+                self._queries[key] = vec
                 self._cache_bytes += _query_bytes(text, vec)
             while len(self._queries) > self.config.query_cache:
                 old, old_vec = self._queries.popitem(last=False)
-                self._cache_bytes -= _query_bytes(old, old_vec)
+                self._cache_bytes -= _query_bytes(old[1], old_vec)
             self._shrink()
         future.set_result(vec)
 
@@ -333,7 +338,7 @@ class HybridRecallProvider:
             self._cache_bytes -= self._matrices.popitem(last=False)[1].nbytes
         while self._cache_bytes > self.config.cache_bytes and self._queries:
             old, old_vec = self._queries.popitem(last=False)
-            self._cache_bytes -= _query_bytes(old, old_vec)
+            self._cache_bytes -= _query_bytes(old[1], old_vec)
 
     def memory_stats(self) -> dict[str, int]:
         """``{bytes, limit_bytes, scopes, queries}``: the memory of the kept scope matrices and query vectors
@@ -342,32 +347,33 @@ class HybridRecallProvider:
             return {"bytes": self._cache_bytes, "limit_bytes": self.config.cache_bytes,
                     "scopes": len(self._matrices), "queries": len(self._queries)}
 
-    def _query_vector(self, text: str, until: float | None) -> Any:
-        """The query's unit vector: from the cache, else embedded on a daemon thread (one per distinct
-        text in flight) that this recall waits for until the monotonic instant ``until`` (``None``: no
-        limit). Raises :class:`_DenseUnavailable` (``embedding_timeout``, ``embedder_busy``,
-        ``embedder_failed``)."""
+    def _query_vector(self, scope_key: Hashable, text: str, until: float | None) -> Any:
+        """The query's unit vector for the scope whose cache key is ``scope_key``: from the cache, kept per
+        scope, else embedded on a daemon thread (one per distinct scope and text in flight) that this recall
+        waits for until the monotonic instant ``until`` (``None``: no limit). Raises
+        :class:`_DenseUnavailable` (``embedding_timeout``, ``embedder_busy``, ``embedder_failed``)."""
+        key = (scope_key, text)
         with self._lock:
-            hit = self._queries.get(text)
+            hit = self._queries.get(key)
             if hit is not None:
-                self._queries.move_to_end(text)
+                self._queries.move_to_end(key)
                 return hit
-            future = self._pending.get(text)
+            future = self._pending.get(key)
             if future is None:
                 if len(self._pending) >= self.config.max_pending_embeddings:
                     raise _DenseUnavailable("embedder_busy")
                 future = Future()
-                self._pending[text] = future
+                self._pending[key] = future
                 started = True
             else:
                 started = False
         if started:
             try:
-                threading.Thread(target=self._embed, args=(text, future), name="meta-memory-query-embedding",
+                threading.Thread(target=self._embed, args=(key, future), name="meta-memory-query-embedding",
                                  daemon=True).start()
             except BaseException:
                 with self._lock:
-                    self._pending.pop(text, None)
+                    self._pending.pop(key, None)
                 raise
         try:
             return future.result(None if until is None else max(0.0, until - time.monotonic()))
@@ -459,7 +465,7 @@ class HybridRecallProvider:
                 if matrix is None:
                     return None
                 query = " ".join(p for p in (request.query_text or "", " ".join(request.query_terms)) if p.strip())
-                cosines = matrix.values @ self._query_vector(query, until)
+                cosines = matrix.values @ self._query_vector(source.cache_key, query, until)
                 deadline.check()
                 if self.config.fusion == "weighted":
                     return self._fuse_weighted(lexical, matrix, cosines, source, request.max_entries)
