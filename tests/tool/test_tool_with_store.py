@@ -162,3 +162,26 @@ def test_a_session_tainted_in_another_realm_writes_and_forgets_there_under_its_t
     # the same identity and key in the default realm is another session, clean
     clean = run(tool, action="remember", title="Clean", body="Nothing read here.")
     assert "QUARANTINED" not in clean.text and store.get("default", stored_id(clean.text)) is not None
+
+
+@pytest.mark.parametrize("tag", ["lg:item", "LG:Item", "  lg:k:0123", "Lg:n1:abc", "lg:"])
+def test_a_model_cannot_write_a_record_the_langgraph_store_reads_as_an_item(
+        tool: RecorderTool, store: SqliteAgentMemoryStore, tag: str) -> None:
+    """The tags of a LangGraph store item's record are the application's: the tool refuses them on remember and
+    update, so a model (steered by injected text or not) never forges an item value, such as a user's role."""
+    from meta_memory.agent_memory import record_writes
+    from meta_memory.integrations.langgraph_items import item_record
+
+    item = item_record(("users", "alice"), "profile", {"role": "user"})
+    app, _ = record_writes.remember(store, "default", ME, item.title, item.body, item.tags)
+    forged = item_record(("users", "alice"), "profile", {"role": "admin"})
+    tags = [tag, *[t for t in forged.tags if t.lower() != tag.strip().lower()]]
+    for args in ({"action": "remember", "title": forged.title, "body": forged.body, "tags": tags},
+                 {"action": "update", "memory_id": app.memory_id, "title": forged.title, "body": forged.body,
+                  "tags": tags}):
+        out = run(tool, **args)
+        assert out.is_error and "reserved" in out.text and "lg:" in out.text, out.text
+    active = store.active_records("default", Scope.identity("default", ME))
+    assert [(r.memory_id, json.loads(r.body)["value"]) for r in active] == [(app.memory_id, {"role": "user"})]
+    # other tags stay the model's to use
+    assert not run(tool, action="remember", title="Note", body="a tag near the prefix", tags=["lgx", "l:g"]).is_error

@@ -24,10 +24,13 @@ from typing import Any
 from meta_memory.agent_memory.fields import MAX_MEMORY_TAGS, MAX_TITLE_BYTES, FieldError, normalize_metadata
 from meta_memory.identity import parse_identity
 
-__all__ = ["ITEM_TAG", "ItemRecord", "identity_label", "item_record", "key_tag", "prefix_tag"]
+__all__ = ["ITEM_TAG", "TAG_PREFIX", "ItemRecord", "identity_label", "item_record", "key_tag", "prefix_tag"]
 
+#: What every tag of an item's record begins with. Reserved: the ``memory`` tool refuses a tag beginning with
+#: it (in any case), so a model's write is never read back by the store as an application's item.
+TAG_PREFIX = "lg:"
 #: The tag every item's record carries.
-ITEM_TAG = "lg:item"
+ITEM_TAG = f"{TAG_PREFIX}item"
 
 
 def _h(labels: Iterable[str]) -> str:

@@ -38,6 +38,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationIn
 from meta_memory import strict_json
 from meta_memory.agent_memory.fields import check_ttl_s, memory_id_ref
 from meta_memory.errors import echo
+from meta_memory.integrations.langgraph_items import TAG_PREFIX as ITEM_TAG_PREFIX
 from meta_memory.limits import MAX_MEMORY_ENTRIES
 from meta_memory.recall.query_limits import query_size_error
 from meta_memory.tool.schema import (
@@ -228,9 +229,15 @@ class _Arguments(BaseModel):
 
 
 def _distinct_tags(raw: list[str] | None) -> list[str]:
+    """The tags given, trimmed, blanks and repeats dropped. Raises :class:`ToolArgumentError` for a tag the
+    LangGraph store's items reserve (:data:`~meta_memory.integrations.langgraph_items.TAG_PREFIX`, any case):
+    a model's record must never read back as an item the application wrote."""
     out: list[str] = []
-    for tag in raw or ():
+    for index, tag in enumerate(raw or ()):
         tag = tag.strip()
+        if tag[:len(ITEM_TAG_PREFIX)].lower() == ITEM_TAG_PREFIX:
+            raise ToolArgumentError(f"`tags[{index}]`: tags beginning '{ITEM_TAG_PREFIX}' are reserved for the "
+                                    "application's LangGraph store items")
         if tag and tag not in out:
             out.append(tag)
     return out
