@@ -71,7 +71,7 @@ class _LiveScope(Mapping[str, MemoryRecord]):
             raise KeyError(memory_id)
         return rec
 
-    def get(self, memory_id: str, default: Any = None) -> Any:  # type: ignore[override]
+    def get(self, memory_id: str, default: Any = None) -> Any:
         """The record of ``memory_id`` when it is live in the scope, else ``default`` (one look-up)."""
         rec = self._lookup(memory_id)
         return default if rec is None else rec
