@@ -45,7 +45,7 @@ class Deadline:
     def __init__(self, at: float | None = None) -> None:
         self.at = at
         self.start = time.monotonic()  # when the budget began (seconds, monotonic): ``at - start`` is its length
-        self._cancelled = threading.Event()
+        self._cancelled = False  # set once, under the lock; read without it (a plain attribute read)
         self._lock = threading.Lock()
         self._on_cancel: list[Callable[[], None]] = []
 
@@ -57,7 +57,7 @@ class Deadline:
     def cancel(self) -> None:
         """Mark the call abandoned and run the registered cancel hooks (e.g. a database cancel request)."""
         with self._lock:
-            self._cancelled.set()
+            self._cancelled = True
             hooks = list(self._on_cancel)
         for hook in hooks:
             with contextlib.suppress(Exception):
@@ -68,7 +68,7 @@ class Deadline:
         """Run ``hook`` if the call is cancelled during the ``with`` block (at once if it already is)."""
         with self._lock:
             self._on_cancel.append(hook)
-            already = self._cancelled.is_set()
+            already = self._cancelled
         if already:
             with contextlib.suppress(Exception):
                 hook()
@@ -81,16 +81,16 @@ class Deadline:
     @property
     def cancelled(self) -> bool:
         """True once :meth:`cancel` was called."""
-        return self._cancelled.is_set()
+        return self._cancelled
 
     @property
     def expired(self) -> bool:
         """True when cancelled or past ``at``."""
-        return self._cancelled.is_set() or (self.at is not None and time.monotonic() >= self.at)
+        return self._cancelled or (self.at is not None and time.monotonic() >= self.at)
 
     def remaining_ms(self) -> int | None:
         """Milliseconds left (at least 1 while not expired, 0 once expired); ``None`` without a time limit."""
-        if self._cancelled.is_set():
+        if self._cancelled:
             return 0
         if self.at is None:
             return None
@@ -112,7 +112,7 @@ class _Sooner(Deadline):
 
     @property
     def cancelled(self) -> bool:
-        return self._cancelled.is_set() or self.parent.cancelled
+        return self._cancelled or self.parent.cancelled
 
     @property
     def expired(self) -> bool:

@@ -11,7 +11,7 @@ import pytest
 
 from meta_memory.access.requirements import PUBLIC
 from meta_memory.errors import InternalError
-from meta_memory.rpc.registry import MethodSpec, MethodTable
+from meta_memory.rpc.registry import FreshJson, MethodSpec, MethodTable
 from meta_memory.rpc.results import ForgetResult, RecallResult, RememberResult
 
 
@@ -59,3 +59,29 @@ def test_a_plain_result_type_is_validated_too() -> None:
 def test_every_method_declares_its_result() -> None:
     with pytest.raises(TypeError, match="must declare result="):
         MethodTable().method("x/y", requires=PUBLIC, mutating=False)(lambda rt, ctx, p: None)
+
+
+def test_a_fresh_answer_is_validated_then_sent_as_built() -> None:
+    recall = {"records": [dict(RECORD, tags=["a"], metadata={"k": [1]})], "skip_reason": None}
+    assert _spec(RecallResult).answer(FreshJson(recall)) is recall  # not copied
+    with pytest.raises(InternalError):
+        _spec(RecallResult).answer(FreshJson({"records": [{"memory_id": "m"}], "skip_reason": None}))
+
+
+def test_a_recall_answer_is_the_callers_own(tmp_path: Any) -> None:
+    from pathlib import Path
+
+    from meta_memory.sdk import Meta
+
+    with Meta.builder().persistent_state(Path(tmp_path) / "state").build() as h:
+        h.call("meta/agent_memory/remember", {"identity": "lead:main", "title": "Elm", "body": "The elm shades the porch.",
+                                              "tags": ["tree"], "metadata": {"where": {"side": ["north"]}}})
+        ask = {"identity": "lead:main", "query_text": "elm porch"}
+        first = h.call("meta/agent_memory/recall", ask)
+        assert RecallResult.model_validate(first).model_dump(mode="json", exclude_unset=True) == first
+        record = first["records"][0]
+        record["tags"].append("changed")
+        record["metadata"]["where"]["side"].append("south")
+        record["title"] = "changed"
+        again = h.call("meta/agent_memory/recall", ask)["records"][0]
+        assert (again["title"], again["tags"], again["metadata"]) == ("Elm", ["tree"], {"where": {"side": ["north"]}})

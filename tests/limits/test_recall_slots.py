@@ -196,3 +196,28 @@ def test_one_identity_s_waiting_recalls_take_freed_slots_in_arrival_order() -> N
     for t in waiters:
         t.join(30)
     assert order == [0, 1, 2, 3]
+
+
+def test_a_call_never_overtakes_one_of_its_key_already_queued() -> None:
+    from collections import deque
+
+    box = TimeBox(max_in_flight=16, max_per_key=1)
+    box._waiting["k"] = deque([object()])  # a call of "k" queued for the slot, not yet woken
+    with pytest.raises(ProviderSaturated):  # a slot is free, but the queued call goes first
+        box.call(lambda: "overtook", 50, key="k", inline=True)
+    assert box.call(lambda: "other key", 50, key="j", inline=True) == "other key"
+    del box._waiting["k"]
+    assert box.call(lambda: "its turn", 50, key="k", inline=True) == "its turn"
+
+
+def test_inline_calls_give_their_slots_back_whatever_they_end_with() -> None:
+    box = TimeBox(max_in_flight=2, max_per_key=1)
+
+    def fails() -> None:
+        raise RuntimeError("provider bug")
+
+    for _ in range(3):
+        assert box.call(lambda: 1, 1_000, key="k", inline=True) == 1
+        with pytest.raises(RuntimeError):
+            box.call(fails, 1_000, key="k", inline=True)
+    assert box.running == 0 and box._per_key == {} and box._waiting == {}

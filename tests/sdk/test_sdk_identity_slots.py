@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from meta_memory import Meta
+from meta_memory.errors import InvalidParams
 from meta_memory.limits import DEFAULT_MAX_PER_KEY
 
 pytestmark = pytest.mark.gateway
@@ -94,3 +95,42 @@ def test_task_slots_bound_each_identity_and_all_of_them() -> None:
     asyncio.run(run())
     assert max(most.values()) == 2 and most_all == 5
     assert slots.idle()  # nothing kept for identities with no call in flight
+
+
+def test_thread_slots_bound_each_identity_and_all_of_them() -> None:
+    from meta_memory.sdk.handle import _ThreadSlots
+
+    slots = _ThreadSlots(2, total=5)
+    inside: dict[str, int] = {}
+    most: dict[str, int] = {}
+    in_all, most_all = 0, 0
+    lock = threading.Lock()
+    release = threading.Event()
+
+    def call(i: int) -> None:
+        nonlocal in_all, most_all
+        identity = f"member:{i % 3}"
+        with slots.slot((None, identity)):
+            with lock:
+                inside[identity] = inside.get(identity, 0) + 1
+                in_all += 1
+                most[identity] = max(most.get(identity, 0), inside[identity])
+                most_all = max(most_all, in_all)
+            release.wait(0.02)
+            with lock:
+                inside[identity] -= 1
+                in_all -= 1
+
+    with ThreadPoolExecutor(24) as pool:
+        list(pool.map(call, range(90)))
+    assert max(most.values()) == 2 and most_all == 5
+    assert slots.idle()  # nothing kept for identities with no call in flight
+
+
+def test_a_failed_call_gives_its_thread_slots_back(tmp_path: Path) -> None:
+    with Meta.builder().persistent_state(tmp_path / "state").build() as h:
+        for _ in range(DEFAULT_MAX_PER_KEY + 2):
+            with pytest.raises(InvalidParams):
+                h.call("meta/agent_memory/recall", {"identity": "lead:main", "query_text": "elm", "max_entries": 0})
+        assert h.recall_agent_memory("lead:main", query_text="elm") == []
+        assert h._slots.idle()

@@ -119,6 +119,10 @@ class TimeBox:
         """Take a slot for ``key``, waiting for one until the monotonic instant ``until`` (``None``: not at
         all). Raises :class:`ProviderSaturated` when none freed in time; its ``retry_after_ms`` is
         ``budget_ms`` (the calls holding the slots have budgets like this one's, and each ends by its deadline)."""
+        with self._lock:
+            if key not in self._waiting and self._full(key) is None:  # nobody of this key ahead, a slot free: take it
+                self._take(key)
+                return
         started = time.monotonic()
         ticket = object()
         with self._lock:
@@ -138,9 +142,13 @@ class TimeBox:
                 if not waiting:
                     del self._waiting[key]
                 self._freed.notify_all()  # the next in line may go now
-            self._running += 1
-            if key is not None:
-                self._per_key[key] = self._per_key.get(key, 0) + 1
+            self._take(key)
+
+    def _take(self, key: Hashable | None) -> None:
+        """Count a started call for ``key`` (caller holds the lock)."""
+        self._running += 1
+        if key is not None:
+            self._per_key[key] = self._per_key.get(key, 0) + 1
 
     def _release(self, key: Hashable | None) -> None:
         with self._lock:
@@ -151,7 +159,8 @@ class TimeBox:
                     self._per_key[key] = left
                 else:
                     del self._per_key[key]
-            self._freed.notify_all()  # waiters for this key and for the global cap re-check
+            if self._waiting:  # every waiter is queued there before it waits (under this lock)
+                self._freed.notify_all()  # waiters for this key and for the global cap re-check
 
     def start(self, fn: Callable[[], T], *, timeout_ms: int | None = None, key: Hashable | None = None,
               until: float | None = None) -> Pending[T]:

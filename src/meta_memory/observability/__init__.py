@@ -25,6 +25,9 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["CallObservation", "Observability", "TelemetryConfig", "count_refused_write"]
 
+#: The span of an untraced call: none (a shared context manager giving ``None``).
+_UNTRACED = contextlib.nullcontext()
+
 #: The metrics of the call running on this thread or task (``None`` outside a call).
 _METRICS: ContextVar[Metrics | None] = ContextVar("meta_memory_call_metrics", default=None)
 
@@ -92,7 +95,9 @@ class Observability:
         started = time.perf_counter()
         token = _METRICS.set(self.metrics)
         try:
-            with self.tracing.call_span(method, request_id or current_request_id(), transport) as span:
+            traced = (self.tracing.call_span(method, request_id or current_request_id(), transport)
+                      if self.tracing.enabled else _UNTRACED)  # untraced: no span to open, nothing to restore
+            with traced as span:
                 obs = CallObservation(method, span, self.tracing)
                 try:
                     yield obs

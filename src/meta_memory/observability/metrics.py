@@ -104,6 +104,7 @@ class Metrics:
                              registry=r)
         self.held_forgets = Counter("meta_memory_held_forgets", "Forgets held for review.", registry=r)
         self._by_method: dict[str, tuple[Any, Any]] = {}
+        self._by_path: dict[str, Any] = {}
         #: the ``created`` writes series, looked up at the first creation (a series appears once used)
         self._created: Any = None
         self._lock = threading.Lock()
@@ -134,6 +135,12 @@ class Metrics:
                     self._by_method[method] = series
         return series
 
+    def _recall_series(self, path: str) -> Any:
+        series = self._by_path.get(path)
+        if series is None:  # labels() gives one series per path: looked up once, as the calls' are
+            series = self._by_path.setdefault(path, self.recall_duration.labels(path))
+        return series
+
     def observe_call(self, method: str, seconds: float, result: Any, error: dict[str, Any] | None) -> None:
         """Count one call of ``method`` (a name the table knows, else :data:`UNKNOWN_METHOD`) that took
         ``seconds``; ``result`` is its JSON result (``None`` on error), ``error`` its JSON-RPC ``data``
@@ -154,7 +161,7 @@ class Metrics:
                 self._refused(str(reason or kind), error.get("secret_class"))
             return
         if path is not None:
-            self.recall_duration.labels(path).observe(seconds)
+            self._recall_series(path).observe(seconds)
             skip = result.get("skip_reason") if isinstance(result, dict) else None
             if path == "inject" and skip in _OVERRUN_SKIPS:
                 self.overruns.labels(path, skip).inc()

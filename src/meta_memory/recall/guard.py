@@ -17,6 +17,9 @@ from meta_memory.recall.provider import ScoredRecord, record_id
 
 __all__ = ["enforce_scope"]
 
+#: what ``allowed_ids.get`` answers for an id the mapping does not hold
+_ABSENT = object()
+
 
 def enforce_scope(
     results: Iterable[ScoredRecord[Any]],
@@ -43,11 +46,15 @@ def enforce_scope(
         if not isinstance(item, ScoredRecord):
             continue
         rid = record_id(item.record)
-        if rid is None or rid in seen or rid not in allowed_ids:
+        if rid is None or rid in seen:
             continue
-        seen.add(rid)
-        if substitute:
-            kept.append(ScoredRecord(allowed_ids[rid], item.score))  # type: ignore[index]
-        else:
+        if substitute:  # one look-up: whether the id is allowed, and its stored record
+            stored = allowed_ids.get(rid, _ABSENT)  # type: ignore[union-attr]
+            if stored is _ABSENT:
+                continue
+            seen.add(rid)
+            kept.append(ScoredRecord(stored, item.score))
+        elif rid in allowed_ids:
+            seen.add(rid)
             kept.append(item)
     return kept

@@ -27,7 +27,7 @@ from .params import RealmDefaulted, check_json_value, parse_params, rule_to_inva
 if TYPE_CHECKING:  # pragma: no cover
     from ..runtime import Runtime
 
-__all__ = ["CallContext", "MethodSpec", "MethodTable", "Refused", "to_jsonable"]
+__all__ = ["CallContext", "FreshJson", "MethodSpec", "MethodTable", "Refused", "to_jsonable"]
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +48,19 @@ class CallContext:
 
 
 Handler = Callable[["Runtime", CallContext, Any], Any]
+
+
+class FreshJson:
+    """A handler's plain-data answer built for this one call out of JSON values alone: dicts, lists, strings,
+    numbers, booleans and ``None``, none of them held by anything else (no kept record's tags or metadata, no
+    pydantic model). :meth:`MethodSpec.answer` holds ``value`` to the result model as it holds any plain data,
+    then sends it as it is instead of copying it through :func:`to_jsonable` first (a recall's answer: a fresh
+    dict of eight records' fresh dicts, the copy about a tenth of what the method table adds to the call)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
 
 
 @dataclass(frozen=True)
@@ -112,12 +125,16 @@ class MethodSpec:
         """The handler's ``value`` as JSON-compatible data, held to ``result``.
 
         An instance of the result model is dumped as it is (it was validated when built); plain data
-        (a dict a service built) is validated against ``result`` and sent unchanged, member for member.
+        (a dict a service built) is validated against ``result`` and sent unchanged, member for member (a
+        :class:`FreshJson` answer: its ``value`` so validated, and sent without being copied).
         A result that does not fit is the gateway's own fault: it is logged and the call is answered
         ``-32603`` (:class:`~meta_memory.errors.InternalError`), never sent half-formed.
         """
         model = self.result
-        if self._adapter is None and isinstance(value, model):
+        fresh = type(value) is FreshJson
+        if fresh:
+            value = value.value
+        elif self._adapter is None and isinstance(value, model):
             return value.model_dump(mode="json")
         try:
             if self._adapter is None:
@@ -127,7 +144,7 @@ class MethodSpec:
         except ValidationError as exc:
             log.error("method %s answered outside its result model: %s", self.name, exc)
             raise InternalError() from None
-        return to_jsonable(value)
+        return value if fresh else to_jsonable(value)
 
     def is_mutating(self, parsed: Any) -> bool:
         """Whether this call (with its parsed params) changes state."""

@@ -110,31 +110,68 @@ class _SlotBook(Generic[S]):
 class _ThreadSlots:
     """At most ``limit`` calls in flight per key, and ``total`` in all, from one sync handle (its threads
     queue for a slot), so a handle shared by many threads stays within the gateway's caps instead of
-    being refused. Keys with no call in flight or waiting are dropped."""
+    being refused. Keys with no call in flight or waiting are dropped.
+
+    One lock and two counts: a call takes its key's slot and one of all together, when both are free
+    (no deadlock, no call holding one while it waits for the other); a freed slot wakes the waiters, if
+    any. :meth:`enter` and :meth:`leave` are the calls' own path (no context manager per call)."""
 
     def __init__(self, limit: int, total: int = DEFAULT_MAX_IN_FLIGHT) -> None:
-        self._book: _SlotBook[threading.Semaphore] = _SlotBook(limit, threading.Semaphore)
-        self._total = threading.Semaphore(total)
+        self._limit, self._total = limit, total
         self._lock = threading.Lock()
+        self._freed = threading.Condition(self._lock)
+        self._running: dict[Hashable, int] = {}  # per key: calls in flight
+        self._users: dict[Hashable, int] = {}  # per key: calls in flight or waiting
+        self._all = 0  # calls in flight, every key
+        self._waiting = 0
+
+    def enter(self, key: Hashable) -> None:
+        """Take ``key``'s slot and one of all, waiting for them as long as it takes."""
+        with self._lock:
+            self._users[key] = self._users.get(key, 0) + 1
+            if self._all >= self._total or self._running.get(key, 0) >= self._limit:
+                self._waiting += 1
+                try:
+                    while self._all >= self._total or self._running.get(key, 0) >= self._limit:
+                        self._freed.wait()
+                finally:
+                    self._waiting -= 1
+            self._running[key] = self._running.get(key, 0) + 1
+            self._all += 1
+
+    def leave(self, key: Hashable) -> None:
+        """Give back the slots :meth:`enter` took for ``key``."""
+        with self._lock:
+            self._all -= 1
+            left = self._running[key] - 1
+            users = self._users[key] - 1
+            if left:
+                self._running[key] = left
+            else:
+                del self._running[key]
+            if users:
+                self._users[key] = users
+            else:
+                del self._users[key]
+            if self._waiting:
+                self._freed.notify_all()
 
     @contextlib.contextmanager
     def slot(self, key: Hashable | None) -> Iterator[None]:
+        """:meth:`enter` and :meth:`leave` around the block (nothing for ``None``)."""
         if key is None:
             yield
             return
-        with self._lock:
-            sem = self._book.enter(key)
+        self.enter(key)
         try:
-            with sem, self._total:  # always the key's slot first, then one of all: no deadlock
-                yield
+            yield
         finally:
-            with self._lock:
-                self._book.leave(key)
+            self.leave(key)
 
     def idle(self) -> bool:
         """No call in flight or waiting, for any key."""
         with self._lock:
-            return self._book.idle()
+            return not self._users
 
 
 class _TaskSlots:
@@ -205,8 +242,14 @@ class MetaHandle(HandleMethods, SyncSide):
     def _invoke(self, method: str, params: dict[str, Any] | None, parse: Callable[[Any], Any]) -> Any:
         if self._closed:
             raise HandleClosed()
-        with self._slots.slot(_cap_key(method, params)):  # this handle's recalls of one identity queue
+        key = _cap_key(method, params)
+        if key is None:
             return parse(self._transport.call(method, params))
+        self._slots.enter(key)  # this handle's recalls of one identity queue
+        try:
+            return parse(self._transport.call(method, params))
+        finally:
+            self._slots.leave(key)
 
     @property
     def ledger(self) -> Ledger:

@@ -31,8 +31,9 @@ class _LiveScope(Mapping[str, MemoryRecord]):
         self._reader = reader
         self._cache: dict[str, MemoryRecord | None] = {}
 
-    def _admit(self, memory_id: str, rec: MemoryRecord | None) -> MemoryRecord | None:
-        ok = rec is not None and rec.scope == self._scope and rec.is_live(self._store.clock.now_ms()) and (
+    def _admit(self, memory_id: str, rec: MemoryRecord | None, now_ms: int | None = None) -> MemoryRecord | None:
+        ok = rec is not None and rec.scope == self._scope and rec.is_live(
+            self._store.clock.now_ms() if now_ms is None else now_ms) and (
             self._reader is None or self._reader.admits(memory_id))
         self._cache[memory_id] = rec if ok else None
         return self._cache[memory_id]
@@ -50,8 +51,9 @@ class _LiveScope(Mapping[str, MemoryRecord]):
         else:
             with self._store.snapshot(self._realm) as tx:
                 found = tx.get_many(todo)  # one statement for the page, not one per record
+        now_ms = self._store.clock.now_ms()  # read after the records: none is judged at an earlier time
         for memory_id in todo:
-            self._admit(memory_id, found.get(memory_id))
+            self._admit(memory_id, found.get(memory_id), now_ms)
 
     def _lookup(self, memory_id: object) -> MemoryRecord | None:
         if not isinstance(memory_id, str):
@@ -68,6 +70,11 @@ class _LiveScope(Mapping[str, MemoryRecord]):
         if rec is None:
             raise KeyError(memory_id)
         return rec
+
+    def get(self, memory_id: str, default: Any = None) -> Any:
+        """The record of ``memory_id`` when it is live in the scope, else ``default`` (one look-up)."""
+        rec = self._lookup(memory_id)
+        return default if rec is None else rec
 
     def __iter__(self) -> Iterator[str]:
         return (k for k, v in self._cache.items() if v is not None)

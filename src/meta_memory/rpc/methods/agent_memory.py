@@ -19,7 +19,7 @@ from ...access.requirements import (
 )
 from ...access.resources import Resources
 from ...agent_memory.model import Scope
-from ..registry import CallContext, MethodTable
+from ..registry import CallContext, FreshJson, MethodTable
 from ..results import (
     EraseResult,
     ForgetResult,
@@ -119,12 +119,13 @@ def register(table: MethodTable) -> None:
     @table.method("meta/agent_memory/recall", RecallParams, requires=read, mutating=False, available=on,
                   unavailable_hint=agent_memory_off,
                   result=RecallResult)
-    def recall(runtime: "Runtime", ctx: CallContext, p: RecallParams) -> dict[str, Any]:
-        """Recall the identity's active records: ``{records, skip_reason}``."""
-        return runtime.need_agent_memory().service.recall(
+    def recall(runtime: "Runtime", ctx: CallContext, p: RecallParams) -> FreshJson:
+        """Recall the identity's active records: ``{records, skip_reason}`` (built for this call alone: each
+        record by :meth:`~meta_memory.agent_memory.model.MemoryRecord.wire`, its tags and metadata copies)."""
+        return FreshJson(runtime.need_agent_memory().service.recall(
             p.realm, p.identity, selection=p.selection, query_text=p.query_text, query_terms=p.query_terms,
             max_entries=p.max_entries, where=p.where,
-        )
+        ))
 
     @table.method("meta/agent_memory/forget", ForgetParams, requires=identity_write("agent.memory.delete"), mutating=True,
                   available=on, unavailable_hint=agent_memory_off,
