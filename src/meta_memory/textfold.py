@@ -34,12 +34,12 @@ __all__ = [
     "ignorable_code_points",
     "invisible_characters",
     "is_invisible",
+    "strip_controls",
     "strip_hidden_tags",
     "strip_hidden_text",
     "strip_ignorable",
     "strip_invisible",
     "strip_smuggled_selectors",
-    "strip_unspaced_controls",
     "unconfuse",
 ]
 
@@ -210,18 +210,18 @@ def strip_invisible(text: str) -> str:
     return _invisible().sub("", text)
 
 
-#: The control characters (``Cc``) that ``str.split`` does not read as whitespace: C0 but tab, line feed,
-#: vertical tab, form feed, carriage return and the four separators U+001C-U+001F; DEL; C1 but the next line
-#: U+0085. A renderer shows none of them and the injected block drops them.
-_UNSPACED_CONTROLS = re.compile("[\x00-\x08\x0e-\x1b\x7f-\x84\x86-\x9f]+")
+#: The control characters (``Cc``) no text a person writes holds and no renderer shows: C0 but tab, line feed
+#: and carriage return (vertical tab, form feed and the separators U+001C-U+001F included), DEL, and C1 but
+#: the next line U+0085. One inside a word or a marker hides it from a match a model may not make.
+_CONTROLS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f]+")
 
 
-def strip_unspaced_controls(text: str) -> str:
-    """``text`` without its :data:`_UNSPACED_CONTROLS` (a bell, an escape, a backspace, DEL, a C1 control):
-    what the erasure register's folds read past, as they read past invisible characters, so content that
-    differs from erased content only by such a character is that content. The whitespace controls are left
-    to the caller's whitespace rule. Idempotent."""
-    return _UNSPACED_CONTROLS.sub("", text)
+def strip_controls(text: str) -> str:
+    """``text`` without its :data:`_CONTROLS` (a bell, an escape, a backspace, a form feed, DEL, a C1
+    control): what every renderer removes (:func:`meta_memory.injection.defang.neutralise`) and what the erasure
+    register's folds read past, so content that differs from erased content only by such a character is that
+    content, as the model is shown it. Tab, line feed, carriage return and U+0085 stay (whitespace). Idempotent."""
+    return _CONTROLS.sub("", text) if _CONTROLS.search(text) is not None else text
 
 
 #: The bidirectional controls (``Cf``): the Arabic letter mark, the left-to-right and right-to-left marks,

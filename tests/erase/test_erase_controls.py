@@ -1,5 +1,5 @@
 """Erased content with a control character slipped in is the same erased content: a bell, an escape, a
-backspace, DEL or a C1 control shows nothing and the injected block drops it, so after
+backspace, a form feed, a separator, DEL or a C1 control shows nothing and the injected block drops it, so after
 ``meta/agent_memory/erase`` such a spelling is refused ``erased`` (remember, the ``memory`` tool) and an
 erase takes such a copy with the record it names, over a real gateway."""
 
@@ -17,7 +17,9 @@ ID = "lead:controls"
 TITLE, BODY = "Diagnosis", "Alice has condition quokkazanzibar Q"
 #: The erased body with controls other than whitespace slipped in.
 SLIPPED = [BODY + "\a", BODY.replace("has", "h\x01as"), "\x7f" + BODY, BODY.replace(" Q", "\x1b Q"),
-           BODY.replace("Alice", "Al\x08ice"), BODY.replace("condition", "cond\x9bition")]
+           BODY.replace("Alice", "Al\x08ice"), BODY.replace("condition", "cond\x9bition"),
+           BODY.replace("quokkazanzibar", "quokka\x1czanzibar"), BODY.replace("has", "ha\x0bs"),
+           BODY.replace("has", "h\x0cas"), BODY.replace("Q", "\x1fQ")]
 
 
 def _refused(body: dict[str, object]) -> None:

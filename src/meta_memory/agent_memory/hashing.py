@@ -28,7 +28,7 @@ import threading
 import time
 import unicodedata
 
-from meta_memory.textfold import strip_invisible, strip_unspaced_controls
+from meta_memory.textfold import strip_controls, strip_invisible
 
 __all__ = [
     "canonical",
@@ -85,16 +85,16 @@ def canonical(text: str) -> str:
 
 def fold_whitespace(text: str) -> str:
     """``text`` without its invisible characters (:func:`meta_memory.textfold.strip_invisible`: zero-width
-    characters, joiners, variation selectors, the soft hyphen...) and its control characters other than
-    whitespace (:func:`meta_memory.textfold.strip_unspaced_controls`: a bell, an escape, DEL, C1 controls),
+    characters, joiners, variation selectors, the soft hyphen...) and its control characters but tab, line
+    feed and carriage return (:func:`meta_memory.textfold.strip_controls`: what every renderer removes),
     with every run of Unicode whitespace (``str.split``'s: spaces, tabs, line breaks, the no-break and other
     Unicode spaces) folded to one space and the ends trimmed. Idempotent."""
     return " ".join(_visible(text).split())
 
 
 def _visible(text: str) -> str:
-    """``text`` without the characters a reader never sees: invisible ones and controls other than whitespace."""
-    return strip_invisible(strip_unspaced_controls(text))
+    """``text`` without the characters a reader never sees: invisible ones and the controls every renderer removes."""
+    return strip_invisible(strip_controls(text))
 
 
 def folded_content_hash(title: str, body: str, exact: str | None = None) -> str:
@@ -115,8 +115,8 @@ def fold_compat(text: str) -> str:
     (fold 2 of the erasure register): NFKC (full-width and half-width forms, ligatures, circled and
     mathematical letters, superscripts, the no-break and ideographic spaces...) and Unicode case folding
     (``str.casefold``: ``"Straße"`` and ``"STRASSE"`` fold alike), repeated until nothing changes (a
-    case folding can leave text that NFKC changes again), then invisible characters and controls other
-    than whitespace removed and whitespace runs folded. Idempotent, and
+    case folding can leave text that NFKC changes again), then invisible characters and controls (as
+    :func:`fold_whitespace`) removed and whitespace runs folded. Idempotent, and
     ``fold_compat(fold_whitespace(t)) == fold_compat(t)``.
 
     Visible differences stay: accents and other combining marks (``"café"`` is not ``"cafe"``), letters

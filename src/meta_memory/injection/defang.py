@@ -58,7 +58,7 @@ from functools import lru_cache
 from typing import Any
 
 from ..recall.text import compact_whitespace
-from ..textfold import INVISIBLE_FILLERS, LOOK_ALIKE_LETTERS, strip_hidden_text
+from ..textfold import INVISIBLE_FILLERS, LOOK_ALIKE_LETTERS, strip_controls, strip_hidden_text
 from .constants import (
     DEFANGED_LINE_PREFIX,
     DEFANGED_OBSERVATION_TAG,
@@ -336,14 +336,8 @@ def defang(text: str, header: str = DEFAULT_INSTRUCTION_HEADER) -> tuple[str, in
     return "".join(out), hits
 
 
-#: C0 controls other than tab, line feed and carriage return, and DEL: no text a person writes holds them,
-#: and one inside a marker (``</me\x1bta_memory_observation>``) hides it from a match a model may not make.
-_CONTROLS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
-
-
 def _without_hidden(text: str) -> str:
-    if _CONTROLS.search(text) is not None:
-        text = _CONTROLS.sub("", text)
+    text = strip_controls(text)  # one inside a marker (``</me\x1bta_memory_observation>``) would hide it
     if not text.isascii():
         text = strip_hidden_text(_BIDI.sub("", text))
     return text
@@ -357,7 +351,8 @@ def neutralise(text: str, header: str = DEFAULT_INSTRUCTION_HEADER) -> str:
     hidden text; writes refuse the smuggling forms, older records may hold them) removed, then
     :func:`defang` without the count. Removing first means a marker split by a removed character
     (``</me\ue000ta_memory_observation``, a Hangul filler inside ``meta``) is found as the marker it
-    becomes. C0 controls other than tab, line feed and carriage return, and DEL, go too. Idempotent."""
+    becomes. Controls go too (:func:`~meta_memory.textfold.strip_controls`: C0 but tab, line feed and
+    carriage return, DEL, C1 but U+0085). Idempotent."""
     return defang(_without_hidden(text), header)[0]
 
 
